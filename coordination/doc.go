@@ -1,0 +1,9 @@
+// Package coordination is the MassGen protocol: sessions and their rules, the
+// append-only ledger, everything derived from it (staleness, standing votes,
+// next agents, consensus, forced consensus), labels and prompts, validation of
+// workflow calls, the run loop, final answers, and the Store interface with its
+// file and memory implementations.
+//
+// coordination knows nothing of MCP or of any provider's wire format: it hands
+// a providers.Request to a providers.Provider and records what comes back.
+package coordination

@@ -1,0 +1,94 @@
+package coordination
+
+import (
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// EntryKind is what an agent's ledger entry records.
+type EntryKind string
+
+const (
+	KindAnswer EntryKind = "answer"
+	KindVote   EntryKind = "vote"
+	KindError  EntryKind = "error"
+)
+
+// Entry is one step of one agent: an answer, a vote, or an error. Entries are
+// append-only and numbered per agent from 1.
+type Entry struct {
+	Agent string    `json:"agent_id"`
+	Step  int       `json:"step"`
+	Kind  EntryKind `json:"kind"`
+	Time  time.Time `json:"timestamp"`
+
+	// answer
+	Content   string `json:"content,omitempty"`
+	AnswerNum int    `json:"answer_number,omitempty"` // k in agentN.k
+	Label     string `json:"label,omitempty"`
+
+	// vote
+	Target      string `json:"target,omitempty"` // the real agent id voted for
+	TargetLabel string `json:"target_label,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Revote      bool   `json:"revote,omitempty"`
+
+	// answer and vote: the latest answer step of every agent as this agent
+	// saw it when its step started.
+	SeenSteps map[string]int `json:"seen_steps,omitempty"`
+
+	// error
+	Class   providers.Class `json:"class,omitempty"`
+	Message string          `json:"message,omitempty"`
+
+	Usage           providers.Usage `json:"usage"`
+	DurationSeconds float64         `json:"duration_seconds"`
+}
+
+// SessionEntryKind is a session-level fact.
+type SessionEntryKind string
+
+const (
+	SessionRevote    SessionEntryKind = "revote"    // the team's votes were split; Agents re-vote once
+	SessionDecided   SessionEntryKind = "decided"   // a winner is chosen; the final call is pending
+	SessionFinished  SessionEntryKind = "finished"  // the result is final
+	SessionCancelled SessionEntryKind = "cancelled" // stopped; resumable
+	SessionResumed   SessionEntryKind = "resumed"   // a cancelled session runs again
+)
+
+// SessionEntry is one session-level fact, numbered from 1.
+type SessionEntry struct {
+	Seq    int              `json:"seq"`
+	Kind   SessionEntryKind `json:"kind"`
+	Time   time.Time        `json:"timestamp"`
+	Agents []string         `json:"agents,omitempty"` // revote: who is asked
+	Result *TeamResult      `json:"result,omitempty"` // decided, finished
+	Reason string           `json:"reason,omitempty"`
+}
+
+// Ledger is everything a session has recorded: each agent's entries in step
+// order and the session entries in order.
+type Ledger struct {
+	Agents  map[string][]Entry `json:"agents"`
+	Session []SessionEntry     `json:"session"`
+}
+
+// Event is one line of events.jsonl: a human-readable timeline, never read
+// back by the protocol.
+type Event struct {
+	Time    time.Time      `json:"timestamp"`
+	Type    string         `json:"type"`
+	Agent   string         `json:"agent_id,omitempty"`
+	Step    int            `json:"step,omitempty"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+// IssuedView records the seen_steps last handed to a host agent, so its
+// submission can be checked against it.
+type IssuedView struct {
+	SeenSteps map[string]int `json:"seen_steps"`
+	Revote    bool           `json:"revote,omitempty"`
+	IssuedAt  time.Time      `json:"issued_at"`
+}

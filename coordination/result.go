@@ -1,0 +1,134 @@
+package coordination
+
+// Session statuses.
+const (
+	StatusRunning   = "running"
+	StatusDecided   = "decided"
+	StatusFinished  = "finished"
+	StatusCancelled = "cancelled"
+	StatusFailed    = "failed"
+)
+
+// Stop reasons.
+const (
+	StopConsensus      = "consensus"
+	StopEarlyAgreement = "early_agreement"
+	StopSingleAgent    = "single_agent"
+	StopSplitVote      = "split_vote"
+	StopMaxRounds      = "max_rounds"
+	StopTimeout        = "timeout"
+	StopBudget         = "budget"
+	StopAgentsFailed   = "agents_failed"
+	StopFinalized      = "finalized"
+)
+
+// How a winner was chosen.
+const (
+	ChosenConsensus      = "consensus"
+	ChosenEarlyAgreement = "early_agreement"
+	ChosenSingleAgent    = "single_agent"
+	ChosenForcedStanding = "forced_standing"
+	ChosenForcedCurrent  = "forced_current"
+	ChosenForcedFirst    = "forced_first"
+)
+
+// TeamResult is what a run returns (DESIGN.md §5), stored as
+// final/result.json. While running, fields not known yet are null.
+type TeamResult struct {
+	SessionID      string        `json:"session_id"`
+	Status         string        `json:"status"`
+	StopReason     *string       `json:"stop_reason"`
+	HowChosen      *string       `json:"how_chosen"`
+	Tie            bool          `json:"tie"`
+	Winner         *Winner       `json:"winner"`
+	FinalAnswer    *string       `json:"final_answer"`
+	Consensus      ConsensusView `json:"consensus"`
+	Votes          []VoteView    `json:"votes"`
+	Answers        []AnswerView  `json:"answers"`
+	NextAgents     []string      `json:"next_agents"`
+	Steps          int           `json:"steps"`
+	Usage          UsageView     `json:"usage"`
+	CostUSD        *float64      `json:"cost_usd"`
+	BudgetEnforced bool          `json:"budget_enforced"`
+	Duration       float64       `json:"duration_seconds"`
+	SessionDir     string        `json:"session_dir"`
+	FinalNote      string        `json:"final_note,omitempty"`
+	Agents         []AgentUsage  `json:"agents"`
+}
+
+// Winner names the winning agent.
+type Winner struct {
+	AgentID string `json:"agent_id"`
+	Label   string `json:"label"`
+	Model   string `json:"model"`
+}
+
+// ConsensusView is the tally of standing votes by label.
+type ConsensusView struct {
+	Rule    string         `json:"rule"`
+	Reached bool           `json:"reached"`
+	Leader  *string        `json:"leader"` // label with the most standing votes, if one leads
+	Tally   map[string]int `json:"tally"`
+}
+
+// VoteView is an agent's latest vote.
+type VoteView struct {
+	Voter       string `json:"voter"`
+	Target      string `json:"target"`
+	TargetLabel string `json:"target_label"`
+	Reason      string `json:"reason"`
+	Stale       bool   `json:"stale"`
+}
+
+// AnswerView is an agent's latest answer.
+type AnswerView struct {
+	AgentID string `json:"agent_id"`
+	Label   string `json:"label"`
+	Model   string `json:"model"`
+	Content string `json:"content"`
+}
+
+// UsageView is token usage summed over a session or an agent.
+type UsageView struct {
+	Input       int64 `json:"input"`
+	CachedInput int64 `json:"cached_input"`
+	Output      int64 `json:"output"`
+	Reasoning   int64 `json:"reasoning"`
+}
+
+// AgentUsage is one agent's totals.
+type AgentUsage struct {
+	AgentID string    `json:"agent_id"`
+	Model   string    `json:"model"`
+	Steps   int       `json:"steps"`
+	Usage   UsageView `json:"usage"`
+	CostUSD *float64  `json:"cost_usd"`
+}
+
+// StepResult is what one step returns (DESIGN.md §5).
+type StepResult struct {
+	SessionID   string         `json:"session_id"`
+	AgentID     string         `json:"agent_id"`
+	Action      string         `json:"action"` // new_answer | vote | error | view
+	Label       string         `json:"label,omitempty"`
+	Target      string         `json:"target,omitempty"`
+	TargetLabel string         `json:"target_label,omitempty"`
+	ErrorClass  string         `json:"error_class,omitempty"`
+	Message     string         `json:"message,omitempty"`
+	SeenSteps   map[string]int `json:"seen_steps"`
+	Stale       bool           `json:"stale"`
+	Consensus   ConsensusView  `json:"consensus"`
+	NextAgents  []string       `json:"next_agents"`
+	Finished    bool           `json:"finished"`
+	Result      *TeamResult    `json:"result,omitempty"`
+	View        *HostView      `json:"view,omitempty"`
+}
+
+// HostView is what a host agent is shown: the prompt its model would get.
+type HostView struct {
+	Prompt   string   `json:"prompt"`
+	System   string   `json:"system"`
+	Actions  []string `json:"actions"`
+	VoteEnum []string `json:"vote_enum"`
+	Revote   bool     `json:"revote"`
+}

@@ -1,0 +1,171 @@
+package coordination
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Consensus rules.
+const (
+	RuleMajority  = "majority"
+	RulePlurality = "plurality"
+	RuleUnanimous = "unanimous"
+)
+
+// Final strategies.
+const (
+	FinalWinner     = "winner"
+	FinalPresent    = "present"
+	FinalSynthesize = "synthesize"
+)
+
+// Answer formats.
+const (
+	FormatFree  = "free"
+	FormatShort = "short"
+)
+
+// Label orders.
+const (
+	LabelsRandom       = "random"
+	LabelsAlphabetical = "alphabetical"
+)
+
+// Rules are a session's settings (DESIGN.md §2). A zero field means "use the
+// default"; Normalize fills them in.
+type Rules struct {
+	Consensus          string   `json:"consensus" yaml:"consensus"`
+	MaxRounds          int      `json:"max_rounds" yaml:"max_rounds"`
+	MaxAnswersPerAgent int      `json:"max_answers_per_agent" yaml:"max_answers_per_agent"`
+	TimeoutSeconds     float64  `json:"timeout_seconds" yaml:"timeout_seconds"`
+	StepTimeoutSeconds float64  `json:"step_timeout_seconds" yaml:"step_timeout_seconds"`
+	CostBudgetUSD      *float64 `json:"cost_budget_usd" yaml:"cost_budget_usd"`
+	TokenBudget        *int64   `json:"token_budget" yaml:"token_budget"`
+	MaxAgentFailures   int      `json:"max_agent_failures" yaml:"max_agent_failures"`
+	Final              string   `json:"final" yaml:"final"`
+	AnswerFormat       string   `json:"answer_format" yaml:"answer_format"`
+	EarlyStop          bool     `json:"early_stop" yaml:"early_stop"`
+	Labels             string   `json:"labels" yaml:"labels"`
+	RotateOwnLast      *bool    `json:"rotate_own_last" yaml:"rotate_own_last"`
+	BlindFirst         *bool    `json:"blind_first" yaml:"blind_first"`
+	PeerAnswerTokenCap int      `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
+}
+
+// DefaultRules are the defaults of DESIGN.md §2.
+func DefaultRules() Rules {
+	t := true
+	return Rules{
+		Consensus:          RuleMajority,
+		MaxRounds:          5,
+		MaxAnswersPerAgent: 3,
+		TimeoutSeconds:     1800,
+		StepTimeoutSeconds: 600,
+		MaxAgentFailures:   2,
+		Final:              FinalWinner,
+		AnswerFormat:       FormatFree,
+		Labels:             LabelsRandom,
+		RotateOwnLast:      &t,
+		BlindFirst:         &t,
+		PeerAnswerTokenCap: 6000,
+	}
+}
+
+// Normalize fills defaults into unset fields and checks every value, so a
+// session never stores rules it cannot run.
+func (r Rules) Normalize() (Rules, error) {
+	d := DefaultRules()
+	if r.Consensus == "" {
+		r.Consensus = d.Consensus
+	}
+	if r.MaxRounds == 0 {
+		r.MaxRounds = d.MaxRounds
+	}
+	if r.MaxAnswersPerAgent == 0 {
+		r.MaxAnswersPerAgent = d.MaxAnswersPerAgent
+	}
+	if r.TimeoutSeconds == 0 {
+		r.TimeoutSeconds = d.TimeoutSeconds
+	}
+	if r.StepTimeoutSeconds == 0 {
+		r.StepTimeoutSeconds = d.StepTimeoutSeconds
+	}
+	if r.MaxAgentFailures == 0 {
+		r.MaxAgentFailures = d.MaxAgentFailures
+	}
+	if r.Final == "" {
+		r.Final = d.Final
+	}
+	if r.AnswerFormat == "" {
+		r.AnswerFormat = d.AnswerFormat
+	}
+	if r.Labels == "" {
+		r.Labels = d.Labels
+	}
+	if r.RotateOwnLast == nil {
+		r.RotateOwnLast = d.RotateOwnLast
+	}
+	if r.BlindFirst == nil {
+		r.BlindFirst = d.BlindFirst
+	}
+	if r.PeerAnswerTokenCap == 0 {
+		r.PeerAnswerTokenCap = d.PeerAnswerTokenCap
+	}
+
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	switch r.Consensus {
+	case RuleMajority, RulePlurality, RuleUnanimous:
+	default:
+		bad("consensus %q is not one of majority, plurality, unanimous", r.Consensus)
+	}
+	if r.MaxRounds < 1 || r.MaxRounds > 100 {
+		bad("max_rounds %d must be between 1 and 100", r.MaxRounds)
+	}
+	if r.MaxAnswersPerAgent < 1 {
+		bad("max_answers_per_agent %d must be at least 1", r.MaxAnswersPerAgent)
+	}
+	if r.TimeoutSeconds < 0 {
+		bad("timeout_seconds %g must be positive", r.TimeoutSeconds)
+	}
+	if r.StepTimeoutSeconds < 0 {
+		bad("step_timeout_seconds %g must be positive", r.StepTimeoutSeconds)
+	}
+	if r.CostBudgetUSD != nil && *r.CostBudgetUSD <= 0 {
+		bad("cost_budget_usd %g must be positive", *r.CostBudgetUSD)
+	}
+	if r.TokenBudget != nil && *r.TokenBudget <= 0 {
+		bad("token_budget %d must be positive", *r.TokenBudget)
+	}
+	if r.MaxAgentFailures < 1 {
+		bad("max_agent_failures %d must be at least 1", r.MaxAgentFailures)
+	}
+	switch r.Final {
+	case FinalWinner, FinalPresent, FinalSynthesize:
+	default:
+		bad("final %q is not one of winner, present, synthesize", r.Final)
+	}
+	switch r.AnswerFormat {
+	case FormatFree, FormatShort:
+	default:
+		bad("answer_format %q is not one of free, short", r.AnswerFormat)
+	}
+	if r.EarlyStop && r.AnswerFormat != FormatShort {
+		bad("early_stop needs answer_format short (free answers have no final value to compare)")
+	}
+	switch r.Labels {
+	case LabelsRandom, LabelsAlphabetical:
+	default:
+		bad("labels %q is not one of random, alphabetical", r.Labels)
+	}
+	if r.PeerAnswerTokenCap < 100 {
+		bad("peer_answer_token_cap %d must be at least 100", r.PeerAnswerTokenCap)
+	}
+	if len(problems) > 0 {
+		return r, fmt.Errorf("%w: %s", ErrBadSettings, strings.Join(problems, "; "))
+	}
+	return r, nil
+}
+
+func (r Rules) rotateOwnLast() bool { return r.RotateOwnLast == nil || *r.RotateOwnLast }
+func (r Rules) blindFirst() bool    { return r.BlindFirst == nil || *r.BlindFirst }
+func (r Rules) short() bool         { return r.AnswerFormat == FormatShort }

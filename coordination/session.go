@@ -1,0 +1,57 @@
+package coordination
+
+import (
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/criteria"
+)
+
+// MaxAgents is the largest team a session may have.
+const MaxAgents = 16
+
+// Agent is one member of a team: an id, a model spec, and an optional
+// persona.
+type Agent struct {
+	ID            string   `json:"id" yaml:"id"`
+	Model         string   `json:"model" yaml:"model"`
+	SystemMessage string   `json:"system_message,omitempty" yaml:"system_message"`
+	Temperature   *float64 `json:"temperature,omitempty" yaml:"temperature"`
+}
+
+// Session is a team's fixed setup, written once when it is created
+// (session.json). Everything that happens afterwards is in the ledger.
+type Session struct {
+	ID       string          `json:"session_id"`
+	Task     string          `json:"task"`
+	Context  []string        `json:"context,omitempty"`
+	Criteria []criteria.Item `json:"eval_criteria,omitempty"`
+	Rules    Rules           `json:"rules"`
+	Seed     int64           `json:"seed"`
+	Agents   []Agent         `json:"agents"`
+	// Anon maps each agent id to its anonymous number N (agentN), drawn once
+	// from the seed (or alphabetical, for MassGen's older behaviour).
+	Anon      map[string]int `json:"label_permutation"`
+	CreatedAt time.Time      `json:"created_at"`
+	// Foreign marks a session written by MassGen itself (no session.json):
+	// agents come from agents/*, rules are defaults, labels alphabetical.
+	Foreign bool `json:"-"`
+}
+
+// Agent returns the agent with the given id.
+func (s *Session) Agent(id string) (Agent, bool) {
+	for _, a := range s.Agents {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// AgentIDs lists the agent ids in team order.
+func (s *Session) AgentIDs() []string {
+	ids := make([]string, len(s.Agents))
+	for i, a := range s.Agents {
+		ids[i] = a.ID
+	}
+	return ids
+}

@@ -1,0 +1,61 @@
+package coordination
+
+import "context"
+
+// Store persists sessions. The file store (MassGen's step-mode layout) and the
+// memory store implement it and pass one shared test suite.
+//
+// Locks: a per-agent step lock held for a whole step (a second one is refused
+// with ErrAgentBusy; the step number is allocated under it), a session lock
+// for session-level writes and every decision, and a run lock held by a
+// running loop. In-flight steps are visible without taking any lock.
+type Store interface {
+	// Create writes a new session; ErrSessionExists if the id is taken.
+	Create(ctx context.Context, s *Session) error
+	// Session loads a session's setup; ErrSessionNotFound if there is none.
+	Session(ctx context.Context, id string) (*Session, error)
+	// Sessions lists the ids of every stored session, oldest first.
+	Sessions(ctx context.Context) ([]string, error)
+	// Ledger reads every entry of a session.
+	Ledger(ctx context.Context, id string) (*Ledger, error)
+	// InFlight tells which agents hold their step lock right now, without
+	// taking any lock (so a check never makes a starting step busy).
+	InFlight(ctx context.Context, id string) (map[string]bool, error)
+
+	// LockStep takes an agent's step lock, or fails at once with ErrAgentBusy.
+	LockStep(ctx context.Context, id, agent string) (StepLock, error)
+	// LockSession blocks until it holds the session lock (or ctx ends).
+	LockSession(ctx context.Context, id string) (unlock func(), err error)
+	// LockRun takes the session's run lock, or fails at once with
+	// ErrSessionRunning.
+	LockRun(ctx context.Context, id string) (unlock func(), err error)
+
+	// AppendSession records a session entry; the caller holds the session
+	// lock. The store assigns Seq.
+	AppendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error)
+	// AppendEvent adds one line to the timeline.
+	AppendEvent(ctx context.Context, id string, ev Event) error
+	// WriteStatus replaces status.json; the caller holds the session lock.
+	WriteStatus(ctx context.Context, id string, statusJSON []byte) error
+	// WriteFinal writes final/result.json and final/answer.md; the caller
+	// holds the session lock.
+	WriteFinal(ctx context.Context, id string, resultJSON []byte, answer string) error
+	// SaveView records the view last issued to a host agent; View reads it
+	// (nil if none was issued).
+	SaveView(ctx context.Context, id, agent string, v IssuedView) error
+	View(ctx context.Context, id, agent string) (*IssuedView, error)
+	// Dir is the session's directory, or "" for a store without one.
+	Dir(id string) string
+}
+
+// StepLock is a held per-agent step lock.
+type StepLock interface {
+	// Step is the number the agent's next entry takes (allocated under the
+	// lock: one more than its latest).
+	Step() int
+	// Append writes the agent's entry for this step (Step is set from the
+	// lock) together with its last_action record. Once per lock.
+	Append(ctx context.Context, e Entry) (Entry, error)
+	// Release lets the lock go. Safe to call more than once.
+	Release()
+}

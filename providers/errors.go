@@ -1,0 +1,55 @@
+package providers
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Class is the kind of a failed call, as the ledger records it.
+type Class string
+
+const (
+	ClassRateLimit  Class = "rate_limit"
+	ClassOverloaded Class = "overloaded"
+	ClassAuth       Class = "auth"
+	ClassQuota      Class = "quota"
+	ClassBadOutput  Class = "bad_output"
+	ClassTimeout    Class = "timeout"
+	ClassProvider   Class = "provider"
+)
+
+// Error is a failed provider call with its class. Message must already be safe
+// to show and store: no API key, no full request.
+type Error struct {
+	Class   Class
+	Message string
+	Err     error // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return string(e.Class)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds a classified error.
+func Errorf(class Class, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Class: class, Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// ClassOf tells the class of any error a provider returned; an unclassified
+// error is a provider error.
+func ClassOf(err error) Class {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Class
+	}
+	return ClassProvider
+}

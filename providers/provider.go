@@ -1,0 +1,139 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Workflow tool names, as MassGen names them.
+const (
+	ToolNewAnswer = "new_answer"
+	ToolVote      = "vote"
+)
+
+// Provider runs one agent step: it sends the request to its model and reports
+// the workflow calls the model made. It never validates them against the
+// protocol; coordination does that and may call again with feedback.
+type Provider interface {
+	Step(ctx context.Context, req Request) (Action, Usage, error)
+}
+
+// Tool is one workflow tool offered to the model, with its JSON schema.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"input_schema"`
+}
+
+// Purpose says why a provider is called: a protocol step or a final call.
+type Purpose string
+
+const (
+	PurposeStep       Purpose = "step"       // an ordinary coordination step
+	PurposePresent    Purpose = "present"    // the winner writes the final deliverable
+	PurposeSynthesize Purpose = "synthesize" // a neutral merge of every latest answer
+)
+
+// ShownAnswer is one peer answer as the acting agent sees it (anonymous).
+type ShownAnswer struct {
+	Agent   string `json:"agent"`   // anonymous agent name, e.g. "agent2"
+	Label   string `json:"label"`   // versioned label, e.g. "agent2.1"
+	Content string `json:"content"` // the answer text, whole (the prompt may cut it)
+}
+
+// Turn is an earlier attempt within the same step that coordination refused,
+// with the reason, so the provider can replay it to the model as feedback.
+type Turn struct {
+	Reply   Action `json:"reply"`
+	Problem string `json:"problem"`
+}
+
+// Request is everything a provider needs for one call.
+//
+// System and Prompt are the rendered text real models receive; StablePrefix is
+// the leading part of Prompt that does not change between an agent's steps
+// (task, context, criteria), which providers with prompt caches mark as such.
+// The structured fields below repeat what the text says, for providers that
+// reason over structure instead of text (sim) and for tests.
+type Request struct {
+	Purpose      Purpose `json:"purpose"`
+	System       string  `json:"system"`
+	Prompt       string  `json:"prompt"`
+	StablePrefix string  `json:"stable_prefix"`
+	Tools        []Tool  `json:"tools"`
+	History      []Turn  `json:"history,omitempty"` // refused attempts of this step, oldest first
+
+	Task        string        `json:"task"`
+	Shown       []ShownAnswer `json:"shown,omitempty"` // in the order the prompt shows them
+	VoteEnum    []string      `json:"vote_enum,omitempty"`
+	Revote      bool          `json:"revote,omitempty"`
+	ShortAnswer bool          `json:"short_answer,omitempty"`
+
+	SessionSeed int64  `json:"session_seed"`
+	AgentID     string `json:"agent_id"` // the real id; never shown to the model
+	Self        string `json:"self"`     // the agent's own anonymous name (agentN); never shown to the model
+	StepNumber  int    `json:"step_number"`
+	Attempt     int    `json:"attempt"` // 0 for the first try
+
+	Temperature     *float64 `json:"temperature,omitempty"`
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+}
+
+// Action is what the model did: the workflow calls it made, in order, and any
+// plain text it wrote besides.
+type Action struct {
+	Calls []ToolCall `json:"calls"`
+	Text  string     `json:"text,omitempty"`
+}
+
+// ToolCall is one workflow call with its raw JSON arguments.
+type ToolCall struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"arguments"`
+}
+
+// NewAnswerCall builds a new_answer call.
+func NewAnswerCall(content string) ToolCall {
+	args, _ := json.Marshal(map[string]string{"content": content})
+	return ToolCall{Name: ToolNewAnswer, Args: args}
+}
+
+// VoteCall builds a vote call for an anonymous agent name.
+func VoteCall(agent, reason string) ToolCall {
+	args, _ := json.Marshal(map[string]string{"agent_id": agent, "reason": reason})
+	return ToolCall{Name: ToolVote, Args: args}
+}
+
+// Usage is the normalised token usage of one call (or the sum of several) and
+// its cost in USD, nil when the price of the model is unknown.
+type Usage struct {
+	Input       int64    `json:"input"`
+	CachedInput int64    `json:"cached_input"`
+	Output      int64    `json:"output"`
+	Reasoning   int64    `json:"reasoning"`
+	CostUSD     *float64 `json:"cost_usd"`
+}
+
+// Add sums two usages; the cost stays known only if both are known.
+func (u Usage) Add(o Usage) Usage {
+	s := Usage{
+		Input:       u.Input + o.Input,
+		CachedInput: u.CachedInput + o.CachedInput,
+		Output:      u.Output + o.Output,
+		Reasoning:   u.Reasoning + o.Reasoning,
+	}
+	if u.CostUSD != nil && o.CostUSD != nil {
+		c := *u.CostUSD + *o.CostUSD
+		s.CostUSD = &c
+	}
+	return s
+}
+
+// Tokens is every token the call consumed (input plus output).
+func (u Usage) Tokens() int64 { return u.Input + u.Output }
+
+// Free is a usage of nothing at a known cost of zero: the start of any sum.
+func Free() Usage {
+	z := 0.0
+	return Usage{CostUSD: &z}
+}
