@@ -32,10 +32,19 @@ type Session struct {
 	// from the seed (or alphabetical, for MassGen's older behaviour).
 	Anon      map[string]int `json:"label_permutation"`
 	CreatedAt time.Time      `json:"created_at"`
+	// Driver says who drives the session: the server's run loop ("run") or
+	// the outer agent step by step ("step"), whose timeout runs from creation.
+	Driver string `json:"driver,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, labels alphabetical.
 	Foreign bool `json:"-"`
 }
+
+// Session drivers.
+const (
+	DriverRun  = "run"
+	DriverStep = "step"
+)
 
 // Agent returns the agent with the given id.
 func (s *Session) Agent(id string) (Agent, bool) {

@@ -1,0 +1,175 @@
+package coordination
+
+import (
+	"math/rand/v2"
+	"sort"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// Tally counts the standing votes of non-dropped agents.
+type Tally struct {
+	ByAgent map[string]int // votes per target agent id
+	ByLabel map[string]int // votes per target's latest label
+	Voters  int            // standing votes counted
+	Live    int            // the denominator: non-dropped agents
+	// Groups are the units the rule is applied to: one per target agent, or
+	// under short answers one per final value (votes pooled).
+	Groups []Group
+}
+
+// Group is one candidate in a tally: an agent, or a pool of agents whose
+// latest answers share a final value.
+type Group struct {
+	Key    string
+	Agents []string // members, lowest anonymous number first
+	Votes  int
+	Winner string // the member that wins if the group wins
+}
+
+// CountStanding tallies the standing votes of non-dropped agents.
+func CountStanding(s *Session, st *State) Tally {
+	t := Tally{ByAgent: map[string]int{}, ByLabel: map[string]int{}}
+	for _, a := range st.Agents {
+		if a.Dropped {
+			continue
+		}
+		t.Live++
+		if v := a.StandingVote; v != nil {
+			t.Voters++
+			t.ByAgent[v.Target]++
+			if target := st.Agent(v.Target); target != nil && target.LatestAnswer != nil {
+				t.ByLabel[target.LatestAnswer.Label]++
+			}
+		}
+	}
+	t.Groups = groupVotes(s, st, t.ByAgent)
+	return t
+}
+
+// groupVotes turns per-agent counts into the groups a rule compares. Under
+// short answers, agents whose latest answers have the same final value form
+// one pool; its winner is its most-voted member, then the lowest anonymous
+// number.
+func groupVotes(s *Session, st *State, byAgent map[string]int) []Group {
+	var groups []Group
+	index := map[string]int{}
+	for _, a := range byAnonOrder(st.Agents) {
+		n := byAgent[a.ID]
+		if n == 0 {
+			continue
+		}
+		key := a.ID
+		if s.Rules.short() && a.LatestAnswer != nil {
+			key = "value:" + providers.FinalValue(a.LatestAnswer.Content)
+		}
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, Group{Key: key, Winner: a.ID})
+		}
+		g := &groups[i]
+		g.Agents = append(g.Agents, a.ID)
+		g.Votes += n
+		if n > byAgent[g.Winner] {
+			g.Winner = a.ID
+		}
+	}
+	return groups
+}
+
+// leaders returns the groups with the most votes.
+func leaders(groups []Group) []Group {
+	best := 0
+	var out []Group
+	for _, g := range groups {
+		switch {
+		case g.Votes > best:
+			best, out = g.Votes, []Group{g}
+		case g.Votes == best && best > 0:
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// RuleMet applies the session's consensus rule to a tally and returns the
+// winning agent. A tie never meets a rule.
+func RuleMet(rule string, t Tally) (winner string, ok bool) {
+	top := leaders(t.Groups)
+	if len(top) != 1 {
+		return "", false
+	}
+	g := top[0]
+	switch rule {
+	case RuleMajority:
+		ok = 2*g.Votes > t.Live
+	case RulePlurality:
+		ok = true
+	case RuleUnanimous:
+		ok = g.Votes == t.Live && t.Live > 0
+	}
+	if !ok {
+		return "", false
+	}
+	return g.Winner, true
+}
+
+// forced picks a winner when no rule is met, in DESIGN.md's three-level
+// order: most standing votes, else most current votes, else the latest answer
+// of the agent that answered first. Ties are drawn from the seed.
+func forced(s *Session, st *State, draw int) (winner, how string, tie bool) {
+	pick := func(top []Group) (string, bool) {
+		if len(top) == 1 {
+			return top[0].Winner, false
+		}
+		r := rand.New(rand.NewPCG(uint64(s.Seed), 0x746965+uint64(draw))) // "tie"
+		return top[r.IntN(len(top))].Winner, true
+	}
+	if top := leaders(CountStanding(s, st).Groups); len(top) > 0 {
+		w, tie := pick(top)
+		return w, ChosenForcedStanding, tie
+	}
+	// Current votes: each live agent's latest vote, if the label it voted for
+	// is still the target's current label.
+	current := map[string]int{}
+	for _, a := range st.Agents {
+		if a.Dropped || a.LatestVote == nil {
+			continue
+		}
+		v := a.LatestVote
+		if t := st.Agent(v.Target); t != nil && t.LatestAnswer != nil && t.LatestAnswer.Label == v.TargetLabel {
+			current[v.Target]++
+		}
+	}
+	if top := leaders(groupVotes(s, st, current)); len(top) > 0 {
+		w, tie := pick(top)
+		return w, ChosenForcedCurrent, tie
+	}
+	if first := firstAnswerer(st); first != nil {
+		return first.ID, ChosenForcedFirst, false
+	}
+	return "", "", false
+}
+
+// firstAnswerer is the agent whose first answer landed earliest (ties: the
+// lowest anonymous number).
+func firstAnswerer(st *State) *AgentState {
+	var with []*AgentState
+	for _, a := range st.Agents {
+		if a.LatestAnswer != nil {
+			with = append(with, a)
+		}
+	}
+	sort.SliceStable(with, func(i, j int) bool {
+		if !with[i].FirstAnswerAt.Equal(with[j].FirstAnswerAt) {
+			return with[i].FirstAnswerAt.Before(with[j].FirstAnswerAt)
+		}
+		return with[i].Anon < with[j].Anon
+	})
+	if len(with) == 0 {
+		return nil
+	}
+	return with[0]
+}

@@ -1,0 +1,118 @@
+package coordination
+
+import "github.com/massgen-go/massgen-mcp/providers"
+
+// DecisionKind is what deciding a settled (or forced) session produces.
+type DecisionKind int
+
+const (
+	DecideNothing DecisionKind = iota // keep going
+	DecideRevote                      // ask the voters once more
+	DecideFinish                      // a winner (or a failure) is final
+)
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	Kind   DecisionKind
+	Revote []string // DecideRevote: who is asked
+	Winner string   // DecideFinish: the winning agent; "" if the session failed
+	How    string   // how_chosen
+	Stop   string   // stop_reason
+	Tie    bool
+}
+
+// Decide applies DESIGN.md's termination rules to a derived state. force, if
+// not empty, is a stop reason (timeout, budget, finalized) that ends the
+// session now whatever its state. Decide is pure: the caller records what it
+// returns.
+func Decide(s *Session, st *State, force string) Decision {
+	if st.Life.Status != StatusRunning {
+		return Decision{}
+	}
+	draw := st.Steps
+	if force != "" {
+		if w, ok := RuleMet(s.Rules.Consensus, CountStanding(s, st)); ok {
+			return Decision{Kind: DecideFinish, Winner: w, How: ChosenConsensus, Stop: force}
+		}
+		w, how, tie := forced(s, st, draw)
+		return Decision{Kind: DecideFinish, Winner: w, How: how, Stop: force, Tie: tie}
+	}
+
+	live := st.Live()
+	switch len(live) {
+	case 0:
+		if first := firstAnswerer(st); first != nil {
+			return Decision{Kind: DecideFinish, Winner: first.ID, How: ChosenForcedFirst, Stop: StopAgentsFailed}
+		}
+		return Decision{Kind: DecideFinish, Stop: StopAgentsFailed}
+	case 1:
+		if a := live[0]; a.LatestAnswer != nil && !a.InFlight {
+			return Decision{Kind: DecideFinish, Winner: a.ID, How: ChosenSingleAgent, Stop: StopSingleAgent}
+		}
+	}
+
+	if d, ok := earlyAgreement(s, st, live); ok {
+		return d
+	}
+	if !st.Settled {
+		return Decision{}
+	}
+
+	t := CountStanding(s, st)
+	if w, ok := RuleMet(s.Rules.Consensus, t); ok {
+		return Decision{Kind: DecideFinish, Winner: w, How: ChosenConsensus, Stop: StopConsensus}
+	}
+	if st.Life.Revote == nil {
+		var ask []string
+		for _, a := range live {
+			if !a.Capped && a.StandingVote != nil {
+				ask = append(ask, a.ID)
+			}
+		}
+		if len(ask) > 0 {
+			return Decision{Kind: DecideRevote, Revote: ask}
+		}
+	}
+	stop := StopSplitVote
+	for _, a := range live {
+		if a.Capped && a.StandingVote == nil {
+			stop = StopMaxRounds
+		}
+	}
+	w, how, tie := forced(s, st, draw)
+	if w == "" {
+		return Decision{Kind: DecideFinish, Stop: StopAgentsFailed}
+	}
+	return Decision{Kind: DecideFinish, Winner: w, How: how, Stop: stop, Tie: tie}
+}
+
+// earlyAgreement ends a short-answer session right after round 0 when a
+// strict majority of the live agents' first answers share a final value.
+func earlyAgreement(s *Session, st *State, live []*AgentState) (Decision, bool) {
+	if !s.Rules.EarlyStop || !s.Rules.short() || st.Life.Revote != nil || len(live) == 0 {
+		return Decision{}, false
+	}
+	for _, a := range st.Agents {
+		if a.LatestDecision != nil && (a.LatestDecision.Kind == KindVote || a.Answers > 1) {
+			return Decision{}, false // past round 0: the chance is gone
+		}
+	}
+	count := map[string]int{}
+	first := map[string]*AgentState{}
+	for _, a := range byAnonOrder(live) {
+		if a.LatestAnswer == nil {
+			return Decision{}, false
+		}
+		v := providers.FinalValue(a.LatestAnswer.Content)
+		count[v]++
+		if first[v] == nil {
+			first[v] = a
+		}
+	}
+	for v, n := range count {
+		if 2*n > len(live) {
+			return Decision{Kind: DecideFinish, Winner: first[v].ID, How: ChosenEarlyAgreement, Stop: StopEarlyAgreement}, true
+		}
+	}
+	return Decision{}, false
+}

@@ -1,0 +1,254 @@
+package coordination
+
+import (
+	"sort"
+	"time"
+)
+
+// AgentState is what the ledger says about one agent right now.
+type AgentState struct {
+	ID      string
+	Anon    int     // N in agentN
+	Steps   int     // entries written (every one counts towards max_rounds)
+	Entries []Entry // the agent's ledger, in step order
+
+	Answers          int    // answers written
+	LatestAnswer     *Entry // nil before the first answer
+	FirstAnswerAt    time.Time
+	LatestDecision   *Entry // latest answer-or-vote entry
+	LatestVote       *Entry
+	StandingVote     *Entry // the latest decision, if it is a vote that is not stale
+	ConsecutiveFails int    // error entries since the latest answer or vote
+	Revoted          bool   // has cast its re-vote
+
+	Dropped  bool // max_agent_failures consecutive errors: never acts again
+	Capped   bool // max_rounds steps used
+	InFlight bool // its step lock is held
+	Held     bool // waiting at the round-0 barrier
+	Next     bool // due to act
+	// Why says why the agent is not due to act (empty when it is).
+	Why string
+}
+
+// AnswerCapped tells whether the agent may only vote from now on.
+func (a *AgentState) answerCapped(r Rules) bool { return a.Answers >= r.MaxAnswersPerAgent }
+
+// Lifecycle is where a session is, from its session entries.
+type Lifecycle struct {
+	Status   string // running | decided | finished | cancelled | failed
+	Decided  *TeamResult
+	Finished *TeamResult
+	Revote   *SessionEntry // the re-vote request, if any
+}
+
+// State is everything derived from a session's ledger plus the set of agents
+// with a step in flight. It is a pure function of its inputs.
+type State struct {
+	Agents   []*AgentState // team order
+	byID     map[string]*AgentState
+	byAnon   map[int]*AgentState
+	Latest   map[string]int // each agent's latest answer step (0: none)
+	Next     []string       // agents due to act, team order
+	Settled  bool           // nothing in flight and nobody due to act
+	Life     Lifecycle
+	Steps    int // entries in the whole ledger
+	Round0   bool
+	Pending  []string // re-vote: asked and not yet re-voted
+	Revoting bool
+}
+
+// Agent returns an agent's state by real id.
+func (st *State) Agent(id string) *AgentState { return st.byID[id] }
+
+// AgentByAnon returns an agent's state by its anonymous number.
+func (st *State) AgentByAnon(n int) *AgentState { return st.byAnon[n] }
+
+// Live lists the agents that are not dropped.
+func (st *State) Live() []*AgentState {
+	var out []*AgentState
+	for _, a := range st.Agents {
+		if !a.Dropped {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// IsVoteStale applies MassGen's rule: a vote is stale if its seen_steps is
+// missing or empty, or some agent's latest answer step is greater than what
+// the voter saw (a missing key counts as 0).
+func IsVoteStale(vote *Entry, latest map[string]int) bool {
+	if len(vote.SeenSteps) == 0 {
+		return true
+	}
+	for agent, step := range latest {
+		if step > vote.SeenSteps[agent] {
+			return true
+		}
+	}
+	return false
+}
+
+// LatestAnswerSteps maps every agent with an entry to the step of its latest
+// answer (0 if it has none).
+func LatestAnswerSteps(l *Ledger) map[string]int {
+	latest := make(map[string]int, len(l.Agents))
+	for id, entries := range l.Agents {
+		latest[id] = 0
+		for i := len(entries) - 1; i >= 0; i-- {
+			if entries[i].Kind == KindAnswer {
+				latest[id] = entries[i].Step
+				break
+			}
+		}
+	}
+	return latest
+}
+
+// Derive computes the state of a session from its ledger. inFlight names the
+// agents whose step lock is held.
+func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
+	r := s.Rules
+	st := &State{
+		byID:   make(map[string]*AgentState, len(s.Agents)),
+		byAnon: make(map[int]*AgentState, len(s.Agents)),
+		Latest: LatestAnswerSteps(l),
+	}
+	for _, ag := range s.Agents {
+		if _, ok := st.Latest[ag.ID]; !ok {
+			st.Latest[ag.ID] = 0
+		}
+	}
+	st.Life = lifecycle(l.Session)
+	revote := st.Life.Revote
+
+	for _, ag := range s.Agents {
+		a := &AgentState{ID: ag.ID, Anon: s.Anon[ag.ID], InFlight: inFlight[ag.ID]}
+		entries := l.Agents[ag.ID]
+		a.Steps, a.Entries = len(entries), entries
+		st.Steps += len(entries)
+		run := 0
+		for i := range entries {
+			e := &entries[i]
+			switch e.Kind {
+			case KindAnswer:
+				a.Answers++
+				if a.LatestAnswer == nil {
+					a.FirstAnswerAt = e.Time
+				}
+				a.LatestAnswer, a.LatestDecision = e, e
+				run = 0
+			case KindVote:
+				a.LatestVote, a.LatestDecision = e, e
+				if e.Revote {
+					a.Revoted = true
+				}
+				run = 0
+			case KindError:
+				run++
+				if run >= r.MaxAgentFailures {
+					a.Dropped = true
+				}
+			}
+		}
+		a.ConsecutiveFails = run
+		if d := a.LatestDecision; d != nil && d.Kind == KindVote && !IsVoteStale(d, st.Latest) {
+			a.StandingVote = d
+		}
+		a.Capped = a.Steps >= r.MaxRounds
+		st.Agents = append(st.Agents, a)
+		st.byID[a.ID] = a
+		st.byAnon[a.Anon] = a
+	}
+
+	// The round-0 barrier holds agents that have answered while an agent that
+	// can still act has no first answer, so every second step sees every first
+	// answer.
+	for _, a := range st.Agents {
+		if !a.Dropped && !a.Capped && a.LatestAnswer == nil {
+			st.Round0 = true
+		}
+	}
+
+	asked := map[string]bool{}
+	if revote != nil {
+		st.Revoting = true
+		for _, id := range revote.Agents {
+			asked[id] = true
+		}
+	}
+
+	anyInFlight := false
+	for _, a := range st.Agents {
+		anyInFlight = anyInFlight || a.InFlight
+		switch {
+		case a.Dropped:
+			a.Why = "dropped after repeated failures"
+		case a.Capped:
+			a.Why = "has used all its steps (max_rounds)"
+		case a.InFlight:
+			a.Why = "has a step in flight"
+		case asked[a.ID] && !a.Revoted:
+			a.Next = true
+			st.Pending = append(st.Pending, a.ID)
+		case st.Round0 && a.LatestAnswer != nil:
+			a.Held = true
+			a.Why = "waits until every agent has a first answer"
+		case a.StandingVote != nil:
+			a.Why = "has a standing vote"
+		default:
+			a.Next = true
+		}
+		if a.Next {
+			st.Next = append(st.Next, a.ID)
+		}
+	}
+	if st.Life.Status != StatusRunning {
+		for _, a := range st.Agents {
+			if a.Next {
+				a.Next, a.Why = false, "the session is "+st.Life.Status
+			}
+		}
+		st.Next = nil
+	}
+	st.Settled = !anyInFlight && len(st.Next) == 0
+	return st
+}
+
+// lifecycle reads the session entries: the latest finished/decided result,
+// whether a cancel is in force, and the re-vote request.
+func lifecycle(entries []SessionEntry) Lifecycle {
+	lc := Lifecycle{Status: StatusRunning}
+	cancelled := false
+	for i := range entries {
+		e := &entries[i]
+		switch e.Kind {
+		case SessionRevote:
+			lc.Revote = e
+		case SessionDecided:
+			lc.Decided = e.Result
+		case SessionFinished:
+			lc.Finished = e.Result
+		case SessionCancelled:
+			cancelled = true
+		case SessionResumed:
+			cancelled = false
+		}
+	}
+	switch {
+	case lc.Finished != nil:
+		lc.Status = lc.Finished.Status
+	case lc.Decided != nil:
+		lc.Status = StatusDecided
+	case cancelled:
+		lc.Status = StatusCancelled
+	}
+	return lc
+}
+
+// sortedIDs returns the ids of the given agents ordered by anonymous number.
+func byAnonOrder(agents []*AgentState) []*AgentState {
+	out := append([]*AgentState(nil), agents...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Anon < out[j].Anon })
+	return out
+}

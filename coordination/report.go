@@ -1,0 +1,116 @@
+package coordination
+
+import (
+	"errors"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+func isExists(err error) bool { return errors.Is(err, ErrSessionExists) }
+
+// totals sums usage over an agent's entries; the cost stays known only while
+// every entry's cost is known.
+func totals(entries []Entry) providers.Usage {
+	u := providers.Free()
+	for _, e := range entries {
+		u = u.Add(e.Usage)
+	}
+	return u
+}
+
+func usageView(u providers.Usage) UsageView {
+	return UsageView{Input: u.Input, CachedInput: u.CachedInput, Output: u.Output, Reasoning: u.Reasoning}
+}
+
+// sessionUsage sums every agent's usage plus any extra (the final call).
+func sessionUsage(l *Ledger, extra providers.Usage) providers.Usage {
+	u := extra
+	for _, entries := range l.Agents {
+		u = u.Add(totals(entries))
+	}
+	return u
+}
+
+// snapshot builds the team result as the ledger stands. A finished session
+// returns its recorded result, refreshed with the latest usage.
+func (svc *Service) snapshot(s *Session, l *Ledger, st *State) *TeamResult {
+	if r := st.Life.Finished; r != nil {
+		out := *r
+		return &out
+	}
+	r := svc.baseResult(s, l, st, providers.Free())
+	if d := st.Life.Decided; d != nil {
+		r.Status = StatusDecided
+		r.StopReason, r.HowChosen, r.Tie, r.Winner = d.StopReason, d.HowChosen, d.Tie, d.Winner
+	} else {
+		r.Status = st.Life.Status
+	}
+	return r
+}
+
+// baseResult fills everything a result shows whatever the session's status.
+func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers.Usage) *TeamResult {
+	r := &TeamResult{
+		SessionID:  s.ID,
+		Status:     StatusRunning,
+		Votes:      []VoteView{},
+		Answers:    []AnswerView{},
+		NextAgents: append([]string{}, st.Next...),
+		Steps:      st.Steps,
+		SessionDir: svc.store.Dir(s.ID),
+		Agents:     []AgentUsage{},
+	}
+	t := CountStanding(s, st)
+	r.Consensus = ConsensusView{Rule: s.Rules.Consensus, Tally: t.ByLabel}
+	if top := leaders(t.Groups); len(top) == 1 {
+		if w := st.Agent(top[0].Winner); w != nil && w.LatestAnswer != nil {
+			label := w.LatestAnswer.Label
+			r.Consensus.Leader = &label
+		}
+	}
+	_, r.Consensus.Reached = RuleMet(s.Rules.Consensus, t)
+	for _, a := range st.Agents {
+		ag, _ := s.Agent(a.ID)
+		if v := a.LatestVote; v != nil {
+			r.Votes = append(r.Votes, VoteView{Voter: a.ID, Target: v.Target, TargetLabel: v.TargetLabel, Reason: v.Reason, Stale: IsVoteStale(v, st.Latest)})
+		}
+		if ans := a.LatestAnswer; ans != nil {
+			r.Answers = append(r.Answers, AnswerView{AgentID: a.ID, Label: ans.Label, Model: ag.Model, Content: ans.Content})
+		}
+		u := totals(l.Agents[a.ID])
+		r.Agents = append(r.Agents, AgentUsage{AgentID: a.ID, Model: ag.Model, Steps: a.Steps, Usage: usageView(u), CostUSD: u.CostUSD})
+	}
+	u := sessionUsage(l, extra)
+	r.Usage, r.CostUSD = usageView(u), u.CostUSD
+	r.BudgetEnforced = u.CostUSD != nil
+	r.Duration = svc.opts.Now().Sub(s.CreatedAt).Seconds()
+	return r
+}
+
+// finishedResult is the result of a session that has just been decided.
+func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision, extra providers.Usage) *TeamResult {
+	r := svc.baseResult(s, l, st, extra)
+	r.NextAgents = []string{}
+	r.Status = StatusFinished
+	stop, how := d.Stop, d.How
+	r.StopReason = &stop
+	if d.Winner == "" {
+		r.Status = StatusFailed
+		return r
+	}
+	r.HowChosen, r.Tie = &how, d.Tie
+	w := st.Agent(d.Winner)
+	ag, _ := s.Agent(d.Winner)
+	r.Winner = &Winner{AgentID: w.ID, Label: w.LatestAnswer.Label, Model: ag.Model}
+	final := w.LatestAnswer.Content
+	r.FinalAnswer = &final
+	if how == ChosenConsensus || how == ChosenEarlyAgreement || how == ChosenSingleAgent {
+		r.Consensus.Reached = true
+	}
+	return r
+}
+
+func ptr[T any](v T) *T { return &v }
+
+var _ = time.Second

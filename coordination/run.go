@@ -1,0 +1,386 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Progress is one thing worth telling a waiting caller while a run goes on.
+type Progress struct {
+	SessionID string    `json:"session_id"`
+	Kind      string    `json:"kind"` // step_started, answer, vote, error, revote, decided, finished, cancelled
+	Agent     string    `json:"agent_id,omitempty"`
+	Message   string    `json:"message"`
+	Steps     int       `json:"steps"`
+	Standing  int       `json:"standing"` // standing votes now
+	Live      int       `json:"live"`     // agents not dropped
+	Time      time.Time `json:"timestamp"`
+}
+
+// Run is a session's run loop in this process.
+type Run struct {
+	ID     string
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	res    *TeamResult
+	err    error
+
+	mu   sync.Mutex
+	subs map[int]func(Progress)
+	next int
+}
+
+// Done is closed when the run has ended.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Result is the run's result once Done is closed.
+func (r *Run) Result() (*TeamResult, error) {
+	<-r.done
+	return r.res, r.err
+}
+
+// Cancel stops the run, cancelling its provider calls; the session is left
+// cancelled and resumable.
+func (r *Run) Cancel() { r.cancel(errCancelled) }
+
+// Subscribe calls fn for every progress message until the returned function
+// is called.
+func (r *Run) Subscribe(fn func(Progress)) (unsubscribe func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := r.next
+	r.next++
+	r.subs[id] = fn
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.subs, id)
+	}
+}
+
+func (r *Run) publish(p Progress) {
+	r.mu.Lock()
+	fns := make([]func(Progress), 0, len(r.subs))
+	for _, fn := range r.subs {
+		fns = append(fns, fn)
+	}
+	r.mu.Unlock()
+	for _, fn := range fns {
+		fn(p)
+	}
+}
+
+var (
+	errCancelled  = errors.New("cancelled")
+	errFinalizing = errors.New("finalizing")
+)
+
+// pollInterval is how often a loop looks again while only another process's
+// steps are in flight (those finish without telling us).
+const pollInterval = 50 * time.Millisecond
+
+// Start runs a session's loop in the background and returns its handle; the
+// run belongs to the service until it ends or is cancelled. A session that
+// already runs here returns the existing handle; one that runs in another
+// process is refused with ErrSessionRunning.
+func (svc *Service) Start(ctx context.Context, id string) (*Run, error) {
+	svc.mu.Lock()
+	if r, ok := svc.runs[id]; ok {
+		svc.mu.Unlock()
+		return r, nil
+	}
+	svc.mu.Unlock()
+
+	s, err := svc.store.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range s.Agents {
+		if isHost(a) {
+			return nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
+		}
+	}
+	unlockRun, err := svc.store.LockRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	svc.mu.Lock()
+	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
+		svc.mu.Unlock()
+		unlockRun()
+		return r, nil
+	}
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &Run{ID: id, cancel: cancel, done: make(chan struct{}), subs: map[int]func(Progress){}}
+	svc.runs[id] = r
+	svc.mu.Unlock()
+
+	go func() {
+		defer close(r.done)
+		defer func() {
+			svc.mu.Lock()
+			delete(svc.runs, id)
+			svc.mu.Unlock()
+			unlockRun()
+			cancel(nil)
+		}()
+		r.res, r.err = svc.loop(rctx, r, s)
+	}()
+	return r, nil
+}
+
+// Run runs a session to its end and returns the team result. Cancelling ctx
+// cancels the run and leaves the session cancelled and resumable.
+func (svc *Service) Run(ctx context.Context, id string, progress func(Progress)) (*TeamResult, error) {
+	r, err := svc.Start(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		defer r.Subscribe(progress)()
+	}
+	select {
+	case <-r.Done():
+	case <-ctx.Done():
+		r.Cancel()
+		<-r.Done()
+	}
+	return r.Result()
+}
+
+// Running returns the local run of a session, if any.
+func (svc *Service) Running(id string) (*Run, bool) {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	r, ok := svc.runs[id]
+	return r, ok
+}
+
+// CancelAll cancels every local run (server shutdown, stdin closed) and waits
+// for them to stop; their sessions stay resumable.
+func (svc *Service) CancelAll() {
+	svc.mu.Lock()
+	runs := make([]*Run, 0, len(svc.runs))
+	for _, r := range svc.runs {
+		runs = append(runs, r)
+	}
+	svc.mu.Unlock()
+	for _, r := range runs {
+		r.Cancel()
+	}
+	for _, r := range runs {
+		<-r.Done()
+	}
+}
+
+type landed struct {
+	agent string
+	res   *StepResult
+	err   error
+}
+
+// loop is the asynchronous run: launch every agent due to act (bounded by a
+// semaphore), and whenever a step lands, decide and launch again.
+func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, error) {
+	if err := svc.resume(ctx, s.ID, "run again"); err != nil {
+		return nil, err
+	}
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, seconds(s.Rules.TimeoutSeconds), errTimeout)
+	defer cancelTimeout()
+	sem := semaphore.NewWeighted(int64(svc.opts.Parallel))
+	results := make(chan landed, MaxAgents)
+	own := map[string]bool{}
+	dctx := context.WithoutCancel(ctx)
+
+	for {
+		_, _, st, res, err := svc.settle(dctx, s.ID, "", "")
+		if err != nil {
+			return svc.stop(dctx, r, s, own, results, err)
+		}
+		switch st.Life.Status {
+		case StatusFinished, StatusFailed:
+			r.publish(svc.progress(s, st, "finished", "", finishedMessage(res)))
+			return res, nil
+		case StatusDecided:
+			r.publish(svc.progress(s, st, "decided", "", fmt.Sprintf("%s wins; writing the final answer (%s)", res.Winner.Label, s.Rules.Final)))
+			return svc.writeFinal(ctx, s, "")
+		case StatusCancelled:
+			r.publish(svc.progress(s, st, "cancelled", "", "session cancelled"))
+			return res, nil
+		}
+		for _, id := range st.Next {
+			if own[id] {
+				continue
+			}
+			own[id] = true
+			r.publish(svc.progress(s, st, "step_started", id, id+" is working"))
+			go func() {
+				if err := sem.Acquire(ctx, 1); err != nil {
+					results <- landed{agent: id, err: err}
+					return
+				}
+				res, err := svc.serverStep(ctx, s, id)
+				sem.Release(1)
+				results <- landed{agent: id, res: res, err: err}
+			}()
+		}
+		var tick <-chan time.Time
+		if len(own) == 0 {
+			tick = time.After(pollInterval)
+		}
+		select {
+		case lr := <-results:
+			delete(own, lr.agent)
+			if lr.err != nil && !errors.Is(lr.err, ErrAgentBusy) && !errors.Is(lr.err, ErrNotNext) {
+				if ctx.Err() != nil {
+					return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
+				}
+				if !errors.Is(lr.err, ErrSessionFinished) {
+					return svc.stop(dctx, r, s, own, results, lr.err)
+				}
+			}
+			if lr.res != nil {
+				r.publish(svc.stepProgress(dctx, s, lr.res))
+			}
+		case <-ctx.Done():
+			return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
+		case <-tick:
+		}
+	}
+}
+
+var errTimeout = errors.New("run timeout")
+
+// stop ends a loop early: it waits for its own steps to return (a cancelled
+// step writes nothing), then records why — timeout finishes the session,
+// cancellation leaves it cancelled.
+func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed, cause error) (*TeamResult, error) {
+	r.cancel(cause)
+	for len(own) > 0 {
+		lr := <-results
+		delete(own, lr.agent)
+	}
+	switch {
+	case errors.Is(cause, errTimeout):
+		_, _, st, res, err := svc.settle(ctx, s.ID, StopTimeout, "")
+		if err != nil {
+			return nil, err
+		}
+		if st.Life.Status == StatusDecided {
+			return svc.writeFinal(ctx, s, "")
+		}
+		r.publish(svc.progress(s, st, "finished", "", finishedMessage(res)))
+		return res, nil
+	case errors.Is(cause, errFinalizing):
+		return nil, cause
+	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
+		res, err := svc.markCancelled(ctx, s.ID, "run cancelled")
+		if err == nil {
+			r.publish(Progress{SessionID: s.ID, Kind: "cancelled", Message: "session cancelled; resume it to continue", Time: svc.now()})
+		}
+		return res, err
+	}
+	return nil, cause
+}
+
+// markCancelled records a cancellation unless the session has ended.
+func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamResult, error) {
+	unlock, err := svc.store.LockSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, l, st, err := svc.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if st.Life.Status == StatusRunning {
+		if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionCancelled, Time: svc.now(), Reason: why}); err != nil {
+			return nil, err
+		}
+		svc.event(ctx, id, Event{Type: "cancelled", Message: why})
+		if l, err = svc.store.Ledger(ctx, id); err != nil {
+			return nil, err
+		}
+		st = svc.derive(s, l, nil)
+	}
+	res := svc.snapshot(s, l, st)
+	svc.writeStatus(ctx, s, st, res)
+	return res, nil
+}
+
+// Cancel stops a session: a local run is cancelled (its provider calls too);
+// otherwise the session is marked cancelled so any loop elsewhere stops at its
+// next decision. The session stays resumable.
+func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) {
+	if r, ok := svc.Running(id); ok {
+		r.Cancel()
+		<-r.Done()
+	}
+	_, _, st, res, err := svc.settle(ctx, id, "", "")
+	if err != nil {
+		return nil, err
+	}
+	switch st.Life.Status {
+	case StatusFinished, StatusFailed:
+		return nil, fmt.Errorf("%w: %s already ended (%s); nothing to cancel", ErrSessionFinished, id, deref(res.StopReason))
+	case StatusCancelled:
+		return res, nil
+	}
+	return svc.markCancelled(ctx, id, "cancelled by request")
+}
+
+func finishedMessage(res *TeamResult) string {
+	if res.Winner == nil {
+		return fmt.Sprintf("session %s (%s): no answer", res.Status, deref(res.StopReason))
+	}
+	return fmt.Sprintf("%s wins (%s, %s)", res.Winner.Label, deref(res.HowChosen), deref(res.StopReason))
+}
+
+// progress builds a progress message from a state.
+func (svc *Service) progress(s *Session, st *State, kind, agent, msg string) Progress {
+	t := CountStanding(s, st)
+	return Progress{SessionID: s.ID, Kind: kind, Agent: agent, Message: msg, Steps: st.Steps, Standing: t.Voters, Live: t.Live, Time: svc.now()}
+}
+
+// stepProgress describes a landed step, e.g. "agent_b voted for agent1.2 — 2
+// of 3 standing votes".
+func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResult) Progress {
+	standing, live := 0, 0
+	for _, n := range res.Consensus.Tally {
+		standing += n
+	}
+	live = len(s.Agents)
+	if res.Result != nil {
+		live = len(res.Result.Agents)
+	}
+	var msg string
+	switch res.Action {
+	case "new_answer":
+		msg = fmt.Sprintf("%s answered %s", res.AgentID, res.Label)
+	case "vote":
+		msg = fmt.Sprintf("%s voted for %s", res.AgentID, res.TargetLabel)
+		if res.Stale {
+			msg += " (stale)"
+		}
+	default:
+		msg = fmt.Sprintf("%s failed (%s)", res.AgentID, res.ErrorClass)
+	}
+	msg += fmt.Sprintf(" — %d of %d standing votes", standing, live)
+	return Progress{SessionID: s.ID, Kind: kindOfAction(res.Action), Agent: res.AgentID, Message: msg, Standing: standing, Live: live, Time: svc.now()}
+}
+
+func kindOfAction(a string) string {
+	switch a {
+	case "new_answer":
+		return "answer"
+	case "vote":
+		return "vote"
+	}
+	return "error"
+}

@@ -1,0 +1,304 @@
+package coordination
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// Opener returns the provider for a model spec. Host agents never reach it.
+type Opener func(spec providers.Spec) (providers.Provider, error)
+
+// Options configure a Service.
+type Options struct {
+	// Open resolves model specs to providers (required to run server steps).
+	Open Opener
+	// DefaultTeam names the models used when a team names none.
+	DefaultTeam func() ([]string, error)
+	// Parallel bounds the provider calls one run makes at once (default 8).
+	Parallel int
+	// Logger receives diagnostics; the zero value discards them.
+	Logger zerolog.Logger
+	// Now is the clock (tests); defaults to time.Now.
+	Now func() time.Time
+}
+
+// Service is the protocol over a Store: the one road every caller (MCP
+// tools, CLI) takes into coordination.
+type Service struct {
+	store Store
+	opts  Options
+	log   zerolog.Logger
+
+	mu    sync.Mutex
+	runs  map[string]*Run               // local run loops by session
+	cache map[string]providers.Provider // providers by spec string
+}
+
+// NewService returns a Service over a store.
+func NewService(store Store, opts Options) *Service {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 8
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Service{store: store, opts: opts, log: opts.Logger, runs: map[string]*Run{}, cache: map[string]providers.Provider{}}
+}
+
+// Store is the service's store.
+func (svc *Service) Store() Store { return svc.store }
+
+// TeamSpec is what a caller gives to create a session.
+type TeamSpec struct {
+	Task      string
+	Models    []string // model specs; or
+	Agents    []Agent  // agents with ids and personas
+	Rules     Rules
+	Context   []string
+	Criteria  []criteria.Item
+	SessionID string // optional; must match ^[A-Za-z0-9_-]{1,64}$
+	Seed      *int64 // optional; random when nil
+	Driver    string // DriverRun (default) or DriverStep
+}
+
+var (
+	sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	agentIDPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	anonIDPattern    = regexp.MustCompile(`^agent[0-9]+$`)
+)
+
+// ValidSessionID tells whether a client-supplied session id is acceptable.
+func ValidSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+
+// Create validates a team and writes a new session. Nothing is written when
+// anything is wrong.
+func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error) {
+	s, err := svc.newSession(spec)
+	if err != nil {
+		return nil, err
+	}
+	if spec.SessionID != "" {
+		s.ID = spec.SessionID
+		if err := svc.store.Create(ctx, s); err != nil {
+			return nil, err
+		}
+	} else {
+		for try := 0; ; try++ {
+			s.ID = newSessionID(svc.opts.Now())
+			err := svc.store.Create(ctx, s)
+			if err == nil {
+				break
+			}
+			if !isExists(err) || try >= 5 {
+				return nil, err
+			}
+		}
+	}
+	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %d agents created", len(s.Agents))})
+	unlock, err := svc.store.LockSession(ctx, s.ID)
+	if err == nil {
+		svc.writeStatus(ctx, s, svc.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
+		unlock()
+	}
+	return s, nil
+}
+
+// newSession checks a team spec and fills in ids, rules and labels.
+func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
+	task := strings.TrimSpace(spec.Task)
+	if task == "" {
+		return nil, fmt.Errorf("%w: the task is empty; say what the team should do", ErrBadInput)
+	}
+	if spec.SessionID != "" && !ValidSessionID(spec.SessionID) {
+		return nil, fmt.Errorf("%w: session id %q must be 1-64 letters, digits, '_' or '-'", ErrBadInput, spec.SessionID)
+	}
+	agents := append([]Agent(nil), spec.Agents...)
+	if len(agents) > 0 && len(spec.Models) > 0 {
+		return nil, fmt.Errorf("%w: give either models or agents, not both", ErrBadInput)
+	}
+	if len(agents) == 0 {
+		models := spec.Models
+		if len(models) == 0 {
+			if svc.opts.DefaultTeam == nil {
+				return nil, fmt.Errorf("%w: no models given and no default team; name models such as sim,sim/strong,sim", ErrBadInput)
+			}
+			var err error
+			if models, err = svc.opts.DefaultTeam(); err != nil {
+				return nil, err
+			}
+		}
+		for _, m := range models {
+			agents = append(agents, Agent{Model: m})
+		}
+	}
+	if len(agents) > MaxAgents {
+		return nil, fmt.Errorf("%w: a team has at most %d agents; got %d", ErrBadInput, MaxAgents, len(agents))
+	}
+	seen := map[string]bool{}
+	for i := range agents {
+		a := &agents[i]
+		if a.ID == "" {
+			a.ID = defaultAgentID(i)
+		}
+		switch {
+		case !agentIDPattern.MatchString(a.ID):
+			return nil, fmt.Errorf("%w: agent id %q must be 1-64 letters, digits, '_' or '-'", ErrBadInput, a.ID)
+		case anonIDPattern.MatchString(a.ID):
+			return nil, fmt.Errorf("%w: agent id %q looks like an anonymous name (agentN); choose another, e.g. agent_a", ErrBadInput, a.ID)
+		case seen[a.ID]:
+			return nil, fmt.Errorf("%w: agent id %q is used twice", ErrBadInput, a.ID)
+		}
+		seen[a.ID] = true
+		sp, err := providers.ParseSpec(a.Model)
+		if err != nil {
+			return nil, fmt.Errorf("%w: agent %s: %w", ErrBadSpec, a.ID, err)
+		}
+		a.Model = sp.String()
+		if sp.Backend != "host" {
+			// Open now, so a missing key or an unavailable backend is refused
+			// before anything is written rather than failing every step.
+			if _, err := svc.provider(a.Model); err != nil {
+				return nil, fmt.Errorf("%w: agent %s (%s): %w", ErrBadSpec, a.ID, a.Model, err)
+			}
+		}
+		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
+			return nil, fmt.Errorf("%w: agent %s: temperature %g must be between 0 and 2", ErrBadInput, a.ID, *a.Temperature)
+		}
+	}
+	rules, err := spec.Rules.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	seed := randomSeed()
+	if spec.Seed != nil {
+		seed = *spec.Seed
+	}
+	s := &Session{
+		Task:      task,
+		Context:   spec.Context,
+		Criteria:  spec.Criteria,
+		Rules:     rules,
+		Seed:      seed,
+		Agents:    agents,
+		CreatedAt: svc.opts.Now().UTC(),
+		Driver:    DriverRun,
+	}
+	if spec.Driver == DriverStep {
+		s.Driver = DriverStep
+	}
+	s.Anon = assignAnon(s.AgentIDs(), seed, rules.Labels)
+	return s, nil
+}
+
+// defaultAgentID names agents agent_a, agent_b, …, agent_p.
+func defaultAgentID(i int) string { return "agent_" + string(rune('a'+i)) }
+
+func newSessionID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "team_" + now.UTC().Format("20060102_150405") + "_" + hex.EncodeToString(b[:])
+}
+
+func randomSeed() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+}
+
+// load reads a session and its ledger and derives its state.
+func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *State, error) {
+	s, err := svc.store.Session(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	l, err := svc.store.Ledger(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inFlight, err := svc.store.InFlight(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s, l, svc.derive(s, l, inFlight), nil
+}
+
+// derive fills in what older or foreign ledgers lack, then derives.
+func (svc *Service) derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
+	completeLedger(s, l)
+	return Derive(s, l, inFlight)
+}
+
+// completeLedger orders entries by step and fills answer numbers and labels
+// that a MassGen-written ledger does not store.
+func completeLedger(s *Session, l *Ledger) {
+	for id, entries := range l.Agents {
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Step < entries[j].Step })
+		k := 0
+		for i := range entries {
+			e := &entries[i]
+			if e.Agent == "" {
+				e.Agent = id
+			}
+			if e.Kind != KindAnswer {
+				continue
+			}
+			k++
+			if e.AnswerNum == 0 {
+				e.AnswerNum = k
+			}
+			if e.Label == "" {
+				e.Label = AnswerLabel(s.Anon[id], e.AnswerNum)
+			}
+		}
+	}
+}
+
+func (svc *Service) event(ctx context.Context, id string, ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = svc.opts.Now().UTC()
+	}
+	if err := svc.store.AppendEvent(ctx, id, ev); err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Msg("could not append event")
+	}
+}
+
+// provider returns (and caches) the provider of an agent.
+func (svc *Service) provider(model string) (providers.Provider, error) {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	if p, ok := svc.cache[model]; ok {
+		return p, nil
+	}
+	if svc.opts.Open == nil {
+		return nil, fmt.Errorf("%w: this service cannot call models", ErrBadSpec)
+	}
+	sp, err := providers.ParseSpec(model)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+	}
+	p, err := svc.opts.Open(sp)
+	if err != nil {
+		return nil, err
+	}
+	svc.cache[model] = p
+	return p, nil
+}
+
+// isHost tells whether an agent is driven by the outer agent.
+func isHost(a Agent) bool {
+	sp, err := providers.ParseSpec(a.Model)
+	return err == nil && sp.Backend == "host"
+}

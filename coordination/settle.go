@@ -1,0 +1,135 @@
+package coordination
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// settle is the one place a session is decided. Under the session lock it
+// derives the state, records whatever decision the state calls for (a
+// re-vote, or the end), and rewrites status.json. Every step calls it after
+// releasing its step lock, so the last step to land always decides and no
+// decision is lost. force, if set, ends the session now with that stop
+// reason; final, if set, overrides the session's final strategy.
+func (svc *Service) settle(ctx context.Context, id, force, final string) (*Session, *Ledger, *State, *TeamResult, error) {
+	unlock, err := svc.store.LockSession(ctx, id)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer unlock()
+	s, l, st, err := svc.load(ctx, id)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if st.Life.Status == StatusRunning && force == "" {
+		if reason := svc.overLimit(s, l); reason != "" {
+			force = reason
+		}
+	}
+	d := Decide(s, st, force)
+	switch d.Kind {
+	case DecideRevote:
+		if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %d agents asked to vote again", len(d.Revote)), Data: map[string]any{"agents": d.Revote}})
+		if l, err = svc.store.Ledger(ctx, id); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		inFlight, err := svc.store.InFlight(ctx, id)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		st = svc.derive(s, l, inFlight)
+	case DecideFinish:
+		res := svc.finishedResult(s, l, st, d, providers.Free())
+		strategy := s.Rules.Final
+		if final != "" {
+			strategy = final
+		}
+		kind := SessionFinished
+		if res.Winner != nil && strategy != FinalWinner {
+			res.Status = StatusDecided
+			kind = SessionDecided
+		}
+		if err := svc.record(ctx, s, kind, res, strategy); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if l, err = svc.store.Ledger(ctx, id); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		st = svc.derive(s, l, nil)
+	}
+	res := svc.snapshot(s, l, st)
+	svc.writeStatus(ctx, s, st, res)
+	return s, l, st, res, nil
+}
+
+// record appends a decided or finished entry (and, when finished, the final
+// files) under the session lock.
+func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy string) error {
+	if _, err := svc.store.AppendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: strategy}); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("session %s", res.Status)
+	if res.Winner != nil {
+		msg = fmt.Sprintf("%s: %s wins (%s, %s)", res.Status, res.Winner.Label, deref(res.HowChosen), deref(res.StopReason))
+	} else if res.StopReason != nil {
+		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
+	}
+	svc.event(ctx, s.ID, Event{Type: string(kind), Message: msg})
+	if kind != SessionFinished {
+		return nil
+	}
+	body, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	answer := ""
+	if res.FinalAnswer != nil {
+		answer = *res.FinalAnswer
+	}
+	return svc.store.WriteFinal(ctx, s.ID, body, answer)
+}
+
+// overLimit reports a budget that the ledger has used up ("budget"), or the
+// timeout of a session driven step by step ("timeout").
+func (svc *Service) overLimit(s *Session, l *Ledger) string {
+	r := s.Rules
+	if r.CostBudgetUSD != nil || r.TokenBudget != nil {
+		known, tokens := 0.0, int64(0)
+		for _, entries := range l.Agents {
+			for _, e := range entries {
+				if e.Usage.CostUSD != nil {
+					known += *e.Usage.CostUSD
+				}
+				tokens += e.Usage.Tokens()
+			}
+		}
+		if r.CostBudgetUSD != nil && known >= *r.CostBudgetUSD {
+			return StopBudget
+		}
+		if r.TokenBudget != nil && tokens >= *r.TokenBudget {
+			return StopBudget
+		}
+	}
+	if s.Driver == DriverStep && r.TimeoutSeconds > 0 && svc.now().Sub(s.CreatedAt) > seconds(r.TimeoutSeconds) {
+		return StopTimeout
+	}
+	return ""
+}
+
+func (svc *Service) now() time.Time { return svc.opts.Now().UTC() }
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

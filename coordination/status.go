@@ -1,0 +1,241 @@
+package coordination
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/criteria"
+)
+
+// StatusView is what team_status and `massgen-mcp status` show: the team
+// result as it stands plus each agent's state, the rules and the timeline.
+type StatusView struct {
+	Result    *TeamResult     `json:"result"`
+	Task      string          `json:"task"`
+	Rules     Rules           `json:"rules"`
+	Seed      int64           `json:"seed"`
+	Criteria  []criteria.Item `json:"eval_criteria"`
+	Agents    []AgentStatus   `json:"agents"`
+	Revote    []string        `json:"revote_pending"`
+	CreatedAt time.Time       `json:"created_at"`
+	Foreign   bool            `json:"written_by_massgen"`
+	Timeline  []Event         `json:"timeline"`
+}
+
+// AgentStatus is one agent's row in a status view.
+type AgentStatus struct {
+	ID           string     `json:"id"`
+	Label        string     `json:"anonymous_name"`
+	Model        string     `json:"model"`
+	Host         bool       `json:"host"`
+	Status       string     `json:"status"`
+	Steps        int        `json:"steps"`
+	Answers      int        `json:"answers"`
+	LatestLabel  string     `json:"latest_answer_label,omitempty"`
+	Preview      string     `json:"answer_preview,omitempty"`
+	Vote         *VoteView  `json:"vote"`
+	StandingVote bool       `json:"standing_vote"`
+	Next         bool       `json:"next"`
+	Why          string     `json:"why_not_next,omitempty"`
+	LastError    string     `json:"last_error,omitempty"`
+	Usage        AgentUsage `json:"usage"`
+}
+
+// Status derives a session's status (and decides it if it is settled or past
+// a limit, exactly as a step would).
+func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) {
+	s, l, st, res, err := svc.settle(ctx, id, "", "")
+	if err != nil {
+		return nil, err
+	}
+	return svc.statusView(ctx, s, l, st, res), nil
+}
+
+// Result is the team result as it stands.
+func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) {
+	_, _, _, res, err := svc.settle(ctx, id, "", "")
+	return res, err
+}
+
+// Inspect derives a session's status without deciding or writing anything:
+// for read-only views of a session, such as one written by MassGen.
+func (svc *Service) Inspect(ctx context.Context, id string) (*StatusView, error) {
+	s, l, st, err := svc.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return svc.statusView(ctx, s, l, st, svc.snapshot(s, l, st)), nil
+}
+
+// EventSource is implemented by stores that keep a readable timeline.
+type EventSource interface {
+	Events(ctx context.Context, id string) ([]Event, error)
+}
+
+func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *State, res *TeamResult) *StatusView {
+	v := &StatusView{
+		Result: res, Task: s.Task, Rules: s.Rules, Seed: s.Seed, Criteria: s.Criteria,
+		Agents: []AgentStatus{}, Revote: append([]string{}, st.Pending...), CreatedAt: s.CreatedAt,
+		Foreign: s.Foreign, Timeline: []Event{},
+	}
+	if v.Criteria == nil {
+		v.Criteria = []criteria.Item{}
+	}
+	usage := map[string]AgentUsage{}
+	for _, u := range res.Agents {
+		usage[u.AgentID] = u
+	}
+	for _, a := range st.Agents {
+		ag, _ := s.Agent(a.ID)
+		row := AgentStatus{
+			ID: a.ID, Label: AnonName(a.Anon), Model: ag.Model, Host: isHost(ag), Status: agentStatus(a, isHost(ag)),
+			Steps: a.Steps, Answers: a.Answers, StandingVote: a.StandingVote != nil, Next: a.Next, Why: a.Why,
+			Usage: usage[a.ID],
+		}
+		if row.Usage.AgentID == "" {
+			row.Usage = AgentUsage{AgentID: a.ID, Model: ag.Model}
+		}
+		if a.LatestAnswer != nil {
+			row.LatestLabel, row.Preview = a.LatestAnswer.Label, preview(a.LatestAnswer.Content, 200)
+		}
+		if vt := a.LatestVote; vt != nil {
+			row.Vote = &VoteView{Voter: a.ID, Target: vt.Target, TargetLabel: vt.TargetLabel, Reason: vt.Reason, Stale: IsVoteStale(vt, st.Latest)}
+		}
+		if n := len(a.Entries); n > 0 && a.Entries[n-1].Kind == KindError {
+			e := a.Entries[n-1]
+			row.LastError = string(e.Class) + ": " + e.Message
+		}
+		v.Agents = append(v.Agents, row)
+	}
+	if es, ok := svc.store.(EventSource); ok {
+		if evs, err := es.Events(ctx, s.ID); err == nil {
+			if len(evs) > 100 {
+				evs = evs[len(evs)-100:]
+			}
+			v.Timeline = append(v.Timeline, evs...)
+		}
+	}
+	return v
+}
+
+// agentStatus names an agent's state with status.json's words.
+func agentStatus(a *AgentState, host bool) string {
+	switch {
+	case a.Dropped:
+		return "dropped"
+	case a.InFlight:
+		return "streaming"
+	case a.StandingVote != nil:
+		return "voted"
+	case a.Capped:
+		return "capped"
+	case a.ConsecutiveFails > 0:
+		return "error"
+	case host && a.Next:
+		return "waiting_for_host"
+	case a.LatestAnswer != nil:
+		return "answered"
+	}
+	return "waiting"
+}
+
+func preview(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// writeStatus rewrites status.json with MassGen's field names (DESIGN.md §3).
+// The caller holds the session lock.
+func (svc *Service) writeStatus(ctx context.Context, s *Session, st *State, res *TeamResult) {
+	if res == nil {
+		l := &Ledger{Agents: map[string][]Entry{}}
+		res = svc.snapshot(s, l, st)
+	}
+	body, err := json.MarshalIndent(massgenStatus(s, st, res, svc.now()), "", "  ")
+	if err == nil {
+		err = svc.store.WriteStatus(ctx, s.ID, body)
+	}
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not write status.json")
+	}
+}
+
+// massgenStatus maps a state onto status.json as MassGen writes it, plus our
+// own fields.
+func massgenStatus(s *Session, st *State, res *TeamResult, now time.Time) map[string]any {
+	finish := "in_progress"
+	switch res.Status {
+	case StatusFinished, StatusFailed:
+		finish = "completed"
+		switch deref(res.StopReason) {
+		case StopTimeout:
+			finish = "timeout"
+		case StopAgentsFailed:
+			finish = "error"
+		}
+	case StatusCancelled:
+		finish = "cancelled"
+	}
+	agents := map[string]any{}
+	for _, a := range st.Agents {
+		ag, _ := s.Agent(a.ID)
+		u := totals(a.Entries)
+		var cost any
+		if u.CostUSD != nil {
+			cost = *u.CostUSD
+		}
+		row := map[string]any{
+			"status":              agentStatus(a, isHost(ag)),
+			"answer_count":        a.Answers,
+			"latest_answer_label": nil,
+			"vote_cast":           nil,
+			"token_usage": map[string]any{
+				"input_tokens": u.Input, "output_tokens": u.Output, "reasoning_tokens": u.Reasoning,
+				"cached_input_tokens": u.CachedInput, "estimated_cost": cost,
+			},
+		}
+		if a.LatestAnswer != nil {
+			row["latest_answer_label"] = a.LatestAnswer.Label
+		}
+		if v := a.StandingVote; v != nil {
+			row["vote_cast"] = map[string]any{"voted_for_agent": v.Target, "voted_for_label": v.TargetLabel, "reason_preview": preview(v.Reason, 100)}
+		}
+		agents[a.ID] = row
+	}
+	var winner, previewText any
+	if res.Winner != nil {
+		winner = res.Winner.AgentID
+	}
+	if res.FinalAnswer != nil {
+		previewText = preview(*res.FinalAnswer, 200)
+	}
+	var totalCost any
+	if res.CostUSD != nil {
+		totalCost = *res.CostUSD
+	}
+	return map[string]any{
+		"finish_reason": finish,
+		"finish_reason_details": map[string]any{
+			"stop_reason": res.StopReason, "how_chosen": res.HowChosen,
+		},
+		"is_complete": res.Status == StatusFinished || res.Status == StatusFailed,
+		"meta": map[string]any{
+			"session_id": s.ID, "question": s.Task, "start_time": float64(s.CreatedAt.UnixNano()) / 1e9,
+			"elapsed_seconds": now.Sub(s.CreatedAt).Seconds(), "last_updated": float64(now.UnixNano()) / 1e9,
+		},
+		"costs": map[string]any{
+			"total_estimated_cost": totalCost, "total_input_tokens": res.Usage.Input, "total_output_tokens": res.Usage.Output,
+		},
+		"agents":      agents,
+		"results":     map[string]any{"votes": res.Consensus.Tally, "winner": winner, "final_answer_preview": previewText},
+		"next_agents": res.NextAgents,
+		"consensus":   res.Consensus,
+		"stop_reason": res.StopReason,
+		"how_chosen":  res.HowChosen,
+		"status":      res.Status,
+	}
+}

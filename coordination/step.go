@@ -1,0 +1,276 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// StepRequest asks for one step of one agent: a server step (no action, a
+// server agent), a host's view (no action, a host agent), or a host's
+// submitted action.
+type StepRequest struct {
+	SessionID string
+	AgentID   string
+	Action    string // "", new_answer, vote
+	Content   string
+	Target    string // agentN or agentN.k
+	Reason    string
+	SeenSteps map[string]int
+}
+
+// Step runs one step (DESIGN.md §2 "Who drives").
+func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, error) {
+	s, err := svc.store.Session(ctx, req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	ag, ok := s.Agent(req.AgentID)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not in session %s; its agents are %s", ErrAgentNotFound, req.AgentID, s.ID, strings.Join(s.AgentIDs(), ", "))
+	}
+	host := isHost(ag)
+	switch {
+	case req.Action != "" && !host:
+		return nil, fmt.Errorf("%w: %s is run by the server (%s); call step without an action and the server calls its model", ErrNotHost, ag.ID, ag.Model)
+	case req.Action != "" && req.Action != providers.ToolNewAnswer && req.Action != providers.ToolVote:
+		return nil, fmt.Errorf("%w: action %q must be new_answer or vote", ErrBadAction, req.Action)
+	}
+	// A step-driven session is checked for its timeout and budget by every
+	// call that touches it; a cancelled one resumes when stepped again.
+	_, _, st, res, err := svc.settle(ctx, s.ID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	switch st.Life.Status {
+	case StatusFinished, StatusFailed:
+		return nil, fmt.Errorf("%w: %s ended (%s); team_status shows its result", ErrSessionFinished, s.ID, deref(res.StopReason))
+	case StatusDecided:
+		return nil, fmt.Errorf("%w: %s is decided (%s wins); call finalize_team to write the final answer", ErrSessionFinished, s.ID, res.Winner.Label)
+	case StatusCancelled:
+		if err := svc.resume(ctx, s.ID, "stepped again"); err != nil {
+			return nil, err
+		}
+	}
+	if host && req.Action == "" {
+		return svc.hostView(ctx, s, ag.ID)
+	}
+	if host {
+		return svc.hostSubmit(ctx, s, req)
+	}
+	return svc.serverStep(ctx, s, ag.ID)
+}
+
+// stepState takes an agent's step lock and derives the state with the
+// agent's own lock not counted as in flight, then checks the agent is due.
+func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (StepLock, *State, error) {
+	lock, err := svc.store.LockStep(ctx, s.ID, agentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := svc.store.Ledger(ctx, s.ID)
+	if err == nil {
+		var inFlight map[string]bool
+		if inFlight, err = svc.store.InFlight(ctx, s.ID); err == nil {
+			delete(inFlight, agentID)
+			st := svc.derive(s, l, inFlight)
+			if err = due(s, st, agentID); err == nil {
+				return lock, st, nil
+			}
+		}
+	}
+	lock.Release()
+	return nil, nil, err
+}
+
+// due explains why an agent may not act now, or returns nil.
+func due(s *Session, st *State, agentID string) error {
+	switch st.Life.Status {
+	case StatusRunning:
+	case StatusCancelled:
+		return fmt.Errorf("%w: %s is cancelled; resume it first", ErrNotNext, s.ID)
+	default:
+		return fmt.Errorf("%w: %s has ended (%s)", ErrSessionFinished, s.ID, st.Life.Status)
+	}
+	a := st.Agent(agentID)
+	if a.Next {
+		return nil
+	}
+	next := "nobody"
+	if len(st.Next) > 0 {
+		next = strings.Join(st.Next, ", ")
+	}
+	return fmt.Errorf("%w: %s %s; due now: %s", ErrNotNext, agentID, a.Why, next)
+}
+
+// serverStep calls the agent's model, validates its reply with up to three
+// attempts, records the entry, and decides.
+func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string) (*StepResult, error) {
+	lock, st, err := svc.stepState(ctx, s, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	v := buildView(s, st, agentID)
+	step := lock.Step()
+	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: fmt.Sprintf("%s started step %d", agentID, step)})
+
+	start := svc.opts.Now()
+	entry, err := svc.callModel(ctx, s, st, v, step)
+	if err != nil {
+		return nil, err // cancelled: nothing is written, the step can run again
+	}
+	entry.Agent, entry.Time = agentID, svc.now()
+	entry.DurationSeconds = svc.opts.Now().Sub(start).Seconds()
+	return svc.land(ctx, s, lock, v, entry)
+}
+
+// callModel asks the model for one valid workflow call. A cancelled context
+// returns its error and no entry; every other failure becomes an entry.
+func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int) (Entry, error) {
+	ag, _ := s.Agent(v.Agent)
+	usage := providers.Free()
+	p, err := svc.provider(ag.Model)
+	if err != nil {
+		return errorEntry(providers.ClassOf(err), err.Error(), usage), nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
+	defer cancel()
+	var history []providers.Turn
+	problem := ""
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		req := v.request(s, step, history)
+		req.Attempt = attempt
+		reply, u, err := p.Step(sctx, req)
+		usage = usage.Add(u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Entry{}, context.Cause(ctx)
+			}
+			class := providers.ClassOf(err)
+			if errors.Is(err, context.DeadlineExceeded) || sctx.Err() != nil {
+				class = providers.ClassTimeout
+				err = fmt.Errorf("no reply within step_timeout_seconds (%gs): %w", s.Rules.StepTimeoutSeconds, err)
+			}
+			return errorEntry(class, err.Error(), usage), nil
+		}
+		d, prob := validate(s, st, v, reply)
+		if prob == "" {
+			return entryFor(st, v, d, usage), nil
+		}
+		problem = prob
+		history = append(history, providers.Turn{Reply: reply, Problem: prob})
+	}
+	return errorEntry(providers.ClassBadOutput, fmt.Sprintf("no valid workflow call after %d attempts; last problem: %s", maxAttempts, problem), usage), nil
+}
+
+func errorEntry(class providers.Class, msg string, u providers.Usage) Entry {
+	return Entry{Kind: KindError, Class: class, Message: msg, Usage: u}
+}
+
+// entryFor turns a validated call into the entry the ledger records.
+func entryFor(st *State, v *view, d decision, u providers.Usage) Entry {
+	a := st.Agent(v.Agent)
+	e := Entry{Kind: d.Kind, SeenSteps: v.SeenSteps, Usage: u}
+	switch d.Kind {
+	case KindAnswer:
+		e.Content, e.AnswerNum = d.Content, a.Answers+1
+		e.Label = AnswerLabel(a.Anon, e.AnswerNum)
+	case KindVote:
+		e.Target, e.TargetLabel, e.Reason, e.Revote = d.Target, d.TargetLabel, d.Reason, v.Revote
+	}
+	return e
+}
+
+// land writes an entry under the step lock, releases it, and decides.
+func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view, entry Entry) (*StepResult, error) {
+	entry, err := lock.Append(ctx, entry)
+	lock.Release()
+	if err != nil {
+		return nil, err
+	}
+	// The entry is written: deciding must happen even if the caller has gone.
+	dctx := context.WithoutCancel(ctx)
+	svc.event(dctx, s.ID, landedEvent(entry))
+	_, _, st, res, err := svc.settle(dctx, s.ID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	out := &StepResult{
+		SessionID:   s.ID,
+		AgentID:     entry.Agent,
+		Action:      actionName(entry.Kind),
+		Label:       entry.Label,
+		TargetLabel: entry.TargetLabel,
+		ErrorClass:  string(entry.Class),
+		Message:     entry.Message,
+		SeenSteps:   entry.SeenSteps,
+		Consensus:   res.Consensus,
+		NextAgents:  append([]string{}, st.Next...),
+	}
+	if out.SeenSteps == nil {
+		out.SeenSteps = map[string]int{}
+	}
+	if entry.Kind == KindVote {
+		out.Target = v.anonOf(entry.Target, s)
+		out.Stale = IsVoteStale(&entry, st.Latest)
+	}
+	if st.Life.Status != StatusRunning {
+		out.Finished = st.Life.Finished != nil
+		out.Result = res
+	}
+	return out, nil
+}
+
+func actionName(k EntryKind) string {
+	switch k {
+	case KindAnswer:
+		return providers.ToolNewAnswer
+	case KindVote:
+		return providers.ToolVote
+	}
+	return "error"
+}
+
+// anonOf is the anonymous name of a real agent id.
+func (v *view) anonOf(id string, s *Session) string { return AnonName(s.Anon[id]) }
+
+func landedEvent(e Entry) Event {
+	ev := Event{Agent: e.Agent, Step: e.Step, Type: string(e.Kind)}
+	switch e.Kind {
+	case KindAnswer:
+		ev.Message = fmt.Sprintf("%s answered %s", e.Agent, e.Label)
+	case KindVote:
+		ev.Message = fmt.Sprintf("%s voted for %s", e.Agent, e.TargetLabel)
+		if e.Revote {
+			ev.Message += " (re-vote)"
+		}
+	default:
+		ev.Message = fmt.Sprintf("%s failed (%s): %s", e.Agent, e.Class, e.Message)
+	}
+	return ev
+}
+
+// resume lifts a cancellation so the session can run again.
+func (svc *Service) resume(ctx context.Context, id, why string) error {
+	unlock, err := svc.store.LockSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	l, err := svc.store.Ledger(ctx, id)
+	if err != nil {
+		return err
+	}
+	if lifecycle(l.Session).Status != StatusCancelled {
+		return nil
+	}
+	if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why}); err != nil {
+		return err
+	}
+	svc.event(ctx, id, Event{Type: "resumed", Message: "session resumed: " + why})
+	return nil
+}
