@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0 // a final answer was produced
+	exitBadInput  = 1 // bad arguments or config
+	exitFailed    = 2 // the run produced no answer at all
+	exitCancelled = 4 // cancelled or interrupted; resumable
+)
+
+// exitError carries an exit code for an outcome that is not a Go error in
+// itself (a failed or cancelled session).
+type exitError struct {
+	code    int
+	msg     string
+	printed bool // the outcome was already printed; say nothing more
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitCode maps any error to the command's exit code, in one place.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, context.Canceled):
+		return exitCancelled
+	case errors.Is(err, coordination.ErrBadInput), errors.Is(err, coordination.ErrBadSpec),
+		errors.Is(err, coordination.ErrBadSettings), errors.Is(err, coordination.ErrSessionNotFound),
+		errors.Is(err, coordination.ErrSessionExists), errors.Is(err, coordination.ErrHostInRunTeam),
+		errors.Is(err, coordination.ErrSessionRunning), errors.Is(err, coordination.ErrSessionFinished):
+		return exitBadInput
+	}
+	return exitBadInput
+}

@@ -1,0 +1,56 @@
+// Command massgen-mcp runs a team of LLM agents on one task with the MassGen
+// protocol: as an MCP server (serve) or from the command line (run, status).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := rootCommand()
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		var silent *exitError
+		if !errors.As(err, &silent) || !silent.printed {
+			fmt.Fprintln(os.Stderr, "massgen-mcp:", err)
+		}
+	}
+	os.Exit(exitCode(err))
+}
+
+func rootCommand() *cobra.Command {
+	var verbose bool
+	root := &cobra.Command{
+		Use:           "massgen-mcp",
+		Short:         "Run a team of LLM agents on one task until their votes agree (the MassGen protocol)",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			level := zerolog.WarnLevel
+			if verbose {
+				level = zerolog.DebugLevel
+			}
+			logger = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true}).Level(level).With().Timestamp().Logger()
+		},
+	}
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
+	root.AddCommand(runCommand(), statusCommand(), versionCommand())
+	return root
+}
+
+// logger writes to stderr only: stdout carries results (and, for serve, the
+// protocol).
+var logger = zerolog.New(os.Stderr).Level(zerolog.WarnLevel)

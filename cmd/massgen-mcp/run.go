@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+type runFlags struct {
+	models     string
+	config     string
+	consensus  string
+	maxRounds  int
+	timeout    float64
+	budget     float64
+	final      string
+	short      bool
+	earlyStop  bool
+	seed       int64
+	parallel   int
+	stateDir   string
+	json       bool
+	resume     string
+	sessionID  string
+	maxAnswers int
+}
+
+func runCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   `run [flags] "task"`,
+		Short: "Run a team on a task and print each step, the winner and the final answer",
+		Example: `  massgen-mcp run --models sim/strong,sim/strong,sim --seed 1 "What is 17 * 23?"
+  massgen-mcp run --config team.yaml --consensus unanimous "Write a haiku about Go"
+  massgen-mcp run --resume team_20261129_101500_1a2b3c4d`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTeam(cmd.Context(), cmd, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.models, "models", "", "comma-separated model specs, e.g. sim/strong,sim,sim/weak")
+	fl.StringVar(&f.config, "config", "", "team.yaml with agents and rules")
+	fl.StringVar(&f.consensus, "consensus", "", "majority | plurality | unanimous (default majority)")
+	fl.IntVar(&f.maxRounds, "max-rounds", 0, "steps per agent (default 5)")
+	fl.IntVar(&f.maxAnswers, "max-answers", 0, "answers per agent before it may only vote (default 3)")
+	fl.Float64Var(&f.timeout, "timeout", 0, "wall time of this run in seconds (default 1800)")
+	fl.Float64Var(&f.budget, "budget", 0, "cost budget in USD for the whole session")
+	fl.StringVar(&f.final, "final", "", "winner | present | synthesize (default winner)")
+	fl.BoolVar(&f.short, "short", false, "answers end in a final value that can be compared (answer_format short)")
+	fl.BoolVar(&f.earlyStop, "early-stop", false, "with --short: stop after round 0 if a strict majority already agrees")
+	fl.Int64Var(&f.seed, "seed", 0, "seed for labels, tie draws and sim agents (default random)")
+	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once")
+	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	fl.BoolVar(&f.json, "json", false, "print the team result as JSON")
+	fl.StringVar(&f.resume, "resume", "", "continue a cancelled or interrupted session by id")
+	fl.StringVar(&f.sessionID, "session-id", "", "id for the new session (default generated)")
+	return cmd
+}
+
+func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
+	out := cmd.OutOrStdout()
+	svc := newService(stateDir(f.stateDir), f.parallel)
+	id := f.resume
+	if id == "" {
+		spec, err := teamSpec(cmd, f, args)
+		if err != nil {
+			return err
+		}
+		s, err := svc.Create(ctx, spec)
+		if err != nil {
+			return err
+		}
+		id = s.ID
+		if !f.json {
+			fmt.Fprintf(out, "Session %s: %d agents", s.ID, len(s.Agents))
+			for _, a := range s.Agents {
+				fmt.Fprintf(out, " · %s=%s", a.ID, a.Model)
+			}
+			fmt.Fprintln(out)
+		}
+	} else if len(args) > 0 {
+		return fmt.Errorf("%w: --resume takes no task; the session has its own", coordination.ErrBadInput)
+	}
+
+	var progress func(coordination.Progress)
+	if !f.json {
+		progress = func(p coordination.Progress) { printProgress(out, p) }
+	}
+	res, err := svc.Run(ctx, id, progress)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+			return &exitError{code: exitCancelled, msg: fmt.Sprintf("interrupted; resume with: massgen-mcp run --resume %s", id)}
+		}
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printResult(out, res)
+	}
+	switch res.Status {
+	case coordination.StatusFinished:
+		return nil
+	case coordination.StatusCancelled:
+		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp run --resume %s", id)}
+	default:
+		return &exitError{code: exitFailed, printed: f.json, msg: fmt.Sprintf("the team produced no answer (%s)", derefStr(res.StopReason))}
+	}
+}
+
+// teamSpec builds a team from the flags, the team file and the task.
+func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamSpec, error) {
+	var spec coordination.TeamSpec
+	if len(args) != 1 {
+		return spec, fmt.Errorf("%w: give the task as one quoted argument, e.g. massgen-mcp run --models sim,sim,sim \"What is 17 * 23?\"", coordination.ErrBadInput)
+	}
+	spec.Task = args[0]
+	if f.config != "" {
+		if f.models != "" {
+			return spec, fmt.Errorf("%w: give --models or --config, not both", coordination.ErrBadInput)
+		}
+		tf, err := loadTeamFile(f.config)
+		if err != nil {
+			return spec, err
+		}
+		spec.Agents, spec.Rules = tf.Agents, tf.Rules
+	}
+	if f.models != "" {
+		for _, m := range strings.Split(f.models, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				spec.Models = append(spec.Models, m)
+			}
+		}
+	}
+	r := &spec.Rules
+	set := cmd.Flags().Changed
+	if set("consensus") {
+		r.Consensus = f.consensus
+	}
+	if set("max-rounds") {
+		r.MaxRounds = f.maxRounds
+	}
+	if set("max-answers") {
+		r.MaxAnswersPerAgent = f.maxAnswers
+	}
+	if set("timeout") {
+		r.TimeoutSeconds = f.timeout
+	}
+	if set("budget") {
+		r.CostBudgetUSD = &f.budget
+	}
+	if set("final") {
+		r.Final = f.final
+	}
+	if f.short {
+		r.AnswerFormat = coordination.FormatShort
+	}
+	if f.earlyStop {
+		r.EarlyStop = true
+	}
+	if set("seed") {
+		spec.Seed = &f.seed
+	}
+	spec.SessionID = f.sessionID
+	return spec, nil
+}
+
+func printProgress(w io.Writer, p coordination.Progress) {
+	switch p.Kind {
+	case "answer", "vote", "error":
+		fmt.Fprintf(w, "%s  %s\n", p.Time.Local().Format(time.TimeOnly), p.Message)
+	case "revote", "decided", "cancelled":
+		fmt.Fprintf(w, "%s  ── %s\n", p.Time.Local().Format(time.TimeOnly), p.Message)
+	}
+}
+
+func printResult(w io.Writer, res *coordination.TeamResult) {
+	fmt.Fprintln(w)
+	fmt.Fprint(w, res.Summary())
+	if res.FinalAnswer != nil {
+		fmt.Fprintf(w, "\nFinal answer:\n%s\n", strings.TrimRight(*res.FinalAnswer, "\n"))
+	}
+	if res.StopReason != nil {
+		fmt.Fprintf(w, "\nStop reason: %s\n", *res.StopReason)
+	}
+}
+
+func derefStr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// stateDir resolves --state-dir, then MASSGEN_STATE_DIR, then ./.massgen.
+func stateDir(flag string) string {
+	switch {
+	case flag != "":
+		return flag
+	case os.Getenv("MASSGEN_STATE_DIR") != "":
+		return os.Getenv("MASSGEN_STATE_DIR")
+	}
+	return ".massgen"
+}
+
+// newService wires the file store and every backend into a service.
+func newService(dir string, parallel int) *coordination.Service {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return coordination.NewService(filestore.New(abs), coordination.Options{
+		Open:     backends.Open,
+		Parallel: parallel,
+		Logger:   logger,
+	})
+}

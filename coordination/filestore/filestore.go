@@ -1,0 +1,476 @@
+package filestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Store keeps sessions as directories under one sessions directory. It is
+// safe for concurrent use, and several processes may share one directory: every
+// write is atomic and every lock is a kernel file lock.
+type Store struct {
+	dir  string // the sessions directory, absolute
+	only string // set by ForSessionDir: the one session opened, whose name may break the id rules
+
+	mu    sync.Mutex
+	gates map[string]chan struct{} // per session dir: queues this process's waiters for the session lock
+}
+
+var _ coordination.Store = (*Store)(nil)
+
+// New returns the store for a state directory; sessions live in
+// <stateDir>/sessions, which is created with the first session.
+func New(stateDir string) *Store {
+	dir := filepath.Join(stateDir, "sessions")
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &Store{dir: dir}
+}
+
+// ForSessionDir opens one existing session directory wherever it is (for
+// example one that `massgen --step --session-dir` wrote). Its parent acts as the
+// sessions directory and its base name is the session id, returned with the
+// store; unlike ids given by clients, that name may contain dots.
+func ForSessionDir(dir string) (*Store, string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot resolve session directory %q: %w", dir, err)
+	}
+	id := filepath.Base(abs)
+	if id == "." || id == ".." || id == string(filepath.Separator) {
+		return nil, "", fmt.Errorf("%q is not a session directory; pass the directory that holds agents/: %w", dir, coordination.ErrBadInput)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return nil, "", fmt.Errorf("session directory %s does not exist or is not a directory; check the path: %w", abs, coordination.ErrSessionNotFound)
+	}
+	return &Store{dir: filepath.Dir(abs), only: id}, id, nil
+}
+
+// SessionsDir is the directory holding one directory per session.
+func (s *Store) SessionsDir() string { return s.dir }
+
+// Dir returns the absolute directory of a session, or "" for an invalid id.
+func (s *Store) Dir(id string) string {
+	dir, err := s.path(id)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// validID says whether id is safe as a path component. Session ids follow
+// DESIGN.md (^[A-Za-z0-9_-]{1,64}$); agent ids may also hold dots, but never
+// lead with one, which keeps out ".", ".." and our hidden lock and temp names.
+func validID(id string, dots bool) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		case c == '.' && dots && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func badSessionID(id string) error {
+	return fmt.Errorf("session id %q is not valid: use 1 to 64 letters, digits, '_' or '-': %w", id, coordination.ErrBadInput)
+}
+
+func badAgentID(id string) error {
+	return fmt.Errorf("agent id %q is not valid: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.': %w", id, coordination.ErrBadInput)
+}
+
+// path checks a session id and returns its directory, touching nothing.
+func (s *Store) path(id string) (string, error) {
+	if !validID(id, false) && (s.only == "" || id != s.only) {
+		return "", badSessionID(id)
+	}
+	return filepath.Join(s.dir, id), nil
+}
+
+// existing is path plus a check that the session is there.
+func (s *Store) existing(id string) (string, error) {
+	dir, err := s.path(id)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return "", s.notFound(id)
+		}
+		return "", fmt.Errorf("cannot open session %q: %w", id, err)
+	}
+	return dir, nil
+}
+
+func (s *Store) notFound(id string) error {
+	return fmt.Errorf("session %q not found in %s; run 'massgen-mcp status' to list the sessions there, or point --state-dir (MASSGEN_STATE_DIR) at the directory that holds it: %w",
+		id, s.dir, coordination.ErrSessionNotFound)
+}
+
+func agentPath(dir, agent string) (string, error) {
+	if !validID(agent, true) {
+		return "", badAgentID(agent)
+	}
+	return filepath.Join(dir, "agents", agent), nil
+}
+
+// Create writes a new session. The directory is assembled under a hidden temp
+// name and renamed into place without replacing, so a session appears whole
+// (session.json included) or not at all, and of two creators of one id exactly
+// one wins.
+func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if sess == nil {
+		return fmt.Errorf("there is no session to create: %w", coordination.ErrBadInput)
+	}
+	if !validID(sess.ID, false) {
+		return badSessionID(sess.ID)
+	}
+	seen := make(map[string]bool, len(sess.Agents))
+	for _, a := range sess.Agents {
+		if !validID(a.ID, true) {
+			return badAgentID(a.ID)
+		}
+		if seen[a.ID] {
+			return fmt.Errorf("agent id %q appears twice in the team; give every agent its own id: %w", a.ID, coordination.ErrBadInput)
+		}
+		seen[a.ID] = true
+	}
+	final := filepath.Join(s.dir, sess.ID)
+	if _, err := os.Lstat(final); err == nil {
+		return s.exists(sess.ID)
+	}
+	sessionJSON, err := marshal(sess)
+	if err != nil {
+		return fmt.Errorf("cannot encode session %q: %w", sess.ID, err)
+	}
+	var criteriaJSON []byte
+	if len(sess.Criteria) > 0 {
+		if criteriaJSON, err = marshal(massgenCriteria(sess.Criteria)); err != nil {
+			return fmt.Errorf("cannot encode the criteria of session %q: %w", sess.ID, err)
+		}
+	}
+
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create the sessions directory %s: %w", s.dir, err)
+	}
+	tmp, err := os.MkdirTemp(s.dir, "."+sess.ID+".tmp-")
+	if err != nil {
+		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := s.fillSessionDir(tmp, sess, sessionJSON, criteriaJSON); err != nil {
+		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, err)
+	}
+	if err := renameNoReplace(tmp, final); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return s.exists(sess.ID)
+		}
+		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, err)
+	}
+	done = true
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, err)
+	}
+	return nil
+}
+
+func (s *Store) exists(id string) error {
+	return fmt.Errorf("session %q already exists in %s; choose another id, or leave it out for a generated one: %w", id, s.dir, coordination.ErrSessionExists)
+}
+
+func (s *Store) fillSessionDir(tmp string, sess *coordination.Session, sessionJSON, criteriaJSON []byte) error {
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	agents := filepath.Join(tmp, "agents")
+	if err := os.Mkdir(agents, 0o755); err != nil {
+		return err
+	}
+	for _, a := range sess.Agents {
+		if err := os.Mkdir(filepath.Join(agents, a.ID), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := writeFileSync(filepath.Join(tmp, "session.json"), sessionJSON); err != nil {
+		return err
+	}
+	if criteriaJSON != nil {
+		if err := writeFileSync(filepath.Join(tmp, "eval_criteria.json"), criteriaJSON); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(agents); err != nil {
+		return err
+	}
+	return syncDir(tmp)
+}
+
+// Session loads a session's setup from session.json, or synthesises it for a
+// session MassGen wrote (no session.json).
+func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "session.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.foreignSession(dir, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read session %q: %w", id, err)
+	}
+	var sess coordination.Session
+	if err := json.Unmarshal(data, &sess); err != nil {
+		return nil, fmt.Errorf("session %q has a damaged session.json (%v); restore it or remove the session directory %s", id, err, dir)
+	}
+	// The directory name is how the session is addressed, even if it was
+	// copied or renamed.
+	sess.ID = id
+	return &sess, nil
+}
+
+// Sessions lists every session under the sessions directory, oldest first
+// (by created_at; for a MassGen-written session, its start or directory time).
+// A store opened with ForSessionDir lists only its session.
+func (s *Store) Sessions(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.only != "" {
+		return []string{s.only}, nil
+	}
+	des, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot list sessions in %s: %w", s.dir, err)
+	}
+	type dated struct {
+		id string
+		at time.Time
+	}
+	var found []dated
+	for _, de := range des {
+		if !de.IsDir() || !validID(de.Name(), false) {
+			continue
+		}
+		found = append(found, dated{de.Name(), createdAt(filepath.Join(s.dir, de.Name()))})
+	}
+	sort.Slice(found, func(i, j int) bool {
+		if !found[i].at.Equal(found[j].at) {
+			return found[i].at.Before(found[j].at)
+		}
+		return found[i].id < found[j].id
+	})
+	ids := make([]string, len(found))
+	for i, f := range found {
+		ids[i] = f.id
+	}
+	return ids, nil
+}
+
+// createdAt reads only created_at from session.json; sessions without one are
+// dated as foreign sessions are.
+func createdAt(dir string) time.Time {
+	if data, err := os.ReadFile(filepath.Join(dir, "session.json")); err == nil {
+		var head struct {
+			CreatedAt time.Time `json:"created_at"`
+		}
+		if json.Unmarshal(data, &head) == nil && !head.CreatedAt.IsZero() {
+			return head.CreatedAt
+		}
+	}
+	_, start := statusMeta(dir)
+	if !start.IsZero() {
+		return start
+	}
+	if fi, err := os.Stat(dir); err == nil {
+		return fi.ModTime()
+	}
+	return time.Time{}
+}
+
+// agentDirs lists the agents that have a directory, sorted.
+func agentDirs(dir string) ([]string, error) {
+	des, err := os.ReadDir(filepath.Join(dir, "agents"))
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, de := range des {
+		if de.IsDir() && validID(de.Name(), true) {
+			ids = append(ids, de.Name())
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// Ledger reads every agent's steps and the session entries.
+func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := agentDirs(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("cannot read the agents of session %q: %w", id, err)
+	}
+	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(agents))}
+	for _, a := range agents {
+		entries, err := readAgent(filepath.Join(dir, "agents", a), a)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the steps of agent %q in session %q: %w", a, id, err)
+		}
+		l.Agents[a] = entries
+	}
+	if l.Session, err = readSessionLog(dir); err != nil {
+		return nil, fmt.Errorf("cannot read the session log of %q: %w", id, err)
+	}
+	return l, nil
+}
+
+// InFlight tests every agent's step lock with F_OFD_GETLK: it sees locks held
+// by any process and never takes one.
+func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := agentDirs(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("cannot read the agents of session %q: %w", id, err)
+	}
+	held := make(map[string]bool)
+	for _, a := range agents {
+		locked, err := isLocked(filepath.Join(dir, "agents", a, ".step.lock"))
+		if err != nil {
+			return nil, fmt.Errorf("cannot test the step lock of agent %q in session %q: %w", a, id, err)
+		}
+		if locked {
+			held[a] = true
+		}
+	}
+	return held, nil
+}
+
+// gate is this process's queue for a session lock: waiters in one process
+// hand the lock over through a channel at once, and only the queue's head polls
+// the file lock when another process holds it.
+func (s *Store) gate(dir string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gates == nil {
+		s.gates = make(map[string]chan struct{})
+	}
+	g, ok := s.gates[dir]
+	if !ok {
+		g = make(chan struct{}, 1)
+		s.gates[dir] = g
+	}
+	return g
+}
+
+// LockSession blocks until it holds the session lock or ctx ends. An
+// uncontended lock costs one open and one fcntl; against another process it
+// polls with backoff, because a blocking F_OFD_SETLKW cannot be abandoned when
+// ctx ends.
+func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	g := s.gate(dir)
+	// A free lock is taken even when ctx has ended: the entry recording a
+	// cancellation is written under this lock, often with the cancelled ctx.
+	select {
+	case g <- struct{}{}:
+	default:
+		select {
+		case g <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("gave up waiting for the session lock of %q: %w", id, ctx.Err())
+		}
+	}
+	path := filepath.Join(dir, ".session.lock")
+	wait := 100 * time.Microsecond
+	for {
+		l, ok, err := tryLock(path)
+		if err != nil {
+			<-g
+			return nil, fmt.Errorf("cannot take the session lock of %q: %w", id, err)
+		}
+		if ok {
+			var once sync.Once
+			return func() { once.Do(func() { l.release(); <-g }) }, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			<-g
+			return nil, fmt.Errorf("gave up waiting for the session lock of %q, held by another process: %w", id, ctx.Err())
+		}
+		wait = min(2*wait, 20*time.Millisecond)
+	}
+}
+
+// LockRun takes the session's run lock or fails at once with
+// ErrSessionRunning.
+func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	l, ok, err := tryLock(filepath.Join(dir, ".run.lock"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot take the run lock of session %q: %w", id, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("session %q is already being run by a loop in this or another massgen-mcp process; wait for it (team_status) or stop it with cancel_team: %w",
+			id, coordination.ErrSessionRunning)
+	}
+	var once sync.Once
+	return func() { once.Do(l.release) }, nil
+}

@@ -1,0 +1,59 @@
+//go:build unix && !linux
+
+package filestore
+
+import (
+	"fmt"
+	"io/fs"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileLock is a held flock(2) lock. Off Linux there are no OFD locks; flock
+// locks also belong to the open file description and vanish with the process.
+type fileLock struct{ fd int }
+
+func tryLock(path string) (*fileLock, bool, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
+		if err == unix.EWOULDBLOCK {
+			return nil, false, nil
+		}
+		return nil, false, &fs.PathError{Op: "flock", Path: path, Err: err}
+	}
+	return &fileLock{fd: fd}, true, nil
+}
+
+func (l *fileLock) release() { unix.Close(l.fd) }
+
+// isLocked has no side-effect-free test with flock: it takes a shared lock for
+// an instant, which can make a step starting at that very moment busy. Linux,
+// the supported platform, uses F_OFD_GETLK instead.
+func isLocked(path string) (bool, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return false, nil
+	}
+	if err != nil {
+		return false, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		if err == unix.EWOULDBLOCK {
+			return true, nil
+		}
+		return false, &fs.PathError{Op: "flock", Path: path, Err: err}
+	}
+	return false, nil
+}
+
+func renameNoReplace(oldpath, newpath string) error {
+	if err := renameChecked(oldpath, newpath); err != nil {
+		return fmt.Errorf("rename %s: %w", oldpath, err)
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Session-level writes do not consult ctx: they record endings (cancelled,
+// finished) that are written exactly when a context has ended.
+
+// AppendSession writes the next session_log/NNN.json; the caller holds the
+// session lock, and the file is created without replacing, so a caller that
+// forgot the lock gets an error rather than a lost entry.
+func (s *Store) AppendSession(_ context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	dir, err := s.existing(id)
+	if err != nil {
+		return e, err
+	}
+	logDir := filepath.Join(dir, "session_log")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, err)
+	}
+	files, err := numbered(logDir, ".json", false)
+	if err != nil {
+		return e, fmt.Errorf("cannot read the session log of %q: %w", id, err)
+	}
+	e.Seq = 1
+	if len(files) > 0 {
+		e.Seq = files[len(files)-1].n + 1
+	}
+	e.Time = normTime(e.Time)
+	data, err := marshal(e)
+	if err != nil {
+		return e, fmt.Errorf("cannot encode a session entry for %q: %w", id, err)
+	}
+	if err := writeNew(logDir, stepName(e.Seq)+".json", data); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return e, fmt.Errorf("session entry %d of %q was written concurrently; session entries need the session lock: %w", e.Seq, id, err)
+		}
+		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, err)
+	}
+	return e, nil
+}
+
+func readSessionLog(dir string) ([]coordination.SessionEntry, error) {
+	logDir := filepath.Join(dir, "session_log")
+	files, err := numbered(logDir, ".json", false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []coordination.SessionEntry
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(logDir, f.name))
+		if err != nil {
+			return nil, err
+		}
+		var e coordination.SessionEntry
+		if err := json.Unmarshal(data, &e); err != nil {
+			// Our writes are atomic, so this is damage, not a torn write:
+			// skipping it could lose a "finished" and run the session again.
+			return nil, fmt.Errorf("session_log/%s is damaged (%v); restore or remove it", f.name, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// AppendEvent adds one line to events.jsonl. O_APPEND makes each single
+// write land whole at the end, whoever else is appending; the timeline is not
+// protocol state, so it is not fsynced.
+func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event) error {
+	dir, err := s.existing(id)
+	if err != nil {
+		return err
+	}
+	ev.Time = normTime(ev.Time)
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("cannot encode an event for session %q: %w", id, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot open the timeline of session %q: %w", id, err)
+	}
+	_, err = f.Write(append(line, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot append to the timeline of session %q: %w", id, err)
+	}
+	return nil
+}
+
+// Events reads the timeline. A line that does not parse (the torn tail of a
+// crashed writer) is skipped.
+func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return []coordination.Event{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the timeline of session %q: %w", id, err)
+	}
+	out := []coordination.Event{}
+	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var ev coordination.Event
+		if json.Unmarshal(line, &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// WriteStatus replaces status.json atomically.
+func (s *Store) WriteStatus(_ context.Context, id string, statusJSON []byte) error {
+	dir, err := s.existing(id)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(dir, "status.json", statusJSON); err != nil {
+		return fmt.Errorf("cannot write status.json of session %q: %w", id, err)
+	}
+	return nil
+}
+
+// WriteFinal writes final/result.json and final/answer.md, each atomically;
+// answer.md first, so a result.json on disk always has its answer beside it.
+func (s *Store) WriteFinal(_ context.Context, id string, resultJSON []byte, answer string) error {
+	dir, err := s.existing(id)
+	if err != nil {
+		return err
+	}
+	final := filepath.Join(dir, "final")
+	err = os.MkdirAll(final, 0o755)
+	if err == nil {
+		err = writeAtomic(final, "answer.md", []byte(answer))
+	}
+	if err == nil {
+		err = writeAtomic(final, "result.json", resultJSON)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write the final answer of session %q: %w", id, err)
+	}
+	return nil
+}
+
+// SaveView records the view last issued to a host agent
+// (agents/<id>/host_view.json).
+func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.IssuedView) error {
+	dir, err := s.existing(id)
+	if err != nil {
+		return err
+	}
+	agentDir, err := agentPath(dir, agent)
+	if err != nil {
+		return err
+	}
+	v.IssuedAt = normTime(v.IssuedAt)
+	data, err := marshal(v)
+	if err == nil {
+		err = os.MkdirAll(agentDir, 0o755)
+	}
+	if err == nil {
+		err = writeAtomic(agentDir, "host_view.json", data)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot record the view issued to agent %q in session %q: %w", agent, id, err)
+	}
+	return nil
+}
+
+// View reads the view last issued to a host agent, nil if none was.
+func (s *Store) View(ctx context.Context, id, agent string) (*coordination.IssuedView, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	agentDir, err := agentPath(dir, agent)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(agentDir, "host_view.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the view issued to agent %q in session %q: %w", agent, id, err)
+	}
+	var v coordination.IssuedView
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("the view issued to agent %q in session %q is damaged (%v); ask for a fresh view", agent, id, err)
+	}
+	return &v, nil
+}

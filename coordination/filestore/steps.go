@@ -1,0 +1,400 @@
+package filestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// The step files. MassGen's own keys come first (it reads only those); the
+// rest are ours, and MassGen's readers ignore them.
+
+type answerFile struct {
+	AgentID         string           `json:"agent_id"`
+	Answer          string           `json:"answer"`
+	Timestamp       string           `json:"timestamp"`
+	Label           string           `json:"label"`
+	AnswerNumber    int              `json:"answer_number"`
+	SeenSteps       map[string]int   `json:"seen_steps"`
+	Usage           *providers.Usage `json:"usage"`
+	Cost            *float64         `json:"cost"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	Step            int              `json:"step"`
+}
+
+type voteFile struct {
+	Voter           string           `json:"voter"`
+	Target          string           `json:"target"`
+	Reason          string           `json:"reason"`
+	SeenSteps       map[string]int   `json:"seen_steps"`
+	Timestamp       string           `json:"timestamp"`
+	TargetLabel     string           `json:"target_label"`
+	Revote          bool             `json:"revote"`
+	Usage           *providers.Usage `json:"usage"`
+	Cost            *float64         `json:"cost"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	Step            int              `json:"step"`
+}
+
+type errorFile struct {
+	AgentID         string           `json:"agent_id"`
+	Class           providers.Class  `json:"class"`
+	Message         string           `json:"message"`
+	Timestamp       string           `json:"timestamp"`
+	Usage           *providers.Usage `json:"usage"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	Step            int              `json:"step"`
+}
+
+// lastActionFile is MassGen's agents/<id>/last_action.json, key for key.
+type lastActionFile struct {
+	AgentID         string         `json:"agent_id"`
+	Action          string         `json:"action"` // new_answer | vote | error
+	AnswerText      *string        `json:"answer_text"`
+	VoteTarget      *string        `json:"vote_target"`
+	VoteReason      *string        `json:"vote_reason"`
+	Timestamp       string         `json:"timestamp"`
+	StepNumber      int            `json:"step_number"`
+	DurationSeconds float64        `json:"duration_seconds"`
+	Cost            lastActionCost `json:"cost"`
+	WorkspacePath   *string        `json:"workspace_path"`
+}
+
+type lastActionCost struct {
+	InputTokens   int64    `json:"input_tokens"`
+	OutputTokens  int64    `json:"output_tokens"`
+	EstimatedCost *float64 `json:"estimated_cost"`
+}
+
+// seenOrEmpty writes a missing seen_steps as {} (what MassGen writes); both
+// mean "stale" to every reader.
+func seenOrEmpty(m map[string]int) map[string]int {
+	if m == nil {
+		return map[string]int{}
+	}
+	return m
+}
+
+func seenOrNil(m map[string]int) map[string]int {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func usageOf(u *providers.Usage, cost *float64) providers.Usage {
+	if u != nil {
+		return *u
+	}
+	// A step MassGen wrote has no usage; its cost, if a writer added one, is
+	// still worth keeping.
+	return providers.Usage{CostUSD: cost}
+}
+
+// stepFile renders an entry as the one file of its step directory.
+func stepFile(e coordination.Entry) (name string, data []byte, err error) {
+	u := e.Usage
+	switch e.Kind {
+	case coordination.KindAnswer:
+		data, err = marshal(answerFile{
+			AgentID: e.Agent, Answer: e.Content, Timestamp: stamp(e.Time),
+			Label: e.Label, AnswerNumber: e.AnswerNum, SeenSteps: seenOrEmpty(e.SeenSteps),
+			Usage: &u, Cost: u.CostUSD, DurationSeconds: e.DurationSeconds, Step: e.Step,
+		})
+		return "answer.json", data, err
+	case coordination.KindVote:
+		data, err = marshal(voteFile{
+			Voter: e.Agent, Target: e.Target, Reason: e.Reason, SeenSteps: seenOrEmpty(e.SeenSteps),
+			Timestamp: stamp(e.Time), TargetLabel: e.TargetLabel, Revote: e.Revote,
+			Usage: &u, Cost: u.CostUSD, DurationSeconds: e.DurationSeconds, Step: e.Step,
+		})
+		return "vote.json", data, err
+	case coordination.KindError:
+		data, err = marshal(errorFile{
+			AgentID: e.Agent, Class: e.Class, Message: e.Message, Timestamp: stamp(e.Time),
+			Usage: &u, DurationSeconds: e.DurationSeconds, Step: e.Step,
+		})
+		return "error.json", data, err
+	}
+	return "", nil, fmt.Errorf("entry kind %q is not answer, vote or error: %w", e.Kind, coordination.ErrBadInput)
+}
+
+func lastAction(e coordination.Entry) lastActionFile {
+	la := lastActionFile{
+		AgentID: e.Agent, Timestamp: stamp(e.Time), StepNumber: e.Step,
+		DurationSeconds: e.DurationSeconds,
+		Cost: lastActionCost{
+			InputTokens: e.Usage.Input, OutputTokens: e.Usage.Output, EstimatedCost: e.Usage.CostUSD,
+		},
+	}
+	switch e.Kind {
+	case coordination.KindAnswer:
+		la.Action = providers.ToolNewAnswer
+		la.AnswerText = &e.Content
+	case coordination.KindVote:
+		la.Action = providers.ToolVote
+		la.VoteTarget, la.VoteReason = &e.Target, &e.Reason
+	default:
+		la.Action = "error"
+	}
+	return la
+}
+
+// readStep reads one step directory. As in MassGen's loader, answer.json wins
+// over vote.json; an unreadable answer is skipped, while an unreadable vote is
+// still a vote, one without seen_steps and therefore stale (is_vote_stale). ok
+// is false for a directory that records nothing.
+func readStep(dir, agent string, step int) (e coordination.Entry, ok bool, err error) {
+	e = coordination.Entry{Agent: agent, Step: step}
+	data, err := os.ReadFile(filepath.Join(dir, "answer.json"))
+	if err == nil {
+		var f answerFile
+		if json.Unmarshal(data, &f) != nil {
+			return e, false, nil
+		}
+		e.Kind, e.Time = coordination.KindAnswer, parseStamp(f.Timestamp)
+		e.Content, e.Label, e.AnswerNum = f.Answer, f.Label, f.AnswerNumber
+		e.SeenSteps = seenOrNil(f.SeenSteps)
+		e.Usage, e.DurationSeconds = usageOf(f.Usage, f.Cost), f.DurationSeconds
+		return e, true, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return e, false, err
+	}
+
+	data, err = os.ReadFile(filepath.Join(dir, "vote.json"))
+	if err == nil {
+		e.Kind = coordination.KindVote
+		var f voteFile
+		if json.Unmarshal(data, &f) != nil {
+			return e, true, nil
+		}
+		e.Time = parseStamp(f.Timestamp)
+		e.Target, e.TargetLabel, e.Reason, e.Revote = f.Target, f.TargetLabel, f.Reason, f.Revote
+		e.SeenSteps = seenOrNil(f.SeenSteps)
+		e.Usage, e.DurationSeconds = usageOf(f.Usage, f.Cost), f.DurationSeconds
+		return e, true, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return e, false, err
+	}
+
+	data, err = os.ReadFile(filepath.Join(dir, "error.json"))
+	if err == nil {
+		e.Kind = coordination.KindError
+		var f errorFile
+		if jerr := json.Unmarshal(data, &f); jerr != nil {
+			e.Class, e.Message = providers.ClassProvider, "error.json could not be read: "+jerr.Error()
+			return e, true, nil
+		}
+		e.Time, e.Class, e.Message = parseStamp(f.Timestamp), f.Class, f.Message
+		e.Usage, e.DurationSeconds = usageOf(f.Usage, nil), f.DurationSeconds
+		return e, true, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return e, false, err
+	}
+	return e, false, nil
+}
+
+// readAgent reads an agent's steps in order, numbering answers that do not
+// say their number (MassGen's files never do).
+func readAgent(agentDir, agent string) ([]coordination.Entry, error) {
+	steps, err := numbered(agentDir, "", true)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return []coordination.Entry{}, nil
+		}
+		return nil, err
+	}
+	entries := make([]coordination.Entry, 0, len(steps))
+	answers := 0
+	for _, st := range steps {
+		e, ok, err := readStep(filepath.Join(agentDir, st.name), agent, st.n)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if e.Kind == coordination.KindAnswer {
+			answers++
+			if e.AnswerNum == 0 {
+				e.AnswerNum = answers
+			}
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// LockStep takes an agent's step lock without waiting and allocates the step
+// number under it: one more than the highest step directory, as MassGen does.
+func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.existing(id)
+	if err != nil {
+		return nil, err
+	}
+	agentDir, err := agentPath(dir, agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(agentDir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot prepare agent %q of session %q: %w", agent, id, err)
+	}
+	l, ok, err := tryLock(filepath.Join(agentDir, ".step.lock"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot take the step lock of agent %q in session %q: %w", agent, id, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("agent %q of session %q already has a step in flight; wait for it to land (team_status lists agents in flight), then step it again: %w",
+			agent, id, coordination.ErrAgentBusy)
+	}
+	steps, err := numbered(agentDir, "", true)
+	if err != nil {
+		l.release()
+		return nil, fmt.Errorf("cannot read the steps of agent %q in session %q: %w", agent, id, err)
+	}
+	next := 1
+	if len(steps) > 0 {
+		next = steps[len(steps)-1].n + 1
+	}
+	return &stepLock{id: id, agent: agent, dir: agentDir, step: next, lock: l}, nil
+}
+
+type stepLock struct {
+	id, agent, dir string
+	step           int
+
+	mu       sync.Mutex
+	lock     *fileLock // nil once released
+	appended bool
+}
+
+func (l *stepLock) Step() int { return l.step }
+
+func (l *stepLock) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lock != nil {
+		l.lock.release()
+		l.lock = nil
+	}
+}
+
+// Append writes the step directory whole (built under a hidden temp name and
+// renamed into place) and then last_action.json. MassGen's loader skips the
+// hidden temp name, so a crash mid-step leaves no trace it would read.
+//
+// ctx is not consulted: the entry that records a cancelled or timed-out step
+// is written exactly when the step's context has ended.
+func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lock == nil {
+		return coordination.Entry{}, fmt.Errorf("the step lock of agent %q in session %q was released; take a new one to record a step", l.agent, l.id)
+	}
+	if l.appended {
+		return coordination.Entry{}, fmt.Errorf("step %d of agent %q in session %q is already recorded; take a new step lock for the next one", l.step, l.agent, l.id)
+	}
+	if e.Agent != "" && e.Agent != l.agent {
+		return coordination.Entry{}, fmt.Errorf("an entry of agent %q cannot be recorded under the step lock of agent %q: %w", e.Agent, l.agent, coordination.ErrBadInput)
+	}
+	e.Agent, e.Step, e.Time = l.agent, l.step, normTime(e.Time)
+	e.SeenSteps = seenOrNil(e.SeenSteps)
+	if e.Kind == coordination.KindAnswer && e.AnswerNum == 0 {
+		n, err := countAnswers(l.dir)
+		if err != nil {
+			return coordination.Entry{}, fmt.Errorf("cannot count the answers of agent %q in session %q: %w", l.agent, l.id, err)
+		}
+		e.AnswerNum = n + 1
+	}
+	name, data, err := stepFile(e)
+	if err != nil {
+		return coordination.Entry{}, err
+	}
+	if err := writeStepDir(l.dir, l.step, name, data); err != nil {
+		return coordination.Entry{}, fmt.Errorf("cannot record step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+	}
+	l.appended = true
+	la, err := marshal(lastAction(e))
+	if err == nil {
+		err = writeAtomic(l.dir, "last_action.json", la)
+	}
+	if err != nil {
+		return keepOnly(e), fmt.Errorf("step %d of agent %q in session %q is recorded, but last_action.json could not be written: %w", l.step, l.agent, l.id, err)
+	}
+	return keepOnly(e), nil
+}
+
+// keepOnly returns the entry as a later read returns it: only the fields its
+// file keeps.
+func keepOnly(e coordination.Entry) coordination.Entry {
+	out := coordination.Entry{
+		Agent: e.Agent, Step: e.Step, Kind: e.Kind, Time: e.Time,
+		Usage: e.Usage, DurationSeconds: e.DurationSeconds,
+	}
+	switch e.Kind {
+	case coordination.KindAnswer:
+		out.Content, out.AnswerNum, out.Label, out.SeenSteps = e.Content, e.AnswerNum, e.Label, e.SeenSteps
+	case coordination.KindVote:
+		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
+	case coordination.KindError:
+		out.Class, out.Message = e.Class, e.Message
+	}
+	return out
+}
+
+func countAnswers(agentDir string) (int, error) {
+	steps, err := numbered(agentDir, "", true)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, st := range steps {
+		if _, err := os.Stat(filepath.Join(agentDir, st.name, "answer.json")); err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// writeStepDir makes agentDir/NNN appear with its one file, whole or not at
+// all.
+func writeStepDir(agentDir string, step int, name string, data []byte) error {
+	tmp, err := os.MkdirTemp(agentDir, "."+stepName(step)+".tmp-")
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := writeFileSync(filepath.Join(tmp, name), data); err != nil {
+		return err
+	}
+	if err := syncDir(tmp); err != nil {
+		return err
+	}
+	if err := renameNoReplace(tmp, filepath.Join(agentDir, stepName(step))); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("step directory %s was created by a writer that does not take our step lock (a MassGen process?): %w", stepName(step), err)
+		}
+		return err
+	}
+	done = true
+	return syncDir(agentDir)
+}

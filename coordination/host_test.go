@@ -1,0 +1,143 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+func TestHostDrivesATeamWithViewsAndSeenSteps(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	h := newHarness(t, provs)
+	ctx := context.Background()
+	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
+		{ID: "agent_a", Model: models[0]}, {ID: "agent_b", Model: models[1]}, {ID: "me", Model: "host"},
+	}})
+	sc[0].replies = []any{answer("4")}
+	sc[1].replies = []any{answer("four")}
+
+	// Round 0: the host's first view is blind.
+	view, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Action != "view" || len(view.View.Actions) != 1 || view.View.Actions[0] != "new_answer" || !strings.Contains(view.View.Prompt, "no answers available yet") {
+		t.Fatalf("blind view: %+v", view.View)
+	}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "2+2=4"}); !errors.Is(err, coordination.ErrStaleView) {
+		t.Fatalf("a submission without seen_steps is refused: %v", err)
+	}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "2+2=4", SeenSteps: view.SeenSteps}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"agent_a", "agent_b"} {
+		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A server agent cannot take a host action, and a host cannot be run.
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a", Action: "vote", Target: "agent1"}); !errors.Is(err, coordination.ErrNotHost) {
+		t.Fatalf("host action for a server agent: %v", err)
+	}
+	if _, err := h.svc.Run(ctx, s.ID, nil); !errors.Is(err, coordination.ErrHostInRunTeam) {
+		t.Fatalf("run_team with a host: %v", err)
+	}
+
+	view, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view.View.VoteEnum) != 3 || len(view.View.Actions) != 2 {
+		t.Fatalf("second view: %+v", view.View)
+	}
+	// A second view replaces the first: the old seen_steps are refused.
+	old := map[string]int{"agent_a": 0, "agent_b": 0, "me": 1}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: "agent1", SeenSteps: old}); !errors.Is(err, coordination.ErrStaleView) {
+		t.Fatalf("outdated seen_steps: %v", err)
+	}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: "agent9", SeenSteps: view.SeenSteps}); !errors.Is(err, coordination.ErrBadAction) {
+		t.Fatalf("invalid target: %v", err)
+	}
+	target := anon(s, "agent_a") + ".1"
+	res, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: target, Reason: "right", SeenSteps: view.SeenSteps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Action != "vote" || res.Stale || res.TargetLabel != target {
+		t.Fatalf("vote result %+v", res)
+	}
+	sc[0].replies = []any{vote(anon(s, "agent_a"))}
+	sc[1].replies = []any{vote(anon(s, "agent_a"))}
+	h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	last, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !last.Finished || last.Result.Winner.AgentID != "agent_a" {
+		t.Fatalf("the settling step finishes the session: %+v", last)
+	}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"}); !errors.Is(err, coordination.ErrSessionFinished) {
+		t.Fatalf("stepping a finished session: %v", err)
+	}
+}
+
+func TestStepRefusesAgentNotDue(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	h := newHarness(t, provs)
+	ctx := context.Background()
+	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	sc[0].replies = []any{answer("4")}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	if !errors.Is(err, coordination.ErrNotNext) || !strings.Contains(err.Error(), "first answer") || !strings.Contains(err.Error(), "agent_b") {
+		t.Fatalf("want the barrier named and who is due: %v", err)
+	}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "nobody"}); !errors.Is(err, coordination.ErrAgentNotFound) {
+		t.Fatalf("unknown agent: %v", err)
+	}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: "nope", AgentID: "agent_a"}); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+func TestSecondStepForBusyAgentIsRefused(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	slow := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		started <- struct{}{}
+		<-release
+		return answer("4"), providers.Free(), nil
+	})
+	models, _, provs := scriptedTeam(t, 2)
+	provs[models[0]] = slow
+	h := newHarness(t, provs)
+	ctx := context.Background()
+	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	done := make(chan error)
+	go func() {
+		_, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+		done <- err
+	}()
+	<-started
+	_, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	if !errors.Is(err, coordination.ErrAgentBusy) {
+		t.Fatalf("second step: %v", err)
+	}
+	st, _ := h.svc.Status(ctx, s.ID)
+	if st.Agents[0].Status != "streaming" || st.Agents[0].Next {
+		t.Fatalf("in flight shows: %+v", st.Agents[0])
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.ledger(s.ID).Agents["agent_a"]); n != 1 {
+		t.Fatalf("one step landed, got %d", n)
+	}
+}

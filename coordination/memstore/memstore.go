@@ -1,0 +1,614 @@
+package memstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/criteria"
+)
+
+// Store keeps sessions in memory. It is safe for concurrent use. A session
+// costs a few small maps plus its entries.
+type Store struct {
+	mu       sync.RWMutex
+	sessions map[string]*session
+}
+
+var _ coordination.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store { return &Store{sessions: make(map[string]*session)} }
+
+type session struct {
+	setup *coordination.Session // immutable after Create
+
+	mu      sync.Mutex
+	agents  map[string]*agentLog
+	log     []coordination.SessionEntry
+	events  []coordination.Event
+	status  []byte
+	result  []byte
+	answer  string
+	views   map[string]coordination.IssuedView
+	running bool
+
+	gate chan struct{} // the session lock: full while held
+}
+
+type agentLog struct {
+	entries []coordination.Entry
+	busy    bool // step lock held
+}
+
+// validID mirrors the file store's rule, so both stores refuse the same ids.
+func validID(id string, dots bool) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		case c == '.' && dots && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func badSessionID(id string) error {
+	return fmt.Errorf("session id %q is not valid: use 1 to 64 letters, digits, '_' or '-': %w", id, coordination.ErrBadInput)
+}
+
+func badAgentID(id string) error {
+	return fmt.Errorf("agent id %q is not valid: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.': %w", id, coordination.ErrBadInput)
+}
+
+func (s *Store) get(id string) (*session, error) {
+	if !validID(id, false) {
+		return nil, badSessionID(id)
+	}
+	s.mu.RLock()
+	ss := s.sessions[id]
+	s.mu.RUnlock()
+	if ss == nil {
+		return nil, fmt.Errorf("session %q not found in this server's memory (it keeps no sessions across restarts); run 'massgen-mcp status' or start a new team: %w",
+			id, coordination.ErrSessionNotFound)
+	}
+	return ss, nil
+}
+
+// Create stores a copy of the session.
+func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if sess == nil {
+		return fmt.Errorf("there is no session to create: %w", coordination.ErrBadInput)
+	}
+	if !validID(sess.ID, false) {
+		return badSessionID(sess.ID)
+	}
+	agents := make(map[string]*agentLog, len(sess.Agents))
+	for _, a := range sess.Agents {
+		if !validID(a.ID, true) {
+			return badAgentID(a.ID)
+		}
+		if agents[a.ID] != nil {
+			return fmt.Errorf("agent id %q appears twice in the team; give every agent its own id: %w", a.ID, coordination.ErrBadInput)
+		}
+		agents[a.ID] = &agentLog{}
+	}
+	setup := copySession(sess)
+	// Foreign describes a session MassGen wrote on disk; the file store cannot
+	// keep the flag either.
+	setup.Foreign = false
+	ss := &session{setup: setup, agents: agents, gate: make(chan struct{}, 1)}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[sess.ID] != nil {
+		return fmt.Errorf("session %q already exists; choose another id, or leave it out for a generated one: %w", sess.ID, coordination.ErrSessionExists)
+	}
+	s.sessions[sess.ID] = ss
+	return nil
+}
+
+// Session returns a copy of the session's setup.
+func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	return copySession(ss.setup), nil
+}
+
+// Sessions lists the ids, oldest first by CreatedAt (ties by id).
+func (s *Store) Sessions(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	type dated struct {
+		id string
+		at time.Time
+	}
+	all := make([]dated, 0, len(s.sessions))
+	for id, ss := range s.sessions {
+		all = append(all, dated{id, ss.setup.CreatedAt})
+	}
+	s.mu.RUnlock()
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].at.Equal(all[j].at) {
+			return all[i].at.Before(all[j].at)
+		}
+		return all[i].id < all[j].id
+	})
+	ids := make([]string, len(all))
+	for i, d := range all {
+		ids[i] = d.id
+	}
+	return ids, nil
+}
+
+// Ledger returns a copy of every entry.
+func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(ss.agents))}
+	for a, al := range ss.agents {
+		entries := make([]coordination.Entry, len(al.entries))
+		for i, e := range al.entries {
+			entries[i] = copyEntry(e)
+		}
+		l.Agents[a] = entries
+	}
+	if len(ss.log) > 0 {
+		l.Session = make([]coordination.SessionEntry, len(ss.log))
+		for i, e := range ss.log {
+			l.Session[i] = copySessionEntry(e)
+		}
+	}
+	return l, nil
+}
+
+// InFlight lists the agents whose step lock is held.
+func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	held := make(map[string]bool)
+	for a, al := range ss.agents {
+		if al.busy {
+			held[a] = true
+		}
+	}
+	return held, nil
+}
+
+// LockStep takes an agent's step lock or fails at once with ErrAgentBusy.
+func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if !validID(agent, true) {
+		return nil, badAgentID(agent)
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	al := ss.agents[agent]
+	if al == nil {
+		// As on disk, an agent's record starts with its first lock.
+		al = &agentLog{}
+		ss.agents[agent] = al
+	}
+	if al.busy {
+		return nil, fmt.Errorf("agent %q of session %q already has a step in flight; wait for it to land (team_status lists agents in flight), then step it again: %w",
+			agent, id, coordination.ErrAgentBusy)
+	}
+	al.busy = true
+	next := 1
+	if n := len(al.entries); n > 0 {
+		next = al.entries[n-1].Step + 1
+	}
+	return &stepLock{s: ss, id: id, agent: agent, step: next}, nil
+}
+
+type stepLock struct {
+	s         *session
+	id, agent string
+	step      int
+	released  bool // guarded by s.mu
+	appended  bool // guarded by s.mu
+}
+
+func (l *stepLock) Step() int { return l.step }
+
+func (l *stepLock) Release() {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if !l.released {
+		l.released = true
+		l.s.agents[l.agent].busy = false
+	}
+}
+
+// Append records the entry; ctx is not consulted, as in the file store (the
+// entry of a cancelled step is written after its context ended).
+func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination.Entry, error) {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if l.released {
+		return coordination.Entry{}, fmt.Errorf("the step lock of agent %q in session %q was released; take a new one to record a step", l.agent, l.id)
+	}
+	if l.appended {
+		return coordination.Entry{}, fmt.Errorf("step %d of agent %q in session %q is already recorded; take a new step lock for the next one", l.step, l.agent, l.id)
+	}
+	if e.Agent != "" && e.Agent != l.agent {
+		return coordination.Entry{}, fmt.Errorf("an entry of agent %q cannot be recorded under the step lock of agent %q: %w", e.Agent, l.agent, coordination.ErrBadInput)
+	}
+	switch e.Kind {
+	case coordination.KindAnswer, coordination.KindVote, coordination.KindError:
+	default:
+		return coordination.Entry{}, fmt.Errorf("entry kind %q is not answer, vote or error: %w", e.Kind, coordination.ErrBadInput)
+	}
+	al := l.s.agents[l.agent]
+	e = keepOnly(e)
+	e.Agent, e.Step = l.agent, l.step
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC().Truncate(time.Millisecond)
+	if e.Kind == coordination.KindAnswer && e.AnswerNum == 0 {
+		n := 1
+		for _, old := range al.entries {
+			if old.Kind == coordination.KindAnswer {
+				n++
+			}
+		}
+		e.AnswerNum = n
+	}
+	al.entries = append(al.entries, e)
+	l.appended = true
+	return copyEntry(e), nil
+}
+
+// LockSession blocks until it holds the session lock or ctx ends.
+func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	// A free lock is taken even when ctx has ended, as in the file store.
+	select {
+	case ss.gate <- struct{}{}:
+	default:
+		select {
+		case ss.gate <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("gave up waiting for the session lock of %q: %w", id, ctx.Err())
+		}
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-ss.gate }) }, nil
+}
+
+// LockRun takes the run lock or fails at once with ErrSessionRunning.
+func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.running {
+		return nil, fmt.Errorf("session %q is already being run by a loop in this server; wait for it (team_status) or stop it with cancel_team: %w",
+			id, coordination.ErrSessionRunning)
+	}
+	ss.running = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ss.mu.Lock()
+			ss.running = false
+			ss.mu.Unlock()
+		})
+	}, nil
+}
+
+// AppendSession records a session entry and assigns its Seq.
+func (s *Store) AppendSession(_ context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	ss, err := s.get(id)
+	if err != nil {
+		return e, err
+	}
+	e = copySessionEntry(e)
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC().Truncate(time.Millisecond)
+	ss.mu.Lock()
+	e.Seq = len(ss.log) + 1
+	ss.log = append(ss.log, e)
+	ss.mu.Unlock()
+	return copySessionEntry(e), nil
+}
+
+// AppendEvent adds an event to the timeline.
+func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event) error {
+	ss, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	ev.Time = ev.Time.UTC().Truncate(time.Millisecond)
+	ev.Data = copyAny(ev.Data)
+	ss.mu.Lock()
+	ss.events = append(ss.events, ev)
+	ss.mu.Unlock()
+	return nil
+}
+
+// Events returns a copy of the timeline.
+func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := make([]coordination.Event, len(ss.events))
+	for i, ev := range ss.events {
+		ev.Data = copyAny(ev.Data)
+		out[i] = ev
+	}
+	return out, nil
+}
+
+// WriteStatus keeps the latest status document.
+func (s *Store) WriteStatus(_ context.Context, id string, statusJSON []byte) error {
+	ss, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	ss.status = append([]byte(nil), statusJSON...)
+	ss.mu.Unlock()
+	return nil
+}
+
+// WriteFinal keeps the final result and answer.
+func (s *Store) WriteFinal(_ context.Context, id string, resultJSON []byte, answer string) error {
+	ss, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	ss.result, ss.answer = append([]byte(nil), resultJSON...), answer
+	ss.mu.Unlock()
+	return nil
+}
+
+// Status returns the latest status document written, nil if none.
+func (s *Store) Status(id string) []byte {
+	ss, err := s.get(id)
+	if err != nil {
+		return nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]byte(nil), ss.status...)
+}
+
+// Final returns the final result and answer written, nil and "" if none.
+func (s *Store) Final(id string) (resultJSON []byte, answer string) {
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, ""
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]byte(nil), ss.result...), ss.answer
+}
+
+// SaveView records the view last issued to a host agent.
+func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.IssuedView) error {
+	ss, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	if !validID(agent, true) {
+		return badAgentID(agent)
+	}
+	v = copyView(v)
+	if v.IssuedAt.IsZero() {
+		v.IssuedAt = time.Now()
+	}
+	v.IssuedAt = v.IssuedAt.UTC().Truncate(time.Millisecond)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.views == nil {
+		ss.views = make(map[string]coordination.IssuedView)
+	}
+	ss.views[agent] = v
+	return nil
+}
+
+// View returns the view last issued to a host agent, nil if none was.
+func (s *Store) View(ctx context.Context, id, agent string) (*coordination.IssuedView, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if !validID(agent, true) {
+		return nil, badAgentID(agent)
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	v, ok := ss.views[agent]
+	if !ok {
+		return nil, nil
+	}
+	v = copyView(v)
+	return &v, nil
+}
+
+// Dir is "": memory sessions have no directory.
+func (s *Store) Dir(string) string { return "" }
+
+// keepOnly drops the fields an entry of its kind does not carry, as the file
+// store's step files do, so both stores return the same entries.
+func keepOnly(e coordination.Entry) coordination.Entry {
+	out := coordination.Entry{
+		Agent: e.Agent, Step: e.Step, Kind: e.Kind, Time: e.Time,
+		Usage: e.Usage, DurationSeconds: e.DurationSeconds,
+	}
+	switch e.Kind {
+	case coordination.KindAnswer:
+		out.Content, out.AnswerNum, out.Label, out.SeenSteps = e.Content, e.AnswerNum, e.Label, e.SeenSteps
+	case coordination.KindVote:
+		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
+	case coordination.KindError:
+		out.Class, out.Message = e.Class, e.Message
+	}
+	return copyEntry(out)
+}
+
+func copyEntry(e coordination.Entry) coordination.Entry {
+	e.SeenSteps = copySeen(e.SeenSteps)
+	e.Usage.CostUSD = copyPtr(e.Usage.CostUSD)
+	return e
+}
+
+// copySeen copies seen_steps; empty is nil, as in the file store, where both
+// are written {} (and both mean "stale").
+func copySeen(m map[string]int) map[string]int {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func copySession(s *coordination.Session) *coordination.Session {
+	c := *s
+	c.Context = append([]string(nil), s.Context...)
+	if s.Context == nil {
+		c.Context = nil
+	}
+	if s.Criteria != nil {
+		c.Criteria = make([]criteria.Item, len(s.Criteria))
+		for i, it := range s.Criteria {
+			if it.AntiPatterns != nil {
+				it.AntiPatterns = append([]string(nil), it.AntiPatterns...)
+			}
+			c.Criteria[i] = it
+		}
+	}
+	c.Rules.CostBudgetUSD = copyPtr(s.Rules.CostBudgetUSD)
+	c.Rules.TokenBudget = copyPtr(s.Rules.TokenBudget)
+	c.Rules.RotateOwnLast = copyPtr(s.Rules.RotateOwnLast)
+	c.Rules.BlindFirst = copyPtr(s.Rules.BlindFirst)
+	if s.Agents != nil {
+		c.Agents = make([]coordination.Agent, len(s.Agents))
+		for i, a := range s.Agents {
+			a.Temperature = copyPtr(a.Temperature)
+			c.Agents[i] = a
+		}
+	}
+	if s.Anon != nil {
+		c.Anon = make(map[string]int, len(s.Anon))
+		for k, v := range s.Anon {
+			c.Anon[k] = v
+		}
+	}
+	return &c
+}
+
+func copySessionEntry(e coordination.SessionEntry) coordination.SessionEntry {
+	if e.Agents != nil {
+		e.Agents = append([]string(nil), e.Agents...)
+	}
+	if e.Result != nil {
+		// A result is deep and rare (one per decision); a JSON round trip
+		// copies it exactly as the file store would keep it.
+		var r coordination.TeamResult
+		if data, err := json.Marshal(e.Result); err == nil && json.Unmarshal(data, &r) == nil {
+			e.Result = &r
+		}
+	}
+	return e
+}
+
+func copyView(v coordination.IssuedView) coordination.IssuedView {
+	if v.SeenSteps != nil {
+		m := make(map[string]int, len(v.SeenSteps))
+		for k, n := range v.SeenSteps {
+			m[k] = n
+		}
+		v.SeenSteps = m
+	}
+	return v
+}
+
+// copyAny copies an event's data map through JSON, which is what the file
+// store keeps of it.
+func copyAny(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	var out map[string]any
+	data, err := json.Marshal(m)
+	if err != nil || json.Unmarshal(data, &out) != nil {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,265 @@
+package coordination_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestLastTwoStepsLandingTogetherStillDecide pins the lost-wakeup rule: each
+// step decides after releasing its step lock, so when two final votes land
+// at once, one of them sees the other and finishes the session.
+func TestLastTwoStepsLandingTogetherStillDecide(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		var gate sync.WaitGroup
+		gate.Add(2)
+		together := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			if len(req.VoteEnum) == 0 {
+				return answer("answer of " + req.AgentID), providers.Free(), nil
+			}
+			gate.Done()
+			gate.Wait() // both votes are computed before either lands
+			return vote(req.VoteEnum[0]), providers.Free(), nil
+		})
+		models, _, provs := scriptedTeam(t, 2)
+		provs[models[0]], provs[models[1]] = together, together
+		h := newHarness(t, provs)
+		ctx := context.Background()
+		s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+		for _, id := range []string{"agent_a", "agent_b"} {
+			if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		for _, id := range []string{"agent_a", "agent_b"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		l := h.ledger(s.ID)
+		finished := false
+		for _, e := range l.Session {
+			finished = finished || e.Kind == coordination.SessionFinished
+		}
+		if !finished {
+			t.Fatalf("iteration %d: both votes landed but nobody decided", i)
+		}
+	}
+}
+
+// slowProvider answers after a delay, honouring cancellation.
+func slowProvider(d time.Duration, inner providers.Provider) providers.Provider {
+	return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return providers.Action{}, providers.Usage{}, ctx.Err()
+		}
+		return inner.Step(ctx, req)
+	})
+}
+
+func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 3)
+	for i, m := range models {
+		provs[m] = slowProvider(30*time.Millisecond, sc[i])
+	}
+	h := newHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models})
+	for i := range sc {
+		sc[i].replies = []any{answer(fmt.Sprintf("draft %d", i)), answer(fmt.Sprintf("better %d", i))}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(45 * time.Millisecond) // round 0 landed, round 1 in flight
+		cancel()
+	}()
+	res, err := h.svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != coordination.StatusCancelled {
+		t.Fatalf("an interrupted run is cancelled, got %s", res.Status)
+	}
+	before := h.ledger(s.ID)
+	steps := 0
+	for _, es := range before.Agents {
+		steps += len(es)
+	}
+	if steps != 3 {
+		t.Fatalf("round 0 landed and the cancelled steps wrote nothing: %d entries", steps)
+	}
+	res = h.run(s.ID)
+	if res.Status != coordination.StatusFinished {
+		t.Fatalf("resumed run: %s", mustJSON(res))
+	}
+	after := h.ledger(s.ID)
+	for id, es := range after.Agents {
+		for i, e := range es {
+			if e.Step != i+1 {
+				t.Fatalf("%s: entry %d has step %d (lost or duplicated)", id, i, e.Step)
+			}
+		}
+		if es[0].Content != before.Agents[id][0].Content {
+			t.Fatalf("%s: round 0 changed", id)
+		}
+	}
+	kinds := []coordination.SessionEntryKind{}
+	for _, e := range after.Session {
+		kinds = append(kinds, e.Kind)
+	}
+	if fmt.Sprint(kinds) != "[cancelled resumed finished]" {
+		t.Fatalf("session entries %v", kinds)
+	}
+}
+
+func TestCancelTeamStopsALocalRun(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	for i, m := range models {
+		provs[m] = slowProvider(time.Hour, sc[i])
+	}
+	h := newHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models})
+	r, err := h.svc.Start(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := h.svc.Start(context.Background(), s.ID); again != r {
+		t.Fatal("a second start returns the running handle")
+	}
+	res, err := h.svc.Cancel(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != coordination.StatusCancelled {
+		t.Fatalf("status %s", res.Status)
+	}
+	<-r.Done()
+}
+
+func TestRunTimeoutForcesAnEnd(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	provs[models[1]] = slowProvider(time.Hour, sc[1])
+	h := newHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 0.1}})
+	sc[0].replies = []any{answer("fast")}
+	res := h.run(s.ID)
+	if *res.StopReason != coordination.StopTimeout || res.Winner.AgentID != "agent_a" || *res.HowChosen != coordination.ChosenForcedFirst {
+		t.Fatalf("got %s", mustJSON(res))
+	}
+}
+
+func TestTokenBudgetEndsTheSession(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	h := newHarness(t, provs)
+	budget := int64(40) // each scripted call costs 15 tokens
+	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TokenBudget: &budget, MaxAnswersPerAgent: 5}})
+	for i := range sc {
+		sc[i].replies = []any{answer(fmt.Sprint(i)), answer(fmt.Sprint(i, "b")), answer(fmt.Sprint(i, "c"))}
+	}
+	res := h.run(s.ID)
+	if *res.StopReason != coordination.StopBudget || res.Steps > 4 || !res.BudgetEnforced {
+		t.Fatalf("got %s", mustJSON(res))
+	}
+}
+
+func TestUnknownCostMeansBudgetNotEnforced(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		a, _, err := sc[0].Step(ctx, req)
+		return a, providers.Usage{Input: 1}, err // cost unknown
+	})
+	h := newHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models})
+	res := h.run(s.ID)
+	if res.BudgetEnforced || res.CostUSD != nil {
+		t.Fatalf("cost must be null and the budget unenforced: %s", mustJSON(res))
+	}
+}
+
+func TestFinalStrategies(t *testing.T) {
+	for _, final := range []string{coordination.FinalPresent, coordination.FinalSynthesize} {
+		t.Run(final, func(t *testing.T) {
+			models, sc, provs := scriptedTeam(t, 2)
+			h := newHarness(t, provs)
+			s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: final}})
+			a := anon(s, "agent_a")
+			sc[0].replies = []any{answer("4"), vote(a), answer("FINAL: 4")}
+			sc[1].replies = []any{answer("four"), vote(a)}
+			res := h.run(s.ID)
+			if *res.FinalAnswer != "FINAL: 4" || res.Status != coordination.StatusFinished {
+				t.Fatalf("got %s", mustJSON(res))
+			}
+			req := sc[0].requests()[2]
+			want := providers.PurposePresent
+			if final == coordination.FinalSynthesize {
+				want = providers.PurposeSynthesize
+			}
+			if req.Purpose != want || len(req.Shown) != 2 {
+				t.Fatalf("final request purpose %s shown %d", req.Purpose, len(req.Shown))
+			}
+		})
+	}
+}
+
+func TestStepDrivenPresentWaitsForFinalize(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	h := newHarness(t, provs)
+	ctx := context.Background()
+	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	a := anon(s, "agent_a")
+	sc[0].replies = []any{answer("4"), vote(a), answer("presented 4")}
+	sc[1].replies = []any{answer("four"), vote(a)}
+	var last *coordination.StepResult
+	for _, id := range []string{"agent_a", "agent_b", "agent_a", "agent_b"} {
+		var err error
+		if last, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last.Finished || last.Result == nil || last.Result.Status != coordination.StatusDecided {
+		t.Fatalf("present leaves the session decided: %+v", last)
+	}
+	res, err := h.svc.Finalize(ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.FinalAnswer != "presented 4" || res.Status != coordination.StatusFinished {
+		t.Fatalf("got %s", mustJSON(res))
+	}
+}
+
+func TestFinalizeForcesAnEndNow(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 3)
+	h := newHarness(t, provs)
+	ctx := context.Background()
+	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	sc[0].replies = []any{answer("1")}
+	sc[1].replies = []any{answer("2")}
+	for _, id := range []string{"agent_a", "agent_b"} {
+		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := h.svc.Finalize(ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.StopReason != coordination.StopFinalized || *res.HowChosen != coordination.ChosenForcedFirst || res.Winner.AgentID != "agent_a" {
+		t.Fatalf("got %s", mustJSON(res))
+	}
+	if _, err := h.svc.Finalize(ctx, s.ID, ""); err == nil {
+		t.Fatal("finalizing twice is an error")
+	}
+}
