@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -213,17 +214,17 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			r.publish(svc.progress(s, st, "cancelled", "", "session cancelled"))
 			return res, nil
 		}
-		for _, id := range st.Next {
-			if own[id] {
+		// Launch in a fixed order — fewest steps first, then team order — and
+		// take the semaphore here rather than in the goroutine, so that with
+		// --parallel 1 the same seed gives the same ledger and no agent is
+		// starved by a faster one.
+		for _, id := range launchOrder(st) {
+			if own[id] || !sem.TryAcquire(1) {
 				continue
 			}
 			own[id] = true
 			r.publish(svc.progress(s, st, "step_started", id, id+" is working"))
 			go func() {
-				if err := sem.Acquire(ctx, 1); err != nil {
-					results <- landed{agent: id, err: err}
-					return
-				}
 				res, err := svc.serverStep(ctx, s, id)
 				sem.Release(1)
 				results <- landed{agent: id, res: res, err: err}
@@ -255,6 +256,23 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 }
 
 var errTimeout = errors.New("run timeout")
+
+// launchOrder lists the agents due to act, fewest steps first, then in team
+// order.
+func launchOrder(st *State) []string {
+	var due []*AgentState
+	for _, a := range st.Agents {
+		if a.Next {
+			due = append(due, a)
+		}
+	}
+	sort.SliceStable(due, func(i, j int) bool { return due[i].Steps < due[j].Steps })
+	ids := make([]string, len(due))
+	for i, a := range due {
+		ids[i] = a.ID
+	}
+	return ids
+}
 
 // stop ends a loop early: it waits for its own steps to return (a cancelled
 // step writes nothing), then records why — timeout finishes the session,

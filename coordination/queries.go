@@ -1,0 +1,151 @@
+package coordination
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// The read-only queries below serve listings and resources (the MCP
+// resources massgen://sessions, …/events, …/answers/{label}). None of them
+// decides or writes anything: a reader never changes a session.
+
+// SessionSummary is one session in a listing.
+type SessionSummary struct {
+	SessionID  string    `json:"session_id"`
+	Task       string    `json:"task"` // the first 200 characters
+	Status     string    `json:"status"`
+	Driver     string    `json:"driver"` // run | step
+	Agents     []string  `json:"agents"`
+	Steps      int       `json:"steps"`
+	NextAgents []string  `json:"next_agents"`
+	Winner     *Winner   `json:"winner"`
+	StopReason *string   `json:"stop_reason"`
+	CreatedAt  time.Time `json:"created_at"`
+	Foreign    bool      `json:"written_by_massgen"`
+}
+
+// Sessions lists every stored session with its status as the ledger stands,
+// oldest first. A session that cannot be read (a half-written directory, a
+// foreign layout this build does not understand) is skipped rather than
+// failing the whole listing.
+func (svc *Service) Sessions(ctx context.Context) ([]SessionSummary, error) {
+	ids, err := svc.store.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SessionSummary, 0, len(ids))
+	for _, id := range ids {
+		s, l, st, err := svc.load(ctx, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			svc.log.Debug().Err(err).Str("session", id).Msg("skipping an unreadable session in the listing")
+			continue
+		}
+		res := svc.snapshot(s, l, st)
+		driver := s.Driver
+		if driver == "" {
+			driver = DriverRun
+		}
+		out = append(out, SessionSummary{
+			SessionID:  s.ID,
+			Task:       preview(s.Task, 200),
+			Status:     res.Status,
+			Driver:     driver,
+			Agents:     s.AgentIDs(),
+			Steps:      st.Steps,
+			NextAgents: append([]string{}, st.Next...),
+			Winner:     res.Winner,
+			StopReason: res.StopReason,
+			CreatedAt:  s.CreatedAt,
+			Foreign:    s.Foreign,
+		})
+	}
+	return out, nil
+}
+
+// Events returns a session's whole timeline (events.jsonl), oldest first; an
+// empty list for a store that keeps none.
+func (svc *Service) Events(ctx context.Context, id string) ([]Event, error) {
+	if _, err := svc.store.Session(ctx, id); err != nil {
+		return nil, err
+	}
+	out := []Event{}
+	if es, ok := svc.store.(EventSource); ok {
+		evs, err := es.Events(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, evs...)
+	}
+	return out, nil
+}
+
+// LabelledAnswer is one answer found by its label.
+type LabelledAnswer struct {
+	SessionID string    `json:"session_id"`
+	AgentID   string    `json:"agent_id"`
+	Label     string    `json:"label"`
+	Model     string    `json:"model"`
+	Step      int       `json:"step"`
+	Latest    bool      `json:"latest"` // still the agent's latest answer
+	Content   string    `json:"content"`
+	Time      time.Time `json:"timestamp"`
+}
+
+// Answer finds any answer of a session by its label (agentN.k), not only a
+// latest one, so a reader can follow a vote's target_label to the text the
+// voter saw.
+func (svc *Service) Answer(ctx context.Context, id, label string) (*LabelledAnswer, error) {
+	s, _, st, err := svc.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var labels []string
+	for _, a := range byAnonOrder(st.Agents) {
+		for _, e := range a.Entries {
+			if e.Kind != KindAnswer {
+				continue
+			}
+			if e.Label == label {
+				ag, _ := s.Agent(a.ID)
+				latest := a.LatestAnswer != nil && a.LatestAnswer.Step == e.Step
+				return &LabelledAnswer{SessionID: s.ID, AgentID: a.ID, Label: e.Label, Model: ag.Model, Step: e.Step, Latest: latest, Content: e.Content, Time: e.Time}, nil
+			}
+			labels = append(labels, e.Label)
+		}
+	}
+	known := "it has no answers yet"
+	if len(labels) > 0 {
+		known = "its labels are " + strings.Join(labels, ", ")
+	}
+	return nil, fmt.Errorf("%w: session %s has no answer labelled %q; %s", ErrBadInput, id, label, known)
+}
+
+// HostAgents names the agents of a team spec that are host agents (driven by
+// the outer agent through step). run_team refuses such teams before anything
+// is written, rather than creating a session it cannot run.
+func (spec TeamSpec) HostAgents() []string {
+	var hosts []string
+	check := func(id, model string) {
+		if sp, err := providers.ParseSpec(model); err == nil && sp.Backend == "host" {
+			hosts = append(hosts, id)
+		}
+	}
+	for i, m := range spec.Models {
+		check(defaultAgentID(i), m)
+	}
+	for i, a := range spec.Agents {
+		id := a.ID
+		if id == "" {
+			id = defaultAgentID(i)
+		}
+		check(id, a.Model)
+	}
+	return hosts
+}

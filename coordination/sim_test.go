@@ -1,0 +1,206 @@
+package coordination_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+func simService(parallel int) (*coordination.Service, *memstore.Store) {
+	st := memstore.New()
+	return coordination.NewService(st, coordination.Options{Open: backends.Open, Parallel: parallel}), st
+}
+
+func runSim(t testing.TB, svc *coordination.Service, spec coordination.TeamSpec) (*coordination.Session, *coordination.TeamResult) {
+	s, err := svc.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(context.Background(), s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, res
+}
+
+var simTasks = []string{
+	"What is 17 * 23?",
+	"What is the capital of Australia?",
+	"Compute (12 + 7) * 3",
+	"Write a haiku about the Go gopher",
+	"Propose a name for a coffee shop",
+}
+
+// TestSimTeamsAlwaysFinish is the property of DESIGN.md §2: every session
+// ends within agents × max_rounds steps, with a winner that has an answer.
+func TestSimTeamsAlwaysFinish(t *testing.T) {
+	profiles := []string{"sim", "sim/strong", "sim/weak", "sim/weak:conformity=0.9", "sim:revise=0.6", "sim:self_bias=0.5"}
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 8).Draw(rt, "agents")
+		var models []string
+		for i := 0; i < n; i++ {
+			models = append(models, rapid.SampledFrom(profiles).Draw(rt, "model"))
+		}
+		rules := coordination.Rules{
+			Consensus:          rapid.SampledFrom([]string{"majority", "plurality", "unanimous"}).Draw(rt, "consensus"),
+			MaxRounds:          rapid.IntRange(1, 6).Draw(rt, "max_rounds"),
+			MaxAnswersPerAgent: rapid.IntRange(1, 4).Draw(rt, "max_answers"),
+		}
+		if rapid.Bool().Draw(rt, "short") {
+			rules.AnswerFormat = coordination.FormatShort
+			rules.EarlyStop = rapid.Bool().Draw(rt, "early")
+		}
+		if rapid.Bool().Draw(rt, "alphabetical") {
+			rules.Labels, rules.RotateOwnLast, rules.BlindFirst = coordination.LabelsAlphabetical, new(bool), new(bool)
+		}
+		seed := rapid.Int64().Draw(rt, "seed")
+		task := rapid.SampledFrom(simTasks).Draw(rt, "task")
+		svc, _ := simService(rapid.IntRange(1, 8).Draw(rt, "parallel"))
+		_, res := runSim(t, svc, coordination.TeamSpec{Task: task, Models: models, Rules: rules, Seed: &seed})
+		if res.Status != coordination.StatusFinished {
+			rt.Fatalf("status %s (%s)", res.Status, *res.StopReason)
+		}
+		if res.Steps > n*rules.MaxRounds {
+			rt.Fatalf("%d steps > %d agents × %d rounds", res.Steps, n, rules.MaxRounds)
+		}
+		found := false
+		for _, a := range res.Answers {
+			found = found || (a.AgentID == res.Winner.AgentID && a.Label == res.Winner.Label)
+		}
+		if !found || res.FinalAnswer == nil || *res.FinalAnswer == "" {
+			rt.Fatalf("winner %+v has no answer among %+v", res.Winner, res.Answers)
+		}
+	})
+}
+
+// ledgerText renders a ledger without times, for comparing runs.
+func ledgerText(l *coordination.Ledger, s *coordination.Session) string {
+	var b strings.Builder
+	for _, id := range s.AgentIDs() {
+		for _, e := range l.Agents[id] {
+			fmt.Fprintf(&b, "%s %d %s %q %s %s %v %s\n", id, e.Step, e.Kind, e.Content, e.Label, e.TargetLabel, e.SeenSteps, e.Class)
+		}
+	}
+	for _, e := range l.Session {
+		fmt.Fprintf(&b, "session %s %v\n", e.Kind, e.Agents)
+	}
+	return b.String()
+}
+
+func TestParallelOneSameSeedSameLedger(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		var texts []string
+		for i := 0; i < 2; i++ {
+			svc, st := simService(1)
+			s, _ := runSim(t, svc, coordination.TeamSpec{Task: simTasks[seed%int64(len(simTasks))], Models: []string{"sim", "sim/weak", "sim/strong", "sim"}, Seed: &seed})
+			l, err := st.Ledger(context.Background(), s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, ledgerText(l, s))
+		}
+		if texts[0] != texts[1] {
+			t.Fatalf("seed %d: ledgers differ:\n%s\n---\n%s", seed, texts[0], texts[1])
+		}
+	}
+}
+
+func TestThreeAgreeingSimsReachConsensusWithoutASplit(t *testing.T) {
+	for seed := int64(1); seed <= 30; seed++ {
+		svc, st := simService(8)
+		s, res := runSim(t, svc, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/accuracy=1:revise=0", "sim/accuracy=1:revise=0", "sim/accuracy=1:revise=0"}, Seed: &seed})
+		if *res.HowChosen != coordination.ChosenConsensus || *res.FinalAnswer == "" || !strings.Contains(*res.FinalAnswer, "391") {
+			t.Fatalf("seed %d: %s", seed, mustJSON(res))
+		}
+		l, _ := st.Ledger(context.Background(), s.ID)
+		for _, e := range l.Session {
+			if e.Kind == coordination.SessionRevote {
+				t.Fatalf("seed %d: agreeing sims split", seed)
+			}
+		}
+	}
+}
+
+func TestNoAgentStepsTwiceBeforeRoundZeroCompletes(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		svc, st := simService(8)
+		s, _ := runSim(t, svc, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim:latency=1ms", "sim:latency=5ms", "sim:latency=3ms", "sim"}, Seed: &seed})
+		l, _ := st.Ledger(context.Background(), s.ID)
+		var lastFirst, firstSecond int64
+		firstSecond = 1 << 62
+		for _, es := range l.Agents {
+			lastFirst = max(lastFirst, es[0].Time.UnixNano())
+			if len(es) > 1 {
+				// A second step starts only after every first answer has
+				// landed, so it must see every first answer.
+				for id, n := range es[1].SeenSteps {
+					if n < 1 {
+						t.Fatalf("seed %d: a second step did not see %s's first answer: %v", seed, id, es[1].SeenSteps)
+					}
+				}
+				firstSecond = min(firstSecond, es[1].Time.UnixNano())
+			}
+		}
+		if firstSecond < lastFirst {
+			t.Fatalf("seed %d: a second step landed before round 0 completed", seed)
+		}
+	}
+}
+
+// TestSimsExerciseTheWholeProtocol checks that across seeds, sim teams
+// produce revisions that stale votes, answer caps, splits and re-votes.
+func TestSimsExerciseTheWholeProtocol(t *testing.T) {
+	seen := map[string]int{}
+	for seed := int64(1); seed <= 60; seed++ {
+		svc, st := simService(4)
+		task := simTasks[seed%int64(len(simTasks))]
+		s, res := runSim(t, svc, coordination.TeamSpec{Task: task, Models: []string{"sim", "sim/weak", "sim:revise=0.4", "sim/weak:self_bias=0.4"}, Seed: &seed,
+			Rules: coordination.Rules{MaxAnswersPerAgent: 2, MaxRounds: 6}})
+		l, _ := st.Ledger(context.Background(), s.ID)
+		latest := coordination.LatestAnswerSteps(l)
+		for id, es := range l.Agents {
+			answers := 0
+			for _, e := range es {
+				switch e.Kind {
+				case coordination.KindAnswer:
+					answers++
+					if e.AnswerNum > 1 {
+						seen["revision"]++
+					}
+				case coordination.KindVote:
+					if coordination.IsVoteStale(&e, latest) {
+						seen["stale vote"]++
+					}
+				}
+			}
+			if answers >= 2 {
+				seen["answer cap"]++
+			}
+			_ = id
+		}
+		for _, e := range l.Session {
+			if e.Kind == coordination.SessionRevote {
+				seen["re-vote"]++
+			}
+		}
+		if strings.HasPrefix(*res.HowChosen, "forced") {
+			seen["forced"]++
+		}
+		if *res.HowChosen == coordination.ChosenConsensus {
+			seen["consensus"]++
+		}
+	}
+	for _, k := range []string{"revision", "stale vote", "answer cap", "re-vote", "forced", "consensus"} {
+		if seen[k] == 0 {
+			t.Errorf("no %s in 60 seeded sim runs: %v", k, seen)
+		}
+	}
+	t.Logf("across 60 runs: %v", seen)
+}

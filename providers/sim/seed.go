@@ -1,0 +1,87 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// key accumulates the inputs of a decision into a hash. Every field is length-
+// or width-prefixed, so ("ab","c") and ("a","bc") never collide.
+type key struct{ h hash.Hash }
+
+func newKey(purpose string) *key {
+	k := &key{h: sha256.New()}
+	k.str(purpose)
+	return k
+}
+
+func (k *key) str(s string) *key {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+	k.h.Write(n[:])
+	k.h.Write([]byte(s))
+	return k
+}
+
+func (k *key) int(v int64) *key {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(v))
+	k.h.Write(n[:])
+	return k
+}
+
+func (k *key) bool(b bool) *key {
+	if b {
+		return k.int(1)
+	}
+	return k.int(0)
+}
+
+// rand derives an independent generator for one named decision: the same key
+// and name always give the same stream, and different names never share one,
+// so adding a draw to one decision never shifts another.
+func (k *key) rand(name string) *rand.Rand {
+	sum := sha256.Sum256(append(k.h.Sum(nil), name...))
+	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[0:8]), binary.LittleEndian.Uint64(sum[8:16])))
+}
+
+func hashString(parts ...string) uint64 {
+	k := newKey("string")
+	for _, p := range parts {
+		k.str(p)
+	}
+	sum := k.h.Sum(nil)
+	return binary.LittleEndian.Uint64(sum[:8])
+}
+
+// stepKey is everything a step's decision may depend on (DESIGN.md §4): the
+// session seed, the spec seed, who acts and when, the attempt, what it is
+// shown and what it may do. The same view always gives the same decision.
+func stepKey(req providers.Request, specSeed int64) *key {
+	k := newKey("step").int(req.SessionSeed).int(specSeed).str(req.AgentID).str(req.Self).
+		int(int64(req.StepNumber)).int(int64(req.Attempt)).str(string(req.Purpose)).bool(req.Revote).str(req.Task)
+	tools := make([]string, len(req.Tools))
+	for i, t := range req.Tools {
+		tools[i] = t.Name
+	}
+	slices.Sort(tools)
+	k.str(strings.Join(tools, ","))
+	k.int(int64(len(req.Shown)))
+	for _, a := range req.Shown {
+		k.str(a.Agent).str(a.Label).str(a.Content)
+	}
+	k.str(strings.Join(req.VoteEnum, ","))
+	return k
+}
+
+// itemKey fixes an agent's first answer to a task for a session: a blind step
+// retried after an error, or asked again, gives the same value.
+func itemKey(req providers.Request, specSeed int64) *key {
+	return newKey("item").int(req.SessionSeed).int(specSeed).str(req.AgentID).str(strings.TrimSpace(req.Task))
+}
