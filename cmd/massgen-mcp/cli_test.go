@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// cli runs the command in-process and returns its output and exit code.
+func cli(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	root := rootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		out.WriteString("error: " + err.Error())
+	}
+	return out.String(), exitCode(err)
+}
+
+func TestRunDemoEndsWith391(t *testing.T) {
+	dir := t.TempDir()
+	out, code := cli(t, "run", "--state-dir", dir, "--models", "sim/strong,sim/strong,sim", "--seed", "1", "What is 17 * 23?")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"answered agent", "voted for agent", "Winner: agent", "Final answer:", "Answer: 391", "Tokens:", "cost $", "Session: " + dir, "Stop reason:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunJSONPrintsTheTeamResult(t *testing.T) {
+	out, code := cli(t, "run", "--json", "--parallel", "1", "--state-dir", t.TempDir(), "--models", "sim/strong,sim/strong,sim/strong", "--seed", "3", "--short", "--early-stop", "What is 17 * 23?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	var res coordination.TeamResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if res.Status != "finished" || res.Winner == nil || len(res.Answers) != 3 || res.Consensus.Rule != "majority" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestRunWithTeamFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "team.yaml")
+	os.WriteFile(cfg, []byte("agents:\n  - model: sim/strong\n  - id: critic\n    model: sim\n    system_message: You look for mistakes.\nrules:\n  consensus: unanimous\n  max_rounds: 4\n"), 0o644)
+	out, code := cli(t, "run", "--json", "--state-dir", dir, "--config", cfg, "--seed", "2", "What is the capital of Australia?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	var res coordination.TeamResult
+	json.Unmarshal([]byte(out), &res)
+	if res.Consensus.Rule != "unanimous" || res.Answers[len(res.Answers)-1].AgentID != "critic" && res.Answers[0].AgentID != "critic" {
+		t.Fatalf("team file not applied: %+v", res)
+	}
+	os.WriteFile(cfg, []byte("agents:\n  - modle: sim\n"), 0o644)
+	if out, code := cli(t, "run", "--state-dir", dir, "--config", cfg, "x"); code != 1 || !strings.Contains(out, "modle") {
+		t.Fatalf("a typo in team.yaml is exit 1 naming it: %d %s", code, out)
+	}
+}
+
+func TestBadArgumentsExitOne(t *testing.T) {
+	dir := t.TempDir()
+	cases := [][]string{
+		{"run", "--state-dir", dir, "--models", "sim,sim", ""},
+		{"run", "--state-dir", dir, "--models", "nosuch/x", "task"},
+		{"run", "--state-dir", dir, "--models", "sim,sim", "--consensus", "most", "task"},
+		{"run", "--state-dir", dir, "--models", "sim", "--session-id", "../x", "task"},
+		{"run", "--state-dir", dir, "task"},
+		{"status", "--state-dir", dir, "team_missing"},
+	}
+	for _, args := range cases {
+		out, code := cli(t, args...)
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1\n%s", args, code, out)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "sessions")); len(entries) != 0 {
+		t.Fatalf("bad input wrote sessions: %v", entries)
+	}
+}
+
+func TestStatusReadsOurSessionAndMassGens(t *testing.T) {
+	dir := t.TempDir()
+	out, _ := cli(t, "run", "--json", "--state-dir", dir, "--models", "sim,sim", "--seed", "4", "What is 6 * 7?")
+	var res coordination.TeamResult
+	json.Unmarshal([]byte(out), &res)
+	out, code := cli(t, "status", "--state-dir", dir, res.SessionID)
+	if code != 0 || !strings.Contains(out, "| agent_a |") || !strings.Contains(out, "Winner:") {
+		t.Fatalf("status by id: %d\n%s", code, out)
+	}
+	out, code = cli(t, "status", "--json", res.SessionDir)
+	var v coordination.StatusView
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Result.Status != "finished" {
+		t.Fatalf("status --json by dir: %d\n%s", code, out)
+	}
+	out, code = cli(t, "status", "../../testdata/massgen_session")
+	if code != 0 || !strings.Contains(out, "MassGen") || !strings.Contains(out, "(stale)") || !strings.Contains(out, "agent_c") {
+		t.Fatalf("status of a MassGen session: %d\n%s", code, out)
+	}
+}
+
+// TestInterruptExitsFourAndResumes runs the real binary, interrupts it, and
+// resumes the session.
+func TestInterruptExitsFourAndResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "massgen-mcp")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", "--state-dir", dir, "--models", "sim:latency=300ms,sim:latency=300ms,sim:latency=300ms", "--seed", "5", "What is 17 * 23?")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(800 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 4 {
+		t.Fatalf("exit %d (%v), want 4:\n%s", code, err, out.String())
+	}
+	text := out.String()
+	i := strings.Index(text, "--resume ")
+	if i < 0 {
+		t.Fatalf("no resume hint:\n%s", text)
+	}
+	id := strings.Fields(text[i+len("--resume "):])[0]
+	resumed := exec.Command(bin, "run", "--json", "--state-dir", dir, "--resume", id)
+	body, err := resumed.Output()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, body)
+	}
+	var res coordination.TeamResult
+	if err := json.Unmarshal(body, &res); err != nil || res.Status != "finished" {
+		t.Fatalf("resumed: %v %s", err, body)
+	}
+}
