@@ -97,7 +97,7 @@ func (svc *Service) Start(ctx context.Context, id string) (*Run, error) {
 	}
 	svc.mu.Unlock()
 
-	s, err := svc.store.Session(ctx, id)
+	s, err := svc.session(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -38,9 +38,10 @@ type Options struct {
 // Service is the protocol over a Store: the one road every caller (MCP
 // tools, CLI) takes into coordination.
 type Service struct {
-	store Store
-	opts  Options
-	log   zerolog.Logger
+	store  Store
+	opts   Options
+	log    zerolog.Logger
+	setups sync.Map // id → *Session: a session's setup never changes once written
 
 	mu    sync.Mutex
 	runs  map[string]*Run               // local run loops by session
@@ -218,9 +219,26 @@ func randomSeed() int64 {
 	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
 }
 
+// session reads a session's setup, once: it is written at creation and never
+// changes (a MassGen-written one, whose agents come from its directory, is
+// read afresh).
+func (svc *Service) session(ctx context.Context, id string) (*Session, error) {
+	if s, ok := svc.setups.Load(id); ok {
+		return s.(*Session), nil
+	}
+	s, err := svc.store.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Foreign {
+		svc.setups.Store(id, s)
+	}
+	return s, nil
+}
+
 // load reads a session and its ledger and derives its state.
 func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *State, error) {
-	s, err := svc.store.Session(ctx, id)
+	s, err := svc.session(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -24,7 +24,7 @@ type StepRequest struct {
 
 // Step runs one step (DESIGN.md §2 "Who drives").
 func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, error) {
-	s, err := svc.store.Session(ctx, req.SessionID)
+	s, err := svc.session(ctx, req.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -39,11 +39,19 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	case req.Action != "" && req.Action != providers.ToolNewAnswer && req.Action != providers.ToolVote:
 		return nil, fmt.Errorf("%w: action %q must be new_answer or vote", ErrBadAction, req.Action)
 	}
-	// A step-driven session is checked for its timeout and budget by every
-	// call that touches it; a cancelled one resumes when stepped again.
-	_, _, st, res, err := svc.settle(ctx, s.ID, "", "")
+	// Every call that touches a session checks its limits and decides it if
+	// something is pending (a crash between a step's entry and its decision);
+	// only then is the session lock worth taking. A cancelled session resumes
+	// when stepped again.
+	_, l, st, err := svc.load(ctx, s.ID)
 	if err != nil {
 		return nil, err
+	}
+	res := svc.snapshot(s, l, st)
+	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
+		if _, _, st, res, err = svc.settle(ctx, s.ID, "", ""); err != nil {
+			return nil, err
+		}
 	}
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:

@@ -24,6 +24,8 @@ type Store struct {
 
 	mu    sync.Mutex
 	gates map[string]chan struct{} // per session dir: queues this process's waiters for the session lock
+
+	steps stepCache // parsed step files: a step directory never changes once it appears
 }
 
 var _ coordination.Store = (*Store)(nil)
@@ -352,7 +354,7 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 	}
 	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(agents))}
 	for _, a := range agents {
-		entries, err := readAgent(filepath.Join(dir, "agents", a), a)
+		entries, err := s.steps.readAgent(filepath.Join(dir, "agents", a), a)
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the steps of agent %q in session %q: %w", a, id, err)
 		}

@@ -468,3 +468,38 @@ func TestRefusedCreateWritesNothing(t *testing.T) {
 		t.Errorf("refused creates wrote %v", got)
 	}
 }
+
+// A step file that another program is still writing (MassGen does not rename
+// into place) is skipped while torn and read once it is whole: the step cache
+// keeps only cleanly parsed steps.
+func TestTornForeignStepIsReadOnceComplete(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "massgen_session")
+	step := filepath.Join(dir, "agents", "agent_a", "001")
+	if err := os.MkdirAll(step, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "agents", "agent_b"), 0o755)
+	os.WriteFile(filepath.Join(step, "answer.json"), []byte(`{"agent_id": "agent_a", "ans`), 0o644)
+	st, id, err := filestore.ForSessionDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.Ledger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Agents["agent_a"]); n != 0 {
+		t.Fatalf("a torn answer is skipped; got %d entries", n)
+	}
+	os.WriteFile(filepath.Join(step, "answer.json"), []byte(`{"agent_id": "agent_a", "answer": "42", "timestamp": "2026-03-20T22:40:00.000+00:00"}`), 0o644)
+	for i := 0; i < 2; i++ { // the second read comes from the cache
+		l, err = st.Ledger(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if es := l.Agents["agent_a"]; len(es) != 1 || es[0].Content != "42" {
+			t.Fatalf("read %d: the completed answer is read: %+v", i, es)
+		}
+	}
+}

@@ -133,13 +133,13 @@ func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, er
 	return out, nil
 }
 
-// WriteStatus replaces status.json atomically.
+// WriteStatus replaces status.json atomically; it is derived, so not fsynced.
 func (s *Store) WriteStatus(_ context.Context, id string, statusJSON []byte) error {
 	dir, err := s.existing(id)
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(dir, "status.json", statusJSON); err != nil {
+	if err := writeDerived(dir, "status.json", statusJSON); err != nil {
 		return fmt.Errorf("cannot write status.json of session %q: %w", id, err)
 	}
 	return nil

@@ -204,7 +204,7 @@ func readStep(dir, agent string, step int) (e coordination.Entry, ok bool, err e
 
 // readAgent reads an agent's steps in order, numbering answers that do not
 // say their number (MassGen's files never do).
-func readAgent(agentDir, agent string) ([]coordination.Entry, error) {
+func (c *stepCache) readAgent(agentDir, agent string) ([]coordination.Entry, error) {
 	steps, err := numbered(agentDir, "", true)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -215,7 +215,7 @@ func readAgent(agentDir, agent string) ([]coordination.Entry, error) {
 	entries := make([]coordination.Entry, 0, len(steps))
 	answers := 0
 	for _, st := range steps {
-		e, ok, err := readStep(filepath.Join(agentDir, st.name), agent, st.n)
+		e, ok, err := c.readStep(filepath.Join(agentDir, st.name), agent, st.n)
 		if err != nil {
 			return nil, err
 		}
@@ -325,9 +325,14 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 		return coordination.Entry{}, fmt.Errorf("cannot record step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	l.appended = true
+	// last_action.json is derived from the step just written; one fsync of
+	// the agent directory makes both renames durable.
 	la, err := marshal(lastAction(e))
 	if err == nil {
-		err = writeAtomic(l.dir, "last_action.json", la)
+		err = writeDerived(l.dir, "last_action.json", la)
+	}
+	if err == nil {
+		err = syncDir(l.dir)
 	}
 	if err != nil {
 		return keepOnly(e), fmt.Errorf("step %d of agent %q in session %q is recorded, but last_action.json could not be written: %w", l.step, l.agent, l.id, err)
@@ -368,7 +373,7 @@ func countAnswers(agentDir string) (int, error) {
 }
 
 // writeStepDir makes agentDir/NNN appear with its one file, whole or not at
-// all.
+// all. The rename becomes durable when the caller fsyncs agentDir.
 func writeStepDir(agentDir string, step int, name string, data []byte) error {
 	tmp, err := os.MkdirTemp(agentDir, "."+stepName(step)+".tmp-")
 	if err != nil {
@@ -396,5 +401,5 @@ func writeStepDir(agentDir string, step int, name string, data []byte) error {
 		return err
 	}
 	done = true
-	return syncDir(agentDir)
+	return nil // the caller fsyncs agentDir once, after last_action.json
 }
