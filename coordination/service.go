@@ -38,10 +38,11 @@ type Options struct {
 // Service is the protocol over a Store: the one road every caller (MCP
 // tools, CLI) takes into coordination.
 type Service struct {
-	store  Store
-	opts   Options
-	log    zerolog.Logger
-	setups sync.Map // id → *Session: a session's setup never changes once written
+	store    Store
+	opts     Options
+	log      zerolog.Logger
+	setups   sync.Map // id → *Session: a session's setup never changes once written
+	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
 
 	mu    sync.Mutex
 	runs  map[string]*Run               // local run loops by session

@@ -65,7 +65,9 @@ func (svc *Service) settle(ctx context.Context, id, force, final string) (*Sessi
 		st = svc.derive(s, l, nil)
 	}
 	res := svc.snapshot(s, l, st)
-	svc.writeStatus(ctx, s, st, res)
+	// Off the critical path while running: the file store's rename over the
+	// old status.json costs a flush, and the next step should not wait for it.
+	svc.writeStatusSoon(ctx, s, st, res)
 	return s, l, st, res, nil
 }
 
@@ -132,4 +134,20 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// current derives a session's state without the session lock, and settles it
+// only when something is pending (a decision, a limit). Each step already
+// decides after it lands, so a loop that looks again after a landing usually
+// has nothing to write.
+func (svc *Service) current(ctx context.Context, s *Session) (*State, *TeamResult, error) {
+	_, l, st, err := svc.load(ctx, s.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
+		_, _, st, res, err := svc.settle(ctx, s.ID, "", "")
+		return st, res, err
+	}
+	return st, svc.snapshot(s, l, st), nil
 }

@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/criteria"
@@ -149,18 +150,83 @@ func preview(s string, n int) string {
 }
 
 // writeStatus rewrites status.json with MassGen's field names (DESIGN.md §3).
-// The caller holds the session lock.
+// The caller holds the session lock, so versions are queued in the order the
+// state was derived, and one writer at a time writes the latest.
 func (svc *Service) writeStatus(ctx context.Context, s *Session, st *State, res *TeamResult) {
+	svc.queueStatus(ctx, s, st, res, false)
+}
+
+// writeStatusSoon is writeStatus for steps: a running session's status is
+// written in the background.
+func (svc *Service) writeStatusSoon(ctx context.Context, s *Session, st *State, res *TeamResult) {
+	svc.queueStatus(ctx, s, st, res, true)
+}
+
+func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res *TeamResult, soon bool) {
 	if res == nil {
 		l := &Ledger{Agents: map[string][]Entry{}}
 		res = svc.snapshot(s, l, st)
 	}
 	body, err := json.MarshalIndent(massgenStatus(s, st, res, svc.now()), "", "  ")
-	if err == nil {
-		err = svc.store.WriteStatus(ctx, s.ID, body)
-	}
 	if err != nil {
-		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not write status.json")
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not encode status.json")
+		return
+	}
+	slot := svc.statusSlot(s.ID)
+	slot.mu.Lock()
+	slot.queued++
+	slot.body = body
+	background := soon && res.Status == StatusRunning
+	start := background && !slot.writing
+	if start {
+		slot.writing = true
+	}
+	slot.mu.Unlock()
+	switch {
+	case start:
+		go svc.flushStatus(context.WithoutCancel(ctx), s.ID, slot)
+	case !background:
+		svc.flushStatus(ctx, s.ID, slot)
+	}
+}
+
+// statusQueue holds the latest status.json of a session not yet written.
+type statusQueue struct {
+	write   sync.Mutex // one writer at a time, so an older version never lands last
+	mu      sync.Mutex
+	queued  uint64 // versions queued
+	written uint64 // versions written
+	body    []byte // the latest version
+	writing bool   // a background writer is on it
+}
+
+func (svc *Service) statusSlot(id string) *statusQueue {
+	q, _ := svc.statuses.LoadOrStore(id, &statusQueue{})
+	return q.(*statusQueue)
+}
+
+// flushStatus writes the latest queued status until none is pending.
+func (svc *Service) flushStatus(ctx context.Context, id string, q *statusQueue) {
+	q.write.Lock()
+	defer q.write.Unlock()
+	for {
+		q.mu.Lock()
+		if q.written >= q.queued {
+			q.writing = false
+			q.mu.Unlock()
+			return
+		}
+		v, body := q.queued, q.body
+		q.mu.Unlock()
+		if err := svc.store.WriteStatus(ctx, id, body); err != nil {
+			svc.log.Warn().Err(err).Str("session", id).Msg("could not write status.json")
+		}
+		q.mu.Lock()
+		q.written = v
+		if q.written == q.queued {
+			q.body = nil
+		}
+		q.mu.Unlock()
 	}
 }
 

@@ -43,15 +43,9 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	// something is pending (a crash between a step's entry and its decision);
 	// only then is the session lock worth taking. A cancelled session resumes
 	// when stepped again.
-	_, l, st, err := svc.load(ctx, s.ID)
+	st, res, err := svc.current(ctx, s)
 	if err != nil {
 		return nil, err
-	}
-	res := svc.snapshot(s, l, st)
-	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
-		if _, _, st, res, err = svc.settle(ctx, s.ID, "", ""); err != nil {
-			return nil, err
-		}
 	}
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:

@@ -1,0 +1,114 @@
+package coordination_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+func readStatusFile(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestStatusJSONKeepsMassGenFieldNames(t *testing.T) {
+	store := filestore.New(t.TempDir())
+	svc := coordination.NewService(store, coordination.Options{Open: backends.Open})
+	ctx := context.Background()
+	seed := int64(2)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong", "sim/strong", "sim/strong"}, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "in_progress" || m["is_complete"] != false {
+		t.Fatalf("a new session is in progress: %v", m)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readStatusFile(t, store.Dir(s.ID))
+	if m["finish_reason"] != "completed" || m["is_complete"] != true || m["stop_reason"] != *res.StopReason || m["how_chosen"] != *res.HowChosen {
+		t.Fatalf("finished: %v", m)
+	}
+	meta := m["meta"].(map[string]any)
+	if meta["session_id"] != s.ID || meta["question"] != "What is 17 * 23?" {
+		t.Fatalf("meta %v", meta)
+	}
+	costs := m["costs"].(map[string]any)
+	for _, k := range []string{"total_estimated_cost", "total_input_tokens", "total_output_tokens"} {
+		if _, ok := costs[k]; !ok {
+			t.Fatalf("costs lacks %s: %v", k, costs)
+		}
+	}
+	results := m["results"].(map[string]any)
+	if results["winner"] != res.Winner.AgentID || results["final_answer_preview"] == nil {
+		t.Fatalf("results %v", results)
+	}
+	for _, a := range s.AgentIDs() {
+		row := m["agents"].(map[string]any)[a].(map[string]any)
+		for _, k := range []string{"status", "answer_count", "latest_answer_label", "vote_cast", "token_usage"} {
+			if _, ok := row[k]; !ok {
+				t.Fatalf("agents.%s lacks %s: %v", a, k, row)
+			}
+		}
+		if row["status"] != "voted" {
+			t.Fatalf("after consensus every agent has voted: %v", row)
+		}
+		if vc := row["vote_cast"].(map[string]any); vc["voted_for_agent"] != res.Winner.AgentID || vc["voted_for_label"] != res.Winner.Label {
+			t.Fatalf("vote_cast %v", vc)
+		}
+	}
+}
+
+func TestStatusJSONFinishReasons(t *testing.T) {
+	ctx := context.Background()
+	store := filestore.New(t.TempDir())
+	svc := coordination.NewService(store, coordination.Options{Open: backends.Open})
+	// cancelled
+	s, _ := svc.Create(ctx, coordination.TeamSpec{Task: "What is 1+1?", Models: []string{"sim:latency=1h", "sim:latency=1h"}})
+	r, _ := svc.Start(ctx, s.ID)
+	time.Sleep(20 * time.Millisecond)
+	if _, err := svc.Cancel(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-r.Done()
+	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "cancelled" {
+		t.Fatalf("cancelled: %v", m["finish_reason"])
+	}
+	// timeout
+	s, _ = svc.Create(ctx, coordination.TeamSpec{Task: "What is 1+1?", Models: []string{"sim", "sim:latency=1h"}, Rules: coordination.Rules{TimeoutSeconds: 0.2}})
+	if _, err := svc.Run(ctx, s.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "timeout" || m["is_complete"] != true {
+		t.Fatalf("timeout: %v", m["finish_reason"])
+	}
+	// error: nobody answered
+	s, _ = svc.Create(ctx, coordination.TeamSpec{Task: "What is 1+1?", Models: []string{"sim:latency=1h", "sim:latency=1h"}, Rules: coordination.Rules{StepTimeoutSeconds: 0.05, MaxAgentFailures: 1}})
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != coordination.StatusFailed || *res.StopReason != coordination.StopAgentsFailed {
+		t.Fatalf("failed: %s", mustJSON(res))
+	}
+	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "error" {
+		t.Fatalf("error: %v", m["finish_reason"])
+	}
+}
