@@ -263,3 +263,35 @@ func TestFinalizeForcesAnEndNow(t *testing.T) {
 		t.Fatal("finalizing twice is an error")
 	}
 }
+
+func TestSessionTimerEndsAStepDrivenSessionPastItsTimeout(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	h := newHarness(t, provs)
+	ctx := context.Background()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Now: func() time.Time { return clock() }})
+	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 60}})
+	sc[0].replies = []any{answer("4")}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := h.svc.Result(ctx, s.ID); res.Status != coordination.StatusRunning {
+		t.Fatalf("within its timeout the session runs on: %s", res.Status)
+	}
+	now = now.Add(61 * time.Second)
+	if err := h.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l := h.ledger(s.ID)
+	if len(l.Session) == 0 || l.Session[len(l.Session)-1].Kind != coordination.SessionFinished {
+		t.Fatalf("the timer must finish it: %+v", l.Session)
+	}
+	res := l.Session[len(l.Session)-1].Result
+	if *res.StopReason != coordination.StopTimeout || res.Winner.AgentID != "agent_a" {
+		t.Fatalf("got %s", mustJSON(res))
+	}
+}

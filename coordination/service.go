@@ -43,6 +43,7 @@ type Service struct {
 	log      zerolog.Logger
 	setups   sync.Map // id → *Session: a session's setup never changes once written
 	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
+	ended    sync.Map // id → true: sessions the timer has seen end
 
 	mu    sync.Mutex
 	runs  map[string]*Run               // local run loops by session

@@ -1,0 +1,50 @@
+package coordination
+
+import (
+	"context"
+	"time"
+)
+
+// Sweep is the server's session timer: it decides every step-driven session
+// that has passed its timeout or budget, or has a decision pending, exactly as
+// a step would. Sessions that have ended are remembered and not read again.
+func (svc *Service) Sweep(ctx context.Context) error {
+	ids, err := svc.store.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, done := svc.ended.Load(id); done {
+			continue
+		}
+		s, err := svc.session(ctx, id)
+		if err != nil || s.Foreign || s.Driver != DriverStep {
+			continue
+		}
+		st, _, err := svc.current(ctx, s)
+		if err != nil {
+			svc.log.Warn().Err(err).Str("session", id).Msg("session timer could not check a session")
+			continue
+		}
+		if st.Life.Status == StatusFinished || st.Life.Status == StatusFailed {
+			svc.ended.Store(id, true)
+		}
+	}
+	return nil
+}
+
+// RunTimer sweeps every interval until ctx ends.
+func (svc *Service) RunTimer(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := svc.Sweep(ctx); err != nil && ctx.Err() == nil {
+				svc.log.Warn().Err(err).Msg("session timer")
+			}
+		}
+	}
+}
