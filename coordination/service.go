@@ -180,6 +180,14 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
 			return nil, fmt.Errorf("%w: agent %s: temperature %g must be between 0 and 2", ErrBadInput, a.ID, *a.Temperature)
 		}
+		if a.MaxOutputTokens < 0 {
+			return nil, fmt.Errorf("%w: agent %s: max_output_tokens %d must be positive", ErrBadInput, a.ID, a.MaxOutputTokens)
+		}
+		switch a.ReasoningEffort {
+		case "", "minimal", "low", "medium", "high":
+		default:
+			return nil, fmt.Errorf("%w: agent %s: reasoning_effort %q must be minimal, low, medium or high", ErrBadInput, a.ID, a.ReasoningEffort)
+		}
 	}
 	rules, err := spec.Rules.Normalize()
 	if err != nil {

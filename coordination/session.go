@@ -16,6 +16,11 @@ type Agent struct {
 	Model         string   `json:"model" yaml:"model"`
 	SystemMessage string   `json:"system_message,omitempty" yaml:"system_message"`
 	Temperature   *float64 `json:"temperature,omitempty" yaml:"temperature"`
+	// MaxOutputTokens caps each reply; 0 leaves the backend's default.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty" yaml:"max_output_tokens"`
+	// ReasoningEffort is minimal|low|medium|high for reasoning models ("" is
+	// the backend's default).
+	ReasoningEffort string `json:"reasoning_effort,omitempty" yaml:"reasoning_effort"`
 }
 
 // Session is a team's fixed setup, written once when it is created

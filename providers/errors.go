@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Class is the kind of a failed call, as the ledger records it.
@@ -24,6 +25,11 @@ type Error struct {
 	Class   Class
 	Message string
 	Err     error // the underlying error, if any
+	// RetryAfter is how long the provider asked us to wait (Retry-After,
+	// Gemini's retry delay); zero when it said nothing.
+	RetryAfter time.Duration
+	// Status is the HTTP status, when there was one.
+	Status int
 }
 
 func (e *Error) Error() string {
@@ -53,3 +59,4 @@ func ClassOf(err error) Class {
 	}
 	return ClassProvider
 }
+

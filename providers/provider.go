@@ -77,6 +77,7 @@ type Request struct {
 
 	Temperature     *float64 `json:"temperature,omitempty"`
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	ReasoningEffort string   `json:"reasoning_effort,omitempty"` // minimal|low|medium|high, for reasoning models
 }
 
 // Action is what the model did: the workflow calls it made, in order, and any

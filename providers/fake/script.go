@@ -1,0 +1,167 @@
+package fake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Kinds of scripted reply.
+const (
+	ReplyNewAnswer     = "new_answer"     // a new_answer tool call with Content
+	ReplyVote          = "vote"           // a vote tool call for Agent with Reason
+	ReplyText          = "text"           // plain text, no tool call
+	ReplyMalformedArgs = "malformed_args" // a tool call whose arguments are not valid JSON
+	ReplyStatus        = "status"         // an HTTP error: Status, RetryAfter, Error*
+	ReplyStreamError   = "stream_error"   // starts streaming, then an error event
+	ReplyStall         = "stall"          // starts streaming, then sends nothing until the client gives up
+)
+
+// Reply is one scripted response. Each server renders it in its own wire
+// format (streaming or not, as the client asked).
+type Reply struct {
+	Kind    string `json:"kind"`
+	Content string `json:"content,omitempty"` // new_answer content, or text
+	Agent   string `json:"agent,omitempty"`   // vote target (agentN)
+	Reason  string `json:"reason,omitempty"`
+
+	// ReplyStatus / ReplyStreamError: the status code (e.g. 429, 500, 529,
+	// 401) and the provider's error fields; RetryAfter is sent as the
+	// Retry-After header (seconds) or as Gemini's retryDelay.
+	Status       int    `json:"status,omitempty"`
+	RetryAfter   string `json:"retry_after,omitempty"`
+	ErrorType    string `json:"error_type,omitempty"`    // e.g. "rate_limit_error", "overloaded_error", "insufficient_quota"
+	ErrorCode    string `json:"error_code,omitempty"`    // e.g. "insufficient_quota", "RESOURCE_EXHAUSTED"
+	ErrorMessage string `json:"error_message,omitempty"` // human text
+
+	// Usage reported with the reply; zero fields are filled from text length.
+	Usage *Usage `json:"usage,omitempty"`
+	// Delay before the reply starts (latency).
+	Delay Duration `json:"delay,omitempty"`
+}
+
+// Usage is the token usage a fake reports.
+type Usage struct {
+	Input       int64 `json:"input"`
+	CachedInput int64 `json:"cached_input"`
+	Output      int64 `json:"output"`
+	Reasoning   int64 `json:"reasoning"`
+}
+
+// Duration is a time.Duration that reads "300ms" in JSON.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n float64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("a duration is a string like \"300ms\": %w", err)
+		}
+		*d = Duration(time.Duration(n * float64(time.Second)))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Call is what the default policy and the recorder know of one request.
+type Call struct {
+	Format   string          // chat, responses, anthropic, gemini
+	Model    string          // the model named in the request
+	Stream   bool            // the client asked for a stream
+	Tools    []string        // workflow tool names offered
+	VoteEnum []string        // the vote tool's agent_id enum
+	Body     json.RawMessage // the raw request body
+	Header   http.Header
+}
+
+// Script holds per-model queues of replies. It is safe for concurrent use.
+type Script struct {
+	mu      sync.Mutex
+	queues  map[string][]Reply
+	always  map[string]Reply
+	calls   []Call
+	Default func(c Call) Reply // used when a model's queue is empty; nil → DefaultReply
+}
+
+// NewScript returns an empty script.
+func NewScript() *Script {
+	return &Script{queues: map[string][]Reply{}, always: map[string]Reply{}}
+}
+
+// Add queues replies for a model, played in order, one per request.
+func (s *Script) Add(model string, replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queues[model] = append(s.queues[model], replies...)
+}
+
+// Always makes a model give the same reply to every request once its queue
+// is empty (e.g. a provider that keeps failing).
+func (s *Script) Always(model string, r Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.always[model] = r
+}
+
+// Calls returns every request seen so far.
+func (s *Script) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Next records a call and returns the reply to play for it.
+func (s *Script) Next(c Call) Reply {
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	if q := s.queues[c.Model]; len(q) > 0 {
+		s.queues[c.Model] = q[1:]
+		s.mu.Unlock()
+		return q[0]
+	}
+	if r, ok := s.always[c.Model]; ok {
+		s.mu.Unlock()
+		return r
+	}
+	def := s.Default
+	s.mu.Unlock()
+	if def == nil {
+		def = DefaultReply
+	}
+	return def(c)
+}
+
+// DefaultReply lets a team of fakes agree: vote for the first name offered
+// when voting is possible, otherwise answer.
+func DefaultReply(c Call) Reply {
+	for _, t := range c.Tools {
+		if t == "vote" && len(c.VoteEnum) > 0 {
+			return Reply{Kind: ReplyVote, Agent: c.VoteEnum[0], Reason: "fake " + c.Model + " agrees with " + c.VoteEnum[0]}
+		}
+	}
+	return Reply{Kind: ReplyNewAnswer, Content: "Fake answer from " + c.Model + ".\nAnswer: 42"}
+}
+
+// ScriptFile is the JSON form of a script, for running massgen-mcp against
+// fakes: {"models": {"gpt-5-mini": [replies…]}, "always": {"m": reply}}.
+type ScriptFile struct {
+	Models map[string][]Reply `json:"models"`
+	Always map[string]Reply   `json:"always"`
+}
+
+// Load adds a script file's replies to a script.
+func (s *Script) Load(f ScriptFile) {
+	for m, rs := range f.Models {
+		s.Add(m, rs...)
+	}
+	for m, r := range f.Always {
+		s.Always(m, r)
+	}
+}
