@@ -31,3 +31,10 @@ bench:
 
 clean:
 	rm -rf bin
+
+# e2e runs the built binary against real MCP clients (TypeScript SDK v1 and v2
+# client, MCP Inspector CLI, official conformance suite); needs Node + npm and
+# the npm registry (Node 22 is installed into .cache/node22). See e2e/run.sh.
+.PHONY: e2e
+e2e:
+	bash e2e/run.sh

@@ -17,7 +17,6 @@ var (
 	ErrBadSpec         = errors.New("invalid model spec")
 	ErrBadAction       = errors.New("invalid action")
 	ErrStaleView       = errors.New("the submitted seen_steps are not the latest view issued to this agent")
-	ErrHostAgent       = errors.New("the agent is a host agent")
 	ErrNotHost         = errors.New("the agent is not a host agent")
 	ErrHostInRunTeam   = errors.New("teams with host agents cannot be run by the server")
 	ErrBadInput        = errors.New("invalid input")

@@ -295,7 +295,13 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		r.publish(svc.progress(s, st, "finished", "", finishedMessage(res)))
 		return res, nil
 	case errors.Is(cause, errFinalizing):
-		return nil, cause
+		// finalize_team took over: the run ends here without a verdict of its
+		// own; Finalize returns the result.
+		s2, l, st, err := svc.load(ctx, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		return svc.snapshot(s2, l, st), nil
 	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
 		res, err := svc.markCancelled(ctx, s.ID, "run cancelled")
 		if err == nil {

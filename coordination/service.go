@@ -189,6 +189,13 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 			return nil, fmt.Errorf("%w: agent %s: reasoning_effort %q must be minimal, low, medium or high", ErrBadInput, a.ID, a.ReasoningEffort)
 		}
 	}
+	if spec.Driver != DriverStep {
+		for _, a := range agents {
+			if isHost(a) {
+				return nil, fmt.Errorf("%w: %s is a host agent; create the team with start_team and drive it with step", ErrHostInRunTeam, a.ID)
+			}
+		}
+	}
 	rules, err := spec.Rules.Normalize()
 	if err != nil {
 		return nil, err
@@ -325,8 +332,8 @@ func (svc *Service) provider(model string) (providers.Provider, error) {
 	return p, nil
 }
 
-// isHost tells whether an agent is driven by the outer agent.
+// isHost tells whether an agent is driven by the outer agent. Models are
+// stored in canonical form ("host" or "host/label"), so no parsing is needed.
 func isHost(a Agent) bool {
-	sp, err := providers.ParseSpec(a.Model)
-	return err == nil && sp.Backend == "host"
+	return a.Model == "host" || strings.HasPrefix(a.Model, "host/")
 }

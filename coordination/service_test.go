@@ -212,7 +212,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 			if err == nil {
 				t.Fatal("want an error")
 			}
-			if !errors.Is(err, coordination.ErrBadInput) && !errors.Is(err, coordination.ErrBadSpec) && !errors.Is(err, coordination.ErrBadSettings) {
+			if !errors.Is(err, coordination.ErrBadInput) && !errors.Is(err, coordination.ErrBadSpec) && !errors.Is(err, coordination.ErrBadSettings) && !errors.Is(err, coordination.ErrHostInRunTeam) {
 				t.Fatalf("error %v is not one of the bad-input errors", err)
 			}
 			if ids, _ := h.store.Sessions(context.Background()); len(ids) != 0 {

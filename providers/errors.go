@@ -59,4 +59,3 @@ func ClassOf(err error) Class {
 	}
 	return ClassProvider
 }
-

@@ -85,6 +85,12 @@ type Request struct {
 type Action struct {
 	Calls []ToolCall `json:"calls"`
 	Text  string     `json:"text,omitempty"`
+	// Raw is provider-specific replay data, opaque to coordination, which
+	// only carries it back in Turn.Reply: an adapter keeps here what it needs
+	// to replay this reply exactly on the next attempt (Gemini keeps the
+	// model's parts with their thought signatures, which Gemini 3 requires
+	// echoed back).
+	Raw json.RawMessage `json:"raw,omitempty"`
 }
 
 // ToolCall is one workflow call with its raw JSON arguments.

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +56,7 @@ stdio, none for HTTP, unless --allow-root names some.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
-	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:4000) instead of stdio")
+	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address instead of stdio (e.g. 127.0.0.1:4000; a bare port binds 127.0.0.1)")
 	fl.BoolVar(&f.memory, "memory", false, "keep sessions in memory only (lost when the server exits)")
 	fl.StringArrayVar(&f.allowRoots, "allow-root", nil, "directory under which context file paths may be read (repeatable)")
 	fl.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed besides loopback ones, e.g. https://app.example (repeatable)")
@@ -67,6 +70,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
 	token := os.Getenv("MASSGEN_MCP_TOKEN")
 	if f.http != "" {
+		f.http = loopbackByDefault(f.http)
 		// Refuse an unsafe binding before touching the state directory.
 		if err := mcp.CheckBinding(f.http, token); err != nil {
 			return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
@@ -81,11 +85,16 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	var svc *coordination.Service
 	if f.memory {
-		svc = coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Parallel: f.parallel, Logger: logger})
+		svc = coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger})
 	} else {
 		svc = newService(stateDir(f.stateDir), f.parallel)
 	}
 	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, Logger: logger})
+	// The session timer: step-driven sessions past their timeout or budget
+	// are ended even when nobody calls them.
+	timerCtx, stopTimer := context.WithCancel(ctx)
+	defer stopTimer()
+	go svc.RunTimer(timerCtx, 5*time.Second)
 
 	if f.http == "" {
 		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
@@ -104,6 +113,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: serving MCP at %s://%s/mcp (health: /healthz)\n", scheme, addr)
 		},
 	})
+}
+
+// loopbackByDefault binds a bare port ("4000" or ":4000") to 127.0.0.1:
+// listening on every interface must be asked for by name (0.0.0.0:4000).
+func loopbackByDefault(addr string) string {
+	if !strings.Contains(addr, ":") {
+		return "127.0.0.1:" + addr
+	}
+	if strings.HasPrefix(addr, ":") {
+		return "127.0.0.1" + addr
+	}
+	return addr
 }
 
 // allowedRoots resolves --allow-root; without it, stdio may read under the

@@ -27,8 +27,9 @@ func newService(dir string, parallel int) *coordination.Service {
 		abs = dir
 	}
 	return coordination.NewService(filestore.New(abs), coordination.Options{
-		Open:     backends.Open,
-		Parallel: parallel,
-		Logger:   logger,
+		Open:        backends.Open,
+		DefaultTeam: backends.DefaultTeam,
+		Parallel:    parallel,
+		Logger:      logger,
 	})
 }

@@ -124,7 +124,7 @@ func (s *Store) existing(id string) (string, error) {
 }
 
 func (s *Store) notFound(id string) error {
-	return fmt.Errorf("session %q not found in %s; run 'massgen-mcp status' to list the sessions there, or point --state-dir (MASSGEN_STATE_DIR) at the directory that holds it: %w",
+	return fmt.Errorf("session %q not found in %s; list the sessions there (massgen://sessions, or massgen-mcp status), or point --state-dir (MASSGEN_STATE_DIR) at the directory that holds it: %w",
 		id, s.dir, coordination.ErrSessionNotFound)
 }
 

@@ -78,7 +78,7 @@ func (s *Store) get(id string) (*session, error) {
 	ss := s.sessions[id]
 	s.mu.RUnlock()
 	if ss == nil {
-		return nil, fmt.Errorf("session %q not found in this server's memory (it keeps no sessions across restarts); run 'massgen-mcp status' or start a new team: %w",
+		return nil, fmt.Errorf("session %q not found in this server's memory (it keeps no sessions across restarts); list the sessions (massgen://sessions, or massgen-mcp status) or start a new team: %w",
 			id, coordination.ErrSessionNotFound)
 	}
 	return ss, nil

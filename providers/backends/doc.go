@@ -1,3 +1,9 @@
 // Package backends opens a Provider for a parsed model spec: the one place
-// that knows every backend package. It knows nothing of coordination.
+// that knows every backend package. It resolves the backend's key and base
+// URL (package keys), builds the API adapter, and stacks pricing, retries
+// with the backend's circuit breaker, and key masking on top. It also tells
+// which backends are usable here and what the default team is.
+//
+// backends knows nothing of coordination, and nothing of any wire format:
+// that is each adapter's business.
 package backends

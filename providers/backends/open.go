@@ -1,14 +1,83 @@
 package backends
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
+	"os/exec"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
+	"github.com/massgen-go/massgen-mcp/providers/resilience"
 	"github.com/massgen-go/massgen-mcp/providers/sim"
 )
 
-// Open returns the provider for a spec.
-func Open(spec providers.Spec) (providers.Provider, error) {
+// ErrUnavailable is wrapped by the error for a backend this build cannot
+// call yet.
+var ErrUnavailable = errors.New("backend not available in this build")
+
+// Config says where Open, Usable and DefaultTeam look. The zero value is the
+// real thing: the process environment and .env files, the built-in
+// adapters, the shared circuit breakers, PATH.
+type Config struct {
+	// Env supplies keys and base URLs; nil means keys.Load() on every call,
+	// so a key added to .env is seen by the next session without a restart.
+	Env func() *keys.Env
+	// Adapters replaces the built-in adapters (tests).
+	Adapters map[string]Adapter
+	// HTTPClient is handed to adapters; nil lets each use its default.
+	HTTPClient *http.Client
+	// Resilience tunes retries and breakers; KeyHint is filled per backend.
+	Resilience resilience.Options
+	// LookPath finds CLI agents' binaries; nil means exec.LookPath.
+	LookPath func(file string) (string, error)
+	// ProbeTimeout bounds the check that a local server answers (default
+	// 800ms: a loopback server answers in milliseconds or not at all).
+	ProbeTimeout time.Duration
+}
+
+func (c Config) env() *keys.Env {
+	if c.Env != nil {
+		return c.Env()
+	}
+	return keys.Load()
+}
+
+func (c Config) adapter(name string) (Adapter, bool) {
+	table := builtin
+	if c.Adapters != nil {
+		table = c.Adapters
+	}
+	a, ok := table[name]
+	return a, ok
+}
+
+// implemented tells whether this build can call a backend: the table says so
+// and an adapter is registered.
+func (c Config) implemented(info providers.BackendInfo) bool {
+	if info.Name == "sim" || info.Name == "host" {
+		return info.Implemented
+	}
+	_, ok := c.adapter(info.Name)
+	return info.Implemented && ok
+}
+
+func (c Config) lookPath(file string) (string, error) {
+	if c.LookPath != nil {
+		return c.LookPath(file)
+	}
+	return exec.LookPath(file)
+}
+
+// Open returns the provider for a spec with the zero Config.
+func Open(spec providers.Spec) (providers.Provider, error) { return Config{}.Open(spec) }
+
+// Open returns the provider for a spec: the adapter, priced, retried behind
+// the backend's circuit breaker, with the key masked out of every error. A
+// missing key fails here, so a session is refused before it starts.
+func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 	switch spec.Backend {
 	case "sim":
 		return sim.New(spec)
@@ -19,8 +88,29 @@ func Open(spec providers.Spec) (providers.Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown backend %q", providers.ErrBadSpec, spec.Backend)
 	}
-	if !info.Implemented {
-		return nil, &providers.Error{Class: providers.ClassProvider, Message: fmt.Sprintf("backend %s is not available in this build yet; use sim/… agents for an offline run", spec.Backend)}
+	adapter, ok := c.adapter(info.Name)
+	if !c.implemented(info) || !ok {
+		return nil, fmt.Errorf("%w: %s cannot be used yet; use another backend, or sim agents for an offline run", ErrUnavailable, info.Name)
 	}
-	return nil, fmt.Errorf("backend %s has no opener", spec.Backend)
+	res, err := c.env().Resolve(info, spec.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	p, err := adapter(providers.Endpoint{
+		Backend:    info.Name,
+		Model:      spec.Model,
+		BaseURL:    res.BaseURL,
+		APIKey:     res.APIKey,
+		APIVersion: res.APIVersion,
+		HTTPClient: c.HTTPClient,
+	})
+	if err != nil {
+		// The spec is named without its base URL, which may carry a password.
+		return nil, fmt.Errorf("cannot open %s/%s: %w", info.Name, spec.Model, keys.MaskError(err, res.APIKey))
+	}
+	ro := c.Resilience
+	ro.KeyHint = res.KeyHint()
+	p = pricing.Priced(p, info.Name, spec.Model)
+	p = resilience.Wrap(p, info.Name, ro)
+	return keys.Redact(p, res.APIKey), nil
 }

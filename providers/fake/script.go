@@ -48,6 +48,9 @@ type Usage struct {
 	CachedInput int64 `json:"cached_input"`
 	Output      int64 `json:"output"`
 	Reasoning   int64 `json:"reasoning"`
+	// CacheWrite is the part of Input written to a prompt cache (Anthropic's
+	// cache_creation_input_tokens); servers without cache writes ignore it.
+	CacheWrite int64 `json:"cache_write,omitempty"`
 }
 
 // Duration is a time.Duration that reads "300ms" in JSON.

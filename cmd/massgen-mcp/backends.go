@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
+)
+
+// backendsReport is what `backends --json` prints.
+type backendsReport struct {
+	Backends    []backends.BackendStatus `json:"backends"`
+	DefaultTeam defaultTeamReport        `json:"default_team"`
+	// Problems are .env files that were skipped because they do not parse.
+	Problems []string `json:"problems,omitempty"`
+}
+
+type defaultTeamReport struct {
+	Models []string `json:"models"`
+	Error  string   `json:"error,omitempty"` // why there is none, and how to get one
+}
+
+func backendsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "backends [--json]",
+		Short: "Show which model backends are usable here, and why not, and the default team",
+		Long: `Show every model backend with whether it can be used here: its API key is set
+(in the environment, ./.env or ~/.env), its local server answers, or its CLI is on
+PATH. Then the default team: the first three of openai, gemini, claude and grok
+that have keys. Keys are never shown.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// One snapshot of the environment and .env files for the whole
+			// listing, so the table and the team cannot disagree.
+			env := keys.Load()
+			cfg := backends.Config{Env: func() *keys.Env { return env }}
+			rep := backendsReport{Backends: cfg.Usable(cmd.Context()), Problems: env.Problems()}
+			rep.DefaultTeam.Models = []string{}
+			if team, err := cfg.DefaultTeam(); err != nil {
+				rep.DefaultTeam.Error = err.Error()
+			} else {
+				rep.DefaultTeam.Models = team
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printBackends(cmd, rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the table and the default team as JSON")
+	return cmd
+}
+
+func printBackends(cmd *cobra.Command, rep backendsReport) {
+	out := cmd.OutOrStdout()
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tUSABLE\tWHY")
+	for _, b := range rep.Backends {
+		usable := "no"
+		if b.Usable {
+			usable = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Name, usable, b.Why)
+	}
+	tw.Flush()
+	fmt.Fprintln(out)
+	if rep.DefaultTeam.Error != "" {
+		why := strings.TrimPrefix(rep.DefaultTeam.Error, backends.ErrNoDefaultTeam.Error()+": ")
+		fmt.Fprintf(out, "Default team: none. The default team %s\n", strings.TrimPrefix(why, "it "))
+	} else {
+		fmt.Fprintf(out, "Default team: %s\n", strings.Join(rep.DefaultTeam.Models, ", "))
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintln(out, "Note:", p)
+	}
+}

@@ -1,0 +1,33 @@
+package mcp
+
+import (
+	"context"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// cancelTeamArgs are cancel_team's arguments.
+type cancelTeamArgs struct {
+	SessionID string `json:"session_id" jsonschema_description:"The session to stop."`
+}
+
+func cancelTeamTool(e *env) server.ServerTool {
+	tool := mcpgo.NewTool("cancel_team",
+		mcpgo.WithDescription("Stop a team, cancelling its provider calls. Nothing is lost: the session is left cancelled and resumes with run_team{session_id} (or by stepping it again). Returns the team result as it stands."),
+		mcpgo.WithInputSchema[cancelTeamArgs](),
+		mcpgo.WithOutputSchema[coordination.TeamResult](),
+		annotations("Cancel a team", false, true, false),
+	)
+	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.cancelTeam)}
+}
+
+func (e *env) cancelTeam(ctx context.Context, req mcpgo.CallToolRequest, args cancelTeamArgs) (*mcpgo.CallToolResult, error) {
+	res, err := e.svc.Cancel(ctx, args.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return teamResult(res), nil
+}

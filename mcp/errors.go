@@ -1,0 +1,71 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// errorFix pairs an error a caller can act on with the one line that says
+// what to do next.
+type errorFix struct {
+	err  error
+	code string
+	fix  string
+}
+
+// fixes is the one vocabulary for errors at the MCP surface. Order matters:
+// the first match wins, so narrower errors come before broader ones.
+var fixes = []errorFix{
+	{errBadArguments, "bad_arguments", "send arguments that match the tool's input schema (tools/list shows it): right types, required fields present, no unknown fields."},
+	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
+	{coordination.ErrSessionExists, "session_exists", "choose another session_id, or leave it out to get a generated one."},
+	{coordination.ErrSessionFinished, "session_finished", "read the result with team_status; start a new team to work on the task again."},
+	{coordination.ErrSessionRunning, "session_running", "it is running in another process: follow it with team_status, or stop it with cancel_team first."},
+	{coordination.ErrHostInRunTeam, "host_in_run_team", "create the team with start_team and drive it with step (host agents act through step views)."},
+	{coordination.ErrAgentNotFound, "agent_not_found", "use one of the agent ids that start_team and team_status list."},
+	{coordination.ErrAgentBusy, "agent_busy", "wait for its step to land (team_status shows agents in flight), then step it again."},
+	{coordination.ErrNotNext, "agent_not_next", "step one of next_agents instead (team_status lists them), or wait for the others to act."},
+	{coordination.ErrStaleView, "stale_view", "call step for this agent without an action to get a fresh view, then submit with that view's seen_steps."},
+	{coordination.ErrNotHost, "not_host_agent", "call step without action, content, target or reason: the server calls this agent's model itself."},
+	{coordination.ErrBadAction, "bad_action", "submit action new_answer with content, or action vote with target set to one of the view's vote_enum and a reason."},
+	{coordination.ErrBadSettings, "bad_settings", "correct the setting named above and call again (the tool's input schema lists the allowed values)."},
+	{coordination.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
+	{providers.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
+	{coordination.ErrBadInput, "bad_input", "correct the argument named above and call again."},
+	{context.Canceled, "cancelled", "the request was cancelled; a cancelled session resumes with run_team{session_id} (or by stepping it again)."},
+	{context.DeadlineExceeded, "timeout", "the request ran out of time; team_status shows where the session stands."},
+}
+
+// errorResult turns any error into an isError tool result: the error's own
+// sentence, then a line starting "To fix:". Errors outside the vocabulary are
+// logged, since they point at a bug or a broken store rather than a mistake
+// the caller can correct.
+func (e *env) errorResult(tool string, err error) *mcpgo.CallToolResult {
+	code, fix := classify(err)
+	if code == "internal" {
+		e.log.Error().Err(err).Str("tool", tool).Msg("tool call failed unexpectedly")
+	}
+	msg := strings.TrimSpace(err.Error())
+	if msg != "" && !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	res := mcpgo.NewToolResultError(msg + "\nTo fix: " + fix)
+	res.Meta = mcpgo.NewMetaFromMap(map[string]any{"massgen/error": code})
+	return res
+}
+
+// classify names an error and its fix.
+func classify(err error) (code, fix string) {
+	for _, f := range fixes {
+		if errors.Is(err, f.err) {
+			return f.code, f.fix
+		}
+	}
+	return "internal", "this is not something the arguments can fix; team_status shows the session's state, and the server log (stderr) has the details."
+}

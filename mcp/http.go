@@ -1,0 +1,237 @@
+package mcp
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// HTTPOptions configure the streamable HTTP transport.
+type HTTPOptions struct {
+	// Addr is the listen address, e.g. 127.0.0.1:4000.
+	Addr string
+	// Token, if set, is the bearer token every /mcp request must carry. It is
+	// required when Addr is not a loopback address.
+	Token string
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed
+	// besides loopback ones.
+	AllowedOrigins []string
+	// TLSCert and TLSKey, both set, serve HTTPS.
+	TLSCert, TLSKey string
+	// Ready, if set, is called with the bound address once the server listens
+	// (useful with port 0).
+	Ready func(net.Addr)
+}
+
+// ErrUnsafeBinding refuses to serve off loopback without a bearer token.
+var ErrUnsafeBinding = errors.New("refusing to serve MCP off loopback without a bearer token")
+
+// CheckBinding refuses an address that is reachable from other machines
+// unless a token protects it.
+func CheckBinding(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("the --http address %q is not host:port (e.g. 127.0.0.1:4000): %w", addr, err)
+	}
+	if !isLoopbackName(host) && token == "" {
+		return fmt.Errorf("%w: %q listens beyond this machine; set MASSGEN_MCP_TOKEN to a secret that clients send as 'Authorization: Bearer <token>', or bind 127.0.0.1", ErrUnsafeBinding, addr)
+	}
+	return nil
+}
+
+// isLoopbackName tells a loopback host: localhost or a loopback IP. An empty
+// host or 0.0.0.0 listens everywhere; an unknown name is not trusted.
+func isLoopbackName(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// HTTPHandler serves MCP (streamable HTTP, both protocol eras) at /mcp and a
+// health check at /healthz.
+//
+// /mcp checks, in order: the Origin header (a browser page may only reach it
+// from a loopback origin or an allowed one — DNS-rebinding protection; mcp-go
+// also refuses non-loopback Host headers on loopback connections), then the
+// bearer token if one is set.
+func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
+	h, _ := s.httpHandler(o)
+	return h
+}
+
+func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTTPServer) {
+	streamable := server.NewStreamableHTTPServer(s.mcp,
+		server.WithStreamableHTTPLogger(slog.New(slog.NewTextHandler(zerologWriter{s.env.log}, nil))),
+		// No protocol sessions in the legacy era either: with a session id,
+		// mcp-go gives all of a client's requests one notification queue
+		// that every open POST drains, so a run_team's progress can leave on
+		// a concurrent team_status stream — or be dropped when that stream
+		// ends first. Without one, each request has its own queue and its
+		// progress travels on its own stream, as in the 2026-07-28 era. Our
+		// state is in explicit session_id arguments anyway.
+		server.WithStateLess(true),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, requireToken(o.Token, s.withReceipts(streamable))))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.env.opts.Version})
+	})
+	return mux, streamable
+}
+
+// ListenAndServeHTTP serves HTTPHandler until ctx ends; then every run in
+// this process is cancelled (sessions stay resumable) and the server shuts
+// down.
+func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
+	if err := CheckBinding(o.Addr, o.Token); err != nil {
+		return err
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return errors.New("TLS needs both a certificate and a key; give --tls-cert and --tls-key together")
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", o.Addr, err)
+	}
+	handler, streamable := s.httpHandler(o)
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if o.Ready != nil {
+		o.Ready(ln.Addr())
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
+		// Cancel runs first so blocking run_team requests return promptly
+		// and their sessions are recorded as cancelled.
+		s.env.svc.CancelAll()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		// Legacy clients' GET listening streams never end by themselves;
+		// http.Server.Shutdown would wait for them until its timeout.
+		streamable.CloseSessions(sctx)
+		_ = srv.Shutdown(sctx)
+	}()
+	if o.TLSCert != "" {
+		err = srv.ServeTLS(ln, o.TLSCert, o.TLSKey)
+	} else {
+		err = srv.Serve(ln)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		<-stopped
+		return nil
+	}
+	return err
+}
+
+// checkOrigin refuses requests from browser pages on other origins with 403.
+// Requests without an Origin header (every non-browser client) pass.
+func checkOrigin(allowed []string, next http.Handler) http.Handler {
+	ok := map[string]bool{}
+	for _, a := range allowed {
+		ok[strings.ToLower(strings.TrimRight(a, "/"))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !originAllowed(origin, ok) {
+			writeHTTPJSONRPCError(w, http.StatusForbidden, mcpgo.INVALID_REQUEST,
+				fmt.Sprintf("origin %q may not use this server; open it from a loopback page or start the server with --allow-origin %s", origin, origin))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func originAllowed(origin string, allowed map[string]bool) bool {
+	if allowed[strings.ToLower(origin)] {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false // includes the opaque origin "null"
+	}
+	return isLoopbackName(u.Hostname())
+}
+
+// requireToken checks the bearer token when one is configured.
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="massgen-mcp"`)
+			writeHTTPJSONRPCError(w, http.StatusUnauthorized, mcpgo.INVALID_REQUEST,
+				"missing or wrong bearer token; send 'Authorization: Bearer <token>' with the value of the server's MASSGEN_MCP_TOKEN")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withReceipts lets tool handlers see which progress notifications this
+// request's stream has written (progress.go).
+func (s *Server) withReceipts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &receiptResponseWriter{ResponseWriter: w, receipts: s.receipts}
+		next.ServeHTTP(rw, r.WithContext(withReceipts(r.Context(), s.receipts)))
+	})
+}
+
+// receiptResponseWriter feeds receipts from what an HTTP response writes. It
+// keeps Flush (mcp-go streams SSE only through a Flusher).
+type receiptResponseWriter struct {
+	http.ResponseWriter
+	receipts *receipts
+}
+
+func (w *receiptResponseWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	if err == nil {
+		w.receipts.observe(p)
+	}
+	return n, err
+}
+
+func (w *receiptResponseWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *receiptResponseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writeHTTPJSONRPCError answers a refused HTTP request with a JSON-RPC error
+// without an id, as the transport spec allows for 401 and 403.
+func writeHTTPJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+}

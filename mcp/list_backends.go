@@ -1,0 +1,106 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
+)
+
+// listBackendsArgs: list_backends takes no arguments.
+type listBackendsArgs struct{}
+
+// listBackendsResult is what list_backends returns.
+type listBackendsResult struct {
+	Backends    []backendView   `json:"backends"`
+	DefaultTeam defaultTeamView `json:"default_team"`
+}
+
+// backendView is one backend of DESIGN.md §4 as this server sees it.
+type backendView struct {
+	Name        string   `json:"name"`
+	Transport   string   `json:"transport"`
+	Implemented bool     `json:"implemented" jsonschema_description:"This build can run the backend."`
+	Usable      bool     `json:"usable" jsonschema_description:"Can be used from here: implemented, and its key is set, its local server answers, or its CLI is on PATH."`
+	KeyEnv      []string `json:"key_env" jsonschema_description:"Environment variables that may hold its API key (any one suffices); empty if it needs none."`
+	Example     string   `json:"example" jsonschema_description:"A model spec to use it."`
+	Note        string   `json:"note" jsonschema_description:"Why it is usable or not."`
+}
+
+// defaultTeamView is the team used when run_team or start_team names none.
+type defaultTeamView struct {
+	Models []string `json:"models"`
+	Note   string   `json:"note"`
+}
+
+func listBackendsTool(e *env) server.ServerTool {
+	tool := mcpgo.NewTool("list_backends",
+		mcpgo.WithDescription("Which model backends this server can use and why not (API key variables, local servers, CLIs on PATH; keys are never shown), an example spec for each, and the default team. sim is always usable, offline."),
+		mcpgo.WithInputSchema[listBackendsArgs](),
+		mcpgo.WithOutputSchema[listBackendsResult](),
+		annotations("List backends", true, true, false),
+	)
+	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.listBackends)}
+}
+
+func (e *env) listBackends(ctx context.Context, req mcpgo.CallToolRequest, args listBackendsArgs) (*mcpgo.CallToolResult, error) {
+	// One snapshot of the environment and .env files, so the table and the
+	// default team cannot disagree.
+	env := keys.Load()
+	cfg := backends.Config{Env: func() *keys.Env { return env }}
+	out := listBackendsResult{Backends: []backendView{}, DefaultTeam: defaultTeamView{Models: []string{}}}
+	if team, err := cfg.DefaultTeam(); err != nil {
+		out.DefaultTeam.Note = err.Error()
+	} else {
+		out.DefaultTeam.Models = team
+		out.DefaultTeam.Note = "used when run_team or start_team names no models; sim agents (e.g. sim/strong) run offline"
+	}
+	infos := map[string]providers.BackendInfo{}
+	for _, info := range providers.Backends() {
+		infos[info.Name] = info
+	}
+	var b strings.Builder
+	b.WriteString("| backend | usable | why | example |\n|---|---|---|---|\n")
+	for _, st := range cfg.Usable(ctx) {
+		v := backendView{
+			Name:        st.Name,
+			Transport:   st.Transport,
+			Implemented: st.Implemented,
+			Usable:      st.Usable,
+			KeyEnv:      append([]string{}, st.KeyEnv...),
+			Example:     example(infos[st.Name]),
+			Note:        st.Why,
+		}
+		out.Backends = append(out.Backends, v)
+		usable := "no"
+		if v.Usable {
+			usable = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Name, usable, v.Note, v.Example)
+	}
+	models := "none"
+	if len(out.DefaultTeam.Models) > 0 {
+		models = strings.Join(out.DefaultTeam.Models, ", ")
+	}
+	fmt.Fprintf(&b, "\nDefault team: %s — %s\n", models, out.DefaultTeam.Note)
+	return mcpgo.NewToolResultStructured(out, b.String()), nil
+}
+
+// example is a spec that names the backend.
+func example(info providers.BackendInfo) string {
+	switch {
+	case info.Name == "sim":
+		return "sim/strong"
+	case info.Name == "host":
+		return "host"
+	case info.DefaultModel != "":
+		return info.Name + "/" + info.DefaultModel
+	}
+	return info.Name + "/<model>"
+}

@@ -1,0 +1,309 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Why progress is never the last thing a client hears (research A.9): mcp-go
+// queues notifications on a channel that another goroutine writes out, while
+// the response is written inline once the handler returns. A notification
+// sent just before returning therefore reaches a stdio client after the
+// response (the TypeScript SDK then fails with "unknown progress token", and
+// Claude Code drops the connection), and over streamable HTTP it is often
+// lost. So a handler stops its progress goroutine and then waits until the
+// transport has actually written every notification it queued — receipts
+// counted by the transport's writer — before it returns its result.
+
+// progress sends notifications/progress for one request while its work runs:
+// every message it is given, and a heartbeat at least every Options.Heartbeat.
+// A nil *progress (the request carried no progressToken) does nothing.
+type progress struct {
+	srv      *server.MCPServer
+	env      *env
+	ctx      context.Context
+	token    mcpgo.ProgressToken
+	key      string
+	every    time.Duration
+	deliver  time.Duration
+	receipts *receipts // nil when the transport keeps none (in-process)
+
+	msgs  chan string
+	quit  chan struct{}
+	done  chan struct{}
+	start time.Time
+
+	// Owned by the loop goroutine until done is closed.
+	n    float64
+	sent int
+	last string
+}
+
+// startProgress begins reporting for a request, or returns nil if the client
+// asked for no progress.
+func (e *env) startProgress(ctx context.Context, req mcpgo.CallToolRequest) *progress {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return nil
+	}
+	key, err := json.Marshal(req.Params.Meta.ProgressToken)
+	if err != nil {
+		return nil
+	}
+	p := &progress{
+		srv: srv, env: e, ctx: ctx, token: req.Params.Meta.ProgressToken, key: string(key),
+		every: e.opts.Heartbeat, deliver: e.opts.DeliveryTimeout, receipts: receiptsFrom(ctx),
+		msgs: make(chan string, 64), quit: make(chan struct{}), done: make(chan struct{}), start: time.Now(),
+	}
+	go p.loop()
+	return p
+}
+
+// report queues a message; it never blocks the caller (a run's progress
+// callback). If the queue is full the message is dropped: the next heartbeat
+// repeats the latest one anyway.
+func (p *progress) report(msg string) {
+	if p == nil {
+		return
+	}
+	select {
+	case p.msgs <- msg:
+	default:
+	}
+}
+
+func (p *progress) loop() {
+	defer close(p.done)
+	tick := time.NewTicker(p.every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.quit:
+			// Messages reported before stop (the run's "… wins") still go
+			// out; stop waits for them to be written.
+			for {
+				select {
+				case m := <-p.msgs:
+					p.send(m)
+				default:
+					return
+				}
+			}
+		case <-p.ctx.Done():
+			return
+		case m := <-p.msgs:
+			p.last = m
+			p.send(m)
+		case <-tick.C:
+			msg := fmt.Sprintf("still working (%s)", time.Since(p.start).Round(time.Second))
+			if p.last != "" {
+				msg += "; last: " + p.last
+			}
+			p.send(msg)
+		}
+	}
+}
+
+func (p *progress) send(msg string) {
+	p.n++
+	if p.receipts != nil {
+		p.receipts.expect(p.key)
+	}
+	err := p.srv.SendNotificationToClient(p.ctx, string(mcpgo.MethodNotificationProgress), map[string]any{
+		"progressToken": p.token,
+		"progress":      p.n,
+		"message":       msg,
+	})
+	if err != nil {
+		if p.receipts != nil {
+			p.receipts.unexpect(p.key)
+		}
+		return
+	}
+	p.sent++
+}
+
+// stop ends reporting and returns only once every queued notification has
+// been written by the transport (or the delivery timeout passed, or the
+// client went away), so that the result the caller returns next is the last
+// message of the request.
+func (p *progress) stop() {
+	if p == nil {
+		return
+	}
+	close(p.quit)
+	<-p.done
+	if p.env.progressSent != nil {
+		p.env.progressSent(p.token, p.sent)
+	}
+	if p.sent == 0 || p.ctx.Err() != nil {
+		return
+	}
+	deadline := time.Now().Add(p.deliver)
+	if p.receipts != nil {
+		p.receipts.await(p.ctx, p.key, p.sent, deadline)
+		return
+	}
+	// No receipts (the in-process transport): wait for mcp-go's queue to drain,
+	// then give its forwarder a moment to hand over what it took last.
+	if s := server.ClientSessionFromContext(p.ctx); s != nil {
+		for len(s.NotificationChannel()) > 0 && time.Now().Before(deadline) && p.ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+}
+
+// receipts counts, per progress token, the notifications handlers queued and
+// the ones the transport's writer actually wrote. The stdio and HTTP
+// transports of this package feed it; a handler awaits its own token.
+type receipts struct {
+	mu      sync.Mutex
+	sent    map[string]int
+	written map[string]int
+	changed chan struct{} // closed and replaced whenever written grows
+}
+
+func newReceipts() *receipts {
+	return &receipts{sent: map[string]int{}, written: map[string]int{}, changed: make(chan struct{})}
+}
+
+type receiptsKey struct{}
+
+func withReceipts(ctx context.Context, r *receipts) context.Context {
+	return context.WithValue(ctx, receiptsKey{}, r)
+}
+
+func receiptsFrom(ctx context.Context) *receipts {
+	r, _ := ctx.Value(receiptsKey{}).(*receipts)
+	return r
+}
+
+func (r *receipts) expect(key string) {
+	r.mu.Lock()
+	r.sent[key]++
+	r.mu.Unlock()
+}
+
+func (r *receipts) unexpect(key string) {
+	r.mu.Lock()
+	r.sent[key]--
+	r.mu.Unlock()
+}
+
+// await blocks until every notification queued under key has been written,
+// then forgets the n this handler sent. Tokens are compared by their JSON
+// form; two live requests sharing a token (which the spec forbids) only make
+// the wait longer, never shorter.
+func (r *receipts) await(ctx context.Context, key string, n int, deadline time.Time) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		r.mu.Lock()
+		ok := r.written[key] >= r.sent[key]
+		ch := r.changed
+		if ok {
+			r.sent[key] -= n
+			r.written[key] -= min(n, r.written[key])
+			if r.sent[key] <= 0 && r.written[key] <= 0 {
+				delete(r.sent, key)
+				delete(r.written, key)
+			}
+		}
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			r.forget(key, n)
+			return
+		case <-timer.C:
+			r.forget(key, n)
+			return
+		}
+	}
+}
+
+// forget drops a handler's count after its wait was abandoned, so the maps
+// do not grow with lost notifications.
+func (r *receipts) forget(key string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent[key] -= n
+	if r.written[key] > r.sent[key] {
+		r.written[key] = max(r.sent[key], 0)
+	}
+	if r.sent[key] <= 0 {
+		delete(r.sent, key)
+		delete(r.written, key)
+	}
+}
+
+var progressMethod = []byte(`"notifications/progress"`)
+
+// observe is called with every chunk a transport has written: a JSON-RPC line
+// on stdio, an SSE event over HTTP. It counts the progress notifications in
+// it by token.
+func (r *receipts) observe(p []byte) {
+	if !bytes.Contains(p, progressMethod) {
+		return
+	}
+	var keys []string
+	for line := range bytes.SplitSeq(p, []byte("\n")) {
+		line = bytes.TrimPrefix(bytes.TrimSpace(line), []byte("data:"))
+		if !bytes.Contains(line, progressMethod) {
+			continue
+		}
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Token json.RawMessage `json:"progressToken"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &msg) != nil || msg.Method != string(mcpgo.MethodNotificationProgress) || len(msg.Params.Token) == 0 {
+			continue
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, msg.Params.Token) != nil {
+			continue
+		}
+		keys = append(keys, buf.String())
+	}
+	if len(keys) == 0 {
+		return
+	}
+	r.mu.Lock()
+	for _, k := range keys {
+		r.written[k]++
+	}
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// receiptWriter is a transport's output with receipts: it counts what it has
+// written, after the bytes are out.
+type receiptWriter struct {
+	w        interface{ Write([]byte) (int, error) }
+	receipts *receipts
+}
+
+func (w receiptWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err == nil {
+		w.receipts.observe(p)
+	}
+	return n, err
+}

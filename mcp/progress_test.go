@@ -1,0 +1,256 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// progressParams is a notifications/progress payload.
+type progressParams struct {
+	Token    any     `json:"progressToken"`
+	Progress float64 `json:"progress"`
+	Message  string  `json:"message"`
+}
+
+// sentCounter records how many notifications each request queued.
+type sentCounter struct {
+	mu   sync.Mutex
+	sent map[string]int
+}
+
+func countSent(s *Server) *sentCounter {
+	c := &sentCounter{sent: map[string]int{}}
+	s.env.progressSent = func(token any, n int) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.sent[fmt.Sprint(token)] += n
+	}
+	return c
+}
+
+func (c *sentCounter) of(token string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent[token]
+}
+
+// TestProgressAlwaysPrecedesTheResultOverStdio is the pitfall of research
+// A.9 turned into a test: over the real stdio transport, no progress
+// notification of a request may reach the client after its response, and
+// none may be lost. Many iterations, meant to run under -race.
+func TestProgressAlwaysPrecedesTheResultOverStdio(t *testing.T) {
+	s := newMemServer(t, Options{Heartbeat: 3 * time.Millisecond})
+	sent := countSent(s)
+	r := serveRaw(t, s)
+	iterations := 40
+	if testing.Short() {
+		iterations = 10
+	}
+	for i := 0; i < iterations; i++ {
+		token := fmt.Sprintf("run-%d", i)
+		id := r.callTool("run_team", map[string]any{
+			"task": "What is 17 * 23?", "models": []string{"sim/strong:latency=1ms", "sim/strong", "sim"}, "wait": true,
+		}, token)
+		got := progressUntilResponse(t, r, id, token)
+		if got == 0 {
+			t.Fatalf("iteration %d: no progress at all", i)
+		}
+		if want := sent.of(token); got != want {
+			t.Fatalf("iteration %d: %d notifications reached the client before the result, %d were sent", i, got, want)
+		}
+		// A round trip later, nothing of this token may still arrive.
+		noLateProgress(t, r, token)
+	}
+}
+
+// TestStepProgressPrecedesTheResultOverStdio: a server step with a
+// progressToken reports while the model works (heartbeats included), all
+// before the step result.
+func TestStepProgressPrecedesTheResultOverStdio(t *testing.T) {
+	s := newMemServer(t, Options{Heartbeat: 20 * time.Millisecond})
+	sent := countSent(s)
+	r := serveRaw(t, s)
+	id := r.callTool("start_team", map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=150ms", "sim:latency=150ms"}}, nil)
+	var started startTeamResult
+	decode(t, toolResult(t, r.await(id, nil)), &started)
+	for i, agent := range started.NextAgents {
+		token := fmt.Sprintf("step-%d", i)
+		id := r.callTool("step", map[string]any{"session_id": started.SessionID, "agent_id": agent}, token)
+		got := progressUntilResponse(t, r, id, token)
+		if got < 3 || got != sent.of(token) {
+			t.Fatalf("step %s: %d notifications before the result, %d sent; want the start message and heartbeats", agent, got, sent.of(token))
+		}
+		noLateProgress(t, r, token)
+	}
+}
+
+// progressUntilResponse reads the stream up to the response to id and counts
+// the progress notifications for token, checking they increase.
+func progressUntilResponse(t *testing.T, r *rawStdio, id int, token string) int {
+	t.Helper()
+	n, last := 0, 0.0
+	for {
+		m := r.next()
+		if m.Method == string(mcpgo.MethodNotificationProgress) {
+			var p progressParams
+			if err := json.Unmarshal(m.Params, &p); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(p.Token) != token {
+				t.Fatalf("progress for %v while only %s is in flight", p.Token, token)
+			}
+			if p.Progress <= last || p.Message == "" {
+				t.Fatalf("progress %v after %v (message %q): must increase and say something", p.Progress, last, p.Message)
+			}
+			last = p.Progress
+			n++
+			continue
+		}
+		if m.ID != nil && *m.ID == id {
+			if res := toolResult(t, m); res.IsError {
+				t.Fatalf("call failed: %s", text(res))
+			}
+			return n
+		}
+	}
+}
+
+// noLateProgress makes one more round trip and fails on any notification of
+// token seen meanwhile.
+func noLateProgress(t *testing.T, r *rawStdio, token string) {
+	t.Helper()
+	id := r.callTool("list_backends", map[string]any{}, nil)
+	for {
+		m := r.next()
+		if m.Method == string(mcpgo.MethodNotificationProgress) {
+			var p progressParams
+			_ = json.Unmarshal(m.Params, &p)
+			if fmt.Sprint(p.Token) == token {
+				t.Fatalf("progress %q for %s arrived after its result", p.Message, token)
+			}
+		}
+		if m.ID != nil && *m.ID == id {
+			return
+		}
+	}
+}
+
+func TestProgressCarriesHumanMessagesAndHeartbeats(t *testing.T) {
+	s := newMemServer(t, Options{Heartbeat: 30 * time.Millisecond})
+	r := serveRaw(t, s)
+	id := r.callTool("run_team", map[string]any{
+		"task": "What is 17 * 23?", "models": []string{"sim/strong:latency=100ms", "sim/strong:latency=100ms", "sim:latency=100ms"}, "wait": true,
+	}, 7)
+	var msgs []string
+	for {
+		m := r.next()
+		if m.Method == string(mcpgo.MethodNotificationProgress) {
+			var p progressParams
+			_ = json.Unmarshal(m.Params, &p)
+			if fmt.Sprint(p.Token) != "7" {
+				t.Fatalf("numeric token came back as %v", p.Token)
+			}
+			msgs = append(msgs, p.Message)
+			continue
+		}
+		if m.ID != nil && *m.ID == id {
+			break
+		}
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"answered agent", "voted for agent", "standing votes", "still working", "wins"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no progress message mentions %q:\n%s", want, all)
+		}
+	}
+}
+
+func TestReceiptsCountProgressByToken(t *testing.T) {
+	r := newReceipts()
+	r.expect(`"a"`)
+	r.expect(`"a"`)
+	r.expect(`7`)
+	r.observe([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"message":"x","progress":1,"progressToken":"a"}}` + "\n"))
+	r.observe([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1,\"progressToken\":7}}\n\n"))
+	r.observe([]byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"notifications/progress"}]}}` + "\n"))
+	done := make(chan struct{})
+	go func() {
+		r.await(context.Background(), `"a"`, 2, time.Now().Add(5*time.Second))
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("await returned with one of two notifications written")
+	case <-time.After(30 * time.Millisecond):
+	}
+	r.observe([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"a","progress":2}}` + "\n"))
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("await did not return once both were written")
+	}
+	r.await(context.Background(), `7`, 1, time.Now().Add(time.Second))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.sent) != 0 || len(r.written) != 0 {
+		t.Errorf("receipts leak: sent %v written %v", r.sent, r.written)
+	}
+}
+
+func TestReceiptsGiveUpAtTheDeadline(t *testing.T) {
+	r := newReceipts()
+	r.expect(`"lost"`)
+	start := time.Now()
+	r.await(context.Background(), `"lost"`, 1, time.Now().Add(50*time.Millisecond))
+	if d := time.Since(start); d < 40*time.Millisecond || d > 2*time.Second {
+		t.Errorf("await took %s, want about the 50ms deadline", d)
+	}
+	if len(r.sent) != 0 {
+		t.Errorf("abandoned counts must be forgotten: %v", r.sent)
+	}
+}
+
+// TestInProcessProgressArrivesBeforeTheResult: the in-process transport keeps
+// no receipts; the drain fallback still delivers progress first.
+func TestInProcessProgressArrivesBeforeTheResult(t *testing.T) {
+	s := newMemServer(t, Options{})
+	c := inProcess(t, s, false)
+	var mu sync.Mutex
+	var got []string
+	returned := false
+	late := 0
+	c.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		if n.Method != string(mcpgo.MethodNotificationProgress) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if returned {
+			late++
+		}
+		got = append(got, fmt.Sprint(n.Params.AdditionalFields["message"]))
+	})
+	res := callToolCtx(context.Background(), t, c, "run_team", mustJSON(map[string]any{
+		"task": "What is 17 * 23?", "models": []string{"sim/strong", "sim/strong", "sim"}, "wait": true,
+	}), &mcpgo.Meta{ProgressToken: "in-process"})
+	mu.Lock()
+	returned = true
+	mu.Unlock()
+	var tr coordination.TeamResult
+	decode(t, res, &tr)
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || late > 0 {
+		t.Errorf("%d progress notifications, %d after the result", len(got), late)
+	}
+}

@@ -1,0 +1,66 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// tools lists every tool the server offers: the one place to see the whole
+// surface. generate_eval_criteria and checkpoint come with their own issue.
+func tools(e *env) []server.ServerTool {
+	return []server.ServerTool{
+		runTeamTool(e),
+		startTeamTool(e),
+		stepTool(e),
+		teamStatusTool(e),
+		finalizeTeamTool(e),
+		cancelTeamTool(e),
+		listBackendsTool(e),
+	}
+}
+
+// typedHandler checks a tool's arguments against its input schema, decodes
+// them into In, and turns any error the handler returns into an isError
+// result with a fix. After the schema check a decoding failure is rare (a
+// number too large for an int).
+func typedHandler[In any](e *env, tool mcpgo.Tool, fn func(ctx context.Context, req mcpgo.CallToolRequest, in In) (*mcpgo.CallToolResult, error)) server.ToolHandlerFunc {
+	name := tool.Name
+	schema := newArgsSchema(tool)
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		if err := schema.check(req); err != nil {
+			return e.errorResult(name, err), nil
+		}
+		var in In
+		if err := req.BindArguments(&in); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				err = fmt.Errorf("%s: %s does not fit a %s", te.Field[strings.LastIndex(te.Field, ".")+1:], te.Value, te.Type)
+			}
+			return e.errorResult(name, fmt.Errorf("%w: the arguments of %s cannot be used: %w", errBadArguments, name, err)), nil
+		}
+		res, err := fn(ctx, req, in)
+		if err != nil {
+			return e.errorResult(name, err), nil
+		}
+		return res, nil
+	}
+}
+
+// annotations spells out every hint: mcp-go's defaults mark a tool
+// destructive and open-world, and nothing here is destructive.
+func annotations(title string, readOnly, idempotent, openWorld bool) mcpgo.ToolOption {
+	f := false
+	return mcpgo.WithToolAnnotation(mcpgo.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    &readOnly,
+		DestructiveHint: &f,
+		IdempotentHint:  &idempotent,
+		OpenWorldHint:   &openWorld,
+	})
+}

@@ -1,0 +1,136 @@
+package mcp
+
+import (
+	_ "embed"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+//go:embed instructions.md
+var instructions string
+
+// Name is the server name announced to clients.
+const Name = "massgen-mcp"
+
+// Defaults of Options.
+const (
+	// DefaultWaitLimit is how long run_team blocks when wait is absent: under
+	// the 60 s request timeout common in MCP clients.
+	DefaultWaitLimit = 50 * time.Second
+	// DefaultHeartbeat keeps progress flowing at least every 15 s, which resets
+	// the idle timeouts of clients that honour progress.
+	DefaultHeartbeat = 10 * time.Second
+	// DefaultStdioWorkers is the stdio transport's tool-call worker pool. Every
+	// blocking run_team holds one worker for its whole wait, and mcp-go's
+	// default of 5 would let five of them starve team_status, step and
+	// list_backends.
+	DefaultStdioWorkers = 64
+	// DefaultDeliveryTimeout bounds how long a handler waits for its queued
+	// progress notifications to be written before it returns (see progress.go).
+	DefaultDeliveryTimeout = 2 * time.Second
+)
+
+// Options configure a Server. The zero value is usable: every unset field
+// takes its default.
+type Options struct {
+	// Version is announced in serverInfo.
+	Version string
+	// WaitLimit is how long run_team blocks when wait is absent.
+	WaitLimit time.Duration
+	// Heartbeat is the longest gap between two progress notifications while
+	// work runs.
+	Heartbeat time.Duration
+	// Roots are the directories under which context file paths may be read;
+	// none means context can only be given as text.
+	Roots []string
+	// StdioWorkers sizes the stdio tool-call worker pool.
+	StdioWorkers int
+	// DeliveryTimeout bounds the wait for progress notifications to be written
+	// before a result is returned.
+	DeliveryTimeout time.Duration
+	// ValidateOutput checks every result against its tool's output schema
+	// before it is sent. The tests turn it on, which is where the contract is
+	// kept; in production it would double the cost of a cheap call like
+	// team_status (mcp-go re-encodes the schema and the result on every call).
+	ValidateOutput bool
+	// Logger receives diagnostics (always stderr in the binary).
+	Logger zerolog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.WaitLimit <= 0 {
+		o.WaitLimit = DefaultWaitLimit
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.StdioWorkers <= 0 {
+		o.StdioWorkers = DefaultStdioWorkers
+	}
+	if o.DeliveryTimeout <= 0 {
+		o.DeliveryTimeout = DefaultDeliveryTimeout
+	}
+	return o
+}
+
+// Server is massgen-mcp's MCP server: the tools, resources and prompt over one
+// coordination service, ready to be served over stdio or HTTP.
+type Server struct {
+	mcp      *server.MCPServer
+	env      *env
+	receipts *receipts
+}
+
+// env is what every handler needs: the service and the server's options.
+type env struct {
+	svc  *coordination.Service
+	opts Options
+	log  zerolog.Logger
+	// progressSent, if set (tests), learns how many progress notifications
+	// a request queued once its reporting has stopped.
+	progressSent func(token any, sent int)
+}
+
+// New builds the server over a coordination service.
+func New(svc *coordination.Service, opts Options) *Server {
+	opts = opts.withDefaults()
+	e := &env{svc: svc, opts: opts, log: opts.Logger}
+	serverOpts := []server.ServerOption{
+		server.WithTitle("MassGen team"),
+		server.WithDescription("Runs a team of AI agents on one task until their votes agree (the MassGen protocol)."),
+		server.WithInstructions(instructions),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithRecovery(),
+		server.WithResourceRecovery(),
+		// Input arguments are checked by each handler (arguments.go), with
+		// messages a model can act on.
+		// The tool list never changes while the server runs.
+		server.WithMethodCacheHints(mcpgo.MethodToolsList, 3_600_000, mcpgo.CacheScopePublic),
+		server.WithMethodCacheHints(mcpgo.MethodPromptsList, 3_600_000, mcpgo.CacheScopePublic),
+	}
+	if opts.ValidateOutput {
+		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
+	}
+	s := server.NewMCPServer(Name, opts.Version, serverOpts...)
+	s.AddTools(tools(e)...)
+	s.AddResources(resources(e)...)
+	s.AddResourceTemplates(resourceTemplates(e)...)
+	s.AddPrompts(prompts(e)...)
+	return &Server{mcp: s, env: e, receipts: newReceipts()}
+}
+
+// MCPServer is the underlying mcp-go server, for in-process clients.
+func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
+
+// Service is the coordination service behind the tools.
+func (s *Server) Service() *coordination.Service { return s.env.svc }

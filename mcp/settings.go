@@ -1,0 +1,137 @@
+package mcp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/criteria"
+)
+
+// TeamSettings are the arguments run_team and start_team share: the team, its
+// task and its rules (DESIGN.md §2, §5). Zero values mean "the default". It is
+// exported only because the schema generator skips embedded unexported
+// structs.
+type TeamSettings struct {
+	Task               string         `json:"task,omitempty" jsonschema_description:"What the team should do: the question or deliverable, in full. Required unless session_id names an existing session."`
+	Models             []string       `json:"models,omitempty" jsonschema_description:"Model specs, one agent each: backend/model[@base_url], e.g. openai/gpt-5.4, claude, gemini, sim/strong (offline). Give models or agents, not both; neither means the default team."`
+	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas, instead of models. Use model host for an agent you drive yourself through step (start_team only)."`
+	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous" jsonschema_description:"When the votes agree: majority (default: more than half), plurality (strictly the most), unanimous."`
+	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1 to 100 (default 5); every answer, vote or failed step counts."`
+	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers per agent before it may only vote (default 3)."`
+	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time in seconds (default 1800): of one run_team call, or of a step-driven session since start_team. Past it the session is force-finished."`
+	CostBudgetUSD      *float64       `json:"cost_budget_usd,omitempty" jsonschema_description:"Cost budget in USD for the whole session (default none)."`
+	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Token budget (input plus output) for the whole session (default none)."`
+	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"The final answer: winner (default: the winning answer as is), present (the winner's model writes a final deliverable), synthesize (a neutral merge of all answers)."`
+	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"free (default) or short: answers end in a final value that can be compared (e.g. Answer: 391)."`
+	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With answer_format short: end after the first answers if a strict majority already agrees."`
+	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"1 to 12 criteria every agent sees and votes by; exactly one should be category must."`
+	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Material for the task: text blocks, or file paths under the server's allowed roots."`
+	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"Id for a new session (1-64 letters, digits, _ or -), or, for run_team, an existing session to resume or wait for."`
+}
+
+// agentArg is one agent of a team.
+type agentArg struct {
+	ID            string   `json:"id,omitempty" jsonschema_description:"Agent id (default agent_a, agent_b, …); not of the form agentN."`
+	Model         string   `json:"model" jsonschema_description:"Model spec, e.g. claude, openai/gpt-5.4, sim/strong, or host."`
+	SystemMessage string   `json:"system_message,omitempty" jsonschema_description:"Persona or stance for this agent."`
+	Temperature   *float64 `json:"temperature,omitempty" jsonschema_description:"Sampling temperature, 0 to 2."`
+}
+
+// criterionArg is one evaluation criterion written by the caller.
+type criterionArg struct {
+	ID           string   `json:"id,omitempty" jsonschema_description:"Criterion id (default E1, E2, …)."`
+	Text         string   `json:"text" jsonschema_description:"What a good answer does."`
+	Category     string   `json:"category,omitempty" jsonschema:"enum=must,enum=should,enum=could" jsonschema_description:"must (the primary focus), should (default) or could."`
+	VerifyBy     string   `json:"verify_by,omitempty" jsonschema_description:"How to check it."`
+	AntiPatterns []string `json:"anti_patterns,omitempty" jsonschema_description:"What to avoid."`
+}
+
+// contextArg is one piece of context: text, or a file to read.
+type contextArg struct {
+	Text string `json:"text,omitempty" jsonschema_description:"A text block."`
+	Path string `json:"path,omitempty" jsonschema_description:"A file to read, under one of the server's allowed roots (relative paths start at the first root)."`
+}
+
+// hasTeam tells whether any argument that creates a session was given.
+func (t TeamSettings) hasTeam() bool {
+	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0
+}
+
+// spec turns the settings into a coordination team spec; the service checks
+// everything it can (rules, specs, ids), so only the MCP-only parts — context
+// files and criteria numbering — are handled here.
+func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error) {
+	spec := coordination.TeamSpec{
+		Task:      t.Task,
+		Models:    t.Models,
+		SessionID: t.SessionID,
+		Driver:    driver,
+		Rules: coordination.Rules{
+			Consensus:          t.Consensus,
+			MaxRounds:          t.MaxRounds,
+			MaxAnswersPerAgent: t.MaxAnswersPerAgent,
+			TimeoutSeconds:     t.TimeoutSeconds,
+			CostBudgetUSD:      t.CostBudgetUSD,
+			TokenBudget:        t.TokenBudget,
+			Final:              t.Final,
+			AnswerFormat:       t.AnswerFormat,
+			EarlyStop:          t.EarlyStop,
+		},
+	}
+	// Zero means "default" to coordination, so a negative number is the only
+	// out-of-range value that would otherwise slip through as a default.
+	switch {
+	case t.MaxRounds < 0:
+		return spec, fmt.Errorf("%w: max_rounds %d must be between 1 and 100", coordination.ErrBadSettings, t.MaxRounds)
+	case t.MaxAnswersPerAgent < 0:
+		return spec, fmt.Errorf("%w: max_answers_per_agent %d must be at least 1", coordination.ErrBadSettings, t.MaxAnswersPerAgent)
+	case t.TimeoutSeconds < 0:
+		return spec, fmt.Errorf("%w: timeout_seconds %g must be positive", coordination.ErrBadSettings, t.TimeoutSeconds)
+	}
+	for _, a := range t.Agents {
+		spec.Agents = append(spec.Agents, coordination.Agent{ID: a.ID, Model: a.Model, SystemMessage: a.SystemMessage, Temperature: a.Temperature})
+	}
+	var err error
+	if spec.Context, err = readContext(t.Context, e.opts.Roots); err != nil {
+		return spec, err
+	}
+	if spec.Criteria, err = criteriaItems(t.EvalCriteria); err != nil {
+		return spec, err
+	}
+	return spec, nil
+}
+
+// maxCriteria is the most criteria a caller may attach (DESIGN.md §2).
+const maxCriteria = 12
+
+// criteriaItems checks and numbers caller-written criteria. (The criteria
+// package will own this once generate_eval_criteria lands.)
+func criteriaItems(args []criterionArg) ([]criteria.Item, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	if len(args) > maxCriteria {
+		return nil, fmt.Errorf("%w: %d eval_criteria given; attach at most %d", coordination.ErrBadSettings, len(args), maxCriteria)
+	}
+	items := make([]criteria.Item, 0, len(args))
+	seen := map[string]bool{}
+	for i, a := range args {
+		it := criteria.Item{ID: strings.TrimSpace(a.ID), Text: strings.TrimSpace(a.Text), Category: a.Category, VerifyBy: a.VerifyBy, AntiPatterns: a.AntiPatterns}
+		if it.ID == "" {
+			it.ID = fmt.Sprintf("E%d", i+1)
+		}
+		if it.Text == "" {
+			return nil, fmt.Errorf("%w: eval_criteria item %d (%s) has no text", coordination.ErrBadSettings, i+1, it.ID)
+		}
+		if it.Category == "" {
+			it.Category = "should"
+		}
+		if seen[it.ID] {
+			return nil, fmt.Errorf("%w: eval_criteria id %s is used twice", coordination.ErrBadSettings, it.ID)
+		}
+		seen[it.ID] = true
+		items = append(items, it)
+	}
+	return items, nil
+}

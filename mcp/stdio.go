@@ -1,0 +1,38 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// ServeStdio serves MCP over a pair of streams (stdin and stdout in the
+// binary) until the input ends or ctx is cancelled. The output carries only
+// protocol messages; diagnostics go to the logger.
+//
+// When the input ends (the client went away) every run still going on in
+// this process is cancelled and waited for, so its session is left cancelled
+// and resumable rather than cut off mid-write; ServeStdio then returns nil.
+//
+// mcp-go keeps one stdio session per process, so a process serves one stdio
+// connection at a time.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(log.New(zerologWriter{s.env.log}, "", 0))
+	// A blocking run_team holds a worker for its whole wait; the pool must
+	// leave room for team_status, step and list_backends beside it.
+	server.WithWorkerPoolSize(s.env.opts.StdioWorkers)(stdio)
+	server.WithQueueSize(4 * s.env.opts.StdioWorkers)(stdio)
+
+	// Handlers wait for receipts from this writer before they return, so no
+	// progress notification can follow its response (progress.go).
+	err := stdio.Listen(withReceipts(ctx, s.receipts), in, receiptWriter{w: out, receipts: s.receipts})
+	s.env.svc.CancelAll()
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}

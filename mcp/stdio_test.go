@@ -1,0 +1,129 @@
+package mcp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// These tests use the real stdio transport over pipes. mcp-go keeps one stdio
+// session per process, so none of them runs in parallel.
+
+// TestStdioAnswersWhileRunTeamBlocks: with more blocking run_team calls than
+// mcp-go's default worker pool (5), team_status, step and list_backends
+// still answer at once.
+func TestStdioAnswersWhileRunTeamBlocks(t *testing.T) {
+	s := newMemServer(t, Options{})
+	r := serveRaw(t, s)
+	slow := []string{"sim:latency=3s", "sim:latency=3s"}
+	blocking := map[int]bool{}
+	for i := 0; i < 8; i++ {
+		blocking[r.callTool("run_team", map[string]any{"task": "What is 6 * 7?", "models": slow, "wait": true}, nil)] = true
+	}
+	var plain startTeamResult
+	id := r.callTool("start_team", map[string]any{"task": "What is 2 + 2?", "models": []string{"sim", "sim"}}, nil)
+	decode(t, toolResult(t, r.await(id, blocking)), &plain)
+
+	// Wait until every blocking run is actually running, then ask.
+	waitFor(t, func() bool {
+		list, _ := s.Service().Sessions(context.Background())
+		running := 0
+		for _, l := range list {
+			if _, ok := s.Service().Running(l.SessionID); ok {
+				running++
+			}
+		}
+		return running == 8
+	})
+	start := time.Now()
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"team_status", map[string]any{"session_id": plain.SessionID}},
+		{"step", map[string]any{"session_id": plain.SessionID, "agent_id": "agent_a"}},
+		{"list_backends", map[string]any{}},
+	} {
+		id := r.callTool(call.tool, call.args, nil)
+		res := toolResult(t, r.await(id, blocking))
+		if res.IsError {
+			t.Fatalf("%s failed: %s", call.tool, text(res))
+		}
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("team_status, step and list_backends took %s beside 8 blocking run_team calls", d)
+	}
+	if len(blocking) != 8 {
+		t.Errorf("a blocking run_team answered early (%d left)", len(blocking))
+	}
+}
+
+// await reads until the response to id, skipping notifications and the
+// responses to the calls in skip (deleting those that arrive).
+func (r *rawStdio) await(id int, skip map[int]bool) wireMsg {
+	r.t.Helper()
+	for {
+		m := r.next()
+		if m.ID == nil {
+			continue
+		}
+		if *m.ID == id {
+			return m
+		}
+		if skip[*m.ID] {
+			delete(skip, *m.ID)
+			continue
+		}
+		r.t.Fatalf("unexpected response %d while waiting for %d", *m.ID, id)
+	}
+}
+
+// TestStdinClosingCancelsRunsAndLeavesThemResumable: a run handed back to the
+// client and a run still blocking both end cancelled, not cut off, when the
+// client goes away; ServeStdio returns nil (the binary exits 0).
+func TestStdinClosingCancelsRunsAndLeavesThemResumable(t *testing.T) {
+	s := newMemServer(t, Options{})
+	r := serveRaw(t, s)
+	slow := []string{"sim:latency=5s", "sim:latency=5s"}
+	id := r.callTool("run_team", map[string]any{"task": "What is 6 * 7?", "models": slow, "wait": false, "session_id": "handed_back"}, nil)
+	var handle coordination.TeamResult
+	decode(t, toolResult(t, r.await(id, nil)), &handle)
+	r.callTool("run_team", map[string]any{"task": "What is 6 * 7?", "models": slow, "wait": true, "session_id": "blocking"}, nil)
+	waitFor(t, func() bool { _, ok := s.Service().Running("blocking"); return ok })
+
+	start := time.Now()
+	if err := r.close(); err != nil {
+		t.Fatalf("ServeStdio after stdin closed: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("shutting down took %s; runs must be cancelled, not waited for", d)
+	}
+	for _, id := range []string{"handed_back", "blocking"} {
+		res, err := s.Service().Result(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != coordination.StatusCancelled {
+			t.Errorf("%s: status %s, want cancelled", id, res.Status)
+		}
+		if _, ok := s.Service().Running(id); ok {
+			t.Errorf("%s still runs", id)
+		}
+	}
+}
+
+// TestStdioCancellationNotificationCancelsABlockingRun: notifications/cancelled
+// for a blocking run_team cancels its run.
+func TestStdioCancellationNotificationCancelsABlockingRun(t *testing.T) {
+	s := newMemServer(t, Options{})
+	r := serveRaw(t, s)
+	id := r.callTool("run_team", map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=5s", "sim:latency=5s"}, "wait": true, "session_id": "to_cancel"}, nil)
+	waitFor(t, func() bool { _, ok := s.Service().Running("to_cancel"); return ok })
+	r.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": id, "reason": "user"}})
+	waitFor(t, func() bool {
+		res, err := s.Service().Result(context.Background(), "to_cancel")
+		return err == nil && res.Status == coordination.StatusCancelled
+	})
+}

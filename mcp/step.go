@@ -1,0 +1,115 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// stepArgs are step's arguments.
+type stepArgs struct {
+	SessionID string         `json:"session_id" jsonschema_description:"The session, from start_team."`
+	AgentID   string         `json:"agent_id" jsonschema_description:"The agent to step; normally one of next_agents."`
+	Action    string         `json:"action,omitempty" jsonschema:"enum=new_answer,enum=vote" jsonschema_description:"Only for a host agent, to submit its action after reading its view. Leave it out to have the server step a model agent, or to get a host agent's view."`
+	Content   string         `json:"content,omitempty" jsonschema_description:"The answer, with action new_answer."`
+	Target    string         `json:"target,omitempty" jsonschema_description:"With action vote: the anonymous agent voted for (agentN, one of the view's vote_enum) or its answer label (agentN.k)."`
+	Reason    string         `json:"reason,omitempty" jsonschema_description:"With action vote: why that answer is best."`
+	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: the seen_steps of the latest view issued to this agent, passed back unchanged."`
+}
+
+func stepTool(e *env) server.ServerTool {
+	tool := mcpgo.NewTool("step",
+		mcpgo.WithDescription("One step of one agent of a start_team session. For a model agent the server calls its model, which answers or votes. "+
+			"For a host agent (you), step without an action returns its view (prompt, actions, vote_enum, seen_steps); step with action new_answer + content, or vote + target + reason, and the view's seen_steps submits it. "+
+			"Returns what happened, the consensus so far, next_agents, and the team result once the session has finished."),
+		mcpgo.WithInputSchema[stepArgs](),
+		mcpgo.WithOutputSchema[coordination.StepResult](),
+		annotations("Step one agent", false, false, true),
+	)
+	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.step)}
+}
+
+func (e *env) step(ctx context.Context, req mcpgo.CallToolRequest, args stepArgs) (*mcpgo.CallToolResult, error) {
+	if args.Action == "" && (args.Content != "" || args.Target != "" || args.Reason != "" || len(args.SeenSteps) > 0) {
+		return nil, fmt.Errorf("%w: content, target, reason and seen_steps go with an action; set action to new_answer or vote, or leave them all out to step the agent", coordination.ErrBadAction)
+	}
+	p := e.startProgress(ctx, req)
+	p.report(args.AgentID + " is stepping")
+	res, err := e.svc.Step(ctx, coordination.StepRequest{
+		SessionID: args.SessionID,
+		AgentID:   args.AgentID,
+		Action:    args.Action,
+		Content:   args.Content,
+		Target:    args.Target,
+		Reason:    args.Reason,
+		SeenSteps: args.SeenSteps,
+	})
+	// Progress must be fully written before the result (see progress.go).
+	p.stop()
+	if err != nil {
+		return nil, err
+	}
+	return stepResult(res), nil
+}
+
+// stepResult encodes a step result with a readable account of it.
+func stepResult(res *coordination.StepResult) *mcpgo.CallToolResult {
+	var b strings.Builder
+	switch res.Action {
+	case "view":
+		v := res.View
+		fmt.Fprintf(&b, "View for %s (host agent). Allowed actions: %s.", res.AgentID, strings.Join(v.Actions, ", "))
+		if len(v.VoteEnum) > 0 {
+			fmt.Fprintf(&b, " Vote targets: %s.", strings.Join(v.VoteEnum, ", "))
+		}
+		if v.Revote {
+			b.WriteString(" This is a re-vote: only vote is allowed.")
+		}
+		fmt.Fprintf(&b, "\nSubmit with step{session_id: %q, agent_id: %q, action, …, seen_steps: %s}.\n", res.SessionID, res.AgentID, seenJSON(res.SeenSteps))
+		if res.Message != "" {
+			fmt.Fprintf(&b, "Note: %s\n", res.Message)
+		}
+		fmt.Fprintf(&b, "\n--- system ---\n%s\n\n--- prompt ---\n%s\n", v.System, v.Prompt)
+		return mcpgo.NewToolResultStructured(res, b.String())
+	case "new_answer":
+		fmt.Fprintf(&b, "%s answered %s.\n", res.AgentID, res.Label)
+	case "vote":
+		fmt.Fprintf(&b, "%s voted for %s (%s)", res.AgentID, res.Target, res.TargetLabel)
+		if res.Stale {
+			b.WriteString("; the vote is already stale (a newer answer landed meanwhile)")
+		}
+		b.WriteString(".\n")
+	default:
+		fmt.Fprintf(&b, "%s's step failed (%s): %s\n", res.AgentID, res.ErrorClass, res.Message)
+	}
+	if res.Result != nil {
+		b.WriteString(teamResultText(res.Result))
+		return mcpgo.NewToolResultStructured(res, b.String())
+	}
+	next := "nobody (other steps are in flight)"
+	if len(res.NextAgents) > 0 {
+		next = strings.Join(res.NextAgents, ", ")
+	}
+	fmt.Fprintf(&b, "Next agents: %s.\n", next)
+	return mcpgo.NewToolResultStructured(res, b.String())
+}
+
+// seenJSON renders seen_steps as the JSON object to pass back.
+func seenJSON(seen map[string]int) string {
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%q: %d", k, seen[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}

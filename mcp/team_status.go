@@ -1,0 +1,44 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// teamStatusArgs are team_status's arguments.
+type teamStatusArgs struct {
+	SessionID string `json:"session_id" jsonschema_description:"The session, from run_team or start_team."`
+	Format    string `json:"format,omitempty" jsonschema:"enum=markdown,enum=json" jsonschema_description:"markdown (default): a readable report plus the same data structured. json: the data only."`
+}
+
+func teamStatusTool(e *env) server.ServerTool {
+	tool := mcpgo.NewTool("team_status",
+		mcpgo.WithDescription("Where a team stands: each agent's state, answer previews, votes and whether they are stale, consensus, next agents, the timeline, tokens and cost, and the result once finished. "+
+			"Cheap; poll it while run_team works in the background."),
+		mcpgo.WithInputSchema[teamStatusArgs](),
+		mcpgo.WithOutputSchema[coordination.StatusView](),
+		annotations("Team status", true, true, false),
+	)
+	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.teamStatus)}
+}
+
+func (e *env) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, args teamStatusArgs) (*mcpgo.CallToolResult, error) {
+	v, err := e.svc.Status(ctx, args.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if args.Format == "json" {
+		body, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("cannot encode the status of %s: %w", args.SessionID, err)
+		}
+		return mcpgo.NewToolResultStructured(v, string(body)), nil
+	}
+	return mcpgo.NewToolResultStructured(v, v.Markdown()), nil
+}

@@ -1,0 +1,148 @@
+package anthropic
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
+)
+
+// Provider calls one Claude model through the Messages API. It is safe for
+// concurrent use.
+type Provider struct {
+	client  sdk.Client
+	backend string // for the price table
+	model   string
+	key     string // only to mask it out of error text
+}
+
+// Result is everything one call learned: the action and usage Step returns,
+// plus what providers.Usage has no field for.
+type Result struct {
+	Action providers.Action
+	Usage  providers.Usage
+	// CacheWriteInput is the part of Usage.Input written to the prompt cache
+	// (cache_creation_input_tokens), which Anthropic bills at 1.25× the base
+	// input rate (2× for one-hour entries); Usage.Input - CachedInput -
+	// CacheWriteInput is billed at the base rate.
+	CacheWriteInput int64
+	// CacheWrite1hInput is the part of CacheWriteInput written as one-hour
+	// entries; the rest are five-minute entries.
+	CacheWrite1hInput int64
+	// StopReason is Anthropic's stop_reason (end_turn, tool_use, max_tokens,
+	// refusal, …).
+	StopReason string
+}
+
+// New returns the provider for an endpoint. The client is built from the
+// endpoint alone: the SDK's environment credential chain (ANTHROPIC_API_KEY,
+// profiles, federation, ANTHROPIC_BASE_URL) is switched off, and so are its
+// retries, which the resilience layer owns.
+func New(ep providers.Endpoint) (providers.Provider, error) {
+	if strings.TrimSpace(ep.Model) == "" {
+		return nil, fmt.Errorf("%w: a claude spec needs a model name, e.g. claude/claude-opus-4-6", providers.ErrBadSpec)
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithMaxRetries(0),
+	}
+	if ep.BaseURL != "" {
+		base, err := baseURL(ep.BaseURL)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, option.WithBaseURL(base))
+	}
+	if ep.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(ep.APIKey))
+	}
+	if ep.APIVersion != "" {
+		opts = append(opts, option.WithHeader("anthropic-version", ep.APIVersion))
+	}
+	if ep.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(ep.HTTPClient))
+	}
+	backend := ep.Backend
+	if backend == "" {
+		backend = "claude"
+	}
+	return &Provider{client: sdk.NewClient(opts...), backend: backend, model: ep.Model, key: ep.APIKey}, nil
+}
+
+// baseURL checks a base URL and drops a trailing /v1: the SDK appends
+// v1/messages itself, and OpenAI-style base URLs end in /v1.
+func baseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// The parse error would quote the URL, which may hold credentials.
+		return "", fmt.Errorf("%w: the Anthropic base URL is not a URL", providers.ErrBadSpec)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%w: the Anthropic base URL %q is not an http(s) URL", providers.ErrBadSpec, u.Redacted())
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	return u.String(), nil
+}
+
+// Step runs one call and reports the workflow calls the model made.
+func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	r, err := p.Call(ctx, req)
+	return r.Action, r.Usage, err
+}
+
+// Call runs one streamed Messages call and reports all it learned; Step is
+// Call without the extras. On an error the Result still holds the usage
+// reported before it, if any.
+func (p *Provider) Call(ctx context.Context, req providers.Request) (Result, error) {
+	r, err := p.call(ctx, req)
+	if r.CacheWriteInput > 0 {
+		// Usage cannot carry cache writes, which cost more than input, so a
+		// call that wrote to the cache is priced here; any other is priced
+		// by the pricing layer from Usage alone, to the same result.
+		w1h := r.CacheWrite1hInput
+		r.Usage.CostUSD = pricing.CostWithCacheWrites(p.backend, p.model, r.Usage, r.CacheWriteInput-w1h, w1h)
+	}
+	return r, err
+}
+
+func (p *Provider) call(ctx context.Context, req providers.Request) (r Result, err error) {
+	defer func() {
+		// The SDK decodes whatever the network sends; a panic in there must
+		// fail this step, not the server running every other session.
+		if v := recover(); v != nil {
+			err = &providers.Error{Class: providers.ClassProvider,
+				Message: p.mask(fmt.Sprintf("the Anthropic reply for %s could not be read (%v); the step can be retried", p.model, v))}
+		}
+	}()
+	params, err := p.params(req)
+	if err != nil {
+		return Result{}, err
+	}
+	stream := p.client.Messages.NewStreaming(ctx, params)
+	// Closing the body is what stops a stream that ended early; a
+	// cancelled ctx has already torn the connection down.
+	defer stream.Close()
+	var acc accumulator
+	for stream.Next() {
+		if err := acc.add(stream.Current()); err != nil {
+			return acc.partial(), p.malformedStream(err)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return acc.partial(), p.classify(ctx, err)
+	}
+	if !acc.stopped {
+		if ctx.Err() != nil {
+			return acc.partial(), p.classify(ctx, ctx.Err())
+		}
+		return acc.partial(), &providers.Error{Class: providers.ClassProvider,
+			Message: "the Anthropic stream ended before message_stop; the connection may have dropped, so the step can be retried"}
+	}
+	return acc.result(req), nil
+}

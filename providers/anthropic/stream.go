@@ -1,0 +1,148 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// accumulator rebuilds the reply from stream events. It keeps only what a
+// step needs (text, tool calls, usage), which is cheaper than the SDK's
+// Message.Accumulate that re-renders the wire JSON on every event.
+type accumulator struct {
+	blocks  []block
+	usage   wireUsage
+	stop    string
+	stopped bool // message_stop arrived
+}
+
+type block struct {
+	kind  string // text, tool_use, or another type the step ignores
+	text  []byte
+	id    string
+	name  string
+	input []byte // tool input from input_json_delta pieces
+	start string // tool input given whole in content_block_start
+}
+
+// wireUsage is Anthropic's usage as reported; message_delta totals
+// overwrite message_start's.
+type wireUsage struct {
+	input, cacheRead, cacheWrite, output, thinking int64
+	cacheWrite1h                                   int64 // the part of cacheWrite kept for an hour
+}
+
+func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
+	switch ev.Type {
+	case "message_start":
+		u := ev.Message.Usage
+		a.usage = wireUsage{input: u.InputTokens, cacheRead: u.CacheReadInputTokens,
+			cacheWrite: u.CacheCreationInputTokens, output: u.OutputTokens}
+		if u.JSON.OutputTokensDetails.Valid() {
+			a.usage.thinking = u.OutputTokensDetails.ThinkingTokens
+		}
+		if u.JSON.CacheCreation.Valid() {
+			a.usage.cacheWrite1h = u.CacheCreation.Ephemeral1hInputTokens
+		}
+	case "content_block_start":
+		if ev.Index != int64(len(a.blocks)) {
+			return fmt.Errorf("content block %d started where block %d was due", ev.Index, len(a.blocks))
+		}
+		b := block{kind: ev.ContentBlock.Type}
+		if b.kind == "tool_use" {
+			b.id, b.name = ev.ContentBlock.ID, ev.ContentBlock.Name
+			b.start = ev.ContentBlock.JSON.Input.Raw()
+		}
+		b.text = append(b.text, ev.ContentBlock.Text...)
+		a.blocks = append(a.blocks, b)
+	case "content_block_delta":
+		if ev.Index < 0 || ev.Index >= int64(len(a.blocks)) {
+			return fmt.Errorf("a delta for content block %d, of which there are %d", ev.Index, len(a.blocks))
+		}
+		b := &a.blocks[ev.Index]
+		switch ev.Delta.Type {
+		case "text_delta":
+			b.text = append(b.text, ev.Delta.Text...)
+		case "input_json_delta":
+			b.input = append(b.input, ev.Delta.PartialJSON...)
+		}
+	case "message_delta":
+		a.stop = string(ev.Delta.StopReason)
+		u := ev.Usage
+		a.usage.output = u.OutputTokens
+		if u.JSON.InputTokens.Valid() {
+			a.usage.input = u.InputTokens
+		}
+		if u.JSON.CacheReadInputTokens.Valid() {
+			a.usage.cacheRead = u.CacheReadInputTokens
+		}
+		if u.JSON.CacheCreationInputTokens.Valid() {
+			a.usage.cacheWrite = u.CacheCreationInputTokens
+		}
+		if u.JSON.OutputTokensDetails.Valid() {
+			a.usage.thinking = u.OutputTokensDetails.ThinkingTokens
+		}
+	case "message_stop":
+		a.stopped = true
+	}
+	return nil
+}
+
+// normalised is the usage in providers' terms: Input counts every input
+// token, cached or not. CostUSD stays nil for pricing to fill.
+func (u wireUsage) normalised() providers.Usage {
+	return providers.Usage{
+		Input:       u.input + u.cacheRead + u.cacheWrite,
+		CachedInput: u.cacheRead,
+		Output:      u.output,
+		Reasoning:   u.thinking,
+	}
+}
+
+// partial is what an interrupted call still reports: its usage.
+func (a *accumulator) partial() Result {
+	w1h := min(max(a.usage.cacheWrite1h, 0), a.usage.cacheWrite)
+	return Result{Usage: a.usage.normalised(), CacheWriteInput: a.usage.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
+}
+
+// result turns the finished stream into the step's action.
+func (a *accumulator) result(req providers.Request) Result {
+	r := a.partial()
+	var texts []string
+	for i := range a.blocks {
+		b := &a.blocks[i]
+		switch b.kind {
+		case "text":
+			if t := string(b.text); strings.TrimSpace(t) != "" {
+				texts = append(texts, t)
+			}
+		case "tool_use":
+			r.Action.Calls = append(r.Action.Calls, providers.ToolCall{Name: b.name, Args: b.args()})
+		}
+	}
+	r.Action.Text = strings.Join(texts, "\n")
+	if len(r.Action.Calls) == 0 && len(req.Tools) > 0 && r.Action.Text != "" {
+		// A model that answered in prose may still have written the call
+		// out; if not, coordination's corrective retry asks again.
+		if act, ok := providers.ParseTextCallsFor(r.Action.Text, req.Tools); ok {
+			r.Action = act
+		}
+	}
+	return r
+}
+
+// args is the tool input as the model wrote it, even when it is not valid
+// JSON: coordination refuses such a call and tells the model why.
+func (b *block) args() json.RawMessage {
+	switch {
+	case len(b.input) > 0:
+		return json.RawMessage(b.input)
+	case b.start != "" && b.start != "null":
+		return json.RawMessage(b.start)
+	}
+	return json.RawMessage(`{}`)
+}

@@ -1,0 +1,271 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// chatProvider speaks Chat Completions (POST {base}/chat/completions), for
+// every OpenAI-compatible backend and Azure OpenAI.
+type chatProvider struct {
+	*core
+	svc oai.ChatCompletionService
+}
+
+// NewChat returns the Chat Completions adapter for an endpoint: grok,
+// openrouter, together, groq, cerebras, fireworks, deepseek, azure_openai
+// (deployment-style URL, api-version query, api-key header; the model names
+// the deployment) and the local servers vllm, sglang, lmstudio and ollama.
+func NewChat(ep providers.Endpoint) (providers.Provider, error) { return NewChatWith(ep, Options{}) }
+
+// NewChatWith is NewChat with options, e.g. text tools for a model that has
+// no tool calling.
+func NewChatWith(ep providers.Endpoint, o Options) (providers.Provider, error) {
+	if err := checkEndpoint(ep); err != nil {
+		return nil, err
+	}
+	base := baseURL(ep)
+	opts, err := clientOptions(ep, base)
+	if err != nil {
+		return nil, err
+	}
+	return &chatProvider{core: newCore(ep, o, base), svc: oai.NewChatCompletionService(opts...)}, nil
+}
+
+// Step streams one completion and reports the workflow calls in it.
+func (p *chatProvider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	return p.run(ctx, func(m toolMode) (providers.Action, providers.Usage, error) { return p.once(ctx, req, m) })
+}
+
+func (p *chatProvider) once(ctx context.Context, req providers.Request, m toolMode) (providers.Action, providers.Usage, error) {
+	params, err := p.params(req, m)
+	if err != nil {
+		return providers.Action{}, providers.Usage{}, err
+	}
+	stream := p.svc.NewStreaming(ctx, params)
+	defer stream.Close()
+
+	var (
+		text     strings.Builder
+		calls    []chatCall
+		at       = map[int64]int{} // tool-call index → position in calls
+		finished bool
+		usage    providers.Usage
+	)
+	for stream.Next() {
+		ch := stream.Current()
+		if ch.JSON.Usage.Valid() {
+			usage = p.usage(ch.Usage)
+		} else if g, ok := ch.JSON.ExtraFields["x_groq"]; ok {
+			usage = p.groqUsage(g.Raw(), usage)
+		}
+		for _, choice := range ch.Choices {
+			if choice.Index != 0 {
+				continue
+			}
+			text.WriteString(choice.Delta.Content)
+			text.WriteString(choice.Delta.Refusal)
+			for _, tc := range choice.Delta.ToolCalls {
+				i, ok := at[tc.Index]
+				// A new id under a known index is a new call: some servers
+				// (older Ollama) send every call with index 0.
+				if ok && tc.ID != "" && calls[i].id != "" && tc.ID != calls[i].id {
+					ok = false
+				}
+				if !ok {
+					i = len(calls)
+					at[tc.Index] = i
+					calls = append(calls, chatCall{})
+				}
+				if tc.ID != "" {
+					calls[i].id = tc.ID
+				}
+				if tc.Function.Name != "" {
+					calls[i].name = tc.Function.Name
+				}
+				calls[i].args.WriteString(tc.Function.Arguments)
+			}
+			if choice.FinishReason != "" {
+				finished = true
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return providers.Action{}, usage, err
+	}
+	if !finished {
+		return providers.Action{}, usage, errEndedEarly
+	}
+	out := make([]providers.ToolCall, len(calls))
+	for i := range calls {
+		// Arguments stay as the model wrote them, valid JSON or not:
+		// coordination refuses a malformed call and asks again.
+		out[i] = providers.ToolCall{Name: calls[i].name, Args: json.RawMessage(calls[i].args.String())}
+	}
+	return finish(text.String(), out, req.Tools), usage, nil
+}
+
+type chatCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// usage normalises Chat Completions usage: prompt_tokens already include
+// the cached ones; completion_tokens include reasoning at OpenAI but not at
+// xAI, which reports reasoning_tokens beside them (both are billed as
+// output). DeepSeek reports its cache hits as prompt_cache_hit_tokens.
+func (p *chatProvider) usage(u oai.CompletionUsage) providers.Usage {
+	n := providers.Usage{
+		Input:       u.PromptTokens,
+		CachedInput: u.PromptTokensDetails.CachedTokens,
+		Output:      u.CompletionTokens,
+		Reasoning:   u.CompletionTokensDetails.ReasoningTokens,
+	}
+	if p.q.reasoningOutside {
+		n.Output += n.Reasoning
+	}
+	if n.CachedInput == 0 {
+		if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
+			_ = json.Unmarshal([]byte(f.Raw()), &n.CachedInput)
+		}
+	}
+	return n
+}
+
+// groqUsage reads the usage Groq sends in x_groq on its last chunk.
+func (p *chatProvider) groqUsage(raw string, prev providers.Usage) providers.Usage {
+	var g struct {
+		Usage *oai.CompletionUsage `json:"usage"`
+	}
+	if json.Unmarshal([]byte(raw), &g) != nil || g.Usage == nil {
+		return prev
+	}
+	return p.usage(*g.Usage)
+}
+
+// params builds the request. System goes first as a system message; the
+// prompt is the user message; each refused attempt is replayed after it.
+func (p *chatProvider) params(req providers.Request, m toolMode) (oai.ChatCompletionNewParams, error) {
+	native := m != modeText && len(req.Tools) > 0
+	system := req.System
+	if !native {
+		system = withTools(system, req.Tools)
+	}
+	msgs := make([]oai.ChatCompletionMessageParamUnion, 0, 2+3*len(req.History))
+	if system != "" {
+		msgs = append(msgs, oai.SystemMessage(system))
+	}
+	msgs = append(msgs, oai.UserMessage(req.Prompt))
+	for i, t := range req.History {
+		msgs = appendChatTurn(msgs, i, t, native)
+	}
+	params := oai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(p.model),
+		Messages:      msgs,
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
+	}
+	if native {
+		tools, err := chatTools(req.Tools)
+		if err != nil {
+			return params, err
+		}
+		params.Tools = tools
+		choice := "required"
+		if m == modeAuto {
+			choice = "auto"
+		}
+		params.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: oai.String(choice)}
+	}
+	if e := p.q.effortFor(req.ReasoningEffort); e != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(e)
+	}
+	if req.Temperature != nil && !p.q.noTemperature {
+		params.Temperature = oai.Float(*req.Temperature)
+	}
+	if n := int64(req.MaxOutputTokens); n > 0 {
+		if p.q.maxCompletionTokens {
+			params.MaxCompletionTokens = oai.Int(n)
+		} else {
+			params.MaxTokens = oai.Int(n)
+		}
+	}
+	return params, nil
+}
+
+// appendChatTurn replays one refused attempt: the assistant's tool calls
+// answered by tool messages that carry the problem, or, for a reply without
+// usable calls (or in text mode), the assistant's text followed by a user
+// message with the problem.
+func appendChatTurn(msgs []oai.ChatCompletionMessageParamUnion, i int, t providers.Turn, native bool) []oai.ChatCompletionMessageParamUnion {
+	if !native || replayAsText(t.Reply) {
+		return append(msgs, oai.AssistantMessage(nonEmpty(replayText(t.Reply))), oai.UserMessage(t.Problem))
+	}
+	asst := oai.ChatCompletionAssistantMessageParam{}
+	if t.Reply.Text != "" {
+		asst.Content.OfString = oai.String(t.Reply.Text)
+	}
+	ids := make([]string, len(t.Reply.Calls))
+	for j, c := range t.Reply.Calls {
+		ids[j] = replayCallID(i, j)
+		asst.ToolCalls = append(asst.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       ids[j],
+				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Args)},
+			}})
+	}
+	msgs = append(msgs, oai.ChatCompletionMessageParamUnion{OfAssistant: &asst})
+	for _, id := range ids {
+		msgs = append(msgs, oai.ToolMessage(t.Problem, id))
+	}
+	return msgs
+}
+
+// replayCallID names the j-th call of the i-th refused attempt.
+func replayCallID(i, j int) string { return fmt.Sprintf("call_retry%d_%d", i+1, j+1) }
+
+func nonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(no reply)"
+	}
+	return s
+}
+
+func chatTools(tools []providers.Tool) ([]oai.ChatCompletionToolUnionParam, error) {
+	out := make([]oai.ChatCompletionToolUnionParam, 0, len(tools))
+	for _, t := range tools {
+		params, err := schemaParams(t)
+		if err != nil {
+			return nil, err
+		}
+		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
+		if t.Description != "" {
+			fd.Description = oai.String(t.Description)
+		}
+		out = append(out, oai.ChatCompletionFunctionTool(fd))
+	}
+	return out, nil
+}
+
+// schemaParams passes a tool's JSON schema through: its top-level members
+// stay raw JSON, so nothing below them is decoded, reordered or re-encoded.
+func schemaParams(t providers.Tool) (map[string]any, error) {
+	if len(t.Schema) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(t.Schema, &top); err != nil {
+		return nil, providers.Errorf(providers.ClassProvider, "the %s tool's schema is not a JSON object: %w", t.Name, err)
+	}
+	out := make(map[string]any, len(top))
+	for k, v := range top {
+		out[k] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,256 @@
+package openai
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// responsesProvider speaks OpenAI's Responses API (POST {base}/responses).
+type responsesProvider struct {
+	*core
+	svc responses.ResponseService
+}
+
+// NewResponses returns the Responses API adapter, for the openai backend.
+func NewResponses(ep providers.Endpoint) (providers.Provider, error) {
+	return NewResponsesWith(ep, Options{})
+}
+
+// NewResponsesWith is NewResponses with options.
+func NewResponsesWith(ep providers.Endpoint, o Options) (providers.Provider, error) {
+	if err := checkEndpoint(ep); err != nil {
+		return nil, err
+	}
+	base := baseURL(ep)
+	opts, err := clientOptions(ep, base)
+	if err != nil {
+		return nil, err
+	}
+	return &responsesProvider{core: newCore(ep, o, base), svc: responses.NewResponseService(opts...)}, nil
+}
+
+// Step streams one response and reports the workflow calls in it.
+func (p *responsesProvider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	return p.run(ctx, func(m toolMode) (providers.Action, providers.Usage, error) { return p.once(ctx, req, m) })
+}
+
+// respItem is one output item as the stream builds it.
+type respItem struct {
+	kind, name string
+	args, text strings.Builder
+}
+
+func (it *respItem) set(item responses.ResponseOutputItemUnion) {
+	it.kind = item.Type
+	if item.Name != "" {
+		it.name = item.Name
+	}
+	switch item.Type {
+	case "function_call":
+		if item.JSON.Arguments.Valid() {
+			it.args.Reset()
+			it.args.WriteString(item.Arguments.OfString)
+		}
+	case "message":
+		if len(item.Content) > 0 {
+			it.text.Reset()
+			for _, c := range item.Content {
+				it.text.WriteString(c.Text + c.Refusal)
+			}
+		}
+	}
+}
+
+func (p *responsesProvider) once(ctx context.Context, req providers.Request, m toolMode) (providers.Action, providers.Usage, error) {
+	params, err := p.params(req, m)
+	if err != nil {
+		return providers.Action{}, providers.Usage{}, err
+	}
+	stream := p.svc.NewStreaming(ctx, params)
+	defer stream.Close()
+
+	items := map[int64]*respItem{}
+	item := func(i int64) *respItem {
+		it, ok := items[i]
+		if !ok {
+			it = &respItem{}
+			items[i] = it
+		}
+		return it
+	}
+	var (
+		usage providers.Usage
+		done  bool
+		final []responses.ResponseOutputItemUnion
+	)
+	for stream.Next() {
+		ev := stream.Current()
+		switch ev.Type {
+		case "response.output_item.added", "response.output_item.done":
+			item(ev.OutputIndex).set(ev.Item)
+		case "response.function_call_arguments.delta":
+			item(ev.OutputIndex).args.WriteString(ev.Delta)
+		case "response.function_call_arguments.done":
+			it := item(ev.OutputIndex)
+			it.args.Reset()
+			it.args.WriteString(ev.Arguments)
+		case "response.output_text.delta", "response.refusal.delta":
+			item(ev.OutputIndex).text.WriteString(ev.Delta)
+		case "response.completed", "response.incomplete":
+			// An incomplete response (max_output_tokens, a content filter)
+			// still reports what it wrote; coordination judges it.
+			usage, done, final = p.usage(ev.Response.Usage), true, ev.Response.Output
+		case "response.failed":
+			e := ev.Response.Error
+			return providers.Action{}, p.usage(ev.Response.Usage), &streamFailure{
+				Code: string(e.Code), Type: e.Type, Message: e.Message}
+		case "error":
+			return providers.Action{}, usage, &streamFailure{Code: ev.Code, Message: ev.Message}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return providers.Action{}, usage, err
+	}
+	if !done {
+		return providers.Action{}, usage, errEndedEarly
+	}
+	if len(final) > 0 {
+		// The completed response carries the whole output: it is the truth.
+		items = map[int64]*respItem{}
+		for i, o := range final {
+			item(int64(i)).set(o)
+		}
+	}
+	keys := make([]int64, 0, len(items))
+	for k := range items {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var text strings.Builder
+	var calls []providers.ToolCall
+	for _, k := range keys {
+		it := items[k]
+		switch it.kind {
+		case "function_call":
+			calls = append(calls, providers.ToolCall{Name: it.name, Args: json.RawMessage(it.args.String())})
+		case "message":
+			text.WriteString(it.text.String())
+		}
+	}
+	return finish(text.String(), calls, req.Tools), usage, nil
+}
+
+// usage normalises Responses usage, which already counts cached tokens
+// inside input_tokens and reasoning tokens inside output_tokens.
+func (p *responsesProvider) usage(u responses.ResponseUsage) providers.Usage {
+	return providers.Usage{
+		Input:       u.InputTokens,
+		CachedInput: u.InputTokensDetails.CachedTokens,
+		Output:      u.OutputTokens,
+		Reasoning:   u.OutputTokensDetails.ReasoningTokens,
+	}
+}
+
+// params builds the request: System as instructions, the prompt as the user
+// input, each refused attempt replayed after it. Nothing is stored at
+// OpenAI (store: false); a stable prompt prefix gets a prompt_cache_key so
+// an agent's steps land on the same cache.
+func (p *responsesProvider) params(req providers.Request, m toolMode) (responses.ResponseNewParams, error) {
+	native := m != modeText && len(req.Tools) > 0
+	instructions := req.System
+	if !native {
+		instructions = withTools(instructions, req.Tools)
+	}
+	input := make(responses.ResponseInputParam, 0, 1+3*len(req.History))
+	input = append(input, responses.ResponseInputItemParamOfMessage(req.Prompt, responses.EasyInputMessageRoleUser))
+	for i, t := range req.History {
+		input = appendResponsesTurn(input, i, t, native)
+	}
+	params := responses.ResponseNewParams{
+		Model: shared.ResponsesModel(p.model),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input},
+		Store: oai.Bool(false),
+	}
+	if instructions != "" {
+		params.Instructions = oai.String(instructions)
+	}
+	if native {
+		for _, t := range req.Tools {
+			schema, err := schemaParams(t)
+			if err != nil {
+				return params, err
+			}
+			// Not strict: strict mode needs every property required and
+			// closed objects throughout, which a caller's schema may not be;
+			// coordination validates the arguments anyway.
+			tool := responses.ToolParamOfFunction(t.Name, schema, false)
+			if t.Description != "" {
+				tool.OfFunction.Description = oai.String(t.Description)
+			}
+			params.Tools = append(params.Tools, tool)
+		}
+		choice := responses.ToolChoiceOptionsRequired
+		if m == modeAuto {
+			choice = responses.ToolChoiceOptionsAuto
+		}
+		params.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(choice)}
+		params.ParallelToolCalls = oai.Bool(false)
+	}
+	if e := p.q.effortFor(req.ReasoningEffort); e != "" {
+		params.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(e)}
+	}
+	if req.Temperature != nil && !p.q.noTemperature {
+		params.Temperature = oai.Float(*req.Temperature)
+	}
+	if req.MaxOutputTokens > 0 {
+		params.MaxOutputTokens = oai.Int(int64(req.MaxOutputTokens))
+	}
+	if req.StablePrefix != "" {
+		params.PromptCacheKey = oai.String(cacheKey(req.System, req.StablePrefix))
+	}
+	return params, nil
+}
+
+// appendResponsesTurn replays one refused attempt: the function calls and a
+// function_call_output carrying the problem for each, or the assistant's
+// text and a user message with the problem.
+func appendResponsesTurn(input responses.ResponseInputParam, i int, t providers.Turn, native bool) responses.ResponseInputParam {
+	if !native || replayAsText(t.Reply) {
+		return append(input,
+			responses.ResponseInputItemParamOfMessage(nonEmpty(replayText(t.Reply)), responses.EasyInputMessageRoleAssistant),
+			responses.ResponseInputItemParamOfMessage(t.Problem, responses.EasyInputMessageRoleUser))
+	}
+	if t.Reply.Text != "" {
+		input = append(input, responses.ResponseInputItemParamOfMessage(t.Reply.Text, responses.EasyInputMessageRoleAssistant))
+	}
+	for j, c := range t.Reply.Calls {
+		id := replayCallID(i, j)
+		input = append(input, responses.ResponseInputItemParamOfFunctionCall(string(c.Args), id, c.Name))
+	}
+	for j := range t.Reply.Calls {
+		out := responses.ResponseInputItemParamOfFunctionCallOutput(t.Problem)
+		out.OfFunctionCallOutput.CallID = oai.String(replayCallID(i, j))
+		input = append(input, out)
+	}
+	return input
+}
+
+// cacheKey names the prompt cache of a system text and stable prefix.
+func cacheKey(system, prefix string) string {
+	h := sha256.New()
+	h.Write([]byte(system))
+	h.Write([]byte{0})
+	h.Write([]byte(prefix))
+	return "massgen-" + hex.EncodeToString(h.Sum(nil))[:24]
+}
