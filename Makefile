@@ -3,14 +3,14 @@ GO      ?= go
 BIN     ?= bin/massgen-mcp
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test vet fmt-check unit demo bench clean
+.PHONY: build test vet fmt-check unit demo bench clean e2e
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
 
-# test is what CI runs: formatting, vet, and every Go test under the race
-# detector.
-test: fmt-check vet unit
+# test is what CI runs: formatting, vet, every Go test under the race
+# detector, then the built binary against real MCP clients (e2e).
+test: fmt-check vet unit e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -35,6 +35,5 @@ clean:
 # e2e runs the built binary against real MCP clients (TypeScript SDK v1 and v2
 # client, MCP Inspector CLI, official conformance suite); needs Node + npm and
 # the npm registry (Node 22 is installed into .cache/node22). See e2e/run.sh.
-.PHONY: e2e
 e2e:
 	bash e2e/run.sh

@@ -85,6 +85,12 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		// progress travels on its own stream, as in the 2026-07-28 era. Our
 		// state is in explicit session_id arguments anyway.
 		server.WithStateLess(true),
+		// No standalone GET stream (405, which the spec allows): legacy
+		// clients open one after initialize, and mcp-go then hands a
+		// request's notifications to whichever stream is free, so progress
+		// arrived out of order — or after the result. Every notification of
+		// ours belongs to a request and travels on that request's stream.
+		server.WithDisableStreaming(true),
 	)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, requireToken(o.Token, s.withReceipts(streamable))))

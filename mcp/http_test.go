@@ -317,17 +317,17 @@ func TestListenAndServeHTTPStopsWithItsContext(t *testing.T) {
 	c, _ := httpClient(t, "http://"+a.String()+"/mcp", true, nil)
 	var handle coordination.TeamResult
 	decode(t, callTool(t, c, "run_team", `{"task":"What is 6 * 7?","models":["sim:latency=5s","sim:latency=5s"],"wait":false,"session_id":"bg"}`), &handle)
-	// A legacy client's GET listening stream stays open until the server
-	// closes it.
+	// No standalone GET stream: a legacy client's listening GET is refused
+	// (405), so every notification travels on its own request's stream, in
+	// order, before the result.
 	req, _ := http.NewRequest(http.MethodGet, "http://"+a.String()+"/mcp", nil)
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", c.GetSessionId())
 	req.Header.Set("Mcp-Protocol-Version", mcpgo.ProtocolVersion20251125)
 	listen, err := http.DefaultClient.Do(req)
-	if err != nil || listen.StatusCode != http.StatusOK {
-		t.Fatalf("GET stream: %v %v", err, listen)
+	if err != nil || listen.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET stream: %v %v, want 405", err, listen)
 	}
-	defer listen.Body.Close()
+	listen.Body.Close()
 	start := time.Now()
 	cancel()
 	select {

@@ -39,6 +39,8 @@ type progress struct {
 	quit  chan struct{}
 	done  chan struct{}
 	start time.Time
+	// lastAt is when the latest notification was handed to the transport.
+	lastAt time.Time
 
 	// Owned by the loop goroutine until done is closed.
 	n    float64
@@ -131,7 +133,12 @@ func (p *progress) send(msg string) {
 		return
 	}
 	p.sent++
+	p.lastAt = time.Now()
 }
+
+// progressTail is the least time between the last progress notification and
+// the result (research/mcp-ecosystem.md A.9).
+const progressTail = 15 * time.Millisecond
 
 // stop ends reporting and returns only once every queued notification has
 // been written by the transport (or the delivery timeout passed, or the
@@ -152,6 +159,14 @@ func (p *progress) stop() {
 	deadline := time.Now().Add(p.deliver)
 	if p.receipts != nil {
 		p.receipts.await(p.ctx, p.key, p.sent, deadline)
+		// Written is not yet handled: the TypeScript SDKs dispatch a
+		// notification one tick after a response that arrived in the same
+		// read, so a result right behind the last notification is handled
+		// first and the notification then names an unknown token. A short
+		// gap after the last notification puts them in separate reads.
+		if gap := progressTail - time.Since(p.lastAt); gap > 0 {
+			time.Sleep(gap)
+		}
 		return
 	}
 	// No receipts (the in-process transport): wait for mcp-go's queue to drain,
