@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers/fake"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds massgen-mcp once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "massgen-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "massgen-mcp")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+// plantedKeys are recognisable dummy keys; none may ever be echoed.
+var plantedKeys = map[string]string{
+	"OPENAI_API_KEY":    "sk-planted-openai-7f3a9c21b4d8e6f0",
+	"ANTHROPIC_API_KEY": "sk-ant-planted-anthropic-5e1d2c3b4a",
+	"GEMINI_API_KEY":    "AIzaPlantedGeminiKey0123456789abcdefXYZ",
+	"XAI_API_KEY":       "xai-planted-grok-9a8b7c6d5e4f3a2b",
+}
+
+const providerTeam = "openai/gpt-5-mini,claude/claude-haiku-4-5,gemini/gemini-2.5-flash,grok/grok-4"
+
+// runAgainstFakes runs the real binary with every API backend pointed at one
+// fake server, in an empty home and working directory (no stray .env).
+func runAgainstFakes(t *testing.T, script *fake.Script, args ...string) (stdout, stderr string, code int, stateDir string) {
+	t.Helper()
+	srv := httptest.NewServer(fake.NewAll(script))
+	defer srv.Close()
+	stateDir = t.TempDir()
+	cmd := exec.Command(binary(t), append([]string{"run", "--state-dir", stateDir, "-v"}, args...)...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	for k, v := range plantedKeys {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	for k, v := range fake.BaseURLs(srv.URL) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	_ = cmd.Run()
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode(), stateDir
+}
+
+// assertNoKeys greps everything a run leaves behind for the planted keys.
+func assertNoKeys(t *testing.T, stateDir string, texts ...string) {
+	t.Helper()
+	check := func(where, s string) {
+		for name, k := range plantedKeys {
+			if strings.Contains(s, k) || strings.Contains(s, k[:16]) {
+				t.Errorf("%s leaks %s", where, name)
+			}
+		}
+	}
+	for i, s := range texts {
+		check([]string{"stdout", "stderr"}[i%2], s)
+	}
+	filepath.Walk(stateDir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			data, _ := os.ReadFile(p)
+			check(p, string(data))
+		}
+		return nil
+	})
+}
+
+func TestProvidersThroughTheirSDKsReachConsensus(t *testing.T) {
+	out, errs, code, state := runAgainstFakes(t, fake.NewScript(), "--models", providerTeam, "--seed", "1", "--json", "What is 6 * 7?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	var res coordination.TeamResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Status != "finished" || *res.HowChosen != coordination.ChosenConsensus || len(res.Answers) != 4 {
+		t.Fatalf("result: %s", out)
+	}
+	if res.CostUSD == nil || *res.CostUSD <= 0 || !res.BudgetEnforced {
+		t.Fatalf("every model is priced, so the cost is known and positive: %v", res.CostUSD)
+	}
+	for _, a := range res.Agents {
+		if a.CostUSD == nil || a.Usage.Input == 0 || a.Usage.Output == 0 {
+			t.Fatalf("agent %s has no usage or cost: %+v", a.AgentID, a)
+		}
+	}
+	assertNoKeys(t, state, out, errs)
+
+	// The human rendering prints the cost too.
+	out, errs, code, state = runAgainstFakes(t, fake.NewScript(), "--models", providerTeam, "--seed", "1", "What is 6 * 7?")
+	if code != 0 || !strings.Contains(out, "cost $") || !strings.Contains(out, "chosen by consensus") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	assertNoKeys(t, state, out, errs)
+}
+
+func TestAFailingProviderIsDroppedAndTheOthersAgree(t *testing.T) {
+	script := fake.NewScript()
+	script.Always("grok-4", fake.Reply{Kind: fake.ReplyStatus, Status: 500, ErrorMessage: "internal error"})
+	out, errs, code, state := runAgainstFakes(t, script, "--models", providerTeam, "--seed", "1", "--json", "What is 6 * 7?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	var res coordination.TeamResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Status != "finished" || *res.HowChosen != coordination.ChosenConsensus || len(res.Answers) != 3 {
+		t.Fatalf("the three others agree: %s", out)
+	}
+	if res.Winner.AgentID == "agent_d" {
+		t.Fatal("the failing agent cannot win")
+	}
+	status, err := exec.Command(binary(t), "status", "--json", res.SessionDir).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v coordination.StatusView
+	json.Unmarshal(status, &v)
+	d := v.Agents[3]
+	if d.ID != "agent_d" || d.Status != "dropped" || !strings.Contains(d.LastError, "HTTP 500") {
+		t.Fatalf("grok's agent must be dropped with its failure class: %+v", d)
+	}
+	assertNoKeys(t, state, out, errs, string(status))
+}
