@@ -27,7 +27,8 @@ demo:
 	$(GO) run ./cmd/massgen-mcp run --state-dir $${TMPDIR:-/tmp}/massgen-demo --models sim/strong,sim/strong,sim --seed 1 "What is 17 * 23?"
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./coordination/...
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./coordination/ ./mcp/
+	$(GO) run ./cmd/massgen-mcp bench overhead
 
 clean:
 	rm -rf bin

@@ -199,7 +199,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	dctx := context.WithoutCancel(ctx)
 
 	for {
-		st, res, err := svc.current(dctx, s)
+		_, st, res, err := svc.current(dctx, s)
 		if err != nil {
 			return svc.stop(dctx, r, s, own, results, err)
 		}

@@ -140,14 +140,14 @@ func deref(s *string) string {
 // only when something is pending (a decision, a limit). Each step already
 // decides after it lands, so a loop that looks again after a landing usually
 // has nothing to write.
-func (svc *Service) current(ctx context.Context, s *Session) (*State, *TeamResult, error) {
+func (svc *Service) current(ctx context.Context, s *Session) (*Ledger, *State, *TeamResult, error) {
 	_, l, st, err := svc.load(ctx, s.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
-		_, _, st, res, err := svc.settle(ctx, s.ID, "", "")
-		return st, res, err
+		_, l, st, res, err := svc.settle(ctx, s.ID, "", "")
+		return l, st, res, err
 	}
-	return st, svc.snapshot(s, l, st), nil
+	return l, st, svc.snapshot(s, l, st), nil
 }

@@ -46,7 +46,11 @@ type AgentStatus struct {
 // Status derives a session's status (and decides it if it is settled or past
 // a limit, exactly as a step would).
 func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) {
-	s, l, st, res, err := svc.settle(ctx, id, "", "")
+	s, err := svc.session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	l, st, res, err := svc.current(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +59,11 @@ func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) 
 
 // Result is the team result as it stands.
 func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) {
-	_, _, _, res, err := svc.settle(ctx, id, "", "")
+	s, err := svc.session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	_, _, res, err := svc.current(ctx, s)
 	return res, err
 }
 

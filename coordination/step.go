@@ -43,7 +43,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	// something is pending (a crash between a step's entry and its decision);
 	// only then is the session lock worth taking. A cancelled session resumes
 	// when stepped again.
-	st, res, err := svc.current(ctx, s)
+	_, st, res, err := svc.current(ctx, s)
 	if err != nil {
 		return nil, err
 	}

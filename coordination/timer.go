@@ -21,7 +21,7 @@ func (svc *Service) Sweep(ctx context.Context) error {
 		if err != nil || s.Foreign || s.Driver != DriverStep {
 			continue
 		}
-		st, _, err := svc.current(ctx, s)
+		_, st, _, err := svc.current(ctx, s)
 		if err != nil {
 			svc.log.Warn().Err(err).Str("session", id).Msg("session timer could not check a session")
 			continue

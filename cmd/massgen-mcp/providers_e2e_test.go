@@ -22,7 +22,7 @@ var (
 )
 
 // binary builds massgen-mcp once per test run.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")

@@ -152,7 +152,7 @@ func (s *simulator) know(req providers.Request) (knowledge, bool) {
 		}
 		m, modelled = s.items.FirstAnswer(q)
 		if modelled && m.Truth != "" && (!inBank || norm(m.Truth) != norm(it.truth)) {
-			it, inBank = item{kind: kindGiven, subject: "the task", truth: m.Truth}, true
+			it, inBank = givenItem(m.Truth), true
 		}
 	}
 	if !inBank {
@@ -176,6 +176,23 @@ func (s *simulator) know(req providers.Request) (knowledge, bool) {
 		kn.wrong = wrong
 	}
 	return kn, true
+}
+
+// givenItem is an item model's truth as an item, prepared once per value:
+// every step of every agent on a benchmark item asks for it, and preparing
+// (the near misses) was the sim's largest cost in a benchmark run.
+func givenItem(truth string) item {
+	key := "\x00given\x00" + truth
+	if c, ok := bankCache.Load(key); ok {
+		return c.(cached).it
+	}
+	it := item{kind: kindGiven, subject: "the task", truth: truth}.prepare()
+	if bankCacheSize.Add(1) > 4096 {
+		bankCache.Clear()
+		bankCacheSize.Store(0)
+	}
+	bankCache.Store(key, cached{it, true})
+	return it
 }
 
 // decide is the sim's whole behaviour for one request.
@@ -257,13 +274,15 @@ func (s *simulator) banked(v view, k knowledge) plan {
 		return cmp.Or(cmp.Compare(b.support, a.support), compareAnon(a.anon, b.anon))
 	})
 	// P(adopt x) = conformity · (½ + share of peers holding x) ·
-	// truth_bias^(x right − own right): the research's mind-change model
-	// (consensus-quality.md §3.5) with support and a truth bias.
+	// truth_bias^(x right − own right) · biases: the research's mind-change
+	// model (consensus-quality.md §3.5) with support, a truth bias, and the
+	// position and self biases that make label order, rotation and blind
+	// first answers matter.
 	adopted := false
 	r := v.key.rand("adopt")
 	for _, c := range cands {
 		p := s.cfg.conformity * (0.5 + float64(c.support)/float64(peers)) *
-			math.Pow(s.cfg.truthBias, k.right(c.value)-k.right(belief))
+			math.Pow(s.cfg.truthBias, k.right(c.value)-k.right(belief)) * s.bias(v, c.value, belief, hasOwn)
 		if r.Float64() < p {
 			belief, adopted = c.value, true
 			break
@@ -297,6 +316,31 @@ func (s *simulator) banked(v view, k knowledge) plan {
 	}
 	target := plurality(v.voteable)
 	return plan{vote: target, reason: fmt.Sprintf("%s's value is the one most answers share.", target)}
+}
+
+// bias scales the chance of adopting value on a task the sim knows. The
+// answer shown first pulls harder, as it does on LLM readers and judges:
+// ×(1+position_bias) towards its value when the agent does not hold it, and
+// ÷(1+position_bias) on every change when it does — so without rotation the
+// agent shown its own answer first is the most stubborn, and everyone is
+// drawn to the same first answer. self_bias is the reluctance to leave one's
+// own answer, ×(1−self_bias), which a first step that shows peers before the
+// agent has answered (blind_first off) does not have. Negative biases count
+// as none here.
+func (s *simulator) bias(v view, value, belief string, hasOwn bool) float64 {
+	f := 1.0
+	if hasOwn {
+		f *= max(0, 1-max(0, s.cfg.selfBias))
+	}
+	if pull := 1 + max(0, s.cfg.positionBias); pull > 1 && len(v.req.Shown) > 0 {
+		switch providers.FinalValue(v.req.Shown[0].Content) {
+		case belief:
+			f /= pull
+		case value:
+			f *= pull
+		}
+	}
+	return f
 }
 
 // plurality is the agent holding the most common final value, lowest

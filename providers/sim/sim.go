@@ -27,7 +27,10 @@ type config struct {
 	// truthBias multiplies the adoption chance when the peer's value is
 	// right and divides it when it is wrong. The research's fit of MassGen's
 	// published gain implies τ ≈ 2–2.5 (consensus-quality.md §3.10).
-	truthBias    float64
+	truthBias float64
+	// selfBias and positionBias favour the agent's own answer and the answer
+	// shown first: a score bonus when voting on synthetic drafts, a change
+	// in the adoption chance on tasks it knows (simulator.bias).
 	selfBias     float64
 	positionBias float64
 	priceIn      float64 // USD per 1M input tokens

@@ -1,0 +1,80 @@
+package benchmark
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers/sim/itemmodel"
+)
+
+// The per-step overhead and the 4-agent run against the parallel ideal have
+// their Go benchmarks beside the engine (coordination/bench_test.go); these
+// are the rest of `massgen-mcp bench overhead`, each reporting ratios or
+// rates measured in the same run. `go test -run '^$' -bench . -benchtime 1x
+// ./coordination/benchmark/` runs each once.
+
+// BenchmarkSequentialVsParallel compares the same 4-agent team at 200 ms
+// consulted one model at a time (as some consensus MCP servers do) with our
+// parallel run loop, seed by seed.
+func BenchmarkSequentialVsParallel(b *testing.B) {
+	for b.Loop() {
+		c, err := CompareRuns(context.Background(), 4, 3, 200*time.Millisecond)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(c.Sequential, "sequential/ours")
+		b.ReportMetric(c.VsIdeal, "ours/ideal")
+	}
+}
+
+// BenchmarkThousandSessions runs 1,000 concurrent sessions of 4 sim agents
+// at 1 s latency in this process on the memory store. Targets: overhead
+// against the ideal ≤ 2 %, peak RSS < 1 GiB.
+func BenchmarkThousandSessions(b *testing.B) {
+	for b.Loop() {
+		m, err := RunManySessions(context.Background(), 1000, 4, time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(100*m.Overhead, "overhead-%")
+		b.ReportMetric(100*m.SessionOverhead, "session-overhead-%")
+		b.ReportMetric(float64(m.PeakRSS)/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(m.BytesPerSession), "bytes/session")
+	}
+}
+
+// BenchmarkFileStoreStepsPerSecond drives the file store (on the test's
+// temp dir) with 8 zero-latency sessions at once for 3 s.
+func BenchmarkFileStoreStepsPerSecond(b *testing.B) {
+	for b.Loop() {
+		store, done, err := Stores(b.TempDir())[StoreFile]()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t, err := StoreThroughput(context.Background(), store, 8, 3*time.Second)
+		done()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(t.StepsPerSecond, "steps/s")
+	}
+}
+
+// BenchmarkQuality is the default quality comparison at 300 items: ours
+// against the best single agent and the round-0 vote, and what early stop
+// saves.
+func BenchmarkQuality(b *testing.B) {
+	for b.Loop() {
+		rep, err := Quality(context.Background(), QualityConfig{Items: 300, Seed: 1, Model: itemmodel.DefaultConfig(), Behaviour: DefaultBehaviour(),
+			Protocols: []string{ProtoSingle, ProtoVote, ProtoOurs, ProtoOursEarly}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ours, _ := rep.Row(ProtoOurs)
+		early, _ := rep.Row(ProtoOursEarly)
+		b.ReportMetric(100*ours.VsSingle, "ours-vs-single-pt")
+		b.ReportMetric(100*ours.VsVote, "ours-vs-vote-pt")
+		b.ReportMetric(early.Cost/ours.Cost, "early/ours-cost")
+	}
+}

@@ -1,0 +1,411 @@
+package benchmark
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/sim"
+)
+
+// benchTask is a task every sim knows (17 × 23 = 391), so teams answer,
+// vote and converge as they would on a real question.
+const benchTask = "What is 17 * 23?"
+
+// Stores the overhead benchmarks compare.
+const (
+	StoreMemory = "memory"
+	StoreFile   = "file"       // the file store on the given directory's disk
+	StoreTmpfs  = "file-tmpfs" // the file store on /dev/shm, where fsync costs nothing
+)
+
+// StoreMaker opens a fresh store of one kind.
+type StoreMaker func() (coordination.Store, func(), error)
+
+// Stores returns the stores to compare: memory, the file store under dir and,
+// when the machine has one, the file store on tmpfs — the difference between
+// the last two is what durability costs.
+func Stores(dir string) map[string]StoreMaker {
+	fileUnder := func(parent string) StoreMaker {
+		return func() (coordination.Store, func(), error) {
+			d, err := os.MkdirTemp(parent, "massgen-bench-")
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot make a directory for the file store under %s: %w", parent, err)
+			}
+			return filestore.New(d), func() { os.RemoveAll(d) }, nil
+		}
+	}
+	out := map[string]StoreMaker{
+		StoreMemory: func() (coordination.Store, func(), error) { return memstore.New(), func() {}, nil },
+		StoreFile:   fileUnder(dir),
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		out[StoreTmpfs] = fileUnder("/dev/shm")
+	}
+	return out
+}
+
+// newService runs sim agents only: the benchmarks need no other backend,
+// and opening sims directly keeps them independent of the real providers.
+func newService(store coordination.Store, parallel int) *coordination.Service {
+	open := func(sp providers.Spec) (providers.Provider, error) { return sim.New(sp) }
+	return coordination.NewService(store, coordination.Options{Open: open, Parallel: parallel, Logger: zerolog.Nop()})
+}
+
+func team(model string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = model
+	}
+	return out
+}
+
+// StepOverhead is the median time of one server step with a zero-latency sim
+// agent — everything but the model: locks, ledger reads, derivation, the
+// entry, deciding, status.json. Steps are driven one at a time through
+// Service.Step on step-driven sessions of four agents, as
+// coordination's BenchmarkStepOverhead does.
+func StepOverhead(ctx context.Context, store coordination.Store, steps int) (time.Duration, error) {
+	svc := newService(store, 0)
+	durations := make([]time.Duration, 0, steps)
+	var id string
+	fresh := func() error {
+		seed := int64(len(durations) + 1)
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: benchTask, Driver: coordination.DriverStep,
+			Models: team("sim/strong", 4), Seed: &seed, Rules: coordination.Rules{MaxRounds: 20}})
+		if err != nil {
+			return err
+		}
+		id = s.ID
+		return nil
+	}
+	if err := fresh(); err != nil {
+		return 0, err
+	}
+	for len(durations) < steps {
+		st, err := svc.Status(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if len(st.Result.NextAgents) == 0 {
+			if err := fresh(); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		start := time.Now()
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: st.Result.NextAgents[0]}); err != nil {
+			return 0, err
+		}
+		durations = append(durations, time.Since(start))
+	}
+	return median(durations), nil
+}
+
+// RunTiming is one run of a team at a fixed sim latency.
+type RunTiming struct {
+	Wall  time.Duration
+	Waves int // rounds of steps that started together
+	Steps int
+}
+
+// Ideal is the parallel ideal: every step starts the moment it is due, so a
+// run takes its waves × the latency.
+func (t RunTiming) Ideal(latency time.Duration) time.Duration {
+	return time.Duration(t.Waves) * latency
+}
+
+// TimeRun runs a fresh team of n sim/strong agents at latency to its end,
+// with parallel provider calls at once (1: one model at a time).
+func TimeRun(ctx context.Context, store coordination.Store, n, parallel int, latency time.Duration, seed int64) (RunTiming, error) {
+	svc := newService(store, parallel)
+	m := fmt.Sprintf("sim/strong:latency=%s", latency)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: benchTask, Models: team(m, n), Seed: &seed})
+	if err != nil {
+		return RunTiming{}, err
+	}
+	start := time.Now()
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		return RunTiming{}, err
+	}
+	wall := time.Since(start)
+	l, err := store.Ledger(ctx, s.ID)
+	if err != nil {
+		return RunTiming{}, err
+	}
+	return RunTiming{Wall: wall, Waves: Waves(l, latency), Steps: res.Steps}, nil
+}
+
+// Waves counts the rounds of a run: its steps' start times clustered into
+// groups that began within half a latency of the group's first step (the
+// method of coordination's BenchmarkParallelRunVsIdeal).
+func Waves(l *coordination.Ledger, latency time.Duration) int {
+	var starts []time.Time
+	for _, es := range l.Agents {
+		for _, e := range es {
+			starts = append(starts, e.Time.Add(-time.Duration(e.DurationSeconds*float64(time.Second))))
+		}
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	n := 0
+	var first time.Time
+	for _, t := range starts {
+		if n == 0 || t.Sub(first) > latency/2 {
+			n, first = n+1, t
+		}
+	}
+	return n
+}
+
+// Comparison is the 4-agent run against the parallel ideal and against the
+// same team consulted one model at a time, over several seeds.
+type Comparison struct {
+	Agents  int
+	Latency time.Duration
+	Runs    int
+	// Ours against the parallel ideal: median and worst wall/ideal.
+	VsIdeal, VsIdealMax float64
+	// One model at a time (Parallel 1) against ours, same seeds: median of
+	// the per-seed wall ratios, and the median walls.
+	Sequential                 float64
+	SequentialWall, OursWall   time.Duration
+	SequentialSteps, OursSteps float64 // mean steps per run
+}
+
+// CompareRuns times runs seeds 1..runs of an agents-strong sim team at
+// latency on fresh memory stores, in parallel (ours) and one model at a time.
+func CompareRuns(ctx context.Context, agents, runs int, latency time.Duration) (Comparison, error) {
+	c := Comparison{Agents: agents, Latency: latency, Runs: runs}
+	var vsIdeal, seqRatio []float64
+	var seqWalls, ourWalls []time.Duration
+	for i := range runs {
+		seed := int64(i + 1)
+		ours, err := TimeRun(ctx, memstore.New(), agents, 0, latency, seed)
+		if err != nil {
+			return c, err
+		}
+		seq, err := TimeRun(ctx, memstore.New(), agents, 1, latency, seed)
+		if err != nil {
+			return c, err
+		}
+		vsIdeal = append(vsIdeal, ours.Wall.Seconds()/ours.Ideal(latency).Seconds())
+		seqRatio = append(seqRatio, seq.Wall.Seconds()/ours.Wall.Seconds())
+		seqWalls, ourWalls = append(seqWalls, seq.Wall), append(ourWalls, ours.Wall)
+		c.SequentialSteps += float64(seq.Steps) / float64(runs)
+		c.OursSteps += float64(ours.Steps) / float64(runs)
+	}
+	c.VsIdeal, c.VsIdealMax = medianF(vsIdeal), slices.Max(vsIdeal)
+	c.Sequential = medianF(seqRatio)
+	c.SequentialWall, c.OursWall = median(seqWalls), median(ourWalls)
+	return c, nil
+}
+
+// ManySessions is many concurrent sessions in one process.
+type ManySessions struct {
+	Sessions int
+	Agents   int
+	Latency  time.Duration
+	Steps    int // over all sessions
+	// Wall is from the first run started to the last one ended; Ideal is
+	// the slowest session's waves × latency.
+	Wall, Ideal time.Duration
+	// Overhead is Wall/Ideal − 1; SessionOverhead is the median over
+	// sessions of (own duration / own waves × latency) − 1.
+	Overhead, SessionOverhead float64
+	// PeakRSS is the process's peak resident set (VmHWM) during the run,
+	// reset before it where the kernel allows; 0 if unknown.
+	PeakRSS int64
+	// BytesPerSession is the heap the finished sessions keep (memory store,
+	// service caches) divided by their number.
+	BytesPerSession int64
+	// CPU is the process's CPU time over the run.
+	CPU time.Duration
+}
+
+// RunManySessions starts sessions teams of agents sim agents at latency on
+// one memory store at once and waits for all of them.
+func RunManySessions(ctx context.Context, sessions, agents int, latency time.Duration) (ManySessions, error) {
+	out := ManySessions{Sessions: sessions, Agents: agents, Latency: latency}
+	store := memstore.New()
+	svc := newService(store, 0)
+	heapBefore := heapInUse()
+	resetPeakRSS()
+	m := fmt.Sprintf("sim/strong:latency=%s", latency)
+	ids := make([]string, sessions)
+	for i := range ids {
+		seed := int64(i + 1)
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: benchTask, Models: team(m, agents), Seed: &seed})
+		if err != nil {
+			return out, err
+		}
+		ids[i] = s.ID
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	runs := make([]*coordination.Run, sessions)
+	for i, id := range ids {
+		r, err := svc.Start(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		runs[i] = r
+	}
+	for _, r := range runs {
+		if _, err := r.Result(); err != nil {
+			return out, err
+		}
+	}
+	out.Wall = time.Since(start)
+	out.CPU = cpuTime() - cpu0
+	out.PeakRSS = peakRSS()
+	var perSession []float64
+	for _, id := range ids {
+		l, err := store.Ledger(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		w := Waves(l, latency)
+		first, last := span(l)
+		out.Steps += entries(l)
+		ideal := time.Duration(w) * latency
+		out.Ideal = max(out.Ideal, ideal)
+		perSession = append(perSession, last.Sub(first).Seconds()/ideal.Seconds()-1)
+	}
+	out.Overhead = out.Wall.Seconds()/out.Ideal.Seconds() - 1
+	out.SessionOverhead = medianF(perSession)
+	out.BytesPerSession = (heapInUse() - heapBefore) / int64(sessions)
+	runtime.KeepAlive(svc)
+	return out, nil
+}
+
+// span is from the start of a session's first step to the end of its last.
+func span(l *coordination.Ledger) (first, last time.Time) {
+	for _, es := range l.Agents {
+		for _, e := range es {
+			start := e.Time.Add(-time.Duration(e.DurationSeconds * float64(time.Second)))
+			if first.IsZero() || start.Before(first) {
+				first = start
+			}
+			if e.Time.After(last) {
+				last = e.Time
+			}
+		}
+	}
+	return first, last
+}
+
+func entries(l *coordination.Ledger) int {
+	n := 0
+	for _, es := range l.Agents {
+		n += len(es)
+	}
+	return n
+}
+
+// Throughput is the file store's sustained rate.
+type Throughput struct {
+	Concurrent     int // sessions run at once
+	Steps          int
+	Duration       time.Duration
+	StepsPerSecond float64
+}
+
+// StoreThroughput runs zero-latency 4-agent sim teams on a store, concurrent
+// sessions at a time, for about d, and counts the steps that landed.
+func StoreThroughput(ctx context.Context, store coordination.Store, concurrent int, d time.Duration) (Throughput, error) {
+	svc := newService(store, 0)
+	var steps atomic.Int64
+	var seeds atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	start := time.Now()
+	deadline := start.Add(d)
+	for range concurrent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				seed := seeds.Add(1)
+				s, err := svc.Create(ctx, coordination.TeamSpec{Task: benchTask, Models: team("sim/strong", 4), Seed: &seed})
+				if err == nil {
+					var res *coordination.TeamResult
+					if res, err = svc.Run(ctx, s.ID, nil); err == nil {
+						steps.Add(int64(res.Steps))
+						continue
+					}
+				}
+				once.Do(func() { first = err })
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return Throughput{}, first
+	}
+	el := time.Since(start)
+	return Throughput{Concurrent: concurrent, Steps: int(steps.Load()), Duration: el, StepsPerSecond: float64(steps.Load()) / el.Seconds()}, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianF(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// heapInUse is the live heap after a full collection.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// resetPeakRSS asks Linux to restart the VmHWM count (clear_refs "5"), so a
+// peak read later belongs to what ran in between; elsewhere it does nothing.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS reads VmHWM from /proc/self/status, in bytes (0 if unknown).
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+func procStatus(key string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			fields := strings.Fields(rest)
+			if len(fields) > 0 {
+				kb, _ := strconv.ParseInt(fields[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
