@@ -171,6 +171,9 @@ func (svc *Service) writeStatusSoon(ctx context.Context, s *Session, st *State, 
 }
 
 func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res *TeamResult, soon bool) {
+	if k, ok := svc.store.(StatusKeeper); ok && !k.KeepsStatus() {
+		return
+	}
 	if res == nil {
 		l := &Ledger{Agents: map[string][]Entry{}}
 		res = svc.snapshot(s, l, st)

@@ -59,3 +59,10 @@ type StepLock interface {
 	// Release lets the lock go. Safe to call more than once.
 	Release()
 }
+
+// StatusKeeper is implemented by a store that says whether it keeps a
+// readable status.json. The memory store keeps none worth reading, so the
+// service skips building one on every step (a fifth of a step's CPU).
+type StatusKeeper interface {
+	KeepsStatus() bool
+}
