@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/benchmark"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -112,7 +113,7 @@ func BenchmarkParallelRunVsIdeal(b *testing.B) {
 				}
 				wall := time.Since(start)
 				l, _ := store.Ledger(ctx, s.ID)
-				rounds := waves(l, latency)
+				rounds := benchmark.Waves(l, latency)
 				ratios = append(ratios, wall.Seconds()/(float64(rounds)*latency.Seconds()))
 			}
 			slices.Sort(ratios)
@@ -120,24 +121,4 @@ func BenchmarkParallelRunVsIdeal(b *testing.B) {
 			b.ReportMetric(ratios[len(ratios)-1], "max-wall/ideal")
 		})
 	}
-}
-
-// waves counts the rounds of a run: its steps' start times clustered into
-// groups that began within half a latency of the group's first step.
-func waves(l *coordination.Ledger, latency time.Duration) int {
-	var starts []time.Time
-	for _, es := range l.Agents {
-		for _, e := range es {
-			starts = append(starts, e.Time.Add(-time.Duration(e.DurationSeconds*float64(time.Second))))
-		}
-	}
-	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
-	n := 0
-	var first time.Time
-	for _, t := range starts {
-		if n == 0 || t.Sub(first) > latency/2 {
-			n, first = n+1, t
-		}
-	}
-	return n
 }

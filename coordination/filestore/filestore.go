@@ -72,32 +72,16 @@ func (s *Store) Dir(id string) string {
 	return dir
 }
 
-// validID says whether id is safe as a path component. Session ids follow
-// DESIGN.md (^[A-Za-z0-9_-]{1,64}$); agent ids may also hold dots, but never
-// lead with one, which keeps out ".", ".." and our hidden lock and temp names.
 func validID(id string, dots bool) bool {
-	if len(id) == 0 || len(id) > 64 {
-		return false
+	if dots {
+		return coordination.CheckAgentID(id) == nil
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
-		case c == '.' && dots && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return coordination.CheckSessionID(id) == nil
 }
 
-func badSessionID(id string) error {
-	return fmt.Errorf("session id %q is not valid: use 1 to 64 letters, digits, '_' or '-': %w", id, coordination.ErrBadInput)
-}
+func badSessionID(id string) error { return coordination.CheckSessionID(id) }
 
-func badAgentID(id string) error {
-	return fmt.Errorf("agent id %q is not valid: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.': %w", id, coordination.ErrBadInput)
-}
+func badAgentID(id string) error { return coordination.CheckAgentID(id) }
 
 // path checks a session id and returns its directory, touching nothing.
 func (s *Store) path(id string) (string, error) {

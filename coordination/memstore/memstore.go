@@ -45,30 +45,16 @@ type agentLog struct {
 	busy    bool // step lock held
 }
 
-// validID mirrors the file store's rule, so both stores refuse the same ids.
 func validID(id string, dots bool) bool {
-	if len(id) == 0 || len(id) > 64 {
-		return false
+	if dots {
+		return coordination.CheckAgentID(id) == nil
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
-		case c == '.' && dots && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return coordination.CheckSessionID(id) == nil
 }
 
-func badSessionID(id string) error {
-	return fmt.Errorf("session id %q is not valid: use 1 to 64 letters, digits, '_' or '-': %w", id, coordination.ErrBadInput)
-}
+func badSessionID(id string) error { return coordination.CheckSessionID(id) }
 
-func badAgentID(id string) error {
-	return fmt.Errorf("agent id %q is not valid: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.': %w", id, coordination.ErrBadInput)
-}
+func badAgentID(id string) error { return coordination.CheckAgentID(id) }
 
 func (s *Store) get(id string) (*session, error) {
 	if !validID(id, false) {
