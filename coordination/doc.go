@@ -1,8 +1,10 @@
 // Package coordination is the MassGen protocol: sessions and their rules, the
 // append-only ledger, everything derived from it (staleness, standing votes,
 // next agents, consensus, forced consensus), labels and prompts, validation of
-// workflow calls, the run loop, final answers, and the Store interface with its
-// file and memory implementations.
+// workflow calls, the run loop, final answers, evaluation criteria for a
+// session (generated, written or default, attached before the first step:
+// criteria.go), and the Store interface with its file and memory
+// implementations.
 //
 // coordination knows nothing of MCP or of any provider's wire format: it hands
 // a providers.Request to a providers.Provider and records what comes back.

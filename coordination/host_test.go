@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -139,5 +140,29 @@ func TestSecondStepForBusyAgentIsRefused(t *testing.T) {
 	}
 	if n := len(h.ledger(s.ID).Agents["agent_a"]); n != 1 {
 		t.Fatalf("one step landed, got %d", n)
+	}
+}
+
+// Criteria attached by another process (another service over the same
+// store) before the first step reach that step's prompt: a setup is cached
+// only once the session has a step.
+func TestCriteriaAttachedElsewhereReachTheFirstStep(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	h := newHarness(t, provs)
+	ctx := context.Background()
+	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	if _, err := h.svc.Status(ctx, s.ID); err != nil { // reads the setup
+		t.Fatal(err)
+	}
+	other := coordination.NewService(h.store, coordination.Options{Open: h.open})
+	if err := other.AttachCriteria(ctx, s.ID, []criteria.Item{{ID: "E1", Text: "Show the working", Category: "must"}}); err != nil {
+		t.Fatal(err)
+	}
+	sc[0].replies = []any{answer("4")}
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := sc[0].requests()[0].Prompt; !strings.Contains(p, "Show the working") {
+		t.Fatalf("the first step must see the attached criteria:\n%s", p)
 	}
 }

@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -27,6 +28,11 @@ type Entry struct {
 	Content   string `json:"content,omitempty"`
 	AnswerNum int    `json:"answer_number,omitempty"` // k in agentN.k
 	Label     string `json:"label,omitempty"`
+	// answer in a review session: the reviewer's plan (canonical JSON of a
+	// Plan), verdict and concerns; Content holds the whole review as read.
+	Plan     json.RawMessage `json:"plan,omitempty"`
+	Verdict  string          `json:"verdict,omitempty"`
+	Concerns []string        `json:"concerns,omitempty"`
 
 	// vote
 	Target      string `json:"target,omitempty"` // the real agent id voted for

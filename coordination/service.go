@@ -41,7 +41,7 @@ type Service struct {
 	store    Store
 	opts     Options
 	log      zerolog.Logger
-	setups   sync.Map // id → *Session: a session's setup never changes once written
+	setups   sync.Map // id → *Session: setups of sessions with a step (then they never change)
 	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
 	ended    sync.Map // id → true: sessions the timer has seen end
 
@@ -75,6 +75,8 @@ type TeamSpec struct {
 	SessionID string // optional; must match ^[A-Za-z0-9_-]{1,64}$
 	Seed      *int64 // optional; random when nil
 	Driver    string // DriverRun (default) or DriverStep
+	// Review makes the session a checkpoint review (Service.Checkpoint).
+	Review *Review
 }
 
 var (
@@ -213,6 +215,7 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 		Agents:    agents,
 		CreatedAt: svc.opts.Now().UTC(),
 		Driver:    DriverRun,
+		Review:    spec.Review,
 	}
 	if spec.Driver == DriverStep {
 		s.Driver = DriverStep
@@ -236,21 +239,15 @@ func randomSeed() int64 {
 	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
 }
 
-// session reads a session's setup, once: it is written at creation and never
-// changes (a MassGen-written one, whose agents come from its directory, is
-// read afresh).
+// session reads a session's setup. Once an agent has stepped the setup never
+// changes (criteria can be attached only before the first step), so load
+// caches it from then on; before that it is read afresh, so criteria that
+// another process attaches are seen. A MassGen-written one is never cached.
 func (svc *Service) session(ctx context.Context, id string) (*Session, error) {
 	if s, ok := svc.setups.Load(id); ok {
 		return s.(*Session), nil
 	}
-	s, err := svc.store.Session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !s.Foreign {
-		svc.setups.Store(id, s)
-	}
-	return s, nil
+	return svc.store.Session(ctx, id)
 }
 
 // load reads a session and its ledger and derives its state.
@@ -267,7 +264,19 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if !s.Foreign && hasEntries(l) {
+		svc.setups.Store(id, s)
+	}
 	return s, l, svc.derive(s, l, inFlight), nil
+}
+
+func hasEntries(l *Ledger) bool {
+	for _, es := range l.Agents {
+		if len(es) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // derive fills in what older or foreign ledgers lack, then derives.

@@ -40,6 +40,9 @@ type Session struct {
 	// Driver says who drives the session: the server's run loop ("run") or
 	// the outer agent step by step ("step"), whose timeout runs from creation.
 	Driver string `json:"driver,omitempty"`
+	// Review makes the session a checkpoint review (checkpoint.go): its
+	// answers carry a plan, a verdict and concerns.
+	Review *Review `json:"review,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, labels alphabetical.
 	Foreign bool `json:"-"`

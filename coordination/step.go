@@ -181,6 +181,7 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) Entry {
 	case KindAnswer:
 		e.Content, e.AnswerNum = d.Content, a.Answers+1
 		e.Label = AnswerLabel(a.Anon, e.AnswerNum)
+		e.Plan, e.Verdict, e.Concerns = d.Plan, d.Verdict, d.Concerns
 	case KindVote:
 		e.Target, e.TargetLabel, e.Reason, e.Revote = d.Target, d.TargetLabel, d.Reason, v.Revote
 	}

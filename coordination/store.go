@@ -1,6 +1,10 @@
 package coordination
 
-import "context"
+import (
+	"context"
+
+	"github.com/massgen-go/massgen-mcp/criteria"
+)
 
 // Store persists sessions. The file store (MassGen's step-mode layout) and the
 // memory store implement it and pass one shared test suite.
@@ -44,6 +48,10 @@ type Store interface {
 	// (nil if none was issued).
 	SaveView(ctx context.Context, id, agent string, v IssuedView) error
 	View(ctx context.Context, id, agent string) (*IssuedView, error)
+	// SetCriteria replaces a session's evaluation criteria, the one part of
+	// its setup that may change, and only before its first step; the caller
+	// holds the session lock and has checked that.
+	SetCriteria(ctx context.Context, id string, items []criteria.Item) error
 	// Dir is the session's directory, or "" for a store without one.
 	Dir(id string) string
 }

@@ -19,6 +19,10 @@ type decision struct {
 	Target      string // real agent id
 	TargetLabel string
 	Reason      string
+	// a review's answer (checkpoint.go)
+	Plan     json.RawMessage
+	Verdict  string
+	Concerns []string
 }
 
 // validate checks a reply against what the view allowed. The problem it
@@ -40,6 +44,9 @@ func validate(s *Session, st *State, v *view, reply providers.Action) (decision,
 	}
 	switch call.Name {
 	case providers.ToolNewAnswer:
+		if s.Review != nil {
+			return checkReview(v, s.Review, call.Args)
+		}
 		var args struct {
 			Content *string `json:"content"`
 		}

@@ -76,13 +76,13 @@ func buildView(s *Session, st *State, agentID string) *view {
 	switch {
 	case v.Blind || len(v.VoteEnum) == 0:
 		v.Actions = []string{providers.ToolNewAnswer}
-		v.Tools = []providers.Tool{newAnswerTool()}
+		v.Tools = []providers.Tool{answerTool(s)}
 	case v.VoteOnly:
 		v.Actions = []string{providers.ToolVote}
 		v.Tools = []providers.Tool{voteTool(v.VoteEnum)}
 	default:
 		v.Actions = []string{providers.ToolNewAnswer, providers.ToolVote}
-		v.Tools = []providers.Tool{newAnswerTool(), voteTool(v.VoteEnum)}
+		v.Tools = []providers.Tool{answerTool(s), voteTool(v.VoteEnum)}
 	}
 	v.System = systemPrompt(s, ag)
 	v.Prefix = stablePrefix(s)
@@ -105,6 +105,7 @@ func (v *view) request(s *Session, step int, history []providers.Turn) providers
 		VoteEnum:        v.VoteEnum,
 		Revote:          v.Revote,
 		ShortAnswer:     s.Rules.short(),
+		Review:          s.Review.brief(),
 		SessionSeed:     s.Seed,
 		AgentID:         v.Agent,
 		Self:            v.Self,
@@ -134,6 +135,9 @@ func systemPrompt(s *Session, ag Agent) string {
 	if len(s.Criteria) > 0 {
 		b.WriteString("\n- Vote for the answer that best meets the evaluation criteria given with the task; improve an answer that misses a `must` criterion.")
 	}
+	if s.Review != nil {
+		b.WriteString(reviewRules)
+	}
 	if strings.TrimSpace(ag.SystemMessage) != "" {
 		b.WriteString("\n\nYour role on this team:\n")
 		b.WriteString(strings.TrimSpace(ag.SystemMessage))
@@ -157,6 +161,9 @@ func stablePrefix(s *Session) string {
 			fmt.Fprintf(&b, "%s [%s] %s", c.ID, c.Category, c.Text)
 			if c.VerifyBy != "" {
 				fmt.Fprintf(&b, " (verify by: %s)", c.VerifyBy)
+			}
+			if len(c.AntiPatterns) > 0 {
+				fmt.Fprintf(&b, " (avoid: %s)", strings.Join(c.AntiPatterns, "; "))
 			}
 			b.WriteString("\n")
 		}
@@ -223,6 +230,8 @@ func answerFence(seed int64, shown []providers.ShownAnswer) string {
 // instructions close the prompt: what this step may do.
 func instructions(s *Session, v *view) string {
 	switch {
+	case (v.Blind || len(v.VoteEnum) == 0) && s.Review != nil:
+		return reviewFirstStep(s.Review)
 	case v.Blind || len(v.VoteEnum) == 0:
 		return "\nNo answers exist yet. Work on the task and submit your complete answer with the new_answer tool.\n"
 	case v.Revote:

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen-mcp/criteria"
 )
 
 func TestLabelsArePermutedBySeed(t *testing.T) {
@@ -103,5 +105,19 @@ func TestPromptPutsStablePrefixFirstAndFencesAnswers(t *testing.T) {
 	}
 	if strings.Contains(v.Prompt, "agent_a") || strings.Contains(v.Prompt, "agent_b") {
 		t.Fatal("real ids never reach the prompt")
+	}
+}
+
+func TestCriteriaWithAntiPatternsReachThePrompt(t *testing.T) {
+	b := newTeam(t, Rules{}, "a", "b")
+	b.s.Criteria = []criteria.Item{{ID: "E1", Text: "Correct arithmetic", Category: "must", VerifyBy: "recompute", AntiPatterns: []string{"rounding early"}}}
+	v := buildView(b.s, b.state(), "a")
+	for _, want := range []string{"E1 [must] Correct arithmetic", "verify by: recompute", "avoid: rounding early"} {
+		if !strings.Contains(v.Prefix, want) {
+			t.Fatalf("prefix lacks %q:\n%s", want, v.Prefix)
+		}
+	}
+	if !strings.Contains(v.System, "evaluation criteria") {
+		t.Fatal("the vote rule names the criteria")
 	}
 }

@@ -10,6 +10,7 @@
 // nothing of MCP: progress reaches clients here, from coordination.Progress.
 //
 // One file per tool (run_team.go, start_team.go, step.go, team_status.go,
-// finalize_team.go, cancel_team.go, list_backends.go), listed in one place in
+// finalize_team.go, cancel_team.go, list_backends.go,
+// generate_eval_criteria.go, checkpoint.go), listed in one place in
 // registry.go.
 package mcp

@@ -8,6 +8,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -26,6 +27,7 @@ var fixes = []errorFix{
 	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
 	{coordination.ErrSessionExists, "session_exists", "choose another session_id, or leave it out to get a generated one."},
 	{coordination.ErrSessionFinished, "session_finished", "read the result with team_status; start a new team to work on the task again."},
+	{coordination.ErrSessionStarted, "session_started", "attach criteria right after start_team, before any step; or start a new team with eval_criteria (generate_eval_criteria without session_id returns them)."},
 	{coordination.ErrSessionRunning, "session_running", "it is running in another process: follow it with team_status, or stop it with cancel_team first."},
 	{coordination.ErrHostInRunTeam, "host_in_run_team", "create the team with start_team and drive it with step (host agents act through step views)."},
 	{coordination.ErrAgentNotFound, "agent_not_found", "use one of the agent ids that start_team and team_status list."},
@@ -34,6 +36,7 @@ var fixes = []errorFix{
 	{coordination.ErrStaleView, "stale_view", "call step for this agent without an action to get a fresh view, then submit with that view's seen_steps."},
 	{coordination.ErrNotHost, "not_host_agent", "call step without action, content, target or reason: the server calls this agent's model itself."},
 	{coordination.ErrBadAction, "bad_action", "submit action new_answer with content, or action vote with target set to one of the view's vote_enum and a reason."},
+	{criteria.ErrInvalid, "bad_criteria", "correct what is named above and call again: criteria need a text, unique ids and exactly one must (1 to 12 written by you, 3 to 8 generated); kind is code, writing, analysis, plan or other."},
 	{coordination.ErrBadSettings, "bad_settings", "correct the setting named above and call again (the tool's input schema lists the allowed values)."},
 	{coordination.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
 	{providers.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},

@@ -55,13 +55,15 @@ func TestToolsAreExactlyTheDesignedOnes(t *testing.T) {
 	}
 	type hints struct{ readOnly, idempotent, openWorld bool }
 	want := map[string]hints{
-		"run_team":      {false, false, true},
-		"start_team":    {false, false, false},
-		"step":          {false, false, true},
-		"team_status":   {true, true, false},
-		"finalize_team": {false, false, true},
-		"cancel_team":   {false, true, false},
-		"list_backends": {true, true, false},
+		"run_team":               {false, false, true},
+		"start_team":             {false, false, false},
+		"step":                   {false, false, true},
+		"team_status":            {true, true, false},
+		"finalize_team":          {false, false, true},
+		"cancel_team":            {false, true, false},
+		"list_backends":          {true, true, false},
+		"generate_eval_criteria": {false, false, true},
+		"checkpoint":             {false, false, true},
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools, want %d", len(res.Tools), len(want))

@@ -96,7 +96,7 @@ func TestBothProtocolErasWorkOverHTTP(t *testing.T) {
 				t.Errorf("instructions missing: %q", init.Instructions)
 			}
 			tools, err := c.ListTools(context.Background(), mcpgo.ListToolsRequest{})
-			if err != nil || len(tools.Tools) != 7 {
+			if err != nil || len(tools.Tools) != 9 {
 				t.Fatalf("tools/list: %v, %d tools", err, len(tools.Tools))
 			}
 

@@ -12,7 +12,7 @@ import (
 )
 
 // tools lists every tool the server offers: the one place to see the whole
-// surface. generate_eval_criteria and checkpoint come with their own issue.
+// surface.
 func tools(e *env) []server.ServerTool {
 	return []server.ServerTool{
 		runTeamTool(e),
@@ -22,6 +22,8 @@ func tools(e *env) []server.ServerTool {
 		finalizeTeamTool(e),
 		cancelTeamTool(e),
 		listBackendsTool(e),
+		generateEvalCriteriaTool(e),
+		checkpointTool(e),
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -25,7 +26,7 @@ type TeamSettings struct {
 	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"The final answer: winner (default: the winning answer as is), present (the winner's model writes a final deliverable), synthesize (a neutral merge of all answers)."`
 	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"free (default) or short: answers end in a final value that can be compared (e.g. Answer: 391)."`
 	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With answer_format short: end after the first answers if a strict majority already agrees."`
-	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"1 to 12 criteria every agent sees and votes by; exactly one should be category must."`
+	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"1 to 12 criteria every agent sees and votes by. Mark exactly one must (the primary focus); with none, the first should item becomes must. generate_eval_criteria writes them for you."`
 	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Material for the task: text blocks, or file paths under the server's allowed roots."`
 	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"Id for a new session (1-64 letters, digits, _ or -), or, for run_team, an existing session to resume or wait for."`
 }
@@ -102,36 +103,21 @@ func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error)
 	return spec, nil
 }
 
-// maxCriteria is the most criteria a caller may attach (DESIGN.md §2).
-const maxCriteria = 12
-
-// criteriaItems checks and numbers caller-written criteria. (The criteria
-// package will own this once generate_eval_criteria lands.)
+// criteriaItems checks and numbers caller-written criteria through the
+// criteria package, which owns every rule (1 to 12 items, unique ids,
+// non-empty text, exactly one must — the first should item when none is
+// marked).
 func criteriaItems(args []criterionArg) ([]criteria.Item, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
-	if len(args) > maxCriteria {
-		return nil, fmt.Errorf("%w: %d eval_criteria given; attach at most %d", coordination.ErrBadSettings, len(args), maxCriteria)
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read eval_criteria: %w", err)
 	}
-	items := make([]criteria.Item, 0, len(args))
-	seen := map[string]bool{}
-	for i, a := range args {
-		it := criteria.Item{ID: strings.TrimSpace(a.ID), Text: strings.TrimSpace(a.Text), Category: a.Category, VerifyBy: a.VerifyBy, AntiPatterns: a.AntiPatterns}
-		if it.ID == "" {
-			it.ID = fmt.Sprintf("E%d", i+1)
-		}
-		if it.Text == "" {
-			return nil, fmt.Errorf("%w: eval_criteria item %d (%s) has no text", coordination.ErrBadSettings, i+1, it.ID)
-		}
-		if it.Category == "" {
-			it.Category = "should"
-		}
-		if seen[it.ID] {
-			return nil, fmt.Errorf("%w: eval_criteria id %s is used twice", coordination.ErrBadSettings, it.ID)
-		}
-		seen[it.ID] = true
-		items = append(items, it)
+	set, err := criteria.Provided(raw)
+	if err != nil {
+		return nil, fmt.Errorf("eval_criteria: %w", err)
 	}
-	return items, nil
+	return set.Items, nil
 }

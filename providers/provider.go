@@ -32,6 +32,7 @@ const (
 	PurposeStep       Purpose = "step"       // an ordinary coordination step
 	PurposePresent    Purpose = "present"    // the winner writes the final deliverable
 	PurposeSynthesize Purpose = "synthesize" // a neutral merge of every latest answer
+	PurposeCriteria   Purpose = "criteria"   // write evaluation criteria for a task (package criteria), through one submit_criteria call
 )
 
 // ShownAnswer is one peer answer as the acting agent sees it (anonymous).
@@ -68,6 +69,9 @@ type Request struct {
 	VoteEnum    []string      `json:"vote_enum,omitempty"`
 	Revote      bool          `json:"revote,omitempty"`
 	ShortAnswer bool          `json:"short_answer,omitempty"`
+	// Review is set in a checkpoint review session, whose new_answer takes a
+	// plan, a verdict and concerns.
+	Review *ReviewBrief `json:"review,omitempty"`
 
 	SessionSeed int64  `json:"session_seed"`
 	AgentID     string `json:"agent_id"` // the real id; never shown to the model
@@ -78,6 +82,31 @@ type Request struct {
 	Temperature     *float64 `json:"temperature,omitempty"`
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
 	ReasoningEffort string   `json:"reasoning_effort,omitempty"` // minimal|low|medium|high, for reasoning models
+}
+
+// ReviewBrief is a checkpoint review's setup in structured form, beside the
+// prompt text that states the same to real models (which also carries the
+// built-in safety policy and the plan schema).
+type ReviewBrief struct {
+	Objective string `json:"objective"`
+	// DraftPlan is the plan to verify, as JSON in the plan schema; nil when
+	// the team writes the plan.
+	DraftPlan json.RawMessage `json:"draft_plan,omitempty"`
+	// DraftProblems are where the draft breaks the plan schema, as
+	// coordination words them.
+	DraftProblems []string     `json:"draft_problems,omitempty"`
+	Goals         []ReviewGoal `json:"action_goals,omitempty"`
+	// Policy holds the caller's rules, added to the built-in policy.
+	Policy []string `json:"safety_policy,omitempty"`
+}
+
+// ReviewGoal is one action the caller wants approved at the level of a tool
+// call.
+type ReviewGoal struct {
+	ID             string   `json:"id"`
+	Goal           string   `json:"goal"`
+	PreferredTools []string `json:"preferred_tools,omitempty"`
+	Constraints    []string `json:"constraints,omitempty"`
 }
 
 // Action is what the model did: the workflow calls it made, in order, and any

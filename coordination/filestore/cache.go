@@ -1,6 +1,8 @@
 package filestore
 
 import (
+	"bytes"
+	"slices"
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -53,5 +55,7 @@ func clone(e coordination.Entry) coordination.Entry {
 		c := *e.Usage.CostUSD
 		e.Usage.CostUSD = &c
 	}
+	e.Plan = bytes.Clone(e.Plan)
+	e.Concerns = slices.Clone(e.Concerns)
 	return e
 }

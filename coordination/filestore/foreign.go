@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -90,41 +89,18 @@ func statusMeta(dir string) (question string, start time.Time) {
 	return st.Meta.Question, start
 }
 
-// massgenCriterion is one criterion as MassGen's --eval-criteria reads it.
-type massgenCriterion struct {
-	ID           string   `json:"id,omitempty"`
-	Text         string   `json:"text"`
-	Category     string   `json:"category"`
-	VerifyBy     string   `json:"verify_by,omitempty"`
-	AntiPatterns []string `json:"anti_patterns,omitempty"`
-}
-
-type massgenCriteriaFile struct {
-	Criteria []massgenCriterion `json:"criteria"`
-}
-
 // massgenCriteria renders criteria in the shape `massgen --eval-criteria`
 // accepts, with MassGen's tiers (must↔primary, should↔standard,
 // could↔stretch), so an external orchestrator can pass the file straight on.
 // session.json keeps our own shape; this file is for MassGen.
-func massgenCriteria(items []criteria.Item) massgenCriteriaFile {
-	out := massgenCriteriaFile{Criteria: make([]massgenCriterion, len(items))}
-	for i, it := range items {
-		tier := "standard"
-		switch it.Category {
-		case "must":
-			tier = "primary"
-		case "could":
-			tier = "stretch"
-		}
-		out.Criteria[i] = massgenCriterion{ID: it.ID, Text: it.Text, Category: tier, VerifyBy: it.VerifyBy, AntiPatterns: it.AntiPatterns}
-	}
-	return out
-}
+func massgenCriteria(items []criteria.Item) criteria.MassGenFile { return criteria.MassGen(items, "") }
 
-// readCriteria reads eval_criteria.json loosely: a list or {"criteria": […]},
-// text taken from text, description or name, tiers from either vocabulary, ids
-// E1… where missing. A missing file is no criteria.
+// readCriteria reads eval_criteria.json loosely, as criteria.Parse reads
+// every shape (a list or {"criteria": […]}, text from text, description or
+// name, tiers from either vocabulary, ids E<position> where missing), but
+// never refuses a file MassGen or a person wrote for lacking a must: an item
+// without text is skipped and an unknown category read as should. A missing
+// file is no criteria.
 func readCriteria(path string) ([]criteria.Item, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -133,48 +109,19 @@ func readCriteria(path string) ([]criteria.Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	type loose struct {
-		ID           string   `json:"id"`
-		Text         string   `json:"text"`
-		Description  string   `json:"description"`
-		Name         string   `json:"name"`
-		Category     string   `json:"category"`
-		VerifyBy     string   `json:"verify_by"`
-		AntiPatterns []string `json:"anti_patterns"`
-	}
-	var list []loose
-	if json.Unmarshal(data, &list) != nil {
-		var wrapped struct {
-			Criteria []loose `json:"criteria"`
-		}
-		if err := json.Unmarshal(data, &wrapped); err != nil {
-			return nil, fmt.Errorf("eval_criteria.json is neither a list of criteria nor {\"criteria\": [...]} (%v); fix or remove it", err)
-		}
-		list = wrapped.Criteria
+	parsed, _, err := criteria.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("eval_criteria.json cannot be read (%v); fix or remove it", err)
 	}
 	var items []criteria.Item
-	for _, l := range list {
-		text := l.Text
-		if text == "" {
-			text = l.Description
-		}
-		if text == "" {
-			text = l.Name
-		}
-		if text == "" {
+	for _, it := range parsed {
+		if it.Text == "" {
 			continue
 		}
-		it := criteria.Item{ID: l.ID, Text: text, VerifyBy: l.VerifyBy, AntiPatterns: l.AntiPatterns}
-		switch strings.ToLower(l.Category) {
-		case "primary", "must":
-			it.Category = "must"
-		case "stretch", "could":
-			it.Category = "could"
+		switch it.Category {
+		case criteria.Must, criteria.Should, criteria.Could:
 		default:
-			it.Category = "should"
-		}
-		if it.ID == "" {
-			it.ID = fmt.Sprintf("E%d", len(items)+1)
+			it.Category = criteria.Should
 		}
 		items = append(items, it)
 	}

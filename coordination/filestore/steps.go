@@ -28,6 +28,10 @@ type answerFile struct {
 	Cost            *float64         `json:"cost"`
 	DurationSeconds float64          `json:"duration_seconds"`
 	Step            int              `json:"step"`
+	// A checkpoint review's answer (answer keeps the whole review as text).
+	Plan     json.RawMessage `json:"plan,omitempty"`
+	Verdict  string          `json:"verdict,omitempty"`
+	Concerns []string        `json:"concerns,omitempty"`
 }
 
 type voteFile struct {
@@ -108,6 +112,7 @@ func stepFile(e coordination.Entry) (name string, data []byte, err error) {
 			AgentID: e.Agent, Answer: e.Content, Timestamp: stamp(e.Time),
 			Label: e.Label, AnswerNumber: e.AnswerNum, SeenSteps: seenOrEmpty(e.SeenSteps),
 			Usage: &u, Cost: u.CostUSD, DurationSeconds: e.DurationSeconds, Step: e.Step,
+			Plan: e.Plan, Verdict: e.Verdict, Concerns: e.Concerns,
 		})
 		return "answer.json", data, err
 	case coordination.KindVote:
@@ -162,6 +167,7 @@ func readStep(dir, agent string, step int) (e coordination.Entry, ok bool, err e
 		}
 		e.Kind, e.Time = coordination.KindAnswer, parseStamp(f.Timestamp)
 		e.Content, e.Label, e.AnswerNum = f.Answer, f.Label, f.AnswerNumber
+		e.Plan, e.Verdict, e.Concerns = f.Plan, f.Verdict, f.Concerns
 		e.SeenSteps = seenOrNil(f.SeenSteps)
 		e.Usage, e.DurationSeconds = usageOf(f.Usage, f.Cost), f.DurationSeconds
 		return e, true, nil
@@ -350,6 +356,7 @@ func keepOnly(e coordination.Entry) coordination.Entry {
 	switch e.Kind {
 	case coordination.KindAnswer:
 		out.Content, out.AnswerNum, out.Label, out.SeenSteps = e.Content, e.AnswerNum, e.Label, e.SeenSteps
+		out.Plan, out.Verdict, out.Concerns = e.Plan, e.Verdict, e.Concerns
 	case coordination.KindVote:
 		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
 	case coordination.KindError:

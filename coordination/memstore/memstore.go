@@ -1,11 +1,14 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -25,7 +28,9 @@ var _ coordination.Store = (*Store)(nil)
 func New() *Store { return &Store{sessions: make(map[string]*session)} }
 
 type session struct {
-	setup *coordination.Session // immutable after Create
+	// setup is replaced whole, never changed in place: only SetCriteria
+	// replaces it, before the session's first step.
+	setup atomic.Pointer[coordination.Session]
 
 	mu      sync.Mutex
 	agents  map[string]*agentLog
@@ -95,7 +100,8 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 	// Foreign describes a session MassGen wrote on disk; the file store cannot
 	// keep the flag either.
 	setup.Foreign = false
-	ss := &session{setup: setup, agents: agents, gate: make(chan struct{}, 1)}
+	ss := &session{agents: agents, gate: make(chan struct{}, 1)}
+	ss.setup.Store(setup)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -115,7 +121,7 @@ func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, 
 	if err != nil {
 		return nil, err
 	}
-	return copySession(ss.setup), nil
+	return copySession(ss.setup.Load()), nil
 }
 
 // Sessions lists the ids, oldest first by CreatedAt (ties by id).
@@ -130,7 +136,7 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 	}
 	all := make([]dated, 0, len(s.sessions))
 	for id, ss := range s.sessions {
-		all = append(all, dated{id, ss.setup.CreatedAt})
+		all = append(all, dated{id, ss.setup.Load().CreatedAt})
 	}
 	s.mu.RUnlock()
 	sort.Slice(all, func(i, j int) bool {
@@ -435,6 +441,24 @@ func (s *Store) Final(id string) (resultJSON []byte, answer string) {
 	return append([]byte(nil), ss.result...), ss.answer
 }
 
+// SetCriteria replaces the session's criteria. The setup is copied and
+// swapped whole, so a reader holding the old copy never sees it change.
+func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Item) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	next := copySession(ss.setup.Load())
+	next.Criteria = copySession(&coordination.Session{Criteria: items}).Criteria
+	ss.setup.Store(next)
+	return nil
+}
+
 // SaveView records the view last issued to a host agent.
 func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.IssuedView) error {
 	ss, err := s.get(id)
@@ -493,6 +517,7 @@ func keepOnly(e coordination.Entry) coordination.Entry {
 	switch e.Kind {
 	case coordination.KindAnswer:
 		out.Content, out.AnswerNum, out.Label, out.SeenSteps = e.Content, e.AnswerNum, e.Label, e.SeenSteps
+		out.Plan, out.Verdict, out.Concerns = e.Plan, e.Verdict, e.Concerns
 	case coordination.KindVote:
 		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
 	case coordination.KindError:
@@ -504,6 +529,8 @@ func keepOnly(e coordination.Entry) coordination.Entry {
 func copyEntry(e coordination.Entry) coordination.Entry {
 	e.SeenSteps = copySeen(e.SeenSteps)
 	e.Usage.CostUSD = copyPtr(e.Usage.CostUSD)
+	e.Plan = bytes.Clone(e.Plan)
+	e.Concerns = slices.Clone(e.Concerns)
 	return e
 }
 
@@ -558,6 +585,14 @@ func copySession(s *coordination.Session) *coordination.Session {
 		c.Anon = make(map[string]int, len(s.Anon))
 		for k, v := range s.Anon {
 			c.Anon[k] = v
+		}
+	}
+	if s.Review != nil {
+		// A review is deep (plans, goals) and read rarely; a JSON round trip
+		// copies it as the file store's session.json keeps it.
+		var r coordination.Review
+		if data, err := json.Marshal(s.Review); err == nil && json.Unmarshal(data, &r) == nil {
+			c.Review = &r
 		}
 	}
 	return &c

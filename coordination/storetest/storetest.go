@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"CallersCannotMutateStoredData", testCopies},
 		{"ConcurrentAgentsKeepLedgerConsistent", testConcurrentAgents},
 		{"ContendedAgentNeverSkipsOrRepeatsSteps", testContendedAgent},
+		{"SetCriteriaReplacesOnlyTheCriteria", testSetCriteria},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -992,4 +993,36 @@ func testContendedAgent(t *testing.T, st coordination.Store) {
 		seen[e.Content] = true
 	}
 	t.Logf("%d busy refusals", busy.Load())
+}
+
+// testSetCriteria: the criteria are the one part of a setup that may be
+// replaced (before the first step); everything else stays as created, and
+// the store keeps its own copy.
+func testSetCriteria(t *testing.T, st coordination.Store) {
+	ctx := context.Background()
+	s := create(t, st, "s1")
+	items := []criteria.Item{
+		{ID: "C1", Text: "Covers every part.", Category: "must", VerifyBy: "tick them off", AntiPatterns: []string{"skipping"}},
+		{ID: "C2", Text: "Is brief.", Category: "could"},
+	}
+	if err := st.SetCriteria(ctx, "s1", items); err != nil {
+		t.Fatal(err)
+	}
+	items[0].AntiPatterns[0] = "changed by the caller"
+	got, err := st.Session(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *s
+	want.Criteria = []criteria.Item{
+		{ID: "C1", Text: "Covers every part.", Category: "must", VerifyBy: "tick them off", AntiPatterns: []string{"skipping"}},
+		{ID: "C2", Text: "Is brief.", Category: "could"},
+	}
+	got.CreatedAt, want.CreatedAt = ms(got.CreatedAt), ms(want.CreatedAt)
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("after SetCriteria:\n got %+v\nwant %+v", got, &want)
+	}
+	if err := st.SetCriteria(ctx, "missing", items); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("SetCriteria(missing) = %v, want ErrSessionNotFound", err)
+	}
 }

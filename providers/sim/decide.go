@@ -197,6 +197,9 @@ func givenItem(truth string) item {
 
 // decide is the sim's whole behaviour for one request.
 func (s *simulator) decide(req providers.Request) providers.Action {
+	if req.Review != nil && req.Purpose == providers.PurposeStep {
+		return s.reviewFor(req) // a checkpoint reviewer (review.go)
+	}
 	v := newView(req, s.cfg.seed)
 	k, known := s.know(req)
 	switch req.Purpose {
@@ -204,6 +207,8 @@ func (s *simulator) decide(req providers.Request) providers.Action {
 		return s.present(v, k, known).action()
 	case providers.PurposeSynthesize:
 		return s.synthesize(v, k, known).action()
+	case providers.PurposeCriteria:
+		return s.criteria(req)
 	}
 	var p plan
 	if known {

@@ -8,7 +8,8 @@
 // pure function of the request and the spec, so the same view always gives
 // the same action. It also plays scripts (sim/script) for tests, and accepts
 // an ItemModel through which benchmarks set each agent's first-answer
-// correctness.
+// correctness. Asked for evaluation criteria (PurposeCriteria), it writes
+// valid ones marked [simulated] through the tool it is offered.
 //
 // sim knows nothing of coordination: it reads only the providers.Request it
 // is given (the shown answers, the tools offered, the refused attempts) and

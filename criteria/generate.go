@@ -1,0 +1,215 @@
+package criteria
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// ToolSubmit is the one tool a generating model is offered.
+const ToolSubmit = "submit_criteria"
+
+// GenerateRequest asks one model for criteria.
+type GenerateRequest struct {
+	Task  string
+	Kind  string // code | writing | analysis | plan | other; "" guesses from the task
+	Count int    // MinGenerated to MaxGenerated; 0 means DefaultCount
+	Model string // the spec of the provider, recorded in the set
+}
+
+// Generate asks one model for criteria specific to a task: one provider call
+// offering a single tool, submit_criteria, whose reply must hold exactly the
+// requested count of valid criteria with one must. An invalid reply gets one
+// corrective retry that names the exact problem; if that is invalid too, or
+// the model cannot be reached, the result is the built-in defaults for the
+// kind, source default, with a note saying why. Only a bad request (empty
+// task, count or kind out of range) or an ended ctx is an error. p must not
+// be nil: with no model at all, use Defaults.
+func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (Set, error) {
+	task := strings.TrimSpace(req.Task)
+	if task == "" {
+		return Set{}, fmt.Errorf("%w: the task is empty; say what the criteria should judge", ErrInvalid)
+	}
+	count, err := CheckCount(req.Count)
+	if err != nil {
+		return Set{}, err
+	}
+	kind, err := CheckKind(req.Kind)
+	if err != nil {
+		return Set{}, err
+	}
+	if kind == "" {
+		kind = GuessKind(task)
+	}
+	fallback := func(why string, usage *providers.Usage) Set {
+		s := Defaults(kind, count)
+		s.Model, s.Usage = req.Model, usage
+		s.Note = why + fmt.Sprintf("; these are the built-in criteria for %s tasks", kind)
+		return s
+	}
+
+	// No session, so no seed or anonymous name: the structured fields only
+	// repeat the task, for providers that reason over structure (sim).
+	call := providers.Request{
+		Purpose:    providers.PurposeCriteria,
+		System:     generateSystem,
+		Prompt:     generatePrompt(task, kind, count),
+		Tools:      []providers.Tool{submitTool(count)},
+		Task:       task,
+		AgentID:    "criteria",
+		StepNumber: 1,
+	}
+	total := providers.Free()
+	var problem string
+	for attempt := 0; attempt < 2; attempt++ {
+		call.Attempt = attempt
+		act, u, err := p.Step(ctx, call)
+		total = total.Add(u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Set{}, fmt.Errorf("criteria generation stopped: %w", ctx.Err())
+			}
+			return fallback(fmt.Sprintf("%s could not be asked for criteria (%v)", modelName(req.Model), err), &total), nil
+		}
+		items, aspiration, perr := reply(act, count)
+		if perr == nil {
+			return Set{Items: items, Aspiration: aspiration, Source: SourceGenerated, Kind: kind, Model: req.Model, Usage: &total}, nil
+		}
+		problem = strings.TrimPrefix(perr.Error(), ErrInvalid.Error()+": ")
+		call.History = append(call.History, providers.Turn{Reply: act, Problem: correction(problem, count)})
+	}
+	return fallback(fmt.Sprintf("%s replied with invalid criteria twice (%s)", modelName(req.Model), problem), &total), nil
+}
+
+func modelName(spec string) string {
+	if spec == "" {
+		return "the model"
+	}
+	return spec
+}
+
+// correction is what the model is told when its reply is refused.
+func correction(problem string, count int) string {
+	return fmt.Sprintf("Your criteria were not accepted: %s. Call %s once more with exactly %d criteria, ids E1 to E%d, exactly one of category must, each with a non-empty text.",
+		problem, ToolSubmit, count, count)
+}
+
+// reply reads and checks the criteria in a model's reply.
+func reply(act providers.Action, count int) ([]Item, string, error) {
+	args, err := submitted(act)
+	if err != nil {
+		return nil, "", err
+	}
+	items, aspiration, err := Parse(args)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := Validate(items, count, count); err != nil {
+		return nil, "", err
+	}
+	if err := checkAspiration(aspiration); err != nil {
+		return nil, "", err
+	}
+	return items, aspiration, nil
+}
+
+// submitted finds the submit_criteria arguments in a reply: the first such
+// call, else a call or bare {"criteria": …} object written as text (models
+// without tool calling, or ones that answer in prose).
+func submitted(act providers.Action) (json.RawMessage, error) {
+	for _, c := range act.Calls {
+		if c.Name == ToolSubmit {
+			return c.Args, nil
+		}
+	}
+	if text := strings.TrimSpace(act.Text); text != "" {
+		if parsed, ok := providers.ParseTextCallsFor(text, []providers.Tool{{Name: ToolSubmit}}); ok {
+			return parsed.Calls[0].Args, nil
+		}
+		if obj := bareObject(text); obj != nil {
+			return obj, nil
+		}
+	}
+	if len(act.Calls) > 0 {
+		return nil, fmt.Errorf("%w: you called %s instead of %s", ErrInvalid, act.Calls[0].Name, ToolSubmit)
+	}
+	return nil, fmt.Errorf("%w: you did not call %s", ErrInvalid, ToolSubmit)
+}
+
+// bareObject returns the outermost {"criteria": …} object in text, fenced or
+// not, or nil.
+func bareObject(text string) json.RawMessage {
+	start := strings.Index(text, "{")
+	end := strings.LastIndex(text, "}")
+	if start < 0 || end <= start {
+		return nil
+	}
+	var probe struct {
+		Criteria json.RawMessage `json:"criteria"`
+	}
+	obj := json.RawMessage(text[start : end+1])
+	if json.Unmarshal(obj, &probe) != nil || probe.Criteria == nil {
+		return nil
+	}
+	return obj
+}
+
+const generateSystem = `You write the evaluation criteria for a task before anyone attempts it. Several candidate answers will later be judged against your criteria, and the one that best meets them wins, so your criteria decide what "good" means here.
+
+Think like the expert who will review the work: what would they check first, where does typical AI-written output on this kind of task fall short, what separates an adequate answer from a remarkable one, and how would they verify each point instead of taking it on trust.`
+
+// generatePrompt asks for count criteria for the task.
+func generatePrompt(task, kind string, count int) string {
+	var b strings.Builder
+	b.WriteString("<TASK>\n")
+	b.WriteString(task)
+	b.WriteString("\n</TASK>\n\n")
+	fmt.Fprintf(&b, "Write exactly %d evaluation criteria for answers to this task (it looks like a %s task).\n\n", count, kind)
+	b.WriteString(`What good criteria are:
+- Specific to this task. A criterion that fits any task ("is accurate", "is well written") is wasted: name the concrete thing an expert would check here.
+- Aimed where model output is usually weakest on tasks like this one (shallow coverage, unchecked claims, ignored constraints, untested edge cases, generic phrasing), not where every answer passes.
+- Checkable. Each has verify_by: how a reviewer gathers evidence (run it, recompute it, trace it to a source, try an edge case), not "read it and judge".
+- Exactly one has category "must": the primary focus, where an excellent answer differs most from an adequate one. The others are "should" (expected of a good answer) or "could" (what sets an outstanding answer apart).
+- Each has 2 to 4 anti_patterns: concrete failures to look for.
+- Ids E1, E2, … in order; each text is one or two sentences saying what a good answer does.
+`)
+	b.WriteString("\nOptionally add an aspiration: one line describing what an outstanding answer would be.\n\n")
+	fmt.Fprintf(&b, "Reply by calling %s once.", ToolSubmit)
+	return b.String()
+}
+
+// submitTool is submit_criteria's definition, asking for exactly count items.
+func submitTool(count int) providers.Tool {
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"criteria": map[string]any{
+				"type":     "array",
+				"minItems": count,
+				"maxItems": count,
+				"items": map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"id":            map[string]any{"type": "string", "description": "E1, E2, … in order"},
+						"text":          map[string]any{"type": "string", "description": "What a good answer does, specific to this task: one or two sentences"},
+						"category":      map[string]any{"type": "string", "enum": []string{Must, Should, Could}, "description": "must for exactly one criterion (the primary focus); should or could for the others"},
+						"verify_by":     map[string]any{"type": "string", "description": "How a reviewer gathers evidence that the answer meets it"},
+						"anti_patterns": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "2 to 4 concrete failures to look for"},
+					},
+					"required": []string{"id", "text", "category", "verify_by", "anti_patterns"},
+				},
+			},
+			"aspiration": map[string]any{"type": "string", "description": "Optional: one line describing what an outstanding answer would be"},
+		},
+		"required": []string{"criteria"},
+	}
+	raw, _ := json.Marshal(schema) // a literal of maps and strings always encodes
+	return providers.Tool{
+		Name:        ToolSubmit,
+		Description: fmt.Sprintf("Submit the %d evaluation criteria for the task, exactly one of category must.", count),
+		Schema:      raw,
+	}
+}
