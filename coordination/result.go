@@ -132,3 +132,37 @@ type HostView struct {
 	VoteEnum []string `json:"vote_enum"`
 	Revote   bool     `json:"revote"`
 }
+
+// Clone returns a deep copy of a result, so a store can hand out results that
+// callers may change without touching what it keeps.
+func (r *TeamResult) Clone() *TeamResult {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.StopReason, c.HowChosen, c.FinalAnswer, c.CostUSD = clonePtr(r.StopReason), clonePtr(r.HowChosen), clonePtr(r.FinalAnswer), clonePtr(r.CostUSD)
+	c.Winner = clonePtr(r.Winner)
+	c.Consensus.Leader = clonePtr(r.Consensus.Leader)
+	if r.Consensus.Tally != nil {
+		c.Consensus.Tally = make(map[string]int, len(r.Consensus.Tally))
+		for k, v := range r.Consensus.Tally {
+			c.Consensus.Tally[k] = v
+		}
+	}
+	c.Votes = append(r.Votes[:0:0], r.Votes...)
+	c.Answers = append(r.Answers[:0:0], r.Answers...)
+	c.NextAgents = append(r.NextAgents[:0:0], r.NextAgents...)
+	c.Agents = append(r.Agents[:0:0], r.Agents...)
+	for i := range c.Agents {
+		c.Agents[i].CostUSD = clonePtr(r.Agents[i].CostUSD)
+	}
+	return &c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

@@ -602,14 +602,7 @@ func copySessionEntry(e coordination.SessionEntry) coordination.SessionEntry {
 	if e.Agents != nil {
 		e.Agents = append([]string(nil), e.Agents...)
 	}
-	if e.Result != nil {
-		// A result is deep and rare (one per decision); a JSON round trip
-		// copies it exactly as the file store would keep it.
-		var r coordination.TeamResult
-		if data, err := json.Marshal(e.Result); err == nil && json.Unmarshal(data, &r) == nil {
-			e.Result = &r
-		}
-	}
+	e.Result = e.Result.Clone()
 	return e
 }
 
