@@ -176,7 +176,7 @@ func (p *progress) stop() {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(progressTail)
 }
 
 // receipts counts, per progress token, the notifications handlers queued and
