@@ -107,6 +107,10 @@ type AgentUsage struct {
 
 // StepResult is what one step returns (DESIGN.md §5).
 type StepResult struct {
+	// state is the session as the landing step left it; the run loop
+	// launches from it instead of reading the ledger again.
+	state *State
+
 	SessionID   string         `json:"session_id"`
 	AgentID     string         `json:"agent_id"`
 	Action      string         `json:"action"` // new_answer | vote | error | view

@@ -198,10 +198,19 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	own := map[string]bool{}
 	dctx := context.WithoutCancel(ctx)
 
+	// fresh is the state the latest landing left: the loop launches from it
+	// rather than reading the ledger a third time for the same step.
+	var fresh *State
 	for {
-		_, st, res, err := svc.current(dctx, s)
-		if err != nil {
-			return svc.stop(dctx, r, s, own, results, err)
+		var st *State
+		var res *TeamResult
+		if fresh != nil && fresh.Life.Status == StatusRunning {
+			st, fresh = fresh, nil
+		} else {
+			var err error
+			if _, st, res, err = svc.current(dctx, s); err != nil {
+				return svc.stop(dctx, r, s, own, results, err)
+			}
 		}
 		switch st.Life.Status {
 		case StatusFinished, StatusFailed:
@@ -247,6 +256,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			}
 			if lr.res != nil {
 				r.publish(svc.stepProgress(dctx, s, lr.res))
+				fresh = lr.res.state
 			}
 		case <-ctx.Done():
 			return svc.stop(dctx, r, s, own, results, context.Cause(ctx))

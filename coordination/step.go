@@ -203,6 +203,7 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 		return nil, err
 	}
 	out := &StepResult{
+		state:       st,
 		SessionID:   s.ID,
 		AgentID:     entry.Agent,
 		Action:      actionName(entry.Kind),
