@@ -11,7 +11,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-const cliPlantedKey = "sk-ant-PLANTEDcliKEY0123456789abcdefghij"
+const cliPlantedKey = "dummy.PLANTED.cli.key.0123456789"
 
 // isolateBackends points every variable, .env file and PATH lookup at the
 // test's own directories, and every local server at a closed port.

@@ -48,10 +48,10 @@ func binary(t testing.TB) string {
 
 // plantedKeys are recognisable dummy keys; none may ever be echoed.
 var plantedKeys = map[string]string{
-	"OPENAI_API_KEY":    "sk-planted-openai-7f3a9c21b4d8e6f0",
-	"ANTHROPIC_API_KEY": "sk-ant-planted-anthropic-5e1d2c3b4a",
-	"GEMINI_API_KEY":    "AIzaPlantedGeminiKey0123456789abcdefXYZ",
-	"XAI_API_KEY":       "xai-planted-grok-9a8b7c6d5e4f3a2b",
+	"OPENAI_API_KEY":    "dummy.planted.openai.7f3a9c21b4d8",
+	"ANTHROPIC_API_KEY": "dummy.planted.anthropic.5e1d2c3b4a",
+	"GEMINI_API_KEY":    "dummy.planted.gemini.0123456789ab",
+	"XAI_API_KEY":       "dummy.planted.grok.9a8b7c6d5e4f",
 }
 
 const providerTeam = "openai/gpt-5-mini,claude/claude-haiku-4-5,gemini/gemini-2.5-flash,grok/grok-4"

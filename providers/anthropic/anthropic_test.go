@@ -18,7 +18,7 @@ import (
 )
 
 // plantedKey is a key-shaped secret no error may ever show.
-const plantedKey = "sk-ant-api03-PLANTED0123456789abcdefXYZ"
+const plantedKey = "dummy.PLANTED.anthropic.0123456789"
 
 const testModel = "claude-sonnet-4-5-20250929"
 
@@ -471,7 +471,7 @@ func TestBaseURLWithOrWithoutV1AndAPIVersion(t *testing.T) {
 
 func TestEnvironmentIsIgnored(t *testing.T) {
 	f := newFake(t)
-	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-from-the-environment-0000000000")
+	t.Setenv("ANTHROPIC_API_KEY", "dummy.from.the.environment.0000000000")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
 	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Leak: yes")
 	if _, _, err := f.provider(t, testModel).Step(context.Background(), stepRequest()); err != nil {

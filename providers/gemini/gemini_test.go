@@ -19,7 +19,7 @@ import (
 )
 
 // plantedKey is a key-shaped secret every test sends; no error may carry it.
-const plantedKey = "AIzaSyPLANTED-gemini-test-key-0123456789"
+const plantedKey = "dummy.PLANTED.gemini.test.key.0123456789"
 
 const flash = "gemini-2.5-flash"
 const flash3 = "gemini-3-flash-preview"
