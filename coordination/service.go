@@ -80,13 +80,11 @@ type TeamSpec struct {
 }
 
 var (
-	sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	agentIDPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	anonIDPattern    = regexp.MustCompile(`^agent[0-9]+$`)
+	anonIDPattern = regexp.MustCompile(`^agent[0-9]+$`)
 )
 
 // ValidSessionID tells whether a client-supplied session id is acceptable.
-func ValidSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+func ValidSessionID(id string) bool { return validID(id, false) }
 
 // Create validates a team and writes a new session. Nothing is written when
 // anything is wrong.
@@ -159,7 +157,7 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 			a.ID = defaultAgentID(i)
 		}
 		switch {
-		case !agentIDPattern.MatchString(a.ID):
+		case !validID(a.ID, false): // stricter than stores, which also read MassGen's dotted ids
 			return nil, fmt.Errorf("%w: agent id %q must be 1-64 letters, digits, '_' or '-'", ErrBadInput, a.ID)
 		case anonIDPattern.MatchString(a.ID):
 			return nil, fmt.Errorf("%w: agent id %q looks like an anonymous name (agentN); choose another, e.g. agent_a", ErrBadInput, a.ID)

@@ -51,17 +51,3 @@ func TestStepNames(t *testing.T) {
 		}
 	}
 }
-
-func TestAgentIDsMayHoldDotsButNotLeadWithOne(t *testing.T) {
-	for id, ok := range map[string]bool{
-		"agent_a": true, "claude-4.6": true, "a.b.c": true,
-		".": false, "..": false, ".step.lock": false, "a/b": false, "": false,
-	} {
-		if validID(id, true) != ok {
-			t.Errorf("agent id %q valid = %v, want %v", id, !ok, ok)
-		}
-	}
-	if validID("a.b", false) {
-		t.Error("session ids must not hold dots")
-	}
-}

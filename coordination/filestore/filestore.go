@@ -72,21 +72,10 @@ func (s *Store) Dir(id string) string {
 	return dir
 }
 
-func validID(id string, dots bool) bool {
-	if dots {
-		return coordination.CheckAgentID(id) == nil
-	}
-	return coordination.CheckSessionID(id) == nil
-}
-
-func badSessionID(id string) error { return coordination.CheckSessionID(id) }
-
-func badAgentID(id string) error { return coordination.CheckAgentID(id) }
-
 // path checks a session id and returns its directory, touching nothing.
 func (s *Store) path(id string) (string, error) {
-	if !validID(id, false) && (s.only == "" || id != s.only) {
-		return "", badSessionID(id)
+	if err := coordination.CheckSessionID(id); err != nil && (s.only == "" || id != s.only) {
+		return "", err
 	}
 	return filepath.Join(s.dir, id), nil
 }
@@ -113,8 +102,8 @@ func (s *Store) notFound(id string) error {
 }
 
 func agentPath(dir, agent string) (string, error) {
-	if !validID(agent, true) {
-		return "", badAgentID(agent)
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return "", err
 	}
 	return filepath.Join(dir, "agents", agent), nil
 }
@@ -130,13 +119,13 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 	if sess == nil {
 		return fmt.Errorf("there is no session to create: %w", coordination.ErrBadInput)
 	}
-	if !validID(sess.ID, false) {
-		return badSessionID(sess.ID)
+	if err := coordination.CheckSessionID(sess.ID); err != nil {
+		return err
 	}
 	seen := make(map[string]bool, len(sess.Agents))
 	for _, a := range sess.Agents {
-		if !validID(a.ID, true) {
-			return badAgentID(a.ID)
+		if err := coordination.CheckAgentID(a.ID); err != nil {
+			return err
 		}
 		if seen[a.ID] {
 			return fmt.Errorf("agent id %q appears twice in the team; give every agent its own id: %w", a.ID, coordination.ErrBadInput)
@@ -268,7 +257,7 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 	}
 	var found []dated
 	for _, de := range des {
-		if !de.IsDir() || !validID(de.Name(), false) {
+		if !de.IsDir() || coordination.CheckSessionID(de.Name()) != nil {
 			continue
 		}
 		found = append(found, dated{de.Name(), createdAt(filepath.Join(s.dir, de.Name()))})
@@ -315,7 +304,7 @@ func agentDirs(dir string) ([]string, error) {
 	}
 	var ids []string
 	for _, de := range des {
-		if de.IsDir() && validID(de.Name(), true) {
+		if de.IsDir() && coordination.CheckAgentID(de.Name()) == nil {
 			ids = append(ids, de.Name())
 		}
 	}

@@ -50,20 +50,9 @@ type agentLog struct {
 	busy    bool // step lock held
 }
 
-func validID(id string, dots bool) bool {
-	if dots {
-		return coordination.CheckAgentID(id) == nil
-	}
-	return coordination.CheckSessionID(id) == nil
-}
-
-func badSessionID(id string) error { return coordination.CheckSessionID(id) }
-
-func badAgentID(id string) error { return coordination.CheckAgentID(id) }
-
 func (s *Store) get(id string) (*session, error) {
-	if !validID(id, false) {
-		return nil, badSessionID(id)
+	if err := coordination.CheckSessionID(id); err != nil {
+		return nil, err
 	}
 	s.mu.RLock()
 	ss := s.sessions[id]
@@ -83,13 +72,13 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 	if sess == nil {
 		return fmt.Errorf("there is no session to create: %w", coordination.ErrBadInput)
 	}
-	if !validID(sess.ID, false) {
-		return badSessionID(sess.ID)
+	if err := coordination.CheckSessionID(sess.ID); err != nil {
+		return err
 	}
 	agents := make(map[string]*agentLog, len(sess.Agents))
 	for _, a := range sess.Agents {
-		if !validID(a.ID, true) {
-			return badAgentID(a.ID)
+		if err := coordination.CheckAgentID(a.ID); err != nil {
+			return err
 		}
 		if agents[a.ID] != nil {
 			return fmt.Errorf("agent id %q appears twice in the team; give every agent its own id: %w", a.ID, coordination.ErrBadInput)
@@ -209,8 +198,8 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	if err != nil {
 		return nil, err
 	}
-	if !validID(agent, true) {
-		return nil, badAgentID(agent)
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return nil, err
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -465,8 +454,8 @@ func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.Iss
 	if err != nil {
 		return err
 	}
-	if !validID(agent, true) {
-		return badAgentID(agent)
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return err
 	}
 	v = copyView(v)
 	if v.IssuedAt.IsZero() {
@@ -491,8 +480,8 @@ func (s *Store) View(ctx context.Context, id, agent string) (*coordination.Issue
 	if err != nil {
 		return nil, err
 	}
-	if !validID(agent, true) {
-		return nil, badAgentID(agent)
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return nil, err
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
