@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -48,9 +47,7 @@ that have keys. Keys are never shown.`,
 				rep.DefaultTeam.Models = team
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return printIndented(cmd.OutOrStdout(), rep)
 			}
 			printBackends(cmd, rep)
 			return nil

@@ -83,9 +83,7 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 		return err
 	}
 	if f.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := printIndented(out, res); err != nil {
 			return err
 		}
 	} else {
@@ -126,11 +124,7 @@ func checkpointSpec(cmd *cobra.Command, f checkpointFlags, args []string) (coord
 			return spec, err
 		}
 	}
-	for _, m := range strings.Split(f.models, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			spec.Models = append(spec.Models, m)
-		}
-	}
+	spec.Models = splitModels(f.models)
 	if cmd.Flags().Changed("timeout") {
 		spec.Rules.TimeoutSeconds = f.timeout
 	}

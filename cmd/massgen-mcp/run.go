@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,9 +101,7 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		return err
 	}
 	if f.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := printIndented(out, res); err != nil {
 			return err
 		}
 	} else {
@@ -137,13 +134,7 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 		}
 		spec.Agents, spec.Rules = tf.Agents, tf.Rules
 	}
-	if f.models != "" {
-		for _, m := range strings.Split(f.models, ",") {
-			if m = strings.TrimSpace(m); m != "" {
-				spec.Models = append(spec.Models, m)
-			}
-		}
-	}
+	spec.Models = splitModels(f.models)
 	r := &spec.Rules
 	set := cmd.Flags().Changed
 	if set("consensus") {

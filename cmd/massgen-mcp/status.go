@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,9 +42,7 @@ MassGen's own 'massgen --step' works too: its agents come from agents/*.`,
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return printIndented(cmd.OutOrStdout(), v)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), v.Markdown())
 			return nil
