@@ -129,4 +129,3 @@ func readFrom(stdin io.Reader, path string) ([]byte, error) {
 	}
 	return data, nil
 }
-
