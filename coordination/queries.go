@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // The read-only queries below serve listings and resources (the MCP
@@ -125,27 +123,4 @@ func (svc *Service) Answer(ctx context.Context, id, label string) (*LabelledAnsw
 		known = "its labels are " + strings.Join(labels, ", ")
 	}
 	return nil, fmt.Errorf("%w: session %s has no answer labelled %q; %s", ErrBadInput, id, label, known)
-}
-
-// HostAgents names the agents of a team spec that are host agents (driven by
-// the outer agent through step). run_team refuses such teams before anything
-// is written, rather than creating a session it cannot run.
-func (spec TeamSpec) HostAgents() []string {
-	var hosts []string
-	check := func(id, model string) {
-		if sp, err := providers.ParseSpec(model); err == nil && sp.Backend == "host" {
-			hosts = append(hosts, id)
-		}
-	}
-	for i, m := range spec.Models {
-		check(defaultAgentID(i), m)
-	}
-	for i, a := range spec.Agents {
-		id := a.ID
-		if id == "" {
-			id = defaultAgentID(i)
-		}
-		check(id, a.Model)
-	}
-	return hosts
 }

@@ -64,18 +64,3 @@ func TestQueriesListSessionsEventsAndAnswersWithoutDeciding(t *testing.T) {
 		t.Errorf("unknown label: %v", err)
 	}
 }
-
-func TestHostAgentsOfATeamSpec(t *testing.T) {
-	for _, tc := range []struct {
-		spec coordination.TeamSpec
-		want []string
-	}{
-		{coordination.TeamSpec{Models: []string{"sim", "sim"}}, nil},
-		{coordination.TeamSpec{Models: []string{"sim", "host", "host/me"}}, []string{"agent_b", "agent_c"}},
-		{coordination.TeamSpec{Agents: []coordination.Agent{{Model: "host"}, {ID: "critic", Model: "host"}, {Model: "sim"}}}, []string{"agent_a", "critic"}},
-	} {
-		if got := tc.spec.HostAgents(); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("HostAgents(%+v) = %v, want %v", tc.spec, got, tc.want)
-		}
-	}
-}

@@ -96,8 +96,8 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 }
 
 // sessionToRun creates the session run_team will run, or names the existing
-// one given by session_id. Host teams are refused before anything is
-// written.
+// one given by session_id. (Create refuses host teams before anything is
+// written.)
 func (e *env) sessionToRun(ctx context.Context, t TeamSettings) (string, error) {
 	if t.SessionID != "" {
 		s, err := e.svc.Store().Session(ctx, t.SessionID)
@@ -118,9 +118,6 @@ func (e *env) sessionToRun(ctx context.Context, t TeamSettings) (string, error) 
 	spec, err := e.spec(t, coordination.DriverRun)
 	if err != nil {
 		return "", err
-	}
-	if hosts := spec.HostAgents(); len(hosts) > 0 {
-		return "", fmt.Errorf("%w: %s uses the host backend (the outer agent itself), which only acts through step", coordination.ErrHostInRunTeam, strings.Join(hosts, ", "))
 	}
 	s, err := e.svc.Create(ctx, spec)
 	if err != nil {
