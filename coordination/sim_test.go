@@ -204,3 +204,17 @@ func TestSimsExerciseTheWholeProtocol(t *testing.T) {
 	}
 	t.Logf("across 60 runs: %v", seen)
 }
+
+func TestCostBudgetEndsTheSession(t *testing.T) {
+	svc, _ := simService(1)
+	seed, budget := int64(3), 0.0001
+	m := "sim:price_in=10:price_out=40:revise=0.9" // revisions keep the team busy
+	_, res := runSim(t, svc, coordination.TeamSpec{Task: "Write a haiku about the Go gopher", Models: []string{m, m, m}, Seed: &seed,
+		Rules: coordination.Rules{CostBudgetUSD: &budget, MaxRounds: 10, MaxAnswersPerAgent: 10}})
+	if *res.StopReason != coordination.StopBudget || !res.BudgetEnforced || res.CostUSD == nil {
+		t.Fatalf("got %s", mustJSON(res))
+	}
+	if *res.CostUSD < budget {
+		t.Fatalf("stopped at $%g before reaching the $%g budget", *res.CostUSD, budget)
+	}
+}
