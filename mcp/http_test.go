@@ -431,3 +431,59 @@ func TestProgressStaysOnItsOwnStreamBesideConcurrentCalls(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// TestSubscriptionsListenAcknowledgesFirst: on a 2026-07-28
+// subscriptions/listen stream the acknowledgement is the first message, every
+// time. mcp-go's HTTP transport can drop a notification queued just before a
+// handler returns (mark3labs/mcp-go#969), and with nothing to subscribe to the
+// listen handler returns right after queueing its ack.
+func TestSubscriptionsListenAcknowledgesFirst(t *testing.T) {
+	ts := httpServer(t, newMemServer(t, Options{}), HTTPOptions{})
+	body := `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},` +
+		`"notifications":{"toolsListChanged":true}}}`
+	for i := 0; i < 300; i++ {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		type frame struct {
+			ID     any    `json:"id"`
+			Method string `json:"method"`
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		var frames []frame
+		for _, line := range strings.Split(string(raw), "\n") {
+			data, ok := strings.CutPrefix(strings.TrimSpace(line), "data:")
+			if !ok {
+				continue
+			}
+			var f frame
+			if err := json.Unmarshal([]byte(data), &f); err != nil {
+				t.Fatalf("listen stream frame %q: %v", data, err)
+			}
+			frames = append(frames, f)
+		}
+		if len(frames) != 2 || frames[0].Method != "notifications/subscriptions/acknowledged" || frames[1].ID != float64(7) {
+			t.Fatalf("request %d: listen stream is not ack then result:\n%s", i, raw)
+		}
+		if frames[0].Params.Meta["io.modelcontextprotocol/subscriptionId"] != float64(7) {
+			t.Fatalf("request %d: ack not tagged with the subscription id: %s", i, raw)
+		}
+	}
+}

@@ -266,35 +266,24 @@ func (r *receipts) forget(key string, n int) {
 	}
 }
 
-var progressMethod = []byte(`"notifications/progress"`)
+var (
+	progressMethod = []byte(`"` + string(mcpgo.MethodNotificationProgress) + `"`)
+	ackMethod      = []byte(`"` + string(mcpgo.MethodNotificationSubscriptionsAcknowledged) + `"`)
+)
 
 // observe is called with every chunk a transport has written: a JSON-RPC line
 // on stdio, an SSE event over HTTP. It counts the progress notifications in
-// it by token.
+// it by token, and subscription acknowledgements by subscription id.
 func (r *receipts) observe(p []byte) {
-	if !bytes.Contains(p, progressMethod) {
+	if !bytes.Contains(p, progressMethod) && !bytes.Contains(p, ackMethod) {
 		return
 	}
 	var keys []string
 	for line := range bytes.SplitSeq(p, []byte("\n")) {
 		line = bytes.TrimPrefix(bytes.TrimSpace(line), []byte("data:"))
-		if !bytes.Contains(line, progressMethod) {
-			continue
+		if k, ok := receiptKey(line); ok {
+			keys = append(keys, k)
 		}
-		var msg struct {
-			Method string `json:"method"`
-			Params struct {
-				Token json.RawMessage `json:"progressToken"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(line, &msg) != nil || msg.Method != string(mcpgo.MethodNotificationProgress) || len(msg.Params.Token) == 0 {
-			continue
-		}
-		var buf bytes.Buffer
-		if json.Compact(&buf, msg.Params.Token) != nil {
-			continue
-		}
-		keys = append(keys, buf.String())
 	}
 	if len(keys) == 0 {
 		return
@@ -306,6 +295,44 @@ func (r *receipts) observe(p []byte) {
 	close(r.changed)
 	r.changed = make(chan struct{})
 	r.mu.Unlock()
+}
+
+// receiptKey names what one written JSON-RPC message is a receipt for: a
+// progress notification by its token's JSON, a subscription acknowledgement
+// by subscriptionKey.
+func receiptKey(line []byte) (string, bool) {
+	progress := bytes.Contains(line, progressMethod)
+	if !progress && !bytes.Contains(line, ackMethod) {
+		return "", false
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Token json.RawMessage            `json:"progressToken"`
+			Meta  map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil {
+		return "", false
+	}
+	var raw json.RawMessage
+	switch msg.Method {
+	case string(mcpgo.MethodNotificationProgress):
+		raw = msg.Params.Token
+	case string(mcpgo.MethodNotificationSubscriptionsAcknowledged):
+		raw = msg.Params.Meta[mcpgo.MetaKeySubscriptionID]
+	}
+	if len(raw) == 0 {
+		return "", false
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return "", false
+	}
+	if msg.Method == string(mcpgo.MethodNotificationSubscriptionsAcknowledged) {
+		return subscriptionKey(buf.String()), true
+	}
+	return buf.String(), true
 }
 
 // receiptWriter is a transport's output with receipts: it counts what it has

@@ -121,6 +121,9 @@ func New(svc *coordination.Service, opts Options) *Server {
 	if opts.ValidateOutput {
 		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
 	}
+	hooks := &server.Hooks{}
+	hooks.AddAfterSubscriptionsListen(awaitListenAck(opts.DeliveryTimeout))
+	serverOpts = append(serverOpts, server.WithHooks(hooks))
 	s := server.NewMCPServer(Name, opts.Version, serverOpts...)
 	s.AddTools(tools(e)...)
 	s.AddResources(resources(e)...)

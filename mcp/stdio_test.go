@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -126,4 +127,32 @@ func TestStdioCancellationNotificationCancelsABlockingRun(t *testing.T) {
 		res, err := s.Service().Result(context.Background(), "to_cancel")
 		return err == nil && res.Status == coordination.StatusCancelled
 	})
+}
+
+// TestStdioSubscriptionsListenAcknowledgesFirst: over stdio too, a
+// subscriptions/listen acknowledgement comes before the listen result
+// (mcp-go writes notifications and responses from different goroutines).
+func TestStdioSubscriptionsListenAcknowledgesFirst(t *testing.T) {
+	r := serveRaw(t, newMemServer(t, Options{}))
+	for i := 0; i < 200; i++ {
+		id := r.id()
+		r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
+			"_meta": map[string]any{
+				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			},
+			"notifications": map[string]any{"toolsListChanged": true},
+		}})
+		ack := r.next()
+		var params struct {
+			Meta map[string]any `json:"_meta"`
+		}
+		_ = json.Unmarshal(ack.Params, &params)
+		if ack.Method != "notifications/subscriptions/acknowledged" || params.Meta["io.modelcontextprotocol/subscriptionId"] != float64(id) {
+			t.Fatalf("listen %d: first message is %s %s %s, want its acknowledgement", id, ack.Method, ack.Params, ack.Result)
+		}
+		if res := r.next(); res.ID == nil || *res.ID != id || res.Result == nil {
+			t.Fatalf("listen %d: second message is not its result: %+v", id, res)
+		}
+	}
 }
