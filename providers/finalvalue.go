@@ -1,16 +1,62 @@
 package providers
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// numberRE matches an unsigned number: thousands groups with commas, or plain
-// digits, each with an optional fraction. The sign and the boundaries are
-// checked by hand because Go's regexp has no look-behind.
-var numberRE = regexp.MustCompile(`(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+`)
+// numberLocs finds, left to right, what the regexp
+//
+//	(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+
+//
+// finds: an unsigned number, with thousands groups or plain digits, each with
+// an optional fraction, or a bare fraction. A hand scan (the regexp is kept
+// as the oracle of a test) because every vote and every sim step normalises
+// answers, and the regexp was most of that time. The sign and the boundaries
+// are numberSpans's job.
+func numberLocs(s string) [][2]int {
+	var locs [][2]int
+	digits := func(i int) int { // end of the digit run starting at i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		return i
+	}
+	for i := 0; i < len(s); {
+		switch {
+		case isDigit(s[i]):
+			end := digits(i)
+			// Thousands groups need a run of 1-3 digits followed by ",ddd"
+			// at least once; each group is exactly three digits, and a
+			// fourth digit simply ends the match there.
+			if end-i <= 3 && groupAt(s, end) {
+				for groupAt(s, end) {
+					end += 4
+				}
+			}
+			if end+1 < len(s) && s[end] == '.' && isDigit(s[end+1]) {
+				end = digits(end + 1)
+			}
+			locs = append(locs, [2]int{i, end})
+			i = end
+		case s[i] == '.' && i+1 < len(s) && isDigit(s[i+1]):
+			end := digits(i + 1)
+			locs = append(locs, [2]int{i, end})
+			i = end
+		default:
+			i++
+		}
+	}
+	return locs
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// groupAt tells whether ",ddd" starts at i.
+func groupAt(s string, i int) bool {
+	return i+3 < len(s) && s[i] == ',' && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3])
+}
 
 // FinalValue reduces an answer to the short value two answers are compared
 // by (DESIGN.md §2, "Short answers"): the text after the last answer marker,
@@ -103,7 +149,7 @@ func boundaryBefore(text string, i int) bool {
 // a word ("agent2", "v1.0") and not followed by more digits.
 func numberSpans(s string) [][2]int {
 	var spans [][2]int
-	for _, loc := range numberRE.FindAllStringIndex(s, -1) {
+	for _, loc := range numberLocs(s) {
 		start, end := loc[0], loc[1]
 		if start > 0 {
 			prev, _ := utf8.DecodeLastRuneInString(s[:start])

@@ -1,6 +1,11 @@
 package providers
 
-import "testing"
+import (
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"testing"
+)
 
 func TestFinalValue(t *testing.T) {
 	tests := []struct {
@@ -102,4 +107,27 @@ func FuzzFinalValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_ = FinalValue(s)
 	})
+}
+
+// TestNumberLocsMatchesTheRegexp: the hand scan finds exactly what the
+// regexp it replaced finds, on random text made of the characters that
+// matter.
+func TestNumberLocsMatchesTheRegexp(t *testing.T) {
+	oracle := regexp.MustCompile(`(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789012345,,..  a-$\n"
+	for i := range 200_000 {
+		b := make([]byte, rng.IntN(24))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(b)
+		var want [][2]int
+		for _, loc := range oracle.FindAllStringIndex(s, -1) {
+			want = append(want, [2]int{loc[0], loc[1]})
+		}
+		if got := numberLocs(s); !slices.Equal(got, want) {
+			t.Fatalf("case %d %q: numberLocs %v, the regexp %v", i, s, got, want)
+		}
+	}
 }
