@@ -124,8 +124,9 @@ func Backends() []BackendInfo {
 
 // LookupBackend finds a backend by its exact (lower-case) name.
 func LookupBackend(name string) (BackendInfo, bool) {
-	for _, b := range Backends() {
+	for _, b := range backendTable {
 		if b.Name == name {
+			b.KeyEnv, b.ExtraEnv = slices.Clone(b.KeyEnv), slices.Clone(b.ExtraEnv)
 			return b, true
 		}
 	}

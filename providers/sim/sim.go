@@ -116,11 +116,20 @@ func (s *simulator) Step(ctx context.Context, req providers.Request) (providers.
 	if err := ctx.Err(); err != nil {
 		return providers.Action{}, providers.Free(), interrupted(err)
 	}
-	act := s.decide(req)
-	if err := wait(ctx, s.cfg.latency); err != nil {
+	// A model's thinking happens on its provider's machines, not in this
+	// process: the sim decides halfway through its latency, when the
+	// orchestrator that just sent a burst of prompts is idle, rather than
+	// competing with it for the CPU as the burst goes out.
+	due := time.Now().Add(s.cfg.latency)
+	if err := wait(ctx, s.cfg.latency/2); err != nil {
 		return providers.Action{}, providers.Free(), err
 	}
-	return act, usage(req, act, s.cfg), nil
+	act := s.decide(req)
+	u := usage(req, act, s.cfg)
+	if err := wait(ctx, time.Until(due)); err != nil {
+		return providers.Action{}, providers.Free(), err
+	}
+	return act, u, nil
 }
 
 func wait(ctx context.Context, d time.Duration) error {
@@ -151,12 +160,17 @@ func tokens(s string) int64 { return int64((utf8.RuneCountInString(s) + 3) / 4) 
 func usage(req providers.Request, act providers.Action, c config) providers.Usage {
 	in := tokens(req.System + req.Prompt)
 	written := act.Text
+	chars := utf8.RuneCountInString(written)
 	for _, call := range act.Calls {
-		var args map[string]string
+		var args struct {
+			Content string `json:"content"`
+			AgentID string `json:"agent_id"`
+			Reason  string `json:"reason"`
+		}
 		_ = json.Unmarshal(call.Args, &args) // the sim builds its own args; they always decode
-		written += args["content"] + args["agent_id"] + args["reason"]
+		chars += utf8.RuneCountInString(args.Content) + utf8.RuneCountInString(args.AgentID) + utf8.RuneCountInString(args.Reason)
 	}
-	out := tokens(written)
+	out := int64((chars + 3) / 4) // as tokens()
 	cost := float64(in)*c.priceIn/1e6 + float64(out)*c.priceOut/1e6
 	return providers.Usage{Input: in, Output: out, CostUSD: &cost}
 }
