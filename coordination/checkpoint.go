@@ -469,9 +469,8 @@ func (svc *Service) checkpointResult(ctx context.Context, id string, res *TeamRe
 	return out, nil
 }
 
+// orEmpty copies s (a ledger's own slice may be shared with the store),
+// never returning nil.
 func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+	return append([]string{}, s...)
 }

@@ -160,7 +160,7 @@ func (svc *Service) AttachCriteria(ctx context.Context, id string, items []crite
 
 // attachable refuses a session whose prompts are already fixed.
 func (svc *Service) attachable(ctx context.Context, s *Session) error {
-	l, err := svc.store.Ledger(ctx, s.ID)
+	l, err := svc.ledger(ctx, s.ID)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -44,9 +45,7 @@ type Lifecycle struct {
 // State is everything derived from a session's ledger plus the set of agents
 // with a step in flight. It is a pure function of its inputs.
 type State struct {
-	Agents   []*AgentState // team order
-	byID     map[string]*AgentState
-	byAnon   map[int]*AgentState
+	Agents   []*AgentState  // team order
 	Latest   map[string]int // each agent's latest answer step (0: none)
 	Next     []string       // agents due to act, team order
 	Settled  bool           // nothing in flight and nobody due to act
@@ -57,11 +56,26 @@ type State struct {
 	Revoting bool
 }
 
-// Agent returns an agent's state by real id.
-func (st *State) Agent(id string) *AgentState { return st.byID[id] }
+// Agent returns an agent's state by real id (nil if none). A team has at
+// most MaxAgents agents, so a scan beats building a map on every derivation.
+func (st *State) Agent(id string) *AgentState {
+	for _, a := range st.Agents {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
+}
 
-// AgentByAnon returns an agent's state by its anonymous number.
-func (st *State) AgentByAnon(n int) *AgentState { return st.byAnon[n] }
+// AgentByAnon returns an agent's state by its anonymous number (nil if none).
+func (st *State) AgentByAnon(n int) *AgentState {
+	for _, a := range st.Agents {
+		if a.Anon == n {
+			return a
+		}
+	}
+	return nil
+}
 
 // Live lists the agents that are not dropped.
 func (st *State) Live() []*AgentState {
@@ -110,10 +124,10 @@ func LatestAnswerSteps(l *Ledger) map[string]int {
 func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	r := s.Rules
 	st := &State{
-		byID:   make(map[string]*AgentState, len(s.Agents)),
-		byAnon: make(map[int]*AgentState, len(s.Agents)),
+		Agents: make([]*AgentState, 0, len(s.Agents)),
 		Latest: LatestAnswerSteps(l),
 	}
+	states := make([]AgentState, len(s.Agents)) // one allocation for the team
 	for _, ag := range s.Agents {
 		if _, ok := st.Latest[ag.ID]; !ok {
 			st.Latest[ag.ID] = 0
@@ -122,8 +136,9 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	st.Life = lifecycle(l.Session)
 	revote := st.Life.Revote
 
-	for _, ag := range s.Agents {
-		a := &AgentState{ID: ag.ID, Anon: s.Anon[ag.ID], InFlight: inFlight[ag.ID]}
+	for i, ag := range s.Agents {
+		a := &states[i]
+		*a = AgentState{ID: ag.ID, Anon: s.Anon[ag.ID], InFlight: inFlight[ag.ID]}
 		entries := l.Agents[ag.ID]
 		a.Steps, a.Entries = len(entries), entries
 		st.Steps += len(entries)
@@ -157,8 +172,6 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 		}
 		a.Capped = a.Steps >= r.MaxRounds
 		st.Agents = append(st.Agents, a)
-		st.byID[a.ID] = a
-		st.byAnon[a.Anon] = a
 	}
 
 	// The round-0 barrier holds agents that have answered while an agent that
@@ -170,12 +183,10 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 		}
 	}
 
-	asked := map[string]bool{}
+	var asked []string
 	if revote != nil {
 		st.Revoting = true
-		for _, id := range revote.Agents {
-			asked[id] = true
-		}
+		asked = revote.Agents
 	}
 
 	anyInFlight := false
@@ -188,7 +199,7 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 			a.Why = "has used all its steps (max_rounds)"
 		case a.InFlight:
 			a.Why = "has a step in flight"
-		case asked[a.ID] && !a.Revoted:
+		case !a.Revoted && slices.Contains(asked, a.ID):
 			a.Next = true
 			st.Pending = append(st.Pending, a.ID)
 		case st.Round0 && a.LatestAnswer != nil:

@@ -36,13 +36,12 @@ func sessionUsage(l *Ledger, extra providers.Usage) providers.Usage {
 // returns its recorded result, refreshed with the latest usage.
 func (svc *Service) snapshot(s *Session, l *Ledger, st *State) *TeamResult {
 	if r := st.Life.Finished; r != nil {
-		out := *r
-		return &out
+		return r.Clone() // the ledger's own result may be shared with the store
 	}
 	r := svc.baseResult(s, l, st, providers.Free())
 	if d := st.Life.Decided; d != nil {
 		r.Status = StatusDecided
-		r.StopReason, r.HowChosen, r.Tie, r.Winner = d.StopReason, d.HowChosen, d.Tie, d.Winner
+		r.StopReason, r.HowChosen, r.Tie, r.Winner = clonePtr(d.StopReason), clonePtr(d.HowChosen), d.Tie, clonePtr(d.Winner)
 	} else {
 		r.Status = st.Life.Status
 	}
@@ -61,15 +60,7 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 		SessionDir: svc.store.Dir(s.ID),
 		Agents:     []AgentUsage{},
 	}
-	t := CountStanding(s, st)
-	r.Consensus = ConsensusView{Rule: s.Rules.Consensus, Tally: t.ByLabel}
-	if top := leaders(t.Groups); len(top) == 1 {
-		if w := st.Agent(top[0].Winner); w != nil && w.LatestAnswer != nil {
-			label := w.LatestAnswer.Label
-			r.Consensus.Leader = &label
-		}
-	}
-	_, r.Consensus.Reached = RuleMet(s.Rules.Consensus, t)
+	r.Consensus = consensusView(s, st)
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
 		if v := a.LatestVote; v != nil {
@@ -86,6 +77,21 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 	r.BudgetEnforced = u.CostUSD != nil
 	r.Duration = svc.opts.Now().Sub(s.CreatedAt).Seconds()
 	return r
+}
+
+// consensusView is the tally of the standing votes, its leader, and whether
+// the rule is met.
+func consensusView(s *Session, st *State) ConsensusView {
+	t := CountStanding(s, st)
+	c := ConsensusView{Rule: s.Rules.Consensus, Tally: t.ByLabel}
+	if top := leaders(t.Groups); len(top) == 1 {
+		if w := st.Agent(top[0].Winner); w != nil && w.LatestAnswer != nil {
+			label := w.LatestAnswer.Label
+			c.Leader = &label
+		}
+	}
+	_, c.Reached = RuleMet(s.Rules.Consensus, t)
+	return c
 }
 
 // finishedResult is the result of a session that has just been decided.

@@ -254,7 +254,7 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	l, err := svc.store.Ledger(ctx, id)
+	l, err := svc.ledger(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -277,6 +277,33 @@ func hasEntries(l *Ledger) bool {
 	return false
 }
 
+// ledger reads a session's ledger for the service's own use: lent by a store
+// that lends (read-only from here on) when it needs no completing, else
+// copied.
+func (svc *Service) ledger(ctx context.Context, id string) (*Ledger, error) {
+	if lender, ok := svc.store.(LedgerLender); ok {
+		l, err := lender.LendLedger(ctx, id)
+		if err != nil || complete(l) {
+			return l, err
+		}
+	}
+	return svc.store.Ledger(ctx, id)
+}
+
+// complete tells whether completeLedger would leave l as it is.
+func complete(l *Ledger) bool {
+	for id, entries := range l.Agents {
+		for i := range entries {
+			e := &entries[i]
+			if e.Agent != id || (i > 0 && e.Step < entries[i-1].Step) ||
+				(e.Kind == KindAnswer && (e.AnswerNum == 0 || e.Label == "")) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // derive fills in what older or foreign ledgers lack, then derives.
 func (svc *Service) derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	completeLedger(s, l)
@@ -286,6 +313,9 @@ func (svc *Service) derive(s *Session, l *Ledger, inFlight map[string]bool) *Sta
 // completeLedger orders entries by step and fills answer numbers and labels
 // that a MassGen-written ledger does not store.
 func completeLedger(s *Session, l *Ledger) {
+	if complete(l) {
+		return // nothing to do, and a lent ledger must not be written to
+	}
 	for id, entries := range l.Agents {
 		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Step < entries[j].Step })
 		k := 0

@@ -16,6 +16,14 @@ import (
 // decision is lost. force, if set, ends the session now with that stop
 // reason; final, if set, overrides the session's final strategy.
 func (svc *Service) settle(ctx context.Context, id, force, final string) (*Session, *Ledger, *State, *TeamResult, error) {
+	return svc.settleResult(ctx, id, force, final, true)
+}
+
+// settleResult is settle; without full, a session that goes on running gets
+// no result (nil) and no status.json unless the store keeps one: a landing
+// step needs only the tally, and building the whole result was a sixth of a
+// step's CPU.
+func (svc *Service) settleResult(ctx context.Context, id, force, final string, full bool) (*Session, *Ledger, *State, *TeamResult, error) {
 	unlock, err := svc.store.LockSession(ctx, id)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -37,7 +45,7 @@ func (svc *Service) settle(ctx context.Context, id, force, final string) (*Sessi
 			return nil, nil, nil, nil, err
 		}
 		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %d agents asked to vote again", len(d.Revote)), Data: map[string]any{"agents": d.Revote}})
-		if l, err = svc.store.Ledger(ctx, id); err != nil {
+		if l, err = svc.ledger(ctx, id); err != nil {
 			return nil, nil, nil, nil, err
 		}
 		inFlight, err := svc.store.InFlight(ctx, id)
@@ -59,10 +67,13 @@ func (svc *Service) settle(ctx context.Context, id, force, final string) (*Sessi
 		if err := svc.record(ctx, s, kind, res, strategy); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if l, err = svc.store.Ledger(ctx, id); err != nil {
+		if l, err = svc.ledger(ctx, id); err != nil {
 			return nil, nil, nil, nil, err
 		}
 		st = svc.derive(s, l, nil)
+	}
+	if !full && st.Life.Status == StatusRunning && !svc.keepsStatus() {
+		return s, l, st, nil, nil
 	}
 	res := svc.snapshot(s, l, st)
 	// Off the critical path while running: the file store's rename over the

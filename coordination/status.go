@@ -170,8 +170,14 @@ func (svc *Service) writeStatusSoon(ctx context.Context, s *Session, st *State, 
 	svc.queueStatus(ctx, s, st, res, true)
 }
 
+// keepsStatus tells whether the store keeps a status.json worth writing.
+func (svc *Service) keepsStatus() bool {
+	k, ok := svc.store.(StatusKeeper)
+	return !ok || k.KeepsStatus()
+}
+
 func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res *TeamResult, soon bool) {
-	if k, ok := svc.store.(StatusKeeper); ok && !k.KeepsStatus() {
+	if !svc.keepsStatus() {
 		return
 	}
 	if res == nil {

@@ -73,7 +73,7 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := svc.store.Ledger(ctx, s.ID)
+	l, err := svc.ledger(ctx, s.ID)
 	if err == nil {
 		var inFlight map[string]bool
 		if inFlight, err = svc.store.InFlight(ctx, s.ID); err == nil {
@@ -198,9 +198,13 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 	// The entry is written: deciding must happen even if the caller has gone.
 	dctx := context.WithoutCancel(ctx)
 	svc.event(dctx, s.ID, landedEvent(entry))
-	_, _, st, res, err := svc.settle(dctx, s.ID, "", "")
+	_, _, st, res, err := svc.settleResult(dctx, s.ID, "", "", false)
 	if err != nil {
 		return nil, err
+	}
+	consensus := consensusView(s, st)
+	if res != nil {
+		consensus = res.Consensus
 	}
 	out := &StepResult{
 		state:       st,
@@ -212,7 +216,7 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 		ErrorClass:  string(entry.Class),
 		Message:     entry.Message,
 		SeenSteps:   entry.SeenSteps,
-		Consensus:   res.Consensus,
+		Consensus:   consensus,
 		NextAgents:  append([]string{}, st.Next...),
 	}
 	if out.SeenSteps == nil {
@@ -265,7 +269,7 @@ func (svc *Service) resume(ctx context.Context, id, why string) error {
 		return err
 	}
 	defer unlock()
-	l, err := svc.store.Ledger(ctx, id)
+	l, err := svc.ledger(ctx, id)
 	if err != nil {
 		return err
 	}

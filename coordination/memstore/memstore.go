@@ -41,6 +41,9 @@ type session struct {
 	answer  string
 	views   map[string]coordination.IssuedView
 	running bool
+	// lent is the ledger LendLedger last handed out, until anything is
+	// appended (nil: build a new one).
+	lent *coordination.Ledger
 
 	gate chan struct{} // the session lock: full while held
 }
@@ -169,6 +172,36 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 	return l, nil
 }
 
+// LendLedger returns the session's ledger without copying its entries
+// (coordination.LedgerLender). Stored entries are never changed after they
+// are appended, and appends only ever write past the lent length, so a
+// borrower that only reads needs no lock. Borrowers share one loan until the
+// ledger grows.
+func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ss, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.lent != nil {
+		return ss.lent, nil
+	}
+	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(ss.agents))}
+	for a, al := range ss.agents {
+		n := len(al.entries)
+		l.Agents[a] = al.entries[:n:n]
+	}
+	if n := len(ss.log); n > 0 {
+		l.Session = ss.log[:n:n]
+	}
+	ss.lent = l
+	return l, nil
+}
+
 // InFlight lists the agents whose step lock is held.
 func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error) {
 	if err := ctx.Err(); err != nil {
@@ -208,6 +241,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 		// As on disk, an agent's record starts with its first lock.
 		al = &agentLog{}
 		ss.agents[agent] = al
+		ss.lent = nil
 	}
 	if al.busy {
 		return nil, fmt.Errorf("agent %q of session %q already has a step in flight; wait for it to land (team_status lists agents in flight), then step it again: %w",
@@ -276,6 +310,7 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 		e.AnswerNum = n
 	}
 	al.entries = append(al.entries, e)
+	l.s.lent = nil
 	l.appended = true
 	return copyEntry(e), nil
 }
@@ -340,6 +375,7 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 	ss.mu.Lock()
 	e.Seq = len(ss.log) + 1
 	ss.log = append(ss.log, e)
+	ss.lent = nil
 	ss.mu.Unlock()
 	return copySessionEntry(e), nil
 }

@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"ConcurrentAgentsKeepLedgerConsistent", testConcurrentAgents},
 		{"ContendedAgentNeverSkipsOrRepeatsSteps", testContendedAgent},
 		{"SetCriteriaReplacesOnlyTheCriteria", testSetCriteria},
+		{"LentLedgerIsASnapshotThatAppendsNeverTouch", testLend},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1025,4 +1026,98 @@ func testSetCriteria(t *testing.T, st coordination.Store) {
 	if err := st.SetCriteria(ctx, "missing", items); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("SetCriteria(missing) = %v, want ErrSessionNotFound", err)
 	}
+}
+
+// testLend checks a store that lends its ledger (coordination.LedgerLender):
+// what it lends equals what Ledger copies, and later appends — racing with
+// readers of earlier loans — never change a loan.
+func testLend(t *testing.T, st coordination.Store) {
+	lender, ok := st.(coordination.LedgerLender)
+	if !ok {
+		t.Skip("this store does not lend its ledger")
+	}
+	ctx := context.Background()
+	create(t, st, "s")
+	step(t, st, "s", answer("agent_a", "first"))
+	loan, err := lender.LendLedger(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(emptyIsNil(loan), emptyIsNil(ledger(t, st, "s"))) {
+		t.Fatalf("lent ledger %+v differs from the copied one", loan)
+	}
+	before := fmt.Sprintf("%+v", loan.Agents["agent_a"])
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var loans []*coordination.Ledger
+	wg.Add(1)
+	go func() { // a borrower reading while appends go on
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			l, err := lender.LendLedger(ctx, "s")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, es := range l.Agents {
+				for _, e := range es {
+					_ = e.Content + fmt.Sprint(e.SeenSteps)
+				}
+			}
+			loans = append(loans, l)
+		}
+	}()
+	for i := range 20 {
+		step(t, st, "s", answer("agent_a", fmt.Sprint("answer ", i)))
+		step(t, st, "s", answer("agent_b", fmt.Sprint("answer ", i)))
+	}
+	if _, err := st.AppendSession(ctx, "s", coordination.SessionEntry{Kind: coordination.SessionRevote, Agents: []string{"agent_a"}}); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	if after := fmt.Sprintf("%+v", loan.Agents["agent_a"]); after != before || len(loan.Agents["agent_b"]) != 0 || len(loan.Session) != 0 {
+		t.Errorf("a loan changed after later appends:\nbefore %s\nafter  %s", before, after)
+	}
+	final := ledger(t, st, "s")
+	for _, l := range loans { // every loan is a prefix of the final ledger
+		for a, es := range l.Agents {
+			if !reflect.DeepEqual(emptyIsNil(&coordination.Ledger{Agents: map[string][]coordination.Entry{a: es}}),
+				emptyIsNil(&coordination.Ledger{Agents: map[string][]coordination.Entry{a: final.Agents[a][:len(es)]}})) {
+				t.Fatalf("a loan of %s is not a prefix of its final entries", a)
+			}
+		}
+	}
+}
+
+// emptyIsNil copies a ledger with empty slices and maps made nil, which no
+// reader can tell apart.
+func emptyIsNil(l *coordination.Ledger) *coordination.Ledger {
+	out := &coordination.Ledger{Agents: map[string][]coordination.Entry{}}
+	for a, es := range l.Agents {
+		var cp []coordination.Entry
+		for _, e := range es {
+			if len(e.SeenSteps) == 0 {
+				e.SeenSteps = nil
+			}
+			if len(e.Plan) == 0 {
+				e.Plan = nil
+			}
+			if len(e.Concerns) == 0 {
+				e.Concerns = nil
+			}
+			cp = append(cp, e)
+		}
+		out.Agents[a] = cp
+	}
+	if len(l.Session) > 0 {
+		out.Session = l.Session
+	}
+	return out
 }
