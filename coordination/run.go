@@ -216,7 +216,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			st, fresh = fresh, nil
 		} else {
 			var err error
-			if _, st, res, err = svc.current(dctx, s); err != nil {
+			if _, st, res, err = svc.currentResult(dctx, s, false); err != nil {
 				return svc.stop(dctx, r, s, own, results, err)
 			}
 		}

@@ -152,13 +152,22 @@ func deref(s *string) string {
 // decides after it lands, so a loop that looks again after a landing usually
 // has nothing to write.
 func (svc *Service) current(ctx context.Context, s *Session) (*Ledger, *State, *TeamResult, error) {
+	return svc.currentResult(ctx, s, true)
+}
+
+// currentResult is current; without full, a session that goes on running
+// gets no result (nil), as in settleResult.
+func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*Ledger, *State, *TeamResult, error) {
 	_, l, st, err := svc.load(ctx, s.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
-		_, l, st, res, err := svc.settle(ctx, s.ID, "", "")
+		_, l, st, res, err := svc.settleResult(ctx, s.ID, "", "", full)
 		return l, st, res, err
+	}
+	if !full && st.Life.Status == StatusRunning {
+		return l, st, nil, nil
 	}
 	return l, st, svc.snapshot(s, l, st), nil
 }

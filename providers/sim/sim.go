@@ -158,7 +158,7 @@ func tokens(s string) int64 { return int64((utf8.RuneCountInString(s) + 3) / 4) 
 // usage counts input from the rendered system and user text and output from
 // what the sim wrote; the cost is always known, zero when prices are.
 func usage(req providers.Request, act providers.Action, c config) providers.Usage {
-	in := tokens(req.System + req.Prompt)
+	in := int64((utf8.RuneCountInString(req.System) + utf8.RuneCountInString(req.Prompt) + 3) / 4) // as tokens()
 	written := act.Text
 	chars := utf8.RuneCountInString(written)
 	for _, call := range act.Calls {
