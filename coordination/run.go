@@ -98,34 +98,49 @@ const pollInterval = 50 * time.Millisecond
 // already runs here returns the existing handle; one that runs in another
 // process is refused with ErrSessionRunning.
 func (svc *Service) Start(ctx context.Context, id string) (*Run, error) {
+	r, _, err := svc.StartWatching(ctx, id, nil)
+	return r, err
+}
+
+// StartWatching is Start with fn subscribed to the run's progress before its
+// loop can publish anything (with fast models a run may be over before a
+// Subscribe after Start). unsubscribe is never nil.
+func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progress)) (r *Run, unsubscribe func(), err error) {
+	watch := func(r *Run) func() {
+		if fn == nil {
+			return func() {}
+		}
+		return r.Subscribe(fn)
+	}
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok {
 		svc.mu.Unlock()
-		return r, nil
+		return r, watch(r), nil
 	}
 	svc.mu.Unlock()
 
 	s, err := svc.session(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, a := range s.Agents {
 		if isHost(a) {
-			return nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
+			return nil, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
 		}
 	}
 	unlockRun, err := svc.store.LockRun(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
 		svc.mu.Unlock()
 		unlockRun()
-		return r, nil
+		return r, watch(r), nil
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r := &Run{ID: id, cancel: cancel, done: make(chan struct{}), subs: map[int]func(Progress){}}
+	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), subs: map[int]func(Progress){}}
+	unsubscribe = watch(r)
 	svc.runs[id] = r
 	svc.mu.Unlock()
 
@@ -140,19 +155,17 @@ func (svc *Service) Start(ctx context.Context, id string) (*Run, error) {
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
 	}()
-	return r, nil
+	return r, unsubscribe, nil
 }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx
 // cancels the run and leaves the session cancelled and resumable.
 func (svc *Service) Run(ctx context.Context, id string, progress func(Progress)) (*TeamResult, error) {
-	r, err := svc.Start(ctx, id)
+	r, unsubscribe, err := svc.StartWatching(ctx, id, progress)
 	if err != nil {
 		return nil, err
 	}
-	if progress != nil {
-		defer r.Subscribe(progress)()
-	}
+	defer unsubscribe()
 	select {
 	case <-r.Done():
 	case <-ctx.Done():
@@ -205,6 +218,11 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	results := make(chan landed, MaxAgents)
 	own := map[string]bool{}
 	dctx := context.WithoutCancel(ctx)
+	// Steps run under their own context, so that the end of the session can
+	// cancel the ones still calling a model without cancelling the final
+	// call.
+	stepCtx, cancelSteps := context.WithCancelCause(ctx)
+	defer cancelSteps(nil)
 
 	// fresh is the state the latest landing left: the loop launches from it
 	// rather than reading the ledger a third time for the same step.
@@ -219,6 +237,13 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			if _, st, res, err = svc.currentResult(dctx, s, false); err != nil {
 				return svc.stop(dctx, r, s, own, results, err)
 			}
+		}
+		if st.Life.Status != StatusRunning {
+			// Nothing of this run may land after it ends: cancel the steps
+			// still calling their models (they write nothing) and report
+			// the ones that landed just before the end.
+			cancelSteps(errSessionEnded)
+			svc.drainSteps(dctx, r, s, own, results)
 		}
 		switch st.Life.Status {
 		case StatusFinished, StatusFailed:
@@ -244,7 +269,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				r.publish(svc.progress(s, st, "step_started", id, id+" is working"))
 			}
 			go func() {
-				res, err := svc.serverStep(ctx, s, id)
+				res, err := svc.serverStep(stepCtx, s, id)
 				sem.Release(1)
 				results <- landed{agent: id, res: res, err: err}
 			}()
@@ -277,7 +302,22 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	}
 }
 
-var errTimeout = errors.New("run timeout")
+// drainSteps waits for the run's own steps to return and reports those that
+// landed.
+func (svc *Service) drainSteps(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed) {
+	for len(own) > 0 {
+		lr := <-results
+		delete(own, lr.agent)
+		if lr.res != nil && r.listening() {
+			r.publish(svc.stepProgress(ctx, s, lr.res))
+		}
+	}
+}
+
+var (
+	errTimeout      = errors.New("run timeout")
+	errSessionEnded = errors.New("the session has ended")
+)
 
 // launchOrder lists the agents due to act, fewest steps first, then in team
 // order.

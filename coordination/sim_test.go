@@ -218,3 +218,36 @@ func TestCostBudgetEndsTheSession(t *testing.T) {
 		t.Fatalf("stopped at $%g before reaching the $%g budget", *res.CostUSD, budget)
 	}
 }
+
+// TestRunReportsEveryStepEvenWhenItIsOverAtOnce: a progress callback given
+// to Run sees every step and the end, however fast the models are: it is
+// subscribed before the loop starts, and steps that landed just before the
+// end are reported before it.
+func TestRunReportsEveryStepEvenWhenItIsOverAtOnce(t *testing.T) {
+	svc, _ := simService(0)
+	for seed := int64(1); seed <= 40; seed++ {
+		s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: simTasks[0], Models: []string{"sim/strong", "sim/strong", "sim"}, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		started, landed, finished := 0, 0, 0
+		res, err := svc.Run(context.Background(), s.ID, func(p coordination.Progress) {
+			switch p.Kind {
+			case "step_started":
+				started++
+			case "answer", "vote", "error":
+				landed++
+			case "finished":
+				finished++
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A step launched just as another step ends the session is refused
+		// before it calls its model, so more may start than land.
+		if started < res.Steps || landed != res.Steps || finished != 1 {
+			t.Fatalf("seed %d: %d steps, but %d started, %d landed and %d finished messages", seed, res.Steps, started, landed, finished)
+		}
+	}
+}

@@ -37,16 +37,26 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 	if err != nil {
 		return nil, err
 	}
+	wait := args.Wait == nil || *args.Wait
+	// The progress reporter is subscribed as the run starts: with fast models
+	// a run can end before a later Subscribe.
+	var p *progress
+	var watch func(coordination.Progress)
+	if wait {
+		p = e.startProgress(ctx, req)
+		watch = func(pr coordination.Progress) { p.report(pr.Message) }
+	}
 	before, wasRunning := e.svc.Running(id)
-	run, err := e.svc.Start(ctx, id)
+	run, unsubscribe, err := e.svc.StartWatching(ctx, id, watch)
 	if err != nil {
+		p.stop()
 		return nil, err
 	}
 	// Only the request that started a run may cancel it by going away; one
 	// that merely waits on a run started earlier just stops waiting.
 	owner := !wasRunning || before != run
 
-	if args.Wait != nil && !*args.Wait {
+	if !wait {
 		return e.handle(ctx, id)
 	}
 	var limit <-chan time.Time
@@ -55,8 +65,6 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 		defer t.Stop()
 		limit = t.C
 	}
-	p := e.startProgress(ctx, req)
-	unsubscribe := run.Subscribe(func(pr coordination.Progress) { p.report(pr.Message) })
 	cancelled := false
 	select {
 	case <-run.Done():
