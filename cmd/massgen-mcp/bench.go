@@ -44,6 +44,7 @@ type overheadFlags struct {
 	runs           int
 	sessions       int
 	sessionLatency time.Duration
+	sessionRuns    int
 	throughput     time.Duration
 	concurrent     int
 	dir            string
@@ -68,6 +69,7 @@ func benchOverheadCommand() *cobra.Command {
 	fl.IntVar(&f.runs, "runs", 7, "4-agent runs (seeds) per comparison")
 	fl.IntVar(&f.sessions, "sessions", 1000, "concurrent sessions of 4 sim agents in one process")
 	fl.DurationVar(&f.sessionLatency, "session-latency", time.Second, "sim latency of the concurrent sessions")
+	fl.IntVar(&f.sessionRuns, "session-runs", 3, "times the concurrent sessions are measured (the overhead moves by about a point between runs; the median is reported)")
 	fl.BoolVar(&f.skipMany, "skip-sessions", false, "skip the concurrent-sessions measurement")
 	fl.DurationVar(&f.throughput, "throughput", 5*time.Second, "how long the file store is driven for its steps/s")
 	fl.IntVar(&f.concurrent, "concurrent", 8, "sessions run at once while the file store is driven")
@@ -76,8 +78,8 @@ func benchOverheadCommand() *cobra.Command {
 }
 
 func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) error {
-	if f.steps < 1 || f.runs < 1 || f.sessions < 1 || f.concurrent < 1 || f.latency <= 0 || f.sessionLatency <= 0 || f.throughput <= 0 {
-		return fmt.Errorf("%w: --steps, --runs, --sessions and --concurrent must be at least 1, and the durations positive", coordination.ErrBadInput)
+	if f.steps < 1 || f.runs < 1 || f.sessions < 1 || f.sessionRuns < 1 || f.concurrent < 1 || f.latency <= 0 || f.sessionLatency <= 0 || f.throughput <= 0 {
+		return fmt.Errorf("%w: --steps, --runs, --sessions, --session-runs and --concurrent must be at least 1, and the durations positive", coordination.ErrBadInput)
 	}
 	dir := f.dir
 	if dir == "" {
@@ -89,15 +91,23 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 	// The concurrent sessions first, while the process is small: its peak
 	// RSS should be theirs.
 	if !f.skipMany {
-		progress(errw, "%d concurrent sessions × 4 agents at %s …", f.sessions, f.sessionLatency)
-		m, err := benchmark.RunManySessions(ctx, f.sessions, 4, f.sessionLatency)
-		if err != nil {
-			return fmt.Errorf("concurrent sessions: %w", err)
+		fmt.Fprintf(out, "## %d concurrent sessions × 4 sim agents at %s latency, memory store\n\n", f.sessions, f.sessionLatency)
+		fmt.Fprintf(out, "| run | wall | ideal (slowest session's waves × latency) | overhead (target ≤ 2 %%) | median session overhead | peak RSS (target < 1 GiB) | bytes per session | steps | CPU per step |\n|---|---|---|---|---|---|---|---|---|\n")
+		var overheads, sessionOverheads []float64
+		for i := range f.sessionRuns {
+			progress(errw, "%d concurrent sessions × 4 agents at %s (run %d of %d) …", f.sessions, f.sessionLatency, i+1, f.sessionRuns)
+			m, err := benchmark.RunManySessions(ctx, f.sessions, 4, f.sessionLatency)
+			if err != nil {
+				return fmt.Errorf("concurrent sessions: %w", err)
+			}
+			overheads, sessionOverheads = append(overheads, m.Overhead), append(sessionOverheads, m.SessionOverhead)
+			fmt.Fprintf(out, "| %d | %.2f s | %.2f s | %.1f %% | %.1f %% | %s | %s | %d | %.0f µs |\n",
+				i+1, m.Wall.Seconds(), m.Ideal.Seconds(), 100*m.Overhead, 100*m.SessionOverhead, mib(m.PeakRSS), kib(m.BytesPerSession), m.Steps, float64(m.CPU.Microseconds())/float64(max(m.Steps, 1)))
 		}
-		fmt.Fprintf(out, "## %d concurrent sessions × %d sim agents at %s latency, memory store\n\n", m.Sessions, m.Agents, m.Latency)
-		fmt.Fprintf(out, "| wall | ideal (slowest session's waves × latency) | overhead (target ≤ 2 %%) | median session overhead | peak RSS (target < 1 GiB) | bytes per session | steps | CPU per step |\n|---|---|---|---|---|---|---|---|\n")
-		fmt.Fprintf(out, "| %.2f s | %.2f s | %.1f %% | %.1f %% | %s | %s | %d | %.0f µs |\n\n",
-			m.Wall.Seconds(), m.Ideal.Seconds(), 100*m.Overhead, 100*m.SessionOverhead, mib(m.PeakRSS), kib(m.BytesPerSession), m.Steps, float64(m.CPU.Microseconds())/float64(max(m.Steps, 1)))
+		if f.sessionRuns > 1 {
+			fmt.Fprintf(out, "| median | | | %.1f %% | %.1f %% | | | | |\n", 100*medianOf(overheads), 100*medianOf(sessionOverheads))
+		}
+		fmt.Fprintln(out)
 	}
 
 	progress(errw, "per-step overhead …")
@@ -489,4 +499,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// medianOf is the median of xs (the upper middle of an even count); xs is not changed.
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

@@ -57,11 +57,11 @@ func TestBenchQualityRefusesBadFlagsWithTheFix(t *testing.T) {
 
 func TestBenchOverheadReportsEveryMeasurement(t *testing.T) {
 	out, code := cli(t, "bench", "overhead", "--steps", "10", "--latency", "20ms", "--runs", "1", "--sessions", "20",
-		"--session-latency", "50ms", "--throughput", "200ms", "--concurrent", "2", "--dir", t.TempDir())
+		"--session-latency", "50ms", "--session-runs", "2", "--throughput", "200ms", "--concurrent", "2", "--dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"20 concurrent sessions", "peak RSS", "| memory |", "| file |", "ours / parallel ideal", "one model at a time / ours", "steps/s", "| team_status |", "| step (server step"} {
+	for _, want := range []string{"20 concurrent sessions", "peak RSS", "| 2 |", "| median |", "| memory |", "| file |", "ours / parallel ideal", "one model at a time / ours", "steps/s", "| team_status |", "| step (server step"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
