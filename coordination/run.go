@@ -104,7 +104,7 @@ func (svc *Service) Start(ctx context.Context, id string) (*Run, error) {
 
 // StartWatching is Start with fn subscribed to the run's progress before its
 // loop can publish anything (with fast models a run may be over before a
-// Subscribe after Start). unsubscribe is never nil.
+// Subscribe after Start). On success unsubscribe is never nil.
 func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progress)) (r *Run, unsubscribe func(), err error) {
 	watch := func(r *Run) func() {
 		if fn == nil {
@@ -239,9 +239,11 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			}
 		}
 		if st.Life.Status != StatusRunning {
-			// Nothing of this run may land after it ends: cancel the steps
-			// still calling their models (they write nothing) and report
-			// the ones that landed just before the end.
+			// Cancel the steps still calling their models (they write
+			// nothing), wait for the others, and report the ones that
+			// landed. After a forced end (a budget) a step whose model had
+			// already replied may still land after the end is recorded; its
+			// entry and cost are in the ledger, not in the recorded result.
 			cancelSteps(errSessionEnded)
 			svc.drainSteps(dctx, r, s, own, results)
 		}

@@ -434,7 +434,8 @@ func TestProgressStaysOnItsOwnStreamBesideConcurrentCalls(t *testing.T) {
 
 // TestSubscriptionsListenAcknowledgesFirst: on a 2026-07-28
 // subscriptions/listen stream the acknowledgement is the first message, every
-// time. mcp-go's HTTP transport can drop a notification queued just before a
+// time, also when several clients listen at once with the same request id.
+// mcp-go's HTTP transport can drop a notification queued just before a
 // handler returns (mark3labs/mcp-go#969), and with nothing to subscribe to the
 // listen handler returns right after queueing its ack.
 func TestSubscriptionsListenAcknowledgesFirst(t *testing.T) {
@@ -442,10 +443,17 @@ func TestSubscriptionsListenAcknowledgesFirst(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},` +
 		`"notifications":{"toolsListChanged":true}}}`
-	for i := 0; i < 300; i++ {
+	type frame struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	listen := func() (string, error) {
 		req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
 		if err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -453,19 +461,12 @@ func TestSubscriptionsListenAcknowledgesFirst(t *testing.T) {
 		req.Header.Set("Mcp-Method", "subscriptions/listen")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			return "", err
 		}
+		defer resp.Body.Close()
 		raw, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		if err != nil {
-			t.Fatal(err)
-		}
-		type frame struct {
-			ID     any    `json:"id"`
-			Method string `json:"method"`
-			Params struct {
-				Meta map[string]any `json:"_meta"`
-			} `json:"params"`
+			return "", err
 		}
 		var frames []frame
 		for _, line := range strings.Split(string(raw), "\n") {
@@ -475,15 +476,33 @@ func TestSubscriptionsListenAcknowledgesFirst(t *testing.T) {
 			}
 			var f frame
 			if err := json.Unmarshal([]byte(data), &f); err != nil {
-				t.Fatalf("listen stream frame %q: %v", data, err)
+				return "", fmt.Errorf("listen stream frame %q: %w", data, err)
 			}
 			frames = append(frames, f)
 		}
-		if len(frames) != 2 || frames[0].Method != "notifications/subscriptions/acknowledged" || frames[1].ID != float64(7) {
-			t.Fatalf("request %d: listen stream is not ack then result:\n%s", i, raw)
+		if len(frames) != 2 || frames[0].Method != "notifications/subscriptions/acknowledged" || frames[1].ID != float64(7) ||
+			frames[0].Params.Meta["io.modelcontextprotocol/subscriptionId"] != float64(7) {
+			return string(raw), nil
 		}
-		if frames[0].Params.Meta["io.modelcontextprotocol/subscriptionId"] != float64(7) {
-			t.Fatalf("request %d: ack not tagged with the subscription id: %s", i, raw)
-		}
+		return "", nil
 	}
+	var wg sync.WaitGroup
+	for range 4 { // four clients, the same id
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				bad, err := listen()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if bad != "" {
+					t.Errorf("request %d: listen stream is not a tagged ack then the result:\n%s", i, bad)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

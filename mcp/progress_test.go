@@ -254,3 +254,30 @@ func TestInProcessProgressArrivesBeforeTheResult(t *testing.T) {
 		t.Errorf("%d progress notifications, %d after the result", len(got), late)
 	}
 }
+
+// TestReceiptsCountOnlyWhatIsAwaited: a notification written when nobody
+// waits for it (its handler gave up, or it belongs to nobody) cannot end a
+// later wait under the same key; the next one written does.
+func TestReceiptsCountOnlyWhatIsAwaited(t *testing.T) {
+	r := newReceipts()
+	ack := []byte(`event: message` + "\n" + `data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1},"notifications":{}}}` + "\n\n")
+	r.observe(ack) // nobody expects it
+	key := subscriptionKey("1")
+	r.expect(key)
+	done := make(chan struct{})
+	go func() {
+		r.await(context.Background(), key, 1, time.Now().Add(10*time.Second))
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("a wait ended on an acknowledgement written before it was expected")
+	case <-time.After(50 * time.Millisecond):
+	}
+	r.observe(ack)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wait did not end when its acknowledgement was written")
+	}
+}

@@ -122,7 +122,7 @@ func New(svc *coordination.Service, opts Options) *Server {
 		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
 	}
 	hooks := &server.Hooks{}
-	hooks.AddAfterSubscriptionsListen(awaitListenAck(opts.DeliveryTimeout))
+	(&listenAcks{deliver: opts.DeliveryTimeout}).hooks(hooks)
 	serverOpts = append(serverOpts, server.WithHooks(hooks))
 	s := server.NewMCPServer(Name, opts.Version, serverOpts...)
 	s.AddTools(tools(e)...)
