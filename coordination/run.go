@@ -209,7 +209,10 @@ type landed struct {
 // loop is the asynchronous run: launch every agent due to act (bounded by a
 // semaphore), and whenever a step lands, decide and launch again.
 func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, error) {
-	if err := svc.resume(ctx, s.ID, "run again"); err != nil {
+	// Resuming is bookkeeping: a run cancelled this early must still get as
+	// far as recording its cancellation (stop, below), not end with the
+	// session left running.
+	if err := svc.resume(context.WithoutCancel(ctx), s.ID, "run again"); err != nil {
 		return nil, err
 	}
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, seconds(s.Rules.TimeoutSeconds), errTimeout)

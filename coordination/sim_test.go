@@ -251,3 +251,26 @@ func TestRunReportsEveryStepEvenWhenItIsOverAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelAllRightAfterStartLeavesTheSessionCancelled: a run cancelled
+// before its loop has looked at the session (a server shut down right after
+// run_team returned) still records the cancellation, so the session says
+// cancelled and resumable rather than running.
+func TestCancelAllRightAfterStartLeavesTheSessionCancelled(t *testing.T) {
+	svc, _ := simService(0)
+	ctx := context.Background()
+	for i := range 50 {
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: simTasks[0], Models: []string{"sim:latency=10s", "sim:latency=10s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Start(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		svc.CancelAll()
+		res, err := svc.Result(ctx, s.ID)
+		if err != nil || res.Status != coordination.StatusCancelled {
+			t.Fatalf("run %d: after CancelAll the session is %v (%v), want cancelled", i, res.Status, err)
+		}
+	}
+}
