@@ -98,3 +98,23 @@ type IssuedView struct {
 	Revote    bool           `json:"revote,omitempty"`
 	IssuedAt  time.Time      `json:"issued_at"`
 }
+
+// Kept returns the entry with only the fields an entry of its kind carries:
+// what every store keeps and a later read returns (the file store's step
+// files have no place for the rest). Maps and slices are shared with e.
+func (e Entry) Kept() Entry {
+	out := Entry{
+		Agent: e.Agent, Step: e.Step, Kind: e.Kind, Time: e.Time,
+		Usage: e.Usage, DurationSeconds: e.DurationSeconds,
+	}
+	switch e.Kind {
+	case KindAnswer:
+		out.Content, out.AnswerNum, out.Label, out.SeenSteps = e.Content, e.AnswerNum, e.Label, e.SeenSteps
+		out.Plan, out.Verdict, out.Concerns = e.Plan, e.Verdict, e.Concerns
+	case KindVote:
+		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
+	case KindError:
+		out.Class, out.Message = e.Class, e.Message
+	}
+	return out
+}

@@ -341,28 +341,9 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 		err = syncDir(l.dir)
 	}
 	if err != nil {
-		return keepOnly(e), fmt.Errorf("step %d of agent %q in session %q is recorded, but last_action.json could not be written: %w", l.step, l.agent, l.id, err)
+		return e.Kept(), fmt.Errorf("step %d of agent %q in session %q is recorded, but last_action.json could not be written: %w", l.step, l.agent, l.id, err)
 	}
-	return keepOnly(e), nil
-}
-
-// keepOnly returns the entry as a later read returns it: only the fields its
-// file keeps.
-func keepOnly(e coordination.Entry) coordination.Entry {
-	out := coordination.Entry{
-		Agent: e.Agent, Step: e.Step, Kind: e.Kind, Time: e.Time,
-		Usage: e.Usage, DurationSeconds: e.DurationSeconds,
-	}
-	switch e.Kind {
-	case coordination.KindAnswer:
-		out.Content, out.AnswerNum, out.Label, out.SeenSteps = e.Content, e.AnswerNum, e.Label, e.SeenSteps
-		out.Plan, out.Verdict, out.Concerns = e.Plan, e.Verdict, e.Concerns
-	case coordination.KindVote:
-		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
-	case coordination.KindError:
-		out.Class, out.Message = e.Class, e.Message
-	}
-	return out
+	return e.Kept(), nil
 }
 
 func countAnswers(agentDir string) (int, error) {

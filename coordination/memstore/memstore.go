@@ -146,26 +146,21 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 
 // Ledger returns a copy of every entry.
 func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	loan, err := s.LendLedger(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(ss.agents))}
-	for a, al := range ss.agents {
-		entries := make([]coordination.Entry, len(al.entries))
-		for i, e := range al.entries {
-			entries[i] = copyEntry(e)
+	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(loan.Agents))}
+	for a, entries := range loan.Agents {
+		cp := make([]coordination.Entry, len(entries))
+		for i, e := range entries {
+			cp[i] = copyEntry(e)
 		}
-		l.Agents[a] = entries
+		l.Agents[a] = cp
 	}
-	if len(ss.log) > 0 {
-		l.Session = make([]coordination.SessionEntry, len(ss.log))
-		for i, e := range ss.log {
+	if len(loan.Session) > 0 {
+		l.Session = make([]coordination.SessionEntry, len(loan.Session))
+		for i, e := range loan.Session {
 			l.Session[i] = copySessionEntry(e)
 		}
 	}
@@ -294,7 +289,7 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 		return coordination.Entry{}, fmt.Errorf("entry kind %q is not answer, vote or error: %w", e.Kind, coordination.ErrBadInput)
 	}
 	al := l.s.agents[l.agent]
-	e = keepOnly(e)
+	e = copyEntry(e.Kept()) // as the file store keeps it, and not shared with the caller
 	e.Agent, e.Step = l.agent, l.step
 	if e.Time.IsZero() {
 		e.Time = time.Now()
@@ -531,25 +526,6 @@ func (s *Store) View(ctx context.Context, id, agent string) (*coordination.Issue
 
 // Dir is "": memory sessions have no directory.
 func (s *Store) Dir(string) string { return "" }
-
-// keepOnly drops the fields an entry of its kind does not carry, as the file
-// store's step files do, so both stores return the same entries.
-func keepOnly(e coordination.Entry) coordination.Entry {
-	out := coordination.Entry{
-		Agent: e.Agent, Step: e.Step, Kind: e.Kind, Time: e.Time,
-		Usage: e.Usage, DurationSeconds: e.DurationSeconds,
-	}
-	switch e.Kind {
-	case coordination.KindAnswer:
-		out.Content, out.AnswerNum, out.Label, out.SeenSteps = e.Content, e.AnswerNum, e.Label, e.SeenSteps
-		out.Plan, out.Verdict, out.Concerns = e.Plan, e.Verdict, e.Concerns
-	case coordination.KindVote:
-		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
-	case coordination.KindError:
-		out.Class, out.Message = e.Class, e.Message
-	}
-	return copyEntry(out)
-}
 
 func copyEntry(e coordination.Entry) coordination.Entry {
 	e.SeenSteps = copySeen(e.SeenSteps)
