@@ -202,9 +202,11 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 	if err != nil {
 		return nil, err
 	}
-	consensus := consensusView(s, st)
+	var consensus ConsensusView
 	if res != nil {
 		consensus = res.Consensus
+	} else {
+		consensus = consensusView(s, st) // still running: only the tally was built
 	}
 	out := &StepResult{
 		state:       st,

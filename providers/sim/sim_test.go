@@ -660,3 +660,29 @@ func FuzzFirstAttemptIsValid(f *testing.F) {
 		}
 	})
 }
+
+// clockModel records when the sim asks for a first answer.
+type clockModel struct{ asked chan time.Time }
+
+func (m clockModel) FirstAnswer(ItemQuery) (Item, bool) {
+	m.asked <- time.Now()
+	return Item{}, false
+}
+
+// TestDecidesHalfwayThroughTheLatency: the sim makes its decision in the
+// middle of its latency, not when the prompt arrives (when the orchestrator
+// is busiest), and still answers no earlier than the latency.
+func TestDecidesHalfwayThroughTheLatency(t *testing.T) {
+	m := clockModel{asked: make(chan time.Time, 1)}
+	p := mustSim(t, "sim:latency=400ms", WithItemModel(m))
+	start := time.Now()
+	step(t, p, blind(task, "agent_a", 1))
+	took := time.Since(start)
+	decided := (<-m.asked).Sub(start)
+	if decided < 200*time.Millisecond || decided > took {
+		t.Errorf("decided %v into a 400ms step that took %v; want from the midpoint on", decided, took)
+	}
+	if took < 400*time.Millisecond {
+		t.Errorf("the step returned after %v, before its latency", took)
+	}
+}
