@@ -274,3 +274,35 @@ func TestCancelAllRightAfterStartLeavesTheSessionCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestLentLedgerThatNeedsCompletingIsCopiedNotWritten: an entry written
+// without a label (as MassGen writes them) gets its label in what the
+// service shows, while the memory store's lent ledger, shared with every
+// reader, stays as stored.
+func TestLentLedgerThatNeedsCompletingIsCopiedNotWritten(t *testing.T) {
+	svc, st := simService(0)
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: simTasks[0], Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := st.LockStep(ctx, s.ID, "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Append(ctx, coordination.Entry{Kind: coordination.KindAnswer, Content: "391", SeenSteps: map[string]int{"agent_a": 0}}); err != nil {
+		t.Fatal(err)
+	}
+	lock.Release()
+	res, err := svc.Result(ctx, s.ID)
+	if err != nil || len(res.Answers) != 1 || res.Answers[0].Label == "" {
+		t.Fatalf("the service shows %+v (%v), want the answer with its label", res, err)
+	}
+	loan, err := st.LendLedger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := loan.Agents["agent_a"][0].Label; got != "" {
+		t.Errorf("the store's own entry was written to: label %q", got)
+	}
+}
