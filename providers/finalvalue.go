@@ -78,7 +78,8 @@ func FinalValue(text string) string {
 // its line, or the next non-blank line when the marker ends its line
 // ("Answer:\n42"). A marker with nothing after it is ignored.
 func afterLastMarker(text string) (string, bool) {
-	ends := markerEnds(text)
+	var buf [8]int // most texts have a marker or two; no allocation for them
+	ends := markerEnds(buf[:0], text)
 	for i := len(ends) - 1; i >= 0; i-- {
 		for line := range strings.SplitSeq(text[ends[i]:], "\n") {
 			if strings.TrimSpace(line) == "" {
@@ -99,9 +100,8 @@ func afterLastMarker(text string) (string, bool) {
 // around the word ("**Answer:**", "**Answer**:") is allowed because models
 // write it that way constantly. A hand scan rather than a regexp: every vote
 // and every sim step runs this, and a backtracking regexp was most of the
-// sim's time.
-func markerEnds(text string) []int {
-	var ends []int
+// sim's time. The ends are appended to ends.
+func markerEnds(ends []int, text string) []int {
 	for i := 0; i < len(text); i++ {
 		switch text[i] {
 		case '#':

@@ -31,12 +31,15 @@ type item struct {
 	// display maps the FinalValue form of the truth and every near miss to
 	// how an answer writes it ("canberra" → "Canberra"); read-only once built.
 	display map[string]string
+	// truthNorm is norm(truth), computed once by prepare.
+	truthNorm string
 }
 
 // prepare computes the near misses and display forms once per item.
 func (it item) prepare() item {
 	it.misses = it.wrongValues()
-	it.display = map[string]string{norm(it.truth): it.truth}
+	it.truthNorm = norm(it.truth)
+	it.display = map[string]string{it.truthNorm: it.truth}
 	for _, w := range it.misses {
 		it.display[norm(w)] = w
 	}

@@ -29,12 +29,39 @@ type view struct {
 	// voteable are the shown answers the agent may vote for, lowest
 	// anonymous number first, one per agent.
 	voteable []providers.ShownAnswer
-	// taken holds the normalised texts a new answer must not repeat.
-	taken map[string]bool
+	// taken holds the texts a new answer must not repeat.
+	taken *takenTexts
 }
 
-func newView(req providers.Request, specSeed int64) view {
-	v := view{req: req, key: stepKey(req, specSeed), taken: map[string]bool{}}
+// takenTexts is the set of normalised texts an answer must not repeat: the
+// shown answers, plus what was refused. Built on first use, since most steps
+// vote and never ask.
+type takenTexts struct {
+	shown []providers.ShownAnswer
+	set   map[string]bool
+}
+
+func (t *takenTexts) fill() {
+	if t.set == nil {
+		t.set = make(map[string]bool, len(t.shown)+1)
+		for _, a := range t.shown {
+			t.set[normText(a.Content)] = true
+		}
+	}
+}
+
+func (t *takenTexts) has(text string) bool {
+	t.fill()
+	return t.set[normText(text)]
+}
+
+func (t *takenTexts) add(text string) {
+	t.fill()
+	t.set[normText(text)] = true
+}
+
+func newView(req providers.Request, specSeed int64) *view {
+	v := view{req: req, key: stepKey(req, specSeed), taken: &takenTexts{shown: req.Shown}}
 	if len(req.Tools) > 0 {
 		for _, t := range req.Tools {
 			v.canAnswer = v.canAnswer || t.Name == providers.ToolNewAnswer
@@ -48,7 +75,6 @@ func newView(req providers.Request, specSeed int64) view {
 	}
 	seen := map[string]bool{}
 	for _, a := range req.Shown {
-		v.taken[normText(a.Content)] = true
 		if seen[a.Agent] || (len(req.VoteEnum) > 0 && !slices.Contains(req.VoteEnum, a.Agent)) {
 			continue
 		}
@@ -62,7 +88,7 @@ func newView(req providers.Request, specSeed int64) view {
 		}
 	}
 	slices.SortStableFunc(v.voteable, func(a, b providers.ShownAnswer) int { return compareAnon(a.Agent, b.Agent) })
-	return v
+	return &v
 }
 
 // anonNumber reads N from "agentN"; names that are not of that form sort
@@ -79,12 +105,12 @@ func compareAnon(a, b string) int {
 	return cmp.Or(cmp.Compare(anonNumber(a), anonNumber(b)), cmp.Compare(a, b))
 }
 
-func (v view) valid(name string) bool {
+func (v *view) valid(name string) bool {
 	return slices.ContainsFunc(v.voteable, func(a providers.ShownAnswer) bool { return a.Agent == name })
 }
 
 // own is the agent's latest answer as shown to it.
-func (v view) own() (providers.ShownAnswer, bool) {
+func (v *view) own() (providers.ShownAnswer, bool) {
 	if v.req.Self == "" {
 		return providers.ShownAnswer{}, false
 	}
@@ -97,7 +123,7 @@ func (v view) own() (providers.ShownAnswer, bool) {
 }
 
 // name is how synthetic text refers to the acting agent.
-func (v view) name() string {
+func (v *view) name() string {
 	return cmp.Or(v.req.AgentID, v.req.Self, "sim")
 }
 
@@ -120,10 +146,12 @@ type knowledge struct {
 	it    item
 	truth string // FinalValue form
 	first string // the agent's first answer value, as written
-	wrong string // an item model's wrong value, when it gave one
+	// firstNorm is norm(first).
+	firstNorm string
+	wrong     string // an item model's wrong value, when it gave one
 }
 
-func (k knowledge) right(value string) float64 {
+func (k *knowledge) right(value string) float64 {
 	if value == k.truth {
 		return 1
 	}
@@ -131,7 +159,7 @@ func (k knowledge) right(value string) float64 {
 }
 
 // write turns a FinalValue form back into how an answer writes it.
-func (k knowledge) write(value string) string {
+func (k *knowledge) write(value string) string {
 	if k.wrong != "" && norm(k.wrong) == value {
 		return k.wrong
 	}
@@ -170,9 +198,9 @@ func (s *simulator) know(req providers.Request) (knowledge, bool) {
 	if it.display == nil {
 		it = it.prepare()
 	}
-	kn := knowledge{it: it, truth: norm(it.truth), first: it.truth}
+	kn := knowledge{it: it, truth: it.truthNorm, first: it.truth, firstNorm: it.truthNorm}
 	if !correct {
-		kn.first = wrong
+		kn.first, kn.firstNorm = wrong, norm(wrong)
 		kn.wrong = wrong
 	}
 	return kn, true
@@ -204,32 +232,32 @@ func (s *simulator) decide(req providers.Request) providers.Action {
 	k, known := s.know(req)
 	switch req.Purpose {
 	case providers.PurposePresent:
-		return s.present(v, k, known).action()
+		return s.present(v, &k, known).action()
 	case providers.PurposeSynthesize:
-		return s.synthesize(v, k, known).action()
+		return s.synthesize(v, &k, known).action()
 	case providers.PurposeCriteria:
 		return s.criteria(req)
 	}
 	var p plan
 	if known {
-		p = s.banked(v, k)
+		p = s.banked(v, &k)
 	} else {
 		p = s.synthetic(v)
 	}
 	if len(req.History) > 0 {
-		p = s.recover(v, k, known, p)
+		p = s.recover(v, &k, known, p)
 	}
 	return p.action()
 }
 
 // writeValue answers with the value in one of the item's wordings that the
 // agent has not been shown.
-func (s *simulator) writeValue(v view, k knowledge, value string) plan {
+func (s *simulator) writeValue(v *view, k *knowledge, value string) plan {
 	texts := answerTexts(k.it, value, v.key.rand("wording"))
 	return plan{answer: firstFree(texts, v.taken, v.req.StepNumber, v.req.Attempt)}
 }
 
-func (s *simulator) draft(v view, revision bool) plan {
+func (s *simulator) draft(v *view, revision bool) plan {
 	text := draftText(v.req.Task, v.name(), v.req.StepNumber, revision)
 	return plan{answer: firstFree([]string{text}, v.taken, v.req.StepNumber, v.req.Attempt)}
 }
@@ -237,11 +265,11 @@ func (s *simulator) draft(v view, revision bool) plan {
 // banked is a step on a task whose truth the sim knows: hold a belief, maybe
 // adopt a peer's value, then vote for the answer that matches it or, now and
 // then, re-answer it.
-func (s *simulator) banked(v view, k knowledge) plan {
+func (s *simulator) banked(v *view, k *knowledge) plan {
 	if !v.canVote || len(v.voteable) == 0 {
 		return s.writeValue(v, k, k.first)
 	}
-	belief := norm(k.first)
+	belief := k.firstNorm
 	own, hasOwn := v.own()
 	if hasOwn {
 		belief = providers.FinalValue(own.Content)
@@ -332,7 +360,7 @@ func (s *simulator) banked(v view, k knowledge) plan {
 // own answer, ×(1−self_bias), which a first step that shows peers before the
 // agent has answered (blind_first off) does not have. Negative biases count
 // as none here.
-func (s *simulator) bias(v view, value, belief string, hasOwn bool) float64 {
+func (s *simulator) bias(v *view, value, belief string, hasOwn bool) float64 {
 	f := 1.0
 	if hasOwn {
 		f *= max(0, 1-max(0, s.cfg.selfBias))
@@ -366,7 +394,7 @@ func plurality(answers []providers.ShownAnswer) string {
 
 // synthetic is a step on a task outside the bank: plainly synthetic drafts,
 // and votes by a seeded score with the agent's biases.
-func (s *simulator) synthetic(v view) plan {
+func (s *simulator) synthetic(v *view) plan {
 	if !v.canVote || len(v.voteable) == 0 {
 		return s.draft(v, false)
 	}
@@ -397,7 +425,7 @@ func (s *simulator) synthetic(v view) plan {
 // present restates the winner's answer as the final deliverable. The winner
 // is the agent's own answer when it is shown (the winner's model is called),
 // else the first shown answer.
-func (s *simulator) present(v view, k knowledge, known bool) plan {
+func (s *simulator) present(v *view, k *knowledge, known bool) plan {
 	w, ok := v.own()
 	if !ok && len(v.req.Shown) > 0 {
 		w, ok = v.req.Shown[0], true
@@ -411,7 +439,7 @@ func (s *simulator) present(v view, k knowledge, known bool) plan {
 
 // synthesize merges every shown answer neutrally, keeping the final value
 // most of them share (ties: the lowest anonymous number's).
-func (s *simulator) synthesize(v view, k knowledge, known bool) plan {
+func (s *simulator) synthesize(v *view, k *knowledge, known bool) plan {
 	shown := slices.Clone(v.req.Shown)
 	if len(shown) == 0 {
 		return s.nothingShown(v, k, known)
@@ -432,7 +460,7 @@ func (s *simulator) synthesize(v view, k knowledge, known bool) plan {
 	return s.finalText(v, k, known, header, rep)
 }
 
-func (s *simulator) finalText(v view, k knowledge, known bool, header string, from providers.ShownAnswer) plan {
+func (s *simulator) finalText(v *view, k *knowledge, known bool, header string, from providers.ShownAnswer) plan {
 	value := providers.FinalValue(from.Content)
 	if known {
 		texts := answerTexts(k.it, k.write(value), v.key.rand("wording"))
@@ -447,7 +475,7 @@ func (s *simulator) finalText(v view, k knowledge, known bool, header string, fr
 	return plan{answer: text}
 }
 
-func (s *simulator) nothingShown(v view, k knowledge, known bool) plan {
+func (s *simulator) nothingShown(v *view, k *knowledge, known bool) plan {
 	if known {
 		return s.writeValue(v, k, k.first)
 	}
@@ -470,7 +498,7 @@ func duplicateOf(problem string) string {
 // attempts of this step, so that the next attempt is valid: a sim must never
 // fail validation three times (DESIGN.md §4). It follows the feedback when
 // it names the fix, and otherwise changes whatever was refused.
-func (s *simulator) recover(v view, k knowledge, known bool, normal plan) plan {
+func (s *simulator) recover(v *view, k *knowledge, known bool, normal plan) plan {
 	last := v.req.History[len(v.req.History)-1]
 	refusedVotes := map[string]bool{}
 	for _, t := range v.req.History {
@@ -484,7 +512,7 @@ func (s *simulator) recover(v view, k knowledge, known bool, normal plan) plan {
 				}
 			case providers.ToolNewAnswer:
 				if text, ok := args["content"].(string); ok {
-					v.taken[normText(text)] = true
+					v.taken.add(text)
 				}
 			}
 		}
@@ -522,7 +550,7 @@ func (s *simulator) recover(v view, k knowledge, known bool, normal plan) plan {
 	if len(last.Reply.Calls) != 1 {
 		// No call, several calls or plain text: the planned action is
 		// exactly one call, which is what was asked for.
-		if normal.answer != "" && v.taken[normText(normal.answer)] {
+		if normal.answer != "" && v.taken.has(normal.answer) {
 			return fresh()
 		}
 		return normal
@@ -545,7 +573,7 @@ func (s *simulator) recover(v view, k knowledge, known bool, normal plan) plan {
 			return fresh()
 		}
 	}
-	if normal.answer != "" && v.taken[normText(normal.answer)] {
+	if normal.answer != "" && v.taken.has(normal.answer) {
 		return fresh()
 	}
 	return normal

@@ -88,7 +88,7 @@ func (s *simulator) reviewFor(req providers.Request) providers.Action {
 // reviewRecover follows coordination's feedback: vote for the review a
 // refused answer duplicated, otherwise write the generated plan, which always
 // fits the schema.
-func (s *simulator) reviewRecover(v view, mine assessment) providers.Action {
+func (s *simulator) reviewRecover(v *view, mine assessment) providers.Action {
 	last := v.req.History[len(v.req.History)-1]
 	if name := duplicateOf(last.Problem); name != "" && v.canVote && v.valid(name) {
 		return plan{vote: name, reason: name + "'s review already says what mine would."}.action()
@@ -122,7 +122,7 @@ type assessment struct {
 	summary  string
 }
 
-func (a assessment) answer(v view, corrected bool) providers.Action {
+func (a assessment) answer(v *view, corrected bool) providers.Action {
 	content := fmt.Sprintf("[simulated] review by %s: %s", v.name(), a.summary)
 	if corrected {
 		content += " (rewritten as a fresh plan after the last one was refused)"

@@ -3,7 +3,6 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"hash"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -11,29 +10,41 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// key accumulates the inputs of a decision into a hash. Every field is length-
-// or width-prefixed, so ("ab","c") and ("a","bc") never collide.
-type key struct{ h hash.Hash }
+// key accumulates the inputs of a decision and hashes them (SHA-256). Every
+// field is length- or width-prefixed, so ("ab","c") and ("a","bc") never
+// collide. The inputs are gathered in one buffer and hashed once, on the
+// first draw: a step key takes in every answer shown, and writing each to a
+// streaming hash copied it first.
+type key struct {
+	buf    []byte
+	sum    [sha256.Size]byte
+	summed bool
+}
 
 func newKey(purpose string) *key {
-	k := &key{h: sha256.New()}
+	k := &key{buf: make([]byte, 0, 256)}
 	k.str(purpose)
 	return k
 }
 
 func (k *key) str(s string) *key {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-	k.h.Write(n[:])
-	k.h.Write([]byte(s))
+	k.buf = binary.LittleEndian.AppendUint64(k.buf, uint64(len(s)))
+	k.buf = append(k.buf, s...)
+	k.summed = false
 	return k
 }
 
 func (k *key) int(v int64) *key {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(v))
-	k.h.Write(n[:])
+	k.buf = binary.LittleEndian.AppendUint64(k.buf, uint64(v))
+	k.summed = false
 	return k
+}
+
+func (k *key) digest() [sha256.Size]byte {
+	if !k.summed {
+		k.sum, k.summed = sha256.Sum256(k.buf), true
+	}
+	return k.sum
 }
 
 func (k *key) bool(b bool) *key {
@@ -47,7 +58,9 @@ func (k *key) bool(b bool) *key {
 // and name always give the same stream, and different names never share one,
 // so adding a draw to one decision never shifts another.
 func (k *key) rand(name string) *rand.Rand {
-	sum := sha256.Sum256(append(k.h.Sum(nil), name...))
+	d := k.digest()
+	var in [sha256.Size + 32]byte
+	sum := sha256.Sum256(append(append(in[:0], d[:]...), name...))
 	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[0:8]), binary.LittleEndian.Uint64(sum[8:16])))
 }
 
@@ -56,7 +69,7 @@ func hashString(parts ...string) uint64 {
 	for _, p := range parts {
 		k.str(p)
 	}
-	sum := k.h.Sum(nil)
+	sum := k.digest()
 	return binary.LittleEndian.Uint64(sum[:8])
 }
 

@@ -86,14 +86,42 @@ func pick(r *rand.Rand, list []string) string { return list[r.IntN(len(list))] }
 
 // normText is how duplicates are compared: whitespace collapsed, and case
 // folded too, to stay clear of a stricter check than coordination's.
-func normText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+// normText lower-cases s and collapses its whitespace; ASCII text, which is
+// nearly all a sim sees, in one pass without the intermediate slices.
+func normText(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.ToLower(strings.Join(strings.Fields(s), " "))
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
 
 // firstFree returns the first text not among taken, or the first one made
 // unique with a note that names the step and attempt, which no other text
 // carries.
-func firstFree(texts []string, taken map[string]bool, step, attempt int) string {
+func firstFree(texts []string, taken *takenTexts, step, attempt int) string {
 	for _, t := range texts {
-		if !taken[normText(t)] {
+		if !taken.has(t) {
 			return t
 		}
 	}
