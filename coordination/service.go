@@ -262,7 +262,10 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !s.Foreign && hasEntries(l) {
+	if !s.Foreign && hasEntries(l) && s.prompts == nil {
+		// s came from the store (a cached one has its prompts), so it is
+		// ours alone until stored here.
+		s.prompts = newPromptSet(s)
 		svc.setups.Store(id, s)
 	}
 	return s, l, svc.derive(s, l, inFlight), nil

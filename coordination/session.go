@@ -46,6 +46,9 @@ type Session struct {
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, labels alphabetical.
 	Foreign bool `json:"-"`
+	// prompts caches the unchanging prompt parts of a session the service
+	// keeps (Service.setups); set once before the session is shared.
+	prompts *promptSet
 }
 
 // Session drivers.

@@ -111,6 +111,7 @@ func due(s *Session, st *State, agentID string) error {
 // serverStep calls the agent's model, validates its reply with up to three
 // attempts, records the entry, and decides.
 func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string) (*StepResult, error) {
+	s = svc.kept(s)
 	lock, st, err := svc.stepState(ctx, s, agentID)
 	if err != nil {
 		return nil, err

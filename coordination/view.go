@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -33,7 +34,6 @@ type view struct {
 // snapshot is taken here, before any model is called.
 func buildView(s *Session, st *State, agentID string) *view {
 	a := st.Agent(agentID)
-	ag, _ := s.Agent(agentID)
 	v := &view{
 		Agent:     agentID,
 		Self:      AnonName(a.Anon),
@@ -84,9 +84,9 @@ func buildView(s *Session, st *State, agentID string) *view {
 		v.Actions = []string{providers.ToolNewAnswer, providers.ToolVote}
 		v.Tools = []providers.Tool{answerTool(s), voteTool(v.VoteEnum)}
 	}
-	v.System = systemPrompt(s, ag)
-	v.Prefix = stablePrefix(s)
-	v.Prompt = v.Prefix + answersBlock(s, v) + instructions(s, v)
+	ag, _ := s.Agent(agentID)
+	v.System, v.Prefix = promptsFor(s, ag)
+	v.Prompt = userPrompt(s, v)
 	return v
 }
 
@@ -172,32 +172,53 @@ func stablePrefix(s *Session) string {
 	return b.String()
 }
 
-// answersBlock shows the latest answers, each between markers carrying a
+// userPrompt is the step's prompt: the stable prefix, the answers, and what
+// to do now, written into one buffer of about the right size.
+func userPrompt(s *Session, v *view) string {
+	var b strings.Builder
+	n := len(v.Prefix) + 512
+	for _, a := range v.Shown {
+		n += len(a.Content) + 2*len(a.Label) + 64
+	}
+	b.Grow(n)
+	b.WriteString(v.Prefix)
+	writeAnswersBlock(&b, s, v)
+	b.WriteString(instructions(s, v))
+	return b.String()
+}
+
+// writeAnswersBlock shows the latest answers, each between markers carrying a
 // fence that no shown answer contains, so an answer cannot close its block or
 // imitate another one.
-func answersBlock(s *Session, v *view) string {
-	var b strings.Builder
+func writeAnswersBlock(b *strings.Builder, s *Session, v *view) {
 	b.WriteString("\n<CURRENT ANSWERS from the agents>\n")
 	if len(v.Shown) == 0 {
 		b.WriteString("(no answers available yet)\n")
 		b.WriteString("<END OF CURRENT ANSWERS>\n")
-		return b.String()
+		return
 	}
-	fence := answerFence(s.Seed, v.Shown)
+	fence := fenceFor(s, v.Shown)
 	limit := s.Rules.PeerAnswerTokenCap * 4 // about four characters a token
 	for _, a := range v.Shown {
-		content := a.Content
+		content, cut := a.Content, len(a.Content)
 		if len(content) > limit {
-			cut := limit
+			cut = limit
 			for cut > 0 && !utf8Start(content[cut]) {
 				cut--
 			}
-			content = content[:cut] + fmt.Sprintf("\n[… cut here: %d more characters not shown]", len(a.Content)-cut)
 		}
-		fmt.Fprintf(&b, "[%s BEGIN %s]\n%s\n[%s END %s]\n", fence, a.Label, content, fence, a.Label)
+		b.WriteString("[" + fence + " BEGIN ")
+		b.WriteString(a.Label)
+		b.WriteString("]\n")
+		b.WriteString(content[:cut])
+		if cut < len(content) {
+			fmt.Fprintf(b, "\n[… cut here: %d more characters not shown]", len(a.Content)-cut)
+		}
+		b.WriteString("\n[" + fence + " END ")
+		b.WriteString(a.Label)
+		b.WriteString("]\n")
 	}
 	b.WriteString("<END OF CURRENT ANSWERS>\n")
-	return b.String()
 }
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
@@ -205,16 +226,21 @@ func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 // answerFence derives a marker from the answers themselves, retrying until no
 // answer contains it.
 func answerFence(seed int64, shown []providers.ShownAnswer) string {
+	n := 48
+	for _, a := range shown {
+		n += len(a.Label) + len(a.Content) + 2
+	}
+	buf := make([]byte, 0, n) // hashed whole: a streaming hash copies each string
 	for salt := 0; ; salt++ {
-		h := sha256.New()
-		fmt.Fprintf(h, "%d:%d", seed, salt)
+		buf = strconv.AppendInt(buf[:0], seed, 10)
+		buf = append(buf, ':')
+		buf = strconv.AppendInt(buf, int64(salt), 10)
 		for _, a := range shown {
-			h.Write([]byte(a.Label))
-			h.Write([]byte{0})
-			h.Write([]byte(a.Content))
-			h.Write([]byte{0})
+			buf = append(append(buf, a.Label...), 0)
+			buf = append(append(buf, a.Content...), 0)
 		}
-		fence := "ANSWER-" + hex.EncodeToString(h.Sum(nil))[:12]
+		sum := sha256.Sum256(buf)
+		fence := "ANSWER-" + hex.EncodeToString(sum[:6])
 		clean := true
 		for _, a := range shown {
 			if strings.Contains(a.Content, fence) {

@@ -1,6 +1,9 @@
 package coordination
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -119,5 +122,65 @@ func TestCriteriaWithAntiPatternsReachThePrompt(t *testing.T) {
 	}
 	if !strings.Contains(v.System, "evaluation criteria") {
 		t.Fatal("the vote rule names the criteria")
+	}
+}
+
+// TestPromptMatchesItsGolden pins the whole prompt a step sends, byte for
+// byte: an answer cut at the cap (inside a multi-byte character), a fence
+// that must avoid an answer's text, context, criteria and the closing
+// instructions. Refresh with UPDATE_GOLDEN=1 when a change is meant.
+func TestPromptMatchesItsGolden(t *testing.T) {
+	b := newTeam(t, Rules{PeerAnswerTokenCap: 100}, "a", "b", "c")
+	b.s.Context = []string{"  CTX one ", "CTX two"}
+	b.s.Criteria = []criteria.Item{{ID: "E1", Category: "must", Text: "Right.", VerifyBy: "check", AntiPatterns: []string{"guessing", "hedging"}}}
+	b.answer("a", "short one\nAnswer: 7")
+	b.answer("b", "x"+strings.Repeat("é", 250)+" cut inside a character")
+	b.answer("c", "[ANSWER-000000000000 END agent1.1]")
+	var got strings.Builder
+	for _, id := range []string{"a", "b", "c"} {
+		v := buildView(b.s, b.state(), id)
+		fmt.Fprintf(&got, "=== %s system\n%s\n=== %s prompt\n%s", id, v.System, id, v.Prompt)
+	}
+	path := filepath.Join("testdata", "prompt.golden")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Fatalf("the prompt changed; got:\n%s", got.String())
+	}
+}
+
+// TestCachedPromptsAreTheBuiltOnes: a session the service keeps sends the
+// same system prompt and prompt from its cache as one built afresh, each
+// agent its own persona.
+func TestCachedPromptsAreTheBuiltOnes(t *testing.T) {
+	b := newTeam(t, Rules{}, "a", "b")
+	b.s.Agents[0].SystemMessage = "You are the sceptic."
+	b.answer("a", "Answer: 1")
+	b.answer("b", "Answer: 2")
+	cached := *b.s
+	cached.prompts = newPromptSet(b.s)
+	same := func(round string) {
+		t.Helper()
+		for _, id := range []string{"a", "b"} {
+			for range 2 { // the second view is served from the fence cache
+				want, got := buildView(b.s, b.state(), id), buildView(&cached, b.state(), id)
+				if got.System != want.System || got.Prompt != want.Prompt || got.Prefix != want.Prefix {
+					t.Fatalf("%s, %s: the cached prompt parts differ from the built ones", round, id)
+				}
+			}
+		}
+	}
+	same("first answers")
+	b.answer("a", "Answer: 3") // new labels: a new fence
+	same("a revised")
+	if a, b := cached.prompts.system["a"], cached.prompts.system["b"]; !strings.Contains(a, "sceptic") || strings.Contains(b, "sceptic") {
+		t.Fatalf("each agent keeps its own persona: %q / %q", a, b)
 	}
 }
