@@ -2,6 +2,9 @@ package coordination
 
 import (
 	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -80,8 +83,30 @@ var reviewAnswerSchema = func() json.RawMessage {
 }()
 
 // voteTool is MassGen's vote; the enum lists the anonymous names of agents
-// that have an answer.
+// that have an answer. Teams are small, so the enums are few: each tool is
+// built once and shared (read-only) rather than marshalled every step.
 func voteTool(enum []string) providers.Tool {
+	key := strings.Join(enum, "\x00")
+	if t, ok := voteTools.Load(key); ok {
+		return t.(providers.Tool)
+	}
+	t := buildVoteTool(enum)
+	if voteToolCount.Add(1) <= maxVoteTools {
+		voteTools.Store(key, t)
+	}
+	return t
+}
+
+var (
+	voteTools     sync.Map // enum joined by NUL → providers.Tool
+	voteToolCount atomic.Int64
+)
+
+// maxVoteTools bounds the cache: the subsets of a full team's names, and then
+// some.
+const maxVoteTools = 1 << 12
+
+func buildVoteTool(enum []string) providers.Tool {
 	e, _ := json.Marshal(enum)
 	return providers.Tool{
 		Name:        providers.ToolVote,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -541,11 +542,7 @@ func copySeen(m map[string]int) map[string]int {
 	if len(m) == 0 {
 		return nil
 	}
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(m) // copies a small map's table whole, not entry by entry
 }
 
 func copyPtr[T any](p *T) *T {
