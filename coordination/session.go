@@ -67,6 +67,16 @@ func (s *Session) Agent(id string) (Agent, bool) {
 	return Agent{}, false
 }
 
+// modelOf is an agent's model spec, or "" for an unknown agent.
+func (s *Session) modelOf(id string) string {
+	for i := range s.Agents {
+		if s.Agents[i].ID == id {
+			return s.Agents[i].Model
+		}
+	}
+	return ""
+}
+
 // AgentIDs lists the agent ids in team order.
 func (s *Session) AgentIDs() []string {
 	ids := make([]string, len(s.Agents))

@@ -133,51 +133,71 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string) 
 
 // callModel asks the model for one valid workflow call. A cancelled context
 // returns its error and no entry; every other failure becomes an entry.
-func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int) (Entry, error) {
-	ag, _ := s.Agent(v.Agent)
-	usage := providers.Free()
-	p, err := svc.provider(ag.Model)
+//
+// A step goroutine parks inside the model call, so what this frame holds
+// decides how far its stack must grow before the call goes out (each growth
+// is a copy, and 1,000 sessions start 4,000 steps at once): entries travel
+// by pointer, and judging a reply happens in judge, off this frame.
+func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int) (*Entry, error) {
+	p, err := svc.provider(s.modelOf(v.Agent))
 	if err != nil {
-		return errorEntry(providers.ClassOf(err), err.Error(), usage), nil
+		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
-	var history []providers.Turn
-	problem := ""
+	t := &attempts{usage: providers.Free()}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		req := v.request(s, step, history)
+		req := v.request(s, step, t.history)
 		req.Attempt = attempt
 		reply, u, err := p.Step(sctx, req)
-		usage = usage.Add(u)
-		if err != nil {
-			if ctx.Err() != nil {
-				return Entry{}, context.Cause(ctx)
-			}
-			class := providers.ClassOf(err)
-			if errors.Is(err, context.DeadlineExceeded) || sctx.Err() != nil {
-				class = providers.ClassTimeout
-				err = fmt.Errorf("no reply within step_timeout_seconds (%gs): %w", s.Rules.StepTimeoutSeconds, err)
-			}
-			return errorEntry(class, err.Error(), usage), nil
+		if e, err := svc.judge(ctx, sctx, s, st, v, t, reply, u, err); e != nil || err != nil {
+			return e, err
 		}
-		d, prob := validate(s, st, v, reply)
-		if prob == "" {
-			return entryFor(st, v, d, usage), nil
-		}
-		problem = prob
-		history = append(history, providers.Turn{Reply: reply, Problem: prob})
 	}
-	return errorEntry(providers.ClassBadOutput, fmt.Sprintf("no valid workflow call after %d attempts; last problem: %s", maxAttempts, problem), usage), nil
+	return errorEntry(providers.ClassBadOutput, fmt.Sprintf("no valid workflow call after %d attempts; last problem: %s", maxAttempts, t.problem), t.usage), nil
 }
 
-func errorEntry(class providers.Class, msg string, u providers.Usage) Entry {
-	return Entry{Kind: KindError, Class: class, Message: msg, Usage: u}
+// attempts is what a step's attempts have gathered: usage, and the refused
+// replies with their problems, which the next attempt is shown.
+type attempts struct {
+	usage   providers.Usage
+	history []providers.Turn
+	problem string
+}
+
+// judge turns one reply into the step's entry, or records why it was refused
+// and returns nil so that the next attempt runs. A cancelled run returns its
+// cause.
+func (svc *Service) judge(ctx, sctx context.Context, s *Session, st *State, v *view, t *attempts, reply providers.Action, u providers.Usage, err error) (*Entry, error) {
+	t.usage = t.usage.Add(u)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		class := providers.ClassOf(err)
+		if errors.Is(err, context.DeadlineExceeded) || sctx.Err() != nil {
+			class = providers.ClassTimeout
+			err = fmt.Errorf("no reply within step_timeout_seconds (%gs): %w", s.Rules.StepTimeoutSeconds, err)
+		}
+		return errorEntry(class, err.Error(), t.usage), nil
+	}
+	d, prob := validate(s, st, v, reply)
+	if prob == "" {
+		return entryFor(st, v, d, t.usage), nil
+	}
+	t.problem = prob
+	t.history = append(t.history, providers.Turn{Reply: reply, Problem: prob})
+	return nil, nil
+}
+
+func errorEntry(class providers.Class, msg string, u providers.Usage) *Entry {
+	return &Entry{Kind: KindError, Class: class, Message: msg, Usage: u}
 }
 
 // entryFor turns a validated call into the entry the ledger records.
-func entryFor(st *State, v *view, d decision, u providers.Usage) Entry {
+func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 	a := st.Agent(v.Agent)
-	e := Entry{Kind: d.Kind, SeenSteps: v.SeenSteps, Usage: u}
+	e := &Entry{Kind: d.Kind, SeenSteps: v.SeenSteps, Usage: u}
 	switch d.Kind {
 	case KindAnswer:
 		e.Content, e.AnswerNum = d.Content, a.Answers+1
@@ -190,8 +210,8 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) Entry {
 }
 
 // land writes an entry under the step lock, releases it, and decides.
-func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view, entry Entry) (*StepResult, error) {
-	entry, err := lock.Append(ctx, entry)
+func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view, e *Entry) (*StepResult, error) {
+	entry, err := lock.Append(ctx, *e)
 	lock.Release()
 	if err != nil {
 		return nil, err

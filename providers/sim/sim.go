@@ -124,12 +124,19 @@ func (s *simulator) Step(ctx context.Context, req providers.Request) (providers.
 	if err := wait(ctx, s.cfg.latency/2); err != nil {
 		return providers.Action{}, providers.Free(), err
 	}
-	act := s.decide(req)
-	u := usage(req, act, s.cfg)
+	act, u := s.think(&req)
 	if err := wait(ctx, time.Until(due)); err != nil {
 		return providers.Action{}, providers.Free(), err
 	}
 	return act, u, nil
+}
+
+// think is the decision and its usage, in a frame of its own: Step's frame
+// is on the stack while the sim waits, and kept small it lets a step
+// goroutine park without growing its stack.
+func (s *simulator) think(req *providers.Request) (providers.Action, providers.Usage) {
+	act := s.decide(*req)
+	return act, usage(*req, act, s.cfg)
 }
 
 func wait(ctx context.Context, d time.Duration) error {
