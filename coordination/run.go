@@ -132,6 +132,16 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	if err != nil {
 		return nil, nil, err
 	}
+	// Read the setup again under the run lock, which attaching criteria also
+	// takes: the run keeps this setup to its end, so its prompts are built
+	// once here rather than at each first step.
+	if s, err = svc.session(ctx, id); err != nil {
+		unlockRun()
+		return nil, nil, err
+	}
+	if s.prompts == nil && !s.Foreign {
+		s.prompts = newPromptSet(s) // read from the store: ours alone
+	}
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
 		svc.mu.Unlock()
