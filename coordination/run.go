@@ -160,6 +160,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 			svc.mu.Lock()
 			delete(svc.runs, id)
 			svc.mu.Unlock()
+			svc.derived.Delete(id)
 			unlockRun()
 			cancel(nil)
 		}()

@@ -44,6 +44,7 @@ type Service struct {
 	setups   sync.Map // id → *Session: setups of sessions with a step (then they never change)
 	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
 	ended    sync.Map // id → true: sessions the timer has seen end
+	derived  sync.Map // id → *deriveMemo: the latest derivation from a lent ledger
 
 	mu    sync.Mutex
 	runs  map[string]*Run               // local run loops by session
@@ -254,7 +255,7 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	l, err := svc.ledger(ctx, id)
+	l, lent, err := svc.lend(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -267,6 +268,9 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 		// ours alone until stored here.
 		s.prompts = newPromptSet(s)
 		svc.setups.Store(id, s)
+	}
+	if lent {
+		return s, l, svc.deriveLent(s, l, inFlight), nil
 	}
 	return s, l, svc.derive(s, l, inFlight), nil
 }
@@ -284,13 +288,23 @@ func hasEntries(l *Ledger) bool {
 // that lends (read-only from here on) when it needs no completing, else
 // copied.
 func (svc *Service) ledger(ctx context.Context, id string) (*Ledger, error) {
+	l, _, err := svc.lend(ctx, id)
+	return l, err
+}
+
+// lend is ledger, telling whether the ledger is lent (and so never changes).
+func (svc *Service) lend(ctx context.Context, id string) (l *Ledger, lent bool, err error) {
 	if lender, ok := svc.store.(LedgerLender); ok {
 		l, err := lender.LendLedger(ctx, id)
-		if err != nil || complete(l) {
-			return l, err
+		if err != nil {
+			return nil, false, err
+		}
+		if complete(l) {
+			return l, true, nil
 		}
 	}
-	return svc.store.Ledger(ctx, id)
+	l, err = svc.store.Ledger(ctx, id)
+	return l, false, err
 }
 
 // complete tells whether completeLedger would leave l as it is.

@@ -73,12 +73,17 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := svc.ledger(ctx, s.ID)
+	l, lent, err := svc.lend(ctx, s.ID)
 	if err == nil {
 		var inFlight map[string]bool
 		if inFlight, err = svc.store.InFlight(ctx, s.ID); err == nil {
 			delete(inFlight, agentID)
-			st := svc.derive(s, l, inFlight)
+			var st *State
+			if lent {
+				st = svc.deriveLent(s, l, inFlight)
+			} else {
+				st = svc.derive(s, l, inFlight)
+			}
 			if err = due(s, st, agentID); err == nil {
 				return lock, st, nil
 			}

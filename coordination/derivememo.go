@@ -1,0 +1,46 @@
+package coordination
+
+// deriveMemo remembers a session's latest derivation from a lent ledger. A
+// lent ledger never changes (the store lends a new one after any write), and
+// Derive is a pure function of the setup, the ledger and who is in flight,
+// so the same three give the same state. A step is derived twice with
+// nothing changed in between — when the previous step lands (to decide) and
+// when the next one takes its lock (to check it is due) — and the second
+// derivation is served from here. States are read-only once derived.
+type deriveMemo struct {
+	s        *Session
+	l        *Ledger
+	inFlight uint64 // bit i: s.Agents[i] is in flight
+	st       *State
+}
+
+// inFlightMask packs who is in flight by team position; ok is false for a
+// team too large to pack (never memoised).
+func inFlightMask(s *Session, inFlight map[string]bool) (mask uint64, ok bool) {
+	if len(s.Agents) > 64 {
+		return 0, false
+	}
+	for i := range s.Agents {
+		if inFlight[s.Agents[i].ID] {
+			mask |= 1 << i
+		}
+	}
+	return mask, true
+}
+
+// deriveLent derives from a lent ledger, reusing the session's latest
+// derivation when setup, ledger and in-flight agents are the same.
+func (svc *Service) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) *State {
+	mask, ok := inFlightMask(s, inFlight)
+	if !ok {
+		return Derive(s, l, inFlight)
+	}
+	if m, found := svc.derived.Load(s.ID); found {
+		if m := m.(*deriveMemo); m.s == s && m.l == l && m.inFlight == mask {
+			return m.st
+		}
+	}
+	st := Derive(s, l, inFlight)
+	svc.derived.Store(s.ID, &deriveMemo{s: s, l: l, inFlight: mask, st: st})
+	return st
+}
