@@ -92,7 +92,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 	// RSS should be theirs.
 	if !f.skipMany {
 		fmt.Fprintf(out, "## %d concurrent sessions × 4 sim agents at %s latency, memory store\n\n", f.sessions, f.sessionLatency)
-		fmt.Fprintf(out, "| run | wall | ideal (slowest session's waves × latency) | overhead (target ≤ 2 %%) | median session overhead | peak RSS (target < 1 GiB) | bytes per session | steps | CPU per step |\n|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(out, "| run | wall | ideal (slowest session's waves × latency) | overhead (target ≤ 2 %%) | median session overhead | peak RSS (target < 1 GiB) | bytes per session | steps | CPU per step | last session's first step starts | steps landing late (p99) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 		var overheads, sessionOverheads []float64
 		for i := range f.sessionRuns {
 			progress(errw, "%d concurrent sessions × 4 agents at %s (run %d of %d) …", f.sessions, f.sessionLatency, i+1, f.sessionRuns)
@@ -101,11 +101,12 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 				return fmt.Errorf("concurrent sessions: %w", err)
 			}
 			overheads, sessionOverheads = append(overheads, m.Overhead), append(sessionOverheads, m.SessionOverhead)
-			fmt.Fprintf(out, "| %d | %.2f s | %.2f s | %.1f %% | %.1f %% | %s | %s | %d | %.0f µs |\n",
-				i+1, m.Wall.Seconds(), m.Ideal.Seconds(), 100*m.Overhead, 100*m.SessionOverhead, mib(m.PeakRSS), kib(m.BytesPerSession), m.Steps, float64(m.CPU.Microseconds())/float64(max(m.Steps, 1)))
+			fmt.Fprintf(out, "| %d | %.2f s | %.2f s | %.1f %% | %.1f %% | %s | %s | %d | %.0f µs | %.0f ms | %.0f ms |\n",
+				i+1, m.Wall.Seconds(), m.Ideal.Seconds(), 100*m.Overhead, 100*m.SessionOverhead, mib(m.PeakRSS), kib(m.BytesPerSession), m.Steps, float64(m.CPU.Microseconds())/float64(max(m.Steps, 1)),
+				float64(m.LastLaunch.Microseconds())/1000, float64(m.LateP99.Microseconds())/1000)
 		}
 		if f.sessionRuns > 1 {
-			fmt.Fprintf(out, "| median | | | %.1f %% | %.1f %% | | | | |\n", 100*medianOf(overheads), 100*medianOf(sessionOverheads))
+			fmt.Fprintf(out, "| median | | | %.1f %% | %.1f %% | | | | | | |\n", 100*medianOf(overheads), 100*medianOf(sessionOverheads))
 		}
 		fmt.Fprintln(out)
 	}

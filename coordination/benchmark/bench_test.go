@@ -41,6 +41,9 @@ func BenchmarkThousandSessions(b *testing.B) {
 		b.ReportMetric(100*m.SessionOverhead, "session-overhead-%")
 		b.ReportMetric(float64(m.PeakRSS)/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(m.BytesPerSession), "bytes/session")
+		b.ReportMetric(float64(m.CPU.Microseconds())/float64(m.Steps), "cpu-µs/step")
+		b.ReportMetric(float64(m.LastLaunch.Milliseconds()), "last-launch-ms")
+		b.ReportMetric(float64(m.LateP99.Milliseconds()), "late-p99-ms")
 	}
 }
 

@@ -235,6 +235,13 @@ type ManySessions struct {
 	BytesPerSession int64
 	// CPU is the process's CPU time over the run.
 	CPU time.Duration
+	// LastLaunch is how long after the first Start the last session's first
+	// step began: what starting them all at once costs.
+	LastLaunch time.Duration
+	// LateP99 is the 99th percentile over steps of how much longer a step
+	// took than the sims' latency: a step's reply waiting for the CPU to
+	// land it (and the bursts in which whole waves land).
+	LateP99 time.Duration
 }
 
 // RunManySessions starts sessions teams of agents sim agents at latency on
@@ -274,17 +281,28 @@ func RunManySessions(ctx context.Context, sessions, agents int, latency time.Dur
 	out.CPU = cpuTime() - cpu0
 	out.PeakRSS = peakRSS()
 	var perSession []float64
+	var late []time.Duration
 	for _, id := range ids {
 		l, err := store.Ledger(ctx, id)
 		if err != nil {
 			return out, err
 		}
+		for _, es := range l.Agents {
+			for _, e := range es {
+				late = append(late, time.Duration(e.DurationSeconds*float64(time.Second))-latency)
+			}
+		}
 		w := Waves(l, latency)
 		first, last := span(l)
+		out.LastLaunch = max(out.LastLaunch, first.Sub(start))
 		out.Steps += entries(l)
 		ideal := time.Duration(w) * latency
 		out.Ideal = max(out.Ideal, ideal)
 		perSession = append(perSession, last.Sub(first).Seconds()/ideal.Seconds()-1)
+	}
+	if len(late) > 0 {
+		slices.Sort(late)
+		out.LateP99 = late[len(late)*99/100]
 	}
 	out.Overhead = out.Wall.Seconds()/out.Ideal.Seconds() - 1
 	out.SessionOverhead = medianF(perSession)
