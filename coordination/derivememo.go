@@ -41,6 +41,12 @@ func (svc *Service) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) 
 		}
 	}
 	st := Derive(s, l, inFlight)
-	svc.derived.Store(s.ID, &deriveMemo{s: s, l: l, inFlight: mask, st: st})
+	if st.Life.Status == StatusRunning {
+		svc.derived.Store(s.ID, &deriveMemo{s: s, l: l, inFlight: mask, st: st})
+	} else {
+		// Only running sessions step again; an ended one read by a status
+		// query must not keep a memo for good.
+		svc.derived.Delete(s.ID)
+	}
 	return st
 }

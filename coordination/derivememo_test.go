@@ -28,6 +28,13 @@ func TestDeriveMemoServesOnlyTheSameInputs(t *testing.T) {
 	if st := svc.deriveLent(&s2, l2, map[string]bool{"c": true}); st.Agent("b").Answers != 1 {
 		t.Fatal("another setup: derived afresh")
 	}
+	ended := &Ledger{Agents: l2.Agents, Session: append(append([]SessionEntry{}, l2.Session...), SessionEntry{Kind: SessionCancelled, Reason: "test"})}
+	if st := svc.deriveLent(b.s, ended, nil); st.Life.Status == StatusRunning {
+		t.Fatalf("a cancelled ledger derives as %s", st.Life.Status)
+	}
+	if _, kept := svc.derived.Load(b.s.ID); kept {
+		t.Fatal("a session that is not running keeps no memo")
+	}
 	for _, inFlight := range []map[string]bool{nil, {"a": true}, {"a": true, "b": true, "c": true}} {
 		got, want := svc.deriveLent(b.s, l2, inFlight), Derive(b.s, l2, inFlight)
 		if len(got.Next) != len(want.Next) || got.Settled != want.Settled || got.Steps != want.Steps {

@@ -264,8 +264,13 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 		return nil, nil, nil, err
 	}
 	if !s.Foreign && hasEntries(l) && s.prompts == nil {
-		// s came from the store (a cached one has its prompts), so it is
-		// ours alone until stored here.
+		// The setup cannot change once the ledger has an entry, but s was
+		// read before the ledger: criteria attached and a first step landed
+		// in between would leave s the old setup. Read it again, and keep
+		// that one (ours alone until stored here).
+		if s, err = svc.store.Session(ctx, id); err != nil {
+			return nil, nil, nil, err
+		}
 		s.prompts = newPromptSet(s)
 		svc.setups.Store(id, s)
 	}

@@ -17,6 +17,8 @@ type Store interface {
 	// Create writes a new session; ErrSessionExists if the id is taken.
 	Create(ctx context.Context, s *Session) error
 	// Session loads a session's setup; ErrSessionNotFound if there is none.
+	// The session returned is the caller's own: a fresh copy each call,
+	// which the service may keep and annotate (its prompt cache).
 	Session(ctx context.Context, id string) (*Session, error)
 	// Sessions lists the ids of every stored session, oldest first.
 	Sessions(ctx context.Context) ([]string, error)
