@@ -20,10 +20,7 @@ import (
 // ones, never a torn file. A session MassGen wrote has no session.json: its
 // eval_criteria.json is its only record and is replaced alone.
 func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Item) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,14 @@ func (s *Store) path(id string) (string, error) {
 	return filepath.Join(s.dir, id), nil
 }
 
+// live is existing for a caller whose context must still be live.
+func (s *Store) live(ctx context.Context, id string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return s.existing(id)
+}
+
 // existing is path plus a check that the session is there.
 func (s *Store) existing(id string) (string, error) {
 	dir, err := s.path(id)
@@ -210,10 +218,7 @@ func (s *Store) fillSessionDir(tmp string, sess *coordination.Session, sessionJS
 // Session loads a session's setup from session.json, or synthesises it for a
 // session MassGen wrote (no session.json).
 func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -314,10 +319,7 @@ func agentDirs(dir string) ([]string, error) {
 
 // Ledger reads every agent's steps and the session entries.
 func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -342,10 +344,7 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 // InFlight tests every agent's step lock with F_OFD_GETLK: it sees locks held
 // by any process and never takes one.
 func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -431,10 +430,7 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 // LockRun takes the session's run lock or fails at once with
 // ErrSessionRunning.
 func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -106,10 +106,7 @@ func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event)
 // Events reads the timeline. A line that does not parse (the torn tail of a
 // crashed writer) is skipped.
 func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +190,7 @@ func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.Iss
 
 // View reads the view last issued to a host agent, nil if none was.
 func (s *Store) View(ctx context.Context, id, agent string) (*coordination.IssuedView, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}

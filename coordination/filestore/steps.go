@@ -242,10 +242,7 @@ func (c *stepCache) readAgent(agentDir, agent string) ([]coordination.Entry, err
 // LockStep takes an agent's step lock without waiting and allocates the step
 // number under it: one more than the highest step directory, as MassGen does.
 func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.existing(id)
+	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,26 @@ type agentLog struct {
 	busy    bool // step lock held
 }
 
+// live is get for a caller whose context must still be live.
+func (s *Store) live(ctx context.Context, id string) (*session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.get(id)
+}
+
+// liveAgent is live for one agent of the session, whose id it checks.
+func (s *Store) liveAgent(ctx context.Context, id, agent string) (*session, error) {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return nil, err
+	}
+	return ss, nil
+}
+
 func (s *Store) get(id string) (*session, error) {
 	if err := coordination.CheckSessionID(id); err != nil {
 		return nil, err
@@ -107,10 +127,7 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 
 // Session returns a copy of the session's setup.
 func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	ss, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +191,7 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 // borrower that only reads needs no lock. Borrowers share one loan until the
 // ledger grows.
 func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	ss, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -200,10 +214,7 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 
 // InFlight lists the agents whose step lock is held.
 func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	ss, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -220,14 +231,8 @@ func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error
 
 // LockStep takes an agent's step lock or fails at once with ErrAgentBusy.
 func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	ss, err := s.liveAgent(ctx, id, agent)
 	if err != nil {
-		return nil, err
-	}
-	if err := coordination.CheckAgentID(agent); err != nil {
 		return nil, err
 	}
 	ss.mu.Lock()
@@ -333,10 +338,7 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 
 // LockRun takes the run lock or fails at once with ErrSessionRunning.
 func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	ss, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -395,10 +397,7 @@ func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event)
 
 // Events returns a copy of the timeline.
 func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	ss, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -465,10 +464,7 @@ func (s *Store) Final(id string) (resultJSON []byte, answer string) {
 // SetCriteria replaces the session's criteria. The setup is copied and
 // swapped whole, so a reader holding the old copy never sees it change.
 func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Item) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	ss, err := s.get(id)
+	ss, err := s.live(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -505,14 +501,8 @@ func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.Iss
 
 // View returns the view last issued to a host agent, nil if none was.
 func (s *Store) View(ctx context.Context, id, agent string) (*coordination.IssuedView, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ss, err := s.get(id)
+	ss, err := s.liveAgent(ctx, id, agent)
 	if err != nil {
-		return nil, err
-	}
-	if err := coordination.CheckAgentID(agent); err != nil {
 		return nil, err
 	}
 	ss.mu.Lock()

@@ -26,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"CreateRefusesTakenID", testCreateExists},
 		{"BadIDsAreRefusedAndNothingWritten", testBadIDs},
 		{"UnknownSessionIsNotFound", testNotFound},
+		{"EndedContextIsRefusedBeforeAnyWork", testEndedContext},
 		{"SessionsListsOldestFirst", testSessionsOrder},
 		{"StepsAreNumberedPerAgent", testStepNumbering},
 		{"ReleasedLockWithoutEntryKeepsItsNumber", testReleaseWithoutAppend},
@@ -238,6 +239,29 @@ func testBadIDs(t *testing.T, st coordination.Store) {
 	}
 	if err := st.Create(ctx, NewSession(strings.Repeat("x", 64))); err != nil {
 		t.Errorf("a 64-character id is valid: %v", err)
+	}
+}
+
+func testEndedContext(t *testing.T, st coordination.Store) {
+	create(t, st, "s1", "agent_a")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with an ended context = %v, want context.Canceled", what, err)
+		}
+	}
+	_, err := st.Session(ctx, "s1")
+	check("Session", err)
+	_, err = st.Ledger(ctx, "s1")
+	check("Ledger", err)
+	_, err = st.InFlight(ctx, "s1")
+	check("InFlight", err)
+	_, err = st.LockStep(ctx, "s1", "agent_a")
+	check("LockStep", err)
+	if held, err := st.InFlight(context.Background(), "s1"); err != nil || held["agent_a"] {
+		t.Fatalf("a refused LockStep holds nothing: %v, %v", held, err)
 	}
 }
 
