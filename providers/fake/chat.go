@@ -19,16 +19,8 @@ import (
 // does, with reasoning counted inside them.
 func NewChat(s *Script) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, q, ok := oaiRead(w, r, "chat")
+		c, q, rep, ok := oaiTurn(w, r, s, "chat")
 		if !ok {
-			return
-		}
-		rep := s.Next(c)
-		if !oaiWait(r, rep.Delay) {
-			return
-		}
-		if !oaiKnown(rep.Kind) {
-			oaiUnknown(w, rep.Kind)
 			return
 		}
 		cr := chatReply{rep: rep, c: c, id: oaiID("chatcmpl-fake-"), created: time.Now().Unix(),

@@ -181,6 +181,26 @@ func oaiRead(w http.ResponseWriter, r *http.Request, format string) (Call, oaiRe
 	return c, q, true
 }
 
+// oaiTurn reads a request and takes the script's next reply for it, waiting
+// its delay; false when the request was refused (the 4xx is written), the
+// client left, or the script asks for a kind the OpenAI fakes cannot play
+// (a 500 says so).
+func oaiTurn(w http.ResponseWriter, r *http.Request, s *Script, format string) (Call, oaiRequest, Reply, bool) {
+	c, q, ok := oaiRead(w, r, format)
+	if !ok {
+		return c, q, Reply{}, false
+	}
+	rep := s.Next(c)
+	if !oaiWait(r, rep.Delay) {
+		return c, q, rep, false
+	}
+	if !oaiKnown(rep.Kind) {
+		oaiUnknown(w, rep.Kind)
+		return c, q, rep, false
+	}
+	return c, q, rep, true
+}
+
 // oaiWait sleeps for a reply's delay; false when the client left first.
 func oaiWait(r *http.Request, d Duration) bool {
 	if d <= 0 {

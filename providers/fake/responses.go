@@ -17,16 +17,8 @@ import (
 // top-level "error" key. Other requests get one response object.
 func NewResponses(s *Script) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, _, ok := oaiRead(w, r, "responses")
+		c, _, rep, ok := oaiTurn(w, r, s, "responses")
 		if !ok {
-			return
-		}
-		rep := s.Next(c)
-		if !oaiWait(r, rep.Delay) {
-			return
-		}
-		if !oaiKnown(rep.Kind) {
-			oaiUnknown(w, rep.Kind)
 			return
 		}
 		rr := respReply{rep: rep, c: c, id: oaiID("resp_fake_"), created: time.Now().Unix()}
