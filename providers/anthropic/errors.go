@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -67,7 +65,7 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 	}
 	e := &providers.Error{Status: status, Err: p.masked(err)}
 	if ae.Response != nil {
-		e.RetryAfter = retryAfter(ae.Response.Header)
+		e.RetryAfter = providers.RetryAfter(ae.Response.Header)
 	}
 	what := typ
 	if what == "" {
@@ -132,31 +130,6 @@ func apiError(ae *sdk.Error) (typ, msg, code string) {
 		typ = string(ae.Type())
 	}
 	return typ, strings.TrimSpace(env.Error.Message), env.Error.Details.ErrorCode
-}
-
-// retryAfter reads retry-after-ms, then retry-after (seconds or an HTTP date).
-func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("retry-after")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }
 
 func containsAny(s string, subs []string) bool {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -197,33 +196,12 @@ func (c *core) keyVarOr(alt string) string {
 	return c.keyVar
 }
 
-// retryAfter reads the wait a response asks for: retry-after-ms first, then
-// Retry-After in seconds or as an HTTP date.
+// retryAfter is the wait a response asks for; none without a response.
 func retryAfter(r *http.Response) time.Duration {
 	if r == nil {
 		return 0
 	}
-	if v := r.Header.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := r.Header.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return providers.RetryAfter(r.Header)
 }
 
 // parseStreamError reads the payload of a stream event that carried a
