@@ -2,6 +2,9 @@ package coordination
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/criteria"
 )
@@ -84,4 +87,26 @@ type StatusKeeper interface {
 // way to get a ledger one may change.
 type LedgerLender interface {
 	LendLedger(ctx context.Context, id string) (*Ledger, error)
+}
+
+// DatedSession is a session id with its creation time, as a store lists it.
+type DatedSession struct {
+	ID        string
+	CreatedAt time.Time
+}
+
+// OldestFirst orders sessions the way Store.Sessions lists them: by creation
+// time, ties by id, so every store lists the same sessions alike.
+func OldestFirst(ds []DatedSession) []string {
+	slices.SortFunc(ds, func(a, b DatedSession) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return ids
 }

@@ -256,28 +256,14 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot list sessions in %s: %w", s.dir, err)
 	}
-	type dated struct {
-		id string
-		at time.Time
-	}
-	var found []dated
+	var found []coordination.DatedSession
 	for _, de := range des {
 		if !de.IsDir() || coordination.CheckSessionID(de.Name()) != nil {
 			continue
 		}
-		found = append(found, dated{de.Name(), createdAt(filepath.Join(s.dir, de.Name()))})
+		found = append(found, coordination.DatedSession{ID: de.Name(), CreatedAt: createdAt(filepath.Join(s.dir, de.Name()))})
 	}
-	sort.Slice(found, func(i, j int) bool {
-		if !found[i].at.Equal(found[j].at) {
-			return found[i].at.Before(found[j].at)
-		}
-		return found[i].id < found[j].id
-	})
-	ids := make([]string, len(found))
-	for i, f := range found {
-		ids[i] = f.id
-	}
-	return ids, nil
+	return coordination.OldestFirst(found), nil
 }
 
 // createdAt reads only created_at from session.json; sessions without one are

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,26 +139,12 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	s.mu.RLock()
-	type dated struct {
-		id string
-		at time.Time
-	}
-	all := make([]dated, 0, len(s.sessions))
+	all := make([]coordination.DatedSession, 0, len(s.sessions))
 	for id, ss := range s.sessions {
-		all = append(all, dated{id, ss.setup.Load().CreatedAt})
+		all = append(all, coordination.DatedSession{ID: id, CreatedAt: ss.setup.Load().CreatedAt})
 	}
 	s.mu.RUnlock()
-	sort.Slice(all, func(i, j int) bool {
-		if !all[i].at.Equal(all[j].at) {
-			return all[i].at.Before(all[j].at)
-		}
-		return all[i].id < all[j].id
-	})
-	ids := make([]string, len(all))
-	for i, d := range all {
-		ids[i] = d.id
-	}
-	return ids, nil
+	return coordination.OldestFirst(all), nil
 }
 
 // Ledger returns a copy of every entry.
