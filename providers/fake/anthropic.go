@@ -117,7 +117,7 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Tools {
 		call.Tools = append(call.Tools, t.Name)
 		if t.Name == providers.ToolVote {
-			call.VoteEnum = anthropicVoteEnum(t.InputSchema)
+			call.VoteEnum = voteEnum(t.InputSchema)
 		}
 	}
 	reply := s.script.Next(call)
@@ -286,8 +286,9 @@ func anthropicContains(xs []string, x string) bool {
 	return false
 }
 
-// voteEnum reads properties.agent_id.enum from the vote tool's schema.
-func anthropicVoteEnum(schema json.RawMessage) []string {
+// voteEnum reads properties.agent_id.enum from a vote tool's JSON schema, as
+// every fake records it; nil when the schema has none.
+func voteEnum(schema json.RawMessage) []string {
 	var s struct {
 		Properties struct {
 			AgentID struct {

@@ -223,14 +223,7 @@ func (req *geminiRequest) offered() (names, enum []string) {
 				if len(schema) == 0 {
 					schema = d.Parameters
 				}
-				var s struct {
-					Properties map[string]struct {
-						Enum []string `json:"enum"`
-					} `json:"properties"`
-				}
-				if json.Unmarshal(schema, &s) == nil {
-					enum = s.Properties["agent_id"].Enum
-				}
+				enum = voteEnum(schema)
 			}
 		}
 	}

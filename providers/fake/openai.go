@@ -62,7 +62,7 @@ type oaiRequest struct {
 }
 
 // toolNames lists the function tools offered and the vote tool's enum.
-func (q *oaiRequest) toolNames() (names, voteEnum []string) {
+func (q *oaiRequest) toolNames() (names, enum []string) {
 	for _, t := range q.Tools {
 		name, params := t.Name, t.Parameters
 		if t.Function != nil {
@@ -73,19 +73,10 @@ func (q *oaiRequest) toolNames() (names, voteEnum []string) {
 		}
 		names = append(names, name)
 		if name == "vote" {
-			var s struct {
-				Properties struct {
-					AgentID struct {
-						Enum []string `json:"enum"`
-					} `json:"agent_id"`
-				} `json:"properties"`
-			}
-			if json.Unmarshal(params, &s) == nil {
-				voteEnum = s.Properties.AgentID.Enum
-			}
+			enum = voteEnum(params)
 		}
 	}
-	return names, voteEnum
+	return names, enum
 }
 
 // check returns the message of the 400 the real API would send for a
