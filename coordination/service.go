@@ -274,10 +274,7 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 		s.prompts = newPromptSet(s)
 		svc.setups.Store(id, s)
 	}
-	if lent {
-		return s, l, svc.deriveLent(s, l, inFlight), nil
-	}
-	return s, l, svc.derive(s, l, inFlight), nil
+	return s, l, svc.deriveFrom(s, l, lent, inFlight), nil
 }
 
 func hasEntries(l *Ledger) bool {
@@ -324,6 +321,15 @@ func complete(l *Ledger) bool {
 		}
 	}
 	return true
+}
+
+// deriveFrom derives from a ledger just read: memoised when it is lent,
+// since a lent ledger never changes.
+func (svc *Service) deriveFrom(s *Session, l *Ledger, lent bool, inFlight map[string]bool) *State {
+	if lent {
+		return svc.deriveLent(s, l, inFlight)
+	}
+	return svc.derive(s, l, inFlight)
 }
 
 // derive fills in what older or foreign ledgers lack, then derives.

@@ -78,12 +78,7 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 		var inFlight map[string]bool
 		if inFlight, err = svc.store.InFlight(ctx, s.ID); err == nil {
 			delete(inFlight, agentID)
-			var st *State
-			if lent {
-				st = svc.deriveLent(s, l, inFlight)
-			} else {
-				st = svc.derive(s, l, inFlight)
-			}
+			st := svc.deriveFrom(s, l, lent, inFlight)
 			if err = due(s, st, agentID); err == nil {
 				return lock, st, nil
 			}
