@@ -7,8 +7,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // Progress is one thing worth telling a waiting caller while a run goes on.
@@ -217,8 +215,8 @@ type landed struct {
 	err   error
 }
 
-// loop is the asynchronous run: launch every agent due to act (bounded by a
-// semaphore), and whenever a step lands, decide and launch again.
+// loop is the asynchronous run: launch every agent due to act (at most
+// Parallel at once), and whenever a step lands, decide and launch again.
 func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, error) {
 	// Resuming is bookkeeping: a run cancelled this early must still get as
 	// far as recording its cancellation (stop, below), not end with the
@@ -228,7 +226,6 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	}
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, seconds(s.Rules.TimeoutSeconds), errTimeout)
 	defer cancelTimeout()
-	sem := semaphore.NewWeighted(int64(svc.opts.Parallel))
 	results := make(chan landed, MaxAgents)
 	own := map[string]bool{}
 	dctx := context.WithoutCancel(ctx)
@@ -272,12 +269,15 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			r.publish(svc.progress(s, st, "cancelled", "", "session cancelled"))
 			return res, nil
 		}
-		// Launch in a fixed order — fewest steps first, then team order — and
-		// take the semaphore here rather than in the goroutine, so that with
-		// --parallel 1 the same seed gives the same ledger and no agent is
-		// starved by a faster one.
+		// Launch in a fixed order — fewest steps first, then team order —
+		// counting only the steps whose results this loop has not yet taken,
+		// so that with --parallel 1 the same seed gives the same ledger and no
+		// agent is starved by a faster one. (A semaphore released by the step
+		// goroutines was not enough: a zero-latency step could finish between
+		// two launches of one pass, and the pass then launched the next agent
+		// from a state that did not have that step yet.)
 		for _, id := range launchOrder(st) {
-			if own[id] || !sem.TryAcquire(1) {
+			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
 			own[id] = true
@@ -286,7 +286,6 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			}
 			go func() {
 				res, err := svc.serverStep(stepCtx, s, id)
-				sem.Release(1)
 				results <- landed{agent: id, res: res, err: err}
 			}()
 		}
