@@ -1,5 +1,7 @@
 package coordination
 
+import "slices"
+
 // deriveMemo remembers a session's latest derivation from a lent ledger. A
 // lent ledger never changes (the store lends a new one after any write), and
 // Derive is a pure function of the setup, the ledger and who is in flight,
@@ -49,4 +51,26 @@ func (svc *Service) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) 
 		svc.derived.Delete(s.ID)
 	}
 	return st
+}
+
+// memoFor returns the session's memoised state for a lent ledger when it
+// shows agent not in flight, whoever else it shows in flight. An agent's own
+// state — whether it is due, why not, what it is shown — does not depend on
+// the others being in flight (only deciding does), so a step checking it is
+// due can use the state its loop launched it from: of four agents launched
+// together, only the first would otherwise find the memo's in-flight set
+// unchanged.
+func (svc *Service) memoFor(s *Session, l *Ledger, agent string) *State {
+	m, found := svc.derived.Load(s.ID)
+	if !found {
+		return nil
+	}
+	memo := m.(*deriveMemo)
+	if memo.s != s || memo.l != l {
+		return nil
+	}
+	if i := slices.IndexFunc(s.Agents, func(a Agent) bool { return a.ID == agent }); i < 0 || memo.inFlight&(1<<i) != 0 {
+		return nil
+	}
+	return memo.st
 }

@@ -42,3 +42,70 @@ func TestDeriveMemoServesOnlyTheSameInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoForServesAnAgentNotInFlight: a step checking it is due may use the
+// memo whoever else it shows in flight, but never one showing the agent
+// itself in flight, nor one of another ledger or setup.
+func TestMemoForServesAnAgentNotInFlight(t *testing.T) {
+	svc := NewService(nil, Options{})
+	b := newTeam(t, Rules{}, "a", "b", "c")
+	b.answer("a", "Answer: 1")
+	l := &Ledger{Agents: b.l.Agents, Session: b.l.Session}
+	st := svc.deriveLent(b.s, l, map[string]bool{"b": true})
+	if got := svc.memoFor(b.s, l, "c"); got != st {
+		t.Fatal("c is not in flight in the memo: served")
+	}
+	if got := svc.memoFor(b.s, l, "b"); got != nil {
+		t.Fatal("b is in flight in the memo: not served")
+	}
+	if got := svc.memoFor(b.s, &Ledger{Agents: l.Agents, Session: l.Session}, "c"); got != nil {
+		t.Fatal("another ledger: not served")
+	}
+	s2 := *b.s
+	if got := svc.memoFor(&s2, l, "c"); got != nil {
+		t.Fatal("another setup: not served")
+	}
+	if got := svc.memoFor(b.s, l, "nobody"); got != nil {
+		t.Fatal("an agent not in the team: not served")
+	}
+}
+
+// TestAnAgentsOwnStateIgnoresOthersInFlight pins what memoFor relies on:
+// whether an agent is due, and why not, is the same whoever else is in
+// flight — in round 0, with standing votes and during a re-vote.
+func TestAnAgentsOwnStateIgnoresOthersInFlight(t *testing.T) {
+	round0 := newTeam(t, Rules{}, "a", "b", "c")
+	round0.answer("a", "Answer: 1")
+	voting := newTeam(t, Rules{}, "a", "b", "c")
+	voting.answer("a", "Answer: 1")
+	voting.answer("b", "Answer: 2")
+	voting.answer("c", "Answer: 2")
+	voting.vote("a", "b")
+	revote := newTeam(t, Rules{}, "a", "b", "c")
+	revote.answer("a", "Answer: 1")
+	revote.answer("b", "Answer: 2")
+	revote.answer("c", "Answer: 3")
+	revote.vote("a", "a")
+	revote.vote("b", "b")
+	revote.vote("c", "c")
+	revote.session(SessionRevote, "a", "b")
+	ids := []string{"a", "b", "c"}
+	for name, b := range map[string]*team{"round 0": round0, "voting": voting, "revote": revote} {
+		for _, self := range ids {
+			alone := Derive(b.s, b.l, nil).Agent(self)
+			for mask := 0; mask < 1<<len(ids); mask++ {
+				inFlight := map[string]bool{}
+				for i, id := range ids {
+					if mask&(1<<i) != 0 && id != self {
+						inFlight[id] = true
+					}
+				}
+				got := Derive(b.s, b.l, inFlight).Agent(self)
+				if got.Next != alone.Next || got.Why != alone.Why || got.Held != alone.Held {
+					t.Fatalf("%s: %s with %v in flight: next=%v why=%q held=%v; alone next=%v why=%q held=%v",
+						name, self, inFlight, got.Next, got.Why, got.Held, alone.Next, alone.Why, alone.Held)
+				}
+			}
+		}
+	}
+}

@@ -74,18 +74,34 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 		return nil, nil, err
 	}
 	l, lent, err := svc.lend(ctx, s.ID)
+	var st *State
 	if err == nil {
-		var inFlight map[string]bool
-		if inFlight, err = svc.store.InFlight(ctx, s.ID); err == nil {
-			delete(inFlight, agentID)
-			st := svc.deriveFrom(s, l, lent, inFlight)
-			if err = due(s, st, agentID); err == nil {
-				return lock, st, nil
-			}
+		st, err = svc.ownState(ctx, s, l, lent, agentID)
+	}
+	if err == nil {
+		if err = due(s, st, agentID); err == nil {
+			return lock, st, nil
 		}
 	}
 	lock.Release()
 	return nil, nil, err
+}
+
+// ownState is the state an agent's step starts from, with the agent itself
+// not in flight: its loop's latest derivation when there is one for this
+// ledger (see memoFor), else a new one.
+func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bool, agentID string) (*State, error) {
+	if lent {
+		if st := svc.memoFor(s, l, agentID); st != nil {
+			return st, nil
+		}
+	}
+	inFlight, err := svc.store.InFlight(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	delete(inFlight, agentID)
+	return svc.deriveFrom(s, l, lent, inFlight), nil
 }
 
 // due explains why an agent may not act now, or returns nil.
