@@ -234,6 +234,14 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// call.
 	stepCtx, cancelSteps := context.WithCancelCause(ctx)
 	defer cancelSteps(nil)
+	// Steps run on the run's own workers rather than a goroutine each: a new
+	// goroutine starts with a small stack and copies it, growing, twice in
+	// every step, where a worker's stack has grown once for good. Every
+	// worker beyond the steps in flight has handed in its result, so it is
+	// idle or about to be, and the send below waits for it at most a moment.
+	jobs := make(chan string)
+	defer close(jobs)
+	workers := 0
 
 	// fresh is the state the latest landing left: the loop launches from it
 	// rather than reading the ledger a third time for the same step.
@@ -280,14 +288,16 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			own[id] = true
 			if r.listening() {
 				r.publish(svc.progress(s, st, "step_started", id, id+" is working"))
 			}
-			go func() {
-				res, err := svc.serverStep(stepCtx, s, id)
-				results <- landed{agent: id, res: res, err: err}
-			}()
+			if workers == len(own) {
+				workers++
+				go svc.stepWorker(stepCtx, s, id, jobs, results)
+			} else {
+				jobs <- id
+			}
+			own[id] = true
 		}
 		var tick <-chan time.Time
 		if len(own) == 0 {
@@ -314,6 +324,15 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
 		case <-tick:
 		}
+	}
+}
+
+// stepWorker runs a loop's steps — first's, then one agent id at a time
+// from jobs — until the loop ends.
+func (svc *Service) stepWorker(ctx context.Context, s *Session, first string, jobs <-chan string, results chan<- landed) {
+	for id, ok := first, true; ok; id, ok = <-jobs {
+		res, err := svc.serverStep(ctx, s, id)
+		results <- landed{agent: id, res: res, err: err}
 	}
 }
 
