@@ -72,7 +72,7 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 		}
 		st = svc.derive(s, l, nil)
 	}
-	if !full && st.Life.Status == StatusRunning && !svc.keepsStatus() {
+	if !full && st.Life.Status == StatusRunning && !svc.keepsFiles() {
 		return s, l, st, nil, nil
 	}
 	res := svc.snapshot(s, l, st)
@@ -95,7 +95,7 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
 	}
 	svc.event(ctx, s.ID, Event{Type: string(kind), Message: msg})
-	if kind != SessionFinished {
+	if kind != SessionFinished || !svc.keepsFiles() {
 		return nil
 	}
 	body, err := json.MarshalIndent(res, "", "  ")

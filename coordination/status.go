@@ -170,14 +170,15 @@ func (svc *Service) writeStatusSoon(ctx context.Context, s *Session, st *State, 
 	svc.queueStatus(ctx, s, st, res, true)
 }
 
-// keepsStatus tells whether the store keeps a status.json worth writing.
-func (svc *Service) keepsStatus() bool {
-	k, ok := svc.store.(StatusKeeper)
-	return !ok || k.KeepsStatus()
+// keepsFiles tells whether the store keeps a status.json and final files
+// worth writing.
+func (svc *Service) keepsFiles() bool {
+	k, ok := svc.store.(FileKeeper)
+	return !ok || k.KeepsFiles()
 }
 
 func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res *TeamResult, soon bool) {
-	if !svc.keepsStatus() {
+	if !svc.keepsFiles() {
 		return
 	}
 	if res == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -110,5 +111,48 @@ func TestStatusJSONFinishReasons(t *testing.T) {
 	}
 	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "error" {
 		t.Fatalf("error: %v", m["finish_reason"])
+	}
+}
+
+// TestFinalFilesFollowTheStore: a finished run leaves final/result.json and
+// final/answer.md in a store that keeps files, and the memory store, which
+// says it keeps none worth reading, is not asked to keep them.
+func TestFinalFilesFollowTheStore(t *testing.T) {
+	ctx := context.Background()
+	seed := int64(2)
+	spec := coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong", "sim/strong", "sim/strong"}, Seed: &seed}
+
+	files := filestore.New(t.TempDir())
+	svc := coordination.NewService(files, coordination.Options{Open: backends.Open})
+	s, err := svc.Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept coordination.TeamResult
+	data, err := os.ReadFile(filepath.Join(files.Dir(s.ID), "final", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &kept); err != nil || kept.Status != res.Status || *kept.FinalAnswer != *res.FinalAnswer {
+		t.Fatalf("final/result.json = %s (%v), want the run's result", data, err)
+	}
+	if answer, err := os.ReadFile(filepath.Join(files.Dir(s.ID), "final", "answer.md")); err != nil || len(answer) == 0 {
+		t.Fatalf("final/answer.md: %q, %v", answer, err)
+	}
+
+	mem := memstore.New()
+	svc = coordination.NewService(mem, coordination.Options{Open: backends.Open})
+	if s, err = svc.Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Run(ctx, s.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if body, answer := mem.Final(s.ID); body != nil || answer != "" {
+		t.Fatalf("the memory store was asked to keep final files: %s %q", body, answer)
 	}
 }

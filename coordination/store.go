@@ -73,11 +73,14 @@ type StepLock interface {
 	Release()
 }
 
-// StatusKeeper is implemented by a store that says whether it keeps a
-// readable status.json. The memory store keeps none worth reading, so the
-// service skips building one on every step (a fifth of a step's CPU).
-type StatusKeeper interface {
-	KeepsStatus() bool
+// FileKeeper is implemented by a store that says whether it keeps the
+// files a reader outside this process would read: status.json and the final
+// result.json and answer.md. The memory store keeps none worth reading, so
+// the service skips building status.json on every step (a fifth of a step's
+// CPU) and the final files when a session ends (an indented encoding of the
+// whole result, as sessions end together with others' steps landing).
+type FileKeeper interface {
+	KeepsFiles() bool
 }
 
 // LedgerLender is implemented by a store that can lend its ledger instead of

@@ -396,9 +396,10 @@ func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, er
 	return out, nil
 }
 
-// KeepsStatus says the memory store keeps no status.json worth building: it
-// has no reader but tests, and building one costs a fifth of a step.
-func (s *Store) KeepsStatus() bool { return false }
+// KeepsFiles says the memory store keeps no status.json or final files worth
+// building: they have no reader but tests (the result is in the session
+// log), and building status.json costs a fifth of a step.
+func (s *Store) KeepsFiles() bool { return false }
 
 // WriteStatus keeps the latest status document.
 func (s *Store) WriteStatus(_ context.Context, id string, statusJSON []byte) error {
