@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,14 @@ func TestAgentIDsMayHoldDotsButNotLeadWithOne(t *testing.T) {
 	for id, ok := range map[string]bool{"team_1-x": true, "a.b": false, "..": false, "a/b": false, "": false} {
 		if err := CheckSessionID(id); (err == nil) != ok {
 			t.Errorf("session id %q: %v, want valid = %v", id, err, ok)
+		}
+	}
+}
+
+func TestAnonNameNamesEveryNumber(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, MaxAgents, MaxAgents + 1, 123, -1} {
+		if got, want := AnonName(n), "agent"+strconv.Itoa(n); got != want {
+			t.Errorf("AnonName(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -9,7 +9,19 @@ import (
 )
 
 // AnonName is the anonymous name of agent number n ("agent3").
-func AnonName(n int) string { return "agent" + strconv.Itoa(n) }
+func AnonName(n int) string {
+	if n >= 0 && n < len(anonNames) {
+		return anonNames[n] // every view names every agent: no string built each time
+	}
+	return "agent" + strconv.Itoa(n)
+}
+
+var anonNames = func() (names [MaxAgents + 1]string) {
+	for n := range names {
+		names[n] = "agent" + strconv.Itoa(n)
+	}
+	return names
+}()
 
 // AnswerLabel is the label of answer k of agent number n ("agent3.2").
 func AnswerLabel(n, k int) string { return fmt.Sprintf("agent%d.%d", n, k) }

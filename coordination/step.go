@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -135,7 +136,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string) 
 	defer lock.Release()
 	v := buildView(s, st, agentID)
 	step := lock.Step()
-	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: fmt.Sprintf("%s started step %d", agentID, step)})
+	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: agentID + " started step " + strconv.Itoa(step)})
 
 	start := svc.opts.Now()
 	entry, err := svc.callModel(ctx, s, st, v, step)
@@ -289,9 +290,9 @@ func landedEvent(e Entry) Event {
 	ev := Event{Agent: e.Agent, Step: e.Step, Type: string(e.Kind)}
 	switch e.Kind {
 	case KindAnswer:
-		ev.Message = fmt.Sprintf("%s answered %s", e.Agent, e.Label)
+		ev.Message = e.Agent + " answered " + e.Label // not Sprintf: two events a step
 	case KindVote:
-		ev.Message = fmt.Sprintf("%s voted for %s", e.Agent, e.TargetLabel)
+		ev.Message = e.Agent + " voted for " + e.TargetLabel
 		if e.Revote {
 			ev.Message += " (re-vote)"
 		}
