@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -193,5 +194,61 @@ func TestCriteriaRequestsThatCannotBeServed(t *testing.T) {
 		if _, err := h.svc.Criteria(context.Background(), tc.req); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Criteria = %v, want %v", name, err, tc.want)
 		}
+	}
+}
+
+// TestCriteriaAttachedElsewhereAfterAnUnsteppedRunAreSeen: a run keeps its
+// setup while it runs, but a run that ends before any step lands must not
+// keep it: criteria another process attaches then (here, another service on
+// the same store) are in the next run's prompts.
+func TestCriteriaAttachedElsewhereAfterAnUnsteppedRunAreSeen(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var prompts []string
+	blocked := make(chan struct{}, 8)
+	hang := true
+	p := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		mu.Lock()
+		prompts = append(prompts, req.Prompt)
+		waits := hang
+		mu.Unlock()
+		if waits {
+			blocked <- struct{}{}
+			<-ctx.Done()
+			return providers.Action{}, providers.Free(), ctx.Err()
+		}
+		if hasTool(req, providers.ToolVote) && len(req.VoteEnum) > 0 {
+			return vote(req.VoteEnum[0]), providers.Free(), nil
+		}
+		return answer("Answer: 4"), providers.Free(), nil
+	})
+	models, _, provs := scriptedTeam(t, 2)
+	for _, m := range models {
+		provs[m] = p
+	}
+	h := newHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models})
+	r, err := h.svc.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	<-blocked
+	r.Cancel()
+	if _, err := r.Result(); err != nil {
+		t.Fatal(err)
+	}
+	other := coordination.NewService(h.store, coordination.Options{Open: h.open})
+	if err := other.AttachCriteria(ctx, s.ID, []criteria.Item{{ID: "E1", Text: "shows its working", Category: "must"}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	hang, prompts = false, nil
+	mu.Unlock()
+	h.run(s.ID)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(prompts) == 0 || !strings.Contains(prompts[0], "shows its working") {
+		t.Fatalf("the run after criteria were attached elsewhere prompted without them: %q", prompts)
 	}
 }

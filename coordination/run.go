@@ -117,28 +117,28 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	}
 	svc.mu.Unlock()
 
-	s, err := svc.session(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, a := range s.Agents {
-		if isHost(a) {
-			return nil, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
-		}
-	}
 	unlockRun, err := svc.store.LockRun(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Read the setup again under the run lock, which attaching criteria also
-	// takes: the run keeps this setup to its end, so its prompts are built
-	// once here rather than at each first step.
-	if s, err = svc.session(ctx, id); err != nil {
+	// Read the setup under the run lock, which attaching criteria also
+	// takes: the setup cannot change until the run ends, so the run builds
+	// its prompts once here and the service keeps it from now on (see
+	// forgetUnstepped for a run that ends before any step).
+	s, err := svc.session(ctx, id)
+	if err != nil {
 		unlockRun()
 		return nil, nil, err
 	}
+	for _, a := range s.Agents {
+		if isHost(a) {
+			unlockRun()
+			return nil, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
+		}
+	}
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
+		svc.setups.Store(id, s)
 	}
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
@@ -159,12 +159,23 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 			delete(svc.runs, id)
 			svc.mu.Unlock()
 			svc.derived.Delete(id)
+			svc.forgetUnstepped(id, s)
 			unlockRun()
 			cancel(nil)
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
 	}()
 	return r, unsubscribe, nil
+}
+
+// forgetUnstepped drops the setup a run kept if the session has no step
+// yet: until its first step, criteria may still be attached (here or by
+// another process sharing the store), so it must be read afresh again.
+func (svc *Service) forgetUnstepped(id string, s *Session) {
+	l, err := svc.ledger(context.Background(), id)
+	if err != nil || !hasEntries(l) {
+		svc.setups.CompareAndDelete(id, s)
+	}
 }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx

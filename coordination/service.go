@@ -41,7 +41,7 @@ type Service struct {
 	store    Store
 	opts     Options
 	log      zerolog.Logger
-	setups   sync.Map // id → *Session: setups of sessions with a step (then they never change)
+	setups   sync.Map // id → *Session: setups of sessions with a step (then they never change) or a run (which holds the run lock)
 	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
 	ended    sync.Map // id → true: sessions the timer has seen end
 	derived  sync.Map // id → *deriveMemo: the latest derivation from a lent ledger
@@ -240,8 +240,9 @@ func randomSeed() int64 {
 
 // session reads a session's setup. Once an agent has stepped the setup never
 // changes (criteria can be attached only before the first step), so load
-// caches it from then on; before that it is read afresh, so criteria that
-// another process attaches are seen. A MassGen-written one is never cached.
+// caches it from then on, and so does a run while it holds the run lock;
+// before that it is read afresh, so criteria that another process attaches
+// are seen. A MassGen-written one is never cached.
 func (svc *Service) session(ctx context.Context, id string) (*Session, error) {
 	if s, ok := svc.setups.Load(id); ok {
 		return s.(*Session), nil
