@@ -156,6 +156,48 @@ func TestPromptMatchesItsGolden(t *testing.T) {
 	}
 }
 
+// TestVotingPromptsMatchTheirGolden pins the prompts TestPromptMatchesItsGolden
+// does not reach: a first step with nothing shown, a re-vote, a vote once an
+// agent has used its answers, and the system prompt of short answers.
+func TestVotingPromptsMatchTheirGolden(t *testing.T) {
+	var got strings.Builder
+	show := func(name string, v *view) {
+		fmt.Fprintf(&got, "=== %s system\n%s\n=== %s prompt\n%s", name, v.System, name, v.Prompt)
+	}
+	first := newTeam(t, Rules{AnswerFormat: "short"}, "a", "b")
+	show("first", buildView(first.s, first.state(), "a"))
+
+	capped := newTeam(t, Rules{MaxAnswersPerAgent: 1}, "a", "b", "c")
+	capped.answer("a", "Answer: 1")
+	capped.answer("b", "Answer: 2")
+	capped.answer("c", "Answer: 2")
+	show("vote only", buildView(capped.s, capped.state(), "a"))
+
+	split := newTeam(t, Rules{}, "a", "b", "c")
+	split.answer("a", "Answer: 1")
+	split.answer("b", "Answer: 2")
+	split.answer("c", "Answer: 3")
+	split.vote("a", "a")
+	split.vote("b", "b")
+	split.vote("c", "c")
+	split.session(SessionRevote, "a", "b", "c")
+	show("revote", buildView(split.s, split.state(), "b"))
+
+	path := filepath.Join("testdata", "prompt-votes.golden")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Fatalf("the prompt changed; got:\n%s", got.String())
+	}
+}
+
 // TestCachedPromptsAreTheBuiltOnes: a session the service keeps sends the
 // same system prompt and prompt from its cache as one built afresh, each
 // agent its own persona.
