@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -259,7 +258,7 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 
 // sortedIDs returns the ids of the given agents ordered by anonymous number.
 func byAnonOrder(agents []*AgentState) []*AgentState {
-	out := append([]*AgentState(nil), agents...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Anon < out[j].Anon })
+	out := slices.Clone(agents)
+	slices.SortFunc(out, func(a, b *AgentState) int { return a.Anon - b.Anon }) // not sort.Slice: no reflection, no allocation
 	return out
 }

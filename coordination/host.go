@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -32,7 +33,7 @@ func (svc *Service) hostView(ctx context.Context, s *Session, agentID string) (*
 		SeenSteps:  v.SeenSteps,
 		Consensus:  res.Consensus,
 		NextAgents: append([]string{}, st.Next...),
-		View:       &HostView{Prompt: v.Prompt, System: v.System, Actions: v.Actions, VoteEnum: append([]string{}, v.VoteEnum...), Revote: v.Revote},
+		View:       &HostView{Prompt: v.Prompt, System: v.System, Actions: slices.Clone(v.Actions), VoteEnum: append([]string{}, v.VoteEnum...), Revote: v.Revote},
 	}
 	if out.View.VoteEnum == nil {
 		out.View.VoteEnum = []string{}

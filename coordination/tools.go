@@ -26,8 +26,12 @@ func answerTool(s *Session) providers.Tool {
 	if s.Review != nil {
 		return reviewAnswerTool()
 	}
-	return newAnswerTool()
+	return answerToolShared
 }
+
+// answerToolShared is new_answer built once (read-only): its schema was a
+// new byte slice every step.
+var answerToolShared = newAnswerTool()
 
 // reviewAnswerTool is new_answer in a review session. Every argument is
 // required: a review without a verdict or a plan cannot be compared.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,20 +38,26 @@ func buildView(s *Session, st *State, agentID string) *view {
 	v := &view{
 		Agent:     agentID,
 		Self:      AnonName(a.Anon),
-		SeenSteps: make(map[string]int, len(st.Latest)),
-		labelOf:   map[string]string{},
+		SeenSteps: maps.Clone(st.Latest),
 		Revote:    st.Life.Revote != nil && containsString(st.Life.Revote.Agents, agentID) && !a.Revoted,
 	}
-	for id, step := range st.Latest {
-		v.SeenSteps[id] = step
+	if v.SeenSteps == nil {
+		v.SeenSteps = map[string]int{}
 	}
 	v.Blind = s.Rules.blindFirst() && a.LatestAnswer == nil
 	if !v.Blind {
-		var with []*AgentState
+		// Sized once: every step builds a view, and growing these was a
+		// good part of what a step allocated.
+		with := make([]*AgentState, 0, len(st.Agents))
 		for _, o := range byAnonOrder(st.Agents) {
 			if o.LatestAnswer != nil {
 				with = append(with, o)
 			}
+		}
+		v.labelOf = make(map[string]string, len(with))
+		v.VoteEnum = make([]string, len(with))
+		for i, o := range with { // in anonymous order, before the rotation
+			v.VoteEnum[i] = AnonName(o.Anon)
 		}
 		// Rotate so the viewer's own answer comes last: position bias then
 		// never favours one's own answer, and each viewer sees a different
@@ -63,25 +70,26 @@ func buildView(s *Session, st *State, agentID string) *view {
 				}
 			}
 		}
-		for _, o := range with {
+		v.Shown = make([]providers.ShownAnswer, len(with))
+		for i, o := range with {
 			name := AnonName(o.Anon)
-			v.Shown = append(v.Shown, providers.ShownAnswer{Agent: name, Label: o.LatestAnswer.Label, Content: o.LatestAnswer.Content})
+			v.Shown[i] = providers.ShownAnswer{Agent: name, Label: o.LatestAnswer.Label, Content: o.LatestAnswer.Content}
 			v.labelOf[name] = o.LatestAnswer.Label
 		}
-		for _, o := range byAnonOrder(with) {
-			v.VoteEnum = append(v.VoteEnum, AnonName(o.Anon))
-		}
+	}
+	if len(v.Shown) == 0 {
+		v.Shown, v.VoteEnum = nil, nil // as before: nothing shown is nil, not empty
 	}
 	v.VoteOnly = v.Revote || (!v.Blind && a.answerCapped(s.Rules))
 	switch {
 	case v.Blind || len(v.VoteEnum) == 0:
-		v.Actions = []string{providers.ToolNewAnswer}
+		v.Actions = answerOnly
 		v.Tools = []providers.Tool{answerTool(s)}
 	case v.VoteOnly:
-		v.Actions = []string{providers.ToolVote}
+		v.Actions = voteOnly
 		v.Tools = []providers.Tool{voteTool(v.VoteEnum)}
 	default:
-		v.Actions = []string{providers.ToolNewAnswer, providers.ToolVote}
+		v.Actions = answerOrVote
 		v.Tools = []providers.Tool{answerTool(s), voteTool(v.VoteEnum)}
 	}
 	ag, _ := s.Agent(agentID)
@@ -89,6 +97,13 @@ func buildView(s *Session, st *State, agentID string) *view {
 	v.Prompt = userPrompt(s, v)
 	return v
 }
+
+// The workflow calls a step may make; shared, never written to.
+var (
+	answerOnly   = []string{providers.ToolNewAnswer}
+	voteOnly     = []string{providers.ToolVote}
+	answerOrVote = []string{providers.ToolNewAnswer, providers.ToolVote}
+)
 
 // request turns a view into a provider request.
 func (v *view) request(s *Session, step int, history []providers.Turn) providers.Request {
@@ -195,7 +210,7 @@ func userPrompt(s *Session, v *view) string {
 	b.Grow(n)
 	b.WriteString(v.Prefix)
 	writeAnswersBlock(&b, s, v)
-	b.WriteString(instructions(s, v))
+	writeInstructions(&b, s, v)
 	return b.String()
 }
 
@@ -219,14 +234,18 @@ func writeAnswersBlock(b *strings.Builder, s *Session, v *view) {
 				cut--
 			}
 		}
-		b.WriteString("[" + fence + " BEGIN ")
+		b.WriteString("[")
+		b.WriteString(fence)
+		b.WriteString(" BEGIN ")
 		b.WriteString(a.Label)
 		b.WriteString("]\n")
 		b.WriteString(content[:cut])
 		if cut < len(content) {
 			fmt.Fprintf(b, "\n[… cut here: %d more characters not shown]", len(a.Content)-cut)
 		}
-		b.WriteString("\n[" + fence + " END ")
+		b.WriteString("\n[")
+		b.WriteString(fence)
+		b.WriteString(" END ")
 		b.WriteString(a.Label)
 		b.WriteString("]\n")
 	}
@@ -265,19 +284,32 @@ func answerFence(seed int64, shown []providers.ShownAnswer) string {
 	}
 }
 
-// instructions close the prompt: what this step may do.
-func instructions(s *Session, v *view) string {
+// writeInstructions closes the prompt: what this step may do.
+func writeInstructions(b *strings.Builder, s *Session, v *view) {
+	// Written into the prompt piece by piece, not joined and concatenated
+	// first: every step ends its prompt with these.
+	valid := func(pre, post string) {
+		b.WriteString(pre)
+		for i, name := range v.VoteEnum {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(name)
+		}
+		b.WriteString(post)
+	}
 	switch {
 	case (v.Blind || len(v.VoteEnum) == 0) && s.Review != nil:
-		return reviewFirstStep(s.Review)
+		b.WriteString(reviewFirstStep(s.Review))
 	case v.Blind || len(v.VoteEnum) == 0:
-		return "\nNo answers exist yet. Work on the task and submit your complete answer with the new_answer tool.\n"
+		b.WriteString("\nNo answers exist yet. Work on the task and submit your complete answer with the new_answer tool.\n")
 	case v.Revote:
-		return "\nThe team's votes were split. Look at the answers again and vote once more for the best one with the vote tool (valid: " + strings.Join(v.VoteEnum, ", ") + ").\n"
+		valid("\nThe team's votes were split. Look at the answers again and vote once more for the best one with the vote tool (valid: ", ").\n")
 	case v.VoteOnly:
-		return "\nYou have submitted your maximum number of answers. Vote for the best existing answer with the vote tool (valid: " + strings.Join(v.VoteEnum, ", ") + ").\n"
+		valid("\nYou have submitted your maximum number of answers. Vote for the best existing answer with the vote tool (valid: ", ").\n")
+	default:
+		valid("\nIf the best answer above is complete and correct, vote for it (valid: ", "). Otherwise submit a better, complete answer with new_answer.\n")
 	}
-	return "\nIf the best answer above is complete and correct, vote for it (valid: " + strings.Join(v.VoteEnum, ", ") + "). Otherwise submit a better, complete answer with new_answer.\n"
 }
 
 func containsString(list []string, s string) bool {
