@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,5 +155,19 @@ func TestInterruptExitsFourAndResumes(t *testing.T) {
 	var res coordination.TeamResult
 	if err := json.Unmarshal(body, &res); err != nil || res.Status != "finished" {
 		t.Fatalf("resumed: %v %s", err, body)
+	}
+}
+
+// TestEveryCommandRunsWithTheServersGCSetting: the binary sets the collector
+// to coordination.ServerGCPercent unless GOGC is set.
+func TestEveryCommandRunsWithTheServersGCSetting(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	t.Setenv("GOGC", "")
+	if out, code := cli(t, "version"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if p := debug.SetGCPercent(100); p != coordination.ServerGCPercent {
+		t.Errorf("after a command the collector runs at GOGC=%d, want %d", p, coordination.ServerGCPercent)
 	}
 }

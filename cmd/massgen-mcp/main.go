@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 )
@@ -44,6 +45,9 @@ func rootCommand() *cobra.Command {
 				level = zerolog.DebugLevel
 			}
 			logger = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true}).Level(level).With().Timestamp().Logger()
+			// Every command: serve and run coordinate steps in bursts, and
+			// bench measures what they run with.
+			logger.Debug().Str("gc", coordination.TuneGC()).Msg("garbage collector")
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
