@@ -61,7 +61,7 @@ func TestBenchOverheadReportsEveryMeasurement(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"20 concurrent sessions", "peak RSS", "| 2 |", "| median |", "steps landing late (p99)", "| memory |", "| file |", "ours / parallel ideal", "one model at a time / ours", "steps/s", "| team_status |", "| step (server step"} {
+	for _, want := range []string{"20 concurrent sessions", "peak RSS", "| cold |", "| warm 2 |", "| median of the warm runs |", "GOGC=", "steps landing late (p99)", "| memory |", "| file |", "ours / parallel ideal", "one model at a time / ours", "steps/s", "| team_status |", "| step (server step"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
