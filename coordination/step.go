@@ -139,7 +139,9 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string) 
 	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: agentID + " started step " + strconv.Itoa(step)})
 
 	start := svc.opts.Now()
+	idleGC.touch()
 	entry, err := svc.callModel(ctx, s, st, v, step)
+	idleGC.touch()
 	if err != nil {
 		return nil, err // cancelled: nothing is written, the step can run again
 	}
