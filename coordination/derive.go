@@ -210,6 +210,9 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 			a.Next = true
 		}
 		if a.Next {
+			if st.Next == nil {
+				st.Next = make([]string, 0, len(st.Agents)) // sized once: every landing derives
+			}
 			st.Next = append(st.Next, a.ID)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 )
@@ -367,13 +367,16 @@ var (
 // launchOrder lists the agents due to act, fewest steps first, then in team
 // order.
 func launchOrder(st *State) []string {
-	var due []*AgentState
+	if len(st.Next) == 0 {
+		return nil // most landings (a barrier, votes standing): nothing to sort
+	}
+	due := make([]*AgentState, 0, len(st.Next))
 	for _, a := range st.Agents {
 		if a.Next {
 			due = append(due, a)
 		}
 	}
-	sort.SliceStable(due, func(i, j int) bool { return due[i].Steps < due[j].Steps })
+	slices.SortStableFunc(due, func(a, b *AgentState) int { return a.Steps - b.Steps })
 	ids := make([]string, len(due))
 	for i, a := range due {
 		ids[i] = a.ID

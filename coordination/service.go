@@ -45,10 +45,10 @@ type Service struct {
 	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
 	ended    sync.Map // id → true: sessions the timer has seen end
 	derived  sync.Map // id → *deriveMemo: the latest derivation from a lent ledger
+	opened   sync.Map // model spec string → providers.Provider, opened once (under mu)
 
-	mu    sync.Mutex
-	runs  map[string]*Run               // local run loops by session
-	cache map[string]providers.Provider // providers by spec string
+	mu   sync.Mutex
+	runs map[string]*Run // local run loops by session
 }
 
 // NewService returns a Service over a store.
@@ -59,7 +59,7 @@ func NewService(store Store, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{store: store, opts: opts, log: opts.Logger, runs: map[string]*Run{}, cache: map[string]providers.Provider{}}
+	return &Service{store: store, opts: opts, log: opts.Logger, runs: map[string]*Run{}}
 }
 
 // Store is the service's store.
@@ -378,10 +378,13 @@ func (svc *Service) event(ctx context.Context, id string, ev Event) {
 
 // provider returns (and caches) the provider of an agent.
 func (svc *Service) provider(model string) (providers.Provider, error) {
+	if p, ok := svc.opened.Load(model); ok {
+		return p.(providers.Provider), nil // every step asks: no lock once opened
+	}
 	svc.mu.Lock()
 	defer svc.mu.Unlock()
-	if p, ok := svc.cache[model]; ok {
-		return p, nil
+	if p, ok := svc.opened.Load(model); ok {
+		return p.(providers.Provider), nil
 	}
 	if svc.opts.Open == nil {
 		return nil, fmt.Errorf("%w: this service cannot call models", ErrBadSpec)
@@ -394,7 +397,7 @@ func (svc *Service) provider(model string) (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc.cache[model] = p
+	svc.opened.Store(model, p)
 	return p, nil
 }
 
