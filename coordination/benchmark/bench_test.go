@@ -40,9 +40,11 @@ func BenchmarkThousandSessions(b *testing.B) {
 	if err := WarmUp(context.Background(), 1000, 4); err != nil {
 		b.Fatal(err)
 	}
+	var runs []ManySessions
 	for b.Loop() {
-		reportMany(b)
+		runs = append(runs, runMany(b))
 	}
+	reportMany(b, runs)
 }
 
 // BenchmarkThousandSessionsCold is BenchmarkThousandSessions without the
@@ -51,9 +53,11 @@ func BenchmarkThousandSessions(b *testing.B) {
 func BenchmarkThousandSessionsCold(b *testing.B) {
 	restore := serverGC(b)
 	defer restore()
+	var runs []ManySessions
 	for b.Loop() {
-		reportMany(b)
+		runs = append(runs, runMany(b))
 	}
+	reportMany(b, runs)
 }
 
 // serverGC applies the binary's collector setting for a benchmark.
@@ -64,18 +68,34 @@ func serverGC(b *testing.B) (restore func()) {
 	return func() { debug.SetGCPercent(before) }
 }
 
-func reportMany(b *testing.B) {
+func runMany(b *testing.B) ManySessions {
 	m, err := RunManySessions(context.Background(), 1000, 4, time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(100*m.Overhead, "overhead-%")
-	b.ReportMetric(100*m.SessionOverhead, "session-overhead-%")
-	b.ReportMetric(float64(m.PeakRSS)/(1<<20), "peak-RSS-MiB")
-	b.ReportMetric(float64(m.BytesPerSession), "bytes/session")
-	b.ReportMetric(float64(m.CPU.Microseconds())/float64(m.Steps), "cpu-µs/step")
-	b.ReportMetric(float64(m.LastLaunch.Milliseconds()), "last-launch-ms")
-	b.ReportMetric(float64(m.LateP99.Milliseconds()), "late-p99-ms")
+	return m
+}
+
+// reportMany reports the median of each measure over the runs (-benchtime
+// Nx: N runs), each run's overhead logged.
+func reportMany(b *testing.B, runs []ManySessions) {
+	med := func(f func(m ManySessions) float64) float64 {
+		xs := make([]float64, len(runs))
+		for i, m := range runs {
+			xs[i] = f(m)
+		}
+		return medianF(xs)
+	}
+	for i, m := range runs {
+		b.Logf("run %d: overhead %.2f %%, last first step %v, p99 late %v", i+1, 100*m.Overhead, m.LastLaunch, m.LateP99)
+	}
+	b.ReportMetric(med(func(m ManySessions) float64 { return 100 * m.Overhead }), "overhead-%")
+	b.ReportMetric(med(func(m ManySessions) float64 { return 100 * m.SessionOverhead }), "session-overhead-%")
+	b.ReportMetric(med(func(m ManySessions) float64 { return float64(m.PeakRSS) / (1 << 20) }), "peak-RSS-MiB")
+	b.ReportMetric(med(func(m ManySessions) float64 { return float64(m.BytesPerSession) }), "bytes/session")
+	b.ReportMetric(med(func(m ManySessions) float64 { return float64(m.CPU.Microseconds()) / float64(m.Steps) }), "cpu-µs/step")
+	b.ReportMetric(med(func(m ManySessions) float64 { return float64(m.LastLaunch.Milliseconds()) }), "last-launch-ms")
+	b.ReportMetric(med(func(m ManySessions) float64 { return float64(m.LateP99.Milliseconds()) }), "late-p99-ms")
 }
 
 // BenchmarkFileStoreStepsPerSecond drives the file store (on the test's
