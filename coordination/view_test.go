@@ -141,9 +141,16 @@ func TestPromptMatchesItsGolden(t *testing.T) {
 		v := buildView(b.s, b.state(), id)
 		fmt.Fprintf(&got, "=== %s system\n%s\n=== %s prompt\n%s", id, v.System, id, v.Prompt)
 	}
-	path := filepath.Join("testdata", "prompt.golden")
+	matchGolden(t, "prompt.golden", got.String())
+}
+
+// matchGolden compares got with testdata/name, which UPDATE_GOLDEN=1
+// rewrites.
+func matchGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
 	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,8 +158,8 @@ func TestPromptMatchesItsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.String() != string(want) {
-		t.Fatalf("the prompt changed; got:\n%s", got.String())
+	if got != string(want) {
+		t.Fatalf("%s changed; got:\n%s", name, got)
 	}
 }
 
@@ -183,19 +190,7 @@ func TestVotingPromptsMatchTheirGolden(t *testing.T) {
 	split.session(SessionRevote, "a", "b", "c")
 	show("revote", buildView(split.s, split.state(), "b"))
 
-	path := filepath.Join("testdata", "prompt-votes.golden")
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != string(want) {
-		t.Fatalf("the prompt changed; got:\n%s", got.String())
-	}
+	matchGolden(t, "prompt-votes.golden", got.String())
 }
 
 // TestCachedPromptsAreTheBuiltOnes: a session the service keeps sends the
