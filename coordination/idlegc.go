@@ -26,7 +26,7 @@ type idleCollector struct {
 	linger     time.Duration // idle this long: the watcher stops until the next step
 	minGarbage uint64        // collect only when at least this much (and the live heap's size) is garbage
 
-	last     atomic.Int64 // unix nanoseconds of the latest step start or landing
+	last     atomic.Int64 // time of the latest step start or landing, as since(epoch): monotonic
 	watching atomic.Bool
 	off      atomic.Bool  // collect nothing (a test of another collector)
 	cycles   atomic.Int64 // cycles this collector ran (for tests)
@@ -34,7 +34,7 @@ type idleCollector struct {
 
 // touch records activity and makes sure the watcher runs.
 func (c *idleCollector) touch() {
-	c.last.Store(time.Now().UnixNano())
+	c.last.Store(int64(time.Since(epoch)))
 	if !c.watching.Load() && c.watching.CompareAndSwap(false, true) {
 		go c.watch()
 	}
@@ -45,7 +45,7 @@ func (c *idleCollector) watch() {
 	defer tick.Stop()
 	collected := false
 	for range tick.C {
-		idle := time.Since(time.Unix(0, c.last.Load()))
+		idle := c.idle()
 		switch {
 		case idle < c.quiet:
 			collected = false
@@ -57,12 +57,20 @@ func (c *idleCollector) watch() {
 			c.watching.Store(false)
 			// A step that touched between the check and the store found
 			// the watcher still running and started none: look once more.
-			if time.Since(time.Unix(0, c.last.Load())) < c.linger && c.watching.CompareAndSwap(false, true) {
+			if c.idle() < c.linger && c.watching.CompareAndSwap(false, true) {
 				continue
 			}
 			return
 		}
 	}
+}
+
+// epoch anchors the collector's clock: durations since it are monotonic, so
+// a change of the wall clock cannot make a burst look idle.
+var epoch = time.Now()
+
+func (c *idleCollector) idle() time.Duration {
+	return time.Since(epoch) - time.Duration(c.last.Load())
 }
 
 // worthIt tells whether the heap holds enough garbage to collect: at least

@@ -138,13 +138,15 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	}
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
-		svc.setups.Store(id, s)
 	}
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
 		svc.mu.Unlock()
 		unlockRun()
 		return r, watch(r), nil
+	}
+	if s.prompts != nil {
+		svc.setups.Store(id, s)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), subs: map[int]func(Progress){}}
@@ -172,6 +174,9 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 // yet: until its first step, criteria may still be attached (here or by
 // another process sharing the store), so it must be read afresh again.
 func (svc *Service) forgetUnstepped(id string, s *Session) {
+	if k, ok := svc.setups.Load(id); !ok || k != s {
+		return // not kept by this run (or already replaced): nothing to read
+	}
 	l, err := svc.ledger(context.Background(), id)
 	if err != nil || !hasEntries(l) {
 		svc.setups.CompareAndDelete(id, s)

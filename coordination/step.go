@@ -93,7 +93,9 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 // ledger (see memoFor), else a new one.
 func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bool, agentID string) (*State, error) {
 	if lent {
-		if st := svc.memoFor(s, l, agentID); st != nil {
+		// Served only to a step that is due: the reasons it is not (and the
+		// agents due instead) are said from a state with everyone in flight.
+		if st := svc.memoFor(s, l, agentID); st != nil && st.Agent(agentID).Next {
 			return st, nil
 		}
 	}

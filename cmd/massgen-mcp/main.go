@@ -47,7 +47,8 @@ func rootCommand() *cobra.Command {
 			logger = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true}).Level(level).With().Timestamp().Logger()
 			// Every command: serve and run coordinate steps in bursts, and
 			// bench measures what they run with.
-			logger.Debug().Str("gc", coordination.TuneGC()).Msg("garbage collector")
+			gc := coordination.TuneGC()
+			logger.Debug().Str("gc", gc).Msg("garbage collector")
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
