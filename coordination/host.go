@@ -88,7 +88,7 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 	entry := entryFor(st, v, d, providers.Free())
 	entry.Agent, entry.Time = req.AgentID, svc.now()
 	entry.DurationSeconds = svc.now().Sub(issued.IssuedAt).Seconds()
-	return svc.land(ctx, s, lock, v, entry)
+	return svc.land(ctx, s, lock, v, entry, true)
 }
 
 // labelAtStep is the label of an agent's latest answer at or before a step.

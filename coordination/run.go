@@ -347,7 +347,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 // from jobs — until the loop ends.
 func (svc *Service) stepWorker(ctx context.Context, s *Session, first string, jobs <-chan string, results chan<- landed) {
 	for id, ok := first, true; ok; id, ok = <-jobs {
-		res, err := svc.serverStep(ctx, s, id)
+		res, err := svc.serverStep(ctx, s, id, false) // the loop reads the state, not the tally
 		results <- landed{agent: id, res: res, err: err}
 	}
 }
@@ -490,6 +490,9 @@ func (svc *Service) progress(s *Session, st *State, kind, agent, msg string) Pro
 // stepProgress describes a landed step, e.g. "agent_b voted for agent1.2 — 2
 // of 3 standing votes".
 func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResult) Progress {
+	if res.Result == nil && res.Consensus.Tally == nil && res.state != nil {
+		res.Consensus = consensusView(s, res.state) // a loop's step leaves it to whoever listens
+	}
 	standing, live := 0, 0
 	for _, n := range res.Consensus.Tally {
 		standing += n

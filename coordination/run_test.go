@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -293,5 +294,41 @@ func TestSessionTimerEndsAStepDrivenSessionPastItsTimeout(t *testing.T) {
 	res := l.Session[len(l.Session)-1].Result
 	if *res.StopReason != coordination.StopTimeout || res.Winner.AgentID != "agent_a" {
 		t.Fatalf("got %s", mustJSON(res))
+	}
+}
+
+// TestRunProgressCountsStandingVotes: a run's steps leave the tally to
+// whoever listens, and a listener still gets it: after the first agent's
+// vote stands, its progress says one standing vote of the team.
+func TestRunProgressCountsStandingVotes(t *testing.T) {
+	models, scripts, provs := scriptedTeam(t, 3)
+	for _, sc := range scripts {
+		sc.replies = []any{answer("Answer: 4")}
+	}
+	h := newHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models})
+	var mu sync.Mutex
+	var votes []coordination.Progress
+	if _, err := h.svc.Run(context.Background(), s.ID, func(p coordination.Progress) {
+		if p.Kind == "vote" {
+			mu.Lock()
+			votes = append(votes, p)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(votes) == 0 {
+		t.Fatal("no vote progress")
+	}
+	last := votes[len(votes)-1]
+	if last.Standing < 1 || last.Live != 3 || !strings.Contains(last.Message, fmt.Sprintf("%d of 3 standing votes", last.Standing)) {
+		t.Fatalf("last vote's progress: %+v", last)
+	}
+	first := votes[0]
+	if first.Standing != 1 || !strings.Contains(first.Message, "1 of 3 standing votes") {
+		t.Fatalf("first vote's progress: %+v", first)
 	}
 }

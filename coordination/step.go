@@ -64,7 +64,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if host {
 		return svc.hostSubmit(ctx, s, req)
 	}
-	return svc.serverStep(ctx, s, ag.ID)
+	return svc.serverStep(ctx, s, ag.ID, true)
 }
 
 // stepState takes an agent's step lock and derives the state with the
@@ -128,8 +128,10 @@ func due(s *Session, st *State, agentID string) error {
 }
 
 // serverStep calls the agent's model, validates its reply with up to three
-// attempts, records the entry, and decides.
-func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string) (*StepResult, error) {
+// attempts, records the entry, and decides. tally asks for the standing
+// votes in the result of a step that leaves the session running (a run's
+// loop reads only the state).
+func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, tally bool) (*StepResult, error) {
 	s = svc.kept(s)
 	lock, st, err := svc.stepState(ctx, s, agentID)
 	if err != nil {
@@ -149,7 +151,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string) 
 	}
 	entry.Agent, entry.Time = agentID, svc.now()
 	entry.DurationSeconds = svc.opts.Now().Sub(start).Seconds()
-	return svc.land(ctx, s, lock, v, entry)
+	return svc.land(ctx, s, lock, v, entry, tally)
 }
 
 // callModel asks the model for one valid workflow call. A cancelled context
@@ -231,7 +233,7 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 }
 
 // land writes an entry under the step lock, releases it, and decides.
-func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view, e *Entry) (*StepResult, error) {
+func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view, e *Entry, tally bool) (*StepResult, error) {
 	entry, err := lock.Append(ctx, *e)
 	lock.Release()
 	if err != nil {
@@ -245,10 +247,11 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 		return nil, err
 	}
 	var consensus ConsensusView
-	if res != nil {
+	switch {
+	case res != nil:
 		consensus = res.Consensus
-	} else {
-		consensus = consensusView(s, st) // still running: only the tally was built
+	case tally:
+		consensus = consensusView(s, st) // still running: only the tally is built
 	}
 	out := &StepResult{
 		state:       st,
