@@ -161,7 +161,9 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 			delete(svc.runs, id)
 			svc.mu.Unlock()
 			svc.derived.Delete(id)
-			svc.forgetUnstepped(id, s)
+			if r.res == nil || r.res.Steps == 0 { // a run with steps keeps its setup for good
+				svc.forgetUnstepped(id, s)
+			}
 			unlockRun()
 			cancel(nil)
 		}()
