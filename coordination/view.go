@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -241,7 +242,7 @@ func writeAnswersBlock(b *strings.Builder, s *Session, v *view) {
 		b.WriteString("]\n")
 		b.WriteString(content[:cut])
 		if cut < len(content) {
-			fmt.Fprintf(b, "\n[… cut here: %d more characters not shown]", len(a.Content)-cut)
+			fmt.Fprintf(b, "\n[… cut here: %d more characters not shown]", utf8.RuneCountInString(content[cut:])) // characters, not bytes
 		}
 		b.WriteString("\n[")
 		b.WriteString(fence)
