@@ -26,11 +26,13 @@ func TestIdleCollectorCollectsOnlyWhenIdleAndWorthIt(t *testing.T) {
 	idleGC.off.Store(true) // and so does the service's collector, if an earlier test woke it
 	defer idleGC.off.Store(false)
 	runtime.GC()
-	c := &idleCollector{quiet: 20 * time.Millisecond, linger: 200 * time.Millisecond, minGarbage: 1 << 20}
+	// quiet is long against the 2 ms between steps below, so that a loaded
+	// machine oversleeping a step does not look idle.
+	c := &idleCollector{quiet: 150 * time.Millisecond, linger: 600 * time.Millisecond, minGarbage: 1 << 20}
 
 	// Busy: a step every few milliseconds, with garbage piling up.
 	garbage(8 << 20)
-	for range 30 {
+	for end := time.Now().Add(3 * c.quiet); time.Now().Before(end); {
 		c.touch()
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -41,7 +43,7 @@ func TestIdleCollectorCollectsOnlyWhenIdleAndWorthIt(t *testing.T) {
 
 	// Idle again with nothing new to collect: no second cycle.
 	c.touch()
-	time.Sleep(5 * c.quiet)
+	time.Sleep(3 * c.quiet)
 	if n := c.cycles.Load(); n != 1 {
 		t.Fatalf("collected again with no garbage: %d cycles", n)
 	}
@@ -51,7 +53,7 @@ func TestIdleCollectorCollectsOnlyWhenIdleAndWorthIt(t *testing.T) {
 	debug.SetGCPercent(-1)
 	garbage(8 << 20)
 	c.touch()
-	time.Sleep(5 * c.quiet)
+	time.Sleep(3 * c.quiet)
 	if n := c.cycles.Load(); n != 1 {
 		t.Fatalf("collected under GOGC=off: %d cycles", n)
 	}

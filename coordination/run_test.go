@@ -298,8 +298,8 @@ func TestSessionTimerEndsAStepDrivenSessionPastItsTimeout(t *testing.T) {
 }
 
 // TestRunProgressCountsStandingVotes: a run's steps leave the tally to
-// whoever listens, and a listener still gets it: after the first agent's
-// vote stands, its progress says one standing vote of the team.
+// whoever listens, and a listener still gets it: every vote's progress
+// counts the standing votes, its own among them.
 func TestRunProgressCountsStandingVotes(t *testing.T) {
 	models, scripts, provs := scriptedTeam(t, 3)
 	for _, sc := range scripts {
@@ -323,12 +323,11 @@ func TestRunProgressCountsStandingVotes(t *testing.T) {
 	if len(votes) == 0 {
 		t.Fatal("no vote progress")
 	}
-	last := votes[len(votes)-1]
-	if last.Standing < 1 || last.Live != 3 || !strings.Contains(last.Message, fmt.Sprintf("%d of 3 standing votes", last.Standing)) {
-		t.Fatalf("last vote's progress: %+v", last)
-	}
-	first := votes[0]
-	if first.Standing != 1 || !strings.Contains(first.Message, "1 of 3 standing votes") {
-		t.Fatalf("first vote's progress: %+v", first)
+	// Votes land concurrently, so a progress may count a vote that landed
+	// just after its own; each counts at least itself.
+	for _, p := range votes {
+		if p.Standing < 1 || p.Live != 3 || !strings.Contains(p.Message, fmt.Sprintf("%d of 3 standing votes", p.Standing)) {
+			t.Fatalf("a vote's progress: %+v", p)
+		}
 	}
 }
