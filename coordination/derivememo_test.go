@@ -81,13 +81,7 @@ func TestAnAgentsOwnStateIgnoresOthersInFlight(t *testing.T) {
 	voting.answer("b", "Answer: 2")
 	voting.answer("c", "Answer: 2")
 	voting.vote("a", "b")
-	revote := newTeam(t, Rules{}, "a", "b", "c")
-	revote.answer("a", "Answer: 1")
-	revote.answer("b", "Answer: 2")
-	revote.answer("c", "Answer: 3")
-	revote.vote("a", "a")
-	revote.vote("b", "b")
-	revote.vote("c", "c")
+	revote := splitVotes(t, Rules{})
 	revote.session(SessionRevote, "a", "b")
 	ids := []string{"a", "b", "c"}
 	for name, b := range map[string]*team{"round 0": round0, "voting": voting, "revote": revote} {

@@ -84,3 +84,17 @@ func (b *team) state(inFlight ...string) *State {
 }
 
 func (b *team) decide(inFlight ...string) Decision { return Decide(b.s, b.state(inFlight...), "") }
+
+// splitVotes is a team of a, b and c with three different answers, each
+// agent voting for its own: the votes are split.
+func splitVotes(t *testing.T, rules Rules) *team {
+	t.Helper()
+	b := newTeam(t, rules, "a", "b", "c")
+	b.answer("a", "Answer: 1")
+	b.answer("b", "Answer: 2")
+	b.answer("c", "Answer: 3")
+	b.vote("a", "a")
+	b.vote("b", "b")
+	b.vote("c", "c")
+	return b
+}

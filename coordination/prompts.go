@@ -79,8 +79,9 @@ func promptsFor(s *Session, ag Agent) (system, prefix string) {
 }
 
 // kept returns the setup the service keeps for s's session — the same
-// setup, with its prompts cached — or s when none is kept yet. A run loop
-// holds the session it started with, read before any step and so uncached.
+// setup, with its prompts cached — or s when none is kept yet. A run's loop
+// already holds the kept one; a step driven through Step may have read its
+// setup just before another step landed and the setup was kept.
 func (svc *Service) kept(s *Session) *Session {
 	if k, ok := svc.setups.Load(s.ID); ok {
 		return k.(*Session)

@@ -161,9 +161,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 			delete(svc.runs, id)
 			svc.mu.Unlock()
 			svc.derived.Delete(id)
-			if r.res == nil || r.res.Steps == 0 { // a run with steps keeps its setup for good
-				svc.forgetUnstepped(id, s)
-			}
+			svc.forgetUnstepped(id, s, r.res)
 			unlockRun()
 			cancel(nil)
 		}()
@@ -174,10 +172,11 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 
 // forgetUnstepped drops the setup a run kept if the session has no step
 // yet: until its first step, criteria may still be attached (here or by
-// another process sharing the store), so it must be read afresh again.
-func (svc *Service) forgetUnstepped(id string, s *Session) {
-	if k, ok := svc.setups.Load(id); !ok || k != s {
-		return // not kept by this run (or already replaced): nothing to read
+// another process sharing the store), so it must be read afresh again. A
+// result with steps, or a setup this run did not keep, needs no ledger read.
+func (svc *Service) forgetUnstepped(id string, s *Session, res *TeamResult) {
+	if k, ok := svc.setups.Load(id); !ok || k != s || (res != nil && res.Steps > 0) {
+		return
 	}
 	l, err := svc.ledger(context.Background(), id)
 	if err != nil || !hasEntries(l) {

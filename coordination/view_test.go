@@ -180,13 +180,7 @@ func TestVotingPromptsMatchTheirGolden(t *testing.T) {
 	capped.answer("c", "Answer: 2")
 	show("vote only", buildView(capped.s, capped.state(), "a"))
 
-	split := newTeam(t, Rules{}, "a", "b", "c")
-	split.answer("a", "Answer: 1")
-	split.answer("b", "Answer: 2")
-	split.answer("c", "Answer: 3")
-	split.vote("a", "a")
-	split.vote("b", "b")
-	split.vote("c", "c")
+	split := splitVotes(t, Rules{})
 	split.session(SessionRevote, "a", "b", "c")
 	show("revote", buildView(split.s, split.state(), "b"))
 
