@@ -67,14 +67,11 @@ func (s *Session) Agent(id string) (Agent, bool) {
 	return Agent{}, false
 }
 
-// modelOf is an agent's model spec, or "" for an unknown agent.
+// modelOf is an agent's model spec, or "" for an unknown agent (its own
+// frame holds the Agent copy, off the model call's parked stack).
 func (s *Session) modelOf(id string) string {
-	for i := range s.Agents {
-		if s.Agents[i].ID == id {
-			return s.Agents[i].Model
-		}
-	}
-	return ""
+	ag, _ := s.Agent(id)
+	return ag.Model
 }
 
 // AgentIDs lists the agent ids in team order.
