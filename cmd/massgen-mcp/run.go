@@ -30,6 +30,7 @@ type runFlags struct {
 	resume     string
 	sessionID  string
 	maxAnswers int
+	strict     bool
 }
 
 func runCommand() *cobra.Command {
@@ -46,7 +47,8 @@ func runCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.models, "models", "", "comma-separated model specs, e.g. sim/strong,sim,sim/weak")
-	fl.StringVar(&f.config, "config", "", "team.yaml with agents and rules")
+	fl.StringVar(&f.config, "config", "", "team file with agents, rules and context: massgen-mcp's own YAML or MassGen's config YAML")
+	fl.BoolVar(&f.strict, "strict-config", false, "treat settings in --config that massgen-mcp does not honour as errors")
 	fl.StringVar(&f.consensus, "consensus", "", "majority | plurality | unanimous (default majority)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "steps per agent (default 5)")
 	fl.IntVar(&f.maxAnswers, "max-answers", 0, "answers per agent before it may only vote (default 3)")
@@ -128,11 +130,11 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 		if f.models != "" {
 			return spec, fmt.Errorf("%w: give --models or --config, not both", coordination.ErrBadInput)
 		}
-		tf, err := loadTeamFile(f.config)
+		tf, err := loadTeamFile(cmd, f.config, f.strict)
 		if err != nil {
 			return spec, err
 		}
-		spec.Agents, spec.Rules = tf.Agents, tf.Rules
+		teamFromFile(&spec, tf)
 	}
 	spec.Models = splitModels(f.models)
 	r := &spec.Rules

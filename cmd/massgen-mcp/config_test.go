@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfigCheckPrintsTheResolvedTeamAndWhatIsIgnored(t *testing.T) {
+	out, code := cli(t, "config", "check", filepath.Join("..", "..", "examples", "massgen-three-agents.yaml"))
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"MassGen format", "researcher: gemini/gemini-3.1-pro-preview", "engineer: openai/gpt-5.4, reasoning effort high",
+		"max_answers_per_agent 2, final present", "timeout_seconds 1200, step_timeout_seconds 300", "path design-notes.md (read)",
+		"Operator-only settings", "orchestrator.coordination.write_mode (line", "ui (line", "is usable."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config check output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestConfigCheckStrictFailsOnIgnoredKeysAndListsEachProblem(t *testing.T) {
+	out, code := cli(t, "config", "check", "--strict-config", filepath.Join("..", "..", "examples", "massgen-three-agents.yaml"))
+	if code != exitBadInput {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if strings.Count(out, "is not honoured by massgen-mcp") != 4 || !strings.Contains(out, "is not usable") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestConfigCheckNamesTheKeyNotAGoType(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "team.yaml")
+	os.WriteFile(path, []byte("agents:\n  - backend: {type: openai, model: gpt-5.4}\n    backnd: 1\nrules: {max_rounds: many}\n"), 0o644)
+	out, code := cli(t, "config", "check", path)
+	if code != exitBadInput || !strings.Contains(out, "line 4: rules.max_rounds must be a whole number") || strings.Contains(out, "coordination.") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestRunWithAMassGenConfigWarnsOnceAndRuns(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "massgen.yaml")
+	os.WriteFile(cfg, []byte(`agents:
+  - id: a
+    backend: {type: sim, model: strong}
+  - id: b
+    backend: {type: sim, model: strong, enable_web_search: true}
+  - id: c
+    backend: {type: sim, model: strong}
+orchestrator:
+  max_new_answers_per_agent: 1
+ui: {display_type: simple}
+`), 0o644)
+	out, code := cli(t, "run", "--state-dir", dir, "--config", cfg, "--seed", "1", "What is 17 * 23?")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if strings.Count(out, "warning:") != 1 || !strings.Contains(out, "2 settings are not honoured") || !strings.Contains(out, "Answer: 391") {
+		t.Fatalf("output:\n%s", out)
+	}
+	if _, code := cli(t, "run", "--state-dir", dir, "--config", cfg, "--strict-config", "What is 17 * 23?"); code != exitBadInput {
+		t.Fatalf("--strict-config ran a file with ignored keys (exit %d)", code)
+	}
+}

@@ -1,0 +1,315 @@
+package teamfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+func parse(t *testing.T, yml string, opts Options) (*Team, error) {
+	t.Helper()
+	return Parse([]byte(yml), "team.yaml", opts)
+}
+
+func mustParse(t *testing.T, yml string) *Team {
+	t.Helper()
+	team, err := parse(t, yml, Options{})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return team
+}
+
+func TestOurFormatReadsAgentsRulesAndContext(t *testing.T) {
+	team := mustParse(t, `
+agents:
+  - model: sim/strong
+  - id: critic
+    model: sim
+    system_message: You look for mistakes.
+    temperature: 0.2
+    reasoning_effort: high
+rules:
+  consensus: unanimous
+  max_rounds: 4
+  cost_budget_usd: 0.5
+  answer_format: short
+  early_stop: true
+context:
+  - Use metric units.
+  - text: Be brief.
+`)
+	if team.Format != FormatOurs || team.Name != "team" {
+		t.Fatalf("format %q name %q", team.Format, team.Name)
+	}
+	if len(team.Agents) != 2 || team.Agents[0].Model != "sim/strong" || team.Agents[1].ID != "critic" ||
+		team.Agents[1].SystemMessage != "You look for mistakes." || *team.Agents[1].Temperature != 0.2 || team.Agents[1].ReasoningEffort != "high" {
+		t.Fatalf("agents: %+v", team.Agents)
+	}
+	r := team.Rules
+	if r.Consensus != "unanimous" || r.MaxRounds != 4 || *r.CostBudgetUSD != 0.5 || r.AnswerFormat != "short" || !r.EarlyStop {
+		t.Fatalf("rules: %+v", r)
+	}
+	if strings.Join(team.Context, "|") != "Use metric units.|Be brief." {
+		t.Fatalf("context: %q", team.Context)
+	}
+	if len(team.Ignored) != 0 || team.Warning() != "" {
+		t.Fatalf("ignored: %v", team.Ignored)
+	}
+}
+
+const massgenConfig = `
+agents:
+  - id: researcher
+    backend:
+      type: gemini
+      model: gemini-2.5-flash
+      enable_web_search: true
+    system_message: You are a researcher
+  - id: analyst
+    backend:
+      type: openai
+      model: gpt-5-nano
+      temperature: 0.7
+      reasoning:
+        effort: medium
+      text:
+        verbosity: low
+      cwd: workspace1
+      mcp_servers:
+        - name: weather
+          type: stdio
+          command: npx
+  - id: coder
+    backend:
+      type: claude_code
+      allowed_tools: [Read, Write]
+orchestrator:
+  max_new_answers_per_agent: 2
+  final_answer_strategy: synthesize
+  voting_sensitivity: strict
+  defer_voting_until_all_answered: true
+  context_paths:
+    - path: notes.md
+      permission: read
+  timeout_settings:
+    orchestrator_timeout_seconds: 900
+    initial_round_timeout_seconds: 300
+    subsequent_round_timeout_seconds: 120
+  coordination:
+    write_mode: auto
+ui:
+  display_type: rich_terminal
+  logging_enabled: true
+`
+
+func TestMassGenConfigMapsOntoRulesAgentsAndContext(t *testing.T) {
+	team := mustParse(t, massgenConfig)
+	if team.Format != FormatMassGen {
+		t.Fatalf("format %q", team.Format)
+	}
+	want := []string{"gemini/gemini-2.5-flash", "openai/gpt-5-nano", "claude_code/claude-opus-4-6"}
+	for i, a := range team.Agents {
+		if a.Model != want[i] {
+			t.Errorf("agent %d model %q, want %q", i, a.Model, want[i])
+		}
+	}
+	if team.Agents[0].ID != "researcher" || team.Agents[0].SystemMessage != "You are a researcher" {
+		t.Errorf("agent 0: %+v", team.Agents[0])
+	}
+	if a := team.Agents[1]; *a.Temperature != 0.7 || a.ReasoningEffort != "medium" {
+		t.Errorf("agent 1: %+v", a)
+	}
+	r := team.Rules
+	if r.MaxAnswersPerAgent != 2 || r.Final != coordination.FinalSynthesize || r.TimeoutSeconds != 900 || r.StepTimeoutSeconds != 300 {
+		t.Errorf("rules: %+v", r)
+	}
+	if len(team.ContextPaths) != 1 || team.ContextPaths[0].Path != "notes.md" || team.ContextPaths[0].Permission != "read" {
+		t.Errorf("context paths: %+v", team.ContextPaths)
+	}
+	for _, op := range []string{"cwd", "mcp_servers", "allowed_tools", "context_paths"} {
+		if !strings.Contains(strings.Join(team.Operator, ","), op) {
+			t.Errorf("operator-only %s not recorded: %v", op, team.Operator)
+		}
+	}
+	w := team.Warning()
+	for _, key := range []string{"agents[0].backend.enable_web_search", "agents[1].backend.text.verbosity", "agents[1].backend.cwd",
+		"agents[1].backend.mcp_servers", "agents[2].backend.allowed_tools", "orchestrator.voting_sensitivity",
+		"orchestrator.coordination.write_mode", "ui (line"} {
+		if !strings.Contains(w, key) {
+			t.Errorf("the warning does not name %s:\n%s", key, w)
+		}
+	}
+	if !strings.Contains(w, "would have chosen how the winner's files are written back") || !strings.Contains(w, "--strict-config") {
+		t.Errorf("the warning does not say what the keys would have done:\n%s", w)
+	}
+	// lenient defaults and settings we always honour are not warned about.
+	if strings.Contains(w, "defer_voting") || strings.Contains(w, "max_new_answers_per_agent") {
+		t.Errorf("honoured keys warned about:\n%s", w)
+	}
+}
+
+func TestStrictConfigMakesEveryIgnoredKeyAnError(t *testing.T) {
+	_, err := parse(t, massgenConfig, Options{Strict: true})
+	var p *Problems
+	if !errors.As(err, &p) || !errors.Is(err, coordination.ErrBadInput) {
+		t.Fatalf("err %v", err)
+	}
+	if len(p.List) < 8 || !strings.Contains(err.Error(), "orchestrator.coordination.write_mode is not honoured") {
+		t.Fatalf("problems: %v", p.List)
+	}
+}
+
+func TestSingleAgentKey(t *testing.T) {
+	team := mustParse(t, "agent:\n  id: solo\n  backend: {type: grok}\n")
+	if len(team.Agents) != 1 || team.Agents[0].Model != "grok/grok-4.20-0309-reasoning" || team.Format != FormatMassGen {
+		t.Fatalf("%+v", team)
+	}
+}
+
+func TestChatCompletionResolvesTheProviderFromItsBaseURL(t *testing.T) {
+	team := mustParse(t, "agents:\n  - backend: {type: chatcompletion, model: m, base_url: 'https://openrouter.ai/api/v1'}\n  - backend: {type: chatcompletion, model: qwen, base_url: 'http://localhost:8000/v1'}\n")
+	if team.Agents[0].Model != "openrouter/m@https://openrouter.ai/api/v1" || team.Agents[1].Model != "vllm/qwen@http://localhost:8000/v1" {
+		t.Fatalf("%+v", team.Agents)
+	}
+	if _, err := parse(t, "agents:\n  - backend: {type: chatcompletion, model: m, base_url: 'https://example.com/v1'}\n", Options{}); err == nil || !strings.Contains(err.Error(), "name the provider instead") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// goTypeName matches what yaml.v3 and encoding/json put in their errors.
+var goTypeName = regexp.MustCompile(`coordination\.|teamfile\.|\bstruct\b|\bfloat64\b|\bint64\b|\[\]|!!|unmarshal`)
+
+func TestErrorsNameKeysAndLinesNeverGoTypes(t *testing.T) {
+	cases := []struct {
+		name, yml, want string
+	}{
+		{"the issue's own report", "agents:\n  - backend: {type: openai, model: gpt-5}\n    bogus: 1\nrules: {max_rounds: lots}\n", "line 4: rules.max_rounds must be a whole number, not \"lots\""},
+		{"a typo in our format", "agents:\n  - model: sim\n    sytem_message: hi\n", "unknown key agents[0].sytem_message; did you mean system_message?"},
+		{"a typo in MassGen's", "agents:\n  - backend: {type: openai}\norchestrator:\n  max_new_answer_per_agent: 2\n", "did you mean max_new_answers_per_agent?"},
+		{"an unknown key in our format", "agents: [{model: sim}]\nteam_name: x\n", "unknown key team_name"},
+		{"no agents", "rules: {max_rounds: 3}\n", "lists no agents"},
+		{"no model", "agents:\n  - id: a\n", "agents[0] has no model"},
+		{"model and backend", "agents:\n  - model: sim\n    backend: {type: sim}\n", "has both model and backend"},
+		{"unknown backend type", "agents:\n  - backend: {type: zai, model: glm}\n", "type \"zai\" is not a backend massgen-mcp runs"},
+		{"a key in the file", "agents:\n  - backend: {type: openai, api_key: sk-123}\n", "keys never go in a team file"},
+		{"a bad spec", "agents:\n  - model: nosuch/x\n", "agents[0]:"},
+		{"a duplicate key", "agents: [{model: sim}]\nagents: [{model: sim}]\n", "agents is set twice"},
+		{"a bad rule value", "agents: [{model: sim}]\nrules: {consensus: most}\n", "consensus \"most\" is not one of majority"},
+		{"a temperature out of range", "agents: [{model: sim, temperature: 5}]\n", "temperature must be between 0 and 2"},
+		{"not YAML", "agents: [\n", "not valid YAML"},
+		{"a list at the top", "- model: sim\n", "a team file is a mapping"},
+		{"an empty file", "", "the file is empty"},
+		{"a bad final strategy", "agents: [{backend: {type: sim}}]\norchestrator: {final_answer_strategy: best}\n", "must be winner_reuse, winner_present or synthesize"},
+		{"a boolean as text", "agents: [{model: sim}]\nrules: {early_stop: 'yes'}\n", "rules.early_stop must be true or false"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parse(t, c.yml, Options{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not contain %q", err, c.want)
+			}
+			if goTypeName.MatchString(err.Error()) {
+				t.Fatalf("error names Go internals: %q", err)
+			}
+			if !errors.Is(err, coordination.ErrBadInput) {
+				t.Fatalf("error is not bad input: %v", err)
+			}
+		})
+	}
+}
+
+func TestEveryProblemIsReportedAtOnce(t *testing.T) {
+	_, err := parse(t, "agents:\n  - id: a\n  - model: sim\n    temperature: hot\nrules: {max_rounds: 0}\n", Options{})
+	var p *Problems
+	if !errors.As(err, &p) || len(p.List) < 3 {
+		t.Fatalf("want three problems, got %v", err)
+	}
+}
+
+func TestAliasBombIsRefused(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 9; i++ {
+		b.WriteString("a")
+		b.WriteString(string(rune('0' + i)))
+		b.WriteString(": &a")
+		b.WriteString(string(rune('0' + i)))
+		b.WriteString(" [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*a")
+			b.WriteString(string(rune('0' + i - 1)))
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("agents:\n  - model: sim\n    system_message: *a8\n")
+	_, err := parse(t, b.String(), Options{})
+	if err == nil {
+		t.Fatal("an alias bomb was accepted")
+	}
+}
+
+func TestLoadReadsContextFilesBesideTheTeamFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("The budget is 10k."), 0o644)
+	os.Mkdir(filepath.Join(dir, "src"), 0o755)
+	path := filepath.Join(dir, "review.yaml")
+	os.WriteFile(path, []byte("agents: [{model: sim}, {model: sim}]\ncontext:\n  - path: notes.md\n  - path: src\n"), 0o644)
+	team, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Context) != 1 || !strings.Contains(team.Context[0], "The budget is 10k.") || team.Name != "review" {
+		t.Fatalf("context %q name %q", team.Context, team.Name)
+	}
+	if !strings.Contains(team.Warning(), "context_paths: src") {
+		t.Fatalf("a directory context is not warned about: %q", team.Warning())
+	}
+	if _, err := Load(path, Options{Strict: true}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("strict: %v", err)
+	}
+	os.WriteFile(path, []byte("agents: [{model: sim}]\ncontext:\n  - path: missing.md\n"), 0o644)
+	if _, err := Load(path, Options{}); err == nil || !strings.Contains(err.Error(), "missing.md") {
+		t.Fatalf("missing context file: %v", err)
+	}
+}
+
+func TestLoadRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(dir, Options{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("a directory as a team file: %v", err)
+	}
+	if _, err := Load(filepath.Join(dir, "nope.yaml"), Options{}); err == nil || !errors.Is(err, coordination.ErrBadInput) {
+		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+func TestEveryExampleLoads(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	formats := map[string]bool{}
+	for _, f := range files {
+		team, err := Load(f, Options{})
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		formats[team.Format] = true
+	}
+	if !formats[FormatMassGen] || !formats[FormatOurs] {
+		t.Fatalf("the examples should include both formats: %v", formats)
+	}
+}
