@@ -24,6 +24,10 @@ type SessionSummary struct {
 	StopReason *string   `json:"stop_reason"`
 	CreatedAt  time.Time `json:"created_at"`
 	Foreign    bool      `json:"written_by_massgen"`
+	// Duration is the finished result's duration, or the time since the
+	// session was created while it is not finished.
+	Duration float64  `json:"duration_seconds"`
+	CostUSD  *float64 `json:"cost_usd"` // nil when some model's price is unknown
 }
 
 // Sessions lists every stored session with its status as the ledger stands,
@@ -45,26 +49,32 @@ func (svc *Service) Sessions(ctx context.Context) ([]SessionSummary, error) {
 			svc.log.Debug().Err(err).Str("session", id).Msg("skipping an unreadable session in the listing")
 			continue
 		}
-		res := svc.snapshot(s, l, st)
-		driver := s.Driver
-		if driver == "" {
-			driver = DriverRun
-		}
-		out = append(out, SessionSummary{
-			SessionID:  s.ID,
-			Task:       preview(s.Task, 200),
-			Status:     res.Status,
-			Driver:     driver,
-			Agents:     s.AgentIDs(),
-			Steps:      st.Steps,
-			NextAgents: append([]string{}, st.Next...),
-			Winner:     res.Winner,
-			StopReason: res.StopReason,
-			CreatedAt:  s.CreatedAt,
-			Foreign:    s.Foreign,
-		})
+		out = append(out, svc.summary(s, st, svc.snapshot(s, l, st)))
 	}
 	return out, nil
+}
+
+// summary is a session's row in a listing.
+func (svc *Service) summary(s *Session, st *State, res *TeamResult) SessionSummary {
+	driver := s.Driver
+	if driver == "" {
+		driver = DriverRun
+	}
+	return SessionSummary{
+		SessionID:  s.ID,
+		Task:       preview(s.Task, 200),
+		Status:     res.Status,
+		Driver:     driver,
+		Agents:     s.AgentIDs(),
+		Steps:      st.Steps,
+		NextAgents: append([]string{}, st.Next...),
+		Winner:     res.Winner,
+		StopReason: res.StopReason,
+		CreatedAt:  s.CreatedAt,
+		Foreign:    s.Foreign,
+		Duration:   res.Duration,
+		CostUSD:    res.CostUSD,
+	}
 }
 
 // Events returns a session's whole timeline (events.jsonl), oldest first; an

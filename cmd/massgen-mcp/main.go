@@ -52,7 +52,7 @@ func rootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
-	root.AddCommand(serveCommand(), runCommand(), statusCommand(), backendsCommand(), criteriaCommand(), checkpointCommand(), fakeProvidersCommand(), versionCommand(), benchCommand(), configCommand())
+	root.AddCommand(serveCommand(), runCommand(), statusCommand(), sessionsCommand(), backendsCommand(), criteriaCommand(), checkpointCommand(), fakeProvidersCommand(), versionCommand(), benchCommand(), configCommand())
 	return root
 }
 

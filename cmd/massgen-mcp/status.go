@@ -10,41 +10,60 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 func statusCommand() *cobra.Command {
 	var asJSON bool
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "status [--json] <session-id | dir>",
+		Use:   "status [--json] [--watch] <session-id | dir>",
 		Short: "Show a session: agents, votes with staleness, consensus, next agents, and the result if finished",
 		Long: `Show a session by id (under the state dir) or by directory. A directory written by
 MassGen's own 'massgen --step' works too: its agents come from agents/*.`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return fmt.Errorf("%w: name a session: massgen-mcp status <session-id | dir>; 'massgen-mcp sessions' lists them, newest first", coordination.ErrBadInput)
+			case 1:
+				return nil
+			}
+			return fmt.Errorf("%w: status takes one session id or directory; got %d arguments", coordination.ErrBadInput, len(args))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var v *coordination.StatusView
+			var store coordination.Store
 			if looksLikeDir(args[0]) {
-				store, id, err := filestore.ForSessionDir(args[0])
+				fs, id, err := filestore.ForSessionDir(args[0])
 				if err != nil {
 					return fmt.Errorf("%w: %w", coordination.ErrSessionNotFound, err)
 				}
 				// Read only: a directory may belong to MassGen or to a live
 				// run elsewhere.
-				if v, err = coordination.NewService(store, coordination.Options{Logger: logger}).Inspect(ctx, id); err != nil {
+				if v, err = coordination.NewService(fs, coordination.Options{Logger: logger}).Inspect(ctx, id); err != nil {
 					return err
 				}
+				store = fs
 			} else {
 				svc := newService(stateDir(dir), 1)
 				var err error
 				if v, err = svc.Status(ctx, args[0]); err != nil {
 					return err
 				}
+				store = svc.Store()
 			}
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), v)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), v.Markdown())
+			// The pictures need the ledger; a session whose ledger cannot
+			// be read now still shows its table above.
+			l, err := store.Ledger(ctx, v.Result.SessionID)
+			if err != nil {
+				l = nil
+			}
+			fmt.Fprint(cmd.OutOrStdout(), report.StatusSections(v, l, 100))
 			return nil
 		},
 	}

@@ -1,0 +1,106 @@
+package report_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// splitView is three agents: agent_a's and agent_c's votes stand for
+// agent_b's answer agent1.2; agent_b's vote for agent2.1 went stale.
+func splitView() *coordination.StatusView {
+	return &coordination.StatusView{
+		Result: &coordination.TeamResult{Consensus: coordination.ConsensusView{Rule: "majority", Leader: ptr("agent1.2"), Reached: true},
+			Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2"}},
+		Agents: []coordination.AgentStatus{
+			{ID: "agent_a", LatestLabel: "agent2.1", Status: "voted", StandingVote: true, Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.2"}},
+			{ID: "agent_b", LatestLabel: "agent1.2", Status: "answered", Vote: &coordination.VoteView{Target: "agent_a", TargetLabel: "agent2.1", Stale: true}},
+			{ID: "agent_c", Status: "voted", StandingVote: true, Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.2"}},
+		},
+	}
+}
+
+func TestVoteGraphDrawsStandingAndStaleArrowsToAnswers(t *testing.T) {
+	g := report.VoteGraph(splitView())
+	for _, want := range []string{
+		"agent1.2 (agent_b)  ◀── agent_a, agent_c  2 votes  ★ winner",
+		"agent2.1 (agent_a)  ◀┄┄ agent_b (stale)  0 votes",
+		"majority: 2 of 3 votes needed, 2 standing — reached",
+	} {
+		if !strings.Contains(g, want) {
+			t.Errorf("graph lacks %q:\n%s", want, g)
+		}
+	}
+	if i, j := strings.Index(g, "agent1.2"), strings.Index(g, "agent2.1"); i > j {
+		t.Errorf("answers are not in label order:\n%s", g)
+	}
+}
+
+func TestVotesNeededFollowsTheRule(t *testing.T) {
+	for _, c := range []struct {
+		rule       string
+		live, want int
+	}{{"majority", 3, 2}, {"majority", 4, 3}, {"unanimous", 3, 3}, {"plurality", 3, 1}, {"plurality", 0, 0}} {
+		if got := report.VotesNeeded(c.rule, c.live); got != c.want {
+			t.Errorf("%s of %d: %d, want %d", c.rule, c.live, got, c.want)
+		}
+	}
+}
+
+func TestSwimlaneHasOneLanePerAgentAndAColumnPerStepInLandingOrder(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	l := &coordination.Ledger{Agents: map[string][]coordination.Entry{
+		"agent_a": {{Agent: "agent_a", Step: 1, Kind: coordination.KindAnswer, Label: "agent2.1", Time: t0.Add(2 * time.Second)},
+			{Agent: "agent_a", Step: 2, Kind: coordination.KindVote, TargetLabel: "agent1.1", Time: t0.Add(5 * time.Second)}},
+		"agent_b": {{Agent: "agent_b", Step: 1, Kind: coordination.KindAnswer, Label: "agent1.1", Time: t0.Add(1 * time.Second)},
+			{Agent: "agent_b", Step: 2, Kind: coordination.KindError, Class: "rate_limit", Time: t0.Add(90 * time.Second)}},
+	}}
+	got := report.Swimlane([]string{"agent_a", "agent_b"}, l, t0, 0)
+	want := "" +
+		"         +1.0s        +2.0s        +5.0s        +1m30s\n" +
+		"agent_a               A agent2.1   V agent1.1\n" +
+		"agent_b  A agent1.1                             E rate_limit\n"
+	if got != want {
+		t.Fatalf("swimlane:\n%s\nwant:\n%s", got, want)
+	}
+	narrow := report.Swimlane([]string{"agent_a", "agent_b"}, l, t0, 40)
+	if strings.Count(narrow, "agent_a") != 2 {
+		t.Fatalf("a narrow swimlane should wrap into two blocks:\n%s", narrow)
+	}
+}
+
+func TestCoordinationTablePutsEachEventInItsAgentsColumn(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.Local)
+	evs := []coordination.Event{
+		{Time: t0, Type: "session_created", Message: "team of 2 agents created"},
+		{Time: t0, Agent: "agent_b", Type: "answer", Message: "agent_b answered agent1.1"},
+	}
+	got := report.CoordinationTable([]string{"agent_a", "agent_b"}, evs, 50)
+	lines := strings.Split(got, "\n")
+	if !strings.HasPrefix(lines[0], "time      agent_a") || !strings.Contains(lines[2], "── team of 2 agents created") {
+		t.Fatalf("table:\n%s", got)
+	}
+	col := strings.Index(lines[0], "agent_b")
+	if strings.Index(lines[3], "answered agent1.1") != col {
+		t.Fatalf("agent_b's event is not under its column:\n%s", got)
+	}
+}
+
+func TestSessionsTableAndHumanUnits(t *testing.T) {
+	p := &coordination.SessionPage{Total: 1, Sessions: []coordination.SessionSummary{{SessionID: "team_x", Status: "finished",
+		Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2"}, Agents: []string{"a", "b", "c"}, Duration: 75, Task: "What\nis 17 * 23?"}}}
+	got := report.SessionsTable(p)
+	for _, want := range []string{"ID", "WINNER", "team_x", "finished", "agent1.2 (agent_b)", "1m15s", "unknown", "What is 17 * 23?"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if report.Duration(3725) != "1h02m" || report.Cost(ptr(0.5)) != "$0.5000" {
+		t.Errorf("units: %s %s", report.Duration(3725), report.Cost(ptr(0.5)))
+	}
+}
