@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,9 +26,10 @@ func listed(p *coordination.SessionPage) []string {
 
 func TestListSessionsPagesNewestFirstAndFilters(t *testing.T) {
 	ctx := context.Background()
+	var mu sync.Mutex
 	clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
-		Now: func() time.Time { clock = clock.Add(time.Second); return clock }})
+		Now: func() time.Time { mu.Lock(); defer mu.Unlock(); clock = clock.Add(time.Second); return clock }})
 	for i := 1; i <= 5; i++ {
 		task := fmt.Sprintf("What is %d * 7?", i)
 		if i == 4 {
