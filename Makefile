@@ -1,12 +1,17 @@
 # massgen-mcp — build, test, demo.
 GO      ?= go
 BIN     ?= bin/massgen-mcp
+BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test vet fmt-check unit demo bench clean e2e
+.PHONY: build build-bench test vet fmt-check unit demo bench clean e2e
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
+
+# build-bench builds the benchmarks, which never link into the server binary.
+build-bench:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BENCH) ./cmd/massgen-bench
 
 # test is what CI runs: formatting, vet, every Go test under the race
 # detector, then the built binary against real MCP clients (e2e).
@@ -28,7 +33,7 @@ demo:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./coordination/ ./mcp/
-	$(GO) run ./cmd/massgen-mcp bench overhead
+	$(GO) run ./cmd/massgen-bench overhead
 
 clean:
 	rm -rf bin

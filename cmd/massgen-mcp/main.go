@@ -52,7 +52,19 @@ func rootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
-	root.AddCommand(serveCommand(), runCommand(), statusCommand(), sessionsCommand(), backendsCommand(), criteriaCommand(), checkpointCommand(), fakeProvidersCommand(), versionCommand(), benchCommand(), configCommand())
+	// One command per line, so that adding one is a one-line change.
+	root.AddCommand(
+		serveCommand(),
+		runCommand(),
+		statusCommand(),
+		sessionsCommand(),
+		backendsCommand(),
+		criteriaCommand(),
+		checkpointCommand(),
+		configCommand(),
+		fakeProvidersCommand(),
+		versionCommand(),
+	)
 	return root
 }
 

@@ -12,7 +12,7 @@ import (
 
 // The per-step overhead and the 4-agent run against the parallel ideal have
 // their Go benchmarks beside the engine (coordination/bench_test.go); these
-// are the rest of `massgen-mcp bench overhead`, each reporting ratios or
+// are the rest of `massgen-bench overhead`, each reporting ratios or
 // rates measured in the same run. `go test -run '^$' -bench . -benchtime 1x
 // ./coordination/benchmark/` runs each once.
 

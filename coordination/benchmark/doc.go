@@ -1,4 +1,4 @@
-// Package benchmark holds the measurements behind `massgen-mcp bench`: what
+// Package benchmark holds the measurements behind `massgen-bench`: what
 // the protocol costs in time (per-step overhead on each store, a run against
 // the parallel ideal, the same team consulted one model at a time, many
 // sessions in one process, the file store's sustained steps per second), and

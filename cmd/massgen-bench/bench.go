@@ -56,8 +56,8 @@ func benchOverheadCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "overhead",
 		Short: "Orchestration overhead: per step, against the parallel ideal, at 1,000 sessions, file store steps/s, MCP round trips",
-		Example: `  massgen-mcp bench overhead
-  massgen-mcp bench overhead --sessions 200 --throughput 2s`,
+		Example: `  massgen-bench overhead
+  massgen-bench overhead --sessions 200 --throughput 2s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return benchOverhead(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
@@ -86,7 +86,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 		dir = os.TempDir()
 	}
 	stores := benchmark.Stores(dir)
-	fmt.Fprintf(out, "# massgen-mcp bench overhead\n\n%s, GOMAXPROCS %d, %s, %s; file store under %s\n\n",
+	fmt.Fprintf(out, "# massgen-bench overhead\n\n%s, GOMAXPROCS %d, %s, %s; file store under %s\n\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), coordination.TuneGC(), time.Now().UTC().Format(time.DateOnly), dir)
 
 	// The concurrent sessions first, while the process is small: its peak
@@ -214,7 +214,7 @@ func mcpRoundTrips(ctx context.Context, n int) (roundTrips, error) {
 		return rt, err
 	}
 	var init mcpgo.InitializeRequest
-	init.Params.ClientInfo = mcpgo.Implementation{Name: "massgen-mcp bench", Version: version}
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "massgen-bench", Version: version}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		return rt, err
 	}
@@ -357,9 +357,9 @@ func benchQualityCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "quality",
 		Short: "Compare protocols on the same items and seeds: accuracy, paired CIs, flips, steps, tokens, cost",
-		Example: `  massgen-mcp bench quality
-  massgen-mcp bench quality --items 2000 --lineup 0.86,0.85,0.85 --rho 0.8 --csv q.csv --plot q.png
-  massgen-mcp bench quality --data gsm8k --protocols single,vote,ours,ours+early`,
+		Example: `  massgen-bench quality
+  massgen-bench quality --items 2000 --lineup 0.86,0.85,0.85 --rho 0.8 --csv q.csv --plot q.png
+  massgen-bench quality --data gsm8k --protocols single,vote,ours,ours+early`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return benchQuality(cmd.Context(), cmd, f)

@@ -10,7 +10,7 @@ import (
 func TestBenchQualityWritesTableCSVAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	csvPath, pngPath := filepath.Join(dir, "q.csv"), filepath.Join(dir, "q.png")
-	out, code := cli(t, "bench", "quality", "--items", "5", "--seed", "2", "--lineup", "0.9,0.8,0.7", "--rho", "0.5",
+	out, code := cli(t, "quality", "--items", "5", "--seed", "2", "--lineup", "0.9,0.8,0.7", "--rho", "0.5",
 		"--protocols", "single,vote,ours,ours+early", "--prices", "1/2,3/4", "--csv", csvPath, "--plot", pngPath)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
@@ -30,7 +30,7 @@ func TestBenchQualityWritesTableCSVAndPlot(t *testing.T) {
 }
 
 func TestBenchQualityReplaysGSM8K(t *testing.T) {
-	out, code := cli(t, "bench", "quality", "--data", "gsm8k", "--items", "4", "--lineup", "175b_verification,6b_finetuning", "--protocols", "single,vote,sc,ours")
+	out, code := cli(t, "quality", "--data", "gsm8k", "--items", "4", "--lineup", "175b_verification,6b_finetuning", "--protocols", "single,vote,sc,ours")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -48,15 +48,15 @@ func TestBenchQualityRefusesBadFlagsWithTheFix(t *testing.T) {
 		{"--rho", "1"},
 		{"--data", "/no/such/file.jsonl"},
 	} {
-		out, code := cli(t, append([]string{"bench", "quality", "--items", "2"}, args...)...)
-		if code != exitBadInput || !strings.Contains(out, "error:") {
+		out, code := cli(t, append([]string{"quality", "--items", "2"}, args...)...)
+		if code != 1 || !strings.Contains(out, "error:") {
 			t.Errorf("%v: exit %d:\n%s", args, code, out)
 		}
 	}
 }
 
 func TestBenchOverheadReportsEveryMeasurement(t *testing.T) {
-	out, code := cli(t, "bench", "overhead", "--steps", "10", "--latency", "20ms", "--runs", "1", "--sessions", "20",
+	out, code := cli(t, "overhead", "--steps", "10", "--latency", "20ms", "--runs", "1", "--sessions", "20",
 		"--session-latency", "50ms", "--session-runs", "2", "--throughput", "200ms", "--concurrent", "2", "--dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
