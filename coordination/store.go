@@ -59,6 +59,13 @@ type Store interface {
 	SetCriteria(ctx context.Context, id string, items []criteria.Item) error
 	// Dir is the session's directory, or "" for a store without one.
 	Dir(id string) string
+	// Watch reports every change to the session's record — a step or a
+	// session entry landing, the timeline growing — made through this store
+	// or, for a store shared between processes, by any of them, until ctx
+	// ends (the channel is then closed). It fails with ErrSessionNotFound
+	// for a session that does not exist. Changes coalesce (see Change); a
+	// change seen by the store reaches the watcher within a second.
+	Watch(ctx context.Context, id string) (<-chan Change, error)
 }
 
 // StepLock is a held per-agent step lock.

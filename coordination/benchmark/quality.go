@@ -119,6 +119,9 @@ type QualityConfig struct {
 	// Progress, if set, is told how many sessions are done, one call at a
 	// time.
 	Progress func(done, total int)
+	// Ledgers, if set, is given every session's setup, ledger and result as
+	// it ends (from the workers, at once): what the ledger digest hashes.
+	Ledgers func(s *coordination.Session, l *coordination.Ledger, res *coordination.TeamResult)
 }
 
 // Row is one protocol's results.
@@ -514,6 +517,9 @@ func (h *harness) session(ctx context.Context, svc *coordination.Service, i int,
 	l, err := h.store.Ledger(ctx, s.ID)
 	if err != nil {
 		return run{}, err
+	}
+	if h.cfg.Ledgers != nil {
+		h.cfg.Ledgers(s, l, res)
 	}
 	truth := itemmodel.Value(it.Truth)
 	r := run{steps: res.Steps, tokens: res.Usage.Input + res.Usage.Output, early: deref(res.HowChosen) == coordination.ChosenEarlyAgreement}

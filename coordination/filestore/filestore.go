@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
@@ -26,6 +28,14 @@ type Store struct {
 	gates map[string]chan struct{} // per session dir: queues this process's waiters for the session lock
 
 	steps stepCache // parsed step files: a step directory never changes once it appears
+
+	// Watch's state, under mu: the store's one inotify instance (nil until
+	// the first watch, or if inotify is unavailable: notifyFailed), the
+	// watched sessions by directory and every watched directory's session.
+	notify       *fsnotify.Watcher
+	notifyFailed bool
+	watched      map[string]*watching
+	watchDirs    map[string]watchedDir
 }
 
 var _ coordination.Store = (*Store)(nil)

@@ -46,6 +46,8 @@ type session struct {
 	lent *coordination.Ledger
 
 	gate chan struct{} // the session lock: full while held
+
+	feed coordination.Feed // Watch's watchers
 }
 
 type agentLog struct {
@@ -298,6 +300,7 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 	al.entries = append(al.entries, e)
 	l.s.lent = nil
 	l.appended = true
+	l.s.feed.Publish(coordination.Change{Steps: true})
 	return copyEntry(e), nil
 }
 
@@ -360,6 +363,7 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 	ss.log = append(ss.log, e)
 	ss.lent = nil
 	ss.mu.Unlock()
+	ss.feed.Publish(coordination.Change{Session: true})
 	return copySessionEntry(e), nil
 }
 
@@ -377,6 +381,7 @@ func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event)
 	ss.mu.Lock()
 	ss.events = append(ss.events, ev)
 	ss.mu.Unlock()
+	ss.feed.Publish(coordination.Change{Events: true})
 	return nil
 }
 
@@ -499,6 +504,15 @@ func (s *Store) View(ctx context.Context, id, agent string) (*coordination.Issue
 	}
 	v = copyView(v)
 	return &v, nil
+}
+
+// Watch reports the session's changes as they are made, in process.
+func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Change, error) {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return ss.feed.Subscribe(ctx, nil), nil
 }
 
 // Dir is "": memory sessions have no directory.

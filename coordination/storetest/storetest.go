@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"SetCriteriaReplacesOnlyTheCriteria", testSetCriteria},
 		{"LentLedgerIsASnapshotThatAppendsNeverTouch", testLend},
 	}
+	tests = append(tests, watchCases...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
