@@ -57,7 +57,7 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 		Answers:    []AnswerView{},
 		NextAgents: append([]string{}, st.Next...),
 		Steps:      st.Steps,
-		SessionDir: svc.store.Dir(s.ID),
+		SessionDir: svc.sessionDir(s.ID),
 		Agents:     []AgentUsage{},
 	}
 	r.Consensus = consensusView(s, st)

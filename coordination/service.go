@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -33,6 +34,11 @@ type Options struct {
 	Logger zerolog.Logger
 	// Now is the clock (tests); defaults to time.Now.
 	Now func() time.Time
+	// RelativeDirs makes results show session_dir relative to the state
+	// directory (sessions/<id>), never the server's own path: for clients on
+	// other machines and tenants, to whom the server's layout is none of
+	// their business.
+	RelativeDirs bool
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP
@@ -374,6 +380,15 @@ func (svc *Service) event(ctx context.Context, id string, ev Event) {
 	if err := svc.store.AppendEvent(ctx, id, ev); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).Msg("could not append event")
 	}
+}
+
+// sessionDir is a session's directory as results show it.
+func (svc *Service) sessionDir(id string) string {
+	dir := svc.store.Dir(id)
+	if dir != "" && svc.opts.RelativeDirs {
+		return filepath.Join("sessions", filepath.Base(dir))
+	}
+	return dir
 }
 
 // provider returns (and caches) the provider of an agent.

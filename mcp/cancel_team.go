@@ -25,7 +25,7 @@ func cancelTeamTool(e *env) server.ServerTool {
 }
 
 func (e *env) cancelTeam(ctx context.Context, req mcpgo.CallToolRequest, args cancelTeamArgs) (*mcpgo.CallToolResult, error) {
-	res, err := e.svc.Cancel(ctx, args.SessionID)
+	res, err := e.svc(ctx).Cancel(ctx, args.SessionID)
 	if err != nil {
 		return nil, err
 	}

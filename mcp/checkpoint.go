@@ -45,7 +45,7 @@ func (e *env) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, args ch
 		return nil, err
 	}
 	p := e.startProgress(ctx, req)
-	res, err := e.svc.Checkpoint(ctx, spec, func(pr coordination.Progress) { p.report(pr.Message) })
+	res, err := e.svc(ctx).Checkpoint(ctx, spec, func(pr coordination.Progress) { p.report(pr.Message) })
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // errorFix pairs an error a caller can act on with the one line that says
@@ -23,6 +24,8 @@ type errorFix struct {
 // fixes is the one vocabulary for errors at the MCP surface. Order matters:
 // the first match wins, so narrower errors come before broader ones.
 var fixes = []errorFix{
+	{errOperatorOnly, "operator_only", "leave the setting out of the call; the server's operator can " + operatorFix + "."},
+	{backends.ErrBaseURLNotAllowed, "base_url_not_allowed", "leave the @base_url out to use the backend's configured endpoint; the server's operator can allow it with serve --allow-base-url URL, or " + operatorFix + "."},
 	{errBadArguments, "bad_arguments", "send arguments that match the tool's input schema (tools/list shows it): right types, required fields present, no unknown fields."},
 	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
 	{coordination.ErrSessionExists, "session_exists", "choose another session_id, or leave it out to get a generated one."},

@@ -30,7 +30,7 @@ func finalizeTeamTool(e *env) server.ServerTool {
 func (e *env) finalizeTeam(ctx context.Context, req mcpgo.CallToolRequest, args finalizeTeamArgs) (*mcpgo.CallToolResult, error) {
 	p := e.startProgress(ctx, req)
 	p.report("finalizing " + args.SessionID)
-	res, err := e.svc.Finalize(ctx, args.SessionID, args.Final)
+	res, err := e.svc(ctx).Finalize(ctx, args.SessionID, args.Final)
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
 	if err != nil {

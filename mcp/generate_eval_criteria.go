@@ -85,7 +85,7 @@ func (e *env) generateEvalCriteria(ctx context.Context, req mcpgo.CallToolReques
 		p = e.startProgress(ctx, req)
 		p.report("asking " + cr.Model + " for evaluation criteria")
 	}
-	set, err := e.svc.Criteria(ctx, cr)
+	set, err := e.svc(ctx).Criteria(ctx, cr)
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
 	if err != nil {

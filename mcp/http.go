@@ -22,9 +22,12 @@ import (
 type HTTPOptions struct {
 	// Addr is the listen address, e.g. 127.0.0.1:4000.
 	Addr string
-	// Token, if set, is the bearer token every /mcp request must carry. It is
-	// required when Addr is not a loopback address.
+	// Token, if set, is the bearer token of the default tenant
+	// (MASSGEN_MCP_TOKEN). With Token or Tokens set, every /mcp request must
+	// carry one of them; one of them is required when Addr is not loopback.
 	Token string
+	// Tokens, if set, makes each token of a --tokens-file its tenant's.
+	Tokens *Tokens
 	// AllowedOrigins are browser origins (scheme://host[:port]) allowed
 	// besides loopback ones.
 	AllowedOrigins []string
@@ -93,7 +96,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		server.WithDisableStreaming(true),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, requireToken(o.Token, s.withReceipts(streamable))))
+	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.withReceipts(streamable))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.env.opts.Version})
@@ -105,7 +108,11 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 // this process is cancelled (sessions stay resumable) and the server shuts
 // down.
 func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
-	if err := CheckBinding(o.Addr, o.Token); err != nil {
+	token := o.Token
+	if token == "" && o.Tokens != nil && o.Tokens.Len() > 0 {
+		token = "(tokens file)"
+	}
+	if err := CheckBinding(o.Addr, token); err != nil {
 		return err
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
@@ -130,7 +137,7 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 		<-ctx.Done()
 		// Cancel runs first so blocking run_team requests return promptly
 		// and their sessions are recorded as cancelled.
-		s.env.svc.CancelAll()
+		s.env.tenants.cancelAll()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		// Legacy clients' GET listening streams never end by themselves;
@@ -179,21 +186,32 @@ func originAllowed(origin string, allowed map[string]bool) bool {
 	return isLoopbackName(u.Hostname())
 }
 
-// requireToken checks the bearer token when one is configured.
-func requireToken(token string, next http.Handler) http.Handler {
-	if token == "" {
+// authenticate checks the bearer token when any is configured and marks the
+// request with the token's tenant: MASSGEN_MCP_TOKEN is the default tenant,
+// each token of the tokens file its own. Without any token every request is
+// the default tenant's.
+func authenticate(token string, tokens *Tokens, next http.Handler) http.Handler {
+	if token == "" && tokens == nil {
 		return next
 	}
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tenant := ""
+		if ok && got != "" {
+			if token != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+				tenant = DefaultTenant
+			} else if t, found := tokens.tenant([]byte(got)); found {
+				tenant = t
+			}
+		}
+		if tenant == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="massgen-mcp"`)
 			writeHTTPJSONRPCError(w, http.StatusUnauthorized, mcpgo.INVALID_REQUEST,
-				"missing or wrong bearer token; send 'Authorization: Bearer <token>' with the value of the server's MASSGEN_MCP_TOKEN")
+				"missing or wrong bearer token; send 'Authorization: Bearer <token>' with the server's MASSGEN_MCP_TOKEN or your tenant's token from its --tokens-file")
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
 	})
 }
 

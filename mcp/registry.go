@@ -35,6 +35,9 @@ func typedHandler[In any](e *env, tool mcpgo.Tool, fn func(ctx context.Context, 
 	name := tool.Name
 	schema := newArgsSchema(tool)
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		if err := checkOperatorOnly(name, req); err != nil {
+			return e.errorResult(name, err), nil
+		}
 		if err := schema.check(req); err != nil {
 			return e.errorResult(name, err), nil
 		}

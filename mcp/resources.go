@@ -53,7 +53,7 @@ func resourceTemplates(e *env) []server.ServerResourceTemplate {
 }
 
 func (e *env) readSessions(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	list, err := e.svc.Sessions(ctx)
+	list, err := e.svc(ctx).Sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (e *env) readSessions(ctx context.Context, req mcpgo.ReadResourceRequest) (
 }
 
 func (e *env) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	v, err := e.svc.Inspect(ctx, templateArg(req, "id"))
+	v, err := e.svc(ctx).Inspect(ctx, templateArg(req, "id"))
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (e *env) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest) ([]
 }
 
 func (e *env) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	evs, err := e.svc.Events(ctx, templateArg(req, "id"))
+	evs, err := e.svc(ctx).Events(ctx, templateArg(req, "id"))
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (e *env) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest) ([]
 }
 
 func (e *env) readAnswer(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	a, err := e.svc.Answer(ctx, templateArg(req, "id"), templateArg(req, "label"))
+	a, err := e.svc(ctx).Answer(ctx, templateArg(req, "id"), templateArg(req, "label"))
 	if err != nil {
 		return nil, err
 	}

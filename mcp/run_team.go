@@ -46,8 +46,8 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 		p = e.startProgress(ctx, req)
 		watch = func(pr coordination.Progress) { p.report(pr.Message) }
 	}
-	before, wasRunning := e.svc.Running(id)
-	run, unsubscribe, err := e.svc.StartWatching(ctx, id, watch)
+	before, wasRunning := e.svc(ctx).Running(id)
+	run, unsubscribe, err := e.svc(ctx).StartWatching(ctx, id, watch)
 	if err != nil {
 		p.stop()
 		return nil, err
@@ -108,7 +108,7 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 // written.)
 func (e *env) sessionToRun(ctx context.Context, t TeamSettings) (string, error) {
 	if t.SessionID != "" {
-		s, err := e.svc.Store().Session(ctx, t.SessionID)
+		s, err := e.svc(ctx).Store().Session(ctx, t.SessionID)
 		switch {
 		case err == nil:
 			if task := strings.TrimSpace(t.Task); task != "" && task != strings.TrimSpace(s.Task) {
@@ -127,7 +127,7 @@ func (e *env) sessionToRun(ctx context.Context, t TeamSettings) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	s, err := e.svc.Create(ctx, spec)
+	s, err := e.svc(ctx).Create(ctx, spec)
 	if err != nil {
 		return "", err
 	}
@@ -137,7 +137,7 @@ func (e *env) sessionToRun(ctx context.Context, t TeamSettings) (string, error) 
 // handle is the result of a run that goes on without the caller: the team
 // result as it stands, status running.
 func (e *env) handle(ctx context.Context, id string) (*mcpgo.CallToolResult, error) {
-	res, err := e.svc.Result(context.WithoutCancel(ctx), id)
+	res, err := e.svc(ctx).Result(context.WithoutCancel(ctx), id)
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ type Options struct {
 	// kept; in production it would double the cost of a cheap call like
 	// team_status (mcp-go re-encodes the schema and the result on every call).
 	ValidateOutput bool
+	// Tenants opens each tenant's service (its own store); nil serves every
+	// caller from the one service New is given (single tenant).
+	Tenants TenantServices
 	// Logger receives diagnostics (always stderr in the binary).
 	Logger zerolog.Logger
 }
@@ -91,18 +94,19 @@ type Server struct {
 
 // env is what every handler needs: the service and the server's options.
 type env struct {
-	svc  *coordination.Service
-	opts Options
-	log  zerolog.Logger
+	tenants *tenants
+	opts    Options
+	log     zerolog.Logger
 	// progressSent, if set (tests), learns how many progress notifications
 	// a request queued once its reporting has stopped.
 	progressSent func(token any, sent int)
 }
 
-// New builds the server over a coordination service.
+// New builds the server over a coordination service: the default tenant's
+// (Options.Tenants opens the others').
 func New(svc *coordination.Service, opts Options) *Server {
 	opts = opts.withDefaults()
-	e := &env{svc: svc, opts: opts, log: opts.Logger}
+	e := &env{tenants: newTenants(svc, opts.Tenants), opts: opts, log: opts.Logger}
 	serverOpts := []server.ServerOption{
 		server.WithTitle("MassGen team"),
 		server.WithDescription("Runs a team of AI agents on one task until their votes agree (the MassGen protocol)."),
@@ -136,4 +140,9 @@ func New(svc *coordination.Service, opts Options) *Server {
 func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
 
 // Service is the coordination service behind the tools.
-func (s *Server) Service() *coordination.Service { return s.env.svc }
+func (s *Server) Service() *coordination.Service { return s.env.tenants.def }
+
+// TenantService is a tenant's coordination service (opened if need be).
+func (s *Server) TenantService(tenant string) *coordination.Service {
+	return s.env.tenants.service(tenant)
+}

@@ -49,11 +49,11 @@ func (e *env) startTeam(ctx context.Context, req mcpgo.CallToolRequest, args sta
 	if err != nil {
 		return nil, err
 	}
-	s, err := e.svc.Create(ctx, spec)
+	s, err := e.svc(ctx).Create(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.svc.Result(ctx, s.ID)
+	res, err := e.svc(ctx).Result(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	// Handlers wait for receipts from this writer before they return, so no
 	// progress notification can follow its response (progress.go).
 	err := stdio.Listen(withReceipts(ctx, s.receipts), in, receiptWriter{w: out, receipts: s.receipts})
-	s.env.svc.CancelAll()
+	s.env.tenants.cancelAll()
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

@@ -41,7 +41,7 @@ func (e *env) step(ctx context.Context, req mcpgo.CallToolRequest, args stepArgs
 	}
 	p := e.startProgress(ctx, req)
 	p.report(args.AgentID + " is stepping")
-	res, err := e.svc.Step(ctx, coordination.StepRequest{
+	res, err := e.svc(ctx).Step(ctx, coordination.StepRequest{
 		SessionID: args.SessionID,
 		AgentID:   args.AgentID,
 		Action:    args.Action,

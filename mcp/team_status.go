@@ -29,7 +29,7 @@ func teamStatusTool(e *env) server.ServerTool {
 }
 
 func (e *env) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, args teamStatusArgs) (*mcpgo.CallToolResult, error) {
-	v, err := e.svc.Status(ctx, args.SessionID)
+	v, err := e.svc(ctx).Status(ctx, args.SessionID)
 	if err != nil {
 		return nil, err
 	}

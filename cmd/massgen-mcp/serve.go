@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/mcp"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -26,6 +29,8 @@ type serveFlags struct {
 	parallel     int
 	tlsCert      string
 	tlsKey       string
+	allowURLs    []string
+	tokensFile   string
 }
 
 func serveCommand() *cobra.Command {
@@ -63,6 +68,8 @@ stdio, none for HTTP, unless --allow-root names some.`,
 	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once per run")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file for --http")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for --http")
+	fl.StringArrayVar(&f.allowURLs, "allow-base-url", nil, "base URL a client may name in a model spec's @base_url, matched on scheme, host, port and path prefix, e.g. http://127.0.0.1:8000/v1 (repeatable; the local servers' default loopback ports are allowed for keyless backends)")
+	fl.StringVar(&f.tokensFile, "tokens-file", "", "file of 'tenant token' lines (# comments): each token is a tenant with its own sessions; reloaded on SIGHUP (--http only)")
 	return cmd
 }
 
@@ -71,30 +78,55 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	token := os.Getenv("MASSGEN_MCP_TOKEN")
 	if f.http != "" {
 		f.http = loopbackByDefault(f.http)
-		// Refuse an unsafe binding before touching the state directory.
-		if err := mcp.CheckBinding(f.http, token); err != nil {
+		// An unsafe binding is refused below, before the state directory is
+		// touched.
+	} else if f.tlsCert != "" || f.tlsKey != "" || len(f.allowOrigins) > 0 || f.tokensFile != "" {
+		return fmt.Errorf("%w: --tls-cert, --tls-key, --allow-origin and --tokens-file only apply with --http", coordination.ErrBadInput)
+	}
+	var tokens *mcp.Tokens
+	if f.tokensFile != "" {
+		var err error
+		if tokens, err = mcp.LoadTokens(f.tokensFile); err != nil {
 			return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
 		}
-	} else if f.tlsCert != "" || f.tlsKey != "" || len(f.allowOrigins) > 0 {
-		return fmt.Errorf("%w: --tls-cert, --tls-key and --allow-origin only apply with --http", coordination.ErrBadInput)
+	}
+	if f.http != "" {
+		t := token
+		if tokens != nil && tokens.Len() > 0 {
+			t = "(tokens file)"
+		}
+		if err := mcp.CheckBinding(f.http, t); err != nil {
+			return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
+		}
+	}
+	allow, err := backends.NewAllowList(f.allowURLs)
+	if err != nil {
+		return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
 	}
 
 	roots, err := allowedRoots(f)
 	if err != nil {
 		return err
 	}
-	var svc *coordination.Service
-	if f.memory {
-		svc = coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger})
-	} else {
-		svc = newService(stateDir(f.stateDir), f.parallel)
-	}
-	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, Logger: logger})
-	// The session timer: step-driven sessions past their timeout or budget
+	// The session timers: step-driven sessions past their timeout or budget
 	// are ended even when nobody calls them.
 	timerCtx, stopTimer := context.WithCancel(ctx)
 	defer stopTimer()
-	go svc.RunTimer(timerCtx, 5*time.Second)
+	tenantService := func(tenant string) *coordination.Service {
+		svc := servedService(f, tenant, allow)
+		go svc.RunTimer(timerCtx, 5*time.Second)
+		return svc
+	}
+	svc := tenantService(mcp.DefaultTenant)
+	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, Logger: logger, Tenants: tenantService})
+	if tokens != nil {
+		// Tenants' timers run from the start, so their step-driven sessions
+		// end on time even before the tenant calls again.
+		for _, t := range tokens.Tenants() {
+			srv.TenantService(t)
+		}
+		go reloadOnHangup(timerCtx, tokens)
+	}
 
 	if f.http == "" {
 		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
@@ -102,6 +134,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	return srv.ListenAndServeHTTP(ctx, mcp.HTTPOptions{
 		Addr:           f.http,
 		Token:          token,
+		Tokens:         tokens,
 		AllowedOrigins: f.allowOrigins,
 		TLSCert:        f.tlsCert,
 		TLSKey:         f.tlsKey,
@@ -152,4 +185,55 @@ func allowedRoots(f serveFlags) ([]string, error) {
 		roots = append(roots, abs)
 	}
 	return roots, nil
+}
+
+// servedService is the service of one tenant of a served MCP server: its own
+// store (the default tenant's in <state-dir>/sessions, another's in
+// <state-dir>/tenants/<tenant>/sessions), its own circuit breakers, and
+// base URLs checked against the operator's allow-list, since every spec
+// comes from a client.
+func servedService(f serveFlags, tenant string, allow *backends.AllowList) *coordination.Service {
+	cfg := backends.Config{ClientURLs: allow}
+	opts := coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger,
+		RelativeDirs: f.http != ""}
+	if tenant != mcp.DefaultTenant {
+		cfg.Tenant = tenant
+	}
+	opts.Open = cfg.Open
+	if f.memory {
+		return coordination.NewService(memstore.New(), opts)
+	}
+	return coordination.NewService(filestore.New(tenantStateDir(stateDir(f.stateDir), tenant)), opts)
+}
+
+// tenantStateDir is where a tenant's sessions directory lives (DESIGN.md §1):
+// the state directory itself for the default tenant.
+func tenantStateDir(dir, tenant string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if tenant == mcp.DefaultTenant {
+		return dir
+	}
+	return filepath.Join(dir, "tenants", tenant)
+}
+
+// reloadOnHangup re-reads the tokens file on every SIGHUP; a file that does
+// not parse keeps the tokens already loaded.
+func reloadOnHangup(ctx context.Context, tokens *mcp.Tokens) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := tokens.Reload(); err != nil {
+				logger.Error().Err(err).Msg("tokens file not reloaded; the tokens loaded before stay")
+				continue
+			}
+			logger.Info().Int("tokens", tokens.Len()).Msg("tokens file reloaded")
+		}
+	}
 }

@@ -33,6 +33,14 @@ type Config struct {
 	Resilience resilience.Options
 	// LookPath finds CLI agents' binaries; nil means exec.LookPath.
 	LookPath func(file string) (string, error)
+	// ClientURLs, when set, marks every spec's @base_url as named by a client
+	// (an MCP caller): it must be on this allow-list or be the backend's own
+	// configured base URL, or Open refuses it before anything is sent. Nil
+	// (the CLI) trusts the spec: the operator wrote it.
+	ClientURLs *AllowList
+	// Tenant keys the circuit breakers together with the backend and base
+	// URL, so one tenant's dead endpoint pauses no one else's calls.
+	Tenant string
 	// ProbeTimeout bounds the check that a local server answers (default
 	// 800ms: a loopback server answers in milliseconds or not at all).
 	ProbeTimeout time.Duration
@@ -92,7 +100,13 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 	if !c.implemented(info) || !ok {
 		return nil, fmt.Errorf("%w: %s cannot be used yet; use another backend, or sim agents for an offline run", ErrUnavailable, info.Name)
 	}
-	res, err := c.env().Resolve(info, spec.BaseURL)
+	env := c.env()
+	if spec.BaseURL != "" && c.ClientURLs != nil {
+		if err := c.checkClientURL(env, info, spec.BaseURL); err != nil {
+			return nil, err
+		}
+	}
+	res, err := env.Resolve(info, spec.BaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +116,7 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 		BaseURL:    res.BaseURL,
 		APIKey:     res.APIKey,
 		APIVersion: res.APIVersion,
-		HTTPClient: c.HTTPClient,
+		HTTPClient: c.httpClient(),
 	})
 	if err != nil {
 		// The spec is named without its base URL, which may carry a password.
@@ -110,7 +124,36 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 	}
 	ro := c.Resilience
 	ro.KeyHint = res.KeyHint()
+	ro.BaseURL, ro.Tenant = res.BaseURL, c.Tenant
 	p = pricing.Priced(p, info.Name, spec.Model)
 	p = resilience.Wrap(p, info.Name, ro)
 	return keys.Redact(p, res.APIKey), nil
+}
+
+// sharedHTTP is the client of every adapter when the Config names none, so
+// agents on one backend share connections. It follows no redirect to another
+// host (providers.SameHostRedirects).
+var sharedHTTP = providers.SameHostRedirects(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()})
+
+// httpClient is the client handed to adapters: the Config's own (tests) with
+// the same redirect policy, else the shared one.
+func (c Config) httpClient() *http.Client {
+	if c.HTTPClient != nil {
+		return providers.SameHostRedirects(c.HTTPClient)
+	}
+	return sharedHTTP
+}
+
+// checkClientURL refuses a client-named base URL the operator did not
+// configure: not on the allow-list, and not the backend's own BASE_URL or
+// default.
+func (c Config) checkClientURL(env *keys.Env, info providers.BackendInfo, raw string) error {
+	if c.ClientURLs.Allows(raw, len(info.KeyEnv) == 0) {
+		return nil
+	}
+	if op, err := env.Resolve(info, ""); err == nil && sameBase(raw, op.BaseURL) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s base URL %s is not one this server's operator configured, so it is never called (it would receive the server's key); the operator can allow it with serve --allow-base-url %s, or put it in a team file under --teams-dir and name the team",
+		ErrBaseURLNotAllowed, info.Name, shownURL(raw), shownURL(raw))
 }

@@ -21,12 +21,21 @@ type BreakerSettings struct {
 	OpenFor time.Duration
 }
 
-// Breakers holds one circuit breaker per backend name. Agents share it: five
-// agents on one failing backend learn from each other's failures.
+// Breakers holds one circuit breaker per Key: a backend at one base URL for
+// one tenant. Agents share it: five agents on one failing backend learn from
+// each other's failures. A client that points openai at a dead port trips
+// only the breaker of that URL, and only for its own tenant.
 type Breakers struct {
 	settings BreakerSettings
 	mu       sync.Mutex
-	byName   map[string]*breaker
+	byKey    map[Key]*breaker
+}
+
+// Key names one breaker.
+type Key struct {
+	Backend string
+	BaseURL string // as resolved; "" for the SDK's default
+	Tenant  string // "" for the default tenant
 }
 
 // NewBreakers returns an empty set of breakers with the given settings.
@@ -37,7 +46,7 @@ func NewBreakers(s BreakerSettings) *Breakers {
 	if s.OpenFor <= 0 {
 		s.OpenFor = 30 * time.Second
 	}
-	return &Breakers{settings: s, byName: map[string]*breaker{}}
+	return &Breakers{settings: s, byKey: map[Key]*breaker{}}
 }
 
 // shared is the process-wide set: coordination caches one provider per model
@@ -48,15 +57,20 @@ var shared = NewBreakers(BreakerSettings{})
 // Shared returns the process-wide breakers, which Wrap uses by default.
 func Shared() *Breakers { return shared }
 
-// State tells a backend's breaker state: "closed", "open" or "half-open".
-func (b *Breakers) State(backend string) string { return b.get(backend).cb.State().String() }
+// State tells the state of a backend's breaker at its default base URL for
+// the default tenant: "closed", "open" or "half-open".
+func (b *Breakers) State(backend string) string { return b.StateOf(Key{Backend: backend}) }
 
-func (b *Breakers) get(backend string) *breaker {
+// StateOf tells one breaker's state.
+func (b *Breakers) StateOf(k Key) string { return b.get(k).cb.State().String() }
+
+func (b *Breakers) get(k Key) *breaker {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if br, ok := b.byName[backend]; ok {
+	if br, ok := b.byKey[k]; ok {
 		return br
 	}
+	backend := k.Backend
 	br := &breaker{backend: backend, openFor: b.settings.OpenFor}
 	failures := b.settings.Failures
 	br.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
@@ -69,7 +83,7 @@ func (b *Breakers) get(backend string) *breaker {
 		IsExcluded:    func(err error) bool { return err != nil && !unhealthy(err) },
 		OnStateChange: br.changed,
 	})
-	b.byName[backend] = br
+	b.byKey[k] = br
 	return br
 }
 

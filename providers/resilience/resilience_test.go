@@ -293,3 +293,18 @@ func TestCallerFaultsDoNotTripTheBreaker(t *testing.T) {
 		t.Errorf("state %s", br.State("deepseek"))
 	}
 }
+
+func TestBreakersAreKeyedByBackendBaseURLAndTenant(t *testing.T) {
+	br := NewBreakers(BreakerSettings{Failures: 1, OpenFor: time.Minute})
+	dead := failTimes(5, perr(providers.ClassProvider, 503))
+	o := Options{Sleep: (&fakeSleep{}).sleep, Breakers: br, MaxAttempts: 1, BaseURL: "http://127.0.0.1:9/v1", Tenant: "alice"}
+	_, _, _ = Wrap(dead, "openai", o).Step(context.Background(), providers.Request{})
+	if s := br.StateOf(Key{Backend: "openai", BaseURL: "http://127.0.0.1:9/v1", Tenant: "alice"}); s != "open" {
+		t.Fatalf("the failing URL's breaker is %s", s)
+	}
+	for _, k := range []Key{{Backend: "openai"}, {Backend: "openai", BaseURL: "http://127.0.0.1:9/v1", Tenant: "bob"}, {Backend: "openai", Tenant: "alice"}} {
+		if s := br.StateOf(k); s != "closed" {
+			t.Errorf("breaker %+v is %s: one tenant's dead URL paused it", k, s)
+		}
+	}
+}

@@ -29,8 +29,11 @@ type Options struct {
 	// Sleep waits d or until ctx ends (tests pass a fake that returns at
 	// once); nil means a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Breakers holds the per-backend circuit breakers; nil means Shared().
+	// Breakers holds the circuit breakers; nil means Shared().
 	Breakers *Breakers
+	// BaseURL and Tenant, with the backend, choose the breaker (Key).
+	BaseURL string
+	Tenant  string
 	// KeyHint names the credential behind the calls, e.g. "OPENAI_API_KEY
 	// (from ./.env)", so an auth or quota failure says which key or account
 	// to check. It must never be the key itself.
@@ -77,7 +80,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // the provider may bill them.
 func Wrap(p providers.Provider, backend string, opts Options) providers.Provider {
 	o := opts.withDefaults()
-	return &resilient{p: p, backend: backend, opts: o, br: o.Breakers.get(backend)}
+	return &resilient{p: p, backend: backend, opts: o, br: o.Breakers.get(Key{Backend: backend, BaseURL: o.BaseURL, Tenant: o.Tenant})}
 }
 
 type resilient struct {

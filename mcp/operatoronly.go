@@ -1,0 +1,106 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// errOperatorOnly marks a setting a client sent that only the operator may
+// give: anything that runs code, reaches the network or reads the disk
+// (DESIGN.md "Operator-only settings").
+var errOperatorOnly = errors.New("operator-only setting")
+
+// operatorFix is the one way to get such a setting in.
+const operatorFix = "put it in a team file under --teams-dir and name the team"
+
+// operatorOnlyFields are argument names refused wherever they appear at the
+// top level of a tool's arguments or in one of its agents: the settings of
+// MassGen team files that run code (mcp_servers, sandbox, cwd), reach the
+// network (network, base_url) or read the disk (config and team-file paths).
+// None is part of any input schema; naming them here turns the schema's
+// "unknown property" into a refusal that says how to get them in.
+var operatorOnlyFields = []string{
+	"base_url", "base_urls", "api_base", "endpoint",
+	"mcp_servers", "sandbox", "network", "cwd", "workdir", "working_dir",
+	"config", "config_path", "team_file", "teams_dir", "state_dir", "allow_root", "context_paths",
+	"env", "command", "api_key",
+}
+
+// checkOperatorOnly refuses operator-only fields in a tool call's raw
+// arguments.
+func checkOperatorOnly(tool string, req mcpgo.CallToolRequest) error {
+	raw := req.Params.RawArguments
+	if len(raw) == 0 {
+		var err error
+		if raw, err = json.Marshal(req.Params.Arguments); err != nil {
+			return nil // the schema check reports it
+		}
+	}
+	var args struct {
+		Top    map[string]json.RawMessage
+		Agents []map[string]json.RawMessage `json:"agents"`
+	}
+	if json.Unmarshal(raw, &args.Top) != nil {
+		return nil
+	}
+	if a, ok := args.Top["agents"]; ok {
+		_ = json.Unmarshal(a, &args.Agents)
+	}
+	var models []string
+	_ = json.Unmarshal(args.Top["models"], &models)
+	var one string
+	if json.Unmarshal(args.Top["model"], &one) == nil && one != "" {
+		models = append(models, one)
+	}
+	for _, a := range args.Agents {
+		if json.Unmarshal(a["model"], &one) == nil && one != "" {
+			models = append(models, one)
+		}
+	}
+	if err := checkClientSpecs(tool, models); err != nil {
+		return err
+	}
+	var found []string
+	for k := range args.Top {
+		if slices.Contains(operatorOnlyFields, k) {
+			found = append(found, k)
+		}
+	}
+	for i, a := range args.Agents {
+		for k := range a {
+			if slices.Contains(operatorOnlyFields, k) {
+				found = append(found, fmt.Sprintf("agents[%d].%s", i, k))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	slices.Sort(found)
+	return fmt.Errorf("%w: %s sets %s, which only this server's operator may configure (it can run code, reach the network or read the disk); %s",
+		errOperatorOnly, tool, strings.Join(found, ", "), operatorFix)
+}
+
+// checkClientSpecs refuses model specs whose parameters read the disk (the
+// script sim's file=): over MCP they would let a client read any JSON file
+// the server can. Base URLs are checked where providers are opened, against
+// the operator's allow-list.
+func checkClientSpecs(tool string, models []string) error {
+	for _, m := range models {
+		sp, err := providers.ParseSpec(m)
+		if err != nil {
+			continue // the service says what is wrong with it
+		}
+		if _, ok := sp.Params["file"]; ok {
+			return fmt.Errorf("%w: %s: model %s reads a file (file=), which only this server's operator may configure; %s", errOperatorOnly, tool, sp.Backend+"/"+sp.Model, operatorFix)
+		}
+	}
+	return nil
+}
