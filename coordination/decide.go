@@ -29,6 +29,9 @@ func Decide(s *Session, st *State, force string) Decision {
 	if st.Life.Status != StatusRunning {
 		return Decision{}
 	}
+	if s.Rules.Strict && anyDropped(st) {
+		return Decision{Kind: DecideFinish, Stop: StopAgentsFailed} // strict: a smaller team is a failure
+	}
 	draw := st.Steps
 	if force != "" {
 		if w, ok := RuleMet(s.Rules.Consensus, CountStanding(s, st)); ok {

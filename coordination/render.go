@@ -108,6 +108,7 @@ func consensusLine(r *TeamResult) string {
 // Summary renders the outcome of a result: winner, how chosen, votes, usage.
 func (r *TeamResult) Summary() string {
 	var b strings.Builder
+	b.WriteString(r.droppedText())
 	switch {
 	case r.Winner != nil:
 		tie := ""
@@ -134,8 +135,8 @@ func (r *TeamResult) Summary() string {
 	if r.CostUSD != nil {
 		cost = fmt.Sprintf("$%.4f", *r.CostUSD)
 	}
-	fmt.Fprintf(&b, "Tokens: %d in (%d cached), %d out (%d reasoning); cost %s; %d steps; %.1fs\n",
-		r.Usage.Input, r.Usage.CachedInput, r.Usage.Output, r.Usage.Reasoning, cost, r.Steps, r.Duration)
+	fmt.Fprintf(&b, "Tokens: %d in (%d cached), %d out (%d reasoning); cost %s; %s; %.1fs\n",
+		r.Usage.Input, r.Usage.CachedInput, r.Usage.Output, r.Usage.Reasoning, cost, Count(r.Steps, "step"), r.Duration)
 	if r.FinalNote != "" {
 		fmt.Fprintf(&b, "Note: %s\n", r.FinalNote)
 	}

@@ -59,6 +59,7 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 		Steps:      st.Steps,
 		SessionDir: svc.sessionDir(s.ID),
 		Agents:     []AgentUsage{},
+		Dropped:    droppedAgents(s, st),
 	}
 	r.Consensus = consensusView(s, st)
 	for _, a := range st.Agents {
@@ -101,6 +102,11 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	r.Status = StatusFinished
 	stop, how := d.Stop, d.How
 	r.StopReason = &stop
+	r.Degraded = isDegraded(s, st)
+	if d.Winner != "" && r.Degraded && s.Rules.Strict {
+		// Strict: one model's answer is not what was asked for.
+		d.Winner, stop = "", StopAgentsFailed
+	}
 	if d.Winner == "" {
 		r.Status = StatusFailed
 		return r

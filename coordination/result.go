@@ -54,6 +54,11 @@ type TeamResult struct {
 	SessionDir     string        `json:"session_dir"`
 	FinalNote      string        `json:"final_note,omitempty"`
 	Agents         []AgentUsage  `json:"agents"`
+	// Dropped lists the agents that left the team (dropped.go), so a team
+	// that became one model says so; Degraded marks a finished team of two
+	// or more in which fewer than two agents ever answered.
+	Dropped  []DroppedAgent `json:"dropped"`
+	Degraded bool           `json:"degraded"`
 }
 
 // Winner names the winning agent.
@@ -157,6 +162,7 @@ func (r *TeamResult) Clone() *TeamResult {
 	c.Answers = append(r.Answers[:0:0], r.Answers...)
 	c.NextAgents = append(r.NextAgents[:0:0], r.NextAgents...)
 	c.Agents = append(r.Agents[:0:0], r.Agents...)
+	c.Dropped = append(r.Dropped[:0:0], r.Dropped...)
 	for i := range c.Agents {
 		c.Agents[i].CostUSD = clonePtr(r.Agents[i].CostUSD)
 	}

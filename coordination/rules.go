@@ -49,6 +49,10 @@ type Rules struct {
 	RotateOwnLast      *bool    `json:"rotate_own_last" yaml:"rotate_own_last"`
 	BlindFirst         *bool    `json:"blind_first" yaml:"blind_first"`
 	PeerAnswerTokenCap int      `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
+	// Strict fails the session instead of letting the team shrink: an agent
+	// without a usable key or model refuses creation, a dropped agent ends
+	// the session as failed, and so does a degraded finish.
+	Strict bool `json:"strict,omitempty" yaml:"strict"`
 }
 
 // DefaultRules are the defaults of DESIGN.md §2.

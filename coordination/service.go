@@ -1,13 +1,16 @@
 package coordination
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
 
 // Opener returns the provider for a model spec. Host agents never reach it.
@@ -117,7 +121,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 			}
 		}
 	}
-	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %d agents created", len(s.Agents))})
+	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
 	unlock, err := svc.store.LockSession(ctx, s.ID)
 	if err == nil {
 		svc.writeStatus(ctx, s, svc.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
@@ -157,6 +161,11 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 	if len(agents) > MaxAgents {
 		return nil, fmt.Errorf("%w: a team has at most %d agents; got %d", ErrBadInput, MaxAgents, len(agents))
 	}
+	// Models named by the caller: a backend without a key is left out while
+	// two or more agents remain, as MassGen's skill skips keyless backends.
+	explicit := len(spec.Models) > 0 || len(spec.Agents) > 0
+	var keyless []DroppedAgent
+	var keylessErr error
 	seen := map[string]bool{}
 	for i := range agents {
 		a := &agents[i]
@@ -181,7 +190,13 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.
 			if _, err := svc.provider(a.Model); err != nil {
-				return nil, fmt.Errorf("%w: agent %s (%s): %w", ErrBadSpec, a.ID, a.Model, err)
+				err = fmt.Errorf("%w: agent %s (%s): %w", ErrBadSpec, a.ID, a.Model, err)
+				if errors.Is(err, keys.ErrMissingKey) && explicit {
+					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: err.Error()})
+					keylessErr = cmp.Or(keylessErr, err)
+					continue
+				}
+				return nil, err
 			}
 		}
 		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
@@ -194,6 +209,17 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 		case "", "minimal", "low", "medium", "high":
 		default:
 			return nil, fmt.Errorf("%w: agent %s: reasoning_effort %q must be minimal, low, medium or high", ErrBadInput, a.ID, a.ReasoningEffort)
+		}
+	}
+	if len(keyless) > 0 {
+		if spec.Rules.Strict || len(agents)-len(keyless) < 2 {
+			return nil, keylessErr
+		}
+		agents = slices.DeleteFunc(agents, func(a Agent) bool {
+			return slices.ContainsFunc(keyless, func(d DroppedAgent) bool { return d.AgentID == a.ID })
+		})
+		for _, d := range keyless {
+			svc.log.Warn().Str("agent", d.AgentID).Str("model", d.Model).Msg("left out of the team: its backend has no key here")
 		}
 	}
 	if spec.Driver != DriverStep {
@@ -209,7 +235,9 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 	}
 	seed := randomSeed()
 	if spec.Seed != nil {
-		seed = *spec.Seed
+		if seed = *spec.Seed; seed > MaxSeed || seed < -MaxSeed {
+			return nil, fmt.Errorf("%w: seed %d is out of range: it must be between -%d and %d (2^53-1), so JSON clients read it exactly", ErrBadInput, seed, MaxSeed, MaxSeed)
+		}
 	}
 	s := &Session{
 		Task:      task,
@@ -221,6 +249,7 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 		CreatedAt: svc.opts.Now().UTC(),
 		Driver:    DriverRun,
 		Review:    spec.Review,
+		Dropped:   keyless,
 	}
 	if spec.Driver == DriverStep {
 		s.Driver = DriverStep
@@ -238,10 +267,15 @@ func newSessionID(now time.Time) string {
 	return "team_" + now.UTC().Format("20060102_150405") + "_" + hex.EncodeToString(b[:])
 }
 
+// MaxSeed is the largest seed a session takes: 2^53-1, the largest integer
+// a JSON client that reads numbers as float64 (JavaScript) keeps exactly.
+const MaxSeed = 1<<53 - 1
+
+// randomSeed draws a seed of 53 bits (see MaxSeed).
 func randomSeed() int64 {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+	return int64(binary.LittleEndian.Uint64(b[:]) >> 11)
 }
 
 // session reads a session's setup. Once an agent has stepped the setup never

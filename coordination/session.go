@@ -43,6 +43,10 @@ type Session struct {
 	// Review makes the session a checkpoint review (checkpoint.go): its
 	// answers carry a plan, a verdict and concerns.
 	Review *Review `json:"review,omitempty"`
+	// Dropped lists the agents left out before round 0 (no key, a key the
+	// provider refused): named, so the result can say the team is smaller
+	// than the one asked for.
+	Dropped []DroppedAgent `json:"dropped,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, labels alphabetical.
 	Foreign bool `json:"-"`

@@ -44,7 +44,7 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 		if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %d agents asked to vote again", len(d.Revote)), Data: map[string]any{"agents": d.Revote}})
+		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %s asked to vote again", Count(len(d.Revote), "agent")), Data: map[string]any{"agents": d.Revote}})
 		if l, err = svc.ledger(ctx, id); err != nil {
 			return nil, nil, nil, nil, err
 		}

@@ -60,7 +60,7 @@ func TestSimTeamsAlwaysFinish(t *testing.T) {
 		if rapid.Bool().Draw(rt, "alphabetical") {
 			rules.Labels, rules.RotateOwnLast, rules.BlindFirst = coordination.LabelsAlphabetical, new(bool), new(bool)
 		}
-		seed := rapid.Int64().Draw(rt, "seed")
+		seed := rapid.Int64Range(-coordination.MaxSeed, coordination.MaxSeed).Draw(rt, "seed")
 		task := rapid.SampledFrom(simTasks).Draw(rt, "task")
 		svc, _ := simService(rapid.IntRange(1, 8).Draw(rt, "parallel"))
 		_, res := runSim(t, svc, coordination.TeamSpec{Task: task, Models: models, Rules: rules, Seed: &seed})

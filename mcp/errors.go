@@ -11,6 +11,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
 
 // errorFix pairs an error a caller can act on with the one line that says
@@ -41,6 +42,7 @@ var fixes = []errorFix{
 	{coordination.ErrBadAction, "bad_action", "submit action new_answer with content, or action vote with target set to one of the view's vote_enum and a reason."},
 	{criteria.ErrInvalid, "bad_criteria", "correct what is named above and call again: criteria need a text, unique ids and exactly one must (1 to 12 written by you, 3 to 8 generated); kind is code, writing, analysis, plan or other."},
 	{coordination.ErrBadSettings, "bad_settings", "correct the setting named above and call again (the tool's input schema lists the allowed values)."},
+	{keys.ErrMissingKey, "missing_key", "provide the key named above to the server: export it in the environment the server starts in, or write it as NAME=value in .env in the server's working directory or in ~/.env; for an MCP client, put it in the env entry of this server in the client's config (\"env\": {\"NAME\": \"…\"} beside \"command\"), then restart the server. Or name models whose keys are set (list_backends shows them)."},
 	{coordination.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
 	{providers.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
 	{coordination.ErrBadInput, "bad_input", "correct the argument named above and call again."},

@@ -161,7 +161,7 @@ func teamResultText(res *coordination.TeamResult) string {
 	}
 	switch res.Status {
 	case coordination.StatusRunning:
-		fmt.Fprintf(&b, "\nThe team is still working (%d steps so far). Follow it with team_status{session_id: %q}, wait for the end with run_team{session_id: %q, wait: true}, or stop it with cancel_team.\n", res.Steps, res.SessionID, res.SessionID)
+		fmt.Fprintf(&b, "\nThe team is still working (%s so far). Follow it with team_status{session_id: %q}, wait for the end with run_team{session_id: %q, wait: true}, or stop it with cancel_team.\n", coordination.Count(res.Steps, "step"), res.SessionID, res.SessionID)
 	case coordination.StatusDecided:
 		fmt.Fprintf(&b, "\nThe team has decided; call finalize_team{session_id: %q} to write the final answer.\n", res.SessionID)
 	case coordination.StatusCancelled:

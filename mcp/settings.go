@@ -26,6 +26,7 @@ type TeamSettings struct {
 	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"The final answer: winner (default: the winning answer as is), present (the winner's model writes a final deliverable), synthesize (a neutral merge of all answers)."`
 	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"free (default) or short: answers end in a final value that can be compared (e.g. Answer: 391)."`
 	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With answer_format short: end after the first answers if a strict majority already agrees."`
+	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail instead of running a smaller team: refuse models whose backend has no key, and end the session as failed when an agent drops or fewer than two agents answer. Without it such a team still finishes, with dropped and degraded: true in the result."`
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"1 to 12 criteria every agent sees and votes by. Mark exactly one must (the primary focus); with none, the first should item becomes must. generate_eval_criteria writes them for you."`
 	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Material for the task: text blocks, or file paths under the server's allowed roots."`
 	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"Id for a new session (1-64 letters, digits, _ or -), or, for run_team, an existing session to resume or wait for."`
@@ -78,6 +79,7 @@ func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error)
 			Final:              t.Final,
 			AnswerFormat:       t.AnswerFormat,
 			EarlyStop:          t.EarlyStop,
+			Strict:             t.Strict,
 		},
 	}
 	// Zero means "default" to coordination, so a negative number is the only

@@ -67,7 +67,7 @@ func (e *env) startTeam(ctx context.Context, req mcpgo.CallToolRequest, args sta
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Team %s created with %d agents:\n", s.ID, len(s.Agents))
+	fmt.Fprintf(&b, "Team %s created with %s:\n", s.ID, coordination.Count(len(s.Agents), "agent"))
 	for _, a := range out.Agents {
 		fmt.Fprintf(&b, "- %s: %s\n", a.ID, a.Model)
 	}

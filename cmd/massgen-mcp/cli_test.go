@@ -171,3 +171,104 @@ func TestEveryCommandRunsWithTheServersGCSetting(t *testing.T) {
 		t.Errorf("after a command the collector runs at GOGC=%d, want %d", p, coordination.ServerGCPercent)
 	}
 }
+
+func TestADegradedRunExitsThreeAndStrictFailsIt(t *testing.T) {
+	dir := t.TempDir()
+	failing := filepath.Join(dir, "failing.json")
+	os.WriteFile(failing, []byte(`[{"action":"error","class":"auth","content":"HTTP 401: invalid API key"},{"action":"error","class":"auth","content":"HTTP 401: invalid API key"}]`), 0o644)
+	team := "sim/script:file=" + failing + ",sim/strong"
+	out, code := cli(t, "run", "--state-dir", dir, "--models", team, "--seed", "1", "What is 17 * 23?")
+	if code != exitDegraded {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitDegraded, out)
+	}
+	for _, want := range []string{"DEGRADED: only 1 agent of a team of 2 ever answered", "Dropped: agent_a (sim/script:file=", "auth: HTTP 401: invalid API key", "Winner:", "Final answer:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, code = cli(t, "run", "--json", "--state-dir", dir, "--models", team, "--seed", "1", "What is 17 * 23?")
+	var res coordination.TeamResult
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&res); err != nil || code != exitDegraded || !res.Degraded || len(res.Dropped) != 1 || res.Dropped[0].Class != "auth" {
+		t.Fatalf("--json: exit %d, %v, %+v", code, err, res)
+	}
+	out, code = cli(t, "run", "--strict", "--state-dir", dir, "--models", team, "--seed", "1", "What is 17 * 23?")
+	if code != exitFailed || !strings.Contains(out, "agents_failed") || strings.Contains(out, "Final answer:") {
+		t.Fatalf("--strict: exit %d:\n%s", code, out)
+	}
+}
+
+func TestVersionFlagPrintsWhatTheVersionCommandPrints(t *testing.T) {
+	flag, code := cli(t, "--version")
+	cmd, code2 := cli(t, "version")
+	if code != 0 || code2 != 0 || flag != cmd || !strings.HasPrefix(flag, "massgen-mcp ") {
+		t.Fatalf("--version %q (%d), version %q (%d)", flag, code, cmd, code2)
+	}
+}
+
+// cliIn is cli with standard input.
+func cliIn(t *testing.T, stdin string, args ...string) (string, int) {
+	t.Helper()
+	root := rootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		out.WriteString("error: " + err.Error())
+	}
+	return out.String(), exitCode(err)
+}
+
+func TestRunReadsTheTaskFromStdinOrATaskFile(t *testing.T) {
+	dir := t.TempDir()
+	taskFile := filepath.Join(dir, "task.md")
+	os.WriteFile(taskFile, []byte("What is 17 * 23?\n"), 0o644)
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"dash", "  What is 17 * 23?\n", []string{"-"}},
+		{"task file", "", []string{"--task-file", taskFile}},
+		{"task file from stdin", "What is 17 * 23?", []string{"--task-file", "-"}},
+	} {
+		args := append([]string{"run", "--json", "--state-dir", dir, "--models", "sim/strong,sim/strong", "--seed", "1"}, tc.args...)
+		out, code := cliIn(t, tc.stdin, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, out)
+		}
+		var res coordination.TeamResult
+		json.NewDecoder(strings.NewReader(out)).Decode(&res)
+		st, err := newService(dir, 1).Status(context.Background(), res.SessionID)
+		if err != nil || st.Task != "What is 17 * 23?" {
+			t.Errorf("%s: task %q, %v", tc.name, st.Task, err)
+		}
+	}
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"empty stdin", "  \n", []string{"-"}, "standard input holds no task"},
+		{"both", "", []string{"--task-file", taskFile, "a task"}, "not both"},
+		{"missing file", "", []string{"--task-file", filepath.Join(dir, "nope.md")}, "cannot read the task file"},
+		{"no task", "", nil, "--task-file"},
+	} {
+		args := append([]string{"run", "--state-dir", dir, "--models", "sim,sim"}, tc.args...)
+		if out, code := cliIn(t, tc.stdin, args...); code != exitBadInput || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: exit %d, want 1 with %q: %s", tc.name, code, tc.want, out)
+		}
+	}
+}
+
+func TestOneOfAnythingIsSingular(t *testing.T) {
+	out, code := cli(t, "run", "--state-dir", t.TempDir(), "--models", "sim/strong", "--seed", "1", "What is 17 * 23?")
+	if code != 0 || !strings.Contains(out, ": 1 agent ·") || strings.Contains(out, "1 agents") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "; 1 step;") || strings.Contains(out, " 1 steps") {
+		t.Errorf("a one-step run:\n%s", out)
+	}
+}

@@ -12,6 +12,7 @@ const (
 	exitOK        = 0 // a final answer was produced
 	exitBadInput  = 1 // bad arguments or config
 	exitFailed    = 2 // the run produced no answer at all
+	exitDegraded  = 3 // an answer, but fewer than two agents of the team ever answered
 	exitCancelled = 4 // cancelled or interrupted; resumable
 )
 

@@ -51,6 +51,9 @@ func rootCommand() *cobra.Command {
 			logger.Debug().Str("gc", gc).Msg("garbage collector")
 		},
 	}
+	// --version prints what the version command prints.
+	root.Version = version
+	root.SetVersionTemplate("massgen-mcp {{.Version}}\n")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
 	// One command per line, so that adding one is a one-line change.
 	root.AddCommand(

@@ -30,16 +30,20 @@ type runFlags struct {
 	resume     string
 	sessionID  string
 	maxAnswers int
-	strict     bool
+	strict     bool // --strict-config
+	strictTeam bool // --strict
+	taskFile   string
 }
 
 func runCommand() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   `run [flags] "task"`,
+		Use:   `run [flags] "task" | -`,
 		Short: "Run a team on a task and print each step, the winner and the final answer",
 		Example: `  massgen-mcp run --models sim/strong,sim/strong,sim --seed 1 "What is 17 * 23?"
   massgen-mcp run --config team.yaml --consensus unanimous "Write a haiku about Go"
+  massgen-mcp run --models sim,sim,sim --task-file task.md
+  echo "What is 17 * 23?" | massgen-mcp run --models sim,sim,sim -
   massgen-mcp run --resume team_20261129_101500_1a2b3c4d`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTeam(cmd.Context(), cmd, f, args)
@@ -63,6 +67,8 @@ func runCommand() *cobra.Command {
 	fl.BoolVar(&f.json, "json", false, "print the team result as JSON")
 	fl.StringVar(&f.resume, "resume", "", "continue a cancelled or interrupted session by id")
 	fl.StringVar(&f.sessionID, "session-id", "", "id for the new session (default generated)")
+	fl.StringVar(&f.taskFile, "task-file", "", "read the task from this file (- for standard input)")
+	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")
 	return cmd
 }
 
@@ -81,11 +87,14 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		}
 		id = s.ID
 		if !f.json {
-			fmt.Fprintf(out, "Session %s: %d agents", s.ID, len(s.Agents))
+			fmt.Fprintf(out, "Session %s: %s", s.ID, coordination.Count(len(s.Agents), "agent"))
 			for _, a := range s.Agents {
 				fmt.Fprintf(out, " · %s=%s", a.ID, a.Model)
 			}
 			fmt.Fprintln(out)
+			for _, d := range s.Dropped {
+				fmt.Fprintf(out, "Warning: %s (%s) is left out: %s\n", d.AgentID, d.Model, d.Message)
+			}
 		}
 	} else if len(args) > 0 {
 		return fmt.Errorf("%w: --resume takes no task; the session has its own", coordination.ErrBadInput)
@@ -111,6 +120,9 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 	}
 	switch res.Status {
 	case coordination.StatusFinished:
+		if res.Degraded {
+			return &exitError{code: exitDegraded, printed: f.json, msg: fmt.Sprintf("degraded: only %d of the team answered (see Dropped above); --strict fails such runs", len(res.Answers))}
+		}
 		return nil
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp run --resume %s", id)}
@@ -122,10 +134,11 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 // teamSpec builds a team from the flags, the team file and the task.
 func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamSpec, error) {
 	var spec coordination.TeamSpec
-	if len(args) != 1 {
-		return spec, fmt.Errorf("%w: give the task as one quoted argument, e.g. massgen-mcp run --models sim,sim,sim \"What is 17 * 23?\"", coordination.ErrBadInput)
+	task, err := readTask(cmd, f.taskFile, args)
+	if err != nil {
+		return spec, err
 	}
-	spec.Task = args[0]
+	spec.Task = task
 	if f.config != "" {
 		if f.models != "" {
 			return spec, fmt.Errorf("%w: give --models or --config, not both", coordination.ErrBadInput)
@@ -162,6 +175,9 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 	}
 	if f.earlyStop {
 		r.EarlyStop = true
+	}
+	if f.strictTeam {
+		r.Strict = true
 	}
 	if set("seed") {
 		spec.Seed = &f.seed

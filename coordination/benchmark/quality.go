@@ -481,9 +481,10 @@ func (h *harness) each(ctx context.Context, n int, fn func(i int) error) error {
 }
 
 // itemSeed is the session seed of item i: the same for every protocol, so
-// that protocols differ by their rules only (common random numbers).
+// that protocols differ by their rules only (common random numbers). 53
+// bits, as every session seed (coordination.MaxSeed).
 func itemSeed(seed int64, i int) int64 {
-	return int64(splitmix(uint64(seed)^splitmix(uint64(i)+1)) >> 1)
+	return int64(splitmix(uint64(seed)^splitmix(uint64(i)+1)) >> 11)
 }
 
 func splitmix(x uint64) uint64 {

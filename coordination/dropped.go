@@ -1,0 +1,116 @@
+package coordination
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// DroppedAgent is an agent that left the team: before round 0 (its backend
+// has no key, or refused the key) or after max_agent_failures failed steps in
+// a row. Class is the error class of why (auth, not_found, missing_key, …).
+type DroppedAgent struct {
+	AgentID string `json:"agent_id"`
+	Model   string `json:"model"`
+	Class   string `json:"class"`
+	Message string `json:"message"`
+}
+
+// ClassMissingKey is the class of an agent dropped because its backend has
+// no key here.
+const ClassMissingKey = "missing_key"
+
+// droppedAgents lists the agents left out at creation, then those dropped by
+// failures, in team order, each with its latest error.
+func droppedAgents(s *Session, st *State) []DroppedAgent {
+	out := append([]DroppedAgent{}, s.Dropped...)
+	for _, a := range st.Agents {
+		if !a.Dropped {
+			continue
+		}
+		d := DroppedAgent{AgentID: a.ID, Model: s.modelOf(a.ID), Class: string(providers.ClassProvider)}
+		for i := len(a.Entries) - 1; i >= 0; i-- {
+			if e := a.Entries[i]; e.Kind == KindError {
+				d.Class, d.Message = string(e.Class), e.Message
+				break
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// teamSize is the team as asked for: the agents that run plus those left out
+// at creation.
+func teamSize(s *Session) int { return len(s.Agents) + len(s.Dropped) }
+
+// answered counts the agents with at least one answer.
+func answered(st *State) int {
+	n := 0
+	for _, a := range st.Agents {
+		if a.LatestAnswer != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// isDegraded tells whether a team of two or more has fewer than two agents
+// that ever answered: its result is one model's answer, not a team's.
+func isDegraded(s *Session, st *State) bool {
+	return teamSize(s) >= 2 && answered(st) < 2
+}
+
+// droppedText renders the dropped agents and a degraded outcome, first in a
+// summary so nobody misses them.
+func (r *TeamResult) droppedText() string {
+	var b strings.Builder
+	if r.Degraded {
+		fmt.Fprintf(&b, "DEGRADED: only %s of a team of %d ever answered, so this is not a team's answer.\n", agentCount(len(r.Answers)), len(r.Agents)+countPreRun(r))
+	}
+	for _, d := range r.Dropped {
+		msg := oneLine(d.Message, 200)
+		if msg == "" {
+			msg = "no message"
+		}
+		fmt.Fprintf(&b, "Dropped: %s (%s) — %s: %s\n", d.AgentID, d.Model, d.Class, msg)
+	}
+	return b.String()
+}
+
+// countPreRun counts dropped agents that never joined the running team
+// (they have no usage row).
+func countPreRun(r *TeamResult) int {
+	n := 0
+	for _, d := range r.Dropped {
+		found := false
+		for _, a := range r.Agents {
+			found = found || a.AgentID == d.AgentID
+		}
+		if !found {
+			n++
+		}
+	}
+	return n
+}
+
+// agentCount says "1 agent", "2 agents".
+func agentCount(n int) string { return Count(n, "agent") }
+
+// Count says how many of a noun, in good grammar: "1 step", "3 steps".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func anyDropped(st *State) bool {
+	for _, a := range st.Agents {
+		if a.Dropped {
+			return true
+		}
+	}
+	return false
+}
