@@ -20,6 +20,7 @@ type listBackendsArgs struct{}
 type listBackendsResult struct {
 	Backends    []backendView   `json:"backends"`
 	DefaultTeam defaultTeamView `json:"default_team"`
+	Teams       []teamView      `json:"teams" jsonschema_description:"Team files the operator offers (serve --teams-dir): pass a name as team to run_team or start_team."`
 }
 
 // backendView is one backend of DESIGN.md §4 as this server sees it.
@@ -41,7 +42,7 @@ type defaultTeamView struct {
 
 func listBackendsTool(e *env) server.ServerTool {
 	tool := mcpgo.NewTool("list_backends",
-		mcpgo.WithDescription("Which model backends this server can use and why not (API key variables, local servers, CLIs on PATH; keys are never shown), an example spec for each, and the default team. sim is always usable, offline."),
+		mcpgo.WithDescription("Which model backends this server can use and why not (API key variables, local servers, CLIs on PATH; keys are never shown), an example spec for each, the default team, and the team files the operator offers (name one as team on run_team or start_team). sim is always usable, offline."),
 		mcpgo.WithInputSchema[listBackendsArgs](),
 		mcpgo.WithOutputSchema[listBackendsResult](),
 		annotations("List backends", true, true, false),
@@ -89,6 +90,17 @@ func (e *env) listBackends(ctx context.Context, req mcpgo.CallToolRequest, args 
 		models = strings.Join(out.DefaultTeam.Models, ", ")
 	}
 	fmt.Fprintf(&b, "\nDefault team: %s — %s\n", models, out.DefaultTeam.Note)
+	out.Teams = e.teams()
+	if len(out.Teams) > 0 {
+		b.WriteString("\nTeams (pass one as team to run_team or start_team):\n")
+		for _, t := range out.Teams {
+			fmt.Fprintf(&b, "- %s (%s): %s", t.Name, t.Format, strings.Join(t.Models, ", "))
+			if t.Problem != "" {
+				fmt.Fprintf(&b, " — unusable: %s", t.Problem)
+			}
+			b.WriteString("\n")
+		}
+	}
 	return mcpgo.NewToolResultStructured(out, b.String()), nil
 }
 

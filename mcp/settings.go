@@ -14,6 +14,7 @@ import (
 // exported only because the schema generator skips embedded unexported
 // structs.
 type TeamSettings struct {
+	Team               string         `json:"team,omitempty" jsonschema_description:"A team file the operator put under the server's --teams-dir (list_backends lists them): its agents, rules and context, with any rule you set here on top. Give team or models/agents, not both."`
 	Task               string         `json:"task,omitempty" jsonschema_description:"What the team should do: the question or deliverable, in full. Required unless session_id names an existing session."`
 	Models             []string       `json:"models,omitempty" jsonschema_description:"Model specs, one agent each: backend/model[@base_url], e.g. openai/gpt-5.4, claude, gemini, sim/strong (offline). Give models or agents, not both; neither means the default team."`
 	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas, instead of models. Use model host for an agent you drive yourself through step (start_team only)."`
@@ -57,7 +58,7 @@ type contextArg struct {
 
 // hasTeam tells whether any argument that creates a session was given.
 func (t TeamSettings) hasTeam() bool {
-	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0
+	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != ""
 }
 
 // spec turns the settings into a coordination team spec; the service checks
@@ -98,6 +99,11 @@ func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error)
 	var err error
 	if spec.Context, err = readContext(t.Context, e.opts.Roots); err != nil {
 		return spec, err
+	}
+	if t.Team != "" {
+		if err := e.applyTeam(&spec, t); err != nil {
+			return spec, err
+		}
 	}
 	if spec.Criteria, err = criteriaItems(t.EvalCriteria); err != nil {
 		return spec, err

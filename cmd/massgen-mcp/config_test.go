@@ -65,3 +65,10 @@ ui: {display_type: simple}
 		t.Fatalf("--strict-config ran a file with ignored keys (exit %d)", code)
 	}
 }
+
+func TestServeRefusesATeamsDirThatIsNotADirectory(t *testing.T) {
+	out, code := cli(t, "serve", "--teams-dir", filepath.Join(t.TempDir(), "nope"))
+	if code != exitBadInput || !strings.Contains(out, "--teams-dir") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}

@@ -31,12 +31,14 @@ type serveFlags struct {
 	tlsKey       string
 	allowURLs    []string
 	tokensFile   string
+	teamsDir     string
+	strict       bool
 }
 
 func serveCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--state-dir DIR] [--http 127.0.0.1:4000] [--memory] [--allow-root DIR]",
+		Use:   "serve [--state-dir DIR] [--http 127.0.0.1:4000] [--memory] [--allow-root DIR] [--teams-dir DIR]",
 		Short: "Serve the MCP tools over stdio (default) or streamable HTTP",
 		Long: `Serve massgen-mcp's MCP tools, resources and prompt.
 
@@ -50,9 +52,16 @@ freely; any other address needs MASSGEN_MCP_TOKEN, a bearer token clients send a
 'Authorization: Bearer <token>' (when set, it is required on loopback too).
 
 Context file paths are read only under allowed roots: the working directory for
-stdio, none for HTTP, unless --allow-root names some.`,
+stdio, none for HTTP, unless --allow-root names some.
+
+With --teams-dir, every NAME.yaml there (massgen-mcp's own team file or MassGen's
+config YAML) is a team clients start with run_team{team: NAME} or
+start_team{team: NAME}; list_backends lists them. A team file is the operator's:
+the settings in it that a client may not send (directories, tools, servers)
+stand. Files are read at each use, so edits apply to the next team.`,
 		Example: `  massgen-mcp serve --state-dir ~/.massgen
   massgen-mcp serve --http 127.0.0.1:4000 --state-dir /tmp/teams
+  massgen-mcp serve --teams-dir ./teams
   MASSGEN_MCP_TOKEN=s3cret massgen-mcp serve --http 0.0.0.0:4000 --allow-root ./docs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,6 +79,8 @@ stdio, none for HTTP, unless --allow-root names some.`,
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for --http")
 	fl.StringArrayVar(&f.allowURLs, "allow-base-url", nil, "base URL a client may name in a model spec's @base_url, matched on scheme, host, port and path prefix, e.g. http://127.0.0.1:8000/v1 (repeatable; the local servers' default loopback ports are allowed for keyless backends)")
 	fl.StringVar(&f.tokensFile, "tokens-file", "", "file of 'tenant token' lines (# comments): each token is a tenant with its own sessions; reloaded on SIGHUP (--http only)")
+	fl.StringVar(&f.teamsDir, "teams-dir", "", "directory of team files (NAME.yaml, ours or MassGen's YAML) that clients name with run_team{team: NAME}")
+	fl.BoolVar(&f.strict, "strict-config", false, "refuse team files with settings massgen-mcp does not honour")
 	return cmd
 }
 
@@ -108,6 +119,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	teamsDir, err := teamsDirectory(f.teamsDir)
+	if err != nil {
+		return err
+	}
 	// The session timers: step-driven sessions past their timeout or budget
 	// are ended even when nobody calls them.
 	timerCtx, stopTimer := context.WithCancel(ctx)
@@ -118,7 +133,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return svc
 	}
 	svc := tenantService(mcp.DefaultTenant)
-	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, Logger: logger, Tenants: tenantService})
+	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService})
 	if tokens != nil {
 		// Tenants' timers run from the start, so their step-driven sessions
 		// end on time even before the tenant calls again.
@@ -158,6 +173,21 @@ func loopbackByDefault(addr string) string {
 		return "127.0.0.1" + addr
 	}
 	return addr
+}
+
+// teamsDirectory resolves --teams-dir to an absolute directory that exists.
+func teamsDirectory(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: --teams-dir %q: %w", coordination.ErrBadInput, dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w: --teams-dir %q is not a directory", coordination.ErrBadInput, dir)
+	}
+	return abs, nil
 }
 
 // allowedRoots resolves --allow-root; without it, stdio may read under the

@@ -1,0 +1,166 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/teamfile"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// errTeamNotFound is a team argument that names no team file.
+var errTeamNotFound = errors.New("no such team")
+
+// teamNamePattern is what a team name may be: a file's base name, never a
+// path.
+var teamNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// teamView is one team file under --teams-dir as list_backends shows it.
+type teamView struct {
+	Name    string   `json:"name" jsonschema_description:"Pass it as team to run_team or start_team."`
+	Format  string   `json:"format" jsonschema_description:"massgen-mcp or MassGen (the file is MassGen's own config YAML)."`
+	Models  []string `json:"models" jsonschema_description:"The team's agents' model specs, in order."`
+	Problem string   `json:"problem,omitempty" jsonschema_description:"Why the team cannot be used, if it cannot."`
+}
+
+// teamPath finds DIR/name.yaml (or .yml).
+func (e *env) teamPath(name string) (string, error) {
+	if e.opts.TeamsDir == "" {
+		return "", fmt.Errorf("%w: this server has no team files (the operator starts it with serve --teams-dir DIR to offer some)", errTeamNotFound)
+	}
+	if !teamNamePattern.MatchString(name) || strings.Contains(name, "..") {
+		return "", fmt.Errorf("%w: %q is not a team name (a team is named by its file's base name, e.g. review for review.yaml)", errTeamNotFound, name)
+	}
+	for _, ext := range []string{".yaml", ".yml"} {
+		p := filepath.Join(e.opts.TeamsDir, name+ext)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no team %q under the server's teams directory", errTeamNotFound, name)
+}
+
+// loadTeam reads a team file by name. The file is read at every use, so an
+// operator's edit applies to the next team without a restart. A team file is
+// the operator's, so the operator-only settings in it stand.
+func (e *env) loadTeam(name string) (*teamfile.Team, error) {
+	path, err := e.teamPath(name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := teamfile.Load(path, teamfile.Options{Strict: e.opts.StrictConfig})
+	if err != nil {
+		return nil, fmt.Errorf("team %q cannot be used; the operator must fix its file: %s: %w", name, e.relative(err), coordination.ErrBadInput)
+	}
+	if w := t.Warning(); w != "" {
+		e.log.Warn().Str("team", name).Msg(w)
+	}
+	return t, nil
+}
+
+// teams lists the team files under --teams-dir, each with its problem if it
+// has one.
+func (e *env) teams() []teamView {
+	out := []teamView{}
+	if e.opts.TeamsDir == "" {
+		return out
+	}
+	entries, err := os.ReadDir(e.opts.TeamsDir)
+	if err != nil {
+		e.log.Warn().Err(err).Msg("cannot list the teams directory")
+		return out
+	}
+	seen := map[string]bool{}
+	for _, ent := range entries {
+		ext := filepath.Ext(ent.Name())
+		name := strings.TrimSuffix(ent.Name(), ext)
+		if (ext != ".yaml" && ext != ".yml") || !teamNamePattern.MatchString(name) || seen[name] {
+			continue
+		}
+		seen[name] = true
+		v := teamView{Name: name, Models: []string{}}
+		t, err := teamfile.Load(filepath.Join(e.opts.TeamsDir, ent.Name()), teamfile.Options{Strict: e.opts.StrictConfig})
+		if t != nil {
+			v.Format = t.Format
+			for _, a := range t.Agents {
+				v.Models = append(v.Models, a.Model)
+			}
+		}
+		if err != nil {
+			v.Problem = e.relative(err)
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b teamView) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// applyTeam fills a spec from a named team file: its agents and context, and
+// its rules under the ones the caller set.
+func (e *env) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
+	if len(t.Models) > 0 || len(t.Agents) > 0 {
+		return fmt.Errorf("%w: give team, or models/agents, not both (the team file names its own agents)", coordination.ErrBadInput)
+	}
+	team, err := e.loadTeam(t.Team)
+	if err != nil {
+		return err
+	}
+	if e.opts.AllowBaseURL != nil {
+		for _, a := range team.Agents {
+			if sp, err := providers.ParseSpec(a.Model); err == nil && sp.BaseURL != "" {
+				if err := e.opts.AllowBaseURL(sp.BaseURL); err != nil {
+					return fmt.Errorf("team %q: %w: %w", t.Team, coordination.ErrBadInput, err)
+				}
+			}
+		}
+	}
+	spec.Agents = append([]coordination.Agent(nil), team.Agents...)
+	spec.Context = append(append([]string(nil), team.Context...), spec.Context...)
+	spec.Rules = overlayRules(team.Rules, spec.Rules)
+	return nil
+}
+
+// overlayRules is the file's rules with every rule the caller set on top
+// (zero values mean "not set", as everywhere in TeamSettings).
+func overlayRules(file, caller coordination.Rules) coordination.Rules {
+	r := file
+	if caller.Consensus != "" {
+		r.Consensus = caller.Consensus
+	}
+	if caller.MaxRounds != 0 {
+		r.MaxRounds = caller.MaxRounds
+	}
+	if caller.MaxAnswersPerAgent != 0 {
+		r.MaxAnswersPerAgent = caller.MaxAnswersPerAgent
+	}
+	if caller.TimeoutSeconds != 0 {
+		r.TimeoutSeconds = caller.TimeoutSeconds
+	}
+	if caller.CostBudgetUSD != nil {
+		r.CostBudgetUSD = caller.CostBudgetUSD
+	}
+	if caller.TokenBudget != nil {
+		r.TokenBudget = caller.TokenBudget
+	}
+	if caller.Final != "" {
+		r.Final = caller.Final
+	}
+	if caller.AnswerFormat != "" {
+		r.AnswerFormat = caller.AnswerFormat
+	}
+	if caller.EarlyStop {
+		r.EarlyStop = true
+	}
+	return r
+}
+
+// relative keeps the teams directory's own path out of what a client reads.
+func (e *env) relative(err error) string {
+	return strings.ReplaceAll(err.Error(), e.opts.TeamsDir+string(filepath.Separator), "")
+}
