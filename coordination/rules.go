@@ -55,6 +55,17 @@ type Rules struct {
 	Strict bool `json:"strict,omitempty" yaml:"strict"`
 }
 
+// The upper ends of the numeric rules' ranges.
+const (
+	MaxRoundsLimit        = 100               // max_rounds, max_answers_per_agent, max_agent_failures
+	MaxTimeoutSeconds     = 30 * 24 * 3600    // timeout_seconds: 30 days (a step-driven session may wait on a person)
+	MaxStepTimeoutSeconds = 24 * 3600         // step_timeout_seconds: a day
+	MaxCostBudgetUSD      = 1_000_000         // cost_budget_usd
+	MaxTokenBudget        = 1_000_000_000_000 // token_budget
+	MaxPeerAnswerTokenCap = 1_000_000         // peer_answer_token_cap
+	MaxOutputTokensLimit  = 1_000_000         // an agent's max_output_tokens
+)
+
 // DefaultRules are the defaults of DESIGN.md §2.
 func DefaultRules() Rules {
 	t := true
@@ -122,27 +133,30 @@ func (r Rules) Normalize() (Rules, error) {
 	default:
 		bad("consensus %q is not one of majority, plurality, unanimous", r.Consensus)
 	}
-	if r.MaxRounds < 1 || r.MaxRounds > 100 {
-		bad("max_rounds %d must be between 1 and 100", r.MaxRounds)
+	// Every number has a range, stated in the refusal: a timeout of 1e10
+	// seconds would overflow a time.Duration and end the session at once.
+	// The float checks are written so that NaN (YAML's .nan) fails them.
+	intIn := func(name string, v, lo, hi int) {
+		if v < lo || v > hi {
+			bad("%s %d must be between %d and %d", name, v, lo, hi)
+		}
 	}
-	if r.MaxAnswersPerAgent < 1 {
-		bad("max_answers_per_agent %d must be at least 1", r.MaxAnswersPerAgent)
+	floatIn := func(name string, v, hi float64) {
+		if !(v > 0 && v <= hi) {
+			bad("%s %g must be above 0 and at most %g", name, v, hi)
+		}
 	}
-	if r.TimeoutSeconds < 0 {
-		bad("timeout_seconds %g must be positive", r.TimeoutSeconds)
+	intIn("max_rounds", r.MaxRounds, 1, MaxRoundsLimit)
+	intIn("max_answers_per_agent", r.MaxAnswersPerAgent, 1, MaxRoundsLimit)
+	floatIn("timeout_seconds", r.TimeoutSeconds, MaxTimeoutSeconds)
+	floatIn("step_timeout_seconds", r.StepTimeoutSeconds, MaxStepTimeoutSeconds)
+	if r.CostBudgetUSD != nil {
+		floatIn("cost_budget_usd", *r.CostBudgetUSD, MaxCostBudgetUSD)
 	}
-	if r.StepTimeoutSeconds < 0 {
-		bad("step_timeout_seconds %g must be positive", r.StepTimeoutSeconds)
+	if r.TokenBudget != nil && (*r.TokenBudget <= 0 || *r.TokenBudget > MaxTokenBudget) {
+		bad("token_budget %d must be between 1 and %d", *r.TokenBudget, int64(MaxTokenBudget))
 	}
-	if r.CostBudgetUSD != nil && *r.CostBudgetUSD <= 0 {
-		bad("cost_budget_usd %g must be positive", *r.CostBudgetUSD)
-	}
-	if r.TokenBudget != nil && *r.TokenBudget <= 0 {
-		bad("token_budget %d must be positive", *r.TokenBudget)
-	}
-	if r.MaxAgentFailures < 1 {
-		bad("max_agent_failures %d must be at least 1", r.MaxAgentFailures)
-	}
+	intIn("max_agent_failures", r.MaxAgentFailures, 1, MaxRoundsLimit)
 	switch r.Final {
 	case FinalWinner, FinalPresent, FinalSynthesize:
 	default:
@@ -161,9 +175,7 @@ func (r Rules) Normalize() (Rules, error) {
 	default:
 		bad("labels %q is not one of random, alphabetical", r.Labels)
 	}
-	if r.PeerAnswerTokenCap < 100 {
-		bad("peer_answer_token_cap %d must be at least 100", r.PeerAnswerTokenCap)
-	}
+	intIn("peer_answer_token_cap", r.PeerAnswerTokenCap, 100, MaxPeerAnswerTokenCap)
 	if len(problems) > 0 {
 		return r, fmt.Errorf("%w: %s", ErrBadSettings, strings.Join(problems, "; "))
 	}

@@ -202,8 +202,8 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
 			return nil, fmt.Errorf("%w: agent %s: temperature %g must be between 0 and 2", ErrBadInput, a.ID, *a.Temperature)
 		}
-		if a.MaxOutputTokens < 0 {
-			return nil, fmt.Errorf("%w: agent %s: max_output_tokens %d must be positive", ErrBadInput, a.ID, a.MaxOutputTokens)
+		if a.MaxOutputTokens < 0 || a.MaxOutputTokens > MaxOutputTokensLimit {
+			return nil, fmt.Errorf("%w: agent %s: max_output_tokens %d must be between 0 (the model's default) and %d", ErrBadInput, a.ID, a.MaxOutputTokens, MaxOutputTokensLimit)
 		}
 		switch a.ReasoningEffort {
 		case "", "minimal", "low", "medium", "high":

@@ -44,6 +44,11 @@ func (e *env) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, args ch
 	if err != nil {
 		return nil, err
 	}
+	release, err := e.runs.acquire(tenantOf(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	p := e.startProgress(ctx, req)
 	res, err := e.svc(ctx).Checkpoint(ctx, spec, func(pr coordination.Progress) { p.report(pr.Message) })
 	// Progress must be fully written before the result (see progress.go).
@@ -71,7 +76,7 @@ func (e *env) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, err
 		Rules:        coordination.Rules{TimeoutSeconds: a.TimeoutSeconds},
 	}
 	if a.TimeoutSeconds < 0 {
-		return spec, fmt.Errorf("%w: timeout_seconds %g must be positive", coordination.ErrBadSettings, a.TimeoutSeconds)
+		return spec, fmt.Errorf("%w: timeout_seconds %g must be above 0 and at most %d", coordination.ErrBadSettings, a.TimeoutSeconds, coordination.MaxTimeoutSeconds)
 	}
 	for _, ag := range a.Agents {
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: ag.ID, Model: ag.Model, SystemMessage: ag.SystemMessage, Temperature: ag.Temperature})

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -27,6 +28,7 @@ type errorFix struct {
 var fixes = []errorFix{
 	{errOperatorOnly, "operator_only", "leave the setting out of the call; the server's operator can " + operatorFix + "."},
 	{backends.ErrBaseURLNotAllowed, "base_url_not_allowed", "leave the @base_url out to use the backend's configured endpoint; the server's operator can allow it with serve --allow-base-url URL, or " + operatorFix + "."},
+	{errTooManyRuns, "too_many_runs", "wait for a running team to end (team_status shows it) or stop one with cancel_team, then call again."},
 	{errBadArguments, "bad_arguments", "send arguments that match the tool's input schema (tools/list shows it): right types, required fields present, no unknown fields."},
 	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
 	{coordination.ErrSessionExists, "session_exists", "choose another session_id, or leave it out to get a generated one."},
@@ -60,7 +62,7 @@ func (e *env) errorResult(tool string, err error) *mcpgo.CallToolResult {
 	if code == "internal" {
 		e.log.Error().Err(err).Str("tool", tool).Msg("tool call failed unexpectedly")
 	}
-	msg := strings.TrimSpace(err.Error())
+	msg := boundEcho(strings.TrimSpace(err.Error()))
 	if msg != "" && !strings.HasSuffix(msg, ".") {
 		msg += "."
 	}
@@ -77,4 +79,63 @@ func classify(err error) (code, fix string) {
 		}
 	}
 	return "internal", "this is not something the arguments can fix; team_status shows the session's state, and the server log (stderr) has the details."
+}
+
+// Limits on how much of a caller's input an error may repeat: a 100 MB
+// argument must not come back in the error about it.
+const (
+	maxEchoQuote = 120  // a quoted value longer than this is shortened
+	maxErrorText = 2000 // and the whole message is cut here
+)
+
+// boundEcho shortens every quoted value ("…") longer than maxEchoQuote to its
+// start and its size, then cuts the message at maxErrorText. Errors quote
+// what the caller sent (%q), which is how a long value would be echoed.
+func boundEcho(msg string) string {
+	if len(msg) <= maxEchoQuote {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		start := strings.IndexByte(msg[i:], '"')
+		if start < 0 {
+			b.WriteString(msg[i:])
+			break
+		}
+		start += i
+		end := closingQuote(msg, start+1)
+		if end < 0 {
+			end = len(msg) - 1
+		}
+		b.WriteString(msg[i:start])
+		if quoted := msg[start : end+1]; len(quoted) > maxEchoQuote {
+			cut := strings.ToValidUTF8(quoted[:maxEchoQuote/2], "")
+			fmt.Fprintf(&b, "%s…\" (%s in all)", cut, sizeText(int64(len(quoted)-2)))
+		} else {
+			b.WriteString(quoted)
+		}
+		i = end + 1
+		if b.Len() > maxErrorText {
+			break
+		}
+	}
+	out := b.String()
+	if len(out) > maxErrorText {
+		out = strings.ToValidUTF8(out[:maxErrorText], "") + "… (message cut)"
+	}
+	return out
+}
+
+// closingQuote finds the quote that ends a %q string starting at i, past
+// escaped quotes; -1 if none.
+func closingQuote(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
 }

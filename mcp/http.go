@@ -33,6 +33,16 @@ type HTTPOptions struct {
 	AllowedOrigins []string
 	// TLSCert and TLSKey, both set, serve HTTPS.
 	TLSCert, TLSKey string
+	// MaxBody caps a request body (default DefaultMaxBody); larger is 413.
+	MaxBody int64
+	// BodyTimeout bounds reading a body (default DefaultBodyTimeout); a
+	// trickled body gets 408 and its connection closed.
+	BodyTimeout time.Duration
+	// CallRate is each tenant's steady rate of tool calls per second
+	// (default DefaultCallRate; negative: unlimited) and CallBurst its bucket
+	// (default DefaultCallBurst). Over it is 429 with Retry-After.
+	CallRate  float64
+	CallBurst int
 	// Ready, if set, is called with the bound address once the server listens
 	// (useful with port 0).
 	Ready func(net.Addr)
@@ -77,7 +87,24 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	return h
 }
 
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.CallRate == 0 {
+		o.CallRate = DefaultCallRate
+	}
+	if o.CallBurst <= 0 {
+		o.CallBurst = DefaultCallBurst
+	}
+	return o
+}
+
 func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTTPServer) {
+	o = o.withDefaults()
 	streamable := server.NewStreamableHTTPServer(s.mcp,
 		server.WithStreamableHTTPLogger(slog.New(slog.NewTextHandler(zerologWriter{s.env.log}, nil))),
 		// No protocol sessions in the legacy era either: with a session id,
@@ -96,7 +123,11 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		server.WithDisableStreaming(true),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.withReceipts(streamable))))
+	mcpHandler := s.withReceipts(streamable)
+	mcpHandler = limitCalls(newCallLimits(o.CallRate, o.CallBurst), mcpHandler)
+	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, mcpHandler)
+	mcpHandler = authenticate(o.Token, o.Tokens, mcpHandler)
+	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, mcpHandler))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.env.opts.Version})
@@ -123,11 +154,7 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 		return fmt.Errorf("cannot listen on %s: %w", o.Addr, err)
 	}
 	handler, streamable := s.httpHandler(o)
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := newHTTPServer(ctx, handler)
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}
@@ -155,6 +182,21 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 		return nil
 	}
 	return err
+}
+
+// newHTTPServer sets the connection limits: headers within
+// DefaultHeaderTimeout (bodies are bounded by bufferBody), idle keep-alive
+// connections closed after two minutes, and no write timeout at all — a
+// blocking run_team (wait: true) or an event stream answers when the run
+// ends, however long that takes.
+func newHTTPServer(ctx context.Context, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: DefaultHeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
 }
 
 // checkOrigin refuses requests from browser pages on other origins with 403.

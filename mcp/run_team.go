@@ -47,11 +47,23 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 		watch = func(pr coordination.Progress) { p.report(pr.Message) }
 	}
 	before, wasRunning := e.svc(ctx).Running(id)
+	release := func() {}
+	if !wasRunning {
+		if release, err = e.runs.acquire(tenantOf(ctx)); err != nil {
+			p.stop()
+			return nil, err
+		}
+	}
 	run, unsubscribe, err := e.svc(ctx).StartWatching(ctx, id, watch)
 	if err != nil {
+		release()
 		p.stop()
 		return nil, err
 	}
+	go func() {
+		<-run.Done()
+		release()
+	}()
 	// Only the request that started a run may cancel it by going away; one
 	// that merely waits on a run started earlier just stops waiting.
 	owner := !wasRunning || before != run

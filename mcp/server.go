@@ -68,6 +68,9 @@ type Options struct {
 	// kept; in production it would double the cost of a cheap call like
 	// team_status (mcp-go re-encodes the schema and the result on every call).
 	ValidateOutput bool
+	// MaxRuns and MaxRunsPerTenant cap the teams run at once (run_team,
+	// checkpoint), server-wide and per tenant; zero means no cap.
+	MaxRuns, MaxRunsPerTenant int
 	// Tenants opens each tenant's service (its own store); nil serves every
 	// caller from the one service New is given (single tenant).
 	Tenants TenantServices
@@ -105,6 +108,7 @@ type Server struct {
 // env is what every handler needs: the service and the server's options.
 type env struct {
 	tenants *tenants
+	runs    *runLimits
 	opts    Options
 	log     zerolog.Logger
 	// progressSent, if set (tests), learns how many progress notifications
@@ -116,7 +120,7 @@ type env struct {
 // (Options.Tenants opens the others').
 func New(svc *coordination.Service, opts Options) *Server {
 	opts = opts.withDefaults()
-	e := &env{tenants: newTenants(svc, opts.Tenants), opts: opts, log: opts.Logger}
+	e := &env{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), opts: opts, log: opts.Logger}
 	serverOpts := []server.ServerOption{
 		server.WithTitle("MassGen team"),
 		server.WithDescription("Runs a team of AI agents on one task until their votes agree (the MassGen protocol)."),

@@ -87,11 +87,14 @@ func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error)
 	// out-of-range value that would otherwise slip through as a default.
 	switch {
 	case t.MaxRounds < 0:
-		return spec, fmt.Errorf("%w: max_rounds %d must be between 1 and 100", coordination.ErrBadSettings, t.MaxRounds)
+		return spec, fmt.Errorf("%w: max_rounds %d must be between 1 and %d", coordination.ErrBadSettings, t.MaxRounds, coordination.MaxRoundsLimit)
 	case t.MaxAnswersPerAgent < 0:
-		return spec, fmt.Errorf("%w: max_answers_per_agent %d must be at least 1", coordination.ErrBadSettings, t.MaxAnswersPerAgent)
+		return spec, fmt.Errorf("%w: max_answers_per_agent %d must be between 1 and %d", coordination.ErrBadSettings, t.MaxAnswersPerAgent, coordination.MaxRoundsLimit)
 	case t.TimeoutSeconds < 0:
-		return spec, fmt.Errorf("%w: timeout_seconds %g must be positive", coordination.ErrBadSettings, t.TimeoutSeconds)
+		return spec, fmt.Errorf("%w: timeout_seconds %g must be above 0 and at most %d", coordination.ErrBadSettings, t.TimeoutSeconds, coordination.MaxTimeoutSeconds)
+	}
+	if err := checkTextSizes(t); err != nil {
+		return spec, err
 	}
 	for _, a := range t.Agents {
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: a.ID, Model: a.Model, SystemMessage: a.SystemMessage, Temperature: a.Temperature})
@@ -109,6 +112,32 @@ func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error)
 		return spec, err
 	}
 	return spec, nil
+}
+
+// Caps on the text a client sends: the task and every context block go into
+// every agent's prompt, so their size multiplies by agents × rounds.
+const (
+	MaxTaskBytes         = 256 << 10
+	MaxContextBlockBytes = maxContextFile
+	MaxContextBytes      = 1 << 20
+)
+
+// checkTextSizes refuses a task or inline context over its cap, naming it.
+func checkTextSizes(t TeamSettings) error {
+	if len(t.Task) > MaxTaskBytes {
+		return fmt.Errorf("%w: the task is %s, over the limit of %s; put the material in context (files under an allowed root) and keep the task to what to do", coordination.ErrBadInput, sizeText(int64(len(t.Task))), sizeText(MaxTaskBytes))
+	}
+	total := 0
+	for i, c := range t.Context {
+		if len(c.Text) > MaxContextBlockBytes {
+			return fmt.Errorf("%w: context item %d is %s of text, over the limit of %s per item; pass the relevant part", coordination.ErrBadInput, i+1, sizeText(int64(len(c.Text))), sizeText(MaxContextBlockBytes))
+		}
+		total += len(c.Text)
+	}
+	if total > MaxContextBytes {
+		return fmt.Errorf("%w: the context text is %s in all, over the limit of %s; pass the relevant parts", coordination.ErrBadInput, sizeText(int64(total)), sizeText(MaxContextBytes))
+	}
+	return nil
 }
 
 // criteriaItems checks and numbers caller-written criteria through the

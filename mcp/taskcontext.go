@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -57,13 +58,22 @@ func readUnderRoots(path string, roots []string) (string, error) {
 	if !underAny(real, roots) {
 		return "", fmt.Errorf("%w: context path %q is outside the allowed roots (%s); pass its text instead, or restart the server with --allow-root", coordination.ErrBadInput, path, strings.Join(roots, ", "))
 	}
-	f, err := os.Open(real)
+	// Non-blocking and without following a symlink swapped in since
+	// EvalSymlinks: opening a FIFO would otherwise wait for a writer that
+	// never comes, and hold the request.
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return "", fmt.Errorf("%w: context path %q cannot be read: %w", coordination.ErrBadInput, path, unwrapPathError(err))
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: context path %q cannot be read: %w", coordination.ErrBadInput, path, unwrapPathError(err))
+	case fi.IsDir():
 		return "", fmt.Errorf("%w: context path %q is a directory; name a file", coordination.ErrBadInput, path)
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("%w: context path %q is not a regular file (a FIFO, socket or device); name a file", coordination.ErrBadInput, path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxContextFile+1))
 	if err != nil {

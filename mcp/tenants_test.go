@@ -26,7 +26,7 @@ const (
 
 // tenantServer serves HTTP with two tenants from a tokens file, each on its
 // own memory store, and the operator's key planted for openai and claude.
-func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.Server) {
+func tokensOf(t *testing.T) *Tokens {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(path, []byte("# tenants\nalice "+aliceToken+"\n\nbob "+bobToken+"  # the other one\n"), 0o600); err != nil {
@@ -36,6 +36,12 @@ func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.S
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tokens
+}
+
+func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.Server) {
+	t.Helper()
+	tokens := tokensOf(t)
 	if allow == nil {
 		allow, _ = backends.NewAllowList(nil)
 	}
@@ -47,7 +53,7 @@ func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.S
 		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Logger: zerolog.Nop(), RelativeDirs: true})
 	}
 	srv := New(open(DefaultTenant), Options{ValidateOutput: true, Tenants: open})
-	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokens})
+	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokens, CallRate: -1})
 	return srv, ts
 }
 

@@ -33,6 +33,11 @@ type serveFlags struct {
 	tokensFile   string
 	teamsDir     string
 	strict       bool
+	maxBody      int64
+	maxRuns      int
+	maxRunsPer   int
+	callRate     float64
+	callBurst    int
 }
 
 func serveCommand() *cobra.Command {
@@ -78,6 +83,11 @@ stand. Files are read at each use, so edits apply to the next team.`,
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file for --http")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for --http")
 	fl.StringArrayVar(&f.allowURLs, "allow-base-url", nil, "base URL a client may name in a model spec's @base_url, matched on scheme, host, port and path prefix, e.g. http://127.0.0.1:8000/v1 (repeatable; the local servers' default loopback ports are allowed for keyless backends)")
+	fl.Int64Var(&f.maxBody, "max-body", mcp.DefaultMaxBody, "largest request body in bytes over --http (larger: HTTP 413)")
+	fl.IntVar(&f.maxRuns, "max-runs", 32, "teams this server runs at once (run_team, checkpoint); 0 for no cap")
+	fl.IntVar(&f.maxRunsPer, "max-runs-per-tenant", 8, "teams one tenant runs at once; 0 for no cap")
+	fl.Float64Var(&f.callRate, "rate", mcp.DefaultCallRate, "tool calls per second per tenant over --http (HTTP 429 with Retry-After past it); negative for no limit")
+	fl.IntVar(&f.callBurst, "burst", mcp.DefaultCallBurst, "tool calls a tenant may make at once before --rate applies")
 	fl.StringVar(&f.tokensFile, "tokens-file", "", "file of 'tenant token' lines (# comments): each token is a tenant with its own sessions; reloaded on SIGHUP (--http only)")
 	fl.StringVar(&f.teamsDir, "teams-dir", "", "directory of team files (NAME.yaml, ours or MassGen's YAML) that clients name with run_team{team: NAME}")
 	fl.BoolVar(&f.strict, "strict-config", false, "refuse team files with settings massgen-mcp does not honour")
@@ -110,6 +120,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
 		}
 	}
+	switch {
+	case f.maxBody < 1024:
+		return fmt.Errorf("%w: --max-body %d must be at least 1024 bytes", coordination.ErrBadInput, f.maxBody)
+	case f.maxRuns < 0 || f.maxRunsPer < 0:
+		return fmt.Errorf("%w: --max-runs and --max-runs-per-tenant must be 0 (no cap) or more", coordination.ErrBadInput)
+	}
 	allow, err := backends.NewAllowList(f.allowURLs)
 	if err != nil {
 		return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
@@ -133,7 +149,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return svc
 	}
 	svc := tenantService(mcp.DefaultTenant)
-	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService})
+	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService,
+		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer})
 	if tokens != nil {
 		// Tenants' timers run from the start, so their step-driven sessions
 		// end on time even before the tenant calls again.
@@ -150,6 +167,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		Addr:           f.http,
 		Token:          token,
 		Tokens:         tokens,
+		MaxBody:        f.maxBody,
+		CallRate:       f.callRate,
+		CallBurst:      f.callBurst,
 		AllowedOrigins: f.allowOrigins,
 		TLSCert:        f.tlsCert,
 		TLSKey:         f.tlsKey,

@@ -1,0 +1,206 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/time/rate"
+)
+
+// Defaults of the HTTP limits.
+const (
+	// DefaultMaxBody caps one request body: far above any real tool call
+	// (tasks and context are capped well below it), far below what would let
+	// a few requests exhaust memory.
+	DefaultMaxBody = 4 << 20
+	// DefaultBodyTimeout bounds reading a request's body, so a trickled body
+	// cannot hold a connection.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultHeaderTimeout bounds reading a request's headers.
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultCallRate and DefaultCallBurst are each tenant's token bucket
+	// of tool calls: a steady 10 a second, 40 at once (a host driving a
+	// 16-agent team polls and steps in bursts).
+	DefaultCallRate  = 10
+	DefaultCallBurst = 40
+)
+
+// bufferBody reads the whole body of a POST up to max bytes within timeout,
+// then hands the request on with the body in memory. Over max is 413 (at once
+// when Content-Length says so); a body not read in time is 408. The read
+// deadline is lifted afterwards: a blocking run_team must be able to answer
+// for as long as the run takes, and an expired deadline would make the
+// server's background read cancel the request.
+func bufferBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > max {
+			tooLarge(w, max)
+			return
+		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		_ = rc.SetReadDeadline(time.Time{})
+		var tooBig *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &tooBig):
+			tooLarge(w, max)
+			return
+		case errors.As(err, &ne) && ne.Timeout():
+			w.Header().Set("Connection", "close")
+			writeHTTPJSONRPCError(w, http.StatusRequestTimeout, mcpgo.INVALID_REQUEST,
+				fmt.Sprintf("the request body did not arrive within %s; send it whole", timeout))
+			return
+		case err != nil:
+			w.Header().Set("Connection", "close")
+			writeHTTPJSONRPCError(w, http.StatusBadRequest, mcpgo.INVALID_REQUEST, "the request body could not be read")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r.WithContext(withBody(r.Context(), body)))
+	})
+}
+
+func tooLarge(w http.ResponseWriter, max int64) {
+	w.Header().Set("Connection", "close")
+	writeHTTPJSONRPCError(w, http.StatusRequestEntityTooLarge, mcpgo.INVALID_REQUEST,
+		fmt.Sprintf("the request body is larger than this server's limit of %s (--max-body); pass large material as files under an allowed root, or in parts", sizeText(max)))
+}
+
+// sizeText writes a byte count for people: 4 MiB, 256 KiB, 10.5 MiB.
+func sizeText(n int64) string {
+	unit := func(div int64, name string) string {
+		if n%div == 0 {
+			return fmt.Sprintf("%d %s", n/div, name)
+		}
+		return fmt.Sprintf("%.1f %s", float64(n)/float64(div), name)
+	}
+	switch {
+	case n >= 1<<20:
+		return unit(1<<20, "MiB")
+	case n >= 1<<10:
+		return unit(1<<10, "KiB")
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// callLimits are the per-tenant token buckets of tool calls.
+type callLimits struct {
+	every rate.Limit
+	burst int
+
+	mu       sync.Mutex
+	byTenant map[string]*rate.Limiter
+}
+
+func newCallLimits(perSecond float64, burst int) *callLimits {
+	if perSecond <= 0 {
+		return nil
+	}
+	if burst < 1 {
+		burst = 1
+	}
+	return &callLimits{every: rate.Limit(perSecond), burst: burst, byTenant: map[string]*rate.Limiter{}}
+}
+
+func (c *callLimits) limiter(tenant string) *rate.Limiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.byTenant[tenant]
+	if !ok {
+		l = rate.NewLimiter(c.every, c.burst)
+		c.byTenant[tenant] = l
+	}
+	return l
+}
+
+// limitCalls answers 429 with Retry-After when a tenant's tool calls exceed
+// its bucket. Only tools/call counts: listing, reading resources and
+// notifications are cheap. A batch counts each call in it.
+func limitCalls(c *callLimits, next http.Handler) http.Handler {
+	if c == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := toolCalls(bodyOf(r.Context()))
+		if n == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		res := c.limiter(tenantOf(r.Context())).ReserveN(time.Now(), n)
+		if !res.OK() {
+			res.Cancel()
+			w.Header().Set("Retry-After", "1")
+			writeHTTPJSONRPCError(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
+				fmt.Sprintf("a batch of %d tool calls is more than this server allows at once (%d); send fewer", n, c.burst))
+			return
+		}
+		if d := res.Delay(); d > 0 {
+			res.Cancel()
+			secs := int(math.Ceil(d.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeHTTPJSONRPCError(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
+				fmt.Sprintf("too many tool calls: this server allows %g a second per tenant (bursts of %d); retry after %d s", float64(c.every), c.burst, secs))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// toolCalls counts the tools/call requests in a JSON-RPC message or batch.
+func toolCalls(body []byte) int {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return 0
+	}
+	type msg struct {
+		Method string `json:"method"`
+	}
+	if body[0] == '[' {
+		var batch []msg
+		if json.Unmarshal(body, &batch) != nil {
+			return 0
+		}
+		n := 0
+		for _, m := range batch {
+			if m.Method == string(mcpgo.MethodToolsCall) {
+				n++
+			}
+		}
+		return n
+	}
+	var m msg
+	if json.Unmarshal(body, &m) != nil || m.Method != string(mcpgo.MethodToolsCall) {
+		return 0
+	}
+	return 1
+}
+
+type bodyKey struct{}
+
+func withBody(ctx context.Context, body []byte) context.Context {
+	return context.WithValue(ctx, bodyKey{}, body)
+}
+
+// bodyOf is the request body bufferBody read ("" if none).
+func bodyOf(ctx context.Context) []byte {
+	b, _ := ctx.Value(bodyKey{}).([]byte)
+	return b
+}

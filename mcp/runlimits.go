@@ -1,0 +1,67 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// errTooManyRuns refuses a run past the server's or the tenant's cap.
+var errTooManyRuns = errors.New("too many teams running")
+
+// runLimits caps the run loops (run_team, checkpoint) this server has going
+// at once, server-wide and per tenant. A run is refused at once rather than
+// queued: the caller learns the cap and can wait for one of its own runs.
+type runLimits struct {
+	server    *semaphore.Weighted
+	max       int64
+	perTenant int64
+
+	mu       sync.Mutex
+	byTenant map[string]*semaphore.Weighted
+}
+
+// newRunLimits returns the caps; zero or less means no cap.
+func newRunLimits(max, perTenant int) *runLimits {
+	l := &runLimits{max: int64(max), perTenant: int64(perTenant), byTenant: map[string]*semaphore.Weighted{}}
+	if max > 0 {
+		l.server = semaphore.NewWeighted(int64(max))
+	}
+	return l
+}
+
+// acquire takes a run slot for the tenant; release gives it back (once).
+func (l *runLimits) acquire(tenant string) (release func(), err error) {
+	var t *semaphore.Weighted
+	if l.perTenant > 0 {
+		l.mu.Lock()
+		t = l.byTenant[tenant]
+		if t == nil {
+			t = semaphore.NewWeighted(l.perTenant)
+			l.byTenant[tenant] = t
+		}
+		l.mu.Unlock()
+		if !t.TryAcquire(1) {
+			return nil, fmt.Errorf("%w: you have %d teams running, this server's limit per client (--max-runs-per-tenant)", errTooManyRuns, l.perTenant)
+		}
+	}
+	if l.server != nil && !l.server.TryAcquire(1) {
+		if t != nil {
+			t.Release(1)
+		}
+		return nil, fmt.Errorf("%w: this server runs %d teams already, its limit (--max-runs)", errTooManyRuns, l.max)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if l.server != nil {
+				l.server.Release(1)
+			}
+			if t != nil {
+				t.Release(1)
+			}
+		})
+	}, nil
+}
