@@ -38,8 +38,8 @@ type HTTPOptions struct {
 	// BodyTimeout bounds reading a body (default DefaultBodyTimeout); a
 	// trickled body gets 408 and its connection closed.
 	BodyTimeout time.Duration
-	// CallRate is each tenant's steady rate of tool calls per second
-	// (default DefaultCallRate; negative: unlimited) and CallBurst its bucket
+	// CallRate is each tenant's steady rate of tool calls per second (zero:
+	// unlimited; serve defaults to DefaultCallRate) and CallBurst its bucket
 	// (default DefaultCallBurst). Over it is 429 with Retry-After.
 	CallRate  float64
 	CallBurst int
@@ -93,9 +93,6 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
-	}
-	if o.CallRate == 0 {
-		o.CallRate = DefaultCallRate
 	}
 	if o.CallBurst <= 0 {
 		o.CallBurst = DefaultCallBurst

@@ -53,7 +53,7 @@ func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.S
 		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Logger: zerolog.Nop(), RelativeDirs: true})
 	}
 	srv := New(open(DefaultTenant), Options{ValidateOutput: true, Tenants: open})
-	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokens, CallRate: -1})
+	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokens})
 	return srv, ts
 }
 
