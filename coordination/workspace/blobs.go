@@ -1,0 +1,87 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Blobs stores the content of snapshot files. A snapshot is immutable once
+// its step lands, so content may be shared between snapshots; it is never
+// shared with a live workspace, whose files an agent may rewrite in place.
+type Blobs interface {
+	// Put writes src's content (read from its start) as the new file dst,
+	// read-only with perm's other bits, and returns its size and SHA-256.
+	Put(dst string, src *os.File, perm fs.FileMode) (n int64, sum string, err error)
+	// Share makes dst, a new file, hold the content of prev, a file of an
+	// earlier snapshot.
+	Share(prev, dst string) error
+}
+
+// DirBlobs keeps snapshot contents as plain files (MassGen reads them there):
+// new content is reflinked where the file system can clone, else copied;
+// shared content is a hard link, else a copy.
+type DirBlobs struct{}
+
+// Put implements Blobs.
+func (DirBlobs) Put(dst string, src *os.File, perm fs.FileMode) (int64, string, error) {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, readOnly(perm))
+	if err != nil {
+		return 0, "", err
+	}
+	n, sum, err := fill(out, src)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+	}
+	return n, sum, err
+}
+
+// fill gives out src's content: a clone (then src is read once for its
+// hash), or a copy hashed on the way.
+func fill(out, src *os.File) (int64, string, error) {
+	h := sha256.New()
+	if clone(out, src) == nil {
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return 0, "", err
+		}
+		n, err := io.Copy(h, src)
+		return n, hex.EncodeToString(h.Sum(nil)), err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return 0, "", err
+	}
+	n, err := io.Copy(io.MultiWriter(out, h), src)
+	return n, hex.EncodeToString(h.Sum(nil)), err
+}
+
+// Share implements Blobs.
+func (DirBlobs) Share(prev, dst string) error {
+	err := os.Link(prev, dst)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	// Another file system, a link limit, or links not allowed: copy.
+	in, err := os.Open(prev)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	_, _, err = DirBlobs{}.Put(dst, in, fi.Mode().Perm())
+	return err
+}
+
+// readOnly drops the write bits: a snapshot never changes.
+func readOnly(perm fs.FileMode) fs.FileMode { return perm.Perm() &^ 0o222 }

@@ -1,0 +1,76 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// hashIn reads a regular file inside root (never a FIFO or a device: the
+// open does not block and the type is checked) and returns its SHA-256.
+func hashIn(root *os.Root, rel string) (string, int64, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return "", 0, err
+	} else if !fi.Mode().IsRegular() {
+		return "", 0, &fs.PathError{Op: "read", Path: rel, Err: syscall.EINVAL}
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil)), n, err
+}
+
+// copyInto writes src (a snapshot or context file) as rel inside root,
+// replacing whatever is there, with perm (write bits restored: the copy is
+// the agent's or the user's to change).
+func copyInto(root *os.Root, rel, src string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if dir := filepath.Dir(filepath.FromSlash(rel)); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := removeIn(root, rel); err != nil {
+		return err
+	}
+	out, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm.Perm()|0o200)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && perm.Perm()|0o200 != perm.Perm() {
+		err = root.Chmod(rel, perm.Perm()) // a read-only file stays read-only
+	}
+	return err
+}
+
+// removeIn removes rel (a file, a link, or a directory with its content)
+// if it exists.
+func removeIn(root *os.Root, rel string) error {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	if fi.IsDir() {
+		return root.RemoveAll(rel)
+	}
+	return root.Remove(rel)
+}

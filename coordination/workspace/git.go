@@ -1,0 +1,99 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// gitTimeout bounds every git call: a hung repository (a lock, a network
+// file system) must not hang a session's start.
+const gitTimeout = 60 * time.Second
+
+func git(dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	// The user's configuration may run hooks or pagers; none of it is wanted.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// gitFiles: when dir is the top of a git work tree with a commit, its HEAD
+// and the files a workspace starts with (tracked and untracked, not ignored,
+// not deleted).
+func gitFiles(dir string) (commit string, files map[string]bool, ok bool) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return "", nil, false
+	}
+	top, err := git(dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", nil, false
+	}
+	if t, err := filepath.EvalSymlinks(strings.TrimSpace(string(top))); err != nil || t != dir {
+		return "", nil, false // a directory inside a repository: copied like any other
+	}
+	head, err := git(dir, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", nil, false // no commit yet
+	}
+	out, err := git(dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	if err != nil {
+		return "", nil, false
+	}
+	files = map[string]bool{}
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			files[f] = true
+		}
+	}
+	return strings.TrimSpace(string(head)), files, true
+}
+
+// addWorktree gives an agent a git worktree of the repository at commit,
+// detached, so its commits touch no branch of the user's.
+func addWorktree(repo, live, commit string) error {
+	if err := os.MkdirAll(filepath.Dir(live), 0o755); err != nil {
+		return err
+	}
+	if _, err := git(repo, "worktree", "add", "--detach", "--quiet", live, commit); err != nil {
+		return fmt.Errorf("cannot give the workspace a git worktree of %s: %w", repo, err)
+	}
+	return nil
+}
+
+// ReleaseWorktrees unregisters the agents' worktrees from the write
+// context's repository once a session has ended: each live workspace keeps
+// its files, and the user's repository lists no stale worktree.
+func (t *Team) ReleaseWorktrees(agents []string) error {
+	c, ok := t.WriteContext()
+	if !ok {
+		return nil
+	}
+	released := false
+	for _, a := range agents {
+		p := filepath.Join(t.Live(a), ".git")
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			released = true
+		}
+	}
+	if !released {
+		return nil
+	}
+	_, err := git(c.Path, "worktree", "prune")
+	return err
+}

@@ -1,0 +1,106 @@
+package workspace
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Restore makes the live workspace hold exactly the snapshot m (whose files
+// are in dir): files the snapshot lacks are removed, files whose fingerprint
+// changed since are copied back (fresh copies, never links into the
+// snapshot), and untouched files are left alone. It is the rollback after a
+// step that did not answer, and the seeding of a new workspace from a base.
+func Restore(live, dir string, m *Manifest) error {
+	if err := os.MkdirAll(live, 0o755); err != nil {
+		return fmt.Errorf("cannot prepare the workspace %s: %w", live, err)
+	}
+	root, err := os.OpenRoot(live)
+	if err != nil {
+		return fmt.Errorf("cannot open the workspace %s: %w", live, err)
+	}
+	defer root.Close()
+	nodes, err := walk(root, nil)
+	if err != nil {
+		return fmt.Errorf("cannot list the workspace %s: %w", live, err)
+	}
+	keepDirs := map[string]bool{}
+	for _, f := range m.Files {
+		for d := parentOf(f.Path); d != ""; d = parentOf(d) {
+			keepDirs[d] = true
+		}
+	}
+	have := map[string]fs.FileInfo{}
+	gone := ""
+	for _, n := range nodes {
+		if gone != "" && strings.HasPrefix(n.rel, gone+"/") {
+			continue
+		}
+		_, inSnap := m.Lookup(n.rel)
+		isDir := n.info.IsDir()
+		switch {
+		case isDir && keepDirs[n.rel]:
+			continue
+		case isDir || !inSnap:
+			if err := removeIn(root, n.rel); err != nil {
+				return fmt.Errorf("cannot roll back %s: %w", n.rel, err)
+			}
+			if isDir {
+				gone = n.rel
+			}
+		default:
+			have[n.rel] = n.info
+		}
+	}
+	for _, f := range m.Files {
+		if fi, ok := have[f.Path]; ok && same(f, fi, m) {
+			continue
+		}
+		if err := restoreFile(root, dir, f); err != nil {
+			return fmt.Errorf("cannot roll back %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// same: the live file is the one the snapshot took, untouched since.
+func same(f File, fi fs.FileInfo, m *Manifest) bool {
+	if f.Link != "" {
+		return false // links are cheap to recreate, and a swapped target is not in any fingerprint
+	}
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	return unchanged(f, File{Bytes: fi.Size(), Mode: fi.Mode().Perm(), Live: fingerprint(fi)}, m.Taken)
+}
+
+func restoreFile(root *os.Root, dir string, f File) error {
+	if d := parentOf(f.Path); d != "" {
+		if fi, err := root.Lstat(d); err == nil && !fi.IsDir() {
+			if err := root.Remove(d); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Link != "" {
+		if err := removeIn(root, f.Path); err != nil {
+			return err
+		}
+		if d := parentOf(f.Path); d != "" {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		return root.Symlink(f.Link, f.Path)
+	}
+	return copyInto(root, f.Path, filepath.Join(dir, filepath.FromSlash(f.Path)), f.Mode)
+}
+
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}

@@ -1,0 +1,251 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// racyWindow: a file whose times fall this close to (or after) the moment a
+// snapshot started may have changed again within the same clock tick, so
+// the next snapshot reads it rather than trusting its fingerprint (git's
+// "racily clean" rule).
+const racyWindow = 20 * time.Millisecond
+
+// Limits bound what one workspace may hold, so a runaway agent cannot fill
+// the disk with snapshots.
+type Limits struct {
+	MaxFiles int
+	MaxBytes int64
+}
+
+// DefaultLimits: a large repository fits; a copied dependency cache does not.
+var DefaultLimits = Limits{MaxFiles: 20000, MaxBytes: 1 << 30}
+
+// ErrTooLarge is returned when a workspace exceeds its limits.
+var ErrTooLarge = errors.New("workspace too large")
+
+// Snapshot copies the live workspace into stage (a new directory): its files
+// go to stage/workspace/ and their list to stage/files.json. Files unchanged
+// since prev (the agent's previous snapshot, in prevDir) are shared with it;
+// the rest are put anew. Cost is proportional to the changed files plus one
+// stat per file.
+func Snapshot(blobs Blobs, live, stage string, prev *Manifest, prevDir string, lim Limits) (*Manifest, error) {
+	return snapshotWith(blobs, live, stage, prev, prevDir, lim, nil)
+}
+
+func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir string, lim Limits, leave skip) (*Manifest, error) {
+	root, err := os.OpenRoot(live)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the workspace %s: %w", live, err)
+	}
+	defer root.Close()
+	m := &Manifest{Taken: time.Now()}
+	nodes, err := walk(root, leave)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the workspace %s: %w", live, err)
+	}
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		return nil, err
+	}
+	out := filepath.Join(stage, "workspace")
+	if len(nodes) > 0 {
+		if err := os.Mkdir(out, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	dirs := []string{stage}
+	if len(nodes) > 0 {
+		dirs = append(dirs, out)
+	}
+	var total int64
+	var puts []put
+	for _, n := range nodes {
+		dst := filepath.Join(out, filepath.FromSlash(n.rel))
+		switch t := n.info.Mode().Type(); {
+		case t.IsDir():
+			if err := os.Mkdir(dst, 0o755); err != nil {
+				return nil, err
+			}
+			dirs = append(dirs, dst)
+			continue
+		case t&fs.ModeSymlink != 0:
+			target, err := root.Readlink(n.rel)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return nil, err
+			}
+			m.Files = append(m.Files, File{Path: n.rel, Mode: fs.ModeSymlink | 0o777, Link: target})
+		default:
+			f, shared := shareFile(blobs, n, dst, prev, prevDir)
+			if !shared {
+				puts = append(puts, put{i: len(m.Files), n: n, dst: dst})
+			}
+			total += f.Bytes
+			m.Files = append(m.Files, f)
+		}
+		if lim.MaxFiles > 0 && len(m.Files) > lim.MaxFiles {
+			return nil, fmt.Errorf("%w: more than %d files; remove generated files (dependencies, build output) from the workspace", ErrTooLarge, lim.MaxFiles)
+		}
+		if lim.MaxBytes > 0 && total > lim.MaxBytes {
+			return nil, fmt.Errorf("%w: more than %d MiB; remove generated files (dependencies, build output) from the workspace", ErrTooLarge, lim.MaxBytes>>20)
+		}
+	}
+	if err := putAll(blobs, root, m, puts); err != nil {
+		return nil, err
+	}
+	m.sortFiles()
+	if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
+		return nil, err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syncDir(dirs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// shareFile shares one regular file with the previous snapshot when its
+// fingerprint says it is unchanged; shared is false when it must be put anew.
+func shareFile(blobs Blobs, n node, dst string, prev *Manifest, prevDir string) (f File, shared bool) {
+	fp := fingerprint(n.info)
+	f = File{Path: n.rel, Bytes: n.info.Size(), Mode: n.info.Mode().Perm(), Live: fp}
+	if prev != nil {
+		if p, ok := prev.Lookup(n.rel); ok && unchanged(p, f, prev.Taken) {
+			if err := blobs.Share(filepath.Join(prevDir, filepath.FromSlash(n.rel)), dst); err == nil {
+				f.SHA256 = p.SHA256
+				return f, true
+			}
+		}
+	}
+	return f, false
+}
+
+// put is a file whose content a snapshot must store anew.
+type put struct {
+	i   int // its index in the manifest
+	n   node
+	dst string
+}
+
+// putWorkers: each put ends in an fsync, which the file system can batch
+// when several wait at once.
+const putWorkers = 4
+
+// putAll stores the changed files, a few at a time. A file removed while
+// the snapshot ran is dropped from the manifest.
+func putAll(blobs Blobs, root *os.Root, m *Manifest, puts []put) error {
+	errs := make([]error, len(puts))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(putWorkers, len(puts)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				p := puts[j]
+				f := &m.Files[p.i]
+				src, err := root.Open(p.n.rel)
+				if err == nil {
+					f.Bytes, f.SHA256, err = blobs.Put(p.dst, src, f.Mode)
+					src.Close()
+				}
+				errs[j] = err
+			}
+		}()
+	}
+	for j := range puts {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	gone := map[int]bool{}
+	for j, err := range errs {
+		if errors.Is(err, fs.ErrNotExist) {
+			gone[puts[j].i] = true
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("cannot snapshot %s: %w", puts[j].n.rel, err)
+		}
+	}
+	if len(gone) > 0 {
+		kept := m.Files[:0]
+		for i, f := range m.Files {
+			if !gone[i] {
+				kept = append(kept, f)
+			}
+		}
+		m.Files = kept
+	}
+	return nil
+}
+
+// unchanged: same size, mode and fingerprint, and not racily clean.
+func unchanged(p, f File, taken time.Time) bool {
+	if p.Live == nil || f.Live == nil || p.Link != "" || p.Bytes != f.Bytes || p.Mode != f.Mode || *p.Live != *f.Live {
+		return false
+	}
+	edge := taken.Add(-racyWindow).UnixNano()
+	return p.Live.MTime < edge && p.Live.CTime < edge
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// List reads a directory's files into a manifest, hashing each (for a
+// snapshot MassGen wrote, or a context directory).
+func List(dir string) (*Manifest, error) {
+	return listWith(dir, nil)
+}
+
+func listWith(dir string, leave skip) (*Manifest, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	m := &Manifest{Taken: time.Now()}
+	nodes, err := walk(root, leave)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		switch t := n.info.Mode().Type(); {
+		case t.IsDir():
+		case t&fs.ModeSymlink != 0:
+			target, err := root.Readlink(n.rel)
+			if err != nil {
+				return nil, err
+			}
+			m.Files = append(m.Files, File{Path: n.rel, Mode: fs.ModeSymlink | 0o777, Link: target})
+		default:
+			sum, size, err := hashIn(root, n.rel)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, err
+			}
+			m.Files = append(m.Files, File{Path: n.rel, Bytes: size, SHA256: sum, Mode: n.info.Mode().Perm(), Live: fingerprint(n.info)})
+		}
+	}
+	m.sortFiles()
+	return m, nil
+}
