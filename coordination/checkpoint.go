@@ -327,7 +327,7 @@ func checkReview(v *view, r *Review, raw json.RawMessage) (decision, string) {
 		concerns[i] = strings.TrimSpace(c)
 	}
 	text := reviewText(strings.TrimSpace(*args.Content), args.Verdict, concerns, plan)
-	d, prob := checkAnswer(v, text)
+	d, prob := checkAnswer(v, text, false)
 	if prob != "" {
 		return d, prob
 	}

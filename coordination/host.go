@@ -21,7 +21,7 @@ func (svc *Service) hostView(ctx context.Context, s *Session, agentID string) (*
 	if err != nil {
 		return nil, err
 	}
-	v := buildView(s, st, agentID)
+	v := svc.view(s, st, agentID)
 	if err := svc.store.SaveView(ctx, s.ID, agentID, IssuedView{SeenSteps: v.SeenSteps, Revote: v.Revote, IssuedAt: svc.now()}); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 	case !maps.Equal(issued.SeenSteps, req.SeenSteps):
 		return nil, fmt.Errorf("%w: ask for a fresh view (step without an action) and submit with its seen_steps", ErrStaleView)
 	}
-	v := buildView(s, st, req.AgentID)
+	v := svc.view(s, st, req.AgentID)
 	// The entry records what the host saw when its view was issued, so a vote
 	// cast on an outdated view is stale, exactly as a slow model's would be.
 	v.SeenSteps = issued.SeenSteps

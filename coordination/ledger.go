@@ -50,6 +50,10 @@ type Entry struct {
 
 	Usage           providers.Usage `json:"usage"`
 	DurationSeconds float64         `json:"duration_seconds"`
+
+	// Stage is an answer's workspace snapshot, staged in a directory the
+	// store renames into place with the step (files.go); never stored itself.
+	Stage string `json:"-"`
 }
 
 // SessionEntryKind is a session-level fact.

@@ -140,6 +140,7 @@ func (r *TeamResult) Summary() string {
 	if r.FinalNote != "" {
 		fmt.Fprintf(&b, "Note: %s\n", r.FinalNote)
 	}
+	r.writeFiles(&b)
 	if r.SessionDir != "" {
 		fmt.Fprintf(&b, "Session: %s\n", r.SessionDir)
 	}

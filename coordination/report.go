@@ -117,6 +117,7 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	r.Winner = &Winner{AgentID: w.ID, Label: w.LatestAnswer.Label, Model: ag.Model}
 	final := w.LatestAnswer.Content
 	r.FinalAnswer = &final
+	svc.winnerFiles(s, st, r)
 	if how == ChosenConsensus || how == ChosenEarlyAgreement || how == ChosenSingleAgent {
 		r.Consensus.Reached = true
 	}

@@ -1,5 +1,7 @@
 package coordination
 
+import "github.com/massgen-go/massgen-mcp/coordination/workspace"
+
 // Session statuses.
 const (
 	StatusRunning   = "running"
@@ -59,6 +61,12 @@ type TeamResult struct {
 	// or more in which fewer than two agents ever answered.
 	Dropped  []DroppedAgent `json:"dropped"`
 	Degraded bool           `json:"degraded"`
+	// The winner's files (files.go): the first 50 of its snapshot, how
+	// many it has, where they are, and what was applied to a write context.
+	Files      []FileView         `json:"files,omitempty"`
+	FilesCount int                `json:"files_count,omitempty"`
+	FilesDir   string             `json:"files_dir,omitempty"`
+	Applied    *workspace.Applied `json:"applied,omitempty"`
 }
 
 // Winner names the winning agent.
@@ -163,6 +171,8 @@ func (r *TeamResult) Clone() *TeamResult {
 	c.NextAgents = append(r.NextAgents[:0:0], r.NextAgents...)
 	c.Agents = append(r.Agents[:0:0], r.Agents...)
 	c.Dropped = append(r.Dropped[:0:0], r.Dropped...)
+	c.Files = append(r.Files[:0:0], r.Files...)
+	c.Applied = r.Applied.Clone()
 	for i := range c.Agents {
 		c.Agents[i].CostUSD = clonePtr(r.Agents[i].CostUSD)
 	}

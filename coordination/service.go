@@ -18,6 +18,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/keys"
@@ -43,6 +44,10 @@ type Options struct {
 	// other machines and tenants, to whom the server's layout is none of
 	// their business.
 	RelativeDirs bool
+	// StateDir is the state directory, never copied from a context
+	// directory nor written back to one; defaults to the directory holding
+	// the store's sessions/.
+	StateDir string
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP
@@ -56,6 +61,7 @@ type Service struct {
 	ended    sync.Map // id → true: sessions the timer has seen end
 	derived  sync.Map // id → *deriveMemo: the latest derivation from a lent ledger
 	opened   sync.Map // model spec string → providers.Provider, opened once (under mu)
+	shown    sync.Map // session, agent, step → []providers.FileInfo: a snapshot as prompts show it
 
 	mu   sync.Mutex
 	runs map[string]*Run // local run loops by session
@@ -88,6 +94,9 @@ type TeamSpec struct {
 	Driver    string // DriverRun (default) or DriverStep
 	// Review makes the session a checkpoint review (Service.Checkpoint).
 	Review *Review
+	// Contexts are project directories to work on (files.go). A caller
+	// that serves clients checks them against its allowed roots first (mcp).
+	Contexts []workspace.Context
 }
 
 var (
@@ -106,12 +115,18 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	}
 	if spec.SessionID != "" {
 		s.ID = spec.SessionID
+		if err := svc.keepFiles(s); err != nil {
+			return nil, err
+		}
 		if err := svc.store.Create(ctx, s); err != nil {
 			return nil, err
 		}
 	} else {
 		for try := 0; ; try++ {
 			s.ID = newSessionID(svc.opts.Now())
+			if err := svc.keepFiles(s); err != nil {
+				return nil, err
+			}
 			err := svc.store.Create(ctx, s)
 			if err == nil {
 				break
@@ -120,6 +135,9 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 				return nil, err
 			}
 		}
+	}
+	if err := svc.startFiles(s); err != nil {
+		return nil, err
 	}
 	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
 	unlock, err := svc.store.LockSession(ctx, s.ID)
@@ -255,6 +273,18 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 		s.Driver = DriverStep
 	}
 	s.Anon = assignAnon(s.AgentIDs(), seed, rules.Labels)
+	if len(spec.Contexts) > 0 {
+		cs, err := workspace.Resolve(spec.Contexts, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		blocks, err := contextBlocks(cs)
+		if err != nil {
+			return nil, err
+		}
+		s.Contexts = cs
+		s.Context = append(append([]string(nil), s.Context...), blocks...)
+	}
 	return s, nil
 }
 

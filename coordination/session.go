@@ -3,6 +3,7 @@ package coordination
 import (
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/criteria"
 )
 
@@ -47,6 +48,13 @@ type Session struct {
 	// provider refused): named, so the result can say the team is smaller
 	// than the one asked for.
 	Dropped []DroppedAgent `json:"dropped,omitempty"`
+	// Workspaces says the session keeps files: every agent has a live
+	// workspace, every answer a snapshot of it (files.go). Set at creation
+	// when the store has a directory.
+	Workspaces bool `json:"workspaces,omitempty"`
+	// Contexts are the project directories the team works on, resolved and
+	// validated at creation (workspace.Resolve).
+	Contexts []workspace.Context `json:"contexts,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, labels alphabetical.
 	Foreign bool `json:"-"`

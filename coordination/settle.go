@@ -85,6 +85,9 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 // record appends a decided or finished entry (and, when finished, the final
 // files) under the session lock.
 func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy string) error {
+	if kind == SessionFinished {
+		svc.finishFiles(s, res)
+	}
 	if _, err := svc.store.AppendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: strategy}); err != nil {
 		return err
 	}

@@ -138,7 +138,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	defer lock.Release()
-	v := buildView(s, st, agentID)
+	v := svc.view(s, st, agentID)
 	step := lock.Step()
 	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: agentID + " started step " + strconv.Itoa(step)})
 
@@ -147,6 +147,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	entry, err := svc.callModel(ctx, s, st, v, step)
 	idleGC.touch()
 	if err != nil {
+		svc.rollback(s, agentID)
 		return nil, err // cancelled: nothing is written, the step can run again
 	}
 	entry.Agent, entry.Time = agentID, svc.now()
@@ -205,6 +206,9 @@ func (svc *Service) judge(ctx, sctx context.Context, s *Session, st *State, v *v
 		return errorEntry(class, err.Error(), t.usage), nil
 	}
 	d, prob := validate(s, st, v, reply)
+	if prob == "" && len(d.Files) > 0 {
+		prob = svc.writeAnswerFiles(s, v.Agent, d.Files)
+	}
 	if prob == "" {
 		return entryFor(st, v, d, t.usage), nil
 	}
@@ -234,9 +238,11 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 
 // land writes an entry under the step lock, releases it, and decides.
 func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view, e *Entry, tally bool) (*StepResult, error) {
+	svc.beforeLand(s, lock.Step(), e)
 	entry, err := lock.Append(ctx, *e)
 	lock.Release()
 	if err != nil {
+		discardStage(e)
 		return nil, err
 	}
 	// The entry is written: deciding must happen even if the caller has gone.

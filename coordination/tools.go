@@ -20,18 +20,40 @@ func newAnswerTool() providers.Tool {
 	}
 }
 
-// answerTool is the new_answer a session offers: MassGen's, or in a
-// checkpoint review the one that also takes plan, verdict and concerns.
+// answerTool is the new_answer a session offers: MassGen's, the one that
+// also delivers files when the session keeps workspaces, or in a checkpoint
+// review the one that also takes plan, verdict and concerns.
 func answerTool(s *Session) providers.Tool {
-	if s.Review != nil {
+	switch {
+	case s.Review != nil:
 		return reviewAnswerTool()
+	case s.Workspaces:
+		return answerFilesToolShared
 	}
 	return answerToolShared
 }
 
 // answerToolShared is new_answer built once (read-only): its schema was a
 // new byte slice every step.
-var answerToolShared = newAnswerTool()
+var (
+	answerToolShared      = newAnswerTool()
+	answerFilesToolShared = newAnswerFilesTool()
+)
+
+// newAnswerFilesTool is new_answer with files: an API model delivers files
+// inline, written into its workspace before the answer's snapshot.
+func newAnswerFilesTool() providers.Tool {
+	return providers.Tool{
+		Name:        providers.ToolNewAnswer,
+		Description: "Submit a new and improved answer to the original message. Files you deliver (a site, code, tests) go in files; your workspace keeps them between your answers.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string",` +
+			`"description":"Your complete answer: what you made, where it is, how to use it. It replaces your previous one; write it whole."},` +
+			`"files":{"type":"array","description":"Files to write into your workspace, each whole (a path given again replaces the file). Paths are relative, e.g. index.html or src/app.py.",` +
+			`"items":{"type":"object","properties":{"path":{"type":"string","description":"Relative path inside your workspace."},` +
+			`"content":{"type":"string","description":"The file's whole text."}},"required":["path","content"],"additionalProperties":false}}},` +
+			`"required":["content"],"additionalProperties":false}`),
+	}
+}
 
 // reviewAnswerTool is new_answer in a review session. Every argument is
 // required: a review without a verdict or a plan cannot be compared.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -19,6 +20,8 @@ type decision struct {
 	Target      string // real agent id
 	TargetLabel string
 	Reason      string
+	// files an answer delivers (files.go)
+	Files []workspace.NewFile
 	// a review's answer (checkpoint.go)
 	Plan     json.RawMessage
 	Verdict  string
@@ -53,7 +56,13 @@ func validate(s *Session, st *State, v *view, reply providers.Action) (decision,
 		if err := json.Unmarshal(call.Args, &args); err != nil || args.Content == nil {
 			return decision{}, `new_answer needs a JSON object {"content": "<your complete answer>"}.`
 		}
-		return checkAnswer(v, *args.Content)
+		files, prob := answerFiles(s, call.Args)
+		if prob != "" {
+			return decision{}, prob
+		}
+		d, prob := checkAnswer(v, *args.Content, len(files) > 0)
+		d.Files = files
+		return d, prob
 	case providers.ToolVote:
 		var args struct {
 			AgentID string `json:"agent_id"`
@@ -69,11 +78,11 @@ func validate(s *Session, st *State, v *view, reply providers.Action) (decision,
 
 // checkAnswer refuses an empty answer and, after the blind first step, an
 // answer that repeats one the agent was shown.
-func checkAnswer(v *view, content string) (decision, string) {
+func checkAnswer(v *view, content string, files bool) (decision, string) {
 	if strings.TrimSpace(content) == "" {
 		return decision{}, "new_answer needs non-empty content: write your complete answer."
 	}
-	if !v.Blind {
+	if !v.Blind && !files { // new files make a new deliverable, whatever the text says
 		norm := collapseSpace(content)
 		for _, a := range v.Shown {
 			if collapseSpace(a.Content) == norm {

@@ -30,11 +30,21 @@ type view struct {
 	Prompt    string // Prefix + answers + what to do now
 	// labelOf maps an anonymous agent name to the label it was shown.
 	labelOf map[string]string
+	// Workspace and Contexts: the agent's live workspace and the project
+	// directories it reads (files.go), when the session keeps files.
+	Workspace string
+	Contexts  []providers.ContextDir
 }
 
 // buildView assembles an agent's view from the derived state. The seen_steps
 // snapshot is taken here, before any model is called.
 func buildView(s *Session, st *State, agentID string) *view {
+	return buildViewWith(s, st, agentID, nil)
+}
+
+// buildViewWith is buildView with the files of the session's workspaces
+// attached to what the agent is shown (nil when it keeps none).
+func buildViewWith(s *Session, st *State, agentID string, files *viewFiles) *view {
 	a := st.Agent(agentID)
 	v := &view{
 		Agent:     agentID,
@@ -81,6 +91,9 @@ func buildView(s *Session, st *State, agentID string) *view {
 	if len(v.Shown) == 0 {
 		v.Shown, v.VoteEnum = nil, nil // as before: nothing shown is nil, not empty
 	}
+	if files != nil {
+		files.attach(s, st, v)
+	}
 	v.VoteOnly = v.Revote || (!v.Blind && a.answerCapped(s.Rules))
 	switch {
 	case v.Blind || len(v.VoteEnum) == 0:
@@ -118,6 +131,8 @@ func (v *view) request(s *Session, step int, history []providers.Turn) providers
 		History:         history,
 		Task:            s.Task,
 		Shown:           v.Shown,
+		Workspace:       v.Workspace,
+		Contexts:        v.Contexts,
 		VoteEnum:        v.VoteEnum,
 		Revote:          v.Revote,
 		ShortAnswer:     s.Rules.short(),
@@ -244,6 +259,9 @@ func writeAnswersBlock(b *strings.Builder, s *Session, v *view) {
 		if cut < len(content) {
 			fmt.Fprintf(b, "\n[… cut here: %d more characters not shown]", utf8.RuneCountInString(content[cut:])) // characters, not bytes
 		}
+		if len(a.Files) > 0 {
+			writeShownFiles(b, a)
+		}
 		b.WriteString("\n[")
 		b.WriteString(fence)
 		b.WriteString(" END ")
@@ -277,6 +295,11 @@ func answerFence(seed int64, shown []providers.ShownAnswer) string {
 		for _, a := range shown {
 			if strings.Contains(a.Content, fence) {
 				clean = false
+			}
+			for _, f := range a.Files { // shown inside the block too
+				if strings.Contains(f.Content, fence) || strings.Contains(f.Path, fence) {
+					clean = false
+				}
 			}
 		}
 		if clean {

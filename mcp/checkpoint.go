@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // checkpointArgs are checkpoint's arguments.
@@ -82,8 +83,12 @@ func (e *env) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, err
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: ag.ID, Model: ag.Model, SystemMessage: ag.SystemMessage, Temperature: ag.Temperature})
 	}
 	var err error
-	if spec.Context, err = readContext(a.Context, e.opts.Roots); err != nil {
+	var dirs []workspace.Context
+	if spec.Context, dirs, err = readContext(a.Context, e.opts.Roots); err != nil {
 		return spec, err
+	}
+	if len(dirs) > 0 {
+		return spec, fmt.Errorf("%w: a checkpoint reviews a plan; give it files or text as context, not directories", coordination.ErrBadInput)
 	}
 	if spec.Criteria, err = criteriaItems(a.EvalCriteria); err != nil {
 		return spec, err

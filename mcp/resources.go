@@ -2,8 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"mime"
+	"path/filepath"
+	"unicode/utf8"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -16,6 +20,8 @@ const (
 	statusTemplate    = "massgen://sessions/{id}/status"
 	eventsTemplate    = "massgen://sessions/{id}/events"
 	answersTemplate   = "massgen://sessions/{id}/answers/{label}"
+	filesTemplate     = "massgen://sessions/{id}/files/{label}"
+	fileTemplate      = "massgen://sessions/{id}/files/{label}/{+path}"
 	jsonMIME          = "application/json"
 	answerContentMIME = "text/markdown"
 )
@@ -49,7 +55,44 @@ func resourceTemplates(e *env) []server.ServerResourceTemplate {
 				mcpgo.WithTemplateMIMEType(answerContentMIME)),
 			Handler: e.readAnswer,
 		},
+		{
+			Template: mcpgo.NewResourceTemplate(filesTemplate, "answer files",
+				mcpgo.WithTemplateDescription("The files an answer delivered (agentN.k): its workspace snapshot's paths, sizes and SHA-256, and the directory that holds them."),
+				mcpgo.WithTemplateMIMEType(jsonMIME)),
+			Handler: e.readFiles,
+		},
+		{
+			Template: mcpgo.NewResourceTemplate(fileTemplate, "answer file",
+				mcpgo.WithTemplateDescription("One file of an answer's snapshot, by its path in the workspace: text as is, anything else base64."),
+			),
+			Handler: e.readFiles,
+		},
 	}
+}
+
+// readFiles serves an answer's snapshot: its listing, or one file.
+func (e *env) readFiles(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	f, err := e.svc(ctx).AnswerFiles(ctx, templateArg(req, "id"), templateArg(req, "label"), templateArg(req, "path"))
+	if err != nil {
+		return nil, err
+	}
+	if f.Path == "" {
+		return jsonContents(req.Params.URI, f)
+	}
+	kind := mimeOf(f.Path)
+	if utf8.Valid(f.Content) {
+		return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: kind, Text: string(f.Content)}}, nil
+	}
+	return []mcpgo.ResourceContents{mcpgo.BlobResourceContents{URI: req.Params.URI, MIMEType: kind, Blob: base64.StdEncoding.EncodeToString(f.Content)}}, nil
+}
+
+// mimeOf guesses a file's type from its extension (text/plain for text
+// without a known one).
+func mimeOf(path string) string {
+	if t := mime.TypeByExtension(filepath.Ext(path)); t != "" {
+		return t
+	}
+	return "text/plain; charset=utf-8"
 }
 
 func (e *env) readSessions(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {

@@ -29,7 +29,7 @@ type TeamSettings struct {
 	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With answer_format short: end after the first answers if a strict majority already agrees."`
 	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail instead of running a smaller team: refuse models whose backend has no key, and end the session as failed when an agent drops or fewer than two agents answer. Without it such a team still finishes, with dropped and degraded: true in the result."`
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"1 to 12 criteria every agent sees and votes by. Mark exactly one must (the primary focus); with none, the first should item becomes must. generate_eval_criteria writes them for you."`
-	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Material for the task: text blocks, or file paths under the server's allowed roots."`
+	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Material for the task: text blocks, files, or project directories (under the server's allowed roots). A directory is read by every agent; with permission write it is each agent's starting workspace and the winner's changes are applied back to it."`
 	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"Id for a new session (1-64 letters, digits, _ or -), or, for run_team, an existing session to resume or wait for."`
 }
 
@@ -52,8 +52,10 @@ type criterionArg struct {
 
 // contextArg is one piece of context: text, or a file to read.
 type contextArg struct {
-	Text string `json:"text,omitempty" jsonschema_description:"A text block."`
-	Path string `json:"path,omitempty" jsonschema_description:"A file to read, under one of the server's allowed roots (relative paths start at the first root)."`
+	Text           string   `json:"text,omitempty" jsonschema_description:"A text block."`
+	Path           string   `json:"path,omitempty" jsonschema_description:"A file to read, or a project directory, under one of the server's allowed roots (relative paths start at the first root)."`
+	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"For a directory: read (default) or write (the winner's changes are applied to it; at most one)."`
+	ProtectedPaths []string `json:"protected_paths,omitempty" jsonschema_description:"For a write directory: paths never written back (.git/, the state directory and .env* always are)."`
 }
 
 // hasTeam tells whether any argument that creates a session was given.
@@ -100,7 +102,7 @@ func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error)
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: a.ID, Model: a.Model, SystemMessage: a.SystemMessage, Temperature: a.Temperature})
 	}
 	var err error
-	if spec.Context, err = readContext(t.Context, e.opts.Roots); err != nil {
+	if spec.Context, spec.Contexts, err = readContext(t.Context, e.opts.Roots); err != nil {
 		return spec, err
 	}
 	if t.Team != "" {

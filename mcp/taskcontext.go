@@ -11,35 +11,73 @@ import (
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // maxContextFile caps one context file: context goes into every agent's
 // prompt, so a large file multiplies cost by agents × rounds.
 const maxContextFile = 256 << 10
 
-// readContext turns context arguments into the text blocks a session stores.
-// A path is read only if it resolves (symlinks included) inside one of the
-// allowed roots: the working directory for stdio, none for HTTP unless
-// --allow-root names some (DESIGN.md §5).
-func readContext(args []contextArg, roots []string) ([]string, error) {
+// readContext turns context arguments into the text blocks a session stores
+// and the project directories it works on. A path is used only if it
+// resolves (symlinks included) inside one of the allowed roots: the working
+// directory for stdio, none for HTTP unless --allow-root names some
+// (DESIGN.md §5); coordination checks directories again as it creates the
+// session.
+func readContext(args []contextArg, roots []string) ([]string, []workspace.Context, error) {
 	var blocks []string
+	var dirs []workspace.Context
 	for i, c := range args {
 		switch {
 		case c.Text != "" && c.Path != "":
-			return nil, fmt.Errorf("%w: context item %d has both text and path; give one per item", coordination.ErrBadInput, i+1)
+			return nil, nil, fmt.Errorf("%w: context item %d has both text and path; give one per item", coordination.ErrBadInput, i+1)
 		case c.Text != "":
+			if c.Permission != "" || len(c.ProtectedPaths) > 0 {
+				return nil, nil, fmt.Errorf("%w: context item %d is text; permission and protected_paths belong to a directory", coordination.ErrBadInput, i+1)
+			}
 			blocks = append(blocks, c.Text)
 		case c.Path != "":
+			real, err := underRoots(c.Path, roots)
+			if err != nil {
+				return nil, nil, err
+			}
+			if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+				dirs = append(dirs, workspace.Context{Path: real, Permission: c.Permission, Protected: c.ProtectedPaths})
+				continue
+			}
+			if c.Permission != "" || len(c.ProtectedPaths) > 0 {
+				return nil, nil, fmt.Errorf("%w: context path %q is a file; permission and protected_paths belong to a directory", coordination.ErrBadInput, c.Path)
+			}
 			text, err := readUnderRoots(c.Path, roots)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			blocks = append(blocks, fmt.Sprintf("File %s:\n%s", c.Path, text))
 		default:
-			return nil, fmt.Errorf("%w: context item %d is empty; give text or path", coordination.ErrBadInput, i+1)
+			return nil, nil, fmt.Errorf("%w: context item %d is empty; give text or path", coordination.ErrBadInput, i+1)
 		}
 	}
-	return blocks, nil
+	return blocks, dirs, nil
+}
+
+// underRoots resolves a context path (relative to the first root) and
+// checks it lies inside one of the allowed roots.
+func underRoots(path string, roots []string) (string, error) {
+	if len(roots) == 0 {
+		return "", fmt.Errorf("%w: context path %q cannot be used: this server allows no paths (start it with --allow-root DIR to allow some); pass the text instead", coordination.ErrBadInput, path)
+	}
+	p := path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(roots[0], p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: context path %q cannot be used: %w", coordination.ErrBadInput, path, unwrapPathError(err))
+	}
+	if !underAny(real, roots) {
+		return "", fmt.Errorf("%w: context path %q is outside the allowed roots (%s); pass its text instead, or restart the server with --allow-root", coordination.ErrBadInput, path, strings.Join(roots, ", "))
+	}
+	return real, nil
 }
 
 // readUnderRoots reads a text file that lies inside an allowed root.

@@ -40,6 +40,33 @@ type ShownAnswer struct {
 	Agent   string `json:"agent"`   // anonymous agent name, e.g. "agent2"
 	Label   string `json:"label"`   // versioned label, e.g. "agent2.1"
 	Content string `json:"content"` // the answer text, whole (the prompt may cut it)
+	// Files is the answer's snapshot, read-only in FilesDir (shown to the
+	// model as peers/<agent>/); small text files carry their content.
+	Files    []FileInfo `json:"files,omitempty"`
+	FilesDir string     `json:"files_dir,omitempty"`
+}
+
+// FileInfo is one file of a workspace snapshot. Content is filled for small
+// text files shown to a model (and read by sim); larger ones are listed only.
+type FileInfo struct {
+	Path    string `json:"path"`
+	Bytes   int64  `json:"bytes"`
+	SHA256  string `json:"sha256"`
+	Content string `json:"content,omitempty"`
+}
+
+// AnswerFile is a file a model delivers inline with new_answer.
+type AnswerFile struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// ContextDir is a project directory the agent may read (and, for the write
+// context, whose copy is its workspace).
+type ContextDir struct {
+	Name  string `json:"name"` // shown as context/<name>/
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"`
 }
 
 // Turn is an earlier attempt within the same step that coordination refused,
@@ -64,11 +91,16 @@ type Request struct {
 	Tools        []Tool  `json:"tools"`
 	History      []Turn  `json:"history,omitempty"` // refused attempts of this step, oldest first
 
-	Task        string        `json:"task"`
-	Shown       []ShownAnswer `json:"shown,omitempty"` // in the order the prompt shows them
-	VoteEnum    []string      `json:"vote_enum,omitempty"`
-	Revote      bool          `json:"revote,omitempty"`
-	ShortAnswer bool          `json:"short_answer,omitempty"`
+	Task  string        `json:"task"`
+	Shown []ShownAnswer `json:"shown,omitempty"` // in the order the prompt shows them
+	// Workspace is the agent's live workspace, its working directory for the
+	// step ("" when the session keeps no files). What a step leaves there is
+	// snapshotted with its answer, and rolled back after a vote or an error.
+	Workspace   string       `json:"workspace,omitempty"`
+	Contexts    []ContextDir `json:"contexts,omitempty"`
+	VoteEnum    []string     `json:"vote_enum,omitempty"`
+	Revote      bool         `json:"revote,omitempty"`
+	ShortAnswer bool         `json:"short_answer,omitempty"`
 	// Review is set in a checkpoint review session, whose new_answer takes a
 	// plan, a verdict and concerns.
 	Review *ReviewBrief `json:"review,omitempty"`
@@ -133,6 +165,18 @@ func NewAnswerCall(content string) ToolCall {
 	args, _ := json.Marshal(struct { // a struct encodes faster than a map, to the same bytes
 		Content string `json:"content"`
 	}{content})
+	return ToolCall{Name: ToolNewAnswer, Args: args}
+}
+
+// NewAnswerFilesCall builds a new_answer call that delivers files.
+func NewAnswerFilesCall(content string, files []AnswerFile) ToolCall {
+	if len(files) == 0 {
+		return NewAnswerCall(content)
+	}
+	args, _ := json.Marshal(struct {
+		Content string       `json:"content"`
+		Files   []AnswerFile `json:"files"`
+	}{content, files})
 	return ToolCall{Name: ToolNewAnswer, Args: args}
 }
 

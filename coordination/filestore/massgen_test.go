@@ -16,6 +16,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 const (
@@ -291,5 +292,34 @@ func TestMassGenLoaderReadsOurSessions(t *testing.T) {
 	}
 	if got := pythonVerdicts(t, st.Dir("team")); !reflect.DeepEqual(got, want) {
 		t.Errorf("MassGen's loader and ours disagree:\npython %+v\ngo     %+v", got, want)
+	}
+}
+
+// TestMassGenLoaderReadsSessionsWithWorkspaces: live workspaces
+// (agents/<id>/workspace/), snapshots and their files.json beside
+// answer.json change nothing MassGen's loader reads.
+func TestMassGenLoaderReadsSessionsWithWorkspaces(t *testing.T) {
+	ctx := context.Background()
+	st := filestore.New(t.TempDir())
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open})
+	seed := int64(3)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim/weak", "sim"}, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesCount == 0 {
+		t.Fatal("the team delivered no files")
+	}
+	l, err := st.Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := goVerdicts(l)
+	if got := pythonVerdicts(t, st.Dir(s.ID)); !reflect.DeepEqual(got, want) {
+		t.Errorf("MassGen's loader and ours disagree on a session with workspaces:\npython %+v\ngo     %+v", got, want)
 	}
 }

@@ -324,13 +324,20 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 	if err != nil {
 		return coordination.Entry{}, err
 	}
-	if err := writeStepDir(l.dir, l.step, name, data); err != nil {
+	if err := writeStepDir(l.dir, l.step, name, data, e.Stage); err != nil {
 		return coordination.Entry{}, fmt.Errorf("cannot record step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	l.appended = true
 	// last_action.json is derived from the step just written; one fsync of
 	// the agent directory makes both renames durable.
-	la, err := marshal(lastAction(e))
+	rec := lastAction(e)
+	if e.Stage != "" {
+		// MassGen's workspace_path: the answer's snapshot, when it has files.
+		if ws := filepath.Join(l.dir, stepName(l.step), "workspace"); isDir(ws) {
+			rec.WorkspacePath = &ws
+		}
+	}
+	la, err := marshal(rec)
 	if err == nil {
 		err = writeDerived(l.dir, "last_action.json", la)
 	}
@@ -358,9 +365,11 @@ func countAnswers(agentDir string) (int, error) {
 }
 
 // writeStepDir makes agentDir/NNN appear with its one file, whole or not at
-// all. The rename becomes durable when the caller fsyncs agentDir.
-func writeStepDir(agentDir string, step int, name string, data []byte) error {
-	tmp, err := os.MkdirTemp(agentDir, "."+stepName(step)+".tmp-")
+// all. The rename becomes durable when the caller fsyncs agentDir. stage,
+// when set, is an answer's workspace snapshot staged in agentDir: the step
+// directory is built in it, so the snapshot appears with its answer.
+func writeStepDir(agentDir string, step int, name string, data []byte, stage string) error {
+	tmp, err := stagedOrTemp(agentDir, step, stage)
 	if err != nil {
 		return err
 	}
@@ -387,4 +396,22 @@ func writeStepDir(agentDir string, step int, name string, data []byte) error {
 	}
 	done = true
 	return nil // the caller fsyncs agentDir once, after last_action.json
+}
+
+// stagedOrTemp is the directory a step is built in: the answer's staged
+// snapshot (which must lie in agentDir, so the rename stays inside it), or
+// a new hidden temp directory.
+func stagedOrTemp(agentDir string, step int, stage string) (string, error) {
+	if stage == "" {
+		return os.MkdirTemp(agentDir, "."+stepName(step)+".tmp-")
+	}
+	if filepath.Dir(stage) != agentDir {
+		return "", fmt.Errorf("the staged workspace snapshot %s is not in %s: %w", stage, agentDir, coordination.ErrBadInput)
+	}
+	return stage, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
 }

@@ -137,3 +137,15 @@ func current(root *os.Root, rel string) (sum string, exists bool, err error) {
 	sum, _, err = hashIn(root, rel)
 	return sum, true, err
 }
+
+// Clone returns a deep copy (nil for nil).
+func (a *Applied) Clone() *Applied {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.Written = append(a.Written[:0:0], a.Written...)
+	c.Conflicts = append(a.Conflicts[:0:0], a.Conflicts...)
+	c.Skipped = append(a.Skipped[:0:0], a.Skipped...)
+	return &c
+}

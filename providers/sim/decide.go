@@ -132,13 +132,14 @@ type plan struct {
 	vote   string
 	reason string
 	answer string
+	files  []providers.AnswerFile // an answer's files (build.go)
 }
 
 func (p plan) action() providers.Action {
 	if p.vote != "" {
 		return providers.Action{Calls: []providers.ToolCall{providers.VoteCall(p.vote, p.reason)}}
 	}
-	return providers.Action{Calls: []providers.ToolCall{providers.NewAnswerCall(p.answer)}}
+	return providers.Action{Calls: []providers.ToolCall{providers.NewAnswerFilesCall(p.answer, p.files)}}
 }
 
 // knowledge is what the agent knows about a task inside the bank.
@@ -239,7 +240,9 @@ func (s *simulator) decide(req providers.Request) providers.Action {
 		return s.criteria(req)
 	}
 	var p plan
-	if known {
+	if kind := buildTaskKind(req.Task); kind != buildNone && req.Workspace != "" && !known {
+		p = s.build(v, kind)
+	} else if known {
 		p = s.banked(v, &k)
 	} else {
 		p = s.synthetic(v)

@@ -1,0 +1,457 @@
+package coordination
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// The files a team delivers (DESIGN.md, workspaces): the protocol's side of
+// package workspace. A step works in the agent's live workspace; an answer
+// snapshots it, a vote or an error rolls it back to the latest snapshot, so
+// answers and files always agree. Every hook here is a no-op for a session
+// that keeps no files (a store without directories, a MassGen session).
+
+// Caps on what the prompt shows of a peer's files.
+const (
+	shownFileMax   = 200     // files listed per answer
+	shownTextFile  = 8 << 10 // a text file up to this size is shown whole
+	shownTextTotal = 24 << 10
+	contextText    = 48 << 10 // text of a context directory's files, per directory
+	resultFiles    = 50       // files listed in a result
+)
+
+// FileView is one file of the winner's snapshot, as a result lists it.
+type FileView struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// team is the session's workspaces, or nil when it keeps none.
+func (svc *Service) team(s *Session) *workspace.Team {
+	if !s.Workspaces {
+		return nil
+	}
+	dir := svc.store.Dir(s.ID)
+	if dir == "" {
+		return nil
+	}
+	state := svc.opts.StateDir
+	if state == "" {
+		state = filepath.Dir(filepath.Dir(dir)) // <state>/sessions/<id>
+	}
+	return workspace.NewTeam(dir, s.Contexts, state)
+}
+
+// startFiles runs when a session is created: it takes the base its
+// workspaces start from (a write context's content).
+func (svc *Service) startFiles(s *Session) error {
+	t := svc.team(s)
+	if t == nil {
+		return nil
+	}
+	if err := t.Start(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return nil
+}
+
+// contextBlocks describes a session's context directories as text context,
+// fixed at creation like every other part of the prompt's stable prefix.
+func contextBlocks(cs []workspace.Context) ([]string, error) {
+	t := workspace.NewTeam("", cs, "")
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		text, err := t.Describe(c, contextText)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		out = append(out, text)
+	}
+	return out, nil
+}
+
+// view builds an agent's view with its files attached.
+func (svc *Service) view(s *Session, st *State, agentID string) *view {
+	t := svc.team(s)
+	if t == nil {
+		return buildView(s, st, agentID)
+	}
+	return buildViewWith(s, st, agentID, &viewFiles{svc: svc, team: t})
+}
+
+// viewFiles attaches the workspaces' files to a view.
+type viewFiles struct {
+	svc  *Service
+	team *workspace.Team
+}
+
+func (f *viewFiles) attach(s *Session, st *State, v *view) {
+	live, err := f.team.Prepare(v.Agent)
+	if err != nil {
+		f.svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", v.Agent).Msg("workspace not prepared; the step runs without one")
+	} else {
+		v.Workspace = live
+	}
+	for _, c := range f.team.Contexts {
+		v.Contexts = append(v.Contexts, providers.ContextDir{Name: c.Name, Path: c.Path, Write: c.IsWrite()})
+	}
+	for i := range v.Shown {
+		a := &v.Shown[i]
+		n, _, _ := parseAnon(a.Agent)
+		peer := st.AgentByAnon(n)
+		if peer == nil || peer.LatestAnswer == nil {
+			continue
+		}
+		a.Content = f.anonymise(peer.ID, a.Agent, a.Content)
+		a.Files = f.svc.shownFiles(s.ID, f.team, peer.ID, peer.LatestAnswer.Step)
+		if len(a.Files) > 0 {
+			a.FilesDir = f.team.SnapshotDir(peer.ID, peer.LatestAnswer.Step)
+		}
+	}
+}
+
+// anonymise rewrites a peer's paths into the session (its live workspace,
+// its snapshots) to the anonymous peers/agentN, so no answer shows a peer's
+// agent id.
+func (f *viewFiles) anonymise(id, anon, content string) string {
+	dir := filepath.Join(f.team.Dir, "agents", id)
+	if !strings.Contains(content, dir) {
+		return content
+	}
+	peer := "peers/" + anon
+	content = strings.ReplaceAll(content, f.team.Live(id), peer)
+	for {
+		i := strings.Index(content, dir+string(filepath.Separator))
+		if i < 0 {
+			break
+		}
+		rest := content[i+len(dir)+1:]
+		// agents/<id>/NNN/workspace → peers/agentN
+		if j := strings.Index(rest, string(filepath.Separator)+"workspace"); j > 0 && j <= 6 {
+			if _, err := strconv.Atoi(rest[:j]); err == nil {
+				content = content[:i] + peer + rest[j+len("/workspace"):]
+				continue
+			}
+		}
+		content = content[:i] + peer + "/" + rest
+	}
+	return strings.ReplaceAll(content, dir, peer)
+}
+
+// shownFiles lists a snapshot for a prompt, small text files with their
+// content. Snapshots never change, so each is read once.
+func (svc *Service) shownFiles(session string, t *workspace.Team, agent string, step int) []providers.FileInfo {
+	key := session + "\x00" + agent + "\x00" + strconv.Itoa(step)
+	if c, ok := svc.shown.Load(key); ok {
+		return c.([]providers.FileInfo)
+	}
+	m, ok, err := t.Snapshot(agent, step)
+	var out []providers.FileInfo
+	if err == nil && ok && len(m.Files) > 0 {
+		root, rerr := os.OpenRoot(t.SnapshotDir(agent, step))
+		total := 0
+		for i, file := range m.Files {
+			if i == shownFileMax || file.Link != "" {
+				continue
+			}
+			fi := providers.FileInfo{Path: file.Path, Bytes: file.Bytes, SHA256: file.SHA256}
+			if rerr == nil && total+int(file.Bytes) <= shownTextTotal {
+				fi.Content = workspace.Text(root, file.Path, shownTextFile)
+				total += len(fi.Content)
+			}
+			out = append(out, fi)
+		}
+		if rerr == nil {
+			root.Close()
+		}
+	}
+	if shownCount.Add(1) > 4096 {
+		svc.shown.Clear()
+		shownCount.Store(0)
+	}
+	svc.shown.Store(key, out)
+	return out
+}
+
+// writeShownFiles lists an answer's files inside its block, with the text
+// of small ones.
+func writeShownFiles(b *strings.Builder, a providers.ShownAnswer) {
+	fmt.Fprintf(b, "\nFiles delivered with %s (read-only at peers/%s/):\n", a.Label, a.Agent)
+	for _, f := range a.Files {
+		fmt.Fprintf(b, "- %s (%d bytes)\n", f.Path, f.Bytes)
+	}
+	for _, f := range a.Files {
+		if f.Content != "" {
+			fmt.Fprintf(b, "--- peers/%s/%s ---\n%s\n", a.Agent, f.Path, strings.TrimRight(f.Content, "\n"))
+		}
+	}
+}
+
+// answerFiles reads the files of a new_answer call, if any, and checks them.
+func answerFiles(s *Session, args json.RawMessage) ([]workspace.NewFile, string) {
+	var in struct {
+		Files []workspace.NewFile `json:"files"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, `new_answer's files must be a list of {"path": "<relative path>", "content": "<the file's text>"}.`
+	}
+	if len(in.Files) == 0 {
+		return nil, ""
+	}
+	if !s.Workspaces {
+		return nil, "this session keeps no files; put everything in content instead of files."
+	}
+	if err := workspace.CheckFiles(in.Files, workspace.DefaultFileCaps); err != nil {
+		return nil, strings.TrimPrefix(err.Error(), workspace.ErrBadFile.Error()+": ") + "."
+	}
+	return in.Files, ""
+}
+
+// writeAnswerFiles writes an answer's files into the agent's live
+// workspace; a refusal is a problem the model is told of.
+func (svc *Service) writeAnswerFiles(s *Session, agent string, files []workspace.NewFile) string {
+	t := svc.team(s)
+	if t == nil || len(files) == 0 {
+		return ""
+	}
+	live, err := t.Prepare(agent)
+	if err == nil {
+		err = workspace.WriteFiles(live, files, workspace.DefaultFileCaps)
+	}
+	if err != nil {
+		return strings.TrimPrefix(err.Error(), workspace.ErrBadFile.Error()+": ") + "."
+	}
+	return ""
+}
+
+// beforeLand keeps files and answers in agreement as a step lands: an
+// answer takes its snapshot (staged; the store renames it into the step
+// directory), and its paths into the live workspace now name the snapshot;
+// a vote or an error rolls the live workspace back. A snapshot that cannot
+// be taken turns the answer into an error, so no answer lands without its
+// files.
+func (svc *Service) beforeLand(s *Session, step int, e *Entry) {
+	t := svc.team(s)
+	if t == nil {
+		return
+	}
+	if e.Kind != KindAnswer {
+		if err := t.Rollback(e.Agent); err != nil {
+			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", e.Agent).Msg("workspace not rolled back")
+		}
+		return
+	}
+	stage, _, err := t.Stage(e.Agent, step)
+	if err != nil {
+		*e = Entry{Agent: e.Agent, Time: e.Time, Kind: KindError, Class: providers.ClassBadOutput,
+			Message: "the answer's workspace could not be snapshotted: " + err.Error(), Usage: e.Usage, DurationSeconds: e.DurationSeconds}
+		if rerr := t.Rollback(e.Agent); rerr != nil && !errors.Is(err, workspace.ErrTooLarge) {
+			svc.log.Warn().Err(rerr).Str("session", s.ID).Str("agent", e.Agent).Msg("workspace not rolled back")
+		}
+		return
+	}
+	e.Stage = stage
+	e.Content = strings.ReplaceAll(e.Content, t.Live(e.Agent), t.SnapshotDir(e.Agent, step))
+}
+
+// rollback undoes a step that was cancelled before it landed.
+func (svc *Service) rollback(s *Session, agent string) {
+	if t := svc.team(s); t != nil {
+		if err := t.Rollback(agent); err != nil {
+			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", agent).Msg("workspace not rolled back")
+		}
+	}
+}
+
+// winnerFiles fills a result's files: the winner's snapshot (first 50), its
+// count and directory.
+func (svc *Service) winnerFiles(s *Session, st *State, r *TeamResult) {
+	t := svc.team(s)
+	if t == nil || r.Winner == nil {
+		return
+	}
+	w := st.Agent(r.Winner.AgentID)
+	if w == nil || w.LatestAnswer == nil {
+		return
+	}
+	m, ok, err := t.Snapshot(w.ID, w.LatestAnswer.Step)
+	if err != nil || !ok {
+		return
+	}
+	r.Files = make([]FileView, 0, min(len(m.Files), resultFiles))
+	for i, f := range m.Files {
+		if i == resultFiles {
+			break
+		}
+		r.Files = append(r.Files, FileView{Path: f.Path, Bytes: f.Bytes, SHA256: f.SHA256})
+	}
+	r.FilesCount = len(m.Files)
+	if len(m.Files) > 0 {
+		r.FilesDir = svc.shownDir(s.ID, t.SnapshotDir(w.ID, w.LatestAnswer.Step))
+	}
+}
+
+// shownDir is a directory inside a session as results show it: relative to
+// the state directory (sessions/<id>/…) when the server hides its own paths
+// (Options.RelativeDirs), like session_dir.
+func (svc *Service) shownDir(id, dir string) string {
+	if !svc.opts.RelativeDirs {
+		return dir
+	}
+	rel, err := filepath.Rel(svc.store.Dir(id), dir)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(svc.sessionDir(id), rel)
+}
+
+// finishFiles runs once, as a session finishes (under the session lock,
+// before the result is recorded): the winner's changes go to the write
+// context, and the agents' worktrees are released.
+func (svc *Service) finishFiles(s *Session, res *TeamResult) {
+	t := svc.team(s)
+	if t == nil {
+		return
+	}
+	if _, ok := t.WriteContext(); ok && res.Winner != nil {
+		_, m, dir, err := t.Latest(res.Winner.AgentID)
+		if err == nil {
+			res.Applied, err = t.Apply(m, dir)
+		}
+		if err == nil && res.Applied != nil && svc.opts.RelativeDirs {
+			c, _ := t.WriteContext()
+			res.Applied.Context = "context/" + c.Name // the operator's path stays the operator's
+		}
+		if err != nil {
+			res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be applied to the write context: " + err.Error())
+		}
+	}
+	if err := t.ReleaseWorktrees(s.AgentIDs()); err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("git worktrees not released")
+	}
+}
+
+var shownCount atomic.Int64
+
+// discardStage removes the snapshot of an answer that was not recorded.
+func discardStage(e *Entry) {
+	workspace.Discard(e.Stage)
+	e.Stage = ""
+}
+
+// keepFiles decides, as a session is created, whether it keeps files: when
+// its store has directories (a checkpoint review delivers a plan, not files).
+// Context directories need them.
+func (svc *Service) keepFiles(s *Session) error {
+	s.Workspaces = s.Review == nil && svc.store.Dir(s.ID) != ""
+	if !s.Workspaces && len(s.Contexts) > 0 {
+		return fmt.Errorf("%w: context directories need a store that keeps files (the file store); this server keeps sessions in memory", ErrBadInput)
+	}
+	return nil
+}
+
+// writeFiles renders the winner's files and what was applied, for Summary.
+func (r *TeamResult) writeFiles(b *strings.Builder) {
+	if r.FilesCount > 0 {
+		fmt.Fprintf(b, "Files: %d in %s\n", r.FilesCount, r.FilesDir)
+		const listed = 10
+		for i, f := range r.Files {
+			if i == listed {
+				break
+			}
+			fmt.Fprintf(b, "  %s (%d bytes)\n", f.Path, f.Bytes)
+		}
+		if r.FilesCount > min(listed, len(r.Files)) {
+			fmt.Fprintf(b, "  … and %d more\n", r.FilesCount-min(listed, len(r.Files)))
+		}
+	}
+	if a := r.Applied; a != nil {
+		fmt.Fprintf(b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
+		for _, c := range a.Written {
+			fmt.Fprintf(b, "  %s %s\n", c.Op, c.Path)
+		}
+		for _, c := range a.Conflicts {
+			fmt.Fprintf(b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		}
+		for _, c := range a.Skipped {
+			fmt.Fprintf(b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		}
+	}
+}
+
+// maxServedFile caps one file served from a snapshot.
+const maxServedFile = 8 << 20
+
+// SnapshotFiles is an answer's snapshot: its files, and one file's content
+// when a path is asked for.
+type SnapshotFiles struct {
+	SessionID string     `json:"session_id"`
+	Label     string     `json:"label"`
+	Dir       string     `json:"dir"`
+	Files     []FileView `json:"files"`
+	Path      string     `json:"path,omitempty"`
+	Content   []byte     `json:"-"`
+}
+
+// AnswerFiles lists the snapshot of the answer labelled label, or, with a
+// path, reads that file of it (confined to the snapshot: a symlink out of
+// it is refused).
+func (svc *Service) AnswerFiles(ctx context.Context, id, label, path string) (*SnapshotFiles, error) {
+	a, err := svc.Answer(ctx, id, label)
+	if err != nil {
+		return nil, err
+	}
+	s, err := svc.session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t := svc.team(s)
+	if t == nil {
+		return nil, fmt.Errorf("%w: session %s keeps no files", ErrBadInput, id)
+	}
+	m, ok, err := t.Snapshot(a.AgentID, a.Step)
+	if err != nil {
+		return nil, err
+	}
+	dir := t.SnapshotDir(a.AgentID, a.Step)
+	out := &SnapshotFiles{SessionID: id, Label: label, Dir: svc.shownDir(id, dir), Files: []FileView{}}
+	if ok {
+		for _, f := range m.Files {
+			out.Files = append(out.Files, FileView{Path: f.Path, Bytes: f.Bytes, SHA256: f.SHA256})
+		}
+	}
+	if path == "" {
+		return out, nil
+	}
+	f, found := workspace.File{}, false
+	if ok {
+		f, found = m.Lookup(path)
+	}
+	if !found || f.Link != "" {
+		return nil, fmt.Errorf("%w: answer %s has no file %q; list its files at massgen://sessions/%s/files/%s", ErrBadInput, label, path, id, label)
+	}
+	if f.Bytes > maxServedFile {
+		return nil, fmt.Errorf("%w: %s is %d bytes, more than a resource serves (%d MiB); read it from %s", ErrBadInput, path, f.Bytes, maxServedFile>>20, out.Dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if out.Content, err = root.ReadFile(path); err != nil {
+		return nil, fmt.Errorf("cannot read %s of answer %s: %w", path, label, err)
+	}
+	out.Path = path
+	return out, nil
+}

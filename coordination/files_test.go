@@ -1,0 +1,188 @@
+package coordination_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// fileHarness is a harness over the file store: sessions keep files.
+func fileHarness(t *testing.T, provs map[string]providers.Provider) (*harness, string) {
+	state := t.TempDir()
+	st := filestore.New(filepath.Join(state, "sessions"))
+	open := backends.Open
+	h := &harness{t: t, provs: provs}
+	if provs != nil {
+		open = h.open
+	}
+	h.svc = coordination.NewService(st, coordination.Options{Open: open, Parallel: 4, StateDir: state})
+	return h, state
+}
+
+func answerFiles(content string, files ...providers.AnswerFile) providers.Action {
+	return act(providers.NewAnswerFilesCall(content, files))
+}
+
+func file(path, content string) providers.AnswerFile {
+	return providers.AnswerFile{Path: path, Content: content}
+}
+
+func TestSimTeamBuildsALandingSiteOffline(t *testing.T) {
+	h, _ := fileHarness(t, nil)
+	seed := int64(7)
+	s := h.create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed})
+	if !s.Workspaces {
+		t.Fatal("a file-store session keeps no workspaces")
+	}
+	res := h.run(s.ID)
+	if res.Status != coordination.StatusFinished || res.Winner == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if res.FilesCount != 2 || len(res.Files) != 2 || res.Files[0].Path != "index.html" || res.Files[1].Path != "style.css" || res.Files[0].SHA256 == "" {
+		t.Fatalf("files %+v (count %d)", res.Files, res.FilesCount)
+	}
+	want := filepath.Join(res.SessionDir, "agents", res.Winner.AgentID)
+	if !strings.HasPrefix(res.FilesDir, want) || filepath.Base(res.FilesDir) != "workspace" {
+		t.Fatalf("files_dir %s is not the winner's snapshot under %s", res.FilesDir, want)
+	}
+	page, err := os.ReadFile(filepath.Join(res.FilesDir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sec := range []string{`id="hero"`, `id="menu"`, `id="hours"`, `id="contact"`, "Bakery"} {
+		if !strings.Contains(string(page), sec) {
+			t.Errorf("the winning page lacks %s:\n%s", sec, page)
+		}
+	}
+	// MassGen's last_action.json points at an answer's deliverable.
+	for _, id := range s.AgentIDs() {
+		var la struct {
+			Action        string  `json:"action"`
+			WorkspacePath *string `json:"workspace_path"`
+		}
+		data, _ := os.ReadFile(filepath.Join(res.SessionDir, "agents", id, "last_action.json"))
+		if err := json.Unmarshal(data, &la); err != nil || la.Action != "new_answer" {
+			continue
+		}
+		if la.WorkspacePath == nil {
+			t.Fatalf("%s's last answer has no workspace_path", id)
+		}
+		if _, err := os.Stat(filepath.Join(*la.WorkspacePath, "index.html")); err != nil {
+			t.Fatalf("%s's workspace_path holds no index.html: %v", id, err)
+		}
+	}
+	// The snapshot lives in the winning answer's own step directory.
+	if _, err := os.Stat(filepath.Join(filepath.Dir(res.FilesDir), "answer.json")); err != nil {
+		t.Fatalf("the files' directory is not beside the winning answer: %v", err)
+	}
+}
+
+func TestAPIAgentsDeliverFilesAndPeersSeeSnapshotsReadOnly(t *testing.T) {
+	models, scripts, provs := scriptedTeam(t, 2)
+	h, _ := fileHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models, Task: "Write hello.py"})
+	a, b := scripts[0], scripts[1]
+	a.replies = []any{answerFiles("hello.py prints hello", file("hello.py", "print('hello')\n"), file("docs/README.md", "run it"))}
+	b.replies = []any{answerFiles("mine", file("hello.py", "print('hi')\n"))}
+	res := h.run(s.ID)
+	if res.Status != coordination.StatusFinished {
+		t.Fatalf("%+v", res)
+	}
+	// b's second step saw a's snapshot, read-only, under an anonymous name.
+	var seen *providers.ShownAnswer
+	for _, req := range b.requests() {
+		for i, sh := range req.Shown {
+			if sh.Agent == anon(s, "agent_a") && len(sh.Files) > 0 {
+				seen = &req.Shown[i]
+			}
+		}
+		if strings.Contains(req.Prompt, "agent_a") {
+			t.Fatalf("a prompt names a peer's agent id:\n%s", req.Prompt)
+		}
+	}
+	if seen == nil {
+		t.Fatal("agent_b was never shown agent_a's files")
+	}
+	if len(seen.Files) != 2 || seen.Files[1].Path != "hello.py" || seen.Files[1].Content != "print('hello')\n" {
+		t.Fatalf("shown files %+v", seen.Files)
+	}
+	fi, err := os.Stat(filepath.Join(seen.FilesDir, "hello.py"))
+	if err != nil || fi.Mode().Perm()&0o222 != 0 {
+		t.Fatalf("a peer's snapshot file is writable or missing: %v %v", fi, err)
+	}
+	if err := os.WriteFile(filepath.Join(seen.FilesDir, "hello.py"), []byte("tampered"), 0o644); err == nil && os.Geteuid() != 0 {
+		t.Fatal("a peer's snapshot could be written")
+	}
+	last := b.requests()[len(b.requests())-1]
+	if !strings.Contains(last.Prompt, "Files delivered with") || !strings.Contains(last.Prompt, "peers/"+anon(s, "agent_a")+"/hello.py") {
+		t.Fatalf("the prompt does not show the peer's files:\n%s", last.Prompt)
+	}
+	if last.Workspace != filepath.Join(h.svc.Store().Dir(s.ID), "agents", "agent_b", "workspace") {
+		t.Fatalf("request workspace %q", last.Workspace)
+	}
+}
+
+func TestAnswerFilesAreRefusedWithTheReason(t *testing.T) {
+	models, scripts, provs := scriptedTeam(t, 1)
+	h, _ := fileHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models})
+	big := strings.Repeat("x", workspace.DefaultFileCaps.MaxFileBytes+1)
+	scripts[0].replies = []any{
+		answerFiles("escape", file("../../evil.txt", "x")),
+		answerFiles("absolute", file("/tmp/evil.txt", "x")),
+		answerFiles("big", file("big.txt", big)),
+	}
+	h.run(s.ID)
+	reqs := scripts[0].requests()
+	if len(reqs) < 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	problems := []string{reqs[1].History[0].Problem, reqs[2].History[1].Problem}
+	if !strings.Contains(problems[0], "leaves your workspace") || !strings.Contains(problems[1], "is absolute") {
+		t.Fatalf("problems %q", problems)
+	}
+	l, _ := h.svc.Store().Ledger(context.Background(), s.ID)
+	if e := l.Agents["agent_a"][0]; e.Kind != coordination.KindError || !strings.Contains(e.Message, "per file") {
+		t.Fatalf("first entry %+v", e)
+	}
+	if _, err := os.Lstat(filepath.Join(h.svc.Store().Dir(s.ID), "evil.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a file escaped the workspace")
+	}
+}
+
+func TestVoteStepRollsTheWorkspaceBack(t *testing.T) {
+	models, scripts, provs := scriptedTeam(t, 2)
+	h, _ := fileHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models})
+	live := func(id string) string { return filepath.Join(h.svc.Store().Dir(s.ID), "agents", id, "workspace") }
+	scripts[0].replies = []any{answerFiles("a1", file("site.html", "v1"))}
+	scripts[1].replies = []any{answerFiles("b1", file("b.txt", "b"))}
+	// agent_a's second step scribbles in its workspace (as a tool loop
+	// would) and then votes: the scribbles must not survive.
+	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.StepNumber == 1 {
+			return scripts[0].Step(ctx, req)
+		}
+		os.WriteFile(filepath.Join(req.Workspace, "site.html"), []byte("half-done edit"), 0o644)
+		os.WriteFile(filepath.Join(req.Workspace, "stray.txt"), []byte("x"), 0o644)
+		return act(providers.VoteCall(req.VoteEnum[0], "best")), providers.Free(), nil
+	})
+	h.run(s.ID)
+	got, err := os.ReadFile(filepath.Join(live("agent_a"), "site.html"))
+	if err != nil || string(got) != "v1" {
+		t.Fatalf("site.html after the vote step = %q, %v; want the answer's v1", got, err)
+	}
+	if _, err := os.Lstat(filepath.Join(live("agent_a"), "stray.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a vote step's new file survived")
+	}
+}
