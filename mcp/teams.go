@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/teamfile"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -122,6 +123,7 @@ func (e *env) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
 	}
 	spec.Agents = append([]coordination.Agent(nil), team.Agents...)
 	spec.Context = append(append([]string(nil), team.Context...), spec.Context...)
+	spec.Contexts = append(append([]workspace.Context(nil), team.Dirs...), spec.Contexts...) // the operator's directories: no roots apply
 	spec.Rules = overlayRules(team.Rules, spec.Rules)
 	return nil
 }

@@ -141,4 +141,5 @@ func teamFromFile(spec *coordination.TeamSpec, t *teamfile.Team) {
 	spec.Agents = append([]coordination.Agent(nil), t.Agents...)
 	spec.Rules = t.Rules
 	spec.Context = append(spec.Context, t.Context...)
+	spec.Contexts = append(spec.Contexts, t.Dirs...)
 }

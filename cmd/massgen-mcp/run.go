@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 type runFlags struct {
@@ -33,6 +34,7 @@ type runFlags struct {
 	strict     bool // --strict-config
 	strictTeam bool // --strict
 	taskFile   string
+	contexts   []string
 }
 
 func runCommand() *cobra.Command {
@@ -44,6 +46,8 @@ func runCommand() *cobra.Command {
   massgen-mcp run --config team.yaml --consensus unanimous "Write a haiku about Go"
   massgen-mcp run --models sim,sim,sim --task-file task.md
   echo "What is 17 * 23?" | massgen-mcp run --models sim,sim,sim -
+  massgen-mcp run --models sim,sim,sim "Build a one-page landing site for a bakery"
+  massgen-mcp run --context-path ./myapp:write "Add tests to the parser"
   massgen-mcp run --resume team_20261129_101500_1a2b3c4d`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTeam(cmd.Context(), cmd, f, args)
@@ -69,6 +73,7 @@ func runCommand() *cobra.Command {
 	fl.StringVar(&f.sessionID, "session-id", "", "id for the new session (default generated)")
 	fl.StringVar(&f.taskFile, "task-file", "", "read the task from this file (- for standard input)")
 	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")
+	fl.StringArrayVar(&f.contexts, "context-path", nil, "a project directory every agent reads, DIR or DIR:write (each workspace starts from it and the winner's changes are applied back); repeatable")
 	return cmd
 }
 
@@ -149,6 +154,9 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 		}
 		teamFromFile(&spec, tf)
 	}
+	for _, c := range f.contexts {
+		spec.Contexts = append(spec.Contexts, contextPath(c))
+	}
 	spec.Models = splitModels(f.models)
 	r := &spec.Rules
 	set := cmd.Flags().Changed
@@ -211,4 +219,15 @@ func derefStr(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// contextPath reads --context-path DIR[:write|:read].
+func contextPath(arg string) workspace.Context {
+	if i := strings.LastIndexByte(arg, ':'); i > 0 {
+		switch perm := arg[i+1:]; perm {
+		case workspace.Read, workspace.Write:
+			return workspace.Context{Path: arg[:i], Permission: perm}
+		}
+	}
+	return workspace.Context{Path: arg}
 }

@@ -31,5 +31,6 @@ func newService(dir string, parallel int) *coordination.Service {
 		DefaultTeam: backends.DefaultTeam,
 		Parallel:    parallel,
 		Logger:      logger,
+		StateDir:    abs,
 	})
 }

@@ -338,7 +338,7 @@ func (p *parser) contextPaths(n *yaml.Node, where string) {
 			case "permission":
 				cp.Permission = p.permission(v, w+".permission")
 			case "protected_paths":
-				p.ignore(w+".protected_paths", k, "kept agents from writing those paths")
+				cp.Protected = p.strs(v, w+".protected_paths")
 			default:
 				p.unknownOr(w, key, k, []string{"path", "permission", "protected_paths"})
 			}

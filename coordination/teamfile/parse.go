@@ -303,8 +303,10 @@ func (p *parser) context(n *yaml.Node) {
 				cp.Path = p.str(v, where+".path")
 			case "permission":
 				cp.Permission = p.permission(v, where+".permission")
+			case "protected_paths":
+				cp.Protected = p.strs(v, where+".protected_paths")
 			default:
-				p.unknownOr(where, key, k, []string{"text", "path", "permission"})
+				p.unknownOr(where, key, k, []string{"text", "path", "permission", "protected_paths"})
 			}
 		})
 		switch {
@@ -326,9 +328,6 @@ func (p *parser) addContextPath(cp ContextPath, n *yaml.Node) {
 	}
 	cp.Line = n.Line
 	p.operator("context_paths")
-	if cp.Permission == "write" {
-		p.ignore("context_paths: "+cp.Path+" (write)", n, "let the winner's changes be written back into it; this build shows context read-only")
-	}
 	p.team.ContextPaths = append(p.team.ContextPaths, cp)
 }
 
@@ -350,6 +349,19 @@ func (p *parser) str(v *yaml.Node, key string) string {
 		return ""
 	}
 	return v.Value
+}
+
+// strs reads a list of text items.
+func (p *parser) strs(v *yaml.Node, key string) []string {
+	if v.Kind != yaml.SequenceNode {
+		p.errf(v, "%s must be a list of paths", key)
+		return nil
+	}
+	var out []string
+	for i, item := range v.Content {
+		out = append(out, p.str(item, fmt.Sprintf("%s[%d]", key, i)))
+	}
+	return out
 }
 
 func (p *parser) bool(v *yaml.Node, key string) bool {

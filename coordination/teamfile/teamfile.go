@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // Formats a team file can be written in.
@@ -39,6 +40,9 @@ type Team struct {
 	// context file.
 	Context      []string
 	ContextPaths []ContextPath
+	// Dirs are the context paths that name directories, after Load: the
+	// project directories the team works on (coordination/workspace).
+	Dirs []workspace.Context
 	// Ignored lists the keys the file sets that massgen-mcp accepts but does
 	// not honour, each with what it would have done.
 	Ignored []Note
@@ -52,6 +56,7 @@ type Team struct {
 type ContextPath struct {
 	Path       string
 	Permission string // read (default) or write
+	Protected  []string
 	Line       int
 }
 
@@ -141,8 +146,8 @@ func (t *Team) Warning() string {
 	return fmt.Sprintf("%s: %d %s not honoured by massgen-mcp and ignored: %s (--strict-config makes this an error)", t.Path, len(parts), noun, strings.Join(parts, "; "))
 }
 
-// readContextFiles appends the text of every context file to Context. A
-// directory is noted as ignored: this build reads files only.
+// readContextFiles appends the text of every context file to Context, and
+// every directory to Dirs (its path resolved from the team file's).
 func (t *Team) readContextFiles(dir string, opts Options) error {
 	var errs []string
 	for _, cp := range t.ContextPaths {
@@ -155,12 +160,11 @@ func (t *Team) readContextFiles(dir string, opts Options) error {
 		case err != nil:
 			errs = append(errs, fmt.Sprintf("line %d: context path %s: %v", cp.Line, cp.Path, unwrapPathError(err)))
 		case fi.IsDir():
-			n := Note{Key: "context_paths: " + cp.Path, Line: cp.Line, Effect: "shown the directory to every agent (" + cp.Permission + "); this build reads context files, not directories"}
-			if opts.Strict {
-				errs = append(errs, fmt.Sprintf("line %d: context path %s is a directory; this build reads context files only", cp.Line, cp.Path))
-			} else {
-				t.Ignored = append(t.Ignored, n)
+			abs, err := filepath.Abs(path)
+			if err != nil {
+				abs = path
 			}
+			t.Dirs = append(t.Dirs, workspace.Context{Path: abs, Permission: cp.Permission, Protected: cp.Protected})
 		case !fi.Mode().IsRegular():
 			errs = append(errs, fmt.Sprintf("line %d: context path %s is not a regular file", cp.Line, cp.Path))
 		default:

@@ -265,7 +265,7 @@ func TestLoadReadsContextFilesBesideTheTeamFile(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("The budget is 10k."), 0o644)
 	os.Mkdir(filepath.Join(dir, "src"), 0o755)
 	path := filepath.Join(dir, "review.yaml")
-	os.WriteFile(path, []byte("agents: [{model: sim}, {model: sim}]\ncontext:\n  - path: notes.md\n  - path: src\n"), 0o644)
+	os.WriteFile(path, []byte("agents: [{model: sim}, {model: sim}]\ncontext:\n  - path: notes.md\n  - path: src\n    permission: write\n    protected_paths: [config/]\n"), 0o644)
 	team, err := Load(path, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -273,10 +273,16 @@ func TestLoadReadsContextFilesBesideTheTeamFile(t *testing.T) {
 	if len(team.Context) != 1 || !strings.Contains(team.Context[0], "The budget is 10k.") || team.Name != "review" {
 		t.Fatalf("context %q name %q", team.Context, team.Name)
 	}
-	if !strings.Contains(team.Warning(), "context_paths: src") {
-		t.Fatalf("a directory context is not warned about: %q", team.Warning())
+	// A directory is a project directory the team works on, resolved from
+	// the team file's directory, write permission and protected paths kept.
+	if len(team.Dirs) != 1 || team.Dirs[0].Path != filepath.Join(dir, "src") || team.Dirs[0].Permission != "write" ||
+		len(team.Dirs[0].Protected) != 1 || team.Dirs[0].Protected[0] != "config/" {
+		t.Fatalf("dirs %+v", team.Dirs)
 	}
-	if _, err := Load(path, Options{Strict: true}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if w := team.Warning(); w != "" {
+		t.Fatalf("a directory context is honoured, yet warned about: %q", w)
+	}
+	if _, err := Load(path, Options{Strict: true}); err != nil {
 		t.Fatalf("strict: %v", err)
 	}
 	os.WriteFile(path, []byte("agents: [{model: sim}]\ncontext:\n  - path: missing.md\n"), 0o644)
