@@ -72,6 +72,10 @@ func bufferBody(max int64, timeout time.Duration, next http.Handler) http.Handle
 			writeHTTPJSONRPCError(w, http.StatusBadRequest, mcpgo.INVALID_REQUEST, "the request body could not be read")
 			return
 		}
+		if msg := overlongName(body); msg != "" {
+			writeHTTPJSONRPCError(w, http.StatusBadRequest, mcpgo.INVALID_PARAMS, msg)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(withBody(r.Context(), body)))
@@ -203,4 +207,42 @@ func withBody(ctx context.Context, body []byte) context.Context {
 func bodyOf(ctx context.Context) []byte {
 	b, _ := ctx.Value(bodyKey{}).([]byte)
 	return b
+}
+
+// maxNameBytes bounds a method, tool or prompt name and a resource URI.
+// mcp-go repeats them whole in its errors ("tool '…' not found"), so a
+// megabyte name would come back in the response; no real one is near this.
+const maxNameBytes = 1024
+
+// overlongName says which name in a JSON-RPC message or batch is too long to
+// be repeated in an error, or "" if none is.
+func overlongName(body []byte) string {
+	type msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"params"`
+	}
+	var msgs []msg
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		if json.Unmarshal(body, &msgs) != nil {
+			return ""
+		}
+	} else {
+		var m msg
+		if json.Unmarshal(body, &m) != nil {
+			return ""
+		}
+		msgs = []msg{m}
+	}
+	for _, m := range msgs {
+		for what, v := range map[string]string{"method": m.Method, "params.name": m.Params.Name, "params.uri": m.Params.URI} {
+			if len(v) > maxNameBytes {
+				return fmt.Sprintf("%s is %s long; names and URIs are at most %s", what, sizeText(int64(len(v))), sizeText(maxNameBytes))
+			}
+		}
+	}
+	return ""
 }

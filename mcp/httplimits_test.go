@@ -262,3 +262,29 @@ func TestNumericRulesOverMCPNameTheirRange(t *testing.T) {
 	wantError(t, callTool(t, c, "run_team", `{"task":"t","models":["sim","sim"],"max_answers_per_agent":1000}`), "bad_settings", "between 1 and 100")
 	wantError(t, callTool(t, c, "run_team", `{"task":"t","models":["sim","sim"],"token_budget":99999999999999}`), "bad_settings", "between 1 and 1000000000000")
 }
+
+// TestOverlongNamesAreNotEchoed: mcp-go repeats a tool, prompt or resource
+// name whole in its errors, so an overlong one is refused before it; the
+// resources' own errors are bounded too.
+func TestOverlongNamesAreNotEchoed(t *testing.T) {
+	ts := httpServer(t, newMemServer(t, Options{}), HTTPOptions{})
+	c, _ := httpClient(t, ts.URL+"/mcp", true, nil)
+	big := strings.Repeat("x", 1<<20)
+	ctx := context.Background()
+	var ct mcpgo.CallToolRequest
+	ct.Params.Name = big
+	_, err1 := c.CallTool(ctx, ct)
+	var gp mcpgo.GetPromptRequest
+	gp.Params.Name = big
+	_, err2 := c.GetPrompt(ctx, gp)
+	var rr mcpgo.ReadResourceRequest
+	rr.Params.URI = "massgen://sessions/" + big + "/status"
+	_, err3 := c.ReadResource(ctx, rr)
+	rr.Params.URI = "massgen://sessions/" + strings.Repeat("y", 900) + "/status"
+	_, err4 := c.ReadResource(ctx, rr)
+	for i, err := range []error{err1, err2, err3, err4} {
+		if err == nil || len(err.Error()) > 600 {
+			t.Errorf("call %d: err = %.300v (%d bytes)", i+1, err, len(fmt.Sprint(err)))
+		}
+	}
+}

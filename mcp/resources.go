@@ -106,7 +106,7 @@ func (e *env) readSessions(ctx context.Context, req mcpgo.ReadResourceRequest) (
 func (e *env) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	v, err := e.svc(ctx).Inspect(ctx, templateArg(req, "id"))
 	if err != nil {
-		return nil, err
+		return nil, bounded(err)
 	}
 	return jsonContents(req.Params.URI, v)
 }
@@ -114,7 +114,7 @@ func (e *env) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest) ([]
 func (e *env) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	evs, err := e.svc(ctx).Events(ctx, templateArg(req, "id"))
 	if err != nil {
-		return nil, err
+		return nil, bounded(err)
 	}
 	return jsonContents(req.Params.URI, map[string]any{"events": evs})
 }
@@ -122,7 +122,7 @@ func (e *env) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest) ([]
 func (e *env) readAnswer(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	a, err := e.svc(ctx).Answer(ctx, templateArg(req, "id"), templateArg(req, "label"))
 	if err != nil {
-		return nil, err
+		return nil, bounded(err)
 	}
 	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: answerContentMIME, Text: a.Content}}, nil
 }
@@ -147,3 +147,12 @@ func jsonContents(uri string, v any) ([]mcpgo.ResourceContents, error) {
 	}
 	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: uri, MIMEType: jsonMIME, Text: string(body)}}, nil
 }
+
+// boundedError is an error whose message repeats at most a little of what
+// the caller sent (boundEcho); errors.Is still sees the cause.
+type boundedError struct{ err error }
+
+func (b boundedError) Error() string { return boundEcho(b.err.Error()) }
+func (b boundedError) Unwrap() error { return b.err }
+
+func bounded(err error) error { return boundedError{err} }
