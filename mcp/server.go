@@ -22,7 +22,8 @@ const (
 	// DefaultWaitLimit is how long run_team blocks when wait is absent: under
 	// the 60 s request timeout common in MCP clients.
 	DefaultWaitLimit = 50 * time.Second
-	// DefaultHeartbeat keeps progress flowing at least every 15 s, which resets
+	// DefaultHeartbeat keeps progress flowing at least every 10 s (under the
+	// 15 s the design promises), which resets
 	// the idle timeouts of clients that honour progress.
 	DefaultHeartbeat = 10 * time.Second
 	// DefaultStdioWorkers is the stdio transport's tool-call worker pool. Every
