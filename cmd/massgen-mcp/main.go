@@ -1,5 +1,3 @@
-// Command massgen-mcp runs a team of LLM agents on one task with the MassGen
-// protocol: as an MCP server (serve) or from the command line (run, status).
 package main
 
 import (
