@@ -28,6 +28,9 @@ func (svc *Service) Finalize(ctx context.Context, id, final string) (*TeamResult
 		return nil, fmt.Errorf("%w; cancel it with cancel_team first, or wait for it", err)
 	}
 	defer unlockRun()
+	if err := svc.openOnce(ctx, id); err != nil {
+		return nil, err
+	}
 	s, _, st, res, err := svc.settle(ctx, id, "", "")
 	if err != nil {
 		return nil, err

@@ -110,6 +110,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 		}
 		return r.Subscribe(fn)
 	}
+	defer svc.starting(id)()
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok {
 		svc.mu.Unlock()
@@ -119,6 +120,10 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 
 	unlockRun, err := svc.store.LockRun(ctx, id)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := svc.OpenForWriting(ctx, id); err != nil {
+		unlockRun()
 		return nil, nil, err
 	}
 	// Read the setup under the run lock, which attaching criteria also

@@ -62,6 +62,8 @@ type Service struct {
 	derived  sync.Map // id → *deriveMemo: the latest derivation from a lent ledger
 	opened   sync.Map // model spec string → providers.Provider, opened once (under mu)
 	shown    sync.Map // session, agent, step → []providers.FileInfo: a snapshot as prompts show it
+	tidied   sync.Map // id → true: sessions opened for writing (openOnce)
+	starts   sync.Map // id → *sync.Mutex: one Start at a time per session here (starting)
 
 	mu   sync.Mutex
 	runs map[string]*Run // local run loops by session
@@ -119,7 +121,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 			return nil, err
 		}
 		if err := svc.store.Create(ctx, s); err != nil {
-			return nil, err
+			return svc.join(ctx, s, spec, err)
 		}
 	} else {
 		for try := 0; ; try++ {

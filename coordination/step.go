@@ -25,6 +25,9 @@ type StepRequest struct {
 
 // Step runs one step (DESIGN.md §2 "Who drives").
 func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, error) {
+	if err := svc.openOnce(ctx, req.SessionID); err != nil {
+		return nil, err
+	}
 	s, err := svc.session(ctx, req.SessionID)
 	if err != nil {
 		return nil, err

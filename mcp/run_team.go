@@ -122,6 +122,9 @@ func (e *env) sessionToRun(ctx context.Context, t TeamSettings) (string, error) 
 	if t.SessionID != "" {
 		s, err := e.svc(ctx).Store().Session(ctx, t.SessionID)
 		switch {
+		case err == nil && (len(t.Models) > 0 || len(t.Agents) > 0):
+			// A team given with the id: identical settings join the
+			// session (Create is idempotent), different ones are refused.
 		case err == nil:
 			if task := strings.TrimSpace(t.Task); task != "" && task != strings.TrimSpace(s.Task) {
 				return "", fmt.Errorf("%w: session %s exists with another task; leave the task out to resume it, or choose another session_id", coordination.ErrSessionExists, s.ID)

@@ -480,3 +480,30 @@ func TestFinalizeWhileRunTeamBlocks(t *testing.T) {
 		t.Fatalf("run_team: %+v", waited)
 	}
 }
+
+// Concurrent identical run_team calls with one client-chosen session_id all
+// join the one run; a different team under that id is refused.
+func TestIdenticalRunTeamCallsJoinOneRun(t *testing.T) {
+	c := inProcess(t, newFileServer(t, Options{}), false)
+	args := mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim:latency=50ms", "sim:latency=50ms", "sim:latency=50ms"}, "session_id": "team_joined", "wait": true})
+	results := make(chan *mcpgo.CallToolResult, 6)
+	for range 6 {
+		go func() { results <- callTool(t, c, "run_team", args) }()
+	}
+	for range 6 {
+		res := <-results
+		if res.IsError {
+			t.Fatalf("an identical run_team failed: %s", text(res))
+		}
+		var tr struct {
+			SessionID string `json:"session_id"`
+			Status    string `json:"status"`
+		}
+		decode(t, res, &tr)
+		if tr.SessionID != "team_joined" || tr.Status != "finished" {
+			t.Errorf("joined call = %+v; want the one finished session", tr)
+		}
+	}
+	other := mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim", "sim"}, "session_id": "team_joined"})
+	wantError(t, callTool(t, c, "run_team", other), "session_exists", "team_joined", "team")
+}

@@ -13,7 +13,7 @@ const (
 	exitBadInput  = 1 // bad arguments or config
 	exitFailed    = 2 // the run produced no answer at all
 	exitDegraded  = 3 // an answer, but fewer than two agents of the team ever answered
-	exitCancelled = 4 // cancelled or interrupted; resumable
+	exitCancelled = 4 // cancelled, interrupted or out of disk space; resumable
 )
 
 // exitError carries an exit code for an outcome that is not a Go error in
@@ -34,7 +34,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), errors.Is(err, coordination.ErrDiskFull):
 		return exitCancelled
 	case errors.Is(err, coordination.ErrBadInput), errors.Is(err, coordination.ErrBadSpec),
 		errors.Is(err, coordination.ErrBadSettings), errors.Is(err, coordination.ErrSessionNotFound),

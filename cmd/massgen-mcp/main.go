@@ -62,6 +62,7 @@ func rootCommand() *cobra.Command {
 		backendsCommand(),
 		criteriaCommand(),
 		checkpointCommand(),
+		fsckCommand(),
 		configCommand(),
 		fakeProvidersCommand(),
 		versionCommand(),

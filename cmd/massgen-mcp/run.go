@@ -88,7 +88,7 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		}
 		s, err := svc.Create(ctx, spec)
 		if err != nil {
-			return err
+			return diskFullExit(out, err, "", f.json)
 		}
 		id = s.ID
 		if !f.json {
@@ -114,7 +114,7 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return &exitError{code: exitCancelled, msg: fmt.Sprintf("interrupted; resume with: massgen-mcp run --resume %s", id)}
 		}
-		return err
+		return diskFullExit(out, err, id, f.json)
 	}
 	if f.json {
 		if err := printIndented(out, res); err != nil {

@@ -166,11 +166,12 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 	}
 
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create the sessions directory %s: %w", s.dir, err)
+		return fmt.Errorf("cannot create the sessions directory %s: %w", s.dir, diskFull(err, s.dir, 0))
 	}
+	size := len(sessionJSON) + len(criteriaJSON) + block*(len(sess.Agents)+2)
 	tmp, err := os.MkdirTemp(s.dir, "."+sess.ID+".tmp-")
 	if err != nil {
-		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, err)
+		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, diskFull(err, s.dir, size))
 	}
 	done := false
 	defer func() {
@@ -179,13 +180,13 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 		}
 	}()
 	if err := s.fillSessionDir(tmp, sess, sessionJSON, criteriaJSON); err != nil {
-		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, err)
+		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, diskFull(err, s.dir, size))
 	}
 	if err := renameNoReplace(tmp, final); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return s.exists(sess.ID)
 		}
-		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, err)
+		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, diskFull(err, s.dir, size))
 	}
 	done = true
 	if err := syncDir(s.dir); err != nil {
@@ -241,7 +242,7 @@ func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, 
 	}
 	var sess coordination.Session
 	if err := json.Unmarshal(data, &sess); err != nil {
-		return nil, fmt.Errorf("session %q has a damaged session.json (%v); restore it or remove the session directory %s", id, err, dir)
+		return nil, fmt.Errorf("session %q cannot be opened: %w", id, withFsck(damaged(filepath.Join(dir, "session.json"), err), id))
 	}
 	// The directory name is how the session is addressed, even if it was
 	// copied or renamed.
@@ -324,15 +325,16 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 		return nil, fmt.Errorf("cannot read the agents of session %q: %w", id, err)
 	}
 	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(agents))}
+	strict := ours(dir)
 	for _, a := range agents {
-		entries, err := s.steps.readAgent(filepath.Join(dir, "agents", a), a)
+		entries, err := s.steps.readAgent(filepath.Join(dir, "agents", a), a, strict)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read the steps of agent %q in session %q: %w", a, id, err)
+			return nil, fmt.Errorf("cannot read the steps of agent %q in session %q: %w", a, id, withFsck(err, id))
 		}
 		l.Agents[a] = entries
 	}
 	if l.Session, err = readSessionLog(dir); err != nil {
-		return nil, fmt.Errorf("cannot read the session log of %q: %w", id, err)
+		return nil, fmt.Errorf("cannot read the session log of %q: %w", id, withFsck(err, id))
 	}
 	return l, nil
 }

@@ -111,7 +111,7 @@ func readCriteria(path string) ([]criteria.Item, error) {
 	}
 	parsed, _, err := criteria.Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("eval_criteria.json cannot be read (%v); fix or remove it", err)
+		return nil, damaged(path, err)
 	}
 	var items []criteria.Item
 	for _, it := range parsed {

@@ -339,9 +339,18 @@ func TestTornWritesAreIgnored(t *testing.T) {
 		t.Errorf("agent_a = %+v", got)
 	}
 
-	// MassGen writes in place, so its files can be torn: a torn answer is
-	// skipped, a torn vote is a vote without seen_steps (stale).
+	// Our own step files are renamed into place whole, so in a session of
+	// ours a torn one is damage: the ledger read fails naming it.
 	plant("agents/agent_b/002/answer.json", `{"agent_id": "agent_b", "answer": "half`)
+	if _, err := filestore.New(state).Ledger(ctx, "team_x"); !errors.Is(err, coordination.ErrDamaged) || !strings.Contains(err.Error(), filepath.Join(dir, "agents/agent_b/002/answer.json")) {
+		t.Fatalf("a torn answer in a session of ours = %v; want ErrDamaged naming the file", err)
+	}
+	// MassGen writes in place, so its files can be torn while it writes:
+	// in a session MassGen wrote (no session.json) a torn answer is skipped,
+	// a torn vote is a vote without seen_steps (stale).
+	if err := os.Rename(filepath.Join(dir, "session.json"), filepath.Join(dir, "session.json.bak")); err != nil {
+		t.Fatal(err)
+	}
 	plant("agents/agent_b/003/vote.json", `{"voter": "agent_b", "target": "agent_a", "seen_st`)
 	// MassGen makes the step directory before writing into it.
 	if err := os.Mkdir(filepath.Join(dir, "agents/agent_b/004"), 0o755); err != nil {

@@ -26,7 +26,7 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 	}
 	logDir := filepath.Join(dir, "session_log")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, err)
+		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, diskFull(err, dir, 0))
 	}
 	files, err := numbered(logDir, ".json", false)
 	if err != nil {
@@ -45,7 +45,7 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 		if errors.Is(err, fs.ErrExist) {
 			return e, fmt.Errorf("session entry %d of %q was written concurrently; session entries need the session lock: %w", e.Seq, id, err)
 		}
-		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, err)
+		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, diskFull(err, logDir, len(data)))
 	}
 	return e, nil
 }
@@ -69,7 +69,7 @@ func readSessionLog(dir string) ([]coordination.SessionEntry, error) {
 		if err := json.Unmarshal(data, &e); err != nil {
 			// Our writes are atomic, so this is damage, not a torn write:
 			// skipping it could lose a "finished" and run the session again.
-			return nil, fmt.Errorf("session_log/%s is damaged (%v); restore or remove it", f.name, err)
+			return nil, damaged(filepath.Join(logDir, f.name), err)
 		}
 		out = append(out, e)
 	}
@@ -91,14 +91,14 @@ func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("cannot open the timeline of session %q: %w", id, err)
+		return fmt.Errorf("cannot open the timeline of session %q: %w", id, diskFull(err, dir, len(line)))
 	}
 	_, err = f.Write(append(line, '\n'))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("cannot append to the timeline of session %q: %w", id, err)
+		return fmt.Errorf("cannot append to the timeline of session %q: %w", id, diskFull(err, dir, len(line)))
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func (s *Store) WriteStatus(_ context.Context, id string, statusJSON []byte) err
 		return err
 	}
 	if err := writeDerived(dir, "status.json", statusJSON); err != nil {
-		return fmt.Errorf("cannot write status.json of session %q: %w", id, err)
+		return fmt.Errorf("cannot write status.json of session %q: %w", id, diskFull(err, dir, len(statusJSON)))
 	}
 	return nil
 }
@@ -158,7 +158,7 @@ func (s *Store) WriteFinal(_ context.Context, id string, resultJSON []byte, answ
 		err = writeAtomic(final, "result.json", resultJSON)
 	}
 	if err != nil {
-		return fmt.Errorf("cannot write the final answer of session %q: %w", id, err)
+		return fmt.Errorf("cannot write the final answer of session %q: %w", id, diskFull(err, final, len(resultJSON)+len(answer)))
 	}
 	return nil
 }
@@ -183,7 +183,7 @@ func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.Iss
 		err = writeAtomic(agentDir, "host_view.json", data)
 	}
 	if err != nil {
-		return fmt.Errorf("cannot record the view issued to agent %q in session %q: %w", agent, id, err)
+		return fmt.Errorf("cannot record the view issued to agent %q in session %q: %w", agent, id, diskFull(err, agentDir, len(data)))
 	}
 	return nil
 }
@@ -207,7 +207,7 @@ func (s *Store) View(ctx context.Context, id, agent string) (*coordination.Issue
 	}
 	var v coordination.IssuedView
 	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("the view issued to agent %q in session %q is damaged (%v); ask for a fresh view", agent, id, err)
+		return nil, fmt.Errorf("the view issued to agent %q in session %q cannot be used; ask for a fresh view: %w", agent, id, damaged(filepath.Join(agentDir, "host_view.json"), err))
 	}
 	return &v, nil
 }

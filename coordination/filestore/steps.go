@@ -154,15 +154,25 @@ func lastAction(e coordination.Entry) lastActionFile {
 }
 
 // readStep reads one step directory. As in MassGen's loader, answer.json wins
-// over vote.json; an unreadable answer is skipped, while an unreadable vote is
-// still a vote, one without seen_steps and therefore stale (is_vote_stale). ok
-// is false for a directory that records nothing.
-func readStep(dir, agent string, step int) (e coordination.Entry, ok bool, err error) {
+// over vote.json. ok is false for a directory that records nothing.
+//
+// strict is for our own sessions, whose step directories appear whole (built
+// under a temp name, renamed into place): there a file that does not parse,
+// or a step directory with no file, is damage, and an error naming its path
+// (ErrDamaged) stops the session instead of losing the entry. A session
+// MassGen wrote is read as MassGen reads it, because MassGen writes in place
+// and a torn file may be one it is still writing: an unreadable answer is
+// skipped, an unreadable vote is still a vote, one without seen_steps and
+// therefore stale (is_vote_stale).
+func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, ok bool, err error) {
 	e = coordination.Entry{Agent: agent, Step: step}
 	data, err := os.ReadFile(filepath.Join(dir, "answer.json"))
 	if err == nil {
 		var f answerFile
-		if json.Unmarshal(data, &f) != nil {
+		if jerr := json.Unmarshal(data, &f); jerr != nil {
+			if strict {
+				return e, false, damaged(filepath.Join(dir, "answer.json"), jerr)
+			}
 			return e, false, nil
 		}
 		e.Kind, e.Time = coordination.KindAnswer, parseStamp(f.Timestamp)
@@ -179,7 +189,10 @@ func readStep(dir, agent string, step int) (e coordination.Entry, ok bool, err e
 	if err == nil {
 		e.Kind = coordination.KindVote
 		var f voteFile
-		if json.Unmarshal(data, &f) != nil {
+		if jerr := json.Unmarshal(data, &f); jerr != nil {
+			if strict {
+				return e, false, damaged(filepath.Join(dir, "vote.json"), jerr)
+			}
 			return e, true, nil
 		}
 		e.Time = parseStamp(f.Timestamp)
@@ -196,6 +209,9 @@ func readStep(dir, agent string, step int) (e coordination.Entry, ok bool, err e
 		e.Kind = coordination.KindError
 		var f errorFile
 		if jerr := json.Unmarshal(data, &f); jerr != nil {
+			if strict {
+				return e, false, damaged(filepath.Join(dir, "error.json"), jerr)
+			}
 			e.Class, e.Message = providers.ClassProvider, "error.json could not be read: "+jerr.Error()
 			return e, true, nil
 		}
@@ -205,12 +221,15 @@ func readStep(dir, agent string, step int) (e coordination.Entry, ok bool, err e
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return e, false, err
 	}
+	if strict {
+		return e, false, damaged(dir, errors.New("the step directory holds no answer.json, vote.json or error.json"))
+	}
 	return e, false, nil
 }
 
 // readAgent reads an agent's steps in order, numbering answers that do not
 // say their number (MassGen's files never do).
-func (c *stepCache) readAgent(agentDir, agent string) ([]coordination.Entry, error) {
+func (c *stepCache) readAgent(agentDir, agent string, strict bool) ([]coordination.Entry, error) {
 	steps, err := numbered(agentDir, "", true)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -221,7 +240,7 @@ func (c *stepCache) readAgent(agentDir, agent string) ([]coordination.Entry, err
 	entries := make([]coordination.Entry, 0, len(steps))
 	answers := 0
 	for _, st := range steps {
-		e, ok, err := c.readStep(filepath.Join(agentDir, st.name), agent, st.n)
+		e, ok, err := c.readStep(filepath.Join(agentDir, st.name), agent, st.n, strict)
 		if err != nil {
 			return nil, err
 		}
@@ -251,11 +270,11 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 		return nil, err
 	}
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot prepare agent %q of session %q: %w", agent, id, err)
+		return nil, fmt.Errorf("cannot prepare agent %q of session %q: %w", agent, id, diskFull(err, dir, 0))
 	}
 	l, ok, err := tryLock(filepath.Join(agentDir, ".step.lock"))
 	if err != nil {
-		return nil, fmt.Errorf("cannot take the step lock of agent %q in session %q: %w", agent, id, err)
+		return nil, fmt.Errorf("cannot take the step lock of agent %q in session %q: %w", agent, id, diskFull(err, agentDir, 0))
 	}
 	if !ok {
 		return nil, fmt.Errorf("agent %q of session %q already has a step in flight; wait for it to land (team_status lists agents in flight), then step it again: %w",
@@ -325,7 +344,7 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 		return coordination.Entry{}, err
 	}
 	if err := writeStepDir(l.dir, l.step, name, data, e.Stage); err != nil {
-		return coordination.Entry{}, fmt.Errorf("cannot record step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+		return coordination.Entry{}, fmt.Errorf("cannot record step %d of agent %q in session %q: %w", l.step, l.agent, l.id, diskFull(err, l.dir, len(data)))
 	}
 	l.appended = true
 	// last_action.json is derived from the step just written; one fsync of
@@ -345,7 +364,7 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 		err = syncDir(l.dir)
 	}
 	if err != nil {
-		return e.Kept(), fmt.Errorf("step %d of agent %q in session %q is recorded, but last_action.json could not be written: %w", l.step, l.agent, l.id, err)
+		return e.Kept(), fmt.Errorf("step %d of agent %q in session %q is recorded, but last_action.json could not be written: %w", l.step, l.agent, l.id, diskFull(err, l.dir, len(la)))
 	}
 	return e.Kept(), nil
 }

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+)
+
+// fsckSession is what fsck found in, and did to, one session.
+type fsckSession struct {
+	SessionID string              `json:"session_id"`
+	Problems  []filestore.Problem `json:"problems"`
+	// Error is set when the session could not be checked or reopened.
+	Error string `json:"error,omitempty"`
+	// Clean is true when nothing is left to fix.
+	Clean bool `json:"clean"`
+}
+
+func fsckCommand() *cobra.Command {
+	var asJSON, repair bool
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "fsck [--repair] [--json] <session-id | all>",
+		Short: "Check a session's files (or all sessions') and report each problem by path; --repair fixes what the data allows",
+		Long: `fsck reads every file of a session as its reader would: the setup, every step, the
+session log, the derived files (status.json, final/, last_action.json) and the timeline.
+Each problem is reported with its path. It exits 0 when nothing is left to fix, 1 otherwise.
+
+--repair never deletes data. It moves damaged step directories and a damaged last session
+entry aside (renamed to <name>.damaged-<time>; the agent takes that step again), removes the
+temp files of crashed writes whose agent has no step in flight, and rebuilds the derived files
+from the ledger under the session lock. A damaged session.json, or a damaged session entry
+that is not the last, is left for a person: restore it from a backup.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc := newService(stateDir(dir), 1)
+			return fsck(cmd.Context(), cmd.OutOrStdout(), svc, args[0], repair, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&repair, "repair", false, "repair what the data allows (moves damaged files aside; deletes nothing)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	return cmd
+}
+
+func fsck(ctx context.Context, out io.Writer, svc *coordination.Service, which string, repair, asJSON bool) error {
+	store := svc.Store().(*filestore.Store)
+	ids := []string{which}
+	if which == "all" {
+		var err error
+		if ids, err = store.Sessions(ctx); err != nil {
+			return err
+		}
+	}
+	var report []fsckSession
+	dirty := 0
+	for _, id := range ids {
+		r := fsckOne(ctx, svc, store, id, repair)
+		if !r.Clean {
+			dirty++
+		}
+		report = append(report, r)
+	}
+	if asJSON {
+		if err := printIndented(out, map[string]any{"sessions": report, "checked": len(ids), "dirty": dirty}); err != nil {
+			return err
+		}
+	} else {
+		printFsck(out, report, repair)
+	}
+	if dirty > 0 {
+		return &exitError{code: exitBadInput, printed: true, msg: fmt.Sprintf("%d of %d sessions have problems left", dirty, len(ids))}
+	}
+	return nil
+}
+
+func fsckOne(ctx context.Context, svc *coordination.Service, store *filestore.Store, id string, repair bool) fsckSession {
+	r := fsckSession{SessionID: id, Problems: []filestore.Problem{}}
+	found, err := store.Check(ctx, id)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	if !repair || len(found) == 0 {
+		r.Problems = append(r.Problems, found...)
+		r.Clean = len(found) == 0
+		return r
+	}
+	moved, err := store.MoveDamagedAside(ctx, id)
+	if err != nil {
+		r.Error = err.Error()
+	}
+	// Reopening for writing removes leftovers and rebuilds every derived
+	// file from the ledger, under the session lock.
+	if err == nil {
+		if err := svc.OpenForWriting(ctx, id); err != nil {
+			r.Error = err.Error()
+		}
+	}
+	left, err := store.Check(ctx, id)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	still := map[string]bool{}
+	for _, p := range left {
+		still[p.Path] = true
+	}
+	for _, p := range found {
+		if !still[p.Path] && p.Repaired == "" {
+			p.Repaired = "fixed"
+			if p.Kind == filestore.ProblemLeftover {
+				p.Repaired = "removed"
+			} else if p.Kind == filestore.ProblemDerived {
+				p.Repaired = "rebuilt from the ledger"
+			}
+		}
+		for _, m := range moved {
+			if m.Path == p.Path {
+				p.Repaired = m.Repaired
+			}
+		}
+		r.Problems = append(r.Problems, p)
+	}
+	for _, p := range left {
+		if !contains(found, p.Path) {
+			r.Problems = append(r.Problems, p)
+		}
+	}
+	r.Clean = len(left) == 0 && r.Error == ""
+	return r
+}
+
+func contains(ps []filestore.Problem, path string) bool {
+	for _, p := range ps {
+		if p.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+func printFsck(out io.Writer, report []fsckSession, repair bool) {
+	for _, r := range report {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(out, "%s: %s\n", r.SessionID, r.Error)
+		case len(r.Problems) == 0:
+			fmt.Fprintf(out, "%s: ok\n", r.SessionID)
+		default:
+			fmt.Fprintf(out, "%s: %d problems\n", r.SessionID, len(r.Problems))
+		}
+		for _, p := range r.Problems {
+			fmt.Fprintf(out, "  %s %s: %s", p.Kind, p.Path, p.What)
+			switch {
+			case p.Repaired != "":
+				fmt.Fprintf(out, " — %s", p.Repaired)
+			case p.Fix != "":
+				fmt.Fprintf(out, " — to fix: %s", p.Fix)
+			case !repair:
+				fmt.Fprint(out, " — fsck --repair fixes this")
+			}
+			fmt.Fprintln(out)
+		}
+	}
+}

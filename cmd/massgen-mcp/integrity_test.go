@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// fsck reports every damaged, stale or leftover file by path and exits 1;
+// --repair moves the damage aside (deleting nothing), removes leftovers,
+// rebuilds derived files, and exits 0.
+func TestFsckReportsAndRepairsDamageByPath(t *testing.T) {
+	state := t.TempDir()
+	if out, code := cli(t, "run", "--state-dir", state, "--session-id", "team_fsck", "--models", "sim/strong,sim/strong,sim", "--seed", "1", "What is 17 * 23?"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	dir := filepath.Join(state, "sessions", "team_fsck")
+	votes, _ := filepath.Glob(filepath.Join(dir, "agents", "*", "*", "vote.json"))
+	if len(votes) == 0 {
+		t.Fatal("no vote written")
+	}
+	vote := votes[len(votes)-1]
+	data, _ := os.ReadFile(vote)
+	os.WriteFile(vote, data[:len(data)/3], 0o644)
+	status := filepath.Join(dir, "status.json")
+	os.WriteFile(status, []byte(`{"finish_reason": "compl`), 0o644)
+	leftover := filepath.Join(dir, "agents", "agent_a", ".009.tmp-1234")
+	os.MkdirAll(leftover, 0o755)
+
+	out, code := cli(t, "fsck", "--state-dir", state, "team_fsck")
+	if code != 1 {
+		t.Fatalf("fsck of a damaged session: exit %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{vote, status, leftover, "damaged", "derived", "leftover"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("fsck output lacks %q:\n%s", want, out)
+		}
+	}
+	if got, _ := os.ReadFile(vote); len(got) != len(data)/3 {
+		t.Error("fsck without --repair changed the damaged vote")
+	}
+
+	out, code = cli(t, "fsck", "--repair", "--json", "--state-dir", state, "all")
+	if code != 0 {
+		t.Fatalf("fsck --repair: exit %d, want 0\n%s", code, out)
+	}
+	var rep struct {
+		Sessions []fsckSession `json:"sessions"`
+		Dirty    int           `json:"dirty"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Sessions) != 1 || !rep.Sessions[0].Clean {
+		t.Fatalf("fsck --repair --json = %+v, %v\n%s", rep, err, out)
+	}
+	for _, p := range rep.Sessions[0].Problems {
+		if p.Repaired == "" {
+			t.Errorf("problem left unrepaired: %+v", p)
+		}
+	}
+	aside, _ := filepath.Glob(filepath.Dir(vote) + ".damaged-*")
+	if len(aside) != 1 {
+		t.Fatalf("the damaged step was not moved aside: %v", aside)
+	}
+	if got, _ := os.ReadFile(filepath.Join(aside[0], "vote.json")); len(got) != len(data)/3 {
+		t.Error("the damaged vote's bytes were not kept")
+	}
+	if got, _ := os.ReadFile(status); !json.Valid(got) {
+		t.Errorf("status.json not rebuilt: %q", got)
+	}
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("leftover not removed: %v", err)
+	}
+	if out, code := cli(t, "fsck", "--state-dir", state, "team_fsck"); code != 0 {
+		t.Errorf("fsck after repair: exit %d\n%s", code, out)
+	}
+}
+
+// A full disk mid-run exits 4 (resumable) with the path and the space
+// needed, as JSON with --json; once space is freed the session resumes and
+// finishes.
+func TestDiskFullExitsFourWithPathAndResumes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	state := t.TempDir()
+	if err := syscall.Mount("tmpfs", state, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(state, syscall.MNT_DETACH) })
+	svc := newService(state, 1)
+	spec := coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong", "sim/strong", "sim"}, SessionID: "team_full"}
+	if _, err := svc.Create(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	filler := filepath.Join(state, "filler")
+	fillDisk(t, filler)
+
+	out, code := cli(t, "run", "--json", "--state-dir", state, "--resume", "team_full")
+	if code != 4 {
+		t.Fatalf("run on a full disk: exit %d, want 4\n%s", code, out)
+	}
+	jsonPart := out[:strings.LastIndex(out, "error: ")]
+	var rep diskFullReport
+	if err := json.Unmarshal([]byte(jsonPart), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if rep.Error != "disk_full" || !strings.HasPrefix(rep.Path, state) || rep.NeededBytes <= 0 || rep.SessionID != "team_full" || !strings.Contains(rep.Resume, "--resume team_full") {
+		t.Errorf("disk-full report = %+v", rep)
+	}
+	if !strings.Contains(out, "no space left") {
+		t.Errorf("the message does not say the disk is full:\n%s", out)
+	}
+	os.Remove(filler)
+	out, code = cli(t, "run", "--json", "--state-dir", state, "--resume", "team_full")
+	if code != 0 {
+		t.Fatalf("resume after freeing space: exit %d\n%s", code, out)
+	}
+	if out, code := cli(t, "fsck", "--state-dir", state, "team_full"); code != 0 {
+		t.Errorf("fsck after the disk-full run: exit %d\n%s", code, out)
+	}
+}
+
+// fillDisk writes path until the filesystem refuses with ENOSPC.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, size := range []int{64 << 10, 4 << 10, 512, 1} {
+		buf := make([]byte, size)
+		for {
+			if _, err := f.Write(buf); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+	}
+}

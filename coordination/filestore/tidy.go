@@ -1,0 +1,230 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+var _ coordination.Tidier = (*Store)(nil)
+
+// staleTemp is how old a temp file written outside the lock Tidy holds
+// (status.json is flushed in the background, a host view without the step
+// lock) must be before it counts as a crash's leftover rather than a write
+// in progress.
+const staleTemp = time.Minute
+
+// isTemp tells a temp name of ours: ".<name>.tmp-<random>", the name every
+// write is built under before it is renamed into place.
+func isTemp(name string) bool { return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") }
+
+// stepTemp tells a step directory's temp name (".NNN.tmp-*"), which only a
+// holder of the agent's step lock writes.
+func stepTemp(name string) bool {
+	stem, _, ok := strings.Cut(strings.TrimPrefix(name, "."), ".tmp-")
+	_, num := stepNumber(stem)
+	return ok && num && strings.HasPrefix(name, ".")
+}
+
+// Tidy is coordination.Tidier for the file store; the caller holds the
+// session lock.
+func (s *Store) Tidy(ctx context.Context, id string) (coordination.Tidied, error) {
+	var t coordination.Tidied
+	dir, err := s.live(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	// Written under the session lock, which the caller holds: any temp
+	// there is a crash's.
+	t.Removed = append(t.Removed, removeTemps(filepath.Join(dir, "session_log"), 0)...)
+	t.Removed = append(t.Removed, removeTemps(filepath.Join(dir, "final"), 0)...)
+	t.Removed = append(t.Removed, removeTemps(dir, staleTemp)...)
+	agents, err := agentDirs(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return t, fmt.Errorf("cannot read the agents of session %q: %w", id, err)
+	}
+	strict := ours(dir)
+	for _, a := range agents {
+		s.tidyAgent(filepath.Join(dir, "agents", a), a, strict, &t)
+	}
+	if p := filepath.Join(dir, "status.json"); jsonDamaged(p) {
+		if aside, err := moveAside(p); err == nil {
+			t.MovedAside = append(t.MovedAside, aside)
+		}
+	}
+	t.FinalOK = tidyFinal(filepath.Join(dir, "final"), &t)
+	if mendTimeline(filepath.Join(dir, "events.jsonl")) {
+		t.Rebuilt = append(t.Rebuilt, "events.jsonl (torn last line closed)")
+	}
+	return t, nil
+}
+
+// tidyAgent cleans one agent's directory while its step lock is free, holding
+// that lock so no step starts meanwhile; an agent with a step in flight (here
+// or in another process) is left alone.
+func (s *Store) tidyAgent(agentDir, agent string, strict bool, t *coordination.Tidied) {
+	l, ok, err := tryLock(filepath.Join(agentDir, ".step.lock"))
+	if err != nil || !ok {
+		return
+	}
+	defer l.release()
+	des, err := os.ReadDir(agentDir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		name := de.Name()
+		if !isTemp(name) {
+			continue
+		}
+		if !stepTemp(name) && !strings.HasPrefix(name, ".last_action.json.") && !older(filepath.Join(agentDir, name), staleTemp) {
+			continue
+		}
+		if os.RemoveAll(filepath.Join(agentDir, name)) == nil {
+			t.Removed = append(t.Removed, filepath.Join(agentDir, name))
+		}
+	}
+	if p := filepath.Join(agentDir, "host_view.json"); jsonDamaged(p) {
+		if aside, err := moveAside(p); err == nil {
+			t.MovedAside = append(t.MovedAside, aside)
+		}
+	}
+	// last_action.json is written just after the step directory: a crash
+	// in between leaves it one step behind.
+	entries, err := s.steps.readAgent(agentDir, agent, strict)
+	if err != nil || len(entries) == 0 {
+		return // a damaged step stops the session when its ledger is read
+	}
+	last := entries[len(entries)-1]
+	p := filepath.Join(agentDir, "last_action.json")
+	data, err := os.ReadFile(p)
+	var la lastActionFile
+	if err == nil && json.Unmarshal(data, &la) == nil && la.StepNumber == last.Step {
+		return
+	}
+	if err == nil && jsonDamaged(p) {
+		if aside, err := moveAside(p); err == nil {
+			t.MovedAside = append(t.MovedAside, aside)
+		}
+	}
+	if fresh, err := marshal(lastAction(last)); err == nil && writeDerived(agentDir, "last_action.json", fresh) == nil {
+		t.Rebuilt = append(t.Rebuilt, p)
+	}
+}
+
+// tidyFinal checks final/: result.json must parse and answer.md must hold
+// its final_answer. A damaged or disagreeing file is moved aside; false asks
+// the service to rebuild both (for a finished session).
+func tidyFinal(final string, t *coordination.Tidied) bool {
+	rp, ap := filepath.Join(final, "result.json"), filepath.Join(final, "answer.md")
+	data, err := os.ReadFile(rp)
+	if err != nil {
+		return false
+	}
+	var res struct {
+		FinalAnswer *string `json:"final_answer"`
+	}
+	if json.Unmarshal(data, &res) != nil {
+		if aside, err := moveAside(rp); err == nil {
+			t.MovedAside = append(t.MovedAside, aside)
+		}
+		return false
+	}
+	answer, err := os.ReadFile(ap)
+	if err != nil {
+		return false
+	}
+	if want := deref(res.FinalAnswer); string(answer) != want {
+		if aside, err := moveAside(ap); err == nil {
+			t.MovedAside = append(t.MovedAside, aside)
+		}
+		return false
+	}
+	return true
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// mendTimeline ends a torn last line of events.jsonl with a newline, so the
+// next event is not glued to it (and lost with it).
+func mendTimeline(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil || last[0] == '\n' {
+		return false
+	}
+	_, err = f.Write([]byte{'\n'})
+	return err == nil
+}
+
+// removeTemps removes the temp files and directories in dir at least minAge
+// old, returning their paths.
+func removeTemps(dir string, minAge time.Duration) []string {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var gone []string
+	for _, de := range des {
+		p := filepath.Join(dir, de.Name())
+		if !isTemp(de.Name()) || (minAge > 0 && !older(p, minAge)) {
+			continue
+		}
+		if os.RemoveAll(p) == nil {
+			gone = append(gone, p)
+		}
+	}
+	return gone
+}
+
+func older(path string, age time.Duration) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && time.Since(fi.ModTime()) >= age
+}
+
+// jsonDamaged tells whether a file exists and is not valid JSON.
+func jsonDamaged(path string) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && !json.Valid(bytes.TrimSpace(data))
+}
+
+// moveAside renames a damaged file or directory to
+// <name>.damaged-<UTC time>, never replacing anything: the name is not a step
+// number, so no reader takes it for part of the ledger, and nothing is
+// deleted.
+func moveAside(path string) (string, error) {
+	base := path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000")
+	aside := base
+	for i := 2; ; i++ {
+		err := renameNoReplace(path, aside)
+		if err == nil {
+			return aside, syncDir(filepath.Dir(path))
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return "", err
+		}
+		aside = fmt.Sprintf("%s-%d", base, i)
+	}
+}
