@@ -79,6 +79,9 @@ func (e *env) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, err
 	if a.TimeoutSeconds < 0 {
 		return spec, fmt.Errorf("%w: timeout_seconds %g must be above 0 and at most %d", coordination.ErrBadSettings, a.TimeoutSeconds, coordination.MaxTimeoutSeconds)
 	}
+	if len(a.Objective) > MaxTaskBytes {
+		return spec, fmt.Errorf("%w: the objective is %s, over the limit of %s; say what you are about to do and keep the material for context", coordination.ErrBadInput, sizeText(int64(len(a.Objective))), sizeText(MaxTaskBytes))
+	}
 	for _, ag := range a.Agents {
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: ag.ID, Model: ag.Model, SystemMessage: ag.SystemMessage, Temperature: ag.Temperature})
 	}

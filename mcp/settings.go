@@ -122,12 +122,19 @@ const (
 	MaxTaskBytes         = 256 << 10
 	MaxContextBlockBytes = maxContextFile
 	MaxContextBytes      = 1 << 20
+	// MaxSystemMessageBytes caps a persona: it is repeated in every step.
+	MaxSystemMessageBytes = 64 << 10
 )
 
 // checkTextSizes refuses a task or inline context over its cap, naming it.
 func checkTextSizes(t TeamSettings) error {
 	if len(t.Task) > MaxTaskBytes {
 		return fmt.Errorf("%w: the task is %s, over the limit of %s; put the material in context (files under an allowed root) and keep the task to what to do", coordination.ErrBadInput, sizeText(int64(len(t.Task))), sizeText(MaxTaskBytes))
+	}
+	for i, a := range t.Agents {
+		if len(a.SystemMessage) > MaxSystemMessageBytes {
+			return fmt.Errorf("%w: agents[%d].system_message is %s, over the limit of %s", coordination.ErrBadInput, i, sizeText(int64(len(a.SystemMessage))), sizeText(MaxSystemMessageBytes))
+		}
 	}
 	total := 0
 	for i, c := range t.Context {

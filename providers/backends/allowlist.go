@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,9 +23,12 @@ var ErrBaseURLNotAllowed = errors.New("base URL not allowed")
 // and a path prefix that ends at a segment boundary — never as a string
 // prefix, which http://127.0.0.1:8000@evil.example/ would pass.
 //
-// A URL that matches no entry is refused before anything is sent: it would
-// otherwise receive the operator's key (and let a client make the server call
-// any address it likes).
+// A URL that matches no entry is refused before anything is sent. Reaching a
+// URL is not the same as receiving a key: the operator's key travels only to
+// a URL the operator configured for keys — the backend's own *_BASE_URL or
+// default, or a team file's base_url (Add). An --allow-base-url entry is
+// reached without the key (an OpenAI-compatible server of the client's that
+// needs none).
 type AllowList struct {
 	mu      sync.RWMutex
 	entries []allowedURL
@@ -36,6 +40,9 @@ type allowedURL struct {
 	// keyless entries admit only backends that send no key: the local
 	// servers' default ports are safe to reach, not to send a key to.
 	keyless bool
+	// carriesKey entries were configured by the operator as a backend's
+	// endpoint (a team file's base_url): the key may travel there.
+	carriesKey bool
 }
 
 // NewAllowList parses the operator's entries; each must be an absolute
@@ -43,23 +50,52 @@ type allowedURL struct {
 func NewAllowList(urls []string) (*AllowList, error) {
 	a := &AllowList{entries: localDefaults()}
 	for _, raw := range urls {
-		if err := a.Add(raw); err != nil {
-			return nil, err
+		e, err := parseAllowed(raw)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-base-url %q: %w", raw, err)
 		}
+		a.add(e)
 	}
 	return a, nil
 }
 
-// Add allows one more base URL the operator configured (a team file's).
+// Add allows a base URL the operator configured as a backend's endpoint (a
+// team file's base_url): clients may name it, and keys travel to it.
 func (a *AllowList) Add(raw string) error {
 	e, err := parseAllowed(raw)
 	if err != nil {
-		return fmt.Errorf("--allow-base-url %q: %w", raw, err)
+		return fmt.Errorf("base_url %q: %w", raw, err)
 	}
-	a.mu.Lock()
-	a.entries = append(a.entries, e)
-	a.mu.Unlock()
+	e.carriesKey = true
+	a.add(e)
 	return nil
+}
+
+// add appends an entry unless it is there already (team files add theirs at
+// every use).
+func (a *AllowList) add(e allowedURL) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !slices.Contains(a.entries, e) {
+		a.entries = append(a.entries, e)
+	}
+}
+
+// carriesKey tells whether the operator configured raw as an endpoint keys
+// may travel to.
+func (a *AllowList) carriesKey(raw string) bool {
+	u, err := parseHTTPURL(raw)
+	if err != nil {
+		return false
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, e := range a.entries {
+		if e.carriesKey && e.matches(u) {
+			return true
+		}
+	}
+	return false
 }
 
 // localDefaults admits the keyless local backends' default ports on

@@ -83,6 +83,22 @@ func newSink(t *testing.T) *sink {
 	return s
 }
 
+// withKey counts the requests that carried the planted key in any header.
+func (s *sink) withKey() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, h := range s.hits {
+		for _, vs := range h {
+			if strings.Contains(strings.Join(vs, " "), plantedKey) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
 func (s *sink) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,16 +123,38 @@ func TestOpenRefusesAClientNamedBaseURLThatWouldReceiveTheKey(t *testing.T) {
 		t.Fatalf("the sink got %d requests", sk.count())
 	}
 
-	// Allowed by the operator: the client may name it.
+	// Allowed with --allow-base-url: the client may reach it, but the key
+	// does not go with the call.
 	al2, _ := NewAllowList([]string{sk.srv.URL + "/v1"})
 	c.ClientURLs = al2
-	p, err := c.Open(mustSpec(t, "openai/gpt-5.4@"+sk.srv.URL+"/v1"))
+	for _, spec := range []string{"openai/gpt-5.4@" + sk.srv.URL + "/v1", "claude/claude-opus-4-6@" + sk.srv.URL + "/v1/", "grok/grok-4@" + sk.srv.URL + "/v1"} {
+		p, err := c.Open(mustSpec(t, spec))
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		_, _, _ = p.Step(context.Background(), providers.Request{System: "s", Prompt: "u"})
+	}
+	if sk.count() != 3 {
+		t.Fatalf("the allowed base URL got %d calls, want 3", sk.count())
+	}
+	if n := sk.withKey(); n != 0 {
+		t.Fatalf("%d calls to a URL allowed with --allow-base-url carried the operator's key", n)
+	}
+	// gemini cannot call without a key: refused, naming why.
+	if _, err := c.Open(mustSpec(t, "gemini/gemini-3.1-pro-preview@"+sk.srv.URL+"/v1")); err == nil || !strings.Contains(err.Error(), "only to the base URL its operator configured") {
+		t.Errorf("gemini at a keyless allowed URL: %v", err)
+	}
+	// A team file's base URL is the operator's endpoint: the key goes there.
+	if err := al2.Add(sk.srv.URL + "/team"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Open(mustSpec(t, "openai/gpt-5.4@"+sk.srv.URL+"/team"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, _ = p.Step(context.Background(), providers.Request{})
-	if sk.count() == 0 {
-		t.Fatal("an allowed base URL was not called")
+	_, _, _ = p.Step(context.Background(), providers.Request{System: "s", Prompt: "u"})
+	if sk.withKey() != 1 {
+		t.Errorf("a team file's base URL did not get the key (%d keyed calls)", sk.withKey())
 	}
 
 	// The backend's own configured base URL is the operator's.
