@@ -2,9 +2,12 @@ package coordination
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -45,7 +48,9 @@ func (svc *Service) hostView(ctx context.Context, s *Session, agentID string) (*
 }
 
 // hostSubmit records a host agent's action, checked against the latest view
-// issued to it.
+// issued to it. An issued view accepts one landed submission: an identical
+// resubmission returns the original step's result (replayHost), any other is
+// refused; a submission refused as invalid leaves the view unused.
 func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest) (*StepResult, error) {
 	lock, st, err := svc.stepState(ctx, s, req.AgentID)
 	if err != nil {
@@ -56,17 +61,20 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case len(req.SeenSteps) == 0:
-		return nil, fmt.Errorf("%w: seen_steps is missing; call step without an action for a view, then submit with its seen_steps", ErrStaleView)
-	case issued == nil:
-		return nil, fmt.Errorf("%w: no view was issued to %s; call step without an action first", ErrStaleView, req.AgentID)
-	case !maps.Equal(issued.SeenSteps, req.SeenSteps):
-		return nil, fmt.Errorf("%w: ask for a fresh view (step without an action) and submit with its seen_steps", ErrStaleView)
+	if err := checkIssued(req, issued); err != nil {
+		return nil, err
+	}
+	if issued.Landed > 0 {
+		lock.Release()
+		return svc.replayHost(ctx, s, req, issued)
+	}
+	if req.Action == providers.ToolVote && IsVoteStale(&Entry{SeenSteps: issued.SeenSteps}, st.Latest) {
+		// A model's vote on an outdated view cannot be refused in time and is
+		// recorded as stale; a host can take a fresh view, so it is asked to.
+		return nil, fmt.Errorf("%w: a newer answer landed; take a fresh view (step without an action) and vote on what it shows", ErrStaleView)
 	}
 	v := svc.view(s, st, req.AgentID)
-	// The entry records what the host saw when its view was issued, so a vote
-	// cast on an outdated view is stale, exactly as a slow model's would be.
+	// The entry records what the host saw when its view was issued.
 	v.SeenSteps = issued.SeenSteps
 	for name := range v.labelOf {
 		n, _, _ := parseAnon(name)
@@ -88,7 +96,90 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 	entry := entryFor(st, v, d, providers.Free())
 	entry.Agent, entry.Time = req.AgentID, svc.now()
 	entry.DurationSeconds = svc.now().Sub(issued.IssuedAt).Seconds()
-	return svc.land(ctx, s, lock, v, entry, true)
+	// The view is marked used under the step lock, before it is released,
+	// so a retry arriving after the lock is free finds the mark.
+	marked := &markingLock{StepLock: lock, mark: func(e Entry) error {
+		used := *issued
+		used.Landed, used.Submission = e.Step, submission(req)
+		return svc.store.SaveView(ctx, s.ID, req.AgentID, used)
+	}}
+	return svc.land(ctx, s, marked, v, entry, true)
+}
+
+// checkIssued checks a submission's seen_steps against the view issued.
+func checkIssued(req StepRequest, issued *IssuedView) error {
+	switch {
+	case len(req.SeenSteps) == 0:
+		return fmt.Errorf("%w: seen_steps is missing; call step without an action for a view, then submit with its seen_steps", ErrStaleView)
+	case issued == nil:
+		return fmt.Errorf("%w: no view was issued to %s; call step without an action first", ErrStaleView, req.AgentID)
+	case !maps.Equal(issued.SeenSteps, req.SeenSteps):
+		return fmt.Errorf("%w: ask for a fresh view (step without an action) and submit with its seen_steps", ErrStaleView)
+	}
+	return nil
+}
+
+// markingLock is a step lock that marks the host's view used once its entry
+// is appended.
+type markingLock struct {
+	StepLock
+	mark func(Entry) error
+}
+
+func (m *markingLock) Append(ctx context.Context, e Entry) (Entry, error) {
+	got, err := m.StepLock.Append(ctx, e)
+	if err == nil {
+		if merr := m.mark(got); merr != nil {
+			return got, fmt.Errorf("step %d is recorded, but its view could not be marked used: %w", got.Step, merr)
+		}
+	}
+	return got, err
+}
+
+// submission fingerprints a host's submission: what must match for a
+// resubmission to count as the same.
+func submission(req StepRequest) string {
+	h := sha256.New()
+	for _, part := range []string{req.Action, req.Content, strings.TrimSpace(req.Target), strings.TrimSpace(req.Reason)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// replayHost answers a submission to a view that has already landed: the
+// same submission gets the original step's result (an idempotent retry),
+// any other an error naming the step it landed as. Nothing is written.
+func (svc *Service) replayHost(ctx context.Context, s *Session, req StepRequest, issued *IssuedView) (*StepResult, error) {
+	if issued.Submission != submission(req) {
+		return nil, fmt.Errorf("%w: this view was already used: its submission landed as step %d of %s; take a fresh view (step without an action) for another action",
+			ErrStaleView, issued.Landed, req.AgentID)
+	}
+	_, l, st, err := svc.load(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	var entry *Entry
+	for i, e := range l.Agents[req.AgentID] {
+		if e.Step == issued.Landed {
+			entry = &l.Agents[req.AgentID][i]
+		}
+	}
+	if entry == nil {
+		return nil, fmt.Errorf("step %d of %s, which this view landed as, is not in the ledger; take a fresh view", issued.Landed, req.AgentID)
+	}
+	res := svc.snapshot(s, l, st)
+	return svc.stepResult(s, *entry, st, res, res.Consensus), nil
+}
+
+// replayable tells whether a host's submission is a resubmission to a view
+// that has landed (then it is answered whatever the session's state now).
+func (svc *Service) replayable(ctx context.Context, s *Session, req StepRequest) (*IssuedView, bool) {
+	issued, err := svc.store.View(ctx, s.ID, req.AgentID)
+	if err != nil || issued == nil || issued.Landed == 0 || checkIssued(req, issued) != nil {
+		return nil, false
+	}
+	return issued, true
 }
 
 // labelAtStep is the label of an agent's latest answer at or before a step.

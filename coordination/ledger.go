@@ -101,6 +101,12 @@ type IssuedView struct {
 	SeenSteps map[string]int `json:"seen_steps"`
 	Revote    bool           `json:"revote,omitempty"`
 	IssuedAt  time.Time      `json:"issued_at"`
+	// Landed is the step the view's one accepted submission landed as (0:
+	// none yet), and Submission that submission's fingerprint, so that an
+	// identical resubmission (a client's retry) gets the original result
+	// and any other is refused.
+	Landed     int    `json:"landed_step,omitempty"`
+	Submission string `json:"submission,omitempty"`
 }
 
 // Kept returns the entry with only the fields an entry of its kind carries:

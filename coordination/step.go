@@ -43,10 +43,17 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	case req.Action != "" && req.Action != providers.ToolNewAnswer && req.Action != providers.ToolVote:
 		return nil, fmt.Errorf("%w: action %q must be new_answer or vote", ErrBadAction, req.Action)
 	}
+	if host && req.Action != "" {
+		// A client's retry of a submission that landed gets the original
+		// result, whatever the session has done since.
+		if issued, ok := svc.replayable(ctx, s, req); ok {
+			return svc.replayHost(ctx, s, req, issued)
+		}
+	}
 	// Every call that touches a session checks its limits and decides it if
 	// something is pending (a crash between a step's entry and its decision);
 	// only then is the session lock worth taking. A cancelled session resumes
-	// when stepped again.
+	// when stepped again; a host's view is a read and resumes nothing.
 	_, st, res, err := svc.current(ctx, s)
 	if err != nil {
 		return nil, err
@@ -57,6 +64,9 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	case StatusDecided:
 		return nil, fmt.Errorf("%w: %s is decided (%s wins); call finalize_team to write the final answer", ErrSessionFinished, s.ID, res.Winner.Label)
 	case StatusCancelled:
+		if host && req.Action == "" {
+			break
+		}
 		if err := svc.resume(ctx, s.ID, "stepped again"); err != nil {
 			return nil, err
 		}
@@ -262,6 +272,11 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 	case tally:
 		consensus = consensusView(s, st) // still running: only the tally is built
 	}
+	return svc.stepResult(s, entry, st, res, consensus), nil
+}
+
+// stepResult describes a landed entry as a step returns it.
+func (svc *Service) stepResult(s *Session, entry Entry, st *State, res *TeamResult, consensus ConsensusView) *StepResult {
 	out := &StepResult{
 		state:       st,
 		SessionID:   s.ID,
@@ -279,14 +294,14 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 		out.SeenSteps = map[string]int{}
 	}
 	if entry.Kind == KindVote {
-		out.Target = v.anonOf(entry.Target, s)
+		out.Target = AnonName(s.Anon[entry.Target])
 		out.Stale = IsVoteStale(&entry, st.Latest)
 	}
 	if st.Life.Status != StatusRunning {
 		out.Finished = st.Life.Finished != nil
 		out.Result = res
 	}
-	return out, nil
+	return out
 }
 
 func actionName(k EntryKind) string {
@@ -298,9 +313,6 @@ func actionName(k EntryKind) string {
 	}
 	return "error"
 }
-
-// anonOf is the anonymous name of a real agent id.
-func (v *view) anonOf(id string, s *Session) string { return AnonName(s.Anon[id]) }
 
 func landedEvent(e Entry) Event {
 	ev := Event{Agent: e.Agent, Step: e.Step, Type: string(e.Kind)}

@@ -93,16 +93,23 @@ func checkAnswer(v *view, content string, files bool) (decision, string) {
 	return decision{Kind: KindAnswer, Content: content}, ""
 }
 
-// checkVote resolves an anonymous target ("agent2" or "agent2.1") to a real
-// agent that has an answer in the view.
+// checkVote resolves an anonymous target to a real agent that has an answer
+// in the view. A vote names what the voter saw: "agent2" means the label the
+// view showed for agent2, and "agent2.k" is accepted only if it is that label
+// (an older or unknown answer of agent2 is refused, never counted for its
+// newest one).
 func checkVote(st *State, v *view, target, reason string) (decision, string) {
-	n, _, ok := parseAnon(target)
+	n, k, ok := parseAnon(target)
 	name := AnonName(n)
 	if !ok || !containsString(v.VoteEnum, name) {
 		return decision{}, fmt.Sprintf("Invalid agent_id %q. Valid agents: %s.", target, strings.Join(v.VoteEnum, ", "))
 	}
+	shown := v.seenLabel(name)
+	if k != 0 && AnswerLabel(n, k) != shown {
+		return decision{}, fmt.Sprintf("%s is not the answer your view showed for %s, which is %s — vote %s or %s", AnswerLabel(n, k), name, shown, name, shown)
+	}
 	a := st.AgentByAnon(n)
-	return decision{Kind: KindVote, Target: a.ID, TargetLabel: v.seenLabel(name), Reason: strings.TrimSpace(reason)}, ""
+	return decision{Kind: KindVote, Target: a.ID, TargetLabel: shown, Reason: strings.TrimSpace(reason)}, ""
 }
 
 func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
