@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // StatusView is what team_status and `massgen-mcp status` show: the team
@@ -251,19 +252,7 @@ func (svc *Service) flushStatus(ctx context.Context, id string, q *statusQueue) 
 // massgenStatus maps a state onto status.json as MassGen writes it, plus our
 // own fields.
 func massgenStatus(s *Session, st *State, res *TeamResult, now time.Time) map[string]any {
-	finish := "in_progress"
-	switch res.Status {
-	case StatusFinished, StatusFailed:
-		finish = "completed"
-		switch deref(res.StopReason) {
-		case StopTimeout:
-			finish = "timeout"
-		case StopAgentsFailed:
-			finish = "error"
-		}
-	case StatusCancelled:
-		finish = "cancelled"
-	}
+	finish := finishReason(res)
 	agents := map[string]any{}
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
@@ -282,8 +271,13 @@ func massgenStatus(s *Session, st *State, res *TeamResult, now time.Time) map[st
 				"cached_input_tokens": u.CachedInput, "estimated_cost": cost,
 			},
 		}
+		row["answer"], row["error"] = nil, nil
 		if a.LatestAnswer != nil {
 			row["latest_answer_label"] = a.LatestAnswer.Label
+			row["answer"] = a.LatestAnswer.Content
+		}
+		if e := latestError(a); e != nil {
+			row["error"] = massgenError(e)
 		}
 		if v := a.StandingVote; v != nil {
 			row["vote_cast"] = map[string]any{"voted_for_agent": v.Target, "voted_for_label": v.TargetLabel, "reason_preview": preview(v.Reason, 100)}
@@ -322,4 +316,44 @@ func massgenStatus(s *Session, st *State, res *TeamResult, now time.Time) map[st
 		"how_chosen":  res.HowChosen,
 		"status":      res.Status,
 	}
+}
+
+// finishReason is status.json's finish_reason: completed whenever the
+// session has a winner (whatever ended it: forced_first after every agent
+// failed is still an answer), error only for a failed session (no answer at
+// all), timeout for one that timed out without an answer.
+func finishReason(res *TeamResult) string {
+	switch res.Status {
+	case StatusFinished:
+		if res.Winner != nil {
+			return "completed"
+		}
+		fallthrough
+	case StatusFailed:
+		if deref(res.StopReason) == StopTimeout {
+			return "timeout"
+		}
+		return "error"
+	case StatusCancelled:
+		return "cancelled"
+	}
+	return "in_progress"
+}
+
+// latestError is the agent's error entry if its latest entries are errors
+// (it is failing or dropped), nil once an answer or vote followed.
+func latestError(a *AgentState) *Entry {
+	if a.ConsecutiveFails == 0 || len(a.Entries) == 0 {
+		return nil
+	}
+	return &a.Entries[len(a.Entries)-1]
+}
+
+// massgenError is an error as MassGen's status tracker writes it.
+func massgenError(e *Entry) map[string]any {
+	typ := "error"
+	if e.Class == providers.ClassTimeout {
+		typ = "timeout"
+	}
+	return map[string]any{"type": typ, "message": e.Message, "timestamp": float64(e.Time.UnixNano()) / 1e9}
 }

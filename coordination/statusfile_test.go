@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,10 +64,13 @@ func TestStatusJSONKeepsMassGenFieldNames(t *testing.T) {
 	}
 	for _, a := range s.AgentIDs() {
 		row := m["agents"].(map[string]any)[a].(map[string]any)
-		for _, k := range []string{"status", "answer_count", "latest_answer_label", "vote_cast", "token_usage"} {
+		for _, k := range []string{"status", "answer_count", "latest_answer_label", "vote_cast", "token_usage", "answer", "error"} {
 			if _, ok := row[k]; !ok {
 				t.Fatalf("agents.%s lacks %s: %v", a, k, row)
 			}
+		}
+		if row["answer"] == nil || row["answer"] == "" || row["error"] != nil {
+			t.Fatalf("agents.%s: answer %v, error %v; want its latest answer's text and no error", a, row["answer"], row["error"])
 		}
 		if row["status"] != "voted" {
 			t.Fatalf("after consensus every agent has voted: %v", row)
@@ -97,8 +101,10 @@ func TestStatusJSONFinishReasons(t *testing.T) {
 	if _, err := svc.Run(ctx, s.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "timeout" || m["is_complete"] != true {
-		t.Fatalf("timeout: %v", m["finish_reason"])
+	// A timeout that has a winner completed: finish_reason says whether
+	// there is an answer, finish_reason_details why the session ended.
+	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "completed" || m["is_complete"] != true {
+		t.Fatalf("timeout with a winner: %v", m["finish_reason"])
 	}
 	// error: nobody answered
 	s, _ = svc.Create(ctx, coordination.TeamSpec{Task: "What is 1+1?", Models: []string{"sim:latency=1h", "sim:latency=1h"}, Rules: coordination.Rules{StepTimeoutSeconds: 0.05, MaxAgentFailures: 1}})
@@ -109,8 +115,20 @@ func TestStatusJSONFinishReasons(t *testing.T) {
 	if res.Status != coordination.StatusFailed || *res.StopReason != coordination.StopAgentsFailed {
 		t.Fatalf("failed: %s", mustJSON(res))
 	}
-	if m := readStatusFile(t, store.Dir(s.ID)); m["finish_reason"] != "error" {
+	m := readStatusFile(t, store.Dir(s.ID))
+	if m["finish_reason"] != "error" {
 		t.Fatalf("error: %v", m["finish_reason"])
+	}
+	// Each agent's row says why, as MassGen's tracker writes it.
+	for _, a := range s.AgentIDs() {
+		row := m["agents"].(map[string]any)[a].(map[string]any)
+		e, ok := row["error"].(map[string]any)
+		if !ok || e["type"] != "timeout" || !strings.Contains(e["message"].(string), "step_timeout_seconds") || e["timestamp"].(float64) <= 0 {
+			t.Fatalf("agents.%s.error = %v", a, row["error"])
+		}
+		if _, ok := row["answer"]; !ok || row["answer"] != nil {
+			t.Fatalf("agents.%s.answer = %v, want null for an agent without an answer", a, row["answer"])
+		}
 	}
 }
 
