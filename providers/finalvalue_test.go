@@ -29,7 +29,7 @@ func TestFinalValue(t *testing.T) {
 		{"empty marker is ignored", "The total is 15.\nAnswer:", "15"},
 		{"marker with space before colon", "Answer : 8", "8"},
 		{"marker text kept as text", "Answer: Washington, D.C.", "washington, d.c"},
-		{"marker text with number inside", "Answer: 1,200 apples.", "1200 apples"},
+		{"marker value with a unit is its number", "Answer: 1,200 apples.", "1200"},
 		{"marker multiple choice letter", "Answer: (B)", "b"},
 
 		// Last number.
@@ -66,6 +66,34 @@ func TestFinalValue(t *testing.T) {
 		{"trailing punctuation run", "Yes!!;", "yes"},
 		{"empty", "", ""},
 		{"only spaces", "   ", ""},
+
+		// Real-looking model endings (issue 11, item 8).
+		{"a later A: reply does not override Answer:", "Let me check: 3 + 4 = 7.\nAnswer: 7\nA: because 3 + 4 = 7", "7"},
+		{"a later A: prose does not override Answer:", "…Answer: 7\nA: because", "7"},
+		{"bare A: counts without a strong marker", "Q: 2+2?\nA: 4", "4"},
+		{"qualifier after the number", "Answer: 7 (approx.)", "7"},
+		{"unit after the number", "Final answer: 42 cm", "42"},
+		{"currency and per-unit prose", "**Answer:** $4.50 each", "4.5"},
+		{"thousands and unit", "Answer: 1,234,567 km", "1234567"},
+		{"fraction equals its decimal", "Answer: 1/2", "0.5"},
+		{"decimal form of the same value", "Answer: 0.5", "0.5"},
+		{"fraction in prose", "So the probability is 1/2.", "0.5"},
+		{"non-terminating fraction in lowest terms", "Answer: 2/6", "1/3"},
+		{"fraction that is whole", "Answer: 8/4", "2"},
+		{"negative fraction", "Answer: -3/4", "-0.75"},
+		{"latex boxed", "Thus the total is $\\boxed{72}$.", "72"},
+		{"latex boxed fraction", "The probability is \\boxed{\\frac{1}{2}}", "0.5"},
+		{"latex dfrac after marker", "Answer: $\\dfrac{3}{4}$", "0.75"},
+		{"latex boxed with text unit", "\\[ \\boxed{42\\text{ cm}} \\]", "42"},
+		{"latex boxed thousands", "\\boxed{1{,}000}", "1000"},
+		{"latex boxed word", "The capital is \\boxed{\\text{Paris}}.", "paris"},
+		{"Answer: beats an earlier box", "\\boxed{41} was wrong.\nAnswer: 42", "42"},
+		{"equation after the marker", "Answer: 6 * 7 = 42", "42"},
+		{"trailing prose after the marker", "Final answer: the total is 42 dollars.", "42"},
+		{"short text after the marker stays text", "Answer: July 4, 1776", "july 4, 1776"},
+		{"date stays text", "Answer: 1969-07-20", "1969-7-20"},
+		{"percent after the marker", "Answer: 50%", "50"},
+		{"escaped percent in TeX", "Answer: $50\\%$", "50"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
