@@ -12,7 +12,10 @@ type Tally struct {
 	ByAgent map[string]int // votes per target agent id
 	ByLabel map[string]int // votes per target's latest label
 	Voters  int            // standing votes counted
-	Live    int            // the denominator: non-dropped agents
+	// Live is the denominator: the non-dropped agents that hold a standing
+	// vote or can still step (a capped agent that never voted cannot vote,
+	// and counting it could make unanimous impossible).
+	Live int
 	// Groups are the units the rule is applied to: one per target agent, or
 	// under short answers one per final value (votes pooled).
 	Groups []Group
@@ -31,7 +34,7 @@ type Group struct {
 func CountStanding(s *Session, st *State) Tally {
 	t := Tally{ByAgent: map[string]int{}, ByLabel: map[string]int{}}
 	for _, a := range st.Agents {
-		if a.Dropped {
+		if a.Dropped || (a.Capped && a.StandingVote == nil) {
 			continue
 		}
 		t.Live++

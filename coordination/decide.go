@@ -49,7 +49,10 @@ func Decide(s *Session, st *State, force string) Decision {
 		}
 		return Decision{Kind: DecideFinish, Stop: StopAgentsFailed}
 	case 1:
-		if a := live[0]; a.LatestAnswer != nil && !a.InFlight {
+		// The survivor's own standing vote decides first (counted below, it
+		// is a majority of one); only a survivor without one wins by being
+		// the last agent left.
+		if a := live[0]; a.LatestAnswer != nil && !a.InFlight && a.StandingVote == nil {
 			return Decision{Kind: DecideFinish, Winner: a.ID, How: ChosenSingleAgent, Stop: StopSingleAgent}
 		}
 	}

@@ -175,9 +175,10 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 
 	// The round-0 barrier holds agents that have answered while an agent that
 	// can still act has no first answer, so every second step sees every first
-	// answer.
+	// answer. An agent that chose to vote instead (blind_first: false) no
+	// longer holds it: the others then get their turn to vote too.
 	for _, a := range st.Agents {
-		if !a.Dropped && !a.Capped && a.LatestAnswer == nil {
+		if !a.Dropped && !a.Capped && a.LatestDecision == nil {
 			st.Round0 = true
 		}
 	}

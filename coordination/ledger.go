@@ -65,6 +65,10 @@ const (
 	SessionFinished  SessionEntryKind = "finished"  // the result is final
 	SessionCancelled SessionEntryKind = "cancelled" // stopped; resumable
 	SessionResumed   SessionEntryKind = "resumed"   // a cancelled session runs again
+	// SessionUsage is spend outside any step: a cancelled provider call's
+	// reported usage, the final call of present/synthesize. It counts in
+	// the session's usage, cost and budget, never as a step or a failure.
+	SessionUsage SessionEntryKind = "usage"
 )
 
 // SessionEntry is one session-level fact, numbered from 1.
@@ -75,6 +79,7 @@ type SessionEntry struct {
 	Agents []string         `json:"agents,omitempty"` // revote: who is asked
 	Result *TeamResult      `json:"result,omitempty"` // decided, finished
 	Reason string           `json:"reason,omitempty"`
+	Usage  *providers.Usage `json:"usage,omitempty"` // usage: what was spent (Agents: by whom)
 }
 
 // Ledger is everything a session has recorded: each agent's entries in step

@@ -23,13 +23,41 @@ func usageView(u providers.Usage) UsageView {
 	return UsageView{Input: u.Input, CachedInput: u.CachedInput, Output: u.Output, Reasoning: u.Reasoning}
 }
 
-// sessionUsage sums every agent's usage plus any extra (the final call).
+// sessionUsage sums every agent's usage, the session's usage entries
+// (cancelled calls, the final call) and any extra.
 func sessionUsage(l *Ledger, extra providers.Usage) providers.Usage {
 	u := extra
 	for _, entries := range l.Agents {
 		u = u.Add(totals(entries))
 	}
+	for _, e := range l.Session {
+		if e.Kind == SessionUsage && e.Usage != nil {
+			u = u.Add(*e.Usage)
+		}
+	}
 	return u
+}
+
+// refreshed is a recorded result brought up to the ledger: every entry
+// landed since (a step in flight when a forced end was decided) is in its
+// answers, votes, steps, usage and cost, while the decision — status, stop
+// reason, how chosen, winner, final answer — stays as recorded.
+func (svc *Service) refreshed(s *Session, l *Ledger, st *State, rec *TeamResult) *TeamResult {
+	base := svc.baseResult(s, l, st, providers.Free())
+	r := rec.Clone()
+	r.Votes, r.Answers, r.Steps, r.Agents = base.Votes, base.Answers, base.Steps, base.Agents
+	r.Usage, r.CostUSD, r.BudgetEnforced = base.Usage, base.CostUSD, base.BudgetEnforced
+	r.NextAgents = []string{}
+	return r
+}
+
+// stale tells whether a recorded result lacks entries or spend the ledger
+// has.
+func stale(rec, now *TeamResult) bool {
+	if rec.Steps != now.Steps || rec.Usage != now.Usage || (rec.CostUSD == nil) != (now.CostUSD == nil) {
+		return true
+	}
+	return rec.CostUSD != nil && *rec.CostUSD != *now.CostUSD
 }
 
 // snapshot builds the team result as the ledger stands. A finished session
@@ -119,7 +147,13 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	r.FinalAnswer = &final
 	svc.winnerFiles(s, st, r)
 	if how == ChosenConsensus || how == ChosenEarlyAgreement || how == ChosenSingleAgent {
+		// Agreement (or the last agent left) chose the winner: the result
+		// says so, naming the winner as the leader, never another label.
 		r.Consensus.Reached = true
+		r.Consensus.Leader = &r.Winner.Label
+	}
+	if how == ChosenForcedFirst {
+		r.HowChosenNote = ForcedFirstNote
 	}
 	return r
 }

@@ -24,6 +24,11 @@ const (
 	StopFinalized      = "finalized"
 )
 
+// ForcedFirstNote is a forced_first result's how_chosen_note: MassGen's
+// rule ("if no votes exist: use the first answer submitted") picks by
+// arrival, which an outer agent must know to weigh the other answers.
+const ForcedFirstNote = "no agent voted for any answer, so the winner is the first answer submitted: picked by arrival, not merit; weigh the other answers"
+
 // How a winner was chosen.
 const (
 	ChosenConsensus      = "consensus"
@@ -55,7 +60,10 @@ type TeamResult struct {
 	Duration       float64       `json:"duration_seconds"`
 	SessionDir     string        `json:"session_dir"`
 	FinalNote      string        `json:"final_note,omitempty"`
-	Agents         []AgentUsage  `json:"agents"`
+	// HowChosenNote says in words what how_chosen means when it is not a
+	// verdict on merit (forced_first: ForcedFirstNote).
+	HowChosenNote string       `json:"how_chosen_note,omitempty"`
+	Agents        []AgentUsage `json:"agents"`
 	// Dropped lists the agents that left the team (dropped.go), so a team
 	// that became one model says so; Degraded marks a finished team of two
 	// or more in which fewer than two agents ever answered.

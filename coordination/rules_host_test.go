@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // hostPair is a step-driven team of one scripted model (agent_a) and one
@@ -167,5 +168,66 @@ func TestHostViewDoesNotResumeACancelledSession(t *testing.T) {
 	}
 	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: anon(s, "agent_a"), Reason: "ok", SeenSteps: view.SeenSteps}); err != nil {
 		t.Fatalf("a submitted action resumes the session: %v", err)
+	}
+}
+
+// Item 12: forced_first (no votes at all) stays MassGen's rule, and the
+// result says plainly the winner was picked by arrival, not merit.
+func TestForcedFirstSaysItWasPickedByArrival(t *testing.T) {
+	models, sc, provs := scriptedTeam(t, 2)
+	h := newHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{MaxRounds: 1}})
+	sc[0].replies = []any{answer("Answer: 1")}
+	sc[1].replies = []any{answer("Answer: 2")}
+	res := h.run(s.ID)
+	if *res.HowChosen != coordination.ChosenForcedFirst || !strings.Contains(res.HowChosenNote, "by arrival, not merit") {
+		t.Fatalf("forced_first result: how %s, note %q", *res.HowChosen, res.HowChosenNote)
+	}
+}
+
+// Item 4: a step in flight when a forced end (here the budget) is decided
+// lands after it; the result — returned and recorded — carries it and its
+// cost.
+func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
+	landedA := make(chan struct{})
+	costly := func(c float64) providers.Usage {
+		return providers.Usage{Input: 10, Output: 5, CostUSD: &c}
+	}
+	provs := map[string]providers.Provider{}
+	a, _ := providers.ParseSpec("sim:seed=1")
+	b, _ := providers.ParseSpec("sim:seed=2")
+	provs[a.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		return answer("Answer: 1"), costly(0.5), nil
+	})
+	provs[b.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		<-landedA // the model had replied before the end was decided
+		return answer("Answer: 2"), costly(0.25), nil
+	})
+	h := newHarness(t, provs)
+	budget := 0.5
+	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: a.String()}, {ID: "agent_b", Model: b.String()}},
+		Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	r, unsubscribe, err := h.svc.StartWatching(context.Background(), s.ID, func(p coordination.Progress) {
+		if p.Kind == "answer" && p.Agent == "agent_a" {
+			close(landedA)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsubscribe()
+	res, err := r.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *res.StopReason != coordination.StopBudget || res.Steps != 2 || len(res.Answers) != 2 || res.CostUSD == nil || *res.CostUSD != 0.75 {
+		t.Fatalf("returned result: %s", mustJSON(res))
+	}
+	again, err := h.svc.Result(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Steps != 2 || *again.CostUSD != 0.75 || *again.Winner != *res.Winner {
+		t.Fatalf("recorded result: %s", mustJSON(again))
 	}
 }

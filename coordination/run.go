@@ -286,7 +286,14 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			// already replied may still land after the end is recorded; its
 			// entry and cost are in the ledger, not in the recorded result.
 			cancelSteps(errSessionEnded)
-			svc.drainSteps(dctx, r, s, own, results)
+			if svc.drainSteps(dctx, r, s, own, results) > 0 {
+				// What landed after the end is in the result (the landing
+				// amended it): return that one, not the one read before.
+				var err error
+				if _, st, res, err = svc.currentResult(dctx, s, true); err != nil {
+					return nil, err
+				}
+			}
 		}
 		switch st.Life.Status {
 		case StatusFinished, StatusFailed:
@@ -358,16 +365,21 @@ func (svc *Service) stepWorker(ctx context.Context, s *Session, first string, jo
 	}
 }
 
-// drainSteps waits for the run's own steps to return and reports those that
-// landed.
-func (svc *Service) drainSteps(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed) {
+// drainSteps waits for the run's own steps to return, reports those that
+// landed and says how many did.
+func (svc *Service) drainSteps(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed) int {
+	n := 0
 	for len(own) > 0 {
 		lr := <-results
 		delete(own, lr.agent)
-		if lr.res != nil && r.listening() {
-			r.publish(svc.stepProgress(ctx, s, lr.res))
+		if lr.res != nil {
+			n++
+			if r.listening() {
+				r.publish(svc.stepProgress(ctx, s, lr.res))
+			}
 		}
 	}
+	return n
 }
 
 var (

@@ -38,6 +38,17 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 			force = reason
 		}
 	}
+	if rec := st.Life.Finished; rec != nil {
+		// A step in flight when the end was decided, or a cancelled call's
+		// usage, landed after it: the result carries it.
+		if err := svc.amend(ctx, s, l, st, rec); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if l, err = svc.ledger(ctx, id); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		st = svc.derive(s, l, nil)
+	}
 	d := Decide(s, st, force)
 	switch d.Kind {
 	case DecideRevote:
@@ -80,6 +91,23 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 	// old status.json costs a flush, and the next step should not wait for it.
 	svc.writeStatusSoon(ctx, s, st, res)
 	return s, l, st, res, nil
+}
+
+// amend records the finished result again, refreshed, when entries or
+// spend landed after it was recorded; the caller holds the session lock.
+func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State, rec *TeamResult) error {
+	fresh := svc.refreshed(s, l, st, rec)
+	if !stale(rec, fresh) {
+		return nil
+	}
+	strategy := s.Rules.Final
+	for i := len(l.Session) - 1; i >= 0; i-- {
+		if e := l.Session[i]; e.Kind == SessionFinished {
+			strategy = e.Reason
+			break
+		}
+	}
+	return svc.record(ctx, s, SessionFinished, fresh, strategy)
 }
 
 // record appends a decided or finished entry (and, when finished, the final

@@ -591,6 +591,11 @@ func copySessionEntry(e coordination.SessionEntry) coordination.SessionEntry {
 		e.Agents = append([]string(nil), e.Agents...)
 	}
 	e.Result = e.Result.Clone()
+	if e.Usage != nil {
+		u := *e.Usage
+		u.CostUSD = copyPtr(u.CostUSD)
+		e.Usage = &u
+	}
 	return e
 }
 
