@@ -73,14 +73,15 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final string) (*
 	}
 	res := *decided
 	res.Status = StatusFinished
-	text, usage, note := svc.finalCall(ctx, s, st, &res, strategy)
+	text, usage, note := "", providers.Free(), ""
+	if strategy == FinalWinner {
+		note = "the session's timeout ended it while the final call was pending; the winner's answer is used as is"
+	} else {
+		text, usage, note = svc.finalCall(ctx, s, st, &res, strategy)
+	}
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
-	if text != "" {
-		res.FinalAnswer = &text
-	}
-	res.FinalNote = note
 
 	dctx := context.WithoutCancel(ctx)
 	unlock, err := svc.store.LockSession(dctx, s.ID)
@@ -95,10 +96,27 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final string) (*
 		st = svc.derive(s, l, nil)
 		return svc.snapshot(s, l, st), nil // someone else finished it meanwhile
 	}
-	u := sessionUsage(l, usage)
-	res.Usage, res.CostUSD, res.BudgetEnforced = usageView(u), u.CostUSD, u.CostUSD != nil
-	res.Duration = svc.opts.Now().Sub(s.CreatedAt).Seconds()
-	if err := svc.record(dctx, s, SessionFinished, &res, strategy); err != nil {
+	if usage.Tokens() > 0 || (usage.CostUSD != nil && *usage.CostUSD > 0) || usage.CostUSD == nil {
+		// The final call's spend is the session's, outside any step.
+		who := []string{}
+		if res.Winner != nil {
+			who = append(who, res.Winner.AgentID)
+		}
+		if _, err := svc.store.AppendSession(dctx, s.ID, SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: who, Usage: &usage, Reason: "final call (" + strategy + ")"}); err != nil {
+			return nil, err
+		}
+		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
+			return nil, err
+		}
+	}
+	// Steps that landed while the session was decided are in the result.
+	done := svc.refreshed(s, l, svc.derive(s, l, nil), &res)
+	if text != "" {
+		done.FinalAnswer = &text
+	}
+	done.FinalNote = note
+	done.Duration = svc.opts.Now().Sub(s.CreatedAt).Seconds()
+	if err := svc.record(dctx, s, SessionFinished, done, strategy); err != nil {
 		return nil, err
 	}
 	if l, err = svc.store.Ledger(dctx, s.ID); err != nil {

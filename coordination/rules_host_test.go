@@ -189,7 +189,7 @@ func TestForcedFirstSaysItWasPickedByArrival(t *testing.T) {
 // lands after it; the result — returned and recorded — carries it and its
 // cost.
 func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
-	landedA := make(chan struct{})
+	landedA, callingB := make(chan struct{}), make(chan struct{})
 	costly := func(c float64) providers.Usage {
 		return providers.Usage{Input: 10, Output: 5, CostUSD: &c}
 	}
@@ -197,9 +197,11 @@ func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
 	a, _ := providers.ParseSpec("sim:seed=1")
 	b, _ := providers.ParseSpec("sim:seed=2")
 	provs[a.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		<-callingB // both steps are in flight
 		return answer("Answer: 1"), costly(0.5), nil
 	})
 	provs[b.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		close(callingB)
 		<-landedA // the model had replied before the end was decided
 		return answer("Answer: 2"), costly(0.25), nil
 	})

@@ -265,6 +265,22 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	defer close(jobs)
 	workers := 0
 
+	// Another process sharing the store may cancel or finalize the session:
+	// the store's watch tells the loop within a second (not at its next
+	// landing, up to step_timeout away), and the loop looks again. A store
+	// no other process reaches (the memory store) needs no watch: Cancel
+	// here cancels this run directly.
+	var changes <-chan Change
+	if svc.keepsFiles() {
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		if ch, err := svc.store.Watch(wctx, s.ID); err == nil {
+			changes = ch
+		} else {
+			svc.log.Warn().Err(err).Str("session", s.ID).Msg("cannot watch the session; a cancel from another process is seen at the next landing")
+		}
+	}
+
 	// fresh is the state the latest landing left: the loop launches from it
 	// rather than reading the ledger a third time for the same step.
 	var fresh *State
@@ -332,26 +348,38 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		if len(own) == 0 {
 			tick = time.After(pollInterval)
 		}
-		select {
-		case lr := <-results:
-			delete(own, lr.agent)
-			if lr.err != nil && !errors.Is(lr.err, ErrAgentBusy) && !errors.Is(lr.err, ErrNotNext) {
-				if ctx.Err() != nil {
-					return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
+	wait:
+		for {
+			select {
+			case lr := <-results:
+				delete(own, lr.agent)
+				if lr.err != nil && !errors.Is(lr.err, ErrAgentBusy) && !errors.Is(lr.err, ErrNotNext) {
+					if ctx.Err() != nil {
+						return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
+					}
+					if !errors.Is(lr.err, ErrSessionFinished) {
+						return svc.stop(dctx, r, s, own, results, lr.err)
+					}
 				}
-				if !errors.Is(lr.err, ErrSessionFinished) {
-					return svc.stop(dctx, r, s, own, results, lr.err)
+				if lr.res != nil {
+					if r.listening() {
+						r.publish(svc.stepProgress(dctx, s, lr.res))
+					}
+					fresh = lr.res.state
 				}
+				break wait
+			case c, ok := <-changes:
+				if !ok {
+					changes = nil
+				} else if c.Session {
+					break wait // a cancel, a finish, a re-vote: look again
+				}
+				// Steps land through results (ours) or are polled (others').
+			case <-ctx.Done():
+				return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
+			case <-tick:
+				break wait
 			}
-			if lr.res != nil {
-				if r.listening() {
-					r.publish(svc.stepProgress(dctx, s, lr.res))
-				}
-				fresh = lr.res.state
-			}
-		case <-ctx.Done():
-			return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
-		case <-tick:
 		}
 	}
 }

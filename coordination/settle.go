@@ -146,12 +146,20 @@ func (svc *Service) overLimit(s *Session, l *Ledger) string {
 	r := s.Rules
 	if r.CostBudgetUSD != nil || r.TokenBudget != nil {
 		known, tokens := 0.0, int64(0)
+		count := func(u providers.Usage) {
+			if u.CostUSD != nil {
+				known += *u.CostUSD
+			}
+			tokens += u.Tokens()
+		}
 		for _, entries := range l.Agents {
 			for _, e := range entries {
-				if e.Usage.CostUSD != nil {
-					known += *e.Usage.CostUSD
-				}
-				tokens += e.Usage.Tokens()
+				count(e.Usage)
+			}
+		}
+		for _, e := range l.Session {
+			if e.Kind == SessionUsage && e.Usage != nil {
+				count(*e.Usage)
 			}
 		}
 		if r.CostBudgetUSD != nil && known >= *r.CostBudgetUSD {
@@ -193,6 +201,16 @@ func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if st.Life.Status == StatusDecided && svc.decidedTooLong(s) {
+		// A step-driven present/synthesize session nobody finalizes would
+		// sit decided for ever: its timeout finishes it with the winner.
+		res, err := svc.writeFinal(ctx, s, FinalWinner)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		_, l, st, err = svc.load(ctx, s.ID)
+		return l, st, res, err
+	}
 	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
 		_, l, st, res, err := svc.settleResult(ctx, s.ID, "", "", full)
 		return l, st, res, err
@@ -201,4 +219,35 @@ func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*
 		return l, st, nil, nil
 	}
 	return l, st, svc.snapshot(s, l, st), nil
+}
+
+// decidedTooLong tells whether a decided step-driven session is past its
+// timeout (a run's own loop writes the final answer itself).
+func (svc *Service) decidedTooLong(s *Session) bool {
+	r := s.Rules
+	return s.Driver == DriverStep && r.TimeoutSeconds > 0 && svc.now().Sub(s.CreatedAt) > seconds(r.TimeoutSeconds)
+}
+
+// recordUsage records spend outside any step — a cancelled provider call's
+// reported usage — as a session usage entry, then settles (a finished
+// result is amended with it).
+func (svc *Service) recordUsage(ctx context.Context, id, agent string, u providers.Usage, why string) {
+	if u.Tokens() == 0 && (u.CostUSD == nil || *u.CostUSD == 0) {
+		return // nothing reported
+	}
+	ctx = context.WithoutCancel(ctx)
+	unlock, err := svc.store.LockSession(ctx, id)
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Msg("could not record a cancelled call's usage")
+		return
+	}
+	_, err = svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: []string{agent}, Usage: &u, Reason: why})
+	unlock()
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Msg("could not record a cancelled call's usage")
+		return
+	}
+	if _, _, _, _, err := svc.settle(ctx, id, "", ""); err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Msg("could not settle after a cancelled call")
+	}
 }

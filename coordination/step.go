@@ -157,11 +157,15 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 
 	start := svc.opts.Now()
 	idleGC.touch()
-	entry, err := svc.callModel(ctx, s, st, v, step)
+	entry, spent, err := svc.callModel(ctx, s, st, v, step)
 	idleGC.touch()
 	if err != nil {
 		svc.rollback(s, agentID)
-		return nil, err // cancelled: nothing is written, the step can run again
+		// Cancelled: no step is written and it can run again; what the
+		// provider reported spending is the session's.
+		lock.Release()
+		svc.recordUsage(ctx, s.ID, agentID, spent, "cancelled call of step "+strconv.Itoa(step))
+		return nil, err
 	}
 	entry.Agent, entry.Time = agentID, svc.now()
 	entry.DurationSeconds = svc.opts.Now().Sub(start).Seconds()
@@ -169,16 +173,17 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 }
 
 // callModel asks the model for one valid workflow call. A cancelled context
-// returns its error and no entry; every other failure becomes an entry.
+// returns its error and no entry (with the usage its attempts reported);
+// every other failure becomes an entry.
 //
 // A step goroutine parks inside the model call, so what this frame holds
 // decides how far its stack must grow before the call goes out (each growth
 // is a copy, and 1,000 sessions start 4,000 steps at once): entries travel
 // by pointer, and judging a reply happens in judge, off this frame.
-func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int) (*Entry, error) {
+func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int) (*Entry, providers.Usage, error) {
 	p, err := svc.provider(s.modelOf(v.Agent))
 	if err != nil {
-		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), nil
+		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), providers.Usage{}, nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
@@ -188,10 +193,10 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 		req.Attempt = attempt
 		reply, u, err := p.Step(sctx, req)
 		if e, err := svc.judge(ctx, sctx, s, st, v, t, reply, u, err); e != nil || err != nil {
-			return e, err
+			return e, t.usage, err
 		}
 	}
-	return errorEntry(providers.ClassBadOutput, fmt.Sprintf("no valid workflow call after %d attempts; last problem: %s", maxAttempts, t.problem), t.usage), nil
+	return errorEntry(providers.ClassBadOutput, fmt.Sprintf("no valid workflow call after %d attempts; last problem: %s", maxAttempts, t.problem), t.usage), t.usage, nil
 }
 
 // attempts is what a step's attempts have gathered: usage, and the refused
