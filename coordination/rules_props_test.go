@@ -81,7 +81,7 @@ func TestResultNeverContradictsItself(t *testing.T) {
 		store := memstore.New()
 		h := &harness{t: t, store: store, provs: provs}
 		h.svc = coordination.NewService(store, coordination.Options{Open: h.open, Parallel: rapid.IntRange(1, 4).Draw(rt, "parallel")})
-		seed := rapid.Int64Range(-(1<<53 - 1), 1<<53-1).Draw(rt, "session_seed")
+		seed := rapid.Int64Range(-(1<<53-1), 1<<53-1).Draw(rt, "session_seed")
 		s, err := h.svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 1+2?", Agents: agents, Rules: rules, Seed: &seed})
 		if err != nil {
 			rt.Fatal(err)
