@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -139,5 +140,33 @@ func TestDecidedStepSessionFinishesWithTheWinnerAtItsTimeout(t *testing.T) {
 	}
 	if n := len(sc[1].requests()); n != calls {
 		t.Fatalf("the winner strategy makes no final call; %d were made", n-calls)
+	}
+}
+
+// Item 4: a run launches no step whose expected cost (the mean of the
+// steps landed so far) no longer fits in what the budget leaves; with
+// nothing in flight the budget then ends the session, within its limit.
+func TestBudgetLaunchesNoStepItCannotAfford(t *testing.T) {
+	provs := map[string]providers.Provider{}
+	var agents []coordination.Agent
+	for i, id := range []string{"agent_a", "agent_b"} {
+		sp, _ := providers.ParseSpec(fmt.Sprintf("sim:seed=%d", 20+i))
+		n := 0
+		var mu sync.Mutex
+		provs[sp.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			cost := 0.1
+			return answer(fmt.Sprintf("Answer: %s %d", id, n)), providers.Usage{Input: 10, Output: 5, CostUSD: &cost}, nil
+		})
+		agents = append(agents, coordination.Agent{ID: id, Model: sp.String()})
+	}
+	h := newHarness(t, provs)
+	budget := 0.25
+	s := h.create(coordination.TeamSpec{Agents: agents, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	res := h.run(s.ID)
+	if *res.StopReason != coordination.StopBudget || res.Steps != 2 || res.CostUSD == nil || *res.CostUSD > budget {
+		t.Fatalf("budget 0.25 at 0.1 a step: %s", mustJSON(res))
 	}
 }

@@ -329,9 +329,14 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		// goroutines was not enough: a zero-latency step could finish between
 		// two launches of one pass, and the pass then launched the next agent
 		// from a state that did not have that step yet.)
+		unaffordable := false
 		for _, id := range launchOrder(st) {
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
+			}
+			if !affordable(s, st, len(own)) {
+				unaffordable = true
+				break
 			}
 			if r.listening() {
 				r.publish(svc.progress(s, st, "step_started", id, id+" is working"))
@@ -343,6 +348,14 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				jobs <- id
 			}
 			own[id] = true
+		}
+		if unaffordable && len(own) == 0 {
+			// Nothing in flight and the next step would overrun the budget:
+			// the budget ends the session now.
+			if _, _, _, _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
+				return svc.stop(dctx, r, s, own, results, err)
+			}
+			continue
 		}
 		var tick <-chan time.Time
 		if len(own) == 0 {
@@ -571,4 +584,39 @@ func kindOfAction(a string) string {
 		return "vote"
 	}
 	return "error"
+}
+
+// affordable tells whether one more step may be launched under the session's
+// budgets, with inFlight steps already out: the spend so far plus the
+// expected cost (the mean of the steps landed so far) of every step in
+// flight and of this one must stay within each budget. Parallel launches
+// therefore overshoot a budget by at most what the steps in flight cost
+// beyond that mean; before any step has landed nothing is known and every
+// due agent is launched (the first wave).
+func affordable(s *Session, st *State, inFlight int) bool {
+	r := s.Rules
+	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
+		return true
+	}
+	var cost float64
+	var tokens int64
+	steps, costed := 0, 0
+	for _, a := range st.Agents {
+		for _, e := range a.Entries {
+			steps++
+			tokens += e.Usage.Tokens()
+			if e.Usage.CostUSD != nil {
+				costed++
+				cost += *e.Usage.CostUSD
+			}
+		}
+	}
+	out := float64(inFlight + 1)
+	if r.CostBudgetUSD != nil && costed > 0 && cost+out*cost/float64(costed) > *r.CostBudgetUSD {
+		return false
+	}
+	if r.TokenBudget != nil && steps > 0 && float64(tokens)+out*float64(tokens)/float64(steps) > float64(*r.TokenBudget) {
+		return false
+	}
+	return true
 }
