@@ -56,11 +56,11 @@ func (e *env) listBackends(ctx context.Context, req mcpgo.CallToolRequest, args 
 	env := keys.Load()
 	cfg := backends.Config{Env: func() *keys.Env { return env }}
 	out := listBackendsResult{Backends: []backendView{}, DefaultTeam: defaultTeamView{Models: []string{}}}
-	if team, err := cfg.DefaultTeam(); err != nil {
+	if team, why, err := cfg.DefaultTeamWhy(); err != nil {
 		out.DefaultTeam.Note = err.Error()
 	} else {
 		out.DefaultTeam.Models = team
-		out.DefaultTeam.Note = "used when run_team or start_team names no models; sim agents (e.g. sim/strong) run offline"
+		out.DefaultTeam.Note = why + "; used when run_team or start_team names no models; sim agents (e.g. sim/strong) run offline"
 	}
 	infos := map[string]providers.BackendInfo{}
 	for _, info := range providers.Backends() {

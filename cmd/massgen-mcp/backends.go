@@ -21,6 +21,7 @@ type backendsReport struct {
 
 type defaultTeamReport struct {
 	Models []string `json:"models"`
+	Why    string   `json:"why,omitempty"`   // why these models
 	Error  string   `json:"error,omitempty"` // why there is none, and how to get one
 }
 
@@ -32,7 +33,7 @@ func backendsCommand() *cobra.Command {
 		Long: `Show every model backend with whether it can be used here: its API key is set
 (in the environment, ./.env or ~/.env), its local server answers, or its CLI is on
 PATH. Then the default team: the first three of openai, gemini, claude and grok
-that have keys. Keys are never shown.`,
+that have keys, or two models of the one that has. Keys are never shown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// One snapshot of the environment and .env files for the whole
@@ -41,10 +42,10 @@ that have keys. Keys are never shown.`,
 			cfg := backends.Config{Env: func() *keys.Env { return env }}
 			rep := backendsReport{Backends: cfg.Usable(cmd.Context()), Problems: env.Problems()}
 			rep.DefaultTeam.Models = []string{}
-			if team, err := cfg.DefaultTeam(); err != nil {
+			if team, why, err := cfg.DefaultTeamWhy(); err != nil {
 				rep.DefaultTeam.Error = err.Error()
 			} else {
-				rep.DefaultTeam.Models = team
+				rep.DefaultTeam.Models, rep.DefaultTeam.Why = team, why
 			}
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), rep)
@@ -74,7 +75,7 @@ func printBackends(cmd *cobra.Command, rep backendsReport) {
 		why := strings.TrimPrefix(rep.DefaultTeam.Error, backends.ErrNoDefaultTeam.Error()+": ")
 		fmt.Fprintf(out, "Default team: none. The default team %s\n", strings.TrimPrefix(why, "it "))
 	} else {
-		fmt.Fprintf(out, "Default team: %s\n", strings.Join(rep.DefaultTeam.Models, ", "))
+		fmt.Fprintf(out, "Default team: %s — %s\n", strings.Join(rep.DefaultTeam.Models, ", "), rep.DefaultTeam.Why)
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintln(out, "Note:", p)

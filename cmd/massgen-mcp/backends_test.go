@@ -85,7 +85,7 @@ func TestBackendsJSONWithoutKeysExplainsTheMissingTeam(t *testing.T) {
 		}
 	}
 	out, _ = cli(t, "backends")
-	if !strings.Contains(out, "Default team: none. The default team needs two or three") {
+	if !strings.Contains(out, "Default team: none. The default team needs a key for one or more") {
 		t.Errorf("text output:\n%s", out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 type runFlags struct {
@@ -97,6 +98,11 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 				fmt.Fprintf(out, " · %s=%s", a.ID, a.Model)
 			}
 			fmt.Fprintln(out)
+			if len(spec.Models) == 0 && len(spec.Agents) == 0 {
+				if _, why, err := backends.DefaultTeamWhy(); err == nil {
+					fmt.Fprintf(out, "Default team: %s\n", why)
+				}
+			}
 			for _, d := range s.Dropped {
 				fmt.Fprintf(out, "Warning: %s (%s) is left out: %s\n", d.AgentID, d.Model, d.Message)
 			}

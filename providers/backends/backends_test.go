@@ -293,12 +293,12 @@ func TestDefaultTeam(t *testing.T) {
 			}
 		}
 	}
-	for _, env := range []map[string]string{nil, {"ANTHROPIC_API_KEY": plantedKey}} {
+	for _, env := range []map[string]string{nil} {
 		_, err := Config{Env: envOf(env)}.DefaultTeam()
 		if !errors.Is(err, ErrNoDefaultTeam) {
 			t.Fatalf("want ErrNoDefaultTeam, got %v", err)
 		}
-		for _, want := range []string{"OPENAI_API_KEY", "GOOGLE_API_KEY or GEMINI_API_KEY", "ANTHROPIC_API_KEY", "XAI_API_KEY", ".env", "sim/strong"} {
+		for _, want := range []string{"OPENAI_API_KEY", "GOOGLE_API_KEY or GEMINI_API_KEY", "ANTHROPIC_API_KEY", "XAI_API_KEY", ".env", "env entry", "sim/strong"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%q lacks %q", err, want)
 			}
@@ -306,5 +306,43 @@ func TestDefaultTeam(t *testing.T) {
 		if strings.Contains(err.Error(), plantedKey) {
 			t.Error("the error shows the key")
 		}
+	}
+}
+
+func TestDefaultTeamWithOneProvidersKeyIsTwoOfItsModels(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{"ANTHROPIC_API_KEY": plantedKey}, []string{"claude/claude-opus-4-6", "claude/claude-sonnet-4-6"}},
+		{map[string]string{"OPENAI_API_KEY": plantedKey}, []string{"openai/gpt-5.4", "openai/gpt-5.4-mini"}},
+		{map[string]string{"GEMINI_API_KEY": plantedKey}, []string{"gemini/gemini-3.1-pro-preview", "gemini/gemini-3-flash-preview"}},
+		{map[string]string{"XAI_API_KEY": plantedKey}, []string{"grok/grok-4.20-0309-reasoning", "grok/grok-4-1-fast-reasoning"}},
+	} {
+		got, why, err := Config{Env: envOf(tc.env)}.DefaultTeamWhy()
+		if err != nil || strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Fatalf("%v: %v, %v; want %v", tc.env, got, err, tc.want)
+		}
+		for _, want := range []string{"only " + strings.Split(tc.want[0], "/")[0] + " has a key", tc.want[0], tc.want[1], "two different models", "for a team of providers"} {
+			if !strings.Contains(why, want) {
+				t.Errorf("why %q lacks %q", why, want)
+			}
+		}
+		if strings.Contains(why, plantedKey) {
+			t.Error("the why shows the key")
+		}
+		for _, spec := range got {
+			sp, err := providers.ParseSpec(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := (Config{Env: envOf(tc.env), Resilience: instantRetries()}).Open(sp); err != nil {
+				t.Errorf("%s does not open: %v", spec, err)
+			}
+		}
+	}
+	_, why, _ := Config{Env: envOf(map[string]string{"OPENAI_API_KEY": plantedKey, "XAI_API_KEY": plantedKey})}.DefaultTeamWhy()
+	if !strings.Contains(why, "openai, grok") || !strings.Contains(why, "first three") {
+		t.Errorf("two providers: %q", why)
 	}
 }
