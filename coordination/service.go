@@ -33,6 +33,10 @@ type Options struct {
 	Open Opener
 	// DefaultTeam names the models used when a team names none.
 	DefaultTeam func() ([]string, error)
+	// CheckModels, if set, checks a new team's models against their
+	// providers' models lists before anything is written: one error per
+	// spec, nil when fine or unknown (preflight.go).
+	CheckModels func(ctx context.Context, specs []providers.Spec) []error
 	// Parallel bounds the provider calls one run makes at once (default 8).
 	Parallel int
 	// Logger receives diagnostics; the zero value discards them.
@@ -113,6 +117,9 @@ func ValidSessionID(id string) bool { return validID(id, false) }
 func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error) {
 	s, err := svc.newSession(spec)
 	if err != nil {
+		return nil, err
+	}
+	if err := svc.preflight(ctx, s); err != nil {
 		return nil, err
 	}
 	if spec.SessionID != "" {

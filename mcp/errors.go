@@ -48,6 +48,8 @@ var fixes = []errorFix{
 	{criteria.ErrInvalid, "bad_criteria", "correct what is named above and call again: criteria need a text, unique ids and exactly one must (1 to 12 written by you, 3 to 8 generated); kind is code, writing, analysis, plan or other."},
 	{coordination.ErrBadSettings, "bad_settings", "correct the setting named above and call again (the tool's input schema lists the allowed values)."},
 	{keys.ErrMissingKey, "missing_key", "provide the key named above to the server: export it in the environment the server starts in, or write it as NAME=value in .env in the server's working directory or in ~/.env; for an MCP client, put it in the env entry of this server in the client's config (\"env\": {\"NAME\": \"…\"} beside \"command\"), then restart the server. Or name models whose keys are set (list_backends shows them)."},
+	{providers.ErrModelNotFound, "model_not_found", "name a model the provider lists: the closest names are above (a typo is the usual cause); nothing was run or paid for."},
+	{coordination.ErrKeyRefused, "key_refused", "the key named above is set but the provider refused it (mistyped, revoked or for another project): set a valid one where it is set now (the environment, .env or ~/.env of the server, or the env entry of this server in the MCP client's config), or name models of other providers."},
 	{coordination.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
 	{providers.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
 	{coordination.ErrBadInput, "bad_input", "correct the argument named above and call again."},

@@ -159,3 +159,36 @@ func TestAFailingProviderIsDroppedAndTheOthersAgree(t *testing.T) {
 	}
 	assertNoKeys(t, state, out, errs, string(status))
 }
+
+func TestATypoedModelIsNamedBeforeAnyStepWithTheClosestNames(t *testing.T) {
+	script := fake.NewScript()
+	out, errs, code, state := runAgainstFakes(t, script, "--models", "openai/gpt-5-mni,claude/claude-haiku-4-5", "What is 6 * 7?")
+	if code != exitBadInput || !strings.Contains(errs, `openai has no model "gpt-5-mni"`) || !strings.Contains(errs, "did you mean openai/gpt-5-mini") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if n := len(script.Calls()); n != 0 {
+		t.Errorf("%d model calls were paid for", n)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "sessions")); len(entries) != 0 {
+		t.Errorf("a refused team left %d sessions", len(entries))
+	}
+	assertNoKeys(t, state, out, errs)
+}
+
+func TestARefusedKeyLeavesItsAgentOutAndTheResultSaysSo(t *testing.T) {
+	script := fake.NewScript()
+	script.FailModels(fake.ListGemini, fake.Reply{Kind: fake.ReplyStatus, Status: 400, ErrorType: "api_key_invalid"})
+	out, errs, code, state := runAgainstFakes(t, script, "--models", "openai/gpt-5-mini,claude/claude-haiku-4-5,gemini/gemini-2.5-flash", "--seed", "1", "What is 6 * 7?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{"Warning: agent_c (gemini/gemini-2.5-flash) is left out", "Dropped: agent_c (gemini/gemini-2.5-flash) — auth:", "Winner:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "DEGRADED") {
+		t.Errorf("two agents answered; not degraded:\n%s", out)
+	}
+	assertNoKeys(t, state, out, errs)
+}

@@ -249,7 +249,7 @@ func servedService(f serveFlags, tenant string, allow *backends.AllowList) *coor
 	if tenant != mcp.DefaultTenant {
 		cfg.Tenant = tenant
 	}
-	opts.Open = cfg.Open
+	opts.Open, opts.CheckModels = cfg.Open, cfg.CheckModels
 	if f.memory {
 		return coordination.NewService(memstore.New(), opts)
 	}

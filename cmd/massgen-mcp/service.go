@@ -29,6 +29,7 @@ func newService(dir string, parallel int) *coordination.Service {
 	return coordination.NewService(filestore.New(abs), coordination.Options{
 		Open:        backends.Open,
 		DefaultTeam: backends.DefaultTeam,
+		CheckModels: backends.CheckModels,
 		Parallel:    parallel,
 		Logger:      logger,
 		StateDir:    abs,

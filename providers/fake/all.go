@@ -10,12 +10,17 @@ import (
 // NewAll serves every fake on one address, routing by the path each SDK
 // appends to its base URL: …/v1/messages to Anthropic, …:generateContent and
 // …:streamGenerateContent to Gemini, everything else (chat/completions,
-// responses) to OpenAI. Point every backend's base URL at it with BaseURLs.
+// responses) to OpenAI; a models list by the header or path only one SDK
+// sends. Point every backend's base URL at it with BaseURLs.
 func NewAll(s *Script) http.Handler {
 	openai, anthropic, gemini := NewOpenAI(s), NewAnthropic(s), NewGemini(s)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := strings.TrimSuffix(r.URL.Path, "/")
 		switch {
+		case isModelsList(r) && r.Header.Get("Anthropic-Version") != "":
+			anthropic.ServeHTTP(w, r) // Anthropic's list shares OpenAI's path; its SDK always sends its version
+		case isModelsList(r) && strings.HasSuffix(p, "/v1beta/models"):
+			gemini.ServeHTTP(w, r)
 		case strings.HasSuffix(p, "/v1/messages"):
 			anthropic.ServeHTTP(w, r)
 		case strings.Contains(p, ":generateContent") || strings.Contains(p, ":streamGenerateContent"):

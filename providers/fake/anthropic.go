@@ -77,6 +77,10 @@ type anthropicTool struct {
 }
 
 func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isModelsList(r) {
+		s.listModels(w, r)
+		return
+	}
 	if !strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/v1/messages") {
 		s.fail(w, http.StatusNotFound, "not_found_error", "Not found: "+r.URL.Path, "", "")
 		return

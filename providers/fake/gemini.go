@@ -137,6 +137,10 @@ type (
 
 // ServeHTTP answers one generateContent or streamGenerateContent request.
 func (g *geminiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isModelsList(r) {
+		g.listModels(w, r)
+		return
+	}
 	model, method, ok := geminiRoute(r.URL.Path)
 	if r.Method != http.MethodPost || !ok {
 		geminiWriteError(w, geminiError{Code: http.StatusNotFound, Status: "NOT_FOUND",

@@ -22,6 +22,8 @@ func NewOpenAI(s *Script) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := strings.TrimSuffix(r.URL.Path, "/")
 		switch {
+		case isModelsList(r):
+			oaiListModels(w, r, s)
 		case strings.HasSuffix(p, "/chat/completions"):
 			chat.ServeHTTP(w, r)
 		case strings.HasSuffix(p, "/responses"):

@@ -91,6 +91,10 @@ type Script struct {
 	always  map[string]Reply
 	calls   []Call
 	Default func(c Call) Reply // used when a model's queue is empty; nil → DefaultReply
+
+	listed   map[string][]string // API → the models its list holds (models.go)
+	listFail map[string]Reply    // API → the error its models list answers with
+	listings int                 // models-list requests answered
 }
 
 // NewScript returns an empty script.
@@ -157,6 +161,9 @@ func DefaultReply(c Call) Reply {
 type ScriptFile struct {
 	Models map[string][]Reply `json:"models"`
 	Always map[string]Reply   `json:"always"`
+	// Listing replaces what an API's models list holds: {"openai": [ids…],
+	// "anthropic": […], "gemini": […]}.
+	Listing map[string][]string `json:"listing,omitempty"`
 }
 
 // Load adds a script file's replies to a script.
@@ -166,5 +173,8 @@ func (s *Script) Load(f ScriptFile) {
 	}
 	for m, r := range f.Always {
 		s.Always(m, r)
+	}
+	for api, ids := range f.Listing {
+		s.SetModels(api, ids...)
 	}
 }

@@ -36,7 +36,9 @@ func NewChatWith(ep providers.Endpoint, o Options) (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chatProvider{core: newCore(ep, o, base), svc: oai.NewChatCompletionService(opts...)}, nil
+	c := newCore(ep, o, base)
+	c.listing(ep, opts)
+	return &chatProvider{core: c, svc: oai.NewChatCompletionService(opts...)}, nil
 }
 
 // Step streams one completion and reports the workflow calls in it.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -48,7 +49,8 @@ type core struct {
 	keyVar  string // the variable holding the key; "" for keyless local servers
 	secret  string // the key, kept only to mask it out of messages
 	q       quirks
-	mode    atomic.Int32 // a toolMode; only ever moves towards modeText
+	mode    atomic.Int32      // a toolMode; only ever moves towards modeText
+	models  *oai.ModelService // GET {base}/models; nil where there is no such list (Azure)
 }
 
 func newCore(ep providers.Endpoint, o Options, base string) *core {

@@ -37,7 +37,9 @@ func NewResponsesWith(ep providers.Endpoint, o Options) (providers.Provider, err
 	if err != nil {
 		return nil, err
 	}
-	return &responsesProvider{core: newCore(ep, o, base), svc: responses.NewResponseService(opts...)}, nil
+	c := newCore(ep, o, base)
+	c.listing(ep, opts)
+	return &responsesProvider{core: c, svc: responses.NewResponseService(opts...)}, nil
 }
 
 // Step streams one response and reports the workflow calls in it.
