@@ -85,7 +85,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, err
 		}
-		set = criteria.Defaults(kind, count)
+		set = criteria.DefaultsFor(task, kind, count)
 		why := strings.TrimSpace(req.NoModel)
 		if why == "" {
 			why = "no model was named"

@@ -103,8 +103,13 @@ func Count(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
+	if p, ok := irregular[noun]; ok {
+		return fmt.Sprintf("%d %s", n, p)
+	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+var irregular = map[string]string{"criterion": "criteria"}
 
 func anyDropped(st *State) bool {
 	for _, a := range st.Agents {

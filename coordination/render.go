@@ -29,7 +29,7 @@ func (v *StatusView) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| agent | label | model | status | steps | answers | latest | vote | next |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| agent | model | label | status | steps | answers | latest | vote | next |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, a := range v.Agents {
 		vote := "—"
 		if a.Vote != nil {
@@ -51,7 +51,7 @@ func (v *StatusView) Markdown() string {
 		if latest == "" {
 			latest = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s | %s |\n", a.ID, a.Label, a.Model, a.Status, a.Steps, a.Answers, latest, vote, next)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s | %s |\n", a.ID, a.Model, a.Label, a.Status, a.Steps, a.Answers, latest, vote, next)
 	}
 	b.WriteString("\n")
 	b.WriteString(consensusLine(r))
@@ -63,7 +63,7 @@ func (v *StatusView) Markdown() string {
 	}
 	for _, a := range v.Agents {
 		if a.Preview != "" {
-			fmt.Fprintf(&b, "\n**%s** (%s):\n> %s\n", a.LatestLabel, a.ID, strings.ReplaceAll(a.Preview, "\n", "\n> "))
+			fmt.Fprintf(&b, "\n**%s** %s:\n> %s\n", who(a.ID, a.Model), bracket(a.LatestLabel), strings.ReplaceAll(a.Preview, "\n", "\n> "))
 		}
 		if a.LastError != "" {
 			fmt.Fprintf(&b, "\n%s last failed: %s\n", a.ID, a.LastError)
@@ -115,7 +115,7 @@ func (r *TeamResult) Summary() string {
 		if r.Tie {
 			tie = ", tie drawn by seed"
 		}
-		fmt.Fprintf(&b, "Winner: %s (%s, %s) — chosen by %s, stopped by %s%s\n", r.Winner.Label, r.Winner.AgentID, r.Winner.Model, deref(r.HowChosen), deref(r.StopReason), tie)
+		fmt.Fprintf(&b, "Winner: %s %s — chosen by %s, stopped by %s%s\n", who(r.Winner.AgentID, r.Winner.Model), bracket(r.Winner.Label), deref(r.HowChosen), deref(r.StopReason), tie)
 	case r.Status == StatusFailed:
 		fmt.Fprintf(&b, "No answer: the session failed (%s)\n", deref(r.StopReason))
 	default:
@@ -128,7 +128,7 @@ func (r *TeamResult) Summary() string {
 			if v.Stale {
 				state = "stale"
 			}
-			fmt.Fprintf(&b, "  %s → %s (%s) %s: %s\n", v.Voter, v.TargetLabel, v.Target, state, oneLine(v.Reason, 120))
+			fmt.Fprintf(&b, "  %s → %s %s %s: %s\n", who(v.Voter, r.modelOf(v.Voter)), v.Target, bracket(v.TargetLabel), state, oneLine(v.Reason, 120))
 		}
 	}
 	cost := "unknown"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -316,7 +317,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			r.publish(svc.progress(s, st, "finished", "", finishedMessage(res)))
 			return res, nil
 		case StatusDecided:
-			r.publish(svc.progress(s, st, "decided", "", fmt.Sprintf("%s wins; writing the final answer (%s)", res.Winner.Label, s.Rules.Final)))
+			r.publish(svc.progress(s, st, "decided", "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), s.Rules.Final)))
 			return svc.writeFinal(ctx, s, "")
 		case StatusCancelled:
 			r.publish(svc.progress(s, st, "cancelled", "", "session cancelled"))
@@ -537,7 +538,7 @@ func finishedMessage(res *TeamResult) string {
 	if res.Winner == nil {
 		return fmt.Sprintf("session %s (%s): no answer", res.Status, deref(res.StopReason))
 	}
-	return fmt.Sprintf("%s wins (%s, %s)", res.Winner.Label, deref(res.HowChosen), deref(res.StopReason))
+	return fmt.Sprintf("%s %s wins (%s, %s)", who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), deref(res.HowChosen), deref(res.StopReason))
 }
 
 // progress builds a progress message from a state.
@@ -546,8 +547,8 @@ func (svc *Service) progress(s *Session, st *State, kind, agent, msg string) Pro
 	return Progress{SessionID: s.ID, Kind: kind, Agent: agent, Message: msg, Steps: st.Steps, Standing: t.Voters, Live: t.Live, Time: svc.now()}
 }
 
-// stepProgress describes a landed step, e.g. "agent_b voted for agent1.2 — 2
-// of 3 standing votes".
+// stepProgress describes a landed step, e.g. "agent_b (gpt-5.4) voted for
+// agent_a [agent1.2] — 1 of 3 votes for [agent1.2]" (names.go).
 func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResult) Progress {
 	if res.Result == nil && res.Consensus.Tally == nil && res.state != nil {
 		res.Consensus = consensusView(s, res.state) // a loop's step leaves it to whoever listens
@@ -561,18 +562,29 @@ func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResul
 		live = len(res.Result.Agents)
 	}
 	var msg string
+	me := who(res.AgentID, s.modelOf(res.AgentID))
 	switch res.Action {
 	case "new_answer":
-		msg = fmt.Sprintf("%s answered %s", res.AgentID, res.Label)
+		msg = fmt.Sprintf("%s answered %s", me, bracket(res.Label))
 	case "vote":
-		msg = fmt.Sprintf("%s voted for %s", res.AgentID, res.TargetLabel)
+		target, n := "", 0
+		if res.state != nil {
+			target, n = votesFor(res.state, res.AgentID)
+		}
+		msg = fmt.Sprintf("%s voted for %s", me, strings.TrimSpace(target+" "+bracket(res.TargetLabel)))
 		if res.Stale {
 			msg += " (stale)"
+		} else if target != "" {
+			msg += fmt.Sprintf(" — %d of %d votes for %s", n, live, bracket(res.TargetLabel))
 		}
 	default:
-		msg = fmt.Sprintf("%s failed (%s)", res.AgentID, res.ErrorClass)
+		msg = fmt.Sprintf("%s failed (%s)", me, res.ErrorClass)
+		if res.state != nil {
+			if a := res.state.Agent(res.AgentID); a != nil && a.Dropped {
+				msg += " and is dropped"
+			}
+		}
 	}
-	msg += fmt.Sprintf(" — %d of %d standing votes", standing, live)
 	return Progress{SessionID: s.ID, Kind: kindOfAction(res.Action), Agent: res.AgentID, Message: msg, Standing: standing, Live: live, Time: svc.now()}
 }
 

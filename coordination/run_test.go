@@ -3,7 +3,9 @@ package coordination_test
 import (
 	"context"
 	"fmt"
-	"strings"
+	"regexp"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -297,10 +299,11 @@ func TestSessionTimerEndsAStepDrivenSessionPastItsTimeout(t *testing.T) {
 	}
 }
 
-// TestRunProgressCountsStandingVotes: a run's steps leave the tally to
-// whoever listens, and a listener still gets it: every vote's progress
-// counts the standing votes, its own among them.
-func TestRunProgressCountsStandingVotes(t *testing.T) {
+// TestRunProgressCountsVotesAsTheyLanded: a run's steps leave the tally to
+// whoever listens, and a listener still gets it right: each vote's line
+// counts the votes for its target that had landed by then, so votes for one
+// target say 1, 2, 3 of 3 — never "2" for the first.
+func TestRunProgressCountsVotesAsTheyLanded(t *testing.T) {
 	models, scripts, provs := scriptedTeam(t, 3)
 	for _, sc := range scripts {
 		sc.replies = []any{answer("Answer: 4")}
@@ -308,12 +311,15 @@ func TestRunProgressCountsStandingVotes(t *testing.T) {
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
 	var mu sync.Mutex
-	var votes []coordination.Progress
+	var votes, answers []coordination.Progress
 	if _, err := h.svc.Run(context.Background(), s.ID, func(p coordination.Progress) {
-		if p.Kind == "vote" {
-			mu.Lock()
+		mu.Lock()
+		defer mu.Unlock()
+		switch p.Kind {
+		case "vote":
 			votes = append(votes, p)
-			mu.Unlock()
+		case "answer":
+			answers = append(answers, p)
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -323,11 +329,27 @@ func TestRunProgressCountsStandingVotes(t *testing.T) {
 	if len(votes) == 0 {
 		t.Fatal("no vote progress")
 	}
-	// Votes land concurrently, so a progress may count a vote that landed
-	// just after its own; each counts at least itself.
+	line := regexp.MustCompile(`^(agent_[a-c]) \(sim:seed=10[0-2]\) voted for (agent_[a-c]) \[(agent[1-3]\.1)\] — ([1-3]) of 3 votes for \[(agent[1-3]\.1)\]$`)
+	counts := map[string][]int{}
 	for _, p := range votes {
-		if p.Standing < 1 || p.Live != 3 || !strings.Contains(p.Message, fmt.Sprintf("%d of 3 standing votes", p.Standing)) {
+		m := line.FindStringSubmatch(p.Message)
+		if m == nil || m[3] != m[5] || p.Live != 3 {
 			t.Fatalf("a vote's progress: %+v", p)
+		}
+		n, _ := strconv.Atoi(m[4])
+		counts[m[3]] = append(counts[m[3]], n)
+	}
+	for label, ns := range counts {
+		slices.Sort(ns)
+		for i, n := range ns {
+			if n != i+1 {
+				t.Errorf("votes for %s counted %v; want 1..%d", label, ns, len(ns))
+			}
+		}
+	}
+	for _, p := range answers {
+		if !regexp.MustCompile(`^agent_[a-c] \(sim:seed=10[0-2]\) answered \[agent[1-3]\.1\]$`).MatchString(p.Message) {
+			t.Errorf("an answer's progress: %q", p.Message)
 		}
 	}
 }

@@ -395,7 +395,8 @@ func complete(l *Ledger) bool {
 		for i := range entries {
 			e := &entries[i]
 			if e.Agent != id || (i > 0 && e.Step < entries[i-1].Step) ||
-				(e.Kind == KindAnswer && (e.AnswerNum == 0 || e.Label == "")) {
+				(e.Kind == KindAnswer && (e.AnswerNum == 0 || e.Label == "")) ||
+				(e.Kind == KindVote && e.TargetLabel == "" && e.Target != "") {
 				return false
 			}
 		}
@@ -444,6 +445,33 @@ func completeLedger(s *Session, l *Ledger) {
 			}
 		}
 	}
+	// MassGen's vote.json names the target but not the label the voter saw:
+	// it is the target's answer at the step the voter had seen.
+	for _, entries := range l.Agents {
+		for i := range entries {
+			if e := &entries[i]; e.Kind == KindVote && e.TargetLabel == "" && e.Target != "" {
+				e.TargetLabel = labelSeen(l.Agents[e.Target], e.SeenSteps[e.Target])
+			}
+		}
+	}
+}
+
+// labelSeen is the label of an agent's latest answer at or before a step;
+// with none (a vote that saw nothing of its target), its first answer's.
+func labelSeen(entries []Entry, step int) string {
+	label := ""
+	for _, e := range entries {
+		if e.Kind != KindAnswer {
+			continue
+		}
+		if label == "" || e.Step <= step {
+			label = e.Label
+		}
+		if e.Step >= step {
+			break
+		}
+	}
+	return label
 }
 
 func (svc *Service) event(ctx context.Context, id string, ev Event) {

@@ -136,3 +136,15 @@ func Defaults(kind string, count int) Set {
 	}
 	return Set{Items: items, Aspiration: b.aspiration, Source: SourceDefault, Kind: kind}
 }
+
+// DefaultsFor is Defaults for one task: what the task demands in so many
+// words ("with tests") joins the must, and the lesser item on the same
+// topic goes (demands.go).
+func DefaultsFor(task, kind string, count int) Set {
+	s := Defaults(kind, count)
+	s.Items = withDemands(s.Items, Demands(task), true)
+	for i := range s.Items {
+		s.Items[i].ID = fmt.Sprintf("E%d", i+1)
+	}
+	return s
+}

@@ -1,6 +1,7 @@
 package criteria_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/criteria"
@@ -57,5 +58,57 @@ func TestGuessKindFromTheTasksWords(t *testing.T) {
 		if got := criteria.GuessKind(task); got != want {
 			t.Errorf("GuessKind(%q) = %s, want %s", task, got, want)
 		}
+	}
+}
+
+func TestATaskThatAsksForCodeIsCodeWhateverItIsAbout(t *testing.T) {
+	for task, want := range map[string]string{
+		"Write a Python function that formats a blog post's front matter, with tests": criteria.KindCode,
+		"Write a Python function that validates an email address, with tests":         criteria.KindCode,
+		"Implement a CLI that drafts a newsletter from RSS feeds":                     criteria.KindCode,
+		"Write an email to the team about the new release":                            criteria.KindWriting,
+		"Write a blog post about why our function names changed":                      criteria.KindWriting,
+	} {
+		if got := criteria.GuessKind(task); got != want {
+			t.Errorf("GuessKind(%q) = %s, want %s", task, got, want)
+		}
+	}
+}
+
+func TestWhatTheTaskDemandsIsInTheMust(t *testing.T) {
+	task := "Write a Python function that merges two sorted lists, with tests"
+	s := criteria.DefaultsFor(task, criteria.GuessKind(task), 0)
+	if s.Kind != criteria.KindCode {
+		t.Fatalf("kind %s", s.Kind)
+	}
+	musts := 0
+	for _, it := range s.Items {
+		if it.Category == criteria.Must {
+			musts++
+			if !strings.Contains(it.Text, "tests the task asks for") || !strings.Contains(it.VerifyBy, "(tests)") {
+				t.Errorf("the must lacks the demanded tests: %+v", it)
+			}
+		} else if strings.Contains(it.Text, "tests") {
+			t.Errorf("tests are still rated %s: %s", it.Category, it.Text)
+		}
+	}
+	if musts != 1 || len(s.Items) != 4 || s.Items[3].ID != "E4" {
+		t.Errorf("items %+v", s.Items)
+	}
+	if err := criteria.Validate(s.Items, criteria.MinGenerated, criteria.MaxGenerated); err != nil {
+		t.Error(err)
+	}
+	// A task that does not ask for tests keeps them could.
+	plain := criteria.DefaultsFor("Write a Python function that merges two sorted lists", criteria.KindCode, 0)
+	if last := plain.Items[len(plain.Items)-1]; last.Category != criteria.Could || !strings.Contains(last.Text, "tests") {
+		t.Errorf("without a demand: %+v", last)
+	}
+	for _, task := range []string{"Fix the parser and add unit tests", "Refactor it; include tests", "a tested implementation", "write tests for it"} {
+		if ds := criteria.Demands(task); len(ds) != 1 || ds[0].Name != "tests" {
+			t.Errorf("Demands(%q) = %+v", task, ds)
+		}
+	}
+	if ds := criteria.Demands("What is the best test of a good essay?"); len(ds) != 0 {
+		t.Errorf("no demand: %+v", ds)
 	}
 }

@@ -45,7 +45,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		kind = GuessKind(task)
 	}
 	fallback := func(why string, usage *providers.Usage) Set {
-		s := Defaults(kind, count)
+		s := DefaultsFor(task, kind, count)
 		s.Model, s.Usage = req.Model, usage
 		s.Note = why + fmt.Sprintf("; these are the built-in criteria for %s tasks", kind)
 		return s
@@ -76,6 +76,8 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		}
 		items, aspiration, perr := reply(act, count)
 		if perr == nil {
+			// A model may still rate an explicit demand could: the must says it.
+			items = withDemands(items, Demands(task), false)
 			return Set{Items: items, Aspiration: aspiration, Source: SourceGenerated, Kind: kind, Model: req.Model, Usage: &total}, nil
 		}
 		problem = strings.TrimPrefix(perr.Error(), ErrInvalid.Error()+": ")
@@ -168,6 +170,13 @@ func generatePrompt(task, kind string, count int) string {
 	b.WriteString(task)
 	b.WriteString("\n</TASK>\n\n")
 	fmt.Fprintf(&b, "Write exactly %d evaluation criteria for answers to this task (it looks like a %s task).\n\n", count, kind)
+	if ds := Demands(task); len(ds) > 0 {
+		var names []string
+		for _, d := range ds {
+			names = append(names, d.Name)
+		}
+		fmt.Fprintf(&b, "The task explicitly asks for: %s. What a task asks for in so many words is not optional: put it in the must criterion.\n\n", strings.Join(names, ", "))
+	}
 	b.WriteString(`What good criteria are:
 - Specific to this task. A criterion that fits any task ("is accurate", "is well written") is wasted: name the concrete thing an expert would check here.
 - Aimed where model output is usually weakest on tasks like this one (shallow coverage, unchecked claims, ignored constraints, untested edge cases, generic phrasing), not where every answer passes.

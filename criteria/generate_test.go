@@ -215,3 +215,34 @@ func TestSimWritesValidCriteriaDeterministically(t *testing.T) {
 		t.Errorf("sim criteria must say they are simulated: %q", a.Items[0].Text)
 	}
 }
+
+func TestGeneratedCriteriaPutAnExplicitDemandInTheMust(t *testing.T) {
+	spec, _ := providers.ParseSpec("sim")
+	p, err := sim.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := "Write a Python function that merges two sorted lists, with tests"
+	set, err := criteria.Generate(context.Background(), recordingProvider{p}, criteria.GenerateRequest{Task: task, Model: "sim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Kind != criteria.KindCode || set.Items[0].Category != criteria.Must || !strings.Contains(set.Items[0].Text, "tests the task asks for") {
+		t.Errorf("set %+v", set)
+	}
+	if err := criteria.Validate(set.Items, 5, 5); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(lastPrompt, "explicitly asks for: tests") {
+		t.Errorf("the prompt does not pass the demand on:\n%s", lastPrompt)
+	}
+}
+
+var lastPrompt string
+
+type recordingProvider struct{ p providers.Provider }
+
+func (r recordingProvider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	lastPrompt = req.Prompt
+	return r.p.Step(ctx, req)
+}

@@ -106,12 +106,20 @@ var kindWords = []struct {
 	{KindWriting, regexp.MustCompile(`\b(write|rewrite|essay|blog|post|article|email|letter|story|poem|copy|draft|edit|tweet|speech|headline|cover letter|newsletter|press release|announcement|bio)\b`)},
 }
 
+// codeDeliverable matches a task whose deliverable is code: a verb of making
+// and, within a few words, a piece of a program.
+var codeDeliverable = regexp.MustCompile(`\b(write|implement|create|build|code|fix|add|make|refactor|port|rewrite|generate)\b(\s+\S+){0,5}?\s+(function|functions|method|class|script|program|module|package|library|cli|endpoint|handler|regex|query|parser|decorator|unit tests?|test suite)\b`)
+
 // GuessKind picks the kind of a task from its words when the caller names
-// none: the kind with the most matching words, ties going to the earlier of
+// none: code when the task asks for code to be made; else the kind with the
+// most matching words, ties going to the earlier of
 // code, plan, analysis, writing ("write a function" is code); no match is
 // other. A heuristic, so the kind is always reported and can be overridden.
 func GuessKind(task string) string {
 	t := strings.ToLower(task)
+	if codeDeliverable.MatchString(t) {
+		return KindCode // asks for code, whatever it is about ("a function that formats blog posts")
+	}
 	best, bestN := KindOther, 0
 	for _, kw := range kindWords {
 		if n := len(kw.words.FindAllStringIndex(t, -1)); n > bestN {

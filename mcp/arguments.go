@@ -66,6 +66,7 @@ func (a *argsSchema) check(req mcpgo.CallToolRequest) error {
 	if err != nil {
 		return fmt.Errorf("%w: the arguments of %s are not valid JSON: %w", errBadArguments, a.tool, err)
 	}
+	dropNullMembers(v) // null means absent (schema.go)
 	err = a.schema.Validate(v)
 	if err == nil {
 		return nil

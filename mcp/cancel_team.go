@@ -17,7 +17,7 @@ type cancelTeamArgs struct {
 func cancelTeamTool(e *env) server.ServerTool {
 	tool := mcpgo.NewTool("cancel_team",
 		mcpgo.WithDescription("Stop a team, cancelling its provider calls. Nothing is lost: the session is left cancelled and resumes with run_team{session_id} (or by stepping it again). Returns the team result as it stands."),
-		mcpgo.WithInputSchema[cancelTeamArgs](),
+		inputSchema[cancelTeamArgs](),
 		mcpgo.WithOutputSchema[coordination.TeamResult](),
 		annotations("Cancel a team", false, true, false),
 	)

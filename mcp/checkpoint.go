@@ -33,7 +33,7 @@ func checkpointTool(e *env) server.ServerTool {
 			"The team votes; the result is the winning verdict and plan, every reviewer's concerns, the votes and the session_id (team_status works on it). "+
 			"Follow a proceed plan step by step and make only its approved calls; on revise, change what the concerns say and checkpoint again; on refuse, do not do it. "+
 			"Blocks with progress until the verdict."),
-		mcpgo.WithInputSchema[checkpointArgs](),
+		inputSchema[checkpointArgs](),
 		mcpgo.WithOutputSchema[coordination.CheckpointResult](),
 		annotations("Review a risky step", false, false, true),
 	)

@@ -19,7 +19,7 @@ func finalizeTeamTool(e *env) server.ServerTool {
 	tool := mcpgo.NewTool("finalize_team",
 		mcpgo.WithDescription("End a team now: apply the consensus rule to the standing votes, or force a winner (most standing votes, then most current votes, then the first answer), and write the final answer with the given strategy. "+
 			"Also the way to finish a decided session (final present or synthesize). Returns the team result."),
-		mcpgo.WithInputSchema[finalizeTeamArgs](),
+		inputSchema[finalizeTeamArgs](),
 		mcpgo.WithOutputSchema[coordination.TeamResult](),
 		// Open world: present and synthesize call a model for the final answer.
 		annotations("Finalize a team", false, false, true),

@@ -58,7 +58,7 @@ func generateEvalCriteriaTool(e *env) server.ServerTool {
 			"A model writes them (model, or the first usable real backend); with none usable you get built-in defaults for the kind of task, marked source: default. "+
 			"Or pass criteria you wrote to have them validated, numbered and converted. With session_id they are attached to a session before its first step, so every agent sees them and votes by them. "+
 			"Returns them in our shape and in MassGen's --eval-criteria shape."),
-		mcpgo.WithInputSchema[generateCriteriaArgs](),
+		inputSchema[generateCriteriaArgs](),
 		mcpgo.WithOutputSchema[generateCriteriaResult](),
 		annotations("Generate evaluation criteria", false, false, true),
 	)

@@ -43,7 +43,7 @@ type defaultTeamView struct {
 func listBackendsTool(e *env) server.ServerTool {
 	tool := mcpgo.NewTool("list_backends",
 		mcpgo.WithDescription("Which model backends this server can use and why not (API key variables, local servers, CLIs on PATH; keys are never shown), an example spec for each, the default team, and the team files the operator offers (name one as team on run_team or start_team). sim is always usable, offline."),
-		mcpgo.WithInputSchema[listBackendsArgs](),
+		inputSchema[listBackendsArgs](),
 		mcpgo.WithOutputSchema[listBackendsResult](),
 		annotations("List backends", true, true, false),
 	)

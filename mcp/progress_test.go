@@ -167,7 +167,7 @@ func TestProgressCarriesHumanMessagesAndHeartbeats(t *testing.T) {
 		}
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{"answered agent", "voted for agent", "standing votes", "still working", "wins"} {
+	for _, want := range []string{"answered [agent", "voted for agent_", "votes for [agent", "still working", "wins"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no progress message mentions %q:\n%s", want, all)
 		}

@@ -25,7 +25,7 @@ func runTeamTool(e *env) server.ServerTool {
 			"Returns the team result: winner, final_answer, votes, every agent's latest answer, usage and cost. "+
 			"By default it blocks with progress for up to 50 s and then returns {session_id, status: running} while the run continues; follow it with team_status or wait with run_team{session_id, wait: true}. "+
 			"Teams with host agents are refused: use start_team and step."),
-		mcpgo.WithInputSchema[runTeamArgs](),
+		inputSchema[runTeamArgs](),
 		mcpgo.WithOutputSchema[coordination.TeamResult](),
 		annotations("Run a team", false, false, true),
 	)

@@ -37,7 +37,7 @@ func startTeamTool(e *env) server.ServerTool {
 		mcpgo.WithDescription("Create a team for you to drive one step at a time: returns {session_id, agents, next_agents, rules}. "+
 			"Then call step{session_id, agent_id} for agents in next_agents until a step says finished. "+
 			"An agent with model host is you: step returns its view, and you submit its answer or vote with step."),
-		mcpgo.WithInputSchema[startTeamArgs](),
+		inputSchema[startTeamArgs](),
 		mcpgo.WithOutputSchema[startTeamResult](),
 		annotations("Start a team to drive step by step", false, false, false),
 	)

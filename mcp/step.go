@@ -28,7 +28,7 @@ func stepTool(e *env) server.ServerTool {
 		mcpgo.WithDescription("One step of one agent of a start_team session. For a model agent the server calls its model, which answers or votes. "+
 			"For a host agent (you), step without an action returns its view (prompt, actions, vote_enum, seen_steps); step with action new_answer + content, or vote + target + reason, and the view's seen_steps submits it. "+
 			"Returns what happened, the consensus so far, next_agents, and the team result once the session has finished."),
-		mcpgo.WithInputSchema[stepArgs](),
+		inputSchema[stepArgs](),
 		mcpgo.WithOutputSchema[coordination.StepResult](),
 		annotations("Step one agent", false, false, true),
 	)

@@ -21,7 +21,7 @@ func teamStatusTool(e *env) server.ServerTool {
 	tool := mcpgo.NewTool("team_status",
 		mcpgo.WithDescription("Where a team stands: each agent's state, answer previews, votes and whether they are stale, consensus, next agents, the timeline, tokens and cost, and the result once finished. "+
 			"Cheap; poll it while run_team works in the background."),
-		mcpgo.WithInputSchema[teamStatusArgs](),
+		inputSchema[teamStatusArgs](),
 		mcpgo.WithOutputSchema[coordination.StatusView](),
 		annotations("Team status", true, true, false),
 	)

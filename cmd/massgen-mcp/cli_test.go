@@ -37,7 +37,7 @@ func TestRunDemoEndsWith391(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"answered agent", "voted for agent", "Winner: agent", "Final answer:", "Answer: 391", "Tokens:", "cost $", "Session: " + dir, "Stop reason:"} {
+	for _, want := range []string{"(sim/strong) answered [agent", "(sim) voted for agent_", "votes for [agent", "Winner: agent_", "Final answer:", "Answer: 391", "Tokens:", "cost $", "Session: " + dir, "Stop reason:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -270,5 +270,83 @@ func TestOneOfAnythingIsSingular(t *testing.T) {
 	}
 	if !strings.Contains(out, "; 1 step;") || strings.Contains(out, " 1 steps") {
 		t.Errorf("a one-step run:\n%s", out)
+	}
+}
+
+func TestStatusOfAMassGenWrittenSessionShowsItsVotes(t *testing.T) {
+	out, code := cli(t, "status", filepath.Join("..", "..", "testdata", "massgen_session"))
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{
+		"| agent_a | massgen | agent1 | voted | 3 | 1 | agent1.1 | agent2.2 |",
+		"| agent_c | massgen | agent3 | answered | 2 | 1 | agent3.1 | agent1.1 (stale) |",
+		"agent_a (massgen) → agent_b [agent2.2] standing:",
+		"agent_c (massgen) → agent_a [agent1.1] stale:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "→  (") || strings.Contains(out, "[]") {
+		t.Errorf("a vote without its label:\n%s", out)
+	}
+}
+
+// sessionOf reads back the session a --json run created.
+func sessionOf(t *testing.T, dir, out string) *coordination.StatusView {
+	t.Helper()
+	var res coordination.TeamResult
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	v, err := newService(dir, 1).Status(context.Background(), res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestRunCriteriaAutoAndFromAFile(t *testing.T) {
+	isolateBackends(t, "")
+	dir := t.TempDir()
+	task := "Write a Python function that merges two sorted lists, with tests"
+	out, code := cli(t, "run", "--state-dir", dir, "--criteria", "auto", "--models", "sim/strong,sim/strong", "--seed", "1", task)
+	if code != 0 || !strings.Contains(out, "Criteria: 4 criteria, code task, the built-in ones") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	out, _ = cli(t, "run", "--json", "--state-dir", dir, "--criteria", "auto", "--models", "sim/strong,sim/strong", "--seed", "1", task)
+	v := sessionOf(t, dir, out)
+	if len(v.Criteria) != 4 || v.Criteria[0].Category != "must" || !strings.Contains(v.Criteria[0].Text, "tests the task asks for") {
+		t.Fatalf("criteria %+v", v.Criteria)
+	}
+
+	file := filepath.Join(dir, "mine.json")
+	os.WriteFile(file, []byte(`[{"text":"Merges in linear time","category":"must"},{"text":"Has tests"}]`), 0o644)
+	out, _ = cli(t, "run", "--json", "--state-dir", dir, "--criteria", file, "--models", "sim/strong,sim/strong", "--seed", "1", task)
+	if v := sessionOf(t, dir, out); len(v.Criteria) != 2 || v.Criteria[0].ID != "E1" || v.Criteria[1].Category != "should" {
+		t.Fatalf("criteria from a file %+v", v.Criteria)
+	}
+	os.WriteFile(file, []byte(`[{"text":"a"},{"text":"b","category":"must"},{"text":"c","category":"must"}]`), 0o644)
+	if out, code := cli(t, "run", "--state-dir", dir, "--criteria", file, "--models", "sim,sim", task); code != exitBadInput || !strings.Contains(out, "keep exactly one must") {
+		t.Fatalf("bad criteria file: exit %d: %s", code, out)
+	}
+}
+
+func TestTeamFileCarriesEvalCriteriaAndStrict(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "team.yaml")
+	os.WriteFile(cfg, []byte("agents:\n  - model: sim/strong\n  - model: sim/strong\nrules:\n  strict: true\neval_criteria:\n  - text: Gives 391\n    category: must\n    verify_by: multiply\n  - text: Shows the working\n"), 0o644)
+	out, code := cli(t, "run", "--json", "--state-dir", dir, "--config", cfg, "--seed", "1", "What is 17 * 23?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	v := sessionOf(t, dir, out)
+	if len(v.Criteria) != 2 || v.Criteria[0].Text != "Gives 391" || v.Criteria[0].VerifyBy != "multiply" || !v.Rules.Strict {
+		t.Fatalf("criteria %+v rules %+v", v.Criteria, v.Rules)
+	}
+	os.WriteFile(cfg, []byte("agents: [{model: sim}, {model: sim}]\neval_criteria: [{text: a, category: must}, {text: b, category: must}]\n"), 0o644)
+	if out, code := cli(t, "run", "--state-dir", dir, "--config", cfg, "x"); code != exitBadInput || !strings.Contains(out, "eval_criteria") {
+		t.Fatalf("two musts: exit %d: %s", code, out)
 	}
 }

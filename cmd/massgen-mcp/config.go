@@ -9,6 +9,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/teamfile"
+	"github.com/massgen-go/massgen-mcp/criteria"
 )
 
 // loadTeamFile reads a team file (ours or MassGen's YAML) for run --config
@@ -142,4 +143,5 @@ func teamFromFile(spec *coordination.TeamSpec, t *teamfile.Team) {
 	spec.Rules = t.Rules
 	spec.Context = append(spec.Context, t.Context...)
 	spec.Contexts = append(spec.Contexts, t.Dirs...)
+	spec.Criteria = append([]criteria.Item(nil), t.Criteria...)
 }

@@ -36,6 +36,7 @@ type runFlags struct {
 	strictTeam bool // --strict
 	taskFile   string
 	contexts   []string
+	criteria   string
 }
 
 func runCommand() *cobra.Command {
@@ -72,6 +73,7 @@ func runCommand() *cobra.Command {
 	fl.BoolVar(&f.json, "json", false, "print the team result as JSON")
 	fl.StringVar(&f.resume, "resume", "", "continue a cancelled or interrupted session by id")
 	fl.StringVar(&f.sessionID, "session-id", "", "id for the new session (default generated)")
+	fl.StringVar(&f.criteria, "criteria", "", "evaluation criteria every agent sees and votes by: auto (written for the task by the first usable model, else the built-in ones for its kind) or a JSON file of your own")
 	fl.StringVar(&f.taskFile, "task-file", "", "read the task from this file (- for standard input)")
 	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")
 	fl.StringArrayVar(&f.contexts, "context-path", nil, "a project directory every agent reads, DIR or DIR:write (each workspace starts from it and the winner's changes are applied back); repeatable")
@@ -86,6 +88,16 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		spec, err := teamSpec(cmd, f, args)
 		if err != nil {
 			return err
+		}
+		if f.criteria != "" {
+			set, err := teamCriteria(ctx, cmd, svc, f.criteria, spec.Task)
+			if err != nil {
+				return err
+			}
+			spec.Criteria = set.Items
+			if !f.json {
+				fmt.Fprintf(out, "Criteria: %s, %s task%s\n", coordination.Count(len(set.Items), "criterion"), set.Kind, criteriaSource(set))
+			}
 		}
 		s, err := svc.Create(ctx, spec)
 		if err != nil {

@@ -34,6 +34,13 @@ func echoingProvider(echoed *atomic.Int32) http.Handler {
 		if strings.Contains(r.Header.Get("Authorization"), "planted") {
 			echoed.Add(1)
 		}
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+			// The pre-flight's models list passes, so the steps meet the
+			// echoing errors.
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"grok-4","object":"model","created":0,"owned_by":"echo"},{"id":"gpt-5-mini","object":"model","created":0,"owned_by":"echo"}]}`)
+			return
+		}
 		var b strings.Builder
 		for k, vs := range r.Header {
 			fmt.Fprintf(&b, "%s=%s; ", k, strings.Join(vs, ","))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // maxTaskBytes bounds a task read from a file or standard input: a task is
@@ -54,4 +57,41 @@ func readTaskFrom(cmd *cobra.Command, file string) (string, error) {
 		return "", fmt.Errorf("%w: %s holds no task; write what the team should do", coordination.ErrBadInput, where)
 	}
 	return task, nil
+}
+
+// teamCriteria makes run --criteria's set: "auto" asks the first usable real
+// model (as the criteria command does), falling back to the built-in
+// criteria for the task's kind; anything else is a file of criteria written
+// by hand, validated and numbered.
+func teamCriteria(ctx context.Context, cmd *cobra.Command, svc *coordination.Service, from, task string) (criteria.Set, error) {
+	req := coordination.CriteriaRequest{Task: task}
+	if from == "auto" {
+		if model, err := backends.FirstModel(ctx); err != nil {
+			req.NoModel = err.Error()
+		} else {
+			req.Model = model
+		}
+	} else {
+		data, err := readFrom(cmd.InOrStdin(), from)
+		if err != nil {
+			return criteria.Set{}, err
+		}
+		req.Provided = data
+	}
+	set, err := svc.Criteria(ctx, req)
+	if err != nil {
+		return criteria.Set{}, fmt.Errorf("--criteria %s: %w", from, err)
+	}
+	return set, nil
+}
+
+// criteriaSource says where a set came from, for the line run prints.
+func criteriaSource(set criteria.Set) string {
+	switch {
+	case set.Source == criteria.SourceGenerated && set.Model != "":
+		return ", written by " + set.Model
+	case set.Source == criteria.SourceDefault:
+		return ", the built-in ones (no usable model wrote them; massgen-mcp backends says why)"
+	}
+	return ", yours"
 }

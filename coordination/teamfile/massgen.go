@@ -353,7 +353,7 @@ func (p *parser) contextPaths(n *yaml.Node, where string) {
 
 var ruleKeys = []string{"consensus", "max_rounds", "max_answers_per_agent", "timeout_seconds", "step_timeout_seconds",
 	"cost_budget_usd", "token_budget", "max_agent_failures", "final", "answer_format", "early_stop", "labels",
-	"rotate_own_last", "blind_first", "peer_answer_token_cap"}
+	"rotate_own_last", "blind_first", "peer_answer_token_cap", "strict"}
 
 // rules reads our format's rules mapping (the keys of DESIGN.md §2).
 func (p *parser) rules(n *yaml.Node) {
@@ -405,6 +405,8 @@ func (p *parser) rules(n *yaml.Node) {
 			r.BlindFirst = &b
 		case "peer_answer_token_cap":
 			r.PeerAnswerTokenCap = p.positiveInt(v, full)
+		case "strict":
+			r.Strict = p.bool(v, full)
 		default:
 			if s := closest(key, ruleKeys); s != "" {
 				p.errf(k, "unknown rule %s; did you mean %s?", full, s)

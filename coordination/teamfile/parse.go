@@ -94,7 +94,7 @@ func (p *parser) parse(data []byte) *Team {
 		if p.massgen {
 			p.team.Ignored = append(p.team.Ignored, Note{Key: u.key, Line: u.line, Effect: "done nothing massgen-mcp knows of (not a " + u.where + " key it reads)"})
 		} else {
-			p.errs = append(p.errs, fmt.Sprintf("line %d: unknown key %s; %s", u.line, u.key, "a massgen-mcp team file has agents, rules and context (or write MassGen's own config)"))
+			p.errs = append(p.errs, fmt.Sprintf("line %d: unknown key %s; %s", u.line, u.key, "a massgen-mcp team file has agents, rules, context and eval_criteria (or write MassGen's own config)"))
 		}
 	}
 	if len(p.team.Agents) == 0 && len(p.errs) == 0 {
@@ -169,7 +169,7 @@ func (p *parser) unknownOr(where, key string, k *yaml.Node, known []string) {
 	p.unknown = append(p.unknown, unknownKey{key: full, where: label, line: k.Line})
 }
 
-var topKeys = []string{"agents", "agent", "rules", "context", "orchestrator", "timeout_settings", "ui", "logging", "memory", "hooks", "global_hooks", "session_storage", "subagents"}
+var topKeys = []string{"agents", "agent", "rules", "context", "eval_criteria", "orchestrator", "timeout_settings", "ui", "logging", "memory", "hooks", "global_hooks", "session_storage", "subagents"}
 
 // massgenTop are MassGen's top-level keys we do not read, with what they do.
 var massgenTop = map[string]string{
@@ -202,6 +202,8 @@ func (p *parser) top(root *yaml.Node) {
 			p.rules(v)
 		case "context":
 			p.context(v)
+		case "eval_criteria":
+			p.evalCriteria(v)
 		case "orchestrator":
 			p.massgen = true
 			p.orchestrator(v)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/criteria"
 )
 
 // Formats a team file can be written in.
@@ -43,6 +44,9 @@ type Team struct {
 	// Dirs are the context paths that name directories, after Load: the
 	// project directories the team works on (coordination/workspace).
 	Dirs []workspace.Context
+	// Criteria are eval_criteria, validated and numbered: attached to the
+	// session before its first step.
+	Criteria []criteria.Item
 	// Ignored lists the keys the file sets that massgen-mcp accepts but does
 	// not honour, each with what it would have done.
 	Ignored []Note

@@ -43,7 +43,13 @@ function checkToolsList(r, what, t) {
   const names = env.result.tools.map((x) => x.name);
   for (const want of TOOLS) assert.ok(names.includes(want), `${what}: tools/list lacks ${want}`);
   const findings = env.schemaFindings ?? [];
-  t.diagnostic(`${what}: ${names.length} tools, ${findings.length} schema finding(s) (none error-severity)`);
+  // Input schemas are what a client's model fills in, and Gemini's schema
+  // dialect refuses type unions: not one finding there. Output schemas keep
+  // their honest nulls (a winner is null while a team runs).
+  const inputFindings = findings.flatMap((tool) => (tool.findings ?? []).filter((f) => f.schema === "inputSchema").map((f) => `${tool.toolName}: ${f.severity} ${f.rule} ${f.path}`));
+  assert.deepEqual(inputFindings, [], `${what}: the Inspector flags ${inputFindings.length} input schema(s)`);
+  const count = findings.reduce((n, tool) => n + (tool.findings ?? []).length, 0);
+  t.diagnostic(`${what}: ${names.length} tools, ${count} schema finding(s), none in an input schema, none error-severity`);
   for (const tool of findings) {
     const list = (tool.findings ?? []).map((f) => `${f.severity} ${f.rule} ${f.schema}.${f.path}`);
     t.diagnostic(`  ${tool.toolName}: ${list.join("; ")}`);

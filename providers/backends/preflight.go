@@ -84,8 +84,10 @@ func (c Config) lister(env *keys.Env, spec providers.Spec) (providers.ModelListe
 	if !ok {
 		return nil, "", false
 	}
-	if spec.BaseURL != "" && c.ClientURLs != nil && c.checkClientURL(env, info, spec.BaseURL) != nil {
-		return nil, "", false // Open refuses it
+	if spec.BaseURL != "" && c.ClientURLs != nil {
+		// A base URL an MCP client named: Open decides whether it may be
+		// called and with which key; the pre-flight never calls it.
+		return nil, "", false
 	}
 	res, err := env.Resolve(info, spec.BaseURL)
 	if err != nil {

@@ -1,0 +1,73 @@
+package coordination
+
+import (
+	"fmt"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// What people read names an agent one way everywhere: its id and model,
+// then the anonymous label its answer had, in brackets — "agent_c
+// (gemini-2.5-flash) answered [agent2.1]". Ids and models are stable across
+// runs; labels are drawn per session, so they only ever follow.
+
+// shortModel is how a model reads beside an agent id: the model name
+// without its backend ("gemini-2.5-flash"), whole for the sim and the host,
+// whose names say little alone ("sim/strong").
+func shortModel(spec string) string {
+	sp, err := providers.ParseSpec(spec)
+	if err != nil || sp.Model == "" || sp.Backend == "sim" || sp.Backend == "host" {
+		return spec
+	}
+	return sp.Model
+}
+
+// who is "agent_c (gemini-2.5-flash)".
+func who(id, model string) string {
+	if model == "" {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", id, shortModel(model))
+}
+
+// bracket is "[agent2.1]", or "" for no label.
+func bracket(label string) string {
+	if label == "" {
+		return ""
+	}
+	return "[" + label + "]"
+}
+
+// modelOfAgent finds an agent's model in a result.
+func (r *TeamResult) modelOf(id string) string {
+	for _, a := range r.Agents {
+		if a.AgentID == id {
+			return a.Model
+		}
+	}
+	for _, d := range r.Dropped {
+		if d.AgentID == id {
+			return d.Model
+		}
+	}
+	return ""
+}
+
+// votesFor finds the agent a voter's latest vote is for and counts the
+// standing votes for it that had landed by the time that vote did: steps
+// land concurrently, so the state a landing derives may already hold a vote
+// that landed just after it, and a line that says "2 of 3" for the first
+// vote would be wrong.
+func votesFor(st *State, voter string) (target string, n int) {
+	me := st.Agent(voter)
+	if me == nil || me.LatestVote == nil {
+		return "", 0
+	}
+	v := me.LatestVote
+	for _, a := range st.Agents {
+		if sv := a.StandingVote; sv != nil && !a.Dropped && sv.Target == v.Target && !sv.Time.After(v.Time) {
+			n++
+		}
+	}
+	return v.Target, n
+}
