@@ -163,8 +163,6 @@ func TestAnswerFilesAreRefusedWithTheReason(t *testing.T) {
 func TestVoteStepRollsTheWorkspaceBack(t *testing.T) {
 	models, scripts, provs := scriptedTeam(t, 2)
 	h, _ := fileHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
-	live := func(id string) string { return filepath.Join(h.svc.Store().Dir(s.ID), "agents", id, "workspace") }
 	scripts[0].replies = []any{answerFiles("a1", file("site.html", "v1"))}
 	scripts[1].replies = []any{answerFiles("b1", file("b.txt", "b"))}
 	// agent_a's second step scribbles in its workspace (as a tool loop
@@ -177,7 +175,9 @@ func TestVoteStepRollsTheWorkspaceBack(t *testing.T) {
 		os.WriteFile(filepath.Join(req.Workspace, "stray.txt"), []byte("x"), 0o644)
 		return act(providers.VoteCall(req.VoteEnum[0], "best")), providers.Free(), nil
 	})
+	s := h.create(coordination.TeamSpec{Models: models})
 	h.run(s.ID)
+	live := func(id string) string { return filepath.Join(h.svc.Store().Dir(s.ID), "agents", id, "workspace") }
 	got, err := os.ReadFile(filepath.Join(live("agent_a"), "site.html"))
 	if err != nil || string(got) != "v1" {
 		t.Fatalf("site.html after the vote step = %q, %v; want the answer's v1", got, err)
@@ -186,3 +186,67 @@ func TestVoteStepRollsTheWorkspaceBack(t *testing.T) {
 		t.Fatal("a vote step's new file survived")
 	}
 }
+
+func TestPathsInAnswersNameTheSnapshotForUsersAndPeersAnonymously(t *testing.T) {
+	models, scripts, provs := scriptedTeam(t, 2)
+	h, _ := fileHarness(t, provs)
+	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.StepNumber == 1 {
+			return answerFiles("Open "+filepath.Join(req.Workspace, "index.html")+" to see it.", file("index.html", "<p>hi</p>")), providers.Free(), nil
+		}
+		return scripts[0].Step(ctx, req)
+	})
+	s := h.create(coordination.TeamSpec{Models: models})
+	scripts[1].replies = []any{answerFiles("b", file("b.txt", "b"))}
+	h.run(s.ID)
+	dir := h.svc.Store().Dir(s.ID)
+	l, _ := h.svc.Store().Ledger(context.Background(), s.ID)
+	first := l.Agents["agent_a"][0]
+	want := filepath.Join(dir, "agents", "agent_a", "001", "workspace", "index.html")
+	if !strings.Contains(first.Content, want) {
+		t.Fatalf("the answer's path does not name its snapshot: %q", first.Content)
+	}
+	peer := "peers/" + anon(s, "agent_a") + "/index.html"
+	seen := false
+	for _, req := range scripts[1].requests() {
+		for _, sh := range req.Shown {
+			if sh.Agent == anon(s, "agent_a") {
+				seen = true
+				if !strings.Contains(sh.Content, peer) || strings.Contains(sh.Content, "agent_a") {
+					t.Fatalf("a peer reads %q; want %s and no agent id", sh.Content, peer)
+				}
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("agent_b never saw agent_a's answer")
+	}
+}
+
+func TestErrorStepRollsTheWorkspaceBack(t *testing.T) {
+	models, scripts, provs := scriptedTeam(t, 2)
+	h, _ := fileHarness(t, provs)
+	scripts[1].replies = []any{answerFiles("b1", file("b.txt", "b"))}
+	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.StepNumber == 1 {
+			return answerFiles("a1", file("keep.txt", "v1")), providers.Free(), nil
+		}
+		if req.StepNumber == 2 {
+			os.WriteFile(filepath.Join(req.Workspace, "keep.txt"), []byte("broken"), 0o644)
+			return providers.Action{}, providers.Free(), &providers.Error{Class: providers.ClassProvider, Message: "upstream failed"}
+		}
+		return act(providers.VoteCall(req.VoteEnum[0], "best")), providers.Free(), nil
+	})
+	s := h.create(coordination.TeamSpec{Models: models})
+	h.run(s.ID)
+	l, _ := h.svc.Store().Ledger(context.Background(), s.ID)
+	if e := l.Agents["agent_a"][1]; e.Kind != coordination.KindError {
+		t.Fatalf("step 2 is %s, want an error", e.Kind)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir(h, s), "agents", "agent_a", "workspace", "keep.txt"))
+	if string(got) != "v1" {
+		t.Fatalf("keep.txt after the failed step = %q, want the answer's v1", got)
+	}
+}
+
+func dir(h *harness, s *coordination.Session) string { return h.svc.Store().Dir(s.ID) }

@@ -32,9 +32,10 @@ func benchCommand() *cobra.Command {
 		Long: `bench runs reproducible benchmarks with simulated agents behind the real engine.
   overhead  per-step cost on each store, a run against the parallel ideal, one model at a
             time against ours, 1,000 concurrent sessions, file store steps/s, MCP round trips
-  quality   protocols compared on the same items and seeds (docs/BENCHMARKS.md)`,
+  quality   protocols compared on the same items and seeds (docs/BENCHMARKS.md)
+  snapshot  a workspace snapshot per answer (1,000 files / 50 MB) by the files changed`,
 	}
-	cmd.AddCommand(benchOverheadCommand(), benchQualityCommand())
+	cmd.AddCommand(benchOverheadCommand(), benchQualityCommand(), benchSnapshotCommand())
 	return cmd
 }
 

@@ -67,3 +67,18 @@ func TestBenchOverheadReportsEveryMeasurement(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchSnapshotReportsEveryRow(t *testing.T) {
+	out, code := cli(t, "snapshot", "--files", "40", "--mb", "1", "--changed", "0,4,40", "--runs", "2", "--dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"40 files, 1 MB", "| 0 | ", "| 4 | ", "| 40 | ", "against the first, full snapshot", "per changed file"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if out, code := cli(t, "snapshot", "--files", "4", "--changed", "9"); code != 1 || !strings.Contains(out, "--changed") {
+		t.Errorf("bad --changed: exit %d\n%s", code, out)
+	}
+}

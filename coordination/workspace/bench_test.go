@@ -3,7 +3,6 @@ package workspace
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -46,14 +45,8 @@ func SnapshotBench(b *testing.B, files int, bytes int64, changed int) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		for j := 0; j < changed; j++ {
-			p := filepath.Join(live, fileName(j))
-			f, err := os.OpenFile(p, os.O_WRONLY, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			fmt.Fprintf(f, "%08d", i)
-			f.Close()
+		if err := TouchFiles(live, changed, i); err != nil {
+			b.Fatal(err)
 		}
 		b.StartTimer()
 		land()

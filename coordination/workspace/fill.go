@@ -8,7 +8,8 @@ import (
 )
 
 // FillWorkspace writes files of equal size, bytes in total, in ten
-// directories: the workspace the snapshot benchmark measures.
+// directories: the workspace the snapshot benchmarks measure (the Go
+// benchmark and massgen-bench snapshot).
 func FillWorkspace(dir string, files int, bytes int64) error {
 	size := bytes / int64(files)
 	buf := make([]byte, size)
@@ -22,6 +23,25 @@ func FillWorkspace(dir string, files int, bytes int64) error {
 			return err
 		}
 		if err := os.WriteFile(p, buf, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TouchFiles rewrites the first n files FillWorkspace wrote, in place, with
+// round's number: what an agent's step changes before it answers.
+func TouchFiles(dir string, n, round int) error {
+	for j := 0; j < n; j++ {
+		f, err := os.OpenFile(filepath.Join(dir, fileName(j)), os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(f, "%08d", round)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return err
 		}
 	}
