@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
@@ -189,6 +190,45 @@ func TestARefusedKeyLeavesItsAgentOutAndTheResultSaysSo(t *testing.T) {
 	}
 	if strings.Contains(out, "DEGRADED") {
 		t.Errorf("two agents answered; not degraded:\n%s", out)
+	}
+	assertNoKeys(t, state, out, errs)
+}
+
+// TestAPIAgentsDeliverFilesThroughTheirSDKs: every API backend's tool call
+// carries new_answer's files, and so does a reply that writes the call as
+// JSON text (the text fallback); each lands in the agent's snapshot.
+func TestAPIAgentsDeliverFilesThroughTheirSDKs(t *testing.T) {
+	script := fake.NewScript()
+	page := func(who string) []providers.AnswerFile {
+		return []providers.AnswerFile{{Path: "site/index.html", Content: "<h1>" + who + "</h1>"}}
+	}
+	script.Add("gpt-5-mini", fake.Reply{Kind: fake.ReplyNewAnswer, Content: "openai's site", Files: page("openai")})
+	script.Add("claude-haiku-4-5", fake.Reply{Kind: fake.ReplyNewAnswer, Content: "claude's site", Files: page("claude")})
+	script.Add("gemini-2.5-flash", fake.Reply{Kind: fake.ReplyNewAnswer, Content: "gemini's site", Files: page("gemini")})
+	script.Add("grok-4", fake.Reply{Kind: fake.ReplyText, Content: "Here it is.\n```json\n" +
+		`{"tool": "new_answer", "arguments": {"content": "grok's site", "files": [{"path": "site/index.html", "content": "<h1>grok</h1>"}]}}` + "\n```"})
+	out, errs, code, state := runAgainstFakes(t, script, "--models", providerTeam, "--seed", "1", "--json", "Build a one-page site")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	var res coordination.TeamResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.FilesCount != 1 || res.Files[0].Path != "site/index.html" {
+		t.Fatalf("the winner's files: %+v", res.Files)
+	}
+	for id, who := range map[string]string{"agent_a": "openai", "agent_b": "claude", "agent_c": "gemini", "agent_d": "grok"} {
+		data, err := os.ReadFile(filepath.Join(res.SessionDir, "agents", id, "001", "workspace", "site", "index.html"))
+		if err != nil || string(data) != "<h1>"+who+"</h1>" {
+			t.Errorf("%s (%s) delivered %q, %v", id, who, data, err)
+		}
+	}
+	// Every backend was offered new_answer with files.
+	for _, c := range script.Calls() {
+		if !strings.Contains(string(c.Body), `files`) {
+			t.Errorf("%s's request does not offer files", c.Model)
+		}
 	}
 	assertNoKeys(t, state, out, errs)
 }

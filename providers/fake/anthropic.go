@@ -401,7 +401,7 @@ func (s *anthropicServer) blocks(reply Reply, call Call) ([]anthropicOut, string
 	}
 	switch reply.Kind {
 	case ReplyNewAnswer:
-		return []anthropicOut{tool(providers.ToolNewAnswer, map[string]string{"content": reply.Content})}, "tool_use"
+		return []anthropicOut{tool(providers.ToolNewAnswer, answerArgs(reply))}, "tool_use"
 	case ReplyVote:
 		return []anthropicOut{tool(providers.ToolVote, map[string]string{"agent_id": reply.Agent, "reason": reply.Reason})}, "tool_use"
 	case ReplyMalformedArgs:

@@ -363,7 +363,7 @@ func (g *geminiServer) play(w http.ResponseWriter, r *http.Request, model string
 	text := ""
 	switch reply.Kind {
 	case ReplyNewAnswer:
-		parts = []geminiPart{{FunctionCall: &geminiFunctionCall{Name: "new_answer", Args: map[string]any{"content": reply.Content}}}}
+		parts = []geminiPart{{FunctionCall: &geminiFunctionCall{Name: "new_answer", Args: answerArgs(reply)}}}
 		text = reply.Content
 	case ReplyVote:
 		parts = []geminiPart{{FunctionCall: &geminiFunctionCall{Name: "vote", Args: map[string]any{"agent_id": reply.Agent, "reason": reply.Reason}}}}

@@ -224,7 +224,7 @@ type oaiCall struct {
 func oaiCallOf(r Reply) (oaiCall, bool) {
 	switch r.Kind {
 	case ReplyNewAnswer:
-		b, _ := json.Marshal(map[string]string{"content": r.Content})
+		b, _ := json.Marshal(answerArgs(r))
 		return oaiCall{"new_answer", string(b)}, true
 	case ReplyVote:
 		b, _ := json.Marshal(map[string]string{"agent_id": r.Agent, "reason": r.Reason})

@@ -6,7 +6,23 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
 )
+
+// answerArgs are a new_answer reply's arguments: content, and files when the
+// script gives some.
+func answerArgs(r Reply) map[string]any {
+	args := map[string]any{"content": r.Content}
+	if len(r.Files) > 0 {
+		files := make([]any, len(r.Files))
+		for i, f := range r.Files {
+			files[i] = map[string]any{"path": f.Path, "content": f.Content}
+		}
+		args["files"] = files
+	}
+	return args
+}
 
 // Kinds of scripted reply.
 const (
@@ -24,6 +40,8 @@ const (
 type Reply struct {
 	Kind    string `json:"kind"`
 	Content string `json:"content,omitempty"` // new_answer content, or text
+	// Files go with a new_answer call (its files argument).
+	Files []providers.AnswerFile `json:"files,omitempty"`
 	Agent   string `json:"agent,omitempty"`   // vote target (agentN)
 	Reason  string `json:"reason,omitempty"`
 
