@@ -41,9 +41,9 @@ type Reply struct {
 	Kind    string `json:"kind"`
 	Content string `json:"content,omitempty"` // new_answer content, or text
 	// Files go with a new_answer call (its files argument).
-	Files []providers.AnswerFile `json:"files,omitempty"`
-	Agent   string `json:"agent,omitempty"`   // vote target (agentN)
-	Reason  string `json:"reason,omitempty"`
+	Files  []providers.AnswerFile `json:"files,omitempty"`
+	Agent  string                 `json:"agent,omitempty"` // vote target (agentN)
+	Reason string                 `json:"reason,omitempty"`
 
 	// ReplyStatus / ReplyStreamError: the status code (e.g. 429, 500, 529,
 	// 401) and the provider's error fields; RetryAfter is sent as the
