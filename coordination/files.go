@@ -28,6 +28,9 @@ const (
 	shownTextTotal = 24 << 10
 	contextText    = 48 << 10 // text of a context directory's files, per directory
 	resultFiles    = 50       // files listed in a result
+	// shownCacheMax bounds the snapshots kept as prompts show them (each up
+	// to shownTextTotal of text): past it the cache starts over.
+	shownCacheMax = 512
 )
 
 // FileView is one file of the winner's snapshot, as a result lists it.
@@ -176,7 +179,7 @@ func (svc *Service) shownFiles(session string, t *workspace.Team, agent string, 
 			root.Close()
 		}
 	}
-	if shownCount.Add(1) > 4096 {
+	if shownCount.Add(1) > shownCacheMax {
 		svc.shown.Clear()
 		shownCount.Store(0)
 	}

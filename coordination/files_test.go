@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -250,3 +253,63 @@ func TestErrorStepRollsTheWorkspaceBack(t *testing.T) {
 }
 
 func dir(h *harness, s *coordination.Session) string { return h.svc.Store().Dir(s.ID) }
+
+func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	git := func(dir string, args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git(repo, "init", "-q")
+	os.WriteFile(filepath.Join(repo, "README.md"), []byte("bakery"), 0o644)
+	git(repo, "add", ".")
+	git(repo, "commit", "-q", "-m", "first")
+	os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("uncommitted"), 0o644)
+
+	var mu sync.Mutex
+	var workspaces []string
+	models, scripts, provs := scriptedTeam(t, 2)
+	for i := range models {
+		sc := scripts[i]
+		provs[models[i]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			if req.StepNumber == 1 {
+				mu.Lock()
+				workspaces = append(workspaces, req.Workspace)
+				mu.Unlock()
+				if _, err := os.Stat(filepath.Join(req.Workspace, "notes.txt")); err != nil {
+					return providers.Action{}, providers.Free(), err // the uncommitted file must be there
+				}
+				if fi, err := os.Lstat(filepath.Join(req.Workspace, ".git")); err != nil || !fi.Mode().IsRegular() {
+					return providers.Action{}, providers.Free(), fmt.Errorf("the workspace is not a git worktree: %v", err)
+				}
+				return answerFiles("site", file("index.html", "<h1>"+req.AgentID+"</h1>")), providers.Free(), nil
+			}
+			return sc.Step(ctx, req)
+		})
+	}
+	h, _ := fileHarness(t, provs)
+	s := h.create(coordination.TeamSpec{Models: models, Contexts: []workspace.Context{{Path: repo, Permission: workspace.Write}}})
+	live := filepath.Join(dir(h, s), "agents", "agent_a", "workspace")
+	res := h.run(s.ID)
+	if len(workspaces) != 2 {
+		t.Fatalf("workspaces %v", workspaces)
+	}
+	if res.Applied == nil || len(res.Applied.Written) != 1 || res.Applied.Written[0].Path != "index.html" {
+		t.Fatalf("applied %+v", res.Applied)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, "index.html")); !strings.Contains(string(data), res.Winner.AgentID) {
+		t.Fatalf("the winner's index.html is not in the repository: %q", data)
+	}
+	if strings.Contains(git(repo, "worktree", "list"), live) {
+		t.Fatal("the agents' worktrees are still registered after the session ended")
+	}
+	if strings.Contains(git(repo, "status", "--porcelain"), ".massgen") {
+		t.Fatal("session state leaked into the repository")
+	}
+}
