@@ -4,7 +4,7 @@ BIN     ?= bin/massgen-mcp
 BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build build-bench test vet fmt-check unit demo bench clean e2e
+.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
@@ -14,8 +14,10 @@ build-bench:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BENCH) ./cmd/massgen-bench
 
 # test is what CI runs: formatting, vet, every Go test under the race
-# detector, then the built binary against real MCP clients (e2e).
-test: fmt-check vet unit e2e
+# detector (the seeded crash suite, the fault suite and the short load suite
+# among them), each fuzz target briefly, then the built binary against real
+# MCP clients (e2e).
+test: fmt-check vet unit fuzz e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -26,6 +28,20 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# fuzz runs every fuzz target for FUZZTIME (10s) each; see .ci/fuzz.
+fuzz:
+	bash .ci/fuzz
+
+# crash-test is the full crash suite: 20 SIGKILLs of the served binary
+# mid-run, every session resumed and its ledger checked entry by entry.
+crash-test:
+	MASSGEN_CRASH_KILLS=20 $(GO) test -count=1 -run '^TestCrashResumeLosesNothing$$' -v ./cmd/massgen-mcp/
+
+# load-test is the full load suite without the race detector: 64 clients in
+# two tenants for 20 s; it prints p50/p99 per tool and the peak RSS.
+load-test:
+	$(GO) test -count=1 -run '^TestLoadSixtyFourClients$$' -v ./cmd/massgen-mcp/
 
 # demo runs a three-agent sim team offline; 391 wins.
 demo:

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -68,6 +69,7 @@ type Service struct {
 	shown    sync.Map // session, agent, step → []providers.FileInfo: a snapshot as prompts show it
 	tidied   sync.Map // id → true: sessions opened for writing (openOnce)
 	starts   sync.Map // id → *sync.Mutex: one Start at a time per session here (starting)
+	watchers atomic.Pointer[observers]
 
 	mu   sync.Mutex
 	runs map[string]*Run // local run loops by session

@@ -265,6 +265,7 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 	}
 	// The entry is written: deciding must happen even if the caller has gone.
 	dctx := context.WithoutCancel(ctx)
+	svc.observe(entry)
 	svc.event(dctx, s.ID, landedEvent(entry))
 	_, _, st, res, err := svc.settleResult(dctx, s.ID, "", "", false)
 	if err != nil {

@@ -125,6 +125,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, mcpHandler)
 	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, mcpHandler))
+	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.env.metrics.handler())))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.env.opts.Version})

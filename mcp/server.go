@@ -112,6 +112,7 @@ type env struct {
 	runs    *runLimits
 	opts    Options
 	log     zerolog.Logger
+	metrics *metrics // served at /metrics (metrics.go)
 	// progressSent, if set (tests), learns how many progress notifications
 	// a request queued once its reporting has stopped.
 	progressSent func(token any, sent int)
@@ -140,6 +141,8 @@ func New(svc *coordination.Service, opts Options) *Server {
 	if opts.ValidateOutput {
 		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
 	}
+	e.metrics = newMetrics(e.tenants)
+	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(e.metrics.middleware))
 	hooks := &server.Hooks{}
 	(&listenAcks{deliver: opts.DeliveryTimeout}).hooks(hooks)
 	serverOpts = append(serverOpts, server.WithHooks(hooks))

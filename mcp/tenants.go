@@ -32,8 +32,9 @@ type tenants struct {
 	open TenantServices // nil: every tenant is the default one (tests, single-tenant use)
 	def  *coordination.Service
 
-	mu   sync.Mutex
-	byID map[string]*coordination.Service
+	mu     sync.Mutex
+	byID   map[string]*coordination.Service
+	opened func(*coordination.Service) // told of each tenant's service as it opens (metrics)
 }
 
 func newTenants(def *coordination.Service, open TenantServices) *tenants {
@@ -52,6 +53,9 @@ func (t *tenants) service(tenant string) *coordination.Service {
 	}
 	svc := t.open(tenant)
 	t.byID[tenant] = svc
+	if t.opened != nil {
+		t.opened(svc)
+	}
 	return svc
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +16,7 @@ import (
 // fsckSession is what fsck found in, and did to, one session.
 type fsckSession struct {
 	SessionID string              `json:"session_id"`
+	Tenant    string              `json:"tenant,omitempty"` // "" for the default tenant`
 	Problems  []filestore.Problem `json:"problems"`
 	// Error is set when the session could not be checked or reopened.
 	Error string `json:"error,omitempty"`
@@ -23,13 +26,15 @@ type fsckSession struct {
 
 func fsckCommand() *cobra.Command {
 	var asJSON, repair bool
-	var dir string
+	var dir, tenant string
 	cmd := &cobra.Command{
 		Use:   "fsck [--repair] [--json] <session-id | all>",
 		Short: "Check a session's files (or all sessions') and report each problem by path; --repair fixes what the data allows",
 		Long: `fsck reads every file of a session as its reader would: the setup, every step, the
 session log, the derived files (status.json, final/, last_action.json) and the timeline.
 Each problem is reported with its path. It exits 0 when nothing is left to fix, 1 otherwise.
+"all" checks every session of every tenant (<state-dir>/tenants/*); a session id is looked
+up in the default tenant, or in --tenant's.
 
 --repair never deletes data. It moves damaged step directories and a damaged last session
 entry aside (renamed to <name>.damaged-<time>; the agent takes that step again), removes the
@@ -38,43 +43,79 @@ from the ledger under the session lock. A damaged session.json, or a damaged ses
 that is not the last, is left for a person: restore it from a backup.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc := newService(stateDir(dir), 1)
-			return fsck(cmd.Context(), cmd.OutOrStdout(), svc, args[0], repair, asJSON)
+			return fsckTenants(cmd.Context(), cmd.OutOrStdout(), stateDir(dir), tenant, args[0], repair, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&repair, "repair", false, "repair what the data allows (moves damaged files aside; deletes nothing)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "check this tenant's sessions (<state-dir>/tenants/<tenant>) instead of the default tenant's")
 	return cmd
 }
 
-func fsck(ctx context.Context, out io.Writer, svc *coordination.Service, which string, repair, asJSON bool) error {
+// fsckTenants runs fsck over the default tenant's sessions, or one tenant's,
+// or — for "all" without --tenant — every tenant's.
+func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, repair, asJSON bool) error {
+	tenants := []string{tenant}
+	if which == "all" && tenant == "" {
+		des, _ := os.ReadDir(filepath.Join(dir, "tenants"))
+		for _, de := range des {
+			if de.IsDir() && coordination.ValidSessionID(de.Name()) {
+				tenants = append(tenants, de.Name())
+			}
+		}
+	}
+	var report []fsckSession
+	for _, tn := range tenants {
+		state := dir
+		if tn != "" {
+			state = filepath.Join(dir, "tenants", tn)
+		}
+		r, err := fsckReport(ctx, newService(state, 1), which, repair)
+		if err != nil {
+			return err
+		}
+		for i := range r {
+			r[i].Tenant = tn
+		}
+		report = append(report, r...)
+	}
+	return printFsckReport(out, report, repair, asJSON)
+}
+
+// fsckReport checks one store's sessions: the one named, or all.
+func fsckReport(ctx context.Context, svc *coordination.Service, which string, repair bool) ([]fsckSession, error) {
 	store := svc.Store().(*filestore.Store)
 	ids := []string{which}
 	if which == "all" {
 		var err error
 		if ids, err = store.Sessions(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var report []fsckSession
-	dirty := 0
 	for _, id := range ids {
-		r := fsckOne(ctx, svc, store, id, repair)
+		report = append(report, fsckOne(ctx, svc, store, id, repair))
+	}
+	return report, nil
+}
+
+func printFsckReport(out io.Writer, report []fsckSession, repair, asJSON bool) error {
+	dirty := 0
+	for _, r := range report {
 		if !r.Clean {
 			dirty++
 		}
-		report = append(report, r)
 	}
 	if asJSON {
-		if err := printIndented(out, map[string]any{"sessions": report, "checked": len(ids), "dirty": dirty}); err != nil {
+		if err := printIndented(out, map[string]any{"sessions": report, "checked": len(report), "dirty": dirty}); err != nil {
 			return err
 		}
 	} else {
 		printFsck(out, report, repair)
 	}
 	if dirty > 0 {
-		return &exitError{code: exitBadInput, printed: true, msg: fmt.Sprintf("%d of %d sessions have problems left", dirty, len(ids))}
+		return &exitError{code: exitBadInput, printed: true, msg: fmt.Sprintf("%d of %d sessions have problems left", dirty, len(report))}
 	}
 	return nil
 }
@@ -147,13 +188,17 @@ func contains(ps []filestore.Problem, path string) bool {
 
 func printFsck(out io.Writer, report []fsckSession, repair bool) {
 	for _, r := range report {
+		name := r.SessionID
+		if r.Tenant != "" {
+			name = r.Tenant + "/" + name
+		}
 		switch {
 		case r.Error != "":
-			fmt.Fprintf(out, "%s: %s\n", r.SessionID, r.Error)
+			fmt.Fprintf(out, "%s: %s\n", name, r.Error)
 		case len(r.Problems) == 0:
-			fmt.Fprintf(out, "%s: ok\n", r.SessionID)
+			fmt.Fprintf(out, "%s: ok\n", name)
 		default:
-			fmt.Fprintf(out, "%s: %d problems\n", r.SessionID, len(r.Problems))
+			fmt.Fprintf(out, "%s: %d problems\n", name, len(r.Problems))
 		}
 		for _, p := range r.Problems {
 			fmt.Fprintf(out, "  %s %s: %s", p.Kind, p.Path, p.What)

@@ -146,3 +146,21 @@ func fillDisk(t *testing.T, path string) {
 		}
 	}
 }
+
+// fsck all checks every tenant's sessions too, naming the tenant.
+func TestFsckAllChecksEveryTenant(t *testing.T) {
+	state := t.TempDir()
+	tenantState := filepath.Join(state, "tenants", "acme")
+	if out, code := cli(t, "run", "--state-dir", tenantState, "--session-id", "team_t", "--models", "sim,sim", "--seed", "2", "What is 2 + 2?"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	status := filepath.Join(tenantState, "sessions", "team_t", "status.json")
+	os.WriteFile(status, []byte("{"), 0o644)
+	out, code := cli(t, "fsck", "--state-dir", state, "all")
+	if code != 1 || !strings.Contains(out, "acme/team_t") || !strings.Contains(out, status) {
+		t.Fatalf("fsck all with a damaged tenant session: exit %d\n%s", code, out)
+	}
+	if out, code := cli(t, "fsck", "--repair", "--state-dir", state, "--tenant", "acme", "team_t"); code != 0 {
+		t.Fatalf("fsck --repair --tenant: exit %d\n%s", code, out)
+	}
+}

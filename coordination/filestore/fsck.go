@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -82,8 +83,14 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 				last = e
 			}
 		}
-		for _, name := range temps(agentDir) {
-			add(filepath.Join(agentDir, name), ProblemLeftover, "a crashed write's temp", "")
+		// A step in flight (here or in another process) is writing its
+		// temps: only an agent whose step lock is free has leftovers.
+		if busy, _ := isLocked(filepath.Join(agentDir, ".step.lock")); !busy {
+			for _, name := range temps(agentDir) {
+				if stepTemp(name) || strings.HasPrefix(name, ".last_action.json.") || older(filepath.Join(agentDir, name), staleTemp) {
+					add(filepath.Join(agentDir, name), ProblemLeftover, "a crashed write's temp", "")
+				}
+			}
 		}
 		p := filepath.Join(agentDir, "last_action.json")
 		if data, err := os.ReadFile(p); err == nil || last.Step > 0 {
@@ -118,20 +125,27 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 				add(p, ProblemDamaged, jerr.Error(), fix)
 			}
 		}
-		for _, name := range temps(logDir) {
-			add(filepath.Join(logDir, name), ProblemLeftover, "a crashed write's temp", "")
+	}
+	// session_log/ and final/ are written under the session lock; status.json
+	// is flushed without it, so a young temp beside it may be a write in
+	// progress (the rule Tidy follows).
+	sessionBusy, _ := isLocked(filepath.Join(dir, ".session.lock"))
+	for _, d := range []string{logDir, filepath.Join(dir, "final")} {
+		for _, name := range temps(d) {
+			if !sessionBusy {
+				add(filepath.Join(d, name), ProblemLeftover, "a crashed write's temp", "")
+			}
 		}
 	}
 	for _, name := range temps(dir) {
-		add(filepath.Join(dir, name), ProblemLeftover, "a crashed write's temp", "")
+		if older(filepath.Join(dir, name), staleTemp) {
+			add(filepath.Join(dir, name), ProblemLeftover, "a crashed write's temp", "")
+		}
 	}
 	if p := filepath.Join(dir, "status.json"); jsonDamaged(p) {
 		add(p, ProblemDerived, "does not parse", "")
 	}
 	final := filepath.Join(dir, "final")
-	for _, name := range temps(final) {
-		add(filepath.Join(final, name), ProblemLeftover, "a crashed write's temp", "")
-	}
 	if p := filepath.Join(final, "result.json"); jsonDamaged(p) {
 		add(p, ProblemDerived, "does not parse", "")
 	} else if data, err := os.ReadFile(p); err == nil {
