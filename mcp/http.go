@@ -259,9 +259,28 @@ func authenticate(token string, tokens *Tokens, next http.Handler) http.Handler 
 // request's stream has written (progress.go).
 func (s *Server) withReceipts(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rw := &receiptResponseWriter{ResponseWriter: w, receipts: s.receipts}
-		next.ServeHTTP(rw, r.WithContext(withReceipts(r.Context(), s.receipts)))
+		// Each tenant counts its own: progress tokens are the clients'
+		// choice, and one tenant's must never stand in for another's.
+		rc := s.receiptsOf(tenantOf(r.Context()))
+		rw := &receiptResponseWriter{ResponseWriter: w, receipts: rc}
+		next.ServeHTTP(rw, r.WithContext(withReceipts(r.Context(), rc)))
 	})
+}
+
+// receiptsOf is a tenant's receipts (the default tenant's are s.receipts,
+// which stdio uses too).
+func (s *Server) receiptsOf(tenant string) *receipts {
+	if tenant == "" || tenant == DefaultTenant {
+		return s.receipts
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.tenantReceipts[tenant]
+	if !ok {
+		r = newReceipts()
+		s.tenantReceipts[tenant] = r
+	}
+	return r
 }
 
 // receiptResponseWriter feeds receipts from what an HTTP response writes. It

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	_ "embed"
+	"sync"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -104,6 +105,9 @@ type Server struct {
 	mcp      *server.MCPServer
 	env      *env
 	receipts *receipts
+
+	mu             sync.Mutex
+	tenantReceipts map[string]*receipts // other tenants' (HTTP)
 }
 
 // env is what every handler needs: the service and the server's options.
@@ -151,7 +155,7 @@ func New(svc *coordination.Service, opts Options) *Server {
 	s.AddResources(resources(e)...)
 	s.AddResourceTemplates(resourceTemplates(e)...)
 	s.AddPrompts(prompts(e)...)
-	return &Server{mcp: s, env: e, receipts: newReceipts()}
+	return &Server{mcp: s, env: e, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}}
 }
 
 // MCPServer is the underlying mcp-go server, for in-process clients.

@@ -219,3 +219,15 @@ func TestOperatorOnlyFieldsAreRefusedOverMCP(t *testing.T) {
 	// The script sim reads a file the client names.
 	wantError(t, callTool(t, c, "run_team", `{"task":"x","models":["sim/script:file=/etc/passwd","sim"]}`), "operator_only", "file=")
 }
+
+// TestTenantsCountProgressReceiptsApart: progress tokens are the clients'
+// choice, so two tenants may pick the same one; each tenant's receipts are
+// its own, so one's written notifications never release the other's result
+// early.
+func TestTenantsCountProgressReceiptsApart(t *testing.T) {
+	srv := newMemServer(t, Options{})
+	alice, bob := srv.receiptsOf("alice"), srv.receiptsOf("bob")
+	if alice == bob || alice == srv.receiptsOf(DefaultTenant) || srv.receiptsOf("alice") != alice {
+		t.Fatal("tenants share progress receipts")
+	}
+}
