@@ -257,3 +257,12 @@ func TestRedactMasksEveryErrorAndKeepsItsClass(t *testing.T) {
 		t.Fatal("a success passes through")
 	}
 }
+
+func TestTheMissingKeyErrorSaysHowToProvideIt(t *testing.T) {
+	msg := (&MissingKeyError{Backend: "claude", Vars: []string{"ANTHROPIC_API_KEY"}, What: "an API key"}).Error()
+	for _, want := range []string{"ANTHROPIC_API_KEY", "in the environment", "ANTHROPIC_API_KEY=… in ./.env or ~/.env", "env entry", "MCP client"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+}

@@ -23,7 +23,7 @@ type MissingKeyError struct {
 func (e *MissingKeyError) Error() string {
 	vars := strings.Join(e.Vars, " or ")
 	example := e.Vars[0] + "=…"
-	return fmt.Sprintf("%s needs %s: set %s in the environment, or write %s in ./.env or ~/.env; for a dry run without keys, use sim agents (e.g. sim/strong,sim/strong,sim)",
+	return fmt.Sprintf("%s needs %s: set %s in the environment, or write %s in ./.env or ~/.env (for a server an MCP client starts, in the env entry of that server in the client's config); for a dry run without keys, use sim agents (e.g. sim/strong,sim/strong,sim)",
 		e.Backend, e.What, vars, example)
 }
 
