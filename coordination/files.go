@@ -268,7 +268,9 @@ func (svc *Service) beforeLand(s *Session, step int, e *Entry) {
 	e.Content = strings.ReplaceAll(e.Content, t.Live(e.Agent), t.SnapshotDir(e.Agent, step))
 }
 
-// rollback undoes a step that was cancelled before it landed.
+// rollback brings an agent's live workspace back to its latest snapshot:
+// as a step starts (undoing a crashed step's leftovers) and when a step is
+// cancelled before it landed.
 func (svc *Service) rollback(s *Session, agent string) {
 	if t := svc.team(s); t != nil {
 		if err := t.Rollback(agent); err != nil {

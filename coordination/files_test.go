@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
@@ -311,5 +312,74 @@ func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *test
 	}
 	if strings.Contains(git(repo, "status", "--porcelain"), ".massgen") {
 		t.Fatal("session state leaked into the repository")
+	}
+}
+
+// A step whose process was killed never reached its vote or error, so
+// nothing rolled its changes back; the agent's next step must not snapshot
+// them into its answer.
+func TestCrashLeftoversInTheLiveWorkspaceNeverReachTheNextAnswer(t *testing.T) {
+	models, scripts, provs := scriptedTeam(t, 2)
+	h, _ := fileHarness(t, provs)
+	scripts[1].replies = []any{answerFiles("b1", file("b.txt", "b"))}
+	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.StepNumber == 1 {
+			return answerFiles("a1", file("keep.txt", "v1"), file("gone.txt", "g"), file("same.txt", "s")), providers.Free(), nil
+		}
+		return answerFiles("a2 builds on a1"), providers.Free(), nil
+	})
+	s := h.create(coordination.TeamSpec{Models: models})
+	ctx := context.Background()
+	for _, id := range []string{"agent_a", "agent_b"} {
+		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a step killed mid-way leaves: an edit, a new file, a new
+	// directory, a deletion.
+	live := filepath.Join(dir(h, s), "agents", "agent_a", "workspace")
+	os.WriteFile(filepath.Join(live, "keep.txt"), []byte("half-done"), 0o644)
+	os.WriteFile(filepath.Join(live, "stray.txt"), []byte("x"), 0o644)
+	os.MkdirAll(filepath.Join(live, "tmp", "build"), 0o755)
+	os.WriteFile(filepath.Join(live, "tmp", "build", "out.o"), []byte("o"), 0o644)
+	os.Remove(filepath.Join(live, "gone.txt"))
+	// An untouched file is left in place, not copied back (past the racy
+	// window, its fingerprint is trusted).
+	time.Sleep(50 * time.Millisecond)
+	before, err := os.Stat(filepath.Join(live, "same.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := h.svc.Store().Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := l.Agents["agent_a"][len(l.Agents["agent_a"])-1]
+	if e.Kind != coordination.KindAnswer {
+		t.Fatalf("agent_a's step after the crash is %s (%+v), want an answer", e.Kind, res)
+	}
+	m, ok, err := workspace.ReadManifest(filepath.Join(dir(h, s), "agents", "agent_a", fmt.Sprintf("%03d", e.Step)))
+	if err != nil || !ok {
+		t.Fatalf("the answer has no snapshot: %v", err)
+	}
+	var paths []string
+	for _, f := range m.Files {
+		paths = append(paths, f.Path)
+	}
+	if strings.Join(paths, ",") != "gone.txt,keep.txt,same.txt" {
+		t.Fatalf("the next answer's snapshot holds %v; want only the latest snapshot's gone.txt,keep.txt,same.txt", paths)
+	}
+	after, err := os.Stat(filepath.Join(live, "same.txt"))
+	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the untouched same.txt was copied back (%v): the rollback must cost nothing for unchanged files", err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir(h, s), "agents", "agent_a", fmt.Sprintf("%03d", e.Step), "workspace", "keep.txt"))
+	if string(got) != "v1" {
+		t.Fatalf("keep.txt in the next answer = %q, want the latest snapshot's v1", got)
 	}
 }

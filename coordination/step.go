@@ -151,6 +151,11 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	defer lock.Release()
+	// A step that crashed (its process killed) left its changes in the live
+	// workspace; under the step lock, before the model is given the
+	// workspace, it is brought back to the latest snapshot (cheap when
+	// nothing changed: a walk and a stat per file, no copies).
+	svc.rollback(s, agentID)
 	v := svc.view(s, st, agentID)
 	step := lock.Step()
 	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: agentID + " started step " + strconv.Itoa(step)})

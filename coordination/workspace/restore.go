@@ -11,7 +11,10 @@ import (
 // Restore makes the live workspace hold exactly the snapshot m (whose files
 // are in dir): files the snapshot lacks are removed, files whose fingerprint
 // changed since are copied back (fresh copies, never links into the
-// snapshot), and untouched files are left alone. It is the rollback after a
+// snapshot), and untouched files are left alone. A file whose fingerprint
+// cannot vouch for it (copied back by an earlier rollback, seeded from the
+// base, or racily clean) is read and kept when its content is the
+// snapshot's, so a rollback with nothing to undo never copies. It is the rollback after a
 // step that did not answer, and the seeding of a new workspace from a base.
 func Restore(live, dir string, m *Manifest) error {
 	if err := os.MkdirAll(live, 0o755); err != nil {
@@ -55,7 +58,7 @@ func Restore(live, dir string, m *Manifest) error {
 		}
 	}
 	for _, f := range m.Files {
-		if fi, ok := have[f.Path]; ok && same(f, fi, m) {
+		if fi, ok := have[f.Path]; ok && (same(f, fi, m) || sameContent(root, f, fi)) {
 			continue
 		}
 		if err := restoreFile(root, dir, f); err != nil {
@@ -74,6 +77,16 @@ func same(f File, fi fs.FileInfo, m *Manifest) bool {
 		return false
 	}
 	return unchanged(f, File{Bytes: fi.Size(), Mode: fi.Mode().Perm(), Live: fingerprint(fi)}, m.Taken)
+}
+
+// sameContent: the live file holds the snapshot's bytes and mode, though its
+// fingerprint is not the one the snapshot took.
+func sameContent(root *os.Root, f File, fi fs.FileInfo) bool {
+	if f.Link != "" || f.SHA256 == "" || !fi.Mode().IsRegular() || fi.Size() != f.Bytes || fi.Mode().Perm() != f.Mode.Perm() {
+		return false
+	}
+	sum, _, err := hashIn(root, f.Path)
+	return err == nil && sum == f.SHA256
 }
 
 func restoreFile(root *os.Root, dir string, f File) error {
