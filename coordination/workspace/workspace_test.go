@@ -175,6 +175,30 @@ func TestRollbackRestoresTheLatestSnapshot(t *testing.T) {
 	}
 }
 
+// A step starts with a rollback, so one with nothing to undo must copy
+// nothing, even for a file an earlier rollback copied back (its fingerprint
+// is no longer the snapshot's).
+func TestRollbackWithNothingToUndoCopiesNothing(t *testing.T) {
+	tm := NewTeam(t.TempDir(), nil, "")
+	live, _ := tm.Prepare("agent_a")
+	write(t, live, "edit.txt", "before")
+	age(t, live)
+	stageAndLand(t, tm, "agent_a", 1)
+	write(t, live, "edit.txt", "after a vote step")
+	if err := tm.Rollback("agent_a"); err != nil {
+		t.Fatal(err)
+	}
+	restored := ino(t, filepath.Join(live, "edit.txt"))
+	for range 2 {
+		if err := tm.Rollback("agent_a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ino(t, filepath.Join(live, "edit.txt")) != restored || read(t, filepath.Join(live, "edit.txt")) != "before" {
+		t.Fatal("a rollback with nothing to undo copied edit.txt back again")
+	}
+}
+
 func TestRollbackWithoutSnapshotEmptiesTheWorkspace(t *testing.T) {
 	tm := NewTeam(t.TempDir(), nil, "")
 	live, _ := tm.Prepare("agent_a")
