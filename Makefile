@@ -16,8 +16,8 @@ build-bench:
 # test is what CI runs: formatting, vet, every Go test under the race
 # detector (the seeded crash suite, the fault suite and the short load suite
 # among them), each fuzz target briefly, then the built binary against real
-# MCP clients (e2e).
-test: fmt-check vet unit fuzz e2e
+# MCP clients (e2e) and the real Claude Code and Codex CLIs (clients).
+test: fmt-check vet unit fuzz e2e clients
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -59,3 +59,9 @@ clean:
 # the npm registry (Node 22 is installed into .cache/node22). See e2e/run.sh.
 e2e:
 	bash e2e/run.sh
+
+# clients runs the real Claude Code and Codex CLIs (pinned, installed from npm
+# into .cache/clients) against the plugin and `massgen-mcp install`; a temp
+# HOME, no network but loopback. See e2e/clients.sh.
+clients:
+	bash e2e/clients.sh

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -234,5 +236,46 @@ func TestEverySkillHasFrontMatterAndItsLinksResolve(t *testing.T) {
 		if flat := strings.Join(strings.Fields(string(data)), " "); !strings.Contains(flat, "$ARGUMENTS") || !strings.Contains(flat, "not installed") {
 			t.Errorf("commands/%s.md must pass $ARGUMENTS and say what to do when the server is not installed", cmd)
 		}
+	}
+}
+
+// TestThePluginPointsIntoSkills pins the Claude Code plugin to this
+// directory: its skills and commands live here, and the marketplace entry
+// declares the same server as plugin.json (claude plugin details reads it
+// from there).
+func TestThePluginPointsIntoSkills(t *testing.T) {
+	var plugin struct {
+		Name       string          `json:"name"`
+		Skills     []string        `json:"skills"`
+		Commands   []string        `json:"commands"`
+		MCPServers json.RawMessage `json:"mcpServers"`
+	}
+	var market struct {
+		Plugins []struct {
+			Name       string          `json:"name"`
+			Source     string          `json:"source"`
+			MCPServers json.RawMessage `json:"mcpServers"`
+		} `json:"plugins"`
+	}
+	for path, v := range map[string]any{"../.claude-plugin/plugin.json": &plugin, "../.claude-plugin/marketplace.json": &market} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	if plugin.Name != "massgen" || strings.Join(plugin.Skills, ",") != "./skills/" || strings.Join(plugin.Commands, ",") != "./skills/commands/" {
+		t.Fatalf("plugin.json: %+v", plugin)
+	}
+	if len(market.Plugins) != 1 || market.Plugins[0].Name != "massgen" || market.Plugins[0].Source != "./" {
+		t.Fatalf("marketplace.json: %+v", market)
+	}
+	var a, b any
+	json.Unmarshal(plugin.MCPServers, &a)
+	json.Unmarshal(market.Plugins[0].MCPServers, &b)
+	if !reflect.DeepEqual(a, b) || !strings.Contains(string(plugin.MCPServers), "exec massgen-mcp serve") || !strings.Contains(string(plugin.MCPServers), "not installed") {
+		t.Fatalf("the two server definitions differ or do not run massgen-mcp from PATH with a message when it is missing:\n%s\n%s", plugin.MCPServers, market.Plugins[0].MCPServers)
 	}
 }

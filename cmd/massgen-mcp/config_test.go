@@ -72,3 +72,29 @@ func TestServeRefusesATeamsDirThatIsNotADirectory(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 }
+
+func TestInstallCommandPrintsChangesAndIsIdempotent(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("OPENAI_API_KEY", "sk-cmd-test-value")
+	out, code := cli(t, "install", "codex", "--dry-run")
+	if code != 0 || !strings.Contains(out, "would be created: "+filepath.Join(home, ".codex", "config.toml")) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".codex")); !os.IsNotExist(err) {
+		t.Fatal("--dry-run wrote")
+	}
+	if out, code = cli(t, "install", "codex"); code != 0 || !strings.Contains(out, "created:") || !strings.Contains(out, "env_vars: OPENAI_API_KEY") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if out, _ = cli(t, "install", "codex"); !strings.Contains(out, "nothing to change") {
+		t.Fatalf("second install:\n%s", out)
+	}
+	if out, code = cli(t, "uninstall", "codex"); code != 0 || !strings.Contains(out, "deleted:") {
+		t.Fatalf("uninstall exit %d:\n%s", code, out)
+	}
+	if _, code = cli(t, "install", "emacs"); code != exitBadInput {
+		t.Fatalf("unknown client: exit %d", code)
+	}
+}

@@ -64,6 +64,8 @@ func rootCommand() *cobra.Command {
 		checkpointCommand(),
 		fsckCommand(),
 		configCommand(),
+		installCommand(),
+		uninstallCommand(),
 		fakeProvidersCommand(),
 		versionCommand(),
 	)

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/mcp/install"
+)
+
+type installFlags struct {
+	scope   string
+	skills  bool
+	dryRun  bool
+	command string
+}
+
+func installCommand() *cobra.Command {
+	return clientCommand("install", "Register massgen-mcp in an MCP client's configuration (and copy the skills with --skills)",
+		`Register the massgen server in a client's configuration:
+
+  claude-code  user: ~/.claude.json (or $CLAUDE_CONFIG_DIR)   project: ./.mcp.json
+  codex        user: ~/.codex/config.toml (or $CODEX_HOME)    project: ./.codex/config.toml
+  cursor       user: ~/.cursor/mcp.json                       project: ./.cursor/mcp.json
+  vscode       user: VS Code's user mcp.json                  project: ./.vscode/mcp.json
+
+It merges with what is there (other servers, comments and formatting stay),
+changes nothing when the entry is already right, and prints every file it
+touched. It never approves a project-scoped server for you and never writes a
+key's value: Codex gets the names of the provider variables set now (env_vars),
+Cursor and VS Code ${env:NAME} references, Claude Code passes its environment;
+~/.env works for all. With --skills it also copies the team-run, massgen-run and
+checkpoint skills where the client loads them. uninstall undoes it.`,
+		func(f installFlags, o install.Options) (*install.Report, error) { return install.Install(o) })
+}
+
+func uninstallCommand() *cobra.Command {
+	return clientCommand("uninstall", "Remove massgen-mcp from an MCP client's configuration (and its skills with --skills)",
+		`Undo install: a file install created and nobody changed since is deleted; a file
+it changed and nobody touched since is restored byte for byte; otherwise only the
+massgen entry (and, with --skills, the skill files as installed) are removed.`,
+		func(f installFlags, o install.Options) (*install.Report, error) { return install.Uninstall(o) })
+}
+
+func clientCommand(name, short, long string, run func(installFlags, install.Options) (*install.Report, error)) *cobra.Command {
+	var f installFlags
+	cmd := &cobra.Command{
+		Use:       name + " <claude-code|codex|cursor|vscode> [--scope project|user] [--skills] [--dry-run]",
+		Short:     short,
+		Long:      long,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: install.Clients,
+		Example: `  massgen-mcp ` + name + ` claude-code
+  massgen-mcp ` + name + ` codex --skills
+  massgen-mcp ` + name + ` cursor --scope project --dry-run`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o, err := installOptions(f, args[0])
+			if err != nil {
+				return err
+			}
+			rep, err := run(f, o)
+			if err != nil {
+				return fmt.Errorf("%w: %s %s: %w", coordination.ErrBadInput, name, args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s (%s scope):\n%s", name, rep.Client, rep.Scope, rep)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scope, "scope", install.ScopeUser, "user (every project) or project (this directory, shared with the repository)")
+	fl.BoolVar(&f.skills, "skills", false, "also copy (or remove) the skills where the client loads them")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
+	fl.StringVar(&f.command, "server-command", "", "the command the client runs (default massgen-mcp when it is on PATH, else this binary's absolute path)")
+	return cmd
+}
+
+func installOptions(f installFlags, client string) (install.Options, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return install.Options{}, fmt.Errorf("%w: cannot find your home directory: %w", coordination.ErrBadInput, err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return install.Options{}, err
+	}
+	command := f.command
+	if command == "" {
+		command = serverCommand()
+	}
+	return install.Options{Client: client, Scope: f.scope, Skills: f.skills, DryRun: f.dryRun, Home: home, Dir: wd,
+		Env: os.Getenv, Command: command}, nil
+}
+
+// serverCommand is massgen-mcp when that is this binary on PATH (so the
+// entry survives upgrades), else this binary's absolute path.
+func serverCommand() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "massgen-mcp"
+	}
+	self, _ = filepath.EvalSymlinks(self)
+	if onPath, err := exec.LookPath("massgen-mcp"); err == nil {
+		if p, err := filepath.EvalSymlinks(onPath); err == nil && p == self {
+			return "massgen-mcp"
+		}
+	}
+	if strings.HasSuffix(filepath.Base(self), ".test") {
+		return "massgen-mcp" // under go test
+	}
+	return self
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The real Claude Code and Codex CLIs against this repository's plugin and the
+# install command (issue 19): plugin validation, marketplace + plugin install
+# from the local path, `claude mcp list` / `codex mcp list` after
+# `massgen-mcp install`, idempotence, and uninstall restoring byte for byte.
+#
+# The CLIs are installed from npm, pinned, into .cache/clients (once). Every
+# run uses a temporary HOME with telemetry and updates off; nothing but
+# loopback is reached (the server they start is the sim-only binary built
+# here).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CLAUDE_VERSION="${E2E_CLAUDE_VERSION:-2.1.197}"
+CODEX_VERSION="${E2E_CODEX_VERSION:-0.171.0}"
+PREFIX="$ROOT/.cache/clients"
+CLAUDE="$PREFIX/node_modules/.bin/claude"
+CODEX="$PREFIX/node_modules/.bin/codex"
+
+log() { printf '[clients] %s\n' "$*" >&2; }
+fail() { printf '[clients] FAIL: %s\n' "$*" >&2; exit 1; }
+
+# 1. The CLIs, pinned.
+STAMP="$PREFIX/.installed-$CLAUDE_VERSION-$CODEX_VERSION"
+if ! [ -f "$STAMP" ] || ! [ -x "$CLAUDE" ] || ! [ -x "$CODEX" ]; then
+  log "installing @anthropic-ai/claude-code@$CLAUDE_VERSION and @openai/codex@$CODEX_VERSION into .cache/clients"
+  mkdir -p "$PREFIX"
+  npm install --prefix "$PREFIX" --no-audit --no-fund --no-save --loglevel=error \
+    "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" </dev/null
+  touch "$STAMP"
+fi
+
+# 2. The binary, as massgen-mcp on PATH.
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/massgen-clients.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/bin"
+(cd "$ROOT" && go build -o "$WORK/bin/massgen-mcp" ./cmd/massgen-mcp)
+export PATH="$WORK/bin:$PATH"
+
+# Every client run: a fresh HOME, no telemetry, no updates, a timeout.
+export DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 \
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CODEX_DISABLE_UPDATE_CHECK=1
+unset CLAUDE_CONFIG_DIR CODEX_HOME XDG_STATE_HOME XDG_CONFIG_HOME || true
+fresh_home() { HOME="$(mktemp -d "$WORK/home.XXXXXX")"; export HOME; }
+claude() { timeout 120 "$CLAUDE" "$@" </dev/null; }
+codex() { TMPDIR="$WORK" timeout 120 "$CODEX" "$@" </dev/null 2>/dev/null; }
+sum() { sha256sum "$1" | cut -d' ' -f1; }
+expect() { # expect WHAT TEXT PATTERN
+  grep -qE -- "$3" <<<"$2" || { printf '%s\n' "$2" >&2; fail "$1: no match for /$3/"; }
+}
+passed=0
+ok() { passed=$((passed + 1)); log "ok - $*"; }
+
+# 3. The plugin and the marketplace.
+fresh_home
+out="$(cd "$ROOT" && claude plugin validate --strict . 2>&1)" || { echo "$out" >&2; fail "claude plugin validate --strict ."; }
+out="$(cd "$ROOT" && claude plugin validate --strict .claude-plugin/plugin.json 2>&1)" || { echo "$out" >&2; fail "plugin.json does not validate"; }
+ok "claude plugin validate --strict passes (marketplace and plugin)"
+
+out="$(claude plugin marketplace add "$ROOT" 2>&1)" || { echo "$out" >&2; fail "marketplace add"; }
+out="$(claude plugin install massgen@massgen-mcp 2>&1)" || { echo "$out" >&2; fail "plugin install"; }
+expect "plugin install" "$out" "Successfully installed plugin: massgen@massgen-mcp"
+out="$(claude plugin details massgen 2>&1)"
+expect "plugin details: skills and commands" "$out" "Skills \(6\)  checkpoint, massgen-run, run, status, team, team-run"
+expect "plugin details: server" "$out" "MCP servers \(1\)  massgen"
+ok "marketplace add + plugin install from the local path; details list the skills, /massgen:run|team|status and the server"
+
+proj="$(mktemp -d "$WORK/proj.XXXXXX")"
+out="$(cd "$proj" && claude mcp list 2>&1)"
+expect "plugin server connects" "$out" "plugin:massgen:massgen: .*Connected"
+ok "the plugin's server connects (massgen-mcp from PATH)"
+
+out="$(cd "$proj" && PATH="/usr/bin:/bin" timeout 120 "$CLAUDE" mcp list </dev/null 2>&1 || true)"
+expect "plugin server without massgen-mcp on PATH" "$out" "plugin:massgen:massgen: .*(Failed|failed)"
+ok "without massgen-mcp on PATH the plugin's server fails (its stderr says how to install it)"
+
+# 4. install claude-code, user scope.
+fresh_home
+echo '{"firstStartTime": "2026-01-01T00:00:00.000Z", "numStartups": 3}' >"$HOME/.claude.json"
+before="$(sum "$HOME/.claude.json")"
+out="$(massgen-mcp install claude-code --scope user)"
+expect "install claude-code" "$out" "updated: $HOME/.claude.json"
+after="$(sum "$HOME/.claude.json")"
+out="$(massgen-mcp install claude-code --scope user)"
+expect "second install" "$out" "nothing to change"
+[ "$(sum "$HOME/.claude.json")" = "$after" ] || fail "a second install changed ~/.claude.json"
+ok "install claude-code is idempotent"
+massgen-mcp uninstall claude-code --scope user >/dev/null
+[ "$(sum "$HOME/.claude.json")" = "$before" ] || fail "uninstall did not restore ~/.claude.json byte for byte"
+ok "uninstall claude-code restores ~/.claude.json byte for byte"
+
+massgen-mcp install claude-code --scope user >/dev/null
+out="$(cd "$proj" && claude mcp list 2>&1)"
+expect "claude mcp list (user scope)" "$out" "^massgen: massgen-mcp serve - .*Connected"
+ok "after install claude-code --scope user, claude mcp list shows massgen connected"
+massgen-mcp uninstall claude-code --scope user >/dev/null
+out="$(cd "$proj" && claude mcp list 2>&1)"
+if grep -q '^massgen:' <<<"$out"; then echo "$out" >&2; fail "massgen still listed after uninstall"; fi
+ok "after uninstall (Claude Code had rewritten the file meanwhile) only the entry is gone"
+
+# 5. install claude-code, project scope: awaiting the user's approval.
+fresh_home
+proj="$(mktemp -d "$WORK/proj.XXXXXX")"
+(cd "$proj" && massgen-mcp install claude-code --scope project >/dev/null)
+out="$(cd "$proj" && claude mcp list 2>&1)"
+expect "claude mcp list (project scope)" "$out" "^massgen: massgen-mcp serve - .*Pending approval"
+ok "after install claude-code --scope project, the server awaits the user's approval"
+(cd "$proj" && massgen-mcp uninstall claude-code --scope project >/dev/null)
+[ ! -e "$proj/.mcp.json" ] || fail "uninstall left the .mcp.json it created"
+ok "uninstall deletes the .mcp.json it created"
+
+# 6. install codex.
+fresh_home
+mkdir -p "$HOME/.codex"
+printf '# my settings\nmodel = "gpt-5.4"  # pinned\n\n[features]\nplugins = false\n\n[analytics]\nenabled = false\n' >"$HOME/.codex/config.toml"
+before="$(sum "$HOME/.codex/config.toml")"
+OPENAI_API_KEY="sk-clients-test-value" massgen-mcp install codex >/dev/null
+grep -q 'sk-clients-test-value' "$HOME/.codex/config.toml" && fail "a key value was written to config.toml"
+grep -q '^# my settings$' "$HOME/.codex/config.toml" || fail "install lost a comment"
+out="$(codex mcp list)"
+expect "codex mcp list" "$out" "^massgen +massgen-mcp +serve +OPENAI_API_KEY=\*+ .*enabled"
+ok "after install codex, codex mcp list shows massgen (env_vars by name, the value never written)"
+after="$(sum "$HOME/.codex/config.toml")"
+out="$(OPENAI_API_KEY="sk-clients-test-value" massgen-mcp install codex)"
+expect "second install codex" "$out" "nothing to change"
+[ "$(sum "$HOME/.codex/config.toml")" = "$after" ] || fail "a second install changed config.toml"
+ok "install codex is idempotent"
+massgen-mcp uninstall codex >/dev/null
+[ "$(sum "$HOME/.codex/config.toml")" = "$before" ] || fail "uninstall did not restore config.toml byte for byte"
+out="$(codex mcp list)"
+if grep -q '^massgen ' <<<"$out"; then fail "codex still lists massgen"; fi
+ok "uninstall codex restores config.toml byte for byte"
+
+log "$passed passed, 0 failed"
+echo "$passed passed, 0 failed"

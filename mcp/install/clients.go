@@ -1,0 +1,117 @@
+package install
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Clients are the clients install knows, in the order help lists them.
+var Clients = []string{"claude-code", "codex", "cursor", "vscode"}
+
+// Scopes: project (the current directory, shared with the repository) or
+// user (every project of this user).
+const (
+	ScopeProject = "project"
+	ScopeUser    = "user"
+)
+
+// format of a client's configuration file.
+type format int
+
+const (
+	formatJSON format = iota
+	formatTOML
+)
+
+// target is where one client keeps one scope's configuration.
+type target struct {
+	client string
+	scope  string
+	path   string   // the configuration file
+	key    []string // the server entry's path in it
+	format format
+	skills string // the directory skills are copied into
+	// envStyle says how provider variables are passed: "" (the client
+	// passes its own environment), "env_vars" (Codex's list of names) or
+	// "ref" (an env map of ${env:NAME} references).
+	envStyle string
+	// approval is what the user must do before a project-scoped server
+	// runs; install never does it for them.
+	approval string
+}
+
+// resolve finds a client's target for a scope.
+func resolve(o *Options) (target, error) {
+	home, dir := o.Home, o.Dir
+	t := target{client: o.Client, scope: o.Scope}
+	switch o.Client {
+	case "claude-code":
+		t.key = []string{"mcpServers", ServerName}
+		if o.Scope == ScopeProject {
+			t.path = filepath.Join(dir, ".mcp.json")
+			t.skills = filepath.Join(dir, ".claude", "skills")
+			t.approval = "Claude Code asks you to approve project servers from .mcp.json the next time it starts in this folder (`claude mcp list` shows it as pending until then); massgen-mcp does not approve it for you."
+		} else {
+			cfg := o.env("CLAUDE_CONFIG_DIR")
+			if cfg != "" {
+				t.path = filepath.Join(cfg, ".claude.json")
+				t.skills = filepath.Join(cfg, "skills")
+			} else {
+				t.path = filepath.Join(home, ".claude.json")
+				t.skills = filepath.Join(home, ".claude", "skills")
+			}
+		}
+	case "codex":
+		t.format, t.envStyle = formatTOML, "env_vars"
+		t.key = []string{"mcp_servers", ServerName}
+		if o.Scope == ScopeProject {
+			t.path = filepath.Join(dir, ".codex", "config.toml")
+			t.skills = filepath.Join(dir, ".agents", "skills")
+			t.approval = "Codex reads .codex/config.toml only in a project you have trusted; massgen-mcp does not mark this one trusted for you."
+		} else {
+			ch := o.env("CODEX_HOME")
+			if ch == "" {
+				ch = filepath.Join(home, ".codex")
+			}
+			t.path = filepath.Join(ch, "config.toml")
+			t.skills = filepath.Join(ch, "skills")
+		}
+	case "cursor":
+		t.envStyle = "ref"
+		t.key = []string{"mcpServers", ServerName}
+		base := filepath.Join(home, ".cursor")
+		if o.Scope == ScopeProject {
+			base = filepath.Join(dir, ".cursor")
+			t.approval = "Cursor asks you to enable project servers from .cursor/mcp.json; massgen-mcp does not enable it for you."
+		}
+		t.path = filepath.Join(base, "mcp.json")
+		t.skills = filepath.Join(base, "skills")
+	case "vscode":
+		t.envStyle = "ref"
+		t.key = []string{"servers", ServerName}
+		if o.Scope == ScopeProject {
+			t.path = filepath.Join(dir, ".vscode", "mcp.json")
+			t.skills = filepath.Join(dir, ".github", "skills")
+			t.approval = "VS Code asks you to trust and start servers from .vscode/mcp.json; massgen-mcp does not trust it for you."
+		} else {
+			t.path = filepath.Join(vscodeUserDir(o), "mcp.json")
+			t.skills = filepath.Join(home, ".copilot", "skills")
+		}
+	default:
+		return t, fmt.Errorf("unknown client %q; use one of %s", o.Client, strings.Join(Clients, ", "))
+	}
+	return t, nil
+}
+
+// vscodeUserDir is VS Code's user settings directory.
+func vscodeUserDir(o *Options) string {
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(o.Home, "Library", "Application Support", "Code", "User")
+	}
+	if x := o.env("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "Code", "User")
+	}
+	return filepath.Join(o.Home, ".config", "Code", "User")
+}

@@ -1,0 +1,437 @@
+package install
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/skills"
+)
+
+// ServerName is the name the server is registered under in every client.
+const ServerName = "massgen"
+
+// Options say what to install where. Home, Dir and Env are explicit so tests
+// run against a temporary home.
+type Options struct {
+	Client string // claude-code, codex, cursor or vscode
+	Scope  string // ScopeProject or ScopeUser (default)
+	Skills bool   // also copy the skills
+	DryRun bool   // report what would change; write nothing
+	Home   string // the user's home directory
+	Dir    string // the project directory
+	// Env looks up environment variables: the clients' own (CLAUDE_CONFIG_DIR,
+	// CODEX_HOME, XDG_CONFIG_HOME) and which provider keys are set — only
+	// their names are ever written.
+	Env func(string) string
+	// Command and Args start the server (default massgen-mcp serve).
+	Command string
+	Args    []string
+	// StateDir keeps the records uninstall restores from (default
+	// $XDG_STATE_HOME/massgen-mcp, else ~/.local/state/massgen-mcp).
+	StateDir string
+}
+
+func (o *Options) env(k string) string {
+	if o.Env == nil {
+		return ""
+	}
+	return o.Env(k)
+}
+
+func (o *Options) defaults() error {
+	if o.Scope == "" {
+		o.Scope = ScopeUser
+	}
+	if o.Scope != ScopeProject && o.Scope != ScopeUser {
+		return fmt.Errorf("unknown scope %q; use project or user", o.Scope)
+	}
+	if o.Home == "" {
+		return errors.New("no home directory to install into (set HOME)")
+	}
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	if abs, err := filepath.Abs(o.Dir); err == nil {
+		o.Dir = abs
+	}
+	if o.Command == "" {
+		o.Command = "massgen-mcp"
+	}
+	if o.Args == nil {
+		o.Args = []string{"serve"}
+	}
+	if o.StateDir == "" {
+		if x := o.env("XDG_STATE_HOME"); x != "" {
+			o.StateDir = filepath.Join(x, "massgen-mcp")
+		} else {
+			o.StateDir = filepath.Join(o.Home, ".local", "state", "massgen-mcp")
+		}
+	}
+	return nil
+}
+
+// Change is one file install or uninstall touched (or, with DryRun, would).
+type Change struct {
+	Path   string
+	Action string // created, updated, unchanged, restored, deleted, removed entry, absent
+}
+
+// Report is what a run did, for printing.
+type Report struct {
+	Client, Scope string
+	Changes       []Change
+	Notes         []string
+	DryRun        bool
+	// dirs are directories install created for files now deleted; they go
+	// too once empty.
+	dirs []string
+}
+
+// Changed tells whether anything was (or would be) written.
+func (r *Report) Changed() bool {
+	for _, c := range r.Changes {
+		if c.Action != "unchanged" && c.Action != "absent" {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Report) String() string {
+	var b strings.Builder
+	verb := ""
+	if r.DryRun {
+		verb = "would be "
+	}
+	for _, c := range r.Changes {
+		fmt.Fprintf(&b, "%s%s: %s\n", verb, c.Action, c.Path)
+	}
+	if !r.Changed() {
+		b.WriteString("nothing to change\n")
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}
+
+// providerVars are the provider variables that are set here, by name only.
+func providerVars(o *Options) []string {
+	var names []string
+	for _, b := range providers.Backends() {
+		for _, k := range append(append([]string{}, b.KeyEnv...), b.ExtraEnv...) {
+			if o.env(k) != "" && !slices.Contains(names, k) {
+				names = append(names, k)
+			}
+		}
+	}
+	return names
+}
+
+// Install registers the server (and, with Skills, copies the skills).
+func Install(o Options) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	t, err := resolve(&o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun}
+	vars := providerVars(&o)
+	before, existed, err := readFile(t.path)
+	if err != nil {
+		return nil, err
+	}
+	var after []byte
+	switch t.format {
+	case formatTOML:
+		after, err = tomlSet(before, t.key, tomlEntry(o.Command, o.Args, vars))
+	default:
+		after, err = jsonSet(before, t.key, jsonEntry(t, o.Command, o.Args, vars))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.path, err)
+	}
+	if err := apply(&o, rep, t.path, before, existed, after); err != nil {
+		return nil, err
+	}
+	if o.Skills {
+		if err := installSkills(&o, rep, t.skills); err != nil {
+			return nil, err
+		}
+	}
+	rep.Notes = append(rep.Notes, keyNote(t, vars))
+	if t.approval != "" {
+		rep.Notes = append(rep.Notes, t.approval)
+	}
+	return rep, nil
+}
+
+// keyNote says how the server gets its keys from this client.
+func keyNote(t target, vars []string) string {
+	names := strings.Join(vars, ", ")
+	if names == "" {
+		names = "none is set in this shell"
+	}
+	switch t.envStyle {
+	case "env_vars":
+		return "Codex starts servers with a reduced environment, so the entry lists the provider variables set here by name (env_vars: " + names + "); never their values. Keys set later, or elsewhere, reach the server from ~/.env, which massgen-mcp reads itself."
+	case "ref":
+		return "the entry passes the provider variables set here as ${env:NAME} references (" + names + "), never their values; a client started outside your shell may not have them, so ~/.env (which massgen-mcp reads itself) is the sure place for keys."
+	}
+	return "Claude Code starts the server with its own environment, so provider keys in your shell reach it; keys can also go in ~/.env, which massgen-mcp reads itself. No key value is written to the config."
+}
+
+// apply writes a file's new bytes (unless unchanged or a dry run) and keeps
+// the record uninstall needs.
+func apply(o *Options, rep *Report, path string, before []byte, existed bool, after []byte) error {
+	if existed && bytes.Equal(before, after) {
+		rep.Changes = append(rep.Changes, Change{Path: path, Action: "unchanged"})
+		return nil
+	}
+	action := "updated"
+	if !existed {
+		action = "created"
+	}
+	rep.Changes = append(rep.Changes, Change{Path: path, Action: action})
+	if o.DryRun {
+		return nil
+	}
+	rec, err := loadRecord(o.StateDir, path)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		// The first install's "before" is the one to restore, however many
+		// installs follow.
+		rec = &record{Path: path, Created: !existed, Before: before}
+	}
+	var made []string
+	if !existed {
+		if made, err = mkdirs(filepath.Dir(path)); err != nil {
+			return err
+		}
+		rec.Dirs = append(rec.Dirs, made...)
+	}
+	if err := writeFile(path, after); err != nil {
+		return err
+	}
+	rec.After = digest(after)
+	return saveRecord(o.StateDir, rec)
+}
+
+// installSkills copies every skill directory into dir/<name>/.
+func installSkills(o *Options, rep *Report, dir string) error {
+	src := skills.FS()
+	for _, name := range skills.Names() {
+		err := fs.WalkDir(src, name, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := fs.ReadFile(src, p)
+			if err != nil {
+				return err
+			}
+			dst := filepath.Join(dir, filepath.FromSlash(p))
+			before, existed, err := readFile(dst)
+			if err != nil {
+				return err
+			}
+			return apply(o, rep, dst, before, existed, data)
+		})
+		if err != nil {
+			return fmt.Errorf("copying skill %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Uninstall removes what Install added: a file it created and nobody changed
+// is deleted, a file it changed and nobody touched since is restored byte
+// for byte, and otherwise only the server entry (and the skills' files as
+// installed) are removed.
+func Uninstall(o Options) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	t, err := resolve(&o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun}
+	if err := uninstallFile(&o, rep, t, t.path, true); err != nil {
+		return nil, err
+	}
+	if o.Skills {
+		for _, name := range skills.Names() {
+			err := fs.WalkDir(skills.FS(), name, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				return uninstallFile(&o, rep, t, filepath.Join(t.skills, filepath.FromSlash(p)), false)
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	removeEmptyDirs(rep.dirs)
+	return rep, nil
+}
+
+// uninstallFile undoes one file; config says it holds the server entry (so
+// a changed file can lose just that entry).
+func uninstallFile(o *Options, rep *Report, t target, path string, config bool) error {
+	cur, exists, err := readFile(path)
+	if err != nil {
+		return err
+	}
+	rec, err := loadRecord(o.StateDir, path)
+	if err != nil {
+		return err
+	}
+	change := func(action string) { rep.Changes = append(rep.Changes, Change{Path: path, Action: action}) }
+	switch {
+	case !exists:
+		change("absent")
+		if rec != nil && !o.DryRun {
+			return dropRecord(o.StateDir, path)
+		}
+		return nil
+	case rec != nil && digest(cur) == rec.After:
+		if rec.Created {
+			change("deleted")
+			if o.DryRun {
+				return nil
+			}
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			rep.dirs = append(rep.dirs, rec.Dirs...)
+		} else {
+			change("restored")
+			if o.DryRun {
+				return nil
+			}
+			if err := writeFile(path, rec.Before); err != nil {
+				return err
+			}
+		}
+		return dropRecord(o.StateDir, path)
+	case !config:
+		// A skill file changed since it was installed is the user's now.
+		if rec != nil {
+			change("kept (changed since install)")
+			if !o.DryRun {
+				return dropRecord(o.StateDir, path)
+			}
+		}
+		return nil
+	}
+	var after []byte
+	switch t.format {
+	case formatTOML:
+		after, err = tomlDelete(cur, t.key)
+	default:
+		after, err = jsonDelete(cur, t.key)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if bytes.Equal(after, cur) {
+		change("unchanged")
+	} else {
+		change("removed entry")
+		if !o.DryRun {
+			if err := writeFile(path, after); err != nil {
+				return err
+			}
+		}
+	}
+	if rec != nil && !o.DryRun {
+		return dropRecord(o.StateDir, path)
+	}
+	return nil
+}
+
+// readFile reads a file that may not exist.
+func readFile(path string) ([]byte, bool, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := os.ReadFile(path)
+	return data, err == nil, err
+}
+
+// writeFile replaces a file atomically, keeping its mode (0600 for a new
+// one: client configs can hold the user's other secrets).
+func writeFile(path string, data []byte) error {
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// mkdirs creates dir and its missing parents, returning those it created,
+// deepest first.
+func mkdirs(dir string) ([]string, error) {
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return made, nil
+}
+
+// removeEmptyDirs removes the directories install created that are empty
+// now, deepest first; one that holds anything else stays.
+func removeEmptyDirs(dirs []string) {
+	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) })
+	for _, d := range slices.Compact(dirs) {
+		_ = os.Remove(d) // fails, as it should, on a directory that is not empty
+	}
+}

@@ -1,0 +1,259 @@
+package install
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+const secret = "sk-test-DO-NOT-WRITE-7f3a"
+
+// opts is a run against a temporary home and project, with one provider key
+// set in the environment.
+func opts(t *testing.T, client, scope string) Options {
+	t.Helper()
+	home, dir := t.TempDir(), t.TempDir()
+	env := map[string]string{"OPENAI_API_KEY": secret, "ANTHROPIC_API_KEY": secret + "2"}
+	return Options{Client: client, Scope: scope, Home: home, Dir: dir, Env: func(k string) string { return env[k] }}
+}
+
+func mustInstall(t *testing.T, o Options) *Report {
+	t.Helper()
+	r, err := Install(o)
+	if err != nil {
+		t.Fatalf("install: %v", err)
+	}
+	return r
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const codexConfig = `# my Codex settings
+model = "gpt-5.4"  # pinned on purpose
+
+[features]
+plugins = false
+
+[mcp_servers.other]
+command = "other-server"
+args = ["--flag"]   # keep me
+`
+
+func TestCodexInstallKeepsCommentsIsIdempotentAndUninstallRestoresBytes(t *testing.T) {
+	o := opts(t, "codex", "")
+	path := filepath.Join(o.Home, ".codex", "config.toml")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(codexConfig), 0o644)
+
+	r := mustInstall(t, o)
+	if !r.Changed() || r.Changes[0].Action != "updated" {
+		t.Fatalf("report: %+v", r)
+	}
+	got := read(t, path)
+	if !bytes.HasPrefix(got, []byte(codexConfig)) {
+		t.Fatalf("the user's lines changed:\n%s", got)
+	}
+	var doc struct {
+		MCPServers map[string]tomlServer `toml:"mcp_servers"`
+	}
+	if err := toml.Unmarshal(got, &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := doc.MCPServers["massgen"]
+	if m.Command != "massgen-mcp" || strings.Join(m.Args, " ") != "serve" || strings.Join(m.EnvVars, ",") != "OPENAI_API_KEY,ANTHROPIC_API_KEY" || doc.MCPServers["other"].Command != "other-server" {
+		t.Fatalf("config: %+v\n%s", doc, got)
+	}
+	if bytes.Contains(got, []byte(secret)) {
+		t.Fatal("a key value was written")
+	}
+
+	if r := mustInstall(t, o); r.Changed() || !bytes.Equal(read(t, path), got) {
+		t.Fatalf("a second install changed something: %+v", r)
+	}
+
+	r, err := Uninstall(o)
+	if err != nil || r.Changes[0].Action != "restored" {
+		t.Fatalf("uninstall: %+v %v", r, err)
+	}
+	if !bytes.Equal(read(t, path), []byte(codexConfig)) {
+		t.Fatalf("not restored byte for byte:\n%s", read(t, path))
+	}
+}
+
+func TestUninstallRemovesOnlyTheEntryFromAFileChangedSinceInstall(t *testing.T) {
+	o := opts(t, "codex", "")
+	path := filepath.Join(o.Home, ".codex", "config.toml")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(codexConfig), 0o644)
+	mustInstall(t, o)
+	edited := append(read(t, path), []byte("\n[profiles.fast]\nmodel = \"gpt-5.4-mini\"\n")...)
+	os.WriteFile(path, edited, 0o644)
+
+	r, err := Uninstall(o)
+	if err != nil || r.Changes[0].Action != "removed entry" {
+		t.Fatalf("uninstall: %+v %v", r, err)
+	}
+	got := string(read(t, path))
+	if strings.Contains(got, "massgen") || !strings.Contains(got, "[profiles.fast]") || !strings.HasPrefix(got, codexConfig) {
+		t.Fatalf("after uninstall:\n%s", got)
+	}
+}
+
+func TestCodexReplacesAnOutdatedEntryInPlace(t *testing.T) {
+	o := opts(t, "codex", "")
+	path := filepath.Join(o.Home, ".codex", "config.toml")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	old := "[mcp_servers.massgen]\ncommand = \"/old/massgen-mcp\"\nargs = [\"serve\"]\n\n[mcp_servers.massgen.env]\nX = \"1\"\n\n[features]\nplugins = false\n"
+	os.WriteFile(path, []byte(old), 0o644)
+	mustInstall(t, o)
+	got := string(read(t, path))
+	if strings.Contains(got, "/old/") || strings.Contains(got, "massgen.env") || !strings.HasSuffix(got, "\n[features]\nplugins = false\n") || !strings.HasPrefix(got, "[mcp_servers.massgen]\n") {
+		t.Fatalf("not replaced in place:\n%s", got)
+	}
+	os.WriteFile(path, []byte("mcp_servers.massgen.command = \"x\"\n"), 0o644)
+	if _, err := Install(o); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("a dotted-key entry: %v", err)
+	}
+}
+
+func TestClaudeCodeUserConfigKeepsEveryOtherByte(t *testing.T) {
+	o := opts(t, "claude-code", ScopeUser)
+	path := filepath.Join(o.Home, ".claude.json")
+	orig := "{\n  \"firstStartTime\": \"2026-12-01T13:57:01.438Z\",\n  \"projects\": {\"/x\": {\"allowedTools\": []}},\n  \"mcpServers\": {\n    \"other\": {\"type\": \"stdio\", \"command\": \"o\", \"args\": []}\n  }\n}\n"
+	os.WriteFile(path, []byte(orig), 0o600)
+	mustInstall(t, o)
+	got := read(t, path)
+	var doc struct {
+		FirstStartTime string                     `json:"firstStartTime"`
+		MCPServers     map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(got, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, got)
+	}
+	var m jsonServer
+	json.Unmarshal(doc.MCPServers["massgen"], &m)
+	if m.Type != "stdio" || m.Command != "massgen-mcp" || len(doc.MCPServers) != 2 || doc.FirstStartTime == "" || !strings.Contains(string(got), `"projects": {"/x": {"allowedTools": []}}`) {
+		t.Fatalf("after install:\n%s", got)
+	}
+	t.Logf("after install:\n%s", got)
+	if bytes.Contains(got, []byte(secret)) || strings.Contains(string(got), "enabledMcpjsonServers") {
+		t.Fatalf("a key or an approval was written:\n%s", got)
+	}
+	if r := mustInstall(t, o); r.Changed() {
+		t.Fatalf("second install: %+v", r)
+	}
+	if _, err := Uninstall(o); err != nil || string(read(t, path)) != orig {
+		t.Fatalf("not restored: %v\n%s", err, read(t, path))
+	}
+}
+
+func TestProjectScopeCreatesAFileUninstallDeletesAndNeverApproves(t *testing.T) {
+	for _, c := range []struct{ client, file, key string }{
+		{"claude-code", ".mcp.json", "mcpServers"},
+		{"cursor", ".cursor/mcp.json", "mcpServers"},
+		{"vscode", ".vscode/mcp.json", "servers"},
+		{"codex", ".codex/config.toml", "mcp_servers"},
+	} {
+		t.Run(c.client, func(t *testing.T) {
+			o := opts(t, c.client, ScopeProject)
+			r := mustInstall(t, o)
+			path := filepath.Join(o.Dir, c.file)
+			if r.Changes[0].Path != path || r.Changes[0].Action != "created" {
+				t.Fatalf("report %+v", r)
+			}
+			got := string(read(t, path))
+			if !strings.Contains(got, c.key) || !strings.Contains(got, "massgen-mcp") || strings.Contains(got, secret) {
+				t.Fatalf("%s:\n%s", path, got)
+			}
+			if c.client != "claude-code" && !strings.Contains(got, "OPENAI_API_KEY") {
+				t.Fatalf("the provider variables are not passed by name:\n%s", got)
+			}
+			if !strings.Contains(r.String(), "does not") {
+				t.Fatalf("the report does not say the server still needs the user's approval:\n%s", r)
+			}
+			if _, err := Uninstall(o); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Fatalf("%s was not deleted", path)
+			}
+			if c.file != ".mcp.json" {
+				if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+					t.Fatalf("the directory install created is left behind")
+				}
+			}
+		})
+	}
+}
+
+func TestSkillsAreCopiedAndRemoved(t *testing.T) {
+	o := opts(t, "claude-code", ScopeUser)
+	o.Skills = true
+	r := mustInstall(t, o)
+	skill := filepath.Join(o.Home, ".claude", "skills", "team-run", "SKILL.md")
+	if !strings.Contains(string(read(t, skill)), "name: team-run") || len(r.Changes) < 6 {
+		t.Fatalf("report %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(o.Home, ".claude", "skills", "commands")); !os.IsNotExist(err) {
+		t.Fatal("the plugin's commands are not a skill")
+	}
+	if r := mustInstall(t, o); r.Changed() {
+		t.Fatalf("second install: %+v", r)
+	}
+	if _, err := Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.Home, ".claude")); !os.IsNotExist(err) {
+		t.Fatalf("~/.claude left behind after uninstall")
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	o := opts(t, "cursor", ScopeUser)
+	o.DryRun, o.Skills = true, true
+	r := mustInstall(t, o)
+	if !r.Changed() || !strings.Contains(r.String(), "would be created") {
+		t.Fatalf("report:\n%s", r)
+	}
+	if entries, _ := os.ReadDir(o.Home); len(entries) != 0 {
+		t.Fatalf("a dry run wrote %v", entries)
+	}
+}
+
+func TestAConfigWithCommentsIsRefusedUntouched(t *testing.T) {
+	o := opts(t, "vscode", ScopeProject)
+	path := filepath.Join(o.Dir, ".vscode", "mcp.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := "{\n  // my servers\n  \"servers\": {},\n}\n"
+	os.WriteFile(path, []byte(orig), 0o644)
+	_, err := Install(o)
+	if err == nil || !strings.Contains(err.Error(), "by hand") {
+		t.Fatalf("err %v", err)
+	}
+	if string(read(t, path)) != orig {
+		t.Fatal("the file was changed")
+	}
+}
+
+func TestUnknownClientAndScope(t *testing.T) {
+	o := opts(t, "emacs", "")
+	if _, err := Install(o); err == nil || !strings.Contains(err.Error(), "claude-code, codex, cursor, vscode") {
+		t.Fatalf("err %v", err)
+	}
+	o = opts(t, "codex", "global")
+	if _, err := Install(o); err == nil || !strings.Contains(err.Error(), "project or user") {
+		t.Fatalf("err %v", err)
+	}
+}

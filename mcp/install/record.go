@@ -1,0 +1,69 @@
+package install
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// record is what install remembers about one file it wrote, so uninstall can
+// put things back: the bytes before the first install (or that it created
+// the file), a digest of the bytes it last wrote, and the directories it
+// made for it.
+type record struct {
+	Path    string   `json:"path"`
+	Created bool     `json:"created"`
+	Before  []byte   `json:"before,omitempty"`
+	After   string   `json:"after_sha256"`
+	Dirs    []string `json:"created_dirs,omitempty"`
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// recordPath names a file's record by a digest of its absolute path.
+func recordPath(stateDir, path string) string {
+	return filepath.Join(stateDir, "install", digest([]byte(path))[:24]+".json")
+}
+
+func loadRecord(stateDir, path string) (*record, error) {
+	data, err := os.ReadFile(recordPath(stateDir, path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil || r.Path != path {
+		return nil, fmt.Errorf("the install record for %s (%s) is damaged; remove it to go on", path, recordPath(stateDir, path))
+	}
+	return &r, nil
+}
+
+func saveRecord(stateDir string, r *record) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := recordPath(stateDir, r.Path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	return writeFile(p, data)
+}
+
+func dropRecord(stateDir, path string) error {
+	err := os.Remove(recordPath(stateDir, path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
