@@ -32,7 +32,8 @@ fi
 
 # 2. The binary, as massgen-mcp on PATH.
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/massgen-clients.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+FAKE_PID=""
+trap '[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/bin"
 (cd "$ROOT" && go build -o "$WORK/bin/massgen-mcp" ./cmd/massgen-mcp)
 export PATH="$WORK/bin:$PATH"
@@ -130,6 +131,37 @@ massgen-mcp uninstall codex >/dev/null
 out="$(codex mcp list)"
 if grep -q '^massgen ' <<<"$out"; then fail "codex still lists massgen"; fi
 ok "uninstall codex restores config.toml byte for byte"
+
+# 7. A real sim run through the plugin's slash command: the real claude CLI,
+#    its model played by the fake Anthropic API (providers/fake), which calls
+#    the plugin's run_team tool; the team and its result are real.
+fresh_home
+claude plugin marketplace add "$ROOT" >/dev/null 2>&1
+claude plugin install massgen@massgen-mcp >/dev/null 2>&1
+cat >"$WORK/script.json" <<'JSON'
+{"models": {"claude-fake": [
+  {"kind": "tool_call", "tool": "mcp__plugin_massgen_massgen__run_team",
+   "input": {"task": "What is 17 * 23?", "models": ["sim/strong", "sim/strong", "sim"], "wait": true}},
+  {"kind": "text", "content": "The team agreed on 391 (3 of 3 votes)."}]},
+ "always": {"claude-fake": {"kind": "text", "content": "Done."}}}
+JSON
+massgen-mcp fake-providers --listen 127.0.0.1:0 --script "$WORK/script.json" >"$WORK/fake.out" 2>"$WORK/fake.err" &
+FAKE_PID=$!
+for _ in $(seq 100); do grep -q ANTHROPIC_BASE_URL "$WORK/fake.out" 2>/dev/null && break; sleep 0.1; done
+base="$(sed -n 's/^export ANTHROPIC_BASE_URL=//p' "$WORK/fake.out")"
+[ -n "$base" ] || fail "the fake providers did not start"
+proj="$(mktemp -d "$WORK/proj.XXXXXX")"
+(cd "$proj" && ANTHROPIC_BASE_URL="$base" ANTHROPIC_API_KEY=sk-fake CLAUDE_CODE_MAX_RETRIES=1 timeout 180 "$CLAUDE" \
+  -p "/massgen:run with sim/strong, sim/strong and sim: What is 17 * 23?" --model claude-fake \
+  --output-format stream-json --verbose --allowedTools mcp__plugin_massgen_massgen__run_team \
+  </dev/null >"$WORK/slash-run.jsonl" 2>"$WORK/slash-run.err") || { tail -20 "$WORK/slash-run.err" >&2; fail "claude -p /massgen:run"; }
+out="$(cat "$WORK/slash-run.jsonl")"
+expect "slash command offered" "$out" '"massgen:run"'
+expect "run_team called" "$out" '"name":"mcp__plugin_massgen_massgen__run_team"'
+expect "team finished" "$out" '\\"status\\":\\"finished\\"'
+expect "the team's answer" "$out" 'Answer: 391'
+cp "$WORK/slash-run.jsonl" "$PREFIX/last-slash-run.jsonl"
+ok "/massgen:run through the real claude CLI runs a real sim team via the plugin's server (stream in .cache/clients/last-slash-run.jsonl)"
 
 log "$passed passed, 0 failed"
 echo "$passed passed, 0 failed"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -106,6 +107,12 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(body.Bytes(), &req); err != nil {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "The request body is not valid JSON: "+err.Error(), "", "")
 		return
+	}
+	if r.URL.Query().Get("beta") == "true" {
+		// Claude Code's beta requests carry role "system" messages among the
+		// turns (research/cli-agents.md), which the beta API takes; they hold
+		// no turn of the conversation, so the fake leaves them out.
+		req.Messages = slices.DeleteFunc(req.Messages, func(m anthropicMessage) bool { return m.Role == "system" })
 	}
 	if msg := req.check(); msg != "" {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", msg, "", "")
@@ -404,6 +411,10 @@ func (s *anthropicServer) blocks(reply Reply, call Call) ([]anthropicOut, string
 		return []anthropicOut{tool(providers.ToolNewAnswer, answerArgs(reply))}, "tool_use"
 	case ReplyVote:
 		return []anthropicOut{tool(providers.ToolVote, map[string]string{"agent_id": reply.Agent, "reason": reply.Reason})}, "tool_use"
+	case ReplyToolCall:
+		out := tool(reply.Tool, nil)
+		out.input = string(reply.Input)
+		return []anthropicOut{out}, "tool_use"
 	case ReplyMalformedArgs:
 		name := providers.ToolNewAnswer
 		if len(call.Tools) > 0 {

@@ -29,6 +29,7 @@ const (
 	ReplyNewAnswer     = "new_answer"     // a new_answer tool call with Content
 	ReplyVote          = "vote"           // a vote tool call for Agent with Reason
 	ReplyText          = "text"           // plain text, no tool call
+	ReplyToolCall      = "tool_call"      // a call of any tool: Tool with Input (e.g. an MCP tool of the client under test)
 	ReplyMalformedArgs = "malformed_args" // a tool call whose arguments are not valid JSON
 	ReplyStatus        = "status"         // an HTTP error: Status, RetryAfter, Error*
 	ReplyStreamError   = "stream_error"   // starts streaming, then an error event
@@ -44,6 +45,9 @@ type Reply struct {
 	Files  []providers.AnswerFile `json:"files,omitempty"`
 	Agent  string                 `json:"agent,omitempty"` // vote target (agentN)
 	Reason string                 `json:"reason,omitempty"`
+	// ReplyToolCall: the tool's name as the client offers it and its input.
+	Tool  string          `json:"tool,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
 
 	// ReplyStatus / ReplyStreamError: the status code (e.g. 429, 500, 529,
 	// 401) and the provider's error fields; RetryAfter is sent as the
