@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -70,4 +71,22 @@ func votesFor(st *State, voter string) (target string, n int) {
 		}
 	}
 	return v.Target, n
+}
+
+// Line is a landed step as people read it: "agent_c (gemini-2.5-flash)
+// answered [agent2.1]", "… voted for agent_a [agent1.2]", "… failed
+// (rate_limit): …".
+func (r *StepResult) Line() string {
+	me := who(r.AgentID, r.model)
+	switch r.Action {
+	case "new_answer":
+		return me + " answered " + bracket(r.Label)
+	case "vote":
+		line := me + " voted for " + strings.TrimSpace(r.Target+" "+bracket(r.TargetLabel))
+		if r.Stale {
+			line += "; the vote is already stale (a newer answer landed meanwhile)"
+		}
+		return line
+	}
+	return fmt.Sprintf("%s failed (%s): %s", me, r.ErrorClass, r.Message)
 }

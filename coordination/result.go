@@ -131,6 +131,8 @@ type StepResult struct {
 	// state is the session as the landing step left it; the run loop
 	// launches from it instead of reading the ledger again.
 	state *State
+	// model is the stepping agent's model, for Line.
+	model string
 
 	SessionID   string         `json:"session_id"`
 	AgentID     string         `json:"agent_id"`

@@ -290,6 +290,7 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 func (svc *Service) stepResult(s *Session, entry Entry, st *State, res *TeamResult, consensus ConsensusView) *StepResult {
 	out := &StepResult{
 		state:       st,
+		model:       s.modelOf(entry.Agent),
 		SessionID:   s.ID,
 		AgentID:     entry.Agent,
 		Action:      actionName(entry.Kind),

@@ -77,16 +77,8 @@ func stepResult(res *coordination.StepResult) *mcpgo.CallToolResult {
 		}
 		fmt.Fprintf(&b, "\n--- system ---\n%s\n\n--- prompt ---\n%s\n", v.System, v.Prompt)
 		return mcpgo.NewToolResultStructured(res, b.String())
-	case "new_answer":
-		fmt.Fprintf(&b, "%s answered %s.\n", res.AgentID, res.Label)
-	case "vote":
-		fmt.Fprintf(&b, "%s voted for %s (%s)", res.AgentID, res.Target, res.TargetLabel)
-		if res.Stale {
-			b.WriteString("; the vote is already stale (a newer answer landed meanwhile)")
-		}
-		b.WriteString(".\n")
 	default:
-		fmt.Fprintf(&b, "%s's step failed (%s): %s\n", res.AgentID, res.ErrorClass, res.Message)
+		b.WriteString(res.Line() + ".\n")
 	}
 	if res.Result != nil {
 		b.WriteString(teamResultText(res.Result))

@@ -46,7 +46,11 @@ func (t *Team) Describe(c Context, maxText int) (string, error) {
 	} else {
 		b.WriteString("-only")
 	}
-	fmt.Fprintf(&b, "), %d files:\n", len(m.Files))
+	if len(m.Files) == 1 {
+		b.WriteString("), 1 file:\n")
+	} else {
+		fmt.Fprintf(&b, "), %d files:\n", len(m.Files))
+	}
 	const maxListed = 300
 	for i, f := range m.Files {
 		if i == maxListed {
