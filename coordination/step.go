@@ -193,9 +193,13 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
 	t := &attempts{usage: providers.Free()}
+	watch := activityWatcher(ctx, s.ID, v.Agent, step)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		req := v.request(s, step, t.history)
 		req.Attempt = attempt
+		if watch != nil { // a nil *stepWatcher in the interface would not be nil
+			req.Watch = watch
+		}
 		reply, u, err := p.Step(sctx, req)
 		if e, err := svc.judge(ctx, sctx, s, st, v, t, reply, u, err); e != nil || err != nil {
 			return e, t.usage, err

@@ -114,6 +114,9 @@ type Request struct {
 	Temperature     *float64 `json:"temperature,omitempty"`
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
 	ReasoningEffort string   `json:"reasoning_effort,omitempty"` // minimal|low|medium|high, for reasoning models
+
+	// Watch, when set, hears the call's output as it streams (never stored).
+	Watch Watcher `json:"-"`
 }
 
 // ReviewBrief is a checkpoint review's setup in structured form, beside the

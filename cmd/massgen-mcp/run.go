@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/tui"
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -29,6 +32,7 @@ type runFlags struct {
 	parallel   int
 	stateDir   string
 	json       bool
+	plain      bool
 	resume     string
 	sessionID  string
 	maxAnswers int
@@ -71,6 +75,7 @@ func runCommand() *cobra.Command {
 	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	fl.BoolVar(&f.json, "json", false, "print the team result as JSON")
+	fl.BoolVar(&f.plain, "plain", false, "print a line per step even on a terminal, instead of the live view")
 	fl.StringVar(&f.resume, "resume", "", "continue a cancelled or interrupted session by id")
 	fl.StringVar(&f.sessionID, "session-id", "", "id for the new session (default generated)")
 	fl.StringVar(&f.criteria, "criteria", "", "evaluation criteria every agent sees and votes by: auto (written for the task by the first usable model, else the built-in ones for its kind) or a JSON file of your own")
@@ -123,11 +128,17 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		return fmt.Errorf("%w: --resume takes no task; the session has its own", coordination.ErrBadInput)
 	}
 
-	var progress func(coordination.Progress)
-	if !f.json {
-		progress = func(p coordination.Progress) { printProgress(out, p) }
+	var res *coordination.TeamResult
+	var err error
+	if !f.json && !f.plain && isTerminal(out) {
+		res, err = runLive(ctx, svc, id, out)
+	} else {
+		var progress func(coordination.Progress)
+		if !f.json {
+			progress = func(p coordination.Progress) { printProgress(out, p) }
+		}
+		res, err = svc.Run(ctx, id, progress)
 	}
-	res, err := svc.Run(ctx, id, progress)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return &exitError{code: exitCancelled, msg: fmt.Sprintf("interrupted; resume with: massgen-mcp run --resume %s", id)}
@@ -248,4 +259,34 @@ func contextPath(arg string) workspace.Context {
 		}
 	}
 	return workspace.Context{Path: arg}
+}
+
+// runLive runs the session under the live view and leaves its last frame on
+// the terminal; the result follows as in line output.
+func runLive(ctx context.Context, svc *coordination.Service, id string, out io.Writer) (*coordination.TeamResult, error) {
+	o, err := tui.Run(ctx, svc, id, keyboard(), out)
+	fmt.Fprintln(out, o.Final)
+	if err != nil {
+		return nil, err
+	}
+	if o.Err == nil && o.Result == nil && o.Cancelled {
+		return nil, context.Canceled
+	}
+	return o.Result, o.Err
+}
+
+// keyboard is where the view reads keys: stdin when it is a terminal, else
+// none (a task read from a pipe with run -).
+func keyboard() io.Reader {
+	if isatty.IsTerminal(os.Stdin.Fd()) {
+		return os.Stdin
+	}
+	return nil
+}
+
+// isTerminal tells whether out is this process's stdout on a terminal: only
+// then is the live view drawn.
+func isTerminal(out io.Writer) bool {
+	f, ok := out.(*os.File)
+	return ok && f == os.Stdout && isatty.IsTerminal(f.Fd())
 }

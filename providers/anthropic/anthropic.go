@@ -130,8 +130,12 @@ func (p *Provider) call(ctx context.Context, req providers.Request) (r Result, e
 	defer stream.Close()
 	var acc accumulator
 	for stream.Next() {
-		if err := acc.add(stream.Current()); err != nil {
+		ev := stream.Current()
+		if err := acc.add(ev); err != nil {
 			return acc.partial(), p.malformedStream(err)
+		}
+		if ev.Type == "content_block_delta" {
+			req.StreamText(ev.Delta.Text + ev.Delta.PartialJSON)
 		}
 	}
 	if err := stream.Err(); err != nil {

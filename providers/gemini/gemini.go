@@ -105,6 +105,11 @@ func (p *provider) Step(ctx context.Context, req providers.Request) (providers.A
 		c := chunk.Candidates[0]
 		if c.Content != nil {
 			acc.add(c.Content.Parts)
+			for _, part := range c.Content.Parts {
+				if part != nil && !part.Thought {
+					req.StreamText(part.Text)
+				}
+			}
 		}
 		if c.FinishReason != "" && c.FinishReason != genai.FinishReasonUnspecified {
 			finished = true

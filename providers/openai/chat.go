@@ -74,6 +74,7 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, m toolMo
 			}
 			text.WriteString(choice.Delta.Content)
 			text.WriteString(choice.Delta.Refusal)
+			req.StreamText(choice.Delta.Content)
 			for _, tc := range choice.Delta.ToolCalls {
 				i, ok := at[tc.Index]
 				// A new id under a known index is a new call: some servers
@@ -93,6 +94,7 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, m toolMo
 					calls[i].name = tc.Function.Name
 				}
 				calls[i].args.WriteString(tc.Function.Arguments)
+				req.StreamText(tc.Function.Arguments)
 			}
 			if choice.FinishReason != "" {
 				finished = true

@@ -103,12 +103,14 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, m t
 			item(ev.OutputIndex).set(ev.Item)
 		case "response.function_call_arguments.delta":
 			item(ev.OutputIndex).args.WriteString(ev.Delta)
+			req.StreamText(ev.Delta)
 		case "response.function_call_arguments.done":
 			it := item(ev.OutputIndex)
 			it.args.Reset()
 			it.args.WriteString(ev.Arguments)
 		case "response.output_text.delta", "response.refusal.delta":
 			item(ev.OutputIndex).text.WriteString(ev.Delta)
+			req.StreamText(ev.Delta)
 		case "response.completed", "response.incomplete":
 			// An incomplete response (max_output_tokens, a content filter)
 			// still reports what it wrote; coordination judges it.

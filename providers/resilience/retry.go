@@ -145,6 +145,7 @@ func (r *resilient) Step(ctx context.Context, req providers.Request) (providers.
 		if r.opts.OnRetry != nil {
 			r.opts.OnRetry(r.backend, attempt, wait, err)
 		}
+		req.StreamRetry(wait, err)
 		if serr := r.opts.Sleep(ctx, wait); serr != nil {
 			return providers.Action{}, total, fmt.Errorf("%w (the wait to retry was cut short: %w)", err, serr)
 		}

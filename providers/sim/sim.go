@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -125,10 +126,42 @@ func (s *simulator) Step(ctx context.Context, req providers.Request) (providers.
 		return providers.Action{}, providers.Free(), err
 	}
 	act, u := s.think(&req)
+	if req.Watch != nil {
+		if err := stream(ctx, &req, act, due); err != nil {
+			return providers.Action{}, providers.Free(), err
+		}
+	}
 	if err := wait(ctx, time.Until(due)); err != nil {
 		return providers.Action{}, providers.Free(), err
 	}
 	return act, u, nil
+}
+
+// stream writes the decided action to the request's watcher a few words at a
+// time until due, as a model streaming its reply would: an answer's text, or
+// the vote and its reason.
+func stream(ctx context.Context, req *providers.Request, act providers.Action, due time.Time) error {
+	var text string
+	for _, c := range act.Calls {
+		var args map[string]any
+		_ = json.Unmarshal(c.Args, &args)
+		if c.Name == providers.ToolVote {
+			text += fmt.Sprintf("vote %v: %v", args["agent_id"], args["reason"])
+		} else {
+			text += fmt.Sprint(args["content"])
+		}
+	}
+	words := strings.SplitAfter(text, " ")
+	const pieces = 8
+	per := max(1, (len(words)+pieces-1)/pieces)
+	gap := time.Until(due) / time.Duration((len(words)+per-1)/per+1)
+	for i := 0; i < len(words); i += per {
+		req.StreamText(strings.Join(words[i:min(i+per, len(words))], ""))
+		if err := wait(ctx, gap); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // think is the decision and its usage, in a frame of its own: Step's frame

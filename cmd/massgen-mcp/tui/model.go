@@ -1,0 +1,215 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// FrameInterval is the least time between two frames: at most ten a second,
+// whatever the run does.
+const FrameInterval = 100 * time.Millisecond
+
+// Options configure a view.
+type Options struct {
+	Source Source
+	Live   *Live // nil when watching another process
+	// Changed, if set, is signalled when the session has changed (progress in
+	// this process, or a store watch); the view then reads a snapshot at its
+	// next frame. Without it the view reads one every PollInterval.
+	Changed      <-chan struct{}
+	PollInterval time.Duration // default 500ms
+	// Watching: q leaves the view without cancelling anything (the run is
+	// another process's); the view ends by itself when the session ends.
+	Watching bool
+	Now      func() time.Time
+}
+
+type mode int
+
+const (
+	modeMain mode = iota
+	modeTable
+	modePick // a pressed: which agent?
+	modeAnswer
+	modeFiles
+)
+
+// Model is the Bubble Tea model of the live view.
+type Model struct {
+	opts     Options
+	snap     *Snapshot
+	err      error
+	width    int
+	height   int
+	mode     mode
+	scroll   int
+	reading  string // the agent whose answer is shown
+	fetching bool
+	dirty    bool
+	gen      int // snapshots asked for
+	final    int // the snapshot that shows the end: at least this one
+	lastRead time.Time
+
+	// Cancelled is set when the user asked to stop (q, Ctrl-C).
+	Cancelled bool
+	// Done is set when the run ended (Finish was sent) or, when watching,
+	// the session ended.
+	Done bool
+}
+
+// NewModel returns the view's model.
+func NewModel(o Options) *Model {
+	if o.PollInterval <= 0 {
+		o.PollInterval = 500 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Model{opts: o, width: 100, height: 40, dirty: true}
+}
+
+// Snapshot is the latest snapshot the view has.
+func (m *Model) Snapshot() *Snapshot { return m.snap }
+
+type tickMsg time.Time
+type snapMsg struct {
+	snap *Snapshot
+	err  error
+	gen  int
+}
+
+// FinishMsg tells the view that the run has ended; it reads a last snapshot
+// and quits.
+type FinishMsg struct{}
+
+func tick() tea.Cmd {
+	return tea.Tick(FrameInterval, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func (m *Model) fetch() tea.Cmd {
+	m.fetching, m.dirty, m.lastRead = true, false, m.opts.Now()
+	m.gen++
+	src, gen := m.opts.Source, m.gen
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s, err := src.Snapshot(ctx)
+		return snapMsg{s, err, gen}
+	}
+}
+
+// Init starts the frame clock and reads the first snapshot.
+func (m *Model) Init() tea.Cmd { return tea.Batch(tick(), m.fetch()) }
+
+// Update handles keys, frames and snapshots.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case tickMsg:
+		if m.opts.Changed != nil {
+			select {
+			case <-m.opts.Changed:
+				m.dirty = true
+			default:
+			}
+		}
+		due := m.dirty || (m.opts.Changed == nil && m.opts.Now().Sub(m.lastRead) >= m.opts.PollInterval)
+		if due && !m.fetching && !m.Done {
+			return m, tea.Batch(tick(), m.fetch())
+		}
+		return m, tick()
+	case snapMsg:
+		if msg.gen == m.gen {
+			m.fetching = false
+		}
+		if msg.err != nil {
+			m.err = msg.err
+			return m, nil
+		}
+		if m.snap == nil || msg.gen >= m.final {
+			m.snap, m.err = msg.snap, nil
+		}
+		if (m.Done && msg.gen >= m.final) || (m.opts.Watching && m.snap.Ended()) {
+			m.Done = true
+			return m, tea.Quit
+		}
+	case FinishMsg:
+		// A snapshot in flight may predate the end: the last frame is one
+		// read from now on.
+		m.Done = true
+		cmd := m.fetch()
+		m.final = m.gen
+		return m, cmd
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	s := k.String()
+	if s == "ctrl+c" {
+		m.Cancelled = !m.opts.Watching
+		return m, tea.Quit
+	}
+	switch m.mode {
+	case modePick:
+		if id, ok := m.agentByKey(s); ok {
+			m.mode, m.reading, m.scroll = modeAnswer, id, 0
+		} else if s == "esc" || s == "a" {
+			m.mode = modeMain
+		}
+		return m, nil
+	case modeTable, modeAnswer, modeFiles:
+		switch s {
+		case "esc", "q", "backspace":
+			m.mode = modeMain
+		case "r":
+			if m.mode == modeTable {
+				m.mode = modeMain
+			}
+		case "up", "k":
+			m.scroll = max(0, m.scroll-1)
+		case "down", "j":
+			m.scroll++
+		case "pgup":
+			m.scroll = max(0, m.scroll-m.height/2)
+		case "pgdown", " ":
+			m.scroll += m.height / 2
+		case "home", "g":
+			m.scroll = 0
+		case "end", "G":
+			m.scroll = 1 << 30
+		}
+		return m, nil
+	}
+	switch s {
+	case "q":
+		m.Cancelled = !m.opts.Watching
+		return m, tea.Quit
+	case "r":
+		m.mode, m.scroll = modeTable, 1<<30 // latest events first in view
+	case "a":
+		m.mode = modePick
+	case "f":
+		if m.snap != nil && m.snap.Files != "" {
+			m.mode, m.scroll = modeFiles, 0
+		}
+	}
+	return m, nil
+}
+
+// agentByKey maps 1..9 to the agents in team order.
+func (m *Model) agentByKey(s string) (string, bool) {
+	if m.snap == nil || len(s) != 1 || s[0] < '1' || s[0] > '9' {
+		return "", false
+	}
+	i := int(s[0] - '1')
+	if i >= len(m.snap.Status.Agents) {
+		return "", false
+	}
+	return m.snap.Status.Agents[i].ID, true
+}

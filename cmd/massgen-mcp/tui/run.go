@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Outcome is how a live view ended.
+type Outcome struct {
+	Result    *coordination.TeamResult // the run's result (Run only)
+	Err       error                    // the run's error (Run only)
+	Cancelled bool                     // the user pressed q or Ctrl-C (Run only)
+	Final     string                   // the last frame, to leave on the terminal
+	Snapshot  *Snapshot                // the last snapshot
+}
+
+// Run runs a session in this process under the live view, until it ends or
+// the user cancels it (q, Ctrl-C: the session is left cancelled and
+// resumable). Streamed text goes to the view and nowhere else.
+func Run(ctx context.Context, svc *coordination.Service, id string, in io.Reader, out io.Writer) (Outcome, error) {
+	live := NewLive()
+	changed := make(chan struct{}, 1)
+	poke := func(coordination.Progress) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	m := NewModel(Options{Source: ServiceSource{Service: svc, ID: id}, Live: live, Changed: changed})
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(10), tea.WithContext(ctx))
+
+	runCtx, cancelRun := context.WithCancel(coordination.WithActivity(ctx, live.Activity))
+	defer cancelRun()
+	var o Outcome
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.Result, o.Err = svc.Run(runCtx, id, poke)
+		p.Send(FinishMsg{})
+	}()
+	_, perr := p.Run()
+	if !m.Done {
+		// Quit by a key, or the program ended (Ctrl-C as a signal, a broken
+		// terminal): stop the run; it stays resumable.
+		o.Cancelled = m.Cancelled || ctx.Err() != nil || perr != nil
+		cancelRun()
+	}
+	<-done
+	o.Final, o.Snapshot = m.finalFrame(ctx), m.snap
+	if perr != nil && !errors.Is(perr, tea.ErrProgramKilled) && !errors.Is(perr, context.Canceled) {
+		return o, fmt.Errorf("the live view failed (use --plain for line output): %w", perr)
+	}
+	return o, nil
+}
+
+// Watch shows the live view of a session that may run anywhere (another
+// process, an MCP server, MassGen's own --step processes) until it ends or
+// the user leaves (which stops nothing).
+func Watch(ctx context.Context, src Source, changed <-chan struct{}, in io.Reader, out io.Writer) (Outcome, error) {
+	m := NewModel(Options{Source: src, Changed: changed, Watching: true})
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(10), tea.WithContext(ctx))
+	_, perr := p.Run()
+	o := Outcome{Final: m.finalFrame(ctx), Snapshot: m.snap}
+	if perr != nil && !errors.Is(perr, tea.ErrProgramKilled) && !errors.Is(perr, context.Canceled) {
+		return o, fmt.Errorf("the live view failed (use --plain for line output): %w", perr)
+	}
+	return o, nil
+}
+
+// finalFrame reads the session once more and draws it, for the terminal's
+// scrollback once the view has closed.
+func (m *Model) finalFrame(ctx context.Context) string {
+	if s, err := m.opts.Source.Snapshot(context.WithoutCancel(ctx)); err == nil {
+		m.snap = s
+	}
+	if m.snap == nil {
+		return ""
+	}
+	m.Done = true
+	return m.Render()
+}

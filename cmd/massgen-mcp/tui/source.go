@@ -1,0 +1,181 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Snapshot is what one frame shows of a session.
+type Snapshot struct {
+	Status *coordination.StatusView
+	Events []coordination.Event // the whole timeline, oldest first
+	// Files is the winner's workspace directory, when the session keeps
+	// workspaces and has a winner; "" otherwise.
+	Files string
+	Taken time.Time
+}
+
+// Ended tells whether the session has stopped (finished, failed or
+// cancelled): a watcher has nothing more to wait for.
+func (s *Snapshot) Ended() bool {
+	if s == nil || s.Status == nil {
+		return false
+	}
+	switch s.Status.Result.Status {
+	case coordination.StatusFinished, coordination.StatusFailed, coordination.StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Source gives the view snapshots of one session.
+type Source interface {
+	Snapshot(ctx context.Context) (*Snapshot, error)
+}
+
+// ServiceSource reads a session through a service, read only (Inspect never
+// decides or writes), so it serves a run in this process and one in another
+// process alike.
+type ServiceSource struct {
+	Service *coordination.Service
+	ID      string
+}
+
+// Snapshot reads the session as it stands.
+func (s ServiceSource) Snapshot(ctx context.Context) (*Snapshot, error) {
+	v, err := s.Service.Inspect(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.Service.Events(ctx, s.ID)
+	if err != nil {
+		evs = v.Timeline
+	}
+	snap := &Snapshot{Status: v, Events: evs, Taken: time.Now()}
+	if w := v.Result.Winner; w != nil && v.Result.SessionDir != "" {
+		snap.Files = winnerFiles(v.Result.SessionDir, w.AgentID)
+	}
+	return snap, nil
+}
+
+// winnerFiles finds the winner's latest workspace in MassGen's layout,
+// agents/<agent>/<step>/workspace, or "" when the session keeps none.
+func winnerFiles(dir, agent string) string {
+	matches, _ := filepath.Glob(filepath.Join(dir, "agents", agent, "*", "workspace"))
+	sort.Strings(matches) // step directories are zero-padded: the last is the latest
+	for i := len(matches) - 1; i >= 0; i-- {
+		if fi, err := os.Stat(matches[i]); err == nil && fi.IsDir() {
+			return matches[i]
+		}
+	}
+	return ""
+}
+
+// streamCap is how much streamed text a card keeps per agent: enough for
+// its last lines.
+const streamCap = 4096
+
+// Live holds what only the process running the team sees: each agent's
+// streamed text and retries in its current step. It is fed from provider
+// goroutines and read by the view, so every method locks.
+type Live struct {
+	mu     sync.Mutex
+	agents map[string]*liveAgent
+}
+
+type liveAgent struct {
+	step    int
+	started time.Time
+	text    string
+	retry   time.Time // when a retry is due
+	failure string
+}
+
+// NewLive returns an empty Live.
+func NewLive() *Live { return &Live{agents: map[string]*liveAgent{}} }
+
+func (l *Live) agent(id string, step int, now time.Time) *liveAgent {
+	a := l.agents[id]
+	if a == nil || a.step != step {
+		a = &liveAgent{step: step, started: now}
+		l.agents[id] = a
+	}
+	return a
+}
+
+// Activity records a model's activity (coordination.WithActivity feeds it).
+func (l *Live) Activity(act coordination.Activity) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.agent(act.Agent, act.Step, act.Time)
+	switch act.Kind {
+	case "text":
+		a.text += act.Text
+		if len(a.text) > streamCap {
+			a.text = a.text[len(a.text)-streamCap:]
+		}
+		a.retry = time.Time{}
+	case "retry":
+		a.retry, a.failure = act.Time.Add(act.Wait), act.Err
+		a.text = "" // the retried call streams its own reply
+	}
+}
+
+// Stream is an agent's live state in its current step: the text streamed so
+// far, and a pending retry with what failed.
+type Stream struct {
+	Step    int
+	Text    string
+	Retry   time.Time
+	Failure string
+}
+
+// Of returns an agent's stream, ok false when nothing was seen.
+func (l *Live) Of(agent string) (Stream, bool) {
+	if l == nil {
+		return Stream{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.agents[agent]
+	if a == nil {
+		return Stream{}, false
+	}
+	return Stream{Step: a.step, Text: a.text, Retry: a.retry, Failure: a.failure}, true
+}
+
+// stepStarted is when an agent's latest step started, by the timeline (so
+// it works for a run in another process too).
+func stepStarted(evs []coordination.Event, agent string) (time.Time, int, bool) {
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := evs[i]
+		if e.Agent == agent && e.Type == "step_started" {
+			return e.Time, e.Step, true
+		}
+	}
+	return time.Time{}, 0, false
+}
+
+// lastLines is the tail of s in at most n lines of width w.
+func lastLines(s string, n, w int) []string {
+	var lines []string
+	for _, para := range strings.Split(strings.TrimRight(s, "\n "), "\n") {
+		r := []rune(para)
+		for len(r) > w {
+			lines = append(lines, string(r[:w]))
+			r = r[w:]
+		}
+		lines = append(lines, string(r))
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
