@@ -14,13 +14,17 @@ import (
 )
 
 func statusCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, watch, plain bool
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "status [--json] [--watch] <session-id | dir>",
 		Short: "Show a session: agents, votes with staleness, consensus, next agents, and the result if finished",
 		Long: `Show a session by id (under the state dir) or by directory. A directory written by
-MassGen's own 'massgen --step' works too: its agents come from agents/*.`,
+MassGen's own 'massgen --step' works too: its agents come from agents/*.
+
+--watch follows the session until it ends, wherever it runs (another
+massgen-mcp process, an MCP server, MassGen's own --step processes): the live
+view on a terminal, else a line per event. Leaving the view stops nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -32,6 +36,9 @@ MassGen's own 'massgen --step' works too: its agents come from agents/*.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if watch {
+				return watchStatus(ctx, cmd.OutOrStdout(), args[0], dir, asJSON || plain)
+			}
 			var v *coordination.StatusView
 			var store coordination.Store
 			if looksLikeDir(args[0]) {
@@ -68,6 +75,8 @@ MassGen's own 'massgen --step' works too: its agents come from agents/*.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status data as JSON (the same as team_status)")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the session until it ends (live view on a terminal)")
+	cmd.Flags().BoolVar(&plain, "plain", false, "with --watch: a line per event even on a terminal")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	return cmd
 }

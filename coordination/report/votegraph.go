@@ -116,7 +116,7 @@ func (g Graph) String() string {
 		if len(n.Stale) > 0 {
 			fmt.Fprintf(&b, "  ◀┄┄ %s (stale)", strings.Join(n.Stale, ", "))
 		}
-		fmt.Fprintf(&b, "  %s", plural(len(n.Standing), "vote"))
+		fmt.Fprintf(&b, "  %s", Plural(len(n.Standing), "vote"))
 		switch {
 		case n.Winner:
 			b.WriteString("  ★ winner")
@@ -139,7 +139,8 @@ func (g Graph) Needs() string {
 	return fmt.Sprintf("%s: %d of %d votes needed, %d standing — %s", g.Rule, g.Needed, g.Live, g.Votes, reached)
 }
 
-func plural(n int, word string) string {
+// Plural is "1 vote", "2 votes".
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

@@ -52,6 +52,11 @@ type Model struct {
 	final    int // the snapshot that shows the end: at least this one
 	lastRead time.Time
 
+	frame  string // the frame last drawn
+	redraw bool   // draw a new frame at the next View
+
+	// Frames counts the frames drawn.
+	Frames int
 	// Cancelled is set when the user asked to stop (q, Ctrl-C).
 	Cancelled bool
 	// Done is set when the run ended (Finish was sent) or, when watching,
@@ -107,8 +112,9 @@ func (m *Model) Init() tea.Cmd { return tea.Batch(tick(), m.fetch()) }
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.width, m.height, m.redraw = msg.Width, msg.Height, true
 	case tickMsg:
+		m.redraw = true
 		if m.opts.Changed != nil {
 			select {
 			case <-m.opts.Changed:
@@ -150,6 +156,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	m.redraw = true
 	s := k.String()
 	if s == "ctrl+c" {
 		m.Cancelled = !m.opts.Watching

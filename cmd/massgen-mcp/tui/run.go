@@ -18,6 +18,7 @@ type Outcome struct {
 	Cancelled bool                     // the user pressed q or Ctrl-C (Run only)
 	Final     string                   // the last frame, to leave on the terminal
 	Snapshot  *Snapshot                // the last snapshot
+	Frames    int                      // frames drawn
 }
 
 // Run runs a session in this process under the live view, until it ends or
@@ -33,7 +34,7 @@ func Run(ctx context.Context, svc *coordination.Service, id string, in io.Reader
 		}
 	}
 	m := NewModel(Options{Source: ServiceSource{Service: svc, ID: id}, Live: live, Changed: changed})
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(10), tea.WithContext(ctx))
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(10), tea.WithContext(ctx), tea.WithoutSignalHandler())
 
 	runCtx, cancelRun := context.WithCancel(coordination.WithActivity(ctx, live.Activity))
 	defer cancelRun()
@@ -52,6 +53,7 @@ func Run(ctx context.Context, svc *coordination.Service, id string, in io.Reader
 		cancelRun()
 	}
 	<-done
+	o.Frames = m.Frames
 	o.Final, o.Snapshot = m.finalFrame(ctx), m.snap
 	if perr != nil && !errors.Is(perr, tea.ErrProgramKilled) && !errors.Is(perr, context.Canceled) {
 		return o, fmt.Errorf("the live view failed (use --plain for line output): %w", perr)
@@ -64,7 +66,7 @@ func Run(ctx context.Context, svc *coordination.Service, id string, in io.Reader
 // the user leaves (which stops nothing).
 func Watch(ctx context.Context, src Source, changed <-chan struct{}, in io.Reader, out io.Writer) (Outcome, error) {
 	m := NewModel(Options{Source: src, Changed: changed, Watching: true})
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(10), tea.WithContext(ctx))
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(10), tea.WithContext(ctx), tea.WithoutSignalHandler())
 	_, perr := p.Run()
 	o := Outcome{Final: m.finalFrame(ctx), Snapshot: m.snap}
 	if perr != nil && !errors.Is(perr, tea.ErrProgramKilled) && !errors.Is(perr, context.Canceled) {

@@ -27,8 +27,19 @@ var (
 // their place while their text changes.
 const cardLines = 7
 
-// View draws the current frame.
+// View returns the current frame. A frame is drawn on the frame clock's
+// tick, a key or a resize, never for each snapshot, so the view draws at
+// most ten frames a second however fast steps land (a snapshot shows at the
+// next tick).
 func (m *Model) View() string {
+	if m.redraw || m.frame == "" {
+		m.frame, m.redraw = m.draw(), false
+		m.Frames++
+	}
+	return m.frame
+}
+
+func (m *Model) draw() string {
 	if m.snap == nil {
 		if m.err != nil {
 			return "massgen-mcp: " + m.err.Error() + "\n"
@@ -98,7 +109,7 @@ func (m *Model) keys() string {
 	}
 	switch {
 	case m.Done:
-		k = append(k, "finished")
+		return "the run has ended"
 	case m.opts.Watching:
 		k = append(k, "q leave (the run goes on)")
 	default:
@@ -148,7 +159,7 @@ func bar(n, limit float64) string {
 
 func (m *Model) cards(now time.Time) string {
 	v := m.snap.Status
-	cols := max(1, min(len(v.Agents), m.width/34))
+	cols := max(1, min(len(v.Agents), m.width/32))
 	w := max(20, m.width/cols-2) // inside width, border included by lipgloss
 	var rows []string
 	var row []string
@@ -174,8 +185,8 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	text0, style := m.state(a, stream, live, now)
 	lines = append(lines, style.Render(clip(text0, w)))
 	text := ""
-	if live && a.Status == "streaming" {
-		text = stream.Text
+	if _, step, ok := stepStarted(m.snap.Events, a.ID); live && a.Status == "streaming" && (!ok || step == stream.Step) {
+		text = stream.Text // this step's, not what the last one streamed
 	}
 	streamed := lastLines(oneLineKeepBreaks(text), 2, w)
 	for len(streamed) < 2 {
@@ -186,7 +197,10 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	}
 	latest := "no answer yet"
 	if a.LatestLabel != "" {
-		latest = fmt.Sprintf("latest %s · %d answers", a.LatestLabel, a.Answers)
+		latest = fmt.Sprintf("latest %s · %d answer", a.LatestLabel, a.Answers)
+		if a.Answers != 1 {
+			latest += "s"
+		}
 	}
 	lines = append(lines, clip(latest, w))
 	vote := "no vote"
@@ -201,7 +215,7 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	}
 	lines = append(lines, clip(vote, w))
 	u := a.Usage
-	lines = append(lines, clip(fmt.Sprintf("%d steps · %s tok · %s", a.Steps, tokens(u.Usage.Input+u.Usage.Output), report.Cost(u.CostUSD)), w))
+	lines = append(lines, clip(fmt.Sprintf("%s · %s tok · %s", report.Plural(a.Steps, "step"), tokens(u.Usage.Input+u.Usage.Output), report.Cost(u.CostUSD)), w))
 	for len(lines) < cardLines {
 		lines = append(lines, "")
 	}
@@ -209,14 +223,14 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 }
 
 // state words an agent's state, with its style: "thinking for 12s",
-// "answered agent2.3", "voted → agent1.2 (stale)", "failed: rate_limit,
-// retrying in 8s".
+// "answered agent2.3", "voted → agent1.2 (stale)", "retrying in 8s —
+// failed: rate_limit …".
 func (m *Model) state(a coordination.AgentStatus, s Stream, live bool, now time.Time) (string, lipgloss.Style) {
 	plain := lipgloss.NewStyle()
 	switch a.Status {
 	case "streaming":
 		if live && !s.Retry.IsZero() && s.Retry.After(now) {
-			return fmt.Sprintf("failed: %s, retrying in %ds", s.Failure, int(s.Retry.Sub(now).Seconds()+0.999)), badStyle
+			return fmt.Sprintf("retrying in %ds — failed: %s", int(s.Retry.Sub(now).Seconds()+0.999), s.Failure), badStyle
 		}
 		since, _, ok := stepStarted(m.snap.Events, a.ID)
 		if !ok {

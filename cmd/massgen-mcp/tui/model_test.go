@@ -1,0 +1,136 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+type fixed struct{ snap *Snapshot }
+
+func (f fixed) Snapshot(context.Context) (*Snapshot, error) { return f.snap, nil }
+
+var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+func snapshot(files string) *Snapshot {
+	label := "agent1.2"
+	return &Snapshot{
+		Files: files,
+		Status: &coordination.StatusView{
+			Task: "What is 17 * 23?", CreatedAt: t0,
+			Rules: coordination.Rules{Consensus: "majority", MaxRounds: 5, TimeoutSeconds: 1800},
+			Result: &coordination.TeamResult{SessionID: "s", Status: coordination.StatusRunning,
+				Consensus: coordination.ConsensusView{Rule: "majority", Leader: &label},
+				Answers:   []coordination.AnswerView{{AgentID: "agent_b", Label: "agent1.2", Model: "sim", Content: "line one\nAnswer: 391"}}},
+			Agents: []coordination.AgentStatus{
+				{ID: "agent_a", Model: "sim", Status: "streaming", Steps: 2},
+				{ID: "agent_b", Model: "sim", Status: "voted", LatestLabel: "agent1.2", Answers: 2, StandingVote: true,
+					Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.2"}},
+				{ID: "agent_c", Model: "sim", Status: "answered", LatestLabel: "agent2.1", Answers: 1,
+					Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.1", Stale: true}},
+				{ID: "agent_d", Model: "sim", Status: "streaming", Steps: 1},
+			},
+		},
+		Events: []coordination.Event{{Time: t0.Add(8 * time.Second), Type: "step_started", Agent: "agent_a", Step: 3}},
+	}
+}
+
+func model(t *testing.T, files string, live *Live) *Model {
+	t.Helper()
+	m := NewModel(Options{Source: fixed{snapshot(files)}, Live: live, Now: func() time.Time { return t0.Add(20 * time.Second) }})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 60})
+	m.Update(snapMsg{snap: snapshot(files), gen: 0})
+	return m
+}
+
+func press(m *Model, keys ...string) string {
+	for _, k := range keys {
+		msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		if k == "esc" {
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		}
+		m.Update(msg)
+	}
+	return m.View()
+}
+
+func TestCardsSayEachAgentsStateInWords(t *testing.T) {
+	live := NewLive()
+	live.Activity(coordination.Activity{Agent: "agent_a", Step: 3, Kind: "text", Text: "17 * 23 = 391", Time: t0})
+	live.Activity(coordination.Activity{Agent: "agent_d", Step: 2, Kind: "retry", Wait: 8 * time.Second, Err: "rate_limit: slow down", Time: t0.Add(19 * time.Second)})
+	v := model(t, "", live).View()
+	for _, want := range []string{
+		"thinking for 12s", "17 * 23 = 391", // agent_a: since its step_started event, with its streamed text
+		"retrying in 7s — failed: rate_l", // agent_d: a retry pending
+		"voted → agent1.2", "vote → agent1.1 (stale)", "answered agent2.1",
+		"rounds [████░░░░░░] 2/5", "3 of 4 votes needed", "1 step ·", "2 steps ·"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+func TestKeysOpenTheTableAnAnswerAndFilesOnlyWhenThereAreFiles(t *testing.T) {
+	m := model(t, "", nil)
+	if v := m.View(); strings.Contains(v, "f winner's files") {
+		t.Fatalf("f is offered without workspaces:\n%s", v)
+	}
+	if v := press(m, "f"); strings.Contains(v, "Winner's files") {
+		t.Fatal("f opened files that do not exist")
+	}
+	if v := press(m, "r"); !strings.Contains(v, "Coordination table") || !strings.Contains(v, "started step") && !strings.Contains(v, "agent_a") {
+		t.Fatalf("r:\n%s", v)
+	}
+	press(m, "esc")
+	if v := press(m, "a"); !strings.Contains(v, "read whose answer? 1 agent_a · 2 agent_b") {
+		t.Fatalf("a:\n%s", v)
+	}
+	if v := press(m, "2"); !strings.Contains(v, "Latest answer of agent_b") || !strings.Contains(v, "Answer: 391") {
+		t.Fatalf("a 2:\n%s", v)
+	}
+	if v := press(m, "esc"); !strings.Contains(v, "Consensus map") {
+		t.Fatalf("esc:\n%s", v)
+	}
+	dir := t.TempDir()
+	m = model(t, dir, nil)
+	if v := m.View(); !strings.Contains(v, "f winner's files") {
+		t.Fatalf("f is not offered with a workspace:\n%s", v)
+	}
+	if v := press(m, "f"); !strings.Contains(v, "Winner's files — "+dir) {
+		t.Fatalf("f:\n%s", v)
+	}
+}
+
+func TestQCancelsARunButOnlyLeavesAWatch(t *testing.T) {
+	m := model(t, "", nil)
+	if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}); cmd == nil || !m.Cancelled {
+		t.Fatal("q should quit and cancel the run")
+	}
+	w := NewModel(Options{Source: fixed{snapshot("")}, Watching: true})
+	if _, cmd := w.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}); cmd == nil || w.Cancelled {
+		t.Fatal("q should leave a watch without cancelling anything")
+	}
+}
+
+func TestTheLastFrameIsReadAfterTheRunEnds(t *testing.T) {
+	m := model(t, "", nil)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")}) // a snapshot asked for before the end…
+	stale := m.gen
+	m.Update(FinishMsg{})
+	if _, cmd := m.Update(snapMsg{snap: snapshot(""), gen: stale}); cmd != nil && m.final > stale {
+		// …must not end the view: the frame it draws may predate the end.
+		if msg := cmd(); msg != nil {
+			if _, ok := msg.(tea.QuitMsg); ok {
+				t.Fatal("quit on a snapshot older than the end")
+			}
+		}
+	}
+	if _, cmd := m.Update(snapMsg{snap: snapshot(""), gen: m.final}); cmd == nil {
+		t.Fatal("the snapshot read after the end should close the view")
+	}
+}

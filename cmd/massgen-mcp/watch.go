@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/tui"
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+)
+
+// watchStatus follows a session through the store's watch until it ends:
+// the live view on a terminal, else one line per event (lines, or the final
+// status as JSON with asJSON). The session may run in any process; nothing
+// here decides or writes.
+func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines bool) error {
+	svc, id := newService(stateDir(dir), 1), arg
+	if looksLikeDir(arg) {
+		fs, sid, err := filestore.ForSessionDir(arg)
+		if err != nil {
+			return fmt.Errorf("%w: %w", coordination.ErrSessionNotFound, err)
+		}
+		svc, id = coordination.NewService(fs, coordination.Options{Logger: logger}), sid
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	changes, err := svc.Watch(wctx, id)
+	if err != nil {
+		return err
+	}
+	changed := make(chan struct{}, 1)
+	go func() {
+		for range changes {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	src := tui.ServiceSource{Service: svc, ID: id}
+	var last *tui.Snapshot
+	if !lines && isTerminal(out) {
+		o, err := tui.Watch(ctx, src, changed, os.Stdin, out)
+		fmt.Fprintln(out, o.Final)
+		if err != nil {
+			return err
+		}
+		last = o.Snapshot
+	} else if last, err = followLines(ctx, out, src, changed); err != nil {
+		return err
+	}
+	if last == nil || !last.Ended() {
+		return &exitError{code: exitCancelled, msg: "stopped watching; the session goes on: massgen-mcp status --watch " + arg}
+	}
+	return watchOutcome(last.Status.Result)
+}
+
+// followLines prints each new event of the session as a line until the
+// session ends, then its summary.
+func followLines(ctx context.Context, out io.Writer, src tui.Source, changed <-chan struct{}) (*tui.Snapshot, error) {
+	printed := 0
+	var last *tui.Snapshot
+	for {
+		snap, err := src.Snapshot(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, nil
+			}
+			return last, err
+		}
+		last = snap
+		for _, ev := range snap.Events[min(printed, len(snap.Events)):] {
+			if ev.Type != "step_started" {
+				fmt.Fprintf(out, "%s  %s\n", ev.Time.Local().Format(time.TimeOnly), ev.Message)
+			}
+		}
+		printed = max(printed, len(snap.Events))
+		if snap.Ended() {
+			fmt.Fprintln(out)
+			fmt.Fprint(out, snap.Status.Result.Summary())
+			return snap, nil
+		}
+		select {
+		case <-ctx.Done():
+			return last, nil
+		case <-changed:
+		case <-time.After(2 * time.Second): // a watch that missed nothing still re-reads now and then
+		}
+	}
+}
+
+// watchOutcome maps the watched session's end to the exit code run would
+// have given it.
+func watchOutcome(r *coordination.TeamResult) error {
+	switch r.Status {
+	case coordination.StatusCancelled:
+		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: massgen-mcp run --resume " + r.SessionID}
+	case coordination.StatusFailed:
+		return &exitError{code: exitFailed, msg: fmt.Sprintf("the team produced no answer (%s)", derefStr(r.StopReason))}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package coordination_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+func TestStreamedTextReachesTheWatcherAndNeverTheLedger(t *testing.T) {
+	run := func(watch func(coordination.Activity)) (*coordination.Ledger, *coordination.TeamResult) {
+		ctx := context.Background()
+		if watch != nil {
+			ctx = coordination.WithActivity(ctx, watch)
+		}
+		svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Parallel: 1, Logger: zerolog.Nop()})
+		seed := int64(3)
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Seed: &seed,
+			Models: []string{"sim/strong:latency=40ms", "sim:latency=40ms", "sim/weak:latency=40ms"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Run(ctx, s.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := svc.Store().Ledger(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, res
+	}
+	var mu sync.Mutex
+	got := map[string]string{}
+	watched, res := run(func(a coordination.Activity) {
+		mu.Lock()
+		defer mu.Unlock()
+		if a.Kind == "text" && a.Step > 0 && a.SessionID != "" {
+			got[a.Agent] += a.Text
+		}
+	})
+	plain, _ := run(nil)
+	if len(got) != 3 {
+		t.Fatalf("every agent's streamed text should reach the watcher, got %v", got)
+	}
+	if want := *res.FinalAnswer; len(want) == 0 || !strings.Contains(got[res.Winner.AgentID], "391") {
+		t.Fatalf("the winner streamed %q", got[res.Winner.AgentID])
+	}
+	if mustJSON(stripTimes(watched)) != mustJSON(stripTimes(plain)) {
+		t.Fatalf("watching changed the ledger:\n%s\n%s", mustJSON(stripTimes(watched)), mustJSON(stripTimes(plain)))
+	}
+}
+
+// stripTimes keeps what a ledger says, not when.
+func stripTimes(l *coordination.Ledger) map[string][]coordination.Entry {
+	out := map[string][]coordination.Entry{}
+	for id, es := range l.Agents {
+		for _, e := range es {
+			e.Time, e.DurationSeconds = time.Time{}, 0
+			out[id] = append(out[id], e)
+		}
+	}
+	return out
+}
