@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/tui"
@@ -43,7 +42,7 @@ func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines bool
 	src := tui.ServiceSource{Service: svc, ID: id}
 	var last *tui.Snapshot
 	if !lines && isTerminal(out) {
-		o, err := tui.Watch(ctx, src, changed, os.Stdin, out)
+		o, err := tui.Watch(ctx, src, changed, keyboard(), out)
 		fmt.Fprintln(out, o.Final)
 		if err != nil {
 			return err

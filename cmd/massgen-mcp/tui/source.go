@@ -59,8 +59,11 @@ func (s ServiceSource) Snapshot(ctx context.Context) (*Snapshot, error) {
 		evs = v.Timeline
 	}
 	snap := &Snapshot{Status: v, Events: evs, Taken: time.Now()}
-	if w := v.Result.Winner; w != nil && v.Result.SessionDir != "" {
-		snap.Files = winnerFiles(v.Result.SessionDir, w.AgentID)
+	switch w := v.Result.Winner; {
+	case v.Result.FilesDir != "":
+		snap.Files = v.Result.FilesDir // the winner's snapshot (coordination/workspace)
+	case w != nil && v.Result.SessionDir != "":
+		snap.Files = winnerFiles(v.Result.SessionDir, w.AgentID) // a MassGen-written session
 	}
 	return snap, nil
 }
