@@ -37,7 +37,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if watch {
-				return watchStatus(ctx, cmd.OutOrStdout(), args[0], dir, asJSON || plain)
+				return watchStatus(ctx, cmd.OutOrStdout(), args[0], dir, plain, asJSON)
 			}
 			var v *coordination.StatusView
 			var store coordination.Store

@@ -215,4 +215,8 @@ func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "voted for agent") || !strings.Contains(string(out), "Winner: agent") {
 		t.Fatalf("line watch: %v\n%s", err, out)
 	}
+	out, err = exec.Command(bin, "status", "--watch", "--json", "--state-dir", dir, "far").Output()
+	if err != nil || !strings.HasPrefix(string(out), "{") || !strings.Contains(string(out), `"status": "finished"`) {
+		t.Fatalf("--watch --json should print the final status only: %v\n%s", err, out)
+	}
 }

@@ -12,10 +12,10 @@ import (
 )
 
 // watchStatus follows a session through the store's watch until it ends:
-// the live view on a terminal, else one line per event (lines, or the final
-// status as JSON with asJSON). The session may run in any process; nothing
-// here decides or writes.
-func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines bool) error {
+// the live view on a terminal, else one line per event (lines), or with
+// asJSON only the final status as JSON. The session may run in any process;
+// nothing here decides or writes.
+func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines, asJSON bool) error {
 	svc, id := newService(stateDir(dir), 1), arg
 	if looksLikeDir(arg) {
 		fs, sid, err := filestore.ForSessionDir(arg)
@@ -41,7 +41,16 @@ func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines bool
 	}()
 	src := tui.ServiceSource{Service: svc, ID: id}
 	var last *tui.Snapshot
-	if !lines && isTerminal(out) {
+	if asJSON {
+		if last, err = followLines(ctx, io.Discard, src, changed); err != nil {
+			return err
+		}
+		if last != nil {
+			if err := printIndented(out, last.Status); err != nil {
+				return err
+			}
+		}
+	} else if !lines && isTerminal(out) {
 		o, err := tui.Watch(ctx, src, changed, keyboard(), out)
 		fmt.Fprintln(out, o.Final)
 		if err != nil {
