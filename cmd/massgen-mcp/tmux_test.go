@@ -220,3 +220,15 @@ func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
 		t.Fatalf("--watch --json should print the final status only: %v\n%s", err, out)
 	}
 }
+
+// TestLiveViewFollowsTheLeadersFiles: in a team that writes files, f lists
+// the leading answer's files while the team still works.
+func TestLiveViewFollowsTheLeadersFiles(t *testing.T) {
+	dir := t.TempDir()
+	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id files --consensus unanimous --models sim:latency=1s,sim:latency=1s,sim:latency=4s 'Build a one-page landing site for a bakery'", binary(t), dir))
+	tm.await("a leader with files", 60*time.Second, has("f leader's files"))
+	tm.keys("f")
+	tm.await("the leader's files", 10*time.Second, has("Leader's files — "+filepath.Join(dir, "sessions", "files", "agents"), "index.html"))
+	tm.keys("Escape")
+	tm.await("the end", 60*time.Second, has("EXIT=0"))
+}

@@ -16,9 +16,11 @@ import (
 type Snapshot struct {
 	Status *coordination.StatusView
 	Events []coordination.Event // the whole timeline, oldest first
-	// Files is the winner's workspace directory, when the session keeps
-	// workspaces and has a winner; "" otherwise.
-	Files string
+	// Files is the winner's files (its latest snapshot), or while the team
+	// works the leading answer's, when the session keeps workspaces; ""
+	// otherwise.
+	Files   string
+	Leading bool // Files are the leader's, not yet the winner's
 	Taken time.Time
 }
 
@@ -59,17 +61,25 @@ func (s ServiceSource) Snapshot(ctx context.Context) (*Snapshot, error) {
 		evs = v.Timeline
 	}
 	snap := &Snapshot{Status: v, Events: evs, Taken: time.Now()}
-	switch w := v.Result.Winner; {
-	case v.Result.FilesDir != "":
-		snap.Files = v.Result.FilesDir // the winner's snapshot (coordination/workspace)
-	case w != nil && v.Result.SessionDir != "":
-		snap.Files = winnerFiles(v.Result.SessionDir, w.AgentID) // a MassGen-written session
+	switch r := v.Result; {
+	case r.FilesDir != "":
+		snap.Files = r.FilesDir // the winner's snapshot (coordination/workspace)
+	case r.SessionDir == "":
+	case r.Winner != nil:
+		snap.Files = winnerFiles(r.SessionDir, r.Winner.AgentID) // a MassGen-written session
+	case r.Consensus.Leader != nil:
+		// While the team works, follow the answer that leads.
+		for _, a := range v.Agents {
+			if a.LatestLabel == *r.Consensus.Leader {
+				snap.Files, snap.Leading = winnerFiles(r.SessionDir, a.ID), true
+			}
+		}
 	}
 	return snap, nil
 }
 
-// winnerFiles finds the winner's latest workspace in MassGen's layout,
-// agents/<agent>/<step>/workspace, or "" when the session keeps none.
+// winnerFiles finds an agent's latest snapshot, agents/<agent>/<step>/workspace
+// (MassGen's layout and ours), or "" when the session keeps none.
 func winnerFiles(dir, agent string) string {
 	matches, _ := filepath.Glob(filepath.Join(dir, "agents", agent, "*", "workspace"))
 	sort.Strings(matches) // step directories are zero-padded: the last is the latest

@@ -52,7 +52,11 @@ func (m *Model) draw() string {
 	case modeAnswer:
 		return m.pager(m.answerTitle(), m.answer())
 	case modeFiles:
-		return m.pager("Winner's files — "+m.snap.Files+" (esc back)", listFiles(m.snap.Files))
+		whose := "Winner's"
+		if m.snap.Leading {
+			whose = "Leader's"
+		}
+		return m.pager(whose+" files — "+m.snap.Files+" (follows the "+strings.ToLower(whose[:len(whose)-2])+"; esc back)", listFiles(m.snap.Files))
 	}
 	return m.main()
 }
@@ -95,7 +99,10 @@ func (m *Model) main() string {
 
 func (m *Model) keys() string {
 	k := []string{"r coordination table", "a read an answer"}
-	if m.snap.Files != "" {
+	switch {
+	case m.snap.Files != "" && m.snap.Leading:
+		k = append(k, "f leader's files")
+	case m.snap.Files != "":
 		k = append(k, "f winner's files")
 	}
 	if m.mode == modePick {
