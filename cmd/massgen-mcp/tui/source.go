@@ -21,7 +21,7 @@ type Snapshot struct {
 	// otherwise.
 	Files   string
 	Leading bool // Files are the leader's, not yet the winner's
-	Taken time.Time
+	Taken   time.Time
 }
 
 // Ended tells whether the session has stopped (finished, failed or
