@@ -134,3 +134,11 @@ func (svc *Service) Answer(ctx context.Context, id, label string) (*LabelledAnsw
 	}
 	return nil, fmt.Errorf("%w: session %s has no answer labelled %q; %s", ErrBadInput, id, label, known)
 }
+
+// Ledger reads a session's ledger for display, with what a MassGen-written
+// ledger lacks (answer numbers, labels) filled in. It may be shared with the
+// store: read it, never change it.
+func (svc *Service) Ledger(ctx context.Context, id string) (*Ledger, error) {
+	_, l, _, err := svc.load(ctx, id)
+	return l, err
+}

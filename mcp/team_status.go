@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 // teamStatusArgs are team_status's arguments.
@@ -40,5 +41,11 @@ func (e *env) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, args te
 		}
 		return mcpgo.NewToolResultStructured(v, string(body)), nil
 	}
-	return mcpgo.NewToolResultStructured(v, v.Markdown()), nil
+	// The same pictures as `massgen-mcp status`; without the ledger the
+	// report still has its table.
+	l, err := e.svc(ctx).Ledger(ctx, args.SessionID)
+	if err != nil {
+		l = nil
+	}
+	return mcpgo.NewToolResultStructured(v, v.Markdown()+report.StatusSections(v, l, 100)), nil
 }

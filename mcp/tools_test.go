@@ -223,6 +223,12 @@ func TestTeamStatusFormats(t *testing.T) {
 	if !strings.HasPrefix(text(md), "## Team "+started.SessionID) || len(v.Agents) != 2 || v.Timeline == nil {
 		t.Errorf("markdown status: %s / %+v", text(md), v)
 	}
+	// The same pictures as the CLI's status, from the one renderer.
+	for _, want := range []string{"**Vote graph**", "no answers yet", "majority: 2 of 2 votes needed", "**Timeline by agent**", "no steps yet"} {
+		if !strings.Contains(text(md), want) {
+			t.Errorf("markdown status lacks %q:\n%s", want, text(md))
+		}
+	}
 	js := callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "format": "json"}))
 	var fromText coordination.StatusView
 	if err := json.Unmarshal([]byte(text(js)), &fromText); err != nil || fromText.Result.SessionID != started.SessionID {

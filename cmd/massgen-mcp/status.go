@@ -40,7 +40,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 				return watchStatus(ctx, cmd.OutOrStdout(), args[0], dir, plain, asJSON)
 			}
 			var v *coordination.StatusView
-			var store coordination.Store
+			var svc *coordination.Service
 			if looksLikeDir(args[0]) {
 				fs, id, err := filestore.ForSessionDir(args[0])
 				if err != nil {
@@ -48,17 +48,16 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 				}
 				// Read only: a directory may belong to MassGen or to a live
 				// run elsewhere.
-				if v, err = coordination.NewService(fs, coordination.Options{Logger: logger}).Inspect(ctx, id); err != nil {
+				svc = coordination.NewService(fs, coordination.Options{Logger: logger})
+				if v, err = svc.Inspect(ctx, id); err != nil {
 					return err
 				}
-				store = fs
 			} else {
-				svc := newService(stateDir(dir), 1)
+				svc = newService(stateDir(dir), 1)
 				var err error
 				if v, err = svc.Status(ctx, args[0]); err != nil {
 					return err
 				}
-				store = svc.Store()
 			}
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), v)
@@ -66,7 +65,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 			fmt.Fprint(cmd.OutOrStdout(), v.Markdown())
 			// The pictures need the ledger; a session whose ledger cannot
 			// be read now still shows its table above.
-			l, err := store.Ledger(ctx, v.Result.SessionID)
+			l, err := svc.Ledger(ctx, v.Result.SessionID)
 			if err != nil {
 				l = nil
 			}
