@@ -4,7 +4,7 @@ BIN     ?= bin/massgen-mcp
 BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e
+.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
@@ -26,7 +26,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-unit:
+unit: tmux
 	$(GO) test -race -count=1 ./...
 
 # fuzz runs every fuzz target for FUZZTIME (10s) each; see .ci/fuzz.
@@ -42,6 +42,12 @@ crash-test:
 # two tenants for 20 s; it prints p50/p99 per tool and the peak RSS.
 load-test:
 	$(GO) test -count=1 -run '^TestLoadSixtyFourClients$$' -v ./cmd/massgen-mcp/
+
+# tmux drives the live view in tests (cmd/massgen-mcp/tmux_test.go): a
+# Debian package, installed when missing and we may (root).
+tmux:
+	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq tmux >/dev/null; } || \
+		echo "tmux is missing and could not be installed: the live-view tests will skip"
 
 # demo runs a three-agent sim team offline; 391 wins.
 demo:

@@ -20,7 +20,10 @@ type tmux struct {
 func newTmux(t *testing.T, command string) *tmux {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux)")
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed; make test installs it (apt-get install tmux)")
+		}
+		t.Skip("tmux is not installed (apt-get install tmux, or make test)")
 	}
 	tm := &tmux{t: t, socket: fmt.Sprintf("mg-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	// The command's exit code is printed, then the pane stays for capture.
