@@ -133,7 +133,7 @@ func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
 	dir := t.TempDir()
 	bin := binary(t)
 	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id keys --seed 3 --models %s 'What is 17 * 23?'", bin, dir, team("1500ms")))
-	tm.await("first answers", 60*time.Second, has("latest agent", "r coordination table"))
+	tm.await("first answers", 60*time.Second, has("latest [agent", "r coordination table"))
 	tm.keys("r")
 	tm.await("the coordination table", 10*time.Second, has("Coordination table", "time", "agent_a", "agent_b", "agent_c", "answered agent", "── team of 3 agents created"))
 	tm.keys("Escape")
@@ -163,7 +163,7 @@ func TestRunWithoutATerminalPrintsLines(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	s := string(out)
-	if !strings.Contains(s, "answered agent") || !strings.Contains(s, "voted for agent") || !strings.Contains(s, "Winner: agent") {
+	if !strings.Contains(s, "answered [agent") || !strings.Contains(s, "voted for agent") || !strings.Contains(s, "Winner: agent") {
 		t.Fatalf("line output:\n%s", s)
 	}
 	if strings.Contains(s, "\x1b[") || strings.Contains(s, "Consensus map") {
@@ -201,7 +201,7 @@ func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
 		return strings.Contains(s, "EXIT=0")
 	})
 	frames := strings.Join(seen, "\n")
-	for _, want := range []string{"thinking for", "latest agent", "voted → agent", "◀── ", "Winner: agent", "★ winner"} {
+	for _, want := range []string{"thinking for", "latest [agent", "voted → agent", "◀── ", "Winner: agent", "★ winner"} {
 		if !strings.Contains(frames, want) {
 			t.Errorf("the watcher never showed %q", want)
 		}

@@ -28,15 +28,15 @@ func splitView() *coordination.StatusView {
 func TestVoteGraphDrawsStandingAndStaleArrowsToAnswers(t *testing.T) {
 	g := report.VoteGraph(splitView())
 	for _, want := range []string{
-		"agent1.2 (agent_b)  ◀── agent_a, agent_c  2 votes  ★ winner",
-		"agent2.1 (agent_a)  ◀┄┄ agent_b (stale)  0 votes",
+		"agent_b [agent1.2]  ◀── agent_a, agent_c  2 votes  ★ winner",
+		"agent_a [agent2.1]  ◀┄┄ agent_b (stale)  0 votes",
 		"majority: 2 of 3 votes needed, 2 standing — reached",
 	} {
 		if !strings.Contains(g, want) {
 			t.Errorf("graph lacks %q:\n%s", want, g)
 		}
 	}
-	if i, j := strings.Index(g, "agent1.2"), strings.Index(g, "agent2.1"); i > j {
+	if i, j := strings.Index(g, "[agent1.2]"), strings.Index(g, "[agent2.1]"); i > j {
 		t.Errorf("answers are not in label order:\n%s", g)
 	}
 }
@@ -95,7 +95,7 @@ func TestSessionsTableAndHumanUnits(t *testing.T) {
 	p := &coordination.SessionPage{Total: 1, Sessions: []coordination.SessionSummary{{SessionID: "team_x", Status: "finished",
 		Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2"}, Agents: []string{"a", "b", "c"}, Duration: 75, Task: "What\nis 17 * 23?"}}}
 	got := report.SessionsTable(p)
-	for _, want := range []string{"ID", "WINNER", "team_x", "finished", "agent1.2 (agent_b)", "1m15s", "unknown", "What is 17 * 23?"} {
+	for _, want := range []string{"ID", "WINNER", "team_x", "finished", "agent_b [agent1.2]", "1m15s", "unknown", "What is 17 * 23?"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}

@@ -108,7 +108,7 @@ func (g Graph) String() string {
 		width = max(width, len(n.Label)+len(n.Agent)+3)
 	}
 	for _, n := range g.Nodes {
-		head := fmt.Sprintf("%s (%s)", n.Label, n.Agent)
+		head := fmt.Sprintf("%s [%s]", n.Agent, n.Label)
 		fmt.Fprintf(&b, "%-*s", width, head)
 		if len(n.Standing) > 0 {
 			fmt.Fprintf(&b, "  ◀── %s", strings.Join(n.Standing, ", "))

@@ -67,7 +67,7 @@ func TestCardsSayEachAgentsStateInWords(t *testing.T) {
 	for _, want := range []string{
 		"thinking for 12s", "17 * 23 = 391", // agent_a: since its step_started event, with its streamed text
 		"retrying in 7s — failed: rate_l", // agent_d: a retry pending
-		"voted → agent1.2", "vote → agent1.1 (stale)", "answered agent2.1",
+		"voted → agent_b [agent1.2]", "vote → agent_b [agent1.1] (stale)", "answered [agent2.1]",
 		"rounds [████░░░░░░] 2/5", "3 of 4 votes needed", "1 step ·", "2 steps ·"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)

@@ -83,7 +83,7 @@ func (m *Model) main() string {
 		b.WriteString(badStyle.Render("could not read the session: "+m.err.Error()) + "\n")
 	}
 	if r.Winner != nil {
-		fmt.Fprintf(&b, "%s\n", goodStyle.Render(fmt.Sprintf("Winner: %s (%s, %s) — %s", r.Winner.Label, r.Winner.AgentID, r.Winner.Model, deref(r.HowChosen))))
+		fmt.Fprintf(&b, "%s\n", goodStyle.Render(fmt.Sprintf("Winner: %s (%s) [%s] — %s", r.Winner.AgentID, r.Winner.Model, r.Winner.Label, deref(r.HowChosen))))
 	} else if status == coordination.StatusFailed || status == coordination.StatusCancelled {
 		fmt.Fprintf(&b, "%s\n", badStyle.Render(fmt.Sprintf("No winner: %s (%s)", status, deref(r.StopReason))))
 	}
@@ -204,7 +204,7 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	}
 	latest := "no answer yet"
 	if a.LatestLabel != "" {
-		latest = fmt.Sprintf("latest %s · %d answer", a.LatestLabel, a.Answers)
+		latest = fmt.Sprintf("latest [%s] · %d answer", a.LatestLabel, a.Answers)
 		if a.Answers != 1 {
 			latest += "s"
 		}
@@ -212,7 +212,7 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	lines = append(lines, clip(latest, w))
 	vote := "no vote"
 	if a.Vote != nil {
-		vote = "vote → " + a.Vote.TargetLabel
+		vote = "vote → " + a.Vote.Target + " [" + a.Vote.TargetLabel + "]"
 		switch {
 		case a.Vote.Stale:
 			vote += " (stale)"
@@ -245,13 +245,13 @@ func (m *Model) state(a coordination.AgentStatus, s Stream, live bool, now time.
 		}
 		return fmt.Sprintf("thinking for %ds", int(now.Sub(since).Seconds())), busyStyle
 	case "voted":
-		s := "voted → " + a.Vote.TargetLabel
+		s := "voted → " + a.Vote.Target + " [" + a.Vote.TargetLabel + "]"
 		if a.Vote.Stale {
 			s += " (stale)"
 		}
 		return s, goodStyle
 	case "answered":
-		return "answered " + a.LatestLabel, plain
+		return "answered [" + a.LatestLabel + "]", plain
 	case "error":
 		return "failed: " + a.LastError, badStyle
 	case "dropped":
