@@ -86,7 +86,7 @@ func Closest(model string, names []string, n int) []string {
 			continue
 		}
 		seen[name] = true
-		d := distance(strings.ToLower(model), strings.ToLower(name))
+		d := EditDistance(strings.ToLower(model), strings.ToLower(name))
 		if d > max(3, len(model)/2) {
 			continue
 		}
@@ -116,9 +116,10 @@ func commonPrefix(a, b string) int {
 	return i
 }
 
-// distance is the Levenshtein distance of two strings, in bytes (model names
-// are ASCII).
-func distance(a, b string) int {
+// EditDistance is the Levenshtein distance of two strings, in bytes (model
+// names and config keys are ASCII). It names the closest model a provider
+// lists, and the closest key a team file knows.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -490,26 +490,11 @@ func closest(key string, known []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance of two short keys.
+// editDistance is the Levenshtein distance of two short keys; long ones are
+// never near misses (and never cost a big table).
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 99
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return providers.EditDistance(a, b)
 }
