@@ -29,7 +29,8 @@ vet:
 unit: tmux
 	$(GO) test -race -count=1 ./...
 
-# fuzz runs every fuzz target for FUZZTIME (10s) each; see .ci/fuzz.
+# fuzz runs every fuzz target for a fixed count of inputs (about 5-10 s each;
+# FUZZTIME=30s for a longer run); see .ci/fuzz.
 fuzz:
 	bash .ci/fuzz
 
