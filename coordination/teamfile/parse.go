@@ -265,7 +265,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			return // the backend's own error was reported
 		}
 		a.Model = b.spec
-	case !hasModel:
+	case a.Model == "": // absent, or present but empty (model: with no value)
 		p.errf(n, "%s has no model; add model: sim (or MassGen's backend: {type: openai, model: gpt-5.4})", where)
 		return
 	}

@@ -195,6 +195,7 @@ func TestErrorsNameKeysAndLinesNeverGoTypes(t *testing.T) {
 		{"an unknown key in our format", "agents: [{model: sim}]\nteam_name: x\n", "unknown key team_name"},
 		{"no agents", "rules: {max_rounds: 3}\n", "lists no agents"},
 		{"no model", "agents:\n  - id: a\n", "agents[0] has no model"},
+		{"empty model", "agents:\n  - model:\n", "agents[0] has no model"},
 		{"model and backend", "agents:\n  - model: sim\n    backend: {type: sim}\n", "has both model and backend"},
 		{"unknown backend type", "agents:\n  - backend: {type: zai, model: glm}\n", "type \"zai\" is not a backend massgen-mcp runs"},
 		{"a key in the file", "agents:\n  - backend: {type: openai, api_key: sk-123}\n", "keys never go in a team file"},
