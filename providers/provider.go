@@ -117,6 +117,16 @@ type Request struct {
 
 	// Watch, when set, hears the call's output as it streams (never stored).
 	Watch Watcher `json:"-"`
+
+	// Toolbox, when set, is what the agent may call besides the workflow
+	// tools in this step; MaxToolCalls bounds the calls of the step's loop
+	// (0: the default, 40). WebSearch asks for the API's own web search tool.
+	Toolbox      Toolbox `json:"-"`
+	MaxToolCalls int     `json:"max_tool_calls,omitempty"`
+	WebSearch    bool    `json:"web_search,omitempty"`
+	// Record, when set, hears every tool call, command and file change of the
+	// step, for its tools.jsonl.
+	Record Recorder `json:"-"`
 }
 
 // ReviewBrief is a checkpoint review's setup in structured form, beside the

@@ -1,0 +1,60 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Toolbox holds the tools an agent may call within one step besides the
+// workflow tools: file tools, sandboxed commands, the tools of the operator's
+// MCP servers. Coordination binds it to the directories it chose for the step
+// (the agent's workspace, its contexts, its peers' snapshots); a provider
+// knows nothing of sessions and only offers Tools and runs Call.
+//
+// A provider given a Toolbox runs a bounded loop: it offers Tools beside the
+// workflow tools, runs each call the model makes through Call, sends the
+// result back in its API's tool-result format, and stops when the model calls
+// a workflow tool or a limit of the request is reached.
+type Toolbox interface {
+	Tools() []Tool
+	// Call runs one tool. A failure the model can act on (a missing file, a
+	// command that exits non-zero) is a result with IsError set, not an error;
+	// err is for what ends the step (the context is done).
+	Call(ctx context.Context, name string, args json.RawMessage) (ToolResult, error)
+}
+
+// ToolResult is what a tool call returns to the model.
+type ToolResult struct {
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// ToolRecord is one tool call, command or file change an agent made in a
+// step, as the step's tools.jsonl records it. Providers report them through
+// Request.Record; coordination redacts known secret values before it stores
+// them.
+type ToolRecord struct {
+	// Kind is "tool" (a toolbox call), "command", "file_change" or "mcp" (as
+	// a CLI agent's stream reports them), or "web_search".
+	Kind        string          `json:"kind"`
+	Name        string          `json:"name"`
+	Arguments   json.RawMessage `json:"arguments,omitempty"`
+	ResultBytes int             `json:"result_bytes"`
+	IsError     bool            `json:"is_error,omitempty"`
+	Started     time.Time       `json:"started"`
+	DurationMS  int64           `json:"duration_ms"`
+}
+
+// Recorder hears each tool record of a step as it happens. Its method is
+// called on the provider's goroutine and must not block for long.
+type Recorder interface {
+	Record(ToolRecord)
+}
+
+// RecordTool passes a tool record to the request's recorder, if any.
+func (r *Request) RecordTool(rec ToolRecord) {
+	if r.Record != nil {
+		r.Record.Record(rec)
+	}
+}
