@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 )
 
 // Tally counts the standing votes of non-dropped agents.
@@ -64,7 +64,7 @@ func groupVotes(s *Session, st *State, byAgent map[string]int) []Group {
 		}
 		key := a.ID
 		if s.Rules.short() && a.LatestAnswer != nil {
-			key = "value:" + providers.FinalValue(a.LatestAnswer.Content)
+			key = "value:" + finalvalue.Of(a.LatestAnswer.Content)
 		}
 		i, ok := index[key]
 		if !ok {

@@ -1,6 +1,6 @@
 package coordination
 
-import "github.com/massgen-go/massgen-mcp/providers"
+import "github.com/massgen-go/massgen-mcp/providers/finalvalue"
 
 // DecisionKind is what deciding a settled (or forced) session produces.
 type DecisionKind int
@@ -109,7 +109,7 @@ func earlyAgreement(s *Session, st *State, live []*AgentState) (Decision, bool) 
 		if a.LatestAnswer == nil {
 			return Decision{}, false
 		}
-		v := providers.FinalValue(a.LatestAnswer.Content)
+		v := finalvalue.Of(a.LatestAnswer.Content)
 		count[v]++
 		if first[v] == nil {
 			first[v] = a

@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 	"github.com/massgen-go/massgen-mcp/providers/sim"
 	"github.com/massgen-go/massgen-mcp/providers/sim/itemmodel"
 )
@@ -525,7 +526,7 @@ func (h *harness) session(ctx context.Context, svc *coordination.Service, i int,
 	truth := itemmodel.Value(it.Truth)
 	r := run{steps: res.Steps, tokens: res.Usage.Input + res.Usage.Output, early: deref(res.HowChosen) == coordination.ChosenEarlyAgreement}
 	if res.FinalAnswer != nil {
-		r.finalValue = providers.FinalValue(*res.FinalAnswer)
+		r.finalValue = finalvalue.Of(*res.FinalAnswer)
 		r.correct = r.finalValue == truth
 	}
 	for _, a := range res.Agents {
@@ -536,14 +537,14 @@ func (h *harness) session(ctx context.Context, svc *coordination.Service, i int,
 	for _, es := range l.Agents {
 		for _, e := range es {
 			if e.Kind == coordination.KindAnswer {
-				byLabel[e.Label] = providers.FinalValue(e.Content)
+				byLabel[e.Label] = finalvalue.Of(e.Content)
 			}
 		}
 	}
 	stance := func(e coordination.Entry) (string, bool) {
 		switch e.Kind {
 		case coordination.KindAnswer:
-			return providers.FinalValue(e.Content), true
+			return finalvalue.Of(e.Content), true
 		case coordination.KindVote:
 			v, ok := byLabel[e.TargetLabel]
 			return v, ok
@@ -630,7 +631,7 @@ func withoutRevote(s *coordination.Session, l *coordination.Ledger, truth string
 			continue
 		}
 		tied++
-		if a := st.Agent(g.Winner); a != nil && a.LatestAnswer != nil && providers.FinalValue(a.LatestAnswer.Content) == truth {
+		if a := st.Agent(g.Winner); a != nil && a.LatestAnswer != nil && finalvalue.Of(a.LatestAnswer.Content) == truth {
 			right++
 		}
 	}

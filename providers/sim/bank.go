@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 )
 
 // itemKind says where a known task's truth comes from; it picks the wording.
@@ -28,7 +28,7 @@ type item struct {
 	wrong   []string // a fact's listed wrong values
 	exact   *big.Rat // arithmetic only
 	misses  []string // wrongValues, computed once by lookupBank
-	// display maps the FinalValue form of the truth and every near miss to
+	// display maps the finalvalue.Of form of the truth and every near miss to
 	// how an answer writes it ("canberra" → "Canberra"); read-only once built.
 	display map[string]string
 	// truthNorm is norm(truth), computed once by prepare.
@@ -46,9 +46,9 @@ func (it item) prepare() item {
 	return it
 }
 
-// norm is the value under providers.FinalValue, which is how every
+// norm is the value under finalvalue.Of, which is how every
 // comparison in the sim (and in coordination) sees it.
-func norm(value string) string { return providers.FinalValue("Answer: " + value) }
+func norm(value string) string { return finalvalue.Of("Answer: " + value) }
 
 // lookupBank finds the task in the answer bank: arithmetic first, since a
 // computed expression is unambiguous, then the facts.
@@ -92,7 +92,7 @@ func lookupBankUncached(task string) (item, bool) {
 	return item{}, false
 }
 
-// Truth is the answer bank's value for a task, in providers.FinalValue form
+// Truth is the answer bank's value for a task, in finalvalue.Of form
 // ("391", "paris"), or false when the task is outside the bank. Benchmarks
 // and tests use it to score a team's final answer.
 func Truth(task string) (string, bool) {
@@ -126,7 +126,7 @@ func (it item) nearMiss(r *rand.Rand) string {
 }
 
 // wrongValues lists the near misses, attractor first, none equal to the truth
-// under FinalValue.
+// under finalvalue.Of.
 func (it item) wrongValues() []string {
 	var cands []string
 	switch {

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 )
 
 func TestArithmeticIsComputed(t *testing.T) {
@@ -144,7 +144,7 @@ func TestEveryWordingEndsInItsValue(t *testing.T) {
 		it, _ := lookupBank(task)
 		for _, value := range append(it.wrongValues(), it.truth) {
 			for _, text := range answerTexts(it, value, r) {
-				if got := providers.FinalValue(text); got != norm(value) {
+				if got := finalvalue.Of(text); got != norm(value) {
 					t.Errorf("FinalValue(%q) = %q, want %q", text, got, norm(value))
 				}
 			}

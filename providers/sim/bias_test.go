@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 )
 
 // chosenValue is the final value an action backs: the answer it writes or
@@ -12,11 +13,11 @@ func chosenValue(t *testing.T, req providers.Request, act providers.Action) stri
 	t.Helper()
 	name, args := call(t, act)
 	if name == providers.ToolNewAnswer {
-		return providers.FinalValue(args["content"])
+		return finalvalue.Of(args["content"])
 	}
 	for _, a := range req.Shown {
 		if a.Agent == args["agent_id"] {
-			return providers.FinalValue(a.Content)
+			return finalvalue.Of(a.Content)
 		}
 	}
 	t.Fatalf("vote for %s, which was not shown", args["agent_id"])

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 )
 
 // rewriteOnAdopt is the chance that an agent which has just adopted a peer's
@@ -145,7 +146,7 @@ func (p plan) action() providers.Action {
 // knowledge is what the agent knows about a task inside the bank.
 type knowledge struct {
 	it    item
-	truth string // FinalValue form
+	truth string // finalvalue.Of form
 	first string // the agent's first answer value, as written
 	// firstNorm is norm(first).
 	firstNorm string
@@ -159,7 +160,7 @@ func (k *knowledge) right(value string) float64 {
 	return 0
 }
 
-// write turns a FinalValue form back into how an answer writes it.
+// write turns a finalvalue.Of form back into how an answer writes it.
 func (k *knowledge) write(value string) string {
 	if k.wrong != "" && norm(k.wrong) == value {
 		return k.wrong
@@ -275,7 +276,7 @@ func (s *simulator) banked(v *view, k *knowledge) plan {
 	belief := k.firstNorm
 	own, hasOwn := v.own()
 	if hasOwn {
-		belief = providers.FinalValue(own.Content)
+		belief = finalvalue.Of(own.Content)
 	}
 
 	// Peers' differing values, the best supported first; ties go to the
@@ -292,7 +293,7 @@ func (s *simulator) banked(v *view, k *knowledge) plan {
 			continue
 		}
 		peers++
-		val := providers.FinalValue(a.Content)
+		val := finalvalue.Of(a.Content)
 		if val == belief {
 			continue
 		}
@@ -337,7 +338,7 @@ func (s *simulator) banked(v *view, k *knowledge) plan {
 	// Vote for the lowest anonymous number holding the belief: every sim
 	// that agrees picks the same answer, so agreement never splits.
 	for _, a := range v.voteable {
-		if a.Content != "" && providers.FinalValue(a.Content) == belief {
+		if a.Content != "" && finalvalue.Of(a.Content) == belief {
 			reasons := voteReasons
 			if adopted {
 				reasons = adoptReasons
@@ -369,7 +370,7 @@ func (s *simulator) bias(v *view, value, belief string, hasOwn bool) float64 {
 		f *= max(0, 1-max(0, s.cfg.selfBias))
 	}
 	if pull := 1 + max(0, s.cfg.positionBias); pull > 1 && len(v.req.Shown) > 0 {
-		switch providers.FinalValue(v.req.Shown[0].Content) {
+		switch finalvalue.Of(v.req.Shown[0].Content) {
 		case belief:
 			f /= pull
 		case value:
@@ -384,11 +385,11 @@ func (s *simulator) bias(v *view, value, belief string, hasOwn bool) float64 {
 func plurality(answers []providers.ShownAnswer) string {
 	count := map[string]int{}
 	for _, a := range answers {
-		count[providers.FinalValue(a.Content)]++
+		count[finalvalue.Of(a.Content)]++
 	}
 	best, bestN := "", 0
 	for _, a := range answers { // already in anonymous order
-		if n := count[providers.FinalValue(a.Content)]; n > bestN {
+		if n := count[finalvalue.Of(a.Content)]; n > bestN {
 			best, bestN = a.Agent, n
 		}
 	}
@@ -454,7 +455,7 @@ func (s *simulator) synthesize(v *view, k *knowledge, known bool) plan {
 	labels := make([]string, len(shown))
 	for i, a := range shown {
 		labels[i] = a.Label
-		if providers.FinalValue(a.Content) == providers.FinalValue(rep.Content) {
+		if finalvalue.Of(a.Content) == finalvalue.Of(rep.Content) {
 			share++
 		}
 	}
@@ -464,7 +465,7 @@ func (s *simulator) synthesize(v *view, k *knowledge, known bool) plan {
 }
 
 func (s *simulator) finalText(v *view, k *knowledge, known bool, header string, from providers.ShownAnswer) plan {
-	value := providers.FinalValue(from.Content)
+	value := finalvalue.Of(from.Content)
 	if known {
 		texts := answerTexts(k.it, k.write(value), v.key.rand("wording"))
 		return plan{answer: header + "\n" + texts[0]}
@@ -472,7 +473,7 @@ func (s *simulator) finalText(v *view, k *knowledge, known bool, header string, 
 	text := header + "\n\n" + from.Content
 	// A short-answer session compares final values; the header must not
 	// change the one the deliverable carries.
-	if v.req.ShortAnswer && providers.FinalValue(text) != value {
+	if v.req.ShortAnswer && finalvalue.Of(text) != value {
 		text += "\nAnswer: " + value
 	}
 	return plan{answer: text}
@@ -529,7 +530,7 @@ func (s *simulator) recover(v *view, k *knowledge, known bool, normal plan) plan
 		if known {
 			belief := k.first
 			if own, ok := v.own(); ok {
-				belief = k.write(providers.FinalValue(own.Content))
+				belief = k.write(finalvalue.Of(own.Content))
 			}
 			return s.writeValue(v, k, belief)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 )
 
 func mustSim(t testing.TB, spec string, opts ...Option) providers.Provider {
@@ -152,7 +153,7 @@ func TestFirstAnswerAccuracyMatchesProfile(t *testing.T) {
 				q := tasks[i%len(tasks)]
 				truth, _ := Truth(q)
 				content := answerOf(t, step(t, p, blind(q, "agent_a", int64(i))))
-				if providers.FinalValue(content) == truth {
+				if finalvalue.Of(content) == truth {
 					right++
 				}
 			}
@@ -173,7 +174,7 @@ func TestBlindAnswerIsAWorkedLineEndingInAnswer(t *testing.T) {
 	for s := 2; s < 6; s++ {
 		req := blind(task, "agent_a", 1)
 		req.StepNumber = s
-		if v := providers.FinalValue(answerOf(t, step(t, p, req))); v != "391" {
+		if v := finalvalue.Of(answerOf(t, step(t, p, req))); v != "391" {
 			t.Errorf("step %d: value %q", s, v)
 		}
 	}
@@ -235,7 +236,7 @@ func adoptionRate(t *testing.T, spec, own, peer string) float64 {
 				}
 			}
 		} else {
-			value = providers.FinalValue(args["content"])
+			value = finalvalue.Of(args["content"])
 		}
 		if value == peer {
 			moved++
@@ -292,7 +293,7 @@ func TestRevisionIsNeverADuplicateOfAShownAnswer(t *testing.T) {
 				t.Fatalf("revision %q duplicates %s", content, s.Agent)
 			}
 		}
-		if providers.FinalValue(content) != "391" {
+		if finalvalue.Of(content) != "391" {
 			t.Fatalf("revision changed the value: %q", content)
 		}
 	}
@@ -308,7 +309,7 @@ func TestAdoptingAgentVotesForOrRewritesThePeerValue(t *testing.T) {
 		switch {
 		case name == providers.ToolVote && args["agent_id"] == "agent1":
 			votes++
-		case name == providers.ToolNewAnswer && providers.FinalValue(args["content"]) == "391":
+		case name == providers.ToolNewAnswer && finalvalue.Of(args["content"]) == "391":
 			rewrites++
 		default:
 			t.Fatalf("did not follow the adopted value: %s %v", name, args)
@@ -496,7 +497,7 @@ func TestPresentRestatesTheWinner(t *testing.T) {
 	req.Purpose = providers.PurposePresent
 	req.Tools = tools(true, false)
 	content := answerOf(t, step(t, p, req))
-	if providers.FinalValue(content) != "391" || !strings.Contains(content, "presenting agent2.1") {
+	if finalvalue.Of(content) != "391" || !strings.Contains(content, "presenting agent2.1") {
 		t.Errorf("present wrote %q", content)
 	}
 
@@ -504,7 +505,7 @@ func TestPresentRestatesTheWinner(t *testing.T) {
 	free.Purpose = providers.PurposePresent
 	free.ShortAnswer = true
 	content = answerOf(t, step(t, p, free))
-	if !strings.Contains(content, "autumn moon, 3 frogs") || providers.FinalValue(content) != "3" {
+	if !strings.Contains(content, "autumn moon, 3 frogs") || finalvalue.Of(content) != "3" {
 		t.Errorf("present of a free answer wrote %q", content)
 	}
 }
@@ -517,7 +518,7 @@ func TestSynthesizeKeepsTheMostCommonValue(t *testing.T) {
 		"agent2", "17 * 23 = 391.\nAnswer: 391")
 	req.Purpose = providers.PurposeSynthesize
 	content := answerOf(t, step(t, p, req))
-	if providers.FinalValue(content) != "391" || !strings.Contains(content, "2 of 3") {
+	if finalvalue.Of(content) != "391" || !strings.Contains(content, "2 of 3") {
 		t.Errorf("synthesize wrote %q", content)
 	}
 }
@@ -586,10 +587,10 @@ func (f fixedItems) FirstAnswer(q ItemQuery) (Item, bool) {
 func TestItemModelDecidesFirstAnswers(t *testing.T) {
 	m := fixedItems{wrong: "400", correct: map[string]bool{"agent_a": true}}
 	p := mustSim(t, "sim/weak", WithItemModel(m))
-	if v := providers.FinalValue(answerOf(t, step(t, p, blind(task, "agent_a", 1)))); v != "391" {
+	if v := finalvalue.Of(answerOf(t, step(t, p, blind(task, "agent_a", 1)))); v != "391" {
 		t.Errorf("correct agent answered %q", v)
 	}
-	if v := providers.FinalValue(answerOf(t, step(t, p, blind(task, "agent_b", 1)))); v != "400" {
+	if v := finalvalue.Of(answerOf(t, step(t, p, blind(task, "agent_b", 1)))); v != "400" {
 		t.Errorf("wrong agent answered %q, want the model's 400", v)
 	}
 
@@ -597,10 +598,10 @@ func TestItemModelDecidesFirstAnswers(t *testing.T) {
 	const word = "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did she sell altogether?"
 	gm := fixedItems{truth: "72", correct: map[string]bool{"agent_a": true}}
 	p = mustSim(t, "sim", WithItemModel(gm))
-	if v := providers.FinalValue(answerOf(t, step(t, p, blind(word, "agent_a", 1)))); v != "72" {
+	if v := finalvalue.Of(answerOf(t, step(t, p, blind(word, "agent_a", 1)))); v != "72" {
 		t.Errorf("item-model truth: answered %q", v)
 	}
-	wrong := providers.FinalValue(answerOf(t, step(t, p, blind(word, "agent_b", 1))))
+	wrong := finalvalue.Of(answerOf(t, step(t, p, blind(word, "agent_b", 1))))
 	if wrong == "72" || wrong == "" {
 		t.Errorf("item-model wrong answer without a value: %q", wrong)
 	}

@@ -40,7 +40,7 @@ var wordings = map[itemKind][]string{
 }
 
 // answerTexts lists every wording of an answer with the given value, starting
-// at a seeded position, each ending in the "Answer:" line FinalValue reads.
+// at a seeded position, each ending in the "Answer:" line finalvalue.Of reads.
 func answerTexts(it item, value string, r *rand.Rand) []string {
 	ws := wordings[it.kind]
 	start := r.IntN(len(ws))

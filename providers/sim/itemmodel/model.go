@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 	"github.com/massgen-go/massgen-mcp/providers/sim"
 )
 
@@ -289,9 +289,9 @@ func splitmix(x uint64) uint64 {
 // probit is Φ⁻¹(p); 0 and 1 give −∞ and +∞ (never and always right).
 func probit(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
-// Value is how two answers are compared: providers.FinalValue of a written
+// Value is how two answers are compared: finalvalue.Of of a written
 // value.
-func Value(written string) string { return providers.FinalValue("Answer: " + written) }
+func Value(written string) string { return finalvalue.Of("Answer: " + written) }
 
 // Round0 is the expected round-0 plurality accuracy of the seats over the
 // whole set (a tie counts as a fair draw among the tied values) and the
@@ -307,7 +307,7 @@ func (s *Set) Round0(seats []Seat) (plurality, oracle float64, err error) {
 		return 0, 0, fmt.Errorf("%w: no seats", ErrBadConfig)
 	}
 	values := make([]string, len(seats))
-	// FinalValue is the costly part of a pass over many items, and a set
+	// finalvalue.Of is the costly part of a pass over many items, and a set
 	// has few distinct values per item.
 	norm := map[string]string{}
 	value := func(v string) string {

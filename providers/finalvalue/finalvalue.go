@@ -1,4 +1,4 @@
-package providers
+package finalvalue
 
 import (
 	"math/big"
@@ -59,7 +59,7 @@ func groupAt(s string, i int) bool {
 	return i+3 < len(s) && s[i] == ',' && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3])
 }
 
-// FinalValue reduces an answer to the short value two answers are compared
+// Of reduces an answer to the short value two answers are compared
 // by (DESIGN.md §2, "Short answers"), in this order: the value after the last
 // strong answer marker (`Answer:`, `Final answer:`, `####`), else the last
 // LaTeX \boxed{…}, else the value after the last bare `A:`, else the last
@@ -71,7 +71,7 @@ func groupAt(s string, i int) bool {
 // quotes removed; numbers are written canonically (1,234.50 → 1234.5) and a
 // fraction with a terminating decimal as that decimal (1/2, \frac{1}{2} →
 // 0.5; 1/3 stays 1/3, in lowest terms).
-func FinalValue(text string) string {
+func Of(text string) string {
 	text = strings.ReplaceAll(text, "\u2212", "-") // typographic minus
 	if v, ok := afterLastMarker(text, false); ok {
 		return v

@@ -1,4 +1,4 @@
-package providers
+package finalvalue
 
 import (
 	"math/rand/v2"
@@ -97,8 +97,8 @@ func TestFinalValue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FinalValue(tt.in); got != tt.want {
-				t.Errorf("FinalValue(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := Of(tt.in); got != tt.want {
+				t.Errorf("Of(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -108,8 +108,8 @@ func TestFinalValue(t *testing.T) {
 // back out as that value's FinalValue, or agreeing sims would look split.
 func TestFinalValueOfAnswerLineIsStable(t *testing.T) {
 	for _, v := range []string{"391", "-3.5", "1,234", "Washington, D.C.", "Brasília", "3.14159", "299792458", "0.3333"} {
-		first := FinalValue("Some working.\nAnswer: " + v)
-		again := FinalValue("Other words, 12 of them.\nAnswer: " + first)
+		first := Of("Some working.\nAnswer: " + v)
+		again := Of("Other words, 12 of them.\nAnswer: " + first)
 		if first != again {
 			t.Errorf("value %q: %q then %q", v, first, again)
 		}
@@ -133,7 +133,7 @@ func FuzzFinalValue(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_ = FinalValue(s)
+		_ = Of(s)
 	})
 }
 
