@@ -4,7 +4,7 @@ BIN     ?= bin/massgen-mcp
 BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux
+.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
@@ -26,7 +26,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-unit: tmux
+unit: tmux bwrap
 	$(GO) test -race -count=1 ./...
 
 # fuzz runs every fuzz target for a fixed count of inputs (about 5-10 s each;
@@ -49,6 +49,13 @@ load-test:
 tmux:
 	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq tmux >/dev/null; } || \
 		echo "tmux is missing and could not be installed: the live-view tests will skip"
+
+# bwrap is the command sandbox (providers/tools/sandbox): a Debian package,
+# installed when missing and we may (root). Its tests fail under CI=... when
+# it is missing rather than skip.
+bwrap:
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } || \
+		echo "bubblewrap is missing and could not be installed: the sandbox tests will skip (and fail under CI)"
 
 # demo runs a three-agent sim team offline; 391 wins.
 demo:
