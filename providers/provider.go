@@ -124,6 +124,10 @@ type Request struct {
 	Toolbox      Toolbox `json:"-"`
 	MaxToolCalls int     `json:"max_tool_calls,omitempty"`
 	WebSearch    bool    `json:"web_search,omitempty"`
+	// TokenBudget, when positive, bounds the tokens (input plus output)
+	// the step's loop may spend over all its turns: what is left of the
+	// session's token_budget. Once spent, no further tool call runs.
+	TokenBudget int64 `json:"token_budget,omitempty"`
 	// Record, when set, hears every tool call, command and file change of the
 	// step, for its tools.jsonl.
 	Record Recorder `json:"-"`
