@@ -14,6 +14,10 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
+// anthropicSignature is the signature the fake puts on its thinking blocks
+// and requires back on every replayed one.
+const anthropicSignature = "fake-signature"
+
 // anthropicFormat is the Call.Format of requests to the Anthropic fake.
 const anthropicFormat = "anthropic"
 
@@ -66,12 +70,14 @@ type anthropicMessage struct {
 type anthropicBlock struct {
 	Type         string          `json:"type"`
 	Text         *string         `json:"text"`
+	Signature    *string         `json:"signature"`
 	ID           string          `json:"id"`
 	ToolUseID    string          `json:"tool_use_id"`
 	CacheControl json.RawMessage `json:"cache_control"`
 }
 
 type anthropicTool struct {
+	Type         string          `json:"type"` // "" or custom for a client tool; a server tool's version (web_search_20250305)
 	Name         string          `json:"name"`
 	InputSchema  json.RawMessage `json:"input_schema"`
 	CacheControl json.RawMessage `json:"cache_control"`
@@ -158,6 +164,12 @@ func (q *anthropicRequest) check() string {
 		if t.Name == "" {
 			return "tools: every tool needs a name"
 		}
+		if t.Type != "" && t.Type != "custom" {
+			if t.Type != "web_search_20250305" || t.Name != "web_search" {
+				return fmt.Sprintf("tools.%s: unknown tool type %q", t.Name, t.Type)
+			}
+			continue // a server tool has no input schema
+		}
 		var schema struct {
 			Type string `json:"type"`
 		}
@@ -219,6 +231,10 @@ func (q *anthropicRequest) check() string {
 					return fmt.Sprintf("messages.%d: tool_use blocks may only appear in assistant messages", i)
 				}
 				uses = append(uses, b.ID)
+			case "thinking":
+				if m.Role != "assistant" || b.Signature == nil || *b.Signature != anthropicSignature {
+					return fmt.Sprintf("messages.%d.content: Invalid `signature` in `thinking` block", i)
+				}
 			case "tool_result":
 				if m.Role != "user" {
 					return fmt.Sprintf("messages.%d: tool_result blocks may only appear in user messages", i)
@@ -415,6 +431,21 @@ func (s *anthropicServer) blocks(reply Reply, call Call) ([]anthropicOut, string
 		out := tool(reply.Tool, nil)
 		out.input = string(reply.Input)
 		return []anthropicOut{out}, "tool_use"
+	case ReplyWebSearch:
+		// The server tool ran within this message: its use and its result
+		// come first, then the model's answer.
+		id := fmt.Sprintf("srvtoolu_fake_%d", s.seq.Add(1))
+		after := tool(providers.ToolNewAnswer, answerArgs(reply))
+		if reply.Tool != "" {
+			// A search, then a call of a client tool: the model works on.
+			after = tool(reply.Tool, nil)
+			after.input = string(reply.Input)
+		}
+		return []anthropicOut{
+			{kind: "server_tool_use", id: id, name: "web_search", input: string(anthropicJSON(map[string]string{"query": reply.Query}))},
+			{kind: "web_search_tool_result", id: id},
+			after,
+		}, "tool_use"
 	case ReplyMalformedArgs:
 		name := providers.ToolNewAnswer
 		if len(call.Tools) > 0 {
@@ -520,7 +551,11 @@ func (s *anthropicServer) message(w http.ResponseWriter, id, model string, block
 		case "text":
 			content = append(content, map[string]any{"type": "text", "text": b.text})
 		case "thinking":
-			content = append(content, map[string]any{"type": "thinking", "thinking": b.text, "signature": "fake-signature"})
+			content = append(content, map[string]any{"type": "thinking", "thinking": b.text, "signature": anthropicSignature})
+		case "server_tool_use":
+			content = append(content, map[string]any{"type": "server_tool_use", "id": b.id, "name": b.name, "input": json.RawMessage(b.input)})
+		case "web_search_tool_result":
+			content = append(content, anthropicSearchResult(b.id))
 		case "tool_use":
 			var input any = json.RawMessage(b.input)
 			if !json.Valid([]byte(b.input)) {
@@ -588,7 +623,12 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 			for _, piece := range anthropicPieces(b.text, 48) {
 				send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "thinking_delta", "thinking": piece}})
 			}
-			send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "signature_delta", "signature": "fake-signature"}})
+			send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "signature_delta", "signature": anthropicSignature}})
+		case "server_tool_use":
+			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "server_tool_use", "id": b.id, "name": b.name, "input": map[string]any{}}})
+			send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": b.input}})
+		case "web_search_tool_result":
+			send("content_block_start", map[string]any{"index": i, "content_block": anthropicSearchResult(b.id)})
 		case "tool_use":
 			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "tool_use", "id": b.id, "name": b.name, "input": map[string]any{}}})
 			// The real API sends an empty first piece, then the input in
@@ -602,6 +642,14 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 	}
 	send("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": u.final()})
 	send("message_stop", map[string]any{})
+}
+
+// anthropicSearchResult is a web_search_tool_result block with one result,
+// as the server tool returns it (the page text travels encrypted).
+func anthropicSearchResult(useID string) map[string]any {
+	return map[string]any{"type": "web_search_tool_result", "tool_use_id": useID, "content": []any{map[string]any{
+		"type": "web_search_result", "url": "https://example.com/result", "title": "A result",
+		"encrypted_content": "ZmFrZSBwYWdlIHRleHQ=", "page_age": "April 1, 2025"}}}
 }
 
 // pieces cuts s into chunks of at most n bytes on rune boundaries; an empty

@@ -115,10 +115,11 @@ type (
 		ResponseID    string            `json:"responseId,omitempty"`
 	}
 	geminiCandidate struct {
-		Content       *geminiContent `json:"content,omitempty"`
-		FinishReason  string         `json:"finishReason,omitempty"`
-		FinishMessage string         `json:"finishMessage,omitempty"`
-		Index         int            `json:"index"`
+		Content           *geminiContent `json:"content,omitempty"`
+		FinishReason      string         `json:"finishReason,omitempty"`
+		FinishMessage     string         `json:"finishMessage,omitempty"`
+		Index             int            `json:"index"`
+		GroundingMetadata map[string]any `json:"groundingMetadata,omitempty"`
 	}
 	geminiUsage struct {
 		PromptTokenCount        int64 `json:"promptTokenCount,omitempty"`
@@ -368,6 +369,14 @@ func (g *geminiServer) play(w http.ResponseWriter, r *http.Request, model string
 	case ReplyVote:
 		parts = []geminiPart{{FunctionCall: &geminiFunctionCall{Name: "vote", Args: map[string]any{"agent_id": reply.Agent, "reason": reply.Reason}}}}
 		text = reply.Agent + reply.Reason
+	case ReplyWebSearch:
+		parts = []geminiPart{{FunctionCall: &geminiFunctionCall{Name: "new_answer", Args: answerArgs(reply)}}}
+		text = reply.Content
+	case ReplyToolCall:
+		var args map[string]any
+		_ = json.Unmarshal(reply.Input, &args)
+		parts = []geminiPart{{FunctionCall: &geminiFunctionCall{Name: reply.Tool, Args: args}}}
+		text = string(reply.Input)
 	case ReplyMalformedArgs:
 		// Gemini's arguments are structured, so a malformed call never reaches
 		// the client as broken JSON: the API reports it as a finish reason
@@ -391,10 +400,17 @@ func (g *geminiServer) play(w http.ResponseWriter, r *http.Request, model string
 		}
 	}
 	usage := geminiUsageFor(reply.Usage, bodyLen, len(text))
+	var grounding map[string]any
+	if reply.Kind == ReplyWebSearch {
+		// Google Search grounding ran within the call; the last chunk says
+		// what it searched for and what it found.
+		grounding = map[string]any{"webSearchQueries": []string{reply.Query},
+			"groundingChunks": []any{map[string]any{"web": map[string]any{"uri": "https://example.com/result", "title": "A result"}}}}
+	}
 
 	if !stream {
 		resp := geminiResponse{
-			Candidates:    []geminiCandidate{{FinishReason: finish, FinishMessage: finishMessage}},
+			Candidates:    []geminiCandidate{{FinishReason: finish, FinishMessage: finishMessage, GroundingMetadata: grounding}},
 			UsageMetadata: usage, ModelVersion: model, ResponseID: id,
 		}
 		if len(parts) > 0 {
@@ -420,7 +436,7 @@ func (g *geminiServer) play(w http.ResponseWriter, r *http.Request, model string
 		parts = []geminiPart{{Text: pieces[len(pieces)-1], ThoughtSignature: parts[0].ThoughtSignature}}
 	}
 	last := geminiResponse{
-		Candidates:    []geminiCandidate{{FinishReason: finish, FinishMessage: finishMessage}},
+		Candidates:    []geminiCandidate{{FinishReason: finish, FinishMessage: finishMessage, GroundingMetadata: grounding}},
 		UsageMetadata: usage, ModelVersion: model, ResponseID: id,
 	}
 	if len(parts) > 0 {

@@ -187,7 +187,8 @@ func oaiTurn(w http.ResponseWriter, r *http.Request, s *Script, format string) (
 	if !oaiWait(r, rep.Delay) {
 		return c, q, rep, false
 	}
-	if !oaiKnown(rep.Kind) {
+	if !oaiKnown(rep.Kind) && (rep.Kind != ReplyWebSearch || format != "responses") {
+		// Chat Completions has no hosted web search to play.
 		oaiUnknown(w, rep.Kind)
 		return c, q, rep, false
 	}
@@ -219,11 +220,17 @@ type oaiCall struct {
 	name, args string
 }
 
-// oaiCallOf renders the tool call of a new_answer, vote or malformed_args
-// reply; ok is false for every other kind.
+// oaiCallOf renders the tool call of a new_answer, vote, tool_call or
+// malformed_args reply; ok is false for every other kind.
 func oaiCallOf(r Reply) (oaiCall, bool) {
 	switch r.Kind {
-	case ReplyNewAnswer:
+	case ReplyToolCall:
+		args := string(r.Input)
+		if len(r.Input) == 0 {
+			args = "{}"
+		}
+		return oaiCall{r.Tool, args}, true
+	case ReplyNewAnswer, ReplyWebSearch:
 		b, _ := json.Marshal(answerArgs(r))
 		return oaiCall{"new_answer", string(b)}, true
 	case ReplyVote:
@@ -240,7 +247,7 @@ func oaiCallOf(r Reply) (oaiCall, bool) {
 // oaiKnown says whether the OpenAI fakes can play a reply kind.
 func oaiKnown(kind string) bool {
 	switch kind {
-	case ReplyNewAnswer, ReplyVote, ReplyText, ReplyMalformedArgs, ReplyStatus, ReplyStreamError, ReplyStall:
+	case ReplyNewAnswer, ReplyVote, ReplyText, ReplyToolCall, ReplyMalformedArgs, ReplyStatus, ReplyStreamError, ReplyStall:
 		return true
 	}
 	return false

@@ -44,6 +44,12 @@ func (rr *respReply) items() (items []map[string]any, out string) {
 	if u.Reasoning > 0 {
 		items = append(items, map[string]any{"type": "reasoning", "id": oaiID("rs_"), "summary": []any{}})
 	}
+	if rr.rep.Kind == ReplyWebSearch {
+		// The hosted tool ran inside this response: its item comes first,
+		// then the model's answer.
+		items = append(items, map[string]any{"type": "web_search_call", "id": oaiID("ws_"), "status": "completed",
+			"action": map[string]any{"type": "search", "query": rr.rep.Query}})
+	}
 	call, isCall := oaiCallOf(rr.rep)
 	text := rr.rep.Content
 	if isCall && len(rr.c.Tools) == 0 {

@@ -30,6 +30,7 @@ const (
 	ReplyVote          = "vote"           // a vote tool call for Agent with Reason
 	ReplyText          = "text"           // plain text, no tool call
 	ReplyToolCall      = "tool_call"      // a call of any tool: Tool with Input (e.g. an MCP tool of the client under test)
+	ReplyWebSearch     = "web_search"     // the API's own web search runs for Query, then a new_answer with Content (Responses, Anthropic, Gemini); at Anthropic, a call of Tool with Input instead when Tool is set
 	ReplyMalformedArgs = "malformed_args" // a tool call whose arguments are not valid JSON
 	ReplyStatus        = "status"         // an HTTP error: Status, RetryAfter, Error*
 	ReplyStreamError   = "stream_error"   // starts streaming, then an error event
@@ -48,6 +49,8 @@ type Reply struct {
 	// ReplyToolCall: the tool's name as the client offers it and its input.
 	Tool  string          `json:"tool,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
+	// ReplyWebSearch: what the server-side search looked for.
+	Query string `json:"query,omitempty"`
 
 	// ReplyStatus / ReplyStreamError: the status code (e.g. 429, 500, 529,
 	// 401) and the provider's error fields; RetryAfter is sent as the
