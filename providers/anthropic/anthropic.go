@@ -90,17 +90,33 @@ func baseURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// Step runs one call and reports the workflow calls the model made.
+// Step runs the step's calls — one, or a tool loop when the request has a
+// Toolbox (providers.RunLoop) — and reports the workflow calls the model
+// made.
 func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-	r, err := p.Call(ctx, req)
-	return r.Action, r.Usage, err
+	return providers.RunLoop(ctx, req, func(ctx context.Context, req providers.Request, past []providers.Exchange) (providers.Action, []string, providers.Usage, error) {
+		r, ids, err := p.turn(ctx, req, past)
+		if req.Toolbox != nil && r.Usage.CostUSD == nil {
+			// A loop sums its turns' costs, so every turn is priced here,
+			// where cache writes are known.
+			r.Usage.CostUSD = pricing.CostWithCacheWrites(p.backend, p.model, r.Usage, 0, 0)
+		}
+		return r.Action, ids, r.Usage, err
+	})
 }
 
 // Call runs one streamed Messages call and reports all it learned; Step is
-// Call without the extras. On an error the Result still holds the usage
-// reported before it, if any.
+// Call without the extras (and with the tool loop). On an error the Result
+// still holds the usage reported before it, if any.
 func (p *Provider) Call(ctx context.Context, req providers.Request) (Result, error) {
-	r, err := p.call(ctx, req)
+	r, _, err := p.turn(ctx, req, nil)
+	return r, err
+}
+
+// turn is one call after the loop's rounds so far, priced when it wrote to
+// the prompt cache; ids are its tool_use ids.
+func (p *Provider) turn(ctx context.Context, req providers.Request, past []providers.Exchange) (Result, []string, error) {
+	r, ids, err := p.call(ctx, req, past)
 	if r.CacheWriteInput > 0 {
 		// Usage cannot carry cache writes, which cost more than input, so a
 		// call that wrote to the cache is priced here; any other is priced
@@ -108,10 +124,10 @@ func (p *Provider) Call(ctx context.Context, req providers.Request) (Result, err
 		w1h := r.CacheWrite1hInput
 		r.Usage.CostUSD = pricing.CostWithCacheWrites(p.backend, p.model, r.Usage, r.CacheWriteInput-w1h, w1h)
 	}
-	return r, err
+	return r, ids, err
 }
 
-func (p *Provider) call(ctx context.Context, req providers.Request) (r Result, err error) {
+func (p *Provider) call(ctx context.Context, req providers.Request, past []providers.Exchange) (r Result, ids []string, err error) {
 	defer func() {
 		// The SDK decodes whatever the network sends; a panic in there must
 		// fail this step, not the server running every other session.
@@ -120,9 +136,9 @@ func (p *Provider) call(ctx context.Context, req providers.Request) (r Result, e
 				Message: p.mask(fmt.Sprintf("the Anthropic reply for %s could not be read (%v); the step can be retried", p.model, v))}
 		}
 	}()
-	params, err := p.params(req)
+	params, err := p.params(req, past)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	stream := p.client.Messages.NewStreaming(ctx, params)
 	// Closing the body is what stops a stream that ended early; a
@@ -132,21 +148,22 @@ func (p *Provider) call(ctx context.Context, req providers.Request) (r Result, e
 	for stream.Next() {
 		ev := stream.Current()
 		if err := acc.add(ev); err != nil {
-			return acc.partial(), p.malformedStream(err)
+			return acc.partial(), nil, p.malformedStream(err)
 		}
 		if ev.Type == "content_block_delta" {
 			req.StreamText(ev.Delta.Text + ev.Delta.PartialJSON)
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return acc.partial(), p.classify(ctx, err)
+		return acc.partial(), nil, p.classify(ctx, err)
 	}
 	if !acc.stopped {
 		if ctx.Err() != nil {
-			return acc.partial(), p.classify(ctx, ctx.Err())
+			return acc.partial(), nil, p.classify(ctx, ctx.Err())
 		}
-		return acc.partial(), &providers.Error{Class: providers.ClassProvider,
+		return acc.partial(), nil, &providers.Error{Class: providers.ClassProvider,
 			Message: "the Anthropic stream ended before message_stop; the connection may have dropped, so the step can be retried"}
 	}
-	return acc.result(req), nil
+	r, ids = acc.result(&req)
+	return r, ids, nil
 }

@@ -26,7 +26,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 	}
 	p := f.provider(b, testModel)
 	req := stepRequest()
-	params, err := p.params(req)
+	params, err := p.params(req, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func BenchmarkParams(b *testing.B) {
 	req.History = []providers.Turn{{Reply: providers.Action{Calls: []providers.ToolCall{providers.VoteCall("agent9", "x")}}, Problem: "agent9 has no answer."}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.params(req); err != nil {
+		if _, err := p.params(req, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

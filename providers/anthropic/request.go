@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,7 +78,7 @@ func styleOf(model string) thinkingStyle {
 var ephemeral = sdk.NewCacheControlEphemeralParam()
 
 // params builds the Messages request for one step.
-func (p *Provider) params(req providers.Request) (sdk.MessageNewParams, error) {
+func (p *Provider) params(req providers.Request, past []providers.Exchange) (sdk.MessageNewParams, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return sdk.MessageNewParams{}, &providers.Error{Class: providers.ClassProvider,
 			Message: "the step has no prompt to send to Anthropic; this is a bug in the caller"}
@@ -127,6 +128,12 @@ func (p *Provider) params(req providers.Request) (sdk.MessageNewParams, error) {
 		}
 		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tool})
 	}
+	if req.WebSearch {
+		// Anthropic's server tool: the API searches and shows the model the
+		// results within the same call.
+		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfWebSearchTool20250305: &sdk.WebSearchTool20250305Param{
+			MaxUses: param.NewOpt(int64(webSearchMaxUses))}})
+	}
 	switch {
 	case len(req.Tools) == 0:
 	case thinking:
@@ -144,7 +151,62 @@ func (p *Provider) params(req providers.Request) (sdk.MessageNewParams, error) {
 	for i, turn := range req.History {
 		params.Messages = append(params.Messages, replay(i, turn, offered, thinking)...)
 	}
+	for _, ex := range past {
+		params.Messages = append(params.Messages, replayExchange(ex)...)
+	}
 	return params, nil
+}
+
+// webSearchMaxUses bounds the searches of one call, so a step's cost stays
+// within sight of its tool-call budget.
+const webSearchMaxUses = 5
+
+// replayExchange turns one round of the tool loop into the assistant message
+// the model sent — its own blocks verbatim when they hold thinking
+// (signatures included) or server tool use, else its text and tool_use
+// blocks under their ids — and a user message with one tool_result per call
+// (is_error when the tool failed). A reply whose calls were read from its
+// text goes back as text, and the results too.
+func replayExchange(ex providers.Exchange) []sdk.MessageParam {
+	if slices.Contains(ex.IDs, "") {
+		said := strings.TrimSpace(ex.Reply.Text)
+		if said == "" {
+			var b strings.Builder
+			for _, c := range ex.Reply.Calls {
+				fmt.Fprintf(&b, "%s(%s)\n", c.Name, strings.TrimSpace(string(c.Args)))
+			}
+			said = "I called " + strings.TrimSpace(b.String())
+		}
+		return []sdk.MessageParam{sdk.NewAssistantMessage(sdk.NewTextBlock(said)),
+			sdk.NewUserMessage(sdk.NewTextBlock(providers.ResultsAsText(ex)))}
+	}
+	var said []sdk.ContentBlockParamUnion
+	var raw rawReply
+	if len(ex.Reply.Raw) > 0 && json.Unmarshal(ex.Reply.Raw, &raw) == nil && len(raw.Anthropic) > 0 {
+		for _, b := range raw.Anthropic {
+			said = append(said, param.Override[sdk.ContentBlockParamUnion](b))
+		}
+	} else {
+		if text := strings.TrimSpace(ex.Reply.Text); text != "" {
+			said = append(said, sdk.NewTextBlock(text))
+		}
+		for j, c := range ex.Reply.Calls {
+			var input any = json.RawMessage(`{}`)
+			if isObject(c.Args) {
+				input = json.RawMessage(c.Args)
+			}
+			said = append(said, sdk.NewToolUseBlock(ex.IDs[j], input, c.Name))
+		}
+	}
+	results := make([]sdk.ContentBlockParamUnion, len(ex.Results))
+	for j, r := range ex.Results {
+		content := r.Content
+		if strings.TrimSpace(content) == "" {
+			content = "(no output)" // the API refuses blank text
+		}
+		results[j] = sdk.NewToolResultBlock(ex.IDs[j], content, r.IsError)
+	}
+	return []sdk.MessageParam{sdk.NewAssistantMessage(said...), sdk.NewUserMessage(results...)}
 }
 
 // promptBlocks splits the prompt at the stable prefix: the prefix block ends

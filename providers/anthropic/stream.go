@@ -21,12 +21,18 @@ type accumulator struct {
 }
 
 type block struct {
-	kind  string // text, tool_use, or another type the step ignores
+	kind  string // text, tool_use, thinking, server_tool_use, …
 	text  []byte
 	id    string
 	name  string
 	input []byte // tool input from input_json_delta pieces
 	start string // tool input given whole in content_block_start
+	// raw is the block as content_block_start gave it; with thinking and
+	// signature (from their deltas) it rebuilds blocks a tool loop must
+	// send back verbatim: thinking with its signature, server tool use.
+	raw       string
+	thinking  []byte
+	signature string
 }
 
 // wireUsage is Anthropic's usage as reported; message_delta totals
@@ -52,10 +58,14 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 		if ev.Index != int64(len(a.blocks)) {
 			return fmt.Errorf("content block %d started where block %d was due", ev.Index, len(a.blocks))
 		}
-		b := block{kind: ev.ContentBlock.Type}
-		if b.kind == "tool_use" {
+		b := block{kind: ev.ContentBlock.Type, raw: ev.ContentBlock.RawJSON()}
+		switch b.kind {
+		case "tool_use", "server_tool_use":
 			b.id, b.name = ev.ContentBlock.ID, ev.ContentBlock.Name
 			b.start = ev.ContentBlock.JSON.Input.Raw()
+		case "thinking":
+			b.thinking = append(b.thinking, ev.ContentBlock.Thinking...)
+			b.signature = ev.ContentBlock.Signature
 		}
 		b.text = append(b.text, ev.ContentBlock.Text...)
 		a.blocks = append(a.blocks, b)
@@ -69,6 +79,10 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 			b.text = append(b.text, ev.Delta.Text...)
 		case "input_json_delta":
 			b.input = append(b.input, ev.Delta.PartialJSON...)
+		case "thinking_delta":
+			b.thinking = append(b.thinking, ev.Delta.Thinking...)
+		case "signature_delta":
+			b.signature = ev.Delta.Signature
 		}
 	case "message_delta":
 		a.stop = string(ev.Delta.StopReason)
@@ -109,10 +123,14 @@ func (a *accumulator) partial() Result {
 	return Result{Usage: a.usage.normalised(), CacheWriteInput: a.usage.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
 }
 
-// result turns the finished stream into the step's action.
-func (a *accumulator) result(req providers.Request) Result {
+// result turns the finished stream into the step's action and the
+// tool_use id of each of its calls. Searches of the server's web search tool
+// are recorded through req.
+func (a *accumulator) result(req *providers.Request) (Result, []string) {
 	r := a.partial()
 	var texts []string
+	var ids []string
+	verbatim := false // a block only its own JSON can replay
 	for i := range a.blocks {
 		b := &a.blocks[i]
 		switch b.kind {
@@ -122,6 +140,18 @@ func (a *accumulator) result(req providers.Request) Result {
 			}
 		case "tool_use":
 			r.Action.Calls = append(r.Action.Calls, providers.ToolCall{Name: b.name, Args: b.args()})
+			ids = append(ids, b.id)
+		case "server_tool_use":
+			verbatim = true
+			if b.name == "web_search" {
+				var in struct {
+					Query string `json:"query"`
+				}
+				_ = json.Unmarshal(b.args(), &in)
+				req.RecordWebSearch(in.Query)
+			}
+		default:
+			verbatim = true
 		}
 	}
 	r.Action.Text = strings.Join(texts, "\n")
@@ -130,9 +160,57 @@ func (a *accumulator) result(req providers.Request) Result {
 		// out; if not, coordination's corrective retry asks again.
 		if act, ok := providers.ParseTextCallsFor(r.Action.Text, req.Tools); ok {
 			r.Action = act
+			return r, nil
 		}
 	}
-	return r
+	if verbatim {
+		r.Action.Raw = a.raw()
+	}
+	return r, ids
+}
+
+// rawReply is what Action.Raw holds for an Anthropic reply with blocks the
+// Action cannot express: every content block, as the API must see it again.
+type rawReply struct {
+	Anthropic []json.RawMessage `json:"anthropic"`
+}
+
+// raw renders every block as a request content block.
+func (a *accumulator) raw() json.RawMessage {
+	out := rawReply{Anthropic: make([]json.RawMessage, 0, len(a.blocks))}
+	for i := range a.blocks {
+		b := &a.blocks[i]
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(b.raw), &m) != nil {
+			continue
+		}
+		for k, v := range m {
+			if string(v) == "null" {
+				delete(m, k) // a request block takes no nulls (citations: null)
+			}
+		}
+		str := func(s string) json.RawMessage { q, _ := json.Marshal(s); return q }
+		switch b.kind {
+		case "text":
+			if strings.TrimSpace(string(b.text)) == "" {
+				continue // the API refuses blank text blocks
+			}
+			m["text"] = str(string(b.text))
+		case "thinking":
+			m["thinking"], m["signature"] = str(string(b.thinking)), str(b.signature)
+		case "tool_use", "server_tool_use":
+			in := b.args()
+			if !isObject(in) {
+				in = json.RawMessage(`{}`)
+			}
+			m["input"] = in
+		}
+		if j, err := json.Marshal(m); err == nil {
+			out.Anthropic = append(out.Anthropic, j)
+		}
+	}
+	j, _ := json.Marshal(out)
+	return j
 }
 
 // args is the tool input as the model wrote it, even when it is not valid

@@ -41,7 +41,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 	temp := 0.7
 	req := stepRequest(newAnswerTool(), voteTool("agent1", "agent2"))
 	req.Temperature, req.MaxOutputTokens, req.ReasoningEffort = &temp, 4096, "low"
-	contents := contentsFor(flash, req)
+	contents := contentsFor(flash, req, nil)
 	cfg, err := configFor(flash, req, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -69,13 +69,21 @@ func New(ep providers.Endpoint) (providers.Provider, error) {
 	return &provider{client: client, model: ep.Model, key: ep.APIKey}, nil
 }
 
-// Step makes one streamed generateContent call and reports the workflow
-// calls the model made.
+// Step makes the step's streamed generateContent calls — one, or a tool
+// loop when the request has a Toolbox (providers.RunLoop) — and reports the
+// workflow calls the model made.
 func (p *provider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-	contents := contentsFor(p.model, req)
+	return providers.RunLoop(ctx, req, p.turn)
+}
+
+// turn is one streamed call after the loop's rounds so far. Gemini's
+// function calls carry no ids the loop needs: a round replays the model's
+// own parts, and responses answer the calls in order.
+func (p *provider) turn(ctx context.Context, req providers.Request, past []providers.Exchange) (providers.Action, []string, providers.Usage, error) {
+	contents := contentsFor(p.model, req, past)
 	cfg, err := configFor(p.model, req, &p.schemas)
 	if err != nil {
-		return providers.Action{}, providers.Usage{}, err
+		return providers.Action{}, nil, providers.Usage{}, err
 	}
 
 	var (
@@ -84,10 +92,11 @@ func (p *provider) Step(ctx context.Context, req providers.Request) (providers.A
 		blocked  string
 		chunks   int
 		finished bool
+		searches []string // Google Search grounding's queries, as the last chunk says
 	)
 	for chunk, err := range p.client.Models.GenerateContentStream(ctx, p.model, contents, cfg) {
 		if err != nil {
-			return providers.Action{}, usageOf(usage), p.classify(ctx, err)
+			return providers.Action{}, nil, usageOf(usage), p.classify(ctx, err)
 		}
 		chunks++
 		if chunk.UsageMetadata != nil {
@@ -103,6 +112,9 @@ func (p *provider) Step(ctx context.Context, req providers.Request) (providers.A
 			continue
 		}
 		c := chunk.Candidates[0]
+		if g := c.GroundingMetadata; g != nil {
+			searches = g.WebSearchQueries
+		}
 		if c.Content != nil {
 			acc.add(c.Content.Parts)
 			for _, part := range c.Content.Parts {
@@ -117,14 +129,17 @@ func (p *provider) Step(ctx context.Context, req providers.Request) (providers.A
 	}
 	u := usageOf(usage)
 	if blocked != "" && len(acc.parts) == 0 {
-		return providers.Action{}, u, &providers.Error{Class: providers.ClassProvider,
+		return providers.Action{}, nil, u, &providers.Error{Class: providers.ClassProvider,
 			Message: fmt.Sprintf("gemini %s blocked the prompt (%s); the same prompt will be blocked again", p.model, blocked)}
 	}
 	if chunks > 0 && !finished {
-		return providers.Action{}, u, &providers.Error{Class: providers.ClassProvider,
+		return providers.Action{}, nil, u, &providers.Error{Class: providers.ClassProvider,
 			Message: fmt.Sprintf("gemini %s: the stream ended before the model finished (no finishReason)", p.model)}
 	}
-	return acc.action(req.Tools), u, nil
+	for _, q := range searches {
+		req.RecordWebSearch(q)
+	}
+	return acc.action(req.Tools), nil, u, nil
 }
 
 // usageOf normalises usageMetadata: promptTokenCount already includes the

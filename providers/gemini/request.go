@@ -49,6 +49,12 @@ func configFor(model string, req providers.Request, schemas *schemaCache) (*gena
 			names = append(names, t.Name)
 		}
 		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		if req.WebSearch && familyOf(model).version >= 3 {
+			// Google Search grounding beside function calling: Gemini 3
+			// combines them; 2.5 refuses the pair, so there web search is
+			// not offered (docs/DESIGN.md).
+			cfg.Tools = append(cfg.Tools, &genai.Tool{GoogleSearch: &genai.GoogleSearch{}})
+		}
 		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
 			Mode:                 genai.FunctionCallingConfigModeAny,
 			AllowedFunctionNames: names,
@@ -171,8 +177,9 @@ func thinkingFor(model, effort string) *genai.ThinkingConfig {
 }
 
 // contentsFor builds the conversation: the prompt, then every refused
-// attempt as the model turn it was and a user turn telling the problem.
-func contentsFor(model string, req providers.Request) []*genai.Content {
+// attempt as the model turn it was and a user turn telling the problem, then
+// the tool loop's rounds so far.
+func contentsFor(model string, req providers.Request, past []providers.Exchange) []*genai.Content {
 	contents := make([]*genai.Content, 0, 1+2*len(req.History))
 	contents = append(contents, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: req.Prompt}}})
 	for _, t := range req.History {
@@ -203,7 +210,43 @@ func contentsFor(model string, req providers.Request) []*genai.Content {
 		}
 		contents = append(contents, &genai.Content{Role: genai.RoleUser, Parts: responses})
 	}
+	for _, ex := range past {
+		contents = append(contents, exchangeTurns(model, ex)...)
+	}
 	return contents
+}
+
+// exchangeTurns replays one round of the tool loop: the model's own parts
+// (thought signatures where it put them), then a user turn with one
+// functionResponse per functionCall, in order, carrying the tool's result
+// under "output" (or "error" when it failed). A reply whose calls were read
+// from its text gets the results as text.
+func exchangeTurns(model string, ex providers.Exchange) []*genai.Content {
+	turn := modelTurn(model, ex.Reply)
+	if turn == nil {
+		turn = &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "(no reply)"}}}
+	}
+	var responses []*genai.Part
+	j := 0
+	for _, p := range turn.Parts {
+		if p.FunctionCall == nil {
+			continue
+		}
+		key, content := "output", ""
+		if j < len(ex.Results) {
+			content = ex.Results[j].Content
+			if ex.Results[j].IsError {
+				key = "error"
+			}
+		}
+		j++
+		responses = append(responses, &genai.Part{FunctionResponse: &genai.FunctionResponse{
+			ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Response: map[string]any{key: content}}})
+	}
+	if len(responses) == 0 {
+		responses = []*genai.Part{{Text: providers.ResultsAsText(ex)}}
+	}
+	return []*genai.Content{turn, {Role: genai.RoleUser, Parts: responses}}
 }
 
 // modelTurn is a refused reply as the model sent it: its own parts from

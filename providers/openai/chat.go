@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
@@ -41,15 +42,26 @@ func NewChatWith(ep providers.Endpoint, o Options) (providers.Provider, error) {
 	return &chatProvider{core: c, svc: oai.NewChatCompletionService(opts...)}, nil
 }
 
-// Step streams one completion and reports the workflow calls in it.
+// Step streams completions, running the request's toolbox calls in between
+// (providers.RunLoop), and reports the workflow calls of the last.
 func (p *chatProvider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-	return p.run(ctx, func(m toolMode) (providers.Action, providers.Usage, error) { return p.once(ctx, req, m) })
+	return providers.RunLoop(ctx, req, func(ctx context.Context, req providers.Request, past []providers.Exchange) (providers.Action, []string, providers.Usage, error) {
+		var ids []string
+		act, u, err := p.run(ctx, func(m toolMode) (providers.Action, providers.Usage, error) {
+			var a providers.Action
+			var u providers.Usage
+			var err error
+			a, ids, u, err = p.once(ctx, req, past, m)
+			return a, u, err
+		})
+		return act, ids, u, err
+	})
 }
 
-func (p *chatProvider) once(ctx context.Context, req providers.Request, m toolMode) (providers.Action, providers.Usage, error) {
-	params, err := p.params(req, m)
+func (p *chatProvider) once(ctx context.Context, req providers.Request, past []providers.Exchange, m toolMode) (providers.Action, []string, providers.Usage, error) {
+	params, err := p.params(req, past, m)
 	if err != nil {
-		return providers.Action{}, providers.Usage{}, err
+		return providers.Action{}, nil, providers.Usage{}, err
 	}
 	stream := p.svc.NewStreaming(ctx, params)
 	defer stream.Close()
@@ -102,18 +114,24 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, m toolMo
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return providers.Action{}, usage, err
+		return providers.Action{}, nil, usage, err
 	}
 	if !finished {
-		return providers.Action{}, usage, errEndedEarly
+		return providers.Action{}, nil, usage, errEndedEarly
 	}
 	out := make([]providers.ToolCall, len(calls))
+	ids := make([]string, len(calls))
 	for i := range calls {
 		// Arguments stay as the model wrote them, valid JSON or not:
 		// coordination refuses a malformed call and asks again.
 		out[i] = providers.ToolCall{Name: calls[i].name, Args: json.RawMessage(calls[i].args.String())}
+		ids[i] = calls[i].id
 	}
-	return finish(text.String(), out, req.Tools), usage, nil
+	act := finish(text.String(), out, req.Tools)
+	if len(act.Calls) != len(out) {
+		ids = nil // the calls were read from the text
+	}
+	return act, ids, usage, nil
 }
 
 type chatCall struct {
@@ -156,7 +174,7 @@ func (p *chatProvider) groqUsage(raw string, prev providers.Usage) providers.Usa
 
 // params builds the request. System goes first as a system message; the
 // prompt is the user message; each refused attempt is replayed after it.
-func (p *chatProvider) params(req providers.Request, m toolMode) (oai.ChatCompletionNewParams, error) {
+func (p *chatProvider) params(req providers.Request, past []providers.Exchange, m toolMode) (oai.ChatCompletionNewParams, error) {
 	native := m != modeText && len(req.Tools) > 0
 	system := req.System
 	if !native {
@@ -169,6 +187,9 @@ func (p *chatProvider) params(req providers.Request, m toolMode) (oai.ChatComple
 	msgs = append(msgs, oai.UserMessage(req.Prompt))
 	for i, t := range req.History {
 		msgs = appendChatTurn(msgs, i, t, native)
+	}
+	for _, ex := range past {
+		msgs = appendChatExchange(msgs, ex, native)
 	}
 	params := oai.ChatCompletionNewParams{
 		Model:         shared.ChatModel(p.model),
@@ -227,6 +248,33 @@ func appendChatTurn(msgs []oai.ChatCompletionMessageParamUnion, i int, t provide
 	msgs = append(msgs, oai.ChatCompletionMessageParamUnion{OfAssistant: &asst})
 	for _, id := range ids {
 		msgs = append(msgs, oai.ToolMessage(t.Problem, id))
+	}
+	return msgs
+}
+
+// appendChatExchange replays one round of the tool loop: the assistant
+// message with its tool_calls under their ids, then one role "tool" message
+// per call, with its tool_call_id, carrying the tool's result. A reply that
+// cannot go back as calls (text mode) goes back as its text, and the results
+// as a user message.
+func appendChatExchange(msgs []oai.ChatCompletionMessageParamUnion, ex providers.Exchange, native bool) []oai.ChatCompletionMessageParamUnion {
+	if !native || replayAsText(ex.Reply) || slices.Contains(ex.IDs, "") {
+		return append(msgs, oai.AssistantMessage(nonEmpty(replayText(ex.Reply))), oai.UserMessage(providers.ResultsAsText(ex)))
+	}
+	asst := oai.ChatCompletionAssistantMessageParam{}
+	if ex.Reply.Text != "" {
+		asst.Content.OfString = oai.String(ex.Reply.Text)
+	}
+	for j, c := range ex.Reply.Calls {
+		asst.ToolCalls = append(asst.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       ex.IDs[j],
+				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Args)},
+			}})
+	}
+	msgs = append(msgs, oai.ChatCompletionMessageParamUnion{OfAssistant: &asst})
+	for j, r := range ex.Results {
+		msgs = append(msgs, oai.ToolMessage(r.Content, ex.IDs[j]))
 	}
 	return msgs
 }

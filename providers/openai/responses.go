@@ -42,21 +42,39 @@ func NewResponsesWith(ep providers.Endpoint, o Options) (providers.Provider, err
 	return &responsesProvider{core: c, svc: responses.NewResponseService(opts...)}, nil
 }
 
-// Step streams one response and reports the workflow calls in it.
+// Step streams responses, running the request's toolbox calls in between
+// (providers.RunLoop), and reports the workflow calls of the last.
 func (p *responsesProvider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-	return p.run(ctx, func(m toolMode) (providers.Action, providers.Usage, error) { return p.once(ctx, req, m) })
+	return providers.RunLoop(ctx, req, func(ctx context.Context, req providers.Request, past []providers.Exchange) (providers.Action, []string, providers.Usage, error) {
+		var ids []string
+		act, u, err := p.run(ctx, func(m toolMode) (providers.Action, providers.Usage, error) {
+			var a providers.Action
+			var u providers.Usage
+			var err error
+			a, ids, u, err = p.once(ctx, req, past, m)
+			return a, u, err
+		})
+		return act, ids, u, err
+	})
 }
 
 // respItem is one output item as the stream builds it.
 type respItem struct {
-	kind, name string
-	args, text strings.Builder
+	kind, name, callID string
+	args, text         strings.Builder
+	query              string // a web_search_call's query
 }
 
 func (it *respItem) set(item responses.ResponseOutputItemUnion) {
 	it.kind = item.Type
 	if item.Name != "" {
 		it.name = item.Name
+	}
+	if item.CallID != "" {
+		it.callID = item.CallID
+	}
+	if item.Type == "web_search_call" && item.Action.Query != "" {
+		it.query = item.Action.Query
 	}
 	switch item.Type {
 	case "function_call":
@@ -74,10 +92,10 @@ func (it *respItem) set(item responses.ResponseOutputItemUnion) {
 	}
 }
 
-func (p *responsesProvider) once(ctx context.Context, req providers.Request, m toolMode) (providers.Action, providers.Usage, error) {
-	params, err := p.params(req, m)
+func (p *responsesProvider) once(ctx context.Context, req providers.Request, past []providers.Exchange, m toolMode) (providers.Action, []string, providers.Usage, error) {
+	params, err := p.params(req, past, m)
 	if err != nil {
-		return providers.Action{}, providers.Usage{}, err
+		return providers.Action{}, nil, providers.Usage{}, err
 	}
 	stream := p.svc.NewStreaming(ctx, params)
 	defer stream.Close()
@@ -117,17 +135,17 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, m t
 			usage, done, final = p.usage(ev.Response.Usage), true, ev.Response.Output
 		case "response.failed":
 			e := ev.Response.Error
-			return providers.Action{}, p.usage(ev.Response.Usage), &streamFailure{
+			return providers.Action{}, nil, p.usage(ev.Response.Usage), &streamFailure{
 				Code: string(e.Code), Type: e.Type, Message: e.Message}
 		case "error":
-			return providers.Action{}, usage, &streamFailure{Code: ev.Code, Message: ev.Message}
+			return providers.Action{}, nil, usage, &streamFailure{Code: ev.Code, Message: ev.Message}
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return providers.Action{}, usage, err
+		return providers.Action{}, nil, usage, err
 	}
 	if !done {
-		return providers.Action{}, usage, errEndedEarly
+		return providers.Action{}, nil, usage, errEndedEarly
 	}
 	if len(final) > 0 {
 		// The completed response carries the whole output: it is the truth.
@@ -143,16 +161,24 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, m t
 	slices.Sort(keys)
 	var text strings.Builder
 	var calls []providers.ToolCall
+	var ids []string
 	for _, k := range keys {
 		it := items[k]
 		switch it.kind {
 		case "function_call":
 			calls = append(calls, providers.ToolCall{Name: it.name, Args: json.RawMessage(it.args.String())})
+			ids = append(ids, it.callID)
 		case "message":
 			text.WriteString(it.text.String())
+		case "web_search_call":
+			req.RecordWebSearch(it.query)
 		}
 	}
-	return finish(text.String(), calls, req.Tools), usage, nil
+	act := finish(text.String(), calls, req.Tools)
+	if len(act.Calls) != len(calls) {
+		ids = nil // the calls were read from the text
+	}
+	return act, ids, usage, nil
 }
 
 // usage normalises Responses usage, which already counts cached tokens
@@ -170,7 +196,7 @@ func (p *responsesProvider) usage(u responses.ResponseUsage) providers.Usage {
 // input, each refused attempt replayed after it. Nothing is stored at
 // OpenAI (store: false); a stable prompt prefix gets a prompt_cache_key so
 // an agent's steps land on the same cache.
-func (p *responsesProvider) params(req providers.Request, m toolMode) (responses.ResponseNewParams, error) {
+func (p *responsesProvider) params(req providers.Request, past []providers.Exchange, m toolMode) (responses.ResponseNewParams, error) {
 	native := m != modeText && len(req.Tools) > 0
 	instructions := req.System
 	if !native {
@@ -180,6 +206,9 @@ func (p *responsesProvider) params(req providers.Request, m toolMode) (responses
 	input = append(input, responses.ResponseInputItemParamOfMessage(req.Prompt, responses.EasyInputMessageRoleUser))
 	for i, t := range req.History {
 		input = appendResponsesTurn(input, i, t, native)
+	}
+	for _, ex := range past {
+		input = appendResponsesExchange(input, ex, native)
 	}
 	params := responses.ResponseNewParams{
 		Model: shared.ResponsesModel(p.model),
@@ -210,6 +239,9 @@ func (p *responsesProvider) params(req providers.Request, m toolMode) (responses
 		}
 		params.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(choice)}
 		params.ParallelToolCalls = oai.Bool(false)
+		if req.WebSearch {
+			params.Tools = append(params.Tools, responses.ToolParamOfWebSearch(responses.WebSearchToolTypeWebSearch))
+		}
 	}
 	if e := p.q.effortFor(req.ReasoningEffort); e != "" {
 		params.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(e)}
@@ -245,6 +277,31 @@ func appendResponsesTurn(input responses.ResponseInputParam, i int, t providers.
 	for j := range t.Reply.Calls {
 		out := responses.ResponseInputItemParamOfFunctionCallOutput(t.Problem)
 		out.OfFunctionCallOutput.CallID = oai.String(replayCallID(i, j))
+		input = append(input, out)
+	}
+	return input
+}
+
+// appendResponsesExchange replays one round of the tool loop: the model's
+// text, its function_call items under their call ids, then one
+// function_call_output per call carrying the tool's result. A reply that
+// cannot go back as calls (text mode) goes back as its text, and the results
+// as a user message.
+func appendResponsesExchange(input responses.ResponseInputParam, ex providers.Exchange, native bool) responses.ResponseInputParam {
+	if !native || replayAsText(ex.Reply) || slices.Contains(ex.IDs, "") {
+		return append(input,
+			responses.ResponseInputItemParamOfMessage(nonEmpty(replayText(ex.Reply)), responses.EasyInputMessageRoleAssistant),
+			responses.ResponseInputItemParamOfMessage(providers.ResultsAsText(ex), responses.EasyInputMessageRoleUser))
+	}
+	if ex.Reply.Text != "" {
+		input = append(input, responses.ResponseInputItemParamOfMessage(ex.Reply.Text, responses.EasyInputMessageRoleAssistant))
+	}
+	for j, c := range ex.Reply.Calls {
+		input = append(input, responses.ResponseInputItemParamOfFunctionCall(string(c.Args), ex.IDs[j], c.Name))
+	}
+	for j, r := range ex.Results {
+		out := responses.ResponseInputItemParamOfFunctionCallOutput(r.Content)
+		out.OfFunctionCallOutput.CallID = oai.String(ex.IDs[j])
 		input = append(input, out)
 	}
 	return input
