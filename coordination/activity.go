@@ -57,3 +57,14 @@ func (w *stepWatcher) Retry(wait time.Duration, err error) {
 	}
 	w.fn(a)
 }
+
+// modelCallActivity reports that a step's model call went out or came back
+// to the process's activity hook (Options.OnModelCall). Unlike Activity,
+// which a run's context carries to its live views, the hook is the process's:
+// cmd hangs its idle garbage collector on it, a policy of the process that
+// the protocol core has no business holding.
+func (svc *Service) modelCallActivity() {
+	if fn := svc.opts.OnModelCall; fn != nil {
+		fn()
+	}
+}

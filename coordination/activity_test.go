@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -68,4 +69,44 @@ func stripTimes(l *coordination.Ledger) map[string][]coordination.Entry {
 		}
 	}
 	return out
+}
+
+// TestModelCallHookBracketsEveryModelCall: the process's activity hook is
+// called as each server step's model call goes out and again as it comes
+// back, so a policy hung on it (cmd's idle collector) sees the process busy
+// exactly while no model is thinking.
+func TestModelCallHookBracketsEveryModelCall(t *testing.T) {
+	var mu sync.Mutex
+	calls, inModel, odd := 0, 0, 0
+	svc := coordination.NewService(memstore.New(), coordination.Options{
+		Open: func(sp providers.Spec) (providers.Provider, error) {
+			return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				mu.Lock()
+				inModel++
+				if calls%2 == 1 {
+					odd++ // the hook reported the call going out before the model saw it
+				}
+				mu.Unlock()
+				return answer("4"), providers.Usage{}, nil
+			}), nil
+		},
+		Parallel:    1,
+		Logger:      zerolog.Nop(),
+		OnModelCall: func() { mu.Lock(); calls++; mu.Unlock() },
+	})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range s.Agents {
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if inModel != 2 || calls != 4 || odd != 2 {
+		t.Fatalf("2 model calls: hook called %d times (want 4), %d of the calls found it called once more than returned (want 2)", calls, odd)
+	}
 }

@@ -53,6 +53,11 @@ type Options struct {
 	// directory nor written back to one; defaults to the directory holding
 	// the store's sessions/.
 	StateDir string
+	// OnModelCall, if set, is called as each server step's model call goes
+	// out and again as it comes back: the process's activity, for a policy
+	// that acts while every model is thinking (activity.go). It runs on the
+	// step's goroutine and must return at once.
+	OnModelCall func()
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP

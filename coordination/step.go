@@ -161,9 +161,9 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: agentID + " started step " + strconv.Itoa(step)})
 
 	start := svc.opts.Now()
-	idleGC.touch()
+	svc.modelCallActivity()
 	entry, spent, err := svc.callModel(ctx, s, st, v, step)
-	idleGC.touch()
+	svc.modelCallActivity()
 	if err != nil {
 		svc.rollback(s, agentID)
 		// Cancelled: no step is written and it can run again; what the

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/benchmark"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
@@ -88,7 +89,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 	}
 	stores := benchmark.Stores(dir)
 	fmt.Fprintf(out, "# massgen-bench overhead\n\n%s, GOMAXPROCS %d, %s, %s; file store under %s\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), coordination.TuneGC(), time.Now().UTC().Format(time.DateOnly), dir)
+		runtime.Version(), runtime.GOMAXPROCS(0), gcpolicy.Tune(), time.Now().UTC().Format(time.DateOnly), dir)
 
 	// The concurrent sessions first, while the process is small: its peak
 	// RSS should be theirs. The first run is the process's first batch
@@ -205,7 +206,7 @@ type roundTrips struct {
 // directly, on one memory store.
 func mcpRoundTrips(ctx context.Context, n int) (roundTrips, error) {
 	var rt roundTrips
-	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), OnModelCall: gcpolicy.Busy})
 	c, err := client.NewInProcessClient(mcp.New(svc, mcp.Options{Logger: zerolog.Nop()}).MCPServer())
 	if err != nil {
 		return rt, err

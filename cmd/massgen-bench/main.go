@@ -14,7 +14,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
+	"github.com/massgen-go/massgen-mcp/coordination/benchmark"
 )
 
 func main() {
@@ -33,7 +34,8 @@ func rootCommand() *cobra.Command {
 	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
 		// The benchmarks measure the engine under the collector setting the
 		// server binary runs with.
-		gc := coordination.TuneGC()
+		gc := gcpolicy.Tune()
+		benchmark.OnModelCall = gcpolicy.Busy
 		logger.Debug().Str("gc", gc).Msg("garbage collector")
 	}
 	return root

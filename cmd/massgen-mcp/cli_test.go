@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
@@ -159,7 +160,7 @@ func TestInterruptExitsFourAndResumes(t *testing.T) {
 }
 
 // TestEveryCommandRunsWithTheServersGCSetting: the binary sets the collector
-// to coordination.ServerGCPercent unless GOGC is set.
+// to gcpolicy.ServerPercent unless GOGC is set.
 func TestEveryCommandRunsWithTheServersGCSetting(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
@@ -167,8 +168,8 @@ func TestEveryCommandRunsWithTheServersGCSetting(t *testing.T) {
 	if out, code := cli(t, "version"); code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	if p := debug.SetGCPercent(100); p != coordination.ServerGCPercent {
-		t.Errorf("after a command the collector runs at GOGC=%d, want %d", p, coordination.ServerGCPercent)
+	if p := debug.SetGCPercent(100); p != gcpolicy.ServerPercent {
+		t.Errorf("after a command the collector runs at GOGC=%d, want %d", p, gcpolicy.ServerPercent)
 	}
 }
 

@@ -70,8 +70,8 @@ func TestFaultsEveryRunTerminates(t *testing.T) {
 		t.Skip("runs 50 teams")
 	}
 	// The idle collector's watcher is process-wide and stops by itself 10 s
-	// after the last step (coordination/idlegc.go): not a leak.
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/massgen-go/massgen-mcp/coordination.(*idleCollector).watch"))
+	// after the last step (cmd/massgen-mcp/gcpolicy/idle.go): not a leak.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy.(*idleCollector).watch"))
 	runs := envInt("MASSGEN_FAULT_RUNS", 50)
 	seed := envInt("MASSGEN_FAULT_SEED", 1)
 	mix := &faultMix{rng: rand.New(rand.NewPCG(uint64(seed), 50)), counts: map[string]int{}}

@@ -8,9 +8,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
+
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -45,7 +46,7 @@ func rootCommand() *cobra.Command {
 			logger = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true}).Level(level).With().Timestamp().Logger()
 			// Every command: serve and run coordinate steps in bursts, and
 			// bench measures what they run with.
-			gc := coordination.TuneGC()
+			gc := gcpolicy.Tune()
 			logger.Debug().Str("gc", gc).Msg("garbage collector")
 		},
 	}

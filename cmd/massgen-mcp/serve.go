@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
@@ -245,7 +246,7 @@ func allowedRoots(f serveFlags) ([]string, error) {
 func servedService(f serveFlags, tenant string, allow *backends.AllowList) *coordination.Service {
 	cfg := backends.Config{ClientURLs: allow}
 	opts := coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger,
-		RelativeDirs: f.http != ""}
+		RelativeDirs: f.http != "", OnModelCall: gcpolicy.Busy}
 	if tenant != mcp.DefaultTenant {
 		cfg.Tenant = tenant
 	}

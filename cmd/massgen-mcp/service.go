@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -33,5 +34,6 @@ func newService(dir string, parallel int) *coordination.Service {
 		Parallel:    parallel,
 		Logger:      logger,
 		StateDir:    abs,
+		OnModelCall: gcpolicy.Busy,
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/providers/sim/itemmodel"
 )
 
@@ -64,8 +64,9 @@ func BenchmarkThousandSessionsCold(b *testing.B) {
 func serverGC(b *testing.B) (restore func()) {
 	before := debug.SetGCPercent(100)
 	debug.SetGCPercent(before)
-	b.Log(coordination.TuneGC())
-	return func() { debug.SetGCPercent(before) }
+	b.Log(gcpolicy.Tune())
+	OnModelCall = gcpolicy.Busy
+	return func() { debug.SetGCPercent(before); OnModelCall = nil }
 }
 
 func runMany(b *testing.B) ManySessions {

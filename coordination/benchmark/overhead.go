@@ -59,11 +59,18 @@ func Stores(dir string) map[string]StoreMaker {
 	return out
 }
 
+// OnModelCall is the activity hook every service of the harness is given
+// (coordination.Options.OnModelCall). cmd/massgen-bench and the Go
+// benchmarks set it to the server binary's idle collector
+// (cmd/massgen-mcp/gcpolicy.Busy), so that they measure what the binary runs;
+// nil leaves the process to Go's pacer.
+var OnModelCall func()
+
 // newService runs sim agents only: the benchmarks need no other backend,
 // and opening sims directly keeps them independent of the real providers.
 func newService(store coordination.Store, parallel int) *coordination.Service {
 	open := func(sp providers.Spec) (providers.Provider, error) { return sim.New(sp) }
-	return coordination.NewService(store, coordination.Options{Open: open, Parallel: parallel, Logger: zerolog.Nop()})
+	return coordination.NewService(store, coordination.Options{Open: open, Parallel: parallel, Logger: zerolog.Nop(), OnModelCall: OnModelCall})
 }
 
 func team(model string, n int) []string {

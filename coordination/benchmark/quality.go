@@ -444,7 +444,7 @@ func (h *harness) service(seats map[string]itemmodel.Seat) (*coordination.Servic
 		}
 		return sim.New(sp, sim.WithItemModel(model))
 	}
-	return coordination.NewService(h.store, coordination.Options{Open: open, Parallel: 1, Logger: zerolog.Nop()}), nil
+	return coordination.NewService(h.store, coordination.Options{Open: open, Parallel: 1, Logger: zerolog.Nop(), OnModelCall: OnModelCall}), nil
 }
 
 // each runs fn for every item on the configured number of workers.

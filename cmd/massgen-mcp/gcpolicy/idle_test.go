@@ -1,4 +1,4 @@
-package coordination
+package gcpolicy
 
 import (
 	"runtime"
@@ -23,7 +23,7 @@ func garbage(n int) {
 func TestIdleCollectorCollectsOnlyWhenIdleAndWorthIt(t *testing.T) {
 	before := debug.SetGCPercent(10000) // the pacer stays out of the way
 	defer debug.SetGCPercent(before)
-	idleGC.off.Store(true) // and so does the service's collector, if an earlier test woke it
+	idleGC.off.Store(true) // and so does the process's collector, if an earlier test woke it
 	defer idleGC.off.Store(false)
 	runtime.GC()
 	// quiet is long against the 2 ms between steps below, so that a loaded

@@ -1,4 +1,4 @@
-package coordination
+package gcpolicy
 
 import (
 	"runtime"
@@ -31,6 +31,21 @@ type idleCollector struct {
 	off      atomic.Bool  // collect nothing (a test of another collector)
 	cycles   atomic.Int64 // cycles this collector ran (for tests)
 }
+
+// Busy is the service's activity hook (coordination.Options.OnModelCall):
+// a step's model call went out or came back. It records the activity and
+// makes sure the idle collector's watcher runs; it never blocks.
+func Busy() {
+	busyCalls.Add(1)
+	idleGC.touch()
+}
+
+// busyCalls counts Busy's calls, so that a test of the binary can tell the
+// hook is wired into the services it builds.
+var busyCalls atomic.Int64
+
+// BusyCalls is how many times Busy has been called in this process.
+func BusyCalls() int64 { return busyCalls.Load() }
 
 // touch records activity and makes sure the watcher runs.
 func (c *idleCollector) touch() {

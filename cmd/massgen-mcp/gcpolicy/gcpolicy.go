@@ -1,4 +1,4 @@
-package coordination
+package gcpolicy
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ServerGCPercent is the garbage collector setting (GOGC) for a process that
+// ServerPercent is the garbage collector setting (GOGC) for a process that
 // serves runs: 400, where Go's default is 100. A server's steps come in
 // bursts — every reply of a wave lands within milliseconds, and the next
 // wave's prompts go out at once — and a collection cycle that starts in a
@@ -17,15 +17,15 @@ import (
 // frequent: at 1,000 concurrent sessions on two cores the overhead against
 // the parallel ideal fell from about 3 % to about 2 %, for about 45 % more
 // peak memory (125 → 180 MiB; docs/BENCHMARKS.md).
-const ServerGCPercent = 400
+const ServerPercent = 400
 
-// TuneGC applies ServerGCPercent unless the GOGC environment variable chose
-// a setting, and describes the setting in force. The binary calls it at
-// start; the benchmarks call it so that they measure what the binary runs.
-func TuneGC() string {
+// Tune applies ServerPercent unless the GOGC environment variable chose a
+// setting, and describes the setting in force. The binary calls it at start;
+// the benchmarks call it so that they measure what the binary runs.
+func Tune() string {
 	if v := strings.TrimSpace(os.Getenv("GOGC")); v != "" {
 		return "GOGC=" + v + " (from the environment)"
 	}
-	debug.SetGCPercent(ServerGCPercent)
-	return "GOGC=" + strconv.Itoa(ServerGCPercent) + " (massgen-mcp's default; set GOGC to change it)"
+	debug.SetGCPercent(ServerPercent)
+	return "GOGC=" + strconv.Itoa(ServerPercent) + " (massgen-mcp's default; set GOGC to change it)"
 }
