@@ -36,11 +36,8 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.Is(err, context.Canceled), errors.Is(err, coordination.ErrDiskFull):
 		return exitCancelled
-	case errors.Is(err, coordination.ErrBadInput), errors.Is(err, coordination.ErrBadSpec),
-		errors.Is(err, coordination.ErrBadSettings), errors.Is(err, coordination.ErrSessionNotFound),
-		errors.Is(err, coordination.ErrSessionExists), errors.Is(err, coordination.ErrHostInRunTeam),
-		errors.Is(err, coordination.ErrSessionRunning), errors.Is(err, coordination.ErrSessionFinished):
-		return exitBadInput
 	}
+	// Everything else — bad input, specs and settings, a session that is
+	// missing, exists, runs or has finished — is the caller's to fix.
 	return exitBadInput
 }
