@@ -17,7 +17,7 @@ import (
 // setup carries a Review: its task text is rendered from the review, its
 // new_answer gains plan, verdict and concerns, and a reviewer's answer is
 // refused with the exact problem until its plan fits the plan schema. The
-// protocol — labels, votes, consensus, the run loop — is the same as for any
+// protocol — aliases, labels, votes, consensus, the run loop — is the same as for any
 // team.
 
 // ActionGoal is one action the caller wants approved at the level of a tool

@@ -36,8 +36,8 @@ func reviewer(content, verdict, prefers string, plan any, concerns []string) pro
 		// is rotated per viewer).
 		for _, name := range req.VoteEnum {
 			for _, a := range req.Shown {
-				if a.Agent == name && strings.Contains(a.Content, "\nVerdict: "+prefers+"\n") {
-					return vote(a.Agent), providers.Free(), nil
+				if a.Alias == name && strings.Contains(a.Content, "\nVerdict: "+prefers+"\n") {
+					return vote(a.Alias), providers.Free(), nil
 				}
 			}
 		}

@@ -25,7 +25,7 @@ type Tally struct {
 // latest answers share a final value.
 type Group struct {
 	Key    string
-	Agents []string // members, lowest anonymous number first
+	Agents []string // members, lowest alias number first
 	Votes  int
 	Winner string // the member that wins if the group wins
 }
@@ -52,7 +52,7 @@ func CountStanding(s *Session, st *State) Tally {
 
 // groupVotes turns per-agent counts into the groups a rule compares. Under
 // short answers, agents whose latest answers have the same final value form
-// one pool; its winner is its most-voted member, then the lowest anonymous
+// one pool; its winner is its most-voted member, then the lowest alias
 // number.
 func groupVotes(s *Session, st *State, byAgent map[string]int) []Group {
 	var groups []Group
@@ -157,7 +157,7 @@ func forced(s *Session, st *State, draw int) (winner, how string, tie bool) {
 }
 
 // firstAnswerer is the agent whose first answer landed earliest (ties: the
-// lowest anonymous number).
+// lowest alias number).
 func firstAnswerer(st *State) *AgentState {
 	var with []*AgentState
 	for _, a := range st.Agents {
@@ -169,7 +169,7 @@ func firstAnswerer(st *State) *AgentState {
 		if !with[i].FirstAnswerAt.Equal(with[j].FirstAnswerAt) {
 			return with[i].FirstAnswerAt.Before(with[j].FirstAnswerAt)
 		}
-		return with[i].Anon < with[j].Anon
+		return with[i].Alias < with[j].Alias
 	})
 	if len(with) == 0 {
 		return nil

@@ -8,7 +8,7 @@ import (
 // AgentState is what the ledger says about one agent right now.
 type AgentState struct {
 	ID      string
-	Anon    int     // N in agentN
+	Alias   int     // N of the agent's alias agentN
 	Steps   int     // entries written (every one counts towards max_rounds)
 	Entries []Entry // the agent's ledger, in step order
 
@@ -66,10 +66,10 @@ func (st *State) Agent(id string) *AgentState {
 	return nil
 }
 
-// AgentByAnon returns an agent's state by its anonymous number (nil if none).
-func (st *State) AgentByAnon(n int) *AgentState {
+// AgentByAlias returns an agent's state by the N of its alias (nil if none).
+func (st *State) AgentByAlias(n int) *AgentState {
 	for _, a := range st.Agents {
-		if a.Anon == n {
+		if a.Alias == n {
 			return a
 		}
 	}
@@ -137,7 +137,7 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 
 	for i, ag := range s.Agents {
 		a := &states[i]
-		*a = AgentState{ID: ag.ID, Anon: s.Anon[ag.ID], InFlight: inFlight[ag.ID]}
+		*a = AgentState{ID: ag.ID, Alias: s.Aliases[ag.ID], InFlight: inFlight[ag.ID]}
 		entries := l.Agents[ag.ID]
 		a.Steps, a.Entries = len(entries), entries
 		st.Steps += len(entries)
@@ -260,9 +260,9 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 	return lc
 }
 
-// sortedIDs returns the ids of the given agents ordered by anonymous number.
+// sortedIDs returns the ids of the given agents ordered by alias number.
 func byAnonOrder(agents []*AgentState) []*AgentState {
 	out := slices.Clone(agents)
-	slices.SortFunc(out, func(a, b *AgentState) int { return a.Anon - b.Anon }) // not sort.Slice: no reflection, no allocation
+	slices.SortFunc(out, func(a, b *AgentState) int { return a.Alias - b.Alias }) // not sort.Slice: no reflection, no allocation
 	return out
 }

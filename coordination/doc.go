@@ -1,6 +1,6 @@
 // Package coordination is the MassGen protocol: sessions and their rules, the
 // append-only ledger, everything derived from it (staleness, standing votes,
-// next agents, consensus, forced consensus), labels and prompts, validation of
+// next agents, consensus, forced consensus), aliases, labels and prompts, validation of
 // workflow calls, the run loop, final answers, evaluation criteria for a
 // session (generated, written or default, attached before the first step:
 // criteria.go), and the Store interface with its file and memory

@@ -22,8 +22,8 @@ func TestATeamThatBecameOneModelSaysWhoDroppedAndIsDegraded(t *testing.T) {
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
 	res := h.run(s.ID)
-	if res.Status != coordination.StatusFinished || deref(res.HowChosen) != coordination.ChosenSingleAgent {
-		t.Fatalf("status %s how %s", res.Status, deref(res.HowChosen))
+	if res.Status != coordination.StatusFinished || coordination.Deref(res.HowChosen) != coordination.ChosenSingleAgent {
+		t.Fatalf("status %s how %s", res.Status, coordination.Deref(res.HowChosen))
 	}
 	if !res.Degraded {
 		t.Error("a team of two in which one agent answered must be degraded")
@@ -80,8 +80,8 @@ func TestStrictFailsTheRunWhenAnAgentDrops(t *testing.T) {
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Strict: true}})
 	res := h.run(s.ID)
-	if res.Status != coordination.StatusFailed || res.Winner != nil || deref(res.StopReason) != coordination.StopAgentsFailed {
-		t.Fatalf("status %s winner %+v stop %s", res.Status, res.Winner, deref(res.StopReason))
+	if res.Status != coordination.StatusFailed || res.Winner != nil || coordination.Deref(res.StopReason) != coordination.StopAgentsFailed {
+		t.Fatalf("status %s winner %+v stop %s", res.Status, res.Winner, coordination.Deref(res.StopReason))
 	}
 	if len(res.Dropped) != 1 || res.Dropped[0].AgentID != "agent_a" {
 		t.Errorf("dropped %+v", res.Dropped)
@@ -173,11 +173,4 @@ func TestSeedsStayWithin53Bits(t *testing.T) {
 	if _, err := h.svc.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models, Seed: &ok}); err != nil {
 		t.Error(err)
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

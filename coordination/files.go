@@ -111,12 +111,12 @@ func (f *viewFiles) attach(s *Session, st *State, v *view) {
 	}
 	for i := range v.Shown {
 		a := &v.Shown[i]
-		n, _, _ := parseAnon(a.Agent)
-		peer := st.AgentByAnon(n)
+		n, _, _ := parseAlias(a.Alias)
+		peer := st.AgentByAlias(n)
 		if peer == nil || peer.LatestAnswer == nil {
 			continue
 		}
-		a.Content = f.anonymise(peer.ID, a.Agent, a.Content)
+		a.Content = f.anonymise(peer.ID, a.Alias, a.Content)
 		a.Files = f.svc.shownFiles(s.ID, f.team, peer.ID, peer.LatestAnswer.Step)
 		if len(a.Files) > 0 {
 			a.FilesDir = f.team.SnapshotDir(peer.ID, peer.LatestAnswer.Step)
@@ -125,14 +125,14 @@ func (f *viewFiles) attach(s *Session, st *State, v *view) {
 }
 
 // anonymise rewrites a peer's paths into the session (its live workspace,
-// its snapshots) to the anonymous peers/agentN, so no answer shows a peer's
+// its snapshots) to the peer's alias, peers/agentN, so no answer shows a peer's
 // agent id.
-func (f *viewFiles) anonymise(id, anon, content string) string {
+func (f *viewFiles) anonymise(id, alias, content string) string {
 	dir := filepath.Join(f.team.Dir, "agents", id)
 	if !strings.Contains(content, dir) {
 		return content
 	}
-	peer := "peers/" + anon
+	peer := "peers/" + alias
 	content = strings.ReplaceAll(content, f.team.Live(id), peer)
 	for {
 		i := strings.Index(content, dir+string(filepath.Separator))
@@ -190,13 +190,13 @@ func (svc *Service) shownFiles(session string, t *workspace.Team, agent string, 
 // writeShownFiles lists an answer's files inside its block, with the text
 // of small ones.
 func writeShownFiles(b *strings.Builder, a providers.ShownAnswer) {
-	fmt.Fprintf(b, "\nFiles delivered with %s (read-only at peers/%s/):\n", a.Label, a.Agent)
+	fmt.Fprintf(b, "\nFiles delivered with %s (read-only at peers/%s/):\n", a.Label, a.Alias)
 	for _, f := range a.Files {
 		fmt.Fprintf(b, "- %s (%d bytes)\n", f.Path, f.Bytes)
 	}
 	for _, f := range a.Files {
 		if f.Content != "" {
-			fmt.Fprintf(b, "--- peers/%s/%s ---\n%s\n", a.Agent, f.Path, strings.TrimRight(f.Content, "\n"))
+			fmt.Fprintf(b, "--- peers/%s/%s ---\n%s\n", a.Alias, f.Path, strings.TrimRight(f.Content, "\n"))
 		}
 	}
 }

@@ -106,7 +106,7 @@ func TestAPIAgentsDeliverFilesAndPeersSeeSnapshotsReadOnly(t *testing.T) {
 	var seen *providers.ShownAnswer
 	for _, req := range b.requests() {
 		for i, sh := range req.Shown {
-			if sh.Agent == anon(s, "agent_a") && len(sh.Files) > 0 {
+			if sh.Alias == anon(s, "agent_a") && len(sh.Files) > 0 {
 				seen = &req.Shown[i]
 			}
 		}
@@ -214,7 +214,7 @@ func TestPathsInAnswersNameTheSnapshotForUsersAndPeersAnonymously(t *testing.T) 
 	seen := false
 	for _, req := range scripts[1].requests() {
 		for _, sh := range req.Shown {
-			if sh.Agent == anon(s, "agent_a") {
+			if sh.Alias == anon(s, "agent_a") {
 				seen = true
 				if !strings.Contains(sh.Content, peer) || strings.Contains(sh.Content, "agent_a") {
 					t.Fatalf("a peer reads %q; want %s and no agent id", sh.Content, peer)

@@ -37,7 +37,7 @@ func (svc *Service) Finalize(ctx context.Context, id, final string) (*TeamResult
 	}
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s already ended (%s); team_status shows its result", ErrSessionFinished, id, deref(res.StopReason))
+		return nil, fmt.Errorf("%w: %s already ended (%s); team_status shows its result", ErrSessionFinished, id, Deref(res.StopReason))
 	case StatusRunning, StatusCancelled:
 		if st.Life.Status == StatusCancelled {
 			if err := svc.resume(ctx, id, "finalized"); err != nil {
@@ -197,7 +197,7 @@ func finalRequest(s *Session, st *State, res *TeamResult, strategy string) provi
 		if a.LatestAnswer == nil {
 			continue
 		}
-		sa := providers.ShownAnswer{Agent: AnonName(a.Anon), Label: a.LatestAnswer.Label, Content: a.LatestAnswer.Content}
+		sa := providers.ShownAnswer{Alias: Alias(a.Alias), Label: a.LatestAnswer.Label, Content: a.LatestAnswer.Content}
 		shown = append(shown, sa)
 	}
 	fence := answerFence(s.Seed, shown)
@@ -224,7 +224,7 @@ func finalRequest(s *Session, st *State, res *TeamResult, strategy string) provi
 		ShortAnswer:  s.Rules.short(),
 		SessionSeed:  s.Seed,
 		AgentID:      res.Winner.AgentID,
-		Self:         AnonName(s.Anon[res.Winner.AgentID]),
+		Self:         Alias(s.Aliases[res.Winner.AgentID]),
 	}
 }
 

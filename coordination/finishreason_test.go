@@ -22,7 +22,7 @@ func TestFinishReasonIsCompletedWheneverThereIsAWinner(t *testing.T) {
 	}
 	for _, c := range cases {
 		if got := finishReason(&c.res); got != c.want {
-			t.Errorf("%s/%s winner=%v: finish_reason %q, want %q", c.res.Status, deref(c.res.StopReason), c.res.Winner != nil, got, c.want)
+			t.Errorf("%s/%s winner=%v: finish_reason %q, want %q", c.res.Status, Deref(c.res.StopReason), c.res.Winner != nil, got, c.want)
 		}
 	}
 }

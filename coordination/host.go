@@ -77,8 +77,8 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 	// The entry records what the host saw when its view was issued.
 	v.SeenSteps = issued.SeenSteps
 	for name := range v.labelOf {
-		n, _, _ := parseAnon(name)
-		if a := st.AgentByAnon(n); a != nil {
+		n, _, _ := parseAlias(name)
+		if a := st.AgentByAlias(n); a != nil {
 			v.labelOf[name] = labelAtStep(a, issued.SeenSteps[a.ID])
 		}
 	}

@@ -27,8 +27,8 @@ func TestAgentIDsMayHoldDotsButNotLeadWithOne(t *testing.T) {
 
 func TestAnonNameNamesEveryNumber(t *testing.T) {
 	for _, n := range []int{0, 1, 9, 10, MaxAgents, MaxAgents + 1, 123, -1} {
-		if got, want := AnonName(n), "agent"+strconv.Itoa(n); got != want {
-			t.Errorf("AnonName(%d) = %q, want %q", n, got, want)
+		if got, want := Alias(n), "agent"+strconv.Itoa(n); got != want {
+			t.Errorf("Alias(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ func newTeam(t *testing.T, rules Rules, ids ...string) *team {
 	for _, id := range ids {
 		s.Agents = append(s.Agents, Agent{ID: id, Model: "sim"})
 	}
-	s.Anon = assignAnon(s.AgentIDs(), s.Seed, LabelsAlphabetical)
+	s.Aliases = assignAliases(s.AgentIDs(), s.Seed, AliasesAlphabetical)
 	return &team{t: t, s: s, l: &Ledger{Agents: map[string][]Entry{}}, now: time.Unix(1000, 0)}
 }
 

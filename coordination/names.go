@@ -8,7 +8,7 @@ import (
 )
 
 // What people read names an agent one way everywhere: its id and model,
-// then the anonymous label its answer had, in brackets — "agent_c
+// then the label its answer had, in brackets — "agent_c
 // (gemini-2.5-flash) answered [agent2.1]". Ids and models are stable across
 // runs; labels are drawn per session, so they only ever follow.
 

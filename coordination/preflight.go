@@ -67,7 +67,7 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 		return slices.ContainsFunc(refused, func(d DroppedAgent) bool { return d.AgentID == a.ID })
 	})
 	s.Dropped = append(s.Dropped, refused...)
-	s.Anon = assignAnon(s.AgentIDs(), s.Seed, s.Rules.Labels)
+	s.Aliases = assignAliases(s.AgentIDs(), s.Seed, s.Rules.Aliases)
 	for _, d := range refused {
 		svc.log.Warn().Str("agent", d.AgentID).Str("model", d.Model).Msg("left out of the team: its provider refused the key")
 	}

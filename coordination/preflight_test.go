@@ -58,8 +58,8 @@ func TestARefusedKeyLeavesTheAgentOutWhileTwoRemain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Agents) != 2 || s.Agents[0].ID != "agent_b" || len(s.Anon) != 2 {
-		t.Fatalf("agents %+v anon %v", s.Agents, s.Anon)
+	if len(s.Agents) != 2 || s.Agents[0].ID != "agent_b" || len(s.Aliases) != 2 {
+		t.Fatalf("agents %+v anon %v", s.Agents, s.Aliases)
 	}
 	if len(s.Dropped) != 1 || s.Dropped[0].Class != "auth" || !strings.Contains(s.Dropped[0].Message, "401") {
 		t.Fatalf("dropped %+v", s.Dropped)

@@ -29,7 +29,7 @@ func (v *StatusView) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| agent | model | label | status | steps | answers | latest | vote | next |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| agent | model | alias | status | steps | answers | latest | vote | next |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, a := range v.Agents {
 		vote := "—"
 		if a.Vote != nil {
@@ -51,7 +51,7 @@ func (v *StatusView) Markdown() string {
 		if latest == "" {
 			latest = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s | %s |\n", a.ID, a.Model, a.Label, a.Status, a.Steps, a.Answers, latest, vote, next)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s | %s |\n", a.ID, a.Model, a.Alias, a.Status, a.Steps, a.Answers, latest, vote, next)
 	}
 	b.WriteString("\n")
 	b.WriteString(consensusLine(r))
@@ -115,9 +115,9 @@ func (r *TeamResult) Summary() string {
 		if r.Tie {
 			tie = ", tie drawn by seed"
 		}
-		fmt.Fprintf(&b, "Winner: %s %s — chosen by %s, stopped by %s%s\n", who(r.Winner.AgentID, r.Winner.Model), bracket(r.Winner.Label), deref(r.HowChosen), deref(r.StopReason), tie)
+		fmt.Fprintf(&b, "Winner: %s %s — chosen by %s, stopped by %s%s\n", who(r.Winner.AgentID, r.Winner.Model), bracket(r.Winner.Label), Deref(r.HowChosen), Deref(r.StopReason), tie)
 	case r.Status == StatusFailed:
-		fmt.Fprintf(&b, "No answer: the session failed (%s)\n", deref(r.StopReason))
+		fmt.Fprintf(&b, "No answer: the session failed (%s)\n", Deref(r.StopReason))
 	default:
 		fmt.Fprintf(&b, "Status: %s\n", r.Status)
 	}

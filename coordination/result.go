@@ -196,3 +196,12 @@ func clonePtr[T any](p *T) *T {
 	v := *p
 	return &v
 }
+
+// Deref is *s, or "" for nil: a result's optional texts (final_answer,
+// stop_reason, how_chosen) are pointers so that their JSON can say null.
+func Deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

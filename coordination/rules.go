@@ -25,10 +25,10 @@ const (
 	FormatShort = "short"
 )
 
-// Label orders.
+// Alias orders: how agents are numbered agent1..agentN (rule aliases).
 const (
-	LabelsRandom       = "random"
-	LabelsAlphabetical = "alphabetical"
+	AliasesRandom       = "random"
+	AliasesAlphabetical = "alphabetical"
 )
 
 // Rules are a session's settings (DESIGN.md §2). A zero field means "use the
@@ -45,10 +45,13 @@ type Rules struct {
 	Final              string   `json:"final" yaml:"final"`
 	AnswerFormat       string   `json:"answer_format" yaml:"answer_format"`
 	EarlyStop          bool     `json:"early_stop" yaml:"early_stop"`
-	Labels             string   `json:"labels" yaml:"labels"`
-	RotateOwnLast      *bool    `json:"rotate_own_last" yaml:"rotate_own_last"`
-	BlindFirst         *bool    `json:"blind_first" yaml:"blind_first"`
-	PeerAnswerTokenCap int      `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
+	// Aliases orders the agents' aliases (agentN): random (from the seed) or
+	// alphabetical. Files and team files written before the rename say
+	// "labels" (oldnames.go).
+	Aliases            string `json:"aliases" yaml:"aliases"`
+	RotateOwnLast      *bool  `json:"rotate_own_last" yaml:"rotate_own_last"`
+	BlindFirst         *bool  `json:"blind_first" yaml:"blind_first"`
+	PeerAnswerTokenCap int    `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
 	// Strict fails the session instead of letting the team shrink: an agent
 	// without a usable key or model refuses creation, a dropped agent ends
 	// the session as failed, and so does a degraded finish.
@@ -78,7 +81,7 @@ func DefaultRules() Rules {
 		MaxAgentFailures:   2,
 		Final:              FinalWinner,
 		AnswerFormat:       FormatFree,
-		Labels:             LabelsRandom,
+		Aliases:            AliasesRandom,
 		RotateOwnLast:      &t,
 		BlindFirst:         &t,
 		PeerAnswerTokenCap: 6000,
@@ -113,8 +116,8 @@ func (r Rules) Normalize() (Rules, error) {
 	if r.AnswerFormat == "" {
 		r.AnswerFormat = d.AnswerFormat
 	}
-	if r.Labels == "" {
-		r.Labels = d.Labels
+	if r.Aliases == "" {
+		r.Aliases = d.Aliases
 	}
 	if r.RotateOwnLast == nil {
 		r.RotateOwnLast = d.RotateOwnLast
@@ -170,10 +173,10 @@ func (r Rules) Normalize() (Rules, error) {
 	if r.EarlyStop && r.AnswerFormat != FormatShort {
 		bad("early_stop needs answer_format short (free answers have no final value to compare)")
 	}
-	switch r.Labels {
-	case LabelsRandom, LabelsAlphabetical:
+	switch r.Aliases {
+	case AliasesRandom, AliasesAlphabetical:
 	default:
-		bad("labels %q is not one of random, alphabetical", r.Labels)
+		bad("aliases %q is not one of random, alphabetical", r.Aliases)
 	}
 	intIn("peer_answer_token_cap", r.PeerAnswerTokenCap, 100, MaxPeerAnswerTokenCap)
 	if len(problems) > 0 {

@@ -72,7 +72,7 @@ func TestResultNeverContradictsItself(t *testing.T) {
 			rules.EarlyStop = rapid.Bool().Draw(rt, "early")
 		}
 		if rapid.Bool().Draw(rt, "alphabetical") {
-			rules.Labels, rules.RotateOwnLast, rules.BlindFirst = coordination.LabelsAlphabetical, new(bool), new(bool)
+			rules.Aliases, rules.RotateOwnLast, rules.BlindFirst = coordination.AliasesAlphabetical, new(bool), new(bool)
 		}
 		if rapid.Bool().Draw(rt, "budget") {
 			b := float64(rapid.IntRange(1, 12).Draw(rt, "budget_steps")) * 0.001

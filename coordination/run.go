@@ -527,7 +527,7 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	}
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s already ended (%s); nothing to cancel", ErrSessionFinished, id, deref(res.StopReason))
+		return nil, fmt.Errorf("%w: %s already ended (%s); nothing to cancel", ErrSessionFinished, id, Deref(res.StopReason))
 	case StatusCancelled:
 		return res, nil
 	}
@@ -536,9 +536,9 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 
 func finishedMessage(res *TeamResult) string {
 	if res.Winner == nil {
-		return fmt.Sprintf("session %s (%s): no answer", res.Status, deref(res.StopReason))
+		return fmt.Sprintf("session %s (%s): no answer", res.Status, Deref(res.StopReason))
 	}
-	return fmt.Sprintf("%s %s wins (%s, %s)", who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), deref(res.HowChosen), deref(res.StopReason))
+	return fmt.Sprintf("%s %s wins (%s, %s)", who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
 }
 
 // progress builds a progress message from a state.

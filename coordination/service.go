@@ -164,7 +164,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	return s, nil
 }
 
-// newSession checks a team spec and fills in ids, rules and labels.
+// newSession checks a team spec and fills in ids, rules and aliases.
 func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 	task := strings.TrimSpace(spec.Task)
 	if task == "" {
@@ -210,7 +210,7 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 		case !validID(a.ID, false): // stricter than stores, which also read MassGen's dotted ids
 			return nil, fmt.Errorf("%w: agent id %q must be 1-64 letters, digits, '_' or '-'", ErrBadInput, a.ID)
 		case anonIDPattern.MatchString(a.ID):
-			return nil, fmt.Errorf("%w: agent id %q looks like an anonymous name (agentN); choose another, e.g. agent_a", ErrBadInput, a.ID)
+			return nil, fmt.Errorf("%w: agent id %q looks like an alias (agentN); choose another, e.g. agent_a", ErrBadInput, a.ID)
 		case seen[a.ID]:
 			return nil, fmt.Errorf("%w: agent id %q is used twice", ErrBadInput, a.ID)
 		}
@@ -288,7 +288,7 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 	if spec.Driver == DriverStep {
 		s.Driver = DriverStep
 	}
-	s.Anon = assignAnon(s.AgentIDs(), seed, rules.Labels)
+	s.Aliases = assignAliases(s.AgentIDs(), seed, rules.Aliases)
 	if len(spec.Contexts) > 0 {
 		cs, err := workspace.Resolve(spec.Contexts, nil)
 		if err != nil {
@@ -448,7 +448,7 @@ func completeLedger(s *Session, l *Ledger) {
 				e.AnswerNum = k
 			}
 			if e.Label == "" {
-				e.Label = AnswerLabel(s.Anon[id], e.AnswerNum)
+				e.Label = AnswerLabel(s.Aliases[id], e.AnswerNum)
 			}
 		}
 	}

@@ -127,7 +127,7 @@ func (h *harness) ledger(id string) *coordination.Ledger {
 }
 
 // anon returns an agent's anonymous name in a session.
-func anon(s *coordination.Session, id string) string { return coordination.AnonName(s.Anon[id]) }
+func anon(s *coordination.Session, id string) string { return coordination.Alias(s.Aliases[id]) }
 
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)

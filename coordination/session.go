@@ -34,9 +34,11 @@ type Session struct {
 	Rules    Rules           `json:"rules"`
 	Seed     int64           `json:"seed"`
 	Agents   []Agent         `json:"agents"`
-	// Anon maps each agent id to its anonymous number N (agentN), drawn once
-	// from the seed (or alphabetical, for MassGen's older behaviour).
-	Anon      map[string]int `json:"label_permutation"`
+	// Aliases maps each agent id to the N of its alias agentN, drawn once
+	// from the seed (or alphabetical, for MassGen's older behaviour). A
+	// session.json written before the rename says "label_permutation"
+	// (oldnames.go).
+	Aliases   map[string]int `json:"aliases"`
 	CreatedAt time.Time      `json:"created_at"`
 	// Driver says who drives the session: the server's run loop ("run") or
 	// the outer agent step by step ("step"), whose timeout runs from creation.
@@ -56,7 +58,7 @@ type Session struct {
 	// validated at creation (workspace.Resolve).
 	Contexts []workspace.Context `json:"contexts,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
-	// agents come from agents/*, rules are defaults, labels alphabetical.
+	// agents come from agents/*, rules are defaults, aliases alphabetical.
 	Foreign bool `json:"-"`
 	// prompts caches the unchanging prompt parts of a session the service
 	// keeps (Service.setups); set once before the session is shared.

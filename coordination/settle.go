@@ -121,7 +121,7 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 	}
 	msg := fmt.Sprintf("session %s", res.Status)
 	if res.Winner != nil {
-		msg = fmt.Sprintf("%s: %s %s wins (%s, %s)", res.Status, who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), deref(res.HowChosen), deref(res.StopReason))
+		msg = fmt.Sprintf("%s: %s %s wins (%s, %s)", res.Status, who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
 	} else if res.StopReason != nil {
 		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
 	}
@@ -178,13 +178,6 @@ func (svc *Service) overLimit(s *Session, l *Ledger) string {
 func (svc *Service) now() time.Time { return svc.opts.Now().UTC() }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
 
 // current derives a session's state without the session lock, and settles it
 // only when something is pending (a decision, a limit). Each step already

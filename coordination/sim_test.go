@@ -58,7 +58,7 @@ func TestSimTeamsAlwaysFinish(t *testing.T) {
 			rules.EarlyStop = rapid.Bool().Draw(rt, "early")
 		}
 		if rapid.Bool().Draw(rt, "alphabetical") {
-			rules.Labels, rules.RotateOwnLast, rules.BlindFirst = coordination.LabelsAlphabetical, new(bool), new(bool)
+			rules.Aliases, rules.RotateOwnLast, rules.BlindFirst = coordination.AliasesAlphabetical, new(bool), new(bool)
 		}
 		seed := rapid.Int64Range(-coordination.MaxSeed, coordination.MaxSeed).Draw(rt, "seed")
 		task := rapid.SampledFrom(simTasks).Draw(rt, "task")

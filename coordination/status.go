@@ -28,7 +28,7 @@ type StatusView struct {
 // AgentStatus is one agent's row in a status view.
 type AgentStatus struct {
 	ID           string     `json:"id"`
-	Label        string     `json:"anonymous_name"`
+	Alias        string     `json:"alias"`
 	Model        string     `json:"model"`
 	Host         bool       `json:"host"`
 	Status       string     `json:"status"`
@@ -99,7 +99,7 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
 		row := AgentStatus{
-			ID: a.ID, Label: AnonName(a.Anon), Model: ag.Model, Host: isHost(ag), Status: agentStatus(a, isHost(ag)),
+			ID: a.ID, Alias: Alias(a.Alias), Model: ag.Model, Host: isHost(ag), Status: agentStatus(a, isHost(ag)),
 			Steps: a.Steps, Answers: a.Answers, StandingVote: a.StandingVote != nil, Next: a.Next, Why: a.Why,
 			Usage: usage[a.ID],
 		}
@@ -330,7 +330,7 @@ func finishReason(res *TeamResult) string {
 		}
 		fallthrough
 	case StatusFailed:
-		if deref(res.StopReason) == StopTimeout {
+		if Deref(res.StopReason) == StopTimeout {
 			return "timeout"
 		}
 		return "error"

@@ -60,7 +60,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	}
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s ended (%s); team_status shows its result", ErrSessionFinished, s.ID, deref(res.StopReason))
+		return nil, fmt.Errorf("%w: %s ended (%s); team_status shows its result", ErrSessionFinished, s.ID, Deref(res.StopReason))
 	case StatusDecided:
 		return nil, fmt.Errorf("%w: %s is decided (%s wins); call finalize_team to write the final answer", ErrSessionFinished, s.ID, res.Winner.Label)
 	case StatusCancelled:
@@ -255,7 +255,7 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 	switch d.Kind {
 	case KindAnswer:
 		e.Content, e.AnswerNum = d.Content, a.Answers+1
-		e.Label = AnswerLabel(a.Anon, e.AnswerNum)
+		e.Label = AnswerLabel(a.Alias, e.AnswerNum)
 		e.Plan, e.Verdict, e.Concerns = d.Plan, d.Verdict, d.Concerns
 	case KindVote:
 		e.Target, e.TargetLabel, e.Reason, e.Revote = d.Target, d.TargetLabel, d.Reason, v.Revote
@@ -310,7 +310,7 @@ func (svc *Service) stepResult(s *Session, entry Entry, st *State, res *TeamResu
 		out.SeenSteps = map[string]int{}
 	}
 	if entry.Kind == KindVote {
-		out.Target = AnonName(s.Anon[entry.Target])
+		out.Target = Alias(s.Aliases[entry.Target])
 		out.Stale = IsVoteStale(&entry, st.Latest)
 	}
 	if st.Life.Status != StatusRunning {

@@ -108,7 +108,7 @@ var reviewAnswerSchema = func() json.RawMessage {
 	return data
 }()
 
-// voteTool is MassGen's vote; the enum lists the anonymous names of agents
+// voteTool is MassGen's vote; the enum lists the aliases of agents
 // that have an answer. Teams are small, so the enums are few: each tool is
 // built once and shared (read-only) rather than marshalled every step.
 func voteTool(enum []string) providers.Tool {

@@ -86,21 +86,21 @@ func checkAnswer(v *view, content string, files bool) (decision, string) {
 		norm := collapseSpace(content)
 		for _, a := range v.Shown {
 			if collapseSpace(a.Content) == norm {
-				return decision{}, fmt.Sprintf("that is already %s's answer — vote for it", a.Agent)
+				return decision{}, fmt.Sprintf("that is already %s's answer — vote for it", a.Alias)
 			}
 		}
 	}
 	return decision{Kind: KindAnswer, Content: content}, ""
 }
 
-// checkVote resolves an anonymous target to a real agent that has an answer
+// checkVote resolves a target (an alias or a label) to a real agent that has an answer
 // in the view. A vote names what the voter saw: "agent2" means the label the
 // view showed for agent2, and "agent2.k" is accepted only if it is that label
 // (an older or unknown answer of agent2 is refused, never counted for its
 // newest one).
 func checkVote(st *State, v *view, target, reason string) (decision, string) {
-	n, k, ok := parseAnon(target)
-	name := AnonName(n)
+	n, k, ok := parseAlias(target)
+	name := Alias(n)
 	if !ok || !containsString(v.VoteEnum, name) {
 		return decision{}, fmt.Sprintf("Invalid agent_id %q. Valid agents: %s.", target, strings.Join(v.VoteEnum, ", "))
 	}
@@ -108,7 +108,7 @@ func checkVote(st *State, v *view, target, reason string) (decision, string) {
 	if k != 0 && AnswerLabel(n, k) != shown {
 		return decision{}, fmt.Sprintf("%s is not the answer your view showed for %s, which is %s — vote %s or %s", AnswerLabel(n, k), name, shown, name, shown)
 	}
-	a := st.AgentByAnon(n)
+	a := st.AgentByAlias(n)
 	return decision{Kind: KindVote, Target: a.ID, TargetLabel: shown, Reason: strings.TrimSpace(reason)}, ""
 }
 

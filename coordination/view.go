@@ -16,7 +16,7 @@ import (
 // view is what one agent is shown for one step.
 type view struct {
 	Agent     string
-	Self      string // own anonymous name
+	Self      string // own alias
 	Blind     bool   // no answer of its own yet: only new_answer, nothing shown
 	Revote    bool
 	VoteOnly  bool
@@ -28,7 +28,7 @@ type view struct {
 	System    string
 	Prefix    string // task, context, criteria: stable across the agent's steps
 	Prompt    string // Prefix + answers + what to do now
-	// labelOf maps an anonymous agent name to the label it was shown.
+	// labelOf maps a peer's alias to the label of the answer it was shown.
 	labelOf map[string]string
 	// Workspace and Contexts: the agent's live workspace and the project
 	// directories it reads (files.go), when the session keeps files.
@@ -48,7 +48,7 @@ func buildViewWith(s *Session, st *State, agentID string, files *viewFiles) *vie
 	a := st.Agent(agentID)
 	v := &view{
 		Agent:     agentID,
-		Self:      AnonName(a.Anon),
+		Self:      Alias(a.Alias),
 		SeenSteps: maps.Clone(st.Latest),
 		Revote:    st.Life.Revote != nil && containsString(st.Life.Revote.Agents, agentID) && !a.Revoted,
 	}
@@ -67,8 +67,8 @@ func buildViewWith(s *Session, st *State, agentID string, files *viewFiles) *vie
 		}
 		v.labelOf = make(map[string]string, len(with))
 		v.VoteEnum = make([]string, len(with))
-		for i, o := range with { // in anonymous order, before the rotation
-			v.VoteEnum[i] = AnonName(o.Anon)
+		for i, o := range with { // in alias order, before the rotation
+			v.VoteEnum[i] = Alias(o.Alias)
 		}
 		// Rotate so the viewer's own answer comes last: position bias then
 		// never favours one's own answer, and each viewer sees a different
@@ -83,8 +83,8 @@ func buildViewWith(s *Session, st *State, agentID string, files *viewFiles) *vie
 		}
 		v.Shown = make([]providers.ShownAnswer, len(with))
 		for i, o := range with {
-			name := AnonName(o.Anon)
-			v.Shown[i] = providers.ShownAnswer{Agent: name, Label: o.LatestAnswer.Label, Content: o.LatestAnswer.Content}
+			name := Alias(o.Alias)
+			v.Shown[i] = providers.ShownAnswer{Alias: name, Label: o.LatestAnswer.Label, Content: o.LatestAnswer.Content}
 			v.labelOf[name] = o.LatestAnswer.Label
 		}
 	}
@@ -345,8 +345,8 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// seenLabel is the label of agent's answer that the voter saw.
-func (v *view) seenLabel(anon string) string { return v.labelOf[anon] }
+// seenLabel is the label of the answer by alias that the voter saw.
+func (v *view) seenLabel(alias string) string { return v.labelOf[alias] }
 
 // sortedKeys is used for stable output of maps.
 func sortedKeys(m map[string]int) []string {

@@ -15,8 +15,8 @@ func TestLabelsArePermutedBySeed(t *testing.T) {
 	ids := []string{"agent_a", "agent_b", "agent_c", "agent_d"}
 	seen := map[string]bool{}
 	for seed := int64(0); seed < 30; seed++ {
-		m := assignAnon(ids, seed, LabelsRandom)
-		again := assignAnon([]string{"agent_d", "agent_c", "agent_b", "agent_a"}, seed, LabelsRandom)
+		m := assignAliases(ids, seed, AliasesRandom)
+		again := assignAliases([]string{"agent_d", "agent_c", "agent_b", "agent_a"}, seed, AliasesRandom)
 		nums := []int{}
 		for _, id := range ids {
 			nums = append(nums, m[id])
@@ -34,7 +34,7 @@ func TestLabelsArePermutedBySeed(t *testing.T) {
 	if len(seen) < 5 {
 		t.Fatalf("seeds should give many different orders; got %d", len(seen))
 	}
-	alpha := assignAnon([]string{"zed", "amy", "bob"}, 99, LabelsAlphabetical)
+	alpha := assignAliases([]string{"zed", "amy", "bob"}, 99, AliasesAlphabetical)
 	if alpha["amy"] != 1 || alpha["bob"] != 2 || alpha["zed"] != 3 {
 		t.Fatalf("alphabetical: %v", alpha)
 	}
@@ -65,7 +65,7 @@ func TestOwnAnswerComesLastAndOrderRotates(t *testing.T) {
 	order := func(viewer string) []string {
 		var out []string
 		for _, s := range buildView(b.s, b.state(), viewer).Shown {
-			out = append(out, s.Agent)
+			out = append(out, s.Alias)
 		}
 		return out
 	}

@@ -51,7 +51,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		return s
 	}
 
-	// No session, so no seed or anonymous name: the structured fields only
+	// No session, so no seed or alias: the structured fields only
 	// repeat the task, for providers that reason over structure (sim).
 	call := providers.Request{
 		Purpose:    providers.PurposeCriteria,

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -104,13 +105,13 @@ func (e *env) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, err
 func checkpointText(res *coordination.CheckpointResult) string {
 	var b strings.Builder
 	if res.Verdict == nil {
-		fmt.Fprintf(&b, "Checkpoint %s: %s, no verdict (%s).\n", res.SessionID, res.Status, derefOr(res.StopReason, "no stop reason"))
+		fmt.Fprintf(&b, "Checkpoint %s: %s, no verdict (%s).\n", res.SessionID, res.Status, cmp.Or(coordination.Deref(res.StopReason), "no stop reason"))
 		if res.Status == coordination.StatusCancelled {
 			fmt.Fprintf(&b, "Resume it with checkpoint{session_id: %q}.\n", res.SessionID)
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Checkpoint %s: verdict %s (%s, %s; %d-step plan).\n", res.SessionID, *res.Verdict, derefOr(res.HowChosen, "?"), res.Winner.Label, len(res.Plan))
+	fmt.Fprintf(&b, "Checkpoint %s: verdict %s (%s, %s; %d-step plan).\n", res.SessionID, *res.Verdict, cmp.Or(coordination.Deref(res.HowChosen), "?"), res.Winner.Label, len(res.Plan))
 	switch *res.Verdict {
 	case coordination.VerdictProceed:
 		b.WriteString("Carry out the plan step by step, making only its approved calls; on a failed step follow its recovery.\n")
@@ -132,11 +133,4 @@ func checkpointText(res *coordination.CheckpointResult) string {
 		fmt.Fprintf(&b, "\nWinning review (%s):\n%s\n", res.Winner.Label, strings.TrimRight(*res.FinalAnswer, "\n"))
 	}
 	return b.String()
-}
-
-func derefOr(s *string, or string) string {
-	if s == nil {
-		return or
-	}
-	return *s
 }

@@ -18,7 +18,7 @@ type stepArgs struct {
 	AgentID   string         `json:"agent_id" jsonschema_description:"The agent to step; normally one of next_agents."`
 	Action    string         `json:"action,omitempty" jsonschema:"enum=new_answer,enum=vote" jsonschema_description:"Only for a host agent, to submit its action after reading its view. Leave it out to have the server step a model agent, or to get a host agent's view."`
 	Content   string         `json:"content,omitempty" jsonschema_description:"The answer, with action new_answer."`
-	Target    string         `json:"target,omitempty" jsonschema_description:"With action vote: the anonymous agent voted for (agentN, one of the view's vote_enum) or its answer label (agentN.k)."`
+	Target    string         `json:"target,omitempty" jsonschema_description:"With action vote: the alias voted for (agentN, one of the view's vote_enum) or its answer's label (agentN.k)."`
 	Reason    string         `json:"reason,omitempty" jsonschema_description:"With action vote: why that answer is best."`
 	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: the seen_steps of the latest view issued to this agent, passed back unchanged."`
 }

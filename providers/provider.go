@@ -35,13 +35,13 @@ const (
 	PurposeCriteria   Purpose = "criteria"   // write evaluation criteria for a task (package criteria), through one submit_criteria call
 )
 
-// ShownAnswer is one peer answer as the acting agent sees it (anonymous).
+// ShownAnswer is one peer answer as the acting agent sees it: by alias, never by id.
 type ShownAnswer struct {
-	Agent   string `json:"agent"`   // anonymous agent name, e.g. "agent2"
-	Label   string `json:"label"`   // versioned label, e.g. "agent2.1"
+	Alias   string `json:"alias"`   // the peer's alias, e.g. "agent2"
+	Label   string `json:"label"`   // the answer's label, e.g. "agent2.1"
 	Content string `json:"content"` // the answer text, whole (the prompt may cut it)
 	// Files is the answer's snapshot, read-only in FilesDir (shown to the
-	// model as peers/<agent>/); small text files carry their content.
+	// model as peers/<alias>/); small text files carry their content.
 	Files    []FileInfo `json:"files,omitempty"`
 	FilesDir string     `json:"files_dir,omitempty"`
 }
@@ -107,7 +107,7 @@ type Request struct {
 
 	SessionSeed int64  `json:"session_seed"`
 	AgentID     string `json:"agent_id"` // the real id; never shown to the model
-	Self        string `json:"self"`     // the agent's own anonymous name (agentN); never shown to the model
+	Self        string `json:"self"`     // the agent's own alias (agentN); never shown to the model
 	StepNumber  int    `json:"step_number"`
 	Attempt     int    `json:"attempt"` // 0 for the first try
 
@@ -197,7 +197,7 @@ func NewAnswerFilesCall(content string, files []AnswerFile) ToolCall {
 	return ToolCall{Name: ToolNewAnswer, Args: args}
 }
 
-// VoteCall builds a vote call for an anonymous agent name.
+// VoteCall builds a vote call for an alias (agentN).
 func VoteCall(agent, reason string) ToolCall {
 	args, _ := json.Marshal(struct { // keys in the order a map would sort them
 		AgentID string `json:"agent_id"`

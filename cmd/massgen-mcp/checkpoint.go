@@ -55,7 +55,7 @@ Exit codes: 0 a verdict was reached (whatever it is), 1 bad input, 2 no review w
 	fl.StringArrayVar(&f.context, "context", nil, "text the reviewers should know (repeatable)")
 	fl.StringVar(&f.models, "models", "", "comma-separated reviewer model specs, e.g. sim/strong,sim,sim (default: the default team)")
 	fl.Float64Var(&f.timeout, "timeout", 0, "wall time of the review in seconds (default 1800)")
-	fl.Int64Var(&f.seed, "seed", 0, "seed for labels, tie draws and sim reviewers (default random)")
+	fl.Int64Var(&f.seed, "seed", 0, "seed for aliases, tie draws and sim reviewers (default random)")
 	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	fl.BoolVar(&f.json, "json", false, "print the checkpoint result as JSON")
@@ -95,7 +95,7 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 	case res.Status == coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp checkpoint --resume %s", res.SessionID)}
 	default:
-		return &exitError{code: exitFailed, printed: f.json, msg: fmt.Sprintf("no review won (%s)", derefStr(res.StopReason))}
+		return &exitError{code: exitFailed, printed: f.json, msg: fmt.Sprintf("no review won (%s)", coordination.Deref(res.StopReason))}
 	}
 }
 
@@ -152,9 +152,9 @@ func readJSONFile(path, flag, shape string, v any) error {
 func printCheckpoint(w io.Writer, res *coordination.CheckpointResult) {
 	fmt.Fprintln(w)
 	if res.Verdict == nil {
-		fmt.Fprintf(w, "No verdict: the review is %s (%s).\n", res.Status, derefStr(res.StopReason))
+		fmt.Fprintf(w, "No verdict: the review is %s (%s).\n", res.Status, coordination.Deref(res.StopReason))
 	} else {
-		fmt.Fprintf(w, "Verdict: %s (%s; winning review %s by %s)\n", *res.Verdict, derefStr(res.HowChosen), res.Winner.Label, res.Winner.AgentID)
+		fmt.Fprintf(w, "Verdict: %s (%s; winning review %s by %s)\n", *res.Verdict, coordination.Deref(res.HowChosen), res.Winner.Label, res.Winner.AgentID)
 	}
 	if len(res.Plan) > 0 {
 		fmt.Fprintln(w, "\nPlan:")

@@ -71,7 +71,7 @@ func runCommand() *cobra.Command {
 	fl.StringVar(&f.final, "final", "", "winner | present | synthesize (default winner)")
 	fl.BoolVar(&f.short, "short", false, "answers end in a final value that can be compared (answer_format short)")
 	fl.BoolVar(&f.earlyStop, "early-stop", false, "with --short: stop after round 0 if a strict majority already agrees")
-	fl.Int64Var(&f.seed, "seed", 0, "seed for labels, tie draws and sim agents (default random)")
+	fl.Int64Var(&f.seed, "seed", 0, "seed for aliases, tie draws and sim agents (default random)")
 	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	fl.BoolVar(&f.json, "json", false, "print the team result as JSON")
@@ -161,7 +161,7 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp run --resume %s", id)}
 	default:
-		return &exitError{code: exitFailed, printed: f.json, msg: fmt.Sprintf("the team produced no answer (%s)", derefStr(res.StopReason))}
+		return &exitError{code: exitFailed, printed: f.json, msg: fmt.Sprintf("the team produced no answer (%s)", coordination.Deref(res.StopReason))}
 	}
 }
 
@@ -241,13 +241,6 @@ func printResult(w io.Writer, res *coordination.TeamResult) {
 	if res.StopReason != nil {
 		fmt.Fprintf(w, "\nStop reason: %s\n", *res.StopReason)
 	}
-}
-
-func derefStr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // contextPath reads --context-path DIR[:write|:read].

@@ -107,7 +107,7 @@ func watchOutcome(r *coordination.TeamResult) error {
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: massgen-mcp run --resume " + r.SessionID}
 	case coordination.StatusFailed:
-		return &exitError{code: exitFailed, msg: fmt.Sprintf("the team produced no answer (%s)", derefStr(r.StopReason))}
+		return &exitError{code: exitFailed, msg: fmt.Sprintf("the team produced no answer (%s)", coordination.Deref(r.StopReason))}
 	}
 	return nil
 }

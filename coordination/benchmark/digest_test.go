@@ -34,7 +34,7 @@ func TestSeededLedgerDigest(t *testing.T) {
 	cfg.Ledgers = func(s *coordination.Session, l *coordination.Ledger, res *coordination.TeamResult) {
 		// Not the winner: under forced_first it is the earliest answer by
 		// millisecond timestamps, which sequential steps can share.
-		line := fmt.Sprintf("%s %x %s/%s", caseName(s), ledgerSum(s, l), deref(res.StopReason), deref(res.HowChosen))
+		line := fmt.Sprintf("%s %x %s/%s", caseName(s), ledgerSum(s, l), coordination.Deref(res.StopReason), coordination.Deref(res.HowChosen))
 		mu.Lock()
 		lines = append(lines, line)
 		mu.Unlock()
@@ -56,7 +56,7 @@ func TestSeededLedgerDigest(t *testing.T) {
 // (the protocol) and its seed (the item).
 func caseName(s *coordination.Session) string {
 	r := s.Rules
-	proto := fmt.Sprintf("%s/%s/rounds=%d/%s", r.Consensus, r.Labels, r.MaxRounds, r.AnswerFormat)
+	proto := fmt.Sprintf("%s/%s/rounds=%d/%s", r.Consensus, r.Aliases, r.MaxRounds, r.AnswerFormat)
 	if r.EarlyStop {
 		proto += "/early"
 	}

@@ -54,9 +54,9 @@ var protocolTitles = map[string]string{
 func rulesFor(proto string) coordination.Rules {
 	var r coordination.Rules
 	if strings.HasPrefix(proto, ProtoMassGen) {
-		// labels alphabetical, no rotation, no blind first answers, plurality:
+		// aliases alphabetical, no rotation, no blind first answers, plurality:
 		// what DESIGN.md §2 says reproduces MassGen's older behaviour.
-		r.Labels, r.Consensus = coordination.LabelsAlphabetical, coordination.RulePlurality
+		r.Aliases, r.Consensus = coordination.AliasesAlphabetical, coordination.RulePlurality
 		r.RotateOwnLast, r.BlindFirst = new(bool), new(bool)
 	}
 	if strings.HasSuffix(proto, "+early") {
@@ -514,7 +514,7 @@ func (h *harness) session(ctx context.Context, svc *coordination.Service, i int,
 		return run{}, err
 	}
 	if res.Status != coordination.StatusFinished {
-		return run{}, fmt.Errorf("session %s ended %s (%s)", s.ID, res.Status, deref(res.StopReason))
+		return run{}, fmt.Errorf("session %s ended %s (%s)", s.ID, res.Status, coordination.Deref(res.StopReason))
 	}
 	l, err := h.store.Ledger(ctx, s.ID)
 	if err != nil {
@@ -524,7 +524,7 @@ func (h *harness) session(ctx context.Context, svc *coordination.Service, i int,
 		h.cfg.Ledgers(s, l, res)
 	}
 	truth := itemmodel.Value(it.Truth)
-	r := run{steps: res.Steps, tokens: res.Usage.Input + res.Usage.Output, early: deref(res.HowChosen) == coordination.ChosenEarlyAgreement}
+	r := run{steps: res.Steps, tokens: res.Usage.Input + res.Usage.Output, early: coordination.Deref(res.HowChosen) == coordination.ChosenEarlyAgreement}
 	if res.FinalAnswer != nil {
 		r.finalValue = finalvalue.Of(*res.FinalAnswer)
 		r.correct = r.finalValue == truth
@@ -747,11 +747,4 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -194,7 +194,7 @@ func TestLabelOrderRotationAndBlindFirstAnswersMatter(t *testing.T) {
 	h := &harness{cfg: QualityConfig{Seed: 5, Behaviour: b}, set: set, prices: prices(nil, 4), store: memstore.New()}
 
 	ours, oursDistinct := herding(t, h, coordination.Rules{})
-	fixed := coordination.Rules{Labels: coordination.LabelsAlphabetical, RotateOwnLast: new(bool)}
+	fixed := coordination.Rules{Aliases: coordination.AliasesAlphabetical, RotateOwnLast: new(bool)}
 	firstShown, _ := herding(t, h, fixed)
 	if firstShown <= ours {
 		t.Errorf("agent_a's wrong first answer won %d times with alphabetical labels and no rotation, %d with ours: no position effect", firstShown, ours)

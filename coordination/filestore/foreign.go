@@ -20,7 +20,7 @@ const foreignModel = "massgen"
 
 // foreignSession synthesises the setup of a session written by `massgen
 // --step` (no session.json): the agents are the directories under agents/, the
-// rules the defaults, and labels alphabetical, as MassGen numbers agents by
+// rules the defaults, and aliases alphabetical, as MassGen numbers agents by
 // sorted id.
 func (s *Store) foreignSession(dir, id string) (*coordination.Session, error) {
 	agents, err := agentDirs(dir)
@@ -34,17 +34,17 @@ func (s *Store) foreignSession(dir, id string) (*coordination.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules.Labels = coordination.LabelsAlphabetical
+	rules.Aliases = coordination.AliasesAlphabetical
 	sess := &coordination.Session{
 		ID:      id,
 		Rules:   rules,
 		Agents:  make([]coordination.Agent, len(agents)),
-		Anon:    make(map[string]int, len(agents)),
+		Aliases: make(map[string]int, len(agents)),
 		Foreign: true,
 	}
 	for i, a := range agents {
 		sess.Agents[i] = coordination.Agent{ID: a, Model: foreignModel}
-		sess.Anon[a] = i + 1
+		sess.Aliases[a] = i + 1
 	}
 	var start time.Time
 	sess.Task, start = statusMeta(dir)

@@ -153,7 +153,7 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 			FinalAnswer *string `json:"final_answer"`
 		}
 		if json.Unmarshal(data, &res) == nil {
-			if answer, err := os.ReadFile(filepath.Join(final, "answer.md")); err != nil || string(answer) != deref(res.FinalAnswer) {
+			if answer, err := os.ReadFile(filepath.Join(final, "answer.md")); err != nil || string(answer) != coordination.Deref(res.FinalAnswer) {
 				add(filepath.Join(final, "answer.md"), ProblemDerived, "missing or not the final_answer of result.json", "")
 			}
 		}

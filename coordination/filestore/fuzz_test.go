@@ -45,7 +45,7 @@ func FuzzSessionFiles(f *testing.F) {
 		ctx := context.Background()
 		state := t.TempDir()
 		st := filestore.New(state)
-		sess := &coordination.Session{ID: "team_fuzz", Task: "t", Agents: []coordination.Agent{{ID: "agent_a", Model: "sim"}, {ID: "agent_b", Model: "sim"}}, Anon: map[string]int{"agent_a": 1, "agent_b": 2}}
+		sess := &coordination.Session{ID: "team_fuzz", Task: "t", Agents: []coordination.Agent{{ID: "agent_a", Model: "sim"}, {ID: "agent_b", Model: "sim"}}, Aliases: map[string]int{"agent_a": 1, "agent_b": 2}}
 		if err := st.Create(ctx, sess); err != nil {
 			t.Fatal(err)
 		}

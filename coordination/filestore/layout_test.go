@@ -197,7 +197,7 @@ func TestLayoutIsMassGenStepMode(t *testing.T) {
 	}
 
 	sess := readJSON(t, filepath.Join(dir, "session.json"))
-	for _, k := range []string{"session_id", "task", "rules", "seed", "agents", "label_permutation", "created_at", "eval_criteria"} {
+	for _, k := range []string{"session_id", "task", "rules", "seed", "agents", "aliases", "created_at", "eval_criteria"} {
 		if _, ok := sess[k]; !ok {
 			t.Errorf("session.json lacks %q", k)
 		}
@@ -432,8 +432,8 @@ func TestForeignSessionReadsStatusAndLooseCriteria(t *testing.T) {
 	if s.Task != "Why?" || !s.CreatedAt.Equal(time.Unix(1774045923, 250000000)) {
 		t.Errorf("task %q created %v", s.Task, s.CreatedAt)
 	}
-	if !slices.Equal(s.AgentIDs(), []string{"amy", "bob", "zed"}) || s.Anon["amy"] != 1 || s.Anon["zed"] != 3 {
-		t.Errorf("agents %v anon %v", s.AgentIDs(), s.Anon)
+	if !slices.Equal(s.AgentIDs(), []string{"amy", "bob", "zed"}) || s.Aliases["amy"] != 1 || s.Aliases["zed"] != 3 {
+		t.Errorf("agents %v anon %v", s.AgentIDs(), s.Aliases)
 	}
 	var got []string
 	for _, c := range s.Criteria {

@@ -106,13 +106,13 @@ func TestReadsMassGenFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules, _ := coordination.DefaultRules().Normalize()
-	rules.Labels = coordination.LabelsAlphabetical
+	rules.Aliases = coordination.AliasesAlphabetical
 	if !s.Foreign || s.Task != "" || !reflect.DeepEqual(s.Rules, rules) {
 		t.Errorf("session: foreign %v task %q rules %+v", s.Foreign, s.Task, s.Rules)
 	}
 	if !slices.Equal(s.AgentIDs(), []string{"agent_a", "agent_b", "agent_c"}) ||
-		!reflect.DeepEqual(s.Anon, map[string]int{"agent_a": 1, "agent_b": 2, "agent_c": 3}) {
-		t.Errorf("agents %v anon %v", s.AgentIDs(), s.Anon)
+		!reflect.DeepEqual(s.Aliases, map[string]int{"agent_a": 1, "agent_b": 2, "agent_c": 3}) {
+		t.Errorf("agents %v anon %v", s.AgentIDs(), s.Aliases)
 	}
 	for _, a := range s.Agents {
 		if a.Model != "massgen" {

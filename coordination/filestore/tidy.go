@@ -143,20 +143,13 @@ func tidyFinal(final string, t *coordination.Tidied) bool {
 	if err != nil {
 		return false
 	}
-	if want := deref(res.FinalAnswer); string(answer) != want {
+	if want := coordination.Deref(res.FinalAnswer); string(answer) != want {
 		if aside, err := moveAside(ap); err == nil {
 			t.MovedAside = append(t.MovedAside, aside)
 		}
 		return false
 	}
 	return true
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // mendTimeline ends a torn last line of events.jsonl with a newline, so the

@@ -569,10 +569,10 @@ func copySession(s *coordination.Session) *coordination.Session {
 			c.Agents[i] = a
 		}
 	}
-	if s.Anon != nil {
-		c.Anon = make(map[string]int, len(s.Anon))
-		for k, v := range s.Anon {
-			c.Anon[k] = v
+	if s.Aliases != nil {
+		c.Aliases = make(map[string]int, len(s.Aliases))
+		for k, v := range s.Aliases {
+			c.Aliases[k] = v
 		}
 	}
 	if s.Review != nil {

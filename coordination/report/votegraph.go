@@ -24,7 +24,7 @@ func VotesNeeded(rule string, live int) int {
 // Node is one answer in the vote graph: an agent's latest answer and the
 // votes that point at it.
 type Node struct {
-	Label    string   // the answer's anonymous label, agentN.k
+	Label    string   // the answer's label, agentN.k
 	Agent    string   // the real agent id that wrote it
 	Standing []string // voters whose vote for it stands
 	Stale    []string // voters whose vote for it (or an older answer of its agent) no longer counts

@@ -93,7 +93,7 @@ func NewSession(id string, agents ...string) *coordination.Session {
 		},
 		Rules:     rules,
 		Seed:      424242,
-		Anon:      map[string]int{},
+		Aliases:   map[string]int{},
 		CreatedAt: ms(time.Date(2026, 3, 20, 22, 32, 3, 123456789, time.UTC)),
 	}
 	for i, a := range agents {
@@ -103,7 +103,7 @@ func NewSession(id string, agents ...string) *coordination.Session {
 			ag.Temperature = ptr(0.3)
 		}
 		s.Agents = append(s.Agents, ag)
-		s.Anon[a] = len(agents) - i
+		s.Aliases[a] = len(agents) - i
 	}
 	return s
 }
@@ -822,16 +822,16 @@ func testEvents(t *testing.T, st coordination.Store) {
 func testCopies(t *testing.T, st coordination.Store) {
 	ctx := context.Background()
 	s := create(t, st, "s")
-	s.Anon["agent_a"] = 99
+	s.Aliases["agent_a"] = 99
 	*s.Rules.CostBudgetUSD = 1000
 	got, _ := st.Session(ctx, "s")
-	if got.Anon["agent_a"] == 99 || *got.Rules.CostBudgetUSD == 1000 {
+	if got.Aliases["agent_a"] == 99 || *got.Rules.CostBudgetUSD == 1000 {
 		t.Error("changing the created session changed the stored one")
 	}
-	got.Anon["agent_b"] = 77
+	got.Aliases["agent_b"] = 77
 	got.Agents[0].ID = "mallory"
 	again, _ := st.Session(ctx, "s")
-	if again.Anon["agent_b"] == 77 || again.Agents[0].ID == "mallory" {
+	if again.Aliases["agent_b"] == 77 || again.Agents[0].ID == "mallory" {
 		t.Error("changing a loaded session changed the stored one")
 	}
 

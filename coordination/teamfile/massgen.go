@@ -352,7 +352,7 @@ func (p *parser) contextPaths(n *yaml.Node, where string) {
 }
 
 var ruleKeys = []string{"consensus", "max_rounds", "max_answers_per_agent", "timeout_seconds", "step_timeout_seconds",
-	"cost_budget_usd", "token_budget", "max_agent_failures", "final", "answer_format", "early_stop", "labels",
+	"cost_budget_usd", "token_budget", "max_agent_failures", "final", "answer_format", "early_stop", "aliases",
 	"rotate_own_last", "blind_first", "peer_answer_token_cap", "strict"}
 
 // rules reads our format's rules mapping (the keys of DESIGN.md §2).
@@ -395,8 +395,8 @@ func (p *parser) rules(n *yaml.Node) {
 			r.AnswerFormat = p.str(v, full)
 		case "early_stop":
 			r.EarlyStop = p.bool(v, full)
-		case "labels":
-			r.Labels = p.str(v, full)
+		case "aliases", "labels": // labels: the rule's name before the rename
+			r.Aliases = p.str(v, full)
 		case "rotate_own_last":
 			b := p.bool(v, full)
 			r.RotateOwnLast = &b

@@ -16,7 +16,7 @@ func chosenValue(t *testing.T, req providers.Request, act providers.Action) stri
 		return finalvalue.Of(args["content"])
 	}
 	for _, a := range req.Shown {
-		if a.Agent == args["agent_id"] {
+		if a.Alias == args["agent_id"] {
 			return finalvalue.Of(a.Content)
 		}
 	}

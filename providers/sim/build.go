@@ -73,9 +73,9 @@ func (s *simulator) build(v *view, kind buildKind) plan {
 		return s.deliver(v, kind, complete, 0)
 	}
 	best, bestScore := "", -1
-	for _, a := range v.voteable { // lowest anonymous number first: ties keep it
+	for _, a := range v.voteable { // lowest alias number first: ties keep it
 		if sc := score(kind, a); sc > bestScore {
-			best, bestScore = a.Agent, sc
+			best, bestScore = a.Alias, sc
 		}
 	}
 	if bestScore < maxScore(kind) && v.canAnswer {

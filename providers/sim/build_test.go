@@ -80,9 +80,9 @@ func TestSimVotesForTheMostCompleteFiles(t *testing.T) {
 	full := sitePage("bakery", siteSections)
 	partial := sitePage("bakery", siteSections[:3])
 	shown := []providers.ShownAnswer{
-		{Agent: "agent1", Label: "agent1.1", Content: "site", Files: []providers.FileInfo{{Path: "index.html", Content: partial}}},
-		{Agent: "agent2", Label: "agent2.1", Content: "site", Files: []providers.FileInfo{{Path: "index.html", Content: full}}},
-		{Agent: "agent3", Label: "agent3.1", Content: "site", Files: []providers.FileInfo{{Path: "index.html", Content: full}}},
+		{Alias: "agent1", Label: "agent1.1", Content: "site", Files: []providers.FileInfo{{Path: "index.html", Content: partial}}},
+		{Alias: "agent2", Label: "agent2.1", Content: "site", Files: []providers.FileInfo{{Path: "index.html", Content: full}}},
+		{Alias: "agent3", Label: "agent3.1", Content: "site", Files: []providers.FileInfo{{Path: "index.html", Content: full}}},
 	}
 	req := providers.Request{Task: "Build a one-page landing site for a bakery", AgentID: "agent_c", Self: "agent3", StepNumber: 2,
 		Tools: tools(true, true), Shown: shown, VoteEnum: []string{"agent1", "agent2", "agent3"}, SessionSeed: 1, Workspace: "/ws"}

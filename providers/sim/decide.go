@@ -28,7 +28,7 @@ type view struct {
 	canAnswer bool
 	canVote   bool
 	// voteable are the shown answers the agent may vote for, lowest
-	// anonymous number first, one per agent.
+	// alias number first, one per agent.
 	voteable []providers.ShownAnswer
 	// taken holds the texts a new answer must not repeat.
 	taken *takenTexts
@@ -76,25 +76,25 @@ func newView(req providers.Request, specSeed int64) *view {
 	}
 	seen := map[string]bool{}
 	for _, a := range req.Shown {
-		if seen[a.Agent] || (len(req.VoteEnum) > 0 && !slices.Contains(req.VoteEnum, a.Agent)) {
+		if seen[a.Alias] || (len(req.VoteEnum) > 0 && !slices.Contains(req.VoteEnum, a.Alias)) {
 			continue
 		}
-		seen[a.Agent] = true
+		seen[a.Alias] = true
 		v.voteable = append(v.voteable, a)
 	}
 	for _, name := range req.VoteEnum {
 		if !seen[name] {
 			seen[name] = true
-			v.voteable = append(v.voteable, providers.ShownAnswer{Agent: name})
+			v.voteable = append(v.voteable, providers.ShownAnswer{Alias: name})
 		}
 	}
-	slices.SortStableFunc(v.voteable, func(a, b providers.ShownAnswer) int { return compareAnon(a.Agent, b.Agent) })
+	slices.SortStableFunc(v.voteable, func(a, b providers.ShownAnswer) int { return compareAlias(a.Alias, b.Alias) })
 	return &v
 }
 
-// anonNumber reads N from "agentN"; names that are not of that form sort
+// aliasNumber reads N from "agentN"; names that are not of that form sort
 // after every numbered one.
-func anonNumber(name string) int {
+func aliasNumber(name string) int {
 	n, err := strconv.Atoi(strings.TrimPrefix(name, "agent"))
 	if err != nil || !strings.HasPrefix(name, "agent") {
 		return math.MaxInt
@@ -102,12 +102,12 @@ func anonNumber(name string) int {
 	return n
 }
 
-func compareAnon(a, b string) int {
-	return cmp.Or(cmp.Compare(anonNumber(a), anonNumber(b)), cmp.Compare(a, b))
+func compareAlias(a, b string) int {
+	return cmp.Or(cmp.Compare(aliasNumber(a), aliasNumber(b)), cmp.Compare(a, b))
 }
 
 func (v *view) valid(name string) bool {
-	return slices.ContainsFunc(v.voteable, func(a providers.ShownAnswer) bool { return a.Agent == name })
+	return slices.ContainsFunc(v.voteable, func(a providers.ShownAnswer) bool { return a.Alias == name })
 }
 
 // own is the agent's latest answer as shown to it.
@@ -116,7 +116,7 @@ func (v *view) own() (providers.ShownAnswer, bool) {
 		return providers.ShownAnswer{}, false
 	}
 	for _, a := range v.req.Shown {
-		if a.Agent == v.req.Self {
+		if a.Alias == v.req.Self {
 			return a, true
 		}
 	}
@@ -280,16 +280,16 @@ func (s *simulator) banked(v *view, k *knowledge) plan {
 	}
 
 	// Peers' differing values, the best supported first; ties go to the
-	// lowest anonymous number so every viewer ranks them alike.
+	// lowest alias number so every viewer ranks them alike.
 	type candidate struct {
 		value   string
 		support int
-		anon    string
+		alias   string
 	}
 	var cands []candidate
 	peers := 0
 	for _, a := range v.req.Shown {
-		if hasOwn && a.Agent == own.Agent {
+		if hasOwn && a.Alias == own.Alias {
 			continue
 		}
 		peers++
@@ -299,16 +299,16 @@ func (s *simulator) banked(v *view, k *knowledge) plan {
 		}
 		i := slices.IndexFunc(cands, func(c candidate) bool { return c.value == val })
 		if i < 0 {
-			cands = append(cands, candidate{value: val, support: 1, anon: a.Agent})
+			cands = append(cands, candidate{value: val, support: 1, alias: a.Alias})
 			continue
 		}
 		cands[i].support++
-		if compareAnon(a.Agent, cands[i].anon) < 0 {
-			cands[i].anon = a.Agent
+		if compareAlias(a.Alias, cands[i].alias) < 0 {
+			cands[i].alias = a.Alias
 		}
 	}
 	slices.SortFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(b.support, a.support), compareAnon(a.anon, b.anon))
+		return cmp.Or(cmp.Compare(b.support, a.support), compareAlias(a.alias, b.alias))
 	})
 	// P(adopt x) = conformity · (½ + share of peers holding x) ·
 	// truth_bias^(x right − own right) · biases: the research's mind-change
@@ -335,7 +335,7 @@ func (s *simulator) banked(v *view, k *knowledge) plan {
 			return s.writeValue(v, k, k.write(belief))
 		}
 	}
-	// Vote for the lowest anonymous number holding the belief: every sim
+	// Vote for the lowest alias number holding the belief: every sim
 	// that agrees picks the same answer, so agreement never splits.
 	for _, a := range v.voteable {
 		if a.Content != "" && finalvalue.Of(a.Content) == belief {
@@ -343,7 +343,7 @@ func (s *simulator) banked(v *view, k *knowledge) plan {
 			if adopted {
 				reasons = adoptReasons
 			}
-			return plan{vote: a.Agent, reason: fmt.Sprintf(pick(v.key.rand("reason"), reasons), a.Agent, k.write(belief))}
+			return plan{vote: a.Alias, reason: fmt.Sprintf(pick(v.key.rand("reason"), reasons), a.Alias, k.write(belief))}
 		}
 	}
 	// Nobody shown holds the belief (the agent's own answer is not among
@@ -381,16 +381,16 @@ func (s *simulator) bias(v *view, value, belief string, hasOwn bool) float64 {
 }
 
 // plurality is the agent holding the most common final value, lowest
-// anonymous number first.
+// alias number first.
 func plurality(answers []providers.ShownAnswer) string {
 	count := map[string]int{}
 	for _, a := range answers {
 		count[finalvalue.Of(a.Content)]++
 	}
 	best, bestN := "", 0
-	for _, a := range answers { // already in anonymous order
+	for _, a := range answers { // already in alias order
 		if n := count[finalvalue.Of(a.Content)]; n > bestN {
-			best, bestN = a.Agent, n
+			best, bestN = a.Alias, n
 		}
 	}
 	return best
@@ -413,14 +413,14 @@ func (s *simulator) synthetic(v *view) plan {
 		// not always.
 		q := float64(hashString("quality", strconv.FormatInt(v.req.SessionSeed, 10), a.Content)>>11) / (1 << 53)
 		score := 0.6*q + 0.4*r.Float64()
-		if a.Agent == v.req.Self {
+		if a.Alias == v.req.Self {
 			score += s.cfg.selfBias
 		}
-		if len(v.req.Shown) > 0 && a.Agent == v.req.Shown[0].Agent {
+		if len(v.req.Shown) > 0 && a.Alias == v.req.Shown[0].Alias {
 			score += s.cfg.positionBias
 		}
-		if score > bestScore { // strict: ties keep the lowest anonymous number
-			best, bestScore = a.Agent, score
+		if score > bestScore { // strict: ties keep the lowest alias number
+			best, bestScore = a.Alias, score
 		}
 	}
 	return plan{vote: best, reason: fmt.Sprintf(pick(v.key.rand("reason"), draftReasons), best, bestScore)}
@@ -442,15 +442,15 @@ func (s *simulator) present(v *view, k *knowledge, known bool) plan {
 }
 
 // synthesize merges every shown answer neutrally, keeping the final value
-// most of them share (ties: the lowest anonymous number's).
+// most of them share (ties: the lowest alias number's).
 func (s *simulator) synthesize(v *view, k *knowledge, known bool) plan {
 	shown := slices.Clone(v.req.Shown)
 	if len(shown) == 0 {
 		return s.nothingShown(v, k, known)
 	}
-	slices.SortStableFunc(shown, func(a, b providers.ShownAnswer) int { return compareAnon(a.Agent, b.Agent) })
+	slices.SortStableFunc(shown, func(a, b providers.ShownAnswer) int { return compareAlias(a.Alias, b.Alias) })
 	top := plurality(shown)
-	rep := shown[slices.IndexFunc(shown, func(a providers.ShownAnswer) bool { return a.Agent == top })]
+	rep := shown[slices.IndexFunc(shown, func(a providers.ShownAnswer) bool { return a.Alias == top })]
 	share := 0
 	labels := make([]string, len(shown))
 	for i, a := range shown {
@@ -544,8 +544,8 @@ func (s *simulator) recover(v *view, k *knowledge, known bool, normal plan) plan
 			return normal, true
 		}
 		for _, a := range v.voteable {
-			if !refusedVotes[a.Agent] {
-				return plan{vote: a.Agent, reason: a.Agent + "'s answer is a valid choice and a sound one."}, true
+			if !refusedVotes[a.Alias] {
+				return plan{vote: a.Alias, reason: a.Alias + "'s answer is a valid choice and a sound one."}, true
 			}
 		}
 		return plan{}, false

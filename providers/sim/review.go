@@ -72,17 +72,17 @@ func (s *simulator) reviewFor(req providers.Request) providers.Action {
 		return mine.answer(v, false)
 	}
 	// Vote for the lowest-numbered review that reaches the same verdict:
-	// every sim sees the reviews in the same anonymous order, so agreeing
+	// every sim sees the reviews in the same alias order, so agreeing
 	// sims never split.
 	for _, a := range v.voteable {
 		if shownVerdict(a.Content) == mine.verdict {
-			return plan{vote: a.Agent, reason: fmt.Sprintf("%s reaches the verdict I reach (%s) with a plan that covers the risks.", a.Agent, mine.verdict)}.action()
+			return plan{vote: a.Alias, reason: fmt.Sprintf("%s reaches the verdict I reach (%s) with a plan that covers the risks.", a.Alias, mine.verdict)}.action()
 		}
 	}
 	if v.canAnswer {
 		return mine.answer(v, false)
 	}
-	return plan{vote: v.voteable[0].Agent, reason: "No review reaches my verdict; " + v.voteable[0].Agent + "'s plan is the first sound one."}.action()
+	return plan{vote: v.voteable[0].Alias, reason: "No review reaches my verdict; " + v.voteable[0].Alias + "'s plan is the first sound one."}.action()
 }
 
 // reviewRecover follows coordination's feedback: vote for the review a
@@ -98,7 +98,7 @@ func (s *simulator) reviewRecover(v *view, mine assessment) providers.Action {
 		return fresh.answer(v, true)
 	}
 	if len(v.voteable) > 0 {
-		return plan{vote: v.voteable[0].Agent, reason: v.voteable[0].Agent + "'s review is sound."}.action()
+		return plan{vote: v.voteable[0].Alias, reason: v.voteable[0].Alias + "'s review is sound."}.action()
 	}
 	return mine.answer(v, true)
 }

@@ -66,9 +66,9 @@ func TestSimReviewerVotesForTheLowestReviewSharingItsVerdict(t *testing.T) {
 	req := reviewRequest("Drop the sessions table in production.")
 	req.StepNumber, req.Tools, req.VoteEnum = 2, tools(true, true), []string{"agent1", "agent2", "agent3"}
 	req.Shown = []providers.ShownAnswer{
-		{Agent: "agent3", Label: "agent3.1", Content: "x\n\nVerdict: revise\n"},
-		{Agent: "agent1", Label: "agent1.1", Content: "y\n\nVerdict: proceed\n"},
-		{Agent: "agent2", Label: "agent2.1", Content: "z\n\nVerdict: revise\n"},
+		{Alias: "agent3", Label: "agent3.1", Content: "x\n\nVerdict: revise\n"},
+		{Alias: "agent1", Label: "agent1.1", Content: "y\n\nVerdict: proceed\n"},
+		{Alias: "agent2", Label: "agent2.1", Content: "z\n\nVerdict: revise\n"},
 	}
 	call, _ := reviewStep(t, mustSim(t, "sim"), req)
 	var v struct {

@@ -87,7 +87,7 @@ func stepKey(req providers.Request, specSeed int64) *key {
 	k.str(strings.Join(tools, ","))
 	k.int(int64(len(req.Shown)))
 	for _, a := range req.Shown {
-		k.str(a.Agent).str(a.Label).str(a.Content)
+		k.str(a.Alias).str(a.Label).str(a.Content)
 	}
 	k.str(strings.Join(req.VoteEnum, ","))
 	return k

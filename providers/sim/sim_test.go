@@ -51,7 +51,7 @@ func later(task, agent, self string, seed int64, step int, shown ...string) prov
 	req := providers.Request{Purpose: providers.PurposeStep, Task: task, Tools: tools(true, true),
 		SessionSeed: seed, AgentID: agent, Self: self, StepNumber: step}
 	for i := 0; i+1 < len(shown); i += 2 {
-		req.Shown = append(req.Shown, providers.ShownAnswer{Agent: shown[i], Label: shown[i] + ".1", Content: shown[i+1]})
+		req.Shown = append(req.Shown, providers.ShownAnswer{Alias: shown[i], Label: shown[i] + ".1", Content: shown[i+1]})
 		req.VoteEnum = append(req.VoteEnum, shown[i])
 	}
 	return req
@@ -187,7 +187,7 @@ func TestNothingShownMeansFirstAnswerEvenIfVoteOffered(t *testing.T) {
 	answerOf(t, step(t, p, req))
 }
 
-func TestAgreeingSimsVoteForLowestAnonymousNumber(t *testing.T) {
+func TestAgreeingSimsVoteForLowestAliasNumber(t *testing.T) {
 	p := mustSim(t, "sim:conformity=0:revise=0")
 	shown := []string{
 		"agent3", "Computing 17 * 23 gives 391.\nAnswer: 391",
@@ -285,12 +285,12 @@ func TestRevisionIsNeverADuplicateOfAShownAnswer(t *testing.T) {
 		req.Shown[0].Content = texts[0]
 		req.Shown[1].Content = texts[1]
 		for _, t2 := range texts[2:] {
-			req.Shown = append(req.Shown, providers.ShownAnswer{Agent: "agent3", Label: "agent3.1", Content: t2})
+			req.Shown = append(req.Shown, providers.ShownAnswer{Alias: "agent3", Label: "agent3.1", Content: t2})
 		}
 		content := answerOf(t, step(t, p, req))
 		for _, s := range req.Shown {
 			if normText(s.Content) == normText(content) {
-				t.Fatalf("revision %q duplicates %s", content, s.Agent)
+				t.Fatalf("revision %q duplicates %s", content, s.Alias)
 			}
 		}
 		if finalvalue.Of(content) != "391" {
@@ -442,7 +442,7 @@ func validate(req providers.Request, act providers.Action) string {
 		}
 		for _, s := range req.Shown {
 			if len(req.VoteEnum) > 0 && normText(s.Content) == normText(args["content"]) {
-				return "that is already " + s.Agent + "'s answer — vote for it"
+				return "that is already " + s.Alias + "'s answer — vote for it"
 			}
 		}
 		return ""

@@ -38,7 +38,7 @@ func PeersOf(shown []providers.ShownAnswer) []Peer {
 	var out []Peer
 	for _, a := range shown {
 		if a.FilesDir != "" {
-			out = append(out, Peer{Agent: a.Agent, Dir: a.FilesDir})
+			out = append(out, Peer{Agent: a.Alias, Dir: a.FilesDir})
 		}
 	}
 	return out

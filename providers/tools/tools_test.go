@@ -42,7 +42,7 @@ func newFixture(t *testing.T, c Commands) *fixture {
 	tb, err := New(Config{
 		Workspace: f.ws,
 		Contexts:  []providers.ContextDir{{Name: "app", Path: f.app}},
-		Peers:     PeersOf([]providers.ShownAnswer{{Agent: "agent2", FilesDir: f.peer}, {Agent: "agent3"}}),
+		Peers:     PeersOf([]providers.ShownAnswer{{Alias: "agent2", FilesDir: f.peer}, {Alias: "agent3"}}),
 		Commands:  c,
 	})
 	if err != nil {

@@ -83,9 +83,9 @@ func (m *Model) main() string {
 		b.WriteString(badStyle.Render("could not read the session: "+m.err.Error()) + "\n")
 	}
 	if r.Winner != nil {
-		fmt.Fprintf(&b, "%s\n", goodStyle.Render(fmt.Sprintf("Winner: %s (%s) [%s] — %s", r.Winner.AgentID, r.Winner.Model, r.Winner.Label, deref(r.HowChosen))))
+		fmt.Fprintf(&b, "%s\n", goodStyle.Render(fmt.Sprintf("Winner: %s (%s) [%s] — %s", r.Winner.AgentID, r.Winner.Model, r.Winner.Label, coordination.Deref(r.HowChosen))))
 	} else if status == coordination.StatusFailed || status == coordination.StatusCancelled {
-		fmt.Fprintf(&b, "%s\n", badStyle.Render(fmt.Sprintf("No winner: %s (%s)", status, deref(r.StopReason))))
+		fmt.Fprintf(&b, "%s\n", badStyle.Render(fmt.Sprintf("No winner: %s (%s)", status, coordination.Deref(r.StopReason))))
 	}
 	b.WriteString(m.cards(now))
 	b.WriteString("\n" + titleStyle.Render("Consensus map") + dimStyle.Render("  (◀── standing votes, ◀┄┄ stale)") + "\n")
@@ -333,13 +333,6 @@ func tokens(n int64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1000)
 	}
 	return fmt.Sprint(n)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
