@@ -25,6 +25,9 @@ type Config struct {
 	Peers []Peer
 	// Commands configures run_command.
 	Commands Commands
+	// MCP holds the agent's MCP servers, started once for the session
+	// (StartMCP); nil: none. The Toolbox only borrows it.
+	MCP *MCP
 }
 
 // Peer is one anonymous peer's snapshot directory.
@@ -69,11 +72,13 @@ type Commands struct {
 }
 
 // Toolbox is one step's tools. It implements providers.Toolbox and holds no
-// open files: it needs no Close (its MCP servers belong to the session).
+// open files: it needs no Close (its MCP servers belong to the session's
+// MCP, which the caller closes).
 type Toolbox struct {
 	workspace *place
 	places    []place // contexts, then peers
 	commands  Commands
+	mcp       *MCP
 	run       bool // run_command is offered
 	tools     []providers.Tool
 }
@@ -92,7 +97,7 @@ var (
 // workspace, and only when the sandbox works here (sandbox.Probe) or the
 // operator chose Unsandboxed.
 func New(c Config) (*Toolbox, error) {
-	t := &Toolbox{commands: c.Commands}
+	t := &Toolbox{commands: c.Commands, mcp: c.MCP}
 	if c.Workspace != "" {
 		t.workspace = &place{name: "workspace", dir: c.Workspace, writable: true}
 	}
@@ -135,6 +140,7 @@ func (t *Toolbox) list() []providers.Tool {
 	if t.run {
 		out = append(out, t.runCommandTool())
 	}
+	out = append(out, t.mcp.Tools()...)
 	return out
 }
 
@@ -165,6 +171,9 @@ func (t *Toolbox) Call(ctx context.Context, name string, args json.RawMessage) (
 		}
 		err = fmt.Errorf("run_command is not offered in this step")
 	default:
+		if t.mcp != nil && strings.HasPrefix(name, mcpPrefix) {
+			return t.mcp.Call(ctx, name, args)
+		}
 		err = fmt.Errorf("there is no tool %q; the tools are %s", name, t.names())
 	}
 	if cerr := ctx.Err(); cerr != nil {

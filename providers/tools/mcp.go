@@ -1,0 +1,644 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
+)
+
+// mcpPrefix starts the name of every MCP server tool: mcp__<server>__<tool>.
+const mcpPrefix = "mcp__"
+
+// MCP defaults.
+const (
+	defaultMCPStart   = 30 * time.Second
+	defaultMCPCall    = 2 * time.Minute
+	maxMCPResult      = 64 << 10
+	maxToolName       = 64 // the tightest API limit on a function name (OpenAI's)
+	mcpStderrKept     = 4 << 10
+	mcpRestartsPerRun = 1
+)
+
+// MCPConfig is what StartMCP needs for one agent of one session.
+type MCPConfig struct {
+	Servers map[string]MCPServer
+	// AllowedTools and ExcludeTools filter by exposed name
+	// (mcp__<server>__<tool>), as MassGen's agent-level lists do.
+	AllowedTools, ExcludeTools []string
+	// Sandbox is where stdio servers run: the agent's workspace, contexts,
+	// hidden paths and network setting, as for its commands. A server's
+	// env is added to it, and its command and read_only_paths are bound.
+	Sandbox sandbox.Spec
+	// StartTimeout bounds starting each server (0: 30 s); CallTimeout one
+	// tool call (0: 2 min).
+	StartTimeout, CallTimeout time.Duration
+	// HTTPClient carries streamable-http servers' requests (nil: a client
+	// of its own).
+	HTTPClient *http.Client
+	// LookupEnv expands ${VAR} in env and headers (nil: os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+}
+
+// MCP is one agent's MCP servers for a session: started once (StartMCP),
+// their tools offered in every step's Toolbox (Config.MCP), a stdio server
+// restarted once if it dies, all closed by Close when the session ends.
+type MCP struct {
+	servers []*mcpServer // by name
+	tools   []providers.Tool
+	byName  map[string]mcpTool
+	timeout time.Duration
+}
+
+type mcpTool struct {
+	server *mcpServer
+	name   string // the server's own name
+}
+
+// StartMCP starts every server, lists and filters its tools, and returns
+// them ready. A server that does not start or answer, an allowed or
+// excluded tool it does not have, or a stdio server where there is no
+// sandbox, is an error naming the server and the fix; nothing is left
+// running then.
+func StartMCP(ctx context.Context, c MCPConfig) (*MCP, error) {
+	if err := ValidateMCPServers(c.Servers); err != nil {
+		return nil, err
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = defaultMCPStart
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = defaultMCPCall
+	}
+	if c.LookupEnv == nil {
+		c.LookupEnv = os.LookupEnv
+	}
+	m := &MCP{byName: map[string]mcpTool{}, timeout: c.CallTimeout}
+	names := make([]string, 0, len(c.Servers))
+	for n := range c.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	// Servers start in parallel: each may take seconds (npx, a JVM).
+	servers := make([]*mcpServer, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		s, err := newServer(n, c.Servers[n], c)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		servers[i] = s
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.start(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, s := range servers {
+		if s != nil {
+			m.servers = append(m.servers, s)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		m.Close()
+		return nil, err
+	}
+	if err := m.expose(c); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// expose names and filters the servers' tools.
+func (m *MCP) expose(c MCPConfig) error {
+	offered := map[string]bool{}
+	for _, s := range m.servers {
+		have := map[string]bool{}
+		for _, t := range s.listed {
+			have[t.Name] = true
+		}
+		for _, list := range [][]string{s.conf.AllowedTools, s.conf.ExcludeTools} {
+			for _, n := range list {
+				if !have[n] {
+					return fmt.Errorf("MCP server %s has no tool %q (named in its allowed_tools or exclude_tools); it offers %s", s.name, n, toolNames(s.listed))
+				}
+			}
+		}
+		for _, t := range s.listed {
+			if !keep(t.Name, s.conf.AllowedTools, s.conf.ExcludeTools) {
+				continue
+			}
+			exposed := exposedName(s.name, t.Name, m.byName)
+			offered[exposed] = true
+			if !keep(exposed, c.AllowedTools, c.ExcludeTools) {
+				continue
+			}
+			schema, err := toolSchema(t)
+			if err != nil {
+				return fmt.Errorf("MCP server %s's tool %s has an input schema that cannot be used: %w", s.name, t.Name, err)
+			}
+			desc := strings.TrimSpace(t.Description)
+			if desc == "" {
+				desc = t.Name
+			}
+			m.byName[exposed] = mcpTool{server: s, name: t.Name}
+			m.tools = append(m.tools, providers.Tool{Name: exposed, Description: fmt.Sprintf("(MCP server %s) %s", s.name, desc), Schema: schema})
+		}
+	}
+	for _, list := range [][]string{c.AllowedTools, c.ExcludeTools} {
+		for _, n := range list {
+			if !offered[n] {
+				return fmt.Errorf("allowed_tools or exclude_tools names %q, which no MCP server of the agent offers; the tools are named mcp__<server>__<tool>", n)
+			}
+		}
+	}
+	return nil
+}
+
+func keep(name string, allowed, excluded []string) bool {
+	if len(allowed) > 0 && !contains(allowed, name) {
+		return false
+	}
+	return !contains(excluded, name)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func toolNames(ts []mcpgo.Tool) string {
+	var n []string
+	for _, t := range ts {
+		n = append(n, t.Name)
+	}
+	if len(n) == 0 {
+		return "no tools"
+	}
+	return strings.Join(n, ", ")
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// exposedName is mcp__<server>__<tool>, with characters APIs refuse in a
+// function name replaced and the name cut to 64 (a short hash keeps cut or
+// replaced names apart).
+func exposedName(server, tool string, taken map[string]mcpTool) string {
+	name := mcpPrefix + server + "__" + unsafeName.ReplaceAllString(tool, "_")
+	_, clash := taken[name]
+	if len(name) > maxToolName || clash || name != mcpPrefix+server+"__"+tool {
+		sum := sha256.Sum256([]byte(server + "\x00" + tool))
+		suffix := "_" + hex.EncodeToString(sum[:3])
+		if len(name)+len(suffix) > maxToolName {
+			name = name[:maxToolName-len(suffix)]
+		}
+		name += suffix
+	}
+	return name
+}
+
+// toolSchema is the tool's input schema as JSON, an object schema always.
+func toolSchema(t mcpgo.Tool) (json.RawMessage, error) {
+	raw := t.RawInputSchema
+	if raw == nil {
+		b, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	}
+	var s map[string]any
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		s = map[string]any{}
+	}
+	if s["type"] == nil || s["type"] == "" {
+		s["type"] = "object"
+	}
+	if p, ok := s["properties"]; !ok || p == nil {
+		s["properties"] = map[string]any{}
+	}
+	return json.Marshal(s)
+}
+
+// Tools lists the servers' tools as offered to the model.
+func (m *MCP) Tools() []providers.Tool {
+	if m == nil {
+		return nil
+	}
+	return m.tools
+}
+
+// Call runs one server tool. A server's failure is a result with IsError
+// that says what happened; err is only the context ending.
+func (m *MCP) Call(ctx context.Context, name string, args json.RawMessage) (providers.ToolResult, error) {
+	t, ok := m.byName[name]
+	if !ok {
+		return providers.ToolResult{Content: fmt.Sprintf("there is no MCP tool %q", name), IsError: true}, nil
+	}
+	var arguments map[string]any
+	if len(strings.TrimSpace(string(args))) > 0 {
+		if err := json.Unmarshal(args, &arguments); err != nil {
+			return providers.ToolResult{Content: fmt.Sprintf("%s's arguments must be a JSON object: %v", name, err), IsError: true}, nil
+		}
+	}
+	return t.server.call(ctx, t.name, arguments, m.timeout)
+}
+
+// Close stops every server (each given a moment to exit on its own, then
+// killed with its process group).
+func (m *MCP) Close() error {
+	if m == nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.close() }()
+	}
+	wg.Wait()
+	return nil
+}
+
+// mcpServer is one running server and what it takes to restart it.
+type mcpServer struct {
+	name   string
+	conf   MCPServer
+	cfg    MCPConfig
+	env    []string          // stdio: KEY=VALUE, expanded
+	header map[string]string // http, expanded
+	argv0  string            // stdio: the command's host path
+
+	mu       sync.Mutex
+	cl       *client.Client
+	cmd      *exec.Cmd // stdio: the sandboxed process
+	pidfd    int       // stdio: to see it exit without reaping it
+	stderr   *tail
+	listed   []mcpgo.Tool
+	restarts int
+	gone     string // why it is down for good
+	life     context.CancelFunc
+	closed   bool
+}
+
+func newServer(name string, conf MCPServer, c MCPConfig) (*mcpServer, error) {
+	s := &mcpServer{name: name, conf: conf, cfg: c, pidfd: -1}
+	for _, k := range sortedKeys(conf.Env) {
+		v, err := expand(name, "env "+k, conf.Env[k], c.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		s.env = append(s.env, k+"="+v)
+	}
+	if len(conf.Headers) > 0 {
+		s.header = map[string]string{}
+		for _, k := range sortedKeys(conf.Headers) {
+			v, err := expand(name, "header "+k, conf.Headers[k], c.LookupEnv)
+			if err != nil {
+				return nil, err
+			}
+			s.header[k] = v
+		}
+	}
+	if conf.Type == MCPStdio {
+		if !c.Sandbox.Unsandboxed {
+			if ok, why := probe(); !ok {
+				return nil, fmt.Errorf("MCP server %s is a stdio server, which runs in the command sandbox, and the sandbox is not available: %s", name, why)
+			}
+		}
+		p, err := exec.LookPath(conf.Command)
+		if err == nil {
+			p, err = filepath.Abs(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("MCP server %s: command %q is not found: %w; give a path or install it on PATH", name, conf.Command, unwrap(err))
+		}
+		s.argv0 = p
+	}
+	return s, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// start connects (a stdio server: spawns it in the sandbox), initializes
+// and lists its tools.
+func (s *mcpServer) start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startLocked(ctx)
+}
+
+func (s *mcpServer) startLocked(ctx context.Context) error {
+	// The server outlives the call that starts it: its process and
+	// connection hang off a context of its own, ended by close.
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.life = cancel
+	var (
+		cl  *client.Client
+		err error
+	)
+	switch s.conf.Type {
+	case MCPStdio:
+		s.stderr = &tail{max: mcpStderrKept}
+		tr := transport.NewStdioWithOptions(s.argv0, s.env, s.conf.Args, transport.WithCommandFunc(s.command))
+		if err = tr.Start(life); err == nil {
+			cl = client.NewClient(tr)
+		}
+	case MCPHTTP:
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPTimeout(s.cfg.CallTimeout)}
+		if len(s.header) > 0 {
+			opts = append(opts, transport.WithHTTPHeaders(s.header))
+		}
+		if s.cfg.HTTPClient != nil {
+			opts = append(opts, transport.WithHTTPBasicClient(s.cfg.HTTPClient))
+		}
+		cl, err = client.NewStreamableHttpClient(s.conf.URL, opts...)
+		if err == nil {
+			err = cl.Start(life)
+		}
+	}
+	if err == nil {
+		s.cl = cl
+		if s.cmd != nil && s.cmd.Process != nil {
+			if fd, ferr := unix.PidfdOpen(s.cmd.Process.Pid, 0); ferr == nil {
+				s.pidfd = fd
+			}
+		}
+		err = s.handshake(ctx)
+	}
+	if err != nil {
+		err = fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote())
+		s.stopLocked()
+		return err
+	}
+	return nil
+}
+
+func (s *mcpServer) handshake(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+	defer cancel()
+	req := mcpgo.InitializeRequest{}
+	req.Params.ClientInfo = mcpgo.Implementation{Name: "massgen-mcp", Version: "1"}
+	if _, err := s.cl.Initialize(ctx, req); err != nil {
+		return err
+	}
+	list, err := s.cl.ListTools(ctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		return fmt.Errorf("listing its tools: %w", err)
+	}
+	if s.listed == nil { // a restart keeps the tools offered at the start
+		s.listed = list.Tools
+	}
+	return nil
+}
+
+// command is the stdio transport's process: the server under the sandbox.
+func (s *mcpServer) command(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+	spec := s.cfg.Sandbox
+	spec.Env = append(append([]string{}, spec.Env...), env...)
+	if !spec.Unsandboxed {
+		spec.ReadOnly = append([]sandbox.Bind{}, spec.ReadOnly...)
+		for _, p := range append([]string{command}, s.conf.ReadOnly...) {
+			if !visible(p) {
+				spec.ReadOnly = append(spec.ReadOnly, sandbox.Bind{Src: p, Dst: p})
+			}
+		}
+	}
+	cmd, err := sandbox.Command(ctx, spec, append([]string{command}, args...))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = s.stderr
+	s.cmd = cmd
+	return cmd, nil
+}
+
+// visible: paths under the sandbox's read-only system directories need no
+// bind (and may not have one).
+func visible(p string) bool {
+	for _, d := range []string{"/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/etc/"} {
+		if strings.HasPrefix(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *mcpServer) describe() string {
+	if s.conf.Type == MCPHTTP {
+		return "streamable-http " + redactURL(s.conf.URL)
+	}
+	return "stdio " + strings.Join(append([]string{s.conf.Command}, s.conf.Args...), " ")
+}
+
+func redactURL(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i] // a query may carry a key
+	}
+	return raw
+}
+
+func (s *mcpServer) stderrNote() string {
+	if s.stderr == nil {
+		return ""
+	}
+	if t := strings.TrimSpace(s.stderr.String()); t != "" {
+		return "; its stderr ends: " + t
+	}
+	return ""
+}
+
+// exited tells whether the stdio server's process has ended.
+func (s *mcpServer) exited() bool {
+	if s.pidfd < 0 {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(s.pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
+}
+
+// ready returns the client to call, restarting a dead stdio server once.
+func (s *mcpServer) ready(ctx context.Context) (*client.Client, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, fmt.Sprintf("MCP server %s is closed", s.name)
+	case s.gone != "":
+		return nil, s.gone
+	case s.cl != nil && !s.exited():
+		return s.cl, ""
+	}
+	note := s.stderrNote()
+	s.stopLocked()
+	if s.restarts >= mcpRestartsPerRun {
+		s.gone = fmt.Sprintf("MCP server %s stopped again after its restart%s; its tools are unavailable for the rest of the session", s.name, note)
+		return nil, s.gone
+	}
+	s.restarts++
+	if err := s.startLocked(ctx); err != nil {
+		s.gone = fmt.Sprintf("MCP server %s stopped%s, and restarting it failed: %v; its tools are unavailable for the rest of the session", s.name, note, err)
+		return nil, s.gone
+	}
+	return s.cl, ""
+}
+
+func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, timeout time.Duration) (providers.ToolResult, error) {
+	cl, why := s.ready(ctx)
+	if cl == nil {
+		return providers.ToolResult{Content: why, IsError: true}, nil
+	}
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := cl.CallTool(callCtx, req)
+	if ctx.Err() != nil {
+		return providers.ToolResult{}, ctx.Err()
+	}
+	if err != nil {
+		s.mu.Lock()
+		dead := s.exited()
+		note := s.stderrNote()
+		again := s.restarts < mcpRestartsPerRun
+		s.mu.Unlock()
+		switch {
+		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s did not answer %s within %s", s.name, tool, timeout), IsError: true}, nil
+		case dead && again:
+			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s%s; it is restarted for the next call", s.name, tool, note), IsError: true}, nil
+		case dead:
+			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s%s, after its one restart; its tools are unavailable for the rest of the session", s.name, tool, note), IsError: true}, nil
+		}
+		return providers.ToolResult{Content: fmt.Sprintf("MCP server %s: %s failed: %v", s.name, tool, err), IsError: true}, nil
+	}
+	return providers.ToolResult{Content: resultText(res), IsError: res.IsError}, nil
+}
+
+// resultText flattens a tool result for the model: text as is, other
+// content described, structured content as JSON when there is no text.
+func resultText(res *mcpgo.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		switch c := c.(type) {
+		case mcpgo.TextContent:
+			b.WriteString(c.Text)
+		case mcpgo.ImageContent:
+			fmt.Fprintf(&b, "[image %s, %d bytes base64]", c.MIMEType, len(c.Data))
+		case mcpgo.AudioContent:
+			fmt.Fprintf(&b, "[audio %s, %d bytes base64]", c.MIMEType, len(c.Data))
+		case mcpgo.ResourceLink:
+			fmt.Fprintf(&b, "[resource %s: %s]", c.URI, c.Description)
+		case mcpgo.EmbeddedResource:
+			if t, ok := c.Resource.(mcpgo.TextResourceContents); ok {
+				fmt.Fprintf(&b, "[resource %s]\n%s", t.URI, t.Text)
+			} else {
+				b.WriteString("[embedded binary resource]")
+			}
+		default:
+			raw, _ := json.Marshal(c)
+			b.Write(raw)
+		}
+	}
+	if b.Len() == 0 && res.StructuredContent != nil {
+		raw, _ := json.Marshal(res.StructuredContent)
+		b.Write(raw)
+	}
+	out := b.String()
+	if len(out) > maxMCPResult {
+		cut := maxMCPResult
+		for cut > 0 && !isRuneStart(out[cut]) {
+			cut--
+		}
+		out = out[:cut] + fmt.Sprintf("\n[… %d more bytes not shown]", len(out)-cut)
+	}
+	return out
+}
+
+// stopLocked ends the current connection and process.
+func (s *mcpServer) stopLocked() {
+	if s.cl != nil {
+		_ = s.cl.Close() // closes stdin, waits a moment, then signals
+	}
+	if s.cmd != nil {
+		sandbox.Kill(s.cmd)
+	}
+	if s.life != nil {
+		s.life()
+	}
+	if s.pidfd >= 0 {
+		_ = unix.Close(s.pidfd)
+	}
+	s.cl, s.cmd, s.pidfd, s.life = nil, nil, -1, nil
+}
+
+func (s *mcpServer) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.stopLocked()
+}
+
+// tail keeps the last max bytes written (a server's stderr).
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "")
+}

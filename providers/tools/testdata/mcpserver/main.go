@@ -1,0 +1,67 @@
+// Command mcpserver is a small stdio MCP server for the tests of
+// providers/tools: echo, boot (an id drawn at start, so a restart shows),
+// env (one variable), where (whether it runs in the sandbox), crash (exits
+// at once) and secret (for exclude_tools). With -fail it exits before
+// serving, with a message on stderr, as a misconfigured server does.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func main() {
+	fail := flag.Bool("fail", false, "exit before serving")
+	flag.Parse()
+	if *fail {
+		fmt.Fprintln(os.Stderr, "mcpserver: cannot start: the config file is missing")
+		os.Exit(2)
+	}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	boot := hex.EncodeToString(b)
+
+	s := server.NewMCPServer("mcpserver", "1.0.0")
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithString("text", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo: " + req.GetString("text", "")), nil
+		})
+	s.AddTool(mcp.NewTool("boot", mcp.WithDescription("This process's boot id.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(boot), nil
+		})
+	s.AddTool(mcp.NewTool("env", mcp.WithDescription("One environment variable."), mcp.WithString("name", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			v, ok := os.LookupEnv(req.GetString("name", ""))
+			if !ok {
+				return mcp.NewToolResultError("not set"), nil
+			}
+			return mcp.NewToolResultText(v), nil
+		})
+	s.AddTool(mcp.NewTool("where", mcp.WithDescription("Working directory and HOME.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			wd, _ := os.Getwd()
+			return mcp.NewToolResultText(fmt.Sprintf("wd=%s home=%s", wd, os.Getenv("HOME"))), nil
+		})
+	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit at once.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "mcpserver: crashing on request")
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(mcp.NewTool("secret", mcp.WithDescription("A tool the operator excludes.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("secret"), nil
+		})
+	if err := server.ServeStdio(s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
