@@ -214,6 +214,9 @@ type Usage struct {
 	Output      int64    `json:"output"`
 	Reasoning   int64    `json:"reasoning"`
 	CostUSD     *float64 `json:"cost_usd"`
+	// CostEstimated says the cost is an estimate at list prices, not what
+	// was charged: a CLI agent logged in with a subscription reports one.
+	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
 // Add sums two usages; the cost stays known only if both are known.
@@ -223,6 +226,8 @@ func (u Usage) Add(o Usage) Usage {
 		CachedInput: u.CachedInput + o.CachedInput,
 		Output:      u.Output + o.Output,
 		Reasoning:   u.Reasoning + o.Reasoning,
+		// One estimated part makes the sum an estimate.
+		CostEstimated: u.CostEstimated || o.CostEstimated,
 	}
 	if u.CostUSD != nil && o.CostUSD != nil {
 		c := *u.CostUSD + *o.CostUSD
