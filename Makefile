@@ -4,7 +4,7 @@ BIN     ?= bin/massgen-mcp
 BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap
+.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap clis
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
@@ -26,8 +26,14 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-unit: tmux bwrap
-	$(GO) test -race -count=1 ./...
+# unit also runs the CLI-agent tests against the real CLIs (pinned, installed
+# into .cache/clients by e2e/install-clis.sh); MASSGEN_REAL_CLIS=1 makes a
+# missing CLI fail them instead of skipping.
+unit: tmux bwrap clis
+	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 ./...
+
+clis:
+	bash e2e/install-clis.sh
 
 # fuzz runs every fuzz target for a fixed count of inputs (about 5-10 s each;
 # FUZZTIME=30s for a longer run); see .ci/fuzz.

@@ -102,7 +102,7 @@ var backendTable = []BackendInfo{
 	// API backends' so that a bare `claude_code` means the same model as
 	// `claude`.
 	{Name: "codex", Transport: TransportSubprocess, DefaultModel: "gpt-5.4"},
-	{Name: "claude_code", Transport: TransportSubprocess, DefaultModel: "claude-opus-4-6"},
+	{Name: "claude_code", Transport: TransportSubprocess, DefaultModel: "claude-opus-4-6", Implemented: true},
 	{Name: "gemini_cli", Transport: TransportSubprocess, DefaultModel: "gemini-3.1-pro-preview"},
 	// host is driven by coordination itself (a view, then a submitted action),
 	// so there is nothing for providers to implement.

@@ -68,6 +68,7 @@ func rootCommand() *cobra.Command {
 		installCommand(),
 		uninstallCommand(),
 		fakeProvidersCommand(),
+		workflowServerCommand(),
 		versionCommand(),
 	)
 	return root

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 	"io"
 	"os"
 	"strings"
@@ -41,6 +42,7 @@ type runFlags struct {
 	taskFile   string
 	contexts   []string
 	criteria   string
+	maxCLI     int
 }
 
 func runCommand() *cobra.Command {
@@ -73,6 +75,7 @@ func runCommand() *cobra.Command {
 	fl.BoolVar(&f.earlyStop, "early-stop", false, "with --short: stop after round 0 if a strict majority already agrees")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for aliases, tie draws and sim agents (default random)")
 	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once")
+	fl.IntVar(&f.maxCLI, "max-cli-agents", cliagent.DefaultMaxProcesses(), "coding-agent CLI processes (codex, claude_code, gemini_cli) running at once")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	fl.BoolVar(&f.json, "json", false, "print the team result as JSON")
 	fl.BoolVar(&f.plain, "plain", false, "print a line per step even on a terminal, instead of the live view")
@@ -87,6 +90,7 @@ func runCommand() *cobra.Command {
 
 func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
 	out := cmd.OutOrStdout()
+	cliagent.SetMaxProcesses(f.maxCLI)
 	svc := newService(stateDir(f.stateDir), f.parallel)
 	id := f.resume
 	if id == "" {

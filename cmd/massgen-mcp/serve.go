@@ -19,6 +19,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/mcp"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 )
 
 type serveFlags struct {
@@ -39,6 +40,7 @@ type serveFlags struct {
 	maxRunsPer   int
 	callRate     float64
 	callBurst    int
+	maxCLI       int
 }
 
 func serveCommand() *cobra.Command {
@@ -81,6 +83,7 @@ stand. Files are read at each use, so edits apply to the next team.`,
 	fl.StringArrayVar(&f.allowRoots, "allow-root", nil, "directory under which context file paths may be read (repeatable)")
 	fl.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed besides loopback ones, e.g. https://app.example (repeatable)")
 	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once per run")
+	fl.IntVar(&f.maxCLI, "max-cli-agents", cliagent.DefaultMaxProcesses(), "coding-agent CLI processes (codex, claude_code, gemini_cli) running at once across every session of this server")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file for --http")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for --http")
 	fl.StringArrayVar(&f.allowURLs, "allow-base-url", nil, "base URL a client may name in a model spec's @base_url, matched on scheme, host, port and path prefix, e.g. http://127.0.0.1:8000/v1 (repeatable; the local servers' default loopback ports are allowed for keyless backends)")
@@ -97,6 +100,7 @@ stand. Files are read at each use, so edits apply to the next team.`,
 
 func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
+	cliagent.SetMaxProcesses(f.maxCLI)
 	token := os.Getenv("MASSGEN_MCP_TOKEN")
 	if f.http != "" {
 		f.http = loopbackByDefault(f.http)

@@ -172,7 +172,10 @@ func TestRealAdaptersOpenForEveryImplementedBackend(t *testing.T) {
 			env[k] = plantedKey
 		}
 	}
-	c := Config{Env: envOf(env), Resilience: instantRetries()}
+	// CLI agents: a binary that exists, and the process environment kept
+	// out of the test.
+	c := Config{Env: envOf(env), Resilience: instantRetries(), LookPath: func(string) (string, error) { return "/bin/sh", nil },
+		Environ: func() []string { return []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()} }}
 	for _, info := range providers.Backends() {
 		if !info.Implemented || info.Name == "host" {
 			continue
@@ -225,6 +228,7 @@ func TestUsableSaysWhyForEveryBackend(t *testing.T) {
 			return "", errors.New("not found")
 		},
 		ProbeTimeout: 2 * time.Second,
+		Environ:      func() []string { return []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()} },
 	}
 	got := map[string]BackendStatus{}
 	list := c.Usable(context.Background())
@@ -247,7 +251,7 @@ func TestUsableSaysWhyForEveryBackend(t *testing.T) {
 		{"vllm", false, "no server at " + env["VLLM_BASE_URL"]},
 		{"lmstudio", false, "no server at http://user:xxxxx@127.0.0.1:1/v1"},
 		{"codex", false, "codex not on PATH"},
-		{"claude_code", false, "claude found on PATH, but this build cannot drive it yet"},
+		{"claude_code", false, "claude at /usr/bin/claude; ANTHROPIC_API_KEY is not set: set it, or log in"},
 		{"sim", true, "simulated agents"},
 		{"host", true, "outer agent"},
 	} {

@@ -44,6 +44,11 @@ type Config struct {
 	// ProbeTimeout bounds the check that a local server answers (default
 	// 800ms: a loopback server answers in milliseconds or not at all).
 	ProbeTimeout time.Duration
+	// Environ is the process environment CLI agents' allow-lists draw from;
+	// nil means os.Environ.
+	Environ func() []string
+	// CLI holds the operator's settings for CLI agents.
+	CLI CLIOptions
 }
 
 func (c Config) env() *keys.Env {
@@ -67,6 +72,10 @@ func (c Config) adapter(name string) (Adapter, bool) {
 func (c Config) implemented(info providers.BackendInfo) bool {
 	if info.Name == "sim" || info.Name == "host" {
 		return info.Implemented
+	}
+	if info.Transport == providers.TransportSubprocess {
+		_, ok := cliAgents[info.Name]
+		return info.Implemented && ok
 	}
 	_, ok := c.adapter(info.Name)
 	return info.Implemented && ok
@@ -95,6 +104,9 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 	info, ok := providers.LookupBackend(spec.Backend)
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown backend %q", providers.ErrBadSpec, spec.Backend)
+	}
+	if info.Transport == providers.TransportSubprocess && c.implemented(info) {
+		return c.openCLI(info, spec)
 	}
 	adapter, ok := c.adapter(info.Name)
 	if !c.implemented(info) || !ok {

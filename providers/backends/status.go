@@ -28,6 +28,8 @@ type BackendStatus struct {
 	// password in it redacted.
 	BaseURL     string `json:"base_url,omitempty"`
 	Implemented bool   `json:"implemented"`
+	// Version is a CLI agent's version, as its --version prints it.
+	Version string `json:"version,omitempty"`
 }
 
 // cliBinary is the program each CLI backend runs.
@@ -59,7 +61,11 @@ func (c Config) Usable(ctx context.Context) []BackendStatus {
 		case info.Transport == providers.TransportHost:
 			out[i].Usable, out[i].Why = true, "the outer agent itself, through step (start_team only)"
 		case info.Transport == providers.TransportSubprocess:
-			out[i].Usable, out[i].Why = c.cliStatus(info, s.Implemented)
+			wg.Add(1)
+			go func(st *BackendStatus, info providers.BackendInfo) {
+				defer wg.Done()
+				st.Usable, st.Why, st.Version = c.cliStatus(ctx, info, st.Implemented)
+			}(&out[i], info)
 		case isLocal(info):
 			wg.Add(1)
 			go func(st *BackendStatus, info providers.BackendInfo) {
@@ -77,17 +83,6 @@ func (c Config) Usable(ctx context.Context) []BackendStatus {
 // isLocal tells a self-hosted server (no key, a default URL) from an API.
 func isLocal(info providers.BackendInfo) bool {
 	return len(info.KeyEnv) == 0 && info.DefaultBaseURL != ""
-}
-
-func (c Config) cliStatus(info providers.BackendInfo, implemented bool) (bool, string) {
-	bin := cliBinary[info.Name]
-	if _, err := c.lookPath(bin); err != nil {
-		return false, bin + " not on PATH"
-	}
-	if !implemented {
-		return false, bin + " found on PATH, but this build cannot drive it yet"
-	}
-	return true, bin + " found on PATH"
 }
 
 func (c Config) keyedStatus(env *keys.Env, info providers.BackendInfo, st *BackendStatus) {

@@ -1,0 +1,105 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/keys"
+)
+
+// fakeClaude writes an executable that prints a version, as CLAUDE_BIN.
+func fakeClaude(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho '2.1.197 (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func cliConfig(t *testing.T, home string, vars map[string]string, server ...string) Config {
+	return Config{
+		Env:      envOf(vars),
+		LookPath: func(string) (string, error) { return "", errors.New("not found") },
+		Environ:  func() []string { return append([]string{"PATH=/usr/bin:/bin", "HOME=" + home}, server...) },
+	}
+}
+
+func TestClaudeCodeMissingBinaryFailsAtTeamStartWithTheFix(t *testing.T) {
+	c := cliConfig(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": plantedKey})
+	_, err := c.Open(mustSpec(t, "claude_code"))
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "claude is not on PATH; install it or set CLAUDE_BIN") {
+		t.Fatalf("err = %v", err)
+	}
+	st := statusOf(c, "claude_code")
+	if st.Usable || !strings.Contains(st.Why, "claude is not on PATH") {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestClaudeCodeStatusSaysVersionAndHowItAuthenticates(t *testing.T) {
+	bin := fakeClaude(t)
+	c := cliConfig(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": plantedKey, "CLAUDE_BIN": bin})
+	st := statusOf(c, "claude_code")
+	if !st.Usable || st.Version != "2.1.197 (Claude Code)" || !strings.Contains(st.Why, "claude 2.1.197 (Claude Code) at "+bin+"; authenticates with ANTHROPIC_API_KEY") {
+		t.Fatalf("status = %+v", st)
+	}
+	if strings.Contains(st.Why, plantedKey) {
+		t.Fatal("the key is in the status")
+	}
+	if _, err := c.Open(mustSpec(t, "claude_code")); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+}
+
+func TestClaudeCodeLoginNeedsTheUserSetupUnderBare(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := fakeClaude(t)
+	c := cliConfig(t, home, map[string]string{"CLAUDE_BIN": bin})
+	_, err := c.Open(mustSpec(t, "claude_code"))
+	if !errors.Is(err, keys.ErrMissingKey) || !strings.Contains(err.Error(), "set MASSGEN_CLAUDE_CODE_SETUP=user to use the login") {
+		t.Fatalf("err = %v", err)
+	}
+	c = cliConfig(t, home, map[string]string{"CLAUDE_BIN": bin, "MASSGEN_CLAUDE_CODE_SETUP": "user"})
+	if _, err := c.Open(mustSpec(t, "claude_code")); err != nil {
+		t.Fatalf("with the user's setup: %v", err)
+	}
+	if st := statusOf(c, "claude_code"); !st.Usable || !strings.Contains(st.Why, "your Claude Code login") {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestCLIEnvTakesTheCLIsOwnVariablesFromDotEnvAndSecretsFromEveryBackend(t *testing.T) {
+	env := keys.FromMap(map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "OPENAI_API_KEY": "sk-other-0123456789abcdef"})
+	c := Config{Environ: func() []string { return []string{"PATH=/bin", "MY_TOKEN=tok-0123456789"} }}
+	server := c.cliEnv(env, cliAgents["claude_code"].Info())
+	if v, ok := lookup(server, "ANTHROPIC_BASE_URL"); !ok || v != "http://127.0.0.1:9" {
+		t.Fatalf("ANTHROPIC_BASE_URL from .env: %v", server)
+	}
+	if _, ok := lookup(server, "OPENAI_API_KEY"); ok {
+		t.Fatal("another backend's key was added to the CLI's environment")
+	}
+	secrets := strings.Join(c.knownSecrets(env, server), " ")
+	if !strings.Contains(secrets, "sk-other-0123456789abcdef") || !strings.Contains(secrets, "tok-0123456789") {
+		t.Fatalf("known secrets = %q", secrets)
+	}
+}
+
+func statusOf(c Config, name string) BackendStatus {
+	for _, s := range c.Usable(context.Background()) {
+		if s.Name == name {
+			return s
+		}
+	}
+	return BackendStatus{}
+}

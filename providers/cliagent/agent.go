@@ -1,0 +1,66 @@
+package cliagent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// agentDirs are one agent's private directories, outside its workspace:
+// HOME, TMPDIR, a scratch working directory for sessions that keep no
+// files, and the CLI's session id to resume.
+type agentDirs struct {
+	root, home, tmp, scratch string
+	sessionFile              string
+}
+
+// agentFor returns (creating) the directories of the agent a request is
+// for. An agent is known by its live workspace, unique per agent and
+// session; without one, by its id and the session's seed.
+func (p *Provider) agentFor(req providers.Request) (agentDirs, error) {
+	key := req.Workspace
+	if key == "" {
+		key = req.AgentID + "\x00" + strconv.FormatInt(req.SessionSeed, 10)
+	}
+	sum := sha256.Sum256([]byte(p.info.Backend + "\x00" + key))
+	root := filepath.Join(p.dir, hex.EncodeToString(sum[:8]))
+	a := agentDirs{
+		root:        root,
+		home:        filepath.Join(root, "home"),
+		tmp:         filepath.Join(root, "tmp"),
+		scratch:     filepath.Join(root, "work"),
+		sessionFile: filepath.Join(root, "session"),
+	}
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		return agentDirs{}, fmt.Errorf("cannot create the CLI agents' directory %s: %w", p.dir, err)
+	}
+	for _, d := range []string{root, a.home, a.tmp, a.scratch} {
+		if err := os.Mkdir(d, 0o700); err != nil && !os.IsExist(err) {
+			return agentDirs{}, fmt.Errorf("cannot create the agent's directory %s: %w", d, err)
+		}
+	}
+	return a, nil
+}
+
+// session is the CLI session to resume, or "".
+func (a agentDirs) session() string {
+	b, err := os.ReadFile(a.sessionFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (a agentDirs) saveSession(id string) {
+	if id == "" {
+		_ = os.Remove(a.sessionFile)
+		return
+	}
+	_ = os.WriteFile(a.sessionFile, []byte(id+"\n"), 0o600)
+}

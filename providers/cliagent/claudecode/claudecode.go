@@ -1,0 +1,101 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+)
+
+// Backend is the backend name.
+const Backend = "claude_code"
+
+// CLI is Claude Code.
+type CLI struct{}
+
+// info is Claude Code's facts (research/cli-agents.md and its docs).
+var info = cliagent.Info{
+	Backend:      Backend,
+	Binary:       "claude",
+	BinaryEnv:    "CLAUDE_BIN",
+	ConfigDir:    ".claude",
+	ConfigDirEnv: "CLAUDE_CONFIG_DIR",
+	PriceBackend: "claude",
+	Env: cliagent.EnvPolicy{
+		// Its auth and endpoint (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
+		// ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, …) and its own switches
+		// (CLAUDE_CODE_MAX_RETRIES, CLAUDE_CODE_USE_BEDROCK, …).
+		Prefixes: []string{"ANTHROPIC_", "CLAUDE_CODE_"},
+		Names: []string{
+			"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
+			"DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_BUG_COMMAND",
+			"DISABLE_COST_WARNINGS", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MCP_TIMEOUT", "MCP_TOOL_TIMEOUT",
+			"BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MAX_THINKING_TOKENS", "API_TIMEOUT_MS",
+		},
+		// A team member never updates itself mid-run nor reports home.
+		Defaults: map[string]string{
+			"DISABLE_AUTOUPDATER":                      "1",
+			"DISABLE_TELEMETRY":                        "1",
+			"DISABLE_ERROR_REPORTING":                  "1",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		},
+	},
+}
+
+// Info implements cliagent.CLI.
+func (CLI) Info() cliagent.Info { return info }
+
+// NewParser implements cliagent.CLI.
+func (CLI) NewParser() cliagent.Parser { return &Parser{} }
+
+// Tool names as Claude Code calls the workflow server's tools.
+func mcpTool(server, tool string) string { return "mcp__" + server + "__" + tool }
+
+// Invocation implements cliagent.CLI: one `claude -p` run, the prompt on
+// stdin (never in argv, where other users' ps could read it).
+func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
+	cfg := map[string]any{"mcpServers": map[string]any{
+		r.Workflow.Name: map[string]any{"type": "stdio", "command": r.Workflow.Command, "args": r.Workflow.Args},
+	}}
+	mcpJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return cliagent.Invocation{}, err
+	}
+	allowed := make([]string, 0, len(r.WorkflowTools)+1)
+	for _, t := range r.WorkflowTools {
+		allowed = append(allowed, mcpTool(r.Workflow.Name, t))
+	}
+	if r.Sandboxed {
+		// acceptEdits allows Read, Edit and Write but not the shell; inside
+		// the sandbox the shell is confined like every other command.
+		allowed = append(allowed, "Bash")
+	}
+	args := []string{"-p",
+		"--output-format", "stream-json", "--verbose",
+		"--permission-mode", "acceptEdits",
+		"--strict-mcp-config", "--mcp-config", r.RunDir + "/mcp.json",
+		"--append-system-prompt-file", r.RunDir + "/system.md",
+		"--allowedTools", strings.Join(allowed, ","),
+	}
+	if !r.UserSetup {
+		args = append(args, "--bare")
+	}
+	if r.Model != "" {
+		args = append(args, "--model", r.Model)
+	}
+	if r.Resume != "" {
+		args = append(args, "--resume", r.Resume)
+	}
+	for _, d := range r.ReadDirs {
+		args = append(args, "--add-dir", d)
+	}
+	if strings.TrimSpace(r.Prompt) == "" {
+		return cliagent.Invocation{}, fmt.Errorf("%s: the step has no prompt", Backend)
+	}
+	return cliagent.Invocation{
+		Args:  args,
+		Files: map[string][]byte{"mcp.json": mcpJSON, "system.md": []byte(r.System)},
+		Stdin: r.Prompt,
+	}, nil
+}

@@ -1,0 +1,74 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+)
+
+func run() cliagent.Run {
+	return cliagent.Run{
+		Model: "claude-opus-4-6", Prompt: "What is 17 * 23?", System: "rules", RunDir: "/run/step",
+		Workflow:      cliagent.MCPServer{Name: "workflow", Command: "/bin/massgen-mcp", Args: []string{"workflow-server", "--view", "/run/step/view.json"}},
+		WorkflowTools: []string{"new_answer", "vote"}, ReadDirs: []string{"/snap/agent2"},
+	}
+}
+
+func TestInvocationIsBareStrictAndKeepsThePromptOutOfArgv(t *testing.T) {
+	inv, err := CLI{}.Invocation(run())
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(inv.Args, " ")
+	for _, want := range []string{
+		"-p --output-format stream-json --verbose --permission-mode acceptEdits --strict-mcp-config --mcp-config /run/step/mcp.json",
+		"--allowedTools mcp__workflow__new_answer,mcp__workflow__vote --bare --model claude-opus-4-6 --add-dir /snap/agent2",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if strings.Contains(args, "17 * 23") || inv.Stdin != "What is 17 * 23?" {
+		t.Errorf("the prompt goes on stdin only: args %q stdin %q", args, inv.Stdin)
+	}
+	if strings.Contains(args, "Bash") || strings.Contains(args, "--resume") || strings.Contains(args, "dangerously") {
+		t.Errorf("args %q", args)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(inv.Files["mcp.json"], &cfg); err != nil || cfg.MCPServers["workflow"].Command != "/bin/massgen-mcp" ||
+		!slices.Equal(cfg.MCPServers["workflow"].Args, []string{"workflow-server", "--view", "/run/step/view.json"}) {
+		t.Fatalf("mcp.json = %s (%v)", inv.Files["mcp.json"], err)
+	}
+	if string(inv.Files["system.md"]) != "rules" {
+		t.Fatalf("system.md = %q", inv.Files["system.md"])
+	}
+}
+
+func TestInvocationResumesAllowsTheShellOnlySandboxedAndDropsBareForTheUsersSetup(t *testing.T) {
+	r := run()
+	r.Resume, r.Sandboxed, r.UserSetup = "sess-1", true, true
+	inv, err := CLI{}.Invocation(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(inv.Args, " ")
+	if !strings.Contains(args, "--resume sess-1") || !strings.Contains(args, "mcp__workflow__vote,Bash") || strings.Contains(args, "--bare") {
+		t.Fatalf("args %q", args)
+	}
+}
+
+func TestSubscriptionLoginsMakeTheCostAnEstimate(t *testing.T) {
+	for src, want := range map[string]bool{"ANTHROPIC_API_KEY": false, "apiKeyHelper": false, "none": true, "/login managed key": true} {
+		if subscription(src) != want {
+			t.Errorf("apiKeySource %q: subscription %v", src, !want)
+		}
+	}
+}

@@ -1,0 +1,290 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+)
+
+// Parser reads Claude Code's stream-json output (one run).
+type Parser struct {
+	out cliagent.Outcome
+	// usage per message id: Claude Code prints one assistant line per
+	// content block, each repeating its message's usage.
+	msgUsage map[string]providers.Usage
+	msgOrder []string
+	pending  map[string]pendingTool
+	text     strings.Builder // the assistant's text, for a run without a result
+	now      func() time.Time
+}
+
+type pendingTool struct {
+	rec providers.ToolRecord
+}
+
+// event is the part of a stream-json line the parser reads.
+type event struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	// system/init
+	APIKeySource string `json:"apiKeySource"`
+	// system/api_retry
+	Attempt      int     `json:"attempt"`
+	RetryDelayMS float64 `json:"retry_delay_ms"`
+	ErrorStatus  int     `json:"error_status"`
+	Error        any     `json:"error"`
+	// assistant / user
+	Message *message `json:"message"`
+	// result
+	IsError        bool     `json:"is_error"`
+	Result         *string  `json:"result"`
+	TotalCostUSD   *float64 `json:"total_cost_usd"`
+	Usage          *usage   `json:"usage"`
+	APIErrorStatus *int     `json:"api_error_status"`
+	Errors         []string `json:"errors"`
+}
+
+type message struct {
+	ID      string  `json:"id"`
+	Role    string  `json:"role"`
+	Content []block `json:"content"`
+	Usage   *usage  `json:"usage"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+type usage struct {
+	Input      int64 `json:"input_tokens"`
+	CacheWrite int64 `json:"cache_creation_input_tokens"`
+	CacheRead  int64 `json:"cache_read_input_tokens"`
+	Output     int64 `json:"output_tokens"`
+}
+
+// normalised is Anthropic usage in providers' terms: input counts every
+// input token, cached or written to the cache (as the anthropic adapter).
+func (u usage) normalised() providers.Usage {
+	return providers.Usage{Input: u.Input + u.CacheRead + u.CacheWrite, CachedInput: u.CacheRead, Output: u.Output}
+}
+
+func (p *Parser) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
+}
+
+// Line implements cliagent.Parser.
+func (p *Parser) Line(line []byte, ev cliagent.Events) error {
+	var e event
+	if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+		return errors.New("not a stream-json event")
+	}
+	if e.SessionID != "" {
+		p.out.SessionID = e.SessionID
+	}
+	switch e.Type {
+	case "system":
+		switch e.Subtype {
+		case "init":
+			p.out.Subscription = subscription(e.APIKeySource)
+		case "api_retry":
+			ev.Retry(time.Duration(e.RetryDelayMS*float64(time.Millisecond)),
+				fmt.Errorf("Claude Code's API call failed (HTTP %d, %s); attempt %d", e.ErrorStatus, errorText(e.Error), e.Attempt))
+		}
+	case "assistant":
+		p.assistant(e.Message, ev)
+	case "user":
+		p.user(e.Message, ev)
+	case "result":
+		p.result(e)
+	}
+	return nil
+}
+
+// subscription tells a login (Claude.ai Pro/Max) from an API key: its cost
+// figure is then computed at list prices, not charged.
+func subscription(source string) bool {
+	switch source {
+	case "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "apiKeyHelper", "":
+		return false
+	}
+	return true
+}
+
+func (p *Parser) assistant(m *message, ev cliagent.Events) {
+	if m == nil {
+		return
+	}
+	if m.Usage != nil && m.ID != "" {
+		if p.msgUsage == nil {
+			p.msgUsage = map[string]providers.Usage{}
+		}
+		if _, seen := p.msgUsage[m.ID]; !seen {
+			p.msgOrder = append(p.msgOrder, m.ID)
+		}
+		p.msgUsage[m.ID] = m.Usage.normalised()
+	}
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				if p.text.Len() > 0 {
+					p.text.WriteString("\n")
+				}
+				p.text.WriteString(b.Text)
+				ev.Text(b.Text)
+			}
+		case "tool_use":
+			if isWorkflow(b.Name) {
+				continue // the step's action, not a tool of the step
+			}
+			if p.pending == nil {
+				p.pending = map[string]pendingTool{}
+			}
+			p.pending[b.ID] = pendingTool{rec: providers.ToolRecord{
+				Kind: kindOf(b.Name), Name: b.Name, Arguments: compact(b.Input), Started: p.clock(),
+			}}
+		}
+	}
+}
+
+func (p *Parser) user(m *message, ev cliagent.Events) {
+	if m == nil {
+		return
+	}
+	for _, b := range m.Content {
+		if b.Type != "tool_result" {
+			continue
+		}
+		pt, ok := p.pending[b.ToolUseID]
+		if !ok {
+			continue
+		}
+		delete(p.pending, b.ToolUseID)
+		rec := pt.rec
+		rec.ResultBytes = len(resultText(b.Content))
+		rec.IsError = b.IsError
+		rec.DurationMS = p.clock().Sub(rec.Started).Milliseconds()
+		ev.Tool(rec)
+	}
+}
+
+func (p *Parser) result(e event) {
+	p.out.Done = true
+	if e.Result != nil {
+		p.out.Final = *e.Result
+	}
+	if e.Usage != nil {
+		p.out.Usage = e.Usage.normalised()
+	}
+	if e.TotalCostUSD != nil {
+		c := *e.TotalCostUSD
+		p.out.Usage.CostUSD = &c
+	}
+	// On an API error Claude Code still says subtype "success": is_error
+	// is what tells.
+	if e.IsError || (e.Subtype != "" && e.Subtype != "success") {
+		msg := strings.TrimSpace(p.out.Final)
+		if msg == "" && len(e.Errors) > 0 {
+			msg = strings.Join(e.Errors, "; ")
+		}
+		if msg == "" {
+			msg = "Claude Code reported an error (" + e.Subtype + ")"
+		}
+		p.out.Error = msg
+		if e.APIErrorStatus != nil {
+			p.out.Status = *e.APIErrorStatus
+		}
+	}
+}
+
+// Outcome implements cliagent.Parser. A run cut short (killed after its
+// workflow call, or at the step timeout) has no result event: its usage is
+// the sum of its messages' and its final text what it wrote.
+func (p *Parser) Outcome() cliagent.Outcome {
+	o := p.out
+	if !o.Done {
+		u := providers.Usage{}
+		for _, id := range p.msgOrder {
+			u = u.Add(p.msgUsage[id])
+		}
+		u.CostUSD = nil
+		o.Usage = u
+		o.Final = p.text.String()
+	}
+	return o
+}
+
+// isWorkflow tells the workflow server's tools.
+func isWorkflow(name string) bool { return strings.HasPrefix(name, "mcp__"+relay.ServerName+"__") }
+
+// kindOf files a Claude Code tool under a tools.jsonl kind.
+func kindOf(name string) string {
+	switch {
+	case strings.HasPrefix(name, "mcp__"):
+		return "mcp"
+	case name == "Bash" || name == "BashOutput" || name == "KillShell":
+		return "command"
+	case name == "Write" || name == "Edit" || name == "MultiEdit" || name == "NotebookEdit":
+		return "file_change"
+	}
+	return "tool"
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
+
+// resultText is a tool result's text: a string, or text blocks.
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) == nil {
+		var b strings.Builder
+		for _, x := range blocks {
+			b.WriteString(x.Text)
+		}
+		return b.String()
+	}
+	return string(raw)
+}
+
+func errorText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "no detail"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,116 @@
+package claudecode
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+type heard struct {
+	text    []string
+	tools   []providers.ToolRecord
+	retries []string
+}
+
+func (h *heard) Text(d string)               { h.text = append(h.text, d) }
+func (h *heard) Tool(r providers.ToolRecord) { h.tools = append(h.tools, r) }
+func (h *heard) Retry(w time.Duration, err error) {
+	h.retries = append(h.retries, w.String()+" "+err.Error())
+}
+
+// parse feeds a captured stream to a parser, line by line.
+func parse(t *testing.T, name string) (*Parser, *heard) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, h := &Parser{}, &heard{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if err := p.Line(sc.Bytes(), h); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, sc.Text())
+		}
+	}
+	return p, h
+}
+
+func TestCapturedStreamOfAWriteAndANewAnswer(t *testing.T) {
+	p, h := parse(t, "claude.jsonl")
+	o := p.Outcome()
+	if o.SessionID != "3a3db1f9-35f4-4019-ab2a-9f2db4899573" || !o.Done || o.Error != "" || o.Subscription {
+		t.Fatalf("outcome = %+v", o)
+	}
+	if o.Final != "FAKE_FINAL: tool finished. The answer is Canberra." {
+		t.Fatalf("final = %q", o.Final)
+	}
+	if o.Usage.Input != 360 || o.Usage.Output != 60 || o.Usage.CostUSD == nil || *o.Usage.CostUSD != 0.0033 {
+		t.Fatalf("usage = %+v", o.Usage)
+	}
+	// The Write is a file change; the workflow call is the step's action,
+	// not a tool record.
+	if len(h.tools) != 1 || h.tools[0].Kind != "file_change" || h.tools[0].Name != "Write" || h.tools[0].ResultBytes == 0 ||
+		!strings.Contains(string(h.tools[0].Arguments), "answer.txt") {
+		t.Fatalf("tools = %+v", h.tools)
+	}
+	if strings.Join(h.text, "|") != "FAKE_FINAL: tool finished. The answer is Canberra." {
+		t.Fatalf("text = %q", h.text)
+	}
+}
+
+func TestCapturedStreamOfADeniedWrite(t *testing.T) {
+	p, h := parse(t, "claude-denied.jsonl")
+	if o := p.Outcome(); !o.Done || o.Error != "" || o.Usage.Input != 240 {
+		t.Fatalf("outcome = %+v", o)
+	}
+	if len(h.tools) != 1 || !h.tools[0].IsError {
+		t.Fatalf("a denied Write is a failed file change: %+v", h.tools)
+	}
+}
+
+func TestCapturedStreamOfAnAPIError(t *testing.T) {
+	p, h := parse(t, "err500-claude.jsonl")
+	o := p.Outcome()
+	if !o.Done || o.Status != 500 || !strings.HasPrefix(o.Error, "API Error: 500 scripted error 500.") {
+		t.Fatalf("an is_error result with subtype success is an error: %+v", o)
+	}
+	if len(h.retries) != 1 || !strings.Contains(h.retries[0], "HTTP 500, server_error") {
+		t.Fatalf("retries = %q", h.retries)
+	}
+}
+
+func TestMessagesUsageCountsOncePerMessageWhenNoResultCame(t *testing.T) {
+	p, h := &Parser{}, &heard{}
+	lines := []string{
+		`{"type":"system","subtype":"init","session_id":"s1","apiKeySource":"none"}`,
+		`{"type":"assistant","message":{"id":"m1","content":[{"type":"thinking","thinking":"x"}],"usage":{"input_tokens":100,"cache_read_input_tokens":50,"output_tokens":1}},"session_id":"s1"}`,
+		`{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"half"}],"usage":{"input_tokens":100,"cache_read_input_tokens":50,"output_tokens":1}},"session_id":"s1"}`,
+		`{"type":"assistant","message":{"id":"m2","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":10,"output_tokens":5}},"session_id":"s1"}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a b"}]}]},"session_id":"s1"}`,
+	}
+	for _, l := range lines {
+		if err := p.Line([]byte(l), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := p.Outcome()
+	if o.Done || o.Usage.Input != 160 || o.Usage.CachedInput != 50 || o.Usage.Output != 6 || o.Usage.CostUSD != nil {
+		t.Fatalf("a run cut short sums its messages once each, cost unknown: %+v", o.Usage)
+	}
+	if !o.Subscription || o.Final != "half" || o.SessionID != "s1" {
+		t.Fatalf("outcome = %+v", o)
+	}
+	if len(h.tools) != 1 || h.tools[0].Kind != "command" || h.tools[0].ResultBytes != 3 {
+		t.Fatalf("tools = %+v", h.tools)
+	}
+	if err := p.Line([]byte("Error: something broke"), h); err == nil {
+		t.Fatal("a line that is not stream-json must be an error")
+	}
+}

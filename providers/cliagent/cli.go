@@ -1,0 +1,137 @@
+package cliagent
+
+import (
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// CLI is one coding-agent CLI: its facts, how to invoke one run, and how to
+// read the run's stream. Implementations are stateless; a Provider calls
+// them from many steps at once.
+type CLI interface {
+	Info() Info
+	// Invocation builds one run of the CLI: its arguments (after the
+	// binary), the configs to generate, the prompt on stdin.
+	Invocation(r Run) (Invocation, error)
+	// NewParser reads one run's stdout.
+	NewParser() Parser
+}
+
+// Info are a CLI's facts.
+type Info struct {
+	Backend   string // the backend name, e.g. "claude_code"
+	Binary    string // the program on PATH, e.g. "claude"
+	BinaryEnv string // the variable naming the binary instead, e.g. "CLAUDE_BIN"
+	// ConfigDir is the CLI's own configuration directory under HOME (e.g.
+	// ".claude": logins and their token refreshes), and ConfigDirEnv the
+	// variable that moves it (e.g. "CLAUDE_CONFIG_DIR"). It is the only part
+	// of the user's HOME an agent sees.
+	ConfigDir    string
+	ConfigDirEnv string
+	// PriceBackend is the API backend whose price table prices the CLI's
+	// tokens when the CLI reports no cost (e.g. "claude").
+	PriceBackend string
+	// Env says which of the server's variables the CLI may see.
+	Env EnvPolicy
+}
+
+// EnvPolicy is a CLI's part of the environment allow-list: its own auth,
+// base-URL and configuration variables, its documented switches. The
+// framework adds PATH, locale and proxy settings, and sets HOME, TMPDIR and
+// the config directory variable itself.
+type EnvPolicy struct {
+	Names    []string // passed when set
+	Prefixes []string // every variable with one of these prefixes is passed
+	// Defaults are set unless the server's environment sets them (telemetry
+	// and update checks off).
+	Defaults map[string]string
+}
+
+// Run is one run of a CLI, with every path as the CLI sees it (inside the
+// sandbox, where there is one).
+type Run struct {
+	Model  string
+	Prompt string // the user turn
+	System string // instructions to add to the CLI's own system prompt
+	// Resume is the CLI's session to continue ("" starts one).
+	Resume    string
+	Workdir   string // the working directory: the agent's live workspace
+	Home      string // the per-agent HOME
+	ConfigDir string // the CLI's config directory (ConfigDirEnv's value)
+	// RunDir is a private directory outside the workspace for generated
+	// configs (Invocation.Files are written there).
+	RunDir string
+	// ReadDirs are directories the agent may read: peers' snapshots and
+	// context directories.
+	ReadDirs []string
+	// Workflow is the MCP server to give the CLI for this run; its tools
+	// are WorkflowTools (new_answer, vote).
+	Workflow      MCPServer
+	WorkflowTools []string
+	// Sandboxed says the CLI runs inside the sandbox, so its shell tool can
+	// be allowed.
+	Sandboxed bool
+	// UserSetup asks for the user's own CLI setup (for Claude Code: no
+	// --bare, so a subscription login, CLAUDE.md and settings apply).
+	UserSetup bool
+}
+
+// MCPServer is a stdio MCP server as CLIs' configs name one.
+type MCPServer struct {
+	Name    string
+	Command string
+	Args    []string
+}
+
+// Invocation is what a CLI needs for one run.
+type Invocation struct {
+	Args []string
+	// Files are generated configs, by name, written into Run.RunDir before
+	// the run starts (never into the workspace).
+	Files map[string][]byte
+	// Env holds extra KEY=VALUE variables for this run.
+	Env []string
+	// Stdin is the CLI's standard input (the prompt, for CLIs that read it
+	// there); empty is /dev/null.
+	Stdin string
+}
+
+// Parser reads one run's stream, a line at a time, on one goroutine.
+type Parser interface {
+	// Line reads one line of stdout. An error means the line is not the
+	// CLI's stream; the run is then an error unless a workflow call landed.
+	Line(line []byte, ev Events) error
+	// Outcome is what the stream reported, after its last line.
+	Outcome() Outcome
+}
+
+// Events hears what a stream reports as it happens.
+type Events interface {
+	// Text is a piece of the model's text as it streams.
+	Text(delta string)
+	// Tool is one tool call, command, file change or MCP call of the run
+	// (Kind "tool", "command", "file_change" or "mcp"), once it finished;
+	// calls of the workflow server are not reported here.
+	Tool(rec providers.ToolRecord)
+	// Retry says the CLI retries its API after wait.
+	Retry(wait time.Duration, err error)
+}
+
+// Outcome is what a run's stream reported.
+type Outcome struct {
+	SessionID string // the CLI's session, to resume
+	Final     string // the final message
+	// Usage is the run's tokens (cached and reasoning included); CostUSD is
+	// the CLI's own figure, nil when it gives none.
+	Usage providers.Usage
+	// Subscription says the CLI is logged in with a subscription, so its
+	// cost figure is an estimate at list prices, not a charge.
+	Subscription bool
+	// Error is the CLI's own error message, when the stream reports one;
+	// Status the API's HTTP status behind it, when known.
+	Error  string
+	Status int
+	// Done says the stream's final event was seen.
+	Done bool
+}

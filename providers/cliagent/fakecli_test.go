@@ -1,0 +1,228 @@
+package cliagent
+
+// A fake CLI for the framework's tests: the test binary itself, run as
+// `<test binary> fake-cli <mode>`, speaking a small JSONL stream that
+// testParser reads. It calls its workflow tools the way real CLIs do: it
+// starts the workflow server its run names (the test binary again, as
+// `relay-server --view FILE`) as an MCP client over stdio.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "fake-cli":
+			os.Exit(fakeCLI(os.Args[2:]))
+		case "relay-server":
+			v, err := relay.ReadView(os.Args[3])
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+			if err := relay.Serve(context.Background(), v, os.Stdin, os.Stdout, "test"); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// testCLI runs the fake CLI in a mode.
+type testCLI struct{ mode string }
+
+func (c testCLI) Info() Info {
+	return Info{Backend: "test_cli", Binary: "fake", BinaryEnv: "FAKE_BIN", ConfigDir: ".fake", ConfigDirEnv: "FAKE_CONFIG_DIR",
+		PriceBackend: "claude", Env: EnvPolicy{Prefixes: []string{"FAKE_"}, Names: []string{"FAKE_API_KEY"},
+			Defaults: map[string]string{"FAKE_TELEMETRY": "off"}}}
+}
+
+func (c testCLI) Invocation(r Run) (Invocation, error) {
+	spec, _ := json.Marshal(r)
+	return Invocation{
+		Args:  []string{"fake-cli", c.mode, r.RunDir + "/run.json"},
+		Files: map[string][]byte{"run.json": spec},
+		Stdin: r.Prompt,
+	}, nil
+}
+
+func (c testCLI) NewParser() Parser { return &testParser{} }
+
+// testParser reads the fake's stream: {"type": "text"|"tool"|"result", …}.
+type testParser struct{ out Outcome }
+
+type testEvent struct {
+	Type    string                `json:"type"`
+	Text    string                `json:"text"`
+	Tool    *providers.ToolRecord `json:"tool"`
+	Session string                `json:"session"`
+	Final   string                `json:"final"`
+	Error   string                `json:"error"`
+	Status  int                   `json:"status"`
+	Input   int64                 `json:"input"`
+	Output  int64                 `json:"output"`
+	Cost    *float64              `json:"cost"`
+}
+
+func (p *testParser) Line(line []byte, ev Events) error {
+	var e testEvent
+	if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+		return errors.New("not the stream")
+	}
+	switch e.Type {
+	case "text":
+		ev.Text(e.Text)
+	case "tool":
+		ev.Tool(*e.Tool)
+	case "result":
+		p.out = Outcome{SessionID: e.Session, Final: e.Final, Error: e.Error, Status: e.Status, Done: true,
+			Usage: providers.Usage{Input: e.Input, Output: e.Output, CostUSD: e.Cost}}
+	}
+	return nil
+}
+
+func (p *testParser) Outcome() Outcome { return p.out }
+
+func emit(v any) {
+	b, _ := json.Marshal(v)
+	os.Stdout.Write(append(b, '\n'))
+}
+
+// fakeCLI is the fake's main.
+func fakeCLI(args []string) int {
+	var run Run
+	data, err := os.ReadFile(args[1])
+	if err == nil {
+		err = json.Unmarshal(data, &run)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake: cannot read run:", err)
+		return 2
+	}
+	prompt, _ := readAll(os.Stdin)
+	session := run.Resume
+	if session == "" {
+		session = fmt.Sprintf("sess-%d", os.Getpid())
+	}
+	result := func(final string) {
+		emit(map[string]any{"type": "result", "session": session, "final": final, "input": 100, "output": 20})
+	}
+	switch args[0] {
+	case "answer", "linger":
+		os.WriteFile("answer.txt", []byte("391\n"), 0o644)
+		emit(map[string]any{"type": "text", "text": "Writing answer.txt"})
+		emit(map[string]any{"type": "tool", "tool": providers.ToolRecord{Kind: "file_change", Name: "Write", Arguments: json.RawMessage(`{"file_path":"answer.txt"}`)}})
+		msg, isErr := callTool(run, "new_answer", map[string]any{"content": "The answer is 391; see answer.txt. " + os.Getenv("FAKE_API_KEY")})
+		emit(map[string]any{"type": "text", "text": msg})
+		if isErr {
+			result("refused: " + msg)
+			return 0
+		}
+		if args[0] == "linger" {
+			time.Sleep(time.Hour)
+		}
+		result("done")
+	case "vote":
+		msg, isErr := callTool(run, "vote", map[string]any{"agent_id": "agent9", "reason": "best"})
+		emit(map[string]any{"type": "text", "text": fmt.Sprintf("first vote: %v %s", isErr, msg)})
+		msg, isErr = callTool(run, "vote", map[string]any{"agent_id": "agent2", "reason": "it is right"})
+		emit(map[string]any{"type": "text", "text": fmt.Sprintf("second vote: %v %s", isErr, msg)})
+		result("voted")
+	case "textcall":
+		// Writes its call as text, as a CLI whose MCP tools failed does.
+		result(`{"tool": "new_answer", "arguments": {"content": "text answer"}}`)
+	case "nocall":
+		result("I am done. resume=" + run.Resume + " prompt was: " + clipPrompt(prompt))
+	case "env":
+		result(strings.Join(os.Environ(), "\n"))
+	case "hang":
+		child := exec.Command("sleep", "987.654")
+		child.Start()
+		os.WriteFile("pids", []byte(fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)), 0o644)
+		emit(map[string]any{"type": "text", "text": "thinking"})
+		time.Sleep(time.Hour)
+	case "malformed":
+		fmt.Println("panic: this is not the stream")
+		fmt.Fprintln(os.Stderr, "fatal: the fake CLI crashed")
+		return 1
+	case "apierror":
+		emit(map[string]any{"type": "result", "session": session, "error": "API Error: 500 scripted error", "status": 500})
+		return 1
+	case "exit3":
+		fmt.Fprintln(os.Stderr, "Error: not logged in; run fake login")
+		return 3
+	case "leak":
+		emit(map[string]any{"type": "tool", "tool": providers.ToolRecord{Kind: "command", Name: "Bash", Arguments: json.RawMessage(`{"command":"echo ` + os.Getenv("FAKE_API_KEY") + `"}`)}})
+		emit(map[string]any{"type": "text", "text": "the key is " + os.Getenv("FAKE_API_KEY")})
+		callTool(run, "new_answer", map[string]any{"content": "key: " + os.Getenv("FAKE_API_KEY")})
+		result("key " + os.Getenv("FAKE_API_KEY"))
+	}
+	return 0
+}
+
+func clipPrompt(s string) string {
+	if len(s) > 200 {
+		return s[:200]
+	}
+	return s
+}
+
+func readAll(f *os.File) (string, error) {
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String(), nil
+		}
+	}
+}
+
+// callTool calls a workflow tool through the run's workflow server, as an
+// MCP client over stdio.
+func callTool(run Run, name string, args map[string]any) (string, bool) {
+	c, err := client.NewStdioMCPClient(run.Workflow.Command, os.Environ(), run.Workflow.Args...)
+	if err != nil {
+		return "cannot start the workflow server: " + err.Error(), true
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	init := mcpgo.InitializeRequest{}
+	init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "fake-cli", Version: "0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		return "initialize: " + err.Error(), true
+	}
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return "call: " + err.Error(), true
+	}
+	var text []string
+	for _, ct := range res.Content {
+		if tc, ok := ct.(mcpgo.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	return strings.Join(text, " "), res.IsError
+}

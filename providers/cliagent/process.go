@@ -1,0 +1,109 @@
+package cliagent
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// process is one CLI run in its own process group. When its leader exits,
+// or when it is killed, the whole group is killed before the leader is
+// reaped (so the group's id cannot have been reused), and no child the CLI
+// started outlives the run.
+type process struct {
+	cmd    *exec.Cmd
+	pgid   int
+	stdout *os.File
+	exited chan struct{} // closed once the leader is reaped
+	err    error         // the leader's exit, valid after exited
+	once   sync.Once
+}
+
+// startProcess starts cmd in a new process group with stdout on a pipe the
+// caller reads; stderr goes to the given writer.
+func startProcess(cmd *exec.Cmd, stderr *tailBuffer) (*process, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pgid = 0
+	// A child still holding stderr after the group is killed (it left the
+	// group) must not hold Wait.
+	cmd.WaitDelay = 2 * time.Second
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = w, stderr
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	w.Close()
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdout: r, exited: make(chan struct{})}
+	go p.wait()
+	return p, nil
+}
+
+func (p *process) wait() {
+	// Wait for the leader's exit without reaping it, kill what is left of
+	// its group, then reap.
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.pgid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	p.killGroup()
+	p.err = p.cmd.Wait()
+	close(p.exited)
+}
+
+// kill kills the whole group now.
+func (p *process) kill() { p.killGroup() }
+
+func (p *process) killGroup() {
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+}
+
+// exitCode is the leader's exit status (-1 when killed by a signal), after
+// exited.
+func (p *process) exitCode() int {
+	if p.cmd.ProcessState == nil {
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// tailBuffer keeps the last bytes written to it: a CLI's stderr, whose end
+// holds its error message.
+type tailBuffer struct {
+	mu    sync.Mutex
+	buf   []byte
+	limit int
+}
+
+func newTail(limit int) *tailBuffer { return &tailBuffer{limit: limit} }
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.limit; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,450 @@
+package cliagent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
+)
+
+// Provider runs one CLI as a team member (providers.Provider).
+type Provider struct {
+	cli  CLI
+	info Info
+	opts Options
+	dir  string
+}
+
+// New returns the provider of a CLI.
+func New(cli CLI, opts Options) (*Provider, error) {
+	info := cli.Info()
+	if opts.Binary == "" {
+		return nil, fmt.Errorf("%w: no %s binary given", ErrNotInstalled, info.Binary)
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.Sandbox == nil {
+		opts.Sandbox = Plain{}
+	}
+	if opts.AfterCall <= 0 {
+		opts.AfterCall = defaultAfterCall
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = DefaultDir()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{cli: cli, info: info, opts: opts, dir: abs}, nil
+}
+
+// maxLine bounds one line of a CLI's stream; a longer line is not its
+// stream (a tool's output is kept far below this by every CLI).
+const maxLine = 32 << 20
+
+// Step runs the CLI once for the request (twice when a session it was to
+// resume is gone) and reports its workflow call.
+func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	slots := p.opts.Slots
+	if slots == nil {
+		slots = sharedSlots()
+	}
+	if err := slots.Acquire(ctx, 1); err != nil {
+		return providers.Action{}, providers.Usage{}, fmt.Errorf("waiting for a free CLI slot (--max-cli-agents %d): %w", MaxProcesses(), context.Cause(ctx))
+	}
+	defer slots.Release(1)
+	ag, err := p.agentFor(req)
+	if err != nil {
+		return providers.Action{}, providers.Usage{}, err
+	}
+	resume := ag.session()
+	res, err := p.run(ctx, req, ag, resume)
+	usage := p.usage(res.out)
+	if err == nil && res.call == nil && res.failed() && resume != "" {
+		// The session it continued may be gone (a CLI reinstalled, its
+		// config directory cleared): start afresh once.
+		ag.saveSession("")
+		resume = ""
+		res, err = p.run(ctx, req, ag, "")
+		usage = usage.Add(p.usage(res.out))
+	}
+	if res.out.SessionID != "" {
+		ag.saveSession(res.out.SessionID)
+	}
+	if err != nil {
+		return providers.Action{}, usage, err
+	}
+	final := p.mask(strings.TrimSpace(res.out.Final))
+	if res.call != nil {
+		call := *res.call
+		call.Args = json.RawMessage(p.mask(string(call.Args)))
+		return providers.Action{Calls: []providers.ToolCall{call}, Text: final}, usage, nil
+	}
+	if len(req.History) > 0 {
+		if act, ok := providers.ParseTextCallsFor(final, req.Tools); ok {
+			return act, usage, nil
+		}
+	}
+	if res.failed() {
+		return providers.Action{}, usage, p.failure(res)
+	}
+	return providers.Action{Text: final}, usage, nil
+}
+
+// result is what one run of the CLI did.
+type result struct {
+	call      *providers.ToolCall
+	out       Outcome
+	exit      int
+	malformed string // the first line that was not the CLI's stream
+	stderr    string
+}
+
+// failed says the run ended in a way that is an error when no workflow call
+// landed: a non-zero exit, a line that is not the stream, an error the
+// stream reported, or no final event at all.
+func (r result) failed() bool {
+	return r.exit != 0 || r.malformed != "" || r.out.Error != "" || !r.out.Done
+}
+
+// failure is a failed run as a classified error, in the CLI's own words.
+func (p *Provider) failure(r result) error {
+	bin := p.info.Binary
+	var msg string
+	switch {
+	case r.out.Error != "":
+		msg = fmt.Sprintf("%s failed: %s", bin, r.out.Error)
+	case r.malformed != "":
+		msg = fmt.Sprintf("%s printed a line that is not its JSON stream: %s", bin, clip(r.malformed, 300))
+	case r.exit != 0:
+		msg = fmt.Sprintf("%s exited with status %d", bin, r.exit)
+	default:
+		msg = fmt.Sprintf("%s ended its stream without a final result", bin)
+	}
+	if r.exit != 0 && r.out.Error != "" {
+		msg += fmt.Sprintf(" (exit status %d)", r.exit)
+	}
+	if tail := lastLines(r.stderr, 3); tail != "" && r.out.Error == "" {
+		msg += "; its stderr ends: " + tail
+	}
+	msg = p.mask(msg)
+	return &providers.Error{Class: classify(r.out.Status, msg), Message: msg, Status: r.out.Status}
+}
+
+// classify maps a CLI's failure to an error class: by the API status behind
+// it when the stream gives one, else by its words.
+func classify(status int, msg string) providers.Class {
+	switch {
+	case status == 401 || status == 403:
+		return providers.ClassAuth
+	case status == 429:
+		return providers.ClassRateLimit
+	case status == 529:
+		return providers.ClassOverloaded
+	case status >= 500:
+		return providers.ClassProvider
+	}
+	low := strings.ToLower(msg)
+	switch {
+	case strings.Contains(low, "rate limit") || strings.Contains(low, "429"):
+		return providers.ClassRateLimit
+	case strings.Contains(low, "overloaded"):
+		return providers.ClassOverloaded
+	case strings.Contains(low, "invalid api key") || strings.Contains(low, "authentication") || strings.Contains(low, "not logged in") ||
+		strings.Contains(low, "please run /login") || strings.Contains(low, "unauthorized"):
+		return providers.ClassAuth
+	case strings.Contains(low, "quota") || strings.Contains(low, "credit balance"):
+		return providers.ClassQuota
+	}
+	return providers.ClassProvider
+}
+
+// usage prices a run: the CLI's own cost figure when it gives one (an
+// estimate on a subscription), else the price table, else unknown (nil).
+func (p *Provider) usage(o Outcome) providers.Usage {
+	u := o.Usage
+	if u.CostUSD == nil {
+		if u.Input == 0 && u.Output == 0 && u.CachedInput == 0 && u.Reasoning == 0 && !o.Done {
+			return providers.Free() // nothing was spent
+		}
+		u.CostUSD = pricing.Cost(p.info.PriceBackend, p.opts.Model, u)
+	}
+	if o.Subscription && u.CostUSD != nil {
+		u.CostEstimated = true
+	}
+	return u
+}
+
+func (p *Provider) mask(s string) string { return keys.Mask(s, p.opts.Secrets...) }
+
+// run runs the CLI once. err is set only when the run could not start or
+// the context ended it; everything else is in the result.
+func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string) (result, error) {
+	wf, err := listenWorkflow(req.Tools)
+	if err != nil {
+		return result{}, err
+	}
+	defer wf.close()
+	cmd, stdin, err := p.command(ctx, req, ag, resume, wf)
+	if err != nil {
+		return result{}, err
+	}
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	stderr := newTail(8 << 10)
+	proc, err := startProcess(cmd, stderr)
+	if err != nil {
+		return result{}, fmt.Errorf("cannot start %s: %w", p.info.Binary, err)
+	}
+	defer proc.kill()
+
+	parser := p.cli.NewParser()
+	ev := &events{req: &req, mask: p.mask}
+	lines := make(chan []byte, 64)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReaderSize(proc.stdout, 64<<10)
+		for {
+			line, err := readLine(r, maxLine)
+			if len(line) > 0 {
+				lines <- line
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+
+	var res result
+	landed, exited := wf.landed, proc.exited
+	var grace <-chan time.Time
+	var ctxErr error
+	done := ctx.Done()
+	for lines != nil || exited != nil {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil
+				continue
+			}
+			if len(strings.TrimSpace(string(line))) == 0 {
+				continue
+			}
+			if err := parser.Line(line, ev); err != nil && res.malformed == "" {
+				res.malformed = string(line)
+			}
+		case <-landed:
+			landed = nil
+			grace = time.After(p.opts.AfterCall)
+		case <-grace:
+			grace = nil
+			proc.kill() // its call is in and it had its time to finish
+		case <-done:
+			done = nil
+			ctxErr = context.Cause(ctx)
+			proc.kill()
+		case <-exited:
+			exited = nil
+			// The group is dead; what is left in the pipe is read to its
+			// end, but a child that left the group must not hold it open.
+			stdout := proc.stdout
+			time.AfterFunc(2*time.Second, func() { stdout.Close() })
+		}
+	}
+	<-readErr
+	proc.stdout.Close()
+	res.call = wf.landedCall()
+	res.out = parser.Outcome()
+	res.exit = proc.exitCode()
+	res.stderr = stderr.String()
+	if ctxErr != nil && res.call == nil {
+		return res, fmt.Errorf("%s was stopped: %w", p.info.Binary, ctxErr)
+	}
+	if res.call != nil && res.exit != 0 {
+		res.exit = 0 // killed after its call landed, as asked
+	}
+	return res, nil
+}
+
+// command builds the run's command: the confinement, the environment, the
+// generated files in the run directory, the CLI's arguments.
+func (p *Provider) command(ctx context.Context, req providers.Request, ag agentDirs, resume string, wf *workflow) (*exec.Cmd, string, error) {
+	hostWork := req.Workspace
+	if hostWork == "" {
+		hostWork = ag.scratch
+	}
+	c := Confinement{Workspace: hostWork, Home: ag.home, Network: true}
+	// The CLI's own config directory: the user's (logins, token
+	// refreshes), else one of the agent's own.
+	cfgHost := p.hostConfigDir()
+	if st, err := os.Stat(cfgHost); cfgHost == "" || err != nil || !st.IsDir() {
+		cfgHost = filepath.Join(ag.home, p.info.ConfigDir)
+		if err := os.MkdirAll(cfgHost, 0o700); err != nil {
+			return nil, "", err
+		}
+	}
+	workIn, homeIn := p.opts.Sandbox.Paths(c)
+	cfgIn := cfgHost
+	if p.opts.Sandbox.Confined() {
+		cfgIn = filepath.Join(homeIn, p.info.ConfigDir)
+		if cfgHost != filepath.Join(ag.home, p.info.ConfigDir) {
+			c.ReadWrite = append(c.ReadWrite, Bind{Src: cfgHost, Dst: cfgIn})
+		}
+	}
+	c.ReadWrite = append(c.ReadWrite, Bind{Src: wf.dir, Dst: wf.dir}, Bind{Src: ag.tmp, Dst: ag.tmp})
+	c.ReadOnly = append(c.ReadOnly, Bind{Src: installDir(p.opts.Binary), Dst: installDir(p.opts.Binary)})
+
+	relayBin, relayArgs, err := p.opts.relayCommand(filepath.Join(wf.dir, "view.json"))
+	if err != nil {
+		return nil, "", err
+	}
+	c.ReadOnly = append(c.ReadOnly, Bind{Src: relayBin, Dst: relayBin})
+	view, _ := json.Marshal(relay.View{Socket: wf.socket, Tools: req.Tools})
+	if err := os.WriteFile(filepath.Join(wf.dir, "view.json"), view, 0o600); err != nil {
+		return nil, "", err
+	}
+
+	peers, contexts := map[string]string{}, map[string]string{}
+	var readDirs []string
+	for _, sh := range req.Shown {
+		if sh.FilesDir != "" {
+			peers[sh.Agent] = sh.FilesDir
+			readDirs = append(readDirs, sh.FilesDir)
+			c.ReadOnly = append(c.ReadOnly, Bind{Src: sh.FilesDir, Dst: sh.FilesDir})
+		}
+	}
+	for _, cx := range req.Contexts {
+		contexts[cx.Name] = cx.Path
+		readDirs = append(readDirs, cx.Path)
+		c.ReadOnly = append(c.ReadOnly, Bind{Src: cx.Path, Dst: cx.Path})
+	}
+	run := Run{
+		Model:         p.opts.Model,
+		Prompt:        userTurn(req, resume != ""),
+		System:        system(req, workIn, peers, contexts),
+		Resume:        resume,
+		Workdir:       workIn,
+		Home:          homeIn,
+		ConfigDir:     cfgIn,
+		RunDir:        wf.dir,
+		ReadDirs:      readDirs,
+		Workflow:      MCPServer{Name: relay.ServerName, Command: relayBin, Args: relayArgs},
+		WorkflowTools: toolList(req.Tools),
+		Sandboxed:     p.opts.Sandbox.Confined(),
+		UserSetup:     p.opts.UserSetup,
+	}
+	inv, err := p.cli.Invocation(run)
+	if err != nil {
+		return nil, "", err
+	}
+	for name, data := range inv.Files {
+		if strings.ContainsAny(name, `/\`) || name == "view.json" {
+			return nil, "", fmt.Errorf("%s: generated file name %q must be a plain name", p.info.Backend, name)
+		}
+		if err := os.WriteFile(filepath.Join(wf.dir, name), data, 0o600); err != nil {
+			return nil, "", err
+		}
+	}
+	fixed := map[string]string{"HOME": homeIn, "TMPDIR": ag.tmp}
+	if p.info.ConfigDirEnv != "" {
+		fixed[p.info.ConfigDirEnv] = cfgIn
+	}
+	c.Env = append(childEnv(p.opts.Env, p.info.Env, fixed), inv.Env...)
+	argv := append([]string{p.opts.Binary}, inv.Args...)
+	cmd, err := p.opts.Sandbox.Command(ctx, c, argv)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot sandbox %s: %w", p.info.Binary, err)
+	}
+	return cmd, inv.Stdin, nil
+}
+
+// hostConfigDir is the user's config directory of the CLI: its variable
+// when the server's environment sets it, else under the server's HOME.
+func (p *Provider) hostConfigDir() string {
+	if p.info.ConfigDirEnv != "" {
+		if v, ok := lookupEnv(p.opts.Env, p.info.ConfigDirEnv); ok && v != "" {
+			return v
+		}
+	}
+	if p.info.ConfigDir == "" {
+		return ""
+	}
+	home, ok := lookupEnv(p.opts.Env, "HOME")
+	if !ok || home == "" {
+		return ""
+	}
+	return filepath.Join(home, p.info.ConfigDir)
+}
+
+// installDir is what a sandbox binds for a CLI's binary: its npm package
+// tree (node_modules, where its runtime files sit beside it) or its
+// directory.
+func installDir(binary string) string {
+	if i := strings.LastIndex(binary, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
+		return binary[:i+len("/node_modules")]
+	}
+	return filepath.Dir(binary)
+}
+
+func toolList(tools []providers.Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// events passes a stream's events to the request, masked.
+type events struct {
+	req  *providers.Request
+	mask func(string) string
+}
+
+func (e *events) Text(delta string) { e.req.StreamText(e.mask(delta)) }
+
+func (e *events) Tool(rec providers.ToolRecord) {
+	if len(rec.Arguments) > 0 {
+		rec.Arguments = json.RawMessage(e.mask(string(rec.Arguments)))
+	}
+	rec.Name = e.mask(rec.Name)
+	e.req.RecordTool(rec)
+}
+
+func (e *events) Retry(wait time.Duration, err error) {
+	if err != nil {
+		err = errors.New(e.mask(err.Error()))
+	}
+	e.req.StreamRetry(wait, err)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, " | "))
+}

@@ -1,0 +1,359 @@
+package cliagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// recorder is a request's Watcher and Recorder.
+type recorder struct {
+	mu    sync.Mutex
+	text  strings.Builder
+	tools []providers.ToolRecord
+}
+
+func (r *recorder) Text(d string)              { r.mu.Lock(); r.text.WriteString(d + "\n"); r.mu.Unlock() }
+func (r *recorder) Retry(time.Duration, error) {}
+func (r *recorder) Record(rec providers.ToolRecord) {
+	r.mu.Lock()
+	r.tools = append(r.tools, rec)
+	r.mu.Unlock()
+}
+
+func testTools() []providers.Tool {
+	return []providers.Tool{
+		{Name: providers.ToolNewAnswer, Description: "answer", Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"]}`)},
+		{Name: providers.ToolVote, Description: "vote", Schema: json.RawMessage(`{"type":"object","properties":{"agent_id":{"type":"string","enum":["agent1","agent2"]},"reason":{"type":"string"}},"required":["agent_id","reason"]}`)},
+	}
+}
+
+type harness struct {
+	t    *testing.T
+	p    *Provider
+	ws   string
+	rec  *recorder
+	opts Options
+}
+
+func newHarness(t *testing.T, mode string, tweak ...func(*Options)) *harness {
+	t.Helper()
+	self, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	opts := Options{
+		Model:  "claude-opus-4-6",
+		Binary: self,
+		Env:    []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home},
+		Dir:    t.TempDir(),
+		Relay:  []string{self, "relay-server"},
+		Slots:  semaphore.NewWeighted(4),
+	}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	p, err := New(testCLI{mode: mode}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, p: p, ws: t.TempDir(), rec: &recorder{}, opts: opts}
+}
+
+func (h *harness) request() providers.Request {
+	return providers.Request{
+		Purpose: providers.PurposeStep, System: "You are agent.", Prompt: "What is 17 * 23? Write answer.txt.",
+		Tools: testTools(), Workspace: h.ws, AgentID: "agent_a", SessionSeed: 7, StepNumber: 1,
+		VoteEnum: []string{"agent1", "agent2"}, Watch: h.rec, Record: h.rec,
+	}
+}
+
+func (h *harness) step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	if ctx == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+	}
+	return h.p.Step(ctx, req)
+}
+
+func TestStepLandsNewAnswerThroughTheRelay(t *testing.T) {
+	h := newHarness(t, "answer")
+	act, u, err := h.step(nil, h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer || !strings.Contains(string(act.Calls[0].Args), "391") {
+		t.Fatalf("action = %+v", act)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "answer.txt")); err != nil || string(b) != "391\n" {
+		t.Fatalf("answer.txt in the workspace: %q, %v", b, err)
+	}
+	// Every generated config lives outside the workspace.
+	entries, _ := os.ReadDir(h.ws)
+	if len(entries) != 1 {
+		t.Fatalf("the workspace holds %d entries, want only answer.txt: %v", len(entries), entries)
+	}
+	if u.Input != 100 || u.Output != 20 || u.CostUSD == nil || *u.CostUSD <= 0 || u.CostEstimated {
+		t.Fatalf("usage = %+v (cost %v): want the stream's tokens priced from the table", u, u.CostUSD)
+	}
+	if !strings.Contains(h.rec.text.String(), "Recorded your answer") {
+		t.Fatalf("the relay's verdict did not reach the CLI: %q", h.rec.text.String())
+	}
+	if len(h.rec.tools) != 1 || h.rec.tools[0].Kind != "file_change" {
+		t.Fatalf("tool records = %+v", h.rec.tools)
+	}
+}
+
+func TestVoteOutsideTheEnumIsRefusedAndTheNextCallLands(t *testing.T) {
+	h := newHarness(t, "vote")
+	act, _, err := h.step(nil, h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolVote || !strings.Contains(string(act.Calls[0].Args), `"agent2"`) {
+		t.Fatalf("action = %+v", act)
+	}
+	text := h.rec.text.String()
+	if !strings.Contains(text, `first vote: true vote's "agent_id" must be one of "agent1", "agent2"`) {
+		t.Fatalf("the refusal of agent9 did not reach the CLI: %q", text)
+	}
+	if !strings.Contains(text, "second vote: false Recorded your vote for agent2") {
+		t.Fatalf("the second vote was not recorded: %q", text)
+	}
+}
+
+func TestPlantedSecretNeverReachesTheChild(t *testing.T) {
+	h := newHarness(t, "env", func(o *Options) {
+		o.Env = append(o.Env, "OPENAI_API_KEY=sk-planted-secret-0123456789abcdef", "MY_DB_PASSWORD=hunter2hunter2",
+			"FAKE_API_KEY=fake-key-0123456789", "HTTPS_PROXY=http://proxy.example:3128", "FAKE_CONFIG_DIR=/should/not/stay")
+	})
+	act, _, err := h.step(nil, h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(act.Text, "\n") {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, bad := range []string{"OPENAI_API_KEY", "MY_DB_PASSWORD"} {
+		if _, ok := env[bad]; ok {
+			t.Errorf("%s reached the CLI", bad)
+		}
+	}
+	if strings.Contains(act.Text, "sk-planted") || strings.Contains(act.Text, "hunter2") {
+		t.Errorf("a planted secret's value reached the CLI")
+	}
+	if env["FAKE_API_KEY"] != "fake-key-0123456789" || env["HTTPS_PROXY"] != "http://proxy.example:3128" || env["FAKE_TELEMETRY"] != "off" {
+		t.Errorf("the CLI's own variables, the proxy or its defaults are missing: %v", env)
+	}
+	if env["HOME"] == "" || strings.HasPrefix(env["HOME"], h.ws) || !strings.HasPrefix(env["HOME"], h.opts.Dir) {
+		t.Errorf("HOME = %q: want a per-agent HOME under %s, outside the workspace", env["HOME"], h.opts.Dir)
+	}
+	if env["FAKE_CONFIG_DIR"] == "/should/not/stay" || env["FAKE_CONFIG_DIR"] == "" {
+		t.Errorf("the config directory variable is %q: the framework sets it", env["FAKE_CONFIG_DIR"])
+	}
+}
+
+// gone reports whether a process no longer runs (absent, or a zombie
+// waiting for a reaper).
+func gone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+func pidsOf(t *testing.T, ws string) []int {
+	t.Helper()
+	var b []byte
+	for range 100 {
+		var err error
+		if b, err = os.ReadFile(filepath.Join(ws, "pids")); err == nil && len(b) > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		n, _ := strconv.Atoi(f)
+		pids = append(pids, n)
+	}
+	if len(pids) != 2 {
+		t.Fatalf("the hanging CLI did not write its pids: %q", b)
+	}
+	return pids
+}
+
+func assertGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for !gone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d outlived the step", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func TestHangingCLIIsKilledWithItsChildrenAtTheStepTimeout(t *testing.T) {
+	h := newHarness(t, "hang")
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := h.step(ctx, h.request())
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the step's deadline", err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Fatalf("the step took %v after its deadline", d)
+	}
+	assertGone(t, pidsOf(t, h.ws))
+}
+
+func TestCancelLeavesNoProcess(t *testing.T) {
+	h := newHarness(t, "hang")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, _, err := h.step(ctx, h.request()); errc <- err }()
+	pids := pidsOf(t, h.ws)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want cancelled", err)
+	}
+	assertGone(t, pids)
+}
+
+func TestFailuresAreErrorsInTheCLIsOwnWords(t *testing.T) {
+	cases := []struct {
+		mode  string
+		class providers.Class
+		want  []string
+	}{
+		{"malformed", providers.ClassProvider, []string{"fake printed a line that is not its JSON stream: panic: this is not the stream", "fatal: the fake CLI crashed"}},
+		{"apierror", providers.ClassProvider, []string{"fake failed: API Error: 500 scripted error", "exit status 1"}},
+		{"exit3", providers.ClassAuth, []string{"fake exited with status 3", "Error: not logged in; run fake login"}},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			h := newHarness(t, c.mode)
+			_, _, err := h.step(nil, h.request())
+			var pe *providers.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want a provider error", err)
+			}
+			if pe.Class != c.class {
+				t.Errorf("class = %s, want %s (%s)", pe.Class, c.class, pe.Message)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(pe.Message, w) {
+					t.Errorf("message %q lacks %q", pe.Message, w)
+				}
+			}
+		})
+	}
+}
+
+func TestNoCallIsAnActionWithoutCallsAndTheTextConventionAfterARefusal(t *testing.T) {
+	h := newHarness(t, "textcall")
+	req := h.request()
+	act, _, err := h.step(nil, req)
+	if err != nil || len(act.Calls) != 0 {
+		t.Fatalf("first attempt: %+v, %v: a call written as text counts only after a refusal", act, err)
+	}
+	req.Attempt = 1
+	req.History = []providers.Turn{{Reply: act, Problem: "You did not call a workflow tool."}}
+	act, _, err = h.step(nil, req)
+	if err != nil || len(act.Calls) != 1 || !strings.Contains(string(act.Calls[0].Args), "text answer") {
+		t.Fatalf("after a refusal: %+v, %v", act, err)
+	}
+}
+
+func TestLaterStepsResumeTheCLIsSessionAndHearTheRefusal(t *testing.T) {
+	h := newHarness(t, "nocall")
+	req := h.request()
+	act, _, err := h.step(nil, req)
+	if err != nil || !strings.Contains(act.Text, "resume= ") {
+		t.Fatalf("first run: %q, %v", act.Text, err)
+	}
+	req.Attempt = 1
+	req.History = []providers.Turn{{Reply: act, Problem: "You did not call a workflow tool."}}
+	act, _, err = h.step(nil, req)
+	if err != nil || !strings.Contains(act.Text, "resume=sess-") {
+		t.Fatalf("second run did not resume: %q, %v", act.Text, err)
+	}
+	if !strings.Contains(act.Text, "prompt was: Your step is not done: You did not call a workflow tool.") {
+		t.Fatalf("a resumed run hears only what was wrong: %q", act.Text)
+	}
+}
+
+func TestKnownSecretsAreMaskedEverywhere(t *testing.T) {
+	const key = "fake-secret-key-0123456789abcdef"
+	h := newHarness(t, "leak", func(o *Options) {
+		o.Env = append(o.Env, "FAKE_API_KEY="+key)
+		o.Secrets = []string{key}
+	})
+	act, _, err := h.step(nil, h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := json.Marshal(struct {
+		A providers.Action
+		T string
+		R []providers.ToolRecord
+	}{act, h.rec.text.String(), h.rec.tools})
+	if strings.Contains(string(all), key) {
+		t.Fatalf("the key leaked: %s", all)
+	}
+	if !json.Valid(act.Calls[0].Args) || !strings.Contains(string(act.Calls[0].Args), "[key") {
+		t.Fatalf("the answer's key is not masked in valid JSON: %s", act.Calls[0].Args)
+	}
+}
+
+func TestACLIThatLingersAfterItsCallIsKilledAndItsCallStands(t *testing.T) {
+	h := newHarness(t, "linger", func(o *Options) { o.AfterCall = 300 * time.Millisecond })
+	start := time.Now()
+	act, _, err := h.step(nil, h.request())
+	if err != nil || len(act.Calls) != 1 {
+		t.Fatalf("%+v, %v", act, err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestAStepWaitsForAFreeCLISlot(t *testing.T) {
+	slots := semaphore.NewWeighted(1)
+	h := newHarness(t, "answer", func(o *Options) { o.Slots = slots })
+	if err := slots.Acquire(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, _, err := h.step(ctx, h.request())
+	if err == nil || !strings.Contains(err.Error(), "waiting for a free CLI slot") {
+		t.Fatalf("err = %v", err)
+	}
+	slots.Release(1)
+	if _, _, err := h.step(nil, h.request()); err != nil {
+		t.Fatalf("with the slot free: %v", err)
+	}
+}

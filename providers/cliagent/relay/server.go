@@ -1,0 +1,87 @@
+package relay
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// callTimeout bounds one forwarded call: the Step answers at once (it only
+// checks the call's shape), so a silent socket means the step is gone.
+const callTimeout = 30 * time.Second
+
+// Serve runs the workflow server for a view over a pair of streams (the
+// CLI's pipes) until the input ends or ctx is done.
+func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version string) error {
+	s := server.NewMCPServer("massgen-workflow", version, server.WithToolCapabilities(false))
+	for _, t := range v.Tools {
+		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema)
+		s.AddTool(tool, forward(v.Socket, t.Name))
+	}
+	stdio := server.NewStdioServer(s)
+	err := stdio.Listen(ctx, in, out)
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// forward sends one call to the Step and turns its verdict into the tool's
+// result: accepted is a plain result, refused an error result the model can
+// act on.
+func forward(socket, name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := json.Marshal(req.GetRawArguments())
+		if err != nil || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		v, err := Ask(ctx, socket, Call{Tool: name, Arguments: args})
+		if err != nil {
+			return mcp.NewToolResultError("The step that started you is no longer listening (" + err.Error() + "); stop now."), nil
+		}
+		if !v.Accepted {
+			return mcp.NewToolResultError(v.Message), nil
+		}
+		return mcp.NewToolResultText(v.Message), nil
+	}
+}
+
+// Ask sends one call over a step's socket and reads the verdict.
+func Ask(ctx context.Context, socket string, c Call) (Verdict, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("cannot reach the step: %w", err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	line, err := json.Marshal(c)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return Verdict{}, fmt.Errorf("cannot send the call: %w", err)
+	}
+	r := bufio.NewReaderSize(conn, 4096)
+	reply, err := r.ReadBytes('\n')
+	if err != nil && len(reply) == 0 {
+		return Verdict{}, fmt.Errorf("no verdict from the step: %w", err)
+	}
+	var v Verdict
+	if err := json.Unmarshal(reply, &v); err != nil {
+		return Verdict{}, fmt.Errorf("the step's verdict is not JSON: %w", err)
+	}
+	return v, nil
+}
