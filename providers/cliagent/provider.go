@@ -325,7 +325,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	var readDirs []string
 	for _, sh := range req.Shown {
 		if sh.FilesDir != "" {
-			peers[sh.Agent] = sh.FilesDir
+			peers[sh.Alias] = sh.FilesDir
 			readDirs = append(readDirs, sh.FilesDir)
 			c.ReadOnly = append(c.ReadOnly, Bind{Src: sh.FilesDir, Dst: sh.FilesDir})
 		}
