@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -307,17 +308,37 @@ func chatTools(tools []providers.Tool) ([]oai.ChatCompletionToolUnionParam, erro
 
 // schemaParams passes a tool's JSON schema through: its top-level members
 // stay raw JSON, so nothing below them is decoded, reordered or re-encoded.
+// The split is kept per schema text: a tool loop sends the same tools on
+// every turn, and the same few schemas recur across steps. The maps are
+// only ever read (by the SDK's encoder), so sharing them is safe.
 func schemaParams(t providers.Tool) (map[string]any, error) {
 	if len(t.Schema) == 0 {
 		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	schemaMu.Lock()
+	out, ok := schemaSplit[string(t.Schema)]
+	schemaMu.Unlock()
+	if ok {
+		return out, nil
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(t.Schema, &top); err != nil {
 		return nil, providers.Errorf(providers.ClassProvider, "the %s tool's schema is not a JSON object: %w", t.Name, err)
 	}
-	out := make(map[string]any, len(top))
+	out = make(map[string]any, len(top))
 	for k, v := range top {
 		out[k] = v
 	}
+	schemaMu.Lock()
+	if len(schemaSplit) >= 1024 {
+		clear(schemaSplit)
+	}
+	schemaSplit[string(t.Schema)] = out
+	schemaMu.Unlock()
 	return out, nil
 }
+
+var (
+	schemaMu    sync.Mutex
+	schemaSplit = map[string]map[string]any{}
+)
