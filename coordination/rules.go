@@ -3,6 +3,8 @@ package coordination
 import (
 	"fmt"
 	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // Consensus rules.
@@ -52,6 +54,9 @@ type Rules struct {
 	RotateOwnLast      *bool  `json:"rotate_own_last" yaml:"rotate_own_last"`
 	BlindFirst         *bool  `json:"blind_first" yaml:"blind_first"`
 	PeerAnswerTokenCap int    `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
+	// MaxToolCallsPerStep bounds the tool calls (file tools, commands, MCP
+	// tools) an API agent makes in one step before it must answer or vote.
+	MaxToolCallsPerStep int `json:"max_tool_calls_per_step" yaml:"max_tool_calls_per_step"`
 	// Strict fails the session instead of letting the team shrink: an agent
 	// without a usable key or model refuses creation, a dropped agent ends
 	// the session as failed, and so does a degraded finish.
@@ -67,6 +72,7 @@ const (
 	MaxTokenBudget        = 1_000_000_000_000 // token_budget
 	MaxPeerAnswerTokenCap = 1_000_000         // peer_answer_token_cap
 	MaxOutputTokensLimit  = 1_000_000         // an agent's max_output_tokens
+	MaxToolCallsLimit     = 1000              // max_tool_calls_per_step
 )
 
 // DefaultRules are the defaults of DESIGN.md §2.
@@ -85,6 +91,8 @@ func DefaultRules() Rules {
 		RotateOwnLast:      &t,
 		BlindFirst:         &t,
 		PeerAnswerTokenCap: 6000,
+
+		MaxToolCallsPerStep: providers.DefaultMaxToolCalls,
 	}
 }
 
@@ -127,6 +135,9 @@ func (r Rules) Normalize() (Rules, error) {
 	}
 	if r.PeerAnswerTokenCap == 0 {
 		r.PeerAnswerTokenCap = d.PeerAnswerTokenCap
+	}
+	if r.MaxToolCallsPerStep == 0 {
+		r.MaxToolCallsPerStep = d.MaxToolCallsPerStep
 	}
 
 	var problems []string
@@ -179,6 +190,7 @@ func (r Rules) Normalize() (Rules, error) {
 		bad("aliases %q is not one of random, alphabetical", r.Aliases)
 	}
 	intIn("peer_answer_token_cap", r.PeerAnswerTokenCap, 100, MaxPeerAnswerTokenCap)
+	intIn("max_tool_calls_per_step", r.MaxToolCallsPerStep, 1, MaxToolCallsLimit)
 	if len(problems) > 0 {
 		return r, fmt.Errorf("%w: %s", ErrBadSettings, strings.Join(problems, "; "))
 	}

@@ -58,6 +58,9 @@ type Options struct {
 	// that acts while every model is thinking (activity.go). It runs on the
 	// step's goroutine and must return at once.
 	OnModelCall func()
+	// Tools builds each server step's toolbox (toolbox.go); nil builds the
+	// built-in file tools and run_command (providers/tools).
+	Tools ToolboxMaker
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP

@@ -22,6 +22,9 @@ type Agent struct {
 	// ReasoningEffort is minimal|low|medium|high for reasoning models ("" is
 	// the backend's default).
 	ReasoningEffort string `json:"reasoning_effort,omitempty" yaml:"reasoning_effort"`
+	// Tools are the agent's tool settings, from the operator's team file
+	// (toolbox.go); nil is the defaults.
+	Tools *AgentTools `json:"tools,omitempty" yaml:"-"`
 }
 
 // Session is a team's fixed setup, written once when it is created

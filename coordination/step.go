@@ -162,7 +162,8 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 
 	start := svc.opts.Now()
 	svc.modelCallActivity()
-	entry, spent, err := svc.callModel(ctx, s, st, v, step)
+	kit := svc.stepKit(ctx, s, st, v)
+	entry, spent, err := svc.callModel(ctx, s, st, v, step, kit)
 	svc.modelCallActivity()
 	if err != nil {
 		svc.rollback(s, agentID)
@@ -174,7 +175,11 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	}
 	entry.Agent, entry.Time = agentID, svc.now()
 	entry.DurationSeconds = svc.opts.Now().Sub(start).Seconds()
-	return svc.land(ctx, s, lock, v, entry, tally)
+	res, err := svc.land(ctx, s, lock, v, entry, tally)
+	if err == nil {
+		svc.keepToolLog(ctx, s, agentID, step, kit)
+	}
+	return res, err
 }
 
 // callModel asks the model for one valid workflow call. A cancelled context
@@ -185,7 +190,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 // decides how far its stack must grow before the call goes out (each growth
 // is a copy, and 1,000 sessions start 4,000 steps at once): entries travel
 // by pointer, and judging a reply happens in judge, off this frame.
-func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int) (*Entry, providers.Usage, error) {
+func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int, kit *stepKit) (*Entry, providers.Usage, error) {
 	p, err := svc.provider(s.modelOf(v.Agent))
 	if err != nil {
 		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), providers.Usage{}, nil
@@ -197,6 +202,7 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		req := v.request(s, step, t.history)
 		req.Attempt = attempt
+		kit.equip(&req)
 		if watch != nil { // a nil *stepWatcher in the interface would not be nil
 			req.Watch = watch
 		}

@@ -22,8 +22,9 @@ const operatorFix = "put it in a team file under --teams-dir and name the team"
 
 // operatorOnlyFields are argument names refused wherever they appear at the
 // top level of a tool's arguments or in one of its agents: the settings of
-// MassGen team files that run code (mcp_servers, sandbox, cwd), reach the
-// network (network, base_url) or read the disk (config and team-file paths).
+// MassGen team files that run code (mcp_servers, sandbox, cwd, an agent's
+// tool lists), reach the network (network, base_url, web search) or read the
+// disk (config and team-file paths).
 // None is part of any input schema; naming them here turns the schema's
 // "unknown property" into a refusal that says how to get them in.
 var operatorOnlyFields = []string{
@@ -31,6 +32,9 @@ var operatorOnlyFields = []string{
 	"mcp_servers", "sandbox", "network", "cwd", "workdir", "working_dir",
 	"config", "config_path", "team_file", "teams_dir", "state_dir", "allow_root", "context_paths",
 	"env", "command", "api_key",
+	// An agent's tools (coordination.AgentTools): what runs on this machine
+	// and what reaches the web.
+	"tools", "allowed_tools", "exclude_tools", "disallowed_tools", "web_search", "enable_web_search",
 }
 
 // checkOperatorOnly refuses operator-only fields in a tool call's raw

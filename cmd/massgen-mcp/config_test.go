@@ -47,7 +47,7 @@ func TestRunWithAMassGenConfigWarnsOnceAndRuns(t *testing.T) {
   - id: a
     backend: {type: sim, model: strong}
   - id: b
-    backend: {type: sim, model: strong, enable_web_search: true}
+    backend: {type: sim, model: strong, top_p: 0.9}
   - id: c
     backend: {type: sim, model: strong}
 orchestrator:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // Store keeps sessions in memory. It is safe for concurrent use. A session
@@ -40,6 +41,7 @@ type session struct {
 	result  []byte
 	answer  string
 	views   map[string]coordination.IssuedView
+	tools   map[toolKey][]providers.ToolRecord // toollog.go
 	running bool
 	// lent is the ledger LendLedger last handed out, until anything is
 	// appended (nil: build a new one).

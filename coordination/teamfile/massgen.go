@@ -76,10 +76,6 @@ var backendIgnored = map[string]struct {
 }{
 	"cwd":                         {"run the agent in that working directory", true},
 	"mcp_servers":                 {"given the agent those MCP servers' tools", true},
-	"allowed_tools":               {"limited the agent to those tools", true},
-	"exclude_tools":               {"kept the agent from those tools", true},
-	"disallowed_tools":            {"kept the agent from those tools", true},
-	"enable_web_search":           {"let the agent search the web (this build has no web search tool)", false},
 	"enable_code_execution":       {"let the agent run code in the provider's sandbox", false},
 	"enable_code_interpreter":     {"let the agent run code in the provider's sandbox", false},
 	"enable_mcp_command_line":     {"let the agent run shell commands", true},
@@ -109,6 +105,10 @@ func (p *parser) backend(n *yaml.Node, where string, a *coordination.Agent) back
 		case "base_url":
 			baseURL = p.str(v, full)
 			p.operator("base_url")
+		case "allowed_tools", "exclude_tools", "disallowed_tools":
+			p.agentTool(a, key, v, full)
+		case "enable_web_search":
+			p.agentTool(a, "web_search", v, full)
 		case "api_key":
 			p.errf(v, "%s: keys never go in a team file; remove it and set the provider's variable (e.g. OPENAI_API_KEY) in the environment, ./.env or ~/.env", full)
 		case "reasoning":

@@ -221,7 +221,8 @@ func (p *parser) top(root *yaml.Node) {
 	})
 }
 
-var agentKeys = []string{"id", "model", "backend", "system_message", "temperature", "max_output_tokens", "reasoning_effort", "web_search", "voting_sensitivity"}
+var agentKeys = []string{"id", "model", "backend", "system_message", "temperature", "max_output_tokens", "reasoning_effort", "web_search", "voting_sensitivity",
+	"allowed_tools", "exclude_tools", "sandbox", "network"}
 
 func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
@@ -246,9 +247,8 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			a.MaxOutputTokens = p.positiveInt(v, where+".max_output_tokens")
 		case "reasoning_effort":
 			a.ReasoningEffort = p.effort(v, where+".reasoning_effort")
-		case "web_search":
-			p.bool(v, where+".web_search")
-			p.ignore(where+".web_search", k, "let the agent search the web; this build has no web search tool")
+		case "web_search", "allowed_tools", "exclude_tools", "sandbox", "network":
+			p.agentTool(&a, key, v, where+"."+key)
 		case "voting_sensitivity":
 			p.massgen = true
 			p.ignore(where+".voting_sensitivity", k, "changed how readily this agent votes instead of answering")

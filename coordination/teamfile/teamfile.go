@@ -133,11 +133,18 @@ func Parse(data []byte, file string, opts Options) (*Team, error) {
 	return t, nil
 }
 
-// Warning is the one message that names every ignored key, or "" when there
-// is none.
+// Warning is the one message that names every ignored key and every agent
+// whose commands run unsandboxed (sandbox: none), or "" when there is none.
 func (t *Team) Warning() string {
+	var unconfined string
+	if ids := t.Unconfined(); len(ids) > 0 {
+		unconfined = fmt.Sprintf("%s: sandbox: none: the commands of %s run unconfined in the workspace, with this server's user's rights and no bubblewrap", t.Path, strings.Join(ids, ", "))
+	}
 	if len(t.Ignored) == 0 {
-		return ""
+		return unconfined
+	}
+	if unconfined != "" {
+		unconfined += "\n"
 	}
 	parts := make([]string, len(t.Ignored))
 	for i, n := range t.Ignored {
@@ -147,7 +154,7 @@ func (t *Team) Warning() string {
 	if len(parts) == 1 {
 		noun = "setting is"
 	}
-	return fmt.Sprintf("%s: %d %s not honoured by massgen-mcp and ignored: %s (--strict-config makes this an error)", t.Path, len(parts), noun, strings.Join(parts, "; "))
+	return unconfined + fmt.Sprintf("%s: %d %s not honoured by massgen-mcp and ignored: %s (--strict-config makes this an error)", t.Path, len(parts), noun, strings.Join(parts, "; "))
 }
 
 // readContextFiles appends the text of every context file to Context, and

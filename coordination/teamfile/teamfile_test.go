@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,8 +139,17 @@ func TestMassGenConfigMapsOntoRulesAgentsAndContext(t *testing.T) {
 		}
 	}
 	w := team.Warning()
-	for _, key := range []string{"agents[0].backend.enable_web_search", "agents[1].backend.text.verbosity", "agents[1].backend.cwd",
-		"agents[1].backend.mcp_servers", "agents[2].backend.allowed_tools", "orchestrator.voting_sensitivity",
+	if a := team.Agents[0]; a.Tools == nil || !a.Tools.WebSearch {
+		t.Errorf("enable_web_search did not reach agent 0: %+v", a.Tools)
+	}
+	if a := team.Agents[2]; a.Tools == nil || strings.Join(a.Tools.Allowed, ",") != "Read,Write" {
+		t.Errorf("allowed_tools did not reach agent 2: %+v", a.Tools)
+	}
+	if strings.Contains(w, "enable_web_search") || strings.Contains(w, "allowed_tools") {
+		t.Errorf("honoured tool settings warned about:\n%s", w)
+	}
+	for _, key := range []string{"agents[1].backend.text.verbosity", "agents[1].backend.cwd",
+		"agents[1].backend.mcp_servers", "orchestrator.voting_sensitivity",
 		"orchestrator.coordination.write_mode", "ui (line"} {
 		if !strings.Contains(w, key) {
 			t.Errorf("the warning does not name %s:\n%s", key, w)
@@ -160,7 +170,7 @@ func TestStrictConfigMakesEveryIgnoredKeyAnError(t *testing.T) {
 	if !errors.As(err, &p) || !errors.Is(err, coordination.ErrBadInput) {
 		t.Fatalf("err %v", err)
 	}
-	if len(p.List) < 8 || !strings.Contains(err.Error(), "orchestrator.coordination.write_mode is not honoured") {
+	if len(p.List) < 6 || !strings.Contains(err.Error(), "orchestrator.coordination.write_mode is not honoured") {
 		t.Fatalf("problems: %v", p.List)
 	}
 }
@@ -318,5 +328,38 @@ func TestEveryExampleLoads(t *testing.T) {
 	}
 	if !formats[FormatMassGen] || !formats[FormatOurs] {
 		t.Fatalf("the examples should include both formats: %v", formats)
+	}
+}
+
+func TestAgentToolSettingsAreReadAndSandboxNoneIsWarned(t *testing.T) {
+	team := mustParse(t, `agents:
+  - id: fixer
+    model: openai/gpt-5-mini
+    web_search: true
+    exclude_tools: [write_file]
+    sandbox: none
+    network: true
+  - id: reader
+    model: claude/claude-haiku-4-5
+    allowed_tools: [read_file, search]
+`)
+	f, r := team.Agents[0].Tools, team.Agents[1].Tools
+	if f == nil || !f.WebSearch || !f.NoSandbox || !f.Network || strings.Join(f.Excluded, ",") != "write_file" {
+		t.Fatalf("fixer's tools %+v", f)
+	}
+	if r == nil || strings.Join(r.Allowed, ",") != "read_file,search" || r.NoSandbox {
+		t.Fatalf("reader's tools %+v", r)
+	}
+	if w := team.Warning(); !strings.Contains(w, "sandbox: none") || !strings.Contains(w, "fixer") || strings.Contains(w, "reader") {
+		t.Fatalf("warning %q; want fixer's unsandboxed commands named", w)
+	}
+	for _, op := range []string{"web_search", "exclude_tools", "sandbox", "network", "allowed_tools"} {
+		if !slices.Contains(team.Operator, op) {
+			t.Errorf("%s is not recorded as operator-only: %v", op, team.Operator)
+		}
+	}
+	_, err := parse(t, "agents:\n  - model: sim\n    sandbox: docker\n", Options{})
+	if err == nil || !strings.Contains(err.Error(), "bubblewrap (the default) or none") {
+		t.Fatalf("sandbox: docker gave %v; want it refused with the choices", err)
 	}
 }

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -21,6 +22,11 @@ type redacted struct {
 }
 
 func (r *redacted) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	if req.Record != nil {
+		// Tool records go to disk (tools.jsonl): a model that echoes its
+		// key into a command's arguments must not put it there.
+		req.Record = &maskedRecorder{next: req.Record, secrets: r.secrets}
+	}
 	act, u, err := r.p.Step(ctx, req)
 	if err == nil {
 		return act, u, nil
@@ -34,4 +40,31 @@ func (r *redacted) Step(ctx context.Context, req providers.Request) (providers.A
 	// errors.As (SDK error types), but not by unwrapping and printing.
 	out.Err = &maskedError{msg: out.Message, err: err}
 	return act, u, out
+}
+
+// maskedRecorder masks the secrets out of each tool record's arguments
+// before passing it on.
+type maskedRecorder struct {
+	next    providers.Recorder
+	secrets []string
+}
+
+func (m *maskedRecorder) Record(rec providers.ToolRecord) {
+	rec.Arguments = MaskJSON(rec.Arguments, m.secrets...)
+	m.next.Record(rec)
+}
+
+// MaskJSON is Mask over a JSON text (a tool call's arguments). The result
+// is still JSON: should masking ever break it, it becomes a JSON string of
+// the masked text.
+func MaskJSON(raw json.RawMessage, secrets ...string) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	masked := Mask(string(raw), secrets...)
+	if json.Valid([]byte(masked)) {
+		return json.RawMessage(masked)
+	}
+	q, _ := json.Marshal(masked)
+	return q
 }

@@ -1,0 +1,4 @@
+# add prints the sum of its two arguments.
+add() {
+	echo $(($1 - $2))
+}

@@ -1,0 +1,234 @@
+package coordination
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
+	"github.com/massgen-go/massgen-mcp/providers/tools"
+)
+
+// AgentTools are an agent's tool settings. They come from the operator's
+// team file only (mcp refuses every one of them from a client): they decide
+// what runs on this machine and what reaches the network.
+type AgentTools struct {
+	// WebSearch offers the API's own web search tool (web_search: true,
+	// MassGen's enable_web_search).
+	WebSearch bool `json:"web_search,omitempty"`
+	// Allowed, when set, are the only tools offered (MassGen's
+	// allowed_tools); Excluded are never offered (exclude_tools).
+	Allowed  []string `json:"allowed_tools,omitempty"`
+	Excluded []string `json:"exclude_tools,omitempty"`
+	// NoSandbox is `sandbox: none`: run_command runs unconfined in the
+	// workspace. The team-file loader prints a warning for it.
+	NoSandbox bool `json:"sandbox_none,omitempty"`
+	// Network lets commands reach the network, loopback services included.
+	Network bool `json:"network,omitempty"`
+}
+
+// StepPlaces is what one step's toolbox is bound to, as Options.Tools
+// receives it.
+type StepPlaces struct {
+	SessionID, AgentID string
+	// Workspace, Contexts and Peers are the step's places: the agent's live
+	// workspace (writable), the project directories and the snapshots of the
+	// answers shown (read-only).
+	Workspace string
+	Contexts  []providers.ContextDir
+	Peers     []tools.Peer
+	// Settings are the agent's tool settings (never nil here).
+	Settings AgentTools
+	// Hide are host paths no command may see (the state directory).
+	Hide []string
+}
+
+// ToolboxMaker builds a step's toolbox; Options.Tools replaces the default,
+// tools.New over the step's places.
+type ToolboxMaker func(ctx context.Context, p StepPlaces) (providers.Toolbox, error)
+
+// stepKit is what a server step gives its provider besides the prompt: the
+// toolbox bound to the step's places, its limits, and the recorder of its
+// tool calls, which becomes the step's tools.jsonl once the step lands.
+type stepKit struct {
+	box    providers.Toolbox // nil: no tools this step
+	max    int
+	budget int64
+	web    bool
+	rec    toolRecorder
+}
+
+// stepKit builds the kit of an agent's step. A step with no place to read
+// or write gets no toolbox; neither does one whose places cannot be bound
+// (logged): it still runs, with the workflow tools alone.
+func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view) *stepKit {
+	ag, _ := s.Agent(v.Agent)
+	set := AgentTools{}
+	if ag.Tools != nil {
+		set = *ag.Tools
+	}
+	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch}
+	if b := s.Rules.TokenBudget; b != nil {
+		k.budget = max(*b-spentTokens(st), 1)
+	}
+	peers := tools.PeersOf(v.Shown)
+	if v.Workspace == "" && len(v.Contexts) == 0 && len(peers) == 0 {
+		return k
+	}
+	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Workspace: v.Workspace, Contexts: v.Contexts,
+		Peers: peers, Settings: set, Hide: svc.hiddenPaths(s)}
+	mk := svc.opts.Tools
+	if mk == nil {
+		mk = defaultToolbox
+	}
+	k.box = &lazyToolbox{build: func() (providers.Toolbox, error) { return mk(ctx, p) },
+		allowed: set.Allowed, excluded: set.Excluded, log: func(err error) {
+			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", v.Agent).Msg("the step's tools could not be set up; it runs with the workflow tools alone")
+		}}
+	return k
+}
+
+// equip puts the kit into a request.
+func (k *stepKit) equip(req *providers.Request) {
+	if k == nil {
+		return
+	}
+	if k.box != nil {
+		req.Toolbox = k.box
+		req.Record = &k.rec
+	} else if k.web {
+		req.Record = &k.rec
+	}
+	req.MaxToolCalls, req.TokenBudget, req.WebSearch = k.max, k.budget, k.web
+}
+
+// spentTokens is every token the ledger's entries used so far.
+func spentTokens(st *State) int64 {
+	var n int64
+	for _, a := range st.Agents {
+		for _, e := range a.Entries {
+			n += e.Usage.Tokens()
+		}
+	}
+	return n
+}
+
+// hiddenPaths are what no command may see: the state directory.
+func (svc *Service) hiddenPaths(s *Session) []string {
+	if svc.opts.StateDir != "" {
+		return []string{svc.opts.StateDir}
+	}
+	if dir := svc.store.Dir(s.ID); dir != "" {
+		return []string{filepath.Dir(filepath.Dir(dir))} // <state>/sessions/<id>
+	}
+	return nil
+}
+
+// defaultToolbox is tools.New over the step's places.
+func defaultToolbox(_ context.Context, p StepPlaces) (providers.Toolbox, error) {
+	return tools.New(tools.Config{
+		Workspace: p.Workspace,
+		Contexts:  p.Contexts,
+		Peers:     p.Peers,
+		Commands: tools.Commands{
+			Unsandboxed: p.Settings.NoSandbox,
+			Network:     p.Settings.Network,
+			Hide:        p.Hide,
+		},
+	})
+}
+
+// lazyToolbox builds the step's toolbox when the provider first asks for
+// its tools: a provider that runs no tool loop (sim, a CLI agent) costs
+// nothing. It offers only the tools the agent's settings allow.
+type lazyToolbox struct {
+	build             func() (providers.Toolbox, error)
+	allowed, excluded []string
+	log               func(error)
+
+	once  sync.Once
+	box   providers.Toolbox
+	tools []providers.Tool
+}
+
+func (l *lazyToolbox) load() {
+	l.once.Do(func() {
+		box, err := l.build()
+		if err != nil {
+			l.log(err)
+			return
+		}
+		l.box = box
+		for _, t := range box.Tools() {
+			if l.permits(t.Name) {
+				l.tools = append(l.tools, t)
+			}
+		}
+	})
+}
+
+func (l *lazyToolbox) permits(name string) bool {
+	if len(l.allowed) > 0 && !slices.Contains(l.allowed, name) {
+		return false
+	}
+	return !slices.Contains(l.excluded, name)
+}
+
+// Tools implements providers.Toolbox.
+func (l *lazyToolbox) Tools() []providers.Tool {
+	l.load()
+	return l.tools
+}
+
+// Call implements providers.Toolbox.
+func (l *lazyToolbox) Call(ctx context.Context, name string, args json.RawMessage) (providers.ToolResult, error) {
+	l.load()
+	if l.box == nil || !l.permits(name) {
+		return providers.ToolResult{IsError: true, Content: fmt.Sprintf("%s is not offered in this step", name)}, nil
+	}
+	return l.box.Call(ctx, name, args)
+}
+
+// toolRecorder keeps a step's tool records, redacted as they arrive.
+type toolRecorder struct {
+	mu   sync.Mutex
+	recs []providers.ToolRecord
+}
+
+// Record implements providers.Recorder. Arguments are masked for anything
+// shaped like a key (the provider's own key is masked before it gets here,
+// by keys.Redact), so a model that pastes a token into a command never puts
+// it on disk.
+func (r *toolRecorder) Record(rec providers.ToolRecord) {
+	rec.Arguments = keys.MaskJSON(rec.Arguments)
+	r.mu.Lock()
+	r.recs = append(r.recs, rec)
+	r.mu.Unlock()
+}
+
+func (r *toolRecorder) records() []providers.ToolRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.recs)
+}
+
+// keepToolLog stores a landed step's tool records, when there are any and
+// the store keeps tool logs. A failure is logged, never the step's: the
+// entry is already written.
+func (svc *Service) keepToolLog(ctx context.Context, s *Session, agent string, step int, k *stepKit) {
+	if k == nil {
+		return
+	}
+	recs := k.rec.records()
+	log, ok := svc.store.(ToolLog)
+	if len(recs) == 0 || !ok {
+		return
+	}
+	if err := log.WriteToolLog(context.WithoutCancel(ctx), s.ID, agent, step, recs); err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", agent).Int("step", step).Msg("the step's tools.jsonl could not be written")
+	}
+}
