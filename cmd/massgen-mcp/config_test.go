@@ -26,7 +26,7 @@ func TestConfigCheckStrictFailsOnIgnoredKeysAndListsEachProblem(t *testing.T) {
 	if code != exitBadInput {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if strings.Count(out, "is not honoured by massgen-mcp") != 4 || !strings.Contains(out, "is not usable") {
+	if strings.Count(out, "is not honoured by massgen-mcp") != 3 || !strings.Contains(out, "is not usable") {
 		t.Fatalf("output:\n%s", out)
 	}
 }
