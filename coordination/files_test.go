@@ -106,7 +106,7 @@ func TestAPIAgentsDeliverFilesAndPeersSeeSnapshotsReadOnly(t *testing.T) {
 	var seen *providers.ShownAnswer
 	for _, req := range b.requests() {
 		for i, sh := range req.Shown {
-			if sh.Alias == anon(s, "agent_a") && len(sh.Files) > 0 {
+			if sh.Alias == alias(s, "agent_a") && len(sh.Files) > 0 {
 				seen = &req.Shown[i]
 			}
 		}
@@ -128,7 +128,7 @@ func TestAPIAgentsDeliverFilesAndPeersSeeSnapshotsReadOnly(t *testing.T) {
 		t.Fatal("a peer's snapshot could be written")
 	}
 	last := b.requests()[len(b.requests())-1]
-	if !strings.Contains(last.Prompt, "Files delivered with") || !strings.Contains(last.Prompt, "peers/"+anon(s, "agent_a")+"/hello.py") {
+	if !strings.Contains(last.Prompt, "Files delivered with") || !strings.Contains(last.Prompt, "peers/"+alias(s, "agent_a")+"/hello.py") {
 		t.Fatalf("the prompt does not show the peer's files:\n%s", last.Prompt)
 	}
 	if last.Workspace != filepath.Join(h.svc.Store().Dir(s.ID), "agents", "agent_b", "workspace") {
@@ -210,11 +210,11 @@ func TestPathsInAnswersNameTheSnapshotForUsersAndPeersAnonymously(t *testing.T) 
 	if !strings.Contains(first.Content, want) {
 		t.Fatalf("the answer's path does not name its snapshot: %q", first.Content)
 	}
-	peer := "peers/" + anon(s, "agent_a") + "/index.html"
+	peer := "peers/" + alias(s, "agent_a") + "/index.html"
 	seen := false
 	for _, req := range scripts[1].requests() {
 		for _, sh := range req.Shown {
-			if sh.Alias == anon(s, "agent_a") {
+			if sh.Alias == alias(s, "agent_a") {
 				seen = true
 				if !strings.Contains(sh.Content, peer) || strings.Contains(sh.Content, "agent_a") {
 					t.Fatalf("a peer reads %q; want %s and no agent id", sh.Content, peer)

@@ -63,7 +63,7 @@ func TestHostDrivesATeamWithViewsAndSeenSteps(t *testing.T) {
 	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: "agent9", SeenSteps: view.SeenSteps}); !errors.Is(err, coordination.ErrBadAction) {
 		t.Fatalf("invalid target: %v", err)
 	}
-	target := anon(s, "agent_a") + ".1"
+	target := alias(s, "agent_a") + ".1"
 	res, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: target, Reason: "right", SeenSteps: view.SeenSteps})
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +71,8 @@ func TestHostDrivesATeamWithViewsAndSeenSteps(t *testing.T) {
 	if res.Action != "vote" || res.Stale || res.TargetLabel != target {
 		t.Fatalf("vote result %+v", res)
 	}
-	sc[0].replies = []any{vote(anon(s, "agent_a"))}
-	sc[1].replies = []any{vote(anon(s, "agent_a"))}
+	sc[0].replies = []any{vote(alias(s, "agent_a"))}
+	sc[1].replies = []any{vote(alias(s, "agent_a"))}
 	h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 	last, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"})
 	if err != nil {

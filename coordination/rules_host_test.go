@@ -49,7 +49,7 @@ func submitHost(t *testing.T, h *harness, s *coordination.Session, action, conte
 // that agent is refused with the fix, never counted for its newest answer.
 func TestVoteForALabelTheViewDidNotShowIsRefused(t *testing.T) {
 	h, s, _ := hostPair(t)
-	a := anon(s, "agent_a")
+	a := alias(s, "agent_a")
 	for _, label := range []string{a + ".1", a + ".9"} {
 		_, _, err := submitHost(t, h, s, "vote", "", label)
 		want := label + " is not the answer your view showed for " + a + ", which is " + a + ".2 — vote " + a + " or " + a + ".2"
@@ -70,7 +70,7 @@ func TestModelVoteForAnOldLabelGetsACorrectiveRetry(t *testing.T) {
 	h, s, sc := hostPair(t)
 	ctx := context.Background()
 	submitHost(t, h, s, "new_answer", "four, as 2+2 is 4", "")
-	me := anon(s, "me")
+	me := alias(s, "me")
 	sc[0].replies = []any{vote(me + ".1"), vote(me + ".2")}
 	res, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 	if err != nil {
@@ -91,7 +91,7 @@ func TestModelVoteForAnOldLabelGetsACorrectiveRetry(t *testing.T) {
 func TestHostResubmissionIsIdempotentAndAnotherIsRefused(t *testing.T) {
 	h, s, _ := hostPair(t)
 	ctx := context.Background()
-	first, req, err := submitHost(t, h, s, "vote", "", anon(s, "agent_a"))
+	first, req, err := submitHost(t, h, s, "vote", "", alias(s, "agent_a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestHostVoteOnAnOutdatedViewIsRefused(t *testing.T) {
 		t.Fatal(err) // agent_a answers again: the host's view is outdated
 	}
 	before := len(h.ledger(s.ID).Agents["me"])
-	_, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: anon(s, "agent_a"), SeenSteps: view.SeenSteps})
+	_, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: alias(s, "agent_a"), SeenSteps: view.SeenSteps})
 	if !errors.Is(err, coordination.ErrStaleView) || !strings.Contains(err.Error(), "a newer answer landed; take a fresh view") {
 		t.Fatalf("vote on an outdated view: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestHostViewDoesNotResumeACancelledSession(t *testing.T) {
 	if st.Result.Status != coordination.StatusCancelled {
 		t.Fatalf("after a view the session is %s, want cancelled", st.Result.Status)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: anon(s, "agent_a"), Reason: "ok", SeenSteps: view.SeenSteps}); err != nil {
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: alias(s, "agent_a"), Reason: "ok", SeenSteps: view.SeenSteps}); err != nil {
 		t.Fatalf("a submitted action resumes the session: %v", err)
 	}
 }
@@ -209,7 +209,7 @@ func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
 	budget := 0.5
 	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: a.String()}, {ID: "agent_b", Model: b.String()}},
 		Rules: coordination.Rules{CostBudgetUSD: &budget}})
-	r, unsubscribe, err := h.svc.StartWatching(context.Background(), s.ID, func(p coordination.Progress) {
+	r, _, unsubscribe, err := h.svc.StartWatching(context.Background(), s.ID, func(p coordination.Progress) {
 		if p.Kind == "answer" && p.Agent == "agent_a" {
 			close(landedA)
 		}

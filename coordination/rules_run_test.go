@@ -114,8 +114,8 @@ func TestDecidedStepSessionFinishesWithTheWinnerAtItsTimeout(t *testing.T) {
 	h := newHarness(t, provs)
 	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Now: clock})
 	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent, TimeoutSeconds: 60}})
-	sc[0].replies = []any{answer("Answer: 4"), vote(anon(s, "agent_b"))}
-	sc[1].replies = []any{answer("Answer: four"), vote(anon(s, "agent_b"))}
+	sc[0].replies = []any{answer("Answer: 4"), vote(alias(s, "agent_b"))}
+	sc[1].replies = []any{answer("Answer: four"), vote(alias(s, "agent_b"))}
 	ctx := context.Background()
 	for _, id := range []string{"agent_a", "agent_b", "agent_a", "agent_b"} {
 		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {

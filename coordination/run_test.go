@@ -197,7 +197,7 @@ func TestFinalStrategies(t *testing.T) {
 			models, sc, provs := scriptedTeam(t, 2)
 			h := newHarness(t, provs)
 			s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: final}})
-			a := anon(s, "agent_a")
+			a := alias(s, "agent_a")
 			sc[0].replies = []any{answer("4"), vote(a), answer("FINAL: 4")}
 			sc[1].replies = []any{answer("four"), vote(a)}
 			res := h.run(s.ID)
@@ -221,7 +221,7 @@ func TestStepDrivenPresentWaitsForFinalize(t *testing.T) {
 	h := newHarness(t, provs)
 	ctx := context.Background()
 	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	a := anon(s, "agent_a")
+	a := alias(s, "agent_a")
 	sc[0].replies = []any{answer("4"), vote(a), answer("presented 4")}
 	sc[1].replies = []any{answer("four"), vote(a)}
 	var last *coordination.StepResult

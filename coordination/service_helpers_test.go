@@ -68,7 +68,7 @@ func hasTool(req providers.Request, name string) bool {
 func act(calls ...providers.ToolCall) providers.Action { return providers.Action{Calls: calls} }
 
 func answer(content string) providers.Action { return act(providers.NewAnswerCall(content)) }
-func vote(anon string) providers.Action      { return act(providers.VoteCall(anon, "best")) }
+func vote(alias string) providers.Action     { return act(providers.VoteCall(alias, "best")) }
 
 // harness is a service over a memory store whose agents use the given
 // providers, keyed by model spec.
@@ -126,8 +126,8 @@ func (h *harness) ledger(id string) *coordination.Ledger {
 	return l
 }
 
-// anon returns an agent's anonymous name in a session.
-func anon(s *coordination.Session, id string) string { return coordination.Alias(s.Aliases[id]) }
+// alias returns an agent's alias in a session.
+func alias(s *coordination.Session, id string) string { return coordination.Alias(s.Aliases[id]) }
 
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)

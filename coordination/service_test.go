@@ -14,7 +14,7 @@ func TestTwoAgentsAgree(t *testing.T) {
 	models, sc, provs := scriptedTeam(t, 2)
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
-	a, b := anon(s, "agent_a"), anon(s, "agent_b")
+	a, b := alias(s, "agent_a"), alias(s, "agent_b")
 	sc[0].replies = []any{answer("four"), vote(b)}
 	sc[1].replies = []any{answer("4"), vote(b)}
 	_ = a
@@ -49,7 +49,7 @@ func TestLaterDuplicateIsRefusedWithVoteHint(t *testing.T) {
 	models, sc, provs := scriptedTeam(t, 2)
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
-	b := anon(s, "agent_b")
+	b := alias(s, "agent_b")
 	sc[0].replies = []any{answer("first"), answer("  second\n answer "), vote(b)}
 	sc[1].replies = []any{answer("second answer"), vote(b)}
 	res := h.run(s.ID)
@@ -110,7 +110,7 @@ func TestAllVoteForSelfRevotesThenForces(t *testing.T) {
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
 	for i, id := range []string{"agent_a", "agent_b", "agent_c"} {
-		me := anon(s, id)
+		me := alias(s, id)
 		sc[i].replies = []any{answer("answer of " + id), vote(me), vote(me)}
 	}
 	res := h.run(s.ID)
@@ -141,7 +141,7 @@ func TestDroppedAgentLeavesTheOthersToAgree(t *testing.T) {
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
 	boom := &providers.Error{Class: providers.ClassOverloaded, Message: "overloaded"}
-	a := anon(s, "agent_a")
+	a := alias(s, "agent_a")
 	sc[0].replies = []any{answer("4"), vote(a)}
 	sc[1].replies = []any{answer("four"), vote(a)}
 	sc[2].replies = []any{boom, boom, answer("never")}
@@ -177,8 +177,8 @@ func TestAnswerCapOffersOnlyVote(t *testing.T) {
 	models, sc, provs := scriptedTeam(t, 2)
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{MaxAnswersPerAgent: 1}})
-	sc[0].replies = []any{answer("1"), answer("1 again"), vote(anon(s, "agent_a"))}
-	sc[1].replies = []any{answer("2"), vote(anon(s, "agent_a"))}
+	sc[0].replies = []any{answer("1"), answer("1 again"), vote(alias(s, "agent_a"))}
+	sc[1].replies = []any{answer("2"), vote(alias(s, "agent_a"))}
 	res := h.run(s.ID)
 	req := sc[0].requests()[1]
 	if len(req.Tools) != 1 || req.Tools[0].Name != providers.ToolVote {
