@@ -97,14 +97,18 @@ const pollInterval = 50 * time.Millisecond
 // already runs here returns the existing handle; one that runs in another
 // process is refused with ErrSessionRunning.
 func (svc *Service) Start(ctx context.Context, id string) (*Run, error) {
-	r, _, err := svc.StartWatching(ctx, id, nil)
+	r, _, _, err := svc.StartWatching(ctx, id, nil)
 	return r, err
 }
 
 // StartWatching is Start with fn subscribed to the run's progress before its
 // loop can publish anything (with fast models a run may be over before a
-// Subscribe after Start). On success unsubscribe is never nil.
-func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progress)) (r *Run, unsubscribe func(), err error) {
+// Subscribe after Start). started says whether this call started the run,
+// decided under the service's lock: of many concurrent calls exactly one
+// starts it and the others join it, so only the starter may treat the run as
+// its own (cancel it when its caller goes away). On success unsubscribe is
+// never nil.
+func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progress)) (r *Run, started bool, unsubscribe func(), err error) {
 	watch := func(r *Run) func() {
 		if fn == nil {
 			return func() {}
@@ -115,17 +119,17 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok {
 		svc.mu.Unlock()
-		return r, watch(r), nil
+		return r, false, watch(r), nil
 	}
 	svc.mu.Unlock()
 
 	unlockRun, err := svc.store.LockRun(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	if err := svc.OpenForWriting(ctx, id); err != nil {
 		unlockRun()
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	// Read the setup under the run lock, which attaching criteria also
 	// takes: the setup cannot change until the run ends, so the run builds
@@ -134,12 +138,12 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	s, err := svc.session(ctx, id)
 	if err != nil {
 		unlockRun()
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	for _, a := range s.Agents {
 		if isHost(a) {
 			unlockRun()
-			return nil, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
+			return nil, false, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
 		}
 	}
 	if s.prompts == nil && !s.Foreign {
@@ -149,7 +153,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
 		svc.mu.Unlock()
 		unlockRun()
-		return r, watch(r), nil
+		return r, false, watch(r), nil
 	}
 	if s.prompts != nil {
 		svc.setups.Store(id, s)
@@ -173,7 +177,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
 	}()
-	return r, unsubscribe, nil
+	return r, true, unsubscribe, nil
 }
 
 // forgetUnstepped drops the setup a run kept if the session has no step
@@ -193,7 +197,7 @@ func (svc *Service) forgetUnstepped(id string, s *Session, res *TeamResult) {
 // Run runs a session to its end and returns the team result. Cancelling ctx
 // cancels the run and leaves the session cancelled and resumable.
 func (svc *Service) Run(ctx context.Context, id string, progress func(Progress)) (*TeamResult, error) {
-	r, unsubscribe, err := svc.StartWatching(ctx, id, progress)
+	r, _, unsubscribe, err := svc.StartWatching(ctx, id, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	Open Opener
 	// DefaultTeam names the models used when a team names none.
 	DefaultTeam func() ([]string, error)
+	// Backends reports what Open can reach from here and the default team
+	// (Service.Backends: list_backends, from the same configuration as Open).
+	Backends func(ctx context.Context) providers.BackendReport
 	// CheckModels, if set, checks a new team's models against their
 	// providers' models lists before anything is written: one error per
 	// spec, nil when fine or unknown (preflight.go).

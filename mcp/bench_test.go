@@ -68,7 +68,7 @@ func BenchmarkHostStepSubmitFileStore(b *testing.B) {
 
 // benchServer is configured as the binary is: no output validation.
 func benchServer(b *testing.B, store coordination.Store) *Server {
-	return New(coordination.NewService(store, coordination.Options{Open: backends.Open, Logger: zerolog.Nop()}), Options{})
+	return New(coordination.NewService(store, coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()}), Options{})
 }
 
 func reportMedian(b *testing.B, times []time.Duration) {

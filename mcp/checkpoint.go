@@ -27,7 +27,7 @@ type checkpointArgs struct {
 	SessionID      string                    `json:"session_id,omitempty" jsonschema_description:"Id for the new review session; or an existing checkpoint session to resume (if cancelled) or read (if finished)."`
 }
 
-func checkpointTool(e *env) server.ServerTool {
+func checkpointTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("checkpoint",
 		mcpgo.WithDescription("Before a risky or hard-to-undo step (deleting or migrating data, production changes, credentials, messages to outside recipients, payments), have a team review it. "+
 			"Each reviewer writes (or, with draft_plan, verifies and corrects) a step-by-step plan — verify, backup, action with its exact approved tool call and rollback, verify, notify — and a verdict: proceed, revise or refuse. "+
@@ -38,21 +38,21 @@ func checkpointTool(e *env) server.ServerTool {
 		mcpgo.WithOutputSchema[coordination.CheckpointResult](),
 		annotations("Review a risky step", false, false, true),
 	)
-	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.checkpoint)}
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.checkpoint)}
 }
 
-func (e *env) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, args checkpointArgs) (*mcpgo.CallToolResult, error) {
-	spec, err := e.checkpointSpec(args)
+func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, args checkpointArgs) (*mcpgo.CallToolResult, error) {
+	spec, err := h.checkpointSpec(args)
 	if err != nil {
 		return nil, err
 	}
-	release, err := e.runs.acquire(tenantOf(ctx))
+	release, err := h.runs.acquire(tenantOf(ctx))
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	p := e.startProgress(ctx, req)
-	res, err := e.svc(ctx).Checkpoint(ctx, spec, func(pr coordination.Progress) { p.report(pr.Message) })
+	p := h.startProgress(ctx, req)
+	res, err := h.svc(ctx).Checkpoint(ctx, spec, func(pr coordination.Progress) { p.report(pr.Message) })
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
 	if err != nil {
@@ -67,7 +67,7 @@ func (e *env) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, args ch
 // checkpointSpec turns the arguments into a coordination checkpoint spec; the
 // service checks the review itself, so only the MCP-only parts — context
 // files and criteria numbering — are handled here.
-func (e *env) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, error) {
+func (h *handler) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, error) {
 	spec := coordination.CheckpointSpec{
 		Objective:    a.Objective,
 		DraftPlan:    a.DraftPlan,
@@ -88,7 +88,7 @@ func (e *env) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, err
 	}
 	var err error
 	var dirs []workspace.Context
-	if spec.Context, dirs, err = readContext(a.Context, e.opts.Roots); err != nil {
+	if spec.Context, dirs, err = readContext(a.Context, h.opts.Roots); err != nil {
 		return spec, err
 	}
 	if len(dirs) > 0 {

@@ -81,3 +81,6 @@ func TestCheckpointToolRefusesBadInput(t *testing.T) {
 	wantError(t, callTool(t, c, "checkpoint", `{"objective":"x","draft_plan":[{"step":"one"}]}`), "bad_arguments", "draft_plan")
 	wantError(t, callTool(t, c, "checkpoint", `{"objective":"x","models":["sim"],"action_goals":[{"id":"a b","goal":"y"}]}`), "bad_input", `action goal id "a b"`)
 }
+
+// TestCheckpointSchemaSnapshot pins checkpoint's definition (testdata/toolsnaps/checkpoint.json).
+func TestCheckpointSchemaSnapshot(t *testing.T) { checkToolSnap(t, "checkpoint") }

@@ -61,10 +61,10 @@ var fixes = []errorFix{
 // sentence, then a line starting "To fix:". Errors outside the vocabulary are
 // logged, since they point at a bug or a broken store rather than a mistake
 // the caller can correct.
-func (e *env) errorResult(tool string, err error) *mcpgo.CallToolResult {
+func (h *handler) errorResult(tool string, err error) *mcpgo.CallToolResult {
 	code, fix := classify(err)
 	if code == "internal" {
-		e.log.Error().Err(err).Str("tool", tool).Msg("tool call failed unexpectedly")
+		h.log.Error().Err(err).Str("tool", tool).Msg("tool call failed unexpectedly")
 	}
 	msg := boundEcho(strings.TrimSpace(err.Error()))
 	if msg != "" && !strings.HasSuffix(msg, ".") {

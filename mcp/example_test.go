@@ -20,7 +20,7 @@ import (
 // structured content.
 func ExampleNew() {
 	ctx := context.Background()
-	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Parallel: 1})
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Parallel: 1})
 	srv := mcp.New(svc, mcp.Options{Version: "example"})
 
 	c, err := client.NewInProcessClient(srv.MCPServer())

@@ -22,7 +22,7 @@ const fuzzWait = 20 * time.Millisecond
 // refusal must say what to fix.
 func FuzzToolArguments(f *testing.F) {
 	s := newMemServer(f, Options{WaitLimit: fuzzWait, Heartbeat: time.Hour})
-	all := tools(s.env)
+	all := tools(s.handler)
 	seeds := map[string][]string{
 		"run_team":               {`{"task": "What is 2 + 2?", "models": ["sim", "sim"], "wait": false}`, `{"session_id": "x", "wait": true}`},
 		"start_team":             {`{"task": "t", "models": ["sim", "host"], "rules": {"max_rounds": 2}}`, `{"task": "t", "agents": [{"id": "a", "model": "sim"}]}`},

@@ -52,7 +52,7 @@ type generateCriteriaResult struct {
 	MassGen criteria.MassGenFile `json:"massgen_eval_criteria" jsonschema_description:"The same criteria in the shape massgen --eval-criteria reads (tiers primary, standard, stretch)."`
 }
 
-func generateEvalCriteriaTool(e *env) server.ServerTool {
+func generateEvalCriteriaTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("generate_eval_criteria",
 		mcpgo.WithDescription("Evaluation criteria for a task: what an expert reviewer would check, where typical model output is weakest, and how to verify each; exactly one is must (the primary focus). "+
 			"A model writes them (model, or the first usable real backend); with none usable you get built-in defaults for the kind of task, marked source: default. "+
@@ -62,10 +62,10 @@ func generateEvalCriteriaTool(e *env) server.ServerTool {
 		mcpgo.WithOutputSchema[generateCriteriaResult](),
 		annotations("Generate evaluation criteria", false, false, true),
 	)
-	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.generateEvalCriteria)}
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.generateEvalCriteria)}
 }
 
-func (e *env) generateEvalCriteria(ctx context.Context, req mcpgo.CallToolRequest, args generateCriteriaArgs) (*mcpgo.CallToolResult, error) {
+func (h *handler) generateEvalCriteria(ctx context.Context, req mcpgo.CallToolRequest, args generateCriteriaArgs) (*mcpgo.CallToolResult, error) {
 	cr := coordination.CriteriaRequest{Task: args.Task, Kind: args.Kind, Count: args.Count, Model: args.Model, SessionID: args.SessionID}
 	if len(args.Criteria) > 0 {
 		raw, err := json.Marshal(args.Criteria)
@@ -82,10 +82,10 @@ func (e *env) generateEvalCriteria(ctx context.Context, req mcpgo.CallToolReques
 	}
 	var p *progress
 	if len(cr.Provided) == 0 && cr.Model != "" {
-		p = e.startProgress(ctx, req)
+		p = h.startProgress(ctx, req)
 		p.report("asking " + cr.Model + " for evaluation criteria")
 	}
-	set, err := e.svc(ctx).Criteria(ctx, cr)
+	set, err := h.svc(ctx).Criteria(ctx, cr)
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
 	if err != nil {

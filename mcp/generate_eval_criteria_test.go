@@ -117,3 +117,6 @@ func TestGenerateEvalCriteriaErrorsSayWhatToDo(t *testing.T) {
 		})
 	}
 }
+
+// TestGenerateEvalCriteriaSchemaSnapshot pins generate_eval_criteria's definition (testdata/toolsnaps/generate_eval_criteria.json).
+func TestGenerateEvalCriteriaSchemaSnapshot(t *testing.T) { checkToolSnap(t, "generate_eval_criteria") }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -14,34 +15,93 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files from the current output")
 
-// goldenToolsList is the tools/list snapshot at the repository root: every
-// schema change shows up in review as a diff of this file.
-var goldenToolsList = filepath.Join("..", "testdata", "tools_list.golden.json")
+// toolSnaps holds one snapshot per tool (as github-mcp-server's
+// __toolsnaps__): its name, description, input and output schemas and
+// annotations exactly as tools/list sends them, so every schema change shows
+// up in review as a diff of that tool's file.
+var toolSnaps = filepath.Join("testdata", "toolsnaps")
 
-func TestToolsListMatchesGolden(t *testing.T) {
+// listTools is tools/list over an in-process client, by name.
+func listTools(t *testing.T) map[string]mcpgo.Tool {
+	t.Helper()
 	c := inProcess(t, newMemServer(t, Options{}), true)
 	res, err := c.ListTools(context.Background(), mcpgo.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := json.MarshalIndent(map[string]any{"tools": res.Tools}, "", "  ")
+	out := map[string]mcpgo.Tool{}
+	for _, tool := range res.Tools {
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+// checkToolSnap compares a tool's definition with its snapshot, or rewrites
+// the snapshot with -update.
+func checkToolSnap(t *testing.T, name string) {
+	t.Helper()
+	tool, ok := listTools(t)[name]
+	if !ok {
+		t.Fatalf("tools/list has no %s", name)
+	}
+	got, err := json.MarshalIndent(tool, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
+	file := filepath.Join(toolSnaps, name+".json")
 	if *update {
-		if err := os.WriteFile(goldenToolsList, got, 0o644); err != nil {
+		if err := os.MkdirAll(toolSnaps, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	want, err := os.ReadFile(goldenToolsList)
+	want, err := os.ReadFile(file)
 	if err != nil {
-		t.Fatalf("%v (run go test ./mcp -run TestToolsListMatchesGolden -update to create it)", err)
+		t.Fatalf("%v (run go test ./mcp -run %s -update to create it)", err, t.Name())
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("tools/list differs from %s; if the change is intended, run go test ./mcp -run TestToolsListMatchesGolden -update and review the diff.\ngot:\n%s", goldenToolsList, got)
+		t.Errorf("%s differs from its snapshot %s; if the change is intended, run go test ./mcp -run %s -update and review the diff.\ngot:\n%s", name, file, t.Name(), got)
 	}
+}
+
+// TestEveryToolHasASnapshot: no tool without a snapshot (and a test file
+// beside it that checks it), no snapshot of a tool that is gone.
+func TestEveryToolHasASnapshot(t *testing.T) {
+	tools := listTools(t)
+	files, err := filepath.Glob(filepath.Join(toolSnaps, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapped := map[string]bool{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		snapped[name] = true
+		if _, ok := tools[name]; !ok {
+			t.Errorf("%s is the snapshot of no tool: delete it", f)
+		}
+	}
+	for name := range tools {
+		if !snapped[name] {
+			t.Errorf("tool %s has no snapshot in %s: add Test%sSchemaSnapshot to %s_test.go and run it with -update", name, toolSnaps, camel(name), name)
+		}
+		if _, err := os.Stat(name + "_test.go"); err != nil {
+			t.Errorf("tool %s has no test file beside %s.go", name, name)
+		}
+	}
+}
+
+func camel(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
 }
 
 // TestToolsAreExactlyTheDesignedOnes pins the tool set and every annotation:

@@ -30,7 +30,7 @@ var simTeam = []any{"sim/strong:latency=50ms", "sim/strong:latency=50ms", "sim:l
 func newMemServer(t testing.TB, opts Options) *Server {
 	t.Helper()
 	opts.ValidateOutput = true
-	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
 	return New(svc, opts)
 }
 
@@ -38,7 +38,7 @@ func newMemServer(t testing.TB, opts Options) *Server {
 func newFileServer(t testing.TB, opts Options) *Server {
 	t.Helper()
 	opts.ValidateOutput = true
-	svc := coordination.NewService(filestore.New(t.TempDir()), coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	svc := coordination.NewService(filestore.New(t.TempDir()), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
 	return New(svc, opts)
 }
 

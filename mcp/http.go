@@ -103,7 +103,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTTPServer) {
 	o = o.withDefaults()
 	streamable := server.NewStreamableHTTPServer(s.mcp,
-		server.WithStreamableHTTPLogger(slog.New(slog.NewTextHandler(zerologWriter{s.env.log}, nil))),
+		server.WithStreamableHTTPLogger(slog.New(slog.NewTextHandler(zerologWriter{s.handler.log}, nil))),
 		// No protocol sessions in the legacy era either: with a session id,
 		// mcp-go gives all of a client's requests one notification queue
 		// that every open POST drains, so a run_team's progress can leave on
@@ -125,10 +125,10 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, mcpHandler)
 	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, mcpHandler))
-	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.env.metrics.handler())))
+	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.handler.metrics.handler())))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.env.opts.Version})
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.handler.opts.Version})
 	})
 	return mux, streamable
 }
@@ -162,7 +162,7 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 		<-ctx.Done()
 		// Cancel runs first so blocking run_team requests return promptly
 		// and their sessions are recorded as cancelled.
-		s.env.tenants.cancelAll()
+		s.handler.tenants.cancelAll()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		// Legacy clients' GET listening streams never end by themselves;

@@ -9,8 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/providers"
-	"github.com/massgen-go/massgen-mcp/providers/backends"
-	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
 
 // listBackendsArgs: list_backends takes no arguments.
@@ -40,27 +38,27 @@ type defaultTeamView struct {
 	Note   string   `json:"note"`
 }
 
-func listBackendsTool(e *env) server.ServerTool {
+func listBackendsTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("list_backends",
 		mcpgo.WithDescription("Which model backends this server can use and why not (API key variables, local servers, CLIs on PATH; keys are never shown), an example spec for each, the default team, and the team files the operator offers (name one as team on run_team or start_team). sim is always usable, offline."),
 		inputSchema[listBackendsArgs](),
 		mcpgo.WithOutputSchema[listBackendsResult](),
 		annotations("List backends", true, true, false),
 	)
-	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.listBackends)}
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.listBackends)}
 }
 
-func (e *env) listBackends(ctx context.Context, req mcpgo.CallToolRequest, args listBackendsArgs) (*mcpgo.CallToolResult, error) {
-	// One snapshot of the environment and .env files, so the table and the
-	// default team cannot disagree.
-	env := keys.Load()
-	cfg := backends.Config{Env: func() *keys.Env { return env }}
+func (h *handler) listBackends(ctx context.Context, req mcpgo.CallToolRequest, args listBackendsArgs) (*mcpgo.CallToolResult, error) {
+	rep, err := h.svc(ctx).Backends(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := listBackendsResult{Backends: []backendView{}, DefaultTeam: defaultTeamView{Models: []string{}}}
-	if team, why, err := cfg.DefaultTeamWhy(); err != nil {
-		out.DefaultTeam.Note = err.Error()
+	if rep.DefaultTeamErr != nil {
+		out.DefaultTeam.Note = rep.DefaultTeamErr.Error()
 	} else {
-		out.DefaultTeam.Models = team
-		out.DefaultTeam.Note = why + "; used when run_team or start_team names no models; sim agents (e.g. sim/strong) run offline"
+		out.DefaultTeam.Models = rep.DefaultTeam
+		out.DefaultTeam.Note = rep.DefaultTeamWhy + "; used when run_team or start_team names no models; sim agents (e.g. sim/strong) run offline"
 	}
 	infos := map[string]providers.BackendInfo{}
 	for _, info := range providers.Backends() {
@@ -68,7 +66,7 @@ func (e *env) listBackends(ctx context.Context, req mcpgo.CallToolRequest, args 
 	}
 	var b strings.Builder
 	b.WriteString("| backend | usable | why | example |\n|---|---|---|---|\n")
-	for _, st := range cfg.Usable(ctx) {
+	for _, st := range rep.Backends {
 		v := backendView{
 			Name:        st.Name,
 			Transport:   st.Transport,
@@ -90,7 +88,7 @@ func (e *env) listBackends(ctx context.Context, req mcpgo.CallToolRequest, args 
 		models = strings.Join(out.DefaultTeam.Models, ", ")
 	}
 	fmt.Fprintf(&b, "\nDefault team: %s — %s\n", models, out.DefaultTeam.Note)
-	out.Teams = e.teams()
+	out.Teams = h.teams()
 	if len(out.Teams) > 0 {
 		b.WriteString("\nTeams (pass one as team to run_team or start_team):\n")
 		for _, t := range out.Teams {

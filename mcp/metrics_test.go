@@ -79,7 +79,7 @@ func TestMetricsCountProviderErrorsByClass(t *testing.T) {
 	}
 	svc := coordination.NewService(memstore.New(), coordination.Options{Open: open, Logger: zerolog.Nop()})
 	s := New(svc, Options{})
-	m := s.env.metrics
+	m := s.handler.metrics
 	c := inProcess(t, s, false)
 	res := callTool(t, c, "run_team", mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim/strong", "openai/overloaded", "sim"}, "wait": true}))
 	if res.IsError {

@@ -27,7 +27,7 @@ import (
 // A nil *progress (the request carried no progressToken) does nothing.
 type progress struct {
 	srv      *server.MCPServer
-	env      *env
+	handler  *handler
 	ctx      context.Context
 	token    mcpgo.ProgressToken
 	key      string
@@ -50,7 +50,7 @@ type progress struct {
 
 // startProgress begins reporting for a request, or returns nil if the client
 // asked for no progress.
-func (e *env) startProgress(ctx context.Context, req mcpgo.CallToolRequest) *progress {
+func (h *handler) startProgress(ctx context.Context, req mcpgo.CallToolRequest) *progress {
 	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
 		return nil
 	}
@@ -63,8 +63,8 @@ func (e *env) startProgress(ctx context.Context, req mcpgo.CallToolRequest) *pro
 		return nil
 	}
 	p := &progress{
-		srv: srv, env: e, ctx: ctx, token: req.Params.Meta.ProgressToken, key: string(key),
-		every: e.opts.Heartbeat, deliver: e.opts.DeliveryTimeout, receipts: receiptsFrom(ctx),
+		srv: srv, handler: h, ctx: ctx, token: req.Params.Meta.ProgressToken, key: string(key),
+		every: h.opts.Heartbeat, deliver: h.opts.DeliveryTimeout, receipts: receiptsFrom(ctx),
 		msgs: make(chan string, 64), quit: make(chan struct{}), done: make(chan struct{}), start: time.Now(),
 	}
 	go p.loop()
@@ -150,8 +150,8 @@ func (p *progress) stop() {
 	}
 	close(p.quit)
 	<-p.done
-	if p.env.progressSent != nil {
-		p.env.progressSent(p.token, p.sent)
+	if p.handler.progressSent != nil {
+		p.handler.progressSent(p.token, p.sent)
 	}
 	if p.sent == 0 || p.ctx.Err() != nil {
 		return

@@ -29,7 +29,7 @@ type sentCounter struct {
 
 func countSent(s *Server) *sentCounter {
 	c := &sentCounter{sent: map[string]int{}}
-	s.env.progressSent = func(token any, n int) {
+	s.handler.progressSent = func(token any, n int) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.sent[fmt.Sprint(token)] += n

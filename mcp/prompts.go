@@ -25,7 +25,7 @@ var teamRunTemplate = template.Must(template.New("team_run").Parse(teamRunText))
 // so the walkthrough shows both kinds of step.
 var defaultPromptModels = []string{"host", "sim/strong", "sim/strong"}
 
-func prompts(e *env) []server.ServerPrompt {
+func prompts(h *handler) []server.ServerPrompt {
 	return []server.ServerPrompt{{
 		Prompt: mcpgo.NewPrompt("team_run",
 			mcpgo.WithPromptTitle("Drive a team step by step"),
@@ -33,11 +33,11 @@ func prompts(e *env) []server.ServerPrompt {
 			mcpgo.WithArgument("task", mcpgo.ArgumentDescription("What the team should do."), mcpgo.RequiredArgument()),
 			mcpgo.WithArgument("models", mcpgo.ArgumentDescription("Comma-separated model specs, one agent each; include host to take part yourself (default host,sim/strong,sim/strong).")),
 		),
-		Handler: e.teamRunPrompt,
+		Handler: h.teamRunPrompt,
 	}}
 }
 
-func (e *env) teamRunPrompt(ctx context.Context, req mcpgo.GetPromptRequest) (*mcpgo.GetPromptResult, error) {
+func (h *handler) teamRunPrompt(ctx context.Context, req mcpgo.GetPromptRequest) (*mcpgo.GetPromptResult, error) {
 	task := strings.TrimSpace(req.Params.Arguments["task"])
 	if task == "" {
 		return nil, fmt.Errorf("%w: the team_run prompt needs a task", coordination.ErrBadInput)

@@ -13,17 +13,17 @@ import (
 
 // tools lists every tool the server offers: the one place to see the whole
 // surface.
-func tools(e *env) []server.ServerTool {
+func tools(h *handler) []server.ServerTool {
 	return []server.ServerTool{
-		runTeamTool(e),
-		startTeamTool(e),
-		stepTool(e),
-		teamStatusTool(e),
-		finalizeTeamTool(e),
-		cancelTeamTool(e),
-		listBackendsTool(e),
-		generateEvalCriteriaTool(e),
-		checkpointTool(e),
+		runTeamTool(h),
+		startTeamTool(h),
+		stepTool(h),
+		teamStatusTool(h),
+		finalizeTeamTool(h),
+		cancelTeamTool(h),
+		listBackendsTool(h),
+		generateEvalCriteriaTool(h),
+		checkpointTool(h),
 	}
 }
 
@@ -31,15 +31,15 @@ func tools(e *env) []server.ServerTool {
 // them into In, and turns any error the handler returns into an isError
 // result with a fix. After the schema check a decoding failure is rare (a
 // number too large for an int).
-func typedHandler[In any](e *env, tool mcpgo.Tool, fn func(ctx context.Context, req mcpgo.CallToolRequest, in In) (*mcpgo.CallToolResult, error)) server.ToolHandlerFunc {
+func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Context, req mcpgo.CallToolRequest, in In) (*mcpgo.CallToolResult, error)) server.ToolHandlerFunc {
 	name := tool.Name
 	schema := newArgsSchema(tool)
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		if err := checkOperatorOnly(name, req); err != nil {
-			return e.errorResult(name, err), nil
+			return h.errorResult(name, err), nil
 		}
 		if err := schema.check(req); err != nil {
-			return e.errorResult(name, err), nil
+			return h.errorResult(name, err), nil
 		}
 		var in In
 		if err := req.BindArguments(&in); err != nil {
@@ -47,11 +47,11 @@ func typedHandler[In any](e *env, tool mcpgo.Tool, fn func(ctx context.Context, 
 			if errors.As(err, &te) {
 				err = fmt.Errorf("%s: %s does not fit a %s", te.Field[strings.LastIndex(te.Field, ".")+1:], te.Value, te.Type)
 			}
-			return e.errorResult(name, fmt.Errorf("%w: the arguments of %s cannot be used: %w", errBadArguments, name, err)), nil
+			return h.errorResult(name, fmt.Errorf("%w: the arguments of %s cannot be used: %w", errBadArguments, name, err)), nil
 		}
 		res, err := fn(ctx, req, in)
 		if err != nil {
-			return e.errorResult(name, err), nil
+			return h.errorResult(name, err), nil
 		}
 		return res, nil
 	}

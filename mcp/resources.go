@@ -26,53 +26,53 @@ const (
 	answerContentMIME = "text/markdown"
 )
 
-func resources(e *env) []server.ServerResource {
+func resources(h *handler) []server.ServerResource {
 	return []server.ServerResource{{
 		Resource: mcpgo.NewResource(sessionsURI, "sessions",
 			mcpgo.WithResourceDescription("Every session in this server's state directory with its status, driver, agents, next agents and winner, oldest first."),
 			mcpgo.WithMIMEType(jsonMIME)),
-		Handler: e.readSessions,
+		Handler: h.readSessions,
 	}}
 }
 
-func resourceTemplates(e *env) []server.ServerResourceTemplate {
+func resourceTemplates(h *handler) []server.ServerResourceTemplate {
 	return []server.ServerResourceTemplate{
 		{
 			Template: mcpgo.NewResourceTemplate(statusTemplate, "session status",
 				mcpgo.WithTemplateDescription("A session's status, as team_status returns it (read only: reading never decides the session)."),
 				mcpgo.WithTemplateMIMEType(jsonMIME)),
-			Handler: e.readStatus,
+			Handler: h.readStatus,
 		},
 		{
 			Template: mcpgo.NewResourceTemplate(eventsTemplate, "session events",
 				mcpgo.WithTemplateDescription("A session's whole timeline (events.jsonl): created, steps started and landed, re-votes, decisions, cancellations."),
 				mcpgo.WithTemplateMIMEType(jsonMIME)),
-			Handler: e.readEvents,
+			Handler: h.readEvents,
 		},
 		{
 			Template: mcpgo.NewResourceTemplate(answersTemplate, "answer",
 				mcpgo.WithTemplateDescription("The full text of one answer by its label (agentN.k), latest or not: follow a vote's target_label to what the voter saw."),
 				mcpgo.WithTemplateMIMEType(answerContentMIME)),
-			Handler: e.readAnswer,
+			Handler: h.readAnswer,
 		},
 		{
 			Template: mcpgo.NewResourceTemplate(filesTemplate, "answer files",
 				mcpgo.WithTemplateDescription("The files an answer delivered (agentN.k): its workspace snapshot's paths, sizes and SHA-256, and the directory that holds them."),
 				mcpgo.WithTemplateMIMEType(jsonMIME)),
-			Handler: e.readFiles,
+			Handler: h.readFiles,
 		},
 		{
 			Template: mcpgo.NewResourceTemplate(fileTemplate, "answer file",
 				mcpgo.WithTemplateDescription("One file of an answer's snapshot, by its path in the workspace: text as is, anything else base64."),
 			),
-			Handler: e.readFiles,
+			Handler: h.readFiles,
 		},
 	}
 }
 
 // readFiles serves an answer's snapshot: its listing, or one file.
-func (e *env) readFiles(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	f, err := e.svc(ctx).AnswerFiles(ctx, templateArg(req, "id"), templateArg(req, "label"), templateArg(req, "path"))
+func (h *handler) readFiles(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	f, err := h.svc(ctx).AnswerFiles(ctx, templateArg(req, "id"), templateArg(req, "label"), templateArg(req, "path"))
 	if err != nil {
 		return nil, err
 	}
@@ -95,32 +95,32 @@ func mimeOf(path string) string {
 	return "text/plain; charset=utf-8"
 }
 
-func (e *env) readSessions(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	list, err := e.svc(ctx).Sessions(ctx)
+func (h *handler) readSessions(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	list, err := h.svc(ctx).Sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return jsonContents(req.Params.URI, map[string]any{"sessions": list})
 }
 
-func (e *env) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	v, err := e.svc(ctx).Inspect(ctx, templateArg(req, "id"))
+func (h *handler) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	v, err := h.svc(ctx).Inspect(ctx, templateArg(req, "id"))
 	if err != nil {
 		return nil, bounded(err)
 	}
 	return jsonContents(req.Params.URI, v)
 }
 
-func (e *env) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	evs, err := e.svc(ctx).Events(ctx, templateArg(req, "id"))
+func (h *handler) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	evs, err := h.svc(ctx).Events(ctx, templateArg(req, "id"))
 	if err != nil {
 		return nil, bounded(err)
 	}
 	return jsonContents(req.Params.URI, map[string]any{"events": evs})
 }
 
-func (e *env) readAnswer(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	a, err := e.svc(ctx).Answer(ctx, templateArg(req, "id"), templateArg(req, "label"))
+func (h *handler) readAnswer(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	a, err := h.svc(ctx).Answer(ctx, templateArg(req, "id"), templateArg(req, "label"))
 	if err != nil {
 		return nil, bounded(err)
 	}

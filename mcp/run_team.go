@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,7 +18,7 @@ type runTeamArgs struct {
 	Wait *bool `json:"wait,omitempty" jsonschema_description:"Absent: block with progress for up to 50 s, then return the handle (status running) while the run goes on. true: block until the end (allow a long request timeout). false: return the handle at once."`
 }
 
-func runTeamTool(e *env) server.ServerTool {
+func runTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("run_team",
 		mcpgo.WithDescription("Create a team (or resume one with session_id) and let the server run it: every agent answers, reads the others' answers, improves or votes, until the votes agree. "+
 			"Returns the team result: winner, final_answer, votes, every agent's latest answer, usage and cost. "+
@@ -29,51 +28,62 @@ func runTeamTool(e *env) server.ServerTool {
 		mcpgo.WithOutputSchema[coordination.TeamResult](),
 		annotations("Run a team", false, false, true),
 	)
-	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.runTeam)}
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.runTeam)}
 }
 
-func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTeamArgs) (*mcpgo.CallToolResult, error) {
-	id, err := e.sessionToRun(ctx, args.TeamSettings)
+func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTeamArgs) (*mcpgo.CallToolResult, error) {
+	t := args.TeamSettings
+	s, err := h.svc(ctx).CreateOrResume(ctx, coordination.RunRequest{
+		SessionID: t.SessionID, Task: t.Task, Members: len(t.Models) > 0 || len(t.Agents) > 0, Team: t.hasTeam(),
+		Spec: func() (coordination.TeamSpec, error) { return h.spec(t, coordination.DriverRun) },
+	})
 	if err != nil {
 		return nil, err
 	}
+	id := s.ID
 	wait := args.Wait == nil || *args.Wait
 	// The progress reporter is subscribed as the run starts: with fast models
 	// a run can end before a later Subscribe.
 	var p *progress
 	var watch func(coordination.Progress)
 	if wait {
-		p = e.startProgress(ctx, req)
+		p = h.startProgress(ctx, req)
 		watch = func(pr coordination.Progress) { p.report(pr.Message) }
 	}
-	before, wasRunning := e.svc(ctx).Running(id)
+	// A run slot is taken unless the run is already going; the call that
+	// turns out not to start it (another request started it first) gives
+	// the slot straight back.
 	release := func() {}
-	if !wasRunning {
-		if release, err = e.runs.acquire(tenantOf(ctx)); err != nil {
+	if _, running := h.svc(ctx).Running(id); !running {
+		if release, err = h.runs.acquire(tenantOf(ctx)); err != nil {
 			p.stop()
 			return nil, err
 		}
 	}
-	run, unsubscribe, err := e.svc(ctx).StartWatching(ctx, id, watch)
+	run, started, unsubscribe, err := h.svc(ctx).StartWatching(ctx, id, watch)
 	if err != nil {
 		release()
 		p.stop()
 		return nil, err
 	}
-	go func() {
-		<-run.Done()
+	if !started {
 		release()
-	}()
+	} else {
+		go func() {
+			<-run.Done()
+			release()
+		}()
+	}
 	// Only the request that started a run may cancel it by going away; one
-	// that merely waits on a run started earlier just stops waiting.
-	owner := !wasRunning || before != run
+	// that merely waits on a run started by another just stops waiting.
+	owner := started
 
 	if !wait {
-		return e.handle(ctx, id)
+		return h.handle(ctx, id)
 	}
 	var limit <-chan time.Time
 	if args.Wait == nil {
-		t := time.NewTimer(e.opts.WaitLimit)
+		t := time.NewTimer(h.opts.WaitLimit)
 		defer t.Stop()
 		limit = t.C
 	}
@@ -98,7 +108,7 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 		if cancelled {
 			return nil, fmt.Errorf("stopped waiting for %s: %w", id, context.Cause(ctx))
 		}
-		return e.handle(ctx, id)
+		return h.handle(ctx, id)
 	}
 	res, err := run.Result()
 	if err != nil {
@@ -109,50 +119,16 @@ func (e *env) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTe
 		// cancel_team stopped it from another request (coordination
 		// reports that as an error), or it failed. The session says how it
 		// stands.
-		e.log.Warn().Err(err).Str("session", id).Msg("run ended without a result")
-		return e.handle(ctx, id)
+		h.log.Warn().Err(err).Str("session", id).Msg("run ended without a result")
+		return h.handle(ctx, id)
 	}
 	return teamResult(res), nil
 }
 
-// sessionToRun creates the session run_team will run, or names the existing
-// one given by session_id. (Create refuses host teams before anything is
-// written.)
-func (e *env) sessionToRun(ctx context.Context, t TeamSettings) (string, error) {
-	if t.SessionID != "" {
-		s, err := e.svc(ctx).Store().Session(ctx, t.SessionID)
-		switch {
-		case err == nil && (len(t.Models) > 0 || len(t.Agents) > 0):
-			// A team given with the id: identical settings join the
-			// session (Create is idempotent), different ones are refused.
-		case err == nil:
-			if task := strings.TrimSpace(t.Task); task != "" && task != strings.TrimSpace(s.Task) {
-				return "", fmt.Errorf("%w: session %s exists with another task; leave the task out to resume it, or choose another session_id", coordination.ErrSessionExists, s.ID)
-			}
-			// A retry of the same call, or a resume: the stored team and rules
-			// stand.
-			return s.ID, nil
-		case !errors.Is(err, coordination.ErrSessionNotFound):
-			return "", err
-		case !t.hasTeam():
-			return "", err
-		}
-	}
-	spec, err := e.spec(t, coordination.DriverRun)
-	if err != nil {
-		return "", err
-	}
-	s, err := e.svc(ctx).Create(ctx, spec)
-	if err != nil {
-		return "", err
-	}
-	return s.ID, nil
-}
-
 // handle is the result of a run that goes on without the caller: the team
 // result as it stands, status running.
-func (e *env) handle(ctx context.Context, id string) (*mcpgo.CallToolResult, error) {
-	res, err := e.svc(ctx).Result(context.WithoutCancel(ctx), id)
+func (h *handler) handle(ctx context.Context, id string) (*mcpgo.CallToolResult, error) {
+	res, err := h.svc(ctx).Result(context.WithoutCancel(ctx), id)
 	if err != nil {
 		return nil, err
 	}

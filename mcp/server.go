@@ -103,15 +103,16 @@ func (o Options) withDefaults() Options {
 // coordination service, ready to be served over stdio or HTTP.
 type Server struct {
 	mcp      *server.MCPServer
-	env      *env
+	handler  *handler
 	receipts *receipts
 
 	mu             sync.Mutex
 	tenantReceipts map[string]*receipts // other tenants' (HTTP)
 }
 
-// env is what every handler needs: the service and the server's options.
-type env struct {
+// handler is what every tool, resource and prompt handler is a method of:
+// the tenants' services, the run limits and the server's options.
+type handler struct {
 	tenants *tenants
 	runs    *runLimits
 	opts    Options
@@ -126,7 +127,7 @@ type env struct {
 // (Options.Tenants opens the others').
 func New(svc *coordination.Service, opts Options) *Server {
 	opts = opts.withDefaults()
-	e := &env{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), opts: opts, log: opts.Logger}
+	h := &handler{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), opts: opts, log: opts.Logger}
 	serverOpts := []server.ServerOption{
 		server.WithTitle("MassGen team"),
 		server.WithDescription("Runs a team of AI agents on one task until their votes agree (the MassGen protocol)."),
@@ -145,26 +146,26 @@ func New(svc *coordination.Service, opts Options) *Server {
 	if opts.ValidateOutput {
 		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
 	}
-	e.metrics = newMetrics(e.tenants)
-	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(e.metrics.middleware))
+	h.metrics = newMetrics(h.tenants)
+	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(h.metrics.middleware))
 	hooks := &server.Hooks{}
 	(&listenAcks{deliver: opts.DeliveryTimeout}).hooks(hooks)
 	serverOpts = append(serverOpts, server.WithHooks(hooks))
 	s := server.NewMCPServer(Name, opts.Version, serverOpts...)
-	s.AddTools(tools(e)...)
-	s.AddResources(resources(e)...)
-	s.AddResourceTemplates(resourceTemplates(e)...)
-	s.AddPrompts(prompts(e)...)
-	return &Server{mcp: s, env: e, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}}
+	s.AddTools(tools(h)...)
+	s.AddResources(resources(h)...)
+	s.AddResourceTemplates(resourceTemplates(h)...)
+	s.AddPrompts(prompts(h)...)
+	return &Server{mcp: s, handler: h, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}}
 }
 
 // MCPServer is the underlying mcp-go server, for in-process clients.
 func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
 
 // Service is the coordination service behind the tools.
-func (s *Server) Service() *coordination.Service { return s.env.tenants.def }
+func (s *Server) Service() *coordination.Service { return s.handler.tenants.def }
 
 // TenantService is a tenant's coordination service (opened if need be).
 func (s *Server) TenantService(tenant string) *coordination.Service {
-	return s.env.tenants.service(tenant)
+	return s.handler.tenants.service(tenant)
 }

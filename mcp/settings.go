@@ -66,7 +66,7 @@ func (t TeamSettings) hasTeam() bool {
 // spec turns the settings into a coordination team spec; the service checks
 // everything it can (rules, specs, ids), so only the MCP-only parts — context
 // files and criteria numbering — are handled here.
-func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error) {
+func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, error) {
 	spec := coordination.TeamSpec{
 		Task:      t.Task,
 		Models:    t.Models,
@@ -102,11 +102,11 @@ func (e *env) spec(t TeamSettings, driver string) (coordination.TeamSpec, error)
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: a.ID, Model: a.Model, SystemMessage: a.SystemMessage, Temperature: a.Temperature})
 	}
 	var err error
-	if spec.Context, spec.Contexts, err = readContext(t.Context, e.opts.Roots); err != nil {
+	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.Roots); err != nil {
 		return spec, err
 	}
 	if t.Team != "" {
-		if err := e.applyTeam(&spec, t); err != nil {
+		if err := h.applyTeam(&spec, t); err != nil {
 			return spec, err
 		}
 	}

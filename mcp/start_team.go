@@ -32,7 +32,7 @@ type startedAgent struct {
 	Model   string `json:"model"`
 }
 
-func startTeamTool(e *env) server.ServerTool {
+func startTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("start_team",
 		mcpgo.WithDescription("Create a team for you to drive one step at a time: returns {session_id, agents, next_agents, rules}. "+
 			"Then call step{session_id, agent_id} for agents in next_agents until a step says finished. "+
@@ -41,19 +41,19 @@ func startTeamTool(e *env) server.ServerTool {
 		mcpgo.WithOutputSchema[startTeamResult](),
 		annotations("Start a team to drive step by step", false, false, false),
 	)
-	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.startTeam)}
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.startTeam)}
 }
 
-func (e *env) startTeam(ctx context.Context, req mcpgo.CallToolRequest, args startTeamArgs) (*mcpgo.CallToolResult, error) {
-	spec, err := e.spec(args.TeamSettings, coordination.DriverStep)
+func (h *handler) startTeam(ctx context.Context, req mcpgo.CallToolRequest, args startTeamArgs) (*mcpgo.CallToolResult, error) {
+	spec, err := h.spec(args.TeamSettings, coordination.DriverStep)
 	if err != nil {
 		return nil, err
 	}
-	s, err := e.svc(ctx).Create(ctx, spec)
+	s, err := h.svc(ctx).Create(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.svc(ctx).Result(ctx, s.ID)
+	res, err := h.svc(ctx).Result(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -21,16 +21,16 @@ import (
 // connection at a time.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
-	stdio.SetErrorLogger(log.New(zerologWriter{s.env.log}, "", 0))
+	stdio.SetErrorLogger(log.New(zerologWriter{s.handler.log}, "", 0))
 	// A blocking run_team holds a worker for its whole wait; the pool must
 	// leave room for team_status, step and list_backends beside it.
-	server.WithWorkerPoolSize(s.env.opts.StdioWorkers)(stdio)
-	server.WithQueueSize(4 * s.env.opts.StdioWorkers)(stdio)
+	server.WithWorkerPoolSize(s.handler.opts.StdioWorkers)(stdio)
+	server.WithQueueSize(4 * s.handler.opts.StdioWorkers)(stdio)
 
 	// Handlers wait for receipts from this writer before they return, so no
 	// progress notification can follow its response (progress.go).
 	err := stdio.Listen(withReceipts(ctx, s.receipts), in, receiptWriter{w: out, receipts: s.receipts})
-	s.env.tenants.cancelAll()
+	s.handler.tenants.cancelAll()
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

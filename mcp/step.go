@@ -23,7 +23,7 @@ type stepArgs struct {
 	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: the seen_steps of the latest view issued to this agent, passed back unchanged."`
 }
 
-func stepTool(e *env) server.ServerTool {
+func stepTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("step",
 		mcpgo.WithDescription("One step of one agent of a start_team session. For a model agent the server calls its model, which answers or votes. "+
 			"For a host agent (you), step without an action returns its view (prompt, actions, vote_enum, seen_steps); step with action new_answer + content, or vote + target + reason, and the view's seen_steps submits it. "+
@@ -32,16 +32,16 @@ func stepTool(e *env) server.ServerTool {
 		mcpgo.WithOutputSchema[coordination.StepResult](),
 		annotations("Step one agent", false, false, true),
 	)
-	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.step)}
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.step)}
 }
 
-func (e *env) step(ctx context.Context, req mcpgo.CallToolRequest, args stepArgs) (*mcpgo.CallToolResult, error) {
+func (h *handler) step(ctx context.Context, req mcpgo.CallToolRequest, args stepArgs) (*mcpgo.CallToolResult, error) {
 	if args.Action == "" && (args.Content != "" || args.Target != "" || args.Reason != "" || len(args.SeenSteps) > 0) {
 		return nil, fmt.Errorf("%w: content, target, reason and seen_steps go with an action; set action to new_answer or vote, or leave them all out to step the agent", coordination.ErrBadAction)
 	}
-	p := e.startProgress(ctx, req)
+	p := h.startProgress(ctx, req)
 	p.report(args.AgentID + " is stepping")
-	res, err := e.svc(ctx).Step(ctx, coordination.StepRequest{
+	res, err := h.svc(ctx).Step(ctx, coordination.StepRequest{
 		SessionID: args.SessionID,
 		AgentID:   args.AgentID,
 		Action:    args.Action,

@@ -18,7 +18,7 @@ type teamStatusArgs struct {
 	Format    string `json:"format,omitempty" jsonschema:"enum=markdown,enum=json" jsonschema_description:"markdown (default): a readable report plus the same data structured. json: the data only."`
 }
 
-func teamStatusTool(e *env) server.ServerTool {
+func teamStatusTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("team_status",
 		mcpgo.WithDescription("Where a team stands: each agent's state, answer previews, votes and whether they are stale, consensus, next agents, the timeline, tokens and cost, and the result once finished. "+
 			"Cheap; poll it while run_team works in the background."),
@@ -26,11 +26,11 @@ func teamStatusTool(e *env) server.ServerTool {
 		mcpgo.WithOutputSchema[coordination.StatusView](),
 		annotations("Team status", true, true, false),
 	)
-	return server.ServerTool{Tool: tool, Handler: typedHandler(e, tool, e.teamStatus)}
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.teamStatus)}
 }
 
-func (e *env) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, args teamStatusArgs) (*mcpgo.CallToolResult, error) {
-	v, err := e.svc(ctx).Status(ctx, args.SessionID)
+func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, args teamStatusArgs) (*mcpgo.CallToolResult, error) {
+	v, err := h.svc(ctx).Status(ctx, args.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (e *env) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, args te
 	}
 	// The same pictures as `massgen-mcp status`; without the ledger the
 	// report still has its table.
-	l, err := e.svc(ctx).Ledger(ctx, args.SessionID)
+	l, err := h.svc(ctx).Ledger(ctx, args.SessionID)
 	if err != nil {
 		l = nil
 	}

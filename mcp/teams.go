@@ -31,15 +31,15 @@ type teamView struct {
 }
 
 // teamPath finds DIR/name.yaml (or .yml).
-func (e *env) teamPath(name string) (string, error) {
-	if e.opts.TeamsDir == "" {
+func (h *handler) teamPath(name string) (string, error) {
+	if h.opts.TeamsDir == "" {
 		return "", fmt.Errorf("%w: this server has no team files (the operator starts it with serve --teams-dir DIR to offer some)", errTeamNotFound)
 	}
 	if !teamNamePattern.MatchString(name) || strings.Contains(name, "..") {
 		return "", fmt.Errorf("%w: %q is not a team name (a team is named by its file's base name, e.g. review for review.yaml)", errTeamNotFound, name)
 	}
 	for _, ext := range []string{".yaml", ".yml"} {
-		p := filepath.Join(e.opts.TeamsDir, name+ext)
+		p := filepath.Join(h.opts.TeamsDir, name+ext)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			return p, nil
 		}
@@ -50,31 +50,31 @@ func (e *env) teamPath(name string) (string, error) {
 // loadTeam reads a team file by name. The file is read at every use, so an
 // operator's edit applies to the next team without a restart. A team file is
 // the operator's, so the operator-only settings in it stand.
-func (e *env) loadTeam(name string) (*teamfile.Team, error) {
-	path, err := e.teamPath(name)
+func (h *handler) loadTeam(name string) (*teamfile.Team, error) {
+	path, err := h.teamPath(name)
 	if err != nil {
 		return nil, err
 	}
-	t, err := teamfile.Load(path, teamfile.Options{Strict: e.opts.StrictConfig})
+	t, err := teamfile.Load(path, teamfile.Options{Strict: h.opts.StrictConfig})
 	if err != nil {
-		return nil, fmt.Errorf("team %q cannot be used; the operator must fix its file: %s: %w", name, e.relative(err), coordination.ErrBadInput)
+		return nil, fmt.Errorf("team %q cannot be used; the operator must fix its file: %s: %w", name, h.relative(err), coordination.ErrBadInput)
 	}
 	if w := t.Warning(); w != "" {
-		e.log.Warn().Str("team", name).Msg(w)
+		h.log.Warn().Str("team", name).Msg(w)
 	}
 	return t, nil
 }
 
 // teams lists the team files under --teams-dir, each with its problem if it
 // has one.
-func (e *env) teams() []teamView {
+func (h *handler) teams() []teamView {
 	out := []teamView{}
-	if e.opts.TeamsDir == "" {
+	if h.opts.TeamsDir == "" {
 		return out
 	}
-	entries, err := os.ReadDir(e.opts.TeamsDir)
+	entries, err := os.ReadDir(h.opts.TeamsDir)
 	if err != nil {
-		e.log.Warn().Err(err).Msg("cannot list the teams directory")
+		h.log.Warn().Err(err).Msg("cannot list the teams directory")
 		return out
 	}
 	seen := map[string]bool{}
@@ -86,7 +86,7 @@ func (e *env) teams() []teamView {
 		}
 		seen[name] = true
 		v := teamView{Name: name, Models: []string{}}
-		t, err := teamfile.Load(filepath.Join(e.opts.TeamsDir, ent.Name()), teamfile.Options{Strict: e.opts.StrictConfig})
+		t, err := teamfile.Load(filepath.Join(h.opts.TeamsDir, ent.Name()), teamfile.Options{Strict: h.opts.StrictConfig})
 		if t != nil {
 			v.Format = t.Format
 			for _, a := range t.Agents {
@@ -94,7 +94,7 @@ func (e *env) teams() []teamView {
 			}
 		}
 		if err != nil {
-			v.Problem = e.relative(err)
+			v.Problem = h.relative(err)
 		}
 		out = append(out, v)
 	}
@@ -104,18 +104,18 @@ func (e *env) teams() []teamView {
 
 // applyTeam fills a spec from a named team file: its agents and context, and
 // its rules under the ones the caller set.
-func (e *env) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
+func (h *handler) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
 	if len(t.Models) > 0 || len(t.Agents) > 0 {
 		return fmt.Errorf("%w: give team, or models/agents, not both (the team file names its own agents)", coordination.ErrBadInput)
 	}
-	team, err := e.loadTeam(t.Team)
+	team, err := h.loadTeam(t.Team)
 	if err != nil {
 		return err
 	}
-	if e.opts.AllowBaseURL != nil {
+	if h.opts.AllowBaseURL != nil {
 		for _, a := range team.Agents {
 			if sp, err := providers.ParseSpec(a.Model); err == nil && sp.BaseURL != "" {
-				if err := e.opts.AllowBaseURL(sp.BaseURL); err != nil {
+				if err := h.opts.AllowBaseURL(sp.BaseURL); err != nil {
 					return fmt.Errorf("team %q: %w: %w", t.Team, coordination.ErrBadInput, err)
 				}
 			}
@@ -163,6 +163,6 @@ func overlayRules(file, caller coordination.Rules) coordination.Rules {
 }
 
 // relative keeps the teams directory's own path out of what a client reads.
-func (e *env) relative(err error) string {
-	return strings.ReplaceAll(err.Error(), e.opts.TeamsDir+string(filepath.Separator), "")
+func (h *handler) relative(err error) string {
+	return strings.ReplaceAll(err.Error(), h.opts.TeamsDir+string(filepath.Separator), "")
 }

@@ -47,7 +47,7 @@ func TestRunTeamStartsANamedTeamFileWithItsAgentsRulesAndContext(t *testing.T) {
 	if out.Rules.MaxAnswersPerAgent != 1 || out.Rules.MaxRounds != 3 {
 		t.Fatalf("rules (file's answers cap, caller's max_rounds): %+v", out.Rules)
 	}
-	s, err := srv.env.svc(context.Background()).Store().Session(context.Background(), out.SessionID)
+	s, err := srv.handler.svc(context.Background()).Store().Session(context.Background(), out.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,6 @@ func tenantOf(ctx context.Context) string {
 }
 
 // service is the coordination service of the request's tenant.
-func (e *env) svc(ctx context.Context) *coordination.Service {
-	return e.tenants.service(tenantOf(ctx))
+func (h *handler) svc(ctx context.Context) *coordination.Service {
+	return h.tenants.service(tenantOf(ctx))
 }

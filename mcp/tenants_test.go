@@ -50,7 +50,7 @@ func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.S
 	}
 	open := func(tenant string) *coordination.Service {
 		cfg := backends.Config{ClientURLs: allow, Env: env, Tenant: tenant}
-		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Logger: zerolog.Nop(), RelativeDirs: true})
+		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Backends: cfg.Report, Logger: zerolog.Nop(), RelativeDirs: true})
 	}
 	srv := New(open(DefaultTenant), Options{ValidateOutput: true, Tenants: open})
 	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokens})

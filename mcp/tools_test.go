@@ -2,137 +2,16 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/providers"
 )
-
-func TestRunTeamWithWaitRunsToTheEnd(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	res := callTool(t, c, "run_team", mustJSON(map[string]any{
-		"task": "What is 17 * 23?", "models": []string{"sim/strong", "sim/strong", "sim"}, "wait": true,
-	}))
-	var tr coordination.TeamResult
-	decode(t, res, &tr)
-	if tr.Status != coordination.StatusFinished || tr.Winner == nil || tr.FinalAnswer == nil {
-		t.Fatalf("want a finished result with a winner, got %s", text(res))
-	}
-	if tr.Votes == nil || tr.Answers == nil || tr.NextAgents == nil || tr.Agents == nil {
-		t.Errorf("result slices must be arrays, never null: %+v", tr)
-	}
-	if !strings.Contains(text(res), "Winner: ") || !strings.Contains(text(res), "Final answer:") {
-		t.Errorf("text rendering lacks the summary or the final answer:\n%s", text(res))
-	}
-}
-
-func TestRunTeamWithoutWaitReturnsTheHandleAtOnce(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	start := time.Now()
-	res := callTool(t, c, "run_team", mustJSON(map[string]any{
-		"task": "What is 17 * 23?", "models": []string{"sim:latency=200ms", "sim:latency=200ms", "sim:latency=200ms"}, "wait": false,
-	}))
-	var handle coordination.TeamResult
-	decode(t, res, &handle)
-	if handle.Status != coordination.StatusRunning || handle.SessionID == "" {
-		t.Fatalf("want a running handle, got %s", text(res))
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("wait:false took %s", d)
-	}
-	if !strings.Contains(text(res), "team_status") {
-		t.Errorf("the handle's text should say how to follow the run:\n%s", text(res))
-	}
-	// A second run_team for the running session waits on the same run.
-	res = callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": handle.SessionID, "wait": true}))
-	var final coordination.TeamResult
-	decode(t, res, &final)
-	if final.Status != coordination.StatusFinished || final.SessionID != handle.SessionID {
-		t.Fatalf("want the same session finished, got %s", text(res))
-	}
-}
-
-func TestRunTeamHandsBackTheHandleAfterTheWaitLimit(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{WaitLimit: 150 * time.Millisecond}), false)
-	res := callTool(t, c, "run_team", mustJSON(map[string]any{
-		"task": "What is 17 * 23?", "models": []string{"sim:latency=300ms", "sim:latency=300ms", "sim:latency=300ms"},
-	}))
-	var handle coordination.TeamResult
-	decode(t, res, &handle)
-	if handle.Status != coordination.StatusRunning {
-		t.Fatalf("want running after the wait limit, got %s", text(res))
-	}
-	// The run goes on after the handle is handed back.
-	res = callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": handle.SessionID, "wait": true}))
-	var final coordination.TeamResult
-	decode(t, res, &final)
-	if final.Status != coordination.StatusFinished {
-		t.Fatalf("want finished, got %s", text(res))
-	}
-}
-
-func TestCancelledSessionResumesWithRunTeam(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var handle coordination.TeamResult
-	decode(t, callTool(t, c, "run_team", mustJSON(map[string]any{
-		"task": "What is 6 * 7?", "models": []string{"sim:latency=300ms", "sim:latency=300ms"}, "wait": false,
-	})), &handle)
-	var cancelled coordination.TeamResult
-	decode(t, callTool(t, c, "cancel_team", mustJSON(map[string]any{"session_id": handle.SessionID})), &cancelled)
-	if cancelled.Status != coordination.StatusCancelled {
-		t.Fatalf("cancel_team: want cancelled, got %s", cancelled.Status)
-	}
-	var resumed coordination.TeamResult
-	decode(t, callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": handle.SessionID, "wait": true})), &resumed)
-	if resumed.Status != coordination.StatusFinished {
-		t.Fatalf("resume: want finished, got %s", resumed.Status)
-	}
-}
-
-func TestRunTeamCancelledWhileBlockingCancelsTheRun(t *testing.T) {
-	s := newMemServer(t, Options{})
-	c := inProcess(t, s, false)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var req mcpgo.CallToolRequest
-		req.Params.Name = "run_team"
-		req.Params.Arguments = map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=2s", "sim:latency=2s"}, "session_id": "blocking_run", "wait": true}
-		_, _ = c.CallTool(ctx, req)
-	}()
-	waitFor(t, func() bool { _, ok := s.Service().Running("blocking_run"); return ok })
-	cancel()
-	<-done
-	waitFor(t, func() bool {
-		res, err := s.Service().Result(context.Background(), "blocking_run")
-		return err == nil && res.Status == coordination.StatusCancelled
-	})
-}
-
-func TestStartTeamThenStepToTheEnd(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var started startTeamResult
-	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{
-		"task": "What is 17 * 23?", "models": []string{"sim/strong", "sim/strong", "sim"},
-	})), &started)
-	if len(started.Agents) != 3 || started.Agents[0].Backend != "sim" || len(started.NextAgents) != 3 || started.Rules.Consensus != "majority" {
-		t.Fatalf("start_team result: %+v", started)
-	}
-	finished := driveToEnd(t, c, started.SessionID, nil)
-	if finished.Result == nil || finished.Result.Winner == nil {
-		t.Fatalf("the finishing step carries no result with a winner: %+v", finished)
-	}
-}
 
 // driveToEnd steps agents from next_agents until a step finishes the
 // session; host, if set, acts for host agents.
@@ -171,38 +50,6 @@ func isHostAgent(st coordination.StatusView, id string) bool {
 	return false
 }
 
-func TestHostAgentTakesPartThroughViewsAndSubmissions(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var started startTeamResult
-	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{
-		"task": "What is 17 * 23?", "models": []string{"host", "sim/strong", "sim/strong"}, "answer_format": "short",
-	})), &started)
-	id := started.SessionID
-	host := func(agent string) *coordination.StepResult {
-		var view coordination.StepResult
-		decode(t, callTool(t, c, "step", mustJSON(map[string]any{"session_id": id, "agent_id": agent})), &view)
-		if view.Action != "view" || view.View == nil || view.View.Prompt == "" || len(view.View.Actions) == 0 || view.View.VoteEnum == nil || len(view.SeenSteps) == 0 {
-			t.Fatalf("host view incomplete: %+v", view)
-		}
-		args := map[string]any{"session_id": id, "agent_id": agent, "seen_steps": view.SeenSteps}
-		if contains(view.View.Actions, "vote") && len(view.View.VoteEnum) > 0 {
-			args["action"], args["target"], args["reason"] = "vote", view.View.VoteEnum[0], "it shows its working"
-		} else {
-			args["action"], args["content"] = "new_answer", "17 * 23 = 391.\nAnswer: 391"
-		}
-		var sr coordination.StepResult
-		decode(t, callTool(t, c, "step", mustJSON(args)), &sr)
-		if sr.Action != args["action"] {
-			t.Fatalf("submitted %v, recorded %+v", args["action"], sr)
-		}
-		return &sr
-	}
-	end := driveToEnd(t, c, id, host)
-	if end.Result == nil || end.Result.Status != coordination.StatusFinished {
-		t.Fatalf("want finished, got %+v", end)
-	}
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -210,86 +57,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func TestTeamStatusFormats(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var started startTeamResult
-	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 2 + 2?", "models": []string{"sim", "sim"}})), &started)
-
-	md := callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID}))
-	var v coordination.StatusView
-	decode(t, md, &v)
-	if !strings.HasPrefix(text(md), "## Team "+started.SessionID) || len(v.Agents) != 2 || v.Timeline == nil {
-		t.Errorf("markdown status: %s / %+v", text(md), v)
-	}
-	// The same pictures as the CLI's status, from the one renderer.
-	for _, want := range []string{"**Vote graph**", "no answers yet", "majority: 2 of 2 votes needed", "**Timeline by agent**", "no steps yet"} {
-		if !strings.Contains(text(md), want) {
-			t.Errorf("markdown status lacks %q:\n%s", want, text(md))
-		}
-	}
-	js := callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "format": "json"}))
-	var fromText coordination.StatusView
-	if err := json.Unmarshal([]byte(text(js)), &fromText); err != nil || fromText.Result.SessionID != started.SessionID {
-		t.Errorf("format json: the text is not the status JSON (%v): %s", err, text(js))
-	}
-}
-
-func TestFinalizeTeamForcesAWinner(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var started startTeamResult
-	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim", "sim", "sim"}})), &started)
-	for _, a := range started.NextAgents {
-		callTool(t, c, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": a}))
-	}
-	var res coordination.TeamResult
-	decode(t, callTool(t, c, "finalize_team", mustJSON(map[string]any{"session_id": started.SessionID, "final": "winner"})), &res)
-	if res.Status != coordination.StatusFinished || res.Winner == nil || res.StopReason == nil || *res.StopReason != coordination.StopFinalized {
-		t.Fatalf("want finished by finalize, got %+v", res)
-	}
-}
-
-func TestListBackends(t *testing.T) {
-	// No keys anywhere: the environment's are blanked and $HOME has no .env.
-	t.Setenv("HOME", t.TempDir())
-	for _, info := range providers.Backends() {
-		for _, k := range info.KeyEnv {
-			t.Setenv(k, "")
-		}
-	}
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var out listBackendsResult
-	res := callTool(t, c, "list_backends", `{}`)
-	decode(t, res, &out)
-	byName := map[string]backendView{}
-	for _, b := range out.Backends {
-		byName[b.Name] = b
-		if b.KeyEnv == nil || b.Note == "" || b.Example == "" {
-			t.Errorf("%s: incomplete entry %+v", b.Name, b)
-		}
-	}
-	for _, info := range providers.Backends() {
-		if _, ok := byName[info.Name]; !ok {
-			t.Errorf("backend %s is not listed", info.Name)
-		}
-	}
-	for _, name := range []string{"sim", "host"} {
-		if b := byName[name]; !b.Usable || !b.Implemented {
-			t.Errorf("%s must be usable: %+v", name, b)
-		}
-	}
-	for _, name := range []string{"openai", "claude", "gemini", "grok"} {
-		if b := byName[name]; b.Usable {
-			t.Errorf("%s cannot be usable without its key: %+v", name, b)
-		}
-	}
-	if out.DefaultTeam.Models == nil || len(out.DefaultTeam.Models) != 0 || !strings.Contains(out.DefaultTeam.Note, "sim") {
-		t.Errorf("default team without keys: %+v", out.DefaultTeam)
-	}
-	if !strings.Contains(text(res), "| sim | yes |") {
-		t.Errorf("text rendering:\n%s", text(res))
-	}
 }
 
 func TestContextFilesOnlyUnderAllowedRoots(t *testing.T) {
@@ -418,39 +185,6 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	decode(t, callTool(t, c, "list_backends", `{}`), &listBackendsResult{})
 }
 
-func TestStepOfAnAgentNotDueIsRefusedWithTheReason(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var started startTeamResult
-	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim", "sim"}})), &started)
-	callTool(t, c, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"}))
-	// agent_a has its first answer; it waits for agent_b's (the round-0 barrier).
-	wantError(t, callTool(t, c, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})), "agent_not_next", "agent_b")
-}
-
-func TestSecondStepOfABusyAgentIsRefused(t *testing.T) {
-	c := inProcess(t, newMemServer(t, Options{}), false)
-	var started startTeamResult
-	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=1s", "sim"}})), &started)
-	args := mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})
-	var wg sync.WaitGroup
-	results := make([]*mcpgo.CallToolResult, 2)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if i == 1 {
-				time.Sleep(200 * time.Millisecond) // let the first step take the lock
-			}
-			results[i] = callTool(t, c, "step", args)
-		}()
-	}
-	wg.Wait()
-	if results[0].IsError {
-		t.Fatalf("first step failed: %s", text(results[0]))
-	}
-	wantError(t, results[1], "agent_busy", "agent_a")
-}
-
 func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -460,56 +194,4 @@ func waitFor(t testing.TB, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// TestFinalizeWhileRunTeamBlocks: finalize_team from another request ends a
-// run that a run_team call is waiting on; both return results, not errors.
-func TestFinalizeWhileRunTeamBlocks(t *testing.T) {
-	s := newMemServer(t, Options{})
-	c := inProcess(t, s, false)
-	blocked := make(chan *mcpgo.CallToolResult, 1)
-	go func() {
-		blocked <- callTool(t, c, "run_team", `{"task":"What is 6 * 7?","models":["sim:latency=300ms","sim:latency=300ms","sim:latency=300ms"],"session_id":"fin","wait":true}`)
-	}()
-	waitFor(t, func() bool {
-		res, err := s.Service().Result(context.Background(), "fin")
-		return err == nil && res.Steps >= 3
-	})
-	var fin coordination.TeamResult
-	decode(t, callTool(t, c, "finalize_team", `{"session_id":"fin"}`), &fin)
-	if fin.Status != coordination.StatusFinished {
-		t.Fatalf("finalize_team: %+v", fin)
-	}
-	var waited coordination.TeamResult
-	decode(t, <-blocked, &waited)
-	if waited.SessionID != "fin" {
-		t.Fatalf("run_team: %+v", waited)
-	}
-}
-
-// Concurrent identical run_team calls with one client-chosen session_id all
-// join the one run; a different team under that id is refused.
-func TestIdenticalRunTeamCallsJoinOneRun(t *testing.T) {
-	c := inProcess(t, newFileServer(t, Options{}), false)
-	args := mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim:latency=50ms", "sim:latency=50ms", "sim:latency=50ms"}, "session_id": "team_joined", "wait": true})
-	results := make(chan *mcpgo.CallToolResult, 6)
-	for range 6 {
-		go func() { results <- callTool(t, c, "run_team", args) }()
-	}
-	for range 6 {
-		res := <-results
-		if res.IsError {
-			t.Fatalf("an identical run_team failed: %s", text(res))
-		}
-		var tr struct {
-			SessionID string `json:"session_id"`
-			Status    string `json:"status"`
-		}
-		decode(t, res, &tr)
-		if tr.SessionID != "team_joined" || tr.Status != "finished" {
-			t.Errorf("joined call = %+v; want the one finished session", tr)
-		}
-	}
-	other := mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim", "sim"}, "session_id": "team_joined"})
-	wantError(t, callTool(t, c, "run_team", other), "session_exists", "team_joined", "team")
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/providers/backends"
-	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
 
 // backendsReport is what `backends --json` prints.
@@ -38,14 +37,13 @@ that have keys, or two models of the one that has. Keys are never shown.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// One snapshot of the environment and .env files for the whole
 			// listing, so the table and the team cannot disagree.
-			env := keys.Load()
-			cfg := backends.Config{Env: func() *keys.Env { return env }}
-			rep := backendsReport{Backends: cfg.Usable(cmd.Context()), Problems: env.Problems()}
+			r := backends.Config{}.Report(cmd.Context())
+			rep := backendsReport{Backends: r.Backends, Problems: r.Problems}
 			rep.DefaultTeam.Models = []string{}
-			if team, why, err := cfg.DefaultTeamWhy(); err != nil {
-				rep.DefaultTeam.Error = err.Error()
+			if r.DefaultTeamErr != nil {
+				rep.DefaultTeam.Error = r.DefaultTeamErr.Error()
 			} else {
-				rep.DefaultTeam.Models, rep.DefaultTeam.Why = team, why
+				rep.DefaultTeam.Models, rep.DefaultTeam.Why = r.DefaultTeam, r.DefaultTeamWhy
 			}
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), rep)

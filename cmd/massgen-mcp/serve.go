@@ -254,7 +254,7 @@ func servedService(f serveFlags, tenant string, allow *backends.AllowList) *coor
 	if tenant != mcp.DefaultTenant {
 		cfg.Tenant = tenant
 	}
-	opts.Open, opts.CheckModels = cfg.Open, cfg.CheckModels
+	opts.Open, opts.CheckModels, opts.Backends = cfg.Open, cfg.CheckModels, cfg.Report
 	if f.memory {
 		return coordination.NewService(memstore.New(), opts)
 	}

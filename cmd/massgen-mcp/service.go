@@ -30,6 +30,7 @@ func newService(dir string, parallel int) *coordination.Service {
 	return coordination.NewService(filestore.New(abs), coordination.Options{
 		Open:        backends.Open,
 		DefaultTeam: backends.DefaultTeam,
+		Backends:    backends.Config{}.Report,
 		CheckModels: backends.CheckModels,
 		Parallel:    parallel,
 		Logger:      logger,

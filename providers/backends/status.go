@@ -14,23 +14,9 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
 
-// BackendStatus says whether one backend can be used here, and why not.
-type BackendStatus struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"`
-	Usable    bool   `json:"usable"`
-	// Why is a sentence either way: "OPENAI_API_KEY found in ./.env",
-	// "OPENAI_API_KEY not set", "no server at http://localhost:11434/v1",
-	// "codex not on PATH".
-	Why    string   `json:"why"`
-	KeyEnv []string `json:"key_env"` // any one of them suffices; empty if none is needed
-	// BaseURL is where calls would go ("" for the SDK's default), with any
-	// password in it redacted.
-	BaseURL     string `json:"base_url,omitempty"`
-	Implemented bool   `json:"implemented"`
-	// Version is a CLI agent's version, as its --version prints it.
-	Version string `json:"version,omitempty"`
-}
+// BackendStatus says whether one backend can be used here, and why not
+// (providers.BackendStatus: the service reports it, list_backends shows it).
+type BackendStatus = providers.BackendStatus
 
 // cliBinary is the program each CLI backend runs.
 var cliBinary = map[string]string{"codex": "codex", "claude_code": "claude", "gemini_cli": "gemini"}

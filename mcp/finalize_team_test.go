@@ -1,0 +1,52 @@
+package mcp
+
+import (
+	"context"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+func TestFinalizeTeamForcesAWinner(t *testing.T) {
+	c := inProcess(t, newMemServer(t, Options{}), false)
+	var started startTeamResult
+	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim", "sim", "sim"}})), &started)
+	for _, a := range started.NextAgents {
+		callTool(t, c, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": a}))
+	}
+	var res coordination.TeamResult
+	decode(t, callTool(t, c, "finalize_team", mustJSON(map[string]any{"session_id": started.SessionID, "final": "winner"})), &res)
+	if res.Status != coordination.StatusFinished || res.Winner == nil || res.StopReason == nil || *res.StopReason != coordination.StopFinalized {
+		t.Fatalf("want finished by finalize, got %+v", res)
+	}
+}
+
+// TestFinalizeWhileRunTeamBlocks: finalize_team from another request ends a
+// run that a run_team call is waiting on; both return results, not errors.
+func TestFinalizeWhileRunTeamBlocks(t *testing.T) {
+	s := newMemServer(t, Options{})
+	c := inProcess(t, s, false)
+	blocked := make(chan *mcpgo.CallToolResult, 1)
+	go func() {
+		blocked <- callTool(t, c, "run_team", `{"task":"What is 6 * 7?","models":["sim:latency=300ms","sim:latency=300ms","sim:latency=300ms"],"session_id":"fin","wait":true}`)
+	}()
+	waitFor(t, func() bool {
+		res, err := s.Service().Result(context.Background(), "fin")
+		return err == nil && res.Steps >= 3
+	})
+	var fin coordination.TeamResult
+	decode(t, callTool(t, c, "finalize_team", `{"session_id":"fin"}`), &fin)
+	if fin.Status != coordination.StatusFinished {
+		t.Fatalf("finalize_team: %+v", fin)
+	}
+	var waited coordination.TeamResult
+	decode(t, <-blocked, &waited)
+	if waited.SessionID != "fin" {
+		t.Fatalf("run_team: %+v", waited)
+	}
+}
+
+// TestFinalizeTeamSchemaSnapshot pins finalize_team's definition (testdata/toolsnaps/finalize_team.json).
+func TestFinalizeTeamSchemaSnapshot(t *testing.T) { checkToolSnap(t, "finalize_team") }

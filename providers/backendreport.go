@@ -1,0 +1,32 @@
+package providers
+
+// BackendStatus says whether one backend can be used here, and why not
+// (providers/backends fills it in).
+type BackendStatus struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Usable    bool   `json:"usable"`
+	// Why is a sentence either way: "OPENAI_API_KEY found in ./.env",
+	// "OPENAI_API_KEY not set", "no server at http://localhost:11434/v1",
+	// "codex not on PATH".
+	Why    string   `json:"why"`
+	KeyEnv []string `json:"key_env"` // any one of them suffices; empty if none is needed
+	// BaseURL is where calls would go ("" for the SDK's default), with any
+	// password in it redacted.
+	BaseURL     string `json:"base_url,omitempty"`
+	Implemented bool   `json:"implemented"`
+	// Version is a CLI agent's version, as its --version prints it.
+	Version string `json:"version,omitempty"`
+}
+
+// BackendReport is what a build can call from here, read from one snapshot
+// of the keys so that the rows and the default team cannot disagree: every
+// backend's status, the default team and why (or why there is none), and
+// the problems found reading .env files.
+type BackendReport struct {
+	Backends       []BackendStatus
+	DefaultTeam    []string
+	DefaultTeamWhy string
+	DefaultTeamErr error
+	Problems       []string
+}
