@@ -79,7 +79,7 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 	h, _ := fileHarness(t, map[string]providers.Provider{gpt: resp, claude: msgs})
 	s := h.create(coordination.TeamSpec{Task: "Fix the bug that makes the project's tests fail.", Models: []string{gpt, claude},
 		Contexts: []workspace.Context{{Path: repo, Permission: workspace.Write}}})
-	fixer := anon(s, "agent_a")
+	fixer := alias(s, "agent_a")
 	script.Add("gpt-5-mini",
 		toolCall("read_file", `{"path":"context/calc/add.sh"}`),
 		toolCall("search", `{"pattern":"\\$1 - \\$2","path":"context/calc"}`),
