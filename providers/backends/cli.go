@@ -203,5 +203,9 @@ func (c Config) cliStatus(ctx context.Context, info providers.BackendInfo, imple
 		where = bin + " " + version + " at " + path
 	}
 	ok, auth := cliAuth(cli, server, env, c.userSetup(env))
-	return ok, where + "; " + auth, version
+	how := cliagent.SandboxStatus()
+	if c.CLI.Sandbox != nil && !c.CLI.Sandbox.Confined() {
+		how = "runs unsandboxed (the operator's choice)"
+	}
+	return ok, where + "; " + auth + "; " + how, version
 }

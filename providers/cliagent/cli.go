@@ -95,6 +95,9 @@ type Invocation struct {
 	// Stdin is the CLI's standard input (the prompt, for CLIs that read it
 	// there); empty is /dev/null.
 	Stdin string
+	// ReadOnly are further host paths the run needs to see inside the
+	// sandbox, at the same path (a runtime such as node outside /usr).
+	ReadOnly []string
 }
 
 // Parser reads one run's stream, a line at a time, on one goroutine.

@@ -153,7 +153,11 @@ func fakeCLI(args []string) int {
 	case "env":
 		result(strings.Join(os.Environ(), "\n"))
 	case "hang":
-		child := exec.Command("sleep", "987.654")
+		secs := "987.654"
+		if _, after, ok := strings.Cut(run.Prompt, "sleep="); ok {
+			secs = strings.Fields(after)[0]
+		}
+		child := exec.Command("sleep", secs)
 		child.Start()
 		os.WriteFile("pids", []byte(fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)), 0o644)
 		emit(map[string]any{"type": "text", "text": "thinking"})

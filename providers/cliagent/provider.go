@@ -362,6 +362,9 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 			return nil, "", err
 		}
 	}
+	for _, ro := range inv.ReadOnly {
+		c.ReadOnly = append(c.ReadOnly, Bind{Src: ro, Dst: ro})
+	}
 	fixed := map[string]string{"HOME": homeIn, "TMPDIR": ag.tmp}
 	if p.info.ConfigDirEnv != "" {
 		fixed[p.info.ConfigDirEnv] = cfgIn

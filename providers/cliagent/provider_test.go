@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -355,5 +356,98 @@ func TestAStepWaitsForAFreeCLISlot(t *testing.T) {
 	slots.Release(1)
 	if _, _, err := h.step(nil, h.request()); err != nil {
 		t.Fatalf("with the slot free: %v", err)
+	}
+}
+
+// sandboxed is the bwrap sandbox, or a skip where it cannot run (CI
+// installs bubblewrap, so there it must).
+func sandboxed(t *testing.T) Sandbox {
+	t.Helper()
+	sb := DefaultSandbox()
+	if !sb.Confined() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bwrap cannot run here: %s", SandboxStatus())
+		}
+		t.Skip(SandboxStatus())
+	}
+	return sb
+}
+
+func TestInTheSandboxTheCLISeesItsWorkspaceAndHomeAndAnswersThroughTheRelay(t *testing.T) {
+	sb := sandboxed(t)
+	h := newHarness(t, "answer", func(o *Options) { o.Sandbox = sb })
+	act, _, err := h.step(nil, h.request())
+	if err != nil || len(act.Calls) != 1 {
+		t.Fatalf("%+v %v", act, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "answer.txt")); err != nil || string(b) != "391\n" {
+		t.Fatalf("answer.txt: %q %v", b, err)
+	}
+	h = newHarness(t, "env", func(o *Options) {
+		o.Sandbox = sb
+		o.Env = append(o.Env, "OPENAI_API_KEY=sk-planted-secret-0123456789abcdef")
+	})
+	act, _, err = h.step(nil, h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"HOME=/home/agent", "FAKE_CONFIG_DIR=/home/agent/.fake"} {
+		if !strings.Contains(act.Text, want+"\n") {
+			t.Errorf("the sandboxed CLI's environment lacks %s:\n%s", want, act.Text)
+		}
+	}
+	if strings.Contains(act.Text, "sk-planted") {
+		t.Error("a planted secret reached the sandboxed CLI")
+	}
+}
+
+// running lists host processes whose command line holds marker.
+func running(marker string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), marker) && !gone(mustAtoi(d.Name())) {
+			out = append(out, d.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func mustAtoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func TestInTheSandboxACancelledCLILeavesNoProcess(t *testing.T) {
+	sb := sandboxed(t)
+	h := newHarness(t, "hang", func(o *Options) { o.Sandbox = sb })
+	secs := fmt.Sprintf("%d.%03d", 700+time.Now().Nanosecond()%200, time.Now().Nanosecond()%1000)
+	req := h.request()
+	req.Prompt = "hang with sleep=" + secs
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, _, err := h.step(ctx, req); errc <- err }()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(running("sleep\x00"+secs)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the sandboxed CLI never started its child")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		left := running("sleep\x00" + secs)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes outlived the sandboxed step: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

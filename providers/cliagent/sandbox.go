@@ -49,7 +49,3 @@ func (Plain) Command(ctx context.Context, c Confinement, argv []string) (*exec.C
 func (Plain) Paths(c Confinement) (string, string) { return c.Workspace, c.Home }
 
 func (Plain) Confined() bool { return false }
-
-// DefaultSandbox is the sandbox CLIs run in by default: bubblewrap where it
-// works here, else Plain.
-func DefaultSandbox() Sandbox { return Plain{} }

@@ -63,6 +63,7 @@ type realHarness struct {
 	script *fake.Script
 	p      *cliagent.Provider
 	ws     string
+	inside string // the workspace as the CLI sees it
 	rec    *recorder
 }
 
@@ -76,6 +77,24 @@ func (r *recorder) Retry(time.Duration, error)      {}
 func (r *recorder) Record(rec providers.ToolRecord) { r.tools = append(r.tools, rec) }
 
 func newReal(t *testing.T, extraEnv ...string) *realHarness {
+	return newRealIn(t, cliagent.Plain{}, extraEnv...)
+}
+
+// sandboxed returns the bwrap sandbox, skipping where it cannot run (CI
+// installs bubblewrap, so there it must).
+func sandboxed(t *testing.T) cliagent.Sandbox {
+	t.Helper()
+	sb := cliagent.DefaultSandbox()
+	if !sb.Confined() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bwrap cannot run here: %s", cliagent.SandboxStatus())
+		}
+		t.Skip(cliagent.SandboxStatus())
+	}
+	return sb
+}
+
+func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarness {
 	bin := claudeBinary(t)
 	script := fake.NewScript()
 	script.Default = func(fake.Call) fake.Reply { return fake.Reply{Kind: fake.ReplyText, Content: "Done."} }
@@ -91,13 +110,17 @@ func newReal(t *testing.T, extraEnv ...string) *realHarness {
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: "claude-opus-4-6", Binary: bin, Env: env, Dir: t.TempDir(),
 		Relay: []string{self, "relay-server"}, Slots: semaphore.NewWeighted(2),
-		Secrets: []string{"sk-ant-fake-0123456789abcdefghij"},
+		Secrets: []string{"sk-ant-fake-0123456789abcdefghij"}, Sandbox: sb,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
-	return &realHarness{script: script, p: p, ws: ws, rec: &recorder{}}
+	inside := ws
+	if sb.Confined() {
+		inside, _ = sb.Paths(cliagent.Confinement{Workspace: ws})
+	}
+	return &realHarness{script: script, p: p, ws: ws, inside: inside, rec: &recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
@@ -123,8 +146,15 @@ func voteTool(enum ...string) providers.Tool {
 }
 
 func TestRealClaudeWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
-	h := newReal(t)
-	input, _ := json.Marshal(map[string]string{"file_path": filepath.Join(h.ws, "answer.txt"), "old_string": "", "new_string": "391\n"})
+	writeAndAnswer(t, newReal(t))
+}
+
+func TestRealClaudeInTheSandboxWritesAFileAndAnswers(t *testing.T) {
+	writeAndAnswer(t, newRealIn(t, sandboxed(t)))
+}
+
+func writeAndAnswer(t *testing.T, h *realHarness) {
+	input, _ := json.Marshal(map[string]string{"file_path": filepath.Join(h.inside, "answer.txt"), "old_string": "", "new_string": "391\n"})
 	h.script.Add("claude-opus-4-6",
 		fake.Reply{Kind: fake.ReplyToolCall, Tool: "Edit", Input: input},
 		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer", Input: json.RawMessage(`{"content":"17 * 23 = 391; see answer.txt"}`)},
