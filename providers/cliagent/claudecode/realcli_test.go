@@ -9,6 +9,7 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -176,5 +177,164 @@ func writeAndAnswer(t *testing.T, h *realHarness) {
 	if u.Input == 0 || u.Output == 0 || u.CostUSD == nil {
 		t.Fatalf("usage = %+v", u)
 	}
-	t.Logf("usage %+v cost %v, text %q, tools %+v", u, *u.CostUSD, h.rec.text.String(), h.rec.tools)
+	t.Logf("usage %+v cost %v, text %q, %d tool records", u, *u.CostUSD, h.rec.text.String(), len(h.rec.tools))
+}
+
+func TestRealClaudeVotesWithinTheEnumAfterARefusal(t *testing.T) {
+	h := newRealIn(t, sandboxedOrPlain())
+	h.script.Add("claude-opus-4-6",
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__vote", Input: json.RawMessage(`{"agent_id":"agent7","reason":"best"}`)},
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__vote", Input: json.RawMessage(`{"agent_id":"agent2","reason":"agent2 shows its work"}`)},
+		fake.Reply{Kind: fake.ReplyText, Content: "Voted."},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	req := h.request(answerTool, voteTool("agent1", "agent2"))
+	req.Shown = []providers.ShownAnswer{{Alias: "agent1", Label: "agent1.1", Content: "391"}, {Alias: "agent2", Label: "agent2.1", Content: "17*23 = 391"}}
+	act, _, err := h.p.Step(ctx, req)
+	h.calls(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolVote || !strings.Contains(string(act.Calls[0].Args), `"agent2"`) {
+		t.Fatalf("action = %+v", act)
+	}
+	calls := h.script.Calls()
+	if len(calls) < 2 || !strings.Contains(string(calls[1].Body), `must be one of \"agent1\", \"agent2\"`) {
+		t.Fatal("the relay's refusal of agent7 did not reach the model as the tool's result")
+	}
+}
+
+// sandboxedOrPlain is the sandbox where bwrap works, else Plain.
+func sandboxedOrPlain() cliagent.Sandbox { return cliagent.DefaultSandbox() }
+
+// leftover lists processes whose command line names dir.
+func leftover(dir string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(b), dir) {
+			continue
+		}
+		st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := strings.LastIndexByte(string(st), ')'); i >= 0 && len(st) > i+2 && st[i+2] == 'Z' {
+			continue // a zombie waiting for its reaper runs nothing
+		}
+		out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+	}
+	return out
+}
+
+func assertNoLeftover(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := leftover(dir)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes outlived the step: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRealClaudeThatHangsIsKilledAtTheStepTimeout(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the step's run directory, named on every command line of the step
+	h := newRealIn(t, sandboxedOrPlain())
+	h.script.Always("claude-opus-4-6", fake.Reply{Kind: fake.ReplyStall})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, _, err := h.p.Step(ctx, h.request(answerTool))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the step's deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the step ended %v after it started", d)
+	}
+	if len(h.script.Calls()) == 0 {
+		t.Fatal("claude never called the API: the hang was not the API's")
+	}
+	assertNoLeftover(t, tmp)
+}
+
+func TestRealClaudeCancelledLeavesNoProcess(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	h := newRealIn(t, sandboxedOrPlain())
+	h.script.Always("claude-opus-4-6", fake.Reply{Kind: fake.ReplyStall})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, _, err := h.p.Step(ctx, h.request(answerTool)); errc <- err }()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(h.script.Calls()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("claude never called the API")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(leftover(tmp)) == 0 {
+		t.Fatal("no process of the step found while it runs: the check would prove nothing")
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	assertNoLeftover(t, tmp)
+}
+
+func TestRealClaudeAPIErrorIsAnErrorInItsOwnWords(t *testing.T) {
+	h := newRealIn(t, sandboxedOrPlain())
+	h.script.Always("claude-opus-4-6", fake.Reply{Kind: fake.ReplyStatus, Status: 500, ErrorMessage: "scripted error 500"})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	_, _, err := h.p.Step(ctx, h.request(answerTool))
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a provider error", err)
+	}
+	if pe.Class != providers.ClassProvider || pe.Status != 500 || !strings.Contains(pe.Message, "claude failed: API Error: 500") ||
+		!strings.Contains(pe.Message, "exit status 1") {
+		t.Fatalf("error = %+v", pe)
+	}
+	if strings.Contains(pe.Message, "sk-ant-fake-0123456789abcdefghij") {
+		t.Fatal("the key is in the error")
+	}
+}
+
+func TestRealClaudeThatEndsWithoutACallIsResumedWithWhatWasWrong(t *testing.T) {
+	h := newRealIn(t, sandboxedOrPlain())
+	h.script.Add("claude-opus-4-6",
+		fake.Reply{Kind: fake.ReplyText, Content: "The answer is 391."},
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer", Input: json.RawMessage(`{"content":"The answer is 391."}`)},
+		fake.Reply{Kind: fake.ReplyText, Content: "Submitted."},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	req := h.request(answerTool)
+	act, _, err := h.p.Step(ctx, req)
+	if err != nil || len(act.Calls) != 0 || act.Text != "The answer is 391." {
+		t.Fatalf("first attempt: %+v %v", act, err)
+	}
+	req.Attempt = 1
+	req.History = []providers.Turn{{Reply: act, Problem: "You did not call a workflow tool. Finish by calling exactly one of: new_answer."}}
+	act, _, err = h.p.Step(ctx, req)
+	h.calls(t)
+	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("the corrective retry: %+v %v", act, err)
+	}
+	calls := h.script.Calls()
+	retry := string(calls[1].Body)
+	// The resumed session carries the first run's turn, and the new turn
+	// says only what was wrong (plus the text convention as a fallback).
+	if !strings.Contains(retry, "The answer is 391.") || !strings.Contains(retry, "Your step is not done: You did not call a workflow tool.") {
+		t.Fatalf("the retry did not resume the session with the problem: %s", retry)
+	}
+	if strings.Count(retry, "What is 17 * 23? Write answer.txt") != 1 {
+		t.Fatal("a resumed run must not repeat the step's prompt")
+	}
 }

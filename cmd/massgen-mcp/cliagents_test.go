@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers/fake"
+)
+
+// realClaude is the pinned Claude Code `make test` installs, or a skip (a
+// failure under CI or MASSGEN_REAL_CLIS=1).
+func realClaude(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CLAUDE_BIN"); p != "" {
+		return p
+	}
+	p, _ := filepath.Abs("../../.cache/clients/node_modules/.bin/claude")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REAL_CLIS") == "1" {
+		t.Fatalf("the real claude CLI is missing (%s): make test installs it (bash e2e/install-clis.sh)", p)
+	}
+	t.Skip("the real claude CLI is not installed (bash e2e/install-clis.sh)")
+	return ""
+}
+
+var workspaceLine = regexp.MustCompile(`Your current directory, (\S+), is your own workspace`)
+
+// claudeCodePolicy plays the model behind a real Claude Code agent: in a
+// blind step it creates answer.txt in its workspace with Edit, then calls
+// new_answer through the workflow server; offered a vote, it votes for the
+// first name it may; once the server recorded its call, it ends its turn.
+// API agents get the fakes' default.
+func claudeCodePolicy(c fake.Call) fake.Reply {
+	var req struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			InputSchema struct {
+				Properties struct {
+					AgentID struct {
+						Enum []string `json:"enum"`
+					} `json:"agent_id"`
+				} `json:"properties"`
+			} `json:"input_schema"`
+		} `json:"tools"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(c.Body, &req)
+	workflow := false
+	var enum []string
+	for _, t := range req.Tools {
+		if strings.HasPrefix(t.Name, "mcp__workflow__") {
+			workflow = true
+		}
+		if t.Name == "mcp__workflow__vote" {
+			enum = t.InputSchema.Properties.AgentID.Enum
+		}
+	}
+	if !workflow {
+		return fake.DefaultReply(c)
+	}
+	last := ""
+	if n := len(req.Messages); n > 0 {
+		last = string(req.Messages[n-1].Content)
+	}
+	switch {
+	case strings.Contains(last, "Recorded your"):
+		return fake.Reply{Kind: fake.ReplyText, Content: "Submitted; my step is done."}
+	case len(enum) > 0:
+		return fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__vote",
+			Input: json.RawMessage(`{"agent_id":"` + enum[0] + `","reason":"its 391 is right and shown whole"}`)}
+	case strings.Contains(last, "tool_result"):
+		return fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer",
+			Input: json.RawMessage(`{"content":"17 * 23 = 391 (see answer.txt in my workspace).\nAnswer: 391"}`)}
+	}
+	ws := "/workspace"
+	if m := workspaceLine.FindSubmatch(c.Body); m != nil {
+		ws = string(m[1])
+	}
+	input, _ := json.Marshal(map[string]string{"file_path": ws + "/answer.txt", "old_string": "", "new_string": "17 * 23 = 391\n"})
+	return fake.Reply{Kind: fake.ReplyToolCall, Tool: "Edit", Input: input}
+}
+
+func TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam(t *testing.T) {
+	claude := realClaude(t)
+	script := fake.NewScript()
+	script.Default = claudeCodePolicy
+	srv := httptest.NewServer(fake.NewAll(script))
+	defer srv.Close()
+	state := t.TempDir()
+	args := []string{"run", "--state-dir", state, "--plain", "--json", "--seed", "1"}
+	if os.Getenv("MASSGEN_TRANSCRIPT") != "" {
+		args = args[:4] // the human rendering, for the README
+	}
+	cmd := exec.Command(binary(t), append(args,
+		"--models", "claude_code,sim/strong,sim/strong", "What is 17 * 23? Put the working in answer.txt.")...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "CLAUDE_BIN=" + claude,
+		"ANTHROPIC_API_KEY=" + plantedKeys["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL=" + srv.URL, "CLAUDE_CODE_MAX_RETRIES=1"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	if p := os.Getenv("MASSGEN_TRANSCRIPT"); p != "" {
+		os.WriteFile(p, out.Bytes(), 0o644)
+		t.Skip("transcript written to " + p)
+	}
+	var res coordination.TeamResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if res.Status != "finished" || res.Winner == nil {
+		t.Fatalf("result: %s", out.String())
+	}
+	var claudeAnswer string
+	for _, a := range res.Answers {
+		if a.AgentID == "agent_a" {
+			claudeAnswer = a.Content
+		}
+	}
+	if !strings.Contains(claudeAnswer, "Answer: 391") {
+		t.Fatalf("claude_code's answer: %q\n%s", claudeAnswer, out.String())
+	}
+	data, err := os.ReadFile(filepath.Join(res.SessionDir, "agents", "agent_a", "001", "workspace", "answer.txt"))
+	if err != nil || string(data) != "17 * 23 = 391\n" {
+		t.Fatalf("claude_code's file in its answer's snapshot: %q, %v", data, err)
+	}
+	// No generated config ever reaches a workspace or a snapshot.
+	filepath.Walk(state, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && (info.Name() == "mcp.json" || info.Name() == "system.md" || info.Name() == "view.json") {
+			t.Errorf("a generated config is in the state directory: %s", p)
+		}
+		return nil
+	})
+	workflowCalls := 0
+	for _, c := range script.Calls() {
+		if strings.Contains(string(c.Body), "mcp__workflow__") {
+			workflowCalls++
+		}
+	}
+	if workflowCalls < 3 {
+		t.Fatalf("claude made %d requests with the workflow tools; want its answer and its vote", workflowCalls)
+	}
+	assertNoKeys(t, state, out.String(), errb.String())
+	t.Logf("winner %s, %d steps, claude's usage %+v", res.Winner.AgentID, res.Steps, res.Usage)
+}
