@@ -19,6 +19,13 @@ type listBackendsResult struct {
 	Backends    []backendView   `json:"backends"`
 	DefaultTeam defaultTeamView `json:"default_team"`
 	Teams       []teamView      `json:"teams" jsonschema_description:"Team files the operator offers (serve --teams-dir): pass a name as team to run_team or start_team."`
+	Sandbox     sandboxView     `json:"sandbox" jsonschema_description:"Whether agents' commands (run_command, stdio MCP servers) can run sandboxed here; without the sandbox run_command is not offered."`
+}
+
+// sandboxView is the command sandbox as this server finds it.
+type sandboxView struct {
+	Available bool   `json:"available"`
+	Note      string `json:"note" jsonschema_description:"Why it is available or not, and the fix when not."`
 }
 
 // backendView is one backend of DESIGN.md §4 as this server sees it.
@@ -88,6 +95,13 @@ func (h *handler) listBackends(ctx context.Context, req mcpgo.CallToolRequest, a
 		models = strings.Join(out.DefaultTeam.Models, ", ")
 	}
 	fmt.Fprintf(&b, "\nDefault team: %s — %s\n", models, out.DefaultTeam.Note)
+	sb := rep.Sandbox
+	out.Sandbox = sandboxView{Available: sb.Available, Note: sb.Why}
+	sandbox := "no"
+	if sb.Available {
+		sandbox = "yes"
+	}
+	fmt.Fprintf(&b, "\nSandbox for agents' commands (run_command, stdio MCP servers): %s — %s\n", sandbox, sb.Why)
 	out.Teams = h.teams()
 	if len(out.Teams) > 0 {
 		b.WriteString("\nTeams (pass one as team to run_team or start_team):\n")

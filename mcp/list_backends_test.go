@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
 func TestListBackends(t *testing.T) {
@@ -46,6 +47,11 @@ func TestListBackends(t *testing.T) {
 	}
 	if !strings.Contains(text(res), "| sim | yes |") {
 		t.Errorf("text rendering:\n%s", text(res))
+	}
+	// The sandbox line is the probe's verdict, whichever it is here.
+	ok, why := sandbox.Probe()
+	if out.Sandbox.Available != ok || out.Sandbox.Note != why || !strings.Contains(text(res), "Sandbox for agents' commands (run_command, stdio MCP servers): ") || !strings.Contains(text(res), why) {
+		t.Errorf("sandbox %+v, the probe says %v %q; text:\n%s", out.Sandbox, ok, why, text(res))
 	}
 }
 

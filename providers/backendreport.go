@@ -22,11 +22,20 @@ type BackendStatus struct {
 // BackendReport is what a build can call from here, read from one snapshot
 // of the keys so that the rows and the default team cannot disagree: every
 // backend's status, the default team and why (or why there is none), and
-// the problems found reading .env files.
+// the problems found reading .env files, and whether agents' commands can
+// run sandboxed.
 type BackendReport struct {
 	Backends       []BackendStatus
 	DefaultTeam    []string
 	DefaultTeamWhy string
 	DefaultTeamErr error
 	Problems       []string
+	Sandbox        SandboxStatus
+}
+
+// SandboxStatus says whether the commands agents run (run_command, stdio
+// MCP servers) can be sandboxed here (providers/tools/sandbox.Probe).
+type SandboxStatus struct {
+	Available bool   `json:"available"`
+	Why       string `json:"why"` // a sentence either way; when unavailable, the fix
 }

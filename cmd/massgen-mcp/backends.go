@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -14,6 +15,8 @@ import (
 type backendsReport struct {
 	Backends    []backends.BackendStatus `json:"backends"`
 	DefaultTeam defaultTeamReport        `json:"default_team"`
+	// Sandbox is whether agents' commands can run sandboxed here.
+	Sandbox providers.SandboxStatus `json:"sandbox"`
 	// Problems are .env files that were skipped because they do not parse.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -32,13 +35,15 @@ func backendsCommand() *cobra.Command {
 		Long: `Show every model backend with whether it can be used here: its API key is set
 (in the environment, ./.env or ~/.env), its local server answers, or its CLI is on
 PATH. Then the default team: the first three of openai, gemini, claude and grok
-that have keys, or two models of the one that has. Keys are never shown.`,
+that have keys, or two models of the one that has, and whether agents' commands
+can run sandboxed (bubblewrap; without it run_command is not offered). Keys are
+never shown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// One snapshot of the environment and .env files for the whole
 			// listing, so the table and the team cannot disagree.
 			r := backends.Config{}.Report(cmd.Context())
-			rep := backendsReport{Backends: r.Backends, Problems: r.Problems}
+			rep := backendsReport{Backends: r.Backends, Problems: r.Problems, Sandbox: r.Sandbox}
 			rep.DefaultTeam.Models = []string{}
 			if r.DefaultTeamErr != nil {
 				rep.DefaultTeam.Error = r.DefaultTeamErr.Error()
@@ -75,6 +80,11 @@ func printBackends(cmd *cobra.Command, rep backendsReport) {
 	} else {
 		fmt.Fprintf(out, "Default team: %s — %s\n", strings.Join(rep.DefaultTeam.Models, ", "), rep.DefaultTeam.Why)
 	}
+	sandbox := "no"
+	if rep.Sandbox.Available {
+		sandbox = "yes"
+	}
+	fmt.Fprintf(out, "Sandbox for agents' commands (run_command, stdio MCP servers): %s — %s\n", sandbox, rep.Sandbox.Why)
 	for _, p := range rep.Problems {
 		fmt.Fprintln(out, "Note:", p)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
 const cliPlantedKey = "dummy.PLANTED.cli.key.0123456789"
@@ -56,6 +57,7 @@ func TestBackendsShowsWhyAndTheDefaultTeam(t *testing.T) {
 		"GOOGLE_API_KEY or GEMINI_API_KEY not set", "no server at http://127.0.0.1:", "codex not on PATH",
 		"sim           yes",
 		"Default team: openai/gpt-5.4, claude/claude-opus-4-6",
+		"Sandbox for agents' commands (run_command, stdio MCP servers): ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -78,6 +80,9 @@ func TestBackendsJSONWithoutKeysExplainsTheMissingTeam(t *testing.T) {
 	}
 	if len(rep.Backends) != len(providers.Backends()) || rep.DefaultTeam.Models == nil || len(rep.DefaultTeam.Models) != 0 {
 		t.Fatalf("report %+v", rep)
+	}
+	if ok, why := sandbox.Probe(); rep.Sandbox.Available != ok || rep.Sandbox.Why != why {
+		t.Errorf("sandbox %+v, the probe says %v %q", rep.Sandbox, ok, why)
 	}
 	for _, want := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", ".env", "sim/strong"} {
 		if !strings.Contains(rep.DefaultTeam.Error, want) {

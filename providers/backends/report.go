@@ -12,7 +12,7 @@ import (
 func (c Config) Report(ctx context.Context) providers.BackendReport {
 	env := c.env()
 	c.Env = func() *keys.Env { return env }
-	rep := providers.BackendReport{Backends: c.Usable(ctx), Problems: env.Problems()}
+	rep := providers.BackendReport{Backends: c.Usable(ctx), Problems: env.Problems(), Sandbox: Sandbox()}
 	rep.DefaultTeam, rep.DefaultTeamWhy, rep.DefaultTeamErr = c.DefaultTeamWhy()
 	return rep
 }
