@@ -305,6 +305,7 @@ type mcpServer struct {
 	stderr   *tail
 	listed   []mcpgo.Tool
 	restarts int
+	broken   bool   // the connection closed: the next call restarts
 	gone     string // why it is down for good
 	life     context.CancelFunc
 	closed   bool
@@ -485,13 +486,29 @@ func (s *mcpServer) stderrNote() string {
 }
 
 // exited tells whether the stdio server's process has ended.
-func (s *mcpServer) exited() bool {
+func (s *mcpServer) exited() bool { return s.poll(0) }
+
+// waitExit is exited, waiting up to a second when the connection is known
+// to be closed.
+func (s *mcpServer) waitExit(closed bool) bool {
+	if closed {
+		return s.poll(1000)
+	}
+	return s.poll(0)
+}
+
+func (s *mcpServer) poll(ms int) bool {
 	if s.pidfd < 0 {
 		return false
 	}
 	fds := []unix.PollFd{{Fd: int32(s.pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n > 0
+	for {
+		n, err := unix.Poll(fds, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
+	}
 }
 
 // ready returns the client to call, restarting a dead stdio server once.
@@ -503,7 +520,7 @@ func (s *mcpServer) ready(ctx context.Context) (*client.Client, string) {
 		return nil, fmt.Sprintf("MCP server %s is closed", s.name)
 	case s.gone != "":
 		return nil, s.gone
-	case s.cl != nil && !s.exited():
+	case s.cl != nil && !s.broken && !s.exited():
 		return s.cl, ""
 	}
 	note := s.stderrNote()
@@ -536,7 +553,15 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 	}
 	if err != nil {
 		s.mu.Lock()
-		dead := s.exited()
+		// The connection closes when the server's stdout does, a moment
+		// before its sandbox (the process the pidfd watches) has exited;
+		// either way this connection is done.
+		closed := errors.Is(err, transport.ErrTransportClosed)
+		dead := s.waitExit(closed)
+		if closed && s.cl == cl {
+			s.broken = true
+			dead = true
+		}
 		note := s.stderrNote()
 		again := s.restarts < mcpRestartsPerRun
 		s.mu.Unlock()
@@ -610,7 +635,7 @@ func (s *mcpServer) stopLocked() {
 	if s.pidfd >= 0 {
 		_ = unix.Close(s.pidfd)
 	}
-	s.cl, s.cmd, s.pidfd, s.life = nil, nil, -1, nil
+	s.cl, s.cmd, s.pidfd, s.life, s.broken = nil, nil, -1, nil, false
 }
 
 func (s *mcpServer) close() {
