@@ -14,9 +14,14 @@ import (
 // sends. Point every backend's base URL at it with BaseURLs.
 func NewAll(s *Script) http.Handler {
 	openai, anthropic, gemini := NewOpenAI(s), NewAnthropic(s), NewGemini(s)
+	codex, geminiCLI := NewCodex(s), newGeminiCLI(gemini)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := strings.TrimSuffix(r.URL.Path, "/")
 		switch {
+		case isCodex(r): // the coding-agent CLIs reach their tools differently (cliagents.go)
+			codex.ServeHTTP(w, r)
+		case isGeminiCLI(r):
+			geminiCLI.ServeHTTP(w, r)
 		case isModelsList(r) && r.Header.Get("Anthropic-Version") != "":
 			anthropic.ServeHTTP(w, r) // Anthropic's list shares OpenAI's path; its SDK always sends its version
 		case isModelsList(r) && strings.HasSuffix(p, "/v1beta/models"):
