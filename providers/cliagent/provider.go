@@ -194,7 +194,7 @@ func (p *Provider) mask(s string) string { return keys.Mask(s, p.opts.Secrets...
 // run runs the CLI once. err is set only when the run could not start or
 // the context ended it; everything else is in the result.
 func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string) (result, error) {
-	wf, err := listenWorkflow(req.Tools)
+	wf, err := listenWorkflow(ag.root, req.Tools)
 	if err != nil {
 		return result{}, err
 	}

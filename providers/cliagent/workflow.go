@@ -36,10 +36,17 @@ type workflow struct {
 	wg     sync.WaitGroup
 }
 
-// listenWorkflow opens a step's socket in a fresh private directory.
-func listenWorkflow(tools []providers.Tool) (*workflow, error) {
-	// A short path: a Unix socket's path is limited to 108 bytes.
-	dir, err := os.MkdirTemp("", "massgen-step-")
+// listenWorkflow opens a step's socket in a fresh private directory: under
+// base (the agent's own directory) when the socket's path fits there, else
+// under TMPDIR. Under base every parent of the run directory is the
+// operator's, which Gemini CLI requires of a settings file it is given
+// (it skips one under a directory others can write, such as /tmp).
+func listenWorkflow(base string, tools []providers.Tool) (*workflow, error) {
+	// A Unix socket's path is limited to 108 bytes.
+	if base == "" || len(base)+len("/massgen-step-4294967295/relay.sock") > 100 {
+		base = ""
+	}
+	dir, err := os.MkdirTemp(base, "massgen-step-")
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the step's socket directory: %w", err)
 	}

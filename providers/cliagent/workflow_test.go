@@ -3,6 +3,7 @@ package cliagent
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,11 +37,27 @@ func TestCheckShape(t *testing.T) {
 }
 
 func TestStepSocketIsPrivateAndTakesOneCall(t *testing.T) {
-	w, err := listenWorkflow(testTools()[:1])
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	w, err := listenWorkflow(base, testTools()[:1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.close()
+	if filepath.Dir(w.dir) != base {
+		t.Errorf("run directory %s is not under the agent's directory %s", w.dir, base)
+	}
+	long := filepath.Join(base, strings.Repeat("x", 90))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := listenWorkflow(long, testTools()[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(w2.dir, long) || len(w2.socket) > 104 {
+		t.Errorf("a socket path of %d bytes under a long agent directory: %s", len(w2.socket), w2.socket)
+	}
+	w2.close()
 	for path, want := range map[string]os.FileMode{w.dir: 0o700, w.socket: 0o600} {
 		st, err := os.Stat(path)
 		if err != nil || st.Mode().Perm() != want {
