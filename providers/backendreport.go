@@ -8,7 +8,7 @@ type BackendStatus struct {
 	Usable    bool   `json:"usable"`
 	// Why is a sentence either way: "OPENAI_API_KEY found in ./.env",
 	// "OPENAI_API_KEY not set", "no server at http://localhost:11434/v1",
-	// "codex not on PATH".
+	// "codex is not on PATH; install it or set CODEX_BIN to its path".
 	Why    string   `json:"why"`
 	KeyEnv []string `json:"key_env"` // any one of them suffices; empty if none is needed
 	// BaseURL is where calls would go ("" for the SDK's default), with any

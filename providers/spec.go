@@ -101,9 +101,9 @@ var backendTable = []BackendInfo{
 	// The CLI agents authenticate themselves; their default models mirror the
 	// API backends' so that a bare `claude_code` means the same model as
 	// `claude`.
-	{Name: "codex", Transport: TransportSubprocess, DefaultModel: "gpt-5.4"},
+	{Name: "codex", Transport: TransportSubprocess, DefaultModel: "gpt-5.4", Implemented: true},
 	{Name: "claude_code", Transport: TransportSubprocess, DefaultModel: "claude-opus-4-6", Implemented: true},
-	{Name: "gemini_cli", Transport: TransportSubprocess, DefaultModel: "gemini-3.1-pro-preview"},
+	{Name: "gemini_cli", Transport: TransportSubprocess, DefaultModel: "gemini-3.1-pro-preview", Implemented: true},
 	// host is driven by coordination itself (a view, then a submitted action),
 	// so there is nothing for providers to implement.
 	{Name: "host", Transport: TransportHost, Implemented: true},

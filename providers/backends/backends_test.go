@@ -94,13 +94,18 @@ func TestOpenRefusesAMissingKeyNamingTheFix(t *testing.T) {
 }
 
 func TestOpenRefusesBackendsThisBuildCannotCall(t *testing.T) {
-	_, err := Config{Env: envOf(nil)}.Open(mustSpec(t, "codex"))
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "sim") {
-		t.Fatalf("got %v", err)
+	// A CLI agent whose binary is missing fails when the team starts, with
+	// the fix.
+	noCLI := func(string) (string, error) { return "", errors.New("not found") }
+	for spec, fix := range map[string]string{"codex": "CODEX_BIN", "gemini_cli": "GEMINI_BIN"} {
+		_, err := Config{Env: envOf(nil), LookPath: noCLI, Environ: func() []string { return []string{"PATH=/nowhere"} }}.Open(mustSpec(t, spec))
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), fix) {
+			t.Fatalf("%s: got %v", spec, err)
+		}
 	}
 	// A backend the table calls implemented but with no adapter registered
 	// is unavailable too, not a crash.
-	_, err = Config{Env: envOf(map[string]string{"OPENAI_API_KEY": plantedKey}), Adapters: map[string]Adapter{}}.Open(mustSpec(t, "openai"))
+	_, err := Config{Env: envOf(map[string]string{"OPENAI_API_KEY": plantedKey}), Adapters: map[string]Adapter{}}.Open(mustSpec(t, "openai"))
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("got %v", err)
 	}
@@ -250,7 +255,8 @@ func TestUsableSaysWhyForEveryBackend(t *testing.T) {
 		{"ollama", true, "server answering at " + srv.URL + "/v1"},
 		{"vllm", false, "no server at " + env["VLLM_BASE_URL"]},
 		{"lmstudio", false, "no server at http://user:xxxxx@127.0.0.1:1/v1"},
-		{"codex", false, "codex not on PATH"},
+		{"codex", false, "codex is not on PATH; install it or set CODEX_BIN to its path"},
+		{"gemini_cli", false, "gemini is not on PATH; install it or set GEMINI_BIN to its path"},
 		{"claude_code", false, "claude at /usr/bin/claude; ANTHROPIC_API_KEY is not set: set it, or log in"},
 		{"sim", true, "simulated agents"},
 		{"host", true, "outer agent"},

@@ -12,12 +12,16 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/claudecode"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/codex"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/geminicli"
 	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
 
 // cliAgents maps every CLI backend this build can drive to its CLI.
 var cliAgents = map[string]cliagent.CLI{
 	claudecode.Backend: claudecode.CLI{},
+	codex.Backend:      codex.CLI{},
+	geminicli.Backend:  geminicli.CLI{},
 }
 
 // CLIOptions are the operator's settings for CLI agents.

@@ -122,6 +122,17 @@ func TestCodexSearchesAgainInANewTurn(t *testing.T) {
 	}
 }
 
+func TestCodexWithoutTheWorkflowServerEndsItsTurn(t *testing.T) {
+	s := fake.NewScript()
+	srv := httptest.NewServer(fake.NewAll(s))
+	defer srv.Close()
+	empty := `{"type":"tool_search_output","call_id":"call_s","status":"completed","execution":"client","tools":[]}`
+	items := doneItems(t, postAs(t, srv.URL+"/v1/responses", "Originator", "codex_exec", codexBody(empty)))
+	if len(items) != 1 || items[0]["type"] != "message" {
+		t.Fatalf("a search that found no workflow tools: %v, want a final message (not another search)", items)
+	}
+}
+
 func TestCodexShellAndErrors(t *testing.T) {
 	s := fake.NewScript()
 	s.Add("gpt-5.5", fake.Reply{Kind: fake.ReplyShell, Content: "go test ./..."}, fake.Reply{Kind: fake.ReplyStatus, Status: 500})

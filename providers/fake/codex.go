@@ -38,6 +38,9 @@ func NewCodex(s *Script) http.Handler {
 		switch {
 		case turn.answered != "":
 			rr.rep = Reply{Kind: ReplyText, Content: cliFinalText(turn.answered)}
+		case !turn.found && turn.searched:
+			// The CLI has no workflow server: a model would say so and stop.
+			rr.rep = Reply{Kind: ReplyText, Content: "FAKE_FINAL: no " + WorkflowServer + " tools to call."}
 		case !turn.found:
 			rr.streamItems(w, r, []map[string]any{{"type": "tool_search_call", "id": oaiID("ts_"), "call_id": oaiID("call_"),
 				"execution": "client", "status": "completed", "arguments": map[string]any{"query": WorkflowServer + " new_answer vote"}}})
@@ -66,7 +69,8 @@ func NewCodex(s *Script) http.Handler {
 // codexTurn is what the current turn's input says: the workflow tools its
 // tool search found and whether a workflow call has returned.
 type codexTurn struct {
-	found    bool
+	searched bool // a tool search returned in this turn
+	found    bool // … and listed the workflow namespace
 	tools    []string
 	enum     []string
 	answered string // the workflow tool whose output closes the input
@@ -105,6 +109,7 @@ func codexTurnOf(input json.RawMessage) codexTurn {
 	for _, it := range items[start:] {
 		switch it.Type {
 		case "tool_search_output":
+			t.searched = true
 			for _, ns := range it.Tools {
 				if ns.Name != "mcp__"+WorkflowServer {
 					continue

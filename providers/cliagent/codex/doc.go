@@ -1,6 +1,6 @@
 // Package codex drives OpenAI's Codex CLI as a team member: `codex exec
 // --json` in the agent's live workspace, resumed with `codex exec resume`
-// within a session. Stream reads its JSONL events (thread.started, item.*,
+// within a session. Parser reads its JSONL events (thread.started, item.*,
 // turn.completed, turn.failed, error) into the step's text, tool records,
 // usage, thread id and final message.
 //

@@ -3,41 +3,28 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
 )
 
-// Stream reads one `codex exec --json` run, line by line. Its zero value is
-// ready; Line feeds it one line of stdout. It reports as it reads: the
-// agent's messages to req.StreamText, every file change, command, MCP call
-// and web search to req.RecordTool (when an item completes, with the time it
-// took since it started).
-type Stream struct {
-	// ThreadID is the thread to resume (`codex exec resume <id>`).
-	ThreadID string
-	// Final is the last agent message of the run: its final reply.
-	Final string
-	// Usage sums every turn.completed: input includes cached input and
-	// output includes reasoning, as Codex reports them (and as
-	// providers.Usage counts them). CostUSD stays nil: Codex gives no price.
-	Usage providers.Usage
-	// Failed is the message of turn.failed: the run ended without finishing
-	// its turn (Codex exits 1 with it).
-	Failed string
-	// Notices are the non-fatal errors the run reported: a top-level error
-	// event ("Reconnecting… 1/2") or an error item ("Model metadata for … not
-	// found"); the last one explains a failure that has no message of its own.
-	Notices []string
-	// Completed tells whether a turn completed.
-	Completed bool
-
-	// Now is the clock of tool records (nil: time.Now).
-	Now func() time.Time
-
-	started map[string]time.Time // item id → when item.started arrived
+// Parser reads one `codex exec --json` run (cliagent.Parser). It reports as
+// it reads: the agent's messages as text, every file change, command, MCP
+// call (but the workflow server's) and web search as a tool record when its
+// item completes, with the time it took since it started; a reconnect as a
+// retry.
+type Parser struct {
+	out      cliagent.Outcome
+	notices  []string             // non-fatal errors: reconnects, error items
+	started  map[string]time.Time // item id → when item.started arrived
+	finished bool                 // turn.completed or turn.failed seen
+	now      func() time.Time
 }
 
 // event is one line of the stream: the fields of every event type Codex
@@ -85,98 +72,84 @@ type change struct {
 	Kind string `json:"kind"` // add, delete, update
 }
 
-// MalformedError is a stdout line that is not one of Codex's events.
-type MalformedError struct {
-	Line string // the line, cut to 200 bytes
-	Err  error
-}
+var errNotEvent = errors.New("not a codex exec --json event")
 
-func (e *MalformedError) Error() string {
-	return fmt.Sprintf("codex printed a line that is not a JSON event (%v): %q", e.Err, e.Line)
-}
-
-func (e *MalformedError) Unwrap() error { return e.Err }
-
-// Line reads one line of stdout. An empty line is skipped; a line that is
-// not a JSON object is a *MalformedError, and the stream stays usable (the
-// caller decides whether a run with such lines failed). Unknown event and
-// item types are ignored: a newer Codex may add some.
-func (s *Stream) Line(req *providers.Request, line []byte) error {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
+// Line implements cliagent.Parser. Unknown event and item types are
+// ignored: a newer Codex may add some.
+func (p *Parser) Line(line []byte, ev cliagent.Events) error {
+	var e event
+	if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+		return errNotEvent
 	}
-	var ev event
-	if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
-		if err == nil {
-			err = fmt.Errorf("no type")
-		}
-		return &MalformedError{Line: cut(string(line), 200), Err: err}
-	}
-	switch ev.Type {
+	switch e.Type {
 	case "thread.started":
-		s.ThreadID = ev.ThreadID
+		p.out.SessionID = e.ThreadID
 	case "turn.completed":
-		s.Completed = true
-		if u := ev.Usage; u != nil {
-			s.Usage.Input += u.InputTokens
-			s.Usage.CachedInput += u.CachedInputTokens
-			s.Usage.Output += u.OutputTokens
-			s.Usage.Reasoning += u.ReasoningOutputTokens
+		p.finished = true
+		if u := e.Usage; u != nil {
+			// Codex reports input with its cached part and output with its
+			// reasoning part, as providers.Usage counts them.
+			p.out.Usage.Input += u.InputTokens
+			p.out.Usage.CachedInput += u.CachedInputTokens
+			p.out.Usage.Output += u.OutputTokens
+			p.out.Usage.Reasoning += u.ReasoningOutputTokens
 		}
 	case "turn.failed":
-		s.Failed = "the turn failed"
-		if ev.Error != nil && ev.Error.Message != "" {
-			s.Failed = ev.Error.Message
+		p.finished = true
+		p.out.Error = "the turn failed"
+		if e.Error != nil && e.Error.Message != "" {
+			p.out.Error = e.Error.Message
 		}
 	case "error":
-		if ev.Message != "" {
-			s.Notices = append(s.Notices, ev.Message)
+		// "Reconnecting… 1/2": Codex retries its API itself.
+		if e.Message != "" {
+			p.notices = append(p.notices, e.Message)
+			ev.Retry(0, errors.New("codex: "+e.Message))
 		}
 	case "item.started", "item.updated", "item.completed":
 		var it item
-		if err := json.Unmarshal(ev.Item, &it); err != nil {
-			return &MalformedError{Line: cut(string(line), 200), Err: err}
+		if err := json.Unmarshal(e.Item, &it); err != nil {
+			return errNotEvent
 		}
-		s.item(req, ev.Type, it)
+		p.item(ev, e.Type, it)
 	}
 	return nil
 }
 
-func (s *Stream) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
+func (p *Parser) clock() time.Time {
+	if p.now != nil {
+		return p.now()
 	}
 	return time.Now()
 }
 
-func (s *Stream) item(req *providers.Request, evType string, it item) {
+func (p *Parser) item(ev cliagent.Events, evType string, it item) {
 	if evType == "item.started" {
-		if s.started == nil {
-			s.started = map[string]time.Time{}
+		if p.started == nil {
+			p.started = map[string]time.Time{}
 		}
-		if _, seen := s.started[it.ID]; !seen {
-			s.started[it.ID] = s.now()
+		if _, seen := p.started[it.ID]; !seen {
+			p.started[it.ID] = p.clock()
 		}
 		return
 	}
 	if evType != "item.completed" {
 		return
 	}
-	end := s.now()
-	start, ok := s.started[it.ID]
+	end := p.clock()
+	start, ok := p.started[it.ID]
 	if !ok {
 		start = end // completed without a start: it took no time we saw
 	}
-	delete(s.started, it.ID)
+	delete(p.started, it.ID)
 	rec := providers.ToolRecord{Started: start, DurationMS: end.Sub(start).Milliseconds()}
 	switch it.Type {
 	case "agent_message":
-		s.Final = it.Text
-		req.StreamText(it.Text)
+		p.out.Final = it.Text
+		ev.Text(it.Text)
 	case "error":
 		if it.Message != "" {
-			s.Notices = append(s.Notices, it.Message)
+			p.notices = append(p.notices, it.Message)
 		}
 	case "file_change":
 		for _, c := range it.Changes {
@@ -184,7 +157,7 @@ func (s *Stream) item(req *providers.Request, evType string, it item) {
 			r.Kind, r.Name = "file_change", c.Kind
 			r.Arguments = mustJSON(map[string]string{"path": c.Path, "kind": c.Kind})
 			r.IsError = it.Status == "failed"
-			req.RecordTool(r)
+			ev.Tool(r)
 		}
 	case "command_execution":
 		rec.Kind, rec.Name = "command", it.Command
@@ -195,53 +168,42 @@ func (s *Stream) item(req *providers.Request, evType string, it item) {
 		rec.Arguments = mustJSON(args)
 		rec.ResultBytes = len(it.AggregatedOutput)
 		rec.IsError = it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
-		req.RecordTool(rec)
+		ev.Tool(rec)
 	case "mcp_tool_call":
+		if it.Server == relay.ServerName {
+			return // the step's action, not a tool of the step
+		}
 		rec.Kind, rec.Name = "mcp", it.Server+"."+it.Tool
-		rec.Arguments = compactOrNil(it.Arguments)
+		rec.Arguments = compact(it.Arguments)
 		if len(it.Result) > 0 && string(it.Result) != "null" {
 			rec.ResultBytes = len(it.Result)
 		}
 		rec.IsError = it.Status == "failed" || (it.Error != nil && it.Error.Message != "")
-		req.RecordTool(rec)
+		ev.Tool(rec)
 	case "web_search":
 		rec.Kind, rec.Name = "web_search", "web_search"
 		rec.Arguments = mustJSON(map[string]string{"query": it.Query})
-		req.RecordTool(rec)
+		ev.Tool(rec)
 	}
 }
 
-// Err is the run's own account of why it failed: turn.failed's message,
-// else the last notice; "" when the stream reports no failure.
-func (s *Stream) Err() string {
-	if s.Failed != "" {
-		return s.Failed
-	}
-	if !s.Completed && len(s.Notices) > 0 {
-		return s.Notices[len(s.Notices)-1]
-	}
-	return ""
-}
+// statusIn finds the HTTP status Codex quotes in an error ("unexpected
+// status 401 Unauthorized", "last status: 429 Too Many Requests").
+var statusIn = regexp.MustCompile(`status:? (\d{3})\b`)
 
-// Class tells what kind of failure a message of Codex's describes, from the
-// words it uses (Codex reports HTTP failures as text, without a status).
-func Class(msg string) providers.Class {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "quota") || strings.Contains(m, "billing") || strings.Contains(m, "usage limit"):
-		return providers.ClassQuota
-	case strings.Contains(m, "401") || strings.Contains(m, "unauthorized") || strings.Contains(m, "api key") ||
-		strings.Contains(m, "not logged in") || strings.Contains(m, "login") || strings.Contains(m, "authenticat"):
-		return providers.ClassAuth
-	case strings.Contains(m, "429") || strings.Contains(m, "rate limit"):
-		return providers.ClassRateLimit
-	case strings.Contains(m, "high demand") || strings.Contains(m, "overloaded") || strings.Contains(m, "503") ||
-		strings.Contains(m, "capacity"):
-		return providers.ClassOverloaded
-	case strings.Contains(m, "timeout") || strings.Contains(m, "timed out"):
-		return providers.ClassTimeout
+// Outcome implements cliagent.Parser. A run that ended without finishing
+// its turn (killed after its workflow call, or at the step timeout) is not
+// Done; its error, when it has no turn.failed, is the last notice it gave.
+func (p *Parser) Outcome() cliagent.Outcome {
+	o := p.out
+	o.Done = p.finished
+	if o.Error == "" && !o.Done && len(p.notices) > 0 {
+		o.Error = p.notices[len(p.notices)-1]
 	}
-	return providers.ClassProvider
+	if m := statusIn.FindStringSubmatch(strings.ToLower(o.Error)); m != nil {
+		o.Status, _ = strconv.Atoi(m[1])
+	}
+	return o
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -252,20 +214,10 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-func compactOrNil(raw json.RawMessage) json.RawMessage {
+func compact(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	if len(raw) == 0 || json.Compact(&b, raw) != nil || b.String() == "null" {
 		return nil
 	}
 	return b.Bytes()
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

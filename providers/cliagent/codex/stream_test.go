@@ -3,7 +3,6 @@ package codex
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,18 +10,19 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 )
 
-// collect hears what a stream reports through a request.
+// collect hears what a stream reports (cliagent.Events).
 type collect struct {
 	text    strings.Builder
 	records []providers.ToolRecord
+	retries []string
 }
 
-func (c *collect) Text(d string)                 { c.text.WriteString(d) }
-func (c *collect) Retry(time.Duration, error)    {}
-func (c *collect) Record(r providers.ToolRecord) { c.records = append(c.records, r) }
-func (c *collect) request() *providers.Request   { return &providers.Request{Watch: c, Record: c} }
+func (c *collect) Text(d string)                    { c.text.WriteString(d) }
+func (c *collect) Retry(_ time.Duration, err error) { c.retries = append(c.retries, err.Error()) }
+func (c *collect) Tool(r providers.ToolRecord)      { c.records = append(c.records, r) }
 func (c *collect) kinds() (out []string) {
 	for _, r := range c.records {
 		out = append(out, r.Kind+":"+r.Name)
@@ -30,9 +30,10 @@ func (c *collect) kinds() (out []string) {
 	return out
 }
 
-// replay feeds a captured stream to a fresh Stream whose clock ticks 10ms a
-// reading, and returns it with what it reported and the malformed lines.
-func replay(t *testing.T, name string) (*Stream, *collect, []error) {
+// replay feeds a captured stream to a fresh Parser whose clock ticks 10ms a
+// reading, and returns its outcome with what it reported and the lines that
+// were not events.
+func replay(t *testing.T, name string) (cliagent.Outcome, *collect, []string) {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
@@ -40,38 +41,38 @@ func replay(t *testing.T, name string) (*Stream, *collect, []error) {
 	}
 	defer f.Close()
 	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	s := &Stream{Now: func() time.Time { clock = clock.Add(10 * time.Millisecond); return clock }}
+	p := &Parser{now: func() time.Time { clock = clock.Add(10 * time.Millisecond); return clock }}
 	c := &collect{}
-	req := c.request()
-	var bad []error
+	var bad []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if err := s.Line(req, sc.Bytes()); err != nil {
-			bad = append(bad, err)
+		if err := p.Line(sc.Bytes(), c); err != nil {
+			bad = append(bad, sc.Text())
 		}
 	}
-	return s, c, bad
+	return p.Outcome(), c, bad
 }
 
 func TestStreamReadsThreadFinalUsageAndRecords(t *testing.T) {
-	s, c, bad := replay(t, "patch-answer.jsonl")
+	o, c, bad := replay(t, "patch-answer.jsonl")
 	if len(bad) > 0 {
-		t.Fatalf("malformed lines in a clean stream: %v", bad)
+		t.Fatalf("lines that are not events in a clean stream: %q", bad)
 	}
-	if s.ThreadID != "01a23257-e4f3-7cc2-933d-afeeda99447a" {
-		t.Errorf("thread id %q", s.ThreadID)
+	if o.SessionID != "01a23257-e4f3-7cc2-933d-afeeda99447a" {
+		t.Errorf("thread id %q", o.SessionID)
 	}
-	if s.Final != "Submitted." || c.text.String() != "Submitted." {
-		t.Errorf("final %q, streamed %q", s.Final, c.text.String())
+	if o.Final != "Submitted." || c.text.String() != "Submitted." {
+		t.Errorf("final %q, streamed %q", o.Final, c.text.String())
 	}
 	want := providers.Usage{Input: 400, CachedInput: 40, Output: 80, Reasoning: 20}
-	if s.Usage != want {
-		t.Errorf("usage %+v, want %+v", s.Usage, want)
+	if o.Usage != want {
+		t.Errorf("usage %+v, want %+v", o.Usage, want)
 	}
-	if !s.Completed || s.Err() != "" {
-		t.Errorf("completed %v, err %q", s.Completed, s.Err())
+	if !o.Done || o.Error != "" || o.Status != 0 {
+		t.Errorf("done %v, error %q, status %d", o.Done, o.Error, o.Status)
 	}
-	if got := strings.Join(c.kinds(), " "); got != "file_change:add mcp:workflow.new_answer" {
+	// The workflow server's new_answer is the step's action, not a tool.
+	if got := strings.Join(c.kinds(), " "); got != "file_change:add" {
 		t.Fatalf("records %s", got)
 	}
 	fc := c.records[0]
@@ -83,19 +84,15 @@ func TestStreamReadsThreadFinalUsageAndRecords(t *testing.T) {
 	if fc.DurationMS != 10 {
 		t.Errorf("file change took %dms, want 10 (started to completed)", fc.DurationMS)
 	}
-	mcp := c.records[1]
-	if string(mcp.Arguments) != `{"content":"The answer is 391."}` || mcp.IsError || mcp.ResultBytes == 0 {
-		t.Errorf("mcp record %+v", mcp)
-	}
 }
 
 func TestStreamRecordsCommandsAndTheirFailures(t *testing.T) {
-	s, c, bad := replay(t, "commands-vote.jsonl")
+	o, c, bad := replay(t, "commands-vote.jsonl")
 	if len(bad) > 0 {
 		t.Fatal(bad)
 	}
 	if got := strings.Join(c.kinds(), " | "); got != "command:/bin/bash -lc 'echo shell-ran > shell.txt && cat shell.txt' | "+
-		"command:/bin/bash -lc 'ls /nonexistent-dir' | mcp:workflow.vote" {
+		"command:/bin/bash -lc 'ls /nonexistent-dir'" {
 		t.Fatalf("records %s", got)
 	}
 	ok, failed := c.records[0], c.records[1]
@@ -105,92 +102,88 @@ func TestStreamRecordsCommandsAndTheirFailures(t *testing.T) {
 	if !failed.IsError || !strings.Contains(string(failed.Arguments), `"exit_code":2`) {
 		t.Errorf("failing command %+v %s", failed, failed.Arguments)
 	}
-	if s.Final != "I voted for agent2." {
-		t.Errorf("final %q (a reasoning item is not the reply)", s.Final)
+	if o.Final != "I voted for agent2." {
+		t.Errorf("final %q (a reasoning item is not the reply)", o.Final)
 	}
 	want := providers.Usage{Input: 600, CachedInput: 60, Output: 120, Reasoning: 30}
-	if s.Usage != want {
-		t.Errorf("usage %+v", s.Usage)
+	if o.Usage != want {
+		t.Errorf("usage %+v", o.Usage)
+	}
+}
+
+func TestOtherMCPServersAreTools(t *testing.T) {
+	p := &Parser{}
+	c := &collect{}
+	for _, l := range []string{
+		`{"type":"item.started","item":{"id":"i1","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"x"},"status":"in_progress"}}`,
+		`{"type":"item.completed","item":{"id":"i1","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"x"},"result":{"content":[]},"error":{"message":"boom"},"status":"failed"}}`,
+		`{"type":"item.completed","item":{"id":"i2","type":"web_search","query":"go 1.26"}}`,
+	} {
+		if err := p.Line([]byte(l), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(c.kinds(), " "); got != "mcp:docs.search web_search:web_search" || !c.records[0].IsError {
+		t.Fatalf("records %s %+v", got, c.records)
 	}
 }
 
 func TestStreamKeepsTheCLIsOwnFailureMessage(t *testing.T) {
-	s, _, bad := replay(t, "research-err500.jsonl")
-	// The capture holds Codex's stderr line too: reported, not fatal.
-	if len(bad) != 1 || !strings.Contains(bad[0].Error(), "Reading additional input from stdin") {
-		t.Fatalf("malformed lines %v", bad)
-	}
-	var me *MalformedError
-	if !errors.As(bad[0], &me) {
-		t.Fatalf("%T is not a *MalformedError", bad[0])
+	o, _, bad := replay(t, "research-err500.jsonl")
+	// The capture holds Codex's stderr line too: not an event.
+	if len(bad) != 1 || !strings.Contains(bad[0], "Reading additional input from stdin") {
+		t.Fatalf("lines that are not events: %q", bad)
 	}
 	msg := "We’re currently experiencing high demand, which may cause temporary errors."
-	if s.Failed != msg || s.Err() != msg || s.Completed {
-		t.Fatalf("failed %q, err %q, completed %v", s.Failed, s.Err(), s.Completed)
+	if o.Error != msg || !o.Done {
+		t.Fatalf("error %q, done %v", o.Error, o.Done)
 	}
-	if Class(s.Err()) != providers.ClassOverloaded {
-		t.Errorf("class %s", Class(s.Err()))
-	}
-	if s.ThreadID == "" {
+	if o.SessionID == "" {
 		t.Error("a failed run still has its thread id")
 	}
 }
 
 func TestResearchCaptureReadsTheSame(t *testing.T) {
-	s, c, bad := replay(t, "research-answer.jsonl")
-	if len(bad) > 0 || s.Final == "" || s.Usage.Input != 480 || s.Usage.Output != 80 || len(c.records) != 2 {
-		t.Fatalf("bad %v final %q usage %+v records %d", bad, s.Final, s.Usage, len(c.records))
+	o, c, bad := replay(t, "research-answer.jsonl")
+	if len(bad) > 0 || o.Final == "" || o.Usage.Input != 480 || o.Usage.Output != 80 || len(c.records) != 1 {
+		t.Fatalf("bad %v final %q usage %+v records %v", bad, o.Final, o.Usage, c.kinds())
 	}
 }
 
-func TestNoticesExplainARunThatStoppedWithoutATurn(t *testing.T) {
-	s := &Stream{}
-	req := &providers.Request{}
+func TestARunCutShortIsExplainedByItsLastNotice(t *testing.T) {
+	p := &Parser{}
+	c := &collect{}
 	for _, l := range []string{
 		`{"type":"thread.started","thread_id":"t1"}`,
 		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for ` + "`gpt-x`" + ` not found."}}`,
 		`{"type":"turn.started"}`,
-		`{"type":"error","message":"Reconnecting... 1/2"}`,
+		`{"type":"error","message":"Reconnecting... 1/2 (unexpected status 429 Too Many Requests)"}`,
 	} {
-		if err := s.Line(req, []byte(l)); err != nil {
+		if err := p.Line([]byte(l), c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if s.Err() != "Reconnecting... 1/2" {
-		t.Errorf("err %q", s.Err())
+	o := p.Outcome()
+	if o.Done || o.Error != "Reconnecting... 1/2 (unexpected status 429 Too Many Requests)" || o.Status != 429 {
+		t.Errorf("outcome %+v", o)
 	}
-	_ = s.Line(req, []byte(`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`))
-	if s.Err() != "" {
-		t.Errorf("a completed turn has no error, got %q (notices are history)", s.Err())
+	if len(c.retries) != 1 {
+		t.Errorf("a reconnect is a retry: %q", c.retries)
+	}
+	_ = p.Line([]byte(`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`), c)
+	if o := p.Outcome(); o.Error != "" || !o.Done {
+		t.Errorf("a completed turn has no error, got %+v (notices are history)", o)
 	}
 }
 
-func TestMalformedLines(t *testing.T) {
-	s := &Stream{}
+func TestLinesThatAreNotEvents(t *testing.T) {
+	p := &Parser{}
 	for _, l := range []string{`not json`, `{"no_type": 1}`, `{"type":"item.completed","item":"oops"}`, `[1,2]`} {
-		var me *MalformedError
-		if err := s.Line(&providers.Request{}, []byte(l)); !errors.As(err, &me) {
-			t.Errorf("%q: %v, want a *MalformedError", l, err)
+		if err := p.Line([]byte(l), &collect{}); err == nil {
+			t.Errorf("%q: accepted", l)
 		}
 	}
-	if err := s.Line(&providers.Request{}, []byte("   ")); err != nil {
-		t.Errorf("a blank line: %v", err)
-	}
-	if err := s.Line(&providers.Request{}, []byte(`{"type":"some.future.event","x":1}`)); err != nil {
+	if err := p.Line([]byte(`{"type":"some.future.event","x":1}`), &collect{}); err != nil {
 		t.Errorf("an unknown event type: %v", err)
-	}
-}
-
-func TestClassFromCodexMessages(t *testing.T) {
-	for msg, want := range map[string]providers.Class{
-		"unexpected status 401 Unauthorized: Incorrect API key provided": providers.ClassAuth,
-		"exceeded retry limit, last status: 429 Too Many Requests":       providers.ClassRateLimit,
-		"You exceeded your current quota, please check your plan":        providers.ClassQuota,
-		"We’re currently experiencing high demand":                       providers.ClassOverloaded,
-		"stream disconnected before completion: error sending request":   providers.ClassProvider,
-	} {
-		if got := Class(msg); got != want {
-			t.Errorf("%q: %s, want %s", msg, got, want)
-		}
 	}
 }

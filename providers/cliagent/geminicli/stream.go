@@ -3,44 +3,27 @@ package geminicli
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
 )
 
-// Stream reads one `gemini --output-format stream-json` run, line by line.
-// Its zero value is ready; Line feeds it one line of stdout. It reports as it
-// reads: the assistant's text deltas to req.StreamText, every tool call (the
-// CLI's own tools and MCP tools) to req.RecordTool when its result arrives.
-type Stream struct {
-	// SessionID is the session to resume (`--resume <id>`).
-	SessionID string
-	// Model is the model the CLI says it runs.
-	Model string
-	// Final is the assistant's text after its last tool call: its final
-	// reply.
-	Final string
-	// Usage is the result's stats: input includes cached input; output
-	// includes the model's thoughts, which the CLI counts only in
-	// total_tokens (reasoning = total - input - output). CostUSD stays nil:
-	// the CLI gives no price.
-	Usage providers.Usage
-	// Status is the result's status ("success", "error"); "" until the
-	// result line arrives.
-	Status string
-	// Failed is the result's error message when its status is not success.
-	Failed string
-	// Notices are the error events of the run ("Loop detected, stopping
-	// execution" is a warning), oldest first.
-	Notices []string
-
-	// Now is the clock of tool records (nil: time.Now).
-	Now func() time.Time
-
+// Parser reads one `gemini --output-format stream-json` run
+// (cliagent.Parser). It reports as it reads: the assistant's text deltas,
+// and every tool call (the CLI's own tools and MCP tools, but the workflow
+// server's) as a tool record when its result arrives.
+type Parser struct {
+	out     cliagent.Outcome
+	session string                 // the CLI's session id (never resumed: see Outcome)
+	notices []string               // error events ("Loop detected, stopping execution")
 	pending map[string]pendingTool // tool_id → its tool_use
-	order   []string               // tool ids in arrival order, for results that never come
+	now     func() time.Time
 }
 
 type pendingTool struct {
@@ -53,7 +36,6 @@ type pendingTool struct {
 type event struct {
 	Type      string          `json:"type"`
 	SessionID string          `json:"session_id"`
-	Model     string          `json:"model"`
 	Role      string          `json:"role"`
 	Content   string          `json:"content"`
 	Delta     bool            `json:"delta"`
@@ -62,7 +44,6 @@ type event struct {
 	Params    json.RawMessage `json:"parameters"`
 	Status    string          `json:"status"`
 	Output    *string         `json:"output"`
-	Severity  string          `json:"severity"`
 	Message   string          `json:"message"`
 	Error     *struct {
 		Type    string `json:"type"`
@@ -76,112 +57,115 @@ type event struct {
 	} `json:"stats"`
 }
 
-// MalformedError is a stdout line that is not one of the CLI's events.
-type MalformedError struct {
-	Line string // the line, cut to 200 bytes
-	Err  error
-}
+var errNotEvent = errors.New("not a gemini stream-json event")
 
-func (e *MalformedError) Error() string {
-	return fmt.Sprintf("gemini printed a line that is not a JSON event (%v): %q", e.Err, e.Line)
-}
-
-func (e *MalformedError) Unwrap() error { return e.Err }
-
-// Line reads one line of stdout. An empty line is skipped; a line that is
-// not a JSON event is a *MalformedError and the stream stays usable. Unknown
-// event types are ignored.
-func (s *Stream) Line(req *providers.Request, line []byte) error {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
+// Line implements cliagent.Parser. Unknown event types are ignored.
+func (p *Parser) Line(line []byte, ev cliagent.Events) error {
+	var e event
+	if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+		return errNotEvent
 	}
-	var ev event
-	if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
-		if err == nil {
-			err = fmt.Errorf("no type")
-		}
-		return &MalformedError{Line: cut(string(line), 200), Err: err}
-	}
-	switch ev.Type {
+	switch e.Type {
 	case "init":
-		s.SessionID, s.Model = ev.SessionID, ev.Model
+		p.session = e.SessionID
 	case "message":
-		if ev.Role != "assistant" {
+		if e.Role != "assistant" {
 			return nil
 		}
-		if ev.Delta {
-			s.Final += ev.Content
+		if e.Delta {
+			p.out.Final += e.Content
 		} else {
-			s.Final = ev.Content
+			p.out.Final = e.Content
 		}
-		req.StreamText(ev.Content)
+		ev.Text(e.Content)
 	case "tool_use":
 		// What the model wrote before a tool call was not its final reply.
-		s.Final = ""
-		if s.pending == nil {
-			s.pending = map[string]pendingTool{}
+		p.out.Final = ""
+		if isWorkflow(e.ToolName) {
+			return nil // the step's action, not a tool of the step
 		}
-		s.pending[ev.ToolID] = pendingTool{name: ev.ToolName, args: compactOrNil(ev.Params), started: s.now()}
-		s.order = append(s.order, ev.ToolID)
+		if p.pending == nil {
+			p.pending = map[string]pendingTool{}
+		}
+		p.pending[e.ToolID] = pendingTool{name: e.ToolName, args: compact(e.Params), started: p.clock()}
 	case "tool_result":
-		s.result(req, ev)
+		p.result(ev, e)
 	case "error":
-		if ev.Message != "" {
-			s.Notices = append(s.Notices, ev.Message)
+		if e.Message != "" {
+			p.notices = append(p.notices, e.Message)
 		}
 	case "result":
-		s.Status = ev.Status
-		if ev.Error != nil && ev.Error.Message != "" {
-			s.Failed = ev.Error.Message
-		} else if ev.Status != "success" {
-			s.Failed = "the run ended with status " + ev.Status
+		p.out.Done = true
+		switch {
+		case e.Error != nil && e.Error.Message != "":
+			p.out.Error = e.Error.Message
+		case e.Status != "success":
+			p.out.Error = "the run ended with status " + e.Status
 		}
-		if st := ev.Stats; st != nil {
-			s.Usage.Input = st.InputTokens
-			s.Usage.CachedInput = st.Cached
-			s.Usage.Reasoning = max(0, st.TotalTokens-st.InputTokens-st.OutputTokens)
-			s.Usage.Output = st.OutputTokens + s.Usage.Reasoning
+		if st := e.Stats; st != nil {
+			// The CLI counts the model's thoughts only in total_tokens;
+			// providers.Usage counts them in output.
+			p.out.Usage.Input = st.InputTokens
+			p.out.Usage.CachedInput = st.Cached
+			p.out.Usage.Reasoning = max(0, st.TotalTokens-st.InputTokens-st.OutputTokens)
+			p.out.Usage.Output = st.OutputTokens + p.out.Usage.Reasoning
 		}
 	}
 	return nil
 }
 
-func (s *Stream) result(req *providers.Request, ev event) {
-	p, ok := s.pending[ev.ToolID]
-	end := s.now()
+func (p *Parser) result(ev cliagent.Events, e event) {
+	t, ok := p.pending[e.ToolID]
 	if !ok {
-		p = pendingTool{name: toolName(ev.ToolID), started: end}
+		return // a workflow call's result, or a result without its call
 	}
-	delete(s.pending, ev.ToolID)
+	delete(p.pending, e.ToolID)
+	end := p.clock()
 	rec := providers.ToolRecord{
-		Kind: kindOf(p.name), Name: p.name, Arguments: p.args,
-		IsError: ev.Status != "success", Started: p.started, DurationMS: end.Sub(p.started).Milliseconds(),
+		Kind: kindOf(t.name), Name: t.name, Arguments: t.args,
+		IsError: e.Status != "success", Started: t.started, DurationMS: end.Sub(t.started).Milliseconds(),
 	}
-	if ev.Output != nil {
-		rec.ResultBytes = len(*ev.Output)
-	} else if ev.Error != nil {
-		rec.ResultBytes = len(ev.Error.Message)
+	if e.Output != nil {
+		rec.ResultBytes = len(*e.Output)
+	} else if e.Error != nil {
+		rec.ResultBytes = len(e.Error.Message)
 	}
-	req.RecordTool(rec)
+	ev.Tool(rec)
 }
 
-// Close reports the tool calls that never got a result (the run was cut
-// short) as failed records.
-func (s *Stream) Close(req *providers.Request) {
-	end := s.now()
-	for _, id := range s.order {
-		p, ok := s.pending[id]
-		if !ok {
-			continue
-		}
-		req.RecordTool(providers.ToolRecord{Kind: kindOf(p.name), Name: p.name, Arguments: p.args, IsError: true,
-			Started: p.started, DurationMS: end.Sub(p.started).Milliseconds()})
+func (p *Parser) clock() time.Time {
+	if p.now != nil {
+		return p.now()
 	}
-	s.pending, s.order = nil, nil
+	return time.Now()
 }
 
-// kindOf sorts the CLI's tools as tools.jsonl records them: MCP tools
+// codeIn finds the HTTP status in the API error the CLI quotes
+// (`[API Error: {"error":{"code":429,…}}]`).
+var codeIn = regexp.MustCompile(`"code":\s*(\d{3})\b`)
+
+// Outcome implements cliagent.Parser. A run cut short (killed after its
+// workflow call, or at the step timeout) has no result: its error, if any,
+// is its last error event.
+//
+// It names no session, so every step starts a fresh one with the whole
+// prompt: Gemini CLI 0.61 replays a resumed session's MCP tool result twice
+// (two functionResponse parts for one call), which the Gemini API refuses.
+func (p *Parser) Outcome() cliagent.Outcome {
+	o := p.out
+	if o.Error == "" && !o.Done && len(p.notices) > 0 {
+		o.Error = p.notices[len(p.notices)-1]
+	}
+	if m := codeIn.FindStringSubmatch(o.Error); m != nil {
+		o.Status, _ = strconv.Atoi(m[1])
+	}
+	return o
+}
+
+// isWorkflow tells the workflow server's tools (mcp_workflow_new_answer).
+func isWorkflow(name string) bool { return strings.HasPrefix(name, "mcp_"+relay.ServerName+"_") }
+
+// kindOf files the CLI's tools under a tools.jsonl kind: MCP tools
 // (mcp_<server>_<tool>), file edits, shell commands, web search, the rest.
 func kindOf(name string) string {
 	switch {
@@ -191,74 +175,16 @@ func kindOf(name string) string {
 		return "file_change"
 	case name == "run_shell_command":
 		return "command"
-	case name == "google_web_search" || name == "web_fetch":
+	case name == "google_web_search":
 		return "web_search"
 	}
 	return "tool"
 }
 
-// toolName recovers a tool's name from its id (`<name>__<name>_<ms>_<n>`)
-// when the tool_use line was never seen.
-func toolName(id string) string {
-	name, _, _ := strings.Cut(id, "__")
-	return name
-}
-
-func (s *Stream) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-// Err is the run's own account of why it failed: the result's error, else,
-// with no result at all, the last notice; "" when it reports no failure.
-func (s *Stream) Err() string {
-	if s.Failed != "" {
-		return s.Failed
-	}
-	if s.Status == "" && len(s.Notices) > 0 {
-		return s.Notices[len(s.Notices)-1]
-	}
-	return ""
-}
-
-// Class tells what kind of failure a message of the CLI's describes. The
-// CLI quotes the API's error body ("[API Error: {… "code":500 …}]"), so the
-// status and Google's status names are in the text.
-func Class(msg string) providers.Class {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "quota") && (strings.Contains(m, "per day") || strings.Contains(m, "perday") || strings.Contains(m, "billing")):
-		return providers.ClassQuota
-	case strings.Contains(m, "api key not valid") || strings.Contains(m, "api_key_invalid") || strings.Contains(m, "unauthenticated") ||
-		strings.Contains(m, "permission_denied") || strings.Contains(m, `"code":401`) || strings.Contains(m, `"code":403`) ||
-		strings.Contains(m, "login") || strings.Contains(m, "authenticat"):
-		return providers.ClassAuth
-	case strings.Contains(m, "resource_exhausted") || strings.Contains(m, `"code":429`) || strings.Contains(m, "rate limit"):
-		return providers.ClassRateLimit
-	case strings.Contains(m, "unavailable") || strings.Contains(m, "overloaded") || strings.Contains(m, `"code":503`):
-		return providers.ClassOverloaded
-	case strings.Contains(m, "deadline_exceeded") || strings.Contains(m, "timed out") || strings.Contains(m, "timeout"):
-		return providers.ClassTimeout
-	}
-	return providers.ClassProvider
-}
-
-func compactOrNil(raw json.RawMessage) json.RawMessage {
+func compact(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	if len(raw) == 0 || json.Compact(&b, raw) != nil || b.String() == "null" {
 		return nil
 	}
 	return b.Bytes()
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -1,0 +1,56 @@
+package codex
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+)
+
+// CheckAuth implements cliagent.AuthChecker: an API key (OPENAI_API_KEY,
+// CODEX_API_KEY), a login (`codex login`: auth.json in CODEX_HOME, a
+// ChatGPT plan or a stored key), or a model provider of config.toml that
+// is not OpenAI's (it authenticates its own way).
+func (CLI) CheckAuth(a cliagent.AuthContext) (bool, string) {
+	for _, v := range []string{"CODEX_API_KEY", "OPENAI_API_KEY"} {
+		if _, origin, ok := a.Lookup(v); ok {
+			return true, "authenticates with " + v + " (found in " + origin + ")"
+		}
+	}
+	if a.ConfigDir != "" {
+		if _, err := os.Stat(filepath.Join(a.ConfigDir, "auth.json")); err == nil {
+			return true, "authenticates with your Codex login (" + a.ConfigDir + "/auth.json; on a ChatGPT plan costs are estimates at API list prices)"
+		}
+		if p := modelProvider(filepath.Join(a.ConfigDir, "config.toml")); p != "" && p != "openai" {
+			return true, "uses the model provider " + p + " of " + a.ConfigDir + "/config.toml"
+		}
+	}
+	return false, "OPENAI_API_KEY is not set and there is no Codex login: set OPENAI_API_KEY, or run `codex login` (a ChatGPT plan works)"
+}
+
+// modelProvider reads the top-level model_provider of a config.toml ("" when
+// it names none). Only the top level counts: a key after the first table
+// header belongs to that table.
+func modelProvider(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			return ""
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "model_provider" {
+			continue
+		}
+		v, _, _ = strings.Cut(v, "#")
+		return strings.Trim(strings.TrimSpace(v), `"'`)
+	}
+	return ""
+}

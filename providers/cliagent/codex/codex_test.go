@@ -1,0 +1,94 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+)
+
+func run() cliagent.Run {
+	return cliagent.Run{
+		Model: "gpt-5.5", Prompt: "secret task text", System: "You are agent one.", Workdir: "/w/ws", Home: "/w/home",
+		ConfigDir: "/w/home/.codex", RunDir: "/w/run",
+		Workflow:      cliagent.MCPServer{Name: "workflow", Command: `/opt/mass "gen"/massgen-mcp`, Args: []string{"workflow-server", "--view", "/w/run/view.json"}},
+		WorkflowTools: []string{"new_answer", "vote"},
+	}
+}
+
+func TestInvocationGivesTheWorkflowServerAndKeepsThePromptOffArgv(t *testing.T) {
+	inv, err := CLI{}.Invocation(run())
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := strings.Join(inv.Args, " ")
+	for _, want := range []string{
+		"exec --json --skip-git-repo-check --sandbox workspace-write --cd /w/ws",
+		`-c mcp_servers.workflow.command="/opt/mass \"gen\"/massgen-mcp"`,
+		`-c mcp_servers.workflow.args=["workflow-server","--view","/w/run/view.json"]`,
+		`-c mcp_servers.workflow.default_tools_approval_mode="approve"`,
+		`-c approval_policy="never"`, "-c features.plugins=false", "-c analytics.enabled=false",
+		"--model gpt-5.5",
+	} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("argv lacks %q:\n%s", want, argv)
+		}
+	}
+	if inv.Args[len(inv.Args)-1] != "-" || strings.Contains(argv, "secret task") || slices.Contains(inv.Args, "resume") {
+		t.Errorf("argv %q: the prompt comes on stdin (-), and a first run resumes nothing", inv.Args)
+	}
+	if !strings.HasPrefix(inv.Stdin, "<instructions>\nYou are agent one.\n</instructions>") || !strings.HasSuffix(inv.Stdin, "secret task text") {
+		t.Errorf("stdin %q", inv.Stdin)
+	}
+	if len(inv.Files) != 0 {
+		t.Errorf("files %v: Codex takes its MCP server on the command line", inv.Files)
+	}
+}
+
+func TestInvocationResumesTheThread(t *testing.T) {
+	r := run()
+	r.Resume = "01a2-thread"
+	inv, _ := CLI{}.Invocation(r)
+	n := len(inv.Args)
+	if n < 3 || inv.Args[n-3] != "resume" || inv.Args[n-2] != "01a2-thread" || inv.Args[n-1] != "-" {
+		t.Fatalf("argv %q, want … resume <thread> -", inv.Args)
+	}
+	r.Prompt = " "
+	if _, err := (CLI{}).Invocation(r); err == nil {
+		t.Error("a step without a prompt was run")
+	}
+}
+
+func TestTOMLStringsEscape(t *testing.T) {
+	if got := tomlString("a\"b\\c\nd\x01"); got != `"a\"b\\c\u000Ad\u0001"` {
+		t.Errorf("%s", got)
+	}
+}
+
+func TestCheckAuth(t *testing.T) {
+	dir := t.TempDir()
+	lookup := func(vars map[string]string) func(string) (string, string, bool) {
+		return func(n string) (string, string, bool) { v, ok := vars[n]; return v, "the environment", ok }
+	}
+	ok, why := CLI{}.CheckAuth(cliagent.AuthContext{Lookup: lookup(map[string]string{"OPENAI_API_KEY": "k"}), ConfigDir: dir})
+	if !ok || !strings.Contains(why, "OPENAI_API_KEY") {
+		t.Errorf("key: %v %q", ok, why)
+	}
+	ok, why = CLI{}.CheckAuth(cliagent.AuthContext{Lookup: lookup(nil), ConfigDir: dir})
+	if ok || !strings.Contains(why, "codex login") {
+		t.Errorf("nothing: %v %q", ok, why)
+	}
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("# mine\nmodel_provider = \"ollama\" # local\n[model_providers.ollama]\nmodel_provider = \"x\"\n"), 0o600)
+	ok, why = CLI{}.CheckAuth(cliagent.AuthContext{Lookup: lookup(nil), ConfigDir: dir})
+	if !ok || !strings.Contains(why, "model provider ollama") {
+		t.Errorf("custom provider: %v %q", ok, why)
+	}
+	os.WriteFile(filepath.Join(dir, "auth.json"), []byte(`{}`), 0o600)
+	ok, why = CLI{}.CheckAuth(cliagent.AuthContext{Lookup: lookup(nil), ConfigDir: dir})
+	if !ok || !strings.Contains(why, "Codex login") {
+		t.Errorf("login: %v %q", ok, why)
+	}
+}

@@ -1,0 +1,310 @@
+package geminicli
+
+// Tests against the real Gemini CLI, pointed at this project's fake Gemini
+// API (providers/fake, which plays the CLI's write_file and the workflow
+// server's mcp_workflow_* tools) on loopback with a dummy key
+// (GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY; the test HOME's settings select
+// API-key auth, as a user's would), telemetry and updates off. They run when
+// the CLI is found: GEMINI_BIN, or the pinned install `make test` puts in
+// .cache/clients (e2e/install-clis.sh). Under CI=true (or
+// MASSGEN_REAL_CLIS=1) a missing CLI fails them.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+	"github.com/massgen-go/massgen-mcp/providers/fake"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 3 && os.Args[1] == "relay-server" {
+		v, err := relay.ReadView(os.Args[3])
+		if err == nil {
+			err = relay.Serve(context.Background(), v, os.Stdin, os.Stdout, "test")
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// geminiBinary finds the real CLI or skips (fails under CI).
+func geminiBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("GEMINI_BIN"); p != "" {
+		return p
+	}
+	root, _ := filepath.Abs("../../..")
+	p := filepath.Join(root, ".cache", "clients", "node_modules", ".bin", "gemini")
+	if _, err := os.Stat(p); err == nil {
+		abs, _ := filepath.EvalSymlinks(p)
+		return abs
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REAL_CLIS") == "1" {
+		t.Fatalf("the real gemini CLI is missing (%s): make test installs it (bash e2e/install-clis.sh), or set GEMINI_BIN", p)
+	}
+	t.Skip("the real gemini CLI is not installed (make test installs it into .cache/clients; or set GEMINI_BIN)")
+	return ""
+}
+
+const model = "gemini-2.5-pro"
+
+type realHarness struct {
+	script    *fake.Script
+	p         *cliagent.Provider
+	ws        string
+	home, dir string // the server's HOME, the agents' directory
+	rec       *recorder
+}
+
+type recorder struct {
+	text  strings.Builder
+	tools []providers.ToolRecord
+}
+
+func (r *recorder) Text(d string)                   { r.text.WriteString(d) }
+func (r *recorder) Retry(time.Duration, error)      {}
+func (r *recorder) Record(rec providers.ToolRecord) { r.tools = append(r.tools, rec) }
+
+// privateDir is a directory no other user can write above: Gemini CLI
+// ignores a settings file under one they can (t.TempDir is under /tmp).
+func privateDir(t *testing.T) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Skip("no user cache directory for the agents' private directories")
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(base, "massgen-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
+	t.Helper()
+	bin := geminiBinary(t)
+	script := fake.NewScript()
+	srv := httptest.NewServer(fake.NewAll(script))
+	t.Cleanup(srv.Close)
+	self, _ := filepath.Abs(os.Args[0])
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	user := `{"security": {"auth": {"selectedType": "gemini-api-key"}}}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(user), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
+		"GEMINI_API_KEY=fake-gemini-key-0123456789", "GOOGLE_GEMINI_BASE_URL=" + srv.URL,
+	}
+	dir := privateDir(t)
+	p, err := cliagent.New(CLI{}, cliagent.Options{
+		Model: model, Binary: bin, Env: env, Dir: dir,
+		Relay: []string{self, "relay-server"}, Slots: semaphore.NewWeighted(2),
+		Secrets: []string{"fake-gemini-key-0123456789"}, Sandbox: sandbox, AfterCall: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	return &realHarness{script: script, p: p, ws: ws, home: home, dir: dir, rec: &recorder{}}
+}
+
+func (h *realHarness) request(tools ...providers.Tool) providers.Request {
+	return providers.Request{
+		Purpose: providers.PurposeStep, System: "You are a member of a team.", Prompt: "What is 17 * 23? Write answer.txt, then submit.",
+		Tools: tools, Workspace: h.ws, AgentID: "agent_a", SessionSeed: 1, StepNumber: 1, Watch: h.rec, Record: h.rec,
+	}
+}
+
+func (h *realHarness) step(t *testing.T, timeout time.Duration, req providers.Request) (providers.Action, providers.Usage, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	act, u, err := h.p.Step(ctx, req)
+	for i, c := range h.script.Calls() {
+		t.Logf("scripted request %d: model %s tools %v enum %v", i, c.Model, c.Tools, c.VoteEnum)
+	}
+	return act, u, err
+}
+
+var answerTool = providers.Tool{Name: providers.ToolNewAnswer, Description: "Submit your answer.",
+	Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)}
+
+func voteTool(enum ...string) providers.Tool {
+	e, _ := json.Marshal(enum)
+	return providers.Tool{Name: providers.ToolVote, Description: "Vote for the best answer.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"agent_id":{"type":"string","enum":` + string(e) + `},"reason":{"type":"string"}},"required":["agent_id","reason"],"additionalProperties":false}`)}
+}
+
+func TestRealGeminiWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
+	h := newReal(t, nil)
+	h.script.Add(model,
+		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: "answer.txt", Content: "391\n"}}},
+		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "17 * 23 = 391; see answer.txt",
+			Usage: &fake.Usage{Input: 1000, CachedInput: 400, Output: 100, Reasoning: 30}},
+	)
+	act, u, err := h.step(t, 90*time.Second, h.request(answerTool, voteTool("agent1", "agent2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer || !strings.Contains(string(act.Calls[0].Args), "391") {
+		t.Fatalf("action = %+v", act)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "answer.txt")); err != nil || string(b) != "391\n" {
+		t.Fatalf("answer.txt: %q %v", b, err)
+	}
+	if u.Input < 1000 || u.CachedInput < 400 || u.Reasoning < 30 || u.CostUSD == nil || *u.CostUSD <= 0 {
+		t.Fatalf("usage = %+v (cached and thought tokens from the result's stats, priced as %s)", u, model)
+	}
+	var kinds []string
+	for _, r := range h.rec.tools {
+		kinds = append(kinds, r.Kind+":"+r.Name)
+	}
+	if strings.Join(kinds, " ") != "file_change:write_file" {
+		t.Errorf("tool records %v: want the file write only (the workflow call is the action)", kinds)
+	}
+	if entries, _ := os.ReadDir(h.ws); len(entries) != 1 {
+		t.Errorf("the workspace holds %d entries: no generated config may land there", len(entries))
+	}
+	t.Logf("usage %+v cost %v, text %q", u, *u.CostUSD, h.rec.text.String())
+}
+
+func TestRealGeminiVotesWithTheViewsEnumInAFreshSession(t *testing.T) {
+	h := newReal(t, nil)
+	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("first step: %+v, %v", act, err)
+	}
+	first := len(h.script.Calls())
+	req := h.request(voteTool("agent2", "agent3"))
+	req.StepNumber = 2
+	act, _, err = h.step(t, 90*time.Second, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolVote || !strings.Contains(string(act.Calls[0].Args), `"agent2"`) {
+		t.Fatalf("action = %+v", act)
+	}
+	calls := h.script.Calls()
+	if last := calls[len(calls)-1]; strings.Join(last.VoteEnum, ",") != "agent2,agent3" {
+		t.Errorf("the workflow server offered enum %v, want the view's", last.VoteEnum)
+	}
+	// Not resumed (see Parser.Outcome): the second step starts afresh, in
+	// one run, with the whole prompt.
+	if len(calls) != first+1 || strings.Contains(string(calls[first].Body), "mcp_workflow_new_answer") {
+		t.Errorf("the second step made %d requests, the first carrying the first step's turn: it resumed", len(calls)-first)
+	}
+}
+
+func TestRealGeminiAPIFailureIsAnErrorInItsOwnWords(t *testing.T) {
+	h := newReal(t, nil)
+	h.script.Always(model, fake.Reply{Kind: fake.ReplyStatus, Status: 500, ErrorMessage: "scripted error 500"})
+	_, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a provider error", err)
+	}
+	if !strings.HasPrefix(pe.Message, "gemini failed: ") || !strings.Contains(pe.Message, "scripted error 500") ||
+		pe.Class != providers.ClassProvider || pe.Status != 500 {
+		t.Fatalf("class %s status %d message %q", pe.Class, pe.Status, pe.Message)
+	}
+	t.Logf("%s: %s", pe.Class, pe.Message)
+}
+
+func TestRealGeminiHangIsKilledAtTheStepTimeoutAndLeavesNoProcess(t *testing.T) {
+	h := newReal(t, nil)
+	h.script.Always(model, fake.Reply{Kind: fake.ReplyStall})
+	start := time.Now()
+	_, _, err := h.step(t, 6*time.Second, h.request(answerTool))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the step's deadline", err)
+	}
+	if d := time.Since(start); d > 12*time.Second {
+		t.Fatalf("the step took %v", d)
+	}
+	assertNoProcessIn(t, h.ws)
+}
+
+func TestRealGeminiCancelLeavesNoProcess(t *testing.T) {
+	h := newReal(t, nil)
+	h.script.Always(model, fake.Reply{Kind: fake.ReplyStall})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, _, err := h.p.Step(ctx, h.request(answerTool)); errc <- err }()
+	for deadline := time.Now().Add(30 * time.Second); len(h.script.Calls()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the CLI never called its API")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(processesIn(h.ws)) == 0 {
+		t.Fatal("no process works in the workspace while the CLI runs: the check below would prove nothing")
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want cancelled", err)
+	}
+	assertNoProcessIn(t, h.ws)
+}
+
+// assertNoProcessIn fails if a process still works in dir (the CLI, its
+// MCP server, a command it ran): a killed step leaves none.
+func assertNoProcessIn(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesIn(dir)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes outlived the step: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func processesIn(dir string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue // a zombie awaiting its reaper runs nothing
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return out
+}
