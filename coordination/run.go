@@ -146,6 +146,10 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 			return nil, false, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
 		}
 	}
+	if err := svc.startMCP(ctx, s); err != nil {
+		unlockRun()
+		return nil, nil, err
+	}
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
 	}
@@ -172,6 +176,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 			svc.mu.Unlock()
 			svc.derived.Delete(id)
 			svc.forgetUnstepped(id, s, r.res)
+			svc.closeMCP(id)
 			unlockRun()
 			cancel(nil)
 		}()

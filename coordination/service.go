@@ -80,6 +80,7 @@ type Service struct {
 	shown    sync.Map // session, agent, step → []providers.FileInfo: a snapshot as prompts show it
 	tidied   sync.Map // id → true: sessions opened for writing (openOnce)
 	starts   sync.Map // id → *sync.Mutex: one Start at a time per session here (starting)
+	mcps     sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
 	watchers atomic.Pointer[observers]
 
 	mu   sync.Mutex

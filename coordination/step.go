@@ -157,12 +157,16 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	// nothing changed: a walk and a stat per file, no copies).
 	svc.rollback(s, agentID)
 	v := svc.view(s, st, agentID)
+	mcp, err := svc.agentMCP(ctx, s, agentID)
+	if err != nil {
+		return nil, err
+	}
 	step := lock.Step()
 	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: agentID + " started step " + strconv.Itoa(step)})
 
 	start := svc.opts.Now()
 	svc.modelCallActivity()
-	kit := svc.stepKit(ctx, s, st, v)
+	kit := svc.stepKit(ctx, s, st, v, mcp)
 	entry, spent, err := svc.callModel(ctx, s, st, v, step, kit)
 	svc.modelCallActivity()
 	if err != nil {
@@ -290,6 +294,7 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 	switch {
 	case res != nil:
 		consensus = res.Consensus
+		svc.closeMCP(s.ID) // the session is over
 	case tally:
 		consensus = consensusView(s, st) // still running: only the tally is built
 	}

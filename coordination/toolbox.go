@@ -29,6 +29,12 @@ type AgentTools struct {
 	NoSandbox bool `json:"sandbox_none,omitempty"`
 	// Network lets commands reach the network, loopback services included.
 	Network bool `json:"network,omitempty"`
+	// MCPServers are the agent's MCP servers (MassGen's mcp_servers),
+	// started once per session and offered as mcp__<server>__<tool>
+	// (mcpservers.go). Secrets in their env and headers are written as
+	// ${VAR} and expand from the server's environment when they start, so
+	// session.json holds only the reference.
+	MCPServers map[string]tools.MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // StepPlaces is what one step's toolbox is bound to, as Options.Tools
@@ -43,6 +49,8 @@ type StepPlaces struct {
 	Peers     []tools.Peer
 	// Settings are the agent's tool settings (never nil here).
 	Settings AgentTools
+	// MCP are the agent's running MCP servers (nil: none), borrowed.
+	MCP *tools.MCP
 	// Hide are host paths no command may see (the state directory).
 	Hide []string
 }
@@ -65,7 +73,7 @@ type stepKit struct {
 // stepKit builds the kit of an agent's step. A step with no place to read
 // or write gets no toolbox; neither does one whose places cannot be bound
 // (logged): it still runs, with the workflow tools alone.
-func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view) *stepKit {
+func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, mcp *tools.MCP) *stepKit {
 	ag, _ := s.Agent(v.Agent)
 	set := AgentTools{}
 	if ag.Tools != nil {
@@ -76,11 +84,11 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view)
 		k.budget = max(*b-spentTokens(st), 1)
 	}
 	peers := tools.PeersOf(v.Shown)
-	if v.Workspace == "" && len(v.Contexts) == 0 && len(peers) == 0 {
+	if v.Workspace == "" && len(v.Contexts) == 0 && len(peers) == 0 && mcp == nil {
 		return k
 	}
 	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Workspace: v.Workspace, Contexts: v.Contexts,
-		Peers: peers, Settings: set, Hide: svc.hiddenPaths(s)}
+		Peers: peers, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp}
 	mk := svc.opts.Tools
 	if mk == nil {
 		mk = defaultToolbox
@@ -134,6 +142,7 @@ func defaultToolbox(_ context.Context, p StepPlaces) (providers.Toolbox, error) 
 		Workspace: p.Workspace,
 		Contexts:  p.Contexts,
 		Peers:     p.Peers,
+		MCP:       p.MCP,
 		Commands: tools.Commands{
 			Unsandboxed: p.Settings.NoSandbox,
 			Network:     p.Settings.Network,

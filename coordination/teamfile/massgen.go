@@ -75,7 +75,6 @@ var backendIgnored = map[string]struct {
 	operator bool
 }{
 	"cwd":                         {"run the agent in that working directory", true},
-	"mcp_servers":                 {"given the agent those MCP servers' tools", true},
 	"enable_code_execution":       {"let the agent run code in the provider's sandbox", false},
 	"enable_code_interpreter":     {"let the agent run code in the provider's sandbox", false},
 	"enable_mcp_command_line":     {"let the agent run shell commands", true},
@@ -105,7 +104,7 @@ func (p *parser) backend(n *yaml.Node, where string, a *coordination.Agent) back
 		case "base_url":
 			baseURL = p.str(v, full)
 			p.operator("base_url")
-		case "allowed_tools", "exclude_tools", "disallowed_tools":
+		case "allowed_tools", "exclude_tools", "disallowed_tools", "mcp_servers":
 			p.agentTool(a, key, v, full)
 		case "enable_web_search":
 			p.agentTool(a, "web_search", v, full)

@@ -222,7 +222,7 @@ func (p *parser) top(root *yaml.Node) {
 }
 
 var agentKeys = []string{"id", "model", "backend", "system_message", "temperature", "max_output_tokens", "reasoning_effort", "web_search", "voting_sensitivity",
-	"allowed_tools", "exclude_tools", "sandbox", "network"}
+	"allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers"}
 
 func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
@@ -247,7 +247,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			a.MaxOutputTokens = p.positiveInt(v, where+".max_output_tokens")
 		case "reasoning_effort":
 			a.ReasoningEffort = p.effort(v, where+".reasoning_effort")
-		case "web_search", "allowed_tools", "exclude_tools", "sandbox", "network":
+		case "web_search", "allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers":
 			p.agentTool(&a, key, v, where+"."+key)
 		case "voting_sensitivity":
 			p.massgen = true

@@ -148,8 +148,11 @@ func TestMassGenConfigMapsOntoRulesAgentsAndContext(t *testing.T) {
 	if strings.Contains(w, "enable_web_search") || strings.Contains(w, "allowed_tools") {
 		t.Errorf("honoured tool settings warned about:\n%s", w)
 	}
+	if a := team.Agents[1]; a.Tools == nil || a.Tools.MCPServers["weather"].Command != "npx" || a.Tools.MCPServers["weather"].Type != "stdio" {
+		t.Errorf("mcp_servers did not reach agent 1: %+v", a.Tools)
+	}
 	for _, key := range []string{"agents[1].backend.text.verbosity", "agents[1].backend.cwd",
-		"agents[1].backend.mcp_servers", "orchestrator.voting_sensitivity",
+		"orchestrator.voting_sensitivity",
 		"orchestrator.coordination.write_mode", "ui (line"} {
 		if !strings.Contains(w, key) {
 			t.Errorf("the warning does not name %s:\n%s", key, w)
@@ -170,7 +173,7 @@ func TestStrictConfigMakesEveryIgnoredKeyAnError(t *testing.T) {
 	if !errors.As(err, &p) || !errors.Is(err, coordination.ErrBadInput) {
 		t.Fatalf("err %v", err)
 	}
-	if len(p.List) < 6 || !strings.Contains(err.Error(), "orchestrator.coordination.write_mode is not honoured") {
+	if len(p.List) < 5 || !strings.Contains(err.Error(), "orchestrator.coordination.write_mode is not honoured") {
 		t.Fatalf("problems: %v", p.List)
 	}
 }
@@ -361,5 +364,30 @@ func TestAgentToolSettingsAreReadAndSandboxNoneIsWarned(t *testing.T) {
 	_, err := parse(t, "agents:\n  - model: sim\n    sandbox: docker\n", Options{})
 	if err == nil || !strings.Contains(err.Error(), "bubblewrap (the default) or none") {
 		t.Fatalf("sandbox: docker gave %v; want it refused with the choices", err)
+	}
+}
+
+func TestMCPServersAreReadInEitherShapeAndChecked(t *testing.T) {
+	team := mustParse(t, `agents:
+  - model: sim
+    mcp_servers:
+      docs: {type: streamable-http, url: "https://docs.example/mcp", headers: {Authorization: "Bearer ${DOCS_TOKEN}"}}
+      files: {type: stdio, command: ./srv, args: [--root, .]}
+`)
+	got := team.Agents[0].Tools.MCPServers
+	if len(got) != 2 || got["docs"].Headers["Authorization"] != "Bearer ${DOCS_TOKEN}" || got["files"].Args[1] != "." {
+		t.Fatalf("servers %+v", got)
+	}
+	if !slices.Contains(team.Operator, "mcp_servers") {
+		t.Fatalf("mcp_servers is not operator-only: %v", team.Operator)
+	}
+	for _, bad := range []string{
+		"agents:\n  - model: sim\n    mcp_servers: {x: {type: stdio}}\n",
+		"agents:\n  - model: sim\n    mcp_servers: [{type: stdio, command: a}]\n",
+		"agents:\n  - model: sim\n    mcp_servers: {x: {type: ftp, url: ftp://a}}\n",
+	} {
+		if _, err := parse(t, bad, Options{}); err == nil || !strings.Contains(err.Error(), "mcp_servers") {
+			t.Errorf("%q gave %v; want a problem naming mcp_servers", bad, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers/tools"
 )
 
 // agentTool reads one of an agent's tool settings (coordination.AgentTools):
@@ -34,8 +35,56 @@ func (p *parser) agentTool(a *coordination.Agent, key string, v *yaml.Node, full
 		}
 	case "network":
 		t.Network = p.bool(v, full)
+	case "mcp_servers":
+		p.mcpServers(t, v, full)
 	}
 	p.operator(key)
+}
+
+// mcpServers reads MassGen's mcp_servers: a map {name: {type, command,
+// args, env, url, headers, …}} or a list of the same with a name each.
+func (p *parser) mcpServers(t *coordination.AgentTools, v *yaml.Node, full string) {
+	servers := map[string]tools.MCPServer{}
+	switch v.Kind {
+	case yaml.MappingNode:
+		if err := v.Decode(&servers); err != nil {
+			p.errf(v, "%s: %v", full, err)
+			return
+		}
+	case yaml.SequenceNode:
+		for i, item := range v.Content {
+			var named struct {
+				Name            string `yaml:"name"`
+				tools.MCPServer `yaml:",inline"`
+			}
+			if err := item.Decode(&named); err != nil {
+				p.errf(item, "%s[%d]: %v", full, i, err)
+				return
+			}
+			if named.Name == "" {
+				p.errf(item, "%s[%d] has no name; give each server a name (its tools are offered as mcp__<name>__<tool>)", full, i)
+				return
+			}
+			if _, dup := servers[named.Name]; dup {
+				p.errf(item, "%s: two servers are named %s", full, named.Name)
+				return
+			}
+			servers[named.Name] = named.MCPServer
+		}
+	default:
+		p.errf(v, "%s must map server names to {type: stdio, command, args, env} or {type: streamable-http, url, headers}", full)
+		return
+	}
+	if err := tools.ValidateMCPServers(servers); err != nil {
+		p.errf(v, "%v", err)
+		return
+	}
+	if t.MCPServers == nil {
+		t.MCPServers = map[string]tools.MCPServer{}
+	}
+	for n, s := range servers {
+		t.MCPServers[n] = s
+	}
 }
 
 // toolNames reads a list of tool names.
