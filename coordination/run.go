@@ -148,7 +148,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	}
 	if err := svc.startMCP(ctx, s); err != nil {
 		unlockRun()
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
