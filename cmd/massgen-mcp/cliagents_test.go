@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
@@ -138,6 +139,11 @@ func TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam(t *test
 	if err != nil || string(data) != "17 * 23 = 391\n" {
 		t.Fatalf("claude_code's file in its answer's snapshot: %q, %v", data, err)
 	}
+	// Its Edit is in the step's tools.jsonl, as a file change.
+	log, err := os.ReadFile(filepath.Join(res.SessionDir, "agents", "agent_a", "001", "tools.jsonl"))
+	if err != nil || !strings.Contains(string(log), `"kind":"file_change"`) || !strings.Contains(string(log), `"name":"Edit"`) {
+		t.Fatalf("claude_code's tools.jsonl: %s, %v", log, err)
+	}
 	// No generated config ever reaches a workspace or a snapshot.
 	filepath.Walk(state, func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() && (info.Name() == "mcp.json" || info.Name() == "system.md" || info.Name() == "view.json") {
@@ -156,4 +162,29 @@ func TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam(t *test
 	}
 	assertNoKeys(t, state, out.String(), errb.String())
 	t.Logf("winner %s, %d steps, claude's usage %+v", res.Winner.AgentID, res.Steps, res.Usage)
+}
+
+func TestWorkflowServerStartedByHandSaysWhatItIsFor(t *testing.T) {
+	out, code := cli(t, "workflow-server")
+	if code != 1 || !strings.Contains(out, "--view is required; the workflow server is started by a CLI agent's step") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	view := filepath.Join(t.TempDir(), "view.json")
+	os.WriteFile(view, []byte(`{"socket":"/nowhere.sock"}`), 0o600)
+	out, code = cli(t, "workflow-server", "--view", view)
+	if code != 1 || !strings.Contains(out, "offers no workflow tool") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+func TestMaxCLIAgentsBoundsTheServersCLIProcesses(t *testing.T) {
+	defer cliagent.SetMaxProcesses(0)
+	out, code := cli(t, "run", "--max-cli-agents", "3", "--state-dir", t.TempDir(), "--plain", "--models", "sim/strong,sim/strong", "--seed", "1", "What is 2 + 2?")
+	if code != 0 || cliagent.MaxProcesses() != 3 {
+		t.Fatalf("exit %d, bound %d: %s", code, cliagent.MaxProcesses(), out)
+	}
+	out, _ = cli(t, "serve", "--help")
+	if !strings.Contains(out, "--max-cli-agents") {
+		t.Errorf("serve --help lacks --max-cli-agents:\n%s", out)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,7 @@ type testEvent struct {
 	Input   int64                 `json:"input"`
 	Output  int64                 `json:"output"`
 	Cost    *float64              `json:"cost"`
+	Sub     bool                  `json:"subscription"`
 }
 
 func (p *testParser) Line(line []byte, ev Events) error {
@@ -92,7 +94,7 @@ func (p *testParser) Line(line []byte, ev Events) error {
 	case "tool":
 		ev.Tool(*e.Tool)
 	case "result":
-		p.out = Outcome{SessionID: e.Session, Final: e.Final, Error: e.Error, Status: e.Status, Done: true,
+		p.out = Outcome{SessionID: e.Session, Final: e.Final, Error: e.Error, Status: e.Status, Done: true, Subscription: e.Sub,
 			Usage: providers.Usage{Input: e.Input, Output: e.Output, CostUSD: e.Cost}}
 	}
 	return nil
@@ -145,6 +147,29 @@ func fakeCLI(args []string) int {
 		msg, isErr = callTool(run, "vote", map[string]any{"agent_id": "agent2", "reason": "it is right"})
 		emit(map[string]any{"type": "text", "text": fmt.Sprintf("second vote: %v %s", isErr, msg)})
 		result("voted")
+	case "config":
+		// Reads its own config directory, and tries a file of the user's
+		// HOME outside it (named in the prompt).
+		login, err := os.ReadFile(filepath.Join(os.Getenv("FAKE_CONFIG_DIR"), "login.json"))
+		if err != nil {
+			login = []byte("unreadable: " + err.Error())
+		}
+		os.WriteFile(filepath.Join(os.Getenv("FAKE_CONFIG_DIR"), "refreshed.json"), []byte("new token"), 0o600)
+		_, probe, _ := strings.Cut(run.Prompt, "probe=")
+		other, err := os.ReadFile(strings.TrimSpace(probe))
+		if err != nil {
+			other = []byte("unreadable")
+		}
+		result("login=" + string(login) + " other=" + string(other))
+	case "subscription":
+		emit(map[string]any{"type": "result", "session": session, "final": "no call", "input": 1000, "output": 10, "cost": 0.5, "subscription": true})
+	case "noresume":
+		// A session it was asked to continue is gone.
+		if run.Resume != "" {
+			fmt.Fprintln(os.Stderr, "Error: No conversation found with session ID "+run.Resume)
+			return 1
+		}
+		result("fresh start")
 	case "textcall":
 		// Writes its call as text, as a CLI whose MCP tools failed does.
 		result(`{"tool": "new_answer", "arguments": {"content": "text answer"}}`)

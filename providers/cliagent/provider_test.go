@@ -451,3 +451,60 @@ func TestInTheSandboxACancelledCLILeavesNoProcess(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestACLIsCostOnASubscriptionIsAnEstimateAndItsOwnFigureWins(t *testing.T) {
+	h := newHarness(t, "subscription")
+	_, u, err := h.step(nil, h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.CostUSD == nil || *u.CostUSD != 0.5 || !u.CostEstimated {
+		t.Fatalf("usage = %+v: want the CLI's own 0.5, marked an estimate", u)
+	}
+}
+
+func TestUnknownModelWithoutTheCLIsFigureHasAnUnknownCost(t *testing.T) {
+	h := newHarness(t, "nocall", func(o *Options) { o.Model = "a-model-no-table-knows" })
+	_, u, err := h.step(nil, h.request())
+	if err != nil || u.CostUSD != nil || u.Input != 100 {
+		t.Fatalf("usage = %+v, %v: unknown is nil, never 0", u, err)
+	}
+}
+
+func TestASessionThatCannotBeResumedIsStartedAfresh(t *testing.T) {
+	h := newHarness(t, "noresume")
+	req := h.request()
+	act, _, err := h.step(nil, req)
+	if err != nil || act.Text != "fresh start" {
+		t.Fatalf("first run: %+v %v", act, err)
+	}
+	act, _, err = h.step(nil, req) // its saved session is refused: once afresh
+	if err != nil || act.Text != "fresh start" {
+		t.Fatalf("a run whose session is gone: %+v %v", act, err)
+	}
+}
+
+func TestInTheSandboxOnlyTheCLIsOwnConfigDirOfTheUsersHomeIsThere(t *testing.T) {
+	sb := sandboxed(t)
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".fake"), 0o700)
+	os.WriteFile(filepath.Join(home, ".fake", "login.json"), []byte("the-login"), 0o600)
+	os.WriteFile(filepath.Join(home, ".ssh-key"), []byte("private"), 0o600)
+	h := newHarness(t, "config", func(o *Options) {
+		o.Sandbox = sb
+		o.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	})
+	req := h.request()
+	req.Prompt = "probe=" + filepath.Join(home, ".ssh-key")
+	act, _, err := h.step(nil, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if act.Text != "login=the-login other=unreadable" {
+		t.Fatalf("the CLI saw %q: want its login and nothing else of HOME", act.Text)
+	}
+	// Its token refreshes land in the user's config directory.
+	if b, err := os.ReadFile(filepath.Join(home, ".fake", "refreshed.json")); err != nil || string(b) != "new token" {
+		t.Fatalf("a refresh inside the sandbox did not reach the user's config dir: %q %v", b, err)
+	}
+}
