@@ -359,7 +359,7 @@ func discardStage(e *Entry) {
 // its store has directories (a checkpoint review delivers a plan, not files).
 // Context directories need them.
 func (svc *Service) keepFiles(s *Session) error {
-	s.Workspaces = s.Review == nil && svc.store.Dir(s.ID) != ""
+	s.Workspaces = !s.IsReview() && svc.store.Dir(s.ID) != ""
 	if !s.Workspaces && len(s.Contexts) > 0 {
 		return fmt.Errorf("%w: context directories need a store that keeps files (the file store); this server keeps sessions in memory", ErrBadInput)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -112,8 +113,9 @@ type TeamSpec struct {
 	SessionID string // optional; must match ^[A-Za-z0-9_-]{1,64}$
 	Seed      *int64 // optional; random when nil
 	Driver    string // DriverRun (default) or DriverStep
-	// Review makes the session a checkpoint review (Service.Checkpoint).
-	Review *Review
+	// Review makes the session a checkpoint review (coordination/checkpoint
+	// writes it; review.go).
+	Review json.RawMessage
 	// Contexts are project directories to work on (files.go). A caller
 	// that serves clients checks them against its allowed roots first (mcp).
 	Contexts []workspace.Context
@@ -129,6 +131,9 @@ func ValidSessionID(id string) bool { return validID(id, false) }
 // Create validates a team and writes a new session. Nothing is written when
 // anything is wrong.
 func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error) {
+	if len(spec.Review) > 0 && reviews.Load() == nil {
+		return nil, fmt.Errorf("%w: %s", ErrBadInput, noReviewsProblem)
+	}
 	s, err := svc.newSession(spec)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -46,9 +47,10 @@ type Session struct {
 	// Driver says who drives the session: the server's run loop ("run") or
 	// the outer agent step by step ("step"), whose timeout runs from creation.
 	Driver string `json:"driver,omitempty"`
-	// Review makes the session a checkpoint review (checkpoint.go): its
-	// answers carry a plan, a verdict and concerns.
-	Review *Review `json:"review,omitempty"`
+	// Review makes the session a checkpoint review (review.go): its answers
+	// carry a plan, a verdict and concerns. The core keeps it as the review
+	// hook wrote it (coordination/checkpoint's Review) and reads none of it.
+	Review json.RawMessage `json:"review,omitempty"`
 	// Dropped lists the agents left out before round 0 (no key, a key the
 	// provider refused): named, so the result can say the team is smaller
 	// than the one asked for.

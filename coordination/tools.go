@@ -25,8 +25,8 @@ func newAnswerTool() providers.Tool {
 // review the one that also takes plan, verdict and concerns.
 func answerTool(s *Session) providers.Tool {
 	switch {
-	case s.Review != nil:
-		return reviewAnswerTool()
+	case s.IsReview():
+		return reviewHook().AnswerTool()
 	case s.Workspaces:
 		return answerFilesToolShared
 	}
@@ -54,59 +54,6 @@ func newAnswerFilesTool() providers.Tool {
 			`"required":["content"],"additionalProperties":false}`),
 	}
 }
-
-// reviewAnswerTool is new_answer in a review session. Every argument is
-// required: a review without a verdict or a plan cannot be compared.
-func reviewAnswerTool() providers.Tool {
-	return providers.Tool{
-		Name:        providers.ToolNewAnswer,
-		Description: "Submit a new and improved review: your account, verdict, concerns and the whole plan.",
-		Schema:      reviewAnswerSchema,
-	}
-}
-
-var reviewAnswerSchema = func() json.RawMessage {
-	call := func(desc string) map[string]any {
-		return map[string]any{"type": "object", "description": desc, "properties": map[string]any{
-			"tool":      map[string]any{"type": "string", "description": "The tool's name."},
-			"arguments": map[string]any{"type": "object", "description": "The call's arguments, exactly as they will be sent."},
-		}, "required": []string{"tool", "arguments"}, "additionalProperties": false}
-	}
-	strs := func(desc string) map[string]any {
-		return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
-	}
-	step := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"step":                 map[string]any{"type": "integer", "description": "The step's number: 1, 2, 3, … in plan order."},
-			"kind":                 map[string]any{"type": "string", "enum": StepKinds, "description": "verify (check, change nothing), action (the change), backup, notify, wait."},
-			"description":          map[string]any{"type": "string", "description": "What the step does, precisely enough to carry out."},
-			"preconditions":        map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "description": "Numbers of earlier steps that must have succeeded first; never this step or a later one."},
-			"touches":              strs("What the step affects: prod, staging, shared_db, credentials, external_recipients, money, customer_data, infra, repo, local, or other:<name>."),
-			"recovery":             strs("What to do if the step fails, in order, ending with proceed, recheckpoint, refuse or halt."),
-			"goal_id":              map[string]any{"type": "string", "description": "The action goal this action step carries out."},
-			"constraints":          strs("Limits on how the step may be done."),
-			"approved_call":        call("The exact tool call this step may make; required on action steps."),
-			"rollback":             call("The tool call that undoes this action step."),
-			"rollback_none_reason": map[string]any{"type": "string", "description": "Why this action step cannot be undone (instead of rollback)."},
-		},
-		"required":             []string{"step", "kind", "description", "preconditions", "touches", "recovery"},
-		"additionalProperties": false,
-	}
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"content":  map[string]any{"type": "string", "description": "What you checked and why you reach your verdict. It replaces your previous review; write it whole."},
-			"verdict":  map[string]any{"type": "string", "enum": Verdicts, "description": "proceed (safe as planned), revise (change the plan or objective first), refuse (must not be done)."},
-			"concerns": strs("Each risk you see, one per item; revise and refuse need at least one."),
-			"plan":     map[string]any{"type": "array", "items": step, "description": "The steps to follow, in order (empty only with verdict refuse)."},
-		},
-		"required":             []string{"content", "verdict", "concerns", "plan"},
-		"additionalProperties": false,
-	}
-	data, _ := json.Marshal(schema)
-	return data
-}()
 
 // voteTool is MassGen's vote; the enum lists the aliases of agents
 // that have an answer. Teams are small, so the enums are few: each tool is

@@ -22,7 +22,7 @@ type decision struct {
 	Reason      string
 	// files an answer delivers (files.go)
 	Files []workspace.NewFile
-	// a review's answer (checkpoint.go)
+	// a review's answer (review.go)
 	Plan     json.RawMessage
 	Verdict  string
 	Concerns []string
@@ -47,7 +47,7 @@ func validate(s *Session, st *State, v *view, reply providers.Action) (decision,
 	}
 	switch call.Name {
 	case providers.ToolNewAnswer:
-		if s.Review != nil {
+		if s.IsReview() {
 			return checkReview(v, s.Review, call.Args)
 		}
 		var args struct {

@@ -136,7 +136,7 @@ func (v *view) request(s *Session, step int, history []providers.Turn) providers
 		VoteEnum:        v.VoteEnum,
 		Revote:          v.Revote,
 		ShortAnswer:     s.Rules.short(),
-		Review:          s.Review.brief(),
+		Review:          reviewBrief(s),
 		SessionSeed:     s.Seed,
 		AgentID:         v.Agent,
 		Self:            v.Self,
@@ -163,7 +163,7 @@ const systemRulesShort = systemRules + shortRule
 // systemPrompt is the same for every step of an agent, so provider caches
 // can keep it: the rules, then the agent's persona.
 func systemPrompt(s *Session, ag Agent) string {
-	plain := len(s.Criteria) == 0 && s.Review == nil && strings.TrimSpace(ag.SystemMessage) == ""
+	plain := len(s.Criteria) == 0 && !s.IsReview() && strings.TrimSpace(ag.SystemMessage) == ""
 	switch {
 	case plain && s.Rules.short():
 		return systemRulesShort // shared: most teams' agents all get one of these two
@@ -178,8 +178,8 @@ func systemPrompt(s *Session, ag Agent) string {
 	if len(s.Criteria) > 0 {
 		b.WriteString("\n- Vote for the answer that best meets the evaluation criteria given with the task; improve an answer that misses a `must` criterion.")
 	}
-	if s.Review != nil {
-		b.WriteString(reviewRules)
+	if s.IsReview() {
+		b.WriteString(reviewHook().Rules())
 	}
 	if strings.TrimSpace(ag.SystemMessage) != "" {
 		b.WriteString("\n\nYour role on this team:\n")
@@ -323,8 +323,8 @@ func writeInstructions(b *strings.Builder, s *Session, v *view) {
 		b.WriteString(post)
 	}
 	switch {
-	case (v.Blind || len(v.VoteEnum) == 0) && s.Review != nil:
-		b.WriteString(reviewFirstStep(s.Review))
+	case (v.Blind || len(v.VoteEnum) == 0) && s.IsReview():
+		b.WriteString(reviewHook().FirstStep(s.Review))
 	case v.Blind || len(v.VoteEnum) == 0:
 		b.WriteString("\nNo answers exist yet. Work on the task and submit your complete answer with the new_answer tool.\n")
 	case v.Revote:

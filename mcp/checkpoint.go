@@ -10,21 +10,22 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // checkpointArgs are checkpoint's arguments.
 type checkpointArgs struct {
-	Objective      string                    `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes, in full (e.g. drop table legacy_orders in the production database). Required unless session_id names an existing checkpoint."`
-	DraftPlan      coordination.Plan         `json:"draft_plan,omitempty" jsonschema_description:"Your own plan, in the plan schema: the team verifies and corrects it rather than writing one. Leave it out to have the team write the plan."`
-	ActionGoals    []coordination.ActionGoal `json:"action_goals,omitempty" jsonschema_description:"Actions that need approval at the level of a tool call; the plan's action step for each names it in goal_id and carries the exact approved_call."`
-	EvalCriteria   []criterionArg            `json:"eval_criteria,omitempty" jsonschema_description:"Criteria the reviewers judge plans by, beside the safety policy; exactly one must."`
-	SafetyPolicy   []string                  `json:"safety_policy,omitempty" jsonschema_description:"Rules added to the built-in policy (destruction and reversibility, production and shared data, credentials, external recipients, money, scope), e.g. \"Never touch the billing schema.\""`
-	Models         []string                  `json:"models,omitempty" jsonschema_description:"Reviewers' model specs, one agent each (e.g. claude, openai/gpt-5.4, sim/strong offline). Give models or agents, not both; neither means the default team."`
-	Agents         []agentArg                `json:"agents,omitempty" jsonschema_description:"Reviewers with ids and personas (e.g. a security reviewer), instead of models. Host agents cannot review."`
-	Context        []contextArg              `json:"context,omitempty" jsonschema_description:"What the reviewers should know: text blocks (what you have checked, the environment), or file paths under the server's allowed roots."`
-	TimeoutSeconds float64                   `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time of the review in seconds (default 1800); past it the best review so far wins."`
-	SessionID      string                    `json:"session_id,omitempty" jsonschema_description:"Id for the new review session; or an existing checkpoint session to resume (if cancelled) or read (if finished)."`
+	Objective      string                  `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes, in full (e.g. drop table legacy_orders in the production database). Required unless session_id names an existing checkpoint."`
+	DraftPlan      checkpoint.Plan         `json:"draft_plan,omitempty" jsonschema_description:"Your own plan, in the plan schema: the team verifies and corrects it rather than writing one. Leave it out to have the team write the plan."`
+	ActionGoals    []checkpoint.ActionGoal `json:"action_goals,omitempty" jsonschema_description:"Actions that need approval at the level of a tool call; the plan's action step for each names it in goal_id and carries the exact approved_call."`
+	EvalCriteria   []criterionArg          `json:"eval_criteria,omitempty" jsonschema_description:"Criteria the reviewers judge plans by, beside the safety policy; exactly one must."`
+	SafetyPolicy   []string                `json:"safety_policy,omitempty" jsonschema_description:"Rules added to the built-in policy (destruction and reversibility, production and shared data, credentials, external recipients, money, scope), e.g. \"Never touch the billing schema.\""`
+	Models         []string                `json:"models,omitempty" jsonschema_description:"Reviewers' model specs, one agent each (e.g. claude, openai/gpt-5.4, sim/strong offline). Give models or agents, not both; neither means the default team."`
+	Agents         []agentArg              `json:"agents,omitempty" jsonschema_description:"Reviewers with ids and personas (e.g. a security reviewer), instead of models. Host agents cannot review."`
+	Context        []contextArg            `json:"context,omitempty" jsonschema_description:"What the reviewers should know: text blocks (what you have checked, the environment), or file paths under the server's allowed roots."`
+	TimeoutSeconds float64                 `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time of the review in seconds (default 1800); past it the best review so far wins."`
+	SessionID      string                  `json:"session_id,omitempty" jsonschema_description:"Id for the new review session; or an existing checkpoint session to resume (if cancelled) or read (if finished)."`
 }
 
 func checkpointTool(h *handler) server.ServerTool {
@@ -35,7 +36,7 @@ func checkpointTool(h *handler) server.ServerTool {
 			"Follow a proceed plan step by step and make only its approved calls; on revise, change what the concerns say and checkpoint again; on refuse, do not do it. "+
 			"Blocks with progress until the verdict."),
 		inputSchema[checkpointArgs](),
-		mcpgo.WithOutputSchema[coordination.CheckpointResult](),
+		mcpgo.WithOutputSchema[checkpoint.Result](),
 		annotations("Review a risky step", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.checkpoint)}
@@ -52,7 +53,7 @@ func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, arg
 	}
 	defer release()
 	p := h.startProgress(ctx, req)
-	res, err := h.svc(ctx).Checkpoint(ctx, spec, func(pr coordination.Progress) { p.report(pr.Message) })
+	res, err := checkpoint.Run(ctx, h.svc(ctx), spec, func(pr coordination.Progress) { p.report(pr.Message) })
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
 	if err != nil {
@@ -67,8 +68,8 @@ func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, arg
 // checkpointSpec turns the arguments into a coordination checkpoint spec; the
 // service checks the review itself, so only the MCP-only parts — context
 // files and criteria numbering — are handled here.
-func (h *handler) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec, error) {
-	spec := coordination.CheckpointSpec{
+func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
+	spec := checkpoint.Spec{
 		Objective:    a.Objective,
 		DraftPlan:    a.DraftPlan,
 		ActionGoals:  a.ActionGoals,
@@ -102,7 +103,7 @@ func (h *handler) checkpointSpec(a checkpointArgs) (coordination.CheckpointSpec,
 
 // checkpointText renders a checkpoint result for a person or a model: the
 // verdict, what to do with it, the concerns, then the winning review.
-func checkpointText(res *coordination.CheckpointResult) string {
+func checkpointText(res *checkpoint.Result) string {
 	var b strings.Builder
 	if res.Verdict == nil {
 		fmt.Fprintf(&b, "Checkpoint %s: %s, no verdict (%s).\n", res.SessionID, res.Status, cmp.Or(coordination.Deref(res.StopReason), "no stop reason"))
@@ -113,11 +114,11 @@ func checkpointText(res *coordination.CheckpointResult) string {
 	}
 	fmt.Fprintf(&b, "Checkpoint %s: verdict %s (%s, %s; %d-step plan).\n", res.SessionID, *res.Verdict, cmp.Or(coordination.Deref(res.HowChosen), "?"), res.Winner.Label, len(res.Plan))
 	switch *res.Verdict {
-	case coordination.VerdictProceed:
+	case checkpoint.VerdictProceed:
 		b.WriteString("Carry out the plan step by step, making only its approved calls; on a failed step follow its recovery.\n")
-	case coordination.VerdictRevise:
+	case checkpoint.VerdictRevise:
 		b.WriteString("Do not carry it out yet: change what the concerns say, then call checkpoint again.\n")
-	case coordination.VerdictRefuse:
+	case checkpoint.VerdictRefuse:
 		b.WriteString("Do not carry it out.\n")
 	}
 	for _, c := range res.Concerns {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 )
 
 func TestCheckpointToolReturnsVerdictPlanAndConcerns(t *testing.T) {
@@ -15,17 +16,17 @@ func TestCheckpointToolReturnsVerdictPlanAndConcerns(t *testing.T) {
 		"safety_policy": []string{"Tell the data team before any schema change."},
 		"action_goals":  []map[string]any{{"goal": "drop legacy_orders", "preferred_tools": []string{"psql"}}},
 	}))
-	var cr coordination.CheckpointResult
+	var cr checkpoint.Result
 	decode(t, res, &cr)
-	if cr.Verdict == nil || *cr.Verdict != coordination.VerdictRevise || cr.Status != coordination.StatusFinished {
+	if cr.Verdict == nil || *cr.Verdict != checkpoint.VerdictRevise || cr.Status != coordination.StatusFinished {
 		t.Fatalf("an irreversible production change without a backup is revised: %s", text(res))
 	}
 	if len(cr.Plan) == 0 || len(cr.Concerns) != 3 || len(cr.Votes) != 3 || cr.Winner == nil || cr.SessionDir == "" {
 		t.Fatalf("result lacks plan, concerns, votes, winner or session_dir: %+v", cr)
 	}
-	var action *coordination.PlanStep
+	var action *checkpoint.PlanStep
 	for i := range cr.Plan {
-		if cr.Plan[i].Kind == coordination.StepAction {
+		if cr.Plan[i].Kind == checkpoint.StepAction {
 			action = &cr.Plan[i]
 		}
 	}
@@ -44,7 +45,7 @@ func TestCheckpointToolReturnsVerdictPlanAndConcerns(t *testing.T) {
 		t.Fatalf("team_status on a checkpoint session: %s", text(st))
 	}
 	again := callTool(t, c, "checkpoint", mustJSON(map[string]any{"session_id": cr.SessionID}))
-	var cr2 coordination.CheckpointResult
+	var cr2 checkpoint.Result
 	decode(t, again, &cr2)
 	if cr2.Verdict == nil || *cr2.Verdict != *cr.Verdict || len(cr2.Plan) != len(cr.Plan) {
 		t.Fatalf("checkpoint{session_id} returns the same verdict: %s", text(again))
@@ -62,12 +63,12 @@ func TestCheckpointToolVerifiesADraft(t *testing.T) {
 	res := callTool(t, c, "checkpoint", mustJSON(map[string]any{
 		"objective": "Restart the API pods in production.", "draft_plan": draft, "models": []string{"sim", "sim"},
 	}))
-	var cr coordination.CheckpointResult
+	var cr checkpoint.Result
 	decode(t, res, &cr)
-	if cr.Verdict == nil || *cr.Verdict != coordination.VerdictRevise {
+	if cr.Verdict == nil || *cr.Verdict != checkpoint.VerdictRevise {
 		t.Fatalf("a draft with a forward precondition is revised: %s", text(res))
 	}
-	if probs := coordination.ValidatePlan(cr.Plan, nil); probs != nil {
+	if probs := checkpoint.ValidatePlan(cr.Plan, nil); probs != nil {
 		t.Fatalf("the corrected plan still breaks the schema: %q", probs)
 	}
 	if !strings.Contains(strings.Join(cr.Concerns[0].Concerns, "\n"), "step 1 has precondition 2, a later step") {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 )
 
 type checkpointFlags struct {
@@ -75,7 +76,7 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 		progress = func(p coordination.Progress) { printProgress(out, p) }
 	}
 	svc := newService(stateDir(f.stateDir), f.parallel)
-	res, err := svc.Checkpoint(ctx, spec, progress)
+	res, err := checkpoint.Run(ctx, svc, spec, progress)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return &exitError{code: exitCancelled, msg: "interrupted; resume with: massgen-mcp checkpoint --resume <session id> (massgen-mcp status lists sessions)"}
@@ -101,8 +102,8 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 
 // checkpointSpec builds the review from the flags, the files they name and
 // the objective.
-func checkpointSpec(cmd *cobra.Command, f checkpointFlags, args []string) (coordination.CheckpointSpec, error) {
-	spec := coordination.CheckpointSpec{SessionID: f.resume}
+func checkpointSpec(cmd *cobra.Command, f checkpointFlags, args []string) (checkpoint.Spec, error) {
+	spec := checkpoint.Spec{SessionID: f.resume}
 	if f.resume != "" {
 		if len(args) > 0 {
 			return spec, fmt.Errorf("%w: --resume takes no objective; the session has its own", coordination.ErrBadInput)
@@ -149,7 +150,7 @@ func readJSONFile(path, flag, shape string, v any) error {
 	return nil
 }
 
-func printCheckpoint(w io.Writer, res *coordination.CheckpointResult) {
+func printCheckpoint(w io.Writer, res *checkpoint.Result) {
 	fmt.Fprintln(w)
 	if res.Verdict == nil {
 		fmt.Fprintf(w, "No verdict: the review is %s (%s).\n", res.Status, coordination.Deref(res.StopReason))
@@ -200,7 +201,7 @@ func printCheckpoint(w io.Writer, res *coordination.CheckpointResult) {
 	fmt.Fprintf(w, "Session: %s (%s)\n", res.SessionID, res.SessionDir)
 }
 
-func callText(c *coordination.PlannedCall) string {
+func callText(c *checkpoint.PlannedCall) string {
 	args, _ := json.Marshal(c.Arguments)
 	if c.Arguments == nil {
 		args = []byte("{}")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 )
 
 func TestCheckpointPrintsVerdictPlanAndConcerns(t *testing.T) {
@@ -38,7 +38,7 @@ func TestCheckpointJSONWithDraftGoalsAndPolicy(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	var res coordination.CheckpointResult
+	var res checkpoint.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}

@@ -578,12 +578,7 @@ func copySession(s *coordination.Session) *coordination.Session {
 		}
 	}
 	if s.Review != nil {
-		// A review is deep (plans, goals) and read rarely; a JSON round trip
-		// copies it as the file store's session.json keeps it.
-		var r coordination.Review
-		if data, err := json.Marshal(s.Review); err == nil && json.Unmarshal(data, &r) == nil {
-			c.Review = &r
-		}
+		c.Review = slices.Clone(s.Review)
 	}
 	return &c
 }

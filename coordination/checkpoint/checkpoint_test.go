@@ -1,4 +1,4 @@
-package coordination_test
+package checkpoint_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -74,7 +75,7 @@ func TestCheckpointReachesEachVerdictWithScriptedReviewers(t *testing.T) {
 				provs[m] = reviewer("Checked the table's readers and the dump.", c.verdicts[i], c.prefer, plan, concerns)
 			}
 			h := newHarness(t, provs)
-			res, err := h.svc.Checkpoint(context.Background(), coordination.CheckpointSpec{
+			res, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{
 				Objective: "Drop the legacy_orders table from the production database.",
 				Models:    models,
 				Seed:      seed(7),
@@ -133,7 +134,7 @@ func TestReviewBreakingThePlanSchemaIsRefusedWithTheExactProblem(t *testing.T) {
 	scripts[0].replies = []any{reviewCall("First try.", "proceed", bad, nil), reviewCall("Second try.", "proceed", safePlan(), nil)}
 	scripts[1].replies = []any{reviewCall("Fine.", "proceed", safePlan(), nil)}
 	h := newHarness(t, provs)
-	res, err := h.svc.Checkpoint(context.Background(), coordination.CheckpointSpec{Objective: "Drop legacy_orders in prod.", Models: models, Seed: seed(1)}, nil)
+	res, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{Objective: "Drop legacy_orders in prod.", Models: models, Seed: seed(1)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +166,10 @@ func TestReviewSessionOffersTheStructuredNewAnswer(t *testing.T) {
 	draft := safePlan()
 	draft[0].Preconditions = []int{2} // verify mode must report this to the reviewers
 	h := newHarness(t, provs)
-	_, err := h.svc.Checkpoint(context.Background(), coordination.CheckpointSpec{
+	_, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{
 		Objective:    "Drop legacy_orders in prod.",
 		DraftPlan:    draft,
-		ActionGoals:  []coordination.ActionGoal{{Goal: "drop the table", PreferredTools: []string{"sql"}}},
+		ActionGoals:  []checkpoint.ActionGoal{{Goal: "drop the table", PreferredTools: []string{"sql"}}},
 		SafetyPolicy: []string{"Never touch the billing schema."},
 		Models:       models,
 		Seed:         seed(2),
@@ -203,28 +204,28 @@ func TestReviewSessionOffersTheStructuredNewAnswer(t *testing.T) {
 // TestSimReviewersReachAVerdictByRisk runs sim teams end to end: the verdict
 // follows the objective's risk, plans are valid, and a draft is verified.
 func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
-	draftWithoutBackup := coordination.Plan{
+	draftWithoutBackup := checkpoint.Plan{
 		{Step: 1, Kind: "verify", Description: "Check nobody reads legacy_orders.", Touches: []string{"shared_db"}, Recovery: []string{"halt"}},
 		{Step: 2, Kind: "action", Description: "Drop legacy_orders.", Preconditions: []int{1, 3}, Touches: []string{"prod", "shared_db"}, Recovery: []string{"halt"},
-			ApprovedCall: &coordination.PlannedCall{Tool: "sql", Arguments: map[string]any{"query": "DROP TABLE legacy_orders"}}},
+			ApprovedCall: &checkpoint.PlannedCall{Tool: "sql", Arguments: map[string]any{"query": "DROP TABLE legacy_orders"}}},
 		{Step: 3, Kind: "notify", Description: "Tell the data team.", Preconditions: []int{2}, Recovery: []string{"proceed"}},
 	}
 	cases := []struct {
 		name   string
-		spec   coordination.CheckpointSpec
+		spec   checkpoint.Spec
 		want   string
 		steps  int
 		reason string
 	}{
-		{"safe change proceeds", coordination.CheckpointSpec{Objective: "Fix a typo in the README of my local project."}, "proceed", 4, ""},
-		{"irreversible prod change without backup is revised", coordination.CheckpointSpec{Objective: "Drop the legacy_orders table from the production database."}, "revise", 5, "names no backup"},
-		{"prod change with a backup proceeds", coordination.CheckpointSpec{Objective: "Take a pg_dump backup, then drop the legacy_orders table from the production database."}, "proceed", 5, ""},
-		{"payment without amount is revised", coordination.CheckpointSpec{Objective: "Pay the contractor's invoice."}, "revise", 4, "exact amount"},
-		{"credentials sent outside are refused", coordination.CheckpointSpec{Objective: "Email the production database password to the external auditor."}, "refuse", 0, "sends credentials"},
-		{"a caller rule is applied", coordination.CheckpointSpec{Objective: "Drop the staging tables after a backup.", SafetyPolicy: []string{"Never drop tables."}}, "refuse", 0, "Never drop tables."},
-		{"a draft without backup is verified and fixed", coordination.CheckpointSpec{Objective: "Drop legacy_orders from production.", DraftPlan: draftWithoutBackup}, "revise", 4, "no backup step before it"},
-		{"action goals become action steps", coordination.CheckpointSpec{Objective: "Rename two labels in my repo's issue tracker, backed up first.",
-			ActionGoals: []coordination.ActionGoal{{ID: "rename-a", Goal: "rename bug to defect", PreferredTools: []string{"gh"}}, {ID: "rename-b", Goal: "rename feat to feature"}}}, "proceed", 6, ""},
+		{"safe change proceeds", checkpoint.Spec{Objective: "Fix a typo in the README of my local project."}, "proceed", 4, ""},
+		{"irreversible prod change without backup is revised", checkpoint.Spec{Objective: "Drop the legacy_orders table from the production database."}, "revise", 5, "names no backup"},
+		{"prod change with a backup proceeds", checkpoint.Spec{Objective: "Take a pg_dump backup, then drop the legacy_orders table from the production database."}, "proceed", 5, ""},
+		{"payment without amount is revised", checkpoint.Spec{Objective: "Pay the contractor's invoice."}, "revise", 4, "exact amount"},
+		{"credentials sent outside are refused", checkpoint.Spec{Objective: "Email the production database password to the external auditor."}, "refuse", 0, "sends credentials"},
+		{"a caller rule is applied", checkpoint.Spec{Objective: "Drop the staging tables after a backup.", SafetyPolicy: []string{"Never drop tables."}}, "refuse", 0, "Never drop tables."},
+		{"a draft without backup is verified and fixed", checkpoint.Spec{Objective: "Drop legacy_orders from production.", DraftPlan: draftWithoutBackup}, "revise", 4, "no backup step before it"},
+		{"action goals become action steps", checkpoint.Spec{Objective: "Rename two labels in my repo's issue tracker, backed up first.",
+			ActionGoals: []checkpoint.ActionGoal{{ID: "rename-a", Goal: "rename bug to defect", PreferredTools: []string{"gh"}}, {ID: "rename-b", Goal: "rename feat to feature"}}}, "proceed", 6, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -232,7 +233,7 @@ func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
 			spec := c.spec
 			spec.Models = []string{"sim/strong", "sim", "sim/weak"}
 			spec.Seed = seed(3)
-			res, err := svc.Checkpoint(context.Background(), spec, nil)
+			res, err := checkpoint.Run(context.Background(), svc, spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +246,7 @@ func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
 			if c.steps > 0 && len(res.Plan) != c.steps {
 				t.Fatalf("plan of %d steps, want %d: %+v", len(res.Plan), c.steps, res.Plan)
 			}
-			if probs := coordination.ValidatePlan(res.Plan, spec.ActionGoals); probs != nil {
+			if probs := checkpoint.ValidatePlan(res.Plan, spec.ActionGoals); probs != nil {
 				t.Fatalf("the sim's plan breaks the schema: %q", probs)
 			}
 			if c.reason != "" && !strings.Contains(strings.Join(res.Concerns[0].Concerns, " "), c.reason) {
@@ -256,7 +257,7 @@ func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
 					t.Fatalf("an action step without its goal: %+v", st)
 				}
 			}
-			again, err := svc.Checkpoint(context.Background(), spec, nil)
+			again, err := checkpoint.Run(context.Background(), svc, spec, nil)
 			if err != nil || *again.Verdict != *res.Verdict || mustJSON(again.Plan) != mustJSON(res.Plan) {
 				t.Fatalf("the same objective and seed must give the same review: %v", err)
 			}
@@ -266,7 +267,7 @@ func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
 
 func TestVerifyModeKeepsASoundDraft(t *testing.T) {
 	svc, _ := simService(2)
-	res, err := svc.Checkpoint(context.Background(), coordination.CheckpointSpec{
+	res, err := checkpoint.Run(context.Background(), svc, checkpoint.Spec{
 		Objective: "Drop legacy_orders from the production database.",
 		DraftPlan: safePlan(),
 		Models:    []string{"sim", "sim"},
@@ -284,7 +285,7 @@ func TestVerifyModeKeepsASoundDraft(t *testing.T) {
 func TestReviewAnswersRoundTripThroughTheFileStore(t *testing.T) {
 	dir := t.TempDir()
 	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Parallel: 1})
-	res, err := svc.Checkpoint(context.Background(), coordination.CheckpointSpec{
+	res, err := checkpoint.Run(context.Background(), svc, checkpoint.Spec{
 		Objective: "Drop the legacy_orders table from the production database.",
 		Models:    []string{"sim", "sim"},
 		Seed:      seed(5),
@@ -307,12 +308,50 @@ func TestReviewAnswersRoundTripThroughTheFileStore(t *testing.T) {
 	}
 	// A fresh service reads the ledger from disk, not from a cache.
 	svc2 := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open})
-	again, err := svc2.Checkpoint(context.Background(), coordination.CheckpointSpec{SessionID: res.SessionID}, nil)
+	again, err := checkpoint.Run(context.Background(), svc2, checkpoint.Spec{SessionID: res.SessionID}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *again.Verdict != *res.Verdict || mustJSON(again.Plan) != mustJSON(res.Plan) || mustJSON(again.Concerns) != mustJSON(res.Concerns) {
 		t.Fatalf("read back differently:\n%s\n%s", mustJSON(again), mustJSON(res))
+	}
+}
+
+// TestSessionJSONKeepsTheReviewAsItWasWritten: the core carries the review
+// as JSON; session.json holds it as the file store writes every string (no
+// HTML escapes), member for member the Review struct.
+func TestSessionJSONKeepsTheReviewAsItWasWritten(t *testing.T) {
+	dir := t.TempDir()
+	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Parallel: 1})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "t", Models: []string{"sim", "sim"}, Seed: seed(1),
+		Review: json.RawMessage(`{"objective":"Drop <legacy> & co","safety_policy":["Never touch <billing>."]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "sessions", s.ID, "session.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"objective": "Drop <legacy> & co"`) {
+		t.Fatalf("session.json escaped or reshaped the review:\n%s", raw)
+	}
+	res, err := checkpoint.Run(context.Background(), svc, checkpoint.Spec{Objective: "Drop <legacy> & co", Models: []string{"sim", "sim"}, Seed: seed(2), SessionID: "cp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err = os.ReadFile(filepath.Join(res.SessionDir, "session.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Review json.RawMessage `json:"review"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	var r checkpoint.Review
+	if err := json.Unmarshal(got.Review, &r); err != nil || r.Objective != "Drop <legacy> & co" || !strings.Contains(string(got.Review), "<legacy> &") {
+		t.Fatalf("the review in session.json reads %+v (%v): %s", r, err, got.Review)
 	}
 }
 
@@ -324,20 +363,20 @@ func TestCheckpointRefusesBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		spec coordination.CheckpointSpec
+		spec checkpoint.Spec
 		want error
 		says string
 	}{
-		{coordination.CheckpointSpec{Objective: "  ", Models: []string{"sim"}}, coordination.ErrBadInput, "objective is empty"},
-		{coordination.CheckpointSpec{Objective: "x", DraftPlan: coordination.Plan{}, Models: []string{"sim"}}, coordination.ErrBadInput, "draft_plan has no steps"},
-		{coordination.CheckpointSpec{Objective: "x", Rules: coordination.Rules{Final: "synthesize"}, Models: []string{"sim"}}, coordination.ErrBadSettings, "final must be winner"},
-		{coordination.CheckpointSpec{Objective: "x", ActionGoals: []coordination.ActionGoal{{ID: "a"}}, Models: []string{"sim"}}, coordination.ErrBadInput, "action goal a has no goal"},
-		{coordination.CheckpointSpec{Objective: "x", SafetyPolicy: []string{""}, Models: []string{"sim"}}, coordination.ErrBadInput, "safety_policy rule 1 is empty"},
-		{coordination.CheckpointSpec{SessionID: team.ID}, coordination.ErrBadInput, "is a team, not a checkpoint review"},
-		{coordination.CheckpointSpec{Objective: "x", Models: []string{"host", "sim"}}, coordination.ErrHostInRunTeam, "host agent"},
+		{checkpoint.Spec{Objective: "  ", Models: []string{"sim"}}, coordination.ErrBadInput, "objective is empty"},
+		{checkpoint.Spec{Objective: "x", DraftPlan: checkpoint.Plan{}, Models: []string{"sim"}}, coordination.ErrBadInput, "draft_plan has no steps"},
+		{checkpoint.Spec{Objective: "x", Rules: coordination.Rules{Final: "synthesize"}, Models: []string{"sim"}}, coordination.ErrBadSettings, "final must be winner"},
+		{checkpoint.Spec{Objective: "x", ActionGoals: []checkpoint.ActionGoal{{ID: "a"}}, Models: []string{"sim"}}, coordination.ErrBadInput, "action goal a has no goal"},
+		{checkpoint.Spec{Objective: "x", SafetyPolicy: []string{""}, Models: []string{"sim"}}, coordination.ErrBadInput, "safety_policy rule 1 is empty"},
+		{checkpoint.Spec{SessionID: team.ID}, coordination.ErrBadInput, "is a team, not a checkpoint review"},
+		{checkpoint.Spec{Objective: "x", Models: []string{"host", "sim"}}, coordination.ErrHostInRunTeam, "host agent"},
 	}
 	for _, c := range cases {
-		_, err := svc.Checkpoint(ctx, c.spec, nil)
+		_, err := checkpoint.Run(ctx, svc, c.spec, nil)
 		if !errors.Is(err, c.want) || !strings.Contains(fmtErr(err), c.says) {
 			t.Errorf("%+v: error %v, want %v saying %q", c.spec, err, c.want, c.says)
 		}
@@ -355,7 +394,7 @@ func TestUnreadablePlanItemIsNamed(t *testing.T) {
 	models, scripts, provs := scriptedTeam(t, 1)
 	scripts[0].replies = []any{reviewCall("x", "proceed", []any{map[string]any{"step": "one"}}, nil), reviewCall("x", "proceed", safePlan(), nil)}
 	h := newHarness(t, provs)
-	if _, err := h.svc.Checkpoint(context.Background(), coordination.CheckpointSpec{Objective: "o", Models: models}, nil); err != nil {
+	if _, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{Objective: "o", Models: models}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := "Your review was refused: plan item 1 cannot be read: step must be a number, not string."
@@ -372,7 +411,7 @@ func TestRepeatingAShownReviewIsADuplicate(t *testing.T) {
 	scripts[0].replies = []any{reviewCall("Mine.", "proceed", safePlan(), nil), theirs}
 	scripts[1].replies = []any{theirs}
 	h := newHarness(t, provs)
-	if _, err := h.svc.Checkpoint(context.Background(), coordination.CheckpointSpec{Objective: "o", Models: models, Seed: seed(4)}, nil); err != nil {
+	if _, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{Objective: "o", Models: models, Seed: seed(4)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	reqs := scripts[0].requests()
@@ -384,7 +423,7 @@ func TestRepeatingAShownReviewIsADuplicate(t *testing.T) {
 func TestCancelledCheckpointResumesByID(t *testing.T) {
 	svc, _ := simService(2)
 	ctx, cancel := context.WithCancel(context.Background())
-	res, err := svc.Checkpoint(ctx, coordination.CheckpointSpec{
+	res, err := checkpoint.Run(ctx, svc, checkpoint.Spec{
 		Objective: "Drop the legacy_orders table from the production database.",
 		Models:    []string{"sim:latency=40ms", "sim:latency=40ms"},
 		SessionID: "ckpt_resume",
@@ -399,11 +438,11 @@ func TestCancelledCheckpointResumesByID(t *testing.T) {
 	if res.Status != coordination.StatusCancelled || res.Verdict != nil {
 		t.Fatalf("a cancelled review has no verdict: %+v", res)
 	}
-	res, err = svc.Checkpoint(context.Background(), coordination.CheckpointSpec{SessionID: "ckpt_resume"}, nil)
-	if err != nil || res.Verdict == nil || *res.Verdict != coordination.VerdictRevise {
+	res, err = checkpoint.Run(context.Background(), svc, checkpoint.Spec{SessionID: "ckpt_resume"}, nil)
+	if err != nil || res.Verdict == nil || *res.Verdict != checkpoint.VerdictRevise {
 		t.Fatalf("resumed: %v %+v", err, res)
 	}
-	if _, err := svc.Checkpoint(context.Background(), coordination.CheckpointSpec{SessionID: "ckpt_resume", Objective: "something else"}, nil); !errors.Is(err, coordination.ErrSessionExists) {
+	if _, err := checkpoint.Run(context.Background(), svc, checkpoint.Spec{SessionID: "ckpt_resume", Objective: "something else"}, nil); !errors.Is(err, coordination.ErrSessionExists) {
 		t.Fatalf("another objective under the same id: %v", err)
 	}
 }
