@@ -10,13 +10,26 @@ import (
 )
 
 // Store persists sessions. The file store (MassGen's step-mode layout) and the
-// memory store implement it and pass one shared test suite.
+// memory store implement it and pass one shared test suite (storetest), and
+// one shared benchmark measures them (storebench).
 //
-// Locks: a per-agent step lock held for a whole step (a second one is refused
-// with ErrAgentBusy; the step number is allocated under it), a session lock
-// for session-level writes and every decision, and a run lock held by a
-// running loop. In-flight steps are visible without taking any lock.
+// It is small interfaces, as hashicorp/raft splits its LogStore and
+// StableStore, so a database store implements, tests and measures one part
+// at a time: the sessions' setups, the ledger, the locks, the timeline, and
+// what the file store keeps for readers outside the process. Each has its
+// storetest cases (storetest.SessionCases, LedgerCases, LockCases,
+// EventCases, ProjectionCases).
 type Store interface {
+	SessionStore
+	LedgerStore
+	LockStore
+	EventStore
+	ProjectionStore
+}
+
+// SessionStore keeps each session's setup and the views issued to its host
+// agents.
+type SessionStore interface {
 	// Create writes a new session; ErrSessionExists if the id is taken.
 	Create(ctx context.Context, s *Session) error
 	// Session loads a session's setup; ErrSessionNotFound if there is none.
@@ -25,12 +38,35 @@ type Store interface {
 	Session(ctx context.Context, id string) (*Session, error)
 	// Sessions lists the ids of every stored session, oldest first.
 	Sessions(ctx context.Context) ([]string, error)
+	// SetCriteria replaces a session's evaluation criteria, the one part of
+	// its setup that may change, and only before its first step; the caller
+	// holds the session lock and has checked that.
+	SetCriteria(ctx context.Context, id string, items []criteria.Item) error
+	// SaveView records the view last issued to a host agent; View reads it
+	// (nil if none was issued).
+	SaveView(ctx context.Context, id, agent string, v IssuedView) error
+	View(ctx context.Context, id, agent string) (*IssuedView, error)
+}
+
+// LedgerStore keeps the ledger: every agent's entries (appended through a
+// held StepLock, LockStore.LockStep) and the session entries.
+type LedgerStore interface {
 	// Ledger reads every entry of a session.
 	Ledger(ctx context.Context, id string) (*Ledger, error)
+	// AppendSession records a session entry; the caller holds the session
+	// lock. The store assigns Seq.
+	AppendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error)
+}
+
+// LockStore holds the locks: a per-agent step lock held for a whole step (a
+// second one is refused with ErrAgentBusy; the step number is allocated
+// under it), a session lock for session-level writes and every decision,
+// and a run lock held by a running loop. In-flight steps are visible without
+// taking any lock.
+type LockStore interface {
 	// InFlight tells which agents hold their step lock right now, without
 	// taking any lock (so a check never makes a starting step busy).
 	InFlight(ctx context.Context, id string) (map[string]bool, error)
-
 	// LockStep takes an agent's step lock, or fails at once with ErrAgentBusy.
 	LockStep(ctx context.Context, id, agent string) (StepLock, error)
 	// LockSession blocks until it holds the session lock (or ctx ends).
@@ -38,27 +74,12 @@ type Store interface {
 	// LockRun takes the session's run lock, or fails at once with
 	// ErrSessionRunning.
 	LockRun(ctx context.Context, id string) (unlock func(), err error)
+}
 
-	// AppendSession records a session entry; the caller holds the session
-	// lock. The store assigns Seq.
-	AppendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error)
+// EventStore keeps the timeline and tells watchers of every change.
+type EventStore interface {
 	// AppendEvent adds one line to the timeline.
 	AppendEvent(ctx context.Context, id string, ev Event) error
-	// WriteStatus replaces status.json; the caller holds the session lock.
-	WriteStatus(ctx context.Context, id string, statusJSON []byte) error
-	// WriteFinal writes final/result.json and final/answer.md; the caller
-	// holds the session lock.
-	WriteFinal(ctx context.Context, id string, resultJSON []byte, answer string) error
-	// SaveView records the view last issued to a host agent; View reads it
-	// (nil if none was issued).
-	SaveView(ctx context.Context, id, agent string, v IssuedView) error
-	View(ctx context.Context, id, agent string) (*IssuedView, error)
-	// SetCriteria replaces a session's evaluation criteria, the one part of
-	// its setup that may change, and only before its first step; the caller
-	// holds the session lock and has checked that.
-	SetCriteria(ctx context.Context, id string, items []criteria.Item) error
-	// Dir is the session's directory, or "" for a store without one.
-	Dir(id string) string
 	// Watch reports every change to the session's record — a step or a
 	// session entry landing, the timeline growing — made through this store
 	// or, for a store shared between processes, by any of them, until ctx
@@ -66,6 +87,19 @@ type Store interface {
 	// for a session that does not exist. Changes coalesce (see Change); a
 	// change seen by the store reaches the watcher within a second.
 	Watch(ctx context.Context, id string) (<-chan Change, error)
+}
+
+// ProjectionStore keeps what readers outside this process read beside the
+// ledger: MassGen's status.json, the final files, and the session's
+// directory (workspaces, snapshots) when the store has one.
+type ProjectionStore interface {
+	// WriteStatus replaces status.json; the caller holds the session lock.
+	WriteStatus(ctx context.Context, id string, statusJSON []byte) error
+	// WriteFinal writes final/result.json and final/answer.md; the caller
+	// holds the session lock.
+	WriteFinal(ctx context.Context, id string, resultJSON []byte, answer string) error
+	// Dir is the session's directory, or "" for a store without one.
+	Dir(id string) string
 }
 
 // StepLock is a held per-agent step lock.

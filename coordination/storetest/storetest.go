@@ -16,43 +16,81 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// Run runs the suite; open returns a fresh, empty store for each subtest.
-func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, st coordination.Store)
-	}{
-		{"CreateAndLoadRoundTrip", testCreateRoundTrip},
-		{"CreateRefusesTakenID", testCreateExists},
+// Case is one case of the suite: a rule of the Store contract, checked on a
+// fresh, empty store.
+type Case struct {
+	Name string
+	Fn   func(t *testing.T, st coordination.Store)
+}
+
+// The suite's cases, one list per interface of coordination.Store, so that a
+// new store can be brought up one part at a time (RunCases). ContractCases
+// hold what every method of every part must do (ids, unknown sessions,
+// ended contexts, copies).
+var (
+	ContractCases = []Case{
 		{"BadIDsAreRefusedAndNothingWritten", testBadIDs},
 		{"UnknownSessionIsNotFound", testNotFound},
 		{"EndedContextIsRefusedBeforeAnyWork", testEndedContext},
+		{"CallersCannotMutateStoredData", testCopies},
+	}
+	SessionCases = []Case{
+		{"CreateAndLoadRoundTrip", testCreateRoundTrip},
+		{"CreateRefusesTakenID", testCreateExists},
 		{"SessionsListsOldestFirst", testSessionsOrder},
+		{"HostViewsRoundTrip", testViews},
+		{"SetCriteriaReplacesOnlyTheCriteria", testSetCriteria},
+	}
+	LedgerCases = []Case{
 		{"StepsAreNumberedPerAgent", testStepNumbering},
 		{"ReleasedLockWithoutEntryKeepsItsNumber", testReleaseWithoutAppend},
 		{"EntriesRoundTrip", testEntriesRoundTrip},
 		{"AnswerNumberIsFilledWhenMissing", testAnswerNumber},
 		{"AppendIsOncePerLock", testAppendOnce},
 		{"AppendRefusesOtherAgentsAndUnknownKinds", testAppendRefuses},
+		{"SessionEntriesAreNumberedAndRoundTrip", testSessionEntries},
+		{"ConcurrentAgentsKeepLedgerConsistent", testConcurrentAgents},
+		{"ContendedAgentNeverSkipsOrRepeatsSteps", testContendedAgent},
+		{"LentLedgerIsASnapshotThatAppendsNeverTouch", testLend},
+	}
+	LockCases = []Case{
 		{"SecondStepOfBusyAgentIsRefused", testAgentBusy},
 		{"InFlightSeesHeldLockWithoutTakingIt", testInFlight},
 		{"RunLockIsExclusive", testRunLock},
 		{"SessionLockIsMutuallyExclusive", testSessionLockExclusive},
 		{"SessionLockWaitEndsWithContext", testSessionLockCtx},
-		{"SessionEntriesAreNumberedAndRoundTrip", testSessionEntries},
-		{"HostViewsRoundTrip", testViews},
-		{"StatusAndFinalAreWritten", testStatusFinal},
-		{"EventsRoundTrip", testEvents},
-		{"CallersCannotMutateStoredData", testCopies},
-		{"ConcurrentAgentsKeepLedgerConsistent", testConcurrentAgents},
-		{"ContendedAgentNeverSkipsOrRepeatsSteps", testContendedAgent},
-		{"SetCriteriaReplacesOnlyTheCriteria", testSetCriteria},
-		{"LentLedgerIsASnapshotThatAppendsNeverTouch", testLend},
 	}
-	tests = append(tests, watchCases...)
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.fn(t, open(t))
+	EventCases = append([]Case{
+		{"EventsRoundTrip", testEvents},
+	}, watchCases...)
+	ProjectionCases = []Case{
+		{"StatusAndFinalAreWritten", testStatusFinal},
+	}
+)
+
+// Run runs the whole suite, every interface's cases; open returns a fresh,
+// empty store for each subtest.
+func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
+	for _, part := range []struct {
+		name  string
+		cases []Case
+	}{
+		{"Contract", ContractCases},
+		{"Sessions", SessionCases},
+		{"Ledger", LedgerCases},
+		{"Locks", LockCases},
+		{"Events", EventCases},
+		{"Projections", ProjectionCases},
+	} {
+		t.Run(part.name, func(t *testing.T) { RunCases(t, open, part.cases) })
+	}
+}
+
+// RunCases runs the given cases, each on a fresh store from open.
+func RunCases(t *testing.T, open func(t *testing.T) coordination.Store, cases []Case) {
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			tc.Fn(t, open(t))
 		})
 	}
 }

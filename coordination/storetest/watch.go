@@ -13,11 +13,8 @@ import (
 // contract says within a second; twice that keeps a loaded machine green.
 const watchWithin = 2 * time.Second
 
-// watchCases are the suite's cases for Store.Watch.
-var watchCases = []struct {
-	name string
-	fn   func(t *testing.T, st coordination.Store)
-}{
+// watchCases are the suite's cases for Store.Watch (in EventCases).
+var watchCases = []Case{
 	{"WatchReportsStepsSessionEntriesAndEvents", testWatchReports},
 	{"WatchersOfOneSessionEachSeeEveryChange", testWatchShared},
 	{"WatchOfOtherSessionsStaysQuiet", testWatchQuiet},
@@ -140,9 +137,5 @@ func testWatchNotFound(t *testing.T, st coordination.Store) {
 // RunWatch runs only the suite's watch cases (Run includes them): for a
 // store that watches in more than one way, each way.
 func RunWatch(t *testing.T, open func(t *testing.T) coordination.Store) {
-	for _, tc := range watchCases {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.fn(t, open(t))
-		})
-	}
+	RunCases(t, open, watchCases)
 }
