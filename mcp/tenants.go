@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"regexp"
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -10,13 +9,11 @@ import (
 
 // DefaultTenant is the tenant of stdio, of MASSGEN_MCP_TOKEN and of an HTTP
 // server without tokens. Its sessions live in <state-dir>/sessions/<id>/.
-const DefaultTenant = "default"
-
-var tenantPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+const DefaultTenant = coordination.DefaultTenant
 
 // ValidTenant tells whether a name may name a tenant: 1-64 letters, digits,
 // '_' or '-' (it becomes a directory name).
-func ValidTenant(name string) bool { return tenantPattern.MatchString(name) }
+func ValidTenant(name string) bool { return coordination.ValidTenant(name) }
 
 // TenantServices opens the coordination service of a tenant: one per tenant,
 // each over its own store and its own circuit breakers, so that a tenant's

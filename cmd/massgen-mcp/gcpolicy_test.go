@@ -6,6 +6,8 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/mcp"
 )
 
@@ -15,8 +17,8 @@ import (
 func TestEveryServiceTheBinaryBuildsFeedsTheIdleCollector(t *testing.T) {
 	services := map[string]*coordination.Service{
 		"run":            newService(t.TempDir(), 1),
-		"serve":          servedService(serveFlags{stateDir: t.TempDir(), parallel: 1}, mcp.DefaultTenant, nil),
-		"serve --memory": servedService(serveFlags{memory: true, parallel: 1}, mcp.DefaultTenant, nil),
+		"serve":          servedService(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir()), mcp.DefaultTenant, nil),
+		"serve --memory": servedService(serveFlags{memory: true, parallel: 1}, memstore.NewStores(), mcp.DefaultTenant, nil),
 	}
 	ctx := context.Background()
 	for name, svc := range services {

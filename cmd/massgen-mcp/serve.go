@@ -148,8 +148,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// are ended even when nobody calls them.
 	timerCtx, stopTimer := context.WithCancel(ctx)
 	defer stopTimer()
+	stores := servedStores(f)
 	tenantService := func(tenant string) *coordination.Service {
-		svc := servedService(f, tenant, allow)
+		svc := servedService(f, stores, tenant, allow)
 		go svc.RunTimer(timerCtx, 5*time.Second)
 		return svc
 	}
@@ -247,7 +248,7 @@ func allowedRoots(f serveFlags) ([]string, error) {
 // <state-dir>/tenants/<tenant>/sessions), its own circuit breakers, and
 // base URLs checked against the operator's allow-list, since every spec
 // comes from a client.
-func servedService(f serveFlags, tenant string, allow *backends.AllowList) *coordination.Service {
+func servedService(f serveFlags, stores coordination.Stores, tenant string, allow *backends.AllowList) *coordination.Service {
 	cfg := backends.Config{ClientURLs: allow}
 	opts := coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger,
 		RelativeDirs: f.http != "", OnModelCall: gcpolicy.Busy}
@@ -255,22 +256,23 @@ func servedService(f serveFlags, tenant string, allow *backends.AllowList) *coor
 		cfg.Tenant = tenant
 	}
 	opts.Open, opts.CheckModels, opts.Backends = cfg.Open, cfg.CheckModels, cfg.Report
-	if f.memory {
-		return coordination.NewService(memstore.New(), opts)
+	st, err := stores.For(tenant)
+	if err != nil {
+		// Unreachable: tenant names are checked as the tokens file is read,
+		// and neither the file nor the memory stores fail to open.
+		panic(fmt.Sprintf("tenant %q: %v", tenant, err))
 	}
-	return coordination.NewService(filestore.New(tenantStateDir(stateDir(f.stateDir), tenant)), opts)
+	return coordination.NewService(st, opts)
 }
 
-// tenantStateDir is where a tenant's sessions directory lives (DESIGN.md §1):
-// the state directory itself for the default tenant.
-func tenantStateDir(dir, tenant string) string {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+// servedStores opens the tenants' stores: memory with --memory, else the
+// file store under the state directory, the default tenant's sessions in
+// <state-dir>/sessions, another's in <state-dir>/tenants/<tenant>/sessions.
+func servedStores(f serveFlags) coordination.Stores {
+	if f.memory {
+		return memstore.NewStores()
 	}
-	if tenant == mcp.DefaultTenant {
-		return dir
-	}
-	return filepath.Join(dir, "tenants", tenant)
+	return filestore.NewStores(stateDir(f.stateDir))
 }
 
 // reloadOnHangup re-reads the tokens file on every SIGHUP; a file that does

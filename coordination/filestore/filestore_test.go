@@ -2,6 +2,8 @@ package filestore_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -11,6 +13,36 @@ import (
 
 func TestStoreContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) coordination.Store { return filestore.New(t.TempDir()) })
+}
+
+func TestStoresContract(t *testing.T) {
+	storetest.RunStores(t, func(t *testing.T) coordination.Stores { return filestore.NewStores(t.TempDir()) })
+}
+
+// TestTenantsLiveInTheirOwnDirectories pins the layout: the default tenant's
+// sessions in <state-dir>/sessions/<id>/, another's in
+// <state-dir>/tenants/<tenant>/sessions/<id>/.
+func TestTenantsLiveInTheirOwnDirectories(t *testing.T) {
+	dir := t.TempDir()
+	ss := filestore.NewStores(dir)
+	for tenant, want := range map[string]string{
+		coordination.DefaultTenant: filepath.Join(dir, "sessions", "s1"),
+		"acme":                     filepath.Join(dir, "tenants", "acme", "sessions", "s1"),
+	} {
+		st, err := ss.For(tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Create(context.Background(), storetest.NewSession("s1")); err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Dir("s1"); got != want {
+			t.Errorf("tenant %s: session directory %s, want %s", tenant, got, want)
+		}
+		if _, err := os.Stat(filepath.Join(want, "session.json")); err != nil {
+			t.Errorf("tenant %s: %v", tenant, err)
+		}
+	}
 }
 
 func benchStore(b *testing.B) *filestore.Store {

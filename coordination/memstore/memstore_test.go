@@ -15,6 +15,10 @@ func TestStoreContract(t *testing.T) {
 	storetest.Run(t, func(*testing.T) coordination.Store { return memstore.New() })
 }
 
+func TestStoresContract(t *testing.T) {
+	storetest.RunStores(t, func(*testing.T) coordination.Stores { return memstore.NewStores() })
+}
+
 func TestDirIsEmpty(t *testing.T) {
 	st := memstore.New()
 	if err := st.Create(context.Background(), storetest.NewSession("s")); err != nil {

@@ -1,0 +1,50 @@
+package filestore
+
+import (
+	"path/filepath"
+	"sync"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Stores opens each tenant's file store under one state directory: the
+// default tenant's sessions in <state-dir>/sessions/<id>/, another tenant's
+// in <state-dir>/tenants/<tenant>/sessions/<id>/ (DESIGN.md §1).
+type Stores struct {
+	stateDir string
+
+	mu       sync.Mutex
+	byTenant map[string]*Store
+}
+
+// NewStores returns the tenants' stores under stateDir.
+func NewStores(stateDir string) *Stores {
+	if abs, err := filepath.Abs(stateDir); err == nil {
+		stateDir = abs
+	}
+	return &Stores{stateDir: stateDir, byTenant: map[string]*Store{}}
+}
+
+// For is the tenant's store, opened once.
+func (s *Stores) For(tenant string) (coordination.Store, error) {
+	if err := coordination.CheckTenant(tenant); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.byTenant[tenant]; ok {
+		return st, nil
+	}
+	st := New(s.StateDir(tenant))
+	s.byTenant[tenant] = st
+	return st, nil
+}
+
+// StateDir is the directory holding the tenant's sessions/: the state
+// directory itself for the default tenant.
+func (s *Stores) StateDir(tenant string) string {
+	if tenant == coordination.DefaultTenant {
+		return s.stateDir
+	}
+	return filepath.Join(s.stateDir, "tenants", tenant)
+}

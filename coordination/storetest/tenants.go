@@ -1,0 +1,59 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// RunStores runs the cases of a coordination.Stores: one store per tenant,
+// the same each time, tenants that never see each other's sessions, and
+// names ValidTenant refuses refused before anything opens.
+func RunStores(t *testing.T, open func(t *testing.T) coordination.Stores) {
+	t.Run("SameTenantSameStore", func(t *testing.T) {
+		ss := open(t)
+		a, err := ss.For(coordination.DefaultTenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(t, a, "s1")
+		again, err := ss.For(coordination.DefaultTenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := again.Session(context.Background(), "s1"); err != nil {
+			t.Fatalf("the default tenant's store, opened again, lost its session: %v", err)
+		}
+	})
+	t.Run("TenantsDoNotSeeEachOthersSessions", func(t *testing.T) {
+		ss := open(t)
+		def, err := ss.For(coordination.DefaultTenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acme, err := ss.For("acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(t, acme, "s1")
+		if _, err := def.Session(context.Background(), "s1"); !errors.Is(err, coordination.ErrSessionNotFound) {
+			t.Fatalf("another tenant's session read from the default tenant: %v, want ErrSessionNotFound", err)
+		}
+		create(t, def, "s1") // the same id is free in another tenant
+		ids, err := acme.Sessions(context.Background())
+		if err != nil || len(ids) != 1 {
+			t.Fatalf("acme lists %v (%v), want its one session", ids, err)
+		}
+	})
+	t.Run("BadTenantNamesAreRefused", func(t *testing.T) {
+		ss := open(t)
+		for _, name := range []string{"", "..", "../x", "a/b", "a b", "é", strings.Repeat("a", 65)} {
+			if st, err := ss.For(name); !errors.Is(err, coordination.ErrBadInput) || st != nil {
+				t.Errorf("For(%q) = %v, %v; want ErrBadInput and no store", name, st, err)
+			}
+		}
+	})
+}
