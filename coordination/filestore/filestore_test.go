@@ -8,11 +8,22 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/storebench"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 func TestStoreContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) coordination.Store { return filestore.New(t.TempDir()) })
+}
+
+// BenchmarkStore is the shared store benchmark (storebench), on the file
+// store under the test's temporary directory.
+func BenchmarkStore(b *testing.B) {
+	storebench.Run(b, func(tb testing.TB) coordination.Store { return filestore.New(tb.TempDir()) })
+}
+
+func TestStoreBenchmarkRuns(t *testing.T) {
+	storebench.Check(t, func(tb testing.TB) coordination.Store { return filestore.New(tb.TempDir()) })
 }
 
 func TestStoresContract(t *testing.T) {

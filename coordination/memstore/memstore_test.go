@@ -7,12 +7,23 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/coordination/storebench"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 func TestStoreContract(t *testing.T) {
 	storetest.Run(t, func(*testing.T) coordination.Store { return memstore.New() })
+}
+
+// BenchmarkStore is the shared store benchmark (storebench), on the memory
+// store.
+func BenchmarkStore(b *testing.B) {
+	storebench.Run(b, func(testing.TB) coordination.Store { return memstore.New() })
+}
+
+func TestStoreBenchmarkRuns(t *testing.T) {
+	storebench.Check(t, func(testing.TB) coordination.Store { return memstore.New() })
 }
 
 func TestStoresContract(t *testing.T) {
