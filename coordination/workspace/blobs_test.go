@@ -1,0 +1,54 @@
+package workspace
+
+import (
+	"io/fs"
+	"os"
+	"sync"
+	"testing"
+)
+
+// countingBlobs is a Blobs that counts what passes through it to DirBlobs.
+type countingBlobs struct {
+	mu           sync.Mutex
+	puts, shares []string
+}
+
+func (c *countingBlobs) Put(dst string, src *os.File, perm fs.FileMode) (int64, string, error) {
+	c.mu.Lock()
+	c.puts = append(c.puts, dst)
+	c.mu.Unlock()
+	return DirBlobs{}.Put(dst, src, perm)
+}
+
+func (c *countingBlobs) Share(prev, dst string) error {
+	c.mu.Lock()
+	c.shares = append(c.shares, dst)
+	c.mu.Unlock()
+	return DirBlobs{}.Share(prev, dst)
+}
+
+// TestSnapshotContentGoesThroughTheTeamsBlobs: every byte a snapshot keeps
+// goes through Team.Blobs — new content by Put, unchanged content by Share —
+// so a store that keeps contents elsewhere (a database's large objects) plugs
+// in there.
+func TestSnapshotContentGoesThroughTheTeamsBlobs(t *testing.T) {
+	tm := NewTeam(t.TempDir(), nil, "")
+	blobs := &countingBlobs{}
+	tm.Blobs = blobs
+	live, err := tm.Prepare("agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, live, "index.html", "<h1>bakery</h1>")
+	write(t, live, "css/site.css", "body{}")
+	age(t, live)
+	stageAndLand(t, tm, "agent_a", 1)
+	if len(blobs.puts) != 2 || len(blobs.shares) != 0 {
+		t.Fatalf("first snapshot: %d puts, %d shares; want 2 and 0", len(blobs.puts), len(blobs.shares))
+	}
+	write(t, live, "index.html", "<h1>bakery, now with bread</h1>")
+	stageAndLand(t, tm, "agent_a", 2)
+	if len(blobs.puts) != 3 || len(blobs.shares) != 1 {
+		t.Fatalf("second snapshot: %d puts, %d shares in all; want 3 and 1 (the changed file put, the unchanged one shared)", len(blobs.puts), len(blobs.shares))
+	}
+}
