@@ -20,7 +20,7 @@ type hide struct {
 
 // maxScan bounds the walk of one read-only bind for .env files. A context
 // larger than this is refused rather than shown unchecked.
-const maxScan = 200_000
+var maxScan = 200_000
 
 // hidden lists what must not be visible: the spec's Hide paths and the
 // system's secrets wherever a mount shows them, and every .env file under

@@ -319,3 +319,67 @@ func BenchmarkRunTrue(b *testing.B) {
 		})
 	}
 }
+
+// TestSandboxHoldsNoCapabilitiesAndSeesNoHostProcess: run by root (as on
+// CI) bwrap would keep every capability, and the system could be remounted
+// writable; and a host process must be neither visible nor signalable.
+func TestSandboxHoldsNoCapabilitiesAndSeesNoHostProcess(t *testing.T) {
+	needSandbox(t)
+	host := strconv.Itoa(os.Getpid())
+	res := run(t, Spec{Workspace: t.TempDir()}, `grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; id -u
+mount -o remount,rw /usr 2>/dev/null && echo REMOUNTED
+kill -0 `+host+` 2>/dev/null && echo SIGNALLED
+ls /proc | grep -c '^[0-9]'`)
+	lines := strings.Split(strings.TrimSpace(res.Output), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("output:\n%s", res.Output)
+	}
+	for _, l := range lines[:3] {
+		if !strings.HasSuffix(l, "0000000000000000") {
+			t.Errorf("a capability is held: %s", l)
+		}
+	}
+	if lines[3] != sandboxUID {
+		t.Errorf("uid %s inside, want %s", lines[3], sandboxUID)
+	}
+	if n, _ := strconv.Atoi(lines[4]); n > 5 || strings.Contains(res.Output, "REMOUNTED") || strings.Contains(res.Output, "SIGNALLED") {
+		t.Errorf("%d processes visible, or the system was remounted or a host process signalled:\n%s", n, res.Output)
+	}
+}
+
+func TestSpecRefusesABindTooLargeToCheckForSecrets(t *testing.T) {
+	defer func(n int) { maxScan = n }(maxScan)
+	maxScan = 10
+	big := t.TempDir()
+	for i := range 20 {
+		os.WriteFile(filepath.Join(big, strconv.Itoa(i)), nil, 0o644)
+	}
+	_, err := bwrapArgs(Spec{ReadOnly: []Bind{{big, ContextDir("big")}}}, []string{"true"}, nil)
+	if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), "too many to check for .env files") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestCappedKeepsHeadAndTailExactly(t *testing.T) {
+	var all strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&all, "%03d,", i)
+	}
+	text := all.String() // 2000 bytes
+	for _, chunk := range []int{1, 7, 64, 2000} {
+		c := newCapped(100)
+		for i := 0; i < len(text); i += chunk {
+			c.Write([]byte(text[i:min(i+chunk, len(text))]))
+		}
+		got, cut := c.String()
+		want := text[:50] + "\n[… 1900 bytes of output cut here …]\n" + text[len(text)-50:]
+		if !cut || got != want {
+			t.Errorf("chunks of %d: cut %v\n%q\nwant\n%q", chunk, cut, got, want)
+		}
+	}
+	c := newCapped(100)
+	c.Write([]byte("short"))
+	if got, cut := c.String(); cut || got != "short" {
+		t.Errorf("under the cap: %q %v", got, cut)
+	}
+}
