@@ -25,6 +25,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.42.0
 	golang.org/x/time v0.6.0
+	golang.org/x/tools v0.49.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/genai v1.77.0
 	gopkg.in/yaml.v3 v3.0.1
