@@ -5,8 +5,6 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // cancelTeamArgs are cancel_team's arguments.
@@ -18,7 +16,7 @@ func cancelTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("cancel_team",
 		mcpgo.WithDescription("Stop a team, cancelling its provider calls. Nothing is lost: the session is left cancelled and resumes with run_team{session_id} (or by stepping it again). Returns the team result as it stands."),
 		inputSchema[cancelTeamArgs](),
-		mcpgo.WithOutputSchema[coordination.TeamResult](),
+		mcpgo.WithOutputSchema[TeamResult](),
 		annotations("Cancel a team", false, true, false),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.cancelTeam)}

@@ -5,8 +5,6 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // finalizeTeamArgs are finalize_team's arguments.
@@ -20,7 +18,7 @@ func finalizeTeamTool(h *handler) server.ServerTool {
 		mcpgo.WithDescription("End a team now: apply the consensus rule to the standing votes, or force a winner (most standing votes, then most current votes, then the first answer), and write the final answer with the given strategy. "+
 			"Also the way to finish a decided session (final present or synthesize). Returns the team result."),
 		inputSchema[finalizeTeamArgs](),
-		mcpgo.WithOutputSchema[coordination.TeamResult](),
+		mcpgo.WithOutputSchema[TeamResult](),
 		// Open world: present and synthesize call a model for the final answer.
 		annotations("Finalize a team", false, false, true),
 	)

@@ -25,7 +25,7 @@ func runTeamTool(h *handler) server.ServerTool {
 			"By default it blocks with progress for up to 50 s and then returns {session_id, status: running} while the run continues; follow it with team_status or wait with run_team{session_id, wait: true}. "+
 			"Teams with host agents are refused: use start_team and step."),
 		inputSchema[runTeamArgs](),
-		mcpgo.WithOutputSchema[coordination.TeamResult](),
+		mcpgo.WithOutputSchema[TeamResult](),
 		annotations("Run a team", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.runTeam)}
@@ -138,7 +138,7 @@ func (h *handler) handle(ctx context.Context, id string) (*mcpgo.CallToolResult,
 // teamResult encodes a team result: the structured result plus a readable
 // summary.
 func teamResult(res *coordination.TeamResult) *mcpgo.CallToolResult {
-	return mcpgo.NewToolResultStructured(res, teamResultText(res))
+	return mcpgo.NewToolResultStructured(wireTeamResult(*res), teamResultText(res))
 }
 
 // teamResultText renders a team result for a person or a model: the outcome,

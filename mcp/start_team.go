@@ -19,10 +19,10 @@ type startTeamArgs struct {
 
 // startTeamResult is what start_team returns.
 type startTeamResult struct {
-	SessionID  string             `json:"session_id" jsonschema_description:"The session's handle: pass it to step, team_status, finalize_team and cancel_team."`
-	Agents     []startedAgent     `json:"agents"`
-	NextAgents []string           `json:"next_agents" jsonschema_description:"Agents due to act now: call step for each (in parallel if you like)."`
-	Rules      coordination.Rules `json:"rules"`
+	SessionID  string         `json:"session_id" jsonschema_description:"The session's handle: pass it to step, team_status, finalize_team and cancel_team."`
+	Agents     []startedAgent `json:"agents"`
+	NextAgents []string       `json:"next_agents" jsonschema_description:"Agents due to act now: call step for each (in parallel if you like)."`
+	Rules      Rules          `json:"rules"`
 }
 
 // startedAgent is one agent of a new team.
@@ -57,7 +57,7 @@ func (h *handler) startTeam(ctx context.Context, req mcpgo.CallToolRequest, args
 	if err != nil {
 		return nil, err
 	}
-	out := startTeamResult{SessionID: s.ID, Agents: []startedAgent{}, NextAgents: append([]string{}, res.NextAgents...), Rules: s.Rules}
+	out := startTeamResult{SessionID: s.ID, Agents: []startedAgent{}, NextAgents: append([]string{}, res.NextAgents...), Rules: wireRules(s.Rules)}
 	for _, a := range s.Agents {
 		backend := ""
 		if sp, err := providers.ParseSpec(a.Model); err == nil {

@@ -29,7 +29,7 @@ func stepTool(h *handler) server.ServerTool {
 			"For a host agent (you), step without an action returns its view (prompt, actions, vote_enum, seen_steps); step with action new_answer + content, or vote + target + reason, and the view's seen_steps submits it. "+
 			"Returns what happened, the consensus so far, next_agents, and the team result once the session has finished."),
 		inputSchema[stepArgs](),
-		mcpgo.WithOutputSchema[coordination.StepResult](),
+		mcpgo.WithOutputSchema[StepResult](),
 		annotations("Step one agent", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.step)}
@@ -76,20 +76,20 @@ func stepResult(res *coordination.StepResult) *mcpgo.CallToolResult {
 			fmt.Fprintf(&b, "Note: %s\n", res.Message)
 		}
 		fmt.Fprintf(&b, "\n--- system ---\n%s\n\n--- prompt ---\n%s\n", v.System, v.Prompt)
-		return mcpgo.NewToolResultStructured(res, b.String())
+		return mcpgo.NewToolResultStructured(wireStepResult(*res), b.String())
 	default:
 		b.WriteString(res.Line() + ".\n")
 	}
 	if res.Result != nil {
 		b.WriteString(teamResultText(res.Result))
-		return mcpgo.NewToolResultStructured(res, b.String())
+		return mcpgo.NewToolResultStructured(wireStepResult(*res), b.String())
 	}
 	next := "nobody (other steps are in flight)"
 	if len(res.NextAgents) > 0 {
 		next = strings.Join(res.NextAgents, ", ")
 	}
 	fmt.Fprintf(&b, "Next agents: %s.\n", next)
-	return mcpgo.NewToolResultStructured(res, b.String())
+	return mcpgo.NewToolResultStructured(wireStepResult(*res), b.String())
 }
 
 // seenJSON renders seen_steps as the JSON object to pass back.

@@ -8,7 +8,6 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
@@ -23,7 +22,7 @@ func teamStatusTool(h *handler) server.ServerTool {
 		mcpgo.WithDescription("Where a team stands: each agent's state, answer previews, votes and whether they are stale, consensus, next agents, the timeline, tokens and cost, and the result once finished. "+
 			"Cheap; poll it while run_team works in the background."),
 		inputSchema[teamStatusArgs](),
-		mcpgo.WithOutputSchema[coordination.StatusView](),
+		mcpgo.WithOutputSchema[StatusView](),
 		annotations("Team status", true, true, false),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.teamStatus)}
@@ -34,12 +33,13 @@ func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, arg
 	if err != nil {
 		return nil, err
 	}
+	out := wireStatusView(*v)
 	if args.Format == "json" {
-		body, err := json.Marshal(v)
+		body, err := json.Marshal(out)
 		if err != nil {
 			return nil, fmt.Errorf("cannot encode the status of %s: %w", args.SessionID, err)
 		}
-		return mcpgo.NewToolResultStructured(v, string(body)), nil
+		return mcpgo.NewToolResultStructured(out, string(body)), nil
 	}
 	// The same pictures as `massgen-mcp status`; without the ledger the
 	// report still has its table.
@@ -47,5 +47,5 @@ func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, arg
 	if err != nil {
 		l = nil
 	}
-	return mcpgo.NewToolResultStructured(v, v.Markdown()+report.StatusSections(v, l, 100)), nil
+	return mcpgo.NewToolResultStructured(out, v.Markdown()+report.StatusSections(v, l, 100)), nil
 }

@@ -1,0 +1,216 @@
+package mcp
+
+import (
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/criteria"
+)
+
+// The results the tools publish are the wire's own types, twins of the
+// coordination structs they are converted from (wireconv.go): a field renamed
+// or retagged in coordination is a compile error in the conversion or no
+// change at all on the wire, never a silent change of a tool's schema. Each
+// field keeps the name, order and tags its schema was generated from, so the
+// snapshots in testdata/toolsnaps are unchanged by the move. Criteria items
+// and times are shared with their own packages.
+
+// TeamResult is the wire form of coordination.TeamResult.
+type TeamResult struct {
+	SessionID      string         `json:"session_id"`
+	Status         string         `json:"status"`
+	StopReason     *string        `json:"stop_reason"`
+	HowChosen      *string        `json:"how_chosen"`
+	Tie            bool           `json:"tie"`
+	Winner         *Winner        `json:"winner"`
+	FinalAnswer    *string        `json:"final_answer"`
+	Consensus      ConsensusView  `json:"consensus"`
+	Votes          []VoteView     `json:"votes"`
+	Answers        []AnswerView   `json:"answers"`
+	NextAgents     []string       `json:"next_agents"`
+	Steps          int            `json:"steps"`
+	Usage          UsageView      `json:"usage"`
+	CostUSD        *float64       `json:"cost_usd"`
+	BudgetEnforced bool           `json:"budget_enforced"`
+	Duration       float64        `json:"duration_seconds"`
+	SessionDir     string         `json:"session_dir"`
+	FinalNote      string         `json:"final_note,omitempty"`
+	HowChosenNote  string         `json:"how_chosen_note,omitempty"`
+	Agents         []AgentUsage   `json:"agents"`
+	Dropped        []DroppedAgent `json:"dropped"`
+	Degraded       bool           `json:"degraded"`
+	Files          []FileView     `json:"files,omitempty"`
+	FilesCount     int            `json:"files_count,omitempty"`
+	FilesDir       string         `json:"files_dir,omitempty"`
+	Applied        *Applied       `json:"applied,omitempty"`
+}
+
+// StatusView is the wire form of coordination.StatusView.
+type StatusView struct {
+	Result    *TeamResult     `json:"result"`
+	Task      string          `json:"task"`
+	Rules     Rules           `json:"rules"`
+	Seed      int64           `json:"seed"`
+	Criteria  []criteria.Item `json:"eval_criteria"`
+	Agents    []AgentStatus   `json:"agents"`
+	Revote    []string        `json:"revote_pending"`
+	CreatedAt time.Time       `json:"created_at"`
+	Foreign   bool            `json:"written_by_massgen"`
+	Timeline  []Event         `json:"timeline"`
+}
+
+// StepResult is the wire form of coordination.StepResult.
+type StepResult struct {
+	SessionID   string         `json:"session_id"`
+	AgentID     string         `json:"agent_id"`
+	Action      string         `json:"action"`
+	Label       string         `json:"label,omitempty"`
+	Target      string         `json:"target,omitempty"`
+	TargetLabel string         `json:"target_label,omitempty"`
+	ErrorClass  string         `json:"error_class,omitempty"`
+	Message     string         `json:"message,omitempty"`
+	SeenSteps   map[string]int `json:"seen_steps"`
+	Stale       bool           `json:"stale"`
+	Consensus   ConsensusView  `json:"consensus"`
+	NextAgents  []string       `json:"next_agents"`
+	Finished    bool           `json:"finished"`
+	Result      *TeamResult    `json:"result,omitempty"`
+	View        *HostView      `json:"view,omitempty"`
+}
+
+// Winner is the wire form of coordination.Winner.
+type Winner struct {
+	AgentID string `json:"agent_id"`
+	Label   string `json:"label"`
+	Model   string `json:"model"`
+}
+
+// ConsensusView is the wire form of coordination.ConsensusView.
+type ConsensusView struct {
+	Rule    string         `json:"rule"`
+	Reached bool           `json:"reached"`
+	Leader  *string        `json:"leader"`
+	Tally   map[string]int `json:"tally"`
+}
+
+// VoteView is the wire form of coordination.VoteView.
+type VoteView struct {
+	Voter       string `json:"voter"`
+	Target      string `json:"target"`
+	TargetLabel string `json:"target_label"`
+	Reason      string `json:"reason"`
+	Stale       bool   `json:"stale"`
+}
+
+// AnswerView is the wire form of coordination.AnswerView.
+type AnswerView struct {
+	AgentID string `json:"agent_id"`
+	Label   string `json:"label"`
+	Model   string `json:"model"`
+	Content string `json:"content"`
+}
+
+// UsageView is the wire form of coordination.UsageView.
+type UsageView struct {
+	Input       int64 `json:"input"`
+	CachedInput int64 `json:"cached_input"`
+	Output      int64 `json:"output"`
+	Reasoning   int64 `json:"reasoning"`
+}
+
+// AgentUsage is the wire form of coordination.AgentUsage.
+type AgentUsage struct {
+	AgentID string    `json:"agent_id"`
+	Model   string    `json:"model"`
+	Steps   int       `json:"steps"`
+	Usage   UsageView `json:"usage"`
+	CostUSD *float64  `json:"cost_usd"`
+}
+
+// DroppedAgent is the wire form of coordination.DroppedAgent.
+type DroppedAgent struct {
+	AgentID string `json:"agent_id"`
+	Model   string `json:"model"`
+	Class   string `json:"class"`
+	Message string `json:"message"`
+}
+
+// FileView is the wire form of coordination.FileView.
+type FileView struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Applied is the wire form of workspace.Applied.
+type Applied struct {
+	Context   string   `json:"context"`
+	Written   []Change `json:"written"`
+	Conflicts []Change `json:"conflicts"`
+	Skipped   []Change `json:"skipped"`
+}
+
+// Rules is the wire form of coordination.Rules.
+type Rules struct {
+	Consensus           string   `json:"consensus" yaml:"consensus"`
+	MaxRounds           int      `json:"max_rounds" yaml:"max_rounds"`
+	MaxAnswersPerAgent  int      `json:"max_answers_per_agent" yaml:"max_answers_per_agent"`
+	TimeoutSeconds      float64  `json:"timeout_seconds" yaml:"timeout_seconds"`
+	StepTimeoutSeconds  float64  `json:"step_timeout_seconds" yaml:"step_timeout_seconds"`
+	CostBudgetUSD       *float64 `json:"cost_budget_usd" yaml:"cost_budget_usd"`
+	TokenBudget         *int64   `json:"token_budget" yaml:"token_budget"`
+	MaxAgentFailures    int      `json:"max_agent_failures" yaml:"max_agent_failures"`
+	Final               string   `json:"final" yaml:"final"`
+	AnswerFormat        string   `json:"answer_format" yaml:"answer_format"`
+	EarlyStop           bool     `json:"early_stop" yaml:"early_stop"`
+	Aliases             string   `json:"aliases" yaml:"aliases"`
+	RotateOwnLast       *bool    `json:"rotate_own_last" yaml:"rotate_own_last"`
+	BlindFirst          *bool    `json:"blind_first" yaml:"blind_first"`
+	PeerAnswerTokenCap  int      `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
+	MaxToolCallsPerStep int      `json:"max_tool_calls_per_step" yaml:"max_tool_calls_per_step"`
+	Strict              bool     `json:"strict,omitempty" yaml:"strict"`
+}
+
+// AgentStatus is the wire form of coordination.AgentStatus.
+type AgentStatus struct {
+	ID           string     `json:"id"`
+	Alias        string     `json:"alias"`
+	Model        string     `json:"model"`
+	Host         bool       `json:"host"`
+	Status       string     `json:"status"`
+	Steps        int        `json:"steps"`
+	Answers      int        `json:"answers"`
+	LatestLabel  string     `json:"latest_answer_label,omitempty"`
+	Preview      string     `json:"answer_preview,omitempty"`
+	Vote         *VoteView  `json:"vote"`
+	StandingVote bool       `json:"standing_vote"`
+	Next         bool       `json:"next"`
+	Why          string     `json:"why_not_next,omitempty"`
+	LastError    string     `json:"last_error,omitempty"`
+	Usage        AgentUsage `json:"usage"`
+}
+
+// Event is the wire form of coordination.Event.
+type Event struct {
+	Time    time.Time              `json:"timestamp"`
+	Type    string                 `json:"type"`
+	Agent   string                 `json:"agent_id,omitempty"`
+	Step    int                    `json:"step,omitempty"`
+	Message string                 `json:"message"`
+	Data    map[string]interface{} `json:"data,omitempty"`
+}
+
+// HostView is the wire form of coordination.HostView.
+type HostView struct {
+	Prompt   string   `json:"prompt"`
+	System   string   `json:"system"`
+	Actions  []string `json:"actions"`
+	VoteEnum []string `json:"vote_enum"`
+	Revote   bool     `json:"revote"`
+}
+
+// Change is the wire form of workspace.Change.
+type Change struct {
+	Path   string `json:"path"`
+	Op     string `json:"op"`
+	Reason string `json:"reason,omitempty"`
+}
