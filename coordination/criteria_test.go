@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/sim"
@@ -59,8 +60,8 @@ func TestAttachedCriteriaReachEveryPromptAndTheVoteRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Criteria) != 2 || !strings.Contains(st.Markdown(), "- E1 [must] The product is exact.") {
-		t.Errorf("team_status lists criteria %+v:\n%s", st.Criteria, st.Markdown())
+	if len(st.Criteria) != 2 || !strings.Contains(report.Markdown(st), "- E1 [must] The product is exact.") {
+		t.Errorf("team_status lists criteria %+v:\n%s", st.Criteria, report.Markdown(st))
 	}
 	evs, _ := h.store.Events(context.Background(), s.ID)
 	attached := false

@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -61,42 +60,6 @@ func answered(st *State) int {
 func isDegraded(s *Session, st *State) bool {
 	return teamSize(s) >= 2 && answered(st) < 2
 }
-
-// droppedText renders the dropped agents and a degraded outcome, first in a
-// summary so nobody misses them.
-func (r *TeamResult) droppedText() string {
-	var b strings.Builder
-	if r.Degraded {
-		fmt.Fprintf(&b, "DEGRADED: only %s of a team of %d ever answered, so this is not a team's answer.\n", agentCount(len(r.Answers)), len(r.Agents)+countPreRun(r))
-	}
-	for _, d := range r.Dropped {
-		msg := oneLine(d.Message, 200)
-		if msg == "" {
-			msg = "no message"
-		}
-		fmt.Fprintf(&b, "Dropped: %s (%s) — %s: %s\n", d.AgentID, d.Model, d.Class, msg)
-	}
-	return b.String()
-}
-
-// countPreRun counts dropped agents that never joined the running team
-// (they have no usage row).
-func countPreRun(r *TeamResult) int {
-	n := 0
-	for _, d := range r.Dropped {
-		found := false
-		for _, a := range r.Agents {
-			found = found || a.AgentID == d.AgentID
-		}
-		if !found {
-			n++
-		}
-	}
-	return n
-}
-
-// agentCount says "1 agent", "2 agents".
-func agentCount(n int) string { return Count(n, "agent") }
 
 // Count says how many of a noun, in good grammar: "1 step", "3 steps".
 func Count(n int, noun string) string {

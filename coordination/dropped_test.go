@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
@@ -35,7 +36,7 @@ func TestATeamThatBecameOneModelSaysWhoDroppedAndIsDegraded(t *testing.T) {
 	if d.AgentID != "agent_a" || d.Model != models[0] || d.Class != string(providers.ClassProvider) || !strings.Contains(d.Message, "does not exist") {
 		t.Errorf("dropped %+v", d)
 	}
-	sum := res.Summary()
+	sum := report.Summary(res)
 	for _, want := range []string{"DEGRADED: only 1 agent of a team of 2 ever answered", "Dropped: agent_a (" + models[0] + ") — provider: HTTP 404"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
@@ -61,8 +62,8 @@ func TestAHealthyTeamIsNotDegradedAndDropsNobody(t *testing.T) {
 	if res.Degraded || res.Dropped == nil || len(res.Dropped) != 0 {
 		t.Errorf("degraded %v dropped %#v", res.Degraded, res.Dropped)
 	}
-	if strings.Contains(res.Summary(), "DEGRADED") || strings.Contains(res.Summary(), "Dropped:") {
-		t.Errorf("summary:\n%s", res.Summary())
+	if strings.Contains(report.Summary(res), "DEGRADED") || strings.Contains(report.Summary(res), "Dropped:") {
+		t.Errorf("summary:\n%s", report.Summary(res))
 	}
 }
 

@@ -366,35 +366,6 @@ func (svc *Service) keepFiles(s *Session) error {
 	return nil
 }
 
-// writeFiles renders the winner's files and what was applied, for Summary.
-func (r *TeamResult) writeFiles(b *strings.Builder) {
-	if r.FilesCount > 0 {
-		fmt.Fprintf(b, "Files: %d in %s\n", r.FilesCount, r.FilesDir)
-		const listed = 10
-		for i, f := range r.Files {
-			if i == listed {
-				break
-			}
-			fmt.Fprintf(b, "  %s (%d bytes)\n", f.Path, f.Bytes)
-		}
-		if r.FilesCount > min(listed, len(r.Files)) {
-			fmt.Fprintf(b, "  … and %d more\n", r.FilesCount-min(listed, len(r.Files)))
-		}
-	}
-	if a := r.Applied; a != nil {
-		fmt.Fprintf(b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
-		for _, c := range a.Written {
-			fmt.Fprintf(b, "  %s %s\n", c.Op, c.Path)
-		}
-		for _, c := range a.Conflicts {
-			fmt.Fprintf(b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)
-		}
-		for _, c := range a.Skipped {
-			fmt.Fprintf(b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
-		}
-	}
-}
-
 // maxServedFile caps one file served from a snapshot.
 const maxServedFile = 8 << 20
 

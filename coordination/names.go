@@ -23,35 +23,20 @@ func shortModel(spec string) string {
 	return sp.Model
 }
 
-// who is "agent_c (gemini-2.5-flash)".
-func who(id, model string) string {
+// Who is "agent_c (gemini-2.5-flash)": how every line names an agent.
+func Who(id, model string) string {
 	if model == "" {
 		return id
 	}
 	return fmt.Sprintf("%s (%s)", id, shortModel(model))
 }
 
-// bracket is "[agent2.1]", or "" for no label.
-func bracket(label string) string {
+// Bracket is "[agent2.1]", or "" for no label.
+func Bracket(label string) string {
 	if label == "" {
 		return ""
 	}
 	return "[" + label + "]"
-}
-
-// modelOfAgent finds an agent's model in a result.
-func (r *TeamResult) modelOf(id string) string {
-	for _, a := range r.Agents {
-		if a.AgentID == id {
-			return a.Model
-		}
-	}
-	for _, d := range r.Dropped {
-		if d.AgentID == id {
-			return d.Model
-		}
-	}
-	return ""
 }
 
 // votesFor finds the agent a voter's latest vote is for and counts the
@@ -77,12 +62,12 @@ func votesFor(st *State, voter string) (target string, n int) {
 // answered [agent2.1]", "… voted for agent_a [agent1.2]", "… failed
 // (rate_limit): …".
 func (r *StepResult) Line() string {
-	me := who(r.AgentID, r.model)
+	me := Who(r.AgentID, r.model)
 	switch r.Action {
 	case "new_answer":
-		return me + " answered " + bracket(r.Label)
+		return me + " answered " + Bracket(r.Label)
 	case "vote":
-		line := me + " voted for " + strings.TrimSpace(r.Target+" "+bracket(r.TargetLabel))
+		line := me + " voted for " + strings.TrimSpace(r.Target+" "+Bracket(r.TargetLabel))
 		if r.Stale {
 			line += "; the vote is already stale (a newer answer landed meanwhile)"
 		}

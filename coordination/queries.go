@@ -62,7 +62,7 @@ func (svc *Service) summary(s *Session, st *State, res *TeamResult) SessionSumma
 	}
 	return SessionSummary{
 		SessionID:  s.ID,
-		Task:       preview(s.Task, 200),
+		Task:       Preview(s.Task, 200),
 		Status:     res.Status,
 		Driver:     driver,
 		Agents:     s.AgentIDs(),

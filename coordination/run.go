@@ -326,7 +326,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			r.publish(svc.progress(s, st, "finished", "", finishedMessage(res)))
 			return res, nil
 		case StatusDecided:
-			r.publish(svc.progress(s, st, "decided", "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), s.Rules.Final)))
+			r.publish(svc.progress(s, st, "decided", "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
 			return svc.writeFinal(ctx, s, "")
 		case StatusCancelled:
 			r.publish(svc.progress(s, st, "cancelled", "", "session cancelled"))
@@ -547,7 +547,7 @@ func finishedMessage(res *TeamResult) string {
 	if res.Winner == nil {
 		return fmt.Sprintf("session %s (%s): no answer", res.Status, Deref(res.StopReason))
 	}
-	return fmt.Sprintf("%s %s wins (%s, %s)", who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
+	return fmt.Sprintf("%s %s wins (%s, %s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
 }
 
 // progress builds a progress message from a state.
@@ -571,20 +571,20 @@ func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResul
 		live = len(res.Result.Agents)
 	}
 	var msg string
-	me := who(res.AgentID, s.modelOf(res.AgentID))
+	me := Who(res.AgentID, s.modelOf(res.AgentID))
 	switch res.Action {
 	case "new_answer":
-		msg = fmt.Sprintf("%s answered %s", me, bracket(res.Label))
+		msg = fmt.Sprintf("%s answered %s", me, Bracket(res.Label))
 	case "vote":
 		target, n := "", 0
 		if res.state != nil {
 			target, n = votesFor(res.state, res.AgentID)
 		}
-		msg = fmt.Sprintf("%s voted for %s", me, strings.TrimSpace(target+" "+bracket(res.TargetLabel)))
+		msg = fmt.Sprintf("%s voted for %s", me, strings.TrimSpace(target+" "+Bracket(res.TargetLabel)))
 		if res.Stale {
 			msg += " (stale)"
 		} else if target != "" {
-			msg += fmt.Sprintf(" — %d of %d votes for %s", n, live, bracket(res.TargetLabel))
+			msg += fmt.Sprintf(" — %d of %d votes for %s", n, live, Bracket(res.TargetLabel))
 		}
 	default:
 		msg = fmt.Sprintf("%s failed (%s)", me, res.ErrorClass)

@@ -121,7 +121,7 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 	}
 	msg := fmt.Sprintf("session %s", res.Status)
 	if res.Winner != nil {
-		msg = fmt.Sprintf("%s: %s %s wins (%s, %s)", res.Status, who(res.Winner.AgentID, res.Winner.Model), bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
+		msg = fmt.Sprintf("%s: %s %s wins (%s, %s)", res.Status, Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
 	} else if res.StopReason != nil {
 		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
 	}

@@ -107,7 +107,7 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 			row.Usage = AgentUsage{AgentID: a.ID, Model: ag.Model}
 		}
 		if a.LatestAnswer != nil {
-			row.LatestLabel, row.Preview = a.LatestAnswer.Label, preview(a.LatestAnswer.Content, 200)
+			row.LatestLabel, row.Preview = a.LatestAnswer.Label, Preview(a.LatestAnswer.Content, 200)
 		}
 		if vt := a.LatestVote; vt != nil {
 			row.Vote = &VoteView{Voter: a.ID, Target: vt.Target, TargetLabel: vt.TargetLabel, Reason: vt.Reason, Stale: IsVoteStale(vt, st.Latest)}
@@ -150,7 +150,8 @@ func agentStatus(a *AgentState, host bool) string {
 	return "waiting"
 }
 
-func preview(s string, n int) string {
+// Preview is s cut to n runes, with an ellipsis when cut.
+func Preview(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -280,7 +281,7 @@ func massgenStatus(s *Session, st *State, res *TeamResult, now time.Time) map[st
 			row["error"] = massgenError(e)
 		}
 		if v := a.StandingVote; v != nil {
-			row["vote_cast"] = map[string]any{"voted_for_agent": v.Target, "voted_for_label": v.TargetLabel, "reason_preview": preview(v.Reason, 100)}
+			row["vote_cast"] = map[string]any{"voted_for_agent": v.Target, "voted_for_label": v.TargetLabel, "reason_preview": Preview(v.Reason, 100)}
 		}
 		agents[a.ID] = row
 	}
@@ -289,7 +290,7 @@ func massgenStatus(s *Session, st *State, res *TeamResult, now time.Time) map[st
 		winner = res.Winner.AgentID
 	}
 	if res.FinalAnswer != nil {
-		previewText = preview(*res.FinalAnswer, 200)
+		previewText = Preview(*res.FinalAnswer, 200)
 	}
 	var totalCost any
 	if res.CostUSD != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 // runTeamArgs are run_team's arguments: the team settings plus wait.
@@ -141,15 +142,13 @@ func teamResult(res *coordination.TeamResult) *mcpgo.CallToolResult {
 	return mcpgo.NewToolResultStructured(wireTeamResult(*res), teamResultText(res))
 }
 
-// teamResultText renders a team result for a person or a model: the outcome,
-// the final answer, and what to do next.
+// teamResultText renders a team result for a person or a model: the status,
+// the result as every surface prints it (report.Result), and what to do next
+// with the tools.
 func teamResultText(res *coordination.TeamResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Team %s: %s\n", res.SessionID, res.Status)
-	b.WriteString(res.Summary())
-	if res.FinalAnswer != nil {
-		fmt.Fprintf(&b, "\nFinal answer:\n%s\n", strings.TrimRight(*res.FinalAnswer, "\n"))
-	}
+	b.WriteString(report.Result(res))
 	switch res.Status {
 	case coordination.StatusRunning:
 		fmt.Fprintf(&b, "\nThe team is still working (%s so far). Follow it with team_status{session_id: %q}, wait for the end with run_team{session_id: %q, wait: true}, or stop it with cancel_team.\n", coordination.Count(res.Steps, "step"), res.SessionID, res.SessionID)

@@ -47,5 +47,5 @@ func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, arg
 	if err != nil {
 		l = nil
 	}
-	return mcpgo.NewToolResultStructured(out, v.Markdown()+report.StatusSections(v, l, 100)), nil
+	return mcpgo.NewToolResultStructured(out, report.Markdown(v)+report.StatusSections(v, l, 100)), nil
 }

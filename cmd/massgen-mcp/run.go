@@ -15,6 +15,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/tui"
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
@@ -238,10 +239,7 @@ func printProgress(w io.Writer, p coordination.Progress) {
 
 func printResult(w io.Writer, res *coordination.TeamResult) {
 	fmt.Fprintln(w)
-	fmt.Fprint(w, res.Summary())
-	if res.FinalAnswer != nil {
-		fmt.Fprintf(w, "\nFinal answer:\n%s\n", strings.TrimRight(*res.FinalAnswer, "\n"))
-	}
+	fmt.Fprint(w, report.Result(res))
 	if res.StopReason != nil {
 		fmt.Fprintf(w, "\nStop reason: %s\n", *res.StopReason)
 	}

@@ -62,7 +62,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), v)
 			}
-			fmt.Fprint(cmd.OutOrStdout(), v.Markdown())
+			fmt.Fprint(cmd.OutOrStdout(), report.Markdown(v))
 			// The pictures need the ledger; a session whose ledger cannot
 			// be read now still shows its table above.
 			l, err := svc.Ledger(ctx, v.Result.SessionID)

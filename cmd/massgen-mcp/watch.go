@@ -9,6 +9,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/tui"
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 // watchStatus follows a session through the store's watch until it ends:
@@ -88,7 +89,7 @@ func followLines(ctx context.Context, out io.Writer, src tui.Source, changed <-c
 		printed = max(printed, len(snap.Events))
 		if snap.Ended() {
 			fmt.Fprintln(out)
-			fmt.Fprint(out, snap.Status.Result.Summary())
+			fmt.Fprint(out, report.Summary(snap.Status.Result))
 			return snap, nil
 		}
 		select {

@@ -1,0 +1,241 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Markdown renders a status view: team_status's text and `massgen-mcp status`.
+func Markdown(v *coordination.StatusView) string {
+	var b strings.Builder
+	r := v.Result
+	fmt.Fprintf(&b, "## Team %s — %s\n\n", r.SessionID, r.Status)
+	if v.Foreign {
+		b.WriteString("_Written by MassGen's own step mode: agents from agents/*, default rules._\n\n")
+	}
+	if v.Task != "" {
+		fmt.Fprintf(&b, "**Task:** %s\n\n", clipLine(v.Task, 300))
+	}
+	fmt.Fprintf(&b, "Rules: consensus %s, max_rounds %d, max_answers_per_agent %d, final %s, answer_format %s\n\n",
+		v.Rules.Consensus, v.Rules.MaxRounds, v.Rules.MaxAnswersPerAgent, v.Rules.Final, v.Rules.AnswerFormat)
+	if len(v.Criteria) > 0 {
+		b.WriteString("**Evaluation criteria**\n\n")
+		for _, c := range v.Criteria {
+			fmt.Fprintf(&b, "- %s [%s] %s\n", c.ID, c.Category, c.Text)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| agent | model | alias | status | steps | answers | latest | vote | next |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, a := range v.Agents {
+		vote := "—"
+		if a.Vote != nil {
+			vote = a.Vote.TargetLabel
+			if a.Vote.Stale {
+				vote += " (stale)"
+			} else if !a.StandingVote {
+				vote += " (superseded)"
+			}
+		}
+		next := "yes"
+		if !a.Next {
+			next = "no"
+			if a.Why != "" {
+				next = "no: " + a.Why
+			}
+		}
+		latest := a.LatestLabel
+		if latest == "" {
+			latest = "—"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s | %s |\n", a.ID, a.Model, a.Alias, a.Status, a.Steps, a.Answers, latest, vote, next)
+	}
+	b.WriteString("\n")
+	b.WriteString(consensusLine(r))
+	if len(v.Revote) > 0 {
+		fmt.Fprintf(&b, "Re-vote pending for: %s\n", strings.Join(v.Revote, ", "))
+	}
+	if len(r.NextAgents) > 0 {
+		fmt.Fprintf(&b, "Next agents: %s\n", strings.Join(r.NextAgents, ", "))
+	}
+	for _, a := range v.Agents {
+		if a.Preview != "" {
+			fmt.Fprintf(&b, "\n**%s** %s:\n> %s\n", coordination.Who(a.ID, a.Model), coordination.Bracket(a.LatestLabel), strings.ReplaceAll(a.Preview, "\n", "\n> "))
+		}
+		if a.LastError != "" {
+			fmt.Fprintf(&b, "\n%s last failed: %s\n", a.ID, a.LastError)
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(Summary(r))
+	if len(v.Timeline) > 0 {
+		b.WriteString("\n**Timeline** (latest last)\n\n")
+		tl := v.Timeline
+		if len(tl) > 20 {
+			tl = tl[len(tl)-20:]
+		}
+		for _, e := range tl {
+			fmt.Fprintf(&b, "- %s %s\n", e.Time.Format("15:04:05"), e.Message)
+		}
+	}
+	return b.String()
+}
+
+func consensusLine(r *coordination.TeamResult) string {
+	labels := make([]string, 0, len(r.Consensus.Tally))
+	for l := range r.Consensus.Tally {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	parts := make([]string, len(labels))
+	for i, l := range labels {
+		parts[i] = fmt.Sprintf("%s: %d", l, r.Consensus.Tally[l])
+	}
+	tally := "no standing votes"
+	if len(parts) > 0 {
+		tally = strings.Join(parts, ", ")
+	}
+	reached := "not reached"
+	if r.Consensus.Reached {
+		reached = "reached"
+	}
+	return fmt.Sprintf("Consensus (%s): %s — %s\n", r.Consensus.Rule, reached, tally)
+}
+
+// Summary renders the outcome of a result: winner, how chosen, votes, usage
+// (every result the CLI prints and the MCP tools return).
+func Summary(r *coordination.TeamResult) string {
+	var b strings.Builder
+	b.WriteString(droppedText(r))
+	switch {
+	case r.Winner != nil:
+		tie := ""
+		if r.Tie {
+			tie = ", tie drawn by seed"
+		}
+		fmt.Fprintf(&b, "Winner: %s %s — chosen by %s, stopped by %s%s\n", coordination.Who(r.Winner.AgentID, r.Winner.Model), coordination.Bracket(r.Winner.Label), coordination.Deref(r.HowChosen), coordination.Deref(r.StopReason), tie)
+	case r.Status == coordination.StatusFailed:
+		fmt.Fprintf(&b, "No answer: the session failed (%s)\n", coordination.Deref(r.StopReason))
+	default:
+		fmt.Fprintf(&b, "Status: %s\n", r.Status)
+	}
+	if len(r.Votes) > 0 {
+		b.WriteString("Votes:\n")
+		for _, v := range r.Votes {
+			state := "standing"
+			if v.Stale {
+				state = "stale"
+			}
+			fmt.Fprintf(&b, "  %s → %s %s %s: %s\n", coordination.Who(v.Voter, modelOf(r, v.Voter)), v.Target, coordination.Bracket(v.TargetLabel), state, clipLine(v.Reason, 120))
+		}
+	}
+	cost := "unknown"
+	if r.CostUSD != nil {
+		cost = fmt.Sprintf("$%.4f", *r.CostUSD)
+	}
+	fmt.Fprintf(&b, "Tokens: %d in (%d cached), %d out (%d reasoning); cost %s; %s; %.1fs\n",
+		r.Usage.Input, r.Usage.CachedInput, r.Usage.Output, r.Usage.Reasoning, cost, coordination.Count(r.Steps, "step"), r.Duration)
+	if r.FinalNote != "" {
+		fmt.Fprintf(&b, "Note: %s\n", r.FinalNote)
+	}
+	writeFiles(&b, r)
+	if r.SessionDir != "" {
+		fmt.Fprintf(&b, "Session: %s\n", r.SessionDir)
+	}
+	return b.String()
+}
+
+// Result is a team result as every surface prints it: the summary, then the
+// final answer if there is one. The CLI adds the stop reason; the MCP tools
+// a status line first and, after it, what to do next with them.
+func Result(r *coordination.TeamResult) string {
+	s := Summary(r)
+	if r.FinalAnswer != nil {
+		s += fmt.Sprintf("\nFinal answer:\n%s\n", strings.TrimRight(*r.FinalAnswer, "\n"))
+	}
+	return s
+}
+
+// clipLine is s on one line, cut to n runes.
+func clipLine(s string, n int) string {
+	return coordination.Preview(oneLine(s), n)
+}
+
+// droppedText renders the dropped agents and a degraded outcome, first in a
+// summary so nobody misses them.
+func droppedText(r *coordination.TeamResult) string {
+	var b strings.Builder
+	if r.Degraded {
+		fmt.Fprintf(&b, "DEGRADED: only %s of a team of %d ever answered, so this is not a team's answer.\n", coordination.Count(len(r.Answers), "agent"), len(r.Agents)+countPreRun(r))
+	}
+	for _, d := range r.Dropped {
+		msg := clipLine(d.Message, 200)
+		if msg == "" {
+			msg = "no message"
+		}
+		fmt.Fprintf(&b, "Dropped: %s (%s) — %s: %s\n", d.AgentID, d.Model, d.Class, msg)
+	}
+	return b.String()
+}
+
+// countPreRun counts dropped agents that never joined the running team
+// (they have no usage row).
+func countPreRun(r *coordination.TeamResult) int {
+	n := 0
+	for _, d := range r.Dropped {
+		found := false
+		for _, a := range r.Agents {
+			found = found || a.AgentID == d.AgentID
+		}
+		if !found {
+			n++
+		}
+	}
+	return n
+}
+
+// writeFiles renders the winner's files and what was applied, for Summary.
+func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
+	if r.FilesCount > 0 {
+		fmt.Fprintf(b, "Files: %d in %s\n", r.FilesCount, r.FilesDir)
+		const listed = 10
+		for i, f := range r.Files {
+			if i == listed {
+				break
+			}
+			fmt.Fprintf(b, "  %s (%d bytes)\n", f.Path, f.Bytes)
+		}
+		if r.FilesCount > min(listed, len(r.Files)) {
+			fmt.Fprintf(b, "  … and %d more\n", r.FilesCount-min(listed, len(r.Files)))
+		}
+	}
+	if a := r.Applied; a != nil {
+		fmt.Fprintf(b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
+		for _, c := range a.Written {
+			fmt.Fprintf(b, "  %s %s\n", c.Op, c.Path)
+		}
+		for _, c := range a.Conflicts {
+			fmt.Fprintf(b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		}
+		for _, c := range a.Skipped {
+			fmt.Fprintf(b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		}
+	}
+}
+
+// modelOf finds an agent's model in a result.
+func modelOf(r *coordination.TeamResult, id string) string {
+	for _, a := range r.Agents {
+		if a.AgentID == id {
+			return a.Model
+		}
+	}
+	for _, d := range r.Dropped {
+		if d.AgentID == id {
+			return d.Model
+		}
+	}
+	return ""
+}
