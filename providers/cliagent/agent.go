@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -45,7 +47,41 @@ func (p *Provider) agentFor(req providers.Request) (agentDirs, error) {
 			return agentDirs{}, fmt.Errorf("cannot create the agent's directory %s: %w", d, err)
 		}
 	}
+	// The root's time says when the agent last stepped (sweep reads it).
+	now := time.Now()
+	_ = os.Chtimes(root, now, now)
+	sweepOnce(p.dir, now)
 	return a, nil
+}
+
+// agentIdle is how long an agent's directories outlive its last step: a
+// session resumed later than that starts its CLI's session afresh.
+const agentIdle = 30 * 24 * time.Hour
+
+var swept sync.Map // dir → struct{}
+
+// sweepOnce removes, once per process and directory, the directories of
+// agents that have not stepped for agentIdle, so HOMEs do not pile up.
+func sweepOnce(dir string, now time.Time) {
+	if _, done := swept.LoadOrStore(dir, struct{}{}); done {
+		return
+	}
+	sweep(dir, now.Add(-agentIdle))
+}
+
+func sweep(dir string, before time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || len(e.Name()) != 16 {
+			continue // not an agent's directory
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(before) {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // session is the CLI session to resume, or "".

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -48,8 +49,35 @@ func absolute(p string) (string, error) {
 	return abs, nil
 }
 
-// Version runs `binary --version` and returns its first line.
+// versions caches Version by binary, size and modification time: list_backends
+// may be called often, and starting a CLI costs a second.
+var versions sync.Map // versionKey → string
+
+type versionKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+// Version runs `binary --version` and returns its first line (once per
+// installed binary).
 func Version(ctx context.Context, binary string) (string, error) {
+	st, err := os.Stat(binary)
+	if err != nil {
+		return "", err
+	}
+	key := versionKey{binary, st.Size(), st.ModTime()}
+	if v, ok := versions.Load(key); ok {
+		return v.(string), nil
+	}
+	v, err := runVersion(ctx, binary)
+	if err == nil {
+		versions.Store(key, v)
+	}
+	return v, err
+}
+
+func runVersion(ctx context.Context, binary string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "--version")
