@@ -45,7 +45,7 @@ func (svc *Service) team(s *Session) *workspace.Team {
 	if !s.Workspaces {
 		return nil
 	}
-	dir := svc.store.Dir(s.ID)
+	dir := svc.dir(s.ID)
 	if dir == "" {
 		return nil
 	}
@@ -314,7 +314,7 @@ func (svc *Service) shownDir(id, dir string) string {
 	if !svc.opts.RelativeDirs {
 		return dir
 	}
-	rel, err := filepath.Rel(svc.store.Dir(id), dir)
+	rel, err := filepath.Rel(svc.dir(id), dir)
 	if err != nil {
 		return ""
 	}
@@ -359,7 +359,7 @@ func discardStage(e *Entry) {
 // its store has directories (a checkpoint review delivers a plan, not files).
 // Context directories need them.
 func (svc *Service) keepFiles(s *Session) error {
-	s.Workspaces = !s.IsReview() && svc.store.Dir(s.ID) != ""
+	s.Workspaces = !s.IsReview() && svc.dir(s.ID) != ""
 	if !s.Workspaces && len(s.Contexts) > 0 {
 		return fmt.Errorf("%w: context directories need a store that keeps files (the file store); this server keeps sessions in memory", ErrBadInput)
 	}

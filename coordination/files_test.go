@@ -131,7 +131,7 @@ func TestAPIAgentsDeliverFilesAndPeersSeeSnapshotsReadOnly(t *testing.T) {
 	if !strings.Contains(last.Prompt, "Files delivered with") || !strings.Contains(last.Prompt, "peers/"+alias(s, "agent_a")+"/hello.py") {
 		t.Fatalf("the prompt does not show the peer's files:\n%s", last.Prompt)
 	}
-	if last.Workspace != filepath.Join(h.svc.Store().Dir(s.ID), "agents", "agent_b", "workspace") {
+	if last.Workspace != filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "agents", "agent_b", "workspace") {
 		t.Fatalf("request workspace %q", last.Workspace)
 	}
 }
@@ -159,7 +159,7 @@ func TestAnswerFilesAreRefusedWithTheReason(t *testing.T) {
 	if e := l.Agents["agent_a"][0]; e.Kind != coordination.KindError || !strings.Contains(e.Message, "per file") {
 		t.Fatalf("first entry %+v", e)
 	}
-	if _, err := os.Lstat(filepath.Join(h.svc.Store().Dir(s.ID), "evil.txt")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "evil.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a file escaped the workspace")
 	}
 }
@@ -181,7 +181,9 @@ func TestVoteStepRollsTheWorkspaceBack(t *testing.T) {
 	})
 	s := h.create(coordination.TeamSpec{Models: models})
 	h.run(s.ID)
-	live := func(id string) string { return filepath.Join(h.svc.Store().Dir(s.ID), "agents", id, "workspace") }
+	live := func(id string) string {
+		return filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "agents", id, "workspace")
+	}
 	got, err := os.ReadFile(filepath.Join(live("agent_a"), "site.html"))
 	if err != nil || string(got) != "v1" {
 		t.Fatalf("site.html after the vote step = %q, %v; want the answer's v1", got, err)
@@ -203,7 +205,7 @@ func TestPathsInAnswersNameTheSnapshotForUsersAndPeersAnonymously(t *testing.T) 
 	s := h.create(coordination.TeamSpec{Models: models})
 	scripts[1].replies = []any{answerFiles("b", file("b.txt", "b"))}
 	h.run(s.ID)
-	dir := h.svc.Store().Dir(s.ID)
+	dir := coordination.DirOf(h.svc.Store(), s.ID)
 	l, _ := h.svc.Store().Ledger(context.Background(), s.ID)
 	first := l.Agents["agent_a"][0]
 	want := filepath.Join(dir, "agents", "agent_a", "001", "workspace", "index.html")
@@ -253,7 +255,7 @@ func TestErrorStepRollsTheWorkspaceBack(t *testing.T) {
 	}
 }
 
-func dir(h *harness, s *coordination.Session) string { return h.svc.Store().Dir(s.ID) }
+func dir(h *harness, s *coordination.Session) string { return coordination.DirOf(h.svc.Store(), s.ID) }
 
 func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {

@@ -72,7 +72,7 @@ func (svc *Service) OpenForWriting(ctx context.Context, id string) error {
 		if fin.FinalAnswer != nil {
 			answer = *fin.FinalAnswer
 		}
-		if err := svc.store.WriteFinal(ctx, id, body, answer); err != nil {
+		if err := svc.files.WriteFinal(ctx, id, body, answer); err != nil {
 			return err
 		}
 		done.Rebuilt = append(done.Rebuilt, "final/result.json", "final/answer.md")

@@ -71,6 +71,7 @@ type Options struct {
 // tools, CLI) takes into coordination.
 type Service struct {
 	store    Store
+	files    ProjectionStore // the store's projections; nil when it keeps none
 	opts     Options
 	log      zerolog.Logger
 	setups   sync.Map // id → *Session: setups of sessions with a step (then they never change) or a run (which holds the run lock)
@@ -96,7 +97,16 @@ func NewService(store Store, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{store: store, opts: opts, log: opts.Logger, runs: map[string]*Run{}}
+	files, _ := store.(ProjectionStore)
+	return &Service{store: store, files: files, opts: opts, log: opts.Logger, runs: map[string]*Run{}}
+}
+
+// dir is the session's directory, or "" when the store keeps none.
+func (svc *Service) dir(id string) string {
+	if svc.files == nil {
+		return ""
+	}
+	return svc.files.Dir(id)
 }
 
 // Store is the service's store.
@@ -504,7 +514,7 @@ func (svc *Service) event(ctx context.Context, id string, ev Event) {
 
 // sessionDir is a session's directory as results show it.
 func (svc *Service) sessionDir(id string) string {
-	dir := svc.store.Dir(id)
+	dir := svc.dir(id)
 	if dir != "" && svc.opts.RelativeDirs {
 		return filepath.Join("sessions", filepath.Base(dir))
 	}

@@ -137,7 +137,7 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 	if res.FinalAnswer != nil {
 		answer = *res.FinalAnswer
 	}
-	return svc.store.WriteFinal(ctx, s.ID, body, answer)
+	return svc.files.WriteFinal(ctx, s.ID, body, answer)
 }
 
 // overLimit reports a budget that the ledger has used up ("budget"), or the

@@ -174,10 +174,7 @@ func (svc *Service) writeStatusSoon(ctx context.Context, s *Session, st *State, 
 
 // keepsFiles tells whether the store keeps a status.json and final files
 // worth writing.
-func (svc *Service) keepsFiles() bool {
-	k, ok := svc.store.(FileKeeper)
-	return !ok || k.KeepsFiles()
-}
+func (svc *Service) keepsFiles() bool { return svc.files != nil }
 
 func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res *TeamResult, soon bool) {
 	if !svc.keepsFiles() {
@@ -238,7 +235,7 @@ func (svc *Service) flushStatus(ctx context.Context, id string, q *statusQueue) 
 		}
 		v, body := q.queued, q.body
 		q.mu.Unlock()
-		if err := svc.store.WriteStatus(ctx, id, body); err != nil {
+		if err := svc.files.WriteStatus(ctx, id, body); err != nil {
 			svc.log.Warn().Err(err).Str("session", id).Msg("could not write status.json")
 		}
 		q.mu.Lock()

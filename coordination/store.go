@@ -15,16 +15,15 @@ import (
 //
 // It is small interfaces, as hashicorp/raft splits its LogStore and
 // StableStore, so a database store implements, tests and measures one part
-// at a time: the sessions' setups, the ledger, the locks, the timeline, and
-// what the file store keeps for readers outside the process. Each has its
-// storetest cases (storetest.SessionCases, LedgerCases, LockCases,
-// EventCases, ProjectionCases).
+// at a time: the sessions' setups, the ledger, the locks and the timeline.
+// Each has its storetest cases (storetest.SessionCases, LedgerCases,
+// LockCases, EventCases). What the file store also keeps for readers outside
+// the process is the optional ProjectionStore.
 type Store interface {
 	SessionStore
 	LedgerStore
 	LockStore
 	EventStore
-	ProjectionStore
 }
 
 // SessionStore keeps each session's setup and the views issued to its host
@@ -89,9 +88,14 @@ type EventStore interface {
 	Watch(ctx context.Context, id string) (<-chan Change, error)
 }
 
-// ProjectionStore keeps what readers outside this process read beside the
-// ledger: MassGen's status.json, the final files, and the session's
-// directory (workspaces, snapshots) when the store has one.
+// ProjectionStore is implemented by a store that keeps what readers outside
+// this process read beside the ledger: MassGen's status.json, the final
+// files, and the session's directory (workspaces, snapshots). The file store
+// does; the memory store keeps none worth reading, so the service skips
+// building status.json on every step (a fifth of a step's CPU) and the final
+// files when a session ends (an indented encoding of the whole result, as
+// sessions end together with others' steps landing). A store without it
+// keeps no workspaces either. Its storetest cases are ProjectionCases.
 type ProjectionStore interface {
 	// WriteStatus replaces status.json; the caller holds the session lock.
 	WriteStatus(ctx context.Context, id string, statusJSON []byte) error
@@ -114,14 +118,13 @@ type StepLock interface {
 	Release()
 }
 
-// FileKeeper is implemented by a store that says whether it keeps the
-// files a reader outside this process would read: status.json and the final
-// result.json and answer.md. The memory store keeps none worth reading, so
-// the service skips building status.json on every step (a fifth of a step's
-// CPU) and the final files when a session ends (an indented encoding of the
-// whole result, as sessions end together with others' steps landing).
-type FileKeeper interface {
-	KeepsFiles() bool
+// DirOf is the session's directory in st, or "" for a store without
+// directories (no ProjectionStore).
+func DirOf(st Store, id string) string {
+	if p, ok := st.(ProjectionStore); ok {
+		return p.Dir(id)
+	}
+	return ""
 }
 
 // LedgerLender is implemented by a store that can lend its ledger instead of

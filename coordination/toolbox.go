@@ -130,7 +130,7 @@ func (svc *Service) hiddenPaths(s *Session) []string {
 	if svc.opts.StateDir != "" {
 		return []string{svc.opts.StateDir}
 	}
-	if dir := svc.store.Dir(s.ID); dir != "" {
+	if dir := svc.dir(s.ID); dir != "" {
 		return []string{filepath.Dir(filepath.Dir(dir))} // <state>/sessions/<id>
 	}
 	return nil

@@ -135,7 +135,7 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 	if !slices.Equal(names, []string{"read_file", "search", "edit_file", "run_command"}) {
 		t.Fatalf("agent_a's step 1 recorded %v", names)
 	}
-	if _, err := os.Stat(filepath.Join(h.svc.Store().Dir(s.ID), "agents", "agent_a", "001", "tools.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "agents", "agent_a", "001", "tools.jsonl")); err != nil {
 		t.Fatalf("no tools.jsonl beside the step's answer: %v", err)
 	}
 	if recs, _ := log.ToolLog(context.Background(), s.ID, "agent_a", 2); len(recs) != 0 {

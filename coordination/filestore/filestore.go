@@ -17,6 +17,11 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
+// The file store keeps the projections readers outside the process read
+// (status.json, final/, the session directory): without them the service
+// would silently write none.
+var _ coordination.ProjectionStore = (*Store)(nil)
+
 // Store keeps sessions as directories under one sessions directory. It is
 // safe for concurrent use, and several processes may share one directory: every
 // write is atomic and every lock is a kernel file lock.

@@ -47,7 +47,7 @@ func TestTenantsLiveInTheirOwnDirectories(t *testing.T) {
 		if err := st.Create(context.Background(), storetest.NewSession("s1")); err != nil {
 			t.Fatal(err)
 		}
-		if got := st.Dir("s1"); got != want {
+		if got := coordination.DirOf(st, "s1"); got != want {
 			t.Errorf("tenant %s: session directory %s, want %s", tenant, got, want)
 		}
 		if _, err := os.Stat(filepath.Join(want, "session.json")); err != nil {

@@ -37,9 +37,6 @@ type session struct {
 	agents  map[string]*agentLog
 	log     []coordination.SessionEntry
 	events  []coordination.Event
-	status  []byte
-	result  []byte
-	answer  string
 	views   map[string]coordination.IssuedView
 	tools   map[toolKey][]providers.ToolRecord // toollog.go
 	running bool
@@ -403,57 +400,6 @@ func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, er
 	return out, nil
 }
 
-// KeepsFiles says the memory store keeps no status.json or final files worth
-// building: they have no reader but tests (the result is in the session
-// log), and building status.json costs a fifth of a step.
-func (s *Store) KeepsFiles() bool { return false }
-
-// WriteStatus keeps the latest status document.
-func (s *Store) WriteStatus(_ context.Context, id string, statusJSON []byte) error {
-	ss, err := s.get(id)
-	if err != nil {
-		return err
-	}
-	ss.mu.Lock()
-	ss.status = append([]byte(nil), statusJSON...)
-	ss.mu.Unlock()
-	return nil
-}
-
-// WriteFinal keeps the final result and answer.
-func (s *Store) WriteFinal(_ context.Context, id string, resultJSON []byte, answer string) error {
-	ss, err := s.get(id)
-	if err != nil {
-		return err
-	}
-	ss.mu.Lock()
-	ss.result, ss.answer = append([]byte(nil), resultJSON...), answer
-	ss.mu.Unlock()
-	return nil
-}
-
-// Status returns the latest status document written, nil if none.
-func (s *Store) Status(id string) []byte {
-	ss, err := s.get(id)
-	if err != nil {
-		return nil
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return append([]byte(nil), ss.status...)
-}
-
-// Final returns the final result and answer written, nil and "" if none.
-func (s *Store) Final(id string) (resultJSON []byte, answer string) {
-	ss, err := s.get(id)
-	if err != nil {
-		return nil, ""
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return append([]byte(nil), ss.result...), ss.answer
-}
-
 // SetCriteria replaces the session's criteria. The setup is copied and
 // swapped whole, so a reader holding the old copy never sees it change.
 func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Item) error {
@@ -516,9 +462,6 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 	}
 	return ss.feed.Subscribe(ctx, nil), nil
 }
-
-// Dir is "": memory sessions have no directory.
-func (s *Store) Dir(string) string { return "" }
 
 func copyEntry(e coordination.Entry) coordination.Entry {
 	e.SeenSteps = copySeen(e.SeenSteps)

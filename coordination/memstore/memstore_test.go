@@ -30,33 +30,15 @@ func TestStoresContract(t *testing.T) {
 	storetest.RunStores(t, func(*testing.T) coordination.Stores { return memstore.NewStores() })
 }
 
-func TestDirIsEmpty(t *testing.T) {
-	st := memstore.New()
-	if err := st.Create(context.Background(), storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
+// TestKeepsNoProjections: the memory store keeps no status.json, final files
+// or directories (coordination.ProjectionStore), so the service builds none.
+func TestKeepsNoProjections(t *testing.T) {
+	var st coordination.Store = memstore.New()
+	if _, ok := st.(coordination.ProjectionStore); ok {
+		t.Fatal("the memory store keeps projections; the service would build status.json on every step for nobody")
 	}
-	if d := st.Dir("s"); d != "" {
-		t.Errorf("Dir = %q, want \"\"", d)
-	}
-}
-
-func TestStatusAndFinalAreKept(t *testing.T) {
-	ctx := context.Background()
-	st := memstore.New()
-	if err := st.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.WriteStatus(ctx, "s", []byte(`{"a":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.WriteFinal(ctx, "s", []byte(`{"b":2}`), "answer"); err != nil {
-		t.Fatal(err)
-	}
-	if got := string(st.Status("s")); got != `{"a":1}` {
-		t.Errorf("Status = %s", got)
-	}
-	if r, a := st.Final("s"); string(r) != `{"b":2}` || a != "answer" {
-		t.Errorf("Final = %s, %q", r, a)
+	if d := coordination.DirOf(st, "s"); d != "" {
+		t.Errorf("DirOf = %q, want \"\"", d)
 	}
 }
 

@@ -3,8 +3,9 @@
 // store (PostgreSQL) will too. It pins the Store contract: ids, errors, step
 // numbering, locks, round trips, copying and concurrency. Its cases come in
 // one list per interface of the Store (SessionCases, LedgerCases, LockCases,
-// EventCases, ProjectionCases, and ContractCases for every method), so a new
-// store can be brought up, and its failures read, one part at a time.
+// EventCases, ProjectionCases for a store that keeps them, and ContractCases
+// for every method), so a new store can be brought up, and its failures
+// read, one part at a time.
 //
 // storetest knows only the coordination.Store interface, never an
 // implementation or an on-disk layout.
