@@ -99,10 +99,11 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 			r.Answers = append(r.Answers, AnswerView{AgentID: a.ID, Label: ans.Label, Model: ag.Model, Content: ans.Content})
 		}
 		u := totals(l.Agents[a.ID])
-		r.Agents = append(r.Agents, AgentUsage{AgentID: a.ID, Model: ag.Model, Steps: a.Steps, Usage: usageView(u), CostUSD: u.CostUSD})
+		r.Agents = append(r.Agents, AgentUsage{AgentID: a.ID, Model: ag.Model, Steps: a.Steps, Usage: usageView(u), CostUSD: u.CostUSD,
+			CostEstimated: u.CostEstimated})
 	}
 	u := sessionUsage(l, extra)
-	r.Usage, r.CostUSD = usageView(u), u.CostUSD
+	r.Usage, r.CostUSD, r.CostEstimated = usageView(u), u.CostUSD, u.CostEstimated
 	r.BudgetEnforced = u.CostUSD != nil
 	r.Duration = svc.opts.Now().Sub(s.CreatedAt).Seconds()
 	return r

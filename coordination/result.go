@@ -42,24 +42,27 @@ const (
 // TeamResult is what a run returns (DESIGN.md §5), stored as
 // final/result.json. While running, fields not known yet are null.
 type TeamResult struct {
-	SessionID      string        `json:"session_id"`
-	Status         string        `json:"status"`
-	StopReason     *string       `json:"stop_reason"`
-	HowChosen      *string       `json:"how_chosen"`
-	Tie            bool          `json:"tie"`
-	Winner         *Winner       `json:"winner"`
-	FinalAnswer    *string       `json:"final_answer"`
-	Consensus      ConsensusView `json:"consensus"`
-	Votes          []VoteView    `json:"votes"`
-	Answers        []AnswerView  `json:"answers"`
-	NextAgents     []string      `json:"next_agents"`
-	Steps          int           `json:"steps"`
-	Usage          UsageView     `json:"usage"`
-	CostUSD        *float64      `json:"cost_usd"`
-	BudgetEnforced bool          `json:"budget_enforced"`
-	Duration       float64       `json:"duration_seconds"`
-	SessionDir     string        `json:"session_dir"`
-	FinalNote      string        `json:"final_note,omitempty"`
+	SessionID   string        `json:"session_id"`
+	Status      string        `json:"status"`
+	StopReason  *string       `json:"stop_reason"`
+	HowChosen   *string       `json:"how_chosen"`
+	Tie         bool          `json:"tie"`
+	Winner      *Winner       `json:"winner"`
+	FinalAnswer *string       `json:"final_answer"`
+	Consensus   ConsensusView `json:"consensus"`
+	Votes       []VoteView    `json:"votes"`
+	Answers     []AnswerView  `json:"answers"`
+	NextAgents  []string      `json:"next_agents"`
+	Steps       int           `json:"steps"`
+	Usage       UsageView     `json:"usage"`
+	CostUSD     *float64      `json:"cost_usd"`
+	// CostEstimated says part of the cost is an estimate at list prices,
+	// not a charge (a CLI agent on a subscription login).
+	CostEstimated  bool    `json:"cost_estimated,omitempty"`
+	BudgetEnforced bool    `json:"budget_enforced"`
+	Duration       float64 `json:"duration_seconds"`
+	SessionDir     string  `json:"session_dir"`
+	FinalNote      string  `json:"final_note,omitempty"`
 	// HowChosenNote says in words what how_chosen means when it is not a
 	// verdict on merit (forced_first: ForcedFirstNote).
 	HowChosenNote string       `json:"how_chosen_note,omitempty"`
@@ -124,6 +127,8 @@ type AgentUsage struct {
 	Steps   int       `json:"steps"`
 	Usage   UsageView `json:"usage"`
 	CostUSD *float64  `json:"cost_usd"`
+	// CostEstimated: see TeamResult.CostEstimated.
+	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
 // StepResult is what one step returns (DESIGN.md §5).

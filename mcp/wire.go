@@ -30,6 +30,7 @@ type TeamResult struct {
 	Steps          int            `json:"steps"`
 	Usage          UsageView      `json:"usage"`
 	CostUSD        *float64       `json:"cost_usd"`
+	CostEstimated  bool           `json:"cost_estimated,omitempty" jsonschema_description:"Part of cost_usd is an estimate at list prices, not a charge (a CLI agent on a subscription login)."`
 	BudgetEnforced bool           `json:"budget_enforced"`
 	Duration       float64        `json:"duration_seconds"`
 	SessionDir     string         `json:"session_dir"`
@@ -124,6 +125,8 @@ type AgentUsage struct {
 	Steps   int       `json:"steps"`
 	Usage   UsageView `json:"usage"`
 	CostUSD *float64  `json:"cost_usd"`
+	// CostEstimated: see TeamResult.CostEstimated.
+	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
 // DroppedAgent is the wire form of coordination.DroppedAgent.

@@ -24,6 +24,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		Steps:          v.Steps,
 		Usage:          wireUsageView(v.Usage),
 		CostUSD:        v.CostUSD,
+		CostEstimated:  v.CostEstimated,
 		BudgetEnforced: v.BudgetEnforced,
 		Duration:       v.Duration,
 		SessionDir:     v.SessionDir,
@@ -121,11 +122,12 @@ func wireUsageView(v coordination.UsageView) UsageView {
 
 func wireAgentUsage(v coordination.AgentUsage) AgentUsage {
 	return AgentUsage{
-		AgentID: v.AgentID,
-		Model:   v.Model,
-		Steps:   v.Steps,
-		Usage:   wireUsageView(v.Usage),
-		CostUSD: v.CostUSD,
+		AgentID:       v.AgentID,
+		Model:         v.Model,
+		Steps:         v.Steps,
+		Usage:         wireUsageView(v.Usage),
+		CostUSD:       v.CostUSD,
+		CostEstimated: v.CostEstimated,
 	}
 }
 
