@@ -59,6 +59,9 @@ type Run struct {
 	Workdir   string // the working directory: the agent's live workspace
 	Home      string // the per-agent HOME
 	ConfigDir string // the CLI's config directory (ConfigDirEnv's value)
+	// HostConfigDir is the same directory where this process reads it
+	// (outside the sandbox), for a CLI that copies from it.
+	HostConfigDir string
 	// RunDir is a private directory outside the workspace for generated
 	// configs (Invocation.Files are written there).
 	RunDir string
@@ -87,8 +90,9 @@ type MCPServer struct {
 // Invocation is what a CLI needs for one run.
 type Invocation struct {
 	Args []string
-	// Files are generated configs, by name, written into Run.RunDir before
-	// the run starts (never into the workspace).
+	// Files are generated configs, by path relative to Run.RunDir (a
+	// subdirectory is created), written there before the run starts (never
+	// into the workspace).
 	Files map[string][]byte
 	// Env holds extra KEY=VALUE variables for this run.
 	Env []string

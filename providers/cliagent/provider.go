@@ -343,6 +343,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		Workdir:       workIn,
 		Home:          homeIn,
 		ConfigDir:     cfgIn,
+		HostConfigDir: cfgHost,
 		RunDir:        wf.dir,
 		ReadDirs:      readDirs,
 		Workflow:      MCPServer{Name: relay.ServerName, Command: relayBin, Args: relayArgs},
@@ -355,10 +356,14 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		return nil, "", err
 	}
 	for name, data := range inv.Files {
-		if strings.ContainsAny(name, `/\`) || name == "view.json" {
-			return nil, "", fmt.Errorf("%s: generated file name %q must be a plain name", p.info.Backend, name)
+		if !filepath.IsLocal(name) || strings.Contains(name, `\`) || name == "view.json" {
+			return nil, "", fmt.Errorf("%s: generated file name %q must be a path inside the run directory", p.info.Backend, name)
 		}
-		if err := os.WriteFile(filepath.Join(wf.dir, name), data, 0o600); err != nil {
+		path := filepath.Join(wf.dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, "", err
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return nil, "", err
 		}
 	}

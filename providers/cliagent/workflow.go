@@ -37,10 +37,8 @@ type workflow struct {
 }
 
 // listenWorkflow opens a step's socket in a fresh private directory: under
-// base (the agent's own directory) when the socket's path fits there, else
-// under TMPDIR. Under base every parent of the run directory is the
-// operator's, which Gemini CLI requires of a settings file it is given
-// (it skips one under a directory others can write, such as /tmp).
+// base (the agent's own directory, with its other private files) when the
+// socket's path fits there, else under TMPDIR.
 func listenWorkflow(base string, tools []providers.Tool) (*workflow, error) {
 	// A Unix socket's path is limited to 108 bytes.
 	if base == "" || len(base)+len("/massgen-step-4294967295/relay.sock") > 100 {

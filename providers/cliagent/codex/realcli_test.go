@@ -324,3 +324,43 @@ func processesIn(dir string) []string {
 	}
 	return out
 }
+
+// sandboxed returns the bwrap sandbox, skipping where it cannot run (CI
+// installs bubblewrap, so there it must).
+func sandboxed(t *testing.T) cliagent.Sandbox {
+	t.Helper()
+	sb := cliagent.DefaultSandbox()
+	if !sb.Confined() {
+		if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("bwrap cannot run here: %s", cliagent.SandboxStatus())
+		}
+		t.Skip(cliagent.SandboxStatus())
+	}
+	return sb
+}
+
+func TestRealCodexInsideTheSandboxNestsItsOwn(t *testing.T) {
+	h := newReal(t, sandboxed(t))
+	h.script.Add(model,
+		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: "answer.txt", Content: "391\n"}}},
+		// Codex's own sandbox (bwrap and seccomp) runs inside ours: the
+		// command writes in the workspace; outside it, nothing is writable.
+		fake.Reply{Kind: fake.ReplyShell, Content: "echo nested > shell.txt; touch /home/escape.txt 2>err.txt; echo $? >> shell.txt"},
+		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "391, in answer.txt"},
+	)
+	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("%+v %v", act, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "answer.txt")); err != nil || string(b) != "391\n" {
+		t.Fatalf("apply_patch inside the sandbox: %q %v", b, err)
+	}
+	b, err := os.ReadFile(filepath.Join(h.ws, "shell.txt"))
+	if err != nil || !strings.HasPrefix(string(b), "nested\n") || strings.HasSuffix(string(b), "\n0\n") {
+		errs, _ := os.ReadFile(filepath.Join(h.ws, "err.txt"))
+		t.Fatalf("the nested shell: %q %v (stderr %q): want it to write the workspace and fail outside", b, err, errs)
+	}
+	for _, r := range h.rec.tools {
+		t.Logf("record %s %s error=%v", r.Kind, r.Name, r.IsError)
+	}
+}

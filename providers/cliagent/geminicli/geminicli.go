@@ -17,8 +17,8 @@ const Backend = "gemini_cli"
 type CLI struct{}
 
 // info is Gemini CLI's facts (research/cli-agents.md and its docs). Its
-// config directory has no variable of its own: it is $HOME/.gemini, and the
-// framework's per-agent HOME holds it.
+// config directory has no variable of its own: it is $HOME/.gemini (or
+// $GEMINI_CLI_HOME/.gemini, which each run sets; see Invocation).
 var info = cliagent.Info{
 	Backend:      Backend,
 	Binary:       "gemini",
@@ -45,42 +45,56 @@ func (CLI) Info() cliagent.Info { return info }
 // NewParser implements cliagent.CLI.
 func (CLI) NewParser() cliagent.Parser { return &Parser{} }
 
-// settingsFile is the generated settings' name in the run directory.
-const settingsFile = "gemini-settings.json"
+// geminiHome is the CLI's home for one run (GEMINI_CLI_HOME), in the run
+// directory: its .gemini holds the generated settings and a copy of the
+// user's login.
+const geminiHome = "gemini-home"
+
+// loginFiles are what a Google login leaves in ~/.gemini.
+var loginFiles = []string{"oauth_creds.json", "google_accounts.json"}
 
 // Invocation implements cliagent.CLI: one `gemini -p` run, the prompt on
 // stdin (-p "" adds nothing to it), never in argv.
 //
-// The workflow server comes in a generated settings file in the run
-// directory, outside the workspace, passed as the system settings
-// (GEMINI_CLI_SYSTEM_SETTINGS_PATH), which override the user's: it also
-// turns off auto-update, usage statistics and telemetry and bounds the
-// CLI's API attempts. The user's own settings (their login, say) still
-// apply below it; --allowed-mcp-server-names keeps their MCP servers out of
-// the step. Edits are approved (auto_edit); the shell only inside the
-// sandbox (yolo), where it is confined like every command.
+// The CLI reads per-user settings from $GEMINI_CLI_HOME/.gemini; a system
+// settings file (GEMINI_CLI_SYSTEM_SETTINGS_PATH) it accepts only when root
+// owns it and every parent. So each run gets its own home in the run
+// directory, outside the workspace: settings naming the workflow server,
+// with auto-update, usage statistics and telemetry off and the CLI's API
+// attempts bounded, plus the user's own auth choice and a copy of their
+// Google login from their ~/.gemini (nothing else of it: their MCP servers
+// never reach a step; --allowed-mcp-server-names keeps it so). Edits are
+// approved (auto_edit); the shell only inside the sandbox (yolo), where it
+// is confined like every command.
 func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 	if strings.TrimSpace(r.Prompt) == "" {
 		return cliagent.Invocation{}, fmt.Errorf("%s: the step has no prompt", Backend)
 	}
-	if !r.Sandboxed {
-		// The CLI skips a settings file any of whose parents others can
-		// write (it would then run without its workflow tools).
-		if dir, bad := openParent(r.RunDir); bad {
-			return cliagent.Invocation{}, fmt.Errorf("%s: its generated settings would be under %s, which other users can write, and Gemini CLI refuses such a file; keep the CLI agents' directory (and TMPDIR) under a directory only you can write", Backend, dir)
-		}
-	}
-	settings, err := json.MarshalIndent(map[string]any{
+	settings := map[string]any{
 		"mcpServers": map[string]any{
 			r.Workflow.Name: map[string]any{"command": r.Workflow.Command, "args": r.Workflow.Args, "trust": true},
 		},
 		"general":   map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "maxAttempts": 3},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
-	}, "", "  ")
+	}
+	files := map[string][]byte{}
+	if auth := userAuth(r.HostConfigDir); auth != nil {
+		settings["security"] = map[string]any{"auth": auth}
+	}
+	for _, name := range loginFiles {
+		if r.HostConfigDir == "" {
+			break
+		}
+		if data, err := os.ReadFile(filepath.Join(r.HostConfigDir, name)); err == nil {
+			files[filepath.Join(geminiHome, ".gemini", name)] = data
+		}
+	}
+	data, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
 		return cliagent.Invocation{}, err
 	}
+	files[filepath.Join(geminiHome, ".gemini", "settings.json")] = data
 	mode := "auto_edit"
 	if r.Sandboxed {
 		mode = "yolo"
@@ -93,19 +107,33 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 	if len(r.ReadDirs) > 0 {
 		args = append(args, "--include-directories", strings.Join(r.ReadDirs, ","))
 	}
-	env := []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(r.RunDir, settingsFile)}
-	if filepath.Base(r.ConfigDir) == info.ConfigDir {
-		// The CLI finds .gemini under GEMINI_CLI_HOME, else HOME: point it
-		// at the config directory the framework chose (the user's login,
-		// unsandboxed; the agent's HOME holds it in the sandbox).
-		env = append(env, "GEMINI_CLI_HOME="+filepath.Dir(r.ConfigDir))
-	}
 	return cliagent.Invocation{
 		Args:  args,
-		Files: map[string][]byte{settingsFile: settings},
-		Env:   env,
+		Files: files,
+		Env:   []string{"GEMINI_CLI_HOME=" + filepath.Join(r.RunDir, geminiHome)},
 		Stdin: prompt(r),
 	}, nil
+}
+
+// userAuth is the security.auth block of the user's settings.json (their
+// choice of login, API key or Vertex AI), or nil.
+func userAuth(configDir string) map[string]any {
+	if configDir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(configDir, "settings.json"))
+	if err != nil {
+		return nil
+	}
+	var s struct {
+		Security struct {
+			Auth map[string]any `json:"auth"`
+		} `json:"security"`
+	}
+	if json.Unmarshal(data, &s) != nil || len(s.Security.Auth) == 0 {
+		return nil
+	}
+	return s.Security.Auth
 }
 
 // prompt is the run's stdin: the step's instructions, then its prompt (the
@@ -115,17 +143,4 @@ func prompt(r cliagent.Run) string {
 		return r.Prompt
 	}
 	return "<instructions>\n" + strings.TrimSpace(r.System) + "\n</instructions>\n\n" + r.Prompt
-}
-
-// openParent finds the first directory above path that users other than
-// its owner may write (as /tmp); bad is false when there is none.
-func openParent(path string) (dir string, bad bool) {
-	for d := filepath.Dir(filepath.Clean(path)); ; d = filepath.Dir(d) {
-		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o022 != 0 {
-			return d, true
-		}
-		if d == filepath.Dir(d) {
-			return "", false
-		}
-	}
 }

@@ -82,25 +82,6 @@ func (r *recorder) Text(d string)                   { r.text.WriteString(d) }
 func (r *recorder) Retry(time.Duration, error)      {}
 func (r *recorder) Record(rec providers.ToolRecord) { r.tools = append(r.tools, rec) }
 
-// privateDir is a directory no other user can write above: Gemini CLI
-// ignores a settings file under one they can (t.TempDir is under /tmp).
-func privateDir(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Skip("no user cache directory for the agents' private directories")
-	}
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(base, "massgen-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	t.Helper()
 	bin := geminiBinary(t)
@@ -120,7 +101,7 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"GEMINI_API_KEY=fake-gemini-key-0123456789", "GOOGLE_GEMINI_BASE_URL=" + srv.URL,
 	}
-	dir := privateDir(t)
+	dir := t.TempDir()
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: model, Binary: bin, Env: env, Dir: dir,
 		Relay: []string{self, "relay-server"}, Slots: semaphore.NewWeighted(2),
@@ -307,4 +288,38 @@ func processesIn(dir string) []string {
 		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
 	}
 	return out
+}
+
+// sandboxed returns the bwrap sandbox, skipping where it cannot run (CI
+// installs bubblewrap, so there it must).
+func sandboxed(t *testing.T) cliagent.Sandbox {
+	t.Helper()
+	sb := cliagent.DefaultSandbox()
+	if !sb.Confined() {
+		if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("bwrap cannot run here: %s", cliagent.SandboxStatus())
+		}
+		t.Skip(cliagent.SandboxStatus())
+	}
+	return sb
+}
+
+func TestRealGeminiInTheSandboxWritesRunsItsShellAndAnswers(t *testing.T) {
+	h := newReal(t, sandboxed(t))
+	h.script.Add(model,
+		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: "answer.txt", Content: "391\n"}}},
+		// yolo inside the sandbox: the shell runs, confined.
+		fake.Reply{Kind: fake.ReplyShell, Content: "echo confined > shell.txt; touch /home/escape.txt 2>/dev/null; echo $? >> shell.txt"},
+		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "391, in answer.txt"},
+	)
+	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("%+v %v", act, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "answer.txt")); err != nil || string(b) != "391\n" {
+		t.Fatalf("write_file inside the sandbox: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "shell.txt")); err != nil || !strings.HasPrefix(string(b), "confined\n") || strings.HasSuffix(string(b), "\n0\n") {
+		t.Fatalf("the shell: %q %v: want it to write the workspace and fail outside", b, err)
+	}
 }
