@@ -14,26 +14,9 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
-
-// realCLI is a pinned CLI `make test` installs into .cache/clients (or its
-// *_BIN variable), or a skip (a failure under CI or MASSGEN_REAL_CLIS=1).
-func realCLI(t *testing.T, name, binVar string) string {
-	t.Helper()
-	if p := os.Getenv(binVar); p != "" {
-		return p
-	}
-	p, _ := filepath.Abs("../../.cache/clients/node_modules/.bin/" + name)
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REAL_CLIS") == "1" {
-		t.Fatalf("the real %s CLI is missing (%s): make test installs it (bash e2e/install-clis.sh)", name, p)
-	}
-	t.Skip("the real " + name + " CLI is not installed (bash e2e/install-clis.sh)")
-	return ""
-}
 
 // mixedTeamPolicy plays the models behind a team of the three coding CLIs
 // and an API agent. Codex and Gemini CLI, blind, write answer.txt with their
@@ -57,9 +40,9 @@ func mixedTeamPolicy(c fake.Call) fake.Reply {
 }
 
 func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *testing.T) {
-	codex := realCLI(t, "codex", "CODEX_BIN")
-	claude := realCLI(t, "claude", "CLAUDE_BIN")
-	gemini := realCLI(t, "gemini", "GEMINI_BIN")
+	codex := clitest.Binary(t, "../..", "codex", "CODEX_BIN")
+	claude := clitest.Binary(t, "../..", "claude", "CLAUDE_BIN")
+	gemini := clitest.Binary(t, "../..", "gemini", "GEMINI_BIN")
 	script := fake.NewScript()
 	script.Default = mixedTeamPolicy
 	srv := httptest.NewServer(fake.NewAll(script))

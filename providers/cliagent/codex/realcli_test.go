@@ -11,9 +11,7 @@ package codex
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -25,42 +23,13 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
-	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 3 && os.Args[1] == "relay-server" {
-		v, err := relay.ReadView(os.Args[3])
-		if err == nil {
-			err = relay.Serve(context.Background(), v, os.Stdin, os.Stdout, "test")
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	clitest.RunRelay()
 	os.Exit(m.Run())
-}
-
-// codexBinary finds the real CLI or skips (fails under CI).
-func codexBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CODEX_BIN"); p != "" {
-		return p
-	}
-	root, _ := filepath.Abs("../../..")
-	p := filepath.Join(root, ".cache", "clients", "node_modules", ".bin", "codex")
-	if _, err := os.Stat(p); err == nil {
-		abs, _ := filepath.EvalSymlinks(p)
-		return abs
-	}
-	if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REAL_CLIS") == "1" {
-		t.Fatalf("the real codex CLI is missing (%s): make test installs it (bash e2e/install-clis.sh), or set CODEX_BIN", p)
-	}
-	t.Skip("the real codex CLI is not installed (make test installs it into .cache/clients; or set CODEX_BIN)")
-	return ""
 }
 
 // model is a slug from Codex's catalog: with another it loses apply_patch.
@@ -72,17 +41,8 @@ type realHarness struct {
 	script *fake.Script
 	p      *cliagent.Provider
 	ws     string
-	rec    *recorder
+	rec    *clitest.Recorder
 }
-
-type recorder struct {
-	text  strings.Builder
-	tools []providers.ToolRecord
-}
-
-func (r *recorder) Text(d string)                   { r.text.WriteString(d + "\n") }
-func (r *recorder) Retry(time.Duration, error)      {}
-func (r *recorder) Record(rec providers.ToolRecord) { r.tools = append(r.tools, rec) }
 
 // codexConfig is the user's own config.toml of the tests: the fake as a
 // custom model provider, which the agents' runs keep using.
@@ -109,11 +69,10 @@ enabled = false
 
 func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	t.Helper()
-	bin := codexBinary(t)
+	bin := clitest.Binary(t, "../../..", "codex", "CODEX_BIN")
 	script := fake.NewScript()
 	srv := httptest.NewServer(fake.NewAll(script))
 	t.Cleanup(srv.Close)
-	self, _ := filepath.Abs(os.Args[0])
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
 		t.Fatal(err)
@@ -128,7 +87,7 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	}
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: model, Binary: bin, Env: env, Dir: t.TempDir(),
-		Relay: []string{self, "relay-server"}, Slots: semaphore.NewWeighted(2),
+		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"sk-fake-0123456789abcdefghij", plantedSecret}, Sandbox: sandbox,
 		AfterCall: 20 * time.Second,
 	})
@@ -136,7 +95,7 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 		t.Fatal(err)
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
-	return &realHarness{script: script, p: p, ws: ws, rec: &recorder{}}
+	return &realHarness{script: script, p: p, ws: ws, rec: &clitest.Recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
@@ -157,15 +116,6 @@ func (h *realHarness) step(t *testing.T, timeout time.Duration, req providers.Re
 	return act, u, err
 }
 
-var answerTool = providers.Tool{Name: providers.ToolNewAnswer, Description: "Submit your answer.",
-	Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)}
-
-func voteTool(enum ...string) providers.Tool {
-	e, _ := json.Marshal(enum)
-	return providers.Tool{Name: providers.ToolVote, Description: "Vote for the best answer.",
-		Schema: json.RawMessage(`{"type":"object","properties":{"agent_id":{"type":"string","enum":` + string(e) + `},"reason":{"type":"string"}},"required":["agent_id","reason"],"additionalProperties":false}`)}
-}
-
 func TestRealCodexWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Add(model,
@@ -173,7 +123,7 @@ func TestRealCodexWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "17 * 23 = 391; see answer.txt",
 			Usage: &fake.Usage{Input: 1000, CachedInput: 400, Output: 100, Reasoning: 30}},
 	)
-	act, u, err := h.step(t, 90*time.Second, h.request(answerTool, voteTool("agent1", "agent2")))
+	act, u, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,25 +137,25 @@ func TestRealCodexWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 		t.Fatalf("usage = %+v (cached and reasoning tokens from turn.completed, priced as %s)", u, model)
 	}
 	var kinds []string
-	for _, r := range h.rec.tools {
+	for _, r := range h.rec.Tools {
 		kinds = append(kinds, r.Kind+":"+r.Name)
 	}
 	if strings.Join(kinds, " ") != "file_change:add" {
 		t.Errorf("tool records %v: want the file change only (the workflow call is the action)", kinds)
 	}
-	t.Logf("usage %+v cost %v, text %q", u, *u.CostUSD, h.rec.text.String())
+	t.Logf("usage %+v cost %v, text %q", u, *u.CostUSD, h.rec.Streamed.String())
 }
 
 func TestRealCodexVotesWithTheViewsEnumAndResumesItsThread(t *testing.T) {
 	h := newReal(t, nil)
-	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("first step: %+v, %v", act, err)
 	}
 	first := len(h.script.Calls())
 	// The second step offers only a vote; the fake's default votes for the
 	// first name the workflow server's vote tool offers.
-	req := h.request(voteTool("agent2", "agent3"))
+	req := h.request(clitest.VoteTool("agent2", "agent3"))
 	req.StepNumber = 2
 	act, _, err = h.step(t, 90*time.Second, req)
 	if err != nil {
@@ -228,7 +178,7 @@ func TestRealCodexVotesWithTheViewsEnumAndResumesItsThread(t *testing.T) {
 func TestRealCodexAPIFailureIsAnErrorInItsOwnWords(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyStatus, Status: 401})
-	_, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	_, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
 	var pe *providers.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a provider error", err)
@@ -246,14 +196,14 @@ func TestRealCodexHangIsKilledAtTheStepTimeoutAndLeavesNoProcess(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyStall})
 	start := time.Now()
-	_, _, err := h.step(t, 4*time.Second, h.request(answerTool))
+	_, _, err := h.step(t, 4*time.Second, h.request(clitest.AnswerTool))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the step's deadline", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the step took %v", d)
 	}
-	assertNoProcessIn(t, h.ws)
+	clitest.AssertNoProcessIn(t, h.ws)
 }
 
 func TestRealCodexShellSeesOnlyTheAllowList(t *testing.T) {
@@ -262,7 +212,7 @@ func TestRealCodexShellSeesOnlyTheAllowList(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyShell, Content: "env > env.txt"},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "listed my environment"},
 	)
-	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 {
 		t.Fatalf("%+v %v", act, err)
 	}
@@ -277,70 +227,18 @@ func TestRealCodexShellSeesOnlyTheAllowList(t *testing.T) {
 		t.Errorf("the shell lacks the CLI's own variables:\n%s", b)
 	}
 	var cmds int
-	for _, r := range h.rec.tools {
+	for _, r := range h.rec.Tools {
 		if r.Kind == "command" && strings.Contains(r.Name, "env > env.txt") {
 			cmds++
 		}
 	}
 	if cmds != 1 {
-		t.Errorf("tool records %+v: want the command", h.rec.tools)
+		t.Errorf("tool records %+v: want the command", h.rec.Tools)
 	}
-}
-
-// assertNoProcessIn fails if a process still works in dir (the CLI, its
-// MCP server, a command it ran): a killed step leaves none.
-func assertNoProcessIn(t *testing.T, dir string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := processesIn(dir)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes outlived the step: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func processesIn(dir string) []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
-			continue // a zombie awaiting its reaper runs nothing
-		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
-	}
-	return out
-}
-
-// sandboxed returns the bwrap sandbox, skipping where it cannot run (CI
-// installs bubblewrap, so there it must).
-func sandboxed(t *testing.T) cliagent.Sandbox {
-	t.Helper()
-	sb := cliagent.DefaultSandbox()
-	if !sb.Confined() {
-		if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("bwrap cannot run here: %s", cliagent.SandboxStatus())
-		}
-		t.Skip(cliagent.SandboxStatus())
-	}
-	return sb
 }
 
 func TestRealCodexInsideTheSandboxNestsItsOwn(t *testing.T) {
-	h := newReal(t, sandboxed(t))
+	h := newReal(t, clitest.Sandboxed(t))
 	h.script.Add(model,
 		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: "answer.txt", Content: "391\n"}}},
 		// Codex's own sandbox (bwrap and seccomp) runs inside ours: the
@@ -348,7 +246,7 @@ func TestRealCodexInsideTheSandboxNestsItsOwn(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyShell, Content: "echo nested > shell.txt; touch /home/escape.txt 2>err.txt; echo $? >> shell.txt"},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "391, in answer.txt"},
 	)
-	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("%+v %v", act, err)
 	}
@@ -360,7 +258,7 @@ func TestRealCodexInsideTheSandboxNestsItsOwn(t *testing.T) {
 		errs, _ := os.ReadFile(filepath.Join(h.ws, "err.txt"))
 		t.Fatalf("the nested shell: %q %v (stderr %q): want it to write the workspace and fail outside", b, err, errs)
 	}
-	for _, r := range h.rec.tools {
+	for _, r := range h.rec.Tools {
 		t.Logf("record %s %s error=%v", r.Kind, r.Name, r.IsError)
 	}
 }

@@ -11,9 +11,7 @@ package geminicli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -25,42 +23,13 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
-	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 3 && os.Args[1] == "relay-server" {
-		v, err := relay.ReadView(os.Args[3])
-		if err == nil {
-			err = relay.Serve(context.Background(), v, os.Stdin, os.Stdout, "test")
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	clitest.RunRelay()
 	os.Exit(m.Run())
-}
-
-// geminiBinary finds the real CLI or skips (fails under CI).
-func geminiBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("GEMINI_BIN"); p != "" {
-		return p
-	}
-	root, _ := filepath.Abs("../../..")
-	p := filepath.Join(root, ".cache", "clients", "node_modules", ".bin", "gemini")
-	if _, err := os.Stat(p); err == nil {
-		abs, _ := filepath.EvalSymlinks(p)
-		return abs
-	}
-	if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REAL_CLIS") == "1" {
-		t.Fatalf("the real gemini CLI is missing (%s): make test installs it (bash e2e/install-clis.sh), or set GEMINI_BIN", p)
-	}
-	t.Skip("the real gemini CLI is not installed (make test installs it into .cache/clients; or set GEMINI_BIN)")
-	return ""
 }
 
 const model = "gemini-2.5-pro"
@@ -70,25 +39,15 @@ type realHarness struct {
 	p         *cliagent.Provider
 	ws        string
 	home, dir string // the server's HOME, the agents' directory
-	rec       *recorder
+	rec       *clitest.Recorder
 }
-
-type recorder struct {
-	text  strings.Builder
-	tools []providers.ToolRecord
-}
-
-func (r *recorder) Text(d string)                   { r.text.WriteString(d) }
-func (r *recorder) Retry(time.Duration, error)      {}
-func (r *recorder) Record(rec providers.ToolRecord) { r.tools = append(r.tools, rec) }
 
 func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	t.Helper()
-	bin := geminiBinary(t)
+	bin := clitest.Binary(t, "../../..", "gemini", "GEMINI_BIN")
 	script := fake.NewScript()
 	srv := httptest.NewServer(fake.NewAll(script))
 	t.Cleanup(srv.Close)
-	self, _ := filepath.Abs(os.Args[0])
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
@@ -104,14 +63,14 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	dir := t.TempDir()
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: model, Binary: bin, Env: env, Dir: dir,
-		Relay: []string{self, "relay-server"}, Slots: semaphore.NewWeighted(2),
+		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"fake-gemini-key-0123456789"}, Sandbox: sandbox, AfterCall: 20 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
-	return &realHarness{script: script, p: p, ws: ws, home: home, dir: dir, rec: &recorder{}}
+	return &realHarness{script: script, p: p, ws: ws, home: home, dir: dir, rec: &clitest.Recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
@@ -132,15 +91,6 @@ func (h *realHarness) step(t *testing.T, timeout time.Duration, req providers.Re
 	return act, u, err
 }
 
-var answerTool = providers.Tool{Name: providers.ToolNewAnswer, Description: "Submit your answer.",
-	Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)}
-
-func voteTool(enum ...string) providers.Tool {
-	e, _ := json.Marshal(enum)
-	return providers.Tool{Name: providers.ToolVote, Description: "Vote for the best answer.",
-		Schema: json.RawMessage(`{"type":"object","properties":{"agent_id":{"type":"string","enum":` + string(e) + `},"reason":{"type":"string"}},"required":["agent_id","reason"],"additionalProperties":false}`)}
-}
-
 func TestRealGeminiWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Add(model,
@@ -148,7 +98,7 @@ func TestRealGeminiWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "17 * 23 = 391; see answer.txt",
 			Usage: &fake.Usage{Input: 1000, CachedInput: 400, Output: 100, Reasoning: 30}},
 	)
-	act, u, err := h.step(t, 90*time.Second, h.request(answerTool, voteTool("agent1", "agent2")))
+	act, u, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +112,7 @@ func TestRealGeminiWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 		t.Fatalf("usage = %+v (cached and thought tokens from the result's stats, priced as %s)", u, model)
 	}
 	var kinds []string
-	for _, r := range h.rec.tools {
+	for _, r := range h.rec.Tools {
 		kinds = append(kinds, r.Kind+":"+r.Name)
 	}
 	if strings.Join(kinds, " ") != "file_change:write_file" {
@@ -171,17 +121,17 @@ func TestRealGeminiWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 	if entries, _ := os.ReadDir(h.ws); len(entries) != 1 {
 		t.Errorf("the workspace holds %d entries: no generated config may land there", len(entries))
 	}
-	t.Logf("usage %+v cost %v, text %q", u, *u.CostUSD, h.rec.text.String())
+	t.Logf("usage %+v cost %v, text %q", u, *u.CostUSD, h.rec.Streamed.String())
 }
 
 func TestRealGeminiVotesWithTheViewsEnumInAFreshSession(t *testing.T) {
 	h := newReal(t, nil)
-	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("first step: %+v, %v", act, err)
 	}
 	first := len(h.script.Calls())
-	req := h.request(voteTool("agent2", "agent3"))
+	req := h.request(clitest.VoteTool("agent2", "agent3"))
 	req.StepNumber = 2
 	act, _, err = h.step(t, 90*time.Second, req)
 	if err != nil {
@@ -204,7 +154,7 @@ func TestRealGeminiVotesWithTheViewsEnumInAFreshSession(t *testing.T) {
 func TestRealGeminiAPIFailureIsAnErrorInItsOwnWords(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyStatus, Status: 500, ErrorMessage: "scripted error 500"})
-	_, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	_, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
 	var pe *providers.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a provider error", err)
@@ -220,14 +170,14 @@ func TestRealGeminiHangIsKilledAtTheStepTimeoutAndLeavesNoProcess(t *testing.T) 
 	h := newReal(t, nil)
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyStall})
 	start := time.Now()
-	_, _, err := h.step(t, 6*time.Second, h.request(answerTool))
+	_, _, err := h.step(t, 6*time.Second, h.request(clitest.AnswerTool))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the step's deadline", err)
 	}
 	if d := time.Since(start); d > 12*time.Second {
 		t.Fatalf("the step took %v", d)
 	}
-	assertNoProcessIn(t, h.ws)
+	clitest.AssertNoProcessIn(t, h.ws)
 }
 
 func TestRealGeminiCancelLeavesNoProcess(t *testing.T) {
@@ -235,84 +185,32 @@ func TestRealGeminiCancelLeavesNoProcess(t *testing.T) {
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyStall})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, _, err := h.p.Step(ctx, h.request(answerTool)); errc <- err }()
+	go func() { _, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool)); errc <- err }()
 	for deadline := time.Now().Add(30 * time.Second); len(h.script.Calls()) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("the CLI never called its API")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(processesIn(h.ws)) == 0 {
+	if len(clitest.ProcessesIn(h.ws)) == 0 {
 		t.Fatal("no process works in the workspace while the CLI runs: the check below would prove nothing")
 	}
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want cancelled", err)
 	}
-	assertNoProcessIn(t, h.ws)
-}
-
-// assertNoProcessIn fails if a process still works in dir (the CLI, its
-// MCP server, a command it ran): a killed step leaves none.
-func assertNoProcessIn(t *testing.T, dir string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := processesIn(dir)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes outlived the step: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func processesIn(dir string) []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
-			continue // a zombie awaiting its reaper runs nothing
-		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
-	}
-	return out
-}
-
-// sandboxed returns the bwrap sandbox, skipping where it cannot run (CI
-// installs bubblewrap, so there it must).
-func sandboxed(t *testing.T) cliagent.Sandbox {
-	t.Helper()
-	sb := cliagent.DefaultSandbox()
-	if !sb.Confined() {
-		if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("bwrap cannot run here: %s", cliagent.SandboxStatus())
-		}
-		t.Skip(cliagent.SandboxStatus())
-	}
-	return sb
+	clitest.AssertNoProcessIn(t, h.ws)
 }
 
 func TestRealGeminiInTheSandboxWritesRunsItsShellAndAnswers(t *testing.T) {
-	h := newReal(t, sandboxed(t))
+	h := newReal(t, clitest.Sandboxed(t))
 	h.script.Add(model,
 		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: "answer.txt", Content: "391\n"}}},
 		// yolo inside the sandbox: the shell runs, confined.
 		fake.Reply{Kind: fake.ReplyShell, Content: "echo confined > shell.txt; touch /home/escape.txt 2>/dev/null; echo $? >> shell.txt"},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "391, in answer.txt"},
 	)
-	act, _, err := h.step(t, 90*time.Second, h.request(answerTool))
+	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("%+v %v", act, err)
 	}
