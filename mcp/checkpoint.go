@@ -16,16 +16,16 @@ import (
 
 // checkpointArgs are checkpoint's arguments.
 type checkpointArgs struct {
-	Objective      string                  `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes, in full (e.g. drop table legacy_orders in the production database). Required unless session_id names an existing checkpoint."`
-	DraftPlan      checkpoint.Plan         `json:"draft_plan,omitempty" jsonschema_description:"Your own plan, in the plan schema: the team verifies and corrects it rather than writing one. Leave it out to have the team write the plan."`
-	ActionGoals    []checkpoint.ActionGoal `json:"action_goals,omitempty" jsonschema_description:"Actions that need approval at the level of a tool call; the plan's action step for each names it in goal_id and carries the exact approved_call."`
-	EvalCriteria   []criterionArg          `json:"eval_criteria,omitempty" jsonschema_description:"Criteria the reviewers judge plans by, beside the safety policy; exactly one must."`
-	SafetyPolicy   []string                `json:"safety_policy,omitempty" jsonschema_description:"Rules added to the built-in policy (destruction and reversibility, production and shared data, credentials, external recipients, money, scope), e.g. \"Never touch the billing schema.\""`
-	Models         []string                `json:"models,omitempty" jsonschema_description:"Reviewers' model specs, one agent each (e.g. claude, openai/gpt-5.4, sim/strong offline). Give models or agents, not both; neither means the default team."`
-	Agents         []agentArg              `json:"agents,omitempty" jsonschema_description:"Reviewers with ids and personas (e.g. a security reviewer), instead of models. Host agents cannot review."`
-	Context        []contextArg            `json:"context,omitempty" jsonschema_description:"What the reviewers should know: text blocks (what you have checked, the environment), or file paths under the server's allowed roots."`
-	TimeoutSeconds float64                 `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time of the review in seconds (default 1800); past it the best review so far wins."`
-	SessionID      string                  `json:"session_id,omitempty" jsonschema_description:"Id for the new review session; or an existing checkpoint session to resume (if cancelled) or read (if finished)."`
+	Objective      string         `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes, in full (e.g. drop table legacy_orders in the production database). Required unless session_id names an existing checkpoint."`
+	DraftPlan      Plan           `json:"draft_plan,omitempty" jsonschema_description:"Your own plan, in the plan schema: the team verifies and corrects it rather than writing one. Leave it out to have the team write the plan."`
+	ActionGoals    []ActionGoal   `json:"action_goals,omitempty" jsonschema_description:"Actions that need approval at the level of a tool call; the plan's action step for each names it in goal_id and carries the exact approved_call."`
+	EvalCriteria   []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria the reviewers judge plans by, beside the safety policy; exactly one must."`
+	SafetyPolicy   []string       `json:"safety_policy,omitempty" jsonschema_description:"Rules added to the built-in policy (destruction and reversibility, production and shared data, credentials, external recipients, money, scope), e.g. \"Never touch the billing schema.\""`
+	Models         []string       `json:"models,omitempty" jsonschema_description:"Reviewers' model specs, one agent each (e.g. claude, openai/gpt-5.4, sim/strong offline). Give models or agents, not both; neither means the default team."`
+	Agents         []agentArg     `json:"agents,omitempty" jsonschema_description:"Reviewers with ids and personas (e.g. a security reviewer), instead of models. Host agents cannot review."`
+	Context        []contextArg   `json:"context,omitempty" jsonschema_description:"What the reviewers should know: text blocks (what you have checked, the environment), or file paths under the server's allowed roots."`
+	TimeoutSeconds float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time of the review in seconds (default 1800); past it the best review so far wins."`
+	SessionID      string         `json:"session_id,omitempty" jsonschema_description:"Id for the new review session; or an existing checkpoint session to resume (if cancelled) or read (if finished)."`
 }
 
 func checkpointTool(h *handler) server.ServerTool {
@@ -36,7 +36,7 @@ func checkpointTool(h *handler) server.ServerTool {
 			"Follow a proceed plan step by step and make only its approved calls; on revise, change what the concerns say and checkpoint again; on refuse, do not do it. "+
 			"Blocks with progress until the verdict."),
 		inputSchema[checkpointArgs](),
-		mcpgo.WithOutputSchema[checkpoint.Result](),
+		mcpgo.WithOutputSchema[CheckpointResult](),
 		annotations("Review a risky step", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.checkpoint)}
@@ -62,7 +62,7 @@ func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, arg
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("the checkpoint was stopped (session %s, resumable with checkpoint{session_id}): %w", res.SessionID, context.Cause(ctx))
 	}
-	return mcpgo.NewToolResultStructured(res, checkpointText(res)), nil
+	return mcpgo.NewToolResultStructured(wireCheckpointResult(*res), checkpointText(res)), nil
 }
 
 // checkpointSpec turns the arguments into a coordination checkpoint spec; the
@@ -71,8 +71,8 @@ func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, arg
 func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
 	spec := checkpoint.Spec{
 		Objective:    a.Objective,
-		DraftPlan:    a.DraftPlan,
-		ActionGoals:  a.ActionGoals,
+		DraftPlan:    a.DraftPlan.plan(),
+		ActionGoals:  actionGoals(a.ActionGoals),
 		SafetyPolicy: a.SafetyPolicy,
 		Models:       a.Models,
 		SessionID:    a.SessionID,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 )
 
 // fill sets every exported field reachable from v to a value that is not
@@ -65,6 +66,20 @@ func TestWireTypesCarryEveryField(t *testing.T) {
 		"StatusView": func(v reflect.Value) any { return wireStatusView(v.Interface().(coordination.StatusView)) },
 		"StepResult": func(v reflect.Value) any { return wireStepResult(v.Interface().(coordination.StepResult)) },
 		"Rules":      func(v reflect.Value) any { return wireRules(v.Interface().(coordination.Rules)) },
+		"CheckpointResult": func(v reflect.Value) any {
+			return wireCheckpointResult(v.Interface().(checkpoint.Result))
+		},
+		// The plan and action goals go both ways: a draft plan and goals in,
+		// the reviewed plan out.
+		"Plan": func(v reflect.Value) any { return wirePlan(wirePlan(v.Interface().(checkpoint.Plan)).plan()) },
+		"ActionGoals": func(v reflect.Value) any {
+			goals := v.Interface().([]checkpoint.ActionGoal)
+			back := make([]ActionGoal, len(goals))
+			for i, g := range actionGoals(wireActionGoals(goals)) {
+				back[i] = ActionGoal(g)
+			}
+			return back
+		},
 	} {
 		var src any
 		switch name {
@@ -76,6 +91,12 @@ func TestWireTypesCarryEveryField(t *testing.T) {
 			src = &coordination.StepResult{}
 		case "Rules":
 			src = &coordination.Rules{}
+		case "CheckpointResult":
+			src = &checkpoint.Result{}
+		case "Plan":
+			src = &checkpoint.Plan{}
+		case "ActionGoals":
+			src = &[]checkpoint.ActionGoal{}
 		}
 		v := reflect.ValueOf(src).Elem()
 		fill(v, 0)
@@ -91,4 +112,13 @@ func TestWireTypesCarryEveryField(t *testing.T) {
 			t.Errorf("%s on the wire differs from coordination's:\nwire:         %s\ncoordination: %s", name, got, want)
 		}
 	}
+}
+
+// wireActionGoals is the wire form of action goals (the test's way back).
+func wireActionGoals(goals []checkpoint.ActionGoal) []ActionGoal {
+	out := make([]ActionGoal, len(goals))
+	for i, g := range goals {
+		out[i] = ActionGoal{ID: g.ID, Goal: g.Goal, PreferredTools: g.PreferredTools, Constraints: g.Constraints}
+	}
+	return out
 }

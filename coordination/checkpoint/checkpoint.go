@@ -23,10 +23,10 @@ import (
 // ActionGoal is one action the caller wants approved at the level of a tool
 // call; the plan's action step that carries it out names it in goal_id.
 type ActionGoal struct {
-	ID             string   `json:"id,omitempty" jsonschema_description:"The goal's id, e.g. G1 (default G1, G2, …)."`
-	Goal           string   `json:"goal" jsonschema_description:"What the action must achieve."`
-	PreferredTools []string `json:"preferred_tools,omitempty" jsonschema_description:"Tools the caller would use for it."`
-	Constraints    []string `json:"constraints,omitempty" jsonschema_description:"Limits the action must respect."`
+	ID             string   `json:"id,omitempty"`
+	Goal           string   `json:"goal"`
+	PreferredTools []string `json:"preferred_tools,omitempty"`
+	Constraints    []string `json:"constraints,omitempty"`
 }
 
 // Review is the setup of a checkpoint session, stored in session.json.
@@ -89,7 +89,7 @@ type Spec struct {
 type Result struct {
 	SessionID  string                  `json:"session_id"`
 	Status     string                  `json:"status"`
-	Verdict    *string                 `json:"verdict" jsonschema_description:"proceed, revise or refuse: the winning review's verdict; null while running or when no review won."`
+	Verdict    *string                 `json:"verdict"`
 	Plan       Plan                    `json:"plan"`
 	Winner     *coordination.Winner    `json:"winner"`
 	Concerns   []ReviewerConcerns      `json:"concerns"`

@@ -14,38 +14,38 @@ type Plan []PlanStep
 // PlanStep is one step of a plan.
 type PlanStep struct {
 	// Step is the step's number: its position in the plan, from 1.
-	Step int `json:"step" jsonschema_description:"The step's number: 1, 2, 3, … in plan order."`
+	Step int `json:"step"`
 	// Kind is verify, action, backup, notify or wait.
-	Kind        string `json:"kind" jsonschema:"enum=verify,enum=action,enum=backup,enum=notify,enum=wait" jsonschema_description:"verify (check something, change nothing), action (the change itself), backup, notify (tell people), wait."`
-	Description string `json:"description" jsonschema_description:"What the step does, precisely enough to carry out."`
+	Kind        string `json:"kind"`
+	Description string `json:"description"`
 	// Preconditions are the numbers of earlier steps that must have
 	// succeeded first. Conditions that are not steps are written as verify
 	// steps, so every precondition can be checked.
-	Preconditions []int `json:"preconditions" jsonschema_description:"Numbers of earlier steps that must have succeeded before this one (never this step or a later one)."`
+	Preconditions []int `json:"preconditions"`
 	// Touches tags what the step affects, from TouchVocabulary or
 	// other:<name>.
-	Touches []string `json:"touches" jsonschema_description:"What the step affects: prod, staging, shared_db, credentials, external_recipients, money, customer_data, infra, repo, local, or other:<name>. Empty if nothing."`
+	Touches []string `json:"touches"`
 	// Recovery is what to do if the step fails: instructions in order, then
 	// one outcome (proceed, recheckpoint, refuse or halt) as the last item.
-	Recovery []string `json:"recovery" jsonschema_description:"What to do if the step fails: instructions in order, ending with the outcome proceed, recheckpoint, refuse or halt."`
+	Recovery []string `json:"recovery"`
 	// GoalID names the action goal an action step carries out.
-	GoalID string `json:"goal_id,omitempty" jsonschema_description:"The action goal this step carries out (action steps)."`
+	GoalID string `json:"goal_id,omitempty"`
 	// Constraints limit how the step may be done.
-	Constraints []string `json:"constraints,omitempty" jsonschema_description:"Limits on how the step may be done."`
+	Constraints []string `json:"constraints,omitempty"`
 	// ApprovedCall is the exact tool call the step may make: required on
 	// action steps, allowed on others (a backup's call, a check's query).
-	ApprovedCall *PlannedCall `json:"approved_call,omitempty" jsonschema_description:"The exact tool call this step may make; required on action steps."`
+	ApprovedCall *PlannedCall `json:"approved_call,omitempty"`
 	// Rollback undoes an action step; RollbackNoneReason says why nothing
 	// can. An action step has exactly one of them; other steps have neither.
-	Rollback           *PlannedCall `json:"rollback,omitempty" jsonschema_description:"The tool call that undoes this action step."`
-	RollbackNoneReason string       `json:"rollback_none_reason,omitempty" jsonschema_description:"Why this action step cannot be undone (instead of rollback)."`
+	Rollback           *PlannedCall `json:"rollback,omitempty"`
+	RollbackNoneReason string       `json:"rollback_none_reason,omitempty"`
 }
 
 // PlannedCall is one tool call a plan approves: the tool's name and its
 // arguments, exactly as they will be sent.
 type PlannedCall struct {
-	Tool      string         `json:"tool" jsonschema_description:"The tool's name, as the agent that carries out the plan calls it."`
-	Arguments map[string]any `json:"arguments,omitempty" jsonschema_description:"The call's arguments, exactly as they will be sent."`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
 // Step kinds.
