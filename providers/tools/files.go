@@ -240,12 +240,15 @@ func (t *Toolbox) readFile(raw json.RawMessage) (string, error) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	line, first, last, more := 0, 0, 0, false
 	for {
-		text, err := r.ReadString('\n')
+		text, dropped, err := readLine(r, maxReadBytes)
 		if text == "" && err != nil {
 			if err != io.EOF {
 				return "", pathError(p, rel, err)
 			}
 			break
+		}
+		if dropped > 0 {
+			text = strings.TrimSuffix(text, "\n") + fmt.Sprintf(" [… line cut here: %d more bytes]\n", dropped)
 		}
 		line++
 		if line == 1 && looksBinary(text) {
@@ -257,7 +260,9 @@ func (t *Toolbox) readFile(raw json.RawMessage) (string, error) {
 		if (a.EndLine != 0 && line > a.EndLine) || more {
 			continue // counting the lines to the end
 		}
-		if line-a.StartLine >= maxReadLines || body.Len()+len(text) > maxReadBytes {
+		// A line longer than the cap is still shown (cut) when it is the
+		// first: the reply always moves the reader on.
+		if line-a.StartLine >= maxReadLines || (body.Len() > 0 && body.Len()+len(text) > maxReadBytes) {
 			more = true
 			continue
 		}
@@ -279,6 +284,27 @@ func (t *Toolbox) readFile(raw json.RawMessage) (string, error) {
 		out += fmt.Sprintf("\n[… cut at %d lines or %d KiB; read on with start_line %d]", maxReadLines, maxReadBytes>>10, last+1)
 	}
 	return out, nil
+}
+
+// readLine reads one line (with its newline) keeping at most max bytes of
+// it; the rest of a longer line is read and counted, never held, so a huge
+// file without newlines costs no memory.
+func readLine(r *bufio.Reader, max int) (string, int64, error) {
+	var b []byte
+	var dropped int64
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if keep := max - len(b); keep > 0 {
+			b = append(b, chunk[:min(keep, len(chunk))]...)
+			dropped += int64(len(chunk) - min(keep, len(chunk)))
+		} else {
+			dropped += int64(len(chunk))
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return string(b), dropped, err
+	}
 }
 
 // looksBinary: a NUL byte or invalid UTF-8 in the first line (or the first

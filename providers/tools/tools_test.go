@@ -149,6 +149,14 @@ func TestReadFileReadsLineRanges(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(f.ws, "long.txt"), []byte(long.String()), 0o644)
 	wantOK(t, f.call(t, "read_file", map[string]any{"path": "long.txt"}), "lines 1-2000 of 3000", "read on with start_line 2001")
+	// One line of 3 MiB (a minified bundle): shown cut, never held whole.
+	os.WriteFile(filepath.Join(f.ws, "min.js"), []byte("a=1;\n"+strings.Repeat("x", 3<<20)+"\nb=2;\n"), 0o644)
+	res = f.call(t, "read_file", map[string]any{"path": "min.js", "start_line": 2})
+	wantOK(t, res, "[workspace/min.js, lines 2-2 of 3]", "line cut here: ", "read on with start_line 3")
+	if len(res.Content) > maxReadBytes+300 {
+		t.Errorf("a long line came back %d bytes long", len(res.Content))
+	}
+	wantOK(t, f.call(t, "read_file", map[string]any{"path": "min.js", "start_line": 3}), "lines 3-3 of 3]\nb=2;")
 }
 
 func TestWriteAndEditFile(t *testing.T) {
