@@ -40,18 +40,18 @@ func Bracket(label string) string {
 }
 
 // votesFor finds the agent a voter's latest vote is for and counts the
-// standing votes for it that had landed by the time that vote did: steps
-// land concurrently, so the state a landing derives may already hold a vote
-// that landed just after it, and a line that says "2 of 3" for the first
-// vote would be wrong.
-func votesFor(st *State, voter string) (target string, n int) {
+// standing votes for it that counted says had landed by the time that vote
+// did: steps land concurrently, so the state a landing derives may already
+// hold a vote that landed just after it, and a line that says "2 of 3" for
+// the first vote would be wrong.
+func votesFor(st *State, voter string, counted func(sv, v *Entry) bool) (target string, n int) {
 	me := st.Agent(voter)
 	if me == nil || me.LatestVote == nil {
 		return "", 0
 	}
 	v := me.LatestVote
 	for _, a := range st.Agents {
-		if sv := a.StandingVote; sv != nil && !a.Dropped && sv.Target == v.Target && !sv.Time.After(v.Time) {
+		if sv := a.StandingVote; sv != nil && !a.Dropped && sv.Target == v.Target && (a.ID == voter || counted(sv, v)) {
 			n++
 		}
 	}

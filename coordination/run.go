@@ -33,6 +33,33 @@ type Run struct {
 	mu   sync.Mutex
 	subs map[int]func(Progress)
 	next int
+
+	// told is, per agent, the step of its latest entry the run's progress
+	// has reported: the loop's goroutine alone reads and writes it.
+	told map[string]int
+}
+
+// counted says whether a standing vote sv had landed, as the run's progress
+// tells it, by the time vote v did, and marks v told. The run's own steps
+// are counted in the order their results reach the loop, not by timestamp:
+// stores keep timestamps to the millisecond, and a timestamp is taken before
+// its step lands, so parallel votes tie or land out of order (3 votes read
+// "3 of 3" each). A vote of an agent whose step is still in flight (own) is
+// reported when it arrives; any other vote (an earlier run's, a host's) by
+// its timestamp. Called on the loop's goroutine only.
+func (r *Run) counted(own map[string]bool) func(sv, v *Entry) bool {
+	return func(sv, v *Entry) bool {
+		if r.told == nil {
+			r.told = map[string]int{}
+		}
+		if r.told[v.Agent] < v.Step {
+			r.told[v.Agent] = v.Step
+		}
+		if step, ok := r.told[sv.Agent]; ok && step >= sv.Step {
+			return true
+		}
+		return !own[sv.Agent] && !sv.Time.After(v.Time)
+	}
 }
 
 // Done is closed when the run has ended.
@@ -386,7 +413,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				}
 				if lr.res != nil {
 					if r.listening() {
-						r.publish(svc.stepProgress(dctx, s, lr.res))
+						r.publish(svc.stepProgress(dctx, s, lr.res, r.counted(own)))
 					}
 					fresh = lr.res.state
 				}
@@ -426,7 +453,7 @@ func (svc *Service) drainSteps(ctx context.Context, r *Run, s *Session, own map[
 		if lr.res != nil {
 			n++
 			if r.listening() {
-				r.publish(svc.stepProgress(ctx, s, lr.res))
+				r.publish(svc.stepProgress(ctx, s, lr.res, r.counted(own)))
 			}
 		}
 	}
@@ -558,7 +585,7 @@ func (svc *Service) progress(s *Session, st *State, kind, agent, msg string) Pro
 
 // stepProgress describes a landed step, e.g. "agent_b (gpt-5.4) voted for
 // agent_a [agent1.2] — 1 of 3 votes for [agent1.2]" (names.go).
-func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResult) Progress {
+func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResult, counted func(sv, v *Entry) bool) Progress {
 	if res.Result == nil && res.Consensus.Tally == nil && res.state != nil {
 		res.Consensus = consensusView(s, res.state) // a loop's step leaves it to whoever listens
 	}
@@ -578,7 +605,7 @@ func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResul
 	case "vote":
 		target, n := "", 0
 		if res.state != nil {
-			target, n = votesFor(res.state, res.AgentID)
+			target, n = votesFor(res.state, res.AgentID, counted)
 		}
 		msg = fmt.Sprintf("%s voted for %s", me, strings.TrimSpace(target+" "+Bracket(res.TargetLabel)))
 		if res.Stale {
