@@ -52,7 +52,10 @@ type oaiRequest struct {
 		} `json:"tool_calls"`
 	} `json:"messages"` // Chat Completions
 	Input json.RawMessage `json:"input"` // Responses: a string or a list of items
-	Tools []struct {
+	// Responses: include (e.g. reasoning.encrypted_content) and store.
+	Include []string `json:"include"`
+	Store   *bool    `json:"store"`
+	Tools   []struct {
 		Type       string          `json:"type"`
 		Name       string          `json:"name"`       // Responses function tools
 		Parameters json.RawMessage `json:"parameters"` // Responses function tools
@@ -124,8 +127,10 @@ func (q *oaiRequest) checkResponses() string {
 		return ""
 	}
 	var items []struct {
-		Type   string `json:"type"`
-		CallID string `json:"call_id"`
+		Type             string `json:"type"`
+		CallID           string `json:"call_id"`
+		ID               string `json:"id"`
+		EncryptedContent string `json:"encrypted_content"`
 	}
 	if err := json.Unmarshal(q.Input, &items); err != nil {
 		return "Invalid 'input': " + err.Error()
@@ -133,6 +138,12 @@ func (q *oaiRequest) checkResponses() string {
 	calls := map[string]bool{}
 	for _, it := range items {
 		switch it.Type {
+		case "reasoning":
+			// Without store, an item id refers to nothing: the reasoning
+			// must come back as the encrypted content the API gave out.
+			if q.Store != nil && !*q.Store && !strings.HasPrefix(it.EncryptedContent, respEncryptedPrefix) {
+				return "Item with id '" + it.ID + "' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+			}
 		case "function_call":
 			calls[it.CallID] = true
 		case "function_call_output":

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -17,11 +18,12 @@ import (
 // top-level "error" key. Other requests get one response object.
 func NewResponses(s *Script) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, _, rep, ok := oaiTurn(w, r, s, "responses")
+		c, q, rep, ok := oaiTurn(w, r, s, "responses")
 		if !ok {
 			return
 		}
-		rr := respReply{rep: rep, c: c, id: oaiID("resp_fake_"), created: time.Now().Unix()}
+		rr := respReply{rep: rep, c: c, id: oaiID("resp_fake_"), created: time.Now().Unix(),
+			encrypted: slices.Contains(q.Include, "reasoning.encrypted_content")}
 		if !c.Stream {
 			rr.whole(w, r)
 			return
@@ -31,18 +33,27 @@ func NewResponses(s *Script) http.Handler {
 }
 
 type respReply struct {
-	rep     Reply
-	c       Call
-	id      string
-	created int64
+	rep       Reply
+	c         Call
+	id        string
+	created   int64
+	encrypted bool // the request includes reasoning.encrypted_content
 }
+
+// respEncryptedPrefix starts every encrypted reasoning content the fake
+// hands out, and which it takes back.
+const respEncryptedPrefix = "gAAAAA-fake-reasoning-"
 
 // items builds the reply's output items and the text its usage is counted
 // from.
 func (rr *respReply) items() (items []map[string]any, out string) {
 	u := oaiUsage(rr.rep, rr.c.Body, "")
 	if u.Reasoning > 0 {
-		items = append(items, map[string]any{"type": "reasoning", "id": oaiID("rs_"), "summary": []any{}})
+		rs := map[string]any{"type": "reasoning", "id": oaiID("rs_"), "summary": []any{}}
+		if rr.encrypted {
+			rs["encrypted_content"] = respEncryptedPrefix + oaiID("")
+		}
+		items = append(items, rs)
 	}
 	if rr.rep.Kind == ReplyWebSearch {
 		// The hosted tool ran inside this response: its item comes first,

@@ -63,6 +63,22 @@ type respItem struct {
 	kind, name, callID string
 	args, text         strings.Builder
 	query              string // a web_search_call's query
+	reasoning          *reasoningItem
+}
+
+// reasoningItem is a reasoning output item a tool loop sends back: with
+// store false, its encrypted content is the only way the model's reasoning
+// reaches its next turn.
+type reasoningItem struct {
+	ID               string   `json:"id"`
+	EncryptedContent string   `json:"encrypted_content"`
+	Summary          []string `json:"summary,omitempty"`
+}
+
+// rawReasoning is what Action.Raw holds for a Responses reply whose
+// reasoning items a tool loop replays.
+type rawReasoning struct {
+	Reasoning []reasoningItem `json:"responses_reasoning"`
 }
 
 func (it *respItem) set(item responses.ResponseOutputItemUnion) {
@@ -75,6 +91,13 @@ func (it *respItem) set(item responses.ResponseOutputItemUnion) {
 	}
 	if item.Type == "web_search_call" && item.Action.Query != "" {
 		it.query = item.Action.Query
+	}
+	if item.Type == "reasoning" && item.EncryptedContent != "" {
+		r := &reasoningItem{ID: item.ID, EncryptedContent: item.EncryptedContent}
+		for _, sm := range item.Summary {
+			r.Summary = append(r.Summary, sm.Text)
+		}
+		it.reasoning = r
 	}
 	switch item.Type {
 	case "function_call":
@@ -162,9 +185,14 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, pas
 	var text strings.Builder
 	var calls []providers.ToolCall
 	var ids []string
+	var reasoning []reasoningItem
 	for _, k := range keys {
 		it := items[k]
 		switch it.kind {
+		case "reasoning":
+			if it.reasoning != nil {
+				reasoning = append(reasoning, *it.reasoning)
+			}
 		case "function_call":
 			calls = append(calls, providers.ToolCall{Name: it.name, Args: json.RawMessage(it.args.String())})
 			ids = append(ids, it.callID)
@@ -177,6 +205,8 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, pas
 	act := finish(text.String(), calls, req.Tools)
 	if len(act.Calls) != len(calls) {
 		ids = nil // the calls were read from the text
+	} else if len(reasoning) > 0 && len(calls) > 0 {
+		act.Raw, _ = json.Marshal(rawReasoning{Reasoning: reasoning})
 	}
 	return act, ids, usage, nil
 }
@@ -245,6 +275,11 @@ func (p *responsesProvider) params(req providers.Request, past []providers.Excha
 	}
 	if e := p.q.effortFor(req.ReasoningEffort); e != "" {
 		params.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(e)}
+		if native && req.Toolbox != nil {
+			// Nothing is stored at OpenAI, so a tool loop carries the
+			// model's reasoning from turn to turn itself, encrypted.
+			params.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+		}
 	}
 	if req.Temperature != nil && !p.q.noTemperature {
 		params.Temperature = oai.Float(*req.Temperature)
@@ -292,6 +327,20 @@ func appendResponsesExchange(input responses.ResponseInputParam, ex providers.Ex
 		return append(input,
 			responses.ResponseInputItemParamOfMessage(nonEmpty(replayText(ex.Reply)), responses.EasyInputMessageRoleAssistant),
 			responses.ResponseInputItemParamOfMessage(providers.ResultsAsText(ex), responses.EasyInputMessageRoleUser))
+	}
+	var raw rawReasoning
+	if len(ex.Reply.Raw) > 0 && json.Unmarshal(ex.Reply.Raw, &raw) == nil {
+		// The reasoning items go back first, as the model produced them,
+		// each before the calls it led to.
+		for _, r := range raw.Reasoning {
+			summary := make([]responses.ResponseReasoningItemSummaryParam, len(r.Summary))
+			for i, t := range r.Summary {
+				summary[i] = responses.ResponseReasoningItemSummaryParam{Text: t}
+			}
+			item := responses.ResponseInputItemParamOfReasoning(r.ID, summary)
+			item.OfReasoning.EncryptedContent = oai.String(r.EncryptedContent)
+			input = append(input, item)
+		}
 	}
 	if ex.Reply.Text != "" {
 		input = append(input, responses.ResponseInputItemParamOfMessage(ex.Reply.Text, responses.EasyInputMessageRoleAssistant))

@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -156,4 +157,42 @@ func TestWebSearchIsNotAskedWhenNotWanted(t *testing.T) {
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
+}
+
+func TestResponsesToolLoopCarriesEncryptedReasoningBack(t *testing.T) {
+	tg := targets[0] // gpt-5-mini reasons
+	r := newRig(t)
+	r.script.Add(tg.model,
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "read_file", Input: json.RawMessage(`{"path":"a"}`), Usage: &fake.Usage{Reasoning: 12}},
+		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "done"})
+	req := stepRequest()
+	req.Toolbox = &fake.Toolbox{List: []providers.Tool{fake.ReadFileTool}}
+	// With store false the fake refuses a reasoning item that comes back
+	// without the encrypted content it gave out.
+	if _, _, err := r.open(t, tg).Step(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	calls := r.script.Calls()
+	var first map[string]any
+	if err := json.Unmarshal(calls[0].Body, &first); err != nil {
+		t.Fatal(err)
+	}
+	if inc, _ := json.Marshal(first["include"]); string(inc) != `["reasoning.encrypted_content"]` {
+		t.Fatalf("include %s; want the encrypted reasoning asked for in a tool loop", inc)
+	}
+	var kinds []string
+	for _, it := range get(r.lastBody(t), "input").([]any) {
+		m := it.(map[string]any)
+		kind, _ := m["type"].(string)
+		if kind == "" {
+			kind = "message" // an easy input message: role and content
+		}
+		kinds = append(kinds, kind)
+		if m["type"] == "reasoning" && !strings.HasPrefix(fmt.Sprint(m["encrypted_content"]), "gAAAAA") {
+			t.Fatalf("reasoning item %v carries no encrypted content", m)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "message,reasoning,function_call,function_call_output" {
+		t.Fatalf("input items %s; want the reasoning replayed before its call", got)
+	}
 }
