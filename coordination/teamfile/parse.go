@@ -26,6 +26,9 @@ type parser struct {
 	nodes   int
 	massgen bool // a MassGen-only key was seen
 	unknown []unknownKey
+	// webSearch is the current agent's web_search key, for the check that
+	// its backend has a web search tool (tools.go).
+	webSearch *yaml.Node
 }
 
 // unknownKey is a key in no table; whether it is an error depends on the
@@ -228,6 +231,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
 	var b backendSpec
 	hasModel, hasBackend := false, false
+	p.webSearch = nil
 	p.each(n, where, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "id":
@@ -275,6 +279,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			return
 		}
 	}
+	p.checkWebSearch(a, where)
 	p.team.Agents = append(p.team.Agents, a)
 }
 

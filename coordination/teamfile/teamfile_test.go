@@ -391,3 +391,26 @@ func TestMCPServersAreReadInEitherShapeAndChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestWebSearchWhereTheAPIHasNoneIsNotedAsNotHonoured(t *testing.T) {
+	team := mustParse(t, `agents:
+  - model: grok/grok-4
+    web_search: true
+  - model: gemini/gemini-2.5-flash
+    web_search: true
+  - model: gemini/gemini-3-flash-preview
+    web_search: true
+  - model: openai/gpt-5-mini
+    web_search: true
+`)
+	var keys []string
+	for _, n := range team.Ignored {
+		keys = append(keys, n.Key)
+	}
+	if strings.Join(keys, ",") != "agents[0].web_search,agents[1].web_search" {
+		t.Fatalf("noted %v; want grok's (Chat Completions) and Gemini 2.5's web_search, not Gemini 3's or OpenAI's", keys)
+	}
+	if w := team.Warning(); !strings.Contains(w, "Chat Completions, which has no web search tool") {
+		t.Fatalf("warning %q", w)
+	}
+}

@@ -2,10 +2,12 @@ package teamfile
 
 import (
 	"fmt"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/tools"
 )
 
@@ -21,6 +23,7 @@ func (p *parser) agentTool(a *coordination.Agent, key string, v *yaml.Node, full
 	switch key {
 	case "web_search":
 		t.WebSearch = p.bool(v, full)
+		p.webSearch = v
 	case "allowed_tools":
 		t.Allowed = append(t.Allowed, p.toolNames(v, full)...)
 	case "exclude_tools", "disallowed_tools":
@@ -39,6 +42,27 @@ func (p *parser) agentTool(a *coordination.Agent, key string, v *yaml.Node, full
 		p.mcpServers(t, v, full)
 	}
 	p.operator(key)
+}
+
+// checkWebSearch notes web_search on a backend whose API has no web search
+// tool the adapters use: Chat Completions, and Gemini before 3 (which
+// refuses Google Search beside function calling). CLI agents search with
+// their own tools.
+func (p *parser) checkWebSearch(a coordination.Agent, where string) {
+	if a.Tools == nil || !a.Tools.WebSearch || p.webSearch == nil {
+		return
+	}
+	sp, err := providers.ParseSpec(a.Model)
+	if err != nil {
+		return
+	}
+	info, _ := providers.LookupBackend(sp.Backend)
+	switch {
+	case info.Transport == providers.TransportChatCompletions:
+		p.ignore(where+".web_search", p.webSearch, "let the agent search the web; "+sp.Backend+" speaks Chat Completions, which has no web search tool")
+	case info.Transport == providers.TransportGenerateContent && strings.HasPrefix(strings.TrimPrefix(sp.Model, "models/"), "gemini-2"):
+		p.ignore(where+".web_search", p.webSearch, "let the agent search the web; Gemini 2.x cannot use Google Search beside function calling (Gemini 3 can)")
+	}
 }
 
 // mcpServers reads MassGen's mcp_servers: a map {name: {type, command,
