@@ -123,7 +123,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mcpHandler := s.withReceipts(streamable)
 	mcpHandler = limitCalls(newCallLimits(o.CallRate, o.CallBurst), mcpHandler)
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, mcpHandler)
-	mcpHandler = authenticate(o.Token, o.Tokens, mcpHandler)
+	mcpHandler = authenticate(o.Token, o.Tokens, s.openTenant(mcpHandler))
 	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, mcpHandler))
 	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.handler.metrics.handler())))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -252,6 +252,22 @@ func authenticate(token string, tokens *Tokens, next http.Handler) http.Handler 
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
+	})
+}
+
+// openTenant opens the service of the request's tenant (authenticate has
+// marked it) and hands it to the tools; a tenant whose store cannot be
+// opened is refused here, before any tool runs.
+func (s *Server) openTenant(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant := tenantOf(r.Context())
+		svc, err := s.handler.tenants.service(tenant)
+		if err != nil {
+			s.handler.log.Error().Err(err).Str("tenant", tenant).Msg("could not open a tenant's service")
+			writeHTTPJSONRPCError(w, http.StatusServiceUnavailable, mcpgo.INTERNAL_ERROR, err.Error())
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(withService(r.Context(), svc)))
 	})
 }
 

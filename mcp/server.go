@@ -166,6 +166,6 @@ func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
 func (s *Server) Service() *coordination.Service { return s.handler.tenants.def }
 
 // TenantService is a tenant's coordination service (opened if need be).
-func (s *Server) TenantService(tenant string) *coordination.Service {
+func (s *Server) TenantService(tenant string) (*coordination.Service, error) {
 	return s.handler.tenants.service(tenant)
 }

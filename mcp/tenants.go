@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -21,8 +22,10 @@ func ValidTenant(name string) bool { return coordination.ValidTenant(name) }
 // another tenant's session is simply not found.
 //
 // Tenant names reach it already checked (ValidTenant): they come from the
-// tokens file, never from a client.
-type TenantServices func(tenant string) *coordination.Service
+// tokens file, never from a client. An error (a store that cannot be
+// opened) refuses the tenant's request at the transport, before any tool
+// runs; the next request tries again.
+type TenantServices func(tenant string) (*coordination.Service, error)
 
 // tenants keeps the services opened so far.
 type tenants struct {
@@ -38,22 +41,26 @@ func newTenants(def *coordination.Service, open TenantServices) *tenants {
 	return &tenants{open: open, def: def, byID: map[string]*coordination.Service{DefaultTenant: def}}
 }
 
-// service is the tenant's service, opened on first use.
-func (t *tenants) service(tenant string) *coordination.Service {
+// service is the tenant's service, opened on first use. A failed open is
+// not kept, so the next request tries again.
+func (t *tenants) service(tenant string) (*coordination.Service, error) {
 	if tenant == "" || tenant == DefaultTenant || t.open == nil {
-		return t.def
+		return t.def, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if svc, ok := t.byID[tenant]; ok {
-		return svc
+		return svc, nil
 	}
-	svc := t.open(tenant)
+	svc, err := t.open(tenant)
+	if err != nil {
+		return nil, fmt.Errorf("could not open the sessions of tenant %q: %w; the server's log has the details, and the next request tries again", tenant, err)
+	}
 	t.byID[tenant] = svc
 	if t.opened != nil {
 		t.opened(svc)
 	}
-	return svc
+	return svc, nil
 }
 
 // all lists every service opened so far.
@@ -90,7 +97,26 @@ func tenantOf(ctx context.Context) string {
 	return DefaultTenant
 }
 
-// service is the coordination service of the request's tenant.
+type serviceKey struct{}
+
+// withService hands a request's tenant service, opened by the transport, to
+// the tools.
+func withService(ctx context.Context, svc *coordination.Service) context.Context {
+	return context.WithValue(ctx, serviceKey{}, svc)
+}
+
+// svc is the coordination service of the request's tenant: the one the
+// transport opened for it, else (stdio, in-process clients) the tenant's
+// as marked on the context, the default when none is.
 func (h *handler) svc(ctx context.Context) *coordination.Service {
-	return h.tenants.service(tenantOf(ctx))
+	if svc, ok := ctx.Value(serviceKey{}).(*coordination.Service); ok {
+		return svc
+	}
+	svc, err := h.tenants.service(tenantOf(ctx))
+	if err != nil {
+		// Unreachable over HTTP, whose transport opens the service of every
+		// tenant it lets through (openTenant); never another tenant's.
+		panic(err)
+	}
+	return svc
 }

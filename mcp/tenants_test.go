@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,7 +23,10 @@ import (
 const (
 	aliceToken = "alice-token-0123456789abcdef"
 	bobToken   = "bob-token-0123456789abcdef00"
-	plantedKey = "sk-PLANTED-operator-key-0123456789abcdef"
+	// brokenTenant's store cannot be opened (tenantServer).
+	brokenTenant = "carol"
+	carolToken   = "carol-token-0123456789abcdef"
+	plantedKey   = "sk-PLANTED-operator-key-0123456789abcdef"
 )
 
 // tenantServer serves HTTP with two tenants from a tokens file, each on its
@@ -29,7 +34,7 @@ const (
 func tokensOf(t *testing.T) *Tokens {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(path, []byte("# tenants\nalice "+aliceToken+"\n\nbob "+bobToken+"  # the other one\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("# tenants\nalice "+aliceToken+"\n\nbob "+bobToken+"  # the other one\ncarol "+carolToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tokens, err := LoadTokens(path)
@@ -48,11 +53,15 @@ func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.S
 	env := func() *keys.Env {
 		return keys.FromMap(map[string]string{"OPENAI_API_KEY": plantedKey, "ANTHROPIC_API_KEY": plantedKey, "GEMINI_API_KEY": plantedKey})
 	}
-	open := func(tenant string) *coordination.Service {
+	open := func(tenant string) (*coordination.Service, error) {
+		if tenant == brokenTenant {
+			return nil, errors.New("the store is down")
+		}
 		cfg := backends.Config{ClientURLs: allow, Env: env, Tenant: tenant}
-		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Backends: cfg.Report, Logger: zerolog.Nop(), RelativeDirs: true})
+		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Backends: cfg.Report, Logger: zerolog.Nop(), RelativeDirs: true}), nil
 	}
-	srv := New(open(DefaultTenant), Options{ValidateOutput: true, Tenants: open})
+	def, _ := open(DefaultTenant)
+	srv := New(def, Options{ValidateOutput: true, Tenants: open})
 	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokens})
 	return srv, ts
 }
@@ -229,5 +238,33 @@ func TestTenantsCountProgressReceiptsApart(t *testing.T) {
 	alice, bob := srv.receiptsOf("alice"), srv.receiptsOf("bob")
 	if alice == bob || alice == srv.receiptsOf(DefaultTenant) || srv.receiptsOf("alice") != alice {
 		t.Fatal("tenants share progress receipts")
+	}
+}
+
+func TestATenantWhoseStoreCannotOpenIsRefusedBeforeAnyTool(t *testing.T) {
+	_, ts := tenantServer(t, nil)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+carolToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(got), `could not open the sessions of tenant \"carol\"`) {
+		t.Fatalf("carol's request: %d %s; want 503 naming her tenant", resp.StatusCode, got)
+	}
+	// Another tenant is not affected, and nothing of carol's was kept.
+	alice, _ := httpClient(t, ts.URL+"/mcp", false, bearer(aliceToken))
+	var started startTeamResult
+	decode(t, callTool(t, alice, "start_team", `{"task":"What is 2+2?","models":["sim","sim"]}`), &started)
+	if started.SessionID == "" {
+		t.Fatal("alice could not start a team beside a broken tenant")
 	}
 }

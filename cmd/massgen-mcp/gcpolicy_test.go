@@ -15,10 +15,17 @@ import (
 // of serve (file and memory stores) report their model calls to the idle
 // collector, which the core no longer holds.
 func TestEveryServiceTheBinaryBuildsFeedsTheIdleCollector(t *testing.T) {
+	served := func(f serveFlags, stores coordination.Stores) *coordination.Service {
+		svc, err := servedService(f, stores, mcp.DefaultTenant, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
 	services := map[string]*coordination.Service{
 		"run":            newService(t.TempDir(), 1),
-		"serve":          servedService(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir()), mcp.DefaultTenant, nil),
-		"serve --memory": servedService(serveFlags{memory: true, parallel: 1}, memstore.NewStores(), mcp.DefaultTenant, nil),
+		"serve":          served(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir())),
+		"serve --memory": served(serveFlags{memory: true, parallel: 1}, memstore.NewStores()),
 	}
 	ctx := context.Background()
 	for name, svc := range services {

@@ -149,19 +149,27 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	timerCtx, stopTimer := context.WithCancel(ctx)
 	defer stopTimer()
 	stores := servedStores(f)
-	tenantService := func(tenant string) *coordination.Service {
-		svc := servedService(f, stores, tenant, allow)
+	tenantService := func(tenant string) (*coordination.Service, error) {
+		svc, err := servedService(f, stores, tenant, allow)
+		if err != nil {
+			return nil, err
+		}
 		go svc.RunTimer(timerCtx, 5*time.Second)
-		return svc
+		return svc, nil
 	}
-	svc := tenantService(mcp.DefaultTenant)
+	svc, err := tenantService(mcp.DefaultTenant)
+	if err != nil {
+		return err
+	}
 	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService,
 		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer})
 	if tokens != nil {
 		// Tenants' timers run from the start, so their step-driven sessions
 		// end on time even before the tenant calls again.
 		for _, t := range tokens.Tenants() {
-			srv.TenantService(t)
+			if _, err := srv.TenantService(t); err != nil {
+				return err
+			}
 		}
 		go reloadOnHangup(timerCtx, tokens)
 	}
@@ -248,7 +256,7 @@ func allowedRoots(f serveFlags) ([]string, error) {
 // <state-dir>/tenants/<tenant>/sessions), its own circuit breakers, and
 // base URLs checked against the operator's allow-list, since every spec
 // comes from a client.
-func servedService(f serveFlags, stores coordination.Stores, tenant string, allow *backends.AllowList) *coordination.Service {
+func servedService(f serveFlags, stores coordination.Stores, tenant string, allow *backends.AllowList) (*coordination.Service, error) {
 	cfg := backends.Config{ClientURLs: allow}
 	opts := coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger,
 		RelativeDirs: f.http != "", OnModelCall: gcpolicy.Busy}
@@ -258,11 +266,9 @@ func servedService(f serveFlags, stores coordination.Stores, tenant string, allo
 	opts.Open, opts.CheckModels, opts.Backends = cfg.Open, cfg.CheckModels, cfg.Report
 	st, err := stores.For(tenant)
 	if err != nil {
-		// Unreachable: tenant names are checked as the tokens file is read,
-		// and neither the file nor the memory stores fail to open.
-		panic(fmt.Sprintf("tenant %q: %v", tenant, err))
+		return nil, fmt.Errorf("could not open the sessions of tenant %q: %w", tenant, err)
 	}
-	return coordination.NewService(st, opts)
+	return coordination.NewService(st, opts), nil
 }
 
 // servedStores opens the tenants' stores: memory with --memory, else the
