@@ -104,21 +104,33 @@ func consensusLine(r *coordination.TeamResult) string {
 	return fmt.Sprintf("Consensus (%s): %s — %s\n", r.Consensus.Rule, reached, tally)
 }
 
-// Summary renders the outcome of a result: winner, how chosen, votes, usage
-// (every result the CLI prints and the MCP tools return).
-func Summary(r *coordination.TeamResult) string {
-	var b strings.Builder
-	b.WriteString(droppedText(r))
+// Outcome is a result's outcome in one line, "" while it has none: the
+// winner and how it was chosen, or why no answer came (the summary, the live
+// view).
+func Outcome(r *coordination.TeamResult) string {
 	switch {
 	case r.Winner != nil:
 		tie := ""
 		if r.Tie {
 			tie = ", tie drawn by seed"
 		}
-		fmt.Fprintf(&b, "Winner: %s %s — chosen by %s, stopped by %s%s\n", coordination.Who(r.Winner.AgentID, r.Winner.Model), coordination.Bracket(r.Winner.Label), coordination.Deref(r.HowChosen), coordination.Deref(r.StopReason), tie)
+		return fmt.Sprintf("Winner: %s %s — chosen by %s, stopped by %s%s", coordination.Who(r.Winner.AgentID, r.Winner.Model), coordination.Bracket(r.Winner.Label), coordination.Deref(r.HowChosen), coordination.Deref(r.StopReason), tie)
 	case r.Status == coordination.StatusFailed:
-		fmt.Fprintf(&b, "No answer: the session failed (%s)\n", coordination.Deref(r.StopReason))
-	default:
+		return fmt.Sprintf("No answer: the session failed (%s)", coordination.Deref(r.StopReason))
+	case r.Status == coordination.StatusCancelled:
+		return fmt.Sprintf("No answer: the session was cancelled (%s)", coordination.Deref(r.StopReason))
+	}
+	return ""
+}
+
+// Summary renders the outcome of a result: winner, how chosen, votes, usage
+// (every result the CLI prints and the MCP tools return).
+func Summary(r *coordination.TeamResult) string {
+	var b strings.Builder
+	b.WriteString(droppedText(r))
+	if line := Outcome(r); line != "" && r.Status != coordination.StatusCancelled {
+		b.WriteString(line + "\n")
+	} else {
 		fmt.Fprintf(&b, "Status: %s\n", r.Status)
 	}
 	if len(r.Votes) > 0 {

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 type fixed struct{ snap *Snapshot }
@@ -132,5 +133,31 @@ func TestTheLastFrameIsReadAfterTheRunEnds(t *testing.T) {
 	}
 	if _, cmd := m.Update(snapMsg{snap: snapshot(""), gen: m.final}); cmd == nil {
 		t.Fatal("the snapshot read after the end should close the view")
+	}
+}
+
+func TestTheViewSaysTheOutcomeAsEveryOtherSurface(t *testing.T) {
+	how, stop := "consensus", "consensus"
+	reason := "agents_failed"
+	for _, tc := range []struct {
+		name string
+		edit func(r *coordination.TeamResult)
+	}{
+		{"a winner", func(r *coordination.TeamResult) {
+			r.Status, r.HowChosen, r.StopReason = coordination.StatusFinished, &how, &stop
+			r.Winner = &coordination.Winner{AgentID: "agent_b", Label: "agent1.2", Model: "sim"}
+		}},
+		{"a failure", func(r *coordination.TeamResult) { r.Status, r.StopReason = coordination.StatusFailed, &reason }},
+		{"a cancel", func(r *coordination.TeamResult) { r.Status = coordination.StatusCancelled }},
+	} {
+		snap := snapshot("")
+		tc.edit(snap.Status.Result)
+		m := NewModel(Options{Source: fixed{snap}, Now: func() time.Time { return t0.Add(20 * time.Second) }})
+		m.Update(tea.WindowSizeMsg{Width: 160, Height: 60})
+		m.Update(snapMsg{snap: snap, gen: 0})
+		want := report.Outcome(snap.Status.Result)
+		if want == "" || !strings.Contains(m.View(), want) {
+			t.Errorf("%s: the view lacks the outcome line %q:\n%s", tc.name, want, m.View())
+		}
 	}
 }

@@ -82,10 +82,12 @@ func (m *Model) main() string {
 	if m.err != nil {
 		b.WriteString(badStyle.Render("could not read the session: "+m.err.Error()) + "\n")
 	}
-	if r.Winner != nil {
-		fmt.Fprintf(&b, "%s\n", goodStyle.Render(fmt.Sprintf("Winner: %s (%s) [%s] — %s", r.Winner.AgentID, r.Winner.Model, r.Winner.Label, coordination.Deref(r.HowChosen))))
-	} else if status == coordination.StatusFailed || status == coordination.StatusCancelled {
-		fmt.Fprintf(&b, "%s\n", badStyle.Render(fmt.Sprintf("No winner: %s (%s)", status, coordination.Deref(r.StopReason))))
+	if line := report.Outcome(r); line != "" {
+		style := badStyle
+		if r.Winner != nil {
+			style = goodStyle
+		}
+		fmt.Fprintf(&b, "%s\n", style.Render(clip(line, m.width)))
 	}
 	b.WriteString(m.cards(now))
 	b.WriteString("\n" + titleStyle.Render("Consensus map") + dimStyle.Render("  (◀── standing votes, ◀┄┄ stale)") + "\n")
