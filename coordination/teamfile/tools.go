@@ -1,7 +1,9 @@
 package teamfile
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -65,6 +67,41 @@ func (p *parser) checkWebSearch(a coordination.Agent, where string) {
 	}
 }
 
+// serverShape says what an MCP server entry looks like.
+const serverShape = "each server is {type: stdio, command, args, env} or {type: streamable-http, url, headers}"
+
+// yamlTypeInto is the Go type a YAML decode error names ("… into
+// tools.MCPServer"), which means nothing to the file's author.
+var yamlTypeInto = regexp.MustCompile(`cannot unmarshal (!!\w+) (.*) into \S+`)
+
+// yamlProblem is a decode error in the file's own terms: its lines, the YAML
+// value found, and no Go types or YAML tags.
+func yamlProblem(err error) string {
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = yamlTypeInto.ReplaceAllStringFunc(m, func(s string) string {
+			g := yamlTypeInto.FindStringSubmatch(s)
+			kind, ok := yamlKinds[g[1]]
+			if !ok {
+				kind = "the value"
+			}
+			return fmt.Sprintf("%s %s is not what goes here", kind, g[2])
+		})
+	}
+	return strings.Join(out, "; ")
+}
+
+// yamlKinds names YAML's tags as a file's author knows them.
+var yamlKinds = map[string]string{
+	"!!int": "the number", "!!float": "the number", "!!str": "the text", "!!bool": "the value",
+	"!!seq": "a list", "!!map": "a mapping", "!!null": "an empty value", "!!binary": "the value", "!!timestamp": "the date",
+}
+
 // mcpServers reads MassGen's mcp_servers: a map {name: {type, command,
 // args, env, url, headers, …}} or a list of the same with a name each.
 func (p *parser) mcpServers(t *coordination.AgentTools, v *yaml.Node, full string) {
@@ -72,7 +109,7 @@ func (p *parser) mcpServers(t *coordination.AgentTools, v *yaml.Node, full strin
 	switch v.Kind {
 	case yaml.MappingNode:
 		if err := v.Decode(&servers); err != nil {
-			p.errf(v, "%s: %v", full, err)
+			p.errf(v, "%s: %s; %s", full, yamlProblem(err), serverShape)
 			return
 		}
 	case yaml.SequenceNode:
@@ -82,7 +119,7 @@ func (p *parser) mcpServers(t *coordination.AgentTools, v *yaml.Node, full strin
 				tools.MCPServer `yaml:",inline"`
 			}
 			if err := item.Decode(&named); err != nil {
-				p.errf(item, "%s[%d]: %v", full, i, err)
+				p.errf(item, "%s[%d]: %s; %s", full, i, yamlProblem(err), serverShape)
 				return
 			}
 			if named.Name == "" {
@@ -96,7 +133,7 @@ func (p *parser) mcpServers(t *coordination.AgentTools, v *yaml.Node, full strin
 			servers[named.Name] = named.MCPServer
 		}
 	default:
-		p.errf(v, "%s must map server names to {type: stdio, command, args, env} or {type: streamable-http, url, headers}", full)
+		p.errf(v, "%s must map server names to servers; %s", full, serverShape)
 		return
 	}
 	if err := tools.ValidateMCPServers(servers); err != nil {
