@@ -17,6 +17,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
 // RelayArg is the first argument that makes a test binary serve as the
@@ -112,6 +113,28 @@ func (r *Recorder) Kinds() []string {
 		out[i] = rec.Kind + ":" + rec.Name
 	}
 	return out
+}
+
+// Request is the step the real-CLI tests send: the task, the given workflow
+// tools, the workspace, with rec hearing the stream and the tool records.
+func Request(ws string, rec *Recorder, tools ...providers.Tool) providers.Request {
+	return providers.Request{
+		Purpose: providers.PurposeStep, System: "You are a member of a team.", Prompt: "What is 17 * 23? Write answer.txt, then submit.",
+		Tools: tools, Workspace: ws, AgentID: "agent_a", SessionSeed: 1, StepNumber: 1, Watch: rec, Record: rec,
+	}
+}
+
+// Step runs one step of p within timeout and logs what the fake API was
+// asked, so a failing test shows the CLI's side of the exchange.
+func Step(t testing.TB, p providers.Provider, calls func() []fake.Call, timeout time.Duration, req providers.Request) (providers.Action, providers.Usage, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	act, u, err := p.Step(ctx, req)
+	for i, c := range calls() {
+		t.Logf("scripted request %d: model %s tools %v enum %v", i, c.Model, c.Tools, c.VoteEnum)
+	}
+	return act, u, err
 }
 
 // AssertNoProcessIn fails if a process still works in dir (a CLI, its MCP

@@ -99,21 +99,12 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
-	return providers.Request{
-		Purpose: providers.PurposeStep, System: "You are a member of a team.", Prompt: "What is 17 * 23? Write answer.txt, then submit.",
-		Tools: tools, Workspace: h.ws, AgentID: "agent_a", SessionSeed: 1, StepNumber: 1, Watch: h.rec, Record: h.rec,
-	}
+	return clitest.Request(h.ws, h.rec, tools...)
 }
 
 func (h *realHarness) step(t *testing.T, timeout time.Duration, req providers.Request) (providers.Action, providers.Usage, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	act, u, err := h.p.Step(ctx, req)
-	for i, c := range h.script.Calls() {
-		t.Logf("scripted request %d: model %s tools %v enum %v", i, c.Model, c.Tools, c.VoteEnum)
-	}
-	return act, u, err
+	return clitest.Step(t, h.p, h.script.Calls, timeout, req)
 }
 
 func TestRealCodexWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
@@ -136,10 +127,7 @@ func TestRealCodexWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 	if u.Input < 1000 || u.CachedInput < 400 || u.Reasoning < 30 || u.CostUSD == nil || *u.CostUSD <= 0 {
 		t.Fatalf("usage = %+v (cached and reasoning tokens from turn.completed, priced as %s)", u, model)
 	}
-	var kinds []string
-	for _, r := range h.rec.Tools {
-		kinds = append(kinds, r.Kind+":"+r.Name)
-	}
+	kinds := h.rec.Kinds()
 	if strings.Join(kinds, " ") != "file_change:add" {
 		t.Errorf("tool records %v: want the file change only (the workflow call is the action)", kinds)
 	}
