@@ -11,8 +11,6 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CLAUDE_VERSION="${E2E_CLAUDE_VERSION:-2.1.197}"
-CODEX_VERSION="${E2E_CODEX_VERSION:-0.171.0}"
 PREFIX="$ROOT/.cache/clients"
 CLAUDE="$PREFIX/node_modules/.bin/claude"
 CODEX="$PREFIX/node_modules/.bin/codex"
@@ -20,15 +18,9 @@ CODEX="$PREFIX/node_modules/.bin/codex"
 log() { printf '[clients] %s\n' "$*" >&2; }
 fail() { printf '[clients] FAIL: %s\n' "$*" >&2; exit 1; }
 
-# 1. The CLIs, pinned.
-STAMP="$PREFIX/.installed-$CLAUDE_VERSION-$CODEX_VERSION"
-if ! [ -f "$STAMP" ] || ! [ -x "$CLAUDE" ] || ! [ -x "$CODEX" ]; then
-  log "installing @anthropic-ai/claude-code@$CLAUDE_VERSION and @openai/codex@$CODEX_VERSION into .cache/clients"
-  mkdir -p "$PREFIX"
-  npm install --prefix "$PREFIX" --no-audit --no-fund --no-save --loglevel=error \
-    "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" </dev/null
-  touch "$STAMP"
-fi
+# 1. The CLIs, pinned: one installer for every test that drives them (an
+# npm install of only some of them here removed the others from the prefix).
+bash "$ROOT/e2e/install-clis.sh"
 
 # 2. The binary, as massgen-mcp on PATH.
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/massgen-clients.XXXXXX")"
