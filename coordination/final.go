@@ -145,7 +145,7 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	candidates := append([]*AgentState{st.Agent(res.Winner.AgentID)}, st.Agents...)
 	for _, a := range candidates {
 		ag, _ := s.Agent(a.ID)
-		if !a.Dropped && !isHost(ag) {
+		if !a.Dropped && !ag.IsHost() {
 			model = ag.Model
 			break
 		}

@@ -21,28 +21,24 @@ var ErrDamaged = errors.New("a session file is damaged")
 type Tidier interface {
 	// Tidy removes what crashed writes left (temp files and directories of
 	// agents whose step lock is free), moves damaged derived files aside,
-	// rebuilds the per-agent ones, and says what the service must rebuild.
-	// It never removes a ledger file.
+	// rebuilds the per-agent ones and a finished session's final files, and
+	// says what it did. It never removes a ledger file.
 	Tidy(ctx context.Context, id string) (Tidied, error)
 }
 
-// Tidied reports what Tidy did and what is left for the service.
+// Tidied reports what Tidy did.
 type Tidied struct {
 	Removed    []string // leftovers of crashed writes, removed
 	MovedAside []string // damaged derived files, each renamed to <name>.damaged-<time>
-	Rebuilt    []string // derived files the store rebuilt itself (last_action.json)
-	// FinalOK is false when final/result.json or final/answer.md is missing
-	// or was damaged: a finished session's final files are then rebuilt from
-	// its finished entry.
-	FinalOK bool
+	Rebuilt    []string // derived files the store rebuilt itself (last_action.json, final/)
 }
 
 // OpenForWriting brings a session's derived files back in line with its
-// ledger before anything is written to it: Tidy under the session lock,
-// then status.json rewritten from the ledger and, for a finished session
-// whose final files are missing or were damaged, final/ rebuilt from the
-// finished entry. A damaged ledger file fails here, with its path, and the
-// session goes no further. Read-only callers (status) never come here.
+// ledger before anything is written to it: Tidy under the session lock
+// (which rebuilds a finished session's final files when they are missing
+// or were damaged), then the status projection rewritten from the ledger.
+// A damaged ledger file fails here, with its path, and the session goes no
+// further. Read-only callers (status) never come here.
 func (svc *Service) OpenForWriting(ctx context.Context, id string) error {
 	t, ok := svc.store.(Tidier)
 	if !ok {
@@ -63,20 +59,6 @@ func (svc *Service) OpenForWriting(ctx context.Context, id string) error {
 	}
 	res := svc.snapshot(s, l, st)
 	svc.writeStatus(ctx, s, st, res)
-	if fin := st.Life.Finished; fin != nil && !done.FinalOK && svc.keepsFiles() {
-		body, err := json.MarshalIndent(fin, "", "  ")
-		if err != nil {
-			return fmt.Errorf("cannot encode the result of session %s to rebuild final/: %w", id, err)
-		}
-		answer := ""
-		if fin.FinalAnswer != nil {
-			answer = *fin.FinalAnswer
-		}
-		if err := svc.files.WriteFinal(ctx, id, body, answer); err != nil {
-			return err
-		}
-		done.Rebuilt = append(done.Rebuilt, "final/result.json", "final/answer.md")
-	}
 	if len(done.Removed)+len(done.MovedAside)+len(done.Rebuilt) > 0 {
 		svc.log.Info().Str("session", id).Strs("removed", done.Removed).Strs("moved_aside", done.MovedAside).
 			Strs("rebuilt", done.Rebuilt).Msg("tidied the session's files before writing to it")

@@ -28,7 +28,7 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 	var specs []providers.Spec
 	var who []Agent
 	for _, a := range s.Agents {
-		if isHost(a) {
+		if a.IsHost() {
 			continue
 		}
 		if sp, err := providers.ParseSpec(a.Model); err == nil {

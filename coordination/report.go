@@ -9,9 +9,9 @@ import (
 
 func isExists(err error) bool { return errors.Is(err, ErrSessionExists) }
 
-// totals sums usage over an agent's entries; the cost stays known only while
+// Totals sums usage over an agent's entries; the cost stays known only while
 // every entry's cost is known.
-func totals(entries []Entry) providers.Usage {
+func Totals(entries []Entry) providers.Usage {
 	u := providers.Free()
 	for _, e := range entries {
 		u = u.Add(e.Usage)
@@ -28,7 +28,7 @@ func usageView(u providers.Usage) UsageView {
 func sessionUsage(l *Ledger, extra providers.Usage) providers.Usage {
 	u := extra
 	for _, entries := range l.Agents {
-		u = u.Add(totals(entries))
+		u = u.Add(Totals(entries))
 	}
 	for _, e := range l.Session {
 		if e.Kind == SessionUsage && e.Usage != nil {
@@ -98,7 +98,7 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 		if ans := a.LatestAnswer; ans != nil {
 			r.Answers = append(r.Answers, AnswerView{AgentID: a.ID, Label: ans.Label, Model: ag.Model, Content: ans.Content})
 		}
-		u := totals(l.Agents[a.ID])
+		u := Totals(l.Agents[a.ID])
 		r.Agents = append(r.Agents, AgentUsage{AgentID: a.ID, Model: ag.Model, Steps: a.Steps, Usage: usageView(u), CostUSD: u.CostUSD,
 			CostEstimated: u.CostEstimated})
 	}

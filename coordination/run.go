@@ -168,7 +168,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 		return nil, false, nil, err
 	}
 	for _, a := range s.Agents {
-		if isHost(a) {
+		if a.IsHost() {
 			unlockRun()
 			return nil, false, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
 		}

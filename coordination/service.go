@@ -280,7 +280,7 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 	}
 	if spec.Driver != DriverStep {
 		for _, a := range agents {
-			if isHost(a) {
+			if a.IsHost() {
 				return nil, fmt.Errorf("%w: %s is a host agent; create the team with start_team and drive it with step", ErrHostInRunTeam, a.ID)
 			}
 		}
@@ -546,8 +546,8 @@ func (svc *Service) provider(model string) (providers.Provider, error) {
 	return p, nil
 }
 
-// isHost tells whether an agent is driven by the outer agent. Models are
+// IsHost tells whether the agent is driven by the outer agent. Models are
 // stored in canonical form ("host" or "host/label"), so no parsing is needed.
-func isHost(a Agent) bool {
+func (a Agent) IsHost() bool {
 	return a.Model == "host" || strings.HasPrefix(a.Model, "host/")
 }

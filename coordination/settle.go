@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -110,8 +109,8 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 	return svc.record(ctx, s, SessionFinished, fresh, strategy)
 }
 
-// record appends a decided or finished entry (and, when finished, the final
-// files) under the session lock.
+// record appends a decided or finished entry under the session lock (a
+// store that keeps projections writes the final files from a finished one).
 func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy string) error {
 	if kind == SessionFinished {
 		svc.finishFiles(s, res)
@@ -126,18 +125,7 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
 	}
 	svc.event(ctx, s.ID, Event{Type: string(kind), Message: msg})
-	if kind != SessionFinished || !svc.keepsFiles() {
-		return nil
-	}
-	body, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	answer := ""
-	if res.FinalAnswer != nil {
-		answer = *res.FinalAnswer
-	}
-	return svc.files.WriteFinal(ctx, s.ID, body, answer)
+	return nil
 }
 
 // overLimit reports a budget that the ledger has used up ("budget"), or the

@@ -2,12 +2,10 @@ package coordination
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/criteria"
-	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // StatusView is what team_status and `massgen-mcp status` show: the team
@@ -99,7 +97,7 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
 		row := AgentStatus{
-			ID: a.ID, Alias: Alias(a.Alias), Model: ag.Model, Host: isHost(ag), Status: agentStatus(a, isHost(ag)),
+			ID: a.ID, Alias: Alias(a.Alias), Model: ag.Model, Host: ag.IsHost(), Status: a.Status(ag.IsHost()),
 			Steps: a.Steps, Answers: a.Answers, StandingVote: a.StandingVote != nil, Next: a.Next, Why: a.Why,
 			Usage: usage[a.ID],
 		}
@@ -129,8 +127,9 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	return v
 }
 
-// agentStatus names an agent's state with status.json's words.
-func agentStatus(a *AgentState, host bool) string {
+// Status names the agent's state with the words of MassGen's status.json,
+// which team_status uses too; host tells a host agent (Agent.IsHost).
+func (a *AgentState) Status(host bool) string {
 	switch {
 	case a.Dropped:
 		return "dropped"
@@ -159,21 +158,22 @@ func Preview(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// writeStatus rewrites status.json with MassGen's field names (DESIGN.md §3).
+// writeStatus brings the store's projections (the file store's status.json,
+// with MassGen's field names: DESIGN.md §3) in line with a derived state.
 // The caller holds the session lock, so versions are queued in the order the
 // state was derived, and one writer at a time writes the latest.
 func (svc *Service) writeStatus(ctx context.Context, s *Session, st *State, res *TeamResult) {
 	svc.queueStatus(ctx, s, st, res, false)
 }
 
-// writeStatusSoon is writeStatus for steps: a running session's status is
-// written in the background.
+// writeStatusSoon is writeStatus for steps: a running session's projection
+// is written in the background.
 func (svc *Service) writeStatusSoon(ctx context.Context, s *Session, st *State, res *TeamResult) {
 	svc.queueStatus(ctx, s, st, res, true)
 }
 
-// keepsFiles tells whether the store keeps a status.json and final files
-// worth writing.
+// keepsFiles tells whether the store keeps projections (status.json, the
+// final files, the session's directory) worth writing.
 func (svc *Service) keepsFiles() bool { return svc.files != nil }
 
 func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res *TeamResult, soon bool) {
@@ -184,15 +184,17 @@ func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res 
 		l := &Ledger{Agents: map[string][]Entry{}}
 		res = svc.snapshot(s, l, st)
 	}
-	body, err := json.MarshalIndent(massgenStatus(s, st, res, svc.now()), "", "  ")
+	// Rendered now, under the lock: the state is the service's, and a later
+	// derivation may reuse it.
+	write, err := svc.files.Project(Projection{Session: s, State: st, Result: res, At: svc.now()})
 	if err != nil {
-		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not encode status.json")
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not render the session's status")
 		return
 	}
 	slot := svc.statusSlot(s.ID)
 	slot.mu.Lock()
 	slot.queued++
-	slot.body = body
+	slot.latest = write
 	background := soon && res.Status == StatusRunning
 	start := background && !slot.writing
 	if start {
@@ -207,14 +209,14 @@ func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res 
 	}
 }
 
-// statusQueue holds the latest status.json of a session not yet written.
+// statusQueue holds the latest projection write of a session not yet run.
 type statusQueue struct {
 	write   sync.Mutex // one writer at a time, so an older version never lands last
 	mu      sync.Mutex
-	queued  uint64 // versions queued
-	written uint64 // versions written
-	body    []byte // the latest version
-	writing bool   // a background writer is on it
+	queued  uint64                          // versions queued
+	written uint64                          // versions written
+	latest  func(ctx context.Context) error // the latest version's write
+	writing bool                            // a background writer is on it
 }
 
 func (svc *Service) statusSlot(id string) *statusQueue {
@@ -222,7 +224,7 @@ func (svc *Service) statusSlot(id string) *statusQueue {
 	return q.(*statusQueue)
 }
 
-// flushStatus writes the latest queued status until none is pending.
+// flushStatus runs the latest queued write until none is pending.
 func (svc *Service) flushStatus(ctx context.Context, id string, q *statusQueue) {
 	q.write.Lock()
 	defer q.write.Unlock()
@@ -233,125 +235,16 @@ func (svc *Service) flushStatus(ctx context.Context, id string, q *statusQueue) 
 			q.mu.Unlock()
 			return
 		}
-		v, body := q.queued, q.body
+		v, write := q.queued, q.latest
 		q.mu.Unlock()
-		if err := svc.files.WriteStatus(ctx, id, body); err != nil {
-			svc.log.Warn().Err(err).Str("session", id).Msg("could not write status.json")
+		if err := write(ctx); err != nil {
+			svc.log.Warn().Err(err).Str("session", id).Msg("could not write the session's status")
 		}
 		q.mu.Lock()
 		q.written = v
 		if q.written == q.queued {
-			q.body = nil
+			q.latest = nil
 		}
 		q.mu.Unlock()
 	}
-}
-
-// massgenStatus maps a state onto status.json as MassGen writes it, plus our
-// own fields.
-func massgenStatus(s *Session, st *State, res *TeamResult, now time.Time) map[string]any {
-	finish := finishReason(res)
-	agents := map[string]any{}
-	for _, a := range st.Agents {
-		ag, _ := s.Agent(a.ID)
-		u := totals(a.Entries)
-		var cost any
-		if u.CostUSD != nil {
-			cost = *u.CostUSD
-		}
-		row := map[string]any{
-			"status":              agentStatus(a, isHost(ag)),
-			"answer_count":        a.Answers,
-			"latest_answer_label": nil,
-			"vote_cast":           nil,
-			"token_usage": map[string]any{
-				"input_tokens": u.Input, "output_tokens": u.Output, "reasoning_tokens": u.Reasoning,
-				"cached_input_tokens": u.CachedInput, "estimated_cost": cost,
-			},
-		}
-		row["answer"], row["error"] = nil, nil
-		if a.LatestAnswer != nil {
-			row["latest_answer_label"] = a.LatestAnswer.Label
-			row["answer"] = a.LatestAnswer.Content
-		}
-		if e := latestError(a); e != nil {
-			row["error"] = massgenError(e)
-		}
-		if v := a.StandingVote; v != nil {
-			row["vote_cast"] = map[string]any{"voted_for_agent": v.Target, "voted_for_label": v.TargetLabel, "reason_preview": Preview(v.Reason, 100)}
-		}
-		agents[a.ID] = row
-	}
-	var winner, previewText any
-	if res.Winner != nil {
-		winner = res.Winner.AgentID
-	}
-	if res.FinalAnswer != nil {
-		previewText = Preview(*res.FinalAnswer, 200)
-	}
-	var totalCost any
-	if res.CostUSD != nil {
-		totalCost = *res.CostUSD
-	}
-	return map[string]any{
-		"finish_reason": finish,
-		"finish_reason_details": map[string]any{
-			"stop_reason": res.StopReason, "how_chosen": res.HowChosen,
-		},
-		"is_complete": res.Status == StatusFinished || res.Status == StatusFailed,
-		"meta": map[string]any{
-			"session_id": s.ID, "question": s.Task, "start_time": float64(s.CreatedAt.UnixNano()) / 1e9,
-			"elapsed_seconds": now.Sub(s.CreatedAt).Seconds(), "last_updated": float64(now.UnixNano()) / 1e9,
-		},
-		"costs": map[string]any{
-			"total_estimated_cost": totalCost, "total_input_tokens": res.Usage.Input, "total_output_tokens": res.Usage.Output,
-		},
-		"agents":      agents,
-		"results":     map[string]any{"votes": res.Consensus.Tally, "winner": winner, "final_answer_preview": previewText},
-		"next_agents": res.NextAgents,
-		"consensus":   res.Consensus,
-		"stop_reason": res.StopReason,
-		"how_chosen":  res.HowChosen,
-		"status":      res.Status,
-	}
-}
-
-// finishReason is status.json's finish_reason: completed whenever the
-// session has a winner (whatever ended it: forced_first after every agent
-// failed is still an answer), error only for a failed session (no answer at
-// all), timeout for one that timed out without an answer.
-func finishReason(res *TeamResult) string {
-	switch res.Status {
-	case StatusFinished:
-		if res.Winner != nil {
-			return "completed"
-		}
-		fallthrough
-	case StatusFailed:
-		if Deref(res.StopReason) == StopTimeout {
-			return "timeout"
-		}
-		return "error"
-	case StatusCancelled:
-		return "cancelled"
-	}
-	return "in_progress"
-}
-
-// latestError is the agent's error entry if its latest entries are errors
-// (it is failing or dropped), nil once an answer or vote followed.
-func latestError(a *AgentState) *Entry {
-	if a.ConsecutiveFails == 0 || len(a.Entries) == 0 {
-		return nil
-	}
-	return &a.Entries[len(a.Entries)-1]
-}
-
-// massgenError is an error as MassGen's status tracker writes it.
-func massgenError(e *Entry) map[string]any {
-	typ := "error"
-	if e.Class == providers.ClassTimeout {
-		typ = "timeout"
-	}
-	return map[string]any{"type": typ, "message": e.Message, "timestamp": float64(e.Time.UnixNano()) / 1e9}
 }

@@ -36,7 +36,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is not in session %s; its agents are %s", ErrAgentNotFound, req.AgentID, s.ID, strings.Join(s.AgentIDs(), ", "))
 	}
-	host := isHost(ag)
+	host := ag.IsHost()
 	switch {
 	case req.Action != "" && !host:
 		return nil, fmt.Errorf("%w: %s is run by the server (%s); call step without an action and the server calls its model", ErrNotHost, ag.ID, ag.Model)

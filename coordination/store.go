@@ -88,22 +88,39 @@ type EventStore interface {
 	Watch(ctx context.Context, id string) (<-chan Change, error)
 }
 
-// ProjectionStore is implemented by a store that keeps what readers outside
-// this process read beside the ledger: MassGen's status.json, the final
-// files, and the session's directory (workspaces, snapshots). The file store
-// does; the memory store keeps none worth reading, so the service skips
-// building status.json on every step (a fifth of a step's CPU) and the final
-// files when a session ends (an indented encoding of the whole result, as
-// sessions end together with others' steps landing). A store without it
-// keeps no workspaces either. Its storetest cases are ProjectionCases.
+// ProjectionStore is implemented by a store that keeps, beside the ledger,
+// what readers outside this process read: the file store keeps MassGen's
+// status.json, the final files and the session's directory (workspaces,
+// snapshots). The store renders and writes them itself; the service only
+// tells it the state it derived. The final files are the store's own
+// business entirely: it writes them as a finished entry is appended
+// (AppendSession) and rebuilds them when Tidy finds them missing or damaged.
+//
+// The memory store keeps none worth reading, so the service skips deriving
+// a projection on every step (a fifth of a step's CPU) and the store skips
+// the final files when a session ends (an indented encoding of the whole
+// result, as sessions end together with others' steps landing). A store
+// without it keeps no workspaces either. Its storetest cases are
+// ProjectionCases.
 type ProjectionStore interface {
-	// WriteStatus replaces status.json; the caller holds the session lock.
-	WriteStatus(ctx context.Context, id string, statusJSON []byte) error
-	// WriteFinal writes final/result.json and final/answer.md; the caller
-	// holds the session lock.
-	WriteFinal(ctx context.Context, id string, resultJSON []byte, answer string) error
+	// Project renders the store's projection of a session's state as the
+	// service derived it under the session lock, and returns the write,
+	// which the service runs at once or, for a running session, in the
+	// background: one write at a time, the latest last. Rendering happens
+	// in the call because the state is the service's and a later
+	// derivation may reuse it; the write may run after the lock is let go.
+	Project(p Projection) (write func(ctx context.Context) error, err error)
 	// Dir is the session's directory, or "" for a store without one.
 	Dir(id string) string
+}
+
+// Projection is a session's state as the service derived it, for the
+// store's projections; nothing in it may be kept past Project.
+type Projection struct {
+	Session *Session
+	State   *State
+	Result  *TeamResult // the result as it stands
+	At      time.Time   // when it was derived
 }
 
 // StepLock is a held per-agent step lock.

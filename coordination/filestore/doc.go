@@ -6,4 +6,9 @@
 //
 // filestore knows nothing of the protocol's derived state (staleness, consensus,
 // next agents): it stores and returns the ledger, and coordination derives.
+// What readers outside the process read beside the ledger are its
+// projections (coordination.ProjectionStore): status.json, rendered with
+// MassGen's field names from the state coordination derived (status.go), and
+// final/, written from each finished entry as it lands and rebuilt by Tidy
+// (final.go).
 package filestore

@@ -20,7 +20,6 @@ import (
 // The file store keeps the projections readers outside the process read
 // (status.json, final/, the session directory): without them the service
 // would silently write none.
-var _ coordination.ProjectionStore = (*Store)(nil)
 
 // Store keeps sessions as directories under one sessions directory. It is
 // safe for concurrent use, and several processes may share one directory: every

@@ -112,7 +112,9 @@ func writeSession(t *testing.T, st *filestore.Store, id string) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if _, err := st.AppendSession(ctx, id, coordination.SessionEntry{Kind: coordination.SessionFinished}); err != nil {
+	answer := "391\n"
+	res := &coordination.TeamResult{Status: coordination.StatusFinished, FinalAnswer: &answer, Winner: &coordination.Winner{AgentID: "agent_a", Label: "agent2.1"}}
+	if _, err := st.AppendSession(ctx, id, coordination.SessionEntry{Kind: coordination.SessionFinished, Result: res}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ev := range []string{"session", "finished"} {
@@ -120,10 +122,19 @@ func writeSession(t *testing.T, st *filestore.Store, id string) {
 			t.Fatal(err)
 		}
 	}
-	if err := st.WriteStatus(ctx, id, []byte(`{"finish_reason":"completed"}`)); err != nil {
+	s, err := st.Session(ctx, id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.WriteFinal(ctx, id, []byte(`{"status":"finished"}`), "391\n"); err != nil {
+	l, err := st.Ledger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write, err := st.Project(coordination.Projection{Session: s, State: coordination.Derive(s, l, nil), Result: res, At: at})
+	if err == nil {
+		err = write(ctx)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -227,7 +238,17 @@ func TestLayoutIsMassGenStepMode(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "final/answer.md")); string(got) != "391\n" {
 		t.Errorf("final/answer.md = %q", got)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "status.json")); string(got) != `{"finish_reason":"completed"}` {
+	var final struct {
+		Status      string `json:"status"`
+		FinalAnswer string `json:"final_answer"`
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "final/result.json")); json.Unmarshal(got, &final) != nil || final.Status != "finished" || final.FinalAnswer != "391\n" {
+		t.Errorf("final/result.json = %q", got)
+	}
+	var status struct {
+		FinishReason string `json:"finish_reason"`
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "status.json")); json.Unmarshal(got, &status) != nil || status.FinishReason != "completed" {
 		t.Errorf("status.json = %q", got)
 	}
 }

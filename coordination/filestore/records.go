@@ -18,7 +18,8 @@ import (
 
 // AppendSession writes the next session_log/NNN.json; the caller holds the
 // session lock, and the file is created without replacing, so a caller that
-// forgot the lock gets an error rather than a lost entry.
+// forgot the lock gets an error rather than a lost entry. A finished entry's
+// result is then written to final/ (final.go).
 func (s *Store) AppendSession(_ context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
 	dir, err := s.existing(id)
 	if err != nil {
@@ -46,6 +47,11 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 			return e, fmt.Errorf("session entry %d of %q was written concurrently; session entries need the session lock: %w", e.Seq, id, err)
 		}
 		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, diskFull(err, logDir, len(data)))
+	}
+	if e.Kind == coordination.SessionFinished && e.Result != nil {
+		if err := writeFinal(dir, e.Result); err != nil {
+			return e, fmt.Errorf("session %q is recorded as finished, but its final files are not (opening the session again rebuilds them): %w", id, err)
+		}
 	}
 	return e, nil
 }
@@ -128,39 +134,6 @@ func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, er
 		}
 	}
 	return out, nil
-}
-
-// WriteStatus replaces status.json atomically; it is derived, so not fsynced.
-func (s *Store) WriteStatus(_ context.Context, id string, statusJSON []byte) error {
-	dir, err := s.existing(id)
-	if err != nil {
-		return err
-	}
-	if err := writeDerived(dir, "status.json", statusJSON); err != nil {
-		return fmt.Errorf("cannot write status.json of session %q: %w", id, diskFull(err, dir, len(statusJSON)))
-	}
-	return nil
-}
-
-// WriteFinal writes final/result.json and final/answer.md, each atomically;
-// answer.md first, so a result.json on disk always has its answer beside it.
-func (s *Store) WriteFinal(_ context.Context, id string, resultJSON []byte, answer string) error {
-	dir, err := s.existing(id)
-	if err != nil {
-		return err
-	}
-	final := filepath.Join(dir, "final")
-	err = os.MkdirAll(final, 0o755)
-	if err == nil {
-		err = writeAtomic(final, "answer.md", []byte(answer))
-	}
-	if err == nil {
-		err = writeAtomic(final, "result.json", resultJSON)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write the final answer of session %q: %w", id, diskFull(err, final, len(resultJSON)+len(answer)))
-	}
-	return nil
 }
 
 // SaveView records the view last issued to a host agent

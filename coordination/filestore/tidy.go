@@ -61,7 +61,15 @@ func (s *Store) Tidy(ctx context.Context, id string) (coordination.Tidied, error
 			t.MovedAside = append(t.MovedAside, aside)
 		}
 	}
-	t.FinalOK = tidyFinal(filepath.Join(dir, "final"), &t)
+	if !tidyFinal(filepath.Join(dir, "final"), &t) {
+		rebuilt, err := rebuildFinal(dir, id)
+		if err != nil {
+			return t, err
+		}
+		if rebuilt {
+			t.Rebuilt = append(t.Rebuilt, "final/result.json", "final/answer.md")
+		}
+	}
 	if mendTimeline(filepath.Join(dir, "events.jsonl")) {
 		t.Rebuilt = append(t.Rebuilt, "events.jsonl (torn last line closed)")
 	}
@@ -122,8 +130,8 @@ func (s *Store) tidyAgent(agentDir, agent string, strict bool, t *coordination.T
 }
 
 // tidyFinal checks final/: result.json must parse and answer.md must hold
-// its final_answer. A damaged or disagreeing file is moved aside; false asks
-// the service to rebuild both (for a finished session).
+// its final_answer. A damaged or disagreeing file is moved aside; false has
+// Tidy rebuild both from the session log (for a finished session).
 func tidyFinal(final string, t *coordination.Tidied) bool {
 	rp, ap := filepath.Join(final, "result.json"), filepath.Join(final, "answer.md")
 	data, err := os.ReadFile(rp)

@@ -251,8 +251,8 @@ func testBadIDs(t *testing.T, st coordination.Store) {
 			t.Errorf("LockStep(%q) = %v, want ErrBadInput", id, err)
 		}
 		if p, ok := st.(coordination.ProjectionStore); ok {
-			if err := p.WriteStatus(ctx, id, []byte("{}")); !errors.Is(err, coordination.ErrBadInput) {
-				t.Errorf("WriteStatus(%q) = %v, want ErrBadInput", id, err)
+			if err := project(ctx, p, NewSession(id)); !errors.Is(err, coordination.ErrBadInput) {
+				t.Errorf("Project(%q) and its write = %v, want ErrBadInput", id, err)
 			}
 		}
 	}
@@ -334,8 +334,7 @@ func testNotFound(t *testing.T, st coordination.Store) {
 	check("AppendSession", err)
 	check("AppendEvent", st.AppendEvent(ctx, id, coordination.Event{Type: "x"}))
 	if p, ok := st.(coordination.ProjectionStore); ok {
-		check("WriteStatus", p.WriteStatus(ctx, id, []byte("{}")))
-		check("WriteFinal", p.WriteFinal(ctx, id, []byte("{}"), "a"))
+		check("Project and its write", project(ctx, p, NewSession(id)))
 	}
 	check("SaveView", st.SaveView(ctx, id, "agent_a", coordination.IssuedView{}))
 	_, err = st.View(ctx, id, "agent_a")
@@ -809,18 +808,49 @@ func testStatusFinal(t *testing.T, sto coordination.Store) {
 	if !ok {
 		t.Skip("this store keeps no projections")
 	}
-	create(t, sto, "s")
+	s := create(t, sto, "s")
 	for range 2 {
-		if err := st.WriteStatus(ctx, "s", []byte(`{"finish_reason":"in_progress"}`)); err != nil {
+		if err := project(ctx, st, s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := st.WriteFinal(ctx, "s", []byte(`{"status":"finished"}`), "# 391\n"); err != nil {
+	// The final files follow each finished entry, a re-finalized session's too.
+	for _, answer := range []string{"# 391\n", "# 391, again\n"} {
+		res := &coordination.TeamResult{Status: coordination.StatusFinished, FinalAnswer: &answer}
+		if _, err := sto.AppendSession(ctx, "s", coordination.SessionEntry{Kind: coordination.SessionFinished, Result: res}); err != nil {
+			t.Fatalf("a finished entry (%q): %v", answer, err)
+		}
+	}
+	// A write rendered before a later one may run after it (the service
+	// orders them); rendering does not write.
+	early, err := st.Project(projection(s))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.WriteFinal(ctx, "s", []byte(`{"status":"finished"}`), "# 391, again\n"); err != nil {
-		t.Fatalf("a second WriteFinal (a re-finalized session): %v", err)
+	if err := project(ctx, st, s); err != nil {
+		t.Fatal(err)
 	}
+	if err := early(ctx); err != nil {
+		t.Fatalf("an earlier projection written last: %v", err)
+	}
+}
+
+// projection is session s's projection as it stands when new: no entries.
+func projection(s *coordination.Session) coordination.Projection {
+	l := &coordination.Ledger{Agents: map[string][]coordination.Entry{}}
+	return coordination.Projection{
+		Session: s, State: coordination.Derive(s, l, nil),
+		Result: &coordination.TeamResult{Status: coordination.StatusRunning}, At: time.Now(),
+	}
+}
+
+// project renders session s's projection and writes it.
+func project(ctx context.Context, st coordination.ProjectionStore, s *coordination.Session) error {
+	write, err := st.Project(projection(s))
+	if err != nil {
+		return err
+	}
+	return write(ctx)
 }
 
 // eventReader is the optional timeline reader both stores provide.
