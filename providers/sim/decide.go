@@ -240,8 +240,14 @@ func (s *simulator) decide(req providers.Request) providers.Action {
 	case providers.PurposeCriteria:
 		return s.criteria(req)
 	}
+	// The workspace first: reading the task's words is the dearer test, and
+	// most steps (no files kept, or the item known) never need it.
+	kind := buildNone
+	if req.Workspace != "" && !known {
+		kind = buildTaskKind(req.Task)
+	}
 	var p plan
-	if kind := buildTaskKind(req.Task); kind != buildNone && req.Workspace != "" && !known {
+	if kind != buildNone {
 		p = s.build(v, kind)
 	} else if known {
 		p = s.banked(v, &k)

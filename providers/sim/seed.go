@@ -21,8 +21,12 @@ type key struct {
 	summed bool
 }
 
-func newKey(purpose string) *key {
-	k := &key{buf: make([]byte, 0, 256)}
+func newKey(purpose string) *key { return newSizedKey(purpose, 256) }
+
+// newSizedKey is newKey with room for size bytes of inputs, so a key that
+// takes in long texts is not copied as its buffer grows.
+func newSizedKey(purpose string, size int) *key {
+	k := &key{buf: make([]byte, 0, size)}
 	k.str(purpose)
 	return k
 }
@@ -77,7 +81,11 @@ func hashString(parts ...string) uint64 {
 // session seed, the spec seed, who acts and when, the attempt, what it is
 // shown and what it may do. The same view always gives the same decision.
 func stepKey(req providers.Request, specSeed int64) *key {
-	k := newKey("step").int(req.SessionSeed).int(specSeed).str(req.AgentID).str(req.Self).
+	size := 256 + len(req.Task) + len(req.VoteEnum)*12
+	for _, a := range req.Shown {
+		size += 24 + len(a.Alias) + len(a.Label) + len(a.Content)
+	}
+	k := newSizedKey("step", size).int(req.SessionSeed).int(specSeed).str(req.AgentID).str(req.Self).
 		int(int64(req.StepNumber)).int(int64(req.Attempt)).str(string(req.Purpose)).bool(req.Revote).str(req.Task)
 	tools := make([]string, len(req.Tools))
 	for i, t := range req.Tools {
