@@ -33,7 +33,7 @@ var simCriteria = []simCriterion{
 // many as the offered tool asks for, through that tool, always valid, so a
 // dry run with sim never falls back to the built-in defaults. Like every
 // sim decision it is a pure function of the request.
-func (s *simulator) criteria(req providers.Request) providers.Action {
+func (s *simulator) criteria(req *providers.Request) providers.Action {
 	name, n := "submit_criteria", 5
 	if len(req.Tools) > 0 {
 		name = req.Tools[0].Name

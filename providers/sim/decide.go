@@ -23,7 +23,7 @@ const rewriteOnAdopt = 0.5
 
 // view is a request seen through what the agent may do.
 type view struct {
-	req       providers.Request
+	req       *providers.Request
 	key       *key
 	canAnswer bool
 	canVote   bool
@@ -61,7 +61,7 @@ func (t *takenTexts) add(text string) {
 	t.set[normText(text)] = true
 }
 
-func newView(req providers.Request, specSeed int64) *view {
+func newView(req *providers.Request, specSeed int64) *view {
 	v := view{req: req, key: stepKey(req, specSeed), taken: &takenTexts{shown: req.Shown}}
 	if len(req.Tools) > 0 {
 		for _, t := range req.Tools {
@@ -171,7 +171,7 @@ func (k *knowledge) write(value string) string {
 // know looks the task up (item model, then bank) and draws the agent's first
 // answer. The draw is keyed by session, spec seed, agent and task only, so
 // it is the same at every step.
-func (s *simulator) know(req providers.Request) (knowledge, bool) {
+func (s *simulator) know(req *providers.Request) (knowledge, bool) {
 	it, inBank := lookupBank(req.Task)
 	var m Item
 	modelled := false
@@ -226,7 +226,7 @@ func givenItem(truth string) item {
 }
 
 // decide is the sim's whole behaviour for one request.
-func (s *simulator) decide(req providers.Request) providers.Action {
+func (s *simulator) decide(req *providers.Request) providers.Action {
 	if req.Review != nil && req.Purpose == providers.PurposeStep {
 		return s.reviewFor(req) // a checkpoint reviewer (review.go)
 	}

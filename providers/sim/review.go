@@ -62,7 +62,7 @@ var (
 )
 
 // reviewFor is the sim's whole behaviour in a review session.
-func (s *simulator) reviewFor(req providers.Request) providers.Action {
+func (s *simulator) reviewFor(req *providers.Request) providers.Action {
 	v := newView(req, s.cfg.seed)
 	mine := assess(req.Review)
 	if len(req.History) > 0 {

@@ -105,7 +105,7 @@ func (s *script) Step(ctx context.Context, req providers.Request) (providers.Act
 
 	var act providers.Action
 	if i >= len(s.actions) {
-		act = exhausted(req)
+		act = exhausted(&req)
 	} else {
 		a := s.actions[i]
 		switch a.Action {
@@ -127,10 +127,10 @@ func (s *script) Step(ctx context.Context, req providers.Request) (providers.Act
 			return providers.Action{}, providers.Free(), &providers.Error{Class: class, Message: msg}
 		}
 	}
-	return act, usage(req, act, s.cfg), nil
+	return act, usage(&req, act, s.cfg), nil
 }
 
-func exhausted(req providers.Request) providers.Action {
+func exhausted(req *providers.Request) providers.Action {
 	v := newView(req, 0)
 	if v.canVote && len(req.VoteEnum) > 0 {
 		return providers.Action{Calls: []providers.ToolCall{providers.VoteCall(req.VoteEnum[0], "[script exhausted]")}}

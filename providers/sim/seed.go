@@ -80,7 +80,7 @@ func hashString(parts ...string) uint64 {
 // stepKey is everything a step's decision may depend on (DESIGN.md §4): the
 // session seed, the spec seed, who acts and when, the attempt, what it is
 // shown and what it may do. The same view always gives the same decision.
-func stepKey(req providers.Request, specSeed int64) *key {
+func stepKey(req *providers.Request, specSeed int64) *key {
 	size := 256 + len(req.Task) + len(req.VoteEnum)*12
 	for _, a := range req.Shown {
 		size += 24 + len(a.Alias) + len(a.Label) + len(a.Content)
@@ -103,6 +103,6 @@ func stepKey(req providers.Request, specSeed int64) *key {
 
 // itemKey fixes an agent's first answer to a task for a session: a blind step
 // retried after an error, or asked again, gives the same value.
-func itemKey(req providers.Request, specSeed int64) *key {
+func itemKey(req *providers.Request, specSeed int64) *key {
 	return newKey("item").int(req.SessionSeed).int(specSeed).str(req.AgentID).str(strings.TrimSpace(req.Task))
 }

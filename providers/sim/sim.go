@@ -168,8 +168,8 @@ func stream(ctx context.Context, req *providers.Request, act providers.Action, d
 // is on the stack while the sim waits, and kept small it lets a step
 // goroutine park without growing its stack.
 func (s *simulator) think(req *providers.Request) (providers.Action, providers.Usage) {
-	act := s.decide(*req)
-	return act, usage(*req, act, s.cfg)
+	act := s.decide(req)
+	return act, usage(req, act, s.cfg)
 }
 
 func wait(ctx context.Context, d time.Duration) error {
@@ -197,7 +197,7 @@ func tokens(s string) int64 { return int64((utf8.RuneCountInString(s) + 3) / 4) 
 
 // usage counts input from the rendered system and user text and output from
 // what the sim wrote; the cost is always known, zero when prices are.
-func usage(req providers.Request, act providers.Action, c config) providers.Usage {
+func usage(req *providers.Request, act providers.Action, c config) providers.Usage {
 	in := int64((utf8.RuneCountInString(req.System) + utf8.RuneCountInString(req.Prompt) + 3) / 4) // as tokens()
 	written := act.Text
 	chars := utf8.RuneCountInString(written)

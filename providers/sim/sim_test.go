@@ -422,7 +422,7 @@ func validate(req providers.Request, act providers.Action) string {
 	if len(act.Calls) != 1 {
 		return "make exactly one workflow call"
 	}
-	v := newView(req, 0)
+	v := newView(&req, 0)
 	var args map[string]string
 	_ = json.Unmarshal(act.Calls[0].Args, &args)
 	switch act.Calls[0].Name {
