@@ -1,6 +1,7 @@
 package coordination_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 )
 
 // chaotic is a provider that answers, votes (sometimes for a label it was
@@ -90,7 +92,7 @@ func TestResultNeverContradictsItself(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		if problem := contradiction(res, h.ledger(s.ID)); problem != "" {
+		if problem := contradiction(res, h.ledger(s.ID), rules.AnswerFormat == coordination.FormatShort); problem != "" {
 			rt.Fatalf("%s\nresult: %s", problem, mustJSON(res))
 		}
 	})
@@ -107,8 +109,9 @@ var howFits = map[string][]string{
 }
 
 // contradiction names the first way a finished result contradicts itself
-// or its ledger, or returns "".
-func contradiction(res *coordination.TeamResult, l *coordination.Ledger) string {
+// or its ledger, or returns ""; short is answer_format short (votes pool by
+// value).
+func contradiction(res *coordination.TeamResult, l *coordination.Ledger, short bool) string {
 	if res.Status != coordination.StatusFinished && res.Status != coordination.StatusFailed {
 		return "the session did not end: " + res.Status
 	}
@@ -138,6 +141,11 @@ func contradiction(res *coordination.TeamResult, l *coordination.Ledger) string 
 		if (how == coordination.ChosenForcedFirst) != (res.HowChosenNote == coordination.ForcedFirstNote) {
 			return "how_chosen_note must say when the winner was picked by arrival (and only then)"
 		}
+		if stop == coordination.StopConsensus {
+			if problem := tallyFallsShort(res, short); problem != "" {
+				return problem
+			}
+		}
 	}
 	entries := 0
 	for id, es := range l.Agents {
@@ -161,6 +169,47 @@ func contradiction(res *coordination.TeamResult, l *coordination.Ledger) string 
 	}
 	if res.Steps != entries {
 		return fmt.Sprintf("steps %d, but %d entries landed", res.Steps, entries)
+	}
+	return ""
+}
+
+// tallyFallsShort says how a consensus result's standing votes fail its rule,
+// or returns "". The denominator (agents that can still vote) is not in the
+// result, but it is at least the votes cast, so a majority of it is a
+// majority of them: a 1-1 split is never consensus. Under answer_format
+// short, votes for answers with the same value count together.
+func tallyFallsShort(res *coordination.TeamResult, short bool) string {
+	c := res.Consensus
+	if !c.Reached || c.Leader == nil {
+		return "stop_reason consensus, but consensus was not reached"
+	}
+	pool := func(label string) string { return label }
+	if short {
+		values := map[string]string{}
+		for _, a := range res.Answers {
+			values[a.Label] = "value " + finalvalue.Of(a.Content)
+		}
+		pool = func(label string) string { return cmp.Or(values[label], label) }
+	}
+	votes := map[string]int{}
+	cast := 0
+	for label, n := range c.Tally {
+		votes[pool(label)] += n
+		cast += n
+	}
+	lead, rival := votes[pool(*c.Leader)], 0
+	for key, n := range votes {
+		if key != pool(*c.Leader) {
+			rival = max(rival, n)
+		}
+	}
+	switch {
+	case lead == 0 || lead <= rival:
+		return fmt.Sprintf("consensus for %s with tally %v: the leader must have the most standing votes", *c.Leader, c.Tally)
+	case c.Rule == "majority" && 2*lead <= cast:
+		return fmt.Sprintf("majority consensus for %s with tally %v: not more than half of the votes cast", *c.Leader, c.Tally)
+	case c.Rule == "unanimous" && lead != cast:
+		return fmt.Sprintf("unanimous consensus for %s with tally %v: another answer has votes", *c.Leader, c.Tally)
 	}
 	return ""
 }
