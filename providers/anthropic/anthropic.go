@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -36,8 +37,13 @@ type Result struct {
 	// entries; the rest are five-minute entries.
 	CacheWrite1hInput int64
 	// StopReason is Anthropic's stop_reason (end_turn, tool_use, max_tokens,
-	// refusal, …).
+	// refusal, pause_turn, …): the last call's, when a paused turn was
+	// continued.
 	StopReason string
+	// Pauses counts the times the API paused the turn and it was continued.
+	Pauses int
+
+	last json.RawMessage // this call's own blocks, when kept (a paused turn's)
 }
 
 // New returns the provider for an endpoint. The client is built from the
@@ -113,21 +119,46 @@ func (p *Provider) Call(ctx context.Context, req providers.Request) (Result, err
 	return r, err
 }
 
-// turn is one call after the loop's rounds so far, priced when it wrote to
-// the prompt cache; ids are its tool_use ids.
+// turn is one model turn after the loop's rounds so far: one call, or more
+// when the API pauses it (pause.go); ids are its tool_use ids.
 func (p *Provider) turn(ctx context.Context, req providers.Request, past []providers.Exchange) (Result, []string, error) {
-	r, ids, err := p.call(ctx, req, past)
-	if r.CacheWriteInput > 0 {
-		// Usage cannot carry cache writes, which cost more than input, so a
-		// call that wrote to the cache is priced here; any other is priced
-		// by the pricing layer from Usage alone, to the same result.
-		w1h := r.CacheWrite1hInput
-		r.Usage.CostUSD = pricing.CostWithCacheWrites(p.backend, p.model, r.Usage, r.CacheWriteInput-w1h, w1h)
+	var paused []Result // the turn's paused replies, sent back to continue it
+	for {
+		r, ids, err := p.call(ctx, req, past, paused)
+		if len(paused) > 0 || r.StopReason == stopPaused {
+			// The calls of a paused turn are summed, so each is priced
+			// (their cache writes included) before they are.
+			p.priceAlways(&r)
+		} else {
+			p.price(&r)
+		}
+		whole := r
+		if len(paused) > 0 {
+			whole = continued(paused, r)
+		}
+		if err != nil || r.StopReason != stopPaused || len(paused) == maxPauses {
+			return whole, ids, err
+		}
+		paused = append(paused, r)
 	}
-	return r, ids, err
 }
 
-func (p *Provider) call(ctx context.Context, req providers.Request, past []providers.Exchange) (r Result, ids []string, err error) {
+// price prices a call that wrote to the prompt cache. Usage cannot carry
+// cache writes, which cost more than input, so such a call is priced here;
+// any other is priced by the pricing layer from Usage alone, to the same
+// result.
+func (p *Provider) price(r *Result) {
+	if r.CacheWriteInput > 0 {
+		p.priceAlways(r)
+	}
+}
+
+func (p *Provider) priceAlways(r *Result) {
+	w1h := r.CacheWrite1hInput
+	r.Usage.CostUSD = pricing.CostWithCacheWrites(p.backend, p.model, r.Usage, r.CacheWriteInput-w1h, w1h)
+}
+
+func (p *Provider) call(ctx context.Context, req providers.Request, past []providers.Exchange, paused []Result) (r Result, ids []string, err error) {
 	defer func() {
 		// The SDK decodes whatever the network sends; a panic in there must
 		// fail this step, not the server running every other session.
@@ -140,11 +171,12 @@ func (p *Provider) call(ctx context.Context, req providers.Request, past []provi
 	if err != nil {
 		return Result{}, nil, err
 	}
+	params.Messages = append(params.Messages, pausedMessages(paused)...)
 	stream := p.client.Messages.NewStreaming(ctx, params)
 	// Closing the body is what stops a stream that ended early; a
 	// cancelled ctx has already torn the connection down.
 	defer stream.Close()
-	var acc accumulator
+	acc := accumulator{keep: len(paused) > 0}
 	for stream.Next() {
 		ev := stream.Current()
 		if err := acc.add(ev); err != nil {

@@ -18,6 +18,7 @@ type accumulator struct {
 	usage   wireUsage
 	stop    string
 	stopped bool // message_stop arrived
+	keep    bool // keep the blocks as Raw (a paused turn's continuation)
 }
 
 type block struct {
@@ -163,8 +164,9 @@ func (a *accumulator) result(req *providers.Request) (Result, []string) {
 			return r, nil
 		}
 	}
-	if verbatim {
+	if verbatim || a.keep || a.stop == stopPaused {
 		r.Action.Raw = a.raw()
+		r.last = r.Action.Raw
 	}
 	return r, ids
 }

@@ -446,6 +446,14 @@ func (s *anthropicServer) blocks(reply Reply, call Call) ([]anthropicOut, string
 			{kind: "web_search_tool_result", id: id},
 			after,
 		}, "tool_use"
+	case ReplyPausedSearch:
+		// A search that runs long: the API stops the message after the
+		// server tool's blocks, and the client sends it back to go on.
+		id := fmt.Sprintf("srvtoolu_fake_%d", s.seq.Add(1))
+		return []anthropicOut{
+			{kind: "server_tool_use", id: id, name: "web_search", input: string(anthropicJSON(map[string]string{"query": reply.Query}))},
+			{kind: "web_search_tool_result", id: id},
+		}, "pause_turn"
 	case ReplyMalformedArgs:
 		name := providers.ToolNewAnswer
 		if len(call.Tools) > 0 {

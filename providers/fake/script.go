@@ -31,6 +31,7 @@ const (
 	ReplyText          = "text"           // plain text, no tool call
 	ReplyToolCall      = "tool_call"      // a call of any tool: Tool with Input (e.g. an MCP tool of the client under test)
 	ReplyWebSearch     = "web_search"     // the API's own web search runs for Query, then a new_answer with Content (Responses, Anthropic, Gemini); at Anthropic, a call of Tool with Input instead when Tool is set
+	ReplyPausedSearch  = "paused_search"  // Anthropic only: the API's web search runs for Query and the turn pauses (stop_reason pause_turn), to be continued by sending the reply back
 	ReplyMalformedArgs = "malformed_args" // a tool call whose arguments are not valid JSON
 	ReplyStatus        = "status"         // an HTTP error: Status, RetryAfter, Error*
 	ReplyStreamError   = "stream_error"   // starts streaming, then an error event
