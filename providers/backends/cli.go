@@ -119,7 +119,8 @@ func (c Config) openCLI(info providers.BackendInfo, spec providers.Spec) (provid
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, info.Name, err)
 	}
 	userSetup := c.userSetup(env)
-	if ok, why := cliAuth(cli, server, env, userSetup); !ok {
+	auth := authContext(cli, server, env, userSetup)
+	if ok, why := cliAuth(cli, auth); !ok {
 		return nil, fmt.Errorf("%w: %s cannot authenticate: %s", keys.ErrMissingKey, info.Name, why)
 	}
 	secrets := c.knownSecrets(env, server)
@@ -132,6 +133,8 @@ func (c Config) openCLI(info providers.BackendInfo, spec providers.Spec) (provid
 		Relay:     c.CLI.Relay,
 		Sandbox:   c.cliSandbox(),
 		UserSetup: userSetup,
+		// Decided at open, as the login is: a session's agents keep it.
+		Subscription: onSubscription(cli, auth),
 	})
 	if err != nil {
 		return nil, err
@@ -153,11 +156,24 @@ func (c Config) cliSandbox() cliagent.Sandbox {
 
 // cliAuth asks a CLI whether it can authenticate here; a CLI that cannot
 // tell is given the benefit of the doubt.
-func cliAuth(cli cliagent.CLI, server []string, env *keys.Env, userSetup bool) (bool, string) {
-	a, ok := cli.(cliagent.AuthChecker)
+func cliAuth(cli cliagent.CLI, a cliagent.AuthContext) (bool, string) {
+	checker, ok := cli.(cliagent.AuthChecker)
 	if !ok {
 		return true, "its own login"
 	}
+	return checker.CheckAuth(a)
+}
+
+// onSubscription tells whether the CLI bills a subscription here
+// (cliagent.SubscriptionTeller), so its costs are estimates.
+func onSubscription(cli cliagent.CLI, a cliagent.AuthContext) bool {
+	t, ok := cli.(cliagent.SubscriptionTeller)
+	return ok && t.OnSubscription(a)
+}
+
+// authContext is what a CLI consults about its credentials: the server's
+// environment for it, then .env files, and its config directory.
+func authContext(cli cliagent.CLI, server []string, env *keys.Env, userSetup bool) cliagent.AuthContext {
 	ci := cli.Info()
 	cfg := ""
 	if v, ok := lookup(server, ci.ConfigDirEnv); ok {
@@ -165,7 +181,7 @@ func cliAuth(cli cliagent.CLI, server []string, env *keys.Env, userSetup bool) (
 	} else if home, ok := lookup(server, "HOME"); ok && ci.ConfigDir != "" {
 		cfg = filepath.Join(home, ci.ConfigDir)
 	}
-	return a.CheckAuth(cliagent.AuthContext{
+	return cliagent.AuthContext{
 		Lookup: func(name string) (string, string, bool) {
 			if v, ok := lookup(server, name); ok {
 				return v, "the environment", true
@@ -174,7 +190,7 @@ func cliAuth(cli cliagent.CLI, server []string, env *keys.Env, userSetup bool) (
 		},
 		ConfigDir: cfg,
 		UserSetup: userSetup,
-	})
+	}
 }
 
 // cliStatus says whether a CLI backend is installed (its version), whether
@@ -206,7 +222,7 @@ func (c Config) cliStatus(ctx context.Context, info providers.BackendInfo, imple
 	if verr == nil && version != "" {
 		where = bin + " " + version + " at " + path
 	}
-	ok, auth := cliAuth(cli, server, env, c.userSetup(env))
+	ok, auth := cliAuth(cli, authContext(cli, server, env, c.userSetup(env)))
 	how := cliagent.SandboxStatus()
 	if c.CLI.Sandbox != nil && !c.CLI.Sandbox.Confined() {
 		how = "runs unsandboxed (the operator's choice)"

@@ -103,3 +103,34 @@ func statusOf(c Config, name string) BackendStatus {
 	}
 	return BackendStatus{}
 }
+
+// Codex on a ChatGPT-plan login and Gemini CLI on a Google login bill a
+// subscription, found from the CLI's config directory under the server's
+// HOME; an API key in the environment bills the API. Claude Code says so in
+// its stream instead.
+func TestCLIsOnASubscriptionLoginAreTold(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	os.WriteFile(filepath.Join(home, ".codex", "auth.json"), []byte(`{"OPENAI_API_KEY": null, "tokens": {"access_token": "x"}}`), 0o600)
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	os.WriteFile(filepath.Join(home, ".gemini", "oauth_creds.json"), []byte(`{}`), 0o600)
+	for _, c := range []struct {
+		backend string
+		vars    map[string]string
+		want    bool
+	}{
+		{"codex", nil, true},
+		{"codex", map[string]string{"OPENAI_API_KEY": plantedKey}, false},
+		{"gemini_cli", nil, true},
+		{"gemini_cli", map[string]string{"GEMINI_API_KEY": plantedKey}, false},
+		{"claude_code", nil, false},
+	} {
+		cfg := cliConfig(t, home, c.vars)
+		cli := cliAgents[c.backend]
+		env := cfg.env()
+		a := authContext(cli, cfg.cliEnv(env, cli.Info()), env, false)
+		if got := onSubscription(cli, a); got != c.want {
+			t.Errorf("%s with %v: subscription %v, want %v", c.backend, c.vars, got, c.want)
+		}
+	}
+}

@@ -10,6 +10,16 @@ type AuthChecker interface {
 	CheckAuth(a AuthContext) (ok bool, why string)
 }
 
+// SubscriptionTeller is implemented by CLIs whose login may bill a
+// subscription (a ChatGPT plan, a Google account) rather than an API key: it
+// tells, from what AuthChecker consults, whether a run here will. Costs
+// priced from such runs are list-price estimates, not charges, and are
+// marked so (Usage.CostEstimated). Claude Code says it in its stream
+// instead (Outcome.Subscription).
+type SubscriptionTeller interface {
+	OnSubscription(a AuthContext) bool
+}
+
 // AuthContext is what a CLI may consult: variables (the environment, then
 // .env files), the user's config directory of the CLI, the operator's
 // choice of the user's own setup.

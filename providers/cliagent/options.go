@@ -41,6 +41,9 @@ type Options struct {
 	AfterCall time.Duration
 	// UserSetup asks for the user's own CLI setup (see Run.UserSetup).
 	UserSetup bool
+	// Subscription says the CLI bills a subscription here
+	// (SubscriptionTeller), so every cost it reports is an estimate.
+	Subscription bool
 }
 
 const defaultAfterCall = 30 * time.Second

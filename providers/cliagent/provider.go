@@ -173,8 +173,9 @@ func classify(status int, msg string) providers.Class {
 	return providers.ClassProvider
 }
 
-// usage prices a run: the CLI's own cost figure when it gives one (an
-// estimate on a subscription), else the price table, else unknown (nil).
+// usage prices a run: the CLI's own cost figure when it gives one, else the
+// price table, else unknown (nil); on a subscription (the stream's word or
+// Options.Subscription) the figure is marked an estimate.
 func (p *Provider) usage(o Outcome) providers.Usage {
 	u := o.Usage
 	if u.CostUSD == nil {
@@ -183,7 +184,7 @@ func (p *Provider) usage(o Outcome) providers.Usage {
 		}
 		u.CostUSD = pricing.Cost(p.info.PriceBackend, p.opts.Model, u)
 	}
-	if o.Subscription && u.CostUSD != nil {
+	if (o.Subscription || p.opts.Subscription) && u.CostUSD != nil {
 		u.CostEstimated = true
 	}
 	return u

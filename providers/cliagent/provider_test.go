@@ -508,3 +508,16 @@ func TestInTheSandboxOnlyTheCLIsOwnConfigDirOfTheUsersHomeIsThere(t *testing.T) 
 		t.Fatalf("a refresh inside the sandbox did not reach the user's config dir: %q %v", b, err)
 	}
 }
+
+// A CLI that bills a subscription here (SubscriptionTeller, decided at
+// open) has its table-priced cost marked an estimate too.
+func TestACostPricedOnASubscriptionLoginIsAnEstimate(t *testing.T) {
+	h := newHarness(t, "answer", func(o *Options) { o.Subscription = true })
+	_, u, err := h.step(nil, h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.CostUSD == nil || *u.CostUSD <= 0 || !u.CostEstimated {
+		t.Fatalf("usage = %+v: want the table's price, marked an estimate", u)
+	}
+}

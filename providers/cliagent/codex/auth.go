@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,44 @@ func (CLI) CheckAuth(a cliagent.AuthContext) (bool, string) {
 		}
 	}
 	return false, "OPENAI_API_KEY is not set and there is no Codex login: set OPENAI_API_KEY, or run `codex login` (a ChatGPT plan works)"
+}
+
+// OnSubscription implements cliagent.SubscriptionTeller: with no API key
+// in the environment and OpenAI as the model provider, a `codex login` on a
+// ChatGPT plan (auth.json holding its tokens and no stored key) bills the
+// plan, so costs priced at API list prices are estimates.
+func (CLI) OnSubscription(a cliagent.AuthContext) bool {
+	for _, v := range []string{"CODEX_API_KEY", "OPENAI_API_KEY"} {
+		if _, _, ok := a.Lookup(v); ok {
+			return false
+		}
+	}
+	if a.ConfigDir == "" {
+		return false
+	}
+	if p := modelProvider(filepath.Join(a.ConfigDir, "config.toml")); p != "" && p != "openai" {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(a.ConfigDir, "auth.json"))
+	if err != nil {
+		return false
+	}
+	var auth struct {
+		Mode   string          `json:"auth_mode"`
+		Key    *string         `json:"OPENAI_API_KEY"`
+		Tokens json.RawMessage `json:"tokens"`
+	}
+	if json.Unmarshal(data, &auth) != nil {
+		return false
+	}
+	switch strings.ToLower(auth.Mode) {
+	case "chatgpt":
+		return true
+	case "apikey", "api_key":
+		return false
+	}
+	hasTokens := len(auth.Tokens) > 0 && string(auth.Tokens) != "null"
+	return hasTokens && (auth.Key == nil || *auth.Key == "")
 }
 
 // modelProvider reads the top-level model_provider of a config.toml ("" when

@@ -92,3 +92,37 @@ func TestCheckAuth(t *testing.T) {
 		t.Errorf("login: %v %q", ok, why)
 	}
 }
+
+// A ChatGPT-plan login bills the plan: its costs are estimates. A key in the
+// environment, a stored key, or another model provider bills an API.
+func TestOnlyAChatGPTLoginIsASubscription(t *testing.T) {
+	lookup := func(vars map[string]string) func(string) (string, string, bool) {
+		return func(n string) (string, string, bool) { v, ok := vars[n]; return v, "the environment", ok }
+	}
+	plan := `{"OPENAI_API_KEY": null, "tokens": {"id_token": "x", "access_token": "y", "refresh_token": "z"}, "last_refresh": "2026-11-30T10:00:00Z"}`
+	for _, c := range []struct {
+		name, auth, config string
+		vars               map[string]string
+		want               bool
+	}{
+		{"ChatGPT login", plan, "", nil, true},
+		{"auth_mode chatgpt", `{"auth_mode": "chatgpt"}`, "", nil, true},
+		{"a stored key", `{"OPENAI_API_KEY": "dummy-key", "tokens": null}`, "", nil, false},
+		{"auth_mode apikey", `{"auth_mode": "apikey", "tokens": {"a": 1}}`, "", nil, false},
+		{"a key in the environment", plan, "", map[string]string{"OPENAI_API_KEY": "dummy-key"}, false},
+		{"another model provider", plan, "model_provider = \"ollama\"\n", nil, false},
+		{"no login", "", "", nil, false},
+		{"a damaged auth.json", "{", "", nil, false},
+	} {
+		dir := t.TempDir()
+		if c.auth != "" {
+			os.WriteFile(filepath.Join(dir, "auth.json"), []byte(c.auth), 0o600)
+		}
+		if c.config != "" {
+			os.WriteFile(filepath.Join(dir, "config.toml"), []byte(c.config), 0o600)
+		}
+		if got := (CLI{}).OnSubscription(cliagent.AuthContext{Lookup: lookup(c.vars), ConfigDir: dir}); got != c.want {
+			t.Errorf("%s: subscription %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -30,3 +30,20 @@ func (CLI) CheckAuth(a cliagent.AuthContext) (bool, string) {
 	}
 	return false, "GEMINI_API_KEY is not set and there is no Gemini CLI login: set GEMINI_API_KEY, or run gemini once and sign in with Google"
 }
+
+// OnSubscription implements cliagent.SubscriptionTeller: with no Gemini API
+// key and no Vertex AI, the CLI runs on the Google login (its free tier or a
+// Code Assist plan), so costs priced at API list prices are estimates.
+func (CLI) OnSubscription(a cliagent.AuthContext) bool {
+	if _, _, ok := a.Lookup("GEMINI_API_KEY"); ok {
+		return false
+	}
+	if v, _, ok := a.Lookup("GOOGLE_GENAI_USE_VERTEXAI"); ok && v == "true" {
+		return false
+	}
+	if a.ConfigDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(a.ConfigDir, "oauth_creds.json"))
+	return err == nil
+}

@@ -102,3 +102,28 @@ func TestCheckAuth(t *testing.T) {
 		t.Errorf("login: %v %q", ok, why)
 	}
 }
+
+// The Google login is the subscription (its costs are estimates); a Gemini
+// API key or Vertex AI bills an API.
+func TestOnlyTheGoogleLoginIsASubscription(t *testing.T) {
+	lookup := func(vars map[string]string) func(string) (string, string, bool) {
+		return func(n string) (string, string, bool) { v, ok := vars[n]; return v, "./.env", ok }
+	}
+	login := t.TempDir()
+	os.WriteFile(filepath.Join(login, "oauth_creds.json"), []byte(`{}`), 0o600)
+	for _, c := range []struct {
+		name string
+		dir  string
+		vars map[string]string
+		want bool
+	}{
+		{"Google login", login, nil, true},
+		{"an API key beside it", login, map[string]string{"GEMINI_API_KEY": "dummy-key"}, false},
+		{"Vertex AI beside it", login, map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "true"}, false},
+		{"no login", t.TempDir(), nil, false},
+	} {
+		if got := (CLI{}).OnSubscription(cliagent.AuthContext{Lookup: lookup(c.vars), ConfigDir: c.dir}); got != c.want {
+			t.Errorf("%s: subscription %v, want %v", c.name, got, c.want)
+		}
+	}
+}
