@@ -29,6 +29,8 @@ type parser struct {
 	// webSearch is the current agent's web_search key, for the check that
 	// its backend has a web search tool (tools.go).
 	webSearch *yaml.Node
+	servers   *yaml.Node // the agent's mcp_servers, and its key
+	serversAt string
 }
 
 // unknownKey is a key in no table; whether it is an error depends on the
@@ -231,7 +233,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
 	var b backendSpec
 	hasModel, hasBackend := false, false
-	p.webSearch = nil
+	p.webSearch, p.servers = nil, nil
 	p.each(n, where, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "id":
@@ -280,6 +282,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 		}
 	}
 	p.checkWebSearch(a, where)
+	p.checkCLIServers(&a)
 	p.team.Agents = append(p.team.Agents, a)
 }
 

@@ -414,3 +414,32 @@ func TestWebSearchWhereTheAPIHasNoneIsNotedAsNotHonoured(t *testing.T) {
 		t.Fatalf("warning %q", w)
 	}
 }
+
+// A CLI agent is given only the workflow server: its mcp_servers are noted
+// as not honoured and dropped (never started), an API agent's are kept.
+func TestMCPServersOnACLIAgentAreNotedAndDropped(t *testing.T) {
+	team := mustParse(t, `agents:
+  - model: codex
+    mcp_servers:
+      notes: {type: stdio, command: notes-server}
+  - model: openai/gpt-5-mini
+    mcp_servers:
+      notes: {type: stdio, command: notes-server}
+`)
+	var keys []string
+	for _, n := range team.Ignored {
+		keys = append(keys, n.Key)
+	}
+	if strings.Join(keys, ",") != "agents[0].mcp_servers" {
+		t.Fatalf("noted %v; want the codex agent's mcp_servers only", keys)
+	}
+	if w := team.Warning(); !strings.Contains(w, "a CLI agent is given only the workflow server") {
+		t.Errorf("warning %q", w)
+	}
+	if tl := team.Agents[0].Tools; tl != nil && len(tl.MCPServers) != 0 {
+		t.Errorf("the codex agent keeps %v; want them dropped", tl.MCPServers)
+	}
+	if tl := team.Agents[1].Tools; tl == nil || len(tl.MCPServers) != 1 {
+		t.Errorf("the API agent's servers %v; want them kept", tl)
+	}
+}
