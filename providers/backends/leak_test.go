@@ -12,9 +12,11 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/resilience"
 )
 
-// secretKey has no recognisable shape, so only explicit masking can catch
-// it: the test proves the key handed to Open is masked wherever it goes.
-const secretKey = "Zq8vN3pL5tR1wX7yK2mB9cD4fG6hJ0sA"
+// secretKey has no recognisable key shape (no sk-, AIza, … prefix), so only
+// explicit masking can catch it: the test proves the key handed to Open is
+// masked wherever it goes. It is an obvious dummy, not a random string a
+// secret scanner would take for a real key.
+const secretKey = "dummyPLANTEDleakTestValueNotAKey"
 
 // everyMessage collects the text of an error and of every layer it wraps,
 // since a caller may print any of them.
