@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/tools"
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
@@ -19,10 +20,27 @@ type sessionMCP struct {
 	agents map[string]*tools.MCP
 }
 
-// hasMCP says whether any agent of the session has MCP servers.
+// servedMCP is the agent's MCP servers that the service starts: an API
+// agent's, which its tool loop calls. A CLI agent (a subprocess backend)
+// works with its own tools and is given only the workflow server, so its
+// servers would run and never be called; they are not started (a team file
+// notes them as not honoured).
+func servedMCP(a Agent) map[string]tools.MCPServer {
+	if a.Tools == nil || len(a.Tools.MCPServers) == 0 {
+		return nil
+	}
+	if sp, err := providers.ParseSpec(a.Model); err == nil {
+		if info, _ := providers.LookupBackend(sp.Backend); info.Transport == providers.TransportSubprocess {
+			return nil
+		}
+	}
+	return a.Tools.MCPServers
+}
+
+// hasMCP says whether any agent of the session has MCP servers to start.
 func hasMCP(s *Session) bool {
 	for _, a := range s.Agents {
-		if a.Tools != nil && len(a.Tools.MCPServers) > 0 {
+		if len(servedMCP(a)) > 0 {
 			return true
 		}
 	}
@@ -48,7 +66,8 @@ func (svc *Service) startMCP(ctx context.Context, s *Session) error {
 // are not (nil when the agent has none).
 func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*tools.MCP, error) {
 	ag, _ := s.Agent(agent)
-	if ag.Tools == nil || len(ag.Tools.MCPServers) == 0 {
+	servers := servedMCP(ag)
+	if len(servers) == 0 {
 		return nil, nil
 	}
 	v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]*tools.MCP{}})
@@ -59,7 +78,7 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 		return m, nil
 	}
 	set := ag.Tools
-	conf := tools.MCPConfig{Servers: set.MCPServers, Sandbox: svc.mcpSandbox(s, agent, *set)}
+	conf := tools.MCPConfig{Servers: servers, Sandbox: svc.mcpSandbox(s, agent, *set)}
 	// The agent's tool lists name MCP tools by their exposed names; the
 	// other names are the built-in tools', which the servers do not have.
 	for _, n := range set.Allowed {

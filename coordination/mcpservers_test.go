@@ -107,3 +107,19 @@ func TestAnMCPServerThatFailsStopsTheTeamBeforeAnyStep(t *testing.T) {
 		t.Fatalf("%d steps ran; want none", len(p.reqs))
 	}
 }
+
+// A CLI agent's MCP servers are never started: it is given only the
+// workflow server, so they would run and never be called. A server that
+// cannot start does not stop its team.
+func TestACLIAgentsMCPServersAreNotStarted(t *testing.T) {
+	p := &offered{}
+	h, _ := fileHarness(t, map[string]providers.Provider{"codex/gpt-5.4": p})
+	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "codex/gpt-5.4",
+		Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"gone": {Type: tools.MCPStdio, Command: "/nonexistent/mcp-server"}}}}}})
+	if _, err := h.svc.Run(context.Background(), s.ID, nil); err != nil {
+		t.Fatalf("err %v; want the team to run without starting the CLI agent's servers", err)
+	}
+	if len(p.reqs) == 0 {
+		t.Fatal("no step ran")
+	}
+}

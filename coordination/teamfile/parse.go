@@ -282,7 +282,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 		}
 	}
 	p.checkWebSearch(a, where)
-	p.checkCLIServers(&a)
+	p.checkCLIServers(a)
 	p.team.Agents = append(p.team.Agents, a)
 }
 

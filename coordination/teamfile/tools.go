@@ -69,10 +69,10 @@ func (p *parser) checkWebSearch(a coordination.Agent, where string) {
 }
 
 // checkCLIServers notes mcp_servers on a CLI agent (codex, claude_code,
-// gemini_cli) as not honoured, and drops them: the CLI works with its own
-// tools and is given only the workflow server, so the servers would be
-// started and never called.
-func (p *parser) checkCLIServers(a *coordination.Agent) {
+// gemini_cli) as not honoured: the CLI works with its own tools and is given
+// only the workflow server, and coordination never starts them
+// (servedMCP). They stay in the team as written.
+func (p *parser) checkCLIServers(a coordination.Agent) {
 	if a.Tools == nil || len(a.Tools.MCPServers) == 0 || p.servers == nil {
 		return
 	}
@@ -84,7 +84,6 @@ func (p *parser) checkCLIServers(a *coordination.Agent) {
 		return
 	}
 	p.ignore(p.serversAt, p.servers, "given this "+sp.Backend+" agent these MCP servers; a CLI agent is given only the workflow server")
-	a.Tools.MCPServers = nil
 }
 
 // serverShape says what an MCP server entry looks like.
