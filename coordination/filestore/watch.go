@@ -59,8 +59,10 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 	if w == nil {
 		w = &watching{dir: dir}
 		if !s.notifyLocked(w) {
+			// The first look is taken before Watch returns: a change made
+			// right after it must differ from what the poll compares with.
 			w.stop = make(chan struct{})
-			go poll(w, w.stop)
+			go poll(w, fingerprint(dir), w.stop)
 		}
 		s.watched[dir] = w
 	}
@@ -209,11 +211,10 @@ func (s *Store) routeEvent(ev fsnotify.Event) {
 }
 
 // poll publishes w's changes by comparing what its files look like every
-// pollEvery, until stop closes.
-func poll(w *watching, stop <-chan struct{}) {
+// pollEvery with last, until stop closes.
+func poll(w *watching, last print, stop <-chan struct{}) {
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
-	last := fingerprint(w.dir)
 	for {
 		select {
 		case <-stop:

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ var watchCases = []Case{
 	{"WatchReportsStepsSessionEntriesAndEvents", testWatchReports},
 	{"WatchersOfOneSessionEachSeeEveryChange", testWatchShared},
 	{"WatchOfOtherSessionsStaysQuiet", testWatchQuiet},
+	{"WatchSeesAStepMadeTheMomentItReturns", testWatchFromReturn},
 	{"WatchClosesWhenItsContextEnds", testWatchCloses},
 	{"WatchOfUnknownSessionIsNotFound", testWatchNotFound},
 }
@@ -101,6 +103,20 @@ func testWatchQuiet(t *testing.T, st coordination.Store) {
 			t.Fatalf("a watch of w1 reported %+v for steps of w2", c)
 		}
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// testWatchFromReturn: a watch covers every change made after Watch
+// returns, however soon; a store that takes its first look later (a poll
+// starting in the background) misses a step written at once. Ten sessions,
+// since such a miss is a race.
+func testWatchFromReturn(t *testing.T, st coordination.Store) {
+	for i := range 10 {
+		id := fmt.Sprintf("r%d", i)
+		create(t, st, id)
+		ch := watch(t, st, id)
+		step(t, st, id, answer("agent_a", "at once"))
+		AwaitChange(t, ch, coordination.Change{Steps: true})
 	}
 }
 
