@@ -17,18 +17,13 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 	"github.com/massgen-go/massgen-mcp/providers/openai"
 	"github.com/massgen-go/massgen-mcp/providers/tools"
-	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox/sandboxtest"
 )
 
 // mcpServerBinary builds providers/tools' small MCP server for this test.
 func mcpServerBinary(t *testing.T) string {
 	t.Helper()
-	if ok, why := sandbox.Probe(); !ok {
-		if sandbox.RequireSandbox() {
-			t.Fatal(why)
-		}
-		t.Skip(why) // a stdio server runs in the sandbox
-	}
+	sandboxtest.Need(t) // a stdio server runs in the sandbox
 	bin := filepath.Join(t.TempDir(), "mcpserver")
 	if out, err := exec.Command("go", "build", "-o", bin, "../providers/tools/testdata/mcpserver").CombinedOutput(); err != nil {
 		t.Fatalf("building the test MCP server: %v\n%s", err, out)

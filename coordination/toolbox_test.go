@@ -20,6 +20,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 	"github.com/massgen-go/massgen-mcp/providers/openai"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox/sandboxtest"
 )
 
 // plantedRepo copies the planted-bug project (add subtracts; sh test.sh
@@ -60,6 +61,7 @@ func toolCall(tool, input string) fake.Reply {
 // tests in the sandbox and answer; the team votes, and the winner's diff is
 // applied to the repository, whose tests then pass.
 func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
+	sandboxtest.Need(t) // the tests run through run_command
 	repo := plantedRepo(t)
 	if _, ok := projectTests(t, repo); ok {
 		t.Fatal("the planted bug is not there: the project's tests pass before the team ran")

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox/sandboxtest"
 )
 
 var built struct {
@@ -58,12 +59,7 @@ func TestMain(m *testing.M) {
 
 func needSandbox(t *testing.T) {
 	t.Helper()
-	if ok, why := sandbox.Probe(); !ok {
-		if sandbox.RequireSandbox() {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
+	sandboxtest.Need(t)
 }
 
 // running counts the host's processes running bin.

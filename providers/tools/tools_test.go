@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers"
-	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox/sandboxtest"
 )
 
 // fixture is a step's directories: a workspace, a context "app" and a
@@ -282,12 +282,7 @@ func TestRunCommandIsOfferedOnlyWithASandbox(t *testing.T) {
 }
 
 func TestRunCommandInTheSandbox(t *testing.T) {
-	if ok, why := sandbox.Probe(); !ok {
-		if sandbox.RequireSandbox() {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
+	sandboxtest.Need(t)
 	f := newFixture(t, Commands{Hide: []string{}})
 	res := f.call(t, "run_command", map[string]any{"command": "pwd; cat /context/app/src/calc.go | grep -c TODO; cat /peers/agent2/index.html; echo built > out.txt; cat " + f.outside + "/secret.txt"})
 	wantError(t, res, "exit code 1", "/workspace\n1\n<h1>peer</h1>", "No such file")
