@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -22,42 +21,13 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
-	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 3 && os.Args[1] == "relay-server" {
-		v, err := relay.ReadView(os.Args[3])
-		if err == nil {
-			err = relay.Serve(context.Background(), v, os.Stdin, os.Stdout, "test")
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	clitest.RunRelay()
 	os.Exit(m.Run())
-}
-
-// claudeBinary finds the real CLI or skips (fails under CI).
-func claudeBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CLAUDE_BIN"); p != "" {
-		return p
-	}
-	root, _ := filepath.Abs("../../..")
-	p := filepath.Join(root, ".cache", "clients", "node_modules", ".bin", "claude")
-	if _, err := os.Stat(p); err == nil {
-		abs, _ := filepath.EvalSymlinks(p)
-		return abs
-	}
-	if os.Getenv("CI") == "true" || os.Getenv("MASSGEN_REAL_CLIS") == "1" {
-		t.Fatalf("the real claude CLI is missing (%s): make test installs it (bash e2e/clients.sh), or set CLAUDE_BIN", p)
-	}
-	t.Skip("the real claude CLI is not installed (make test installs it into .cache/clients; or set CLAUDE_BIN)")
-	return ""
 }
 
 type realHarness struct {
@@ -65,43 +35,19 @@ type realHarness struct {
 	p      *cliagent.Provider
 	ws     string
 	inside string // the workspace as the CLI sees it
-	rec    *recorder
+	rec    *clitest.Recorder
 }
-
-type recorder struct {
-	text  strings.Builder
-	tools []providers.ToolRecord
-}
-
-func (r *recorder) Text(d string)                   { r.text.WriteString(d + "\n") }
-func (r *recorder) Retry(time.Duration, error)      {}
-func (r *recorder) Record(rec providers.ToolRecord) { r.tools = append(r.tools, rec) }
 
 func newReal(t *testing.T, extraEnv ...string) *realHarness {
 	return newRealIn(t, cliagent.Plain{}, extraEnv...)
 }
 
-// sandboxed returns the bwrap sandbox, skipping where it cannot run (CI
-// installs bubblewrap, so there it must).
-func sandboxed(t *testing.T) cliagent.Sandbox {
-	t.Helper()
-	sb := cliagent.DefaultSandbox()
-	if !sb.Confined() {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap cannot run here: %s", cliagent.SandboxStatus())
-		}
-		t.Skip(cliagent.SandboxStatus())
-	}
-	return sb
-}
-
 func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarness {
-	bin := claudeBinary(t)
+	bin := clitest.Binary(t, "../../..", "claude", "CLAUDE_BIN")
 	script := fake.NewScript()
 	script.Default = func(fake.Call) fake.Reply { return fake.Reply{Kind: fake.ReplyText, Content: "Done."} }
 	srv := httptest.NewServer(fake.NewAnthropic(script))
 	t.Cleanup(srv.Close)
-	self, _ := filepath.Abs(os.Args[0])
 	home := t.TempDir()
 	env := append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
@@ -110,7 +56,7 @@ func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarne
 	}, extraEnv...)
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: "claude-opus-4-6", Binary: bin, Env: env, Dir: t.TempDir(),
-		Relay: []string{self, "relay-server"}, Slots: semaphore.NewWeighted(2),
+		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"sk-ant-fake-0123456789abcdefghij"}, Sandbox: sb,
 	})
 	if err != nil {
@@ -121,14 +67,11 @@ func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarne
 	if sb.Confined() {
 		inside, _ = sb.Paths(cliagent.Confinement{Workspace: ws})
 	}
-	return &realHarness{script: script, p: p, ws: ws, inside: inside, rec: &recorder{}}
+	return &realHarness{script: script, p: p, ws: ws, inside: inside, rec: &clitest.Recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
-	return providers.Request{
-		Purpose: providers.PurposeStep, System: "You are a member of a team.", Prompt: "What is 17 * 23? Write answer.txt, then submit.",
-		Tools: tools, Workspace: h.ws, AgentID: "agent_a", SessionSeed: 1, StepNumber: 1, Watch: h.rec, Record: h.rec,
-	}
+	return clitest.Request(h.ws, h.rec, tools...)
 }
 
 func (h *realHarness) calls(t *testing.T) {
@@ -137,21 +80,12 @@ func (h *realHarness) calls(t *testing.T) {
 	}
 }
 
-var answerTool = providers.Tool{Name: providers.ToolNewAnswer, Description: "Submit your answer.",
-	Schema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"],"additionalProperties":false}`)}
-
-func voteTool(enum ...string) providers.Tool {
-	e, _ := json.Marshal(enum)
-	return providers.Tool{Name: providers.ToolVote, Description: "Vote for the best answer.",
-		Schema: json.RawMessage(`{"type":"object","properties":{"agent_id":{"type":"string","enum":` + string(e) + `},"reason":{"type":"string"}},"required":["agent_id","reason"],"additionalProperties":false}`)}
-}
-
 func TestRealClaudeWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 	writeAndAnswer(t, newReal(t))
 }
 
 func TestRealClaudeInTheSandboxWritesAFileAndAnswers(t *testing.T) {
-	writeAndAnswer(t, newRealIn(t, sandboxed(t)))
+	writeAndAnswer(t, newRealIn(t, clitest.Sandboxed(t)))
 }
 
 func writeAndAnswer(t *testing.T, h *realHarness) {
@@ -163,7 +97,7 @@ func writeAndAnswer(t *testing.T, h *realHarness) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	act, u, err := h.p.Step(ctx, h.request(answerTool, voteTool("agent1", "agent2")))
+	act, u, err := h.p.Step(ctx, h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2")))
 	h.calls(t)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +111,7 @@ func writeAndAnswer(t *testing.T, h *realHarness) {
 	if u.Input == 0 || u.Output == 0 || u.CostUSD == nil {
 		t.Fatalf("usage = %+v", u)
 	}
-	t.Logf("usage %+v cost %v, text %q, %d tool records", u, *u.CostUSD, h.rec.text.String(), len(h.rec.tools))
+	t.Logf("usage %+v cost %v, text %q, %d tool records", u, *u.CostUSD, h.rec.Streamed.String(), len(h.rec.Tools))
 }
 
 func TestRealClaudeVotesWithinTheEnumAfterARefusal(t *testing.T) {
@@ -189,7 +123,7 @@ func TestRealClaudeVotesWithinTheEnumAfterARefusal(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	req := h.request(answerTool, voteTool("agent1", "agent2"))
+	req := h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2"))
 	req.Shown = []providers.ShownAnswer{{Alias: "agent1", Label: "agent1.1", Content: "391"}, {Alias: "agent2", Label: "agent2.1", Content: "17*23 = 391"}}
 	act, _, err := h.p.Step(ctx, req)
 	h.calls(t)
@@ -208,39 +142,6 @@ func TestRealClaudeVotesWithinTheEnumAfterARefusal(t *testing.T) {
 // sandboxedOrPlain is the sandbox where bwrap works, else Plain.
 func sandboxedOrPlain() cliagent.Sandbox { return cliagent.DefaultSandbox() }
 
-// leftover lists processes whose command line names dir.
-func leftover(dir string) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(b), dir) {
-			continue
-		}
-		st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := strings.LastIndexByte(string(st), ')'); i >= 0 && len(st) > i+2 && st[i+2] == 'Z' {
-			continue // a zombie waiting for its reaper runs nothing
-		}
-		out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
-	}
-	return out
-}
-
-func assertNoLeftover(t *testing.T, dir string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := leftover(dir)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes outlived the step: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestRealClaudeThatHangsIsKilledAtTheStepTimeout(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the step's run directory, named on every command line of the step
@@ -250,7 +151,7 @@ func TestRealClaudeThatHangsIsKilledAtTheStepTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, _, err := h.p.Step(ctx, h.request(answerTool))
+	_, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the step's deadline", err)
 	}
@@ -260,7 +161,7 @@ func TestRealClaudeThatHangsIsKilledAtTheStepTimeout(t *testing.T) {
 	if len(h.script.Calls()) == 0 {
 		t.Fatal("claude never called the API: the hang was not the API's")
 	}
-	assertNoLeftover(t, tmp)
+	clitest.AssertNoProcessIn(t, tmp)
 }
 
 func TestRealClaudeCancelledLeavesNoProcess(t *testing.T) {
@@ -270,7 +171,7 @@ func TestRealClaudeCancelledLeavesNoProcess(t *testing.T) {
 	h.script.Always("claude-opus-4-6", fake.Reply{Kind: fake.ReplyStall})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, _, err := h.p.Step(ctx, h.request(answerTool)); errc <- err }()
+	go func() { _, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool)); errc <- err }()
 	deadline := time.Now().Add(60 * time.Second)
 	for len(h.script.Calls()) == 0 {
 		if time.Now().After(deadline) {
@@ -278,14 +179,14 @@ func TestRealClaudeCancelledLeavesNoProcess(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(leftover(tmp)) == 0 {
+	if len(clitest.ProcessesIn(tmp)) == 0 {
 		t.Fatal("no process of the step found while it runs: the check would prove nothing")
 	}
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	assertNoLeftover(t, tmp)
+	clitest.AssertNoProcessIn(t, tmp)
 }
 
 func TestRealClaudeAPIErrorIsAnErrorInItsOwnWords(t *testing.T) {
@@ -293,7 +194,7 @@ func TestRealClaudeAPIErrorIsAnErrorInItsOwnWords(t *testing.T) {
 	h.script.Always("claude-opus-4-6", fake.Reply{Kind: fake.ReplyStatus, Status: 500, ErrorMessage: "scripted error 500"})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	_, _, err := h.p.Step(ctx, h.request(answerTool))
+	_, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool))
 	var pe *providers.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a provider error", err)
@@ -316,7 +217,7 @@ func TestRealClaudeThatEndsWithoutACallIsResumedWithWhatWasWrong(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	req := h.request(answerTool)
+	req := h.request(clitest.AnswerTool)
 	act, _, err := h.p.Step(ctx, req)
 	if err != nil || len(act.Calls) != 0 || act.Text != "The answer is 391." {
 		t.Fatalf("first attempt: %+v %v", act, err)

@@ -154,8 +154,12 @@ func AssertNoProcessIn(t testing.TB, dir string) {
 	}
 }
 
-// ProcessesIn lists the live processes (pid and command line) whose working
-// directory is dir or below it; zombies awaiting their reaper run nothing.
+// ProcessesIn lists the live processes (pid and command line) that work in
+// dir: their working directory is dir or below it, or their command line
+// names it. The second covers a sandboxed CLI, whose working directory the
+// host sees only by its name inside the sandbox, while bwrap's arguments
+// (and the relay's) name the host's directories. Zombies awaiting their
+// reaper run nothing.
 func ProcessesIn(dir string) []string {
 	ents, _ := os.ReadDir("/proc")
 	var out []string
@@ -163,15 +167,19 @@ func ProcessesIn(dir string) []string {
 		if e.Name()[0] < '0' || e.Name()[0] > '9' {
 			continue
 		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
+		proc := filepath.Join("/proc", e.Name())
+		cmd, err := os.ReadFile(filepath.Join(proc, "cmdline"))
+		if err != nil {
 			continue
 		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		cwd, _ := os.Readlink(filepath.Join(proc, "cwd"))
+		if cwd != dir && !strings.HasPrefix(cwd, dir+"/") && !strings.Contains(string(cmd), dir) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join(proc, "stat"))
 		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
 			continue
 		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
 	}
 	return out
