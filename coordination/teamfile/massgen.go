@@ -74,7 +74,7 @@ var backendIgnored = map[string]struct {
 	effect   string
 	operator bool
 }{
-	"cwd":                         {"run the agent in that working directory", true},
+	"cwd":                         {"run the agent in that working directory (here each agent works in its own workspace, agents/<id>/workspace of the session)", true},
 	"enable_code_execution":       {"let the agent run code in the provider's sandbox", false},
 	"enable_code_interpreter":     {"let the agent run code in the provider's sandbox", false},
 	"enable_mcp_command_line":     {"let the agent run shell commands", true},
