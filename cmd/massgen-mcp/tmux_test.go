@@ -85,8 +85,10 @@ func team(latency string) string {
 // the consensus map gains votes, and the last frame names the winner.
 func TestLiveViewRedrawsCardsInPlaceAndEndsOnTheWinner(t *testing.T) {
 	dir := t.TempDir()
-	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id live --seed 3 --models %s 'What is 17 * 23?'", binary(t), dir, team("300ms")))
-	// Every frame is collected: a 300 ms team is over in about a second.
+	// Every frame is collected, each poll a tmux capture: at 800 ms a step
+	// outlasts many polls even on a loaded machine (at 300 ms CI once saw no
+	// frame of the voting round, a team over in about a second).
+	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id live --seed 3 --models %s 'What is 17 * 23?'", binary(t), dir, team("800ms")))
 	var frames []string
 	end := tm.await("the end", 90*time.Second, func(s string) bool {
 		if strings.HasPrefix(s, "massgen-mcp · live") && (len(frames) == 0 || frames[len(frames)-1] != s) {
