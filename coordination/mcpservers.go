@@ -20,27 +20,10 @@ type sessionMCP struct {
 	agents map[string]*tools.MCP
 }
 
-// servedMCP is the agent's MCP servers that the service starts: an API
-// agent's, which its tool loop calls. A CLI agent (a subprocess backend)
-// works with its own tools and is given only the workflow server, so its
-// servers would run and never be called; they are not started (a team file
-// notes them as not honoured).
-func servedMCP(a Agent) map[string]tools.MCPServer {
-	if a.Tools == nil || len(a.Tools.MCPServers) == 0 {
-		return nil
-	}
-	if sp, err := providers.ParseSpec(a.Model); err == nil {
-		if info, _ := providers.LookupBackend(sp.Backend); info.Transport == providers.TransportSubprocess {
-			return nil
-		}
-	}
-	return a.Tools.MCPServers
-}
-
-// hasMCP says whether any agent of the session has MCP servers to start.
+// hasMCP says whether any agent of the session has MCP servers.
 func hasMCP(s *Session) bool {
 	for _, a := range s.Agents {
-		if len(servedMCP(a)) > 0 {
+		if a.Tools != nil && len(a.Tools.MCPServers) > 0 {
 			return true
 		}
 	}
@@ -66,8 +49,7 @@ func (svc *Service) startMCP(ctx context.Context, s *Session) error {
 // are not (nil when the agent has none).
 func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*tools.MCP, error) {
 	ag, _ := s.Agent(agent)
-	servers := servedMCP(ag)
-	if len(servers) == 0 {
+	if ag.Tools == nil || len(ag.Tools.MCPServers) == 0 {
 		return nil, nil
 	}
 	v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]*tools.MCP{}})
@@ -78,16 +60,16 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 		return m, nil
 	}
 	set := ag.Tools
-	conf := tools.MCPConfig{Servers: servers, Sandbox: svc.mcpSandbox(s, agent, *set)}
+	conf := tools.MCPConfig{Servers: set.MCPServers, Sandbox: svc.mcpSandbox(s, agent, *set)}
 	// The agent's tool lists name MCP tools by their exposed names; the
 	// other names are the built-in tools', which the servers do not have.
 	for _, n := range set.Allowed {
-		if strings.HasPrefix(n, "mcp__") {
+		if strings.HasPrefix(n, providers.MCPToolPrefix) {
 			conf.AllowedTools = append(conf.AllowedTools, n)
 		}
 	}
 	for _, n := range set.Excluded {
-		if strings.HasPrefix(n, "mcp__") {
+		if strings.HasPrefix(n, providers.MCPToolPrefix) {
 			conf.ExcludeTools = append(conf.ExcludeTools, n)
 		}
 	}

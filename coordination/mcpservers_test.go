@@ -2,11 +2,13 @@ package coordination_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,18 +105,52 @@ func TestAnMCPServerThatFailsStopsTheTeamBeforeAnyStep(t *testing.T) {
 	}
 }
 
-// A CLI agent's MCP servers are never started: it is given only the
-// workflow server, so they would run and never be called. A server that
-// cannot start does not stop its team.
-func TestACLIAgentsMCPServersAreNotStarted(t *testing.T) {
-	p := &offered{}
-	h, _ := fileHarness(t, map[string]providers.Provider{"codex/gpt-5.4": p})
-	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "codex/gpt-5.4",
-		Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"gone": {Type: tools.MCPStdio, Command: "/nonexistent/mcp-server"}}}}}})
-	if _, err := h.svc.Run(context.Background(), s.ID, nil); err != nil {
-		t.Fatalf("err %v; want the team to run without starting the CLI agent's servers", err)
+// askMCP is a CLI agent stand-in: its step calls an MCP tool through the
+// request's toolbox, as cliagent's workflow server does for the CLI, and
+// answers with what the tool returned.
+type askMCP struct {
+	offered []string
+	result  providers.ToolResult
+}
+
+func (a *askMCP) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	if req.Toolbox != nil {
+		for _, t := range req.Toolbox.Tools() {
+			a.offered = append(a.offered, t.Name)
+		}
+		res, err := providers.CallTool(ctx, &req, providers.ToolCall{Name: "mcp__probe__echo", Args: json.RawMessage(`{"text":"from the CLI"}`)})
+		if err != nil {
+			return providers.Action{}, providers.Usage{}, err
+		}
+		a.result = res
 	}
-	if len(p.reqs) == 0 {
-		t.Fatal("no step ran")
+	return answer("the server said: " + a.result.Content), providers.Free(), nil
+}
+
+// A CLI agent's MCP servers start with the run like an API agent's, and its
+// steps carry them in the toolbox (cliagent serves them to the CLI through
+// the workflow server); the call is recorded in tools.jsonl, and the server
+// is closed when the session ends.
+func TestACLIAgentsMCPServersServeItsStepsThroughTheToolbox(t *testing.T) {
+	bin := mcpServerBinary(t)
+	p := &askMCP{}
+	const spec = "claude_code/claude-opus-4-6"
+	h, _ := fileHarness(t, map[string]providers.Provider{spec: p})
+	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: spec,
+		Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}}}})
+	res := h.run(s.ID)
+	if res.Status != coordination.StatusFinished {
+		t.Fatalf("result %+v", res)
 	}
+	if !slices.Contains(p.offered, "mcp__probe__echo") {
+		t.Fatalf("the CLI agent's toolbox offered %v; want its server's mcp__probe__echo", p.offered)
+	}
+	if p.result.IsError || !strings.Contains(p.result.Content, "echo: from the CLI") {
+		t.Fatalf("the server answered %+v", p.result)
+	}
+	recs, err := h.svc.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
+	if err != nil || len(recs) != 1 || recs[0].Name != "mcp__probe__echo" {
+		t.Fatalf("tool log %+v, %v", recs, err)
+	}
+	waitProcesses(t, bin, 0)
 }

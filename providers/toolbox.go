@@ -24,6 +24,10 @@ type Toolbox interface {
 	Call(ctx context.Context, name string, args json.RawMessage) (ToolResult, error)
 }
 
+// MCPToolPrefix starts the name of every tool of the operator's MCP servers
+// in a Toolbox: mcp__<server>__<tool>.
+const MCPToolPrefix = "mcp__"
+
 // ToolResult is what a tool call returns to the model.
 type ToolResult struct {
 	Content string `json:"content"`

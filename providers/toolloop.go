@@ -65,10 +65,7 @@ func RunLoop(ctx context.Context, req Request, turn LoopTurn) (Action, Usage, er
 		}
 	}
 	req.Tools = offered
-	limit := req.MaxToolCalls
-	if limit <= 0 {
-		limit = DefaultMaxToolCalls
-	}
+	limit := req.ToolCallLimit()
 
 	var (
 		past  []Exchange
@@ -96,13 +93,13 @@ func RunLoop(ctx context.Context, req Request, turn LoopTurn) (Action, Usage, er
 			if _, ok := box[c.Name]; !ok {
 				continue
 			}
-			if why := budgetSpent(made, limit, total, req.TokenBudget); why != "" {
+			if why := BudgetSpent(made, limit, total, req.TokenBudget); why != "" {
 				over = true
 				ex.Results[i] = ToolResult{Content: why, IsError: true}
 				continue
 			}
 			made++
-			res, err := callTool(ctx, &req, c)
+			res, err := CallTool(ctx, &req, c)
 			if err != nil {
 				return Action{Text: act.Text}, total, err
 			}
@@ -160,8 +157,9 @@ func padIDs(ids []string, n int) []string {
 	return out
 }
 
-// budgetSpent says why no further toolbox call may run, or "".
-func budgetSpent(made, limit int, used Usage, tokens int64) string {
+// BudgetSpent says why no further toolbox call may run, or "": made calls
+// of limit, used tokens of the budget (0: none).
+func BudgetSpent(made, limit int, used Usage, tokens int64) string {
 	switch {
 	case made >= limit:
 		return fmt.Sprintf("Not run: this step's budget of %d tool calls is spent. Call new_answer with your answer or vote now.", limit)
@@ -171,9 +169,19 @@ func budgetSpent(made, limit int, used Usage, tokens int64) string {
 	return ""
 }
 
-// callTool runs one toolbox call and records it. Arguments that are not a
-// JSON object never reach the tool: the model is told what is wrong.
-func callTool(ctx context.Context, req *Request, c ToolCall) (ToolResult, error) {
+// ToolCallLimit is how many toolbox calls the step may make.
+func (r *Request) ToolCallLimit() int {
+	if r.MaxToolCalls <= 0 {
+		return DefaultMaxToolCalls
+	}
+	return r.MaxToolCalls
+}
+
+// CallTool runs one toolbox call of the request and records it. Arguments
+// that are not a JSON object never reach the tool: the model is told what is
+// wrong. A provider that runs toolbox calls outside RunLoop (a CLI agent's
+// relay) uses it too.
+func CallTool(ctx context.Context, req *Request, c ToolCall) (ToolResult, error) {
 	start := time.Now()
 	var res ToolResult
 	if !jsonObject(c.Args) {

@@ -29,8 +29,6 @@ type parser struct {
 	// webSearch is the current agent's web_search key, for the check that
 	// its backend has a web search tool (tools.go).
 	webSearch *yaml.Node
-	servers   *yaml.Node // the agent's mcp_servers, and its key
-	serversAt string
 }
 
 // unknownKey is a key in no table; whether it is an error depends on the
@@ -233,7 +231,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
 	var b backendSpec
 	hasModel, hasBackend := false, false
-	p.webSearch, p.servers = nil, nil
+	p.webSearch = nil
 	p.each(n, where, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "id":
@@ -282,7 +280,6 @@ func (p *parser) agent(n *yaml.Node, where string) {
 		}
 	}
 	p.checkWebSearch(a, where)
-	p.checkCLIServers(a)
 	p.team.Agents = append(p.team.Agents, a)
 }
 

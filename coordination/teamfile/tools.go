@@ -42,7 +42,6 @@ func (p *parser) agentTool(a *coordination.Agent, key string, v *yaml.Node, full
 		t.Network = p.bool(v, full)
 	case "mcp_servers":
 		p.mcpServers(t, v, full)
-		p.servers, p.serversAt = v, full
 	}
 	p.operator(key)
 }
@@ -66,24 +65,6 @@ func (p *parser) checkWebSearch(a coordination.Agent, where string) {
 	case info.Transport == providers.TransportGenerateContent && strings.HasPrefix(strings.TrimPrefix(sp.Model, "models/"), "gemini-2"):
 		p.ignore(where+".web_search", p.webSearch, "let the agent search the web; Gemini 2.x cannot use Google Search beside function calling (Gemini 3 can)")
 	}
-}
-
-// checkCLIServers notes mcp_servers on a CLI agent (codex, claude_code,
-// gemini_cli) as not honoured: the CLI works with its own tools and is given
-// only the workflow server, and coordination never starts them
-// (servedMCP). They stay in the team as written.
-func (p *parser) checkCLIServers(a coordination.Agent) {
-	if a.Tools == nil || len(a.Tools.MCPServers) == 0 || p.servers == nil {
-		return
-	}
-	sp, err := providers.ParseSpec(a.Model)
-	if err != nil {
-		return
-	}
-	if info, _ := providers.LookupBackend(sp.Backend); info.Transport != providers.TransportSubprocess {
-		return
-	}
-	p.ignore(p.serversAt, p.servers, "given this "+sp.Backend+" agent these MCP servers; a CLI agent is given only the workflow server")
 }
 
 // serverShape says what an MCP server entry looks like.

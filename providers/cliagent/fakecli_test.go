@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,18 @@ func fakeCLI(args []string) int {
 		emit(map[string]any{"type": "result", "session": session, "final": final, "input": 100, "output": 20})
 	}
 	switch args[0] {
+	case "extra":
+		// Lists the workflow server's tools, calls an MCP server's tool
+		// through it twice, and answers with what it saw.
+		offered := listTools(run)
+		first, _ := callTool(run, "probe__echo", map[string]any{"text": "hi"})
+		second, _ := callTool(run, "probe__echo", map[string]any{"text": "again"})
+		content := fmt.Sprintf("offered: %s; allowed: %s; first: %s; second: %s; system names: %v",
+			offered, strings.Join(run.WorkflowTools, ","), first, second, strings.Contains(run.System, "probe__echo"))
+		msg, _ := callTool(run, "new_answer", map[string]any{"content": content})
+		late, _ := callTool(run, "probe__echo", map[string]any{"text": "after"})
+		emit(map[string]any{"type": "text", "text": msg + " | after the answer: " + late})
+		result("done")
 	case "answer", "linger":
 		os.WriteFile("answer.txt", []byte("391\n"), 0o644)
 		emit(map[string]any{"type": "text", "text": "Writing answer.txt"})
@@ -225,22 +238,54 @@ func readAll(f *os.File) (string, error) {
 	}
 }
 
-// callTool calls a workflow tool through the run's workflow server, as an
-// MCP client over stdio.
-func callTool(run Run, name string, args map[string]any) (string, bool) {
+// workflowClient starts the run's workflow server and initialises an MCP
+// client of it over stdio, as a CLI does.
+func workflowClient(ctx context.Context, run Run) (*client.Client, error) {
 	c, err := client.NewStdioMCPClient(run.Workflow.Command, os.Environ(), run.Workflow.Args...)
 	if err != nil {
-		return "cannot start the workflow server: " + err.Error(), true
+		return nil, fmt.Errorf("cannot start the workflow server: %w", err)
 	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	init := mcpgo.InitializeRequest{}
 	init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcpgo.Implementation{Name: "fake-cli", Version: "0"}
 	if _, err := c.Initialize(ctx, init); err != nil {
-		return "initialize: " + err.Error(), true
+		c.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
 	}
+	return c, nil
+}
+
+// listTools lists the workflow server's tools, sorted and joined by commas.
+func listTools(run Run) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := workflowClient(ctx, run)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	res, err := c.ListTools(ctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		return "list: " + err.Error()
+	}
+	var names []string
+	for _, t := range res.Tools {
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
+// callTool calls a workflow tool through the run's workflow server, as an
+// MCP client over stdio.
+func callTool(run Run, name string, args map[string]any) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := workflowClient(ctx, run)
+	if err != nil {
+		return err.Error(), true
+	}
+	defer c.Close()
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = name, args
 	res, err := c.CallTool(ctx, req)

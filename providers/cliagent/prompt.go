@@ -11,7 +11,7 @@ import (
 // system is the request's system text with what a CLI agent must know
 // besides: where it works, where its peers' files are, and how it ends the
 // step.
-func system(req providers.Request, workdir string, peers map[string]string, contexts map[string]string) string {
+func system(req providers.Request, workdir string, peers map[string]string, contexts map[string]string, extra []string) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(req.System))
 	b.WriteString("\n\n## Working as a coding agent\n")
@@ -27,6 +27,10 @@ func system(req providers.Request, workdir string, peers map[string]string, cont
 		for _, name := range sortedKeys(contexts) {
 			fmt.Fprintf(&b, "- context/%s/ is %s\n", name, contexts[name])
 		}
+	}
+	if len(extra) > 0 {
+		fmt.Fprintf(&b, "The MCP server %q also serves the tools of your team's MCP servers; call them as often as you need: %s.\n",
+			relay.ServerName, strings.Join(extra, ", "))
 	}
 	fmt.Fprintf(&b, "Finish the step by calling exactly one tool of the MCP server %q: %s. Once the call is recorded the step is over: end your turn without calling anything else.\n",
 		relay.ServerName, toolNames(req.Tools))

@@ -195,7 +195,10 @@ func (p *Provider) mask(s string) string { return keys.Mask(s, p.opts.Secrets...
 // run runs the CLI once. err is set only when the run could not start or
 // the context ended it; everything else is in the result.
 func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string) (result, error) {
-	wf, err := listenWorkflow(ag.root, req.Tools)
+	if req.Record != nil {
+		req.Record = &syncRecorder{r: req.Record}
+	}
+	wf, err := listenWorkflow(ag.root, req.Tools, newExtraTools(ctx, &req))
 	if err != nil {
 		return result{}, err
 	}
@@ -317,7 +320,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		return nil, "", err
 	}
 	c.ReadOnly = append(c.ReadOnly, Bind{Src: relayBin, Dst: relayBin})
-	view, _ := json.Marshal(relay.View{Socket: wf.socket, Tools: req.Tools})
+	view, _ := json.Marshal(relay.View{Socket: wf.socket, Tools: req.Tools, Extra: wf.extra.offered()})
 	if err := os.WriteFile(filepath.Join(wf.dir, "view.json"), view, 0o600); err != nil {
 		return nil, "", err
 	}
@@ -339,7 +342,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	run := Run{
 		Model:         p.opts.Model,
 		Prompt:        userTurn(req, resume != ""),
-		System:        system(req, workIn, peers, contexts),
+		System:        system(req, workIn, peers, contexts, wf.extra.names()),
 		Resume:        resume,
 		Workdir:       workIn,
 		Home:          homeIn,
@@ -348,7 +351,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		RunDir:        wf.dir,
 		ReadDirs:      readDirs,
 		Workflow:      MCPServer{Name: relay.ServerName, Command: relayBin, Args: relayArgs},
-		WorkflowTools: toolList(req.Tools),
+		WorkflowTools: append(toolList(req.Tools), wf.extra.names()...),
 		Sandboxed:     p.opts.Sandbox.Confined(),
 		UserSetup:     p.opts.UserSetup,
 	}

@@ -29,6 +29,7 @@ type workflow struct {
 	socket string
 	ln     net.Listener
 	tools  []providers.Tool
+	extra  *extraTools // nil: the workflow tools only
 
 	mu     sync.Mutex
 	call   *providers.ToolCall
@@ -39,7 +40,7 @@ type workflow struct {
 // listenWorkflow opens a step's socket in a fresh private directory: under
 // base (the agent's own directory, with its other private files) when the
 // socket's path fits there, else under TMPDIR.
-func listenWorkflow(base string, tools []providers.Tool) (*workflow, error) {
+func listenWorkflow(base string, tools []providers.Tool, extra *extraTools) (*workflow, error) {
 	// A Unix socket's path is limited to 108 bytes.
 	if base == "" || len(base)+len("/massgen-step-4294967295/relay.sock") > 100 {
 		base = ""
@@ -52,7 +53,7 @@ func listenWorkflow(base string, tools []providers.Tool) (*workflow, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	w := &workflow{dir: dir, socket: filepath.Join(dir, "relay.sock"), tools: tools, landed: make(chan struct{})}
+	w := &workflow{dir: dir, socket: filepath.Join(dir, "relay.sock"), tools: tools, extra: extra, landed: make(chan struct{})}
 	ln, err := net.Listen("unix", w.socket)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -97,6 +98,12 @@ func (w *workflow) answer(conn net.Conn) {
 	v := relay.Verdict{}
 	if err := json.Unmarshal(line, &c); err != nil {
 		v.Message = "the workflow server sent a call that is not JSON"
+	} else if done := w.landedCall(); done != nil && w.extra.serves(c.Tool) {
+		v.Message = fmt.Sprintf("This step already submitted %s; it is complete. Stop now, without calling any more tools.", done.Name)
+	} else if w.extra.serves(c.Tool) {
+		// An MCP server's tool runs as long as its own call timeout.
+		_ = conn.SetDeadline(time.Time{})
+		v, _ = w.extra.call(c)
 	} else {
 		v = w.take(c)
 	}

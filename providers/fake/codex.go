@@ -152,6 +152,10 @@ func codexItems(rep Reply) ([]map[string]any, bool) {
 		c, _ := oaiCallOf(rep)
 		return call(c.name, "mcp__"+WorkflowServer, c.args), true
 	case ReplyToolCall:
+		// Codex offers an MCP server's tools in the server's namespace.
+		if name, ok := strings.CutPrefix(rep.Tool, "mcp__"+WorkflowServer+"__"); ok {
+			return call(name, "mcp__"+WorkflowServer, string(rep.Input)), true
+		}
 		return call(rep.Tool, "", string(rep.Input)), true
 	case ReplyShell:
 		args, _ := json.Marshal(map[string]string{"cmd": rep.Content})

@@ -27,7 +27,7 @@ import (
 )
 
 // mcpPrefix starts the name of every MCP server tool: mcp__<server>__<tool>.
-const mcpPrefix = "mcp__"
+const mcpPrefix = providers.MCPToolPrefix
 
 // MCP defaults.
 const (

@@ -240,3 +240,20 @@ func TestRealClaudeThatEndsWithoutACallIsResumedWithWhatWasWrong(t *testing.T) {
 		t.Fatal("a resumed run must not repeat the step's prompt")
 	}
 }
+
+// A team's MCP server reaches the real CLI through the workflow server: the
+// model calls mcp__workflow__probe__echo, the step runs it through its
+// toolbox, and the result comes back to the model.
+func TestRealClaudeCallsItsTeamsMCPToolThroughTheWorkflowServer(t *testing.T) {
+	h := newRealIn(t, sandboxedOrPlain())
+	h.script.Add("claude-opus-4-6", clitest.EchoReplies("mcp__workflow__")...)
+	box, req := clitest.WithEcho(h.request(clitest.AnswerTool))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	act, _, err := h.p.Step(ctx, req)
+	h.calls(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clitest.AssertEchoServed(t, box, h.script.Calls(), act, h.rec)
+}

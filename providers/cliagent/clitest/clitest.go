@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,4 +185,85 @@ func ProcessesIn(dir string) []string {
 		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
 	}
 	return out
+}
+
+// EchoBox is a step's toolbox holding one MCP server's tool,
+// mcp__probe__echo, which returns "echo: <text>"; it keeps the calls made.
+type EchoBox struct {
+	mu    sync.Mutex
+	Calls []string // the text of each call
+}
+
+// EchoServed is EchoBox's tool as the workflow server serves it.
+const EchoServed = "probe__echo"
+
+func (b *EchoBox) Tools() []providers.Tool {
+	return []providers.Tool{{Name: "mcp__probe__echo", Description: "Echo the text back.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}}
+}
+
+func (b *EchoBox) Call(_ context.Context, _ string, args json.RawMessage) (providers.ToolResult, error) {
+	var in struct{ Text string }
+	_ = json.Unmarshal(args, &in)
+	b.mu.Lock()
+	b.Calls = append(b.Calls, in.Text)
+	b.mu.Unlock()
+	return providers.ToolResult{Content: "echo: " + in.Text}, nil
+}
+
+// Made is the calls made so far.
+func (b *EchoBox) Made() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.Calls...)
+}
+
+// EchoReplies script a model that calls EchoBox's tool with "hi" through
+// the workflow server, as the CLI names it (prefix: "mcp__workflow__" for
+// Claude Code and Codex, "mcp_workflow_" for Gemini CLI), then answers; a
+// CLI that goes on after its answer gets text.
+func EchoReplies(prefix string) []fake.Reply {
+	return []fake.Reply{
+		{Kind: fake.ReplyToolCall, Tool: prefix + EchoServed, Input: json.RawMessage(`{"text":"hi"}`)},
+		{Kind: fake.ReplyToolCall, Tool: prefix + providers.ToolNewAnswer, Input: json.RawMessage(`{"content":"the server said hi"}`)},
+		{Kind: fake.ReplyText, Content: "Submitted."},
+	}
+}
+
+// WithEcho gives req an EchoBox as its toolbox.
+func WithEcho(req providers.Request) (*EchoBox, providers.Request) {
+	box := &EchoBox{}
+	req.Toolbox = box
+	return box, req
+}
+
+// AssertEchoServed checks a step whose model called EchoBox's tool through
+// the workflow server with text "hi", then answered: the toolbox ran the
+// call once, its result went back to the model in a later request, and the
+// step's action is the answer; rec holds the call's one record (the CLI's
+// stream names the workflow server, whose calls it does not record again).
+func AssertEchoServed(t testing.TB, box *EchoBox, calls []fake.Call, act providers.Action, rec *Recorder) {
+	t.Helper()
+	var echoes []string
+	for _, k := range rec.Kinds() {
+		if strings.Contains(k, EchoServed) {
+			echoes = append(echoes, k)
+		}
+	}
+	if !slices.Equal(echoes, []string{"tool:mcp__probe__echo"}) {
+		t.Errorf("tool records %v; want mcp__probe__echo once, as the toolbox names it", rec.Kinds())
+	}
+	if made := box.Made(); len(made) != 1 || made[0] != "hi" {
+		t.Fatalf("the toolbox ran %q; want one call with \"hi\"", made)
+	}
+	heard := false
+	for _, c := range calls[1:] {
+		heard = heard || strings.Contains(string(c.Body), "echo: hi")
+	}
+	if len(calls) < 2 || !heard {
+		t.Fatalf("the tool's result never reached the model (%d requests)", len(calls))
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("action = %+v; want the answer after the tool call", act)
+	}
 }

@@ -250,3 +250,17 @@ func TestRealCodexInsideTheSandboxNestsItsOwn(t *testing.T) {
 		t.Logf("record %s %s error=%v", r.Kind, r.Name, r.IsError)
 	}
 }
+
+// A team's MCP server reaches the real CLI through the workflow server: the
+// model calls the workflow server's probe__echo, the step runs it through
+// its toolbox, and the result comes back to the model.
+func TestRealCodexCallsItsTeamsMCPToolThroughTheWorkflowServer(t *testing.T) {
+	h := newReal(t, nil)
+	h.script.Add(model, clitest.EchoReplies("mcp__workflow__")...)
+	box, req := clitest.WithEcho(h.request(clitest.AnswerTool))
+	act, _, err := h.step(t, 90*time.Second, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clitest.AssertEchoServed(t, box, h.script.Calls(), act, h.rec)
+}

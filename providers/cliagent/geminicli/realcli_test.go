@@ -209,3 +209,17 @@ func TestRealGeminiInTheSandboxWritesRunsItsShellAndAnswers(t *testing.T) {
 		t.Fatalf("the shell: %q %v: want it to write the workspace and fail outside", b, err)
 	}
 }
+
+// A team's MCP server reaches the real CLI through the workflow server: the
+// model calls mcp_workflow_probe__echo, the step runs it through its
+// toolbox, and the result comes back to the model.
+func TestRealGeminiCallsItsTeamsMCPToolThroughTheWorkflowServer(t *testing.T) {
+	h := newReal(t, nil)
+	h.script.Add(model, clitest.EchoReplies("mcp_workflow_")...)
+	box, req := clitest.WithEcho(h.request(clitest.AnswerTool))
+	act, _, err := h.step(t, 90*time.Second, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clitest.AssertEchoServed(t, box, h.script.Calls(), act, h.rec)
+}

@@ -14,9 +14,14 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// callTimeout bounds one forwarded call: the Step answers at once (it only
-// checks the call's shape), so a silent socket means the step is gone.
-const callTimeout = 30 * time.Second
+// callTimeout bounds one forwarded workflow call: the Step answers at once
+// (it only checks the call's shape), so a silent socket means the step is
+// gone. An extra tool runs in the Step, bounded by its own call timeout (an
+// MCP call's is two minutes): extraTimeout is above it.
+const (
+	callTimeout  = 30 * time.Second
+	extraTimeout = 3 * time.Minute
+)
 
 // Serve runs the workflow server for a view over a pair of streams (the
 // CLI's pipes) until the input ends or ctx is done.
@@ -25,6 +30,10 @@ func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version str
 	for _, t := range v.Tools {
 		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema)
 		s.AddTool(tool, forward(v.Socket, t.Name))
+	}
+	for _, t := range v.Extra {
+		name := ExtraName(t.Name)
+		s.AddTool(mcp.NewToolWithRawSchema(name, t.Description, t.Schema), forwardExtra(v.Socket, name))
 	}
 	stdio := server.NewStdioServer(s)
 	err := stdio.Listen(ctx, in, out)
@@ -54,9 +63,35 @@ func forward(socket, name string) server.ToolHandlerFunc {
 	}
 }
 
-// Ask sends one call over a step's socket and reads the verdict.
+// forwardExtra sends one call of an extra tool to the Step, which runs it,
+// and returns the tool's result.
+func forwardExtra(socket, name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := json.Marshal(req.GetRawArguments())
+		if err != nil || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		v, err := ask(ctx, socket, Call{Tool: name, Arguments: args}, extraTimeout)
+		if err != nil {
+			return mcp.NewToolResultError("The step that started you is no longer listening (" + err.Error() + "); stop now."), nil
+		}
+		if v.Result == nil {
+			return mcp.NewToolResultError(v.Message), nil
+		}
+		if v.Result.IsError {
+			return mcp.NewToolResultError(v.Result.Content), nil
+		}
+		return mcp.NewToolResultText(v.Result.Content), nil
+	}
+}
+
+// Ask sends one workflow call over a step's socket and reads the verdict.
 func Ask(ctx context.Context, socket string, c Call) (Verdict, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	return ask(ctx, socket, c, callTimeout)
+}
+
+func ask(ctx context.Context, socket string, c Call, within time.Duration) (Verdict, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", socket)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -22,6 +23,10 @@ type View struct {
 	// Tools are the step's workflow tools with their schemas, as the
 	// request offers them (a vote's agent_id enum is the view's vote_enum).
 	Tools []providers.Tool `json:"tools"`
+	// Extra are the agent's other tools, its operator's MCP servers' (an
+	// mcp__fs__read tool is served as fs__read): the Step runs them and
+	// returns their result; a call to one does not end the step.
+	Extra []providers.Tool `json:"extra,omitempty"`
 }
 
 // ReadView reads a view file and checks that it can be served.
@@ -43,6 +48,11 @@ func ReadView(path string) (View, error) {
 	return v, nil
 }
 
+// ExtraName is the name the workflow server serves a toolbox tool by: an
+// MCP server's tool without the toolbox's mcp__ (the CLI puts its own prefix
+// before it, naming the workflow server).
+func ExtraName(tool string) string { return strings.TrimPrefix(tool, providers.MCPToolPrefix) }
+
 // Call is one workflow call forwarded to the Step, one JSON line.
 type Call struct {
 	Tool      string          `json:"tool"`
@@ -54,6 +64,8 @@ type Call struct {
 type Verdict struct {
 	Accepted bool   `json:"accepted"`
 	Message  string `json:"message"`
+	// Result is an extra tool's result, when the call was one.
+	Result *providers.ToolResult `json:"result,omitempty"`
 }
 
 // MaxLine bounds one call or verdict on the socket: an answer is text, and a

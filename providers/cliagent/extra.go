@@ -1,0 +1,126 @@
+package cliagent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+)
+
+// extraTools are the toolbox tools a step's workflow server serves besides
+// the workflow tools: those of the operator's MCP servers (mcp__<server>__…).
+// A CLI has its own file tools and shell, so the toolbox's others are not
+// offered. The servers run where coordination started them (the agent's
+// command sandbox, their secrets expanded in the server's process, never in
+// a file the CLI can read); the Step runs each call through the toolbox,
+// records it as the tool loop does, and counts it against the step's limit.
+type extraTools struct {
+	ctx    context.Context
+	req    *providers.Request
+	tools  []providers.Tool  // as the toolbox names them
+	byName map[string]string // served name → toolbox name
+	limit  int
+
+	mu   sync.Mutex
+	made int
+}
+
+// newExtraTools are the request's MCP server tools, or nil when it has none.
+func newExtraTools(ctx context.Context, req *providers.Request) *extraTools {
+	if req.Toolbox == nil {
+		return nil
+	}
+	x := &extraTools{ctx: ctx, req: req, byName: map[string]string{}, limit: req.ToolCallLimit()}
+	for _, t := range req.Toolbox.Tools() {
+		name := relay.ExtraName(t.Name)
+		if !strings.HasPrefix(t.Name, providers.MCPToolPrefix) || isWorkflowName(req.Tools, name) {
+			continue
+		}
+		x.tools = append(x.tools, t)
+		x.byName[name] = t.Name
+	}
+	if len(x.tools) == 0 {
+		return nil
+	}
+	return x
+}
+
+func isWorkflowName(tools []providers.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// offered is the tools the view lists, nil-safe.
+func (x *extraTools) offered() []providers.Tool {
+	if x == nil {
+		return nil
+	}
+	return x.tools
+}
+
+// syncRecorder serialises a step's tool records: the stream's (the run's
+// loop) and the extra tools' (one goroutine per forwarded call).
+type syncRecorder struct {
+	mu sync.Mutex
+	r  providers.Recorder
+}
+
+func (s *syncRecorder) Record(rec providers.ToolRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.r.Record(rec)
+}
+
+// names are the served names, for the CLI's allow list.
+func (x *extraTools) names() []string {
+	if x == nil {
+		return nil
+	}
+	out := make([]string, len(x.tools))
+	for i, t := range x.tools {
+		out[i] = relay.ExtraName(t.Name)
+	}
+	return out
+}
+
+// serves says whether name is an extra tool's served name.
+func (x *extraTools) serves(name string) bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.byName[name]
+	return ok
+}
+
+// call runs one forwarded call if it names an extra tool (ok false when it
+// does not).
+func (x *extraTools) call(c relay.Call) (v relay.Verdict, ok bool) {
+	if x == nil {
+		return relay.Verdict{}, false
+	}
+	name, ok := x.byName[c.Tool]
+	if !ok {
+		return relay.Verdict{}, false
+	}
+	x.mu.Lock()
+	why := providers.BudgetSpent(x.made, x.limit, providers.Usage{}, 0)
+	if why == "" {
+		x.made++
+	}
+	x.mu.Unlock()
+	if why != "" {
+		return relay.Verdict{Result: &providers.ToolResult{IsError: true, Content: why}}, true
+	}
+	res, err := providers.CallTool(x.ctx, x.req, providers.ToolCall{Name: name, Args: c.Arguments})
+	if err != nil {
+		res = providers.ToolResult{IsError: true, Content: fmt.Sprintf("%s did not run: %v", name, err)}
+	}
+	return relay.Verdict{Result: &res}, true
+}

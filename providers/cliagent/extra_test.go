@@ -1,0 +1,100 @@
+package cliagent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// probeBox is a step's toolbox as coordination builds it: file tools and an
+// MCP server's tool, the second echoing its text.
+type probeBox struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (b *probeBox) Tools() []providers.Tool {
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
+	return []providers.Tool{
+		{Name: "read_file", Description: "read a file", Schema: schema},
+		{Name: "mcp__probe__echo", Description: "echo its text", Schema: schema},
+		// An MCP tool whose served name would shadow a workflow tool.
+		{Name: "mcp__new_answer", Description: "shadow", Schema: schema},
+	}
+}
+
+func (b *probeBox) Call(_ context.Context, name string, args json.RawMessage) (providers.ToolResult, error) {
+	b.mu.Lock()
+	b.calls = append(b.calls, name)
+	b.mu.Unlock()
+	var in struct{ Text string }
+	_ = json.Unmarshal(args, &in)
+	return providers.ToolResult{Content: "echo: " + in.Text}, nil
+}
+
+// A CLI agent is served its team's MCP tools by the workflow server: only
+// those (its own file tools and shell stand in for the toolbox's others),
+// named without the toolbox's mcp__, allowed and named in its prompt; each
+// call runs in the Step through the toolbox, is recorded, counts against
+// the step's tool-call limit, and stops once the step's call landed.
+func TestACLIAgentIsServedItsMCPToolsThroughTheWorkflowServer(t *testing.T) {
+	h := newHarness(t, "extra")
+	box := &probeBox{}
+	req := h.request()
+	req.Toolbox, req.MaxToolCalls = box, 1
+	act, _, err := h.step(nil, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("action = %+v", act)
+	}
+	var got struct{ Content string }
+	_ = json.Unmarshal(act.Calls[0].Args, &got)
+	for _, want := range []string{
+		"offered: new_answer,probe__echo,vote;",
+		"allowed: new_answer,vote,probe__echo;",
+		"first: echo: hi;",
+		"second: Not run: this step's budget of 1 tool calls is spent",
+		"system names: true",
+	} {
+		if !strings.Contains(got.Content, want) {
+			t.Errorf("the CLI saw %q; want %q in it", got.Content, want)
+		}
+	}
+	if !strings.Contains(h.rec.text.String(), "after the answer: This step already submitted new_answer") {
+		t.Errorf("a tool call after the answer ran: %q", h.rec.text.String())
+	}
+	if len(box.calls) != 1 || box.calls[0] != "mcp__probe__echo" {
+		t.Errorf("the toolbox ran %v; want one mcp__probe__echo", box.calls)
+	}
+	var recs []string
+	for _, r := range h.rec.tools {
+		recs = append(recs, r.Kind+":"+r.Name)
+	}
+	if strings.Join(recs, " ") != "tool:mcp__probe__echo" {
+		t.Errorf("tool records %v; want the one MCP call", recs)
+	}
+}
+
+// Without an MCP tool in its toolbox, a CLI agent's workflow server serves
+// the workflow tools alone, as before.
+func TestACLIAgentWithoutMCPToolsIsServedTheWorkflowToolsAlone(t *testing.T) {
+	req := providers.Request{Tools: testTools(), Toolbox: fileTools{}}
+	if x := newExtraTools(context.Background(), &req); x != nil {
+		t.Fatalf("extra tools %v from a toolbox of file tools", x.names())
+	}
+}
+
+type fileTools struct{}
+
+func (fileTools) Tools() []providers.Tool {
+	return []providers.Tool{{Name: "read_file"}, {Name: "run_command"}}
+}
+func (fileTools) Call(context.Context, string, json.RawMessage) (providers.ToolResult, error) {
+	return providers.ToolResult{}, nil
+}
