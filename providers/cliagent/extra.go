@@ -19,6 +19,7 @@ import (
 // records it as the tool loop does, and counts it against the step's limit.
 type extraTools struct {
 	ctx    context.Context
+	stop   context.CancelFunc // ends calls in flight when the step's run ends
 	req    *providers.Request
 	tools  []providers.Tool  // as the toolbox names them
 	byName map[string]string // served name → toolbox name
@@ -33,7 +34,7 @@ func newExtraTools(ctx context.Context, req *providers.Request) *extraTools {
 	if req.Toolbox == nil {
 		return nil
 	}
-	x := &extraTools{ctx: ctx, req: req, byName: map[string]string{}, limit: req.ToolCallLimit()}
+	x := &extraTools{req: req, byName: map[string]string{}, limit: req.ToolCallLimit()}
 	for _, t := range req.Toolbox.Tools() {
 		name := relay.ExtraName(t.Name)
 		if !strings.HasPrefix(t.Name, providers.MCPToolPrefix) || isWorkflowName(req.Tools, name) {
@@ -45,7 +46,16 @@ func newExtraTools(ctx context.Context, req *providers.Request) *extraTools {
 	if len(x.tools) == 0 {
 		return nil
 	}
+	x.ctx, x.stop = context.WithCancel(ctx)
 	return x
+}
+
+// end cancels the calls still running: the run is over, and its socket
+// closes once they return.
+func (x *extraTools) end() {
+	if x != nil {
+		x.stop()
+	}
 }
 
 func isWorkflowName(tools []providers.Tool, name string) bool {

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
 )
 
 // probeBox is a step's toolbox as coordination builds it: file tools and an
@@ -97,4 +99,44 @@ func (fileTools) Tools() []providers.Tool {
 }
 func (fileTools) Call(context.Context, string, json.RawMessage) (providers.ToolResult, error) {
 	return providers.ToolResult{}, nil
+}
+
+// blockingBox's MCP tool runs until its context ends.
+type blockingBox struct{ started chan struct{} }
+
+func (b blockingBox) Tools() []providers.Tool {
+	return []providers.Tool{{Name: "mcp__slow__wait", Schema: json.RawMessage(`{"type":"object"}`)}}
+}
+
+func (b blockingBox) Call(ctx context.Context, _ string, _ json.RawMessage) (providers.ToolResult, error) {
+	close(b.started)
+	<-ctx.Done()
+	return providers.ToolResult{}, ctx.Err()
+}
+
+// A tool call still running when the step's run ends is cancelled, so the
+// step does not wait out the MCP server's own call timeout.
+func TestAnMCPCallInFlightEndsWithTheStepsRun(t *testing.T) {
+	box := blockingBox{started: make(chan struct{})}
+	req := providers.Request{Tools: testTools(), Toolbox: box}
+	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan relay.Verdict, 1)
+	go func() {
+		v, _ := relay.Ask(context.Background(), w.socket, relay.Call{Tool: "slow__wait", Arguments: json.RawMessage(`{}`)})
+		got <- v
+	}()
+	<-box.started
+	closed := make(chan struct{})
+	go func() { w.close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run's end waited for the tool call in flight")
+	}
+	if v := <-got; v.Result == nil || !v.Result.IsError {
+		t.Fatalf("the cancelled call answered %+v; want an error result", v)
+	}
 }

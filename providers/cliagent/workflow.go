@@ -155,6 +155,7 @@ func (w *workflow) landedCall() *providers.ToolCall {
 // socket's directory.
 func (w *workflow) close() {
 	w.ln.Close()
+	w.extra.end()
 	w.wg.Wait()
 	os.RemoveAll(w.dir)
 }
