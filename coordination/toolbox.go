@@ -152,8 +152,9 @@ func defaultToolbox(_ context.Context, p StepPlaces) (providers.Toolbox, error) 
 }
 
 // lazyToolbox builds the step's toolbox when the provider first asks for
-// its tools: a provider that runs no tool loop (sim, a CLI agent) costs
-// nothing. It offers only the tools the agent's settings allow.
+// its tools: a provider that never asks (sim) costs nothing; a CLI agent
+// asks, for the MCP server tools its workflow server serves. It offers only
+// the tools the agent's settings allow.
 type lazyToolbox struct {
 	build             func() (providers.Toolbox, error)
 	allowed, excluded []string

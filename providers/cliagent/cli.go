@@ -69,7 +69,8 @@ type Run struct {
 	// context directories.
 	ReadDirs []string
 	// Workflow is the MCP server to give the CLI for this run; its tools
-	// are WorkflowTools (new_answer, vote).
+	// are WorkflowTools (new_answer, vote, and the served names of the
+	// team's MCP server tools).
 	Workflow      MCPServer
 	WorkflowTools []string
 	// Sandboxed says the CLI runs inside the sandbox, so its shell tool can

@@ -2,6 +2,9 @@ package cliagent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -36,18 +39,37 @@ func newExtraTools(ctx context.Context, req *providers.Request) *extraTools {
 	}
 	x := &extraTools{req: req, byName: map[string]string{}, limit: req.ToolCallLimit()}
 	for _, t := range req.Toolbox.Tools() {
-		name := relay.ExtraName(t.Name)
+		name := servedName(t.Name)
 		if !strings.HasPrefix(t.Name, providers.MCPToolPrefix) || isWorkflowName(req.Tools, name) {
 			continue
 		}
-		x.tools = append(x.tools, t)
 		x.byName[name] = t.Name
+		t.Name = name
+		x.tools = append(x.tools, t)
 	}
 	if len(x.tools) == 0 {
 		return nil
 	}
 	x.ctx, x.stop = context.WithCancel(ctx)
 	return x
+}
+
+// maxServedName keeps a served name within the tightest API limit on a
+// function name (64) after the longest prefix a CLI puts before a workflow
+// server's tools (Claude Code's mcp__workflow__, 15): a longer name makes
+// the API refuse the CLI's every request.
+const maxServedName = 64 - len("mcp__"+relay.ServerName+"__")
+
+// servedName is a toolbox tool's name on the workflow server: without the
+// toolbox's mcp__, and, when that is still too long, cut and made unique
+// with a hash of the whole name (the Step maps it back).
+func servedName(tool string) string {
+	name := strings.TrimPrefix(tool, providers.MCPToolPrefix)
+	if len(name) <= maxServedName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(tool))
+	return name[:maxServedName-9] + "_" + hex.EncodeToString(sum[:4])
 }
 
 // end cancels the calls still running: the run is over, and its socket
@@ -75,14 +97,23 @@ func (x *extraTools) offered() []providers.Tool {
 	return x.tools
 }
 
-// syncRecorder serialises a step's tool records: the stream's (the run's
-// loop) and the extra tools' (one goroutine per forwarded call).
+// syncRecorder serialises a step's tool records, the stream's (the run's
+// loop) and the extra tools' (one goroutine per forwarded call), and masks
+// the known secrets in the extra tools' arguments, as the stream's are.
 type syncRecorder struct {
-	mu sync.Mutex
-	r  providers.Recorder
+	mu   sync.Mutex
+	r    providers.Recorder
+	mask func(string) string
 }
 
 func (s *syncRecorder) Record(rec providers.ToolRecord) {
+	if len(rec.Arguments) > 0 && s.mask != nil {
+		if m := s.mask(string(rec.Arguments)); m != string(rec.Arguments) && json.Valid([]byte(m)) {
+			rec.Arguments = json.RawMessage(m)
+		} else if m != string(rec.Arguments) {
+			rec.Arguments = nil
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.r.Record(rec)
@@ -95,7 +126,7 @@ func (x *extraTools) names() []string {
 	}
 	out := make([]string, len(x.tools))
 	for i, t := range x.tools {
-		out[i] = relay.ExtraName(t.Name)
+		out[i] = t.Name
 	}
 	return out
 }

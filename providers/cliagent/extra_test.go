@@ -140,3 +140,44 @@ func TestAnMCPCallInFlightEndsWithTheStepsRun(t *testing.T) {
 		t.Fatalf("the cancelled call answered %+v; want an error result", v)
 	}
 }
+
+type longBox struct{ fileTools }
+
+const longTool = "mcp__github__add_pull_request_review_comment_to_pending_review_x"
+
+func (longBox) Tools() []providers.Tool {
+	return []providers.Tool{{Name: longTool}, {Name: "mcp__github__get_me"}}
+}
+
+// A served name fits the API's 64 characters after Claude Code's
+// mcp__workflow__: a long one is cut and made unique, and a call to it
+// reaches the toolbox under the toolbox's own name.
+func TestLongMCPToolNamesAreServedWithinTheAPIsLimit(t *testing.T) {
+	req := providers.Request{Tools: testTools(), Toolbox: longBox{}}
+	x := newExtraTools(context.Background(), &req)
+	names := x.names()
+	if len(names) != 2 || names[1] != "github__get_me" {
+		t.Fatalf("served %v", names)
+	}
+	if n := len("mcp__workflow__" + names[0]); n > 64 {
+		t.Fatalf("%s is %d characters as Claude Code names it", names[0], n)
+	}
+	if x.byName[names[0]] != longTool {
+		t.Fatalf("%s maps to %q", names[0], x.byName[names[0]])
+	}
+}
+
+type keptRecords struct{ recs []providers.ToolRecord }
+
+func (k *keptRecords) Record(r providers.ToolRecord) { k.recs = append(k.recs, r) }
+
+// The step's known secrets are masked in the records of its MCP calls, as
+// in the CLI stream's.
+func TestMCPCallRecordsMaskTheStepsSecrets(t *testing.T) {
+	kept := &keptRecords{}
+	r := &syncRecorder{r: kept, mask: func(s string) string { return strings.ReplaceAll(s, "dummy-PLANTED-0123456789", "[masked]") }}
+	r.Record(providers.ToolRecord{Kind: "tool", Name: "mcp__probe__echo", Arguments: json.RawMessage(`{"text":"dummy-PLANTED-0123456789"}`)})
+	if len(kept.recs) != 1 || string(kept.recs[0].Arguments) != `{"text":"[masked]"}` {
+		t.Fatalf("recorded %+v", kept.recs)
+	}
+}

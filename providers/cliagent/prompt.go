@@ -29,8 +29,8 @@ func system(req providers.Request, workdir string, peers map[string]string, cont
 		}
 	}
 	if len(extra) > 0 {
-		fmt.Fprintf(&b, "The MCP server %q also serves the tools of your team's MCP servers; call them as often as you need: %s.\n",
-			relay.ServerName, strings.Join(extra, ", "))
+		fmt.Fprintf(&b, "The MCP server %q also serves the tools of your team's MCP servers, up to %d calls in this step: %s.\n",
+			relay.ServerName, req.ToolCallLimit(), strings.Join(extra, ", "))
 	}
 	fmt.Fprintf(&b, "Finish the step by calling exactly one tool of the MCP server %q: %s. Once the call is recorded the step is over: end your turn without calling anything else.\n",
 		relay.ServerName, toolNames(req.Tools))

@@ -196,7 +196,7 @@ func (p *Provider) mask(s string) string { return keys.Mask(s, p.opts.Secrets...
 // the context ended it; everything else is in the result.
 func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string) (result, error) {
 	if req.Record != nil {
-		req.Record = &syncRecorder{r: req.Record}
+		req.Record = &syncRecorder{r: req.Record, mask: p.mask}
 	}
 	wf, err := listenWorkflow(ag.root, req.Tools, newExtraTools(ctx, &req))
 	if err != nil {

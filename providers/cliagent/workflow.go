@@ -101,9 +101,12 @@ func (w *workflow) answer(conn net.Conn) {
 	} else if done := w.landedCall(); done != nil && w.extra.serves(c.Tool) {
 		v.Message = fmt.Sprintf("This step already submitted %s; it is complete. Stop now, without calling any more tools.", done.Name)
 	} else if w.extra.serves(c.Tool) {
-		// An MCP server's tool runs as long as its own call timeout.
+		// An MCP server's tool runs as long as its own call timeout; the
+		// verdict's write is bounded again, so a caller that never reads
+		// cannot hold the step open.
 		_ = conn.SetDeadline(time.Time{})
 		v, _ = w.extra.call(c)
+		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	} else {
 		v = w.take(c)
 	}

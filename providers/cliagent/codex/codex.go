@@ -62,6 +62,9 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		"-c", srv + ".args=" + tomlArray(r.Workflow.Args),
 		"-c", srv + `.default_tools_approval_mode="approve"`,
 		"-c", srv + ".startup_timeout_sec=30",
+		// A team MCP server's call runs in the Step for up to its own two
+		// minutes; Codex's default wait (60 s) would give up first.
+		"-c", srv + ".tool_timeout_sec=180",
 		"-c", "check_for_update_on_startup=false",
 		"-c", "features.plugins=false",
 		"-c", "analytics.enabled=false",

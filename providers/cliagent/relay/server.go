@@ -32,8 +32,7 @@ func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version str
 		s.AddTool(tool, forward(v.Socket, t.Name))
 	}
 	for _, t := range v.Extra {
-		name := ExtraName(t.Name)
-		s.AddTool(mcp.NewToolWithRawSchema(name, t.Description, t.Schema), forwardExtra(v.Socket, name))
+		s.AddTool(mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema), forwardExtra(v.Socket, t.Name))
 	}
 	stdio := server.NewStdioServer(s)
 	err := stdio.Listen(ctx, in, out)

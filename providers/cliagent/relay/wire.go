@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -23,9 +22,10 @@ type View struct {
 	// Tools are the step's workflow tools with their schemas, as the
 	// request offers them (a vote's agent_id enum is the view's vote_enum).
 	Tools []providers.Tool `json:"tools"`
-	// Extra are the agent's other tools, its operator's MCP servers' (an
-	// mcp__fs__read tool is served as fs__read): the Step runs them and
-	// returns their result; a call to one does not end the step.
+	// Extra are the agent's other tools, its operator's MCP servers', under
+	// the names they are served by (cliagent's servedName: mcp__fs__read is
+	// fs__read): the Step runs them and returns their result; a call to one
+	// does not end the step.
 	Extra []providers.Tool `json:"extra,omitempty"`
 }
 
@@ -47,11 +47,6 @@ func ReadView(path string) (View, error) {
 	}
 	return v, nil
 }
-
-// ExtraName is the name the workflow server serves a toolbox tool by: an
-// MCP server's tool without the toolbox's mcp__ (the CLI puts its own prefix
-// before it, naming the workflow server).
-func ExtraName(tool string) string { return strings.TrimPrefix(tool, providers.MCPToolPrefix) }
 
 // Call is one workflow call forwarded to the Step, one JSON line.
 type Call struct {
