@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -40,7 +41,7 @@ func newExtraTools(ctx context.Context, req *providers.Request) *extraTools {
 	x := &extraTools{req: req, byName: map[string]string{}, limit: req.ToolCallLimit()}
 	for _, t := range req.Toolbox.Tools() {
 		name := servedName(t.Name)
-		if !strings.HasPrefix(t.Name, providers.MCPToolPrefix) || isWorkflowName(req.Tools, name) {
+		if !strings.HasPrefix(t.Name, providers.MCPToolPrefix) || slices.ContainsFunc(req.Tools, func(w providers.Tool) bool { return w.Name == name }) {
 			continue
 		}
 		x.byName[name] = t.Name
@@ -80,15 +81,6 @@ func (x *extraTools) end() {
 	}
 }
 
-func isWorkflowName(tools []providers.Tool, name string) bool {
-	for _, t := range tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // offered is the tools the view lists, nil-safe.
 func (x *extraTools) offered() []providers.Tool {
 	if x == nil {
@@ -97,26 +89,24 @@ func (x *extraTools) offered() []providers.Tool {
 	return x.tools
 }
 
-// syncRecorder serialises a step's tool records, the stream's (the run's
-// loop) and the extra tools' (one goroutine per forwarded call), and masks
-// the known secrets in the extra tools' arguments, as the stream's are.
-type syncRecorder struct {
+// maskedRecorder is the one way a run's tool records reach the request:
+// the stream's (the run's loop) and the MCP calls' (one goroutine per
+// forwarded call) are serialised, and their arguments and names masked of
+// the step's known secrets.
+type maskedRecorder struct {
 	mu   sync.Mutex
 	r    providers.Recorder
 	mask func(string) string
 }
 
-func (s *syncRecorder) Record(rec providers.ToolRecord) {
-	if len(rec.Arguments) > 0 && s.mask != nil {
-		if m := s.mask(string(rec.Arguments)); m != string(rec.Arguments) && json.Valid([]byte(m)) {
-			rec.Arguments = json.RawMessage(m)
-		} else if m != string(rec.Arguments) {
-			rec.Arguments = nil
-		}
+func (m *maskedRecorder) Record(rec providers.ToolRecord) {
+	if len(rec.Arguments) > 0 {
+		rec.Arguments = json.RawMessage(m.mask(string(rec.Arguments)))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.r.Record(rec)
+	rec.Name = m.mask(rec.Name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.r.Record(rec)
 }
 
 // names are the served names, for the CLI's allow list.

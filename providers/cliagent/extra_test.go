@@ -175,9 +175,38 @@ func (k *keptRecords) Record(r providers.ToolRecord) { k.recs = append(k.recs, r
 // in the CLI stream's.
 func TestMCPCallRecordsMaskTheStepsSecrets(t *testing.T) {
 	kept := &keptRecords{}
-	r := &syncRecorder{r: kept, mask: func(s string) string { return strings.ReplaceAll(s, "dummy-PLANTED-0123456789", "[masked]") }}
+	r := &maskedRecorder{r: kept, mask: func(s string) string { return strings.ReplaceAll(s, "dummy-PLANTED-0123456789", "[masked]") }}
 	r.Record(providers.ToolRecord{Kind: "tool", Name: "mcp__probe__echo", Arguments: json.RawMessage(`{"text":"dummy-PLANTED-0123456789"}`)})
 	if len(kept.recs) != 1 || string(kept.recs[0].Arguments) != `{"text":"[masked]"}` {
 		t.Fatalf("recorded %+v", kept.recs)
+	}
+}
+
+// MCP calls the CLI makes at once are each run and recorded, one record at
+// a time: the recorder behind them need not be safe for concurrent use
+// (keptRecords is not; -race catches an unserialised write).
+func TestMCPCallsMadeAtOnceAreEachRunAndRecorded(t *testing.T) {
+	kept := &keptRecords{}
+	box := &probeBox{}
+	req := providers.Request{Tools: testTools(), Toolbox: box, MaxToolCalls: 8}
+	req.Record = &maskedRecorder{r: kept, mask: func(s string) string { return s }}
+	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := relay.Ask(context.Background(), w.socket, relay.Call{Tool: "probe__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil || v.Result == nil || v.Result.Content != "echo: x" {
+				t.Errorf("call: %+v, %v", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(kept.recs) != 8 || len(box.calls) != 8 {
+		t.Fatalf("%d records, %d calls; want 8 of each", len(kept.recs), len(box.calls))
 	}
 }

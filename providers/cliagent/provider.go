@@ -196,7 +196,7 @@ func (p *Provider) mask(s string) string { return keys.Mask(s, p.opts.Secrets...
 // the context ended it; everything else is in the result.
 func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string) (result, error) {
 	if req.Record != nil {
-		req.Record = &syncRecorder{r: req.Record, mask: p.mask}
+		req.Record = &maskedRecorder{r: req.Record, mask: p.mask}
 	}
 	wf, err := listenWorkflow(ag.root, req.Tools, newExtraTools(ctx, &req))
 	if err != nil {
@@ -432,11 +432,7 @@ type events struct {
 func (e *events) Text(delta string) { e.req.StreamText(e.mask(delta)) }
 
 func (e *events) Tool(rec providers.ToolRecord) {
-	if len(rec.Arguments) > 0 {
-		rec.Arguments = json.RawMessage(e.mask(string(rec.Arguments)))
-	}
-	rec.Name = e.mask(rec.Name)
-	e.req.RecordTool(rec)
+	e.req.RecordTool(rec) // masked by the run's maskedRecorder
 }
 
 func (e *events) Retry(wait time.Duration, err error) {
