@@ -28,11 +28,10 @@ const (
 func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version string) error {
 	s := server.NewMCPServer("massgen-workflow", version, server.WithToolCapabilities(false))
 	for _, t := range v.Tools {
-		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema)
-		s.AddTool(tool, forward(v.Socket, t.Name))
+		s.AddTool(mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema), forward(v.Socket, t.Name, callTimeout))
 	}
 	for _, t := range v.Extra {
-		s.AddTool(mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema), forwardExtra(v.Socket, t.Name))
+		s.AddTool(mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema), forward(v.Socket, t.Name, extraTimeout))
 	}
 	stdio := server.NewStdioServer(s)
 	err := stdio.Listen(ctx, in, out)
@@ -42,45 +41,28 @@ func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version str
 	return err
 }
 
-// forward sends one call to the Step and turns its verdict into the tool's
-// result: accepted is a plain result, refused an error result the model can
-// act on.
-func forward(socket, name string) server.ToolHandlerFunc {
+// forward sends one call to the Step, waiting at most within, and turns
+// its answer into the tool's result: an extra tool's result as it is; a
+// workflow call accepted is a plain result, refused an error result the
+// model can act on.
+func forward(socket, name string, within time.Duration) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := json.Marshal(req.GetRawArguments())
 		if err != nil || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		v, err := Ask(ctx, socket, Call{Tool: name, Arguments: args})
-		if err != nil {
+		v, err := ask(ctx, socket, Call{Tool: name, Arguments: args}, within)
+		switch {
+		case err != nil:
 			return mcp.NewToolResultError("The step that started you is no longer listening (" + err.Error() + "); stop now."), nil
-		}
-		if !v.Accepted {
+		case v.Result != nil && v.Result.IsError:
+			return mcp.NewToolResultError(v.Result.Content), nil
+		case v.Result != nil:
+			return mcp.NewToolResultText(v.Result.Content), nil
+		case !v.Accepted:
 			return mcp.NewToolResultError(v.Message), nil
 		}
 		return mcp.NewToolResultText(v.Message), nil
-	}
-}
-
-// forwardExtra sends one call of an extra tool to the Step, which runs it,
-// and returns the tool's result.
-func forwardExtra(socket, name string) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, err := json.Marshal(req.GetRawArguments())
-		if err != nil || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		v, err := ask(ctx, socket, Call{Tool: name, Arguments: args}, extraTimeout)
-		if err != nil {
-			return mcp.NewToolResultError("The step that started you is no longer listening (" + err.Error() + "); stop now."), nil
-		}
-		if v.Result == nil {
-			return mcp.NewToolResultError(v.Message), nil
-		}
-		if v.Result.IsError {
-			return mcp.NewToolResultError(v.Result.Content), nil
-		}
-		return mcp.NewToolResultText(v.Result.Content), nil
 	}
 }
 
