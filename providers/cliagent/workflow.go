@@ -99,7 +99,7 @@ func (w *workflow) answer(conn net.Conn) {
 	if err := json.Unmarshal(line, &c); err != nil {
 		v.Message = "the workflow server sent a call that is not JSON"
 	} else if done := w.landedCall(); done != nil && w.extra.serves(c.Tool) {
-		v.Message = fmt.Sprintf("This step already submitted %s; it is complete. Stop now, without calling any more tools.", done.Name)
+		v.Message = submitted(done.Name)
 	} else if w.extra.serves(c.Tool) {
 		// An MCP server's tool runs as long as its own call timeout; the
 		// verdict's write is bounded again, so a caller that never reads
@@ -119,7 +119,7 @@ func (w *workflow) take(c relay.Call) relay.Verdict {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.call != nil {
-		return relay.Verdict{Message: fmt.Sprintf("This step already submitted %s; it is complete. Stop now, without calling any more tools.", w.call.Name)}
+		return relay.Verdict{Message: submitted(w.call.Name)}
 	}
 	i := slices.IndexFunc(w.tools, func(t providers.Tool) bool { return t.Name == c.Tool })
 	if i < 0 {
@@ -132,6 +132,11 @@ func (w *workflow) take(c relay.Call) relay.Verdict {
 	w.call = &providers.ToolCall{Name: c.Tool, Args: args}
 	close(w.landed)
 	return relay.Verdict{Accepted: true, Message: accepted(c)}
+}
+
+// submitted refuses any call made after the step's call landed.
+func submitted(tool string) string {
+	return fmt.Sprintf("This step already submitted %s; it is complete. Stop now, without calling any more tools.", tool)
 }
 
 // accepted is the tool result of a call that landed: it ends the step.
