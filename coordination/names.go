@@ -39,17 +39,25 @@ func Bracket(label string) string {
 	return "[" + label + "]"
 }
 
-// votesFor finds the agent a voter's latest vote is for and counts the
+// votesFor finds the agent a voter's latest vote in st is for and counts the
 // standing votes for it that counted says had landed by the time that vote
-// did: steps land concurrently, so the state a landing derives may already
-// hold a vote that landed just after it, and a line that says "2 of 3" for
-// the first vote would be wrong.
-func votesFor(st *State, voter string, counted func(sv, v *Entry) bool) (target string, n int) {
+// did. Steps land concurrently, and their results reach the loop in any
+// order, so the state a landing derives may already hold a vote that landed
+// just after it (a line that says "2 of 3" for the first vote would be
+// wrong), or may lack one whose result the loop reported first (two lines
+// would say "1 of 3"). So the count is taken from newest, the newest state
+// the loop has seen, when that still holds this vote; st otherwise.
+func votesFor(st, newest *State, voter string, counted func(sv, v *Entry) bool) (target string, n int) {
 	me := st.Agent(voter)
 	if me == nil || me.LatestVote == nil {
 		return "", 0
 	}
 	v := me.LatestVote
+	if newest != nil {
+		if a := newest.Agent(voter); a != nil && a.LatestVote != nil && a.LatestVote.Step == v.Step {
+			st = newest
+		}
+	}
 	for _, a := range st.Agents {
 		if sv := a.StandingVote; sv != nil && !a.Dropped && sv.Target == v.Target && (a.ID == voter || counted(sv, v)) {
 			n++

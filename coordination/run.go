@@ -35,8 +35,20 @@ type Run struct {
 	next int
 
 	// told is, per agent, the step of its latest entry the run's progress
-	// has reported: the loop's goroutine alone reads and writes it.
-	told map[string]int
+	// has reported, and newest is the newest state a landing of the run's
+	// own has left: the loop's goroutine alone reads and writes them.
+	told   map[string]int
+	newest *State
+}
+
+// landed notes the state a step of the run's own left and returns the newest
+// state the loop has seen. Results reach the loop in any order, so the state
+// of the result just received may be older than one received before it.
+func (r *Run) landed(st *State) *State {
+	if st != nil && (r.newest == nil || st.Steps > r.newest.Steps) {
+		r.newest = st
+	}
+	return r.newest
 }
 
 // counted says whether a standing vote sv had landed, as the run's progress
@@ -412,10 +424,13 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 					}
 				}
 				if lr.res != nil {
+					newest := r.landed(lr.res.state)
 					if r.listening() {
-						r.publish(svc.stepProgress(dctx, s, lr.res, r.counted(own)))
+						r.publish(svc.stepProgress(dctx, s, lr.res, newest, r.counted(own)))
 					}
-					fresh = lr.res.state
+					if fresh = nil; lr.res.state != nil {
+						fresh = newest
+					}
 				}
 				break wait
 			case c, ok := <-changes:
@@ -452,8 +467,9 @@ func (svc *Service) drainSteps(ctx context.Context, r *Run, s *Session, own map[
 		delete(own, lr.agent)
 		if lr.res != nil {
 			n++
+			newest := r.landed(lr.res.state)
 			if r.listening() {
-				r.publish(svc.stepProgress(ctx, s, lr.res, r.counted(own)))
+				r.publish(svc.stepProgress(ctx, s, lr.res, newest, r.counted(own)))
 			}
 		}
 	}
@@ -585,7 +601,9 @@ func (svc *Service) progress(s *Session, st *State, kind, agent, msg string) Pro
 
 // stepProgress describes a landed step, e.g. "agent_b (gpt-5.4) voted for
 // agent_a [agent1.2] — 1 of 3 votes for [agent1.2]" (names.go).
-func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResult, counted func(sv, v *Entry) bool) Progress {
+// A vote's count is taken from newest when that still holds the vote
+// (votesFor).
+func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResult, newest *State, counted func(sv, v *Entry) bool) Progress {
 	if res.Result == nil && res.Consensus.Tally == nil && res.state != nil {
 		res.Consensus = consensusView(s, res.state) // a loop's step leaves it to whoever listens
 	}
@@ -605,7 +623,7 @@ func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResul
 	case "vote":
 		target, n := "", 0
 		if res.state != nil {
-			target, n = votesFor(res.state, res.AgentID, counted)
+			target, n = votesFor(res.state, newest, res.AgentID, counted)
 		}
 		msg = fmt.Sprintf("%s voted for %s", me, strings.TrimSpace(target+" "+Bracket(res.TargetLabel)))
 		if res.Stale {
