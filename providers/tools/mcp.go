@@ -553,21 +553,33 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 	}
 	if err != nil {
 		s.mu.Lock()
-		// The connection closes when the server's stdout does, a moment
-		// before its sandbox (the process the pidfd watches) has exited;
-		// either way this connection is done.
+		// Calls run in parallel (a CLI agent's do), so another call may
+		// already have found this connection dead and restarted the server:
+		// then the pidfd and stderr are the new process's, and this call
+		// only says so. Otherwise: the connection closes when the server's
+		// stdout does, a moment before its sandbox (the process the pidfd
+		// watches) has exited; either way this connection is done.
 		closed := errors.Is(err, transport.ErrTransportClosed)
-		dead := s.waitExit(closed)
-		if closed && s.cl == cl {
-			s.broken = true
-			dead = true
+		replaced := s.cl != cl && s.cl != nil && s.gone == ""
+		dead := replaced
+		if s.cl == cl {
+			dead = s.waitExit(closed)
+			if closed {
+				s.broken = true
+				dead = true
+			}
 		}
-		note := s.stderrNote()
+		note := ""
+		if !replaced {
+			note = s.stderrNote()
+		}
 		again := s.restarts < mcpRestartsPerRun
 		s.mu.Unlock()
 		switch {
 		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
 			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s did not answer %s within %s", s.name, tool, timeout), IsError: true}, nil
+		case replaced:
+			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s; it has been restarted, so the call can be made again", s.name, tool), IsError: true}, nil
 		case dead && again:
 			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s%s; it is restarted for the next call", s.name, tool, note), IsError: true}, nil
 		case dead:

@@ -119,7 +119,7 @@ func TestStdioMCPServerIsStartedUsedRestartedOnceAndClosed(t *testing.T) {
 			t.Errorf("%s: %s %s", tool.Name, tool.Description, tool.Schema)
 		}
 	}
-	if got := strings.Join(names, ","); got != "mcp__probe__boot,mcp__probe__crash,mcp__probe__echo,mcp__probe__env,mcp__probe__where" {
+	if got := strings.Join(names, ","); got != "mcp__probe__boot,mcp__probe__crash,mcp__probe__echo,mcp__probe__env,mcp__probe__wait,mcp__probe__where" {
 		t.Errorf("tools offered: %s", got)
 	}
 
@@ -192,7 +192,7 @@ func TestMCPServerCloseLeavesNothingRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunning(t, bin, 2)
-	if len(m.Tools()) != 12 {
+	if len(m.Tools()) != 14 {
 		t.Errorf("%d tools from two servers", len(m.Tools()))
 	}
 	m.Close()

@@ -1,7 +1,8 @@
 // Command mcpserver is a small stdio MCP server for the tests of
 // providers/tools: echo, boot (an id drawn at start, so a restart shows),
 // env (one variable), where (whether it runs in the sandbox), crash (exits
-// at once) and secret (for exclude_tools). With -fail it exits before
+// at once), wait (says so on stderr, then answers when its call is cancelled
+// or after a minute: a call in flight) and secret (for exclude_tools). With -fail it exits before
 // serving, with a message on stderr, as a misconfigured server does.
 package main
 
@@ -12,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -55,6 +57,15 @@ func main() {
 			fmt.Fprintln(os.Stderr, "mcpserver: crashing on request")
 			os.Exit(3)
 			return nil, nil
+		})
+	s.AddTool(mcp.NewTool("wait", mcp.WithDescription("Answer after a minute.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "mcpserver: waiting")
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Minute):
+			}
+			return mcp.NewToolResultText("waited"), nil
 		})
 	s.AddTool(mcp.NewTool("secret", mcp.WithDescription("A tool the operator excludes.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
