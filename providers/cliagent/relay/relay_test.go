@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -124,6 +125,92 @@ func TestReadViewRefusesWhatItCannotServe(t *testing.T) {
 		os.WriteFile(p, []byte(body), 0o600)
 		if _, err := ReadView(p); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestSlowMCPCallsDoNotHoldUpTheAnswer: with the agent's MCP tools served,
+// a dozen slow calls in flight leave new_answer free to reach the Step
+// (mcp-go's stdio server runs 5 calls at once by default, so the sixth
+// call, the answer, waited for a slow one to end).
+func TestSlowMCPCallsDoNotHoldUpTheAnswer(t *testing.T) {
+	dir, err := os.MkdirTemp("", "relay-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	release := make(chan struct{})
+	slow := make(chan struct{}, 64)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				line, _ := bufio.NewReader(conn).ReadBytes('\n')
+				var c Call
+				_ = json.Unmarshal(line, &c)
+				v := Verdict{Accepted: true, Message: "Recorded."}
+				if c.Tool == "probe__wait" {
+					slow <- struct{}{}
+					<-release
+					v = Verdict{Accepted: true, Result: &providers.ToolResult{Content: "waited"}}
+				}
+				b, _ := json.Marshal(v)
+				conn.Write(append(b, '\n'))
+			}()
+		}
+	}()
+	object := json.RawMessage(`{"type":"object"}`)
+	c := connect(t, View{Socket: sock,
+		Tools: []providers.Tool{{Name: "new_answer", Schema: object}},
+		Extra: []providers.Tool{{Name: "probe__wait", Schema: object}}})
+	ctx := context.Background()
+	const inFlight = 12
+	done := make(chan error, inFlight)
+	for range inFlight {
+		go func() {
+			req := mcpgo.CallToolRequest{}
+			req.Params.Name = "probe__wait"
+			_, err := c.CallTool(ctx, req)
+			done <- err
+		}()
+	}
+	for n := range inFlight {
+		select {
+		case <-slow: // one more slow call has reached the Step
+		case <-time.After(10 * time.Second):
+			close(release)
+			t.Fatalf("only %d of %d MCP calls ran at once; the rest, and any new_answer, wait behind them", n, inFlight)
+		}
+	}
+	answered := make(chan *mcpgo.CallToolResult, 1)
+	go func() {
+		req := mcpgo.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "new_answer", map[string]any{"content": "x"}
+		res, _ := c.CallTool(ctx, req)
+		answered <- res
+	}()
+	select {
+	case res := <-answered:
+		if res == nil || res.IsError {
+			t.Fatalf("new_answer: %+v", res)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("new_answer waited behind %d slow MCP calls", inFlight)
+	}
+	close(release)
+	for range inFlight {
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -23,6 +23,12 @@ const (
 	extraTimeout = 3 * time.Minute
 )
 
+// extraWorkers is how many tool calls the server runs at once when it
+// serves extra tools (mcp-go's default is 5): each slow MCP call holds a
+// worker for up to extraTimeout, and a new_answer or vote queued behind
+// five of them would wait that long. Idle workers cost a goroutine each.
+const extraWorkers = 64
+
 // Serve runs the workflow server for a view over a pair of streams (the
 // CLI's pipes) until the input ends or ctx is done.
 func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version string) error {
@@ -34,6 +40,9 @@ func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version str
 		s.AddTool(mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema), forward(v.Socket, t.Name, extraTimeout))
 	}
 	stdio := server.NewStdioServer(s)
+	if len(v.Extra) > 0 {
+		server.WithWorkerPoolSize(extraWorkers)(stdio)
+	}
 	err := stdio.Listen(ctx, in, out)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
