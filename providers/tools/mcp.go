@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/keys"
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
@@ -404,7 +405,7 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 		err = s.handshake(ctx)
 	}
 	if err != nil {
-		err = fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote())
+		err = keys.MaskError(fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote()), s.secrets()...)
 		s.stopLocked()
 		return err
 	}
@@ -475,14 +476,33 @@ func redactURL(raw string) string {
 	return raw
 }
 
+// stderrNote quotes the end of the server's stderr, masked: a server may
+// print its own token ("401 for token ghp_…"), and the note reaches the
+// model, tools.jsonl and the user's error.
 func (s *mcpServer) stderrNote() string {
 	if s.stderr == nil {
 		return ""
 	}
 	if t := strings.TrimSpace(s.stderr.String()); t != "" {
-		return "; its stderr ends: " + t
+		return "; its stderr ends: " + s.mask(t)
 	}
 	return ""
+}
+
+// mask hides the server's expanded env and header values (the secrets it
+// was given) and anything shaped like a key.
+func (s *mcpServer) mask(text string) string { return keys.Mask(text, s.secrets()...) }
+
+func (s *mcpServer) secrets() []string {
+	secrets := make([]string, 0, len(s.env)+2*len(s.header))
+	for _, kv := range s.env {
+		_, v, _ := strings.Cut(kv, "=")
+		secrets = append(secrets, v)
+	}
+	for _, v := range s.header {
+		secrets = append(secrets, v, strings.TrimPrefix(v, "Bearer "))
+	}
+	return secrets
 }
 
 // exited tells whether the stdio server's process has ended.

@@ -350,3 +350,33 @@ func TestValidateMCPServers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMCPServerStderrIsMaskedOfItsSecrets: a server that prints the token
+// it was given (a refused key, an expired one) has it masked wherever its
+// stderr is quoted: the start error the user reads, and a crash's result
+// the model, tools.jsonl and the answer may carry.
+func TestMCPServerStderrIsMaskedOfItsSecrets(t *testing.T) {
+	needSandbox(t)
+	bin := testServer(t)
+	const token = "dummyPLANTEDmcpTokenNotAKey0123"
+	conf := func(args ...string) MCPConfig {
+		return MCPConfig{
+			Servers:   map[string]MCPServer{"gh": {Type: MCPStdio, Command: bin, Args: args, Env: map[string]string{"MCPSERVER_TOKEN": "${GH_TOKEN}"}}},
+			Sandbox:   sandbox.Spec{Workspace: t.TempDir()},
+			LookupEnv: lookup(map[string]string{"GH_TOKEN": token}),
+		}
+	}
+	_, err := StartMCP(context.Background(), conf("-fail"))
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "token [key …0123] was refused") {
+		t.Errorf("the start error: %v", err)
+	}
+	m, err := StartMCP(context.Background(), conf())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	res, err := m.Call(context.Background(), "mcp__gh__crash", json.RawMessage(`{}`))
+	if err != nil || !res.IsError || strings.Contains(res.Content, token) || !strings.Contains(res.Content, "token [key …0123] expired") {
+		t.Errorf("the crash's result: %+v %v", res, err)
+	}
+}

@@ -1,9 +1,11 @@
 // Command mcpserver is a small stdio MCP server for the tests of
 // providers/tools: echo, boot (an id drawn at start, so a restart shows),
 // env (one variable), where (whether it runs in the sandbox), crash (exits
-// at once), wait (says so on stderr, then answers when its call is cancelled
-// or after a minute: a call in flight) and secret (for exclude_tools). With -fail it exits before
-// serving, with a message on stderr, as a misconfigured server does.
+// at once), wait (says so on stderr, then answers when its call is
+// cancelled or after a minute: a call in flight) and secret (for
+// exclude_tools). With -fail it exits before serving, with a message on
+// stderr, as a misconfigured server does. With MCPSERVER_TOKEN set, -fail
+// and crash print the token, as a server refused by its API may.
 package main
 
 import (
@@ -23,6 +25,9 @@ func main() {
 	fail := flag.Bool("fail", false, "exit before serving")
 	flag.Parse()
 	if *fail {
+		if tok := os.Getenv("MCPSERVER_TOKEN"); tok != "" {
+			fmt.Fprintf(os.Stderr, "mcpserver: token %s was refused\n", tok)
+		}
 		fmt.Fprintln(os.Stderr, "mcpserver: cannot start: the config file is missing")
 		os.Exit(2)
 	}
@@ -54,6 +59,9 @@ func main() {
 		})
 	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit at once.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if tok := os.Getenv("MCPSERVER_TOKEN"); tok != "" {
+				fmt.Fprintf(os.Stderr, "mcpserver: token %s expired\n", tok)
+			}
 			fmt.Fprintln(os.Stderr, "mcpserver: crashing on request")
 			os.Exit(3)
 			return nil, nil
