@@ -18,6 +18,7 @@ import (
 type sessionMCP struct {
 	mu     sync.Mutex
 	agents map[string]*tools.MCP
+	closed bool // by closeMCP: a step that found it a moment before starts a new one
 }
 
 // hasMCP says whether any agent of the session has MCP servers.
@@ -52,9 +53,17 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 	if ag.Tools == nil || len(ag.Tools.MCPServers) == 0 {
 		return nil, nil
 	}
-	v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]*tools.MCP{}})
-	sm := v.(*sessionMCP)
-	sm.mu.Lock()
+	var sm *sessionMCP
+	for {
+		v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]*tools.MCP{}})
+		sm = v.(*sessionMCP)
+		sm.mu.Lock()
+		if !sm.closed {
+			break
+		}
+		sm.mu.Unlock()
+		svc.mcps.CompareAndDelete(s.ID, sm)
+	}
 	defer sm.mu.Unlock()
 	if m := sm.agents[agent]; m != nil {
 		return m, nil
@@ -107,6 +116,7 @@ func (svc *Service) closeMCP(id string) {
 	sm := v.(*sessionMCP)
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
+	sm.closed = true
 	for agent, m := range sm.agents {
 		if err := m.Close(); err != nil {
 			svc.log.Warn().Err(err).Str("session", id).Str("agent", agent).Msg("an MCP server did not close cleanly")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,6 +153,84 @@ func TestACLIAgentsMCPServersServeItsStepsThroughTheToolbox(t *testing.T) {
 	recs, err := h.svc.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
 	if err != nil || len(recs) != 1 || recs[0].Name != "mcp__probe__echo" {
 		t.Fatalf("tool log %+v, %v", recs, err)
+	}
+	waitProcesses(t, bin, 0)
+}
+
+// A session's MCP servers live as long as its run, not as long as a step:
+// with the file store (which writes the result of every landing) each
+// landing closed every server of the session, so a step in flight heard
+// "MCP server probe is closed" and the next step started another server.
+// Here agent_a asks its server for its boot id twice in every step, while
+// its peers' steps land around it: one server, one boot id, the whole run.
+func TestMCPServersOutliveTheStepsThatLandAroundThem(t *testing.T) {
+	bin := mcpServerBinary(t)
+	var mu sync.Mutex
+	var boots []string
+	boot := func(ctx context.Context, req *providers.Request) {
+		res, err := providers.CallTool(ctx, req, providers.ToolCall{Name: "mcp__probe__boot", Args: json.RawMessage(`{}`)})
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || res.IsError {
+			boots = append(boots, fmt.Sprintf("error: %v %s", err, res.Content))
+			return
+		}
+		boots = append(boots, res.Content)
+	}
+	a := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		boot(ctx, &req)
+		time.Sleep(100 * time.Millisecond) // the peers' steps land meanwhile
+		boot(ctx, &req)
+		if len(req.VoteEnum) > 0 && hasTool(req, providers.ToolVote) {
+			return vote(req.VoteEnum[0]), providers.Free(), nil
+		}
+		return answer("Answer: 4"), providers.Free(), nil
+	})
+	peer := func() *scripted { return &scripted{replies: []any{answer("Answer: 4")}} }
+	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": a, "sim:seed=2": peer(), "sim:seed=3": peer()})
+	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{
+		{ID: "agent_a", Model: "sim:seed=1", Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
+		{ID: "agent_b", Model: "sim:seed=2"}, {ID: "agent_c", Model: "sim:seed=3"}}})
+	res := h.run(s.ID)
+	if res.Status != coordination.StatusFinished {
+		t.Fatalf("result %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(boots) < 4 {
+		t.Fatalf("agent_a asked its server %d times; want two steps of two calls", len(boots))
+	}
+	for _, b := range boots {
+		if b != boots[0] || strings.HasPrefix(b, "error") {
+			t.Fatalf("agent_a's server across the run: %v; want one boot id throughout", boots)
+		}
+	}
+	waitProcesses(t, bin, 0)
+}
+
+// A step-driven session's servers, started by its first server step, stay
+// up between its steps and are closed when it is cancelled: no run loop
+// ends to close them.
+func TestAStepDrivenSessionsMCPServersCloseWhenItIsCancelled(t *testing.T) {
+	bin := mcpServerBinary(t)
+	p := &askMCP{}
+	const spec = "claude_code/claude-opus-4-6"
+	h, _ := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &scripted{}})
+	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
+		{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
+		{ID: "agent_b", Model: "sim:seed=2"}}})
+	ctx := context.Background()
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if p.result.IsError || !strings.Contains(p.result.Content, "echo: from the CLI") {
+		t.Fatalf("the server answered %+v", p.result)
+	}
+	if n := processesOf(bin); n != 1 {
+		t.Fatalf("%d servers run after the step landed; want its one, kept for the next step", n)
+	}
+	if _, err := h.svc.Cancel(ctx, s.ID); err != nil {
+		t.Fatal(err)
 	}
 	waitProcesses(t, bin, 0)
 }

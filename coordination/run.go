@@ -583,7 +583,9 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	case StatusCancelled:
 		return res, nil
 	}
-	return svc.markCancelled(ctx, id, "cancelled by request")
+	res, err = svc.markCancelled(ctx, id, "cancelled by request")
+	svc.closeMCP(id) // a step-driven session's servers: no run closes them
+	return res, err
 }
 
 func finishedMessage(res *TeamResult) string {

@@ -294,7 +294,11 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view
 	switch {
 	case res != nil:
 		consensus = res.Consensus
-		svc.closeMCP(s.ID) // the session is over
+		if st.Life.Status != StatusRunning {
+			// The session is over. (A store that keeps files gets a result
+			// from every landing: that is no end.)
+			svc.closeMCP(s.ID)
+		}
 	case tally:
 		consensus = consensusView(s, st) // still running: only the tally is built
 	}

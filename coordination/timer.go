@@ -28,6 +28,7 @@ func (svc *Service) Sweep(ctx context.Context) error {
 		}
 		if st.Life.Status == StatusFinished || st.Life.Status == StatusFailed {
 			svc.ended.Store(id, true)
+			svc.closeMCP(id) // ended by its timer, with no step landing
 		}
 	}
 	return nil
