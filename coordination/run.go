@@ -42,8 +42,11 @@ type Run struct {
 }
 
 // landed notes the state a step of the run's own left and returns the newest
-// state the loop has seen. Results reach the loop in any order, so the state
-// of the result just received may be older than one received before it.
+// state the loop has seen, by its entries: results reach the loop in any
+// order, so the state of the result just received may hold fewer votes than
+// one received before it. (Only the progress counts from it: the loop
+// launches from the state just received, which may hold a session entry,
+// such as a re-vote, that a state with as many steps does not.)
 func (r *Run) landed(st *State) *State {
 	if st != nil && (r.newest == nil || st.Steps > r.newest.Steps) {
 		r.newest = st
@@ -428,9 +431,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 					if r.listening() {
 						r.publish(svc.stepProgress(dctx, s, lr.res, newest, r.counted(own)))
 					}
-					if fresh = nil; lr.res.state != nil {
-						fresh = newest
-					}
+					fresh = lr.res.state
 				}
 				break wait
 			case c, ok := <-changes:

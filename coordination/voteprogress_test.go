@@ -34,7 +34,7 @@ func TestVoteProgressCountsResultsInTheOrderTheLoopGetsThem(t *testing.T) {
 		t.Fatalf("a's result comes second, after b's: %d of 3, want 2", n)
 	}
 	if r.newest != afterB {
-		t.Fatal("the loop keeps the newest state it has seen, not the last one it got")
+		t.Fatal("the run keeps the newest state it has seen, not the last one it got")
 	}
 	if n := count("c", afterC); n != 3 {
 		t.Fatalf("c's result comes last: %d of 3, want 3", n)
