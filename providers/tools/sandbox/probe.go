@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
 )
 
-var probed struct {
+// probes caches Probe's answer per PATH: bwrap is looked up on PATH, and a
+// process whose PATH changes (a test that hides the user's tools) must not
+// keep the answer for the old one.
+var probes sync.Map // PATH → *probeResult
+
+type probeResult struct {
 	once  sync.Once
 	ok    bool
 	why   string
@@ -20,20 +26,28 @@ var probed struct {
 // Probe says whether commands can run sandboxed here: bwrap is on PATH and
 // can create the namespaces a sandbox needs. why is a sentence either way;
 // when not ok it names the cause and the fix. The answer is cached for the
-// process.
+// process's PATH.
 func Probe() (ok bool, why string) {
-	probed.once.Do(func() {
-		probed.bwrap, probed.ok, probed.why = probe(exec.LookPath)
+	r := probeNow()
+	return r.ok, r.why
+}
+
+func probeNow() *probeResult {
+	v, _ := probes.LoadOrStore(os.Getenv("PATH"), &probeResult{})
+	r := v.(*probeResult)
+	r.once.Do(func() {
+		r.bwrap, r.ok, r.why = probe(exec.LookPath)
 	})
-	return probed.ok, probed.why
+	return r
 }
 
 // bwrapPath is bwrap's absolute path, found by Probe.
 func bwrapPath() (string, error) {
-	if ok, why := Probe(); !ok {
-		return "", fmt.Errorf("%w: %s", ErrUnavailable, why)
+	r := probeNow()
+	if !r.ok {
+		return "", fmt.Errorf("%w: %s", ErrUnavailable, r.why)
 	}
-	return probed.bwrap, nil
+	return r.bwrap, nil
 }
 
 // probe runs `true` in the smallest sandbox Command builds.
