@@ -33,6 +33,17 @@ var keyShapes = []struct {
 // last four characters ("[key …wxyz]") so a user can tell which key was
 // meant; secrets shorter than 8 characters are ignored.
 func Mask(text string, secrets ...string) string {
+	text = MaskSecrets(text, secrets...)
+	for _, k := range keyShapes {
+		text = k.re.ReplaceAllString(text, k.repl)
+	}
+	return text
+}
+
+// MaskSecrets is Mask for the given secrets alone, with no key shapes: for
+// text that may rightly hold key-shaped strings (a tool's result: code,
+// docs), where only a known secret must not pass.
+func MaskSecrets(text string, secrets ...string) string {
 	live := make([]string, 0, len(secrets))
 	for _, s := range secrets {
 		if s = strings.TrimSpace(s); len(s) >= minSecret {
@@ -43,9 +54,6 @@ func Mask(text string, secrets ...string) string {
 	slices.SortFunc(live, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	for _, s := range live {
 		text = strings.ReplaceAll(text, s, placeholder(s))
-	}
-	for _, k := range keyShapes {
-		text = k.re.ReplaceAllString(text, k.repl)
 	}
 	return text
 }

@@ -297,6 +297,7 @@ type mcpServer struct {
 	cfg    MCPConfig
 	env    []string          // stdio: KEY=VALUE, expanded
 	header map[string]string // http, expanded
+	given  []string          // the values ${VAR}s expanded to: secrets
 	argv0  string            // stdio: the command's host path
 
 	mu       sync.Mutex
@@ -314,8 +315,17 @@ type mcpServer struct {
 
 func newServer(name string, conf MCPServer, c MCPConfig) (*mcpServer, error) {
 	s := &mcpServer{name: name, conf: conf, cfg: c, pidfd: -1}
+	// What ${VAR} expands to is a secret the server is given (the file
+	// keeps only the reference): recorded for masking what it says.
+	lookup := func(k string) (string, bool) {
+		v, ok := c.LookupEnv(k)
+		if ok {
+			s.given = append(s.given, v)
+		}
+		return v, ok
+	}
 	for _, k := range sortedKeys(conf.Env) {
-		v, err := expand(name, "env "+k, conf.Env[k], c.LookupEnv)
+		v, err := expand(name, "env "+k, conf.Env[k], lookup)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +334,7 @@ func newServer(name string, conf MCPServer, c MCPConfig) (*mcpServer, error) {
 	if len(conf.Headers) > 0 {
 		s.header = map[string]string{}
 		for _, k := range sortedKeys(conf.Headers) {
-			v, err := expand(name, "header "+k, conf.Headers[k], c.LookupEnv)
+			v, err := expand(name, "header "+k, conf.Headers[k], lookup)
 			if err != nil {
 				return nil, err
 			}
@@ -489,16 +499,15 @@ func (s *mcpServer) stderrNote() string {
 	return ""
 }
 
-// mask hides the server's expanded env and header values (the secrets it
-// was given) and anything shaped like a key.
+// mask hides the secrets the server was given and anything shaped like a
+// key.
 func (s *mcpServer) mask(text string) string { return keys.Mask(text, s.secrets()...) }
 
+// secrets are what its ${VAR}s expanded to and its headers' values (an
+// Authorization header is a secret however it is written); a literal env
+// value (a path, a greeting) is not, and stays readable in a diagnostic.
 func (s *mcpServer) secrets() []string {
-	secrets := make([]string, 0, len(s.env)+2*len(s.header))
-	for _, kv := range s.env {
-		_, v, _ := strings.Cut(kv, "=")
-		secrets = append(secrets, v)
-	}
+	secrets := append(make([]string, 0, len(s.given)+2*len(s.header)), s.given...)
 	for _, v := range s.header {
 		secrets = append(secrets, v, strings.TrimPrefix(v, "Bearer "))
 	}
@@ -599,15 +608,18 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
 			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s did not answer %s within %s", s.name, tool, timeout), IsError: true}, nil
 		case replaced:
-			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s; it has been restarted, so the call can be made again", s.name, tool), IsError: true}, nil
+			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s; it has been restarted, and the call may or may not have taken effect: check before making it again", s.name, tool), IsError: true}, nil
 		case dead && again:
 			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s%s; it is restarted for the next call", s.name, tool, note), IsError: true}, nil
 		case dead:
 			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s%s, after its one restart; its tools are unavailable for the rest of the session", s.name, tool, note), IsError: true}, nil
 		}
-		return providers.ToolResult{Content: fmt.Sprintf("MCP server %s: %s failed: %v", s.name, tool, err), IsError: true}, nil
+		return providers.ToolResult{Content: s.mask(fmt.Sprintf("MCP server %s: %s failed: %v", s.name, tool, err)), IsError: true}, nil
 	}
-	return providers.ToolResult{Content: resultText(res), IsError: res.IsError}, nil
+	// A server may hand back the secrets it was given (an env or debug tool):
+	// they must not reach the model or tools.jsonl. Key shapes in a result
+	// are its data (code, docs) and stay.
+	return providers.ToolResult{Content: keys.MaskSecrets(resultText(res), s.secrets()...), IsError: res.IsError}, nil
 }
 
 // resultText flattens a tool result for the model: text as is, other

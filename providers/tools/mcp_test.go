@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -271,13 +273,20 @@ func TestStreamableHTTPMCPServer(t *testing.T) {
 		mu.Lock()
 		auth[r.Header.Get("Authorization")]++
 		mu.Unlock()
+		if b, _ := io.ReadAll(r.Body); bytes.Contains(b, []byte(`"city":"Leakton"`)) {
+			// A server whose error page echoes the key it was sent.
+			http.Error(w, "refused "+r.Header.Get("Authorization"), http.StatusInternalServerError)
+			return
+		} else {
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
 		h.ServeHTTP(w, r)
 	}))
 	defer ts.Close()
 	m, err := StartMCP(context.Background(), MCPConfig{
 		Servers:      map[string]MCPServer{"remote": {Type: MCPHTTP, URL: ts.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}}},
 		AllowedTools: []string{"mcp__remote__weather", "mcp__remote__fails"},
-		LookupEnv:    lookup(map[string]string{"REMOTE_TOKEN": "tok-123"}),
+		LookupEnv:    lookup(map[string]string{"REMOTE_TOKEN": "tok-dummy-0123456789"}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -302,9 +311,13 @@ func TestStreamableHTTPMCPServer(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content, "JSON object") {
 		t.Errorf("array arguments: %+v", res)
 	}
+	res, _ = m.Call(context.Background(), "mcp__remote__weather", json.RawMessage(`{"city":"Leakton"}`))
+	if !res.IsError || strings.Contains(res.Content, "tok-dummy-0123456789") || !strings.Contains(res.Content, "refused [key …6789]") {
+		t.Errorf("an error page that echoes the server's key: %+v", res)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if auth["Bearer tok-123"] == 0 || len(auth) != 1 {
+	if auth["Bearer tok-dummy-0123456789"] == 0 || len(auth) != 1 {
 		t.Errorf("Authorization headers seen: %v", auth)
 	}
 }
@@ -351,11 +364,12 @@ func TestValidateMCPServers(t *testing.T) {
 	}
 }
 
-// TestMCPServerStderrIsMaskedOfItsSecrets: a server that prints the token
+// TestMCPServerSecretsAreMaskedInWhatItSays: a server that prints the token
 // it was given (a refused key, an expired one) has it masked wherever its
 // stderr is quoted: the start error the user reads, and a crash's result
-// the model, tools.jsonl and the answer may carry.
-func TestMCPServerStderrIsMaskedOfItsSecrets(t *testing.T) {
+// the model, tools.jsonl and the answer may carry. A tool that returns the
+// token has it masked too; key-shaped data of its own stays.
+func TestMCPServerSecretsAreMaskedInWhatItSays(t *testing.T) {
 	needSandbox(t)
 	bin := testServer(t)
 	const token = "dummyPLANTEDmcpTokenNotAKey0123"
@@ -375,7 +389,15 @@ func TestMCPServerStderrIsMaskedOfItsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	res, err := m.Call(context.Background(), "mcp__gh__crash", json.RawMessage(`{}`))
+	res, err := m.Call(context.Background(), "mcp__gh__env", json.RawMessage(`{"name":"MCPSERVER_TOKEN"}`))
+	if err != nil || res.IsError || res.Content != "[key …0123]" {
+		t.Errorf("a tool that returns the server's secret: %+v %v", res, err)
+	}
+	res, err = m.Call(context.Background(), "mcp__gh__echo", json.RawMessage(`{"text":"sk-test-looks-like-a-key-0000000"}`))
+	if err != nil || res.Content != "echo: sk-test-looks-like-a-key-0000000" {
+		t.Errorf("a result's own key-shaped data is its data: %+v %v", res, err)
+	}
+	res, err = m.Call(context.Background(), "mcp__gh__crash", json.RawMessage(`{}`))
 	if err != nil || !res.IsError || strings.Contains(res.Content, token) || !strings.Contains(res.Content, "token [key …0123] expired") {
 		t.Errorf("the crash's result: %+v %v", res, err)
 	}
