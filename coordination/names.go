@@ -46,7 +46,7 @@ func Bracket(label string) string {
 // just after it (a line that says "2 of 3" for the first vote would be
 // wrong), or may lack one whose result the loop reported first (two lines
 // would say "1 of 3"). So the count is taken from newest, the newest state
-// the loop has seen, when that still holds this vote; st otherwise.
+// the loop has seen, when this vote still stands there; st otherwise.
 func votesFor(st, newest *State, voter string, counted func(sv, v *Entry) bool) (target string, n int) {
 	me := st.Agent(voter)
 	if me == nil || me.LatestVote == nil {
@@ -54,7 +54,9 @@ func votesFor(st, newest *State, voter string, counted func(sv, v *Entry) bool) 
 	}
 	v := me.LatestVote
 	if newest != nil {
-		if a := newest.Agent(voter); a != nil && a.LatestVote != nil && a.LatestVote.Step == v.Step {
+		// Only while the vote still stands there: a newer answer may have
+		// made it stale meanwhile, and its line would read "0 of 3".
+		if a := newest.Agent(voter); a != nil && a.StandingVote != nil && a.StandingVote.Step == v.Step {
 			st = newest
 		}
 	}

@@ -40,3 +40,27 @@ func TestVoteProgressCountsResultsInTheOrderTheLoopGetsThem(t *testing.T) {
 		t.Fatalf("c's result comes last: %d of 3, want 3", n)
 	}
 }
+
+// TestVoteProgressOfAVoteStaleInTheNewestStateCountsFromItsOwn: a votes,
+// then b answers again, and b's result reaches the loop first. In the
+// newest state a's vote no longer stands; its line counts from the state
+// its own landing left, where it did: "1 of 3", not "0 of 3".
+func TestVoteProgressOfAVoteStaleInTheNewestStateCountsFromItsOwn(t *testing.T) {
+	b := newTeam(t, Rules{}, "a", "b", "c")
+	for _, id := range []string{"a", "b", "c"} {
+		b.answer(id, "Answer: 4")
+	}
+	b.vote("a", "a")
+	afterA := b.state("b", "c")
+	b.answer("b", "Answer: 5")
+	afterB := b.state("a", "c")
+
+	r := &Run{}
+	own := map[string]bool{"a": true, "b": true, "c": true}
+	delete(own, "b")
+	r.landed(afterB)
+	delete(own, "a")
+	if _, n := votesFor(afterA, r.landed(afterA), "a", r.counted(own)); n != 1 {
+		t.Fatalf("a's vote, stale only in the newest state: %d of 3, want 1", n)
+	}
+}
