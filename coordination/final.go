@@ -28,6 +28,9 @@ func (svc *Service) Finalize(ctx context.Context, id, final string) (*TeamResult
 		return nil, fmt.Errorf("%w; cancel it with cancel_team first, or wait for it", err)
 	}
 	defer unlockRun()
+	// The session ends here; a step-driven one's MCP servers have no run
+	// to close them.
+	defer svc.closeMCP(id)
 	if err := svc.openOnce(ctx, id); err != nil {
 		return nil, err
 	}

@@ -209,28 +209,45 @@ func TestMCPServersOutliveTheStepsThatLandAroundThem(t *testing.T) {
 }
 
 // A step-driven session's servers, started by its first server step, stay
-// up between its steps and are closed when it is cancelled: no run loop
-// ends to close them.
-func TestAStepDrivenSessionsMCPServersCloseWhenItIsCancelled(t *testing.T) {
+// up between its steps and are closed when it ends without a run: cancelled,
+// finalized, or the service shutting down.
+func TestAStepDrivenSessionsMCPServersCloseWhenItEnds(t *testing.T) {
 	bin := mcpServerBinary(t)
-	p := &askMCP{}
-	const spec = "claude_code/claude-opus-4-6"
-	h, _ := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &scripted{}})
-	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
-		{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
-		{ID: "agent_b", Model: "sim:seed=2"}}})
-	ctx := context.Background()
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
-		t.Fatal(err)
+	for name, end := range map[string]func(svc *coordination.Service, id string) error{
+		"cancel_team": func(svc *coordination.Service, id string) error {
+			_, err := svc.Cancel(context.Background(), id)
+			return err
+		},
+		"finalize_team": func(svc *coordination.Service, id string) error {
+			_, err := svc.Finalize(context.Background(), id, "")
+			return err
+		},
+		"shutdown": func(svc *coordination.Service, id string) error {
+			svc.CancelAll()
+			return nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := &askMCP{}
+			const spec = "claude_code/claude-opus-4-6"
+			h, _ := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &scripted{}})
+			s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
+				{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
+				{ID: "agent_b", Model: "sim:seed=2"}}})
+			ctx := context.Background()
+			if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+				t.Fatal(err)
+			}
+			if p.result.IsError || !strings.Contains(p.result.Content, "echo: from the CLI") {
+				t.Fatalf("the server answered %+v", p.result)
+			}
+			if n := processesOf(bin); n != 1 {
+				t.Fatalf("%d servers run after the step landed; want its one, kept for the next step", n)
+			}
+			if err := end(h.svc, s.ID); err != nil {
+				t.Fatal(err)
+			}
+			waitProcesses(t, bin, 0)
+		})
 	}
-	if p.result.IsError || !strings.Contains(p.result.Content, "echo: from the CLI") {
-		t.Fatalf("the server answered %+v", p.result)
-	}
-	if n := processesOf(bin); n != 1 {
-		t.Fatalf("%d servers run after the step landed; want its one, kept for the next step", n)
-	}
-	if _, err := h.svc.Cancel(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	waitProcesses(t, bin, 0)
 }

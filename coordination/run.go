@@ -266,8 +266,9 @@ func (svc *Service) Running(id string) (*Run, bool) {
 	return r, ok
 }
 
-// CancelAll cancels every local run (server shutdown, stdin closed) and waits
-// for them to stop; their sessions stay resumable.
+// CancelAll cancels every local run (server shutdown, stdin closed), waits
+// for them to stop and closes every MCP server left; their sessions stay
+// resumable.
 func (svc *Service) CancelAll() {
 	svc.mu.Lock()
 	runs := make([]*Run, 0, len(svc.runs))
@@ -281,6 +282,11 @@ func (svc *Service) CancelAll() {
 	for _, r := range runs {
 		<-r.Done()
 	}
+	// What is left are step-driven sessions' servers: no run closes them.
+	svc.mcps.Range(func(id, _ any) bool {
+		svc.closeMCP(id.(string))
+		return true
+	})
 }
 
 type landed struct {
@@ -582,6 +588,7 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	case StatusFinished, StatusFailed:
 		return nil, fmt.Errorf("%w: %s already ended (%s); nothing to cancel", ErrSessionFinished, id, Deref(res.StopReason))
 	case StatusCancelled:
+		svc.closeMCP(id) // cancelled elsewhere, say by another process
 		return res, nil
 	}
 	res, err = svc.markCancelled(ctx, id, "cancelled by request")
