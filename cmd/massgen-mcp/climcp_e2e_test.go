@@ -60,8 +60,8 @@ func mcpCallingPolicy(c fake.Call) fake.Reply {
 // MCP server with a ${VAR} secret; the run starts the server in the
 // sandbox, the real Claude Code calls its tool through the workflow
 // server, the call runs in massgen-mcp and lands in the step's tools.jsonl,
-// the agent's answer carries the result, and at the end the server is gone
-// and its secret is nowhere but in its own process.
+// the agent's answer carries the result, no server outlives the run, and
+// its secret is nowhere but in its own process.
 func TestARealClaudeCodeAgentCallsItsTeamsMCPServerEndToEnd(t *testing.T) {
 	claude := realClaude(t)
 	sandboxtest.Need(t)
@@ -71,13 +71,18 @@ func TestARealClaudeCodeAgentCallsItsTeamsMCPServerEndToEnd(t *testing.T) {
 		t.Fatalf("building the probe server: %v\n%s", err, out)
 	}
 	team := filepath.Join(t.TempDir(), "team.yaml")
-	os.WriteFile(team, []byte(`agents:
+	writeTeam := func(yaml string) {
+		if err := os.WriteFile(team, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTeam(`agents:
   - model: claude_code
     mcp_servers:
       probe: {type: stdio, command: `+probe+`, env: {MCPSERVER_TOKEN: "${PROBE_TOKEN}"}}
   - model: sim/strong
   - model: sim/strong
-`), 0o644)
+`)
 
 	script := fake.NewScript()
 	script.Default = mcpCallingPolicy
@@ -114,7 +119,9 @@ func TestARealClaudeCodeAgentCallsItsTeamsMCPServerEndToEnd(t *testing.T) {
 	if err != nil || strings.Count(string(log), `"name":"mcp__probe__echo"`) != 1 || strings.Contains(string(log), `"is_error":true`) {
 		t.Fatalf("claude_code's tools.jsonl should hold its one MCP call, answered: %s, %v", log, err)
 	}
-	// The server ran with the run and is gone with it.
+	// No server process outlives the run. (That the servers close with the
+	// session while the process lives is coordination's test: here the
+	// sandbox's die-with-parent would end them too.)
 	clitest.AssertNoProcessIn(t, binDir)
 	// Its secret stayed in its process: not in the CLI's home, the state
 	// directory or what the run printed.
