@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,6 +147,9 @@ func TestSlowMCPCallsDoNotHoldUpTheAnswer(t *testing.T) {
 	}
 	t.Cleanup(func() { ln.Close() })
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(free) // a failed test leaves no handler blocked
 	slow := make(chan struct{}, 64)
 	go func() {
 		for {
@@ -188,7 +192,6 @@ func TestSlowMCPCallsDoNotHoldUpTheAnswer(t *testing.T) {
 		select {
 		case <-slow: // one more slow call has reached the Step
 		case <-time.After(10 * time.Second):
-			close(release)
 			t.Fatalf("only %d of %d MCP calls ran at once; the rest, and any new_answer, wait behind them", n, inFlight)
 		}
 	}
@@ -207,7 +210,7 @@ func TestSlowMCPCallsDoNotHoldUpTheAnswer(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("new_answer waited behind %d slow MCP calls", inFlight)
 	}
-	close(release)
+	free()
 	for range inFlight {
 		if err := <-done; err != nil {
 			t.Error(err)
