@@ -53,10 +53,6 @@ func claudeCodePolicy(c fake.Call) fake.Reply {
 				} `json:"properties"`
 			} `json:"input_schema"`
 		} `json:"tools"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
 	}
 	_ = json.Unmarshal(c.Body, &req)
 	workflow := false
@@ -72,10 +68,7 @@ func claudeCodePolicy(c fake.Call) fake.Reply {
 	if !workflow {
 		return fake.DefaultReply(c)
 	}
-	last := ""
-	if n := len(req.Messages); n > 0 {
-		last = string(req.Messages[n-1].Content)
-	}
+	last := lastContent(c.Body)
 	switch {
 	case strings.Contains(last, "Recorded your"):
 		return fake.Reply{Kind: fake.ReplyText, Content: "Submitted; my step is done."}
@@ -94,46 +87,79 @@ func claudeCodePolicy(c fake.Call) fake.Reply {
 	return fake.Reply{Kind: fake.ReplyToolCall, Tool: "Edit", Input: input}
 }
 
-func TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam(t *testing.T) {
-	claude := realClaude(t)
-	script := fake.NewScript()
-	script.Default = claudeCodePolicy
+// runWithClaude runs the binary (run, then args) with a real Claude Code
+// agent and the API agents pointed at a fake server playing script, in an
+// empty working directory and a private home; it fails the test if the run
+// fails.
+func runWithClaude(t *testing.T, claude string, script *fake.Script, env []string, args ...string) (stdout, stderr, state, home string) {
+	t.Helper()
 	srv := httptest.NewServer(fake.NewAll(script))
 	defer srv.Close()
-	state := t.TempDir()
-	args := []string{"run", "--state-dir", state, "--plain", "--json", "--seed", "1"}
-	if os.Getenv("MASSGEN_TRANSCRIPT") != "" {
-		args = args[:4] // the human rendering, for the README
-	}
-	cmd := exec.Command(binary(t), append(args,
-		"--models", "claude_code,sim/strong,sim/strong", "What is 17 * 23? Put the working in answer.txt.")...)
+	state, home = t.TempDir(), t.TempDir()
+	cmd := exec.Command(binary(t), append([]string{"run", "--state-dir", state}, args...)...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "CLAUDE_BIN=" + claude,
-		"ANTHROPIC_API_KEY=" + plantedKeys["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL=" + srv.URL, "CLAUDE_CODE_MAX_RETRIES=1"}
+	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "CLAUDE_BIN=" + claude,
+		"ANTHROPIC_API_KEY=" + plantedKeys["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL=" + srv.URL, "CLAUDE_CODE_MAX_RETRIES=1"}, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 	}
-	if p := os.Getenv("MASSGEN_TRANSCRIPT"); p != "" {
-		os.WriteFile(p, out.Bytes(), 0o644)
-		t.Skip("transcript written to " + p)
-	}
-	var res coordination.TeamResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+	return out.String(), errb.String(), state, home
+}
+
+// finishedRun reads run --json's result, which must be finished with a winner,
+// and agent's latest answer in it.
+func finishedRun(t *testing.T, stdout, agent string) (res coordination.TeamResult, answer string) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
 	}
 	if res.Status != "finished" || res.Winner == nil {
-		t.Fatalf("result: %s", out.String())
+		t.Fatalf("result: %s", stdout)
 	}
-	var claudeAnswer string
 	for _, a := range res.Answers {
-		if a.AgentID == "agent_a" {
-			claudeAnswer = a.Content
+		if a.AgentID == agent {
+			answer = a.Content
 		}
 	}
+	return res, answer
+}
+
+// lastContent is the content of a Messages request's last message, as JSON
+// text: what the CLI just sent back (a tool's result, the workflow
+// server's word).
+func lastContent(body []byte) string {
+	var req struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if n := len(req.Messages); n > 0 {
+		return string(req.Messages[n-1].Content)
+	}
+	return ""
+}
+
+func TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam(t *testing.T) {
+	claude := realClaude(t)
+	script := fake.NewScript()
+	script.Default = claudeCodePolicy
+	args := []string{"--plain", "--json", "--seed", "1", "--models", "claude_code,sim/strong,sim/strong", "What is 17 * 23? Put the working in answer.txt."}
+	transcript := os.Getenv("MASSGEN_TRANSCRIPT")
+	if transcript != "" {
+		args = args[:1] // the human rendering, for the README
+		args = append(args, "--models", "claude_code,sim/strong,sim/strong", "What is 17 * 23? Put the working in answer.txt.")
+	}
+	out, errs, state, _ := runWithClaude(t, claude, script, nil, args...)
+	if transcript != "" {
+		os.WriteFile(transcript, []byte(out), 0o644)
+		t.Skip("transcript written to " + transcript)
+	}
+	res, claudeAnswer := finishedRun(t, out, "agent_a")
 	if !strings.Contains(claudeAnswer, "Answer: 391") {
-		t.Fatalf("claude_code's answer: %q\n%s", claudeAnswer, out.String())
+		t.Fatalf("claude_code's answer: %q\n%s", claudeAnswer, out)
 	}
 	data, err := os.ReadFile(filepath.Join(res.SessionDir, "agents", "agent_a", "001", "workspace", "answer.txt"))
 	if err != nil || string(data) != "17 * 23 = 391\n" {
@@ -160,7 +186,7 @@ func TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam(t *test
 	if workflowCalls < 3 {
 		t.Fatalf("claude made %d requests with the workflow tools; want its answer and its vote", workflowCalls)
 	}
-	assertNoKeys(t, state, out.String(), errb.String())
+	assertNoKeys(t, state, out, errs)
 	t.Logf("winner %s, %d steps, claude's usage %+v", res.Winner.AgentID, res.Steps, res.Usage)
 }
 

@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox/sandboxtest"
@@ -30,16 +28,7 @@ func mcpCallingPolicy(c fake.Call) fake.Reply {
 	if !strings.Contains(body, `"mcp__workflow__new_answer"`) && !strings.Contains(body, `"mcp__workflow__vote"`) {
 		return fake.DefaultReply(c)
 	}
-	var req struct {
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	_ = json.Unmarshal(c.Body, &req)
-	last := ""
-	if n := len(req.Messages); n > 0 {
-		last = string(req.Messages[n-1].Content)
-	}
+	last := lastContent(c.Body)
 	switch {
 	case strings.Contains(last, "Recorded your"):
 		return fake.Reply{Kind: fake.ReplyText, Content: "Submitted; my step is done."}
@@ -79,41 +68,18 @@ func TestARealClaudeCodeAgentCallsItsTeamsMCPServerEndToEnd(t *testing.T) {
 	writeTeam(`agents:
   - model: claude_code
     mcp_servers:
-      probe: {type: stdio, command: `+probe+`, env: {MCPSERVER_TOKEN: "${PROBE_TOKEN}"}}
+      probe: {type: stdio, command: ` + probe + `, env: {MCPSERVER_TOKEN: "${PROBE_TOKEN}"}}
   - model: sim/strong
   - model: sim/strong
 `)
 
 	script := fake.NewScript()
 	script.Default = mcpCallingPolicy
-	srv := httptest.NewServer(fake.NewAll(script))
-	defer srv.Close()
-	state := t.TempDir()
-	cmd := exec.Command(binary(t), "run", "--state-dir", state, "--plain", "--json", "--seed", "1", "--config", team, "What is 17 * 23?")
-	cmd.Dir = t.TempDir()
-	home := t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "CLAUDE_BIN=" + claude, "PROBE_TOKEN=" + probeToken,
-		"ANTHROPIC_API_KEY=" + plantedKeys["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL=" + srv.URL, "CLAUDE_CODE_MAX_RETRIES=1"}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
-	}
-	var res coordination.TeamResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if res.Status != "finished" || res.Winner == nil {
-		t.Fatalf("result: %s", out.String())
-	}
-	var answer string
-	for _, a := range res.Answers {
-		if a.AgentID == "agent_a" {
-			answer = a.Content
-		}
-	}
+	out, errs, state, home := runWithClaude(t, claude, script, []string{"PROBE_TOKEN=" + probeToken},
+		"--plain", "--json", "--seed", "1", "--config", team, "What is 17 * 23?")
+	res, answer := finishedRun(t, out, "agent_a")
 	if !strings.Contains(answer, `The probe server said "echo: 391"`) {
-		t.Fatalf("claude_code's answer does not carry the MCP tool's result: %q\n%s", answer, out.String())
+		t.Fatalf("claude_code's answer does not carry the MCP tool's result: %q\n%s", answer, out)
 	}
 	log, err := os.ReadFile(filepath.Join(res.SessionDir, "agents", "agent_a", "001", "tools.jsonl"))
 	if err != nil || strings.Count(string(log), `"name":"mcp__probe__echo"`) != 1 || strings.Contains(string(log), `"is_error":true`) {
@@ -135,8 +101,8 @@ func TestARealClaudeCodeAgentCallsItsTeamsMCPServerEndToEnd(t *testing.T) {
 			return nil
 		})
 	}
-	if strings.Contains(out.String()+errb.String(), probeToken) {
+	if strings.Contains(out+errs, probeToken) {
 		t.Error("the MCP server's secret is in the run's output")
 	}
-	assertNoKeys(t, state, out.String(), errb.String())
+	assertNoKeys(t, state, out, errs)
 }

@@ -24,17 +24,7 @@ import (
 // first call and accepts the second, recording what it was sent.
 func step(t *testing.T) (string, *[]Call) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "relay-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	sock, ln := listen(t)
 	var got []Call
 	go func() {
 		for n := 0; ; n++ {
@@ -56,6 +46,24 @@ func step(t *testing.T) (string, *[]Call) {
 		}
 	}()
 	return sock, &got
+}
+
+// listen opens the Step's end of a socket, in a short path (a Unix
+// socket's path has a 108-byte limit that t.TempDir can exceed).
+func listen(t *testing.T) (string, net.Listener) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "relay-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return sock, ln
 }
 
 func connect(t *testing.T, v View) *client.Client {
@@ -135,17 +143,7 @@ func TestReadViewRefusesWhatItCannotServe(t *testing.T) {
 // (mcp-go's stdio server runs 5 calls at once by default, so the sixth
 // call, the answer, waited for a slow one to end).
 func TestSlowMCPCallsDoNotHoldUpTheAnswer(t *testing.T) {
-	dir, err := os.MkdirTemp("", "relay-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	sock, ln := listen(t)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	free := func() { releaseOnce.Do(func() { close(release) }) }
