@@ -272,7 +272,7 @@ func TestStallEndsAtTheDeadlinePromptly(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, _, err := f.provider(t, testModel).Step(ctx, stepRequest())
-	if took := time.Since(start); took > 2*time.Second {
+	if took := time.Since(start); took > 10*time.Second { // the stall never ends: any bound catches a missed cancel
 		t.Errorf("returned after %v, want right after the 150ms deadline", took)
 	}
 	if providers.ClassOf(err) != providers.ClassTimeout || !errors.Is(err, context.DeadlineExceeded) {
@@ -283,7 +283,7 @@ func TestStallEndsAtTheDeadlinePromptly(t *testing.T) {
 	}
 	select {
 	case <-f.finished:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second): // never, unless it leaked; generous for a loaded machine
 		t.Error("the server still holds the request: the connection was not closed")
 	}
 }
@@ -302,7 +302,7 @@ func TestCancelMidStreamStopsTheRequest(t *testing.T) {
 	}()
 	start := time.Now()
 	_, _, err := f.provider(t, testModel).Step(ctx, stepRequest())
-	if took := time.Since(start); took > 2*time.Second {
+	if took := time.Since(start); took > 10*time.Second { // the stall never ends: any bound catches a missed cancel
 		t.Errorf("returned %v after the start, want right after the cancel", took)
 	}
 	if providers.ClassOf(err) != providers.ClassTimeout || !errors.Is(err, context.Canceled) {
@@ -310,7 +310,7 @@ func TestCancelMidStreamStopsTheRequest(t *testing.T) {
 	}
 	select {
 	case <-f.finished:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second): // never, unless it leaked; generous for a loaded machine
 		t.Error("the server never saw the client go away")
 	}
 }

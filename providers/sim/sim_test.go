@@ -529,7 +529,7 @@ func TestLatencyHonoursContext(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, _, err := p.Step(ctx, blind(task, "agent_a", 1))
-	if time.Since(start) > 2*time.Second {
+	if time.Since(start) > 5*time.Second { // well under the 10 s latency, generous for a loaded machine
 		t.Fatal("the step ignored its deadline")
 	}
 	if providers.ClassOf(err) != providers.ClassTimeout || !errors.Is(err, context.DeadlineExceeded) {
