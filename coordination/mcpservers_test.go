@@ -251,3 +251,37 @@ func TestAStepDrivenSessionsMCPServersCloseWhenItEnds(t *testing.T) {
 		})
 	}
 }
+
+// The session timer (serve sweeps every few seconds) that ends a
+// step-driven session past its timeout closes its MCP servers: no step
+// lands to do it.
+func TestTheSessionTimerClosesTheMCPServersOfTheSessionItEnds(t *testing.T) {
+	bin := mcpServerBinary(t)
+	p := &askMCP{}
+	const spec = "claude_code/claude-opus-4-6"
+	h, state := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &scripted{}})
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h.svc = coordination.NewService(h.svc.Store(), coordination.Options{Open: h.open, Parallel: 4, StateDir: state, Now: clock})
+	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 60}, Agents: []coordination.Agent{
+		{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
+		{ID: "agent_b", Model: "sim:seed=2"}}})
+	ctx := context.Background()
+	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := processesOf(bin); n != 1 {
+		t.Fatalf("%d servers run after the step landed; want its one", n)
+	}
+	mu.Lock()
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+	if err := h.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := h.svc.Result(ctx, s.ID); res.Status != coordination.StatusFinished {
+		t.Fatalf("past its timeout the session is %s", res.Status)
+	}
+	waitProcesses(t, bin, 0)
+}
