@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -97,7 +98,7 @@ func (p *parser) parse(data []byte) *Team {
 		if p.massgen {
 			p.team.Ignored = append(p.team.Ignored, Note{Key: u.key, Line: u.line, Effect: "done nothing massgen-mcp knows of (not a " + u.where + " key it reads)"})
 		} else {
-			p.errs = append(p.errs, fmt.Sprintf("line %d: unknown key %s; %s", u.line, u.key, "a massgen-mcp team file has agents, rules, context and eval_criteria (or write MassGen's own config)"))
+			p.errs = append(p.errs, fmt.Sprintf("line %d: unknown key %s; %s", u.line, keyName(u.key), "a massgen-mcp team file has agents, rules, context and eval_criteria (or write MassGen's own config)"))
 		}
 	}
 	if len(p.team.Agents) == 0 && len(p.errs) == 0 {
@@ -154,6 +155,19 @@ func (p *parser) each(n *yaml.Node, where string, fn func(key string, k, v *yaml
 	}
 }
 
+// plainKey is a key path as the parser writes it: names, [N] and dots.
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+(\[[0-9]+\])?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)*$`)
+
+// keyName is a key path for a message: as is when plain, quoted otherwise,
+// so a key made of odd characters reads as the file's text, not as the
+// message's.
+func keyName(k string) string {
+	if plainKey.MatchString(k) {
+		return k
+	}
+	return strconv.Quote(k)
+}
+
 // unknownOr records a key no table names: a near miss of a known key is a
 // typo (always an error); otherwise it depends on the file's format.
 func (p *parser) unknownOr(where, key string, k *yaml.Node, known []string) {
@@ -162,7 +176,7 @@ func (p *parser) unknownOr(where, key string, k *yaml.Node, known []string) {
 		full = where + "." + key
 	}
 	if s := closest(key, known); s != "" {
-		p.errf(k, "unknown key %s; did you mean %s?", full, s)
+		p.errf(k, "unknown key %s; did you mean %s?", keyName(full), s)
 		return
 	}
 	label := where
