@@ -27,18 +27,39 @@ type extraTools struct {
 	req    *providers.Request
 	tools  []providers.Tool  // as the toolbox names them
 	byName map[string]string // served name → toolbox name
-	limit  int
-
-	mu   sync.Mutex
-	made int
+	spent  *toolCalls
 }
 
-// newExtraTools are the request's MCP server tools, or nil when it has none.
-func newExtraTools(ctx context.Context, req *providers.Request) *extraTools {
+// toolCalls counts a step's MCP calls against its limit, across the runs of
+// the CLI the step makes (a resumed run that failed, then a fresh one): the
+// limit is the step's, as an API agent's tool loop keeps it.
+type toolCalls struct {
+	mu    sync.Mutex
+	limit int
+	made  int
+}
+
+func newToolCalls(req *providers.Request) *toolCalls {
+	return &toolCalls{limit: req.ToolCallLimit()}
+}
+
+// take counts one more call, or says why it may not run.
+func (c *toolCalls) take() (why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if why = providers.BudgetSpent(c.made, c.limit, providers.Usage{}, 0); why == "" {
+		c.made++
+	}
+	return why
+}
+
+// newExtraTools are the request's MCP server tools for one run of the CLI,
+// counted in spent, or nil when it has none.
+func newExtraTools(ctx context.Context, req *providers.Request, spent *toolCalls) *extraTools {
 	if req.Toolbox == nil {
 		return nil
 	}
-	x := &extraTools{req: req, byName: map[string]string{}, limit: req.ToolCallLimit()}
+	x := &extraTools{req: req, byName: map[string]string{}, spent: spent}
 	for _, t := range req.Toolbox.Tools() {
 		name := servedName(t.Name)
 		if !strings.HasPrefix(t.Name, providers.MCPToolPrefix) || slices.ContainsFunc(req.Tools, func(w providers.Tool) bool { return w.Name == name }) {
@@ -140,13 +161,7 @@ func (x *extraTools) call(c relay.Call) (v relay.Verdict, ok bool) {
 	if !ok {
 		return relay.Verdict{}, false
 	}
-	x.mu.Lock()
-	why := providers.BudgetSpent(x.made, x.limit, providers.Usage{}, 0)
-	if why == "" {
-		x.made++
-	}
-	x.mu.Unlock()
-	if why != "" {
+	if why := x.spent.take(); why != "" {
 		return relay.Verdict{Result: &providers.ToolResult{IsError: true, Content: why}}, true
 	}
 	res, err := providers.CallTool(x.ctx, x.req, providers.ToolCall{Name: name, Args: c.Arguments})

@@ -87,7 +87,7 @@ func TestACLIAgentIsServedItsMCPToolsThroughTheWorkflowServer(t *testing.T) {
 // the workflow tools alone, as before.
 func TestACLIAgentWithoutMCPToolsIsServedTheWorkflowToolsAlone(t *testing.T) {
 	req := providers.Request{Tools: testTools(), Toolbox: fileTools{}}
-	if x := newExtraTools(context.Background(), &req); x != nil {
+	if x := newExtraTools(context.Background(), &req, newToolCalls(&req)); x != nil {
 		t.Fatalf("extra tools %v from a toolbox of file tools", x.names())
 	}
 }
@@ -119,7 +119,7 @@ func (b blockingBox) Call(ctx context.Context, _ string, _ json.RawMessage) (pro
 func TestAnMCPCallInFlightEndsWithTheStepsRun(t *testing.T) {
 	box := blockingBox{started: make(chan struct{})}
 	req := providers.Request{Tools: testTools(), Toolbox: box}
-	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req))
+	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req, newToolCalls(&req)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func (longBox) Tools() []providers.Tool {
 // reaches the toolbox under the toolbox's own name.
 func TestLongMCPToolNamesAreServedWithinTheAPIsLimit(t *testing.T) {
 	req := providers.Request{Tools: testTools(), Toolbox: longBox{}}
-	x := newExtraTools(context.Background(), &req)
+	x := newExtraTools(context.Background(), &req, newToolCalls(&req))
 	names := x.names()
 	if len(names) != 2 || names[1] != "github__get_me" {
 		t.Fatalf("served %v", names)
@@ -190,7 +190,7 @@ func TestMCPCallsMadeAtOnceAreEachRunAndRecorded(t *testing.T) {
 	box := &probeBox{}
 	req := providers.Request{Tools: testTools(), Toolbox: box, MaxToolCalls: 8}
 	req.Record = &maskedRecorder{r: kept, mask: func(s string) string { return s }}
-	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req))
+	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req, newToolCalls(&req)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,5 +208,31 @@ func TestMCPCallsMadeAtOnceAreEachRunAndRecorded(t *testing.T) {
 	wg.Wait()
 	if len(kept.recs) != 8 || len(box.calls) != 8 {
 		t.Fatalf("%d records, %d calls; want 8 of each", len(kept.recs), len(box.calls))
+	}
+}
+
+// The tool-call limit is the step's, not each run's: a step whose resumed
+// run made its one MCP call and then failed (the session was gone) starts
+// the CLI afresh, and the fresh run's call is refused, not run again.
+func TestAStepStartedAfreshKeepsItsToolCallsSpent(t *testing.T) {
+	h := newHarness(t, "extraresume")
+	box := &probeBox{}
+	req := h.request()
+	req.Toolbox, req.MaxToolCalls = box, 1
+	if _, _, err := h.step(nil, req); err != nil { // a session to resume
+		t.Fatal(err)
+	}
+	box.calls = nil
+	act, _, err := h.step(nil, req)
+	if err != nil || len(act.Calls) != 1 {
+		t.Fatalf("action = %+v, %v", act, err)
+	}
+	var got struct{ Content string }
+	_ = json.Unmarshal(act.Calls[0].Args, &got)
+	if !strings.Contains(got.Content, "heard: Not run: this step's budget of 1 tool calls is spent") {
+		t.Errorf("the fresh run's call heard %q; want it refused, the step's one call spent by the resumed run", got.Content)
+	}
+	if len(box.calls) != 1 {
+		t.Errorf("the toolbox ran %v in the step; want the one call", box.calls)
 	}
 }

@@ -140,6 +140,18 @@ func fakeCLI(args []string) int {
 		late, _ := callTool(run, "probe__echo", map[string]any{"text": "after"})
 		emit(map[string]any{"type": "text", "text": msg + " | after the answer: " + late})
 		result("done")
+	case "extraresume":
+		// Calls the MCP server's tool, then, when asked to continue a
+		// session, finds it gone (the Step starts afresh); a fresh run
+		// answers with what its call heard.
+		heard, _ := callTool(run, "probe__echo", map[string]any{"text": "hi"})
+		if run.Resume != "" {
+			fmt.Fprintln(os.Stderr, "Error: No conversation found with session ID "+run.Resume)
+			return 1
+		}
+		msg, _ := callTool(run, "new_answer", map[string]any{"content": "heard: " + heard})
+		emit(map[string]any{"type": "text", "text": msg})
+		result("done")
 	case "answer", "linger":
 		os.WriteFile("answer.txt", []byte("391\n"), 0o644)
 		emit(map[string]any{"type": "text", "text": "Writing answer.txt"})

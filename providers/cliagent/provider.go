@@ -72,14 +72,15 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 		return providers.Action{}, providers.Usage{}, err
 	}
 	resume := ag.session()
-	res, err := p.run(ctx, req, ag, resume)
+	spent := newToolCalls(&req)
+	res, err := p.run(ctx, req, ag, resume, spent)
 	usage := p.usage(res.out)
 	if err == nil && res.call == nil && res.failed() && resume != "" {
 		// The session it continued may be gone (a CLI reinstalled, its
 		// config directory cleared): start afresh once.
 		ag.saveSession("")
 		resume = ""
-		res, err = p.run(ctx, req, ag, "")
+		res, err = p.run(ctx, req, ag, "", spent)
 		usage = usage.Add(p.usage(res.out))
 	}
 	if res.out.SessionID != "" {
@@ -192,13 +193,14 @@ func (p *Provider) usage(o Outcome) providers.Usage {
 
 func (p *Provider) mask(s string) string { return keys.Mask(s, p.opts.Secrets...) }
 
-// run runs the CLI once. err is set only when the run could not start or
-// the context ended it; everything else is in the result.
-func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string) (result, error) {
+// run runs the CLI once, its MCP calls counted in spent. err is set only
+// when the run could not start or the context ended it; everything else is
+// in the result.
+func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string, spent *toolCalls) (result, error) {
 	if req.Record != nil {
 		req.Record = &maskedRecorder{r: req.Record, mask: p.mask}
 	}
-	wf, err := listenWorkflow(ag.root, req.Tools, newExtraTools(ctx, &req))
+	wf, err := listenWorkflow(ag.root, req.Tools, newExtraTools(ctx, &req, spent))
 	if err != nil {
 		return result{}, err
 	}
