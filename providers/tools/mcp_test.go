@@ -393,8 +393,8 @@ func TestMCPServerSecretsAreMaskedInWhatItSays(t *testing.T) {
 	if err != nil || res.IsError || res.Content != "[key …0123]" {
 		t.Errorf("a tool that returns the server's secret: %+v %v", res, err)
 	}
-	res, err = m.Call(context.Background(), "mcp__gh__echo", json.RawMessage(`{"text":"sk-test-looks-like-a-key-0000000"}`))
-	if err != nil || res.Content != "echo: sk-test-looks-like-a-key-0000000" {
+	res, err = m.Call(context.Background(), "mcp__gh__echo", json.RawMessage(`{"text":"sk-dummy-PLANTED-not-a-key-0000"}`))
+	if err != nil || res.Content != "echo: sk-dummy-PLANTED-not-a-key-0000" {
 		t.Errorf("a result's own key-shaped data is its data: %+v %v", res, err)
 	}
 	res, err = m.Call(context.Background(), "mcp__gh__crash", json.RawMessage(`{}`))
