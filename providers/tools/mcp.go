@@ -27,9 +27,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
-// mcpPrefix starts the name of every MCP server tool: mcp__<server>__<tool>.
-const mcpPrefix = providers.MCPToolPrefix
-
 // MCP defaults.
 const (
 	defaultMCPStart   = 30 * time.Second
@@ -212,9 +209,9 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 // function name replaced and the name cut to 64 (a short hash keeps cut or
 // replaced names apart).
 func exposedName(server, tool string, taken map[string]mcpTool) string {
-	name := mcpPrefix + server + "__" + unsafeName.ReplaceAllString(tool, "_")
+	name := providers.MCPToolPrefix + server + "__" + unsafeName.ReplaceAllString(tool, "_")
 	_, clash := taken[name]
-	if len(name) > maxToolName || clash || name != mcpPrefix+server+"__"+tool {
+	if len(name) > maxToolName || clash || name != providers.MCPToolPrefix+server+"__"+tool {
 		sum := sha256.Sum256([]byte(server + "\x00" + tool))
 		suffix := "_" + hex.EncodeToString(sum[:3])
 		if len(name)+len(suffix) > maxToolName {
@@ -589,17 +586,12 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 		// stdout does, a moment before its sandbox (the process the pidfd
 		// watches) has exited; either way this connection is done.
 		closed := errors.Is(err, transport.ErrTransportClosed)
-		replaced := s.cl != cl && s.cl != nil && s.gone == ""
-		dead := replaced
-		if s.cl == cl {
-			dead = s.waitExit(closed)
-			if closed {
-				s.broken = true
-				dead = true
-			}
-		}
-		note := ""
-		if !replaced {
+		current := s.cl == cl
+		replaced := !current && s.cl != nil && s.gone == ""
+		dead, note := false, ""
+		if current {
+			dead = s.waitExit(closed) || closed
+			s.broken = s.broken || closed
 			note = s.stderrNote()
 		}
 		again := s.restarts < mcpRestartsPerRun

@@ -171,7 +171,7 @@ func (t *Toolbox) Call(ctx context.Context, name string, args json.RawMessage) (
 		}
 		err = fmt.Errorf("run_command is not offered in this step")
 	default:
-		if t.mcp != nil && strings.HasPrefix(name, mcpPrefix) {
+		if t.mcp != nil && strings.HasPrefix(name, providers.MCPToolPrefix) {
 			return t.mcp.Call(ctx, name, args)
 		}
 		err = fmt.Errorf("there is no tool %q; the tools are %s", name, t.names())
