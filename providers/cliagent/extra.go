@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -110,26 +109,6 @@ func (x *extraTools) offered() []providers.Tool {
 	return x.tools
 }
 
-// maskedRecorder is the one way a run's tool records reach the request:
-// the stream's (the run's loop) and the MCP calls' (one goroutine per
-// forwarded call) are serialised, and their arguments and names masked of
-// the step's known secrets.
-type maskedRecorder struct {
-	mu   sync.Mutex
-	r    providers.Recorder
-	mask func(string) string
-}
-
-func (m *maskedRecorder) Record(rec providers.ToolRecord) {
-	if len(rec.Arguments) > 0 {
-		rec.Arguments = json.RawMessage(m.mask(string(rec.Arguments)))
-	}
-	rec.Name = m.mask(rec.Name)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.r.Record(rec)
-}
-
 // names are the served names, for the CLI's allow list.
 func (x *extraTools) names() []string {
 	if x == nil {
@@ -151,22 +130,15 @@ func (x *extraTools) serves(name string) bool {
 	return ok
 }
 
-// call runs one forwarded call if it names an extra tool (ok false when it
-// does not).
-func (x *extraTools) call(c relay.Call) (v relay.Verdict, ok bool) {
-	if x == nil {
-		return relay.Verdict{}, false
-	}
-	name, ok := x.byName[c.Tool]
-	if !ok {
-		return relay.Verdict{}, false
-	}
+// call runs one forwarded call to a tool it serves.
+func (x *extraTools) call(c relay.Call) relay.Verdict {
+	name := x.byName[c.Tool]
 	if why := x.spent.take(); why != "" {
-		return relay.Verdict{Result: &providers.ToolResult{IsError: true, Content: why}}, true
+		return relay.Verdict{Result: &providers.ToolResult{IsError: true, Content: why}}
 	}
 	res, err := providers.CallTool(x.ctx, x.req, providers.ToolCall{Name: name, Args: c.Arguments})
 	if err != nil {
 		res = providers.ToolResult{IsError: true, Content: fmt.Sprintf("%s did not run: %v", name, err)}
 	}
-	return relay.Verdict{Result: &res}, true
+	return relay.Verdict{Result: &res}
 }

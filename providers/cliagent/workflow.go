@@ -98,15 +98,17 @@ func (w *workflow) answer(conn net.Conn) {
 	v := relay.Verdict{}
 	if err := json.Unmarshal(line, &c); err != nil {
 		v.Message = "the workflow server sent a call that is not JSON"
-	} else if done := w.landedCall(); done != nil && w.extra.serves(c.Tool) {
-		v.Message = submitted(done.Name)
 	} else if w.extra.serves(c.Tool) {
-		// An MCP server's tool runs as long as its own call timeout; the
-		// verdict's write is bounded again, so a caller that never reads
-		// cannot hold the step open.
-		_ = conn.SetDeadline(time.Time{})
-		v, _ = w.extra.call(c)
-		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if done := w.landedCall(); done != nil {
+			v.Message = submitted(done.Name)
+		} else {
+			// An MCP server's tool runs as long as its own call timeout;
+			// the verdict's write is bounded again, so a caller that never
+			// reads cannot hold the step open.
+			_ = conn.SetDeadline(time.Time{})
+			v = w.extra.call(c)
+			_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		}
 	} else {
 		v = w.take(c)
 	}
