@@ -30,6 +30,7 @@ func TestInvocationGivesTheWorkflowServerAndKeepsThePromptOffArgv(t *testing.T) 
 		`-c mcp_servers.workflow.command="/opt/mass \"gen\"/massgen-mcp"`,
 		`-c mcp_servers.workflow.args=["workflow-server","--view","/w/run/view.json"]`,
 		`-c mcp_servers.workflow.default_tools_approval_mode="approve"`,
+		"-c mcp_servers.workflow.tool_timeout_sec=180", // outwaits an MCP server's own two minutes
 		`-c approval_policy="never"`, "-c features.plugins=false", "-c analytics.enabled=false",
 		"--model gpt-5.5",
 	} {
