@@ -53,6 +53,9 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 	if ag.Tools == nil || len(ag.Tools.MCPServers) == 0 {
 		return nil, nil
 	}
+	// closeMCP takes a session's servers out of the map before it marks
+	// them closed, so one found closed here was found a moment before:
+	// looking again finds (or stores) a fresh one.
 	var sm *sessionMCP
 	for {
 		v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]*tools.MCP{}})
@@ -62,7 +65,6 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 			break
 		}
 		sm.mu.Unlock()
-		svc.mcps.CompareAndDelete(s.ID, sm)
 	}
 	defer sm.mu.Unlock()
 	if m := sm.agents[agent]; m != nil {
