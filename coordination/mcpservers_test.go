@@ -209,8 +209,9 @@ func TestMCPServersOutliveTheStepsThatLandAroundThem(t *testing.T) {
 }
 
 // A step-driven session's servers, started by its first server step, stay
-// up between its steps and are closed when it ends without a run: cancelled,
-// finalized, or the service shutting down.
+// up between its steps and are closed when it ends without a run: cancelled
+// (here, or elsewhere and then here), finalized, or the service shutting
+// down.
 func TestAStepDrivenSessionsMCPServersCloseWhenItEnds(t *testing.T) {
 	bin := mcpServerBinary(t)
 	for name, end := range map[string]func(svc *coordination.Service, id string) error{
@@ -220,6 +221,14 @@ func TestAStepDrivenSessionsMCPServersCloseWhenItEnds(t *testing.T) {
 		},
 		"finalize_team": func(svc *coordination.Service, id string) error {
 			_, err := svc.Finalize(context.Background(), id, "")
+			return err
+		},
+		"cancelled by another process, then cancel_team here": func(svc *coordination.Service, id string) error {
+			other := coordination.NewService(svc.Store(), coordination.Options{})
+			if _, err := other.Cancel(context.Background(), id); err != nil {
+				return err
+			}
+			_, err := svc.Cancel(context.Background(), id)
 			return err
 		},
 		"shutdown": func(svc *coordination.Service, id string) error {
