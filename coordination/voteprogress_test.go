@@ -2,6 +2,17 @@ package coordination
 
 import "testing"
 
+// answeredThenAVotes is a team of a, b and c that each answered, then a
+// voted for itself, and the state a's landing left (b and c in flight).
+func answeredThenAVotes(t *testing.T) (*team, *State) {
+	b := newTeam(t, Rules{}, "a", "b", "c")
+	for _, id := range []string{"a", "b", "c"} {
+		b.answer(id, "Answer: 4")
+	}
+	b.vote("a", "a")
+	return b, b.state("b", "c")
+}
+
 // TestVoteProgressCountsResultsInTheOrderTheLoopGetsThem: a's vote lands
 // before b's, but b's result reaches the loop first. b's line counts b alone
 // (a's step is still in flight as the loop sees it); a's line then counts a
@@ -9,12 +20,7 @@ import "testing"
 // counts all three. Counting from each landing's own state read "1, 1, 3"
 // (TestRunProgressCountsVotesAsTheyLanded failed 1 run in 10 so).
 func TestVoteProgressCountsResultsInTheOrderTheLoopGetsThem(t *testing.T) {
-	b := newTeam(t, Rules{}, "a", "b", "c")
-	for _, id := range []string{"a", "b", "c"} {
-		b.answer(id, "Answer: 4")
-	}
-	b.vote("a", "a")
-	afterA := b.state("b", "c")
+	b, afterA := answeredThenAVotes(t)
 	b.vote("b", "a")
 	afterB := b.state("c")
 	b.vote("c", "a")
@@ -46,12 +52,7 @@ func TestVoteProgressCountsResultsInTheOrderTheLoopGetsThem(t *testing.T) {
 // newest state a's vote no longer stands; its line counts from the state
 // its own landing left, where it did: "1 of 3", not "0 of 3".
 func TestVoteProgressOfAVoteStaleInTheNewestStateCountsFromItsOwn(t *testing.T) {
-	b := newTeam(t, Rules{}, "a", "b", "c")
-	for _, id := range []string{"a", "b", "c"} {
-		b.answer(id, "Answer: 4")
-	}
-	b.vote("a", "a")
-	afterA := b.state("b", "c")
+	b, afterA := answeredThenAVotes(t)
 	b.answer("b", "Answer: 5")
 	afterB := b.state("a", "c")
 
