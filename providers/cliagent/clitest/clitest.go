@@ -191,7 +191,7 @@ func ProcessesIn(dir string) []string {
 // mcp__probe__echo, which returns "echo: <text>"; it keeps the calls made.
 type EchoBox struct {
 	mu    sync.Mutex
-	Calls []string // the text of each call
+	calls []string // the text of each call
 }
 
 // EchoServed is EchoBox's tool as the workflow server serves it.
@@ -206,7 +206,7 @@ func (b *EchoBox) Call(_ context.Context, _ string, args json.RawMessage) (provi
 	var in struct{ Text string }
 	_ = json.Unmarshal(args, &in)
 	b.mu.Lock()
-	b.Calls = append(b.Calls, in.Text)
+	b.calls = append(b.calls, in.Text)
 	b.mu.Unlock()
 	return providers.ToolResult{Content: "echo: " + in.Text}, nil
 }
@@ -215,7 +215,7 @@ func (b *EchoBox) Call(_ context.Context, _ string, args json.RawMessage) (provi
 func (b *EchoBox) Made() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.Calls...)
+	return append([]string(nil), b.calls...)
 }
 
 // EchoReplies script a model that calls EchoBox's tool with "hi" through
@@ -257,10 +257,10 @@ func AssertEchoServed(t testing.TB, box *EchoBox, calls []fake.Call, act provide
 		t.Fatalf("the toolbox ran %q; want one call with \"hi\"", made)
 	}
 	heard := false
-	for _, c := range calls[1:] {
-		heard = heard || strings.Contains(string(c.Body), "echo: hi")
+	for i, c := range calls {
+		heard = heard || (i > 0 && strings.Contains(string(c.Body), "echo: hi"))
 	}
-	if len(calls) < 2 || !heard {
+	if !heard {
 		t.Fatalf("the tool's result never reached the model (%d requests)", len(calls))
 	}
 	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
