@@ -155,7 +155,7 @@ func Install(o Options) (*Report, error) {
 	case formatTOML:
 		after, err = tomlSet(before, t.key, tomlEntry(o.Command, o.Args, vars))
 	default:
-		after, err = jsonSet(before, t.key, jsonEntry(t, o.Command, o.Args, vars))
+		after, err = jsonSet(before, t.key, jsonEntry(t, o.Command, o.Args, vars), false)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.path, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/tailscale/hujson"
 )
 
 const secret = "sk-test-DO-NOT-WRITE-7f3a"
@@ -232,11 +233,102 @@ func TestDryRunWritesNothing(t *testing.T) {
 	}
 }
 
-func TestAConfigWithCommentsIsRefusedUntouched(t *testing.T) {
+// vscodeJSONC is a VS Code mcp.json as people write it: comments, a
+// trailing comma, a commented-out server.
+const vscodeJSONC = `{
+  // my servers
+  "servers": {
+    /* the linter */
+    "lint": {"type": "stdio", "command": "lint-mcp"}, // keep me
+    // "old": {"command": "gone"},
+  },
+  "inputs": [], // none yet
+}
+`
+
+func TestVSCodeJSONCIsEditedKeepingEveryComment(t *testing.T) {
 	o := opts(t, "vscode", ScopeProject)
 	path := filepath.Join(o.Dir, ".vscode", "mcp.json")
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	orig := "{\n  // my servers\n  \"servers\": {},\n}\n"
+	os.WriteFile(path, []byte(vscodeJSONC), 0o644)
+	r := mustInstall(t, o)
+	if r.Changes[0].Action != "updated" {
+		t.Fatalf("report %+v", r)
+	}
+	got := string(read(t, path))
+	t.Logf("after install:\n%s", got)
+	// Every line of the user's file is still there, in order; only the
+	// entry's lines were added.
+	rest := got
+	for _, line := range strings.Split(vscodeJSONC, "\n") {
+		i := strings.Index(rest, line)
+		if i < 0 {
+			t.Fatalf("line %q lost or moved:\n%s", line, got)
+		}
+		rest = rest[i+len(line):]
+	}
+	std, err := hujson.Standardize([]byte(got))
+	if err != nil {
+		t.Fatalf("not JSONC any more: %v", err)
+	}
+	var doc struct {
+		Servers map[string]jsonServer `json:"servers"`
+	}
+	if err := json.Unmarshal(std, &doc); err != nil || doc.Servers["massgen"].Command != "massgen-mcp" || doc.Servers["lint"].Command != "lint-mcp" {
+		t.Fatalf("servers %+v %v", doc.Servers, err)
+	}
+	if r := mustInstall(t, o); r.Changed() {
+		t.Fatalf("second install: %+v", r)
+	}
+	// Uninstall after the user edited the file: only the entry goes.
+	edited := strings.Replace(got, "// my servers", "// my servers, edited", 1)
+	os.WriteFile(path, []byte(edited), 0o644)
+	if r, err := Uninstall(o); err != nil || r.Changes[0].Action != "removed entry" {
+		t.Fatalf("uninstall: %+v %v", r, err)
+	}
+	if got := string(read(t, path)); got != strings.Replace(vscodeJSONC, "// my servers", "// my servers, edited", 1) {
+		t.Fatalf("uninstall changed more than the entry:\n%s", got)
+	}
+}
+
+func TestJSONEntryGoesInLikeItsSiblings(t *testing.T) {
+	entry := []byte(`{"command":"m"}`)
+	for _, c := range []struct{ name, in, want string }{
+		{"plain", "{\n  \"servers\": {\n    \"a\": 1\n  }\n}\n",
+			"{\n  \"servers\": {\n    \"a\": 1,\n    \"massgen\": {\n      \"command\": \"m\"\n    }\n  }\n}\n"},
+		{"trailing comma kept", "{\n  \"servers\": {\n    \"a\": 1,\n  },\n}\n",
+			"{\n  \"servers\": {\n    \"a\": 1,\n    \"massgen\": {\n      \"command\": \"m\"\n    },\n  },\n}\n"},
+		{"line comment stays on its line", "{\n  \"servers\": {\n    \"a\": 1 // one\n  }\n}\n",
+			"{\n  \"servers\": {\n    \"a\": 1, // one\n    \"massgen\": {\n      \"command\": \"m\"\n    }\n  }\n}\n"},
+		{"no parent yet", "{\n\t\"x\": true // on\n}\n",
+			"{\n\t\"x\": true, // on\n\t\"servers\": {\n\t\t\"massgen\": {\n\t\t\t\"command\": \"m\"\n\t\t}\n\t}\n}\n"},
+		{"closing brace on the member's line", "{\"servers\": {\"a\": 1, // one\n\"b\": 2}}", "{\"servers\": {\"a\": 1, // one\n\"b\": 2,\n  \"massgen\": {\n    \"command\": \"m\"\n  }\n}}"},
+		{"empty object", "{}", "{\n  \"servers\": {\n    \"massgen\": {\n      \"command\": \"m\"\n    }\n  }\n}"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := jsonSet([]byte(c.in), []string{"servers", "massgen"}, entry, false)
+			if err != nil || string(got) != c.want {
+				t.Fatalf("got %v\n%s\nwant\n%s", err, got, c.want)
+			}
+			back, err := jsonDelete(got, []string{"servers", "massgen"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Where the object already spans lines, deleting gives the very
+			// bytes back; elsewhere at least the same content.
+			inverse := strings.Contains(c.in, "\"servers\": {\n")
+			if inverse && string(back) != c.in || !sameJSON(back, []byte(c.in)) && !strings.Contains(c.name, "parent") && c.in != "{}" {
+				t.Fatalf("delete did not give the file back:\n%s", back)
+			}
+		})
+	}
+}
+
+func TestAConfigThatIsNotJSONIsRefusedUntouched(t *testing.T) {
+	o := opts(t, "vscode", ScopeProject)
+	path := filepath.Join(o.Dir, ".vscode", "mcp.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := "{\n  \"servers\": {\n}\n"
 	os.WriteFile(path, []byte(orig), 0o644)
 	_, err := Install(o)
 	if err == nil || !strings.Contains(err.Error(), "by hand") {

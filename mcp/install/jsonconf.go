@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
+	"github.com/tailscale/hujson"
 )
 
 // jsonServer is a server entry in the JSON clients' shape (field order as
@@ -34,102 +32,204 @@ func jsonEntry(t target, command string, args, vars []string) []byte {
 	return b
 }
 
-// jsonPath is a gjson/sjson path of literal keys.
-func jsonPath(key []string) string {
-	parts := make([]string, len(key))
-	for i, k := range key {
-		parts[i] = escapePathPart(k)
-	}
-	return strings.Join(parts, ".")
+// errNotJSON is a config file that is neither JSON nor JSONC.
+var errNotJSON = errors.New("is neither JSON nor JSON with comments")
+
+// jsonFile is a client's config parsed as JSONC (VS Code allows comments and
+// trailing commas; plain JSON is a subset): a syntax tree that packs back to
+// the very bytes it was parsed from, so an edit touches only the member it
+// changes.
+type jsonFile struct {
+	data []byte
+	root hujson.Value
 }
 
-func escapePathPart(k string) string {
-	var b strings.Builder
-	for _, r := range k {
-		if strings.ContainsRune(`.*?|#@\!=<>%:`, r) {
-			b.WriteByte('\\')
+// parseJSON parses a config whose root must be an object; hint, when not
+// empty, tells the user what to add by hand if the file cannot be edited.
+func parseJSON(data []byte, hint string) (*jsonFile, error) {
+	root, err := hujson.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v), so massgen-mcp does not edit it%s", errNotJSON, err, hint)
+	}
+	if _, ok := root.Value.(*hujson.Object); !ok {
+		return nil, fmt.Errorf("%w: the file is not a JSON object, so massgen-mcp does not edit it%s", errNotJSON, hint)
+	}
+	return &jsonFile{data: data, root: root}, nil
+}
+
+// member finds name in obj: its index, or -1.
+func member(obj *hujson.Object, name string) int {
+	for i, m := range obj.Members {
+		if lit, ok := m.Name.Value.(hujson.Literal); ok && lit.String() == name {
+			return i
 		}
-		b.WriteRune(r)
 	}
-	return b.String()
+	return -1
 }
 
-// errNotPlainJSON is a config file that is not strict JSON.
-var errNotPlainJSON = errors.New("is not plain JSON")
+// parent is the object holding the entry (key[0]), or nil when the file has
+// none; a key[0] that is not an object is refused.
+func (f *jsonFile) parent(key []string) (*hujson.Value, error) {
+	root := f.root.Value.(*hujson.Object)
+	i := member(root, key[0])
+	if i < 0 {
+		return nil, nil
+	}
+	v := &root.Members[i].Value
+	if _, ok := v.Value.(*hujson.Object); !ok {
+		return nil, fmt.Errorf("%q is not an object, so massgen-mcp does not edit it", key[0])
+	}
+	return v, nil
+}
 
-// jsonSet puts entry at key, leaving every other byte of the file as it was.
-func jsonSet(before []byte, key []string, entry []byte) ([]byte, error) {
+// jsonGet is the entry at key as it is written in the file (comments
+// inside it included), or nil.
+func jsonGet(data []byte, key []string) ([]byte, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	f, err := parseJSON(data, "")
+	if err != nil {
+		return nil, err
+	}
+	p, err := f.parent(key)
+	if p == nil || err != nil {
+		return nil, err
+	}
+	obj := p.Value.(*hujson.Object)
+	i := member(obj, key[1])
+	if i < 0 {
+		return nil, nil
+	}
+	v := obj.Members[i].Value
+	return bytes.Clone(data[v.StartOffset:v.EndOffset]), nil
+}
+
+// jsonSet puts entry at key, leaving every other byte of the file — other
+// members, comments, trailing commas, formatting — as it was. entry is
+// indented to its place unless verbatim (the user's own entry put back
+// exactly as it was written, comments and all).
+func jsonSet(before []byte, key []string, entry []byte, verbatim bool) ([]byte, error) {
 	if len(bytes.TrimSpace(before)) == 0 {
-		doc := map[string]any{key[0]: map[string]json.RawMessage{key[1]: entry}}
+		doc := map[string]any{key[0]: map[string]json.RawMessage{key[1]: json.RawMessage(standard(entry))}}
 		out, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
 			return nil, err
 		}
 		return append(out, '\n'), nil
 	}
-	if err := plainObject(before, entry, key); err != nil {
+	f, err := parseJSON(before, fmt.Sprintf("; add this under %q by hand: %q: %s", key[0], key[1], entry))
+	if err != nil {
 		return nil, err
 	}
-	path := jsonPath(key)
-	cur := gjson.GetBytes(before, path)
-	if cur.Exists() && sameJSON([]byte(cur.Raw), entry) {
-		return before, nil
+	p, err := f.parent(key)
+	if err != nil {
+		return nil, err
 	}
-	if cur.Exists() {
-		indented, err := indentAt(entry, before, cur.Index)
-		if err != nil {
+	if p == nil {
+		// No key[0] yet: it goes in as the root's last member, holding the
+		// entry.
+		wrapped, _ := json.Marshal(map[string]json.RawMessage{key[1]: json.RawMessage(standard(entry))})
+		if err := f.insert(&f.root, key[0], wrapped, false); err != nil {
 			return nil, err
 		}
-		return sjson.SetRawBytes(before, path, indented)
+		return f.root.Pack(), nil
 	}
-	// A new member goes after the parent's last one, indented like it.
-	parent := gjson.GetBytes(before, escapePathPart(key[0]))
-	if parent.Exists() && parent.Index > 0 {
-		return insertMember(before, parent.Index, len(parent.Raw), key[1], entry)
-	}
-	wrapped, _ := json.Marshal(map[string]json.RawMessage{key[1]: entry})
-	root := bytes.TrimRight(before, " \t\r\n")
-	return insertMember(before, bytes.IndexByte(before, '{'), bytes.LastIndexByte(root, '}')+1-bytes.IndexByte(before, '{'), key[0], wrapped)
-}
-
-// insertMember adds "name": value as the last member of the object at
-// data[start:start+n], on its own line and indented like its neighbours.
-func insertMember(data []byte, start, n int, name string, value []byte) ([]byte, error) {
-	obj := data[start : start+n]
-	closing := start + n - 1
-	inner := bytes.TrimRight(obj[1:len(obj)-1], " \t\r\n")
-	objIndent := lineIndent(data, start)
-	unit := "  "
-	memberIndent := objIndent + unit
-	if len(bytes.TrimSpace(inner)) > 0 {
-		first := start + 1 + (len(obj[1:]) - len(bytes.TrimLeft(obj[1:], " \t\r\n")))
-		if bytes.ContainsAny(data[start:first], "\n") {
-			memberIndent = lineIndent(data, first)
+	obj := p.Value.(*hujson.Object)
+	i := member(obj, key[1])
+	if i < 0 {
+		if err := f.insert(p, key[1], entry, verbatim); err != nil {
+			return nil, err
 		}
+		return f.root.Pack(), nil
 	}
-	if len(memberIndent) > len(objIndent) {
-		unit = memberIndent[len(objIndent):]
+	cur := &obj.Members[i].Value
+	if sameJSON(before[cur.StartOffset:cur.EndOffset], entry) {
+		return before, nil
 	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, value, memberIndent, unit); err != nil {
+	text := entry
+	if !verbatim {
+		_, unit := f.indents(p)
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, entry, lineIndent(before, cur.StartOffset), unit); err != nil {
+			return nil, err
+		}
+		text = buf.Bytes()
+	}
+	v, err := hujson.Parse(text)
+	if err != nil {
 		return nil, err
 	}
-	key, _ := json.Marshal(name)
-	member := "\n" + memberIndent + string(key) + ": " + buf.String()
-	var out []byte
-	if len(bytes.TrimSpace(inner)) == 0 {
-		out = append(out, data[:start+1]...)
-		out = append(out, member...)
-		out = append(out, '\n')
-		out = append(out, objIndent...)
-	} else {
-		at := start + 1 + len(inner)
-		out = append(out, data[:at]...)
-		out = append(out, ',')
-		out = append(out, member...)
-		out = append(out, data[at:closing]...)
+	cur.Value = v.Value
+	return f.root.Pack(), nil
+}
+
+// indents are the indentation of an object's members and one level's unit,
+// as the file already uses them ("  " for an object that has none yet).
+func (f *jsonFile) indents(objVal *hujson.Value) (member, unit string) {
+	objIndent := lineIndent(f.data, objVal.StartOffset)
+	member, unit = objIndent+"  ", "  "
+	obj := objVal.Value.(*hujson.Object)
+	if len(obj.Members) > 0 {
+		first := obj.Members[0].Name
+		if before := first.BeforeExtra; bytes.ContainsRune(before, '\n') {
+			member = lineIndent(f.data, first.StartOffset)
+		}
 	}
-	return append(out, data[closing:]...), nil
+	if len(member) > len(objIndent) {
+		unit = member[len(objIndent):]
+	}
+	return member, unit
+}
+
+// insert adds "name": value as the last member of the object, on its own
+// line, indented like its siblings and keeping the object's trailing-comma
+// style. A line comment that ended the previous last member's line stays on
+// that line.
+func (f *jsonFile) insert(objVal *hujson.Value, name string, value []byte, verbatim bool) error {
+	obj := objVal.Value.(*hujson.Object)
+	memberIndent, unit := f.indents(objVal)
+	text := value
+	if !verbatim {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, value, memberIndent, unit); err != nil {
+			return err
+		}
+		text = buf.Bytes()
+	}
+	v, err := hujson.Parse(text)
+	if err != nil {
+		return err
+	}
+	after := obj.AfterExtra
+	head := []byte{}
+	if nl := bytes.IndexByte(after, '\n'); nl >= 0 && bytes.HasPrefix(bytes.TrimLeft(after[:nl], " \t"), []byte("//")) {
+		head = after[:nl+1]
+	}
+	rest := bytes.Clone(after[len(head):])
+	switch {
+	case len(head) > 0:
+		// What followed that comment started a line, and still does.
+		rest = append([]byte("\n"), rest...)
+	case !bytes.ContainsRune(rest, '\n'):
+		rest = []byte("\n" + lineIndent(f.data, objVal.StartOffset))
+	}
+	lead := bytes.Clone(head)
+	if !bytes.HasSuffix(lead, []byte("\n")) {
+		lead = append(lead, '\n')
+	}
+	lead = append(lead, memberIndent...)
+	key, _ := json.Marshal(name)
+	m := hujson.ObjectMember{
+		Name:  hujson.Value{BeforeExtra: lead, Value: hujson.Literal(key)},
+		Value: hujson.Value{BeforeExtra: hujson.Extra(" "), Value: v.Value},
+	}
+	if n := len(obj.Members); n > 0 && obj.Members[n-1].Value.AfterExtra != nil {
+		m.Value.AfterExtra = hujson.Extra{} // the file ends members with a comma
+	}
+	obj.Members = append(obj.Members, m)
+	obj.AfterExtra = rest
+	return nil
 }
 
 // lineIndent is the whitespace that starts the line holding data[at].
@@ -139,51 +239,86 @@ func lineIndent(data []byte, at int) string {
 	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
 }
 
-// indentAt indents an entry that replaces the value at data[at].
-func indentAt(entry, data []byte, at int) ([]byte, error) {
-	ind := lineIndent(data, at)
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, entry, ind, "  "); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 // jsonDelete removes the entry at key, leaving every other byte as it was.
 func jsonDelete(cur []byte, key []string) ([]byte, error) {
-	if err := plainObject(cur, nil, key); err != nil {
+	f, err := parseJSON(cur, "")
+	if err != nil {
 		return nil, err
 	}
-	path := jsonPath(key)
-	if !gjson.GetBytes(cur, path).Exists() {
+	p, err := f.parent(key)
+	if p == nil || err != nil {
+		return cur, err
+	}
+	obj := p.Value.(*hujson.Object)
+	i := member(obj, key[1])
+	if i < 0 {
 		return cur, nil
 	}
-	return sjson.DeleteBytes(cur, path)
+	removeMember(obj, i)
+	return f.root.Pack(), nil
 }
 
-// plainObject refuses what sjson cannot edit safely: JSON with comments or
-// trailing commas (VS Code allows both), or a file that is not an object.
-func plainObject(data, entry []byte, key []string) error {
-	if !json.Valid(data) {
-		hint := ""
-		if entry != nil {
-			hint = fmt.Sprintf("; add this under %q by hand: %q: %s", key[0], key[1], entry)
-		}
-		return fmt.Errorf("%w (comments or trailing commas?), so massgen-mcp does not edit it%s", errNotPlainJSON, hint)
+// removeMember takes member i out with the line(s) it stands on, and
+// nothing else: a comment that ended the previous line or stood on lines of
+// its own above it stays, and so does the object's trailing-comma style. It
+// is the exact inverse of insert.
+func removeMember(obj *hujson.Object, i int) {
+	nb := obj.Members[i].Name.BeforeExtra
+	var keep []byte
+	if k := bytes.LastIndexByte(nb, '\n'); k >= 0 {
+		keep = bytes.Clone(nb[:k]) // what precedes the newline that starts the member's line
+	} else {
+		keep = bytes.TrimRight(bytes.Clone(nb), " \t\r")
 	}
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
-		return fmt.Errorf("%w: the file is not a JSON object", errNotPlainJSON)
+	n := len(obj.Members)
+	if i < n-1 {
+		next := &obj.Members[i+1].Name
+		next.BeforeExtra = joinExtra(keep, next.BeforeExtra)
+		obj.Members = append(obj.Members[:i], obj.Members[i+1:]...)
+		return
 	}
-	if v := gjson.GetBytes(data, escapePathPart(key[0])); v.Exists() && !v.IsObject() {
-		return fmt.Errorf("%q is not an object, so massgen-mcp does not edit it", key[0])
+	trailingComma := obj.Members[i].Value.AfterExtra != nil
+	obj.Members = obj.Members[:i]
+	obj.AfterExtra = joinExtra(keep, obj.AfterExtra)
+	if i == 0 {
+		return
 	}
-	return nil
+	// hujson writes a comma after the last member exactly when its
+	// AfterExtra is not nil.
+	prev := &obj.Members[i-1].Value
+	switch {
+	case trailingComma && prev.AfterExtra == nil:
+		prev.AfterExtra = hujson.Extra{}
+	case !trailingComma && prev.AfterExtra != nil:
+		obj.AfterExtra = append(bytes.Clone(prev.AfterExtra), obj.AfterExtra...)
+		prev.AfterExtra = nil
+	}
 }
 
-// sameJSON compares two JSON values by meaning.
+// joinExtra puts two runs of whitespace and comments together, breaking the
+// line after a line comment so it cannot swallow what follows.
+func joinExtra(a, b []byte) []byte {
+	lastLine := a[bytes.LastIndexByte(a, '\n')+1:]
+	if bytes.Contains(lastLine, []byte("//")) && !bytes.HasPrefix(bytes.TrimLeft(b, " \t\r"), []byte("\n")) {
+		a = append(a, '\n')
+	}
+	return append(a, b...)
+}
+
+// standard is a JSONC value as plain JSON (comments and trailing commas
+// dropped), or the bytes unchanged when they do not parse.
+func standard(b []byte) []byte {
+	out, err := hujson.Standardize(bytes.Clone(b))
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// sameJSON compares two JSON or JSONC values by meaning.
 func sameJSON(a, b []byte) bool {
 	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+	if json.Unmarshal(standard(a), &x) != nil || json.Unmarshal(standard(b), &y) != nil {
 		return false
 	}
 	xa, _ := json.Marshal(x)
