@@ -193,6 +193,11 @@ func keyNote(t target, vars []string) string {
 // apply writes a file's new bytes (unless unchanged or a dry run) and keeps
 // the record uninstall needs.
 func apply(o *Options, rep *Report, path string, before []byte, existed bool, after []byte) error {
+	if !o.DryRun {
+		if err := sweep(o, path); err != nil {
+			return err
+		}
+	}
 	if existed && bytes.Equal(before, after) {
 		rep.Changes = append(rep.Changes, Change{Path: path, Action: "unchanged"})
 		return nil
@@ -214,18 +219,33 @@ func apply(o *Options, rep *Report, path string, before []byte, existed bool, af
 		// installs follow.
 		rec = &record{Path: path, Created: !existed, Before: before}
 	}
-	var made []string
 	if !existed {
-		if made, err = mkdirs(filepath.Dir(path)); err != nil {
+		real, err := resolveLink(path)
+		if err != nil {
+			return err
+		}
+		made, err := mkdirs(filepath.Dir(real))
+		if err != nil {
 			return err
 		}
 		rec.Dirs = append(rec.Dirs, made...)
 	}
-	if err := writeFile(path, after); err != nil {
+	// The record goes first: a run killed between the two leaves a record
+	// that names bytes the file does not hold (so uninstall edits rather than
+	// restores), never a file changed with no record of what it held.
+	rec.After = digest(after)
+	if err := saveRecord(o.StateDir, rec); err != nil {
 		return err
 	}
-	rec.After = digest(after)
-	return saveRecord(o.StateDir, rec)
+	return writeFile(path, after)
+}
+
+// sweep removes what a killed run left beside a file and its record.
+func sweep(o *Options, path string) error {
+	if err := sweepTemps(path); err != nil {
+		return err
+	}
+	return sweepTemps(recordPath(o.StateDir, path))
 }
 
 // installSkills copies every skill directory into dir/<name>/.
@@ -298,6 +318,11 @@ func uninstallFile(o *Options, rep *Report, t target, path string, config bool) 
 	if err != nil {
 		return err
 	}
+	if !o.DryRun {
+		if err := sweep(o, path); err != nil {
+			return err
+		}
+	}
 	change := func(action string) { rep.Changes = append(rep.Changes, Change{Path: path, Action: action}) }
 	switch {
 	case !exists:
@@ -312,7 +337,12 @@ func uninstallFile(o *Options, rep *Report, t target, path string, config bool) 
 			if o.DryRun {
 				return nil
 			}
-			if err := os.Remove(path); err != nil {
+			// Through a symlink the file install created is the target.
+			real, err := resolveLink(path)
+			if err != nil {
+				return err
+			}
+			if err := os.Remove(real); err != nil {
 				return err
 			}
 			rep.dirs = append(rep.dirs, rec.Dirs...)
@@ -360,52 +390,6 @@ func uninstallFile(o *Options, rep *Report, t target, path string, config bool) 
 		return dropRecord(o.StateDir, path)
 	}
 	return nil
-}
-
-// readFile reads a file that may not exist.
-func readFile(path string) ([]byte, bool, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("%s is not a regular file", path)
-	}
-	data, err := os.ReadFile(path)
-	return data, err == nil, err
-}
-
-// writeFile replaces a file atomically, keeping its mode (0600 for a new
-// one: client configs can hold the user's other secrets).
-func writeFile(path string, data []byte) error {
-	mode := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // mkdirs creates dir and its missing parents, returning those it created,

@@ -3,7 +3,9 @@ package install
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -347,5 +349,106 @@ func TestUnknownClientAndScope(t *testing.T) {
 	o = opts(t, "codex", "global")
 	if _, err := Install(o); err == nil || !strings.Contains(err.Error(), "project or user") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestInstallWritesThroughASymlinkedConfig: a config kept in a dotfiles
+// repository and linked into place stays a link; the file it points to is
+// what install and uninstall change.
+func TestInstallWritesThroughASymlinkedConfig(t *testing.T) {
+	for _, c := range []struct{ client, file, orig string }{
+		{"claude-code", ".claude.json", "{\n  \"numStartups\": 3\n}\n"},
+		{"codex", ".codex/config.toml", codexConfig},
+		{"cursor", ".cursor/mcp.json", "{\"mcpServers\": {}}\n"},
+		{"vscode", ".config/Code/User/mcp.json", vscodeJSONC},
+	} {
+		t.Run(c.client, func(t *testing.T) {
+			o := opts(t, c.client, ScopeUser)
+			link := filepath.Join(o.Home, c.file)
+			dotfiles := filepath.Join(o.Home, "dotfiles")
+			os.MkdirAll(dotfiles, 0o755)
+			os.MkdirAll(filepath.Dir(link), 0o755)
+			target := filepath.Join(dotfiles, filepath.Base(c.file))
+			os.WriteFile(target, []byte(c.orig), 0o640)
+			rel, _ := filepath.Rel(filepath.Dir(link), target)
+			if err := os.Symlink(rel, link); err != nil {
+				t.Fatal(err)
+			}
+			mustInstall(t, o)
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("the link was replaced by a plain file: %v", err)
+			}
+			if got := string(read(t, target)); !strings.Contains(got, "massgen-mcp") {
+				t.Fatalf("the linked file did not get the entry:\n%s", got)
+			}
+			if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+				t.Fatalf("mode %v, want the file's own 0640", fi.Mode().Perm())
+			}
+			if _, err := Uninstall(o); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 || string(read(t, target)) != c.orig {
+				t.Fatalf("after uninstall: link %v, target:\n%s", err, read(t, target))
+			}
+		})
+	}
+}
+
+func TestInstallCreatesTheFileADanglingLinkNamesAndUninstallDeletesIt(t *testing.T) {
+	o := opts(t, "cursor", ScopeUser)
+	link := filepath.Join(o.Home, ".cursor", "mcp.json")
+	target := filepath.Join(o.Home, "dotfiles", "cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	os.Symlink(target, link)
+	if r := mustInstall(t, o); r.Changes[0].Action != "created" {
+		t.Fatalf("report %+v", r)
+	}
+	if !strings.Contains(string(read(t, target)), "massgen") {
+		t.Fatal("the link's target was not created")
+	}
+	if _, err := Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(link); err != nil {
+		t.Fatalf("uninstall removed the user's link: %v", err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the file install created through the link is still there: %v", err)
+	}
+}
+
+// TestARunRemovesOnlyTheTemporaryFilesKilledRunsLeft: a leftover of a dead
+// run goes, even when the run has nothing to write; a live run's and anyone
+// else's stay.
+func TestARunRemovesOnlyTheTemporaryFilesKilledRunsLeft(t *testing.T) {
+	o := opts(t, "codex", ScopeUser)
+	mustInstall(t, o)
+	dir := filepath.Join(o.Home, ".codex")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf(".config.toml.%d.12345%s", dead.Process.Pid, tempSuffix)
+	live := fmt.Sprintf(".config.toml.%d.678%s", os.Getpid(), tempSuffix)
+	theirs := []string{".config.toml.tmp42", "config.toml.bak", fmt.Sprintf(".other.toml.%d.1%s", dead.Process.Pid, tempSuffix)}
+	for _, f := range append([]string{stale, live}, theirs...) {
+		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600)
+	}
+	if r := mustInstall(t, o); r.Changed() {
+		t.Fatalf("second install: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, stale)); !os.IsNotExist(err) {
+		t.Fatalf("the dead run's %s is still there", stale)
+	}
+	for _, f := range append([]string{live}, theirs...) {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("%s, not a dead run's leftover of this file, was removed", f)
+		}
+	}
+	o.DryRun = true
+	os.WriteFile(filepath.Join(dir, stale), []byte("x"), 0o600)
+	mustInstall(t, o)
+	if _, err := os.Stat(filepath.Join(dir, stale)); err != nil {
+		t.Fatal("a dry run removed a file")
 	}
 }
