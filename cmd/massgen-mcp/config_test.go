@@ -98,3 +98,26 @@ func TestInstallCommandPrintsChangesAndIsIdempotent(t *testing.T) {
 		t.Fatalf("unknown client: exit %d", code)
 	}
 }
+
+func TestInstallCommandRefusesTheUsersOwnEntryUnlessForced(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	path := filepath.Join(home, ".codex", "config.toml")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	mine := "[mcp_servers.massgen]\ncommand = \"/opt/mine/massgen\"\n"
+	os.WriteFile(path, []byte(mine), 0o600)
+	out, code := cli(t, "install", "codex")
+	if code != exitBadInput || !strings.Contains(out, "/opt/mine/massgen") || !strings.Contains(out, "--force") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if out, code = cli(t, "install", "codex", "--force"); code != 0 || !strings.Contains(out, "uninstall puts it back") {
+		t.Fatalf("--force: exit %d:\n%s", code, out)
+	}
+	if out, code = cli(t, "uninstall", "codex"); code != 0 || !strings.Contains(out, "restored: ") {
+		t.Fatalf("uninstall exit %d:\n%s", code, out)
+	}
+	if got, _ := os.ReadFile(path); string(got) != mine {
+		t.Fatalf("the user's entry did not come back:\n%s", got)
+	}
+}

@@ -17,6 +17,7 @@ type installFlags struct {
 	scope   string
 	skills  bool
 	dryRun  bool
+	force   bool
 	command string
 }
 
@@ -31,7 +32,9 @@ func installCommand() *cobra.Command {
 
 It merges with what is there (other servers, comments and formatting stay),
 changes nothing when the entry is already right, and prints every file it
-touched. It never approves a project-scoped server for you and never writes a
+touched. A massgen entry it did not write (your own) stays: install refuses and
+shows it; --force replaces it, and uninstall puts it back. A symlinked config is
+written through the link. It never approves a project-scoped server for you and never writes a
 key's value: Codex gets the names of the provider variables set now (env_vars),
 Cursor and VS Code ${env:NAME} references, Claude Code passes its environment;
 ~/.env works for all. With --skills it also copies the team-run, massgen-run and
@@ -43,14 +46,16 @@ func uninstallCommand() *cobra.Command {
 	return clientCommand("uninstall", "Remove massgen-mcp from an MCP client's configuration (and its skills with --skills)",
 		`Undo install: a file install created and nobody changed since is deleted; a file
 it changed and nobody touched since is restored byte for byte; otherwise only the
-massgen entry (and, with --skills, the skill files as installed) are removed.`,
+massgen entry (and, with --skills, the skill files as installed) are removed —
+or, where install --force replaced your own entry, that entry is put back; an
+entry changed since install is yours and stays.`,
 		func(f installFlags, o install.Options) (*install.Report, error) { return install.Uninstall(o) })
 }
 
 func clientCommand(name, short, long string, run func(installFlags, install.Options) (*install.Report, error)) *cobra.Command {
 	var f installFlags
 	cmd := &cobra.Command{
-		Use:       name + " <claude-code|codex|cursor|vscode> [--scope project|user] [--skills] [--dry-run]",
+		Use:       name + " <claude-code|codex|cursor|vscode> [--scope project|user] [--skills] [--dry-run] [--force]",
 		Short:     short,
 		Long:      long,
 		Args:      cobra.ExactArgs(1),
@@ -75,6 +80,7 @@ func clientCommand(name, short, long string, run func(installFlags, install.Opti
 	fl.StringVar(&f.scope, "scope", install.ScopeUser, "user (every project) or project (this directory, shared with the repository)")
 	fl.BoolVar(&f.skills, "skills", false, "also copy (or remove) the skills where the client loads them")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
+	fl.BoolVar(&f.force, "force", false, "install: replace a massgen entry massgen-mcp did not write (uninstall puts it back)")
 	fl.StringVar(&f.command, "server-command", "", "the command the client runs (default massgen-mcp when it is on PATH, else this binary's absolute path)")
 	return cmd
 }
@@ -92,7 +98,7 @@ func installOptions(f installFlags, client string) (install.Options, error) {
 	if command == "" {
 		command = serverCommand()
 	}
-	return install.Options{Client: client, Scope: f.scope, Skills: f.skills, DryRun: f.dryRun, Home: home, Dir: wd,
+	return install.Options{Client: client, Scope: f.scope, Skills: f.skills, DryRun: f.dryRun, Force: f.force, Home: home, Dir: wd,
 		Env: os.Getenv, Command: command}, nil
 }
 

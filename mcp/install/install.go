@@ -24,8 +24,11 @@ type Options struct {
 	Scope  string // ScopeProject or ScopeUser (default)
 	Skills bool   // also copy the skills
 	DryRun bool   // report what would change; write nothing
-	Home   string // the user's home directory
-	Dir    string // the project directory
+	// Force replaces a massgen entry the user wrote (install refuses
+	// otherwise); the record keeps it and uninstall puts it back.
+	Force bool
+	Home  string // the user's home directory
+	Dir   string // the project directory
 	// Env looks up environment variables: the clients' own (CLAUDE_CONFIG_DIR,
 	// CODEX_HOME, XDG_CONFIG_HOME) and which provider keys are set — only
 	// their names are ever written.
@@ -150,17 +153,19 @@ func Install(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var after []byte
-	switch t.format {
-	case formatTOML:
-		after, err = tomlSet(before, t.key, tomlEntry(o.Command, o.Args, vars))
-	default:
-		after, err = jsonSet(before, t.key, jsonEntry(t, o.Command, o.Args, vars), false)
+	want := jsonEntry(t, o.Command, o.Args, vars)
+	if t.format == formatTOML {
+		want = tomlEntry(o.Command, o.Args, vars)
 	}
+	ed, err := entryEdit(&o, rep, t, before, want)
+	if err != nil {
+		return nil, err
+	}
+	after, err := setEntry(t, before, want, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.path, err)
 	}
-	if err := apply(&o, rep, t.path, before, existed, after); err != nil {
+	if err := apply(&o, rep, t.path, before, existed, after, ed); err != nil {
 		return nil, err
 	}
 	if o.Skills {
@@ -173,6 +178,38 @@ func Install(o Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, t.approval)
 	}
 	return rep, nil
+}
+
+// edit is what install remembers of the entry it writes in a config: the
+// entry, and the user's own one it replaced (with Force).
+type edit struct {
+	written, replaced []byte
+}
+
+// entryEdit decides what becomes of an entry already in the file: the same
+// as ours or one install wrote is replaced; the user's own is refused, or
+// with Force replaced and kept for uninstall.
+func entryEdit(o *Options, rep *Report, t target, before, want []byte) (*edit, error) {
+	ed := &edit{written: want}
+	cur, err := getEntry(t, before)
+	if err != nil || cur == nil || sameEntry(t, cur, want) {
+		// A file that does not parse is refused by setEntry, which says
+		// what to add by hand.
+		return ed, nil
+	}
+	rec, err := loadRecord(o.StateDir, t.path)
+	if err != nil {
+		return nil, err
+	}
+	if wroteIt(t, rec, before, cur) {
+		return ed, nil
+	}
+	if !o.Force {
+		return nil, foreign(t, cur)
+	}
+	ed.replaced = cur
+	rep.Notes = append(rep.Notes, "--force replaced your own "+ServerName+" entry in "+t.path+"; the install record keeps it and uninstall puts it back.")
+	return ed, nil
 }
 
 // keyNote says how the server gets its keys from this client.
@@ -192,7 +229,7 @@ func keyNote(t target, vars []string) string {
 
 // apply writes a file's new bytes (unless unchanged or a dry run) and keeps
 // the record uninstall needs.
-func apply(o *Options, rep *Report, path string, before []byte, existed bool, after []byte) error {
+func apply(o *Options, rep *Report, path string, before []byte, existed bool, after []byte, ed *edit) error {
 	if !o.DryRun {
 		if err := sweep(o, path); err != nil {
 			return err
@@ -214,10 +251,17 @@ func apply(o *Options, rep *Report, path string, before []byte, existed bool, af
 	if err != nil {
 		return err
 	}
-	if rec == nil {
+	if rec == nil || ed != nil && ed.replaced != nil {
 		// The first install's "before" is the one to restore, however many
-		// installs follow.
+		// installs follow — unless the user's own entry stood there since,
+		// which is then what uninstall must give back.
 		rec = &record{Path: path, Created: !existed, Before: before}
+	}
+	if ed != nil {
+		rec.Entry = ed.written
+		if ed.replaced != nil {
+			rec.Replaced = ed.replaced
+		}
 	}
 	if !existed {
 		real, err := resolveLink(path)
@@ -265,7 +309,7 @@ func installSkills(o *Options, rep *Report, dir string) error {
 			if err != nil {
 				return err
 			}
-			return apply(o, rep, dst, before, existed, data)
+			return apply(o, rep, dst, before, existed, data, nil)
 		})
 		if err != nil {
 			return fmt.Errorf("copying skill %s: %w", name, err)
@@ -366,20 +410,14 @@ func uninstallFile(o *Options, rep *Report, t target, path string, config bool) 
 		}
 		return nil
 	}
-	var after []byte
-	switch t.format {
-	case formatTOML:
-		after, err = tomlDelete(cur, t.key)
-	default:
-		after, err = jsonDelete(cur, t.key)
-	}
+	after, action, err := undoEntry(rep, t, rec, cur)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if bytes.Equal(after, cur) {
 		change("unchanged")
 	} else {
-		change("removed entry")
+		change(action)
 		if !o.DryRun {
 			if err := writeFile(path, after); err != nil {
 				return err
@@ -390,6 +428,27 @@ func uninstallFile(o *Options, rep *Report, t target, path string, config bool) 
 		return dropRecord(o.StateDir, path)
 	}
 	return nil
+}
+
+// undoEntry takes install's entry out of a file changed since install: the
+// user's own entry that --force replaced goes back; an entry that is not the
+// one install wrote (the user changed it since) stays; with no record to
+// tell, the entry goes.
+func undoEntry(rep *Report, t target, rec *record, cur []byte) ([]byte, string, error) {
+	entry, err := getEntry(t, cur)
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case rec != nil && rec.Entry != nil && entry != nil && !sameEntry(t, rec.Entry, entry):
+		rep.Notes = append(rep.Notes, "the "+ServerName+" entry in "+t.path+" is not the one install wrote (changed since), so uninstall leaves it.")
+		return cur, "", nil
+	case rec != nil && rec.Replaced != nil:
+		after, err := setEntry(t, cur, rec.Replaced, true)
+		return after, "restored your entry", err
+	}
+	after, err := deleteEntry(t, cur)
+	return after, "removed entry", err
 }
 
 // mkdirs creates dir and its missing parents, returning those it created,

@@ -3,6 +3,7 @@ package install
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -120,6 +121,11 @@ func TestCodexReplacesAnOutdatedEntryInPlace(t *testing.T) {
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	old := "[mcp_servers.massgen]\ncommand = \"/old/massgen-mcp\"\nargs = [\"serve\"]\n\n[mcp_servers.massgen.env]\nX = \"1\"\n\n[features]\nplugins = false\n"
 	os.WriteFile(path, []byte(old), 0o644)
+	// Not an entry install wrote: refused, unless forced.
+	if _, err := Install(o); !errors.Is(err, ErrForeignEntry) || string(read(t, path)) != old {
+		t.Fatalf("the user's entry was not refused: %v", err)
+	}
+	o.Force = true
 	mustInstall(t, o)
 	got := string(read(t, path))
 	if strings.Contains(got, "/old/") || strings.Contains(got, "massgen.env") || !strings.HasSuffix(got, "\n[features]\nplugins = false\n") || !strings.HasPrefix(got, "[mcp_servers.massgen]\n") {
@@ -450,5 +456,98 @@ func TestARunRemovesOnlyTheTemporaryFilesKilledRunsLeft(t *testing.T) {
 	mustInstall(t, o)
 	if _, err := os.Stat(filepath.Join(dir, stale)); err != nil {
 		t.Fatal("a dry run removed a file")
+	}
+}
+
+// usersOwn is a config holding the user's own massgen entry, for each client.
+var usersOwn = map[string]string{
+	"claude-code": "{\n  \"mcpServers\": {\n    \"massgen\": {\"command\": \"my-massgen\", \"args\": [\"--mine\"]}\n  }\n}\n",
+	"cursor":      "{\"mcpServers\": {\"massgen\": {\"command\": \"my-massgen\"}, \"other\": {\"command\": \"o\"}}}\n",
+	"vscode":      "{\n  \"servers\": {\n    // mine, hand-tuned\n    \"massgen\": {\"command\": \"my-massgen\" /* fast */},\n  },\n}\n",
+	"codex":       "model = \"gpt-5.4\"\n\n[mcp_servers.massgen]\ncommand = \"my-massgen\" # mine\n\n[features]\nplugins = false\n",
+}
+
+// editElsewhere changes the file away from the entry, as the client or the
+// user would between install and uninstall.
+func editElsewhere(t *testing.T, tg target, data []byte) []byte {
+	t.Helper()
+	if tg.format == formatTOML {
+		return append(data, "\n[profiles.later]\nmodel = \"gpt-5.4-mini\"\n"...)
+	}
+	out, err := jsonSet(data, []string{tg.key[0], "added-later"}, []byte(`{"command":"later"}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestAUsersOwnEntryIsRefusedAndForceKeepsItForUninstall(t *testing.T) {
+	for _, client := range Clients {
+		t.Run(client, func(t *testing.T) {
+			o := opts(t, client, ScopeUser)
+			d := o
+			d.defaults()
+			tg, _ := resolve(&d)
+			os.MkdirAll(filepath.Dir(tg.path), 0o755)
+			orig := usersOwn[client]
+			os.WriteFile(tg.path, []byte(orig), 0o600)
+
+			_, err := Install(o)
+			if !errors.Is(err, ErrForeignEntry) || !strings.Contains(err.Error(), "my-massgen") || !strings.Contains(err.Error(), "--force") {
+				t.Fatalf("the user's entry was not refused with what it holds and how to replace it: %v", err)
+			}
+			if string(read(t, tg.path)) != orig {
+				t.Fatal("a refused install changed the file")
+			}
+
+			o.Force = true
+			r := mustInstall(t, o)
+			if !strings.Contains(r.String(), "uninstall puts it back") || !strings.Contains(string(read(t, tg.path)), "massgen-mcp") {
+				t.Fatalf("forced install:\n%s\n%s", r, read(t, tg.path))
+			}
+			o.Force = false
+			if r := mustInstall(t, o); r.Changed() {
+				t.Fatalf("install over its own entry: %+v", r)
+			}
+
+			// Untouched since: the very bytes come back.
+			if _, err := Uninstall(o); err != nil || string(read(t, tg.path)) != orig {
+				t.Fatalf("uninstall: %v\n%s", err, read(t, tg.path))
+			}
+
+			// Edited since: the user's entry still comes back, the edit stays.
+			o.Force = true
+			mustInstall(t, o)
+			edited := editElsewhere(t, tg, read(t, tg.path))
+			os.WriteFile(tg.path, edited, 0o600)
+			r, err = Uninstall(o)
+			if err != nil || r.Changes[0].Action != "restored your entry" {
+				t.Fatalf("uninstall after an edit: %+v %v", r, err)
+			}
+			got := read(t, tg.path)
+			entry, _ := getEntry(tg, got)
+			want, _ := getEntry(tg, []byte(orig))
+			if !sameEntry(tg, entry, want) || strings.Contains(string(got), "massgen-mcp") || !strings.Contains(string(got), "later") {
+				t.Fatalf("after uninstall the user's entry is not back, or the edit is lost:\n%s", got)
+			}
+			if client == "vscode" && !strings.Contains(string(got), "/* fast */") {
+				t.Fatalf("the comment inside the user's entry is lost:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestAnEntryTheUserChangedSinceInstallIsTheirs(t *testing.T) {
+	o := opts(t, "cursor", ScopeUser)
+	mustInstall(t, o)
+	path := filepath.Join(o.Home, ".cursor", "mcp.json")
+	theirs := strings.Replace(string(read(t, path)), `"massgen-mcp"`, `"/opt/my/massgen-mcp"`, 1)
+	os.WriteFile(path, []byte(theirs), 0o600)
+	if _, err := Install(o); !errors.Is(err, ErrForeignEntry) {
+		t.Fatalf("install over the user's changed entry: %v", err)
+	}
+	r, err := Uninstall(o)
+	if err != nil || string(read(t, path)) != theirs || !strings.Contains(r.String(), "leaves it") {
+		t.Fatalf("uninstall took the user's entry: %v\n%s\n%s", err, r, read(t, path))
 	}
 }

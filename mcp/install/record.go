@@ -21,6 +21,11 @@ type record struct {
 	Before  []byte   `json:"before,omitempty"`
 	After   string   `json:"after_sha256"`
 	Dirs    []string `json:"created_dirs,omitempty"`
+	// Entry is the server entry install last wrote in a config, to tell it
+	// from one the user wrote; Replaced is the user's own entry that
+	// install --force replaced, which uninstall puts back.
+	Entry    []byte `json:"entry,omitempty"`
+	Replaced []byte `json:"replaced_entry,omitempty"`
 }
 
 func digest(b []byte) string {

@@ -183,3 +183,20 @@ func cutBlocks(data []byte, blocks []tomlBlock, key []string) ([]byte, int) {
 	}
 	return append(out, data[last:]...), at
 }
+
+// tomlGet is the text of the [mcp_servers.massgen] table and its
+// sub-tables, or nil.
+func tomlGet(data []byte, key []string) ([]byte, error) {
+	blocks, _, err := tomlLayout(data, key)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for _, b := range blocks {
+		if !b.array && hasPrefix(b.path, key) {
+			out = append(out, bytes.TrimRight(data[b.start:b.end], " \t\r\n")...)
+			out = append(out, '\n')
+		}
+	}
+	return out, nil
+}
