@@ -1,10 +1,11 @@
 // Package install registers massgen-mcp in an MCP client's configuration —
 // Claude Code, Codex, Cursor, VS Code — and copies the skills where that
 // client loads them, and undoes it. It merges with what is there (other
-// servers, keys, comments and formatting untouched where the format allows),
-// is idempotent, reports every change, never approves a project-scoped server
-// on the user's behalf and never writes a key's value: only the names of
-// provider variables, which the client passes through.
+// servers, keys, comments and formatting untouched, JSONC and TOML alike),
+// writes through a symlinked config, leaves a massgen entry the user wrote
+// alone unless forced, is idempotent, reports every change, never approves a
+// project-scoped server on the user's behalf and never writes a key's value:
+// only the names of provider variables, which the client passes through.
 //
 // Every file it creates or changes is recorded (its bytes before, a hash of
 // its bytes after) so uninstall restores a file it changed byte for byte when
