@@ -58,6 +58,7 @@ func TestApplyKindChangesApplyOrRefuseWhole(t *testing.T) {
 		meanwhile func(t *testing.T, dir string)
 		damage    func(t *testing.T, snap string)
 		refused   string // "" when the change applies; else a reason's words
+		after     func(t *testing.T, dir string)
 	}{
 		{name: "file to directory",
 			proj: func(t *testing.T, d string) { write(t, d, "b.txt", "b") },
@@ -94,6 +95,16 @@ func TestApplyKindChangesApplyOrRefuseWhole(t *testing.T) {
 			win: func(t *testing.T, l string) {
 				must(t, os.Remove(filepath.Join(l, "l")))
 				write(t, l, "l/inner", "in")
+			}},
+		{name: "directory to file, already done in the context",
+			proj: func(t *testing.T, d string) { write(t, d, "d/x", "x") },
+			win: func(t *testing.T, l string) {
+				must(t, os.RemoveAll(filepath.Join(l, "d")))
+				write(t, l, "d", "now a file")
+			},
+			meanwhile: func(t *testing.T, d string) {
+				must(t, os.RemoveAll(filepath.Join(d, "d")))
+				write(t, d, "d", "now a file")
 			}},
 		{name: "file to symlink is refused",
 			proj: func(t *testing.T, d string) { write(t, d, "s.txt", "s"); write(t, d, "other.txt", "o") },
@@ -136,6 +147,21 @@ func TestApplyKindChangesApplyOrRefuseWhole(t *testing.T) {
 				must(t, os.Symlink("b", filepath.Join(d, "a")))
 			},
 			refused: "symlink"},
+		{name: "a parent turned into a symlink out of the project meanwhile",
+			proj: func(t *testing.T, d string) { write(t, d, "a/x", "x") },
+			win:  func(t *testing.T, l string) { write(t, l, "a/new", "n") },
+			meanwhile: func(t *testing.T, d string) {
+				outside := filepath.Join(filepath.Dir(d), "outside")
+				must(t, os.MkdirAll(outside, 0o755))
+				must(t, os.RemoveAll(filepath.Join(d, "a")))
+				must(t, os.Symlink(outside, filepath.Join(d, "a")))
+			},
+			refused: "symlink",
+			after: func(t *testing.T, d string) {
+				if ents, err := os.ReadDir(filepath.Join(filepath.Dir(d), "outside")); err != nil || len(ents) != 0 {
+					t.Fatalf("a write escaped the project: %v %v", ents, err)
+				}
+			}},
 		{name: "directory to file, failing midway, is undone",
 			proj: func(t *testing.T, d string) { write(t, d, "d/x", "x"); write(t, d, "d/sub/y", "y") },
 			win: func(t *testing.T, l string) {
@@ -166,6 +192,9 @@ func TestApplyKindChangesApplyOrRefuseWhole(t *testing.T) {
 			ap, err := tm.Apply(m, tm.SnapshotDir("agent_a", 1))
 			must(t, err)
 			got := tree(t, proj)
+			if c.after != nil {
+				c.after(t, proj)
+			}
 			if c.refused == "" {
 				if !maps.Equal(got, want) || len(ap.Conflicts)+len(ap.Skipped) != 0 {
 					t.Fatalf("not applied whole:\n got  %v\n want %v\n applied %+v", got, want, ap)

@@ -70,6 +70,8 @@ func (a *applier) check(u unit) (steps []step, why string, skip bool) {
 		switch {
 		case err != nil:
 			return nil, "cannot read the context's " + ch.Path + ": " + refusal(err), false
+		case blocked != "" && !inWin:
+			continue // not there by a real path: nothing of the base's to remove
 		case blocked != "":
 			return nil, blocked, false
 		case inWin && now.is(w):
