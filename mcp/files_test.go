@@ -54,7 +54,7 @@ func TestContextDirectoryOverMCP(t *testing.T) {
 	proj := filepath.Join(root, "site")
 	os.MkdirAll(proj, 0o755)
 	os.WriteFile(filepath.Join(proj, "README.md"), []byte("the bakery's site"), 0o644)
-	s := newFileServer(t, Options{Roots: []string{root}})
+	s := newFileServer(t, Options{WriteRoots: []string{root}})
 	c := inProcess(t, s, false)
 
 	args := map[string]any{"task": "Build a one-page landing site for a bakery", "models": []string{"sim", "sim"}, "wait": true,

@@ -50,6 +50,12 @@ type Options struct {
 	// Roots are the directories under which context file paths may be read;
 	// none means context can only be given as text.
 	Roots []string
+	// WriteRoots are the directories under which a client may also name a
+	// write context (serve --allow-root-write), whose winner's changes are
+	// applied back; they are readable too. A client's write context
+	// anywhere else is refused: Roots are read-only. A team file's
+	// directories are the operator's and need no root.
+	WriteRoots []string
 	// TeamsDir holds the operator's team files (serve --teams-dir), named by
 	// the team argument of run_team and start_team; "" offers none.
 	TeamsDir string

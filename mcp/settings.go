@@ -54,7 +54,7 @@ type criterionArg struct {
 type contextArg struct {
 	Text           string   `json:"text,omitempty" jsonschema_description:"A text block."`
 	Path           string   `json:"path,omitempty" jsonschema_description:"A file to read, or a project directory, under one of the server's allowed roots (relative paths start at the first root)."`
-	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"For a directory: read (default) or write (the winner's changes are applied to it; at most one)."`
+	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"For a directory: read (default) or write (the winner's changes are applied to it; at most one; only under a directory the server lets clients write, serve --allow-root-write)."`
 	ProtectedPaths []string `json:"protected_paths,omitempty" jsonschema_description:"For a write directory: paths never written back (.git/, the state directory and .env* always are)."`
 }
 
@@ -102,7 +102,7 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: a.ID, Model: a.Model, SystemMessage: a.SystemMessage, Temperature: a.Temperature})
 	}
 	var err error
-	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.Roots); err != nil {
+	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
 		return spec, err
 	}
 	if t.Team != "" {

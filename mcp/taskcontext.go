@@ -23,8 +23,9 @@ const maxContextFile = 256 << 10
 // resolves (symlinks included) inside one of the allowed roots: the working
 // directory for stdio, none for HTTP unless --allow-root names some
 // (DESIGN.md §5); coordination checks directories again as it creates the
-// session.
-func readContext(args []contextArg, roots []string) ([]string, []workspace.Context, error) {
+// session. A write context must lie inside one of writeRoots as well, since
+// the winner's changes are applied to it: a read root is read-only.
+func readContext(args []contextArg, roots, writeRoots []string) ([]string, []workspace.Context, error) {
 	var blocks []string
 	var dirs []workspace.Context
 	for i, c := range args {
@@ -42,6 +43,9 @@ func readContext(args []contextArg, roots []string) ([]string, []workspace.Conte
 				return nil, nil, err
 			}
 			if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+				if c.Permission == workspace.Write && !underAny(real, writeRoots) {
+					return nil, nil, readOnlyContext(c.Path, len(writeRoots) > 0)
+				}
 				dirs = append(dirs, workspace.Context{Path: real, Permission: c.Permission, Protected: c.ProtectedPaths})
 				continue
 			}
@@ -58,6 +62,25 @@ func readContext(args []contextArg, roots []string) ([]string, []workspace.Conte
 		}
 	}
 	return blocks, dirs, nil
+}
+
+// readOnlyContext refuses a client's write context outside the writable
+// roots; the operator's path list is not repeated (over HTTP it is theirs).
+func readOnlyContext(path string, someWritable bool) error {
+	where := "this server lets clients write under no directory"
+	if someWritable {
+		where = "it is not under a directory this server lets clients write"
+	}
+	return fmt.Errorf("%w: context path %q asks for permission write, but %s (--allow-root is read-only); give it permission read, or restart the server with --allow-root-write DIR naming a directory that holds it, or name a team file under --teams-dir that gives the write context", coordination.ErrBadInput, path, where)
+}
+
+// contextRoots are the roots a client's context paths may be read under:
+// the read-only ones, then the writable ones (readable too).
+func (o Options) contextRoots() []string {
+	if len(o.WriteRoots) == 0 {
+		return o.Roots
+	}
+	return append(append([]string(nil), o.Roots...), o.WriteRoots...)
 }
 
 // underRoots resolves a context path (relative to the first root) and

@@ -27,6 +27,7 @@ type serveFlags struct {
 	http         string
 	memory       bool
 	allowRoots   []string
+	writeRoots   []string
 	allowOrigins []string
 	parallel     int
 	tlsCert      string
@@ -46,7 +47,7 @@ type serveFlags struct {
 func serveCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--state-dir DIR] [--http 127.0.0.1:4000] [--memory] [--allow-root DIR] [--teams-dir DIR]",
+		Use:   "serve [--state-dir DIR] [--http 127.0.0.1:4000] [--memory] [--allow-root DIR] [--allow-root-write DIR] [--teams-dir DIR]",
 		Short: "Serve the MCP tools over stdio (default) or streamable HTTP",
 		Long: `Serve massgen-mcp's MCP tools, resources and prompt.
 
@@ -60,7 +61,9 @@ freely; any other address needs MASSGEN_MCP_TOKEN, a bearer token clients send a
 'Authorization: Bearer <token>' (when set, it is required on loopback too).
 
 Context file paths are read only under allowed roots: the working directory for
-stdio, none for HTTP, unless --allow-root names some.
+stdio, none for HTTP, unless --allow-root or --allow-root-write names some. Those
+roots are read-only: a client's context directory with permission write (the
+winner's changes applied to it) must lie under an --allow-root-write directory.
 
 With --teams-dir, every NAME.yaml there (massgen-mcp's own team file or MassGen's
 config YAML) is a team clients start with run_team{team: NAME} or
@@ -80,7 +83,8 @@ stand. Files are read at each use, so edits apply to the next team.`,
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address instead of stdio (e.g. 127.0.0.1:4000; a bare port binds 127.0.0.1)")
 	fl.BoolVar(&f.memory, "memory", false, "keep sessions in memory only (lost when the server exits)")
-	fl.StringArrayVar(&f.allowRoots, "allow-root", nil, "directory under which context file paths may be read (repeatable)")
+	fl.StringArrayVar(&f.allowRoots, "allow-root", nil, "directory under which context file paths may be read, read-only (repeatable)")
+	fl.StringArrayVar(&f.writeRoots, "allow-root-write", nil, "directory under which a client may also name a write context, whose winner's changes are applied to it (repeatable)")
 	fl.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed besides loopback ones, e.g. https://app.example (repeatable)")
 	fl.IntVar(&f.parallel, "parallel", 8, "provider calls at once per run")
 	fl.IntVar(&f.maxCLI, "max-cli-agents", cliagent.DefaultMaxProcesses(), "coding-agent CLI processes (codex, claude_code, gemini_cli) running at once across every session of this server")
@@ -136,7 +140,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
 	}
 
-	roots, err := allowedRoots(f)
+	roots, writeRoots, err := allowedRoots(f)
 	if err != nil {
 		return err
 	}
@@ -161,7 +165,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService,
+	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService,
 		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer})
 	if tokens != nil {
 		// Tenants' timers run from the start, so their step-driven sessions
@@ -224,27 +228,40 @@ func teamsDirectory(dir string) (string, error) {
 	return abs, nil
 }
 
-// allowedRoots resolves --allow-root; without it, stdio may read under the
-// working directory and HTTP nowhere (DESIGN.md §5).
-func allowedRoots(f serveFlags) ([]string, error) {
-	if len(f.allowRoots) == 0 {
+// allowedRoots resolves --allow-root (read-only) and --allow-root-write;
+// without either, stdio may read under the working directory and HTTP
+// nowhere, and no client may name a write context (DESIGN.md §5).
+func allowedRoots(f serveFlags) (read, write []string, err error) {
+	if len(f.allowRoots) == 0 && len(f.writeRoots) == 0 {
 		if f.http != "" {
-			return nil, nil
+			return nil, nil, nil
 		}
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, fmt.Errorf("cannot find the working directory to allow context files under it: %w", err)
+			return nil, nil, fmt.Errorf("cannot find the working directory to allow context files under it: %w", err)
 		}
-		return []string{wd}, nil
+		return []string{wd}, nil, nil
 	}
-	roots := make([]string, 0, len(f.allowRoots))
-	for _, r := range f.allowRoots {
+	if read, err = rootDirs("--allow-root", f.allowRoots); err != nil {
+		return nil, nil, err
+	}
+	if write, err = rootDirs("--allow-root-write", f.writeRoots); err != nil {
+		return nil, nil, err
+	}
+	return read, write, nil
+}
+
+// rootDirs makes each directory of a root flag absolute, refusing one that
+// is not a directory.
+func rootDirs(flag string, dirs []string) ([]string, error) {
+	roots := make([]string, 0, len(dirs))
+	for _, r := range dirs {
 		abs, err := filepath.Abs(r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --allow-root %q: %w", coordination.ErrBadInput, r, err)
+			return nil, fmt.Errorf("%w: %s %q: %w", coordination.ErrBadInput, flag, r, err)
 		}
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("%w: --allow-root %q is not a directory", coordination.ErrBadInput, r)
+			return nil, fmt.Errorf("%w: %s %q is not a directory", coordination.ErrBadInput, flag, r)
 		}
 		roots = append(roots, abs)
 	}

@@ -1,12 +1,8 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"syscall"
 )
 
 // Change is one file of the winner's diff against the base.
@@ -54,17 +50,22 @@ func Diff(base, win *Manifest) []Change {
 }
 
 // Apply writes the winner's changes (its snapshot m, files in dir) to the
-// write context, file by file against the base the workspaces started from:
-// a file the user changed meanwhile (its content is neither the base's nor
-// the winner's) is a conflict and is left as the user has it; protected
-// paths and symlinks are never written. A session without a write context
-// applies nothing (nil).
+// write context, against the base the workspaces started from. Changes go in
+// units (applyunits.go): one file, or every change at and under a path whose kind
+// the winner changed (file, directory, symlink). Each unit is checked
+// before anything is touched and then applies whole or not at all: a path
+// the user changed meanwhile (neither the base's nor the winner's), a file
+// the session never had in a directory being replaced, or a symlink or file
+// where a directory was is a conflict, left as the user has it; protected
+// paths and the winner's symlinks are never written; an operation that
+// fails midway has the unit undone from the base. A session without a write
+// context applies nothing (nil).
 func (t *Team) Apply(m *Manifest, dir string) (*Applied, error) {
 	c, ok := t.WriteContext()
 	if !ok {
 		return nil, nil
 	}
-	base, _, err := t.base()
+	base, baseDir, err := t.base()
 	if err != nil {
 		return nil, err
 	}
@@ -73,69 +74,34 @@ func (t *Team) Apply(m *Manifest, dir string) (*Applied, error) {
 		return nil, fmt.Errorf("cannot open the write context %s: %w", c.Path, err)
 	}
 	defer root.Close()
-	prot := newProtector(c, t.StateDir)
+	a := &applier{root: root, base: base, win: m, dir: dir, baseDir: baseDir, prot: newProtector(c, t.StateDir)}
 	out := &Applied{Context: c.Path, Written: []Change{}, Conflicts: []Change{}, Skipped: []Change{}}
-	for _, ch := range Diff(base, m) {
-		if prot.protected(ch.Path) {
-			ch.Reason = "protected path"
-			out.Skipped = append(out.Skipped, ch)
+	for _, u := range units(base, m, Diff(base, m)) {
+		steps, why, skip := a.check(u)
+		if why == "" {
+			if err := a.run(u, steps); err != nil {
+				why = err.Error()
+			}
+		}
+		if why == "" {
+			for _, s := range steps {
+				out.Written = append(out.Written, s.Change)
+			}
 			continue
 		}
-		w, inWin := m.Lookup(ch.Path)
-		if inWin && w.Link != "" {
-			ch.Reason = "symlink (not applied)"
-			out.Skipped = append(out.Skipped, ch)
-			continue
+		if u.kind {
+			why = fmt.Sprintf("%s, a %s that the winner made a %s, was not applied: %s", u.root, kindName(base, u.root), kindName(m, u.root), why)
 		}
-		b, inBase := base.Lookup(ch.Path)
-		now, exists, err := current(root, ch.Path)
-		if err != nil {
-			ch.Reason = "cannot read the context's file: " + err.Error()
-			out.Conflicts = append(out.Conflicts, ch)
-			continue
+		for _, ch := range u.changes {
+			ch.Reason = why
+			if skip {
+				out.Skipped = append(out.Skipped, ch)
+			} else {
+				out.Conflicts = append(out.Conflicts, ch)
+			}
 		}
-		switch {
-		case inWin && exists && now == w.SHA256:
-			continue // already as the winner has it
-		case !inWin && !exists:
-			continue // already deleted
-		case inBase && exists && now == b.SHA256, !inBase && !exists:
-			// the user left it as the agents started from it
-		default:
-			ch.Reason = "changed in the context since the session started; left as it is there"
-			out.Conflicts = append(out.Conflicts, ch)
-			continue
-		}
-		if inWin {
-			err = copyInto(root, ch.Path, filepath.Join(dir, filepath.FromSlash(ch.Path)), w.Mode)
-		} else {
-			err = root.Remove(ch.Path)
-		}
-		if err != nil {
-			ch.Reason = "cannot write: " + refusal(err)
-			out.Conflicts = append(out.Conflicts, ch)
-			continue
-		}
-		out.Written = append(out.Written, ch)
 	}
 	return out, nil
-}
-
-// current is the SHA-256 of a context's file now; exists is false when it
-// is not there. A directory or a symlink where a file was is a conflict.
-func current(root *os.Root, rel string) (sum string, exists bool, err error) {
-	fi, err := root.Lstat(rel)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return "\x00" + fi.Mode().Type().String(), true, nil
-	}
-	sum, _, err = hashIn(root, rel)
-	return sum, true, err
 }
 
 // Clone returns a deep copy (nil for nil).
