@@ -664,11 +664,12 @@ func kindOfAction(a string) string {
 
 // affordable tells whether one more step may be launched under the session's
 // budgets, with inFlight steps already out: the spend so far plus the
-// expected cost (the mean of the steps landed so far) of every step in
-// flight and of this one must stay within each budget. Parallel launches
-// therefore overshoot a budget by at most what the steps in flight cost
-// beyond that mean; before any step has landed nothing is known and every
-// due agent is launched (the first wave).
+// expected cost of every step in flight and of this one must stay within
+// each budget. The expected cost is the mean of the steps landed so far;
+// before any has landed it is the worst case of a first step at list prices
+// (estimate.go), so the first wave launches only what the budget can pay
+// for in the worst case. Parallel launches overshoot a budget by at most
+// what the steps in flight cost beyond that expectation.
 func affordable(s *Session, st *State, inFlight int) bool {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
@@ -688,11 +689,44 @@ func affordable(s *Session, st *State, inFlight int) bool {
 		}
 	}
 	out := float64(inFlight + 1)
-	if r.CostBudgetUSD != nil && costed > 0 && cost+out*cost/float64(costed) > *r.CostBudgetUSD {
-		return false
+	if r.CostBudgetUSD != nil {
+		per, known := 0.0, costed > 0
+		if known {
+			per = cost / float64(costed)
+		} else {
+			per, known = worstStep(s).cost, worstStep(s).priced
+		}
+		if known && cost+out*per > *r.CostBudgetUSD {
+			return false
+		}
 	}
-	if r.TokenBudget != nil && steps > 0 && float64(tokens)+out*float64(tokens)/float64(steps) > float64(*r.TokenBudget) {
-		return false
+	if r.TokenBudget != nil {
+		per := float64(worstStep(s).tokens)
+		if steps > 0 {
+			per = float64(tokens) / float64(steps)
+		}
+		if float64(tokens)+out*per > float64(*r.TokenBudget) {
+			return false
+		}
 	}
 	return true
+}
+
+// stepWorst is the largest worst case of one first step among the team's
+// agents (estimate.go): what a launch counts on before any step has landed.
+type stepWorst struct {
+	cost   float64
+	priced bool
+	tokens int64
+}
+
+func worstStep(s *Session) stepWorst {
+	var w stepWorst
+	for _, a := range estimateSession(s).Agents {
+		w.tokens = max(w.tokens, a.InputTokens+a.OutputTokens)
+		if a.CostUSD != nil {
+			w.cost, w.priced = max(w.cost, *a.CostUSD), true
+		}
+	}
+	return w
 }

@@ -2,10 +2,12 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,15 +167,79 @@ func TestRunTimeoutForcesAnEnd(t *testing.T) {
 
 func TestTokenBudgetEndsTheSession(t *testing.T) {
 	models, sc, provs := scriptedTeam(t, 2)
+	// Each step uses half a round's worst case, so a budget of 1.4 rounds
+	// pays for the first round (its worst case fits) and not for a third
+	// step (spent plus the mean step is 1.5 rounds).
+	var round int64
+	for _, m := range models {
+		inner := provs[m]
+		provs[m] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			a, u, err := inner.Step(ctx, req)
+			u.Input, u.Output = round/2-50, 50
+			return a, u, err
+		})
+	}
 	h := newHarness(t, provs)
-	budget := int64(40) // each scripted call costs 15 tokens
-	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TokenBudget: &budget, MaxAnswersPerAgent: 5}})
+	spec := coordination.TeamSpec{Task: "t", Agents: []coordination.Agent{{Model: models[0], MaxOutputTokens: 50}, {Model: models[1], MaxOutputTokens: 50}},
+		Rules: coordination.Rules{MaxAnswersPerAgent: 5}}
+	est, err := h.svc.Estimate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	round = est.RoundTokens
+	budget := round * 14 / 10
+	spec.Rules.TokenBudget = &budget
+	s := h.create(spec)
 	for i := range sc {
 		sc[i].replies = []any{answer(fmt.Sprint(i)), answer(fmt.Sprint(i, "b")), answer(fmt.Sprint(i, "c"))}
 	}
 	res := h.run(s.ID)
-	if *res.StopReason != coordination.StopBudget || res.Steps > 4 || !res.BudgetEnforced {
+	if *res.StopReason != coordination.StopBudget || res.Steps != 2 || !res.BudgetEnforced {
 		t.Fatalf("got %s", mustJSON(res))
+	}
+}
+
+// TestABudgetThatCannotPayForOneRoundIsRefusedBeforeAnySpend: the worst
+// case of every agent's first step, at list prices, is checked when the
+// team is created; nothing is written and no model is called.
+func TestABudgetThatCannotPayForOneRoundIsRefusedBeforeAnySpend(t *testing.T) {
+	calls := 0
+	p := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		calls++
+		return act(providers.NewAnswerCall("x")), providers.Free(), nil
+	})
+	m := "sim:price_in=10:price_out=40"
+	h := newHarness(t, map[string]providers.Provider{m: p})
+	spec := coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{m, m, m}}
+	est, err := h.svc.Estimate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8,192 output tokens assumed at $40/M, three agents: about $0.98.
+	if len(est.Agents) != 3 || est.RoundCostUSD < 0.98 || est.RoundCostUSD > 1.0 || !est.Agents[0].OutputAssumed || est.Problem != "" {
+		t.Fatalf("estimate: %s", mustJSON(est))
+	}
+	if est.SessionCostUSD <= est.RoundCostUSD {
+		t.Fatalf("the session's worst case must exceed one round's: %s", mustJSON(est))
+	}
+	budget := 0.05
+	spec.Rules.CostBudgetUSD = &budget
+	_, err = h.svc.Create(context.Background(), spec)
+	if !errors.Is(err, coordination.ErrBudgetTooSmall) || !errors.Is(err, coordination.ErrBadInput) ||
+		!strings.Contains(err.Error(), "a cost budget of $0.0500 cannot pay for one round of these 3 agents: about $0.9") {
+		t.Fatalf("want the budget refused with the estimate, got %v", err)
+	}
+	if ids, _ := h.store.Sessions(context.Background()); len(ids) != 0 || calls != 0 {
+		n := len(ids)
+		t.Fatalf("a refused team wrote %d sessions and made %d calls", n, calls)
+	}
+	// With a cap on each reply the same budget pays for a round.
+	for range 3 {
+		spec.Agents = append(spec.Agents, coordination.Agent{Model: m, MaxOutputTokens: 300})
+	}
+	spec.Models = nil
+	if _, err := h.svc.Create(context.Background(), spec); err != nil {
+		t.Fatalf("with max_output_tokens 300 the round fits $0.05: %v", err)
 	}
 }
 

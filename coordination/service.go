@@ -144,11 +144,14 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	if len(spec.Review) > 0 && reviews.Load() == nil {
 		return nil, fmt.Errorf("%w: %s", ErrBadInput, noReviewsProblem)
 	}
-	s, err := svc.newSession(spec)
+	s, err := svc.newSession(spec, true)
 	if err != nil {
 		return nil, err
 	}
 	if err := svc.preflight(ctx, s); err != nil {
+		return nil, err
+	}
+	if err := checkBudgetAffordsARound(s); err != nil {
 		return nil, err
 	}
 	if spec.SessionID != "" {
@@ -186,8 +189,10 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	return s, nil
 }
 
-// newSession checks a team spec and fills in ids, rules and aliases.
-func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
+// newSession checks a team spec and fills in ids, rules and aliases. With
+// open, every agent's provider is opened too, so a missing key or backend
+// is refused now (an estimate, which calls nothing, skips that).
+func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	task := strings.TrimSpace(spec.Task)
 	if task == "" {
 		return nil, fmt.Errorf("%w: the task is empty; say what the team should do", ErrBadInput)
@@ -242,7 +247,7 @@ func (svc *Service) newSession(spec TeamSpec) (*Session, error) {
 			return nil, fmt.Errorf("%w: agent %s: %w", ErrBadSpec, a.ID, err)
 		}
 		a.Model = sp.String()
-		if sp.Backend != "host" {
+		if sp.Backend != "host" && open {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.
 			if _, err := svc.provider(a.Model); err != nil {

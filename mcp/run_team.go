@@ -17,6 +17,9 @@ import (
 type runTeamArgs struct {
 	TeamSettings
 	Wait *bool `json:"wait,omitempty" jsonschema_description:"Absent: block with progress for up to 50 s, then return the handle (status running) while the run goes on. true: block until the end (allow a long request timeout). false: return the handle at once."`
+	// Estimate returns the team's worst case at list prices instead of
+	// running it (estimate.go).
+	Estimate bool `json:"estimate,omitempty" jsonschema_description:"true: run nothing; return the team's worst-case cost at list prices against its budget (status estimate)."`
 }
 
 func runTeamTool(h *handler) server.ServerTool {
@@ -34,6 +37,9 @@ func runTeamTool(h *handler) server.ServerTool {
 
 func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args runTeamArgs) (*mcpgo.CallToolResult, error) {
 	t := args.TeamSettings
+	if args.Estimate {
+		return h.estimate(ctx, t)
+	}
 	s, err := h.svc(ctx).CreateOrResume(ctx, coordination.RunRequest{
 		SessionID: t.SessionID, Task: t.Task, Members: len(t.Models) > 0 || len(t.Agents) > 0, Team: t.hasTeam(),
 		Spec: func() (coordination.TeamSpec, error) { return h.spec(t, coordination.DriverRun) },

@@ -7,8 +7,11 @@ import (
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 func TestRunTeamWithWaitRunsToTheEnd(t *testing.T) {
@@ -26,6 +29,34 @@ func TestRunTeamWithWaitRunsToTheEnd(t *testing.T) {
 	}
 	if !strings.Contains(text(res), "Winner: ") || !strings.Contains(text(res), "Final answer:") {
 		t.Errorf("text rendering lacks the summary or the final answer:\n%s", text(res))
+	}
+}
+
+// TestRunTeamEstimateRunsNothing: estimate: true returns the worst case at
+// list prices and writes no session; the same team run for real with a
+// budget that cannot pay for a round is refused before any spend.
+func TestRunTeamEstimateRunsNothing(t *testing.T) {
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	c := inProcess(t, New(svc, Options{ValidateOutput: true}), false)
+	m := "sim:price_in=10:price_out=40"
+	team := map[string]any{"task": "What is 17 * 23?", "models": []string{m, m, m}, "cost_budget_usd": 0.05, "estimate": true}
+	res := callTool(t, c, "run_team", mustJSON(team))
+	var tr TeamResult
+	decode(t, res, &tr)
+	if res.IsError || tr.Status != "estimate" || tr.Estimate == nil || len(tr.Estimate.Agents) != 3 ||
+		tr.Estimate.RoundCostUSD < 0.9 || !strings.Contains(tr.Estimate.Problem, "cannot pay for one round of these 3 agents") {
+		t.Fatalf("want an estimate with the budget's problem, got %s", text(res))
+	}
+	if !strings.Contains(text(res), "nothing was run or spent") {
+		t.Errorf("the text must say nothing was run:\n%s", text(res))
+	}
+	if ids, _ := svc.Store().Sessions(context.Background()); len(ids) != 0 {
+		t.Fatalf("an estimate wrote sessions: %v", ids)
+	}
+	delete(team, "estimate")
+	wantError(t, callTool(t, c, "run_team", mustJSON(team)), "budget_too_small", "about $0.9")
+	if ids, _ := svc.Store().Sessions(context.Background()); len(ids) != 0 {
+		t.Fatalf("a refused team wrote sessions: %v", ids)
 	}
 }
 

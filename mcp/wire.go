@@ -43,6 +43,32 @@ type TeamResult struct {
 	FilesCount     int            `json:"files_count,omitempty"`
 	FilesDir       string         `json:"files_dir,omitempty"`
 	Applied        *Applied       `json:"applied,omitempty"`
+	Estimate       *Estimate      `json:"estimate,omitempty" jsonschema_description:"Only for run_team{estimate: true} (status estimate): the team's worst case at list prices; nothing was run."`
+}
+
+// Estimate is the wire form of coordination.Estimate.
+type Estimate struct {
+	Agents         []AgentEstimate `json:"agents"`
+	RoundCostUSD   float64         `json:"round_cost_usd"`
+	RoundTokens    int64           `json:"round_tokens"`
+	SessionCostUSD float64         `json:"session_cost_usd"`
+	SessionTokens  int64           `json:"session_tokens"`
+	Unpriced       []string        `json:"unpriced,omitempty"`
+	CostBudgetUSD  *float64        `json:"cost_budget_usd,omitempty"`
+	TokenBudget    *int64          `json:"token_budget,omitempty"`
+	Problem        string          `json:"problem,omitempty" jsonschema_description:"Why the budget cannot pay for one round; run_team would refuse the team."`
+}
+
+// AgentEstimate is the wire form of coordination.AgentEstimate.
+type AgentEstimate struct {
+	AgentID        string   `json:"agent_id"`
+	Model          string   `json:"model"`
+	InputTokens    int64    `json:"input_tokens"`
+	OutputTokens   int64    `json:"output_tokens"`
+	OutputAssumed  bool     `json:"output_assumed,omitempty"`
+	CostUSD        *float64 `json:"cost_usd"`
+	SessionCostUSD *float64 `json:"session_cost_usd"`
+	SessionTokens  int64    `json:"session_tokens"`
 }
 
 // StatusView is the wire form of coordination.StatusView.

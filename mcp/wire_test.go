@@ -66,6 +66,7 @@ func TestWireTypesCarryEveryField(t *testing.T) {
 		"StatusView": func(v reflect.Value) any { return wireStatusView(v.Interface().(coordination.StatusView)) },
 		"StepResult": func(v reflect.Value) any { return wireStepResult(v.Interface().(coordination.StepResult)) },
 		"Rules":      func(v reflect.Value) any { return wireRules(v.Interface().(coordination.Rules)) },
+		"Estimate":   func(v reflect.Value) any { return wireEstimate(v.Interface().(coordination.Estimate)) },
 		"CheckpointResult": func(v reflect.Value) any {
 			return wireCheckpointResult(v.Interface().(checkpoint.Result))
 		},
@@ -91,6 +92,8 @@ func TestWireTypesCarryEveryField(t *testing.T) {
 			src = &coordination.StepResult{}
 		case "Rules":
 			src = &coordination.Rules{}
+		case "Estimate":
+			src = &coordination.Estimate{}
 		case "CheckpointResult":
 			src = &checkpoint.Result{}
 		case "Plan":

@@ -355,3 +355,13 @@ func wireWinnerPtr(v *coordination.Winner) *Winner {
 	w := wireWinner(*v)
 	return &w
 }
+
+func wireEstimate(v coordination.Estimate) Estimate {
+	agents := make([]AgentEstimate, len(v.Agents))
+	for i, a := range v.Agents {
+		agents[i] = AgentEstimate(a)
+	}
+	return Estimate{Agents: agents, RoundCostUSD: v.RoundCostUSD, RoundTokens: v.RoundTokens,
+		SessionCostUSD: v.SessionCostUSD, SessionTokens: v.SessionTokens, Unpriced: v.Unpriced,
+		CostBudgetUSD: v.CostBudgetUSD, TokenBudget: v.TokenBudget, Problem: v.Problem}
+}

@@ -44,6 +44,7 @@ type runFlags struct {
 	contexts   []string
 	criteria   string
 	maxCLI     int
+	estimate   bool
 }
 
 func runCommand() *cobra.Command {
@@ -57,6 +58,7 @@ func runCommand() *cobra.Command {
   echo "What is 17 * 23?" | massgen-mcp run --models sim,sim,sim -
   massgen-mcp run --models sim,sim,sim "Build a one-page landing site for a bakery"
   massgen-mcp run --context-path ./myapp:write "Add tests to the parser"
+  massgen-mcp run --estimate --budget 1 --models openai/gpt-5.4,claude,gemini "Review this design"
   massgen-mcp run --resume team_20261129_101500_1a2b3c4d`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTeam(cmd.Context(), cmd, f, args)
@@ -85,6 +87,7 @@ func runCommand() *cobra.Command {
 	fl.StringVar(&f.criteria, "criteria", "", "evaluation criteria every agent sees and votes by: auto (written for the task by the first usable model, else the built-in ones for its kind) or a JSON file of your own")
 	fl.StringVar(&f.taskFile, "task-file", "", "read the task from this file (- for standard input)")
 	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")
+	fl.BoolVar(&f.estimate, "estimate", false, "print the team's worst-case cost at list prices against --budget and exit; nothing is run or spent")
 	fl.StringArrayVar(&f.contexts, "context-path", nil, "a project directory every agent reads, DIR or DIR:write (each workspace starts from it and the winner's changes are applied back); repeatable")
 	return cmd
 }
@@ -98,6 +101,9 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		spec, err := teamSpec(cmd, f, args)
 		if err != nil {
 			return err
+		}
+		if f.estimate {
+			return printEstimate(out, svc, spec, f.json)
 		}
 		if f.criteria != "" {
 			set, err := teamCriteria(ctx, cmd, svc, f.criteria, spec.Task)

@@ -1,0 +1,210 @@
+package coordination
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
+)
+
+// ErrBudgetTooSmall is wrapped by the error for a team whose budget cannot
+// pay for one round of its agents in the worst case (Create refuses it
+// before anything is written or spent).
+var ErrBudgetTooSmall = errors.New("the budget cannot pay for one round")
+
+// DefaultEstimateOutputTokens is the reply size a step's worst case assumes
+// for an agent that sets no max_output_tokens: the model's own cap is often
+// 32 K to 128 K tokens, which would refuse almost any budget, and a step's
+// reply is rarely near it. The estimate says when it assumed this.
+const DefaultEstimateOutputTokens = 8192
+
+// cliPromptTokens is about what a coding-agent CLI adds to every turn's
+// input beyond our prompt: its own system prompt and tool definitions (an
+// allowance on the high side, not a measurement of every version). A CLI
+// step may take many turns; the in-step limits (tool calls, tokens, cost)
+// bind those, not this estimate.
+var cliPromptTokens = map[string]int64{
+	"claude_code": 20_000,
+	"codex":       12_000,
+	"gemini_cli":  14_000,
+}
+
+// AgentEstimate is the worst case of one agent's first step at list prices:
+// its prompt and a reply at its output cap, one model call (a step's tool
+// loop is bounded by the in-step limits, not by this figure).
+type AgentEstimate struct {
+	AgentID      string `json:"agent_id"`
+	Model        string `json:"model"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	// OutputAssumed says the agent sets no max_output_tokens, so
+	// DefaultEstimateOutputTokens was assumed for its reply.
+	OutputAssumed bool `json:"output_assumed,omitempty"`
+	// CostUSD is nil when the model has no list price here.
+	CostUSD *float64 `json:"cost_usd"`
+	// SessionCostUSD is the agent's worst case over every step it may take
+	// (max_rounds), later steps reading every peer's answer at its cap.
+	SessionCostUSD *float64 `json:"session_cost_usd"`
+	SessionTokens  int64    `json:"session_tokens"`
+}
+
+// Estimate is what a team would cost at most, before it runs: one round
+// (every agent's first step) and the whole session (max_rounds steps each),
+// against the session's budgets.
+type Estimate struct {
+	Agents []AgentEstimate `json:"agents"`
+	// RoundCostUSD and RoundTokens: one step of every agent, worst case.
+	RoundCostUSD float64 `json:"round_cost_usd"`
+	RoundTokens  int64   `json:"round_tokens"`
+	// SessionCostUSD and SessionTokens: every step the rules allow.
+	SessionCostUSD float64 `json:"session_cost_usd"`
+	SessionTokens  int64   `json:"session_tokens"`
+	// Unpriced lists the agents with no list price (their cost is not in
+	// the sums).
+	Unpriced      []string `json:"unpriced,omitempty"`
+	CostBudgetUSD *float64 `json:"cost_budget_usd,omitempty"`
+	TokenBudget   *int64   `json:"token_budget,omitempty"`
+	// Problem says why the budget cannot pay for one round; "" when it can
+	// or when no budget is set.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Estimate checks a team spec as Create would, but for keys and installed
+// CLIs (an estimate is for before you have them), and returns its worst-case
+// cost at list prices. Nothing is written, opened or called.
+func (svc *Service) Estimate(spec TeamSpec) (*Estimate, error) {
+	s, err := svc.newSession(spec, false)
+	if err != nil {
+		return nil, err
+	}
+	e := estimateSession(s)
+	return &e, nil
+}
+
+// estimateSession works out a session's worst case from its first views.
+func estimateSession(s *Session) Estimate {
+	st := Derive(s, &Ledger{Agents: map[string][]Entry{}}, nil)
+	e := Estimate{CostBudgetUSD: s.Rules.CostBudgetUSD, TokenBudget: s.Rules.TokenBudget}
+	var workers []Agent
+	for _, a := range s.Agents {
+		if !a.IsHost() {
+			workers = append(workers, a)
+		}
+	}
+	for _, a := range workers {
+		ae := estimateAgent(s, st, a, len(workers))
+		e.Agents = append(e.Agents, ae)
+		e.RoundTokens += ae.InputTokens + ae.OutputTokens
+		e.SessionTokens += ae.SessionTokens
+		if ae.CostUSD == nil {
+			e.Unpriced = append(e.Unpriced, a.ID)
+			continue
+		}
+		e.RoundCostUSD += *ae.CostUSD
+		e.SessionCostUSD += *ae.SessionCostUSD
+	}
+	e.Problem = e.problem(len(workers))
+	return e
+}
+
+// estimateAgent is one agent's worst case: its first step's prompt (as the
+// step would build it) plus its output cap, and over max_rounds steps, each
+// later prompt holding every worker's answer at its cap (or the peer-answer
+// cap, when smaller).
+func estimateAgent(s *Session, st *State, a Agent, workers int) AgentEstimate {
+	ae := AgentEstimate{AgentID: a.ID, Model: a.Model, OutputTokens: int64(a.MaxOutputTokens)}
+	if ae.OutputTokens <= 0 {
+		ae.OutputTokens, ae.OutputAssumed = DefaultEstimateOutputTokens, true
+	}
+	sp, err := providers.ParseSpec(a.Model)
+	if err != nil {
+		return ae
+	}
+	v := buildView(s, st, a.ID)
+	ae.InputTokens = approxTokens(v.System) + approxTokens(v.Prompt) + toolTokens(v.Tools) + cliPromptTokens[sp.Backend]
+	shown := min(ae.OutputTokens, int64(s.Rules.PeerAnswerTokenCap))
+	rounds := int64(max(s.Rules.MaxRounds, 1))
+	// Steps 2..rounds each read every worker's latest answer.
+	later := ae.InputTokens + int64(workers)*shown
+	sessionIn := ae.InputTokens + (rounds-1)*later
+	sessionOut := rounds * ae.OutputTokens
+	ae.SessionTokens = sessionIn + sessionOut
+	if c, ok := worstCost(sp, ae.InputTokens, ae.OutputTokens); ok {
+		ae.CostUSD = &c
+		first, _ := worstCost(sp, ae.InputTokens, 0)
+		rest, _ := worstCost(sp, later, 0)
+		out, _ := worstCost(sp, 0, sessionOut)
+		total := first + float64(rounds-1)*rest + out
+		ae.SessionCostUSD = &total
+	}
+	return ae
+}
+
+// problem says why the budgets cannot pay for one round, or "".
+func (e Estimate) problem(workers int) string {
+	team := "these " + Count(workers, "agent")
+	if workers == 1 {
+		team = "this agent"
+	}
+	var out []string
+	if b := e.CostBudgetUSD; b != nil && e.RoundCostUSD > *b {
+		out = append(out, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s at list prices in the worst case", money(*b), team, money(e.RoundCostUSD)))
+	}
+	if b := e.TokenBudget; b != nil && e.RoundTokens > *b {
+		out = append(out, fmt.Sprintf("a token budget of %d cannot pay for one round of %s: about %d tokens in the worst case", *b, team, e.RoundTokens))
+	}
+	return strings.Join(out, "; ")
+}
+
+// money prints a dollar amount with the precision small budgets need.
+func money(v float64) string {
+	if v < 0.1 {
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// worstCost prices a call at list prices: the price table for a backend's
+// model, a sim's own price_in/price_out (free without them).
+func worstCost(sp providers.Spec, in, out int64) (float64, bool) {
+	if sp.Backend == "sim" {
+		pIn, _ := strconv.ParseFloat(sp.Params["price_in"], 64)
+		pOut, _ := strconv.ParseFloat(sp.Params["price_out"], 64)
+		return float64(in)*pIn/1e6 + float64(out)*pOut/1e6, true
+	}
+	c := pricing.Cost(sp.Backend, sp.Model, providers.Usage{Input: in, Output: out})
+	if c == nil {
+		return 0, false
+	}
+	return *c, true
+}
+
+// approxTokens counts about four characters a token, as the sim and the
+// fakes do: the estimate needs no tokenizer to be within its own margin.
+func approxTokens(s string) int64 { return int64((utf8.RuneCountInString(s) + 3) / 4) }
+
+// toolTokens is what the workflow tools' definitions add to a prompt.
+func toolTokens(ts []providers.Tool) int64 {
+	var n int64
+	for _, t := range ts {
+		n += approxTokens(t.Name) + approxTokens(t.Description) + int64(len(t.Schema)+3)/4
+	}
+	return n
+}
+
+// checkBudgetAffordsARound refuses a new team whose budget cannot pay for
+// one round in the worst case, before anything is written or spent.
+func checkBudgetAffordsARound(s *Session) error {
+	if s.Rules.CostBudgetUSD == nil && s.Rules.TokenBudget == nil {
+		return nil
+	}
+	e := estimateSession(s)
+	if e.Problem == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %w: %s (raise the budget, set max_output_tokens on the agents, or use fewer agents; an estimate spends nothing)", ErrBadInput, ErrBudgetTooSmall, e.Problem)
+}

@@ -1,0 +1,55 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Estimate renders a team's worst-case cost before it runs: `run
+// --estimate` and run_team{estimate: true} print the same text.
+func Estimate(e *coordination.Estimate) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Estimate for %s, worst case at list prices (nothing was run or spent):\n", coordination.Count(len(e.Agents), "agent"))
+	assumed := false
+	for _, a := range e.Agents {
+		reply := fmt.Sprintf("%d", a.OutputTokens)
+		if a.OutputAssumed {
+			reply += "*"
+			assumed = true
+		}
+		step, whole := "no list price", ""
+		switch {
+		case a.CostUSD != nil && *a.CostUSD == 0:
+			step = "free"
+		case a.CostUSD != nil:
+			step = "$" + dollars(*a.CostUSD) + " a step"
+			whole = ", $" + dollars(*a.SessionCostUSD) + " in all"
+		}
+		fmt.Fprintf(&b, "  %s (%s): prompt ~%d + reply %s tokens: %s%s\n", a.AgentID, a.Model, a.InputTokens, reply, step, whole)
+	}
+	fmt.Fprintf(&b, "One round: $%s, ~%d tokens. Every step the rules allow: $%s, ~%d tokens.\n",
+		dollars(e.RoundCostUSD), e.RoundTokens, dollars(e.SessionCostUSD), e.SessionTokens)
+	if len(e.Unpriced) > 0 {
+		fmt.Fprintf(&b, "Not in the dollar figures (no list price): %s.\n", strings.Join(e.Unpriced, ", "))
+	}
+	if assumed {
+		fmt.Fprintf(&b, "* no max_output_tokens set: a reply of %d tokens is assumed.\n", coordination.DefaultEstimateOutputTokens)
+	}
+	switch {
+	case e.Problem != "":
+		fmt.Fprintf(&b, "Refused as it stands: %s.\n", e.Problem)
+	case e.CostBudgetUSD != nil || e.TokenBudget != nil:
+		b.WriteString("The budget pays for one round; the run stops when the next step would pass it.\n")
+	}
+	return b.String()
+}
+
+// dollars prints an amount with the precision small figures need.
+func dollars(v float64) string {
+	if v < 0.1 {
+		return fmt.Sprintf("%.4f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
