@@ -392,7 +392,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			if !affordable(s, st, len(own)) {
+			if !affordable(s, st, len(own), svc.liveSpent(s.ID)) {
 				unaffordable = true
 				break
 			}
@@ -668,8 +668,11 @@ func kindOfAction(a string) string {
 // flight and of this one must stay within each budget. Parallel launches
 // therefore overshoot a budget by at most what the steps in flight cost
 // beyond that mean; before any step has landed nothing is known and every
-// due agent is launched (the first wave).
-func affordable(s *Session, st *State, inFlight int) bool {
+// due agent is launched (the first wave). live is what the steps in flight
+// have reported spending so far (a CLI agent's turns): no step is launched
+// while the ledger and they are at a budget already, since it would spend
+// a turn before hearing so.
+func affordable(s *Session, st *State, inFlight int, live spent) bool {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return true
@@ -686,6 +689,9 @@ func affordable(s *Session, st *State, inFlight int) bool {
 				cost += *e.Usage.CostUSD
 			}
 		}
+	}
+	if (r.CostBudgetUSD != nil && cost+live.cost >= *r.CostBudgetUSD) || (r.TokenBudget != nil && tokens+live.tokens >= *r.TokenBudget) {
+		return false
 	}
 	out := float64(inFlight + 1)
 	if r.CostBudgetUSD != nil && costed > 0 && cost+out*cost/float64(costed) > *r.CostBudgetUSD {
