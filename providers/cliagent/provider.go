@@ -98,7 +98,13 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 	}
 	if why := lim.err(); why != nil {
 		// Stopped by a limit before it answered: what it spent is the
-		// step's, and its tool records are kept, as at a timeout.
+		// step's, and its tool records are kept, as at a timeout. A CLI
+		// that reports usage only when its turn ends (Codex, Gemini CLI)
+		// was stopped before it said: its model calls cost something
+		// unknown, not nothing.
+		if usage.Tokens() == 0 {
+			usage = providers.Usage{}
+		}
 		return providers.Action{}, usage, &providers.Error{Class: why.Class,
 			Message: p.mask(fmt.Sprintf("%s was stopped: it %s", p.info.Binary, why.Message))}
 	}
