@@ -392,7 +392,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			if !affordable(s, st, len(own)) {
+			if !affordable(s, st, len(own), svc.liveSpent(s.ID)) {
 				unaffordable = true
 				break
 			}
@@ -669,8 +669,11 @@ func kindOfAction(a string) string {
 // before any has landed it is the worst case of a first step at list prices
 // (estimate.go), so the first wave launches only what the budget can pay
 // for in the worst case. Parallel launches overshoot a budget by at most
-// what the steps in flight cost beyond that expectation.
-func affordable(s *Session, st *State, inFlight int) bool {
+// what the steps in flight cost beyond that expectation. live is what the
+// steps in flight have reported spending so far (a CLI agent's turns): no
+// step is launched while the ledger and they are at a budget already, since
+// it would spend a turn before hearing so.
+func affordable(s *Session, st *State, inFlight int, live spent) bool {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return true
@@ -687,6 +690,9 @@ func affordable(s *Session, st *State, inFlight int) bool {
 				cost += *e.Usage.CostUSD
 			}
 		}
+	}
+	if (r.CostBudgetUSD != nil && cost+live.cost >= *r.CostBudgetUSD) || (r.TokenBudget != nil && tokens+live.tokens >= *r.TokenBudget) {
+		return false
 	}
 	out := float64(inFlight + 1)
 	if r.CostBudgetUSD != nil {

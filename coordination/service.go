@@ -85,8 +85,9 @@ type Service struct {
 	mcps     sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
 	watchers atomic.Pointer[observers]
 
-	mu   sync.Mutex
-	runs map[string]*Run // local run loops by session
+	mu     sync.Mutex
+	runs   map[string]*Run       // local run loops by session
+	spends map[string]*liveSpend // sessions with steps in flight here, and their spend so far (spend.go)
 }
 
 // NewService returns a Service over a store.

@@ -175,8 +175,12 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		// provider reported spending is the session's.
 		lock.Release()
 		svc.recordUsage(ctx, s.ID, agentID, spent, "cancelled call of step "+strconv.Itoa(step))
+		kit.spend.close(spent)
 		return nil, err
 	}
+	// Closed once the entry is in the ledger: until then the steps in
+	// flight count this one's spend as live (at worst twice, never not).
+	defer kit.spend.close(entry.Usage)
 	entry.Agent, entry.Time = agentID, svc.now()
 	entry.DurationSeconds = svc.opts.Now().Sub(start).Seconds()
 	res, err := svc.land(ctx, s, lock, v, entry, tally)
@@ -211,6 +215,7 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 			req.Watch = watch
 		}
 		reply, u, err := p.Step(sctx, req)
+		kit.spend.attempted(u)
 		if e, err := svc.judge(ctx, sctx, s, st, v, t, reply, u, err); e != nil || err != nil {
 			return e, t.usage, err
 		}

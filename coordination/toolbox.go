@@ -68,6 +68,7 @@ type stepKit struct {
 	budget int64
 	web    bool
 	rec    toolRecorder
+	spend  *stepSpend // the session's budgets as the step sees them; nil: none
 }
 
 // stepKit builds the kit of an agent's step. A step with no place to read
@@ -79,7 +80,7 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	if ag.Tools != nil {
 		set = *ag.Tools
 	}
-	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch}
+	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch, spend: svc.openSpend(s, st)}
 	if b := s.Rules.TokenBudget; b != nil {
 		k.budget = max(*b-spentTokens(st), 1)
 	}
@@ -112,6 +113,9 @@ func (k *stepKit) equip(req *providers.Request) {
 		req.Record = &k.rec
 	}
 	req.MaxToolCalls, req.TokenBudget, req.WebSearch = k.max, k.budget, k.web
+	if k.spend != nil { // a nil *stepSpend in the interface would not be nil
+		req.Spend = k.spend
+	}
 }
 
 // spentTokens is every token the ledger's entries used so far.

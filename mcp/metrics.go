@@ -45,7 +45,7 @@ func newMetrics(ts *tenants) *metrics {
 		}, []string{"kind"}),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "massgen_provider_errors_total",
-			Help: "Steps that ended in a provider error after retries, by class (rate_limit, overloaded, auth, quota, bad_output, timeout, provider).",
+			Help: "Steps that ended in a provider error after retries, by class (rate_limit, overloaded, auth, quota, bad_output, timeout, provider, budget, tool_calls).",
 		}, []string{"class"}),
 	}
 	runs := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -65,7 +65,7 @@ func newMetrics(ts *tenants) *metrics {
 		m.steps.WithLabelValues(string(k))
 	}
 	for _, c := range []providers.Class{providers.ClassRateLimit, providers.ClassOverloaded, providers.ClassAuth, providers.ClassQuota,
-		providers.ClassBadOutput, providers.ClassTimeout, providers.ClassProvider} {
+		providers.ClassBadOutput, providers.ClassTimeout, providers.ClassProvider, providers.ClassBudget, providers.ClassToolCalls} {
 		m.errs.WithLabelValues(string(c))
 	}
 	ts.mu.Lock()

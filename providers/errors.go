@@ -17,6 +17,12 @@ const (
 	ClassBadOutput  Class = "bad_output"
 	ClassTimeout    Class = "timeout"
 	ClassProvider   Class = "provider"
+	// ClassBudget is a step stopped mid-run because the session's
+	// cost_budget_usd or token_budget ran out; ClassToolCalls one stopped
+	// because it went past max_tool_calls_per_step. Neither clears by
+	// retrying.
+	ClassBudget    Class = "budget"
+	ClassToolCalls Class = "tool_calls"
 )
 
 // Error is a failed provider call with its class. Message must already be safe

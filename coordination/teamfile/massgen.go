@@ -352,7 +352,7 @@ func (p *parser) contextPaths(n *yaml.Node, where string) {
 
 var ruleKeys = []string{"consensus", "max_rounds", "max_answers_per_agent", "timeout_seconds", "step_timeout_seconds",
 	"cost_budget_usd", "token_budget", "max_agent_failures", "final", "answer_format", "early_stop", "aliases",
-	"rotate_own_last", "blind_first", "peer_answer_token_cap", "strict"}
+	"rotate_own_last", "blind_first", "peer_answer_token_cap", "max_tool_calls_per_step", "strict"}
 
 // rules reads our format's rules mapping (the keys of DESIGN.md §2).
 func (p *parser) rules(n *yaml.Node) {
@@ -404,6 +404,8 @@ func (p *parser) rules(n *yaml.Node) {
 			r.BlindFirst = &b
 		case "peer_answer_token_cap":
 			r.PeerAnswerTokenCap = p.positiveInt(v, full)
+		case "max_tool_calls_per_step":
+			r.MaxToolCallsPerStep = p.positiveInt(v, full)
 		case "strict":
 			r.Strict = p.bool(v, full)
 		default:

@@ -124,6 +124,11 @@ type Events interface {
 	Tool(rec providers.ToolRecord)
 	// Retry says the CLI retries its API after wait.
 	Retry(wait time.Duration, err error)
+	// Usage is the run's usage so far, whenever the stream tells it (after
+	// each model call where it does, else at the turn's end), and the model
+	// that spent it ("" when the stream does not say). The step's limits
+	// are checked against it as it arrives.
+	Usage(run providers.Usage, model string)
 }
 
 // Outcome is what a run's stream reported.

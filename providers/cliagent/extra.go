@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
@@ -26,35 +25,12 @@ type extraTools struct {
 	req    *providers.Request
 	tools  []providers.Tool  // as the toolbox names them
 	byName map[string]string // served name → toolbox name
-	spent  *toolCalls
-}
-
-// toolCalls counts a step's MCP calls against its limit, across the runs of
-// the CLI the step makes (a resumed run that failed, then a fresh one): the
-// limit is the step's, as an API agent's tool loop keeps it.
-type toolCalls struct {
-	mu    sync.Mutex
-	limit int
-	made  int
-}
-
-func newToolCalls(req *providers.Request) *toolCalls {
-	return &toolCalls{limit: req.ToolCallLimit()}
-}
-
-// take counts one more call, or says why it may not run.
-func (c *toolCalls) take() (why string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if why = providers.BudgetSpent(c.made, c.limit, providers.Usage{}, 0); why == "" {
-		c.made++
-	}
-	return why
+	spent  *limits
 }
 
 // newExtraTools are the request's MCP server tools for one run of the CLI,
 // counted in spent, or nil when it has none.
-func newExtraTools(ctx context.Context, req *providers.Request, spent *toolCalls) *extraTools {
+func newExtraTools(ctx context.Context, req *providers.Request, spent *limits) *extraTools {
 	if req.Toolbox == nil {
 		return nil
 	}

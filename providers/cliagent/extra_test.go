@@ -87,7 +87,7 @@ func TestACLIAgentIsServedItsMCPToolsThroughTheWorkflowServer(t *testing.T) {
 // the workflow tools alone, as before.
 func TestACLIAgentWithoutMCPToolsIsServedTheWorkflowToolsAlone(t *testing.T) {
 	req := providers.Request{Tools: testTools(), Toolbox: fileTools{}}
-	if x := newExtraTools(context.Background(), &req, newToolCalls(&req)); x != nil {
+	if x := newExtraTools(context.Background(), &req, newLimits(&req)); x != nil {
 		t.Fatalf("extra tools %v from a toolbox of file tools", x.names())
 	}
 }
@@ -119,7 +119,7 @@ func (b blockingBox) Call(ctx context.Context, _ string, _ json.RawMessage) (pro
 func TestAnMCPCallInFlightEndsWithTheStepsRun(t *testing.T) {
 	box := blockingBox{started: make(chan struct{})}
 	req := providers.Request{Tools: testTools(), Toolbox: box}
-	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req, newToolCalls(&req)))
+	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req, newLimits(&req)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func (longBox) Tools() []providers.Tool {
 // reaches the toolbox under the toolbox's own name.
 func TestLongMCPToolNamesAreServedWithinTheAPIsLimit(t *testing.T) {
 	req := providers.Request{Tools: testTools(), Toolbox: longBox{}}
-	x := newExtraTools(context.Background(), &req, newToolCalls(&req))
+	x := newExtraTools(context.Background(), &req, newLimits(&req))
 	names := x.names()
 	if len(names) != 2 || names[1] != "github__get_me" {
 		t.Fatalf("served %v", names)
@@ -190,7 +190,7 @@ func TestMCPCallsMadeAtOnceAreEachRunAndRecorded(t *testing.T) {
 	box := &probeBox{}
 	req := providers.Request{Tools: testTools(), Toolbox: box, MaxToolCalls: 8}
 	req.Record = &maskedRecorder{r: kept, mask: func(s string) string { return s }}
-	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req, newToolCalls(&req)))
+	w, err := listenWorkflow(t.TempDir(), req.Tools, newExtraTools(context.Background(), &req, newLimits(&req)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

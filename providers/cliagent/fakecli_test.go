@@ -94,6 +94,10 @@ func (p *testParser) Line(line []byte, ev Events) error {
 		ev.Text(e.Text)
 	case "tool":
 		ev.Tool(*e.Tool)
+	case "usage":
+		// The run's usage so far, as Claude Code's messages report it.
+		p.out.Usage = providers.Usage{Input: e.Input, Output: e.Output}
+		ev.Usage(p.out.Usage, "")
 	case "result":
 		p.out = Outcome{SessionID: e.Session, Final: e.Final, Error: e.Error, Status: e.Status, Done: true, Subscription: e.Sub,
 			Usage: providers.Usage{Input: e.Input, Output: e.Output, CostUSD: e.Cost}}
@@ -212,6 +216,26 @@ func fakeCLI(args []string) int {
 		os.WriteFile("pids", []byte(fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)), 0o644)
 		emit(map[string]any{"type": "text", "text": "thinking"})
 		time.Sleep(time.Hour)
+	case "loop":
+		// A model that answers every turn with another tool call: each
+		// turn reports its usage (1,000 input and 100 output tokens more),
+		// then runs one Read. It would end after 500 turns.
+		child := exec.Command("sleep", "987.654")
+		child.Start()
+		os.WriteFile("pids", []byte(fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)), 0o644)
+		for turn := 1; turn <= 500; turn++ {
+			emit(map[string]any{"type": "usage", "input": 1000 * turn, "output": 100 * turn})
+			emit(map[string]any{"type": "tool", "tool": providers.ToolRecord{Kind: "tool", Name: "Read", Arguments: json.RawMessage(fmt.Sprintf(`{"turn":%d}`, turn))}})
+			time.Sleep(20 * time.Millisecond)
+		}
+		result("looped 500 turns")
+	case "badcalls":
+		// Keeps calling new_answer with an empty answer.
+		for i := 1; i <= 50; i++ {
+			msg, _ := callTool(run, "new_answer", map[string]any{"content": ""})
+			emit(map[string]any{"type": "text", "text": fmt.Sprintf("call %d: %s", i, msg)})
+		}
+		result("gave up")
 	case "malformed":
 		fmt.Println("panic: this is not the stream")
 		fmt.Fprintln(os.Stderr, "fatal: the fake CLI crashed")

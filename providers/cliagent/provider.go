@@ -72,15 +72,16 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 		return providers.Action{}, providers.Usage{}, err
 	}
 	resume := ag.session()
-	spent := newToolCalls(&req)
-	res, err := p.run(ctx, req, ag, resume, spent)
+	lim := newLimits(&req)
+	res, err := p.run(ctx, req, ag, resume, lim)
 	usage := p.usage(res.out)
-	if err == nil && res.call == nil && res.failed() && resume != "" {
+	if err == nil && res.call == nil && res.failed() && resume != "" && lim.err() == nil {
 		// The session it continued may be gone (a CLI reinstalled, its
 		// config directory cleared): start afresh once.
 		ag.saveSession("")
 		resume = ""
-		res, err = p.run(ctx, req, ag, "", spent)
+		lim.ranBefore(usage)
+		res, err = p.run(ctx, req, ag, "", lim)
 		usage = usage.Add(p.usage(res.out))
 	}
 	if res.out.SessionID != "" {
@@ -94,6 +95,18 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 		call := *res.call
 		call.Args = json.RawMessage(p.mask(string(call.Args)))
 		return providers.Action{Calls: []providers.ToolCall{call}, Text: final}, usage, nil
+	}
+	if why := lim.err(); why != nil {
+		// Stopped by a limit before it answered: what it spent is the
+		// step's, and its tool records are kept, as at a timeout. A CLI
+		// that reports usage only when its turn ends (Codex, Gemini CLI)
+		// was stopped before it said: its model calls cost something
+		// unknown, not nothing.
+		if usage.Tokens() == 0 {
+			usage = providers.Usage{}
+		}
+		return providers.Action{}, usage, &providers.Error{Class: why.Class,
+			Message: p.mask(fmt.Sprintf("%s was stopped: it %s", p.info.Binary, why.Message))}
 	}
 	if len(req.History) > 0 {
 		if act, ok := providers.ParseTextCallsFor(final, req.Tools); ok {
@@ -183,7 +196,7 @@ func (p *Provider) usage(o Outcome) providers.Usage {
 		if u.Input == 0 && u.Output == 0 && u.CachedInput == 0 && u.Reasoning == 0 && !o.Done {
 			return providers.Free() // nothing was spent
 		}
-		u.CostUSD = pricing.Cost(p.info.PriceBackend, p.opts.Model, u)
+		u = p.priced(u, "")
 	}
 	if (o.Subscription || p.opts.Subscription) && u.CostUSD != nil {
 		u.CostEstimated = true
@@ -191,16 +204,31 @@ func (p *Provider) usage(o Outcome) providers.Usage {
 	return u
 }
 
+// priced fills in a usage's cost from the price table when the CLI gave
+// none: the model the agent was given, else the one the stream named.
+func (p *Provider) priced(u providers.Usage, streamModel string) providers.Usage {
+	if u.CostUSD != nil {
+		return u
+	}
+	model := p.opts.Model
+	if model == "" {
+		model = streamModel
+	}
+	u.CostUSD = pricing.Cost(p.info.PriceBackend, model, u)
+	return u
+}
+
 func (p *Provider) mask(s string) string { return keys.Mask(s, p.opts.Secrets...) }
 
-// run runs the CLI once, its MCP calls counted in spent. err is set only
-// when the run could not start or the context ended it; everything else is
-// in the result.
-func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string, spent *toolCalls) (result, error) {
+// run runs the CLI once, its tool calls and usage counted in lim, which
+// ends it (as a timeout does) once a limit is past. err is set only when the
+// run could not start or the context ended it; everything else is in the
+// result.
+func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs, resume string, lim *limits) (result, error) {
 	if req.Record != nil {
 		req.Record = &maskedRecorder{r: req.Record, mask: p.mask}
 	}
-	wf, err := listenWorkflow(ag.root, req.Tools, newExtraTools(ctx, &req, spent))
+	wf, err := listenWorkflow(ag.root, req.Tools, newExtraTools(ctx, &req, lim), lim)
 	if err != nil {
 		return result{}, err
 	}
@@ -220,7 +248,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	defer proc.kill()
 
 	parser := p.cli.NewParser()
-	ev := &events{req: &req, mask: p.mask}
+	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced}
 	lines := make(chan []byte, 64)
 	readErr := make(chan error, 1)
 	go func() {
@@ -242,7 +270,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	landed, exited := wf.landed, proc.exited
 	var grace <-chan time.Time
 	var ctxErr error
-	done := ctx.Done()
+	done, limited := ctx.Done(), lim.stopped()
 	for lines != nil || exited != nil {
 		select {
 		case line, ok := <-lines:
@@ -266,6 +294,9 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 			done = nil
 			ctxErr = context.Cause(ctx)
 			proc.kill()
+		case <-limited:
+			limited = nil
+			proc.kill() // past a limit: what it wrote and spent is kept
 		case <-exited:
 			exited = nil
 			// The group is dead; what is left in the pipe is read to its
@@ -425,17 +456,25 @@ func toolList(tools []providers.Tool) []string {
 	return out
 }
 
-// events passes a stream's events to the request, masked.
+// events passes a stream's events to the request, masked, and counts them
+// against the step's limits.
 type events struct {
-	req  *providers.Request
-	mask func(string) string
+	req   *providers.Request
+	mask  func(string) string
+	lim   *limits
+	price func(u providers.Usage, model string) providers.Usage
 }
 
 func (e *events) Text(delta string) { e.req.StreamText(e.mask(delta)) }
 
 func (e *events) Tool(rec providers.ToolRecord) {
-	e.req.RecordTool(rec) // masked by the run's maskedRecorder
+	e.req.RecordTool(rec)         // masked by the run's maskedRecorder
+	if rec.Kind != "web_search" { // searches do not count, as in an API agent's loop
+		e.lim.ran(rec.Name)
+	}
 }
+
+func (e *events) Usage(run providers.Usage, model string) { e.lim.used(e.price(run, model)) }
 
 func (e *events) Retry(wait time.Duration, err error) {
 	if err != nil {

@@ -30,6 +30,7 @@ type workflow struct {
 	ln     net.Listener
 	tools  []providers.Tool
 	extra  *extraTools // nil: the workflow tools only
+	lim    *limits     // counts the calls that do not land; nil: none
 
 	mu     sync.Mutex
 	call   *providers.ToolCall
@@ -40,7 +41,7 @@ type workflow struct {
 // listenWorkflow opens a step's socket in a fresh private directory: under
 // base (the agent's own directory, with its other private files) when the
 // socket's path fits there, else under TMPDIR.
-func listenWorkflow(base string, tools []providers.Tool, extra *extraTools) (*workflow, error) {
+func listenWorkflow(base string, tools []providers.Tool, extra *extraTools, lim *limits) (*workflow, error) {
 	// A Unix socket's path is limited to 108 bytes.
 	if base == "" || len(base)+len("/massgen-step-4294967295/relay.sock") > 100 {
 		base = ""
@@ -53,7 +54,7 @@ func listenWorkflow(base string, tools []providers.Tool, extra *extraTools) (*wo
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	w := &workflow{dir: dir, socket: filepath.Join(dir, "relay.sock"), tools: tools, extra: extra, landed: make(chan struct{})}
+	w := &workflow{dir: dir, socket: filepath.Join(dir, "relay.sock"), tools: tools, extra: extra, lim: lim, landed: make(chan struct{})}
 	ln, err := net.Listen("unix", w.socket)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -116,19 +117,27 @@ func (w *workflow) answer(conn net.Conn) {
 	_, _ = conn.Write(append(out, '\n'))
 }
 
-// take judges one call: the first one of the right shape lands.
+// take judges one call: the first one of the right shape lands. A call
+// that does not land counts against the step's tool calls, so a CLI that
+// keeps getting its answer wrong is stopped like one that loops on tools.
 func (w *workflow) take(c relay.Call) relay.Verdict {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.call != nil {
 		return relay.Verdict{Message: submitted(w.call.Name)}
 	}
+	refuse := func(msg string) relay.Verdict {
+		if w.lim != nil {
+			w.lim.ran(c.Tool + " (refused: " + clip(msg, 120) + ")")
+		}
+		return relay.Verdict{Message: msg}
+	}
 	i := slices.IndexFunc(w.tools, func(t providers.Tool) bool { return t.Name == c.Tool })
 	if i < 0 {
-		return relay.Verdict{Message: fmt.Sprintf("%s is not offered in this step; call %s.", c.Tool, toolNames(w.tools))}
+		return refuse(fmt.Sprintf("%s is not offered in this step; call %s.", c.Tool, toolNames(w.tools)))
 	}
 	if prob := checkShape(w.tools[i], c.Arguments); prob != "" {
-		return relay.Verdict{Message: prob}
+		return refuse(prob)
 	}
 	args := bytes.Clone(c.Arguments)
 	w.call = &providers.ToolCall{Name: c.Tool, Args: args}

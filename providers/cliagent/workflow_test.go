@@ -38,7 +38,7 @@ func TestCheckShape(t *testing.T) {
 
 func TestStepSocketIsPrivateAndTakesOneCall(t *testing.T) {
 	base, _ := filepath.EvalSymlinks(t.TempDir())
-	w, err := listenWorkflow(base, testTools()[:1], nil)
+	w, err := listenWorkflow(base, testTools()[:1], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestStepSocketIsPrivateAndTakesOneCall(t *testing.T) {
 	if err := os.Mkdir(long, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w2, err := listenWorkflow(long, testTools()[:1], nil)
+	w2, err := listenWorkflow(long, testTools()[:1], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

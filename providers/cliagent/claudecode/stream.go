@@ -53,6 +53,7 @@ type event struct {
 
 type message struct {
 	ID      string  `json:"id"`
+	Model   string  `json:"model"`
 	Role    string  `json:"role"`
 	Content []block `json:"content"`
 	Usage   *usage  `json:"usage"`
@@ -113,6 +114,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		p.user(e.Message, ev)
 	case "result":
 		p.result(e)
+		ev.Usage(p.out.Usage, "")
 	}
 	return nil
 }
@@ -139,6 +141,9 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 			p.msgOrder = append(p.msgOrder, m.ID)
 		}
 		p.msgUsage[m.ID] = m.Usage.normalised()
+		// Each model call's usage as it arrives, so the step's limits bind
+		// within a turn rather than at the run's end.
+		ev.Usage(p.messagesUsage(), m.Model)
 	}
 	for _, b := range m.Content {
 		switch b.Type {
@@ -220,15 +225,20 @@ func (p *Parser) result(e event) {
 func (p *Parser) Outcome() cliagent.Outcome {
 	o := p.out
 	if !o.Done {
-		u := providers.Usage{}
-		for _, id := range p.msgOrder {
-			u = u.Add(p.msgUsage[id])
-		}
-		u.CostUSD = nil
-		o.Usage = u
+		o.Usage = p.messagesUsage()
 		o.Final = p.text.String()
 	}
 	return o
+}
+
+// messagesUsage is the sum of the messages' usage so far, unpriced.
+func (p *Parser) messagesUsage() providers.Usage {
+	u := providers.Usage{}
+	for _, id := range p.msgOrder {
+		u = u.Add(p.msgUsage[id])
+	}
+	u.CostUSD = nil
+	return u
 }
 
 // isWorkflow tells the workflow server's tools.

@@ -15,8 +15,14 @@ type heard struct {
 	text    []string
 	tools   []providers.ToolRecord
 	retries []string
+	usages  []providers.Usage
+	models  []string
 }
 
+func (h *heard) Usage(u providers.Usage, model string) {
+	h.usages = append(h.usages, u)
+	h.models = append(h.models, model)
+}
 func (h *heard) Text(d string)               { h.text = append(h.text, d) }
 func (h *heard) Tool(r providers.ToolRecord) { h.tools = append(h.tools, r) }
 func (h *heard) Retry(w time.Duration, err error) {
@@ -112,5 +118,35 @@ func TestMessagesUsageCountsOncePerMessageWhenNoResultCame(t *testing.T) {
 	}
 	if err := p.Line([]byte("Error: something broke"), h); err == nil {
 		t.Fatal("a line that is not stream-json must be an error")
+	}
+}
+
+// TestUsageIsHeardAfterEachModelCall pins what lets a step's limits bind
+// inside a run: each message's usage is reported when it arrives (the sum
+// so far, counted once per message, with its model), then the result's.
+func TestUsageIsHeardAfterEachModelCall(t *testing.T) {
+	p, h := &Parser{}, &heard{}
+	for _, l := range []string{
+		`{"type":"assistant","message":{"id":"m1","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}],"usage":{"input_tokens":100,"output_tokens":10}}}`,
+		`{"type":"assistant","message":{"id":"m1","model":"claude-opus-4-6","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":100,"output_tokens":10}}}`,
+		`{"type":"assistant","message":{"id":"m2","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t2","name":"Read","input":{}}],"usage":{"input_tokens":200,"cache_read_input_tokens":100,"output_tokens":20}}}`,
+		`{"type":"result","subtype":"success","result":"done","total_cost_usd":0.5,"usage":{"input_tokens":300,"cache_read_input_tokens":100,"output_tokens":30}}`,
+	} {
+		if err := p.Line([]byte(l), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tokens []int64
+	for _, u := range h.usages {
+		tokens = append(tokens, u.Tokens())
+	}
+	if len(tokens) != 4 || tokens[0] != 110 || tokens[1] != 110 || tokens[2] != 430 || tokens[3] != 430 {
+		t.Fatalf("usage heard = %v, want 110, 110, 430 (running sums), then the result's 430", tokens)
+	}
+	if h.models[2] != "claude-opus-4-6" || h.usages[2].CostUSD != nil {
+		t.Fatalf("a message's usage names its model and is unpriced: %q %+v", h.models[2], h.usages[2])
+	}
+	if last := h.usages[3]; last.CostUSD == nil || *last.CostUSD != 0.5 {
+		t.Fatalf("the result's usage carries the CLI's own cost: %+v", last)
 	}
 }

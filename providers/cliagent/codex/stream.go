@@ -93,6 +93,8 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 			p.out.Usage.CachedInput += u.CachedInputTokens
 			p.out.Usage.Output += u.OutputTokens
 			p.out.Usage.Reasoning += u.ReasoningOutputTokens
+			// codex exec reports usage only when its turn ends.
+			ev.Usage(p.out.Usage, "")
 		}
 	case "turn.failed":
 		p.finished = true

@@ -17,12 +17,14 @@ import (
 type collect struct {
 	text    strings.Builder
 	records []providers.ToolRecord
+	usages  []providers.Usage
 	retries []string
 }
 
-func (c *collect) Text(d string)                    { c.text.WriteString(d) }
-func (c *collect) Retry(_ time.Duration, err error) { c.retries = append(c.retries, err.Error()) }
-func (c *collect) Tool(r providers.ToolRecord)      { c.records = append(c.records, r) }
+func (c *collect) Usage(u providers.Usage, _ string) { c.usages = append(c.usages, u) }
+func (c *collect) Text(d string)                     { c.text.WriteString(d) }
+func (c *collect) Retry(_ time.Duration, err error)  { c.retries = append(c.retries, err.Error()) }
+func (c *collect) Tool(r providers.ToolRecord)       { c.records = append(c.records, r) }
 func (c *collect) kinds() (out []string) {
 	for _, r := range c.records {
 		out = append(out, r.Kind+":"+r.Name)
@@ -185,5 +187,22 @@ func TestLinesThatAreNotEvents(t *testing.T) {
 	}
 	if err := p.Line([]byte(`{"type":"some.future.event","x":1}`), &collect{}); err != nil {
 		t.Errorf("an unknown event type: %v", err)
+	}
+}
+
+// TestUsageIsHeardWhenTheTurnEnds: codex exec reports usage only with
+// turn.completed, and the step's limits hear it then.
+func TestUsageIsHeardWhenTheTurnEnds(t *testing.T) {
+	p, c := &Parser{}, &collect{}
+	for _, l := range []string{
+		`{"type":"thread.started","thread_id":"th"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":500,"cached_input_tokens":100,"output_tokens":40,"reasoning_output_tokens":10}}`,
+	} {
+		if err := p.Line([]byte(l), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.usages) != 1 || c.usages[0].Input != 500 || c.usages[0].Output != 40 {
+		t.Fatalf("usage heard = %+v", c.usages)
 	}
 }

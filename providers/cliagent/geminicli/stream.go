@@ -109,6 +109,8 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 			p.out.Usage.CachedInput = st.Cached
 			p.out.Usage.Reasoning = max(0, st.TotalTokens-st.InputTokens-st.OutputTokens)
 			p.out.Usage.Output = st.OutputTokens + p.out.Usage.Reasoning
+			// Gemini CLI reports usage only in its result.
+			ev.Usage(p.out.Usage, "")
 		}
 	}
 	return nil

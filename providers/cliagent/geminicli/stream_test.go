@@ -16,11 +16,13 @@ import (
 type collect struct {
 	text    strings.Builder
 	records []providers.ToolRecord
+	usages  []providers.Usage
 }
 
-func (c *collect) Text(d string)               { c.text.WriteString(d) }
-func (c *collect) Retry(time.Duration, error)  {}
-func (c *collect) Tool(r providers.ToolRecord) { c.records = append(c.records, r) }
+func (c *collect) Usage(u providers.Usage, _ string) { c.usages = append(c.usages, u) }
+func (c *collect) Text(d string)                     { c.text.WriteString(d) }
+func (c *collect) Retry(time.Duration, error)        {}
+func (c *collect) Tool(r providers.ToolRecord)       { c.records = append(c.records, r) }
 func (c *collect) kinds() (out []string) {
 	for _, r := range c.records {
 		out = append(out, r.Kind+":"+r.Name)
@@ -150,5 +152,17 @@ func TestNoResultMeansTheLastErrorEventExplains(t *testing.T) {
 	}
 	if err := p.Line([]byte("Warning: 256-color support not detected."), &collect{}); err == nil {
 		t.Error("a stderr line was taken for an event")
+	}
+}
+
+// TestUsageIsHeardWithTheResult: Gemini CLI reports usage only in its
+// result, and the step's limits hear it then.
+func TestUsageIsHeardWithTheResult(t *testing.T) {
+	p, c := &Parser{}, &collect{}
+	if err := p.Line([]byte(`{"type":"result","status":"success","stats":{"total_tokens":700,"input_tokens":600,"output_tokens":50,"cached":0}}`), c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.usages) != 1 || c.usages[0].Input != 600 || c.usages[0].Output != 100 {
+		t.Fatalf("usage heard = %+v", c.usages)
 	}
 }

@@ -1,0 +1,115 @@
+package coordination_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// loopingCLI plays a CLI agent whose model answers every turn with another
+// tool call, as providers/cliagent runs one: after each turn it reports the
+// step's usage so far to req.Spend and stops when told the session's budget
+// is spent (a budget error with its usage). Unstopped, it answers after
+// 200 turns.
+func loopingCLI(turnCost float64) providers.Provider {
+	return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		u := providers.Free()
+		for turn := 1; turn <= 200; turn++ {
+			if err := ctx.Err(); err != nil {
+				return providers.Action{}, u, err
+			}
+			time.Sleep(200 * time.Microsecond)
+			c := *u.CostUSD + turnCost
+			u = providers.Usage{Input: u.Input + 1000, Output: u.Output + 100, CostUSD: &c}
+			if req.Spend != nil {
+				if why := req.Spend.Used(u); why != "" {
+					return providers.Action{}, u, &providers.Error{Class: providers.ClassBudget, Message: "stopped: it " + why}
+				}
+			}
+		}
+		return answer("Answer: looped"), u, nil
+	})
+}
+
+// mixedTeamUnderBudget runs a team of two looping CLI agents and a sim
+// agent under a cost budget, every step in flight at once, and returns what
+// it spent and the largest turn cost.
+func mixedTeamUnderBudget(t *testing.T, seed int64, budget float64) (cost, turn float64, res *coordination.TeamResult) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	open := func(sp providers.Spec) (providers.Provider, error) {
+		switch sp.Backend {
+		case "claude_code", "codex":
+			c := 0.02 + 0.06*rng.Float64()
+			turn = max(turn, c)
+			return loopingCLI(c), nil
+		}
+		return backends.Open(sp)
+	}
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: open, Parallel: 8})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 17 * 23?", Seed: &seed,
+		Models: []string{"claude_code", "codex", "sim/strong"}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = svc.Run(context.Background(), s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CostUSD == nil {
+		t.Fatalf("seed %d: no cost in %s", seed, mustJSON(res))
+	}
+	return *res.CostUSD, turn, res
+}
+
+// TestABudgetEndsARunOfLoopingCLIAgentsWithinATurnEach pins issue 26's
+// `--budget 1` on a mixed team: CLI steps that would loop for $10 each are
+// stopped as the session's spend, counted over every step in flight, meets
+// the budget, so the run ends under it plus at most one turn per agent in
+// flight. It reports the overshoot over 20 seeds.
+func TestABudgetEndsARunOfLoopingCLIAgentsWithinATurnEach(t *testing.T) {
+	const budget = 1.0
+	var over []float64
+	for seed := int64(1); seed <= 20; seed++ {
+		cost, turn, res := mixedTeamUnderBudget(t, seed, budget)
+		if res.StopReason == nil || *res.StopReason != coordination.StopBudget {
+			t.Fatalf("seed %d: stop reason %v, want budget: %s", seed, res.StopReason, mustJSON(res))
+		}
+		if limit := budget + 2*turn; cost > limit {
+			t.Fatalf("seed %d: spent $%.4f, more than the budget plus one turn per CLI in flight ($%.4f)", seed, cost, limit)
+		}
+		over = append(over, max(0, cost-budget)/budget)
+	}
+	slices.Sort(over)
+	t.Logf("--budget %.0f overshoot over 20 seeds: max %.1f%%, median %.1f%% of the budget", budget, 100*over[len(over)-1], 100*(over[9]+over[10])/2)
+}
+
+// TestEveryBudgetedStepIsGivenTheSessionsSpend: without a budget a step
+// gets no Spend; with one, each step does.
+func TestEveryBudgetedStepIsGivenTheSessionsSpend(t *testing.T) {
+	for _, budget := range []*float64{nil, new(float64)} {
+		if budget != nil {
+			*budget = 5
+		}
+		saw := make(chan bool, 16)
+		p := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			saw <- req.Spend != nil
+			return answer("Answer: 4"), providers.Free(), nil
+		})
+		h := newHarness(t, map[string]providers.Provider{"sim": p})
+		s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "a", Model: "sim"}}, Rules: coordination.Rules{CostBudgetUSD: budget, MaxRounds: 1}})
+		h.run(s.ID)
+		close(saw)
+		for got := range saw {
+			if got != (budget != nil) {
+				t.Fatalf("budget %v: the step's Spend set = %v", budget, got)
+			}
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package coordination
+
+import (
+	"fmt"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// spent is money and tokens, unknown costs counted as zero (as the budget
+// check in overLimit counts them).
+type spent struct {
+	cost   float64
+	tokens int64
+}
+
+func spentOf(u providers.Usage) spent {
+	s := spent{tokens: u.Tokens()}
+	if u.CostUSD != nil {
+		s.cost = *u.CostUSD
+	}
+	return s
+}
+
+func (a spent) plus(b spent) spent { return spent{a.cost + b.cost, a.tokens + b.tokens} }
+
+// liveSpend is what one session's steps in flight in this process have
+// reported spending so far, beside what has landed since the first of them
+// started. It is what lets a step that learns its usage turn by turn (a CLI
+// agent) stop once the session — the ledger, plus every step in flight —
+// is past its cost_budget_usd or token_budget, instead of when it exits:
+// a run then ends within one turn of the budget per agent in flight. It
+// lives while a step of the session is in flight here (Service.spends).
+type liveSpend struct {
+	landed spent                // usage that landed since this was made
+	live   map[*stepSpend]spent // each step in flight: its usage so far
+	refs   int
+}
+
+// stepSpend is one step's view of its session's budgets
+// (providers.Spend), held in the step's kit.
+type stepSpend struct {
+	svc    *Service
+	id     string // the session
+	sess   *liveSpend
+	cost   *float64 // the session's budgets
+	tokens *int64
+	base   spent // the ledger's spend when the step started
+	since  spent // sess.landed when the step started
+	prior  spent // the step's earlier attempts
+}
+
+// openSpend starts a step's view of its session's budgets, or returns nil
+// when the session has none.
+func (svc *Service) openSpend(s *Session, st *State) *stepSpend {
+	r := s.Rules
+	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
+		return nil
+	}
+	var base spent
+	for _, a := range st.Agents {
+		for _, e := range a.Entries {
+			base = base.plus(spentOf(e.Usage))
+		}
+	}
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	if svc.spends == nil {
+		svc.spends = map[string]*liveSpend{}
+	}
+	ls := svc.spends[s.ID]
+	if ls == nil {
+		ls = &liveSpend{live: map[*stepSpend]spent{}}
+		svc.spends[s.ID] = ls
+	}
+	ls.refs++
+	m := &stepSpend{svc: svc, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed}
+	ls.live[m] = spent{}
+	return m
+}
+
+// Used implements providers.Spend: the attempt's usage so far, on top of
+// the step's earlier attempts, beside every other step in flight.
+func (m *stepSpend) Used(u providers.Usage) string {
+	m.svc.mu.Lock()
+	defer m.svc.mu.Unlock()
+	m.sess.live[m] = m.prior.plus(spentOf(u))
+	total := m.base.plus(m.sess.landed).plus(spent{-m.since.cost, -m.since.tokens})
+	for _, s := range m.sess.live {
+		total = total.plus(s)
+	}
+	switch {
+	case m.cost != nil && total.cost >= *m.cost:
+		return fmt.Sprintf("would take the session past its cost_budget_usd of $%.2f ($%.4f spent with the steps in flight)", *m.cost, total.cost)
+	case m.tokens != nil && total.tokens >= *m.tokens:
+		return fmt.Sprintf("would take the session past its token_budget of %d (%d tokens spent with the steps in flight)", *m.tokens, total.tokens)
+	}
+	return ""
+}
+
+// attempted adds a finished attempt's usage to the step's.
+func (m *stepSpend) attempted(u providers.Usage) {
+	if m == nil {
+		return
+	}
+	m.svc.mu.Lock()
+	defer m.svc.mu.Unlock()
+	m.prior = m.prior.plus(spentOf(u))
+	m.sess.live[m] = m.prior
+}
+
+// close ends the step's view once its usage is in the store (its entry, or
+// the session's usage entry of a cancelled call): from now on the other
+// steps count it as landed.
+func (m *stepSpend) close(u providers.Usage) {
+	if m == nil {
+		return
+	}
+	m.svc.mu.Lock()
+	defer m.svc.mu.Unlock()
+	delete(m.sess.live, m)
+	m.sess.landed = m.sess.landed.plus(spentOf(u))
+	if m.sess.refs--; m.sess.refs == 0 {
+		delete(m.svc.spends, m.id)
+	}
+}
+
+// liveSpent is what the session's steps in flight here have reported
+// spending so far.
+func (svc *Service) liveSpent(id string) spent {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	var total spent
+	if ls := svc.spends[id]; ls != nil {
+		for _, s := range ls.live {
+			total = total.plus(s)
+		}
+	}
+	return total
+}

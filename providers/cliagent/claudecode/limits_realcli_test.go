@@ -1,0 +1,56 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+	"github.com/massgen-go/massgen-mcp/providers/fake"
+)
+
+// loopOnReads scripts the fake model to answer every turn with another
+// Read of a file in the workspace, at 10,000 input and 500 output tokens a
+// turn ($0.0625 at claude-opus-4-6's prices).
+func loopOnReads(t *testing.T, h *realHarness) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(h.ws, "notes.txt"), []byte("17 * 23\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input, _ := json.Marshal(map[string]string{"file_path": filepath.Join(h.inside, "notes.txt")})
+	h.script.Always("claude-opus-4-6", fake.Reply{Kind: fake.ReplyToolCall, Tool: "Read", Input: input,
+		Usage: &fake.Usage{Input: 10000, Output: 500}})
+}
+
+func TestRealClaudeLoopingOnToolsIsStoppedPastItsToolCallLimit(t *testing.T) {
+	h := newReal(t)
+	loopOnReads(t, h)
+	req := h.request(clitest.AnswerTool)
+	req.MaxToolCalls = 5
+	start := time.Now()
+	_, u, err := clitest.Step(t, h.p, func() []fake.Call { return nil }, 120*time.Second, req)
+	n := clitest.AssertStopped(t, err, providers.ClassToolCalls, u, true, h.rec)
+	t.Logf("claude stopped after %d tool calls (limit 5), %d model calls, %s, in %v: %v", n, len(h.script.Calls()), clitest.Cost(u), time.Since(start).Round(time.Millisecond), err)
+	if n < 6 || n > 7 {
+		t.Fatalf("%d tool calls ran, want the limit of 5 plus the one that passed it", n)
+	}
+	clitest.AssertNoProcessIn(t, h.ws)
+}
+
+func TestRealClaudeLoopingIsStoppedWithinATurnOfTheSessionsBudget(t *testing.T) {
+	h := newReal(t)
+	loopOnReads(t, h)
+	req := h.request(clitest.AnswerTool)
+	budget := &clitest.Budget{Left: 0.30}
+	req.Spend = budget
+	_, u, err := clitest.Step(t, h.p, func() []fake.Call { return nil }, 120*time.Second, req)
+	n := clitest.AssertStopped(t, err, providers.ClassBudget, u, true, h.rec)
+	t.Logf("claude stopped after %d tool calls, %d model calls, %s against $0.30 left: %v", n, len(h.script.Calls()), clitest.Cost(u), err)
+	if u.CostUSD == nil || *u.CostUSD < 0.30 || *u.CostUSD > 0.30+2*0.0625 {
+		t.Fatalf("spent %s, want within a turn ($0.0625) of the $0.30 left", clitest.Cost(u))
+	}
+	clitest.AssertNoProcessIn(t, h.ws)
+}

@@ -1,0 +1,36 @@
+package geminicli
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+	"github.com/massgen-go/massgen-mcp/providers/fake"
+)
+
+// TestRealGeminiLoopingOnWritesIsStoppedPastItsToolCallLimit: the fake
+// model answers every turn with another write_file. Gemini CLI reports
+// usage only in its result, so here the tool-call limit is what binds
+// mid-run; the budget is checked against the result.
+func TestRealGeminiLoopingOnWritesIsStoppedPastItsToolCallLimit(t *testing.T) {
+	h := newReal(t, nil)
+	// Each write differs: Gemini CLI's own loop detection ends a run that
+	// repeats one call, and this model must keep going.
+	for i := range 40 {
+		h.script.Add(model, fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: fmt.Sprintf("notes%d.txt", i), Content: fmt.Sprintf("step %d\n", i)}},
+			Usage: &fake.Usage{Input: 10000, Output: 500}})
+	}
+	req := h.request(clitest.AnswerTool)
+	req.MaxToolCalls = 5
+	req.Spend = &clitest.Budget{Left: 1000}
+	start := time.Now()
+	_, u, err := h.step(t, 120*time.Second, req)
+	n := clitest.AssertStopped(t, err, providers.ClassToolCalls, u, false, h.rec)
+	t.Logf("gemini stopped after %d tool calls (limit 5), %d API calls, %s, in %v: %v", n, len(h.script.Calls()), clitest.Cost(u), time.Since(start).Round(time.Millisecond), err)
+	if n < 6 || n > 7 {
+		t.Fatalf("%d tool calls ran, want the limit of 5 plus the one that passed it", n)
+	}
+	clitest.AssertNoProcessIn(t, h.ws)
+}
