@@ -202,7 +202,7 @@ func servedServer(ctx context.Context, f serveFlags, roots []string, teamsDir st
 	if err != nil {
 		return nil, err
 	}
-	return mcp.New(svc, mcp.Options{Version: version, Roots: roots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService,
+	return mcp.New(svc, mcp.Options{Version: version, Roots: roots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
 		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer}), nil
 }
 
