@@ -96,7 +96,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %w", ErrBadSpec, err)
 		}
-		p, err := svc.provider(spec.String())
+		p, err := svc.providerFor(spec)
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
 		}

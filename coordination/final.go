@@ -145,18 +145,19 @@ func decidedStrategy(l *Ledger, s *Session) string {
 // if the winner was dropped or is a host, the first live server agent's.
 func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *TeamResult, strategy string) (string, providers.Usage, string) {
 	var model string
+	var writer Agent
 	candidates := append([]*AgentState{st.Agent(res.Winner.AgentID)}, st.Agents...)
 	for _, a := range candidates {
 		ag, _ := s.Agent(a.ID)
 		if !a.Dropped && !ag.IsHost() {
-			model = ag.Model
+			model, writer = ag.Model, ag
 			break
 		}
 	}
 	if model == "" {
 		return "", providers.Free(), "no agent can write the final answer; the winner's answer is used as is"
 	}
-	p, err := svc.provider(model)
+	p, err := svc.provider(writer)
 	if err != nil {
 		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
 	}

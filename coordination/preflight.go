@@ -31,7 +31,7 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 		if a.IsHost() {
 			continue
 		}
-		if sp, err := providers.ParseSpec(a.Model); err == nil {
+		if sp, err := a.Spec(); err == nil {
 			specs, who = append(specs, sp), append(who, a)
 		}
 	}

@@ -78,7 +78,7 @@ type Service struct {
 	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
 	ended    sync.Map // id → true: sessions the timer has seen end
 	derived  sync.Map // id → *deriveMemo: the latest derivation from a lent ledger
-	opened   sync.Map // model spec string → providers.Provider, opened once (under mu)
+	opened   sync.Map // model spec string and key grant → providers.Provider, opened once (under mu)
 	shown    sync.Map // session, agent, step → []providers.FileInfo: a snapshot as prompts show it
 	tidied   sync.Map // id → true: sessions opened for writing (openOnce)
 	starts   sync.Map // id → *sync.Mutex: one Start at a time per session here (starting)
@@ -251,7 +251,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		if sp.Backend != "host" && open {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.
-			if _, err := svc.provider(a.Model); err != nil {
+			if _, err := svc.provider(*a); err != nil {
 				err = fmt.Errorf("%w: agent %s (%s): %w", ErrBadSpec, a.ID, a.Model, err)
 				if errors.Is(err, keys.ErrMissingKey) && explicit {
 					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: err.Error()})
@@ -528,27 +528,44 @@ func (svc *Service) sessionDir(id string) string {
 }
 
 // provider returns (and caches) the provider of an agent.
-func (svc *Service) provider(model string) (providers.Provider, error) {
-	if p, ok := svc.opened.Load(model); ok {
+func (svc *Service) provider(a Agent) (providers.Provider, error) {
+	sp, err := a.Spec()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+	}
+	return svc.providerFor(sp)
+}
+
+// providerOf is the provider of a session's agent, looked up by id in its
+// own frame: the step that asks parks in the model call, and must not hold
+// an Agent copy on its stack (modelOf says why).
+func (svc *Service) providerOf(s *Session, id string) (providers.Provider, error) {
+	ag, _ := s.Agent(id)
+	return svc.provider(ag)
+}
+
+// providerFor returns (and caches) the provider of a spec. The cache key
+// holds the spec's key grant: a team file's agent and a client's agent with
+// the same spec text are different endpoints as far as keys go, and must
+// never share an opened provider.
+func (svc *Service) providerFor(sp providers.Spec) (providers.Provider, error) {
+	key := fmt.Sprintf("%s\x00%t\x00%s", sp.String(), sp.Grant.Operator, sp.Grant.KeyEnv)
+	if p, ok := svc.opened.Load(key); ok {
 		return p.(providers.Provider), nil // every step asks: no lock once opened
 	}
 	svc.mu.Lock()
 	defer svc.mu.Unlock()
-	if p, ok := svc.opened.Load(model); ok {
+	if p, ok := svc.opened.Load(key); ok {
 		return p.(providers.Provider), nil
 	}
 	if svc.opts.Open == nil {
 		return nil, fmt.Errorf("%w: this service cannot call models", ErrBadSpec)
 	}
-	sp, err := providers.ParseSpec(model)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
-	}
 	p, err := svc.opts.Open(sp)
 	if err != nil {
 		return nil, err
 	}
-	svc.opened.Store(model, p)
+	svc.opened.Store(key, p)
 	return p, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // MaxAgents is the largest team a session may have.
@@ -26,6 +27,23 @@ type Agent struct {
 	// Tools are the agent's tool settings, from the operator's team file
 	// (toolbox.go); nil is the defaults.
 	Tools *AgentTools `json:"tools,omitempty" yaml:"-"`
+	// Operator and KeyEnv are the operator's word on this agent's key
+	// (providers.KeyGrant): set by a team file only — no client input
+	// reaches them — and kept in session.json, so a session's steps carry
+	// them whoever drives them. KeyEnv names a variable, never a key.
+	Operator bool   `json:"operator,omitempty" yaml:"-"`
+	KeyEnv   string `json:"api_key_env,omitempty" yaml:"-"`
+}
+
+// Spec parses the agent's model spec and attaches the operator's word on its
+// key: what Open is handed for this agent.
+func (a Agent) Spec() (providers.Spec, error) {
+	sp, err := providers.ParseSpec(a.Model)
+	if err != nil {
+		return providers.Spec{}, err
+	}
+	sp.Grant = providers.KeyGrant{Operator: a.Operator, KeyEnv: a.KeyEnv}
+	return sp, nil
 }
 
 // Session is a team's fixed setup, written once when it is created

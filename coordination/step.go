@@ -199,7 +199,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 // is a copy, and 1,000 sessions start 4,000 steps at once): entries travel
 // by pointer, and judging a reply happens in judge, off this frame.
 func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int, kit *stepKit) (*Entry, providers.Usage, error) {
-	p, err := svc.provider(s.modelOf(v.Agent))
+	p, err := svc.providerOf(s, v.Agent)
 	if err != nil {
 		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), providers.Usage{}, nil
 	}

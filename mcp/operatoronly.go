@@ -31,7 +31,7 @@ var operatorOnlyFields = []string{
 	"base_url", "base_urls", "api_base", "endpoint",
 	"mcp_servers", "sandbox", "network", "cwd", "workdir", "working_dir",
 	"config", "config_path", "team_file", "teams_dir", "state_dir", "allow_root", "context_paths",
-	"env", "command", "api_key",
+	"env", "command", "api_key", "api_key_env",
 	// An agent's tools (coordination.AgentTools): what runs on this machine
 	// and what reaches the web.
 	"tools", "allowed_tools", "exclude_tools", "disallowed_tools", "web_search", "enable_web_search",

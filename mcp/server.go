@@ -59,10 +59,6 @@ type Options struct {
 	// TeamsDir holds the operator's team files (serve --teams-dir), named by
 	// the team argument of run_team and start_team; "" offers none.
 	TeamsDir string
-	// AllowBaseURL, if set, is told every base URL a team file under
-	// TeamsDir names before its team starts: the operator configured it, so
-	// it joins the client allow-list (backends.AllowList.Add).
-	AllowBaseURL func(url string) error
 	// StrictConfig refuses team files with settings massgen-mcp does not
 	// honour (serve --strict-config).
 	StrictConfig bool

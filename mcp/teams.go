@@ -12,7 +12,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/teamfile"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
-	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // errTeamNotFound is a team argument that names no team file.
@@ -112,15 +111,9 @@ func (h *handler) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
 	if err != nil {
 		return err
 	}
-	if h.opts.AllowBaseURL != nil {
-		for _, a := range team.Agents {
-			if sp, err := providers.ParseSpec(a.Model); err == nil && sp.BaseURL != "" {
-				if err := h.opts.AllowBaseURL(sp.BaseURL); err != nil {
-					return fmt.Errorf("team %q: %w: %w", t.Team, coordination.ErrBadInput, err)
-				}
-			}
-		}
-	}
+	// The agents carry the team file's base URLs and key names with them
+	// (coordination.Agent.Operator, KeyEnv): nothing joins a server-wide
+	// list, so no other team, tenant or backend inherits them.
 	spec.Agents = append([]coordination.Agent(nil), team.Agents...)
 	spec.Context = append(append([]string(nil), team.Context...), spec.Context...)
 	spec.Contexts = append(append([]workspace.Context(nil), team.Dirs...), spec.Contexts...) // the operator's directories: no roots apply

@@ -4,8 +4,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/sim"
 )
 
 // teamsDir writes team files for a server's --teams-dir.
@@ -120,15 +129,33 @@ func TestStrictConfigServerRefusesTeamsWithIgnoredKeys(t *testing.T) {
 	wantError(t, callTool(t, c, "start_team", `{"team": "review", "task": "x"}`), "bad_input", "not honoured")
 }
 
-func TestATeamFilesBaseURLsJoinTheAllowList(t *testing.T) {
-	dir := teamsDir(t, map[string]string{"local.yaml": "agents:\n  - backend: {type: vllm, model: qwen, base_url: 'http://127.0.0.1:9/v1'}\n  - model: sim\n"})
-	var allowed []string
-	c := inProcess(t, newMemServer(t, Options{TeamsDir: dir, AllowBaseURL: func(u string) error { allowed = append(allowed, u); return nil }}), false)
-	res := callTool(t, c, "start_team", `{"team": "local", "task": "x"}`)
-	if res.IsError {
-		t.Fatalf("start_team: %s", text(res))
+// TestATeamFilesAgentsCarryTheirKeyGrantAndAClientsNone pins that a team
+// file's base_url and api_key_env travel with that team's agents to Open
+// (providers.KeyGrant), and that a client naming the same spec text gets no
+// grant: the team file's endpoint joins no server-wide list.
+func TestATeamFilesAgentsCarryTheirKeyGrantAndAClientsNone(t *testing.T) {
+	const vllm = "vllm/qwen@http://127.0.0.1:9/v1"
+	dir := teamsDir(t, map[string]string{"local.yaml": "agents:\n  - backend: {type: vllm, model: qwen, base_url: 'http://127.0.0.1:9/v1', api_key_env: DUMMY_VLLM_KEY}\n  - model: sim\n"})
+	var mu sync.Mutex
+	grants := map[string][]providers.KeyGrant{}
+	open := func(sp providers.Spec) (providers.Provider, error) {
+		mu.Lock()
+		grants[sp.String()] = append(grants[sp.String()], sp.Grant)
+		mu.Unlock()
+		return sim.New(providers.Spec{Backend: "sim", Model: "sim"})
 	}
-	if strings.Join(allowed, ",") != "http://127.0.0.1:9/v1" {
-		t.Fatalf("allowed %v", allowed)
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: open, Logger: zerolog.Nop()})
+	c := inProcess(t, New(svc, Options{TeamsDir: dir, ValidateOutput: true}), false)
+	if res := callTool(t, c, "start_team", `{"team": "local", "task": "x"}`); res.IsError {
+		t.Fatalf("start_team with the team: %s", text(res))
+	}
+	if res := callTool(t, c, "start_team", `{"models": ["`+vllm+`", "sim"], "task": "x"}`); res.IsError {
+		t.Fatalf("start_team with the same spec named by the client: %s", text(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []providers.KeyGrant{{Operator: true, KeyEnv: "DUMMY_VLLM_KEY"}, {}}
+	if !reflect.DeepEqual(grants[vllm], want) {
+		t.Fatalf("Open saw %s with grants %+v, want the team file's then none (%+v)", vllm, grants[vllm], want)
 	}
 }

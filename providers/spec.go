@@ -28,6 +28,24 @@ type Spec struct {
 	Model   string
 	BaseURL string
 	Params  map[string]string
+	// Grant is what the operator said about the key for this spec's
+	// endpoint. It is never part of the spec's text (String drops it), so
+	// nothing a client writes can set it: only an operator's team file does.
+	Grant KeyGrant
+}
+
+// KeyGrant is the operator's word on which key travels to a spec's base URL
+// (DESIGN.md "Operator-only settings"). The zero value is a spec someone
+// merely named: the backend's key goes only to the backend's own configured
+// endpoint.
+type KeyGrant struct {
+	// Operator marks a spec from the operator's team file: its base URL is
+	// the operator's, so it needs no allow-list entry, and it receives a key
+	// only if KeyEnv names one.
+	Operator bool
+	// KeyEnv names the variable whose value is sent as the key (a team
+	// file's api_key_env); "" sends no key to a team file's base_url.
+	KeyEnv string
 }
 
 // Transport is how a backend is reached.

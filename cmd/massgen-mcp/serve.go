@@ -135,11 +135,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	case f.maxRuns < 0 || f.maxRunsPer < 0:
 		return fmt.Errorf("%w: --max-runs and --max-runs-per-tenant must be 0 (no cap) or more", coordination.ErrBadInput)
 	}
-	allow, err := backends.NewAllowList(f.allowURLs)
-	if err != nil {
-		return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
-	}
-
 	roots, writeRoots, err := allowedRoots(f)
 	if err != nil {
 		return err
@@ -152,21 +147,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// are ended even when nobody calls them.
 	timerCtx, stopTimer := context.WithCancel(ctx)
 	defer stopTimer()
-	stores := servedStores(f)
-	tenantService := func(tenant string) (*coordination.Service, error) {
-		svc, err := servedService(f, stores, tenant, allow)
-		if err != nil {
-			return nil, err
-		}
-		go svc.RunTimer(timerCtx, 5*time.Second)
-		return svc, nil
-	}
-	svc, err := tenantService(mcp.DefaultTenant)
+	srv, err := servedServer(timerCtx, f, roots, writeRoots, teamsDir)
 	if err != nil {
 		return err
 	}
-	srv := mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, AllowBaseURL: allow.Add, Logger: logger, Tenants: tenantService,
-		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer})
 	if tokens != nil {
 		// Tenants' timers run from the start, so their step-driven sessions
 		// end on time even before the tenant calls again.
@@ -199,6 +183,31 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: serving MCP at %s://%s/mcp (health: /healthz)\n", scheme, addr)
 		},
 	})
+}
+
+// servedServer builds the MCP server serve runs: every tenant's service
+// (servedService), its session timer running until ctx ends, the client
+// allow-list from --allow-base-url, and the teams directory.
+func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string, teamsDir string) (*mcp.Server, error) {
+	allow, err := backends.NewAllowList(f.allowURLs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
+	}
+	stores := servedStores(f)
+	tenantService := func(tenant string) (*coordination.Service, error) {
+		svc, err := servedService(f, stores, tenant, allow)
+		if err != nil {
+			return nil, err
+		}
+		go svc.RunTimer(ctx, 5*time.Second)
+		return svc, nil
+	}
+	svc, err := tenantService(mcp.DefaultTenant)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
+		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer}), nil
 }
 
 // loopbackByDefault binds a bare port ("4000" or ":4000") to 127.0.0.1:

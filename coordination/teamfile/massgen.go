@@ -62,7 +62,7 @@ var chatCompletionHosts = map[string]string{
 	"generativelanguage.": "gemini",
 }
 
-var backendKeys = []string{"type", "model", "temperature", "max_tokens", "reasoning", "text", "base_url", "api_key",
+var backendKeys = []string{"type", "model", "temperature", "max_tokens", "reasoning", "text", "base_url", "api_key", "api_key_env",
 	"cwd", "mcp_servers", "allowed_tools", "exclude_tools", "disallowed_tools", "enable_web_search", "enable_code_execution",
 	"enable_code_interpreter", "enable_mcp_command_line", "command_line_execution_mode", "permission_mode", "top_p",
 	"max_thinking_tokens", "append_system_prompt", "upload_files", "enable_image_generation", "context_paths"}
@@ -109,7 +109,9 @@ func (p *parser) backend(n *yaml.Node, where string, a *coordination.Agent) back
 		case "enable_web_search":
 			p.agentTool(a, "web_search", v, full)
 		case "api_key":
-			p.errf(v, "%s: keys never go in a team file; remove it and set the provider's variable (e.g. OPENAI_API_KEY) in the environment, ./.env or ~/.env", full)
+			p.errf(v, "%s: keys never go in a team file; remove it and set the provider's variable (e.g. OPENAI_API_KEY) in the environment, ./.env or ~/.env, or name another variable with api_key_env", full)
+		case "api_key_env":
+			p.keyEnv(a, v, full)
 		case "reasoning":
 			p.each(v, full, func(key string, k, v *yaml.Node) {
 				switch key {

@@ -239,7 +239,7 @@ func (p *parser) top(root *yaml.Node) {
 }
 
 var agentKeys = []string{"id", "model", "backend", "system_message", "temperature", "max_output_tokens", "reasoning_effort", "web_search", "voting_sensitivity",
-	"allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers"}
+	"allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers", "api_key_env"}
 
 func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
@@ -267,6 +267,8 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			a.ReasoningEffort = p.effort(v, where+".reasoning_effort")
 		case "web_search", "allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers":
 			p.agentTool(&a, key, v, where+"."+key)
+		case "api_key_env":
+			p.keyEnv(&a, v, where+".api_key_env")
 		case "voting_sensitivity":
 			p.massgen = true
 			p.ignore(where+".voting_sensitivity", k, "changed how readily this agent votes instead of answering")
@@ -294,6 +296,12 @@ func (p *parser) agent(n *yaml.Node, where string) {
 		}
 	}
 	p.checkWebSearch(a, where)
+	if !p.checkKeyEnv(a, where, n) {
+		return
+	}
+	// Every agent of a team file is the operator's: its base URL needs no
+	// allow-list entry, and gets a key only through api_key_env.
+	a.Operator = true
 	p.team.Agents = append(p.team.Agents, a)
 }
 

@@ -7,7 +7,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -17,20 +16,21 @@ import (
 var ErrBaseURLNotAllowed = errors.New("base URL not allowed")
 
 // AllowList holds the base URLs a client (an MCP caller) may name in a model
-// spec's @base_url: those the operator gave with serve --allow-base-url or in
-// a team file under --teams-dir, plus the keyless local servers' default
-// loopback ports. Entries are matched on the parsed URL — scheme, host, port
-// and a path prefix that ends at a segment boundary — never as a string
-// prefix, which http://127.0.0.1:8000@evil.example/ would pass.
+// spec's @base_url: those the operator gave with serve --allow-base-url, plus
+// the keyless local servers' default loopback ports. Entries are matched on
+// the parsed URL — scheme, host, port and a path prefix that ends at a
+// segment boundary — never as a string prefix, which
+// http://127.0.0.1:8000@evil.example/ would pass.
 //
 // A URL that matches no entry is refused before anything is sent. Reaching a
-// URL is not the same as receiving a key: the operator's key travels only to
-// a URL the operator configured for keys — the backend's own *_BASE_URL or
-// default, or a team file's base_url (Add). An --allow-base-url entry is
-// reached without the key (an OpenAI-compatible server of the client's that
-// needs none).
+// URL is not receiving a key: an entry here is reached without the
+// operator's key (an OpenAI-compatible server of the client's that needs
+// none). A team file's base_url is not an entry: it travels with its own
+// agents only (providers.KeyGrant), so no other team, tenant or backend
+// inherits it, and which key goes where is endpoint's rule (keyrule.go).
+//
+// It is fixed once built (no team file adds to it), so it needs no lock.
 type AllowList struct {
-	mu      sync.RWMutex
 	entries []allowedURL
 }
 
@@ -40,9 +40,6 @@ type allowedURL struct {
 	// keyless entries admit only backends that send no key: the local
 	// servers' default ports are safe to reach, not to send a key to.
 	keyless bool
-	// carriesKey entries were configured by the operator as a backend's
-	// endpoint (a team file's base_url): the key may travel there.
-	carriesKey bool
 }
 
 // NewAllowList parses the operator's entries; each must be an absolute
@@ -54,48 +51,11 @@ func NewAllowList(urls []string) (*AllowList, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--allow-base-url %q: %w", raw, err)
 		}
-		a.add(e)
-	}
-	return a, nil
-}
-
-// Add allows a base URL the operator configured as a backend's endpoint (a
-// team file's base_url): clients may name it, and keys travel to it.
-func (a *AllowList) Add(raw string) error {
-	e, err := parseAllowed(raw)
-	if err != nil {
-		return fmt.Errorf("base_url %q: %w", raw, err)
-	}
-	e.carriesKey = true
-	a.add(e)
-	return nil
-}
-
-// add appends an entry unless it is there already (team files add theirs at
-// every use).
-func (a *AllowList) add(e allowedURL) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !slices.Contains(a.entries, e) {
-		a.entries = append(a.entries, e)
-	}
-}
-
-// carriesKey tells whether the operator configured raw as an endpoint keys
-// may travel to.
-func (a *AllowList) carriesKey(raw string) bool {
-	u, err := parseHTTPURL(raw)
-	if err != nil {
-		return false
-	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	for _, e := range a.entries {
-		if e.carriesKey && e.matches(u) {
-			return true
+		if !slices.Contains(a.entries, e) {
+			a.entries = append(a.entries, e)
 		}
 	}
-	return false
+	return a, nil
 }
 
 // localDefaults admits the keyless local backends' default ports on
@@ -152,8 +112,6 @@ func (a *AllowList) Allows(raw string, keyless bool) bool {
 	if err != nil {
 		return false
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
 	for _, e := range a.entries {
 		if (keyless || !e.keyless) && e.matches(u) {
 			return true
@@ -189,7 +147,7 @@ func portOf(u *url.URL) string {
 	return "80"
 }
 
-// sameBase tells whether a client's base URL is the one the operator set for
+// sameBase tells whether a spec's base URL is the one the operator set for
 // the backend (its BASE_URL variable or the built-in default), which is
 // operator-configured by definition.
 func sameBase(client, operator string) bool {

@@ -144,19 +144,6 @@ func TestOpenRefusesAClientNamedBaseURLThatWouldReceiveTheKey(t *testing.T) {
 	if _, err := c.Open(mustSpec(t, "gemini/gemini-3.1-pro-preview@"+sk.srv.URL+"/v1")); err == nil || !strings.Contains(err.Error(), "only to the base URL its operator configured") {
 		t.Errorf("gemini at a keyless allowed URL: %v", err)
 	}
-	// A team file's base URL is the operator's endpoint: the key goes there.
-	if err := al2.Add(sk.srv.URL + "/team"); err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.Open(mustSpec(t, "openai/gpt-5.4@"+sk.srv.URL+"/team"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, _ = p.Step(context.Background(), providers.Request{System: "s", Prompt: "u"})
-	if sk.withKey() != 1 {
-		t.Errorf("a team file's base URL did not get the key (%d keyed calls)", sk.withKey())
-	}
-
 	// The backend's own configured base URL is the operator's.
 	env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
 	c.ClientURLs = al

@@ -34,9 +34,11 @@ type Config struct {
 	// LookPath finds CLI agents' binaries; nil means exec.LookPath.
 	LookPath func(file string) (string, error)
 	// ClientURLs, when set, marks every spec's @base_url as named by a client
-	// (an MCP caller): it must be on this allow-list or be the backend's own
-	// configured base URL, or Open refuses it before anything is sent. Nil
-	// (the CLI) trusts the spec: the operator wrote it.
+	// (an MCP caller) unless the spec's Grant says a team file gave it: it
+	// must be on this allow-list or be the backend's own configured base URL,
+	// or Open refuses it before anything is sent. Nil (the CLI) trusts the
+	// spec: the operator wrote it. Which key goes where is endpoint's rule
+	// (keyrule.go).
 	ClientURLs *AllowList
 	// Tenant keys the circuit breakers together with the backend and base
 	// URL, so one tenant's dead endpoint pauses no one else's calls.
@@ -112,25 +114,9 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 	if !c.implemented(info) || !ok {
 		return nil, fmt.Errorf("%w: %s cannot be used yet; use another backend, or sim agents for an offline run", ErrUnavailable, info.Name)
 	}
-	env := c.env()
-	keyed := true // whether the operator's key may go to this endpoint
-	if spec.BaseURL != "" && c.ClientURLs != nil {
-		var err error
-		if keyed, err = c.checkClientURL(env, info, spec.BaseURL); err != nil {
-			return nil, err
-		}
-	}
-	res, err := env.Resolve(info, spec.BaseURL)
+	res, via, err := c.endpoint(c.env(), info, spec)
 	if err != nil {
-		if !keyed && errors.Is(err, keys.ErrMissingKey) {
-			res, err = env.Resolve(providers.BackendInfo{Name: info.Name, BaseURLEnv: info.BaseURLEnv, ExtraEnv: info.ExtraEnv}, spec.BaseURL)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if !keyed {
-		res.APIKey, res.KeyVar, res.KeyOrigin = "", "", ""
+		return nil, err
 	}
 	p, err := adapter(providers.Endpoint{
 		Backend:    info.Name,
@@ -141,9 +127,9 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 		HTTPClient: c.httpClient(),
 	})
 	if err != nil {
-		if !keyed {
-			return nil, fmt.Errorf("cannot open %s/%s at %s, which a client named: this server sends %s's key only to the base URL its operator configured for it (%s, or a team file's base_url under --teams-dir), and the adapter cannot call without one: %w",
-				info.Name, spec.Model, shownURL(spec.BaseURL), info.Name, info.BaseURLEnv, keys.MaskError(err, res.APIKey))
+		if res.APIKey == "" && via != viaOwnEndpoint {
+			return nil, fmt.Errorf("cannot open %s/%s at %s: this server sends %s's key only to the base URL its operator configured for it (%s or its default), or to a team file's base_url whose agent names its key with api_key_env, and the adapter cannot call without one: %w",
+				info.Name, spec.Model, shownURL(spec.BaseURL), info.Name, info.BaseURLEnv, err)
 		}
 		// The spec is named without its base URL, which may carry a password.
 		return nil, fmt.Errorf("cannot open %s/%s: %w", info.Name, spec.Model, keys.MaskError(err, res.APIKey))
@@ -168,25 +154,4 @@ func (c Config) httpClient() *http.Client {
 		return providers.SameHostRedirects(c.HTTPClient)
 	}
 	return sharedHTTP
-}
-
-// checkClientURL refuses a client-named base URL the operator did not
-// configure: not on the allow-list, and not the backend's own BASE_URL or
-// default.
-//
-// keyed tells whether the operator's key may travel there: to the
-// backend's own configured base URL or a team file's, never to an
-// --allow-base-url entry, which a client may only reach.
-func (c Config) checkClientURL(env *keys.Env, info providers.BackendInfo, raw string) (keyed bool, err error) {
-	if op, err := env.Resolve(info, ""); err == nil && sameBase(raw, op.BaseURL) {
-		return true, nil
-	}
-	if c.ClientURLs.carriesKey(raw) {
-		return true, nil
-	}
-	if c.ClientURLs.Allows(raw, len(info.KeyEnv) == 0) {
-		return false, nil
-	}
-	return false, fmt.Errorf("%w: %s base URL %s is not one this server's operator allows, so it is never called; the operator can allow it with serve --allow-base-url %s (reached without the server's key), or put it in a team file under --teams-dir and name the team",
-		ErrBaseURLNotAllowed, info.Name, shownURL(raw), shownURL(raw))
 }

@@ -84,14 +84,12 @@ func (c Config) lister(env *keys.Env, spec providers.Spec) (providers.ModelListe
 	if !ok {
 		return nil, "", false
 	}
-	if spec.BaseURL != "" && c.ClientURLs != nil {
-		// A base URL an MCP client named: Open decides whether it may be
-		// called and with which key; the pre-flight never calls it.
+	res, via, err := c.endpoint(env, info, spec)
+	if err != nil || via == viaClient {
+		// Open reports the error. A base URL a client named is never
+		// listed: Open decides whether it may be called, and the steps meet
+		// what it answers.
 		return nil, "", false
-	}
-	res, err := env.Resolve(info, spec.BaseURL)
-	if err != nil {
-		return nil, "", false // Open reports it
 	}
 	p, err := adapter(providers.Endpoint{Backend: info.Name, Model: spec.Model, BaseURL: res.BaseURL,
 		APIKey: res.APIKey, APIVersion: res.APIVersion, HTTPClient: c.httpClient()})

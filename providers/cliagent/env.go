@@ -52,6 +52,10 @@ func childEnv(server []string, p EnvPolicy, fixed map[string]string) []string {
 	return out
 }
 
+// Allows tells whether a server variable may reach the CLI: the check that
+// keeps every other backend's key and base URL away from it.
+func (p EnvPolicy) Allows(name string) bool { return allowed(name, p) }
+
 // allowed tells whether a server variable may reach the CLI.
 func allowed(name string, p EnvPolicy) bool {
 	if slices.Contains(commonEnv, name) || slices.Contains(p.Names, name) {
