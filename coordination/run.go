@@ -648,6 +648,11 @@ func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResul
 				msg += " and is dropped"
 			}
 		}
+		// The class alone hides what to do ("Prompt is too long" and "Invalid
+		// auth method selected" are both provider errors).
+		if why := Reason(res.Message, ReasonRunes); why != "" {
+			msg += ": " + why
+		}
 	}
 	return Progress{SessionID: s.ID, Kind: kindOfAction(res.Action), Agent: res.AgentID, Message: msg, Standing: standing, Live: live, Time: svc.now()}
 }
