@@ -1,0 +1,49 @@
+package coordination_test
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// A winner forced by a stop is not a team's verdict, and the result says so
+// with the spend against the budget; an agreed winner carries no such note.
+func TestABudgetStopSaysTheAnswerWasNotAgreed(t *testing.T) {
+	costly := func() providers.Provider {
+		return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			u := providers.Free()
+			*u.CostUSD, u.Input, u.Output = 0.49, 100, 10
+			return answer("Answer: 4 from " + req.AgentID), u, nil
+		})
+	}
+	h := newHarness(t, map[string]providers.Provider{"openai/a": costly(), "openai/b": costly()})
+	budget := 1.0
+	s := h.create(coordination.TeamSpec{Models: []string{"openai/a", "openai/b"}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	res := h.run(s.ID)
+	if res.Status != coordination.StatusFinished || coordination.Deref(res.StopReason) != coordination.StopBudget || coordination.Deref(res.HowChosen) != coordination.ChosenForcedFirst {
+		t.Fatalf("want a budget stop with a forced_first winner: %s", mustJSON(res))
+	}
+	want := regexp.MustCompile(`^stopped by budget after \$0\.98 of \$1\.00: agent_[ab]'s answer was taken first-come, without agreement$`)
+	if !want.MatchString(res.NotAgreed) || res.NotAgreed[len("stopped by budget after $0.98 of $1.00: "):][:7] != res.Winner.AgentID || coordination.Agreed(res) {
+		t.Errorf("not_agreed = %q (winner %s), want %s", res.NotAgreed, res.Winner.AgentID, want)
+	}
+
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open})
+	seed := int64(1)
+	s2, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong", "sim/strong", "sim/strong"}, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreed, err := svc.Run(context.Background(), s2.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if coordination.Deref(agreed.HowChosen) != coordination.ChosenConsensus || agreed.NotAgreed != "" || !coordination.Agreed(agreed) {
+		t.Errorf("a consensus result: how %s, not_agreed %q", coordination.Deref(agreed.HowChosen), agreed.NotAgreed)
+	}
+}
