@@ -17,10 +17,10 @@ func TestHidePathsNamesTheSessionAndThePathInsideIt(t *testing.T) {
 	sessions := filepath.Join(tenant, "sessions")
 	hidden := coordination.NewService(filestore.New(tenant), coordination.Options{RelativeDirs: true})
 	for in, want := range map[string]string{
-		sessions + "/team_1/agents/agent_a/001/answer.json is damaged": "session team_1's agents/agent_a/001/answer.json is damaged",
-		"open " + sessions + "/team_1: permission denied":               "open session team_1's directory: permission denied",
-		"cannot list " + sessions + ": EIO":                             "cannot list the sessions directory: EIO",
-		"lock " + tenant + "/.lock (busy)":                              "lock the state directory/.lock (busy)",
+		sessions + "/team_1/agents/agent_a/001/answer.json is damaged":          "session team_1's agents/agent_a/001/answer.json is damaged",
+		"open " + sessions + "/team_1: permission denied":                       "open session team_1's directory: permission denied",
+		"cannot list " + sessions + ": EIO":                                     "cannot list the sessions directory: EIO",
+		"lock " + tenant + "/.lock (busy)":                                      "lock the state directory/.lock (busy)",
 		`"` + sessions + `/team_2/session.json", then ` + sessions + "/team_2/": `"session team_2's session.json", then session team_2's directory`,
 		"nothing here": "nothing here",
 	} {
