@@ -1,7 +1,9 @@
 package coordination
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -18,7 +20,9 @@ func Agreed(r *TeamResult) bool {
 // the time against the timeout, and how the answer was taken — "stopped by
 // budget after $0.98 of $1.00: agent_c's answer was taken first-come, without
 // agreement". "" for an agreed winner.
-func notAgreed(s *Session, r *TeamResult, how, stop string) string {
+// waiting names the agents whose steps were still out when the stop was
+// decided (a timeout names them).
+func notAgreed(s *Session, waiting []string, r *TeamResult, how, stop string) string {
 	if r.Winner == nil {
 		return ""
 	}
@@ -38,11 +42,11 @@ func notAgreed(s *Session, r *TeamResult, how, stop string) string {
 	default: // ChosenForcedFirst
 		manner = "first-come"
 	}
-	return fmt.Sprintf("%s: %s's answer was taken %s, without agreement", stopCause(s, r, stop), r.Winner.AgentID, manner)
+	return fmt.Sprintf("%s: %s's answer was taken %s, without agreement", stopCause(s, waiting, r, stop), r.Winner.AgentID, manner)
 }
 
 // stopCause words why a run stopped before its team agreed.
-func stopCause(s *Session, r *TeamResult, stop string) string {
+func stopCause(s *Session, waiting []string, r *TeamResult, stop string) string {
 	rules := s.Rules
 	switch stop {
 	case StopBudget:
@@ -59,7 +63,13 @@ func stopCause(s *Session, r *TeamResult, stop string) string {
 		}
 		return "stopped by budget"
 	case StopTimeout:
-		return fmt.Sprintf("stopped by the timeout after %s of %s", roundSeconds(r.Duration), roundSeconds(rules.TimeoutSeconds))
+		cause := fmt.Sprintf("stopped by the timeout after %s of %s", roundSeconds(r.Duration), roundSeconds(rules.TimeoutSeconds))
+		// Whoever was still working when time ran out is who stalled the
+		// team: named, or nothing would say which provider it was.
+		if len(waiting) > 0 {
+			cause += " waiting on " + strings.Join(waiting, ", ")
+		}
+		return cause
 	case StopAgentsFailed:
 		return fmt.Sprintf("stopped because agents failed (%s dropped)", Count(len(r.Dropped), "agent"))
 	case StopSingleAgent:
@@ -81,4 +91,33 @@ func roundSeconds(s float64) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// waitingKey carries, to the settle that records a run's timeout, the agents
+// whose steps the run was still waiting for: the loop cancels and drains
+// them first, so no lock shows them by then.
+type waitingKey struct{}
+
+func withWaiting(ctx context.Context, s *Session, agents map[string]bool) context.Context {
+	var names []string
+	for _, id := range s.AgentIDs() {
+		if agents[id] {
+			names = append(names, Who(id, s.modelOf(id)))
+		}
+	}
+	return context.WithValue(ctx, waitingKey{}, names)
+}
+
+// stillWorking names the agents a timeout caught working, as lines name
+// them: those the run was waiting for, else those whose step locks are held
+// (a step-driven session's host or server steps).
+func (svc *Service) stillWorking(ctx context.Context, s *Session) []string {
+	if names, ok := ctx.Value(waitingKey{}).([]string); ok {
+		return names
+	}
+	inFlight, err := svc.store.InFlight(ctx, s.ID)
+	if err != nil {
+		return nil // the note loses a detail; the stop stands
+	}
+	return withWaiting(ctx, s, inFlight).Value(waitingKey{}).([]string)
 }

@@ -47,3 +47,19 @@ func TestABudgetStopSaysTheAnswerWasNotAgreed(t *testing.T) {
 		t.Errorf("a consensus result: how %s, not_agreed %q", coordination.Deref(agreed.HowChosen), agreed.NotAgreed)
 	}
 }
+
+// A run stopped by its timeout names who was still working: the stalled
+// provider is who kept the team from agreeing.
+func TestATimeoutStopNamesTheAgentStillWorking(t *testing.T) {
+	stall := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	h := newHarness(t, map[string]providers.Provider{"openai/quick": &scripted{}, "claude/stalls": stall})
+	s := h.create(coordination.TeamSpec{Models: []string{"openai/quick", "claude/stalls"}, Rules: coordination.Rules{TimeoutSeconds: 0.3}})
+	res := h.run(s.ID)
+	want := regexp.MustCompile(`^stopped by the timeout after [0-9.]+m?s of 300ms waiting on agent_b \(stalls\): agent_a's answer was taken first-come, without agreement$`)
+	if coordination.Deref(res.StopReason) != coordination.StopTimeout || !want.MatchString(res.NotAgreed) {
+		t.Errorf("stop %s, not_agreed %q; want %s", coordination.Deref(res.StopReason), res.NotAgreed, want)
+	}
+}

@@ -512,6 +512,9 @@ func launchOrder(st *State) []string {
 // step writes nothing), then records why — timeout finishes the session,
 // cancellation leaves it cancelled.
 func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed, cause error) (*TeamResult, error) {
+	if errors.Is(cause, errTimeout) {
+		ctx = withWaiting(ctx, s, own) // the timeout's note names them (agreement.go)
+	}
 	r.cancel(cause)
 	for len(own) > 0 {
 		lr := <-results

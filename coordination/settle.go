@@ -65,6 +65,9 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 		st = svc.derive(s, l, inFlight)
 	case DecideFinish:
 		res := svc.finishedResult(s, l, st, d, providers.Free())
+		if d.Stop == StopTimeout && res.NotAgreed != "" {
+			res.NotAgreed = notAgreed(s, svc.stillWorking(ctx, s), res, d.How, d.Stop)
+		}
 		strategy := s.Rules.Final
 		if final != "" {
 			strategy = final
