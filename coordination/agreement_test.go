@@ -63,3 +63,19 @@ func TestATimeoutStopNamesTheAgentStillWorking(t *testing.T) {
 		t.Errorf("stop %s, not_agreed %q; want %s", coordination.Deref(res.StopReason), res.NotAgreed, want)
 	}
 }
+
+// A timeout with no answer at all still names the stalled provider, in the
+// result's note.
+func TestATimeoutWithoutAnAnswerNamesTheStalledProvider(t *testing.T) {
+	stall := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	h := newHarness(t, map[string]providers.Provider{"claude/stalls": stall, "openai/stalls-too": stall})
+	s := h.create(coordination.TeamSpec{Models: []string{"claude/stalls", "openai/stalls-too"}, Rules: coordination.Rules{TimeoutSeconds: 0.2}})
+	res := h.run(s.ID)
+	want := regexp.MustCompile(`^stopped by the timeout after [0-9.]+m?s of 200ms waiting on agent_a \(stalls\), agent_b \(stalls-too\); nobody had answered$`)
+	if res.Winner != nil || !want.MatchString(res.FinalNote) {
+		t.Errorf("status %s, final_note %q; want %s", res.Status, res.FinalNote, want)
+	}
+}
