@@ -83,5 +83,5 @@ func (r *StepResult) Line() string {
 		}
 		return line
 	}
-	return fmt.Sprintf("%s failed (%s): %s", me, r.ErrorClass, r.Message)
+	return fmt.Sprintf("%s failed (%s): %s", me, r.ErrorClass, Reason(r.Message, ReasonRunes))
 }

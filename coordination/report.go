@@ -48,6 +48,12 @@ func (svc *Service) refreshed(s *Session, l *Ledger, st *State, rec *TeamResult)
 	r.Votes, r.Answers, r.Steps, r.Agents = base.Votes, base.Answers, base.Steps, base.Agents
 	r.Usage, r.CostUSD, r.BudgetEnforced = base.Usage, base.CostUSD, base.BudgetEnforced
 	r.NextAgents = []string{}
+	if r.Winner != nil && Deref(r.StopReason) == StopBudget {
+		// Its spend is the refreshed one, as the result's cost is (other
+		// causes keep what was true when the stop was decided: who was
+		// still working then has landed or been cancelled since).
+		r.NotAgreed = notAgreed(s, nil, r, Deref(r.HowChosen), Deref(r.StopReason))
+	}
 	return r
 }
 
@@ -156,6 +162,7 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	if how == ChosenForcedFirst {
 		r.HowChosenNote = ForcedFirstNote
 	}
+	r.NotAgreed = notAgreed(s, nil, r, how, stop)
 	return r
 }
 

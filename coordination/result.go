@@ -65,8 +65,12 @@ type TeamResult struct {
 	FinalNote      string  `json:"final_note,omitempty"`
 	// HowChosenNote says in words what how_chosen means when it is not a
 	// verdict on merit (forced_first: ForcedFirstNote).
-	HowChosenNote string       `json:"how_chosen_note,omitempty"`
-	Agents        []AgentUsage `json:"agents"`
+	HowChosenNote string `json:"how_chosen_note,omitempty"`
+	// NotAgreed, set on a finished result whose winner the team did not
+	// agree on, says why it stopped and how the answer was taken
+	// (agreement.go); "" for an agreed winner.
+	NotAgreed string       `json:"not_agreed,omitempty"`
+	Agents    []AgentUsage `json:"agents"`
 	// Dropped lists the agents that left the team (dropped.go), so a team
 	// that became one model says so; Degraded marks a finished team of two
 	// or more in which fewer than two agents ever answered.

@@ -141,6 +141,10 @@ func contradiction(res *coordination.TeamResult, l *coordination.Ledger, short b
 		if (how == coordination.ChosenForcedFirst) != (res.HowChosenNote == coordination.ForcedFirstNote) {
 			return "how_chosen_note must say when the winner was picked by arrival (and only then)"
 		}
+		forcedWinner := how == coordination.ChosenForcedFirst || how == coordination.ChosenForcedStanding || how == coordination.ChosenForcedCurrent
+		if forcedWinner && res.NotAgreed == "" || (how == coordination.ChosenConsensus || how == coordination.ChosenEarlyAgreement) && res.NotAgreed != "" {
+			return fmt.Sprintf("not_agreed %q beside how_chosen %s: a forced winner must say it was not agreed, an agreed one must not", res.NotAgreed, how)
+		}
 		if stop == coordination.StopConsensus {
 			if problem := tallyFallsShort(res, short); problem != "" {
 				return problem

@@ -512,6 +512,9 @@ func launchOrder(st *State) []string {
 // step writes nothing), then records why — timeout finishes the session,
 // cancellation leaves it cancelled.
 func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed, cause error) (*TeamResult, error) {
+	if errors.Is(cause, errTimeout) {
+		ctx = withWaiting(ctx, s, own) // the timeout's note names them (agreement.go)
+	}
 	r.cancel(cause)
 	for len(own) > 0 {
 		lr := <-results
@@ -647,6 +650,11 @@ func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResul
 			if a := res.state.Agent(res.AgentID); a != nil && a.Dropped {
 				msg += " and is dropped"
 			}
+		}
+		// The class alone hides what to do ("Prompt is too long" and "Invalid
+		// auth method selected" are both provider errors).
+		if why := Reason(res.Message, ReasonRunes); why != "" {
+			msg += ": " + why
 		}
 	}
 	return Progress{SessionID: s.ID, Kind: kindOfAction(res.Action), Agent: res.AgentID, Message: msg, Standing: standing, Live: live, Time: svc.now()}

@@ -65,6 +65,17 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 		st = svc.derive(s, l, inFlight)
 	case DecideFinish:
 		res := svc.finishedResult(s, l, st, d, providers.Free())
+		if d.Stop == StopTimeout {
+			waiting := svc.stillWorking(ctx, s)
+			switch {
+			case res.NotAgreed != "":
+				res.NotAgreed = notAgreed(s, waiting, res, d.How, d.Stop)
+			case res.Winner == nil && len(waiting) > 0:
+				// No answer at all: the note is the only place that says
+				// which provider stalled.
+				res.FinalNote = stopCause(s, waiting, res, d.Stop) + "; nobody had answered"
+			}
+		}
 		strategy := s.Rules.Final
 		if final != "" {
 			strategy = final

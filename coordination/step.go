@@ -243,7 +243,9 @@ func (svc *Service) judge(ctx, sctx context.Context, s *Session, st *State, v *v
 		class := providers.ClassOf(err)
 		if errors.Is(err, context.DeadlineExceeded) || sctx.Err() != nil {
 			class = providers.ClassTimeout
-			err = fmt.Errorf("no reply within step_timeout_seconds (%gs): %w", s.Rules.StepTimeoutSeconds, err)
+			// The stalled model is named in the message itself, so the line,
+			// the Dropped line, the timeline and status all say who stalled.
+			err = fmt.Errorf("no answer from %s within %g s (step_timeout_seconds): %w", s.modelOf(v.Agent), s.Rules.StepTimeoutSeconds, err)
 		}
 		return errorEntry(class, err.Error(), t.usage), nil
 	}

@@ -61,13 +61,14 @@ var fixes = []errorFix{
 // errorResult turns any error into an isError tool result: the error's own
 // sentence, then a line starting "To fix:". Errors outside the vocabulary are
 // logged, since they point at a bug or a broken store rather than a mistake
-// the caller can correct.
-func (h *handler) errorResult(tool string, err error) *mcpgo.CallToolResult {
+// the caller can correct. The server's own paths are hidden from clients that
+// must not see them (shownError).
+func (h *handler) errorResult(ctx context.Context, tool string, err error) *mcpgo.CallToolResult {
 	code, fix := classify(err)
 	if code == "internal" {
 		h.log.Error().Err(err).Str("tool", tool).Msg("tool call failed unexpectedly")
 	}
-	msg := boundEcho(strings.TrimSpace(err.Error()))
+	msg := boundEcho(strings.TrimSpace(h.shownError(ctx, err).Error()))
 	if msg != "" && !strings.HasSuffix(msg, ".") {
 		msg += "."
 	}
@@ -144,3 +145,26 @@ func closingQuote(s string, i int) int {
 	}
 	return -1
 }
+
+// shownError is err as a client may read it: its text with the store's paths
+// named by session (Service.HidePaths: over HTTP a path inside the state
+// directory, a tenant's included, is none of the client's business; the log
+// keeps the real one). errors.Is still sees the cause.
+func (h *handler) shownError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if shown := h.svc(ctx).HidePaths(msg); shown != msg {
+		return shownErr{msg: shown, err: err}
+	}
+	return err
+}
+
+type shownErr struct {
+	msg string
+	err error
+}
+
+func (e shownErr) Error() string { return e.msg }
+func (e shownErr) Unwrap() error { return e.err }

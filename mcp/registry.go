@@ -36,10 +36,10 @@ func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Conte
 	schema := newArgsSchema(tool)
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		if err := checkOperatorOnly(name, req); err != nil {
-			return h.errorResult(name, err), nil
+			return h.errorResult(ctx, name, err), nil
 		}
 		if err := schema.check(req); err != nil {
-			return h.errorResult(name, err), nil
+			return h.errorResult(ctx, name, err), nil
 		}
 		var in In
 		if err := req.BindArguments(&in); err != nil {
@@ -47,11 +47,11 @@ func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Conte
 			if errors.As(err, &te) {
 				err = fmt.Errorf("%s: %s does not fit a %s", te.Field[strings.LastIndex(te.Field, ".")+1:], te.Value, te.Type)
 			}
-			return h.errorResult(name, fmt.Errorf("%w: the arguments of %s cannot be used: %w", errBadArguments, name, err)), nil
+			return h.errorResult(ctx, name, fmt.Errorf("%w: the arguments of %s cannot be used: %w", errBadArguments, name, err)), nil
 		}
 		res, err := fn(ctx, req, in)
 		if err != nil {
-			return h.errorResult(name, err), nil
+			return h.errorResult(ctx, name, err), nil
 		}
 		return res, nil
 	}

@@ -74,7 +74,7 @@ func resourceTemplates(h *handler) []server.ServerResourceTemplate {
 func (h *handler) readFiles(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	f, err := h.svc(ctx).AnswerFiles(ctx, templateArg(req, "id"), templateArg(req, "label"), templateArg(req, "path"))
 	if err != nil {
-		return nil, err
+		return nil, h.shownError(ctx, err)
 	}
 	if f.Path == "" {
 		return jsonContents(req.Params.URI, f)
@@ -98,7 +98,7 @@ func mimeOf(path string) string {
 func (h *handler) readSessions(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	list, err := h.svc(ctx).Sessions(ctx)
 	if err != nil {
-		return nil, err
+		return nil, h.shownError(ctx, err)
 	}
 	return jsonContents(req.Params.URI, map[string]any{"sessions": list})
 }
@@ -106,7 +106,7 @@ func (h *handler) readSessions(ctx context.Context, req mcpgo.ReadResourceReques
 func (h *handler) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	v, err := h.svc(ctx).Inspect(ctx, templateArg(req, "id"))
 	if err != nil {
-		return nil, bounded(err)
+		return nil, bounded(h.shownError(ctx, err))
 	}
 	return jsonContents(req.Params.URI, v)
 }
@@ -114,7 +114,7 @@ func (h *handler) readStatus(ctx context.Context, req mcpgo.ReadResourceRequest)
 func (h *handler) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	evs, err := h.svc(ctx).Events(ctx, templateArg(req, "id"))
 	if err != nil {
-		return nil, bounded(err)
+		return nil, bounded(h.shownError(ctx, err))
 	}
 	return jsonContents(req.Params.URI, map[string]any{"events": evs})
 }
@@ -122,7 +122,7 @@ func (h *handler) readEvents(ctx context.Context, req mcpgo.ReadResourceRequest)
 func (h *handler) readAnswer(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
 	a, err := h.svc(ctx).Answer(ctx, templateArg(req, "id"), templateArg(req, "label"))
 	if err != nil {
-		return nil, bounded(err)
+		return nil, bounded(h.shownError(ctx, err))
 	}
 	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: answerContentMIME, Text: a.Content}}, nil
 }

@@ -36,6 +36,7 @@ type TeamResult struct {
 	SessionDir     string         `json:"session_dir"`
 	FinalNote      string         `json:"final_note,omitempty"`
 	HowChosenNote  string         `json:"how_chosen_note,omitempty"`
+	NotAgreed      string         `json:"not_agreed,omitempty" jsonschema_description:"Set when the winner was not agreed on (a stop by budget, timeout, failures, split votes, max_rounds or finalize forced it): why the run stopped, the spend against the budget, and how the answer was taken."`
 	Agents         []AgentUsage   `json:"agents"`
 	Dropped        []DroppedAgent `json:"dropped"`
 	Degraded       bool           `json:"degraded"`

@@ -30,6 +30,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		SessionDir:     v.SessionDir,
 		FinalNote:      v.FinalNote,
 		HowChosenNote:  v.HowChosenNote,
+		NotAgreed:      v.NotAgreed,
 		Agents:         wireAgentUsages(v.Agents),
 		Dropped:        wireDroppedAgents(v.Dropped),
 		Degraded:       v.Degraded,

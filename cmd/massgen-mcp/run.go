@@ -52,6 +52,7 @@ func runCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   `run [flags] "task" | -`,
 		Short: "Run a team on a task and print each step, the winner and the final answer",
+		Long:  "Run a team on a task and print each step, the winner and the final answer.\n\n" + exitCodesHelp,
 		Example: `  massgen-mcp run --models sim/strong,sim/strong,sim --seed 1 "What is 17 * 23?"
   massgen-mcp run --config team.yaml --consensus unanimous "Write a haiku about Go"
   massgen-mcp run --models sim,sim,sim --task-file task.md
@@ -166,7 +167,10 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 	switch res.Status {
 	case coordination.StatusFinished:
 		if res.Degraded {
-			return &exitError{code: exitDegraded, printed: f.json, msg: fmt.Sprintf("degraded: only %d of the team answered (see Dropped above); --strict fails such runs", len(res.Answers))}
+			return &exitError{code: exitDegraded, printed: f.json, msg: degradedMessage(res)}
+		}
+		if !coordination.Agreed(res) {
+			return &exitError{code: forcedExit(coordination.Deref(res.StopReason)), printed: f.json, msg: "not agreed: " + res.NotAgreed}
 		}
 		return nil
 	case coordination.StatusCancelled:

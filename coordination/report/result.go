@@ -130,6 +130,10 @@ func Summary(r *coordination.TeamResult) string {
 	b.WriteString(droppedText(r))
 	if line := Outcome(r); line != "" && r.Status != coordination.StatusCancelled {
 		b.WriteString(line + "\n")
+		if r.NotAgreed != "" {
+			// A forced winner must not read as a team's verdict.
+			fmt.Fprintf(&b, "Not agreed: %s.\n", r.NotAgreed)
+		}
 	} else {
 		fmt.Fprintf(&b, "Status: %s\n", r.Status)
 	}
@@ -183,7 +187,7 @@ func droppedText(r *coordination.TeamResult) string {
 		fmt.Fprintf(&b, "DEGRADED: only %s of a team of %d ever answered, so this is not a team's answer.\n", coordination.Count(len(r.Answers), "agent"), len(r.Agents)+countPreRun(r))
 	}
 	for _, d := range r.Dropped {
-		msg := clipLine(d.Message, 200)
+		msg := coordination.Reason(d.Message, 200)
 		if msg == "" {
 			msg = "no message"
 		}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
 // Tool names.
@@ -146,6 +147,12 @@ func list(b *strings.Builder, p *place, dir string, maxDepth int, n *int) error 
 	err = fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
 		if name == dir {
 			return err
+		}
+		if d != nil && p.hidesSecrets() && sandbox.SecretName(d.Name()) {
+			if d.IsDir() {
+				return fs.SkipDir // hidden (secrets.go): not shown, not counted
+			}
+			return nil
 		}
 		empty = false
 		if *n >= maxListed {

@@ -48,8 +48,11 @@ func (t *Toolbox) resolve(p string) (*place, string, error) {
 	case "context", "peers":
 		name, rel, _ := strings.Cut(rest, "/")
 		for i := range t.places {
-			if t.places[i].name == first+"/"+name {
-				return &t.places[i], relOrDot(rel), nil
+			if p := &t.places[i]; p.name == first+"/"+name {
+				if rel = relOrDot(rel); p.secretPath(rel) {
+					return nil, "", hiddenError(p, rel)
+				}
+				return p, rel, nil
 			}
 		}
 		return nil, "", fmt.Errorf("there is no %s/%s; %s", first, name, t.readHint())

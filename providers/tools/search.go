@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
 // Search bounds.
@@ -127,6 +128,12 @@ func (s *searchState) place(ctx context.Context, p *place, dir string) error {
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if name != dir && p.hidesSecrets() && sandbox.SecretName(d.Name()) {
+			if d.IsDir() {
+				return fs.SkipDir // hidden (secrets.go)
+			}
+			return nil
 		}
 		if d.IsDir() {
 			if name != dir && (d.Name() == ".git" || d.Name() == "node_modules") {

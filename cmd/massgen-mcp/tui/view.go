@@ -90,6 +90,7 @@ func (m *Model) main() string {
 		fmt.Fprintf(&b, "%s\n", style.Render(clip(line, m.width)))
 	}
 	b.WriteString(m.cards(now))
+	b.WriteString(m.failures())
 	b.WriteString("\n" + titleStyle.Render("Consensus map") + dimStyle.Render("  (◀── standing votes, ◀┄┄ stale)") + "\n")
 	b.WriteString(report.VoteGraph(v))
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -254,10 +255,12 @@ func (m *Model) state(a coordination.AgentStatus, s Stream, live bool, now time.
 		return s, goodStyle
 	case "answered":
 		return "answered [" + a.LatestLabel + "]", plain
-	case "error":
-		return "failed: " + a.LastError, badStyle
-	case "dropped":
-		return "dropped: " + a.LastError, badStyle
+	case "error", "dropped":
+		verb, class, _, _ := failed(a) // the reason has a line of its own under the cards (failures)
+		if class != "" {
+			verb += " (" + class + ")"
+		}
+		return verb, badStyle
 	case "capped":
 		return "done: max rounds used", dimStyle
 	case "waiting_for_host":

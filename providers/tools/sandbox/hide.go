@@ -90,7 +90,7 @@ type envFile struct {
 func envFiles(dir string) ([]envFile, error) {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
-		if err == nil && secretName(filepath.Base(dir)) {
+		if err == nil && SecretName(filepath.Base(dir)) {
 			return []envFile{{rel: "."}}, nil
 		}
 		return nil, nil
@@ -108,7 +108,7 @@ func envFiles(dir string) ([]envFile, error) {
 		if p != dir && d.IsDir() && (name == ".git" || name == "node_modules") {
 			return fs.SkipDir
 		}
-		if p == dir || d.Type()&fs.ModeSymlink != 0 || !secretName(name) {
+		if p == dir || d.Type()&fs.ModeSymlink != 0 || !SecretName(name) {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, p)
@@ -121,8 +121,9 @@ func envFiles(dir string) ([]envFile, error) {
 	return out, err
 }
 
-// secretName: .env, .env.local and the like hold keys.
-func secretName(name string) bool { return name == ".env" || strings.HasPrefix(name, ".env.") }
+// SecretName tells a file name that holds keys: .env, .env.local and the like.
+// The file tools hide the same files (providers/tools/secrets.go).
+func SecretName(name string) bool { return name == ".env" || strings.HasPrefix(name, ".env.") }
 
 // outermost drops duplicates and anything inside a hidden directory, which
 // no longer exists to mount over.

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// A winner the team did not agree on is not a silent success: the run exits
+// with a code for why it stopped, and says so plainly with the spend.
+func TestARunWithoutAgreementExitsByWhyItStopped(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "sim/script:file=" + p
+	}
+	answers := script("answer.json", `[{"action":"new_answer","content":"Answer: 391"}]`)
+	answersThenFails := script("fails.json", `[{"action":"new_answer","content":"Answer: 391"},{"action":"error","content":"Invalid auth method selected"},{"action":"error","content":"Invalid auth method selected"}]`)
+	priced := "sim/strong:price_in=1000"
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says *regexp.Regexp
+	}{
+		// The budget pays for round 0 (about $0.80 at these prices, which
+		// a worst-case estimate also allows) but not for a vote after it.
+		{"budget", []string{"--models", priced + "," + priced + "," + priced, "--budget", "1"}, exitLimitForced,
+			regexp.MustCompile(`(?m)^Not agreed: stopped by budget after \$0\.\d\d of \$1\.00: agent_[abc]'s answer was taken first-come, without agreement\.$`)},
+		{"agents failed", []string{"--models", answersThenFails + "," + answersThenFails}, exitFailedForced,
+			// Which agent drops first is the race of two parallel steps.
+			regexp.MustCompile(`(?m)^Not agreed: stopped (with one agent left \(1 agent dropped\)|because agents failed \(2 agents dropped\)): agent_[ab]'s answer was taken (as the last agent left|first-come), without agreement\.$`)},
+		{"max rounds", []string{"--models", answers + "," + answers, "--max-rounds", "1"}, exitSplitForced,
+			regexp.MustCompile(`(?m)^Not agreed: stopped at max_rounds \(1\): agent_[ab]'s answer was taken first-come, without agreement\.$`)},
+		{"consensus", []string{"--models", "sim/strong,sim/strong,sim/strong"}, exitOK, nil},
+	} {
+		out, code := cli(t, append(append([]string{"run", "--plain", "--state-dir", dir, "--seed", "1"}, tc.args...), "What is 17 * 23?")...)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d:\n%s", tc.name, code, tc.code, out)
+		}
+		if tc.says == nil {
+			if strings.Contains(out, "Not agreed") {
+				t.Errorf("%s: an agreed run says it was not:\n%s", tc.name, out)
+			}
+			continue
+		}
+		if !tc.says.MatchString(out) {
+			t.Errorf("%s: output lacks %s:\n%s", tc.name, tc.says, out)
+		}
+	}
+	help, _ := cli(t, "run", "--help")
+	for _, want := range []string{"Exit codes:", "0  the team agreed", "5  an answer the team did not agree on: the budget or the timeout", "6  an answer", "7  an answer"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("run --help lacks %q:\n%s", want, help)
+		}
+	}
+}
+
+// A degraded run points only at what it printed: no "see Dropped above"
+// when nobody was dropped.
+func TestADegradedRunWithNobodyDroppedNamesWhoNeverAnswered(t *testing.T) {
+	dir := t.TempDir()
+	fails := filepath.Join(dir, "fails.json")
+	os.WriteFile(fails, []byte(`[{"action":"error","content":"Prompt is too long"}]`), 0o644)
+	out, code := cli(t, "run", "--plain", "--state-dir", dir, "--models", "sim/script:file="+fails+",sim/strong", "--max-rounds", "1", "--seed", "1", "What is 17 * 23?")
+	if code != exitDegraded {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitDegraded, out)
+	}
+	if strings.Contains(out, "Dropped:") || strings.Contains(out, "Dropped lines") {
+		t.Errorf("nobody was dropped, yet the output speaks of Dropped:\n%s", out)
+	}
+	for _, want := range []string{"failed (provider): Prompt is too long", "degraded: only 1 agent of a team of 2 answered; agent_a never did (massgen-mcp status team_"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// failed splits an agent's last error ("class: message", status.go) into its
+// class and message; ok is false when the agent is neither failed nor
+// dropped.
+func failed(a coordination.AgentStatus) (verb, class, msg string, ok bool) {
+	switch a.Status {
+	case "error":
+		verb = "failed"
+	case "dropped":
+		verb = "dropped"
+	default:
+		return "", "", "", false
+	}
+	class, msg, found := strings.Cut(a.LastError, ": ")
+	if !found {
+		class, msg = "", a.LastError
+	}
+	return verb, class, msg, true
+}
+
+// failures is one full-width line per failed or dropped agent, under the
+// cards: a card is too narrow for "Prompt is too long" after its class, and
+// the class alone does not say what to do. The reason (coordination.Reason:
+// masked, one line) is cut to what the line has room for, keeping its tail.
+func (m *Model) failures() string {
+	var b strings.Builder
+	for _, a := range m.snap.Status.Agents {
+		verb, class, msg, ok := failed(a)
+		if !ok {
+			continue
+		}
+		line := coordination.Who(a.ID, a.Model) + " " + verb
+		if class != "" {
+			line += " (" + class + ")"
+		}
+		room := min(coordination.ReasonRunes, max(20, m.width-len([]rune(line))-2))
+		if reason := coordination.Reason(msg, room); reason != "" {
+			line += ": " + reason
+		}
+		fmt.Fprintln(&b, badStyle.Render(clip(line, m.width)))
+	}
+	return b.String()
+}

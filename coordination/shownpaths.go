@@ -1,0 +1,83 @@
+package coordination
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// sessionsDirer is a store that keeps its sessions under one directory (the
+// file store).
+type sessionsDirer interface{ SessionsDir() string }
+
+// HidePaths rewrites the store's own paths in text meant for a client that
+// must not see them (Options.RelativeDirs: HTTP clients, tenants): a path
+// inside a session reads "session <id>'s <path in the session>", a session's
+// directory "session <id>'s directory", and the sessions and state
+// directories (a tenant's included) by those words. Errors from the store
+// carry real paths, which the operator's log keeps; without RelativeDirs (the
+// CLI, stdio) text is returned as is.
+func (svc *Service) HidePaths(text string) string {
+	if !svc.opts.RelativeDirs {
+		return text
+	}
+	st, ok := svc.store.(sessionsDirer)
+	if !ok || st.SessionsDir() == "" {
+		return text
+	}
+	for _, sessions := range spellings(st.SessionsDir()) {
+		text = hideSessionPaths(text, sessions)
+		text = strings.ReplaceAll(text, sessions, "the sessions directory")
+		text = strings.ReplaceAll(text, filepath.Dir(sessions), "the state directory")
+	}
+	if svc.opts.StateDir != "" {
+		for _, state := range spellings(svc.opts.StateDir) {
+			text = strings.ReplaceAll(text, state, "the state directory")
+		}
+	}
+	return text
+}
+
+// spellings is a directory as written and with its symlinks resolved (an
+// error from a system call may carry either).
+func spellings(dir string) []string {
+	out := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != out[0] {
+		out = append(out, real)
+	}
+	return out
+}
+
+// hideSessionPaths rewrites every "<sessions>/<id>[/<path>]" in text.
+func hideSessionPaths(text, sessions string) string {
+	prefix := sessions + string(filepath.Separator)
+	var b strings.Builder
+	for {
+		i := strings.Index(text, prefix)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		rest := text[i+len(prefix):]
+		end := strings.IndexFunc(rest, pathEnds)
+		if end < 0 {
+			end = len(rest)
+		}
+		id, inside, _ := strings.Cut(rest[:end], string(filepath.Separator))
+		switch {
+		case id == "":
+			b.WriteString("the sessions directory" + string(filepath.Separator))
+		case strings.Trim(inside, string(filepath.Separator)) == "":
+			b.WriteString("session " + id + "'s directory")
+		default:
+			b.WriteString("session " + id + "'s " + filepath.Clean(inside))
+		}
+		text = rest[end:]
+	}
+}
+
+// pathEnds tells a character that ends a path in a message: our layout's
+// names never hold one.
+func pathEnds(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '"' || r == '\'' || r == '`' || r == ':' || r == ',' || r == ';' || r == '(' || r == ')'
+}
