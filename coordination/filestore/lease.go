@@ -1,0 +1,132 @@
+package filestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// The run lease is run_lease.json beside the session, written atomically
+// (temp, fsync, rename) under .lease.lock, a lock held only for the
+// read-modify-write. It is the truth across hosts sharing the directory; on
+// this host a holder whose process is gone and whose run lock (.run.lock,
+// an OFD lock the kernel drops with the process) is free is dead at once,
+// without waiting for the expiry. The rules are coordination's.
+const (
+	leaseFile = "run_lease.json"
+	leaseLock = ".lease.lock"
+)
+
+var _ coordination.LeaseStore = (*Store)(nil)
+
+// AcquireRun claims the session's run lease (coordination.LeaseStore).
+func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	return s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.ClaimLease(id, cur, owner, time.Now(), ttl)
+	})
+}
+
+// RenewRun extends a claim (coordination.LeaseStore).
+func (s *Store) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	return s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.RenewLease(id, cur, version, time.Now(), ttl)
+	})
+}
+
+// ReleaseRun ends a claim (coordination.LeaseStore).
+func (s *Store) ReleaseRun(ctx context.Context, id string, version int64) error {
+	_, err := s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.ReleaseLease(id, cur, version, time.Now())
+	})
+	return err
+}
+
+// ReadRun reads the lease without any lock (coordination.LeaseStore): the
+// file is replaced whole, so a reader sees one version or the next.
+func (s *Store) ReadRun(ctx context.Context, id string) (*coordination.RunLease, error) {
+	dir, err := s.live(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return readLease(dir)
+}
+
+func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
+	dir, err := s.live(ctx, id)
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	l, err := waitLock(ctx, filepath.Join(dir, leaseLock))
+	if err != nil {
+		return coordination.RunLease{}, fmt.Errorf("cannot take the lease lock of session %q: %w", id, err)
+	}
+	defer l.release()
+	cur, err := readLease(dir)
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	next, err := rule(cur)
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	b, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	if err := writeAtomic(dir, leaseFile, append(b, '\n')); err != nil {
+		return coordination.RunLease{}, fmt.Errorf("cannot write the run lease of session %q: %w", id, err)
+	}
+	return next, nil
+}
+
+// readLease reads run_lease.json (nil if there is none) and marks a holder
+// on this host dead when its process is gone and its run lock is free: both,
+// because a pid may belong to another pid namespace on the same host, and
+// the run lock is also taken briefly by a finalize or a criteria change.
+func readLease(dir string) (*coordination.RunLease, error) {
+	b, err := os.ReadFile(filepath.Join(dir, leaseFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the run lease in %s: %w", dir, err)
+	}
+	var l coordination.RunLease
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("the run lease %s is damaged (%w); delete it to let a run claim the session again", filepath.Join(dir, leaseFile), err)
+	}
+	if !l.Released && l.Host == coordination.ThisHost() && coordination.ProcessGone(l.PID, l.ProcStart) {
+		if held, err := isLocked(filepath.Join(dir, ".run.lock")); err == nil && !held {
+			l.Gone = true
+		}
+	}
+	return &l, nil
+}
+
+// waitLock takes the lock on path, polling with backoff (a blocking
+// F_OFD_SETLKW cannot be abandoned when ctx ends). Lease locks are held for
+// one small write, so the wait is short.
+func waitLock(ctx context.Context, path string) (*fileLock, error) {
+	wait := 100 * time.Microsecond
+	for {
+		l, ok, err := tryLock(path)
+		if err != nil || ok {
+			return l, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		wait = min(2*wait, 10*time.Millisecond)
+	}
+}
