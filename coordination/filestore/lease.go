@@ -55,7 +55,7 @@ func (s *Store) ReadRun(ctx context.Context, id string) (*coordination.RunLease,
 	if err != nil {
 		return nil, err
 	}
-	return readLease(dir)
+	return readLease(dir, true)
 }
 
 func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
@@ -68,7 +68,7 @@ func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coord
 		return coordination.RunLease{}, fmt.Errorf("cannot take the lease lock of session %q: %w", id, err)
 	}
 	defer l.release()
-	cur, err := readLease(dir)
+	cur, err := readLease(dir, false)
 	if err != nil {
 		return coordination.RunLease{}, err
 	}
@@ -87,10 +87,13 @@ func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coord
 }
 
 // readLease reads run_lease.json (nil if there is none) and marks a holder
-// on this host dead when its process is gone and its run lock is free: both,
-// because a pid may belong to another pid namespace on the same host, and
-// the run lock is also taken briefly by a finalize or a criteria change.
-func readLease(dir string) (*coordination.RunLease, error) {
+// on this host dead when its process is gone (its pid unused, or used by a
+// process that started at another time). A reader also asks that the run lock
+// be free, lest a holder in another pid namespace of this host (its pid
+// unseen here) be taken for dead; a claim does not, because its caller holds
+// the run lock itself (Service.claimRun takes it first), which a live holder
+// on this host would hold.
+func readLease(dir string, reader bool) (*coordination.RunLease, error) {
 	b, err := os.ReadFile(filepath.Join(dir, leaseFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -103,8 +106,10 @@ func readLease(dir string) (*coordination.RunLease, error) {
 		return nil, fmt.Errorf("the run lease %s is damaged (%w); delete it to let a run claim the session again", filepath.Join(dir, leaseFile), err)
 	}
 	if !l.Released && l.Host == coordination.ThisHost() && coordination.ProcessGone(l.PID, l.ProcStart) {
-		if held, err := isLocked(filepath.Join(dir, ".run.lock")); err == nil && !held {
-			l.Gone = true
+		l.Gone = true
+		if reader {
+			held, err := isLocked(filepath.Join(dir, ".run.lock"))
+			l.Gone = err == nil && !held
 		}
 	}
 	return &l, nil
