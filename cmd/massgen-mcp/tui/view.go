@@ -324,7 +324,7 @@ func statusStyle(s string) lipgloss.Style {
 	switch s {
 	case coordination.StatusFinished:
 		return goodStyle
-	case coordination.StatusFailed, coordination.StatusCancelled:
+	case coordination.StatusFailed, coordination.StatusCancelled, coordination.StatusInterrupted:
 		return badStyle
 	}
 	return busyStyle
