@@ -81,7 +81,7 @@ func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coord
 		return coordination.RunLease{}, err
 	}
 	if err := writeAtomic(dir, leaseFile, append(b, '\n')); err != nil {
-		return coordination.RunLease{}, fmt.Errorf("cannot write the run lease of session %q: %w", id, err)
+		return coordination.RunLease{}, fmt.Errorf("cannot write the run lease of session %q: %w", id, diskFull(err, dir, len(b)+1))
 	}
 	return next, nil
 }
