@@ -58,6 +58,11 @@ type RunLease struct {
 	// file store: a holder on this host whose process is gone and whose run
 	// lock the kernel dropped). Never stored.
 	Gone bool `json:"-"`
+	// Alive says the store knows the holder is alive whatever the expiry
+	// says (the file store: a holder on this host whose process runs and
+	// holds the run lock, its heartbeat only late). Only a reader is told
+	// so; a claim goes by the expiry. Never stored.
+	Alive bool `json:"-"`
 }
 
 // Held tells whether the lease belongs to a live holder at now: claimed,
@@ -66,6 +71,9 @@ type RunLease struct {
 func (l *RunLease) Held(now time.Time) bool {
 	if l == nil || l.Released || l.Gone {
 		return false
+	}
+	if l.Alive {
+		return true
 	}
 	exp := l.Expires
 	if l.Host != ThisHost() {

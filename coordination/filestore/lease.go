@@ -105,12 +105,20 @@ func readLease(dir string, reader bool) (*coordination.RunLease, error) {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return nil, fmt.Errorf("the run lease %s is damaged (%w); delete it to let a run claim the session again", filepath.Join(dir, leaseFile), err)
 	}
-	if !l.Released && l.Host == coordination.ThisHost() && coordination.ProcessGone(l.PID, l.ProcStart) {
-		l.Gone = true
-		if reader {
-			held, err := isLocked(filepath.Join(dir, ".run.lock"))
-			l.Gone = err == nil && !held
-		}
+	if l.Released || l.Host != coordination.ThisHost() {
+		return &l, nil
+	}
+	gone := coordination.ProcessGone(l.PID, l.ProcStart)
+	if !reader {
+		l.Gone = gone
+		return &l, nil
+	}
+	held, err := isLocked(filepath.Join(dir, ".run.lock"))
+	if err == nil {
+		// A reader also knows a live holder here: its process runs and
+		// holds the run lock, its heartbeat only late (a loaded machine, a
+		// full disk), so the session is not shown interrupted.
+		l.Gone, l.Alive = gone && !held, !gone && held
 	}
 	return &l, nil
 }
