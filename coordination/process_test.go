@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if dir := os.Getenv("MASSGEN_TEST_CLAIM_DIR"); dir != "" {
+		os.Exit(claimRun(dir, os.Getenv("MASSGEN_TEST_CLAIM_SESSION")))
+	}
 	os.Exit(m.Run())
 }
 

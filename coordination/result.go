@@ -1,6 +1,10 @@
 package coordination
 
-import "github.com/massgen-go/massgen-mcp/coordination/workspace"
+import (
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+)
 
 // Session statuses.
 const (
@@ -61,8 +65,11 @@ type TeamResult struct {
 	CostEstimated  bool    `json:"cost_estimated,omitempty"`
 	BudgetEnforced bool    `json:"budget_enforced"`
 	Duration       float64 `json:"duration_seconds"`
-	SessionDir     string  `json:"session_dir"`
-	FinalNote      string  `json:"final_note,omitempty"`
+	// LastAlive is when an interrupted session's run was last known alive
+	// (its lease's last heartbeat); Duration stops there (leaserun.go).
+	LastAlive  *time.Time `json:"last_alive,omitempty"`
+	SessionDir string     `json:"session_dir"`
+	FinalNote  string     `json:"final_note,omitempty"`
 	// HowChosenNote says in words what how_chosen means when it is not a
 	// verdict on merit (forced_first: ForcedFirstNote).
 	HowChosenNote string `json:"how_chosen_note,omitempty"`
@@ -177,7 +184,7 @@ func (r *TeamResult) Clone() *TeamResult {
 	}
 	c := *r
 	c.StopReason, c.HowChosen, c.FinalAnswer, c.CostUSD = clonePtr(r.StopReason), clonePtr(r.HowChosen), clonePtr(r.FinalAnswer), clonePtr(r.CostUSD)
-	c.Winner = clonePtr(r.Winner)
+	c.Winner, c.LastAlive = clonePtr(r.Winner), clonePtr(r.LastAlive)
 	c.Consensus.Leader = clonePtr(r.Consensus.Leader)
 	if r.Consensus.Tally != nil {
 		c.Consensus.Tally = make(map[string]int, len(r.Consensus.Tally))

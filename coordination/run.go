@@ -165,10 +165,11 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	}
 	svc.mu.Unlock()
 
-	unlockRun, err := svc.store.LockRun(ctx, id)
+	claim, err := svc.claimRun(ctx, id)
 	if err != nil {
 		return nil, false, nil, err
 	}
+	unlockRun := claim.release
 	if err := svc.OpenForWriting(ctx, id); err != nil {
 		unlockRun()
 		return nil, false, nil, err
@@ -210,6 +211,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	svc.runs[id] = r
 	svc.mu.Unlock()
 
+	go claim.fence(r)
 	go func() {
 		defer close(r.done)
 		defer func() {

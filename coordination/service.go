@@ -62,6 +62,12 @@ type Options struct {
 	// that acts while every model is thinking (activity.go). It runs on the
 	// step's goroutine and must return at once.
 	OnModelCall func()
+	// RunHeartbeat is how often a run renews its session's run lease, and
+	// RunLeaseTTL how long a lease not renewed stays held (at least two
+	// heartbeats): DefaultHeartbeat and DefaultLeaseTTL when zero. A run that
+	// dies is seen interrupted at once on its host, and after RunLeaseTTL
+	// (plus MaxClockSkew) from another one (leaserun.go).
+	RunHeartbeat, RunLeaseTTL time.Duration
 	// Tools builds each server step's toolbox (toolbox.go); nil builds the
 	// built-in file tools and run_command (providers/tools).
 	Tools ToolboxMaker
@@ -74,6 +80,7 @@ type Service struct {
 	files    ProjectionStore // the store's projections; nil when it keeps none
 	opts     Options
 	log      zerolog.Logger
+	owner    string   // the id this service's run leases carry (leaserun.go)
 	setups   sync.Map // id → *Session: setups of sessions with a step (then they never change) or a run (which holds the run lock)
 	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
 	ended    sync.Map // id → true: sessions the timer has seen end
@@ -99,7 +106,7 @@ func NewService(store Store, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	files, _ := store.(ProjectionStore)
-	return &Service{store: store, files: files, opts: opts, log: opts.Logger, runs: map[string]*Run{}}
+	return &Service{store: store, files: files, opts: opts, log: opts.Logger, owner: newOwnerID(), runs: map[string]*Run{}}
 }
 
 // dir is the session's directory, or "" when the store keeps none.

@@ -9,8 +9,8 @@ import (
 
 // SessionQuery selects one page of a listing, newest session first.
 type SessionQuery struct {
-	// Status keeps only sessions in that status (running, decided, finished,
-	// failed, cancelled); empty keeps all.
+	// Status keeps only sessions in that status (running, interrupted,
+	// decided, finished, failed, cancelled); empty keeps all.
 	Status string
 	// Text keeps only sessions whose id or task contains it (any case).
 	Text string
@@ -29,7 +29,7 @@ type SessionPage struct {
 }
 
 // sessionStatuses are the statuses a listing can be filtered by.
-var sessionStatuses = []string{StatusRunning, StatusDecided, StatusFinished, StatusFailed, StatusCancelled}
+var sessionStatuses = []string{StatusRunning, StatusInterrupted, StatusDecided, StatusFinished, StatusFailed, StatusCancelled}
 
 // ListSessions returns one page of the store's sessions, newest first, read
 // as the ledger stands (never deciding anything). Without a filter only the
@@ -68,7 +68,7 @@ func (svc *Service) ListSessions(ctx context.Context, q SessionQuery) (*SessionP
 			}
 			continue
 		}
-		sum := svc.summary(s, st, svc.snapshot(s, l, st))
+		sum := svc.summary(s, st, svc.interrupted(ctx, s, svc.snapshot(s, l, st)))
 		if filtered {
 			if (q.Status != "" && sum.Status != q.Status) ||
 				(text != "" && !strings.Contains(strings.ToLower(s.ID+"\n"+s.Task), text)) {

@@ -53,6 +53,11 @@ func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) 
 	if err != nil {
 		return nil, err
 	}
+	if r := svc.interrupted(ctx, s, res); r != res {
+		// Nobody else will write status.json for a run that died: say so.
+		res = r
+		svc.queueStatus(ctx, s, st, res, false)
+	}
 	return svc.statusView(ctx, s, l, st, res), nil
 }
 
@@ -63,7 +68,10 @@ func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) 
 		return nil, err
 	}
 	_, _, res, err := svc.current(ctx, s)
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return svc.interrupted(ctx, s, res), nil
 }
 
 // Inspect derives a session's status without deciding or writing anything:
@@ -73,7 +81,7 @@ func (svc *Service) Inspect(ctx context.Context, id string) (*StatusView, error)
 	if err != nil {
 		return nil, err
 	}
-	return svc.statusView(ctx, s, l, st, svc.snapshot(s, l, st)), nil
+	return svc.statusView(ctx, s, l, st, svc.interrupted(ctx, s, svc.snapshot(s, l, st))), nil
 }
 
 // EventSource is implemented by stores that keep a readable timeline.

@@ -160,6 +160,8 @@ func teamResultText(res *coordination.TeamResult) string {
 		fmt.Fprintf(&b, "\nThe team is still working (%s so far). Follow it with team_status{session_id: %q}, wait for the end with run_team{session_id: %q, wait: true}, or stop it with cancel_team.\n", coordination.Count(res.Steps, "step"), res.SessionID, res.SessionID)
 	case coordination.StatusDecided:
 		fmt.Fprintf(&b, "\nThe team has decided; call finalize_team{session_id: %q} to write the final answer.\n", res.SessionID)
+	case coordination.StatusInterrupted:
+		fmt.Fprintf(&b, "\nThe process running the team died (last alive %s); nothing runs it now. Resume it with run_team{session_id: %q}.\n", res.LastAlive.UTC().Format(time.RFC3339), res.SessionID)
 	case coordination.StatusCancelled:
 		fmt.Fprintf(&b, "\nThe session is cancelled and resumable: run_team{session_id: %q}, or step it again if you drive it with step.\n", res.SessionID)
 	}

@@ -33,6 +33,7 @@ type TeamResult struct {
 	CostEstimated  bool           `json:"cost_estimated,omitempty" jsonschema_description:"Part of cost_usd is an estimate at list prices, not a charge (a CLI agent on a subscription login)."`
 	BudgetEnforced bool           `json:"budget_enforced"`
 	Duration       float64        `json:"duration_seconds"`
+	LastAlive      *time.Time     `json:"last_alive,omitempty" jsonschema_description:"For an interrupted session (its run died): when the run was last alive; duration_seconds stops there. Resume it with run_team{session_id}."`
 	SessionDir     string         `json:"session_dir"`
 	FinalNote      string         `json:"final_note,omitempty"`
 	HowChosenNote  string         `json:"how_chosen_note,omitempty"`

@@ -27,6 +27,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		CostEstimated:  v.CostEstimated,
 		BudgetEnforced: v.BudgetEnforced,
 		Duration:       v.Duration,
+		LastAlive:      v.LastAlive,
 		SessionDir:     v.SessionDir,
 		FinalNote:      v.FinalNote,
 		HowChosenNote:  v.HowChosenNote,

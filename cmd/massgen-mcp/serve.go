@@ -36,6 +36,7 @@ type serveFlags struct {
 	tokensFile   string
 	teamsDir     string
 	strict       bool
+	resumeIntr   bool
 	maxBody      int64
 	maxRuns      int
 	maxRunsPer   int
@@ -98,6 +99,7 @@ stand. Files are read at each use, so edits apply to the next team.`,
 	fl.IntVar(&f.callBurst, "burst", mcp.DefaultCallBurst, "tool calls a tenant may make at once before --rate applies")
 	fl.StringVar(&f.tokensFile, "tokens-file", "", "file of 'tenant token' lines (# comments): each token is a tenant with its own sessions; reloaded on SIGHUP (--http only)")
 	fl.StringVar(&f.teamsDir, "teams-dir", "", "directory of team files (NAME.yaml, ours or MassGen's YAML) that clients name with run_team{team: NAME}")
+	fl.BoolVar(&f.resumeIntr, "resume-interrupted", false, "at start (and as each tenant is opened), claim and continue every session whose run died (status interrupted)")
 	fl.BoolVar(&f.strict, "strict-config", false, "refuse team files with settings massgen-mcp does not honour")
 	return cmd
 }
@@ -200,6 +202,9 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 			return nil, err
 		}
 		go svc.RunTimer(ctx, 5*time.Second)
+		if f.resumeIntr {
+			go resumeInterrupted(ctx, svc, tenant)
+		}
 		return svc, nil
 	}
 	svc, err := tenantService(mcp.DefaultTenant)
@@ -208,6 +213,19 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 	}
 	return mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
 		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer}), nil
+}
+
+// resumeInterrupted claims a tenant's interrupted sessions and runs them
+// here (serve --resume-interrupted).
+func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string) {
+	ids, err := svc.ResumeInterrupted(ctx)
+	if err != nil {
+		logger.Warn().Err(err).Str("tenant", tenant).Msg("could not list the interrupted sessions to resume")
+		return
+	}
+	for _, id := range ids {
+		logger.Info().Str("tenant", tenant).Str("session", id).Msg("resumed an interrupted session")
+	}
 }
 
 // loopbackByDefault binds a bare port ("4000" or ":4000") to 127.0.0.1:

@@ -76,7 +76,7 @@ one tenant are listed: the default one, or --tenant's.`,
 	fl.BoolVar(&f.all, "all", false, "every page at once")
 	fl.IntVar(&f.page, "page", 1, "which page, from 1")
 	fl.IntVar(&f.limit, "limit", 20, "sessions a page")
-	fl.StringVar(&f.status, "status", "", "only sessions in this status: running, decided, finished, failed, cancelled")
+	fl.StringVar(&f.status, "status", "", "only sessions in this status: running, interrupted, decided, finished, failed, cancelled")
 	fl.StringVar(&f.text, "grep", "", "only sessions whose id or task contains this text (any case)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	fl.StringVar(&f.tenant, "tenant", "", "list this tenant's sessions (<state-dir>/tenants/<tenant>) instead of the default tenant's")

@@ -121,6 +121,8 @@ func finishReason(res *coordination.TeamResult) string {
 		return "error"
 	case coordination.StatusCancelled:
 		return "cancelled"
+	case coordination.StatusInterrupted:
+		return "interrupted" // ours: MassGen's own runs have no such state
 	}
 	return "in_progress"
 }

@@ -104,3 +104,16 @@ func TestSessionsTableAndHumanUnits(t *testing.T) {
 		t.Errorf("units: %s %s", report.Duration(3725), report.Cost(ptr(0.5)))
 	}
 }
+
+// TestAnInterruptedResultSaysHowToResume: the outcome line of a session
+// whose run died says so, when it was last alive and how to resume it.
+func TestAnInterruptedResultSaysHowToResume(t *testing.T) {
+	alive := time.Date(2026, 12, 2, 5, 0, 0, 0, time.Local)
+	r := &coordination.TeamResult{SessionID: "team_x", Status: coordination.StatusInterrupted, LastAlive: &alive}
+	got := report.Outcome(r)
+	for _, want := range []string{"Interrupted", "2026-12-02 05:00:00", "run --resume team_x"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Outcome = %q, lacks %q", got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -109,6 +110,9 @@ func consensusLine(r *coordination.TeamResult) string {
 // view).
 func Outcome(r *coordination.TeamResult) string {
 	switch {
+	case r.Status == coordination.StatusInterrupted && r.LastAlive != nil:
+		return fmt.Sprintf("Interrupted: the process running the team died (last alive %s); resume it with run --resume %s or run_team{session_id}",
+			r.LastAlive.Local().Format(time.DateTime), r.SessionID)
 	case r.Winner != nil:
 		tie := ""
 		if r.Tie {

@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"Locks", LockCases},
 		{"Events", EventCases},
 		{"Projections", ProjectionCases},
+		{"Leases", LeaseCases},
 	} {
 		t.Run(part.name, func(t *testing.T) { RunCases(t, open, part.cases) })
 	}

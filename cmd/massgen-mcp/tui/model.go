@@ -78,6 +78,10 @@ func NewModel(o Options) *Model {
 // Snapshot is the latest snapshot the view has.
 func (m *Model) Snapshot() *Snapshot { return m.snap }
 
+// WatchReread is how often a watching view reads the session though its
+// watch said nothing changed.
+const WatchReread = 2 * time.Second
+
 type tickMsg time.Time
 type snapMsg struct {
 	snap *Snapshot
@@ -122,7 +126,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			default:
 			}
 		}
-		due := m.dirty || (m.opts.Changed == nil && m.opts.Now().Sub(m.lastRead) >= m.opts.PollInterval)
+		since := m.opts.Now().Sub(m.lastRead)
+		// A watched run that dies changes nothing the watch sees: re-read
+		// now and then anyway, to see the session interrupted.
+		due := m.dirty || (m.opts.Changed == nil && since >= m.opts.PollInterval) || (m.opts.Watching && since >= WatchReread)
 		if due && !m.fetching && !m.Done {
 			return m, tea.Batch(tick(), m.fetch())
 		}

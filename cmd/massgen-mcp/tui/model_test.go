@@ -161,3 +161,23 @@ func TestTheViewSaysTheOutcomeAsEveryOtherSurface(t *testing.T) {
 		}
 	}
 }
+
+// TestAWatchReadsAgainThoughNothingChanged: a run that dies writes nothing
+// the watch sees, so a watching view reads the session every WatchReread
+// anyway, and so sees it interrupted.
+func TestAWatchReadsAgainThoughNothingChanged(t *testing.T) {
+	now := time.Now()
+	w := NewModel(Options{Source: fixed{snapshot("")}, Watching: true, Changed: make(chan struct{}), Now: func() time.Time { return now }})
+	w.Update(tickMsg(now)) // the first read
+	w.Update(snapMsg{snap: snapshot(""), gen: w.gen})
+	before := w.gen
+	now = now.Add(WatchReread / 2)
+	if w.Update(tickMsg(now)); w.gen != before {
+		t.Fatal("a watching view read again before WatchReread")
+	}
+	now = now.Add(WatchReread)
+	w.Update(tickMsg(now))
+	if w.gen == before {
+		t.Fatalf("a watching view with a silent watch did not read the session again after %v", WatchReread)
+	}
+}

@@ -24,14 +24,15 @@ type Snapshot struct {
 	Taken   time.Time
 }
 
-// Ended tells whether the session has stopped (finished, failed or
-// cancelled): a watcher has nothing more to wait for.
+// Ended tells whether the session has stopped (finished, failed,
+// cancelled, or interrupted: the process running it died): a watcher has
+// nothing more to wait for.
 func (s *Snapshot) Ended() bool {
 	if s == nil || s.Status == nil {
 		return false
 	}
 	switch s.Status.Result.Status {
-	case coordination.StatusFinished, coordination.StatusFailed, coordination.StatusCancelled:
+	case coordination.StatusFinished, coordination.StatusFailed, coordination.StatusCancelled, coordination.StatusInterrupted:
 		return true
 	}
 	return false

@@ -327,7 +327,7 @@ func statusStyle(s string) lipgloss.Style {
 	switch s {
 	case coordination.StatusFinished:
 		return goodStyle
-	case coordination.StatusFailed, coordination.StatusCancelled:
+	case coordination.StatusFailed, coordination.StatusCancelled, coordination.StatusInterrupted:
 		return badStyle
 	}
 	return busyStyle

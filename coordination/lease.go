@@ -1,0 +1,181 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// StatusInterrupted is the status of a session whose run died without
+// ending it: its run lease was abandoned (the holder neither released it nor
+// is alive). It is never written to the ledger; readers derive it from the
+// lease (Service.Status, Inspect, ListSessions), and a claim clears it.
+const StatusInterrupted = "interrupted"
+
+// ErrLeaseLost is what a holder's renew or release gets once its claim is no
+// longer the session's: another process claimed the run after the lease
+// expired. The run that held it must stop without writing (it was fenced).
+var ErrLeaseLost = errors.New("the run's lease was claimed by another process")
+
+// Lease defaults: the holder renews every DefaultHeartbeat and a lease not
+// renewed for DefaultLeaseTTL has expired. A reader on another host allows
+// MaxClockSkew on top, its clock and the holder's being different clocks.
+const (
+	DefaultHeartbeat = 2 * time.Second
+	DefaultLeaseTTL  = 10 * time.Second
+	MaxClockSkew     = time.Second
+)
+
+// LeaseOwner says who holds a lease and where it runs, for the rules (a
+// holder on this host whose process is gone is dead at once) and for people
+// (status shows who last ran a session).
+type LeaseOwner struct {
+	ID   string `json:"owner"` // unique to the holding service
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+	// ProcStart is the holder's process start time as the kernel counts it
+	// (clock ticks since boot, /proc/<pid>/stat), so a pid reused by another
+	// process is not taken for the holder. 0 where unknown.
+	ProcStart uint64 `json:"proc_start,omitempty"`
+}
+
+// RunLease is a session's run lease as a store holds it. A store keeps the
+// record after it is released, so that Version only ever grows.
+type RunLease struct {
+	LeaseOwner
+	// Version is the fencing token: one more on every claim. A renew or a
+	// release names it, and fails with ErrLeaseLost once another claim
+	// replaced it.
+	Version  int64     `json:"version"`
+	Claimed  time.Time `json:"claimed_at"`
+	Renewed  time.Time `json:"renewed_at"` // the last heartbeat: when the holder was last known alive
+	Expires  time.Time `json:"expires_at"`
+	Released bool      `json:"released"`
+	// Gone says the store knows the holder is dead before its expiry (the
+	// file store: a holder on this host whose process is gone and whose run
+	// lock the kernel dropped). Never stored.
+	Gone bool `json:"-"`
+	// Alive says the store knows the holder is alive whatever the expiry
+	// says (the file store: a holder on this host whose process runs and
+	// holds the run lock, its heartbeat only late). Only a reader is told
+	// so; a claim goes by the expiry. Never stored.
+	Alive bool `json:"-"`
+}
+
+// Held tells whether the lease belongs to a live holder at now: claimed,
+// not released, not known gone and not expired. A lease written on another
+// host is given MaxClockSkew more, its expiry being that host's clock.
+func (l *RunLease) Held(now time.Time) bool {
+	if l == nil || l.Released || l.Gone {
+		return false
+	}
+	if l.Alive {
+		return true
+	}
+	exp := l.Expires
+	if l.Host != ThisHost() {
+		exp = exp.Add(MaxClockSkew)
+	}
+	return now.Before(exp)
+}
+
+// Abandoned tells whether the run that held the lease died without ending:
+// neither released nor held. Its session is interrupted.
+func (l *RunLease) Abandoned(now time.Time) bool {
+	return l != nil && !l.Released && !l.Held(now)
+}
+
+// LeaseStore keeps each session's run lease: the process running a
+// session's loop holds it, renews it by a heartbeat and releases it when the
+// loop ends. Every store implements it with the same rules (storetest's
+// LeaseCases): the memory store in memory, the file store in a lease file
+// beside the session, a database in a row (expiry and version, claimed with
+// FOR UPDATE SKIP LOCKED).
+type LeaseStore interface {
+	// AcquireRun claims the run lease for owner until now+ttl, unless a live
+	// holder has it (ErrSessionRunning). The claim's Version is one more than
+	// any before it.
+	AcquireRun(ctx context.Context, id string, owner LeaseOwner, ttl time.Duration) (RunLease, error)
+	// RenewRun extends the claim named by version to now+ttl; ErrLeaseLost
+	// if it is released or another claim replaced it. An expired claim that
+	// nobody replaced is renewed: its holder was only late.
+	RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (RunLease, error)
+	// ReleaseRun ends the claim named by version, keeping the record;
+	// ErrLeaseLost as for RenewRun.
+	ReleaseRun(ctx context.Context, id string, version int64) error
+	// ReadRun reads the lease without taking it: nil if the session's run was
+	// never claimed.
+	ReadRun(ctx context.Context, id string) (*RunLease, error)
+}
+
+var (
+	thisHost     string
+	thisHostOnce sync.Once
+)
+
+// ThisHost is this machine's host name as leases record it.
+func ThisHost() string {
+	thisHostOnce.Do(func() {
+		thisHost, _ = os.Hostname()
+	})
+	return thisHost
+}
+
+// ThisProcess is the lease owner for this process, with the given id.
+func ThisProcess(id string) LeaseOwner {
+	pid := os.Getpid()
+	start, _ := ProcessStart(pid)
+	return LeaseOwner{ID: id, Host: ThisHost(), PID: pid, ProcStart: start}
+}
+
+// The lease rules every store applies to its stored record (cur, nil when
+// there is none) inside one atomic read-modify-write: a store only keeps the
+// record and makes the change atomic, so the stores cannot disagree.
+
+// ClaimLease is AcquireRun's rule: a new claim by owner, one version on, or
+// ErrSessionRunning while cur is held.
+func ClaimLease(id string, cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) (RunLease, error) {
+	if cur.Held(now) {
+		return RunLease{}, fmt.Errorf("session %q is being run by %s (pid %d on %s, alive at %s); wait for it (team_status) or stop it with cancel_team: %w",
+			id, cur.ID, cur.PID, cur.Host, cur.Renewed.Format(time.RFC3339), ErrSessionRunning)
+	}
+	var v int64
+	if cur != nil {
+		v = cur.Version
+	}
+	return RunLease{LeaseOwner: owner, Version: v + 1, Claimed: now, Renewed: now, Expires: now.Add(ttl)}, nil
+}
+
+// RenewLease is RenewRun's rule.
+func RenewLease(id string, cur *RunLease, version int64, now time.Time, ttl time.Duration) (RunLease, error) {
+	if err := holds(id, cur, version); err != nil {
+		return RunLease{}, err
+	}
+	l := *cur
+	l.Renewed, l.Expires, l.Gone = now, now.Add(ttl), false
+	return l, nil
+}
+
+// ReleaseLease is ReleaseRun's rule: the record stays, released and expired.
+func ReleaseLease(id string, cur *RunLease, version int64, now time.Time) (RunLease, error) {
+	if err := holds(id, cur, version); err != nil {
+		return RunLease{}, err
+	}
+	l := *cur
+	l.Released, l.Renewed, l.Expires, l.Gone = true, now, now, false
+	return l, nil
+}
+
+// holds says whether version is cur's unreleased claim.
+func holds(id string, cur *RunLease, version int64) error {
+	switch {
+	case cur == nil || cur.Version != version:
+		return fmt.Errorf("session %q: claim %d of its run is no longer current: %w", id, version, ErrLeaseLost)
+	case cur.Released:
+		return fmt.Errorf("session %q: claim %d of its run was released: %w", id, version, ErrLeaseLost)
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package coordination
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A run holds its session's run lease (lease.go) from its start to its end:
+// the run lock keeps two runs on this host apart, the lease keeps them apart
+// across hosts, and tells readers the run is alive. The heartbeat renews it
+// every Options.RunHeartbeat; a lease lost to another claim stops the run
+// without writing (ErrLeaseLost: it was fenced).
+
+// runClaim is a held run lock and run lease with its heartbeat.
+type runClaim struct {
+	unlock  func()
+	ls      LeaseStore // nil for a store without leases
+	id      string
+	version int64
+	stop    chan struct{}
+	done    chan struct{}
+	lost    chan struct{} // closed when the lease was lost to another claim
+	once    sync.Once
+}
+
+// newOwnerID is a service's lease owner id: random, so two services in one
+// process (tenants) or a restarted process never share one.
+func newOwnerID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (svc *Service) leaseTimes() (heartbeat, ttl time.Duration) {
+	heartbeat, ttl = svc.opts.RunHeartbeat, svc.opts.RunLeaseTTL
+	if heartbeat <= 0 {
+		heartbeat = DefaultHeartbeat
+	}
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	return heartbeat, max(ttl, 2*heartbeat)
+}
+
+// claimRun takes the session's run lock and run lease, and starts the
+// heartbeat. A live holder elsewhere refuses it with ErrSessionRunning; an
+// interrupted session's dead holder does not.
+func (svc *Service) claimRun(ctx context.Context, id string) (*runClaim, error) {
+	unlock, err := svc.store.LockRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c := &runClaim{unlock: unlock, id: id, stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
+	ls, ok := svc.store.(LeaseStore)
+	if !ok {
+		close(c.done)
+		return c, nil
+	}
+	heartbeat, ttl := svc.leaseTimes()
+	prev, _ := ls.ReadRun(ctx, id)
+	l, err := ls.AcquireRun(ctx, id, ThisProcess(svc.owner), ttl)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	c.ls, c.version = ls, l.Version
+	go svc.heartbeat(c, heartbeat, ttl)
+	// A claim that replaced an unreleased one took over from a dead run.
+	if prev != nil && !prev.Released && prev.Version == l.Version-1 {
+		svc.event(ctx, id, Event{Type: "resumed", Message: fmt.Sprintf("session resumed: the run that held it (pid %d on %s) died, last alive %s",
+			prev.PID, prev.Host, prev.Renewed.UTC().Format(time.RFC3339))})
+	}
+	return c, nil
+}
+
+// heartbeat renews the lease until the claim is released or lost. A renew
+// that fails for another reason (a full disk) is tried again at the next
+// beat; the lease expires if none succeeds in time.
+func (svc *Service) heartbeat(c *runClaim, every, ttl time.Duration) {
+	defer close(c.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		_, err := c.ls.RenewRun(ctx, c.id, c.version, ttl)
+		cancel()
+		switch {
+		case errors.Is(err, ErrLeaseLost):
+			svc.log.Warn().Err(err).Str("session", c.id).Msg("this run's lease was claimed by another process; stopping the run without writing")
+			close(c.lost)
+			return
+		case err != nil:
+			svc.log.Warn().Err(err).Str("session", c.id).Msg("could not renew the run's lease; trying again at the next heartbeat")
+		}
+	}
+}
+
+// fence cancels the run when its lease is lost, until the run ends.
+func (c *runClaim) fence(r *Run) {
+	select {
+	case <-c.lost:
+		r.cancel(ErrLeaseLost)
+	case <-r.done:
+	}
+}
+
+// release stops the heartbeat, releases the lease and lets the run lock go.
+// Safe to call more than once.
+func (c *runClaim) release() {
+	c.once.Do(func() {
+		if c.ls != nil {
+			close(c.stop)
+			<-c.done
+			select {
+			case <-c.lost:
+			default:
+				// Without the caller's context: a cancelled run still
+				// releases its lease. A release that fails leaves the lease
+				// to expire; the session has ended or been cancelled by
+				// then, so no reader takes it for interrupted.
+				_ = c.ls.ReleaseRun(context.Background(), c.id, c.version)
+			}
+		}
+		c.unlock()
+	})
+}
+
+// interrupted returns res marked interrupted when the session's run died
+// without ending it (its lease abandoned), with when it was last alive and
+// its duration up to then; otherwise res itself. Only a running or decided
+// session can be interrupted, and never one that runs here.
+func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult) *TeamResult {
+	if res == nil || (res.Status != StatusRunning && res.Status != StatusDecided) {
+		return res
+	}
+	ls, ok := svc.store.(LeaseStore)
+	if !ok {
+		return res
+	}
+	if _, here := svc.Running(s.ID); here {
+		return res
+	}
+	l, err := ls.ReadRun(ctx, s.ID)
+	if err != nil || !l.Abandoned(svc.now()) {
+		return res
+	}
+	out := res.Clone()
+	alive := l.Renewed
+	out.Status, out.LastAlive = StatusInterrupted, &alive
+	out.Duration = max(0, alive.Sub(s.CreatedAt).Seconds())
+	return out
+}
+
+// ResumeInterrupted claims and continues every interrupted session of the
+// store (serve --resume-interrupted): each is started as run_team would,
+// and belongs to this service from then on. A session another process
+// claims first is left to it. It returns the ids it resumed.
+func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
+	page, err := svc.ListSessions(ctx, SessionQuery{Status: StatusInterrupted})
+	if err != nil {
+		return nil, err
+	}
+	var resumed []string
+	for _, sum := range page.Sessions {
+		_, err := svc.Start(ctx, sum.SessionID)
+		switch {
+		case err == nil:
+			resumed = append(resumed, sum.SessionID)
+		case errors.Is(err, ErrSessionRunning):
+		default:
+			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not resume an interrupted session")
+		}
+	}
+	return resumed, nil
+}

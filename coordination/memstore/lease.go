@@ -1,0 +1,66 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// The run lease lives in the session's record, under its mutex; the rules
+// are coordination's (ClaimLease, RenewLease, ReleaseLease), as in every
+// store.
+
+var _ coordination.LeaseStore = (*Store)(nil)
+
+// AcquireRun claims the session's run lease (coordination.LeaseStore).
+func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	return s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.ClaimLease(id, cur, owner, time.Now(), ttl)
+	})
+}
+
+// RenewRun extends a claim (coordination.LeaseStore).
+func (s *Store) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	return s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.RenewLease(id, cur, version, time.Now(), ttl)
+	})
+}
+
+// ReleaseRun ends a claim (coordination.LeaseStore).
+func (s *Store) ReleaseRun(ctx context.Context, id string, version int64) error {
+	_, err := s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.ReleaseLease(id, cur, version, time.Now())
+	})
+	return err
+}
+
+// ReadRun reads the lease (coordination.LeaseStore).
+func (s *Store) ReadRun(ctx context.Context, id string) (*coordination.RunLease, error) {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.lease == nil {
+		return nil, nil
+	}
+	l := *ss.lease
+	return &l, nil
+}
+
+func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	l, err := rule(ss.lease)
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	ss.lease = &l
+	return l, nil
+}

@@ -1,0 +1,148 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// LeaseCases are the suite's cases for coordination.LeaseStore, the run
+// lease; a store without one skips them. Run runs them as "Leases".
+var LeaseCases = []Case{
+	{"RunLeaseIsExclusiveAndEveryClaimAVersionOn", testLeaseExclusive},
+	{"ExpiredRunLeaseIsClaimedAndItsHolderFenced", testLeaseExpired},
+	{"LateHolderRenewsItsExpiredClaim", testLeaseLate},
+	{"LeaseFromAnotherHostIsGivenTheClockSkew", testLeaseSkew},
+	{"UnclaimedRunReadsNoLease", testLeaseNone},
+}
+
+func leases(t *testing.T, st coordination.Store) coordination.LeaseStore {
+	t.Helper()
+	ls, ok := st.(coordination.LeaseStore)
+	if !ok {
+		t.Skip("the store keeps no run leases")
+	}
+	create(t, st, "s")
+	return ls
+}
+
+// owner is a holder in this very process, so that no store can find it
+// dead before its expiry.
+func owner(id string) coordination.LeaseOwner {
+	return coordination.ThisProcess(id)
+}
+
+func readLease(t *testing.T, ls coordination.LeaseStore) *coordination.RunLease {
+	t.Helper()
+	l, err := ls.ReadRun(context.Background(), "s")
+	if err != nil || l == nil {
+		t.Fatalf("ReadRun = %v, %v; want the lease", l, err)
+	}
+	return l
+}
+
+func testLeaseExclusive(t *testing.T, st coordination.Store) {
+	ls, ctx := leases(t, st), context.Background()
+	a, err := ls.AcquireRun(ctx, "s", owner("a"), time.Minute)
+	if err != nil || a.Version != 1 || a.ID != "a" {
+		t.Fatalf("first claim = %+v, %v; want version 1 owned by a", a, err)
+	}
+	if _, err := ls.AcquireRun(ctx, "s", owner("b"), time.Minute); !errors.Is(err, coordination.ErrSessionRunning) {
+		t.Fatalf("second claim while held = %v, want ErrSessionRunning", err)
+	}
+	if l := readLease(t, ls); !l.Held(time.Now()) || l.ID != "a" || l.PID != os.Getpid() || l.Host != coordination.ThisHost() {
+		t.Errorf("read while held = %+v, want a's live claim with its pid and host", l)
+	}
+	if err := ls.ReleaseRun(ctx, "s", a.Version); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if l := readLease(t, ls); !l.Released || l.Held(time.Now()) || l.Abandoned(time.Now()) || l.Version != 1 {
+		t.Errorf("read after release = %+v, want released (not abandoned), version kept", l)
+	}
+	if err := ls.ReleaseRun(ctx, "s", a.Version); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("second release = %v, want ErrLeaseLost", err)
+	}
+	b, err := ls.AcquireRun(ctx, "s", owner("b"), time.Minute)
+	if err != nil || b.Version != 2 {
+		t.Fatalf("claim after release = %+v, %v; want version 2", b, err)
+	}
+	if _, err := ls.RenewRun(ctx, "s", a.Version, time.Minute); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("renewing a replaced claim = %v, want ErrLeaseLost", err)
+	}
+	r, err := ls.RenewRun(ctx, "s", b.Version, 2*time.Minute)
+	if err != nil || !r.Expires.After(b.Expires) || r.Version != 2 {
+		t.Errorf("renew = %+v, %v; want a later expiry, same version", r, err)
+	}
+}
+
+func testLeaseExpired(t *testing.T, st coordination.Store) {
+	ls, ctx := leases(t, st), context.Background()
+	a, err := ls.AcquireRun(ctx, "s", owner("a"), 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if l := readLease(t, ls); !l.Abandoned(time.Now()) {
+		t.Fatalf("a lease past its expiry, never released = %+v; want abandoned", l)
+	}
+	b, err := ls.AcquireRun(ctx, "s", owner("b"), time.Minute)
+	if err != nil || b.Version != a.Version+1 || b.ID != "b" {
+		t.Fatalf("claim of an expired lease = %+v, %v; want b's, one version on", b, err)
+	}
+	if _, err := ls.RenewRun(ctx, "s", a.Version, time.Minute); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("the old holder's renew = %v, want ErrLeaseLost (fenced)", err)
+	}
+	if err := ls.ReleaseRun(ctx, "s", a.Version); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("the old holder's release = %v, want ErrLeaseLost", err)
+	}
+	if l := readLease(t, ls); l.ID != "b" || !l.Held(time.Now()) {
+		t.Errorf("after the old holder's attempts = %+v, want b's live claim", l)
+	}
+}
+
+func testLeaseLate(t *testing.T, st coordination.Store) {
+	ls, ctx := leases(t, st), context.Background()
+	a, err := ls.AcquireRun(ctx, "s", owner("a"), 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	r, err := ls.RenewRun(ctx, "s", a.Version, time.Minute)
+	if err != nil || r.Version != a.Version || !r.Held(time.Now()) {
+		t.Fatalf("late renew = %+v, %v; want the same claim, held again", r, err)
+	}
+}
+
+func testLeaseSkew(t *testing.T, st coordination.Store) {
+	ls, ctx := leases(t, st), context.Background()
+	far := coordination.LeaseOwner{ID: "far", Host: "another-host.invalid", PID: 1}
+	if _, err := ls.AcquireRun(ctx, "s", far, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	// Expired by this clock, but within MaxClockSkew of it: another host's
+	// clock may be behind ours.
+	if _, err := ls.AcquireRun(ctx, "s", owner("b"), time.Minute); !errors.Is(err, coordination.ErrSessionRunning) {
+		t.Fatalf("claim of another host's lease within the skew = %v, want ErrSessionRunning", err)
+	}
+	if l := readLease(t, ls); l.Abandoned(time.Now()) || !l.Abandoned(time.Now().Add(coordination.MaxClockSkew)) {
+		t.Errorf("another host's lease = %+v: want held within the skew, abandoned past it", l)
+	}
+}
+
+func testLeaseNone(t *testing.T, st coordination.Store) {
+	ls, ctx := leases(t, st), context.Background()
+	if l, err := ls.ReadRun(ctx, "s"); l != nil || err != nil {
+		t.Errorf("ReadRun of a never-run session = %+v, %v; want nil, nil", l, err)
+	}
+	if _, err := ls.ReadRun(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("ReadRun of an unknown session = %v, want ErrSessionNotFound", err)
+	}
+	if _, err := ls.AcquireRun(ctx, "missing", owner("a"), time.Minute); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("AcquireRun of an unknown session = %v, want ErrSessionNotFound", err)
+	}
+}
