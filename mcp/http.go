@@ -122,7 +122,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mux := http.NewServeMux()
 	mcpHandler := s.withReceipts(streamable)
 	mcpHandler = limitCalls(newCallLimits(o.CallRate, o.CallBurst), mcpHandler)
-	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, mcpHandler)
+	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, s.refusal, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, s.openTenant(mcpHandler))
 	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, mcpHandler))
 	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.handler.metrics.handler())))
