@@ -16,7 +16,7 @@ import (
 // manyModels is a tools/call of run_team whose models array holds n specs,
 // the first of which would read a file if it were parsed.
 func manyModels(n int) string {
-	return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_team","arguments":{"task":"t","models":["sim:file=/etc/passwd",` +
+	return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_team","arguments":{"task":"t","models":["sim/script:file=/etc/passwd",` +
 		strings.TrimSuffix(strings.Repeat(`"a",`, n-1), ",") + `]}}}`
 }
 
@@ -67,10 +67,10 @@ func TestEveryArrayStringAndFreeObjectOfEveryToolIsCapped(t *testing.T) {
 
 // TestTooManyModelsAreRefusedByTheirCountBeforeAnyIsParsed: the count is
 // checked before anything reads a spec (the operator-only check parsed
-// every one, and the file= spec here would have been its refusal).
+// every one, and the file= spec here was its refusal).
 func TestTooManyModelsAreRefusedByTheirCountBeforeAnyIsParsed(t *testing.T) {
 	c := inProcess(t, newMemServer(t, Options{}), false)
-	models := `"sim:file=/etc/passwd"` + strings.Repeat(`,"sim"`, 20_000)
+	models := `"sim/script:file=/etc/passwd"` + strings.Repeat(`,"sim"`, 20_000)
 	wantError(t, callTool(t, c, "run_team", `{"task":"t","models":[`+models+`]}`), "bad_arguments", "models has 20,001 items; at most 16 agents per team")
 	wantError(t, callTool(t, c, "start_team", `{"task":"t","agents":[`+strings.Repeat(`{"model":"sim"},`, 16)+`{"model":"sim"}]}`), "bad_arguments", "agents has 17 items; at most 16 agents per team")
 	wantError(t, callTool(t, c, "step", `{"session_id":"s","agent_id":"a","action":"vote","seen_steps":{`+strings.Repeat(`"a":1,`, 64)+`"b":1}}`), "bad_arguments", "seen_steps has 65 members; at most 64")
