@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -154,5 +157,44 @@ func TestStdioRefusesLinesBeyondTheCaps(t *testing.T) {
 	id := r.callTool("list_backends", map[string]any{}, nil)
 	if m := r.next(); m.ID == nil || *m.ID != id || toolResult(t, m).IsError {
 		t.Fatalf("the call after the refusals: %+v", m)
+	}
+}
+
+// TestLargeBodiesAreDecodedAFewAtATime: bodies within the caps but large
+// take their size from a budget of two 4 MiB bodies until their arguments
+// are decoded; small ones never wait.
+func TestLargeBodiesAreDecodedAFewAtATime(t *testing.T) {
+	var mu sync.Mutex
+	inside, most := 0, 0
+	hold := make(chan struct{})
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inside++
+		most = max(most, inside)
+		mu.Unlock()
+		<-hold
+		mu.Lock()
+		inside--
+		mu.Unlock()
+		decoded(r.Context())
+	})
+	h := limitDecoding(semaphore.NewWeighted(decodingBudget), next)
+	serve := func(size int) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		h.ServeHTTP(httptest.NewRecorder(), r.WithContext(withBody(r.Context(), make([]byte, size))))
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { serve(DefaultMaxBody) })
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return inside == 2 })
+	small := make(chan struct{})
+	go func() { serve(smallBody); close(small) }()
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return inside == 3 })
+	close(hold)
+	wg.Wait()
+	<-small
+	if most != 3 {
+		t.Errorf("at most %d requests were decoding at once; want two large ones and the small one", most)
 	}
 }

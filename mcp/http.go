@@ -16,6 +16,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/sync/semaphore"
 )
 
 // HTTPOptions configure the streamable HTTP transport.
@@ -120,7 +121,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		server.WithDisableStreaming(true),
 	)
 	mux := http.NewServeMux()
-	mcpHandler := s.withReceipts(streamable)
+	mcpHandler := limitDecoding(semaphore.NewWeighted(decodingBudget), s.withReceipts(streamable))
 	mcpHandler = limitCalls(newCallLimits(o.CallRate, o.CallBurst), mcpHandler)
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, s.refusal, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, s.openTenant(mcpHandler))

@@ -56,6 +56,7 @@ func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Conte
 			}
 			return h.errorResult(name, fmt.Errorf("%w: the arguments of %s cannot be used: %w", errBadArguments, name, err)), nil
 		}
+		decoded(ctx) // decoding.go
 		res, err := fn(ctx, req, in)
 		if err != nil {
 			return h.errorResult(name, err), nil

@@ -14,8 +14,8 @@ import (
 
 // worstBodies are request bodies of just under the 4 MiB body cap, each
 // shaped to make a server that decodes before it counts build millions of
-// values: the issue's 800,000-item models array, and the other shapes that
-// reach a generic decoder or a per-item loop.
+// values: the issue's 800,000-item models array, the other shapes that
+// reach a generic decoder or a per-item loop, and one within every cap.
 func worstBodies() map[string]string {
 	const size = 4<<20 - 4<<10
 	call := func(tool, args string) string {
@@ -47,6 +47,9 @@ func worstBodies() map[string]string {
 		"meta":           fill(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_backends","arguments":{},"_meta":{"x":[`, `0`, `]}}}`),
 		"batch":          fill(`[`, `{}`, `]`),
 		"task":           call("run_team", `{"models":["sim","sim"],"task":"`+strings.Repeat("t", size-200)+`"}`),
+		// Within every cap the schema states (the 1 MiB total of context
+		// text is the service's): decoded whole, then refused.
+		"context_text": call("run_team", `{"task":"t","models":["sim","sim"],"context":[`+strings.TrimSuffix(strings.Repeat(`{"text":"`+strings.Repeat("c", 256<<10)+`"},`, 15), ",")+`]}`),
 	}
 }
 
