@@ -12,14 +12,15 @@ import (
 // text, and decoding it costs about seven times its size before the handler
 // can refuse it (mcp-go's raw copy and generic maps, the operator-only and
 // schema checks, the typed arguments): eight at once took a server past
-// 300 MB. So large bodies are decoded a few at a time: a request holds its
+// 300 MB, and two at a time still to 266 MiB. So large bodies are decoded a few at a time: a request holds its
 // body's size of decodingBudget from before mcp-go reads it until
 // typedHandler has its typed arguments (or the request ends), and the rest
 // wait their turn. Small bodies, nearly every call, never wait.
 const (
-	// decodingBudget is the body bytes decoded at once: two bodies at the
-	// default cap.
-	decodingBudget = 8 << 20
+	// decodingBudget is the body bytes decoded at once: one body at the
+	// default cap, or several smaller ones. Large bodies are rare (a long
+	// task or context); their decoding takes milliseconds.
+	decodingBudget = DefaultMaxBody
 	// smallBody is a body that decodes without taking from the budget.
 	smallBody = 256 << 10
 )

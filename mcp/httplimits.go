@@ -55,7 +55,9 @@ func bufferBody(max int64, timeout time.Duration, refuse func(body []byte) ([]by
 		}
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(timeout))
-		body, err := readBody(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+		buf, err := readBody(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+		defer bodyBuffers.Put(buf) // nothing keeps the body past the answer
+		body := buf.Bytes()
 		_ = rc.SetReadDeadline(time.Time{})
 		var tooBig *http.MaxBytesError
 		var ne net.Error
@@ -89,15 +91,21 @@ func bufferBody(max int64, timeout time.Duration, refuse func(body []byte) ([]by
 	})
 }
 
-// readBody reads a body into one buffer of the size it announced:
-// io.ReadAll's doubling would allocate twice a large body's size again.
-func readBody(body io.Reader, announced int64) ([]byte, error) {
-	var buf bytes.Buffer
+// bodyBuffers are the buffers bodies are read into, used again once a
+// request is answered: a burst of large bodies would otherwise leave each
+// one's buffer as garbage until the next cycle, which GOGC=400 makes late.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readBody reads a body into a buffer grown once to the size it announced
+// (io.ReadAll's doubling would allocate twice a large body's size again).
+func readBody(body io.Reader, announced int64) (*bytes.Buffer, error) {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
 	if announced > 0 {
 		buf.Grow(int(announced) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(body)
-	return buf.Bytes(), err
+	return buf, err
 }
 
 func tooLarge(w http.ResponseWriter, max int64) {

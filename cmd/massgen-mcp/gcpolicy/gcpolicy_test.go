@@ -34,7 +34,7 @@ func TestTuneSetsASoftMemoryLimitUnlessOneIsChosen(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 
 	t.Setenv("GOMEMLIMIT", "")
-	if got := Tune(); !strings.Contains(got, "GOMEMLIMIT=256MiB") {
+	if got := Tune(); !strings.Contains(got, "GOMEMLIMIT=192MiB") {
 		t.Errorf("Tune() = %q", got)
 	}
 	if l := debug.SetMemoryLimit(-1); l != ServerMemoryLimit {
