@@ -16,6 +16,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/sync/semaphore"
 )
 
 // HTTPOptions configure the streamable HTTP transport.
@@ -120,9 +121,9 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		server.WithDisableStreaming(true),
 	)
 	mux := http.NewServeMux()
-	mcpHandler := s.withReceipts(streamable)
+	mcpHandler := limitDecoding(semaphore.NewWeighted(decodingBudget), s.withReceipts(streamable))
 	mcpHandler = limitCalls(newCallLimits(o.CallRate, o.CallBurst), mcpHandler)
-	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, mcpHandler)
+	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, s.refusal, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, s.openTenant(mcpHandler))
 	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, mcpHandler))
 	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.handler.metrics.handler())))

@@ -38,11 +38,12 @@ const (
 
 // bufferBody reads the whole body of a POST up to max bytes within timeout,
 // then hands the request on with the body in memory. Over max is 413 (at once
-// when Content-Length says so); a body not read in time is 408. The read
+// when Content-Length says so); a body not read in time is 408; a body beyond
+// the argument caps gets refuse's reply before anything decodes it. The read
 // deadline is lifted afterwards: a blocking run_team must be able to answer
 // for as long as the run takes, and an expired deadline would make the
 // server's background read cancel the request.
-func bufferBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
+func bufferBody(max int64, timeout time.Duration, refuse func(body []byte) ([]byte, int), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -54,7 +55,9 @@ func bufferBody(max int64, timeout time.Duration, next http.Handler) http.Handle
 		}
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(timeout))
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		buf, err := readBody(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+		defer bodyBuffers.Put(buf) // nothing keeps the body past the answer
+		body := buf.Bytes()
 		_ = rc.SetReadDeadline(time.Time{})
 		var tooBig *http.MaxBytesError
 		var ne net.Error
@@ -72,6 +75,12 @@ func bufferBody(max int64, timeout time.Duration, next http.Handler) http.Handle
 			writeHTTPJSONRPCError(w, http.StatusBadRequest, mcpgo.INVALID_REQUEST, "the request body could not be read")
 			return
 		}
+		if reply, status := refuse(body); reply != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(reply)
+			return
+		}
 		if msg := overlongName(body); msg != "" {
 			writeHTTPJSONRPCError(w, http.StatusBadRequest, mcpgo.INVALID_PARAMS, msg)
 			return
@@ -80,6 +89,23 @@ func bufferBody(max int64, timeout time.Duration, next http.Handler) http.Handle
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(withBody(r.Context(), body)))
 	})
+}
+
+// bodyBuffers are the buffers bodies are read into, used again once a
+// request is answered: a burst of large bodies would otherwise leave each
+// one's buffer as garbage until the next cycle, which GOGC=400 makes late.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readBody reads a body into a buffer grown once to the size it announced
+// (io.ReadAll's doubling would allocate twice a large body's size again).
+func readBody(body io.Reader, announced int64) (*bytes.Buffer, error) {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if announced > 0 {
+		buf.Grow(int(announced) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(body)
+	return buf, err
 }
 
 func tooLarge(w http.ResponseWriter, max int64) {

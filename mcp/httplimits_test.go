@@ -163,10 +163,13 @@ func TestLargeInputIsNotEchoedInErrors(t *testing.T) {
 
 func TestTaskAndContextTextAreCapped(t *testing.T) {
 	c := inProcess(t, newMemServer(t, Options{}), false)
-	wantError(t, callTool(t, c, "start_team", fmt.Sprintf(`{"task":%q,"models":["sim","sim"]}`, strings.Repeat("t", MaxTaskBytes+1))), "bad_input", "256 KiB")
-	wantError(t, callTool(t, c, "start_team", fmt.Sprintf(`{"task":"t","models":["sim","sim"],"context":[{"text":%q}]}`, strings.Repeat("c", MaxContextBlockBytes+1))), "bad_input", "context item 1", "256 KiB")
-	wantError(t, callTool(t, c, "start_team", fmt.Sprintf(`{"task":"t","agents":[{"model":"sim"},{"model":"sim","system_message":%q}]}`, strings.Repeat("s", MaxSystemMessageBytes+1))), "bad_input", "agents[1].system_message", "64 KiB")
-	wantError(t, callTool(t, c, "checkpoint", fmt.Sprintf(`{"objective":%q,"models":["sim","sim"]}`, strings.Repeat("o", MaxTaskBytes+1))), "bad_input", "objective", "256 KiB")
+	// Two-byte characters: within each field's cap in characters (the
+	// schema's maxLength), over its cap in bytes.
+	over := func(bytes int) string { return strings.Repeat("é", bytes/2+1) }
+	wantError(t, callTool(t, c, "start_team", fmt.Sprintf(`{"task":%q,"models":["sim","sim"]}`, over(MaxTaskBytes))), "bad_input", "256 KiB")
+	wantError(t, callTool(t, c, "start_team", fmt.Sprintf(`{"task":"t","models":["sim","sim"],"context":[{"text":%q}]}`, over(MaxContextBlockBytes))), "bad_input", "context item 1", "256 KiB")
+	wantError(t, callTool(t, c, "start_team", fmt.Sprintf(`{"task":"t","agents":[{"model":"sim"},{"model":"sim","system_message":%q}]}`, over(MaxSystemMessageBytes))), "bad_input", "agents[1].system_message", "64 KiB")
+	wantError(t, callTool(t, c, "checkpoint", fmt.Sprintf(`{"objective":%q,"models":["sim","sim"]}`, over(MaxTaskBytes))), "bad_input", "objective", "256 KiB")
 	block := fmt.Sprintf(`{"text":%q}`, strings.Repeat("c", MaxContextBlockBytes))
 	wantError(t, callTool(t, c, "start_team", `{"task":"t","models":["sim","sim"],"context":[`+strings.Repeat(block+",", 4)+block+`]}`), "bad_input", "1 MiB")
 }

@@ -34,7 +34,14 @@ func tools(h *handler) []server.ServerTool {
 func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Context, req mcpgo.CallToolRequest, in In) (*mcpgo.CallToolResult, error)) server.ToolHandlerFunc {
 	name := tool.Name
 	schema := newArgsSchema(tool)
+	sizes := sizeRules(tool.RawInputSchema)
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		// Counts and sizes first: nothing below may parse item by item
+		// what the caps refuse (the transports have checked already;
+		// in-process callers have not).
+		if err := checkArguments(req.Params.RawArguments, sizes); err != nil {
+			return h.errorResult(name, err), nil
+		}
 		if err := checkOperatorOnly(name, req); err != nil {
 			return h.errorResult(ctx, name, err), nil
 		}
@@ -49,6 +56,7 @@ func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Conte
 			}
 			return h.errorResult(ctx, name, fmt.Errorf("%w: the arguments of %s cannot be used: %w", errBadArguments, name, err)), nil
 		}
+		decoded(ctx) // decoding.go
 		res, err := fn(ctx, req, in)
 		if err != nil {
 			return h.errorResult(ctx, name, err), nil

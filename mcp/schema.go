@@ -7,7 +7,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
-// inputSchema is mcpgo.WithInputSchema[T] without "null" in any type. The
+// inputSchema is mcpgo.WithInputSchema[T] without "null" in any type and
+// with every size capped (sizecaps.go). The
 // generator makes every pointer, slice and map nullable (type: ["null",
 // "array"]): the MCP Inspector flags each such union, Gemini's schema dialect
 // rejects them, and no argument needs null — argsSchema.check reads a null
@@ -16,21 +17,24 @@ func inputSchema[T any]() mcpgo.ToolOption {
 	generate := mcpgo.WithInputSchema[T]()
 	return func(t *mcpgo.Tool) {
 		generate(t)
-		t.RawInputSchema = withoutNullTypes(t.RawInputSchema)
+		t.RawInputSchema = rewriteSchema(t.RawInputSchema, func(doc any) any {
+			dropNullType(doc)
+			return withSizeCaps(doc, "")
+		})
 	}
 }
 
-// withoutNullTypes rewrites a schema so that no type lists "null", keeping
-// the order of every object's members (properties read in the order the
-// struct declares them: the task first).
-func withoutNullTypes(raw json.RawMessage) json.RawMessage {
+// rewriteSchema rewrites a schema with edit, keeping the order of every
+// object's members (properties read in the order the struct declares them:
+// the task first).
+func rewriteSchema(raw json.RawMessage, edit func(doc any) any) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	doc, err := readOrdered(dec)
 	if err != nil {
 		return raw // the generator's own output; compiling it reports any problem
 	}
-	dropNullType(doc)
+	doc = edit(doc)
 	var b bytes.Buffer
 	if err := writeOrdered(&b, doc); err != nil {
 		return raw

@@ -107,6 +107,8 @@ type Server struct {
 	mcp      *server.MCPServer
 	handler  *handler
 	receipts *receipts
+	// sizeRules are each tool's argument caps, by tool name (bounds.go).
+	sizeRules map[string]*sizeRule
 
 	mu             sync.Mutex
 	tenantReceipts map[string]*receipts // other tenants' (HTTP)
@@ -154,11 +156,16 @@ func New(svc *coordination.Service, opts Options) *Server {
 	(&listenAcks{deliver: opts.DeliveryTimeout}).hooks(hooks)
 	serverOpts = append(serverOpts, server.WithHooks(hooks))
 	s := server.NewMCPServer(Name, opts.Version, serverOpts...)
-	s.AddTools(tools(h)...)
+	offered := tools(h)
+	s.AddTools(offered...)
 	s.AddResources(resources(h)...)
 	s.AddResourceTemplates(resourceTemplates(h)...)
 	s.AddPrompts(prompts(h)...)
-	return &Server{mcp: s, handler: h, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}}
+	rules := map[string]*sizeRule{}
+	for _, t := range offered {
+		rules[t.Tool.Name] = sizeRules(t.Tool.RawInputSchema)
+	}
+	return &Server{mcp: s, handler: h, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}, sizeRules: rules}
 }
 
 // MCPServer is the underlying mcp-go server, for in-process clients.

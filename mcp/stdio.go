@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -29,7 +30,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 	// Handlers wait for receipts from this writer before they return, so no
 	// progress notification can follow its response (progress.go).
-	err := stdio.Listen(withReceipts(ctx, s.receipts), in, receiptWriter{w: out, receipts: s.receipts})
+	// Every line is counted against the caps before mcp-go reads it
+	// (refusals.go); refusals share the output's lock.
+	locked := &lockedWriter{w: out}
+	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked}
+	err := stdio.Listen(withReceipts(ctx, s.receipts), bounded, receiptWriter{w: locked, receipts: s.receipts})
 	s.handler.tenants.cancelAll()
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
