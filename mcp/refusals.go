@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -37,7 +38,7 @@ func (s *Server) refusal(msg []byte) (reply []byte, status int) {
 			JSONRPC string                `json:"jsonrpc"`
 			ID      json.RawMessage       `json:"id"`
 			Result  *mcpgo.CallToolResult `json:"result"`
-		}{"2.0", id, s.handler.errorResult(inArgs.tool, inArgs.err)}
+		}{"2.0", id, s.handler.errorResult(context.Background(), inArgs.tool, inArgs.err)}
 	} else {
 		v = map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": mcpgo.INVALID_PARAMS, "message": err.Error()}}
 	}

@@ -40,7 +40,7 @@ func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Conte
 		// what the caps refuse (the transports have checked already;
 		// in-process callers have not).
 		if err := checkArguments(req.Params.RawArguments, sizes); err != nil {
-			return h.errorResult(name, err), nil
+			return h.errorResult(ctx, name, err), nil
 		}
 		if err := checkOperatorOnly(name, req); err != nil {
 			return h.errorResult(ctx, name, err), nil
