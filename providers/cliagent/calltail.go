@@ -1,0 +1,159 @@
+package cliagent
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// CallUsage is implemented by a CLI whose stream reports usage only when
+// its turn ends but which writes each model call's usage to a file while it
+// runs (Codex's session rollout). The step tails that file, so its token
+// and cost budgets bind within one model call rather than at the turn's end.
+type CallUsage interface {
+	// UsageFile is the file the run writes its per-call usage to, where
+	// this process reads it, or "" while it cannot be told yet. configDir
+	// is the CLI's config directory as this process sees it; session is
+	// the CLI's session id ("" until its stream names it).
+	UsageFile(configDir, session string) string
+	// NewUsageReader reads that file, from where the run began.
+	NewUsageReader() UsageReader
+}
+
+// UsageReader reads a usage file one complete line at a time.
+type UsageReader interface {
+	// Line reads one line; ok says it reported a model call, and sofar is
+	// the usage of every call read so far.
+	Line(line []byte) (sofar providers.Usage, ok bool)
+}
+
+// tailEvery is how often a usage file is read: a model call takes seconds,
+// so a quarter second adds little to what one call costs past a budget.
+const tailEvery = 250 * time.Millisecond
+
+// callTail follows one run's usage file on its own goroutine and reports
+// each model call's usage to the step's limits.
+type callTail struct {
+	src     CallUsage
+	cfgDir  string
+	reader  UsageReader
+	report  func(providers.Usage)
+	mu      sync.Mutex
+	session string
+	path    string
+	offset  int64 // where the run began in path: a resumed session appends
+	partial []byte
+	sofar   providers.Usage
+	heard   bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// startCallTail starts following the run's usage file, or returns nil when
+// the CLI writes none. resume is the session the run continues: its file
+// already holds earlier runs' calls, which are skipped.
+func startCallTail(cli CLI, cfgDir, resume string, report func(providers.Usage)) *callTail {
+	src, ok := cli.(CallUsage)
+	if !ok {
+		return nil
+	}
+	t := &callTail{src: src, cfgDir: cfgDir, reader: src.NewUsageReader(), report: report, session: resume,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if resume != "" {
+		if path := src.UsageFile(cfgDir, resume); path != "" {
+			if st, err := os.Stat(path); err == nil {
+				t.path, t.offset = path, st.Size()
+			}
+		}
+	}
+	go t.follow()
+	return t
+}
+
+// setSession names the run's session once the stream tells it.
+func (t *callTail) setSession(id string) {
+	if t == nil || id == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.session = id
+}
+
+func (t *callTail) follow() {
+	defer close(t.done)
+	tick := time.NewTicker(tailEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+			t.read()
+		}
+	}
+}
+
+// read reads what the file gained since the last read and reports the
+// usage so far when a call was added.
+func (t *callTail) read() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.path == "" {
+		if t.path = t.src.UsageFile(t.cfgDir, t.session); t.path == "" {
+			return
+		}
+	}
+	f, err := os.Open(t.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxLine))
+	if err != nil || len(data) == 0 {
+		return
+	}
+	t.offset += int64(len(data))
+	data = append(t.partial, data...)
+	added := false
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		if u, ok := t.reader.Line(data[:i]); ok {
+			t.sofar, t.heard, added = u, true, true
+		}
+		data = data[i+1:]
+	}
+	// A line still being written waits for its end; one past maxLine is
+	// not a usage record.
+	if len(data) > maxLine {
+		data = nil
+	}
+	t.partial = append([]byte(nil), data...)
+	if added {
+		t.report(t.sofar)
+	}
+}
+
+// close stops following, reads what the run wrote last, and returns the
+// usage of every call the file reported (ok false when it reported none).
+func (t *callTail) close() (providers.Usage, bool) {
+	if t == nil {
+		return providers.Usage{}, false
+	}
+	close(t.stop)
+	<-t.done
+	t.read()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sofar, t.heard
+}
