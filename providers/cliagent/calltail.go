@@ -7,19 +7,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // CallUsage is implemented by a CLI whose stream reports usage only when
 // its turn ends but which writes each model call's usage to a file while it
-// runs (Codex's session rollout). The step tails that file, so its token
+// runs (Codex's session rollout, Gemini CLI's chat recording). The step tails that file, so its token
 // and cost budgets bind within one model call rather than at the turn's end.
 type CallUsage interface {
 	// UsageFile is the file the run writes its per-call usage to, where
 	// this process reads it, or "" while it cannot be told yet. configDir
-	// is the CLI's config directory as this process sees it; session is
-	// the CLI's session id ("" until its stream names it).
-	UsageFile(configDir, session string) string
+	// is the CLI's config directory and runDir the run's directory
+	// (Run.RunDir) as this process sees them; session is the CLI's session
+	// id ("" until its stream names it).
+	UsageFile(configDir, runDir, session string) string
 	// NewUsageReader reads that file, from where the run began.
 	NewUsageReader() UsageReader
 }
@@ -40,6 +43,7 @@ const tailEvery = 250 * time.Millisecond
 type callTail struct {
 	src     CallUsage
 	cfgDir  string
+	runDir  string
 	reader  UsageReader
 	report  func(providers.Usage)
 	mu      sync.Mutex
@@ -49,22 +53,26 @@ type callTail struct {
 	partial []byte
 	sofar   providers.Usage
 	heard   bool
-	stop    chan struct{}
-	done    chan struct{}
+	// watch hears the file's writes once it is found (follow's goroutine
+	// owns it; read runs there, or after follow returned).
+	watch    *fsnotify.Watcher
+	watching bool
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // startCallTail starts following the run's usage file, or returns nil when
 // the CLI writes none. resume is the session the run continues: its file
 // already holds earlier runs' calls, which are skipped.
-func startCallTail(cli CLI, cfgDir, resume string, report func(providers.Usage)) *callTail {
+func startCallTail(cli CLI, cfgDir, runDir, resume string, report func(providers.Usage)) *callTail {
 	src, ok := cli.(CallUsage)
 	if !ok {
 		return nil
 	}
-	t := &callTail{src: src, cfgDir: cfgDir, reader: src.NewUsageReader(), report: report, session: resume,
+	t := &callTail{src: src, cfgDir: cfgDir, runDir: runDir, reader: src.NewUsageReader(), report: report, session: resume,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if resume != "" {
-		if path := src.UsageFile(cfgDir, resume); path != "" {
+		if path := src.UsageFile(cfgDir, runDir, resume); path != "" {
 			if st, err := os.Stat(path); err == nil {
 				t.path, t.offset = path, st.Size()
 			}
@@ -84,16 +92,30 @@ func (t *callTail) setSession(id string) {
 	t.session = id
 }
 
+// follow reads the file as it grows: on each write fsnotify reports (a
+// fake or fast model makes calls milliseconds apart, faster than a poll),
+// and every tailEvery in case the watch cannot be had.
 func (t *callTail) follow() {
 	defer close(t.done)
 	tick := time.NewTicker(tailEvery)
 	defer tick.Stop()
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		events, errs = w.Events, w.Errors
+		defer func() { t.watch = nil }()
+		t.watch = w
+	}
 	for {
 		select {
 		case <-t.stop:
 			return
 		case <-tick.C:
 			t.read()
+		case <-events:
+			t.read()
+		case <-errs:
 		}
 	}
 }
@@ -104,9 +126,12 @@ func (t *callTail) read() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.path == "" {
-		if t.path = t.src.UsageFile(t.cfgDir, t.session); t.path == "" {
+		if t.path = t.src.UsageFile(t.cfgDir, t.runDir, t.session); t.path == "" {
 			return
 		}
+	}
+	if t.watch != nil && !t.watching {
+		t.watching = t.watch.Add(t.path) == nil
 	}
 	f, err := os.Open(t.path)
 	if err != nil {

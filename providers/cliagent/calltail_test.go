@@ -15,7 +15,7 @@ import (
 // <config dir>/<session>.log.
 type tailCLI struct{ testCLI }
 
-func (tailCLI) UsageFile(configDir, session string) string {
+func (tailCLI) UsageFile(configDir, _, session string) string {
 	p := filepath.Join(configDir, session+".log")
 	if _, err := os.Stat(p); session == "" || err != nil {
 		return ""
@@ -79,7 +79,7 @@ func waitHeard(t *testing.T, h *heardUsage, output int64) {
 func TestUsageFileIsReportedCallByCallWhileTheRunGoesOn(t *testing.T) {
 	cfg := t.TempDir()
 	h := &heardUsage{}
-	tail := startCallTail(tailCLI{}, cfg, "", h.add)
+	tail := startCallTail(tailCLI{}, cfg, "", "", h.add)
 	log := filepath.Join(cfg, "s1.log")
 	appendTo(t, log, "100\n")
 	time.Sleep(2 * tailEvery)
@@ -105,7 +105,7 @@ func TestResumedSessionsUsageFileCountsOnlyTheNewRunsCalls(t *testing.T) {
 	log := filepath.Join(cfg, "s1.log")
 	appendTo(t, log, "1000\n2000\n") // the earlier runs of the session
 	h := &heardUsage{}
-	tail := startCallTail(tailCLI{}, cfg, "s1", h.add)
+	tail := startCallTail(tailCLI{}, cfg, "", "s1", h.add)
 	appendTo(t, log, "40\n")
 	waitHeard(t, h, 40)
 	if u, ok := tail.close(); !ok || u.Output != 40 {
@@ -114,7 +114,7 @@ func TestResumedSessionsUsageFileCountsOnlyTheNewRunsCalls(t *testing.T) {
 }
 
 func TestACLIWithoutAUsageFileIsNotTailed(t *testing.T) {
-	tail := startCallTail(testCLI{}, t.TempDir(), "", func(providers.Usage) { t.Error("reported") })
+	tail := startCallTail(testCLI{}, t.TempDir(), "", "", func(providers.Usage) { t.Error("reported") })
 	if tail != nil {
 		t.Fatal("a tail was started for a CLI that writes no usage file")
 	}

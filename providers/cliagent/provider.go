@@ -251,7 +251,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced}
 	var tail *callTail
 	if cfgHost, err := p.configDirFor(ag); err == nil {
-		tail = startCallTail(p.cli, cfgHost, resume, func(u providers.Usage) { ev.Usage(u, "") })
+		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, func(u providers.Usage) { ev.Usage(u, "") })
 	}
 	lines := make(chan []byte, 64)
 	readErr := make(chan error, 1)

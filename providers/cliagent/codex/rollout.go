@@ -15,7 +15,7 @@ import (
 // Codex appends a token_count event to after each model response (codex
 // exec --json says nothing of usage until turn.completed). A resumed
 // thread's rollout is the one it began in; the newest match wins.
-func (CLI) UsageFile(configDir, session string) string {
+func (CLI) UsageFile(configDir, _, session string) string {
 	if configDir == "" || !threadID.MatchString(session) {
 		return ""
 	}

@@ -66,11 +66,11 @@ func TestUsageFileIsTheThreadsRollout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := (CLI{}).UsageFile(cfg, thread); got != mine {
+	if got := (CLI{}).UsageFile(cfg, "", thread); got != mine {
 		t.Errorf("UsageFile = %q, want %q", got, mine)
 	}
 	for _, session := range []string{"", "*", "../" + thread} {
-		if got := (CLI{}).UsageFile(cfg, session); got != "" {
+		if got := (CLI{}).UsageFile(cfg, "", session); got != "" {
 			t.Errorf("UsageFile(%q) = %q, want none", session, got)
 		}
 	}
