@@ -49,10 +49,14 @@ type callTail struct {
 	mu      sync.Mutex
 	session string
 	path    string
-	offset  int64 // where the run began in path: a resumed session appends
-	partial []byte
-	sofar   providers.Usage
-	heard   bool
+	offset  int64
+	// before is the session's file when a resumed run began, and its size
+	// then: what it holds already is earlier runs' calls.
+	before     string
+	beforeSize int64
+	partial    []byte
+	sofar      providers.Usage
+	heard      bool
 	// watch hears the file's writes once it is found (follow's goroutine
 	// owns it; read runs there, or after follow returned).
 	watch    *fsnotify.Watcher
@@ -74,7 +78,7 @@ func startCallTail(cli CLI, cfgDir, runDir, resume string, report func(providers
 	if resume != "" {
 		if path := src.UsageFile(cfgDir, runDir, resume); path != "" {
 			if st, err := os.Stat(path); err == nil {
-				t.path, t.offset = path, st.Size()
+				t.before, t.beforeSize = path, st.Size()
 			}
 		}
 	}
@@ -125,9 +129,18 @@ func (t *callTail) follow() {
 func (t *callTail) read() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.path == "" {
-		if t.path = t.src.UsageFile(t.cfgDir, t.runDir, t.session); t.path == "" {
+	if !t.heard {
+		// Until the file reported a call, the run may still start a newer
+		// one (a resumed session that writes a file of its own).
+		path := t.src.UsageFile(t.cfgDir, t.runDir, t.session)
+		if path == "" {
 			return
+		}
+		if path != t.path {
+			t.path, t.offset, t.partial, t.watching = path, 0, nil, false
+			if path == t.before {
+				t.offset = t.beforeSize
+			}
 		}
 	}
 	if t.watch != nil && !t.watching {

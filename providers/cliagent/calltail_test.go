@@ -12,15 +12,19 @@ import (
 )
 
 // tailCLI writes one usage line per model call ("<output tokens>\n") to
-// <config dir>/<session>.log.
+// <config dir>/<session>.log, or a newer <session>.2.log.
 type tailCLI struct{ testCLI }
 
 func (tailCLI) UsageFile(configDir, _, session string) string {
-	p := filepath.Join(configDir, session+".log")
-	if _, err := os.Stat(p); session == "" || err != nil {
+	if session == "" {
 		return ""
 	}
-	return p
+	for _, name := range []string{session + ".2.log", session + ".log"} {
+		if _, err := os.Stat(filepath.Join(configDir, name)); err == nil {
+			return filepath.Join(configDir, name)
+		}
+	}
+	return ""
 }
 
 func (tailCLI) NewUsageReader() UsageReader { return &sumReader{} }
@@ -110,6 +114,19 @@ func TestResumedSessionsUsageFileCountsOnlyTheNewRunsCalls(t *testing.T) {
 	waitHeard(t, h, 40)
 	if u, ok := tail.close(); !ok || u.Output != 40 {
 		t.Fatalf("close = %+v %v, want only this run's call", u, ok)
+	}
+}
+
+func TestResumedSessionThatStartsANewUsageFileIsFollowedThere(t *testing.T) {
+	cfg := t.TempDir()
+	appendTo(t, filepath.Join(cfg, "s1.log"), "1000\n")
+	h := &heardUsage{}
+	tail := startCallTail(tailCLI{}, cfg, "", "s1", h.add)
+	time.Sleep(2 * tailEvery)
+	appendTo(t, filepath.Join(cfg, "s1.2.log"), "5\n")
+	waitHeard(t, h, 5)
+	if u, ok := tail.close(); !ok || u.Output != 5 {
+		t.Fatalf("close = %+v %v, want the new file's call", u, ok)
 	}
 }
 
