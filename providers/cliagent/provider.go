@@ -99,9 +99,8 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 	if why := lim.err(); why != nil {
 		// Stopped by a limit before it answered: what it spent is the
 		// step's, and its tool records are kept, as at a timeout. A CLI
-		// that reports usage only when its turn ends (Codex, Gemini CLI)
-		// was stopped before it said: its model calls cost something
-		// unknown, not nothing.
+		// stopped before its stream or its usage file told any usage
+		// made model calls that cost something unknown, not nothing.
 		if usage.Tokens() == 0 {
 			usage = providers.Usage{}
 		}
