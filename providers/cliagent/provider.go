@@ -99,9 +99,8 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 	if why := lim.err(); why != nil {
 		// Stopped by a limit before it answered: what it spent is the
 		// step's, and its tool records are kept, as at a timeout. A CLI
-		// that reports usage only when its turn ends (Codex, Gemini CLI)
-		// was stopped before it said: its model calls cost something
-		// unknown, not nothing.
+		// stopped before its stream or its usage file told any usage
+		// made model calls that cost something unknown, not nothing.
 		if usage.Tokens() == 0 {
 			usage = providers.Usage{}
 		}
@@ -249,6 +248,10 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 
 	parser := p.cli.NewParser()
 	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced}
+	var tail *callTail
+	if cfgHost, err := p.configDirFor(ag); err == nil {
+		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, func(u providers.Usage) { ev.Usage(u, "") })
+	}
 	lines := make(chan []byte, 64)
 	readErr := make(chan error, 1)
 	go func() {
@@ -284,6 +287,9 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 			if err := parser.Line(line, ev); err != nil && res.malformed == "" {
 				res.malformed = string(line)
 			}
+			if tail != nil && tail.session == "" {
+				tail.setSession(parser.Outcome().SessionID)
+			}
 		case <-landed:
 			landed = nil
 			grace = time.After(p.opts.AfterCall)
@@ -309,6 +315,11 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	proc.stdout.Close()
 	res.call = wf.landedCall()
 	res.out = parser.Outcome()
+	if perCall, ok := tail.close(); ok && perCall.Tokens() > res.out.Usage.Tokens() {
+		// Stopped before its turn ended, so its stream never said what
+		// it spent; the usage file did, call by call.
+		res.out.Usage = perCall
+	}
 	res.exit = proc.exitCode()
 	res.stderr = stderr.String()
 	if ctxErr != nil && res.call == nil {
@@ -328,14 +339,9 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		hostWork = ag.scratch
 	}
 	c := Confinement{Workspace: hostWork, Home: ag.home, Network: true}
-	// The CLI's own config directory: the user's (logins, token
-	// refreshes), else one of the agent's own.
-	cfgHost := p.hostConfigDir()
-	if st, err := os.Stat(cfgHost); cfgHost == "" || err != nil || !st.IsDir() {
-		cfgHost = filepath.Join(ag.home, p.info.ConfigDir)
-		if err := os.MkdirAll(cfgHost, 0o700); err != nil {
-			return nil, "", err
-		}
+	cfgHost, err := p.configDirFor(ag)
+	if err != nil {
+		return nil, "", err
 	}
 	workIn, homeIn := p.opts.Sandbox.Paths(c)
 	cfgIn := cfgHost
@@ -418,6 +424,21 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		return nil, "", fmt.Errorf("cannot sandbox %s: %w", p.info.Binary, err)
 	}
 	return cmd, inv.Stdin, nil
+}
+
+// configDirFor is the CLI's own config directory for an agent, where this
+// process sees it: the user's (logins, token refreshes), else one of the
+// agent's own.
+func (p *Provider) configDirFor(ag agentDirs) (string, error) {
+	cfgHost := p.hostConfigDir()
+	if st, err := os.Stat(cfgHost); cfgHost != "" && err == nil && st.IsDir() {
+		return cfgHost, nil
+	}
+	cfgHost = filepath.Join(ag.home, p.info.ConfigDir)
+	if err := os.MkdirAll(cfgHost, 0o700); err != nil {
+		return "", err
+	}
+	return cfgHost, nil
 }
 
 // hostConfigDir is the user's config directory of the CLI: its variable

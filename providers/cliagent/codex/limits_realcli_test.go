@@ -7,12 +7,13 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // TestRealCodexLoopingOnCommandsIsStoppedPastItsToolCallLimit: the fake
-// model answers every turn with another command. codex exec reports usage
-// only when its turn ends, so here the tool-call limit is what binds
-// mid-run; the budget is checked against each turn.completed.
+// model answers every turn with another command. The tool-call limit binds
+// mid-run, and the step keeps the usage of the calls it made (from the
+// session's rollout file: codex exec reports usage only when its turn ends).
 func TestRealCodexLoopingOnCommandsIsStoppedPastItsToolCallLimit(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyShell, Content: "echo 391", Usage: &fake.Usage{Input: 10000, Output: 500}})
@@ -21,10 +22,33 @@ func TestRealCodexLoopingOnCommandsIsStoppedPastItsToolCallLimit(t *testing.T) {
 	req.Spend = &clitest.Budget{Left: 1000}
 	start := time.Now()
 	_, u, err := h.step(t, 120*time.Second, req)
-	n := clitest.AssertStopped(t, err, providers.ClassToolCalls, u, false, h.rec)
+	n := clitest.AssertStopped(t, err, providers.ClassToolCalls, u, true, h.rec)
 	t.Logf("codex stopped after %d tool calls (limit 5), %d API calls, %s, in %v: %v", n, len(h.script.Calls()), clitest.Cost(u), time.Since(start).Round(time.Millisecond), err)
 	if n < 6 || n > 7 {
 		t.Fatalf("%d tool calls ran, want the limit of 5 plus the one that passed it", n)
+	}
+	clitest.AssertNoProcessIn(t, h.ws)
+}
+
+// TestRealCodexLoopingIsStoppedWithinACallOfTheSessionsBudget: codex exec
+// reports usage only at turn.completed, but its rollout file records each
+// model response's tokens; tailed, the session's budget binds within one
+// model call of being reached instead of when the turn ends.
+func TestRealCodexLoopingIsStoppedWithinACallOfTheSessionsBudget(t *testing.T) {
+	h := newReal(t, nil)
+	perCall := fake.Usage{Input: 10000, Output: 500}
+	h.script.Always(model, fake.Reply{Kind: fake.ReplyShell, Content: "echo 391", Usage: &perCall})
+	call := *pricing.Cost("openai", model, providers.Usage{Input: perCall.Input, Output: perCall.Output})
+	left := 2.5 * call // reached at the third command's model call
+	req := h.request(clitest.AnswerTool)
+	req.MaxToolCalls = 40
+	req.Spend = &clitest.Budget{Left: left}
+	start := time.Now()
+	_, u, err := h.step(t, 40*time.Second, req)
+	n := clitest.AssertStopped(t, err, providers.ClassBudget, u, true, h.rec)
+	t.Logf("codex stopped after %d tool calls, %d API calls, %s against $%.4f left (a call $%.4f), in %v: %v", n, len(h.script.Calls()), clitest.Cost(u), left, call, time.Since(start).Round(time.Millisecond), err)
+	if *u.CostUSD < left || *u.CostUSD > left+call {
+		t.Fatalf("spent %s, want within one model call ($%.4f) of the $%.4f left", clitest.Cost(u), call, left)
 	}
 	clitest.AssertNoProcessIn(t, h.ws)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // TestRealGeminiLoopingOnWritesIsStoppedPastItsToolCallLimit: the fake
@@ -27,10 +28,37 @@ func TestRealGeminiLoopingOnWritesIsStoppedPastItsToolCallLimit(t *testing.T) {
 	req.Spend = &clitest.Budget{Left: 1000}
 	start := time.Now()
 	_, u, err := h.step(t, 120*time.Second, req)
-	n := clitest.AssertStopped(t, err, providers.ClassToolCalls, u, false, h.rec)
+	n := clitest.AssertStopped(t, err, providers.ClassToolCalls, u, true, h.rec)
 	t.Logf("gemini stopped after %d tool calls (limit 5), %d API calls, %s, in %v: %v", n, len(h.script.Calls()), clitest.Cost(u), time.Since(start).Round(time.Millisecond), err)
 	if n < 6 || n > 7 {
 		t.Fatalf("%d tool calls ran, want the limit of 5 plus the one that passed it", n)
+	}
+	clitest.AssertNoProcessIn(t, h.ws)
+}
+
+// TestRealGeminiLoopingIsStoppedWithinACallOfTheSessionsBudget: Gemini CLI
+// reports usage only in its result, but its chat recording holds each
+// model message's tokens as soon as the response is in; tailed, the
+// session's budget binds within one model call of being reached instead of
+// when the run ends.
+func TestRealGeminiLoopingIsStoppedWithinACallOfTheSessionsBudget(t *testing.T) {
+	h := newReal(t, nil)
+	perCall := fake.Usage{Input: 10000, Output: 500}
+	for i := range 40 {
+		h.script.Add(model, fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: fmt.Sprintf("notes%d.txt", i), Content: fmt.Sprintf("step %d\n", i)}},
+			Usage: &perCall})
+	}
+	call := *pricing.Cost(info.PriceBackend, model, providers.Usage{Input: perCall.Input, Output: perCall.Output})
+	left := 2.5 * call // reached at the third write's model call
+	req := h.request(clitest.AnswerTool)
+	req.MaxToolCalls = 40
+	req.Spend = &clitest.Budget{Left: left}
+	start := time.Now()
+	_, u, err := h.step(t, 60*time.Second, req)
+	n := clitest.AssertStopped(t, err, providers.ClassBudget, u, true, h.rec)
+	t.Logf("gemini stopped after %d tool calls, %d API calls, %s against $%.4f left (a call $%.4f), in %v: %v", n, len(h.script.Calls()), clitest.Cost(u), left, call, time.Since(start).Round(time.Millisecond), err)
+	if *u.CostUSD < left || *u.CostUSD > left+call {
+		t.Fatalf("spent %s, want within one model call ($%.4f) of the $%.4f left", clitest.Cost(u), call, left)
 	}
 	clitest.AssertNoProcessIn(t, h.ws)
 }
