@@ -60,7 +60,7 @@ func readSetup(dir string) (*coordination.Session, error) {
 	p := filepath.Join(dir, "session.json")
 	data, err := readJSONFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, damaged(p, fmt.Errorf("it is missing, but %s says massgen-mcp wrote this session; without its setup the session cannot go on", markerName))
+		return nil, damaged(p, fmt.Errorf("it is missing, but massgen-mcp wrote this session (it has %s or session_log/); without its setup the session cannot go on", markerName))
 	}
 	if err != nil {
 		return nil, err
