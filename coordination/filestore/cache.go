@@ -19,6 +19,8 @@ const maxCachedSteps = 8192
 type stepCache struct {
 	mu      sync.Mutex
 	entries map[string]coordination.Entry // by step directory path
+	teams   map[string]cachedTeam         // by session directory (checkcache.go)
+	checked map[string]int                // newest step checkLatest passed, by agent directory
 }
 
 func (c *stepCache) readStep(dir, agent string, step int, strict bool, t team) (coordination.Entry, bool, error) {

@@ -334,7 +334,7 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(agents))}
 	var t team
 	if strict {
-		if t, err = readTeam(dir); err != nil {
+		if t, err = s.steps.team(dir); err != nil {
 			return nil, fmt.Errorf("cannot read the ledger of session %q: %w", id, withFsck(err, id))
 		}
 	}

@@ -261,7 +261,7 @@ func (c *stepCache) readAgent(agentDir, agent string, strict bool, t team) ([]co
 		return nil, err
 	}
 	if strict {
-		if err := checkLatest(agentDir, steps); err != nil {
+		if err := c.latest(agentDir, steps); err != nil {
 			return nil, err
 		}
 	}
