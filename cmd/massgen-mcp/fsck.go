@@ -97,7 +97,33 @@ func fsckReport(ctx context.Context, svc *coordination.Service, which string, re
 	for _, id := range ids {
 		report = append(report, fsckOne(ctx, svc, store, id, repair))
 	}
-	return report, nil
+	prefix := which
+	if which == "all" {
+		prefix = ""
+	}
+	return append(report, fsckCreateLeftovers(store, prefix, repair)...), nil
+}
+
+// fsckCreateLeftovers reports the temp directories of creates killed before
+// their rename (sessions/.<id>.tmp-*), which belong to no session; --repair
+// removes them, as nothing in them ever was a session.
+func fsckCreateLeftovers(store *filestore.Store, id string, repair bool) []fsckSession {
+	found := store.CreateLeftovers(id)
+	removed := map[string]bool{}
+	if repair {
+		for _, p := range store.RemoveCreateLeftovers(id) {
+			removed[p] = true
+		}
+	}
+	var out []fsckSession
+	for _, p := range found {
+		pr := filestore.Problem{Path: p, Kind: filestore.ProblemLeftover, What: "a crashed create's temp directory; it never became a session"}
+		if removed[p] {
+			pr.Repaired = "removed"
+		}
+		out = append(out, fsckSession{SessionID: filepath.Base(p), Problems: []filestore.Problem{pr}, Clean: removed[p]})
+	}
+	return out
 }
 
 func printFsckReport(out io.Writer, report []fsckSession, repair, asJSON bool) error {

@@ -19,16 +19,18 @@ const maxCachedSteps = 8192
 type stepCache struct {
 	mu      sync.Mutex
 	entries map[string]coordination.Entry // by step directory path
+	teams   map[string]cachedTeam         // by session directory (checkcache.go)
+	checked map[string]int                // newest step checkLatest passed, by agent directory
 }
 
-func (c *stepCache) readStep(dir, agent string, step int, strict bool) (coordination.Entry, bool, error) {
+func (c *stepCache) readStep(dir, agent string, step int, strict bool, t team) (coordination.Entry, bool, error) {
 	c.mu.Lock()
 	e, hit := c.entries[dir]
 	c.mu.Unlock()
 	if hit {
 		return clone(e), true, nil
 	}
-	e, ok, err := readStep(dir, agent, step, strict)
+	e, ok, err := readStep(dir, agent, step, strict, t)
 	// Only a cleanly parsed step is kept: a torn file written by another
 	// program (MassGen does not rename into place) may yet be completed.
 	if err == nil && ok && !e.Time.IsZero() {

@@ -24,7 +24,7 @@ func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Ite
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "session.json"))
+	data, err := readJSONFile(filepath.Join(dir, "session.json"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return writeCriteria(dir, id, items)

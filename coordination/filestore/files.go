@@ -3,6 +3,7 @@ package filestore
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -145,27 +146,57 @@ func writeAtomic(dir, name string, data []byte) error {
 // without fsync. It is for files derived from the ledger and rewritten at
 // every step — status.json, last_action.json — whose loss in a power cut loses
 // nothing the step directories do not hold; skipping their four fsyncs halves
-// the cost of a step on disk.
+// the cost of a step on disk. The temp file is locked until it is renamed, so
+// Tidy and fsck tell a dead writer's temp (unlocked) from one being written,
+// whatever its age (derivedTemp).
 func writeDerived(dir, name string, data []byte) error {
+	err := writeDerivedOnce(dir, name, data)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Tidy may take a temp for a leftover in the instant between its
+		// creation and its lock; the write is simply made again.
+		err = writeDerivedOnce(dir, name, data)
+	}
+	return err
+}
+
+func writeDerivedOnce(dir, name string, data []byte) error {
 	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
+	lockFD(int(f.Fd())) // best effort: an unlocked temp only ages into a leftover
 	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o644)
+		err = f.Chmod(0o644)
 	}
 	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// derivedTemp tells a temp of writeDerived whose writer is gone: nobody holds
+// its lock. Such a temp is a leftover at once, so a resume right after a kill
+// removes it (the age rule would keep it for a minute, and a run never
+// tidies again).
+func derivedTemp(path string) bool {
+	base := filepath.Base(path)
+	if !strings.HasPrefix(base, ".status.json.tmp-") && !strings.HasPrefix(base, ".last_action.json.tmp-") {
+		return false
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	held, err := isLocked(path)
+	return err == nil && !held
 }
 
 // writeNew creates dir/name atomically and fails with fs.ErrExist if it is

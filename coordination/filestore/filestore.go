@@ -219,6 +219,9 @@ func (s *Store) fillSessionDir(tmp string, sess *coordination.Session, sessionJS
 	if err := writeFileSync(filepath.Join(tmp, "session.json"), sessionJSON); err != nil {
 		return err
 	}
+	if err := writeFileSync(filepath.Join(tmp, markerName), nil); err != nil {
+		return err
+	}
 	if criteriaJSON != nil {
 		if err := writeFileSync(filepath.Join(tmp, "eval_criteria.json"), criteriaJSON); err != nil {
 			return err
@@ -231,27 +234,23 @@ func (s *Store) fillSessionDir(tmp string, sess *coordination.Session, sessionJS
 }
 
 // Session loads a session's setup from session.json, or synthesises it for a
-// session MassGen wrote (no session.json).
+// session MassGen wrote (no session.json, and none of the signs of ours).
 func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, error) {
 	dir, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "session.json"))
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(dir, "session.json")); errors.Is(err, fs.ErrNotExist) && !ours(dir) {
 		return s.foreignSession(dir, id)
 	}
+	sess, err := readSetup(dir)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read session %q: %w", id, err)
-	}
-	var sess coordination.Session
-	if err := json.Unmarshal(data, &sess); err != nil {
-		return nil, fmt.Errorf("session %q cannot be opened: %w", id, withFsck(damaged(filepath.Join(dir, "session.json"), err), id))
+		return nil, fmt.Errorf("session %q cannot be opened: %w", id, withFsck(err, id))
 	}
 	// The directory name is how the session is addressed, even if it was
 	// copied or renamed.
 	sess.ID = id
-	return &sess, nil
+	return sess, nil
 }
 
 // Sessions lists every session under the sessions directory, oldest first
@@ -284,7 +283,7 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 // createdAt reads only created_at from session.json; sessions without one are
 // dated as foreign sessions are.
 func createdAt(dir string) time.Time {
-	if data, err := os.ReadFile(filepath.Join(dir, "session.json")); err == nil {
+	if data, err := readJSONFile(filepath.Join(dir, "session.json")); err == nil {
 		var head struct {
 			CreatedAt time.Time `json:"created_at"`
 		}
@@ -324,20 +323,29 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 	if err != nil {
 		return nil, err
 	}
+	strict := ours(dir)
+	if err := checkLedgerDirs(dir, strict); err != nil {
+		return nil, fmt.Errorf("cannot read the ledger of session %q: %w", id, withFsck(err, id))
+	}
 	agents, err := agentDirs(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("cannot read the agents of session %q: %w", id, err)
 	}
 	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(agents))}
-	strict := ours(dir)
+	var t team
+	if strict {
+		if t, err = s.steps.team(dir); err != nil {
+			return nil, fmt.Errorf("cannot read the ledger of session %q: %w", id, withFsck(err, id))
+		}
+	}
 	for _, a := range agents {
-		entries, err := s.steps.readAgent(filepath.Join(dir, "agents", a), a, strict)
+		entries, err := s.steps.readAgent(filepath.Join(dir, "agents", a), a, strict, t)
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the steps of agent %q in session %q: %w", a, id, withFsck(err, id))
 		}
 		l.Agents[a] = entries
 	}
-	if l.Session, err = readSessionLog(dir); err != nil {
+	if l.Session, err = readSessionLog(dir, strict); err != nil {
 		return nil, fmt.Errorf("cannot read the session log of %q: %w", id, withFsck(err, id))
 	}
 	return l, nil

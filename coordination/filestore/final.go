@@ -40,7 +40,7 @@ func writeFinal(dir string, res *coordination.TeamResult) error {
 // rebuildFinal writes the final files again from the session's latest
 // finished entry, if it has one; it tells whether it wrote them.
 func rebuildFinal(dir, id string) (bool, error) {
-	entries, err := readSessionLog(dir)
+	entries, err := readSessionLog(dir, ours(dir))
 	if err != nil {
 		return false, nil // a damaged log stops the session when its ledger is read, naming the file
 	}

@@ -64,7 +64,7 @@ func (s *Store) foreignSession(dir, id string) (*coordination.Session, error) {
 // there is one. MassGen writes start_time as Unix seconds; a string is taken as
 // a timestamp.
 func statusMeta(dir string) (question string, start time.Time) {
-	data, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	data, err := readJSONFile(filepath.Join(dir, "status.json"))
 	if err != nil {
 		return "", time.Time{}
 	}
@@ -102,7 +102,7 @@ func massgenCriteria(items []criteria.Item) criteria.MassGenFile { return criter
 // without text is skipped and an unknown category read as should. A missing
 // file is no criteria.
 func readCriteria(path string) ([]criteria.Item, error) {
-	data, err := os.ReadFile(path)
+	data, err := readJSONFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

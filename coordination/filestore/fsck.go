@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,43 +45,26 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 	}
 	var ps []Problem
 	add := func(path, kind, what, fix string) {
+		for _, p := range ps {
+			if p.Path == path && p.Kind == kind {
+				return // one problem per file
+			}
+		}
 		ps = append(ps, Problem{Path: path, Kind: kind, What: what, Fix: fix})
 	}
-	restore := "restore it from a backup"
-	if p := filepath.Join(dir, "session.json"); jsonDamaged(p) {
-		add(p, ProblemDamaged, "the session's setup does not parse", restore+"; the setup cannot be rebuilt from the ledger")
+	c := &checker{add: add}
+	agents, err := c.ledger(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot check session %q: %w", id, err)
 	}
-	if p := filepath.Join(dir, "eval_criteria.json"); jsonDamaged(p) {
-		add(p, ProblemDamaged, "the criteria do not parse", restore+" or remove it")
+	for _, p := range badLocks(dir, agents) {
+		add(p, ProblemDamaged, "the lock file is not a regular file, so the session cannot be locked", "run fsck --repair to move it aside (a lock file holds no data)")
 	}
-	strict := ours(dir)
-	agents, err := agentDirs(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("cannot read the agents of session %q: %w", id, err)
+	if fi, err := os.Lstat(filepath.Join(dir, "final")); err == nil && !fi.IsDir() {
+		add(filepath.Join(dir, "final"), ProblemDerived, fmt.Sprintf("a %s, not a directory", kindOf(fi.Mode())), "")
 	}
 	for _, a := range agents {
 		agentDir := filepath.Join(dir, "agents", a)
-		steps, err := numbered(agentDir, "", true)
-		if err != nil {
-			return nil, err
-		}
-		var last coordination.Entry
-		for _, st := range steps {
-			e, ok, err := readStep(filepath.Join(agentDir, st.name), a, st.n, true)
-			var d *damagedError
-			switch {
-			case errors.As(err, &d):
-				fix := restore + ", or run fsck --repair to move the step aside (the agent loses that step and takes it again)"
-				if !strict {
-					fix = "MassGen may still be writing it; if not, " + fix
-				}
-				add(d.path, ProblemDamaged, d.cause.Error(), fix)
-			case err != nil:
-				return nil, err
-			case ok:
-				last = e
-			}
-		}
 		// A step in flight (here or in another process) is writing its
 		// temps: only an agent whose step lock is free has leftovers.
 		if busy, _ := isLocked(filepath.Join(agentDir, ".step.lock")); !busy {
@@ -92,12 +74,13 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 				}
 			}
 		}
+		last := c.last[a]
 		p := filepath.Join(agentDir, "last_action.json")
-		if data, err := os.ReadFile(p); err == nil || last.Step > 0 {
+		if data, err := readJSONFile(p); err == nil || last.Step > 0 {
 			var la lastActionFile
 			switch {
 			case err != nil:
-				add(p, ProblemDerived, "missing", "")
+				add(p, ProblemDerived, "missing or unreadable", "")
 			case json.Unmarshal(data, &la) != nil:
 				add(p, ProblemDerived, "does not parse", "")
 			case last.Step > 0 && la.StepNumber != last.Step:
@@ -108,24 +91,20 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 			add(p, ProblemDerived, "the host view does not parse; the host asks for a fresh view", "")
 		}
 	}
-	logDir := filepath.Join(dir, "session_log")
-	if files, err := numbered(logDir, ".json", false); err == nil {
-		for i, f := range files {
-			p := filepath.Join(logDir, f.name)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return nil, err
-			}
-			var e coordination.SessionEntry
-			if jerr := json.Unmarshal(data, &e); jerr != nil {
-				fix := restore + "; it is not the last entry, so moving it aside could change how the session ended"
-				if i == len(files)-1 {
-					fix = restore + ", or run fsck --repair to move it aside (the session's last decision is then taken again)"
-				}
-				add(p, ProblemDamaged, jerr.Error(), fix)
-			}
+	// Whatever the readers themselves refuse is reported too, so fsck never
+	// says ok about a session that status or resume would stop on.
+	for _, read := range []func() error{
+		func() error { _, err := s.Session(ctx, id); return err },
+		func() error { _, err := (&Store{dir: s.dir, only: s.only}).Ledger(ctx, id); return err },
+	} {
+		var d *damagedError
+		if err := read(); errors.As(err, &d) {
+			c.damage(d, restore)
+		} else if err != nil {
+			return nil, fmt.Errorf("cannot check session %q: %w", id, err)
 		}
 	}
+	logDir := filepath.Join(dir, "session_log")
 	// session_log/ and final/ are written under the session lock; status.json
 	// is flushed without it, so a young temp beside it may be a write in
 	// progress (the rule Tidy follows).
@@ -138,7 +117,7 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 		}
 	}
 	for _, name := range temps(dir) {
-		if older(filepath.Join(dir, name), staleTemp) {
+		if older(filepath.Join(dir, name), staleTemp) || derivedTemp(filepath.Join(dir, name)) {
 			add(filepath.Join(dir, name), ProblemLeftover, "a crashed write's temp", "")
 		}
 	}
@@ -148,17 +127,20 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 	final := filepath.Join(dir, "final")
 	if p := filepath.Join(final, "result.json"); jsonDamaged(p) {
 		add(p, ProblemDerived, "does not parse", "")
-	} else if data, err := os.ReadFile(p); err == nil {
+	} else if data, err := readJSONFile(p); err == nil {
 		var res struct {
 			FinalAnswer *string `json:"final_answer"`
 		}
 		if json.Unmarshal(data, &res) == nil {
-			if answer, err := os.ReadFile(filepath.Join(final, "answer.md")); err != nil || string(answer) != coordination.Deref(res.FinalAnswer) {
+			if answer, err := readJSONFile(filepath.Join(final, "answer.md")); err != nil || string(answer) != coordination.Deref(res.FinalAnswer) {
 				add(filepath.Join(final, "answer.md"), ProblemDerived, "missing or not the final_answer of result.json", "")
 			}
 		}
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, "events.jsonl")); err == nil {
+	var d *damagedError
+	if data, err := readFile(filepath.Join(dir, "events.jsonl"), maxTimeline); errors.As(err, &d) {
+		add(d.path, ProblemTimeline, d.cause.Error()+"; readers see no timeline", "")
+	} else if err == nil {
 		bad := 0
 		for line := range bytes.SplitSeq(data, []byte{'\n'}) {
 			if len(bytes.TrimSpace(line)) > 0 && !json.Valid(line) {
@@ -197,39 +179,84 @@ func (s *Store) MoveDamagedAside(ctx context.Context, id string) ([]Problem, err
 	if err != nil {
 		return nil, err
 	}
+	// A lock file that is no file cannot be locked: it goes aside first.
+	var moved []Problem
+	agents, _ := agentDirs(dir)
+	for _, p := range badLocks(dir, agents) {
+		if aside, err := moveAside(p); err == nil {
+			moved = append(moved, Problem{Path: p, Kind: ProblemDamaged, What: "the lock file is not a regular file", Repaired: "moved aside to " + aside})
+		}
+	}
 	unlock, err := s.LockSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	var moved []Problem
-	agents, _ := agentDirs(dir)
+	var t team
+	if ours(dir) {
+		t, _ = readTeam(dir)
+	}
 	for _, a := range agents {
-		agentDir := filepath.Join(dir, "agents", a)
-		l, ok, err := tryLock(filepath.Join(agentDir, ".step.lock"))
-		if err != nil || !ok {
-			continue
-		}
-		steps, _ := numbered(agentDir, "", true)
-		for _, st := range steps {
-			stepDir := filepath.Join(agentDir, st.name)
-			var d *damagedError
-			if _, _, err := readStep(stepDir, a, st.n, true); errors.As(err, &d) {
-				if aside, err := moveAside(stepDir); err == nil {
-					moved = append(moved, Problem{Path: d.path, Kind: ProblemDamaged, What: d.cause.Error(), Repaired: "step moved aside to " + aside})
-				}
-			}
-		}
-		l.release()
+		moved = append(moved, moveStepsAside(filepath.Join(dir, "agents", a), a, t)...)
 	}
 	logDir := filepath.Join(dir, "session_log")
 	if files, err := numbered(logDir, ".json", false); err == nil && len(files) > 0 {
 		p := filepath.Join(logDir, files[len(files)-1].name)
-		if jsonDamaged(p) {
+		var d *damagedError
+		if _, err := readSessionEntry(p, files[len(files)-1].n); errors.As(err, &d) {
 			if aside, err := moveAside(p); err == nil {
-				moved = append(moved, Problem{Path: p, Kind: ProblemDamaged, What: "the last session entry does not parse", Repaired: "moved aside to " + aside})
+				moved = append(moved, Problem{Path: p, Kind: ProblemDamaged, What: d.cause.Error(), Repaired: "moved aside to " + aside})
+				// final/ records the entry just moved aside, if it was the
+				// finished one; it is rebuilt when the session finishes.
+				if fin := filepath.Join(dir, "final"); isDir(fin) {
+					moveAside(fin)
+				}
 			}
 		}
 	}
 	return moved, nil
+}
+
+// moveStepsAside moves aside, while the agent's step lock is free, each of
+// its step directories a reader refuses (or whose snapshot lost a file) and
+// any numbered entry that is not a directory.
+func moveStepsAside(agentDir, agent string, t team) []Problem {
+	l, ok, err := tryLock(filepath.Join(agentDir, ".step.lock"))
+	if err != nil || !ok {
+		return nil
+	}
+	defer l.release()
+	des, err := os.ReadDir(agentDir)
+	if err != nil {
+		return nil
+	}
+	var moved []Problem
+	for _, de := range des {
+		n, isStep := stepNumber(de.Name())
+		if !isStep {
+			continue
+		}
+		p := filepath.Join(agentDir, de.Name())
+		var d *damagedError
+		if !de.IsDir() {
+			d = &damagedError{path: p, cause: fmt.Errorf("it is a %s, not a step directory", kindOf(de.Type()))}
+		} else {
+			_, _, err := readStep(p, agent, n, true, t)
+			if !errors.As(err, &d) {
+				continue
+			}
+		}
+		if aside, err := moveAside(p); err == nil {
+			moved = append(moved, Problem{Path: d.path, Kind: ProblemDamaged, What: d.cause.Error(), Repaired: "step moved aside to " + aside})
+		}
+	}
+	// A removed last step: accepting its loss is rebuilding last_action.json.
+	steps, _ := numbered(agentDir, "", true)
+	var d *damagedError
+	if errors.As(checkLatest(agentDir, steps), &d) {
+		if _, err := moveAside(filepath.Join(agentDir, "last_action.json")); err == nil {
+			moved = append(moved, Problem{Path: d.path, Kind: ProblemDamaged, What: d.cause.Error(), Repaired: "its loss accepted: last_action.json moved aside and rebuilt; the agent takes the step again"})
+		}
+	}
+	return moved
 }

@@ -149,7 +149,7 @@ func TestLayoutIsMassGenStepMode(t *testing.T) {
 	}
 
 	want := []string{
-		".session.lock",
+		".massgen-mcp", ".session.lock",
 		"agents/",
 		"agents/agent_a/", "agents/agent_a/.step.lock",
 		"agents/agent_a/001/", "agents/agent_a/001/answer.json",
@@ -367,10 +367,12 @@ func TestTornWritesAreIgnored(t *testing.T) {
 		t.Fatalf("a torn answer in a session of ours = %v; want ErrDamaged naming the file", err)
 	}
 	// MassGen writes in place, so its files can be torn while it writes:
-	// in a session MassGen wrote (no session.json) a torn answer is skipped,
-	// a torn vote is a vote without seen_steps (stale).
-	if err := os.Rename(filepath.Join(dir, "session.json"), filepath.Join(dir, "session.json.bak")); err != nil {
-		t.Fatal(err)
+	// in a session MassGen wrote (no session.json, marker or session log) a
+	// torn answer is skipped, a torn vote is a vote without seen_steps (stale).
+	for _, name := range []string{"session.json", ".massgen-mcp", "session_log"} {
+		if err := os.Rename(filepath.Join(dir, name), filepath.Join(dir, name+".bak")); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
 	}
 	plant("agents/agent_b/003/vote.json", `{"voter": "agent_b", "target": "agent_a", "seen_st`)
 	// MassGen makes the step directory before writing into it.

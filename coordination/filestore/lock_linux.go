@@ -21,9 +21,13 @@ type fileLock struct{ fd int }
 // tryLock takes the lock on path (creating the file) without waiting; ok is
 // false if another open file description holds it.
 func tryLock(path string) (l *fileLock, ok bool, err error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, false, lockOpenError(path, err)
+	}
+	if err := regularFD(fd, path); err != nil {
+		unix.Close(fd)
+		return nil, false, err
 	}
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
 	for {
@@ -48,14 +52,17 @@ func (l *fileLock) release() { unix.Close(l.fd) }
 // isLocked asks the kernel whether anyone holds the lock on path, without
 // taking it (F_OFD_GETLK), so looking never makes a starting step busy.
 func isLocked(path string) (bool, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
 	if err == unix.ENOENT {
 		return false, nil
 	}
 	if err != nil {
-		return false, &fs.PathError{Op: "open", Path: path, Err: err}
+		return false, lockOpenError(path, err)
 	}
 	defer unix.Close(fd)
+	if err := regularFD(fd, path); err != nil {
+		return false, err
+	}
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
 	for {
 		err = unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk)
@@ -86,4 +93,16 @@ func renameNoReplace(oldpath, newpath string) error {
 		return &fs.PathError{Op: "rename", Path: oldpath, Err: err}
 	}
 	return nil
+}
+
+// lockFD takes the lock on an open file without waiting; writeDerived holds
+// it on its temp file, so a temp nobody holds is a dead writer's.
+func lockFD(fd int) error {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
+	for {
+		err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }

@@ -14,9 +14,13 @@ import (
 type fileLock struct{ fd int }
 
 func tryLock(path string) (*fileLock, bool, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, false, lockOpenError(path, err)
+	}
+	if err := regularFD(fd, path); err != nil {
+		unix.Close(fd)
+		return nil, false, err
 	}
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		unix.Close(fd)
@@ -34,14 +38,17 @@ func (l *fileLock) release() { unix.Close(l.fd) }
 // an instant, which can make a step starting at that very moment busy. Linux,
 // the supported platform, uses F_OFD_GETLK instead.
 func isLocked(path string) (bool, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
 	if err == unix.ENOENT {
 		return false, nil
 	}
 	if err != nil {
-		return false, &fs.PathError{Op: "open", Path: path, Err: err}
+		return false, lockOpenError(path, err)
 	}
 	defer unix.Close(fd)
+	if err := regularFD(fd, path); err != nil {
+		return false, err
+	}
 	if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
 		if err == unix.EWOULDBLOCK {
 			return true, nil
@@ -57,3 +64,7 @@ func renameNoReplace(oldpath, newpath string) error {
 	}
 	return nil
 }
+
+// lockFD takes the lock on an open file without waiting; writeDerived holds
+// it on its temp file, so a temp nobody holds is a dead writer's.
+func lockFD(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -56,10 +57,13 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 	return e, nil
 }
 
-func readSessionLog(dir string) ([]coordination.SessionEntry, error) {
+func readSessionLog(dir string, strict bool) ([]coordination.SessionEntry, error) {
 	logDir := filepath.Join(dir, "session_log")
-	files, err := numbered(logDir, ".json", false)
+	files, err := listNumbered(logDir, ".json", false, strict)
 	if errors.Is(err, fs.ErrNotExist) {
+		if strict {
+			return nil, checkFinished(dir, nil)
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -67,19 +71,34 @@ func readSessionLog(dir string) ([]coordination.SessionEntry, error) {
 	}
 	var out []coordination.SessionEntry
 	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(logDir, f.name))
+		e, err := readSessionEntry(filepath.Join(logDir, f.name), f.n)
 		if err != nil {
 			return nil, err
 		}
-		var e coordination.SessionEntry
-		if err := json.Unmarshal(data, &e); err != nil {
-			// Our writes are atomic, so this is damage, not a torn write:
-			// skipping it could lose a "finished" and run the session again.
-			return nil, damaged(filepath.Join(logDir, f.name), err)
-		}
 		out = append(out, e)
 	}
+	if strict {
+		if err := checkFinished(dir, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// readSessionEntry reads one session_log/NNN.json. Only massgen-mcp writes
+// the session log, atomically, so a file that does not read as an entry is
+// damage, not a torn write: skipping it could lose a "finished" and run the
+// session again.
+func readSessionEntry(path string, n int) (coordination.SessionEntry, error) {
+	var e coordination.SessionEntry
+	data, err := readJSONFile(path)
+	if err != nil {
+		return e, err
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, damaged(path, err)
+	}
+	return e, checkSessionEntry(path, e, n)
 }
 
 // AppendEvent adds one line to events.jsonl. O_APPEND makes each single
@@ -95,7 +114,9 @@ func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event)
 	if err != nil {
 		return fmt.Errorf("cannot encode an event for session %q: %w", id, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// Without blocking or following a symlink: a FIFO put in its place
+	// must not stop the run (opening it fails at once with ENXIO).
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("cannot open the timeline of session %q: %w", id, diskFull(err, dir, len(line)))
 	}
@@ -116,7 +137,7 @@ func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, er
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	data, err := readFile(filepath.Join(dir, "events.jsonl"), maxTimeline)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []coordination.Event{}, nil
 	}
@@ -171,7 +192,7 @@ func (s *Store) View(ctx context.Context, id, agent string) (*coordination.Issue
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(agentDir, "host_view.json"))
+	data, err := readJSONFile(filepath.Join(agentDir, "host_view.json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

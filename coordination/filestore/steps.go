@@ -158,15 +158,18 @@ func lastAction(e coordination.Entry) lastActionFile {
 //
 // strict is for our own sessions, whose step directories appear whole (built
 // under a temp name, renamed into place): there a file that does not parse,
-// or a step directory with no file, is damage, and an error naming its path
-// (ErrDamaged) stops the session instead of losing the entry. A session
+// or a step directory with no file, is damage, and so is a file that parses
+// as the wrong thing (ledgercheck.go: no answer, an unknown vote target, a
+// step field that disagrees) or a snapshot list that does not hold
+// (manifestcheck.go); an error naming its path (ErrDamaged) stops the
+// session instead of losing the entry. t is the session's team (nil: unknown). A session
 // MassGen wrote is read as MassGen reads it, because MassGen writes in place
 // and a torn file may be one it is still writing: an unreadable answer is
 // skipped, an unreadable vote is still a vote, one without seen_steps and
 // therefore stale (is_vote_stale).
-func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, ok bool, err error) {
+func readStep(dir, agent string, step int, strict bool, t team) (e coordination.Entry, ok bool, err error) {
 	e = coordination.Entry{Agent: agent, Step: step}
-	data, err := os.ReadFile(filepath.Join(dir, "answer.json"))
+	data, err := readJSONFile(filepath.Join(dir, "answer.json"))
 	if err == nil {
 		var f answerFile
 		if jerr := json.Unmarshal(data, &f); jerr != nil {
@@ -174,6 +177,16 @@ func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, o
 				return e, false, damaged(filepath.Join(dir, "answer.json"), jerr)
 			}
 			return e, false, nil
+		}
+		if strict {
+			if err := checkAnswer(filepath.Join(dir, "answer.json"), data, f, agent, step); err != nil {
+				return e, false, err
+			}
+			if err := checkManifest(dir); err != nil {
+				return e, false, err
+			}
+		} else if !hasKey(data, "answer") {
+			return e, false, nil // null, or not an answer: as unreadable
 		}
 		e.Kind, e.Time = coordination.KindAnswer, parseStamp(f.Timestamp)
 		e.Content, e.Label, e.AnswerNum = f.Answer, f.Label, f.AnswerNumber
@@ -185,7 +198,7 @@ func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, o
 		return e, false, err
 	}
 
-	data, err = os.ReadFile(filepath.Join(dir, "vote.json"))
+	data, err = readJSONFile(filepath.Join(dir, "vote.json"))
 	if err == nil {
 		e.Kind = coordination.KindVote
 		var f voteFile
@@ -194,6 +207,11 @@ func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, o
 				return e, false, damaged(filepath.Join(dir, "vote.json"), jerr)
 			}
 			return e, true, nil
+		}
+		if strict {
+			if err := checkVote(filepath.Join(dir, "vote.json"), f, agent, step, t); err != nil {
+				return e, false, err
+			}
 		}
 		e.Time = parseStamp(f.Timestamp)
 		e.Target, e.TargetLabel, e.Reason, e.Revote = f.Target, f.TargetLabel, f.Reason, f.Revote
@@ -204,7 +222,7 @@ func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, o
 		return e, false, err
 	}
 
-	data, err = os.ReadFile(filepath.Join(dir, "error.json"))
+	data, err = readJSONFile(filepath.Join(dir, "error.json"))
 	if err == nil {
 		e.Kind = coordination.KindError
 		var f errorFile
@@ -214,6 +232,11 @@ func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, o
 			}
 			e.Class, e.Message = providers.ClassProvider, "error.json could not be read: "+jerr.Error()
 			return e, true, nil
+		}
+		if strict {
+			if err := checkStepFields(filepath.Join(dir, "error.json"), f.AgentID, agent, f.Step, step); err != nil {
+				return e, false, err
+			}
 		}
 		e.Time, e.Class, e.Message = parseStamp(f.Timestamp), f.Class, f.Message
 		e.Usage, e.DurationSeconds = usageOf(f.Usage, nil), f.DurationSeconds
@@ -229,18 +252,23 @@ func readStep(dir, agent string, step int, strict bool) (e coordination.Entry, o
 
 // readAgent reads an agent's steps in order, numbering answers that do not
 // say their number (MassGen's files never do).
-func (c *stepCache) readAgent(agentDir, agent string, strict bool) ([]coordination.Entry, error) {
-	steps, err := numbered(agentDir, "", true)
+func (c *stepCache) readAgent(agentDir, agent string, strict bool, t team) ([]coordination.Entry, error) {
+	steps, err := listNumbered(agentDir, "", true, strict)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return []coordination.Entry{}, nil
 		}
 		return nil, err
 	}
+	if strict {
+		if err := c.latest(agentDir, steps); err != nil {
+			return nil, err
+		}
+	}
 	entries := make([]coordination.Entry, 0, len(steps))
 	answers := 0
 	for _, st := range steps {
-		e, ok, err := c.readStep(filepath.Join(agentDir, st.name), agent, st.n, strict)
+		e, ok, err := c.readStep(filepath.Join(agentDir, st.name), agent, st.n, strict, t)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -53,11 +54,20 @@ func (s *Store) Tidy(ctx context.Context, id string) (coordination.Tidied, error
 		return t, fmt.Errorf("cannot read the agents of session %q: %w", id, err)
 	}
 	strict := ours(dir)
+	var tm team
+	if strict {
+		tm, _ = readTeam(dir) // a damaged setup stops the session when it is read
+	}
 	for _, a := range agents {
-		s.tidyAgent(filepath.Join(dir, "agents", a), a, strict, &t)
+		s.tidyAgent(filepath.Join(dir, "agents", a), a, strict, tm, &t)
 	}
 	if p := filepath.Join(dir, "status.json"); jsonDamaged(p) {
 		if aside, err := moveAside(p); err == nil {
+			t.MovedAside = append(t.MovedAside, aside)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "final")); err == nil && !fi.IsDir() {
+		if aside, err := moveAside(filepath.Join(dir, "final")); err == nil {
 			t.MovedAside = append(t.MovedAside, aside)
 		}
 	}
@@ -70,6 +80,11 @@ func (s *Store) Tidy(ctx context.Context, id string) (coordination.Tidied, error
 			t.Rebuilt = append(t.Rebuilt, "final/result.json", "final/answer.md")
 		}
 	}
+	if _, err := readFile(filepath.Join(dir, "events.jsonl"), maxTimeline); errors.As(err, new(*damagedError)) {
+		if aside, err := moveAside(filepath.Join(dir, "events.jsonl")); err == nil {
+			t.MovedAside = append(t.MovedAside, aside)
+		}
+	}
 	if mendTimeline(filepath.Join(dir, "events.jsonl")) {
 		t.Rebuilt = append(t.Rebuilt, "events.jsonl (torn last line closed)")
 	}
@@ -79,7 +94,7 @@ func (s *Store) Tidy(ctx context.Context, id string) (coordination.Tidied, error
 // tidyAgent cleans one agent's directory while its step lock is free, holding
 // that lock so no step starts meanwhile; an agent with a step in flight (here
 // or in another process) is left alone.
-func (s *Store) tidyAgent(agentDir, agent string, strict bool, t *coordination.Tidied) {
+func (s *Store) tidyAgent(agentDir, agent string, strict bool, tm team, t *coordination.Tidied) {
 	l, ok, err := tryLock(filepath.Join(agentDir, ".step.lock"))
 	if err != nil || !ok {
 		return
@@ -108,13 +123,13 @@ func (s *Store) tidyAgent(agentDir, agent string, strict bool, t *coordination.T
 	}
 	// last_action.json is written just after the step directory: a crash
 	// in between leaves it one step behind.
-	entries, err := s.steps.readAgent(agentDir, agent, strict)
+	entries, err := s.steps.readAgent(agentDir, agent, strict, tm)
 	if err != nil || len(entries) == 0 {
 		return // a damaged step stops the session when its ledger is read
 	}
 	last := entries[len(entries)-1]
 	p := filepath.Join(agentDir, "last_action.json")
-	data, err := os.ReadFile(p)
+	data, err := readJSONFile(p)
 	var la lastActionFile
 	if err == nil && json.Unmarshal(data, &la) == nil && la.StepNumber == last.Step {
 		return
@@ -134,7 +149,7 @@ func (s *Store) tidyAgent(agentDir, agent string, strict bool, t *coordination.T
 // Tidy rebuild both from the session log (for a finished session).
 func tidyFinal(final string, t *coordination.Tidied) bool {
 	rp, ap := filepath.Join(final, "result.json"), filepath.Join(final, "answer.md")
-	data, err := os.ReadFile(rp)
+	data, err := readJSONFile(rp)
 	if err != nil {
 		return false
 	}
@@ -147,7 +162,7 @@ func tidyFinal(final string, t *coordination.Tidied) bool {
 		}
 		return false
 	}
-	answer, err := os.ReadFile(ap)
+	answer, err := readJSONFile(ap)
 	if err != nil {
 		return false
 	}
@@ -163,13 +178,13 @@ func tidyFinal(final string, t *coordination.Tidied) bool {
 // mendTimeline ends a torn last line of events.jsonl with a newline, so the
 // next event is not glued to it (and lost with it).
 func mendTimeline(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
 		return false
 	}
 	last := make([]byte, 1)
@@ -190,7 +205,7 @@ func removeTemps(dir string, minAge time.Duration) []string {
 	var gone []string
 	for _, de := range des {
 		p := filepath.Join(dir, de.Name())
-		if !isTemp(de.Name()) || (minAge > 0 && !older(p, minAge)) {
+		if !isTemp(de.Name()) || (minAge > 0 && !older(p, minAge) && !derivedTemp(p)) {
 			continue
 		}
 		if os.RemoveAll(p) == nil {
@@ -205,10 +220,12 @@ func older(path string, age time.Duration) bool {
 	return err == nil && time.Since(fi.ModTime()) >= age
 }
 
-// jsonDamaged tells whether a file exists and is not valid JSON.
+// jsonDamaged tells whether a file exists and is not valid JSON, or is not
+// a regular file of a sane size (readFile).
 func jsonDamaged(path string) bool {
-	data, err := os.ReadFile(path)
-	return err == nil && !json.Valid(bytes.TrimSpace(data))
+	data, err := readJSONFile(path)
+	var d *damagedError
+	return errors.As(err, &d) || err == nil && !json.Valid(bytes.TrimSpace(data))
 }
 
 // moveAside renames a damaged file or directory to

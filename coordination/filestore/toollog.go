@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -49,16 +48,15 @@ func (s *Store) ToolLog(ctx context.Context, id, agent string, step int) ([]prov
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(dir, toolLogName))
+	data, err := readFile(filepath.Join(dir, toolLogName), maxTimeline)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out []providers.ToolRecord
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		var r providers.ToolRecord
