@@ -1,0 +1,106 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A server step holds its agent's step lease (leasestep.go) while its model
+// call runs, taken after the agent's step lock: the lock keeps two steps of
+// one agent apart on this host, the lease across hosts, and tells readers
+// the step is alive (an abandoned one reads interrupted, stepStatus). Its
+// landing is fenced by it: a step whose lease was lost writes nothing.
+
+// stepClaim is a held step lease with its heartbeat; nil for a store
+// without step leases.
+type stepClaim struct {
+	beat
+	ls        StepLeaseStore
+	id, agent string
+	version   int64
+	renewOnce func(context.Context) error
+	once      sync.Once
+}
+
+// claimStep takes the agent's step lease and starts its heartbeat. The
+// caller holds the agent's step lock.
+func (svc *Service) claimStep(ctx context.Context, id, agent string) (*stepClaim, error) {
+	ls, ok := svc.store.(StepLeaseStore)
+	if !ok {
+		return nil, nil
+	}
+	heartbeat, ttl := svc.leaseTimes()
+	l, err := ls.AcquireStep(ctx, id, agent, ThisProcess(svc.owner), ttl)
+	if err != nil {
+		return nil, err
+	}
+	c := &stepClaim{beat: newBeat(), ls: ls, id: id, agent: agent, version: l.Version}
+	c.renewOnce = func(ctx context.Context) error {
+		_, err := ls.RenewStep(ctx, id, agent, c.version, ttl)
+		return err
+	}
+	go svc.heartbeat(&c.beat, heartbeat, id, "step of "+agent, c.renewOnce)
+	return c, nil
+}
+
+// fence tells whether the step may land: its lease is still its own, as a
+// last renewal says. A lease lost to another claim refuses the landing
+// (ErrLeaseLost); a renewal that fails for another reason does not, the
+// heartbeat having the same tolerance.
+func (c *stepClaim) fence(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
+	// Renewed even when the heartbeat saw the loss: a lost claim stays lost.
+	err := c.renewOnce(context.WithoutCancel(ctx))
+	if errors.Is(err, ErrLeaseLost) {
+		return fmt.Errorf("the step of agent %q in session %q was not recorded: another process claimed it after this one failed to renew its lease in time; step the agent again: %w",
+			c.agent, c.id, err)
+	}
+	return nil
+}
+
+// release stops the heartbeat and releases the lease; safe to call more
+// than once, and on nil.
+func (c *stepClaim) release() {
+	if c == nil {
+		return
+	}
+	c.once.Do(func() {
+		close(c.stop)
+		<-c.done
+		select {
+		case <-c.lost:
+		default:
+			// Without the caller's context: a cancelled step still releases
+			// its lease, or it would read interrupted until it expires.
+			_ = c.ls.ReleaseStep(context.Background(), c.id, c.agent, c.version)
+		}
+	})
+}
+
+// deadSteps names the agents of a running (or interrupted) session whose
+// step in flight died without landing, its lease abandoned, with when each
+// was last alive. A step that never claimed a lease, or landed, is not one.
+func (svc *Service) deadSteps(ctx context.Context, id string, res *TeamResult) map[string]time.Time {
+	ls, ok := svc.store.(StepLeaseStore)
+	if !ok || res == nil || (res.Status != StatusRunning && res.Status != StatusInterrupted) {
+		return nil
+	}
+	leases, err := ls.ReadSteps(ctx, id)
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Msg("could not read the step leases; agents are shown without them")
+		return nil
+	}
+	now := svc.now()
+	dead := map[string]time.Time{}
+	for agent, l := range leases {
+		if l.Abandoned(now) {
+			dead[agent] = l.Renewed
+		}
+	}
+	return dead
+}
