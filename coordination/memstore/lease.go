@@ -100,6 +100,11 @@ func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordinat
 	out := make(map[string]*coordination.RunLease, len(ss.steps))
 	for a, l := range ss.steps {
 		c := *l
+		// Whoever holds the agent's step lock lives in this process: a late
+		// heartbeat (a loaded machine) is not a dead step, as on disk.
+		if al := ss.agents[a]; al != nil && al.busy && !c.Released {
+			c.Alive = true
+		}
 		out[a] = &c
 	}
 	return out, nil

@@ -21,6 +21,7 @@ var LeaseCases = []Case{
 	{"UnclaimedRunReadsNoLease", testLeaseNone},
 	{"StepLeaseIsExclusivePerAgentAndReleased", testStepLeaseExclusive},
 	{"ExpiredStepLeaseIsAbandonedClaimedAndItsHolderFenced", testStepLeaseExpired},
+	{"LateStepLeaseReadsAliveWhileItsStepLockIsHeld", testStepLeaseAlive},
 }
 
 func leases(t *testing.T, st coordination.Store) coordination.LeaseStore {
@@ -233,5 +234,27 @@ func testStepLeaseExpired(t *testing.T, st coordination.Store) {
 	}
 	if l := readStep(t, ls, "agent_a"); l.ID != "b" || !l.Held(time.Now()) {
 		t.Errorf("after the old holder's renew = %+v, want b's live claim", l)
+	}
+}
+
+// A reader knows a step alive past its lease's expiry while its holder here
+// holds the agent's step lock (a late heartbeat on a loaded machine); once
+// the lock is gone the expiry decides.
+func testStepLeaseAlive(t *testing.T, st coordination.Store) {
+	ls, ctx := stepLeases(t, st), context.Background()
+	lock, err := st.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.AcquireStep(ctx, "s", "agent_a", owner("a"), 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if l := readStep(t, ls, "agent_a"); l.Abandoned(time.Now()) {
+		t.Errorf("an expired step lease whose holder holds the step lock = %+v; want alive, not abandoned", l)
+	}
+	lock.Release()
+	if l := readStep(t, ls, "agent_a"); !l.Abandoned(time.Now()) {
+		t.Errorf("an expired step lease after its step lock was released = %+v; want abandoned", l)
 	}
 }
