@@ -92,11 +92,11 @@ func TestAnAbandonedStepReadsInterruptedInAStepDrivenSession(t *testing.T) {
 }
 
 // TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt: during the model
-// call the step's lease is held by heartbeats (it outlives several TTLs);
+// call the step's lease is renewed by heartbeats (it outlives several TTLs);
 // when the step lands the lease is released.
 func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 	st := memstore.New()
-	svc, s := stepTeam(t, st, "200ms")
+	svc, s := stepTeam(t, st, "600ms")
 	ctx := context.Background()
 	agent := s.AgentIDs()[0]
 	done := make(chan error, 1)
@@ -104,10 +104,16 @@ func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 		_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
 		done <- err
 	}()
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
+		if ls, _ := st.ReadSteps(ctx, s.ID); ls[agent] != nil {
+			break
+		}
+	}
 	time.Sleep(150 * time.Millisecond) // several lease lifetimes into the call
 	ls, err := st.ReadSteps(ctx, s.ID)
-	if err != nil || ls[agent] == nil || !ls[agent].Held(time.Now()) || ls[agent].PID == 0 {
-		t.Fatalf("step lease during the model call = %+v, %v; want held by this process", ls[agent], err)
+	// Its expiry, not only its step lock, says so: the heartbeat renewed it.
+	if err != nil || ls[agent] == nil || !ls[agent].Held(time.Now()) || !ls[agent].Expires.After(time.Now()) || ls[agent].PID == 0 {
+		t.Fatalf("step lease during the model call = %+v, %v; want held by this process and renewed", ls[agent], err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
