@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -38,27 +37,35 @@ func (svc *Service) claimStep(ctx context.Context, id, agent string) (*stepClaim
 		return nil, err
 	}
 	c := &stepClaim{beat: newBeat(), ls: ls, id: id, agent: agent, version: l.Version}
-	c.renewOnce = func(ctx context.Context) error {
+	go svc.heartbeat(&c.beat, heartbeat, id, "step of "+agent, func(ctx context.Context) error {
 		_, err := ls.RenewStep(ctx, id, agent, c.version, ttl)
 		return err
-	}
-	go svc.heartbeat(&c.beat, heartbeat, id, "step of "+agent, c.renewOnce)
+	})
 	return c, nil
 }
 
-// fence tells whether the step may land: its lease is still its own, as a
-// last renewal says. A lease lost to another claim refuses the landing
-// (ErrLeaseLost); a renewal that fails for another reason does not, the
-// heartbeat having the same tolerance.
+// fence tells whether the step may land: its lease is still its own. A
+// lease lost to another claim (seen by the heartbeat, or read now: another
+// version, or released) refuses the landing with ErrLeaseLost; a read that
+// fails for another reason does not, the heartbeat having the same
+// tolerance. A read, not a renewal: on disk a renewal is a locked, fsynced
+// write, which doubled a step's overhead.
 func (c *stepClaim) fence(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
-	// Renewed even when the heartbeat saw the loss: a lost claim stays lost.
-	err := c.renewOnce(context.WithoutCancel(ctx))
-	if errors.Is(err, ErrLeaseLost) {
+	lost := false
+	select {
+	case <-c.lost:
+		lost = true
+	default:
+		all, err := c.ls.ReadSteps(context.WithoutCancel(ctx), c.id)
+		l := all[c.agent]
+		lost = err == nil && (l == nil || l.Version != c.version || l.Released)
+	}
+	if lost {
 		return fmt.Errorf("the step of agent %q in session %q was not recorded: another process claimed it after this one failed to renew its lease in time; step the agent again: %w",
-			c.agent, c.id, err)
+			c.agent, c.id, ErrLeaseLost)
 	}
 	return nil
 }

@@ -12,16 +12,17 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
-// stepLosingStore is a memory store whose step renewals fail with
-// ErrLeaseLost once lost is set, as when another process claimed the step.
-type stepLosingStore struct {
+// stallingStore is a memory store whose step renewals fail (as on a full
+// disk, not with ErrLeaseLost) once stalled is set, so the step's lease
+// expires while its holder lives and another process can claim it.
+type stallingStore struct {
 	*memstore.Store
-	lost atomic.Bool
+	stalled atomic.Bool
 }
 
-func (s *stepLosingStore) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	if s.lost.Load() {
-		return coordination.RunLease{}, coordination.ErrLeaseLost
+func (s *stallingStore) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	if s.stalled.Load() {
+		return coordination.RunLease{}, errors.New("dummy: no space left on device")
 	}
 	return s.Store.RenewStep(ctx, id, agent, version, ttl)
 }
@@ -124,17 +125,37 @@ func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 }
 
 // TestAStepWhoseLeaseWasLostIsNotRecorded: a step whose lease another
-// process claimed is fenced: its landing is refused with ErrLeaseLost and
-// nothing is written.
+// process claimed while its model ran (its renewals failing, the lease
+// expired) is fenced: its landing is refused with ErrLeaseLost and nothing
+// is written.
 func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
-	st := &stepLosingStore{Store: memstore.New()}
-	svc, s := stepTeam(t, st, "50ms")
+	st := &stallingStore{Store: memstore.New()}
+	svc, s := stepTeam(t, st, "400ms")
 	ctx := context.Background()
 	agent := s.AgentIDs()[0]
-	st.lost.Store(true)
+	st.stalled.Store(true)
+	claimed := make(chan error, 1)
+	go func() {
+		// Another process claims the step once its lease, taken by the
+		// step, has expired.
+		for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
+			if ls, _ := st.ReadSteps(ctx, s.ID); ls[agent] == nil {
+				continue
+			}
+			_, err := st.AcquireStep(ctx, s.ID, agent, coordination.LeaseOwner{ID: "other-process", Host: "other-host.invalid", PID: 1}, time.Minute)
+			if err == nil || !errors.Is(err, coordination.ErrAgentBusy) {
+				claimed <- err
+				return
+			}
+		}
+		claimed <- errors.New("the step's lease never expired")
+	}()
 	_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
+	if cerr := <-claimed; cerr != nil {
+		t.Fatalf("the other process's claim: %v", cerr)
+	}
 	if !errors.Is(err, coordination.ErrLeaseLost) {
-		t.Fatalf("step whose lease was lost = %v, want ErrLeaseLost", err)
+		t.Fatalf("step whose lease was claimed by another process = %v, want ErrLeaseLost", err)
 	}
 	v, err := svc.Status(ctx, s.ID)
 	if err != nil {
