@@ -103,7 +103,7 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 		used.Landed, used.Submission = e.Step, submission(req)
 		return svc.store.SaveView(ctx, s.ID, req.AgentID, used)
 	}}
-	return svc.land(ctx, s, marked, v, entry, true)
+	return svc.land(ctx, s, marked, nil, v, entry, true)
 }
 
 // checkIssued checks a submission's seen_steps against the view issued.

@@ -15,10 +15,10 @@ import (
 // lease (Service.Status, Inspect, ListSessions), and a claim clears it.
 const StatusInterrupted = "interrupted"
 
-// ErrLeaseLost is what a holder's renew or release gets once its claim is no
-// longer the session's: another process claimed the run after the lease
-// expired. The run that held it must stop without writing (it was fenced).
-var ErrLeaseLost = errors.New("the run's lease was claimed by another process")
+// ErrLeaseLost is what a holder's renew or release gets once its claim (of a
+// run, or of a step) is no longer current: another process claimed it after
+// the lease expired. The holder must stop without writing (it was fenced).
+var ErrLeaseLost = errors.New("the lease was claimed by another process")
 
 // Lease defaults: the holder renews every DefaultHeartbeat and a lease not
 // renewed for DefaultLeaseTTL has expired. A reader on another host allows
@@ -133,7 +133,8 @@ func ThisProcess(id string) LeaseOwner {
 
 // The lease rules every store applies to its stored record (cur, nil when
 // there is none) inside one atomic read-modify-write: a store only keeps the
-// record and makes the change atomic, so the stores cannot disagree.
+// record and makes the change atomic, so the stores cannot disagree. A run
+// lease and a step lease follow the same rules; only the words differ.
 
 // ClaimLease is AcquireRun's rule: a new claim by owner, one version on, or
 // ErrSessionRunning while cur is held.
@@ -142,16 +143,31 @@ func ClaimLease(id string, cur *RunLease, owner LeaseOwner, now time.Time, ttl t
 		return RunLease{}, fmt.Errorf("session %q is being run by %s (pid %d on %s, alive at %s); wait for it (team_status) or stop it with cancel_team: %w",
 			id, cur.ID, cur.PID, cur.Host, cur.Renewed.Format(time.RFC3339), ErrSessionRunning)
 	}
-	var v int64
-	if cur != nil {
-		v = cur.Version
-	}
-	return RunLease{LeaseOwner: owner, Version: v + 1, Claimed: now, Renewed: now, Expires: now.Add(ttl)}, nil
+	return claimNext(cur, owner, now, ttl), nil
 }
 
 // RenewLease is RenewRun's rule.
 func RenewLease(id string, cur *RunLease, version int64, now time.Time, ttl time.Duration) (RunLease, error) {
-	if err := holds(id, cur, version); err != nil {
+	return renew(runWhat(id), cur, version, now, ttl)
+}
+
+// ReleaseLease is ReleaseRun's rule: the record stays, released and expired.
+func ReleaseLease(id string, cur *RunLease, version int64, now time.Time) (RunLease, error) {
+	return release(runWhat(id), cur, version, now)
+}
+
+func runWhat(id string) string { return fmt.Sprintf("session %q: its run", id) }
+
+func claimNext(cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) RunLease {
+	var v int64
+	if cur != nil {
+		v = cur.Version
+	}
+	return RunLease{LeaseOwner: owner, Version: v + 1, Claimed: now, Renewed: now, Expires: now.Add(ttl)}
+}
+
+func renew(what string, cur *RunLease, version int64, now time.Time, ttl time.Duration) (RunLease, error) {
+	if err := holds(what, cur, version); err != nil {
 		return RunLease{}, err
 	}
 	l := *cur
@@ -159,9 +175,8 @@ func RenewLease(id string, cur *RunLease, version int64, now time.Time, ttl time
 	return l, nil
 }
 
-// ReleaseLease is ReleaseRun's rule: the record stays, released and expired.
-func ReleaseLease(id string, cur *RunLease, version int64, now time.Time) (RunLease, error) {
-	if err := holds(id, cur, version); err != nil {
+func release(what string, cur *RunLease, version int64, now time.Time) (RunLease, error) {
+	if err := holds(what, cur, version); err != nil {
 		return RunLease{}, err
 	}
 	l := *cur
@@ -169,13 +184,13 @@ func ReleaseLease(id string, cur *RunLease, version int64, now time.Time) (RunLe
 	return l, nil
 }
 
-// holds says whether version is cur's unreleased claim.
-func holds(id string, cur *RunLease, version int64) error {
+// holds says whether version is cur's unreleased claim of what.
+func holds(what string, cur *RunLease, version int64) error {
 	switch {
 	case cur == nil || cur.Version != version:
-		return fmt.Errorf("session %q: claim %d of its run is no longer current: %w", id, version, ErrLeaseLost)
+		return fmt.Errorf("%s: claim %d is no longer current: %w", what, version, ErrLeaseLost)
 	case cur.Released:
-		return fmt.Errorf("session %q: claim %d of its run was released: %w", id, version, ErrLeaseLost)
+		return fmt.Errorf("%s: claim %d was released: %w", what, version, ErrLeaseLost)
 	}
 	return nil
 }

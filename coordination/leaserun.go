@@ -18,14 +18,23 @@ import (
 
 // runClaim is a held run lock and run lease with its heartbeat.
 type runClaim struct {
+	beat
 	unlock  func()
 	ls      LeaseStore // nil for a store without leases
 	id      string
 	version int64
-	stop    chan struct{}
-	done    chan struct{}
-	lost    chan struct{} // closed when the lease was lost to another claim
 	once    sync.Once
+}
+
+// beat is a lease's heartbeat, a run's or a step's.
+type beat struct {
+	stop chan struct{}
+	done chan struct{}
+	lost chan struct{} // closed when the lease was lost to another claim
+}
+
+func newBeat() beat {
+	return beat{stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
 }
 
 // newOwnerID is a service's lease owner id: random, so two services in one
@@ -55,7 +64,7 @@ func (svc *Service) claimRun(ctx context.Context, id string) (*runClaim, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &runClaim{unlock: unlock, id: id, stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
+	c := &runClaim{beat: newBeat(), unlock: unlock, id: id}
 	ls, ok := svc.store.(LeaseStore)
 	if !ok {
 		close(c.done)
@@ -69,7 +78,10 @@ func (svc *Service) claimRun(ctx context.Context, id string) (*runClaim, error) 
 		return nil, err
 	}
 	c.ls, c.version = ls, l.Version
-	go svc.heartbeat(c, heartbeat, ttl)
+	go svc.heartbeat(&c.beat, heartbeat, id, "run", func(ctx context.Context) error {
+		_, err := ls.RenewRun(ctx, id, c.version, ttl)
+		return err
+	})
 	// A claim that replaced an unreleased one took over from a dead run.
 	if prev != nil && !prev.Released && prev.Version == l.Version-1 {
 		svc.event(ctx, id, Event{Type: "resumed", Message: fmt.Sprintf("session resumed: the run that held it (pid %d on %s) died, last alive %s",
@@ -78,29 +90,30 @@ func (svc *Service) claimRun(ctx context.Context, id string) (*runClaim, error) 
 	return c, nil
 }
 
-// heartbeat renews the lease until the claim is released or lost. A renew
-// that fails for another reason (a full disk) is tried again at the next
-// beat; the lease expires if none succeeds in time.
-func (svc *Service) heartbeat(c *runClaim, every, ttl time.Duration) {
-	defer close(c.done)
+// heartbeat renews a lease (what: "run", or the step of an agent) until
+// its claim is released or lost. A renew that fails for another reason (a
+// full disk) is tried again at the next beat; the lease expires if none
+// succeeds in time.
+func (svc *Service) heartbeat(b *beat, every time.Duration, id, what string, renew func(context.Context) error) {
+	defer close(b.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.stop:
+		case <-b.stop:
 			return
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), every)
-		_, err := c.ls.RenewRun(ctx, c.id, c.version, ttl)
+		err := renew(ctx)
 		cancel()
 		switch {
 		case errors.Is(err, ErrLeaseLost):
-			svc.log.Warn().Err(err).Str("session", c.id).Msg("this run's lease was claimed by another process; stopping the run without writing")
-			close(c.lost)
+			svc.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("this lease was claimed by another process; stopping without writing")
+			close(b.lost)
 			return
 		case err != nil:
-			svc.log.Warn().Err(err).Str("session", c.id).Msg("could not renew the run's lease; trying again at the next heartbeat")
+			svc.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("could not renew the lease; trying again at the next heartbeat")
 		}
 	}
 }

@@ -40,6 +40,10 @@ type AgentStatus struct {
 	Why          string     `json:"why_not_next,omitempty"`
 	LastError    string     `json:"last_error,omitempty"`
 	Usage        AgentUsage `json:"usage"`
+	// LastAlive is, for an agent whose step in flight died with its process
+	// (status "interrupted": its step lease abandoned), when that step was
+	// last known alive.
+	LastAlive *time.Time `json:"last_alive,omitempty"`
 }
 
 // Status derives a session's status (and decides it if it is settled or past
@@ -102,6 +106,7 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	for _, u := range res.Agents {
 		usage[u.AgentID] = u
 	}
+	dead := svc.deadSteps(ctx, s.ID, res)
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
 		row := AgentStatus{
@@ -121,6 +126,9 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 		if n := len(a.Entries); n > 0 && a.Entries[n-1].Kind == KindError {
 			e := a.Entries[n-1]
 			row.LastError = string(e.Class) + ": " + e.Message
+		}
+		if at, ok := dead[a.ID]; ok {
+			row.Status, row.LastAlive = StatusInterrupted, &at
 		}
 		v.Agents = append(v.Agents, row)
 	}

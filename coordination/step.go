@@ -151,6 +151,11 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	defer lock.Release()
+	claim, err := svc.claimStep(ctx, s.ID, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer claim.release()
 	// A step that crashed (its process killed) left its changes in the live
 	// workspace; under the step lock, before the model is given the
 	// workspace, it is brought back to the latest snapshot (cheap when
@@ -173,6 +178,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		svc.rollback(s, agentID)
 		// Cancelled: no step is written and it can run again; what the
 		// provider reported spending is the session's.
+		claim.release()
 		lock.Release()
 		svc.recordUsage(ctx, s.ID, agentID, spent, "cancelled call of step "+strconv.Itoa(step))
 		kit.spend.close(spent)
@@ -183,7 +189,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	defer kit.spend.close(entry.Usage)
 	entry.Agent, entry.Time = agentID, svc.now()
 	entry.DurationSeconds = svc.opts.Now().Sub(start).Seconds()
-	res, err := svc.land(ctx, s, lock, v, entry, tally)
+	res, err := svc.land(ctx, s, lock, claim, v, entry, tally)
 	if err == nil {
 		svc.keepToolLog(ctx, s, agentID, step, kit)
 	}
@@ -280,10 +286,18 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 	return e
 }
 
-// land writes an entry under the step lock, releases it, and decides.
-func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, v *view, e *Entry, tally bool) (*StepResult, error) {
+// land writes an entry under the step lock and the step's lease (claim, nil
+// for a host's step or a store without step leases), releases them, and
+// decides. A step whose lease was lost writes nothing (fenced).
+func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, v *view, e *Entry, tally bool) (*StepResult, error) {
 	svc.beforeLand(s, lock.Step(), e)
+	if err := claim.fence(ctx); err != nil {
+		lock.Release()
+		discardStage(e)
+		return nil, err
+	}
 	entry, err := lock.Append(ctx, *e)
+	claim.release()
 	lock.Release()
 	if err != nil {
 		discardStage(e)

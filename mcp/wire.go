@@ -218,6 +218,7 @@ type AgentStatus struct {
 	Why          string     `json:"why_not_next,omitempty"`
 	LastError    string     `json:"last_error,omitempty"`
 	Usage        AgentUsage `json:"usage"`
+	LastAlive    *time.Time `json:"last_alive,omitempty" jsonschema_description:"For an agent whose step in flight died with its process (status interrupted): when the step was last alive. Step the agent again to retry it."`
 }
 
 // Event is the wire form of coordination.Event.

@@ -198,6 +198,7 @@ func wireAgentStatus(v coordination.AgentStatus) AgentStatus {
 		Why:          v.Why,
 		LastError:    v.LastError,
 		Usage:        wireAgentUsage(v.Usage),
+		LastAlive:    v.LastAlive,
 	}
 }
 

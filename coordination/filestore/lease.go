@@ -55,7 +55,7 @@ func (s *Store) ReadRun(ctx context.Context, id string) (*coordination.RunLease,
 	if err != nil {
 		return nil, err
 	}
-	return readLease(dir, true)
+	return readLease(filepath.Join(dir, leaseFile), filepath.Join(dir, ".run.lock"), true)
 }
 
 func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
@@ -68,7 +68,13 @@ func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coord
 		return coordination.RunLease{}, fmt.Errorf("cannot take the lease lock of session %q: %w", id, err)
 	}
 	defer l.release()
-	cur, err := readLease(dir, false)
+	return changeLeaseFile(dir, leaseFile, rule)
+}
+
+// changeLeaseFile applies rule to the lease in dir/name under the caller's
+// .lease.lock and writes the result whole.
+func changeLeaseFile(dir, name string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
+	cur, err := readLease(filepath.Join(dir, name), "", false)
 	if err != nil {
 		return coordination.RunLease{}, err
 	}
@@ -80,30 +86,31 @@ func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coord
 	if err != nil {
 		return coordination.RunLease{}, err
 	}
-	if err := writeAtomic(dir, leaseFile, append(b, '\n')); err != nil {
-		return coordination.RunLease{}, fmt.Errorf("cannot write the run lease of session %q: %w", id, diskFull(err, dir, len(b)+1))
+	if err := writeAtomic(dir, name, append(b, '\n')); err != nil {
+		return coordination.RunLease{}, fmt.Errorf("cannot write the lease %s: %w", filepath.Join(dir, name), diskFull(err, dir, len(b)+1))
 	}
 	return next, nil
 }
 
-// readLease reads run_lease.json (nil if there is none) and marks a holder
-// on this host dead when its process is gone (its pid unused, or used by a
-// process that started at another time). A reader also asks that the run lock
-// be free, lest a holder in another pid namespace of this host (its pid
-// unseen here) be taken for dead; a claim does not, because its caller holds
-// the run lock itself (Service.claimRun takes it first), which a live holder
-// on this host would hold.
-func readLease(dir string, reader bool) (*coordination.RunLease, error) {
-	b, err := os.ReadFile(filepath.Join(dir, leaseFile))
+// readLease reads a lease file (nil if there is none) and marks a holder on
+// this host dead when its process is gone (its pid unused, or used by a
+// process that started at another time). A reader also asks that the
+// holder's lock (holderLock: the run lock, or the agent's step lock) be
+// free, lest a holder in another pid namespace of this host (its pid unseen
+// here) be taken for dead; a claim does not, because its caller holds that
+// lock itself (Service.claimRun and the step path take it first), which a
+// live holder on this host would hold.
+func readLease(path, holderLock string, reader bool) (*coordination.RunLease, error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the run lease in %s: %w", dir, err)
+		return nil, fmt.Errorf("cannot read the lease %s: %w", path, err)
 	}
 	var l coordination.RunLease
 	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("the run lease %s is damaged (%w); delete it to let a run claim the session again", filepath.Join(dir, leaseFile), err)
+		return nil, fmt.Errorf("the lease %s is damaged (%w); delete it to let a run or step claim it again", path, err)
 	}
 	if l.Released || l.Host != coordination.ThisHost() {
 		return &l, nil
@@ -113,10 +120,10 @@ func readLease(dir string, reader bool) (*coordination.RunLease, error) {
 		l.Gone = gone
 		return &l, nil
 	}
-	held, err := isLocked(filepath.Join(dir, ".run.lock"))
+	held, err := isLocked(holderLock)
 	if err == nil {
 		// A reader also knows a live holder here: its process runs and
-		// holds the run lock, its heartbeat only late (a loaded machine, a
+		// holds its lock, its heartbeat only late (a loaded machine, a
 		// full disk), so the session is not shown interrupted.
 		l.Gone, l.Alive = gone && !held, !gone && held
 	}

@@ -64,3 +64,66 @@ func (s *Store) changeLease(ctx context.Context, id string, rule func(cur *coord
 	ss.lease = &l
 	return l, nil
 }
+
+var _ coordination.StepLeaseStore = (*Store)(nil)
+
+// AcquireStep claims an agent's step lease (coordination.StepLeaseStore).
+func (s *Store) AcquireStep(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	return s.changeStep(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.ClaimStepLease(id, agent, cur, owner, time.Now(), ttl)
+	})
+}
+
+// RenewStep extends a step's claim (coordination.StepLeaseStore).
+func (s *Store) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	return s.changeStep(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.RenewStepLease(id, agent, cur, version, time.Now(), ttl)
+	})
+}
+
+// ReleaseStep ends a step's claim (coordination.StepLeaseStore).
+func (s *Store) ReleaseStep(ctx context.Context, id, agent string, version int64) error {
+	_, err := s.changeStep(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+		return coordination.ReleaseStepLease(id, agent, cur, version, time.Now())
+	})
+	return err
+}
+
+// ReadSteps reads every agent's step lease (coordination.StepLeaseStore).
+func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordination.RunLease, error) {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := make(map[string]*coordination.RunLease, len(ss.steps))
+	for a, l := range ss.steps {
+		c := *l
+		// Whoever holds the agent's step lock lives in this process: a late
+		// heartbeat (a loaded machine) is not a dead step, as on disk.
+		if al := ss.agents[a]; al != nil && al.busy && !c.Released {
+			c.Alive = true
+		}
+		out[a] = &c
+	}
+	return out, nil
+}
+
+func (s *Store) changeStep(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	l, err := rule(ss.steps[agent])
+	if err != nil {
+		return coordination.RunLease{}, err
+	}
+	if ss.steps == nil {
+		ss.steps = make(map[string]*coordination.RunLease)
+	}
+	ss.steps[agent] = &l
+	return l, nil
+}

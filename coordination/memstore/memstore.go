@@ -40,7 +40,8 @@ type session struct {
 	views   map[string]coordination.IssuedView
 	tools   map[toolKey][]providers.ToolRecord // toollog.go
 	running bool
-	lease   *coordination.RunLease // lease.go
+	lease   *coordination.RunLease            // lease.go
+	steps   map[string]*coordination.RunLease // step leases by agent, lease.go
 	// lent is the ledger LendLedger last handed out, until anything is
 	// appended (nil: build a new one).
 	lent *coordination.Ledger

@@ -11,13 +11,17 @@ import (
 )
 
 // LeaseCases are the suite's cases for coordination.LeaseStore, the run
-// lease; a store without one skips them. Run runs them as "Leases".
+// lease, and coordination.StepLeaseStore, the leases of steps in flight; a
+// store without one skips its cases. Run runs them as "Leases".
 var LeaseCases = []Case{
 	{"RunLeaseIsExclusiveAndEveryClaimAVersionOn", testLeaseExclusive},
 	{"ExpiredRunLeaseIsClaimedAndItsHolderFenced", testLeaseExpired},
 	{"LateHolderRenewsItsExpiredClaim", testLeaseLate},
 	{"LeaseFromAnotherHostIsGivenTheClockSkew", testLeaseSkew},
 	{"UnclaimedRunReadsNoLease", testLeaseNone},
+	{"StepLeaseIsExclusivePerAgentAndReleased", testStepLeaseExclusive},
+	{"ExpiredStepLeaseIsAbandonedClaimedAndItsHolderFenced", testStepLeaseExpired},
+	{"LateStepLeaseReadsAliveWhileItsStepLockIsHeld", testStepLeaseAlive},
 }
 
 func leases(t *testing.T, st coordination.Store) coordination.LeaseStore {
@@ -144,5 +148,113 @@ func testLeaseNone(t *testing.T, st coordination.Store) {
 	}
 	if _, err := ls.AcquireRun(ctx, "missing", owner("a"), time.Minute); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("AcquireRun of an unknown session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+func stepLeases(t *testing.T, st coordination.Store) coordination.StepLeaseStore {
+	t.Helper()
+	ls, ok := st.(coordination.StepLeaseStore)
+	if !ok {
+		t.Skip("the store keeps no step leases")
+	}
+	create(t, st, "s")
+	return ls
+}
+
+func readStep(t *testing.T, ls coordination.StepLeaseStore, agent string) *coordination.RunLease {
+	t.Helper()
+	all, err := ls.ReadSteps(context.Background(), "s")
+	if err != nil || all[agent] == nil {
+		t.Fatalf("ReadSteps = %v, %v; want %s's step lease", all, err, agent)
+	}
+	return all[agent]
+}
+
+func testStepLeaseExclusive(t *testing.T, st coordination.Store) {
+	ls, ctx := stepLeases(t, st), context.Background()
+	if all, err := ls.ReadSteps(ctx, "s"); len(all) != 0 || err != nil {
+		t.Fatalf("ReadSteps before any step = %v, %v; want none", all, err)
+	}
+	a, err := ls.AcquireStep(ctx, "s", "agent_a", owner("a"), time.Minute)
+	if err != nil || a.Version != 1 || a.ID != "a" {
+		t.Fatalf("first claim = %+v, %v; want version 1 owned by a", a, err)
+	}
+	if _, err := ls.AcquireStep(ctx, "s", "agent_a", owner("b"), time.Minute); !errors.Is(err, coordination.ErrAgentBusy) {
+		t.Fatalf("second claim of agent_a's step while held = %v, want ErrAgentBusy", err)
+	}
+	// Each agent has its own step lease, apart from the run lease.
+	if o, err := ls.AcquireStep(ctx, "s", "agent_b", owner("b"), time.Minute); err != nil || o.Version != 1 {
+		t.Fatalf("claim of agent_b's step = %+v, %v; want its own version 1", o, err)
+	}
+	if run, ok := st.(coordination.LeaseStore); ok {
+		if l, err := run.ReadRun(ctx, "s"); l != nil || err != nil {
+			t.Errorf("run lease after step claims = %+v, %v; want none", l, err)
+		}
+	}
+	if l := readStep(t, ls, "agent_a"); !l.Held(time.Now()) || l.ID != "a" || l.PID != os.Getpid() {
+		t.Errorf("read while held = %+v, want a's live claim", l)
+	}
+	if err := ls.ReleaseStep(ctx, "s", "agent_a", a.Version); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if l := readStep(t, ls, "agent_a"); !l.Released || l.Abandoned(time.Now()) || l.Version != 1 {
+		t.Errorf("read after release = %+v, want released (not abandoned), version kept", l)
+	}
+	if err := ls.ReleaseStep(ctx, "s", "agent_a", a.Version); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("second release = %v, want ErrLeaseLost", err)
+	}
+	b, err := ls.AcquireStep(ctx, "s", "agent_a", owner("b"), time.Minute)
+	if err != nil || b.Version != 2 {
+		t.Fatalf("claim after release = %+v, %v; want version 2", b, err)
+	}
+	if _, err := ls.RenewStep(ctx, "s", "agent_a", a.Version, time.Minute); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("renewing a replaced claim = %v, want ErrLeaseLost", err)
+	}
+	if _, err := ls.AcquireStep(ctx, "missing", "agent_a", owner("a"), time.Minute); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("AcquireStep of an unknown session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+func testStepLeaseExpired(t *testing.T, st coordination.Store) {
+	ls, ctx := stepLeases(t, st), context.Background()
+	a, err := ls.AcquireStep(ctx, "s", "agent_a", owner("a"), 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if l := readStep(t, ls, "agent_a"); !l.Abandoned(time.Now()) {
+		t.Fatalf("a step lease past its expiry, never released = %+v; want abandoned", l)
+	}
+	b, err := ls.AcquireStep(ctx, "s", "agent_a", owner("b"), time.Minute)
+	if err != nil || b.Version != a.Version+1 || b.ID != "b" {
+		t.Fatalf("claim of an expired step lease = %+v, %v; want b's, one version on", b, err)
+	}
+	if _, err := ls.RenewStep(ctx, "s", "agent_a", a.Version, time.Minute); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("the old holder's renew = %v, want ErrLeaseLost (fenced)", err)
+	}
+	if l := readStep(t, ls, "agent_a"); l.ID != "b" || !l.Held(time.Now()) {
+		t.Errorf("after the old holder's renew = %+v, want b's live claim", l)
+	}
+}
+
+// A reader knows a step alive past its lease's expiry while its holder here
+// holds the agent's step lock (a late heartbeat on a loaded machine); once
+// the lock is gone the expiry decides.
+func testStepLeaseAlive(t *testing.T, st coordination.Store) {
+	ls, ctx := stepLeases(t, st), context.Background()
+	lock, err := st.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.AcquireStep(ctx, "s", "agent_a", owner("a"), 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if l := readStep(t, ls, "agent_a"); l.Abandoned(time.Now()) {
+		t.Errorf("an expired step lease whose holder holds the step lock = %+v; want alive, not abandoned", l)
+	}
+	lock.Release()
+	if l := readStep(t, ls, "agent_a"); !l.Abandoned(time.Now()) {
+		t.Errorf("an expired step lease after its step lock was released = %+v; want abandoned", l)
 	}
 }

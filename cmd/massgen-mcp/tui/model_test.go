@@ -181,3 +181,14 @@ func TestAWatchReadsAgainThoughNothingChanged(t *testing.T) {
 		t.Fatalf("a watching view with a silent watch did not read the session again after %v", WatchReread)
 	}
 }
+
+// TestACardSaysAnAgentsStepDied: an agent whose step died with its process
+// (its step lease abandoned) is not shown waiting or thinking.
+func TestACardSaysAnAgentsStepDied(t *testing.T) {
+	m := model(t, "", nil)
+	at := t0.Add(5 * time.Second)
+	got, _ := m.state(coordination.AgentStatus{ID: "agent_a", Status: coordination.StatusInterrupted, LastAlive: &at}, Stream{}, true, t0.Add(time.Minute))
+	if want := "step died, last alive " + at.Local().Format(time.TimeOnly); got != want {
+		t.Errorf("card of an agent whose step died = %q, want %q", got, want)
+	}
+}

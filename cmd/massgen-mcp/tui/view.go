@@ -265,6 +265,12 @@ func (m *Model) state(a coordination.AgentStatus, s Stream, live bool, now time.
 		return "done: max rounds used", dimStyle
 	case "waiting_for_host":
 		return "waiting for the host", plain
+	case coordination.StatusInterrupted:
+		// Its step died with its process: nothing is working on it now.
+		if a.LastAlive != nil {
+			return "step died, last alive " + a.LastAlive.Local().Format(time.TimeOnly), badStyle
+		}
+		return "step died", badStyle
 	}
 	if a.Why != "" && !a.Next {
 		return "waiting: " + a.Why, dimStyle

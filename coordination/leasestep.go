@@ -1,0 +1,53 @@
+package coordination
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// StepLeaseStore keeps the lease of each agent's step in flight: the process
+// calling the agent's model holds it, renews it by a heartbeat while the call
+// runs and releases it when the step lands. It is the run lease's record and
+// rules (RunLease, the *StepLease rules below), one per agent of a session,
+// so that readers tell a step whose process died (its lease abandoned) from
+// one still working, in a run or a step-driven session alike, and a store
+// can fence a step's landing by its version. Every store implements it with
+// the same rules (storetest's LeaseCases).
+type StepLeaseStore interface {
+	// AcquireStep claims agent's step lease for owner until now+ttl, unless
+	// a live holder has it (ErrAgentBusy).
+	AcquireStep(ctx context.Context, id, agent string, owner LeaseOwner, ttl time.Duration) (RunLease, error)
+	// RenewStep extends the claim named by version; ErrLeaseLost if it is
+	// released or another claim replaced it.
+	RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (RunLease, error)
+	// ReleaseStep ends the claim named by version, keeping the record.
+	ReleaseStep(ctx context.Context, id, agent string, version int64) error
+	// ReadSteps reads every agent's step lease without taking any, by agent
+	// id; an agent whose step was never claimed has none.
+	ReadSteps(ctx context.Context, id string) (map[string]*RunLease, error)
+}
+
+// ClaimStepLease is AcquireStep's rule: a new claim by owner, one version
+// on, or ErrAgentBusy while cur is held.
+func ClaimStepLease(id, agent string, cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) (RunLease, error) {
+	if cur.Held(now) {
+		return RunLease{}, fmt.Errorf("agent %q of session %q has a step in flight in %s (pid %d on %s, alive at %s); wait for it to land (team_status): %w",
+			agent, id, cur.ID, cur.PID, cur.Host, cur.Renewed.Format(time.RFC3339), ErrAgentBusy)
+	}
+	return claimNext(cur, owner, now, ttl), nil
+}
+
+// RenewStepLease is RenewStep's rule.
+func RenewStepLease(id, agent string, cur *RunLease, version int64, now time.Time, ttl time.Duration) (RunLease, error) {
+	return renew(stepWhat(id, agent), cur, version, now, ttl)
+}
+
+// ReleaseStepLease is ReleaseStep's rule: the record stays, released.
+func ReleaseStepLease(id, agent string, cur *RunLease, version int64, now time.Time) (RunLease, error) {
+	return release(stepWhat(id, agent), cur, version, now)
+}
+
+func stepWhat(id, agent string) string {
+	return fmt.Sprintf("session %q: the step of agent %q", id, agent)
+}

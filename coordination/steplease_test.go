@@ -1,0 +1,167 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// stallingStore is a memory store whose step renewals fail (as on a full
+// disk, not with ErrLeaseLost) once stalled is set, so the step's lease
+// expires while its holder lives and another process can claim it.
+type stallingStore struct {
+	*memstore.Store
+	stalled atomic.Bool
+}
+
+func (s *stallingStore) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	if s.stalled.Load() {
+		return coordination.RunLease{}, errors.New("dummy: no space left on device")
+	}
+	return s.Store.RenewStep(ctx, id, agent, version, ttl)
+}
+
+// stepTeam is a step-driven session (no run, so no run lease) of two sim
+// agents whose steps take latency.
+func stepTeam(t *testing.T, st coordination.Store, latency string) (*coordination.Service, *coordination.Session) {
+	t.Helper()
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, RunHeartbeat: 10 * time.Millisecond, RunLeaseTTL: 40 * time.Millisecond})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=" + latency, "sim:latency=" + latency}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, s
+}
+
+func agentRow(t *testing.T, v *coordination.StatusView, id string) coordination.AgentStatus {
+	t.Helper()
+	for _, a := range v.Agents {
+		if a.ID == id {
+			return a
+		}
+	}
+	t.Fatalf("no row for %s in %+v", id, v.Agents)
+	return coordination.AgentStatus{}
+}
+
+// TestAnAbandonedStepReadsInterruptedInAStepDrivenSession: a step whose
+// process died mid-call (its lease never renewed nor released) shows on its
+// agent's row as interrupted, with when it was last alive, though the
+// session has no run lease; the other agent's row is untouched.
+func TestAnAbandonedStepReadsInterruptedInAStepDrivenSession(t *testing.T) {
+	st := memstore.New()
+	svc, s := stepTeam(t, st, "1ms")
+	ctx := context.Background()
+	dead, other := s.AgentIDs()[0], s.AgentIDs()[1]
+	l, err := st.AcquireStep(ctx, s.ID, dead, coordination.LeaseOwner{ID: "dead-process", Host: coordination.ThisHost(), PID: 1}, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := svc.Status(ctx, s.ID); agentRow(t, v, dead).Status == coordination.StatusInterrupted {
+		t.Fatalf("a step whose lease is held reads interrupted")
+	}
+	time.Sleep(60 * time.Millisecond)
+	for name, read := range map[string]func(context.Context, string) (*coordination.StatusView, error){"Status": svc.Status, "Inspect": svc.Inspect} {
+		v, err := read(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := agentRow(t, v, dead)
+		if row.Status != coordination.StatusInterrupted || row.LastAlive == nil || !row.LastAlive.Equal(l.Renewed) {
+			t.Errorf("%s: row of the agent whose step died = %q last alive %v; want interrupted, last alive %v", name, row.Status, row.LastAlive, l.Renewed)
+		}
+		if row := agentRow(t, v, other); row.Status == coordination.StatusInterrupted || row.LastAlive != nil {
+			t.Errorf("%s: the other agent's row = %q, %v; want it untouched", name, row.Status, row.LastAlive)
+		}
+		if v.Result.Status != coordination.StatusRunning {
+			t.Errorf("%s: a step-driven session reads %q, want running", name, v.Result.Status)
+		}
+	}
+	// Stepping the agent again claims the abandoned lease and clears it.
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: dead}); err != nil {
+		t.Fatalf("stepping the agent again: %v", err)
+	}
+	if v, _ := svc.Status(ctx, s.ID); agentRow(t, v, dead).Status == coordination.StatusInterrupted {
+		t.Errorf("after the agent stepped again its row still reads interrupted")
+	}
+}
+
+// TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt: during the model
+// call the step's lease is renewed by heartbeats (it outlives several TTLs);
+// when the step lands the lease is released.
+func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
+	st := memstore.New()
+	svc, s := stepTeam(t, st, "600ms")
+	ctx := context.Background()
+	agent := s.AgentIDs()[0]
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
+		done <- err
+	}()
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
+		if ls, _ := st.ReadSteps(ctx, s.ID); ls[agent] != nil {
+			break
+		}
+	}
+	time.Sleep(150 * time.Millisecond) // several lease lifetimes into the call
+	ls, err := st.ReadSteps(ctx, s.ID)
+	// Its expiry, not only its step lock, says so: the heartbeat renewed it.
+	if err != nil || ls[agent] == nil || !ls[agent].Held(time.Now()) || !ls[agent].Expires.After(time.Now()) || ls[agent].PID == 0 {
+		t.Fatalf("step lease during the model call = %+v, %v; want held by this process and renewed", ls[agent], err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ls, _ := st.ReadSteps(ctx, s.ID); ls[agent] == nil || !ls[agent].Released {
+		t.Errorf("step lease after landing = %+v, want released", ls[agent])
+	}
+}
+
+// TestAStepWhoseLeaseWasLostIsNotRecorded: a step whose lease another
+// process claimed while its model ran (its renewals failing, the lease
+// expired) is fenced: its landing is refused with ErrLeaseLost and nothing
+// is written.
+func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
+	st := &stallingStore{Store: memstore.New()}
+	svc, s := stepTeam(t, st, "400ms")
+	ctx := context.Background()
+	agent := s.AgentIDs()[0]
+	st.stalled.Store(true)
+	claimed := make(chan error, 1)
+	go func() {
+		// Another process claims the step once its lease, taken by the
+		// step, has expired.
+		for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
+			if ls, _ := st.ReadSteps(ctx, s.ID); ls[agent] == nil {
+				continue
+			}
+			_, err := st.AcquireStep(ctx, s.ID, agent, coordination.LeaseOwner{ID: "other-process", Host: "other-host.invalid", PID: 1}, time.Minute)
+			if err == nil || !errors.Is(err, coordination.ErrAgentBusy) {
+				claimed <- err
+				return
+			}
+		}
+		claimed <- errors.New("the step's lease never expired")
+	}()
+	_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
+	if cerr := <-claimed; cerr != nil {
+		t.Fatalf("the other process's claim: %v", cerr)
+	}
+	if !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Fatalf("step whose lease was claimed by another process = %v, want ErrLeaseLost", err)
+	}
+	v, err := svc.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := agentRow(t, v, agent); row.Steps != 0 || row.Answers != 0 {
+		t.Errorf("after a fenced step the agent has %d steps, %d answers; want nothing written", row.Steps, row.Answers)
+	}
+}
