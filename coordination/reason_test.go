@@ -13,7 +13,7 @@ import (
 // A failed step's line says why, not only its class: the provider's own
 // message, masked, on one line and cut; a stalled model is named.
 func TestAFailedStepsLineSaysWhyAndNamesAStalledModel(t *testing.T) {
-	tooLong := &providers.Error{Class: providers.ClassProvider, Message: "the Anthropic call to claude-opus-4-6 was refused (key sk-ant-dummy0123456789abcdef0123): 400 Bad Request\n" +
+	tooLong := &providers.Error{Class: providers.ClassProvider, Message: "the Anthropic call to claude-opus-4-6 was refused (key sk-ant-dummy-PLANTED-not-a-key-0000): 400 Bad Request\n" +
 		`{"type":"error","error":{"type":"invalid_request_error","message":"Prompt is too long"}}`}
 	stall := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		<-ctx.Done()
@@ -59,7 +59,7 @@ func TestAFailedStepsLineSaysWhyAndNamesAStalledModel(t *testing.T) {
 // Reason keeps a long message's head and tail (a CLI puts the cause last)
 // and masks what looks like a key.
 func TestReasonIsOneMaskedLineKeepingHeadAndTail(t *testing.T) {
-	msg := "claude_code exited with status 1 after sk-dummy0123456789abcdefghij was sent\n" + strings.Repeat("noise ", 100) + "\nInvalid auth method selected"
+	msg := "claude_code exited with status 1 after sk-dummy-PLANTED-not-a-key-0000 was sent\n" + strings.Repeat("noise ", 100) + "\nInvalid auth method selected"
 	got := coordination.Reason(msg, 120)
 	if !strings.HasPrefix(got, "claude_code exited") || !strings.HasSuffix(got, "Invalid auth method selected") || strings.Contains(got, "\n") ||
 		strings.Contains(got, "sk-dummy") || len([]rune(got)) > 120 {

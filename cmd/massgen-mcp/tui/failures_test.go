@@ -14,7 +14,7 @@ func TestTheViewSaysWhyAnAgentFailedOrWasDropped(t *testing.T) {
 	snap := snapshot("")
 	ag := snap.Status.Agents
 	ag[0].Model, ag[0].Status = "claude_code/claude-opus-4-6", "dropped"
-	ag[0].LastError = "provider: claude_code exited with status 1 (key sk-dummy0123456789abcdefghij)\n" + strings.Repeat("stderr noise ", 40) + "\nPrompt is too long"
+	ag[0].LastError = "provider: claude_code exited with status 1 (key sk-dummy-PLANTED-not-a-key-0000)\n" + strings.Repeat("stderr noise ", 40) + "\nPrompt is too long"
 	ag[3].Status = "error"
 	ag[3].LastError = `provider: 401 Unauthorized {"error":{"message":"Invalid auth method selected"}}`
 	m := NewModel(Options{Source: fixed{snap}, Now: func() time.Time { return t0.Add(20 * time.Second) }})
