@@ -376,7 +376,7 @@ func TestAzureRefusesPlainHTTPToAnotherHost(t *testing.T) {
 }
 
 func TestAmbientOpenAIVariablesNeverLeakIn(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", "sk-ambient-0123456789abcdefghij")
+	t.Setenv("OPENAI_API_KEY", "sk-dummy-ambient-not-a-key-0000")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
 	t.Setenv("OPENAI_ORG_ID", "org-ambient")
 	t.Setenv("OPENAI_PROJECT_ID", "proj-ambient")
