@@ -688,40 +688,40 @@ func affordable(s *Session, st *State, inFlight int, live spent) bool {
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return true
 	}
-	var cost float64
-	var tokens int64
-	steps, costed := 0, 0
-	for _, a := range st.Agents {
-		for _, e := range a.Entries {
-			steps++
-			tokens += e.Usage.Tokens()
-			if e.Usage.CostUSD != nil {
-				costed++
-				cost += *e.Usage.CostUSD
-			}
-		}
-	}
-	if (r.CostBudgetUSD != nil && cost+live.cost >= *r.CostBudgetUSD) || (r.TokenBudget != nil && tokens+live.tokens >= *r.TokenBudget) {
+	l := ledgerSpent(st)
+	if (r.CostBudgetUSD != nil && l.cost+live.cost >= *r.CostBudgetUSD) || (r.TokenBudget != nil && l.tokens+live.tokens >= *r.TokenBudget) {
 		return false
+	}
+	// Before a step has landed (with a cost), the worst case of a first
+	// step stands in for the mean; it is worked out only then.
+	var worst *stepWorst
+	worstCase := func() stepWorst {
+		if worst == nil {
+			w := worstStep(s)
+			worst = &w
+		}
+		return *worst
 	}
 	out := float64(inFlight + 1)
 	if r.CostBudgetUSD != nil {
-		per, known := 0.0, costed > 0
+		per, known := 0.0, l.costed > 0
 		if known {
-			per = cost / float64(costed)
+			per = l.cost / float64(l.costed)
 		} else {
-			per, known = worstStep(s).cost, worstStep(s).priced
+			per, known = worstCase().cost, worstCase().priced
 		}
-		if known && cost+out*per > *r.CostBudgetUSD {
+		if known && l.cost+out*per > *r.CostBudgetUSD {
 			return false
 		}
 	}
 	if r.TokenBudget != nil {
-		per := float64(worstStep(s).tokens)
-		if steps > 0 {
-			per = float64(tokens) / float64(steps)
+		var per float64
+		if l.steps > 0 {
+			per = float64(l.tokens) / float64(l.steps)
+		} else {
+			per = float64(worstCase().tokens)
 		}
-		if float64(tokens)+out*per > float64(*r.TokenBudget) {
+		if float64(l.tokens)+out*per > float64(*r.TokenBudget) {
 			return false
 		}
 	}

@@ -23,6 +23,27 @@ func spentOf(u providers.Usage) spent {
 
 func (a spent) plus(b spent) spent { return spent{a.cost + b.cost, a.tokens + b.tokens} }
 
+// ledgerSpend is what a state's entries spent: the total, how many steps,
+// and how many of them had a known cost (the mean a launch counts on).
+type ledgerSpend struct {
+	spent
+	steps, costed int
+}
+
+func ledgerSpent(st *State) ledgerSpend {
+	var l ledgerSpend
+	for _, a := range st.Agents {
+		for _, e := range a.Entries {
+			l.spent = l.plus(spentOf(e.Usage))
+			l.steps++
+			if e.Usage.CostUSD != nil {
+				l.costed++
+			}
+		}
+	}
+	return l
+}
+
 // liveSpend is what one session's steps in flight in this process have
 // reported spending so far, beside what has landed since the first of them
 // started. It is what lets a step that learns its usage turn by turn (a CLI
@@ -56,12 +77,7 @@ func (svc *Service) openSpend(s *Session, st *State) *stepSpend {
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return nil
 	}
-	var base spent
-	for _, a := range st.Agents {
-		for _, e := range a.Entries {
-			base = base.plus(spentOf(e.Usage))
-		}
-	}
+	base := ledgerSpent(st).spent
 	svc.mu.Lock()
 	defer svc.mu.Unlock()
 	if svc.spends == nil {

@@ -82,7 +82,7 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	}
 	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch, spend: svc.openSpend(s, st)}
 	if b := s.Rules.TokenBudget; b != nil {
-		k.budget = max(*b-spentTokens(st), 1)
+		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}
 	peers := tools.PeersOf(v.Shown)
 	if v.Workspace == "" && len(v.Contexts) == 0 && len(peers) == 0 && mcp == nil {
@@ -116,17 +116,6 @@ func (k *stepKit) equip(req *providers.Request) {
 	if k.spend != nil { // a nil *stepSpend in the interface would not be nil
 		req.Spend = k.spend
 	}
-}
-
-// spentTokens is every token the ledger's entries used so far.
-func spentTokens(st *State) int64 {
-	var n int64
-	for _, a := range st.Agents {
-		for _, e := range a.Entries {
-			n += e.Usage.Tokens()
-		}
-	}
-	return n
 }
 
 // hiddenPaths are what no command may see: the state directory.
