@@ -1,0 +1,33 @@
+package coordination
+
+import "testing"
+
+// TestTheFirstWaveLaunchesOnlyWhatItsWorstCaseAffords: before any step has
+// landed, a launch counts every step in flight and the new one at the worst
+// case of a first step, so a budget of one and a half steps' worst case
+// lets one step out and not a second (Create refuses less than a round; a
+// session resumed under other rules can still meet this).
+func TestTheFirstWaveLaunchesOnlyWhatItsWorstCaseAffords(t *testing.T) {
+	m := "sim:price_in=10:price_out=40"
+	s := &Session{Task: "What is 17 * 23?", Agents: []Agent{{ID: "agent_a", Model: m}, {ID: "agent_b", Model: m}}}
+	var err error
+	if s.Rules, err = (Rules{}).Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	s.Aliases = assignAliases(s.AgentIDs(), 1, s.Rules.Aliases)
+	w := worstStep(s)
+	if !w.priced || w.cost <= 0 || w.tokens <= DefaultEstimateOutputTokens {
+		t.Fatalf("worst step %+v", w)
+	}
+	st := Derive(s, &Ledger{Agents: map[string][]Entry{}}, nil)
+	cost, tokens := w.cost*1.5, int64(float64(w.tokens)*1.5)
+	for name, rules := range map[string]Rules{"cost": {CostBudgetUSD: &cost}, "tokens": {TokenBudget: &tokens}} {
+		s.Rules.CostBudgetUSD, s.Rules.TokenBudget = rules.CostBudgetUSD, rules.TokenBudget
+		if !affordable(s, st, 0, spent{}) {
+			t.Errorf("%s: the first step of the wave must be affordable", name)
+		}
+		if affordable(s, st, 1, spent{}) {
+			t.Errorf("%s: a second step in the first wave passes the budget in the worst case, yet it was launched", name)
+		}
+	}
+}
