@@ -66,3 +66,24 @@ func Cost(u providers.Usage) string {
 	}
 	return fmt.Sprintf("$%.4f", *u.CostUSD)
 }
+
+// AssertPastTheToolLimit fails unless a looping step ran its limit of tool
+// calls plus the one that passed it (a CLI reports its own calls once they
+// ran, so the stop comes at the call past the limit; a second may share its
+// turn).
+func AssertPastTheToolLimit(t testing.TB, n, limit int) {
+	t.Helper()
+	if n < limit+1 || n > limit+2 {
+		t.Fatalf("%d tool calls ran, want the limit of %d plus the one that passed it", n, limit)
+	}
+}
+
+// AssertWithinCallsOfTheBudget fails unless a step stopped by the budget
+// spent what was left and at most calls model calls (each costing call)
+// more.
+func AssertWithinCallsOfTheBudget(t testing.TB, u providers.Usage, left, call float64, calls int) {
+	t.Helper()
+	if u.CostUSD == nil || *u.CostUSD < left || *u.CostUSD > left+float64(calls)*call {
+		t.Fatalf("spent %s, want within %d model call(s) of $%.4f of the $%.4f left", Cost(u), calls, call, left)
+	}
+}
