@@ -28,24 +28,28 @@ var _ coordination.LeaseStore = (*Store)(nil)
 
 // AcquireRun claims the session's run lease (coordination.LeaseStore).
 func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
-	return s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-		return coordination.ClaimLease(id, cur, owner, time.Now(), ttl)
-	})
+	return s.leases().Claim(ctx, id, "", owner, ttl)
 }
 
 // RenewRun extends a claim (coordination.LeaseStore).
 func (s *Store) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-		return coordination.RenewLease(id, cur, version, time.Now(), ttl)
-	})
+	return s.leases().Renew(ctx, id, "", version, ttl)
 }
 
 // ReleaseRun ends a claim (coordination.LeaseStore).
 func (s *Store) ReleaseRun(ctx context.Context, id string, version int64) error {
-	_, err := s.changeLease(ctx, id, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-		return coordination.ReleaseLease(id, cur, version, time.Now())
-	})
-	return err
+	return s.leases().Release(ctx, id, "", version)
+}
+
+// leases is the store's lease change for coordination's rules: the run
+// lease, or an agent's step lease.
+func (s *Store) leases() coordination.LeaseChange {
+	return func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
+		if agent == "" {
+			return s.changeLease(ctx, id, rule)
+		}
+		return s.changeStep(ctx, id, agent, rule)
+	}
 }
 
 // ReadRun reads the lease without any lock (coordination.LeaseStore): the

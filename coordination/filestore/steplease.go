@@ -24,24 +24,17 @@ var _ coordination.StepLeaseStore = (*Store)(nil)
 
 // AcquireStep claims an agent's step lease (coordination.StepLeaseStore).
 func (s *Store) AcquireStep(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
-	return s.changeStep(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-		return coordination.ClaimStepLease(id, agent, cur, owner, time.Now(), ttl)
-	})
+	return s.leases().Claim(ctx, id, agent, owner, ttl)
 }
 
 // RenewStep extends a step's claim (coordination.StepLeaseStore).
 func (s *Store) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.changeStep(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-		return coordination.RenewStepLease(id, agent, cur, version, time.Now(), ttl)
-	})
+	return s.leases().Renew(ctx, id, agent, version, ttl)
 }
 
 // ReleaseStep ends a step's claim (coordination.StepLeaseStore).
 func (s *Store) ReleaseStep(ctx context.Context, id, agent string, version int64) error {
-	_, err := s.changeStep(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-		return coordination.ReleaseStepLease(id, agent, cur, version, time.Now())
-	})
-	return err
+	return s.leases().Release(ctx, id, agent, version)
 }
 
 // ReadSteps reads every agent's step lease without any lock
