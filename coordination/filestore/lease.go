@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -105,7 +104,9 @@ func changeLeaseFile(dir, name string, rule func(cur *coordination.RunLease) (co
 // lock itself (Service.claimRun and the step path take it first), which a
 // live holder on this host would hold.
 func readLease(path, holderLock string, reader bool) (*coordination.RunLease, error) {
-	b, err := os.ReadFile(path)
+	// As every stored file: regular, not through a link, bounded, and never
+	// a FIFO that would hang every status and claim.
+	b, err := readJSONFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -2,6 +2,9 @@ package filestore_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,5 +37,60 @@ func TestAHolderAliveOnThisHostIsHeldThoughItsHeartbeatIsLate(t *testing.T) {
 	unlock()
 	if l, err := st.ReadRun(ctx, "s"); err != nil || !l.Abandoned(time.Now()) {
 		t.Errorf("past its expiry without its run lock = %+v, %v; want abandoned", l, err)
+	}
+}
+
+// TestALeaseFileThatIsNotARegularFileNeverHangs: a FIFO, a symlink or a
+// directory where a run or step lease should be is refused at once, by a
+// reader and by a claim, naming the file; nothing waits on it.
+func TestALeaseFileThatIsNotARegularFileNeverHangs(t *testing.T) {
+	for _, kind := range []string{"fifo", "symlink", "dir"} {
+		for _, name := range []string{"run_lease.json", "step_leases/agent_a.json"} {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				state := t.TempDir()
+				st := filestore.New(state)
+				ctx := context.Background()
+				if err := st.Create(ctx, storetest.NewSession("s")); err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join(state, "sessions", "s", name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				switch kind {
+				case "fifo":
+					fifo(t, p)
+				case "symlink":
+					target := filepath.Join(state, "elsewhere.json")
+					if err := os.WriteFile(target, []byte(`{"version":1}`), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Symlink(target, p); err != nil {
+						t.Fatal(err)
+					}
+				case "dir":
+					if err := os.Mkdir(p, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				within(t, "reading and claiming the lease", func() {
+					var err error
+					if name == "run_lease.json" {
+						_, err = st.ReadRun(ctx, "s")
+						if err == nil {
+							_, err = st.AcquireRun(ctx, "s", coordination.ThisProcess("t"), time.Second)
+						}
+					} else {
+						_, err = st.ReadSteps(ctx, "s")
+						if err == nil {
+							_, err = st.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("t"), time.Second)
+						}
+					}
+					if err == nil || !strings.Contains(err.Error(), filepath.Base(name)) {
+						t.Errorf("a %s lease was taken without a word: %v", kind, err)
+					}
+				})
+			})
+		}
 	}
 }
