@@ -53,6 +53,7 @@ type State struct {
 	Round0   bool
 	Pending  []string // re-vote: asked and not yet re-voted
 	Revoting bool
+	spend    ledgerSpend // what the ledger spent (spend.go)
 }
 
 // Agent returns an agent's state by real id (nil if none). A team has at
@@ -125,6 +126,7 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	st := &State{
 		Agents: make([]*AgentState, 0, len(s.Agents)),
 		Latest: LatestAnswerSteps(l),
+		spend:  spendOf(l),
 	}
 	states := make([]AgentState, len(s.Agents)) // one allocation for the team
 	for _, ag := range s.Agents {

@@ -1,6 +1,10 @@
 package coordination
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
 
 // TestTheFirstWaveLaunchesOnlyWhatItsWorstCaseAffords: before any step has
 // landed, a launch counts every step in flight and the new one at the worst
@@ -29,5 +33,27 @@ func TestTheFirstWaveLaunchesOnlyWhatItsWorstCaseAffords(t *testing.T) {
 		if affordable(s, st, 1, spent{}) {
 			t.Errorf("%s: a second step in the first wave passes the budget in the worst case, yet it was launched", name)
 		}
+	}
+}
+
+// TestLaunchesCountTheSessionsOwnSpend: usage recorded outside any step (a
+// cancelled call, a final call) counts against the budget at launch as it
+// does at landing (overLimit): one sum, spendOf.
+func TestLaunchesCountTheSessionsOwnSpend(t *testing.T) {
+	s := &Session{Task: "t", Agents: []Agent{{ID: "agent_a", Model: "sim"}, {ID: "agent_b", Model: "sim"}}}
+	var err error
+	if s.Rules, err = (Rules{}).Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	budget := 1.0
+	s.Rules.CostBudgetUSD = &budget
+	spentOutside := 1.0
+	l := &Ledger{Agents: map[string][]Entry{}, Session: []SessionEntry{{Seq: 1, Kind: SessionUsage, Usage: &providers.Usage{Input: 10, CostUSD: &spentOutside}}}}
+	st := Derive(s, l, nil)
+	if affordable(s, st, 0, spent{}) {
+		t.Fatal("a session whose own usage entries spent its budget launched a step")
+	}
+	if (&Service{}).overLimit(s, l) != StopBudget {
+		t.Fatal("the landing check does not count the session's own usage either")
 	}
 }

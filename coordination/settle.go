@@ -144,23 +144,8 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 func (svc *Service) overLimit(s *Session, l *Ledger) string {
 	r := s.Rules
 	if r.CostBudgetUSD != nil || r.TokenBudget != nil {
-		known, tokens := 0.0, int64(0)
-		count := func(u providers.Usage) {
-			if u.CostUSD != nil {
-				known += *u.CostUSD
-			}
-			tokens += u.Tokens()
-		}
-		for _, entries := range l.Agents {
-			for _, e := range entries {
-				count(e.Usage)
-			}
-		}
-		for _, e := range l.Session {
-			if e.Kind == SessionUsage && e.Usage != nil {
-				count(*e.Usage)
-			}
-		}
+		sp := spendOf(l)
+		known, tokens := sp.cost, sp.tokens
 		if r.CostBudgetUSD != nil && known >= *r.CostBudgetUSD {
 			return StopBudget
 		}

@@ -23,26 +23,38 @@ func spentOf(u providers.Usage) spent {
 
 func (a spent) plus(b spent) spent { return spent{a.cost + b.cost, a.tokens + b.tokens} }
 
-// ledgerSpend is what a state's entries spent: the total, how many steps,
-// and how many of them had a known cost (the mean a launch counts on).
+// ledgerSpend is what a ledger spent: the total (its steps and the
+// session's own usage entries: cancelled calls, the final call), how many
+// steps, and how many of them had a known cost (the mean a launch counts
+// on).
 type ledgerSpend struct {
 	spent
 	steps, costed int
 }
 
-func ledgerSpent(st *State) ledgerSpend {
-	var l ledgerSpend
-	for _, a := range st.Agents {
-		for _, e := range a.Entries {
-			l.spent = l.plus(spentOf(e.Usage))
-			l.steps++
+// spendOf sums a ledger's spend; Derive keeps it on the state, and the
+// budget check at landing (overLimit) reads the same sum.
+func spendOf(l *Ledger) ledgerSpend {
+	var sp ledgerSpend
+	for _, entries := range l.Agents {
+		for _, e := range entries {
+			sp.spent = sp.plus(spentOf(e.Usage))
+			sp.steps++
 			if e.Usage.CostUSD != nil {
-				l.costed++
+				sp.costed++
 			}
 		}
 	}
-	return l
+	for _, e := range l.Session {
+		if e.Kind == SessionUsage && e.Usage != nil {
+			sp.spent = sp.plus(spentOf(*e.Usage))
+		}
+	}
+	return sp
 }
+
+// ledgerSpent is what the state's ledger spent (spendOf, kept by Derive).
+func ledgerSpent(st *State) ledgerSpend { return st.spend }
 
 // liveSpend is what one session's steps in flight in this process have
 // reported spending so far, beside what has landed since the first of them
