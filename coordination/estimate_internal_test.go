@@ -27,10 +27,10 @@ func TestTheFirstWaveLaunchesOnlyWhatItsWorstCaseAffords(t *testing.T) {
 	cost, tokens := w.cost*1.5, int64(float64(w.tokens)*1.5)
 	for name, rules := range map[string]Rules{"cost": {CostBudgetUSD: &cost}, "tokens": {TokenBudget: &tokens}} {
 		s.Rules.CostBudgetUSD, s.Rules.TokenBudget = rules.CostBudgetUSD, rules.TokenBudget
-		if !affordable(s, st, 0, spent{}) {
+		if !affordable(s, st, 0, spent{}, func() stepWorst { return worstStep(s) }) {
 			t.Errorf("%s: the first step of the wave must be affordable", name)
 		}
-		if affordable(s, st, 1, spent{}) {
+		if affordable(s, st, 1, spent{}, func() stepWorst { return worstStep(s) }) {
 			t.Errorf("%s: a second step in the first wave passes the budget in the worst case, yet it was launched", name)
 		}
 	}
@@ -50,7 +50,7 @@ func TestLaunchesCountTheSessionsOwnSpend(t *testing.T) {
 	spentOutside := 1.0
 	l := &Ledger{Agents: map[string][]Entry{}, Session: []SessionEntry{{Seq: 1, Kind: SessionUsage, Usage: &providers.Usage{Input: 10, CostUSD: &spentOutside}}}}
 	st := Derive(s, l, nil)
-	if affordable(s, st, 0, spent{}) {
+	if affordable(s, st, 0, spent{}, func() stepWorst { return worstStep(s) }) {
 		t.Fatal("a session whose own usage entries spent its budget launched a step")
 	}
 	if (&Service{}).overLimit(s, l) != StopBudget {

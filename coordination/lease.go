@@ -194,3 +194,12 @@ func holds(what string, cur *RunLease, version int64) error {
 	}
 	return nil
 }
+
+// LastAliveAt says when an interrupted run was last alive, in layout and
+// location loc, or "an unknown time" when no heartbeat was recorded.
+func LastAliveAt(t *time.Time, layout string, loc *time.Location) string {
+	if t == nil {
+		return "an unknown time"
+	}
+	return t.In(loc).Format(layout)
+}

@@ -310,6 +310,9 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	defer cancelTimeout()
 	results := make(chan landed, MaxAgents)
 	own := map[string]bool{}
+	// A first step's worst case depends on the setup alone: one estimate a
+	// loop, made when a launch first needs it (affordable).
+	worst := sync.OnceValue(func() stepWorst { return worstStep(s) })
 	dctx := context.WithoutCancel(ctx)
 	// Steps run under their own context, so that the end of the session can
 	// cancel the ones still calling a model without cancelling the final
@@ -394,7 +397,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			if !affordable(s, st, len(own), svc.liveSpent(s.ID)) {
+			if !affordable(s, st, len(own), svc.liveSpent(s.ID), worst) {
 				unaffordable = true
 				break
 			}
@@ -683,7 +686,7 @@ func kindOfAction(a string) string {
 // steps in flight have reported spending so far (a CLI agent's turns): no
 // step is launched while the ledger and they are at a budget already, since
 // it would spend a turn before hearing so.
-func affordable(s *Session, st *State, inFlight int, live spent) bool {
+func affordable(s *Session, st *State, inFlight int, live spent, worstCase func() stepWorst) bool {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return true
@@ -693,15 +696,8 @@ func affordable(s *Session, st *State, inFlight int, live spent) bool {
 		return false
 	}
 	// Before a step has landed (with a cost), the worst case of a first
-	// step stands in for the mean; it is worked out only then.
-	var worst *stepWorst
-	worstCase := func() stepWorst {
-		if worst == nil {
-			w := worstStep(s)
-			worst = &w
-		}
-		return *worst
-	}
+	// step stands in for the mean (worstCase: worked out once a loop, and
+	// only when asked).
 	out := float64(inFlight + 1)
 	if r.CostBudgetUSD != nil {
 		per, known := 0.0, l.costed > 0

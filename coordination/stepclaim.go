@@ -20,7 +20,6 @@ type stepClaim struct {
 	ls        StepLeaseStore
 	id, agent string
 	version   int64
-	renewOnce func(context.Context) error
 	once      sync.Once
 }
 

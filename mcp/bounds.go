@@ -249,7 +249,7 @@ func checkMessage(msg []byte, tools map[string]*sizeRule) error {
 			}
 			var args walker
 			if aerr := args.check(pv, tool, "", 0); aerr != nil {
-				err = &argumentsTooLarge{tool: params.Get("name").Str, err: fmt.Errorf("%w: %w", errBadArguments, aerr)}
+				err = &argumentsTooLarge{tool: strings.Clone(params.Get("name").Str), err: fmt.Errorf("%w: %w", errBadArguments, aerr)}
 			}
 			return err == nil
 		})

@@ -89,7 +89,7 @@ func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
 	}
 	var err error
 	var dirs []workspace.Context
-	if spec.Context, dirs, err = readContext(a.Context, h.opts.contextRoots(), nil); err != nil {
+	if spec.Context, dirs, err = readContext(a.Context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
 		return spec, err
 	}
 	if len(dirs) > 0 {

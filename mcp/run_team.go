@@ -161,7 +161,7 @@ func teamResultText(res *coordination.TeamResult) string {
 	case coordination.StatusDecided:
 		fmt.Fprintf(&b, "\nThe team has decided; call finalize_team{session_id: %q} to write the final answer.\n", res.SessionID)
 	case coordination.StatusInterrupted:
-		fmt.Fprintf(&b, "\nThe process running the team died (last alive %s); nothing runs it now. Resume it with run_team{session_id: %q}.\n", res.LastAlive.UTC().Format(time.RFC3339), res.SessionID)
+		fmt.Fprintf(&b, "\nThe process running the team died (last alive %s); nothing runs it now. Resume it with run_team{session_id: %q}.\n", coordination.LastAliveAt(res.LastAlive, time.RFC3339, time.UTC), res.SessionID)
 	case coordination.StatusCancelled:
 		fmt.Fprintf(&b, "\nThe session is cancelled and resumable: run_team{session_id: %q}, or step it again if you drive it with step.\n", res.SessionID)
 	}

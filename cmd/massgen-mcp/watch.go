@@ -109,7 +109,7 @@ func watchOutcome(r *coordination.TeamResult) error {
 		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: massgen-mcp run --resume " + r.SessionID}
 	case coordination.StatusInterrupted:
 		return &exitError{code: exitCancelled, msg: fmt.Sprintf("interrupted — the process running it died (last alive %s); resume with: massgen-mcp run --resume %s",
-			r.LastAlive.Local().Format(time.DateTime), r.SessionID)}
+			coordination.LastAliveAt(r.LastAlive, time.DateTime, time.Local), r.SessionID)}
 	case coordination.StatusFailed:
 		return &exitError{code: exitFailed, msg: fmt.Sprintf("the team produced no answer (%s)", coordination.Deref(r.StopReason))}
 	}

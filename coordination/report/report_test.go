@@ -117,3 +117,13 @@ func TestAnInterruptedResultSaysHowToResume(t *testing.T) {
 		}
 	}
 }
+
+// TestAnInterruptedResultWithoutAHeartbeatStillSaysHowToResume: a result
+// marked interrupted with no heartbeat time (none was recorded) says so,
+// where reading the time would have panicked the server's text.
+func TestAnInterruptedResultWithoutAHeartbeatStillSaysHowToResume(t *testing.T) {
+	got := report.Outcome(&coordination.TeamResult{SessionID: "s", Status: coordination.StatusInterrupted})
+	if !strings.Contains(got, "last alive an unknown time") || !strings.Contains(got, "run --resume s") {
+		t.Fatalf("outcome %q", got)
+	}
+}

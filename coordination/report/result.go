@@ -110,9 +110,9 @@ func consensusLine(r *coordination.TeamResult) string {
 // view).
 func Outcome(r *coordination.TeamResult) string {
 	switch {
-	case r.Status == coordination.StatusInterrupted && r.LastAlive != nil:
+	case r.Status == coordination.StatusInterrupted:
 		return fmt.Sprintf("Interrupted: the process running the team died (last alive %s); resume it with run --resume %s or run_team{session_id}",
-			r.LastAlive.Local().Format(time.DateTime), r.SessionID)
+			coordination.LastAliveAt(r.LastAlive, time.DateTime, time.Local), r.SessionID)
 	case r.Winner != nil:
 		tie := ""
 		if r.Tie {
