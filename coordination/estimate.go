@@ -152,7 +152,7 @@ func (e Estimate) problem(workers int) string {
 	}
 	var out []string
 	if b := e.CostBudgetUSD; b != nil && e.RoundCostUSD > *b {
-		out = append(out, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s at list prices in the worst case", money(*b), team, money(e.RoundCostUSD)))
+		out = append(out, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s at list prices in the worst case", Dollars(*b), team, Dollars(e.RoundCostUSD)))
 	}
 	if b := e.TokenBudget; b != nil && e.RoundTokens > *b {
 		out = append(out, fmt.Sprintf("a token budget of %d cannot pay for one round of %s: about %d tokens in the worst case", *b, team, e.RoundTokens))
@@ -160,8 +160,9 @@ func (e Estimate) problem(workers int) string {
 	return strings.Join(out, "; ")
 }
 
-// money prints a dollar amount with the precision small budgets need.
-func money(v float64) string {
+// Dollars prints a dollar amount with the precision small budgets need
+// (four places under $0.10, else two).
+func Dollars(v float64) string {
 	if v < 0.1 {
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
@@ -196,15 +197,20 @@ func toolTokens(ts []providers.Tool) int64 {
 	return n
 }
 
+// Err is the refusal of a team whose budget cannot pay for one round
+// (ErrBudgetTooSmall, wrapping ErrBadInput), or nil.
+func (e Estimate) Err() error {
+	if e.Problem == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %w: %s (raise the budget, set max_output_tokens on the agents, or use fewer agents; an estimate spends nothing)", ErrBadInput, ErrBudgetTooSmall, e.Problem)
+}
+
 // checkBudgetAffordsARound refuses a new team whose budget cannot pay for
 // one round in the worst case, before anything is written or spent.
 func checkBudgetAffordsARound(s *Session) error {
 	if s.Rules.CostBudgetUSD == nil && s.Rules.TokenBudget == nil {
 		return nil
 	}
-	e := estimateSession(s)
-	if e.Problem == "" {
-		return nil
-	}
-	return fmt.Errorf("%w: %w: %s (raise the budget, set max_output_tokens on the agents, or use fewer agents; an estimate spends nothing)", ErrBadInput, ErrBudgetTooSmall, e.Problem)
+	return estimateSession(s).Err()
 }

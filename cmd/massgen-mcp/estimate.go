@@ -27,8 +27,5 @@ func printEstimate(out io.Writer, svc *coordination.Service, spec coordination.T
 	} else {
 		fmt.Fprint(out, report.Estimate(e))
 	}
-	if e.Problem != "" {
-		return fmt.Errorf("%w: %w: %s", coordination.ErrBadInput, coordination.ErrBudgetTooSmall, e.Problem)
-	}
-	return nil
+	return e.Err()
 }

@@ -24,13 +24,13 @@ func Estimate(e *coordination.Estimate) string {
 		case a.CostUSD != nil && *a.CostUSD == 0:
 			step = "free"
 		case a.CostUSD != nil:
-			step = "$" + dollars(*a.CostUSD) + " a step"
-			whole = ", $" + dollars(*a.SessionCostUSD) + " in all"
+			step = "$" + coordination.Dollars(*a.CostUSD) + " a step"
+			whole = ", $" + coordination.Dollars(*a.SessionCostUSD) + " in all"
 		}
 		fmt.Fprintf(&b, "  %s (%s): prompt ~%d + reply %s tokens: %s%s\n", a.AgentID, a.Model, a.InputTokens, reply, step, whole)
 	}
 	fmt.Fprintf(&b, "One round: $%s, ~%d tokens. Every step the rules allow: $%s, ~%d tokens.\n",
-		dollars(e.RoundCostUSD), e.RoundTokens, dollars(e.SessionCostUSD), e.SessionTokens)
+		coordination.Dollars(e.RoundCostUSD), e.RoundTokens, coordination.Dollars(e.SessionCostUSD), e.SessionTokens)
 	if len(e.Unpriced) > 0 {
 		fmt.Fprintf(&b, "Not in the dollar figures (no list price): %s.\n", strings.Join(e.Unpriced, ", "))
 	}
@@ -44,12 +44,4 @@ func Estimate(e *coordination.Estimate) string {
 		b.WriteString("The budget pays for one round; the run stops when the next step would pass it.\n")
 	}
 	return b.String()
-}
-
-// dollars prints an amount with the precision small figures need.
-func dollars(v float64) string {
-	if v < 0.1 {
-		return fmt.Sprintf("%.4f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }
