@@ -5,10 +5,12 @@
 // session (generated, written or default, attached before the first step:
 // criteria.go), and the Store interface with its file and memory
 // implementations. What is not protocol hangs on hooks it offers: checkpoint
-// reviews (review.go; coordination/checkpoint gives them their meaning) and
+// reviews (review.go; coordination/checkpoint gives them their meaning),
 // the process's activity (Options.OnModelCall; cmd's garbage-collector
-// policy).
+// policy) and a step's tools and its agents' MCP servers (Options.Tooling,
+// tooling.go; coordination/tooling over providers/tools).
 //
 // coordination knows nothing of MCP or of any provider's wire format: it hands
-// a providers.Request to a providers.Provider and records what comes back.
+// a providers.Request to a providers.Provider and records what comes back. It
+// imports no tools, sandbox, keys or MCP client (deps_test.go).
 package coordination

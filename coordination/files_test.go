@@ -15,6 +15,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -29,7 +30,7 @@ func fileHarness(t *testing.T, provs map[string]providers.Provider) (*harness, s
 	if provs != nil {
 		open = h.open
 	}
-	h.svc = coordination.NewService(st, coordination.Options{Open: open, Parallel: 4, StateDir: state})
+	h.svc = coordination.NewService(st, coordination.Options{Open: open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
 	return h, state
 }
 

@@ -2,13 +2,11 @@ package coordination
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/providers"
-	"github.com/massgen-go/massgen-mcp/providers/tools"
-	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
 // sessionMCP holds the MCP servers of one session's agents, started once
@@ -17,9 +15,13 @@ import (
 // the run ends or the session finishes.
 type sessionMCP struct {
 	mu     sync.Mutex
-	agents map[string]*tools.MCP
+	agents map[string]MCPServers
 	closed bool // by closeMCP: a step that found it a moment before starts a new one
 }
+
+// errNoTooling is why an agent's MCP servers cannot start on a Service
+// built without Tooling.
+var errNoTooling = errors.New("this server was built without tools (no Options.Tooling), so it cannot start MCP servers")
 
 // hasMCP says whether any agent of the session has MCP servers.
 func hasMCP(s *Session) bool {
@@ -48,7 +50,7 @@ func (svc *Service) startMCP(ctx context.Context, s *Session) error {
 
 // agentMCP returns the agent's running MCP servers, starting them if they
 // are not (nil when the agent has none).
-func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*tools.MCP, error) {
+func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (MCPServers, error) {
 	ag, _ := s.Agent(agent)
 	if ag.Tools == nil || len(ag.Tools.MCPServers) == 0 {
 		return nil, nil
@@ -58,7 +60,7 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 	// looking again finds (or stores) a fresh one.
 	var sm *sessionMCP
 	for {
-		v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]*tools.MCP{}})
+		v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]MCPServers{}})
 		sm = v.(*sessionMCP)
 		sm.mu.Lock()
 		if !sm.closed {
@@ -70,21 +72,11 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 	if m := sm.agents[agent]; m != nil {
 		return m, nil
 	}
-	set := ag.Tools
-	conf := tools.MCPConfig{Servers: set.MCPServers, Sandbox: svc.mcpSandbox(s, agent, *set)}
-	// The agent's tool lists name MCP tools by their exposed names; the
-	// other names are the built-in tools', which the servers do not have.
-	for _, n := range set.Allowed {
-		if strings.HasPrefix(n, providers.MCPToolPrefix) {
-			conf.AllowedTools = append(conf.AllowedTools, n)
-		}
+	var m MCPServers
+	err := errNoTooling
+	if svc.opts.Tooling != nil {
+		m, err = svc.opts.Tooling.StartMCP(ctx, svc.agentMCPPlaces(s, agent, *ag.Tools))
 	}
-	for _, n := range set.Excluded {
-		if strings.HasPrefix(n, providers.MCPToolPrefix) {
-			conf.ExcludeTools = append(conf.ExcludeTools, n)
-		}
-	}
-	m, err := tools.StartMCP(ctx, conf)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s's MCP servers did not start, so the team did not: %w", ErrBadInput, agent, err)
 	}
@@ -92,20 +84,20 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (*to
 	return m, nil
 }
 
-// mcpSandbox is where an agent's stdio servers run: the sandbox of its
-// commands (its live workspace at /workspace, the contexts read-only, the
-// state directory hidden, its network setting).
-func (svc *Service) mcpSandbox(s *Session, agent string, set AgentTools) sandbox.Spec {
-	spec := sandbox.Spec{Hide: svc.hiddenPaths(s), Network: set.Network, Unsandboxed: set.NoSandbox}
+// agentMCPPlaces is where an agent's stdio servers run: the places of its
+// commands (its live workspace, the contexts, the state directory hidden),
+// as plain data for the Tooling, which chooses the sandbox.
+func (svc *Service) agentMCPPlaces(s *Session, agent string, set AgentTools) AgentMCP {
+	a := AgentMCP{SessionID: s.ID, AgentID: agent, Settings: set, Hide: svc.hiddenPaths(s)}
 	if t := svc.team(s); t != nil {
 		if live, err := t.Prepare(agent); err == nil {
-			spec.Workspace = live
+			a.Workspace = live
 		}
 		for _, c := range t.Contexts {
-			spec.ReadOnly = append(spec.ReadOnly, sandbox.Bind{Src: c.Path, Dst: "/context/" + c.Name})
+			a.Contexts = append(a.Contexts, providers.ContextDir{Name: c.Name, Path: c.Path, Write: c.IsWrite()})
 		}
 	}
-	return spec
+	return a
 }
 
 // closeMCP stops every MCP server of a session; they start again if the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 	"github.com/massgen-go/massgen-mcp/providers/openai"
@@ -75,7 +76,7 @@ func TestAgentsMCPServerServesItsStepsAndClosesWithTheSession(t *testing.T) {
 	const spec = "openai/gpt-5-mini"
 	h, _ := fileHarness(t, map[string]providers.Provider{spec: p})
 	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: spec,
-		Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}}}})
+		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}}}})
 	script.Add("gpt-5-mini", toolCall("mcp__probe__echo", `{"text":"hello"}`), fake.Reply{Kind: fake.ReplyNewAnswer, Content: "the server said hello"})
 	res := h.run(s.ID)
 	if res.Status != coordination.StatusFinished {
@@ -97,7 +98,7 @@ func TestAnMCPServerThatFailsStopsTheTeamBeforeAnyStep(t *testing.T) {
 	p := &offered{}
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
 	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
-		Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"gone": {Type: tools.MCPStdio, Command: "/nonexistent/mcp-server"}}}}}})
+		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"gone": {Type: tools.MCPStdio, Command: "/nonexistent/mcp-server"}}}}}})
 	_, err := h.svc.Run(context.Background(), s.ID, nil)
 	if err == nil || !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), "agent_a's MCP servers did not start") || !strings.Contains(err.Error(), "gone") {
 		t.Fatalf("err %v; want a clear error naming the agent and the server", err)
@@ -139,7 +140,7 @@ func TestACLIAgentsMCPServersServeItsStepsThroughTheToolbox(t *testing.T) {
 	const spec = "claude_code/claude-opus-4-6"
 	h, _ := fileHarness(t, map[string]providers.Provider{spec: p})
 	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: spec,
-		Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}}}})
+		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}}}})
 	res := h.run(s.ID)
 	if res.Status != coordination.StatusFinished {
 		t.Fatalf("result %+v", res)
@@ -189,7 +190,7 @@ func TestMCPServersOutliveTheStepsThatLandAroundThem(t *testing.T) {
 	peer := func() *scripted { return &scripted{replies: []any{answer("Answer: 4")}} }
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": a, "sim:seed=2": peer(), "sim:seed=3": peer()})
 	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{
-		{ID: "agent_a", Model: "sim:seed=1", Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
+		{ID: "agent_a", Model: "sim:seed=1", Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
 		{ID: "agent_b", Model: "sim:seed=2"}, {ID: "agent_c", Model: "sim:seed=3"}}})
 	res := h.run(s.ID)
 	if res.Status != coordination.StatusFinished {
@@ -241,7 +242,7 @@ func TestAStepDrivenSessionsMCPServersCloseWhenItEnds(t *testing.T) {
 			const spec = "claude_code/claude-opus-4-6"
 			h, _ := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &scripted{}})
 			s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
-				{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
+				{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
 				{ID: "agent_b", Model: "sim:seed=2"}}})
 			ctx := context.Background()
 			if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
@@ -272,9 +273,9 @@ func TestTheSessionTimerClosesTheMCPServersOfTheSessionItEnds(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h.svc = coordination.NewService(h.svc.Store(), coordination.Options{Open: h.open, Parallel: 4, StateDir: state, Now: clock})
+	h.svc = coordination.NewService(h.svc.Store(), coordination.Options{Open: h.open, Parallel: 4, StateDir: state, Now: clock, Tooling: tooling.Builtin{}})
 	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 60}, Agents: []coordination.Agent{
-		{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]tools.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
+		{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
 		{ID: "agent_b", Model: "sim:seed=2"}}})
 	ctx := context.Background()
 	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/massgen-go/massgen-mcp/providers/keys"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // ReasonRunes is how long a failure's reason may be on a line.
@@ -17,12 +17,12 @@ const ReasonRunes = 160
 var apiMessage = regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 
 // Reason is why a step failed as a line shows it: the error's message masked
-// of anything shaped like a key, on one line, the API's own message when it
+// of anything shaped like a key (providers.MaskKeys), on one line, the API's own message when it
 // quoted one, cut to n runes keeping its head and its tail (a CLI's or an
 // SDK's error puts the cause last: "… exited 1: Prompt is too long"). The
 // class is the line's to say.
 func Reason(msg string, n int) string {
-	msg = keys.Mask(msg)
+	msg = providers.MaskKeys(msg)
 	if m := apiMessage.FindStringSubmatch(msg); m != nil {
 		if s, err := strconv.Unquote(`"` + m[1] + `"`); err == nil && strings.TrimSpace(s) != "" {
 			msg = s

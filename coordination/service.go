@@ -23,7 +23,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
-	"github.com/massgen-go/massgen-mcp/providers/keys"
 )
 
 // Opener returns the provider for a model spec. Host agents never reach it.
@@ -68,9 +67,10 @@ type Options struct {
 	// dies is seen interrupted at once on its host, and after RunLeaseTTL
 	// (plus MaxClockSkew) from another one (leaserun.go).
 	RunHeartbeat, RunLeaseTTL time.Duration
-	// Tools builds each server step's toolbox (toolbox.go); nil builds the
-	// built-in file tools and run_command (providers/tools).
-	Tools ToolboxMaker
+	// Tooling builds each server step's toolbox and starts the agents' MCP
+	// servers (tooling.go; coordination/tooling over providers/tools). nil
+	// offers the workflow tools alone and refuses agents with MCP servers.
+	Tooling Tooling
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP
@@ -260,7 +260,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 			// before anything is written rather than failing every step.
 			if _, err := svc.provider(*a); err != nil {
 				err = fmt.Errorf("%w: agent %s (%s): %w", ErrBadSpec, a.ID, a.Model, err)
-				if errors.Is(err, keys.ErrMissingKey) && explicit {
+				if errors.Is(err, providers.ErrMissingKey) && explicit {
 					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: err.Error()})
 					keylessErr = cmp.Or(keylessErr, err)
 					continue

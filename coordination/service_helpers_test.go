@@ -9,6 +9,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -81,7 +82,7 @@ type harness struct {
 
 func newHarness(t *testing.T, provs map[string]providers.Provider) *harness {
 	h := &harness{t: t, store: memstore.New(), provs: provs}
-	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Parallel: 8})
+	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Parallel: 8, Tooling: tooling.Builtin{}})
 	return h
 }
 

@@ -9,8 +9,6 @@ import (
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/providers"
-	"github.com/massgen-go/massgen-mcp/providers/keys"
-	"github.com/massgen-go/massgen-mcp/providers/tools"
 )
 
 // AgentTools are an agent's tool settings. They come from the operator's
@@ -30,34 +28,13 @@ type AgentTools struct {
 	// Network lets commands reach the network, loopback services included.
 	Network bool `json:"network,omitempty"`
 	// MCPServers are the agent's MCP servers (MassGen's mcp_servers),
-	// started once per session and offered as mcp__<server>__<tool>
-	// (mcpservers.go). Secrets in their env and headers are written as
-	// ${VAR} and expand from the server's environment when they start, so
-	// session.json holds only the reference.
-	MCPServers map[string]tools.MCPServer `json:"mcp_servers,omitempty"`
+	// started once per session by the Tooling and offered as
+	// mcp__<server>__<tool> (mcpservers.go). Secrets in their env and
+	// headers are written as ${VAR} and expand from the server's
+	// environment when they start, so session.json holds only the
+	// reference.
+	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
 }
-
-// StepPlaces is what one step's toolbox is bound to, as Options.Tools
-// receives it.
-type StepPlaces struct {
-	SessionID, AgentID string
-	// Workspace, Contexts and Peers are the step's places: the agent's live
-	// workspace (writable), the project directories and the snapshots of the
-	// answers shown (read-only).
-	Workspace string
-	Contexts  []providers.ContextDir
-	Peers     []tools.Peer
-	// Settings are the agent's tool settings (never nil here).
-	Settings AgentTools
-	// MCP are the agent's running MCP servers (nil: none), borrowed.
-	MCP *tools.MCP
-	// Hide are host paths no command may see (the state directory).
-	Hide []string
-}
-
-// ToolboxMaker builds a step's toolbox; Options.Tools replaces the default,
-// tools.New over the step's places.
-type ToolboxMaker func(ctx context.Context, p StepPlaces) (providers.Toolbox, error)
 
 // stepKit is what a server step gives its provider besides the prompt: the
 // toolbox bound to the step's places, its limits, and the recorder of its
@@ -72,9 +49,10 @@ type stepKit struct {
 }
 
 // stepKit builds the kit of an agent's step. A step with no place to read
-// or write gets no toolbox; neither does one whose places cannot be bound
-// (logged): it still runs, with the workflow tools alone.
-func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, mcp *tools.MCP) *stepKit {
+// or write gets no toolbox, nor does one on a Service without Tooling;
+// neither does one whose places cannot be bound (logged): it still runs,
+// with the workflow tools alone.
+func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, mcp MCPServers) *stepKit {
 	ag, _ := s.Agent(v.Agent)
 	set := AgentTools{}
 	if ag.Tools != nil {
@@ -84,17 +62,13 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	if b := s.Rules.TokenBudget; b != nil {
 		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}
-	peers := tools.PeersOf(v.Shown)
-	if v.Workspace == "" && len(v.Contexts) == 0 && len(peers) == 0 && mcp == nil {
+	tooling := svc.opts.Tooling
+	if tooling == nil || (v.Workspace == "" && len(v.Contexts) == 0 && !showsFiles(v.Shown) && mcp == nil) {
 		return k
 	}
 	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Workspace: v.Workspace, Contexts: v.Contexts,
-		Peers: peers, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp}
-	mk := svc.opts.Tools
-	if mk == nil {
-		mk = defaultToolbox
-	}
-	k.box = &lazyToolbox{build: func() (providers.Toolbox, error) { return mk(ctx, p) },
+		Shown: v.Shown, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp}
+	k.box = &lazyToolbox{build: func() (providers.Toolbox, error) { return tooling.Toolbox(ctx, p) },
 		allowed: set.Allowed, excluded: set.Excluded, log: func(err error) {
 			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", v.Agent).Msg("the step's tools could not be set up; it runs with the workflow tools alone")
 		}}
@@ -129,19 +103,9 @@ func (svc *Service) hiddenPaths(s *Session) []string {
 	return nil
 }
 
-// defaultToolbox is tools.New over the step's places.
-func defaultToolbox(_ context.Context, p StepPlaces) (providers.Toolbox, error) {
-	return tools.New(tools.Config{
-		Workspace: p.Workspace,
-		Contexts:  p.Contexts,
-		Peers:     p.Peers,
-		MCP:       p.MCP,
-		Commands: tools.Commands{
-			Unsandboxed: p.Settings.NoSandbox,
-			Network:     p.Settings.Network,
-			Hide:        p.Hide,
-		},
-	})
+// showsFiles says whether any answer shown has a snapshot to read.
+func showsFiles(shown []providers.ShownAnswer) bool {
+	return slices.ContainsFunc(shown, func(a providers.ShownAnswer) bool { return a.FilesDir != "" })
 }
 
 // lazyToolbox builds the step's toolbox when the provider first asks for
@@ -203,11 +167,11 @@ type toolRecorder struct {
 }
 
 // Record implements providers.Recorder. Arguments are masked for anything
-// shaped like a key (the provider's own key is masked before it gets here,
-// by keys.Redact), so a model that pastes a token into a command never puts
-// it on disk.
+// shaped like a key (providers.MaskKeys; the provider's own key is masked
+// before it gets here, by keys.Redact), so a model that pastes a token into
+// a command never puts it on disk.
 func (r *toolRecorder) Record(rec providers.ToolRecord) {
-	rec.Arguments = keys.MaskJSON(rec.Arguments)
+	rec.Arguments = providers.MaskJSON(rec.Arguments, providers.MaskKeys)
 	r.mu.Lock()
 	r.recs = append(r.recs, rec)
 	r.mu.Unlock()

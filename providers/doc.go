@@ -3,7 +3,9 @@
 // (provider.go), model specs and short names for every backend (spec.go),
 // endpoints and their variables (endpoint.go), error classes (errors.go),
 // Retry-After parsing, the text-mode tool-call convention for models without
-// native tools (textcalls.go). The short-answer final value, a protocol rule
+// native tools (textcalls.go), and what the core needs of credentials
+// without reading any: masking what is shaped like a key (MaskKeys) and the
+// missing-key sentinel (keyshapes.go). The short-answer final value, a protocol rule
 // the core and the sims share, is the leaf finalvalue. The backends live in
 // sub-packages: openai, anthropic and gemini (the API adapters), sim
 // (deterministic simulated agents), and around them keys

@@ -21,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/benchmark"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/mcp"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/providers/sim/itemmodel"
@@ -206,7 +207,7 @@ type roundTrips struct {
 // directly, on one memory store.
 func mcpRoundTrips(ctx context.Context, n int) (roundTrips, error) {
 	var rt roundTrips
-	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), OnModelCall: gcpolicy.Busy})
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), OnModelCall: gcpolicy.Busy, Tooling: tooling.Builtin{}})
 	c, err := client.NewInProcessClient(mcp.New(svc, mcp.Options{Logger: zerolog.Nop()}).MCPServer())
 	if err != nil {
 		return rt, err

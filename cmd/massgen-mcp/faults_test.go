@@ -16,6 +16,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 	"github.com/massgen-go/massgen-mcp/providers/keys"
@@ -96,7 +97,7 @@ func TestFaultsEveryRunTerminates(t *testing.T) {
 		Resilience: resilience.Options{InitialDelay: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond, Breakers: resilience.NewBreakers(resilience.BreakerSettings{OpenFor: 300 * time.Millisecond})},
 	}
 	state := t.TempDir()
-	svc := coordination.NewService(filestore.New(state), coordination.Options{Open: cfg.Open, Parallel: 4})
+	svc := coordination.NewService(filestore.New(state), coordination.Options{Open: cfg.Open, Parallel: 4, Tooling: tooling.Builtin{}})
 	children := childProcesses(t)
 
 	type outcome struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -36,5 +37,6 @@ func newService(dir string, parallel int) *coordination.Service {
 		Logger:      logger,
 		StateDir:    abs,
 		OnModelCall: gcpolicy.Busy,
+		Tooling:     tooling.Builtin{},
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/sim"
 )
@@ -70,7 +71,7 @@ var OnModelCall func()
 // and opening sims directly keeps them independent of the real providers.
 func newService(store coordination.Store, parallel int) *coordination.Service {
 	open := func(sp providers.Spec) (providers.Provider, error) { return sim.New(sp) }
-	return coordination.NewService(store, coordination.Options{Open: open, Parallel: parallel, Logger: zerolog.Nop(), OnModelCall: OnModelCall})
+	return coordination.NewService(store, coordination.Options{Open: open, Parallel: parallel, Logger: zerolog.Nop(), OnModelCall: OnModelCall, Tooling: tooling.Builtin{}})
 }
 
 func team(model string, n int) []string {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
 	"github.com/massgen-go/massgen-mcp/providers/sim"
@@ -444,7 +445,7 @@ func (h *harness) service(seats map[string]itemmodel.Seat) (*coordination.Servic
 		}
 		return sim.New(sp, sim.WithItemModel(model))
 	}
-	return coordination.NewService(h.store, coordination.Options{Open: open, Parallel: 1, Logger: zerolog.Nop(), OnModelCall: OnModelCall}), nil
+	return coordination.NewService(h.store, coordination.Options{Open: open, Parallel: 1, Logger: zerolog.Nop(), OnModelCall: OnModelCall, Tooling: tooling.Builtin{}}), nil
 }
 
 // each runs fn for every item on the configured number of workers.

@@ -141,10 +141,10 @@ func (p *parser) mcpServers(t *coordination.AgentTools, v *yaml.Node, full strin
 		return
 	}
 	if t.MCPServers == nil {
-		t.MCPServers = map[string]tools.MCPServer{}
+		t.MCPServers = map[string]coordination.MCPServer{}
 	}
 	for n, s := range servers {
-		t.MCPServers[n] = s
+		t.MCPServers[n] = coordination.MCPServer(s) // the session's plain settings: the same fields
 	}
 }
 

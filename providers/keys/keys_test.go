@@ -266,3 +266,12 @@ func TestTheMissingKeyErrorSaysHowToProvideIt(t *testing.T) {
 		}
 	}
 }
+
+// The core tells a keyless backend by providers.ErrMissingKey (it imports
+// no keys): every missing-key error must wrap it.
+func TestAMissingKeyIsTheProvidersSentinel(t *testing.T) {
+	_, err := FromMap(nil).Resolve(providers.BackendInfo{Name: "openai", KeyEnv: []string{"OPENAI_API_KEY"}}, "")
+	if !errors.Is(err, providers.ErrMissingKey) {
+		t.Fatalf("err %v does not wrap providers.ErrMissingKey", err)
+	}
+}

@@ -3,9 +3,10 @@ package keys
 import (
 	"cmp"
 	"errors"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // minSecret is the shortest string Mask treats as a secret. Real API keys are
@@ -13,31 +14,12 @@ import (
 // garble messages without protecting anything.
 const minSecret = 8
 
-// keyShapes catch credentials Mask was not told about: an SDK error that
-// echoes a header, a key from another variable, a URL with ?key=.
-var keyShapes = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), "sk-[redacted]"},
-	{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), "AIza[redacted]"},
-	{regexp.MustCompile(`\bxai-[A-Za-z0-9_\-]{20,}`), "xai-[redacted]"},
-	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), "gsk_[redacted]"},
-	{regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}`), "${1}[redacted]"},
-	{regexp.MustCompile(`(?i)(\b(?:x-api-key|x-goog-api-key|api-key|api_key|apikey)["']?\s*[:=]\s*["']?)[^\s"'&,;]{8,}`), "${1}[redacted]"},
-	{regexp.MustCompile(`([?&](?:key|api_key|api-key)=)[^&\s"']+`), "${1}[redacted]"},
-}
-
 // Mask returns text with every given secret, and anything shaped like an API
 // key or an auth header, replaced by a placeholder. A long secret keeps its
 // last four characters ("[key …wxyz]") so a user can tell which key was
 // meant; secrets shorter than 8 characters are ignored.
 func Mask(text string, secrets ...string) string {
-	text = MaskSecrets(text, secrets...)
-	for _, k := range keyShapes {
-		text = k.re.ReplaceAllString(text, k.repl)
-	}
-	return text
+	return providers.MaskKeys(MaskSecrets(text, secrets...))
 }
 
 // MaskSecrets is Mask for the given secrets alone, with no key shapes: for

@@ -58,13 +58,5 @@ func (m *maskedRecorder) Record(rec providers.ToolRecord) {
 // is still JSON: should masking ever break it, it becomes a JSON string of
 // the masked text.
 func MaskJSON(raw json.RawMessage, secrets ...string) json.RawMessage {
-	if len(raw) == 0 {
-		return raw
-	}
-	masked := Mask(string(raw), secrets...)
-	if json.Valid([]byte(masked)) {
-		return json.RawMessage(masked)
-	}
-	q, _ := json.Marshal(masked)
-	return q
+	return providers.MaskJSON(raw, func(text string) string { return Mask(text, secrets...) })
 }

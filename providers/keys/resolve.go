@@ -10,8 +10,9 @@ import (
 )
 
 // ErrMissingKey is wrapped by every error about a credential or endpoint that
-// is not set anywhere Load looks.
-var ErrMissingKey = errors.New("missing API key")
+// is not set anywhere Load looks. It is providers.ErrMissingKey, so the core
+// tells a keyless backend without importing keys.
+var ErrMissingKey = providers.ErrMissingKey
 
 // MissingKeyError names the backend and the variables that would fix it.
 type MissingKeyError struct {

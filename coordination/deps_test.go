@@ -1,0 +1,36 @@
+package coordination_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestTheCoreImportsNoToolingNoKeysNoMCPClient pins that the protocol core
+// stays the protocol: a step's tools, sandbox and MCP servers come through
+// Options.Tooling (coordination/tooling), credentials stay in
+// providers/keys, and no MCP client is linked. Test files may import them.
+func TestTheCoreImportsNoToolingNoKeysNoMCPClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	const mod = "github.com/massgen-go/massgen-mcp/"
+	banned := map[string]string{
+		mod + "providers/tools":         "a step's tools come through Options.Tooling",
+		mod + "providers/tools/sandbox": "the sandbox is the Tooling's choice",
+		mod + "providers/keys":          "mask with providers.MaskKeys, tell a keyless backend by providers.ErrMissingKey",
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed %d packages: %q", len(deps), out)
+	}
+	for _, dep := range deps {
+		if why, ok := banned[dep]; ok {
+			t.Errorf("coordination imports %s; %s", dep, why)
+		}
+		if strings.HasPrefix(dep, "github.com/mark3labs/mcp-go") {
+			t.Errorf("coordination imports %s; MCP clients belong to the Tooling (providers/tools), the MCP server to mcp", dep)
+		}
+	}
+}

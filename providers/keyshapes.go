@@ -1,0 +1,54 @@
+package providers
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+)
+
+// ErrMissingKey is wrapped by every error about a credential or endpoint
+// that is not set anywhere a backend looks (keys.MissingKeyError). It lives
+// here, beside the backend table, so the core can tell a keyless backend
+// (and leave it out of a team) without importing package keys.
+var ErrMissingKey = errors.New("missing API key")
+
+// keyShapes catch credentials no caller named: an SDK error that echoes a
+// header, a key from another variable, a URL with ?key=.
+var keyShapes = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), "sk-[redacted]"},
+	{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`), "AIza[redacted]"},
+	{regexp.MustCompile(`\bxai-[A-Za-z0-9_\-]{20,}`), "xai-[redacted]"},
+	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), "gsk_[redacted]"},
+	{regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}`), "${1}[redacted]"},
+	{regexp.MustCompile(`(?i)(\b(?:x-api-key|x-goog-api-key|api-key|api_key|apikey)["']?\s*[:=]\s*["']?)[^\s"'&,;]{8,}`), "${1}[redacted]"},
+	{regexp.MustCompile(`([?&](?:key|api_key|api-key)=)[^&\s"']+`), "${1}[redacted]"},
+}
+
+// MaskKeys returns text with anything shaped like an API key or an auth
+// header replaced by a placeholder. It needs no secret: the core applies it
+// to every failure reason and tool record it keeps, whoever opened the
+// provider; keys.Mask adds the secrets a caller knows.
+func MaskKeys(text string) string {
+	for _, k := range keyShapes {
+		text = k.re.ReplaceAllString(text, k.repl)
+	}
+	return text
+}
+
+// MaskJSON applies mask to a JSON text (a tool call's arguments). The
+// result is still JSON: should masking ever break it, it becomes a JSON
+// string of the masked text.
+func MaskJSON(raw json.RawMessage, mask func(string) string) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	masked := mask(string(raw))
+	if json.Valid([]byte(masked)) {
+		return json.RawMessage(masked)
+	}
+	q, _ := json.Marshal(masked)
+	return q
+}
