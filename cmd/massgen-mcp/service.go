@@ -6,6 +6,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
@@ -21,7 +22,8 @@ func stateDir(flag string) string {
 	return ".massgen"
 }
 
-// newService wires the file store and every backend into a service.
+// newService wires the file store, every backend and checkpoint reviews
+// into a service.
 func newService(dir string, parallel int) *coordination.Service {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -36,5 +38,6 @@ func newService(dir string, parallel int) *coordination.Service {
 		Logger:      logger,
 		StateDir:    abs,
 		OnModelCall: gcpolicy.Busy,
+		Reviews:     checkpoint.Reviews{},
 	})
 }
