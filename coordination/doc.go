@@ -4,10 +4,12 @@
 // workflow calls, the run loop, final answers, evaluation criteria for a
 // session (generated, written or default, attached before the first step:
 // criteria.go), and the Store interface with its file and memory
-// implementations. What is not protocol hangs on hooks it offers: checkpoint
-// reviews (review.go; coordination/checkpoint gives them their meaning) and
-// the process's activity (Options.OnModelCall; cmd's garbage-collector
-// policy).
+// implementations. A caller hears a session one way, a subscription to its
+// observations (observe.go: entries, progress, activity, store changes).
+// What is not protocol hangs on hooks the program passes in Options:
+// checkpoint reviews (Options.Reviews, review.go; coordination/checkpoint
+// gives them their meaning) and the process's activity (Options.OnModelCall;
+// cmd's garbage-collector policy).
 //
 // coordination knows nothing of MCP or of any provider's wire format: it hands
 // a providers.Request to a providers.Provider and records what comes back.

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -60,7 +59,8 @@ type Options struct {
 	// OnModelCall, if set, is called as each server step's model call goes
 	// out and again as it comes back: the process's activity, for a policy
 	// that acts while every model is thinking (activity.go). It runs on the
-	// step's goroutine and must return at once.
+	// step's goroutine and must return at once. It is the process's hook,
+	// not a way to hear a session: that is Subscribe.
 	OnModelCall func()
 	// Reviews gives checkpoint reviews their meaning (review.go):
 	// coordination/checkpoint's Reviews, passed by the program that offers
@@ -95,7 +95,8 @@ type Service struct {
 	tidied   sync.Map // id → true: sessions opened for writing (openOnce)
 	starts   sync.Map // id → *sync.Mutex: one Start at a time per session here (starting)
 	mcps     sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
-	watchers atomic.Pointer[observers]
+
+	subs subscribers // who hears the sessions (observe.go)
 
 	mu     sync.Mutex
 	runs   map[string]*Run       // local run loops by session

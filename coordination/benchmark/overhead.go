@@ -273,7 +273,7 @@ func RunManySessions(ctx context.Context, sessions, agents int, latency time.Dur
 	start := time.Now()
 	runs := make([]*coordination.Run, sessions)
 	for i, id := range ids {
-		r, err := svc.Start(ctx, id)
+		r, _, err := svc.Start(ctx, id)
 		if err != nil {
 			return out, err
 		}
