@@ -1,13 +1,11 @@
 package coordination
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // Activity is what a step's model does while the step runs: text as it
-// streams, or a retry it waits for. It reaches live views only: nothing of it
-// is written to the ledger, the events or status.json.
+// streams, or a retry it waits for. It reaches subscribers only
+// (ObservedActivity): nothing of it is written to the ledger, the events or
+// status.json.
 type Activity struct {
 	SessionID string
 	Agent     string
@@ -19,34 +17,26 @@ type Activity struct {
 	Time      time.Time
 }
 
-type activityKey struct{}
-
-// WithActivity returns a context whose runs and steps report their models'
-// activity to fn (a run started with it carries it to every step). fn is
-// called on the provider's goroutine and must return at once.
-func WithActivity(ctx context.Context, fn func(Activity)) context.Context {
-	return context.WithValue(ctx, activityKey{}, fn)
-}
-
-// activityWatcher is the provider watcher of one step, or nil when nobody
-// listens.
-func activityWatcher(ctx context.Context, session, agent string, step int) *stepWatcher {
-	fn, _ := ctx.Value(activityKey{}).(func(Activity))
-	if fn == nil {
+// activityWatcher is the provider watcher of one step, or nil when no
+// subscription hears the session's activity (Subscribe).
+func (svc *Service) activityWatcher(session, agent string, step int) *stepWatcher {
+	if !svc.hears(session, ObservedActivity) {
 		return nil
 	}
-	return &stepWatcher{fn: fn, base: Activity{SessionID: session, Agent: agent, Step: step}}
+	return &stepWatcher{svc: svc, base: Activity{SessionID: session, Agent: agent, Step: step}}
 }
 
+// stepWatcher publishes what a step's provider reports as it streams. It
+// runs on the provider's goroutine; publishing never waits for a reader.
 type stepWatcher struct {
-	fn   func(Activity)
+	svc  *Service
 	base Activity
 }
 
 func (w *stepWatcher) Text(delta string) {
 	a := w.base
 	a.Kind, a.Text, a.Time = "text", delta, time.Now()
-	w.fn(a)
+	w.publish(&a)
 }
 
 func (w *stepWatcher) Retry(wait time.Duration, err error) {
@@ -55,12 +45,16 @@ func (w *stepWatcher) Retry(wait time.Duration, err error) {
 	if err != nil {
 		a.Err = err.Error()
 	}
-	w.fn(a)
+	w.publish(&a)
+}
+
+func (w *stepWatcher) publish(a *Activity) {
+	w.svc.publish(Observation{SessionID: a.SessionID, Kind: ObservedActivity, Activity: a})
 }
 
 // modelCallActivity reports that a step's model call went out or came back
 // to the process's activity hook (Options.OnModelCall). Unlike Activity,
-// which a run's context carries to its live views, the hook is the process's:
+// which subscribers of a session hear, the hook is the process's:
 // cmd hangs its idle garbage collector on it, a policy of the process that
 // the protocol core has no business holding.
 func (svc *Service) modelCallActivity() {

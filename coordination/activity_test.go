@@ -18,15 +18,28 @@ import (
 func TestStreamedTextReachesTheWatcherAndNeverTheLedger(t *testing.T) {
 	run := func(watch func(coordination.Activity)) (*coordination.Ledger, *coordination.TeamResult) {
 		ctx := context.Background()
-		if watch != nil {
-			ctx = coordination.WithActivity(ctx, watch)
-		}
 		svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Parallel: 1, Logger: zerolog.Nop()})
 		seed := int64(3)
 		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Seed: &seed,
 			Models: []string{"sim/strong:latency=40ms", "sim:latency=40ms", "sim/weak:latency=40ms"}})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if watch != nil {
+			sub, err := svc.Subscribe(ctx, coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedActivity}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := make(chan struct{})
+			go func() {
+				defer close(read)
+				for range sub.Ready() {
+					for _, o := range sub.Take() {
+						watch(*o.Activity)
+					}
+				}
+			}()
+			defer func() { sub.Close(); <-read }()
 		}
 		res, err := svc.Run(ctx, s.ID, nil)
 		if err != nil {

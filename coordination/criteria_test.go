@@ -229,7 +229,7 @@ func TestCriteriaAttachedElsewhereAfterAnUnsteppedRunAreSeen(t *testing.T) {
 	}
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
-	r, err := h.svc.Start(ctx, s.ID)
+	r, _, err := h.svc.Start(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

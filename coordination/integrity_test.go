@@ -69,7 +69,7 @@ func TestDamagedStepFileStopsTheSessionWithItsPath(t *testing.T) {
 			if _, err := svc.Status(ctx, id); !errors.Is(err, coordination.ErrDamaged) {
 				t.Errorf("status of a damaged session = %v; want ErrDamaged", err)
 			}
-			if _, err := svc.Start(ctx, id); !errors.Is(err, coordination.ErrDamaged) {
+			if _, _, err := svc.Start(ctx, id); !errors.Is(err, coordination.ErrDamaged) {
 				t.Errorf("starting a damaged session = %v; want ErrDamaged", err)
 			}
 		})

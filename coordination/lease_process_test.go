@@ -32,7 +32,7 @@ func claimRun(dir, id string) int {
 		if _, err := in.ReadString('\n'); err != nil {
 			return 0
 		}
-		r, err := svc.Start(context.Background(), id)
+		r, _, err := svc.Start(context.Background(), id)
 		switch {
 		case errors.Is(err, coordination.ErrSessionRunning):
 			fmt.Println("lost")

@@ -185,7 +185,7 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 	}
 	var resumed []string
 	for _, sum := range page.Sessions {
-		_, err := svc.Start(ctx, sum.SessionID)
+		_, _, err := svc.Start(ctx, sum.SessionID)
 		switch {
 		case err == nil:
 			resumed = append(resumed, sum.SessionID)

@@ -45,7 +45,7 @@ func TestARunHoldsItsLeaseByHeartbeatAndReleasesIt(t *testing.T) {
 	st := &losingStore{Store: memstore.New()}
 	svc, id := slowTeam(t, st)
 	ctx := context.Background()
-	r, err := svc.Start(ctx, id)
+	r, _, err := svc.Start(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestARunThatLostItsLeaseStopsWithoutWriting(t *testing.T) {
 	st := &losingStore{Store: memstore.New()}
 	svc, id := slowTeam(t, st)
 	ctx := context.Background()
-	r, err := svc.Start(ctx, id)
+	r, _, err := svc.Start(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

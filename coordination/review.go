@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"encoding/json"
-	"sync/atomic"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -41,18 +40,11 @@ type ReviewAnswer struct {
 	Concerns []string
 }
 
-var reviews atomic.Pointer[Reviews]
-
-// SetReviews installs the review hook (coordination/checkpoint does, as it is
-// linked in): a program that can create a checkpoint review links the
-// package that gives it its meaning, and every Service of the process reads
-// reviews alike, whichever opened the session.
-func SetReviews(r Reviews) { reviews.Store(&r) }
-
-// reviewHook is the installed hook, or one that refuses every review.
-func reviewHook() Reviews {
-	if r := reviews.Load(); r != nil {
-		return *r
+// reviewHook is the hook the service that read s was given
+// (Options.Reviews), or one that refuses every review.
+func (s *Session) reviewHook() Reviews {
+	if s.reviews != nil {
+		return s.reviews
 	}
 	return noReviews{}
 }
@@ -60,8 +52,9 @@ func reviewHook() Reviews {
 // IsReview tells whether the session is a checkpoint review.
 func (s *Session) IsReview() bool { return len(s.Review) > 0 }
 
-// noReviews stands in while no hook is installed: a program built without
-// coordination/checkpoint can read a review session but not review in it.
+// noReviews stands in when a service is given no hook: a program built
+// without coordination/checkpoint can read a review session but not review
+// in it.
 type noReviews struct{}
 
 const noReviewsProblem = "this program cannot check reviews: it was built without coordination/checkpoint"
@@ -79,13 +72,13 @@ func reviewBrief(s *Session) *providers.ReviewBrief {
 	if !s.IsReview() {
 		return nil
 	}
-	return reviewHook().Brief(s.Review)
+	return s.reviewHook().Brief(s.Review)
 }
 
 // checkReview validates a reviewer's new_answer with the hook, then applies
 // the duplicate rule to the review as peers read it.
-func checkReview(v *view, review, args json.RawMessage) (decision, string) {
-	a, prob := reviewHook().Check(review, args)
+func checkReview(s *Session, v *view, args json.RawMessage) (decision, string) {
+	a, prob := s.reviewHook().Check(s.Review, args)
 	if prob != "" {
 		return decision{}, prob
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 )
 
-// TestReviewSessionNeedsTheReviewHook: a program built without
-// coordination/checkpoint (these tests do not link it) refuses to create a
-// review session, saying what is missing, rather than run a review nobody
-// can check.
+// TestReviewSessionNeedsTheReviewHook: a service given no review hook
+// (Options.Reviews), as in a program built without coordination/checkpoint,
+// refuses to create a review session, saying what is missing, rather than
+// run a review nobody can check.
 func TestReviewSessionNeedsTheReviewHook(t *testing.T) {
 	svc := coordination.NewService(memstore.New(), coordination.Options{})
 	_, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "t", Models: []string{"sim", "sim"},

@@ -209,15 +209,24 @@ func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
 	budget := 0.5
 	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: a.String()}, {ID: "agent_b", Model: b.String()}},
 		Rules: coordination.Rules{CostBudgetUSD: &budget}})
-	r, _, unsubscribe, err := h.svc.StartWatching(context.Background(), s.ID, func(p coordination.Progress) {
-		if p.Kind == "answer" && p.Agent == "agent_a" {
-			close(landedA)
-		}
-	})
+	sub, err := h.svc.Subscribe(context.Background(), coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unsubscribe()
+	defer sub.Close()
+	go func() {
+		for range sub.Ready() {
+			for _, o := range sub.Take() {
+				if p := o.Progress; p.Kind == "answer" && p.Agent == "agent_a" {
+					close(landedA)
+				}
+			}
+		}
+	}()
+	r, _, err := h.svc.Start(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := r.Result()
 	if err != nil {
 		t.Fatal(err)

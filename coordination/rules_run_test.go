@@ -27,7 +27,7 @@ func TestCancelFromAnotherProcessStopsTheRunWithinASecond(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.Start(ctx, s.ID)
+	r, _, err := runner.Start(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestCancelledCallsUsageCountsInTheSession(t *testing.T) {
 	})}
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: sp.String()}}})
-	r, err := h.svc.Start(context.Background(), s.ID)
+	r, _, err := h.svc.Start(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

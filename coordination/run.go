@@ -22,17 +22,14 @@ type Progress struct {
 	Time      time.Time `json:"timestamp"`
 }
 
-// Run is a session's run loop in this process.
+// Run is a session's run loop in this process. Its progress is heard
+// through the service's subscriptions (ObservedProgress).
 type Run struct {
 	ID     string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	res    *TeamResult
 	err    error
-
-	mu   sync.Mutex
-	subs map[int]func(Progress)
-	next int
 
 	// told is, per agent, the step of its latest entry the run's progress
 	// has reported, and newest is the newest state a landing of the run's
@@ -90,38 +87,10 @@ func (r *Run) Result() (*TeamResult, error) {
 // cancelled and resumable.
 func (r *Run) Cancel() { r.cancel(errCancelled) }
 
-// Subscribe calls fn for every progress message until the returned function
-// is called.
-func (r *Run) Subscribe(fn func(Progress)) (unsubscribe func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	id := r.next
-	r.next++
-	r.subs[id] = fn
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.subs, id)
-	}
-}
-
-// listening tells whether anyone is subscribed, so that progress nobody
-// reads is not built (1,000 sessions run unobserved in the benchmarks).
-func (r *Run) listening() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.subs) > 0
-}
-
-func (r *Run) publish(p Progress) {
-	r.mu.Lock()
-	fns := make([]func(Progress), 0, len(r.subs))
-	for _, fn := range r.subs {
-		fns = append(fns, fn)
-	}
-	r.mu.Unlock()
-	for _, fn := range fns {
-		fn(p)
+// tell publishes a run's progress to the subscriptions that hear it.
+func (svc *Service) tell(p Progress) {
+	if svc.hears(p.SessionID, ObservedProgress) {
+		svc.publish(Observation{SessionID: p.SessionID, Kind: ObservedProgress, Progress: &p})
 	}
 }
 
@@ -137,42 +106,29 @@ const pollInterval = 50 * time.Millisecond
 // Start runs a session's loop in the background and returns its handle; the
 // run belongs to the service until it ends or is cancelled. A session that
 // already runs here returns the existing handle; one that runs in another
-// process is refused with ErrSessionRunning.
-func (svc *Service) Start(ctx context.Context, id string) (*Run, error) {
-	r, _, _, err := svc.StartWatching(ctx, id, nil)
-	return r, err
-}
-
-// StartWatching is Start with fn subscribed to the run's progress before its
-// loop can publish anything (with fast models a run may be over before a
-// Subscribe after Start). started says whether this call started the run,
-// decided under the service's lock: of many concurrent calls exactly one
-// starts it and the others join it, so only the starter may treat the run as
-// its own (cancel it when its caller goes away). On success unsubscribe is
-// never nil.
-func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progress)) (r *Run, started bool, unsubscribe func(), err error) {
-	watch := func(r *Run) func() {
-		if fn == nil {
-			return func() {}
-		}
-		return r.Subscribe(fn)
-	}
+// process is refused with ErrSessionRunning. started says whether this call
+// started the run, decided under the service's lock: of many concurrent
+// calls exactly one starts it and the others join it, so only the starter
+// may treat the run as its own (cancel it when its caller goes away). To
+// hear the run's progress, subscribe to the session before Start: with fast
+// models a run may be over before a Subscribe after it.
+func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool, err error) {
 	defer svc.starting(id)()
 	svc.mu.Lock()
 	if r, ok := svc.runs[id]; ok {
 		svc.mu.Unlock()
-		return r, false, watch(r), nil
+		return r, false, nil
 	}
 	svc.mu.Unlock()
 
 	claim, err := svc.claimRun(ctx, id)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, false, err
 	}
 	unlockRun := claim.release
 	if err := svc.OpenForWriting(ctx, id); err != nil {
 		unlockRun()
-		return nil, false, nil, err
+		return nil, false, err
 	}
 	// Read the setup under the run lock, which attaching criteria also
 	// takes: the setup cannot change until the run ends, so the run builds
@@ -181,17 +137,17 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	s, err := svc.session(ctx, id)
 	if err != nil {
 		unlockRun()
-		return nil, false, nil, err
+		return nil, false, err
 	}
 	for _, a := range s.Agents {
 		if a.IsHost() {
 			unlockRun()
-			return nil, false, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
+			return nil, false, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
 		}
 	}
 	if err := svc.startMCP(ctx, s); err != nil {
 		unlockRun()
-		return nil, false, nil, err
+		return nil, false, err
 	}
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
@@ -200,14 +156,13 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
 		svc.mu.Unlock()
 		unlockRun()
-		return r, false, watch(r), nil
+		return r, false, nil
 	}
 	if s.prompts != nil {
 		svc.setups.Store(id, s)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), subs: map[int]func(Progress){}}
-	unsubscribe = watch(r)
+	r = &Run{ID: id, cancel: cancel, done: make(chan struct{})}
 	svc.runs[id] = r
 	svc.mu.Unlock()
 
@@ -226,7 +181,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
 	}()
-	return r, true, unsubscribe, nil
+	return r, true, nil
 }
 
 // forgetUnstepped drops the setup a run kept if the session has no step
@@ -244,20 +199,44 @@ func (svc *Service) forgetUnstepped(id string, s *Session, res *TeamResult) {
 }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx
-// cancels the run and leaves the session cancelled and resumable.
+// cancels the run and leaves the session cancelled and resumable. progress,
+// if set, is told the run's progress — every message, in order, all of them
+// before Run returns — on the caller's goroutine: it is a subscription to
+// the session's ObservedProgress, read here, so a slow progress never holds
+// up the run.
 func (svc *Service) Run(ctx context.Context, id string, progress func(Progress)) (*TeamResult, error) {
-	r, _, unsubscribe, err := svc.StartWatching(ctx, id, progress)
+	var sub *Subscription
+	if progress != nil {
+		// Not ended by ctx: what the run tells while it is being cancelled
+		// ("session cancelled") is still progress.
+		var err error
+		if sub, err = svc.Subscribe(context.WithoutCancel(ctx), Filter{Sessions: []string{id}, Kinds: []ObservationKind{ObservedProgress}}); err != nil {
+			return nil, err
+		}
+		defer sub.Close()
+	}
+	r, _, err := svc.Start(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	defer unsubscribe()
-	select {
-	case <-r.Done():
-	case <-ctx.Done():
-		r.Cancel()
-		<-r.Done()
+	tell := func() {
+		for _, o := range sub.Take() {
+			progress(*o.Progress)
+		}
 	}
-	return r.Result()
+	cancelled := ctx.Done()
+	for {
+		select {
+		case <-sub.Ready():
+			tell()
+		case <-cancelled:
+			r.Cancel()
+			cancelled = nil
+		case <-r.Done():
+			tell() // published before the run ended: all of it is queued
+			return r.Result()
+		}
+	}
 }
 
 // Running returns the local run of a session, if any.
@@ -376,13 +355,13 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		}
 		switch st.Life.Status {
 		case StatusFinished, StatusFailed:
-			r.publish(svc.progress(s, st, "finished", "", finishedMessage(res)))
+			svc.tell(svc.progress(s, st, "finished", "", finishedMessage(res)))
 			return res, nil
 		case StatusDecided:
-			r.publish(svc.progress(s, st, "decided", "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
+			svc.tell(svc.progress(s, st, "decided", "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
 			return svc.writeFinal(ctx, s, "")
 		case StatusCancelled:
-			r.publish(svc.progress(s, st, "cancelled", "", "session cancelled"))
+			svc.tell(svc.progress(s, st, "cancelled", "", "session cancelled"))
 			return res, nil
 		}
 		// Launch in a fixed order — fewest steps first, then team order —
@@ -401,8 +380,8 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				unaffordable = true
 				break
 			}
-			if r.listening() {
-				r.publish(svc.progress(s, st, "step_started", id, id+" is working"))
+			if svc.hears(s.ID, ObservedProgress) {
+				svc.tell(svc.progress(s, st, "step_started", id, id+" is working"))
 			}
 			if workers == len(own) {
 				workers++
@@ -439,8 +418,8 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				}
 				if lr.res != nil {
 					newest := r.landed(lr.res.state)
-					if r.listening() {
-						r.publish(svc.stepProgress(dctx, s, lr.res, newest, r.counted(own)))
+					if svc.hears(s.ID, ObservedProgress) {
+						svc.tell(svc.stepProgress(dctx, s, lr.res, newest, r.counted(own)))
 					}
 					fresh = lr.res.state
 				}
@@ -480,8 +459,8 @@ func (svc *Service) drainSteps(ctx context.Context, r *Run, s *Session, own map[
 		if lr.res != nil {
 			n++
 			newest := r.landed(lr.res.state)
-			if r.listening() {
-				r.publish(svc.stepProgress(ctx, s, lr.res, newest, r.counted(own)))
+			if svc.hears(s.ID, ObservedProgress) {
+				svc.tell(svc.stepProgress(ctx, s, lr.res, newest, r.counted(own)))
 			}
 		}
 	}
@@ -534,7 +513,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		if st.Life.Status == StatusDecided {
 			return svc.writeFinal(ctx, s, "")
 		}
-		r.publish(svc.progress(s, st, "finished", "", finishedMessage(res)))
+		svc.tell(svc.progress(s, st, "finished", "", finishedMessage(res)))
 		return res, nil
 	case errors.Is(cause, errFinalizing):
 		// finalize_team took over: the run ends here without a verdict of its
@@ -547,7 +526,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
 		res, err := svc.markCancelled(ctx, s.ID, "run cancelled")
 		if err == nil {
-			r.publish(Progress{SessionID: s.ID, Kind: "cancelled", Message: "session cancelled; resume it to continue", Time: svc.now()})
+			svc.tell(Progress{SessionID: s.ID, Kind: "cancelled", Message: "session cancelled; resume it to continue", Time: svc.now()})
 		}
 		return res, err
 	}

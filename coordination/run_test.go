@@ -136,11 +136,11 @@ func TestCancelTeamStopsALocalRun(t *testing.T) {
 	}
 	h := newHarness(t, provs)
 	s := h.create(coordination.TeamSpec{Models: models})
-	r, err := h.svc.Start(context.Background(), s.ID)
+	r, _, err := h.svc.Start(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := h.svc.Start(context.Background(), s.ID); again != r {
+	if again, _, _ := h.svc.Start(context.Background(), s.ID); again != r {
 		t.Fatal("a second start returns the running handle")
 	}
 	res, err := h.svc.Cancel(context.Background(), s.ID)

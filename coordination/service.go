@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -59,8 +58,14 @@ type Options struct {
 	// OnModelCall, if set, is called as each server step's model call goes
 	// out and again as it comes back: the process's activity, for a policy
 	// that acts while every model is thinking (activity.go). It runs on the
-	// step's goroutine and must return at once.
+	// step's goroutine and must return at once. It is the process's hook,
+	// not a way to hear a session: that is Subscribe.
 	OnModelCall func()
+	// Reviews gives checkpoint reviews their meaning (review.go):
+	// coordination/checkpoint's Reviews, passed by the program that offers
+	// reviews. Nil refuses to create a review session, and one already
+	// stored can be read but not reviewed in.
+	Reviews Reviews
 	// RunHeartbeat is how often a run renews its session's run lease, and
 	// RunLeaseTTL how long a lease not renewed stays held (at least two
 	// heartbeats): DefaultHeartbeat and DefaultLeaseTTL when zero. A run that
@@ -90,7 +95,8 @@ type Service struct {
 	tidied   sync.Map // id → true: sessions opened for writing (openOnce)
 	starts   sync.Map // id → *sync.Mutex: one Start at a time per session here (starting)
 	mcps     sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
-	watchers atomic.Pointer[observers]
+
+	subs subscribers // who hears the sessions (observe.go)
 
 	mu     sync.Mutex
 	runs   map[string]*Run       // local run loops by session
@@ -149,7 +155,7 @@ func ValidSessionID(id string) bool { return validID(id, false) }
 // Create validates a team and writes a new session. Nothing is written when
 // anything is wrong.
 func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error) {
-	if len(spec.Review) > 0 && reviews.Load() == nil {
+	if len(spec.Review) > 0 && svc.opts.Reviews == nil {
 		return nil, fmt.Errorf("%w: %s", ErrBadInput, noReviewsProblem)
 	}
 	s, err := svc.newSession(spec, true)
@@ -319,6 +325,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		Driver:    DriverRun,
 		Review:    spec.Review,
 		Dropped:   keyless,
+		reviews:   svc.opts.Reviews,
 	}
 	if spec.Driver == DriverStep {
 		s.Driver = DriverStep
@@ -368,7 +375,18 @@ func (svc *Service) session(ctx context.Context, id string) (*Session, error) {
 	if s, ok := svc.setups.Load(id); ok {
 		return s.(*Session), nil
 	}
-	return svc.store.Session(ctx, id)
+	return svc.readSession(ctx, id)
+}
+
+// readSession reads a session's setup from the store, with this service's
+// review hook.
+func (svc *Service) readSession(ctx context.Context, id string) (*Session, error) {
+	s, err := svc.store.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.reviews = svc.opts.Reviews
+	return s, nil
 }
 
 // load reads a session and its ledger and derives its state.
@@ -390,7 +408,7 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 		// read before the ledger: criteria attached and a first step landed
 		// in between would leave s the old setup. Read it again, and keep
 		// that one (ours alone until stored here).
-		if s, err = svc.store.Session(ctx, id); err != nil {
+		if s, err = svc.readSession(ctx, id); err != nil {
 			return nil, nil, nil, err
 		}
 		s.prompts = newPromptSet(s)

@@ -86,6 +86,10 @@ type Session struct {
 	// prompts caches the unchanging prompt parts of a session the service
 	// keeps (Service.setups); set once before the session is shared.
 	prompts *promptSet
+	// reviews is the review hook of the service that read the session
+	// (Options.Reviews; nil: none): what its prompts, tools and checks ask
+	// when the session is a review.
+	reviews Reviews
 }
 
 // Session drivers.

@@ -279,7 +279,7 @@ func TestCancelAllRightAfterStartLeavesTheSessionCancelled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Start(ctx, s.ID); err != nil {
+		if _, _, err := svc.Start(ctx, s.ID); err != nil {
 			t.Fatal(err)
 		}
 		svc.CancelAll()

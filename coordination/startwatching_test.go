@@ -10,7 +10,7 @@ import (
 )
 
 // TestOnlyOneOfManyConcurrentStartsStartsTheRun is the race run_team had
-// when it asked Running and then StartWatching: of many calls at once,
+// when it asked Running and then started the run: of many calls at once,
 // exactly one is told it started the run (and may cancel it when its caller
 // goes away); every other joins that very run.
 func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
@@ -45,12 +45,11 @@ func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
 			defer done.Done()
 			ready.Done()
 			<-release // all at once
-			r, started, unsubscribe, err := h.svc.StartWatching(context.Background(), s.ID, func(coordination.Progress) {})
+			r, started, err := h.svc.Start(context.Background(), s.ID)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			unsubscribe()
 			mu.Lock()
 			defer mu.Unlock()
 			if started {

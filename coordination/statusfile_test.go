@@ -87,7 +87,7 @@ func TestStatusJSONFinishReasons(t *testing.T) {
 	svc := coordination.NewService(store, coordination.Options{Open: backends.Open})
 	// cancelled
 	s, _ := svc.Create(ctx, coordination.TeamSpec{Task: "What is 1+1?", Models: []string{"sim:latency=1h", "sim:latency=1h"}})
-	r, _ := svc.Start(ctx, s.ID)
+	r, _, _ := svc.Start(ctx, s.ID)
 	time.Sleep(20 * time.Millisecond)
 	if _, err := svc.Cancel(ctx, s.ID); err != nil {
 		t.Fatal(err)

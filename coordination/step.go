@@ -212,7 +212,7 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
 	t := &attempts{usage: providers.Free()}
-	watch := activityWatcher(ctx, s.ID, v.Agent, step)
+	watch := svc.activityWatcher(s.ID, v.Agent, step)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		req := v.request(s, step, t.history)
 		req.Attempt = attempt
@@ -305,7 +305,10 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 	}
 	// The entry is written: deciding must happen even if the caller has gone.
 	dctx := context.WithoutCancel(ctx)
-	svc.observe(entry)
+	if svc.hears(s.ID, ObservedEntry) {
+		e := entry
+		svc.publish(Observation{SessionID: s.ID, Kind: ObservedEntry, Entry: &e})
+	}
 	svc.event(dctx, s.ID, landedEvent(entry))
 	_, _, st, res, err := svc.settleResult(dctx, s.ID, "", "", false)
 	if err != nil {

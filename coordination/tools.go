@@ -26,7 +26,7 @@ func newAnswerTool() providers.Tool {
 func answerTool(s *Session) providers.Tool {
 	switch {
 	case s.IsReview():
-		return reviewHook().AnswerTool()
+		return s.reviewHook().AnswerTool()
 	case s.Workspaces:
 		return answerFilesToolShared
 	}

@@ -48,7 +48,7 @@ func validate(s *Session, st *State, v *view, reply providers.Action) (decision,
 	switch call.Name {
 	case providers.ToolNewAnswer:
 		if s.IsReview() {
-			return checkReview(v, s.Review, call.Args)
+			return checkReview(s, v, call.Args)
 		}
 		var args struct {
 			Content *string `json:"content"`

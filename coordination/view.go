@@ -179,7 +179,7 @@ func systemPrompt(s *Session, ag Agent) string {
 		b.WriteString("\n- Vote for the answer that best meets the evaluation criteria given with the task; improve an answer that misses a `must` criterion.")
 	}
 	if s.IsReview() {
-		b.WriteString(reviewHook().Rules())
+		b.WriteString(s.reviewHook().Rules())
 	}
 	if strings.TrimSpace(ag.SystemMessage) != "" {
 		b.WriteString("\n\nYour role on this team:\n")
@@ -324,7 +324,7 @@ func writeInstructions(b *strings.Builder, s *Session, v *view) {
 	}
 	switch {
 	case (v.Blind || len(v.VoteEnum) == 0) && s.IsReview():
-		b.WriteString(reviewHook().FirstStep(s.Review))
+		b.WriteString(s.reviewHook().FirstStep(s.Review))
 	case v.Blind || len(v.VoteEnum) == 0:
 		b.WriteString("\nNo answers exist yet. Work on the task and submit your complete answer with the new_answer tool.\n")
 	case v.Revote:

@@ -87,12 +87,3 @@ func (f *Feed) Watchers() int {
 	defer f.mu.Unlock()
 	return len(f.subs)
 }
-
-// Watch reports changes to a session's stored record — steps landing,
-// session entries (a cancel from another process included), the timeline
-// growing — until ctx ends, when the channel closes. It is the store's watch
-// (Store.Watch), so it sees changes made by other processes sharing a file
-// store. Changes coalesce (see Change): re-read the session on each.
-func (svc *Service) Watch(ctx context.Context, id string) (<-chan Change, error) {
-	return svc.store.Watch(ctx, id)
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -30,7 +31,7 @@ var simTeam = []any{"sim/strong:latency=50ms", "sim/strong:latency=50ms", "sim:l
 func newMemServer(t testing.TB, opts Options) *Server {
 	t.Helper()
 	opts.ValidateOutput = true
-	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop(), Reviews: checkpoint.Reviews{}})
 	return New(svc, opts)
 }
 
@@ -38,7 +39,7 @@ func newMemServer(t testing.TB, opts Options) *Server {
 func newFileServer(t testing.TB, opts Options) *Server {
 	t.Helper()
 	opts.ValidateOutput = true
-	svc := coordination.NewService(filestore.New(t.TempDir()), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
+	svc := coordination.NewService(filestore.New(t.TempDir()), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop(), Reviews: checkpoint.Reviews{}})
 	return New(svc, opts)
 }
 

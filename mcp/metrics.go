@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -25,6 +27,9 @@ type metrics struct {
 	tools *prometheus.HistogramVec
 	steps *prometheus.CounterVec
 	errs  *prometheus.CounterVec
+
+	mu    sync.Mutex
+	heard []*coordination.Subscription // every tenant service's landed entries
 }
 
 // toolBuckets span a team_status read (well under a millisecond) to a
@@ -70,11 +75,39 @@ func newMetrics(ts *tenants) *metrics {
 	}
 	ts.mu.Lock()
 	for _, svc := range ts.byID {
-		svc.Observe(m.entry)
+		m.hear(svc)
 	}
-	ts.opened = func(svc *coordination.Service) { svc.Observe(m.entry) }
+	ts.opened = m.hear
 	ts.mu.Unlock()
 	return m
+}
+
+// hear subscribes to a service's landed entries, every one of them (an
+// unbounded subscription): the counts are exact. They are counted when
+// read — before every scrape and after every tool call (catchUp) — so no
+// goroutine outlives the server, and what waits between two reads is what
+// landed between them.
+func (m *metrics) hear(svc *coordination.Service) {
+	// Only a store's watch can fail, and this filter asks for none.
+	sub, err := svc.Subscribe(context.Background(), coordination.Filter{Kinds: []coordination.ObservationKind{coordination.ObservedEntry}})
+	if err != nil {
+		panic(fmt.Sprintf("mcp: the metrics cannot hear a service: %v", err))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.heard = append(m.heard, sub)
+}
+
+// catchUp counts the entries landed since the last count.
+func (m *metrics) catchUp() {
+	m.mu.Lock()
+	heard := m.heard
+	m.mu.Unlock()
+	for _, sub := range heard {
+		for _, o := range sub.Take() {
+			m.entry(*o.Entry)
+		}
+	}
 }
 
 // entry counts a landed step.
@@ -90,6 +123,7 @@ func (m *metrics) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		start := time.Now()
 		res, err := next(ctx, req)
+		m.catchUp()
 		outcome := "ok"
 		if err != nil || (res != nil && res.IsError) {
 			outcome = "error"
@@ -99,9 +133,14 @@ func (m *metrics) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 	}
 }
 
-// handler serves the registry in the Prometheus text format.
+// handler serves the registry in the Prometheus text format, every entry
+// landed before the scrape counted.
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	serve := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.catchUp()
+		serve.ServeHTTP(w, r)
+	})
 }
 
 // breakerCollector reports the process's circuit breakers:

@@ -49,13 +49,18 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 	}
 	id := s.ID
 	wait := args.Wait == nil || *args.Wait
-	// The progress reporter is subscribed as the run starts: with fast models
+	// The progress is subscribed to before the run starts: with fast models
 	// a run can end before a later Subscribe.
 	var p *progress
-	var watch func(coordination.Progress)
+	var heard *coordination.Subscription
 	if wait {
-		p = h.startProgress(ctx, req)
-		watch = func(pr coordination.Progress) { p.report(pr.Message) }
+		if p = h.startProgress(ctx, req); p != nil {
+			if heard, err = h.hearProgress(ctx, id); err != nil {
+				p.stop()
+				return nil, err
+			}
+			defer heard.Close()
+		}
 	}
 	// A run slot is taken unless the run is already going; the call that
 	// turns out not to start it (another request started it first) gives
@@ -67,7 +72,7 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 			return nil, err
 		}
 	}
-	run, started, unsubscribe, err := h.svc(ctx).StartWatching(ctx, id, watch)
+	run, started, err := h.svc(ctx).Start(ctx, id)
 	if err != nil {
 		release()
 		p.stop()
@@ -95,18 +100,28 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 		limit = t.C
 	}
 	cancelled := false
-	select {
-	case <-run.Done():
-	case <-limit:
-	case <-ctx.Done():
-		if owner {
-			run.Cancel()
-			<-run.Done()
+waiting:
+	for {
+		select {
+		case <-heard.Ready():
+			p.tell(heard.Take())
+		case <-run.Done():
+			break waiting
+		case <-limit:
+			break waiting
+		case <-ctx.Done():
+			if owner {
+				run.Cancel()
+				<-run.Done()
+			}
+			cancelled = true
+			break waiting
 		}
-		cancelled = true
 	}
-	unsubscribe()
-	// Progress must be fully written before the result (see progress.go).
+	// Progress must be fully written before the result (see progress.go):
+	// what the run told before it ended is all queued.
+	p.tell(heard.Take())
+	heard.Close()
 	p.stop()
 
 	select {
@@ -130,6 +145,20 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 		return h.handle(ctx, id)
 	}
 	return teamResult(res), nil
+}
+
+// hearProgress subscribes to a session's run progress, for the request's
+// progress notifications. It is closed by the caller, not by the request's
+// end: what a run tells while it is cancelled is still read.
+func (h *handler) hearProgress(ctx context.Context, id string) (*coordination.Subscription, error) {
+	return h.svc(ctx).Subscribe(context.WithoutCancel(ctx), coordination.Filter{Sessions: []string{id}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
+}
+
+// tell reports what a run told (ObservedProgress) to the client.
+func (p *progress) tell(heard []coordination.Observation) {
+	for _, o := range heard {
+		p.report(o.Progress.Message)
+	}
 }
 
 // handle is the result of a run that goes on without the caller: the team

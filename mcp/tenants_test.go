@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/providers/keys"
@@ -58,7 +59,7 @@ func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.S
 			return nil, errors.New("the store is down")
 		}
 		cfg := backends.Config{ClientURLs: allow, Env: env, Tenant: tenant}
-		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Backends: cfg.Report, Logger: zerolog.Nop(), RelativeDirs: true}), nil
+		return coordination.NewService(memstore.New(), coordination.Options{Open: cfg.Open, Backends: cfg.Report, Logger: zerolog.Nop(), RelativeDirs: true, Reviews: checkpoint.Reviews{}}), nil
 	}
 	def, _ := open(DefaultTenant)
 	srv := New(def, Options{ValidateOutput: true, Tenants: open})

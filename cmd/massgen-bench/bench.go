@@ -89,6 +89,9 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 		dir = os.TempDir()
 	}
 	stores := benchmark.Stores(dir)
+	// The services run under the collector policy the server binary runs
+	// with (rootCommand tunes it), fed as the binary feeds it.
+	bench := benchmark.Overhead{OnModelCall: gcpolicy.Busy}
 	fmt.Fprintf(out, "# massgen-bench overhead\n\n%s, GOMAXPROCS %d, %s, %s; file store under %s\n\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), gcpolicy.Tune(), time.Now().UTC().Format(time.DateOnly), dir)
 
@@ -107,7 +110,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 				name = fmt.Sprintf("warm %d", i)
 			}
 			progress(errw, "%d concurrent sessions × 4 agents at %s (%s, run %d of %d) …", f.sessions, f.sessionLatency, name, i+1, f.sessionRuns+1)
-			m, err := benchmark.RunManySessions(ctx, f.sessions, 4, f.sessionLatency)
+			m, err := bench.RunManySessions(ctx, f.sessions, 4, f.sessionLatency)
 			if err != nil {
 				return fmt.Errorf("concurrent sessions: %w", err)
 			}
@@ -134,7 +137,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 		if err != nil {
 			return err
 		}
-		d, err := benchmark.StepOverhead(ctx, store, f.steps)
+		d, err := bench.StepOverhead(ctx, store, f.steps)
 		done()
 		if err != nil {
 			return fmt.Errorf("step overhead on the %s store: %w", name, err)
@@ -145,7 +148,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 	fmt.Fprintln(out)
 
 	progress(errw, "4-agent runs at %s …", f.latency)
-	c, err := benchmark.CompareRuns(ctx, 4, f.runs, f.latency)
+	c, err := bench.CompareRuns(ctx, 4, f.runs, f.latency)
 	if err != nil {
 		return fmt.Errorf("4-agent runs: %w", err)
 	}
@@ -165,7 +168,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 		if err != nil {
 			return err
 		}
-		t, err := benchmark.StoreThroughput(ctx, store, f.concurrent, f.throughput)
+		t, err := bench.StoreThroughput(ctx, store, f.concurrent, f.throughput)
 		done()
 		if err != nil {
 			return fmt.Errorf("throughput of the %s store: %w", name, err)
@@ -392,7 +395,7 @@ func benchQualityCommand() *cobra.Command {
 
 func benchQuality(ctx context.Context, cmd *cobra.Command, f qualityFlags) error {
 	cfg := benchmark.QualityConfig{
-		Items: f.items, Seed: f.seed, Workers: f.workers,
+		Items: f.items, Seed: f.seed, Workers: f.workers, OnModelCall: gcpolicy.Busy,
 		Model:     itemmodel.Config{Lineup: itemmodel.MassGenLineup, Rho: f.rho, SampleRho: f.sampleRho, Options: f.options, Attractor: f.attractor},
 		Behaviour: benchmark.AgentBehaviour{Conformity: f.conformity, TruthBias: f.truthBias, SelfBias: f.selfBias, PositionBias: f.positionBias, Revise: f.revise},
 	}

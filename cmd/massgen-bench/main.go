@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
-	"github.com/massgen-go/massgen-mcp/coordination/benchmark"
 )
 
 func main() {
@@ -35,7 +34,6 @@ func rootCommand() *cobra.Command {
 		// The benchmarks measure the engine under the collector setting the
 		// server binary runs with.
 		gc := gcpolicy.Tune()
-		benchmark.OnModelCall = gcpolicy.Busy
 		logger.Debug().Str("gc", gc).Msg("garbage collector")
 	}
 	return root

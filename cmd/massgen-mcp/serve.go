@@ -15,6 +15,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/coordination/tooling"
@@ -304,7 +305,7 @@ func rootDirs(flag string, dirs []string) ([]string, error) {
 func servedService(f serveFlags, stores coordination.Stores, tenant string, allow *backends.AllowList) (*coordination.Service, error) {
 	cfg := backends.Config{ClientURLs: allow}
 	opts := coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger,
-		RelativeDirs: f.http != "", OnModelCall: gcpolicy.Busy, Tooling: tooling.Builtin{}}
+		RelativeDirs: f.http != "", OnModelCall: gcpolicy.Busy, Tooling: tooling.Builtin{}, Reviews: checkpoint.Reviews{}}
 	if tenant != mcp.DefaultTenant {
 		cfg.Tenant = tenant
 	}

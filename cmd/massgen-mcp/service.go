@@ -6,6 +6,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -22,7 +23,8 @@ func stateDir(flag string) string {
 	return ".massgen"
 }
 
-// newService wires the file store and every backend into a service.
+// newService wires the file store, every backend and checkpoint reviews
+// into a service.
 func newService(dir string, parallel int) *coordination.Service {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -38,5 +40,6 @@ func newService(dir string, parallel int) *coordination.Service {
 		StateDir:    abs,
 		OnModelCall: gcpolicy.Busy,
 		Tooling:     tooling.Builtin{},
+		Reviews:     checkpoint.Reviews{},
 	})
 }

@@ -27,13 +27,15 @@ func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines, asJ
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	changes, err := svc.Watch(wctx, id)
+	// The store's changes to the session, whichever process makes them.
+	sub, err := svc.Subscribe(wctx, coordination.Filter{Sessions: []string{id}, Kinds: []coordination.ObservationKind{coordination.ObservedChange}})
 	if err != nil {
 		return err
 	}
 	changed := make(chan struct{}, 1)
 	go func() {
-		for range changes {
+		for range sub.Ready() {
+			sub.Take() // changes coalesce: the view re-reads the session
 			select {
 			case changed <- struct{}{}:
 			default:

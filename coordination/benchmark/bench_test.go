@@ -21,7 +21,7 @@ import (
 // parallel run loop, seed by seed.
 func BenchmarkSequentialVsParallel(b *testing.B) {
 	for b.Loop() {
-		c, err := CompareRuns(context.Background(), 4, 3, 200*time.Millisecond)
+		c, err := Overhead{}.CompareRuns(context.Background(), 4, 3, 200*time.Millisecond)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -35,14 +35,14 @@ func BenchmarkSequentialVsParallel(b *testing.B) {
 // batch (a warm process, as a serving one is), with the binary's collector
 // setting. Targets: overhead against the ideal ≤ 2 %, peak RSS < 1 GiB.
 func BenchmarkThousandSessions(b *testing.B) {
-	restore := serverGC(b)
+	o, restore := serverGC(b)
 	defer restore()
-	if err := WarmUp(context.Background(), 1000, 4); err != nil {
+	if err := o.WarmUp(context.Background(), 1000, 4); err != nil {
 		b.Fatal(err)
 	}
 	var runs []ManySessions
 	for b.Loop() {
-		runs = append(runs, runMany(b))
+		runs = append(runs, runMany(b, o))
 	}
 	reportMany(b, runs)
 }
@@ -51,26 +51,26 @@ func BenchmarkThousandSessions(b *testing.B) {
 // warm-up: the first batch of a process. Run it alone (-bench
 // ThousandSessionsCold -benchtime 1x) for a process that is really cold.
 func BenchmarkThousandSessionsCold(b *testing.B) {
-	restore := serverGC(b)
+	o, restore := serverGC(b)
 	defer restore()
 	var runs []ManySessions
 	for b.Loop() {
-		runs = append(runs, runMany(b))
+		runs = append(runs, runMany(b, o))
 	}
 	reportMany(b, runs)
 }
 
-// serverGC applies the binary's collector setting for a benchmark.
-func serverGC(b *testing.B) (restore func()) {
+// serverGC applies the binary's collector setting for a benchmark and
+// returns the harness that runs under it.
+func serverGC(b *testing.B) (o Overhead, restore func()) {
 	before := debug.SetGCPercent(100)
 	debug.SetGCPercent(before)
 	b.Log(gcpolicy.Tune())
-	OnModelCall = gcpolicy.Busy
-	return func() { debug.SetGCPercent(before); OnModelCall = nil }
+	return Overhead{OnModelCall: gcpolicy.Busy}, func() { debug.SetGCPercent(before) }
 }
 
-func runMany(b *testing.B) ManySessions {
-	m, err := RunManySessions(context.Background(), 1000, 4, time.Second)
+func runMany(b *testing.B, o Overhead) ManySessions {
+	m, err := o.RunManySessions(context.Background(), 1000, 4, time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func BenchmarkFileStoreStepsPerSecond(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		t, err := StoreThroughput(context.Background(), store, 8, 3*time.Second)
+		t, err := Overhead{}.StoreThroughput(context.Background(), store, 8, 3*time.Second)
 		done()
 		if err != nil {
 			b.Fatal(err)

@@ -60,18 +60,22 @@ func Stores(dir string) map[string]StoreMaker {
 	return out
 }
 
-// OnModelCall is the activity hook every service of the harness is given
-// (coordination.Options.OnModelCall). cmd/massgen-bench and the Go
-// benchmarks set it to the server binary's idle collector
-// (cmd/massgen-mcp/gcpolicy.Busy), so that they measure what the binary runs;
-// nil leaves the process to Go's pacer.
-var OnModelCall func()
+// Overhead runs the overhead benchmarks; its fields are what every service
+// it opens is given. The zero value leaves the process to Go's pacer.
+type Overhead struct {
+	// OnModelCall is the services' activity hook
+	// (coordination.Options.OnModelCall). cmd/massgen-bench and the Go
+	// benchmarks pass the server binary's idle collector
+	// (cmd/massgen-mcp/gcpolicy.Busy), so that they measure what the binary
+	// runs.
+	OnModelCall func()
+}
 
 // newService runs sim agents only: the benchmarks need no other backend,
 // and opening sims directly keeps them independent of the real providers.
-func newService(store coordination.Store, parallel int) *coordination.Service {
+func (o Overhead) newService(store coordination.Store, parallel int) *coordination.Service {
 	open := func(sp providers.Spec) (providers.Provider, error) { return sim.New(sp) }
-	return coordination.NewService(store, coordination.Options{Open: open, Parallel: parallel, Logger: zerolog.Nop(), OnModelCall: OnModelCall, Tooling: tooling.Builtin{}})
+	return coordination.NewService(store, coordination.Options{Open: open, Parallel: parallel, Logger: zerolog.Nop(), OnModelCall: o.OnModelCall, Tooling: tooling.Builtin{}})
 }
 
 func team(model string, n int) []string {
@@ -87,8 +91,8 @@ func team(model string, n int) []string {
 // entry, deciding, status.json. Steps are driven one at a time through
 // Service.Step on step-driven sessions of four agents, as
 // coordination's BenchmarkStepOverhead does.
-func StepOverhead(ctx context.Context, store coordination.Store, steps int) (time.Duration, error) {
-	svc := newService(store, 0)
+func (o Overhead) StepOverhead(ctx context.Context, store coordination.Store, steps int) (time.Duration, error) {
+	svc := o.newService(store, 0)
 	durations := make([]time.Duration, 0, steps)
 	var id string
 	fresh := func() error {
@@ -139,8 +143,8 @@ func (t RunTiming) Ideal(latency time.Duration) time.Duration {
 
 // TimeRun runs a fresh team of n sim/strong agents at latency to its end,
 // with parallel provider calls at once (1: one model at a time).
-func TimeRun(ctx context.Context, store coordination.Store, n, parallel int, latency time.Duration, seed int64) (RunTiming, error) {
-	svc := newService(store, parallel)
+func (o Overhead) TimeRun(ctx context.Context, store coordination.Store, n, parallel int, latency time.Duration, seed int64) (RunTiming, error) {
+	svc := o.newService(store, parallel)
 	m := fmt.Sprintf("sim/strong:latency=%s", latency)
 	s, err := svc.Create(ctx, coordination.TeamSpec{Task: benchTask, Models: team(m, n), Seed: &seed})
 	if err != nil {
@@ -197,17 +201,17 @@ type Comparison struct {
 
 // CompareRuns times runs seeds 1..runs of an agents-strong sim team at
 // latency on fresh memory stores, in parallel (ours) and one model at a time.
-func CompareRuns(ctx context.Context, agents, runs int, latency time.Duration) (Comparison, error) {
+func (o Overhead) CompareRuns(ctx context.Context, agents, runs int, latency time.Duration) (Comparison, error) {
 	c := Comparison{Agents: agents, Latency: latency, Runs: runs}
 	var vsIdeal, seqRatio []float64
 	var seqWalls, ourWalls []time.Duration
 	for i := range runs {
 		seed := int64(i + 1)
-		ours, err := TimeRun(ctx, memstore.New(), agents, 0, latency, seed)
+		ours, err := o.TimeRun(ctx, memstore.New(), agents, 0, latency, seed)
 		if err != nil {
 			return c, err
 		}
-		seq, err := TimeRun(ctx, memstore.New(), agents, 1, latency, seed)
+		seq, err := o.TimeRun(ctx, memstore.New(), agents, 1, latency, seed)
 		if err != nil {
 			return c, err
 		}
@@ -254,10 +258,10 @@ type ManySessions struct {
 
 // RunManySessions starts sessions teams of agents sim agents at latency on
 // one memory store at once and waits for all of them.
-func RunManySessions(ctx context.Context, sessions, agents int, latency time.Duration) (ManySessions, error) {
+func (o Overhead) RunManySessions(ctx context.Context, sessions, agents int, latency time.Duration) (ManySessions, error) {
 	out := ManySessions{Sessions: sessions, Agents: agents, Latency: latency}
 	store := memstore.New()
-	svc := newService(store, 0)
+	svc := o.newService(store, 0)
 	heapBefore := heapInUse()
 	resetPeakRSS()
 	m := fmt.Sprintf("sim/strong:latency=%s", latency)
@@ -274,7 +278,7 @@ func RunManySessions(ctx context.Context, sessions, agents int, latency time.Dur
 	start := time.Now()
 	runs := make([]*coordination.Run, sessions)
 	for i, id := range ids {
-		r, err := svc.Start(ctx, id)
+		r, _, err := svc.Start(ctx, id)
 		if err != nil {
 			return out, err
 		}
@@ -324,8 +328,8 @@ func RunManySessions(ctx context.Context, sessions, agents int, latency time.Dur
 // sessions before finds it: heap and stacks already mapped, the runtime's
 // caches filled. A cold process's first batch also pays for faulting in
 // every page the heap grows to — measured separately (the cold run).
-func WarmUp(ctx context.Context, sessions, agents int) error {
-	_, err := RunManySessions(ctx, sessions, agents, 10*time.Millisecond)
+func (o Overhead) WarmUp(ctx context.Context, sessions, agents int) error {
+	_, err := o.RunManySessions(ctx, sessions, agents, 10*time.Millisecond)
 	return err
 }
 
@@ -363,8 +367,8 @@ type Throughput struct {
 
 // StoreThroughput runs zero-latency 4-agent sim teams on a store, concurrent
 // sessions at a time, for about d, and counts the steps that landed.
-func StoreThroughput(ctx context.Context, store coordination.Store, concurrent int, d time.Duration) (Throughput, error) {
-	svc := newService(store, 0)
+func (o Overhead) StoreThroughput(ctx context.Context, store coordination.Store, concurrent int, d time.Duration) (Throughput, error) {
+	svc := o.newService(store, 0)
 	var steps atomic.Int64
 	var seeds atomic.Int64
 	var wg sync.WaitGroup

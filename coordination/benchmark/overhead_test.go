@@ -11,7 +11,7 @@ import (
 // steps landed, within what the run allows.
 func TestManySessionsMeasuresTheStartAndTheLateSteps(t *testing.T) {
 	const latency = 50 * time.Millisecond
-	m, err := RunManySessions(context.Background(), 20, 4, latency)
+	m, err := Overhead{}.RunManySessions(context.Background(), 20, 4, latency)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,6 +124,9 @@ type QualityConfig struct {
 	// Ledgers, if set, is given every session's setup, ledger and result as
 	// it ends (from the workers, at once): what the ledger digest hashes.
 	Ledgers func(s *coordination.Session, l *coordination.Ledger, res *coordination.TeamResult)
+	// OnModelCall is the activity hook every session's service is given
+	// (coordination.Options.OnModelCall; see Overhead.OnModelCall).
+	OnModelCall func()
 }
 
 // Row is one protocol's results.
@@ -445,7 +448,7 @@ func (h *harness) service(seats map[string]itemmodel.Seat) (*coordination.Servic
 		}
 		return sim.New(sp, sim.WithItemModel(model))
 	}
-	return coordination.NewService(h.store, coordination.Options{Open: open, Parallel: 1, Logger: zerolog.Nop(), OnModelCall: OnModelCall, Tooling: tooling.Builtin{}}), nil
+	return coordination.NewService(h.store, coordination.Options{Open: open, Parallel: 1, Logger: zerolog.Nop(), OnModelCall: h.cfg.OnModelCall, Tooling: tooling.Builtin{}}), nil
 }
 
 // each runs fn for every item on the configured number of workers.

@@ -284,7 +284,7 @@ func TestVerifyModeKeepsASoundDraft(t *testing.T) {
 // keys and adds plan, verdict and concerns, which read back whole.
 func TestReviewAnswersRoundTripThroughTheFileStore(t *testing.T) {
 	dir := t.TempDir()
-	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Parallel: 1})
+	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Parallel: 1, Reviews: checkpoint.Reviews{}})
 	res, err := checkpoint.Run(context.Background(), svc, checkpoint.Spec{
 		Objective: "Drop the legacy_orders table from the production database.",
 		Models:    []string{"sim", "sim"},
@@ -307,7 +307,7 @@ func TestReviewAnswersRoundTripThroughTheFileStore(t *testing.T) {
 		}
 	}
 	// A fresh service reads the ledger from disk, not from a cache.
-	svc2 := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open})
+	svc2 := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Reviews: checkpoint.Reviews{}})
 	again, err := checkpoint.Run(context.Background(), svc2, checkpoint.Spec{SessionID: res.SessionID}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +322,7 @@ func TestReviewAnswersRoundTripThroughTheFileStore(t *testing.T) {
 // HTML escapes), member for member the Review struct.
 func TestSessionJSONKeepsTheReviewAsItWasWritten(t *testing.T) {
 	dir := t.TempDir()
-	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Parallel: 1})
+	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Parallel: 1, Reviews: checkpoint.Reviews{}})
 	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "t", Models: []string{"sim", "sim"}, Seed: seed(1),
 		Review: json.RawMessage(`{"objective":"Drop <legacy> & co","safety_policy":["Never touch <billing>."]}`)})
 	if err != nil {

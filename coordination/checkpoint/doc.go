@@ -7,6 +7,7 @@
 // (plan.go) and assembles the result from the team's. The protocol itself —
 // labels, votes, consensus, the run loop — is coordination's, unchanged.
 //
-// Linking the package installs the hook (coordination.SetReviews), so every
-// Service of the process reads review sessions alike. It knows nothing of MCP.
+// A program that offers reviews passes the hook (Reviews) to every Service
+// it opens (coordination.Options.Reviews); nothing is installed by linking
+// the package. It knows nothing of MCP.
 package checkpoint

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -84,7 +85,7 @@ type harness struct {
 
 func newHarness(t *testing.T, provs map[string]providers.Provider) *harness {
 	h := &harness{t: t, store: memstore.New(), provs: provs}
-	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Parallel: 8})
+	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Parallel: 8, Reviews: checkpoint.Reviews{}})
 	return h
 }
 
@@ -128,5 +129,5 @@ func scriptedTeam(t *testing.T, n int) (models []string, scripts []*scripted, pr
 
 func simService(parallel int) (*coordination.Service, *memstore.Store) {
 	st := memstore.New()
-	return coordination.NewService(st, coordination.Options{Open: backends.Open, Parallel: parallel}), st
+	return coordination.NewService(st, coordination.Options{Open: backends.Open, Parallel: parallel, Reviews: checkpoint.Reviews{}}), st
 }

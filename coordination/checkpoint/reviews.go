@@ -11,19 +11,29 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// The review hook: linking this package gives every Service of the process
-// checkpoint reviews (coordination.Reviews).
-func init() { coordination.SetReviews(reviews{}) }
+// Reviews is the review hook (coordination.Reviews) the core asks wherever
+// a review session differs from a team: a program that offers checkpoint
+// reviews passes it to every Service it opens (coordination.Options.Reviews).
+// The review it is handed is the JSON of a Review, as Run wrote it.
+type Reviews struct{}
 
-// reviews is the hook the core asks wherever a review session differs from
-// a team: the review it is handed is the JSON of a Review, as Run wrote it.
-type reviews struct{}
+var _ coordination.Reviews = Reviews{}
 
-func (reviews) Brief(raw json.RawMessage) *providers.ReviewBrief { return readReview(raw).brief() }
-func (reviews) Rules() string                                    { return reviewRules }
-func (reviews) FirstStep(raw json.RawMessage) string             { return reviewFirstStep(readReview(raw)) }
-func (reviews) AnswerTool() providers.Tool                       { return reviewAnswerToolShared }
-func (reviews) Check(raw, args json.RawMessage) (coordination.ReviewAnswer, string) {
+// Brief is the review as providers see it beside the prompt.
+func (Reviews) Brief(raw json.RawMessage) *providers.ReviewBrief { return readReview(raw).brief() }
+
+// Rules close a reviewer's system prompt.
+func (Reviews) Rules() string { return reviewRules }
+
+// FirstStep closes a reviewer's blind first prompt.
+func (Reviews) FirstStep(raw json.RawMessage) string { return reviewFirstStep(readReview(raw)) }
+
+// AnswerTool is the review's new_answer: the review, verdict, concerns and
+// plan.
+func (Reviews) AnswerTool() providers.Tool { return reviewAnswerToolShared }
+
+// Check reads a reviewer's new_answer against the plan schema.
+func (Reviews) Check(raw, args json.RawMessage) (coordination.ReviewAnswer, string) {
 	return checkReview(readReview(raw), args)
 }
 

@@ -67,7 +67,7 @@ func TestProjectionsStayByteForByte(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			state := t.TempDir()
 			store := filestore.New(state)
-			svc := coordination.NewService(store, coordination.Options{Open: backends.Open, Parallel: 1, Now: tickingClock()})
+			svc := coordination.NewService(store, coordination.Options{Open: backends.Open, Parallel: 1, Now: tickingClock(), Reviews: checkpoint.Reviews{}})
 			id, err := run(context.Background(), svc)
 			if err != nil {
 				t.Fatal(err)
@@ -77,7 +77,7 @@ func TestProjectionsStayByteForByte(t *testing.T) {
 			if err := os.RemoveAll(filepath.Join(store.Dir(id), "final")); err != nil {
 				t.Fatal(err)
 			}
-			fresh := coordination.NewService(filestore.New(state), coordination.Options{Open: backends.Open})
+			fresh := coordination.NewService(filestore.New(state), coordination.Options{Open: backends.Open, Reviews: checkpoint.Reviews{}})
 			if err := fresh.OpenForWriting(context.Background(), id); err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,10 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
+// liveBuffer is how many observations the live view lets wait unread
+// before it drops the newest: far more than a run tells between two frames.
+const liveBuffer = 4096
+
 // Outcome is how a live view ended.
 type Outcome struct {
 	Result    *coordination.TeamResult // the run's result (Run only)
@@ -27,22 +31,42 @@ type Outcome struct {
 func Run(ctx context.Context, svc *coordination.Service, id string, in io.Reader, out io.Writer) (Outcome, error) {
 	live := NewLive()
 	changed := make(chan struct{}, 1)
-	poke := func(coordination.Progress) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
+	// The view hears the run's progress (a nudge to draw the session again)
+	// and its models' activity (streamed text, retries). A view draws what
+	// stands, so it may lose pieces rather than hold up a step: the buffer
+	// is bounded.
+	sub, err := svc.Subscribe(ctx, coordination.Filter{Sessions: []string{id}, Buffer: liveBuffer,
+		Kinds: []coordination.ObservationKind{coordination.ObservedProgress, coordination.ObservedActivity}})
+	if err != nil {
+		return Outcome{}, err
 	}
+	heard := make(chan struct{})
+	go func() {
+		defer close(heard)
+		for range sub.Ready() {
+			for _, o := range sub.Take() {
+				if o.Activity != nil {
+					live.Activity(*o.Activity)
+					continue
+				}
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	defer func() { sub.Close(); <-heard }()
 	m := NewModel(Options{Source: ServiceSource{Service: svc, ID: id}, Live: live, Changed: changed})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(10), tea.WithContext(ctx), tea.WithoutSignalHandler())
 
-	runCtx, cancelRun := context.WithCancel(coordination.WithActivity(ctx, live.Activity))
+	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var o Outcome
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		o.Result, o.Err = svc.Run(runCtx, id, poke)
+		o.Result, o.Err = svc.Run(runCtx, id, nil)
 		p.Send(FinishMsg{})
 	}()
 	_, perr := p.Run()

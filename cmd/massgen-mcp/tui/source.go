@@ -124,7 +124,8 @@ func (l *Live) agent(id string, step int, now time.Time) *liveAgent {
 	return a
 }
 
-// Activity records a model's activity (coordination.WithActivity feeds it).
+// Activity records a model's activity (Run feeds it from its subscription
+// to the session).
 func (l *Live) Activity(act coordination.Activity) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
