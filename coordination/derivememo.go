@@ -35,22 +35,20 @@ func inFlightMask(s *Session, inFlight map[string]bool) (mask uint64, ok bool) {
 func (svc *Service) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	mask, ok := inFlightMask(s, inFlight)
 	if !ok {
-		return Derive(s, l, inFlight)
+		return svc.forgetEnded(s, Derive(s, l, inFlight))
 	}
-	if m, found := svc.derived.Load(s.ID); found {
-		if m := m.(*deriveMemo); m.s == s && m.l == l && m.inFlight == mask {
-			return m.st
-		}
+	if m, found := svc.derived.Get(s.ID); found && m.s == s && m.l == l && m.inFlight == mask {
+		return m.st
 	}
 	st := Derive(s, l, inFlight)
 	if st.Life.Status == StatusRunning {
-		svc.derived.Store(s.ID, &deriveMemo{s: s, l: l, inFlight: mask, st: st})
+		svc.derived.Put(s.ID, &deriveMemo{s: s, l: l, inFlight: mask, st: st})
 	} else {
 		// Only running sessions step again; an ended one read by a status
 		// query must not keep a memo for good.
 		svc.derived.Delete(s.ID)
 	}
-	return st
+	return svc.forgetEnded(s, st)
 }
 
 // memoFor returns the session's memoised state for a lent ledger when it
@@ -61,11 +59,10 @@ func (svc *Service) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) 
 // together, only the first would otherwise find the memo's in-flight set
 // unchanged.
 func (svc *Service) memoFor(s *Session, l *Ledger, agent string) *State {
-	m, found := svc.derived.Load(s.ID)
+	memo, found := svc.derived.Get(s.ID)
 	if !found {
 		return nil
 	}
-	memo := m.(*deriveMemo)
 	if memo.s != s || memo.l != l {
 		return nil
 	}

@@ -32,7 +32,7 @@ func TestDeriveMemoServesOnlyTheSameInputs(t *testing.T) {
 	if st := svc.deriveLent(b.s, ended, nil); st.Life.Status == StatusRunning {
 		t.Fatalf("a cancelled ledger derives as %s", st.Life.Status)
 	}
-	if _, kept := svc.derived.Load(b.s.ID); kept {
+	if _, kept := svc.derived.Get(b.s.ID); kept {
 		t.Fatal("a session that is not running keeps no memo")
 	}
 	for _, inFlight := range []map[string]bool{nil, {"a": true}, {"a": true, "b": true, "c": true}} {

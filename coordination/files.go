@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -29,7 +28,7 @@ const (
 	contextText    = 48 << 10 // text of a context directory's files, per directory
 	resultFiles    = 50       // files listed in a result
 	// shownCacheMax bounds the snapshots kept as prompts show them (each up
-	// to shownTextTotal of text): past it the cache starts over.
+	// to shownTextTotal of text): past it the least recently shown goes.
 	shownCacheMax = 512
 )
 
@@ -156,8 +155,8 @@ func (f *viewFiles) anonymise(id, alias, content string) string {
 // content. Snapshots never change, so each is read once.
 func (svc *Service) shownFiles(session string, t *workspace.Team, agent string, step int) []providers.FileInfo {
 	key := session + "\x00" + agent + "\x00" + strconv.Itoa(step)
-	if c, ok := svc.shown.Load(key); ok {
-		return c.([]providers.FileInfo)
+	if c, ok := svc.shown.Get(key); ok {
+		return c
 	}
 	m, ok, err := t.Snapshot(agent, step)
 	var out []providers.FileInfo
@@ -179,11 +178,7 @@ func (svc *Service) shownFiles(session string, t *workspace.Team, agent string, 
 			root.Close()
 		}
 	}
-	if shownCount.Add(1) > shownCacheMax {
-		svc.shown.Clear()
-		shownCount.Store(0)
-	}
-	svc.shown.Store(key, out)
+	svc.shown.Put(key, out)
 	return out
 }
 
@@ -346,8 +341,6 @@ func (svc *Service) finishFiles(s *Session, res *TeamResult) {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("git worktrees not released")
 	}
 }
-
-var shownCount atomic.Int64
 
 // discardStage removes the snapshot of an answer that was not recorded.
 func discardStage(e *Entry) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 )
 
 // ErrDamaged is a stored file that cannot be read as what it should be (a
@@ -70,13 +69,13 @@ func (svc *Service) OpenForWriting(ctx context.Context, id string) error {
 // session; a run loop's start always opens (runs are rare, and another
 // process may have crashed since).
 func (svc *Service) openOnce(ctx context.Context, id string) error {
-	if _, ok := svc.tidied.Load(id); ok {
+	if _, ok := svc.tidied.Get(id); ok {
 		return nil
 	}
 	if err := svc.OpenForWriting(ctx, id); err != nil {
 		return err
 	}
-	svc.tidied.Store(id, true)
+	svc.tidied.Put(id, struct{}{})
 	return nil
 }
 
@@ -133,8 +132,10 @@ func settingsDiff(have, want *Session, seed, crit bool) string {
 // the run lock and registering the run, a concurrent identical run_team
 // would otherwise see the lock held and be refused instead of joining.
 func (svc *Service) starting(id string) (release func()) {
-	m, _ := svc.starts.LoadOrStore(id, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
+	mu := svc.starts.acquire(id)
 	mu.Lock()
-	return mu.Unlock
+	return func() {
+		mu.Unlock()
+		svc.starts.release(id)
+	}
 }

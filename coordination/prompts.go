@@ -83,8 +83,8 @@ func promptsFor(s *Session, ag Agent) (system, prefix string) {
 // already holds the kept one; a step driven through Step may have read its
 // setup just before another step landed and the setup was kept.
 func (svc *Service) kept(s *Session) *Session {
-	if k, ok := svc.setups.Load(s.ID); ok {
-		return k.(*Session)
+	if k, ok := svc.setups.Get(s.ID); ok {
+		return k
 	}
 	return s
 }

@@ -159,7 +159,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 		return r, false, nil
 	}
 	if s.prompts != nil {
-		svc.setups.Store(id, s)
+		svc.setups.Put(id, s)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r = &Run{ID: id, cancel: cancel, done: make(chan struct{})}
@@ -189,12 +189,12 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 // another process sharing the store), so it must be read afresh again. A
 // result with steps, or a setup this run did not keep, needs no ledger read.
 func (svc *Service) forgetUnstepped(id string, s *Session, res *TeamResult) {
-	if k, ok := svc.setups.Load(id); !ok || k != s || (res != nil && res.Steps > 0) {
+	if k, ok := svc.setups.Get(id); !ok || k != s || (res != nil && res.Steps > 0) {
 		return
 	}
 	l, err := svc.ledger(context.Background(), id)
 	if err != nil || !hasEntries(l) {
-		svc.setups.CompareAndDelete(id, s)
+		svc.setups.DeleteIf(id, func(k *Session) bool { return k == s })
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -86,17 +87,50 @@ type Service struct {
 	opts     Options
 	log      zerolog.Logger
 	owner    string   // the id this service's run leases carry (leaserun.go)
-	setups   sync.Map // id → *Session: setups of sessions with a step (then they never change) or a run (which holds the run lock)
-	statuses sync.Map // id → *statusQueue: status.json versions waiting to be written
-	ended    sync.Map // id → true: sessions the timer has seen end
-	derived  sync.Map // id → *deriveMemo: the latest derivation from a lent ledger
-	opened   sync.Map // model spec string and key grant → providers.Provider, opened once (under mu)
-	shown    sync.Map // session, agent, step → []providers.FileInfo: a snapshot as prompts show it
-	tidied   sync.Map // id → true: sessions opened for writing (openOnce)
-	starts   sync.Map // id → *sync.Mutex: one Start at a time per session here (starting)
 	mcps     sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
 
 	subs subscribers // who hears the sessions (observe.go)
+
+	// The caches below are bounded, so a server that runs for weeks keeps
+	// what its live sessions need and not a trace of every session it saw
+	// (TestServiceDoesNotGrowWithEverySession). Every one is a cache: an
+	// entry let go is read, derived or opened again, never lost.
+
+	// setups: id → *Session, the setups of sessions with a step (then they
+	// never change) or a run (which holds the run lock). Kept while the
+	// session is live: a derivation that finds it ended lets it go
+	// (forgetEnded), and the cap bounds live sessions nobody finishes here.
+	setups *lru[string, *Session]
+	// statuses: id → status.json versions waiting to be written. Held by
+	// each writer that queues a version until it is written, so an entry
+	// lives exactly while a write is pending and none is ever dropped.
+	statuses held[string, statusQueue]
+	// ended: id → the sweep that last listed it, for the sessions the timer
+	// has seen end (not read again). Pruned to what the store still lists
+	// each sweep, and capped; past the cap an ended session is read by every
+	// sweep, as it was before it was seen end.
+	ended  *lru[string, uint64]
+	sweeps atomic.Uint64 // sweeps begun (timer.go)
+	// derived: id → *deriveMemo, the latest derivation from a lent ledger:
+	// only running sessions keep one (derivememo.go), let go when their run
+	// ends; the cap bounds running sessions nobody steps again.
+	derived *lru[string, *deriveMemo]
+	// opened: model spec string and key grant → providers.Provider, opened
+	// once (under mu). Clients name any specs, so it is capped by size, the
+	// least used let go (and opened again when named again).
+	opened *lru[string, providers.Provider]
+	// shown: session, agent, step → []providers.FileInfo, a snapshot as
+	// prompts show it (up to shownTextTotal of text each): capped by size.
+	shown *lru[string, []providers.FileInfo]
+	// tidied: id → struct{}, the sessions opened for writing (openOnce).
+	// Capped by size, not let go when a session ends, so calls that a
+	// finished session refuses do not tidy it again each time: one let go is
+	// tidied again before its next write, as after a restart.
+	tidied *lru[string, struct{}]
+	// starts: id → the mutex of one Start at a time per session here
+	// (starting), held by each start that waits or runs and gone after the
+	// last: never let go while locked or waited on.
+	starts held[string, sync.Mutex]
 
 	mu     sync.Mutex
 	runs   map[string]*Run       // local run loops by session
@@ -112,8 +146,26 @@ func NewService(store Store, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	files, _ := store.(ProjectionStore)
-	return &Service{store: store, files: files, opts: opts, log: opts.Logger, owner: newOwnerID(), runs: map[string]*Run{}}
+	return &Service{store: store, files: files, opts: opts, log: opts.Logger, owner: newOwnerID(), runs: map[string]*Run{},
+		setups: newLRU[string, *Session](setupsMax), ended: newLRU[string, uint64](endedMax),
+		derived: newLRU[string, *deriveMemo](derivedMax), opened: newLRU[string, providers.Provider](openedMax),
+		shown: newLRU[string, []providers.FileInfo](shownCacheMax), tidied: newLRU[string, struct{}](tidiedMax)}
 }
+
+// The caps of the service's caches (Service says why each is capped).
+const (
+	// setupsMax and derivedMax are live sessions stepped here at once, more
+	// than a server runs (each keeps its prompts, or a ledger and a state);
+	// past them a step reads its setup again, or derives again.
+	setupsMax  = 256
+	derivedMax = 256
+	// endedMax is ended step-driven sessions one store lists (an id each).
+	endedMax = 1 << 16
+	// openedMax is distinct model specs and grants in use at once.
+	openedMax = 256
+	// tidiedMax is sessions written to here lately (an id each).
+	tidiedMax = 1024
+)
 
 // dir is the session's directory, or "" when the store keeps none.
 func (svc *Service) dir(id string) string {
@@ -368,12 +420,12 @@ func randomSeed() int64 {
 
 // session reads a session's setup. Once an agent has stepped the setup never
 // changes (criteria can be attached only before the first step), so load
-// caches it from then on, and so does a run while it holds the run lock;
-// before that it is read afresh, so criteria that another process attaches
-// are seen. A MassGen-written one is never cached.
+// caches it from then on while the session is live, and so does a run while
+// it holds the run lock; before that it is read afresh, so criteria that
+// another process attaches are seen. A MassGen-written one is never cached.
 func (svc *Service) session(ctx context.Context, id string) (*Session, error) {
-	if s, ok := svc.setups.Load(id); ok {
-		return s.(*Session), nil
+	if s, ok := svc.setups.Get(id); ok {
+		return s, nil
 	}
 	return svc.readSession(ctx, id)
 }
@@ -407,12 +459,16 @@ func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *St
 		// The setup cannot change once the ledger has an entry, but s was
 		// read before the ledger: criteria attached and a first step landed
 		// in between would leave s the old setup. Read it again, and keep
-		// that one (ours alone until stored here).
+		// that one (ours alone until stored here) while the session is live.
 		if s, err = svc.readSession(ctx, id); err != nil {
 			return nil, nil, nil, err
 		}
-		s.prompts = newPromptSet(s)
-		svc.setups.Store(id, s)
+		st := svc.deriveFrom(s, l, lent, inFlight)
+		if !hasEnded(st) {
+			s.prompts = newPromptSet(s)
+			svc.setups.Put(id, s)
+		}
+		return s, l, st, nil
 	}
 	return s, l, svc.deriveFrom(s, l, lent, inFlight), nil
 }
@@ -476,7 +532,29 @@ func (svc *Service) deriveFrom(s *Session, l *Ledger, lent bool, inFlight map[st
 // derive fills in what older or foreign ledgers lack, then derives.
 func (svc *Service) derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	completeLedger(s, l)
-	return Derive(s, l, inFlight)
+	return svc.forgetEnded(s, Derive(s, l, inFlight))
+}
+
+// hasEnded tells a state whose session has ended: finished, failed or
+// cancelled (until it is resumed).
+func hasEnded(st *State) bool {
+	switch st.Life.Status {
+	case StatusFinished, StatusFailed, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// forgetEnded lets the setup the service keeps for s's session go once a
+// derivation finds the session ended, and returns st: an ended session's
+// setup is read afresh when it is read again, and kept again once it is
+// resumed. Whoever holds it (a run's loop, a step in flight) goes on with
+// its own.
+func (svc *Service) forgetEnded(s *Session, st *State) *State {
+	if hasEnded(st) {
+		svc.setups.Delete(s.ID)
+	}
+	return st
 }
 
 // completeLedger orders entries by step and fills answer numbers and labels
@@ -575,13 +653,13 @@ func (svc *Service) providerOf(s *Session, id string) (providers.Provider, error
 // never share an opened provider.
 func (svc *Service) providerFor(sp providers.Spec) (providers.Provider, error) {
 	key := fmt.Sprintf("%s\x00%t\x00%s", sp.String(), sp.Grant.Operator, sp.Grant.KeyEnv)
-	if p, ok := svc.opened.Load(key); ok {
-		return p.(providers.Provider), nil // every step asks: no lock once opened
+	if p, ok := svc.opened.Get(key); ok {
+		return p, nil // every step asks: the cache's own lock, not mu, which an Open holds
 	}
 	svc.mu.Lock()
 	defer svc.mu.Unlock()
-	if p, ok := svc.opened.Load(key); ok {
-		return p.(providers.Provider), nil
+	if p, ok := svc.opened.Get(key); ok {
+		return p, nil
 	}
 	if svc.opts.Open == nil {
 		return nil, fmt.Errorf("%w: this service cannot call models", ErrBadSpec)
@@ -590,7 +668,7 @@ func (svc *Service) providerFor(sp providers.Spec) (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc.opened.Store(key, p)
+	svc.opened.Put(key, p)
 	return p, nil
 }
 

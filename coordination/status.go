@@ -207,7 +207,7 @@ func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res 
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not render the session's status")
 		return
 	}
-	slot := svc.statusSlot(s.ID)
+	slot := svc.statuses.acquire(s.ID)
 	slot.mu.Lock()
 	slot.queued++
 	slot.latest = write
@@ -217,11 +217,20 @@ func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res 
 		slot.writing = true
 	}
 	slot.mu.Unlock()
+	// The slot is held until this version is written: by the writer started
+	// here, by this call, or else by the background writer already on it,
+	// which writes every version queued before it lets go.
 	switch {
 	case start:
-		go svc.flushStatus(context.WithoutCancel(ctx), s.ID, slot)
+		go func() {
+			svc.flushStatus(context.WithoutCancel(ctx), s.ID, slot)
+			svc.statuses.release(s.ID)
+		}()
 	case !background:
 		svc.flushStatus(ctx, s.ID, slot)
+		svc.statuses.release(s.ID)
+	default:
+		svc.statuses.release(s.ID)
 	}
 }
 
@@ -233,11 +242,6 @@ type statusQueue struct {
 	written uint64                          // versions written
 	latest  func(ctx context.Context) error // the latest version's write
 	writing bool                            // a background writer is on it
-}
-
-func (svc *Service) statusSlot(id string) *statusQueue {
-	q, _ := svc.statuses.LoadOrStore(id, &statusQueue{})
-	return q.(*statusQueue)
 }
 
 // flushStatus runs the latest queued write until none is pending.

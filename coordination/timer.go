@@ -7,14 +7,18 @@ import (
 
 // Sweep is the server's session timer: it decides every step-driven session
 // that has passed its timeout or budget, or has a decision pending, exactly as
-// a step would. Sessions that have ended are remembered and not read again.
+// a step would. Sessions that have ended are remembered and not read again,
+// while the store lists them (and up to endedMax of them).
 func (svc *Service) Sweep(ctx context.Context) error {
 	ids, err := svc.store.Sessions(ctx)
 	if err != nil {
 		return err
 	}
+	sweep := svc.sweeps.Add(1)
+	defer svc.ended.DeleteFunc(func(_ string, seen uint64) bool { return seen != sweep })
 	for _, id := range ids {
-		if _, done := svc.ended.Load(id); done {
+		if _, done := svc.ended.Get(id); done {
+			svc.ended.Put(id, sweep)
 			continue
 		}
 		s, err := svc.session(ctx, id)
@@ -27,7 +31,12 @@ func (svc *Service) Sweep(ctx context.Context) error {
 			continue
 		}
 		if st.Life.Status == StatusFinished || st.Life.Status == StatusFailed {
-			svc.ended.Store(id, true)
+			if svc.ended.Len() < endedMax {
+				// Full, the ones seen first stay: letting the least
+				// recently seen go would have every sweep, which lists
+				// sessions in the same order, read each one again.
+				svc.ended.Put(id, sweep)
+			}
 			svc.closeMCP(id) // ended by its timer, with no step landing
 		}
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package coordination_test
+
+const raceEnabled = false
