@@ -82,12 +82,12 @@ type Options struct {
 // Service is the protocol over a Store: the one road every caller (MCP
 // tools, CLI) takes into coordination.
 type Service struct {
-	store    Store
-	files    ProjectionStore // the store's projections; nil when it keeps none
-	opts     Options
-	log      zerolog.Logger
-	owner    string   // the id this service's run leases carry (leaserun.go)
-	mcps     sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
+	store Store
+	files ProjectionStore // the store's projections; nil when it keeps none
+	opts  Options
+	log   zerolog.Logger
+	owner string   // the id this service's run leases carry (leaserun.go)
+	mcps  sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
 
 	subs subscribers // who hears the sessions (observe.go)
 
