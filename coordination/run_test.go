@@ -258,8 +258,8 @@ func TestUnknownCostMeansBudgetNotEnforced(t *testing.T) {
 }
 
 func TestFinalStrategies(t *testing.T) {
-	for _, final := range []string{coordination.FinalPresent, coordination.FinalSynthesize} {
-		t.Run(final, func(t *testing.T) {
+	for _, final := range []coordination.FinalStrategy{coordination.FinalPresent, coordination.FinalSynthesize} {
+		t.Run(string(final), func(t *testing.T) {
 			models, sc, provs := scriptedTeam(t, 2)
 			h := newHarness(t, provs)
 			s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: final}})

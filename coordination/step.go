@@ -307,10 +307,11 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 	dctx := context.WithoutCancel(ctx)
 	svc.observe(entry)
 	svc.event(dctx, s.ID, landedEvent(entry))
-	_, _, st, res, err := svc.settleResult(dctx, s.ID, "", "", false)
+	set, err := svc.settleResult(dctx, s.ID, "", "", false)
 	if err != nil {
 		return nil, err
 	}
+	st, res := set.st, set.res
 	var consensus ConsensusView
 	switch {
 	case res != nil:

@@ -78,6 +78,22 @@ func TestRunWithTeamFile(t *testing.T) {
 	}
 }
 
+// TestRunFlagsGoOverTheTeamFilesRules: a flag given wins over --config's
+// rule, and a rule no flag sets stays the file's (coordination.Rules.Over).
+func TestRunFlagsGoOverTheTeamFilesRules(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "team.yaml")
+	os.WriteFile(cfg, []byte("agents:\n  - model: sim/strong\n  - model: sim/strong\nrules:\n  consensus: unanimous\n  max_rounds: 4\n  max_answers_per_agent: 2\n"), 0o644)
+	out, code := cli(t, "run", "--json", "--state-dir", dir, "--config", cfg, "--seed", "1", "--max-rounds", "3", "--final", "winner", "What is 17 * 23?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	r := sessionOf(t, dir, out).Rules
+	if r.Consensus != coordination.RuleUnanimous || r.MaxAnswersPerAgent != 2 || r.MaxRounds != 3 || r.Final != coordination.FinalWinner {
+		t.Fatalf("rules %+v: want the file's consensus and answers cap, the flags' max_rounds and final", r)
+	}
+}
+
 func TestBadArgumentsExitOne(t *testing.T) {
 	dir := t.TempDir()
 	cases := [][]string{

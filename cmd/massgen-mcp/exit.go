@@ -34,7 +34,7 @@ const exitCodesHelp = `Exit codes:
 
 // forcedExit is the exit code of a finished run whose winner was not agreed
 // on, by why it stopped.
-func forcedExit(stop string) int {
+func forcedExit(stop coordination.StopReason) int {
 	switch stop {
 	case coordination.StopBudget, coordination.StopTimeout:
 		return exitLimitForced
