@@ -25,7 +25,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	}
 	unlockRun, err := svc.store.LockRun(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("%w; cancel it with cancel_team first, or wait for it", err)
+		return nil, err
 	}
 	defer unlockRun()
 	// The session ends here; a step-driven one's MCP servers have no run
@@ -41,7 +41,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	s, st, res := set.s, set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s already ended (%s); team_status shows its result", ErrSessionFinished, id, Deref(res.StopReason))
+		return nil, finishedError(id, res)
 	case StatusRunning, StatusCancelled:
 		if st.Life.Status == StatusCancelled {
 			if err := svc.resume(ctx, id, "finalized"); err != nil {

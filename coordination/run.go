@@ -186,7 +186,7 @@ func (svc *Service) StartWatching(ctx context.Context, id string, fn func(Progre
 	for _, a := range s.Agents {
 		if a.IsHost() {
 			unlockRun()
-			return nil, false, nil, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
+			return nil, false, nil, fmt.Errorf("%w: %s is a host agent", ErrHostInRunTeam, a.ID)
 		}
 	}
 	if err := svc.startMCP(ctx, s); err != nil {
@@ -596,7 +596,7 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	st, res := set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s already ended (%s); nothing to cancel", ErrSessionFinished, id, Deref(res.StopReason))
+		return nil, fmt.Errorf("%w; nothing to cancel", finishedError(id, res))
 	case StatusCancelled:
 		svc.closeMCP(id) // cancelled elsewhere, say by another process
 		return res, nil

@@ -27,7 +27,7 @@ func cli(t *testing.T, args ...string) (string, int) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err != nil {
-		out.WriteString("error: " + err.Error())
+		out.WriteString("error: " + errorText(err))
 	}
 	return out.String(), exitCode(err)
 }
@@ -233,7 +233,7 @@ func cliIn(t *testing.T, stdin string, args ...string) (string, int) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err != nil {
-		out.WriteString("error: " + err.Error())
+		out.WriteString("error: " + errorText(err))
 	}
 	return out.String(), exitCode(err)
 }
