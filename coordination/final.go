@@ -14,10 +14,8 @@ import (
 // and the final strategy (the session's, or final if given) writes the
 // answer.
 func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy) (*TeamResult, error) {
-	switch final {
-	case "", FinalWinner, FinalPresent, FinalSynthesize:
-	default:
-		return nil, fmt.Errorf("%w: final %q is not one of winner, present, synthesize", ErrBadSettings, final)
+	if err := (Rules{Final: final}).Validate(); err != nil {
+		return nil, err
 	}
 	if r, ok := svc.Running(id); ok {
 		r.cancel(errFinalizing)
