@@ -22,7 +22,7 @@ func Agreed(r *TeamResult) bool {
 // agreement". "" for an agreed winner.
 // waiting names the agents whose steps were still out when the stop was
 // decided (a timeout names them).
-func notAgreed(s *Session, waiting []string, r *TeamResult, how, stop string) string {
+func notAgreed(s *Session, waiting []string, r *TeamResult, how string, stop StopReason) string {
 	if r.Winner == nil {
 		return ""
 	}
@@ -46,7 +46,7 @@ func notAgreed(s *Session, waiting []string, r *TeamResult, how, stop string) st
 }
 
 // stopCause words why a run stopped before its team agreed.
-func stopCause(s *Session, waiting []string, r *TeamResult, stop string) string {
+func stopCause(s *Session, waiting []string, r *TeamResult, stop StopReason) string {
 	rules := s.Rules
 	switch stop {
 	case StopBudget:
@@ -81,7 +81,7 @@ func stopCause(s *Session, waiting []string, r *TeamResult, stop string) string 
 	case StopFinalized:
 		return "finalized before the team agreed"
 	}
-	return "stopped by " + stop
+	return "stopped by " + string(stop)
 }
 
 // roundSeconds is a duration as people read it: "30m0s", "4.2s".

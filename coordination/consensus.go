@@ -99,7 +99,7 @@ func leaders(groups []Group) []Group {
 
 // RuleMet applies the session's consensus rule to a tally and returns the
 // winning agent. A tie never meets a rule.
-func RuleMet(rule string, t Tally) (winner string, ok bool) {
+func RuleMet(rule ConsensusRule, t Tally) (winner string, ok bool) {
 	top := leaders(t.Groups)
 	if len(top) != 1 {
 		return "", false

@@ -16,7 +16,7 @@ func threeWay(t *testing.T, rules Rules) *team {
 func TestConsensusRules(t *testing.T) {
 	cases := []struct {
 		name   string
-		rule   string
+		rule   ConsensusRule
 		votes  [][2]string
 		winner string
 		met    bool

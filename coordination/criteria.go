@@ -136,7 +136,7 @@ func (svc *Service) AttachCriteria(ctx context.Context, id string, items []crite
 	}
 	unlockRun, err := svc.store.LockRun(ctx, id)
 	if err != nil {
-		return fmt.Errorf("%w: %s is being run (%w); attach criteria before the first step, or start a new team with eval_criteria", ErrSessionStarted, id, err)
+		return fmt.Errorf("%w: %s is being run (%w)", ErrSessionStarted, id, err)
 	}
 	defer unlockRun()
 	unlock, err := svc.store.LockSession(ctx, id)
@@ -171,11 +171,11 @@ func (svc *Service) attachable(ctx context.Context, s *Session) error {
 	st := svc.derive(s, l, inFlight)
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed, StatusDecided:
-		return fmt.Errorf("%w: %s has ended (%s), so criteria can no longer guide it; start a new team with eval_criteria", ErrSessionFinished, s.ID, st.Life.Status)
+		return fmt.Errorf("%w: %s has ended (%s), so criteria can no longer guide it", ErrSessionFinished, s.ID, st.Life.Status)
 	}
 	for _, a := range st.Agents {
 		if a.Steps > 0 || a.InFlight {
-			return fmt.Errorf("%w: %s has stepped in %s, and every agent's prompt must stay the same for the whole run; attach criteria before the first step, or start a new team with eval_criteria", ErrSessionStarted, a.ID, s.ID)
+			return fmt.Errorf("%w: %s has stepped in %s, and every agent's prompt must stay the same for the whole run", ErrSessionStarted, a.ID, s.ID)
 		}
 	}
 	return nil

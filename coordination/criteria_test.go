@@ -83,8 +83,8 @@ func TestCriteriaCannotBeAttachedOnceAnAgentHasStepped(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := h.svc.AttachCriteria(context.Background(), s.ID, []criteria.Item{{ID: "E1", Text: "x", Category: "must"}})
-	if !errors.Is(err, coordination.ErrSessionStarted) || !strings.Contains(err.Error(), "attach criteria before the first step, or start a new team with eval_criteria") {
-		t.Errorf("AttachCriteria after a step = %v, want ErrSessionStarted with the fix", err)
+	if !errors.Is(err, coordination.ErrSessionStarted) || !strings.Contains(err.Error(), "agent_a has stepped in "+s.ID) {
+		t.Errorf("AttachCriteria after a step = %v, want ErrSessionStarted naming the agent that stepped", err)
 	}
 	// Generation is refused before the model is called.
 	_, err = h.svc.Criteria(context.Background(), coordination.CriteriaRequest{SessionID: s.ID, Model: "sim/strong"})

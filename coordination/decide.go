@@ -17,7 +17,7 @@ type Decision struct {
 	Revote []string // DecideRevote: who is asked
 	Winner string   // DecideFinish: the winning agent; "" if the session failed
 	How    string   // how_chosen
-	Stop   string   // stop_reason
+	Stop   StopReason
 	Tie    bool
 }
 
@@ -25,7 +25,7 @@ type Decision struct {
 // not empty, is a stop reason (timeout, budget, finalized) that ends the
 // session now whatever its state. Decide is pure: the caller records what it
 // returns.
-func Decide(s *Session, st *State, force string) Decision {
+func Decide(s *Session, st *State, force StopReason) Decision {
 	if st.Life.Status != StatusRunning {
 		return Decision{}
 	}

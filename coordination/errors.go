@@ -16,7 +16,7 @@ var (
 	ErrBadSettings     = errors.New("invalid settings")
 	ErrBadSpec         = errors.New("invalid model spec")
 	ErrBadAction       = errors.New("invalid action")
-	ErrStaleView       = errors.New("the submitted seen_steps are not the latest view issued to this agent")
+	ErrStaleView       = errors.New("the submission does not answer the latest view issued to this agent")
 	ErrNotHost         = errors.New("the agent is not a host agent")
 	ErrHostInRunTeam   = errors.New("teams with host agents cannot be run by the server")
 	ErrBadInput        = errors.New("invalid input")

@@ -13,11 +13,9 @@ import (
 // stopped, the rule is applied to the standing votes or consensus is forced,
 // and the final strategy (the session's, or final if given) writes the
 // answer.
-func (svc *Service) Finalize(ctx context.Context, id, final string) (*TeamResult, error) {
-	switch final {
-	case "", FinalWinner, FinalPresent, FinalSynthesize:
-	default:
-		return nil, fmt.Errorf("%w: final %q is not one of winner, present, synthesize", ErrBadSettings, final)
+func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy) (*TeamResult, error) {
+	if err := (Rules{Final: final}).Validate(); err != nil {
+		return nil, err
 	}
 	if r, ok := svc.Running(id); ok {
 		r.cancel(errFinalizing)
@@ -25,7 +23,7 @@ func (svc *Service) Finalize(ctx context.Context, id, final string) (*TeamResult
 	}
 	unlockRun, err := svc.store.LockRun(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("%w; cancel it with cancel_team first, or wait for it", err)
+		return nil, err
 	}
 	defer unlockRun()
 	// The session ends here; a step-driven one's MCP servers have no run
@@ -34,22 +32,24 @@ func (svc *Service) Finalize(ctx context.Context, id, final string) (*TeamResult
 	if err := svc.openOnce(ctx, id); err != nil {
 		return nil, err
 	}
-	s, _, st, res, err := svc.settle(ctx, id, "", "")
+	set, err := svc.settle(ctx, id, "", "")
 	if err != nil {
 		return nil, err
 	}
+	s, st, res := set.s, set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s already ended (%s); team_status shows its result", ErrSessionFinished, id, Deref(res.StopReason))
+		return nil, finishedError(id, res)
 	case StatusRunning, StatusCancelled:
 		if st.Life.Status == StatusCancelled {
 			if err := svc.resume(ctx, id, "finalized"); err != nil {
 				return nil, err
 			}
 		}
-		if _, _, st, res, err = svc.settle(ctx, id, StopFinalized, final); err != nil {
+		if set, err = svc.settle(ctx, id, StopFinalized, final); err != nil {
 			return nil, err
 		}
+		st, res = set.st, set.res
 		if st.Life.Status != StatusDecided {
 			return res, nil
 		}
@@ -60,7 +60,7 @@ func (svc *Service) Finalize(ctx context.Context, id, final string) (*TeamResult
 // writeFinal runs the final call of a decided session (present or
 // synthesize) and finishes it. If the call fails, the winner's answer stands
 // and the result says why.
-func (svc *Service) writeFinal(ctx context.Context, s *Session, final string) (*TeamResult, error) {
+func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrategy) (*TeamResult, error) {
 	l, err := svc.store.Ledger(ctx, s.ID)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final string) (*
 		if res.Winner != nil {
 			who = append(who, res.Winner.AgentID)
 		}
-		if _, err := svc.store.AppendSession(dctx, s.ID, SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: who, Usage: &usage, Reason: "final call (" + strategy + ")"}); err != nil {
+		if _, err := svc.store.AppendSession(dctx, s.ID, SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: who, Usage: &usage, Reason: "final call (" + string(strategy) + ")"}); err != nil {
 			return nil, err
 		}
 		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
@@ -132,10 +132,10 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final string) (*
 }
 
 // decidedStrategy is the strategy recorded with the decision.
-func decidedStrategy(l *Ledger, s *Session) string {
+func decidedStrategy(l *Ledger, s *Session) FinalStrategy {
 	for i := len(l.Session) - 1; i >= 0; i-- {
 		if e := l.Session[i]; e.Kind == SessionDecided && e.Reason != "" {
-			return e.Reason
+			return FinalStrategy(e.Reason)
 		}
 	}
 	return s.Rules.Final
@@ -143,7 +143,7 @@ func decidedStrategy(l *Ledger, s *Session) string {
 
 // finalCall asks a model for the final deliverable: the winner's model, or,
 // if the winner was dropped or is a host, the first live server agent's.
-func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *TeamResult, strategy string) (string, providers.Usage, string) {
+func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *TeamResult, strategy FinalStrategy) (string, providers.Usage, string) {
 	var model string
 	var writer Agent
 	candidates := append([]*AgentState{st.Agent(res.Winner.AgentID)}, st.Agents...)
@@ -186,7 +186,7 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 }
 
 // finalRequest builds the present or synthesize call.
-func finalRequest(s *Session, st *State, res *TeamResult, strategy string) providers.Request {
+func finalRequest(s *Session, st *State, res *TeamResult, strategy FinalStrategy) providers.Request {
 	var reasons []string
 	for _, v := range res.Votes {
 		if v.Target == res.Winner.AgentID && !v.Stale {

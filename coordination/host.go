@@ -71,7 +71,7 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 	if req.Action == providers.ToolVote && IsVoteStale(&Entry{SeenSteps: issued.SeenSteps}, st.Latest) {
 		// A model's vote on an outdated view cannot be refused in time and is
 		// recorded as stale; a host can take a fresh view, so it is asked to.
-		return nil, fmt.Errorf("%w: a newer answer landed; take a fresh view (step without an action) and vote on what it shows", ErrStaleView)
+		return nil, &StaleViewError{Agent: req.AgentID, Why: ViewOutdated}
 	}
 	v := svc.view(s, st, req.AgentID)
 	// The entry records what the host saw when its view was issued.
@@ -110,11 +110,11 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 func checkIssued(req StepRequest, issued *IssuedView) error {
 	switch {
 	case len(req.SeenSteps) == 0:
-		return fmt.Errorf("%w: seen_steps is missing; call step without an action for a view, then submit with its seen_steps", ErrStaleView)
+		return &StaleViewError{Agent: req.AgentID, Why: ViewMissing}
 	case issued == nil:
-		return fmt.Errorf("%w: no view was issued to %s; call step without an action first", ErrStaleView, req.AgentID)
+		return &StaleViewError{Agent: req.AgentID, Why: ViewNotIssued}
 	case !maps.Equal(issued.SeenSteps, req.SeenSteps):
-		return fmt.Errorf("%w: ask for a fresh view (step without an action) and submit with its seen_steps", ErrStaleView)
+		return &StaleViewError{Agent: req.AgentID, Why: ViewNotLatest}
 	}
 	return nil
 }
@@ -152,8 +152,7 @@ func submission(req StepRequest) string {
 // any other an error naming the step it landed as. Nothing is written.
 func (svc *Service) replayHost(ctx context.Context, s *Session, req StepRequest, issued *IssuedView) (*StepResult, error) {
 	if issued.Submission != submission(req) {
-		return nil, fmt.Errorf("%w: this view was already used: its submission landed as step %d of %s; take a fresh view (step without an action) for another action",
-			ErrStaleView, issued.Landed, req.AgentID)
+		return nil, &StaleViewError{Agent: req.AgentID, Why: ViewUsed, Landed: issued.Landed}
 	}
 	_, l, st, err := svc.load(ctx, s.ID)
 	if err != nil {

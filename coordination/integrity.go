@@ -92,7 +92,7 @@ func (svc *Service) join(ctx context.Context, want *Session, spec TeamSpec, crea
 		return nil, createErr
 	}
 	if diff := settingsDiff(have, want, spec.Seed != nil, len(spec.Criteria) > 0); diff != "" {
-		return nil, fmt.Errorf("%w: session %s exists with another %s; use the same settings to join it, leave them out to resume it, or choose another session_id", ErrSessionExists, want.ID, diff)
+		return nil, fmt.Errorf("%w: session %s exists with another %s", ErrSessionExists, want.ID, diff)
 	}
 	return have, nil
 }
@@ -117,7 +117,7 @@ func settingsDiff(have, want *Session, seed, crit bool) string {
 	case !same(have.Context, want.Context):
 		return "context"
 	case have.Driver != want.Driver:
-		return "driver (run_team or start_team)"
+		return "driver (run by the server, or stepped)"
 	case !same(have.Review, want.Review):
 		return "review"
 	case seed && have.Seed != want.Seed:

@@ -140,8 +140,7 @@ func ThisProcess(id string) LeaseOwner {
 // ErrSessionRunning while cur is held.
 func ClaimLease(id string, cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) (RunLease, error) {
 	if cur.Held(now) {
-		return RunLease{}, fmt.Errorf("session %q is being run by %s (pid %d on %s, alive at %s); wait for it (team_status) or stop it with cancel_team: %w",
-			id, cur.ID, cur.PID, cur.Host, cur.Renewed.Format(time.RFC3339), ErrSessionRunning)
+		return RunLease{}, &RunningError{Session: id, By: holder(cur)}
 	}
 	return claimNext(cur, owner, now, ttl), nil
 }

@@ -32,8 +32,7 @@ type StepLeaseStore interface {
 // on, or ErrAgentBusy while cur is held.
 func ClaimStepLease(id, agent string, cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) (RunLease, error) {
 	if cur.Held(now) {
-		return RunLease{}, fmt.Errorf("agent %q of session %q has a step in flight in %s (pid %d on %s, alive at %s); wait for it to land (team_status): %w",
-			agent, id, cur.ID, cur.PID, cur.Host, cur.Renewed.Format(time.RFC3339), ErrAgentBusy)
+		return RunLease{}, &BusyError{Session: id, Agent: agent, By: holder(cur)}
 	}
 	return claimNext(cur, owner, now, ttl), nil
 }

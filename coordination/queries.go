@@ -13,17 +13,17 @@ import (
 
 // SessionSummary is one session in a listing.
 type SessionSummary struct {
-	SessionID  string    `json:"session_id"`
-	Task       string    `json:"task"` // the first 200 characters
-	Status     string    `json:"status"`
-	Driver     string    `json:"driver"` // run | step
-	Agents     []string  `json:"agents"`
-	Steps      int       `json:"steps"`
-	NextAgents []string  `json:"next_agents"`
-	Winner     *Winner   `json:"winner"`
-	StopReason *string   `json:"stop_reason"`
-	CreatedAt  time.Time `json:"created_at"`
-	Foreign    bool      `json:"written_by_massgen"`
+	SessionID  string      `json:"session_id"`
+	Task       string      `json:"task"` // the first 200 characters
+	Status     string      `json:"status"`
+	Driver     string      `json:"driver"` // run | step
+	Agents     []string    `json:"agents"`
+	Steps      int         `json:"steps"`
+	NextAgents []string    `json:"next_agents"`
+	Winner     *Winner     `json:"winner"`
+	StopReason *StopReason `json:"stop_reason"`
+	CreatedAt  time.Time   `json:"created_at"`
+	Foreign    bool        `json:"written_by_massgen"`
 	// Duration is the finished result's duration, or the time since the
 	// session was created while it is not finished.
 	Duration float64  `json:"duration_seconds"`

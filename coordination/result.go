@@ -15,17 +15,20 @@ const (
 	StatusFailed    = "failed"
 )
 
+// StopReason says why a session stopped (a result's stop_reason).
+type StopReason string
+
 // Stop reasons.
 const (
-	StopConsensus      = "consensus"
-	StopEarlyAgreement = "early_agreement"
-	StopSingleAgent    = "single_agent"
-	StopSplitVote      = "split_vote"
-	StopMaxRounds      = "max_rounds"
-	StopTimeout        = "timeout"
-	StopBudget         = "budget"
-	StopAgentsFailed   = "agents_failed"
-	StopFinalized      = "finalized"
+	StopConsensus      StopReason = "consensus"
+	StopEarlyAgreement StopReason = "early_agreement"
+	StopSingleAgent    StopReason = "single_agent"
+	StopSplitVote      StopReason = "split_vote"
+	StopMaxRounds      StopReason = "max_rounds"
+	StopTimeout        StopReason = "timeout"
+	StopBudget         StopReason = "budget"
+	StopAgentsFailed   StopReason = "agents_failed"
+	StopFinalized      StopReason = "finalized"
 )
 
 // ForcedFirstNote is a forced_first result's how_chosen_note: MassGen's
@@ -48,7 +51,7 @@ const (
 type TeamResult struct {
 	SessionID   string        `json:"session_id"`
 	Status      string        `json:"status"`
-	StopReason  *string       `json:"stop_reason"`
+	StopReason  *StopReason   `json:"stop_reason"`
 	HowChosen   *string       `json:"how_chosen"`
 	Tie         bool          `json:"tie"`
 	Winner      *Winner       `json:"winner"`
@@ -100,7 +103,7 @@ type Winner struct {
 
 // ConsensusView is the tally of standing votes by label.
 type ConsensusView struct {
-	Rule    string         `json:"rule"`
+	Rule    ConsensusRule  `json:"rule"`
 	Reached bool           `json:"reached"`
 	Leader  *string        `json:"leader"` // label with the most standing votes, if one leads
 	Tally   map[string]int `json:"tally"`
@@ -215,7 +218,7 @@ func clonePtr[T any](p *T) *T {
 
 // Deref is *s, or "" for nil: a result's optional texts (final_answer,
 // stop_reason, how_chosen) are pointers so that their JSON can say null.
-func Deref(s *string) string {
+func Deref[T ~string](s *T) T {
 	if s == nil {
 		return ""
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestResultCloneIsDeep(t *testing.T) {
-	stop, how, final, cost, leader := "consensus", "consensus", "42", 0.5, "agent1.1"
+	stop, how, final, cost, leader := StopConsensus, "consensus", "42", 0.5, "agent1.1"
 	r := &TeamResult{
 		SessionID: "s", StopReason: &stop, HowChosen: &how, FinalAnswer: &final, CostUSD: &cost,
 		Winner:     &Winner{AgentID: "a", Label: "agent1.1"},

@@ -40,7 +40,7 @@ func (svc *Service) CreateOrResume(ctx context.Context, req RunRequest) (*Sessio
 			// refused: Create says which.
 		case err == nil:
 			if task := strings.TrimSpace(req.Task); task != "" && task != strings.TrimSpace(s.Task) {
-				return nil, fmt.Errorf("%w: session %s exists with another task; leave the task out to resume it, or choose another session_id", ErrSessionExists, s.ID)
+				return nil, fmt.Errorf("%w: session %s exists with another task", ErrSessionExists, s.ID)
 			}
 			return s, nil
 		case !errors.Is(err, ErrSessionNotFound):

@@ -2,29 +2,41 @@ package coordination
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
+// ConsensusRule says when the standing votes agree (rule consensus).
+type ConsensusRule string
+
 // Consensus rules.
 const (
-	RuleMajority  = "majority"
-	RulePlurality = "plurality"
-	RuleUnanimous = "unanimous"
+	RuleMajority  ConsensusRule = "majority"
+	RulePlurality ConsensusRule = "plurality"
+	RuleUnanimous ConsensusRule = "unanimous"
 )
+
+// FinalStrategy says how a decided session's final answer is written (rule
+// final).
+type FinalStrategy string
 
 // Final strategies.
 const (
-	FinalWinner     = "winner"
-	FinalPresent    = "present"
-	FinalSynthesize = "synthesize"
+	FinalWinner     FinalStrategy = "winner"
+	FinalPresent    FinalStrategy = "present"
+	FinalSynthesize FinalStrategy = "synthesize"
 )
+
+// AnswerFormat says whether answers end in a value that can be compared
+// (rule answer_format).
+type AnswerFormat string
 
 // Answer formats.
 const (
-	FormatFree  = "free"
-	FormatShort = "short"
+	FormatFree  AnswerFormat = "free"
+	FormatShort AnswerFormat = "short"
 )
 
 // Alias orders: how agents are numbered agent1..agentN (rule aliases).
@@ -36,17 +48,17 @@ const (
 // Rules are a session's settings (DESIGN.md §2). A zero field means "use the
 // default"; Normalize fills them in.
 type Rules struct {
-	Consensus          string   `json:"consensus" yaml:"consensus"`
-	MaxRounds          int      `json:"max_rounds" yaml:"max_rounds"`
-	MaxAnswersPerAgent int      `json:"max_answers_per_agent" yaml:"max_answers_per_agent"`
-	TimeoutSeconds     float64  `json:"timeout_seconds" yaml:"timeout_seconds"`
-	StepTimeoutSeconds float64  `json:"step_timeout_seconds" yaml:"step_timeout_seconds"`
-	CostBudgetUSD      *float64 `json:"cost_budget_usd" yaml:"cost_budget_usd"`
-	TokenBudget        *int64   `json:"token_budget" yaml:"token_budget"`
-	MaxAgentFailures   int      `json:"max_agent_failures" yaml:"max_agent_failures"`
-	Final              string   `json:"final" yaml:"final"`
-	AnswerFormat       string   `json:"answer_format" yaml:"answer_format"`
-	EarlyStop          bool     `json:"early_stop" yaml:"early_stop"`
+	Consensus          ConsensusRule `json:"consensus" yaml:"consensus"`
+	MaxRounds          int           `json:"max_rounds" yaml:"max_rounds"`
+	MaxAnswersPerAgent int           `json:"max_answers_per_agent" yaml:"max_answers_per_agent"`
+	TimeoutSeconds     float64       `json:"timeout_seconds" yaml:"timeout_seconds"`
+	StepTimeoutSeconds float64       `json:"step_timeout_seconds" yaml:"step_timeout_seconds"`
+	CostBudgetUSD      *float64      `json:"cost_budget_usd" yaml:"cost_budget_usd"`
+	TokenBudget        *int64        `json:"token_budget" yaml:"token_budget"`
+	MaxAgentFailures   int           `json:"max_agent_failures" yaml:"max_agent_failures"`
+	Final              FinalStrategy `json:"final" yaml:"final"`
+	AnswerFormat       AnswerFormat  `json:"answer_format" yaml:"answer_format"`
+	EarlyStop          bool          `json:"early_stop" yaml:"early_stop"`
 	// Aliases orders the agents' aliases (agentN): random (from the seed) or
 	// alphabetical. Files and team files written before the rename say
 	// "labels" (oldnames.go).
@@ -99,59 +111,28 @@ func DefaultRules() Rules {
 // Normalize fills defaults into unset fields and checks every value, so a
 // session never stores rules it cannot run.
 func (r Rules) Normalize() (Rules, error) {
-	d := DefaultRules()
-	if r.Consensus == "" {
-		r.Consensus = d.Consensus
-	}
-	if r.MaxRounds == 0 {
-		r.MaxRounds = d.MaxRounds
-	}
-	if r.MaxAnswersPerAgent == 0 {
-		r.MaxAnswersPerAgent = d.MaxAnswersPerAgent
-	}
-	if r.TimeoutSeconds == 0 {
-		r.TimeoutSeconds = d.TimeoutSeconds
-	}
-	if r.StepTimeoutSeconds == 0 {
-		r.StepTimeoutSeconds = d.StepTimeoutSeconds
-	}
-	if r.MaxAgentFailures == 0 {
-		r.MaxAgentFailures = d.MaxAgentFailures
-	}
-	if r.Final == "" {
-		r.Final = d.Final
-	}
-	if r.AnswerFormat == "" {
-		r.AnswerFormat = d.AnswerFormat
-	}
-	if r.Aliases == "" {
-		r.Aliases = d.Aliases
-	}
-	if r.RotateOwnLast == nil {
-		r.RotateOwnLast = d.RotateOwnLast
-	}
-	if r.BlindFirst == nil {
-		r.BlindFirst = d.BlindFirst
-	}
-	if r.PeerAnswerTokenCap == 0 {
-		r.PeerAnswerTokenCap = d.PeerAnswerTokenCap
-	}
-	if r.MaxToolCallsPerStep == 0 {
-		r.MaxToolCallsPerStep = d.MaxToolCallsPerStep
-	}
+	r = r.Over(DefaultRules())
+	return r, r.Validate()
+}
 
+// Validate checks the rules as given: every rule that is set must be in its
+// range, and a zero rule, which means "the default", passes. So a request's
+// rules can be checked before a team file's go under them (Over), and
+// Normalize, which fills the defaults first, checks every rule. The error
+// names each rule out of range with its range.
+func (r Rules) Validate() error {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	switch r.Consensus {
-	case RuleMajority, RulePlurality, RuleUnanimous:
-	default:
-		bad("consensus %q is not one of majority, plurality, unanimous", r.Consensus)
+	oneOf := func(name string, v string, allowed ...string) {
+		if v != "" && !slices.Contains(allowed, v) {
+			bad("%s %q is not one of %s", name, v, strings.Join(allowed, ", "))
+		}
 	}
 	// Every number has a range, stated in the refusal: a timeout of 1e10
 	// seconds would overflow a time.Duration and end the session at once.
 	// The float checks are written so that NaN (YAML's .nan) fails them.
 	intIn := func(name string, v, lo, hi int) {
-		if v < lo || v > hi {
+		if v != 0 && (v < lo || v > hi) {
 			bad("%s %d must be between %d and %d", name, v, lo, hi)
 		}
 	}
@@ -160,10 +141,15 @@ func (r Rules) Normalize() (Rules, error) {
 			bad("%s %g must be above 0 and at most %g", name, v, hi)
 		}
 	}
+	oneOf("consensus", string(r.Consensus), string(RuleMajority), string(RulePlurality), string(RuleUnanimous))
 	intIn("max_rounds", r.MaxRounds, 1, MaxRoundsLimit)
 	intIn("max_answers_per_agent", r.MaxAnswersPerAgent, 1, MaxRoundsLimit)
-	floatIn("timeout_seconds", r.TimeoutSeconds, MaxTimeoutSeconds)
-	floatIn("step_timeout_seconds", r.StepTimeoutSeconds, MaxStepTimeoutSeconds)
+	if r.TimeoutSeconds != 0 {
+		floatIn("timeout_seconds", r.TimeoutSeconds, MaxTimeoutSeconds)
+	}
+	if r.StepTimeoutSeconds != 0 {
+		floatIn("step_timeout_seconds", r.StepTimeoutSeconds, MaxStepTimeoutSeconds)
+	}
 	if r.CostBudgetUSD != nil {
 		floatIn("cost_budget_usd", *r.CostBudgetUSD, MaxCostBudgetUSD)
 	}
@@ -171,30 +157,75 @@ func (r Rules) Normalize() (Rules, error) {
 		bad("token_budget %d must be between 1 and %d", *r.TokenBudget, int64(MaxTokenBudget))
 	}
 	intIn("max_agent_failures", r.MaxAgentFailures, 1, MaxRoundsLimit)
-	switch r.Final {
-	case FinalWinner, FinalPresent, FinalSynthesize:
-	default:
-		bad("final %q is not one of winner, present, synthesize", r.Final)
-	}
-	switch r.AnswerFormat {
-	case FormatFree, FormatShort:
-	default:
-		bad("answer_format %q is not one of free, short", r.AnswerFormat)
-	}
-	if r.EarlyStop && r.AnswerFormat != FormatShort {
+	oneOf("final", string(r.Final), string(FinalWinner), string(FinalPresent), string(FinalSynthesize))
+	oneOf("answer_format", string(r.AnswerFormat), string(FormatFree), string(FormatShort))
+	// Unset, answer_format may still come from the rules this set goes over.
+	if r.EarlyStop && r.AnswerFormat != "" && r.AnswerFormat != FormatShort {
 		bad("early_stop needs answer_format short (free answers have no final value to compare)")
 	}
-	switch r.Aliases {
-	case AliasesRandom, AliasesAlphabetical:
-	default:
-		bad("aliases %q is not one of random, alphabetical", r.Aliases)
-	}
+	oneOf("aliases", r.Aliases, AliasesRandom, AliasesAlphabetical)
 	intIn("peer_answer_token_cap", r.PeerAnswerTokenCap, 100, MaxPeerAnswerTokenCap)
 	intIn("max_tool_calls_per_step", r.MaxToolCallsPerStep, 1, MaxToolCallsLimit)
 	if len(problems) > 0 {
-		return r, fmt.Errorf("%w: %s", ErrBadSettings, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", ErrBadSettings, strings.Join(problems, "; "))
 	}
-	return r, nil
+	return nil
+}
+
+// Over is r laid over base: every rule r sets replaces base's, and a rule r
+// leaves zero keeps base's (a true flag cannot be unset by a later false).
+// It is the one overlay: a request's rules over a team file's (mcp), a
+// command's flags over its --config file (the CLI).
+func (r Rules) Over(base Rules) Rules {
+	out := base
+	if r.Consensus != "" {
+		out.Consensus = r.Consensus
+	}
+	if r.MaxRounds != 0 {
+		out.MaxRounds = r.MaxRounds
+	}
+	if r.MaxAnswersPerAgent != 0 {
+		out.MaxAnswersPerAgent = r.MaxAnswersPerAgent
+	}
+	if r.TimeoutSeconds != 0 {
+		out.TimeoutSeconds = r.TimeoutSeconds
+	}
+	if r.StepTimeoutSeconds != 0 {
+		out.StepTimeoutSeconds = r.StepTimeoutSeconds
+	}
+	if r.CostBudgetUSD != nil {
+		out.CostBudgetUSD = r.CostBudgetUSD
+	}
+	if r.TokenBudget != nil {
+		out.TokenBudget = r.TokenBudget
+	}
+	if r.MaxAgentFailures != 0 {
+		out.MaxAgentFailures = r.MaxAgentFailures
+	}
+	if r.Final != "" {
+		out.Final = r.Final
+	}
+	if r.AnswerFormat != "" {
+		out.AnswerFormat = r.AnswerFormat
+	}
+	out.EarlyStop = out.EarlyStop || r.EarlyStop
+	if r.Aliases != "" {
+		out.Aliases = r.Aliases
+	}
+	if r.RotateOwnLast != nil {
+		out.RotateOwnLast = r.RotateOwnLast
+	}
+	if r.BlindFirst != nil {
+		out.BlindFirst = r.BlindFirst
+	}
+	if r.PeerAnswerTokenCap != 0 {
+		out.PeerAnswerTokenCap = r.PeerAnswerTokenCap
+	}
+	if r.MaxToolCallsPerStep != 0 {
+		out.MaxToolCallsPerStep = r.MaxToolCallsPerStep
+	}
+	out.Strict = out.Strict || r.Strict
+	return out
 }
 
 func (r Rules) rotateOwnLast() bool { return r.RotateOwnLast == nil || *r.RotateOwnLast }

@@ -136,7 +136,8 @@ func TestHostVoteOnAnOutdatedViewIsRefused(t *testing.T) {
 	}
 	before := len(h.ledger(s.ID).Agents["me"])
 	_, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: alias(s, "agent_a"), SeenSteps: view.SeenSteps})
-	if !errors.Is(err, coordination.ErrStaleView) || !strings.Contains(err.Error(), "a newer answer landed; take a fresh view") {
+	var stale *coordination.StaleViewError
+	if !errors.As(err, &stale) || stale.Why != coordination.ViewOutdated || !strings.Contains(err.Error(), "a newer answer landed") {
 		t.Fatalf("vote on an outdated view: %v", err)
 	}
 	if n := len(h.ledger(s.ID).Agents["me"]); n != before {

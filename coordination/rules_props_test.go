@@ -64,7 +64,7 @@ func TestResultNeverContradictsItself(t *testing.T) {
 			agents = append(agents, coordination.Agent{ID: fmt.Sprintf("agent_%c", 'a'+i), Model: sp.String()})
 		}
 		rules := coordination.Rules{
-			Consensus:          rapid.SampledFrom([]string{"majority", "plurality", "unanimous"}).Draw(rt, "consensus"),
+			Consensus:          rapid.SampledFrom([]coordination.ConsensusRule{"majority", "plurality", "unanimous"}).Draw(rt, "consensus"),
 			MaxRounds:          rapid.IntRange(1, 6).Draw(rt, "max_rounds"),
 			MaxAnswersPerAgent: rapid.IntRange(1, 3).Draw(rt, "max_answers"),
 			MaxAgentFailures:   rapid.IntRange(1, 3).Draw(rt, "max_failures"),
@@ -99,7 +99,7 @@ func TestResultNeverContradictsItself(t *testing.T) {
 }
 
 // howFits is which stop reasons each how_chosen can end a session with.
-var howFits = map[string][]string{
+var howFits = map[string][]coordination.StopReason{
 	coordination.ChosenConsensus:      {coordination.StopConsensus, coordination.StopTimeout, coordination.StopBudget, coordination.StopFinalized},
 	coordination.ChosenEarlyAgreement: {coordination.StopEarlyAgreement},
 	coordination.ChosenSingleAgent:    {coordination.StopSingleAgent},
@@ -115,10 +115,7 @@ func contradiction(res *coordination.TeamResult, l *coordination.Ledger, short b
 	if res.Status != coordination.StatusFinished && res.Status != coordination.StatusFailed {
 		return "the session did not end: " + res.Status
 	}
-	stop := ""
-	if res.StopReason != nil {
-		stop = *res.StopReason
-	}
+	stop := coordination.Deref(res.StopReason)
 	if res.Winner == nil {
 		if res.Status != coordination.StatusFailed || res.HowChosen != nil || res.Consensus.Reached {
 			return "a result without a winner must be a failed session that reached nothing"

@@ -12,14 +12,14 @@ import (
 
 // Progress is one thing worth telling a waiting caller while a run goes on.
 type Progress struct {
-	SessionID string    `json:"session_id"`
-	Kind      string    `json:"kind"` // step_started, answer, vote, error, revote, decided, finished, cancelled
-	Agent     string    `json:"agent_id,omitempty"`
-	Message   string    `json:"message"`
-	Steps     int       `json:"steps"`
-	Standing  int       `json:"standing"` // standing votes now
-	Live      int       `json:"live"`     // agents not dropped
-	Time      time.Time `json:"timestamp"`
+	SessionID string       `json:"session_id"`
+	Kind      ProgressKind `json:"kind"`
+	Agent     string       `json:"agent_id,omitempty"`
+	Message   string       `json:"message"`
+	Steps     int          `json:"steps"`
+	Standing  int          `json:"standing"` // standing votes now
+	Live      int          `json:"live"`     // agents not dropped
+	Time      time.Time    `json:"timestamp"`
 }
 
 // Run is a session's run loop in this process. Its progress is heard
@@ -142,7 +142,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	for _, a := range s.Agents {
 		if a.IsHost() {
 			unlockRun()
-			return nil, false, fmt.Errorf("%w: %s is a host agent; drive this team with start_team and step", ErrHostInRunTeam, a.ID)
+			return nil, false, fmt.Errorf("%w: %s is a host agent", ErrHostInRunTeam, a.ID)
 		}
 	}
 	if err := svc.startMCP(ctx, s); err != nil {
@@ -355,13 +355,13 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		}
 		switch st.Life.Status {
 		case StatusFinished, StatusFailed:
-			svc.tell(svc.progress(s, st, "finished", "", finishedMessage(res)))
+			svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
 			return res, nil
 		case StatusDecided:
-			svc.tell(svc.progress(s, st, "decided", "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
+			svc.tell(svc.progress(s, st, ProgressDecided, "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
 			return svc.writeFinal(ctx, s, "")
 		case StatusCancelled:
-			svc.tell(svc.progress(s, st, "cancelled", "", "session cancelled"))
+			svc.tell(svc.progress(s, st, ProgressCancelled, "", "session cancelled"))
 			return res, nil
 		}
 		// Launch in a fixed order — fewest steps first, then team order —
@@ -381,7 +381,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				break
 			}
 			if svc.hears(s.ID, ObservedProgress) {
-				svc.tell(svc.progress(s, st, "step_started", id, id+" is working"))
+				svc.tell(svc.progress(s, st, ProgressStepStarted, id, id+" is working"))
 			}
 			if workers == len(own) {
 				workers++
@@ -394,7 +394,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		if unaffordable && len(own) == 0 {
 			// Nothing in flight and the next step would overrun the budget:
 			// the budget ends the session now.
-			if _, _, _, _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
+			if _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
 				return svc.stop(dctx, r, s, own, results, err)
 			}
 			continue
@@ -506,14 +506,15 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	}
 	switch {
 	case errors.Is(cause, errTimeout):
-		_, _, st, res, err := svc.settle(ctx, s.ID, StopTimeout, "")
+		set, err := svc.settle(ctx, s.ID, StopTimeout, "")
 		if err != nil {
 			return nil, err
 		}
+		st, res := set.st, set.res
 		if st.Life.Status == StatusDecided {
 			return svc.writeFinal(ctx, s, "")
 		}
-		svc.tell(svc.progress(s, st, "finished", "", finishedMessage(res)))
+		svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
 		return res, nil
 	case errors.Is(cause, errFinalizing):
 		// finalize_team took over: the run ends here without a verdict of its
@@ -526,7 +527,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
 		res, err := svc.markCancelled(ctx, s.ID, "run cancelled")
 		if err == nil {
-			svc.tell(Progress{SessionID: s.ID, Kind: "cancelled", Message: "session cancelled; resume it to continue", Time: svc.now()})
+			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
 		}
 		return res, err
 	}
@@ -567,13 +568,14 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 		r.Cancel()
 		<-r.Done()
 	}
-	_, _, st, res, err := svc.settle(ctx, id, "", "")
+	set, err := svc.settle(ctx, id, "", "")
 	if err != nil {
 		return nil, err
 	}
+	st, res := set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s already ended (%s); nothing to cancel", ErrSessionFinished, id, Deref(res.StopReason))
+		return nil, fmt.Errorf("%w; nothing to cancel", finishedError(id, res))
 	case StatusCancelled:
 		svc.closeMCP(id) // cancelled elsewhere, say by another process
 		return res, nil
@@ -591,7 +593,7 @@ func finishedMessage(res *TeamResult) string {
 }
 
 // progress builds a progress message from a state.
-func (svc *Service) progress(s *Session, st *State, kind, agent, msg string) Progress {
+func (svc *Service) progress(s *Session, st *State, kind ProgressKind, agent, msg string) Progress {
 	t := CountStanding(s, st)
 	return Progress{SessionID: s.ID, Kind: kind, Agent: agent, Message: msg, Steps: st.Steps, Standing: t.Voters, Live: t.Live, Time: svc.now()}
 }
@@ -644,14 +646,14 @@ func (svc *Service) stepProgress(ctx context.Context, s *Session, res *StepResul
 	return Progress{SessionID: s.ID, Kind: kindOfAction(res.Action), Agent: res.AgentID, Message: msg, Standing: standing, Live: live, Time: svc.now()}
 }
 
-func kindOfAction(a string) string {
+func kindOfAction(a string) ProgressKind {
 	switch a {
 	case "new_answer":
-		return "answer"
+		return ProgressAnswer
 	case "vote":
-		return "vote"
+		return ProgressVote
 	}
-	return "error"
+	return ProgressError
 }
 
 // affordable tells whether one more step may be launched under the session's

@@ -258,8 +258,8 @@ func TestUnknownCostMeansBudgetNotEnforced(t *testing.T) {
 }
 
 func TestFinalStrategies(t *testing.T) {
-	for _, final := range []string{coordination.FinalPresent, coordination.FinalSynthesize} {
-		t.Run(final, func(t *testing.T) {
+	for _, final := range []coordination.FinalStrategy{coordination.FinalPresent, coordination.FinalSynthesize} {
+		t.Run(string(final), func(t *testing.T) {
 			models, sc, provs := scriptedTeam(t, 2)
 			h := newHarness(t, provs)
 			s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: final}})
@@ -321,6 +321,9 @@ func TestFinalizeForcesAnEndNow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := h.svc.Finalize(ctx, s.ID, "best"); !errors.Is(err, coordination.ErrBadSettings) || !strings.Contains(err.Error(), `final "best" is not one of winner, present, synthesize`) {
+		t.Fatalf("an unknown final strategy = %v, want ErrBadSettings naming the strategies", err)
+	}
 	res, err := h.svc.Finalize(ctx, s.ID, "")
 	if err != nil {
 		t.Fatal(err)
@@ -328,8 +331,10 @@ func TestFinalizeForcesAnEndNow(t *testing.T) {
 	if *res.StopReason != coordination.StopFinalized || *res.HowChosen != coordination.ChosenForcedFirst || res.Winner.AgentID != "agent_a" {
 		t.Fatalf("got %s", mustJSON(res))
 	}
-	if _, err := h.svc.Finalize(ctx, s.ID, ""); err == nil {
-		t.Fatal("finalizing twice is an error")
+	_, err = h.svc.Finalize(ctx, s.ID, "")
+	var ended *coordination.FinishedError
+	if !errors.As(err, &ended) || ended.Session != s.ID || ended.Stop != coordination.StopFinalized {
+		t.Fatalf("finalizing twice = %v, want a FinishedError saying it was finalized", err)
 	}
 }
 

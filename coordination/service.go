@@ -352,7 +352,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	if spec.Driver != DriverStep {
 		for _, a := range agents {
 			if a.IsHost() {
-				return nil, fmt.Errorf("%w: %s is a host agent; create the team with start_team and drive it with step", ErrHostInRunTeam, a.ID)
+				return nil, fmt.Errorf("%w: %s is a host agent", ErrHostInRunTeam, a.ID)
 			}
 		}
 	}

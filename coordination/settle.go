@@ -14,23 +14,32 @@ import (
 // releasing its step lock, so the last step to land always decides and no
 // decision is lost. force, if set, ends the session now with that stop
 // reason; final, if set, overrides the session's final strategy.
-func (svc *Service) settle(ctx context.Context, id, force, final string) (*Session, *Ledger, *State, *TeamResult, error) {
+func (svc *Service) settle(ctx context.Context, id string, force StopReason, final FinalStrategy) (settled, error) {
 	return svc.settleResult(ctx, id, force, final, true)
+}
+
+// settled is what settling leaves: the session, its ledger and derived
+// state, and its result.
+type settled struct {
+	s   *Session
+	l   *Ledger
+	st  *State
+	res *TeamResult // nil for a running session when the caller asked for less
 }
 
 // settleResult is settle; without full, a session that goes on running gets
 // no result (nil) and no status.json unless the store keeps one: a landing
 // step needs only the tally, and building the whole result was a sixth of a
 // step's CPU.
-func (svc *Service) settleResult(ctx context.Context, id, force, final string, full bool) (*Session, *Ledger, *State, *TeamResult, error) {
+func (svc *Service) settleResult(ctx context.Context, id string, force StopReason, final FinalStrategy, full bool) (settled, error) {
 	unlock, err := svc.store.LockSession(ctx, id)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return settled{}, err
 	}
 	defer unlock()
 	s, l, st, err := svc.load(ctx, id)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return settled{}, err
 	}
 	if st.Life.Status == StatusRunning && force == "" {
 		if reason := svc.overLimit(s, l); reason != "" {
@@ -41,10 +50,10 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 		// A step in flight when the end was decided, or a cancelled call's
 		// usage, landed after it: the result carries it.
 		if err := svc.amend(ctx, s, l, st, rec); err != nil {
-			return nil, nil, nil, nil, err
+			return settled{}, err
 		}
 		if l, err = svc.ledger(ctx, id); err != nil {
-			return nil, nil, nil, nil, err
+			return settled{}, err
 		}
 		st = svc.derive(s, l, nil)
 	}
@@ -52,15 +61,15 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 	switch d.Kind {
 	case DecideRevote:
 		if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
-			return nil, nil, nil, nil, err
+			return settled{}, err
 		}
 		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %s asked to vote again", Count(len(d.Revote), "agent")), Data: map[string]any{"agents": d.Revote}})
 		if l, err = svc.ledger(ctx, id); err != nil {
-			return nil, nil, nil, nil, err
+			return settled{}, err
 		}
 		inFlight, err := svc.store.InFlight(ctx, id)
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return settled{}, err
 		}
 		st = svc.derive(s, l, inFlight)
 	case DecideFinish:
@@ -86,21 +95,21 @@ func (svc *Service) settleResult(ctx context.Context, id, force, final string, f
 			kind = SessionDecided
 		}
 		if err := svc.record(ctx, s, kind, res, strategy); err != nil {
-			return nil, nil, nil, nil, err
+			return settled{}, err
 		}
 		if l, err = svc.ledger(ctx, id); err != nil {
-			return nil, nil, nil, nil, err
+			return settled{}, err
 		}
 		st = svc.derive(s, l, nil)
 	}
 	if !full && st.Life.Status == StatusRunning && !svc.keepsFiles() {
-		return s, l, st, nil, nil
+		return settled{s: s, l: l, st: st}, nil
 	}
 	res := svc.snapshot(s, l, st)
 	// Off the critical path while running: the file store's rename over the
 	// old status.json costs a flush, and the next step should not wait for it.
 	svc.writeStatusSoon(ctx, s, st, res)
-	return s, l, st, res, nil
+	return settled{s: s, l: l, st: st, res: res}, nil
 }
 
 // amend records the finished result again, refreshed, when entries or
@@ -113,7 +122,7 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 	strategy := s.Rules.Final
 	for i := len(l.Session) - 1; i >= 0; i-- {
 		if e := l.Session[i]; e.Kind == SessionFinished {
-			strategy = e.Reason
+			strategy = FinalStrategy(e.Reason)
 			break
 		}
 	}
@@ -122,11 +131,11 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 
 // record appends a decided or finished entry under the session lock (a
 // store that keeps projections writes the final files from a finished one).
-func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy string) error {
+func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
 	if kind == SessionFinished {
 		svc.finishFiles(s, res)
 	}
-	if _, err := svc.store.AppendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: strategy}); err != nil {
+	if _, err := svc.store.AppendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("session %s", res.Status)
@@ -141,7 +150,7 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 
 // overLimit reports a budget that the ledger has used up ("budget"), or the
 // timeout of a session driven step by step ("timeout").
-func (svc *Service) overLimit(s *Session, l *Ledger) string {
+func (svc *Service) overLimit(s *Session, l *Ledger) StopReason {
 	r := s.Rules
 	if r.CostBudgetUSD != nil || r.TokenBudget != nil {
 		sp := spendOf(l)
@@ -189,8 +198,8 @@ func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*
 		return l, st, res, err
 	}
 	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
-		_, l, st, res, err := svc.settleResult(ctx, s.ID, "", "", full)
-		return l, st, res, err
+		set, err := svc.settleResult(ctx, s.ID, "", "", full)
+		return set.l, set.st, set.res, err
 	}
 	if !full && st.Life.Status == StatusRunning {
 		return l, st, nil, nil
@@ -224,7 +233,7 @@ func (svc *Service) recordUsage(ctx context.Context, id, agent string, u provide
 		svc.log.Warn().Err(err).Str("session", id).Msg("could not record a cancelled call's usage")
 		return
 	}
-	if _, _, _, _, err := svc.settle(ctx, id, "", ""); err != nil {
+	if _, err := svc.settle(ctx, id, "", ""); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).Msg("could not settle after a cancelled call")
 	}
 }

@@ -49,7 +49,7 @@ func TestSimTeamsAlwaysFinish(t *testing.T) {
 			models = append(models, rapid.SampledFrom(profiles).Draw(rt, "model"))
 		}
 		rules := coordination.Rules{
-			Consensus:          rapid.SampledFrom([]string{"majority", "plurality", "unanimous"}).Draw(rt, "consensus"),
+			Consensus:          rapid.SampledFrom([]coordination.ConsensusRule{"majority", "plurality", "unanimous"}).Draw(rt, "consensus"),
 			MaxRounds:          rapid.IntRange(1, 6).Draw(rt, "max_rounds"),
 			MaxAnswersPerAgent: rapid.IntRange(1, 4).Draw(rt, "max_answers"),
 		}

@@ -45,7 +45,7 @@ func TestStatusJSONKeepsMassGenFieldNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := readStatusFile(t, store.Dir(s.ID))
-	if m["finish_reason"] != "completed" || m["is_complete"] != true || m["stop_reason"] != *res.StopReason || m["how_chosen"] != *res.HowChosen {
+	if m["finish_reason"] != "completed" || m["is_complete"] != true || m["stop_reason"] != string(*res.StopReason) || m["how_chosen"] != *res.HowChosen {
 		t.Fatalf("finished: %v", m)
 	}
 	meta := m["meta"].(map[string]any)

@@ -39,7 +39,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	host := ag.IsHost()
 	switch {
 	case req.Action != "" && !host:
-		return nil, fmt.Errorf("%w: %s is run by the server (%s); call step without an action and the server calls its model", ErrNotHost, ag.ID, ag.Model)
+		return nil, fmt.Errorf("%w: %s is run by the server (%s)", ErrNotHost, ag.ID, ag.Model)
 	case req.Action != "" && req.Action != providers.ToolNewAnswer && req.Action != providers.ToolVote:
 		return nil, fmt.Errorf("%w: action %q must be new_answer or vote", ErrBadAction, req.Action)
 	}
@@ -59,10 +59,8 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 		return nil, err
 	}
 	switch st.Life.Status {
-	case StatusFinished, StatusFailed:
-		return nil, fmt.Errorf("%w: %s ended (%s); team_status shows its result", ErrSessionFinished, s.ID, Deref(res.StopReason))
-	case StatusDecided:
-		return nil, fmt.Errorf("%w: %s is decided (%s wins); call finalize_team to write the final answer", ErrSessionFinished, s.ID, res.Winner.Label)
+	case StatusFinished, StatusFailed, StatusDecided:
+		return nil, finishedError(s.ID, res)
 	case StatusCancelled:
 		if host && req.Action == "" {
 			break
@@ -310,10 +308,11 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 		svc.publish(Observation{SessionID: s.ID, Kind: ObservedEntry, Entry: &e})
 	}
 	svc.event(dctx, s.ID, landedEvent(entry))
-	_, _, st, res, err := svc.settleResult(dctx, s.ID, "", "", false)
+	set, err := svc.settleResult(dctx, s.ID, "", "", false)
 	if err != nil {
 		return nil, err
 	}
+	st, res := set.st, set.res
 	var consensus ConsensusView
 	switch {
 	case res != nil:

@@ -78,8 +78,8 @@ func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
 		SessionID:    a.SessionID,
 		Rules:        coordination.Rules{TimeoutSeconds: a.TimeoutSeconds},
 	}
-	if a.TimeoutSeconds < 0 {
-		return spec, fmt.Errorf("%w: timeout_seconds %g must be above 0 and at most %d", coordination.ErrBadSettings, a.TimeoutSeconds, coordination.MaxTimeoutSeconds)
+	if err := spec.Rules.Validate(); err != nil {
+		return spec, err
 	}
 	if len(a.Objective) > MaxTaskBytes {
 		return spec, fmt.Errorf("%w: the objective is %s, over the limit of %s; say what you are about to do and keep the material for context", coordination.ErrBadInput, sizeText(int64(len(a.Objective))), sizeText(MaxTaskBytes))

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ var fixes = []errorFix{
 	{coordination.ErrDamaged, "session_damaged", "the operator runs `massgen-mcp fsck <session_id>` to see the damage and `fsck --repair` to move it aside (nothing is deleted), or restores the file from a backup."},
 	{coordination.ErrDiskFull, "disk_full", "free space on the server's disk (the message says how much), then resume with run_team{session_id}."},
 	{coordination.ErrSessionFinished, "session_finished", "read the result with team_status; start a new team to work on the task again."},
-	{coordination.ErrSessionStarted, "session_started", "attach criteria right after start_team, before any step; or start a new team with eval_criteria (generate_eval_criteria without session_id returns them)."},
+	{coordination.ErrSessionStarted, "session_started", "attach criteria before the first step (right after start_team), or start a new team with eval_criteria (generate_eval_criteria without session_id returns them)."},
 	{coordination.ErrSessionRunning, "session_running", "it is running in another process: follow it with team_status, or stop it with cancel_team first."},
 	{errTeamNotFound, "team_not_found", "name one of the teams list_backends lists (the operator's files under serve --teams-dir), or give models or agents instead."},
 	{coordination.ErrHostInRunTeam, "host_in_run_team", "create the team with start_team and drive it with step (host agents act through step views)."},
@@ -56,6 +57,31 @@ var fixes = []errorFix{
 	{coordination.ErrBadInput, "bad_input", "correct the argument named above and call again."},
 	{context.Canceled, "cancelled", "the request was cancelled; a cancelled session resumes with run_team{session_id} (or by stepping it again)."},
 	{context.DeadlineExceeded, "timeout", "the request ran out of time; team_status shows where the session stands."},
+}
+
+// factFix words the fix of err, matched as kind, from the facts its typed
+// error carries where they call for more than the kind's line; "" if not.
+func factFix(kind, err error) string {
+	var fin *coordination.FinishedError
+	var e *coordination.StaleViewError
+	switch {
+	case kind == coordination.ErrSessionFinished && errors.As(err, &fin) && fin.Status == coordination.StatusDecided:
+		// Decided is not over for the caller, who has the final answer written.
+		return "call finalize_team to write the final answer (team_status shows the winner)."
+	case kind != coordination.ErrStaleView || !errors.As(err, &e):
+		return ""
+	}
+	switch e.Why {
+	case coordination.ViewMissing:
+		return "send seen_steps with the submission: call step for this agent without an action for a view, then submit with its seen_steps."
+	case coordination.ViewNotIssued:
+		return "call step for this agent without an action first to get a view, then submit with its seen_steps."
+	case coordination.ViewOutdated:
+		return "take a fresh view (step without an action) and vote on what it shows."
+	case coordination.ViewUsed:
+		return "take a fresh view (step without an action) for another action; resending the same submission returns its result."
+	}
+	return ""
 }
 
 // errorResult turns any error into an isError tool result: the error's own
@@ -81,7 +107,7 @@ func (h *handler) errorResult(ctx context.Context, tool string, err error) *mcpg
 func classify(err error) (code, fix string) {
 	for _, f := range fixes {
 		if errors.Is(err, f.err) {
-			return f.code, f.fix
+			return f.code, cmp.Or(factFix(f.err, err), f.fix)
 		}
 	}
 	return "internal", "this is not something the arguments can fix; team_status shows the session's state, and the server log (stderr) has the details."

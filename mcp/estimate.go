@@ -26,7 +26,7 @@ func (h *handler) estimate(ctx context.Context, t TeamSettings) (*mcpgo.CallTool
 		return nil, err
 	}
 	w := wireEstimate(*e)
-	res := TeamResult{Status: "estimate", Estimate: &w, Consensus: ConsensusView{Rule: spec.Rules.Consensus, Tally: map[string]int{}}, Votes: []VoteView{}, Answers: []AnswerView{}, NextAgents: []string{},
+	res := TeamResult{Status: "estimate", Estimate: &w, Consensus: ConsensusView{Rule: string(spec.Rules.Consensus), Tally: map[string]int{}}, Votes: []VoteView{}, Answers: []AnswerView{}, NextAgents: []string{},
 		Agents: []AgentUsage{}, Dropped: []DroppedAgent{}}
 	return mcpgo.NewToolResultStructured(res, report.Estimate(e)), nil
 }

@@ -5,6 +5,8 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // finalizeTeamArgs are finalize_team's arguments.
@@ -28,7 +30,7 @@ func finalizeTeamTool(h *handler) server.ServerTool {
 func (h *handler) finalizeTeam(ctx context.Context, req mcpgo.CallToolRequest, args finalizeTeamArgs) (*mcpgo.CallToolResult, error) {
 	p := h.startProgress(ctx, req)
 	p.report("finalizing " + args.SessionID)
-	res, err := h.svc(ctx).Finalize(ctx, args.SessionID, args.Final)
+	res, err := h.svc(ctx).Finalize(ctx, args.SessionID, coordination.FinalStrategy(args.Final))
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
 	if err != nil {

@@ -73,27 +73,22 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 		SessionID: t.SessionID,
 		Driver:    driver,
 		Rules: coordination.Rules{
-			Consensus:          t.Consensus,
+			Consensus:          coordination.ConsensusRule(t.Consensus),
 			MaxRounds:          t.MaxRounds,
 			MaxAnswersPerAgent: t.MaxAnswersPerAgent,
 			TimeoutSeconds:     t.TimeoutSeconds,
 			CostBudgetUSD:      t.CostBudgetUSD,
 			TokenBudget:        t.TokenBudget,
-			Final:              t.Final,
-			AnswerFormat:       t.AnswerFormat,
+			Final:              coordination.FinalStrategy(t.Final),
+			AnswerFormat:       coordination.AnswerFormat(t.AnswerFormat),
 			EarlyStop:          t.EarlyStop,
 			Strict:             t.Strict,
 		},
 	}
-	// Zero means "default" to coordination, so a negative number is the only
-	// out-of-range value that would otherwise slip through as a default.
-	switch {
-	case t.MaxRounds < 0:
-		return spec, fmt.Errorf("%w: max_rounds %d must be between 1 and %d", coordination.ErrBadSettings, t.MaxRounds, coordination.MaxRoundsLimit)
-	case t.MaxAnswersPerAgent < 0:
-		return spec, fmt.Errorf("%w: max_answers_per_agent %d must be between 1 and %d", coordination.ErrBadSettings, t.MaxAnswersPerAgent, coordination.MaxRoundsLimit)
-	case t.TimeoutSeconds < 0:
-		return spec, fmt.Errorf("%w: timeout_seconds %g must be above 0 and at most %d", coordination.ErrBadSettings, t.TimeoutSeconds, coordination.MaxTimeoutSeconds)
+	// The caller's rules are checked before any file is read; a team file's
+	// rules go under them later (Over), and Create checks the whole set.
+	if err := spec.Rules.Validate(); err != nil {
+		return spec, err
 	}
 	if err := checkTextSizes(t); err != nil {
 		return spec, err

@@ -117,42 +117,8 @@ func (h *handler) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
 	spec.Agents = append([]coordination.Agent(nil), team.Agents...)
 	spec.Context = append(append([]string(nil), team.Context...), spec.Context...)
 	spec.Contexts = append(append([]workspace.Context(nil), team.Dirs...), spec.Contexts...) // the operator's directories: no roots apply
-	spec.Rules = overlayRules(team.Rules, spec.Rules)
+	spec.Rules = spec.Rules.Over(team.Rules)
 	return nil
-}
-
-// overlayRules is the file's rules with every rule the caller set on top
-// (zero values mean "not set", as everywhere in TeamSettings).
-func overlayRules(file, caller coordination.Rules) coordination.Rules {
-	r := file
-	if caller.Consensus != "" {
-		r.Consensus = caller.Consensus
-	}
-	if caller.MaxRounds != 0 {
-		r.MaxRounds = caller.MaxRounds
-	}
-	if caller.MaxAnswersPerAgent != 0 {
-		r.MaxAnswersPerAgent = caller.MaxAnswersPerAgent
-	}
-	if caller.TimeoutSeconds != 0 {
-		r.TimeoutSeconds = caller.TimeoutSeconds
-	}
-	if caller.CostBudgetUSD != nil {
-		r.CostBudgetUSD = caller.CostBudgetUSD
-	}
-	if caller.TokenBudget != nil {
-		r.TokenBudget = caller.TokenBudget
-	}
-	if caller.Final != "" {
-		r.Final = caller.Final
-	}
-	if caller.AnswerFormat != "" {
-		r.AnswerFormat = caller.AnswerFormat
-	}
-	if caller.EarlyStop {
-		r.EarlyStop = true
-	}
-	return r
 }
 
 // relative keeps the teams directory's own path out of what a client reads.

@@ -86,7 +86,7 @@ func wireCheckpointResult(v checkpoint.Result) CheckpointResult {
 	out := CheckpointResult{
 		SessionID: v.SessionID, Status: v.Status, Verdict: v.Verdict, Plan: wirePlan(v.Plan),
 		Winner: wireWinnerPtr(v.Winner), Votes: wireVoteViews(v.Votes), HowChosen: v.HowChosen,
-		StopReason: v.StopReason, FinalAnswer: v.FinalAnswer, Steps: v.Steps, Usage: wireUsageView(v.Usage),
+		StopReason: (*string)(v.StopReason), FinalAnswer: v.FinalAnswer, Steps: v.Steps, Usage: wireUsageView(v.Usage),
 		CostUSD: v.CostUSD, Duration: v.Duration, SessionDir: v.SessionDir,
 	}
 	if v.Concerns != nil {

@@ -12,7 +12,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 	return TeamResult{
 		SessionID:      v.SessionID,
 		Status:         v.Status,
-		StopReason:     v.StopReason,
+		StopReason:     (*string)(v.StopReason),
 		HowChosen:      v.HowChosen,
 		Tie:            v.Tie,
 		Winner:         wireWinnerPtr(v.Winner),
@@ -87,7 +87,7 @@ func wireWinner(v coordination.Winner) Winner {
 
 func wireConsensusView(v coordination.ConsensusView) ConsensusView {
 	return ConsensusView{
-		Rule:    v.Rule,
+		Rule:    string(v.Rule),
 		Reached: v.Reached,
 		Leader:  v.Leader,
 		Tally:   v.Tally,
@@ -161,7 +161,7 @@ func wireApplied(v workspace.Applied) Applied {
 
 func wireRules(v coordination.Rules) Rules {
 	return Rules{
-		Consensus:           v.Consensus,
+		Consensus:           string(v.Consensus),
 		MaxRounds:           v.MaxRounds,
 		MaxAnswersPerAgent:  v.MaxAnswersPerAgent,
 		TimeoutSeconds:      v.TimeoutSeconds,
@@ -169,8 +169,8 @@ func wireRules(v coordination.Rules) Rules {
 		CostBudgetUSD:       v.CostBudgetUSD,
 		TokenBudget:         v.TokenBudget,
 		MaxAgentFailures:    v.MaxAgentFailures,
-		Final:               v.Final,
-		AnswerFormat:        v.AnswerFormat,
+		Final:               string(v.Final),
+		AnswerFormat:        string(v.AnswerFormat),
 		EarlyStop:           v.EarlyStop,
 		Aliases:             v.Aliases,
 		RotateOwnLast:       v.RotateOwnLast,

@@ -27,7 +27,7 @@ func cli(t *testing.T, args ...string) (string, int) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err != nil {
-		out.WriteString("error: " + err.Error())
+		out.WriteString("error: " + errorText(err))
 	}
 	return out.String(), exitCode(err)
 }
@@ -75,6 +75,22 @@ func TestRunWithTeamFile(t *testing.T) {
 	os.WriteFile(cfg, []byte("agents:\n  - modle: sim\n"), 0o644)
 	if out, code := cli(t, "run", "--state-dir", dir, "--config", cfg, "x"); code != 1 || !strings.Contains(out, "modle") {
 		t.Fatalf("a typo in team.yaml is exit 1 naming it: %d %s", code, out)
+	}
+}
+
+// TestRunFlagsGoOverTheTeamFilesRules: a flag given wins over --config's
+// rule, and a rule no flag sets stays the file's (coordination.Rules.Over).
+func TestRunFlagsGoOverTheTeamFilesRules(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "team.yaml")
+	os.WriteFile(cfg, []byte("agents:\n  - model: sim/strong\n  - model: sim/strong\nrules:\n  consensus: unanimous\n  max_rounds: 4\n  max_answers_per_agent: 2\n"), 0o644)
+	out, code := cli(t, "run", "--json", "--state-dir", dir, "--config", cfg, "--seed", "1", "--max-rounds", "3", "--final", "winner", "What is 17 * 23?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	r := sessionOf(t, dir, out).Rules
+	if r.Consensus != coordination.RuleUnanimous || r.MaxAnswersPerAgent != 2 || r.MaxRounds != 3 || r.Final != coordination.FinalWinner {
+		t.Fatalf("rules %+v: want the file's consensus and answers cap, the flags' max_rounds and final", r)
 	}
 }
 
@@ -217,7 +233,7 @@ func cliIn(t *testing.T, stdin string, args ...string) (string, int) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err != nil {
-		out.WriteString("error: " + err.Error())
+		out.WriteString("error: " + errorText(err))
 	}
 	return out.String(), exitCode(err)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -34,7 +35,7 @@ const exitCodesHelp = `Exit codes:
 
 // forcedExit is the exit code of a finished run whose winner was not agreed
 // on, by why it stopped.
-func forcedExit(stop string) int {
+func forcedExit(stop coordination.StopReason) int {
 	switch stop {
 	case coordination.StopBudget, coordination.StopTimeout:
 		return exitLimitForced
@@ -68,4 +69,46 @@ func exitCode(err error) int {
 	// Everything else — bad input, specs and settings, a session that is
 	// missing, exists, runs or has finished — is the caller's to fix.
 	return exitBadInput
+}
+
+// errorText is what the command prints for err: its sentence and, for an
+// error the user can act on, a line saying what to do next.
+func errorText(err error) string {
+	if fix := errorFix(err); fix != "" {
+		return err.Error() + "\nTo fix: " + fix
+	}
+	return err.Error()
+}
+
+// errorFix says what to do about err at the command line, in one place. The
+// core's errors carry the facts (which session, who holds it); the words are
+// the CLI's own, its commands and flags, never the MCP tools that
+// mcp/errors.go names for the same errors.
+func errorFix(err error) string {
+	var (
+		running *coordination.RunningError
+		busy    *coordination.BusyError
+		ended   *coordination.FinishedError
+	)
+	switch {
+	case errors.As(err, &running):
+		return fmt.Sprintf("follow it with massgen-mcp status --watch %s, or stop the process that runs it; a stopped session continues with massgen-mcp run --resume %s.", running.Session, running.Session)
+	case errors.As(err, &busy):
+		return fmt.Sprintf("wait for that step to land (massgen-mcp status %s shows the agents in flight), then try again.", busy.Session)
+	case errors.As(err, &ended) && ended.Status == coordination.StatusDecided:
+		return fmt.Sprintf("massgen-mcp run --resume %s writes its final answer; massgen-mcp status %s shows the winner.", ended.Session, ended.Session)
+	case errors.As(err, &ended):
+		return fmt.Sprintf("massgen-mcp status %s shows its result; start a new run to work on the task again.", ended.Session)
+	case errors.Is(err, coordination.ErrSessionFinished):
+		return "massgen-mcp status <session-id> shows its result; start a new run to work on the task again."
+	case errors.Is(err, coordination.ErrSessionNotFound):
+		return "massgen-mcp sessions lists the sessions of this state directory, newest first; or point --state-dir (MASSGEN_STATE_DIR) at the one that holds it."
+	case errors.Is(err, coordination.ErrSessionExists):
+		return "choose another --session-id (or leave it out for a generated one), or continue that session with massgen-mcp run --resume <session-id>."
+	case errors.Is(err, coordination.ErrSessionStarted):
+		return "criteria are attached before a session's first step; give them to a new run instead: massgen-mcp run --criteria FILE (or auto)."
+	case errors.Is(err, coordination.ErrHostInRunTeam):
+		return "a host agent acts only through an MCP client's step calls (massgen-mcp serve); a run calls every agent's model itself, so name models, not host."
+	}
+	return ""
 }

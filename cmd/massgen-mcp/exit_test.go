@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // A winner the team did not agree on is not a silent success: the run exits
@@ -79,5 +82,50 @@ func TestADegradedRunWithNobodyDroppedNamesWhoNeverAnswered(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestErrorsSayWhatToDoInTheCLIsWords: the core's refusals carry facts and
+// the CLI words the fix in its own commands and flags — `massgen-mcp status
+// <id>`, `run --resume <id>`, `sessions` — never an MCP tool.
+func TestErrorsSayWhatToDoInTheCLIsWords(t *testing.T) {
+	mcpWords := []string{"run_team", "start_team", "team_status", "finalize_team", "cancel_team", "seen_steps", "massgen://"}
+	says := func(name, out string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: %q lacks %q", name, out, w)
+			}
+		}
+		for _, w := range mcpWords {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: %q names %q, an MCP word", name, out, w)
+			}
+		}
+	}
+	// Through the commands.
+	dir := t.TempDir()
+	out, code := cli(t, "status", "--state-dir", dir, "team_missing")
+	if code != exitBadInput {
+		t.Errorf("a missing session: exit %d, want %d", code, exitBadInput)
+	}
+	says("a missing session", out, `"team_missing" not found`, "To fix: massgen-mcp sessions lists the sessions")
+	out, _ = cli(t, "run", "--state-dir", dir, "--models", "sim,host", "x")
+	says("a host agent in a run", out, "agent_b is a host agent", "To fix: ", "name models, not host")
+
+	// Through the one mapper, for refusals a test cannot easily stage.
+	for _, tc := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"a session run elsewhere", fmt.Errorf("cannot resume: %w", &coordination.RunningError{Session: "team_1", By: "run-7 (pid 412 on build-1, alive at 2026-12-01T10:00:00Z)"}),
+			[]string{"pid 412 on build-1", "massgen-mcp status --watch team_1", "massgen-mcp run --resume team_1"}},
+		{"a step in flight", &coordination.BusyError{Session: "team_1", Agent: "agent_a"}, []string{`agent "agent_a"`, "massgen-mcp status team_1 shows the agents in flight"}},
+		{"a decided session", &coordination.FinishedError{Session: "team_1", Status: coordination.StatusDecided, Winner: "agent1.2"}, []string{"agent1.2 wins", "massgen-mcp run --resume team_1 writes its final answer"}},
+		{"a finished session", &coordination.FinishedError{Session: "team_1", Status: coordination.StatusFinished, Stop: coordination.StopConsensus}, []string{"ended (consensus)", "massgen-mcp status team_1 shows its result"}},
+		{"a stale view", &coordination.StaleViewError{Agent: "agent_a", Why: coordination.ViewMissing}, nil},
+	} {
+		says(tc.name, errorText(tc.err), tc.want...)
 	}
 }

@@ -135,7 +135,7 @@ func TestFaultsEveryRunTerminates(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start)
 
-	stops := map[string]int{}
+	stops := map[coordination.StopReason]int{}
 	answered := 0
 	for i, o := range results {
 		switch {

@@ -25,7 +25,7 @@ func main() {
 	if err != nil {
 		var silent *exitError
 		if !errors.As(err, &silent) || !silent.printed {
-			fmt.Fprintln(os.Stderr, "massgen-mcp:", err)
+			fmt.Fprintln(os.Stderr, "massgen-mcp:", errorText(err))
 		}
 	}
 	os.Exit(exitCode(err))

@@ -202,10 +202,21 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 		spec.Contexts = append(spec.Contexts, contextPath(c))
 	}
 	spec.Models = splitModels(f.models)
-	r := &spec.Rules
+	spec.Rules = flagRules(cmd, f).Over(spec.Rules)
+	if set := cmd.Flags().Changed; set("seed") {
+		spec.Seed = &f.seed
+	}
+	spec.SessionID = f.sessionID
+	return spec, nil
+}
+
+// flagRules are the rules the flags set, to go over the team file's: a flag
+// left out sets none.
+func flagRules(cmd *cobra.Command, f runFlags) coordination.Rules {
+	var r coordination.Rules
 	set := cmd.Flags().Changed
 	if set("consensus") {
-		r.Consensus = f.consensus
+		r.Consensus = coordination.ConsensusRule(f.consensus)
 	}
 	if set("max-rounds") {
 		r.MaxRounds = f.maxRounds
@@ -220,7 +231,7 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 		r.CostBudgetUSD = &f.budget
 	}
 	if set("final") {
-		r.Final = f.final
+		r.Final = coordination.FinalStrategy(f.final)
 	}
 	if f.short {
 		r.AnswerFormat = coordination.FormatShort
@@ -231,18 +242,14 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 	if f.strictTeam {
 		r.Strict = true
 	}
-	if set("seed") {
-		spec.Seed = &f.seed
-	}
-	spec.SessionID = f.sessionID
-	return spec, nil
+	return r
 }
 
 func printProgress(w io.Writer, p coordination.Progress) {
 	switch p.Kind {
-	case "answer", "vote", "error":
+	case coordination.ProgressAnswer, coordination.ProgressVote, coordination.ProgressError:
 		fmt.Fprintf(w, "%s  %s\n", p.Time.Local().Format(time.TimeOnly), p.Message)
-	case "revote", "decided", "cancelled":
+	case coordination.ProgressDecided, coordination.ProgressCancelled:
 		fmt.Fprintf(w, "%s  ── %s\n", p.Time.Local().Format(time.TimeOnly), p.Message)
 	}
 }

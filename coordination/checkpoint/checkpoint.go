@@ -87,15 +87,15 @@ type Spec struct {
 // Result is what a checkpoint returns: the winning review's verdict
 // and plan, every reviewer's concerns, and how the team got there.
 type Result struct {
-	SessionID  string                  `json:"session_id"`
-	Status     string                  `json:"status"`
-	Verdict    *string                 `json:"verdict"`
-	Plan       Plan                    `json:"plan"`
-	Winner     *coordination.Winner    `json:"winner"`
-	Concerns   []ReviewerConcerns      `json:"concerns"`
-	Votes      []coordination.VoteView `json:"votes"`
-	HowChosen  *string                 `json:"how_chosen"`
-	StopReason *string                 `json:"stop_reason"`
+	SessionID  string                   `json:"session_id"`
+	Status     string                   `json:"status"`
+	Verdict    *string                  `json:"verdict"`
+	Plan       Plan                     `json:"plan"`
+	Winner     *coordination.Winner     `json:"winner"`
+	Concerns   []ReviewerConcerns       `json:"concerns"`
+	Votes      []coordination.VoteView  `json:"votes"`
+	HowChosen  *string                  `json:"how_chosen"`
+	StopReason *coordination.StopReason `json:"stop_reason"`
 	// FinalAnswer is the winning review as the team read it: the reviewer's
 	// account, then its verdict, concerns and plan.
 	FinalAnswer *string                `json:"final_answer"`

@@ -119,8 +119,7 @@ func (s *Store) existing(id string) (string, error) {
 }
 
 func (s *Store) notFound(id string) error {
-	return fmt.Errorf("session %q not found in %s; list the sessions there (massgen://sessions, or massgen-mcp status), or point --state-dir (MASSGEN_STATE_DIR) at the directory that holds it: %w",
-		id, s.dir, coordination.ErrSessionNotFound)
+	return fmt.Errorf("session %q not found in %s: %w", id, s.dir, coordination.ErrSessionNotFound)
 }
 
 func agentPath(dir, agent string) (string, error) {
@@ -449,8 +448,7 @@ func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
 		return nil, fmt.Errorf("cannot take the run lock of session %q: %w", id, err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("session %q is already being run by a loop in this or another massgen-mcp process; wait for it (team_status) or stop it with cancel_team: %w",
-			id, coordination.ErrSessionRunning)
+		return nil, &coordination.RunningError{Session: id, By: "a loop in this or another massgen-mcp process"}
 	}
 	var once sync.Once
 	return func() { once.Do(l.release) }, nil

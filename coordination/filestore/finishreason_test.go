@@ -12,15 +12,16 @@ func TestFinishReasonIsCompletedWheneverThereIsAWinner(t *testing.T) {
 	type res = coordination.TeamResult
 	w := &coordination.Winner{AgentID: "agent_a", Label: "agent1.1"}
 	str := func(s string) *string { return &s }
+	stop := func(s coordination.StopReason) *coordination.StopReason { return &s }
 	cases := []struct {
 		res  res
 		want string
 	}{
-		{res{Status: coordination.StatusFinished, Winner: w, StopReason: str(coordination.StopConsensus)}, "completed"},
-		{res{Status: coordination.StatusFinished, Winner: w, StopReason: str(coordination.StopAgentsFailed), HowChosen: str(coordination.ChosenForcedFirst)}, "completed"},
-		{res{Status: coordination.StatusFinished, Winner: w, StopReason: str(coordination.StopTimeout)}, "completed"},
-		{res{Status: coordination.StatusFailed, StopReason: str(coordination.StopAgentsFailed)}, "error"},
-		{res{Status: coordination.StatusFailed, StopReason: str(coordination.StopTimeout)}, "timeout"},
+		{res{Status: coordination.StatusFinished, Winner: w, StopReason: stop(coordination.StopConsensus)}, "completed"},
+		{res{Status: coordination.StatusFinished, Winner: w, StopReason: stop(coordination.StopAgentsFailed), HowChosen: str(coordination.ChosenForcedFirst)}, "completed"},
+		{res{Status: coordination.StatusFinished, Winner: w, StopReason: stop(coordination.StopTimeout)}, "completed"},
+		{res{Status: coordination.StatusFailed, StopReason: stop(coordination.StopAgentsFailed)}, "error"},
+		{res{Status: coordination.StatusFailed, StopReason: stop(coordination.StopTimeout)}, "timeout"},
 		{res{Status: coordination.StatusCancelled}, "cancelled"},
 		{res{Status: coordination.StatusRunning}, "in_progress"},
 		{res{Status: coordination.StatusDecided, Winner: w}, "in_progress"},

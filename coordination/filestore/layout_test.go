@@ -475,13 +475,16 @@ func TestForeignSessionReadsStatusAndLooseCriteria(t *testing.T) {
 	}
 }
 
-func TestNotFoundErrorSaysWhereAndWhatToDo(t *testing.T) {
+// TestNotFoundErrorSaysWhere: the store says which session and where it
+// looked; what to do next is each surface's to say (mcp/errors.go, the CLI's
+// exit.go).
+func TestNotFoundErrorSaysWhere(t *testing.T) {
 	state := t.TempDir()
 	_, err := filestore.New(state).Session(context.Background(), "nope")
 	if !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"nope"`, filepath.Join(state, "sessions"), "massgen-mcp status"} {
+	for _, want := range []string{`"nope"`, filepath.Join(state, "sessions")} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

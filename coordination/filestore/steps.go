@@ -305,8 +305,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 		return nil, fmt.Errorf("cannot take the step lock of agent %q in session %q: %w", agent, id, diskFull(err, agentDir, 0))
 	}
 	if !ok {
-		return nil, fmt.Errorf("agent %q of session %q already has a step in flight; wait for it to land (team_status lists agents in flight), then step it again: %w",
-			agent, id, coordination.ErrAgentBusy)
+		return nil, &coordination.BusyError{Session: id, Agent: agent}
 	}
 	steps, err := numbered(agentDir, "", true)
 	if err != nil {

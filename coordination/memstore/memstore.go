@@ -84,8 +84,7 @@ func (s *Store) get(id string) (*session, error) {
 	ss := s.sessions[id]
 	s.mu.RUnlock()
 	if ss == nil {
-		return nil, fmt.Errorf("session %q not found in this server's memory (it keeps no sessions across restarts); list the sessions (massgen://sessions, or massgen-mcp status) or start a new team: %w",
-			id, coordination.ErrSessionNotFound)
+		return nil, fmt.Errorf("session %q not found in this server's memory (it keeps no sessions across restarts): %w", id, coordination.ErrSessionNotFound)
 	}
 	return ss, nil
 }
@@ -233,8 +232,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 		ss.lent = nil
 	}
 	if al.busy {
-		return nil, fmt.Errorf("agent %q of session %q already has a step in flight; wait for it to land (team_status lists agents in flight), then step it again: %w",
-			agent, id, coordination.ErrAgentBusy)
+		return nil, &coordination.BusyError{Session: id, Agent: agent}
 	}
 	al.busy = true
 	next := 1
@@ -334,8 +332,7 @@ func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.running {
-		return nil, fmt.Errorf("session %q is already being run by a loop in this server; wait for it (team_status) or stop it with cancel_team: %w",
-			id, coordination.ErrSessionRunning)
+		return nil, &coordination.RunningError{Session: id, By: "a loop in this server"}
 	}
 	ss.running = true
 	var once sync.Once

@@ -23,7 +23,7 @@ func richView() *coordination.StatusView {
 	cost := 0.0123
 	res := &coordination.TeamResult{
 		SessionID: "team_golden", Status: coordination.StatusFinished,
-		StopReason: ptr("consensus"), HowChosen: ptr("consensus"), Tie: true,
+		StopReason: ptr(coordination.StopConsensus), HowChosen: ptr("consensus"), Tie: true,
 		Winner:      &coordination.Winner{AgentID: "agent_b", Label: "agent1.2", Model: "openai/gpt-5.4"},
 		FinalAnswer: ptr("17 * 23 = 391.\nAnswer: 391\n"),
 		Consensus:   coordination.ConsensusView{Rule: "majority", Reached: true, Leader: ptr("agent1.2"), Tally: map[string]int{"agent1.2": 2, "agent2.1": 1}},

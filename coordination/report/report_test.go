@@ -43,7 +43,7 @@ func TestVoteGraphDrawsStandingAndStaleArrowsToAnswers(t *testing.T) {
 
 func TestVotesNeededFollowsTheRule(t *testing.T) {
 	for _, c := range []struct {
-		rule       string
+		rule       coordination.ConsensusRule
 		live, want int
 	}{{"majority", 3, 2}, {"majority", 4, 3}, {"unanimous", 3, 3}, {"plurality", 3, 1}, {"plurality", 0, 0}} {
 		if got := report.VotesNeeded(c.rule, c.live); got != c.want {

@@ -11,7 +11,7 @@ import (
 // VotesNeeded is how many standing votes one answer needs under a rule with
 // live agents: a strict majority, all of them, or (plurality) one, when it
 // is the only leader.
-func VotesNeeded(rule string, live int) int {
+func VotesNeeded(rule coordination.ConsensusRule, live int) int {
 	switch rule {
 	case coordination.RuleUnanimous:
 		return live
@@ -36,7 +36,7 @@ type Node struct {
 // and the consensus it adds up to.
 type Graph struct {
 	Nodes   []Node
-	Rule    string
+	Rule    coordination.ConsensusRule
 	Live    int // agents not dropped: the denominator
 	Needed  int // standing votes one answer needs
 	Votes   int // standing votes cast

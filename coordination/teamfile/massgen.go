@@ -363,7 +363,7 @@ func (p *parser) rules(n *yaml.Node) {
 		full := "rules." + key
 		switch key {
 		case "consensus":
-			r.Consensus = p.str(v, full)
+			r.Consensus = coordination.ConsensusRule(p.str(v, full))
 		case "max_rounds":
 			r.MaxRounds = p.positiveInt(v, full)
 		case "max_answers_per_agent":
@@ -391,9 +391,9 @@ func (p *parser) rules(n *yaml.Node) {
 		case "max_agent_failures":
 			r.MaxAgentFailures = p.positiveInt(v, full)
 		case "final":
-			r.Final = p.str(v, full)
+			r.Final = coordination.FinalStrategy(p.str(v, full))
 		case "answer_format":
-			r.AnswerFormat = p.str(v, full)
+			r.AnswerFormat = coordination.AnswerFormat(p.str(v, full))
 		case "early_stop":
 			r.EarlyStop = p.bool(v, full)
 		case "aliases", "labels": // labels: the rule's name before the rename

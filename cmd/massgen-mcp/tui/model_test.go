@@ -137,8 +137,8 @@ func TestTheLastFrameIsReadAfterTheRunEnds(t *testing.T) {
 }
 
 func TestTheViewSaysTheOutcomeAsEveryOtherSurface(t *testing.T) {
-	how, stop := "consensus", "consensus"
-	reason := "agents_failed"
+	how, stop := "consensus", coordination.StopConsensus
+	reason := coordination.StopAgentsFailed
 	for _, tc := range []struct {
 		name string
 		edit func(r *coordination.TeamResult)
