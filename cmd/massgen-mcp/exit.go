@@ -92,7 +92,7 @@ func errorFix(err error) string {
 	)
 	switch {
 	case errors.As(err, &running):
-		return fmt.Sprintf("follow it with massgen-mcp status --watch %s, or stop the process that runs it; a stopped session continues with massgen-mcp run --resume %s.", running.Session, running.Session)
+		return fmt.Sprintf("follow it with massgen-mcp status --watch %s, or stop it with massgen-mcp cancel %s; a stopped session continues with massgen-mcp run --resume %s.", running.Session, running.Session, running.Session)
 	case errors.As(err, &busy):
 		return fmt.Sprintf("wait for that step to land (massgen-mcp status %s shows the agents in flight), then try again.", busy.Session)
 	case errors.As(err, &ended) && ended.Status == coordination.StatusDecided:

@@ -120,7 +120,7 @@ func TestErrorsSayWhatToDoInTheCLIsWords(t *testing.T) {
 		want []string
 	}{
 		{"a session run elsewhere", fmt.Errorf("cannot resume: %w", &coordination.RunningError{Session: "team_1", By: "run-7 (pid 412 on build-1, alive at 2026-12-01T10:00:00Z)"}),
-			[]string{"pid 412 on build-1", "massgen-mcp status --watch team_1", "massgen-mcp run --resume team_1"}},
+			[]string{"pid 412 on build-1", "massgen-mcp status --watch team_1", "massgen-mcp cancel team_1", "massgen-mcp run --resume team_1"}},
 		{"a step in flight", &coordination.BusyError{Session: "team_1", Agent: "agent_a"}, []string{`agent "agent_a"`, "massgen-mcp status team_1 shows the agents in flight"}},
 		{"a decided session", &coordination.FinishedError{Session: "team_1", Status: coordination.StatusDecided, Winner: "agent1.2"}, []string{"agent1.2 wins", "massgen-mcp run --resume team_1 writes its final answer"}},
 		{"a finished session", &coordination.FinishedError{Session: "team_1", Status: coordination.StatusFinished, Stop: coordination.StopConsensus}, []string{"ended (consensus)", "massgen-mcp status team_1 shows its result"}},

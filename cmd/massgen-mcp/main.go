@@ -59,6 +59,7 @@ func rootCommand() *cobra.Command {
 		serveCommand(),
 		runCommand(),
 		statusCommand(),
+		cancelCommand(),
 		sessionsCommand(),
 		backendsCommand(),
 		criteriaCommand(),
