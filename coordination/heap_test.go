@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
@@ -120,7 +121,12 @@ func TestAnEndedSessionLeavesNothingCached(t *testing.T) {
 	for i := range 4 {
 		shortSession(t, svc, i)
 	}
+	// A running session's last status.json is written in the background;
+	// its writer lets the queue go when it is done, a moment after the run.
 	got := coordination.CacheSizes(svc)
+	for deadline := time.Now().Add(5 * time.Second); got["statuses"] != 0 && time.Now().Before(deadline); got = coordination.CacheSizes(svc) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	for _, name := range []string{"setups", "derived", "statuses", "starts"} {
 		if got[name] != 0 {
 			t.Errorf("%s holds %d entries after every session ended: %v", name, got[name], got)
