@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
@@ -76,5 +77,20 @@ func TestHarnessRefusesASpecItHasNoProviderFor(t *testing.T) {
 	}
 	if _, err := h.Open(sp); err == nil || !strings.Contains(err.Error(), sp.String()) {
 		t.Fatalf("Open(%s) = %v, want an error naming the spec", sp, err)
+	}
+}
+
+// TestNewWithKeepsTheCallersOptions: the Service NewWith builds has the
+// options given (here a clock) and, without an Open, the harness's providers.
+func TestNewWithKeepsTheCallersOptions(t *testing.T) {
+	models, _, provs := coordtest.Team(t, 2)
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := coordtest.NewWith(t, provs, coordination.Options{Now: func() time.Time { return at }})
+	s := h.Create(coordination.TeamSpec{Models: models})
+	if !s.CreatedAt.Equal(at) {
+		t.Fatalf("session created at %v, want the given clock's %v", s.CreatedAt, at)
+	}
+	if res := h.Run(s.ID); res.Status != coordination.StatusFinished {
+		t.Fatalf("got %s, want the scripted team to finish", coordtest.JSON(res))
 	}
 }

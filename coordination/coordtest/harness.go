@@ -25,8 +25,17 @@ type Harness struct {
 // New returns a harness over a fresh memory store, its Service running up to
 // eight steps at once.
 func New(t testing.TB, provs map[string]providers.Provider) *Harness {
+	return NewWith(t, provs, coordination.Options{Parallel: 8})
+}
+
+// NewWith returns a harness over a fresh memory store whose Service has opts;
+// without an opts.Open, agents open the providers given here.
+func NewWith(t testing.TB, provs map[string]providers.Provider, opts coordination.Options) *Harness {
 	h := &Harness{T: t, Store: memstore.New(), Providers: provs}
-	h.Service = coordination.NewService(h.Store, coordination.Options{Open: h.Open, Parallel: 8})
+	if opts.Open == nil {
+		opts.Open = h.Open
+	}
+	h.Service = coordination.NewService(h.Store, opts)
 	return h
 }
 
