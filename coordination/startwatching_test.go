@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -15,19 +16,19 @@ import (
 // goes away); every other joins that very run.
 func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
 	gate := make(chan struct{})
-	blocking := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	blocking := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		select {
 		case <-gate:
 		case <-ctx.Done():
 		}
 		return providers.Action{}, providers.Usage{}, context.Cause(ctx)
 	})
-	models, _, provs := scriptedTeam(t, 2)
+	models, _, provs := coordtest.Team(t, 2)
 	for m := range provs {
 		provs[m] = blocking
 	}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
 
 	const callers = 64
 	var (
@@ -45,7 +46,7 @@ func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
 			defer done.Done()
 			ready.Done()
 			<-release // all at once
-			r, started, unsubscribe, err := h.svc.StartWatching(context.Background(), s.ID, func(coordination.Progress) {})
+			r, started, unsubscribe, err := h.Service.StartWatching(context.Background(), s.ID, func(coordination.Progress) {})
 			if err != nil {
 				t.Error(err)
 				return
@@ -78,7 +79,7 @@ func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
 		<-r.Done()
 	}
 	close(gate)
-	if _, running := h.svc.Running(s.ID); running {
+	if _, running := h.Service.Running(s.ID); running {
 		t.Error("the run is still registered after it ended")
 	}
 }
