@@ -4,7 +4,7 @@ BIN     ?= bin/massgen-mcp
 BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build build-bench test vet fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap clis
+.PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap clis
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
@@ -13,11 +13,11 @@ build:
 build-bench:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BENCH) ./cmd/massgen-bench
 
-# test is what CI runs: formatting, vet, every Go test under the race
+# test is what CI runs: formatting, vet, staticcheck, every Go test under the race
 # detector (the seeded crash suite, the fault suite and the short load suite
 # among them), each fuzz target briefly, then the built binary against real
 # MCP clients (e2e) and the real Claude Code and Codex CLIs (clients).
-test: fmt-check vet unit fuzz e2e clients
+test: fmt-check vet lint unit fuzz e2e clients
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -25,6 +25,12 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# lint is staticcheck with its default checks, pinned in tools/go.mod: a
+# module of its own, so the server's go.mod does not grow. go tool builds it
+# once into the Go build cache (GOCACHE), which keeps the binary for later runs.
+lint:
+	$(GO) tool -modfile=tools/go.mod staticcheck ./...
 
 # unit also runs the CLI-agent tests against the real CLIs (pinned, installed
 # into .cache/clients by e2e/install-clis.sh); MASSGEN_REAL_CLIS=1 makes a

@@ -1,5 +1,6 @@
 // Package massgenmcp_test holds checks of the repository itself: that its
-// README tells the truth about the module.
+// README tells the truth about the module, and that CI fuzzes every fuzz
+// target (fuzzlist_test.go).
 package massgenmcp_test
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -67,8 +68,8 @@ func TestStreamedTextReachesTheWatcherAndNeverTheLedger(t *testing.T) {
 	if want := *res.FinalAnswer; len(want) == 0 || !strings.Contains(got[res.Winner.AgentID], "391") {
 		t.Fatalf("the winner streamed %q", got[res.Winner.AgentID])
 	}
-	if mustJSON(stripTimes(watched)) != mustJSON(stripTimes(plain)) {
-		t.Fatalf("watching changed the ledger:\n%s\n%s", mustJSON(stripTimes(watched)), mustJSON(stripTimes(plain)))
+	if coordtest.JSON(stripTimes(watched)) != coordtest.JSON(stripTimes(plain)) {
+		t.Fatalf("watching changed the ledger:\n%s\n%s", coordtest.JSON(stripTimes(watched)), coordtest.JSON(stripTimes(plain)))
 	}
 }
 
@@ -93,14 +94,14 @@ func TestModelCallHookBracketsEveryModelCall(t *testing.T) {
 	calls, inModel, odd := 0, 0, 0
 	svc := coordination.NewService(memstore.New(), coordination.Options{
 		Open: func(sp providers.Spec) (providers.Provider, error) {
-			return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 				mu.Lock()
 				inModel++
 				if calls%2 == 1 {
 					odd++ // the hook reported the call going out before the model saw it
 				}
 				mu.Unlock()
-				return answer("4"), providers.Usage{}, nil
+				return coordtest.Answer("4"), providers.Usage{}, nil
 			}), nil
 		},
 		Parallel:    1,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -15,18 +16,18 @@ import (
 // with the spend against the budget; an agreed winner carries no such note.
 func TestABudgetStopSaysTheAnswerWasNotAgreed(t *testing.T) {
 	costly := func() providers.Provider {
-		return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 			u := providers.Free()
 			*u.CostUSD, u.Input, u.Output = 0.49, 100, 10
-			return answer("Answer: 4 from " + req.AgentID), u, nil
+			return coordtest.Answer("Answer: 4 from " + req.AgentID), u, nil
 		})
 	}
-	h := newHarness(t, map[string]providers.Provider{"openai/a": costly(), "openai/b": costly()})
+	h := coordtest.New(t, map[string]providers.Provider{"openai/a": costly(), "openai/b": costly()})
 	budget := 1.0
-	s := h.create(coordination.TeamSpec{Models: []string{"openai/a", "openai/b"}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
-	res := h.run(s.ID)
+	s := h.Create(coordination.TeamSpec{Models: []string{"openai/a", "openai/b"}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished || coordination.Deref(res.StopReason) != coordination.StopBudget || coordination.Deref(res.HowChosen) != coordination.ChosenForcedFirst {
-		t.Fatalf("want a budget stop with a forced_first winner: %s", mustJSON(res))
+		t.Fatalf("want a budget stop with a forced_first winner: %s", coordtest.JSON(res))
 	}
 	want := regexp.MustCompile(`^stopped by budget after \$0\.98 of \$1\.00: agent_[ab]'s answer was taken first-come, without agreement$`)
 	if !want.MatchString(res.NotAgreed) || res.NotAgreed[len("stopped by budget after $0.98 of $1.00: "):][:7] != res.Winner.AgentID || coordination.Agreed(res) {
@@ -51,13 +52,13 @@ func TestABudgetStopSaysTheAnswerWasNotAgreed(t *testing.T) {
 // A run stopped by its timeout names who was still working: the stalled
 // provider is who kept the team from agreeing.
 func TestATimeoutStopNamesTheAgentStillWorking(t *testing.T) {
-	stall := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	stall := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		<-ctx.Done()
 		return providers.Action{}, providers.Usage{}, ctx.Err()
 	})
-	h := newHarness(t, map[string]providers.Provider{"openai/quick": &scripted{}, "claude/stalls": stall})
-	s := h.create(coordination.TeamSpec{Models: []string{"openai/quick", "claude/stalls"}, Rules: coordination.Rules{TimeoutSeconds: 0.3}})
-	res := h.run(s.ID)
+	h := coordtest.New(t, map[string]providers.Provider{"openai/quick": &coordtest.Scripted{}, "claude/stalls": stall})
+	s := h.Create(coordination.TeamSpec{Models: []string{"openai/quick", "claude/stalls"}, Rules: coordination.Rules{TimeoutSeconds: 0.3}})
+	res := h.Run(s.ID)
 	want := regexp.MustCompile(`^stopped by the timeout after [0-9.]+m?s of 300ms waiting on agent_b \(stalls\): agent_a's answer was taken first-come, without agreement$`)
 	if coordination.Deref(res.StopReason) != coordination.StopTimeout || !want.MatchString(res.NotAgreed) {
 		t.Errorf("stop %s, not_agreed %q; want %s", coordination.Deref(res.StopReason), res.NotAgreed, want)
@@ -67,13 +68,13 @@ func TestATimeoutStopNamesTheAgentStillWorking(t *testing.T) {
 // A timeout with no answer at all still names the stalled provider, in the
 // result's note.
 func TestATimeoutWithoutAnAnswerNamesTheStalledProvider(t *testing.T) {
-	stall := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	stall := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		<-ctx.Done()
 		return providers.Action{}, providers.Usage{}, ctx.Err()
 	})
-	h := newHarness(t, map[string]providers.Provider{"claude/stalls": stall, "openai/stalls-too": stall})
-	s := h.create(coordination.TeamSpec{Models: []string{"claude/stalls", "openai/stalls-too"}, Rules: coordination.Rules{TimeoutSeconds: 0.2}})
-	res := h.run(s.ID)
+	h := coordtest.New(t, map[string]providers.Provider{"claude/stalls": stall, "openai/stalls-too": stall})
+	s := h.Create(coordination.TeamSpec{Models: []string{"claude/stalls", "openai/stalls-too"}, Rules: coordination.Rules{TimeoutSeconds: 0.2}})
+	res := h.Run(s.ID)
 	want := regexp.MustCompile(`^stopped by the timeout after [0-9.]+m?s of 200ms waiting on agent_a \(stalls\), agent_b \(stalls-too\); nobody had answered$`)
 	if res.Winner != nil || !want.MatchString(res.FinalNote) {
 		t.Errorf("status %s, final_note %q; want %s", res.Status, res.FinalNote, want)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -19,7 +20,7 @@ import (
 // is spent (a budget error with its usage). Unstopped, it answers after
 // 200 turns.
 func loopingCLI(turnCost float64) providers.Provider {
-	return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		u := providers.Free()
 		for turn := 1; turn <= 200; turn++ {
 			if err := ctx.Err(); err != nil {
@@ -34,7 +35,7 @@ func loopingCLI(turnCost float64) providers.Provider {
 				}
 			}
 		}
-		return answer("Answer: looped"), u, nil
+		return coordtest.Answer("Answer: looped"), u, nil
 	})
 }
 
@@ -63,7 +64,7 @@ func mixedTeamUnderBudget(t *testing.T, seed int64, budget float64) (cost, turn 
 		t.Fatal(err)
 	}
 	if res.CostUSD == nil {
-		t.Fatalf("seed %d: no cost in %s", seed, mustJSON(res))
+		t.Fatalf("seed %d: no cost in %s", seed, coordtest.JSON(res))
 	}
 	return *res.CostUSD, turn, res
 }
@@ -79,7 +80,7 @@ func TestABudgetEndsARunOfLoopingCLIAgentsWithinATurnEach(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		cost, turn, res := mixedTeamUnderBudget(t, seed, budget)
 		if res.StopReason == nil || *res.StopReason != coordination.StopBudget {
-			t.Fatalf("seed %d: stop reason %v, want budget: %s", seed, res.StopReason, mustJSON(res))
+			t.Fatalf("seed %d: stop reason %v, want budget: %s", seed, res.StopReason, coordtest.JSON(res))
 		}
 		if limit := budget + 2*turn; cost > limit {
 			t.Fatalf("seed %d: spent $%.4f, more than the budget plus one turn per CLI in flight ($%.4f)", seed, cost, limit)
@@ -98,13 +99,13 @@ func TestEveryBudgetedStepIsGivenTheSessionsSpend(t *testing.T) {
 			*budget = 5
 		}
 		saw := make(chan bool, 16)
-		p := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		p := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 			saw <- req.Spend != nil
-			return answer("Answer: 4"), providers.Free(), nil
+			return coordtest.Answer("Answer: 4"), providers.Free(), nil
 		})
-		h := newHarness(t, map[string]providers.Provider{"sim": p})
-		s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "a", Model: "sim"}}, Rules: coordination.Rules{CostBudgetUSD: budget, MaxRounds: 1}})
-		h.run(s.ID)
+		h := coordtest.New(t, map[string]providers.Provider{"sim": p})
+		s := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "a", Model: "sim"}}, Rules: coordination.Rules{CostBudgetUSD: budget, MaxRounds: 1}})
+		h.Run(s.ID)
 		close(saw)
 		for got := range saw {
 			if got != (budget != nil) {

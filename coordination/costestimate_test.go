@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -20,12 +21,12 @@ func TestACostEstimatedByOneAgentMarksItsTotalsAndTheTeams(t *testing.T) {
 		Logger: zerolog.Nop(), Parallel: 1,
 		Open: func(sp providers.Spec) (providers.Provider, error) {
 			estimated := sp.Backend == "claude_code"
-			return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 				u := providers.Usage{Input: 100, Output: 10, CostUSD: &cost, CostEstimated: estimated}
 				if len(req.VoteEnum) > 0 {
-					return vote(req.VoteEnum[0]), u, nil
+					return coordtest.Vote(req.VoteEnum[0]), u, nil
 				}
-				return answer("4 from " + sp.Backend), u, nil
+				return coordtest.Answer("4 from " + sp.Backend), u, nil
 			}), nil
 		},
 	})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -23,23 +24,23 @@ var written = json.RawMessage(`[
 	{"name": "Brevity", "description": "One line only.", "weight": 0.2}]`)
 
 func TestAttachedCriteriaReachEveryPromptAndTheVoteRule(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 3)
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Task: "What is 17 * 23?", Models: models})
-	set, err := h.svc.Criteria(context.Background(), coordination.CriteriaRequest{Provided: written, SessionID: s.ID})
+	models, scripts, provs := coordtest.Team(t, 3)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Task: "What is 17 * 23?", Models: models})
+	set, err := h.Service.Criteria(context.Background(), coordination.CriteriaRequest{Provided: written, SessionID: s.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if set.Source != criteria.SourceProvided || set.Must().ID != "E1" || set.Items[1].Category != criteria.Could {
 		t.Fatalf("set = %+v", set)
 	}
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished {
 		t.Fatalf("status %s", res.Status)
 	}
 	votes := 0
 	for i, sc := range scripts {
-		for _, req := range sc.requests() {
+		for _, req := range sc.Requests() {
 			if !strings.Contains(req.StablePrefix, "<EVALUATION CRITERIA>\nE1 [must] The product is exact. (verify by: multiply it out)\nE2 [could] One line only.\n") ||
 				!strings.HasPrefix(req.Prompt, req.StablePrefix) {
 				t.Errorf("agent %d step %d: the criteria are not in the prompt's stable prefix:\n%s", i, req.StepNumber, req.Prompt)
@@ -56,14 +57,14 @@ func TestAttachedCriteriaReachEveryPromptAndTheVoteRule(t *testing.T) {
 		t.Error("no vote step was seen, so the vote instructions were never checked")
 	}
 
-	st, err := h.svc.Status(context.Background(), s.ID)
+	st, err := h.Service.Status(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Criteria) != 2 || !strings.Contains(report.Markdown(st), "- E1 [must] The product is exact.") {
 		t.Errorf("team_status lists criteria %+v:\n%s", st.Criteria, report.Markdown(st))
 	}
-	evs, _ := h.store.Events(context.Background(), s.ID)
+	evs, _ := h.Store.Events(context.Background(), s.ID)
 	attached := false
 	for _, ev := range evs {
 		attached = attached || (ev.Type == "criteria_attached" && strings.Contains(ev.Message, "E1 must"))
@@ -74,74 +75,74 @@ func TestAttachedCriteriaReachEveryPromptAndTheVoteRule(t *testing.T) {
 }
 
 func TestCriteriaCannotBeAttachedOnceAnAgentHasStepped(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 2)
-	counting := &scripted{}
+	models, _, provs := coordtest.Team(t, 2)
+	counting := &coordtest.Scripted{}
 	provs["sim/strong"] = counting
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
-	if _, err := h.svc.Step(context.Background(), coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	if _, err := h.Service.Step(context.Background(), coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
-	err := h.svc.AttachCriteria(context.Background(), s.ID, []criteria.Item{{ID: "E1", Text: "x", Category: "must"}})
+	err := h.Service.AttachCriteria(context.Background(), s.ID, []criteria.Item{{ID: "E1", Text: "x", Category: "must"}})
 	if !errors.Is(err, coordination.ErrSessionStarted) || !strings.Contains(err.Error(), "agent_a has stepped in "+s.ID) {
 		t.Errorf("AttachCriteria after a step = %v, want ErrSessionStarted naming the agent that stepped", err)
 	}
 	// Generation is refused before the model is called.
-	_, err = h.svc.Criteria(context.Background(), coordination.CriteriaRequest{SessionID: s.ID, Model: "sim/strong"})
-	if !errors.Is(err, coordination.ErrSessionStarted) || len(counting.requests()) != 0 {
-		t.Errorf("Criteria for a started session = %v after %d model calls, want ErrSessionStarted and none", err, len(counting.requests()))
+	_, err = h.Service.Criteria(context.Background(), coordination.CriteriaRequest{SessionID: s.ID, Model: "sim/strong"})
+	if !errors.Is(err, coordination.ErrSessionStarted) || len(counting.Requests()) != 0 {
+		t.Errorf("Criteria for a started session = %v after %d model calls, want ErrSessionStarted and none", err, len(counting.Requests()))
 	}
-	if got, _ := h.store.Session(context.Background(), s.ID); len(got.Criteria) != 0 {
+	if got, _ := h.Store.Session(context.Background(), s.ID); len(got.Criteria) != 0 {
 		t.Errorf("criteria were written anyway: %+v", got.Criteria)
 	}
 }
 
 func TestCriteriaCannotBeAttachedToAnEndedOrRunningSession(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
 	items := []criteria.Item{{ID: "E1", Text: "x", Category: "must"}}
 
-	ended := h.create(coordination.TeamSpec{Models: models})
-	h.run(ended.ID)
-	if err := h.svc.AttachCriteria(context.Background(), ended.ID, items); !errors.Is(err, coordination.ErrSessionFinished) {
+	ended := h.Create(coordination.TeamSpec{Models: models})
+	h.Run(ended.ID)
+	if err := h.Service.AttachCriteria(context.Background(), ended.ID, items); !errors.Is(err, coordination.ErrSessionFinished) {
 		t.Errorf("AttachCriteria to a finished session = %v, want ErrSessionFinished", err)
 	}
 
-	running := h.create(coordination.TeamSpec{Models: models})
-	unlock, err := h.store.LockRun(context.Background(), running.ID)
+	running := h.Create(coordination.TeamSpec{Models: models})
+	unlock, err := h.Store.LockRun(context.Background(), running.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if err := h.svc.AttachCriteria(context.Background(), running.ID, items); !errors.Is(err, coordination.ErrSessionStarted) {
+	if err := h.Service.AttachCriteria(context.Background(), running.ID, items); !errors.Is(err, coordination.ErrSessionStarted) {
 		t.Errorf("AttachCriteria while a run holds the session = %v, want ErrSessionStarted", err)
 	}
 }
 
 func TestAttachingAgainBeforeTheFirstStepReplacesTheCriteria(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep,
+	models, scripts, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep,
 		Criteria: []criteria.Item{{ID: "E1", Text: "old", Category: "must"}}})
 	// Load (and cache) the setup first, as a status call would.
-	if _, err := h.svc.Status(context.Background(), s.ID); err != nil {
+	if _, err := h.Service.Status(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.svc.AttachCriteria(context.Background(), s.ID, []criteria.Item{{ID: "N1", Text: "new", Category: "must"}}); err != nil {
+	if err := h.Service.AttachCriteria(context.Background(), s.ID, []criteria.Item{{ID: "N1", Text: "new", Category: "must"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.Step(context.Background(), coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	if _, err := h.Service.Step(context.Background(), coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
-	prefix := scripts[0].requests()[0].StablePrefix
+	prefix := scripts[0].Requests()[0].StablePrefix
 	if !strings.Contains(prefix, "N1 [must] new") || strings.Contains(prefix, "old") {
 		t.Errorf("the step used stale criteria:\n%s", prefix)
 	}
 }
 
 func TestCriteriaWithoutAModelAreTheDefaultsAndSayWhy(t *testing.T) {
-	h := newHarness(t, nil)
-	set, err := h.svc.Criteria(context.Background(), coordination.CriteriaRequest{
+	h := coordtest.New(t, nil)
+	set, err := h.Service.Criteria(context.Background(), coordination.CriteriaRequest{
 		Task: "Write a Go function that reverses a string", Count: 3,
 		NoModel: "no usable model: set OPENAI_API_KEY or ANTHROPIC_API_KEY"})
 	if err != nil {
@@ -154,16 +155,16 @@ func TestCriteriaWithoutAModelAreTheDefaultsAndSayWhy(t *testing.T) {
 }
 
 func TestCriteriaFromSimJudgeTheSessionsOwnTask(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 2)
+	models, _, provs := coordtest.Team(t, 2)
 	simSpec, _ := providers.ParseSpec("sim")
 	p, err := sim.New(simSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	provs[simSpec.String()] = p
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Task: "Plan the migration of the billing database", Models: models, Driver: coordination.DriverStep})
-	set, err := h.svc.Criteria(context.Background(), coordination.CriteriaRequest{SessionID: s.ID, Model: "sim", Count: 4})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Task: "Plan the migration of the billing database", Models: models, Driver: coordination.DriverStep})
+	set, err := h.Service.Criteria(context.Background(), coordination.CriteriaRequest{SessionID: s.ID, Model: "sim", Count: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,14 +172,14 @@ func TestCriteriaFromSimJudgeTheSessionsOwnTask(t *testing.T) {
 		!strings.Contains(set.Items[0].Text, "billing database") {
 		t.Errorf("set = %+v", set)
 	}
-	got, _ := h.store.Session(context.Background(), s.ID)
+	got, _ := h.Store.Session(context.Background(), s.ID)
 	if !reflect.DeepEqual(got.Criteria, set.Items) {
 		t.Errorf("session criteria = %+v, want the generated set", got.Criteria)
 	}
 }
 
 func TestCriteriaRequestsThatCannotBeServed(t *testing.T) {
-	h := newHarness(t, nil)
+	h := coordtest.New(t, nil)
 	for name, tc := range map[string]struct {
 		req  coordination.CriteriaRequest
 		want error
@@ -192,7 +193,7 @@ func TestCriteriaRequestsThatCannotBeServed(t *testing.T) {
 		"bad spec":            {coordination.CriteriaRequest{Task: "t", Model: "nope/"}, coordination.ErrBadSpec},
 		"unknown session":     {coordination.CriteriaRequest{Task: "t", SessionID: "missing"}, coordination.ErrSessionNotFound},
 	} {
-		if _, err := h.svc.Criteria(context.Background(), tc.req); !errors.Is(err, tc.want) {
+		if _, err := h.Service.Criteria(context.Background(), tc.req); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Criteria = %v, want %v", name, err, tc.want)
 		}
 	}
@@ -208,7 +209,7 @@ func TestCriteriaAttachedElsewhereAfterAnUnsteppedRunAreSeen(t *testing.T) {
 	var prompts []string
 	blocked := make(chan struct{}, 8)
 	hang := true
-	p := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	p := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		mu.Lock()
 		prompts = append(prompts, req.Prompt)
 		waits := hang
@@ -218,18 +219,18 @@ func TestCriteriaAttachedElsewhereAfterAnUnsteppedRunAreSeen(t *testing.T) {
 			<-ctx.Done()
 			return providers.Action{}, providers.Free(), ctx.Err()
 		}
-		if hasTool(req, providers.ToolVote) && len(req.VoteEnum) > 0 {
-			return vote(req.VoteEnum[0]), providers.Free(), nil
+		if coordtest.HasTool(req, providers.ToolVote) && len(req.VoteEnum) > 0 {
+			return coordtest.Vote(req.VoteEnum[0]), providers.Free(), nil
 		}
-		return answer("Answer: 4"), providers.Free(), nil
+		return coordtest.Answer("Answer: 4"), providers.Free(), nil
 	})
-	models, _, provs := scriptedTeam(t, 2)
+	models, _, provs := coordtest.Team(t, 2)
 	for _, m := range models {
 		provs[m] = p
 	}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
-	r, _, err := h.svc.Start(ctx, s.ID)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	r, _, err := h.Service.Start(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,14 +240,14 @@ func TestCriteriaAttachedElsewhereAfterAnUnsteppedRunAreSeen(t *testing.T) {
 	if _, err := r.Result(); err != nil {
 		t.Fatal(err)
 	}
-	other := coordination.NewService(h.store, coordination.Options{Open: h.open})
+	other := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
 	if err := other.AttachCriteria(ctx, s.ID, []criteria.Item{{ID: "E1", Text: "shows its working", Category: "must"}}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	hang, prompts = false, nil
 	mu.Unlock()
-	h.run(s.ID)
+	h.Run(s.ID)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(prompts) == 0 || !strings.Contains(prompts[0], "shows its working") {

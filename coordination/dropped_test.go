@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/keys"
@@ -17,12 +18,12 @@ func notFound() error {
 }
 
 func TestATeamThatBecameOneModelSaysWhoDroppedAndIsDegraded(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
-	scripts[0].replies = []any{notFound(), notFound()}
-	scripts[1].replies = []any{answer("4")}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
-	res := h.run(s.ID)
+	models, scripts, provs := coordtest.Team(t, 2)
+	scripts[0].Replies = []any{notFound(), notFound()}
+	scripts[1].Replies = []any{coordtest.Answer("4")}
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished || coordination.Deref(res.HowChosen) != coordination.ChosenSingleAgent {
 		t.Fatalf("status %s how %s", res.Status, coordination.Deref(res.HowChosen))
 	}
@@ -46,7 +47,7 @@ func TestATeamThatBecameOneModelSaysWhoDroppedAndIsDegraded(t *testing.T) {
 		t.Errorf("the degraded line must come before the winner:\n%s", sum)
 	}
 	// The stored result says the same.
-	stored, err := h.svc.Status(t.Context(), s.ID)
+	stored, err := h.Service.Status(t.Context(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +57,9 @@ func TestATeamThatBecameOneModelSaysWhoDroppedAndIsDegraded(t *testing.T) {
 }
 
 func TestAHealthyTeamIsNotDegradedAndDropsNobody(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 3)
-	h := newHarness(t, provs)
-	res := h.run(h.create(coordination.TeamSpec{Models: models}).ID)
+	models, _, provs := coordtest.Team(t, 3)
+	h := coordtest.New(t, provs)
+	res := h.Run(h.Create(coordination.TeamSpec{Models: models}).ID)
 	if res.Degraded || res.Dropped == nil || len(res.Dropped) != 0 {
 		t.Errorf("degraded %v dropped %#v", res.Degraded, res.Dropped)
 	}
@@ -68,19 +69,19 @@ func TestAHealthyTeamIsNotDegradedAndDropsNobody(t *testing.T) {
 }
 
 func TestAOneAgentTeamIsNeverDegraded(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 1)
-	h := newHarness(t, provs)
-	if res := h.run(h.create(coordination.TeamSpec{Models: models}).ID); res.Degraded {
+	models, _, provs := coordtest.Team(t, 1)
+	h := coordtest.New(t, provs)
+	if res := h.Run(h.Create(coordination.TeamSpec{Models: models}).ID); res.Degraded {
 		t.Error("a team of one asked for one model")
 	}
 }
 
 func TestStrictFailsTheRunWhenAnAgentDrops(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 3)
-	scripts[0].replies = []any{notFound(), notFound()}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Strict: true}})
-	res := h.run(s.ID)
+	models, scripts, provs := coordtest.Team(t, 3)
+	scripts[0].Replies = []any{notFound(), notFound()}
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Strict: true}})
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFailed || res.Winner != nil || coordination.Deref(res.StopReason) != coordination.StopAgentsFailed {
 		t.Fatalf("status %s winner %+v stop %s", res.Status, res.Winner, coordination.Deref(res.StopReason))
 	}
@@ -88,24 +89,24 @@ func TestStrictFailsTheRunWhenAnAgentDrops(t *testing.T) {
 		t.Errorf("dropped %+v", res.Dropped)
 	}
 	// Without strict the other two carry on and decide.
-	scripts2 := []*scripted{{replies: []any{notFound(), notFound()}}, {}, {}}
+	scripts2 := []*coordtest.Scripted{{Replies: []any{notFound(), notFound()}}, {}, {}}
 	for i, m := range models {
 		provs[m] = scripts2[i]
 	}
-	res = h.run(h.create(coordination.TeamSpec{Models: models}).ID)
+	res = h.Run(h.Create(coordination.TeamSpec{Models: models}).ID)
 	if res.Status != coordination.StatusFinished || res.Degraded {
 		t.Errorf("non-strict: status %s degraded %v", res.Status, res.Degraded)
 	}
 }
 
 func TestStrictFailsADegradedFinish(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
-	scripts[0].replies = []any{notFound(), notFound()}
-	h := newHarness(t, provs)
+	models, scripts, provs := coordtest.Team(t, 2)
+	scripts[0].Replies = []any{notFound(), notFound()}
+	h := coordtest.New(t, provs)
 	// max_agent_failures 3: agent_a is never dropped within its 2 steps, so
 	// only the degraded finish can fail the run.
-	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Strict: true, MaxRounds: 2, MaxAgentFailures: 3}})
-	res := h.run(s.ID)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Strict: true, MaxRounds: 2, MaxAgentFailures: 3}})
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFailed || res.FinalAnswer != nil || !res.Degraded {
 		t.Fatalf("status %s final %v degraded %v", res.Status, res.FinalAnswer, res.Degraded)
 	}
@@ -117,24 +118,24 @@ func keyless(backend string) error {
 }
 
 func TestKeylessAgentsAreLeftOutWhileTwoRemain(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
-	open := h.open
-	h.svc = coordination.NewService(h.store, coordination.Options{Parallel: 8, Open: func(sp providers.Spec) (providers.Provider, error) {
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	open := h.Open
+	h.Service = coordination.NewService(h.Store, coordination.Options{Parallel: 8, Open: func(sp providers.Spec) (providers.Provider, error) {
 		if sp.Backend == "claude" {
 			return nil, keyless("claude")
 		}
 		return open(sp)
 	}})
 	team := []string{models[0], "claude/claude-haiku-4-5", models[1]}
-	s := h.create(coordination.TeamSpec{Models: team})
+	s := h.Create(coordination.TeamSpec{Models: team})
 	if len(s.Agents) != 2 || s.Agents[0].ID != "agent_a" || s.Agents[1].ID != "agent_c" {
 		t.Fatalf("agents %+v", s.Agents)
 	}
 	if len(s.Dropped) != 1 || s.Dropped[0].AgentID != "agent_b" || s.Dropped[0].Class != coordination.ClassMissingKey || !strings.Contains(s.Dropped[0].Message, "ANTHROPIC_API_KEY") {
 		t.Fatalf("dropped %+v", s.Dropped)
 	}
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if len(res.Dropped) != 1 || res.Dropped[0].AgentID != "agent_b" || res.Degraded {
 		t.Errorf("result dropped %+v degraded %v", res.Dropped, res.Degraded)
 	}
@@ -145,7 +146,7 @@ func TestKeylessAgentsAreLeftOutWhileTwoRemain(t *testing.T) {
 		{Models: []string{models[0], "claude/claude-haiku-4-5"}},
 	} {
 		spec.Task = "What is 2+2?"
-		_, err := h.svc.Create(t.Context(), spec)
+		_, err := h.Service.Create(t.Context(), spec)
 		if !errors.Is(err, keys.ErrMissingKey) || !errors.Is(err, coordination.ErrBadSpec) {
 			t.Errorf("%v: got %v", spec.Models, err)
 		}
@@ -153,10 +154,10 @@ func TestKeylessAgentsAreLeftOutWhileTwoRemain(t *testing.T) {
 }
 
 func TestSeedsStayWithin53Bits(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
 	for i := 0; i < 50; i++ {
-		s, err := h.svc.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models})
+		s, err := h.Service.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,13 +166,13 @@ func TestSeedsStayWithin53Bits(t *testing.T) {
 		}
 	}
 	for _, seed := range []int64{coordination.MaxSeed + 1, -coordination.MaxSeed - 1, 7137183372773921802} {
-		_, err := h.svc.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models, Seed: &seed})
+		_, err := h.Service.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models, Seed: &seed})
 		if !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), "2^53-1") {
 			t.Errorf("seed %d: %v", seed, err)
 		}
 	}
 	ok := int64(coordination.MaxSeed)
-	if _, err := h.svc.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models, Seed: &ok}); err != nil {
+	if _, err := h.Service.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models, Seed: &ok}); err != nil {
 		t.Error(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -22,20 +23,20 @@ import (
 )
 
 // fileHarness is a harness over the file store: sessions keep files.
-func fileHarness(t *testing.T, provs map[string]providers.Provider) (*harness, string) {
+func fileHarness(t *testing.T, provs map[string]providers.Provider) (*coordtest.Harness, string) {
 	state := t.TempDir()
 	st := filestore.New(filepath.Join(state, "sessions"))
 	open := backends.Open
-	h := &harness{t: t, provs: provs}
+	h := &coordtest.Harness{T: t, Providers: provs}
 	if provs != nil {
-		open = h.open
+		open = h.Open
 	}
-	h.svc = coordination.NewService(st, coordination.Options{Open: open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
+	h.Service = coordination.NewService(st, coordination.Options{Open: open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
 	return h, state
 }
 
 func answerFiles(content string, files ...providers.AnswerFile) providers.Action {
-	return act(providers.NewAnswerFilesCall(content, files))
+	return coordtest.Act(providers.NewAnswerFilesCall(content, files))
 }
 
 func file(path, content string) providers.AnswerFile {
@@ -45,11 +46,11 @@ func file(path, content string) providers.AnswerFile {
 func TestSimTeamBuildsALandingSiteOffline(t *testing.T) {
 	h, _ := fileHarness(t, nil)
 	seed := int64(7)
-	s := h.create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed})
+	s := h.Create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed})
 	if !s.Workspaces {
 		t.Fatal("a file-store session keeps no workspaces")
 	}
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished || res.Winner == nil {
 		t.Fatalf("result %+v", res)
 	}
@@ -93,21 +94,21 @@ func TestSimTeamBuildsALandingSiteOffline(t *testing.T) {
 }
 
 func TestAPIAgentsDeliverFilesAndPeersSeeSnapshotsReadOnly(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	h, _ := fileHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models, Task: "Write hello.py"})
+	s := h.Create(coordination.TeamSpec{Models: models, Task: "Write hello.py"})
 	a, b := scripts[0], scripts[1]
-	a.replies = []any{answerFiles("hello.py prints hello", file("hello.py", "print('hello')\n"), file("docs/README.md", "run it"))}
-	b.replies = []any{answerFiles("mine", file("hello.py", "print('hi')\n"))}
-	res := h.run(s.ID)
+	a.Replies = []any{answerFiles("hello.py prints hello", file("hello.py", "print('hello')\n"), file("docs/README.md", "run it"))}
+	b.Replies = []any{answerFiles("mine", file("hello.py", "print('hi')\n"))}
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished {
 		t.Fatalf("%+v", res)
 	}
 	// b's second step saw a's snapshot, read-only, under an anonymous name.
 	var seen *providers.ShownAnswer
-	for _, req := range b.requests() {
+	for _, req := range b.Requests() {
 		for i, sh := range req.Shown {
-			if sh.Alias == alias(s, "agent_a") && len(sh.Files) > 0 {
+			if sh.Alias == coordtest.Alias(s, "agent_a") && len(sh.Files) > 0 {
 				seen = &req.Shown[i]
 			}
 		}
@@ -128,27 +129,27 @@ func TestAPIAgentsDeliverFilesAndPeersSeeSnapshotsReadOnly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(seen.FilesDir, "hello.py"), []byte("tampered"), 0o644); err == nil && os.Geteuid() != 0 {
 		t.Fatal("a peer's snapshot could be written")
 	}
-	last := b.requests()[len(b.requests())-1]
-	if !strings.Contains(last.Prompt, "Files delivered with") || !strings.Contains(last.Prompt, "peers/"+alias(s, "agent_a")+"/hello.py") {
+	last := b.Requests()[len(b.Requests())-1]
+	if !strings.Contains(last.Prompt, "Files delivered with") || !strings.Contains(last.Prompt, "peers/"+coordtest.Alias(s, "agent_a")+"/hello.py") {
 		t.Fatalf("the prompt does not show the peer's files:\n%s", last.Prompt)
 	}
-	if last.Workspace != filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "agents", "agent_b", "workspace") {
+	if last.Workspace != filepath.Join(coordination.DirOf(h.Service.Store(), s.ID), "agents", "agent_b", "workspace") {
 		t.Fatalf("request workspace %q", last.Workspace)
 	}
 }
 
 func TestAnswerFilesAreRefusedWithTheReason(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 1)
+	models, scripts, provs := coordtest.Team(t, 1)
 	h, _ := fileHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
+	s := h.Create(coordination.TeamSpec{Models: models})
 	big := strings.Repeat("x", workspace.DefaultFileCaps.MaxFileBytes+1)
-	scripts[0].replies = []any{
+	scripts[0].Replies = []any{
 		answerFiles("escape", file("../../evil.txt", "x")),
 		answerFiles("absolute", file("/tmp/evil.txt", "x")),
 		answerFiles("big", file("big.txt", big)),
 	}
-	h.run(s.ID)
-	reqs := scripts[0].requests()
+	h.Run(s.ID)
+	reqs := scripts[0].Requests()
 	if len(reqs) < 3 {
 		t.Fatalf("%d requests", len(reqs))
 	}
@@ -156,34 +157,34 @@ func TestAnswerFilesAreRefusedWithTheReason(t *testing.T) {
 	if !strings.Contains(problems[0], "leaves your workspace") || !strings.Contains(problems[1], "is absolute") {
 		t.Fatalf("problems %q", problems)
 	}
-	l, _ := h.svc.Store().Ledger(context.Background(), s.ID)
+	l, _ := h.Service.Store().Ledger(context.Background(), s.ID)
 	if e := l.Agents["agent_a"][0]; e.Kind != coordination.KindError || !strings.Contains(e.Message, "per file") {
 		t.Fatalf("first entry %+v", e)
 	}
-	if _, err := os.Lstat(filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "evil.txt")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(coordination.DirOf(h.Service.Store(), s.ID), "evil.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a file escaped the workspace")
 	}
 }
 
 func TestVoteStepRollsTheWorkspaceBack(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	h, _ := fileHarness(t, provs)
-	scripts[0].replies = []any{answerFiles("a1", file("site.html", "v1"))}
-	scripts[1].replies = []any{answerFiles("b1", file("b.txt", "b"))}
+	scripts[0].Replies = []any{answerFiles("a1", file("site.html", "v1"))}
+	scripts[1].Replies = []any{answerFiles("b1", file("b.txt", "b"))}
 	// agent_a's second step scribbles in its workspace (as a tool loop
 	// would) and then votes: the scribbles must not survive.
-	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		if req.StepNumber == 1 {
 			return scripts[0].Step(ctx, req)
 		}
 		os.WriteFile(filepath.Join(req.Workspace, "site.html"), []byte("half-done edit"), 0o644)
 		os.WriteFile(filepath.Join(req.Workspace, "stray.txt"), []byte("x"), 0o644)
-		return act(providers.VoteCall(req.VoteEnum[0], "best")), providers.Free(), nil
+		return coordtest.Act(providers.VoteCall(req.VoteEnum[0], "best")), providers.Free(), nil
 	})
-	s := h.create(coordination.TeamSpec{Models: models})
-	h.run(s.ID)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	h.Run(s.ID)
 	live := func(id string) string {
-		return filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "agents", id, "workspace")
+		return filepath.Join(coordination.DirOf(h.Service.Store(), s.ID), "agents", id, "workspace")
 	}
 	got, err := os.ReadFile(filepath.Join(live("agent_a"), "site.html"))
 	if err != nil || string(got) != "v1" {
@@ -195,29 +196,29 @@ func TestVoteStepRollsTheWorkspaceBack(t *testing.T) {
 }
 
 func TestPathsInAnswersNameTheSnapshotForUsersAndPeersAnonymously(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	h, _ := fileHarness(t, provs)
-	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		if req.StepNumber == 1 {
 			return answerFiles("Open "+filepath.Join(req.Workspace, "index.html")+" to see it.", file("index.html", "<p>hi</p>")), providers.Free(), nil
 		}
 		return scripts[0].Step(ctx, req)
 	})
-	s := h.create(coordination.TeamSpec{Models: models})
-	scripts[1].replies = []any{answerFiles("b", file("b.txt", "b"))}
-	h.run(s.ID)
-	dir := coordination.DirOf(h.svc.Store(), s.ID)
-	l, _ := h.svc.Store().Ledger(context.Background(), s.ID)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	scripts[1].Replies = []any{answerFiles("b", file("b.txt", "b"))}
+	h.Run(s.ID)
+	dir := coordination.DirOf(h.Service.Store(), s.ID)
+	l, _ := h.Service.Store().Ledger(context.Background(), s.ID)
 	first := l.Agents["agent_a"][0]
 	want := filepath.Join(dir, "agents", "agent_a", "001", "workspace", "index.html")
 	if !strings.Contains(first.Content, want) {
 		t.Fatalf("the answer's path does not name its snapshot: %q", first.Content)
 	}
-	peer := "peers/" + alias(s, "agent_a") + "/index.html"
+	peer := "peers/" + coordtest.Alias(s, "agent_a") + "/index.html"
 	seen := false
-	for _, req := range scripts[1].requests() {
+	for _, req := range scripts[1].Requests() {
 		for _, sh := range req.Shown {
-			if sh.Alias == alias(s, "agent_a") {
+			if sh.Alias == coordtest.Alias(s, "agent_a") {
 				seen = true
 				if !strings.Contains(sh.Content, peer) || strings.Contains(sh.Content, "agent_a") {
 					t.Fatalf("a peer reads %q; want %s and no agent id", sh.Content, peer)
@@ -231,10 +232,10 @@ func TestPathsInAnswersNameTheSnapshotForUsersAndPeersAnonymously(t *testing.T) 
 }
 
 func TestErrorStepRollsTheWorkspaceBack(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	h, _ := fileHarness(t, provs)
-	scripts[1].replies = []any{answerFiles("b1", file("b.txt", "b"))}
-	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	scripts[1].Replies = []any{answerFiles("b1", file("b.txt", "b"))}
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		if req.StepNumber == 1 {
 			return answerFiles("a1", file("keep.txt", "v1")), providers.Free(), nil
 		}
@@ -242,11 +243,11 @@ func TestErrorStepRollsTheWorkspaceBack(t *testing.T) {
 			os.WriteFile(filepath.Join(req.Workspace, "keep.txt"), []byte("broken"), 0o644)
 			return providers.Action{}, providers.Free(), &providers.Error{Class: providers.ClassProvider, Message: "upstream failed"}
 		}
-		return act(providers.VoteCall(req.VoteEnum[0], "best")), providers.Free(), nil
+		return coordtest.Act(providers.VoteCall(req.VoteEnum[0], "best")), providers.Free(), nil
 	})
-	s := h.create(coordination.TeamSpec{Models: models})
-	h.run(s.ID)
-	l, _ := h.svc.Store().Ledger(context.Background(), s.ID)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	h.Run(s.ID)
+	l, _ := h.Service.Store().Ledger(context.Background(), s.ID)
 	if e := l.Agents["agent_a"][1]; e.Kind != coordination.KindError {
 		t.Fatalf("step 2 is %s, want an error", e.Kind)
 	}
@@ -256,7 +257,9 @@ func TestErrorStepRollsTheWorkspaceBack(t *testing.T) {
 	}
 }
 
-func dir(h *harness, s *coordination.Session) string { return coordination.DirOf(h.svc.Store(), s.ID) }
+func dir(h *coordtest.Harness, s *coordination.Session) string {
+	return coordination.DirOf(h.Service.Store(), s.ID)
+}
 
 func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
@@ -278,10 +281,10 @@ func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *test
 
 	var mu sync.Mutex
 	var workspaces []string
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	for i := range models {
 		sc := scripts[i]
-		provs[models[i]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		provs[models[i]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 			if req.StepNumber == 1 {
 				mu.Lock()
 				workspaces = append(workspaces, req.Workspace)
@@ -298,9 +301,9 @@ func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *test
 		})
 	}
 	h, _ := fileHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models, Contexts: []workspace.Context{{Path: repo, Permission: workspace.Write}}})
+	s := h.Create(coordination.TeamSpec{Models: models, Contexts: []workspace.Context{{Path: repo, Permission: workspace.Write}}})
 	live := filepath.Join(dir(h, s), "agents", "agent_a", "workspace")
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if len(workspaces) != 2 {
 		t.Fatalf("workspaces %v", workspaces)
 	}
@@ -322,19 +325,19 @@ func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *test
 // nothing rolled its changes back; the agent's next step must not snapshot
 // them into its answer.
 func TestCrashLeftoversInTheLiveWorkspaceNeverReachTheNextAnswer(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	h, _ := fileHarness(t, provs)
-	scripts[1].replies = []any{answerFiles("b1", file("b.txt", "b"))}
-	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	scripts[1].Replies = []any{answerFiles("b1", file("b.txt", "b"))}
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		if req.StepNumber == 1 {
 			return answerFiles("a1", file("keep.txt", "v1"), file("gone.txt", "g"), file("same.txt", "s")), providers.Free(), nil
 		}
 		return answerFiles("a2 builds on a1"), providers.Free(), nil
 	})
-	s := h.create(coordination.TeamSpec{Models: models})
+	s := h.Create(coordination.TeamSpec{Models: models})
 	ctx := context.Background()
 	for _, id := range []string{"agent_a", "agent_b"} {
-		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -354,11 +357,11 @@ func TestCrashLeftoversInTheLiveWorkspaceNeverReachTheNextAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	res, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := h.svc.Store().Ledger(ctx, s.ID)
+	l, err := h.Service.Store().Ledger(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,48 +7,49 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 func TestHostDrivesATeamWithViewsAndSeenSteps(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
+	s := h.Create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
 		{ID: "agent_a", Model: models[0]}, {ID: "agent_b", Model: models[1]}, {ID: "me", Model: "host"},
 	}})
-	sc[0].replies = []any{answer("4")}
-	sc[1].replies = []any{answer("four")}
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
 
 	// Round 0: the host's first view is blind.
-	view, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	view, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if view.Action != "view" || len(view.View.Actions) != 1 || view.View.Actions[0] != "new_answer" || !strings.Contains(view.View.Prompt, "no answers available yet") {
 		t.Fatalf("blind view: %+v", view.View)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "2+2=4"}); !errors.Is(err, coordination.ErrStaleView) {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "2+2=4"}); !errors.Is(err, coordination.ErrStaleView) {
 		t.Fatalf("a submission without seen_steps is refused: %v", err)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "2+2=4", SeenSteps: view.SeenSteps}); err != nil {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "2+2=4", SeenSteps: view.SeenSteps}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"agent_a", "agent_b"} {
-		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A server agent cannot take a host action, and a host cannot be run.
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a", Action: "vote", Target: "agent1"}); !errors.Is(err, coordination.ErrNotHost) {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a", Action: "vote", Target: "agent1"}); !errors.Is(err, coordination.ErrNotHost) {
 		t.Fatalf("host action for a server agent: %v", err)
 	}
-	if _, err := h.svc.Run(ctx, s.ID, nil); !errors.Is(err, coordination.ErrHostInRunTeam) {
+	if _, err := h.Service.Run(ctx, s.ID, nil); !errors.Is(err, coordination.ErrHostInRunTeam) {
 		t.Fatalf("run_team with a host: %v", err)
 	}
 
-	view, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	view, err = h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,52 +58,52 @@ func TestHostDrivesATeamWithViewsAndSeenSteps(t *testing.T) {
 	}
 	// A second view replaces the first: the old seen_steps are refused.
 	old := map[string]int{"agent_a": 0, "agent_b": 0, "me": 1}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: "agent1", SeenSteps: old}); !errors.Is(err, coordination.ErrStaleView) {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: "agent1", SeenSteps: old}); !errors.Is(err, coordination.ErrStaleView) {
 		t.Fatalf("outdated seen_steps: %v", err)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: "agent9", SeenSteps: view.SeenSteps}); !errors.Is(err, coordination.ErrBadAction) {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: "agent9", SeenSteps: view.SeenSteps}); !errors.Is(err, coordination.ErrBadAction) {
 		t.Fatalf("invalid target: %v", err)
 	}
-	target := alias(s, "agent_a") + ".1"
-	res, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: target, Reason: "right", SeenSteps: view.SeenSteps})
+	target := coordtest.Alias(s, "agent_a") + ".1"
+	res, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: target, Reason: "right", SeenSteps: view.SeenSteps})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Action != "vote" || res.Stale || res.TargetLabel != target {
 		t.Fatalf("vote result %+v", res)
 	}
-	sc[0].replies = []any{vote(alias(s, "agent_a"))}
-	sc[1].replies = []any{vote(alias(s, "agent_a"))}
-	h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
-	last, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"})
+	sc[0].Replies = []any{coordtest.Vote(coordtest.Alias(s, "agent_a"))}
+	sc[1].Replies = []any{coordtest.Vote(coordtest.Alias(s, "agent_a"))}
+	h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	last, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !last.Finished || last.Result.Winner.AgentID != "agent_a" {
 		t.Fatalf("the settling step finishes the session: %+v", last)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"}); !errors.Is(err, coordination.ErrSessionFinished) {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"}); !errors.Is(err, coordination.ErrSessionFinished) {
 		t.Fatalf("stepping a finished session: %v", err)
 	}
 }
 
 func TestStepRefusesAgentNotDue(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
-	sc[0].replies = []any{answer("4")}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 	if !errors.Is(err, coordination.ErrNotNext) || !strings.Contains(err.Error(), "first answer") || !strings.Contains(err.Error(), "agent_b") {
 		t.Fatalf("want the barrier named and who is due: %v", err)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "nobody"}); !errors.Is(err, coordination.ErrAgentNotFound) {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "nobody"}); !errors.Is(err, coordination.ErrAgentNotFound) {
 		t.Fatalf("unknown agent: %v", err)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: "nope", AgentID: "agent_a"}); !errors.Is(err, coordination.ErrSessionNotFound) {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: "nope", AgentID: "agent_a"}); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Fatalf("unknown session: %v", err)
 	}
 }
@@ -110,27 +111,27 @@ func TestStepRefusesAgentNotDue(t *testing.T) {
 func TestSecondStepForBusyAgentIsRefused(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	slow := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	slow := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		started <- struct{}{}
 		<-release
-		return answer("4"), providers.Free(), nil
+		return coordtest.Answer("4"), providers.Free(), nil
 	})
-	models, _, provs := scriptedTeam(t, 2)
+	models, _, provs := coordtest.Team(t, 2)
 	provs[models[0]] = slow
-	h := newHarness(t, provs)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
 	done := make(chan error)
 	go func() {
-		_, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+		_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 		done <- err
 	}()
 	<-started
-	_, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 	if !errors.Is(err, coordination.ErrAgentBusy) {
 		t.Fatalf("second step: %v", err)
 	}
-	st, _ := h.svc.Status(ctx, s.ID)
+	st, _ := h.Service.Status(ctx, s.ID)
 	if st.Agents[0].Status != "streaming" || st.Agents[0].Next {
 		t.Fatalf("in flight shows: %+v", st.Agents[0])
 	}
@@ -138,7 +139,7 @@ func TestSecondStepForBusyAgentIsRefused(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := len(h.ledger(s.ID).Agents["agent_a"]); n != 1 {
+	if n := len(h.Ledger(s.ID).Agents["agent_a"]); n != 1 {
 		t.Fatalf("one step landed, got %d", n)
 	}
 }
@@ -147,22 +148,22 @@ func TestSecondStepForBusyAgentIsRefused(t *testing.T) {
 // store) before the first step reach that step's prompt: a setup is cached
 // only once the session has a step.
 func TestCriteriaAttachedElsewhereReachTheFirstStep(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
-	if _, err := h.svc.Status(ctx, s.ID); err != nil { // reads the setup
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	if _, err := h.Service.Status(ctx, s.ID); err != nil { // reads the setup
 		t.Fatal(err)
 	}
-	other := coordination.NewService(h.store, coordination.Options{Open: h.open})
+	other := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
 	if err := other.AttachCriteria(ctx, s.ID, []criteria.Item{{ID: "E1", Text: "Show the working", Category: "must"}}); err != nil {
 		t.Fatal(err)
 	}
-	sc[0].replies = []any{answer("4")}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
-	if p := sc[0].requests()[0].Prompt; !strings.Contains(p, "Show the working") {
+	if p := sc[0].Requests()[0].Prompt; !strings.Contains(p, "Show the working") {
 		t.Fatalf("the first step must see the attached criteria:\n%s", p)
 	}
 }

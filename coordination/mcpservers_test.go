@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
@@ -75,10 +76,10 @@ func TestAgentsMCPServerServesItsStepsAndClosesWithTheSession(t *testing.T) {
 	}
 	const spec = "openai/gpt-5-mini"
 	h, _ := fileHarness(t, map[string]providers.Provider{spec: p})
-	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: spec,
+	s := h.Create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: spec,
 		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}}}})
 	script.Add("gpt-5-mini", toolCall("mcp__probe__echo", `{"text":"hello"}`), fake.Reply{Kind: fake.ReplyNewAnswer, Content: "the server said hello"})
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished {
 		t.Fatalf("result %+v", res)
 	}
@@ -86,7 +87,7 @@ func TestAgentsMCPServerServesItsStepsAndClosesWithTheSession(t *testing.T) {
 	if len(calls) != 2 || !strings.Contains(string(calls[1].Body), "echo: hello") {
 		t.Fatalf("%d requests; want the server's answer sent back to the model", len(calls))
 	}
-	recs, err := h.svc.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
+	recs, err := h.Service.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
 	if err != nil || len(recs) != 1 || recs[0].Name != "mcp__probe__echo" || recs[0].IsError {
 		t.Fatalf("tool log %+v, %v", recs, err)
 	}
@@ -97,9 +98,9 @@ func TestAnMCPServerThatFailsStopsTheTeamBeforeAnyStep(t *testing.T) {
 	mcpServerBinary(t) // the sandbox is needed for stdio servers
 	p := &offered{}
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
-	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
+	s := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
 		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"gone": {Type: tools.MCPStdio, Command: "/nonexistent/mcp-server"}}}}}})
-	_, err := h.svc.Run(context.Background(), s.ID, nil)
+	_, err := h.Service.Run(context.Background(), s.ID, nil)
 	if err == nil || !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), "agent_a's MCP servers did not start") || !strings.Contains(err.Error(), "gone") {
 		t.Fatalf("err %v; want a clear error naming the agent and the server", err)
 	}
@@ -127,7 +128,7 @@ func (a *askMCP) Step(ctx context.Context, req providers.Request) (providers.Act
 		}
 		a.result = res
 	}
-	return answer("the server said: " + a.result.Content), providers.Free(), nil
+	return coordtest.Answer("the server said: " + a.result.Content), providers.Free(), nil
 }
 
 // A CLI agent's MCP servers start with the run like an API agent's, and its
@@ -139,9 +140,9 @@ func TestACLIAgentsMCPServersServeItsStepsThroughTheToolbox(t *testing.T) {
 	p := &askMCP{}
 	const spec = "claude_code/claude-opus-4-6"
 	h, _ := fileHarness(t, map[string]providers.Provider{spec: p})
-	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: spec,
+	s := h.Create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: spec,
 		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}}}})
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished {
 		t.Fatalf("result %+v", res)
 	}
@@ -151,7 +152,7 @@ func TestACLIAgentsMCPServersServeItsStepsThroughTheToolbox(t *testing.T) {
 	if p.result.IsError || !strings.Contains(p.result.Content, "echo: from the CLI") {
 		t.Fatalf("the server answered %+v", p.result)
 	}
-	recs, err := h.svc.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
+	recs, err := h.Service.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
 	if err != nil || len(recs) != 1 || recs[0].Name != "mcp__probe__echo" {
 		t.Fatalf("tool log %+v, %v", recs, err)
 	}
@@ -178,21 +179,21 @@ func TestMCPServersOutliveTheStepsThatLandAroundThem(t *testing.T) {
 		}
 		boots = append(boots, res.Content)
 	}
-	a := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	a := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		boot(ctx, &req)
 		time.Sleep(100 * time.Millisecond) // the peers' steps land meanwhile
 		boot(ctx, &req)
-		if len(req.VoteEnum) > 0 && hasTool(req, providers.ToolVote) {
-			return vote(req.VoteEnum[0]), providers.Free(), nil
+		if len(req.VoteEnum) > 0 && coordtest.HasTool(req, providers.ToolVote) {
+			return coordtest.Vote(req.VoteEnum[0]), providers.Free(), nil
 		}
-		return answer("Answer: 4"), providers.Free(), nil
+		return coordtest.Answer("Answer: 4"), providers.Free(), nil
 	})
-	peer := func() *scripted { return &scripted{replies: []any{answer("Answer: 4")}} }
+	peer := func() *coordtest.Scripted { return &coordtest.Scripted{Replies: []any{coordtest.Answer("Answer: 4")}} }
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": a, "sim:seed=2": peer(), "sim:seed=3": peer()})
-	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{
+	s := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{
 		{ID: "agent_a", Model: "sim:seed=1", Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
 		{ID: "agent_b", Model: "sim:seed=2"}, {ID: "agent_c", Model: "sim:seed=3"}}})
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished {
 		t.Fatalf("result %+v", res)
 	}
@@ -240,12 +241,12 @@ func TestAStepDrivenSessionsMCPServersCloseWhenItEnds(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := &askMCP{}
 			const spec = "claude_code/claude-opus-4-6"
-			h, _ := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &scripted{}})
-			s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
+			h, _ := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &coordtest.Scripted{}})
+			s := h.Create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
 				{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
 				{ID: "agent_b", Model: "sim:seed=2"}}})
 			ctx := context.Background()
-			if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+			if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 				t.Fatal(err)
 			}
 			if p.result.IsError || !strings.Contains(p.result.Content, "echo: from the CLI") {
@@ -254,7 +255,7 @@ func TestAStepDrivenSessionsMCPServersCloseWhenItEnds(t *testing.T) {
 			if n := processesOf(bin); n != 1 {
 				t.Fatalf("%d servers run after the step landed; want its one, kept for the next step", n)
 			}
-			if err := end(h.svc, s.ID); err != nil {
+			if err := end(h.Service, s.ID); err != nil {
 				t.Fatal(err)
 			}
 			waitProcesses(t, bin, 0)
@@ -269,16 +270,16 @@ func TestTheSessionTimerClosesTheMCPServersOfTheSessionItEnds(t *testing.T) {
 	bin := mcpServerBinary(t)
 	p := &askMCP{}
 	const spec = "claude_code/claude-opus-4-6"
-	h, state := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &scripted{}})
+	h, state := fileHarness(t, map[string]providers.Provider{spec: p, "sim:seed=2": &coordtest.Scripted{}})
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h.svc = coordination.NewService(h.svc.Store(), coordination.Options{Open: h.open, Parallel: 4, StateDir: state, Now: clock, Tooling: tooling.Builtin{}})
-	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 60}, Agents: []coordination.Agent{
+	h.Service = coordination.NewService(h.Service.Store(), coordination.Options{Open: h.Open, Parallel: 4, StateDir: state, Now: clock, Tooling: tooling.Builtin{}})
+	s := h.Create(coordination.TeamSpec{Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 60}, Agents: []coordination.Agent{
 		{ID: "agent_a", Model: spec, Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: tools.MCPStdio, Command: bin}}}},
 		{ID: "agent_b", Model: "sim:seed=2"}}})
 	ctx := context.Background()
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := processesOf(bin); n != 1 {
@@ -287,10 +288,10 @@ func TestTheSessionTimerClosesTheMCPServersOfTheSessionItEnds(t *testing.T) {
 	mu.Lock()
 	now = now.Add(61 * time.Second)
 	mu.Unlock()
-	if err := h.svc.Sweep(ctx); err != nil {
+	if err := h.Service.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := h.svc.Result(ctx, s.ID); res.Status != coordination.StatusFinished {
+	if res, _ := h.Service.Result(ctx, s.ID); res.Status != coordination.StatusFinished {
 		t.Fatalf("past its timeout the session is %s", res.Status)
 	}
 	waitProcesses(t, bin, 0)

@@ -7,15 +7,16 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // checked is a service whose pre-flight answers from a table by model.
 func checked(t *testing.T, provs map[string]providers.Provider, verdict map[string]error) (*coordination.Service, *memstore.Store, *int) {
-	h := newHarness(t, provs)
+	h := coordtest.New(t, provs)
 	asked := 0
-	svc := coordination.NewService(h.store, coordination.Options{Open: h.open, Parallel: 8,
+	svc := coordination.NewService(h.Store, coordination.Options{Open: h.Open, Parallel: 8,
 		CheckModels: func(ctx context.Context, specs []providers.Spec) []error {
 			asked++
 			errs := make([]error, len(specs))
@@ -24,11 +25,11 @@ func checked(t *testing.T, provs map[string]providers.Provider, verdict map[stri
 			}
 			return errs
 		}})
-	return svc, h.store, &asked
+	return svc, h.Store, &asked
 }
 
 func TestAModelItsProviderDoesNotListRefusesTheTeamBeforeAnyStep(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 3)
+	models, scripts, provs := coordtest.Team(t, 3)
 	svc, store, asked := checked(t, provs, map[string]error{
 		models[1]: &providers.ModelNotFoundError{Backend: "openai", Model: "gpt-5-mni", Listed: 9, Closest: []string{"gpt-5-mini"}},
 	})
@@ -44,14 +45,14 @@ func TestAModelItsProviderDoesNotListRefusesTheTeamBeforeAnyStep(t *testing.T) {
 		t.Errorf("a refused team wrote %v", ids)
 	}
 	for _, s := range scripts {
-		if len(s.requests()) != 0 {
+		if len(s.Requests()) != 0 {
 			t.Error("a model was called")
 		}
 	}
 }
 
 func TestARefusedKeyLeavesTheAgentOutWhileTwoRemain(t *testing.T) {
-	models, _, provs := scriptedTeam(t, 3)
+	models, _, provs := coordtest.Team(t, 3)
 	refused := &providers.Error{Class: providers.ClassAuth, Status: 401, Message: "HTTP 401: invalid x-api-key (check ANTHROPIC_API_KEY)"}
 	svc, _, _ := checked(t, provs, map[string]error{models[0]: refused})
 	s, err := svc.Create(t.Context(), coordination.TeamSpec{Task: "What is 2+2?", Models: models})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -15,19 +16,19 @@ import (
 func TestAFailedStepsLineSaysWhyAndNamesAStalledModel(t *testing.T) {
 	tooLong := &providers.Error{Class: providers.ClassProvider, Message: "the Anthropic call to claude-opus-4-6 was refused (key sk-ant-dummy-PLANTED-not-a-key-0000): 400 Bad Request\n" +
 		`{"type":"error","error":{"type":"invalid_request_error","message":"Prompt is too long"}}`}
-	stall := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	stall := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		<-ctx.Done()
 		return providers.Action{}, providers.Usage{}, ctx.Err()
 	})
-	fails := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	fails := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		return providers.Action{}, providers.Usage{}, tooLong
 	})
-	h := newHarness(t, map[string]providers.Provider{"openai/fine": &scripted{}, "openai/stalls": stall, "claude/fails": fails})
-	s := h.create(coordination.TeamSpec{Models: []string{"openai/fine", "openai/stalls", "claude/fails"},
+	h := coordtest.New(t, map[string]providers.Provider{"openai/fine": &coordtest.Scripted{}, "openai/stalls": stall, "claude/fails": fails})
+	s := h.Create(coordination.TeamSpec{Models: []string{"openai/fine", "openai/stalls", "claude/fails"},
 		Rules: coordination.Rules{StepTimeoutSeconds: 0.05, MaxAgentFailures: 1, MaxRounds: 2}})
 	var mu sync.Mutex
 	var lines []string
-	if _, err := h.svc.Run(context.Background(), s.ID, func(p coordination.Progress) {
+	if _, err := h.Service.Run(context.Background(), s.ID, func(p coordination.Progress) {
 		if p.Kind == "error" {
 			mu.Lock()
 			lines = append(lines, p.Message)

@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"errors"
-	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -165,7 +164,3 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	r.NotAgreed = notAgreed(s, nil, r, how, stop)
 	return r
 }
-
-func ptr[T any](v T) *T { return &v }
-
-var _ = time.Second

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -15,9 +16,9 @@ import (
 // and with one it is created under that id.
 func TestCreateOrResumeDecidesFromTheStore(t *testing.T) {
 	ctx := context.Background()
-	models, _, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
-	stored := h.create(coordination.TeamSpec{Models: models, SessionID: "stored"})
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	stored := h.Create(coordination.TeamSpec{Models: models, SessionID: "stored"})
 	built := 0
 	spec := func(id string) func() (coordination.TeamSpec, error) {
 		return func() (coordination.TeamSpec, error) {
@@ -26,21 +27,21 @@ func TestCreateOrResumeDecidesFromTheStore(t *testing.T) {
 		}
 	}
 
-	s, err := h.svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: "stored", Spec: spec("stored")})
+	s, err := h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: "stored", Spec: spec("stored")})
 	if err != nil || s.ID != stored.ID || built != 0 {
 		t.Errorf("resume: %v, %v, team built %d times", s, err, built)
 	}
-	if _, err := h.svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: "stored", Task: "Another task", Team: true, Spec: spec("stored")}); !errors.Is(err, coordination.ErrSessionExists) {
+	if _, err := h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: "stored", Task: "Another task", Team: true, Spec: spec("stored")}); !errors.Is(err, coordination.ErrSessionExists) {
 		t.Errorf("another task: %v, want ErrSessionExists", err)
 	}
-	if s, err := h.svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: "stored", Task: "What is 2+2?", Members: true, Team: true, Spec: spec("stored")}); err != nil || s.ID != "stored" {
+	if s, err := h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: "stored", Task: "What is 2+2?", Members: true, Team: true, Spec: spec("stored")}); err != nil || s.ID != "stored" {
 		t.Errorf("identical team given with the id: %v, %v (Create should join)", s, err)
 	}
-	if _, err := h.svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: "nowhere", Spec: spec("nowhere")}); !errors.Is(err, coordination.ErrSessionNotFound) {
+	if _, err := h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: "nowhere", Spec: spec("nowhere")}); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("unknown id without a team: %v, want ErrSessionNotFound", err)
 	}
 	built = 0
-	s, err = h.svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: "fresh", Task: "What is 2+2?", Members: true, Team: true, Spec: spec("fresh")})
+	s, err = h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: "fresh", Task: "What is 2+2?", Members: true, Team: true, Spec: spec("fresh")})
 	if err != nil || s.ID != "fresh" || built != 1 {
 		t.Errorf("new id with a team: %v, %v, team built %d times", s, err, built)
 	}

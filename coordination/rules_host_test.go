@@ -7,41 +7,42 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // hostPair is a step-driven team of one scripted model (agent_a) and one
 // host (me) where both have answered: agent_a twice, so its answers are
 // agentN.1 and agentN.2.
-func hostPair(t *testing.T) (*harness, *coordination.Session, []*scripted) {
+func hostPair(t *testing.T) (*coordtest.Harness, *coordination.Session, []*coordtest.Scripted) {
 	t.Helper()
-	models, sc, provs := scriptedTeam(t, 1)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 1)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
+	s := h.Create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
 		{ID: "agent_a", Model: models[0]}, {ID: "me", Model: "host"},
 	}, Rules: coordination.Rules{MaxRounds: 8}})
-	sc[0].replies = []any{answer("four"), answer("4, since 2+2=4")}
+	sc[0].Replies = []any{coordtest.Answer("four"), coordtest.Answer("4, since 2+2=4")}
 	submitHost(t, h, s, "new_answer", "2+2=4", "")
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
 	return h, s, sc
 }
 
 // submitHost takes a view for me and submits one action on it.
-func submitHost(t *testing.T, h *harness, s *coordination.Session, action, content, target string) (*coordination.StepResult, coordination.StepRequest, error) {
+func submitHost(t *testing.T, h *coordtest.Harness, s *coordination.Session, action, content, target string) (*coordination.StepResult, coordination.StepRequest, error) {
 	t.Helper()
 	ctx := context.Background()
-	view, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	view, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: action, Content: content, Target: target, Reason: "checked", SeenSteps: view.SeenSteps}
-	res, err := h.svc.Step(ctx, req)
+	res, err := h.Service.Step(ctx, req)
 	return res, req, err
 }
 
@@ -49,7 +50,7 @@ func submitHost(t *testing.T, h *harness, s *coordination.Session, action, conte
 // that agent is refused with the fix, never counted for its newest answer.
 func TestVoteForALabelTheViewDidNotShowIsRefused(t *testing.T) {
 	h, s, _ := hostPair(t)
-	a := alias(s, "agent_a")
+	a := coordtest.Alias(s, "agent_a")
 	for _, label := range []string{a + ".1", a + ".9"} {
 		_, _, err := submitHost(t, h, s, "vote", "", label)
 		want := label + " is not the answer your view showed for " + a + ", which is " + a + ".2 — vote " + a + " or " + a + ".2"
@@ -70,16 +71,16 @@ func TestModelVoteForAnOldLabelGetsACorrectiveRetry(t *testing.T) {
 	h, s, sc := hostPair(t)
 	ctx := context.Background()
 	submitHost(t, h, s, "new_answer", "four, as 2+2 is 4", "")
-	me := alias(s, "me")
-	sc[0].replies = []any{vote(me + ".1"), vote(me + ".2")}
-	res, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+	me := coordtest.Alias(s, "me")
+	sc[0].Replies = []any{coordtest.Vote(me + ".1"), coordtest.Vote(me + ".2")}
+	res, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Action != "vote" || res.TargetLabel != me+".2" {
 		t.Fatalf("vote recorded %+v, want one for %s.2", res, me)
 	}
-	calls := sc[0].requests()
+	calls := sc[0].Requests()
 	last := calls[len(calls)-1]
 	if len(last.History) != 1 || !strings.Contains(last.History[0].Problem, me+".1 is not the answer your view showed for "+me) {
 		t.Fatalf("the retry was not told what was wrong: %+v", last.History)
@@ -91,24 +92,24 @@ func TestModelVoteForAnOldLabelGetsACorrectiveRetry(t *testing.T) {
 func TestHostResubmissionIsIdempotentAndAnotherIsRefused(t *testing.T) {
 	h, s, _ := hostPair(t)
 	ctx := context.Background()
-	first, req, err := submitHost(t, h, s, "vote", "", alias(s, "agent_a"))
+	first, req, err := submitHost(t, h, s, "vote", "", coordtest.Alias(s, "agent_a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := len(h.ledger(s.ID).Agents["me"])
-	again, err := h.svc.Step(ctx, req)
+	before := len(h.Ledger(s.ID).Agents["me"])
+	again, err := h.Service.Step(ctx, req)
 	if err != nil {
 		t.Fatalf("identical resubmission: %v", err)
 	}
 	if again.Action != first.Action || again.TargetLabel != first.TargetLabel || again.Label != first.Label {
 		t.Fatalf("resubmission returned %+v, want the original %+v", again, first)
 	}
-	if n := len(h.ledger(s.ID).Agents["me"]); n != before {
+	if n := len(h.Ledger(s.ID).Agents["me"]); n != before {
 		t.Fatalf("the resubmission landed again: %d entries, want %d", n, before)
 	}
 	other := req
 	other.Reason = "changed my mind"
-	if _, err := h.svc.Step(ctx, other); !errors.Is(err, coordination.ErrStaleView) || !strings.Contains(err.Error(), "landed as step 2") {
+	if _, err := h.Service.Step(ctx, other); !errors.Is(err, coordination.ErrStaleView) || !strings.Contains(err.Error(), "landed as step 2") {
 		t.Fatalf("a different submission on a used view: %v", err)
 	}
 }
@@ -116,31 +117,31 @@ func TestHostResubmissionIsIdempotentAndAnotherIsRefused(t *testing.T) {
 // Item 6: a host's vote on a view an answer has since superseded is refused
 // (it can take a fresh view); it spends no step.
 func TestHostVoteOnAnOutdatedViewIsRefused(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 1)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 1)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
+	s := h.Create(coordination.TeamSpec{Driver: coordination.DriverStep, Agents: []coordination.Agent{
 		{ID: "agent_a", Model: models[0]}, {ID: "me", Model: "host"},
 	}, Rules: coordination.Rules{MaxRounds: 8}})
-	sc[0].replies = []any{answer("four"), answer("4, since 2+2=4")}
+	sc[0].Replies = []any{coordtest.Answer("four"), coordtest.Answer("4, since 2+2=4")}
 	submitHost(t, h, s, "new_answer", "2+2=4", "")
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
-	view, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	view, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err) // agent_a answers again: the host's view is outdated
 	}
-	before := len(h.ledger(s.ID).Agents["me"])
-	_, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: alias(s, "agent_a"), SeenSteps: view.SeenSteps})
+	before := len(h.Ledger(s.ID).Agents["me"])
+	_, err = h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: coordtest.Alias(s, "agent_a"), SeenSteps: view.SeenSteps})
 	var stale *coordination.StaleViewError
 	if !errors.As(err, &stale) || stale.Why != coordination.ViewOutdated || !strings.Contains(err.Error(), "a newer answer landed") {
 		t.Fatalf("vote on an outdated view: %v", err)
 	}
-	if n := len(h.ledger(s.ID).Agents["me"]); n != before {
+	if n := len(h.Ledger(s.ID).Agents["me"]); n != before {
 		t.Fatalf("the refused vote spent a step: %d entries, want %d", n, before)
 	}
 }
@@ -150,24 +151,24 @@ func TestHostVoteOnAnOutdatedViewIsRefused(t *testing.T) {
 func TestHostViewDoesNotResumeACancelledSession(t *testing.T) {
 	h, s, _ := hostPair(t)
 	ctx := context.Background()
-	if _, err := h.svc.Cancel(ctx, s.ID); err != nil {
+	if _, err := h.Service.Cancel(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	view, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	view, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if view.Action != "view" || !strings.Contains(view.Message, "cancelled") {
 		t.Fatalf("view of a cancelled session: %+v", view)
 	}
-	st, err := h.svc.Status(ctx, s.ID)
+	st, err := h.Service.Status(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Result.Status != coordination.StatusCancelled {
 		t.Fatalf("after a view the session is %s, want cancelled", st.Result.Status)
 	}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: alias(s, "agent_a"), Reason: "ok", SeenSteps: view.SeenSteps}); err != nil {
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "vote", Target: coordtest.Alias(s, "agent_a"), Reason: "ok", SeenSteps: view.SeenSteps}); err != nil {
 		t.Fatalf("a submitted action resumes the session: %v", err)
 	}
 }
@@ -175,12 +176,12 @@ func TestHostViewDoesNotResumeACancelledSession(t *testing.T) {
 // Item 12: forced_first (no votes at all) stays MassGen's rule, and the
 // result says plainly the winner was picked by arrival, not merit.
 func TestForcedFirstSaysItWasPickedByArrival(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{MaxRounds: 1}})
-	sc[0].replies = []any{answer("Answer: 1")}
-	sc[1].replies = []any{answer("Answer: 2")}
-	res := h.run(s.ID)
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{MaxRounds: 1}})
+	sc[0].Replies = []any{coordtest.Answer("Answer: 1")}
+	sc[1].Replies = []any{coordtest.Answer("Answer: 2")}
+	res := h.Run(s.ID)
 	if *res.HowChosen != coordination.ChosenForcedFirst || !strings.Contains(res.HowChosenNote, "by arrival, not merit") {
 		t.Fatalf("forced_first result: how %s, note %q", *res.HowChosen, res.HowChosenNote)
 	}
@@ -197,20 +198,20 @@ func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
 	provs := map[string]providers.Provider{}
 	a, _ := providers.ParseSpec("sim:seed=1")
 	b, _ := providers.ParseSpec("sim:seed=2")
-	provs[a.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	provs[a.String()] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		<-callingB // both steps are in flight
-		return answer("Answer: 1"), costly(0.5), nil
+		return coordtest.Answer("Answer: 1"), costly(0.5), nil
 	})
-	provs[b.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	provs[b.String()] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		close(callingB)
 		<-landedA // the model had replied before the end was decided
-		return answer("Answer: 2"), costly(0.25), nil
+		return coordtest.Answer("Answer: 2"), costly(0.25), nil
 	})
-	h := newHarness(t, provs)
+	h := coordtest.New(t, provs)
 	budget := 0.5
-	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: a.String()}, {ID: "agent_b", Model: b.String()}},
+	s := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: a.String()}, {ID: "agent_b", Model: b.String()}},
 		Rules: coordination.Rules{CostBudgetUSD: &budget}})
-	sub, err := h.svc.Subscribe(context.Background(), coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
+	sub, err := h.Service.Subscribe(context.Background(), coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
 			}
 		}
 	}()
-	r, _, err := h.svc.Start(context.Background(), s.ID)
+	r, _, err := h.Service.Start(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +234,13 @@ func TestStepLandingAfterAForcedEndIsInTheResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	if *res.StopReason != coordination.StopBudget || res.Steps != 2 || len(res.Answers) != 2 || res.CostUSD == nil || *res.CostUSD != 0.75 {
-		t.Fatalf("returned result: %s", mustJSON(res))
+		t.Fatalf("returned result: %s", coordtest.JSON(res))
 	}
-	again, err := h.svc.Result(context.Background(), s.ID)
+	again, err := h.Service.Result(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.Steps != 2 || *again.CostUSD != 0.75 || *again.Winner != *res.Winner {
-		t.Fatalf("recorded result: %s", mustJSON(again))
+		t.Fatalf("recorded result: %s", coordtest.JSON(again))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
@@ -34,14 +35,14 @@ func (c *chaotic) Step(ctx context.Context, req providers.Request) (providers.Ac
 	if c.r.Float64() < c.fail {
 		return providers.Action{}, u, errors.New("upstream said no")
 	}
-	if len(req.VoteEnum) > 0 && hasTool(req, providers.ToolVote) && (!hasTool(req, providers.ToolNewAnswer) || c.r.Float64() < c.voteChance) {
+	if len(req.VoteEnum) > 0 && coordtest.HasTool(req, providers.ToolVote) && (!coordtest.HasTool(req, providers.ToolNewAnswer) || c.r.Float64() < c.voteChance) {
 		target := req.VoteEnum[c.r.IntN(len(req.VoteEnum))]
 		if c.r.IntN(4) == 0 {
 			target += fmt.Sprintf(".%d", 1+c.r.IntN(3)) // maybe what it saw, maybe not
 		}
-		return act(providers.VoteCall(target, "looks right")), u, nil
+		return coordtest.Act(providers.VoteCall(target, "looks right")), u, nil
 	}
-	return act(providers.NewAnswerCall(fmt.Sprintf("Answer: %d", c.r.IntN(4)))), u, nil
+	return coordtest.Act(providers.NewAnswerCall(fmt.Sprintf("Answer: %d", c.r.IntN(4)))), u, nil
 }
 
 // TestResultNeverContradictsItself is item 3's property over random teams of
@@ -81,19 +82,19 @@ func TestResultNeverContradictsItself(t *testing.T) {
 			rules.CostBudgetUSD = &b
 		}
 		store := memstore.New()
-		h := &harness{t: t, store: store, provs: provs}
-		h.svc = coordination.NewService(store, coordination.Options{Open: h.open, Parallel: rapid.IntRange(1, 4).Draw(rt, "parallel")})
+		h := &coordtest.Harness{T: t, Store: store, Providers: provs}
+		h.Service = coordination.NewService(store, coordination.Options{Open: h.Open, Parallel: rapid.IntRange(1, 4).Draw(rt, "parallel")})
 		seed := rapid.Int64Range(-(1<<53-1), 1<<53-1).Draw(rt, "session_seed")
-		s, err := h.svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 1+2?", Agents: agents, Rules: rules, Seed: &seed})
+		s, err := h.Service.Create(context.Background(), coordination.TeamSpec{Task: "What is 1+2?", Agents: agents, Rules: rules, Seed: &seed})
 		if err != nil {
 			rt.Fatal(err)
 		}
-		res, err := h.svc.Run(context.Background(), s.ID, nil)
+		res, err := h.Service.Run(context.Background(), s.ID, nil)
 		if err != nil {
 			rt.Fatal(err)
 		}
-		if problem := contradiction(res, h.ledger(s.ID), rules.AnswerFormat == coordination.FormatShort); problem != "" {
-			rt.Fatalf("%s\nresult: %s", problem, mustJSON(res))
+		if problem := contradiction(res, h.Ledger(s.ID), rules.AnswerFormat == coordination.FormatShort); problem != "" {
+			rt.Fatalf("%s\nresult: %s", problem, coordtest.JSON(res))
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -77,15 +78,15 @@ func TestCancelledCallsUsageCountsInTheSession(t *testing.T) {
 	calling := make(chan struct{})
 	var once sync.Once
 	sp, _ := providers.ParseSpec("sim:seed=9")
-	provs := map[string]providers.Provider{sp.String(): fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	provs := map[string]providers.Provider{sp.String(): providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		once.Do(func() { close(calling) })
 		<-ctx.Done()
 		cost := 0.125
 		return providers.Action{}, providers.Usage{Input: 300, Output: 40, CostUSD: &cost}, ctx.Err()
 	})}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: sp.String()}}})
-	r, _, err := h.svc.Start(context.Background(), s.ID)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: sp.String()}}})
+	r, _, err := h.Service.Start(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +97,9 @@ func TestCancelledCallsUsageCountsInTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Status != coordination.StatusCancelled || res.Steps != 0 || res.Usage.Input != 300 || res.CostUSD == nil || *res.CostUSD != 0.125 {
-		t.Fatalf("cancelled run: %s", mustJSON(res))
+		t.Fatalf("cancelled run: %s", coordtest.JSON(res))
 	}
-	if n := len(h.ledger(s.ID).Agents["agent_a"]); n != 0 {
+	if n := len(h.Ledger(s.ID).Agents["agent_a"]); n != 0 {
 		t.Fatalf("the cancelled call became %d entries", n)
 	}
 }
@@ -107,38 +108,38 @@ func TestCancelledCallsUsageCountsInTheSession(t *testing.T) {
 // not sit decided for ever: past its timeout the next look finishes it with
 // the winner's answer as is (no final call).
 func TestDecidedStepSessionFinishesWithTheWinnerAtItsTimeout(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
+	models, sc, provs := coordtest.Team(t, 2)
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := newHarness(t, provs)
-	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Now: clock})
-	s := h.create(coordination.TeamSpec{Driver: coordination.DriverStep, Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent, TimeoutSeconds: 60}})
-	sc[0].replies = []any{answer("Answer: 4"), vote(alias(s, "agent_b"))}
-	sc[1].replies = []any{answer("Answer: four"), vote(alias(s, "agent_b"))}
+	h := coordtest.New(t, provs)
+	h.Service = coordination.NewService(h.Store, coordination.Options{Open: h.Open, Now: clock})
+	s := h.Create(coordination.TeamSpec{Driver: coordination.DriverStep, Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent, TimeoutSeconds: 60}})
+	sc[0].Replies = []any{coordtest.Answer("Answer: 4"), coordtest.Vote(coordtest.Alias(s, "agent_b"))}
+	sc[1].Replies = []any{coordtest.Answer("Answer: four"), coordtest.Vote(coordtest.Alias(s, "agent_b"))}
 	ctx := context.Background()
 	for _, id := range []string{"agent_a", "agent_b", "agent_a", "agent_b"} {
-		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st, err := h.svc.Status(ctx, s.ID)
+	st, err := h.Service.Status(ctx, s.ID)
 	if err != nil || st.Result.Status != coordination.StatusDecided {
 		t.Fatalf("after the votes: %v, %v", st.Result.Status, err)
 	}
-	calls := len(sc[1].requests())
+	calls := len(sc[1].Requests())
 	mu.Lock()
 	now = now.Add(61 * time.Second)
 	mu.Unlock()
-	st, err = h.svc.Status(ctx, s.ID)
+	st, err = h.Service.Status(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := st.Result
 	if res.Status != coordination.StatusFinished || res.Winner.AgentID != "agent_b" || *res.FinalAnswer != "Answer: four" {
-		t.Fatalf("past the timeout: %s", mustJSON(res))
+		t.Fatalf("past the timeout: %s", coordtest.JSON(res))
 	}
-	if n := len(sc[1].requests()); n != calls {
+	if n := len(sc[1].Requests()); n != calls {
 		t.Fatalf("the winner strategy makes no final call; %d were made", n-calls)
 	}
 }
@@ -153,20 +154,20 @@ func TestBudgetLaunchesNoStepItCannotAfford(t *testing.T) {
 		sp, _ := providers.ParseSpec(fmt.Sprintf("sim:seed=%d", 20+i))
 		n := 0
 		var mu sync.Mutex
-		provs[sp.String()] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		provs[sp.String()] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			n++
 			cost := 0.1
-			return answer(fmt.Sprintf("Answer: %s %d", id, n)), providers.Usage{Input: 10, Output: 5, CostUSD: &cost}, nil
+			return coordtest.Answer(fmt.Sprintf("Answer: %s %d", id, n)), providers.Usage{Input: 10, Output: 5, CostUSD: &cost}, nil
 		})
 		agents = append(agents, coordination.Agent{ID: id, Model: sp.String()})
 	}
-	h := newHarness(t, provs)
+	h := coordtest.New(t, provs)
 	budget := 0.25
-	s := h.create(coordination.TeamSpec{Agents: agents, Rules: coordination.Rules{CostBudgetUSD: &budget}})
-	res := h.run(s.ID)
+	s := h.Create(coordination.TeamSpec{Agents: agents, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	res := h.Run(s.ID)
 	if *res.StopReason != coordination.StopBudget || res.Steps != 2 || res.CostUSD == nil || *res.CostUSD > budget {
-		t.Fatalf("budget 0.25 at 0.1 a step: %s", mustJSON(res))
+		t.Fatalf("budget 0.25 at 0.1 a step: %s", coordtest.JSON(res))
 	}
 }

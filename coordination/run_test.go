@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -23,21 +24,21 @@ func TestLastTwoStepsLandingTogetherStillDecide(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		var gate sync.WaitGroup
 		gate.Add(2)
-		together := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		together := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 			if len(req.VoteEnum) == 0 {
-				return answer("answer of " + req.AgentID), providers.Free(), nil
+				return coordtest.Answer("answer of " + req.AgentID), providers.Free(), nil
 			}
 			gate.Done()
 			gate.Wait() // both votes are computed before either lands
-			return vote(req.VoteEnum[0]), providers.Free(), nil
+			return coordtest.Vote(req.VoteEnum[0]), providers.Free(), nil
 		})
-		models, _, provs := scriptedTeam(t, 2)
+		models, _, provs := coordtest.Team(t, 2)
 		provs[models[0]], provs[models[1]] = together, together
-		h := newHarness(t, provs)
+		h := coordtest.New(t, provs)
 		ctx := context.Background()
-		s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+		s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
 		for _, id := range []string{"agent_a", "agent_b"} {
-			if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+			if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -46,13 +47,13 @@ func TestLastTwoStepsLandingTogetherStillDecide(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+				if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
 					t.Error(err)
 				}
 			}()
 		}
 		wg.Wait()
-		l := h.ledger(s.ID)
+		l := h.Ledger(s.ID)
 		finished := false
 		for _, e := range l.Session {
 			finished = finished || e.Kind == coordination.SessionFinished
@@ -65,7 +66,7 @@ func TestLastTwoStepsLandingTogetherStillDecide(t *testing.T) {
 
 // slowProvider answers after a delay, honouring cancellation.
 func slowProvider(d time.Duration, inner providers.Provider) providers.Provider {
-	return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
@@ -76,28 +77,28 @@ func slowProvider(d time.Duration, inner providers.Provider) providers.Provider 
 }
 
 func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 3)
+	models, sc, provs := coordtest.Team(t, 3)
 	for i, m := range models {
 		provs[m] = slowProvider(30*time.Millisecond, sc[i])
 	}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
 	for i := range sc {
-		sc[i].replies = []any{answer(fmt.Sprintf("draft %d", i)), answer(fmt.Sprintf("better %d", i))}
+		sc[i].Replies = []any{coordtest.Answer(fmt.Sprintf("draft %d", i)), coordtest.Answer(fmt.Sprintf("better %d", i))}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		time.Sleep(45 * time.Millisecond) // round 0 landed, round 1 in flight
 		cancel()
 	}()
-	res, err := h.svc.Run(ctx, s.ID, nil)
+	res, err := h.Service.Run(ctx, s.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != coordination.StatusCancelled {
 		t.Fatalf("an interrupted run is cancelled, got %s", res.Status)
 	}
-	before := h.ledger(s.ID)
+	before := h.Ledger(s.ID)
 	steps := 0
 	for _, es := range before.Agents {
 		steps += len(es)
@@ -105,11 +106,11 @@ func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
 	if steps != 3 {
 		t.Fatalf("round 0 landed and the cancelled steps wrote nothing: %d entries", steps)
 	}
-	res = h.run(s.ID)
+	res = h.Run(s.ID)
 	if res.Status != coordination.StatusFinished {
-		t.Fatalf("resumed run: %s", mustJSON(res))
+		t.Fatalf("resumed run: %s", coordtest.JSON(res))
 	}
-	after := h.ledger(s.ID)
+	after := h.Ledger(s.ID)
 	for id, es := range after.Agents {
 		for i, e := range es {
 			if e.Step != i+1 {
@@ -130,20 +131,20 @@ func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
 }
 
 func TestCancelTeamStopsALocalRun(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
+	models, sc, provs := coordtest.Team(t, 2)
 	for i, m := range models {
 		provs[m] = slowProvider(time.Hour, sc[i])
 	}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
-	r, _, err := h.svc.Start(context.Background(), s.ID)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	r, _, err := h.Service.Start(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _, _ := h.svc.Start(context.Background(), s.ID); again != r {
+	if again, _, _ := h.Service.Start(context.Background(), s.ID); again != r {
 		t.Fatal("a second start returns the running handle")
 	}
-	res, err := h.svc.Cancel(context.Background(), s.ID)
+	res, err := h.Service.Cancel(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,48 +155,48 @@ func TestCancelTeamStopsALocalRun(t *testing.T) {
 }
 
 func TestRunTimeoutForcesAnEnd(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
+	models, sc, provs := coordtest.Team(t, 2)
 	provs[models[1]] = slowProvider(time.Hour, sc[1])
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 0.1}})
-	sc[0].replies = []any{answer("fast")}
-	res := h.run(s.ID)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 0.1}})
+	sc[0].Replies = []any{coordtest.Answer("fast")}
+	res := h.Run(s.ID)
 	if *res.StopReason != coordination.StopTimeout || res.Winner.AgentID != "agent_a" || *res.HowChosen != coordination.ChosenForcedFirst {
-		t.Fatalf("got %s", mustJSON(res))
+		t.Fatalf("got %s", coordtest.JSON(res))
 	}
 }
 
 func TestTokenBudgetEndsTheSession(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
+	models, sc, provs := coordtest.Team(t, 2)
 	// Each step uses half a round's worst case, so a budget of 1.4 rounds
 	// pays for the first round (its worst case fits) and not for a third
 	// step (spent plus the mean step is 1.5 rounds).
 	var round int64
 	for _, m := range models {
 		inner := provs[m]
-		provs[m] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 			a, u, err := inner.Step(ctx, req)
 			u.Input, u.Output = round/2-50, 50
 			return a, u, err
 		})
 	}
-	h := newHarness(t, provs)
+	h := coordtest.New(t, provs)
 	spec := coordination.TeamSpec{Task: "t", Agents: []coordination.Agent{{Model: models[0], MaxOutputTokens: 50}, {Model: models[1], MaxOutputTokens: 50}},
 		Rules: coordination.Rules{MaxAnswersPerAgent: 5}}
-	est, err := h.svc.Estimate(spec)
+	est, err := h.Service.Estimate(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	round = est.RoundTokens
 	budget := round * 14 / 10
 	spec.Rules.TokenBudget = &budget
-	s := h.create(spec)
+	s := h.Create(spec)
 	for i := range sc {
-		sc[i].replies = []any{answer(fmt.Sprint(i)), answer(fmt.Sprint(i, "b")), answer(fmt.Sprint(i, "c"))}
+		sc[i].Replies = []any{coordtest.Answer(fmt.Sprint(i)), coordtest.Answer(fmt.Sprint(i, "b")), coordtest.Answer(fmt.Sprint(i, "c"))}
 	}
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if *res.StopReason != coordination.StopBudget || res.Steps != 2 || !res.BudgetEnforced {
-		t.Fatalf("got %s", mustJSON(res))
+		t.Fatalf("got %s", coordtest.JSON(res))
 	}
 }
 
@@ -204,32 +205,32 @@ func TestTokenBudgetEndsTheSession(t *testing.T) {
 // team is created; nothing is written and no model is called.
 func TestABudgetThatCannotPayForOneRoundIsRefusedBeforeAnySpend(t *testing.T) {
 	calls := 0
-	p := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	p := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		calls++
-		return act(providers.NewAnswerCall("x")), providers.Free(), nil
+		return coordtest.Act(providers.NewAnswerCall("x")), providers.Free(), nil
 	})
 	m := "sim:price_in=10:price_out=40"
-	h := newHarness(t, map[string]providers.Provider{m: p})
+	h := coordtest.New(t, map[string]providers.Provider{m: p})
 	spec := coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{m, m, m}}
-	est, err := h.svc.Estimate(spec)
+	est, err := h.Service.Estimate(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 8,192 output tokens assumed at $40/M, three agents: about $0.98.
 	if len(est.Agents) != 3 || est.RoundCostUSD < 0.98 || est.RoundCostUSD > 1.0 || !est.Agents[0].OutputAssumed || est.Problem != "" {
-		t.Fatalf("estimate: %s", mustJSON(est))
+		t.Fatalf("estimate: %s", coordtest.JSON(est))
 	}
 	if est.SessionCostUSD <= est.RoundCostUSD {
-		t.Fatalf("the session's worst case must exceed one round's: %s", mustJSON(est))
+		t.Fatalf("the session's worst case must exceed one round's: %s", coordtest.JSON(est))
 	}
 	budget := 0.05
 	spec.Rules.CostBudgetUSD = &budget
-	_, err = h.svc.Create(context.Background(), spec)
+	_, err = h.Service.Create(context.Background(), spec)
 	if !errors.Is(err, coordination.ErrBudgetTooSmall) || !errors.Is(err, coordination.ErrBadInput) ||
 		!strings.Contains(err.Error(), "a cost budget of $0.0500 cannot pay for one round of these 3 agents: about $0.9") {
 		t.Fatalf("want the budget refused with the estimate, got %v", err)
 	}
-	if ids, _ := h.store.Sessions(context.Background()); len(ids) != 0 || calls != 0 {
+	if ids, _ := h.Store.Sessions(context.Background()); len(ids) != 0 || calls != 0 {
 		n := len(ids)
 		t.Fatalf("a refused team wrote %d sessions and made %d calls", n, calls)
 	}
@@ -238,39 +239,39 @@ func TestABudgetThatCannotPayForOneRoundIsRefusedBeforeAnySpend(t *testing.T) {
 		spec.Agents = append(spec.Agents, coordination.Agent{Model: m, MaxOutputTokens: 300})
 	}
 	spec.Models = nil
-	if _, err := h.svc.Create(context.Background(), spec); err != nil {
+	if _, err := h.Service.Create(context.Background(), spec); err != nil {
 		t.Fatalf("with max_output_tokens 300 the round fits $0.05: %v", err)
 	}
 }
 
 func TestUnknownCostMeansBudgetNotEnforced(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
-	provs[models[0]] = fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	models, sc, provs := coordtest.Team(t, 2)
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		a, _, err := sc[0].Step(ctx, req)
 		return a, providers.Usage{Input: 1}, err // cost unknown
 	})
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
-	res := h.run(s.ID)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	res := h.Run(s.ID)
 	if res.BudgetEnforced || res.CostUSD != nil {
-		t.Fatalf("cost must be null and the budget unenforced: %s", mustJSON(res))
+		t.Fatalf("cost must be null and the budget unenforced: %s", coordtest.JSON(res))
 	}
 }
 
 func TestFinalStrategies(t *testing.T) {
 	for _, final := range []coordination.FinalStrategy{coordination.FinalPresent, coordination.FinalSynthesize} {
 		t.Run(string(final), func(t *testing.T) {
-			models, sc, provs := scriptedTeam(t, 2)
-			h := newHarness(t, provs)
-			s := h.create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: final}})
-			a := alias(s, "agent_a")
-			sc[0].replies = []any{answer("4"), vote(a), answer("FINAL: 4")}
-			sc[1].replies = []any{answer("four"), vote(a)}
-			res := h.run(s.ID)
+			models, sc, provs := coordtest.Team(t, 2)
+			h := coordtest.New(t, provs)
+			s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: final}})
+			a := coordtest.Alias(s, "agent_a")
+			sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a), coordtest.Answer("FINAL: 4")}
+			sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+			res := h.Run(s.ID)
 			if *res.FinalAnswer != "FINAL: 4" || res.Status != coordination.StatusFinished {
-				t.Fatalf("got %s", mustJSON(res))
+				t.Fatalf("got %s", coordtest.JSON(res))
 			}
-			req := sc[0].requests()[2]
+			req := sc[0].Requests()[2]
 			want := providers.PurposePresent
 			if final == coordination.FinalSynthesize {
 				want = providers.PurposeSynthesize
@@ -283,55 +284,55 @@ func TestFinalStrategies(t *testing.T) {
 }
 
 func TestStepDrivenPresentWaitsForFinalize(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	a := alias(s, "agent_a")
-	sc[0].replies = []any{answer("4"), vote(a), answer("presented 4")}
-	sc[1].replies = []any{answer("four"), vote(a)}
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	a := coordtest.Alias(s, "agent_a")
+	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a), coordtest.Answer("presented 4")}
+	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
 	var last *coordination.StepResult
 	for _, id := range []string{"agent_a", "agent_b", "agent_a", "agent_b"} {
 		var err error
-		if last, err = h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+		if last, err = h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if last.Finished || last.Result == nil || last.Result.Status != coordination.StatusDecided {
 		t.Fatalf("present leaves the session decided: %+v", last)
 	}
-	res, err := h.svc.Finalize(ctx, s.ID, "")
+	res, err := h.Service.Finalize(ctx, s.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *res.FinalAnswer != "presented 4" || res.Status != coordination.StatusFinished {
-		t.Fatalf("got %s", mustJSON(res))
+		t.Fatalf("got %s", coordtest.JSON(res))
 	}
 }
 
 func TestFinalizeForcesAnEndNow(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 3)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 3)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
-	sc[0].replies = []any{answer("1")}
-	sc[1].replies = []any{answer("2")}
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	sc[0].Replies = []any{coordtest.Answer("1")}
+	sc[1].Replies = []any{coordtest.Answer("2")}
 	for _, id := range []string{"agent_a", "agent_b"} {
-		if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.svc.Finalize(ctx, s.ID, "best"); !errors.Is(err, coordination.ErrBadSettings) || !strings.Contains(err.Error(), `final "best" is not one of winner, present, synthesize`) {
+	if _, err := h.Service.Finalize(ctx, s.ID, "best"); !errors.Is(err, coordination.ErrBadSettings) || !strings.Contains(err.Error(), `final "best" is not one of winner, present, synthesize`) {
 		t.Fatalf("an unknown final strategy = %v, want ErrBadSettings naming the strategies", err)
 	}
-	res, err := h.svc.Finalize(ctx, s.ID, "")
+	res, err := h.Service.Finalize(ctx, s.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *res.StopReason != coordination.StopFinalized || *res.HowChosen != coordination.ChosenForcedFirst || res.Winner.AgentID != "agent_a" {
-		t.Fatalf("got %s", mustJSON(res))
+		t.Fatalf("got %s", coordtest.JSON(res))
 	}
-	_, err = h.svc.Finalize(ctx, s.ID, "")
+	_, err = h.Service.Finalize(ctx, s.ID, "")
 	var ended *coordination.FinishedError
 	if !errors.As(err, &ended) || ended.Session != s.ID || ended.Stop != coordination.StopFinalized {
 		t.Fatalf("finalizing twice = %v, want a FinishedError saying it was finalized", err)
@@ -339,34 +340,34 @@ func TestFinalizeForcesAnEndNow(t *testing.T) {
 }
 
 func TestSessionTimerEndsAStepDrivenSessionPastItsTimeout(t *testing.T) {
-	models, sc, provs := scriptedTeam(t, 2)
-	h := newHarness(t, provs)
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
 	ctx := context.Background()
 	now := time.Now()
 	clock := func() time.Time { return now }
-	h.svc = coordination.NewService(h.store, coordination.Options{Open: h.open, Now: func() time.Time { return clock() }})
-	s := h.create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 60}})
-	sc[0].replies = []any{answer("4")}
-	if _, err := h.svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+	h.Service = coordination.NewService(h.Store, coordination.Options{Open: h.Open, Now: func() time.Time { return clock() }})
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 60}})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.svc.Sweep(ctx); err != nil {
+	if err := h.Service.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := h.svc.Result(ctx, s.ID); res.Status != coordination.StatusRunning {
+	if res, _ := h.Service.Result(ctx, s.ID); res.Status != coordination.StatusRunning {
 		t.Fatalf("within its timeout the session runs on: %s", res.Status)
 	}
 	now = now.Add(61 * time.Second)
-	if err := h.svc.Sweep(ctx); err != nil {
+	if err := h.Service.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l := h.ledger(s.ID)
+	l := h.Ledger(s.ID)
 	if len(l.Session) == 0 || l.Session[len(l.Session)-1].Kind != coordination.SessionFinished {
 		t.Fatalf("the timer must finish it: %+v", l.Session)
 	}
 	res := l.Session[len(l.Session)-1].Result
 	if *res.StopReason != coordination.StopTimeout || res.Winner.AgentID != "agent_a" {
-		t.Fatalf("got %s", mustJSON(res))
+		t.Fatalf("got %s", coordtest.JSON(res))
 	}
 }
 
@@ -375,15 +376,15 @@ func TestSessionTimerEndsAStepDrivenSessionPastItsTimeout(t *testing.T) {
 // counts the votes for its target that had landed by then, so votes for one
 // target say 1, 2, 3 of 3 — never "2" for the first.
 func TestRunProgressCountsVotesAsTheyLanded(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 3)
+	models, scripts, provs := coordtest.Team(t, 3)
 	for _, sc := range scripts {
-		sc.replies = []any{answer("Answer: 4")}
+		sc.Replies = []any{coordtest.Answer("Answer: 4")}
 	}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
 	var mu sync.Mutex
 	var votes, answers []coordination.Progress
-	if _, err := h.svc.Run(context.Background(), s.ID, func(p coordination.Progress) {
+	if _, err := h.Service.Run(context.Background(), s.ID, func(p coordination.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch p.Kind {

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
@@ -117,7 +118,7 @@ func TestThreeAgreeingSimsReachConsensusWithoutASplit(t *testing.T) {
 		svc, st := simService(8)
 		s, res := runSim(t, svc, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/accuracy=1:revise=0", "sim/accuracy=1:revise=0", "sim/accuracy=1:revise=0"}, Seed: &seed})
 		if *res.HowChosen != coordination.ChosenConsensus || *res.FinalAnswer == "" || !strings.Contains(*res.FinalAnswer, "391") {
-			t.Fatalf("seed %d: %s", seed, mustJSON(res))
+			t.Fatalf("seed %d: %s", seed, coordtest.JSON(res))
 		}
 		l, _ := st.Ledger(context.Background(), s.ID)
 		for _, e := range l.Session {
@@ -224,7 +225,7 @@ func TestCostBudgetEndsTheSession(t *testing.T) {
 	spec.Rules.CostBudgetUSD = &budget
 	_, res := runSim(t, svc, spec)
 	if *res.StopReason != coordination.StopBudget || !res.BudgetEnforced || res.CostUSD == nil {
-		t.Fatalf("got %s", mustJSON(res))
+		t.Fatalf("got %s", coordtest.JSON(res))
 	}
 	// One step at a time, each launched only while the spend plus the mean
 	// step fits: a sim's steps cost about the mean, so with this seed the

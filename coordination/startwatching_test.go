@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -15,19 +16,19 @@ import (
 // goes away); every other joins that very run.
 func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
 	gate := make(chan struct{})
-	blocking := fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	blocking := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		select {
 		case <-gate:
 		case <-ctx.Done():
 		}
 		return providers.Action{}, providers.Usage{}, context.Cause(ctx)
 	})
-	models, _, provs := scriptedTeam(t, 2)
+	models, _, provs := coordtest.Team(t, 2)
 	for m := range provs {
 		provs[m] = blocking
 	}
-	h := newHarness(t, provs)
-	s := h.create(coordination.TeamSpec{Models: models})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
 
 	const callers = 64
 	var (
@@ -45,7 +46,7 @@ func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
 			defer done.Done()
 			ready.Done()
 			<-release // all at once
-			r, started, err := h.svc.Start(context.Background(), s.ID)
+			r, started, err := h.Service.Start(context.Background(), s.ID)
 			if err != nil {
 				t.Error(err)
 				return
@@ -77,7 +78,7 @@ func TestOnlyOneOfManyConcurrentStartsStartsTheRun(t *testing.T) {
 		<-r.Done()
 	}
 	close(gate)
-	if _, running := h.svc.Running(s.ID); running {
+	if _, running := h.Service.Running(s.ID); running {
 		t.Error("the run is still registered after it ended")
 	}
 }

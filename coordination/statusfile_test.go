@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -113,7 +114,7 @@ func TestStatusJSONFinishReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Status != coordination.StatusFailed || *res.StopReason != coordination.StopAgentsFailed {
-		t.Fatalf("failed: %s", mustJSON(res))
+		t.Fatalf("failed: %s", coordtest.JSON(res))
 	}
 	m := readStatusFile(t, store.Dir(s.ID))
 	if m["finish_reason"] != "error" {

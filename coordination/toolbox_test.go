@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -79,9 +80,9 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := fileHarness(t, map[string]providers.Provider{gpt: resp, claude: msgs})
-	s := h.create(coordination.TeamSpec{Task: "Fix the bug that makes the project's tests fail.", Models: []string{gpt, claude},
+	s := h.Create(coordination.TeamSpec{Task: "Fix the bug that makes the project's tests fail.", Models: []string{gpt, claude},
 		Contexts: []workspace.Context{{Path: repo, Permission: workspace.Write}}})
-	fixer := alias(s, "agent_a")
+	fixer := coordtest.Alias(s, "agent_a")
 	script.Add("gpt-5-mini",
 		toolCall("read_file", `{"path":"context/calc/add.sh"}`),
 		toolCall("search", `{"pattern":"\\$1 - \\$2","path":"context/calc"}`),
@@ -95,7 +96,7 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "The tests fail: add 2 3 gives -1."},
 		fake.Reply{Kind: fake.ReplyVote, Agent: fixer, Reason: "it fixes the bug and the tests pass"})
 
-	res := h.run(s.ID)
+	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished || res.Winner == nil || res.Winner.AgentID != "agent_a" {
 		t.Fatalf("result %+v; want agent_a's fix to win", res)
 	}
@@ -119,7 +120,7 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 	}
 
 	// Each step's tool calls are in its tools.jsonl.
-	log, ok := h.svc.Store().(coordination.ToolLog)
+	log, ok := h.Service.Store().(coordination.ToolLog)
 	if !ok {
 		t.Fatal("the file store keeps no tool log")
 	}
@@ -137,7 +138,7 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 	if !slices.Equal(names, []string{"read_file", "search", "edit_file", "run_command"}) {
 		t.Fatalf("agent_a's step 1 recorded %v", names)
 	}
-	if _, err := os.Stat(filepath.Join(coordination.DirOf(h.svc.Store(), s.ID), "agents", "agent_a", "001", "tools.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(coordination.DirOf(h.Service.Store(), s.ID), "agents", "agent_a", "001", "tools.jsonl")); err != nil {
 		t.Fatalf("no tools.jsonl beside the step's answer: %v", err)
 	}
 	if recs, _ := log.ToolLog(context.Background(), s.ID, "agent_a", 2); len(recs) != 0 {
@@ -159,7 +160,7 @@ func (o *offered) Step(_ context.Context, req providers.Request) (providers.Acti
 				Arguments: json.RawMessage(`{"command":"echo sk-dummy-not-a-real-key-0000"}`)})
 		}
 	}
-	return answer("done"), providers.Free(), nil
+	return coordtest.Answer("done"), providers.Free(), nil
 }
 
 func TestStepsCarryTheRulesToolLimitAndTheAgentsToolSettings(t *testing.T) {
@@ -167,8 +168,8 @@ func TestStepsCarryTheRulesToolLimitAndTheAgentsToolSettings(t *testing.T) {
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
 	maxCalls := 7
 	spec := coordination.TeamSpec{Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxToolCallsPerStep: maxCalls, MaxRounds: 1}}
-	s := h.create(spec)
-	h.run(s.ID)
+	s := h.Create(spec)
+	h.Run(s.ID)
 	if len(p.reqs) == 0 {
 		t.Fatal("no step ran")
 	}
@@ -185,7 +186,7 @@ func TestStepsCarryTheRulesToolLimitAndTheAgentsToolSettings(t *testing.T) {
 			t.Fatalf("tools %v lack %s", names, want)
 		}
 	}
-	recs, err := h.svc.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
+	recs, err := h.Service.Store().(coordination.ToolLog).ToolLog(context.Background(), s.ID, "agent_a", 1)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("tool log %v, %v; want the one call", recs, err)
 	}
@@ -197,9 +198,9 @@ func TestStepsCarryTheRulesToolLimitAndTheAgentsToolSettings(t *testing.T) {
 func TestAgentToolSettingsFilterTheToolbox(t *testing.T) {
 	p := &offered{}
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
-	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
+	s := h.Create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
 		Tools: &coordination.AgentTools{Excluded: []string{"write_file"}, WebSearch: true}}}})
-	h.run(s.ID)
+	h.Run(s.ID)
 	req := p.reqs[0]
 	if !req.WebSearch {
 		t.Fatal("web_search: true did not reach the request")
@@ -214,9 +215,9 @@ func TestAgentToolSettingsFilterTheToolbox(t *testing.T) {
 	}
 	p2 := &offered{}
 	h2, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p2})
-	s2 := h2.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
+	s2 := h2.Create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
 		Tools: &coordination.AgentTools{Allowed: []string{"read_file"}}}}})
-	h2.run(s2.ID)
+	h2.Run(s2.ID)
 	if got := p2.reqs[0].Toolbox.Tools(); len(got) != 1 || got[0].Name != "read_file" {
 		t.Fatalf("allowed_tools [read_file] offers %v", got)
 	}
@@ -224,9 +225,9 @@ func TestAgentToolSettingsFilterTheToolbox(t *testing.T) {
 
 func TestSessionsWithoutFilesGetNoToolbox(t *testing.T) {
 	p := &offered{}
-	h := newHarness(t, map[string]providers.Provider{"sim:seed=1": p})
-	s := h.create(coordination.TeamSpec{Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxRounds: 1}})
-	h.run(s.ID)
+	h := coordtest.New(t, map[string]providers.Provider{"sim:seed=1": p})
+	s := h.Create(coordination.TeamSpec{Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxRounds: 1}})
+	h.Run(s.ID)
 	if p.reqs[0].Toolbox != nil {
 		t.Fatal("a session with no workspace, context or peers was given tools")
 	}

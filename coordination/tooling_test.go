@@ -54,15 +54,15 @@ func TestTheCoreHandsItsToolingPlainDataAndKeepsTheServersLifetimes(t *testing.T
 	p := &offered{}
 	h, state := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
 	rec := &recordingTooling{}
-	h.svc = coordination.NewService(h.svc.Store(), coordination.Options{Open: h.open, Parallel: 4, StateDir: state, Tooling: rec})
+	h.Service = coordination.NewService(h.Service.Store(), coordination.Options{Open: h.Open, Parallel: 4, StateDir: state, Tooling: rec})
 	repo := t.TempDir()
 	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("hi"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	servers := map[string]coordination.MCPServer{"probe": {Type: "stdio", Command: "/bin/probe", Env: map[string]string{"TOKEN": "${PROBE_TOKEN}"}}}
-	s := h.create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Contexts: []workspace.Context{{Path: repo}},
+	s := h.Create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Contexts: []workspace.Context{{Path: repo}},
 		Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1", Tools: &coordination.AgentTools{Network: true, MCPServers: servers}}}})
-	h.run(s.ID)
+	h.Run(s.ID)
 
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -100,15 +100,15 @@ func TestTheCoreHandsItsToolingPlainDataAndKeepsTheServersLifetimes(t *testing.T
 func TestWithoutToolingStepsGetNoToolsAndMCPServersAreRefused(t *testing.T) {
 	p := &offered{}
 	h, state := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
-	h.svc = coordination.NewService(h.svc.Store(), coordination.Options{Open: h.open, Parallel: 4, StateDir: state})
-	s := h.create(coordination.TeamSpec{Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxRounds: 1}})
-	h.run(s.ID)
+	h.Service = coordination.NewService(h.Service.Store(), coordination.Options{Open: h.Open, Parallel: 4, StateDir: state})
+	s := h.Create(coordination.TeamSpec{Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxRounds: 1}})
+	h.Run(s.ID)
 	if len(p.reqs) != 1 || p.reqs[0].Toolbox != nil || p.reqs[0].Record != nil {
 		t.Fatalf("%d steps; want one, given no toolbox and no recorder", len(p.reqs))
 	}
-	withMCP := h.create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
+	withMCP := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
 		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: "stdio", Command: "/bin/probe"}}}}}})
-	_, err := h.svc.Run(context.Background(), withMCP.ID, nil)
+	_, err := h.Service.Run(context.Background(), withMCP.ID, nil)
 	if !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), "agent_a's MCP servers did not start") || !strings.Contains(err.Error(), "without tools") {
 		t.Fatalf("err %v; want the team refused, naming the agent and why", err)
 	}

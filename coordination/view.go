@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -347,13 +346,3 @@ func containsString(list []string, s string) bool {
 
 // seenLabel is the label of the answer by alias that the voter saw.
 func (v *view) seenLabel(alias string) string { return v.labelOf[alias] }
-
-// sortedKeys is used for stable output of maps.
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

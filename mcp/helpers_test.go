@@ -22,10 +22,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
-// simTeam is a team of three offline sim agents, slow enough that a run can
-// be watched while it goes on.
-var simTeam = []any{"sim/strong:latency=50ms", "sim/strong:latency=50ms", "sim:latency=50ms"}
-
 // newMemServer is a server over a fresh memory store. Tests validate every
 // result against its output schema.
 func newMemServer(t testing.TB, opts Options) *Server {
@@ -49,7 +45,10 @@ func inProcess(t testing.TB, s *Server, legacy bool) *client.Client {
 	t.Helper()
 	var opts []client.ClientOption
 	if legacy {
-		opts = append(opts, client.WithLegacyProtocolOnly())
+		// Pinning the newest version before 2026-07-28 keeps the client on
+		// the initialize handshake (WithLegacyProtocolOnly, deprecated, did
+		// the same).
+		opts = append(opts, client.WithProtocolVersion(mcpgo.LATEST_LEGACY_PROTOCOL_VERSION))
 	}
 	c, err := client.NewInProcessClientWithOptions(s.MCPServer(), opts...)
 	if err != nil {

@@ -39,7 +39,10 @@ func httpClient(t *testing.T, url string, legacy bool, headers map[string]string
 	}
 	var opts []client.ClientOption
 	if legacy {
-		opts = append(opts, client.WithLegacyProtocolOnly())
+		// Pinning the newest version before 2026-07-28 keeps the client on
+		// the initialize handshake (WithLegacyProtocolOnly, deprecated, did
+		// the same).
+		opts = append(opts, client.WithProtocolVersion(mcpgo.LATEST_LEGACY_PROTOCOL_VERSION))
 	}
 	c := client.NewClient(tr, opts...)
 	ctx := context.Background()

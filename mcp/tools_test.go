@@ -17,10 +17,9 @@ import (
 // session; host, if set, acts for host agents.
 func driveToEnd(t *testing.T, c *client.Client, id string, host func(agent string) *coordination.StepResult) *coordination.StepResult {
 	t.Helper()
-	next := []string{}
 	var st coordination.StatusView
 	decode(t, callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": id, "format": "json"})), &st)
-	next = st.Result.NextAgents
+	next := st.Result.NextAgents
 	for i := 0; i < 200; i++ {
 		if len(next) == 0 {
 			t.Fatalf("no agent is due and the session has not finished")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -22,14 +23,14 @@ func reviewCall(content, verdict string, plan any, concerns []string) providers.
 		concerns = []string{}
 	}
 	args, _ := json.Marshal(map[string]any{"content": content, "verdict": verdict, "plan": plan, "concerns": concerns})
-	return act(providers.ToolCall{Name: providers.ToolNewAnswer, Args: args})
+	return coordtest.Act(providers.ToolCall{Name: providers.ToolNewAnswer, Args: args})
 }
 
 // reviewer is a scripted reviewer: its first answer is the given review;
 // afterwards it votes for the first review shown with the verdict it
 // prefers (or the first one offered).
 func reviewer(content, verdict, prefers string, plan any, concerns []string) providers.Provider {
-	return fnProvider(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		if len(req.VoteEnum) == 0 {
 			return reviewCall(content+" ("+req.AgentID+")", verdict, plan, concerns), providers.Free(), nil
 		}
@@ -38,11 +39,11 @@ func reviewer(content, verdict, prefers string, plan any, concerns []string) pro
 		for _, name := range req.VoteEnum {
 			for _, a := range req.Shown {
 				if a.Alias == name && strings.Contains(a.Content, "\nVerdict: "+prefers+"\n") {
-					return vote(a.Alias), providers.Free(), nil
+					return coordtest.Vote(a.Alias), providers.Free(), nil
 				}
 			}
 		}
-		return vote(req.VoteEnum[0]), providers.Free(), nil
+		return coordtest.Vote(req.VoteEnum[0]), providers.Free(), nil
 	})
 }
 
@@ -61,7 +62,7 @@ func TestCheckpointReachesEachVerdictWithScriptedReviewers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			models, _, provs := scriptedTeam(t, 3)
+			models, _, provs := coordtest.Team(t, 3)
 			for i, m := range models {
 				var concerns []string
 				plan := any(safePlan())
@@ -74,8 +75,8 @@ func TestCheckpointReachesEachVerdictWithScriptedReviewers(t *testing.T) {
 				}
 				provs[m] = reviewer("Checked the table's readers and the dump.", c.verdicts[i], c.prefer, plan, concerns)
 			}
-			h := newHarness(t, provs)
-			res, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{
+			h := coordtest.NewWith(t, provs, coordination.Options{Parallel: 8, Reviews: checkpoint.Reviews{}})
+			res, err := checkpoint.Run(context.Background(), h.Service, checkpoint.Spec{
 				Objective: "Drop the legacy_orders table from the production database.",
 				Models:    models,
 				Seed:      seed(7),
@@ -107,7 +108,7 @@ func TestCheckpointReachesEachVerdictWithScriptedReviewers(t *testing.T) {
 			if res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "Verdict: "+c.want) {
 				t.Fatalf("the final answer is the winning review as read: %v", res.FinalAnswer)
 			}
-			st, err := h.svc.Status(context.Background(), res.SessionID)
+			st, err := h.Service.Status(context.Background(), res.SessionID)
 			if err != nil || st.Result == nil || st.Result.Status != coordination.StatusFinished {
 				t.Fatalf("team_status must work on a checkpoint session: %v %+v", err, st)
 			}
@@ -128,17 +129,17 @@ func indexOf(list []string, s string) int {
 // corrective retry carries ValidatePlan's sentence, and the corrected review
 // is what the ledger keeps.
 func TestReviewBreakingThePlanSchemaIsRefusedWithTheExactProblem(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	bad := safePlan()
 	bad[1].Preconditions = []int{3}
-	scripts[0].replies = []any{reviewCall("First try.", "proceed", bad, nil), reviewCall("Second try.", "proceed", safePlan(), nil)}
-	scripts[1].replies = []any{reviewCall("Fine.", "proceed", safePlan(), nil)}
-	h := newHarness(t, provs)
-	res, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{Objective: "Drop legacy_orders in prod.", Models: models, Seed: seed(1)}, nil)
+	scripts[0].Replies = []any{reviewCall("First try.", "proceed", bad, nil), reviewCall("Second try.", "proceed", safePlan(), nil)}
+	scripts[1].Replies = []any{reviewCall("Fine.", "proceed", safePlan(), nil)}
+	h := coordtest.NewWith(t, provs, coordination.Options{Parallel: 8, Reviews: checkpoint.Reviews{}})
+	res, err := checkpoint.Run(context.Background(), h.Service, checkpoint.Spec{Objective: "Drop legacy_orders in prod.", Models: models, Seed: seed(1)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := scripts[0].requests()
+	reqs := scripts[0].Requests()
 	if len(reqs) < 2 || len(reqs[1].History) != 1 {
 		t.Fatalf("want a corrective retry: %d requests", len(reqs))
 	}
@@ -149,7 +150,7 @@ func TestReviewBreakingThePlanSchemaIsRefusedWithTheExactProblem(t *testing.T) {
 	if *res.Verdict != "proceed" {
 		t.Fatalf("verdict %v", *res.Verdict)
 	}
-	for _, e := range h.ledger(res.SessionID).Agents["agent_a"] {
+	for _, e := range h.Ledger(res.SessionID).Agents["agent_a"] {
 		if e.Kind == coordination.KindAnswer && !strings.HasPrefix(e.Content, "Second try.") {
 			t.Fatalf("the refused review was recorded: %q", e.Content)
 		}
@@ -159,14 +160,14 @@ func TestReviewBreakingThePlanSchemaIsRefusedWithTheExactProblem(t *testing.T) {
 // TestReviewSessionOffersTheStructuredNewAnswer: a reviewer's tools, system
 // text and prompt carry the review contract, the policy and the mode.
 func TestReviewSessionOffersTheStructuredNewAnswer(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	for _, s := range scripts {
-		s.replies = []any{reviewCall("ok", "proceed", safePlan(), nil)}
+		s.Replies = []any{reviewCall("ok", "proceed", safePlan(), nil)}
 	}
 	draft := safePlan()
 	draft[0].Preconditions = []int{2} // verify mode must report this to the reviewers
-	h := newHarness(t, provs)
-	_, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{
+	h := coordtest.NewWith(t, provs, coordination.Options{Parallel: 8, Reviews: checkpoint.Reviews{}})
+	_, err := checkpoint.Run(context.Background(), h.Service, checkpoint.Spec{
 		Objective:    "Drop legacy_orders in prod.",
 		DraftPlan:    draft,
 		ActionGoals:  []checkpoint.ActionGoal{{Goal: "drop the table", PreferredTools: []string{"sql"}}},
@@ -177,7 +178,7 @@ func TestReviewSessionOffersTheStructuredNewAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := scripts[0].requests()[0]
+	req := scripts[0].Requests()[0]
 	var schema struct {
 		Required []string `json:"required"`
 	}
@@ -229,7 +230,7 @@ func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			svc, _ := simService(1)
+			svc := coordtest.NewWith(t, nil, coordination.Options{Open: backends.Open, Parallel: 1, Reviews: checkpoint.Reviews{}}).Service
 			spec := c.spec
 			spec.Models = []string{"sim/strong", "sim", "sim/weak"}
 			spec.Seed = seed(3)
@@ -258,7 +259,7 @@ func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
 				}
 			}
 			again, err := checkpoint.Run(context.Background(), svc, spec, nil)
-			if err != nil || *again.Verdict != *res.Verdict || mustJSON(again.Plan) != mustJSON(res.Plan) {
+			if err != nil || *again.Verdict != *res.Verdict || coordtest.JSON(again.Plan) != coordtest.JSON(res.Plan) {
 				t.Fatalf("the same objective and seed must give the same review: %v", err)
 			}
 		})
@@ -266,7 +267,7 @@ func TestSimReviewersReachAVerdictByRisk(t *testing.T) {
 }
 
 func TestVerifyModeKeepsASoundDraft(t *testing.T) {
-	svc, _ := simService(2)
+	svc := coordtest.NewWith(t, nil, coordination.Options{Open: backends.Open, Parallel: 2, Reviews: checkpoint.Reviews{}}).Service
 	res, err := checkpoint.Run(context.Background(), svc, checkpoint.Spec{
 		Objective: "Drop legacy_orders from the production database.",
 		DraftPlan: safePlan(),
@@ -275,8 +276,8 @@ func TestVerifyModeKeepsASoundDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *res.Verdict != "proceed" || mustJSON(res.Plan) != mustJSON(safePlan()) {
-		t.Fatalf("a sound draft comes back as is with proceed: %s %s", *res.Verdict, mustJSON(res.Plan))
+	if *res.Verdict != "proceed" || coordtest.JSON(res.Plan) != coordtest.JSON(safePlan()) {
+		t.Fatalf("a sound draft comes back as is with proceed: %s %s", *res.Verdict, coordtest.JSON(res.Plan))
 	}
 }
 
@@ -312,8 +313,8 @@ func TestReviewAnswersRoundTripThroughTheFileStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *again.Verdict != *res.Verdict || mustJSON(again.Plan) != mustJSON(res.Plan) || mustJSON(again.Concerns) != mustJSON(res.Concerns) {
-		t.Fatalf("read back differently:\n%s\n%s", mustJSON(again), mustJSON(res))
+	if *again.Verdict != *res.Verdict || coordtest.JSON(again.Plan) != coordtest.JSON(res.Plan) || coordtest.JSON(again.Concerns) != coordtest.JSON(res.Concerns) {
+		t.Fatalf("read back differently:\n%s\n%s", coordtest.JSON(again), coordtest.JSON(res))
 	}
 }
 
@@ -356,7 +357,7 @@ func TestSessionJSONKeepsTheReviewAsItWasWritten(t *testing.T) {
 }
 
 func TestCheckpointRefusesBadInput(t *testing.T) {
-	svc, _ := simService(1)
+	svc := coordtest.NewWith(t, nil, coordination.Options{Open: backends.Open, Parallel: 1, Reviews: checkpoint.Reviews{}}).Service
 	ctx := context.Background()
 	team, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim"}})
 	if err != nil {
@@ -391,14 +392,14 @@ func fmtErr(err error) string {
 }
 
 func TestUnreadablePlanItemIsNamed(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 1)
-	scripts[0].replies = []any{reviewCall("x", "proceed", []any{map[string]any{"step": "one"}}, nil), reviewCall("x", "proceed", safePlan(), nil)}
-	h := newHarness(t, provs)
-	if _, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{Objective: "o", Models: models}, nil); err != nil {
+	models, scripts, provs := coordtest.Team(t, 1)
+	scripts[0].Replies = []any{reviewCall("x", "proceed", []any{map[string]any{"step": "one"}}, nil), reviewCall("x", "proceed", safePlan(), nil)}
+	h := coordtest.NewWith(t, provs, coordination.Options{Parallel: 8, Reviews: checkpoint.Reviews{}})
+	if _, err := checkpoint.Run(context.Background(), h.Service, checkpoint.Spec{Objective: "o", Models: models}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := "Your review was refused: plan item 1 cannot be read: step must be a number, not string."
-	if p := scripts[0].requests()[1].History[0].Problem; !strings.HasPrefix(p, want) {
+	if p := scripts[0].Requests()[1].History[0].Problem; !strings.HasPrefix(p, want) {
 		t.Fatalf("problem %q, want %q", p, want)
 	}
 }
@@ -406,22 +407,22 @@ func TestUnreadablePlanItemIsNamed(t *testing.T) {
 // TestRepeatingAShownReviewIsADuplicate: the duplicate rule compares reviews
 // as the team reads them (account, verdict, concerns and plan together).
 func TestRepeatingAShownReviewIsADuplicate(t *testing.T) {
-	models, scripts, provs := scriptedTeam(t, 2)
+	models, scripts, provs := coordtest.Team(t, 2)
 	theirs := reviewCall("Checked it.", "proceed", safePlan(), nil)
-	scripts[0].replies = []any{reviewCall("Mine.", "proceed", safePlan(), nil), theirs}
-	scripts[1].replies = []any{theirs}
-	h := newHarness(t, provs)
-	if _, err := checkpoint.Run(context.Background(), h.svc, checkpoint.Spec{Objective: "o", Models: models, Seed: seed(4)}, nil); err != nil {
+	scripts[0].Replies = []any{reviewCall("Mine.", "proceed", safePlan(), nil), theirs}
+	scripts[1].Replies = []any{theirs}
+	h := coordtest.NewWith(t, provs, coordination.Options{Parallel: 8, Reviews: checkpoint.Reviews{}})
+	if _, err := checkpoint.Run(context.Background(), h.Service, checkpoint.Spec{Objective: "o", Models: models, Seed: seed(4)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs := scripts[0].requests()
+	reqs := scripts[0].Requests()
 	if len(reqs) < 3 || len(reqs[2].History) != 1 || !strings.Contains(reqs[2].History[0].Problem, "that is already agent") {
 		t.Fatalf("a repeated review must be refused as a duplicate: %d requests", len(reqs))
 	}
 }
 
 func TestCancelledCheckpointResumesByID(t *testing.T) {
-	svc, _ := simService(2)
+	svc := coordtest.NewWith(t, nil, coordination.Options{Open: backends.Open, Parallel: 2, Reviews: checkpoint.Reviews{}}).Service
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := checkpoint.Run(ctx, svc, checkpoint.Spec{
 		Objective: "Drop the legacy_orders table from the production database.",

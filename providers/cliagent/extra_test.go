@@ -48,7 +48,7 @@ func TestACLIAgentIsServedItsMCPToolsThroughTheWorkflowServer(t *testing.T) {
 	box := &probeBox{}
 	req := h.request()
 	req.Toolbox, req.MaxToolCalls = box, 1
-	act, _, err := h.step(nil, req)
+	act, _, err := h.step(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +219,11 @@ func TestAStepStartedAfreshKeepsItsToolCallsSpent(t *testing.T) {
 	box := &probeBox{}
 	req := h.request()
 	req.Toolbox, req.MaxToolCalls = box, 1
-	if _, _, err := h.step(nil, req); err != nil { // a session to resume
+	if _, _, err := h.step(req); err != nil { // a session to resume
 		t.Fatal(err)
 	}
 	box.calls = nil
-	act, _, err := h.step(nil, req)
+	act, _, err := h.step(req)
 	if err != nil || len(act.Calls) != 1 {
 		t.Fatalf("action = %+v, %v", act, err)
 	}

@@ -36,7 +36,7 @@ func TestACLIThatLoopsOnToolsIsStoppedPastItsToolCallLimit(t *testing.T) {
 	h := newHarness(t, "loop")
 	req := h.request()
 	req.MaxToolCalls = 5
-	_, u, err := h.step(nil, req)
+	_, u, err := h.step(req)
 	pe := classOf(t, err)
 	if pe.Class != providers.ClassToolCalls || !strings.Contains(pe.Message, "max_tool_calls_per_step of 5") {
 		t.Fatalf("err = %v (%s), want a tool_calls error naming the limit", err, pe.Class)
@@ -56,7 +56,7 @@ func TestATokenBudgetStopsTheCLIWithinATurn(t *testing.T) {
 	h := newHarness(t, "loop")
 	req := h.request()
 	req.TokenBudget = 5000 // 1,100 tokens a turn: the fifth turn passes it
-	_, u, err := h.step(nil, req)
+	_, u, err := h.step(req)
 	if pe := classOf(t, err); pe.Class != providers.ClassBudget || !strings.Contains(pe.Message, "token_budget") {
 		t.Fatalf("err = %v (%s), want a budget error", err, pe.Class)
 	}
@@ -88,7 +88,7 @@ func TestACLIThatWouldTakeTheSessionPastItsCostBudgetIsStopped(t *testing.T) {
 	req := h.request()
 	spend := &sessionSpend{already: 0.95, budget: 1}
 	req.Spend = spend
-	_, u, err := h.step(nil, req)
+	_, u, err := h.step(req)
 	pe := classOf(t, err)
 	if pe.Class != providers.ClassBudget || !strings.Contains(pe.Message, "cost_budget_usd of $1.00") {
 		t.Fatalf("err = %v (%s), want the session's budget in the error", err, pe.Class)
@@ -106,7 +106,7 @@ func TestWorkflowCallsThatDoNotLandCountAsToolCalls(t *testing.T) {
 	h := newHarness(t, "badcalls")
 	req := h.request()
 	req.MaxToolCalls = 3
-	_, _, err := h.step(nil, req)
+	_, _, err := h.step(req)
 	if pe := classOf(t, err); pe.Class != providers.ClassToolCalls {
 		t.Fatalf("err = %v (%s), want tool_calls", err, pe.Class)
 	}

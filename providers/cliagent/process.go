@@ -21,7 +21,6 @@ type process struct {
 	stdout *os.File
 	exited chan struct{} // closed once the leader is reaped
 	err    error         // the leader's exit, valid after exited
-	once   sync.Once
 }
 
 // startProcess starts cmd in a new process group with stdout on a pipe the

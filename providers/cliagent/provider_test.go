@@ -81,18 +81,17 @@ func (h *harness) request() providers.Request {
 	}
 }
 
-func (h *harness) step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-	if ctx == nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-	}
+// step runs one step with a minute to finish (tests that cancel a step call
+// h.p.Step with their own context).
+func (h *harness) step(req providers.Request) (providers.Action, providers.Usage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	return h.p.Step(ctx, req)
 }
 
 func TestStepLandsNewAnswerThroughTheRelay(t *testing.T) {
 	h := newHarness(t, "answer")
-	act, u, err := h.step(nil, h.request())
+	act, u, err := h.step(h.request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +119,7 @@ func TestStepLandsNewAnswerThroughTheRelay(t *testing.T) {
 
 func TestVoteOutsideTheEnumIsRefusedAndTheNextCallLands(t *testing.T) {
 	h := newHarness(t, "vote")
-	act, _, err := h.step(nil, h.request())
+	act, _, err := h.step(h.request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +140,7 @@ func TestPlantedSecretNeverReachesTheChild(t *testing.T) {
 		o.Env = append(o.Env, "OPENAI_API_KEY=sk-planted-secret-0123456789abcdef", "MY_DB_PASSWORD=hunter2hunter2",
 			"FAKE_API_KEY=fake-key-0123456789", "HTTPS_PROXY=http://proxy.example:3128", "FAKE_CONFIG_DIR=/should/not/stay")
 	})
-	act, _, err := h.step(nil, h.request())
+	act, _, err := h.step(h.request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +219,7 @@ func TestHangingCLIIsKilledWithItsChildrenAtTheStepTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, _, err := h.step(ctx, h.request())
+	_, _, err := h.p.Step(ctx, h.request())
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the step's deadline", err)
 	}
@@ -234,7 +233,7 @@ func TestCancelLeavesNoProcess(t *testing.T) {
 	h := newHarness(t, "hang")
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, _, err := h.step(ctx, h.request()); errc <- err }()
+	go func() { _, _, err := h.p.Step(ctx, h.request()); errc <- err }()
 	pids := pidsOf(t, h.ws)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -256,7 +255,7 @@ func TestFailuresAreErrorsInTheCLIsOwnWords(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			h := newHarness(t, c.mode)
-			_, _, err := h.step(nil, h.request())
+			_, _, err := h.step(h.request())
 			var pe *providers.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want a provider error", err)
@@ -276,13 +275,13 @@ func TestFailuresAreErrorsInTheCLIsOwnWords(t *testing.T) {
 func TestNoCallIsAnActionWithoutCallsAndTheTextConventionAfterARefusal(t *testing.T) {
 	h := newHarness(t, "textcall")
 	req := h.request()
-	act, _, err := h.step(nil, req)
+	act, _, err := h.step(req)
 	if err != nil || len(act.Calls) != 0 {
 		t.Fatalf("first attempt: %+v, %v: a call written as text counts only after a refusal", act, err)
 	}
 	req.Attempt = 1
 	req.History = []providers.Turn{{Reply: act, Problem: "You did not call a workflow tool."}}
-	act, _, err = h.step(nil, req)
+	act, _, err = h.step(req)
 	if err != nil || len(act.Calls) != 1 || !strings.Contains(string(act.Calls[0].Args), "text answer") {
 		t.Fatalf("after a refusal: %+v, %v", act, err)
 	}
@@ -291,13 +290,13 @@ func TestNoCallIsAnActionWithoutCallsAndTheTextConventionAfterARefusal(t *testin
 func TestLaterStepsResumeTheCLIsSessionAndHearTheRefusal(t *testing.T) {
 	h := newHarness(t, "nocall")
 	req := h.request()
-	act, _, err := h.step(nil, req)
+	act, _, err := h.step(req)
 	if err != nil || !strings.Contains(act.Text, "resume= ") {
 		t.Fatalf("first run: %q, %v", act.Text, err)
 	}
 	req.Attempt = 1
 	req.History = []providers.Turn{{Reply: act, Problem: "You did not call a workflow tool."}}
-	act, _, err = h.step(nil, req)
+	act, _, err = h.step(req)
 	if err != nil || !strings.Contains(act.Text, "resume=sess-") {
 		t.Fatalf("second run did not resume: %q, %v", act.Text, err)
 	}
@@ -312,7 +311,7 @@ func TestKnownSecretsAreMaskedEverywhere(t *testing.T) {
 		o.Env = append(o.Env, "FAKE_API_KEY="+key)
 		o.Secrets = []string{key}
 	})
-	act, _, err := h.step(nil, h.request())
+	act, _, err := h.step(h.request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +331,7 @@ func TestKnownSecretsAreMaskedEverywhere(t *testing.T) {
 func TestACLIThatLingersAfterItsCallIsKilledAndItsCallStands(t *testing.T) {
 	h := newHarness(t, "linger", func(o *Options) { o.AfterCall = 300 * time.Millisecond })
 	start := time.Now()
-	act, _, err := h.step(nil, h.request())
+	act, _, err := h.step(h.request())
 	if err != nil || len(act.Calls) != 1 {
 		t.Fatalf("%+v, %v", act, err)
 	}
@@ -349,12 +348,12 @@ func TestAStepWaitsForAFreeCLISlot(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, _, err := h.step(ctx, h.request())
+	_, _, err := h.p.Step(ctx, h.request())
 	if err == nil || !strings.Contains(err.Error(), "waiting for a free CLI slot") {
 		t.Fatalf("err = %v", err)
 	}
 	slots.Release(1)
-	if _, _, err := h.step(nil, h.request()); err != nil {
+	if _, _, err := h.step(h.request()); err != nil {
 		t.Fatalf("with the slot free: %v", err)
 	}
 }
@@ -376,7 +375,7 @@ func sandboxed(t *testing.T) Sandbox {
 func TestInTheSandboxTheCLISeesItsWorkspaceAndHomeAndAnswersThroughTheRelay(t *testing.T) {
 	sb := sandboxed(t)
 	h := newHarness(t, "answer", func(o *Options) { o.Sandbox = sb })
-	act, _, err := h.step(nil, h.request())
+	act, _, err := h.step(h.request())
 	if err != nil || len(act.Calls) != 1 {
 		t.Fatalf("%+v %v", act, err)
 	}
@@ -387,7 +386,7 @@ func TestInTheSandboxTheCLISeesItsWorkspaceAndHomeAndAnswersThroughTheRelay(t *t
 		o.Sandbox = sb
 		o.Env = append(o.Env, "OPENAI_API_KEY=sk-planted-secret-0123456789abcdef")
 	})
-	act, _, err = h.step(nil, h.request())
+	act, _, err = h.step(h.request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +426,7 @@ func TestInTheSandboxACancelledCLILeavesNoProcess(t *testing.T) {
 	req.Prompt = "hang with sleep=" + secs
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, _, err := h.step(ctx, req); errc <- err }()
+	go func() { _, _, err := h.p.Step(ctx, req); errc <- err }()
 	deadline := time.Now().Add(30 * time.Second)
 	for len(running("sleep\x00"+secs)) == 0 {
 		if time.Now().After(deadline) {
@@ -454,7 +453,7 @@ func TestInTheSandboxACancelledCLILeavesNoProcess(t *testing.T) {
 
 func TestACLIsCostOnASubscriptionIsAnEstimateAndItsOwnFigureWins(t *testing.T) {
 	h := newHarness(t, "subscription")
-	_, u, err := h.step(nil, h.request())
+	_, u, err := h.step(h.request())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +464,7 @@ func TestACLIsCostOnASubscriptionIsAnEstimateAndItsOwnFigureWins(t *testing.T) {
 
 func TestUnknownModelWithoutTheCLIsFigureHasAnUnknownCost(t *testing.T) {
 	h := newHarness(t, "nocall", func(o *Options) { o.Model = "a-model-no-table-knows" })
-	_, u, err := h.step(nil, h.request())
+	_, u, err := h.step(h.request())
 	if err != nil || u.CostUSD != nil || u.Input != 100 {
 		t.Fatalf("usage = %+v, %v: unknown is nil, never 0", u, err)
 	}
@@ -474,11 +473,11 @@ func TestUnknownModelWithoutTheCLIsFigureHasAnUnknownCost(t *testing.T) {
 func TestASessionThatCannotBeResumedIsStartedAfresh(t *testing.T) {
 	h := newHarness(t, "noresume")
 	req := h.request()
-	act, _, err := h.step(nil, req)
+	act, _, err := h.step(req)
 	if err != nil || act.Text != "fresh start" {
 		t.Fatalf("first run: %+v %v", act, err)
 	}
-	act, _, err = h.step(nil, req) // its saved session is refused: once afresh
+	act, _, err = h.step(req) // its saved session is refused: once afresh
 	if err != nil || act.Text != "fresh start" {
 		t.Fatalf("a run whose session is gone: %+v %v", act, err)
 	}
@@ -496,7 +495,7 @@ func TestInTheSandboxOnlyTheCLIsOwnConfigDirOfTheUsersHomeIsThere(t *testing.T) 
 	})
 	req := h.request()
 	req.Prompt = "probe=" + filepath.Join(home, ".ssh-key")
-	act, _, err := h.step(nil, req)
+	act, _, err := h.step(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +512,7 @@ func TestInTheSandboxOnlyTheCLIsOwnConfigDirOfTheUsersHomeIsThere(t *testing.T) 
 // open) has its table-priced cost marked an estimate too.
 func TestACostPricedOnASubscriptionLoginIsAnEstimate(t *testing.T) {
 	h := newHarness(t, "answer", func(o *Options) { o.Subscription = true })
-	_, u, err := h.step(nil, h.request())
+	_, u, err := h.step(h.request())
 	if err != nil {
 		t.Fatal(err)
 	}

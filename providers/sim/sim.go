@@ -192,13 +192,10 @@ func interrupted(err error) error {
 	return &providers.Error{Class: providers.ClassTimeout, Message: "the simulated step was interrupted: " + err.Error(), Err: err}
 }
 
-// tokens approximates a tokenizer by four characters a token, rounded up.
-func tokens(s string) int64 { return int64((utf8.RuneCountInString(s) + 3) / 4) }
-
 // usage counts input from the rendered system and user text and output from
 // what the sim wrote; the cost is always known, zero when prices are.
 func usage(req *providers.Request, act providers.Action, c config) providers.Usage {
-	in := int64((utf8.RuneCountInString(req.System) + utf8.RuneCountInString(req.Prompt) + 3) / 4) // as tokens()
+	in := int64((utf8.RuneCountInString(req.System) + utf8.RuneCountInString(req.Prompt) + 3) / 4) // four characters a token, rounded up
 	written := act.Text
 	chars := utf8.RuneCountInString(written)
 	for _, call := range act.Calls {
@@ -210,7 +207,7 @@ func usage(req *providers.Request, act providers.Action, c config) providers.Usa
 		_ = json.Unmarshal(call.Args, &args) // the sim builds its own args; they always decode
 		chars += utf8.RuneCountInString(args.Content) + utf8.RuneCountInString(args.AgentID) + utf8.RuneCountInString(args.Reason)
 	}
-	out := int64((chars + 3) / 4) // as tokens()
+	out := int64((chars + 3) / 4) // four characters a token, rounded up
 	cost := float64(in)*c.priceIn/1e6 + float64(out)*c.priceOut/1e6
 	return providers.Usage{Input: in, Output: out, CostUSD: &cost}
 }

@@ -106,7 +106,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 			p.out.Subscription = subscription(e.APIKeySource)
 		case "api_retry":
 			ev.Retry(time.Duration(e.RetryDelayMS*float64(time.Millisecond)),
-				fmt.Errorf("Claude Code's API call failed (HTTP %d, %s); attempt %d", e.ErrorStatus, errorText(e.Error), e.Attempt))
+				fmt.Errorf("an API call of Claude Code failed (HTTP %d, %s); attempt %d", e.ErrorStatus, errorText(e.Error), e.Attempt))
 		}
 	case "assistant":
 		p.assistant(e.Message, ev)
