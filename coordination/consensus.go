@@ -119,8 +119,8 @@ func RuleMet(rule ConsensusRule, t Tally) (winner string, ok bool) {
 	return g.Winner, true
 }
 
-// forced picks a winner when no rule is met, in DESIGN.md's three-level
-// order: most standing votes, else most current votes, else the latest answer
+// forced picks a winner when no rule is met, in the three-level order of
+// docs/DESIGN.md, "Round 0, the denominator, deciding": most standing votes, else most current votes, else the latest answer
 // of the agent that answered first. Ties are drawn from the seed.
 func forced(s *Session, st *State, draw int) (winner, how string, tie bool) {
 	pick := func(top []Group) (string, bool) {

@@ -21,7 +21,8 @@ type Decision struct {
 	Tie    bool
 }
 
-// Decide applies DESIGN.md's termination rules to a derived state. force, if
+// Decide applies the termination rules of docs/DESIGN.md,
+// "Round 0, the denominator, deciding", to a derived state. force, if
 // not empty, is a stop reason (timeout, budget, finalized) that ends the
 // session now whatever its state. Decide is pure: the caller records what it
 // returns.

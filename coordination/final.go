@@ -9,7 +9,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// Finalize ends a session now (DESIGN.md finalize_team): a local run is
+// Finalize ends a session now (docs/DESIGN.md, "Who drives"): a local run is
 // stopped, the rule is applied to the standing votes or consensus is forced,
 // and the final strategy (the session's, or final if given) writes the
 // answer.

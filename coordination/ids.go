@@ -3,7 +3,7 @@ package coordination
 import "fmt"
 
 // validID says whether id is safe as a path component and as a session or
-// agent id. Session ids follow DESIGN.md (^[A-Za-z0-9_-]{1,64}$); agent ids
+// agent id. Session ids follow docs/DESIGN.md, "The store layout" (^[A-Za-z0-9_-]{1,64}$); agent ids
 // may also hold dots, but never lead with one, which keeps out ".", ".." and
 // a store's hidden lock and temp names.
 func validID(id string, dots bool) bool {

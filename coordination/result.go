@@ -46,7 +46,7 @@ const (
 	ChosenForcedFirst    = "forced_first"
 )
 
-// TeamResult is what a run returns (DESIGN.md §5), stored as
+// TeamResult is what a run returns (docs/DESIGN.md, "The MCP surface translates"), stored as
 // final/result.json. While running, fields not known yet are null.
 type TeamResult struct {
 	SessionID   string        `json:"session_id"`
@@ -145,7 +145,7 @@ type AgentUsage struct {
 	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 
-// StepResult is what one step returns (DESIGN.md §5).
+// StepResult is what one step returns (docs/DESIGN.md, "The MCP surface translates").
 type StepResult struct {
 	// state is the session as the landing step left it; the run loop
 	// launches from it instead of reading the ledger again.

@@ -45,7 +45,7 @@ const (
 	AliasesAlphabetical = "alphabetical"
 )
 
-// Rules are a session's settings (DESIGN.md §2). A zero field means "use the
+// Rules are a session's settings (docs/DESIGN.md, "Sessions and their rules"). A zero field means "use the
 // default"; Normalize fills them in.
 type Rules struct {
 	Consensus          ConsensusRule `json:"consensus" yaml:"consensus"`
@@ -87,7 +87,7 @@ const (
 	MaxToolCallsLimit     = 1000              // max_tool_calls_per_step
 )
 
-// DefaultRules are the defaults of DESIGN.md §2.
+// DefaultRules are the defaults of docs/DESIGN.md, "Sessions and their rules".
 func DefaultRules() Rules {
 	t := true
 	return Rules{

@@ -39,7 +39,7 @@ var simTasks = []string{
 	"Propose a name for a coffee shop",
 }
 
-// TestSimTeamsAlwaysFinish is the property of DESIGN.md §2: every session
+// TestSimTeamsAlwaysFinish is the property of docs/DESIGN.md, "Protocol rules": every session
 // ends within agents × max_rounds steps, with a winner that has an answer.
 func TestSimTeamsAlwaysFinish(t *testing.T) {
 	profiles := []string{"sim", "sim/strong", "sim/weak", "sim/weak:conformity=0.9", "sim:revise=0.6", "sim:self_bias=0.5"}

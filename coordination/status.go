@@ -175,7 +175,7 @@ func Preview(s string, n int) string {
 }
 
 // writeStatus brings the store's projections (the file store's status.json,
-// with MassGen's field names: DESIGN.md §3) in line with a derived state.
+// with MassGen's field names: docs/DESIGN.md, "status.json") in line with a derived state.
 // The caller holds the session lock, so versions are queued in the order the
 // state was derived, and one writer at a time writes the latest.
 func (svc *Service) writeStatus(ctx context.Context, s *Session, st *State, res *TeamResult) {

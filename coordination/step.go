@@ -23,7 +23,7 @@ type StepRequest struct {
 	SeenSteps map[string]int
 }
 
-// Step runs one step (DESIGN.md §2 "Who drives").
+// Step runs one step (docs/DESIGN.md, "Who drives").
 func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, error) {
 	if err := svc.openOnce(ctx, req.SessionID); err != nil {
 		return nil, err

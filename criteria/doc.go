@@ -1,4 +1,4 @@
-// Package criteria owns evaluation criteria (DESIGN.md §2 "Evaluation
+// Package criteria owns evaluation criteria (docs/DESIGN.md, "Evaluation
 // criteria"): the Item every session stores and the Set a caller receives,
 // reading every shape callers and MassGen use (Parse), validation and
 // numbering (Provided, Validate), MassGen's --eval-criteria rendering

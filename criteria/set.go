@@ -14,7 +14,7 @@ import (
 // musts, a count or kind out of range.
 var ErrInvalid = errors.New("invalid evaluation criteria")
 
-// Limits of a set (DESIGN.md §2).
+// Limits of a set (docs/DESIGN.md, "Evaluation criteria").
 const (
 	MinGenerated = 3  // fewest criteria a model is asked for
 	MaxGenerated = 8  // most criteria a model is asked for

@@ -1,5 +1,5 @@
 // Package mcp is massgen-mcp's MCP surface: the tools, resources and prompt
-// of DESIGN.md §5 and the transports that carry them (stdio and streamable
+// of docs/DESIGN.md, "The MCP surface translates", and the transports that carry them (stdio and streamable
 // HTTP, with Origin checks and bearer auth).
 //
 // mcp only translates. A handler decodes its typed arguments, makes one call

@@ -28,7 +28,7 @@ type sandboxView struct {
 	Note      string `json:"note" jsonschema_description:"Why it is available or not, and the fix when not."`
 }
 
-// backendView is one backend of DESIGN.md §4 as this server sees it.
+// backendView is one backend of docs/DESIGN.md, "Backends and the simulated agents" as this server sees it.
 type backendView struct {
 	Name        string   `json:"name"`
 	Transport   string   `json:"transport"`

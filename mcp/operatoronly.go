@@ -14,7 +14,7 @@ import (
 
 // errOperatorOnly marks a setting a client sent that only the operator may
 // give: anything that runs code, reaches the network or reads the disk
-// (DESIGN.md "Operator-only settings").
+// (docs/DESIGN.md, "Operator-only settings, tenants and limits").
 var errOperatorOnly = errors.New("operator-only setting")
 
 // operatorFix is the one way to get such a setting in.

@@ -10,7 +10,7 @@ import (
 )
 
 // TeamSettings are the arguments run_team and start_team share: the team, its
-// task and its rules (DESIGN.md §2, §5). Zero values mean "the default". It is
+// task and its rules (docs/DESIGN.md, "Sessions and their rules" and "The MCP surface translates"). Zero values mean "the default". It is
 // exported only because the schema generator skips embedded unexported
 // structs.
 type TeamSettings struct {

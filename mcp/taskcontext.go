@@ -22,7 +22,7 @@ const maxContextFile = 256 << 10
 // and the project directories it works on. A path is used only if it
 // resolves (symlinks included) inside one of the allowed roots: the working
 // directory for stdio, none for HTTP unless --allow-root names some
-// (DESIGN.md §5); coordination checks directories again as it creates the
+// (docs/DESIGN.md, "Operator-only settings, tenants and limits"); coordination checks directories again as it creates the
 // session. A write context must lie inside one of writeRoots as well, since
 // the winner's changes are applied to it: a read root is read-only.
 func readContext(args []contextArg, roots, writeRoots []string) ([]string, []workspace.Context, error) {

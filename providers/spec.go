@@ -35,7 +35,7 @@ type Spec struct {
 }
 
 // KeyGrant is the operator's word on which key travels to a spec's base URL
-// (DESIGN.md "Operator-only settings"). The zero value is a spec someone
+// (docs/DESIGN.md, "Operator-only settings, tenants and limits"). The zero value is a spec someone
 // merely named: the backend's key goes only to the backend's own configured
 // endpoint.
 type KeyGrant struct {
@@ -61,7 +61,7 @@ const (
 	TransportSim             Transport = "sim"              // the deterministic simulator
 )
 
-// BackendInfo describes one backend of DESIGN.md §4.
+// BackendInfo describes one backend of docs/DESIGN.md, "Backends and the simulated agents".
 type BackendInfo struct {
 	Name      string
 	Transport Transport
@@ -84,7 +84,7 @@ type BackendInfo struct {
 	Implemented bool
 }
 
-// backendTable is the table of DESIGN.md §4, in the order Backends lists them.
+// backendTable is the table of docs/DESIGN.md, "Backends and the simulated agents", in the order Backends lists them.
 var backendTable = []BackendInfo{
 	{Name: "openai", Transport: TransportResponses, KeyEnv: []string{"OPENAI_API_KEY"}, BaseURLEnv: "OPENAI_BASE_URL",
 		DefaultModel: "gpt-5.4", AcceptsBaseURL: true, Implemented: true},
@@ -128,7 +128,7 @@ var backendTable = []BackendInfo{
 	{Name: "sim", Transport: TransportSim, DefaultModel: "sim", Implemented: true},
 }
 
-// Backends lists every backend of DESIGN.md §4, whether or not this build
+// Backends lists every backend of docs/DESIGN.md, "Backends and the simulated agents", whether or not this build
 // implements it. The slices inside are copies; callers may keep them.
 func Backends() []BackendInfo {
 	out := make([]BackendInfo, len(backendTable))

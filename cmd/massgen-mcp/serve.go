@@ -259,7 +259,7 @@ func teamsDirectory(dir string) (string, error) {
 
 // allowedRoots resolves --allow-root (read-only) and --allow-root-write;
 // without either, stdio may read under the working directory and HTTP
-// nowhere, and no client may name a write context (DESIGN.md §5).
+// nowhere, and no client may name a write context (docs/DESIGN.md, "Operator-only settings, tenants and limits").
 func allowedRoots(f serveFlags) (read, write []string, err error) {
 	if len(f.allowRoots) == 0 && len(f.writeRoots) == 0 {
 		if f.http != "" {

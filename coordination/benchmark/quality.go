@@ -56,7 +56,7 @@ func rulesFor(proto string) coordination.Rules {
 	var r coordination.Rules
 	if strings.HasPrefix(proto, ProtoMassGen) {
 		// aliases alphabetical, no rotation, no blind first answers, plurality:
-		// what DESIGN.md §2 says reproduces MassGen's older behaviour.
+		// what docs/BENCHMARKS.md finds reproduces MassGen's older behaviour.
 		r.Aliases, r.Consensus = coordination.AliasesAlphabetical, coordination.RulePlurality
 		r.RotateOwnLast, r.BlindFirst = new(bool), new(bool)
 	}
@@ -67,7 +67,7 @@ func rulesFor(proto string) coordination.Rules {
 }
 
 // AgentBehaviour is the sim agents' mind-change and vote behaviour after
-// their first answer (DESIGN.md §4).
+// their first answer (docs/DESIGN.md, "Backends and the simulated agents").
 type AgentBehaviour struct {
 	Conformity   float64 // base chance of adopting a peer's differing value
 	TruthBias    float64 // ×τ towards a right value, ÷τ towards a wrong one

@@ -13,7 +13,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/criteria"
 )
 
-// A checkpoint (DESIGN.md §2 "Checkpoint") is an ordinary session whose
+// A checkpoint (docs/DESIGN.md, "Checkpoint reviews") is an ordinary session whose
 // setup carries a Review: its task text is rendered from the review, its
 // new_answer gains plan, verdict and concerns, and a reviewer's answer is
 // refused with the exact problem until its plan fits the plan schema. The

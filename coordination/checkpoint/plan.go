@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Plan is a reviewed plan (DESIGN.md §2 "Checkpoint"): its steps in the order
+// Plan is a reviewed plan (docs/DESIGN.md, "Checkpoint reviews"): its steps in the order
 // they are carried out, numbered 1..n.
 type Plan []PlanStep
 

@@ -11,8 +11,8 @@ import (
 
 var _ coordination.ProjectionStore = (*Store)(nil)
 
-// Project renders status.json, MassGen's field names plus ours (DESIGN.md
-// §3), from the state the service derived, and returns its write.
+// Project renders status.json, MassGen's field names plus ours (docs/DESIGN.md,
+// "status.json"), from the state the service derived, and returns its write.
 func (s *Store) Project(p coordination.Projection) (func(context.Context) error, error) {
 	id := p.Session.ID
 	body, err := json.MarshalIndent(massgenStatus(p), "", "  ")

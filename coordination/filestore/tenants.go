@@ -9,7 +9,7 @@ import (
 
 // Stores opens each tenant's file store under one state directory: the
 // default tenant's sessions in <state-dir>/sessions/<id>/, another tenant's
-// in <state-dir>/tenants/<tenant>/sessions/<id>/ (DESIGN.md §1).
+// in <state-dir>/tenants/<tenant>/sessions/<id>/ (docs/DESIGN.md, "The store layout").
 type Stores struct {
 	stateDir string
 

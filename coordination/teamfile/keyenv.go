@@ -15,7 +15,7 @@ var keyEnvPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // keyEnv reads api_key_env: the variable whose key goes to this agent's
 // endpoint (its base_url, or the backend's own). Without it a team file's
-// base_url gets no key at all (DESIGN.md "Operator-only settings").
+// base_url gets no key at all (docs/DESIGN.md, "Operator-only settings, tenants and limits").
 func (p *parser) keyEnv(a *coordination.Agent, v *yaml.Node, where string) {
 	name := p.str(v, where)
 	if name == "" {

@@ -356,7 +356,7 @@ var ruleKeys = []string{"consensus", "max_rounds", "max_answers_per_agent", "tim
 	"cost_budget_usd", "token_budget", "max_agent_failures", "final", "answer_format", "early_stop", "aliases",
 	"rotate_own_last", "blind_first", "peer_answer_token_cap", "max_tool_calls_per_step", "strict"}
 
-// rules reads our format's rules mapping (the keys of DESIGN.md §2).
+// rules reads our format's rules mapping (the keys of docs/DESIGN.md, "Sessions and their rules").
 func (p *parser) rules(n *yaml.Node) {
 	r := &p.team.Rules
 	p.each(n, "rules", func(key string, k, v *yaml.Node) {

@@ -15,7 +15,7 @@ const (
 	viaClient      = "client"   // a client-named URL on the allow-list: no key
 )
 
-// endpoint is the one rule for keys (DESIGN.md "Operator-only settings"): a
+// endpoint is the one rule for keys (docs/DESIGN.md, "Operator-only settings, tenants and limits"): a
 // key goes only to the endpoint configured for that backend — its own
 // *_BASE_URL or default, or the base_url of an agent of that backend in the
 // operator's team file, with the key that agent names — and everything else

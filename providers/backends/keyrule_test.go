@@ -81,8 +81,8 @@ func apiBackends() []providers.BackendInfo {
 
 // TestAKeyGoesOnlyToTheEndpointConfiguredForItsBackend sends one step and
 // one models list per backend and URL source to a header-logging sink and
-// checks which key, if any, arrived (the rule of DESIGN.md "Operator-only
-// settings"): the backend's own *_BASE_URL gets its key; a team file's
+// checks which key, if any, arrived (the rule of docs/DESIGN.md, "Operator-only
+// settings, tenants and limits"): the backend's own *_BASE_URL gets its key; a team file's
 // base_url gets the key its agent names with api_key_env, else none; a
 // client-named URL on the allow-list gets none; a client-named URL that is
 // another backend's *_BASE_URL, or a team file's base_url, is refused.

@@ -12,7 +12,7 @@ import (
 // the default backends can be used here.
 var ErrNoDefaultTeam = errors.New("no default team")
 
-// defaultTeamOrder is DESIGN.md §4's preference: the first three of these
+// defaultTeamOrder is the preference of docs/DESIGN.md, "Backends and the simulated agents": the first three of these
 // with keys make the team.
 var defaultTeamOrder = []string{"openai", "gemini", "claude", "grok"}
 

@@ -60,7 +60,7 @@ func groupAt(s string, i int) bool {
 }
 
 // Of reduces an answer to the short value two answers are compared
-// by (DESIGN.md §2, "Short answers"), in this order: the value after the last
+// by (docs/DESIGN.md, "Final values"), in this order: the value after the last
 // strong answer marker (`Answer:`, `Final answer:`, `####`), else the last
 // LaTeX \boxed{…}, else the value after the last bare `A:`, else the last
 // number, else the whole text. A marker's or box's value that starts with a

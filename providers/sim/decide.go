@@ -506,7 +506,7 @@ func duplicateOf(problem string) string {
 
 // recover adjusts the planned action after coordination refused earlier
 // attempts of this step, so that the next attempt is valid: a sim must never
-// fail validation three times (DESIGN.md §4). It follows the feedback when
+// fail validation three times (docs/DESIGN.md, "Backends and the simulated agents"). It follows the feedback when
 // it names the fix, and otherwise changes whatever was refused.
 func (s *simulator) recover(v *view, k *knowledge, known bool, normal plan) plan {
 	last := v.req.History[len(v.req.History)-1]

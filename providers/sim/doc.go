@@ -1,4 +1,4 @@
-// Package sim is the deterministic simulated backend of DESIGN.md §4: agents
+// Package sim is the deterministic simulated backend of docs/DESIGN.md, "Backends and the simulated agents": agents
 // that answer arithmetic they compute and facts they know (right with
 // probability accuracy, otherwise a plausible near miss), hold a belief,
 // adopt peers' values with a truth-biased conformity (pulled towards the

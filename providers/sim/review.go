@@ -11,8 +11,8 @@ import (
 )
 
 // A sim reviewer (a checkpoint session: req.Review is set) reads the
-// objective for risk words and writes a plan in the plan schema of DESIGN.md
-// §2: verify → backup (when something can be lost) → one action per goal,
+// objective for risk words and writes a plan in the plan schema of docs/DESIGN.md,
+// "Checkpoint reviews": verify → backup (when something can be lost) → one action per goal,
 // each with its approved call and rollback → verify → notify. Its verdict
 // follows the risk:
 //   - refuse: the objective asks for something the policy forbids outright

@@ -77,7 +77,7 @@ func hashString(parts ...string) uint64 {
 	return binary.LittleEndian.Uint64(sum[:8])
 }
 
-// stepKey is everything a step's decision may depend on (DESIGN.md §4): the
+// stepKey is everything a step's decision may depend on (docs/DESIGN.md, "Backends and the simulated agents"): the
 // session seed, the spec seed, who acts and when, the attempt, what it is
 // shown and what it may do. The same view always gives the same decision.
 func stepKey(req *providers.Request, specSeed int64) *key {

@@ -12,7 +12,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// Profile accuracies (DESIGN.md §4).
+// Profile accuracies (docs/DESIGN.md, "Backends and the simulated agents").
 var profileAccuracy = map[string]float64{
 	providers.SimProfileDefault: 0.75,
 	providers.SimProfileStrong:  0.9,

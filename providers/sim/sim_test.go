@@ -415,7 +415,7 @@ func TestFeedbackLeadsToAValidAction(t *testing.T) {
 	})
 }
 
-// validate is the protocol's check of one reply (DESIGN.md §2): exactly one
+// validate is the protocol's check of one reply (docs/DESIGN.md, "The path of a step"): exactly one
 // workflow call, an offered tool, a vote for a name in the enum, a later
 // answer that repeats no shown answer. It returns the problem, or "".
 func validate(req providers.Request, act providers.Action) string {
