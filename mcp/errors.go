@@ -45,7 +45,7 @@ var fixes = []errorFix{
 	{coordination.ErrStaleView, "stale_view", "call step for this agent without an action to get a fresh view, then submit with that view's seen_steps."},
 	{coordination.ErrNotHost, "not_host_agent", "call step without action, content, target or reason: the server calls this agent's model itself."},
 	{coordination.ErrBadAction, "bad_action", "submit action new_answer with content, or action vote with target set to one of the view's vote_enum and a reason."},
-	{criteria.ErrInvalid, "bad_criteria", "correct what is named above and call again: criteria need a text, unique ids and exactly one must (1 to 12 written by you, 3 to 8 generated); kind is code, writing, analysis, plan or other."},
+	{criteria.ErrInvalid, "bad_criteria", "correct what is named above and call again: criteria need a text, unique ids and exactly one must (1 to 12 written by you, 3 to 8 generated); kind is code, build, writing, analysis, plan or other."},
 	{coordination.ErrBadSettings, "bad_settings", "correct the setting named above and call again (the tool's input schema lists the allowed values)."},
 	{keys.ErrMissingKey, "missing_key", "provide the key named above to the server: export it in the environment the server starts in, or write it as NAME=value in .env in the server's working directory or in ~/.env; for an MCP client, put it in the env entry of this server in the client's config (\"env\": {\"NAME\": \"…\"} beside \"command\"), then restart the server. Or name models whose keys are set (list_backends shows them)."},
 	{providers.ErrModelNotFound, "model_not_found", "name a model the provider lists: the closest names are above (a typo is the usual cause); nothing was run or paid for."},
