@@ -42,7 +42,7 @@ var fixes = []errorFix{
 	{coordination.ErrAgentNotFound, "agent_not_found", "use one of the agent ids that start_team and team_status list."},
 	{coordination.ErrAgentBusy, "agent_busy", "wait for its step to land (team_status shows agents in flight), then step it again."},
 	{coordination.ErrNotNext, "agent_not_next", "step one of next_agents instead (team_status lists them), or wait for the others to act."},
-	{coordination.ErrStaleView, "stale_view", "call step for this agent without an action to get a fresh view, then submit with that view's seen_steps."},
+	{coordination.ErrStaleView, "stale_view", "call step for this agent without an action to get a fresh view, then submit with the seen_steps that call returns (top level, beside view)."},
 	{coordination.ErrNotHost, "not_host_agent", "call step without action, content, target or reason: the server calls this agent's model itself."},
 	{coordination.ErrBadAction, "bad_action", "submit action new_answer with content, or action vote with target set to one of the view's vote_enum and a reason."},
 	{criteria.ErrInvalid, "bad_criteria", "correct what is named above and call again: criteria need a text, unique ids and exactly one must (1 to 12 written by you, 3 to 8 generated); kind is code, build, writing, analysis, plan or other."},

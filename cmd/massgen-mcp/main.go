@@ -54,6 +54,8 @@ func rootCommand() *cobra.Command {
 	root.Version = version
 	root.SetVersionTemplate("massgen-mcp {{.Version}}\n")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
+	// Subcommands ask their parents for this (cobra's FlagErrorFunc).
+	root.SetFlagErrorFunc(flagError)
 	// One command per line, so that adding one is a one-line change.
 	root.AddCommand(
 		serveCommand(),
