@@ -14,9 +14,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
