@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 .PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap clis
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
+	$(GO) build -ldflags "-s -w -X main.ldflagsVersion=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
 
 # build-bench builds the benchmarks, which never link into the server binary.
 build-bench:

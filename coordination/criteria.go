@@ -23,8 +23,8 @@ type CriteriaRequest struct {
 	// Task is what the criteria judge; "" with SessionID means the session's
 	// own task.
 	Task string
-	// Kind is code, writing, analysis, plan or other; "" guesses it from the
-	// task.
+	// Kind is one of criteria.Kinds(); "" guesses it from the task
+	// (criteria.Classify), and the result says which.
 	Kind string
 	// Count is how many criteria to generate (3–8; 0 means 5).
 	Count int
@@ -62,12 +62,9 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 	if task == "" {
 		return criteria.Set{}, fmt.Errorf("%w: the task is empty; say what the criteria should judge, or name a session whose task they judge", ErrBadInput)
 	}
-	kind, err := criteria.CheckKind(req.Kind)
+	kind, kindWhy, err := criteria.ResolveKind(req.Kind, task)
 	if err != nil {
 		return criteria.Set{}, err
-	}
-	if kind == "" {
-		kind = criteria.GuessKind(task)
 	}
 
 	var set criteria.Set
@@ -79,7 +76,6 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if set, err = criteria.Provided(provided); err != nil {
 			return criteria.Set{}, err
 		}
-		set.Kind = kind
 	case strings.TrimSpace(req.Model) == "":
 		count, err := criteria.CheckCount(req.Count)
 		if err != nil {
@@ -105,6 +101,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			return criteria.Set{}, err
 		}
 	}
+	set.Kind, set.KindReason = kind, kindWhy
 	if s != nil {
 		if err := svc.AttachCriteria(ctx, s.ID, set.Items); err != nil {
 			return criteria.Set{}, err

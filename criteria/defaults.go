@@ -33,6 +33,26 @@ var defaults = map[string]builtin{
 				AntiPatterns: []string{"tests that assert nothing", "tests that mirror the implementation line by line"}},
 		},
 	},
+	KindBuild: {
+		aspiration: "Something its user could open today and would keep using.",
+		items: []Item{
+			{Text: "It works when opened or run the way its user would: it starts without undeclared setup, every page, screen or command the task implies loads, and every link, button, form and control does what it says.", Category: Must,
+				VerifyBy:     "Start it from a clean copy following only its own instructions; open every page or screen, use every control, and watch the browser console, logs and exit codes for errors.",
+				AntiPatterns: []string{"a blank page or a crash at start", "links or buttons that go nowhere", "placeholder content left in (lorem ipsum, TODO)", "a setup step nobody wrote down"}},
+			{Text: "It delivers every part the task names (pages, sections, features, content), finished, not described or stubbed.", Category: Should,
+				VerifyBy:     "List each part the task names and find it working in the running result.",
+				AntiPatterns: []string{"a named section missing", "features described in a README but not built"}},
+			{Text: "It looks right and stays usable where its users are: readable text and contrast, a layout that holds at phone and desktop widths, and controls reachable by keyboard.", Category: Should,
+				VerifyBy:     "Open it at phone, tablet and desktop widths; tab through every control; check contrast and that images have alt text.",
+				AntiPatterns: []string{"a layout that breaks on a phone", "low-contrast text", "images without alt text"}},
+			{Text: "Its files are organised and self-contained: a clear layout, dependencies and assets declared or included, no secrets, and a short note on how to run or deploy it.", Category: Should,
+				VerifyBy:     "Read the file tree and the run instructions, then run it in a fresh directory.",
+				AntiPatterns: []string{"absolute paths to the author's machine", "undeclared dependencies", "keys or secrets in the files"}},
+			{Text: "It feels finished: it loads quickly, handles empty or wrong input gracefully, and has one detail its user would notice and like.", Category: Could,
+				VerifyBy:     "Time the first load; try empty and invalid input; ask what a first-time user would remember.",
+				AntiPatterns: []string{"heavy assets for a simple page", "raw error messages shown to users"}},
+		},
+	},
 	KindWriting: {
 		aspiration: "Writing its intended reader finishes, remembers and acts on.",
 		items: []Item{

@@ -15,7 +15,7 @@ const ToolSubmit = "submit_criteria"
 // GenerateRequest asks one model for criteria.
 type GenerateRequest struct {
 	Task  string
-	Kind  string // code | writing | analysis | plan | other; "" guesses from the task
+	Kind  string // one of Kinds(); "" guesses from the task (Classify)
 	Count int    // MinGenerated to MaxGenerated; 0 means DefaultCount
 	Model string // the spec of the provider, recorded in the set
 }
@@ -37,15 +37,13 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 	if err != nil {
 		return Set{}, err
 	}
-	kind, err := CheckKind(req.Kind)
+	kind, kindWhy, err := ResolveKind(req.Kind, task)
 	if err != nil {
 		return Set{}, err
 	}
-	if kind == "" {
-		kind = GuessKind(task)
-	}
 	fallback := func(why string, usage *providers.Usage) Set {
 		s := DefaultsFor(task, kind, count)
+		s.KindReason = kindWhy
 		s.Model, s.Usage = req.Model, usage
 		s.Note = why + fmt.Sprintf("; these are the built-in criteria for %s tasks", kind)
 		return s
@@ -78,7 +76,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		if perr == nil {
 			// A model may still rate an explicit demand could: the must says it.
 			items = withDemands(items, Demands(task), false)
-			return Set{Items: items, Aspiration: aspiration, Source: SourceGenerated, Kind: kind, Model: req.Model, Usage: &total}, nil
+			return Set{Items: items, Aspiration: aspiration, Source: SourceGenerated, Kind: kind, KindReason: kindWhy, Model: req.Model, Usage: &total}, nil
 		}
 		problem = strings.TrimPrefix(perr.Error(), ErrInvalid.Error()+": ")
 		call.History = append(call.History, providers.Turn{Reply: act, Problem: correction(problem, count)})

@@ -3,7 +3,6 @@ package criteria
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -32,7 +31,10 @@ const (
 
 // Kinds of task, which choose the built-in defaults and steer generation.
 const (
-	KindCode     = "code"
+	KindCode = "code"
+	// KindBuild is a thing to open or run and use: a site, an app, a game,
+	// a bot. Its code matters less than whether it works for its user.
+	KindBuild    = "build"
 	KindWriting  = "writing"
 	KindAnalysis = "analysis"
 	KindPlan     = "plan"
@@ -40,7 +42,9 @@ const (
 )
 
 // Kinds lists every kind, in the order messages name them.
-func Kinds() []string { return []string{KindCode, KindWriting, KindAnalysis, KindPlan, KindOther} }
+func Kinds() []string {
+	return []string{KindCode, KindBuild, KindWriting, KindAnalysis, KindPlan, KindOther}
+}
 
 // Set is a list of criteria with where it came from.
 type Set struct {
@@ -49,6 +53,10 @@ type Set struct {
 	Aspiration string `json:"aspiration,omitempty"`
 	Source     string `json:"source"` // generated | provided | default
 	Kind       string `json:"kind"`
+	// KindReason says how Kind was chosen: named by the caller, or which
+	// words of the task it was guessed from, so a wrong guess is seen and
+	// overridden.
+	KindReason string `json:"kind_reason,omitempty"`
 	// Model is the model spec that generated the set, or was asked to.
 	Model string `json:"model,omitempty"`
 	// Note says anything the caller should know about how the set was made:
@@ -69,7 +77,7 @@ func (s Set) Must() Item {
 }
 
 // CheckKind returns the kind a caller named, lower-cased; "" stays "" (the
-// caller then guesses with GuessKind).
+// caller then guesses with Classify, or uses ResolveKind).
 func CheckKind(kind string) (string, error) {
 	k := strings.ToLower(strings.TrimSpace(kind))
 	if k == "" {
@@ -93,38 +101,4 @@ func CheckCount(count int) (int, error) {
 		return 0, fmt.Errorf("%w: count %d must be from %d to %d (default %d)", ErrInvalid, count, MinGenerated, MaxGenerated, DefaultCount)
 	}
 	return count, nil
-}
-
-// kindWords are the words GuessKind looks for, matched as whole words.
-var kindWords = []struct {
-	kind  string
-	words *regexp.Regexp
-}{
-	{KindCode, regexp.MustCompile(`\b(code|coding|function|functions|bug|bugs|implement|implementation|refactor|compile|compiler|script|api|endpoint|unit tests?|regex|sql|python|golang|javascript|typescript|rust|java|library|pull request|stack trace|debug|program|algorithm|cli|repository|repo)\b`)},
-	{KindPlan, regexp.MustCompile(`\b(plan|planning|roadmap|migration|migrate|schedule|rollout|roll out|strategy|itinerary|timeline|milestones?|launch|checklist|steps to|runbook)\b`)},
-	{KindAnalysis, regexp.MustCompile(`\b(analy[sz]e|analysis|compare|comparison|evaluate|assess|assessment|why|explain|investigate|data|dataset|trend|trends|root cause|pros and cons|trade-?offs?|estimate|forecast|which)\b`)},
-	{KindWriting, regexp.MustCompile(`\b(write|rewrite|essay|blog|post|article|email|letter|story|poem|copy|draft|edit|tweet|speech|headline|cover letter|newsletter|press release|announcement|bio)\b`)},
-}
-
-// codeDeliverable matches a task whose deliverable is code: a verb of making
-// and, within a few words, a piece of a program.
-var codeDeliverable = regexp.MustCompile(`\b(write|implement|create|build|code|fix|add|make|refactor|port|rewrite|generate)\b(\s+\S+){0,5}?\s+(function|functions|method|class|script|program|module|package|library|cli|endpoint|handler|regex|query|parser|decorator|unit tests?|test suite)\b`)
-
-// GuessKind picks the kind of a task from its words when the caller names
-// none: code when the task asks for code to be made; else the kind with the
-// most matching words, ties going to the earlier of
-// code, plan, analysis, writing ("write a function" is code); no match is
-// other. A heuristic, so the kind is always reported and can be overridden.
-func GuessKind(task string) string {
-	t := strings.ToLower(task)
-	if codeDeliverable.MatchString(t) {
-		return KindCode // asks for code, whatever it is about ("a function that formats blog posts")
-	}
-	best, bestN := KindOther, 0
-	for _, kw := range kindWords {
-		if n := len(kw.words.FindAllStringIndex(t, -1)); n > bestN {
-			best, bestN = kw.kind, n
-		}
-	}
-	return best
 }

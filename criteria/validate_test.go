@@ -102,7 +102,7 @@ func TestCountAndKindChecks(t *testing.T) {
 	if k, err := criteria.CheckKind(" Code "); k != "code" || err != nil {
 		t.Errorf("CheckKind(Code) = %q, %v", k, err)
 	}
-	if _, err := criteria.CheckKind("poetry"); !errors.Is(err, criteria.ErrInvalid) || !strings.Contains(err.Error(), "code, writing, analysis, plan, other") {
+	if _, err := criteria.CheckKind("poetry"); !errors.Is(err, criteria.ErrInvalid) || !strings.Contains(err.Error(), "code, build, writing, analysis, plan, other") {
 		t.Errorf("CheckKind(poetry) = %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -24,6 +25,9 @@ import (
 type argsSchema struct {
 	tool   string
 	schema *jsonschema.Schema
+	// raw is the schema as published, for the names an unknown argument
+	// may have meant (argumenthints.go).
+	raw json.RawMessage
 }
 
 var english = message.NewPrinter(language.English)
@@ -47,7 +51,7 @@ func newArgsSchema(tool mcpgo.Tool) *argsSchema {
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema does not compile: %v", tool.Name, err))
 	}
-	return &argsSchema{tool: tool.Name, schema: s}
+	return &argsSchema{tool: tool.Name, schema: s, raw: tool.RawInputSchema}
 }
 
 // check validates raw arguments (absent arguments count as {}).
@@ -75,12 +79,14 @@ func (a *argsSchema) check(req mcpgo.CallToolRequest) error {
 	if !ok {
 		return fmt.Errorf("%w: the arguments of %s do not match its input schema: %w", errBadArguments, a.tool, err)
 	}
-	return fmt.Errorf("%w: the arguments of %s do not match its input schema: %s", errBadArguments, a.tool, strings.Join(violations(verr), "; "))
+	return fmt.Errorf("%w: the arguments of %s do not match its input schema: %s", errBadArguments, a.tool, strings.Join(a.violations(verr), "; "))
 }
 
 // violations lists the leaf problems of a validation error, each with where
-// it is ("task", "agents[0].model", or "the arguments" for the top level).
-func violations(e *jsonschema.ValidationError) []string {
+// it is ("task", "agents[0].model", or "the arguments" for the top level);
+// an argument the schema does not know comes with the name it may have
+// meant.
+func (a *argsSchema) violations(e *jsonschema.ValidationError) []string {
 	if len(e.Causes) == 0 {
 		where := "the arguments"
 		if len(e.InstanceLocation) > 0 {
@@ -97,11 +103,17 @@ func violations(e *jsonschema.ValidationError) []string {
 			}
 			where = b.String()
 		}
-		return []string{where + ": " + e.ErrorKind.LocalizedString(english)}
+		msg := where + ": " + e.ErrorKind.LocalizedString(english)
+		if k, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+			if hints := unknownArgumentHints(k, propertiesAt(a.raw, e.InstanceLocation)); len(hints) > 0 {
+				msg += "; " + strings.Join(hints, "; ")
+			}
+		}
+		return []string{msg}
 	}
 	var out []string
 	for _, c := range e.Causes {
-		out = append(out, violations(c)...)
+		out = append(out, a.violations(c)...)
 	}
 	return out
 }

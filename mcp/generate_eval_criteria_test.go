@@ -120,3 +120,25 @@ func TestGenerateEvalCriteriaErrorsSayWhatToDo(t *testing.T) {
 
 // TestGenerateEvalCriteriaSchemaSnapshot pins generate_eval_criteria's definition (testdata/toolsnaps/generate_eval_criteria.json).
 func TestGenerateEvalCriteriaSchemaSnapshot(t *testing.T) { checkToolSnap(t, "generate_eval_criteria") }
+
+// TestGenerateEvalCriteriaSaysWhichKindAndWhy: a code task with tests is
+// code (not writing), a landing site is build, and the result and its text
+// say which words decided; a named kind says so.
+func TestGenerateEvalCriteriaSaysWhichKindAndWhy(t *testing.T) {
+	c := inProcess(t, newMemServer(t, Options{}), false)
+	for _, call := range []struct{ args, kind, why string }{
+		{`{"task":"Write fizzbuzz.py with tests","model":"sim"}`, "code", `guessed from "fizzbuzz.py" (a source file)`},
+		{`{"task":"Build a one-page landing site","model":"sim"}`, "build", `guessed from "build a one-page landing site"`},
+		{`{"task":"Build a one-page landing site","model":"sim","kind":"writing"}`, "writing", "named by the caller"},
+	} {
+		var out generateCriteriaResult
+		res := callTool(t, c, "generate_eval_criteria", call.args)
+		decode(t, res, &out)
+		if out.Kind != call.kind || !strings.Contains(out.KindReason, call.why) {
+			t.Errorf("%s: kind %q (%q), want %s (%s)", call.args, out.Kind, out.KindReason, call.kind, call.why)
+		}
+		if !strings.Contains(text(res), "Kind: "+call.kind+", "+call.why) {
+			t.Errorf("%s: the text does not say the kind and why:\n%s", call.args, text(res))
+		}
+	}
+}

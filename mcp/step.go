@@ -20,13 +20,13 @@ type stepArgs struct {
 	Content   string         `json:"content,omitempty" jsonschema_description:"The answer, with action new_answer."`
 	Target    string         `json:"target,omitempty" jsonschema_description:"With action vote: the alias voted for (agentN, one of the view's vote_enum) or its answer's label (agentN.k)."`
 	Reason    string         `json:"reason,omitempty" jsonschema_description:"With action vote: why that answer is best."`
-	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: the seen_steps of the latest view issued to this agent, passed back unchanged."`
+	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: seen_steps from the result (top level, beside view) that issued this agent's latest view, passed back unchanged."`
 }
 
 func stepTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("step",
 		mcpgo.WithDescription("One step of one agent of a start_team session. For a model agent the server calls its model, which answers or votes. "+
-			"For a host agent (you), step without an action returns its view (prompt, actions, vote_enum, seen_steps); step with action new_answer + content, or vote + target + reason, and the view's seen_steps submits it. "+
+			"For a host agent (you), step without an action returns its view (prompt, actions, vote_enum) and, beside the view at the top level of the result, seen_steps; step with action new_answer + content, or vote + target + reason, and that seen_steps submits it. "+
 			"Returns what happened, the consensus so far, next_agents, and the team result once the session has finished."),
 		inputSchema[stepArgs](),
 		mcpgo.WithOutputSchema[StepResult](),

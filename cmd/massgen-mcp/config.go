@@ -117,7 +117,10 @@ func printTeam(w io.Writer, t *teamfile.Team) {
 		}
 	}
 	if len(t.Operator) > 0 {
-		fmt.Fprintf(w, "\nOperator-only settings (accepted from this file and the command line, refused from an MCP client): %s\n", strings.Join(t.Operator, ", "))
+		fmt.Fprintln(w, "\nOperator-only settings (honoured from this file and the command line, refused from an MCP client):")
+		for _, key := range t.Operator {
+			fmt.Fprintf(w, "  - %s\n", key)
+		}
 	}
 	if len(t.Ignored) > 0 {
 		fmt.Fprintln(w, "\nNot honoured by massgen-mcp (ignored; --strict-config makes them errors):")

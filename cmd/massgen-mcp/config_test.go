@@ -121,3 +121,41 @@ func TestInstallCommandRefusesTheUsersOwnEntryUnlessForced(t *testing.T) {
 		t.Fatalf("the user's entry did not come back:\n%s", got)
 	}
 }
+
+// TestConfigCheckListsASettingUnderOneHeadingAndSaysWhereAContextPathWasLooked
+// is the check a MassGen user runs on one of MassGen's own configs: cwd is
+// not honoured, so it is not also "operator-only (honoured)"; an unknown key
+// reads as a sentence; a context path written for MassGen (relative to where
+// it runs) is refused with the path looked at and why.
+func TestConfigCheckListsASettingUnderOneHeadingAndSaysWhereAContextPathWasLooked(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "configs", "team.yaml")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(`agents:
+  - id: a
+    backend: {type: claude_code, cwd: work, custom_tools: [x]}
+  - id: b
+    backend: {type: openai, model: gpt-5-mini, enable_web_search: true}
+orchestrator:
+  context_paths:
+    - path: massgen
+`), 0o644)
+	out, code := cli(t, "config", "check", cfg)
+	if code != exitBadInput {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	op, ignored, _ := strings.Cut(out, "Not honoured by massgen-mcp")
+	if !strings.Contains(op, "  - agents[1].backend.enable_web_search") || strings.Contains(op, "cwd") {
+		t.Errorf("operator-only settings are not the honoured ones alone:\n%s", out)
+	}
+	for _, want := range []string{"agents[0].backend.cwd (line 3) would have run the agent in that working directory",
+		"agents[0].backend.custom_tools (line 3) is a setting massgen-mcp does not know, so it changes nothing here",
+		"line 8: context path massgen: no such file or directory: looked for " + filepath.Join(dir, "configs", "massgen") + ", as a relative context path starts at the team file's folder"} {
+		if !strings.Contains(ignored, want) {
+			t.Errorf("config check lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "not a agents") {
+		t.Errorf("the old wording is back:\n%s", out)
+	}
+}

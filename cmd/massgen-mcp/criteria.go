@@ -61,7 +61,7 @@ running server drives, attach there with generate_eval_criteria{session_id}.
 	fl := cmd.Flags()
 	fl.IntVar(&f.count, "count", 0, "how many criteria to generate, 3 to 8 (default 5)")
 	fl.StringVar(&f.model, "model", "", "model spec that writes them (default: the first usable of openai, gemini, claude, grok)")
-	fl.StringVar(&f.kind, "kind", "", "code | writing | analysis | plan | other (default: guessed from the task)")
+	fl.StringVar(&f.kind, "kind", "", strings.Join(criteria.Kinds(), " | ")+" (default: guessed from the task; kind_reason says from which words)")
 	fl.StringVar(&f.session, "session", "", "attach the criteria to this session, before its first step")
 	fl.StringVar(&f.from, "from", "", "read criteria you wrote from this JSON file ('-' for stdin) instead of generating them")
 	fl.BoolVar(&f.massgen, "massgen", false, "print only MassGen's --eval-criteria JSON")

@@ -21,3 +21,22 @@ func TestServerBinaryLinksNoBenchmarkCode(t *testing.T) {
 		}
 	}
 }
+
+// TestServerBinaryLinksOnlyTheSDKServicesItCalls: the Claude adapter builds
+// the Messages and Models services, not anthropic.NewClient's every
+// service (beta, files, skills, organizations): that client linked about
+// 14 MB of API surface the server never calls into the binary.
+func TestServerBinaryLinksOnlyTheSDKServicesItCalls(t *testing.T) {
+	out, err := exec.Command("go", "tool", "nm", serveBinary(t)).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	for _, unused := range []string{"BetaMessageService", "FileService", "SkillService", "CompletionService"} {
+		if strings.Contains(string(out), "anthropic-sdk-go.(*"+unused+").") {
+			t.Errorf("the binary links anthropic's %s; build the services the adapter calls, not the whole client", unused)
+		}
+	}
+	if !strings.Contains(string(out), "anthropic-sdk-go.(*MessageService).") {
+		t.Fatal("the binary has no anthropic Messages service: is the symbol table stripped?")
+	}
+}

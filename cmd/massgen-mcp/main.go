@@ -14,9 +14,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -54,6 +51,8 @@ func rootCommand() *cobra.Command {
 	root.Version = version
 	root.SetVersionTemplate("massgen-mcp {{.Version}}\n")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log diagnostics to stderr")
+	// Subcommands ask their parents for this (cobra's FlagErrorFunc).
+	root.SetFlagErrorFunc(flagError)
 	// One command per line, so that adding one is a one-line change.
 	root.AddCommand(
 		serveCommand(),

@@ -26,7 +26,7 @@ func (p *parser) keyEnv(a *coordination.Agent, v *yaml.Node, where string) {
 		return
 	}
 	a.KeyEnv = name
-	p.operator("api_key_env")
+	p.operator(where)
 }
 
 // checkKeyEnv refuses api_key_env on an agent whose backend sends no key of

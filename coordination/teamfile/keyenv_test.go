@@ -20,7 +20,7 @@ func TestATeamFileNamesAnAgentsKeyWithAPIKeyEnvInEitherFormat(t *testing.T) {
 		if a.KeyEnv != "DUMMY_VLLM_KEY" || !a.Operator || b.KeyEnv != "" || !b.Operator {
 			t.Errorf("%s: agents %+v, %+v; want api_key_env on the first and both the operator's", name, a, b)
 		}
-		if !slices.Contains(team.Operator, "api_key_env") {
+		if !slices.ContainsFunc(team.Operator, func(k string) bool { return strings.HasSuffix(k, "api_key_env") }) {
 			t.Errorf("%s: operator-only settings %v lack api_key_env", name, team.Operator)
 		}
 	}

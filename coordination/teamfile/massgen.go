@@ -68,24 +68,21 @@ var backendKeys = []string{"type", "model", "temperature", "max_tokens", "reason
 	"max_thinking_tokens", "append_system_prompt", "upload_files", "enable_image_generation", "context_paths"}
 
 // backendIgnored are backend keys we read and do not honour, with what they
-// would have done; operator marks the ones that touch the disk, run code or
-// reach the network.
-var backendIgnored = map[string]struct {
-	effect   string
-	operator bool
-}{
-	"cwd":                         {"run the agent in that working directory (here each agent works in its own workspace, agents/<id>/workspace of the session)", true},
-	"enable_code_execution":       {"let the agent run code in the provider's sandbox", false},
-	"enable_code_interpreter":     {"let the agent run code in the provider's sandbox", false},
-	"enable_mcp_command_line":     {"let the agent run shell commands", true},
-	"command_line_execution_mode": {"chosen where the agent's shell commands run", true},
-	"permission_mode":             {"set the CLI agent's permission mode", true},
-	"top_p":                       {"set nucleus sampling", false},
-	"max_thinking_tokens":         {"capped the model's thinking tokens", false},
-	"append_system_prompt":        {"appended to the CLI agent's system prompt (use system_message)", false},
-	"upload_files":                {"uploaded files to the provider", true},
-	"enable_image_generation":     {"let the agent generate images", false},
-	"context_paths":               {"shown those paths to this agent only (use orchestrator.context_paths)", true},
+// would have done. None is listed as operator-only: a setting that takes no
+// effect is only "not honoured", whatever it would have touched.
+var backendIgnored = map[string]string{
+	"cwd":                         "run the agent in that working directory (here each agent works in its own workspace, agents/<id>/workspace of the session)",
+	"enable_code_execution":       "let the agent run code in the provider's sandbox",
+	"enable_code_interpreter":     "let the agent run code in the provider's sandbox",
+	"enable_mcp_command_line":     "let the agent run shell commands",
+	"command_line_execution_mode": "chosen where the agent's shell commands run",
+	"permission_mode":             "set the CLI agent's permission mode",
+	"top_p":                       "set nucleus sampling",
+	"max_thinking_tokens":         "capped the model's thinking tokens",
+	"append_system_prompt":        "appended to the CLI agent's system prompt (use system_message)",
+	"upload_files":                "uploaded files to the provider",
+	"enable_image_generation":     "let the agent generate images",
+	"context_paths":               "shown those paths to this agent only (use orchestrator.context_paths)",
 }
 
 func (p *parser) backend(n *yaml.Node, where string, a *coordination.Agent) backendSpec {
@@ -103,7 +100,7 @@ func (p *parser) backend(n *yaml.Node, where string, a *coordination.Agent) back
 			a.MaxOutputTokens = p.positiveInt(v, full)
 		case "base_url":
 			baseURL = p.str(v, full)
-			p.operator("base_url")
+			p.operator(full)
 		case "allowed_tools", "exclude_tools", "disallowed_tools", "mcp_servers":
 			p.agentTool(a, key, v, full)
 		case "enable_web_search":
@@ -134,11 +131,8 @@ func (p *parser) backend(n *yaml.Node, where string, a *coordination.Agent) back
 				}
 			})
 		default:
-			if ig, ok := backendIgnored[key]; ok {
-				p.ignore(full, k, ig.effect)
-				if ig.operator {
-					p.operator(key)
-				}
+			if effect, ok := backendIgnored[key]; ok {
+				p.ignore(full, k, effect)
 				return
 			}
 			p.unknownOr(where, key, k, backendKeys)
@@ -348,7 +342,7 @@ func (p *parser) contextPaths(n *yaml.Node, where string) {
 			p.errf(item, "%s has no path", w)
 			continue
 		}
-		p.addContextPath(cp, item)
+		p.addContextPath(cp, item, w+".path")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,16 +28,18 @@ type parser struct {
 	nodes   int
 	massgen bool // a MassGen-only key was seen
 	unknown []unknownKey
-	// webSearch is the current agent's web_search key, for the check that
-	// its backend has a web search tool (tools.go).
-	webSearch *yaml.Node
+	// webSearch is the current agent's web_search key and its path as the
+	// file writes it (enable_web_search in MassGen's backend:), for the
+	// check that its backend has a web search tool (tools.go).
+	webSearch    *yaml.Node
+	webSearchKey string
 }
 
 // unknownKey is a key in no table; whether it is an error depends on the
 // file's format, known only at the end.
 type unknownKey struct {
-	key, where string
-	line       int
+	key  string
+	line int
 }
 
 func newParser(file string) *parser {
@@ -55,13 +58,23 @@ func (p *parser) ignore(key string, n *yaml.Node, effect string) {
 	p.team.Ignored = append(p.team.Ignored, Note{Key: key, Line: n.Line, Effect: effect})
 }
 
+// operator records an operator-only setting by its path in the file
+// (agents[0].backend.base_url), the way Ignored names keys, so the two lists
+// speak of the same things.
 func (p *parser) operator(key string) {
-	for _, k := range p.team.Operator {
-		if k == key {
-			return
-		}
+	if !slices.Contains(p.team.Operator, key) {
+		p.team.Operator = append(p.team.Operator, key)
 	}
-	p.team.Operator = append(p.team.Operator, key)
+}
+
+// dropIgnoredOperators keeps Operator to the settings that take effect: a
+// key noted as not honoured (web_search on a backend with no search tool)
+// was recorded as operator-only before the note, and a reader must not find
+// it under both "accepted" and "not honoured".
+func (p *parser) dropIgnoredOperators() {
+	p.team.Operator = slices.DeleteFunc(p.team.Operator, func(key string) bool {
+		return slices.ContainsFunc(p.team.Ignored, func(n Note) bool { return n.Key == key })
+	})
 }
 
 func (p *parser) parse(data []byte) *Team {
@@ -96,7 +109,7 @@ func (p *parser) parse(data []byte) *Team {
 	}
 	for _, u := range p.unknown {
 		if p.massgen {
-			p.team.Ignored = append(p.team.Ignored, Note{Key: u.key, Line: u.line, Effect: "done nothing massgen-mcp knows of (not a " + u.where + " key it reads)"})
+			p.team.Ignored = append(p.team.Ignored, Note{Key: u.key, Line: u.line})
 		} else {
 			p.errs = append(p.errs, fmt.Sprintf("line %d: unknown key %s; %s", u.line, keyName(u.key), "a massgen-mcp team file has agents, rules, context and eval_criteria (or write MassGen's own config)"))
 		}
@@ -105,6 +118,7 @@ func (p *parser) parse(data []byte) *Team {
 		p.errf(root, "the file lists no agents; add agents: [{model: sim}, {model: sim}] or MassGen's agents: [{id, backend: {type, model}}]")
 	}
 	p.checkRules(root)
+	p.dropIgnoredOperators()
 	return p.team
 }
 
@@ -179,11 +193,7 @@ func (p *parser) unknownOr(where, key string, k *yaml.Node, known []string) {
 		p.errf(k, "unknown key %s; did you mean %s?", keyName(full), s)
 		return
 	}
-	label := where
-	if label == "" {
-		label = "top-level"
-	}
-	p.unknown = append(p.unknown, unknownKey{key: full, where: label, line: k.Line})
+	p.unknown = append(p.unknown, unknownKey{key: full, line: k.Line})
 }
 
 var topKeys = []string{"agents", "agent", "rules", "context", "eval_criteria", "orchestrator", "timeout_settings", "ui", "logging", "memory", "hooks", "global_hooks", "session_storage", "subagents"}
@@ -245,7 +255,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
 	var b backendSpec
 	hasModel, hasBackend := false, false
-	p.webSearch = nil
+	p.webSearch, p.webSearchKey = nil, ""
 	p.each(n, where, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "id":
@@ -295,7 +305,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			return
 		}
 	}
-	p.checkWebSearch(a, where)
+	p.checkWebSearch(a)
 	if !p.checkKeyEnv(a, where, n) {
 		return
 	}
@@ -344,19 +354,19 @@ func (p *parser) context(n *yaml.Node) {
 		case text != "":
 			p.team.Context = append(p.team.Context, text)
 		case cp.Path != "":
-			p.addContextPath(cp, item)
+			p.addContextPath(cp, item, where+".path")
 		default:
 			p.errf(item, "%s is empty; give text or path", where)
 		}
 	}
 }
 
-func (p *parser) addContextPath(cp ContextPath, n *yaml.Node) {
+func (p *parser) addContextPath(cp ContextPath, n *yaml.Node, key string) {
 	if cp.Permission == "" {
 		cp.Permission = "read"
 	}
 	cp.Line = n.Line
-	p.operator("context_paths")
+	p.operator(key)
 	p.team.ContextPaths = append(p.team.ContextPaths, cp)
 }
 

@@ -50,9 +50,10 @@ type Team struct {
 	// Ignored lists the keys the file sets that massgen-mcp accepts but does
 	// not honour, each with what it would have done.
 	Ignored []Note
-	// Operator lists the operator-only settings the file sets (directories,
-	// tools, servers): fine in a file the operator wrote, refused from an MCP
-	// client.
+	// Operator lists the operator-only settings the file sets and that take
+	// effect (directories, tools, servers, endpoints), by their paths in the
+	// file: fine in a file the operator wrote, refused from an MCP client.
+	// No key is both here and in Ignored.
 	Operator []string
 }
 
@@ -66,13 +67,26 @@ type ContextPath struct {
 
 // Note is a key that is accepted but not honoured.
 type Note struct {
-	Key    string // e.g. orchestrator.coordination.write_mode
-	Line   int
-	Effect string // what it would have done in MassGen
+	Key  string // e.g. orchestrator.coordination.write_mode
+	Line int
+	// Effect is what it would have done in MassGen; "" for a key in no
+	// table of ours (MassGen grows keys faster than this list).
+	Effect string
 }
 
 func (n Note) String() string {
+	if n.Effect == "" {
+		return fmt.Sprintf("%s (line %d) is a setting massgen-mcp does not know, so it changes nothing here", n.Key, n.Line)
+	}
 	return fmt.Sprintf("%s (line %d) would have %s", n.Key, n.Line, n.Effect)
+}
+
+// problem is the note as a --strict-config error.
+func (n Note) problem() string {
+	if n.Effect == "" {
+		return fmt.Sprintf("line %d: %s is a setting massgen-mcp does not know; remove it, or drop --strict-config", n.Line, n.Key)
+	}
+	return fmt.Sprintf("line %d: %s is not honoured by massgen-mcp (it would have %s); remove it, or drop --strict-config", n.Line, n.Key, n.Effect)
 }
 
 // Options change how strictly a file is read.
@@ -124,7 +138,7 @@ func Parse(data []byte, file string, opts Options) (*Team, error) {
 	t.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	if opts.Strict {
 		for _, n := range t.Ignored {
-			p.errs = append(p.errs, fmt.Sprintf("line %d: %s is not honoured by massgen-mcp (it would have %s); remove it, or drop --strict-config", n.Line, n.Key, n.Effect))
+			p.errs = append(p.errs, n.problem())
 		}
 	}
 	if len(p.errs) > 0 {
@@ -155,42 +169,6 @@ func (t *Team) Warning() string {
 		noun = "setting is"
 	}
 	return unconfined + fmt.Sprintf("%s: %d %s not honoured by massgen-mcp and ignored: %s (--strict-config makes this an error)", t.Path, len(parts), noun, strings.Join(parts, "; "))
-}
-
-// readContextFiles appends the text of every context file to Context, and
-// every directory to Dirs (its path resolved from the team file's).
-func (t *Team) readContextFiles(dir string, opts Options) error {
-	var errs []string
-	for _, cp := range t.ContextPaths {
-		path := cp.Path
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		fi, err := os.Stat(path)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Sprintf("line %d: context path %s: %v", cp.Line, cp.Path, unwrapPathError(err)))
-		case fi.IsDir():
-			abs, err := filepath.Abs(path)
-			if err != nil {
-				abs = path
-			}
-			t.Dirs = append(t.Dirs, workspace.Context{Path: abs, Permission: cp.Permission, Protected: cp.Protected})
-		case !fi.Mode().IsRegular():
-			errs = append(errs, fmt.Sprintf("line %d: context path %s is not a regular file", cp.Line, cp.Path))
-		default:
-			data, err := readCapped(path, MaxFileBytes)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("line %d: context path %s: %v", cp.Line, cp.Path, unwrapPathError(err)))
-				continue
-			}
-			t.Context = append(t.Context, fmt.Sprintf("File %s:\n%s", cp.Path, data))
-		}
-	}
-	if len(errs) > 0 {
-		return &Problems{File: t.Path, List: errs}
-	}
-	return nil
 }
 
 // errTooLarge is a file over the cap.

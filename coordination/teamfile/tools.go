@@ -25,7 +25,7 @@ func (p *parser) agentTool(a *coordination.Agent, key string, v *yaml.Node, full
 	switch key {
 	case "web_search":
 		t.WebSearch = p.bool(v, full)
-		p.webSearch = v
+		p.webSearch, p.webSearchKey = v, full
 	case "allowed_tools":
 		t.Allowed = append(t.Allowed, p.toolNames(v, full)...)
 	case "exclude_tools", "disallowed_tools":
@@ -43,14 +43,14 @@ func (p *parser) agentTool(a *coordination.Agent, key string, v *yaml.Node, full
 	case "mcp_servers":
 		p.mcpServers(t, v, full)
 	}
-	p.operator(key)
+	p.operator(full)
 }
 
 // checkWebSearch notes web_search on a backend whose API has no web search
 // tool the adapters use: Chat Completions, and Gemini before 3 (which
 // refuses Google Search beside function calling). CLI agents search with
 // their own tools.
-func (p *parser) checkWebSearch(a coordination.Agent, where string) {
+func (p *parser) checkWebSearch(a coordination.Agent) {
 	if a.Tools == nil || !a.Tools.WebSearch || p.webSearch == nil {
 		return
 	}
@@ -61,9 +61,9 @@ func (p *parser) checkWebSearch(a coordination.Agent, where string) {
 	info, _ := providers.LookupBackend(sp.Backend)
 	switch {
 	case info.Transport == providers.TransportChatCompletions:
-		p.ignore(where+".web_search", p.webSearch, "let the agent search the web; "+sp.Backend+" speaks Chat Completions, which has no web search tool")
+		p.ignore(p.webSearchKey, p.webSearch, "let the agent search the web; "+sp.Backend+" speaks Chat Completions, which has no web search tool")
 	case info.Transport == providers.TransportGenerateContent && strings.HasPrefix(strings.TrimPrefix(sp.Model, "models/"), "gemini-2"):
-		p.ignore(where+".web_search", p.webSearch, "let the agent search the web; Gemini 2.x cannot use Google Search beside function calling (Gemini 3 can)")
+		p.ignore(p.webSearchKey, p.webSearch, "let the agent search the web; Gemini 2.x cannot use Google Search beside function calling (Gemini 3 can)")
 	}
 }
 

@@ -17,10 +17,15 @@ import (
 // Provider calls one Claude model through the Messages API. It is safe for
 // concurrent use.
 type Provider struct {
-	client  sdk.Client
-	backend string // for the price table
-	model   string
-	key     string // only to mask it out of error text
+	// messages and models are the two services used, built directly rather
+	// than through sdk.NewClient: the client holds every service of the API
+	// (beta, files, skills, organizations, …), and building it linked
+	// all of them into the binary.
+	messages sdk.MessageService
+	models   sdk.ModelService
+	backend  string // for the price table
+	model    string
+	key      string // only to mask it out of error text
 }
 
 // Result is everything one call learned: the action and usage Step returns,
@@ -78,7 +83,9 @@ func New(ep providers.Endpoint) (providers.Provider, error) {
 	if backend == "" {
 		backend = "claude"
 	}
-	return &Provider{client: sdk.NewClient(opts...), backend: backend, model: ep.Model, key: ep.APIKey}, nil
+	// What sdk.NewClient prepends when environment defaults are off.
+	opts = append([]option.RequestOption{option.WithEnvironmentProduction()}, opts...)
+	return &Provider{messages: sdk.NewMessageService(opts...), models: sdk.NewModelService(opts...), backend: backend, model: ep.Model, key: ep.APIKey}, nil
 }
 
 // baseURL checks a base URL and drops a trailing /v1: the SDK appends
@@ -172,7 +179,7 @@ func (p *Provider) call(ctx context.Context, req providers.Request, past []provi
 		return Result{}, nil, err
 	}
 	params.Messages = append(params.Messages, pausedMessages(paused)...)
-	stream := p.client.Messages.NewStreaming(ctx, params)
+	stream := p.messages.NewStreaming(ctx, params)
 	// Closing the body is what stops a stream that ended early; a
 	// cancelled ctx has already torn the connection down.
 	defer stream.Close()

@@ -14,7 +14,7 @@ const maxListed = 5000
 // providers.Listed accepts their aliases.
 func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 	var ids []string
-	iter := p.client.Models.ListAutoPaging(ctx, sdk.ModelListParams{})
+	iter := p.models.ListAutoPaging(ctx, sdk.ModelListParams{})
 	for iter.Next() && len(ids) < maxListed {
 		ids = append(ids, iter.Current().ID)
 	}
