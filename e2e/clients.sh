@@ -67,6 +67,12 @@ out="$(cd "$proj" && PATH="/usr/bin:/bin" timeout 120 "$CLAUDE" mcp list </dev/n
 expect "plugin server without massgen-mcp on PATH" "$out" "plugin:massgen:massgen: .*(Failed|failed)"
 ok "without massgen-mcp on PATH the plugin's server fails (its stderr says how to install it)"
 
+# install claude-code beside the enabled plugin would make two identical
+# servers: it reads the plugin's state where the real CLI wrote it.
+if out="$(cd "$proj" && massgen-mcp install claude-code 2>&1)"; then echo "$out" >&2; fail "install claude-code beside the enabled plugin was not refused"; fi
+expect "install beside the plugin" "$out" "massgen@massgen-mcp plugin is enabled in Claude Code"
+ok "install claude-code refuses beside the enabled plugin (enabledPlugins as the real CLI writes it)"
+
 # 4. install claude-code, user scope.
 fresh_home
 echo '{"firstStartTime": "2026-01-01T00:00:00.000Z", "numStartups": 3}' >"$HOME/.claude.json"
