@@ -22,12 +22,17 @@ fail() { printf '[clients] FAIL: %s\n' "$*" >&2; exit 1; }
 # npm install of only some of them here removed the others from the prefix).
 bash "$ROOT/e2e/install-clis.sh"
 
-# 2. The binary, as massgen-mcp on PATH.
+# 2. The binary, as massgen-mcp on PATH: MASSGEN_E2E_BIN when given (make
+# test builds it once for every suite), else built here.
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/massgen-clients.XXXXXX")"
 FAKE_PID=""
 trap '[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/bin"
-(cd "$ROOT" && go build -o "$WORK/bin/massgen-mcp" ./cmd/massgen-mcp)
+if [ -n "${MASSGEN_E2E_BIN:-}" ]; then
+  ln -s "$(cd "$(dirname "$MASSGEN_E2E_BIN")" && pwd)/$(basename "$MASSGEN_E2E_BIN")" "$WORK/bin/massgen-mcp"
+else
+  (cd "$ROOT" && go build -o "$WORK/bin/massgen-mcp" ./cmd/massgen-mcp)
+fi
 export PATH="$WORK/bin:$PATH"
 
 # Every client run: a fresh HOME, no telemetry, no updates, a timeout.
