@@ -5,6 +5,12 @@ BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap clis
+.PHONY: quick realclis
+
+# TEST_JOBS is how many suites make test runs at once: the race run (unit) is
+# CPU-bound, while realclis, e2e and clients mostly wait on Node processes,
+# so even 2 cores overlap them well; more cores run more at once.
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); if [ $$n -ge 8 ]; then echo 5; elif [ $$n -ge 4 ]; then echo 3; else echo 2; fi)
 
 build:
 	$(GO) build -ldflags "-s -w -X main.ldflagsVersion=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
@@ -13,11 +19,26 @@ build:
 build-bench:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BENCH) ./cmd/massgen-bench
 
-# test is what CI runs: formatting, vet, staticcheck, every Go test under the race
-# detector (the seeded crash suite, the fault suite and the short load suite
-# among them), each fuzz target briefly, then the built binary against real
-# MCP clients (e2e) and the real Claude Code and Codex CLIs (clients).
-test: fmt-check vet lint unit fuzz e2e clients
+# test is what CI runs: formatting, vet and staticcheck (lint); the binary built once
+# (bin/massgen-mcp: the Go tests that run it as a process, e2e and clients all
+# use it) and the pinned CLIs installed once; then the suites, TEST_JOBS at a
+# time, each one's output kept together (-O): every Go test under the race
+# detector (unit: the seeded crash suite, the fault suite and the short load
+# suite among them), the coding-agent CLI packages against the real CLIs
+# (realclis), the built binary against real MCP clients (e2e), the real Claude
+# Code and Codex CLIs against the plugin and install (clients), and each fuzz
+# target briefly. The order pairs the CPU-bound race run with the suites that
+# wait.
+test: fmt-check vet lint build clis tmux bwrap
+	MASSGEN_TEST_BIN=$(abspath $(BIN)) MASSGEN_E2E_BIN=$(abspath $(BIN)) \
+		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients fuzz
+
+# quick is the inner loop: formatting, vet and the Go tests without the race
+# detector, -short (no binary builds, no 20,000-session heap test) and without
+# the real CLIs (MASSGEN_REAL_CLIS=0 skips them even when installed);
+# unchanged packages' results come from go test's cache. make test is the gate.
+quick: fmt-check vet
+	MASSGEN_REAL_CLIS=0 $(GO) test -short ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -32,13 +53,24 @@ vet:
 lint:
 	$(GO) tool -modfile=tools/go.mod staticcheck ./...
 
-# unit also runs the CLI-agent tests against the real CLIs (pinned, installed
-# into .cache/clients by e2e/install-clis.sh); MASSGEN_REAL_CLIS=1 makes a
-# missing CLI fail them instead of skipping. The service's heap test (20,000
-# sessions) skips under the race detector, so it runs again without it.
+# unit runs every Go test under the race detector but the coding-agent CLI
+# packages' (realclis runs those), with the real CLIs (pinned, installed into
+# .cache/clients by e2e/install-clis.sh) that cmd/massgen-mcp's team tests
+# drive; MASSGEN_REAL_CLIS=1 makes a missing CLI fail them instead of
+# skipping. The service's heap test (20,000 sessions) skips under the race
+# detector, so it runs again without it.
 unit: tmux bwrap clis
-	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 ./...
+	pkgs=$$($(GO) list ./... | grep -v '/providers/cliagent') && [ -n "$$pkgs" ] && \
+		MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 $$pkgs
 	$(GO) test -count=1 -run '^TestServiceDoesNotGrowWithEverySession$$' ./coordination/
+
+# realclis runs the coding-agent CLI packages (providers/cliagent/...) under the
+# race detector, their suites against the real Claude Code, Codex and Gemini
+# CLIs among them, in one go test with every package at once: their time is
+# the CLIs' and the fakes', not the CPU's, so they need not queue behind the
+# race run's CPU-bound packages.
+realclis: bwrap clis
+	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 -p 6 ./providers/cliagent/...
 
 clis:
 	bash e2e/install-clis.sh

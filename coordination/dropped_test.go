@@ -176,3 +176,50 @@ func TestSeedsStayWithin53Bits(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A team refused for its keys names every missing one at once, before
+// anything is written or called: told one at a time, a user sets a key,
+// runs again and only then hears of the next.
+func TestEveryMissingKeyIsToldAtOnceBeforeAnySpend(t *testing.T) {
+	models, scripts, provs := coordtest.Team(t, 1)
+	h := coordtest.New(t, provs)
+	open := h.Open
+	svc := coordination.NewService(h.Store, coordination.Options{Parallel: 8, Open: func(sp providers.Spec) (providers.Provider, error) {
+		switch sp.Backend {
+		case "claude":
+			return nil, keyless("claude")
+		case "gemini":
+			return nil, &keys.MissingKeyError{Backend: "gemini", Vars: []string{"GOOGLE_API_KEY", "GEMINI_API_KEY"}, What: "an API key"}
+		}
+		return open(sp)
+	}})
+	for _, spec := range []coordination.TeamSpec{
+		{Models: []string{"claude/claude-haiku-4-5", models[0], "gemini/gemini-2.5-flash"}},                                                     // one would be left
+		{Models: []string{"claude/claude-haiku-4-5", models[0], "gemini/gemini-2.5-flash", models[0]}, Rules: coordination.Rules{Strict: true}}, // strict
+	} {
+		spec.Task = "What is 2+2?"
+		_, err := svc.Create(t.Context(), spec)
+		var mk *keys.MissingKeyError
+		if !errors.Is(err, keys.ErrMissingKey) || !errors.Is(err, coordination.ErrBadSpec) || !errors.As(err, &mk) {
+			t.Fatalf("%v: got %v", spec.Models, err)
+		}
+		msg := err.Error()
+		for _, want := range []string{"2 agents have no key here", "agent agent_a (claude/claude-haiku-4-5): claude needs an API key: set ANTHROPIC_API_KEY",
+			"agent agent_c (gemini/gemini-2.5-flash): gemini needs an API key: set GOOGLE_API_KEY or GEMINI_API_KEY"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%v: the refusal lacks %q:\n%s", spec.Models, want, msg)
+			}
+		}
+	}
+	if ids, _ := h.Store.Sessions(t.Context()); len(ids) != 0 {
+		t.Errorf("a refused team wrote %v", ids)
+	}
+	if len(scripts[0].Requests()) != 0 {
+		t.Error("a model was called")
+	}
+	// One missing key reads as it always did.
+	_, err := svc.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: []string{"claude/claude-haiku-4-5", models[0]}})
+	if want := "invalid model spec: agent agent_a (claude/claude-haiku-4-5): claude needs an API key"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("one missing key: got %v, want it to start %q", err, want)
+	}
+}

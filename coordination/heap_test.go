@@ -89,6 +89,9 @@ func TestServiceDoesNotGrowWithEverySession(t *testing.T) {
 	if raceEnabled {
 		t.Skip("20,000 sessions take minutes under the race detector; make test runs this without it")
 	}
+	if testing.Short() {
+		t.Skip("20,000 sessions: not for -short (make quick); make test runs it")
+	}
 	store := &forgetfulStore{Store: memstore.New()}
 	svc := coordination.NewService(store, coordination.Options{Open: backends.Open, Parallel: 2})
 	var base uint64

@@ -39,8 +39,9 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 		return nil
 	}
 	var missing []string
-	var missingErr, refusedErr error
+	var missingErr error
 	var refused []DroppedAgent
+	var refusedWhy []error
 	for i, err := range svc.opts.CheckModels(ctx, specs) {
 		a := who[i]
 		switch {
@@ -50,7 +51,7 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 			missingErr = cmp.Or(missingErr, err)
 		default:
 			refused = append(refused, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: string(providers.ClassOf(err)), Message: err.Error()})
-			refusedErr = cmp.Or(refusedErr, fmt.Errorf("%w: agent %s (%s): %w", ErrKeyRefused, a.ID, a.Model, err))
+			refusedWhy = append(refusedWhy, fmt.Errorf("agent %s (%s): %w", a.ID, a.Model, err))
 		}
 	}
 	if len(missing) > 0 {
@@ -61,7 +62,7 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 		return nil
 	}
 	if s.Rules.Strict || len(s.Agents)-len(refused) < 2 {
-		return refusedErr
+		return listed(ErrKeyRefused, "agents' keys were refused, so the team was not started", refusedWhy)
 	}
 	s.Agents = slices.DeleteFunc(s.Agents, func(a Agent) bool {
 		return slices.ContainsFunc(refused, func(d DroppedAgent) bool { return d.AgentID == a.ID })
@@ -74,8 +75,25 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 	return nil
 }
 
+// listed refuses a team for what is wrong with each of its agents, all at
+// once (told one at a time, a user sets a key, runs again and only then
+// hears of the next): one agent's error reads "kind: agent a (m): why" as
+// before; several read "kind: N agents have …:" then a line per agent. It
+// matches kind and every agent's error (providers.ErrMissingKey, a
+// *keys.MissingKeyError).
+func listed(kind error, many string, whys []error) error {
+	if len(whys) == 1 {
+		return fmt.Errorf("%w: %w", kind, whys[0])
+	}
+	lines := make([]string, len(whys))
+	for i, w := range whys {
+		lines[i] = "\n- " + w.Error()
+	}
+	return &listedError{msg: fmt.Sprintf("%v: %d %s:%s", kind, len(whys), many, strings.Join(lines, "")), errs: append([]error{kind}, whys...)}
+}
+
 // listedError says what is wrong with every agent at once while matching
-// ErrBadSpec and providers.ErrModelNotFound.
+// each of errs (ErrBadSpec and providers.ErrModelNotFound, say).
 type listedError struct {
 	msg  string
 	errs []error

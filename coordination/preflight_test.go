@@ -79,3 +79,24 @@ func TestARefusedKeyLeavesTheAgentOutWhileTwoRemain(t *testing.T) {
 		}
 	}
 }
+
+// Keys the providers refuse are told all at once too, before any step.
+func TestEveryRefusedKeyIsToldAtOnce(t *testing.T) {
+	models, _, provs := coordtest.Team(t, 3)
+	svc, store, _ := checked(t, provs, map[string]error{
+		models[0]: &providers.Error{Class: providers.ClassAuth, Status: 401, Message: "HTTP 401: invalid x-api-key (check ANTHROPIC_API_KEY)"},
+		models[2]: &providers.Error{Class: providers.ClassAuth, Status: 400, Message: "HTTP 400: API key not valid (check GEMINI_API_KEY)"},
+	})
+	_, err := svc.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: models})
+	if !errors.Is(err, coordination.ErrKeyRefused) || providers.ClassOf(err) != providers.ClassAuth {
+		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{"2 agents' keys were refused", "agent agent_a (" + models[0] + "): HTTP 401", "agent agent_c (" + models[2] + "): HTTP 400"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q:\n%v", want, err)
+		}
+	}
+	if ids, _ := store.Sessions(t.Context()); len(ids) != 0 {
+		t.Errorf("a refused team wrote %v", ids)
+	}
+}

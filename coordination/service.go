@@ -1,7 +1,6 @@
 package coordination
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -292,7 +291,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	// two or more agents remain, as MassGen's skill skips keyless backends.
 	explicit := len(spec.Models) > 0 || len(spec.Agents) > 0
 	var keyless []DroppedAgent
-	var keylessErr error
+	var keylessWhy []error
 	seen := map[string]bool{}
 	for i := range agents {
 		a := &agents[i]
@@ -317,13 +316,13 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.
 			if _, err := svc.provider(*a); err != nil {
-				err = fmt.Errorf("%w: agent %s (%s): %w", ErrBadSpec, a.ID, a.Model, err)
-				if errors.Is(err, providers.ErrMissingKey) && explicit {
-					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: err.Error()})
-					keylessErr = cmp.Or(keylessErr, err)
+				why := fmt.Errorf("agent %s (%s): %w", a.ID, a.Model, err)
+				if errors.Is(err, providers.ErrMissingKey) {
+					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: fmt.Sprintf("%v: %v", ErrBadSpec, why)})
+					keylessWhy = append(keylessWhy, why)
 					continue
 				}
-				return nil, err
+				return nil, fmt.Errorf("%w: %w", ErrBadSpec, why)
 			}
 		}
 		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
@@ -339,8 +338,8 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		}
 	}
 	if len(keyless) > 0 {
-		if spec.Rules.Strict || len(agents)-len(keyless) < 2 {
-			return nil, keylessErr
+		if !explicit || spec.Rules.Strict || len(agents)-len(keyless) < 2 {
+			return nil, listed(ErrBadSpec, "agents have no key here, so the team was not started", keylessWhy)
 		}
 		agents = slices.DeleteFunc(agents, func(a Agent) bool {
 			return slices.ContainsFunc(keyless, func(d DroppedAgent) bool { return d.AgentID == a.ID })

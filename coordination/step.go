@@ -379,7 +379,10 @@ func landedEvent(e Entry) Event {
 			ev.Message += " (re-vote)"
 		}
 	default:
-		ev.Message = fmt.Sprintf("%s failed (%s): %s", e.Agent, e.Class, e.Message)
+		// The timeline is read line by line (status --watch, status, the live
+		// view's table): the reason goes on one masked line, cut; error.json
+		// keeps it whole.
+		ev.Message = fmt.Sprintf("%s failed (%s): %s", e.Agent, e.Class, Reason(e.Message, ReasonRunes))
 	}
 	return ev
 }

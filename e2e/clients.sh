@@ -22,12 +22,17 @@ fail() { printf '[clients] FAIL: %s\n' "$*" >&2; exit 1; }
 # npm install of only some of them here removed the others from the prefix).
 bash "$ROOT/e2e/install-clis.sh"
 
-# 2. The binary, as massgen-mcp on PATH.
+# 2. The binary, as massgen-mcp on PATH: MASSGEN_E2E_BIN when given (make
+# test builds it once for every suite), else built here.
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/massgen-clients.XXXXXX")"
 FAKE_PID=""
 trap '[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/bin"
-(cd "$ROOT" && go build -o "$WORK/bin/massgen-mcp" ./cmd/massgen-mcp)
+if [ -n "${MASSGEN_E2E_BIN:-}" ]; then
+  ln -s "$(cd "$(dirname "$MASSGEN_E2E_BIN")" && pwd)/$(basename "$MASSGEN_E2E_BIN")" "$WORK/bin/massgen-mcp"
+else
+  (cd "$ROOT" && go build -o "$WORK/bin/massgen-mcp" ./cmd/massgen-mcp)
+fi
 export PATH="$WORK/bin:$PATH"
 
 # Every client run: a fresh HOME, no telemetry, no updates, a timeout.
@@ -66,6 +71,12 @@ ok "the plugin's server connects (massgen-mcp from PATH)"
 out="$(cd "$proj" && PATH="/usr/bin:/bin" timeout 120 "$CLAUDE" mcp list </dev/null 2>&1 || true)"
 expect "plugin server without massgen-mcp on PATH" "$out" "plugin:massgen:massgen: .*(Failed|failed)"
 ok "without massgen-mcp on PATH the plugin's server fails (its stderr says how to install it)"
+
+# install claude-code beside the enabled plugin would make two identical
+# servers: it reads the plugin's state where the real CLI wrote it.
+if out="$(cd "$proj" && massgen-mcp install claude-code 2>&1)"; then echo "$out" >&2; fail "install claude-code beside the enabled plugin was not refused"; fi
+expect "install beside the plugin" "$out" "massgen@massgen-mcp plugin is enabled in Claude Code"
+ok "install claude-code refuses beside the enabled plugin (enabledPlugins as the real CLI writes it)"
 
 # 4. install claude-code, user scope.
 fresh_home

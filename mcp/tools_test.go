@@ -151,6 +151,7 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 		{"bad settings: too many criteria", "start_team", mustJSON(map[string]any{"task": "x", "models": []string{"sim", "sim"}, "eval_criteria": make([]map[string]string, 13)}), "bad_arguments", nil},
 		{"bad model spec", "start_team", `{"task":"x","models":["nosuch/model"]}`, "bad_model_spec", []string{"nosuch"}},
 		{"missing key, one agent would be left", "run_team", `{"task":"x","models":["openai/gpt-5.4","sim"]}`, "missing_key", []string{"OPENAI_API_KEY", "~/.env", `"env": {`, "client's config"}},
+		{"two keys missing, both named", "run_team", `{"task":"x","models":["openai/gpt-5.4","claude/claude-haiku-4-5","sim"]}`, "missing_key", []string{"2 agents have no key here", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"}},
 		{"no team and no default", "run_team", `{"task":"x"}`, "bad_input", []string{"sim"}},
 		{"empty task", "start_team", `{"task":"  ","models":["sim"]}`, "bad_input", []string{"task"}},
 		{"models and agents both", "start_team", `{"task":"x","models":["sim"],"agents":[{"model":"sim"}]}`, "bad_input", nil},

@@ -19,6 +19,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/mcp"
+	"github.com/massgen-go/massgen-mcp/mcp/install"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/skills"
 )
@@ -275,7 +276,10 @@ func TestThePluginPointsIntoSkills(t *testing.T) {
 	var a, b any
 	json.Unmarshal(plugin.MCPServers, &a)
 	json.Unmarshal(market.Plugins[0].MCPServers, &b)
-	if !reflect.DeepEqual(a, b) || !strings.Contains(string(plugin.MCPServers), "exec massgen-mcp serve") || !strings.Contains(string(plugin.MCPServers), "not installed") {
+	// The exported variable tells the server it came from the plugin
+	// (install.BesidePlugin); set in the script, since Claude Code's
+	// handling of an "env" block has varied between versions.
+	if !reflect.DeepEqual(a, b) || !strings.Contains(string(plugin.MCPServers), "export "+install.PluginEnv+"=1; exec massgen-mcp serve") || !strings.Contains(string(plugin.MCPServers), "not installed") {
 		t.Fatalf("the two server definitions differ or do not run massgen-mcp from PATH with a message when it is missing:\n%s\n%s", plugin.MCPServers, market.Plugins[0].MCPServers)
 	}
 }

@@ -138,13 +138,7 @@ func TestStatusReadsOurSessionAndMassGens(t *testing.T) {
 // TestInterruptExitsFourAndResumes runs the real binary, interrupts it, and
 // resumes the session.
 func TestInterruptExitsFourAndResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "massgen-mcp")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "run", "--state-dir", dir, "--models", "sim:latency=300ms,sim:latency=300ms,sim:latency=300ms", "--seed", "5", "What is 17 * 23?")
 	var out bytes.Buffer

@@ -20,6 +20,9 @@ import (
 // failure under CI or MASSGEN_REAL_CLIS=1).
 func realClaude(t *testing.T) string {
 	t.Helper()
+	if os.Getenv("MASSGEN_REAL_CLIS") == "0" {
+		t.Skip("MASSGEN_REAL_CLIS=0: the real claude CLI is not run")
+	}
 	if p := os.Getenv("CLAUDE_BIN"); p != "" {
 		return p
 	}

@@ -38,7 +38,11 @@ written through the link. It never approves a project-scoped server for you and 
 key's value: Codex gets the names of the provider variables set now (env_vars),
 Cursor and VS Code ${env:NAME} references, Claude Code passes its environment;
 ~/.env works for all. With --skills it also copies the team-run, massgen-run and
-checkpoint skills where the client loads them. uninstall undoes it.`,
+checkpoint skills where the client loads them. uninstall undoes it.
+
+For Claude Code, pick the massgen plugin or this entry, not both: install
+refuses while the plugin is enabled (two identical servers) and says how to
+switch; --force installs beside it anyway.`,
 		func(f installFlags, o install.Options) (*install.Report, error) { return install.Install(o) })
 }
 
@@ -80,7 +84,7 @@ func clientCommand(name, short, long string, run func(installFlags, install.Opti
 	fl.StringVar(&f.scope, "scope", install.ScopeUser, "user (every project) or project (this directory, shared with the repository)")
 	fl.BoolVar(&f.skills, "skills", false, "also copy (or remove) the skills where the client loads them")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
-	fl.BoolVar(&f.force, "force", false, "install: replace a massgen entry massgen-mcp did not write (uninstall puts it back)")
+	fl.BoolVar(&f.force, "force", false, "install: replace a massgen entry massgen-mcp did not write (uninstall puts it back), or install into Claude Code beside the enabled massgen plugin")
 	fl.StringVar(&f.command, "server-command", "", "the command the client runs (default massgen-mcp when it is on PATH, else this binary's absolute path)")
 	return cmd
 }

@@ -22,11 +22,17 @@ var (
 	binErr  error
 )
 
-// binary builds massgen-mcp once per test run.
+// binary is the massgen-mcp binary under test: MASSGEN_TEST_BIN when set
+// (make test builds bin/massgen-mcp once for these tests, e2e and the
+// clients), else built once per test run. Every test here that runs the
+// binary as a process uses it.
 func binary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
+	}
+	if p := os.Getenv("MASSGEN_TEST_BIN"); p != "" {
+		return p
 	}
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "massgen-bin-")

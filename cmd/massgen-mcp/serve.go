@@ -167,6 +167,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 
 	if f.http == "" {
+		warnBesidePlugin(cmd.ErrOrStderr(), os.Getenv)
 		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
 	}
 	return srv.ListenAndServeHTTP(ctx, mcp.HTTPOptions{

@@ -5,15 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,34 +19,11 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 )
 
-var (
-	builtOnce sync.Once
-	builtBin  string
-	builtErr  error
-)
-
-// serveBinary builds massgen-mcp once per test run: serve is tested as the
-// e2e harness and MCP clients use it, as a process speaking on its pipes.
+// serveBinary is the binary serve is tested as, the way the e2e harness
+// and MCP clients use it: a process speaking on its pipes.
 func serveBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	builtOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "massgen-mcp-serve-test")
-		if err != nil {
-			builtErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "massgen-mcp")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			builtErr = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if builtErr != nil {
-		t.Fatal(builtErr)
-	}
-	return builtBin
+	return binary(t)
 }
 
 func TestServeRefusesOffLoopbackWithoutToken(t *testing.T) {

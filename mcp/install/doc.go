@@ -6,6 +6,8 @@
 // alone unless forced, is idempotent, reports every change, never approves a
 // project-scoped server on the user's behalf and never writes a key's value:
 // only the names of provider variables, which the client passes through.
+// For Claude Code it reads where the massgen plugin is enabled, since the
+// plugin and an entry would be two identical servers (plugin.go).
 //
 // Every file it creates or changes is recorded (its bytes before, a hash of
 // its bytes after) so uninstall restores a file it changed byte for byte when

@@ -148,6 +148,11 @@ func Install(o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun}
+	if t.client == "claude-code" {
+		if err := pluginCheck(&o, rep, t); err != nil {
+			return nil, err
+		}
+	}
 	vars := providerVars(&o)
 	before, existed, err := readFile(t.path)
 	if err != nil {

@@ -89,8 +89,8 @@ func (m *Model) main() string {
 		}
 		fmt.Fprintf(&b, "%s\n", style.Render(clip(line, m.width)))
 	}
-	b.WriteString(m.cards(now))
 	b.WriteString(m.failures())
+	b.WriteString(m.cards(now))
 	b.WriteString("\n" + titleStyle.Render("Consensus map") + dimStyle.Render("  (◀── standing votes, ◀┄┄ stale)") + "\n")
 	b.WriteString(report.VoteGraph(v))
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -256,7 +256,7 @@ func (m *Model) state(a coordination.AgentStatus, s Stream, live bool, now time.
 	case "answered":
 		return "answered [" + a.LatestLabel + "]", plain
 	case "error", "dropped":
-		verb, class, _, _ := failed(a) // the reason has a line of its own under the cards (failures)
+		verb, class, _, _ := failed(a) // the reason has a line of its own above the cards (failures)
 		if class != "" {
 			verb += " (" + class + ")"
 		}

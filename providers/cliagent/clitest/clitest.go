@@ -53,9 +53,13 @@ func RunRelay() {
 // Binary finds a real CLI: its variable (CODEX_BIN, …), else the pinned
 // install `make test` puts in .cache/clients under the repository root. A
 // missing CLI skips the test, or fails it under CI=true or
-// MASSGEN_REAL_CLIS=1.
+// MASSGEN_REAL_CLIS=1; MASSGEN_REAL_CLIS=0 skips it even when installed
+// (make quick, the inner loop).
 func Binary(t testing.TB, root, name, binVar string) string {
 	t.Helper()
+	if os.Getenv("MASSGEN_REAL_CLIS") == "0" {
+		t.Skipf("MASSGEN_REAL_CLIS=0: the real %s CLI is not run", name)
+	}
 	if p := os.Getenv(binVar); p != "" {
 		return p
 	}
