@@ -19,7 +19,7 @@ import (
 // slower than it, keep working.
 const (
 	testWaitLimit = 200 * time.Millisecond
-	slack         = 800 * time.Millisecond
+	slack         = time.Second
 )
 
 // timedCall calls a tool and fails if it blocked past the wait limit.
