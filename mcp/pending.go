@@ -55,7 +55,8 @@ type flight struct {
 	err     error
 	cancel  context.CancelCauseFunc
 	started time.Time
-	session string // the session the work is on, if any (cancel_team)
+	session string      // the session the work is on, if any (cancel_team)
+	expire  *time.Timer // forgets an uncollected result (under flights.mu)
 }
 
 func newFlights() *flights { return &flights{calls: map[string]*flight{}} }
@@ -123,7 +124,13 @@ func (fs *flights) join(key string, ctx context.Context, session string, work fu
 		f.val, f.err = work(wctx)
 		cancel(nil)
 		close(f.done)
-		time.AfterFunc(keepFinished, func() { fs.collected(key, f) })
+		// Uncollected, the result waits keepFinished; collected (the
+		// usual case), the timer is stopped and the result let go.
+		fs.mu.Lock()
+		if fs.calls[key] == f {
+			f.expire = time.AfterFunc(keepFinished, func() { fs.collected(key, f) })
+		}
+		fs.mu.Unlock()
 	}()
 	return f, true
 }
@@ -135,6 +142,9 @@ func (fs *flights) collected(key string, f *flight) {
 	defer fs.mu.Unlock()
 	if fs.calls[key] == f {
 		delete(fs.calls, key)
+	}
+	if f.expire != nil {
+		f.expire.Stop()
 	}
 }
 

@@ -188,3 +188,30 @@ func TestEveryBlockingToolSaysHowToContinue(t *testing.T) {
 		}
 	}
 }
+
+// TestFlightsForgetTheirResults: a collected flight leaves nothing behind,
+// and an uncollected one only until it expires.
+func TestFlightsForgetTheirResults(t *testing.T) {
+	h := &handler{flights: newFlights(), opts: Options{WaitLimit: time.Second}}
+	work := func(context.Context) (int, error) { return 42, nil }
+	if v, p, err := awaitFlight(h, context.Background(), flightCall{tool: "t", args: 1}, work); v != 42 || p != nil || err != nil {
+		t.Fatalf("got %v %v %v", v, p, err)
+	}
+	time.Sleep(50 * time.Millisecond) // the flight's goroutine finishes after done
+	h.flights.mu.Lock()
+	left := len(h.flights.calls)
+	h.flights.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d flights left after their result was collected", left)
+	}
+	f, _ := h.flights.join("uncollected", context.Background(), "", func(context.Context) (any, error) { return 1, nil })
+	<-f.done
+	time.Sleep(50 * time.Millisecond)
+	h.flights.mu.Lock()
+	armed := f.expire != nil
+	h.flights.mu.Unlock()
+	if !armed {
+		t.Error("an uncollected result never expires")
+	}
+	h.flights.collected("uncollected", f)
+}
