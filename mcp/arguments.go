@@ -14,8 +14,8 @@ import (
 	"golang.org/x/text/message"
 )
 
-// argsSchema checks a tool's arguments against its published input schema
-// before the handler runs, so a wrong type, a missing field or an unknown
+// argsSchema checks a tool's arguments against its input schema as enforced
+// (schema.go) before the handler runs, so a wrong type, a missing field or an unknown
 // property is an isError result the model can correct (SEP-1303) and never a
 // crash.
 //
@@ -38,7 +38,7 @@ var errBadArguments = errors.New("invalid arguments")
 // newArgsSchema compiles a tool's input schema. The schemas are generated
 // from Go types at start-up, so failing to compile one is a programming error.
 func newArgsSchema(tool mcpgo.Tool) *argsSchema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tool.RawInputSchema))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(enforced(tool.RawInputSchema)))
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema is not JSON: %v", tool.Name, err))
 	}

@@ -27,7 +27,7 @@ func TestEveryArrayStringAndFreeObjectOfEveryToolIsCapped(t *testing.T) {
 	s := newMemServer(t, Options{})
 	for _, tool := range s.mcp.ListTools() {
 		var doc map[string]any
-		if err := json.Unmarshal(tool.Tool.RawInputSchema, &doc); err != nil {
+		if err := json.Unmarshal(enforced(tool.Tool.RawInputSchema), &doc); err != nil {
 			t.Fatal(err)
 		}
 		var walk func(v map[string]any, path string)

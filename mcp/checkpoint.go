@@ -16,27 +16,31 @@ import (
 
 // checkpointArgs are checkpoint's arguments.
 type checkpointArgs struct {
-	Objective      string         `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes, in full (e.g. drop table legacy_orders in the production database). Required unless session_id names an existing checkpoint."`
-	DraftPlan      Plan           `json:"draft_plan,omitempty" jsonschema_description:"Your own plan, in the plan schema: the team verifies and corrects it rather than writing one. Leave it out to have the team write the plan."`
-	ActionGoals    []ActionGoal   `json:"action_goals,omitempty" jsonschema_description:"Actions that need approval at the level of a tool call; the plan's action step for each names it in goal_id and carries the exact approved_call."`
-	EvalCriteria   []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria the reviewers judge plans by, beside the safety policy; exactly one must."`
-	SafetyPolicy   []string       `json:"safety_policy,omitempty" jsonschema_description:"Rules added to the built-in policy (destruction and reversibility, production and shared data, credentials, external recipients, money, scope), e.g. \"Never touch the billing schema.\""`
-	Models         []string       `json:"models,omitempty" jsonschema_description:"Reviewers' model specs, one agent each (e.g. claude, openai/gpt-5.4, sim/strong offline). Give models or agents, not both; neither means the default team."`
-	Agents         []agentArg     `json:"agents,omitempty" jsonschema_description:"Reviewers with ids and personas (e.g. a security reviewer), instead of models. Host agents cannot review."`
-	Context        []contextArg   `json:"context,omitempty" jsonschema_description:"What the reviewers should know: text blocks (what you have checked, the environment), or file paths under the server's allowed roots."`
-	TimeoutSeconds float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time of the review in seconds (default 1800); past it the best review so far wins."`
-	SessionID      string         `json:"session_id,omitempty" jsonschema_description:"Id for the new review session; or an existing checkpoint session to resume (if cancelled) or read (if finished)."`
+	Objective      string          `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes. Required for a new checkpoint."`
+	DraftPlan      Plan            `json:"draft_plan,omitempty" jsonschema_description:"Your plan, for the team to verify and correct; leave out to have it written."`
+	ActionGoals    []ActionGoal    `json:"action_goals,omitempty" jsonschema_description:"Actions to approve as exact tool calls; a plan action step names its goal_id."`
+	EvalCriteria   []criterionArg  `json:"eval_criteria,omitempty" jsonschema_description:"Besides the safety policy; exactly one must."`
+	SafetyPolicy   []string        `json:"safety_policy,omitempty" jsonschema_description:"Rules added to the built-in policy."`
+	Models         []string        `json:"models,omitempty" jsonschema_description:"Reviewers' model specs, as run_team."`
+	Agents         []agentArg      `json:"agents,omitempty" jsonschema_description:"Reviewers with personas, instead of models."`
+	Context        []reviewContext `json:"context,omitempty" jsonschema_description:"Text, or files under the allowed roots."`
+	TimeoutSeconds float64         `json:"timeout_seconds,omitempty" jsonschema_description:"Default 1800, then the best review wins."`
+	SessionID      string          `json:"session_id,omitempty" jsonschema_description:"A new checkpoint's id, or one to wait for or resume."`
+}
+
+// reviewContext is one piece of a checkpoint's context: a review reads text
+// and files, never a project directory.
+type reviewContext struct {
+	Text string `json:"text,omitempty"`
+	Path string `json:"path,omitempty"`
 }
 
 func checkpointTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("checkpoint",
-		mcpgo.WithDescription("Before a risky or hard-to-undo step (deleting or migrating data, production changes, credentials, messages to outside recipients, payments), have a team review it. "+
-			"Each reviewer writes (or, with draft_plan, verifies and corrects) a step-by-step plan — verify, backup, action with its exact approved tool call and rollback, verify, notify — and a verdict: proceed, revise or refuse. "+
-			"The team votes; the result is the winning verdict and plan, every reviewer's concerns, the votes and the session_id (team_status works on it). "+
-			"Follow a proceed plan step by step and make only its approved calls; on revise, change what the concerns say and checkpoint again; on refuse, do not do it. "+
-			"Blocks with progress until the verdict."),
-		inputSchema[checkpointArgs](),
-		mcpgo.WithOutputSchema[CheckpointResult](),
+		mcpgo.WithDescription("Before a risky, hard-to-undo step (data deletion or migration, production, credentials, outside recipients, money): a review team writes or fixes a plan with exact approved calls and rollbacks, and votes a verdict. "+
+			"Returns {session_id, status, verdict, plan, concerns, votes}. proceed: follow the plan, only its approved calls; revise: fix the concerns, checkpoint again; refuse: don't. "+
+			"Waits up to 50 s; on status running call checkpoint{session_id} again."),
+		inputSchema[checkpointArgs](h.explainedBy("run_team", "agents", "eval_criteria")),
 		annotations("Review a risky step", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.checkpoint)}
@@ -47,22 +51,30 @@ func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, arg
 	if err != nil {
 		return nil, err
 	}
-	release, err := h.runs.acquire(tenantOf(ctx))
+	id, err := checkpoint.Session(ctx, h.svc(ctx), spec)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	p := h.startProgress(ctx, req)
-	res, err := checkpoint.Run(ctx, h.svc(ctx), spec, func(pr coordination.Progress) { p.report(pr.Message) })
-	// Progress must be fully written before the result (see progress.go).
-	p.stop()
+	run, ended, err := h.waitRun(ctx, req, id, waitLimited)
 	if err != nil {
+		return nil, err
+	}
+	var res *coordination.TeamResult
+	if ended {
+		if res, err = run.Result(); err != nil {
+			return nil, err
+		}
+	} else if res, err = h.svc(ctx).Result(context.WithoutCancel(ctx), id); err != nil {
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("the checkpoint was stopped (session %s, resumable with checkpoint{session_id}): %w", res.SessionID, context.Cause(ctx))
+		return nil, fmt.Errorf("the checkpoint was stopped (session %s, resumable with checkpoint{session_id}): %w", id, context.Cause(ctx))
 	}
-	return mcpgo.NewToolResultStructured(wireCheckpointResult(*res), checkpointText(res)), nil
+	out, err := checkpoint.Outcome(context.WithoutCancel(ctx), h.svc(ctx), id, res)
+	if err != nil {
+		return nil, err
+	}
+	return mcpgo.NewToolResultStructured(wireCheckpointResult(*out), checkpointText(out)), nil
 }
 
 // checkpointSpec turns the arguments into a coordination checkpoint spec; the
@@ -89,7 +101,11 @@ func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
 	}
 	var err error
 	var dirs []workspace.Context
-	if spec.Context, dirs, err = readContext(a.Context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
+	context := make([]contextArg, len(a.Context))
+	for i, c := range a.Context {
+		context[i] = contextArg{Text: c.Text, Path: c.Path}
+	}
+	if spec.Context, dirs, err = readContext(context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
 		return spec, err
 	}
 	if len(dirs) > 0 {
@@ -105,6 +121,10 @@ func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
 // verdict, what to do with it, the concerns, then the winning review.
 func checkpointText(res *checkpoint.Result) string {
 	var b strings.Builder
+	if res.Status == coordination.StatusRunning {
+		fmt.Fprintf(&b, "Checkpoint %s: the reviewers are still working (%s so far). Call checkpoint{session_id: %q} to wait for the verdict again (up to 50 s a call).\n", res.SessionID, coordination.Count(res.Steps, "step"), res.SessionID)
+		return b.String()
+	}
 	if res.Verdict == nil {
 		fmt.Fprintf(&b, "Checkpoint %s: %s, no verdict (%s).\n", res.SessionID, res.Status, cmp.Or(coordination.Deref(res.StopReason), "no stop reason"))
 		if res.Status == coordination.StatusCancelled {

@@ -11,16 +11,15 @@ import (
 
 // finalizeTeamArgs are finalize_team's arguments.
 type finalizeTeamArgs struct {
-	SessionID string `json:"session_id" jsonschema_description:"The session to end now."`
-	Final     string `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"How to write the final answer (default: the session's own setting): winner, present or synthesize."`
+	SessionID string `json:"session_id"`
+	Final     string `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"Default: the session's."`
 }
 
 func finalizeTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("finalize_team",
-		mcpgo.WithDescription("End a team now: apply the consensus rule to the standing votes, or force a winner (most standing votes, then most current votes, then the first answer), and write the final answer with the given strategy. "+
-			"Also the way to finish a decided session (final present or synthesize). Returns the team result."),
+		mcpgo.WithDescription("End a team now: apply the rule to the standing votes or force a winner, and write the final answer (also finishes a decided session). "+
+			"Returns the team result, as run_team. On status running (a final still being written after 50 s) call again with the same arguments."),
 		inputSchema[finalizeTeamArgs](),
-		mcpgo.WithOutputSchema[TeamResult](),
 		// Open world: present and synthesize call a model for the final answer.
 		annotations("Finalize a team", false, false, true),
 	)
@@ -30,11 +29,14 @@ func finalizeTeamTool(h *handler) server.ServerTool {
 func (h *handler) finalizeTeam(ctx context.Context, req mcpgo.CallToolRequest, args finalizeTeamArgs) (*mcpgo.CallToolResult, error) {
 	p := h.startProgress(ctx, req)
 	p.report("finalizing " + args.SessionID)
-	res, err := h.svc(ctx).Finalize(ctx, args.SessionID, coordination.FinalStrategy(args.Final))
+	res, pending, err := awaitFlight(h, ctx, flightCall{tool: "finalize_team", args: args, session: args.SessionID, what: "finalizing " + args.SessionID},
+		func(ctx context.Context) (*coordination.TeamResult, error) {
+			return h.svc(ctx).Finalize(ctx, args.SessionID, coordination.FinalStrategy(args.Final))
+		})
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
-	if err != nil {
-		return nil, err
+	if err != nil || pending != nil {
+		return pending, err
 	}
 	return teamResult(res), nil
 }

@@ -17,25 +17,25 @@ import (
 
 // generateCriteriaArgs are generate_eval_criteria's arguments.
 type generateCriteriaArgs struct {
-	Task      string          `json:"task,omitempty" jsonschema_description:"What the criteria will judge: the task in full. Required unless session_id names a session, whose task is then used."`
-	Count     int             `json:"count,omitempty" jsonschema_description:"How many criteria to generate, 3 to 8 (default 5)."`
-	Model     string          `json:"model,omitempty" jsonschema_description:"Model spec that writes them, e.g. openai/gpt-5.4 or claude. Default: the first usable of openai, gemini, claude, grok (list_backends); none usable means the built-in defaults. sim only when named (offline, simulated)."`
-	Kind      string          `json:"kind,omitempty" jsonschema:"enum=code,enum=build,enum=writing,enum=analysis,enum=plan,enum=other" jsonschema_description:"The kind of task, which steers generation and picks the built-in defaults: code (a program or a change to one, fixes in a repository included), build (a thing to open or run and use: a site, an app, a game), writing, analysis, plan, other. Default: guessed from the task; the result's kind_reason says from which words."`
-	SessionID string          `json:"session_id,omitempty" jsonschema_description:"Attach the criteria to this session (from start_team) before its first step: every agent then sees them and votes by them."`
-	Criteria  []criterionText `json:"criteria,omitempty" jsonschema_description:"Criteria you wrote, 1 to 12, to be validated, numbered and converted (and attached, with session_id) instead of generated."`
+	Task      string          `json:"task,omitempty" jsonschema_description:"The task in full; default: the session's."`
+	Count     int             `json:"count,omitempty" jsonschema_description:"3-8 (default 5)."`
+	Model     string          `json:"model,omitempty" jsonschema_description:"Default: the first usable of openai, gemini, claude, grok."`
+	Kind      string          `json:"kind,omitempty" jsonschema:"enum=code,enum=build,enum=writing,enum=analysis,enum=plan,enum=other" jsonschema_description:"Default: guessed from the task (the result's kind_reason says from which words)."`
+	SessionID string          `json:"session_id,omitempty" jsonschema_description:"Attach them to this session, before its first step."`
+	Criteria  []criterionText `json:"criteria,omitempty" jsonschema_description:"Your own, to validate and convert instead of generating."`
 }
 
 // criterionText is one caller-written criterion in any shape the criteria
 // package reads: ours, MassGen's tiers, or {id, name, description, weight}.
 type criterionText struct {
-	ID           string   `json:"id,omitempty" jsonschema_description:"Criterion id (default E1, E2, …)."`
-	Text         string   `json:"text,omitempty" jsonschema_description:"What a good answer does."`
-	Name         string   `json:"name,omitempty" jsonschema_description:"A short name; the text when there is neither text nor description."`
-	Description  string   `json:"description,omitempty" jsonschema_description:"The text, when text is not given."`
-	Category     string   `json:"category,omitempty" jsonschema:"enum=must,enum=should,enum=could,enum=primary,enum=standard,enum=stretch" jsonschema_description:"must (exactly one: the primary focus), should (default) or could; MassGen's primary, standard and stretch mean the same."`
-	Weight       *float64 `json:"weight,omitempty" jsonschema_description:"Instead of a category: the highest weight becomes must, other weights of at least 0.4 should, the rest could."`
-	VerifyBy     string   `json:"verify_by,omitempty" jsonschema_description:"How to check it."`
-	AntiPatterns []string `json:"anti_patterns,omitempty" jsonschema_description:"What to avoid."`
+	ID           string   `json:"id,omitempty"`
+	Text         string   `json:"text,omitempty"`
+	Name         string   `json:"name,omitempty"`
+	Description  string   `json:"description,omitempty"`
+	Category     string   `json:"category,omitempty" jsonschema:"enum=must,enum=should,enum=could,enum=primary,enum=standard,enum=stretch"`
+	Weight       *float64 `json:"weight,omitempty" jsonschema_description:"Instead of category: the highest is must."`
+	VerifyBy     string   `json:"verify_by,omitempty"`
+	AntiPatterns []string `json:"anti_patterns,omitempty"`
 }
 
 // generateCriteriaResult is what generate_eval_criteria returns.
@@ -55,13 +55,11 @@ type generateCriteriaResult struct {
 
 func generateEvalCriteriaTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("generate_eval_criteria",
-		mcpgo.WithDescription("Evaluation criteria for a task: what an expert reviewer would check, where typical model output is weakest, and how to verify each; exactly one is must (the primary focus). "+
-			"A model writes them (model, or the first usable real backend); with none usable you get built-in defaults for the kind of task, marked source: default. "+
-			"Or pass criteria you wrote to have them validated, numbered and converted. With session_id they are attached to a session before its first step, so every agent sees them and votes by them. "+
-			"Returns them in our shape and in MassGen's --eval-criteria shape."),
+		mcpgo.WithDescription("Evaluation criteria for a task: what an expert would check and how; exactly one must. "+
+			"A model writes them (none usable: built-in defaults), or yours (ours, MassGen tiers, {name, description, weight}) are checked and converted; with session_id the session's agents vote by them. "+
+			"Returns {criteria, source, kind, note, massgen_eval_criteria}. On status running (after 50 s) call again with the same arguments."),
 		inputSchema[generateCriteriaArgs](),
-		mcpgo.WithOutputSchema[generateCriteriaResult](),
-		annotations("Generate evaluation criteria", false, false, true),
+		annotations("Evaluation criteria", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.generateEvalCriteria)}
 }
@@ -86,11 +84,12 @@ func (h *handler) generateEvalCriteria(ctx context.Context, req mcpgo.CallToolRe
 		p = h.startProgress(ctx, req)
 		p.report("asking " + cr.Model + " for evaluation criteria")
 	}
-	set, err := h.svc(ctx).Criteria(ctx, cr)
+	set, pending, err := awaitFlight(h, ctx, flightCall{tool: "generate_eval_criteria", args: args, session: args.SessionID, what: "writing the criteria"},
+		func(ctx context.Context) (criteria.Set, error) { return h.svc(ctx).Criteria(ctx, cr) })
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
-	if err != nil {
-		return nil, err
+	if err != nil || pending != nil {
+		return pending, err
 	}
 	out := generateCriteriaResult{
 		Criteria: set.Items, Aspiration: set.Aspiration, Source: set.Source, Kind: set.Kind, KindReason: set.KindReason, Model: set.Model,

@@ -164,6 +164,7 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 		// Cancel runs first so blocking run_team requests return promptly
 		// and their sessions are recorded as cancelled.
 		s.handler.tenants.cancelAll()
+		s.handler.flights.cancelAll()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		// Legacy clients' GET listening streams never end by themselves;

@@ -47,9 +47,9 @@ type defaultTeamView struct {
 
 func listBackendsTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("list_backends",
-		mcpgo.WithDescription("Which model backends this server can use and why not (API key variables, local servers, CLIs on PATH; keys are never shown), an example spec for each, the default team, and the team files the operator offers (name one as team on run_team or start_team). sim is always usable, offline."),
+		mcpgo.WithDescription("Which model backends are usable here and why not (keys never shown), with an example spec each. "+
+			"Returns {backends, default_team, teams, sandbox}; teams are the operator's team files. sim is always usable, offline."),
 		inputSchema[listBackendsArgs](),
-		mcpgo.WithOutputSchema[listBackendsResult](),
 		annotations("List backends", true, true, false),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.listBackends)}

@@ -34,7 +34,7 @@ func tools(h *handler) []server.ServerTool {
 func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Context, req mcpgo.CallToolRequest, in In) (*mcpgo.CallToolResult, error)) server.ToolHandlerFunc {
 	name := tool.Name
 	schema := newArgsSchema(tool)
-	sizes := sizeRules(tool.RawInputSchema)
+	sizes := sizeRules(enforced(tool.RawInputSchema))
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		// Counts and sizes first: nothing below may parse item by item
 		// what the caps refuse (the transports have checked already;
@@ -65,15 +65,24 @@ func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Conte
 	}
 }
 
-// annotations spells out every hint: mcp-go's defaults mark a tool
-// destructive and open-world, and nothing here is destructive.
+// annotations says how a tool behaves, sending only the hints that differ
+// from the spec's defaults (not read-only, destructive, not idempotent, open
+// world): every byte of tools/list is paid for in every conversation.
+// Nothing here is destructive, so every tool that is not read-only says so
+// (the hint means nothing on a read-only one).
 func annotations(title string, readOnly, idempotent, openWorld bool) mcpgo.ToolOption {
-	f := false
-	return mcpgo.WithToolAnnotation(mcpgo.ToolAnnotation{
-		Title:           title,
-		ReadOnlyHint:    &readOnly,
-		DestructiveHint: &f,
-		IdempotentHint:  &idempotent,
-		OpenWorldHint:   &openWorld,
-	})
+	yes, no := true, false
+	a := mcpgo.ToolAnnotation{Title: title}
+	if readOnly {
+		a.ReadOnlyHint = &yes
+	} else {
+		a.DestructiveHint = &no
+	}
+	if idempotent {
+		a.IdempotentHint = &yes
+	}
+	if !openWorld {
+		a.OpenWorldHint = &no
+	}
+	return mcpgo.WithToolAnnotation(a)
 }

@@ -16,20 +16,18 @@ import (
 // runTeamArgs are run_team's arguments: the team settings plus wait.
 type runTeamArgs struct {
 	TeamSettings
-	Wait *bool `json:"wait,omitempty" jsonschema_description:"Absent: block with progress for up to 50 s, then return the handle (status running) while the run goes on. true: block until the end (allow a long request timeout). false: return the handle at once."`
+	Wait *bool `json:"wait,omitempty" jsonschema_description:"Absent: wait up to 50 s. true: wait to the end (needs a long client timeout). false: return at once."`
 	// Estimate returns the team's worst case at list prices instead of
 	// running it (estimate.go).
-	Estimate bool `json:"estimate,omitempty" jsonschema_description:"true: run nothing; return the team's worst-case cost at list prices against its budget (status estimate)."`
+	Estimate bool `json:"estimate,omitempty" jsonschema_description:"Run nothing; return the worst-case cost (status estimate)."`
 }
 
 func runTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("run_team",
-		mcpgo.WithDescription("Create a team (or resume one with session_id) and let the server run it: every agent answers, reads the others' answers, improves or votes, until the votes agree. "+
-			"Returns the team result: winner, final_answer, votes, every agent's latest answer, usage and cost. "+
-			"By default it blocks with progress for up to 50 s and then returns {session_id, status: running} while the run continues; follow it with team_status or wait with run_team{session_id, wait: true}. "+
-			"Teams with host agents are refused: use start_team and step."),
+		mcpgo.WithDescription("Run a team (or resume one by session_id): each agent answers, reads the others', then improves or votes until the votes agree. "+
+			"Returns {session_id, status, winner, final_answer, votes, answers, usage, cost_usd}. "+
+			"Waits up to 50 s with progress; on status running call run_team{session_id} again to wait more. Host agents need start_team."),
 		inputSchema[runTeamArgs](),
-		mcpgo.WithOutputSchema[TeamResult](),
 		annotations("Run a team", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.runTeam)}
@@ -47,102 +45,31 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 	if err != nil {
 		return nil, err
 	}
-	id := s.ID
-	wait := args.Wait == nil || *args.Wait
-	// The progress is subscribed to before the run starts: with fast models
-	// a run can end before a later Subscribe.
-	var p *progress
-	var heard *coordination.Subscription
-	if wait {
-		if p = h.startProgress(ctx, req); p != nil {
-			if heard, err = h.hearProgress(ctx, id); err != nil {
-				p.stop()
-				return nil, err
-			}
-			defer heard.Close()
-		}
+	how := waitLimited
+	switch {
+	case args.Wait != nil && *args.Wait:
+		how = waitToEnd
+	case args.Wait != nil:
+		how = waitNot
 	}
-	// A run slot is taken unless the run is already going; the call that
-	// turns out not to start it (another request started it first) gives
-	// the slot straight back.
-	release := func() {}
-	if _, running := h.svc(ctx).Running(id); !running {
-		if release, err = h.runs.acquire(tenantOf(ctx)); err != nil {
-			p.stop()
-			return nil, err
-		}
-	}
-	run, started, err := h.svc(ctx).Start(ctx, id)
+	run, ended, err := h.waitRun(ctx, req, s.ID, how)
 	if err != nil {
-		release()
-		p.stop()
 		return nil, err
 	}
-	if !started {
-		release()
-	} else {
-		go func() {
-			<-run.Done()
-			release()
-		}()
-	}
-	// Only the request that started a run may cancel it by going away; one
-	// that merely waits on a run started by another just stops waiting.
-	owner := started
-
-	if !wait {
-		return h.handle(ctx, id)
-	}
-	var limit <-chan time.Time
-	if args.Wait == nil {
-		t := time.NewTimer(h.opts.WaitLimit)
-		defer t.Stop()
-		limit = t.C
-	}
-	cancelled := false
-waiting:
-	for {
-		select {
-		case <-heard.Ready():
-			p.tell(heard.Take())
-		case <-run.Done():
-			break waiting
-		case <-limit:
-			break waiting
-		case <-ctx.Done():
-			if owner {
-				run.Cancel()
-				<-run.Done()
-			}
-			cancelled = true
-			break waiting
-		}
-	}
-	// Progress must be fully written before the result (see progress.go):
-	// what the run told before it ended is all queued.
-	p.tell(heard.Take())
-	heard.Close()
-	p.stop()
-
-	select {
-	case <-run.Done():
-	default:
-		if cancelled {
-			return nil, fmt.Errorf("stopped waiting for %s: %w", id, context.Cause(ctx))
-		}
-		return h.handle(ctx, id)
+	if !ended {
+		return h.handle(ctx, s.ID)
 	}
 	res, err := run.Result()
 	if err != nil {
-		if cancelled {
+		if ctx.Err() != nil {
 			return nil, err
 		}
 		// The run stopped without a result of its own: finalize_team or
 		// cancel_team stopped it from another request (coordination
 		// reports that as an error), or it failed. The session says how it
 		// stands.
-		h.log.Warn().Err(err).Str("session", id).Msg("run ended without a result")
-		return h.handle(ctx, id)
+		h.log.Warn().Err(err).Str("session", s.ID).Msg("run ended without a result")
+		return h.handle(ctx, s.ID)
 	}
 	return teamResult(res), nil
 }
@@ -186,7 +113,7 @@ func teamResultText(res *coordination.TeamResult) string {
 	b.WriteString(report.Result(res))
 	switch res.Status {
 	case coordination.StatusRunning:
-		fmt.Fprintf(&b, "\nThe team is still working (%s so far). Follow it with team_status{session_id: %q}, wait for the end with run_team{session_id: %q, wait: true}, or stop it with cancel_team.\n", coordination.Count(res.Steps, "step"), res.SessionID, res.SessionID)
+		fmt.Fprintf(&b, "\nThe team is still working (%s so far). Call run_team{session_id: %q} to wait for it again (up to 50 s a call), follow it with team_status{session_id: %q}, or stop it with cancel_team.\n", coordination.Count(res.Steps, "step"), res.SessionID, res.SessionID)
 	case coordination.StatusDecided:
 		fmt.Fprintf(&b, "\nThe team has decided; call finalize_team{session_id: %q} to write the final answer.\n", res.SessionID)
 	case coordination.StatusInterrupted:

@@ -3,25 +3,159 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
-// inputSchema is mcpgo.WithInputSchema[T] without "null" in any type and
-// with every size capped (sizecaps.go). The
-// generator makes every pointer, slice and map nullable (type: ["null",
-// "array"]): the MCP Inspector flags each such union, Gemini's schema dialect
-// rejects them, and no argument needs null — argsSchema.check reads a null
-// member as an absent one.
-func inputSchema[T any]() mcpgo.ToolOption {
+// inputSchema is mcpgo.WithInputSchema[T] as tools/list publishes it: no
+// "null" in any type, the caps a caller may reach (sizecaps.go), and nothing
+// a model does not need to call the tool right, for every outer agent pays
+// for tools/list in every conversation. The generator makes every pointer,
+// slice and map nullable (type: ["null", "array"]): the MCP Inspector flags
+// each such union, Gemini's schema dialect rejects them, and no argument
+// needs null — argsSchema.check reads a null member as an absent one. The
+// generator also closes every object (additionalProperties: false); that is
+// left to enforced, which closes them again where arguments are checked, and
+// an unknown argument is refused there in words.
+// edits are the tool's own (explainedBy).
+func inputSchema[T any](edits ...func(object) object) mcpgo.ToolOption {
 	generate := mcpgo.WithInputSchema[T]()
 	return func(t *mcpgo.Tool) {
 		generate(t)
 		t.RawInputSchema = rewriteSchema(t.RawInputSchema, func(doc any) any {
 			dropNullType(doc)
-			return withSizeCaps(doc, "")
+			root, ok := withNamedCaps(doc, "").(object)
+			if !ok {
+				return doc
+			}
+			out := object{}
+			for _, m := range openObjects(root).(object) {
+				if a, ok := m.val.([]any); ok && m.key == "required" && len(a) == 0 {
+					continue
+				}
+				out = append(out, m)
+			}
+			// A tool without arguments still says it has none: some
+			// clients' converters want properties on every object.
+			out = out.withDefault("properties", object{})
+			for _, edit := range edits {
+				out = edit(out)
+			}
+			return out
 		})
 	}
+}
+
+// enforced is a published input schema as arguments are checked against
+// it: every object closed to unknown members and every default cap in place
+// (the transports count against the same caps, bounds.go).
+func enforced(raw json.RawMessage) json.RawMessage {
+	return rewriteSchema(raw, func(doc any) any {
+		return withSizeCaps(closeObjects(doc), "")
+	})
+}
+
+// openObjects returns v without additionalProperties: true or false
+// anywhere in it (true is JSON Schema's default; a schema for the members,
+// as seen_steps' integers, stays).
+func openObjects(v any) any {
+	switch v := v.(type) {
+	case object:
+		out := make(object, 0, len(v))
+		for _, m := range v {
+			if _, flag := m.val.(bool); flag && m.key == "additionalProperties" {
+				continue
+			}
+			out = append(out, member{m.key, openObjects(m.val)})
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = openObjects(x)
+		}
+		return out
+	}
+	return v
+}
+
+// closeObjects returns v with additionalProperties: false in every object
+// that has properties and does not say what its other members may be.
+func closeObjects(v any) any {
+	switch v := v.(type) {
+	case object:
+		out := make(object, 0, len(v)+1)
+		for _, m := range v {
+			out = append(out, member{m.key, closeObjects(m.val)})
+		}
+		if v.get("properties") != nil && v.get("additionalProperties") == nil {
+			out = append(out, member{"additionalProperties", false})
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = closeObjects(x)
+		}
+		return out
+	}
+	return v
+}
+
+// explainedBy drops the descriptions a tool shares with another when that
+// one is offered too: a model reads each explanation once. Without args it
+// drops every description below the root's properties (start_team's
+// settings are run_team's); with args only those of the named arguments'
+// items (checkpoint's agents are run_team's agents), keeping what the
+// argument itself means for this tool.
+func (h *handler) explainedBy(tool string, args ...string) func(object) object {
+	return func(root object) object {
+		props, ok := root.get("properties").(object)
+		if !ok || !h.opts.Tools.Has(tool) {
+			return root
+		}
+		for i, p := range props {
+			if len(args) == 0 {
+				props[i].val = withoutDescriptions(p.val)
+				continue
+			}
+			arg, ok := p.val.(object)
+			if !ok || !slices.Contains(args, p.key) {
+				continue
+			}
+			for j, m := range arg {
+				if m.key == "items" {
+					arg[j].val = withoutDescriptions(m.val)
+				}
+			}
+		}
+		return root
+	}
+}
+
+// withoutDescriptions returns v without any description keyword (a member
+// named description whose value is text; a property of that name is an
+// object and stays).
+func withoutDescriptions(v any) any {
+	switch v := v.(type) {
+	case object:
+		out := make(object, 0, len(v))
+		for _, m := range v {
+			if _, text := m.val.(string); text && m.key == "description" {
+				continue
+			}
+			out = append(out, member{m.key, withoutDescriptions(m.val)})
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withoutDescriptions(x)
+		}
+		return out
+	}
+	return v
 }
 
 // rewriteSchema rewrites a schema with edit, keeping the order of every

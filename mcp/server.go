@@ -2,6 +2,7 @@ package mcp
 
 import (
 	_ "embed"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,8 +21,10 @@ const Name = "massgen-mcp"
 
 // Defaults of Options.
 const (
-	// DefaultWaitLimit is how long run_team blocks when wait is absent: under
-	// the 60 s request timeout common in MCP clients.
+	// DefaultWaitLimit is how long a call blocks before it returns what to
+	// call next (run_team without wait, checkpoint, step, finalize_team,
+	// generate_eval_criteria): under the 60 s at which Gemini CLI and many
+	// other MCP clients cut a call (pending.go).
 	DefaultWaitLimit = 50 * time.Second
 	// DefaultHeartbeat keeps progress flowing at least every 10 s (under the
 	// 15 s the design promises), which resets
@@ -42,8 +45,12 @@ const (
 type Options struct {
 	// Version is announced in serverInfo.
 	Version string
-	// WaitLimit is how long run_team blocks when wait is absent.
+	// WaitLimit is how long a call blocks before it returns what to call
+	// next while its work goes on (pending.go).
 	WaitLimit time.Duration
+	// Tools are the tools offered (serve --tools); the zero value offers
+	// every tool.
+	Tools ToolSet
 	// Heartbeat is the longest gap between two progress notifications while
 	// work runs.
 	Heartbeat time.Duration
@@ -67,10 +74,10 @@ type Options struct {
 	// DeliveryTimeout bounds the wait for progress notifications to be written
 	// before a result is returned.
 	DeliveryTimeout time.Duration
-	// ValidateOutput checks every result against its tool's output schema
-	// before it is sent. The tests turn it on, which is where the contract is
-	// kept; in production it would double the cost of a cheap call like
-	// team_status (mcp-go re-encodes the schema and the result on every call).
+	// ValidateOutput checks every result against its tool's result types
+	// (results.go) before it is sent. The tests turn it on, which is where
+	// the contract is kept; in production it would double the cost of a
+	// cheap call like team_status.
 	ValidateOutput bool
 	// MaxRuns and MaxRunsPerTenant cap the teams run at once (run_team,
 	// checkpoint), server-wide and per tenant; zero means no cap.
@@ -119,6 +126,7 @@ type Server struct {
 type handler struct {
 	tenants *tenants
 	runs    *runLimits
+	flights *flights // calls that outlive their wait (pending.go)
 	opts    Options
 	log     zerolog.Logger
 	metrics *metrics // served at /metrics (metrics.go)
@@ -131,11 +139,11 @@ type handler struct {
 // (Options.Tenants opens the others').
 func New(svc *coordination.Service, opts Options) *Server {
 	opts = opts.withDefaults()
-	h := &handler{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), opts: opts, log: opts.Logger}
+	h := &handler{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), flights: newFlights(), opts: opts, log: opts.Logger}
 	serverOpts := []server.ServerOption{
 		server.WithTitle("MassGen team"),
 		server.WithDescription("Runs a team of AI agents on one task until their votes agree (the MassGen protocol)."),
-		server.WithInstructions(instructions),
+		server.WithInstructions(instructionsFor(opts.Tools)),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
@@ -148,24 +156,42 @@ func New(svc *coordination.Service, opts Options) *Server {
 		server.WithMethodCacheHints(mcpgo.MethodPromptsList, 3_600_000, mcpgo.CacheScopePublic),
 	}
 	if opts.ValidateOutput {
-		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
+		serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(newResultCheck().middleware))
 	}
 	h.metrics = newMetrics(h.tenants)
 	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(h.metrics.middleware))
 	hooks := &server.Hooks{}
 	(&listenAcks{deliver: opts.DeliveryTimeout}).hooks(hooks)
+	hooks.AddOnRequestInitialization(refuseUnoffered(opts.Tools))
 	serverOpts = append(serverOpts, server.WithHooks(hooks))
 	s := server.NewMCPServer(Name, opts.Version, serverOpts...)
-	offered := tools(h)
+	var offered []server.ServerTool
+	for _, t := range tools(h) {
+		if opts.Tools.Has(t.Tool.Name) {
+			offered = append(offered, t)
+		}
+	}
 	s.AddTools(offered...)
 	s.AddResources(resources(h)...)
 	s.AddResourceTemplates(resourceTemplates(h)...)
-	s.AddPrompts(prompts(h)...)
+	if opts.Tools.Has("start_team") && opts.Tools.Has("step") {
+		// The prompt walks through start_team and step.
+		s.AddPrompts(prompts(h)...)
+	}
 	rules := map[string]*sizeRule{}
 	for _, t := range offered {
-		rules[t.Tool.Name] = sizeRules(t.Tool.RawInputSchema)
+		rules[t.Tool.Name] = sizeRules(enforced(t.Tool.RawInputSchema))
 	}
 	return &Server{mcp: s, handler: h, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}, sizeRules: rules}
+}
+
+// instructionsFor is the instructions a client reads: the whole surface's,
+// and which tools of it this server offers when the operator chose some.
+func instructionsFor(set ToolSet) string {
+	if set.All() {
+		return instructions
+	}
+	return instructions + "\nThis server offers only these tools: " + strings.Join(set.Names(), ", ") + ".\n"
 }
 
 // MCPServer is the underlying mcp-go server, for in-process clients.

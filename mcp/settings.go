@@ -14,48 +14,48 @@ import (
 // exported only because the schema generator skips embedded unexported
 // structs.
 type TeamSettings struct {
-	Team               string         `json:"team,omitempty" jsonschema_description:"A team file the operator put under the server's --teams-dir (list_backends lists them): its agents, rules and context, with any rule you set here on top. Give team or models/agents, not both."`
-	Task               string         `json:"task,omitempty" jsonschema_description:"What the team should do: the question or deliverable, in full. Required unless session_id names an existing session."`
-	Models             []string       `json:"models,omitempty" jsonschema_description:"Model specs, one agent each: backend/model[@base_url], e.g. openai/gpt-5.4, claude, gemini, sim/strong (offline). Give models or agents, not both; neither means the default team."`
-	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas, instead of models. Use model host for an agent you drive yourself through step (start_team only)."`
-	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous" jsonschema_description:"When the votes agree: majority (default: more than half), plurality (strictly the most), unanimous."`
-	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1 to 100 (default 5); every answer, vote or failed step counts."`
+	Team               string         `json:"team,omitempty" jsonschema_description:"An operator's team file (list_backends lists them); settings here apply on top."`
+	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full. Required for a new session."`
+	Models             []string       `json:"models,omitempty" jsonschema_description:"One agent per spec: backend/model[@base_url], e.g. openai/gpt-5.4, claude, gemini, sim/strong (offline)."`
+	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas, instead of models."`
+	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous" jsonschema_description:"Default majority."`
+	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1-100 (default 5)."`
 	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers per agent before it may only vote (default 3)."`
-	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time in seconds (default 1800): of one run_team call, or of a step-driven session since start_team. Past it the session is force-finished."`
-	CostBudgetUSD      *float64       `json:"cost_budget_usd,omitempty" jsonschema_description:"Cost budget in USD for the whole session (default none)."`
-	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Token budget (input plus output) for the whole session (default none)."`
-	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"The final answer: winner (default: the winning answer as is), present (the winner's model writes a final deliverable), synthesize (a neutral merge of all answers)."`
-	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"free (default) or short: answers end in a final value that can be compared (e.g. Answer: 391)."`
-	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With answer_format short: end after the first answers if a strict majority already agrees."`
-	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail instead of running a smaller team: refuse models whose backend has no key, and end the session as failed when an agent drops or fewer than two agents answer. Without it such a team still finishes, with dropped and degraded: true in the result."`
-	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"1 to 12 criteria every agent sees and votes by. Mark exactly one must (the primary focus); with none, the first should item becomes must. generate_eval_criteria writes them for you."`
-	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Material for the task: text blocks, files, or project directories (under the server's allowed roots). A directory is read by every agent; with permission write it is each agent's starting workspace and the winner's changes are applied back to it."`
-	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"Id for a new session (1-64 letters, digits, _ or -), or, for run_team, an existing session to resume or wait for."`
+	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Session wall time, default 1800."`
+	CostBudgetUSD      *float64       `json:"cost_budget_usd,omitempty"`
+	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Input plus output tokens."`
+	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default): the winning answer; present: its model writes a deliverable; synthesize: a merge of all answers."`
+	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"short: answers end in a comparable value (Answer: 391)."`
+	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With short: stop early if a strict majority agrees."`
+	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than shrink the team (no key, a dropped agent)."`
+	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
+	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files and directories under the allowed roots."`
+	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"A new session's id, or an existing one to resume or wait for."`
 }
 
 // agentArg is one agent of a team.
 type agentArg struct {
-	ID            string   `json:"id,omitempty" jsonschema_description:"Agent id (default agent_a, agent_b, …); not of the form agentN."`
-	Model         string   `json:"model" jsonschema_description:"Model spec, e.g. claude, openai/gpt-5.4, sim/strong, or host."`
-	SystemMessage string   `json:"system_message,omitempty" jsonschema_description:"Persona or stance for this agent."`
-	Temperature   *float64 `json:"temperature,omitempty" jsonschema_description:"Sampling temperature, 0 to 2."`
+	ID            string   `json:"id,omitempty" jsonschema_description:"Default agent_a, agent_b, …"`
+	Model         string   `json:"model" jsonschema_description:"A model spec, or host: you, through step (start_team)."`
+	SystemMessage string   `json:"system_message,omitempty"`
+	Temperature   *float64 `json:"temperature,omitempty"`
 }
 
 // criterionArg is one evaluation criterion written by the caller.
 type criterionArg struct {
-	ID           string   `json:"id,omitempty" jsonschema_description:"Criterion id (default E1, E2, …)."`
+	ID           string   `json:"id,omitempty"`
 	Text         string   `json:"text" jsonschema_description:"What a good answer does."`
-	Category     string   `json:"category,omitempty" jsonschema:"enum=must,enum=should,enum=could" jsonschema_description:"must (the primary focus), should (default) or could."`
-	VerifyBy     string   `json:"verify_by,omitempty" jsonschema_description:"How to check it."`
-	AntiPatterns []string `json:"anti_patterns,omitempty" jsonschema_description:"What to avoid."`
+	Category     string   `json:"category,omitempty" jsonschema:"enum=must,enum=should,enum=could" jsonschema_description:"Default should."`
+	VerifyBy     string   `json:"verify_by,omitempty"`
+	AntiPatterns []string `json:"anti_patterns,omitempty"`
 }
 
 // contextArg is one piece of context: text, or a file to read.
 type contextArg struct {
-	Text           string   `json:"text,omitempty" jsonschema_description:"A text block."`
-	Path           string   `json:"path,omitempty" jsonschema_description:"A file to read, or a project directory, under one of the server's allowed roots (relative paths start at the first root)."`
-	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"For a directory: read (default) or write (the winner's changes are applied to it; at most one; only under a directory the server lets clients write, serve --allow-root-write)."`
-	ProtectedPaths []string `json:"protected_paths,omitempty" jsonschema_description:"For a write directory: paths never written back (.git/, the state directory and .env* always are)."`
+	Text           string   `json:"text,omitempty"`
+	Path           string   `json:"path,omitempty" jsonschema_description:"A file or directory (relative to the first root)."`
+	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"write: the winner's changes are applied to the directory (one at most)."`
+	ProtectedPaths []string `json:"protected_paths,omitempty" jsonschema_description:"Paths never written back."`
 }
 
 // hasTeam tells whether any argument that creates a session was given.

@@ -6,7 +6,8 @@ import (
 )
 
 // Every array, free string and open object in a tool's arguments has a
-// published cap (maxItems, maxLength, maxProperties), and argument bounds
+// cap (maxItems, maxLength, maxProperties) where arguments are checked
+// (enforced, schema.go), and argument bounds
 // (bounds.go) count against the same caps before anything decodes the
 // arguments into values: an array of 800,000 model specs is refused by its
 // count, not parsed spec by spec.
@@ -55,21 +56,33 @@ var sizeCaps = map[string]sizeCap{
 // "" for the root and for free members) and returns it: maxItems on every
 // array, maxLength on every string that is not an enum, maxProperties on
 // every object whose member names are free. A cap already there stays.
-func withSizeCaps(v any, name string) any {
+// Only the caps sizeCaps names are published (withNamedCaps); the defaults
+// are added back where arguments are checked (enforced).
+func withSizeCaps(v any, name string) any { return addCaps(v, name, true) }
+
+// withNamedCaps adds only the caps sizeCaps names: the ones a caller may
+// reach (16 agents, 12 criteria, a long task). A default cap (16 Ki of an id,
+// 64 items of a list) would cost tools/list a field on every string and list
+// of every tool, and no caller comes near it; the README lists them.
+func withNamedCaps(v any, name string) any { return addCaps(v, name, false) }
+
+func addCaps(v any, name string, defaults bool) any {
 	o, ok := v.(object)
 	if !ok {
 		return v
 	}
-	c := sizeCaps[name]
+	c, named := sizeCaps[name]
 	switch o.get("type") {
 	case "array":
-		o = o.withDefault("maxItems", or(c.items, defaultMaxItems))
+		if defaults || c.items > 0 {
+			o = o.withDefault("maxItems", or(c.items, defaultMaxItems))
+		}
 	case "string":
-		if o.get("enum") == nil {
+		if o.get("enum") == nil && (defaults || named && c.length > 0) {
 			o = o.withDefault("maxLength", or(c.length, defaultMaxLength))
 		}
 	case "object":
-		if extra, ok := o.get("additionalProperties").(bool); !ok || extra {
+		if extra, ok := o.get("additionalProperties").(bool); defaults && (!ok || extra) {
 			o = o.withDefault("maxProperties", defaultMaxProperties)
 		}
 	}
@@ -78,15 +91,15 @@ func withSizeCaps(v any, name string) any {
 		case "properties":
 			if props, ok := m.val.(object); ok {
 				for j, p := range props {
-					props[j].val = withSizeCaps(p.val, p.key)
+					props[j].val = addCaps(p.val, p.key, defaults)
 				}
 			}
 		case "items":
 			// An array's items are capped as the array's name says (the
 			// strings of models, the objects of agents).
-			o[i].val = withSizeCaps(m.val, name)
+			o[i].val = addCaps(m.val, name, defaults)
 		case "additionalProperties":
-			o[i].val = withSizeCaps(m.val, "")
+			o[i].val = addCaps(m.val, "", defaults)
 		}
 	}
 	return o

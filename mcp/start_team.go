@@ -34,12 +34,10 @@ type startedAgent struct {
 
 func startTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("start_team",
-		mcpgo.WithDescription("Create a team for you to drive one step at a time: returns {session_id, agents, next_agents, rules}. "+
-			"Then call step{session_id, agent_id} for agents in next_agents until a step says finished. "+
-			"An agent with model host is you: step returns its view, and you submit its answer or vote with step."),
-		inputSchema[startTeamArgs](),
-		mcpgo.WithOutputSchema[startTeamResult](),
-		annotations("Start a team to drive step by step", false, false, false),
+		mcpgo.WithDescription("Create a team to drive one step at a time (same settings as run_team). Returns {session_id, agents, next_agents, rules}; "+
+			"then call step{session_id, agent_id} for agents in next_agents until a step says finished. An agent with model host is you."),
+		inputSchema[startTeamArgs](h.explainedBy("run_team")),
+		annotations("Start a team", false, false, false),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.startTeam)}
 }

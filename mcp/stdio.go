@@ -36,6 +36,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked}
 	err := stdio.Listen(withReceipts(ctx, s.receipts), bounded, receiptWriter{w: locked, receipts: s.receipts})
 	s.handler.tenants.cancelAll()
+	s.handler.flights.cancelAll()
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

@@ -14,22 +14,21 @@ import (
 
 // stepArgs are step's arguments.
 type stepArgs struct {
-	SessionID string         `json:"session_id" jsonschema_description:"The session, from start_team."`
-	AgentID   string         `json:"agent_id" jsonschema_description:"The agent to step; normally one of next_agents."`
-	Action    string         `json:"action,omitempty" jsonschema:"enum=new_answer,enum=vote" jsonschema_description:"Only for a host agent, to submit its action after reading its view. Leave it out to have the server step a model agent, or to get a host agent's view."`
-	Content   string         `json:"content,omitempty" jsonschema_description:"The answer, with action new_answer."`
-	Target    string         `json:"target,omitempty" jsonschema_description:"With action vote: the alias voted for (agentN, one of the view's vote_enum) or its answer's label (agentN.k)."`
-	Reason    string         `json:"reason,omitempty" jsonschema_description:"With action vote: why that answer is best."`
-	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: seen_steps from the result (top level, beside view) that issued this agent's latest view, passed back unchanged."`
+	SessionID string         `json:"session_id"`
+	AgentID   string         `json:"agent_id" jsonschema_description:"Normally one of next_agents."`
+	Action    string         `json:"action,omitempty" jsonschema:"enum=new_answer,enum=vote" jsonschema_description:"A host agent's submission; leave out to step a model agent or get a host agent's view."`
+	Content   string         `json:"content,omitempty" jsonschema_description:"With new_answer: the answer."`
+	Target    string         `json:"target,omitempty" jsonschema_description:"With vote: one of vote_enum (agentN) or a label (agentN.k)."`
+	Reason    string         `json:"reason,omitempty" jsonschema_description:"With vote: why."`
+	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: seen_steps from the result that issued the view (top level, beside view), unchanged."`
 }
 
 func stepTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("step",
-		mcpgo.WithDescription("One step of one agent of a start_team session. For a model agent the server calls its model, which answers or votes. "+
-			"For a host agent (you), step without an action returns its view (prompt, actions, vote_enum) and, beside the view at the top level of the result, seen_steps; step with action new_answer + content, or vote + target + reason, and that seen_steps submits it. "+
-			"Returns what happened, the consensus so far, next_agents, and the team result once the session has finished."),
+		mcpgo.WithDescription("One step of one agent of a start_team session. A model agent: the server calls its model. "+
+			"A host agent (you): without action, returns its view (prompt, actions, vote_enum) and, beside it at the top level, seen_steps; then submit new_answer+content or vote+target+reason with the view's seen_steps. "+
+			"Returns {action, label, consensus, next_agents, finished, result}. On status running (a model step past 50 s) call step again with the same arguments."),
 		inputSchema[stepArgs](),
-		mcpgo.WithOutputSchema[StepResult](),
 		annotations("Step one agent", false, false, true),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.step)}
@@ -41,19 +40,31 @@ func (h *handler) step(ctx context.Context, req mcpgo.CallToolRequest, args step
 	}
 	p := h.startProgress(ctx, req)
 	p.report(args.AgentID + " is stepping")
-	res, err := h.svc(ctx).Step(ctx, coordination.StepRequest{
-		SessionID: args.SessionID,
-		AgentID:   args.AgentID,
-		Action:    args.Action,
-		Content:   args.Content,
-		Target:    args.Target,
-		Reason:    args.Reason,
-		SeenSteps: args.SeenSteps,
-	})
+	step := func(ctx context.Context) (*coordination.StepResult, error) {
+		return h.svc(ctx).Step(ctx, coordination.StepRequest{
+			SessionID: args.SessionID,
+			AgentID:   args.AgentID,
+			Action:    args.Action,
+			Content:   args.Content,
+			Target:    args.Target,
+			Reason:    args.Reason,
+			SeenSteps: args.SeenSteps,
+		})
+	}
+	var res *coordination.StepResult
+	var pending *mcpgo.CallToolResult
+	var err error
+	if args.Action == "" {
+		// A model agent's step may take minutes (pending.go); a host's
+		// submission is quick and is never joined by another.
+		res, pending, err = awaitFlight(h, ctx, flightCall{tool: "step", args: args, session: args.SessionID, agent: args.AgentID, what: args.AgentID + "'s step"}, step)
+	} else {
+		res, err = step(ctx)
+	}
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()
-	if err != nil {
-		return nil, err
+	if err != nil || pending != nil {
+		return pending, err
 	}
 	return stepResult(res), nil
 }

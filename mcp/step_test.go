@@ -5,9 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 func TestHostAgentTakesPartThroughViewsAndSubmissions(t *testing.T) {
@@ -51,11 +55,54 @@ func TestStepOfAnAgentNotDueIsRefusedWithTheReason(t *testing.T) {
 	wantError(t, callTool(t, c, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})), "agent_not_next", "agent_b")
 }
 
-func TestSecondStepOfABusyAgentIsRefused(t *testing.T) {
+// TestTheSameStepCalledTwiceJoinsTheStepInFlight: a second identical call
+// (the continuation of a step past the wait limit, pending.go) waits for the
+// step in flight instead of starting another; both get its result.
+func TestTheSameStepCalledTwiceJoinsTheStepInFlight(t *testing.T) {
 	c := inProcess(t, newMemServer(t, Options{}), false)
 	var started startTeamResult
 	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=1s", "sim"}})), &started)
 	args := mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})
+	results := stepTwice(t, c, args)
+	var first, second coordination.StepResult
+	decode(t, results[0], &first)
+	decode(t, results[1], &second)
+	if first.Label == "" || first.Label != second.Label {
+		t.Errorf("the calls got answers %q and %q, want the one step's", first.Label, second.Label)
+	}
+	var st coordination.StatusView
+	decode(t, callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "format": "json"})), &st)
+	if st.Agents[0].Steps != 1 {
+		t.Errorf("agent_a took %d steps, want 1", st.Agents[0].Steps)
+	}
+}
+
+// TestAStepOfAnAgentBusyElsewhereIsRefused: a step of an agent whose step
+// another server (here over the same state directory) has in flight is
+// refused, not run twice.
+func TestAStepOfAnAgentBusyElsewhereIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	server := func() *client.Client {
+		svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
+		return inProcess(t, New(svc, Options{ValidateOutput: true}), false)
+	}
+	c1, c2 := server(), server()
+	var started startTeamResult
+	decode(t, callTool(t, c1, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=1s", "sim"}})), &started)
+	args := mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})
+	done := make(chan *mcpgo.CallToolResult)
+	go func() { done <- callTool(t, c1, "step", args) }()
+	time.Sleep(200 * time.Millisecond) // let the first step take the lock
+	wantError(t, callTool(t, c2, "step", args), "agent_busy", "agent_a")
+	if res := <-done; res.IsError {
+		t.Fatalf("first step failed: %s", text(res))
+	}
+}
+
+// stepTwice makes the same step call twice, the second while the first is
+// in flight.
+func stepTwice(t *testing.T, c *client.Client, args string) []*mcpgo.CallToolResult {
+	t.Helper()
 	var wg sync.WaitGroup
 	results := make([]*mcpgo.CallToolResult, 2)
 	for i := range results {
@@ -63,16 +110,13 @@ func TestSecondStepOfABusyAgentIsRefused(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			if i == 1 {
-				time.Sleep(200 * time.Millisecond) // let the first step take the lock
+				time.Sleep(200 * time.Millisecond) // let the first step start
 			}
 			results[i] = callTool(t, c, "step", args)
 		}()
 	}
 	wg.Wait()
-	if results[0].IsError {
-		t.Fatalf("first step failed: %s", text(results[0]))
-	}
-	wantError(t, results[1], "agent_busy", "agent_a")
+	return results
 }
 
 // TestStepSchemaSnapshot pins step's definition (testdata/toolsnaps/step.json).

@@ -13,16 +13,15 @@ import (
 
 // teamStatusArgs are team_status's arguments.
 type teamStatusArgs struct {
-	SessionID string `json:"session_id" jsonschema_description:"The session, from run_team or start_team."`
-	Format    string `json:"format,omitempty" jsonschema:"enum=markdown,enum=json" jsonschema_description:"markdown (default): a readable report plus the same data structured. json: the data only."`
+	SessionID string `json:"session_id"`
+	Format    string `json:"format,omitempty" jsonschema:"enum=markdown,enum=json" jsonschema_description:"json: the data only, without the report."`
 }
 
 func teamStatusTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("team_status",
-		mcpgo.WithDescription("Where a team stands: each agent's state, answer previews, votes and whether they are stale, consensus, next agents, the timeline, tokens and cost, and the result once finished. "+
-			"Cheap; poll it while run_team works in the background."),
+		mcpgo.WithDescription("Where a team stands: agents, answer previews, votes and staleness, consensus, next agents, timeline, usage and cost. "+
+			"Returns {result, task, rules, agents, timeline}, result being the team result. Cheap; poll it while a run goes on."),
 		inputSchema[teamStatusArgs](),
-		mcpgo.WithOutputSchema[StatusView](),
 		annotations("Team status", true, true, false),
 	)
 	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.teamStatus)}

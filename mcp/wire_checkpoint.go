@@ -41,45 +41,45 @@ type Plan []PlanStep
 // PlanStep is the wire form of checkpoint.PlanStep.
 type PlanStep struct {
 	// Step is the step's number: its position in the plan, from 1.
-	Step int `json:"step" jsonschema_description:"The step's number: 1, 2, 3, … in plan order."`
+	Step int `json:"step" jsonschema_description:"1, 2, 3, … in order."`
 	// Kind is verify, action, backup, notify or wait.
-	Kind        string `json:"kind" jsonschema:"enum=verify,enum=action,enum=backup,enum=notify,enum=wait" jsonschema_description:"verify (check something, change nothing), action (the change itself), backup, notify (tell people), wait."`
-	Description string `json:"description" jsonschema_description:"What the step does, precisely enough to carry out."`
+	Kind        string `json:"kind" jsonschema:"enum=verify,enum=action,enum=backup,enum=notify,enum=wait"`
+	Description string `json:"description"`
 	// Preconditions are the numbers of earlier steps that must have
 	// succeeded first. Conditions that are not steps are written as verify
 	// steps, so every precondition can be checked.
-	Preconditions []int `json:"preconditions" jsonschema_description:"Numbers of earlier steps that must have succeeded before this one (never this step or a later one)."`
+	Preconditions []int `json:"preconditions" jsonschema_description:"Earlier steps that must have succeeded."`
 	// Touches tags what the step affects, from TouchVocabulary or
 	// other:<name>.
-	Touches []string `json:"touches" jsonschema_description:"What the step affects: prod, staging, shared_db, credentials, external_recipients, money, customer_data, infra, repo, local, or other:<name>. Empty if nothing."`
+	Touches []string `json:"touches" jsonschema_description:"prod, staging, shared_db, credentials, external_recipients, money, customer_data, infra, repo, local, other:<name>."`
 	// Recovery is what to do if the step fails: instructions in order, then
 	// one outcome (proceed, recheckpoint, refuse or halt) as the last item.
-	Recovery []string `json:"recovery" jsonschema_description:"What to do if the step fails: instructions in order, ending with the outcome proceed, recheckpoint, refuse or halt."`
+	Recovery []string `json:"recovery" jsonschema_description:"On failure: what to do, ending with proceed, recheckpoint, refuse or halt."`
 	// GoalID names the action goal an action step carries out.
-	GoalID string `json:"goal_id,omitempty" jsonschema_description:"The action goal this step carries out (action steps)."`
+	GoalID string `json:"goal_id,omitempty"`
 	// Constraints limit how the step may be done.
-	Constraints []string `json:"constraints,omitempty" jsonschema_description:"Limits on how the step may be done."`
+	Constraints []string `json:"constraints,omitempty"`
 	// ApprovedCall is the exact tool call the step may make: required on
 	// action steps, allowed on others (a backup's call, a check's query).
-	ApprovedCall *PlannedCall `json:"approved_call,omitempty" jsonschema_description:"The exact tool call this step may make; required on action steps."`
+	ApprovedCall *PlannedCall `json:"approved_call,omitempty" jsonschema_description:"The exact call it may make; required on action steps."`
 	// Rollback undoes an action step; RollbackNoneReason says why nothing
 	// can. An action step has exactly one of them; other steps have neither.
-	Rollback           *PlannedCall `json:"rollback,omitempty" jsonschema_description:"The tool call that undoes this action step."`
-	RollbackNoneReason string       `json:"rollback_none_reason,omitempty" jsonschema_description:"Why this action step cannot be undone (instead of rollback)."`
+	Rollback           *PlannedCall `json:"rollback,omitempty"`
+	RollbackNoneReason string       `json:"rollback_none_reason,omitempty"`
 }
 
 // PlannedCall is the wire form of checkpoint.PlannedCall.
 type PlannedCall struct {
-	Tool      string         `json:"tool" jsonschema_description:"The tool's name, as the agent that carries out the plan calls it."`
-	Arguments map[string]any `json:"arguments,omitempty" jsonschema_description:"The call's arguments, exactly as they will be sent."`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
 // ActionGoal is the wire form of checkpoint.ActionGoal.
 type ActionGoal struct {
-	ID             string   `json:"id,omitempty" jsonschema_description:"The goal's id, e.g. G1 (default G1, G2, …)."`
-	Goal           string   `json:"goal" jsonschema_description:"What the action must achieve."`
-	PreferredTools []string `json:"preferred_tools,omitempty" jsonschema_description:"Tools the caller would use for it."`
-	Constraints    []string `json:"constraints,omitempty" jsonschema_description:"Limits the action must respect."`
+	ID             string   `json:"id,omitempty" jsonschema_description:"Default G1, G2, …"`
+	Goal           string   `json:"goal"`
+	PreferredTools []string `json:"preferred_tools,omitempty"`
+	Constraints    []string `json:"constraints,omitempty"`
 }
 
 func wireCheckpointResult(v checkpoint.Result) CheckpointResult {

@@ -102,7 +102,7 @@ func servedForKeys(t *testing.T, teams map[string]string) (*keyLog, string, func
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := servedServer(ctx, serveFlags{memory: true, http: "127.0.0.1:0"}, nil, nil, teamsDir)
+	srv, err := servedServer(ctx, serveFlags{memory: true, http: "127.0.0.1:0"}, nil, nil, teamsDir, mcp.ToolSet{})
 	if err != nil {
 		t.Fatal(err)
 	}

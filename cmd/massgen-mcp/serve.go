@@ -45,6 +45,7 @@ type serveFlags struct {
 	callRate     float64
 	callBurst    int
 	maxCLI       int
+	tools        []string
 }
 
 func serveCommand() *cobra.Command {
@@ -68,6 +69,12 @@ stdio, none for HTTP, unless --allow-root or --allow-root-write names some. Thos
 roots are read-only: a client's context directory with permission write (the
 winner's changes applied to it) must lie under an --allow-root-write directory.
 
+With --tools (or MASSGEN_MCP_TOOLS), only some tools are offered: groups run
+(run_team, team_status, cancel_team), host (start_team, step, finalize_team),
+review (checkpoint, generate_eval_criteria) and info (list_backends), tool
+names, or all (the default). Every outer agent pays for the tool list in every
+conversation; --tools run_team,team_status lists two tools.
+
 With --teams-dir, every NAME.yaml there (massgen-mcp's own team file or MassGen's
 config YAML) is a team clients start with run_team{team: NAME} or
 start_team{team: NAME}; list_backends lists them. A team file is the operator's:
@@ -76,6 +83,7 @@ stand. Files are read at each use, so edits apply to the next team.`,
 		Example: `  massgen-mcp serve --state-dir ~/.massgen
   massgen-mcp serve --http 127.0.0.1:4000 --state-dir /tmp/teams
   massgen-mcp serve --teams-dir ./teams
+  massgen-mcp serve --tools run,info
   MASSGEN_MCP_TOKEN=s3cret massgen-mcp serve --http 0.0.0.0:4000 --allow-root ./docs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,6 +111,7 @@ stand. Files are read at each use, so edits apply to the next team.`,
 	fl.StringVar(&f.teamsDir, "teams-dir", "", "directory of team files (NAME.yaml, ours or MassGen's YAML) that clients name with run_team{team: NAME}")
 	fl.BoolVar(&f.resumeIntr, "resume-interrupted", false, "at start (and as each tenant is opened), claim and continue every session whose run died (status interrupted)")
 	fl.BoolVar(&f.strict, "strict-config", false, "refuse team files with settings massgen-mcp does not honour")
+	fl.StringSliceVar(&f.tools, "tools", nil, "tools to offer: groups run, host, review, info, tool names, or all (default all; also $MASSGEN_MCP_TOOLS)")
 	return cmd
 }
 
@@ -133,6 +142,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
 		}
 	}
+	toolSet, err := selectedTools(f.tools)
+	if err != nil {
+		return err
+	}
 	switch {
 	case f.maxBody < 1024:
 		return fmt.Errorf("%w: --max-body %d must be at least 1024 bytes", coordination.ErrBadInput, f.maxBody)
@@ -151,7 +164,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// are ended even when nobody calls them.
 	timerCtx, stopTimer := context.WithCancel(ctx)
 	defer stopTimer()
-	srv, err := servedServer(timerCtx, f, roots, writeRoots, teamsDir)
+	srv, err := servedServer(timerCtx, f, roots, writeRoots, teamsDir, toolSet)
 	if err != nil {
 		return err
 	}
@@ -193,7 +206,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 // servedServer builds the MCP server serve runs: every tenant's service
 // (servedService), its session timer running until ctx ends, the client
 // allow-list from --allow-base-url, and the teams directory.
-func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string, teamsDir string) (*mcp.Server, error) {
+func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string, teamsDir string, toolSet mcp.ToolSet) (*mcp.Server, error) {
 	allow, err := backends.NewAllowList(f.allowURLs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
@@ -215,7 +228,24 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 		return nil, err
 	}
 	return mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
-		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer}), nil
+		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer, Tools: toolSet}), nil
+}
+
+// selectedTools reads --tools, else $MASSGEN_MCP_TOOLS (for a client whose
+// configuration sets the environment more easily than the arguments): the
+// flag wins. An unknown name stops the server before it serves anything.
+func selectedTools(flag []string) (mcp.ToolSet, error) {
+	from, items := "--tools", flag
+	if len(items) == 0 {
+		if env := os.Getenv("MASSGEN_MCP_TOOLS"); env != "" {
+			from, items = "MASSGEN_MCP_TOOLS", strings.Split(env, ",")
+		}
+	}
+	set, err := mcp.SelectTools(items)
+	if err != nil {
+		return set, fmt.Errorf("%w: %s: %w", coordination.ErrBadInput, from, err)
+	}
+	return set, nil
 }
 
 // resumeInterrupted claims a tenant's interrupted sessions and runs them

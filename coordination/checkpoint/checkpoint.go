@@ -118,8 +118,12 @@ type ReviewerConcerns struct {
 // Run runs a review team on a risky step and returns its verdict and plan.
 // Cancelling ctx cancels the run and leaves the session cancelled; calling
 // Run again with its SessionID resumes it.
+//
+// Run is Session, then Service.Run, then Outcome; a caller that must not
+// block until the verdict (an MCP call) runs those steps itself, waiting
+// on the run for as long as it may.
 func Run(ctx context.Context, svc *coordination.Service, spec Spec, progress func(coordination.Progress)) (*Result, error) {
-	id, err := reviewSession(ctx, svc, spec)
+	id, err := Session(ctx, svc, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -127,12 +131,12 @@ func Run(ctx context.Context, svc *coordination.Service, spec Spec, progress fun
 	if err != nil {
 		return nil, err
 	}
-	return result(context.WithoutCancel(ctx), svc, id, res)
+	return Outcome(context.WithoutCancel(ctx), svc, id, res)
 }
 
-// reviewSession names the session a checkpoint runs: an existing review
-// session given by id, or a new one.
-func reviewSession(ctx context.Context, svc *coordination.Service, spec Spec) (string, error) {
+// Session names the session a checkpoint runs: an existing review session
+// given by id, or a new one written from the spec.
+func Session(ctx context.Context, svc *coordination.Service, spec Spec) (string, error) {
 	if spec.SessionID != "" {
 		s, err := svc.Store().Session(ctx, spec.SessionID)
 		switch {
@@ -279,10 +283,11 @@ func reviewTask(r *Review) string {
 	return b.String()
 }
 
-// result assembles a checkpoint's result from its team result and
+// Outcome assembles a checkpoint's result from its team result and
 // ledger: the winning review's verdict and plan, every reviewer's latest
-// concerns.
-func result(ctx context.Context, svc *coordination.Service, id string, res *coordination.TeamResult) (*Result, error) {
+// concerns. For a review still running (res from Service.Result) the
+// verdict is nil and the concerns are those so far.
+func Outcome(ctx context.Context, svc *coordination.Service, id string, res *coordination.TeamResult) (*Result, error) {
 	s, err := svc.Store().Session(ctx, id)
 	if err != nil {
 		return nil, err
@@ -295,7 +300,7 @@ func result(ctx context.Context, svc *coordination.Service, id string, res *coor
 	out := &Result{
 		SessionID: res.SessionID, Status: res.Status, Winner: res.Winner, Votes: res.Votes,
 		HowChosen: res.HowChosen, StopReason: res.StopReason, FinalAnswer: res.FinalAnswer,
-		Concerns: []ReviewerConcerns{}, Steps: res.Steps, Usage: res.Usage, CostUSD: res.CostUSD,
+		Plan: Plan{}, Concerns: []ReviewerConcerns{}, Steps: res.Steps, Usage: res.Usage, CostUSD: res.CostUSD,
 		Duration: res.Duration, SessionDir: res.SessionDir,
 	}
 	for _, a := range st.Agents {
@@ -322,7 +327,6 @@ func result(ctx context.Context, svc *coordination.Service, id string, res *coor
 		}
 		verdict := e.Verdict
 		out.Verdict = &verdict
-		out.Plan = Plan{}
 		if err := json.Unmarshal(e.Plan, &out.Plan); err != nil {
 			return nil, fmt.Errorf("the plan of %s in session %s cannot be read (%v); the review's text is in team_status", e.Label, id, err)
 		}

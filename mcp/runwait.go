@@ -1,0 +1,111 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// How long a call waits on a session's run (run_team, checkpoint).
+type runWait int
+
+const (
+	waitNot     runWait = iota // start it and return
+	waitLimited                // up to Options.WaitLimit (pending.go)
+	waitToEnd                  // until it ends (run_team{wait: true})
+)
+
+// waitRun starts a session's run, or joins the one going on, and waits on
+// it as asked, reporting its progress to the request. A run it starts takes
+// a run slot until it ends. It returns the run with ended true once it has
+// ended. A request that goes away stops waiting: if it started the run, the
+// run is cancelled first (and has ended); otherwise the error says so.
+func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id string, how runWait) (run *coordination.Run, ended bool, err error) {
+	// The progress is subscribed to before the run starts: with fast models
+	// a run can end before a later Subscribe.
+	var p *progress
+	var heard *coordination.Subscription
+	if how != waitNot {
+		if p = h.startProgress(ctx, req); p != nil {
+			if heard, err = h.hearProgress(ctx, id); err != nil {
+				p.stop()
+				return nil, false, err
+			}
+			defer heard.Close()
+		}
+	}
+	// A run slot is taken unless the run is already going; the call that
+	// turns out not to start it (another request started it first) gives
+	// the slot straight back.
+	release := func() {}
+	if _, running := h.svc(ctx).Running(id); !running {
+		if release, err = h.runs.acquire(tenantOf(ctx)); err != nil {
+			p.stop()
+			return nil, false, err
+		}
+	}
+	run, started, err := h.svc(ctx).Start(ctx, id)
+	if err != nil {
+		release()
+		p.stop()
+		return nil, false, err
+	}
+	if !started {
+		release()
+	} else {
+		go func() {
+			<-run.Done()
+			release()
+		}()
+	}
+	if how == waitNot {
+		return run, false, nil
+	}
+	// Only the request that started a run may cancel it by going away; one
+	// that merely waits on a run started by another just stops waiting.
+	owner := started
+	var limit <-chan time.Time
+	if how == waitLimited {
+		t := time.NewTimer(h.opts.WaitLimit)
+		defer t.Stop()
+		limit = t.C
+	}
+	cancelled := false
+waiting:
+	for {
+		select {
+		case <-heard.Ready():
+			p.tell(heard.Take())
+		case <-run.Done():
+			break waiting
+		case <-limit:
+			break waiting
+		case <-ctx.Done():
+			if owner {
+				run.Cancel()
+				<-run.Done()
+			}
+			cancelled = true
+			break waiting
+		}
+	}
+	// Progress must be fully written before the result (see progress.go):
+	// what the run told before it ended is all queued.
+	p.tell(heard.Take())
+	heard.Close()
+	p.stop()
+
+	select {
+	case <-run.Done():
+		return run, true, nil
+	default:
+		if cancelled {
+			return run, false, fmt.Errorf("stopped waiting for %s: %w", id, context.Cause(ctx))
+		}
+		return run, false, nil
+	}
+}
