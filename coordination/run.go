@@ -114,16 +114,16 @@ const pollInterval = 50 * time.Millisecond
 // models a run may be over before a Subscribe after it.
 func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool, err error) {
 	defer svc.starting(id)()
-	svc.mu.Lock()
-	if r, ok := svc.runs[id]; ok {
-		svc.mu.Unlock()
+	if r, ok := svc.runs.get(id); ok {
 		return r, false, nil
 	}
-	svc.mu.Unlock()
 
-	claim, err := svc.claimRun(ctx, id)
+	claim, dead, err := svc.leases.claimRun(ctx, id)
 	if err != nil {
 		return nil, false, err
+	}
+	if dead != nil {
+		svc.event(ctx, id, resumedFrom(dead))
 	}
 	unlockRun := claim.release
 	if err := svc.OpenForWriting(ctx, id); err != nil {
@@ -152,9 +152,9 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
 	}
-	svc.mu.Lock()
-	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
-		svc.mu.Unlock()
+	svc.runs.mu.Lock()
+	if r, ok := svc.runs.loops[id]; ok { // lost a race with another Start here
+		svc.runs.mu.Unlock()
 		unlockRun()
 		return r, false, nil
 	}
@@ -163,16 +163,14 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r = &Run{ID: id, cancel: cancel, done: make(chan struct{})}
-	svc.runs[id] = r
-	svc.mu.Unlock()
+	svc.runs.loops[id] = r
+	svc.runs.mu.Unlock()
 
 	go claim.fence(r)
 	go func() {
 		defer close(r.done)
 		defer func() {
-			svc.mu.Lock()
-			delete(svc.runs, id)
-			svc.mu.Unlock()
+			svc.runs.remove(id)
 			svc.derived.Delete(id)
 			svc.forgetUnstepped(id, s, r.res)
 			svc.closeMCP(id)
@@ -241,22 +239,14 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 
 // Running returns the local run of a session, if any.
 func (svc *Service) Running(id string) (*Run, bool) {
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	r, ok := svc.runs[id]
-	return r, ok
+	return svc.runs.get(id)
 }
 
 // CancelAll cancels every local run (server shutdown, stdin closed), waits
 // for them to stop and closes every MCP server left; their sessions stay
 // resumable.
 func (svc *Service) CancelAll() {
-	svc.mu.Lock()
-	runs := make([]*Run, 0, len(svc.runs))
-	for _, r := range svc.runs {
-		runs = append(runs, r)
-	}
-	svc.mu.Unlock()
+	runs := svc.runs.all()
 	for _, r := range runs {
 		r.Cancel()
 	}
@@ -376,7 +366,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			if !affordable(s, st, len(own), svc.liveSpent(s.ID), worst) {
+			if !affordable(s, st, len(own), svc.runs.spent(s.ID), worst) {
 				unaffordable = true
 				break
 			}

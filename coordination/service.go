@@ -81,12 +81,12 @@ type Options struct {
 // Service is the protocol over a Store: the one road every caller (MCP
 // tools, CLI) takes into coordination.
 type Service struct {
-	store Store
-	files ProjectionStore // the store's projections; nil when it keeps none
-	opts  Options
-	log   zerolog.Logger
-	owner string   // the id this service's run leases carry (leaserun.go)
-	mcps  sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
+	store  Store
+	files  ProjectionStore // the store's projections; nil when it keeps none
+	opts   Options
+	log    zerolog.Logger
+	leases *leases  // this service's run and step leases (leaserun.go)
+	mcps   sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
 
 	subs subscribers // who hears the sessions (observe.go)
 
@@ -131,9 +131,8 @@ type Service struct {
 	// last: never let go while locked or waited on.
 	starts held[string, sync.Mutex]
 
-	mu     sync.Mutex
-	runs   map[string]*Run       // local run loops by session
-	spends map[string]*liveSpend // sessions with steps in flight here, and their spend so far (spend.go)
+	mu   sync.Mutex // held while a model spec is opened (providerFor)
+	runs *runs      // what runs here: run loops and the spend of steps in flight (runs.go)
 }
 
 // NewService returns a Service over a store.
@@ -145,7 +144,7 @@ func NewService(store Store, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	files, _ := store.(ProjectionStore)
-	return &Service{store: store, files: files, opts: opts, log: opts.Logger, owner: newOwnerID(), runs: map[string]*Run{},
+	return &Service{store: store, files: files, opts: opts, log: opts.Logger, leases: newLeases(store, opts), runs: newRuns(),
 		setups: newLRU[string, *Session](setupsMax), ended: newLRU[string, uint64](endedMax),
 		derived: newLRU[string, *deriveMemo](derivedMax), opened: newLRU[string, providers.Provider](openedMax),
 		shown: newLRU[string, []providers.FileInfo](shownCacheMax), tidied: newLRU[string, struct{}](tidiedMax)}

@@ -149,7 +149,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	defer lock.Release()
-	claim, err := svc.claimStep(ctx, s.ID, agentID)
+	claim, err := svc.leases.claimStep(ctx, s.ID, agentID)
 	if err != nil {
 		return nil, err
 	}
