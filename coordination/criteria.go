@@ -92,7 +92,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %w", ErrBadSpec, err)
 		}
-		p, err := svc.providerFor(spec)
+		p, err := svc.models.spec(spec)
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
 		}

@@ -5,7 +5,7 @@ package coordination
 func CacheSizes(svc *Service) map[string]int {
 	return map[string]int{
 		"setups": svc.setups.Len(), "statuses": svc.statuses.len(), "ended": svc.ended.Len(),
-		"derived": svc.derived.Len(), "opened": svc.opened.Len(), "shown": svc.shown.Len(),
+		"derived": svc.derived.Len(), "opened": svc.models.opened.Len(), "shown": svc.shown.Len(),
 		"tidied": svc.tidied.Len(), "starts": svc.starts.len(),
 	}
 }

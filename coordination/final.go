@@ -28,7 +28,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	defer unlockRun()
 	// The session ends here; a step-driven one's MCP servers have no run
 	// to close them.
-	defer svc.closeMCP(id)
+	defer svc.servers.close(id)
 	if err := svc.openOnce(ctx, id); err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	if model == "" {
 		return "", providers.Free(), "no agent can write the final answer; the winner's answer is used as is"
 	}
-	p, err := svc.provider(writer)
+	p, err := svc.models.agent(writer)
 	if err != nil {
 		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
 	}

@@ -145,7 +145,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 			return nil, false, fmt.Errorf("%w: %s is a host agent", ErrHostInRunTeam, a.ID)
 		}
 	}
-	if err := svc.startMCP(ctx, s); err != nil {
+	if err := svc.servers.start(ctx, s, svc.agentMCPPlaces); err != nil {
 		unlockRun()
 		return nil, false, err
 	}
@@ -173,7 +173,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 			svc.runs.remove(id)
 			svc.derived.Delete(id)
 			svc.forgetUnstepped(id, s, r.res)
-			svc.closeMCP(id)
+			svc.servers.close(id)
 			unlockRun()
 			cancel(nil)
 		}()
@@ -254,10 +254,7 @@ func (svc *Service) CancelAll() {
 		<-r.Done()
 	}
 	// What is left are step-driven sessions' servers: no run closes them.
-	svc.mcps.Range(func(id, _ any) bool {
-		svc.closeMCP(id.(string))
-		return true
-	})
+	svc.servers.closeAll()
 }
 
 type landed struct {
@@ -567,11 +564,11 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	case StatusFinished, StatusFailed:
 		return nil, fmt.Errorf("%w; nothing to cancel", finishedError(id, res))
 	case StatusCancelled:
-		svc.closeMCP(id) // cancelled elsewhere, say by another process
+		svc.servers.close(id) // cancelled elsewhere, say by another process
 		return res, nil
 	}
 	res, err = svc.markCancelled(ctx, id, "cancelled by request")
-	svc.closeMCP(id) // a step-driven session's servers: no run closes them
+	svc.servers.close(id) // a step-driven session's servers: no run closes them
 	return res, err
 }
 

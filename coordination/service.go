@@ -81,12 +81,12 @@ type Options struct {
 // Service is the protocol over a Store: the one road every caller (MCP
 // tools, CLI) takes into coordination.
 type Service struct {
-	store  Store
-	files  ProjectionStore // the store's projections; nil when it keeps none
-	opts   Options
-	log    zerolog.Logger
-	leases *leases  // this service's run and step leases (leaserun.go)
-	mcps   sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
+	store   Store
+	files   ProjectionStore // the store's projections; nil when it keeps none
+	opts    Options
+	log     zerolog.Logger
+	leases  *leases       // this service's run and step leases (leaserun.go)
+	servers *agentServers // the agents' running MCP servers (mcpservers.go)
 
 	subs subscribers // who hears the sessions (observe.go)
 
@@ -114,10 +114,6 @@ type Service struct {
 	// only running sessions keep one (derivememo.go), let go when their run
 	// ends; the cap bounds running sessions nobody steps again.
 	derived *lru[string, *deriveMemo]
-	// opened: model spec string and key grant → providers.Provider, opened
-	// once (under mu). Clients name any specs, so it is capped by size, the
-	// least used let go (and opened again when named again).
-	opened *lru[string, providers.Provider]
 	// shown: session, agent, step → []providers.FileInfo, a snapshot as
 	// prompts show it (up to shownTextTotal of text each): capped by size.
 	shown *lru[string, []providers.FileInfo]
@@ -131,8 +127,8 @@ type Service struct {
 	// last: never let go while locked or waited on.
 	starts held[string, sync.Mutex]
 
-	mu   sync.Mutex // held while a model spec is opened (providerFor)
-	runs *runs      // what runs here: run loops and the spend of steps in flight (runs.go)
+	models *models // the providers of the model specs in use (models.go)
+	runs   *runs   // what runs here: run loops and the spend of steps in flight (runs.go)
 }
 
 // NewService returns a Service over a store.
@@ -145,8 +141,9 @@ func NewService(store Store, opts Options) *Service {
 	}
 	files, _ := store.(ProjectionStore)
 	return &Service{store: store, files: files, opts: opts, log: opts.Logger, leases: newLeases(store, opts), runs: newRuns(),
-		setups: newLRU[string, *Session](setupsMax), ended: newLRU[string, uint64](endedMax),
-		derived: newLRU[string, *deriveMemo](derivedMax), opened: newLRU[string, providers.Provider](openedMax),
+		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger},
+		setups:  newLRU[string, *Session](setupsMax), ended: newLRU[string, uint64](endedMax),
+		derived: newLRU[string, *deriveMemo](derivedMax), models: &models{open: opts.Open, opened: newLRU[string, providers.Provider](openedMax)},
 		shown: newLRU[string, []providers.FileInfo](shownCacheMax), tidied: newLRU[string, struct{}](tidiedMax)}
 }
 
@@ -314,7 +311,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		if sp.Backend != "host" && open {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.
-			if _, err := svc.provider(*a); err != nil {
+			if _, err := svc.models.agent(*a); err != nil {
 				why := fmt.Errorf("agent %s (%s): %w", a.ID, a.Model, err)
 				if errors.Is(err, providers.ErrMissingKey) {
 					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: fmt.Sprintf("%v: %v", ErrBadSpec, why)})
@@ -626,48 +623,6 @@ func (svc *Service) sessionDir(id string) string {
 		return filepath.Join("sessions", filepath.Base(dir))
 	}
 	return dir
-}
-
-// provider returns (and caches) the provider of an agent.
-func (svc *Service) provider(a Agent) (providers.Provider, error) {
-	sp, err := a.Spec()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
-	}
-	return svc.providerFor(sp)
-}
-
-// providerOf is the provider of a session's agent, looked up by id in its
-// own frame: the step that asks parks in the model call, and must not hold
-// an Agent copy on its stack (modelOf says why).
-func (svc *Service) providerOf(s *Session, id string) (providers.Provider, error) {
-	ag, _ := s.Agent(id)
-	return svc.provider(ag)
-}
-
-// providerFor returns (and caches) the provider of a spec. The cache key
-// holds the spec's key grant: a team file's agent and a client's agent with
-// the same spec text are different endpoints as far as keys go, and must
-// never share an opened provider.
-func (svc *Service) providerFor(sp providers.Spec) (providers.Provider, error) {
-	key := fmt.Sprintf("%s\x00%t\x00%s", sp.String(), sp.Grant.Operator, sp.Grant.KeyEnv)
-	if p, ok := svc.opened.Get(key); ok {
-		return p, nil // every step asks: the cache's own lock, not mu, which an Open holds
-	}
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	if p, ok := svc.opened.Get(key); ok {
-		return p, nil
-	}
-	if svc.opts.Open == nil {
-		return nil, fmt.Errorf("%w: this service cannot call models", ErrBadSpec)
-	}
-	p, err := svc.opts.Open(sp)
-	if err != nil {
-		return nil, err
-	}
-	svc.opened.Put(key, p)
-	return p, nil
 }
 
 // IsHost tells whether the agent is driven by the outer agent. Models are

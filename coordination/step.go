@@ -160,7 +160,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	// nothing changed: a walk and a stat per file, no copies).
 	svc.rollback(s, agentID)
 	v := svc.view(s, st, agentID)
-	mcp, err := svc.agentMCP(ctx, s, agentID)
+	mcp, err := svc.servers.agent(ctx, s, agentID, svc.agentMCPPlaces)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 // is a copy, and 1,000 sessions start 4,000 steps at once): entries travel
 // by pointer, and judging a reply happens in judge, off this frame.
 func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int, kit *stepKit) (*Entry, providers.Usage, error) {
-	p, err := svc.providerOf(s, v.Agent)
+	p, err := svc.models.of(s, v.Agent)
 	if err != nil {
 		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), providers.Usage{}, nil
 	}
@@ -320,7 +320,7 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 		if st.Life.Status != StatusRunning {
 			// The session is over. (A store that keeps files gets a result
 			// from every landing: that is no end.)
-			svc.closeMCP(s.ID)
+			svc.servers.close(s.ID)
 		}
 	case tally:
 		consensus = consensusView(s, st) // still running: only the tally is built

@@ -37,7 +37,7 @@ func (svc *Service) Sweep(ctx context.Context) error {
 				// sessions in the same order, read each one again.
 				svc.ended.Put(id, sweep)
 			}
-			svc.closeMCP(id) // ended by its timer, with no step landing
+			svc.servers.close(id) // ended by its timer, with no step landing
 		}
 	}
 	return nil
