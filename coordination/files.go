@@ -381,7 +381,7 @@ func (svc *Service) AnswerFiles(ctx context.Context, id, label, path string) (*S
 	if err != nil {
 		return nil, err
 	}
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

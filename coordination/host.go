@@ -20,7 +20,7 @@ func (svc *Service) hostView(ctx context.Context, s *Session, agentID string) (*
 		return nil, err
 	}
 	defer unlock()
-	_, l, st, err := svc.load(ctx, s.ID)
+	_, l, st, err := svc.sessions.load(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (svc *Service) replayHost(ctx context.Context, s *Session, req StepRequest,
 	if issued.Submission != submission(req) {
 		return nil, &StaleViewError{Agent: req.AgentID, Why: ViewUsed, Landed: issued.Landed}
 	}
-	_, l, st, err := svc.load(ctx, s.ID)
+	_, l, st, err := svc.sessions.load(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ const pollInterval = 50 * time.Millisecond
 // hear the run's progress, subscribe to the session before Start: with fast
 // models a run may be over before a Subscribe after it.
 func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool, err error) {
-	defer svc.starting(id)()
+	defer svc.sessions.starting(id)()
 	if r, ok := svc.runs.get(id); ok {
 		return r, false, nil
 	}
@@ -134,7 +134,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	// takes: the setup cannot change until the run ends, so the run builds
 	// its prompts once here and the service keeps it from now on (see
 	// forgetUnstepped for a run that ends before any step).
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		unlockRun()
 		return nil, false, err
@@ -159,7 +159,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 		return r, false, nil
 	}
 	if s.prompts != nil {
-		svc.setups.Put(id, s)
+		svc.sessions.setups.Put(id, s)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r = &Run{ID: id, cancel: cancel, done: make(chan struct{})}
@@ -171,8 +171,8 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 		defer close(r.done)
 		defer func() {
 			svc.runs.remove(id)
-			svc.derived.Delete(id)
-			svc.forgetUnstepped(id, s, r.res)
+			svc.sessions.derived.Delete(id)
+			svc.sessions.forgetUnstepped(id, s, r.res)
 			svc.servers.close(id)
 			unlockRun()
 			cancel(nil)
@@ -180,20 +180,6 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 		r.res, r.err = svc.loop(rctx, r, s)
 	}()
 	return r, true, nil
-}
-
-// forgetUnstepped drops the setup a run kept if the session has no step
-// yet: until its first step, criteria may still be attached (here or by
-// another process sharing the store), so it must be read afresh again. A
-// result with steps, or a setup this run did not keep, needs no ledger read.
-func (svc *Service) forgetUnstepped(id string, s *Session, res *TeamResult) {
-	if k, ok := svc.setups.Get(id); !ok || k != s || (res != nil && res.Steps > 0) {
-		return
-	}
-	l, err := svc.ledger(context.Background(), id)
-	if err != nil || !hasEntries(l) {
-		svc.setups.DeleteIf(id, func(k *Session) bool { return k == s })
-	}
 }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx
@@ -506,7 +492,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	case errors.Is(cause, errFinalizing):
 		// finalize_team took over: the run ends here without a verdict of its
 		// own; Finalize returns the result.
-		s2, l, st, err := svc.load(ctx, s.ID)
+		s2, l, st, err := svc.sessions.load(ctx, s.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -528,7 +514,7 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamRes
 		return nil, err
 	}
 	defer unlock()
-	s, l, st, err := svc.load(ctx, id)
+	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -537,10 +523,10 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamRes
 			return nil, err
 		}
 		svc.event(ctx, id, Event{Type: "cancelled", Message: why})
-		if l, err = svc.ledger(ctx, id); err != nil {
+		if l, err = svc.sessions.ledger(ctx, id); err != nil {
 			return nil, err
 		}
-		st = svc.derive(s, l, nil)
+		st = svc.sessions.derive(s, l, nil)
 	}
 	res := svc.snapshot(s, l, st)
 	svc.writeStatus(ctx, s, st, res)

@@ -49,7 +49,7 @@ type AgentStatus struct {
 // Status derives a session's status (and decides it if it is settled or past
 // a limit, exactly as a step would).
 func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) {
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) 
 
 // Result is the team result as it stands.
 func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) {
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) 
 // Inspect derives a session's status without deciding or writing anything:
 // for read-only views of a session, such as one written by MassGen.
 func (svc *Service) Inspect(ctx context.Context, id string) (*StatusView, error) {
-	s, l, st, err := svc.load(ctx, id)
+	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if err := svc.openOnce(ctx, req.SessionID); err != nil {
 		return nil, err
 	}
-	s, err := svc.session(ctx, req.SessionID)
+	s, err := svc.sessions.get(ctx, req.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	l, lent, err := svc.lend(ctx, s.ID)
+	l, lent, err := svc.sessions.lend(ctx, s.ID)
 	var st *State
 	if err == nil {
 		st, err = svc.ownState(ctx, s, l, lent, agentID)
@@ -106,7 +106,7 @@ func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bo
 	if lent {
 		// Served only to a step that is due: the reasons it is not (and the
 		// agents due instead) are said from a state with everyone in flight.
-		if st := svc.memoFor(s, l, agentID); st != nil && st.Agent(agentID).Next {
+		if st := svc.sessions.memoFor(s, l, agentID); st != nil && st.Agent(agentID).Next {
 			return st, nil
 		}
 	}
@@ -115,7 +115,7 @@ func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bo
 		return nil, err
 	}
 	delete(inFlight, agentID)
-	return svc.deriveFrom(s, l, lent, inFlight), nil
+	return svc.sessions.deriveFrom(s, l, lent, inFlight), nil
 }
 
 // due explains why an agent may not act now, or returns nil.
@@ -143,7 +143,7 @@ func due(s *Session, st *State, agentID string) error {
 // votes in the result of a step that leaves the session running (a run's
 // loop reads only the state).
 func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, tally bool) (*StepResult, error) {
-	s = svc.kept(s)
+	s = svc.sessions.kept(s)
 	lock, st, err := svc.stepState(ctx, s, agentID)
 	if err != nil {
 		return nil, err
@@ -394,7 +394,7 @@ func (svc *Service) resume(ctx context.Context, id, why string) error {
 		return err
 	}
 	defer unlock()
-	l, err := svc.ledger(ctx, id)
+	l, err := svc.sessions.ledger(ctx, id)
 	if err != nil {
 		return err
 	}

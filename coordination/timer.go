@@ -21,7 +21,7 @@ func (svc *Service) Sweep(ctx context.Context) error {
 			svc.ended.Put(id, sweep)
 			continue
 		}
-		s, err := svc.session(ctx, id)
+		s, err := svc.sessions.get(ctx, id)
 		if err != nil || s.Foreign || s.Driver != DriverStep {
 			continue
 		}
