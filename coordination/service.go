@@ -94,6 +94,8 @@ type Service struct {
 	leases   *leases       // this service's run and step leases (leaserun.go)
 	models   *models       // the providers of the model specs in use (models.go)
 	servers  *agentServers // the agents' running MCP servers (mcpservers.go)
+	hosts    hosts         // host agents' views and submissions (host.go)
+	statuses *statuses     // status.json versions waiting to be written (status.go)
 	subs     subscribers   // who hears the sessions (observe.go)
 
 	// The caches here and in the rooms are bounded, so a server that runs
@@ -101,10 +103,6 @@ type Service struct {
 	// session it saw (TestServiceDoesNotGrowWithEverySession). Every one is
 	// a cache: an entry let go is read, derived or opened again, never lost.
 
-	// statuses: id → status.json versions waiting to be written. Held by
-	// each writer that queues a version until it is written, so an entry
-	// lives exactly while a write is pending and none is ever dropped.
-	statuses held[string, statusQueue]
 	// ended: id → the sweep that last listed it, for the sessions the timer
 	// has seen end (not read again). Pruned to what the store still lists
 	// each sweep, and capped; past the cap an ended session is read by every
@@ -125,11 +123,13 @@ func NewService(store Store, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	files, _ := store.(ProjectionStore)
-	return &Service{store: store, files: files, opts: opts, log: opts.Logger,
+	svc := &Service{store: store, files: files, opts: opts, log: opts.Logger,
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
 		models:  &models{open: opts.Open, opened: newLRU[string, providers.Provider](openedMax)},
-		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger},
-		ended:   newLRU[string, uint64](endedMax), shown: newLRU[string, []providers.FileInfo](shownCacheMax)}
+		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
+		ended: newLRU[string, uint64](endedMax), shown: newLRU[string, []providers.FileInfo](shownCacheMax)}
+	svc.hosts = hosts{svc}
+	return svc
 }
 
 // The caps of the service's caches (Service says why each is capped).

@@ -46,8 +46,8 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if host && req.Action != "" {
 		// A client's retry of a submission that landed gets the original
 		// result, whatever the session has done since.
-		if issued, ok := svc.replayable(ctx, s, req); ok {
-			return svc.replayHost(ctx, s, req, issued)
+		if issued, ok := svc.hosts.replayable(ctx, s, req); ok {
+			return svc.hosts.replay(ctx, s, req, issued)
 		}
 	}
 	// Every call that touches a session checks its limits and decides it if
@@ -70,10 +70,10 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 		}
 	}
 	if host && req.Action == "" {
-		return svc.hostView(ctx, s, ag.ID)
+		return svc.hosts.view(ctx, s, ag.ID)
 	}
 	if host {
-		return svc.hostSubmit(ctx, s, req)
+		return svc.hosts.submit(ctx, s, req)
 	}
 	return svc.serverStep(ctx, s, ag.ID, true)
 }
