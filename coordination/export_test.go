@@ -4,7 +4,7 @@ package coordination
 // check what a service keeps of the sessions it has seen.
 func CacheSizes(svc *Service) map[string]int {
 	return map[string]int{
-		"setups": svc.sessions.setups.Len(), "statuses": svc.statuses.queues.len(), "ended": svc.ended.Len(),
+		"setups": svc.sessions.setups.Len(), "statuses": svc.statuses.queues.len(), "ended": svc.sweeps.seen.Len(),
 		"derived": svc.sessions.derived.Len(), "opened": svc.models.opened.Len(), "shown": svc.shown.Len(),
 		"tidied": svc.sessions.tidied.Len(), "starts": svc.sessions.starts.len(),
 	}

@@ -107,7 +107,7 @@ const pollInterval = 50 * time.Millisecond
 // run belongs to the service until it ends or is cancelled. A session that
 // already runs here returns the existing handle; one that runs in another
 // process is refused with ErrSessionRunning. started says whether this call
-// started the run, decided under the service's lock: of many concurrent
+// started the run, decided under the runs' lock: of many concurrent
 // calls exactly one starts it and the others join it, so only the starter
 // may treat the run as its own (cancel it when its caller goes away). To
 // hear the run's progress, subscribe to the session before Start: with fast

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -79,10 +78,11 @@ type Options struct {
 
 // Service is the protocol over a Store: the one road every caller (MCP
 // tools, CLI) takes into coordination. Its exported methods are the
-// protocol; what it keeps in memory lives in the rooms it composes, each
-// with its own state and lock: sessions (setups and derivations), runs (run
+// protocol; what it keeps in memory lives in the rooms it composes, most
+// with their own state and lock: sessions (setups and derivations), runs (run
 // loops and steps' spend), leases, models (opened providers), servers (the
-// agents' MCP servers) and statuses (status.json writes).
+// agents' MCP servers), hosts (host agents' views), sweeps (what the timer
+// saw end) and statuses (status.json writes).
 type Service struct {
 	store Store
 	files ProjectionStore // the store's projections; nil when it keeps none
@@ -95,6 +95,7 @@ type Service struct {
 	models   *models       // the providers of the model specs in use (models.go)
 	servers  *agentServers // the agents' running MCP servers (mcpservers.go)
 	hosts    hosts         // host agents' views and submissions (host.go)
+	sweeps   *sweeps       // the sessions the timer has seen end (timer.go)
 	statuses *statuses     // status.json versions waiting to be written (status.go)
 	subs     subscribers   // who hears the sessions (observe.go)
 
@@ -103,12 +104,6 @@ type Service struct {
 	// session it saw (TestServiceDoesNotGrowWithEverySession). Every one is
 	// a cache: an entry let go is read, derived or opened again, never lost.
 
-	// ended: id → the sweep that last listed it, for the sessions the timer
-	// has seen end (not read again). Pruned to what the store still lists
-	// each sweep, and capped; past the cap an ended session is read by every
-	// sweep, as it was before it was seen end.
-	ended  *lru[string, uint64]
-	sweeps atomic.Uint64 // sweeps begun (timer.go)
 	// shown: session, agent, step → []providers.FileInfo, a snapshot as
 	// prompts show it (up to shownTextTotal of text each): capped by size.
 	shown *lru[string, []providers.FileInfo]
@@ -127,7 +122,7 @@ func NewService(store Store, opts Options) *Service {
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
 		models:  &models{open: opts.Open, opened: newLRU[string, providers.Provider](openedMax)},
 		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
-		ended: newLRU[string, uint64](endedMax), shown: newLRU[string, []providers.FileInfo](shownCacheMax)}
+		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, shown: newLRU[string, []providers.FileInfo](shownCacheMax)}
 	svc.hosts = hosts{svc}
 	return svc
 }
