@@ -47,7 +47,7 @@ func hasMCP(s *Session) bool {
 	return false
 }
 
-// startMCP starts the MCP servers of every agent of the session that has
+// start starts the MCP servers of every agent of the session that has
 // some and whose servers are not running: a server that fails is an error
 // naming the agent, before any step.
 func (as *agentServers) start(ctx context.Context, s *Session, place placer) error {

@@ -149,7 +149,7 @@ func (m *stepSpend) close(u providers.Usage) {
 	}
 }
 
-// liveSpent is what the session's steps in flight here have reported
+// spent is what the session's steps in flight here have reported
 // spending so far.
 func (rs *runs) spent(id string) spent {
 	rs.mu.Lock()
