@@ -82,7 +82,7 @@ type Options struct {
 // with their own state and lock: sessions (setups and derivations), runs (run
 // loops and steps' spend), leases, models (opened providers), servers (the
 // agents' MCP servers), hosts (host agents' views), sweeps (what the timer
-// saw end) and statuses (status.json writes).
+// saw end), statuses (status.json writes) and shown (answers' snapshots).
 type Service struct {
 	store Store
 	files ProjectionStore // the store's projections; nil when it keeps none
@@ -98,15 +98,12 @@ type Service struct {
 	sweeps   *sweeps       // the sessions the timer has seen end (timer.go)
 	statuses *statuses     // status.json versions waiting to be written (status.go)
 	subs     subscribers   // who hears the sessions (observe.go)
+	shown    *shown        // snapshots as prompts show them (files.go)
 
-	// The caches here and in the rooms are bounded, so a server that runs
-	// for weeks keeps what its live sessions need and not a trace of every
-	// session it saw (TestServiceDoesNotGrowWithEverySession). Every one is
-	// a cache: an entry let go is read, derived or opened again, never lost.
-
-	// shown: session, agent, step → []providers.FileInfo, a snapshot as
-	// prompts show it (up to shownTextTotal of text each): capped by size.
-	shown *lru[string, []providers.FileInfo]
+	// The rooms' caches are bounded, so a server that runs for weeks keeps
+	// what its live sessions need and not a trace of every session it saw
+	// (TestServiceDoesNotGrowWithEverySession). Every one is a cache: an
+	// entry let go is read, derived or opened again, never lost.
 }
 
 // NewService returns a Service over a store.
@@ -122,12 +119,12 @@ func NewService(store Store, opts Options) *Service {
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
 		models:  &models{open: opts.Open, opened: newLRU[string, providers.Provider](openedMax)},
 		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
-		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, shown: newLRU[string, []providers.FileInfo](shownCacheMax)}
+		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
 	svc.hosts = hosts{svc}
 	return svc
 }
 
-// The caps of the service's caches (Service says why each is capped).
+// The caps of the service's caches (the rooms say why each is capped).
 const (
 	// setupsMax and derivedMax are live sessions stepped here at once, more
 	// than a server runs (each keeps its prompts, or a ledger and a state);
