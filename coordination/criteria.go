@@ -49,7 +49,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 	var s *Session
 	if req.SessionID != "" {
 		var err error
-		if s, err = svc.session(ctx, req.SessionID); err != nil {
+		if s, err = svc.sessions.get(ctx, req.SessionID); err != nil {
 			return criteria.Set{}, err
 		}
 		if err := svc.attachable(ctx, s); err != nil {
@@ -92,7 +92,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %w", ErrBadSpec, err)
 		}
-		p, err := svc.providerFor(spec)
+		p, err := svc.models.spec(spec)
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
 		}
@@ -127,7 +127,7 @@ func (svc *Service) AttachCriteria(ctx context.Context, id string, items []crite
 	if err := criteria.Validate(items, 1, criteria.MaxProvided); err != nil {
 		return err
 	}
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (svc *Service) AttachCriteria(ctx context.Context, id string, items []crite
 	}
 	// The cached setup holds the old criteria; the next step must build its
 	// prompt from the new ones.
-	svc.setups.Delete(id)
+	svc.sessions.setups.Delete(id)
 	svc.event(ctx, id, Event{Type: "criteria_attached", Message: fmt.Sprintf("criteria attached: %d, %s must", len(items), mustID(items)),
 		Data: map[string]any{"criteria": items}})
 	return nil
@@ -157,7 +157,7 @@ func (svc *Service) AttachCriteria(ctx context.Context, id string, items []crite
 
 // attachable refuses a session whose prompts are already fixed.
 func (svc *Service) attachable(ctx context.Context, s *Session) error {
-	l, err := svc.ledger(ctx, s.ID)
+	l, err := svc.sessions.ledger(ctx, s.ID)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (svc *Service) attachable(ctx context.Context, s *Session) error {
 	if err != nil {
 		return err
 	}
-	st := svc.derive(s, l, inFlight)
+	st := svc.sessions.derive(s, l, inFlight)
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed, StatusDecided:
 		return fmt.Errorf("%w: %s has ended (%s), so criteria can no longer guide it", ErrSessionFinished, s.ID, st.Life.Status)

@@ -32,23 +32,23 @@ func inFlightMask(s *Session, inFlight map[string]bool) (mask uint64, ok bool) {
 
 // deriveLent derives from a lent ledger, reusing the session's latest
 // derivation when setup, ledger and in-flight agents are the same.
-func (svc *Service) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) *State {
+func (ss *sessions) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	mask, ok := inFlightMask(s, inFlight)
 	if !ok {
-		return svc.forgetEnded(s, Derive(s, l, inFlight))
+		return ss.forgetEnded(s, Derive(s, l, inFlight))
 	}
-	if m, found := svc.derived.Get(s.ID); found && m.s == s && m.l == l && m.inFlight == mask {
+	if m, found := ss.derived.Get(s.ID); found && m.s == s && m.l == l && m.inFlight == mask {
 		return m.st
 	}
 	st := Derive(s, l, inFlight)
 	if st.Life.Status == StatusRunning {
-		svc.derived.Put(s.ID, &deriveMemo{s: s, l: l, inFlight: mask, st: st})
+		ss.derived.Put(s.ID, &deriveMemo{s: s, l: l, inFlight: mask, st: st})
 	} else {
 		// Only running sessions step again; an ended one read by a status
 		// query must not keep a memo for good.
-		svc.derived.Delete(s.ID)
+		ss.derived.Delete(s.ID)
 	}
-	return svc.forgetEnded(s, st)
+	return ss.forgetEnded(s, st)
 }
 
 // memoFor returns the session's memoised state for a lent ledger when it
@@ -58,8 +58,8 @@ func (svc *Service) deriveLent(s *Session, l *Ledger, inFlight map[string]bool) 
 // due can use the state its loop launched it from: of four agents launched
 // together, only the first would otherwise find the memo's in-flight set
 // unchanged.
-func (svc *Service) memoFor(s *Session, l *Ledger, agent string) *State {
-	memo, found := svc.derived.Get(s.ID)
+func (ss *sessions) memoFor(s *Session, l *Ledger, agent string) *State {
+	memo, found := ss.derived.Get(s.ID)
 	if !found {
 		return nil
 	}

@@ -11,32 +11,32 @@ func TestDeriveMemoServesOnlyTheSameInputs(t *testing.T) {
 	b := newTeam(t, Rules{}, "a", "b", "c")
 	b.answer("a", "Answer: 1")
 	l := b.l
-	first := svc.deriveLent(b.s, l, map[string]bool{"b": true})
-	if again := svc.deriveLent(b.s, l, map[string]bool{"b": true}); again != first {
+	first := svc.sessions.deriveLent(b.s, l, map[string]bool{"b": true})
+	if again := svc.sessions.deriveLent(b.s, l, map[string]bool{"b": true}); again != first {
 		t.Fatal("same setup, ledger and in-flight agents: the memoised state")
 	}
-	other := svc.deriveLent(b.s, l, map[string]bool{"c": true})
+	other := svc.sessions.deriveLent(b.s, l, map[string]bool{"c": true})
 	if other == first || other.Agent("b").InFlight || !other.Agent("c").InFlight {
 		t.Fatal("different agents in flight: derived afresh")
 	}
 	b.answer("b", "Answer: 2")
 	l2 := &Ledger{Agents: b.l.Agents, Session: b.l.Session}
-	if st := svc.deriveLent(b.s, l2, map[string]bool{"c": true}); st == other || st.Agent("b").Answers != 1 {
+	if st := svc.sessions.deriveLent(b.s, l2, map[string]bool{"c": true}); st == other || st.Agent("b").Answers != 1 {
 		t.Fatal("another ledger: derived afresh")
 	}
 	s2 := *b.s
-	if st := svc.deriveLent(&s2, l2, map[string]bool{"c": true}); st.Agent("b").Answers != 1 {
+	if st := svc.sessions.deriveLent(&s2, l2, map[string]bool{"c": true}); st.Agent("b").Answers != 1 {
 		t.Fatal("another setup: derived afresh")
 	}
 	ended := &Ledger{Agents: l2.Agents, Session: append(append([]SessionEntry{}, l2.Session...), SessionEntry{Kind: SessionCancelled, Reason: "test"})}
-	if st := svc.deriveLent(b.s, ended, nil); st.Life.Status == StatusRunning {
+	if st := svc.sessions.deriveLent(b.s, ended, nil); st.Life.Status == StatusRunning {
 		t.Fatalf("a cancelled ledger derives as %s", st.Life.Status)
 	}
-	if _, kept := svc.derived.Get(b.s.ID); kept {
+	if _, kept := svc.sessions.derived.Get(b.s.ID); kept {
 		t.Fatal("a session that is not running keeps no memo")
 	}
 	for _, inFlight := range []map[string]bool{nil, {"a": true}, {"a": true, "b": true, "c": true}} {
-		got, want := svc.deriveLent(b.s, l2, inFlight), Derive(b.s, l2, inFlight)
+		got, want := svc.sessions.deriveLent(b.s, l2, inFlight), Derive(b.s, l2, inFlight)
 		if len(got.Next) != len(want.Next) || got.Settled != want.Settled || got.Steps != want.Steps {
 			t.Fatalf("in flight %v: memo gave %+v, Derive %+v", inFlight, got, want)
 		}
@@ -51,21 +51,21 @@ func TestMemoForServesAnAgentNotInFlight(t *testing.T) {
 	b := newTeam(t, Rules{}, "a", "b", "c")
 	b.answer("a", "Answer: 1")
 	l := &Ledger{Agents: b.l.Agents, Session: b.l.Session}
-	st := svc.deriveLent(b.s, l, map[string]bool{"b": true})
-	if got := svc.memoFor(b.s, l, "c"); got != st {
+	st := svc.sessions.deriveLent(b.s, l, map[string]bool{"b": true})
+	if got := svc.sessions.memoFor(b.s, l, "c"); got != st {
 		t.Fatal("c is not in flight in the memo: served")
 	}
-	if got := svc.memoFor(b.s, l, "b"); got != nil {
+	if got := svc.sessions.memoFor(b.s, l, "b"); got != nil {
 		t.Fatal("b is in flight in the memo: not served")
 	}
-	if got := svc.memoFor(b.s, &Ledger{Agents: l.Agents, Session: l.Session}, "c"); got != nil {
+	if got := svc.sessions.memoFor(b.s, &Ledger{Agents: l.Agents, Session: l.Session}, "c"); got != nil {
 		t.Fatal("another ledger: not served")
 	}
 	s2 := *b.s
-	if got := svc.memoFor(&s2, l, "c"); got != nil {
+	if got := svc.sessions.memoFor(&s2, l, "c"); got != nil {
 		t.Fatal("another setup: not served")
 	}
-	if got := svc.memoFor(b.s, l, "nobody"); got != nil {
+	if got := svc.sessions.memoFor(b.s, l, "nobody"); got != nil {
 		t.Fatal("an agent not in the team: not served")
 	}
 }

@@ -4,8 +4,8 @@ package coordination
 // check what a service keeps of the sessions it has seen.
 func CacheSizes(svc *Service) map[string]int {
 	return map[string]int{
-		"setups": svc.setups.Len(), "statuses": svc.statuses.len(), "ended": svc.ended.Len(),
-		"derived": svc.derived.Len(), "opened": svc.opened.Len(), "shown": svc.shown.Len(),
-		"tidied": svc.tidied.Len(), "starts": svc.starts.len(),
+		"setups": svc.sessions.setups.Len(), "statuses": svc.statuses.queues.len(), "ended": svc.sweeps.seen.Len(),
+		"derived": svc.sessions.derived.Len(), "opened": svc.models.opened.Len(), "shown": svc.shown.cache.Len(),
+		"tidied": svc.sessions.tidied.Len(), "starts": svc.sessions.starts.len(),
 	}
 }

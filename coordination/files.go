@@ -116,7 +116,7 @@ func (f *viewFiles) attach(s *Session, st *State, v *view) {
 			continue
 		}
 		a.Content = f.anonymise(peer.ID, a.Alias, a.Content)
-		a.Files = f.svc.shownFiles(s.ID, f.team, peer.ID, peer.LatestAnswer.Step)
+		a.Files = f.svc.shown.files(s.ID, f.team, peer.ID, peer.LatestAnswer.Step)
 		if len(a.Files) > 0 {
 			a.FilesDir = f.team.SnapshotDir(peer.ID, peer.LatestAnswer.Step)
 		}
@@ -151,11 +151,18 @@ func (f *viewFiles) anonymise(id, alias, content string) string {
 	return strings.ReplaceAll(content, dir, peer)
 }
 
-// shownFiles lists a snapshot for a prompt, small text files with their
+// shown keeps the snapshots of answers as prompts show them (up to
+// shownTextTotal of text each), by session, agent and step: a snapshot never
+// changes once taken, and every prompt that shows a peer's answer reads it.
+type shown struct {
+	cache *lru[string, []providers.FileInfo] // capped by size (shownCacheMax)
+}
+
+// files lists a snapshot for a prompt, small text files with their
 // content. Snapshots never change, so each is read once.
-func (svc *Service) shownFiles(session string, t *workspace.Team, agent string, step int) []providers.FileInfo {
+func (sh *shown) files(session string, t *workspace.Team, agent string, step int) []providers.FileInfo {
 	key := session + "\x00" + agent + "\x00" + strconv.Itoa(step)
-	if c, ok := svc.shown.Get(key); ok {
+	if c, ok := sh.cache.Get(key); ok {
 		return c
 	}
 	m, ok, err := t.Snapshot(agent, step)
@@ -178,7 +185,7 @@ func (svc *Service) shownFiles(session string, t *workspace.Team, agent string, 
 			root.Close()
 		}
 	}
-	svc.shown.Put(key, out)
+	sh.cache.Put(key, out)
 	return out
 }
 
@@ -381,7 +388,7 @@ func (svc *Service) AnswerFiles(ctx context.Context, id, label, path string) (*S
 	if err != nil {
 		return nil, err
 	}
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	defer unlockRun()
 	// The session ends here; a step-driven one's MCP servers have no run
 	// to close them.
-	defer svc.closeMCP(id)
+	defer svc.servers.close(id)
 	if err := svc.openOnce(ctx, id); err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrat
 	if err != nil {
 		return nil, err
 	}
-	st := svc.derive(s, l, nil)
+	st := svc.sessions.derive(s, l, nil)
 	decided := st.Life.Decided
 	if st.Life.Status != StatusDecided || decided == nil {
 		return svc.snapshot(s, l, st), nil
@@ -96,7 +96,7 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrat
 		return nil, err
 	}
 	if lifecycle(l.Session).Status != StatusDecided {
-		st = svc.derive(s, l, nil)
+		st = svc.sessions.derive(s, l, nil)
 		return svc.snapshot(s, l, st), nil // someone else finished it meanwhile
 	}
 	if usage.Tokens() > 0 || (usage.CostUSD != nil && *usage.CostUSD > 0) || usage.CostUSD == nil {
@@ -113,7 +113,7 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrat
 		}
 	}
 	// Steps that landed while the session was decided are in the result.
-	done := svc.refreshed(s, l, svc.derive(s, l, nil), &res)
+	done := svc.refreshed(s, l, svc.sessions.derive(s, l, nil), &res)
 	if text != "" {
 		done.FinalAnswer = &text
 	}
@@ -125,7 +125,7 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrat
 	if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
 		return nil, err
 	}
-	st = svc.derive(s, l, nil)
+	st = svc.sessions.derive(s, l, nil)
 	out := svc.snapshot(s, l, st)
 	svc.writeStatus(dctx, s, st, out)
 	return out, nil
@@ -157,7 +157,7 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	if model == "" {
 		return "", providers.Free(), "no agent can write the final answer; the winner's answer is used as is"
 	}
-	p, err := svc.provider(writer)
+	p, err := svc.models.agent(writer)
 	if err != nil {
 		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
 	}

@@ -49,7 +49,7 @@ func TestStartingIsOneAtATimeAndLeavesNothing(t *testing.T) {
 		id := []string{"s1", "s2"}[g%2]
 		wg.Go(func() {
 			for range 200 {
-				release := svc.starting(id)
+				release := svc.sessions.starting(id)
 				if id == "s1" {
 					if n := inside.Add(1); n != 1 {
 						t.Errorf("%d starts of s1 at once", n)
@@ -66,7 +66,7 @@ func TestStartingIsOneAtATimeAndLeavesNothing(t *testing.T) {
 	if total != 8*200 {
 		t.Fatalf("%d starts of s1 ran, want %d", total, 8*200)
 	}
-	if n := svc.starts.len(); n != 0 {
+	if n := svc.sessions.starts.len(); n != 0 {
 		t.Fatalf("%d start mutexes left after every start returned", n)
 	}
 }

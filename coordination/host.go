@@ -12,23 +12,28 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// hostView shows a host agent the prompt its model would get and records the
+// hosts is the road of host agents, driven by the outer agent: the views
+// they are issued and the submissions checked against them. It reads and
+// writes through the service's sessions, store and landing.
+type hosts struct{ svc *Service }
+
+// view shows a host agent the prompt its model would get and records the
 // seen_steps it was issued. A view never takes the step lock.
-func (svc *Service) hostView(ctx context.Context, s *Session, agentID string) (*StepResult, error) {
-	unlock, err := svc.store.LockSession(ctx, s.ID)
+func (h hosts) view(ctx context.Context, s *Session, agentID string) (*StepResult, error) {
+	unlock, err := h.svc.store.LockSession(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	_, l, st, err := svc.load(ctx, s.ID)
+	_, l, st, err := h.svc.sessions.load(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
-	v := svc.view(s, st, agentID)
-	if err := svc.store.SaveView(ctx, s.ID, agentID, IssuedView{SeenSteps: v.SeenSteps, Revote: v.Revote, IssuedAt: svc.now()}); err != nil {
+	v := h.svc.view(s, st, agentID)
+	if err := h.svc.store.SaveView(ctx, s.ID, agentID, IssuedView{SeenSteps: v.SeenSteps, Revote: v.Revote, IssuedAt: h.svc.now()}); err != nil {
 		return nil, err
 	}
-	res := svc.snapshot(s, l, st)
+	res := h.svc.snapshot(s, l, st)
 	out := &StepResult{
 		SessionID:  s.ID,
 		AgentID:    agentID,
@@ -47,17 +52,17 @@ func (svc *Service) hostView(ctx context.Context, s *Session, agentID string) (*
 	return out, nil
 }
 
-// hostSubmit records a host agent's action, checked against the latest view
+// submit records a host agent's action, checked against the latest view
 // issued to it. An issued view accepts one landed submission: an identical
-// resubmission returns the original step's result (replayHost), any other is
+// resubmission returns the original step's result (replay), any other is
 // refused; a submission refused as invalid leaves the view unused.
-func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest) (*StepResult, error) {
-	lock, st, err := svc.stepState(ctx, s, req.AgentID)
+func (h hosts) submit(ctx context.Context, s *Session, req StepRequest) (*StepResult, error) {
+	lock, st, err := h.svc.stepState(ctx, s, req.AgentID)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
-	issued, err := svc.store.View(ctx, s.ID, req.AgentID)
+	issued, err := h.svc.store.View(ctx, s.ID, req.AgentID)
 	if err != nil {
 		return nil, err
 	}
@@ -66,14 +71,14 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 	}
 	if issued.Landed > 0 {
 		lock.Release()
-		return svc.replayHost(ctx, s, req, issued)
+		return h.replay(ctx, s, req, issued)
 	}
 	if req.Action == providers.ToolVote && IsVoteStale(&Entry{SeenSteps: issued.SeenSteps}, st.Latest) {
 		// A model's vote on an outdated view cannot be refused in time and is
 		// recorded as stale; a host can take a fresh view, so it is asked to.
 		return nil, &StaleViewError{Agent: req.AgentID, Why: ViewOutdated}
 	}
-	v := svc.view(s, st, req.AgentID)
+	v := h.svc.view(s, st, req.AgentID)
 	// The entry records what the host saw when its view was issued.
 	v.SeenSteps = issued.SeenSteps
 	for name := range v.labelOf {
@@ -94,16 +99,16 @@ func (svc *Service) hostSubmit(ctx context.Context, s *Session, req StepRequest)
 		return nil, fmt.Errorf("%w: %s", ErrBadAction, problem)
 	}
 	entry := entryFor(st, v, d, providers.Free())
-	entry.Agent, entry.Time = req.AgentID, svc.now()
-	entry.DurationSeconds = svc.now().Sub(issued.IssuedAt).Seconds()
+	entry.Agent, entry.Time = req.AgentID, h.svc.now()
+	entry.DurationSeconds = h.svc.now().Sub(issued.IssuedAt).Seconds()
 	// The view is marked used under the step lock, before it is released,
 	// so a retry arriving after the lock is free finds the mark.
 	marked := &markingLock{StepLock: lock, mark: func(e Entry) error {
 		used := *issued
 		used.Landed, used.Submission = e.Step, submission(req)
-		return svc.store.SaveView(ctx, s.ID, req.AgentID, used)
+		return h.svc.store.SaveView(ctx, s.ID, req.AgentID, used)
 	}}
-	return svc.land(ctx, s, marked, nil, v, entry, true)
+	return h.svc.land(ctx, s, marked, nil, v, entry, true)
 }
 
 // checkIssued checks a submission's seen_steps against the view issued.
@@ -147,14 +152,14 @@ func submission(req StepRequest) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// replayHost answers a submission to a view that has already landed: the
+// replay answers a submission to a view that has already landed: the
 // same submission gets the original step's result (an idempotent retry),
 // any other an error naming the step it landed as. Nothing is written.
-func (svc *Service) replayHost(ctx context.Context, s *Session, req StepRequest, issued *IssuedView) (*StepResult, error) {
+func (h hosts) replay(ctx context.Context, s *Session, req StepRequest, issued *IssuedView) (*StepResult, error) {
 	if issued.Submission != submission(req) {
 		return nil, &StaleViewError{Agent: req.AgentID, Why: ViewUsed, Landed: issued.Landed}
 	}
-	_, l, st, err := svc.load(ctx, s.ID)
+	_, l, st, err := h.svc.sessions.load(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -167,14 +172,14 @@ func (svc *Service) replayHost(ctx context.Context, s *Session, req StepRequest,
 	if entry == nil {
 		return nil, fmt.Errorf("step %d of %s, which this view landed as, is not in the ledger; take a fresh view", issued.Landed, req.AgentID)
 	}
-	res := svc.snapshot(s, l, st)
-	return svc.stepResult(s, *entry, st, res, res.Consensus), nil
+	res := h.svc.snapshot(s, l, st)
+	return h.svc.stepResult(s, *entry, st, res, res.Consensus), nil
 }
 
 // replayable tells whether a host's submission is a resubmission to a view
 // that has landed (then it is answered whatever the session's state now).
-func (svc *Service) replayable(ctx context.Context, s *Session, req StepRequest) (*IssuedView, bool) {
-	issued, err := svc.store.View(ctx, s.ID, req.AgentID)
+func (h hosts) replayable(ctx context.Context, s *Session, req StepRequest) (*IssuedView, bool) {
+	issued, err := h.svc.store.View(ctx, s.ID, req.AgentID)
 	if err != nil || issued == nil || issued.Landed == 0 || checkIssued(req, issued) != nil {
 		return nil, false
 	}

@@ -52,7 +52,7 @@ func (svc *Service) OpenForWriting(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	s, l, st, err := svc.load(ctx, id)
+	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -69,13 +69,13 @@ func (svc *Service) OpenForWriting(ctx context.Context, id string) error {
 // session; a run loop's start always opens (runs are rare, and another
 // process may have crashed since).
 func (svc *Service) openOnce(ctx context.Context, id string) error {
-	if _, ok := svc.tidied.Get(id); ok {
+	if _, ok := svc.sessions.tidied.Get(id); ok {
 		return nil
 	}
 	if err := svc.OpenForWriting(ctx, id); err != nil {
 		return err
 	}
-	svc.tidied.Put(id, struct{}{})
+	svc.sessions.tidied.Put(id, struct{}{})
 	return nil
 }
 
@@ -131,11 +131,11 @@ func settingsDiff(have, want *Session, seed, crit bool) string {
 // starting serialises this process's starts of one session: between taking
 // the run lock and registering the run, a concurrent identical run_team
 // would otherwise see the lock held and be refused instead of joining.
-func (svc *Service) starting(id string) (release func()) {
-	mu := svc.starts.acquire(id)
+func (ss *sessions) starting(id string) (release func()) {
+	mu := ss.starts.acquire(id)
 	mu.Lock()
 	return func() {
 		mu.Unlock()
-		svc.starts.release(id)
+		ss.starts.release(id)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // A run holds its session's run lease (lease.go) from its start to its end:
@@ -45,56 +47,73 @@ func newOwnerID() string {
 	return hex.EncodeToString(b)
 }
 
-func (svc *Service) leaseTimes() (heartbeat, ttl time.Duration) {
-	heartbeat, ttl = svc.opts.RunHeartbeat, svc.opts.RunLeaseTTL
+// leases takes this service's run and step leases and beats their hearts:
+// the store's leases, held under the service's owner id.
+type leases struct {
+	store          Store
+	owner          string // the id this service's leases carry
+	heartbeat, ttl time.Duration
+	log            zerolog.Logger
+}
+
+// newLeases applies the defaults to the options' lease times.
+func newLeases(store Store, opts Options) *leases {
+	heartbeat, ttl := opts.RunHeartbeat, opts.RunLeaseTTL
 	if heartbeat <= 0 {
 		heartbeat = DefaultHeartbeat
 	}
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	return heartbeat, max(ttl, 2*heartbeat)
+	return &leases{store: store, owner: newOwnerID(), heartbeat: heartbeat, ttl: max(ttl, 2*heartbeat), log: opts.Logger}
 }
 
 // claimRun takes the session's run lock and run lease, and starts the
 // heartbeat. A live holder elsewhere refuses it with ErrSessionRunning; an
-// interrupted session's dead holder does not.
-func (svc *Service) claimRun(ctx context.Context, id string) (*runClaim, error) {
-	unlock, err := svc.store.LockRun(ctx, id)
+// interrupted session's dead holder does not: dead is the lease of the run
+// this claim took over from (nil when it took over from none), which the
+// caller records.
+func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *RunLease, err error) {
+	unlock, err := lz.store.LockRun(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c := &runClaim{beat: newBeat(), unlock: unlock, id: id}
-	ls, ok := svc.store.(LeaseStore)
+	c = &runClaim{beat: newBeat(), unlock: unlock, id: id}
+	ls, ok := lz.store.(LeaseStore)
 	if !ok {
 		close(c.done)
-		return c, nil
+		return c, nil, nil
 	}
-	heartbeat, ttl := svc.leaseTimes()
 	prev, _ := ls.ReadRun(ctx, id)
-	l, err := ls.AcquireRun(ctx, id, ThisProcess(svc.owner), ttl)
+	l, err := ls.AcquireRun(ctx, id, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
 		unlock()
-		return nil, err
+		return nil, nil, err
 	}
 	c.ls, c.version = ls, l.Version
-	go svc.heartbeat(&c.beat, heartbeat, id, "run", func(ctx context.Context) error {
-		_, err := ls.RenewRun(ctx, id, c.version, ttl)
+	go lz.beat(&c.beat, id, "run", func(ctx context.Context) error {
+		_, err := ls.RenewRun(ctx, id, c.version, lz.ttl)
 		return err
 	})
 	// A claim that replaced an unreleased one took over from a dead run.
 	if prev != nil && !prev.Released && prev.Version == l.Version-1 {
-		svc.event(ctx, id, Event{Type: "resumed", Message: fmt.Sprintf("session resumed: the run that held it (pid %d on %s) died, last alive %s",
-			prev.PID, prev.Host, prev.Renewed.UTC().Format(time.RFC3339))})
+		dead = prev
 	}
-	return c, nil
+	return c, dead, nil
 }
 
-// heartbeat renews a lease (what: "run", or the step of an agent) until
-// its claim is released or lost. A renew that fails for another reason (a
-// full disk) is tried again at the next beat; the lease expires if none
-// succeeds in time.
-func (svc *Service) heartbeat(b *beat, every time.Duration, id, what string, renew func(context.Context) error) {
+// resumedFrom records that a run took over from a dead one (claimRun).
+func resumedFrom(dead *RunLease) Event {
+	return Event{Type: "resumed", Message: fmt.Sprintf("session resumed: the run that held it (pid %d on %s) died, last alive %s",
+		dead.PID, dead.Host, dead.Renewed.UTC().Format(time.RFC3339))}
+}
+
+// beat renews a lease (what: "run", or the step of an agent) every
+// heartbeat until its claim is released or lost. A renew that fails for
+// another reason (a full disk) is tried again at the next beat; the lease
+// expires if none succeeds in time.
+func (lz *leases) beat(b *beat, id, what string, renew func(context.Context) error) {
+	every := lz.heartbeat
 	defer close(b.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -109,11 +128,11 @@ func (svc *Service) heartbeat(b *beat, every time.Duration, id, what string, ren
 		cancel()
 		switch {
 		case errors.Is(err, ErrLeaseLost):
-			svc.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("this lease was claimed by another process; stopping without writing")
+			lz.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("this lease was claimed by another process; stopping without writing")
 			close(b.lost)
 			return
 		case err != nil:
-			svc.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("could not renew the lease; trying again at the next heartbeat")
+			lz.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("could not renew the lease; trying again at the next heartbeat")
 		}
 	}
 }

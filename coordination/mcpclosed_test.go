@@ -31,7 +31,7 @@ func (failingStarts) StartMCP(_ context.Context, a AgentMCP) (MCPServers, error)
 }
 
 // TestAStepThatFindsTheServersJustClosedStartsNewOnes: a step looked up
-// its session's servers a moment before closeMCP took them; once it gets
+// its session's servers a moment before agentServers.close took them; once it gets
 // them they are closed, and it must start the agent's servers again, not
 // borrow the closed ones (their every call says "MCP server … is closed").
 // The start here fails at once, which shows it was tried.
@@ -40,19 +40,19 @@ func TestAStepThatFindsTheServersJustClosedStartsNewOnes(t *testing.T) {
 	s := &Session{ID: "t", Agents: []Agent{{ID: "a", Model: "sim", Tools: &AgentTools{NoSandbox: true,
 		MCPServers: map[string]MCPServer{"gone": {Type: "stdio", Command: "/nonexistent/mcp-server"}}}}}}
 	closing := &sessionMCP{agents: map[string]MCPServers{"a": closedServers{}}}
-	svc.mcps.Store(s.ID, closing)
-	closing.mu.Lock() // closeMCP holds it: taken out of the map, not yet marked
+	svc.servers.running.Store(s.ID, closing)
+	closing.mu.Lock() // agentServers.close holds it: taken out of the map, not yet marked
 	type found struct {
 		m   MCPServers
 		err error
 	}
 	got := make(chan found, 1)
 	go func() {
-		m, err := svc.agentMCP(context.Background(), s, "a")
+		m, err := svc.servers.agent(context.Background(), s, "a", svc.agentMCPPlaces)
 		got <- found{m, err}
 	}()
 	time.Sleep(50 * time.Millisecond) // the step finds closing and waits for it
-	svc.mcps.Delete(s.ID)
+	svc.servers.running.Delete(s.ID)
 	closing.closed = true
 	closing.mu.Unlock()
 	select {

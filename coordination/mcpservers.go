@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/rs/zerolog"
+
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -16,8 +18,20 @@ import (
 type sessionMCP struct {
 	mu     sync.Mutex
 	agents map[string]MCPServers
-	closed bool // by closeMCP: a step that found it a moment before starts a new one
+	closed bool // by close: a step that found it a moment before starts a new one
 }
+
+// agentServers holds the agents' running MCP servers by session: started
+// through the Tooling, closed when a run ends, a session finishes or the
+// service shuts down.
+type agentServers struct {
+	running sync.Map // id → *sessionMCP
+	tooling Tooling  // nil: no agent's servers can start
+	log     zerolog.Logger
+}
+
+// placer says where an agent's stdio servers run (Service.agentMCPPlaces).
+type placer func(s *Session, agent string, set AgentTools) AgentMCP
 
 // errNoTooling is why an agent's MCP servers cannot start on a Service
 // built without Tooling.
@@ -33,34 +47,34 @@ func hasMCP(s *Session) bool {
 	return false
 }
 
-// startMCP starts the MCP servers of every agent of the session that has
+// start starts the MCP servers of every agent of the session that has
 // some and whose servers are not running: a server that fails is an error
 // naming the agent, before any step.
-func (svc *Service) startMCP(ctx context.Context, s *Session) error {
+func (as *agentServers) start(ctx context.Context, s *Session, place placer) error {
 	if !hasMCP(s) {
 		return nil
 	}
 	for _, a := range s.Agents {
-		if _, err := svc.agentMCP(ctx, s, a.ID); err != nil {
+		if _, err := as.agent(ctx, s, a.ID, place); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// agentMCP returns the agent's running MCP servers, starting them if they
+// agent returns the agent's running MCP servers, starting them if they
 // are not (nil when the agent has none).
-func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (MCPServers, error) {
+func (as *agentServers) agent(ctx context.Context, s *Session, agent string, place placer) (MCPServers, error) {
 	ag, _ := s.Agent(agent)
 	if ag.Tools == nil || len(ag.Tools.MCPServers) == 0 {
 		return nil, nil
 	}
-	// closeMCP takes a session's servers out of the map before it marks
+	// close takes a session's servers out of the map before it marks
 	// them closed, so one found closed here was found a moment before:
 	// looking again finds (or stores) a fresh one.
 	var sm *sessionMCP
 	for {
-		v, _ := svc.mcps.LoadOrStore(s.ID, &sessionMCP{agents: map[string]MCPServers{}})
+		v, _ := as.running.LoadOrStore(s.ID, &sessionMCP{agents: map[string]MCPServers{}})
 		sm = v.(*sessionMCP)
 		sm.mu.Lock()
 		if !sm.closed {
@@ -74,8 +88,8 @@ func (svc *Service) agentMCP(ctx context.Context, s *Session, agent string) (MCP
 	}
 	var m MCPServers
 	err := errNoTooling
-	if svc.opts.Tooling != nil {
-		m, err = svc.opts.Tooling.StartMCP(ctx, svc.agentMCPPlaces(s, agent, *ag.Tools))
+	if as.tooling != nil {
+		m, err = as.tooling.StartMCP(ctx, place(s, agent, *ag.Tools))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s's MCP servers did not start, so the team did not: %w", ErrBadInput, agent, err)
@@ -100,10 +114,10 @@ func (svc *Service) agentMCPPlaces(s *Session, agent string, set AgentTools) Age
 	return a
 }
 
-// closeMCP stops every MCP server of a session; they start again if the
+// close stops every MCP server of a session; they start again if the
 // session runs again.
-func (svc *Service) closeMCP(id string) {
-	v, ok := svc.mcps.LoadAndDelete(id)
+func (as *agentServers) close(id string) {
+	v, ok := as.running.LoadAndDelete(id)
 	if !ok {
 		return
 	}
@@ -113,7 +127,15 @@ func (svc *Service) closeMCP(id string) {
 	sm.closed = true
 	for agent, m := range sm.agents {
 		if err := m.Close(); err != nil {
-			svc.log.Warn().Err(err).Str("session", id).Str("agent", agent).Msg("an MCP server did not close cleanly")
+			as.log.Warn().Err(err).Str("session", id).Str("agent", agent).Msg("an MCP server did not close cleanly")
 		}
 	}
+}
+
+// closeAll stops every session's MCP servers (CancelAll).
+func (as *agentServers) closeAll() {
+	as.running.Range(func(id, _ any) bool {
+		as.close(id.(string))
+		return true
+	})
 }

@@ -295,7 +295,5 @@ func (svc *Service) publish(o Observation) {
 
 // RunsActive is the number of run loops running in this process.
 func (svc *Service) RunsActive() int {
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	return len(svc.runs)
+	return svc.runs.count()
 }

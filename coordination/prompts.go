@@ -82,8 +82,8 @@ func promptsFor(s *Session, ag Agent) (system, prefix string) {
 // setup, with its prompts cached — or s when none is kept yet. A run's loop
 // already holds the kept one; a step driven through Step may have read its
 // setup just before another step landed and the setup was kept.
-func (svc *Service) kept(s *Session) *Session {
-	if k, ok := svc.setups.Get(s.ID); ok {
+func (ss *sessions) kept(s *Session) *Session {
+	if k, ok := ss.setups.Get(s.ID); ok {
 		return k
 	}
 	return s

@@ -41,7 +41,7 @@ func (svc *Service) Sessions(ctx context.Context) ([]SessionSummary, error) {
 	}
 	out := make([]SessionSummary, 0, len(ids))
 	for _, id := range ids {
-		s, l, st, err := svc.load(ctx, id)
+		s, l, st, err := svc.sessions.load(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -110,7 +110,7 @@ type LabelledAnswer struct {
 // latest one, so a reader can follow a vote's target_label to the text the
 // voter saw.
 func (svc *Service) Answer(ctx context.Context, id, label string) (*LabelledAnswer, error) {
-	s, _, st, err := svc.load(ctx, id)
+	s, _, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +139,6 @@ func (svc *Service) Answer(ctx context.Context, id, label string) (*LabelledAnsw
 // ledger lacks (answer numbers, labels) filled in. It may be shared with the
 // store: read it, never change it.
 func (svc *Service) Ledger(ctx context.Context, id string) (*Ledger, error) {
-	_, l, _, err := svc.load(ctx, id)
+	_, l, _, err := svc.sessions.load(ctx, id)
 	return l, err
 }

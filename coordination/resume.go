@@ -33,7 +33,7 @@ type RunRequest struct {
 // decides from the store, not from what a caller read earlier.
 func (svc *Service) CreateOrResume(ctx context.Context, req RunRequest) (*Session, error) {
 	if req.SessionID != "" {
-		s, err := svc.readSession(ctx, req.SessionID)
+		s, err := svc.sessions.read(ctx, req.SessionID)
 		switch {
 		case err == nil && req.Members:
 			// Identical settings join the session, different ones are

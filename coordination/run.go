@@ -107,23 +107,23 @@ const pollInterval = 50 * time.Millisecond
 // run belongs to the service until it ends or is cancelled. A session that
 // already runs here returns the existing handle; one that runs in another
 // process is refused with ErrSessionRunning. started says whether this call
-// started the run, decided under the service's lock: of many concurrent
+// started the run, decided under the runs' lock: of many concurrent
 // calls exactly one starts it and the others join it, so only the starter
 // may treat the run as its own (cancel it when its caller goes away). To
 // hear the run's progress, subscribe to the session before Start: with fast
 // models a run may be over before a Subscribe after it.
 func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool, err error) {
-	defer svc.starting(id)()
-	svc.mu.Lock()
-	if r, ok := svc.runs[id]; ok {
-		svc.mu.Unlock()
+	defer svc.sessions.starting(id)()
+	if r, ok := svc.runs.get(id); ok {
 		return r, false, nil
 	}
-	svc.mu.Unlock()
 
-	claim, err := svc.claimRun(ctx, id)
+	claim, dead, err := svc.leases.claimRun(ctx, id)
 	if err != nil {
 		return nil, false, err
+	}
+	if dead != nil {
+		svc.event(ctx, id, resumedFrom(dead))
 	}
 	unlockRun := claim.release
 	if err := svc.OpenForWriting(ctx, id); err != nil {
@@ -134,7 +134,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	// takes: the setup cannot change until the run ends, so the run builds
 	// its prompts once here and the service keeps it from now on (see
 	// forgetUnstepped for a run that ends before any step).
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		unlockRun()
 		return nil, false, err
@@ -145,57 +145,41 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 			return nil, false, fmt.Errorf("%w: %s is a host agent", ErrHostInRunTeam, a.ID)
 		}
 	}
-	if err := svc.startMCP(ctx, s); err != nil {
+	if err := svc.servers.start(ctx, s, svc.agentMCPPlaces); err != nil {
 		unlockRun()
 		return nil, false, err
 	}
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
 	}
-	svc.mu.Lock()
-	if r, ok := svc.runs[id]; ok { // lost a race with another Start here
-		svc.mu.Unlock()
+	svc.runs.mu.Lock()
+	if r, ok := svc.runs.loops[id]; ok { // lost a race with another Start here
+		svc.runs.mu.Unlock()
 		unlockRun()
 		return r, false, nil
 	}
 	if s.prompts != nil {
-		svc.setups.Put(id, s)
+		svc.sessions.setups.Put(id, s)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r = &Run{ID: id, cancel: cancel, done: make(chan struct{})}
-	svc.runs[id] = r
-	svc.mu.Unlock()
+	svc.runs.loops[id] = r
+	svc.runs.mu.Unlock()
 
 	go claim.fence(r)
 	go func() {
 		defer close(r.done)
 		defer func() {
-			svc.mu.Lock()
-			delete(svc.runs, id)
-			svc.mu.Unlock()
-			svc.derived.Delete(id)
-			svc.forgetUnstepped(id, s, r.res)
-			svc.closeMCP(id)
+			svc.runs.remove(id)
+			svc.sessions.derived.Delete(id)
+			svc.sessions.forgetUnstepped(id, s, r.res)
+			svc.servers.close(id)
 			unlockRun()
 			cancel(nil)
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
 	}()
 	return r, true, nil
-}
-
-// forgetUnstepped drops the setup a run kept if the session has no step
-// yet: until its first step, criteria may still be attached (here or by
-// another process sharing the store), so it must be read afresh again. A
-// result with steps, or a setup this run did not keep, needs no ledger read.
-func (svc *Service) forgetUnstepped(id string, s *Session, res *TeamResult) {
-	if k, ok := svc.setups.Get(id); !ok || k != s || (res != nil && res.Steps > 0) {
-		return
-	}
-	l, err := svc.ledger(context.Background(), id)
-	if err != nil || !hasEntries(l) {
-		svc.setups.DeleteIf(id, func(k *Session) bool { return k == s })
-	}
 }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx
@@ -241,22 +225,14 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 
 // Running returns the local run of a session, if any.
 func (svc *Service) Running(id string) (*Run, bool) {
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	r, ok := svc.runs[id]
-	return r, ok
+	return svc.runs.get(id)
 }
 
 // CancelAll cancels every local run (server shutdown, stdin closed), waits
 // for them to stop and closes every MCP server left; their sessions stay
 // resumable.
 func (svc *Service) CancelAll() {
-	svc.mu.Lock()
-	runs := make([]*Run, 0, len(svc.runs))
-	for _, r := range svc.runs {
-		runs = append(runs, r)
-	}
-	svc.mu.Unlock()
+	runs := svc.runs.all()
 	for _, r := range runs {
 		r.Cancel()
 	}
@@ -264,10 +240,7 @@ func (svc *Service) CancelAll() {
 		<-r.Done()
 	}
 	// What is left are step-driven sessions' servers: no run closes them.
-	svc.mcps.Range(func(id, _ any) bool {
-		svc.closeMCP(id.(string))
-		return true
-	})
+	svc.servers.closeAll()
 }
 
 type landed struct {
@@ -376,7 +349,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			if !affordable(s, st, len(own), svc.liveSpent(s.ID), worst) {
+			if !affordable(s, st, len(own), svc.runs.spent(s.ID), worst) {
 				unaffordable = true
 				break
 			}
@@ -519,7 +492,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	case errors.Is(cause, errFinalizing):
 		// finalize_team took over: the run ends here without a verdict of its
 		// own; Finalize returns the result.
-		s2, l, st, err := svc.load(ctx, s.ID)
+		s2, l, st, err := svc.sessions.load(ctx, s.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -541,7 +514,7 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamRes
 		return nil, err
 	}
 	defer unlock()
-	s, l, st, err := svc.load(ctx, id)
+	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -550,10 +523,10 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamRes
 			return nil, err
 		}
 		svc.event(ctx, id, Event{Type: "cancelled", Message: why})
-		if l, err = svc.ledger(ctx, id); err != nil {
+		if l, err = svc.sessions.ledger(ctx, id); err != nil {
 			return nil, err
 		}
-		st = svc.derive(s, l, nil)
+		st = svc.sessions.derive(s, l, nil)
 	}
 	res := svc.snapshot(s, l, st)
 	svc.writeStatus(ctx, s, st, res)
@@ -577,11 +550,11 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	case StatusFinished, StatusFailed:
 		return nil, fmt.Errorf("%w; nothing to cancel", finishedError(id, res))
 	case StatusCancelled:
-		svc.closeMCP(id) // cancelled elsewhere, say by another process
+		svc.servers.close(id) // cancelled elsewhere, say by another process
 		return res, nil
 	}
 	res, err = svc.markCancelled(ctx, id, "cancelled by request")
-	svc.closeMCP(id) // a step-driven session's servers: no run closes them
+	svc.servers.close(id) // a step-driven session's servers: no run closes them
 	return res, err
 }
 

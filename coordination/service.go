@@ -13,8 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -79,61 +77,33 @@ type Options struct {
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP
-// tools, CLI) takes into coordination.
+// tools, CLI) takes into coordination. Its exported methods are the
+// protocol; what it keeps in memory lives in the rooms it composes, most
+// with their own state and lock: sessions (setups and derivations), runs (run
+// loops and steps' spend), leases, models (opened providers), servers (the
+// agents' MCP servers), hosts (host agents' views), sweeps (what the timer
+// saw end), statuses (status.json writes) and shown (answers' snapshots).
 type Service struct {
 	store Store
 	files ProjectionStore // the store's projections; nil when it keeps none
 	opts  Options
 	log   zerolog.Logger
-	owner string   // the id this service's run leases carry (leaserun.go)
-	mcps  sync.Map // id → *sessionMCP: the agents' running MCP servers (mcpservers.go)
 
-	subs subscribers // who hears the sessions (observe.go)
+	sessions *sessions     // setups read and states derived, cached while live (sessions.go)
+	runs     *runs         // what runs here: run loops and the spend of steps in flight (runs.go)
+	leases   *leases       // this service's run and step leases (leaserun.go)
+	models   *models       // the providers of the model specs in use (models.go)
+	servers  *agentServers // the agents' running MCP servers (mcpservers.go)
+	hosts    hosts         // host agents' views and submissions (host.go)
+	sweeps   *sweeps       // the sessions the timer has seen end (timer.go)
+	statuses *statuses     // status.json versions waiting to be written (status.go)
+	subs     subscribers   // who hears the sessions (observe.go)
+	shown    *shown        // snapshots as prompts show them (files.go)
 
-	// The caches below are bounded, so a server that runs for weeks keeps
+	// The rooms' caches are bounded, so a server that runs for weeks keeps
 	// what its live sessions need and not a trace of every session it saw
 	// (TestServiceDoesNotGrowWithEverySession). Every one is a cache: an
 	// entry let go is read, derived or opened again, never lost.
-
-	// setups: id → *Session, the setups of sessions with a step (then they
-	// never change) or a run (which holds the run lock). Kept while the
-	// session is live: a derivation that finds it ended lets it go
-	// (forgetEnded), and the cap bounds live sessions nobody finishes here.
-	setups *lru[string, *Session]
-	// statuses: id → status.json versions waiting to be written. Held by
-	// each writer that queues a version until it is written, so an entry
-	// lives exactly while a write is pending and none is ever dropped.
-	statuses held[string, statusQueue]
-	// ended: id → the sweep that last listed it, for the sessions the timer
-	// has seen end (not read again). Pruned to what the store still lists
-	// each sweep, and capped; past the cap an ended session is read by every
-	// sweep, as it was before it was seen end.
-	ended  *lru[string, uint64]
-	sweeps atomic.Uint64 // sweeps begun (timer.go)
-	// derived: id → *deriveMemo, the latest derivation from a lent ledger:
-	// only running sessions keep one (derivememo.go), let go when their run
-	// ends; the cap bounds running sessions nobody steps again.
-	derived *lru[string, *deriveMemo]
-	// opened: model spec string and key grant → providers.Provider, opened
-	// once (under mu). Clients name any specs, so it is capped by size, the
-	// least used let go (and opened again when named again).
-	opened *lru[string, providers.Provider]
-	// shown: session, agent, step → []providers.FileInfo, a snapshot as
-	// prompts show it (up to shownTextTotal of text each): capped by size.
-	shown *lru[string, []providers.FileInfo]
-	// tidied: id → struct{}, the sessions opened for writing (openOnce).
-	// Capped by size, not let go when a session ends, so calls that a
-	// finished session refuses do not tidy it again each time: one let go is
-	// tidied again before its next write, as after a restart.
-	tidied *lru[string, struct{}]
-	// starts: id → the mutex of one Start at a time per session here
-	// (starting), held by each start that waits or runs and gone after the
-	// last: never let go while locked or waited on.
-	starts held[string, sync.Mutex]
-
-	mu     sync.Mutex
-	runs   map[string]*Run       // local run loops by session
-	spends map[string]*liveSpend // sessions with steps in flight here, and their spend so far (spend.go)
 }
 
 // NewService returns a Service over a store.
@@ -145,13 +115,16 @@ func NewService(store Store, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	files, _ := store.(ProjectionStore)
-	return &Service{store: store, files: files, opts: opts, log: opts.Logger, owner: newOwnerID(), runs: map[string]*Run{},
-		setups: newLRU[string, *Session](setupsMax), ended: newLRU[string, uint64](endedMax),
-		derived: newLRU[string, *deriveMemo](derivedMax), opened: newLRU[string, providers.Provider](openedMax),
-		shown: newLRU[string, []providers.FileInfo](shownCacheMax), tidied: newLRU[string, struct{}](tidiedMax)}
+	svc := &Service{store: store, files: files, opts: opts, log: opts.Logger,
+		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
+		models:  &models{open: opts.Open, opened: newLRU[string, providers.Provider](openedMax)},
+		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
+		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
+	svc.hosts = hosts{svc}
+	return svc
 }
 
-// The caps of the service's caches (Service says why each is capped).
+// The caps of the service's caches (the rooms say why each is capped).
 const (
 	// setupsMax and derivedMax are live sessions stepped here at once, more
 	// than a server runs (each keeps its prompts, or a ledger and a state);
@@ -248,7 +221,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
 	unlock, err := svc.store.LockSession(ctx, s.ID)
 	if err == nil {
-		svc.writeStatus(ctx, s, svc.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
+		svc.writeStatus(ctx, s, svc.sessions.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
 		unlock()
 	}
 	return s, nil
@@ -315,7 +288,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		if sp.Backend != "host" && open {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.
-			if _, err := svc.provider(*a); err != nil {
+			if _, err := svc.models.agent(*a); err != nil {
 				why := fmt.Errorf("agent %s (%s): %w", a.ID, a.Model, err)
 				if errors.Is(err, providers.ErrMissingKey) {
 					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: fmt.Sprintf("%v: %v", ErrBadSpec, why)})
@@ -417,61 +390,6 @@ func randomSeed() int64 {
 	return int64(binary.LittleEndian.Uint64(b[:]) >> 11)
 }
 
-// session reads a session's setup. Once an agent has stepped the setup never
-// changes (criteria can be attached only before the first step), so load
-// caches it from then on while the session is live, and so does a run while
-// it holds the run lock; before that it is read afresh, so criteria that
-// another process attaches are seen. A MassGen-written one is never cached.
-func (svc *Service) session(ctx context.Context, id string) (*Session, error) {
-	if s, ok := svc.setups.Get(id); ok {
-		return s, nil
-	}
-	return svc.readSession(ctx, id)
-}
-
-// readSession reads a session's setup from the store, with this service's
-// review hook.
-func (svc *Service) readSession(ctx context.Context, id string) (*Session, error) {
-	s, err := svc.store.Session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	s.reviews = svc.opts.Reviews
-	return s, nil
-}
-
-// load reads a session and its ledger and derives its state.
-func (svc *Service) load(ctx context.Context, id string) (*Session, *Ledger, *State, error) {
-	s, err := svc.session(ctx, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	l, lent, err := svc.lend(ctx, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	inFlight, err := svc.store.InFlight(ctx, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if !s.Foreign && hasEntries(l) && s.prompts == nil {
-		// The setup cannot change once the ledger has an entry, but s was
-		// read before the ledger: criteria attached and a first step landed
-		// in between would leave s the old setup. Read it again, and keep
-		// that one (ours alone until stored here) while the session is live.
-		if s, err = svc.readSession(ctx, id); err != nil {
-			return nil, nil, nil, err
-		}
-		st := svc.deriveFrom(s, l, lent, inFlight)
-		if !hasEnded(st) {
-			s.prompts = newPromptSet(s)
-			svc.setups.Put(id, s)
-		}
-		return s, l, st, nil
-	}
-	return s, l, svc.deriveFrom(s, l, lent, inFlight), nil
-}
-
 func hasEntries(l *Ledger) bool {
 	for _, es := range l.Agents {
 		if len(es) > 0 {
@@ -479,29 +397,6 @@ func hasEntries(l *Ledger) bool {
 		}
 	}
 	return false
-}
-
-// ledger reads a session's ledger for the service's own use: lent by a store
-// that lends (read-only from here on) when it needs no completing, else
-// copied.
-func (svc *Service) ledger(ctx context.Context, id string) (*Ledger, error) {
-	l, _, err := svc.lend(ctx, id)
-	return l, err
-}
-
-// lend is ledger, telling whether the ledger is lent (and so never changes).
-func (svc *Service) lend(ctx context.Context, id string) (l *Ledger, lent bool, err error) {
-	if lender, ok := svc.store.(LedgerLender); ok {
-		l, err := lender.LendLedger(ctx, id)
-		if err != nil {
-			return nil, false, err
-		}
-		if complete(l) {
-			return l, true, nil
-		}
-	}
-	l, err = svc.store.Ledger(ctx, id)
-	return l, false, err
 }
 
 // complete tells whether completeLedger would leave l as it is.
@@ -519,21 +414,6 @@ func complete(l *Ledger) bool {
 	return true
 }
 
-// deriveFrom derives from a ledger just read: memoised when it is lent,
-// since a lent ledger never changes.
-func (svc *Service) deriveFrom(s *Session, l *Ledger, lent bool, inFlight map[string]bool) *State {
-	if lent {
-		return svc.deriveLent(s, l, inFlight)
-	}
-	return svc.derive(s, l, inFlight)
-}
-
-// derive fills in what older or foreign ledgers lack, then derives.
-func (svc *Service) derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
-	completeLedger(s, l)
-	return svc.forgetEnded(s, Derive(s, l, inFlight))
-}
-
 // hasEnded tells a state whose session has ended: finished, failed or
 // cancelled (until it is resumed).
 func hasEnded(st *State) bool {
@@ -542,18 +422,6 @@ func hasEnded(st *State) bool {
 		return true
 	}
 	return false
-}
-
-// forgetEnded lets the setup the service keeps for s's session go once a
-// derivation finds the session ended, and returns st: an ended session's
-// setup is read afresh when it is read again, and kept again once it is
-// resumed. Whoever holds it (a run's loop, a step in flight) goes on with
-// its own.
-func (svc *Service) forgetEnded(s *Session, st *State) *State {
-	if hasEnded(st) {
-		svc.setups.Delete(s.ID)
-	}
-	return st
 }
 
 // completeLedger orders entries by step and fills answer numbers and labels
@@ -627,48 +495,6 @@ func (svc *Service) sessionDir(id string) string {
 		return filepath.Join("sessions", filepath.Base(dir))
 	}
 	return dir
-}
-
-// provider returns (and caches) the provider of an agent.
-func (svc *Service) provider(a Agent) (providers.Provider, error) {
-	sp, err := a.Spec()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
-	}
-	return svc.providerFor(sp)
-}
-
-// providerOf is the provider of a session's agent, looked up by id in its
-// own frame: the step that asks parks in the model call, and must not hold
-// an Agent copy on its stack (modelOf says why).
-func (svc *Service) providerOf(s *Session, id string) (providers.Provider, error) {
-	ag, _ := s.Agent(id)
-	return svc.provider(ag)
-}
-
-// providerFor returns (and caches) the provider of a spec. The cache key
-// holds the spec's key grant: a team file's agent and a client's agent with
-// the same spec text are different endpoints as far as keys go, and must
-// never share an opened provider.
-func (svc *Service) providerFor(sp providers.Spec) (providers.Provider, error) {
-	key := fmt.Sprintf("%s\x00%t\x00%s", sp.String(), sp.Grant.Operator, sp.Grant.KeyEnv)
-	if p, ok := svc.opened.Get(key); ok {
-		return p, nil // every step asks: the cache's own lock, not mu, which an Open holds
-	}
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	if p, ok := svc.opened.Get(key); ok {
-		return p, nil
-	}
-	if svc.opts.Open == nil {
-		return nil, fmt.Errorf("%w: this service cannot call models", ErrBadSpec)
-	}
-	p, err := svc.opts.Open(sp)
-	if err != nil {
-		return nil, err
-	}
-	svc.opened.Put(key, p)
-	return p, nil
 }
 
 // IsHost tells whether the agent is driven by the outer agent. Models are

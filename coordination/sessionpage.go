@@ -57,7 +57,7 @@ func (svc *Service) ListSessions(ctx context.Context, q SessionQuery) (*SessionP
 	text := strings.ToLower(q.Text)
 	matched := 0
 	for _, id := range ids {
-		s, l, st, err := svc.load(ctx, id)
+		s, l, st, err := svc.sessions.load(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

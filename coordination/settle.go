@@ -37,7 +37,7 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 		return settled{}, err
 	}
 	defer unlock()
-	s, l, st, err := svc.load(ctx, id)
+	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return settled{}, err
 	}
@@ -52,10 +52,10 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 		if err := svc.amend(ctx, s, l, st, rec); err != nil {
 			return settled{}, err
 		}
-		if l, err = svc.ledger(ctx, id); err != nil {
+		if l, err = svc.sessions.ledger(ctx, id); err != nil {
 			return settled{}, err
 		}
-		st = svc.derive(s, l, nil)
+		st = svc.sessions.derive(s, l, nil)
 	}
 	d := Decide(s, st, force)
 	switch d.Kind {
@@ -64,14 +64,14 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 			return settled{}, err
 		}
 		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %s asked to vote again", Count(len(d.Revote), "agent")), Data: map[string]any{"agents": d.Revote}})
-		if l, err = svc.ledger(ctx, id); err != nil {
+		if l, err = svc.sessions.ledger(ctx, id); err != nil {
 			return settled{}, err
 		}
 		inFlight, err := svc.store.InFlight(ctx, id)
 		if err != nil {
 			return settled{}, err
 		}
-		st = svc.derive(s, l, inFlight)
+		st = svc.sessions.derive(s, l, inFlight)
 	case DecideFinish:
 		res := svc.finishedResult(s, l, st, d, providers.Free())
 		if d.Stop == StopTimeout {
@@ -97,10 +97,10 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 		if err := svc.record(ctx, s, kind, res, strategy); err != nil {
 			return settled{}, err
 		}
-		if l, err = svc.ledger(ctx, id); err != nil {
+		if l, err = svc.sessions.ledger(ctx, id); err != nil {
 			return settled{}, err
 		}
-		st = svc.derive(s, l, nil)
+		st = svc.sessions.derive(s, l, nil)
 	}
 	if !full && st.Life.Status == StatusRunning && !svc.keepsFiles() {
 		return settled{s: s, l: l, st: st}, nil
@@ -183,7 +183,7 @@ func (svc *Service) current(ctx context.Context, s *Session) (*Ledger, *State, *
 // currentResult is current; without full, a session that goes on running
 // gets no result (nil), as in settleResult.
 func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*Ledger, *State, *TeamResult, error) {
-	_, l, st, err := svc.load(ctx, s.ID)
+	_, l, st, err := svc.sessions.load(ctx, s.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -194,7 +194,7 @@ func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		_, l, st, err = svc.load(ctx, s.ID)
+		_, l, st, err = svc.sessions.load(ctx, s.ID)
 		return l, st, res, err
 	}
 	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {

@@ -62,7 +62,7 @@ func ledgerSpent(st *State) ledgerSpend { return st.spend }
 // agent) stop once the session — the ledger, plus every step in flight —
 // is past its cost_budget_usd or token_budget, instead of when it exits:
 // a run then ends within one turn of the budget per agent in flight. It
-// lives while a step of the session is in flight here (Service.spends).
+// lives while a step of the session is in flight here (runs.spends).
 type liveSpend struct {
 	landed spent                // usage that landed since this was made
 	live   map[*stepSpend]spent // each step in flight: its usage so far
@@ -72,7 +72,7 @@ type liveSpend struct {
 // stepSpend is one step's view of its session's budgets
 // (providers.Spend), held in the step's kit.
 type stepSpend struct {
-	svc    *Service
+	runs   *runs
 	id     string // the session
 	sess   *liveSpend
 	cost   *float64 // the session's budgets
@@ -84,24 +84,21 @@ type stepSpend struct {
 
 // openSpend starts a step's view of its session's budgets, or returns nil
 // when the session has none.
-func (svc *Service) openSpend(s *Session, st *State) *stepSpend {
+func (rs *runs) openSpend(s *Session, st *State) *stepSpend {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return nil
 	}
 	base := ledgerSpent(st).spent
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
-	if svc.spends == nil {
-		svc.spends = map[string]*liveSpend{}
-	}
-	ls := svc.spends[s.ID]
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	ls := rs.spends[s.ID]
 	if ls == nil {
 		ls = &liveSpend{live: map[*stepSpend]spent{}}
-		svc.spends[s.ID] = ls
+		rs.spends[s.ID] = ls
 	}
 	ls.refs++
-	m := &stepSpend{svc: svc, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed}
+	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed}
 	ls.live[m] = spent{}
 	return m
 }
@@ -109,8 +106,8 @@ func (svc *Service) openSpend(s *Session, st *State) *stepSpend {
 // Used implements providers.Spend: the attempt's usage so far, on top of
 // the step's earlier attempts, beside every other step in flight.
 func (m *stepSpend) Used(u providers.Usage) string {
-	m.svc.mu.Lock()
-	defer m.svc.mu.Unlock()
+	m.runs.mu.Lock()
+	defer m.runs.mu.Unlock()
 	m.sess.live[m] = m.prior.plus(spentOf(u))
 	total := m.base.plus(m.sess.landed).plus(spent{-m.since.cost, -m.since.tokens})
 	for _, s := range m.sess.live {
@@ -130,8 +127,8 @@ func (m *stepSpend) attempted(u providers.Usage) {
 	if m == nil {
 		return
 	}
-	m.svc.mu.Lock()
-	defer m.svc.mu.Unlock()
+	m.runs.mu.Lock()
+	defer m.runs.mu.Unlock()
 	m.prior = m.prior.plus(spentOf(u))
 	m.sess.live[m] = m.prior
 }
@@ -143,22 +140,22 @@ func (m *stepSpend) close(u providers.Usage) {
 	if m == nil {
 		return
 	}
-	m.svc.mu.Lock()
-	defer m.svc.mu.Unlock()
+	m.runs.mu.Lock()
+	defer m.runs.mu.Unlock()
 	delete(m.sess.live, m)
 	m.sess.landed = m.sess.landed.plus(spentOf(u))
 	if m.sess.refs--; m.sess.refs == 0 {
-		delete(m.svc.spends, m.id)
+		delete(m.runs.spends, m.id)
 	}
 }
 
-// liveSpent is what the session's steps in flight here have reported
+// spent is what the session's steps in flight here have reported
 // spending so far.
-func (svc *Service) liveSpent(id string) spent {
-	svc.mu.Lock()
-	defer svc.mu.Unlock()
+func (rs *runs) spent(id string) spent {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	var total spent
-	if ls := svc.spends[id]; ls != nil {
+	if ls := rs.spends[id]; ls != nil {
 		for _, s := range ls.live {
 			total = total.plus(s)
 		}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/massgen-go/massgen-mcp/criteria"
 )
 
@@ -49,7 +51,7 @@ type AgentStatus struct {
 // Status derives a session's status (and decides it if it is settled or past
 // a limit, exactly as a step would).
 func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) {
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +69,7 @@ func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) 
 
 // Result is the team result as it stands.
 func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) {
-	s, err := svc.session(ctx, id)
+	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) 
 // Inspect derives a session's status without deciding or writing anything:
 // for read-only views of a session, such as one written by MassGen.
 func (svc *Service) Inspect(ctx context.Context, id string) (*StatusView, error) {
-	s, l, st, err := svc.load(ctx, id)
+	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +209,26 @@ func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res 
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not render the session's status")
 		return
 	}
-	slot := svc.statuses.acquire(s.ID)
+	svc.statuses.queue(ctx, s.ID, write, soon && res.Status == StatusRunning)
+}
+
+// statuses writes sessions' status.json versions, the latest first and one
+// writer at a time per session.
+type statuses struct {
+	// queues: id → status.json versions waiting to be written. Held by
+	// each writer that queues a version until it is written, so an entry
+	// lives exactly while a write is pending and none is ever dropped.
+	queues held[string, statusQueue]
+	log    zerolog.Logger
+}
+
+// queue queues a session's rendered status write, and writes it now, or in
+// the background when background is set.
+func (sq *statuses) queue(ctx context.Context, id string, write func(ctx context.Context) error, background bool) {
+	slot := sq.queues.acquire(id)
 	slot.mu.Lock()
 	slot.queued++
 	slot.latest = write
-	background := soon && res.Status == StatusRunning
 	start := background && !slot.writing
 	if start {
 		slot.writing = true
@@ -223,14 +240,14 @@ func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res 
 	switch {
 	case start:
 		go func() {
-			svc.flushStatus(context.WithoutCancel(ctx), s.ID, slot)
-			svc.statuses.release(s.ID)
+			sq.flush(context.WithoutCancel(ctx), id, slot)
+			sq.queues.release(id)
 		}()
 	case !background:
-		svc.flushStatus(ctx, s.ID, slot)
-		svc.statuses.release(s.ID)
+		sq.flush(ctx, id, slot)
+		sq.queues.release(id)
 	default:
-		svc.statuses.release(s.ID)
+		sq.queues.release(id)
 	}
 }
 
@@ -244,8 +261,8 @@ type statusQueue struct {
 	writing bool                            // a background writer is on it
 }
 
-// flushStatus runs the latest queued write until none is pending.
-func (svc *Service) flushStatus(ctx context.Context, id string, q *statusQueue) {
+// flush runs the latest queued write until none is pending.
+func (sq *statuses) flush(ctx context.Context, id string, q *statusQueue) {
 	q.write.Lock()
 	defer q.write.Unlock()
 	for {
@@ -258,7 +275,7 @@ func (svc *Service) flushStatus(ctx context.Context, id string, q *statusQueue) 
 		v, write := q.queued, q.latest
 		q.mu.Unlock()
 		if err := write(ctx); err != nil {
-			svc.log.Warn().Err(err).Str("session", id).Msg("could not write the session's status")
+			sq.log.Warn().Err(err).Str("session", id).Msg("could not write the session's status")
 		}
 		q.mu.Lock()
 		q.written = v

@@ -80,7 +80,7 @@ func TestStatusWritesLandOneAtATimeTheLatestLast(t *testing.T) {
 		t.Fatalf("the last version to land is %d, not the latest queued (%d)", last, p.rendered.Load())
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for svc.statuses.len() != 0 {
+	for svc.statuses.queues.len() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the session's status queue outlived its last write")
 		}

@@ -28,7 +28,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if err := svc.openOnce(ctx, req.SessionID); err != nil {
 		return nil, err
 	}
-	s, err := svc.session(ctx, req.SessionID)
+	s, err := svc.sessions.get(ctx, req.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +46,8 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if host && req.Action != "" {
 		// A client's retry of a submission that landed gets the original
 		// result, whatever the session has done since.
-		if issued, ok := svc.replayable(ctx, s, req); ok {
-			return svc.replayHost(ctx, s, req, issued)
+		if issued, ok := svc.hosts.replayable(ctx, s, req); ok {
+			return svc.hosts.replay(ctx, s, req, issued)
 		}
 	}
 	// Every call that touches a session checks its limits and decides it if
@@ -70,10 +70,10 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 		}
 	}
 	if host && req.Action == "" {
-		return svc.hostView(ctx, s, ag.ID)
+		return svc.hosts.view(ctx, s, ag.ID)
 	}
 	if host {
-		return svc.hostSubmit(ctx, s, req)
+		return svc.hosts.submit(ctx, s, req)
 	}
 	return svc.serverStep(ctx, s, ag.ID, true)
 }
@@ -85,7 +85,7 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	l, lent, err := svc.lend(ctx, s.ID)
+	l, lent, err := svc.sessions.lend(ctx, s.ID)
 	var st *State
 	if err == nil {
 		st, err = svc.ownState(ctx, s, l, lent, agentID)
@@ -106,7 +106,7 @@ func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bo
 	if lent {
 		// Served only to a step that is due: the reasons it is not (and the
 		// agents due instead) are said from a state with everyone in flight.
-		if st := svc.memoFor(s, l, agentID); st != nil && st.Agent(agentID).Next {
+		if st := svc.sessions.memoFor(s, l, agentID); st != nil && st.Agent(agentID).Next {
 			return st, nil
 		}
 	}
@@ -115,7 +115,7 @@ func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bo
 		return nil, err
 	}
 	delete(inFlight, agentID)
-	return svc.deriveFrom(s, l, lent, inFlight), nil
+	return svc.sessions.deriveFrom(s, l, lent, inFlight), nil
 }
 
 // due explains why an agent may not act now, or returns nil.
@@ -143,13 +143,13 @@ func due(s *Session, st *State, agentID string) error {
 // votes in the result of a step that leaves the session running (a run's
 // loop reads only the state).
 func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, tally bool) (*StepResult, error) {
-	s = svc.kept(s)
+	s = svc.sessions.kept(s)
 	lock, st, err := svc.stepState(ctx, s, agentID)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
-	claim, err := svc.claimStep(ctx, s.ID, agentID)
+	claim, err := svc.leases.claimStep(ctx, s.ID, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	// nothing changed: a walk and a stat per file, no copies).
 	svc.rollback(s, agentID)
 	v := svc.view(s, st, agentID)
-	mcp, err := svc.agentMCP(ctx, s, agentID)
+	mcp, err := svc.servers.agent(ctx, s, agentID, svc.agentMCPPlaces)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 // is a copy, and 1,000 sessions start 4,000 steps at once): entries travel
 // by pointer, and judging a reply happens in judge, off this frame.
 func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int, kit *stepKit) (*Entry, providers.Usage, error) {
-	p, err := svc.providerOf(s, v.Agent)
+	p, err := svc.models.of(s, v.Agent)
 	if err != nil {
 		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), providers.Usage{}, nil
 	}
@@ -320,7 +320,7 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 		if st.Life.Status != StatusRunning {
 			// The session is over. (A store that keeps files gets a result
 			// from every landing: that is no end.)
-			svc.closeMCP(s.ID)
+			svc.servers.close(s.ID)
 		}
 	case tally:
 		consensus = consensusView(s, st) // still running: only the tally is built
@@ -394,7 +394,7 @@ func (svc *Service) resume(ctx context.Context, id, why string) error {
 		return err
 	}
 	defer unlock()
-	l, err := svc.ledger(ctx, id)
+	l, err := svc.sessions.ledger(ctx, id)
 	if err != nil {
 		return err
 	}

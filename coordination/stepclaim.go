@@ -25,19 +25,18 @@ type stepClaim struct {
 
 // claimStep takes the agent's step lease and starts its heartbeat. The
 // caller holds the agent's step lock.
-func (svc *Service) claimStep(ctx context.Context, id, agent string) (*stepClaim, error) {
-	ls, ok := svc.store.(StepLeaseStore)
+func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, error) {
+	ls, ok := lz.store.(StepLeaseStore)
 	if !ok {
 		return nil, nil
 	}
-	heartbeat, ttl := svc.leaseTimes()
-	l, err := ls.AcquireStep(ctx, id, agent, ThisProcess(svc.owner), ttl)
+	l, err := ls.AcquireStep(ctx, id, agent, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
 		return nil, err
 	}
 	c := &stepClaim{beat: newBeat(), ls: ls, id: id, agent: agent, version: l.Version}
-	go svc.heartbeat(&c.beat, heartbeat, id, "step of "+agent, func(ctx context.Context) error {
-		_, err := ls.RenewStep(ctx, id, agent, c.version, ttl)
+	go lz.beat(&c.beat, id, "step of "+agent, func(ctx context.Context) error {
+		_, err := ls.RenewStep(ctx, id, agent, c.version, lz.ttl)
 		return err
 	})
 	return c, nil

@@ -2,8 +2,49 @@ package coordination
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
+
+// sweeps is what the session timer remembers between sweeps: the sessions
+// it has seen end, so that it does not read them again.
+type sweeps struct {
+	// seen: id → the sweep that last listed it, for the sessions the timer
+	// has seen end. Pruned to what the store still lists each sweep, and
+	// capped; past the cap an ended session is read by every sweep, as it
+	// was before it was seen end.
+	seen  *lru[string, uint64]
+	count atomic.Uint64 // sweeps begun
+}
+
+// begin numbers a new sweep.
+func (sw *sweeps) begin() uint64 { return sw.count.Add(1) }
+
+// seenEnd tells whether the session was seen end, and marks it listed by
+// this sweep if so.
+func (sw *sweeps) seenEnd(id string, sweep uint64) bool {
+	if _, done := sw.seen.Get(id); !done {
+		return false
+	}
+	sw.seen.Put(id, sweep)
+	return true
+}
+
+// ended remembers a session the sweep saw end.
+func (sw *sweeps) ended(id string, sweep uint64) {
+	if sw.seen.Len() < endedMax {
+		// Full, the ones seen first stay: letting the least recently seen
+		// go would have every sweep, which lists sessions in the same
+		// order, read each one again.
+		sw.seen.Put(id, sweep)
+	}
+}
+
+// prune forgets the ended sessions the sweep did not list (gone from the
+// store).
+func (sw *sweeps) prune(sweep uint64) {
+	sw.seen.DeleteFunc(func(_ string, seen uint64) bool { return seen != sweep })
+}
 
 // Sweep is the server's session timer: it decides every step-driven session
 // that has passed its timeout or budget, or has a decision pending, exactly as
@@ -14,14 +55,13 @@ func (svc *Service) Sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sweep := svc.sweeps.Add(1)
-	defer svc.ended.DeleteFunc(func(_ string, seen uint64) bool { return seen != sweep })
+	sweep := svc.sweeps.begin()
+	defer svc.sweeps.prune(sweep)
 	for _, id := range ids {
-		if _, done := svc.ended.Get(id); done {
-			svc.ended.Put(id, sweep)
+		if svc.sweeps.seenEnd(id, sweep) {
 			continue
 		}
-		s, err := svc.session(ctx, id)
+		s, err := svc.sessions.get(ctx, id)
 		if err != nil || s.Foreign || s.Driver != DriverStep {
 			continue
 		}
@@ -31,13 +71,8 @@ func (svc *Service) Sweep(ctx context.Context) error {
 			continue
 		}
 		if st.Life.Status == StatusFinished || st.Life.Status == StatusFailed {
-			if svc.ended.Len() < endedMax {
-				// Full, the ones seen first stay: letting the least
-				// recently seen go would have every sweep, which lists
-				// sessions in the same order, read each one again.
-				svc.ended.Put(id, sweep)
-			}
-			svc.closeMCP(id) // ended by its timer, with no step landing
+			svc.sweeps.ended(id, sweep)
+			svc.servers.close(id) // ended by its timer, with no step landing
 		}
 	}
 	return nil

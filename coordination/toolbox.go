@@ -58,7 +58,7 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	if ag.Tools != nil {
 		set = *ag.Tools
 	}
-	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch, spend: svc.openSpend(s, st)}
+	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch, spend: svc.runs.openSpend(s, st)}
 	if b := s.Rules.TokenBudget; b != nil {
 		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}

@@ -1,0 +1,62 @@
+package coordination
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// models opens the providers of the model specs steps name, once each.
+type models struct {
+	open Opener // nil: this service cannot call models
+	// mu is held while a spec is opened, so two steps naming one spec
+	// open it once.
+	mu sync.Mutex
+	// opened: model spec string and key grant → providers.Provider, opened
+	// once (under mu). Clients name any specs, so it is capped by size, the
+	// least used let go (and opened again when named again).
+	opened *lru[string, providers.Provider]
+}
+
+// agent returns (and caches) the provider of an agent.
+func (ms *models) agent(a Agent) (providers.Provider, error) {
+	sp, err := a.Spec()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
+	}
+	return ms.spec(sp)
+}
+
+// of is the provider of a session's agent, looked up by id in its
+// own frame: the step that asks parks in the model call, and must not hold
+// an Agent copy on its stack (modelOf says why).
+func (ms *models) of(s *Session, id string) (providers.Provider, error) {
+	ag, _ := s.Agent(id)
+	return ms.agent(ag)
+}
+
+// spec returns (and caches) the provider of a spec. The cache key
+// holds the spec's key grant: a team file's agent and a client's agent with
+// the same spec text are different endpoints as far as keys go, and must
+// never share an opened provider.
+func (ms *models) spec(sp providers.Spec) (providers.Provider, error) {
+	key := fmt.Sprintf("%s\x00%t\x00%s", sp.String(), sp.Grant.Operator, sp.Grant.KeyEnv)
+	if p, ok := ms.opened.Get(key); ok {
+		return p, nil // every step asks: the cache's own lock, not mu, which an Open holds
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if p, ok := ms.opened.Get(key); ok {
+		return p, nil
+	}
+	if ms.open == nil {
+		return nil, fmt.Errorf("%w: this service cannot call models", ErrBadSpec)
+	}
+	p, err := ms.open(sp)
+	if err != nil {
+		return nil, err
+	}
+	ms.opened.Put(key, p)
+	return p, nil
+}

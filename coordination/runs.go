@@ -1,0 +1,49 @@
+package coordination
+
+import "sync"
+
+// runs is what runs in this process: the run loops by session, and the
+// spend of each session's steps in flight (spend.go). One lock guards both;
+// it is never held across a store or a model call.
+type runs struct {
+	mu     sync.Mutex
+	loops  map[string]*Run       // local run loops by session
+	spends map[string]*liveSpend // sessions with steps in flight here, and their spend so far
+}
+
+func newRuns() *runs {
+	return &runs{loops: map[string]*Run{}, spends: map[string]*liveSpend{}}
+}
+
+// get returns the local run of a session, if any.
+func (rs *runs) get(id string) (*Run, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r, ok := rs.loops[id]
+	return r, ok
+}
+
+// remove forgets a run that ended.
+func (rs *runs) remove(id string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.loops, id)
+}
+
+// all returns the runs running now.
+func (rs *runs) all() []*Run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	all := make([]*Run, 0, len(rs.loops))
+	for _, r := range rs.loops {
+		all = append(all, r)
+	}
+	return all
+}
+
+// count is the number of run loops running now.
+func (rs *runs) count() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.loops)
+}

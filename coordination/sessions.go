@@ -1,0 +1,159 @@
+package coordination
+
+import (
+	"context"
+	"sync"
+)
+
+// sessions reads sessions' setups and ledgers and derives their states,
+// keeping what a live session needs to be read again cheaply: its setup
+// (setups), its latest derivation (derived), whether it was tidied for
+// writing here (tidied) and the lock of one Start at a time (starts).
+// Each cache is bounded (Service says why).
+type sessions struct {
+	store   Store
+	reviews Reviews // given to every setup read (review.go)
+
+	// setups: id → *Session, the setups of sessions with a step (then they
+	// never change) or a run (which holds the run lock). Kept while the
+	// session is live: a derivation that finds it ended lets it go
+	// (forgetEnded), and the cap bounds live sessions nobody finishes here.
+	setups *lru[string, *Session]
+	// derived: id → *deriveMemo, the latest derivation from a lent ledger:
+	// only running sessions keep one (derivememo.go), let go when their run
+	// ends; the cap bounds running sessions nobody steps again.
+	derived *lru[string, *deriveMemo]
+	// tidied: id → struct{}, the sessions opened for writing (openOnce).
+	// Capped by size, not let go when a session ends, so calls that a
+	// finished session refuses do not tidy it again each time: one let go is
+	// tidied again before its next write, as after a restart.
+	tidied *lru[string, struct{}]
+	// starts: id → the mutex of one Start at a time per session here
+	// (starting), held by each start that waits or runs and gone after the
+	// last: never let go while locked or waited on.
+	starts held[string, sync.Mutex]
+}
+
+func newSessions(store Store, reviews Reviews) *sessions {
+	return &sessions{store: store, reviews: reviews, setups: newLRU[string, *Session](setupsMax),
+		derived: newLRU[string, *deriveMemo](derivedMax), tidied: newLRU[string, struct{}](tidiedMax)}
+}
+
+// get reads a session's setup. Once an agent has stepped the setup never
+// changes (criteria can be attached only before the first step), so load
+// caches it from then on while the session is live, and so does a run while
+// it holds the run lock; before that it is read afresh, so criteria that
+// another process attaches are seen. A MassGen-written one is never cached.
+func (ss *sessions) get(ctx context.Context, id string) (*Session, error) {
+	if s, ok := ss.setups.Get(id); ok {
+		return s, nil
+	}
+	return ss.read(ctx, id)
+}
+
+// read reads a session's setup from the store, with this service's
+// review hook.
+func (ss *sessions) read(ctx context.Context, id string) (*Session, error) {
+	s, err := ss.store.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.reviews = ss.reviews
+	return s, nil
+}
+
+// load reads a session and its ledger and derives its state.
+func (ss *sessions) load(ctx context.Context, id string) (*Session, *Ledger, *State, error) {
+	s, err := ss.get(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	l, lent, err := ss.lend(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inFlight, err := ss.store.InFlight(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !s.Foreign && hasEntries(l) && s.prompts == nil {
+		// The setup cannot change once the ledger has an entry, but s was
+		// read before the ledger: criteria attached and a first step landed
+		// in between would leave s the old setup. Read it again, and keep
+		// that one (ours alone until stored here) while the session is live.
+		if s, err = ss.read(ctx, id); err != nil {
+			return nil, nil, nil, err
+		}
+		st := ss.deriveFrom(s, l, lent, inFlight)
+		if !hasEnded(st) {
+			s.prompts = newPromptSet(s)
+			ss.setups.Put(id, s)
+		}
+		return s, l, st, nil
+	}
+	return s, l, ss.deriveFrom(s, l, lent, inFlight), nil
+}
+
+// ledger reads a session's ledger for the service's own use: lent by a store
+// that lends (read-only from here on) when it needs no completing, else
+// copied.
+func (ss *sessions) ledger(ctx context.Context, id string) (*Ledger, error) {
+	l, _, err := ss.lend(ctx, id)
+	return l, err
+}
+
+// lend is ledger, telling whether the ledger is lent (and so never changes).
+func (ss *sessions) lend(ctx context.Context, id string) (l *Ledger, lent bool, err error) {
+	if lender, ok := ss.store.(LedgerLender); ok {
+		l, err := lender.LendLedger(ctx, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if complete(l) {
+			return l, true, nil
+		}
+	}
+	l, err = ss.store.Ledger(ctx, id)
+	return l, false, err
+}
+
+// deriveFrom derives from a ledger just read: memoised when it is lent,
+// since a lent ledger never changes.
+func (ss *sessions) deriveFrom(s *Session, l *Ledger, lent bool, inFlight map[string]bool) *State {
+	if lent {
+		return ss.deriveLent(s, l, inFlight)
+	}
+	return ss.derive(s, l, inFlight)
+}
+
+// derive fills in what older or foreign ledgers lack, then derives.
+func (ss *sessions) derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
+	completeLedger(s, l)
+	return ss.forgetEnded(s, Derive(s, l, inFlight))
+}
+
+// forgetEnded lets the setup the service keeps for s's session go once a
+// derivation finds the session ended, and returns st: an ended session's
+// setup is read afresh when it is read again, and kept again once it is
+// resumed. Whoever holds it (a run's loop, a step in flight) goes on with
+// its own.
+func (ss *sessions) forgetEnded(s *Session, st *State) *State {
+	if hasEnded(st) {
+		ss.setups.Delete(s.ID)
+	}
+	return st
+}
+
+// forgetUnstepped drops the setup a run kept if the session has no step
+// yet: until its first step, criteria may still be attached (here or by
+// another process sharing the store), so it must be read afresh again. A
+// result with steps, or a setup this run did not keep, needs no ledger read.
+func (ss *sessions) forgetUnstepped(id string, s *Session, res *TeamResult) {
+	if k, ok := ss.setups.Get(id); !ok || k != s || (res != nil && res.Steps > 0) {
+		return
+	}
+	l, err := ss.ledger(context.Background(), id)
+	if err != nil || !hasEntries(l) {
+		ss.setups.DeleteIf(id, func(k *Session) bool { return k == s })
+	}
+}
