@@ -59,7 +59,7 @@ for (const kind of ["stdio", "http"]) {
         assert.notEqual(tool.annotations?.readOnlyHint, true, "it may attach criteria to a session");
         assert.equal(tool.annotations?.destructiveHint, false);
         assert.notEqual(tool.annotations?.openWorldHint, false, "it may call a model");
-        assert.deepEqual(tool.inputSchema.properties.kind.enum, ["code", "writing", "analysis", "plan", "other"]);
+        assert.deepEqual(tool.inputSchema.properties.kind.enum, ["code", "build", "writing", "analysis", "plan", "other"]);
         assert.equal(tool.outputSchema, undefined, "no tool publishes an output schema");
         assert.match(tool.description, /massgen_eval_criteria/, "the description names the result's fields");
       } finally {
