@@ -64,11 +64,11 @@ func press(m *Model, keys ...string) string {
 
 func TestCardsSayEachAgentsStateInWords(t *testing.T) {
 	live := NewLive()
-	live.Activity(coordination.Activity{Agent: "agent_a", Step: 3, Kind: "text", Text: "17 * 23 = 391", Time: t0})
+	live.Activity(coordination.Activity{Agent: "agent_a", Step: 3, Kind: "text", Text: "17 * 23 = 391 as agent1 says", Time: t0})
 	live.Activity(coordination.Activity{Agent: "agent_d", Step: 2, Kind: "retry", Wait: 8 * time.Second, Err: "rate_limit: slow down", Time: t0.Add(19 * time.Second)})
 	v := model(t, "", live).View()
 	for _, want := range []string{
-		"thinking for 12s", "17 * 23 = 391", // agent_a: since its step_started event, with its streamed text
+		"thinking for 12s", "17 * 23 = 391 as agent_b says", // agent_a: since its step_started event, with its streamed text translated
 		"retrying in 7s — failed: rate_l", // agent_d: a retry pending
 		"voted → agent_b, answer 2", "vote → agent_b, answer 1 (stale)", "answered (answer 1)", "latest: answer 2 of 2 answers",
 		"rounds [████░░░░░░] 2/5", "3 of 4 votes needed", "1 step ·", "2 steps ·"} {

@@ -199,7 +199,8 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	if _, step, ok := stepStarted(m.snap.Events, a.ID); live && a.Status == "streaming" && (!ok || step == stream.Step) {
 		text = stream.Text // this step's, not what the last one streamed
 	}
-	streamed := lastLines(oneLineKeepBreaks(text), 2, w)
+	// The agents' own words: their aliases translated, as in quoted reasons.
+	streamed := lastLines(oneLineKeepBreaks(report.NamesOf(m.snap.Status).Words(text)), 2, w)
 	for len(streamed) < 2 {
 		streamed = append(streamed, "")
 	}
