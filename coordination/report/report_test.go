@@ -97,9 +97,9 @@ func TestCoordinationTablePutsEachEventInItsAgentsColumn(t *testing.T) {
 
 func TestSessionsTableAndHumanUnits(t *testing.T) {
 	p := &coordination.SessionPage{Total: 1, Sessions: []coordination.SessionSummary{{SessionID: "team_x", Status: "finished",
-		Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2"}, Agents: []string{"a", "b", "c"}, Duration: 75, Task: "What\nis 17 * 23?"}}}
+		Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2", Model: "openai/gpt-5.4"}, Agents: []string{"a", "b", "c"}, Duration: 75, Task: "What\nis 17 * 23?"}}}
 	got := report.SessionsTable(p)
-	for _, want := range []string{"ID", "WINNER", "team_x", "finished", "agent_b [agent1.2]", "1m15s", "unknown", "What is 17 * 23?"} {
+	for _, want := range []string{"ID", "WINNER", "team_x", "finished", "agent_b (gpt-5.4), answer 2", "1m15s", "unknown", "What is 17 * 23?"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
