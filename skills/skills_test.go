@@ -283,3 +283,42 @@ func TestThePluginPointsIntoSkills(t *testing.T) {
 		t.Fatalf("the two server definitions differ or do not run massgen-mcp from PATH with a message when it is missing:\n%s\n%s", plugin.MCPServers, market.Plugins[0].MCPServers)
 	}
 }
+
+// presentedBy says who won or was voted for by alias ("voted for agent2"):
+// what a skill must never show a person.
+var presentedBy = regexp.MustCompile(`(?i)(voted for|vote for|wins|won|winner is|winner:) \[?agent\d`)
+
+// TestTheSkillsPresentAgentsByIdAndTranslateAliases: where a skill tells
+// the outer agent how to present a team, it names agents by id and model and
+// translates the aliases the agents' own words use; no example names an
+// agent by its alias.
+func TestTheSkillsPresentAgentsByIdAndTranslateAliases(t *testing.T) {
+	for _, p := range []string{"massgen-run/SKILL.md", "team-run/SKILL.md", "commands/status.md"} {
+		data, err := fs.ReadFile(skills.FS(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(data)), " ")
+		for _, want := range []string{"id and model", "translate"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s does not say to name agents %q", p, want)
+			}
+		}
+	}
+	err := fs.WalkDir(skills.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		data, err := fs.ReadFile(skills.FS(), p)
+		if err != nil {
+			return err
+		}
+		if m := presentedBy.FindString(strings.Join(strings.Fields(string(data)), " ")); m != "" {
+			t.Errorf("%s names an agent by alias where a person reads: %q", p, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

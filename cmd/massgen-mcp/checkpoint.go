@@ -71,11 +71,11 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 	if err != nil {
 		return err
 	}
+	svc := newService(stateDir(f.stateDir), f.parallel)
 	var progress func(coordination.Progress)
 	if !f.json {
-		progress = func(p coordination.Progress) { printProgress(out, p) }
+		progress = progressLines(ctx, svc, out)
 	}
-	svc := newService(stateDir(f.stateDir), f.parallel)
 	res, err := checkpoint.Run(ctx, svc, spec, progress)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {

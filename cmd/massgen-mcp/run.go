@@ -147,7 +147,7 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 	} else {
 		var progress func(coordination.Progress)
 		if !f.json {
-			progress = func(p coordination.Progress) { printProgress(out, p) }
+			progress = progressLines(ctx, svc, out)
 		}
 		res, err = svc.Run(ctx, id, progress)
 	}
@@ -245,12 +245,31 @@ func flagRules(cmd *cobra.Command, f runFlags) coordination.Rules {
 	return r
 }
 
-func printProgress(w io.Writer, p coordination.Progress) {
+// progressLines prints a run's progress, one line a step, naming agents by
+// id and model (report.Names: the messages name answers by label). The
+// session's names are read once, at its first line: aliases and models are
+// fixed when a session is created.
+func progressLines(ctx context.Context, svc *coordination.Service, w io.Writer) func(coordination.Progress) {
+	var names *report.Names
+	return func(p coordination.Progress) {
+		if names == nil {
+			n := report.Names{}
+			if v, err := svc.Status(ctx, p.SessionID); err == nil {
+				n = report.NamesOf(v)
+			}
+			names = &n // unread, the labels show as they are: no line is lost
+		}
+		printProgress(w, p, *names)
+	}
+}
+
+func printProgress(w io.Writer, p coordination.Progress, names report.Names) {
+	msg := names.Message(p.Message, p.Agent)
 	switch p.Kind {
 	case coordination.ProgressAnswer, coordination.ProgressVote, coordination.ProgressError:
-		fmt.Fprintf(w, "%s  %s\n", p.Time.Local().Format(time.TimeOnly), p.Message)
+		fmt.Fprintf(w, "%s  %s\n", p.Time.Local().Format(time.TimeOnly), msg)
 	case coordination.ProgressDecided, coordination.ProgressCancelled:
-		fmt.Fprintf(w, "%s  ── %s\n", p.Time.Local().Format(time.TimeOnly), p.Message)
+		fmt.Fprintf(w, "%s  ── %s\n", p.Time.Local().Format(time.TimeOnly), msg)
 	}
 }
 

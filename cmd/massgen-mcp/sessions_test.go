@@ -84,7 +84,7 @@ func TestStatusTextHasTheVoteGraphAndTheSwimlane(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
-	for _, want := range []string{"**Vote graph**", "◀── ", "★ winner", "majority: 2 of 3 votes needed", "**Timeline by agent**", "agent_a  ", "A agent", "V agent"} {
+	for _, want := range []string{"**Vote graph**", "◀── ", "★ winner", "majority: 2 of 3 votes needed", "**Timeline by agent**", "agent_a  ", "A #", "V agent_"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}

@@ -135,15 +135,15 @@ func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
 	dir := t.TempDir()
 	bin := binary(t)
 	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id keys --seed 3 --models %s 'What is 17 * 23?'", bin, dir, team("1500ms")))
-	tm.await("first answers", 60*time.Second, has("latest [agent", "r coordination table"))
+	tm.await("first answers", 60*time.Second, has("latest: answer", "r coordination table"))
 	tm.keys("r")
-	tm.await("the coordination table", 10*time.Second, has("Coordination table", "time", "agent_a", "agent_b", "agent_c", "answered agent", "── team of 3 agents created"))
+	tm.await("the coordination table", 10*time.Second, has("Coordination table", "time", "agent_a", "agent_b", "agent_c", "answered (answer 1)", "── team of 3 agents created"))
 	tm.keys("Escape")
 	tm.await("the cards again", 10*time.Second, has("Consensus map"))
 	tm.keys("a")
 	tm.await("the agent prompt", 10*time.Second, has("read whose answer? 1 agent_a · 2 agent_b · 3 agent_c"))
 	tm.keys("2")
-	tm.await("agent_b's answer in full", 10*time.Second, has("Latest answer of agent_b", "agent_b · sim:latency=1500ms", "Answer: 391"))
+	tm.await("agent_b's answer in full", 10*time.Second, has("Latest answer of agent_b", "agent_b (sim:latency=1500ms) · answer", "Answer: 391"))
 	tm.keys("Escape")
 	tm.await("the cards again", 10*time.Second, has("Consensus map"))
 	tm.keys("q")
@@ -165,7 +165,7 @@ func TestRunWithoutATerminalPrintsLines(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	s := string(out)
-	if !strings.Contains(s, "answered [agent") || !strings.Contains(s, "voted for agent") || !strings.Contains(s, "Winner: agent") {
+	if !strings.Contains(s, "answered (answer") || !strings.Contains(s, "voted for agent") || !strings.Contains(s, "Winner: agent") {
 		t.Fatalf("line output:\n%s", s)
 	}
 	if strings.Contains(s, "\x1b[") || strings.Contains(s, "Consensus map") {
@@ -203,13 +203,18 @@ func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
 		return strings.Contains(s, "EXIT=0")
 	})
 	frames := strings.Join(seen, "\n")
-	for _, want := range []string{"thinking for", "latest [agent", "voted → agent", "◀── ", "Winner: agent", "★ winner"} {
+	for _, want := range []string{"thinking for", "latest: answer", "voted → agent", "◀── ", "Winner: agent", "★ winner"} {
 		if !strings.Contains(frames, want) {
 			t.Errorf("the watcher never showed %q", want)
 		}
 	}
-	if strings.Contains(frames, "391") {
-		t.Errorf("streamed text reached a watcher in another process:\n%s", frames)
+	// Vote reasons (lines with →) quote the agents, answer and all; the
+	// streamed text must not show anywhere else.
+	for line := range strings.SplitSeq(frames, "\n") {
+		if strings.Contains(line, "391") && !strings.Contains(line, "→") {
+			t.Errorf("streamed text reached a watcher in another process:\n%s", frames)
+			break
+		}
 	}
 	if err := runner.Wait(); err != nil {
 		t.Fatalf("the run: %v\n%s", err, runOut.String())

@@ -85,13 +85,13 @@ func followLines(ctx context.Context, out io.Writer, src tui.Source, changed <-c
 		last = snap
 		for _, ev := range snap.Events[min(printed, len(snap.Events)):] {
 			if ev.Type != "step_started" {
-				fmt.Fprintf(out, "%s  %s\n", ev.Time.Local().Format(time.TimeOnly), ev.Message)
+				fmt.Fprintf(out, "%s  %s\n", ev.Time.Local().Format(time.TimeOnly), report.NamesOf(snap.Status).Message(ev.Message, ev.Agent))
 			}
 		}
 		printed = max(printed, len(snap.Events))
 		if snap.Ended() {
 			fmt.Fprintln(out)
-			fmt.Fprint(out, report.Summary(snap.Status.Result))
+			fmt.Fprint(out, report.NamesOf(snap.Status).Summary(snap.Status.Result))
 			return snap, nil
 		}
 		select {

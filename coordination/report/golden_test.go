@@ -28,7 +28,7 @@ func richView() *coordination.StatusView {
 		FinalAnswer: ptr("17 * 23 = 391.\nAnswer: 391\n"),
 		Consensus:   coordination.ConsensusView{Rule: "majority", Reached: true, Leader: ptr("agent1.2"), Tally: map[string]int{"agent1.2": 2, "agent2.1": 1}},
 		Votes: []coordination.VoteView{
-			{Voter: "agent_a", Target: "agent_b", TargetLabel: "agent1.2", Reason: "It checks the product a second way,\nand says so."},
+			{Voter: "agent_a", Target: "agent_b", TargetLabel: "agent1.2", Reason: "It checks the product a second way,\nand says so; agent2 skips the check in agent2.1."},
 			{Voter: "agent_c", Target: "agent_a", TargetLabel: "agent2.1", Reason: "Short.", Stale: true},
 		},
 		Steps: 7, Usage: coordination.UsageView{Input: 1200, CachedInput: 300, Output: 90, Reasoning: 12}, CostUSD: &cost,
@@ -50,8 +50,11 @@ func richView() *coordination.StatusView {
 			{ID: "agent_b", Alias: "agent1", Model: "openai/gpt-5.4", Status: "answered", Steps: 2, Answers: 2, LatestLabel: "agent1.2", Next: true},
 			{ID: "agent_c", Alias: "agent3", Model: "host", Host: true, Status: "error", Steps: 2, Vote: &coordination.VoteView{TargetLabel: "agent2.1", Stale: true}, LastError: "step timed out"},
 		},
-		Revote:   []string{"agent_c"},
-		Timeline: []coordination.Event{{Time: at, Message: "team of 3 agents created"}, {Time: at.Add(90 * time.Second), Message: "finished"}},
+		Revote: []string{"agent_c"},
+		Timeline: []coordination.Event{{Time: at, Message: "team of 3 agents created"},
+			{Time: at.Add(30 * time.Second), Agent: "agent_b", Message: "agent_b answered agent1.2"},
+			{Time: at.Add(60 * time.Second), Agent: "agent_a", Message: "agent_a voted for agent1.2"},
+			{Time: at.Add(90 * time.Second), Message: "finished"}},
 	}
 }
 

@@ -18,8 +18,8 @@ func splitView() *coordination.StatusView {
 		Result: &coordination.TeamResult{Consensus: coordination.ConsensusView{Rule: "majority", Leader: ptr("agent1.2"), Reached: true},
 			Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2"}},
 		Agents: []coordination.AgentStatus{
-			{ID: "agent_a", LatestLabel: "agent2.1", Status: "voted", StandingVote: true, Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.2"}},
-			{ID: "agent_b", LatestLabel: "agent1.2", Status: "answered", Vote: &coordination.VoteView{Target: "agent_a", TargetLabel: "agent2.1", Stale: true}},
+			{ID: "agent_a", Model: "openai/gpt-5.4", LatestLabel: "agent2.1", Status: "voted", StandingVote: true, Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.2"}},
+			{ID: "agent_b", Model: "claude/claude-opus-4-6", LatestLabel: "agent1.2", Status: "answered", Vote: &coordination.VoteView{Target: "agent_a", TargetLabel: "agent2.1", Stale: true}},
 			{ID: "agent_c", Status: "voted", StandingVote: true, Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.2"}},
 		},
 	}
@@ -28,15 +28,18 @@ func splitView() *coordination.StatusView {
 func TestVoteGraphDrawsStandingAndStaleArrowsToAnswers(t *testing.T) {
 	g := report.VoteGraph(splitView())
 	for _, want := range []string{
-		"agent_b [agent1.2]  ◀── agent_a, agent_c  2 votes  ★ winner",
-		"agent_a [agent2.1]  ◀┄┄ agent_b (stale)  0 votes",
+		"agent_b (claude-opus-4-6), answer 2  ◀── agent_a, agent_c  2 votes  ★ winner",
+		"agent_a (gpt-5.4), answer 1          ◀┄┄ agent_b (stale)  0 votes",
 		"majority: 2 of 3 votes needed, 2 standing — reached",
 	} {
 		if !strings.Contains(g, want) {
 			t.Errorf("graph lacks %q:\n%s", want, g)
 		}
 	}
-	if i, j := strings.Index(g, "[agent1.2]"), strings.Index(g, "[agent2.1]"); i > j {
+	if strings.Contains(g, "agent1") || strings.Contains(g, "agent2") {
+		t.Errorf("the graph names answers by label, not by agent:\n%s", g)
+	}
+	if i, j := strings.Index(g, "agent_b ("), strings.Index(g, "agent_a ("); i > j {
 		t.Errorf("answers are not in label order:\n%s", g)
 	}
 }
@@ -61,10 +64,11 @@ func TestSwimlaneHasOneLanePerAgentAndAColumnPerStepInLandingOrder(t *testing.T)
 			{Agent: "agent_b", Step: 2, Kind: coordination.KindError, Class: "rate_limit", Time: t0.Add(90 * time.Second)}},
 	}}
 	got := report.Swimlane([]string{"agent_a", "agent_b"}, l, t0, 0)
+	// Labels are translated: agent1.1 is agent_b's first answer.
 	want := "" +
-		"         +1.0s        +2.0s        +5.0s        +1m30s\n" +
-		"agent_a               A agent2.1   V agent1.1\n" +
-		"agent_b  A agent1.1                             E rate_limit\n"
+		"         +1.0s          +2.0s          +5.0s          +1m30s\n" +
+		"agent_a                 A #1           V agent_b #1\n" +
+		"agent_b  A #1                                         E rate_limit\n"
 	if got != want {
 		t.Fatalf("swimlane:\n%s\nwant:\n%s", got, want)
 	}
@@ -93,9 +97,9 @@ func TestCoordinationTablePutsEachEventInItsAgentsColumn(t *testing.T) {
 
 func TestSessionsTableAndHumanUnits(t *testing.T) {
 	p := &coordination.SessionPage{Total: 1, Sessions: []coordination.SessionSummary{{SessionID: "team_x", Status: "finished",
-		Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2"}, Agents: []string{"a", "b", "c"}, Duration: 75, Task: "What\nis 17 * 23?"}}}
+		Winner: &coordination.Winner{AgentID: "agent_b", Label: "agent1.2", Model: "openai/gpt-5.4"}, Agents: []string{"a", "b", "c"}, Duration: 75, Task: "What\nis 17 * 23?"}}}
 	got := report.SessionsTable(p)
-	for _, want := range []string{"ID", "WINNER", "team_x", "finished", "agent_b [agent1.2]", "1m15s", "unknown", "What is 17 * 23?"} {
+	for _, want := range []string{"ID", "WINNER", "team_x", "finished", "agent_b (gpt-5.4), answer 2", "1m15s", "unknown", "What is 17 * 23?"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}

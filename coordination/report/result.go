@@ -13,6 +13,7 @@ import (
 func Markdown(v *coordination.StatusView) string {
 	var b strings.Builder
 	r := v.Result
+	n := NamesOf(v)
 	fmt.Fprintf(&b, "## Team %s — %s\n\n", r.SessionID, r.Status)
 	if v.Foreign {
 		b.WriteString("_Written by MassGen's own step mode: agents from agents/*, default rules._\n\n")
@@ -29,11 +30,11 @@ func Markdown(v *coordination.StatusView) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| agent | model | alias | status | steps | answers | latest | vote | next |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| agent | model | status | steps | answers | latest | vote | next |\n|---|---|---|---|---|---|---|---|\n")
 	for _, a := range v.Agents {
 		vote := "—"
 		if a.Vote != nil {
-			vote = a.Vote.TargetLabel
+			vote = n.Answer(a.Vote.TargetLabel)
 			if a.Vote.Stale {
 				vote += " (stale)"
 			} else if !a.StandingVote {
@@ -47,14 +48,15 @@ func Markdown(v *coordination.StatusView) string {
 				next = "no: " + a.Why
 			}
 		}
-		latest := a.LatestLabel
+		latest := Ordinal(a.LatestLabel)
 		if latest == "" {
 			latest = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s | %s |\n", a.ID, a.Model, a.Alias, a.Status, a.Steps, a.Answers, latest, vote, next)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s |\n", a.ID, a.Model, a.Status, a.Steps, a.Answers, latest, vote, next)
 	}
 	b.WriteString("\n")
-	b.WriteString(consensusLine(r))
+	b.WriteString(aliasKey(v))
+	b.WriteString(consensusLine(r, n))
 	if len(v.Revote) > 0 {
 		fmt.Fprintf(&b, "Re-vote pending for: %s\n", strings.Join(v.Revote, ", "))
 	}
@@ -63,14 +65,14 @@ func Markdown(v *coordination.StatusView) string {
 	}
 	for _, a := range v.Agents {
 		if a.Preview != "" {
-			fmt.Fprintf(&b, "\n**%s** %s:\n> %s\n", coordination.Who(a.ID, a.Model), coordination.Bracket(a.LatestLabel), strings.ReplaceAll(a.Preview, "\n", "\n> "))
+			fmt.Fprintf(&b, "\n**%s**, %s:\n> %s\n", coordination.Who(a.ID, a.Model), Ordinal(a.LatestLabel), strings.ReplaceAll(a.Preview, "\n", "\n> "))
 		}
 		if a.LastError != "" {
 			fmt.Fprintf(&b, "\n%s last failed: %s\n", a.ID, a.LastError)
 		}
 	}
 	b.WriteString("\n")
-	b.WriteString(Summary(r))
+	b.WriteString(summary(r, n))
 	if len(v.Timeline) > 0 {
 		b.WriteString("\n**Timeline** (latest last)\n\n")
 		tl := v.Timeline
@@ -78,21 +80,38 @@ func Markdown(v *coordination.StatusView) string {
 			tl = tl[len(tl)-20:]
 		}
 		for _, e := range tl {
-			fmt.Fprintf(&b, "- %s %s\n", e.Time.Format("15:04:05"), e.Message)
+			fmt.Fprintf(&b, "- %s %s\n", e.Time.Format("15:04:05"), n.Message(e.Message, e.Agent))
 		}
 	}
 	return b.String()
 }
 
-func consensusLine(r *coordination.TeamResult) string {
+// aliasKey says which alias is which agent, once: the agents' prompts and
+// their own words use the aliases (drawn per session), and what people read
+// elsewhere translates them.
+func aliasKey(v *coordination.StatusView) string {
+	var pairs []string
+	for _, a := range v.Agents {
+		if a.Alias != "" {
+			pairs = append(pairs, a.Alias+" = "+a.ID)
+		}
+	}
+	if len(pairs) == 0 {
+		return ""
+	}
+	sort.Slice(pairs, func(i, j int) bool { return labelLess(pairs[i], pairs[j]) })
+	return fmt.Sprintf("In the agents' own words (aliases drawn for this session; quoted reasons are translated): %s\n", strings.Join(pairs, ", "))
+}
+
+func consensusLine(r *coordination.TeamResult, n Names) string {
 	labels := make([]string, 0, len(r.Consensus.Tally))
 	for l := range r.Consensus.Tally {
 		labels = append(labels, l)
 	}
-	sort.Strings(labels)
+	sort.Slice(labels, func(i, j int) bool { return labelLess(labels[i], labels[j]) })
 	parts := make([]string, len(labels))
 	for i, l := range labels {
-		parts[i] = fmt.Sprintf("%s: %d", l, r.Consensus.Tally[l])
+		parts[i] = fmt.Sprintf("%s: %d", n.Answer(l), r.Consensus.Tally[l])
 	}
 	tally := "no standing votes"
 	if len(parts) > 0 {
@@ -118,7 +137,7 @@ func Outcome(r *coordination.TeamResult) string {
 		if r.Tie {
 			tie = ", tie drawn by seed"
 		}
-		return fmt.Sprintf("Winner: %s %s — chosen by %s, stopped by %s%s", coordination.Who(r.Winner.AgentID, r.Winner.Model), coordination.Bracket(r.Winner.Label), coordination.Deref(r.HowChosen), coordination.Deref(r.StopReason), tie)
+		return fmt.Sprintf("Winner: %s — chosen by %s, stopped by %s%s", withOrdinal(coordination.Who(r.Winner.AgentID, r.Winner.Model), r.Winner.Label), coordination.Deref(r.HowChosen), coordination.Deref(r.StopReason), tie)
 	case r.Status == coordination.StatusFailed:
 		return fmt.Sprintf("No answer: the session failed (%s)", coordination.Deref(r.StopReason))
 	case r.Status == coordination.StatusCancelled:
@@ -129,7 +148,13 @@ func Outcome(r *coordination.TeamResult) string {
 
 // Summary renders the outcome of a result: winner, how chosen, votes, usage
 // (every result the CLI prints and the MCP tools return).
-func Summary(r *coordination.TeamResult) string {
+func Summary(r *coordination.TeamResult) string { return summary(r, NamesOfResult(r)) }
+
+// Summary is Summary with these names: a status view's (NamesOf) know every
+// alias, a result's only those its labels reveal.
+func (n Names) Summary(r *coordination.TeamResult) string { return summary(r, n) }
+
+func summary(r *coordination.TeamResult, n Names) string {
 	var b strings.Builder
 	b.WriteString(droppedText(r))
 	if line := Outcome(r); line != "" && r.Status != coordination.StatusCancelled {
@@ -148,7 +173,7 @@ func Summary(r *coordination.TeamResult) string {
 			if v.Stale {
 				state = "stale"
 			}
-			fmt.Fprintf(&b, "  %s → %s %s %s: %s\n", coordination.Who(v.Voter, modelOf(r, v.Voter)), v.Target, coordination.Bracket(v.TargetLabel), state, clipLine(v.Reason, 120))
+			fmt.Fprintf(&b, "  %s → %s, %s: %s\n", n.Agent(v.Voter), n.Vote(&v), state, n.Quote(v.Reason, 120))
 		}
 	}
 	cost := "unknown"
@@ -176,6 +201,15 @@ func Result(r *coordination.TeamResult) string {
 		s += fmt.Sprintf("\nFinal answer:\n%s\n", strings.TrimRight(*r.FinalAnswer, "\n"))
 	}
 	return s
+}
+
+// withOrdinal is "agent_a (claude-opus-4-6), answer 3": an agent and which
+// of its answers, without the label.
+func withOrdinal(who, label string) string {
+	if o := Ordinal(label); o != "" {
+		return who + ", " + o
+	}
+	return who
 }
 
 // clipLine is s on one line, cut to n runes.
@@ -243,19 +277,4 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 			fmt.Fprintf(b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
 		}
 	}
-}
-
-// modelOf finds an agent's model in a result.
-func modelOf(r *coordination.TeamResult, id string) string {
-	for _, a := range r.Agents {
-		if a.AgentID == id {
-			return a.Model
-		}
-	}
-	for _, d := range r.Dropped {
-		if d.AgentID == id {
-			return d.Model
-		}
-	}
-	return ""
 }

@@ -22,7 +22,7 @@ func SessionsTable(p *coordination.SessionPage) string {
 	for _, s := range p.Sessions {
 		winner := "—"
 		if s.Winner != nil {
-			winner = s.Winner.AgentID + " [" + s.Winner.Label + "]"
+			winner = withOrdinal(coordination.Who(s.Winner.AgentID, s.Winner.Model), s.Winner.Label)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.SessionID, s.Status, winner, len(s.Agents),
 			s.CreatedAt.Local().Format("2006-01-02 15:04"), Duration(s.Duration), Cost(s.CostUSD), clip(oneLine(s.Task), 48))

@@ -10,13 +10,14 @@ import (
 )
 
 // cellWidth is one step's column in the swimlane: wide enough for
-// "A agent12.3" or "E bad_output" and a gap.
-const cellWidth = 13
+// "V agent_b #12" or "E bad_output" and a gap.
+const cellWidth = 15
 
 // Swimlane renders the timeline as one lane per agent (agents in the order
 // given) and one column per landed step, in the order the steps landed:
-// "A agent2.1" an answer, "V agent1.1" a vote for that answer, "E timeout" a
-// failed step. Each column is headed by its time since start. Columns wrap
+// "A #1" the lane's agent's first answer, "V agent_b #2" a vote for
+// agent_b's second, "E timeout" a failed step (labels, drawn per session,
+// are translated: NamesOfLedger). Each column is headed by its time since start. Columns wrap
 // to fit width (0: 100 characters).
 func Swimlane(agents []string, l *coordination.Ledger, start time.Time, width int) string {
 	if width <= 0 {
@@ -36,6 +37,7 @@ func Swimlane(agents []string, l *coordination.Ledger, start time.Time, width in
 	}
 	name += 2
 	perBlock := max(1, (width-name)/cellWidth)
+	names := NamesOfLedger(l)
 	var b strings.Builder
 	for from := 0; from < len(steps); from += perBlock {
 		block := steps[from:min(from+perBlock, len(steps))]
@@ -52,7 +54,7 @@ func Swimlane(agents []string, l *coordination.Ledger, start time.Time, width in
 			for _, e := range block {
 				cell := ""
 				if e.Agent == id {
-					cell = Cell(e)
+					cell = names.Cell(e)
 				}
 				line += fmt.Sprintf("%-*s", cellWidth, cell)
 			}
@@ -63,20 +65,31 @@ func Swimlane(agents []string, l *coordination.Ledger, start time.Time, width in
 }
 
 // Cell is a step's short form in a lane.
-func Cell(e coordination.Entry) string {
+func (n Names) Cell(e coordination.Entry) string {
 	var s string
 	switch e.Kind {
 	case coordination.KindAnswer:
-		s = "A " + e.Label
+		s = "A " + number(e.Label)
 		if e.Label == "" { // a MassGen-written ledger stores no labels
 			s = fmt.Sprintf("A step %d", e.Step)
 		}
 	case coordination.KindVote:
 		s = "V " + e.TargetLabel
+		if who := n.target(e.Target, e.TargetLabel); who != e.TargetLabel {
+			s = "V " + strings.TrimSpace(who+" "+number(e.TargetLabel))
+		}
 	default:
 		s = "E " + string(e.Class)
 	}
 	return clip(s, cellWidth-1)
+}
+
+// number is "#3" for label agentN.3, "" for no label.
+func number(label string) string {
+	if _, k, ok := parseAlias(label); ok && k > 0 {
+		return fmt.Sprintf("#%d", k)
+	}
+	return ""
 }
 
 // offset is a duration since start, e.g. "+2.4s" or "+3m05s".

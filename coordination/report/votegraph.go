@@ -26,6 +26,7 @@ func VotesNeeded(rule coordination.ConsensusRule, live int) int {
 type Node struct {
 	Label    string   // the answer's label, agentN.k
 	Agent    string   // the real agent id that wrote it
+	Model    string   // its model
 	Standing []string // voters whose vote for it stands
 	Stale    []string // voters whose vote for it (or an older answer of its agent) no longer counts
 	Leader   bool     // the only answer with the most standing votes
@@ -56,7 +57,7 @@ func BuildGraph(v *coordination.StatusView) Graph {
 			continue
 		}
 		byAgent[a.ID] = len(g.Nodes)
-		n := Node{Label: a.LatestLabel, Agent: a.ID}
+		n := Node{Label: a.LatestLabel, Agent: a.ID, Model: a.Model}
 		n.Leader = r.Consensus.Leader != nil && *r.Consensus.Leader == a.LatestLabel
 		n.Winner = r.Winner != nil && r.Winner.AgentID == a.ID
 		g.Nodes = append(g.Nodes, n)
@@ -105,11 +106,11 @@ func (g Graph) String() string {
 	}
 	width := 0
 	for _, n := range g.Nodes {
-		width = max(width, len(n.Label)+len(n.Agent)+3)
+		width = max(width, len([]rune(n.head())))
 	}
 	for _, n := range g.Nodes {
-		head := fmt.Sprintf("%s [%s]", n.Agent, n.Label)
-		fmt.Fprintf(&b, "%-*s", width, head)
+		head := n.head()
+		fmt.Fprintf(&b, "%s%s", head, strings.Repeat(" ", width-len([]rune(head))))
 		if len(n.Standing) > 0 {
 			fmt.Fprintf(&b, "  ◀── %s", strings.Join(n.Standing, ", "))
 		}
@@ -127,6 +128,11 @@ func (g Graph) String() string {
 	}
 	b.WriteString(g.Needs() + "\n")
 	return b.String()
+}
+
+// head names an answer as people read it: "agent_b (gpt-5.4), answer 2".
+func (n Node) head() string {
+	return withOrdinal(coordination.Who(n.Agent, n.Model), n.Label)
 }
 
 // Needs says where the count stands against the rule, e.g. "majority: 2 of 3

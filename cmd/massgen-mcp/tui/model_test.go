@@ -27,14 +27,16 @@ func snapshot(files string) *Snapshot {
 			Rules: coordination.Rules{Consensus: "majority", MaxRounds: 5, TimeoutSeconds: 1800},
 			Result: &coordination.TeamResult{SessionID: "s", Status: coordination.StatusRunning,
 				Consensus: coordination.ConsensusView{Rule: "majority", Leader: &label},
-				Answers:   []coordination.AnswerView{{AgentID: "agent_b", Label: "agent1.2", Model: "sim", Content: "line one\nAnswer: 391"}}},
+				Answers:   []coordination.AnswerView{{AgentID: "agent_b", Label: "agent1.2", Model: "sim", Content: "line one\nAnswer: 391"}},
+				Votes: []coordination.VoteView{{Voter: "agent_c", Target: "agent_b", TargetLabel: "agent1.1", Stale: true,
+					Reason: "agent1 checks the product; agent2.1 does not"}}},
 			Agents: []coordination.AgentStatus{
-				{ID: "agent_a", Model: "sim", Status: "streaming", Steps: 2},
-				{ID: "agent_b", Model: "sim", Status: "voted", LatestLabel: "agent1.2", Answers: 2, StandingVote: true,
+				{ID: "agent_a", Alias: "agent3", Model: "sim", Status: "streaming", Steps: 2},
+				{ID: "agent_b", Alias: "agent1", Model: "sim", Status: "voted", LatestLabel: "agent1.2", Answers: 2, StandingVote: true,
 					Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.2"}},
-				{ID: "agent_c", Model: "sim", Status: "answered", LatestLabel: "agent2.1", Answers: 1,
+				{ID: "agent_c", Alias: "agent2", Model: "sim", Status: "answered", LatestLabel: "agent2.1", Answers: 1,
 					Vote: &coordination.VoteView{Target: "agent_b", TargetLabel: "agent1.1", Stale: true}},
-				{ID: "agent_d", Model: "sim", Status: "streaming", Steps: 1},
+				{ID: "agent_d", Alias: "agent4", Model: "sim", Status: "streaming", Steps: 1},
 			},
 		},
 		Events: []coordination.Event{{Time: t0.Add(8 * time.Second), Type: "step_started", Agent: "agent_a", Step: 3}},
@@ -62,17 +64,31 @@ func press(m *Model, keys ...string) string {
 
 func TestCardsSayEachAgentsStateInWords(t *testing.T) {
 	live := NewLive()
-	live.Activity(coordination.Activity{Agent: "agent_a", Step: 3, Kind: "text", Text: "17 * 23 = 391", Time: t0})
+	live.Activity(coordination.Activity{Agent: "agent_a", Step: 3, Kind: "text", Text: "17 * 23 = 391 as agent1 says", Time: t0})
 	live.Activity(coordination.Activity{Agent: "agent_d", Step: 2, Kind: "retry", Wait: 8 * time.Second, Err: "rate_limit: slow down", Time: t0.Add(19 * time.Second)})
 	v := model(t, "", live).View()
 	for _, want := range []string{
-		"thinking for 12s", "17 * 23 = 391", // agent_a: since its step_started event, with its streamed text
+		"thinking for 12s", "17 * 23 = 391 as agent_b says", // agent_a: since its step_started event, with its streamed text translated
 		"retrying in 7s — failed: rate_l", // agent_d: a retry pending
-		"voted → agent_b [agent1.2]", "vote → agent_b [agent1.1] (stale)", "answered [agent2.1]",
+		"voted → agent_b, answer 2", "vote → agent_b, answer 1 (stale)", "answered (answer 1)", "latest: answer 2 of 2 answers",
 		"rounds [████░░░░░░] 2/5", "3 of 4 votes needed", "1 step ·", "2 steps ·"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
+	}
+}
+
+// TestTheLiveViewNamesAgentsByIdAndTranslatesVoteReasons: no label is a
+// name on a card, and a vote's reason saying "agent1" (agent_b's alias
+// this session) reads "agent_b".
+func TestTheLiveViewNamesAgentsByIdAndTranslatesVoteReasons(t *testing.T) {
+	v := model(t, "", nil).View()
+	want := `agent_c (sim) → agent_b (sim), answer 1 (stale): "agent_b checks the product; agent_c's answer 1 does not"`
+	if !strings.Contains(v, want) {
+		t.Errorf("view lacks %q:\n%s", want, v)
+	}
+	if strings.Contains(v, "agent1") || strings.Contains(v, "agent2") {
+		t.Errorf("the view shows an alias or a label:\n%s", v)
 	}
 }
 

@@ -93,6 +93,7 @@ func (m *Model) main() string {
 	b.WriteString(m.cards(now))
 	b.WriteString("\n" + titleStyle.Render("Consensus map") + dimStyle.Render("  (◀── standing votes, ◀┄┄ stale)") + "\n")
 	b.WriteString(report.VoteGraph(v))
+	b.WriteString(m.reasons())
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if room := m.height - 1; room > 0 && len(lines) > room {
 		lines = lines[:room] // keep the top; the keys line stays below
@@ -198,7 +199,8 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	if _, step, ok := stepStarted(m.snap.Events, a.ID); live && a.Status == "streaming" && (!ok || step == stream.Step) {
 		text = stream.Text // this step's, not what the last one streamed
 	}
-	streamed := lastLines(oneLineKeepBreaks(text), 2, w)
+	// The agents' own words: their aliases translated, as in quoted reasons.
+	streamed := lastLines(oneLineKeepBreaks(report.NamesOf(m.snap.Status).Words(text)), 2, w)
 	for len(streamed) < 2 {
 		streamed = append(streamed, "")
 	}
@@ -207,15 +209,12 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	}
 	latest := "no answer yet"
 	if a.LatestLabel != "" {
-		latest = fmt.Sprintf("latest [%s] · %d answer", a.LatestLabel, a.Answers)
-		if a.Answers != 1 {
-			latest += "s"
-		}
+		latest = fmt.Sprintf("latest: %s of %s", report.Ordinal(a.LatestLabel), report.Plural(a.Answers, "answer"))
 	}
 	lines = append(lines, clip(latest, w))
 	vote := "no vote"
 	if a.Vote != nil {
-		vote = "vote → " + a.Vote.Target + " [" + a.Vote.TargetLabel + "]"
+		vote = "vote → " + m.voteFor(a.Vote)
 		switch {
 		case a.Vote.Stale:
 			vote += " (stale)"
@@ -232,8 +231,34 @@ func (m *Model) card(a coordination.AgentStatus, w int, now time.Time) string {
 	return strings.Join(lines[:cardLines], "\n")
 }
 
+// voteFor names what a vote is for on a card, "agent_b, answer 2": the
+// card is narrow, and the consensus map below gives the model.
+func (m *Model) voteFor(v *coordination.VoteView) string {
+	return report.NamesOf(m.snap.Status).VoteShort(v)
+}
+
+// reasons are the latest votes' reasons, in the agents' words translated
+// ("agent1" reads "agent_b"), one line each.
+func (m *Model) reasons() string {
+	r := m.snap.Status.Result
+	if len(r.Votes) == 0 {
+		return ""
+	}
+	names := report.NamesOf(m.snap.Status)
+	var b strings.Builder
+	for _, v := range r.Votes {
+		line := names.Agent(v.Voter) + " → " + names.Vote(&v)
+		if v.Stale {
+			line += " (stale)"
+		}
+		room := max(12, m.width-len([]rune(line))-2)
+		b.WriteString(dimStyle.Render(clip(line+": "+names.Quote(v.Reason, room), m.width)) + "\n")
+	}
+	return b.String()
+}
+
 // state words an agent's state, with its style: "thinking for 12s",
-// "answered agent2.3", "voted → agent1.2 (stale)", "retrying in 8s —
+// "answered (answer 3)", "voted → agent_b, answer 2 (stale)", "retrying in 8s —
 // failed: rate_limit …".
 func (m *Model) state(a coordination.AgentStatus, s Stream, live bool, now time.Time) (string, lipgloss.Style) {
 	plain := lipgloss.NewStyle()
@@ -248,13 +273,13 @@ func (m *Model) state(a coordination.AgentStatus, s Stream, live bool, now time.
 		}
 		return fmt.Sprintf("thinking for %ds", int(now.Sub(since).Seconds())), busyStyle
 	case "voted":
-		s := "voted → " + a.Vote.Target + " [" + a.Vote.TargetLabel + "]"
+		s := "voted → " + m.voteFor(a.Vote)
 		if a.Vote.Stale {
 			s += " (stale)"
 		}
 		return s, goodStyle
 	case "answered":
-		return "answered [" + a.LatestLabel + "]", plain
+		return "answered (" + report.Ordinal(a.LatestLabel) + ")", plain
 	case "error", "dropped":
 		verb, class, _, _ := failed(a) // the reason has a line of its own above the cards (failures)
 		if class != "" {
@@ -283,7 +308,14 @@ func (m *Model) table() []string {
 	for i, a := range m.snap.Status.Agents {
 		ids[i] = a.ID
 	}
-	return strings.Split(strings.TrimRight(report.CoordinationTable(ids, m.snap.Events, m.width), "\n"), "\n")
+	// The events name answers by label; the table names agents by id.
+	names := report.NamesOf(m.snap.Status)
+	evs := make([]coordination.Event, len(m.snap.Events))
+	for i, ev := range m.snap.Events {
+		ev.Message = names.Message(ev.Message, ev.Agent)
+		evs[i] = ev
+	}
+	return strings.Split(strings.TrimRight(report.CoordinationTable(ids, evs, m.width), "\n"), "\n")
 }
 
 func (m *Model) answerTitle() string {
@@ -293,7 +325,7 @@ func (m *Model) answerTitle() string {
 func (m *Model) answer() []string {
 	for _, a := range m.snap.Status.Result.Answers {
 		if a.AgentID == m.reading {
-			head := fmt.Sprintf("%s · %s · %s", a.Label, a.AgentID, a.Model)
+			head := fmt.Sprintf("%s · %s", coordination.Who(a.AgentID, a.Model), report.Ordinal(a.Label))
 			return append([]string{head, ""}, wrap(a.Content, m.width)...)
 		}
 	}
