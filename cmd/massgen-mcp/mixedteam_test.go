@@ -124,7 +124,7 @@ func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *te
 	for _, c := range script.Calls() {
 		formats[c.Format]++
 	}
-	if formats["codex"] < 3 || formats["gemini_cli"] < 3 || formats["anthropic"] < 3 || formats["responses"] < 2 {
+	if formats["codex"] < 3 || formats["gemini_cli"] < 3 || formats["claude_code"] < 3 || formats["responses"] < 2 {
 		t.Errorf("scripted requests by API: %v", formats)
 	}
 	// No generated config reached a workspace or a snapshot.
