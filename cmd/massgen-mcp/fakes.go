@@ -1,15 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"sort"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,15 +20,21 @@ func fakeProvidersCommand() *cobra.Command {
 		Use:   "fake-providers [--listen 127.0.0.1:0] [--script replies.json]",
 		Short: "Serve fake OpenAI, Anthropic and Gemini APIs on loopback for offline runs and tests",
 		Long: `Serve protocol-faithful fakes of the OpenAI (Chat Completions, Responses),
-Anthropic Messages and Gemini generateContent APIs, streaming included. It prints
-shell exports pointing every backend's base-URL variable at it; with dummy keys
-set, 'massgen-mcp run --models openai/gpt-5-mini,claude/claude-haiku-4-5,…' then
-runs offline through the real SDKs. A script file scripts replies per model:
+Anthropic Messages and Gemini generateContent APIs, streaming included, and of the
+same APIs as the coding CLIs (codex, claude_code, gemini_cli) meet them. It prints
+shell exports: every backend's base-URL variable pointed at it, a dummy key for
+every key variable, and CODEX_HOME holding a Codex config whose model provider is
+the fake; Gemini CLI's API-key auth is in the printed temporary HOME. Eval them,
+then 'massgen-mcp run --models openai/gpt-5-mini,claude/claude-haiku-4-5,…' runs
+offline through the real SDKs and CLIs ('massgen-mcp run --rehearse' does all of
+this in one process). Unscripted, each CLI writes rehearsal.md and answers, API
+agents answer, and all vote for the first answer. A script file scripts replies
+per model:
 {"models": {"gpt-5-mini": [{"kind": "new_answer", "content": "…"}]},
  "always": {"grok-4": {"kind": "status", "status": 500}}}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s := fake.NewScript()
+			s := rehearsalScript()
 			if script != "" {
 				data, err := os.ReadFile(script)
 				if err != nil {
@@ -46,37 +46,13 @@ runs offline through the real SDKs. A script file scripts replies per model:
 				}
 				s.Load(f)
 			}
-			host, _, err := net.SplitHostPort(listen)
-			if err != nil || !net.ParseIP(host).IsLoopback() {
-				return fmt.Errorf("%w: --listen %q must be a loopback address such as 127.0.0.1:0", coordination.ErrBadInput, listen)
-			}
-			ln, err := net.Listen("tcp", listen)
+			r, err := startRehearsal(listen, s)
 			if err != nil {
 				return err
 			}
-			root := "http://" + ln.Addr().String()
-			env := fake.BaseURLs(root)
-			names := make([]string, 0, len(env))
-			for k := range env {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "# fake provider APIs at %s; paste these into your shell, plus dummy keys (e.g. OPENAI_API_KEY=sk-fake)\n", root)
-			for _, k := range names {
-				fmt.Fprintf(out, "export %s=%s\n", k, env[k])
-			}
-			srv := &http.Server{Handler: fake.NewAll(s), ReadHeaderTimeout: 10 * time.Second}
-			go func() {
-				<-cmd.Context().Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				defer cancel()
-				_ = srv.Shutdown(ctx)
-			}()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			printRehearsalEnv(cmd.OutOrStdout(), r)
+			<-cmd.Context().Done()
+			return r.Close()
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "loopback address to serve on")
