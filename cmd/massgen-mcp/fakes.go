@@ -46,7 +46,7 @@ per model:
 				}
 				s.Load(f)
 			}
-			r, err := startRehearsal(listen, s)
+			r, err := startRehearsal(listen, s, nil)
 			if err != nil {
 				return err
 			}

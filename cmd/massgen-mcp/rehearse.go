@@ -34,9 +34,10 @@ type rehearsal struct {
 	done   chan error
 }
 
-// startRehearsal serves script's fakes on listen (a loopback address) and
-// writes the CLIs' settings into a new temporary HOME. Close stops both.
-func startRehearsal(listen string, script *fake.Script) (*rehearsal, error) {
+// startRehearsal serves script's fakes on listen (a loopback address),
+// through wrap when it is not nil, and writes the CLIs' settings into a new
+// temporary HOME. Close stops both.
+func startRehearsal(listen string, script *fake.Script, wrap func(http.Handler) http.Handler) (*rehearsal, error) {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil || !net.ParseIP(host).IsLoopback() {
 		return nil, fmt.Errorf("%w: --listen %q must be a loopback address such as 127.0.0.1:0", coordination.ErrBadInput, listen)
@@ -56,7 +57,11 @@ func startRehearsal(listen string, script *fake.Script) (*rehearsal, error) {
 		os.RemoveAll(home)
 		return nil, err
 	}
-	r.srv = &http.Server{Handler: fake.NewAll(script), ReadHeaderTimeout: 10 * time.Second}
+	h := fake.NewAll(script)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	r.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { r.done <- r.srv.Serve(ln) }()
 	return r, nil
 }
@@ -195,7 +200,7 @@ func rehearsalScript() *fake.Script {
 // the rehearsal's (enterRehearsal), saying so on log; end stops the fakes
 // and removes the temporary HOME.
 func beginRehearsal(log io.Writer) (end func(), err error) {
-	r, err := startRehearsal("127.0.0.1:0", rehearsalScript())
+	r, err := startRehearsal("127.0.0.1:0", rehearsalScript(), func(h http.Handler) http.Handler { return dummyKeysOnly(h, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +208,24 @@ func beginRehearsal(log io.Writer) (end func(), err error) {
 		r.Close()
 		return nil, err
 	}
-	fmt.Fprintf(log, "Rehearsal: every agent talks to fake providers at %s with dummy keys and a temporary HOME; nothing real is called or billed.\n", r.URL)
+	fmt.Fprintf(log, "Rehearsal: every agent talks to fake providers at %s with dummy keys and a temporary HOME (%s, removed after); nothing real is called or billed.\n", r.URL, r.Home)
 	return func() { r.Close() }, nil
+}
+
+// dummyKeysOnly refuses (401) every request to the fakes that carries a key
+// other than rehearsalKey and says so on log: in a rehearsal a real key
+// reaching even the fakes means one would reach a real API elsewhere.
+func dummyKeysOnly(h http.Handler, log io.Writer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, k := range []string{
+			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key"),
+		} {
+			if k != "" && k != rehearsalKey {
+				fmt.Fprintf(log, "Rehearsal: a request to %s carried a key that is not the rehearsal's dummy; refused.\n", r.URL.Path)
+				http.Error(w, "a key other than the rehearsal's dummy key reached the fake providers", http.StatusUnauthorized)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+)
+
+// trap records every request that reaches it: as a base URL or as the
+// HTTP(S) proxy, it is where anything not pointed at the rehearsal's fakes
+// would go.
+type trap struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (tr *trap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tr.mu.Lock()
+	tr.seen = append(tr.seen, r.Method+" "+r.Host+r.URL.Path+" auth="+r.Header.Get("Authorization")+r.Header.Get("X-Api-Key")+r.Header.Get("X-Goog-Api-Key"))
+	tr.mu.Unlock()
+	http.Error(w, "trapped", http.StatusBadGateway)
+}
+
+// The README's mixed team, rehearsed in one command through the built
+// binary with the real CLIs: every agent answers, each CLI writes its file,
+// and nothing of the user's reaches anything. The user's "real" keys are in
+// the environment and in ./.env and ~/.env, every base URL and the proxies
+// point at a trap, and the user's HOME holds CLI logins: the trap must see
+// nothing, the keys must appear nowhere, the fakes must refuse no key, and
+// the rehearsal's temporary HOME must be gone after.
+func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
+	codex := clitest.Binary(t, "../..", "codex", "CODEX_BIN")
+	claude := clitest.Binary(t, "../..", "claude", "CLAUDE_BIN")
+	gemini := clitest.Binary(t, "../..", "gemini", "GEMINI_BIN")
+	tr := &trap{}
+	srv := httptest.NewServer(tr)
+	defer srv.Close()
+
+	home, work, state := t.TempDir(), t.TempDir(), t.TempDir()
+	var dotenv strings.Builder
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "CODEX_BIN=" + codex, "CLAUDE_BIN=" + claude, "GEMINI_BIN=" + gemini,
+		"HTTP_PROXY=" + srv.URL, "HTTPS_PROXY=" + srv.URL, "NO_PROXY=127.0.0.1,localhost",
+		"OPENAI_BASE_URL=" + srv.URL + "/v1", "ANTHROPIC_BASE_URL=" + srv.URL, "GOOGLE_GEMINI_BASE_URL=" + srv.URL, "CODEX_HOME=" + filepath.Join(home, ".codex")}
+	for k, v := range plantedKeys {
+		env = append(env, k+"="+v)
+		dotenv.WriteString(k + "=" + v + "\n")
+	}
+	for path, body := range map[string]string{
+		filepath.Join(work, ".env"): dotenv.String(), filepath.Join(home, ".env"): dotenv.String(),
+		filepath.Join(home, ".codex", "auth.json"):          `{"OPENAI_API_KEY":"` + plantedKeys["OPENAI_API_KEY"] + `"}`,
+		filepath.Join(home, ".claude", ".credentials.json"): `{"claudeAiOauth":{"accessToken":"` + plantedKeys["ANTHROPIC_API_KEY"] + `"}}`,
+		filepath.Join(home, ".gemini", "settings.json"):     `{"security":{"auth":{"selectedType":"oauth-personal"}}}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cmd := exec.Command(binary(t), "run", "--rehearse", "--state-dir", state, "--plain", "--json", "--seed", "1",
+		"--models", "codex,claude_code,gemini_cli,openai/gpt-5.4-mini", "build a tiny page")
+	cmd.Dir, cmd.Env = work, env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	t.Logf("the 4-agent rehearsal (3 real CLIs) took %s", time.Since(start).Round(100*time.Millisecond))
+
+	var res coordination.TeamResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if res.Status != "finished" || res.Winner == nil {
+		t.Fatalf("result: %s\nstderr:\n%s", out.String(), errb.String())
+	}
+	answered := map[string]bool{}
+	for _, a := range res.Answers {
+		answered[a.AgentID] = true
+	}
+	if len(answered) != 4 {
+		t.Errorf("agents that answered: %v, want all four\nstderr:\n%s", answered, errb.String())
+	}
+	for _, id := range []string{"agent_a", "agent_b", "agent_c"} { // the three CLIs, in --models order
+		data, err := os.ReadFile(filepath.Join(res.SessionDir, "agents", id, "001", "workspace", "rehearsal.md"))
+		if err != nil || !strings.Contains(string(data), "rehearsal") {
+			t.Errorf("%s's rehearsal.md in its answer's snapshot: %q, %v", id, data, err)
+		}
+	}
+
+	tr.mu.Lock()
+	seen := tr.seen
+	tr.mu.Unlock()
+	if len(seen) > 0 {
+		t.Errorf("requests left the rehearsal (to a user's base URL or proxy): %v", seen)
+	}
+	if strings.Contains(errb.String(), "refused") {
+		t.Errorf("a key other than the dummy reached the fakes:\n%s", errb.String())
+	}
+	assertNoKeys(t, state, out.String(), errb.String())
+	m := regexp.MustCompile(`at (http://\S+) with dummy keys and a temporary HOME \((\S+), removed after\)`).FindStringSubmatch(errb.String())
+	if m == nil {
+		t.Fatalf("the run did not say it rehearses:\n%s", errb.String())
+	}
+	if host, _, _ := net.SplitHostPort(strings.TrimPrefix(m[1], "http://")); !net.ParseIP(host).IsLoopback() {
+		t.Errorf("the fakes are at %s, not on loopback", m[1])
+	}
+	if _, err := os.Stat(m[2]); !os.IsNotExist(err) {
+		t.Errorf("the rehearsal's HOME %s is still there: %v", m[2], err)
+	}
+}
