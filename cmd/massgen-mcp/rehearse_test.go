@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,5 +124,76 @@ func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
 	}
 	if _, err := os.Stat(m[2]); !os.IsNotExist(err) {
 		t.Errorf("the rehearsal's HOME %s is still there: %v", m[2], err)
+	}
+}
+
+// fake-providers --print-env returns once the fakes serve, printing every
+// export a shell needs (dummy keys, base URLs, CODEX_HOME and the pid), none
+// of the user's keys; killing the pid stops the fakes and removes their HOME.
+func TestFakeProvidersPrintEnvServesInTheBackgroundForEval(t *testing.T) {
+	cmd := exec.Command(binary(t), "fake-providers", "--print-env")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + plantedKeys["OPENAI_API_KEY"]}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("fake-providers --print-env did not return: eval \"$(…)\" would hang")
+	}
+	if err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	env := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(l, "export "), "="); ok && strings.HasPrefix(l, "export ") {
+			env[k], _, _ = strings.Cut(v, "  #")
+		}
+	}
+	pid := env["MASSGEN_FAKES_PID"]
+	if pid == "" {
+		t.Fatalf("no MASSGEN_FAKES_PID in:\n%s", out)
+	}
+	n, err := strconv.Atoi(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := os.FindProcess(n)
+	defer p.Kill()
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"} {
+		if env[k] != rehearsalKey {
+			t.Errorf("%s=%q, want the dummy key", k, env[k])
+		}
+	}
+	if strings.Contains(string(out), plantedKeys["OPENAI_API_KEY"]) {
+		t.Errorf("the user's key is in the exports:\n%s", out)
+	}
+	toml, err := os.ReadFile(filepath.Join(env["CODEX_HOME"], "config.toml"))
+	if err != nil || !strings.Contains(string(toml), env["OPENAI_BASE_URL"]) {
+		t.Fatalf("CODEX_HOME's config.toml does not name the fakes (%s): %q %v", env["OPENAI_BASE_URL"], toml, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, env["ANTHROPIC_BASE_URL"]+"/v1/models", nil)
+	req.Header.Set("x-api-key", env["ANTHROPIC_API_KEY"])
+	req.Header.Set("anthropic-version", "2023-06-01")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the fakes do not answer at %s: %v %v", env["ANTHROPIC_BASE_URL"], res, err)
+	}
+	res.Body.Close()
+	if err := p.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(env["CODEX_HOME"]); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fakes' HOME %s outlived them", filepath.Dir(env["CODEX_HOME"]))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
