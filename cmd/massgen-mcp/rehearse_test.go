@@ -197,3 +197,58 @@ func TestFakeProvidersPrintEnvServesInTheBackgroundForEval(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// serve --rehearse: an MCP client's team of API agents runs against the
+// in-process fakes, never the user's base URL or key; stdout stays
+// JSON-RPC, the rehearsal is said on stderr.
+func TestServeRehearseRunsAClientsTeamAgainstTheFakes(t *testing.T) {
+	tr := &trap{}
+	srv := httptest.NewServer(tr)
+	defer srv.Close()
+	cmd := exec.Command(serveBinary(t), "serve", "--rehearse", "--state-dir", t.TempDir())
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + plantedKeys["OPENAI_API_KEY"],
+		"OPENAI_BASE_URL=" + srv.URL + "/v1", "ANTHROPIC_API_KEY=" + plantedKeys["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL=" + srv.URL}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	lines := json.NewDecoder(stdout)
+	send := func(msg string) {
+		if _, err := stdin.Write([]byte(msg + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recv := func(id int) map[string]any {
+		for {
+			var m map[string]any
+			if err := lines.Decode(&m); err != nil {
+				t.Fatalf("stdout: %v; stderr:\n%s", err, stderr.String())
+			}
+			if v, ok := m["id"].(float64); ok && int(v) == id {
+				return m
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	recv(1)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_team","arguments":{"task":"build a tiny page","models":["openai/gpt-5.4-mini","claude/claude-haiku-4-5"]}}}`)
+	res, _ := recv(2)["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if res["isError"] == true || sc["status"] != "finished" {
+		t.Fatalf("run_team under serve --rehearse: %v\nstderr:\n%s", res, stderr.String())
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.seen) > 0 {
+		t.Errorf("requests reached the user's base URL: %v", tr.seen)
+	}
+	if !strings.Contains(stderr.String(), "Rehearsal: every agent talks to fake providers") || strings.Contains(stderr.String(), "refused") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
