@@ -48,22 +48,12 @@ func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *te
 	srv := httptest.NewServer(fake.NewAll(script))
 	defer srv.Close()
 
-	// The user's own CLI setups: Codex with the fake as a custom model
-	// provider (it ignores OPENAI_BASE_URL), Gemini CLI choosing API-key auth
-	// (a base URL alone would make it pick its gateway auth, which -p
-	// refuses).
+	// The user's own CLI setups, as a rehearsal writes them (rehearse.go):
+	// Codex with the fake as a custom model provider, Gemini CLI choosing
+	// API-key auth.
 	home := t.TempDir()
-	for path, body := range map[string]string{
-		".codex/config.toml": "model_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"" + srv.URL + "/v1\"\n" +
-			"env_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\nsupports_websockets = false\nrequest_max_retries = 0\nstream_max_retries = 0\n",
-		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}}`,
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, path)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(home, path), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if err := writeRehearsalHome(home, srv.URL); err != nil {
+		t.Fatal(err)
 	}
 	state := t.TempDir()
 	args := []string{"run", "--state-dir", state, "--plain", "--json", "--seed", "1"}
@@ -74,11 +64,12 @@ func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *te
 		"--models", "codex/gpt-5.5,claude_code,gemini_cli/gemini-2.5-pro,openai/gpt-5.4-mini",
 		"What is 17 * 23? Put the working in answer.txt.")...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"),
-		"CODEX_BIN=" + codex, "CLAUDE_BIN=" + claude, "GEMINI_BIN=" + gemini,
-		"OPENAI_API_KEY=" + plantedKeys["OPENAI_API_KEY"], "OPENAI_BASE_URL=" + srv.URL + "/v1",
-		"ANTHROPIC_API_KEY=" + plantedKeys["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL=" + srv.URL, "CLAUDE_CODE_MAX_RETRIES=1",
-		"GEMINI_API_KEY=" + plantedKeys["GEMINI_API_KEY"], "GOOGLE_GEMINI_BASE_URL=" + srv.URL,
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "CODEX_BIN=" + codex, "CLAUDE_BIN=" + claude, "GEMINI_BIN=" + gemini}
+	for k, v := range rehearsalEnv(srv.URL, home) {
+		if planted, ok := plantedKeys[k]; ok {
+			v = planted // keys a test can look for in what the run leaves
+		}
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -124,7 +115,7 @@ func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *te
 	for _, c := range script.Calls() {
 		formats[c.Format]++
 	}
-	if formats["codex"] < 3 || formats["gemini_cli"] < 3 || formats["anthropic"] < 3 || formats["responses"] < 2 {
+	if formats["codex"] < 3 || formats["gemini_cli"] < 3 || formats["claude_code"] < 3 || formats["responses"] < 2 {
 		t.Errorf("scripted requests by API: %v", formats)
 	}
 	// No generated config reached a workspace or a snapshot.

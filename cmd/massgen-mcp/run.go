@@ -21,6 +21,7 @@ import (
 )
 
 type runFlags struct {
+	rehearse   bool
 	models     string
 	config     string
 	consensus  string
@@ -66,6 +67,7 @@ func runCommand() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
+	fl.BoolVar(&f.rehearse, "rehearse", false, "run against fake providers started in this process, with dummy keys and temporary CLI homes: nothing real is called or billed")
 	fl.StringVar(&f.models, "models", "", "comma-separated model specs, e.g. sim/strong,sim,sim/weak")
 	fl.StringVar(&f.config, "config", "", "team file with agents, rules and context: massgen-mcp's own YAML or MassGen's config YAML")
 	fl.BoolVar(&f.strict, "strict-config", false, "treat settings in --config that massgen-mcp does not honour as errors")
@@ -95,6 +97,13 @@ func runCommand() *cobra.Command {
 
 func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
 	out := cmd.OutOrStdout()
+	if f.rehearse {
+		end, err := beginRehearsal(cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		defer end()
+	}
 	cliagent.SetMaxProcesses(f.maxCLI)
 	svc := newService(stateDir(f.stateDir), f.parallel)
 	id := f.resume

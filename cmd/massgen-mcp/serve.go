@@ -25,6 +25,7 @@ import (
 )
 
 type serveFlags struct {
+	rehearse     bool
 	stateDir     string
 	http         string
 	memory       bool
@@ -92,6 +93,7 @@ stand. Files are read at each use, so edits apply to the next team.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	fl.BoolVar(&f.rehearse, "rehearse", false, "serve with every team run against fake providers started in this process, with dummy keys and temporary CLI homes: nothing real is called or billed")
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address instead of stdio (e.g. 127.0.0.1:4000; a bare port binds 127.0.0.1)")
 	fl.BoolVar(&f.memory, "memory", false, "keep sessions in memory only (lost when the server exits)")
 	fl.StringArrayVar(&f.allowRoots, "allow-root", nil, "directory under which context file paths may be read, read-only (repeatable)")
@@ -117,6 +119,13 @@ stand. Files are read at each use, so edits apply to the next team.`,
 
 func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
+	if f.rehearse {
+		end, err := beginRehearsal(cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		defer end()
+	}
 	cliagent.SetMaxProcesses(f.maxCLI)
 	token := os.Getenv("MASSGEN_MCP_TOKEN")
 	if f.http != "" {

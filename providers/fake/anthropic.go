@@ -21,6 +21,10 @@ const anthropicSignature = "fake-signature"
 // anthropicFormat is the Call.Format of requests to the Anthropic fake.
 const anthropicFormat = "anthropic"
 
+// claudeCodeFormat is the Call.Format of a Claude Code request that offers
+// the workflow server's tools (claudecode.go).
+const claudeCodeFormat = "claude_code"
+
 // NewAnthropic returns a fake Anthropic Messages API: POST {base}/v1/messages,
 // streaming (event: + data: frames, as the real API sends them) or not, as the
 // request asks. The SDK appends /v1/messages to its base URL, so the fake
@@ -137,11 +141,20 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			call.VoteEnum = voteEnum(t.InputSchema)
 		}
 	}
+	thinking := req.Thinking != nil && req.Thinking.Type != "disabled"
+	if cc := claudeCodeTurnOf(&req); cc.workflow {
+		// Claude Code with the workflow server: once a workflow call has
+		// returned, the model ends its turn, as with the other CLIs.
+		if cc.answered != "" {
+			s.play(w, r, Reply{Kind: ReplyText, Content: cliFinalText(cc.answered)}, call, body.Len(), thinking)
+			return
+		}
+		call.VoteEnum, call.Format = cc.enum, claudeCodeFormat
+	}
 	reply := s.script.Next(call)
 	if !anthropicSleep(r, time.Duration(reply.Delay)) {
 		return
 	}
-	thinking := req.Thinking != nil && req.Thinking.Type != "disabled"
 	s.play(w, r, reply, call, body.Len(), thinking)
 }
 
@@ -424,9 +437,13 @@ func (s *anthropicServer) blocks(reply Reply, call Call) ([]anthropicOut, string
 	}
 	switch reply.Kind {
 	case ReplyNewAnswer:
-		return []anthropicOut{tool(providers.ToolNewAnswer, answerArgs(reply))}, "tool_use"
+		return []anthropicOut{tool(offeredName(call.Tools, providers.ToolNewAnswer), answerArgs(reply))}, "tool_use"
 	case ReplyVote:
-		return []anthropicOut{tool(providers.ToolVote, map[string]string{"agent_id": reply.Agent, "reason": reply.Reason})}, "tool_use"
+		return []anthropicOut{tool(offeredName(call.Tools, providers.ToolVote), map[string]string{"agent_id": reply.Agent, "reason": reply.Reason})}, "tool_use"
+	case ReplyWriteFiles:
+		if call.Format == claudeCodeFormat && len(reply.Files) > 0 {
+			return []anthropicOut{tool(claudeCodeWrite(reply, call.Body))}, "tool_use"
+		}
 	case ReplyToolCall:
 		out := tool(reply.Tool, nil)
 		out.input = string(reply.Input)

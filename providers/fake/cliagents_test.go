@@ -262,3 +262,38 @@ func TestGeminiCLISignsItsCallsForGemini3(t *testing.T) {
 		t.Errorf("replay without a signature: %d, want 400", got)
 	}
 }
+
+// Codex gives some models (gpt-5.4) its MCP tools in the request's own tools,
+// as a namespace, and no apply_patch tool: the fake plays the script with
+// those tools at once (no tool search) and writes files with exec_command.
+func TestCodexWithTheWorkflowNamespaceInItsToolsAndNoApplyPatch(t *testing.T) {
+	s := fake.NewScript()
+	s.Default = fake.Rehearsal
+	srv := httptest.NewServer(fake.NewAll(s))
+	defer srv.Close()
+	body := func(items ...string) string {
+		return `{"model":"gpt-5.4","stream":true,"tools":[{"type":"function","name":"exec_command","parameters":{"type":"object"}},` +
+			`{"type":"namespace","name":"mcp__workflow","tools":[{"type":"function","name":"new_answer","parameters":{"type":"object","properties":{"content":{"type":"string"}}}}]}],` +
+			`"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"task"}]}` + strings.Join(append([]string{""}, items...), ",") + `]}`
+	}
+	url := srv.URL + "/v1/responses"
+	items := doneItems(t, postAs(t, url, "Originator", "codex_exec", body()))
+	if len(items) != 1 || items[0]["type"] != "function_call" || items[0]["name"] != "exec_command" {
+		t.Fatalf("first request: %v, want the rehearsal file written through exec_command", items)
+	}
+	args := items[0]["arguments"].(string)
+	var cmd struct{ Cmd string }
+	if json.Unmarshal([]byte(args), &cmd) != nil || !strings.Contains(cmd.Cmd, "cat > 'rehearsal.md'") {
+		t.Fatalf("exec_command arguments %s", args)
+	}
+	wrote := `{"type":"function_call","call_id":"call_w","name":"exec_command","arguments":` + mustJSON(args) + `},{"type":"function_call_output","call_id":"call_w","output":"ok"}`
+	items = doneItems(t, postAs(t, url, "Originator", "codex_exec", body(wrote)))
+	if len(items) != 1 || items[0]["name"] != "new_answer" || items[0]["namespace"] != "mcp__workflow" {
+		t.Fatalf("after the file: %v, want new_answer in the workflow namespace", items)
+	}
+}
+
+func mustJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

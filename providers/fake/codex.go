@@ -2,6 +2,7 @@ package fake
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -34,6 +35,12 @@ func NewCodex(s *Script) http.Handler {
 			return
 		}
 		turn := codexTurnOf(q.Input)
+		offered := codexOffered(c.Body)
+		if offered.found {
+			// Some models get the MCP tools in the request's tools (a
+			// namespace), with no tool search first.
+			turn.found, turn.tools, turn.enum = true, offered.tools, offered.enum
+		}
 		rr := respReply{c: c, id: oaiID("resp_fake_"), created: time.Now().Unix()}
 		switch {
 		case turn.answered != "":
@@ -53,7 +60,7 @@ func NewCodex(s *Script) http.Handler {
 				return
 			}
 		}
-		items, ok := codexItems(rr.rep)
+		items, ok := codexItems(rr.rep, offered.applyPatch)
 		if !ok {
 			if !oaiKnown(rr.rep.Kind) {
 				oaiUnknown(w, rr.rep.Kind)
@@ -138,7 +145,10 @@ func codexTurnOf(input json.RawMessage) codexTurn {
 
 // codexItems renders the replies only Codex plays as output items; false for
 // the kinds NewResponses renders (text, errors).
-func codexItems(rep Reply) ([]map[string]any, bool) {
+// A write_files reply is an apply_patch call when the request offers that
+// tool, else a shell command that writes each file (the models Codex gives
+// no apply_patch tool edit through exec_command).
+func codexItems(rep Reply, applyPatch bool) ([]map[string]any, bool) {
 	call := func(name, namespace, args string) []map[string]any {
 		it := map[string]any{"type": "function_call", "id": oaiID("fc_"), "call_id": oaiID("call_"), "name": name,
 			"arguments": args, "status": "completed"}
@@ -161,6 +171,10 @@ func codexItems(rep Reply) ([]map[string]any, bool) {
 		args, _ := json.Marshal(map[string]string{"cmd": rep.Content})
 		return call("exec_command", "", string(args)), true
 	case ReplyWriteFiles:
+		if !applyPatch {
+			args, _ := json.Marshal(map[string]string{"cmd": shellWrites(filesOf(rep))})
+			return call("exec_command", "", string(args)), true
+		}
 		return []map[string]any{{"type": "custom_tool_call", "id": oaiID("ctc_"), "call_id": oaiID("call_"),
 			"name": "apply_patch", "input": addFilePatch(filesOf(rep)), "status": "completed"}}, true
 	}
@@ -182,4 +196,57 @@ func (rr *respReply) streamItems(w http.ResponseWriter, r *http.Request, items [
 		rr.streamItem(sse, i, it)
 	}
 	sse.event("response.completed", map[string]any{"response": rr.response("completed", items, rr.usageJSON(string(out)))})
+}
+
+// codexOffer is what a Codex request's own tools hold: the workflow
+// namespace (its tools and the vote enum) and whether apply_patch is one.
+type codexOffer struct {
+	found      bool
+	tools      []string
+	enum       []string
+	applyPatch bool
+}
+
+func codexOffered(body []byte) codexOffer {
+	var q struct {
+		Tools []struct {
+			Type  string `json:"type"`
+			Name  string `json:"name"`
+			Tools []struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"tools"`
+		} `json:"tools"`
+	}
+	var o codexOffer
+	if json.Unmarshal(body, &q) != nil {
+		return o
+	}
+	for _, t := range q.Tools {
+		switch {
+		case t.Name == "apply_patch":
+			o.applyPatch = true
+		case t.Type == "namespace" && t.Name == "mcp__"+WorkflowServer:
+			o.found = true
+			for _, tool := range t.Tools {
+				o.tools = append(o.tools, tool.Name)
+				if tool.Name == "vote" {
+					o.enum = voteEnumOf(tool.Parameters)
+				}
+			}
+		}
+	}
+	return o
+}
+
+// shellWrites is a shell command that writes each file whole.
+func shellWrites(files []fileArg) string {
+	var b strings.Builder
+	for i, f := range files {
+		if i > 0 {
+			b.WriteString(" && ")
+		}
+		fmt.Fprintf(&b, "mkdir -p \"$(dirname '%s')\" && cat > '%s' <<'MASSGEN_FAKE_EOF'\n%sMASSGEN_FAKE_EOF\n", f.Path, f.Path, f.Content)
+	}
+	return b.String()
 }

@@ -175,7 +175,7 @@ func (s *Script) Next(c Call) Reply {
 // when voting is possible, otherwise answer.
 func DefaultReply(c Call) Reply {
 	for _, t := range c.Tools {
-		if t == "vote" && len(c.VoteEnum) > 0 {
+		if w, _ := workflowName(t); w == "vote" && len(c.VoteEnum) > 0 {
 			return Reply{Kind: ReplyVote, Agent: c.VoteEnum[0], Reason: "fake " + c.Model + " agrees with " + c.VoteEnum[0]}
 		}
 	}

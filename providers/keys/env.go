@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/joho/godotenv"
 )
@@ -40,8 +41,22 @@ type layer struct {
 	lookup func(string) (string, bool)
 }
 
-// Load reads the process environment, ./.env and $HOME/.env.
-func Load() *Env { return LoadFrom(Sources{}) }
+// Load reads the process environment, ./.env and $HOME/.env (only the
+// environment after SetEnvironmentOnly(true)).
+func Load() *Env {
+	if environmentOnly.Load() {
+		return &Env{layers: []layer{{FromEnvironment, os.LookupEnv}}}
+	}
+	return LoadFrom(Sources{})
+}
+
+// environmentOnly is set by a rehearsal, whose environment holds only dummy
+// keys: a real key in a .env file must not reach it.
+var environmentOnly atomic.Bool
+
+// SetEnvironmentOnly makes Load read the process environment alone, no .env
+// file.
+func SetEnvironmentOnly(on bool) { environmentOnly.Store(on) }
 
 // LoadFrom reads the given sources. A .env file that is missing is skipped
 // silently; one that cannot be read or parsed is skipped and reported by
