@@ -211,8 +211,9 @@ func TestServeRehearseRunsAClientsTeamAgainstTheFakes(t *testing.T) {
 		"OPENAI_BASE_URL=" + srv.URL + "/v1", "ANTHROPIC_API_KEY=" + plantedKeys["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL=" + srv.URL}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	// The server writes stderr while the test reads it: a locked buffer.
+	stderr := &lockedText{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -251,4 +252,22 @@ func TestServeRehearseRunsAClientsTeamAgainstTheFakes(t *testing.T) {
 	if !strings.Contains(stderr.String(), "Rehearsal: every agent talks to fake providers") || strings.Contains(stderr.String(), "refused") {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
+}
+
+// lockedText is a strings.Builder a process may write while a test reads it.
+type lockedText struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedText) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedText) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
