@@ -12,7 +12,7 @@ import (
 // knows no secret), so the shapes must catch keys nobody named.
 func TestMaskKeysHidesKeyShapesNobodyNamed(t *testing.T) {
 	for _, tc := range []struct{ in, leak string }{
-		{"refused (key sk-proj-PLANTEDplantedPLANTED0123456789)", "PLANTEDplantedPLANTED"},
+		{"refused (key sk-dummy-PLANTED-not-a-key-0000)", "PLANTED-not-a-key"},
 		{"Authorization: Bearer PLANTEDtoken0123", "PLANTEDtoken0123"},
 		{"GET https://x.example/v1?key=PLANTEDquery0123 failed", "PLANTEDquery0123"},
 		{`{"x-api-key": "PLANTEDheader0123"}`, "PLANTEDheader0123"},

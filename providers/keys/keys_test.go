@@ -12,7 +12,7 @@ import (
 )
 
 // plantedKey is a key that must never appear in any message.
-const plantedKey = "sk-proj-PLANTEDplantedPLANTED0123456789"
+const plantedKey = "sk-dummy-PLANTED-not-a-key-0000"
 
 func writeEnv(t *testing.T, dir, body string) {
 	t.Helper()
@@ -176,7 +176,7 @@ func TestMask(t *testing.T) {
 		gone     []string
 		keep     []string
 	}{
-		{"given secret, last four kept", "401: key " + plantedKey + " rejected", []string{plantedKey}, []string{plantedKey}, []string{"…6789", "rejected"}},
+		{"given secret, last four kept", "401: key " + plantedKey + " rejected", []string{plantedKey}, []string{plantedKey}, []string{"…0000", "rejected"}},
 		{"short secrets are ignored", "a test run", []string{"test"}, nil, []string{"a test run"}},
 		{"empty secret changes nothing", "hello", []string{""}, nil, []string{"hello"}},
 		{"longest first", "k=abcdefgh-ijklmnopqrst", []string{"abcdefgh", "abcdefgh-ijklmnopqrst"}, []string{"abcdefgh", "ijklmnopqrst"}, nil},
