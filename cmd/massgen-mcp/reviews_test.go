@@ -4,11 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
-	"github.com/massgen-go/massgen-mcp/coordination/filestore"
-	"github.com/massgen-go/massgen-mcp/coordination/memstore"
-	"github.com/massgen-go/massgen-mcp/mcp"
 )
 
 // TestEveryServiceTheBinaryBuildsOffersReviews: checkpoint reviews are
@@ -17,19 +13,7 @@ import (
 // serve's on either store, another tenant's — must be given them: each runs
 // a checkpoint to its verdict.
 func TestEveryServiceTheBinaryBuildsOffersReviews(t *testing.T) {
-	served := func(f serveFlags, stores coordination.Stores, tenant string) *coordination.Service {
-		svc, err := servedService(f, stores, tenant, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svc
-	}
-	services := map[string]*coordination.Service{
-		"run":            newService(t.TempDir(), 1),
-		"serve":          served(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir()), mcp.DefaultTenant),
-		"serve --memory": served(serveFlags{memory: true, parallel: 1}, memstore.NewStores(), mcp.DefaultTenant),
-		"a tenant":       served(serveFlags{memory: true, parallel: 1}, memstore.NewStores(), "acme"),
-	}
+	services := binaryServices(t)
 	seed := int64(5)
 	for name, svc := range services {
 		res, err := checkpoint.Run(context.Background(), svc, checkpoint.Spec{

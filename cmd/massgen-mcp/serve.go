@@ -13,12 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/checkpoint"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
-	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/mcp"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
@@ -344,8 +341,7 @@ func rootDirs(flag string, dirs []string) ([]string, error) {
 // comes from a client.
 func servedService(f serveFlags, stores coordination.Stores, tenant string, allow *backends.AllowList) (*coordination.Service, error) {
 	cfg := backends.Config{ClientURLs: allow}
-	opts := coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, Logger: logger,
-		RelativeDirs: f.http != "", OnModelCall: gcpolicy.Busy, Tooling: tooling.Builtin{}, Reviews: checkpoint.Reviews{}}
+	opts := withHooks(coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, RelativeDirs: f.http != ""})
 	if tenant != mcp.DefaultTenant {
 		cfg.Tenant = tenant
 	}

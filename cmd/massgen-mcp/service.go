@@ -30,16 +30,26 @@ func newService(dir string, parallel int) *coordination.Service {
 	if err != nil {
 		abs = dir
 	}
-	return coordination.NewService(filestore.New(abs), coordination.Options{
+	opts := withHooks(coordination.Options{
 		Open:        backends.Open,
 		DefaultTeam: backends.DefaultTeam,
 		Backends:    backends.Config{}.Report,
 		CheckModels: backends.CheckModels,
 		Parallel:    parallel,
-		Logger:      logger,
 		StateDir:    abs,
-		OnModelCall: gcpolicy.Busy,
-		Tooling:     tooling.Builtin{},
-		Reviews:     checkpoint.Reviews{},
 	})
+	return coordination.NewService(filestore.New(abs), opts)
+}
+
+// withHooks adds what every service that runs steps is given, wherever the
+// binary builds it (run, serve on either store, every tenant): the logger,
+// the collector's activity hook, the agents' tools and checkpoint reviews.
+// One place, so a new hook cannot reach some services and miss others
+// (TestEveryServiceTheBinaryBuildsHasTheTools, …OffersReviews).
+func withHooks(opts coordination.Options) coordination.Options {
+	opts.Logger = logger
+	opts.OnModelCall = gcpolicy.Busy
+	opts.Tooling = tooling.Builtin{}
+	opts.Reviews = checkpoint.Reviews{}
+	return opts
 }

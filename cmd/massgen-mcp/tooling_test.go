@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/filestore"
-	"github.com/massgen-go/massgen-mcp/coordination/memstore"
-	"github.com/massgen-go/massgen-mcp/mcp"
 )
 
 // Every service the binary builds (run, serve, serve --memory, every
@@ -16,19 +13,7 @@ import (
 // would offer the workflow tools alone and refuse an agent's MCP servers.
 // The server here cannot start, and only the tools' attempt names it.
 func TestEveryServiceTheBinaryBuildsHasTheTools(t *testing.T) {
-	served := func(f serveFlags, stores coordination.Stores, tenant string) *coordination.Service {
-		svc, err := servedService(f, stores, tenant, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svc
-	}
-	services := map[string]*coordination.Service{
-		"run":            newService(t.TempDir(), 1),
-		"serve":          served(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir()), mcp.DefaultTenant),
-		"serve --memory": served(serveFlags{memory: true, parallel: 1}, memstore.NewStores(), mcp.DefaultTenant),
-		"serve, tenant":  served(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir()), "team_b"),
-	}
+	services := binaryServices(t)
 	ctx := context.Background()
 	for name, svc := range services {
 		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Agents: []coordination.Agent{
