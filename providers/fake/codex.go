@@ -88,19 +88,12 @@ type codexTurn struct {
 // the output of a workflow call.
 func codexTurnOf(input json.RawMessage) codexTurn {
 	var items []struct {
-		Type      string `json:"type"`
-		Role      string `json:"role"`
-		CallID    string `json:"call_id"`
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-		Tools     []struct {
-			Type  string `json:"type"`
-			Name  string `json:"name"`
-			Tools []struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-			} `json:"tools"`
-		} `json:"tools"`
+		Type      string           `json:"type"`
+		Role      string           `json:"role"`
+		CallID    string           `json:"call_id"`
+		Name      string           `json:"name"`
+		Namespace string           `json:"namespace"`
+		Tools     []codexToolGroup `json:"tools"`
 	}
 	var t codexTurn
 	if json.Unmarshal(input, &items) != nil {
@@ -121,13 +114,8 @@ func codexTurnOf(input json.RawMessage) codexTurn {
 				if ns.Name != "mcp__"+WorkflowServer {
 					continue
 				}
-				t.found, t.tools, t.enum = true, nil, nil
-				for _, tool := range ns.Tools {
-					t.tools = append(t.tools, tool.Name)
-					if tool.Name == "vote" {
-						t.enum = voteEnumOf(tool.Parameters)
-					}
-				}
+				t.found = true
+				t.tools, t.enum = ns.workflow()
 			}
 		case "function_call":
 			if w, ok := workflowName(it.Name); ok && it.Namespace == "mcp__"+WorkflowServer {
@@ -198,6 +186,28 @@ func (rr *respReply) streamItems(w http.ResponseWriter, r *http.Request, items [
 	sse.event("response.completed", map[string]any{"response": rr.response("completed", items, rr.usageJSON(string(out)))})
 }
 
+// codexToolGroup is a tool or a namespace of tools as Codex sends them: in
+// a request's tools, or listed by a tool search's output.
+type codexToolGroup struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Tools []struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"tools"`
+}
+
+// workflow names the tools of a workflow namespace and the vote's enum.
+func (g codexToolGroup) workflow() (tools, enum []string) {
+	for _, tool := range g.Tools {
+		tools = append(tools, tool.Name)
+		if tool.Name == "vote" {
+			enum = voteEnumOf(tool.Parameters)
+		}
+	}
+	return tools, enum
+}
+
 // codexOffer is what a Codex request's own tools hold: the workflow
 // namespace (its tools and the vote enum) and whether apply_patch is one.
 type codexOffer struct {
@@ -209,14 +219,7 @@ type codexOffer struct {
 
 func codexOffered(body []byte) codexOffer {
 	var q struct {
-		Tools []struct {
-			Type  string `json:"type"`
-			Name  string `json:"name"`
-			Tools []struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-			} `json:"tools"`
-		} `json:"tools"`
+		Tools []codexToolGroup `json:"tools"`
 	}
 	var o codexOffer
 	if json.Unmarshal(body, &q) != nil {
@@ -228,12 +231,7 @@ func codexOffered(body []byte) codexOffer {
 			o.applyPatch = true
 		case t.Type == "namespace" && t.Name == "mcp__"+WorkflowServer:
 			o.found = true
-			for _, tool := range t.Tools {
-				o.tools = append(o.tools, tool.Name)
-				if tool.Name == "vote" {
-					o.enum = voteEnumOf(tool.Parameters)
-				}
-			}
+			o.tools, o.enum = t.workflow()
 		}
 	}
 	return o
