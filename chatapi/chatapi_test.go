@@ -47,7 +47,10 @@ func newService() *coordination.Service {
 	})
 }
 
-func serve(t *testing.T) *served {
+func serve(t *testing.T) *served { return serveWith(t, mcp.Options{}, mcp.HTTPOptions{}) }
+
+// serveWith is serve with some of the server's options and limits set.
+func serveWith(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions) *served {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -68,16 +71,20 @@ func serve(t *testing.T) *served {
 	s := &served{services: map[string]*coordination.Service{}}
 	def := newService()
 	s.services[mcp.DefaultTenant] = def
-	srv := mcp.New(def, mcp.Options{TeamsDir: dir, Logger: zerolog.Nop(), Tenants: func(tenant string) (*coordination.Service, error) {
+	mo.TeamsDir, mo.Logger = dir, zerolog.Nop()
+	mo.Tenants = func(tenant string) (*coordination.Service, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		svc := newService()
 		s.services[tenant] = svc
 		return svc, nil
-	}})
-	h := srv.HTTPHandler(mcp.HTTPOptions{Tokens: tokens, Surfaces: []mcp.Surface{{
+	}
+	srv := mcp.New(def, mo)
+	ho.Tokens = tokens
+	ho.Surfaces = []mcp.Surface{{
 		Pattern: "/v1/", Handler: chatapi.New(srv, chatapi.Options{Logger: zerolog.Nop()}), Refuse: chatapi.Refuse,
-	}}})
+	}}
+	h := srv.HTTPHandler(ho)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		for _, svc := range s.all() {
