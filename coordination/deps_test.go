@@ -20,6 +20,8 @@ func TestTheCoreImportsNoToolingNoKeysNoMCPClient(t *testing.T) {
 		mod + "providers/tools":         "a step's tools come through Options.Tooling",
 		mod + "providers/tools/sandbox": "the sandbox is the Tooling's choice",
 		mod + "providers/keys":          "mask with providers.MaskKeys, tell a keyless backend by providers.ErrMissingKey",
+		mod + "mcp":                     "the surfaces (mcp, chatapi) call the core, never the other way",
+		mod + "chatapi":                 "the surfaces (mcp, chatapi) call the core, never the other way",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {

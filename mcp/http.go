@@ -47,7 +47,28 @@ type HTTPOptions struct {
 	// Ready, if set, is called with the bound address once the server listens
 	// (useful with port 0).
 	Ready func(net.Addr)
+	// Surfaces are other protocols served beside /mcp (the OpenAI-compatible
+	// endpoint), behind the same guards.
+	Surfaces []Surface
 }
+
+// Surface is another protocol served beside /mcp behind the same guards as
+// /mcp: the Origin check, the bearer token and its tenant (whose service is
+// opened before the handler runs: Server.Service), the body's size and time
+// limits, and the tenant's rate of calls, of which each POST is one. The
+// handler translates; the guards' refusals are written by Refuse, in the
+// surface's own shape.
+type Surface struct {
+	// Pattern is the path served, as http.ServeMux reads it ("/v1/").
+	Pattern string
+	Handler http.Handler
+	// Refuse writes a refusal with its HTTP status and message.
+	Refuse func(w http.ResponseWriter, status int, msg string)
+}
+
+// refuser writes a refusal of the HTTP guards; code is the JSON-RPC code
+// /mcp's refusals carry (writeHTTPJSONRPCError), which other surfaces drop.
+type refuser func(w http.ResponseWriter, status, code int, msg string)
 
 // ErrUnsafeBinding refuses to serve off loopback without a bearer token.
 var ErrUnsafeBinding = errors.New("refusing to serve MCP off loopback without a bearer token")
@@ -121,17 +142,43 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		server.WithDisableStreaming(true),
 	)
 	mux := http.NewServeMux()
+	calls := newCallLimits(o.CallRate, o.CallBurst)
+	rpc := refuser(writeHTTPJSONRPCError)
 	mcpHandler := limitDecoding(semaphore.NewWeighted(decodingBudget), s.withReceipts(streamable))
-	mcpHandler = limitCalls(newCallLimits(o.CallRate, o.CallBurst), mcpHandler)
-	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, s.refusal, mcpHandler)
-	mcpHandler = authenticate(o.Token, o.Tokens, s.openTenant(mcpHandler))
-	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, mcpHandler))
-	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, authenticate(o.Token, o.Tokens, s.handler.metrics.handler())))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mcpHandler = limitCalls(calls, mcpCalls, rpc, mcpHandler)
+	mcpHandler = checkBounds(s.refusal, mcpHandler)
+	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, rpc, mcpHandler)
+	mcpHandler = authenticate(o.Token, o.Tokens, rpc, s.openTenant(rpc, mcpHandler))
+	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, rpc, mcpHandler))
+	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, rpc, authenticate(o.Token, o.Tokens, rpc, s.handler.metrics.handler())))
+	for _, sf := range o.Surfaces {
+		mux.Handle(sf.Pattern, s.guard(o, calls, sf))
+	}
+	health := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.handler.opts.Version})
-	})
+	}
+	mux.HandleFunc("/healthz", health)
+	// MassGen's serve answers GET /health; its clients probe that path.
+	mux.HandleFunc("/health", health)
 	return mux, streamable
+}
+
+// guard puts a surface behind /mcp's guards, in the same order: origin,
+// token and tenant, body, the tenant's call rate (one call a POST, from the
+// same bucket as /mcp's tool calls).
+func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handler {
+	refuse := func(w http.ResponseWriter, status, _ int, msg string) { sf.Refuse(w, status, msg) }
+	posts := func(r *http.Request) int {
+		if r.Method == http.MethodPost {
+			return 1
+		}
+		return 0
+	}
+	h := limitCalls(calls, posts, refuse, sf.Handler)
+	h = bufferBody(o.MaxBody, o.BodyTimeout, refuse, h)
+	h = authenticate(o.Token, o.Tokens, refuse, s.openTenant(refuse, h))
+	return checkOrigin(o.AllowedOrigins, refuse, h)
 }
 
 // ListenAndServeHTTP serves HTTPHandler until ctx ends; then every run in
@@ -201,7 +248,7 @@ func newHTTPServer(ctx context.Context, h http.Handler) *http.Server {
 
 // checkOrigin refuses requests from browser pages on other origins with 403.
 // Requests without an Origin header (every non-browser client) pass.
-func checkOrigin(allowed []string, next http.Handler) http.Handler {
+func checkOrigin(allowed []string, refuse refuser, next http.Handler) http.Handler {
 	ok := map[string]bool{}
 	for _, a := range allowed {
 		ok[strings.ToLower(strings.TrimRight(a, "/"))] = true
@@ -209,7 +256,7 @@ func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if origin != "" && !originAllowed(origin, ok) {
-			writeHTTPJSONRPCError(w, http.StatusForbidden, mcpgo.INVALID_REQUEST,
+			refuse(w, http.StatusForbidden, mcpgo.INVALID_REQUEST,
 				fmt.Sprintf("origin %q may not use this server; open it from a loopback page or start the server with --allow-origin %s", origin, origin))
 			return
 		}
@@ -232,7 +279,7 @@ func originAllowed(origin string, allowed map[string]bool) bool {
 // request with the token's tenant: MASSGEN_MCP_TOKEN is the default tenant,
 // each token of the tokens file its own. Without any token every request is
 // the default tenant's.
-func authenticate(token string, tokens *Tokens, next http.Handler) http.Handler {
+func authenticate(token string, tokens *Tokens, refuse refuser, next http.Handler) http.Handler {
 	if token == "" && tokens == nil {
 		return next
 	}
@@ -249,7 +296,7 @@ func authenticate(token string, tokens *Tokens, next http.Handler) http.Handler 
 		}
 		if tenant == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="massgen-mcp"`)
-			writeHTTPJSONRPCError(w, http.StatusUnauthorized, mcpgo.INVALID_REQUEST,
+			refuse(w, http.StatusUnauthorized, mcpgo.INVALID_REQUEST,
 				"missing or wrong bearer token; send 'Authorization: Bearer <token>' with the server's MASSGEN_MCP_TOKEN or your tenant's token from its --tokens-file")
 			return
 		}
@@ -260,13 +307,13 @@ func authenticate(token string, tokens *Tokens, next http.Handler) http.Handler 
 // openTenant opens the service of the request's tenant (authenticate has
 // marked it) and hands it to the tools; a tenant whose store cannot be
 // opened is refused here, before any tool runs.
-func (s *Server) openTenant(next http.Handler) http.Handler {
+func (s *Server) openTenant(refuse refuser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tenant := tenantOf(r.Context())
 		svc, err := s.handler.tenants.service(tenant)
 		if err != nil {
 			s.handler.log.Error().Err(err).Str("tenant", tenant).Msg("could not open a tenant's service")
-			writeHTTPJSONRPCError(w, http.StatusServiceUnavailable, mcpgo.INTERNAL_ERROR, err.Error())
+			refuse(w, http.StatusServiceUnavailable, mcpgo.INTERNAL_ERROR, err.Error())
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withService(r.Context(), svc)))

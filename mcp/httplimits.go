@@ -38,19 +38,19 @@ const (
 
 // bufferBody reads the whole body of a POST up to max bytes within timeout,
 // then hands the request on with the body in memory. Over max is 413 (at once
-// when Content-Length says so); a body not read in time is 408; a body beyond
-// the argument caps gets refuse's reply before anything decodes it. The read
-// deadline is lifted afterwards: a blocking run_team must be able to answer
-// for as long as the run takes, and an expired deadline would make the
-// server's background read cancel the request.
-func bufferBody(max int64, timeout time.Duration, refuse func(body []byte) ([]byte, int), next http.Handler) http.Handler {
+// when Content-Length says so); a body not read in time is 408; refuse words
+// both in the surface's shape. The read deadline is lifted afterwards: a
+// blocking run_team or chat completion must be able to answer for as long as
+// the run takes, and an expired deadline would make the server's background
+// read cancel the request.
+func bufferBody(max int64, timeout time.Duration, refuse refuser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if r.ContentLength > max {
-			tooLarge(w, max)
+			tooLarge(w, refuse, max)
 			return
 		}
 		rc := http.NewResponseController(w)
@@ -63,18 +63,31 @@ func bufferBody(max int64, timeout time.Duration, refuse func(body []byte) ([]by
 		var ne net.Error
 		switch {
 		case errors.As(err, &tooBig):
-			tooLarge(w, max)
+			tooLarge(w, refuse, max)
 			return
 		case errors.As(err, &ne) && ne.Timeout():
 			w.Header().Set("Connection", "close")
-			writeHTTPJSONRPCError(w, http.StatusRequestTimeout, mcpgo.INVALID_REQUEST,
+			refuse(w, http.StatusRequestTimeout, mcpgo.INVALID_REQUEST,
 				fmt.Sprintf("the request body did not arrive within %s; send it whole", timeout))
 			return
 		case err != nil:
 			w.Header().Set("Connection", "close")
-			writeHTTPJSONRPCError(w, http.StatusBadRequest, mcpgo.INVALID_REQUEST, "the request body could not be read")
+			refuse(w, http.StatusBadRequest, mcpgo.INVALID_REQUEST, "the request body could not be read")
 			return
 		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r.WithContext(withBody(r.Context(), body)))
+	})
+}
+
+// checkBounds refuses a JSON-RPC message beyond the argument caps with
+// refuse's reply before anything decodes it, and one whose names are too
+// long to repeat in an error (/mcp only: the other surfaces decode their own
+// bodies into typed structs).
+func checkBounds(refuse func(body []byte) ([]byte, int), next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := bodyOf(r.Context())
 		if reply, status := refuse(body); reply != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
@@ -85,9 +98,7 @@ func bufferBody(max int64, timeout time.Duration, refuse func(body []byte) ([]by
 			writeHTTPJSONRPCError(w, http.StatusBadRequest, mcpgo.INVALID_PARAMS, msg)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r.WithContext(withBody(r.Context(), body)))
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -108,9 +119,9 @@ func readBody(body io.Reader, announced int64) (*bytes.Buffer, error) {
 	return buf, err
 }
 
-func tooLarge(w http.ResponseWriter, max int64) {
+func tooLarge(w http.ResponseWriter, refuse refuser, max int64) {
 	w.Header().Set("Connection", "close")
-	writeHTTPJSONRPCError(w, http.StatusRequestEntityTooLarge, mcpgo.INVALID_REQUEST,
+	refuse(w, http.StatusRequestEntityTooLarge, mcpgo.INVALID_REQUEST,
 		fmt.Sprintf("the request body is larger than this server's limit of %s (--max-body); pass large material as files under an allowed root, or in parts", sizeText(max)))
 }
 
@@ -161,15 +172,17 @@ func (c *callLimits) limiter(tenant string) *rate.Limiter {
 	return l
 }
 
-// limitCalls answers 429 with Retry-After when a tenant's tool calls exceed
-// its bucket. Only tools/call counts: listing, reading resources and
-// notifications are cheap. A batch counts each call in it.
-func limitCalls(c *callLimits, next http.Handler) http.Handler {
+// limitCalls answers 429 with Retry-After when a tenant's calls exceed its
+// bucket; count says how many calls a request is. Over /mcp only tools/call
+// counts (mcpCalls): listing, reading resources and notifications are cheap;
+// a batch counts each call in it. A chat completion is one call, drawn from
+// the same bucket.
+func limitCalls(c *callLimits, count func(*http.Request) int, refuse refuser, next http.Handler) http.Handler {
 	if c == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := toolCalls(bodyOf(r.Context()))
+		n := count(r)
 		if n == 0 {
 			next.ServeHTTP(w, r)
 			return
@@ -178,7 +191,7 @@ func limitCalls(c *callLimits, next http.Handler) http.Handler {
 		if !res.OK() {
 			res.Cancel()
 			w.Header().Set("Retry-After", "1")
-			writeHTTPJSONRPCError(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
+			refuse(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
 				fmt.Sprintf("a batch of %d tool calls is more than this server allows at once (%d); send fewer", n, c.burst))
 			return
 		}
@@ -186,13 +199,16 @@ func limitCalls(c *callLimits, next http.Handler) http.Handler {
 			res.Cancel()
 			secs := int(math.Ceil(d.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeHTTPJSONRPCError(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
+			refuse(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
 				fmt.Sprintf("too many tool calls: this server allows %g a second per tenant (bursts of %d); retry after %d s", float64(c.every), c.burst, secs))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// mcpCalls counts an /mcp request's tool calls.
+func mcpCalls(r *http.Request) int { return toolCalls(bodyOf(r.Context())) }
 
 // toolCalls counts the tools/call requests in a JSON-RPC message or batch.
 func toolCalls(body []byte) int {

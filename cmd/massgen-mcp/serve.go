@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen-mcp/chatapi"
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
@@ -58,7 +59,10 @@ logs go to stderr). When stdin closes, every running team is cancelled and stays
 resumable, and the server exits 0.
 
 With --http it serves streamable HTTP at /mcp (both the 2025-11-25 handshake and
-the stateless 2026-07-28 protocol) plus GET /healthz. It binds loopback addresses
+the stateless 2026-07-28 protocol) plus GET /healthz, and an OpenAI-compatible
+endpoint (MassGen's serve): POST /v1/chat/completions, GET /v1/models and
+GET /health, where model massgen is the default team and massgen/NAME the team
+file NAME.yaml under --teams-dir. It binds loopback addresses
 freely; any other address needs MASSGEN_MCP_TOKEN, a bearer token clients send as
 'Authorization: Bearer <token>' (when set, it is required on loopback too).
 
@@ -199,12 +203,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		AllowedOrigins: f.allowOrigins,
 		TLSCert:        f.tlsCert,
 		TLSKey:         f.tlsKey,
+		// The OpenAI-compatible endpoint, behind the same guards as /mcp.
+		Surfaces: []mcp.Surface{{Pattern: "/v1/", Handler: chatapi.New(srv, chatapi.Options{Logger: logger}), Refuse: chatapi.Refuse}},
 		Ready: func(addr net.Addr) {
 			scheme := "http"
 			if f.tlsCert != "" {
 				scheme = "https"
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: serving MCP at %s://%s/mcp (health: /healthz)\n", scheme, addr)
+			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: serving MCP at %s://%s/mcp, OpenAI-compatible chat at %s://%s/v1 (health: /healthz)\n", scheme, addr, scheme, addr)
 		},
 	})
 }

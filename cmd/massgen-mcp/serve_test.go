@@ -186,6 +186,19 @@ func TestServeHTTPBinary(t *testing.T) {
 		t.Fatalf("healthz: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	// The OpenAI-compatible endpoint is wired beside /mcp: MassGen's
+	// /health, and the default team as a model.
+	for path, want := range map[string]string{"/health": `"status":"ok"`, "/v1/models": `"id":"massgen"`} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %s, want %s", path, resp.StatusCode, body, want)
+		}
+	}
 
 	post := func(origin, body string, headers ...string) *http.Response {
 		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))

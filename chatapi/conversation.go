@@ -1,0 +1,78 @@
+package chatapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// conversation turns the messages into the team's task — the latest
+// message, which must be the user's — and the earlier turns (system
+// messages included) into one context block, oldest first, so every agent
+// reads what was said before the question it answers.
+func conversation(msgs []message) (task string, context []string, err error) {
+	if len(msgs) == 0 {
+		return "", nil, badRequest("messages", "messages is empty; send at least one user message, the task")
+	}
+	texts := make([]string, len(msgs))
+	for i, m := range msgs {
+		if texts[i], err = text(m.Content); err != nil {
+			return "", nil, badRequest(fmt.Sprintf("messages[%d].content", i), err.Error())
+		}
+	}
+	last := msgs[len(msgs)-1]
+	task = strings.TrimSpace(texts[len(texts)-1])
+	if last.Role != "user" || task == "" {
+		return "", nil, badRequest(fmt.Sprintf("messages[%d]", len(msgs)-1),
+			"the last message must be the user's, with text: it is the task the team works on")
+	}
+	if len(msgs) == 1 {
+		return task, nil, nil
+	}
+	var b strings.Builder
+	b.WriteString("The conversation before this task, oldest first (the task is the user's latest message):\n")
+	for i, m := range msgs[:len(msgs)-1] {
+		fmt.Fprintf(&b, "\n[%s]\n%s\n", roleName(m.Role), strings.TrimSpace(texts[i]))
+	}
+	return task, []string{b.String()}, nil
+}
+
+// text reads a message's content: a string, null, or an array of parts of
+// which text parts are joined.
+func text(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("content is not a valid string: %w", err)
+		}
+		return s, nil
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("content is neither a string nor an array of parts: %w", err)
+	}
+	var out []string
+	for _, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("a %q part is not taken here; send the task as text", p.Type)
+		}
+		out = append(out, p.Text)
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+// roleName names a turn's speaker for the agents.
+func roleName(role string) string {
+	switch role {
+	case "system", "developer":
+		return "instructions"
+	case "":
+		return "unknown"
+	}
+	return role
+}

@@ -1,0 +1,93 @@
+package chatapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// httpError is a refusal in OpenAI's shape with its HTTP status.
+type httpError struct {
+	status int
+	body   apiError
+}
+
+func (e *httpError) Error() string { return e.body.Message }
+
+func refusal(status int, typ, code, param, msg string) *httpError {
+	e := &httpError{status: status, body: apiError{Message: msg, Type: typ, Code: code}}
+	if param != "" {
+		e.body.Param = &param
+	}
+	return e
+}
+
+func badRequest(param, msg string) *httpError {
+	return refusal(http.StatusBadRequest, "invalid_request_error", "bad_request", param, msg)
+}
+
+// write answers with the error object.
+func (e *httpError) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.status)
+	_ = json.NewEncoder(w).Encode(map[string]apiError{"error": e.body})
+}
+
+// Refuse writes a refusal of the guards in front of this surface (origin,
+// bearer token, tenant, body, rate: mcp.Surface.Refuse) as OpenAI's error
+// object, so an OpenAI client reports it as it would OpenAI's own.
+func Refuse(w http.ResponseWriter, status int, msg string) {
+	typ, code := "invalid_request_error", "bad_request"
+	switch status {
+	case http.StatusUnauthorized:
+		code = "invalid_api_key"
+	case http.StatusForbidden:
+		typ, code = "permission_error", "origin_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		code = "request_too_large"
+	case http.StatusRequestTimeout:
+		code = "request_timeout"
+	case http.StatusTooManyRequests:
+		typ, code = "rate_limit_error", "rate_limit_exceeded"
+	case http.StatusServiceUnavailable:
+		typ, code = "server_error", "tenant_unavailable"
+	}
+	refusal(status, typ, code, "", msg).write(w)
+}
+
+// shown words an error of the core for a chat client: coordination's facts
+// with what to do in this surface's words, the server's paths hidden
+// (Service.HidePaths). Every error from the core goes through here.
+func shown(svc *coordination.Service, err error) *httpError {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he
+	}
+	msg := svc.HidePaths(err.Error())
+	switch {
+	case errors.Is(err, coordination.ErrSessionExists):
+		return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "massgen_session_id",
+			msg+"; to resume it send the conversation it was started with, else choose another massgen_session_id")
+	case errors.Is(err, coordination.ErrSessionNotFound):
+		return refusal(http.StatusNotFound, "invalid_request_error", "session_not_found", "massgen_session_id", msg)
+	case errors.Is(err, coordination.ErrHostInRunTeam):
+		return badRequest("model", msg+"; a team with host agents is driven step by step over MCP, not here")
+	case errors.Is(err, coordination.ErrBadInput), errors.Is(err, coordination.ErrBadSettings), errors.Is(err, coordination.ErrBadSpec):
+		return badRequest("", msg)
+	}
+	return refusal(http.StatusInternalServerError, "server_error", "internal_error", "", msg)
+}
+
+// noAnswer is a run that ended without a final answer (failed, cancelled
+// elsewhere). 422, not 5xx: OpenAI's clients retry a 5xx, and each retry
+// would run, and pay for, the team again.
+func noAnswer(res *coordination.TeamResult, outcome string) *httpError {
+	if outcome == "" {
+		outcome = "the team ended " + res.Status + " without a final answer"
+	}
+	return refusal(http.StatusUnprocessableEntity, "team_error", "no_answer", "",
+		fmt.Sprintf("%s (session %s); its trace is in the session, which massgen_session_id %q resumes", outcome, res.SessionID, res.SessionID))
+}

@@ -1,0 +1,107 @@
+package chatapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Host is what the surface asks of the server it is served beside
+// (mcp.Server has these methods): the request's tenant's service, opened by
+// the guards; a new session's team, built with the operator-only rule and
+// the text caps of run_team; the usable team files; a run slot under the
+// server's and the tenant's caps.
+type Host interface {
+	RequestService(ctx context.Context) *coordination.Service
+	TeamSpec(team, task string, context []string) (coordination.TeamSpec, error)
+	TeamNames() []string
+	AcquireRun(ctx context.Context) (release func(), err error)
+}
+
+// DefaultModel is the model name of the default team; DefaultModel + "/"
+// + NAME names the team file NAME.yaml under --teams-dir.
+const DefaultModel = "massgen"
+
+// Options configure the surface.
+type Options struct {
+	// KeepAlive is the longest silence on a stream before a comment line
+	// keeps proxies from closing it (default 15 s).
+	KeepAlive time.Duration
+	Logger    zerolog.Logger
+}
+
+// Handler serves /v1/chat/completions and /v1/models. Mount it at "/v1/"
+// behind the server's guards (mcp.Surface).
+type Handler struct {
+	host Host
+	opts Options
+}
+
+// New returns the surface over host.
+func New(host Host, o Options) *Handler {
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 15 * time.Second
+	}
+	return &Handler{host: host, opts: o}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	route := map[string]string{"/v1/chat/completions": http.MethodPost, "/v1/models": http.MethodGet}
+	want, ok := route[r.URL.Path]
+	switch {
+	case !ok:
+		refusal(http.StatusNotFound, "invalid_request_error", "unknown_url", "",
+			fmt.Sprintf("%s is not served here; this server answers POST /v1/chat/completions and GET /v1/models", r.URL.Path)).write(w)
+	case r.Method != want:
+		w.Header().Set("Allow", want)
+		refusal(http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", "",
+			fmt.Sprintf("%s takes %s, not %s", r.URL.Path, want, r.Method)).write(w)
+	case want == http.MethodGet:
+		h.models(w)
+	default:
+		h.complete(w, r)
+	}
+}
+
+// modelNames are the names a request may use: the default team first, then
+// each usable team file.
+func (h *Handler) modelNames() []string {
+	names := []string{DefaultModel}
+	for _, t := range h.host.TeamNames() {
+		names = append(names, DefaultModel+"/"+t)
+	}
+	return names
+}
+
+func (h *Handler) models(w http.ResponseWriter) {
+	list := modelList{Object: "list", Data: []model{}}
+	for _, n := range h.modelNames() {
+		list.Data = append(list.Data, model{ID: n, Object: "model", OwnedBy: "massgen-mcp"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(list)
+}
+
+// team is the team a model name picks: "" for the default team, else a team
+// file's name. Anything else is refused listing the choices.
+func (h *Handler) team(name string) (string, error) {
+	names := h.modelNames()
+	if slices.Contains(names, name) {
+		return strings.TrimPrefix(strings.TrimPrefix(name, DefaultModel), "/"), nil
+	}
+	shown := name
+	if len(shown) > 120 {
+		shown = shown[:120] + "…"
+	}
+	return "", refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+		fmt.Sprintf("the model %q does not exist here: a model names a team — %s is the default team, %s/NAME a team file the operator put under --teams-dir; this server offers %s (GET /v1/models lists them)",
+			shown, DefaultModel, DefaultModel, strings.Join(names, ", ")))
+}

@@ -1,0 +1,92 @@
+package chatapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/massgen-go/massgen-mcp/mcp"
+)
+
+// wantAPIError wants an OpenAI error with this status and code.
+func wantAPIError(t *testing.T, what string, err error, status int, code string) *openai.Error {
+	t.Helper()
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("%s: %v, want an API error %d %s", what, err, status, code)
+	}
+	if apiErr.StatusCode != status || apiErr.Code != code {
+		t.Errorf("%s: %d %s (%s), want %d %s", what, apiErr.StatusCode, apiErr.Code, apiErr.Message, status, code)
+	}
+	return apiErr
+}
+
+func TestTheMCPLimitsHoldHere(t *testing.T) {
+	s := serveWith(t, mcp.Options{MaxRunsPerTenant: 1}, mcp.HTTPOptions{MaxBody: 4096})
+	c := s.client(tokenA)
+
+	_, err := c.Chat.Completions.New(context.Background(), ask("massgen", strings.Repeat("x", 5000)))
+	wantAPIError(t, "a body over --max-body", err, http.StatusRequestEntityTooLarge, "request_too_large")
+
+	// One run per tenant: a second team of a waits for none, it is refused.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.Chat.Completions.New(ctx, ask("massgen/slow", "What is 6 * 7?"))
+	}()
+	waitRunning(t, s, "a")
+	_, err = c.Chat.Completions.New(context.Background(), ask("massgen", "What is 17 * 23?"))
+	wantAPIError(t, "a second run past --max-runs-per-tenant", err, http.StatusTooManyRequests, "too_many_runs")
+	// Another tenant has its own cap.
+	b := s.client(tokenB)
+	if _, err := b.Chat.Completions.New(context.Background(), ask("massgen", "What is 17 * 23?")); err != nil {
+		t.Errorf("tenant b refused by a's cap: %v", err)
+	}
+	cancel()
+	<-done
+}
+
+func TestTheTenantsCallRateCountsCompletions(t *testing.T) {
+	s := serveWith(t, mcp.Options{}, mcp.HTTPOptions{CallRate: 0.001, CallBurst: 1})
+	c := s.client(tokenA)
+	if _, err := c.Chat.Completions.New(context.Background(), ask("massgen", "What is 17 * 23?")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Chat.Completions.New(context.Background(), ask("massgen", "What is 17 * 23?"))
+	wantAPIError(t, "a second completion past a burst of 1", err, http.StatusTooManyRequests, "rate_limit_exceeded")
+	// Listing models is not a call.
+	if _, err := c.Models.List(context.Background()); err != nil {
+		t.Errorf("models refused by the call rate: %v", err)
+	}
+}
+
+// TestAClientSetsNothingOperatorOnly: only the model name and the messages
+// count; fields that would pick models or base URLs over MCP are read past,
+// and the team is the operator's.
+func TestAClientSetsNothingOperatorOnly(t *testing.T) {
+	s := serve(t)
+	c := s.client(tokenA)
+	res, err := c.Chat.Completions.New(context.Background(), ask("massgen/quick", "What is 17 * 23?"),
+		option.WithJSONSet("models", []string{"openai/gpt-5@http://127.0.0.1:9/v1"}),
+		option.WithJSONSet("team", "slow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.service(t, "a").Result(context.Background(), metaOf(t, res.RawJSON()).SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	for _, a := range r.Agents {
+		models = append(models, a.Model)
+	}
+	if strings.Join(models, ",") != "sim/strong,sim/strong,sim" {
+		t.Errorf("the team ran %v, not the operator's quick team", models)
+	}
+}

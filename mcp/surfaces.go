@@ -1,0 +1,52 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// What another surface served beside /mcp (HTTPOptions.Surfaces) asks of
+// this server: the request's tenant, a team the operator allows, a run slot.
+// The methods take and return only coordination's types, so such a surface
+// depends on coordination, never on mcp, and the binary wires the two.
+
+// RequestService is the coordination service of an HTTP request's tenant,
+// which the guards in front of a surface opened before its handler runs.
+func (s *Server) RequestService(ctx context.Context) *coordination.Service {
+	return s.handler.svc(ctx)
+}
+
+// TeamSpec builds a new session's team, the way run_team builds one: team
+// "" is the default team (the models Options.DefaultTeam names when the
+// session is created), else the operator's team file of that name under
+// --teams-dir, its agents, context and rules; the task and text context go
+// under the same caps as run_team's. A surface passes nothing operator-only
+// of its own — no models, directories or base URLs — so the operator-only
+// rule holds as it does for /mcp.
+func (s *Server) TeamSpec(team, task string, context []string) (coordination.TeamSpec, error) {
+	t := TeamSettings{Team: team, Task: task}
+	for _, c := range context {
+		t.Context = append(t.Context, contextArg{Text: c})
+	}
+	return s.handler.spec(t, coordination.DriverRun)
+}
+
+// TeamNames lists the usable team files under --teams-dir (a file with a
+// problem is left out: naming it could only fail).
+func (s *Server) TeamNames() []string {
+	var names []string
+	for _, t := range s.handler.teams() {
+		if t.Problem == "" {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// AcquireRun takes a run slot of the request's tenant under --max-runs and
+// --max-runs-per-tenant, refusing at once at a cap (the error says which);
+// release gives it back, once, when the run has ended.
+func (s *Server) AcquireRun(ctx context.Context) (release func(), err error) {
+	return s.handler.runs.acquire(tenantOf(ctx))
+}
