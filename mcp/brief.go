@@ -156,16 +156,19 @@ func teamResultAs(res *coordination.TeamResult, full bool) *mcpgo.CallToolResult
 	if full {
 		return mcpgo.NewToolResultStructured(wireTeamResult(*res), teamResultText(res))
 	}
-	out := mcpgo.NewToolResultStructured(briefTeamResult(res, true), briefResultText(res))
-	out.Content = append(out.Content, resultLinks(res)...)
+	w := briefTeamResult(res, true)
+	text, cutText := briefResultText(res)
+	out := mcpgo.NewToolResultStructured(w, text)
+	out.Content = append(out.Content, resultLinks(res, cutText || w.FinalAnswerURI != "")...)
 	return out
 }
 
 // briefResultText renders a team result within briefText characters: who
 // won and how, the vote table, a line per other answer, the files, where
 // everything whole is, what to do next, and the final answer cut to what
-// is left (at least 300 characters).
-func briefResultText(r *coordination.TeamResult) string {
+// is left (at least 300 characters). It tells whether it cut the final
+// answer.
+func briefResultText(r *coordination.TeamResult) (string, bool) {
 	var head string
 	for _, c := range []cut{{reason: 80, preview: 70}, {reason: 30, preview: 0}} {
 		head = briefHead(r, c)
@@ -175,16 +178,16 @@ func briefResultText(r *coordination.TeamResult) string {
 	}
 	tail := nextStep(r)
 	if r.FinalAnswer == nil {
-		return head + tail
+		return head + tail, false
 	}
 	final := strings.TrimRight(*r.FinalAnswer, "\n")
 	n := runes(final)
 	room := max(300, briefText-runes(head)-runes(tail)-260)
 	if n <= room {
-		return head + "\nFinal answer:\n" + final + "\n" + tail
+		return head + "\nFinal answer:\n" + final + "\n" + tail, false
 	}
 	return head + fmt.Sprintf("\nFinal answer (the first %d of %d characters; the whole: resources/read %s, or call again with detail: \"full\"):\n%s\n",
-		room, n, finalURI(r.SessionID), coordination.Preview(final, room)) + tail
+		room, n, finalURI(r.SessionID), coordination.Preview(final, room)) + tail, true
 }
 
 // briefHead is a brief result's text before the final answer.
@@ -266,9 +269,10 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// resultLinks are a brief result's resource links: the final answer when it
-// was cut, every answer, the timeline, the winner's files.
-func resultLinks(r *coordination.TeamResult) []mcpgo.Content {
+// resultLinks are a brief result's resource links: the final answer when
+// the text or the structured result cut it, every answer, the timeline, the
+// winner's files.
+func resultLinks(r *coordination.TeamResult, finalCut bool) []mcpgo.Content {
 	id := r.SessionID
 	var out []mcpgo.Content
 	link := func(uri, name, desc, mime string, size int) {
@@ -279,7 +283,7 @@ func resultLinks(r *coordination.TeamResult) []mcpgo.Content {
 		}
 		out = append(out, l)
 	}
-	if r.FinalAnswer != nil && runes(*r.FinalAnswer) > cuts[0].final {
+	if finalCut {
 		link(finalURI(id), "final answer", "The final answer, whole.", answerContentMIME, len(*r.FinalAnswer))
 	}
 	for _, a := range r.Answers {
@@ -490,11 +494,11 @@ func cursorLine(id, cursor string) string {
 }
 
 // statusLinks are a status's resource links: the timeline, the final answer
-// when it is shown cut, and the latest answer of every agent shown.
-func statusLinks(v, shown *coordination.StatusView) []mcpgo.Content {
+// when the status cut it, and the latest answer of every agent shown.
+func statusLinks(v, shown *coordination.StatusView, finalCut bool) []mcpgo.Content {
 	id := v.Result.SessionID
 	out := []mcpgo.Content{mcpgo.NewResourceLink(eventsURI(id), "timeline", "The session's whole timeline.", jsonMIME)}
-	if r := shown.Result; r != nil && r.FinalAnswer != nil && runes(*r.FinalAnswer) > cuts[0].final {
+	if finalCut {
 		out = append(out, mcpgo.NewResourceLink(finalURI(id), "final answer", "The final answer, whole.", answerContentMIME))
 	}
 	for _, a := range shown.Agents {

@@ -119,7 +119,8 @@ func TestFourLongAnswersFitAContextWindowAndNothingIsLost(t *testing.T) {
 		}
 	}
 	ft, fs := resultSize(t, fullRes)
-	t.Logf("run_team detail full: text %d, structured %d characters", ft, fs)
+	whole, _ := json.Marshal(fullRes)
+	t.Logf("run_team detail full: text %d, structured %d characters; %d as sent", ft, fs, len([]rune(string(whole))))
 
 	status := callTool(t, c, "team_status", `{"session_id":"big"}`)
 	statusFull := callTool(t, c, "team_status", `{"session_id":"big","detail":"full"}`)
@@ -128,7 +129,8 @@ func TestFourLongAnswersFitAContextWindowAndNothingIsLost(t *testing.T) {
 
 	for name, res := range map[string]*mcpgo.CallToolResult{"run_team": brief, "team_status": status} {
 		tc, sc := resultSize(t, res)
-		t.Logf("%s brief: text %d, structured %d characters, %d links", name, tc, sc, len(links(res)))
+		whole, _ := json.Marshal(res)
+		t.Logf("%s brief: text %d, structured %d characters, %d links; %d characters as sent", name, tc, sc, len(links(res)), len([]rune(string(whole))))
 		if tc > briefText || sc > briefStructured {
 			t.Errorf("%s: text %d characters (at most %d), structured %d (at most %d)", name, tc, briefText, sc, briefStructured)
 		}

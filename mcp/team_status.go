@@ -54,7 +54,7 @@ func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, arg
 	}
 	if !full || partial {
 		res := mcpgo.NewToolResultStructured(out, briefStatusText(v, shown, partial, cursor, c))
-		res.Content = append(res.Content, statusLinks(v, shown)...)
+		res.Content = append(res.Content, statusLinks(v, shown, out.Result != nil && out.Result.FinalAnswerURI != "")...)
 		return res, nil
 	}
 	// The same pictures as `massgen-mcp status`; without the ledger the
