@@ -20,6 +20,7 @@ const (
 	statusTemplate    = "massgen://sessions/{id}/status"
 	eventsTemplate    = "massgen://sessions/{id}/events"
 	answersTemplate   = "massgen://sessions/{id}/answers/{label}"
+	finalTemplate     = "massgen://sessions/{id}/final_answer"
 	filesTemplate     = "massgen://sessions/{id}/files/{label}"
 	fileTemplate      = "massgen://sessions/{id}/files/{label}/{+path}"
 	jsonMIME          = "application/json"
@@ -54,6 +55,12 @@ func resourceTemplates(h *handler) []server.ServerResourceTemplate {
 				mcpgo.WithTemplateDescription("The full text of one answer by its label (agentN.k), latest or not: follow a vote's target_label to what the voter saw."),
 				mcpgo.WithTemplateMIMEType(answerContentMIME)),
 			Handler: h.readAnswer,
+		},
+		{
+			Template: mcpgo.NewResourceTemplate(finalTemplate, "final answer",
+				mcpgo.WithTemplateDescription("The final answer in full, which a brief result cuts (also when final present or synthesize wrote a new one)."),
+				mcpgo.WithTemplateMIMEType(answerContentMIME)),
+			Handler: h.readFinal,
 		},
 		{
 			Template: mcpgo.NewResourceTemplate(filesTemplate, "answer files",
@@ -125,6 +132,20 @@ func (h *handler) readAnswer(ctx context.Context, req mcpgo.ReadResourceRequest)
 		return nil, bounded(h.shownError(ctx, err))
 	}
 	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: answerContentMIME, Text: a.Content}}, nil
+}
+
+// readFinal serves a session's final answer whole, read only (Inspect:
+// reading never decides the session).
+func (h *handler) readFinal(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	id := templateArg(req, "id")
+	v, err := h.svc(ctx).Inspect(ctx, id)
+	if err != nil {
+		return nil, bounded(h.shownError(ctx, err))
+	}
+	if v.Result.FinalAnswer == nil {
+		return nil, bounded(fmt.Errorf("session %s has no final answer yet (status %s); its answers so far are at massgen://sessions/%s/answers/<label>", id, v.Result.Status, id))
+	}
+	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: answerContentMIME, Text: *v.Result.FinalAnswer}}, nil
 }
 
 // templateArg is a variable matched from a resource template.

@@ -41,7 +41,7 @@ func TestResourcesShowSessionsStatusEventsAndAnswers(t *testing.T) {
 		t.Fatalf("resources/list: %v %+v", err, list)
 	}
 	templates, err := c.ListResourceTemplates(ctx, mcpgo.ListResourceTemplatesRequest{})
-	if err != nil || len(templates.ResourceTemplates) != 5 {
+	if err != nil || len(templates.ResourceTemplates) != 6 {
 		t.Fatalf("resources/templates/list: %v %+v", err, templates)
 	}
 

@@ -3,8 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -19,7 +17,8 @@ type runTeamArgs struct {
 	Wait *bool `json:"wait,omitempty" jsonschema_description:"Absent: wait up to 50 s. true: wait to the end (needs a long client timeout). false: return at once."`
 	// Estimate returns the team's worst case at list prices instead of
 	// running it (estimate.go).
-	Estimate bool `json:"estimate,omitempty" jsonschema_description:"Run nothing; return the worst-case cost (status estimate)."`
+	Estimate bool   `json:"estimate,omitempty" jsonschema_description:"Run nothing; return the worst-case cost (status estimate)."`
+	Detail   string `json:"detail,omitempty" jsonschema:"enum=brief,enum=full" jsonschema_description:"full: answers whole, not previews and links."`
 }
 
 func runTeamTool(h *handler) server.ServerTool {
@@ -56,8 +55,9 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 	if err != nil {
 		return nil, err
 	}
+	full := args.Detail == detailFull
 	if !ended {
-		return h.handle(ctx, s.ID)
+		return h.handle(ctx, s.ID, full)
 	}
 	res, err := run.Result()
 	if err != nil {
@@ -69,9 +69,9 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 		// reports that as an error), or it failed. The session says how it
 		// stands.
 		h.log.Warn().Err(err).Str("session", s.ID).Msg("run ended without a result")
-		return h.handle(ctx, s.ID)
+		return h.handle(ctx, s.ID, full)
 	}
-	return teamResult(res), nil
+	return teamResultAs(res, full), nil
 }
 
 // hearProgress subscribes to a session's run progress, for the request's
@@ -90,36 +90,17 @@ func (p *progress) tell(heard []coordination.Observation) {
 
 // handle is the result of a run that goes on without the caller: the team
 // result as it stands, status running.
-func (h *handler) handle(ctx context.Context, id string) (*mcpgo.CallToolResult, error) {
+func (h *handler) handle(ctx context.Context, id string, full bool) (*mcpgo.CallToolResult, error) {
 	res, err := h.svc(ctx).Result(context.WithoutCancel(ctx), id)
 	if err != nil {
 		return nil, err
 	}
-	return teamResult(res), nil
+	return teamResultAs(res, full), nil
 }
 
-// teamResult encodes a team result: the structured result plus a readable
-// summary.
-func teamResult(res *coordination.TeamResult) *mcpgo.CallToolResult {
-	return mcpgo.NewToolResultStructured(wireTeamResult(*res), teamResultText(res))
-}
-
-// teamResultText renders a team result for a person or a model: the status,
-// the result as every surface prints it (report.Result), and what to do next
-// with the tools.
+// teamResultText renders a team result whole for a person or a model: the
+// status, the result as every surface prints it (report.Result), and what
+// to do next with the tools.
 func teamResultText(res *coordination.TeamResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Team %s: %s\n", res.SessionID, res.Status)
-	b.WriteString(report.Result(res))
-	switch res.Status {
-	case coordination.StatusRunning:
-		fmt.Fprintf(&b, "\nThe team is still working (%s so far). Call run_team{session_id: %q} to wait for it again (up to 50 s a call), follow it with team_status{session_id: %q}, or stop it with cancel_team.\n", coordination.Count(res.Steps, "step"), res.SessionID, res.SessionID)
-	case coordination.StatusDecided:
-		fmt.Fprintf(&b, "\nThe team has decided; call finalize_team{session_id: %q} to write the final answer.\n", res.SessionID)
-	case coordination.StatusInterrupted:
-		fmt.Fprintf(&b, "\nThe process running the team died (last alive %s); nothing runs it now. Resume it with run_team{session_id: %q}.\n", coordination.LastAliveAt(res.LastAlive, time.RFC3339, time.UTC), res.SessionID)
-	case coordination.StatusCancelled:
-		fmt.Fprintf(&b, "\nThe session is cancelled and resumable: run_team{session_id: %q}, or step it again if you drive it with step.\n", res.SessionID)
-	}
-	return b.String()
+	return fmt.Sprintf("Team %s: %s\n", res.SessionID, res.Status) + report.Result(res) + nextStep(res)
 }

@@ -159,7 +159,7 @@ func New(svc *coordination.Service, opts Options) *Server {
 		serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(newResultCheck().middleware))
 	}
 	h.metrics = newMetrics(h.tenants)
-	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(h.metrics.middleware))
+	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(h.metrics.middleware), server.WithToolHandlerMiddleware(linksForItsProtocol))
 	hooks := &server.Hooks{}
 	(&listenAcks{deliver: opts.DeliveryTimeout}).hooks(hooks)
 	hooks.AddOnRequestInitialization(refuseUnoffered(opts.Tools))

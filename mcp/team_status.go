@@ -15,12 +15,14 @@ import (
 type teamStatusArgs struct {
 	SessionID string `json:"session_id"`
 	Format    string `json:"format,omitempty" jsonschema:"enum=markdown,enum=json" jsonschema_description:"json: the data only, without the report."`
+	Detail    string `json:"detail,omitempty" jsonschema:"enum=brief,enum=full" jsonschema_description:"full: answers whole, every event, pictures."`
+	Since     string `json:"since,omitempty" jsonschema_description:"A cursor from the last call: send only changes."`
 }
 
 func teamStatusTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("team_status",
 		mcpgo.WithDescription("Where a team stands: agents, answer previews, votes and staleness, consensus, next agents, timeline, usage and cost. "+
-			"Returns {result, task, rules, agents, timeline}, result being the team result. Cheap; poll it while a run goes on."),
+			"Returns {result, task, rules, agents, timeline, cursor}, result being the team result. Cheap; poll it with since: cursor while a run goes on."),
 		inputSchema[teamStatusArgs](),
 		annotations("Team status", true, true, false),
 	)
@@ -32,7 +34,17 @@ func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, arg
 	if err != nil {
 		return nil, err
 	}
-	out := wireStatusView(*v)
+	shown, partial := v, args.Since != ""
+	if partial {
+		c, err := parseCursor(args.Since, args.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		shown = since(v, c)
+	}
+	cursor := cursorOf(v).String()
+	full := args.Detail == detailFull
+	out, c := briefStatus(v, shown, partial, cursor, full)
 	if args.Format == "json" {
 		body, err := json.Marshal(out)
 		if err != nil {
@@ -40,11 +52,16 @@ func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, arg
 		}
 		return mcpgo.NewToolResultStructured(out, string(body)), nil
 	}
+	if !full || partial {
+		res := mcpgo.NewToolResultStructured(out, briefStatusText(v, shown, partial, cursor, c))
+		res.Content = append(res.Content, statusLinks(v, shown, out.Result != nil && out.Result.FinalAnswerURI != "")...)
+		return res, nil
+	}
 	// The same pictures as `massgen-mcp status`; without the ledger the
 	// report still has its table.
 	l, err := h.svc(ctx).Ledger(ctx, args.SessionID)
 	if err != nil {
 		l = nil
 	}
-	return mcpgo.NewToolResultStructured(out, report.Markdown(v)+report.StatusSections(v, l, 100)), nil
+	return mcpgo.NewToolResultStructured(out, report.Markdown(v)+report.StatusSections(v, l, 100)+cursorLine(args.SessionID, cursor)), nil
 }

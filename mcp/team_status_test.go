@@ -19,10 +19,17 @@ func TestTeamStatusFormats(t *testing.T) {
 	if !strings.HasPrefix(text(md), "## Team "+started.SessionID) || len(v.Agents) != 2 || v.Timeline == nil {
 		t.Errorf("markdown status: %s / %+v", text(md), v)
 	}
-	// The same pictures as the CLI's status, from the one renderer.
-	for _, want := range []string{"**Vote graph**", "no answers yet", "majority: 2 of 2 votes needed", "**Timeline by agent**", "no steps yet"} {
+	// The same pictures as the CLI's status, from the one renderer; the
+	// swimlane, which grows with the run, only with detail full.
+	for _, want := range []string{"**Vote graph**", "no answers yet", "majority: 2 of 2 votes needed"} {
 		if !strings.Contains(text(md), want) {
 			t.Errorf("markdown status lacks %q:\n%s", want, text(md))
+		}
+	}
+	full := text(callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "detail": "full"})))
+	for _, want := range []string{"**Vote graph**", "**Timeline by agent**", "no steps yet", "since:"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("detail full status lacks %q:\n%s", want, full)
 		}
 	}
 	js := callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "format": "json"}))

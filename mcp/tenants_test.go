@@ -96,7 +96,8 @@ func TestTenantsSeeOnlyTheirOwnSessions(t *testing.T) {
 			t.Errorf("%s: the refusal gives the session away: %s", call.tool, text(res))
 		}
 	}
-	for _, uri := range []string{"massgen://sessions/" + id + "/status", "massgen://sessions/" + id + "/events", "massgen://sessions/" + id + "/answers/agent1.1"} {
+	for _, uri := range []string{"massgen://sessions/" + id + "/status", "massgen://sessions/" + id + "/events", "massgen://sessions/" + id + "/answers/agent1.1",
+		"massgen://sessions/" + id + "/final_answer", "massgen://sessions/" + id + "/files/agent1.1", "massgen://sessions/" + id + "/files/agent1.1/README.md"} {
 		if _, err := readResource(t, bob, uri); err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Errorf("%s read by another tenant: %v", uri, err)
 		}

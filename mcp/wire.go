@@ -45,7 +45,12 @@ type TeamResult struct {
 	FilesCount     int            `json:"files_count,omitempty"`
 	FilesDir       string         `json:"files_dir,omitempty"`
 	Applied        *Applied       `json:"applied,omitempty"`
-	Estimate       *Estimate      `json:"estimate,omitempty" jsonschema_description:"Only for run_team{estimate: true} (status estimate): the team's worst case at list prices; nothing was run."`
+	// The brief form's pointers (brief.go): set only when answers were cut.
+	Brief            bool      `json:"brief,omitempty"`
+	FinalAnswerChars int       `json:"final_answer_chars,omitempty"`
+	FinalAnswerURI   string    `json:"final_answer_uri,omitempty"`
+	FilesURI         string    `json:"files_uri,omitempty"`
+	Estimate         *Estimate `json:"estimate,omitempty" jsonschema_description:"Only for run_team{estimate: true} (status estimate): the team's worst case at list prices; nothing was run."`
 }
 
 // Estimate is the wire form of coordination.Estimate.
@@ -73,18 +78,26 @@ type AgentEstimate struct {
 	SessionTokens  int64    `json:"session_tokens"`
 }
 
-// StatusView is the wire form of coordination.StatusView.
+// StatusView is the wire form of coordination.StatusView. A reply to
+// team_status{since} leaves out what did not change (brief.go): the fields
+// that never change, the agents whose rows did not, the result when it did
+// not, the events the caller has seen.
 type StatusView struct {
-	Result    *TeamResult     `json:"result"`
-	Task      string          `json:"task"`
-	Rules     Rules           `json:"rules"`
-	Seed      int64           `json:"seed"`
-	Criteria  []criteria.Item `json:"eval_criteria"`
+	Result    *TeamResult     `json:"result,omitempty"`
+	Task      string          `json:"task,omitempty"`
+	Rules     *Rules          `json:"rules,omitempty"`
+	Seed      int64           `json:"seed,omitempty"`
+	Criteria  []criteria.Item `json:"eval_criteria,omitempty"`
 	Agents    []AgentStatus   `json:"agents"`
 	Revote    []string        `json:"revote_pending"`
-	CreatedAt time.Time       `json:"created_at"`
-	Foreign   bool            `json:"written_by_massgen"`
+	CreatedAt *time.Time      `json:"created_at,omitempty"`
+	Foreign   bool            `json:"written_by_massgen,omitempty"`
 	Timeline  []Event         `json:"timeline"`
+	// Set by team_status, not by the conversion.
+	TimelineCount int    `json:"timeline_count,omitempty"`
+	TimelineURI   string `json:"timeline_uri,omitempty"`
+	Cursor        string `json:"cursor,omitempty" jsonschema_description:"Pass as since to the next team_status for only what changed."`
+	Partial       bool   `json:"partial,omitempty" jsonschema_description:"Only what changed since the cursor given as since."`
 }
 
 // StepResult is the wire form of coordination.StepResult.
@@ -135,7 +148,12 @@ type AnswerView struct {
 	AgentID string `json:"agent_id"`
 	Label   string `json:"label"`
 	Model   string `json:"model"`
-	Content string `json:"content"`
+	Content string `json:"content,omitempty"`
+	// The brief form (brief.go): a preview (none for the answer that
+	// final_answer already holds), the whole length and where to read it.
+	Preview string `json:"preview,omitempty"`
+	Chars   int    `json:"chars,omitempty"`
+	URI     string `json:"uri,omitempty"`
 }
 
 // UsageView is the wire form of coordination.UsageView.

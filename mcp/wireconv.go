@@ -46,12 +46,12 @@ func wireStatusView(v coordination.StatusView) StatusView {
 	return StatusView{
 		Result:    wireTeamResultPtr(v.Result),
 		Task:      v.Task,
-		Rules:     wireRules(v.Rules),
+		Rules:     ptr(wireRules(v.Rules)),
 		Seed:      v.Seed,
 		Criteria:  v.Criteria,
 		Agents:    wireAgentStatuses(v.Agents),
 		Revote:    v.Revote,
-		CreatedAt: v.CreatedAt,
+		CreatedAt: &v.CreatedAt,
 		Foreign:   v.Foreign,
 		Timeline:  wireEvents(v.Timeline),
 	}
@@ -368,3 +368,5 @@ func wireEstimate(v coordination.Estimate) Estimate {
 		SessionCostUSD: v.SessionCostUSD, SessionTokens: v.SessionTokens, Unpriced: v.Unpriced,
 		CostBudgetUSD: v.CostBudgetUSD, TokenBudget: v.TokenBudget, Problem: v.Problem}
 }
+
+func ptr[T any](v T) *T { return &v }
