@@ -117,7 +117,7 @@ func NewService(store Store, opts Options) *Service {
 	files, _ := store.(ProjectionStore)
 	svc := &Service{store: store, files: files, opts: opts, log: opts.Logger,
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
-		models:  &models{open: opts.Open, opened: newLRU[string, providers.Provider](openedMax)},
+		models:  newModels(opts.Open),
 		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
 		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
 	svc.hosts = hosts{svc}
