@@ -32,3 +32,21 @@ func TestProcStatWithParenthesesInTheCommandName(t *testing.T) {
 		t.Errorf("parseProcStart = %d, %v; want 987654", n, ok)
 	}
 }
+
+// TestThisProcessNamesItsOwnStart: the owner a lease records carries this
+// process's start time (read once, then kept), so the reused-pid check
+// above holds for leases this process takes.
+func TestThisProcessNamesItsOwnStart(t *testing.T) {
+	want, ok := ProcessStart(os.Getpid())
+	if !ok {
+		t.Fatal("cannot read this process's start time")
+	}
+	for range 2 { // the first reads /proc, the second is kept
+		if o := ThisProcess("x"); o.PID != os.Getpid() || o.ProcStart != want || o.ID != "x" || o.Host != ThisHost() {
+			t.Fatalf("ThisProcess = %+v; want pid %d started at %d", o, os.Getpid(), want)
+		}
+	}
+	if ProcessGone(ThisProcess("x").PID, ThisProcess("x").ProcStart) {
+		t.Error("the owner this process records is taken for a gone process")
+	}
+}

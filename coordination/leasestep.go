@@ -2,7 +2,6 @@ package coordination
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -47,6 +46,4 @@ func ReleaseStepLease(id, agent string, cur *RunLease, version int64, now time.T
 	return release(stepWhat(id, agent), cur, version, now)
 }
 
-func stepWhat(id, agent string) string {
-	return fmt.Sprintf("session %q: the step of agent %q", id, agent)
-}
+func stepWhat(id, agent string) leaseWhat { return leaseWhat{id: id, agent: agent} }

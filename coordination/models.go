@@ -17,15 +17,43 @@ type models struct {
 	// once (under mu). Clients name any specs, so it is capped by size, the
 	// least used let go (and opened again when named again).
 	opened *lru[string, providers.Provider]
+	// byAgent: an agent's model text and key grant → the provider opened
+	// for their spec, so that a step finds its provider without parsing
+	// the spec and formatting its key again (4 % of the CPU of the
+	// 1,000-session benchmark). Only what parsed and opened is kept;
+	// capped as opened is. An entry outliving its spec's in opened keeps
+	// the provider it found, as a step in flight does.
+	byAgent *lru[agentModel, providers.Provider]
+}
+
+// agentModel is what an agent's provider depends on (Agent.Spec).
+type agentModel struct {
+	model    string
+	operator bool
+	keyEnv   string
+}
+
+func newModels(open Opener) *models {
+	return &models{open: open, opened: newLRU[string, providers.Provider](openedMax),
+		byAgent: newLRU[agentModel, providers.Provider](openedMax)}
 }
 
 // agent returns (and caches) the provider of an agent.
 func (ms *models) agent(a Agent) (providers.Provider, error) {
+	k := agentModel{model: a.Model, operator: a.Operator, keyEnv: a.KeyEnv}
+	if p, ok := ms.byAgent.Get(k); ok {
+		return p, nil
+	}
 	sp, err := a.Spec()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	return ms.spec(sp)
+	p, err := ms.spec(sp)
+	if err != nil {
+		return nil, err
+	}
+	ms.byAgent.Put(k, p)
+	return p, nil
 }
 
 // of is the provider of a session's agent, looked up by id in its

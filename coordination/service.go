@@ -117,7 +117,7 @@ func NewService(store Store, opts Options) *Service {
 	files, _ := store.(ProjectionStore)
 	svc := &Service{store: store, files: files, opts: opts, log: opts.Logger,
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
-		models:  &models{open: opts.Open, opened: newLRU[string, providers.Provider](openedMax)},
+		models:  newModels(opts.Open),
 		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
 		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
 	svc.hosts = hosts{svc}
@@ -126,11 +126,16 @@ func NewService(store Store, opts Options) *Service {
 
 // The caps of the service's caches (the rooms say why each is capped).
 const (
-	// setupsMax and derivedMax are live sessions stepped here at once, more
-	// than a server runs (each keeps its prompts, or a ledger and a state);
-	// past them a step reads its setup again, or derives again.
-	setupsMax  = 256
-	derivedMax = 256
+	// setupsMax and derivedMax are live sessions stepped here at once (each
+	// keeps its prompts, or a ledger and a state); past them a step reads
+	// its setup again, builds its prompts and derives again. They are four
+	// times the 1,000 concurrent sessions the benchmarks hold a server to
+	// (docs/BENCHMARKS.md): at 256, 1,000 sessions stepping in turn found
+	// nothing kept (an LRU cycled through by more keys than it holds misses
+	// every time), which cost a tenth more CPU per step. Both let a session
+	// go when it ends, so only live sessions fill them.
+	setupsMax  = 4096
+	derivedMax = 4096
 	// endedMax is ended step-driven sessions one store lists (an id each).
 	endedMax = 1 << 16
 	// openedMax is distinct model specs and grants in use at once.

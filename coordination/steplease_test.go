@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,3 +166,37 @@ func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
 		t.Errorf("after a fenced step the agent has %d steps, %d answers; want nothing written", row.Steps, row.Answers)
 	}
 }
+
+// TestALostLeaseSaysWhoseLeaseItWas: the rules' errors name the lease (a
+// run's, or an agent's step) and the claim, though the name is formatted
+// only when an error says it.
+func TestALostLeaseSaysWhoseLeaseItWas(t *testing.T) {
+	now := time.Now()
+	owner := coordination.ThisProcess("x")
+	run, err := coordination.ClaimLease("s1", nil, owner, now, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{second(coordination.RenewLease("s1", &run, run.Version+1, now, time.Minute)), `session "s1": its run: claim 2 is no longer current`},
+		{second(coordination.ReleaseStepLease("s1", "a", &run, run.Version+1, now)), `session "s1": the step of agent "a": claim 2 is no longer current`},
+	}
+	released, err := coordination.ReleaseLease("s1", &run, run.Version, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, struct {
+		err  error
+		want string
+	}{second(coordination.RenewStepLease("s1", "b", &released, run.Version, now, time.Minute)), `session "s1": the step of agent "b": claim 1 was released`})
+	for _, c := range cases {
+		if !errors.Is(c.err, coordination.ErrLeaseLost) || c.err == nil || !strings.HasPrefix(c.err.Error(), c.want) {
+			t.Errorf("got %v; want %q… (ErrLeaseLost)", c.err, c.want)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
