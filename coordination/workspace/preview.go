@@ -158,3 +158,13 @@ func splitLines(data []byte) []string {
 	}
 	return out
 }
+
+// Clone returns a deep copy (nil for nil).
+func (p *Preview) Clone() *Preview {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Files = append(p.Files[:0:0], p.Files...)
+	return &c
+}
