@@ -39,6 +39,8 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		FilesCount:     v.FilesCount,
 		FilesDir:       v.FilesDir,
 		Applied:        wireAppliedPtr(v.Applied),
+		Changes:        wirePreviewPtr(v.Changes),
+		ChangesPending: v.ChangesPending,
 	}
 }
 
@@ -367,4 +369,19 @@ func wireEstimate(v coordination.Estimate) Estimate {
 	return Estimate{Agents: agents, RoundCostUSD: v.RoundCostUSD, RoundTokens: v.RoundTokens,
 		SessionCostUSD: v.SessionCostUSD, SessionTokens: v.SessionTokens, Unpriced: v.Unpriced,
 		CostBudgetUSD: v.CostBudgetUSD, TokenBudget: v.TokenBudget, Problem: v.Problem}
+}
+
+func wirePreviewPtr(v *workspace.Preview) *Preview {
+	if v == nil {
+		return nil
+	}
+	w := Preview{Context: v.Context, Files: make([]FileChange, len(v.Files)), Count: v.Count, Added: v.Added, Removed: v.Removed}
+	for i, f := range v.Files {
+		w.Files[i] = FileChange{Path: f.Path, Op: f.Op, Added: f.Added, Removed: f.Removed, Binary: f.Binary, Bytes: f.Bytes, Link: f.Link}
+	}
+	return &w
+}
+
+func wireApplyResult(v coordination.ApplyResult) ApplyResult {
+	return ApplyResult{SessionID: v.SessionID, Applied: wireAppliedPtr(v.Applied), AlreadyApplied: v.AlreadyApplied}
 }
