@@ -121,5 +121,8 @@ func teamResultText(res *coordination.TeamResult) string {
 	case coordination.StatusCancelled:
 		fmt.Fprintf(&b, "\nThe session is cancelled and resumable: run_team{session_id: %q}, or step it again if you drive it with step.\n", res.SessionID)
 	}
+	if res.ChangesPending {
+		fmt.Fprintf(&b, "\nNothing was written to %s yet: show the user these changes, and once they approve, apply_changes{session_id: %q} writes them.\n", res.Changes.Context, res.SessionID)
+	}
 	return b.String()
 }

@@ -283,8 +283,8 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 	}
 }
 
-// writeChanges renders the winner's pending diff against the write context
-// and how to apply it.
+// writeChanges renders the winner's pending diff against the write context;
+// each surface says how to apply it in its own words.
 func writeChanges(b *strings.Builder, r *coordination.TeamResult, p *workspace.Preview) {
 	if p.Count == 0 {
 		fmt.Fprintf(b, "Changes to %s: none (the winner changed no file of it)\n", p.Context)
@@ -301,7 +301,6 @@ func writeChanges(b *strings.Builder, r *coordination.TeamResult, p *workspace.P
 	if shown := min(listed, len(p.Files)); p.Count > shown {
 		fmt.Fprintf(b, "  … and %d more\n", p.Count-shown)
 	}
-	fmt.Fprintf(b, "Apply them with apply_changes{session_id: %q} or `massgen-mcp apply %s` after reviewing the diff.\n", r.SessionID, r.SessionID)
 }
 
 // changeSummary is a file change's short diff: lines for text, size for a
