@@ -3,6 +3,8 @@ package coordination
 import (
 	"slices"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // AgentState is what the ledger says about one agent right now.
@@ -39,6 +41,9 @@ type Lifecycle struct {
 	Decided  *TeamResult
 	Finished *TeamResult
 	Revote   *SessionEntry // the re-vote request, if any
+	// Applied is what applying the winner's pending changes wrote, once
+	// it has (Finished then carries it too).
+	Applied *workspace.Applied
 }
 
 // State is everything derived from a session's ledger plus the set of agents
@@ -249,7 +254,16 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 			cancelled = true
 		case SessionResumed:
 			cancelled = false
+		case SessionApplied:
+			lc.Applied = e.Applied
 		}
+	}
+	if lc.Applied != nil && lc.Finished != nil {
+		// The recorded result may be shared with the store: a copy carries
+		// the apply.
+		r := lc.Finished.Clone()
+		r.Applied, r.ChangesPending = lc.Applied.Clone(), false
+		lc.Finished = r
 	}
 	switch {
 	case lc.Finished != nil:

@@ -324,24 +324,34 @@ func (svc *Service) shownDir(id, dir string) string {
 }
 
 // finishFiles runs once, as a session finishes (under the session lock,
-// before the result is recorded): the winner's changes go to the write
-// context, and the agents' worktrees are released.
+// before the result is recorded): the winner's changes to the write
+// context are previewed and left pending (apply.go) — or, when the operator
+// said apply: auto, written at once — and the agents' worktrees are
+// released.
 func (svc *Service) finishFiles(s *Session, res *TeamResult) {
 	t := svc.team(s)
 	if t == nil {
 		return
 	}
-	if _, ok := t.WriteContext(); ok && res.Winner != nil {
+	if c, ok := t.WriteContext(); ok && res.Winner != nil {
 		_, m, dir, err := t.Latest(res.Winner.AgentID)
-		if err == nil {
+		if err == nil && s.Apply == ApplyAuto {
 			res.Applied, err = t.Apply(m, dir)
+		} else if err == nil {
+			res.Changes, err = t.Preview(m, dir)
+			res.ChangesPending = res.Changes != nil && res.Changes.Count > 0
 		}
-		if err == nil && res.Applied != nil && svc.opts.RelativeDirs {
-			c, _ := t.WriteContext()
-			res.Applied.Context = "context/" + c.Name // the operator's path stays the operator's
+		if err == nil && svc.opts.RelativeDirs {
+			// The operator's path stays the operator's.
+			if res.Applied != nil {
+				res.Applied.Context = "context/" + c.Name
+			}
+			if res.Changes != nil {
+				res.Changes.Context = "context/" + c.Name
+			}
 		}
 		if err != nil {
-			res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be applied to the write context: " + err.Error())
+			res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be compared with or applied to the write context: " + err.Error())
 		}
 	}
 	if err := t.ReleaseWorktrees(s.AgentIDs()); err != nil {

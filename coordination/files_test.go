@@ -307,8 +307,15 @@ func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *test
 	if len(workspaces) != 2 {
 		t.Fatalf("workspaces %v", workspaces)
 	}
-	if res.Applied == nil || len(res.Applied.Written) != 1 || res.Applied.Written[0].Path != "index.html" {
-		t.Fatalf("applied %+v", res.Applied)
+	if res.Applied != nil || !res.ChangesPending || res.Changes == nil || res.Changes.Count != 1 || res.Changes.Files[0].Path != "index.html" {
+		t.Fatalf("the changes are not pending: applied %+v changes %+v", res.Applied, res.Changes)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "index.html")); err == nil {
+		t.Fatal("the winner's index.html reached the repository before it was applied")
+	}
+	ap, err := h.Service.ApplyChanges(context.Background(), s.ID)
+	if err != nil || ap.AlreadyApplied || len(ap.Applied.Written) != 1 || ap.Applied.Written[0].Path != "index.html" {
+		t.Fatalf("apply: %+v %v", ap, err)
 	}
 	if data, _ := os.ReadFile(filepath.Join(repo, "index.html")); !strings.Contains(string(data), res.Winner.AgentID) {
 		t.Fatalf("the winner's index.html is not in the repository: %q", data)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -69,6 +70,9 @@ const (
 	// reported usage, the final call of present/synthesize. It counts in
 	// the session's usage, cost and budget, never as a step or a failure.
 	SessionUsage SessionEntryKind = "usage"
+	// SessionApplied records that the winner's pending changes were written
+	// to the write context (apply.go): Applied says what was written.
+	SessionApplied SessionEntryKind = "applied"
 )
 
 // SessionEntry is one session-level fact, numbered from 1.
@@ -80,6 +84,8 @@ type SessionEntry struct {
 	Result *TeamResult      `json:"result,omitempty"` // decided, finished
 	Reason string           `json:"reason,omitempty"`
 	Usage  *providers.Usage `json:"usage,omitempty"` // usage: what was spent (Agents: by whom)
+	// Applied is what an apply wrote (applied).
+	Applied *workspace.Applied `json:"applied,omitempty"`
 }
 
 // Ledger is everything a session has recorded: each agent's entries in step

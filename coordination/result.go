@@ -92,6 +92,10 @@ type TeamResult struct {
 	FilesCount int                `json:"files_count,omitempty"`
 	FilesDir   string             `json:"files_dir,omitempty"`
 	Applied    *workspace.Applied `json:"applied,omitempty"`
+	// Changes is the winner's diff against the write context (a preview);
+	// ChangesPending says it waits for ApplyChanges (apply.go).
+	Changes        *workspace.Preview `json:"changes,omitempty"`
+	ChangesPending bool               `json:"changes_pending,omitempty"`
 }
 
 // Winner names the winning agent.
@@ -202,6 +206,7 @@ func (r *TeamResult) Clone() *TeamResult {
 	c.Dropped = append(r.Dropped[:0:0], r.Dropped...)
 	c.Files = append(r.Files[:0:0], r.Files...)
 	c.Applied = r.Applied.Clone()
+	c.Changes = r.Changes.Clone()
 	for i := range c.Agents {
 		c.Agents[i].CostUSD = clonePtr(r.Agents[i].CostUSD)
 	}

@@ -172,6 +172,11 @@ type TeamSpec struct {
 	// Contexts are project directories to work on (files.go). A caller
 	// that serves clients checks them against its allowed roots first (mcp).
 	Contexts []workspace.Context
+	// Apply says what happens to a write context as the session finishes:
+	// ApplyPreview (the default, "") leaves the winner's changes pending
+	// until ApplyChanges; ApplyAuto writes them at once. Only the operator
+	// sets it (a team file, the CLI's run --apply).
+	Apply string
 }
 
 var (
@@ -358,6 +363,13 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	}
 	if spec.Driver == DriverStep {
 		s.Driver = DriverStep
+	}
+	switch spec.Apply {
+	case "", ApplyPreview:
+	case ApplyAuto:
+		s.Apply = ApplyAuto
+	default:
+		return nil, fmt.Errorf("%w: apply %q: write %s (write the winner's changes as the session finishes) or %s (the default: leave them pending until they are applied)", ErrBadInput, spec.Apply, ApplyAuto, ApplyPreview)
 	}
 	s.Aliases = assignAliases(s.AgentIDs(), seed, rules.Aliases)
 	if len(spec.Contexts) > 0 {

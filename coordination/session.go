@@ -80,6 +80,10 @@ type Session struct {
 	// Contexts are the project directories the team works on, resolved and
 	// validated at creation (workspace.Resolve).
 	Contexts []workspace.Context `json:"contexts,omitempty"`
+	// Apply is ApplyAuto when the operator let the winner's changes go to
+	// the write context as the session finishes; "" leaves them pending
+	// (apply.go).
+	Apply string `json:"apply,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, aliases alphabetical.
 	Foreign bool `json:"-"`

@@ -140,6 +140,10 @@ func cutTeamResult(r *coordination.TeamResult, c cut, previews bool) TeamResult 
 	if len(w.Files) > briefFiles {
 		w.Files = w.Files[:briefFiles]
 	}
+	if w.Changes != nil && len(w.Changes.Files) > briefFiles {
+		// Count keeps the whole number; detail "full" lists every change.
+		w.Changes.Files = w.Changes.Files[:briefFiles]
+	}
 	if r.FilesCount > 0 && r.Winner != nil {
 		w.FilesURI = filesURI(id, r.Winner.Label)
 	}
@@ -257,6 +261,7 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 		}
 		fmt.Fprintf(&b, "Files: %d in %s (%s); list %s, read one at %s/<path>\n", r.FilesCount, r.FilesDir, strings.Join(names, ", "), filesURI(r.SessionID, r.Winner.Label), filesURI(r.SessionID, r.Winner.Label))
 	}
+	b.WriteString(report.Changes(r))
 	if a := r.Applied; a != nil {
 		fmt.Fprintf(&b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
 	}
@@ -307,6 +312,20 @@ func resultLinks(r *coordination.TeamResult, finalCut bool) []mcpgo.Content {
 
 // nextStep says what to do next with the tools, by status.
 func nextStep(res *coordination.TeamResult) string {
+	return statusStep(res) + pendingStep(res)
+}
+
+// pendingStep says, when the winner's changes to a write context wait for
+// approval, that nothing was written yet and how to write them.
+func pendingStep(res *coordination.TeamResult) string {
+	if !res.ChangesPending || res.Changes == nil {
+		return ""
+	}
+	return fmt.Sprintf("\nNothing was written to %s yet: show the user these changes, and once they approve, apply_changes{session_id: %q} writes them.\n", res.Changes.Context, res.SessionID)
+}
+
+// statusStep says what to do next for the result's status.
+func statusStep(res *coordination.TeamResult) string {
 	switch res.Status {
 	case coordination.StatusRunning:
 		return fmt.Sprintf("\nThe team is still working (%s so far). Call run_team{session_id: %q} to wait for it again (up to 50 s a call), follow it with team_status{session_id: %q}, or stop it with cancel_team.\n", coordination.Count(res.Steps, "step"), res.SessionID, res.SessionID)

@@ -35,6 +35,8 @@ var fixes = []errorFix{
 	{coordination.ErrSessionExists, "session_exists", "send the same settings to join that session, leave them out to resume it, choose another session_id, or leave it out to get a generated one."},
 	{coordination.ErrDamaged, "session_damaged", "the operator runs `massgen-mcp fsck <session_id>` to see the damage and `fsck --repair` to move it aside (nothing is deleted), or restores the file from a backup."},
 	{coordination.ErrDiskFull, "disk_full", "free space on the server's disk (the message says how much), then resume with run_team{session_id}."},
+	{coordination.ErrApplyConflict, "apply_conflict", "nothing was written: show the user the conflicting files; once they are as the run read them (or the user decides), call apply_changes again — or run the team again on the project as it is now."},
+	{coordination.ErrNothingToApply, "nothing_to_apply", "team_status shows the session: apply once it has finished with a winner that changed files of a write context (context with permission write)."},
 	{coordination.ErrSessionFinished, "session_finished", "read the result with team_status; start a new team to work on the task again."},
 	{coordination.ErrSessionStarted, "session_started", "attach criteria before the first step (right after start_team), or start a new team with eval_criteria (generate_eval_criteria without session_id returns them)."},
 	{coordination.ErrSessionRunning, "session_running", "it is running in another process: follow it with team_status, or stop it with cancel_team first."},

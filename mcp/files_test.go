@@ -61,8 +61,13 @@ func TestContextDirectoryOverMCP(t *testing.T) {
 		"context": []any{map[string]any{"path": "site", "permission": "write"}}}
 	var res coordination.TeamResult
 	decode(t, callTool(t, c, "run_team", mustJSON(args)), &res)
-	if res.Applied == nil || res.Applied.Context != proj || len(res.Applied.Written) != 2 {
-		t.Fatalf("applied %+v", res.Applied)
+	if res.Applied != nil || !res.ChangesPending || res.Changes.Context != proj || res.Changes.Count != 2 {
+		t.Fatalf("changes not pending: applied %+v changes %+v", res.Applied, res.Changes)
+	}
+	var ap ApplyResult
+	decode(t, callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": res.SessionID})), &ap)
+	if ap.Applied == nil || ap.Applied.Context != proj || len(ap.Applied.Written) != 2 {
+		t.Fatalf("applied %+v", ap.Applied)
 	}
 	if page, err := os.ReadFile(filepath.Join(proj, "index.html")); err != nil || !strings.Contains(string(page), "Bakery") {
 		t.Fatalf("index.html not applied to the write context: %v", err)

@@ -115,7 +115,8 @@ func camel(name string) string {
 }
 
 // TestToolsAreExactlyTheDesignedOnes pins the tool set and every annotation:
-// nothing is destructive, team_status and list_backends are read-only,
+// nothing but apply_changes is destructive (it overwrites and deletes
+// project files, so a client asks first), team_status and list_backends are read-only,
 // run_team and step reach the outside world. A hint left out means the
 // spec's default (not read-only, destructive, not idempotent, open world),
 // and every tool that writes says it is not destructive. No tool publishes
@@ -134,6 +135,7 @@ func TestToolsAreExactlyTheDesignedOnes(t *testing.T) {
 		"team_status":            {true, true, false},
 		"finalize_team":          {false, false, true},
 		"cancel_team":            {false, true, false},
+		"apply_changes":          {false, true, false},
 		"list_backends":          {true, true, false},
 		"generate_eval_criteria": {false, false, true},
 		"checkpoint":             {false, false, true},
@@ -154,8 +156,9 @@ func TestToolsAreExactlyTheDesignedOnes(t *testing.T) {
 			}
 			return *h
 		}
-		if !hint(a.ReadOnlyHint, false) && (a.DestructiveHint == nil || *a.DestructiveHint) {
-			t.Errorf("%s: destructiveHint must be explicitly false", tool.Name)
+		destructive := tool.Name == "apply_changes"
+		if !hint(a.ReadOnlyHint, false) && (a.DestructiveHint == nil || *a.DestructiveHint != destructive) {
+			t.Errorf("%s: destructiveHint must be explicitly %v", tool.Name, destructive)
 		}
 		if hint(a.ReadOnlyHint, false) != w.readOnly || hint(a.IdempotentHint, false) != w.idempotent || hint(a.OpenWorldHint, true) != w.openWorld {
 			t.Errorf("%s: annotations %+v, want readOnly=%v idempotent=%v openWorld=%v", tool.Name, a, w.readOnly, w.idempotent, w.openWorld)

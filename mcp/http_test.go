@@ -99,7 +99,7 @@ func TestBothProtocolErasWorkOverHTTP(t *testing.T) {
 				t.Errorf("instructions missing: %q", init.Instructions)
 			}
 			tools, err := c.ListTools(context.Background(), mcpgo.ListToolsRequest{})
-			if err != nil || len(tools.Tools) != 9 {
+			if err != nil || len(tools.Tools) != len(toolNames()) {
 				t.Fatalf("tools/list: %v, %d tools", err, len(tools.Tools))
 			}
 

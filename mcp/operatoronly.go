@@ -32,6 +32,9 @@ var operatorOnlyFields = []string{
 	"mcp_servers", "sandbox", "network", "cwd", "workdir", "working_dir",
 	"config", "config_path", "team_file", "teams_dir", "state_dir", "allow_root", "context_paths",
 	"env", "command", "api_key", "api_key_env",
+	// Whether a write context's changes skip the preview: a client asks
+	// for them with apply_changes, after the user saw them.
+	"apply", "auto_apply",
 	// An agent's tools (coordination.AgentTools): what runs on this machine
 	// and what reaches the web.
 	"tools", "allowed_tools", "exclude_tools", "disallowed_tools", "web_search", "enable_web_search",

@@ -21,6 +21,7 @@ func tools(h *handler) []server.ServerTool {
 		teamStatusTool(h),
 		finalizeTeamTool(h),
 		cancelTeamTool(h),
+		applyChangesTool(h),
 		listBackendsTool(h),
 		generateEvalCriteriaTool(h),
 		checkpointTool(h),

@@ -29,6 +29,7 @@ var resultTypes = map[string][]json.RawMessage{
 	"team_status":            {schemaOf[StatusView]()},
 	"finalize_team":          {schemaOf[TeamResult](), schemaOf[Pending]()},
 	"cancel_team":            {schemaOf[TeamResult]()},
+	"apply_changes":          {schemaOf[ApplyResult]()},
 	"list_backends":          {schemaOf[listBackendsResult]()},
 	"generate_eval_criteria": {schemaOf[generateCriteriaResult](), schemaOf[Pending]()},
 	"checkpoint":             {schemaOf[CheckpointResult]()},

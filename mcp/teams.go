@@ -118,6 +118,7 @@ func (h *handler) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
 	spec.Context = append(append([]string(nil), team.Context...), spec.Context...)
 	spec.Contexts = append(append([]workspace.Context(nil), team.Dirs...), spec.Contexts...) // the operator's directories: no roots apply
 	spec.Rules = spec.Rules.Over(team.Rules)
+	spec.Apply = team.Apply // the operator's alone: no client argument sets it
 	return nil
 }
 

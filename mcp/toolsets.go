@@ -21,7 +21,7 @@ var toolGroups = []struct {
 	name  string
 	tools []string
 }{
-	{"run", []string{"run_team", "team_status", "cancel_team"}},
+	{"run", []string{"run_team", "team_status", "cancel_team", "apply_changes"}},
 	{"host", []string{"start_team", "step", "finalize_team"}},
 	{"review", []string{"checkpoint", "generate_eval_criteria"}},
 	{"info", []string{"list_backends"}},

@@ -17,13 +17,13 @@ func TestToolsListOffersWhatTheOperatorSelected(t *testing.T) {
 	}{
 		{nil, toolNames()},
 		{[]string{"all"}, toolNames()},
-		{[]string{"run"}, []string{"run_team", "team_status", "cancel_team"}},
+		{[]string{"run"}, []string{"run_team", "team_status", "cancel_team", "apply_changes"}},
 		{[]string{"host"}, []string{"start_team", "step", "finalize_team"}},
 		{[]string{"review"}, []string{"generate_eval_criteria", "checkpoint"}},
 		{[]string{"info"}, []string{"list_backends"}},
 		{[]string{"run_team", "team_status"}, []string{"run_team", "team_status"}},
 		{[]string{" host ", "list_backends", ""}, []string{"start_team", "step", "finalize_team", "list_backends"}},
-		{[]string{"run", "run_team"}, []string{"run_team", "team_status", "cancel_team"}},
+		{[]string{"run", "run_team"}, []string{"run_team", "team_status", "cancel_team", "apply_changes"}},
 	} {
 		set, err := SelectTools(tc.items)
 		if err != nil {
@@ -48,7 +48,7 @@ func TestAnUnknownToolOrGroupIsRefusedNamingTheValidOnes(t *testing.T) {
 	if err == nil {
 		t.Fatal("steps was accepted")
 	}
-	for _, want := range []string{`"steps"`, "run (run_team, team_status, cancel_team)", "host (start_team, step, finalize_team)", "review (checkpoint, generate_eval_criteria)", "info (list_backends)", "all", "generate_eval_criteria, checkpoint"} {
+	for _, want := range []string{`"steps"`, "run (run_team, team_status, cancel_team, apply_changes)", "host (start_team, step, finalize_team)", "review (checkpoint, generate_eval_criteria)", "info (list_backends)", "all", "generate_eval_criteria, checkpoint"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not name %s: %v", want, err)
 		}
@@ -100,7 +100,7 @@ func TestTheInstructionsAndPromptFollowTheSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(c.Instructions, "This server offers only these tools: run_team, team_status, cancel_team.") {
+	if !strings.Contains(c.Instructions, "This server offers only these tools: run_team, team_status, cancel_team, apply_changes.") {
 		t.Errorf("the instructions do not say which tools are offered:\n%s", c.Instructions)
 	}
 	all, err := inProcessInit(t, newMemServer(t, Options{}))

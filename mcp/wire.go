@@ -50,6 +50,8 @@ type TeamResult struct {
 	FinalAnswerChars int       `json:"final_answer_chars,omitempty"`
 	FinalAnswerURI   string    `json:"final_answer_uri,omitempty"`
 	FilesURI         string    `json:"files_uri,omitempty"`
+	Changes          *Preview  `json:"changes,omitempty"`
+	ChangesPending   bool      `json:"changes_pending,omitempty" jsonschema_description:"The winner's changes to the write context are listed in changes and not written yet: show them, and apply_changes{session_id} writes them once approved."`
 	Estimate         *Estimate `json:"estimate,omitempty" jsonschema_description:"Only for run_team{estimate: true} (status estimate): the team's worst case at list prices; nothing was run."`
 }
 
@@ -196,6 +198,33 @@ type Applied struct {
 	Written   []Change `json:"written"`
 	Conflicts []Change `json:"conflicts"`
 	Skipped   []Change `json:"skipped"`
+}
+
+// Preview is the wire form of workspace.Preview.
+type Preview struct {
+	Context string       `json:"context"`
+	Files   []FileChange `json:"files"`
+	Count   int          `json:"count"`
+	Added   int          `json:"lines_added"`
+	Removed int          `json:"lines_removed"`
+}
+
+// FileChange is the wire form of workspace.FileChange.
+type FileChange struct {
+	Path    string `json:"path"`
+	Op      string `json:"op"`
+	Added   int    `json:"lines_added,omitempty"`
+	Removed int    `json:"lines_removed,omitempty"`
+	Binary  bool   `json:"binary,omitempty"`
+	Bytes   int64  `json:"bytes"`
+	Link    bool   `json:"symlink,omitempty"`
+}
+
+// ApplyResult is the wire form of coordination.ApplyResult.
+type ApplyResult struct {
+	SessionID      string   `json:"session_id"`
+	Applied        *Applied `json:"applied"`
+	AlreadyApplied bool     `json:"already_applied"`
 }
 
 // Rules is the wire form of coordination.Rules.

@@ -67,6 +67,9 @@ func TestWireTypesCarryEveryField(t *testing.T) {
 		"StepResult": func(v reflect.Value) any { return wireStepResult(v.Interface().(coordination.StepResult)) },
 		"Rules":      func(v reflect.Value) any { return wireRules(v.Interface().(coordination.Rules)) },
 		"Estimate":   func(v reflect.Value) any { return wireEstimate(v.Interface().(coordination.Estimate)) },
+		"ApplyResult": func(v reflect.Value) any {
+			return wireApplyResult(v.Interface().(coordination.ApplyResult))
+		},
 		"CheckpointResult": func(v reflect.Value) any {
 			return wireCheckpointResult(v.Interface().(checkpoint.Result))
 		},
@@ -94,6 +97,8 @@ func TestWireTypesCarryEveryField(t *testing.T) {
 			src = &coordination.Rules{}
 		case "Estimate":
 			src = &coordination.Estimate{}
+		case "ApplyResult":
+			src = &coordination.ApplyResult{}
 		case "CheckpointResult":
 			src = &checkpoint.Result{}
 		case "Plan":

@@ -39,6 +39,8 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		FilesCount:     v.FilesCount,
 		FilesDir:       v.FilesDir,
 		Applied:        wireAppliedPtr(v.Applied),
+		Changes:        wirePreviewPtr(v.Changes),
+		ChangesPending: v.ChangesPending,
 	}
 }
 
@@ -370,3 +372,18 @@ func wireEstimate(v coordination.Estimate) Estimate {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func wirePreviewPtr(v *workspace.Preview) *Preview {
+	if v == nil {
+		return nil
+	}
+	w := Preview{Context: v.Context, Files: make([]FileChange, len(v.Files)), Count: v.Count, Added: v.Added, Removed: v.Removed}
+	for i, f := range v.Files {
+		w.Files[i] = FileChange{Path: f.Path, Op: f.Op, Added: f.Added, Removed: f.Removed, Binary: f.Binary, Bytes: f.Bytes, Link: f.Link}
+	}
+	return &w
+}
+
+func wireApplyResult(v coordination.ApplyResult) ApplyResult {
+	return ApplyResult{SessionID: v.SessionID, Applied: wireAppliedPtr(v.Applied), AlreadyApplied: v.AlreadyApplied}
+}

@@ -94,14 +94,16 @@ func TestAllowRootIsReadOnlyForClients(t *testing.T) {
 }
 
 // TestAllowRootWriteLetsClientsWriteThere: under --allow-root-write the
-// winner's files are applied to the client's write context.
+// winner's files are applied to the client's write context by apply_changes.
 func TestAllowRootWriteLetsClientsWriteThere(t *testing.T) {
 	root, proj := siteProject(t)
 	c := inProcess(t, newFileServer(t, Options{WriteRoots: []string{root}}), false)
 	var res coordination.TeamResult
 	decode(t, callTool(t, c, "run_team", bakeryRun([]any{map[string]any{"path": "site", "permission": "write"}})), &res)
-	if res.Applied == nil || len(res.Applied.Written) == 0 {
-		t.Fatalf("applied %+v", res.Applied)
+	var ap ApplyResult
+	decode(t, callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": res.SessionID})), &ap)
+	if ap.Applied == nil || len(ap.Applied.Written) == 0 {
+		t.Fatalf("applied %+v", ap.Applied)
 	}
 	if page, err := os.ReadFile(filepath.Join(proj, "index.html")); err != nil || !strings.Contains(string(page), "Bakery") {
 		t.Fatalf("index.html not applied under a writable root: %v", err)
@@ -109,10 +111,11 @@ func TestAllowRootWriteLetsClientsWriteThere(t *testing.T) {
 }
 
 // TestTeamFileWriteContextIsTheOperators: a team file under --teams-dir is
-// the operator's, so its write context needs no writable root.
+// the operator's, so its write context needs no writable root, and its
+// apply: auto writes the winner's changes without apply_changes.
 func TestTeamFileWriteContextIsTheOperators(t *testing.T) {
 	root, proj := siteProject(t)
-	dir := teamsDir(t, map[string]string{"site.yaml": "agents:\n  - model: sim\n  - model: sim\ncontext:\n  - path: " + proj + "\n    permission: write\n"})
+	dir := teamsDir(t, map[string]string{"site.yaml": "agents:\n  - model: sim\n  - model: sim\napply: auto\ncontext:\n  - path: " + proj + "\n    permission: write\n"})
 	c := inProcess(t, newFileServer(t, Options{Roots: []string{root}, TeamsDir: dir}), false)
 	var res coordination.TeamResult
 	decode(t, callTool(t, c, "run_team", `{"team": "site", "task": "Build a one-page landing site for a bakery", "wait": true}`), &res)

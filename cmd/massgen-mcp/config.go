@@ -146,5 +146,6 @@ func teamFromFile(spec *coordination.TeamSpec, t *teamfile.Team) {
 	spec.Rules = t.Rules
 	spec.Context = append(spec.Context, t.Context...)
 	spec.Contexts = append(spec.Contexts, t.Dirs...)
+	spec.Apply = t.Apply
 	spec.Criteria = append([]criteria.Item(nil), t.Criteria...)
 }

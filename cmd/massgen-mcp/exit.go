@@ -107,6 +107,10 @@ func errorFix(err error) string {
 		return "choose another --session-id (or leave it out for a generated one), or continue that session with massgen-mcp run --resume <session-id>."
 	case errors.Is(err, coordination.ErrSessionStarted):
 		return "criteria are attached before a session's first step; give them to a new run instead: massgen-mcp run --criteria FILE (or auto)."
+	case errors.As(err, new(*coordination.ApplyConflictError)):
+		return "nothing was written. Put the listed files back as the run read them (or decide they should go) and run massgen-mcp apply <session-id> again, or run the team again on the project as it is now."
+	case errors.Is(err, coordination.ErrNothingToApply):
+		return "massgen-mcp status <session-id> shows the session: changes can be applied once it has finished with a winner that changed files of a --context-path DIR:write."
 	case errors.Is(err, coordination.ErrHostInRunTeam):
 		return "a host agent acts only through an MCP client's step calls (massgen-mcp serve); a run calls every agent's model itself, so name models, not host."
 	}

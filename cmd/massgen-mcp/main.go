@@ -59,6 +59,7 @@ func rootCommand() *cobra.Command {
 		runCommand(),
 		statusCommand(),
 		cancelCommand(),
+		applyCommand(),
 		sessionsCommand(),
 		backendsCommand(),
 		criteriaCommand(),

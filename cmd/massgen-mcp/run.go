@@ -46,6 +46,7 @@ type runFlags struct {
 	criteria   string
 	maxCLI     int
 	estimate   bool
+	apply      bool
 }
 
 func runCommand() *cobra.Command {
@@ -60,6 +61,7 @@ func runCommand() *cobra.Command {
   echo "What is 17 * 23?" | massgen-mcp run --models sim,sim,sim -
   massgen-mcp run --models sim,sim,sim "Build a one-page landing site for a bakery"
   massgen-mcp run --context-path ./myapp:write "Add tests to the parser"
+  massgen-mcp run --context-path ./myapp:write --apply "Fix the failing test"
   massgen-mcp run --estimate --budget 1 --models openai/gpt-5.4,claude,gemini "Review this design"
   massgen-mcp run --resume team_20261129_101500_1a2b3c4d`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,7 +93,8 @@ func runCommand() *cobra.Command {
 	fl.StringVar(&f.taskFile, "task-file", "", "read the task from this file (- for standard input)")
 	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")
 	fl.BoolVar(&f.estimate, "estimate", false, "print the team's worst-case cost at list prices against --budget and exit; nothing is run or spent")
-	fl.StringArrayVar(&f.contexts, "context-path", nil, "a project directory every agent reads, DIR or DIR:write (each workspace starts from it and the winner's changes are applied back); repeatable")
+	fl.StringArrayVar(&f.contexts, "context-path", nil, "a project directory every agent reads, DIR or DIR:write (each workspace starts from it; the winner's changes are listed and written back by --apply or massgen-mcp apply <session-id>); repeatable")
+	fl.BoolVar(&f.apply, "apply", false, "write the winner's changes into the DIR:write context as the run ends (all or nothing: a file changed meanwhile refuses it); without it they wait for massgen-mcp apply <session-id>")
 	return cmd
 }
 
@@ -166,12 +169,23 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		}
 		return diskFullExit(out, err, id, f.json)
 	}
+	var applyErr error
+	if f.apply && res.ChangesPending {
+		if _, applyErr = svc.ApplyChanges(ctx, id); applyErr == nil {
+			if res, err = svc.Result(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
 	if f.json {
 		if err := printIndented(out, res); err != nil {
 			return err
 		}
 	} else {
 		printResult(out, res)
+	}
+	if applyErr != nil {
+		return applyErr
 	}
 	switch res.Status {
 	case coordination.StatusFinished:
@@ -287,6 +301,9 @@ func printResult(w io.Writer, res *coordination.TeamResult) {
 	fmt.Fprint(w, report.Result(res))
 	if res.StopReason != nil {
 		fmt.Fprintf(w, "\nStop reason: %s\n", *res.StopReason)
+	}
+	if res.ChangesPending {
+		fmt.Fprintf(w, "\nNothing was written to %s yet. Review the changes (the winner's files are in %s), then `massgen-mcp apply %s` writes them.\n", res.Changes.Context, res.FilesDir, res.SessionID)
 	}
 }
 

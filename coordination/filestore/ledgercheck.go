@@ -143,7 +143,7 @@ func checkStepFields(path, fileAgent, agent string, fileStep, step int) error {
 func checkSessionEntry(path string, e coordination.SessionEntry, n int) error {
 	switch e.Kind {
 	case coordination.SessionRevote, coordination.SessionDecided, coordination.SessionFinished,
-		coordination.SessionCancelled, coordination.SessionResumed, coordination.SessionUsage:
+		coordination.SessionCancelled, coordination.SessionResumed, coordination.SessionUsage, coordination.SessionApplied:
 	default:
 		return damaged(path, fmt.Errorf("its kind %q is not a session entry kind", e.Kind))
 	}

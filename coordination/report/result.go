@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // Markdown renders a status view: team_status's text and `massgen-mcp status`.
@@ -265,6 +266,9 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 			fmt.Fprintf(b, "  … and %d more\n", r.FilesCount-min(listed, len(r.Files)))
 		}
 	}
+	if p := r.Changes; p != nil && r.Applied == nil {
+		writeChanges(b, r, p)
+	}
 	if a := r.Applied; a != nil {
 		fmt.Fprintf(b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
 		for _, c := range a.Written {
@@ -277,4 +281,47 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 			fmt.Fprintf(b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
 		}
 	}
+}
+
+// Changes is the winner's pending changes to the write context as Result
+// prints them (empty when nothing waits): brief results print them too.
+func Changes(r *coordination.TeamResult) string {
+	if r.Changes == nil || r.Applied != nil {
+		return ""
+	}
+	var b strings.Builder
+	writeChanges(&b, r, r.Changes)
+	return b.String()
+}
+
+// writeChanges renders the winner's pending diff against the write context;
+// each surface says how to apply it in its own words.
+func writeChanges(b *strings.Builder, r *coordination.TeamResult, p *workspace.Preview) {
+	if p.Count == 0 {
+		fmt.Fprintf(b, "Changes to %s: none (the winner changed no file of it)\n", p.Context)
+		return
+	}
+	fmt.Fprintf(b, "Changes to %s, pending (nothing written yet): %s, +%d -%d lines\n", p.Context, coordination.Count(p.Count, "file"), p.Added, p.Removed)
+	const listed = 20
+	for i, f := range p.Files {
+		if i == listed {
+			break
+		}
+		fmt.Fprintf(b, "  %-7s %s %s\n", f.Op, f.Path, changeSummary(f))
+	}
+	if shown := min(listed, len(p.Files)); p.Count > shown {
+		fmt.Fprintf(b, "  … and %d more\n", p.Count-shown)
+	}
+}
+
+// changeSummary is a file change's short diff: lines for text, size for a
+// binary.
+func changeSummary(f workspace.FileChange) string {
+	switch {
+	case f.Link:
+		return "(symlink, never applied)"
+	case f.Binary:
+		return fmt.Sprintf("(binary, %d bytes)", f.Bytes)
+	}
+	return fmt.Sprintf("(+%d -%d)", f.Added, f.Removed)
 }

@@ -196,7 +196,7 @@ func (p *parser) unknownOr(where, key string, k *yaml.Node, known []string) {
 	p.unknown = append(p.unknown, unknownKey{key: full, line: k.Line})
 }
 
-var topKeys = []string{"agents", "agent", "rules", "context", "eval_criteria", "orchestrator", "timeout_settings", "ui", "logging", "memory", "hooks", "global_hooks", "session_storage", "subagents"}
+var topKeys = []string{"agents", "agent", "rules", "context", "apply", "eval_criteria", "orchestrator", "timeout_settings", "ui", "logging", "memory", "hooks", "global_hooks", "session_storage", "subagents"}
 
 // massgenTop are MassGen's top-level keys we do not read, with what they do.
 var massgenTop = map[string]string{
@@ -229,6 +229,8 @@ func (p *parser) top(root *yaml.Node) {
 			p.rules(v)
 		case "context":
 			p.context(v)
+		case "apply":
+			p.apply(v)
 		case "eval_criteria":
 			p.evalCriteria(v)
 		case "orchestrator":
@@ -358,6 +360,22 @@ func (p *parser) context(n *yaml.Node) {
 		default:
 			p.errf(item, "%s is empty; give text or path", where)
 		}
+	}
+}
+
+// apply reads the operator's apply mode for a write context: auto writes
+// the winner's changes as the session finishes; preview (the default)
+// leaves them for apply_changes.
+func (p *parser) apply(v *yaml.Node) {
+	if !p.scalar(v, "apply", "auto or preview") {
+		return
+	}
+	switch v.Value {
+	case coordination.ApplyAuto, coordination.ApplyPreview:
+		p.team.Apply = v.Value
+		p.operator("apply")
+	default:
+		p.errf(v, "apply is %q; write auto (the winner's changes go into the write context as the session finishes) or preview (the default: they wait for apply_changes)", v.Value)
 	}
 }
 

@@ -44,6 +44,9 @@ type Team struct {
 	// Dirs are the context paths that name directories, after Load: the
 	// project directories the team works on (coordination/workspace).
 	Dirs []workspace.Context
+	// Apply is the operator's apply mode for a write context
+	// (coordination.ApplyAuto or ApplyPreview; "" is preview).
+	Apply string
 	// Criteria are eval_criteria, validated and numbered: attached to the
 	// session before its first step.
 	Criteria []criteria.Item

@@ -50,17 +50,32 @@ func Diff(base, win *Manifest) []Change {
 }
 
 // Apply writes the winner's changes (its snapshot m, files in dir) to the
-// write context, against the base the workspaces started from. Changes go in
-// units (applyunits.go): one file, or every change at and under a path whose kind
-// the winner changed (file, directory, symlink). Each unit is checked
-// before anything is touched and then applies whole or not at all: a path
-// the user changed meanwhile (neither the base's nor the winner's), a file
-// the session never had in a directory being replaced, or a symlink or file
-// where a directory was is a conflict, left as the user has it; protected
-// paths and the winner's symlinks are never written; an operation that
-// fails midway has the unit undone from the base. A session without a write
-// context applies nothing (nil).
+// write context, against the base the workspaces started from: the
+// operator's apply: auto, where a conflict leaves its own unit and the rest
+// is written. Changes go in units (applyunits.go): one file, or every
+// change at and under a path whose kind the winner changed (file,
+// directory, symlink). Every unit is checked before anything is touched and
+// then applies whole or not at all: a path the user changed meanwhile
+// (neither the base's nor the winner's), a file the session never had in a
+// directory being replaced, or a symlink or file where a directory was is a
+// conflict, left as the user has it; protected paths and the winner's
+// symlinks are never written; an operation that fails midway has the unit
+// undone from the base. A session without a write context applies nothing
+// (nil).
 func (t *Team) Apply(m *Manifest, dir string) (*Applied, error) {
+	return t.apply(m, dir, false)
+}
+
+// ApplyAll is Apply all or nothing, for a preview the user approved: one
+// conflict anywhere and nothing is written (the result lists the conflicts
+// and no writes); an operation that fails midway undoes every unit written
+// before it and returns the error. Skipped paths (protected, symlinks) are
+// listed and do not stop it.
+func (t *Team) ApplyAll(m *Manifest, dir string) (*Applied, error) {
+	return t.apply(m, dir, true)
+}
+
+func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
 	c, ok := t.WriteContext()
 	if !ok {
 		return nil, nil
@@ -76,32 +91,56 @@ func (t *Team) Apply(m *Manifest, dir string) (*Applied, error) {
 	defer root.Close()
 	a := &applier{root: root, base: base, win: m, dir: dir, baseDir: baseDir, prot: newProtector(c, t.StateDir)}
 	out := &Applied{Context: c.Path, Written: []Change{}, Conflicts: []Change{}, Skipped: []Change{}}
+	type checked struct {
+		u     unit
+		steps []step
+	}
+	var todo []checked
 	for _, u := range units(base, m, Diff(base, m)) {
 		steps, why, skip := a.check(u)
 		if why == "" {
-			if err := a.run(u, steps); err != nil {
-				why = err.Error()
-			}
-		}
-		if why == "" {
-			for _, s := range steps {
-				out.Written = append(out.Written, s.Change)
-			}
+			todo = append(todo, checked{u, steps})
 			continue
 		}
-		if u.kind {
-			why = fmt.Sprintf("%s, a %s that the winner made a %s, was not applied: %s", u.root, kindName(base, u.root), kindName(m, u.root), why)
-		}
-		for _, ch := range u.changes {
-			ch.Reason = why
-			if skip {
-				out.Skipped = append(out.Skipped, ch)
-			} else {
-				out.Conflicts = append(out.Conflicts, ch)
+		refuse(out, base, m, u, why, skip)
+	}
+	if whole && len(out.Conflicts) > 0 {
+		return out, nil
+	}
+	var done []step
+	for _, c := range todo {
+		if err := a.run(c.u, c.steps); err != nil {
+			if whole {
+				if uerr := a.undo(done); uerr != nil {
+					return nil, fmt.Errorf("%w; undoing the changes written before it failed too (%s), so compare the context with the winner's files by hand", err, refusal(uerr))
+				}
+				return nil, fmt.Errorf("%w; every change written before it was undone, so nothing was applied", err)
 			}
+			refuse(out, base, m, c.u, err.Error(), false)
+			continue
+		}
+		done = append(done, c.steps...)
+		for _, s := range c.steps {
+			out.Written = append(out.Written, s.Change)
 		}
 	}
 	return out, nil
+}
+
+// refuse lists a unit's changes as conflicts (or skipped, for paths never
+// written) with the reason.
+func refuse(out *Applied, base, m *Manifest, u unit, why string, skip bool) {
+	if u.kind {
+		why = fmt.Sprintf("%s, a %s that the winner made a %s, was not applied: %s", u.root, kindName(base, u.root), kindName(m, u.root), why)
+	}
+	for _, ch := range u.changes {
+		ch.Reason = why
+		if skip {
+			out.Skipped = append(out.Skipped, ch)
+		} else {
+			out.Conflicts = append(out.Conflicts, ch)
+		}
+	}
 }
 
 // Clone returns a deep copy (nil for nil).

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// applyCommand is the CLI's apply_changes: it writes a finished session's
+// pending changes — the winner's diff against its write context, which a
+// run lists and leaves unwritten — all or nothing, and records it, so a
+// second apply writes nothing and says so.
+func applyCommand() *cobra.Command {
+	var asJSON bool
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "apply [--json] <session-id>",
+		Short: "Write a finished session's pending changes into its write context (--context-path DIR:write), all or nothing",
+		Example: `  massgen-mcp run --context-path ./myapp:write "Fix the failing test"
+  massgen-mcp apply team_20261202_101500_1a2b3c4d`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("%w: apply takes one session id; 'massgen-mcp sessions' lists them, newest first", coordination.ErrBadInput)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := newService(stateDir(dir), 1).ApplyChanges(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printIndented(cmd.OutOrStdout(), res)
+			}
+			printApplied(cmd.OutOrStdout(), res)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was applied as JSON (the same as apply_changes)")
+	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	return cmd
+}
+
+// printApplied says what an apply wrote, file by file.
+func printApplied(w io.Writer, res *coordination.ApplyResult) {
+	a := res.Applied
+	if res.AlreadyApplied {
+		fmt.Fprintf(w, "Already applied: the changes of %s were written to %s before; nothing was written now.\n", res.SessionID, a.Context)
+	} else {
+		fmt.Fprintf(w, "Applied to %s: %d written, %d skipped\n", a.Context, len(a.Written), len(a.Skipped))
+	}
+	for _, c := range a.Written {
+		fmt.Fprintf(w, "  %s %s\n", c.Op, c.Path)
+	}
+	for _, c := range a.Skipped {
+		fmt.Fprintf(w, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+	}
+}

@@ -1,0 +1,124 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+)
+
+// Apply modes of a session's write context (Session.Apply).
+const (
+	// ApplyPreview, the default, leaves the winner's changes pending in the
+	// result (TeamResult.Changes) until ApplyChanges writes them.
+	ApplyPreview = "preview"
+	// ApplyAuto writes them as the session finishes, as an operator's team
+	// file may say (apply: auto).
+	ApplyAuto = "auto"
+)
+
+// Errors of ApplyChanges.
+var (
+	// ErrNothingToApply: the session has no pending changes (no write
+	// context, no winner, not finished, or a winner that changed nothing).
+	ErrNothingToApply = errors.New("no changes to apply")
+	// ErrApplyConflict: the project changed since the run read it, so
+	// nothing was written.
+	ErrApplyConflict = errors.New("the write context changed since the session read it")
+)
+
+// ApplyResult is what ApplyChanges did.
+type ApplyResult struct {
+	SessionID string             `json:"session_id"`
+	Applied   *workspace.Applied `json:"applied"`
+	// AlreadyApplied: an earlier apply (or apply: auto) wrote the changes;
+	// Applied is what it wrote, and nothing was written now.
+	AlreadyApplied bool `json:"already_applied"`
+}
+
+// ApplyConflictError refuses an apply because files of the write context
+// changed since the session took its base; nothing was written.
+type ApplyConflictError struct {
+	Session   string
+	Conflicts []workspace.Change
+}
+
+func (e *ApplyConflictError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s: nothing was written, because %s changed in the write context since the session read it:", e.Session, Count(len(e.Conflicts), "file"))
+	for i, c := range e.Conflicts {
+		if i == 10 {
+			fmt.Fprintf(&b, " … and %d more", len(e.Conflicts)-i)
+			break
+		}
+		fmt.Fprintf(&b, " %s (%s: %s);", c.Path, c.Op, c.Reason)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+func (e *ApplyConflictError) Unwrap() error { return ErrApplyConflict }
+
+// ApplyChanges writes a finished session's pending changes — the winner's
+// diff against the write context's base, as TeamResult.Changes lists it —
+// to the write context, all or nothing: a file of the context that changed
+// since the session read it refuses the whole apply (ApplyConflictError),
+// and a write that fails midway is undone. The apply is recorded in the
+// session (a SessionApplied entry), so results and status show it, and a
+// second call writes nothing and says so (AlreadyApplied).
+func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, error) {
+	unlock, err := svc.store.LockSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, _, st, err := svc.sessions.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	res := st.Life.Finished
+	if res == nil {
+		return nil, fmt.Errorf("%w: session %s is %s; its changes can be applied once it has finished", ErrNothingToApply, id, st.Life.Status)
+	}
+	if res.Applied != nil {
+		return &ApplyResult{SessionID: id, Applied: res.Applied.Clone(), AlreadyApplied: true}, nil
+	}
+	t := svc.team(s)
+	if t == nil {
+		return nil, fmt.Errorf("%w: session %s keeps no files", ErrNothingToApply, id)
+	}
+	c, ok := t.WriteContext()
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%w: session %s has no write context (a context directory with permission write)", ErrNothingToApply, id)
+	case res.Winner == nil:
+		return nil, fmt.Errorf("%w: session %s ended without a winner", ErrNothingToApply, id)
+	case res.Changes != nil && res.Changes.Count == 0:
+		return nil, fmt.Errorf("%w: the winner of session %s changed no file of the write context", ErrNothingToApply, id)
+	}
+	_, m, dir, err := t.Latest(res.Winner.AgentID)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the winner's files of session %s: %w", id, err)
+	}
+	applied, err := t.ApplyAll(m, dir)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if svc.opts.RelativeDirs {
+		applied.Context = "context/" + c.Name
+	}
+	if len(applied.Conflicts) > 0 {
+		svc.event(ctx, id, Event{Type: "apply_refused", Message: fmt.Sprintf("nothing applied: %s changed in the write context", Count(len(applied.Conflicts), "file"))})
+		return nil, &ApplyConflictError{Session: id, Conflicts: applied.Conflicts}
+	}
+	if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionApplied, Time: svc.now(), Applied: applied}); err != nil {
+		return nil, fmt.Errorf("the changes of session %s were written to %s but the record of it failed: %w", id, applied.Context, err)
+	}
+	svc.event(ctx, id, Event{Type: string(SessionApplied), Message: fmt.Sprintf("applied to %s: %d written, %d skipped", applied.Context, len(applied.Written), len(applied.Skipped))})
+	if l, err := svc.sessions.ledger(ctx, id); err == nil {
+		st = svc.sessions.derive(s, l, nil)
+		svc.writeStatusSoon(ctx, s, st, svc.snapshot(s, l, st))
+	}
+	return &ApplyResult{SessionID: id, Applied: applied}, nil
+}

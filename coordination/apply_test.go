@@ -1,0 +1,161 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+)
+
+// projectFiles reads a directory's regular files by relative path.
+func projectFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// siteRun runs a sim team building a landing site in a write context that
+// already holds an index.html, with the given apply mode.
+func siteRun(t *testing.T, apply string) (*coordination.Service, string, *coordination.TeamResult) {
+	t.Helper()
+	h, _ := fileHarness(t, nil)
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
+	os.WriteFile(filepath.Join(proj, "README.md"), []byte("bakery\n"), 0o644)
+	seed := int64(7)
+	s := h.Create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed,
+		Contexts: []workspace.Context{{Path: proj, Permission: workspace.Write}}, Apply: apply})
+	res := h.Run(s.ID)
+	if res.Status != coordination.StatusFinished || res.Winner == nil {
+		t.Fatalf("result %+v", res)
+	}
+	return h.Service, proj, res
+}
+
+// TestWriteContextChangesWaitForApplyChanges pins issue 28 item 3: a write
+// context's run leaves the winner's changes pending — listed with a short
+// diff, nothing written — until ApplyChanges writes them; the apply is
+// recorded, so the result shows it, and a second apply writes nothing and
+// says it was already applied.
+func TestWriteContextChangesWaitForApplyChanges(t *testing.T) {
+	svc, proj, res := siteRun(t, "")
+	before := projectFiles(t, proj)
+	if res.Applied != nil || !res.ChangesPending || res.Changes == nil {
+		t.Fatalf("not pending: applied %+v changes %+v", res.Applied, res.Changes)
+	}
+	ops := map[string]string{}
+	for _, f := range res.Changes.Files {
+		ops[f.Path] = f.Op
+		if f.Added == 0 {
+			t.Errorf("%s: no lines added in the summary: %+v", f.Path, f)
+		}
+	}
+	if want := map[string]string{"index.html": "changed", "style.css": "added"}; !maps.Equal(ops, want) || res.Changes.Count != 2 || res.Changes.Context != proj {
+		t.Fatalf("changes %+v, want ops %v", res.Changes, want)
+	}
+	if before["index.html"] != "<p>the old page</p>\n" || len(before) != 2 {
+		t.Fatalf("the project changed before the apply: %v", before)
+	}
+	ctx := context.Background()
+	ap, err := svc.ApplyChanges(ctx, res.SessionID)
+	if err != nil || ap.AlreadyApplied || len(ap.Applied.Written) != 2 {
+		t.Fatalf("apply: %+v %v", ap, err)
+	}
+	got := projectFiles(t, proj)
+	win := projectFiles(t, res.FilesDir)
+	if got["index.html"] != win["index.html"] || got["style.css"] != win["style.css"] || got["README.md"] != "bakery\n" {
+		t.Fatalf("the project is not the winner's: %v", got)
+	}
+	again, err := svc.ApplyChanges(ctx, res.SessionID)
+	if err != nil || !again.AlreadyApplied || len(again.Applied.Written) != 2 {
+		t.Fatalf("second apply: %+v %v", again, err)
+	}
+	after, err := svc.Result(ctx, res.SessionID)
+	if err != nil || after.Applied == nil || after.ChangesPending || len(after.Applied.Written) != 2 {
+		t.Fatalf("the result does not show the apply: %+v %v", after, err)
+	}
+	st, err := svc.Status(ctx, res.SessionID)
+	if err != nil || st.Result.Applied == nil {
+		t.Fatalf("status does not show the apply: %v", err)
+	}
+}
+
+// TestApplyChangesRefusesWholeWhenTheProjectChanged: a file the winner
+// changed that the user edited after the run read it refuses the apply —
+// the conflict named, nothing written, nothing recorded — and once it is
+// put back the apply goes through.
+func TestApplyChangesRefusesWholeWhenTheProjectChanged(t *testing.T) {
+	svc, proj, res := siteRun(t, "")
+	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the user's edit</p>\n"), 0o644)
+	before := projectFiles(t, proj)
+	ctx := context.Background()
+	_, err := svc.ApplyChanges(ctx, res.SessionID)
+	var ce *coordination.ApplyConflictError
+	if !errors.Is(err, coordination.ErrApplyConflict) || !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].Path != "index.html" || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("err %v, want a conflict on index.html", err)
+	}
+	if !maps.Equal(projectFiles(t, proj), before) {
+		t.Fatalf("a refused apply wrote: %v", projectFiles(t, proj))
+	}
+	if r, _ := svc.Result(ctx, res.SessionID); r.Applied != nil || !r.ChangesPending {
+		t.Fatalf("a refused apply was recorded: %+v", r.Applied)
+	}
+	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
+	if ap, err := svc.ApplyChanges(ctx, res.SessionID); err != nil || len(ap.Applied.Written) != 2 {
+		t.Fatalf("apply after the conflict was resolved: %+v %v", ap, err)
+	}
+}
+
+// TestApplyAutoWritesAsTheSessionFinishes: the operator's apply: auto
+// writes the winner's changes at the end, as before previews, and an apply
+// afterwards says they were already applied.
+func TestApplyAutoWritesAsTheSessionFinishes(t *testing.T) {
+	svc, proj, res := siteRun(t, coordination.ApplyAuto)
+	if res.Applied == nil || len(res.Applied.Written) != 2 || res.ChangesPending {
+		t.Fatalf("not applied: %+v pending %v", res.Applied, res.ChangesPending)
+	}
+	if got := projectFiles(t, proj); got["style.css"] == "" {
+		t.Fatalf("style.css not in the project: %v", got)
+	}
+	ap, err := svc.ApplyChanges(context.Background(), res.SessionID)
+	if err != nil || !ap.AlreadyApplied {
+		t.Fatalf("apply after auto: %+v %v", ap, err)
+	}
+}
+
+// TestApplyChangesSaysWhyThereIsNothingToApply: a session without a write
+// context, or one not finished, has nothing to apply; an unknown apply mode
+// is refused at creation.
+func TestApplyChangesSaysWhyThereIsNothingToApply(t *testing.T) {
+	h, _ := fileHarness(t, nil)
+	s := h.Create(coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim"}})
+	ctx := context.Background()
+	if _, err := h.Service.ApplyChanges(ctx, s.ID); !errors.Is(err, coordination.ErrNothingToApply) || !strings.Contains(err.Error(), "once it has finished") {
+		t.Fatalf("running: %v", err)
+	}
+	h.Run(s.ID)
+	if _, err := h.Service.ApplyChanges(ctx, s.ID); !errors.Is(err, coordination.ErrNothingToApply) || !strings.Contains(err.Error(), "no write context") {
+		t.Fatalf("no write context: %v", err)
+	}
+	if _, err := h.Service.Create(ctx, coordination.TeamSpec{Task: "t", Models: []string{"sim"}, Apply: "yes"}); !errors.Is(err, coordination.ErrBadInput) {
+		t.Fatalf("apply yes: %v", err)
+	}
+}

@@ -1,0 +1,62 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// applyChangesArgs are apply_changes's arguments.
+type applyChangesArgs struct {
+	SessionID string `json:"session_id"`
+}
+
+// applyChangesTool writes a finished team's pending changes to its write
+// context: the step between the preview a result shows (changes,
+// changes_pending) and the project, which a write context never reaches
+// without it unless the operator's team file says apply: auto.
+func applyChangesTool(h *handler) server.ServerTool {
+	yes, no := true, false
+	tool := mcpgo.NewTool("apply_changes",
+		mcpgo.WithDescription("Write a finished team's pending changes (result.changes) into its write context, after the user has seen them. "+
+			"All or nothing: a file changed since the run refuses it. Returns {session_id, applied, already_applied}."),
+		inputSchema[applyChangesArgs](),
+		// It overwrites and deletes project files: destructive, so a
+		// client asks before calling it; a second call writes nothing.
+		mcpgo.WithToolAnnotation(mcpgo.ToolAnnotation{Title: "Apply changes", DestructiveHint: &yes, IdempotentHint: &yes, OpenWorldHint: &no}),
+	)
+	return server.ServerTool{Tool: tool, Handler: typedHandler(h, tool, h.applyChanges)}
+}
+
+func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, args applyChangesArgs) (*mcpgo.CallToolResult, error) {
+	res, err := h.svc(ctx).ApplyChanges(ctx, args.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := wireApplyResult(*res)
+	return mcpgo.NewToolResultStructured(out, applyText(out)), nil
+}
+
+// applyText says what an apply wrote, file by file.
+func applyText(r ApplyResult) string {
+	var b strings.Builder
+	a := r.Applied
+	if r.AlreadyApplied {
+		fmt.Fprintf(&b, "Already applied: session %s's changes were written to %s before; nothing was written now.\n", r.SessionID, a.Context)
+	} else {
+		fmt.Fprintf(&b, "Applied session %s's changes to %s: %d written, %d skipped.\n", r.SessionID, a.Context, len(a.Written), len(a.Skipped))
+	}
+	for _, c := range a.Written {
+		fmt.Fprintf(&b, "  %s %s\n", c.Op, c.Path)
+	}
+	for _, c := range a.Conflicts {
+		fmt.Fprintf(&b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+	}
+	for _, c := range a.Skipped {
+		fmt.Fprintf(&b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+	}
+	return b.String()
+}
