@@ -295,3 +295,11 @@ func TestHumanBackendIsListed(t *testing.T) {
 		t.Fatalf("list_backends lacks the human backend:\n%s", text(res))
 	}
 }
+
+func TestAHumanAgentCostsNothingInAnEstimate(t *testing.T) {
+	c := inProcess(t, newMemServer(t, Options{}), false)
+	res := callTool(t, c, "run_team", mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"human", "sim/strong"}, "estimate": true}))
+	if res.IsError || strings.Contains(text(res), "no list price") || !strings.Contains(text(res), "agent_a (human): prompt ~") {
+		t.Fatalf("an estimate prices a person at zero, not as a model without a list price:\n%s", text(res))
+	}
+}
