@@ -170,8 +170,12 @@ func Dollars(v float64) string {
 }
 
 // worstCost prices a call at list prices: the price table for a backend's
-// model, a sim's own price_in/price_out (free without them).
+// model, a sim's own price_in/price_out (free without them); a person's
+// answer costs nothing.
 func worstCost(sp providers.Spec, in, out int64) (float64, bool) {
+	if sp.Backend == "human" {
+		return 0, true
+	}
 	if sp.Backend == "sim" {
 		pIn, _ := strconv.ParseFloat(sp.Params["price_in"], 64)
 		pOut, _ := strconv.ParseFloat(sp.Params["price_out"], 64)

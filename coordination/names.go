@@ -17,7 +17,7 @@ import (
 // whose names say little alone ("sim/strong").
 func shortModel(spec string) string {
 	sp, err := providers.ParseSpec(spec)
-	if err != nil || sp.Model == "" || sp.Backend == "sim" || sp.Backend == "host" {
+	if err != nil || sp.Model == "" || sp.Backend == "sim" || sp.Backend == "host" || sp.Backend == "human" {
 		return spec
 	}
 	return sp.Model

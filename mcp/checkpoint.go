@@ -26,6 +26,9 @@ type checkpointArgs struct {
 	Context        []reviewContext `json:"context,omitempty" jsonschema_description:"Text, or files under the allowed roots."`
 	TimeoutSeconds float64         `json:"timeout_seconds,omitempty" jsonschema_description:"Default 1800, then the best review wins."`
 	SessionID      string          `json:"session_id,omitempty" jsonschema_description:"A new checkpoint's id, or one to wait for or resume."`
+	// Confirm asks the user, through the client, before a proceed verdict
+	// is returned (checkpoint_confirm.go).
+	Confirm bool `json:"confirm,omitempty" jsonschema_description:"Ask the user to confirm a proceed verdict (needs client elicitation); their reply is in confirmation."`
 }
 
 // reviewContext is one piece of a checkpoint's context: a review reads text
@@ -47,6 +50,14 @@ func checkpointTool(h *handler) server.ServerTool {
 }
 
 func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, args checkpointArgs) (*mcpgo.CallToolResult, error) {
+	if args.Confirm {
+		if err := canElicit(ctx); err != nil {
+			return nil, err
+		}
+		if st, ok := readRoundState(req); ok {
+			return h.confirmed(ctx, req, st.Session, args.Objective)
+		}
+	}
 	spec, err := h.checkpointSpec(args)
 	if err != nil {
 		return nil, err
@@ -73,6 +84,9 @@ func (h *handler) checkpoint(ctx context.Context, req mcpgo.CallToolRequest, arg
 	out, err := checkpoint.Outcome(context.WithoutCancel(ctx), h.svc(ctx), id, res)
 	if err != nil {
 		return nil, err
+	}
+	if args.Confirm && proceeds(out) {
+		return h.confirmProceed(req, out, args.Objective), nil
 	}
 	return mcpgo.NewToolResultStructured(wireCheckpointResult(*out), checkpointText(out)), nil
 }

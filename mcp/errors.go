@@ -30,6 +30,7 @@ var fixes = []errorFix{
 	{errOperatorOnly, "operator_only", "leave the setting out of the call; the server's operator can " + operatorFix + "."},
 	{backends.ErrBaseURLNotAllowed, "base_url_not_allowed", "leave the @base_url out to use the backend's configured endpoint; the server's operator can allow it with serve --allow-base-url URL, or " + operatorFix + "."},
 	{errTooManyRuns, "too_many_runs", "wait for a running team to end (team_status shows it) or stop one with cancel_team, then call again."},
+	{errCannotElicit, "cannot_ask_user", "call from a client that declares the elicitation capability (form mode): over stdio, or over HTTP with protocol 2026-07-28; or leave out what asks the user (checkpoint's confirm, human agents)."},
 	{errBadArguments, "bad_arguments", "send arguments that match the tool's input schema (tools/list shows it): right types, required fields present, no unknown fields."},
 	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
 	{coordination.ErrSessionExists, "session_exists", "send the same settings to join that session, leave them out to resume it, choose another session_id, or leave it out to get a generated one."},

@@ -121,8 +121,8 @@ func example(info providers.BackendInfo) string {
 	switch {
 	case info.Name == "sim":
 		return "sim/strong"
-	case info.Name == "host":
-		return "host"
+	case info.Name == "host", info.Name == "human":
+		return info.Name
 	case info.DefaultModel != "":
 		return info.Name + "/" + info.DefaultModel
 	}

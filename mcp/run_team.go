@@ -37,13 +37,30 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 	if args.Estimate {
 		return h.estimate(ctx, t)
 	}
+	// A retry that brings human agents' replies (human.go) is about the
+	// session the call asked for, even if the first call created it.
+	st, retry := readRoundState(req)
+	if retry && (t.SessionID == "" || t.SessionID == st.Session) {
+		t.SessionID = st.Session
+		h.deliverReplies(ctx, req, st.Session)
+	}
 	s, err := h.svc(ctx).CreateOrResume(ctx, coordination.RunRequest{
 		SessionID: t.SessionID, Task: t.Task, Members: len(t.Models) > 0 || len(t.Agents) > 0, Team: t.hasTeam(),
-		Spec: func() (coordination.TeamSpec, error) { return h.spec(t, coordination.DriverRun) },
+		Spec: func() (coordination.TeamSpec, error) {
+			spec, err := h.spec(t, coordination.DriverRun)
+			if err == nil {
+				err = canAskHumans(ctx, spec.Agents, spec.Models)
+			}
+			return spec, err
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := canAskHumans(ctx, s.Agents, nil); err != nil {
+		return nil, err
+	}
+	ctx = h.askingHumans(ctx, s)
 	how := waitLimited
 	switch {
 	case args.Wait != nil && *args.Wait:
@@ -57,6 +74,9 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 	}
 	full := args.Detail == detailFull
 	if !ended {
+		if ask := h.askHumans(ctx, s.ID, st.Round); ask != nil {
+			return ask, nil
+		}
 		return h.handle(ctx, s.ID, full)
 	}
 	res, err := run.Result()

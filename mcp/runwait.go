@@ -74,6 +74,9 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 		defer t.Stop()
 		limit = t.C
 	}
+	// A human agent's question ends the wait: the caller asks it (human.go).
+	defer h.questions.watch(tenantOf(ctx), id)()
+	asked := h.questions.posted(tenantOf(ctx), id)
 	cancelled := false
 waiting:
 	for {
@@ -84,6 +87,11 @@ waiting:
 			break waiting
 		case <-limit:
 			break waiting
+		case <-asked:
+			if len(h.questions.pending(tenantOf(ctx), id)) > 0 {
+				break waiting
+			}
+			asked = h.questions.posted(tenantOf(ctx), id) // answered meanwhile
 		case <-ctx.Done():
 			if owner {
 				run.Cancel()

@@ -133,13 +133,15 @@ type handler struct {
 	// progressSent, if set (tests), learns how many progress notifications
 	// a request queued once its reporting has stopped.
 	progressSent func(token any, sent int)
+	// questions are human agents' questions for the user (human.go).
+	questions *questions
 }
 
 // New builds the server over a coordination service: the default tenant's
 // (Options.Tenants opens the others').
 func New(svc *coordination.Service, opts Options) *Server {
 	opts = opts.withDefaults()
-	h := &handler{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), flights: newFlights(), opts: opts, log: opts.Logger}
+	h := &handler{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), flights: newFlights(), questions: newQuestions(), opts: opts, log: opts.Logger}
 	serverOpts := []server.ServerOption{
 		server.WithTitle("MassGen team"),
 		server.WithDescription("Runs a team of AI agents on one task until their votes agree (the MassGen protocol)."),

@@ -24,6 +24,8 @@ type CheckpointResult struct {
 	CostUSD     *float64  `json:"cost_usd"`
 	Duration    float64   `json:"duration_seconds"`
 	SessionDir  string    `json:"session_dir"`
+	// Confirmation is the user's reply to checkpoint{confirm: true}.
+	Confirmation *string `json:"confirmation,omitempty" jsonschema_description:"With confirm: accept, decline or cancel, the user's reply to the proceed verdict; absent when not asked."`
 }
 
 // ReviewerConcerns is the wire form of checkpoint.ReviewerConcerns.

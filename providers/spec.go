@@ -58,6 +58,7 @@ const (
 	TransportChatCompletions Transport = "chat_completions" // OpenAI-compatible Chat Completions
 	TransportSubprocess      Transport = "subprocess"       // a CLI agent's JSON event stream
 	TransportHost            Transport = "host"             // the outer agent, via step
+	TransportElicitation     Transport = "elicitation"      // a person, asked through the MCP client (human)
 	TransportSim             Transport = "sim"              // the deterministic simulator
 )
 
@@ -125,6 +126,9 @@ var backendTable = []BackendInfo{
 	// host is driven by coordination itself (a view, then a submitted action),
 	// so there is nothing for providers to implement.
 	{Name: "host", Transport: TransportHost, Implemented: true},
+	// human is a person, asked each step through the MCP client that runs
+	// the team (elicitation; package human).
+	{Name: "human", Transport: TransportElicitation, Implemented: true},
 	{Name: "sim", Transport: TransportSim, DefaultModel: "sim", Implemented: true},
 }
 
@@ -289,8 +293,8 @@ func ParseSpec(raw string) (Spec, error) {
 	switch info.Transport {
 	case TransportSim:
 		sp, err = parseSim(s, rest)
-	case TransportHost:
-		sp, err = parseHost(s, rest)
+	case TransportHost, TransportElicitation:
+		sp, err = parseLabelled(s, info.Name, rest)
 	default:
 		sp, err = parseModel(s, info, rest)
 	}
@@ -345,19 +349,25 @@ func parseSim(s, rest string) (Spec, error) {
 	return sp, nil
 }
 
-func parseHost(s, rest string) (Spec, error) {
-	sp := Spec{Backend: "host"}
+// parseLabelled parses the spec of a backend that is no model — host, the
+// outer agent, and human, a person: the bare name or name/<label>.
+func parseLabelled(s, backend, rest string) (Spec, error) {
+	sp := Spec{Backend: backend}
+	what := "host is the outer agent"
+	if backend == "human" {
+		what = "human is a person"
+	}
 	switch {
 	case rest == "":
 		return sp, nil
 	case rest[0] == '/':
 		sp.Model = rest[1:]
 		if strings.ContainsAny(sp.Model, ":@") {
-			return Spec{}, badSpec(s, "host is the outer agent and takes no parameters or base URL; write host or host/<label>")
+			return Spec{}, badSpec(s, "%s and takes no parameters or base URL; write %s or %s/<label>", what, backend, backend)
 		}
 		return sp, nil
 	default:
-		return Spec{}, badSpec(s, "host is the outer agent and takes no parameters or base URL; write host or host/<label>")
+		return Spec{}, badSpec(s, "%s and takes no parameters or base URL; write %s or %s/<label>", what, backend, backend)
 	}
 }
 
@@ -428,7 +438,7 @@ func (sp Spec) validate(s string) error {
 		if len(sp.Params) > 0 {
 			return badSpec(s, "parameters are only for the sim backend; write %s/<model>", sp.Backend)
 		}
-		if info.Transport != TransportHost {
+		if info.Transport != TransportHost && info.Transport != TransportElicitation {
 			if sp.Model == "" {
 				return badSpec(s, "the model is missing; write %s/<model>, e.g. %s", sp.Backend, exampleModel(info))
 			}

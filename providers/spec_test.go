@@ -177,7 +177,7 @@ func TestParseSpecs(t *testing.T) {
 
 func TestBackendsTable(t *testing.T) {
 	want := []string{"openai", "claude", "gemini", "grok", "openrouter", "together", "groq", "cerebras", "fireworks",
-		"deepseek", "azure_openai", "vllm", "sglang", "lmstudio", "ollama", "codex", "claude_code", "gemini_cli", "host", "sim"}
+		"deepseek", "azure_openai", "vllm", "sglang", "lmstudio", "ollama", "codex", "claude_code", "gemini_cli", "host", "human", "sim"}
 	var got []string
 	for _, b := range Backends() {
 		got = append(got, b.Name)

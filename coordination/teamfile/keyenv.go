@@ -42,7 +42,7 @@ func (p *parser) checkKeyEnv(a coordination.Agent, where string, n *yaml.Node) b
 	}
 	info, _ := providers.LookupBackend(sp.Backend)
 	switch info.Transport {
-	case providers.TransportSim, providers.TransportHost, providers.TransportSubprocess:
+	case providers.TransportSim, providers.TransportHost, providers.TransportElicitation, providers.TransportSubprocess:
 		p.errf(n, "%s: api_key_env does not apply to %s agents (they send no key of this server's); remove it", where, sp.Backend)
 		return false
 	}

@@ -41,6 +41,7 @@ var massgenTypes = map[string]string{
 	"deepseek":     "deepseek",
 	"sim":          "sim",
 	"host":         "host",
+	"human":        "human",
 	// chatcompletion is resolved from its base_url (chatCompletionBackend).
 	"chatcompletion": "",
 }

@@ -20,6 +20,7 @@ import assert from "node:assert/strict";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as V1Stdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as V1HTTP } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema as V1ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as V2Client, StreamableHTTPClientTransport as V2HTTP } from "@modelcontextprotocol/client";
 import { StdioClientTransport as V2Stdio } from "@modelcontextprotocol/client/stdio";
 
@@ -159,15 +160,21 @@ function recordMessages(transport) {
  *   kind: "stdio" | "http"
  *   url: the HTTP endpoint (kind http)
  *   v2: extra v2 ClientOptions (e.g. versionNegotiation); connectOptions: passed to connect()
+ *   onElicit: answers elicitation (params → {action, content}); the client then declares it
  */
-export async function connect({ sdk = "v1", kind, url, v2 = {}, connectOptions } = {}) {
+export async function connect({ sdk = "v1", kind, url, v2 = {}, connectOptions, onElicit } = {}) {
   hookConsole();
   const info = { name: `massgen-e2e-${sdk}-${kind}`, version: "0.0.0" };
   let client, transport, stderr = [], stateDir;
+  // onElicit(params) answers the server's questions: the client then
+  // declares elicitation (form mode), as a client with a user would.
+  const capabilities = onElicit ? { elicitation: { form: {} } } : {};
   if (sdk === "v1") {
-    client = new V1Client(info, { capabilities: {} });
+    client = new V1Client(info, { capabilities });
+    if (onElicit) client.setRequestHandler(V1ElicitRequestSchema, async (req) => onElicit(req.params));
   } else {
-    client = new V2Client(info, { versionNegotiation: { mode: "auto" }, ...v2 });
+    client = new V2Client(info, { versionNegotiation: { mode: "auto" }, capabilities, ...v2 });
+    if (onElicit) client.setRequestHandler("elicitation/create", async (req) => onElicit(req.params));
   }
   const errors = watchErrors(client);
   const consoleFrom = consoleErrors.length;

@@ -102,7 +102,7 @@ func TestNoErrorCarriesTheKey(t *testing.T) {
 
 	// Constructors that echo the key.
 	for _, info := range providers.Backends() {
-		if !info.Implemented || info.Name == "host" || info.Name == "sim" {
+		if !info.Implemented || info.Name == "host" || info.Name == "human" || info.Name == "sim" {
 			continue
 		}
 		failing := map[string]Adapter{info.Name: func(ep providers.Endpoint) (providers.Provider, error) {
@@ -122,7 +122,7 @@ func TestNoErrorCarriesTheKey(t *testing.T) {
 	for _, info := range providers.Backends() {
 		// CLI agents have no adapter to fake; their masking is tested in
 		// providers/cliagent (TestKnownSecretsAreMaskedEverywhere).
-		if !info.Implemented || info.Name == "host" || info.Name == "sim" || info.Transport == providers.TransportSubprocess {
+		if !info.Implemented || info.Name == "host" || info.Name == "human" || info.Name == "sim" || info.Transport == providers.TransportSubprocess {
 			continue
 		}
 		for _, class := range classes {

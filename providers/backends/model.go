@@ -41,7 +41,7 @@ func (c Config) FirstModel(ctx context.Context) (string, error) {
 		if slices.Contains(defaultTeamOrder, st.Name) {
 			why = append(why, st.Name+": "+st.Why)
 		}
-		if !st.Usable || info.Transport == providers.TransportSim || info.Transport == providers.TransportHost {
+		if !st.Usable || info.Transport == providers.TransportSim || info.Transport == providers.TransportHost || info.Transport == providers.TransportElicitation {
 			continue
 		}
 		if info.DefaultModel == "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/human"
 	"github.com/massgen-go/massgen-mcp/providers/keys"
 	"github.com/massgen-go/massgen-mcp/providers/pricing"
 	"github.com/massgen-go/massgen-mcp/providers/resilience"
@@ -72,7 +73,7 @@ func (c Config) adapter(name string) (Adapter, bool) {
 // implemented tells whether this build can call a backend: the table says so
 // and an adapter is registered.
 func (c Config) implemented(info providers.BackendInfo) bool {
-	if info.Name == "sim" || info.Name == "host" {
+	if info.Name == "sim" || info.Name == "host" || info.Name == "human" {
 		return info.Implemented
 	}
 	if info.Transport == providers.TransportSubprocess {
@@ -102,6 +103,10 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 		return sim.New(spec)
 	case "host":
 		return nil, fmt.Errorf("%w: host agents are the outer agent itself; they act through step, not through a provider", providers.ErrBadSpec)
+	case "human":
+		// Never priced, retried or masked: a retry would ask the person
+		// again, and they send no key.
+		return human.New(spec)
 	}
 	info, ok := providers.LookupBackend(spec.Backend)
 	if !ok {

@@ -76,7 +76,7 @@ func (c Config) CheckModels(ctx context.Context, specs []providers.Spec) []error
 // backends that have no list to ask.
 func (c Config) lister(env *keys.Env, spec providers.Spec) (providers.ModelLister, string, bool) {
 	info, ok := providers.LookupBackend(spec.Backend)
-	if !ok || !c.implemented(info) || info.Transport == providers.TransportSim || info.Transport == providers.TransportHost ||
+	if !ok || !c.implemented(info) || info.Transport == providers.TransportSim || info.Transport == providers.TransportHost || info.Transport == providers.TransportElicitation ||
 		info.Transport == providers.TransportSubprocess || info.Name == "azure_openai" {
 		return nil, "", false
 	}

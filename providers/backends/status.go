@@ -46,6 +46,8 @@ func (c Config) Usable(ctx context.Context) []BackendStatus {
 			out[i].Usable, out[i].Why = true, "simulated agents, offline; no key needed"
 		case info.Transport == providers.TransportHost:
 			out[i].Usable, out[i].Why = true, "the outer agent itself, through step (start_team only)"
+		case info.Transport == providers.TransportElicitation:
+			out[i].Usable, out[i].Why = true, "a person, asked each step through an MCP client that declared elicitation (run_team only)"
 		case info.Transport == providers.TransportSubprocess:
 			wg.Add(1)
 			go func(st *BackendStatus, info providers.BackendInfo) {
