@@ -332,6 +332,11 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range rules.Weights {
+		if !slices.ContainsFunc(agents, func(a Agent) bool { return a.ID == w.Agent }) {
+			return nil, fmt.Errorf("%w: weights name %s, which is not an agent of this team", ErrBadSettings, w.Agent)
+		}
+	}
 	seed := randomSeed()
 	if spec.Seed != nil {
 		if seed = *spec.Seed; seed > MaxSeed || seed < -MaxSeed {
