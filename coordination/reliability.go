@@ -74,12 +74,15 @@ func (r Reliability) Reason() string {
 func EstimateReliability(history []PastItem, keys []string) []Reliability {
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
-	p := make(map[string]float64, len(keys))
-	for _, k := range keys {
+	p := make([]float64, len(keys))
+	for k := range p {
 		p[k] = 0.6 // a mild prior lean that agents beat chance; EM moves it
 	}
+	// Each item indexed once: its values in sorted order, each key's answer
+	// as an index into them (−1: none), and the posterior over them.
 	type post struct {
 		values []string
+		answer []int
 		prob   []float64
 	}
 	posts := make([]post, len(history))
@@ -91,33 +94,39 @@ func EstimateReliability(history []PastItem, keys []string) []Reliability {
 			}
 		}
 		slices.Sort(vs)
-		posts[i] = post{values: vs, prob: make([]float64, len(vs))}
+		ans := make([]int, len(keys))
+		for j, k := range keys {
+			ans[j] = -1
+			if v, ok := it[k]; ok && v != "" {
+				ans[j] = slices.Index(vs, v)
+			}
+		}
+		posts[i] = post{values: vs, answer: ans, prob: make([]float64, len(vs))}
 	}
-	// posterior fills ps.prob for item i from every agent's answer but
-	// skip's (none: every agent's). Judging an agent against the others
-	// only was tried and dropped: with three agents its estimates sank
-	// together towards chance (0.60 for an agent right 90 % of the time).
-	// The full posterior has the opposite bias, which the weight cap
-	// bounds: with one strong agent among weak ones EM trusts the strong
-	// one nearly completely (0.99 for 0.90).
-	posterior := func(i int, skip string) {
-		it, ps := history[i], &posts[i]
+	// posterior fills the item's posterior from every agent's answer.
+	// Judging an agent against the others only was tried and dropped: with
+	// three agents its estimates sank together towards chance (0.60 for an
+	// agent right 90 % of the time). The full posterior has the opposite
+	// bias, which the weight cap bounds: with one strong agent among weak
+	// ones EM trusts the strong one nearly completely (0.99 for 0.90).
+	logs := make([]float64, 0, len(keys))
+	logRight, logWrong := make([]float64, len(keys)), make([]float64, len(keys))
+	posterior := func(ps *post) {
 		if len(ps.values) == 0 {
 			return
 		}
-		logs := make([]float64, len(ps.values))
-		for j, v := range ps.values {
-			for _, k := range keys {
-				a, ok := it[k]
-				if !ok || a == "" || k == skip {
-					continue
-				}
-				if a == v {
-					logs[j] += math.Log(p[k])
-				} else {
-					logs[j] += math.Log((1 - p[k]) / reliabilitySpread)
+		logs = logs[:0]
+		for j := range ps.values {
+			l := 0.0
+			for k, a := range ps.answer {
+				switch {
+				case a == j:
+					l += logRight[k]
+				case a >= 0:
+					l += logWrong[k]
 				}
 			}
+			logs = append(logs, l)
 		}
 		top := slices.Max(logs)
 		sum := 0.0
@@ -129,54 +138,53 @@ func EstimateReliability(history []PastItem, keys []string) []Reliability {
 			ps.prob[j] /= sum
 		}
 	}
-	for range 50 {
-		for i := range history {
-			posterior(i, "")
+	refresh := func() {
+		for k := range keys {
+			logRight[k], logWrong[k] = math.Log(p[k]), math.Log((1-p[k])/reliabilitySpread)
 		}
+		for i := range posts {
+			posterior(&posts[i])
+		}
+	}
+	for range 50 {
+		refresh()
 		moved := 0.0
-		next := make(map[string]float64, len(keys))
-		for _, k := range keys {
+		for k := range keys {
 			// Beta(2,2)-smoothed: a handful of items cannot make an agent
 			// certain or worthless.
 			mass, n := 1.0, 2.0
-			for i, it := range history {
-				a, ok := it[k]
-				if !ok || a == "" {
-					continue
-				}
-				n++
-				if j := slices.Index(posts[i].values, a); j >= 0 {
-					mass += posts[i].prob[j]
+			for i := range posts {
+				if a := posts[i].answer[k]; a >= 0 {
+					n++
+					mass += posts[i].prob[a]
 				}
 			}
-			next[k] = min(max(mass/n, 0.01), 0.99)
-			moved = max(moved, math.Abs(next[k]-p[k]))
+			np := min(max(mass/n, 0.01), 0.99)
+			moved = max(moved, math.Abs(np-p[k]))
+			p[k] = np
 		}
-		p = next
 		if moved < 1e-6 {
 			break
 		}
 	}
-	for i := range history {
-		posterior(i, "")
-	}
+	refresh()
 	out := make([]Reliability, 0, len(keys))
-	for _, k := range keys {
-		r := Reliability{Key: k, P: p[k], Weight: weightOf(p[k])}
-		for i, it := range history {
-			a, ok := it[k]
-			if !ok || a == "" {
+	for k, key := range keys {
+		r := Reliability{Key: key, P: p[k], Weight: weightOf(p[k])}
+		for i := range posts {
+			ps := &posts[i]
+			a := ps.answer[k]
+			if a < 0 {
 				continue
 			}
 			r.Items++
-			ps := posts[i]
 			best := 0
 			for j := range ps.prob {
 				if ps.prob[j] > ps.prob[best] {
 					best = j
 				}
 			}
-			if ps.values[best] == a {
+			if best == a {
 				r.Agreed++
 			}
 		}
