@@ -59,12 +59,14 @@ type Reliability struct {
 
 // Reason is the weight in words: "counts 1.40: its first answer agreed with
 // the team's weighted answer in 37 of 41 past items".
-func (r Reliability) Reason() string {
+func (r Reliability) Reason() string { return r.reason("past items") }
+
+func (r Reliability) reason(past string) string {
 	if r.Items == 0 {
-		return "counts 1: no past items to judge it by"
+		return "counts 1: no " + past + " to judge it by"
 	}
-	return fmt.Sprintf("counts %.2f: its first answer agreed with the team's weighted answer in %d of %d past items (estimated right %.0f %% of the time)",
-		r.Weight, r.Agreed, r.Items, 100*r.P)
+	return fmt.Sprintf("counts %.2f: its first answer agreed with the team's weighted answer in %d of %d %s (estimated right %.0f %% of the time)",
+		r.Weight, r.Agreed, r.Items, past, 100*r.P)
 }
 
 // EstimateReliability fits the one-coin model to the history and returns

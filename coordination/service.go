@@ -192,6 +192,13 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	if err := checkBudgetAffordsARound(s); err != nil {
 		return nil, err
 	}
+	if s.Rules.Consensus == RuleWeighted && len(s.Rules.Weights) == 0 {
+		ws, err := svc.weightsFromHistory(ctx, s.Agents)
+		if err != nil {
+			return nil, err
+		}
+		s.Rules.Weights = ws
+	}
 	if spec.SessionID != "" {
 		s.ID = spec.SessionID
 		if err := svc.keepFiles(s); err != nil {

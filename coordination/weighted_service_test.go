@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,5 +43,34 @@ func TestWeightedTeamSaysHowEachBallotCountedAndWhyItStopped(t *testing.T) {
 	spec.Rules.Weights = []coordination.VoteWeight{{Agent: "agent_z", Weight: 1}}
 	if _, err := svc.Create(context.Background(), spec); !errors.Is(err, coordination.ErrBadSettings) || !strings.Contains(err.Error(), "agent_z, which is not an agent of this team") {
 		t.Fatalf("a weight for no agent of the team: %v", err)
+	}
+}
+
+// With no weights given, consensus weighted reads the user's own past
+// short-answer sessions of the same models: an agent that always disagreed
+// with the two that agreed weighs less, and the reason says so.
+func TestWeightedTeamWeighsAgentsByTheirPastSessions(t *testing.T) {
+	svc, _ := simService(1)
+	models := []string{"sim:accuracy=1:revise=0:seed=1", "sim:accuracy=1:revise=0:seed=2", "sim:accuracy=0:revise=0:seed=3"}
+	for i := range 12 {
+		seed := int64(100 + i)
+		_, res := runSim(t, svc, coordination.TeamSpec{Task: fmt.Sprintf("What is %d * 7?", 11+i), Models: models, Seed: &seed,
+			Rules: coordination.Rules{AnswerFormat: coordination.FormatShort, MaxRounds: 1}})
+		if res.Status != coordination.StatusFinished {
+			t.Fatalf("past session %d: %s", i, res.Status)
+		}
+	}
+	seed := int64(7)
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 17 * 23?", Models: models, Seed: &seed,
+		Rules: coordination.Rules{Consensus: coordination.RuleWeighted, AnswerFormat: coordination.FormatShort, MaxRounds: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.Rules.Weights
+	if len(w) != 3 || !(w[0].Weight > w[2].Weight && w[1].Weight > w[2].Weight) {
+		t.Fatalf("the always-wrong agent must weigh least: %+v", w)
+	}
+	if !strings.Contains(w[0].Reason, "of 12 past short-answer sessions") {
+		t.Fatalf("the reason names the past sessions: %q", w[0].Reason)
 	}
 }

@@ -448,8 +448,14 @@ func Quality(ctx context.Context, cfg QualityConfig) (*QualityReport, error) {
 		err = h.each(ctx, n, func(i int) error {
 			for _, p := range weighted {
 				rules := rulesFor(p)
-				if p != ProtoEqualEarly {
-					rules.Weights = weights[i]
+				rules.Weights = weights[i]
+				if p == ProtoEqualEarly {
+					// Weights of 1 given, so that the service does not
+					// estimate its own from the store's sessions.
+					rules.Weights = nil
+					for k := range perm {
+						rules.Weights = append(rules.Weights, coordination.VoteWeight{Agent: agentID(k), Weight: 1, Reason: "counts 1: the equal-weights protocol"})
+					}
 				}
 				r, err := h.session(ctx, team, i, lineupAgents, rules)
 				if err != nil {
