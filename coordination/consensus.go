@@ -1,7 +1,9 @@
 package coordination
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
@@ -28,6 +30,10 @@ type Group struct {
 	Agents []string // members, lowest alias number first
 	Votes  int
 	Winner string // the member that wins if the group wins
+	// Weight is the group's summed ballot weight under consensus weighted
+	// (each member's latest answer and each standing vote for it, at its
+	// agent's weight); 0 under the other rules.
+	Weight float64
 }
 
 // CountStanding tallies the standing votes of non-dropped agents.
@@ -46,8 +52,80 @@ func CountStanding(s *Session, st *State) Tally {
 			}
 		}
 	}
-	t.Groups = groupVotes(s, st, t.ByAgent)
+	if s.Rules.Consensus == RuleWeighted {
+		t.Groups = weightedGroups(s, st)
+	} else {
+		t.Groups = groupVotes(s, st, t.ByAgent)
+	}
 	return t
+}
+
+// weightedGroups pools the ballots of consensus weighted by final value:
+// every non-dropped agent's latest answer, and its standing vote, count its
+// weight for their value. An agent's first answer is its independent view
+// and its vote what it thinks after reading the others: counting both keeps
+// a strong agent that a weak majority talked round from losing its whole
+// weight (the anti-conformity of a trajectory score). A group's winner is
+// its heaviest member, then the lowest alias number.
+func weightedGroups(s *Session, st *State) []Group {
+	var groups []Group
+	index := map[string]int{}
+	add := func(holder *AgentState, w float64) {
+		key := "value:" + finalvalue.Of(holder.LatestAnswer.Content)
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, Group{Key: key, Winner: holder.ID})
+		}
+		g := &groups[i]
+		if !slices.Contains(g.Agents, holder.ID) {
+			g.Agents = append(g.Agents, holder.ID)
+			if s.Rules.weight(holder.ID) > s.Rules.weight(g.Winner) {
+				g.Winner = holder.ID
+			}
+		}
+		g.Votes++
+		g.Weight += w
+	}
+	for _, a := range byAnonOrder(st.Agents) {
+		if a.Dropped || a.LatestAnswer == nil {
+			continue
+		}
+		add(a, s.Rules.weight(a.ID))
+	}
+	for _, a := range byAnonOrder(st.Agents) {
+		if a.Dropped || a.StandingVote == nil {
+			continue
+		}
+		if target := st.Agent(a.StandingVote.Target); target != nil && target.LatestAnswer != nil {
+			add(target, s.Rules.weight(a.ID))
+		}
+	}
+	return groups
+}
+
+// weightTie is how close two weights must be to tie: sums of the same
+// weights in another order differ in the last bits.
+const weightTie = 1e-9
+
+// topGroups returns the groups that lead under the rule: the most weight
+// under consensus weighted, the most votes under the others.
+func topGroups(rule ConsensusRule, groups []Group) []Group {
+	if rule != RuleWeighted {
+		return leaders(groups)
+	}
+	best := math.Inf(-1)
+	var out []Group
+	for _, g := range groups {
+		switch {
+		case g.Weight > best+weightTie:
+			best, out = g.Weight, []Group{g}
+		case g.Weight >= best-weightTie:
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // groupVotes turns per-agent counts into the groups a rule compares. Under
@@ -100,7 +178,7 @@ func leaders(groups []Group) []Group {
 // RuleMet applies the session's consensus rule to a tally and returns the
 // winning agent. A tie never meets a rule.
 func RuleMet(rule ConsensusRule, t Tally) (winner string, ok bool) {
-	top := leaders(t.Groups)
+	top := topGroups(rule, t.Groups)
 	if len(top) != 1 {
 		return "", false
 	}
@@ -108,7 +186,7 @@ func RuleMet(rule ConsensusRule, t Tally) (winner string, ok bool) {
 	switch rule {
 	case RuleMajority:
 		ok = 2*g.Votes > t.Live
-	case RulePlurality:
+	case RulePlurality, RuleWeighted:
 		ok = true
 	case RuleUnanimous:
 		ok = g.Votes == t.Live && t.Live > 0
@@ -130,7 +208,7 @@ func forced(s *Session, st *State, draw int) (winner, how string, tie bool) {
 		r := rand.New(rand.NewPCG(uint64(s.Seed), 0x746965+uint64(draw))) // "tie"
 		return top[r.IntN(len(top))].Winner, true
 	}
-	if top := leaders(CountStanding(s, st).Groups); len(top) > 0 {
+	if top := topGroups(s.Rules.Consensus, CountStanding(s, st).Groups); len(top) > 0 {
 		w, tie := pick(top)
 		return w, ChosenForcedStanding, tie
 	}

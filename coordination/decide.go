@@ -1,6 +1,10 @@
 package coordination
 
-import "github.com/massgen-go/massgen-mcp/providers/finalvalue"
+import (
+	"math"
+
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
+)
 
 // DecisionKind is what deciding a settled (or forced) session produces.
 type DecisionKind int
@@ -69,7 +73,9 @@ func Decide(s *Session, st *State, force StopReason) Decision {
 	if w, ok := RuleMet(s.Rules.Consensus, t); ok {
 		return Decision{Kind: DecideFinish, Winner: w, How: ChosenConsensus, Stop: StopConsensus}
 	}
-	if st.Life.Revote == nil {
+	// Under consensus weighted only an exact tie of weights fails the rule;
+	// a re-vote would cost a round to break what a draw breaks as well.
+	if st.Life.Revote == nil && s.Rules.Consensus != RuleWeighted {
 		var ask []string
 		for _, a := range live {
 			if !a.Capped && a.StandingVote != nil {
@@ -93,8 +99,37 @@ func Decide(s *Session, st *State, force StopReason) Decision {
 	return Decision{Kind: DecideFinish, Winner: w, How: how, Stop: stop, Tie: tie}
 }
 
+// SPRTLead is the lead in summed weights (log-likelihood ratios) at which
+// consensus weighted stops after round 0: odds of 19 to 1 for the leading
+// value against the next, Wald's bound for a 5 % error.
+var SPRTLead = math.Log(19)
+
+// WeightedLead is, under consensus weighted, the leading value's group and
+// how far its weight is ahead of the next value's (all of it when no other
+// value has ballots); ok is false when there are no ballots or the lead is
+// shared.
+func WeightedLead(s *Session, st *State) (lead float64, top Group, ok bool) {
+	groups := CountStanding(s, st).Groups
+	leading := topGroups(RuleWeighted, groups)
+	if len(leading) != 1 {
+		return 0, Group{}, false
+	}
+	top = leading[0]
+	second := 0.0
+	for _, g := range groups {
+		if g.Key != top.Key {
+			second = max(second, g.Weight)
+		}
+	}
+	return top.Weight - second, top, true
+}
+
 // earlyAgreement ends a short-answer session right after round 0 when a
-// strict majority of the live agents' first answers share a final value.
+// strict majority of the live agents' first answers share a final value;
+// under consensus weighted, when the leading value's weight is SPRTLead
+// ahead of the next and at least two agents hold it (the guard: one agent's
+// word, however heavy, is not agreement — a stop rule needs evidence that
+// the team agrees, not only that one member is usually right).
 func earlyAgreement(s *Session, st *State, live []*AgentState) (Decision, bool) {
 	if !s.Rules.EarlyStop || !s.Rules.short() || st.Life.Revote != nil || len(live) == 0 {
 		return Decision{}, false
@@ -103,6 +138,18 @@ func earlyAgreement(s *Session, st *State, live []*AgentState) (Decision, bool) 
 		if a.LatestDecision != nil && (a.LatestDecision.Kind == KindVote || a.Answers > 1) {
 			return Decision{}, false // past round 0: the chance is gone
 		}
+	}
+	if s.Rules.Consensus == RuleWeighted {
+		for _, a := range live {
+			if a.LatestAnswer == nil {
+				return Decision{}, false
+			}
+		}
+		lead, top, ok := WeightedLead(s, st)
+		if ok && lead >= SPRTLead && top.Votes >= 2 {
+			return Decision{Kind: DecideFinish, Winner: top.Winner, How: ChosenEarlyAgreement, Stop: StopEarlyAgreement}, true
+		}
+		return Decision{}, false
 	}
 	count := map[string]int{}
 	first := map[string]*AgentState{}

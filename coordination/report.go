@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"errors"
+	"math"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -119,7 +120,16 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 func consensusView(s *Session, st *State) ConsensusView {
 	t := CountStanding(s, st)
 	c := ConsensusView{Rule: s.Rules.Consensus, Tally: t.ByLabel}
-	if top := leaders(t.Groups); len(top) == 1 {
+	if s.Rules.Consensus == RuleWeighted {
+		c.Weights = sessionWeights(s)
+		c.WeightedTally = map[string]float64{}
+		for _, g := range t.Groups {
+			if w := st.Agent(g.Winner); w != nil && w.LatestAnswer != nil {
+				c.WeightedTally[w.LatestAnswer.Label] = math.Round(g.Weight*1000) / 1000
+			}
+		}
+	}
+	if top := topGroups(s.Rules.Consensus, t.Groups); len(top) == 1 {
 		if w := st.Agent(top[0].Winner); w != nil && w.LatestAnswer != nil {
 			label := w.LatestAnswer.Label
 			c.Leader = &label
@@ -160,6 +170,8 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	}
 	if how == ChosenForcedFirst {
 		r.HowChosenNote = ForcedFirstNote
+	} else if s.Rules.Consensus == RuleWeighted {
+		r.HowChosenNote = weightedNote(s, st, how, d.Winner)
 	}
 	r.NotAgreed = notAgreed(s, nil, r, how, stop)
 	return r

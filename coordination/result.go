@@ -111,6 +111,11 @@ type ConsensusView struct {
 	Reached bool           `json:"reached"`
 	Leader  *string        `json:"leader"` // label with the most standing votes, if one leads
 	Tally   map[string]int `json:"tally"`
+	// Weights, under consensus weighted, are how much each agent's answer
+	// and vote counted and why; WeightedTally is each value's summed weight
+	// by the label of the answer that wins if it wins.
+	Weights       []VoteWeight       `json:"weights,omitempty"`
+	WeightedTally map[string]float64 `json:"weighted_tally,omitempty"`
 }
 
 // VoteView is an agent's latest vote.

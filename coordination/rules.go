@@ -16,6 +16,13 @@ const (
 	RuleMajority  ConsensusRule = "majority"
 	RulePlurality ConsensusRule = "plurality"
 	RuleUnanimous ConsensusRule = "unanimous"
+	// RuleWeighted decides by reliability-weighted ballots: each agent's
+	// latest answer and standing vote count its weight (Rules.Weights, 1 if
+	// not given) for their final value, and the value with the most weight
+	// wins; with early_stop, round 0 ends the session when the leading
+	// value's weight beats the next one's by SPRTLead and two agents hold it
+	// (docs/DESIGN.md, "Weighted votes"). It needs answer_format short.
+	RuleWeighted ConsensusRule = "weighted"
 )
 
 // FinalStrategy says how a decided session's final answer is written (rule
@@ -69,6 +76,10 @@ type Rules struct {
 	// MaxToolCallsPerStep bounds the tool calls (file tools, commands, MCP
 	// tools) an API agent makes in one step before it must answer or vote.
 	MaxToolCallsPerStep int `json:"max_tool_calls_per_step" yaml:"max_tool_calls_per_step"`
+	// Weights are how much each agent's answer and vote count under
+	// consensus weighted, with why (EstimateReliability); an agent not
+	// listed counts 1. Empty under every other rule.
+	Weights []VoteWeight `json:"weights,omitempty" yaml:"weights,omitempty"`
 	// Strict fails the session instead of letting the team shrink: an agent
 	// without a usable key or model refuses creation, a dropped agent ends
 	// the session as failed, and so does a degraded finish.
@@ -85,6 +96,7 @@ const (
 	MaxPeerAnswerTokenCap = 1_000_000         // peer_answer_token_cap
 	MaxOutputTokensLimit  = 1_000_000         // an agent's max_output_tokens
 	MaxToolCallsLimit     = 1000              // max_tool_calls_per_step
+	MaxVoteWeight         = 100               // a weight under consensus weighted
 )
 
 // DefaultRules are the defaults of docs/DESIGN.md, "Sessions and their rules".
@@ -141,7 +153,25 @@ func (r Rules) Validate() error {
 			bad("%s %g must be above 0 and at most %g", name, v, hi)
 		}
 	}
-	oneOf("consensus", string(r.Consensus), string(RuleMajority), string(RulePlurality), string(RuleUnanimous))
+	oneOf("consensus", string(r.Consensus), string(RuleMajority), string(RulePlurality), string(RuleUnanimous), string(RuleWeighted))
+	if r.Consensus == RuleWeighted && r.AnswerFormat != "" && r.AnswerFormat != FormatShort {
+		bad("consensus weighted needs answer_format short (ballots are pooled by final value)")
+	}
+	seen := map[string]bool{}
+	for _, w := range r.Weights {
+		switch {
+		case w.Agent == "":
+			bad("a weight names no agent_id")
+		case seen[w.Agent]:
+			bad("weights name %s twice", w.Agent)
+		case !(w.Weight > 0 && w.Weight <= MaxVoteWeight):
+			bad("weight %g of %s must be above 0 and at most %g", w.Weight, w.Agent, float64(MaxVoteWeight))
+		}
+		seen[w.Agent] = true
+	}
+	if len(r.Weights) > 0 && r.Consensus != "" && r.Consensus != RuleWeighted {
+		bad("weights count only under consensus weighted, not %s", r.Consensus)
+	}
 	intIn("max_rounds", r.MaxRounds, 1, MaxRoundsLimit)
 	intIn("max_answers_per_agent", r.MaxAnswersPerAgent, 1, MaxRoundsLimit)
 	if r.TimeoutSeconds != 0 {
@@ -224,6 +254,9 @@ func (r Rules) Over(base Rules) Rules {
 	if r.MaxToolCallsPerStep != 0 {
 		out.MaxToolCallsPerStep = r.MaxToolCallsPerStep
 	}
+	if len(r.Weights) > 0 {
+		out.Weights = r.Weights
+	}
 	out.Strict = out.Strict || r.Strict
 	return out
 }
@@ -231,3 +264,13 @@ func (r Rules) Over(base Rules) Rules {
 func (r Rules) rotateOwnLast() bool { return r.RotateOwnLast == nil || *r.RotateOwnLast }
 func (r Rules) blindFirst() bool    { return r.BlindFirst == nil || *r.BlindFirst }
 func (r Rules) short() bool         { return r.AnswerFormat == FormatShort }
+
+// weight is how much an agent's ballot counts under consensus weighted.
+func (r Rules) weight(id string) float64 {
+	for _, w := range r.Weights {
+		if w.Agent == id {
+			return w.Weight
+		}
+	}
+	return 1
+}

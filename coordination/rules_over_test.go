@@ -37,6 +37,11 @@ func everyRuleSet(t *testing.T) Rules {
 				t.Fatalf("rule %s: no test value for a pointer to %s", v.Type().Field(i).Name, p.Elem().Kind())
 			}
 			f.Set(p)
+		case reflect.Slice:
+			if f.Type() != reflect.TypeFor[[]VoteWeight]() {
+				t.Fatalf("rule %s: no test value for a slice of %s", v.Type().Field(i).Name, f.Type().Elem())
+			}
+			f.Set(reflect.ValueOf([]VoteWeight{{Agent: "x", Weight: 7}}))
 		default:
 			t.Fatalf("rule %s: no test value for a %s", v.Type().Field(i).Name, f.Kind())
 		}

@@ -65,7 +65,7 @@ func TestResultNeverContradictsItself(t *testing.T) {
 			agents = append(agents, coordination.Agent{ID: fmt.Sprintf("agent_%c", 'a'+i), Model: sp.String()})
 		}
 		rules := coordination.Rules{
-			Consensus:          rapid.SampledFrom([]coordination.ConsensusRule{"majority", "plurality", "unanimous"}).Draw(rt, "consensus"),
+			Consensus:          rapid.SampledFrom([]coordination.ConsensusRule{"majority", "plurality", "unanimous", "weighted"}).Draw(rt, "consensus"),
 			MaxRounds:          rapid.IntRange(1, 6).Draw(rt, "max_rounds"),
 			MaxAnswersPerAgent: rapid.IntRange(1, 3).Draw(rt, "max_answers"),
 			MaxAgentFailures:   rapid.IntRange(1, 3).Draw(rt, "max_failures"),
@@ -73,6 +73,14 @@ func TestResultNeverContradictsItself(t *testing.T) {
 		if rapid.Bool().Draw(rt, "short") {
 			rules.AnswerFormat = coordination.FormatShort
 			rules.EarlyStop = rapid.Bool().Draw(rt, "early")
+		}
+		if rules.Consensus == coordination.RuleWeighted {
+			rules.AnswerFormat = coordination.FormatShort
+			for _, a := range agents {
+				if rapid.Bool().Draw(rt, "weighted_"+a.ID) {
+					rules.Weights = append(rules.Weights, coordination.VoteWeight{Agent: a.ID, Weight: float64(rapid.IntRange(1, 40).Draw(rt, "weight_"+a.ID)) / 10})
+				}
+			}
 		}
 		if rapid.Bool().Draw(rt, "alphabetical") {
 			rules.Aliases, rules.RotateOwnLast, rules.BlindFirst = coordination.AliasesAlphabetical, new(bool), new(bool)
@@ -184,6 +192,20 @@ func tallyFallsShort(res *coordination.TeamResult, short bool) string {
 	c := res.Consensus
 	if !c.Reached || c.Leader == nil {
 		return "stop_reason consensus, but consensus was not reached"
+	}
+	if c.Rule == coordination.RuleWeighted {
+		// The weighted tally is already pooled by value: the leader's
+		// weight must be the one largest.
+		lead := c.WeightedTally[*c.Leader]
+		for label, w := range c.WeightedTally {
+			if label != *c.Leader && w >= lead {
+				return fmt.Sprintf("weighted consensus for %s with weighted tally %v: another value weighs as much", *c.Leader, c.WeightedTally)
+			}
+		}
+		if lead <= 0 {
+			return fmt.Sprintf("weighted consensus for %s with weighted tally %v: the leader has no weight", *c.Leader, c.WeightedTally)
+		}
+		return ""
 	}
 	pool := func(label string) string { return label }
 	if short {

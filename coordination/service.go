@@ -202,6 +202,13 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	if err := checkBudgetAffordsARound(s); err != nil {
 		return nil, err
 	}
+	if s.Rules.Consensus == RuleWeighted && len(s.Rules.Weights) == 0 {
+		ws, err := svc.weightsFromHistory(ctx, s.Agents)
+		if err != nil {
+			return nil, err
+		}
+		s.Rules.Weights = ws
+	}
 	if spec.SessionID != "" {
 		s.ID = spec.SessionID
 		if err := svc.keepFiles(s); err != nil {
@@ -341,6 +348,11 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	rules, err := spec.Rules.Normalize()
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range rules.Weights {
+		if !slices.ContainsFunc(agents, func(a Agent) bool { return a.ID == w.Agent }) {
+			return nil, fmt.Errorf("%w: weights name %s, which is not an agent of this team", ErrBadSettings, w.Agent)
+		}
 	}
 	seed := randomSeed()
 	if spec.Seed != nil {

@@ -18,7 +18,7 @@ type TeamSettings struct {
 	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full. Required for a new session."`
 	Models             []string       `json:"models,omitempty" jsonschema_description:"One agent per spec: backend/model[@base_url], e.g. openai/gpt-5.4, claude, gemini, sim/strong (offline)."`
 	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas, instead of models."`
-	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous" jsonschema_description:"Default majority."`
+	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous,enum=weighted" jsonschema_description:"Default majority. weighted (with answer_format short): each agent's answer and vote count its weight."`
 	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1-100 (default 5)."`
 	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers per agent before it may only vote (default 3)."`
 	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Session wall time, default 1800."`

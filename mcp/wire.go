@@ -134,6 +134,17 @@ type ConsensusView struct {
 	Reached bool           `json:"reached"`
 	Leader  *string        `json:"leader"`
 	Tally   map[string]int `json:"tally"`
+	// Weights and WeightedTally: consensus weighted only.
+	Weights       []VoteWeight       `json:"weights,omitempty"`
+	WeightedTally map[string]float64 `json:"weighted_tally,omitempty"`
+}
+
+// VoteWeight is the wire form of coordination.VoteWeight: how much an
+// agent's answer and vote count, and why.
+type VoteWeight struct {
+	AgentID string  `json:"agent_id"`
+	Weight  float64 `json:"weight"`
+	Reason  string  `json:"reason,omitempty"`
 }
 
 // VoteView is the wire form of coordination.VoteView.
@@ -229,23 +240,24 @@ type ApplyResult struct {
 
 // Rules is the wire form of coordination.Rules.
 type Rules struct {
-	Consensus           string   `json:"consensus" yaml:"consensus"`
-	MaxRounds           int      `json:"max_rounds" yaml:"max_rounds"`
-	MaxAnswersPerAgent  int      `json:"max_answers_per_agent" yaml:"max_answers_per_agent"`
-	TimeoutSeconds      float64  `json:"timeout_seconds" yaml:"timeout_seconds"`
-	StepTimeoutSeconds  float64  `json:"step_timeout_seconds" yaml:"step_timeout_seconds"`
-	CostBudgetUSD       *float64 `json:"cost_budget_usd" yaml:"cost_budget_usd"`
-	TokenBudget         *int64   `json:"token_budget" yaml:"token_budget"`
-	MaxAgentFailures    int      `json:"max_agent_failures" yaml:"max_agent_failures"`
-	Final               string   `json:"final" yaml:"final"`
-	AnswerFormat        string   `json:"answer_format" yaml:"answer_format"`
-	EarlyStop           bool     `json:"early_stop" yaml:"early_stop"`
-	Aliases             string   `json:"aliases" yaml:"aliases"`
-	RotateOwnLast       *bool    `json:"rotate_own_last" yaml:"rotate_own_last"`
-	BlindFirst          *bool    `json:"blind_first" yaml:"blind_first"`
-	PeerAnswerTokenCap  int      `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
-	MaxToolCallsPerStep int      `json:"max_tool_calls_per_step" yaml:"max_tool_calls_per_step"`
-	Strict              bool     `json:"strict,omitempty" yaml:"strict"`
+	Consensus           string       `json:"consensus" yaml:"consensus"`
+	MaxRounds           int          `json:"max_rounds" yaml:"max_rounds"`
+	MaxAnswersPerAgent  int          `json:"max_answers_per_agent" yaml:"max_answers_per_agent"`
+	TimeoutSeconds      float64      `json:"timeout_seconds" yaml:"timeout_seconds"`
+	StepTimeoutSeconds  float64      `json:"step_timeout_seconds" yaml:"step_timeout_seconds"`
+	CostBudgetUSD       *float64     `json:"cost_budget_usd" yaml:"cost_budget_usd"`
+	TokenBudget         *int64       `json:"token_budget" yaml:"token_budget"`
+	MaxAgentFailures    int          `json:"max_agent_failures" yaml:"max_agent_failures"`
+	Final               string       `json:"final" yaml:"final"`
+	AnswerFormat        string       `json:"answer_format" yaml:"answer_format"`
+	EarlyStop           bool         `json:"early_stop" yaml:"early_stop"`
+	Aliases             string       `json:"aliases" yaml:"aliases"`
+	RotateOwnLast       *bool        `json:"rotate_own_last" yaml:"rotate_own_last"`
+	BlindFirst          *bool        `json:"blind_first" yaml:"blind_first"`
+	PeerAnswerTokenCap  int          `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
+	MaxToolCallsPerStep int          `json:"max_tool_calls_per_step" yaml:"max_tool_calls_per_step"`
+	Weights             []VoteWeight `json:"weights,omitempty" yaml:"weights,omitempty"`
+	Strict              bool         `json:"strict,omitempty" yaml:"strict"`
 }
 
 // AgentStatus is the wire form of coordination.AgentStatus.

@@ -93,7 +93,18 @@ func wireConsensusView(v coordination.ConsensusView) ConsensusView {
 		Reached: v.Reached,
 		Leader:  v.Leader,
 		Tally:   v.Tally,
+
+		Weights:       wireVoteWeights(v.Weights),
+		WeightedTally: v.WeightedTally,
 	}
+}
+
+func wireVoteWeights(v []coordination.VoteWeight) []VoteWeight {
+	var out []VoteWeight
+	for _, w := range v {
+		out = append(out, VoteWeight{AgentID: w.Agent, Weight: w.Weight, Reason: w.Reason})
+	}
+	return out
 }
 
 func wireVoteView(v coordination.VoteView) VoteView {
@@ -179,6 +190,7 @@ func wireRules(v coordination.Rules) Rules {
 		BlindFirst:          v.BlindFirst,
 		PeerAnswerTokenCap:  v.PeerAnswerTokenCap,
 		MaxToolCallsPerStep: v.MaxToolCallsPerStep,
+		Weights:             wireVoteWeights(v.Weights),
 		Strict:              v.Strict,
 	}
 }

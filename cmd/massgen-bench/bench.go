@@ -354,6 +354,7 @@ type qualityFlags struct {
 	positionBias float64
 	revise       float64
 	workers      int
+	listings     int
 }
 
 func benchQualityCommand() *cobra.Command {
@@ -390,6 +391,7 @@ func benchQualityCommand() *cobra.Command {
 	fl.Float64Var(&f.positionBias, "position-bias", b.PositionBias, "sim: extra pull of the answer shown first")
 	fl.Float64Var(&f.revise, "revise", b.Revise, "sim: chance of re-answering in new words instead of voting")
 	fl.IntVar(&f.workers, "workers", 0, "items run at once (default the number of CPUs)")
+	fl.IntVar(&f.listings, "listings", 0, "also run the team in this many listing orders (all of them if at least the number of orders; else the lineup's own and a sample drawn from --seed) and report each protocol's mean, spread and worst listing")
 	return cmd
 }
 
@@ -444,6 +446,24 @@ func benchQuality(ctx context.Context, cmd *cobra.Command, f qualityFlags) error
 		}
 	}
 	start := time.Now()
+	if f.listings < 0 {
+		return fmt.Errorf("%w: --listings %d must be positive", coordination.ErrBadInput, f.listings)
+	}
+	if f.listings > 0 {
+		members := len(cfg.Model.Lineup)
+		if cfg.Data != "" {
+			members = max(len(cfg.DataSets), len(itemmodel.GSM8KSets))
+			if len(cfg.DataSets) > 0 {
+				members = len(cfg.DataSets)
+			}
+		}
+		lr, err := benchmark.QualityListings(ctx, cfg, benchmark.Orders(members, f.listings, f.seed))
+		if err != nil {
+			return err
+		}
+		progress(errw, "done in %.1f s", time.Since(start).Seconds())
+		return lr.Markdown(cmd.OutOrStdout())
+	}
 	rep, err := benchmark.Quality(ctx, cfg)
 	if err != nil {
 		return err

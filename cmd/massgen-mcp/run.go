@@ -73,7 +73,7 @@ func runCommand() *cobra.Command {
 	fl.StringVar(&f.models, "models", "", "comma-separated model specs, e.g. sim/strong,sim,sim/weak")
 	fl.StringVar(&f.config, "config", "", "team file with agents, rules and context: massgen-mcp's own YAML or MassGen's config YAML")
 	fl.BoolVar(&f.strict, "strict-config", false, "treat settings in --config that massgen-mcp does not honour as errors")
-	fl.StringVar(&f.consensus, "consensus", "", "majority | plurality | unanimous (default majority)")
+	fl.StringVar(&f.consensus, "consensus", "", "majority | plurality | unanimous | weighted (default majority; weighted needs --short)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "steps per agent (default 5)")
 	fl.IntVar(&f.maxAnswers, "max-answers", 0, "answers per agent before it may only vote (default 3)")
 	fl.Float64Var(&f.timeout, "timeout", 0, "wall time of this run in seconds (default 1800)")

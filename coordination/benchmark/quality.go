@@ -36,19 +36,34 @@ const (
 	ProtoOurs         = "ours"          // the defaults
 	ProtoMassGenEarly = "massgen+early" // older settings, answer_format short + early_stop
 	ProtoOursEarly    = "ours+early"    // defaults, answer_format short + early_stop
+	// Consensus weighted (issue 30), weights estimated from the items before
+	// (history) unless the name says equal.
+	ProtoWeighted      = "weighted"             // round 0 only, then the weighted vote of the answers
+	ProtoWeightedRound = "weighted+round"       // round 0, one vote round, weighted answers and votes
+	ProtoWeightedEarly = "weighted+round+early" // the same with the SPRT stop after round 0
+	ProtoEqualEarly    = "equal+round+early"    // the rule with every weight 1 (no history)
 )
 
 // AllProtocols is every protocol, in the order reports list them.
-var AllProtocols = []string{ProtoSingle, ProtoVote, ProtoSC, ProtoMassGen, ProtoOurs, ProtoMassGenEarly, ProtoOursEarly}
+var AllProtocols = []string{ProtoSingle, ProtoVote, ProtoSC, ProtoMassGen, ProtoOurs, ProtoMassGenEarly, ProtoOursEarly,
+	ProtoWeighted, ProtoWeightedRound, ProtoWeightedEarly, ProtoEqualEarly}
+
+// weightedProtocols run after the others: their weights come from the round-0
+// answers of the items before theirs.
+var weightedProtocols = []string{ProtoWeighted, ProtoWeightedRound, ProtoWeightedEarly, ProtoEqualEarly}
 
 var protocolTitles = map[string]string{
-	ProtoSingle:       "best single agent",
-	ProtoVote:         "round-0 plurality vote",
-	ProtoSC:           "self-consistency of the best agent",
-	ProtoMassGen:      "MassGen older settings",
-	ProtoOurs:         "ours (defaults)",
-	ProtoMassGenEarly: "MassGen older + short + early stop",
-	ProtoOursEarly:    "ours + short + early stop",
+	ProtoSingle:        "best single agent",
+	ProtoVote:          "round-0 plurality vote",
+	ProtoSC:            "self-consistency of the best agent",
+	ProtoMassGen:       "MassGen older settings",
+	ProtoOurs:          "ours (defaults)",
+	ProtoMassGenEarly:  "MassGen older + short + early stop",
+	ProtoOursEarly:     "ours + short + early stop",
+	ProtoWeighted:      "weighted vote of round 0 (history weights)",
+	ProtoWeightedRound: "weighted, one vote round",
+	ProtoWeightedEarly: "weighted, SPRT stop, one vote round",
+	ProtoEqualEarly:    "equal weights, SPRT stop, one vote round",
 }
 
 // rulesFor is the coordination rules a team protocol runs with.
@@ -62,6 +77,16 @@ func rulesFor(proto string) coordination.Rules {
 	}
 	if strings.HasSuffix(proto, "+early") {
 		r.AnswerFormat, r.EarlyStop = coordination.FormatShort, true
+	}
+	if slices.Contains(weightedProtocols, proto) {
+		// One blind answer each, then (+round) one round in which each agent
+		// reads the others' answers and may only vote: more rounds before a
+		// vote hurt reasoning tasks, and debate alone is a martingale.
+		r.Consensus, r.AnswerFormat = coordination.RuleWeighted, coordination.FormatShort
+		r.MaxRounds, r.MaxAnswersPerAgent = 1, 1
+		if strings.Contains(proto, "+round") {
+			r.MaxRounds = 2
+		}
 	}
 	return r
 }
@@ -111,6 +136,11 @@ type QualityConfig struct {
 	// four) instead of drawn from Model.
 	Data     string
 	DataSets []string
+	// Listing is the order the team lists its members: position k is member
+	// Listing[k] (default the lineup's order). The members' first answers do
+	// not change with it; what the agents see first, their aliases under
+	// alphabetical, and who acts first do.
+	Listing []int
 	// Protocols to report (default all that the items allow).
 	Protocols []string
 	Behaviour AgentBehaviour
@@ -177,6 +207,11 @@ type QualityReport struct {
 	// tokens match ours (defaults).
 	SCSamples int
 	Rows      []Row
+	// Listing is the team order the report ran (member indices).
+	Listing []int
+	// Weights are the history weights the weighted protocols used on the
+	// last item, in member order, with why.
+	Weights []coordination.VoteWeight
 	// Skipped names protocols that could not run, with why.
 	Skipped map[string]string
 }
@@ -242,10 +277,16 @@ func Quality(ctx context.Context, cfg QualityConfig) (*QualityReport, error) {
 	}
 	h := &harness{cfg: cfg, set: set, prices: rep.Prices, store: memstore.New()}
 	best := set.Best()
+	perm, err := listing(cfg.Listing, len(set.Members))
+	if err != nil {
+		return nil, err
+	}
+	rep.Listing = perm
+	bestAt := slices.Index(perm, best) // the best member's place in the team
 	lineup := map[string]itemmodel.Seat{}
 	var lineupAgents []coordination.Agent
-	for m := range set.Members {
-		id := agentID(m)
+	for k, m := range perm {
+		id := agentID(k)
 		lineup[id] = itemmodel.Seat{Member: m}
 		lineupAgents = append(lineupAgents, coordination.Agent{ID: id, Model: h.spec(m)})
 	}
@@ -262,7 +303,7 @@ func Quality(ctx context.Context, cfg QualityConfig) (*QualityReport, error) {
 	// its round-0 answers are the vote, the oracle and the SC budget.
 	teamProtos := []string{ProtoOurs}
 	for _, p := range want {
-		if p != ProtoOurs && p != ProtoVote && p != ProtoSC {
+		if p != ProtoOurs && p != ProtoVote && p != ProtoSC && !slices.Contains(weightedProtocols, p) {
 			teamProtos = append(teamProtos, p)
 		}
 	}
@@ -274,6 +315,13 @@ func Quality(ctx context.Context, cfg QualityConfig) (*QualityReport, error) {
 	if slices.Contains(want, ProtoSC) {
 		total += n
 	}
+	var weighted []string
+	for _, p := range want {
+		if slices.Contains(weightedProtocols, p) {
+			weighted = append(weighted, p)
+		}
+	}
+	total += n * len(weighted)
 	var done int
 	var progressMu sync.Mutex
 	tick := func() {
@@ -323,7 +371,7 @@ func Quality(ctx context.Context, cfg QualityConfig) (*QualityReport, error) {
 		}
 		vote[i] = pluralityRun(r.firstValues, r.firstTokens, r.firstCost, truth, tieDraw(cfg.Seed, i))
 		oursTokens += float64(r.tokens)
-		bestFirstTokens += float64(r.firstTokens[best])
+		bestFirstTokens += float64(r.firstTokens[bestAt])
 	}
 	runs[ProtoVote] = vote
 	rep.Oracle = float64(oracle) / float64(n)
@@ -362,6 +410,70 @@ func Quality(ctx context.Context, cfg QualityConfig) (*QualityReport, error) {
 		runs[ProtoSC] = sc
 	}
 
+	// Phase 3: consensus weighted. Item i's weights are estimated from the
+	// round-0 answers of items 0..i−1 (ours' blind first answers, which are
+	// every blind-first protocol's: the same draws), by member, never from a
+	// right value.
+	if len(weighted) > 0 {
+		hist := make([]coordination.PastItem, n)
+		for i, r := range ours {
+			hist[i] = coordination.PastItem{}
+			for k, v := range r.firstValues {
+				if v != "" {
+					hist[i][set.Members[perm[k]]] = v
+				}
+			}
+		}
+		weights := make([][]coordination.VoteWeight, n)
+		err = h.each(ctx, n, func(i int) error {
+			rel := coordination.EstimateReliability(hist[:i], set.Members)
+			for k, m := range perm {
+				for _, e := range rel {
+					if e.Key == set.Members[m] {
+						weights[i] = append(weights[i], coordination.VoteWeight{Agent: agentID(k), Weight: e.Weight, Reason: e.Reason()})
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range slices.Sorted(slices.Values(perm)) {
+			rep.Weights = append(rep.Weights, weights[n-1][slices.Index(perm, m)])
+		}
+		for _, p := range weighted {
+			runs[p] = make([]run, n)
+		}
+		err = h.each(ctx, n, func(i int) error {
+			for _, p := range weighted {
+				rules := rulesFor(p)
+				rules.Weights = weights[i]
+				if p == ProtoEqualEarly {
+					// Weights of 1 given, so that the service does not
+					// estimate its own from the store's sessions.
+					rules.Weights = nil
+					for k := range perm {
+						rules.Weights = append(rules.Weights, coordination.VoteWeight{Agent: agentID(k), Weight: 1, Reason: "counts 1: the equal-weights protocol"})
+					}
+				}
+				r, err := h.session(ctx, team, i, lineupAgents, rules)
+				if err != nil {
+					return fmt.Errorf("%s on item %d: %w", p, i+1, err)
+				}
+				if !slices.Equal(r.firstValues, ours[i].firstValues) {
+					return fmt.Errorf("%s on item %d: round 0 gave %v, ours %v: the history would not be this protocol's own", p, i+1, r.firstValues, ours[i].firstValues)
+				}
+				runs[p][i] = r
+				tick()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
 	for _, p := range AllProtocols {
 		if slices.Contains(want, p) {
 			rep.Rows = append(rep.Rows, summarize(p, runs[p]))
@@ -383,7 +495,26 @@ func Quality(ctx context.Context, cfg QualityConfig) (*QualityReport, error) {
 	return rep, nil
 }
 
-func agentID(m int) string  { return fmt.Sprintf("agent_%c", 'a'+m) }
+func agentID(m int) string { return fmt.Sprintf("agent_%c", 'a'+m) }
+
+// listing checks a team order (member indices, each once) or gives the
+// lineup's own.
+func listing(given []int, members int) ([]int, error) {
+	if len(given) == 0 {
+		out := make([]int, members)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	sorted := slices.Sorted(slices.Values(given))
+	for i, m := range sorted {
+		if len(given) != members || m != i {
+			return nil, fmt.Errorf("%w: listing %v is not an order of the %d members (each of 0..%d once)", ErrBadQuality, given, members, members-1)
+		}
+	}
+	return slices.Clone(given), nil
+}
 func sampleID(s int) string { return fmt.Sprintf("sample_%02d", s+1) }
 
 func loadSet(cfg QualityConfig) (*itemmodel.Set, error) {

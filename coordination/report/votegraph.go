@@ -15,7 +15,8 @@ func VotesNeeded(rule coordination.ConsensusRule, live int) int {
 	switch rule {
 	case coordination.RuleUnanimous:
 		return live
-	case coordination.RulePlurality:
+	case coordination.RulePlurality, coordination.RuleWeighted:
+		// weighted: the most weight wins, so one ballot can suffice.
 		return min(1, live)
 	}
 	return live/2 + 1

@@ -1,0 +1,93 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/sim/itemmodel"
+)
+
+// The weighted protocols: weights from the items before each one, the weak
+// member weighed lowest, the same table for the same seed, and a listing
+// order that moves the weighted round-0 vote not at all.
+func TestWeightedProtocolsLearnWeightsFromHistoryAndIgnoreTheListing(t *testing.T) {
+	t.Parallel()
+	cfg := smallQuality(120)
+	cfg.Protocols = []string{ProtoSingle, ProtoWeighted, ProtoWeightedEarly, ProtoEqualEarly}
+	rep, err := Quality(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Weights) != 4 {
+		t.Fatalf("weights of the last item: %+v", rep.Weights)
+	}
+	weak := rep.Weights[3] // member 3 is the 0.682 agent
+	for _, w := range rep.Weights[:3] {
+		if w.Weight <= weak.Weight {
+			t.Errorf("the 68 %% agent weighs %.2f, a 85 %% one %.2f", weak.Weight, w.Weight)
+		}
+	}
+	if !strings.Contains(weak.Reason, "of 119 past items") {
+		t.Errorf("item 120's weights come from the 119 before it: %q", weak.Reason)
+	}
+	w, _ := rep.Row(ProtoWeighted)
+	if w.Steps != 4 || w.Rounds != 1 {
+		t.Errorf("the weighted round-0 vote took %.1f steps in %.1f rounds, want one answer each", w.Steps, w.Rounds)
+	}
+	early, _ := rep.Row(ProtoWeightedEarly)
+	if early.EarlyShare == 0 || early.Steps >= 8 {
+		t.Errorf("the SPRT stop ended %.0f %% of items, %.1f steps", 100*early.EarlyShare, early.Steps)
+	}
+	again, err := Quality(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range cfg.Protocols {
+		a, _ := rep.Row(p)
+		b, _ := again.Row(p)
+		if !slices.Equal(a.Correct, b.Correct) || a.Tokens != b.Tokens {
+			t.Errorf("%s differs between two runs of one seed", p)
+		}
+	}
+	cfg.Listing = []int{3, 1, 0, 2}
+	moved, err := Quality(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := moved.Row(ProtoWeighted)
+	if m.Accuracy != w.Accuracy {
+		t.Errorf("the weighted round-0 vote reads no order: %.3f listed as given, %.3f weak first", w.Accuracy, m.Accuracy)
+	}
+	for i := range rep.Weights {
+		if moved.Weights[i].Weight != rep.Weights[i].Weight {
+			t.Errorf("member %d weighs %.2f listed as given, %.2f weak first: weights follow the member", i, rep.Weights[i].Weight, moved.Weights[i].Weight)
+		}
+	}
+}
+
+func TestOrdersAreAllOrASeededSampleStartingWithTheLineup(t *testing.T) {
+	if got := Orders(3, 10, 1); len(got) != 6 {
+		t.Fatalf("3 members: all 6 orders, got %d", len(got))
+	}
+	got := Orders(4, 6, 1)
+	if len(got) != 6 || !slices.Equal(got[0], []int{0, 1, 2, 3}) {
+		t.Fatalf("a sample of 6 starting with the lineup's order: %v", got)
+	}
+	seen := map[string]bool{}
+	for _, o := range got {
+		seen[fmt.Sprint(o)] = true
+	}
+	if len(seen) != 6 {
+		t.Fatalf("orders repeat: %v", got)
+	}
+	if !reflect.DeepEqual(Orders(4, 6, 1), got) || reflect.DeepEqual(Orders(4, 6, 2), got) {
+		t.Fatal("the sample is the seed's")
+	}
+	if _, err := Quality(context.Background(), QualityConfig{Items: 2, Seed: 1, Model: itemmodel.DefaultConfig(), Behaviour: DefaultBehaviour(), Listing: []int{0, 0, 1, 2}}); err == nil || !strings.Contains(err.Error(), "is not an order") {
+		t.Fatalf("a listing that repeats a member: %v", err)
+	}
+}
