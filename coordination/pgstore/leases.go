@@ -213,3 +213,18 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	}
 	return out, rows.Err()
 }
+
+// Abandoned lists the tenant's sessions whose run lease expired unreleased
+// (by the database's clock) and which have not finished: the runs a dead
+// replica left, for a live one to claim. It is a cheap first look; the
+// claim applies coordination's rules (clock skew included).
+func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
+	rows, err := s.db.pool.Query(ctx, `SELECT l.session_id FROM leases l
+		WHERE l.tenant = $1 AND l.agent_id = '' AND NOT l.released AND l.expires_at < now()
+		AND NOT EXISTS (SELECT 1 FROM session_log f WHERE f.tenant = l.tenant AND f.session_id = l.session_id AND f.kind = 'finished')
+		ORDER BY l.expires_at`, s.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("listing abandoned runs: %w", err)
+	}
+	return collectStrings(rows)
+}
