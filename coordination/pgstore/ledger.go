@@ -142,6 +142,10 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	if token == "" {
 		return nil, &coordination.BusyError{Session: id, Agent: agent}
 	}
+	// Numbered in a statement of its own, after the lock is held: its
+	// snapshot then holds the previous holder's entry, committed before
+	// that holder let the lock go (the taking statement's snapshot may
+	// predate it).
 	var last int
 	if err := s.db.pool.QueryRow(ctx, `SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
 		s.tenant, id, agent).Scan(&last); err != nil {
@@ -258,6 +262,11 @@ func (s *Store) AppendEvent(ctx context.Context, id string, ev coordination.Even
 		return fmt.Errorf("encoding an event of session %q: %w", id, err)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		// The timeline is not protocol state (the file store does not
+		// fsync it either): its commit does not wait for the WAL flush.
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO OFF`); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO events (tenant, session_id, at, event)
 			SELECT $1, $2, $3, $4 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, ev.Time, data)
 		if err != nil {

@@ -86,6 +86,7 @@ func (db *DB) heartbeat(ctx context.Context) {
 func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	token := newToken()
 	var got string
+	var found bool
 	err := s.db.pool.QueryRow(ctx, `WITH sess AS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2),
 		taken AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at)
@@ -95,15 +96,14 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 				WHERE locks.expires_at < now()
 			RETURNING token)
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`,
-		s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, new(bool))
+		s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
 	if err != nil {
 		return "", fmt.Errorf("taking the %s lock of session %q: %w", name, id, err)
 	}
+	if !found {
+		return "", notFound(id)
+	}
 	if got == "" {
-		// Tell a missing session from a held lock.
-		if err := s.exists(ctx, s.db.pool, id); err != nil {
-			return "", err
-		}
 		return "", nil
 	}
 	s.db.held.add(s.tenant, token)

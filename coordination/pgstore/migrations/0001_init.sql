@@ -111,8 +111,12 @@ CREATE TABLE leases (
 -- The store's own locks (coordination.LockStore): the session lock
 -- ('session'), the run lock ('run') and each agent's step lock
 -- ('step:<agent>'). A holder renews its rows by a heartbeat; a lock whose
--- holder died expires by the database's clock.
-CREATE TABLE locks (
+-- holder died expires by the database's clock. Unlogged: taking and letting
+-- go of a lock waits for no WAL flush (two of a step's three commits), and
+-- a database that crashes forgets every lock, which fences their holders
+-- (a step's Append checks its row) rather than letting two in; what must
+-- survive a crash, the run and step leases, is in leases.
+CREATE UNLOGGED TABLE locks (
     tenant     text        NOT NULL,
     session_id text        NOT NULL,
     name       text        NOT NULL,
