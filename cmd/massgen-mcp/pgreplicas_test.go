@@ -188,3 +188,118 @@ func checkStoredLedger(t *testing.T, st coordination.Store, id string) {
 		t.Errorf("%s: %d finished entries, want 1", id, finished)
 	}
 }
+
+// TestPostgresReplicasServeEachOthersSessions: a team runs on A; B answers
+// for it — team_status on B follows A's steps, run_team{session_id} on B
+// waits for A's run to the end, and cancel_team on B stops a run on A.
+func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	bin := binary(t)
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, _ := db.For(coordination.DefaultTenant)
+
+	a := startServer(t, bin, t.TempDir(), "--store", dsn)
+	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
+	ca, cb := connect(t, a.url, nil), connect(t, b.url, nil)
+	defer ca.Close()
+	defer cb.Close()
+
+	const id = "pg_joined"
+	if res, err := callTool(ctx, ca, "run_team", crashTeam(id, 5)); err != nil || res.IsError {
+		t.Fatalf("run_team on A: %v %s", err, resultText(res))
+	}
+	// team_status on B shows A's steps as they land.
+	var lag time.Duration
+	for seen := 0; seen < 3; {
+		n := steps(ctx, st, id)
+		if n <= seen {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		landed := time.Now()
+		for {
+			res, err := callTool(ctx, cb, "team_status", map[string]any{"session_id": id})
+			if err != nil {
+				t.Fatalf("team_status on B: %v", err)
+			}
+			if res.IsError {
+				t.Fatalf("team_status on B: %s", resultText(res))
+			}
+			var status struct {
+				Agents []struct {
+					Steps int `json:"steps"`
+				} `json:"agents"`
+			}
+			if err := structured(res, &status); err != nil {
+				t.Fatal(err)
+			}
+			shown := 0
+			for _, a := range status.Agents {
+				shown += a.Steps
+			}
+			if shown >= n {
+				lag = max(lag, time.Since(landed))
+				break
+			}
+			if time.Since(landed) > 2*time.Second {
+				t.Fatalf("team_status on B shows %d steps 2s after step %d landed on A", shown, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		seen = n
+	}
+	if lag > time.Second {
+		t.Errorf("B's team_status took up to %v to show a step landed on A, want within 1s", lag)
+	}
+	args := crashTeam(id, 5)
+	args["wait"] = true
+	t0 := time.Now()
+	res, err := callTool(ctx, cb, "run_team", args)
+	if err != nil {
+		t.Fatalf("run_team{session_id} on B after %v: %v", time.Since(t0), err)
+	}
+	if res.IsError {
+		t.Fatalf("run_team{session_id} on B: %s", resultText(res))
+	}
+	var tr struct {
+		Status string `json:"status"`
+	}
+	if err := structured(res, &tr); err != nil || tr.Status != coordination.StatusFinished {
+		t.Fatalf("run_team{session_id, wait} on B = %q (%v), want finished: %s", tr.Status, err, resultText(res))
+	}
+	if l, err := st.(*pgstore.Store).ReadRun(ctx, id); err != nil || l == nil || l.PID != a.cmd.Process.Pid {
+		t.Errorf("the run lease = %+v (%v), want A's: B should join A's run, not take it over", l, err)
+	}
+	checkStoredLedger(t, st, id)
+
+	// cancel_team on B stops A's run.
+	const other = "pg_cancelled"
+	if res, err := callTool(ctx, ca, "run_team", crashTeam(other, 9)); err != nil || res.IsError {
+		t.Fatalf("run_team on A: %v %s", err, resultText(res))
+	}
+	waitFor(t, 30*time.Second, "a first step on A", func() bool { return steps(ctx, st, other) > 0 })
+	asked := time.Now()
+	if res, err := callTool(ctx, cb, "cancel_team", map[string]any{"session_id": other}); err != nil || res.IsError {
+		t.Fatalf("cancel_team on B: %v %s", err, resultText(res))
+	}
+	waitFor(t, 5*time.Second, "A letting the cancelled run go", func() bool {
+		l, err := st.(*pgstore.Store).ReadRun(ctx, other)
+		return err == nil && l != nil && l.Released
+	})
+	stopped := time.Since(asked)
+	n := steps(ctx, st, other)
+	time.Sleep(1500 * time.Millisecond)
+	if m := steps(ctx, st, other); m != n {
+		t.Errorf("A recorded %d more steps after B cancelled the run", m-n)
+	}
+	if stopped > 2*time.Second {
+		t.Errorf("A's run stopped %v after cancel_team on B, want within about a second", stopped)
+	}
+	t.Logf("B's team_status followed A's steps within %v; run_team on B waited A's run to the end; cancel_team on B stopped A's run in %v",
+		lag.Round(time.Millisecond), stopped.Round(time.Millisecond))
+}
