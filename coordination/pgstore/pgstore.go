@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -187,4 +188,18 @@ func redact(dsn string) string {
 		return "(an address that does not parse)"
 	}
 	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+}
+
+// WithSchema is dsn with its connections' search_path set to schema: a
+// store in a schema of its own (a test's, a benchmark's, or one database
+// holding several deployments).
+func WithSchema(dsn, schema string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return dsn + " search_path=" + schema
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
