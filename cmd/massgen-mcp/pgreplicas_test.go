@@ -303,3 +303,85 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 	t.Logf("B's team_status followed A's steps within %v; run_team on B waited A's run to the end; cancel_team on B stopped A's run in %v",
 		lag.Round(time.Millisecond), stopped.Round(time.Millisecond))
 }
+
+// TestPostgresReplicasTakeTurnsSteppingOneSession: a step-driven session
+// started on A is stepped through A and B in turn, each call on the other
+// replica, to its end; the ledger comes out whole.
+func TestPostgresReplicasTakeTurnsSteppingOneSession(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	bin := binary(t)
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, _ := db.For(coordination.DefaultTenant)
+	a := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
+	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
+	ca, cb := connect(t, a.url, nil), connect(t, b.url, nil)
+	defer ca.Close()
+	defer cb.Close()
+	res, err := callTool(ctx, ca, "start_team", map[string]any{
+		"task":   "What is 17 * 23?",
+		"models": []string{"sim/strong:latency=5ms:seed=1", "sim:latency=5ms:seed=2", "sim/strong:latency=5ms:seed=3"},
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("start_team on A: %v %s", err, resultText(res))
+	}
+	var cur struct {
+		SessionID  string   `json:"session_id"`
+		Status     string   `json:"status"`
+		NextAgents []string `json:"next_agents"`
+	}
+	if err := structured(res, &cur); err != nil {
+		t.Fatal(err)
+	}
+	id := cur.SessionID
+	// Every agent of a new team is due (the result's text names them).
+	cur.NextAgents = []string{"agent_a", "agent_b", "agent_c"}
+	clients := map[int]string{0: "A", 1: "B"}
+	calls := 0
+	next := []string{"agent_a", "agent_b", "agent_c"} // every agent of a new team is due
+	for round := 0; len(next) > 0; round++ {
+		if round > 40 {
+			t.Fatalf("the session still names agents to step after %d rounds", round)
+		}
+		var after []string
+		for _, agent := range next {
+			c := ca
+			if calls%2 == 1 {
+				c = cb
+			}
+			res, err := callTool(ctx, c, "step", map[string]any{"session_id": id, "agent_id": agent})
+			if err != nil || res.IsError {
+				t.Fatalf("step %s on %s (call %d): %v %s", agent, clients[calls%2], calls, err, resultText(res))
+			}
+			calls++
+			var sr struct {
+				NextAgents []string `json:"next_agents"`
+				Finished   bool     `json:"finished"`
+			}
+			if err := structured(res, &sr); err != nil {
+				t.Fatal(err)
+			}
+			after = sr.NextAgents
+			if sr.Finished {
+				after = nil
+				break
+			}
+		}
+		next = after
+	}
+	if !finishedIn(ctx, st, id) {
+		res, err := callTool(ctx, cb, "finalize_team", map[string]any{"session_id": id})
+		if err != nil || res.IsError {
+			t.Fatalf("finalize_team on B: %v %s", err, resultText(res))
+		}
+	}
+	if !finishedIn(ctx, st, id) {
+		t.Fatal("the session did not finish")
+	}
+	checkStoredLedger(t, st, id)
+	t.Logf("%d step calls alternating between A and B finished the session", calls)
+}
