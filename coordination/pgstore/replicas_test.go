@@ -344,3 +344,37 @@ func TestBlobsAreContentAddressedDeduplicatedAndCapped(t *testing.T) {
 		t.Fatalf("OpenBlob of an unknown hash = %v, want ErrBlobNotFound", err)
 	}
 }
+
+// TestWatchSurvivesALostListenConnection: the LISTEN connection is cut (as
+// a network blip or a database restart cuts it); the listener reconnects,
+// tells its watchers to read again, and goes on hearing other replicas.
+func TestWatchSurvivesALostListenConnection(t *testing.T) {
+	rs := replicas(t, 2)
+	a, b := rs[0], rs[1]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := b.Watch(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := a.db.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = $1`, "LISTEN "+`"`+b.db.channel+`"`)
+	if err != nil || tag.RowsAffected() < 1 {
+		t.Fatalf("cutting the listeners' connections: %v (%d)", err, tag.RowsAffected())
+	}
+	// The reconnect tells the watcher to read again.
+	storetest.AwaitChange(t, ch, coordination.Change{Steps: true, Session: true, Events: true})
+	time.Sleep(200 * time.Millisecond)
+	l, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, coordination.Entry{Kind: coordination.KindAnswer, Content: "after the cut"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	storetest.AwaitChange(t, ch, coordination.Change{Steps: true})
+}
