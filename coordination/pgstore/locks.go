@@ -138,8 +138,8 @@ func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
 	return func() { once.Do(func() { s.unlock(id, "run", token) }) }, nil
 }
 
-// sessionGates keeps waiters for one session lock in this process queued
-// on a channel, so only one of them at a time polls the database.
+// sessionGates keeps waiters for one session lock in this process (this
+// DB) queued on a channel, so only one of them at a time polls the database.
 type sessionGates struct {
 	mu    sync.Mutex
 	gates map[string]*gate // tenant/id
@@ -149,8 +149,6 @@ type gate struct {
 	ch   chan struct{}
 	refs int
 }
-
-var gates = sessionGates{gates: map[string]*gate{}}
 
 func (g *sessionGates) get(key string) *gate {
 	g.mu.Lock()
@@ -186,18 +184,18 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 		return nil, err
 	}
 	key := s.tenant + "/" + id
-	gt := gates.get(key)
+	gt := s.db.gates.get(key)
 	select {
 	case gt.ch <- struct{}{}:
 	default:
 		select {
 		case gt.ch <- struct{}{}:
 		case <-ctx.Done():
-			gates.put(key, gt)
+			s.db.gates.put(key, gt)
 			return nil, fmt.Errorf("gave up waiting for the session lock of %q: %w", id, ctx.Err())
 		}
 	}
-	leave := func() { <-gt.ch; gates.put(key, gt) }
+	leave := func() { <-gt.ch; s.db.gates.put(key, gt) }
 	bg := context.WithoutCancel(ctx)
 	for {
 		token, err := s.tryLock(bg, id, "session")

@@ -37,8 +37,9 @@ type DB struct {
 	mu      sync.Mutex
 	tenants map[string]*Store
 
-	feeds feeds // watch.go
-	held  held  // locks.go
+	feeds feeds        // watch.go
+	held  held         // locks.go
+	gates sessionGates // locks.go
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -84,6 +85,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	db := &DB{pool: pool, channel: "massgen_changes_" + schema, log: opts.Logger, tenants: map[string]*Store{}}
 	db.feeds.init()
+	db.gates.gates = map[string]*gate{}
 	db.held.init()
 	lctx, stop := context.WithCancel(context.Background())
 	db.stop = stop

@@ -378,3 +378,41 @@ func TestWatchSurvivesALostListenConnection(t *testing.T) {
 	l.Release()
 	storetest.AwaitChange(t, ch, coordination.Change{Steps: true})
 }
+
+// TestSessionLockIsExclusiveAcrossReplicas: one replica's session lock
+// keeps another's waiting, and the waiter gets it once it is let go.
+func TestSessionLockIsExclusiveAcrossReplicas(t *testing.T) {
+	rs := replicas(t, 2)
+	a, b := rs[0], rs[1]
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := a.LockSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := b.LockSession(short, "s"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("b's LockSession while a holds it = %v, want context.DeadlineExceeded", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		u, err := b.LockSession(ctx, "s")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	unlock()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("b never got the session lock a let go")
+	}
+}
