@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,6 +50,10 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 		}
 	}
 	run, started, err := h.svc(ctx).Start(ctx, id)
+	if errors.Is(err, coordination.ErrSessionRunning) && how != waitNot {
+		// Another process or replica runs it: wait on that run instead.
+		run, err = h.svc(ctx).Follow(ctx, id)
+	}
 	if err != nil {
 		release()
 		p.stop()

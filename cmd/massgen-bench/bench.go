@@ -52,6 +52,7 @@ type overheadFlags struct {
 	concurrent     int
 	dir            string
 	skipMany       bool
+	postgres       string
 }
 
 func benchOverheadCommand() *cobra.Command {
@@ -77,6 +78,7 @@ func benchOverheadCommand() *cobra.Command {
 	fl.DurationVar(&f.throughput, "throughput", 5*time.Second, "how long the file store is driven for its steps/s")
 	fl.IntVar(&f.concurrent, "concurrent", 8, "sessions run at once while the file store is driven")
 	fl.StringVar(&f.dir, "dir", "", "where file stores are made (default the system temp dir)")
+	fl.StringVar(&f.postgres, "postgres", "", "also measure the PostgreSQL store on this database (postgres://…), each store in a schema of its own")
 	return cmd
 }
 
@@ -89,6 +91,9 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 		dir = os.TempDir()
 	}
 	stores := benchmark.Stores(dir)
+	if f.postgres != "" {
+		stores[storePostgres] = postgresStore(ctx, f.postgres)
+	}
 	// The services run under the collector policy the server binary runs
 	// with (rootCommand tunes it), fed as the binary feeds it.
 	bench := benchmark.Overhead{OnModelCall: gcpolicy.Busy}
@@ -128,7 +133,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 	progress(errw, "per-step overhead …")
 	fmt.Fprintf(out, "## Per-step orchestration overhead (zero-latency sim, median of %d steps)\n\n| store | median per step |\n|---|---|\n", f.steps)
 	direct := map[string]time.Duration{}
-	for _, name := range []string{benchmark.StoreMemory, benchmark.StoreFile, benchmark.StoreTmpfs} {
+	for _, name := range []string{benchmark.StoreMemory, benchmark.StoreFile, benchmark.StoreTmpfs, storePostgres} {
 		open, ok := stores[name]
 		if !ok {
 			continue
@@ -159,7 +164,7 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 
 	progress(errw, "file store steps/s for %s …", f.throughput)
 	fmt.Fprintf(out, "## Sustained steps per second (zero-latency 4-agent sim teams, %d sessions at once, %s)\n\n| store | steps/s | steps |\n|---|---|---|\n", f.concurrent, f.throughput)
-	for _, name := range []string{benchmark.StoreFile, benchmark.StoreTmpfs, benchmark.StoreMemory} {
+	for _, name := range []string{benchmark.StoreFile, benchmark.StoreTmpfs, benchmark.StoreMemory, storePostgres} {
 		open, ok := stores[name]
 		if !ok {
 			continue

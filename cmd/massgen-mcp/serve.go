@@ -17,6 +17,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/mcp"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
@@ -27,6 +28,7 @@ type serveFlags struct {
 	stateDir     string
 	http         string
 	memory       bool
+	store        string
 	allowRoots   []string
 	writeRoots   []string
 	allowOrigins []string
@@ -50,7 +52,7 @@ type serveFlags struct {
 func serveCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--state-dir DIR] [--http 127.0.0.1:4000] [--memory] [--allow-root DIR] [--allow-root-write DIR] [--teams-dir DIR]",
+		Use:   "serve [--state-dir DIR | --store postgres://…] [--http 127.0.0.1:4000] [--memory] [--allow-root DIR] [--allow-root-write DIR] [--teams-dir DIR]",
 		Short: "Serve the MCP tools over stdio (default) or streamable HTTP",
 		Long: `Serve massgen-mcp's MCP tools, resources and prompt.
 
@@ -81,11 +83,18 @@ With --teams-dir, every NAME.yaml there (massgen-mcp's own team file or MassGen'
 config YAML) is a team clients start with run_team{team: NAME} or
 start_team{team: NAME}; list_backends lists them. A team file is the operator's:
 the settings in it that a client may not send (directories, tools, servers)
-stand. Files are read at each use, so edits apply to the next team.`,
+stand. Files are read at each use, so edits apply to the next team.
+
+With --store postgres://user@host:5432/db (or MASSGEN_STORE), sessions live in
+PostgreSQL instead of the state directory: several replicas on one database
+serve the same sessions, and a run whose replica dies is claimed by another
+once its lease expires (with --resume-interrupted). The schema is created and
+migrated at start. Without it the file store under --state-dir is used.`,
 		Example: `  massgen-mcp serve --state-dir ~/.massgen
   massgen-mcp serve --http 127.0.0.1:4000 --state-dir /tmp/teams
   massgen-mcp serve --teams-dir ./teams
   massgen-mcp serve --tools run,info
+  massgen-mcp serve --http 127.0.0.1:4000 --store postgres://massgen@db:5432/massgen --resume-interrupted
   MASSGEN_MCP_TOKEN=s3cret massgen-mcp serve --http 0.0.0.0:4000 --allow-root ./docs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,6 +106,7 @@ stand. Files are read at each use, so edits apply to the next team.`,
 	fl.BoolVar(&f.rehearse, "rehearse", false, "serve with every team run against fake providers started in this process, with dummy keys and temporary CLI homes: nothing real is called or billed")
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP on this address instead of stdio (e.g. 127.0.0.1:4000; a bare port binds 127.0.0.1)")
 	fl.BoolVar(&f.memory, "memory", false, "keep sessions in memory only (lost when the server exits)")
+	fl.StringVar(&f.store, "store", "", "where sessions live: file (the default, under --state-dir), memory, or a postgres:// URL shared by replicas (also $MASSGEN_STORE)")
 	fl.StringArrayVar(&f.allowRoots, "allow-root", nil, "directory under which context file paths may be read, read-only (repeatable)")
 	fl.StringArrayVar(&f.writeRoots, "allow-root-write", nil, "directory under which a client may also name a write context, whose winner's changes are applied to it (repeatable)")
 	fl.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "browser origin allowed besides loopback ones, e.g. https://app.example (repeatable)")
@@ -223,7 +233,10 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
 	}
-	stores := servedStores(f)
+	stores, err := servedStores(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	tenantService := func(tenant string) (*coordination.Service, error) {
 		svc, err := servedService(f, stores, tenant, allow)
 		if err != nil {
@@ -261,8 +274,47 @@ func selectedTools(flag []string) (mcp.ToolSet, error) {
 }
 
 // resumeInterrupted claims a tenant's interrupted sessions and runs them
-// here (serve --resume-interrupted).
+// here (serve --resume-interrupted). On a store shared by replicas
+// (PostgreSQL) it keeps looking, every resumePoll, for runs another
+// replica left when it died, so a run continues within its lease's expiry
+// and a second.
 func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string) {
+	resumeOnce(ctx, svc, tenant)
+	shared, ok := svc.Store().(abandonedLister)
+	if !ok {
+		return
+	}
+	t := time.NewTicker(resumePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ids, err := shared.Abandoned(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				logger.Warn().Err(err).Str("tenant", tenant).Msg("could not look for runs a dead replica left; looking again in a second")
+			}
+			continue
+		}
+		if len(ids) > 0 {
+			resumeOnce(ctx, svc, tenant)
+		}
+	}
+}
+
+// resumePoll is how often a replica looks for abandoned runs.
+const resumePoll = time.Second
+
+// abandonedLister is a store shared by replicas that lists the runs whose
+// lease expired unreleased (pgstore).
+type abandonedLister interface {
+	Abandoned(ctx context.Context) ([]string, error)
+}
+
+func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string) {
 	ids, err := svc.ResumeInterrupted(ctx)
 	if err != nil {
 		logger.Warn().Err(err).Str("tenant", tenant).Msg("could not list the interrupted sessions to resume")
@@ -359,14 +411,36 @@ func servedService(f serveFlags, stores coordination.Stores, tenant string, allo
 	return coordination.NewService(st, opts), nil
 }
 
-// servedStores opens the tenants' stores: memory with --memory, else the
-// file store under the state directory, the default tenant's sessions in
-// <state-dir>/sessions, another's in <state-dir>/tenants/<tenant>/sessions.
-func servedStores(f serveFlags) coordination.Stores {
-	if f.memory {
-		return memstore.NewStores()
+// servedStores opens the tenants' stores: memory with --memory (or --store
+// memory), PostgreSQL with --store postgres://… (or $MASSGEN_STORE), else
+// the file store under the state directory, the default tenant's sessions
+// in <state-dir>/sessions, another's in <state-dir>/tenants/<tenant>/sessions.
+// The database stays open until ctx ends.
+func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error) {
+	kind, from := f.store, "--store"
+	if kind == "" {
+		kind, from = os.Getenv("MASSGEN_STORE"), "MASSGEN_STORE"
 	}
-	return filestore.NewStores(stateDir(f.stateDir))
+	switch {
+	case kind == "" || kind == "file":
+		if f.memory {
+			return memstore.NewStores(), nil
+		}
+		return filestore.NewStores(stateDir(f.stateDir)), nil
+	case kind == "memory":
+		return memstore.NewStores(), nil
+	case strings.HasPrefix(kind, "postgres://") || strings.HasPrefix(kind, "postgresql://"):
+		if f.memory {
+			return nil, fmt.Errorf("%w: --memory and %s %s name two stores; choose one", coordination.ErrBadInput, from, "postgres://…")
+		}
+		db, err := pgstore.Open(ctx, kind, pgstore.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
+		context.AfterFunc(ctx, db.Close)
+		return db, nil
+	}
+	return nil, fmt.Errorf("%w: %s %q is not file, memory or a postgres:// URL", coordination.ErrBadInput, from, kind)
 }
 
 // reloadOnHangup re-reads the tokens file on every SIGHUP; a file that does

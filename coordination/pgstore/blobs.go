@@ -1,0 +1,126 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Blobs are content-addressed (SHA-256, hex) and deduplicated per tenant:
+// a workspace snapshot's files, so that any replica can materialise them.
+// They are written and read in chunks of blobChunk, so a large file is
+// streamed, never held whole, and capped at the store's size limit.
+
+// blobChunk is the size of one stored chunk: large enough that a megabyte
+// is a handful of rows, small enough to stay out of TOAST's way.
+const blobChunk = 256 << 10
+
+// DefaultBlobLimit caps one blob (a single file of a snapshot).
+const DefaultBlobLimit = 64 << 20
+
+// ErrBlobTooLarge is returned by PutBlob for content over the limit.
+var ErrBlobTooLarge = errors.New("the content is larger than the store's blob limit")
+
+// ErrBlobNotFound is returned by OpenBlob for a hash not stored.
+var ErrBlobNotFound = errors.New("no blob with that SHA-256 is stored")
+
+// PutBlob stores r's content, at most limit bytes (DefaultBlobLimit when
+// limit <= 0), and returns its SHA-256 and size. Content stored before is
+// kept once: the new copy's chunks are dropped in the same transaction.
+func (s *Store) PutBlob(ctx context.Context, r io.Reader, limit int64) (sum string, n int64, err error) {
+	if limit <= 0 {
+		limit = DefaultBlobLimit
+	}
+	upload := "upload:" + newToken()
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		h := sha256.New()
+		buf := make([]byte, blobChunk)
+		for i := 0; ; i++ {
+			k, rerr := io.ReadFull(r, buf)
+			if k > 0 {
+				n += int64(k)
+				if n > limit {
+					return fmt.Errorf("%w (%d bytes)", ErrBlobTooLarge, limit)
+				}
+				h.Write(buf[:k])
+				if _, err := tx.Exec(ctx, `INSERT INTO blob_chunks (tenant, blob, n, data) VALUES ($1, $2, $3, $4)`,
+					s.tenant, upload, i, buf[:k]); err != nil {
+					return err
+				}
+			}
+			if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+				break
+			}
+			if rerr != nil {
+				return fmt.Errorf("reading the content: %w", rerr)
+			}
+		}
+		sum = hex.EncodeToString(h.Sum(nil))
+		tag, err := tx.Exec(ctx, `INSERT INTO blobs (tenant, sha256, size) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, s.tenant, sum, n)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			_, err = tx.Exec(ctx, `DELETE FROM blob_chunks WHERE tenant = $1 AND blob = $2`, s.tenant, upload)
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE blob_chunks SET blob = $3 WHERE tenant = $1 AND blob = $2`, s.tenant, upload, sum)
+		return err
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("storing a blob: %w", err)
+	}
+	return sum, n, nil
+}
+
+// OpenBlob streams the blob with the given SHA-256, one chunk at a time.
+func (s *Store) OpenBlob(ctx context.Context, sum string) (io.ReadCloser, int64, error) {
+	var size int64
+	err := s.db.pool.QueryRow(ctx, `SELECT size FROM blobs WHERE tenant = $1 AND sha256 = $2`, s.tenant, sum).Scan(&size)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, 0, fmt.Errorf("blob %s: %w", sum, ErrBlobNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading blob %s: %w", sum, err)
+	}
+	return &blobReader{ctx: ctx, s: s, sum: sum}, size, nil
+}
+
+// blobReader reads a blob's chunks in order, fetching each when the last
+// is used up.
+type blobReader struct {
+	ctx  context.Context
+	s    *Store
+	sum  string
+	next int
+	buf  []byte
+	done bool
+}
+
+func (b *blobReader) Read(p []byte) (int, error) {
+	for len(b.buf) == 0 {
+		if b.done {
+			return 0, io.EOF
+		}
+		err := b.s.db.pool.QueryRow(b.ctx, `SELECT data FROM blob_chunks WHERE tenant = $1 AND blob = $2 AND n = $3`,
+			b.s.tenant, b.sum, b.next).Scan(&b.buf)
+		if errors.Is(err, pgx.ErrNoRows) {
+			b.done = true
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("reading chunk %d of blob %s: %w", b.next, b.sum, err)
+		}
+		b.next++
+	}
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
+}
+
+func (b *blobReader) Close() error { b.done, b.buf = true, nil; return nil }

@@ -1,0 +1,230 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Run and step leases are rows of the leases table (agent_id '' for the run
+// lease); the rules are coordination's (LeaseChange), applied inside one
+// transaction holding the row. A claim reads the row FOR UPDATE SKIP
+// LOCKED: of two replicas claiming one expired run at once, the second does
+// not queue behind the first to find the run taken a moment later; it is
+// told at once that the run is someone else's.
+
+var (
+	_ coordination.LeaseStore     = (*Store)(nil)
+	_ coordination.StepLeaseStore = (*Store)(nil)
+)
+
+// AcquireRun claims the session's run lease (coordination.LeaseStore).
+func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	return s.claim(ctx, id, "", owner, ttl)
+}
+
+// RenewRun extends a claim (coordination.LeaseStore).
+func (s *Store) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	return s.leases(false).Renew(ctx, id, "", version, ttl)
+}
+
+// ReleaseRun ends a claim (coordination.LeaseStore).
+func (s *Store) ReleaseRun(ctx context.Context, id string, version int64) error {
+	return s.leases(false).Release(ctx, id, "", version)
+}
+
+// ReadRun reads the run lease; nil if the run was never claimed.
+func (s *Store) ReadRun(ctx context.Context, id string) (*coordination.RunLease, error) {
+	all, err := s.readLeases(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	return all[""], nil
+}
+
+// AcquireStep claims an agent's step lease (coordination.StepLeaseStore).
+func (s *Store) AcquireStep(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return coordination.RunLease{}, err
+	}
+	return s.claim(ctx, id, agent, owner, ttl)
+}
+
+// RenewStep extends a step's claim (coordination.StepLeaseStore).
+func (s *Store) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	return s.leases(false).Renew(ctx, id, agent, version, ttl)
+}
+
+// ReleaseStep ends a step's claim (coordination.StepLeaseStore).
+func (s *Store) ReleaseStep(ctx context.Context, id, agent string, version int64) error {
+	return s.leases(false).Release(ctx, id, agent, version)
+}
+
+// ReadSteps reads every agent's step lease. A lease whose agent's step lock
+// is held (its row renewed by a live replica's heartbeat) reads Alive: a
+// late lease heartbeat is not a dead step.
+func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordination.RunLease, error) {
+	all, err := s.readLeases(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	delete(all, "")
+	if len(all) == 0 {
+		return all, nil
+	}
+	held, err := s.InFlight(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for a, l := range all {
+		if held[a] && !l.Released {
+			l.Alive = true
+		}
+	}
+	return all, nil
+}
+
+// claim applies the claim rule, the row taken FOR UPDATE SKIP LOCKED.
+func (s *Store) claim(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	l, err := s.leases(true).Claim(ctx, id, agent, owner, ttl)
+	if errors.Is(err, errClaimedNow) {
+		if agent == "" {
+			return coordination.RunLease{}, &coordination.RunningError{Session: id, By: "another replica claiming it at this moment"}
+		}
+		return coordination.RunLease{}, &coordination.BusyError{Session: id, Agent: agent, By: "another replica claiming it at this moment"}
+	}
+	return l, err
+}
+
+// errClaimedNow: another transaction holds the lease row (a claim racing
+// this one); SKIP LOCKED passed it by.
+var errClaimedNow = errors.New("the lease row is being claimed by another transaction")
+
+// leases is the store's coordination.LeaseChange; skip makes the row read
+// FOR UPDATE SKIP LOCKED (a claim) rather than wait for it (a renew or a
+// release, which must not be refused because a rival is looking).
+func (s *Store) leases(skip bool) coordination.LeaseChange {
+	return func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
+		if err := live(ctx, id); err != nil {
+			return coordination.RunLease{}, err
+		}
+		var out coordination.RunLease
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			lock := "FOR UPDATE"
+			if skip {
+				lock = "FOR UPDATE SKIP LOCKED"
+			}
+			cur, err := scanLease(tx.QueryRow(ctx, leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 `+lock, s.tenant, id, agent))
+			if err != nil {
+				return err
+			}
+			if cur == nil {
+				if err := s.exists(ctx, tx, id); err != nil {
+					return err
+				}
+			}
+			next, err := rule(cur)
+			if err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+				ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, host = EXCLUDED.host,
+					pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
+					renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released
+				WHERE leases.version = $13`,
+				s.tenant, id, agent, next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version,
+				next.Claimed, next.Renewed, next.Expires, next.Released, versionOf(cur))
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				// The row appeared (or moved on) after it was read without
+				// a lock: a rival's claim won.
+				return errClaimedNow
+			}
+			out = next
+			return nil
+		})
+		return out, err
+	}
+}
+
+func versionOf(l *coordination.RunLease) int64 {
+	if l == nil {
+		return 0
+	}
+	return l.Version
+}
+
+const leaseColumns = `SELECT agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released`
+
+// scanLease reads one lease row; nil, nil for none.
+func scanLease(row pgx.Row) (*coordination.RunLease, error) {
+	var l coordination.RunLease
+	var agent string
+	var start int64
+	err := row.Scan(&agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.ProcStart = uint64(start)
+	l.Claimed, l.Renewed, l.Expires = l.Claimed.UTC(), l.Renewed.UTC(), l.Expires.UTC()
+	return &l, nil
+}
+
+// readLeases reads the session's leases by agent ("" the run's): only the
+// run's when run is set.
+func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string]*coordination.RunLease, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, s.db.pool, id); err != nil {
+		return nil, err
+	}
+	q := leaseColumns + ` FROM leases WHERE tenant = $1 AND session_id = $2`
+	if run {
+		q += ` AND agent_id = ''`
+	}
+	rows, err := s.db.pool.Query(ctx, q, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
+	}
+	defer rows.Close()
+	out := map[string]*coordination.RunLease{}
+	for rows.Next() {
+		var l coordination.RunLease
+		var agent string
+		var start int64
+		if err := rows.Scan(&agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released); err != nil {
+			return nil, err
+		}
+		l.ProcStart = uint64(start)
+		l.Claimed, l.Renewed, l.Expires = l.Claimed.UTC(), l.Renewed.UTC(), l.Expires.UTC()
+		out[agent] = &l
+	}
+	return out, rows.Err()
+}
+
+// Abandoned lists the tenant's sessions whose run lease expired unreleased
+// (by the database's clock) and which have not finished: the runs a dead
+// replica left, for a live one to claim. It is a cheap first look; the
+// claim applies coordination's rules (clock skew included).
+func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
+	rows, err := s.db.pool.Query(ctx, `SELECT l.session_id FROM leases l
+		WHERE l.tenant = $1 AND l.agent_id = '' AND NOT l.released AND l.expires_at < now()
+		AND NOT EXISTS (SELECT 1 FROM session_log f WHERE f.tenant = l.tenant AND f.session_id = l.session_id AND f.kind = 'finished')
+		ORDER BY l.expires_at`, s.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("listing abandoned runs: %w", err)
+	}
+	return collectStrings(rows)
+}

@@ -1,0 +1,360 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// Ledger reads every entry of the session: its agents' entries in step
+// order (every agent of the team present, if empty) and its session
+// entries in seq order.
+func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, error) {
+	sess, err := s.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(sess.Agents))}
+	for _, a := range sess.Agents {
+		l.Agents[a.ID] = []coordination.Entry{}
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT entry FROM entries WHERE tenant = $1 AND session_id = $2 ORDER BY agent_id, step`, s.tenant, id)
+	batch.Queue(`SELECT entry FROM session_log WHERE tenant = $1 AND session_id = $2 ORDER BY seq`, s.tenant, id)
+	br := s.db.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+	}
+	entries, err := collectJSON[coordination.Entry](rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+	}
+	for _, e := range entries {
+		l.Agents[e.Agent] = append(l.Agents[e.Agent], e)
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
+	}
+	if l.Session, err = collectJSON[coordination.SessionEntry](rows); err != nil {
+		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
+	}
+	return l, nil
+}
+
+// collectJSON decodes each row's one JSON column.
+func collectJSON[T any](rows pgx.Rows) ([]T, error) {
+	var out []T
+	defer rows.Close()
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, err
+		}
+		var v T
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("a stored row is damaged: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func collectStrings(rows pgx.Rows) ([]string, error) {
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// AppendSession records a session entry, numbered by the session's
+// counter. ctx is not consulted, as in the other stores: the entry
+// recording a cancellation is written after its context ended.
+func (s *Store) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if err := coordination.CheckSessionID(id); err != nil {
+		return e, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	e.Time = ms(e.Time)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`,
+			s.tenant, id).Scan(&e.Seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO session_log (tenant, session_id, seq, kind, at, entry) VALUES ($1, $2, $3, $4, $5, $6)`,
+			s.tenant, id, e.Seq, string(e.Kind), e.Time, data); err != nil {
+			return err
+		}
+		if e.Usage != nil {
+			if err := s.recordUsage(ctx, tx, id, "", e.Seq, e.Time, *e.Usage); err != nil {
+				return err
+			}
+		}
+		return s.notify(ctx, tx, id, coordination.Change{Session: true})
+	})
+	if err != nil {
+		return coordination.SessionEntry{}, fmt.Errorf("recording a %s entry of session %q: %w", e.Kind, id, err)
+	}
+	s.db.feeds.publish(s.tenant, id, coordination.Change{Session: true})
+	// A fresh copy, as the ledger would read it back.
+	data, _ := json.Marshal(e)
+	var out coordination.SessionEntry
+	_ = json.Unmarshal(data, &out)
+	return out, nil
+}
+
+func (s *Store) recordUsage(ctx context.Context, tx pgx.Tx, id, agent string, step int, at time.Time, u providers.Usage) error {
+	_, err := tx.Exec(ctx, `INSERT INTO usage (tenant, session_id, agent_id, step, at, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, s.tenant, id, agent, step, at, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
+	return err
+}
+
+// LockStep takes an agent's step lock, or fails at once with ErrAgentBusy;
+// the step number is one more than the agent's latest.
+func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return nil, err
+	}
+	name := "step:" + agent
+	token, err := s.tryLock(ctx, id, name)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		return nil, &coordination.BusyError{Session: id, Agent: agent}
+	}
+	// Numbered in a statement of its own, after the lock is held: its
+	// snapshot then holds the previous holder's entry, committed before
+	// that holder let the lock go (the taking statement's snapshot may
+	// predate it).
+	var last int
+	if err := s.db.pool.QueryRow(ctx, `SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
+		s.tenant, id, agent).Scan(&last); err != nil {
+		s.unlock(id, name, token)
+		return nil, fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
+	}
+	return &stepLock{s: s, id: id, agent: agent, step: last + 1, token: token}, nil
+}
+
+type stepLock struct {
+	s         *Store
+	id, agent string
+	step      int
+	token     string
+
+	mu       sync.Mutex
+	released bool
+	appended bool
+}
+
+func (l *stepLock) Step() int { return l.step }
+
+func (l *stepLock) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.released {
+		l.released = true
+		l.s.unlock(l.id, "step:"+l.agent, l.token)
+	}
+}
+
+// Append writes the agent's entry for the lock's step, fenced: only while
+// the lock's row is still this lock's (a replica whose lock expired and was
+// taken over writes nothing), and the ledger's key refuses the step landing
+// twice. ctx is not consulted, as in the other stores: the entry of a
+// cancelled step is written after its context ended.
+func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return coordination.Entry{}, fmt.Errorf("the step lock of agent %q in session %q was released; take a new one to record a step", l.agent, l.id)
+	}
+	if l.appended {
+		return coordination.Entry{}, fmt.Errorf("step %d of agent %q in session %q is already recorded; take a new step lock for the next one", l.step, l.agent, l.id)
+	}
+	if e.Agent != "" && e.Agent != l.agent {
+		return coordination.Entry{}, fmt.Errorf("an entry of agent %q cannot be recorded under the step lock of agent %q: %w", e.Agent, l.agent, coordination.ErrBadInput)
+	}
+	switch e.Kind {
+	case coordination.KindAnswer, coordination.KindVote, coordination.KindError:
+	default:
+		return coordination.Entry{}, fmt.Errorf("entry kind %q is not answer, vote or error: %w", e.Kind, coordination.ErrBadInput)
+	}
+	e = e.Kept()
+	e.Agent, e.Step, e.Time = l.agent, l.step, ms(e.Time)
+	if len(e.SeenSteps) == 0 {
+		e.SeenSteps = nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	s := l.s
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 FOR UPDATE`,
+			s.tenant, l.id, "step:"+l.agent, l.token).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
+		}
+		if err != nil {
+			return err
+		}
+		if e.Kind == coordination.KindAnswer && e.AnswerNum == 0 {
+			if err := tx.QueryRow(ctx, `SELECT count(*) + 1 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND kind = 'answer'`,
+				s.tenant, l.id, l.agent).Scan(&e.AnswerNum); err != nil {
+				return err
+			}
+		}
+		data, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, data); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "23505" {
+				return fmt.Errorf("step %d of agent %q in session %q is already recorded (by another replica): %w", e.Step, l.agent, l.id, coordination.ErrLeaseLost)
+			}
+			return err
+		}
+		if err := s.recordUsage(ctx, tx, l.id, l.agent, e.Step, e.Time, e.Usage); err != nil {
+			return err
+		}
+		return s.notify(ctx, tx, l.id, coordination.Change{Steps: true})
+	})
+	if err != nil {
+		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+	}
+	l.appended = true
+	s.db.feeds.publish(s.tenant, l.id, coordination.Change{Steps: true})
+	data, _ := json.Marshal(e)
+	var out coordination.Entry
+	_ = json.Unmarshal(data, &out)
+	return out, nil
+}
+
+// AppendEvent adds one line to the session's timeline.
+func (s *Store) AppendEvent(ctx context.Context, id string, ev coordination.Event) error {
+	if err := coordination.CheckSessionID(id); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	ev.Time = ms(ev.Time)
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encoding an event of session %q: %w", id, err)
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		// The timeline is not protocol state (the file store does not
+		// fsync it either): its commit does not wait for the WAL flush.
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO OFF`); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO events (tenant, session_id, at, event)
+			SELECT $1, $2, $3, $4 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, ev.Time, data)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound(id)
+		}
+		return s.notify(ctx, tx, id, coordination.Change{Events: true})
+	})
+	if err != nil {
+		return fmt.Errorf("adding an event to session %q: %w", id, err)
+	}
+	s.db.feeds.publish(s.tenant, id, coordination.Change{Events: true})
+	return nil
+}
+
+// Events reads the session's timeline, oldest first.
+func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, s.db.pool, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT event FROM events WHERE tenant = $1 AND session_id = $2 ORDER BY n`, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the timeline of session %q: %w", id, err)
+	}
+	evs, err := collectJSON[coordination.Event](rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the timeline of session %q: %w", id, err)
+	}
+	if evs == nil {
+		evs = []coordination.Event{}
+	}
+	return evs, nil
+}
+
+var _ coordination.ToolLog = (*Store)(nil)
+
+// WriteToolLog stores a landed step's tool records, replacing any before.
+func (s *Store) WriteToolLog(ctx context.Context, id, agent string, step int, recs []providers.ToolRecord) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []providers.ToolRecord{}
+	}
+	data, err := json.Marshal(recs)
+	if err != nil {
+		return err
+	}
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO tool_records (tenant, session_id, agent_id, step, records)
+		SELECT $1, $2, $3, $4, $5 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND step = $4
+		ON CONFLICT (tenant, session_id, agent_id, step) DO UPDATE SET records = EXCLUDED.records`, s.tenant, id, agent, step, data)
+	if err != nil {
+		return fmt.Errorf("storing the tool calls of step %d of agent %q in session %q: %w", step, agent, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		if err := s.exists(ctx, s.db.pool, id); err != nil {
+			return err
+		}
+		return fmt.Errorf("step %d of agent %q in session %q is not recorded: %w", step, agent, id, coordination.ErrBadInput)
+	}
+	return nil
+}
+
+// ToolLog reads a step's tool records; none for a step that made no call.
+func (s *Store) ToolLog(ctx context.Context, id, agent string, step int) ([]providers.ToolRecord, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	var data []byte
+	err := s.db.pool.QueryRow(ctx, `SELECT records FROM tool_records WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND step = $4`,
+		s.tenant, id, agent, step).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the tool calls of step %d of agent %q in session %q: %w", step, agent, id, err)
+	}
+	var recs []providers.ToolRecord
+	if err := json.Unmarshal(data, &recs); err != nil {
+		return nil, fmt.Errorf("the tool calls of step %d of agent %q in session %q are stored damaged: %w", step, agent, id, err)
+	}
+	return recs, nil
+}

@@ -1,0 +1,249 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// The store's locks are rows (the locks table): taking one inserts its row,
+// or takes over a row whose holder stopped renewing it; the heartbeat
+// renews every row this process holds; letting go deletes it. A row lock
+// rather than an advisory lock, because an advisory lock lives on one
+// connection: a thousand running sessions would each pin one, and a
+// connection lost to a network blip would drop the lock without the holder
+// knowing.
+
+// held is the lock rows this process holds, by tenant, for the heartbeat.
+type held struct {
+	mu     sync.Mutex
+	tokens map[string]map[string]struct{} // tenant → tokens
+}
+
+func (h *held) init() { h.tokens = map[string]map[string]struct{}{} }
+
+func (h *held) add(tenant, token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := h.tokens[tenant]
+	if m == nil {
+		m = map[string]struct{}{}
+		h.tokens[tenant] = m
+	}
+	m[token] = struct{}{}
+}
+
+func (h *held) remove(tenant, token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.tokens[tenant], token)
+	if len(h.tokens[tenant]) == 0 {
+		delete(h.tokens, tenant)
+	}
+}
+
+// snapshot lists the held tokens by tenant.
+func (h *held) snapshot() map[string][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string][]string, len(h.tokens))
+	for t, m := range h.tokens {
+		for tok := range m {
+			out[t] = append(out[t], tok)
+		}
+	}
+	return out
+}
+
+// heartbeat renews the held lock rows every lockBeat until ctx ends.
+func (db *DB) heartbeat(ctx context.Context) {
+	defer db.done.Done()
+	t := time.NewTicker(lockBeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for tenant, tokens := range db.held.snapshot() {
+			rctx, cancel := context.WithTimeout(ctx, lockBeat)
+			_, err := db.pool.Exec(rctx, `UPDATE locks SET expires_at = now() + $3 * interval '1 millisecond'
+				WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens, lockTTL.Milliseconds())
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				db.log.Warn().Err(err).Str("tenant", tenant).Msg("could not renew this replica's locks in PostgreSQL; trying again at the next heartbeat")
+			}
+		}
+	}
+}
+
+// tryLock takes the named lock of a session once: its token, or "" when a
+// live holder has it. ErrSessionNotFound for a session not stored.
+func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
+	token := newToken()
+	var got string
+	var found bool
+	err := s.db.pool.QueryRow(ctx, `WITH sess AS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2),
+		taken AS (
+			INSERT INTO locks (tenant, session_id, name, token, expires_at)
+			SELECT $1, $2, $3, $4, now() + $5 * interval '1 millisecond' FROM sess
+			ON CONFLICT (tenant, session_id, name) DO UPDATE
+				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+				WHERE locks.expires_at < now()
+			RETURNING token)
+		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`,
+		s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
+	if err != nil {
+		return "", fmt.Errorf("taking the %s lock of session %q: %w", name, id, err)
+	}
+	if !found {
+		return "", notFound(id)
+	}
+	if got == "" {
+		return "", nil
+	}
+	s.db.held.add(s.tenant, token)
+	return token, nil
+}
+
+// unlock lets a lock row go.
+func (s *Store) unlock(id, name, token string) {
+	s.db.held.remove(s.tenant, token)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4`,
+		s.tenant, id, name, token); err != nil {
+		s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go in PostgreSQL; it expires by itself")
+	}
+}
+
+// LockRun takes the session's run lock, or fails at once with
+// ErrSessionRunning.
+func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	token, err := s.tryLock(ctx, id, "run")
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		return nil, &coordination.RunningError{Session: id, By: "a run on a replica sharing this database"}
+	}
+	var once sync.Once
+	return func() { once.Do(func() { s.unlock(id, "run", token) }) }, nil
+}
+
+// sessionGates keeps waiters for one session lock in this process (this
+// DB) queued on a channel, so only one of them at a time polls the database.
+type sessionGates struct {
+	mu    sync.Mutex
+	gates map[string]*gate // tenant/id
+}
+
+type gate struct {
+	ch   chan struct{}
+	refs int
+}
+
+func (g *sessionGates) get(key string) *gate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gt := g.gates[key]
+	if gt == nil {
+		gt = &gate{ch: make(chan struct{}, 1)}
+		g.gates[key] = gt
+	}
+	gt.refs++
+	return gt
+}
+
+// put drops a reference, and the gate with the last one, so the map holds
+// only sessions someone is locking.
+func (g *sessionGates) put(key string, gt *gate) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gt.refs--; gt.refs == 0 {
+		delete(g.gates, key)
+	}
+}
+
+// sessionPoll is how often a waiter asks again for a session lock another
+// replica holds.
+const sessionPoll = 15 * time.Millisecond
+
+// LockSession blocks until it holds the session lock or ctx ends. A free
+// lock is taken even when ctx has ended, as in the file store: the entry
+// recording a cancellation is written under it.
+func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
+	if err := coordination.CheckSessionID(id); err != nil {
+		return nil, err
+	}
+	key := s.tenant + "/" + id
+	gt := s.db.gates.get(key)
+	select {
+	case gt.ch <- struct{}{}:
+	default:
+		select {
+		case gt.ch <- struct{}{}:
+		case <-ctx.Done():
+			s.db.gates.put(key, gt)
+			return nil, fmt.Errorf("gave up waiting for the session lock of %q: %w", id, ctx.Err())
+		}
+	}
+	leave := func() { <-gt.ch; s.db.gates.put(key, gt) }
+	bg := context.WithoutCancel(ctx)
+	for {
+		token, err := s.tryLock(bg, id, "session")
+		if err != nil {
+			leave()
+			return nil, err
+		}
+		if token != "" {
+			var once sync.Once
+			return func() {
+				once.Do(func() {
+					s.unlock(id, "session", token)
+					leave()
+				})
+			}, nil
+		}
+		select {
+		case <-ctx.Done():
+			leave()
+			return nil, fmt.Errorf("gave up waiting for the session lock of %q, held by another replica: %w", id, ctx.Err())
+		case <-time.After(sessionPoll):
+		}
+	}
+}
+
+// InFlight tells which agents hold their step lock now, without taking any.
+func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT substr(l.name, 6) FROM sessions s
+		JOIN locks l ON l.tenant = s.tenant AND l.session_id = s.id
+		WHERE s.tenant = $1 AND s.id = $2 AND l.name LIKE 'step:%' AND l.expires_at >= now()`, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the steps in flight of session %q: %w", id, err)
+	}
+	agents, err := collectStrings(rows)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for _, a := range agents {
+		held[a] = true
+	}
+	if len(held) == 0 {
+		if err := s.exists(ctx, s.db.pool, id); err != nil {
+			return nil, err
+		}
+	}
+	return held, nil
+}

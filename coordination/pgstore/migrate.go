@@ -1,0 +1,97 @@
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The schema is a list of embedded, numbered SQL files applied in order and
+// recorded in schema_migrations: a versioned schema table rather than a
+// migration library. The store only ever moves forward, from one process,
+// inside one transaction; golang-migrate and goose would bring
+// database/sql drivers, down-migrations and a CLI we do not use, and
+// neither takes a pgx pool as is.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationLock is the advisory lock key migrations run under, so replicas
+// starting together apply each migration once ("massgen" in ASCII).
+const migrationLock int64 = 0x6d61737367656e
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, p := range names {
+		base := strings.TrimPrefix(p, "migrations/")
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s is not named NNNN_name.sql", p)
+		}
+		data, err := migrationFiles.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(data)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// migrate applies the migrations the database has not seen, in one
+// transaction under the advisory lock; it returns the schema version.
+func migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	ms, err := migrations()
+	if err != nil {
+		return 0, err
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
+		return 0, fmt.Errorf("taking the migration lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return 0, fmt.Errorf("creating schema_migrations: %w", err)
+	}
+	var have int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return 0, err
+	}
+	if last := ms[len(ms)-1].version; have > last {
+		return 0, fmt.Errorf("the database's schema is version %d, newer than this binary's %d: upgrade massgen-mcp before it uses this database", have, last)
+	}
+	for _, m := range ms {
+		if m.version <= have {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return 0, fmt.Errorf("applying migration %s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			return 0, err
+		}
+		have = m.version
+	}
+	return have, tx.Commit(ctx)
+}

@@ -1,0 +1,207 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Lock timing: a held lock row is renewed every lockBeat and expires
+// lockTTL after its last renewal (by the database's clock), so a dead
+// replica's locks are free again within lockTTL.
+const (
+	lockBeat = 2 * time.Second
+	lockTTL  = 10 * time.Second
+)
+
+// DB is one PostgreSQL database opened as the tenants' stores
+// (coordination.Stores): one pool, one LISTEN connection and one lock
+// heartbeat, shared by every tenant's Store.
+type DB struct {
+	pool    *pgxpool.Pool
+	channel string // the NOTIFY channel of this schema
+	log     zerolog.Logger
+
+	mu      sync.Mutex
+	tenants map[string]*Store
+
+	feeds feeds        // watch.go
+	held  held         // locks.go
+	gates sessionGates // locks.go
+
+	stop context.CancelFunc
+	done sync.WaitGroup
+}
+
+var _ coordination.Stores = (*DB)(nil)
+
+// Options tune Open; the zero value is right for a server.
+type Options struct {
+	// Logger hears of a lost LISTEN connection or a failed heartbeat.
+	Logger zerolog.Logger
+}
+
+// Open connects to the database at dsn (a postgres:// URL or key=value
+// string; search_path in it picks the schema), applies the schema's
+// migrations and starts the listener and the lock heartbeat.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("the PostgreSQL address %s does not parse: %w (want postgres://user@host:5432/db)", redact(dsn), err)
+	}
+	if cfg.MaxConns < 16 {
+		// A step holds a connection only while it writes; sixteen keep a
+		// busy replica's writers from queueing behind its readers.
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", redact(dsn), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %w; is it running, and does the database exist?", redact(dsn), err)
+	}
+	if _, err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("preparing the schema in %s: %w", redact(dsn), err)
+	}
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	db := &DB{pool: pool, channel: "massgen_changes_" + schema, log: opts.Logger, tenants: map[string]*Store{}}
+	db.feeds.init()
+	db.gates.gates = map[string]*gate{}
+	db.held.init()
+	lctx, stop := context.WithCancel(context.Background())
+	db.stop = stop
+	ready := make(chan error, 1)
+	db.done.Add(2)
+	go db.listen(lctx, ready)
+	go db.heartbeat(lctx)
+	if err := <-ready; err != nil {
+		db.Close()
+		return nil, fmt.Errorf("listening for session changes on %s: %w", redact(dsn), err)
+	}
+	return db, nil
+}
+
+// Close stops the listener and the heartbeat and closes the pool. Locks
+// still held are left to expire.
+func (db *DB) Close() {
+	db.stop()
+	db.done.Wait()
+	db.pool.Close()
+}
+
+// For is the tenant's store (coordination.Stores).
+func (db *DB) For(tenant string) (coordination.Store, error) {
+	if err := coordination.CheckTenant(tenant); err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	st, ok := db.tenants[tenant]
+	if !ok {
+		st = &Store{db: db, tenant: tenant}
+		db.tenants[tenant] = st
+	}
+	return st, nil
+}
+
+// Store is one tenant's sessions in the database. It is safe for
+// concurrent use, and by several processes.
+type Store struct {
+	db     *DB
+	tenant string
+}
+
+var _ coordination.Store = (*Store)(nil)
+
+// Tenant is the tenant whose rows the store reads and writes.
+func (s *Store) Tenant() string { return s.tenant }
+
+// live refuses an ended context and a bad id before any query.
+func live(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return coordination.CheckSessionID(id)
+}
+
+func notFound(id string) error {
+	return fmt.Errorf("session %q not found in the PostgreSQL store: %w", id, coordination.ErrSessionNotFound)
+}
+
+// exists fails with ErrSessionNotFound for a session that is not stored.
+func (s *Store) exists(ctx context.Context, q querier, id string) error {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(id)
+	}
+	return err
+}
+
+// querier is a pool, a connection or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.db.pool, fn)
+}
+
+func newToken() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ms is a time as every store keeps it: UTC, to the millisecond.
+func ms(t time.Time) time.Time {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Truncate(time.Millisecond)
+}
+
+// redact hides a password in a DSN for messages.
+func redact(dsn string) string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return "(an address that does not parse)"
+	}
+	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+}
+
+// WithSchema is dsn with its connections' search_path set to schema: a
+// store in a schema of its own (a test's, a benchmark's, or one database
+// holding several deployments).
+func WithSchema(dsn, schema string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return dsn + " search_path=" + schema
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,174 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/criteria"
+)
+
+// Create stores the session; ErrSessionExists if its id is taken in this
+// tenant.
+func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if sess == nil {
+		return fmt.Errorf("there is no session to create: %w", coordination.ErrBadInput)
+	}
+	if err := coordination.CheckSessionID(sess.ID); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, a := range sess.Agents {
+		if err := coordination.CheckAgentID(a.ID); err != nil {
+			return err
+		}
+		if seen[a.ID] {
+			return fmt.Errorf("agent id %q appears twice in the team; give every agent its own id: %w", a.ID, coordination.ErrBadInput)
+		}
+		seen[a.ID] = true
+	}
+	setup := *sess
+	setup.Foreign = false // a session MassGen wrote on disk; never one here
+	data, err := json.Marshal(&setup)
+	if err != nil {
+		return fmt.Errorf("encoding session %q: %w", sess.ID, err)
+	}
+	_, err = s.db.pool.Exec(ctx, `INSERT INTO sessions (tenant, id, created_at, setup) VALUES ($1, $2, $3, $4)`,
+		s.tenant, sess.ID, sess.CreatedAt, data)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return fmt.Errorf("session %q already exists; choose another id, or leave it out for a generated one: %w", sess.ID, coordination.ErrSessionExists)
+	}
+	if err != nil {
+		return fmt.Errorf("storing session %q: %w", sess.ID, err)
+	}
+	return nil
+}
+
+// Session loads the session's setup, a fresh copy each call.
+func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	var data []byte
+	err := s.db.pool.QueryRow(ctx, `SELECT setup FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading session %q: %w", id, err)
+	}
+	var out coordination.Session
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("session %q is stored damaged: %w", id, err)
+	}
+	return &out, nil
+}
+
+// Sessions lists the tenant's session ids, oldest first (ties by id, byte
+// order as coordination.OldestFirst compares).
+func (s *Store) Sessions(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT id FROM sessions WHERE tenant = $1 ORDER BY created_at, id COLLATE "C"`, s.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	return ids, nil
+}
+
+// SetCriteria replaces the session's criteria in its stored setup.
+func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Item) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var data []byte
+		err := tx.QueryRow(ctx, `SELECT setup FROM sessions WHERE tenant = $1 AND id = $2 FOR UPDATE`, s.tenant, id).Scan(&data)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		var sess coordination.Session
+		if err := json.Unmarshal(data, &sess); err != nil {
+			return fmt.Errorf("session %q is stored damaged: %w", id, err)
+		}
+		sess.Criteria = items
+		if data, err = json.Marshal(&sess); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE sessions SET setup = $3 WHERE tenant = $1 AND id = $2`, s.tenant, id, data)
+		return err
+	})
+}
+
+// SaveView records the view last issued to a host agent.
+func (s *Store) SaveView(ctx context.Context, id, agent string, v coordination.IssuedView) error {
+	if err := coordination.CheckSessionID(id); err != nil {
+		return err
+	}
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return err
+	}
+	v.IssuedAt = ms(v.IssuedAt)
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO views (tenant, session_id, agent_id, view)
+		SELECT $1, $2, $3, $4 FROM sessions WHERE tenant = $1 AND id = $2
+		ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET view = EXCLUDED.view`, s.tenant, id, agent, data)
+	if err != nil {
+		return fmt.Errorf("saving the view of agent %q in session %q: %w", agent, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(id)
+	}
+	return nil
+}
+
+// View reads the view last issued to a host agent, nil if none was.
+func (s *Store) View(ctx context.Context, id, agent string) (*coordination.IssuedView, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := coordination.CheckAgentID(agent); err != nil {
+		return nil, err
+	}
+	var data []byte
+	err := s.db.pool.QueryRow(ctx, `SELECT v.view FROM sessions s
+		LEFT JOIN views v ON v.tenant = s.tenant AND v.session_id = s.id AND v.agent_id = $3
+		WHERE s.tenant = $1 AND s.id = $2`, s.tenant, id, agent).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the view of agent %q in session %q: %w", agent, id, err)
+	}
+	if data == nil {
+		return nil, nil
+	}
+	var v coordination.IssuedView
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("the view of agent %q in session %q is stored damaged: %w", agent, id, err)
+	}
+	return &v, nil
+}

@@ -1,0 +1,163 @@
+package pgstore
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// A change is told twice: to this process's watchers at once, and to every
+// replica by a NOTIFY sent in the change's transaction (so it arrives only
+// if the change committed). The payload is "<tenant> <session> <flags>",
+// flags from "s" (a step), "l" (a session entry), "e" (an event). The
+// channel is named for the schema, so stores in two schemas of one database
+// do not hear each other.
+
+// feeds is the sessions being watched in this process: tenant/id → feed.
+type feeds struct {
+	mu sync.Mutex
+	m  map[string]*watched
+}
+
+type watched struct {
+	feed coordination.Feed
+	refs int
+}
+
+func (f *feeds) init() { f.m = map[string]*watched{} }
+
+func (f *feeds) publish(tenant, id string, c coordination.Change) {
+	f.mu.Lock()
+	w := f.m[tenant+"/"+id]
+	f.mu.Unlock()
+	if w != nil {
+		w.feed.Publish(c)
+	}
+}
+
+// publishAll tells every watcher to read again (the listener reconnected
+// and may have missed notifications).
+func (f *feeds) publishAll() {
+	f.mu.Lock()
+	all := make([]*watched, 0, len(f.m))
+	for _, w := range f.m {
+		all = append(all, w)
+	}
+	f.mu.Unlock()
+	for _, w := range all {
+		w.feed.Publish(coordination.Change{Steps: true, Session: true, Events: true})
+	}
+}
+
+// subscribe watches tenant/id until ctx ends; the last watcher of a
+// session drops its entry, so the map holds only watched sessions.
+func (f *feeds) subscribe(ctx context.Context, tenant, id string) <-chan coordination.Change {
+	key := tenant + "/" + id
+	f.mu.Lock()
+	w := f.m[key]
+	if w == nil {
+		w = &watched{}
+		f.m[key] = w
+	}
+	w.refs++
+	f.mu.Unlock()
+	return w.feed.Subscribe(ctx, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if w.refs--; w.refs == 0 {
+			delete(f.m, key)
+		}
+	})
+}
+
+// Watch reports every change to the session made by any replica sharing
+// the database, until ctx ends.
+func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Change, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, s.db.pool, id); err != nil {
+		return nil, err
+	}
+	return s.db.feeds.subscribe(ctx, s.tenant, id), nil
+}
+
+// notify sends the change to every replica when tx commits.
+func (s *Store) notify(ctx context.Context, tx pgx.Tx, id string, c coordination.Change) error {
+	flags := ""
+	if c.Steps {
+		flags += "s"
+	}
+	if c.Session {
+		flags += "l"
+	}
+	if c.Events {
+		flags += "e"
+	}
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.db.channel, s.tenant+" "+id+" "+flags)
+	return err
+}
+
+// listen holds a connection LISTENing on the schema's channel and hands
+// each notification to this process's watchers, reconnecting when the
+// connection is lost. ready gets the first LISTEN's outcome: Open returns
+// only once changes are heard, so a watch covers every change after it.
+func (db *DB) listen(ctx context.Context, ready chan<- error) {
+	defer db.done.Done()
+	first := true
+	for ctx.Err() == nil {
+		err := db.listenOnce(ctx, func() {
+			if first {
+				first = false
+				ready <- nil
+			} else {
+				db.feeds.publishAll()
+			}
+		})
+		if first {
+			ready <- err
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		db.log.Warn().Err(err).Msg("lost the PostgreSQL connection that hears other replicas' changes; reconnecting")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func (db *DB) listenOnce(ctx context.Context, listening func()) error {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection is LISTENing: it never goes back to the pool.
+	pc := conn.Hijack()
+	defer pc.Close(context.Background())
+	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{db.channel}.Sanitize()); err != nil {
+		return err
+	}
+	listening()
+	for {
+		n, err := pc.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		tenant, rest, _ := strings.Cut(n.Payload, " ")
+		id, flags, _ := strings.Cut(rest, " ")
+		db.feeds.publish(tenant, id, coordination.Change{
+			Steps:   strings.Contains(flags, "s"),
+			Session: strings.Contains(flags, "l"),
+			Events:  strings.Contains(flags, "e"),
+		})
+	}
+}
