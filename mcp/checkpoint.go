@@ -16,9 +16,9 @@ import (
 
 // checkpointArgs are checkpoint's arguments.
 type checkpointArgs struct {
-	Objective      string          `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes. Required for a new checkpoint."`
-	DraftPlan      Plan            `json:"draft_plan,omitempty" jsonschema_description:"Your plan, for the team to verify and correct; leave out to have it written."`
-	ActionGoals    []ActionGoal    `json:"action_goals,omitempty" jsonschema_description:"Actions to approve as exact tool calls; a plan action step names its goal_id."`
+	Objective      string          `json:"objective,omitempty" jsonschema_description:"What you are about to do, where, and what it changes (new checkpoints)."`
+	DraftPlan      Plan            `json:"draft_plan,omitempty" jsonschema_description:"Your plan for the team to check; omit to have one written."`
+	ActionGoals    []ActionGoal    `json:"action_goals,omitempty" jsonschema_description:"Actions to approve as exact tool calls (plan steps name their goal_id)."`
 	EvalCriteria   []criterionArg  `json:"eval_criteria,omitempty" jsonschema_description:"Besides the safety policy; exactly one must."`
 	SafetyPolicy   []string        `json:"safety_policy,omitempty" jsonschema_description:"Rules added to the built-in policy."`
 	Models         []string        `json:"models,omitempty" jsonschema_description:"Reviewers' model specs, as run_team."`
@@ -28,7 +28,7 @@ type checkpointArgs struct {
 	SessionID      string          `json:"session_id,omitempty" jsonschema_description:"A new checkpoint's id, or one to wait for or resume."`
 	// Confirm asks the user, through the client, before a proceed verdict
 	// is returned (checkpoint_confirm.go).
-	Confirm bool `json:"confirm,omitempty" jsonschema_description:"Ask the user to confirm a proceed verdict (needs client elicitation); their reply is in confirmation."`
+	Confirm bool `json:"confirm,omitempty" jsonschema_description:"Ask the user to confirm a proceed verdict (elicitation)."`
 }
 
 // reviewContext is one piece of a checkpoint's context: a review reads text
@@ -40,8 +40,8 @@ type reviewContext struct {
 
 func checkpointTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("checkpoint",
-		mcpgo.WithDescription("Before a risky, hard-to-undo step (data deletion or migration, production, credentials, outside recipients, money): a review team writes or fixes a plan with exact approved calls and rollbacks, and votes a verdict. "+
-			"Returns {session_id, status, verdict, plan, concerns, votes}. proceed: follow the plan, only its approved calls; revise: fix the concerns, checkpoint again; refuse: don't. "+
+		mcpgo.WithDescription("Before a risky, hard-to-undo step (deleting or migrating data, production, credentials, outside recipients, money): a review team fixes a plan of exact approved calls and rollbacks, and votes a verdict. "+
+			"Returns {session_id, status, verdict, plan, concerns, votes}. proceed: make only the plan's approved calls; revise: fix the concerns, checkpoint again; refuse: don't. "+
 			"Waits up to 50 s; on status running call checkpoint{session_id} again."),
 		inputSchema[checkpointArgs](h.explainedBy("run_team", "agents", "eval_criteria")),
 		annotations("Review a risky step", false, false, true),

@@ -18,7 +18,7 @@ type finalizeTeamArgs struct {
 func finalizeTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("finalize_team",
 		mcpgo.WithDescription("End a team now: apply the rule to the standing votes or force a winner, and write the final answer (also finishes a decided session). "+
-			"Returns the team result, as run_team. On status running (a final still being written after 50 s) call again with the same arguments."),
+			"Returns the team result, as run_team. On status running (after 50 s) call again with the same arguments."),
 		inputSchema[finalizeTeamArgs](),
 		// Open world: present and synthesize call a model for the final answer.
 		annotations("Finalize a team", false, false, true),

@@ -20,7 +20,7 @@ type generateCriteriaArgs struct {
 	Task      string          `json:"task,omitempty" jsonschema_description:"The task in full; default: the session's."`
 	Count     int             `json:"count,omitempty" jsonschema_description:"3-8 (default 5)."`
 	Model     string          `json:"model,omitempty" jsonschema_description:"Default: the first usable of openai, gemini, claude, grok."`
-	Kind      string          `json:"kind,omitempty" jsonschema:"enum=code,enum=build,enum=writing,enum=analysis,enum=plan,enum=other" jsonschema_description:"Default: guessed from the task (the result's kind_reason says from which words)."`
+	Kind      string          `json:"kind,omitempty" jsonschema:"enum=code,enum=build,enum=writing,enum=analysis,enum=plan,enum=other" jsonschema_description:"Default: guessed from the task (see the result's kind_reason)."`
 	SessionID string          `json:"session_id,omitempty" jsonschema_description:"Attach them to this session, before its first step."`
 	Criteria  []criterionText `json:"criteria,omitempty" jsonschema_description:"Your own, to validate and convert instead of generating."`
 }
@@ -55,8 +55,8 @@ type generateCriteriaResult struct {
 
 func generateEvalCriteriaTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("generate_eval_criteria",
-		mcpgo.WithDescription("Evaluation criteria for a task: what an expert would check and how; exactly one must. "+
-			"A model writes them (none usable: built-in defaults), or yours (ours, MassGen tiers, {name, description, weight}) are checked and converted; with session_id the session's agents vote by them. "+
+		mcpgo.WithDescription("Evaluation criteria for a task (what an expert would check, and how; exactly one must): "+
+			"a model writes them, or yours (ours or MassGen's) are checked; with session_id the session's agents vote by them. "+
 			"Returns {criteria, source, kind, note, massgen_eval_criteria}. On status running (after 50 s) call again with the same arguments."),
 		inputSchema[generateCriteriaArgs](),
 		annotations("Evaluation criteria", false, false, true),

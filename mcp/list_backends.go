@@ -48,7 +48,7 @@ type defaultTeamView struct {
 func listBackendsTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("list_backends",
 		mcpgo.WithDescription("Which model backends are usable here and why not (keys never shown), with an example spec each. "+
-			"Returns {backends, default_team, teams, sandbox}; teams are the operator's team files. sim is always usable, offline."),
+			"Returns {backends, default_team, teams (the operator's team files), sandbox}. sim is always usable, offline."),
 		inputSchema[listBackendsArgs](),
 		annotations("List backends", true, true, false),
 	)

@@ -16,18 +16,18 @@ import (
 type stepArgs struct {
 	SessionID string         `json:"session_id"`
 	AgentID   string         `json:"agent_id" jsonschema_description:"Normally one of next_agents."`
-	Action    string         `json:"action,omitempty" jsonschema:"enum=new_answer,enum=vote" jsonschema_description:"A host agent's submission; leave out to step a model agent or get a host agent's view."`
+	Action    string         `json:"action,omitempty" jsonschema:"enum=new_answer,enum=vote" jsonschema_description:"A host agent's submission; omit to step a model agent or get a host's view."`
 	Content   string         `json:"content,omitempty" jsonschema_description:"With new_answer: the answer."`
 	Target    string         `json:"target,omitempty" jsonschema_description:"With vote: one of vote_enum (agentN) or a label (agentN.k)."`
 	Reason    string         `json:"reason,omitempty" jsonschema_description:"With vote: why."`
-	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: seen_steps from the result that issued the view (top level, beside view), unchanged."`
+	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: the seen_steps returned beside the view, unchanged."`
 }
 
 func stepTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("step",
 		mcpgo.WithDescription("One step of one agent of a start_team session. A model agent: the server calls its model. "+
-			"A host agent (you): without action, returns its view (prompt, actions, vote_enum) and, beside it at the top level, seen_steps; then submit new_answer+content or vote+target+reason with the view's seen_steps. "+
-			"Returns {action, label, consensus, next_agents, finished, result}. On status running (a model step past 50 s) call step again with the same arguments."),
+			"A host agent (you): without action, returns its view (prompt, actions, vote_enum) and, at the top level, seen_steps; then submit new_answer+content or vote+target+reason with that seen_steps. "+
+			"Returns {action, label, consensus, next_agents, finished, result}. On status running (after 50 s) call again with the same arguments."),
 		inputSchema[stepArgs](),
 		annotations("Step one agent", false, false, true),
 	)

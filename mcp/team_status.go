@@ -21,8 +21,8 @@ type teamStatusArgs struct {
 
 func teamStatusTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("team_status",
-		mcpgo.WithDescription("Where a team stands: agents, answer previews, votes and staleness, consensus, next agents, timeline, usage and cost. "+
-			"Returns {result, task, rules, agents, timeline, cursor}, result being the team result. Cheap; poll it with since: cursor while a run goes on."),
+		mcpgo.WithDescription("Where a team stands: agents, answer previews, votes, consensus, next agents, timeline, usage, cost. "+
+			"Returns {result, task, rules, agents, timeline, cursor}; result is the team result. Cheap; poll with since: cursor."),
 		inputSchema[teamStatusArgs](),
 		annotations("Team status", true, true, false),
 	)
