@@ -95,6 +95,7 @@ for (const { sdk, kind } of combos) {
             { id: "bot_b", model: "sim/strong:latency=20ms" },
           ],
           wait: true,
+          detail: "full", // answers whole, to read the person's own
         });
         assert.equal(data.status, "finished", JSON.stringify(data).slice(0, 1500));
         assert.ok(u.asked.length >= 2, `asked for an answer and a vote: ${u.asked.length}`);
