@@ -92,6 +92,10 @@ type TeamResult struct {
 	FilesCount int                `json:"files_count,omitempty"`
 	FilesDir   string             `json:"files_dir,omitempty"`
 	Applied    *workspace.Applied `json:"applied,omitempty"`
+	// WorkspaceTools says whether the steps were offered the workspace
+	// tools and why ("off (a question with no context)"); "" for a session
+	// created before the decision.
+	WorkspaceTools string `json:"workspace_tools,omitempty"`
 }
 
 // Winner names the winning agent.

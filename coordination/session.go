@@ -80,6 +80,10 @@ type Session struct {
 	// Contexts are the project directories the team works on, resolved and
 	// validated at creation (workspace.Resolve).
 	Contexts []workspace.Context `json:"contexts,omitempty"`
+	// WorkspaceTools says whether the API steps are offered the workspace
+	// tools, decided at creation (workspacetools.go); nil in a session
+	// written before the decision: offered whenever a step has a place.
+	WorkspaceTools *WorkspaceTools `json:"workspace_tools,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, aliases alphabetical.
 	Foreign bool `json:"-"`

@@ -39,6 +39,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		FilesCount:     v.FilesCount,
 		FilesDir:       v.FilesDir,
 		Applied:        wireAppliedPtr(v.Applied),
+		WorkspaceTools: v.WorkspaceTools,
 	}
 }
 
