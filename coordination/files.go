@@ -367,12 +367,16 @@ func discardStage(e *Entry) {
 
 // keepFiles decides, as a session is created, whether it keeps files: when
 // its store has directories (a checkpoint review delivers a plan, not files).
-// Context directories need them.
+// Context directories need them. It decides the workspace tools too.
 func (svc *Service) keepFiles(s *Session) error {
 	s.Workspaces = !s.IsReview() && svc.dir(s.ID) != ""
 	if !s.Workspaces && len(s.Contexts) > 0 {
 		return fmt.Errorf("%w: context directories need a store that keeps files (the file store); this server keeps sessions in memory", ErrBadInput)
 	}
+	if err := CheckWorkspaceTools(svc.opts.WorkspaceTools); err != nil {
+		return fmt.Errorf("%w: the operator's %w", ErrBadInput, err)
+	}
+	s.WorkspaceTools = decideWorkspaceTools(s, svc.opts.WorkspaceTools)
 	return nil
 }
 

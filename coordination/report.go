@@ -94,6 +94,8 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 		SessionDir: svc.sessionDir(s.ID),
 		Agents:     []AgentUsage{},
 		Dropped:    droppedAgents(s, st),
+
+		WorkspaceTools: s.WorkspaceTools.String(),
 	}
 	r.Consensus = consensusView(s, st)
 	for _, a := range st.Agents {

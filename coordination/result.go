@@ -96,6 +96,10 @@ type TeamResult struct {
 	// ChangesPending says it waits for ApplyChanges (apply.go).
 	Changes        *workspace.Preview `json:"changes,omitempty"`
 	ChangesPending bool               `json:"changes_pending,omitempty"`
+	// WorkspaceTools says whether the steps were offered the workspace
+	// tools and why ("off (a question with no context)"); "" for a session
+	// created before the decision.
+	WorkspaceTools string `json:"workspace_tools,omitempty"`
 }
 
 // Winner names the winning agent.

@@ -74,6 +74,10 @@ type Options struct {
 	// servers (tooling.go; coordination/tooling over providers/tools). nil
 	// offers the workflow tools alone and refuses agents with MCP servers.
 	Tooling Tooling
+	// WorkspaceTools is the operator's word on offering the workspace tools
+	// (the file tools and run_command): WorkspaceToolsOn, WorkspaceToolsOff,
+	// or "" / WorkspaceToolsAuto to decide per session (workspacetools.go).
+	WorkspaceTools string
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP

@@ -84,6 +84,10 @@ type Session struct {
 	// the write context as the session finishes; "" leaves them pending
 	// (apply.go).
 	Apply string `json:"apply,omitempty"`
+	// WorkspaceTools says whether the API steps are offered the workspace
+	// tools, decided at creation (workspacetools.go); nil in a session
+	// written before the decision: offered whenever a step has a place.
+	WorkspaceTools *WorkspaceTools `json:"workspace_tools,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, aliases alphabetical.
 	Foreign bool `json:"-"`

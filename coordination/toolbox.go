@@ -49,7 +49,9 @@ type stepKit struct {
 }
 
 // stepKit builds the kit of an agent's step. A step with no place to read
-// or write gets no toolbox, nor does one on a Service without Tooling;
+// or write gets no toolbox, nor does one on a Service without Tooling; a
+// session whose workspace tools are off (workspacetools.go) gives its steps
+// no places, so only its agents' MCP servers make a toolbox;
 // neither does one whose places cannot be bound (logged): it still runs,
 // with the workflow tools alone.
 func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, mcp MCPServers) *stepKit {
@@ -63,11 +65,13 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}
 	tooling := svc.opts.Tooling
-	if tooling == nil || (v.Workspace == "" && len(v.Contexts) == 0 && !showsFiles(v.Shown) && mcp == nil) {
+	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp}
+	if workspaceToolsOn(s) {
+		p.Workspace, p.Contexts, p.Shown = v.Workspace, v.Contexts, v.Shown
+	}
+	if tooling == nil || (p.Workspace == "" && len(p.Contexts) == 0 && !showsFiles(p.Shown) && mcp == nil) {
 		return k
 	}
-	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Workspace: v.Workspace, Contexts: v.Contexts,
-		Shown: v.Shown, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp}
 	k.box = &lazyToolbox{build: func() (providers.Toolbox, error) { return tooling.Toolbox(ctx, p) },
 		allowed: set.Allowed, excluded: set.Excluded, log: func(err error) {
 			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", v.Agent).Msg("the step's tools could not be set up; it runs with the workflow tools alone")

@@ -167,7 +167,7 @@ func TestStepsCarryTheRulesToolLimitAndTheAgentsToolSettings(t *testing.T) {
 	p := &offered{}
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
 	maxCalls := 7
-	spec := coordination.TeamSpec{Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxToolCallsPerStep: maxCalls, MaxRounds: 1}}
+	spec := coordination.TeamSpec{Task: buildTask, Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxToolCallsPerStep: maxCalls, MaxRounds: 1}}
 	s := h.Create(spec)
 	h.Run(s.ID)
 	if len(p.reqs) == 0 {
@@ -198,7 +198,7 @@ func TestStepsCarryTheRulesToolLimitAndTheAgentsToolSettings(t *testing.T) {
 func TestAgentToolSettingsFilterTheToolbox(t *testing.T) {
 	p := &offered{}
 	h, _ := fileHarness(t, map[string]providers.Provider{"sim:seed=1": p})
-	s := h.Create(coordination.TeamSpec{Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
+	s := h.Create(coordination.TeamSpec{Task: buildTask, Rules: coordination.Rules{MaxRounds: 1}, Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
 		Tools: &coordination.AgentTools{Excluded: []string{"write_file"}, WebSearch: true}}}})
 	h.Run(s.ID)
 	req := p.reqs[0]

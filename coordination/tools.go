@@ -21,13 +21,15 @@ func newAnswerTool() providers.Tool {
 }
 
 // answerTool is the new_answer a session offers: MassGen's, the one that
-// also delivers files when the session keeps workspaces, or in a checkpoint
-// review the one that also takes plan, verdict and concerns.
+// also delivers files when the session keeps workspaces and offers the
+// workspace tools (a question's steps do not pay for a files argument they
+// have no use for), or in a checkpoint review the one that also takes plan,
+// verdict and concerns.
 func answerTool(s *Session) providers.Tool {
 	switch {
 	case s.IsReview():
 		return s.reviewHook().AnswerTool()
-	case s.Workspaces:
+	case s.Workspaces && workspaceToolsOn(s):
 		return answerFilesToolShared
 	}
 	return answerToolShared

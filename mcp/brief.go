@@ -250,6 +250,9 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 	if r.FinalNote != "" {
 		fmt.Fprintf(&b, "Note: %s\n", coordination.Preview(r.FinalNote, 300))
 	}
+	if r.WorkspaceTools != "" {
+		fmt.Fprintf(&b, "Workspace tools: %s\n", coordination.Preview(r.WorkspaceTools, 160))
+	}
 	if r.FilesCount > 0 && r.Winner != nil {
 		names := make([]string, 0, 5)
 		for i, f := range r.Files {

@@ -45,6 +45,7 @@ type TeamResult struct {
 	FilesCount     int            `json:"files_count,omitempty"`
 	FilesDir       string         `json:"files_dir,omitempty"`
 	Applied        *Applied       `json:"applied,omitempty"`
+	WorkspaceTools string         `json:"workspace_tools,omitempty" jsonschema_description:"Whether the agents' steps were offered the file tools and run_command, and why, e.g. off (a question with no context)."`
 	// The brief form's pointers (brief.go): set only when answers were cut.
 	Brief            bool      `json:"brief,omitempty"`
 	FinalAnswerChars int       `json:"final_answer_chars,omitempty"`

@@ -41,6 +41,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		Applied:        wireAppliedPtr(v.Applied),
 		Changes:        wirePreviewPtr(v.Changes),
 		ChangesPending: v.ChangesPending,
+		WorkspaceTools: v.WorkspaceTools,
 	}
 }
 

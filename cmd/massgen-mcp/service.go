@@ -43,7 +43,8 @@ func newService(dir string, parallel int) *coordination.Service {
 
 // withHooks adds what every service that runs steps is given, wherever the
 // binary builds it (run, serve on either store, every tenant): the logger,
-// the collector's activity hook, the agents' tools and checkpoint reviews.
+// the collector's activity hook, the agents' tools (and the operator's
+// MASSGEN_WORKSPACE_TOOLS) and checkpoint reviews.
 // One place, so a new hook cannot reach some services and miss others
 // (TestEveryServiceTheBinaryBuildsHasTheTools, …OffersReviews).
 func withHooks(opts coordination.Options) coordination.Options {
@@ -51,5 +52,9 @@ func withHooks(opts coordination.Options) coordination.Options {
 	opts.OnModelCall = gcpolicy.Busy
 	opts.Tooling = tooling.Builtin{}
 	opts.Reviews = checkpoint.Reviews{}
+	// The operator's word on the workspace tools (auto, on, off; a bad
+	// value refuses every new session, naming it): an environment variable,
+	// so it reaches run, serve and every tenant alike.
+	opts.WorkspaceTools = os.Getenv("MASSGEN_WORKSPACE_TOOLS")
 	return opts
 }

@@ -186,6 +186,9 @@ func summary(r *coordination.TeamResult, n Names) string {
 	if r.FinalNote != "" {
 		fmt.Fprintf(&b, "Note: %s\n", r.FinalNote)
 	}
+	if r.WorkspaceTools != "" {
+		fmt.Fprintf(&b, "Workspace tools: %s\n", r.WorkspaceTools)
+	}
 	writeFiles(&b, r)
 	if r.SessionDir != "" {
 		fmt.Fprintf(&b, "Session: %s\n", r.SessionDir)

@@ -43,8 +43,8 @@ func (t *Toolbox) runCommandTool() providers.Tool {
 		Description: fmt.Sprintf("Run a shell command (bash -c) to build, test or inspect the project; returns its exit code and output (stdout and stderr, the first and last %d KiB when longer). %s Default timeout %s, at most %s; at the timeout every process it started is killed.",
 			c.outputCap()>>11, where.String(), timeout, most),
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"command":{"type":"string","description":"The command line, e.g. go test ./... or python -m pytest -q."},` +
-			`"timeout_seconds":{"type":"integer","minimum":1,"description":"Seconds before the command is killed."}},` +
+			`"command":{"type":"string","description":"e.g. go test ./... or python -m pytest -q."},` +
+			`"timeout_seconds":{"type":"integer","minimum":1}},` +
 			`"required":["command"],"additionalProperties":false}`),
 	}
 }

@@ -37,10 +37,10 @@ const (
 func listFilesTool() providers.Tool {
 	return providers.Tool{
 		Name:        toolListFiles,
-		Description: "List files and directories with their sizes, recursively. Without a path it lists every place you can read: workspace/ (yours, writable), context/<name>/ (the project, read-only) and peers/agentN/ (other agents' delivered files, read-only). .git and node_modules are not descended into.",
+		Description: "List files and directories with sizes, recursively (not into .git or node_modules). Without a path: every place you can read, workspace/ (yours, writable), context/<name>/ (the project) and peers/agentN/ (other agents' files), the last two read-only.",
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"A directory, e.g. workspace/src or context/app; omit for every place."},` +
-			`"max_depth":{"type":"integer","minimum":1,"description":"How many levels to descend (default: all, up to 500 entries)."}},` +
+			`"path":{"type":"string","description":"A directory, e.g. workspace/src."},` +
+			`"max_depth":{"type":"integer","minimum":1,"description":"Levels to descend (default all, up to 500 entries)."}},` +
 			`"additionalProperties":false}`),
 	}
 }
@@ -48,11 +48,11 @@ func listFilesTool() providers.Tool {
 func readFileTool() providers.Tool {
 	return providers.Tool{
 		Name:        toolReadFile,
-		Description: "Read a text file, whole or a range of lines (at most 2000 lines or 128 KiB at once; the reply says how to read on).",
+		Description: "Read a text file, whole or a range of lines (at most 2000 lines or 128 KiB a call; the reply says how to read on).",
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"The file, e.g. workspace/main.go, context/app/README.md or peers/agent2/index.html."},` +
-			`"start_line":{"type":"integer","minimum":1,"description":"First line to read (1-based; default 1)."},` +
-			`"end_line":{"type":"integer","minimum":1,"description":"Last line to read, inclusive (default: as far as the cap allows)."}},` +
+			`"path":{"type":"string","description":"e.g. workspace/main.go or context/app/README.md."},` +
+			`"start_line":{"type":"integer","minimum":1,"description":"First line (1-based)."},` +
+			`"end_line":{"type":"integer","minimum":1,"description":"Last line, inclusive."}},` +
 			`"required":["path"],"additionalProperties":false}`),
 	}
 }
@@ -60,10 +60,10 @@ func readFileTool() providers.Tool {
 func writeFileTool() providers.Tool {
 	return providers.Tool{
 		Name:        toolWriteFile,
-		Description: "Create or replace a file in your workspace with the given text (at most 1 MiB); parent directories are created. Contexts and peers are read-only.",
+		Description: "Create or replace a file in your workspace (at most 1 MiB); parent directories are created.",
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"Path in your workspace, e.g. src/app.py (or workspace/src/app.py)."},` +
-			`"content":{"type":"string","description":"The file's whole new text."}},` +
+			`"path":{"type":"string","description":"e.g. src/app.py or workspace/src/app.py."},` +
+			`"content":{"type":"string","description":"The whole new text."}},` +
 			`"required":["path","content"],"additionalProperties":false}`),
 	}
 }
@@ -71,12 +71,12 @@ func writeFileTool() providers.Tool {
 func editFileTool() providers.Tool {
 	return providers.Tool{
 		Name:        toolEditFile,
-		Description: "Replace exact text in a file of your workspace. old_text must occur exactly once (copy it from read_file, whitespace included, with enough lines around it to be unique), unless replace_all is true.",
+		Description: "Replace exact text in a file of your workspace. old_text must occur exactly once (copy it from read_file, whitespace included, with enough context to be unique) unless replace_all is true.",
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"Path in your workspace."},` +
-			`"old_text":{"type":"string","description":"The exact text to replace."},` +
-			`"new_text":{"type":"string","description":"The text to put in its place (may be empty, to delete)."},` +
-			`"replace_all":{"type":"boolean","description":"Replace every occurrence instead of requiring one."}},` +
+			`"path":{"type":"string"},` +
+			`"old_text":{"type":"string"},` +
+			`"new_text":{"type":"string","description":"May be empty, to delete."},` +
+			`"replace_all":{"type":"boolean"}},` +
 			`"required":["path","old_text","new_text"],"additionalProperties":false}`),
 	}
 }

@@ -25,12 +25,12 @@ const (
 func searchTool() providers.Tool {
 	return providers.Tool{
 		Name:        toolSearch,
-		Description: "Search text files for a regular expression (Go RE2 syntax), line by line; returns path:line: text for up to 200 matches. Without a path it searches every place (workspace, contexts, peers). Binary files, files over 2 MiB, .git and node_modules are skipped.",
+		Description: "Search text files line by line for a Go RE2 regular expression; returns path:line: text for up to 200 matches. Without a path, every place. Skips binary files, files over 2 MiB, .git and node_modules.",
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"pattern":{"type":"string","description":"A regular expression, e.g. func \\w+Handler or TODO."},` +
-			`"path":{"type":"string","description":"A directory or file to search, e.g. context/app/src; omit for every place."},` +
+			`"pattern":{"type":"string","description":"e.g. func \\w+Handler or TODO."},` +
+			`"path":{"type":"string","description":"A directory or file, e.g. context/app/src."},` +
 			`"glob":{"type":"string","description":"Only files whose name matches, e.g. *.go."},` +
-			`"ignore_case":{"type":"boolean","description":"Match letters in either case."}},` +
+			`"ignore_case":{"type":"boolean"}},` +
 			`"required":["pattern"],"additionalProperties":false}`),
 	}
 }

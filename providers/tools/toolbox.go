@@ -131,12 +131,18 @@ func New(c Config) (*Toolbox, error) {
 // Tools lists what the model may call, in a stable order.
 func (t *Toolbox) Tools() []providers.Tool { return t.tools }
 
+// list is the toolbox's tools. With no place at all (a step given only its
+// agent's MCP servers) there is nothing to list, read or search, so the file
+// tools are left out rather than billed on every call.
 func (t *Toolbox) list() []providers.Tool {
-	out := []providers.Tool{listFilesTool(), readFileTool()}
-	if t.workspace != nil {
-		out = append(out, writeFileTool(), editFileTool())
+	var out []providers.Tool
+	if t.workspace != nil || len(t.places) > 0 {
+		out = append(out, listFilesTool(), readFileTool())
+		if t.workspace != nil {
+			out = append(out, writeFileTool(), editFileTool())
+		}
+		out = append(out, searchTool())
 	}
-	out = append(out, searchTool())
 	if t.run {
 		out = append(out, t.runCommandTool())
 	}

@@ -243,6 +243,18 @@ func TestUnknownToolAndNoWorkspace(t *testing.T) {
 	}
 }
 
+// TestNoPlaceNoFileTools: a toolbox with no place (a step given only its
+// agent's MCP servers) lists no file tools to pay for on every call.
+func TestNoPlaceNoFileTools(t *testing.T) {
+	tb, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.Tools(); len(got) != 0 {
+		t.Fatalf("a toolbox with no place offers %d tools (%s…)", len(got), got[0].Name)
+	}
+}
+
 // TestSchemasAreStrictObjects: every tool's schema is an object with no
 // null type (Gemini refuses them; see mcp/schema.go) and no unknown field.
 func TestSchemasAreStrictObjects(t *testing.T) {
