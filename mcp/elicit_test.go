@@ -207,6 +207,7 @@ func TestHumanAgentIsAskedForItsAnswerAndItsVote(t *testing.T) {
 				"task":   "What is 17 * 23?",
 				"agents": []map[string]any{{"id": "me", "model": "human"}, {"id": "bot_a", "model": "sim/strong"}, {"id": "bot_b", "model": "sim/strong"}},
 				"wait":   true,
+				"detail": "full", // answers whole: results are brief by default
 			}))
 			var tr coordination.TeamResult
 			decode(t, res, &tr)

@@ -179,8 +179,8 @@ func TestEveryBlockingToolSaysHowToContinue(t *testing.T) {
 	for name, want := range map[string]string{
 		"run_team":               "on status running call run_team{session_id} again",
 		"checkpoint":             "on status running call checkpoint{session_id} again",
-		"step":                   "On status running (a model step past 50 s) call step again with the same arguments",
-		"finalize_team":          "On status running (a final still being written after 50 s) call again with the same arguments",
+		"step":                   "On status running (after 50 s) call again with the same arguments",
+		"finalize_team":          "On status running (after 50 s) call again with the same arguments",
 		"generate_eval_criteria": "On status running (after 50 s) call again with the same arguments",
 	} {
 		if !strings.Contains(tools[name].Description, want) {

@@ -45,7 +45,6 @@ type TeamResult struct {
 	FilesCount     int            `json:"files_count,omitempty"`
 	FilesDir       string         `json:"files_dir,omitempty"`
 	Applied        *Applied       `json:"applied,omitempty"`
-	WorkspaceTools string         `json:"workspace_tools,omitempty" jsonschema_description:"Whether the agents' steps were offered the file tools and run_command, and why, e.g. off (a question with no context)."`
 	// The brief form's pointers (brief.go): set only when answers were cut.
 	Brief            bool      `json:"brief,omitempty"`
 	FinalAnswerChars int       `json:"final_answer_chars,omitempty"`
@@ -53,6 +52,7 @@ type TeamResult struct {
 	FilesURI         string    `json:"files_uri,omitempty"`
 	Changes          *Preview  `json:"changes,omitempty"`
 	ChangesPending   bool      `json:"changes_pending,omitempty" jsonschema_description:"The winner's changes to the write context are listed in changes and not written yet: show them, and apply_changes{session_id} writes them once approved."`
+	WorkspaceTools   string    `json:"workspace_tools,omitempty" jsonschema_description:"Whether the agents' steps were offered the file tools and run_command, and why, e.g. off (a question with no context)."`
 	Estimate         *Estimate `json:"estimate,omitempty" jsonschema_description:"Only for run_team{estimate: true} (status estimate): the team's worst case at list prices; nothing was run."`
 }
 
