@@ -32,7 +32,7 @@ const (
 )
 
 // served is a served MCP server with the chat surface, wired as serve
-// wires it, over sim agents: tenants a and b, a default team of sims, and
+// wires it, over sim agents: tenants a and b, a default team of sims that always answer right (accuracy=1, so every test knows the answer), and
 // team files (quick: three sims; slow: two sims that take 5 s a step).
 type served struct {
 	url      string
@@ -43,7 +43,9 @@ type served struct {
 func newService() *coordination.Service {
 	return coordination.NewService(memstore.New(), coordination.Options{
 		Open: backends.Open, Logger: zerolog.Nop(),
-		DefaultTeam: func() ([]string, error) { return []string{"sim/strong", "sim/strong", "sim"}, nil },
+		DefaultTeam: func() ([]string, error) {
+			return []string{"sim/strong:accuracy=1", "sim/strong:accuracy=1", "sim:accuracy=1"}, nil
+		},
 	})
 }
 
@@ -54,7 +56,7 @@ func serveWith(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions) *served {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"quick.yaml":  "agents: [{model: sim/strong}, {model: sim/strong}, {model: sim}]\n",
+		"quick.yaml":  "agents: [{model: 'sim/strong:accuracy=1'}, {model: 'sim/strong:accuracy=1'}, {model: 'sim:accuracy=1'}]\n",
 		"slow.yaml":   "agents: [{model: 'sim:latency=5s'}, {model: 'sim:latency=5s'}]\n",
 		"tokens.txt":  "a " + tokenA + "\nb " + tokenB + "\n",
 		"broken.yaml": "agents: 3\n",

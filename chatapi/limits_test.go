@@ -86,7 +86,7 @@ func TestAClientSetsNothingOperatorOnly(t *testing.T) {
 	for _, a := range r.Agents {
 		models = append(models, a.Model)
 	}
-	if strings.Join(models, ",") != "sim/strong,sim/strong,sim" {
+	if strings.Join(models, ",") != "sim/strong:accuracy=1,sim/strong:accuracy=1,sim:accuracy=1" {
 		t.Errorf("the team ran %v, not the operator's quick team", models)
 	}
 }

@@ -100,8 +100,16 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 	if res.Status != coordination.StatusFinished || res.Winner == nil || res.Winner.AgentID != "agent_a" {
 		t.Fatalf("result %+v; want agent_a's fix to win", res)
 	}
-	if res.Applied == nil || !slices.ContainsFunc(res.Applied.Written, func(f workspace.Change) bool { return f.Path == "add.sh" }) {
-		t.Fatalf("applied %+v; want the winner's add.sh written to the repository", res.Applied)
+	// The fix waits for the user's approval (apply.go), then goes in whole.
+	if !res.ChangesPending || res.Changes == nil || !slices.ContainsFunc(res.Changes.Files, func(f workspace.FileChange) bool { return f.Path == "add.sh" }) {
+		t.Fatalf("changes %+v (pending %v); want the winner's add.sh listed, not yet written", res.Changes, res.ChangesPending)
+	}
+	ap, err := h.Service.ApplyChanges(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ap.Applied == nil || !slices.ContainsFunc(ap.Applied.Written, func(f workspace.Change) bool { return f.Path == "add.sh" }) {
+		t.Fatalf("applied %+v; want the winner's add.sh written to the repository", ap.Applied)
 	}
 	if out, ok := projectTests(t, repo); !ok || !strings.Contains(out, "PASS") {
 		t.Fatalf("after the team, the project's tests say %q; want them to pass", out)

@@ -21,7 +21,7 @@ func TestServeRefusesAnUnknownToolSelection(t *testing.T) {
 	} {
 		t.Setenv("MASSGEN_MCP_TOOLS", tc.env)
 		out, code := cli(t, tc.args...)
-		if code != exitBadInput || !strings.Contains(out, tc.from) || !strings.Contains(out, "groups: run (run_team, team_status, cancel_team)") {
+		if code != exitBadInput || !strings.Contains(out, tc.from) || !strings.Contains(out, "groups: run (run_team, team_status, cancel_team, apply_changes)") {
 			t.Errorf("%v with MASSGEN_MCP_TOOLS=%q: exit %d: %s", tc.args, tc.env, code, out)
 		}
 	}

@@ -349,7 +349,7 @@ func (p *parser) contextPaths(n *yaml.Node, where string) {
 
 var ruleKeys = []string{"consensus", "max_rounds", "max_answers_per_agent", "timeout_seconds", "step_timeout_seconds",
 	"cost_budget_usd", "token_budget", "max_agent_failures", "final", "answer_format", "early_stop", "aliases",
-	"rotate_own_last", "blind_first", "peer_answer_token_cap", "max_tool_calls_per_step", "strict"}
+	"rotate_own_last", "blind_first", "peer_answer_token_cap", "max_tool_calls_per_step", "strict", "weights"}
 
 // rules reads our format's rules mapping (the keys of docs/DESIGN.md, "Sessions and their rules").
 func (p *parser) rules(n *yaml.Node) {
@@ -405,6 +405,15 @@ func (p *parser) rules(n *yaml.Node) {
 			r.MaxToolCallsPerStep = p.positiveInt(v, full)
 		case "strict":
 			r.Strict = p.bool(v, full)
+		case "weights":
+			// Checked against the team's agents and the weighted rule when the
+			// session is created (Rules.Validate), like every rule.
+			var ws []coordination.VoteWeight
+			if err := v.Decode(&ws); err != nil {
+				p.errf(v, "%s must be a list of {agent_id, weight, reason}: %v", full, err)
+			} else {
+				r.Weights = ws
+			}
 		default:
 			if s := closest(key, ruleKeys); s != "" {
 				p.errf(k, "unknown rule %s; did you mean %s?", full, s)
