@@ -86,10 +86,11 @@ func (k *stepKit) equip(req *providers.Request) {
 	}
 	if k.box != nil {
 		req.Toolbox = k.box
-		req.Record = &k.rec
-	} else if k.web {
-		req.Record = &k.rec
 	}
+	// Always a recorder: a CLI agent records its own tools (its edits and
+	// commands) whether or not the session offers API steps the workspace
+	// tools, and a step that records nothing writes no tools.jsonl.
+	req.Record = &k.rec
 	req.MaxToolCalls, req.TokenBudget, req.WebSearch = k.max, k.budget, k.web
 	if k.spend != nil { // a nil *stepSpend in the interface would not be nil
 		req.Spend = k.spend

@@ -103,8 +103,9 @@ func TestWithoutToolingStepsGetNoToolsAndMCPServersAreRefused(t *testing.T) {
 	h.Service = coordination.NewService(h.Service.Store(), coordination.Options{Open: h.Open, Parallel: 4, StateDir: state})
 	s := h.Create(coordination.TeamSpec{Models: []string{"sim:seed=1"}, Rules: coordination.Rules{MaxRounds: 1}})
 	h.Run(s.ID)
-	if len(p.reqs) != 1 || p.reqs[0].Toolbox != nil || p.reqs[0].Record != nil {
-		t.Fatalf("%d steps; want one, given no toolbox and no recorder", len(p.reqs))
+	// The recorder is still given: a CLI agent records its own tools.
+	if len(p.reqs) != 1 || p.reqs[0].Toolbox != nil || p.reqs[0].Record == nil {
+		t.Fatalf("%d steps; want one, given no toolbox but a recorder", len(p.reqs))
 	}
 	withMCP := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{{ID: "agent_a", Model: "sim:seed=1",
 		Tools: &coordination.AgentTools{MCPServers: map[string]coordination.MCPServer{"probe": {Type: "stdio", Command: "/bin/probe"}}}}}})
