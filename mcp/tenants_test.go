@@ -27,7 +27,7 @@ const (
 	// brokenTenant's store cannot be opened (tenantServer).
 	brokenTenant = "carol"
 	carolToken   = "carol-token-0123456789abcdef"
-	plantedKey   = "sk-PLANTED-operator-key-0123456789abcdef"
+	plantedKey   = "sk-dummy-PLANTED-operator-not-a-key-0000"
 )
 
 // tenantServer serves HTTP with two tenants from a tokens file, each on its

@@ -17,7 +17,7 @@ import { BIN, assertBinary, freePort, freshStateDir, sleep, textOf } from "../li
 
 const ALICE = "alice.e2e.token.0123456789abcdef";
 const BOB = "bob.e2e.token.0123456789abcdef00";
-const KEY = "sk-e2e-planted-operator-key-0123456789";
+const KEY = "sk-dummy-e2e-operator-not-a-key-0000";
 
 describe("tenants, base URLs and limits over http", { timeout: 180_000 }, () => {
   let proc, base, sink, sinkHits = 0, sinkKeys = 0;

@@ -16,7 +16,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/resilience"
 )
 
-const plantedKey = "sk-test-PLANTEDkeyPLANTEDkey0123456789abcd"
+const plantedKey = "sk-dummy-PLANTEDkey-not-a-key-0000"
 
 func envOf(m map[string]string) func() *keys.Env {
 	return func() *keys.Env { return keys.FromMap(m) }

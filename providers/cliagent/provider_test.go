@@ -137,7 +137,7 @@ func TestVoteOutsideTheEnumIsRefusedAndTheNextCallLands(t *testing.T) {
 
 func TestPlantedSecretNeverReachesTheChild(t *testing.T) {
 	h := newHarness(t, "env", func(o *Options) {
-		o.Env = append(o.Env, "OPENAI_API_KEY=sk-planted-secret-0123456789abcdef", "MY_DB_PASSWORD=hunter2hunter2",
+		o.Env = append(o.Env, "OPENAI_API_KEY=sk-dummy-planted-secret-not-a-key-0000", "MY_DB_PASSWORD=hunter2hunter2",
 			"FAKE_API_KEY=fake-key-0123456789", "HTTPS_PROXY=http://proxy.example:3128", "FAKE_CONFIG_DIR=/should/not/stay")
 	})
 	act, _, err := h.step(h.request())
@@ -384,7 +384,7 @@ func TestInTheSandboxTheCLISeesItsWorkspaceAndHomeAndAnswersThroughTheRelay(t *t
 	}
 	h = newHarness(t, "env", func(o *Options) {
 		o.Sandbox = sb
-		o.Env = append(o.Env, "OPENAI_API_KEY=sk-planted-secret-0123456789abcdef")
+		o.Env = append(o.Env, "OPENAI_API_KEY=sk-dummy-planted-secret-not-a-key-0000")
 	})
 	act, _, err = h.step(h.request())
 	if err != nil {

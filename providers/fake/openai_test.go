@@ -30,7 +30,7 @@ func post(t *testing.T, url, body string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer sk-test-0123456789abcdef")
+	req.Header.Set("Authorization", "Bearer sk-dummy-test-not-a-key-0000")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 )
 
 // plantedKey is the key every test endpoint carries; no error may show it.
-const plantedKey = "sk-test-PLANTED0123456789abcdefSECRETKEY"
+const plantedKey = "sk-dummy-PLANTED-SECRETKEY-not-a-key-0000"
 
 // target is one kind of endpoint the adapters serve, pointed at the fakes
 // through the real openai-go client.

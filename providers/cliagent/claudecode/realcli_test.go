@@ -51,13 +51,13 @@ func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarne
 	home := t.TempDir()
 	env := append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-fake-0123456789abcdefghij",
+		"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-dummy-fake-not-a-key-0000",
 		"CLAUDE_CODE_MAX_RETRIES=1",
 	}, extraEnv...)
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: "claude-opus-4-6", Binary: bin, Env: env, Dir: t.TempDir(),
 		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
-		Secrets: []string{"sk-ant-fake-0123456789abcdefghij"}, Sandbox: sb,
+		Secrets: []string{"sk-ant-dummy-fake-not-a-key-0000"}, Sandbox: sb,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestRealClaudeAPIErrorIsAnErrorInItsOwnWords(t *testing.T) {
 		!strings.Contains(pe.Message, "exit status 1") {
 		t.Fatalf("error = %+v", pe)
 	}
-	if strings.Contains(pe.Message, "sk-ant-fake-0123456789abcdefghij") {
+	if strings.Contains(pe.Message, "sk-ant-dummy-fake-not-a-key-0000") {
 		t.Fatal("the key is in the error")
 	}
 }

@@ -82,13 +82,13 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	}
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"OPENAI_API_KEY=sk-fake-0123456789abcdefghij",
+		"OPENAI_API_KEY=sk-dummy-fake-not-a-key-0000",
 		"MASSGEN_PLANTED_TOKEN=" + plantedSecret, // an unrelated secret of the server's
 	}
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: model, Binary: bin, Env: env, Dir: t.TempDir(),
 		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
-		Secrets: []string{"sk-fake-0123456789abcdefghij", plantedSecret}, Sandbox: sandbox,
+		Secrets: []string{"sk-dummy-fake-not-a-key-0000", plantedSecret}, Sandbox: sandbox,
 		AfterCall: 20 * time.Second,
 	})
 	if err != nil {
@@ -174,7 +174,7 @@ func TestRealCodexAPIFailureIsAnErrorInItsOwnWords(t *testing.T) {
 	if !strings.HasPrefix(pe.Message, "codex failed: ") || pe.Class != providers.ClassAuth {
 		t.Fatalf("class %s message %q", pe.Class, pe.Message)
 	}
-	if strings.Contains(pe.Message, "sk-fake-0123456789abcdefghij") {
+	if strings.Contains(pe.Message, "sk-dummy-fake-not-a-key-0000") {
 		t.Fatalf("the key is in the message: %q", pe.Message)
 	}
 	t.Logf("%s: %s", pe.Class, pe.Message)
