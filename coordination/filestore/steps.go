@@ -348,14 +348,8 @@ func (l *stepLock) Release() {
 func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination.Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lock == nil {
-		return coordination.Entry{}, fmt.Errorf("the step lock of agent %q in session %q was released; take a new one to record a step", l.agent, l.id)
-	}
-	if l.appended {
-		return coordination.Entry{}, fmt.Errorf("step %d of agent %q in session %q is already recorded; take a new step lock for the next one", l.step, l.agent, l.id)
-	}
-	if e.Agent != "" && e.Agent != l.agent {
-		return coordination.Entry{}, fmt.Errorf("an entry of agent %q cannot be recorded under the step lock of agent %q: %w", e.Agent, l.agent, coordination.ErrBadInput)
+	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.lock == nil, l.appended, e); err != nil {
+		return coordination.Entry{}, err
 	}
 	e.Agent, e.Step, e.Time = l.agent, l.step, normTime(e.Time)
 	e.SeenSteps = seenOrNil(e.SeenSteps)

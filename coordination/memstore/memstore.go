@@ -266,19 +266,8 @@ func (l *stepLock) Release() {
 func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination.Entry, error) {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
-	if l.released {
-		return coordination.Entry{}, fmt.Errorf("the step lock of agent %q in session %q was released; take a new one to record a step", l.agent, l.id)
-	}
-	if l.appended {
-		return coordination.Entry{}, fmt.Errorf("step %d of agent %q in session %q is already recorded; take a new step lock for the next one", l.step, l.agent, l.id)
-	}
-	if e.Agent != "" && e.Agent != l.agent {
-		return coordination.Entry{}, fmt.Errorf("an entry of agent %q cannot be recorded under the step lock of agent %q: %w", e.Agent, l.agent, coordination.ErrBadInput)
-	}
-	switch e.Kind {
-	case coordination.KindAnswer, coordination.KindVote, coordination.KindError:
-	default:
-		return coordination.Entry{}, fmt.Errorf("entry kind %q is not answer, vote or error: %w", e.Kind, coordination.ErrBadInput)
+	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.released, l.appended, e); err != nil {
+		return coordination.Entry{}, err
 	}
 	al := l.s.agents[l.agent]
 	e = copyEntry(e.Kept()) // as the file store keeps it, and not shared with the caller
