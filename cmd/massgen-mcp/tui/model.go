@@ -131,7 +131,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// now and then anyway, to see the session interrupted.
 		// An ask waits in a file no progress announces: read at least
 		// every PendingReread to show it.
-		due := m.dirty || (m.opts.Changed == nil && since >= m.opts.PollInterval) || (m.opts.Watching && since >= WatchReread) || since >= PendingReread
+		due := m.dirty || (m.opts.Changed == nil && since >= m.opts.PollInterval) || (m.opts.Watching && since >= WatchReread) || (m.answers() && since >= PendingReread)
 		if due && !m.fetching && !m.Done {
 			return m, tea.Batch(tick(), m.fetch())
 		}
@@ -232,8 +232,15 @@ func (m *Model) agentByKey(s string) (string, bool) {
 	return m.snap.Status.Agents[i].ID, true
 }
 
-// PendingReread is the longest a new ask for approval waits unseen.
-const PendingReread = time.Second
+// PendingReread is the longest a new ask for approval waits unseen, in a
+// view whose source can answer it.
+const PendingReread = 2 * time.Second
+
+// answers tells whether the view's source can answer asks for approval.
+func (m *Model) answers() bool {
+	_, ok := m.opts.Source.(answerer)
+	return ok
+}
 
 // answerer is a Source that can answer a pending ask.
 type answerer interface {
