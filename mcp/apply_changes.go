@@ -32,14 +32,13 @@ func applyChangesTool(h *handler) server.ServerTool {
 }
 
 func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, args applyChangesArgs) (*mcpgo.CallToolResult, error) {
-	// The user is asked before their project is written (applyconfirm.go);
-	// a call that would write nothing (already applied, nothing pending)
-	// is answered without asking.
+	// The user is asked before their project is written when the client
+	// can be asked (applyconfirm.go); a client that cannot elicit has
+	// already confirmed the call itself (the tool is destructive, so a
+	// client asks before calling it). A call that would write nothing
+	// (already applied, nothing pending) is answered without asking.
 	var action *string
-	if team, err := h.svc(ctx).Result(ctx, args.SessionID); err == nil && team.ChangesPending && team.Changes != nil {
-		if err := canElicit(ctx); err != nil {
-			return nil, fmt.Errorf("apply_changes asks the user before it writes to %s: %w; or the user runs `massgen-mcp apply %s` in a terminal", team.Changes.Context, err, args.SessionID)
-		}
+	if team, err := h.svc(ctx).Result(ctx, args.SessionID); err == nil && team.ChangesPending && team.Changes != nil && canElicit(ctx) == nil {
 		reply, ask := askUser(req, applyID, roundState{Session: args.SessionID, Round: 1}.String(), applyQuestion(team))
 		if ask != nil {
 			return ask, nil

@@ -146,10 +146,9 @@ func TestApplyChangesAsksTheUserFirst(t *testing.T) {
 	}
 }
 
-// TestApplyChangesNeedsAClientThatCanAsk: a client without elicitation is
-// refused, told what it lacks and how the user can apply, and nothing is
-// written; nothing to apply is still said as such, without asking.
-func TestApplyChangesNeedsAClientThatCanAsk(t *testing.T) {
+// A client that cannot elicit has confirmed the destructive call itself:
+// the changes are written as they were before apply_changes could ask.
+func TestApplyChangesWithoutElicitationAppliesAsCalled(t *testing.T) {
 	for _, era := range eras() {
 		t.Run(era.name, func(t *testing.T) {
 			root, proj := siteProject(t)
@@ -157,9 +156,13 @@ func TestApplyChangesNeedsAClientThatCanAsk(t *testing.T) {
 			c := inProcessAsking(t, newFileServer(t, Options{WriteRoots: []string{root}}), era.legacy, nil)
 			var res coordination.TeamResult
 			decode(t, callTool(t, c, "run_team", bakeryRun([]any{map[string]any{"path": "site", "permission": "write"}})), &res)
-			wantError(t, callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": res.SessionID})), "cannot_ask_user", "elicitation", "massgen-mcp apply "+res.SessionID)
-			if !maps.Equal(treeOf(t, proj), before) {
-				t.Fatal("a refused apply wrote to the project")
+			var out ApplyResult
+			decode(t, callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": res.SessionID})), &out)
+			if out.Confirmation != nil || out.Applied == nil || len(out.Applied.Written) == 0 {
+				t.Fatalf("apply without elicitation = %+v; want the changes written, no confirmation asked", out)
+			}
+			if maps.Equal(treeOf(t, proj), before) {
+				t.Fatal("an apply by a client that cannot ask wrote nothing to the project")
 			}
 			var plain coordination.TeamResult
 			decode(t, callTool(t, c, "run_team", `{"task":"What is 2+2?","models":["sim","sim"],"wait":true}`), &plain)

@@ -11,9 +11,10 @@ import (
 
 // apply_changes asks the user, through the client, before it writes a
 // team's changes into their project: the changes (each file's op and lines)
-// are what they confirm. A model alone cannot write the user's files; a
-// client that cannot ask is refused (canElicit says what it lacks) and the
-// user can apply from a terminal (massgen-mcp apply).
+// are what they confirm. A client that cannot ask (no elicitation, as
+// `claude -p`) gets today's behaviour: the tool is annotated destructive, so
+// the client's own approval of the call is the user's consent; refusing
+// would strand a headless build flow whose user already said "apply".
 
 // applyID names the apply question among a call's questions.
 const applyID = "apply"
