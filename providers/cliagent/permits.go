@@ -169,3 +169,13 @@ func CoarseRecord(backend string, kind permissions.Kind, target string, v permis
 	return permissions.Record{Tool: backend + " (run settings)", Action: a, Risk: permissions.RiskOf(a), Verdict: v.Verdict,
 		Rule: means, Outcome: out}
 }
+
+// ShellLine quotes argv as one command line for the shell a CLI runs a
+// hook's command string with.
+func ShellLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}

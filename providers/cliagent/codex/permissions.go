@@ -33,7 +33,7 @@ func permissionArgs(r cliagent.Run) []string {
 	if len(p.Hook) > 0 {
 		args = append(args, "--dangerously-bypass-hook-trust",
 			"-c", "features.codex_hooks=true",
-			"-c", `hooks.PreToolUse=[{hooks=[{type="command",timeout=600,command=`+tomlString(shellLine(p.Hook))+`}]}]`)
+			"-c", `hooks.PreToolUse=[{hooks=[{type="command",timeout=600,command=`+tomlString(cliagent.ShellLine(p.Hook))+`}]}]`)
 	}
 	return args
 }
@@ -47,15 +47,6 @@ func sandboxMode(m permissions.CoarseMode) string {
 
 func netAllowed(m permissions.CoarseMode) bool {
 	return m.Net.Verdict == permissions.Allow && !m.Net.Partial
-}
-
-// shellLine quotes argv for the shell Codex runs a hook's command with.
-func shellLine(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 type hookInput struct {
