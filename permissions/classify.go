@@ -7,7 +7,8 @@ import (
 )
 
 // ForCommand classifies a shell command line: exec(the line) first, then
-// what its programs are seen to do — net(host) for fetchers, remote shells
+// exec(each simple command, wrappers dropped), and what its programs are
+// seen to do — net(host) for fetchers, remote shells
 // and package installs, git(…) for git, publish(…) for publishers, write(…)
 // for redirections and tee. Best-effort (see parseShell).
 func ForCommand(cmd string) []Action {
@@ -29,6 +30,9 @@ func ForCommand(cmd string) []Action {
 			if len(st.words) == 0 {
 				continue
 			}
+			// Each simple command too, wrappers dropped, so exec(git push*)
+			// matches "make && sudo git push".
+			add(Action{Kind: Exec, Target: strings.Join(st.words, " ")})
 			for _, a := range programActions(base(st.words[0]), st.words[1:]) {
 				add(a)
 			}
