@@ -179,3 +179,13 @@ func ShellLine(argv []string) string {
 	}
 	return strings.Join(q, " ")
 }
+
+// WorkspaceWrites is the audit line of writes to the workspace for a CLI
+// asked per call: refused by the OS when the sandbox binds the workspace
+// read-only (the read-only role), else left to the per-call check.
+func WorkspaceWrites(backend string, m permissions.CoarseMode, sandboxed bool, perCall string) permissions.Record {
+	if sandboxed && m.SandboxReadOnly {
+		return CoarseRecord(backend, permissions.Write, ".", m.WriteWorkspace, false, "refused: the sandbox binds the workspace read-only (the OS refuses); "+perCall)
+	}
+	return CoarseRecord(backend, permissions.Write, ".", m.WriteWorkspace, true, perCall)
+}

@@ -362,6 +362,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	c.ReadOnly = append(c.ReadOnly, Bind{Src: relayBin, Dst: relayBin})
 	perms := permitsFor(req, p.cli, append(append([]string{relayBin}, relayArgs...), "--hook"))
 	if perms != nil {
+		c.WorkspaceReadOnly = perms.Mode.SandboxReadOnly
 		gk := p.cli.(Gatekeeper)
 		wf.gate = &gate{ctx: ctx, cli: gk, permits: req.Permits, workspace: workIn, mask: p.mask}
 		if !gk.UsesPromptTool() {

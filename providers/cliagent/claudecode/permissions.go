@@ -119,7 +119,7 @@ func (CLI) Coarse(p cliagent.Permissions, sandboxed bool) []permissions.Record {
 	return []permissions.Record{
 		cliagent.CoarseRecord(Backend, permissions.Read, "*", permissions.CoarseVerdict{Verdict: permissions.Allow}, true,
 			"unasked in the workspace and added directories; other reads per call (--permission-prompt-tool)"),
-		cliagent.CoarseRecord(Backend, permissions.Write, "*", m.WriteWorkspace, true, perCall),
+		cliagent.WorkspaceWrites(Backend, m, sandboxed, perCall),
 		exec,
 		cliagent.CoarseRecord(Backend, permissions.Net, "*", m.Net, true, perCall+"; a command's own network is the sandbox's (shared: the CLI needs its API)"),
 	}

@@ -57,7 +57,7 @@ func TestRealClaudeReadOnlyIsRefusedAWriteOutsideAndANetworkCommand(t *testing.T
 	}
 	heard := 0
 	for _, c := range h.script.Calls() {
-		if strings.Contains(string(c.Body), "Not permitted") {
+		if strings.Contains(string(c.Body), "Not run: ") {
 			heard++
 		}
 	}

@@ -49,7 +49,7 @@ func (p *Permits) Check(_ context.Context, tool string, actions []permissions.Ac
 	if rec.Outcome.Ran() {
 		return true, ""
 	}
-	return false, fmt.Sprintf("Not permitted: %s (%s). Do not try another way to do it.", d.Action, d.Rule)
+	return false, d.Refusal("")
 }
 
 func (p *Permits) Note(rec permissions.Record) {

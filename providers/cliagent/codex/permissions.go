@@ -157,7 +157,7 @@ func (CLI) Coarse(p cliagent.Permissions, _ bool) []permissions.Record {
 	sb := sandboxMode(m)
 	writeIn := cliagent.CoarseRecord(Backend, permissions.Write, ".", m.WriteWorkspace, true, hook+"; --sandbox "+sb)
 	if sb == "read-only" {
-		writeIn = cliagent.CoarseRecord(Backend, permissions.Write, ".", m.WriteWorkspace, false, "refused: --sandbox read-only (the OS refuses every write)")
+		writeIn = cliagent.CoarseRecord(Backend, permissions.Write, ".", m.WriteWorkspace, false, "refused: --sandbox read-only (the OS refuses every write; ours binds the workspace read-only too)")
 	}
 	net := cliagent.CoarseRecord(Backend, permissions.Net, "*", m.Net, false,
 		"refused for commands: --sandbox "+sb+" without network_access (the OS refuses; hook per call too)")

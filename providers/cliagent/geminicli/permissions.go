@@ -124,7 +124,7 @@ func (CLI) Coarse(p cliagent.Permissions, sandboxed bool) []permissions.Record {
 	}
 	return []permissions.Record{
 		cliagent.CoarseRecord(Backend, permissions.Read, "*", permissions.CoarseVerdict{Verdict: permissions.Allow}, true, hook),
-		cliagent.CoarseRecord(Backend, permissions.Write, ".", m.WriteWorkspace, true, hook),
+		cliagent.WorkspaceWrites(Backend, m, sandboxed, hook),
 		cliagent.CoarseRecord(Backend, permissions.Write, "/*", m.WriteOutside, false,
 			"refused: its file tools refuse a path outside the workspace, --include-directories and its temp directory (before the hook); a command's writes per call"),
 		exec,
