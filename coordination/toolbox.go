@@ -51,6 +51,7 @@ type stepKit struct {
 	web    bool
 	rec    toolRecorder
 	spend  *stepSpend // the session's budgets as the step sees them; nil: none
+	guard  *guard     // the step's decision point, for a CLI agent's own calls
 }
 
 // stepKit builds the kit of an agent's step. A step with no place to read
@@ -66,7 +67,7 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 		set = *ag.Tools
 	}
 	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, rules: svc.agentRules(ag)}
-	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(s, st)}
+	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(s, st), guard: g}
 	if b := s.Rules.TokenBudget; b != nil {
 		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}
@@ -100,6 +101,9 @@ func (k *stepKit) equip(req *providers.Request) {
 	req.MaxToolCalls, req.TokenBudget, req.WebSearch = k.max, k.budget, k.web
 	if k.spend != nil { // a nil *stepSpend in the interface would not be nil
 		req.Spend = k.spend
+	}
+	if k.guard != nil {
+		req.Permits = k.guard // a CLI agent's own tool calls (clipermits.go)
 	}
 }
 

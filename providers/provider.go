@@ -135,6 +135,10 @@ type Request struct {
 	// Record, when set, hears every tool call, command and file change of the
 	// step, for its tools.jsonl.
 	Record Recorder `json:"-"`
+	// Permits, when set, decides each action the agent takes and keeps the
+	// audit (a CLI agent: the calls its CLI lets the step see, and its
+	// coarse mode); nil applies no permission rules.
+	Permits Permits `json:"-"`
 }
 
 // ReviewBrief is a checkpoint review's setup in structured form, beside the

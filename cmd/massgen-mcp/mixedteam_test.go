@@ -104,6 +104,7 @@ func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *te
 			t.Errorf("%s's tools.jsonl: %v\n%s", id, err, log)
 		}
 	}
+	assertCLIPermissionsAudited(t, res.SessionDir)
 	for _, a := range res.Answers {
 		if a.AgentID != "agent_d" && !strings.Contains(a.Content, "Answer: 391") {
 			t.Errorf("%s answered %q", a.AgentID, a.Content)
@@ -131,4 +132,38 @@ func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *te
 		t.Log(sc.Text())
 	}
 	t.Logf("winner %s, %d steps, usage %+v, cost %v", res.Winner.AgentID, res.Steps, res.Usage, res.CostUSD)
+}
+
+// assertCLIPermissionsAudited checks that each CLI agent's edit went to the
+// permission engine (the workspace role allows it) and that each step
+// noted its CLI's run settings, in the session's permissions.jsonl.
+func assertCLIPermissionsAudited(t *testing.T, sessionDir string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(sessionDir, "permissions.jsonl"))
+	if err != nil {
+		t.Errorf("no permission log: %v", err)
+		return
+	}
+	settings, edits := map[string]bool{}, map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r struct {
+			Agent, Tool, Outcome string
+			Action               struct{ Kind, Target string }
+		}
+		if json.Unmarshal([]byte(line), &r) != nil {
+			t.Errorf("a permission line that is not JSON: %s", line)
+			continue
+		}
+		if strings.HasSuffix(r.Tool, "(run settings)") {
+			settings[r.Agent] = true
+		}
+		if r.Action.Kind == "write" && r.Action.Target == "answer.txt" && r.Outcome == "allowed" {
+			edits[r.Agent] = r.Tool
+		}
+	}
+	for id, tool := range map[string]string{"agent_a": "apply_patch", "agent_b": "Edit", "agent_c": "write_file"} {
+		if !settings[id] || edits[id] != tool {
+			t.Errorf("%s: run settings noted %v, answer.txt's write decided by %q (want %s):\n%s", id, settings[id], edits[id], tool, data)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ import (
 // step writes the view file and names it.
 func workflowServerCommand() *cobra.Command {
 	var view string
+	var hook bool
 	cmd := &cobra.Command{
 		Use:   "workflow-server --view FILE",
 		Short: "The workflow MCP server a CLI agent's step runs (new_answer, vote); started by the step, not by hand",
@@ -31,9 +33,19 @@ session store.`,
 			if err != nil {
 				return fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
 			}
+			if hook {
+				// A CLI's hook protocol reads exit status 2 as a refusal,
+				// with stderr as the reason the model is shown.
+				if err := relay.Hook(cmd.Context(), v, cmd.InOrStdin(), cmd.OutOrStdout()); err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), err)
+					os.Exit(2)
+				}
+				return nil
+			}
 			return relay.Serve(cmd.Context(), v, cmd.InOrStdin(), cmd.OutOrStdout(), version)
 		},
 	}
 	cmd.Flags().StringVar(&view, "view", "", "the step's view file (written by the step)")
+	cmd.Flags().BoolVar(&hook, "hook", false, "answer one permission question of the CLI's hook (its JSON on stdin) and exit")
 	return cmd
 }

@@ -20,7 +20,7 @@ type Bubblewrap struct{}
 
 // Command implements Sandbox.
 func (Bubblewrap) Command(ctx context.Context, c Confinement, argv []string) (*exec.Cmd, error) {
-	spec := sandbox.Spec{Workspace: c.Workspace, Home: c.Home, Network: c.Network, Env: c.Env, Hide: c.Hide}
+	spec := sandbox.Spec{Workspace: c.Workspace, WorkspaceReadOnly: c.WorkspaceReadOnly, Home: c.Home, Network: c.Network, Env: c.Env, Hide: c.Hide}
 	seen := map[string]bool{}
 	add := func(to *[]sandbox.Bind, binds []Bind) {
 		for _, b := range binds {

@@ -79,6 +79,9 @@ type Run struct {
 	// UserSetup asks for the user's own CLI setup (for Claude Code: no
 	// --bare, so a subscription login, CLAUDE.md and settings apply).
 	UserSetup bool
+	// Permissions are the agent's permission rules as the CLI is told
+	// them (a Gatekeeper's runs only); nil: none, the CLI's usual settings.
+	Permissions *Permissions
 }
 
 // MCPServer is a stdio MCP server as CLIs' configs name one.

@@ -72,6 +72,7 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 		return providers.Action{}, providers.Usage{}, err
 	}
 	resume := ag.session()
+	noteCoarse(req, p.cli, permitsFor(req, p.cli, nil), p.opts.Sandbox.Confined())
 	lim := newLimits(&req)
 	res, err := p.run(ctx, req, ag, resume, lim)
 	usage := p.usage(res.out)
@@ -359,7 +360,16 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		return nil, "", err
 	}
 	c.ReadOnly = append(c.ReadOnly, Bind{Src: relayBin, Dst: relayBin})
-	view, _ := json.Marshal(relay.View{Socket: wf.socket, Tools: req.Tools, Extra: wf.extra.offered()})
+	perms := permitsFor(req, p.cli, append(append([]string{relayBin}, relayArgs...), "--hook"))
+	if perms != nil {
+		c.WorkspaceReadOnly = perms.Mode.SandboxReadOnly
+		gk := p.cli.(Gatekeeper)
+		wf.gate = &gate{ctx: ctx, cli: gk, permits: req.Permits, workspace: workIn, mask: p.mask}
+		if !gk.UsesPromptTool() {
+			perms.PromptTool = ""
+		}
+	}
+	view, _ := json.Marshal(relay.View{Socket: wf.socket, Tools: req.Tools, Extra: wf.extra.offered(), Permission: perms != nil && perms.PromptTool != ""})
 	if err := os.WriteFile(filepath.Join(wf.dir, "view.json"), view, 0o600); err != nil {
 		return nil, "", err
 	}
@@ -393,6 +403,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		WorkflowTools: append(toolList(req.Tools), wf.extra.names()...),
 		Sandboxed:     p.opts.Sandbox.Confined(),
 		UserSetup:     p.opts.UserSetup,
+		Permissions:   perms,
 	}
 	inv, err := p.cli.Invocation(run)
 	if err != nil {

@@ -22,12 +22,15 @@ type Sandbox interface {
 // Confinement is what one CLI run may see.
 type Confinement struct {
 	Workspace string // read-write, the working directory
-	Home      string // read-write, HOME
-	ReadOnly  []Bind // the binaries, peers' snapshots, contexts
-	ReadWrite []Bind // the run directory, the CLI's own config directory
-	Hide      []string
-	Network   bool
-	Env       []string
+	// WorkspaceReadOnly binds the workspace read-only (the read-only
+	// permission role): the OS refuses the CLI's every write to it.
+	WorkspaceReadOnly bool
+	Home              string // read-write, HOME
+	ReadOnly          []Bind // the binaries, peers' snapshots, contexts
+	ReadWrite         []Bind // the run directory, the CLI's own config directory
+	Hide              []string
+	Network           bool
+	Env               []string
 }
 
 // Bind makes a host path visible at Dst inside the sandbox.

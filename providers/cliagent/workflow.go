@@ -31,6 +31,7 @@ type workflow struct {
 	tools  []providers.Tool
 	extra  *extraTools // nil: the workflow tools only
 	lim    *limits     // counts the calls that do not land; nil: none
+	gate   *gate       // answers the CLI's permission questions; nil: none asked
 
 	mu     sync.Mutex
 	call   *providers.ToolCall
@@ -99,6 +100,12 @@ func (w *workflow) answer(conn net.Conn) {
 	v := relay.Verdict{}
 	if err := json.Unmarshal(line, &c); err != nil {
 		v.Message = "the workflow server sent a call that is not JSON"
+	} else if (c.Tool == relay.HookTool || c.Tool == relay.PromptTool) && w.gate != nil {
+		// An ask may wait for a person, up to the rules' approval
+		// timeout; the verdict's write is bounded again.
+		_ = conn.SetDeadline(time.Time{})
+		v = w.gate.answer(c)
+		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	} else if w.extra.serves(c.Tool) {
 		if done := w.landedCall(); done != nil {
 			v.Message = submitted(done.Name)

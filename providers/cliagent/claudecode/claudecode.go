@@ -66,18 +66,19 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 	for _, t := range r.WorkflowTools {
 		allowed = append(allowed, mcpTool(r.Workflow.Name, t))
 	}
-	if r.Sandboxed {
+	if r.Sandboxed && r.Permissions == nil {
 		// acceptEdits allows Read, Edit and Write but not the shell; inside
-		// the sandbox the shell is confined like every other command.
+		// the sandbox the shell is confined like every other command. With
+		// permission rules the prompt tool decides it (permissions.go).
 		allowed = append(allowed, "Bash")
 	}
-	args := []string{"-p",
-		"--output-format", "stream-json", "--verbose",
-		"--permission-mode", "acceptEdits",
-		"--strict-mcp-config", "--mcp-config", r.RunDir + "/mcp.json",
-		"--append-system-prompt-file", r.RunDir + "/system.md",
+	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
+	args = append(args, permissionArgs(r)...)
+	args = append(args,
+		"--strict-mcp-config", "--mcp-config", r.RunDir+"/mcp.json",
+		"--append-system-prompt-file", r.RunDir+"/system.md",
 		"--allowedTools", strings.Join(allowed, ","),
-	}
+	)
 	if !r.UserSetup {
 		args = append(args, "--bare")
 	}

@@ -33,13 +33,20 @@ func Relay() []string {
 }
 
 // RunRelay serves the workflow relay and exits when the test binary was
-// started as one (`<binary> relay-server --view FILE`); otherwise it
+// started as one (`<binary> relay-server --view FILE [--hook]`); otherwise it
 // returns. Call it first in TestMain.
 func RunRelay() {
 	if len(os.Args) < 4 || os.Args[1] != RelayArg {
 		return
 	}
 	v, err := relay.ReadView(os.Args[3])
+	if err == nil && len(os.Args) > 4 && os.Args[4] == "--hook" {
+		if err := relay.Hook(context.Background(), v, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	if err == nil {
 		err = relay.Serve(context.Background(), v, os.Stdin, os.Stdout, "test")
 	}

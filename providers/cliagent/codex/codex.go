@@ -54,21 +54,22 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		return cliagent.Invocation{}, fmt.Errorf("%s: the step has no prompt", Backend)
 	}
 	srv := "mcp_servers." + r.Workflow.Name
-	args := []string{"exec", "--json", "--skip-git-repo-check",
-		"--sandbox", "workspace-write",
+	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	args = append(args, permissionArgs(r)...)
+	args = append(args,
 		"--cd", r.Workdir,
 		"-c", `approval_policy="never"`,
-		"-c", srv + ".command=" + tomlString(r.Workflow.Command),
-		"-c", srv + ".args=" + tomlArray(r.Workflow.Args),
-		"-c", srv + `.default_tools_approval_mode="approve"`,
-		"-c", srv + ".startup_timeout_sec=30",
+		"-c", srv+".command="+tomlString(r.Workflow.Command),
+		"-c", srv+".args="+tomlArray(r.Workflow.Args),
+		"-c", srv+`.default_tools_approval_mode="approve"`,
+		"-c", srv+".startup_timeout_sec=30",
 		// A team MCP server's call runs in the Step for up to its own two
 		// minutes; Codex's default wait (60 s) would give up first.
-		"-c", srv + ".tool_timeout_sec=180",
+		"-c", srv+".tool_timeout_sec=180",
 		"-c", "check_for_update_on_startup=false",
 		"-c", "features.plugins=false",
 		"-c", "analytics.enabled=false",
-	}
+	)
 	if r.Model != "" {
 		args = append(args, "--model", r.Model)
 	}

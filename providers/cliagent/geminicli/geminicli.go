@@ -78,6 +78,9 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
 	}
+	if r.Permissions != nil && len(r.Permissions.Hook) > 0 {
+		settings["hooks"] = hookSettings(r.Permissions)
+	}
 	files := map[string][]byte{}
 	if auth := userAuth(r.HostConfigDir); auth != nil {
 		settings["security"] = map[string]any{"auth": auth}

@@ -5,7 +5,11 @@
 // agent's MCP server tools the view lists as extra, and forwards every call
 // over the step's Unix socket to the Step that started the CLI (package
 // cliagent), whose verdict, or the extra tool's result, becomes the tool's
-// result.
+// result. With permission rules it also serves PromptTool (Claude Code's
+// permission prompt) and, run with --hook, answers one question of a CLI's
+// PreToolUse/BeforeTool hook (Hook); both forward the CLI's own wire to
+// the Step, which decides and words the answer, and a step that cannot be
+// reached refuses.
 //
 // relay never opens the session store and knows nothing of the protocol: it
 // carries calls and verdicts. The wire types here (View, Call, Verdict) are

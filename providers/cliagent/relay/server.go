@@ -21,6 +21,10 @@ import (
 const (
 	callTimeout  = 30 * time.Second
 	extraTimeout = 3 * time.Minute
+	// gateTimeout bounds a permission question: an ask may wait for a
+	// person (the rules' approval timeout, five minutes by default), and
+	// the Step refuses once that has passed.
+	gateTimeout = 10 * time.Minute
 )
 
 // extraWorkers is how many tool calls the server runs at once when it
@@ -39,8 +43,12 @@ func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version str
 	for _, t := range v.Extra {
 		s.AddTool(mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema), forward(v.Socket, t.Name, extraTimeout))
 	}
+	if v.Permission {
+		s.AddTool(mcp.NewToolWithRawSchema(PromptTool, "Decides whether a tool call may run (called by the CLI, not the model).", promptSchema),
+			forward(v.Socket, PromptTool, gateTimeout))
+	}
 	stdio := server.NewStdioServer(s)
-	if len(v.Extra) > 0 {
+	if len(v.Extra) > 0 || v.Permission {
 		server.WithWorkerPoolSize(extraWorkers)(stdio)
 	}
 	err := stdio.Listen(ctx, in, out)

@@ -27,7 +27,25 @@ type View struct {
 	// fs__read): the Step runs them and returns their result; a call to one
 	// does not end the step.
 	Extra []providers.Tool `json:"extra,omitempty"`
+	// Permission serves PromptTool, the tool a CLI asks before each of its
+	// own tool calls (Claude Code's --permission-prompt-tool); the Step
+	// decides each question by the agent's permission rules.
+	Permission bool `json:"permission,omitempty"`
 }
+
+// PromptTool is the tool a CLI asks for permission through (Claude Code
+// names it mcp__workflow__permission_prompt), and HookTool the name a hook
+// run (`workflow-server --view FILE --hook`) forwards its question under.
+// Both carry the CLI's own wire: the Step's CLI adapter reads the question
+// and words the answer.
+const (
+	PromptTool = "permission_prompt"
+	HookTool   = "permission_hook"
+)
+
+// promptSchema is Claude Code's permission prompt input: the tool it is
+// about to call, its input and the call's id.
+var promptSchema = json.RawMessage(`{"type":"object","properties":{"tool_name":{"type":"string"},"input":{"type":"object"},"tool_use_id":{"type":"string"}},"required":["tool_name","input"]}`)
 
 // ReadView reads a view file and checks that it can be served.
 func ReadView(path string) (View, error) {

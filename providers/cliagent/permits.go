@@ -1,0 +1,191 @@
+package cliagent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
+)
+
+// Permissions is what a run's CLI is told of the agent's permission rules
+// (Run.Permissions; nil when the request has none).
+type Permissions struct {
+	// Mode is the coarse mode derived from the rules: what the CLI's
+	// one-per-run settings (sandbox, approval mode, disallowed tools) say.
+	Mode permissions.CoarseMode
+	// Hook is the command line the CLI runs before each of its tool calls,
+	// the call's JSON on stdin (the relay in hook mode): it prints the
+	// Step's answer in the CLI's wire, or exits 2 to refuse. Each word is
+	// a separate argument; a CLI that takes one command string quotes them.
+	Hook []string
+	// PromptTool is the workflow server's tool the CLI may ask instead
+	// (Claude Code's --permission-prompt-tool), as the server names it.
+	PromptTool string
+}
+
+// Gatekeeper is a CLI whose tool calls the Step can decide one by one,
+// through a hook or a prompt tool (the CLI's own wire both ways), and
+// whose coarse settings it can name for the audit.
+type Gatekeeper interface {
+	// Question reads one permission question, as the CLI's hook or prompt
+	// tool sends it: the tool the CLI is about to run and the actions it
+	// would take. workspace is the workspace as the CLI sees it. No
+	// actions (and no error) is a call of the workflow server, which the
+	// Step judges itself (its team MCP tools through the guarded toolbox):
+	// it goes on unrecorded here.
+	Question(payload json.RawMessage, workspace string) (tool string, actions []permissions.Action, err error)
+	// Answer is the CLI's wire for the decision on a question.
+	Answer(payload json.RawMessage, ran bool, why string) string
+	// UsesPromptTool says the CLI asks through the workflow server's
+	// prompt tool (served only then), not a hook.
+	UsesPromptTool() bool
+	// Coarse are the audit lines of what a run's settings decide up
+	// front, one per kind of action: the verdict, and in Rule the CLI's
+	// means ("codex --sandbox read-only").
+	Coarse(p Permissions, sandboxed bool) []permissions.Record
+}
+
+// permitsFor is the run's Permissions for a request, or nil when it has
+// no rules or the CLI cannot be told them.
+func permitsFor(req providers.Request, cli CLI, hook []string) *Permissions {
+	if req.Permits == nil {
+		return nil
+	}
+	if _, ok := cli.(Gatekeeper); !ok {
+		return nil
+	}
+	return &Permissions{Mode: permissions.Coarse(req.Permits.Rules()), Hook: hook, PromptTool: relay.PromptTool}
+}
+
+// noteCoarse writes the coarse mode's audit lines once per step, so a CLI
+// agent's trail is never empty even when its CLI decides alone.
+func noteCoarse(req providers.Request, cli CLI, p *Permissions, sandboxed bool) {
+	gk, ok := cli.(Gatekeeper)
+	if !ok || p == nil {
+		return
+	}
+	for _, rec := range gk.Coarse(*p, sandboxed) {
+		req.Permits.Note(rec)
+	}
+}
+
+// gate is a step's end of the permission questions its CLI asks.
+type gate struct {
+	ctx       context.Context
+	cli       Gatekeeper
+	permits   providers.Permits
+	workspace string // as the CLI sees it
+	mask      func(string) string
+}
+
+// answer decides one question; the verdict's message is the CLI's wire.
+// A question it cannot read is refused (fail closed).
+func (g *gate) answer(c relay.Call) relay.Verdict {
+	tool, actions, err := g.cli.Question(c.Arguments, g.workspace)
+	if err != nil {
+		return relay.Verdict{Message: "refused: " + g.mask(err.Error())}
+	}
+	if len(actions) == 0 {
+		return relay.Verdict{Accepted: true, Message: g.cli.Answer(c.Arguments, true, "")}
+	}
+	ran, why := g.permits.Check(g.ctx, tool, actions)
+	return relay.Verdict{Accepted: true, Message: g.cli.Answer(c.Arguments, ran, why)}
+}
+
+// ActionsFor classifies one of a CLI's own tool calls, by the kind of its
+// tool: a shell command, a file written or read (its path as the CLI gives
+// it, made relative to the workspace when inside it), a URL fetched (its
+// host), the web searched, an MCP tool (server/tool).
+func ActionsFor(kind ToolKind, target, workspace string) []permissions.Action {
+	switch kind {
+	case KindShell:
+		return permissions.ForCommand(target)
+	case KindWrite:
+		return []permissions.Action{{Kind: permissions.Write, Target: permissions.PathIn(orDot(target), workspace)}}
+	case KindRead:
+		return []permissions.Action{{Kind: permissions.Read, Target: permissions.PathIn(orDot(target), workspace)}}
+	case KindFetch:
+		return []permissions.Action{{Kind: permissions.Net, Target: hostOf(target)}}
+	case KindSearch:
+		return []permissions.Action{{Kind: permissions.Net, Target: permissions.WebSearch}}
+	}
+	return []permissions.Action{{Kind: permissions.MCP, Target: target}}
+}
+
+// ToolKind is what a CLI's tool does, for ActionsFor.
+type ToolKind int
+
+// The kinds of a CLI's tools.
+const (
+	KindOther  ToolKind = iota // an MCP tool or one not known: mcp(target)
+	KindShell                  // target: the command line
+	KindWrite                  // target: the path
+	KindRead                   // target: the path ("" is the workspace)
+	KindFetch                  // target: the URL
+	KindSearch                 // the web search
+)
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// hostOf is a URL's host (a bare host is itself).
+func hostOf(u string) string {
+	rest := u
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if h, _, ok := strings.Cut(rest, ":"); ok && !strings.Contains(h, "[") {
+		rest = h
+	}
+	if rest == "" {
+		return u
+	}
+	return strings.ToLower(rest)
+}
+
+// CoarseRecord is one coarse audit line: the rules' verdict on a kind of
+// action (target "*" or a generic one), whether the CLI's run settings let
+// such a call go on (to its per-call hook, where it has one) or refuse it
+// outright, and by what means.
+func CoarseRecord(backend string, kind permissions.Kind, target string, v permissions.CoarseVerdict, lets bool, means string) permissions.Record {
+	a := permissions.Action{Kind: kind, Target: target}
+	out := permissions.Denied
+	if lets {
+		out = permissions.Allowed
+	}
+	return permissions.Record{Tool: backend + " (run settings)", Action: a, Risk: permissions.RiskOf(a), Verdict: v.Verdict,
+		Rule: means, Outcome: out}
+}
+
+// ShellLine quotes argv as one command line for the shell a CLI runs a
+// hook's command string with.
+func ShellLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// WorkspaceWrites is the audit line of writes to the workspace for a CLI
+// asked per call: refused by the OS when the sandbox binds the workspace
+// read-only (the read-only role), else left to the per-call check.
+func WorkspaceWrites(backend string, m permissions.CoarseMode, sandboxed bool, perCall string) permissions.Record {
+	if sandboxed && m.SandboxReadOnly {
+		return CoarseRecord(backend, permissions.Write, ".", m.WriteWorkspace, false, "refused: the sandbox binds the workspace read-only (the OS refuses); "+perCall)
+	}
+	return CoarseRecord(backend, permissions.Write, ".", m.WriteWorkspace, true, perCall)
+}
