@@ -85,7 +85,7 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 		ID: id, Task: v.Task, Status: r.Status, Outcome: report.Outcome(r), Summary: report.Summary(r),
 		Cost: report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
 		Map: report.ConsensusMapSVG(v), Needs: report.BuildGraph(v).Needs(),
-		Answers: []answer{}, Files: []file{},
+		Agents: []agentCard{}, Answers: []answer{}, Files: []file{},
 	}
 	live := r.Status == coordination.StatusRunning || r.Status == coordination.StatusDecided
 	st.CanCancel = live
@@ -122,7 +122,7 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 // answers lists every answer in the order they landed, each diffed against
 // its agent's previous one.
 func answers(agents []string, l *coordination.Ledger, start time.Time) []answer {
-	var out []answer
+	out := []answer{}
 	for _, id := range agents {
 		prev := ""
 		first := true

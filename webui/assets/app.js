@@ -65,7 +65,9 @@ $("filter").addEventListener("submit", (ev) => {
 // ---- a session ----
 
 const shown = { answers: 0, open: new Set() };
-window.__massgen = { renders: 0, renderMs: [], state: null };
+// What tests read: how many states arrived, what each showed, how long each
+// render took.
+window.__massgen = { renders: 0, renderMs: [], seen: [], state: null };
 
 function render(st) {
   const t0 = performance.now();
@@ -112,11 +114,13 @@ function render(st) {
 
   // Answers never change once landed: only new ones are added.
   if (st.answers.length !== shown.answers) {
-    const box = $("answers");
-    for (const a of st.answers.slice(shown.answers)) box.append(answerView(a));
+    const frag = document.createDocumentFragment();
+    for (const a of st.answers.slice(shown.answers)) frag.append(answerView(a));
+    $("answers").append(frag);
     shown.answers = st.answers.length;
   }
   window.__massgen.state = st;
+  window.__massgen.seen.push({ status: st.status, answers: st.answers.length });
   window.__massgen.renders++;
   window.__massgen.renderMs.push(performance.now() - t0);
 }
@@ -124,13 +128,21 @@ function render(st) {
 function answerView(a) {
   const d = el("details", { class: "answer", "data-label": a.label },
     el("summary", {}, el("strong", { text: a.label }), ` by ${a.agent}, step ${a.step}, ${a.at}`));
+  // The body is built when first opened: a 200-step session's answers cost
+  // nothing until read.
   const body = el("div", { class: "md" });
-  body.innerHTML = a.html; // goldmark, raw HTML omitted
   d.append(body);
+  d.addEventListener("toggle", () => {
+    if (d.open && !body.hasChildNodes()) body.innerHTML = a.html; // goldmark, raw HTML omitted
+  });
   if (a.diff && a.diff.length) {
     const pre = el("pre", { class: "diff", tabindex: "0", "aria-label": `changes since ${a.agent}'s previous answer` });
-    for (const l of a.diff) pre.append(el("span", { class: l.op === "+" ? "add" : l.op === "-" ? "del" : "same", text: `${l.op === "=" ? " " : l.op} ${l.text}\n` }));
-    d.append(el("details", { class: "diffbox" }, el("summary", { text: "Changes since the previous answer" }), pre));
+    const box = el("details", { class: "diffbox" }, el("summary", { text: "Changes since the previous answer" }), pre);
+    box.addEventListener("toggle", () => {
+      if (!box.open || pre.hasChildNodes()) return;
+      for (const l of a.diff) pre.append(el("span", { class: l.op === "+" ? "add" : l.op === "-" ? "del" : "same", text: `${l.op === "=" ? " " : l.op} ${l.text}\n` }));
+    });
+    d.append(box);
   }
   return d;
 }
