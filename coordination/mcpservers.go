@@ -102,7 +102,8 @@ func (as *agentServers) agent(ctx context.Context, s *Session, agent string, pla
 // commands (its live workspace, the contexts, the state directory hidden),
 // as plain data for the Tooling, which chooses the sandbox.
 func (svc *Service) agentMCPPlaces(s *Session, agent string, set AgentTools) AgentMCP {
-	a := AgentMCP{SessionID: s.ID, AgentID: agent, Settings: set, Hide: svc.hiddenPaths(s)}
+	ag, _ := s.Agent(agent)
+	a := AgentMCP{SessionID: s.ID, AgentID: agent, Settings: set, Hide: svc.hiddenPaths(s), ReadOnly: svc.agentRules(ag).Role.SandboxReadOnly()}
 	if t := svc.team(s); t != nil {
 		if live, err := t.Prepare(agent); err == nil {
 			a.Workspace = live

@@ -19,6 +19,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -78,6 +79,10 @@ type Options struct {
 	// (the file tools and run_command): WorkspaceToolsOn, WorkspaceToolsOff,
 	// or "" / WorkspaceToolsAuto to decide per session (workspacetools.go).
 	WorkspaceTools string
+	// Permissions are the server's permission rules (the operator's
+	// config), under every agent's own (permissions.go). Zero: the
+	// workspace role, risk-based approvals.
+	Permissions permissions.Rules
 }
 
 // Service is the protocol over a Store: the one road every caller (MCP

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -34,6 +35,10 @@ type AgentTools struct {
 	// environment when they start, so session.json holds only the
 	// reference.
 	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
+	// Permissions are the agent's permission rules (permissions.go): its
+	// team file's, the team's `permissions:` under the agent's own. Nil:
+	// the server's (Options.Permissions) alone.
+	Permissions *permissions.Rules `json:"permissions,omitempty"`
 }
 
 // stepKit is what a server step gives its provider besides the prompt: the
@@ -54,28 +59,29 @@ type stepKit struct {
 // no places, so only its agents' MCP servers make a toolbox;
 // neither does one whose places cannot be bound (logged): it still runs,
 // with the workflow tools alone.
-func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, mcp MCPServers) *stepKit {
+func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, step int, mcp MCPServers) *stepKit {
 	ag, _ := s.Agent(v.Agent)
 	set := AgentTools{}
 	if ag.Tools != nil {
 		set = *ag.Tools
 	}
-	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch, spend: svc.runs.openSpend(s, st)}
+	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, rules: svc.agentRules(ag)}
+	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(s, st)}
 	if b := s.Rules.TokenBudget; b != nil {
 		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}
 	tooling := svc.opts.Tooling
-	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp}
+	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp, ReadOnly: g.rules.Role.SandboxReadOnly()}
 	if workspaceToolsOn(s) {
 		p.Workspace, p.Contexts, p.Shown = v.Workspace, v.Contexts, v.Shown
 	}
 	if tooling == nil || (p.Workspace == "" && len(p.Contexts) == 0 && !showsFiles(p.Shown) && mcp == nil) {
 		return k
 	}
-	k.box = &lazyToolbox{build: func() (providers.Toolbox, error) { return tooling.Toolbox(ctx, p) },
+	k.box = &guardedToolbox{g: g, inner: &lazyToolbox{build: func() (providers.Toolbox, error) { return tooling.Toolbox(ctx, p) },
 		allowed: set.Allowed, excluded: set.Excluded, log: func(err error) {
 			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", v.Agent).Msg("the step's tools could not be set up; it runs with the workflow tools alone")
-		}}
+		}}}
 	return k
 }
 

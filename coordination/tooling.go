@@ -49,6 +49,9 @@ type StepPlaces struct {
 	MCP MCPServers
 	// Hide are host paths no command may see (the state directory).
 	Hide []string
+	// ReadOnly: the agent's permission role is read-only, so its commands'
+	// sandbox must have no writable path (the workspace bound read-only).
+	ReadOnly bool
 }
 
 // AgentMCP is what Tooling.StartMCP is given to start one agent's MCP
@@ -68,6 +71,9 @@ type AgentMCP struct {
 	Contexts []providers.ContextDir
 	// Hide are host paths no server may see (the state directory).
 	Hide []string
+	// ReadOnly: the agent's permission role is read-only; its stdio
+	// servers' sandbox binds the workspace read-only.
+	ReadOnly bool
 }
 
 // MCPServer is one of an agent's MCP servers as the operator's team file

@@ -32,11 +32,31 @@ func applyChangesTool(h *handler) server.ServerTool {
 }
 
 func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, args applyChangesArgs) (*mcpgo.CallToolResult, error) {
+	// The user is asked before their project is written (applyconfirm.go);
+	// a call that would write nothing (already applied, nothing pending)
+	// is answered without asking.
+	var action *string
+	if team, err := h.svc(ctx).Result(ctx, args.SessionID); err == nil && team.ChangesPending && team.Changes != nil {
+		if err := canElicit(ctx); err != nil {
+			return nil, fmt.Errorf("apply_changes asks the user before it writes to %s: %w; or the user runs `massgen-mcp apply %s` in a terminal", team.Changes.Context, err, args.SessionID)
+		}
+		reply, ask := askUser(req, applyID, roundState{Session: args.SessionID, Round: 1}.String(), applyQuestion(team))
+		if ask != nil {
+			return ask, nil
+		}
+		a := replyAction(reply)
+		if a != string(mcpgo.ElicitationResponseActionAccept) {
+			out := ApplyResult{SessionID: args.SessionID, Confirmation: &a}
+			return mcpgo.NewToolResultStructured(out, notAppliedText(args.SessionID, a)), nil
+		}
+		action = &a
+	}
 	res, err := h.svc(ctx).ApplyChanges(ctx, args.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	out := wireApplyResult(*res)
+	out.Confirmation = action
 	return mcpgo.NewToolResultStructured(out, applyText(out)), nil
 }
 

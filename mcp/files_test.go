@@ -55,7 +55,7 @@ func TestContextDirectoryOverMCP(t *testing.T) {
 	os.MkdirAll(proj, 0o755)
 	os.WriteFile(filepath.Join(proj, "README.md"), []byte("the bakery's site"), 0o644)
 	s := newFileServer(t, Options{WriteRoots: []string{root}})
-	c := inProcess(t, s, false)
+	c := inProcessAsking(t, s, false, accepting())
 
 	args := map[string]any{"task": "Build a one-page landing site for a bakery", "models": []string{"sim", "sim"}, "wait": true,
 		"context": []any{map[string]any{"path": "site", "permission": "write"}}}

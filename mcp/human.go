@@ -198,10 +198,12 @@ func canAskHumans(ctx context.Context, agents []coordination.Agent, models []str
 	return nil
 }
 
-// askingHumans is ctx for a run of a session with human agents: their steps
-// ask through the session's questions.
+// askingHumans is ctx for a run of a session with human agents, or whose
+// client can ask its user: human agents' steps, and an agent's ask for
+// approval (coordination/permissions.go), ask through the session's
+// questions.
 func (h *handler) askingHumans(ctx context.Context, s *coordination.Session) context.Context {
-	if len(humanAgents(s.Agents, nil)) == 0 {
+	if len(humanAgents(s.Agents, nil)) == 0 && canElicit(ctx) != nil {
 		return ctx
 	}
 	return providers.WithAsker(ctx, h.questions.asker(tenantOf(ctx), s.ID))

@@ -38,6 +38,10 @@ var operatorOnlyFields = []string{
 	// An agent's tools (coordination.AgentTools): what runs on this machine
 	// and what reaches the web.
 	"tools", "allowed_tools", "exclude_tools", "disallowed_tools", "web_search", "enable_web_search",
+	// Permission rules, roles and approval policies (permissions.Rules): a
+	// client could only narrow them (permissions.Narrow), and no tool's
+	// schema offers that yet, so all are the operator's.
+	"permissions", "role", "approvals",
 }
 
 // checkOperatorOnly refuses operator-only fields in a tool call's raw

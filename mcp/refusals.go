@@ -109,6 +109,17 @@ func (b *boundedInput) readLine() ([]byte, error) {
 				}
 				continue
 			}
+			// The tasks extension's methods are answered here (taskrpc.go).
+			if r, ok := b.s.taskMethod(context.Background(), line); ok {
+				if r != nil {
+					b.reply(r)
+				}
+				line = line[:0]
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
 		}
 		return line, err
 	}

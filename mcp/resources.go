@@ -74,6 +74,7 @@ func resourceTemplates(h *handler) []server.ServerResourceTemplate {
 			),
 			Handler: h.readFiles,
 		},
+		appResourceTemplate(h),
 	}
 }
 

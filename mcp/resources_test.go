@@ -41,7 +41,7 @@ func TestResourcesShowSessionsStatusEventsAndAnswers(t *testing.T) {
 		t.Fatalf("resources/list: %v %+v", err, list)
 	}
 	templates, err := c.ListResourceTemplates(ctx, mcpgo.ListResourceTemplatesRequest{})
-	if err != nil || len(templates.ResourceTemplates) != 6 {
+	if err != nil || len(templates.ResourceTemplates) != 7 { // the six of massgen:// and the consensus-map app (app.go)
 		t.Fatalf("resources/templates/list: %v %+v", err, templates)
 	}
 

@@ -23,7 +23,7 @@ import (
 // own type, and Pending for a call that returns before its work is done
 // (pending.go).
 var resultTypes = map[string][]json.RawMessage{
-	"run_team":               {schemaOf[TeamResult]()},
+	"run_team":               {schemaOf[TeamResult](), schemaOf[TaskHandle]()},
 	"start_team":             {schemaOf[startTeamResult]()},
 	"step":                   {schemaOf[StepResult](), schemaOf[Pending]()},
 	"team_status":            {schemaOf[StatusView]()},

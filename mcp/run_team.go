@@ -60,6 +60,14 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 	if err := canAskHumans(ctx, s.Agents, nil); err != nil {
 		return nil, err
 	}
+	// A client that declared the tasks extension gets a task (tasks.go),
+	// unless the team asks a person: a task's questions would need
+	// tasks/update, which run_team does not speak.
+	if wantsTask(ctx) && !retry && len(humanAgents(s.Agents, nil)) == 0 {
+		if res, made, err := h.runAsTask(ctx, req, s.ID, args.Detail == detailFull); made {
+			return res, err
+		}
+	}
 	ctx = h.askingHumans(ctx, s)
 	how := waitLimited
 	switch {

@@ -135,13 +135,15 @@ type handler struct {
 	progressSent func(token any, sent int)
 	// questions are human agents' questions for the user (human.go).
 	questions *questions
+	// tasks are run_team calls made MCP tasks (tasks.go).
+	tasks *taskTable
 }
 
 // New builds the server over a coordination service: the default tenant's
 // (Options.Tenants opens the others').
 func New(svc *coordination.Service, opts Options) *Server {
 	opts = opts.withDefaults()
-	h := &handler{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), flights: newFlights(), questions: newQuestions(), opts: opts, log: opts.Logger}
+	h := &handler{tenants: newTenants(svc, opts.Tenants), runs: newRunLimits(opts.MaxRuns, opts.MaxRunsPerTenant), flights: newFlights(), questions: newQuestions(), tasks: newTaskTable(), opts: opts, log: opts.Logger}
 	serverOpts := []server.ServerOption{
 		server.WithTitle("MassGen team"),
 		server.WithDescription("Runs a team of AI agents on one task until their votes agree (the MassGen protocol)."),
@@ -157,11 +159,18 @@ func New(svc *coordination.Service, opts Options) *Server {
 		server.WithMethodCacheHints(mcpgo.MethodToolsList, 3_600_000, mcpgo.CacheScopePublic),
 		server.WithMethodCacheHints(mcpgo.MethodPromptsList, 3_600_000, mcpgo.CacheScopePublic),
 	}
+	// The consensus map is an MCP App (app.go); run_team becomes a task
+	// for a client that declares the extension on its call (tasks.go).
+	exts := map[string]any{extApps: map[string]any{"mimeTypes": []string{appMIME}}}
+	if opts.Tools.Has("run_team") {
+		exts[extTasks] = map[string]any{}
+	}
+	serverOpts = append(serverOpts, server.WithExtensions(exts))
 	if opts.ValidateOutput {
 		serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(newResultCheck().middleware))
 	}
 	h.metrics = newMetrics(h.tenants)
-	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(h.metrics.middleware), server.WithToolHandlerMiddleware(linksForItsProtocol))
+	serverOpts = append(serverOpts, server.WithToolHandlerMiddleware(h.metrics.middleware), server.WithToolHandlerMiddleware(linksForItsProtocol), server.WithToolHandlerMiddleware(linkApp))
 	hooks := &server.Hooks{}
 	(&listenAcks{deliver: opts.DeliveryTimeout}).hooks(hooks)
 	hooks.AddOnRequestInitialization(refuseUnoffered(opts.Tools))

@@ -34,7 +34,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	// (refusals.go); refusals share the output's lock.
 	locked := &lockedWriter{w: out}
 	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked}
-	err := stdio.Listen(withReceipts(ctx, s.receipts), bounded, receiptWriter{w: locked, receipts: s.receipts})
+	err := stdio.Listen(withReceipts(ctx, s.receipts), bounded, receiptWriter{w: liftingWriter{locked}, receipts: s.receipts})
 	s.handler.tenants.cancelAll()
 	s.handler.flights.cancelAll()
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {

@@ -237,6 +237,9 @@ type ApplyResult struct {
 	SessionID      string   `json:"session_id"`
 	Applied        *Applied `json:"applied"`
 	AlreadyApplied bool     `json:"already_applied"`
+	// Confirmation is the user's reply when apply_changes asked them
+	// (accept, decline or cancel); absent when nothing was asked.
+	Confirmation *string `json:"confirmation,omitempty"`
 }
 
 // Rules is the wire form of coordination.Rules.

@@ -97,7 +97,7 @@ func TestAllowRootIsReadOnlyForClients(t *testing.T) {
 // winner's files are applied to the client's write context by apply_changes.
 func TestAllowRootWriteLetsClientsWriteThere(t *testing.T) {
 	root, proj := siteProject(t)
-	c := inProcess(t, newFileServer(t, Options{WriteRoots: []string{root}}), false)
+	c := inProcessAsking(t, newFileServer(t, Options{WriteRoots: []string{root}}), false, accepting())
 	var res coordination.TeamResult
 	decode(t, callTool(t, c, "run_team", bakeryRun([]any{map[string]any{"path": "site", "permission": "write"}})), &res)
 	var ap ApplyResult

@@ -22,6 +22,9 @@ type fsckSession struct {
 	Error string `json:"error,omitempty"`
 	// Clean is true when nothing is left to fix.
 	Clean bool `json:"clean"`
+	// Permissions counts the session's permissions.jsonl and pending asks
+	// (nil when it has neither).
+	Permissions *coordination.PermissionCounts `json:"permissions,omitempty"`
 }
 
 func fsckCommand() *cobra.Command {
@@ -148,6 +151,9 @@ func printFsckReport(out io.Writer, report []fsckSession, repair, asJSON bool) e
 
 func fsckOne(ctx context.Context, svc *coordination.Service, store *filestore.Store, id string, repair bool) fsckSession {
 	r := fsckSession{SessionID: id, Problems: []filestore.Problem{}}
+	if c, err := svc.CountPermissions(ctx, id); err == nil && c.Decisions+c.Pending > 0 {
+		r.Permissions = &c
+	}
 	found, err := store.Check(ctx, id)
 	if err != nil {
 		r.Error = err.Error()
@@ -225,6 +231,9 @@ func printFsck(out io.Writer, report []fsckSession, repair bool) {
 			fmt.Fprintf(out, "%s: ok\n", name)
 		default:
 			fmt.Fprintf(out, "%s: %d problems\n", name, len(r.Problems))
+		}
+		if r.Permissions != nil {
+			fmt.Fprintf(out, "  permissions.jsonl: %s\n", r.Permissions)
 		}
 		for _, p := range r.Problems {
 			fmt.Fprintf(out, "  %s %s: %s", p.Kind, p.Path, p.What)

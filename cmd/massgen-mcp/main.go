@@ -59,6 +59,8 @@ func rootCommand() *cobra.Command {
 		runCommand(),
 		statusCommand(),
 		cancelCommand(),
+		approveCommand(),
+		denyCommand(),
 		applyCommand(),
 		sessionsCommand(),
 		backendsCommand(),

@@ -70,6 +70,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 				l = nil
 			}
 			fmt.Fprint(cmd.OutOrStdout(), report.StatusSections(v, l, 100))
+			printPermissions(ctx, cmd.OutOrStdout(), svc, v.Result.SessionID)
 			return nil
 		},
 	}

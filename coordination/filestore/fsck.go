@@ -151,6 +151,11 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 			add(filepath.Join(dir, "events.jsonl"), ProblemTimeline, fmt.Sprintf("%d unreadable lines (readers skip them; the timeline is not the ledger)", bad), "")
 		}
 	}
+	if _, bad, err := readPermissions(dir); err != nil {
+		add(filepath.Join(dir, permissionsName), ProblemTimeline, err.Error()+"; readers see no permission log", "")
+	} else if bad > 0 {
+		add(filepath.Join(dir, permissionsName), ProblemTimeline, fmt.Sprintf("%d unreadable lines of the permission audit (readers skip them)", bad), "")
+	}
 	return ps, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -39,6 +40,7 @@ type session struct {
 	events  []coordination.Event
 	views   map[string]coordination.IssuedView
 	tools   map[toolKey][]providers.ToolRecord // toollog.go
+	perms   []permissions.Record               // permissions.go
 	running bool
 	lease   *coordination.RunLease            // lease.go
 	steps   map[string]*coordination.RunLease // step leases by agent, lease.go

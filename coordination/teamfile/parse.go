@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -33,6 +34,9 @@ type parser struct {
 	// check that its backend has a web search tool (tools.go).
 	webSearch    *yaml.Node
 	webSearchKey string
+	// teamPerms is the team's `permissions:`, laid under every agent's at
+	// the end (permissions.go).
+	teamPerms permissions.Rules
 }
 
 // unknownKey is a key in no table; whether it is an error depends on the
@@ -104,6 +108,7 @@ func (p *parser) parse(data []byte) *Team {
 		return p.team
 	}
 	p.top(root)
+	p.layPermissions()
 	if p.massgen {
 		p.team.Format = FormatMassGen
 	}
@@ -196,7 +201,7 @@ func (p *parser) unknownOr(where, key string, k *yaml.Node, known []string) {
 	p.unknown = append(p.unknown, unknownKey{key: full, line: k.Line})
 }
 
-var topKeys = []string{"agents", "agent", "rules", "context", "apply", "eval_criteria", "orchestrator", "timeout_settings", "ui", "logging", "memory", "hooks", "global_hooks", "session_storage", "subagents"}
+var topKeys = []string{"permissions", "agents", "agent", "rules", "context", "apply", "eval_criteria", "orchestrator", "timeout_settings", "ui", "logging", "memory", "hooks", "global_hooks", "session_storage", "subagents"}
 
 // massgenTop are MassGen's top-level keys we do not read, with what they do.
 var massgenTop = map[string]string{
@@ -239,6 +244,8 @@ func (p *parser) top(root *yaml.Node) {
 		case "timeout_settings":
 			p.massgen = true
 			p.timeouts(v, "timeout_settings")
+		case "permissions":
+			p.permissions(&p.teamPerms, v, "permissions")
 		default:
 			if effect, ok := massgenTop[key]; ok {
 				p.massgen = true
@@ -251,7 +258,7 @@ func (p *parser) top(root *yaml.Node) {
 }
 
 var agentKeys = []string{"id", "model", "backend", "system_message", "temperature", "max_output_tokens", "reasoning_effort", "web_search", "voting_sensitivity",
-	"allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers", "api_key_env"}
+	"allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers", "api_key_env", "permissions"}
 
 func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
@@ -281,6 +288,13 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			p.agentTool(&a, key, v, where+"."+key)
 		case "api_key_env":
 			p.keyEnv(&a, v, where+".api_key_env")
+		case "permissions":
+			if a.Tools == nil {
+				a.Tools = &coordination.AgentTools{}
+			}
+			r := permissions.Rules{}
+			p.permissions(&r, v, where+".permissions")
+			a.Tools.Permissions = &r
 		case "voting_sensitivity":
 			p.massgen = true
 			p.ignore(where+".voting_sensitivity", k, "changed how readily this agent votes instead of answering")

@@ -35,9 +35,10 @@ func (Builtin) Toolbox(_ context.Context, p coordination.StepPlaces) (providers.
 		Peers:     tools.PeersOf(p.Shown),
 		MCP:       mcp,
 		Commands: tools.Commands{
-			Unsandboxed: p.Settings.NoSandbox,
-			Network:     p.Settings.Network,
-			Hide:        p.Hide,
+			Unsandboxed:       p.Settings.NoSandbox,
+			Network:           p.Settings.Network,
+			Hide:              p.Hide,
+			ReadOnlyWorkspace: p.ReadOnly,
 		},
 	})
 }
@@ -70,7 +71,7 @@ func (Builtin) StartMCP(ctx context.Context, a coordination.AgentMCP) (coordinat
 // commands (its live workspace at /workspace, the contexts read-only at
 // /context/<name>, the hidden paths hidden, its network setting).
 func sandboxOf(a coordination.AgentMCP) sandbox.Spec {
-	spec := sandbox.Spec{Workspace: a.Workspace, Hide: a.Hide, Network: a.Settings.Network, Unsandboxed: a.Settings.NoSandbox}
+	spec := sandbox.Spec{Workspace: a.Workspace, WorkspaceReadOnly: a.ReadOnly, Hide: a.Hide, Network: a.Settings.Network, Unsandboxed: a.Settings.NoSandbox}
 	for _, c := range a.Contexts {
 		spec.ReadOnly = append(spec.ReadOnly, sandbox.Bind{Src: c.Path, Dst: "/context/" + c.Name})
 	}

@@ -76,12 +76,13 @@ type runArgs struct {
 func (t *Toolbox) spec() sandbox.Spec {
 	c := t.commands
 	s := sandbox.Spec{
-		Workspace:   t.workspace.dir,
-		Hide:        c.Hide,
-		Network:     c.Network,
-		Env:         c.Env,
-		Unsandboxed: c.Unsandboxed,
-		ReadOnly:    append([]sandbox.Bind{}, c.ReadOnly...),
+		Workspace:         t.workspace.dir,
+		WorkspaceReadOnly: c.ReadOnlyWorkspace,
+		Hide:              c.Hide,
+		Network:           c.Network,
+		Env:               c.Env,
+		Unsandboxed:       c.Unsandboxed,
+		ReadOnly:          append([]sandbox.Bind{}, c.ReadOnly...),
 	}
 	for _, p := range t.places {
 		s.ReadOnly = append(s.ReadOnly, sandbox.Bind{Src: p.dir, Dst: "/" + p.name})

@@ -57,6 +57,10 @@ type Commands struct {
 	Unsandboxed bool
 	// Network lets commands reach the network, loopback services included.
 	Network bool
+	// ReadOnlyWorkspace binds the workspace read-only for commands (the
+	// read-only permission role): the OS, not a rule, keeps them from
+	// writing.
+	ReadOnlyWorkspace bool
 	// Hide lists host paths never visible (the state directory, a tokens
 	// file).
 	Hide []string

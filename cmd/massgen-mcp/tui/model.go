@@ -129,7 +129,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		since := m.opts.Now().Sub(m.lastRead)
 		// A watched run that dies changes nothing the watch sees: re-read
 		// now and then anyway, to see the session interrupted.
-		due := m.dirty || (m.opts.Changed == nil && since >= m.opts.PollInterval) || (m.opts.Watching && since >= WatchReread)
+		// An ask waits in a file no progress announces: read at least
+		// every PendingReread to show it.
+		due := m.dirty || (m.opts.Changed == nil && since >= m.opts.PollInterval) || (m.opts.Watching && since >= WatchReread) || (m.answers() && since >= PendingReread)
 		if due && !m.fetching && !m.Done {
 			return m, tea.Batch(tick(), m.fetch())
 		}
@@ -201,6 +203,8 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	switch s {
+	case "y", "n":
+		return m, m.answerAsk(s == "y")
 	case "q":
 		m.Cancelled = !m.opts.Watching
 		return m, tea.Quit
@@ -226,4 +230,35 @@ func (m *Model) agentByKey(s string) (string, bool) {
 		return "", false
 	}
 	return m.snap.Status.Agents[i].ID, true
+}
+
+// PendingReread is the longest a new ask for approval waits unseen, in a
+// view whose source can answer it.
+const PendingReread = 2 * time.Second
+
+// answers tells whether the view's source can answer asks for approval.
+func (m *Model) answers() bool {
+	_, ok := m.opts.Source.(answerer)
+	return ok
+}
+
+// answerer is a Source that can answer a pending ask.
+type answerer interface {
+	Answer(request string, approve bool) error
+}
+
+// answerAsk answers the first pending ask, if the view shows one.
+func (m *Model) answerAsk(approve bool) tea.Cmd {
+	a, ok := m.opts.Source.(answerer)
+	if m.snap == nil || len(m.snap.Pending) == 0 || !ok {
+		return nil
+	}
+	id := m.snap.Pending[0].ID
+	m.snap.Pending = m.snap.Pending[1:]
+	return func() tea.Msg {
+		if err := a.Answer(id, approve); err != nil {
+			return snapMsg{err: err, gen: -1}
+		}
+		return tickMsg(time.Now())
+	}
 }

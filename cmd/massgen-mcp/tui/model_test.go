@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 type fixed struct{ snap *Snapshot }
@@ -206,5 +207,38 @@ func TestACardSaysAnAgentsStepDied(t *testing.T) {
 	got, _ := m.state(coordination.AgentStatus{ID: "agent_a", Status: coordination.StatusInterrupted, LastAlive: &at}, Stream{}, true, t0.Add(time.Minute))
 	if want := "step died, last alive " + at.Local().Format(time.TimeOnly); got != want {
 		t.Errorf("card of an agent whose step died = %q, want %q", got, want)
+	}
+}
+
+// answering is a source with one pending ask that records its answer.
+type answering struct {
+	fixed
+	got chan bool
+}
+
+func (a answering) Answer(id string, approve bool) error {
+	a.got <- approve
+	return nil
+}
+
+// TestThePendingAskIsShownAndAnsweredWithAKey: the live view shows an
+// agent's ask for approval and y answers it.
+func TestThePendingAskIsShownAndAnsweredWithAKey(t *testing.T) {
+	snap := snapshot("")
+	snap.Pending = []permissions.ApprovalRequest{{ID: "abc", Agent: "agent_a", Action: permissions.Action{Kind: permissions.Net, Target: "example.com"}, Risk: permissions.RiskExternal, Rule: "role workspace"}}
+	src := answering{fixed{snap}, make(chan bool, 1)}
+	m := NewModel(Options{Source: src})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 60})
+	m.Update(snapMsg{snap: snap, gen: 0})
+	if v := m.View(); !strings.Contains(v, "agent_a asks to net(example.com)") || !strings.Contains(v, "y approve") {
+		t.Fatalf("the view does not show the ask:\n%s", v)
+	}
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if cmd == nil {
+		t.Fatal("y did nothing")
+	}
+	cmd()
+	if approve := <-src.got; !approve {
+		t.Fatal("y refused the ask")
 	}
 }

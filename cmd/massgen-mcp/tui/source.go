@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // Snapshot is what one frame shows of a session.
@@ -22,6 +23,9 @@ type Snapshot struct {
 	Files   string
 	Leading bool // Files are the leader's, not yet the winner's
 	Taken   time.Time
+	// Pending are the agents' asks waiting for a person (the file
+	// handshake); y and n answer the first.
+	Pending []permissions.ApprovalRequest
 }
 
 // Ended tells whether the session has stopped (finished, failed,
@@ -62,6 +66,7 @@ func (s ServiceSource) Snapshot(ctx context.Context) (*Snapshot, error) {
 		evs = v.Timeline
 	}
 	snap := &Snapshot{Status: v, Events: evs, Taken: time.Now()}
+	snap.Pending, _ = s.Service.PendingApprovals(s.ID)
 	switch r := v.Result; {
 	case r.FilesDir != "":
 		snap.Files = r.FilesDir // the winner's snapshot (coordination/workspace)
@@ -77,6 +82,11 @@ func (s ServiceSource) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// Answer answers one of the session's pending asks (y or n in the view).
+func (s ServiceSource) Answer(request string, approve bool) error {
+	return s.Service.Approve(s.ID, request, approve, "live view")
 }
 
 // winnerFiles finds an agent's latest snapshot, agents/<agent>/<step>/workspace

@@ -78,6 +78,13 @@ func (m *Model) main() string {
 	status := r.Status
 	fmt.Fprintf(&b, "%s · %s · %s\n", titleStyle.Render("massgen-mcp"), r.SessionID, statusStyle(status).Render(status))
 	fmt.Fprintf(&b, "Task: %s\n", clip(oneLine(v.Task), m.width-7))
+	for i, p := range m.snap.Pending {
+		line := fmt.Sprintf("Approval: %s asks to %s (risk %s; %s)", p.Agent, p.Action, p.Risk, p.Rule)
+		if i == 0 {
+			line += " — y approve · n deny"
+		}
+		fmt.Fprintln(&b, clip(line, m.width))
+	}
 	b.WriteString(m.limits(now) + "\n")
 	if m.err != nil {
 		b.WriteString(badStyle.Render("could not read the session: "+m.err.Error()) + "\n")

@@ -142,7 +142,7 @@ func (s Spec) mounts() ([]mount, error) {
 		}
 	}
 	if s.Workspace != "" {
-		if err := add("the workspace", s.Workspace, WorkspaceDir, true); err != nil {
+		if err := add("the workspace", s.Workspace, WorkspaceDir, !s.WorkspaceReadOnly); err != nil {
 			return nil, err
 		}
 		if fi, err := os.Stat(out[len(out)-1].src); err != nil || !fi.IsDir() {

@@ -383,3 +383,25 @@ func TestCappedKeepsHeadAndTailExactly(t *testing.T) {
 		t.Errorf("under the cap: %q %v", got, cut)
 	}
 }
+
+// TestAReadOnlyWorkspaceIsWrittenByNothing: the read-only permission role's
+// sandbox (WorkspaceReadOnly) has no writable path the OS would let a
+// command keep, whatever the command says it does.
+func TestAReadOnlyWorkspaceIsWrittenByNothing(t *testing.T) {
+	ws := t.TempDir()
+	args, err := bwrapArgs(Spec{Workspace: ws, WorkspaceReadOnly: true}, []string{"true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(args, " "), "--ro-bind "+ws+" /workspace") {
+		t.Fatalf("the workspace is not bound read-only: %q", args)
+	}
+	needSandbox(t)
+	res := run(t, Spec{Workspace: ws, WorkspaceReadOnly: true}, `cat /dev/null; if (echo no > /workspace/x) 2>/dev/null; then echo WROTE; fi; echo scratch > /tmp/s && echo tmp-ok`)
+	if strings.Contains(res.Output, "WROTE") || !strings.Contains(res.Output, "tmp-ok") {
+		t.Fatalf("output:\n%s", res.Output)
+	}
+	if ents, _ := os.ReadDir(ws); len(ents) != 0 {
+		t.Fatalf("the read-only workspace was written to: %v", ents)
+	}
+}

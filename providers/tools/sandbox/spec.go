@@ -13,6 +13,10 @@ type Spec struct {
 	// Workspace is bound read-write at /workspace and is the working
 	// directory; "" runs in / with no workspace.
 	Workspace string
+	// WorkspaceReadOnly binds the workspace read-only: with no ReadWrite
+	// binds and no Home, nothing is writable but the scratch /tmp and HOME
+	// that vanish with the sandbox (the read-only permission role).
+	WorkspaceReadOnly bool
 	// ReadOnly binds contexts (/context/<name>), peers' snapshots
 	// (/peers/agentN) and tool installs. Files named .env or .env.* under
 	// them are hidden.

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
+)
+
+// A headless run's ask, as the file handshake leaves it, is listed by
+// status with the command that answers it, answered by approve, and
+// counted by status and fsck with the session's permissions.jsonl.
+func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	svc := newService(dir, 1)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "Write a haiku about Go", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := svc.Store().(coordination.PermissionLog)
+	now := time.Now().UTC()
+	for _, r := range []permissions.Record{
+		{Time: now, Agent: "agent_a", Step: 1, Tool: "run_command", Action: permissions.Action{Kind: permissions.Exec, Target: "ls"}, Verdict: permissions.Allow, Outcome: permissions.Allowed, Rule: "role workspace"},
+		{Time: now, Agent: "agent_a", Step: 1, Tool: "run_command", Action: permissions.Action{Kind: permissions.Exec, Target: "rm -rf /"}, Verdict: permissions.Deny, Outcome: permissions.Denied, Floor: true, Rule: "floor: recursive removal"},
+		{Time: now, Agent: "agent_b", Step: 1, Tool: "run_command", Action: permissions.Action{Kind: permissions.Net, Target: "example.com"}, Verdict: permissions.Ask, Outcome: permissions.Refused, Rule: "role workspace", By: "policy deny-all"},
+	} {
+		if err := log.AppendPermission(ctx, s.ID, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := permissions.ApprovalRequest{ID: "abc123", Session: s.ID, Agent: "agent_b", Tool: "run_command",
+		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: permissions.RiskExternal, Rule: "role workspace", Asked: now, Expires: now.Add(time.Minute)}
+	b, _ := json.Marshal(req)
+	sdir := coordination.DirOf(svc.Store(), s.ID)
+	if err := os.MkdirAll(filepath.Join(sdir, "requests"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sdir, "requests", "abc123.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := cliSplit(t, "status", "--state-dir", dir, s.ID)
+	for _, want := range []string{"## Permissions", "3 decisions: 1 allowed, 1 denied (1 floor), 0 approved, 1 refused; 1 pending",
+		"agent_b asks to git(push origin main)", "massgen-mcp approve abc123", "refused: net(example.com) (role workspace; policy deny-all)"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("status (exit %d) lacks %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+	out, errOut, code = cliSplit(t, "fsck", "--state-dir", dir, s.ID)
+	if !strings.Contains(out, "permissions.jsonl: 3 decisions") {
+		t.Errorf("fsck (exit %d) does not count the decisions:\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = cliSplit(t, "approve", "--state-dir", dir, "abc123")
+	if code != 0 || !strings.Contains(out, "approved abc123 in session "+s.ID) {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	var resp permissions.ApprovalResponse
+	if data, err := os.ReadFile(filepath.Join(sdir, "responses", "abc123.json")); err != nil || json.Unmarshal(data, &resp) != nil || !resp.Approve || !strings.HasPrefix(resp.By, "massgen-mcp approve") {
+		t.Fatalf("responses/abc123.json: %s, %v", data, err)
+	}
+	if _, errOut, code = cliSplit(t, "deny", "--state-dir", dir, "--session", s.ID, "abc123"); code == 0 || !strings.Contains(errOut, "already answered") {
+		t.Errorf("denying an answered ask: exit %d %s", code, errOut)
+	}
+	if _, errOut, code = cliSplit(t, "approve", "--state-dir", dir, "nosuch"); code == 0 || !strings.Contains(errOut, "no session has a pending ask") {
+		t.Errorf("approving an unknown ask: exit %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,267 @@
+package coordination
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// Permissions (docs/DESIGN.md, "Permissions"): every toolbox call of a
+// server step — run_command, write_file, edit_file, an MCP server's tool —
+// and its web search are decided here, before they run, by the agent's
+// rules (permissions.Decide). An ask is answered by the policy, else by a
+// person: through the Asker the step's context carries (an MCP client's
+// elicitation), else through the file handshake in the session's
+// directory; with nobody to ask, or past the timeout, it is refused. Every
+// decision is appended to the session's permission log.
+
+// PermissionLog is implemented by a store that keeps a session's permission
+// decisions (the file store's permissions.jsonl).
+type PermissionLog interface {
+	// AppendPermission appends one decision.
+	AppendPermission(ctx context.Context, id string, rec permissions.Record) error
+	// Permissions reads them back in order; none for a session that made
+	// no decision.
+	Permissions(ctx context.Context, id string) ([]permissions.Record, error)
+}
+
+// agentRules are an agent's permission rules: its own (the team file's,
+// laid over the team's by the loader) over the server's.
+func (svc *Service) agentRules(ag Agent) permissions.Rules {
+	if ag.Tools != nil && ag.Tools.Permissions != nil {
+		return ag.Tools.Permissions.Over(svc.opts.Permissions)
+	}
+	return svc.opts.Permissions
+}
+
+// guard is one step's decision point.
+type guard struct {
+	svc     *Service
+	session string
+	agent   string
+	step    int
+	rules   permissions.Rules
+}
+
+// decide decides what one call would do, gets an ask answered, and records
+// the decision. It returns the record (Outcome.Ran says whether to go on).
+func (g *guard) decide(ctx context.Context, tool string, actions []permissions.Action) (permissions.Record, permissions.Decision) {
+	d := permissions.Decide(g.rules, actions...)
+	rec := permissions.Record{Time: g.svc.now(), Agent: g.agent, Step: g.step, Tool: tool, Action: d.Action,
+		Risk: d.Risk, Verdict: d.Verdict, Rule: d.Rule, Floor: d.Floor}
+	switch d.Verdict {
+	case permissions.Allow:
+		rec.Outcome = permissions.Allowed
+	case permissions.Deny:
+		rec.Outcome = permissions.Denied
+	default:
+		approved, by, req := g.answer(ctx, tool, d)
+		rec.Outcome, rec.By, rec.Request = permissions.Refused, by, req
+		if approved {
+			rec.Outcome = permissions.Approved
+		}
+		rec.Time = g.svc.now()
+	}
+	g.svc.audit(ctx, g.session, rec)
+	return rec, d
+}
+
+// answer gets an ask answered: the policy, then a person through the
+// step's Asker, then through the file handshake; nobody: refused.
+func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision) (approved bool, by, request string) {
+	policy := g.rules.Approvals.Or()
+	if ok, human := policy.Automatic(d); !human {
+		return ok, "policy " + string(policy), ""
+	}
+	timeout := g.rules.Timeout()
+	if ask := providers.AskerFrom(ctx); ask != nil {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		reply, err := ask(actx, approvalQuestion(g.agent, tool, d))
+		switch {
+		case err != nil && actx.Err() != nil && ctx.Err() == nil:
+			return false, "timeout (elicitation)", ""
+		case err != nil:
+			return false, "elicitation failed: " + providers.MaskKeys(err.Error()), ""
+		}
+		yes, _ := reply.Content["approve"].(bool)
+		return reply.Action == providers.ReplyAccept && yes, "elicitation", ""
+	}
+	dir := g.svc.dir(g.session)
+	if dir == "" {
+		return false, "nobody to ask (no client that elicits, no session directory)", ""
+	}
+	now := g.svc.now()
+	req := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: g.session, Agent: g.agent, Tool: tool,
+		Action: maskAction(d.Action), Risk: d.Risk, Rule: d.Rule, Asked: now, Expires: now.Add(timeout)}
+	g.svc.event(ctx, g.session, Event{Type: "approval_requested", Agent: g.agent, Step: g.step,
+		Message: g.agent + " asks to " + req.Action.String() + ": massgen-mcp approve " + req.ID + " (or deny)"})
+	resp, err := permissions.AskFile(ctx, dir, req)
+	if err != nil && resp.By == "" {
+		g.svc.log.Warn().Err(err).Str("session", g.session).Str("agent", g.agent).Msg("the approval request could not be written; refused")
+		return false, "file handshake failed", req.ID
+	}
+	who := "file handshake"
+	if resp.By != "" {
+		who += " (" + resp.By + ")"
+	}
+	return resp.Approve, who, req.ID
+}
+
+// approvalQuestion is the elicitation form of an ask: one boolean.
+func approvalQuestion(agent, tool string, d permissions.Decision) providers.Question {
+	return providers.Question{
+		Message: fmt.Sprintf("Agent %s asks to run %s: %s (risk %s; %s). Approve?", agent, tool, maskAction(d.Action), d.Risk, d.Rule),
+		Schema: map[string]any{"type": "object", "required": []string{"approve"}, "properties": map[string]any{
+			"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Let the agent run this once"},
+		}},
+	}
+}
+
+func maskAction(a permissions.Action) permissions.Action {
+	a.Target = providers.MaskKeys(a.Target)
+	return a
+}
+
+// audit appends a decision to the session's permission log, masked. A
+// failure is logged: the decision stands.
+func (svc *Service) audit(ctx context.Context, id string, rec permissions.Record) {
+	rec.Action = maskAction(rec.Action)
+	rec.Rule = providers.MaskKeys(rec.Rule)
+	log, ok := svc.store.(PermissionLog)
+	if !ok {
+		return
+	}
+	if err := log.AppendPermission(context.WithoutCancel(ctx), id, rec); err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Str("agent", rec.Agent).Msg("a permission decision could not be recorded")
+	}
+}
+
+// PermissionLog reads a session's permission decisions; none when its store
+// keeps no log.
+func (svc *Service) PermissionLog(ctx context.Context, id string) ([]permissions.Record, error) {
+	log, ok := svc.store.(PermissionLog)
+	if !ok {
+		return nil, nil
+	}
+	return log.Permissions(ctx, id)
+}
+
+// PendingApprovals lists a session's asks waiting for a person in the file
+// handshake; none when its store keeps no directory.
+func (svc *Service) PendingApprovals(id string) ([]permissions.ApprovalRequest, error) {
+	dir := svc.dir(id)
+	if dir == "" {
+		return nil, nil
+	}
+	return permissions.Pending(dir)
+}
+
+// Approve answers a pending ask of a session's file handshake.
+func (svc *Service) Approve(id, request string, approve bool, by string) error {
+	dir := svc.dir(id)
+	if dir == "" {
+		return fmt.Errorf("session %q keeps no directory to answer approvals in: %w", id, ErrBadInput)
+	}
+	err := permissions.Answer(dir, request, approve, by, "")
+	if errors.Is(err, permissions.ErrNoRequest) || errors.Is(err, permissions.ErrAnswered) {
+		return fmt.Errorf("%w: %w", err, ErrBadInput)
+	}
+	return err
+}
+
+// guardedToolbox decides every call of the toolbox it wraps before it runs.
+type guardedToolbox struct {
+	inner providers.Toolbox
+	g     *guard
+}
+
+// Tools implements providers.Toolbox.
+func (b *guardedToolbox) Tools() []providers.Tool { return b.inner.Tools() }
+
+// Call implements providers.Toolbox: a call not allowed is an is_error
+// result the model reads, never run.
+func (b *guardedToolbox) Call(ctx context.Context, name string, args json.RawMessage) (providers.ToolResult, error) {
+	if !slices.ContainsFunc(b.inner.Tools(), func(t providers.Tool) bool { return t.Name == name }) {
+		return b.inner.Call(ctx, name, args) // not offered: refused there, nothing to decide
+	}
+	rec, d := b.g.decide(ctx, name, permissions.ForTool(name, args))
+	if !rec.Outcome.Ran() {
+		why := ""
+		if rec.By != "" {
+			why = "; asked, answered no by " + rec.By
+		}
+		if err := ctx.Err(); err != nil {
+			return providers.ToolResult{}, err
+		}
+		return providers.ToolResult{IsError: true, Content: d.Refusal(why)}, nil
+	}
+	return b.inner.Call(ctx, name, args)
+}
+
+// webSearchAllowed decides a step's web search once, as the step is
+// equipped: the API runs the search itself, so it can only be offered or
+// not.
+func (g *guard) webSearchAllowed(ctx context.Context) bool {
+	rec, _ := g.decide(ctx, "web_search", []permissions.Action{{Kind: permissions.Net, Target: permissions.WebSearch}})
+	return rec.Outcome.Ran()
+}
+
+// PermissionCounts sum up a session's permission log, for status and fsck.
+type PermissionCounts struct {
+	Decisions int `json:"decisions"`
+	Allowed   int `json:"allowed"`
+	Denied    int `json:"denied"`
+	Approved  int `json:"approved"`
+	Refused   int `json:"refused"`
+	Floor     int `json:"floor"`
+	// Pending are asks waiting for a person in the file handshake.
+	Pending int `json:"pending"`
+}
+
+// CountPermissions sums up a session's permission log and pending asks.
+func (svc *Service) CountPermissions(ctx context.Context, id string) (PermissionCounts, error) {
+	var c PermissionCounts
+	recs, err := svc.PermissionLog(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	for _, r := range recs {
+		c.Decisions++
+		switch r.Outcome {
+		case permissions.Allowed:
+			c.Allowed++
+		case permissions.Denied:
+			c.Denied++
+		case permissions.Approved:
+			c.Approved++
+		case permissions.Refused:
+			c.Refused++
+		}
+		if r.Floor {
+			c.Floor++
+		}
+	}
+	pending, err := svc.PendingApprovals(id)
+	c.Pending = len(pending)
+	return c, err
+}
+
+// String is the counts as one line: "7 decisions: 3 allowed, 2 denied (1
+// floor), 1 approved, 1 refused; 1 pending".
+func (c PermissionCounts) String() string {
+	s := fmt.Sprintf("%d decisions: %d allowed, %d denied", c.Decisions, c.Allowed, c.Denied)
+	if c.Floor > 0 {
+		s += fmt.Sprintf(" (%d floor)", c.Floor)
+	}
+	s += fmt.Sprintf(", %d approved, %d refused", c.Approved, c.Refused)
+	if c.Pending > 0 {
+		s += fmt.Sprintf("; %d pending", c.Pending)
+	}
+	return s
+}

@@ -1,0 +1,280 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// Long runs as MCP tasks: the 2026-07-28 extension io.modelcontextprotocol/tasks
+// (SEP-2663). A client that declares the extension in a run_team request's
+// _meta gets a task handle at once (resultType "task") instead of waiting up
+// to 50 s; it polls tasks/get, whose completed task carries the very result
+// run_team would have returned, and tasks/cancel cancels the run as
+// cancel_team does. Every other client keeps start-then-poll. mcp-go v1.2.1
+// knows neither the "task" result type nor the extension's methods
+// (mark3labs/mcp-go#980), so the transports answer tasks/* themselves
+// (taskrpc.go) and lift the handle out of the tool result mcp-go writes.
+
+// extTasks is the extension's identifier.
+const extTasks = "io.modelcontextprotocol/tasks"
+
+const (
+	// taskPollMs is the polling interval a task suggests: a team runs for
+	// minutes, and team_status says more than a poll anyway.
+	taskPollMs = 3000
+	// taskKeep is how long an ended task stays readable; then it is
+	// forgotten (its session is not: run_team{session_id} reads it).
+	taskKeep = time.Hour
+	// maxTasks bounds the table: past it, run_team answers as for a
+	// client without the extension.
+	maxTasks = 4096
+)
+
+// Task states, in the extension's words.
+const (
+	taskWorking   = "working"
+	taskCompleted = "completed"
+	taskCancelled = "cancelled"
+)
+
+// TaskHandle is a task as the extension writes it: run_team's structured
+// content when it returns a task, which the transports lift to the result's
+// top level (taskrpc.go).
+type TaskHandle struct {
+	TaskID         string `json:"taskId"`
+	Status         string `json:"status"`
+	StatusMessage  string `json:"statusMessage,omitempty"`
+	CreatedAt      string `json:"createdAt"`
+	LastUpdatedAt  string `json:"lastUpdatedAt"`
+	TTLMs          *int64 `json:"ttlMs"`
+	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
+}
+
+// detailedTask is tasks/get's answer: the handle and, once completed, the
+// tool's result.
+type detailedTask struct {
+	ResultType string `json:"resultType"`
+	TaskHandle
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// teamTask is one run_team call made a task.
+type teamTask struct {
+	id, tenant, session string
+	created, updated    time.Time
+	ended               time.Time
+	status              string
+	message             string
+	result              json.RawMessage
+	cancelling          bool
+}
+
+func (t *teamTask) handle() TaskHandle {
+	h := TaskHandle{
+		TaskID: t.id, Status: t.status, StatusMessage: t.message,
+		CreatedAt: t.created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
+		PollIntervalMs: taskPollMs,
+	}
+	// Unlimited while the run goes on; an ended task lives taskKeep more.
+	if !t.ended.IsZero() {
+		ttl := t.ended.Add(taskKeep).Sub(t.created).Milliseconds()
+		h.TTLMs = &ttl
+	}
+	return h
+}
+
+// taskTable holds the tasks of this process, by id. Ids are 128 random
+// bits: the extension lets them act as bearer tokens, and a task is found
+// only by the tenant that made it.
+type taskTable struct {
+	mu   sync.Mutex
+	byID map[string]*teamTask
+	now  func() time.Time
+}
+
+func newTaskTable() *taskTable {
+	return &taskTable{byID: map[string]*teamTask{}, now: time.Now}
+}
+
+// errTaskNotFound is a task id this tenant has no task under (never made,
+// forgotten, or another tenant's).
+var errTaskNotFound = errors.New("task not found")
+
+// create makes a working task for a session's run; nil when the table is
+// full of tasks still working.
+func (tt *taskTable) create(tenant, session string) *teamTask {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	now := tt.now()
+	t := &teamTask{id: hex.EncodeToString(b[:]), tenant: tenant, session: session, created: now, updated: now, status: taskWorking,
+		message: fmt.Sprintf("team %s is running; team_status{session_id: %q} shows its progress", session, session)}
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.forgetLocked(now)
+	if len(tt.byID) >= maxTasks {
+		return nil
+	}
+	tt.byID[t.id] = t
+	return t
+}
+
+// drop forgets a task whose run could not start.
+func (tt *taskTable) drop(id string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	delete(tt.byID, id)
+}
+
+// forgetLocked drops tasks ended more than taskKeep ago.
+func (tt *taskTable) forgetLocked(now time.Time) {
+	for id, t := range tt.byID {
+		if !t.ended.IsZero() && now.Sub(t.ended) > taskKeep {
+			delete(tt.byID, id)
+		}
+	}
+}
+
+// get is a tenant's task as tasks/get answers it.
+func (tt *taskTable) get(tenant, id string) (detailedTask, error) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.forgetLocked(tt.now())
+	t, ok := tt.byID[id]
+	if !ok || t.tenant != tenant {
+		return detailedTask{}, errTaskNotFound
+	}
+	d := detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle()}
+	if t.status == taskCompleted {
+		d.Result = t.result
+	}
+	return d, nil
+}
+
+// markCancelling records a tasks/cancel and returns the task's session;
+// the caller cancels the run.
+func (tt *taskTable) markCancelling(tenant, id string) (session string, working bool, err error) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	t, ok := tt.byID[id]
+	if !ok || t.tenant != tenant {
+		return "", false, errTaskNotFound
+	}
+	if t.status != taskWorking {
+		return t.session, false, nil
+	}
+	t.cancelling = true
+	t.updated = tt.now()
+	t.message = "cancelling at the client's request"
+	return t.session, true, nil
+}
+
+// finish ends a task with the run's result; a run that a tasks/cancel
+// stopped ends it cancelled (a run that finished first stays completed).
+func (tt *taskTable) finish(id string, result json.RawMessage, teamStatus string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	t, ok := tt.byID[id]
+	if !ok {
+		return
+	}
+	now := tt.now()
+	t.updated, t.ended = now, now
+	if t.cancelling && teamStatus == string(coordination.StatusCancelled) {
+		t.status = taskCancelled
+		t.message = fmt.Sprintf("cancelled; the session resumes with run_team{session_id: %q}", t.session)
+		return
+	}
+	t.status, t.result = taskCompleted, result
+	t.message = fmt.Sprintf("team %s: %s", t.session, teamStatus)
+}
+
+// wantsTask tells whether a run_team call is to be a task: its client
+// declared the extension on this very request (the extension forbids a
+// task to any other).
+func wantsTask(ctx context.Context) bool {
+	info := server.RequestProtocolInfoFromContext(ctx)
+	if info == nil || !info.Modern || info.ClientCapabilities == nil {
+		return false
+	}
+	_, ok := info.ClientCapabilities.Extensions[extTasks]
+	return ok
+}
+
+// runAsTask starts a session's run (or follows it where another process
+// runs it) and returns a task handle at once; the task completes with the
+// result run_team would have returned, full or brief as asked.
+func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id string, full bool) (*mcpgo.CallToolResult, bool, error) {
+	t := h.tasks.create(tenantOf(ctx), id)
+	if t == nil {
+		return nil, false, nil
+	}
+	run, _, err := h.waitRun(ctx, req, id, waitNot)
+	bg := context.WithoutCancel(ctx)
+	if errors.Is(err, coordination.ErrSessionRunning) {
+		run, err = h.svc(ctx).Follow(bg, id)
+	}
+	if err != nil {
+		h.tasks.drop(t.id)
+		return nil, true, err
+	}
+	go func() {
+		<-run.Done()
+		out, status := h.endResult(bg, run, id, full)
+		raw, err := json.Marshal(out)
+		if err != nil {
+			raw, _ = json.Marshal(h.errorResult(bg, "run_team", err))
+		}
+		h.tasks.finish(t.id, raw, status)
+	}()
+	h.tasks.mu.Lock()
+	handle := t.handle()
+	h.tasks.mu.Unlock()
+	return &mcpgo.CallToolResult{Result: mcpgo.Result{ResultType: resultTypeTask}, Content: []mcpgo.Content{}, StructuredContent: handle}, true, nil
+}
+
+// resultTypeTask is the result type of a task handle.
+const resultTypeTask mcpgo.ResultType = "task"
+
+// endResult is what run_team returns for a run that has ended, and the
+// team's status.
+func (h *handler) endResult(ctx context.Context, run *coordination.Run, id string, full bool) (*mcpgo.CallToolResult, string) {
+	res, err := run.Result()
+	if err != nil {
+		// Stopped without a result of its own (cancelled, finalized from
+		// elsewhere, failed): the session says how it stands.
+		res, err = h.svc(ctx).Result(ctx, id)
+	}
+	if err != nil {
+		return h.errorResult(ctx, "run_team", err), ""
+	}
+	return withAppLink(teamResultAs(res, full), id), string(res.Status)
+}
+
+// cancelTask cancels a task's run as cancel_team does; the task ends
+// cancelled once the run has stopped.
+func (h *handler) cancelTask(ctx context.Context, id string) error {
+	tenant := tenantOf(ctx)
+	session, working, err := h.tasks.markCancelling(tenant, id)
+	if err != nil || !working {
+		return err
+	}
+	bg := context.WithoutCancel(ctx)
+	go func() {
+		h.flights.cancelSession(tenant, session)
+		if _, err := h.svc(bg).Cancel(bg, session); err != nil {
+			h.log.Warn().Err(err).Str("session", session).Msg("tasks/cancel could not cancel the run")
+		}
+	}()
+	return nil
+}

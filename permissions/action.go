@@ -1,0 +1,98 @@
+package permissions
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Kind is what sort of action an agent takes.
+type Kind string
+
+// The kinds of action.
+const (
+	Read    Kind = "read"    // Target: a path (relative: in the workspace)
+	Write   Kind = "write"   // Target: a path (relative: in the workspace)
+	Exec    Kind = "exec"    // Target: the command line as given
+	Net     Kind = "net"     // Target: a host, or "web_search"
+	MCP     Kind = "mcp"     // Target: server/tool
+	Git     Kind = "git"     // Target: the subcommand and its arguments, "push origin main"
+	Publish Kind = "publish" // Target: what publishes, "npm", "cargo", "docker push image"
+)
+
+// Kinds lists every kind, in the order Coarse reports them.
+var Kinds = []Kind{Read, Write, Exec, Net, MCP, Git, Publish}
+
+func (k Kind) valid() bool {
+	for _, x := range Kinds {
+		if k == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Action is one thing an agent is about to do: kind(target).
+type Action struct {
+	Kind   Kind   `json:"kind"`
+	Target string `json:"target"`
+}
+
+// String is the action as rules and the audit write it: exec(go test ./...).
+func (a Action) String() string { return string(a.Kind) + "(" + a.Target + ")" }
+
+// InWorkspace tells whether a read or write stays in the agent's workspace:
+// its target is a relative path that does not climb out with "..".
+func (a Action) InWorkspace() bool {
+	if a.Kind != Read && a.Kind != Write {
+		return false
+	}
+	return inWorkspace(a.Target)
+}
+
+func inWorkspace(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		return false
+	}
+	c := path.Clean(p)
+	return c != ".." && !strings.HasPrefix(c, "../")
+}
+
+// PathIn names a path for a read or write action: a path under workspace
+// (an absolute directory) becomes relative to it, so a CLI that reports
+// absolute paths and a tool that takes relative ones decide alike. The
+// toolbox's own spellings of the workspace (workspace/…, /workspace/…) are
+// relative too.
+func PathIn(p, workspace string) string {
+	switch {
+	case workspace != "" && (p == workspace || strings.HasPrefix(p, strings.TrimSuffix(workspace, "/")+"/")):
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, strings.TrimSuffix(workspace, "/")), "/")
+		if rel == "" {
+			return "."
+		}
+		return rel
+	case p == "/workspace" || p == "workspace":
+		return "."
+	case strings.HasPrefix(p, "/workspace/"):
+		return strings.TrimPrefix(p, "/workspace/")
+	case strings.HasPrefix(p, "workspace/"):
+		return strings.TrimPrefix(p, "workspace/")
+	}
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	return p
+}
+
+// ParseAction reads an action as String writes it: kind(target).
+func ParseAction(s string) (Action, error) {
+	open := strings.IndexByte(s, '(')
+	if open < 0 || !strings.HasSuffix(s, ")") {
+		return Action{}, fmt.Errorf("action %q is not kind(target), e.g. exec(go test ./...)", s)
+	}
+	k := Kind(strings.TrimSpace(s[:open]))
+	if !k.valid() {
+		return Action{}, fmt.Errorf("action %q has kind %q; kinds are read, write, exec, net, mcp, git, publish", s, k)
+	}
+	return Action{Kind: k, Target: s[open+1 : len(s)-1]}, nil
+}

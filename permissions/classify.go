@@ -1,0 +1,202 @@
+package permissions
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// ForCommand classifies a shell command line: exec(the line) first, then
+// exec(each simple command, wrappers dropped), and what its programs are
+// seen to do — net(host) for fetchers, remote shells
+// and package installs, git(…) for git, publish(…) for publishers, write(…)
+// for redirections and tee. Best-effort (see parseShell).
+func ForCommand(cmd string) []Action {
+	out := []Action{{Kind: Exec, Target: cmd}}
+	seen := map[Action]bool{out[0]: true}
+	add := func(a Action) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	walk(cmd, 0, func(pl pipeline) {
+		for _, st := range pl {
+			for _, o := range st.out {
+				if !harmlessDevices[o] { // 2>/dev/null writes nothing
+					add(Action{Kind: Write, Target: o})
+				}
+			}
+			if len(st.words) == 0 {
+				continue
+			}
+			// Each simple command too, wrappers dropped, so exec(git push*)
+			// matches "make && sudo git push".
+			add(Action{Kind: Exec, Target: strings.Join(st.words, " ")})
+			for _, a := range programActions(base(st.words[0]), st.words[1:]) {
+				add(a)
+			}
+		}
+	})
+	return out
+}
+
+// netPrograms reach a host named by their first argument that is not a flag.
+var netPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "nc": true, "ncat": true,
+	"netcat": true, "telnet": true, "ssh": true, "scp": true, "sftp": true, "ftp": true, "rsync": true, "ping": true,
+	"dig": true, "nslookup": true, "host": true, "aria2c": true, "fetch": true, "socat": true}
+
+// installers fetch packages from a registry: program → subcommands → host.
+var installers = map[string]struct {
+	subs []string
+	host string
+}{
+	"pip":     {[]string{"install", "download"}, "pypi.org"},
+	"pip3":    {[]string{"install", "download"}, "pypi.org"},
+	"uv":      {[]string{"add", "sync", "pip"}, "pypi.org"},
+	"npm":     {[]string{"install", "i", "ci", "add", "update"}, "registry.npmjs.org"},
+	"pnpm":    {[]string{"install", "i", "add", "update"}, "registry.npmjs.org"},
+	"yarn":    {[]string{"install", "add", "upgrade"}, "registry.npmjs.org"},
+	"npx":     {nil, "registry.npmjs.org"},
+	"go":      {[]string{"get", "install", "mod"}, "proxy.golang.org"},
+	"cargo":   {[]string{"install", "add", "fetch", "update"}, "crates.io"},
+	"gem":     {[]string{"install"}, "rubygems.org"},
+	"apt":     {[]string{"install", "update"}, "deb.debian.org"},
+	"apt-get": {[]string{"install", "update"}, "deb.debian.org"},
+	"brew":    {[]string{"install"}, "formulae.brew.sh"},
+}
+
+func programActions(prog string, args []string) []Action {
+	first := ""
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			first = a
+			break
+		}
+	}
+	var out []Action
+	switch {
+	case prog == "git":
+		sub := strings.Join(args, " ")
+		out = append(out, Action{Kind: Git, Target: sub})
+		if first == "clone" || first == "fetch" || first == "pull" || first == "ls-remote" || first == "submodule" {
+			for _, a := range args[1:] {
+				if h := hostOf(a); h != "" {
+					out = append(out, Action{Kind: Net, Target: h})
+				}
+			}
+		}
+	case netPrograms[prog]:
+		host := ""
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				if host = hostOf(a); host != "" {
+					break
+				}
+			}
+		}
+		if host == "" {
+			host = "unknown"
+		}
+		out = append(out, Action{Kind: Net, Target: host})
+	case prog == "gh" && first == "release":
+		out = append(out, Action{Kind: Publish, Target: "github release"})
+	case prog == "docker" || prog == "podman":
+		if first == "push" {
+			out = append(out, Action{Kind: Publish, Target: prog + " push"})
+		} else if first == "pull" || first == "build" || first == "run" {
+			out = append(out, Action{Kind: Net, Target: "registry-1.docker.io"})
+		}
+	case (prog == "npm" || prog == "pnpm" || prog == "yarn") && first == "publish":
+		out = append(out, Action{Kind: Publish, Target: "npm"})
+	case prog == "cargo" && first == "publish":
+		out = append(out, Action{Kind: Publish, Target: "cargo"})
+	case prog == "twine" && first == "upload", (prog == "poetry" || prog == "uv" || prog == "flit" || prog == "hatch") && first == "publish":
+		out = append(out, Action{Kind: Publish, Target: "pypi"})
+	case prog == "gem" && first == "push":
+		out = append(out, Action{Kind: Publish, Target: "rubygems"})
+	}
+	if in, ok := installers[prog]; ok && (in.subs == nil || contains(in.subs, first)) {
+		out = append(out, Action{Kind: Net, Target: in.host})
+	}
+	if prog == "tee" {
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				out = append(out, Action{Kind: Write, Target: a})
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// hostOf is the host a URL, scp-style user@host:path or bare host.name
+// names, or "".
+func hostOf(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		return u.Hostname()
+	}
+	if at := strings.IndexByte(s, '@'); at >= 0 {
+		s = s[at+1:]
+	}
+	if c := strings.IndexByte(s, ':'); c >= 0 {
+		s = s[:c]
+	}
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	if strings.Contains(s, ".") && !strings.HasPrefix(s, ".") && !strings.HasSuffix(s, ".") && !strings.ContainsAny(s, " =$*") {
+		return s
+	}
+	return ""
+}
+
+// The toolbox's tool names, as providers/tools offers them.
+const (
+	ToolRunCommand = "run_command"
+	ToolWriteFile  = "write_file"
+	ToolEditFile   = "edit_file"
+	ToolReadFile   = "read_file"
+	ToolListFiles  = "list_files"
+	ToolSearch     = "search"
+	mcpPrefix      = "mcp__"
+)
+
+// ForTool classifies one call of an API agent's toolbox: run_command is its
+// command's actions, write_file and edit_file write their path, the reading
+// tools read theirs, mcp__<server>__<tool> is mcp(server/tool). A tool it
+// does not know is mcp(tool), so a rule can still name it.
+func ForTool(name string, args json.RawMessage) []Action {
+	var a struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+	}
+	_ = json.Unmarshal(args, &a) // a malformed call is the tool's to refuse
+	p := PathIn(a.Path, "")
+	if p == "" {
+		p = "."
+	}
+	switch name {
+	case ToolRunCommand:
+		return ForCommand(a.Command)
+	case ToolWriteFile, ToolEditFile:
+		return []Action{{Kind: Write, Target: p}}
+	case ToolReadFile, ToolListFiles, ToolSearch:
+		return []Action{{Kind: Read, Target: p}}
+	}
+	if rest, ok := strings.CutPrefix(name, mcpPrefix); ok {
+		if server, tool, ok := strings.Cut(rest, "__"); ok {
+			return []Action{{Kind: MCP, Target: server + "/" + tool}}
+		}
+		return []Action{{Kind: MCP, Target: rest}}
+	}
+	return []Action{{Kind: MCP, Target: name}}
+}

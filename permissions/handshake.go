@@ -1,0 +1,187 @@
+package permissions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The file handshake answers asks in a headless run: the asking agent
+// writes <dir>/requests/<id>.json and waits; a person (massgen-mcp approve
+// <id>, the live view) writes <dir>/responses/<id>.json; past the timeout
+// the handshake writes a refusal itself (fail-closed), so a late answer
+// finds the request already answered. dir is the session's directory.
+
+// ApprovalRequest is one ask awaiting a person.
+type ApprovalRequest struct {
+	ID      string    `json:"id"`
+	Session string    `json:"session"`
+	Agent   string    `json:"agent"`
+	Tool    string    `json:"tool"`
+	Action  Action    `json:"action"`
+	Risk    Risk      `json:"risk"`
+	Rule    string    `json:"rule"`
+	Asked   time.Time `json:"asked"`
+	Expires time.Time `json:"expires"`
+}
+
+// ApprovalResponse is the answer to one.
+type ApprovalResponse struct {
+	ID      string    `json:"id"`
+	Approve bool      `json:"approve"`
+	By      string    `json:"by"`
+	Reason  string    `json:"reason,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// ErrNoRequest is returned by Answer for an id with no request.
+var ErrNoRequest = errors.New("no such approval request")
+
+// ErrAnswered is returned by Answer for a request already answered (or
+// refused by its timeout).
+var ErrAnswered = errors.New("the approval request was already answered")
+
+var idRe = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+// NewRequestID is a fresh request id, short enough to type.
+func NewRequestID() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// PollEvery is how often a waiting ask looks for its response.
+var PollEvery = 100 * time.Millisecond
+
+// AskFile writes the request and waits for its response until the request
+// expires or ctx ends; then it answers the request itself with a refusal
+// (by "timeout") and returns that. A response written in the same instant
+// wins: whichever is created first stands.
+func AskFile(ctx context.Context, dir string, req ApprovalRequest) (ApprovalResponse, error) {
+	if !idRe.MatchString(req.ID) {
+		return ApprovalResponse{}, fmt.Errorf("approval request id %q is not [a-z0-9-]{1,64}", req.ID)
+	}
+	if err := writeJSON(filepath.Join(dir, "requests", req.ID+".json"), req, false); err != nil {
+		return ApprovalResponse{}, fmt.Errorf("write the approval request: %w", err)
+	}
+	t := time.NewTicker(PollEvery)
+	defer t.Stop()
+	deadline := time.NewTimer(time.Until(req.Expires))
+	defer deadline.Stop()
+	for {
+		if r, err := readResponse(dir, req.ID); err == nil {
+			return r, nil
+		}
+		select {
+		case <-t.C:
+			continue
+		case <-ctx.Done():
+		case <-deadline.C:
+		}
+		why := "timeout"
+		if ctx.Err() != nil {
+			why = "step ended"
+		}
+		err := writeJSON(filepath.Join(dir, "responses", req.ID+".json"), ApprovalResponse{ID: req.ID, By: why, At: time.Now().UTC()}, true)
+		if r, rerr := readResponse(dir, req.ID); rerr == nil {
+			return r, nil // ours, or the person's that came first
+		}
+		return ApprovalResponse{ID: req.ID, By: why}, err
+	}
+}
+
+// Answer writes a person's answer to a pending request.
+func Answer(dir, id string, approve bool, by, reason string) error {
+	if !idRe.MatchString(id) {
+		return fmt.Errorf("%w: %q is not an approval id ([a-z0-9-], as `status` lists them)", ErrNoRequest, id)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "requests", id+".json")); err != nil {
+		return fmt.Errorf("%w: %s in %s", ErrNoRequest, id, dir)
+	}
+	err := writeJSON(filepath.Join(dir, "responses", id+".json"), ApprovalResponse{ID: id, Approve: approve, By: by, Reason: reason, At: time.Now().UTC()}, true)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %s", ErrAnswered, id)
+	}
+	return err
+}
+
+// Pending lists the requests of dir that have no response, oldest first.
+func Pending(dir string) ([]ApprovalRequest, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, "requests"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []ApprovalRequest
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !idRe.MatchString(id) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "responses", e.Name())); err == nil {
+			continue
+		}
+		var r ApprovalRequest
+		b, err := os.ReadFile(filepath.Join(dir, "requests", e.Name()))
+		if err != nil || json.Unmarshal(b, &r) != nil {
+			continue // being written
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Asked.Before(out[j].Asked) })
+	return out, nil
+}
+
+func readResponse(dir, id string) (ApprovalResponse, error) {
+	var r ApprovalResponse
+	b, err := os.ReadFile(filepath.Join(dir, "responses", id+".json"))
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(b, &r)
+}
+
+// writeJSON writes v to a temp file and links it into place: whole or not
+// at all, and with exclusive, never over an existing file (the first answer
+// stands).
+func writeJSON(path string, v any, exclusive bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if exclusive {
+		return os.Link(tmp.Name(), path)
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,41 @@
+package permissions
+
+import "time"
+
+// Record is one decision as the session's permissions.jsonl keeps it: what
+// was about to happen, what the rules said, how an ask was answered, by
+// whom and when. Its strings are masked of secrets before it is written.
+type Record struct {
+	Time    time.Time `json:"time"`
+	Agent   string    `json:"agent"`
+	Step    int       `json:"step,omitempty"`
+	Tool    string    `json:"tool"`
+	Action  Action    `json:"action"`
+	Risk    Risk      `json:"risk"`
+	Verdict Verdict   `json:"verdict"`
+	Rule    string    `json:"rule"`
+	Floor   bool      `json:"floor,omitempty"`
+	// Outcome is what happened to the call: allowed (the rules), denied
+	// (the rules or the floor), approved or refused (an ask's answer).
+	Outcome Outcome `json:"outcome"`
+	// By is who answered an ask: "policy risk-based", "policy allow-all",
+	// "policy deny-all", "elicitation", "file handshake (<who>)",
+	// "timeout", "nobody to ask". Empty when the rules decided.
+	By string `json:"by,omitempty"`
+	// Request is the id of the ask's request, when one was made.
+	Request string `json:"request,omitempty"`
+}
+
+// Outcome is what became of a call the rules decided.
+type Outcome string
+
+// The outcomes.
+const (
+	Allowed  Outcome = "allowed"
+	Denied   Outcome = "denied"
+	Approved Outcome = "approved"
+	Refused  Outcome = "refused"
+)
+
+// Ran tells whether the call went ahead.
+func (o Outcome) Ran() bool { return o == Allowed || o == Approved }
