@@ -4,7 +4,7 @@ BIN     ?= bin/massgen-mcp
 BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap clis
+.PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap chromium clis
 .PHONY: quick realclis
 
 # TEST_JOBS is how many suites make test runs at once: the race run (unit) is
@@ -29,7 +29,7 @@ build-bench:
 # Code and Codex CLIs against the plugin and install (clients), and each fuzz
 # target briefly. The order pairs the CPU-bound race run with the suites that
 # wait.
-test: fmt-check vet lint build clis tmux bwrap
+test: fmt-check vet lint build clis tmux bwrap chromium
 	MASSGEN_TEST_BIN=$(abspath $(BIN)) MASSGEN_E2E_BIN=$(abspath $(BIN)) \
 		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients fuzz
 
@@ -103,6 +103,13 @@ bwrap:
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } || \
 		echo "bubblewrap is missing and could not be installed: the sandbox tests will skip (and fail under CI)"
 
+# chromium is the browser the web view's test drives (e2e/tests/webui.test.mjs,
+# through playwright-core from e2e's lock): Debian's package, installed when
+# missing and we may (root); without it that test fails and says how to get it.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || \
+		echo "chromium is missing and could not be installed: the web view's browser test (e2e) will fail"
+
 # demo runs a three-agent sim team offline; 391 wins.
 demo:
 	$(GO) run ./cmd/massgen-mcp run --state-dir $${TMPDIR:-/tmp}/massgen-demo --models sim/strong,sim/strong,sim --seed 1 "What is 17 * 23?"
@@ -115,7 +122,8 @@ clean:
 	rm -rf bin
 
 # e2e runs the built binary against real MCP clients (TypeScript SDK v1 and v2
-# client, MCP Inspector CLI, official conformance suite); needs Node + npm and
+# client, MCP Inspector CLI, official conformance suite) and the web view in
+# headless Chromium (screenshots in e2e/artifacts/webui); needs Node + npm and
 # the npm registry (Node 22 is installed into .cache/node22). See e2e/run.sh.
 e2e:
 	bash e2e/run.sh

@@ -64,6 +64,11 @@ type Surface struct {
 	Handler http.Handler
 	// Refuse writes a refusal with its HTTP status and message.
 	Refuse func(w http.ResponseWriter, status int, msg string)
+	// OwnLogin says the surface logs its requests in itself (the web view:
+	// a session cookie or the bearer token, through TokenTenant and
+	// Server.TenantContext, required even when no token is set); the
+	// guards skip the token and the tenant and keep the rest.
+	OwnLogin bool
 }
 
 // refuser writes a refusal of the HTTP guards; code is the JSON-RPC code
@@ -177,7 +182,9 @@ func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handle
 	}
 	h := limitCalls(calls, posts, refuse, sf.Handler)
 	h = bufferBody(o.MaxBody, o.BodyTimeout, refuse, h)
-	h = authenticate(o.Token, o.Tokens, refuse, s.openTenant(refuse, h))
+	if !sf.OwnLogin {
+		h = authenticate(o.Token, o.Tokens, refuse, s.openTenant(refuse, h))
+	}
 	return checkOrigin(o.AllowedOrigins, refuse, h)
 }
 
@@ -283,16 +290,11 @@ func authenticate(token string, tokens *Tokens, refuse refuser, next http.Handle
 	if token == "" && tokens == nil {
 		return next
 	}
-	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		tenant := ""
-		if ok && got != "" {
-			if token != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
-				tenant = DefaultTenant
-			} else if t, found := tokens.tenant([]byte(got)); found {
-				tenant = t
-			}
+		if ok {
+			tenant, _ = TokenTenant(token, tokens, got)
 		}
 		if tenant == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="massgen-mcp"`)
@@ -302,6 +304,20 @@ func authenticate(token string, tokens *Tokens, refuse refuser, next http.Handle
 		}
 		next.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
 	})
+}
+
+// TokenTenant is the tenant a bearer token got names: token
+// (MASSGEN_MCP_TOKEN) is the default tenant's, each of tokens its own
+// tenant's; ok is false for an empty or unknown one. Every comparison takes
+// constant time.
+func TokenTenant(token string, tokens *Tokens, got string) (tenant string, ok bool) {
+	if got == "" {
+		return "", false
+	}
+	if token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
+		return DefaultTenant, true
+	}
+	return tokens.tenant([]byte(got))
 }
 
 // openTenant opens the service of the request's tenant (authenticate has

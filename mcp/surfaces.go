@@ -50,3 +50,23 @@ func (s *Server) TeamNames() []string {
 func (s *Server) AcquireRun(ctx context.Context) (release func(), err error) {
 	return s.handler.runs.acquire(tenantOf(ctx))
 }
+
+// TenantContext is ctx marked as the tenant's, with its service opened, as
+// the guards mark a request that carried the tenant's token: for a surface
+// with its own login (Surface.OwnLogin), after it has logged the request
+// in. The tenant must come from the server's tokens (TokenTenant), never
+// from a client.
+func (s *Server) TenantContext(ctx context.Context, tenant string) (context.Context, error) {
+	svc, err := s.handler.tenants.service(tenant)
+	if err != nil {
+		return nil, err
+	}
+	return withService(withTenant(ctx, tenant), svc), nil
+}
+
+// CancelTeam stops a session of the request's tenant as cancel_team does:
+// its detached calls, then its run.
+func (s *Server) CancelTeam(ctx context.Context, id string) (*coordination.TeamResult, error) {
+	s.handler.flights.cancelSession(tenantOf(ctx), id)
+	return s.handler.svc(ctx).Cancel(ctx, id)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/mcp"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/webui"
 )
 
 type serveFlags struct {
@@ -203,6 +204,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		warnBesidePlugin(cmd.ErrOrStderr(), os.Getenv)
 		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
 	}
+	ui := webui.New(srv, webui.Options{
+		Authenticate: func(got string) (string, bool) { return mcp.TokenTenant(token, tokens, got) },
+		AllowedHosts: uiHosts(f.http, f.allowOrigins),
+		Secure:       f.tlsCert != "",
+		Logger:       logger,
+	})
 	return srv.ListenAndServeHTTP(ctx, mcp.HTTPOptions{
 		Addr:           f.http,
 		Token:          token,
@@ -213,14 +220,21 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		AllowedOrigins: f.allowOrigins,
 		TLSCert:        f.tlsCert,
 		TLSKey:         f.tlsKey,
-		// The OpenAI-compatible endpoint, behind the same guards as /mcp.
-		Surfaces: []mcp.Surface{{Pattern: "/v1/", Handler: chatapi.New(srv, chatapi.Options{Logger: logger}), Refuse: chatapi.Refuse}},
+		// The OpenAI-compatible endpoint, behind the same guards as /mcp; the
+		// web view behind them too, with its own login.
+		Surfaces: []mcp.Surface{
+			{Pattern: "/v1/", Handler: chatapi.New(srv, chatapi.Options{Logger: logger}), Refuse: chatapi.Refuse},
+			{Pattern: "/ui/", Handler: ui, Refuse: webui.Refuse, OwnLogin: true},
+		},
 		Ready: func(addr net.Addr) {
 			scheme := "http"
 			if f.tlsCert != "" {
 				scheme = "https"
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: serving MCP at %s://%s/mcp, OpenAI-compatible chat at %s://%s/v1 (health: /healthz)\n", scheme, addr, scheme, addr)
+			// The link logs one browser in, once; the terminal that started
+			// the server is the one place it is shown.
+			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: web view (one-time login link): %s://%s%s\n", scheme, addr, ui.LoginLink())
 		},
 	})
 }

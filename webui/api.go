@@ -1,0 +1,137 @@
+package webui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/report"
+)
+
+// sessionRow is one line of the session list.
+type sessionRow struct {
+	ID       string `json:"id"`
+	Task     string `json:"task"`
+	Status   string `json:"status"`
+	Agents   int    `json:"agents"`
+	Steps    int    `json:"steps"`
+	Winner   string `json:"winner,omitempty"`
+	Cost     string `json:"cost"`
+	Created  string `json:"created"`
+	Duration string `json:"duration"`
+}
+
+// pageSize is the session list's page.
+const pageSize = 100
+
+func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	page, err := h.host.RequestService(r.Context()).ListSessions(r.Context(), coordination.SessionQuery{
+		Status: q.Get("status"), Text: q.Get("q"), Offset: max(offset, 0), Limit: pageSize,
+	})
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out := struct {
+		Sessions []sessionRow `json:"sessions"`
+		Total    int          `json:"total"`
+		Next     int          `json:"next_offset,omitempty"`
+	}{Sessions: []sessionRow{}, Total: page.Total, Next: page.Next}
+	for _, s := range page.Sessions {
+		row := sessionRow{ID: s.SessionID, Task: s.Task, Status: s.Status, Agents: len(s.Agents), Steps: s.Steps,
+			Cost: report.Cost(s.CostUSD), Created: s.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"), Duration: report.Duration(s.Duration)}
+		if s.Winner != nil {
+			row.Winner = s.Winner.AgentID
+		}
+		out.Sessions = append(out.Sessions, row)
+	}
+	writeJSON(w, out)
+}
+
+func (h *Handler) sessionState(w http.ResponseWriter, r *http.Request) {
+	st, err := buildState(r.Context(), h.host.RequestService(r.Context()), r.PathValue("id"))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, st)
+}
+
+// cancel stops a session as cancel_team does.
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
+	res, err := h.host.CancelTeam(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, map[string]string{"status": res.Status, "outcome": report.Outcome(res)})
+}
+
+// resume runs a stored session again as run_team{session_id} does
+// (CreateOrResume, then Start under a run slot), without waiting: the page
+// hears the run on its event stream.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	svc := h.host.RequestService(ctx)
+	s, err := svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: r.PathValue("id")})
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	release := func() {}
+	if _, running := svc.Running(s.ID); !running {
+		if release, err = h.host.AcquireRun(ctx); err != nil {
+			http.Error(w, err.Error()+"; wait for one of your teams to finish", http.StatusTooManyRequests)
+			return
+		}
+	}
+	// The run outlives this request: the page only asked for it.
+	run, started, err := svc.Start(context.WithoutCancel(ctx), s.ID)
+	if err != nil {
+		release()
+		h.writeError(w, r, err)
+		return
+	}
+	if !started {
+		release()
+	} else {
+		go func() {
+			<-run.Done()
+			release()
+		}()
+	}
+	writeJSON(w, map[string]any{"status": coordination.StatusRunning, "started": started})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError words the core's typed errors for a person: another tenant's
+// session is simply not found, as a missing one. The server's paths are
+// hidden, as in every tool's error; an unexpected error is logged and
+// shown only as such.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, coordination.ErrSessionNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, coordination.ErrBadInput), errors.Is(err, coordination.ErrSessionFinished):
+		status = http.StatusBadRequest
+	case errors.Is(err, coordination.ErrSessionRunning):
+		status = http.StatusConflict
+	}
+	if status == http.StatusInternalServerError {
+		h.opts.Logger.Error().Err(err).Str("path", r.URL.Path).Msg("the web view could not answer")
+		http.Error(w, "the server could not answer; its log says why", status)
+		return
+	}
+	http.Error(w, h.host.RequestService(r.Context()).HidePaths(err.Error()), status)
+}

@@ -1,0 +1,181 @@
+// The web view's one script: the session list, and a session page kept live
+// by server-sent events. No framework; every text a model or a client wrote
+// goes in as textContent, and the only HTML set is what the server rendered
+// safely (report's consensus map, goldmark's markdown with raw HTML off).
+"use strict";
+
+const csrf = document.querySelector('meta[name="csrf-token"]').content;
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k != null) e.append(k);
+  return e;
+}
+
+async function post(url) {
+  const r = await fetch(url, { method: "POST", headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" });
+  const text = await r.text();
+  if (!r.ok) throw new Error(text.trim() || r.statusText);
+  return JSON.parse(text);
+}
+
+$("logout").addEventListener("click", async () => {
+  try { await post("/ui/logout"); } catch (_) { /* logged out either way */ }
+  location.href = "/ui/login";
+});
+
+// ---- the list ----
+
+async function loadList() {
+  $("list").hidden = false;
+  const params = new URLSearchParams(location.search);
+  $("status").value = params.get("status") || "";
+  $("q").value = params.get("q") || "";
+  const r = await fetch("/ui/api/sessions?" + params.toString(), { credentials: "same-origin" });
+  if (!r.ok) { $("list-total").textContent = await r.text(); return; }
+  const page = await r.json();
+  $("list-total").textContent = page.total === 1 ? "1 session" : `${page.total} sessions`;
+  const body = $("sessions").tBodies[0];
+  body.replaceChildren(...page.sessions.map((s) => el("tr", { "data-session": s.id },
+    el("td", {}, el("a", { href: "/ui/s/" + encodeURIComponent(s.id), text: s.id })),
+    el("td", {}, el("span", { class: "badge st-" + s.status, text: s.status })),
+    el("td", { class: "task", text: s.task }),
+    el("td", { text: String(s.agents) }),
+    el("td", { text: String(s.steps) }),
+    el("td", { text: s.winner || "" }),
+    el("td", { text: s.cost }),
+    el("td", { text: s.created }))));
+}
+
+$("filter").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const p = new URLSearchParams();
+  if ($("status").value) p.set("status", $("status").value);
+  if ($("q").value) p.set("q", $("q").value);
+  history.replaceState(null, "", "/ui/" + (p.toString() ? "?" + p : ""));
+  loadList();
+});
+
+// ---- a session ----
+
+const shown = { answers: 0, open: new Set() };
+// What tests read: how many states arrived, what each showed, how long each
+// render took.
+window.__massgen = { renders: 0, renderMs: [], seen: [], state: null };
+
+function render(st) {
+  const t0 = performance.now();
+  $("s-id").textContent = st.id;
+  const badge = $("s-status");
+  badge.textContent = st.status;
+  badge.className = "badge st-" + st.status;
+  $("s-task").textContent = st.task;
+  $("s-outcome").textContent = st.outcome || (st.running ? "The team is working." : "");
+  $("s-cost").textContent = st.cost;
+  $("s-steps").textContent = String(st.steps);
+  $("s-live").textContent = st.running ? "running here" : "";
+  $("cancel").disabled = !st.can_cancel;
+  $("resume").disabled = !st.can_resume;
+
+  $("cards").replaceChildren(...st.agents.map((a) => el("article", { class: "card st-" + a.status + (a.winner ? " winner" : ""), "data-agent": a.id, tabindex: "0" },
+    el("h3", { text: (a.winner ? "★ " : "") + a.id }),
+    el("p", { class: "model", text: a.model }),
+    el("dl", {},
+      el("dt", { text: "status" }), el("dd", { class: "status", text: a.status }),
+      el("dt", { text: "steps" }), el("dd", { text: String(a.steps) }),
+      el("dt", { text: "answers" }), el("dd", { text: String(a.answers) + (a.latest ? ` (latest ${a.latest})` : "") }),
+      el("dt", { text: "vote" }), el("dd", { text: a.vote || "—" }),
+      el("dt", { text: "cost" }), el("dd", { class: "cost", text: a.cost })),
+    a.last_error ? el("p", { class: "error", text: a.last_error }) : null)));
+
+  // The consensus map is report.ConsensusMapSVG: escaped, no script.
+  $("map").innerHTML = st.map_svg;
+  $("swimlane").textContent = st.swimlane;
+  $("summary").textContent = st.summary;
+  if (st.final_html) $("final").innerHTML = st.final_html;
+  else $("final").textContent = "No final answer yet.";
+
+  if (st.files.length === 0) {
+    $("files").textContent = st.winner ? "The winner delivered no files." : "No winner yet.";
+  } else {
+    const base = `/ui/api/sessions/${encodeURIComponent(st.id)}`;
+    $("files").replaceChildren(
+      el("p", {}, el("a", { href: base + "/files.zip", download: "", text: `Download all ${st.files.length} as a zip` })),
+      el("ul", {}, ...st.files.map((f) => el("li", {},
+        el("a", { href: `${base}/files/${encodeURIComponent(st.winner)}/${f.path.split("/").map(encodeURIComponent).join("/")}`, target: "_blank", rel: "noopener", text: f.path }),
+        ` (${f.bytes} bytes)`))));
+  }
+
+  // Answers never change once landed: only new ones are added.
+  if (st.answers.length !== shown.answers) {
+    const frag = document.createDocumentFragment();
+    for (const a of st.answers.slice(shown.answers)) frag.append(answerView(a));
+    $("answers").append(frag);
+    shown.answers = st.answers.length;
+  }
+  window.__massgen.state = st;
+  window.__massgen.seen.push({ status: st.status, answers: st.answers.length });
+  window.__massgen.renders++;
+  window.__massgen.renderMs.push(performance.now() - t0);
+}
+
+function answerView(a) {
+  const d = el("details", { class: "answer", "data-label": a.label },
+    el("summary", {}, el("strong", { text: a.label }), ` by ${a.agent}, step ${a.step}, ${a.at}`));
+  // The body is built when first opened: a 200-step session's answers cost
+  // nothing until read.
+  const body = el("div", { class: "md" });
+  d.append(body);
+  d.addEventListener("toggle", () => {
+    if (d.open && !body.hasChildNodes()) body.innerHTML = a.html; // goldmark, raw HTML omitted
+  });
+  if (a.diff && a.diff.length) {
+    const pre = el("pre", { class: "diff", tabindex: "0", "aria-label": `changes since ${a.agent}'s previous answer` });
+    const box = el("details", { class: "diffbox" }, el("summary", { text: "Changes since the previous answer" }), pre);
+    box.addEventListener("toggle", () => {
+      if (!box.open || pre.hasChildNodes()) return;
+      for (const l of a.diff) pre.append(el("span", { class: l.op === "+" ? "add" : l.op === "-" ? "del" : "same", text: `${l.op === "=" ? " " : l.op} ${l.text}\n` }));
+    });
+    d.append(box);
+  }
+  return d;
+}
+
+function showMissing(msg) {
+  $("session").hidden = true;
+  $("missing").hidden = false;
+  $("missing-msg").textContent = msg;
+}
+
+async function loadSession(id) {
+  const base = "/ui/api/sessions/" + encodeURIComponent(id);
+  const r = await fetch(base, { credentials: "same-origin" });
+  if (!r.ok) { showMissing((await r.text()).trim()); return; }
+  $("session").hidden = false;
+  render(await r.json());
+  const es = new EventSource(base + "/events");
+  es.addEventListener("state", (ev) => render(JSON.parse(ev.data)));
+  es.onerror = () => { $("s-live").textContent = "reconnecting…"; };
+  for (const [btn, what] of [["cancel", "cancel"], ["resume", "resume"]]) {
+    $(btn).addEventListener("click", async () => {
+      $("action-msg").textContent = "";
+      try {
+        const out = await post(`${base}/${what}`);
+        $("action-msg").textContent = what === "cancel" ? "Cancelled." : "Resumed.";
+        if (out.outcome) $("s-outcome").textContent = out.outcome;
+      } catch (e) {
+        $("action-msg").textContent = e.message;
+      }
+    });
+  }
+}
+
+const m = location.pathname.match(/^\/ui\/s\/([^/]+)$/);
+if (m) loadSession(decodeURIComponent(m[1]));
+else loadList();

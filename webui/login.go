@@ -1,0 +1,219 @@
+package webui
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	cookieName = "massgen_ui"
+	// maxLogins bounds the logins kept: a server that runs for weeks must
+	// not grow with every browser that ever logged in. The oldest goes.
+	maxLogins = 1024
+	// maxKeys bounds the one-time links not yet used.
+	maxKeys = 16
+	// keyTTL is how long a one-time link may wait to be opened.
+	keyTTL = 24 * time.Hour
+)
+
+// login is one logged-in browser: its tenant and the CSRF token its
+// state-changing requests must carry.
+type login struct {
+	tenant  string
+	csrf    string
+	expires time.Time
+}
+
+// logins are the server's browser logins and unused one-time links, in
+// memory: a restart logs every browser out, which is the safe way round.
+type logins struct {
+	ttl time.Duration
+
+	mu       sync.Mutex
+	sessions map[string]*login
+	order    []string // session ids, oldest first
+	keys     map[string]oneTimeKey
+}
+
+type oneTimeKey struct {
+	tenant  string
+	expires time.Time
+}
+
+func newLogins(ttl time.Duration) *logins {
+	return &logins{ttl: ttl, sessions: map[string]*login{}, keys: map[string]oneTimeKey{}}
+}
+
+func random() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand's documented contract)
+	return hex.EncodeToString(b)
+}
+
+// oneTime makes a link key that logs one browser in as tenant, once.
+func (l *logins) oneTime(tenant string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	for k, v := range l.keys {
+		if now.After(v.expires) || len(l.keys) >= maxKeys {
+			delete(l.keys, k)
+		}
+	}
+	k := random()
+	l.keys[k] = oneTimeKey{tenant: tenant, expires: now.Add(keyTTL)}
+	return k
+}
+
+// redeem spends a one-time key: its tenant, once.
+func (l *logins) redeem(key string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, v := range l.keys {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+			delete(l.keys, k)
+			return v.tenant, time.Now().Before(v.expires)
+		}
+	}
+	return "", false
+}
+
+// start logs a browser in as tenant: the new session's id (the cookie).
+func (l *logins) start(tenant string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.order) >= maxLogins {
+		delete(l.sessions, l.order[0])
+		l.order = l.order[1:]
+	}
+	id := random()
+	l.sessions[id] = &login{tenant: tenant, csrf: random(), expires: time.Now().Add(l.ttl)}
+	l.order = append(l.order, id)
+	return id
+}
+
+// get finds a live login by its cookie.
+func (l *logins) get(id string) (*login, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.sessions[id]
+	if !ok || time.Now().After(s.expires) {
+		return nil, false
+	}
+	return s, true
+}
+
+func (l *logins) end(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.sessions, id)
+}
+
+type loginKey struct{}
+
+// who is the request's login: nil for one that came with a bearer token
+// (which carries no ambient authority, so it needs no CSRF token).
+func who(ctx context.Context) *login {
+	s, _ := ctx.Value(loginKey{}).(*login)
+	return s
+}
+
+// authed lets through a request that carries a live session cookie or a
+// tenant's bearer token, marked as that tenant's; anyone else gets the
+// login page (a page) or 401 (the API), and sees nothing of any session.
+func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tenant, s := "", (*login)(nil)
+		if c, err := r.Cookie(cookieName); err == nil {
+			if got, ok := h.logins.get(c.Value); ok {
+				tenant, s = got.tenant, got
+			}
+		}
+		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && tenant == "" && h.opts.Authenticate != nil {
+			tenant, _ = h.opts.Authenticate(bearer)
+		}
+		if tenant == "" {
+			if strings.HasPrefix(r.URL.Path, "/ui/api/") || r.Method != http.MethodGet {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="massgen-mcp"`)
+				http.Error(w, "log in first: open the one-time link serve printed, or send your tenant's bearer token", http.StatusUnauthorized)
+				return
+			}
+			http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
+			return
+		}
+		ctx, err := h.host.TenantContext(r.Context(), tenant)
+		if err != nil {
+			h.opts.Logger.Error().Err(err).Str("tenant", tenant).Msg("could not open a tenant's service for the web view")
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		next(w, r.WithContext(context.WithValue(ctx, loginKey{}, s)))
+	}
+}
+
+// csrf refuses a state-changing request of a cookie login that does not
+// carry the login's CSRF token in X-CSRF-Token.
+func (h *Handler) csrf(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s := who(r.Context())
+		got := r.Header.Get("X-CSRF-Token")
+		if s != nil && subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
+			http.Error(w, "missing or wrong CSRF token: reload the page and try again", http.StatusForbidden)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// loginPage answers a one-time link (?key=) by logging the browser in, and
+// otherwise shows the form for a bearer token.
+func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	if key := r.URL.Query().Get("key"); key != "" {
+		tenant, ok := h.logins.redeem(key)
+		if !ok {
+			writeLoginForm(w, http.StatusForbidden, "That login link was used already or has expired: ask for a new one (restart serve), or log in with your token.")
+			return
+		}
+		h.setCookie(w, h.logins.start(tenant))
+		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		return
+	}
+	writeLoginForm(w, http.StatusOK, "")
+}
+
+// loginPost logs a browser in with a tenant's bearer token from the form.
+func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	tenant, ok := "", false
+	if token != "" && h.opts.Authenticate != nil {
+		tenant, ok = h.opts.Authenticate(token)
+	}
+	if !ok {
+		writeLoginForm(w, http.StatusUnauthorized, "That token opens nothing here: use the server's MASSGEN_MCP_TOKEN or your tenant's token, or the one-time link serve printed.")
+		return
+	}
+	h.setCookie(w, h.logins.start(tenant))
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		h.logins.end(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Path: "/ui/", MaxAge: -1, HttpOnly: true, Secure: h.opts.Secure, SameSite: http.SameSiteStrictMode})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) setCookie(w http.ResponseWriter, id string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: id, Path: "/ui/",
+		MaxAge:   int(h.opts.SessionTTL / time.Second),
+		HttpOnly: true, Secure: h.opts.Secure, SameSite: http.SameSiteStrictMode,
+	})
+}

@@ -1,0 +1,421 @@
+package webui_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/mcp"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+	"github.com/massgen-go/massgen-mcp/webui"
+)
+
+// Dummy bearer tokens of two tenants.
+const (
+	tokenA = "tok-dummy-webui-tenant-a-0000"
+	tokenB = "tok-dummy-webui-tenant-b-0000"
+)
+
+// served is the web view wired as serve wires it, beside /mcp, over
+// memory stores: tenants a and b from a tokens file, no default token.
+type served struct {
+	url      string
+	ui       *webui.Handler
+	services map[string]*coordination.Service
+	mu       sync.Mutex
+}
+
+func newService() *coordination.Service {
+	return coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+}
+
+func serve(t *testing.T) *served {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("a "+tokenA+"\nb "+tokenB+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := mcp.LoadTokens(filepath.Join(dir, "tokens"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &served{services: map[string]*coordination.Service{}}
+	s.services[mcp.DefaultTenant] = newService()
+	srv := mcp.New(s.services[mcp.DefaultTenant], mcp.Options{Logger: zerolog.Nop(), Tenants: func(tenant string) (*coordination.Service, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		svc := newService()
+		s.services[tenant] = svc
+		return svc, nil
+	}})
+	s.ui = webui.New(srv, webui.Options{
+		Authenticate: func(got string) (string, bool) { return mcp.TokenTenant("", tokens, got) },
+		Throttle:     10 * time.Millisecond, Logger: zerolog.Nop(),
+	})
+	ts := httptest.NewServer(srv.HTTPHandler(mcp.HTTPOptions{Tokens: tokens, Surfaces: []mcp.Surface{{Pattern: "/ui/", Handler: s.ui, Refuse: webui.Refuse, OwnLogin: true}}}))
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	return s
+}
+
+func (s *served) service(t *testing.T, tenant string) *coordination.Service {
+	t.Helper()
+	if tenant == mcp.DefaultTenant {
+		return s.services[tenant]
+	}
+	// Open the tenant's service as a request of its would.
+	req, _ := http.NewRequest(http.MethodGet, s.url+"/ui/api/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+map[string]string{"a": tokenA, "b": tokenB}[tenant])
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.services[tenant]
+}
+
+// runTeam runs a sim team of the tenant to its end.
+func runTeam(t *testing.T, svc *coordination.Service, models ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Run(ctx, sess.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	return sess.ID
+}
+
+// browser is a client with a cookie jar that does not follow redirects.
+func browser(t *testing.T) *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func get(t *testing.T, c *http.Client, u string, hdr ...string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func post(t *testing.T, c *http.Client, u string, hdr ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, u, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// loginWithToken logs a browser in with the token form and returns the
+// page's CSRF token.
+func loginWithToken(t *testing.T, s *served, c *http.Client, token string) string {
+	t.Helper()
+	resp, err := c.PostForm(s.url+"/ui/login", url.Values{"token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login with a tenant's token: %d, want 303", resp.StatusCode)
+	}
+	return csrfOf(t, s, c)
+}
+
+func csrfOf(t *testing.T, s *served, c *http.Client) string {
+	t.Helper()
+	code, page, _ := get(t, c, s.url+"/ui/")
+	if code != http.StatusOK {
+		t.Fatalf("/ui/ after login: %d", code)
+	}
+	_, rest, ok := strings.Cut(page, `name="csrf-token" content="`)
+	tok, _, _ := strings.Cut(rest, `"`)
+	if !ok || len(tok) < 32 {
+		t.Fatalf("the page carries no CSRF token:\n%s", page)
+	}
+	return tok
+}
+
+func TestNobodyLoggedInSeesAnything(t *testing.T) {
+	s := serve(t)
+	id := runTeam(t, s.service(t, "a"), "sim", "sim")
+	c := browser(t)
+	for _, path := range []string{"/ui/", "/ui/s/" + id} {
+		code, body, h := get(t, c, s.url+path)
+		if code != http.StatusSeeOther || h.Get("Location") != "/ui/login" || strings.Contains(body, id) {
+			t.Errorf("%s without a login: %d to %q, want 303 to /ui/login and nothing of the session", path, code, h.Get("Location"))
+		}
+	}
+	for _, path := range []string{"/ui/api/sessions", "/ui/api/sessions/" + id, "/ui/api/sessions/" + id + "/events", "/ui/api/sessions/" + id + "/files.zip"} {
+		if code, body, _ := get(t, c, s.url+path); code != http.StatusUnauthorized || strings.Contains(body, id) {
+			t.Errorf("%s without a login: %d, want 401 and nothing of the session", path, code)
+		}
+	}
+	if code, _ := post(t, c, s.url+"/ui/api/sessions/"+id+"/cancel"); code != http.StatusUnauthorized {
+		t.Errorf("cancel without a login: %d, want 401", code)
+	}
+	if code, _, _ := get(t, c, s.url+"/ui/api/sessions", "Authorization", "Bearer tok-dummy-wrong-0000000000"); code != http.StatusUnauthorized {
+		t.Errorf("a wrong bearer token: %d, want 401", code)
+	}
+	resp, err := c.PostForm(s.url+"/ui/login", url.Values{"token": {"tok-dummy-wrong-0000000000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) > 0 {
+		t.Errorf("a wrong token in the form: %d with %d cookies, want 401 and none", resp.StatusCode, len(resp.Cookies()))
+	}
+}
+
+func TestTheOneTimeLinkLogsInOnceWithAStrictHttpOnlyCookie(t *testing.T) {
+	s := serve(t)
+	link := s.url + s.ui.LoginLink()
+	c := browser(t)
+	resp, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/" {
+		t.Fatalf("the link: %d to %q, want 303 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	ck := resp.Cookies()
+	if len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Path != "/ui/" || ck[0].Secure {
+		t.Fatalf("cookie %+v, want one HttpOnly SameSite=Strict cookie on /ui/ (Secure only under TLS)", ck)
+	}
+	if code, _, _ := get(t, c, s.url+"/ui/api/sessions"); code != http.StatusOK {
+		t.Errorf("the list after the link: %d", code)
+	}
+	again := browser(t)
+	if code, _, _ := get(t, again, link); code != http.StatusForbidden {
+		t.Errorf("the link opened a second time: %d, want 403", code)
+	}
+	if code, _, _ := get(t, again, s.url+"/ui/api/sessions"); code != http.StatusUnauthorized {
+		t.Errorf("a second browser after a spent link: %d, want 401", code)
+	}
+}
+
+func TestStateChangesNeedTheLoginsCSRFToken(t *testing.T) {
+	s := serve(t)
+	svc := s.service(t, "a")
+	id := runTeam(t, svc, "sim", "sim")
+	c := browser(t)
+	csrf := loginWithToken(t, s, c, tokenA)
+	for _, hdr := range [][]string{nil, {"X-CSRF-Token", "0000"}, {"X-CSRF-Token", tokenA}} {
+		if code, _ := post(t, c, s.url+"/ui/api/sessions/"+id+"/cancel", hdr...); code != http.StatusForbidden {
+			t.Errorf("cancel with %v: %d, want 403", hdr, code)
+		}
+	}
+	if code, _ := post(t, c, s.url+"/ui/logout"); code != http.StatusForbidden {
+		t.Errorf("logout without the token: %d, want 403", code)
+	}
+	// With the token the request reaches the service (a finished session
+	// cannot be cancelled, which the service says).
+	if code, body := post(t, c, s.url+"/ui/api/sessions/"+id+"/cancel", "X-CSRF-Token", csrf); code == http.StatusForbidden || code == http.StatusUnauthorized {
+		t.Errorf("cancel with the CSRF token: %d %s", code, body)
+	}
+	if code, _ := post(t, c, s.url+"/ui/logout", "X-CSRF-Token", csrf); code != http.StatusNoContent {
+		t.Errorf("logout with the token: %d, want 204", code)
+	}
+	if code, _, _ := get(t, c, s.url+"/ui/api/sessions"); code != http.StatusUnauthorized {
+		t.Errorf("after logout: %d, want 401", code)
+	}
+}
+
+func TestAForeignHostNameIsRefused(t *testing.T) {
+	s := serve(t)
+	c := browser(t)
+	for host, want := range map[string]int{
+		"rebind.example.com": http.StatusMisdirectedRequest,
+		"localhost":          http.StatusOK,
+		"127.0.0.1":          http.StatusOK,
+		"[::1]":              http.StatusOK,
+	} {
+		req, _ := http.NewRequest(http.MethodGet, s.url+"/ui/login", nil)
+		req.Host = host
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
+
+func TestATenantSeesOnlyItsOwnSessions(t *testing.T) {
+	s := serve(t)
+	id := runTeam(t, s.service(t, "a"), "sim", "sim")
+	a, b := browser(t), browser(t)
+	loginWithToken(t, s, a, tokenA)
+	csrfB := loginWithToken(t, s, b, tokenB)
+	if code, body, _ := get(t, a, s.url+"/ui/api/sessions"); code != http.StatusOK || !strings.Contains(body, id) {
+		t.Fatalf("tenant a's list: %d %s", code, body)
+	}
+	if code, body, _ := get(t, b, s.url+"/ui/api/sessions"); code != http.StatusOK || strings.Contains(body, id) {
+		t.Errorf("tenant b's list shows a's session: %d %s", code, body)
+	}
+	for _, path := range []string{"/ui/api/sessions/" + id, "/ui/api/sessions/" + id + "/events", "/ui/api/sessions/" + id + "/files.zip"} {
+		if code, body, _ := get(t, b, s.url+path); code != http.StatusNotFound || strings.Contains(body, "What is") {
+			t.Errorf("tenant b at %s: %d %s, want 404", path, code, body)
+		}
+	}
+	if code, _ := post(t, b, s.url+"/ui/api/sessions/"+id+"/cancel", "X-CSRF-Token", csrfB); code != http.StatusNotFound {
+		t.Errorf("tenant b cancelling a's session: %d, want 404", code)
+	}
+	// A bearer token works without a cookie, for its own tenant only.
+	if code, body, _ := get(t, http.DefaultClient, s.url+"/ui/api/sessions/"+id, "Authorization", "Bearer "+tokenA); code != http.StatusOK || !strings.Contains(body, `"map_svg"`) {
+		t.Errorf("tenant a's bearer token: %d", code)
+	}
+	if code, _, _ := get(t, http.DefaultClient, s.url+"/ui/api/sessions/"+id, "Authorization", "Bearer "+tokenB); code != http.StatusNotFound {
+		t.Errorf("tenant b's bearer token: %d, want 404", code)
+	}
+}
+
+// TestTheEventStreamSendsTheStateAsTheTeamWorks watches a slow team: the
+// first event is the state as it stands, later ones follow the steps the
+// store's watch reports, and the last shows the winner and its arrows.
+func TestTheEventStreamSendsTheStateAsTheTeamWorks(t *testing.T) {
+	s := serve(t)
+	svc := s.service(t, "a")
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim:latency=150ms:price_in=1:price_out=2", "sim:latency=150ms:price_in=1:price_out=2", "sim:latency=150ms:price_in=1:price_out=2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/ui/api/sessions/"+sess.ID+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+tokenA)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, ct)
+	}
+	type state struct {
+		Status  string `json:"status"`
+		Steps   int    `json:"steps"`
+		Map     string `json:"map_svg"`
+		Cost    string `json:"cost"`
+		Answers []struct {
+			Label string `json:"label"`
+		} `json:"answers"`
+	}
+	states := make(chan state, 64)
+	go func() {
+		defer close(states)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var st state
+			if json.Unmarshal([]byte(data), &st) == nil {
+				states <- st
+			}
+		}
+	}()
+	first := <-states
+	if first.Steps != 0 || len(first.Answers) != 0 {
+		t.Fatalf("the first state is not the session as it stood: %+v", first)
+	}
+	go func() { _, _ = svc.Run(context.Background(), sess.ID, nil) }()
+	seen, deadline := 0, time.After(20*time.Second)
+	for {
+		select {
+		case st, ok := <-states:
+			if !ok {
+				t.Fatal("the stream ended before the team did")
+			}
+			seen++
+			if st.Status != coordination.StatusFinished {
+				continue
+			}
+			if seen < 3 {
+				t.Errorf("only %d states reached the stream; each landed step should send one", seen)
+			}
+			if !strings.Contains(st.Map, "cm-winner") || !strings.Contains(st.Map, `class="cm-vote cm-standing"`) || st.Cost == "$0.0000" {
+				t.Errorf("the finished state lacks the winner, its arrows or its cost: cost %s\n%s", st.Cost, st.Map)
+			}
+			return
+		case <-deadline:
+			t.Fatalf("no finished state within 20 s (%d states seen)", seen)
+		}
+	}
+}
+
+func TestAnswersAreRenderedWithoutTheirHTMLAndDiffed(t *testing.T) {
+	s := serve(t)
+	svc := s.service(t, "a")
+	id := runTeam(t, svc, "sim:revise=1:conformity=0", "sim:revise=1:conformity=0")
+	code, body, _ := get(t, http.DefaultClient, s.url+"/ui/api/sessions/"+id, "Authorization", "Bearer "+tokenA)
+	if code != http.StatusOK {
+		t.Fatalf("state: %d %s", code, body)
+	}
+	var st struct {
+		Answers []struct {
+			Agent string `json:"agent"`
+			HTML  string `json:"html"`
+			Diff  []struct{ Op, Text string }
+		} `json:"answers"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Answers) == 0 || !strings.Contains(st.Answers[0].HTML, "<p>") {
+		t.Fatalf("answers not rendered as markdown: %+v", st.Answers)
+	}
+	diffs := 0
+	for _, a := range st.Answers {
+		if len(a.Diff) > 0 {
+			diffs++
+		}
+	}
+	perAgent := map[string]int{}
+	for _, a := range st.Answers {
+		perAgent[a.Agent]++
+	}
+	want := 0
+	for _, n := range perAgent {
+		want += n - 1
+	}
+	if diffs != want {
+		t.Errorf("%d answers carry a diff, want %d (every answer but each agent's first)", diffs, want)
+	}
+}
