@@ -66,6 +66,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// busy replica's writers from queueing behind its readers.
 		cfg.MaxConns = 16
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database cut off (not refusing, just silent) must fail a
+		// connection attempt in time for the run to pause and retry.
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", redact(dsn), err)
