@@ -113,6 +113,11 @@ func (db *DB) Close() {
 	db.pool.Close()
 }
 
+// Connections is how many connections to the database this DB holds now:
+// the pool's, and the LISTEN connection (an operator sizes max_connections
+// by it; massgen-bench reports its peak).
+func (db *DB) Connections() int { return int(db.pool.Stat().TotalConns()) + 1 }
+
 // For is the tenant's store (coordination.Stores).
 func (db *DB) For(tenant string) (coordination.Store, error) {
 	if err := coordination.CheckTenant(tenant); err != nil {
