@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"context"
+	"sort"
 	"time"
 )
 
@@ -35,6 +36,10 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 			svc.log.Warn().Err(err).Str("session", id).Msg("could not cancel the session followed")
 		}
 	}
+	var told map[string]int
+	if svc.hears(id, ObservedProgress) {
+		told = svc.toldSteps(ctx, id, nil)
+	}
 	go func() {
 		defer close(r.done)
 		defer stop()
@@ -47,7 +52,13 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 				return
 			}
 			r.res = res
+			if told != nil && svc.hears(id, ObservedProgress) {
+				told = svc.toldSteps(ctx, id, told)
+			}
 			if res.Status != StatusRunning {
+				if told != nil {
+					svc.tellEnd(id, res)
+				}
 				return
 			}
 			select {
@@ -60,4 +71,53 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 		}
 	}()
 	return r, nil
+}
+
+// toldSteps tells the progress of the steps that landed since told (agent
+// → its latest step told), as the holder's loop tells its own: a follower's
+// subscribers (run_team{session_id, wait} on another replica) hear the
+// run's steps wherever it runs. With told nil it only reads where the
+// ledger stands, telling nothing. It returns the steps told now; a failed
+// read keeps told.
+func (svc *Service) toldSteps(ctx context.Context, id string, told map[string]int) map[string]int {
+	s, l, st, err := svc.sessions.load(context.WithoutCancel(ctx), id)
+	if err != nil {
+		if told == nil {
+			told = map[string]int{}
+		}
+		return told
+	}
+	now := make(map[string]int, len(l.Agents))
+	var landed []Entry
+	for agent, es := range l.Agents {
+		if n := len(es); n > 0 {
+			now[agent] = es[n-1].Step
+		}
+		if told == nil {
+			continue
+		}
+		for _, e := range es {
+			if e.Step > told[agent] {
+				landed = append(landed, e)
+			}
+		}
+	}
+	sort.Slice(landed, func(i, j int) bool { return landed[i].Time.Before(landed[j].Time) })
+	for _, e := range landed {
+		res := svc.stepResult(s, e, st, nil, ConsensusView{})
+		svc.tell(Progress{SessionID: id, Kind: kindOfAction(res.Action), Agent: e.Agent, Message: res.Line(), Steps: st.Steps, Time: svc.now()})
+	}
+	return now
+}
+
+// tellEnd tells a followed run's end as the holder's loop tells it.
+func (svc *Service) tellEnd(id string, res *TeamResult) {
+	switch res.Status {
+	case StatusCancelled:
+		svc.tell(Progress{SessionID: id, Kind: ProgressCancelled, Message: "session cancelled", Time: svc.now()})
+	case StatusInterrupted:
+		svc.tell(Progress{SessionID: id, Kind: ProgressError, Message: "the run's holder died; the session is interrupted", Time: svc.now()})
+	default:
+		svc.tell(Progress{SessionID: id, Kind: ProgressFinished, Message: finishedMessage(res), Time: svc.now()})
+	}
 }

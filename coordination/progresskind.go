@@ -12,4 +12,5 @@ const (
 	ProgressDecided     ProgressKind = "decided"      // a winner, the final answer still to write
 	ProgressFinished    ProgressKind = "finished"     // the session ended
 	ProgressCancelled   ProgressKind = "cancelled"    // the run was cancelled
+	ProgressStoreOutage ProgressKind = "store_outage" // the store is unreachable, the run paused (or it is back)
 )

@@ -299,6 +299,9 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// fresh is the state the latest landing left: the loop launches from it
 	// rather than reading the ledger a third time for the same step.
 	var fresh *State
+	// down is the store's outage in progress: a step or a read that found
+	// the store unreachable pauses the loop and is tried again (outage.go).
+	var down outage
 	for {
 		var st *State
 		var res *TeamResult
@@ -307,8 +310,15 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		} else {
 			var err error
 			if _, st, res, err = svc.currentResult(dctx, s, false); err != nil {
+				if svc.storeDown(err) {
+					if err := svc.pause(ctx, s, "the run", &down, err); err != nil {
+						return svc.stop(dctx, r, s, own, results, err)
+					}
+					continue
+				}
 				return svc.stop(dctx, r, s, own, results, err)
 			}
+			svc.over(dctx, s, "the run", &down)
 		}
 		if st.Life.Status != StatusRunning {
 			// Cancel the steps still calling their models (they write
@@ -332,7 +342,17 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			return res, nil
 		case StatusDecided:
 			svc.tell(svc.progress(s, st, ProgressDecided, "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
-			return svc.writeFinal(ctx, s, "")
+			res, err := svc.writeFinal(ctx, s, "")
+			if svc.storeDown(err) {
+				if err := svc.pause(ctx, s, "the run", &down, err); err != nil {
+					return svc.stop(dctx, r, s, own, results, err)
+				}
+				continue
+			}
+			if err == nil {
+				svc.over(dctx, s, "the run", &down)
+			}
+			return res, err
 		case StatusCancelled:
 			svc.tell(svc.progress(s, st, ProgressCancelled, "", "session cancelled"))
 			return res, nil
@@ -381,6 +401,14 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			select {
 			case lr := <-results:
 				delete(own, lr.agent)
+				if svc.storeDown(lr.err) && ctx.Err() == nil {
+					// The step wrote nothing (or its landing is unknown and
+					// the ledger says): pause, then launch from the ledger.
+					if err := svc.pause(ctx, s, "the run", &down, lr.err); err != nil {
+						return svc.stop(dctx, r, s, own, results, err)
+					}
+					break wait
+				}
 				if lr.err != nil && !errors.Is(lr.err, ErrAgentBusy) && !errors.Is(lr.err, ErrNotNext) {
 					if ctx.Err() != nil {
 						return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
@@ -390,6 +418,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 					}
 				}
 				if lr.res != nil {
+					svc.over(dctx, s, "the run", &down)
 					newest := r.landed(lr.res.state)
 					if svc.hears(s.ID, ObservedProgress) {
 						svc.tell(svc.stepProgress(dctx, s, lr.res, newest, r.counted(own)))

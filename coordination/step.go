@@ -295,6 +295,23 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 		return nil, err
 	}
 	entry, err := lock.Append(ctx, *e)
+	// A store that is unreachable does not lose the model's reply: the step
+	// keeps its lock and lease and tries the landing again, fenced each time
+	// (outage.go), until the store answers or the step is cancelled.
+	var down outage
+	for svc.storeDown(err) {
+		what := "the step of " + e.Agent
+		if svc.pause(ctx, s, what, &down, err) != nil {
+			break
+		}
+		if ferr := claim.fence(ctx); ferr != nil {
+			err = ferr
+			break
+		}
+		if entry, err = lock.Append(ctx, *e); err == nil {
+			svc.over(ctx, s, what, &down)
+		}
+	}
 	claim.release()
 	lock.Release()
 	if err != nil {

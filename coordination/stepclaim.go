@@ -21,6 +21,21 @@ type stepClaim struct {
 	id, agent string
 	version   int64
 	once      sync.Once
+	down      func(error) bool // the store is unreachable (outage.go)
+	ttl       time.Duration
+}
+
+// retryRelease tries a release the store refused while unreachable again,
+// with the outage backoff, until it goes through or the lease has expired.
+func (c *stepClaim) retryRelease() {
+	deadline := time.Now().Add(c.ttl)
+	for n := 0; time.Now().Before(deadline); n++ {
+		time.Sleep(outageWait(n))
+		err := c.ls.ReleaseStep(context.Background(), c.id, c.agent, c.version)
+		if !c.down(err) {
+			return
+		}
+	}
 }
 
 // claimStep takes the agent's step lease and starts its heartbeat. The
@@ -34,7 +49,8 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 	if err != nil {
 		return nil, err
 	}
-	c := &stepClaim{beat: newBeat(), ls: ls, id: id, agent: agent, version: l.Version}
+	c := &stepClaim{beat: newBeat(), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl,
+		down: func(err error) bool { return unreachable(lz.store, err) }}
 	go lz.beat(&c.beat, id, "step of "+agent, func(ctx context.Context) error {
 		_, err := ls.RenewStep(ctx, id, agent, c.version, lz.ttl)
 		return err
@@ -82,7 +98,13 @@ func (c *stepClaim) release() {
 		default:
 			// Without the caller's context: a cancelled step still releases
 			// its lease, or it would read interrupted until it expires.
-			_ = c.ls.ReleaseStep(context.Background(), c.id, c.agent, c.version)
+			err := c.ls.ReleaseStep(context.Background(), c.id, c.agent, c.version)
+			if c.down != nil && c.down(err) {
+				// The store is unreachable: keep trying in the background for
+				// as long as the lease would live, so the agent's next step
+				// (after the outage) does not wait out the whole expiry.
+				go c.retryRelease()
+			}
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,4 +56,135 @@ func postgresStore(ctx context.Context, dsn string) benchmark.StoreMaker {
 		}
 		return st, func() { db.Close(); drop() }, nil
 	}
+}
+
+// replicaSessions runs sessions teams of 4 sims at latency spread over two
+// replicas of the PostgreSQL store (two DBs on one schema: a pool, a
+// listener and a heartbeat each, as two serve processes have), and reports
+// what ManySessions does plus the landings' latency and the connections.
+type replicaSessions struct {
+	benchmark.ManySessions
+	LandP50, LandP99 time.Duration // a step's landing: the fenced append's transaction
+	PeakConns        int           // both replicas' connections at their peak
+}
+
+func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn string, sessions int, latency time.Duration) (replicaSessions, error) {
+	var out replicaSessions
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return out, fmt.Errorf("--postgres %s: %w", dsn, err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "massgen_bench_" + hex.EncodeToString(b)
+	_, err = conn.Exec(ctx, "CREATE SCHEMA "+schema)
+	conn.Close(context.Background())
+	if err != nil {
+		return out, fmt.Errorf("--postgres: creating schema %s: %w", schema, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if c, err := pgx.Connect(dctx, dsn); err == nil {
+			_, _ = c.Exec(dctx, "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(dctx)
+		}
+	}()
+	lands := &landings{}
+	var dbs []*pgstore.DB
+	var stores []coordination.Store
+	for range 2 {
+		db, err := pgstore.Open(ctx, pgstore.WithSchema(dsn, schema), pgstore.Options{})
+		if err != nil {
+			return out, err
+		}
+		defer db.Close()
+		st, err := db.For(coordination.DefaultTenant)
+		if err != nil {
+			return out, err
+		}
+		dbs = append(dbs, db)
+		stores = append(stores, timedStore{Store: st.(*pgstore.Store), lands: lands})
+	}
+	stop := make(chan struct{})
+	peak := make(chan int, 1)
+	go func() {
+		most := 0
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			n := 0
+			for _, db := range dbs {
+				n += db.Connections()
+			}
+			most = max(most, n)
+			select {
+			case <-stop:
+				peak <- most
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	m, err := bench.RunManySessionsOn(ctx, stores, sessions, 4, latency)
+	close(stop)
+	out.PeakConns = <-peak
+	if err != nil {
+		return out, err
+	}
+	out.ManySessions = m
+	out.LandP50, out.LandP99 = lands.percentile(50), lands.percentile(99)
+	return out, nil
+}
+
+// timedStore is the PostgreSQL store with its step landings timed; every
+// other method, and the optional interfaces (leases, watch, outages), are
+// the store's own.
+type timedStore struct {
+	*pgstore.Store
+	lands *landings
+}
+
+func (s timedStore) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	l, err := s.Store.LockStep(ctx, id, agent)
+	if err != nil {
+		return nil, err
+	}
+	return timedLock{StepLock: l, lands: s.lands}, nil
+}
+
+type timedLock struct {
+	coordination.StepLock
+	lands *landings
+}
+
+func (l timedLock) Append(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
+	t := time.Now()
+	out, err := l.StepLock.Append(ctx, e)
+	if err == nil {
+		l.lands.add(time.Since(t))
+	}
+	return out, err
+}
+
+type landings struct {
+	mu sync.Mutex
+	ds []time.Duration
+}
+
+func (l *landings) add(d time.Duration) {
+	l.mu.Lock()
+	l.ds = append(l.ds, d)
+	l.mu.Unlock()
+}
+
+func (l *landings) percentile(p int) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(l.ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
 }

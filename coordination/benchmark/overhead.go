@@ -259,16 +259,25 @@ type ManySessions struct {
 // RunManySessions starts sessions teams of agents sim agents at latency on
 // one memory store at once and waits for all of them.
 func (o Overhead) RunManySessions(ctx context.Context, sessions, agents int, latency time.Duration) (ManySessions, error) {
+	return o.RunManySessionsOn(ctx, []coordination.Store{memstore.New()}, sessions, agents, latency)
+}
+
+// RunManySessionsOn is RunManySessions with the sessions spread over stores
+// in turn, a service each: replicas, when the stores are one database
+// opened once per replica (massgen-bench overhead --postgres).
+func (o Overhead) RunManySessionsOn(ctx context.Context, stores []coordination.Store, sessions, agents int, latency time.Duration) (ManySessions, error) {
 	out := ManySessions{Sessions: sessions, Agents: agents, Latency: latency}
-	store := memstore.New()
-	svc := o.newService(store, 0)
+	svcs := make([]*coordination.Service, len(stores))
+	for i, st := range stores {
+		svcs[i] = o.newService(st, 0)
+	}
 	heapBefore := heapInUse()
 	resetPeakRSS()
 	m := fmt.Sprintf("sim/strong:latency=%s", latency)
 	ids := make([]string, sessions)
 	for i := range ids {
 		seed := int64(i + 1)
-		s, err := svc.Create(ctx, coordination.TeamSpec{Task: benchTask, Models: team(m, agents), Seed: &seed})
+		s, err := svcs[i%len(svcs)].Create(ctx, coordination.TeamSpec{Task: benchTask, Models: team(m, agents), Seed: &seed})
 		if err != nil {
 			return out, err
 		}
@@ -278,7 +287,7 @@ func (o Overhead) RunManySessions(ctx context.Context, sessions, agents int, lat
 	start := time.Now()
 	runs := make([]*coordination.Run, sessions)
 	for i, id := range ids {
-		r, _, err := svc.Start(ctx, id)
+		r, _, err := svcs[i%len(svcs)].Start(ctx, id)
 		if err != nil {
 			return out, err
 		}
@@ -294,8 +303,8 @@ func (o Overhead) RunManySessions(ctx context.Context, sessions, agents int, lat
 	out.PeakRSS = peakRSS()
 	var perSession []float64
 	var late []time.Duration
-	for _, id := range ids {
-		l, err := store.Ledger(ctx, id)
+	for i, id := range ids {
+		l, err := stores[i%len(stores)].Ledger(ctx, id)
 		if err != nil {
 			return out, err
 		}
@@ -319,7 +328,7 @@ func (o Overhead) RunManySessions(ctx context.Context, sessions, agents int, lat
 	out.Overhead = out.Wall.Seconds()/out.Ideal.Seconds() - 1
 	out.SessionOverhead = medianF(perSession)
 	out.BytesPerSession = (heapInUse() - heapBefore) / int64(sessions)
-	runtime.KeepAlive(svc)
+	runtime.KeepAlive(svcs)
 	return out, nil
 }
 

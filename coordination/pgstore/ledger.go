@@ -164,6 +164,28 @@ type stepLock struct {
 	mu       sync.Mutex
 	released bool
 	appended bool
+	tried    bool // an append failed for a lost connection: it may have landed
+}
+
+// storedIs tells whether the agent's stored entry for the lock's step is e,
+// byte for byte as Append encodes it (its answer number as stored: a retry
+// numbers the answer again, counting the landing it is looking for).
+func (s *Store) storedIs(ctx context.Context, l *stepLock, e coordination.Entry) (int, bool, error) {
+	var stored string
+	if err := s.db.pool.QueryRow(ctx, `SELECT entry::text FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND step = $4`,
+		s.tenant, l.id, l.agent, l.step).Scan(&stored); err != nil {
+		return 0, false, err
+	}
+	var got coordination.Entry
+	if err := json.Unmarshal([]byte(stored), &got); err != nil {
+		return 0, false, err
+	}
+	e.AnswerNum = got.AnswerNum
+	data, err := json.Marshal(e)
+	if err != nil {
+		return 0, false, err
+	}
+	return got.AnswerNum, string(data) == stored, nil
 }
 
 func (l *stepLock) Step() int { return l.step }
@@ -228,7 +250,16 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 		}
 		return s.notify(ctx, tx, l.id, coordination.Change{Steps: true})
 	})
+	if err != nil && errors.Is(err, coordination.ErrLeaseLost) && l.tried {
+		// A retry after a connection lost at the commit: the step may have
+		// landed then. An identical stored entry is that landing, not
+		// another replica's.
+		if num, same, serr := s.storedIs(ctx, l, e); serr == nil && same {
+			e.AnswerNum, err = num, nil
+		}
+	}
 	if err != nil {
+		l.tried = l.tried || unavailable(err)
 		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	l.appended = true

@@ -17,13 +17,46 @@ import (
 // connection lost to a network blip would drop the lock without the holder
 // knowing.
 
-// held is the lock rows this process holds, by tenant, for the heartbeat.
+// held is the lock rows this process holds, by tenant, for the heartbeat,
+// and the rows it let go of while the database was unreachable, which the
+// heartbeat deletes once it answers (or they would keep their sessions
+// locked until they expire).
 type held struct {
 	mu     sync.Mutex
 	tokens map[string]map[string]struct{} // tenant → tokens
+	gone   map[string]map[string]struct{} // tenant → tokens to delete
 }
 
-func (h *held) init() { h.tokens = map[string]map[string]struct{}{} }
+func (h *held) init() {
+	h.tokens = map[string]map[string]struct{}{}
+	h.gone = map[string]map[string]struct{}{}
+}
+
+// letGo queues a row whose delete failed for the heartbeat.
+func (h *held) letGo(tenant, token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := h.gone[tenant]
+	if m == nil {
+		m = map[string]struct{}{}
+		h.gone[tenant] = m
+	}
+	m[token] = struct{}{}
+}
+
+// takeGone empties the queue of rows to delete.
+func (h *held) takeGone() map[string][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string][]string, len(h.gone))
+	for t, m := range h.gone {
+		for tok := range m {
+			out[t] = append(out[t], tok)
+		}
+	}
+	h.gone = map[string]map[string]struct{}{}
+	return out
+}
 
 func (h *held) add(tenant, token string) {
 	h.mu.Lock()
@@ -68,6 +101,16 @@ func (db *DB) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		for tenant, tokens := range db.held.takeGone() {
+			rctx, cancel := context.WithTimeout(ctx, lockBeat)
+			_, err := db.pool.Exec(rctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				for _, tok := range tokens {
+					db.held.letGo(tenant, tok)
+				}
+			}
 		}
 		for tenant, tokens := range db.held.snapshot() {
 			rctx, cancel := context.WithTimeout(ctx, lockBeat)
@@ -117,6 +160,11 @@ func (s *Store) unlock(id, name, token string) {
 	defer cancel()
 	if _, err := s.db.pool.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4`,
 		s.tenant, id, name, token); err != nil {
+		if unavailable(err) {
+			s.db.held.letGo(s.tenant, token)
+			s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go: PostgreSQL is unreachable; the heartbeat lets it go when it answers")
+			return
+		}
 		s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go in PostgreSQL; it expires by itself")
 	}
 }

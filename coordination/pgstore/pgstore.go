@@ -66,6 +66,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// busy replica's writers from queueing behind its readers.
 		cfg.MaxConns = 16
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database cut off (not refusing, just silent) must fail a
+		// connection attempt in time for the run to pause and retry.
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", redact(dsn), err)
@@ -107,6 +112,11 @@ func (db *DB) Close() {
 	db.done.Wait()
 	db.pool.Close()
 }
+
+// Connections is how many connections to the database this DB holds now:
+// the pool's, and the LISTEN connection (an operator sizes max_connections
+// by it; massgen-bench reports its peak).
+func (db *DB) Connections() int { return int(db.pool.Stat().TotalConns()) + 1 }
 
 // For is the tenant's store (coordination.Stores).
 func (db *DB) For(tenant string) (coordination.Store, error) {

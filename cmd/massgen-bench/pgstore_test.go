@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination/benchmark"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+)
+
+// TestReplicaSessionsRunOnTwoPostgresReplicas: the --pg-sessions
+// measurement runs its sessions over two replicas of one schema to the end,
+// times their landings and counts their connections.
+func TestReplicaSessionsRunOnTwoPostgresReplicas(t *testing.T) {
+	pgtest.Schema(t) // skips (or fails under CI) without a server
+	m, err := runReplicaSessions(context.Background(), benchmark.Overhead{}, pgtest.Base(), 6, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Sessions != 6 || m.Steps < 6*4 {
+		t.Errorf("%d sessions, %d steps; want 6 sessions of at least 4 steps each", m.Sessions, m.Steps)
+	}
+	if m.LandP50 <= 0 || m.LandP99 < m.LandP50 {
+		t.Errorf("landing p50 %v, p99 %v: the landings were not timed", m.LandP50, m.LandP99)
+	}
+	// Two replicas: a pool and a LISTEN connection each, at least.
+	if m.PeakConns < 4 {
+		t.Errorf("peak connections %d, want at least 4 (two replicas)", m.PeakConns)
+	}
+}

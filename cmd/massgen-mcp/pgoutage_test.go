@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+)
+
+// slowTeam is a four-agent sim team whose steps take about a second, so a
+// run is still going when the database goes away.
+func slowTeam(id string, seed int) map[string]any {
+	return map[string]any{
+		"session_id": id,
+		"task":       "What is 17 * 23?",
+		"models": []string{
+			fmt.Sprintf("sim/strong:latency=700ms:seed=%d", seed), fmt.Sprintf("sim:latency=1s:seed=%d", seed+1),
+			fmt.Sprintf("sim:accuracy=0.5:latency=800ms:seed=%d", seed+2), fmt.Sprintf("sim/strong:latency=900ms:seed=%d", seed+3),
+		},
+	}
+}
+
+// progressLog collects a client's progress notifications.
+type progressLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (p *progressLog) hear(c *client.Client) {
+	c.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		if n.Method != string(mcpgo.MethodNotificationProgress) {
+			return
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.got = append(p.got, fmt.Sprint(n.Params.AdditionalFields["message"]))
+	})
+}
+
+func (p *progressLog) all() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string{}, p.got...)
+}
+
+func (p *progressLog) saying(s string) []string {
+	var out []string
+	for _, m := range p.all() {
+		if strings.Contains(m, s) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// callWithProgress calls a tool asking for progress notifications.
+func callWithProgress(ctx context.Context, c *client.Client, tool string, args map[string]any) (*mcpgo.CallToolResult, error) {
+	var req mcpgo.CallToolRequest
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	req.Params.Meta = &mcpgo.Meta{ProgressToken: "p-" + tool}
+	return c.CallTool(ctx, req)
+}
+
+// TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn: `serve --store
+// postgres` on a PostgreSQL of the test's own, a team running with
+// run_team{wait}; the database is stopped (as an operator's restart does),
+// kept down for a few seconds and started again. The run pauses while it is
+// down (the blocking call's progress says so), goes on when it is back, and
+// finishes with its ledger whole; the outage is in the session's timeline
+// (team_status), and the run lease never changed hands.
+func TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn(t *testing.T) {
+	pg := pgtest.StartPrivate(t)
+	bin := binary(t)
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, pg.DSN, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sto, _ := db.For(coordination.DefaultTenant)
+	st := sto.(*pgstore.Store)
+
+	a := startServer(t, bin, t.TempDir(), "--store", pg.DSN, "--rate", "-1")
+	c := connect(t, a.url, nil)
+	defer c.Close()
+	var heard progressLog
+	heard.hear(c)
+
+	const id = "pg_restarted"
+	args := slowTeam(id, 7)
+	args["wait"] = true
+	type outcome struct {
+		res *mcpgo.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := callWithProgress(ctx, c, "run_team", args)
+		done <- outcome{res, err}
+	}()
+	waitFor(t, 30*time.Second, "a first step", func() bool { return steps(ctx, st, id) > 0 })
+	before := steps(ctx, st, id)
+	lease, err := st.ReadRun(ctx, id)
+	if err != nil || lease == nil {
+		t.Fatalf("the run lease before the restart: %+v, %v", lease, err)
+	}
+	const down = 4 * time.Second
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	time.Sleep(down)
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	t.Logf("the database was down %v (stop to ready), %d steps had landed", back.Sub(stopped).Round(time.Millisecond), before)
+
+	var out outcome
+	select {
+	case out = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("run_team did not return within 2 minutes of the database coming back; server log:\n%s", pg.Log())
+	}
+	if out.err != nil || out.res.IsError {
+		t.Fatalf("run_team across the restart: %v %s", out.err, resultText(out.res))
+	}
+	var tr struct {
+		Status string `json:"status"`
+	}
+	if err := structured(out.res, &tr); err != nil || tr.Status != coordination.StatusFinished {
+		t.Fatalf("run_team across the restart = %q (%v), want finished: %s", tr.Status, err, resultText(out.res))
+	}
+	checkStoredLedger(t, st, id)
+	if n := steps(ctx, st, id); n <= before {
+		t.Errorf("%d steps after the restart, %d before: the run did not go on", n, before)
+	}
+	after, err := st.ReadRun(ctx, id)
+	if err != nil || after == nil || after.Version != lease.Version || after.PID != lease.PID || !after.Released {
+		t.Errorf("the run lease after = %+v (%v), want the same claim (version %d, pid %d), released at the end", after, err, lease.Version, lease.PID)
+	}
+	paused := heard.saying("store is unreachable")
+	resumed := heard.saying("store was unreachable")
+	if len(paused) == 0 || len(resumed) == 0 {
+		t.Fatalf("progress said nothing of the outage (%d pause, %d back messages): %q", len(paused), len(resumed), heard.all())
+	}
+	res, err := callTool(ctx, c, "team_status", map[string]any{"session_id": id, "detail": "full"})
+	if err != nil || res.IsError {
+		t.Fatalf("team_status: %v %s", err, resultText(res))
+	}
+	var status struct {
+		Timeline []coordination.Event `json:"timeline"`
+	}
+	if err := structured(res, &status); err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	for _, ev := range status.Timeline {
+		if ev.Type == "store_outage" {
+			told = append(told, ev.Message)
+		}
+	}
+	if len(told) == 0 {
+		t.Fatalf("team_status's timeline has no store_outage event: %+v", status.Timeline)
+	}
+	t.Logf("the run paused (%d progress messages, first %q), went on (%q) and finished; timeline: %q",
+		len(paused), paused[0], resumed[0], told)
+}

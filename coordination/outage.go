@@ -1,0 +1,111 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A store that lives in another process (a database) can be unreachable for
+// a while: restarted, failed over, cut off. A run does not end on that: it
+// pauses, retries with a bounded backoff, and goes on where it was once the
+// store answers — still fenced, since every write it retries checks the
+// leases it held (a replica that claimed the run meanwhile makes the retry
+// write nothing, ErrLeaseLost). It reports the outage as it happens (a
+// warning in the log and a store_outage progress message) and after it (a
+// store_outage event in the session's timeline, which team_status shows).
+
+// ErrStoreUnavailable is a store that could not be reached: the operation
+// may succeed if tried again later. A store says so by wrapping it, or by
+// implementing OutageStore.
+var ErrStoreUnavailable = errors.New("the store is unreachable")
+
+// OutageStore is implemented by a store that can tell a lost connection
+// from other errors (the PostgreSQL store: refused connections, a server
+// shutting down or starting up, a connection cut mid-query).
+type OutageStore interface {
+	Unavailable(err error) bool
+}
+
+// storeDown tells whether err is the store being unreachable.
+func (svc *Service) storeDown(err error) bool { return unreachable(svc.store, err) }
+
+// unreachable tells whether err is st being unreachable. A lost lease never
+// is: it is final.
+func unreachable(st Store, err error) bool {
+	if err == nil || errors.Is(err, ErrLeaseLost) {
+		return false
+	}
+	if errors.Is(err, ErrStoreUnavailable) {
+		return true
+	}
+	o, ok := st.(OutageStore)
+	return ok && o.Unavailable(err)
+}
+
+// Outage backoff: the first retry after outageFirst, each next one twice as
+// late, never more than outageMax apart.
+const (
+	outageFirst = 200 * time.Millisecond
+	outageMax   = 3 * time.Second
+)
+
+// outageWait is the pause before retry n (0-based).
+func outageWait(n int) time.Duration {
+	d := outageFirst
+	for range n {
+		if d *= 2; d >= outageMax {
+			return outageMax
+		}
+	}
+	return d
+}
+
+// outage is what a run knows of the store's outage in progress; the zero
+// value is no outage. Only the loop's goroutine uses it.
+type outage struct {
+	since time.Time
+	tries int
+	last  error
+}
+
+// pause records a failed attempt and waits before the next one. It returns
+// ctx's cause if ctx ends first (the run cancelled, its lease lost, its
+// timeout), nil when it is time to try again.
+// what names who waits: "the run", or an agent's step.
+func (svc *Service) pause(ctx context.Context, s *Session, what string, o *outage, err error) error {
+	if o.since.IsZero() {
+		o.since = svc.opts.Now()
+	}
+	o.last = err
+	wait := outageWait(o.tries)
+	o.tries++
+	svc.log.Warn().Err(err).Str("session", s.ID).Str("waiting", what).Int("attempt", o.tries).Dur("retry_in", wait).
+		Msg("the store is unreachable; waiting and trying again")
+	svc.tell(Progress{SessionID: s.ID, Kind: ProgressStoreOutage, Time: svc.now(),
+		Message: fmt.Sprintf("the store is unreachable (for %s, attempt %d): %s waits and tries again in %s",
+			svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what, wait)})
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// over ends an outage the store came back from: it says so in the progress
+// and the session's timeline (best effort: the store may be gone again).
+func (svc *Service) over(ctx context.Context, s *Session, what string, o *outage) {
+	if o.since.IsZero() {
+		return
+	}
+	msg := fmt.Sprintf("the store was unreachable for %s (%d attempts; last: %v); %s waited and went on",
+		svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, Reason(o.last.Error(), ReasonRunes), what)
+	svc.log.Info().Str("session", s.ID).Msg(msg)
+	svc.tell(Progress{SessionID: s.ID, Kind: ProgressStoreOutage, Message: msg, Time: svc.now()})
+	svc.event(context.WithoutCancel(ctx), s.ID, Event{Type: "store_outage", Message: msg})
+	*o = outage{}
+}

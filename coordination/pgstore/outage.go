@@ -1,0 +1,50 @@
+package pgstore
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+var _ coordination.OutageStore = (*Store)(nil)
+
+// Unavailable tells a database that could not be reached from every other
+// error (coordination.OutageStore), so a run pauses and retries instead of
+// ending: a refused or timed-out connection, a connection cut mid-query, a
+// server shutting down, starting up or in recovery. A query PostgreSQL
+// answered with an error of its own (a constraint, a syntax error) is not
+// one, nor is an ended context.
+func (s *Store) Unavailable(err error) bool { return unavailable(err) }
+
+func unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Class 08: connection exception; 57P01..57P03: admin or crash
+		// shutdown, cannot connect now (starting up, in recovery).
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	// pgx reports a connection it closed after a failure as "conn closed",
+	// and a statement it never sent as safe to retry.
+	return pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
+}
