@@ -43,6 +43,7 @@ func (tr *trap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // nothing, the keys must appear nowhere, the fakes must refuse no key, and
 // the rehearsal's temporary HOME must be gone after.
 func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	codex := clitest.Binary(t, "../..", "codex", "CODEX_BIN")
 	claude := clitest.Binary(t, "../..", "claude", "CLAUDE_BIN")
 	gemini := clitest.Binary(t, "../..", "gemini", "GEMINI_BIN")
@@ -131,6 +132,7 @@ func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
 // export a shell needs (dummy keys, base URLs, CODEX_HOME and the pid), none
 // of the user's keys; killing the pid stops the fakes and removes their HOME.
 func TestFakeProvidersPrintEnvServesInTheBackgroundForEval(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	cmd := exec.Command(binary(t), "fake-providers", "--print-env")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + plantedKeys["OPENAI_API_KEY"]}
 	var errb bytes.Buffer
@@ -202,6 +204,7 @@ func TestFakeProvidersPrintEnvServesInTheBackgroundForEval(t *testing.T) {
 // in-process fakes, never the user's base URL or key; stdout stays
 // JSON-RPC, the rehearsal is said on stderr.
 func TestServeRehearseRunsAClientsTeamAgainstTheFakes(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	tr := &trap{}
 	srv := httptest.NewServer(tr)
 	defer srv.Close()
