@@ -13,7 +13,6 @@ import (
 // held by another process, keep it resumable, and refuse a finished session
 // in words a user can act on.
 func TestCancelStopsARunInAnotherProcess(t *testing.T) {
-	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := binary(t)
 	dir := t.TempDir()
 	run := exec.Command(bin, "run", "--state-dir", dir, "--session-id", "team_cancelme",
