@@ -136,7 +136,9 @@ func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
 	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	dir := t.TempDir()
 	bin := binary(t)
-	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id keys --seed 3 --models %s 'What is 17 * 23?'", bin, dir, team("1500ms")))
+	// Steps of 3 s: the keys below must all land before the team agrees,
+	// on a loaded machine and beside the other parallel tests too.
+	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id keys --seed 3 --models %s 'What is 17 * 23?'", bin, dir, team("3s")))
 	tm.await("first answers", 60*time.Second, has("latest: answer", "r coordination table"))
 	tm.keys("r")
 	tm.await("the coordination table", 10*time.Second, has("Coordination table", "time", "agent_a", "agent_b", "agent_c", "answered (answer 1)", "── team of 3 agents created"))
@@ -145,7 +147,7 @@ func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
 	tm.keys("a")
 	tm.await("the agent prompt", 10*time.Second, has("read whose answer? 1 agent_a · 2 agent_b · 3 agent_c"))
 	tm.keys("2")
-	tm.await("agent_b's answer in full", 10*time.Second, has("Latest answer of agent_b", "agent_b (sim:latency=1500ms) · answer", "Answer: 391"))
+	tm.await("agent_b's answer in full", 10*time.Second, has("Latest answer of agent_b", "agent_b (sim:latency=3s) · answer", "Answer: 391"))
 	tm.keys("Escape")
 	tm.await("the cards again", 10*time.Second, has("Consensus map"))
 	tm.keys("q")
