@@ -16,28 +16,13 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
-// realCLITurn lets one parallel test at a time run real coding CLIs: the
-// others' waits overlap theirs, but two Node CLIs starting at once on a
-// loaded 2-core machine were slow enough that Claude Code began its turn
-// before its MCP servers had connected ("No such tool available").
-var realCLITurn = make(chan struct{}, 1)
-
-// takeRealCLITurn blocks until this test may run real CLIs, until it ends.
-func takeRealCLITurn(t *testing.T) {
-	t.Helper()
-	realCLITurn <- struct{}{}
-	t.Cleanup(func() { <-realCLITurn })
-}
-
 // realClaude is the pinned Claude Code `make test` installs, or a skip (a
-// failure under CI or MASSGEN_REAL_CLIS=1); the test holds the real-CLI turn
-// from here to its end.
+// failure under CI or MASSGEN_REAL_CLIS=1).
 func realClaude(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("MASSGEN_REAL_CLIS") == "0" {
 		t.Skip("MASSGEN_REAL_CLIS=0: the real claude CLI is not run")
 	}
-	takeRealCLITurn(t)
 	if p := os.Getenv("CLAUDE_BIN"); p != "" {
 		return p
 	}

@@ -44,7 +44,6 @@ func (tr *trap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the rehearsal's temporary HOME must be gone after.
 func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
 	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
-	takeRealCLITurn(t)
 	codex := clitest.Binary(t, "../..", "codex", "CODEX_BIN")
 	claude := clitest.Binary(t, "../..", "claude", "CLAUDE_BIN")
 	gemini := clitest.Binary(t, "../..", "gemini", "GEMINI_BIN")
