@@ -61,10 +61,11 @@ lint:
 # drive; MASSGEN_REAL_CLIS=1 makes a missing CLI fail them instead of
 # skipping. The service's heap test (20,000 sessions) skips under the race
 # detector, so it runs again without it. cmd/massgen-mcp's process-level tests
-# (the binary, real CLIs, tmux, a go build: t.Parallel) mostly wait, so
+# (the binary, tmux, a go build: t.Parallel) mostly wait, so
 # UNIT_PARALLEL of them run at once even on 2 cores; run one after another
 # they were most of that package's five minutes. The tests that bound a
-# failover or a lease in seconds, and the load suite, stay sequential.
+# failover or a lease in seconds, the load suite and the real-CLI tests stay
+# sequential.
 UNIT_PARALLEL ?= 4
 unit: tmux bwrap clis
 	pkgs=$$($(GO) list ./... | grep -v '/providers/cliagent') && [ -n "$$pkgs" ] && \

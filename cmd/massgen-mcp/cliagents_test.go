@@ -146,7 +146,6 @@ func lastContent(body []byte) string {
 }
 
 func TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam(t *testing.T) {
-	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	claude := realClaude(t)
 	script := fake.NewScript()
 	script.Default = claudeCodePolicy

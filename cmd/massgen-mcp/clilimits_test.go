@@ -19,7 +19,6 @@ import (
 // turn (100,000 input tokens at claude-opus-4-6's prices). The run ends
 // "stopped by budget" under $1 plus one such turn, instead of looping on.
 func TestARealClaudeCodeThatLoopsIsStoppedByTheBudgetWithinATurn(t *testing.T) {
-	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	claude := realClaude(t)
 	script := fake.NewScript()
 	script.Default = func(c fake.Call) fake.Reply {

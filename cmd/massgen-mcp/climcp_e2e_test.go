@@ -52,7 +52,6 @@ func mcpCallingPolicy(c fake.Call) fake.Reply {
 // the agent's answer carries the result, no server outlives the run, and
 // its secret is nowhere but in its own process.
 func TestARealClaudeCodeAgentCallsItsTeamsMCPServerEndToEnd(t *testing.T) {
-	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	claude := realClaude(t)
 	sandboxtest.Need(t)
 	binDir := t.TempDir()

@@ -40,7 +40,6 @@ func mixedTeamPolicy(c fake.Call) fake.Reply {
 }
 
 func TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees(t *testing.T) {
-	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	codex := clitest.Binary(t, "../..", "codex", "CODEX_BIN")
 	claude := clitest.Binary(t, "../..", "claude", "CLAUDE_BIN")
 	gemini := clitest.Binary(t, "../..", "gemini", "GEMINI_BIN")

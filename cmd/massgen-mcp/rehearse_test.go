@@ -43,7 +43,6 @@ func (tr *trap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // nothing, the keys must appear nowhere, the fakes must refuse no key, and
 // the rehearsal's temporary HOME must be gone after.
 func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
-	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	codex := clitest.Binary(t, "../..", "codex", "CODEX_BIN")
 	claude := clitest.Binary(t, "../..", "claude", "CLAUDE_BIN")
 	gemini := clitest.Binary(t, "../..", "gemini", "GEMINI_BIN")

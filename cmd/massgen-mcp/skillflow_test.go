@@ -129,7 +129,6 @@ func listDir(dir string) []string {
 // with apply_changes, and writes final_answer.md; the project ends with the
 // winner's files and status shows the apply.
 func TestTheBuildingSkillFlowThroughARealClaudeCode(t *testing.T) {
-	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	claude := realClaude(t)
 	bin := binary(t)
 	home, state, proj := t.TempDir(), t.TempDir(), t.TempDir()
