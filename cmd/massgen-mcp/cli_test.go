@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -142,15 +143,22 @@ func TestStatusReadsOurSessionAndMassGens(t *testing.T) {
 // TestInterruptExitsFourAndResumes runs the real binary, interrupts it, and
 // resumes the session.
 func TestInterruptExitsFourAndResumes(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := binary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "run", "--state-dir", dir, "--models", "sim:latency=300ms,sim:latency=300ms,sim:latency=300ms", "--seed", "5", "What is 17 * 23?")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &watchedOutput{want: "answered", seen: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(800 * time.Millisecond)
+	// Interrupted once its first step landed: mid-run however slow the
+	// machine (a fixed sleep let a loaded one finish the run first).
+	select {
+	case <-out.seen:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no step landed in 30s:\n%s", out.String())
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 4 {
@@ -171,6 +179,33 @@ func TestInterruptExitsFourAndResumes(t *testing.T) {
 	if err := json.Unmarshal(body, &res); err != nil || res.Status != "finished" {
 		t.Fatalf("resumed: %v %s", err, body)
 	}
+}
+
+// watchedOutput collects a process's output and closes seen once it
+// contains want.
+type watchedOutput struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	want   string
+	seen   chan struct{}
+	closed bool
+}
+
+func (w *watchedOutput) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if !w.closed && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.closed = true
+	}
+	return n, err
+}
+
+func (w *watchedOutput) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // TestEveryCommandRunsWithTheServersGCSetting: the binary sets the collector

@@ -172,6 +172,7 @@ func crashTeam(id string, seed int) map[string]any {
 // ledger is checked entry by entry. MASSGEN_CRASH_KILLS sets the number of
 // kills (make crash-test: 20), MASSGEN_CRASH_SEED the seed.
 func TestCrashResumeLosesNothing(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := binary(t)
 	kills := envInt("MASSGEN_CRASH_KILLS", 5)
 	seed := envInt("MASSGEN_CRASH_SEED", 1)

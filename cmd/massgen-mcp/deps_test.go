@@ -10,6 +10,7 @@ import (
 // The server binary must not link the benchmarks' plotting stack (gonum,
 // LaTeX, PDF fonts): that is what cmd/massgen-bench is for.
 func TestServerBinaryLinksNoBenchmarkCode(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on the go command, beside the others (Makefile unit)
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
@@ -28,6 +29,7 @@ func TestServerBinaryLinksNoBenchmarkCode(t *testing.T) {
 // service (beta, files, skills, organizations): that client linked about
 // 14 MB of API surface the server never calls into the binary.
 func TestServerBinaryLinksOnlyTheSDKServicesItCalls(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on the go command, beside the others (Makefile unit)
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

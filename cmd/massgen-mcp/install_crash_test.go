@@ -73,6 +73,7 @@ func closed(c chan struct{}) bool {
 // next run that completes removes the temporary files the killed ones left;
 // uninstall then gives the original bytes back.
 func TestInstallKilledAtRandomLeavesNoTempFileOnceRunAgain(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := binary(t)
 	home := t.TempDir()
 	orig := bigClaudeJSON()

@@ -74,6 +74,7 @@ func vmRSS(pid int) int64 {
 // peak resident set: a body is counted and refused before anything builds
 // its values, so eight of them cost about eight bodies, not gigabytes.
 func TestEightConcurrentWorstCaseBodiesStayUnder300MB(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("reads the peak resident set from /proc")
 	}

@@ -108,6 +108,7 @@ func assertNoKeys(t *testing.T, stateDir string, texts ...string) {
 }
 
 func TestProvidersThroughTheirSDKsReachConsensus(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	out, errs, code, state := runAgainstFakes(t, fake.NewScript(), "--models", providerTeam, "--seed", "1", "--json", "What is 6 * 7?")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
@@ -138,6 +139,7 @@ func TestProvidersThroughTheirSDKsReachConsensus(t *testing.T) {
 }
 
 func TestAFailingProviderIsDroppedAndTheOthersAgree(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	script := fake.NewScript()
 	script.Always("grok-4", fake.Reply{Kind: fake.ReplyStatus, Status: 500, ErrorMessage: "internal error"})
 	out, errs, code, state := runAgainstFakes(t, script, "--models", providerTeam, "--seed", "1", "--json", "What is 6 * 7?")
@@ -168,6 +170,7 @@ func TestAFailingProviderIsDroppedAndTheOthersAgree(t *testing.T) {
 }
 
 func TestATypoedModelIsNamedBeforeAnyStepWithTheClosestNames(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	script := fake.NewScript()
 	out, errs, code, state := runAgainstFakes(t, script, "--models", "openai/gpt-5-mni,claude/claude-haiku-4-5", "What is 6 * 7?")
 	if code != exitBadInput || !strings.Contains(errs, `openai has no model "gpt-5-mni"`) || !strings.Contains(errs, "did you mean openai/gpt-5-mini") {
@@ -183,6 +186,7 @@ func TestATypoedModelIsNamedBeforeAnyStepWithTheClosestNames(t *testing.T) {
 }
 
 func TestARefusedKeyLeavesItsAgentOutAndTheResultSaysSo(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	script := fake.NewScript()
 	script.FailModels(fake.ListGemini, fake.Reply{Kind: fake.ReplyStatus, Status: 400, ErrorType: "api_key_invalid"})
 	out, errs, code, state := runAgainstFakes(t, script, "--models", "openai/gpt-5-mini,claude/claude-haiku-4-5,gemini/gemini-2.5-flash", "--seed", "1", "What is 6 * 7?")
@@ -204,6 +208,7 @@ func TestARefusedKeyLeavesItsAgentOutAndTheResultSaysSo(t *testing.T) {
 // carries new_answer's files, and so does a reply that writes the call as
 // JSON text (the text fallback); each lands in the agent's snapshot.
 func TestAPIAgentsDeliverFilesThroughTheirSDKs(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	script := fake.NewScript()
 	page := func(who string) []providers.AnswerFile {
 		return []providers.AnswerFile{{Path: "site/index.html", Content: "<h1>" + who + "</h1>"}}

@@ -131,6 +131,7 @@ func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
 // export a shell needs (dummy keys, base URLs, CODEX_HOME and the pid), none
 // of the user's keys; killing the pid stops the fakes and removes their HOME.
 func TestFakeProvidersPrintEnvServesInTheBackgroundForEval(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	cmd := exec.Command(binary(t), "fake-providers", "--print-env")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + plantedKeys["OPENAI_API_KEY"]}
 	var errb bytes.Buffer
@@ -202,6 +203,7 @@ func TestFakeProvidersPrintEnvServesInTheBackgroundForEval(t *testing.T) {
 // in-process fakes, never the user's base URL or key; stdout stays
 // JSON-RPC, the rehearsal is said on stderr.
 func TestServeRehearseRunsAClientsTeamAgainstTheFakes(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	tr := &trap{}
 	srv := httptest.NewServer(tr)
 	defer srv.Close()

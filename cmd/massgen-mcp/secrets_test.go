@@ -57,6 +57,7 @@ func echoingProvider(echoed *atomic.Int32) http.Handler {
 // and then greps every artifact — every response body, the server's log,
 // every file under the state directory — for any of them.
 func TestPlantedSecretsAppearInNoArtifact(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := serveBinary(t)
 	fakes := httptest.NewServer(fake.NewAll(fake.NewScript()))
 	defer fakes.Close()

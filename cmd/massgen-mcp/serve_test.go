@@ -49,6 +49,7 @@ func TestServeRefusesOffLoopbackWithoutToken(t *testing.T) {
 // its pipes: stdout carries only JSON-RPC, a run handed back keeps going, and
 // closing stdin leaves it cancelled (resumable) and exits 0.
 func TestServeStdioBinaryCancelsRunsWhenStdinCloses(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := serveBinary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--state-dir", dir)
@@ -111,6 +112,7 @@ func TestServeStdioBinaryCancelsRunsWhenStdinCloses(t *testing.T) {
 // every request carries its protocol version in _meta. Progress comes first,
 // then the result, decorated as that revision requires.
 func TestServeStdioBinaryStatelessEra(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := serveBinary(t)
 	cmd := exec.Command(bin, "serve", "--memory")
 	stdin, _ := cmd.StdinPipe()
@@ -160,6 +162,7 @@ var servingLine = regexp.MustCompile(`serving MCP at (http://[^/\s]+)/mcp`)
 // TestServeHTTPBinary starts serve --http on a free port: /healthz answers,
 // a foreign Origin is refused, a client runs a tool, and SIGTERM exits 0.
 func TestServeHTTPBinary(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := serveBinary(t)
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--state-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "MASSGEN_MCP_TOKEN=")

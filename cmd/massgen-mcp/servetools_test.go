@@ -30,6 +30,7 @@ func TestServeRefusesAnUnknownToolSelection(t *testing.T) {
 // TestServeOffersOnlyTheSelectedTools: serve --tools, over stdio as a
 // client starts it; the flag wins over the environment.
 func TestServeOffersOnlyTheSelectedTools(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := serveBinary(t)
 	cmd := exec.Command(bin, "serve", "--memory", "--tools", "run_team,team_status")
 	cmd.Env = append(cmd.Environ(), "MASSGEN_MCP_TOOLS=host")

@@ -84,6 +84,7 @@ func team(latency string) string {
 // redrawn, never scrolled), the streamed text shows while an agent thinks,
 // the consensus map gains votes, and the last frame names the winner.
 func TestLiveViewRedrawsCardsInPlaceAndEndsOnTheWinner(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	dir := t.TempDir()
 	// Every frame is collected, each poll a tmux capture: at 800 ms a step
 	// outlasts many polls even on a loaded machine (at 300 ms CI once saw no
@@ -132,9 +133,12 @@ func TestLiveViewRedrawsCardsInPlaceAndEndsOnTheWinner(t *testing.T) {
 // the coordination table, an agent's latest answer in full, and a cancel that
 // leaves the session resumable.
 func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	dir := t.TempDir()
 	bin := binary(t)
-	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id keys --seed 3 --models %s 'What is 17 * 23?'", bin, dir, team("1500ms")))
+	// Steps of 3 s: the keys below must all land before the team agrees,
+	// on a loaded machine and beside the other parallel tests too.
+	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id keys --seed 3 --models %s 'What is 17 * 23?'", bin, dir, team("3s")))
 	tm.await("first answers", 60*time.Second, has("latest: answer", "r coordination table"))
 	tm.keys("r")
 	tm.await("the coordination table", 10*time.Second, has("Coordination table", "time", "agent_a", "agent_b", "agent_c", "answered (answer 1)", "── team of 3 agents created"))
@@ -143,7 +147,7 @@ func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
 	tm.keys("a")
 	tm.await("the agent prompt", 10*time.Second, has("read whose answer? 1 agent_a · 2 agent_b · 3 agent_c"))
 	tm.keys("2")
-	tm.await("agent_b's answer in full", 10*time.Second, has("Latest answer of agent_b", "agent_b (sim:latency=1500ms) · answer", "Answer: 391"))
+	tm.await("agent_b's answer in full", 10*time.Second, has("Latest answer of agent_b", "agent_b (sim:latency=3s) · answer", "Answer: 391"))
 	tm.keys("Escape")
 	tm.await("the cards again", 10*time.Second, has("Consensus map"))
 	tm.keys("q")
@@ -160,6 +164,7 @@ func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
 // TestRunWithoutATerminalPrintsLines: stdout to a pipe gets today's lines,
 // never the view's escape codes.
 func TestRunWithoutATerminalPrintsLines(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	out, err := exec.Command(binary(t), "run", "--state-dir", t.TempDir(), "--seed", "3", "--models", team("300ms"), "What is 17 * 23?").Output()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -178,6 +183,7 @@ func TestRunWithoutATerminalPrintsLines(t *testing.T) {
 // through the store, and never the streamed text, which only the running
 // process's view gets.
 func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	dir := t.TempDir()
 	bin := binary(t)
 	runner := exec.Command(bin, "run", "--state-dir", dir, "--session-id", "far", "--seed", "3", "--models", team("800ms"), "What is 17 * 23?")
@@ -234,6 +240,7 @@ func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
 // TestLiveViewFollowsTheLeadersFiles: in a team that writes files, f lists
 // the leading answer's files while the team still works.
 func TestLiveViewFollowsTheLeadersFiles(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	dir := t.TempDir()
 	tm := newTmux(t, fmt.Sprintf("%s run --state-dir %s --session-id files --consensus unanimous --models sim:latency=1s,sim:latency=1s,sim:latency=4s 'Build a one-page landing site for a bakery'", binary(t), dir))
 	tm.await("a leader with files", 60*time.Second, has("f leader's files"))

@@ -16,6 +16,7 @@ import (
 // TestServeReloadsTheTokensFileOnSIGHUP: a token added to the file works
 // after SIGHUP, and one removed stops working.
 func TestServeReloadsTheTokensFileOnSIGHUP(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := serveBinary(t)
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	const first, second = "first.token.0123456789abcdef", "second.token.0123456789abcdef"

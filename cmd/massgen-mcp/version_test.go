@@ -49,6 +49,7 @@ func TestTheVersionComesFromTheBuildInfoWhenNoFlagSetsIt(t *testing.T) {
 // directory (not a worktree's .git file) and builds without
 // -buildvcs=false; elsewhere the test says why it skips.
 func TestABuiltBinaryNamesItsCommit(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Skip("not in a git checkout: the toolchain records no commit")
