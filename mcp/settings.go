@@ -30,6 +30,7 @@ type TeamSettings struct {
 	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than shrink the team (no key, a dropped agent)."`
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
 	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files and directories under the allowed roots."`
+	Images             []imageArg     `json:"images,omitempty" jsonschema_description:"Task images (png/jpeg/gif/webp): {path} under the allowed roots, or {data: base64}."`
 	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"A new session's id, or one to resume or wait for."`
 }
 
@@ -60,7 +61,7 @@ type contextArg struct {
 
 // hasTeam tells whether any argument that creates a session was given.
 func (t TeamSettings) hasTeam() bool {
-	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != ""
+	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != "" || len(t.Images) > 0
 }
 
 // spec turns the settings into a coordination team spec; the service checks
@@ -98,6 +99,9 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 	}
 	var err error
 	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
+		return spec, err
+	}
+	if spec.Images, err = readImages(t.Images, h.opts.contextRoots()); err != nil {
 		return spec, err
 	}
 	if t.Team != "" {
