@@ -81,6 +81,11 @@ func (svc *Service) Estimate(spec TeamSpec) (*Estimate, error) {
 	if err != nil {
 		return nil, err
 	}
+	ims, err := checkImages(spec.Images)
+	if err != nil {
+		return nil, err
+	}
+	s.Images = imageRefs(ims)
 	e := estimateSession(s)
 	return &e, nil
 }
@@ -125,7 +130,7 @@ func estimateAgent(s *Session, st *State, a Agent, workers int) AgentEstimate {
 		return ae
 	}
 	v := buildView(s, st, a.ID)
-	ae.InputTokens = approxTokens(v.System) + approxTokens(v.Prompt) + toolTokens(v.Tools) + cliPromptTokens[sp.Backend]
+	ae.InputTokens = approxTokens(v.System) + approxTokens(v.Prompt) + toolTokens(v.Tools) + cliPromptTokens[sp.Backend] + imageTokens(s)
 	shown := min(ae.OutputTokens, int64(s.Rules.PeerAnswerTokenCap))
 	rounds := int64(max(s.Rules.MaxRounds, 1))
 	// Steps 2..rounds each read every worker's latest answer.

@@ -162,6 +162,11 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
 	}
 	req := finalRequest(s, st, res, strategy)
+	images, err := svc.images(ctx, s)
+	if err != nil {
+		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
+	}
+	req.Images = images
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
 	usage := providers.Free()

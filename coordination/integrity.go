@@ -120,6 +120,8 @@ func settingsDiff(have, want *Session, seed, crit bool) string {
 		return "driver (run by the server, or stepped)"
 	case !same(have.Review, want.Review):
 		return "review"
+	case !same(have.Images, want.Images):
+		return "set of images"
 	case seed && have.Seed != want.Seed:
 		return "seed"
 	case crit && !same(have.Criteria, want.Criteria):

@@ -186,6 +186,9 @@ type TeamSpec struct {
 	// until ApplyChanges; ApplyAuto writes them at once. Only the operator
 	// sets it (a team file, the CLI's run --apply).
 	Apply string
+	// Images come with the task (images.go): sniffed and capped here,
+	// stored once through the store's ImageStore, sent to every agent.
+	Images []ImageInput
 }
 
 var (
@@ -202,6 +205,10 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 		return nil, fmt.Errorf("%w: %s", ErrBadInput, noReviewsProblem)
 	}
 	s, err := svc.newSession(spec, true)
+	if err != nil {
+		return nil, err
+	}
+	ims, err := svc.withImages(s, spec.Images)
 	if err != nil {
 		return nil, err
 	}
@@ -240,6 +247,9 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 				return nil, err
 			}
 		}
+	}
+	if err := svc.putImages(ctx, s, ims); err != nil {
+		return nil, err
 	}
 	if err := svc.startFiles(s); err != nil {
 		return nil, err

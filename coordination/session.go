@@ -88,6 +88,9 @@ type Session struct {
 	// tools, decided at creation (workspacetools.go); nil in a session
 	// written before the decision: offered whenever a step has a place.
 	WorkspaceTools *WorkspaceTools `json:"workspace_tools,omitempty"`
+	// Images are the task's images, by reference: their bytes are in the
+	// store's ImageStore, once, and never in the ledger (images.go).
+	Images []ImageRef `json:"images,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, aliases alphabetical.
 	Foreign bool `json:"-"`

@@ -211,9 +211,16 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 	defer cancel()
 	t := &attempts{usage: providers.Free()}
 	watch := svc.activityWatcher(s.ID, v.Agent, step)
+	images, err := svc.images(ctx, s)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, providers.Usage{}, context.Cause(ctx)
+		}
+		return errorEntry(providers.ClassProvider, err.Error(), providers.Free()), providers.Usage{}, nil
+	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		req := v.request(s, step, t.history)
-		req.Attempt = attempt
+		req.Attempt, req.Images = attempt, images
 		kit.equip(&req)
 		if watch != nil { // a nil *stepWatcher in the interface would not be nil
 			req.Watch = watch

@@ -194,6 +194,7 @@ func stablePrefix(s *Session) string {
 	b.WriteString("<ORIGINAL MESSAGE>\n")
 	b.WriteString(strings.TrimSpace(s.Task))
 	b.WriteString("\n<END OF ORIGINAL MESSAGE>\n")
+	b.WriteString(imagesNote(s))
 	for i, c := range s.Context {
 		fmt.Fprintf(&b, "\n<CONTEXT %d>\n%s\n<END OF CONTEXT %d>\n", i+1, strings.TrimSpace(c), i+1)
 	}

@@ -40,7 +40,7 @@ type reviewContext struct {
 
 func checkpointTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("checkpoint",
-		mcpgo.WithDescription("Before a risky, hard-to-undo step (deleting or migrating data, production, credentials, outside recipients, money): a review team fixes a plan of exact approved calls and rollbacks, and votes a verdict. "+
+		mcpgo.WithDescription("Before a risky, hard-to-undo step (deleting data, production, credentials, money): a review team fixes a plan of exact approved calls and rollbacks, and votes a verdict. "+
 			"Returns {session_id, status, verdict, plan, concerns, votes}. proceed: make only the plan's approved calls; revise: fix the concerns, checkpoint again; refuse: don't. "+
 			"Waits up to 50 s; on status running call checkpoint{session_id} again."),
 		inputSchema[checkpointArgs](h.explainedBy("run_team", "agents", "eval_criteria")),

@@ -55,7 +55,7 @@ type generateCriteriaResult struct {
 
 func generateEvalCriteriaTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("generate_eval_criteria",
-		mcpgo.WithDescription("Evaluation criteria for a task (what an expert would check, and how; exactly one must): "+
+		mcpgo.WithDescription("Evaluation criteria for a task (what an expert checks; exactly one must): "+
 			"a model writes them, or yours (ours or MassGen's) are checked; with session_id the session's agents vote by them. "+
 			"Returns {criteria, source, kind, note, massgen_eval_criteria}. On status running (after 50 s) call again with the same arguments."),
 		inputSchema[generateCriteriaArgs](),

@@ -14,9 +14,9 @@ import (
 // exported only because the schema generator skips embedded unexported
 // structs.
 type TeamSettings struct {
-	Team               string         `json:"team,omitempty" jsonschema_description:"An operator's team file (see list_backends); settings here override it."`
+	Team               string         `json:"team,omitempty" jsonschema_description:"A team file (see list_backends); settings here override it."`
 	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full. Required for a new session."`
-	Models             []string       `json:"models,omitempty" jsonschema_description:"One agent per spec: backend/model[@base_url], e.g. openai/gpt-5.4, claude, gemini, sim/strong (offline)."`
+	Models             []string       `json:"models,omitempty" jsonschema_description:"One agent per spec backend/model[@base_url]: openai/gpt-5.4, claude, gemini, sim/strong."`
 	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas, instead of models."`
 	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous,enum=weighted" jsonschema_description:"Default majority; weighted: by track record (answer_format short)."`
 	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1-100 (default 5)."`
@@ -24,12 +24,13 @@ type TeamSettings struct {
 	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Session wall time, default 1800."`
 	CostBudgetUSD      *float64       `json:"cost_budget_usd,omitempty"`
 	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Input plus output tokens."`
-	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default); present: the winner's model writes a deliverable; synthesize: a merge of all answers."`
+	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default); present: the winner writes a deliverable; synthesize: merges all answers."`
 	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"short: answers end in a comparable value (Answer: 391)."`
 	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With short: stop early if a strict majority agrees."`
 	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than shrink the team (no key, a dropped agent)."`
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
-	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files and directories under the allowed roots."`
+	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files/dirs under the allowed roots."`
+	Images             []imageArg     `json:"images,omitempty" jsonschema_description:"{path} under a root, or {data: base64}."`
 	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"A new session's id, or one to resume or wait for."`
 }
 
@@ -54,13 +55,13 @@ type criterionArg struct {
 type contextArg struct {
 	Text           string   `json:"text,omitempty"`
 	Path           string   `json:"path,omitempty" jsonschema_description:"A file or directory (relative to the first root)."`
-	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"write: the winner's changes to it wait for apply_changes (one at most)."`
+	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"write: changes wait for apply_changes (one at most)."`
 	ProtectedPaths []string `json:"protected_paths,omitempty" jsonschema_description:"Paths never written back."`
 }
 
 // hasTeam tells whether any argument that creates a session was given.
 func (t TeamSettings) hasTeam() bool {
-	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != ""
+	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != "" || len(t.Images) > 0
 }
 
 // spec turns the settings into a coordination team spec; the service checks
@@ -98,6 +99,9 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 	}
 	var err error
 	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
+		return spec, err
+	}
+	if spec.Images, err = readImages(t.Images, h.opts.contextRoots()); err != nil {
 		return spec, err
 	}
 	if t.Team != "" {

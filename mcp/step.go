@@ -25,7 +25,7 @@ type stepArgs struct {
 
 func stepTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("step",
-		mcpgo.WithDescription("One step of one agent of a start_team session. A model agent: the server calls its model. "+
+		mcpgo.WithDescription("One step of one agent of a start_team session. A model agent: the server calls it. "+
 			"A host agent (you): without action, returns its view (prompt, actions, vote_enum) and, at the top level, seen_steps; then submit new_answer+content or vote+target+reason with that seen_steps. "+
 			"Returns {action, label, consensus, next_agents, finished, result}. On status running (after 50 s) call again with the same arguments."),
 		inputSchema[stepArgs](),

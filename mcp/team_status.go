@@ -21,7 +21,7 @@ type teamStatusArgs struct {
 
 func teamStatusTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("team_status",
-		mcpgo.WithDescription("Where a team stands: agents, answer previews, votes, consensus, next agents, timeline, usage, cost. "+
+		mcpgo.WithDescription("Where a team stands: agents, answers, votes, consensus, next agents, timeline, cost. "+
 			"Returns {result, task, rules, agents, timeline, cursor}; result is the team result. Cheap; poll with since: cursor."),
 		inputSchema[teamStatusArgs](),
 		annotations("Team status", true, true, false),

@@ -96,11 +96,15 @@ type Request struct {
 	// Workspace is the agent's live workspace, its working directory for the
 	// step ("" when the session keeps no files). What a step leaves there is
 	// snapshotted with its answer, and rolled back after a vote or an error.
-	Workspace   string       `json:"workspace,omitempty"`
-	Contexts    []ContextDir `json:"contexts,omitempty"`
-	VoteEnum    []string     `json:"vote_enum,omitempty"`
-	Revote      bool         `json:"revote,omitempty"`
-	ShortAnswer bool         `json:"short_answer,omitempty"`
+	Workspace string       `json:"workspace,omitempty"`
+	Contexts  []ContextDir `json:"contexts,omitempty"`
+	// Images come with the task, for every step and final call of an agent
+	// whose model takes them (TakesImages): an API adapter sends them with
+	// the prompt in its wire format, a CLI agent finds them as files.
+	Images      []Image  `json:"-"`
+	VoteEnum    []string `json:"vote_enum,omitempty"`
+	Revote      bool     `json:"revote,omitempty"`
+	ShortAnswer bool     `json:"short_answer,omitempty"`
 	// Review is set in a checkpoint review session, whose new_answer takes a
 	// plan, a verdict and concerns.
 	Review *ReviewBrief `json:"review,omitempty"`

@@ -43,6 +43,7 @@ type runFlags struct {
 	strictTeam bool // --strict
 	taskFile   string
 	contexts   []string
+	images     []string
 	criteria   string
 	maxCLI     int
 	estimate   bool
@@ -62,6 +63,7 @@ func runCommand() *cobra.Command {
   massgen-mcp run --models sim,sim,sim "Build a one-page landing site for a bakery"
   massgen-mcp run --context-path ./myapp:write "Add tests to the parser"
   massgen-mcp run --context-path ./myapp:write --apply "Fix the failing test"
+  massgen-mcp run --image sketch.png "Build this page"
   massgen-mcp run --estimate --budget 1 --models openai/gpt-5.4,claude,gemini "Review this design"
   massgen-mcp run --resume team_20261129_101500_1a2b3c4d`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,6 +96,7 @@ func runCommand() *cobra.Command {
 	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")
 	fl.BoolVar(&f.estimate, "estimate", false, "print the team's worst-case cost at list prices against --budget and exit; nothing is run or spent")
 	fl.StringArrayVar(&f.contexts, "context-path", nil, "a project directory every agent reads, DIR or DIR:write (each workspace starts from it; the winner's changes are listed and written back by --apply or massgen-mcp apply <session-id>); repeatable")
+	fl.StringArrayVar(&f.images, "image", nil, "an image file (PNG, JPEG, GIF or WebP, at most 5 MiB) every agent is given with the task: in its API's format, or as a file in a CLI agent's workspace; repeatable (at most 8, 20 MiB in all)")
 	fl.BoolVar(&f.apply, "apply", false, "write the winner's changes into the DIR:write context as the run ends (all or nothing: a file changed meanwhile refuses it); without it they wait for massgen-mcp apply <session-id>")
 	return cmd
 }
@@ -223,6 +226,9 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 	}
 	for _, c := range f.contexts {
 		spec.Contexts = append(spec.Contexts, contextPath(c))
+	}
+	if spec.Images, err = readImageFiles(f.images); err != nil {
+		return spec, err
 	}
 	spec.Models = splitModels(f.models)
 	spec.Rules = flagRules(cmd, f).Over(spec.Rules)

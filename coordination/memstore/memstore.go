@@ -39,6 +39,7 @@ type session struct {
 	log     []coordination.SessionEntry
 	events  []coordination.Event
 	views   map[string]coordination.IssuedView
+	images  map[string][]byte                  // by SHA-256, images.go
 	tools   map[toolKey][]providers.ToolRecord // toollog.go
 	perms   []permissions.Record               // permissions.go
 	running bool

@@ -87,7 +87,13 @@ func (p *Provider) params(req providers.Request, past []providers.Exchange) (sdk
 	if strings.TrimSpace(req.System) != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: ephemeral}}
 	}
-	params.Messages = append(params.Messages, sdk.NewUserMessage(promptBlocks(req.Prompt, req.StablePrefix)...))
+	// The images go before the text, as Anthropic advises, and inside the
+	// cached prefix: they are the same in every step.
+	blocks := make([]sdk.ContentBlockParamUnion, 0, len(req.Images)+2)
+	for _, im := range req.Images {
+		blocks = append(blocks, sdk.NewImageBlockBase64(im.MIME, im.Base64()))
+	}
+	params.Messages = append(params.Messages, sdk.NewUserMessage(append(blocks, promptBlocks(req.Prompt, req.StablePrefix)...)...))
 
 	maxTokens := int64(req.MaxOutputTokens)
 	capped := maxTokens > 0

@@ -170,6 +170,19 @@ func fakeCLI(args []string) int {
 			time.Sleep(time.Hour)
 		}
 		result("done")
+	case "images":
+		// Opens every image its system prompt names, as a CLI reads a
+		// file, and answers with what it found.
+		var seen []string
+		for _, line := range strings.Split(run.System, "\n") {
+			if path, ok := strings.CutPrefix(line, "- "+ImagesDir+"/"); ok {
+				path = ImagesDir + "/" + strings.Fields(path)[0]
+				b, err := os.ReadFile(path)
+				seen = append(seen, fmt.Sprintf("%s=%d:%s:%v", path, len(b), providers.SniffImage(b), err))
+			}
+		}
+		callTool(run, "new_answer", map[string]any{"content": "saw " + strings.Join(seen, " ")})
+		result("done")
 	case "vote":
 		msg, isErr := callTool(run, "vote", map[string]any{"agent_id": "agent9", "reason": "best"})
 		emit(map[string]any{"type": "text", "text": fmt.Sprintf("first vote: %v %s", isErr, msg)})

@@ -28,6 +28,7 @@ func system(req providers.Request, workdir string, peers map[string]string, cont
 			fmt.Fprintf(&b, "- context/%s/ is %s\n", name, contexts[name])
 		}
 	}
+	b.WriteString(imagesNote(req))
 	if len(extra) > 0 {
 		fmt.Fprintf(&b, "The MCP server %q also serves the tools of your team's MCP servers, up to %d calls in this step: %s.\n",
 			relay.ServerName, req.ToolCallLimit(), strings.Join(extra, ", "))

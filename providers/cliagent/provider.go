@@ -233,6 +233,17 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		return result{}, err
 	}
 	defer wf.close()
+	work := req.Workspace
+	if work == "" {
+		work = ag.scratch
+	}
+	removeImages, err := placeImages(req, work)
+	if err != nil {
+		return result{}, err
+	}
+	// Removed before the step returns, so the answer's snapshot, taken
+	// after, never holds them.
+	defer removeImages()
 	cmd, stdin, err := p.command(ctx, req, ag, resume, wf)
 	if err != nil {
 		return result{}, err

@@ -135,6 +135,10 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Body:   json.RawMessage(body.Bytes()),
 		Header: r.Header.Clone(),
 	}
+	if msg := call.withImages(); msg != "" {
+		s.fail(w, http.StatusBadRequest, "invalid_request_error", msg, "", "")
+		return
+	}
 	for _, t := range req.Tools {
 		call.Tools = append(call.Tools, t.Name)
 		if t.Name == providers.ToolVote {
@@ -146,7 +150,7 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Claude Code with the workflow server: once a workflow call has
 		// returned, the model ends its turn, as with the other CLIs.
 		if cc.answered != "" {
-			s.play(w, r, Reply{Kind: ReplyText, Content: cliFinalText(cc.answered)}, call, body.Len(), thinking)
+			s.play(w, r, Reply{Kind: ReplyText, Content: cliFinalText(cc.answered)}, call, call.inputChars(), thinking)
 			return
 		}
 		call.VoteEnum, call.Format = cc.enum, claudeCodeFormat
@@ -155,7 +159,7 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !anthropicSleep(r, time.Duration(reply.Delay)) {
 		return
 	}
-	s.play(w, r, reply, call, body.Len(), thinking)
+	s.play(w, r, reply, call, call.inputChars(), thinking)
 }
 
 // check returns the message of the 400 the real API would send, or "".

@@ -56,7 +56,7 @@ func (cr *chatReply) content() (call oaiCall, isCall bool, text string) {
 }
 
 func (cr *chatReply) usageJSON(out string) map[string]any {
-	u := oaiUsage(cr.rep, cr.c.Body, out)
+	u := oaiUsage(cr.rep, cr.c, out)
 	completion := u.Output
 	if strings.HasPrefix(cr.c.Model, "grok") {
 		completion -= u.Reasoning

@@ -180,7 +180,12 @@ func (g *geminiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tools, enum := req.offered()
-	reply := g.script.Next(Call{Format: "gemini", Model: model, Stream: stream, Tools: tools, VoteEnum: enum, Body: body, Header: header})
+	call := Call{Format: "gemini", Model: model, Stream: stream, Tools: tools, VoteEnum: enum, Body: body, Header: header}
+	if msg := call.withImages(); msg != "" {
+		geminiWriteError(w, geminiError{Code: http.StatusBadRequest, Status: "INVALID_ARGUMENT", Message: msg})
+		return
+	}
+	reply := g.script.Next(call)
 
 	if d := time.Duration(reply.Delay); d > 0 {
 		t := time.NewTimer(d)
@@ -191,7 +196,7 @@ func (g *geminiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	g.play(w, r, model, stream, len(body), reply)
+	g.play(w, r, model, stream, call.inputChars(), reply)
 }
 
 // geminiRoute splits /{version}/models/{model}:{method}.

@@ -182,6 +182,10 @@ func oaiRead(w http.ResponseWriter, r *http.Request, format string) (Call, oaiRe
 	tools, enum := q.toolNames()
 	c := Call{Format: format, Model: q.Model, Stream: q.Stream, Tools: tools, VoteEnum: enum,
 		Body: body, Header: r.Header.Clone()}
+	if msg := c.withImages(); msg != "" {
+		oaiWriteError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", msg, "")
+		return Call{}, q, false
+	}
 	return c, q, true
 }
 
@@ -282,13 +286,13 @@ func oaiAsText(c oaiCall) string {
 // oaiUsage is the usage a reply reports, its zero fields filled from text
 // length (about four bytes a token). Input includes CachedInput and Output
 // includes Reasoning, as in providers.Usage.
-func oaiUsage(r Reply, body []byte, out string) Usage {
+func oaiUsage(r Reply, c Call, out string) Usage {
 	var u Usage
 	if r.Usage != nil {
 		u = *r.Usage
 	}
 	if u.Input == 0 {
-		u.Input = int64(len(body))/4 + 1 + u.CachedInput
+		u.Input = int64(c.inputChars())/4 + 1 + u.CachedInput
 	}
 	if u.Output == 0 {
 		u.Output = int64(len(out))/4 + 1 + u.Reasoning

@@ -47,7 +47,7 @@ const respEncryptedPrefix = "gAAAAA-fake-reasoning-"
 // items builds the reply's output items and the text its usage is counted
 // from.
 func (rr *respReply) items() (items []map[string]any, out string) {
-	u := oaiUsage(rr.rep, rr.c.Body, "")
+	u := oaiUsage(rr.rep, rr.c, "")
 	if u.Reasoning > 0 {
 		rs := map[string]any{"type": "reasoning", "id": oaiID("rs_"), "summary": []any{}}
 		if rr.encrypted {
@@ -94,7 +94,7 @@ func (rr *respReply) response(status string, output []map[string]any, usage map[
 }
 
 func (rr *respReply) usageJSON(out string) map[string]any {
-	u := oaiUsage(rr.rep, rr.c.Body, out)
+	u := oaiUsage(rr.rep, rr.c, out)
 	return map[string]any{
 		"input_tokens":          u.Input,
 		"input_tokens_details":  map[string]any{"cached_tokens": u.CachedInput},

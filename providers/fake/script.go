@@ -108,6 +108,10 @@ type Call struct {
 	VoteEnum []string        // the vote tool's agent_id enum
 	Body     json.RawMessage // the raw request body
 	Header   http.Header
+	// Images are the images the request carried in its format's wire
+	// shape, each checked as the API checks it (images.go).
+	Images     []CallImage
+	imageChars int // their base64 text in Body, which costs no tokens
 }
 
 // Script holds per-model queues of replies. It is safe for concurrent use.

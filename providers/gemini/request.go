@@ -181,7 +181,11 @@ func thinkingFor(model, effort string) *genai.ThinkingConfig {
 // the tool loop's rounds so far.
 func contentsFor(model string, req providers.Request, past []providers.Exchange) []*genai.Content {
 	contents := make([]*genai.Content, 0, 1+2*len(req.History))
-	contents = append(contents, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: req.Prompt}}})
+	parts := make([]*genai.Part, 0, 1+len(req.Images))
+	for _, im := range req.Images {
+		parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: im.MIME, Data: im.Data}})
+	}
+	contents = append(contents, &genai.Content{Role: genai.RoleUser, Parts: append(parts, &genai.Part{Text: req.Prompt})})
 	for _, t := range req.History {
 		turn := modelTurn(model, t.Reply)
 		problem := t.Problem

@@ -185,7 +185,7 @@ func (p *chatProvider) params(req providers.Request, past []providers.Exchange, 
 	if system != "" {
 		msgs = append(msgs, oai.SystemMessage(system))
 	}
-	msgs = append(msgs, oai.UserMessage(req.Prompt))
+	msgs = append(msgs, chatUser(req))
 	for i, t := range req.History {
 		msgs = appendChatTurn(msgs, i, t, native)
 	}

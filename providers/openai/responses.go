@@ -233,7 +233,7 @@ func (p *responsesProvider) params(req providers.Request, past []providers.Excha
 		instructions = withTools(instructions, req.Tools)
 	}
 	input := make(responses.ResponseInputParam, 0, 1+3*len(req.History))
-	input = append(input, responses.ResponseInputItemParamOfMessage(req.Prompt, responses.EasyInputMessageRoleUser))
+	input = append(input, responsesUser(req))
 	for i, t := range req.History {
 		input = appendResponsesTurn(input, i, t, native)
 	}
