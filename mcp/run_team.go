@@ -14,7 +14,7 @@ import (
 // runTeamArgs are run_team's arguments: the team settings plus wait.
 type runTeamArgs struct {
 	TeamSettings
-	Wait *bool `json:"wait,omitempty" jsonschema_description:"Default: wait up to 50 s; true: to the end (long client timeout); false: return at once."`
+	Wait *bool `json:"wait,omitempty" jsonschema_description:"Default: up to 50 s; true: to the end (long client timeout); false: return at once."`
 	// Estimate returns the team's worst case at list prices instead of
 	// running it (estimate.go).
 	Estimate bool   `json:"estimate,omitempty" jsonschema_description:"Run nothing; return the worst-case cost (status estimate)."`
@@ -23,7 +23,7 @@ type runTeamArgs struct {
 
 func runTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("run_team",
-		mcpgo.WithDescription("Run a team (or resume one by session_id): each agent answers, reads the others', then improves or votes until the votes agree. "+
+		mcpgo.WithDescription("Run a team (or resume: session_id): each agent answers, reads the others', then improves or votes until they agree. "+
 			"Returns {session_id, status, winner, final_answer, votes, answers, usage, cost_usd}. "+
 			"Waits up to 50 s with progress; on status running call run_team{session_id} again. Host agents need start_team."),
 		inputSchema[runTeamArgs](),

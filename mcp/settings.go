@@ -31,6 +31,7 @@ type TeamSettings struct {
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
 	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files and directories under the allowed roots."`
 	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"A new session's id, or one to resume or wait for."`
+	ContinueFrom       string         `json:"continue_from,omitempty" jsonschema_description:"A finished session this task follows up."`
 }
 
 // agentArg is one agent of a team.
@@ -60,7 +61,7 @@ type contextArg struct {
 
 // hasTeam tells whether any argument that creates a session was given.
 func (t TeamSettings) hasTeam() bool {
-	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != ""
+	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != "" || t.ContinueFrom != ""
 }
 
 // spec turns the settings into a coordination team spec; the service checks
@@ -72,6 +73,10 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 		Models:    t.Models,
 		SessionID: t.SessionID,
 		Driver:    driver,
+		// The service reads the session it continues (turns.go): a tenant's
+		// store holds only its own sessions.
+		ContinueFrom:   t.ContinueFrom,
+		InheritContext: h.inheritContext,
 		Rules: coordination.Rules{
 			Consensus:          coordination.ConsensusRule(t.Consensus),
 			MaxRounds:          t.MaxRounds,
