@@ -43,7 +43,7 @@ func interactive(ctx context.Context, cmd *cobra.Command, f runFlags, svc *coord
 	lines := bufio.NewScanner(cmd.InOrStdin())
 	lines.Buffer(make([]byte, 64<<10), maxTaskBytes)
 	prev := f.continues
-	fmt.Fprintln(out, "Each line you type is the next turn of one conversation: the team answers it, building on the last answer and its files. /quit or Ctrl-D ends.")
+	fmt.Fprintln(out, "Each line is the next turn of one conversation, building on the last answer and its files; /quit or Ctrl-D ends.")
 	if prev != "" {
 		fmt.Fprintf(out, "Continuing %s.\n", prev)
 	}
