@@ -39,6 +39,9 @@ func TestAFollowUpTurnCarriesTheConversation(t *testing.T) {
 	if hist < 0 || msg < hist {
 		t.Fatalf("turn 2's prompt lacks the history before the message:\n%s", p)
 	}
+	if e, err := h.Service.Estimate(coordination.TeamSpec{ContinueFrom: s2.ID, Task: "One more"}); err != nil || len(e.Agents) != 2 {
+		t.Fatalf("estimating turn 3: %v, want the team of 2 (%+v)", err, e)
+	}
 	s3 := h.Create(coordination.TeamSpec{ContinueFrom: s2.ID, Task: "One more"})
 	if s3.Turn != 3 || len(s3.History) != 2 || s3.History[1].Answer != "navy" || s3.Conversation != s1.ID {
 		t.Fatalf("turn 3: %+v", s3.History)
