@@ -63,7 +63,7 @@ func (svc *Service) startFiles(s *Session, prev *previousTurn) error {
 	if t == nil {
 		return nil
 	}
-	if prev != nil && prev.filesDir != "" {
+	if prev.startsFrom(s) {
 		if err := t.StartFrom(prev.filesDir, prev.commit); err != nil {
 			return fmt.Errorf("%w: the previous turn's files: %w", ErrBadInput, err)
 		}

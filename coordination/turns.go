@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // Follow-up turns (MassGen's multi-turn mode): a user iterates on one
@@ -126,7 +129,25 @@ func (p *previousTurn) link(s *Session) {
 	s.Turn = prev.turnNumber() + 1
 	s.Conversation = prev.ConversationID()
 	s.History = append(append([]Turn(nil), prev.History...), Turn{SessionID: prev.ID, Task: prev.Task, Answer: cutAnswer(p.answer, prev.ID)})
-	s.StartFiles = p.files
+	if p.startsFrom(s) {
+		s.StartFiles = p.files
+	}
+}
+
+// startsFrom tells whether s's workspaces start from the previous winner's
+// files: unless s names a write context of its own, other than the previous
+// turn's, whose content is then the start (the answer is still in the
+// history).
+func (p *previousTurn) startsFrom(s *Session) bool {
+	if p == nil || p.filesDir == "" {
+		return false
+	}
+	for _, c := range s.Contexts {
+		if c.IsWrite() {
+			return slices.ContainsFunc(p.s.Contexts, func(o workspace.Context) bool { return o.IsWrite() && o.Path == c.Path })
+		}
+	}
+	return true
 }
 
 // turnNumber is the session's turn: 1 for a session that continues none.
