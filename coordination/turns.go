@@ -74,7 +74,7 @@ func (svc *Service) previousTurn(ctx context.Context, spec *TeamSpec) (*previous
 		return nil, err
 	}
 	if res.Status != StatusFinished || res.FinalAnswer == nil {
-		return nil, fmt.Errorf("%w: session %s is %s with no final answer, so it has no next turn yet; wait for it to finish, or resume it (run_team{session_id} / massgen-mcp run --resume %s)", ErrBadInput, id, res.Status, id)
+		return nil, fmt.Errorf("%w: session %s is %s with no final answer, so it has no next turn yet; wait for it to finish, or resume it first", ErrBadInput, id, res.Status)
 	}
 	p := &previousTurn{s: s, answer: *res.FinalAnswer}
 	if res.Winner != nil {
