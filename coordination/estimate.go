@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -77,6 +78,15 @@ type Estimate struct {
 // CLIs (an estimate is for before you have them), and returns its worst-case
 // cost at list prices. Nothing is written, opened or called.
 func (svc *Service) Estimate(spec TeamSpec) (*Estimate, error) {
+	var prev *previousTurn
+	if spec.ContinueFrom != "" {
+		// A follow-up's team and history are the previous turn's: read
+		// them, so the estimate prices the prompt the turn will send.
+		var err error
+		if prev, err = svc.previousTurn(context.Background(), &spec); err != nil {
+			return nil, err
+		}
+	}
 	s, err := svc.newSession(spec, false)
 	if err != nil {
 		return nil, err
@@ -86,6 +96,7 @@ func (svc *Service) Estimate(spec TeamSpec) (*Estimate, error) {
 		return nil, err
 	}
 	s.Images = imageRefs(ims)
+	prev.link(s)
 	e := estimateSession(s)
 	return &e, nil
 }

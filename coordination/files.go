@@ -56,10 +56,17 @@ func (svc *Service) team(s *Session) *workspace.Team {
 }
 
 // startFiles runs when a session is created: it takes the base its
-// workspaces start from (a write context's content).
-func (svc *Service) startFiles(s *Session) error {
+// workspaces start from (a write context's content; for a follow-up turn,
+// the previous turn's winner's files).
+func (svc *Service) startFiles(s *Session, prev *previousTurn) error {
 	t := svc.team(s)
 	if t == nil {
+		return nil
+	}
+	if prev.startsFrom(s) {
+		if err := t.StartFrom(prev.filesDir, prev.commit); err != nil {
+			return fmt.Errorf("%w: the previous turn's files: %w", ErrBadInput, err)
+		}
 		return nil
 	}
 	if err := t.Start(); err != nil {

@@ -28,6 +28,11 @@ type SessionSummary struct {
 	// session was created while it is not finished.
 	Duration float64  `json:"duration_seconds"`
 	CostUSD  *float64 `json:"cost_usd"` // nil when some model's price is unknown
+	// Conversation, Turn and Previous group a follow-up turn with the turns
+	// before it (turns.go); empty for a first turn.
+	Conversation string `json:"conversation,omitempty"`
+	Turn         int    `json:"turn,omitempty"`
+	Previous     string `json:"previous,omitempty"`
 }
 
 // Sessions lists every stored session with its status as the ledger stands,
@@ -60,7 +65,7 @@ func (svc *Service) summary(s *Session, st *State, res *TeamResult) SessionSumma
 	if driver == "" {
 		driver = DriverRun
 	}
-	return SessionSummary{
+	sum := SessionSummary{
 		SessionID:  s.ID,
 		Task:       Preview(s.Task, 200),
 		Status:     res.Status,
@@ -74,7 +79,13 @@ func (svc *Service) summary(s *Session, st *State, res *TeamResult) SessionSumma
 		Foreign:    s.Foreign,
 		Duration:   res.Duration,
 		CostUSD:    res.CostUSD,
+		Turn:       s.Turn,
+		Previous:   s.Previous,
 	}
+	if s.Turn > 0 {
+		sum.Conversation = s.Conversation
+	}
+	return sum
 }
 
 // Events returns a session's whole timeline (events.jsonl), oldest first; an

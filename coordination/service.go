@@ -189,6 +189,15 @@ type TeamSpec struct {
 	// Images come with the task (images.go): sniffed and capped here,
 	// stored once through the store's ImageStore, sent to every agent.
 	Images []ImageInput
+	// ContinueFrom makes the session the next turn of a finished one
+	// (turns.go): its final answer, and its winner's files, are where this
+	// turn starts; what the spec leaves out (agents, rules, contexts) is the
+	// previous turn's.
+	ContinueFrom string
+	// InheritContext, if set, checks each context directory a follow-up
+	// takes from the previous turn: a surface serving clients refuses the
+	// ones its client could not have named itself (mcp: the allowed roots).
+	InheritContext func(workspace.Context) error
 }
 
 var (
@@ -204,6 +213,13 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	if len(spec.Review) > 0 && svc.opts.Reviews == nil {
 		return nil, fmt.Errorf("%w: %s", ErrBadInput, noReviewsProblem)
 	}
+	var prev *previousTurn
+	if spec.ContinueFrom != "" {
+		var err error
+		if prev, err = svc.previousTurn(ctx, &spec); err != nil {
+			return nil, err
+		}
+	}
 	s, err := svc.newSession(spec, true)
 	if err != nil {
 		return nil, err
@@ -212,6 +228,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	if err != nil {
 		return nil, err
 	}
+	prev.link(s)
 	if err := svc.preflight(ctx, s); err != nil {
 		return nil, err
 	}
@@ -251,9 +268,10 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	if err := svc.putImages(ctx, s, ims); err != nil {
 		return nil, err
 	}
-	if err := svc.startFiles(s); err != nil {
+	if err := svc.startFiles(s, prev); err != nil {
 		return nil, err
 	}
+	svc.turnCreated(s, prev)
 	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
 	unlock, err := svc.store.LockSession(ctx, s.ID)
 	if err == nil {

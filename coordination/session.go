@@ -91,6 +91,17 @@ type Session struct {
 	// Images are the task's images, by reference: their bytes are in the
 	// store's ImageStore, once, and never in the ledger (images.go).
 	Images []ImageRef `json:"images,omitempty"`
+	// Previous, Turn, Conversation and History make the session a follow-up
+	// turn (turns.go): the session it continues, its number (2, 3, …; 0 is a
+	// first turn, which has none of these), the first turn's id, and every
+	// earlier turn's task and final answer, which its prompt carries.
+	Previous     string `json:"previous,omitempty"`
+	Turn         int    `json:"turn,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+	History      []Turn `json:"history,omitempty"`
+	// StartFiles counts the files the previous turn's winner delivered,
+	// which every workspace starts from (0: none).
+	StartFiles int `json:"start_files,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, aliases alphabetical.
 	Foreign bool `json:"-"`

@@ -138,6 +138,9 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 	if _, err := svc.store.AppendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {
 		return err
 	}
+	if kind == SessionFinished {
+		svc.turnFinished(s, res)
+	}
 	msg := fmt.Sprintf("session %s", res.Status)
 	if res.Winner != nil {
 		msg = fmt.Sprintf("%s: %s %s wins (%s, %s)", res.Status, Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))

@@ -23,6 +23,11 @@ type StatusView struct {
 	CreatedAt time.Time       `json:"created_at"`
 	Foreign   bool            `json:"written_by_massgen"`
 	Timeline  []Event         `json:"timeline"`
+	// Turn and Previous place a follow-up turn in its conversation
+	// (turns.go): its number and the session it continues; 0 and "" for a
+	// first turn.
+	Turn     int    `json:"turn,omitempty"`
+	Previous string `json:"previous,omitempty"`
 }
 
 // AgentStatus is one agent's row in a status view.
@@ -99,7 +104,7 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	v := &StatusView{
 		Result: res, Task: s.Task, Rules: s.Rules, Seed: s.Seed, Criteria: s.Criteria,
 		Agents: []AgentStatus{}, Revote: append([]string{}, st.Pending...), CreatedAt: s.CreatedAt,
-		Foreign: s.Foreign, Timeline: []Event{},
+		Foreign: s.Foreign, Timeline: []Event{}, Turn: s.Turn, Previous: s.Previous,
 	}
 	if v.Criteria == nil {
 		v.Criteria = []criteria.Item{}

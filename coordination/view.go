@@ -191,6 +191,7 @@ func systemPrompt(s *Session, ag Agent) string {
 // that never changes during a session.
 func stablePrefix(s *Session) string {
 	var b strings.Builder
+	writeHistory(&b, s)
 	b.WriteString("<ORIGINAL MESSAGE>\n")
 	b.WriteString(strings.TrimSpace(s.Task))
 	b.WriteString("\n<END OF ORIGINAL MESSAGE>\n")

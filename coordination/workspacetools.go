@@ -78,6 +78,9 @@ func decideWorkspaceTools(s *Session, operator string) *WorkspaceTools {
 	if len(s.Contexts) > 0 {
 		return &WorkspaceTools{On: true, Why: fmt.Sprintf("the project context %s", s.Contexts[0].Name)}
 	}
+	if s.StartFiles > 0 {
+		return &WorkspaceTools{On: true, Why: "the previous turn's files"}
+	}
 	for _, a := range s.Agents {
 		if a.Tools == nil {
 			continue

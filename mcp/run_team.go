@@ -17,8 +17,8 @@ type runTeamArgs struct {
 	Wait *bool `json:"wait,omitempty" jsonschema_description:"Default: up to 50 s; true: to the end; false: return at once."`
 	// Estimate returns the team's worst case at list prices instead of
 	// running it (estimate.go).
-	Estimate bool   `json:"estimate,omitempty" jsonschema_description:"Run nothing; return the worst-case cost (status estimate)."`
-	Detail   string `json:"detail,omitempty" jsonschema:"enum=brief,enum=full" jsonschema_description:"full: answers whole, not previews and links."`
+	Estimate bool   `json:"estimate,omitempty" jsonschema_description:"Run nothing; return the worst-case cost."`
+	Detail   string `json:"detail,omitempty" jsonschema:"enum=brief,enum=full" jsonschema_description:"full: whole answers, not previews."`
 }
 
 func runTeamTool(h *handler) server.ServerTool {

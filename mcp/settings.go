@@ -14,30 +14,31 @@ import (
 // exported only because the schema generator skips embedded unexported
 // structs.
 type TeamSettings struct {
-	Team               string         `json:"team,omitempty" jsonschema_description:"A team file (see list_backends); settings here override it."`
-	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full. Required for a new session."`
-	Models             []string       `json:"models,omitempty" jsonschema_description:"One agent per spec backend/model[@base_url]: openai/gpt-5.4, claude, gemini, sim/strong."`
-	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas, instead of models."`
-	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous,enum=weighted" jsonschema_description:"Default majority; weighted: by track record (answer_format short)."`
+	Team               string         `json:"team,omitempty" jsonschema_description:"A team file (list_backends); these settings override it."`
+	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full (new sessions)."`
+	Models             []string       `json:"models,omitempty" jsonschema_description:"Specs backend/model[@base_url]: openai/gpt-5.4, claude, gemini, sim/strong."`
+	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas (not models)."`
+	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous,enum=weighted" jsonschema_description:"majority (default); weighted: by track record (short answers)."`
 	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1-100 (default 5)."`
-	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers per agent before it may only vote (default 3)."`
+	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers before an agent may only vote (default 3)."`
 	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Session wall time, default 1800."`
 	CostBudgetUSD      *float64       `json:"cost_budget_usd,omitempty"`
 	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Input plus output tokens."`
-	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default); present: the winner writes a deliverable; synthesize: merges all answers."`
+	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default), present (the winner writes a deliverable), synthesize (merges all)."`
 	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"short: answers end in a comparable value (Answer: 391)."`
 	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With short: stop early if a strict majority agrees."`
-	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than shrink the team (no key, a dropped agent)."`
+	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than drop an agent (no key, errors)."`
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
 	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files/dirs under the allowed roots."`
 	Images             []imageArg     `json:"images,omitempty" jsonschema_description:"{path} under a root, or {data: base64}."`
-	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"A new session's id, or one to resume or wait for."`
+	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"New id, or one to resume or wait for."`
+	ContinueFrom       string         `json:"continue_from,omitempty" jsonschema_description:"A finished session this task follows up."`
 }
 
 // agentArg is one agent of a team.
 type agentArg struct {
 	ID            string   `json:"id,omitempty" jsonschema_description:"Default agent_a, agent_b, …"`
-	Model         string   `json:"model" jsonschema_description:"A model spec, or host: you, through step (start_team)."`
+	Model         string   `json:"model" jsonschema_description:"A model spec, or host (you, via step)."`
 	SystemMessage string   `json:"system_message,omitempty"`
 	Temperature   *float64 `json:"temperature,omitempty"`
 }
@@ -54,14 +55,14 @@ type criterionArg struct {
 // contextArg is one piece of context: text, or a file to read.
 type contextArg struct {
 	Text           string   `json:"text,omitempty"`
-	Path           string   `json:"path,omitempty" jsonschema_description:"A file or directory (relative to the first root)."`
+	Path           string   `json:"path,omitempty" jsonschema_description:"File or dir (relative to the first root)."`
 	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"write: changes wait for apply_changes (one at most)."`
 	ProtectedPaths []string `json:"protected_paths,omitempty" jsonschema_description:"Paths never written back."`
 }
 
 // hasTeam tells whether any argument that creates a session was given.
 func (t TeamSettings) hasTeam() bool {
-	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != "" || len(t.Images) > 0
+	return strings.TrimSpace(t.Task) != "" || len(t.Models) > 0 || len(t.Agents) > 0 || t.Team != "" || len(t.Images) > 0 || t.ContinueFrom != ""
 }
 
 // spec turns the settings into a coordination team spec; the service checks
@@ -73,6 +74,10 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 		Models:    t.Models,
 		SessionID: t.SessionID,
 		Driver:    driver,
+		// The service reads the session it continues (turns.go): a tenant's
+		// store holds only its own sessions.
+		ContinueFrom:   t.ContinueFrom,
+		InheritContext: h.inheritContext,
 		Rules: coordination.Rules{
 			Consensus:          coordination.ConsensusRule(t.Consensus),
 			MaxRounds:          t.MaxRounds,

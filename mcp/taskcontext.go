@@ -172,3 +172,19 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// inheritContext checks a context directory a follow-up turn takes from the
+// turn before (coordination.TeamSpec.InheritContext) as if the client had
+// named it: inside the allowed roots, and a write one inside a writable root.
+func (h *handler) inheritContext(c workspace.Context) error {
+	// The message names the context by its name, never its path: the path
+	// may be the operator's (a team file's), which a client is not shown.
+	real, err := underRoots(c.Path, h.opts.contextRoots())
+	if err != nil {
+		return fmt.Errorf("%w: context/%s lies outside the directories this server lets clients read", coordination.ErrBadInput, c.Name)
+	}
+	if c.IsWrite() && !underAny(real, h.opts.WriteRoots) {
+		return fmt.Errorf("%w: context/%s is a write context outside the directories this server lets clients write", coordination.ErrBadInput, c.Name)
+	}
+	return nil
+}

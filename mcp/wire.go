@@ -96,6 +96,8 @@ type StatusView struct {
 	CreatedAt *time.Time      `json:"created_at,omitempty"`
 	Foreign   bool            `json:"written_by_massgen,omitempty"`
 	Timeline  []Event         `json:"timeline"`
+	Turn      int             `json:"turn,omitempty"`
+	Previous  string          `json:"previous,omitempty"`
 	// Set by team_status, not by the conversion.
 	TimelineCount int    `json:"timeline_count,omitempty"`
 	TimelineURI   string `json:"timeline_uri,omitempty"`

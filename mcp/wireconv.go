@@ -57,6 +57,8 @@ func wireStatusView(v coordination.StatusView) StatusView {
 		CreatedAt: &v.CreatedAt,
 		Foreign:   v.Foreign,
 		Timeline:  wireEvents(v.Timeline),
+		Turn:      v.Turn,
+		Previous:  v.Previous,
 	}
 }
 

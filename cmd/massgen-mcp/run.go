@@ -48,6 +48,7 @@ type runFlags struct {
 	maxCLI     int
 	estimate   bool
 	apply      bool
+	continues  string // --continue
 }
 
 func runCommand() *cobra.Command {
@@ -65,7 +66,9 @@ func runCommand() *cobra.Command {
   massgen-mcp run --context-path ./myapp:write --apply "Fix the failing test"
   massgen-mcp run --image sketch.png "Build this page"
   massgen-mcp run --estimate --budget 1 --models openai/gpt-5.4,claude,gemini "Review this design"
-  massgen-mcp run --resume team_20261129_101500_1a2b3c4d`,
+  massgen-mcp run --resume team_20261129_101500_1a2b3c4d
+  massgen-mcp run --continue team_20261129_101500_1a2b3c4d "now add dark mode"
+  massgen-mcp run --models sim,sim,sim            (on a terminal: each line you type is the next turn)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTeam(cmd.Context(), cmd, f, args)
 		},
@@ -91,6 +94,7 @@ func runCommand() *cobra.Command {
 	fl.BoolVar(&f.plain, "plain", false, "print a line per step even on a terminal, instead of the live view")
 	fl.StringVar(&f.resume, "resume", "", "continue a cancelled or interrupted session by id")
 	fl.StringVar(&f.sessionID, "session-id", "", "id for the new session (default generated)")
+	fl.StringVar(&f.continues, "continue", "", "run the task as the next turn of this finished session: its final answer is the context and its winner's files start every workspace; the team, rules and contexts are its own unless given")
 	fl.StringVar(&f.criteria, "criteria", "", "evaluation criteria every agent sees and votes by: auto (written for the task by the first usable model, else the built-in ones for its kind) or a JSON file of your own")
 	fl.StringVar(&f.taskFile, "task-file", "", "read the task from this file (- for standard input)")
 	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")
@@ -113,11 +117,18 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 	cliagent.SetMaxProcesses(f.maxCLI)
 	svc := newService(stateDir(f.stateDir), f.parallel)
 	id := f.resume
+	if id != "" && f.continues != "" {
+		return fmt.Errorf("%w: give --resume (the same session, carried on) or --continue (a new turn after it), not both", coordination.ErrBadInput)
+	}
+	if id == "" && promptsForTurns(cmd, f, args) {
+		return interactive(ctx, cmd, f, svc)
+	}
 	if id == "" {
 		spec, err := teamSpec(cmd, f, args)
 		if err != nil {
 			return err
 		}
+		spec.ContinueFrom = f.continues
 		if f.estimate {
 			return printEstimate(out, svc, spec, f.json)
 		}
@@ -137,24 +148,41 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 		}
 		id = s.ID
 		if !f.json {
-			fmt.Fprintf(out, "Session %s: %s", s.ID, coordination.Count(len(s.Agents), "agent"))
-			for _, a := range s.Agents {
-				fmt.Fprintf(out, " · %s=%s", a.ID, a.Model)
-			}
-			fmt.Fprintln(out)
-			if len(spec.Models) == 0 && len(spec.Agents) == 0 {
-				if _, why, err := backends.DefaultTeamWhy(); err == nil {
-					fmt.Fprintf(out, "Default team: %s\n", why)
-				}
-			}
-			for _, d := range s.Dropped {
-				fmt.Fprintf(out, "Warning: %s (%s) is left out: %s\n", d.AgentID, d.Model, d.Message)
-			}
+			printCreated(out, s, spec)
 		}
 	} else if len(args) > 0 {
 		return fmt.Errorf("%w: --resume takes no task; the session has its own", coordination.ErrBadInput)
 	}
+	return runAndReport(ctx, f, svc, id, out)
+}
 
+// printCreated says which team a new session has.
+func printCreated(out io.Writer, s *coordination.Session, spec coordination.TeamSpec) {
+	fmt.Fprintf(out, "Session %s: %s", s.ID, coordination.Count(len(s.Agents), "agent"))
+	for _, a := range s.Agents {
+		fmt.Fprintf(out, " · %s=%s", a.ID, a.Model)
+	}
+	fmt.Fprintln(out)
+	if s.Turn > 0 {
+		fmt.Fprintf(out, "Turn %d, continuing %s", s.Turn, s.Previous)
+		if s.StartFiles > 0 {
+			fmt.Fprintf(out, " (every workspace starts with its winner's %s)", coordination.Count(s.StartFiles, "file"))
+		}
+		fmt.Fprintln(out)
+	}
+	if len(spec.Models) == 0 && len(spec.Agents) == 0 && spec.ContinueFrom == "" {
+		if _, why, err := backends.DefaultTeamWhy(); err == nil {
+			fmt.Fprintf(out, "Default team: %s\n", why)
+		}
+	}
+	for _, d := range s.Dropped {
+		fmt.Fprintf(out, "Warning: %s (%s) is left out: %s\n", d.AgentID, d.Model, d.Message)
+	}
+}
+
+// runAndReport runs a session to its end, prints its result and says how
+// it ended as the exit code.
+func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id string, out io.Writer) error {
 	var res *coordination.TeamResult
 	var err error
 	if !f.json && !f.plain && isTerminal(out) {

@@ -19,6 +19,9 @@ func Markdown(v *coordination.StatusView) string {
 	if v.Foreign {
 		b.WriteString("_Written by MassGen's own step mode: agents from agents/*, default rules._\n\n")
 	}
+	if v.Turn > 0 {
+		fmt.Fprintf(&b, "**Turn %d**, continuing %s\n\n", v.Turn, v.Previous)
+	}
 	if v.Task != "" {
 		fmt.Fprintf(&b, "**Task:** %s\n\n", clipLine(v.Task, 300))
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,12 +20,16 @@ func SessionsTable(p *coordination.SessionPage) string {
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tWINNER\tAGENTS\tSTARTED\tDURATION\tCOST\tTASK")
-	for _, s := range p.Sessions {
+	for _, s := range groupTurns(p.Sessions) {
 		winner := "—"
 		if s.Winner != nil {
 			winner = withOrdinal(coordination.Who(s.Winner.AgentID, s.Winner.Model), s.Winner.Label)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.SessionID, s.Status, winner, len(s.Agents),
+		id := s.SessionID
+		if s.Turn > 0 {
+			id = fmt.Sprintf("  └ turn %d %s", s.Turn, s.SessionID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", id, s.Status, winner, len(s.Agents),
 			s.CreatedAt.Local().Format("2006-01-02 15:04"), Duration(s.Duration), Cost(s.CostUSD), clip(oneLine(s.Task), 48))
 	}
 	tw.Flush()
@@ -54,3 +59,42 @@ func Cost(usd *float64) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// groupTurns orders a page so the turns of a conversation stand together:
+// each conversation where its newest turn falls, its first turn then the
+// later ones in order, indented under it.
+func groupTurns(in []coordination.SessionSummary) []coordination.SessionSummary {
+	byConv := map[string][]coordination.SessionSummary{}
+	for _, s := range in {
+		if s.Conversation != "" {
+			byConv[s.Conversation] = append(byConv[s.Conversation], s)
+		}
+	}
+	if len(byConv) == 0 {
+		return in
+	}
+	out := make([]coordination.SessionSummary, 0, len(in))
+	done := map[string]bool{}
+	for _, s := range in {
+		conv := s.Conversation
+		if conv == "" {
+			if _, ok := byConv[s.SessionID]; !ok {
+				out = append(out, s)
+			}
+			continue
+		}
+		if done[conv] {
+			continue
+		}
+		done[conv] = true
+		turns := byConv[conv]
+		sort.SliceStable(turns, func(i, j int) bool { return turns[i].Turn < turns[j].Turn })
+		for _, f := range in {
+			if f.SessionID == conv {
+				out = append(out, f)
+			}
+		}
+		out = append(out, turns...)
+	}
+	return out
+}

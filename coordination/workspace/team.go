@@ -267,3 +267,36 @@ func isUp(rel string) bool { return rel == ".." || len(rel) > 2 && rel[:3] == ".
 func hasPrefixDir(rel, dir string) bool {
 	return len(rel) > len(dir) && rel[:len(dir)] == dir && rel[len(dir)] == '/'
 }
+
+// Base is the manifest of what every workspace starts from and the
+// directory of its files (an empty manifest when the session has none).
+func (t *Team) Base() (*Manifest, string, error) { return t.base() }
+
+// StartFrom takes the base from another session's snapshot instead of a
+// write context, once per session: a follow-up turn starts where the
+// previous turn's winner left off. commit is the previous base's commit
+// when its write context is a git repository, so each agent's workspace is
+// still a worktree of it.
+func (t *Team) StartFrom(dir, commit string) error {
+	if _, ok, _ := ReadManifest(t.baseDir()); ok {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
+		return err
+	}
+	stage := t.baseDir() + ".tmp"
+	os.RemoveAll(stage)
+	m, err := Snapshot(t.Blobs, dir, stage, nil, "", t.Limits)
+	if err != nil {
+		os.RemoveAll(stage)
+		return fmt.Errorf("cannot take the starting files from %s: %w", dir, err)
+	}
+	if commit != "" {
+		m.Commit = commit
+		os.Remove(filepath.Join(stage, ManifestName))
+		if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
+			return err
+		}
+	}
+	return os.Rename(stage, t.baseDir())
+}

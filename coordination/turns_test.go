@@ -1,0 +1,69 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+)
+
+// TestAFollowUpTurnCarriesTheConversation: the next turn's prompt opens with
+// MassGen's conversation history (every earlier task and final answer, in
+// order) before the new message, the team and rules carry over, and a first
+// turn's prompt has no history block at all.
+func TestAFollowUpTurnCarriesTheConversation(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	s1 := h.Create(coordination.TeamSpec{Models: models, Task: "Name a colour", Rules: coordination.Rules{MaxRounds: 4}})
+	b := coordtest.Alias(s1, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("red"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("blue"), coordtest.Vote(b)}
+	h.Run(s1.ID)
+	if p := sc[0].Requests()[0].Prompt; strings.Contains(p, "CONVERSATION_HISTORY") {
+		t.Fatalf("a first turn's prompt has a history block:\n%s", p)
+	}
+	s2 := h.Create(coordination.TeamSpec{ContinueFrom: s1.ID, Task: "Now a darker one"})
+	if s2.Turn != 2 || s2.Previous != s1.ID || s2.Conversation != s1.ID || len(s2.Agents) != 2 || s2.Rules.MaxRounds != 4 {
+		t.Fatalf("turn 2: turn %d previous %q conversation %q, %d agents, max_rounds %d", s2.Turn, s2.Previous, s2.Conversation, len(s2.Agents), s2.Rules.MaxRounds)
+	}
+	n := len(sc[0].Requests())
+	sc[0].Replies = []any{coordtest.Answer("navy"), coordtest.Vote(coordtest.Alias(s2, "agent_a"))}
+	sc[1].Replies = []any{coordtest.Answer("maroon"), coordtest.Vote(coordtest.Alias(s2, "agent_a"))}
+	h.Run(s2.ID)
+	p := sc[0].Requests()[n].Prompt
+	want := "<CONVERSATION_HISTORY>\nUser: Name a colour\nAssistant: blue\n<END OF CONVERSATION_HISTORY>"
+	hist, msg := strings.Index(p, want), strings.Index(p, "<ORIGINAL MESSAGE>\nNow a darker one")
+	if hist < 0 || msg < hist {
+		t.Fatalf("turn 2's prompt lacks the history before the message:\n%s", p)
+	}
+	if e, err := h.Service.Estimate(coordination.TeamSpec{ContinueFrom: s2.ID, Task: "One more"}); err != nil || len(e.Agents) != 2 {
+		t.Fatalf("estimating turn 3: %v, want the team of 2 (%+v)", err, e)
+	}
+	s3 := h.Create(coordination.TeamSpec{ContinueFrom: s2.ID, Task: "One more"})
+	if s3.Turn != 3 || len(s3.History) != 2 || s3.History[1].Answer != "navy" || s3.Conversation != s1.ID {
+		t.Fatalf("turn 3: %+v", s3.History)
+	}
+}
+
+// TestOnlyAFinishedSessionHasANextTurn: a missing session is not found and
+// a running one is refused, each before anything is written.
+func TestOnlyAFinishedSessionHasANextTurn(t *testing.T) {
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	ctx := context.Background()
+	_, err := h.Service.Create(ctx, coordination.TeamSpec{ContinueFrom: "nowhere", Task: "more"})
+	if !errors.Is(err, coordination.ErrSessionNotFound) || !strings.Contains(err.Error(), "nowhere") {
+		t.Fatalf("continuing a missing session: %v", err)
+	}
+	open := h.Create(coordination.TeamSpec{Models: models})
+	_, err = h.Service.Create(ctx, coordination.TeamSpec{ContinueFrom: open.ID, Task: "more"})
+	if !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), "no final answer") {
+		t.Fatalf("continuing an unfinished session: %v", err)
+	}
+	if ids, _ := h.Store.Sessions(ctx); len(ids) != 1 {
+		t.Fatalf("a refused turn was written: %v", ids)
+	}
+}
