@@ -33,10 +33,19 @@ type PermissionLog interface {
 // agentRules are an agent's permission rules: its own (the team file's,
 // laid over the team's by the loader) over the server's.
 func (svc *Service) agentRules(ag Agent) permissions.Rules {
+	r := svc.opts.Permissions
 	if ag.Tools != nil && ag.Tools.Permissions != nil {
-		return ag.Tools.Permissions.Over(svc.opts.Permissions)
+		r = ag.Tools.Permissions.Over(r)
 	}
-	return svc.opts.Permissions
+	// An operator who gave the agent network: true has granted its commands
+	// the network; under a role that does not forbid it, the grant is an
+	// allow rule, the least specific there is (any ask or deny rule of
+	// theirs about hosts still decides), not an ask that, in a headless
+	// run, nobody is there to answer.
+	if ag.Tools != nil && ag.Tools.Network && r.Role.Or() != permissions.ReadOnly {
+		r.Allow = append(slices.Clone(r.Allow), "net")
+	}
+	return r
 }
 
 // guard is one step's decision point.
