@@ -99,6 +99,7 @@ func responsesImages(body []byte) ([]wireImage, error) {
 		for _, p := range parts {
 			switch {
 			case p.Type == "image_url":
+				//lint:ignore ST1005 the API's own words, which clients show
 				return nil, fmt.Errorf("Invalid value: 'image_url'. Supported values are: 'input_text', 'input_image', 'output_text', 'refusal', 'input_file', 'computer_screenshot', and 'summary_text'.")
 			case p.Type != "input_image":
 			case p.ImageURL == nil:
@@ -139,6 +140,7 @@ func chatImages(body []byte) ([]wireImage, error) {
 		for _, p := range parts {
 			switch {
 			case p.Type == "input_image":
+				//lint:ignore ST1005 the API's own words, which clients show
 				return nil, fmt.Errorf("Invalid value: 'input_image'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', and 'file'.")
 			case p.Type != "image_url":
 			case p.ImageURL == nil:
