@@ -145,6 +145,16 @@ func TestTheBuildingSkillFlowThroughARealClaudeCode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".claude", "skills", "massgen-run", "SKILL.md")); err != nil {
 		t.Fatalf("the skills were not installed where Claude Code loads them: %v", err)
 	}
+	// apply_changes asks the user through elicitation, and `claude -p` has
+	// nobody to show the question to: it cancels unless a hook answers. The
+	// user's "I approve applying" in a headless run is that hook, in their
+	// own settings (what README tells a headless user to add).
+	approve := `printf '%s' '{"hookSpecificOutput":{"hookEventName":"Elicitation","action":"accept","content":{}}}'`
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Elicitation": []any{map[string]any{
+		"matcher": "massgen", "hooks": []any{map[string]any{"type": "command", "command": approve}}}}}})
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mcpConfig, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"massgen": map[string]any{
 		"command": bin, "args": []string{"serve", "--allow-root-write", proj, "--state-dir", state}}}})
 
@@ -184,7 +194,8 @@ func TestTheBuildingSkillFlowThroughARealClaudeCode(t *testing.T) {
 	if !strings.Contains(flow.runResult, `\"changes_pending\":true`) || !strings.Contains(flow.runResult, `\"op\":\"added\"`) || strings.Contains(strings.Join(flow.projectAtRun, " "), "index.html") {
 		t.Errorf("run_team did not leave the changes pending (project then: %v): %.1500s", flow.projectAtRun, flow.runResult)
 	}
-	if flow.applyCalls != 1 || !strings.Contains(flow.applyResult, `\"already_applied\":false`) || !strings.Contains(flow.applyResult, `\"written\":[{\"path\":\"index.html\"`) {
+	if flow.applyCalls != 1 || !strings.Contains(flow.applyResult, `\"already_applied\":false`) || !strings.Contains(flow.applyResult, `\"written\":[{\"path\":\"index.html\"`) ||
+		!strings.Contains(flow.applyResult, `\"confirmation\":\"accept\"`) {
 		t.Errorf("apply_changes (%d calls) did not apply: %.1000s", flow.applyCalls, flow.applyResult)
 	}
 	for _, f := range []string{"index.html", "style.css", "final_answer.md", "README.md"} {
