@@ -71,7 +71,7 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 	srv := httptest.NewServer(fake.NewAll(script))
 	t.Cleanup(srv.Close)
 	const gpt, claude = "openai/gpt-5-mini", "claude/claude-haiku-4-5"
-	resp, err := openai.NewResponses(providers.Endpoint{Backend: "openai", Model: "gpt-5-mini", BaseURL: srv.URL + "/v1", APIKey: "sk-test-planted-bug-0000", HTTPClient: srv.Client()})
+	resp, err := openai.NewResponses(providers.Endpoint{Backend: "openai", Model: "gpt-5-mini", BaseURL: srv.URL + "/v1", APIKey: "sk-test-planted-not-a-key-0000", HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,14 +118,14 @@ fresh_home
 mkdir -p "$HOME/.codex"
 printf '# my settings\nmodel = "gpt-5.4"  # pinned\n\n[features]\nplugins = false\n\n[analytics]\nenabled = false\n' >"$HOME/.codex/config.toml"
 before="$(sum "$HOME/.codex/config.toml")"
-OPENAI_API_KEY="sk-clients-test-value" massgen-mcp install codex >/dev/null
-grep -q 'sk-clients-test-value' "$HOME/.codex/config.toml" && fail "a key value was written to config.toml"
+OPENAI_API_KEY="sk-clients-not-a-key-0000" massgen-mcp install codex >/dev/null
+grep -q 'sk-clients-not-a-key-0000' "$HOME/.codex/config.toml" && fail "a key value was written to config.toml"
 grep -q '^# my settings$' "$HOME/.codex/config.toml" || fail "install lost a comment"
 out="$(codex mcp list)"
 expect "codex mcp list" "$out" "^massgen +massgen-mcp +serve +OPENAI_API_KEY=\*+ .*enabled"
 ok "after install codex, codex mcp list shows massgen (env_vars by name, the value never written)"
 after="$(sum "$HOME/.codex/config.toml")"
-out="$(OPENAI_API_KEY="sk-clients-test-value" massgen-mcp install codex)"
+out="$(OPENAI_API_KEY="sk-clients-not-a-key-0000" massgen-mcp install codex)"
 expect "second install codex" "$out" "nothing to change"
 [ "$(sum "$HOME/.codex/config.toml")" = "$after" ] || fail "a second install changed config.toml"
 ok "install codex is idempotent"

@@ -77,7 +77,7 @@ func TestInstallCommandPrintsChangesAndIsIdempotent(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("CODEX_HOME", "")
-	t.Setenv("OPENAI_API_KEY", "sk-cmd-test-value")
+	t.Setenv("OPENAI_API_KEY", "sk-cmd-not-a-key-0000")
 	out, code := cli(t, "install", "codex", "--dry-run")
 	if code != 0 || !strings.Contains(out, "would be created: "+filepath.Join(home, ".codex", "config.toml")) {
 		t.Fatalf("exit %d:\n%s", code, out)

@@ -15,7 +15,7 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-const secret = "sk-test-DO-NOT-WRITE-7f3a"
+const secret = "sk-test-DO-NOT-WRITE-not-a-key-0000"
 
 // opts is a run against a temporary home and project, with one provider key
 // set in the environment.

@@ -81,7 +81,7 @@ func TestClaudeCodeLoginNeedsTheUserSetupUnderBare(t *testing.T) {
 
 func TestCLIEnvTakesTheCLIsOwnVariablesFromDotEnvAndSecretsFromEveryBackend(t *testing.T) {
 	env := keys.FromMap(map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "OPENAI_API_KEY": "sk-dummy-other-not-a-key"})
-	c := Config{Environ: func() []string { return []string{"PATH=/bin", "MY_TOKEN=tok-0123456789"} }}
+	c := Config{Environ: func() []string { return []string{"PATH=/bin", "MY_TOKEN=tok-not-a-key-0000"} }}
 	server := c.cliEnv(env, cliAgents["claude_code"].Info())
 	if v, ok := lookup(server, "ANTHROPIC_BASE_URL"); !ok || v != "http://127.0.0.1:9" {
 		t.Fatalf("ANTHROPIC_BASE_URL from .env: %v", server)
@@ -90,7 +90,7 @@ func TestCLIEnvTakesTheCLIsOwnVariablesFromDotEnvAndSecretsFromEveryBackend(t *t
 		t.Fatal("another backend's key was added to the CLI's environment")
 	}
 	secrets := strings.Join(c.knownSecrets(env, server), " ")
-	if !strings.Contains(secrets, "sk-dummy-other-not-a-key") || !strings.Contains(secrets, "tok-0123456789") {
+	if !strings.Contains(secrets, "sk-dummy-other-not-a-key") || !strings.Contains(secrets, "tok-not-a-key-0000") {
 		t.Fatalf("known secrets = %q", secrets)
 	}
 }
