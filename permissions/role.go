@@ -46,10 +46,6 @@ func (r Role) Or() Role {
 // whatever a command hides.
 func (r Role) SandboxReadOnly() bool { return r == ReadOnly }
 
-// SandboxNetwork tells whether the role lets commands reach the network —
-// only when the operator also gave the agent network: true.
-func (r Role) SandboxNetwork() bool { return r == Builder }
-
 // verdict is the role's own verdict on an action no rule named.
 func (r Role) verdict(a Action) Verdict {
 	risk := RiskOf(a)
