@@ -30,9 +30,12 @@ func DeadHolderReadsInterrupted(t *testing.T, st coordination.Store) {
 	svc := coordination.NewService(st, coordination.Options{Open: h.Open, Now: clock})
 	s := create(t, svc, models)
 	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
-	l, err := ls.AcquireRun(ctx, s.ID, dead, coordination.DefaultLeaseTTL)
-	if err != nil {
+	if _, err := ls.AcquireRun(ctx, s.ID, dead, coordination.DefaultLeaseTTL); err != nil {
 		t.Fatal(err)
+	}
+	l, err := ls.ReadRun(ctx, s.ID) // as stored: a database keeps microseconds
+	if err != nil || l == nil {
+		t.Fatalf("the dead run's lease: %v, %v", l, err)
 	}
 
 	if v, err := svc.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusRunning {
