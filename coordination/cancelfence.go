@@ -40,7 +40,8 @@ func cancelledSince(l *Ledger, seen int) bool {
 // model has replied lands even when its run has stopped wanting it (a
 // forced end), unless a cancel says otherwise.
 func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, step, cancels int) (unlock func(), err error) {
-	unlock, err = svc.store.LockSession(context.WithoutCancel(ctx), s.ID)
+	ctx = context.WithoutCancel(ctx)
+	unlock, err = svc.store.LockSession(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
