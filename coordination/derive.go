@@ -44,6 +44,10 @@ type Lifecycle struct {
 	// Applied is what applying the winner's pending changes wrote, once
 	// it has (Finished then carries it too).
 	Applied *workspace.Applied
+	// Cancels counts the cancelled entries of the session log. A step and
+	// a run remember it when they begin, so a cancel that lands while they
+	// go on is a larger count (cancelfence.go), even if a resume followed.
+	Cancels int
 }
 
 // State is everything derived from a session's ledger plus the set of agents
@@ -252,6 +256,7 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 			lc.Finished = e.Result
 		case SessionCancelled:
 			cancelled = true
+			lc.Cancels++
 		case SessionResumed:
 			cancelled = false
 		case SessionApplied:

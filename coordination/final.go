@@ -42,7 +42,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 		return nil, finishedError(id, res)
 	case StatusRunning, StatusCancelled:
 		if st.Life.Status == StatusCancelled {
-			if err := svc.resume(ctx, id, "finalized"); err != nil {
+			if err := svc.resume(ctx, id, "finalized", st.Life.Cancels); err != nil {
 				return nil, err
 			}
 		}

@@ -108,7 +108,7 @@ func (h hosts) submit(ctx context.Context, s *Session, req StepRequest) (*StepRe
 		used.Landed, used.Submission = e.Step, submission(req)
 		return h.svc.store.SaveView(ctx, s.ID, req.AgentID, used)
 	}}
-	return h.svc.land(ctx, s, marked, nil, v, entry, true)
+	return h.svc.land(ctx, s, marked, nil, v, entry, true, st.Life.Cancels)
 }
 
 // checkIssued checks a submission's seen_steps against the view issued.

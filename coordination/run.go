@@ -36,6 +36,10 @@ type Run struct {
 	// own has left: the loop's goroutine alone reads and writes them.
 	told   map[string]int
 	newest *State
+
+	// cancels is how many cancels the session had when this run was asked
+	// for: the run lifts those, never a later one (cancelfence.go).
+	cancels int
 }
 
 // landed notes the state a step of the run's own left and returns the newest
@@ -117,6 +121,10 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	if r, ok := svc.runs.get(id); ok {
 		return r, false, nil
 	}
+	// Counted before anything else: a cancel recorded while this run starts
+	// up (claims, tidies, starts MCP servers) came after it was asked for,
+	// and stops it rather than being lifted by it.
+	asked, askedErr := svc.cancelsNow(ctx, id)
 
 	claim, dead, err := svc.leases.claimRun(ctx, id)
 	if err != nil {
@@ -129,6 +137,12 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	if err := svc.OpenForWriting(ctx, id); err != nil {
 		unlockRun()
 		return nil, false, err
+	}
+	if askedErr != nil { // a damaged file, which opening has just put right
+		if asked, err = svc.cancelsNow(ctx, id); err != nil {
+			unlockRun()
+			return nil, false, err
+		}
 	}
 	// Read the setup under the run lock, which attaching criteria also
 	// takes: the setup cannot change until the run ends, so the run builds
@@ -162,7 +176,7 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 		svc.sessions.setups.Put(id, s)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r = &Run{ID: id, cancel: cancel, done: make(chan struct{})}
+	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), cancels: asked}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
 
@@ -254,8 +268,9 @@ type landed struct {
 func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, error) {
 	// Resuming is bookkeeping: a run cancelled this early must still get as
 	// far as recording its cancellation (stop, below), not end with the
-	// session left running.
-	if err := svc.resume(context.WithoutCancel(ctx), s.ID, "run again"); err != nil {
+	// session left running. A cancel recorded since the run was asked for
+	// stays: the loop below finds the session cancelled and stops.
+	if err := svc.resume(context.WithoutCancel(ctx), s.ID, "run again", r.cancels); err != nil {
 		return nil, err
 	}
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, seconds(s.Rules.TimeoutSeconds), errTimeout)
@@ -280,13 +295,13 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	defer close(jobs)
 	workers := 0
 
-	// Another process sharing the store may cancel or finalize the session:
-	// the store's watch tells the loop within a second (not at its next
-	// landing, up to step_timeout away), and the loop looks again. A store
-	// no other process reaches (the memory store) needs no watch: Cancel
-	// here cancels this run directly.
+	// Another process sharing the store (files, or a database's replicas)
+	// may cancel or finalize the session: the store's watch tells the loop
+	// within a second (not at its next landing, up to step_timeout away),
+	// and the loop looks again. A store no other process reaches (the
+	// memory store) needs no watch: Cancel here cancels this run directly.
 	var changes <-chan Change
-	if svc.keepsFiles() {
+	if !processLocal(svc.store) {
 		wctx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
 		if ch, err := svc.store.Watch(wctx, s.ID); err == nil {
@@ -527,7 +542,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		}
 		return svc.snapshot(s2, l, st), nil
 	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
-		res, err := svc.markCancelled(ctx, s.ID, "run cancelled")
+		res, err := svc.markCancelled(ctx, s.ID, "run cancelled", false)
 		if err == nil {
 			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
 		}
@@ -536,8 +551,9 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	return nil, cause
 }
 
-// markCancelled records a cancellation unless the session has ended.
-func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamResult, error) {
+// markCancelled records a cancellation unless the session has ended (or,
+// without again, is cancelled already).
+func (svc *Service) markCancelled(ctx context.Context, id, why string, again bool) (*TeamResult, error) {
 	unlock, err := svc.store.LockSession(ctx, id)
 	if err != nil {
 		return nil, err
@@ -547,7 +563,7 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamRes
 	if err != nil {
 		return nil, err
 	}
-	if st.Life.Status == StatusRunning {
+	if st.Life.Status == StatusRunning || (again && st.Life.Status == StatusCancelled) {
 		if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionCancelled, Time: svc.now(), Reason: why}); err != nil {
 			return nil, err
 		}
@@ -564,7 +580,10 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string) (*TeamRes
 
 // Cancel stops a session: a local run is cancelled (its provider calls too);
 // otherwise the session is marked cancelled so any loop elsewhere stops at its
-// next decision. The session stays resumable.
+// next decision, and no step that began before lands (cancelfence.go). The
+// session stays resumable. A session that ended first, or was decided (its
+// final answer written or being written), is refused with a FinishedError:
+// a cancelled result is returned only when the session is cancelled.
 func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) {
 	if r, ok := svc.Running(id); ok {
 		r.Cancel()
@@ -576,14 +595,20 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	}
 	st, res := set.st, set.res
 	switch st.Life.Status {
-	case StatusFinished, StatusFailed:
+	case StatusFinished, StatusFailed, StatusDecided:
 		return nil, fmt.Errorf("%w; nothing to cancel", finishedError(id, res))
-	case StatusCancelled:
-		svc.servers.close(id) // cancelled elsewhere, say by another process
-		return res, nil
 	}
-	res, err = svc.markCancelled(ctx, id, "cancelled by request")
+	// An already cancelled session is cancelled again, on the record: a run
+	// asked for before this cancel may be starting up to resume it
+	// somewhere, and lifts only the cancels it was asked over
+	// (cancelfence.go).
+	res, err = svc.markCancelled(ctx, id, "cancelled by request", true)
 	svc.servers.close(id) // a step-driven session's servers: no run closes them
+	if err == nil && res.Status != StatusCancelled {
+		// The last step decided the session between the look above and the
+		// session lock: the run got there first.
+		return nil, fmt.Errorf("%w; nothing to cancel", finishedError(id, res))
+	}
 	return res, err
 }
 

@@ -37,6 +37,12 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 		return settled{}, err
 	}
 	defer unlock()
+	return svc.settleLocked(ctx, id, force, final, full)
+}
+
+// settleLocked is settleResult for a caller that holds the session lock (a
+// landing: cancelfence.go).
+func (svc *Service) settleLocked(ctx context.Context, id string, force StopReason, final FinalStrategy, full bool) (settled, error) {
 	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return settled{}, err

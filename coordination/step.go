@@ -65,7 +65,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 		if host && req.Action == "" {
 			break
 		}
-		if err := svc.resume(ctx, s.ID, "stepped again"); err != nil {
+		if err := svc.resume(ctx, s.ID, "stepped again", st.Life.Cancels); err != nil {
 			return nil, err
 		}
 	}
@@ -187,9 +187,14 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	defer kit.spend.close(entry.Usage)
 	entry.Agent, entry.Time = agentID, svc.now()
 	entry.DurationSeconds = svc.opts.Now().Sub(start).Seconds()
-	res, err := svc.land(ctx, s, lock, claim, v, entry, tally)
+	res, err := svc.land(ctx, s, lock, claim, v, entry, tally, st.Life.Cancels)
 	if err == nil {
 		svc.keepToolLog(ctx, s, agentID, step, kit)
+	}
+	if errors.Is(err, errCancelledMidStep) {
+		// Not a step, but the model's spend is the session's, as a
+		// cancelled call's is.
+		svc.recordUsage(ctx, s.ID, agentID, entry.Usage, "step "+strconv.Itoa(step)+" cancelled as it landed")
 	}
 	return res, err
 }
@@ -293,32 +298,12 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 
 // land writes an entry under the step lock and the step's lease (claim, nil
 // for a host's step or a store without step leases), releases them, and
-// decides. A step whose lease was lost writes nothing (fenced).
-func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, v *view, e *Entry, tally bool) (*StepResult, error) {
+// decides. A step whose lease was lost writes nothing (fenced), and so does
+// one whose session was cancelled since it began (cancels: the count then;
+// cancelfence.go).
+func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, v *view, e *Entry, tally bool, cancels int) (*StepResult, error) {
 	svc.beforeLand(s, lock.Step(), e)
-	if err := claim.fence(ctx); err != nil {
-		lock.Release()
-		discardStage(e)
-		return nil, err
-	}
-	entry, err := lock.Append(ctx, *e)
-	// A store that is unreachable does not lose the model's reply: the step
-	// keeps its lock and lease and tries the landing again, fenced each time
-	// (outage.go), until the store answers or the step is cancelled.
-	var down outage
-	for svc.storeDown(err) {
-		what := "the step of " + e.Agent
-		if svc.pause(ctx, s, what, &down, err) != nil {
-			break
-		}
-		if ferr := claim.fence(ctx); ferr != nil {
-			err = ferr
-			break
-		}
-		if entry, err = lock.Append(ctx, *e); err == nil {
-			svc.over(ctx, s, what, &down)
-		}
-	}
+	entry, unlock, err := svc.appendLanding(ctx, s, lock, claim, e, cancels)
 	claim.release()
 	lock.Release()
 	if err != nil {
@@ -326,13 +311,16 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 		return nil, err
 	}
 	// The entry is written: deciding must happen even if the caller has gone.
+	// It is decided under the session lock the append took, so no cancel
+	// falls between the two.
 	dctx := context.WithoutCancel(ctx)
 	if svc.hears(s.ID, ObservedEntry) {
 		e := entry
 		svc.publish(Observation{SessionID: s.ID, Kind: ObservedEntry, Entry: &e})
 	}
 	svc.event(dctx, s.ID, landedEvent(entry))
-	set, err := svc.settleResult(dctx, s.ID, "", "", false)
+	set, err := svc.settleLocked(dctx, s.ID, "", "", false)
+	unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -350,6 +338,46 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 		consensus = consensusView(s, st) // still running: only the tally is built
 	}
 	return svc.stepResult(s, entry, st, res, consensus), nil
+}
+
+// appendLanding appends a step's entry, fenced by its lease and by the
+// session's cancels, and returns it with the session lock still held. A
+// store that is unreachable does not lose the model's reply: the step keeps
+// its lock and lease and tries the landing again, fenced each time
+// (outage.go), until the store answers or the step is cancelled; the
+// session lock is let go while it waits.
+func (svc *Service) appendLanding(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, e *Entry, cancels int) (Entry, func(), error) {
+	var down outage
+	what := "the step of " + e.Agent
+	for {
+		entry, unlock, err := svc.tryLanding(ctx, s, lock, claim, e, cancels)
+		if !svc.storeDown(err) {
+			if err == nil {
+				svc.over(ctx, s, what, &down)
+			}
+			return entry, unlock, err
+		}
+		if svc.pause(ctx, s, what, &down, err) != nil {
+			return Entry{}, nil, err
+		}
+	}
+}
+
+// tryLanding is one attempt of appendLanding.
+func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, e *Entry, cancels int) (Entry, func(), error) {
+	if err := claim.fence(ctx); err != nil {
+		return Entry{}, nil, err
+	}
+	unlock, err := svc.lockLanding(ctx, s, e.Agent, lock.Step(), cancels)
+	if err != nil {
+		return Entry{}, nil, err
+	}
+	entry, err := lock.Append(ctx, *e)
+	if err != nil {
+		unlock()
+		return Entry{}, nil, err
+	}
+	return entry, unlock, nil
 }
 
 // stepResult describes a landed entry as a step returns it.
@@ -411,8 +439,10 @@ func landedEvent(e Entry) Event {
 	return ev
 }
 
-// resume lifts a cancellation so the session can run again.
-func (svc *Service) resume(ctx context.Context, id, why string) error {
+// resume lifts a cancellation so the session can run again: the caller's
+// request saw seen cancels, and a cancel recorded after it stands (the
+// request came before it: cancelfence.go).
+func (svc *Service) resume(ctx context.Context, id, why string, seen int) error {
 	unlock, err := svc.store.LockSession(ctx, id)
 	if err != nil {
 		return err
@@ -422,7 +452,7 @@ func (svc *Service) resume(ctx context.Context, id, why string) error {
 	if err != nil {
 		return err
 	}
-	if lifecycle(l.Session).Status != StatusCancelled {
+	if lc := lifecycle(l.Session); lc.Status != StatusCancelled || lc.Cancels > seen {
 		return nil
 	}
 	if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why}); err != nil {

@@ -88,6 +88,21 @@ type EventStore interface {
 	Watch(ctx context.Context, id string) (<-chan Change, error)
 }
 
+// LocalStore is implemented by a store no other process reaches (the
+// memory store): a run loop over it does not watch its session for a cancel
+// from elsewhere, since Cancel in this process stops the run directly. A
+// run over any other store — files, a database other replicas share —
+// watches (run.go).
+type LocalStore interface {
+	ProcessLocal() bool
+}
+
+// processLocal tells whether only this process reaches the store.
+func processLocal(st Store) bool {
+	l, ok := st.(LocalStore)
+	return ok && l.ProcessLocal()
+}
+
 // ProjectionStore is implemented by a store that keeps, beside the ledger,
 // what readers outside this process read: the file store keeps MassGen's
 // status.json, the final files and the session's directory (workspaces,

@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // TestCancelStopsARunInAnotherProcess: `massgen-mcp cancel <id>` is what the
@@ -55,5 +60,82 @@ func TestCancelStopsARunInAnotherProcess(t *testing.T) {
 	text, code = cli(t, "cancel", "--state-dir", dir, "team_cancelme")
 	if code == 0 || !strings.Contains(text, "nothing to cancel") || !strings.Contains(text, "massgen-mcp status team_cancelme") {
 		t.Errorf("cancelling a finished session: exit %d:\n%s", code, text)
+	}
+}
+
+// TestACancelThatSaysCancelledIsKeptAcrossProcesses: `cancel` from this
+// process, at moments spread from a `run` process's start-up to past its
+// end, is either acknowledged and kept — the run stops, ends cancelled, and
+// no step lands after the steps the cancel reported — or refused because the
+// run got to its end first, and then the session is finished. Never
+// "cancelled" and then a consensus. (The interleavings themselves are forced
+// in coordtest.CancelKept; this plays them between real processes.)
+func TestACancelThatSaysCancelledIsKeptAcrossProcesses(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	rounds := 12
+	kept, late := 0, 0
+	for i := range rounds {
+		id := fmt.Sprintf("team_cancelrace%d", i)
+		run := exec.Command(bin, "run", "--state-dir", dir, "--session-id", id,
+			"--models", "sim:latency=200ms,sim:latency=300ms,sim:latency=400ms", "--seed", strconv.Itoa(i+1), "What is 17 * 23?")
+		var out bytes.Buffer
+		run.Stdout, run.Stderr = &out, &out
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- run.Wait() }()
+		// From the run's start-up (claiming its lease) to past its end.
+		time.Sleep(time.Duration(i) * 200 * time.Millisecond)
+		text, code := "", 0
+		for range 100 { // until the run has created the session
+			if text, code = cli(t, "cancel", "--json", "--state-dir", dir, id); !strings.Contains(text, "not found") {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = run.Process.Kill()
+			t.Fatalf("round %d: the run did not stop:\n%s", i, out.String())
+		}
+		var final struct {
+			Result struct {
+				Status string `json:"status"`
+				Steps  int    `json:"steps"`
+			} `json:"result"`
+		}
+		st, _ := cli(t, "status", "--json", "--state-dir", dir, id)
+		if err := json.Unmarshal([]byte(st), &final); err != nil {
+			t.Fatalf("round %d: status --json: %v\n%s", i, err, st)
+		}
+		switch {
+		case code == 0:
+			var acked struct {
+				Status string `json:"status"`
+				Steps  int    `json:"steps"`
+			}
+			if err := json.Unmarshal([]byte(text), &acked); err != nil || acked.Status != coordination.StatusCancelled {
+				t.Fatalf("round %d: cancel said %q (%v), exit 0", i, text, err)
+			}
+			if final.Result.Status != coordination.StatusCancelled || final.Result.Steps != acked.Steps {
+				t.Errorf("round %d: the cancel was acknowledged at %d steps; the session ended %s with %d\nrun:\n%s",
+					i, acked.Steps, final.Result.Status, final.Result.Steps, out.String())
+			}
+			kept++
+		case strings.Contains(text, "nothing to cancel"):
+			if final.Result.Status != coordination.StatusFinished {
+				t.Errorf("round %d: cancel said the run had ended, the session is %s:\n%s", i, final.Result.Status, text)
+			}
+			late++
+		default:
+			t.Fatalf("round %d: cancel: exit %d:\n%s", i, code, text)
+		}
+	}
+	t.Logf("%d cancels acknowledged and kept, %d refused as the run had ended first", kept, late)
+	if kept == 0 || late == 0 {
+		t.Errorf("the rounds did not cover both outcomes (%d kept, %d late): the timings need a look", kept, late)
 	}
 }

@@ -26,6 +26,10 @@ type Store struct {
 
 var _ coordination.Store = (*Store)(nil)
 
+// ProcessLocal says no other process reaches the store: a run over it is
+// cancelled directly, not through a watch (coordination.LocalStore).
+func (s *Store) ProcessLocal() bool { return true }
+
 // New returns an empty store.
 func New() *Store { return &Store{sessions: make(map[string]*session)} }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
@@ -415,4 +416,18 @@ func TestSessionLockIsExclusiveAcrossReplicas(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("b never got the session lock a let go")
 	}
+}
+
+// TestAnAcknowledgedCancelIsKeptAcrossReplicas: a cancel_team on one
+// replica that said "cancelled" is kept by the run on another: no reply
+// lands after it, no starting run lifts it (coordtest.CancelKept).
+func TestAnAcknowledgedCancelIsKeptAcrossReplicas(t *testing.T) {
+	rs := replicas(t, 2)
+	coordtest.CancelKept(t, rs[0], rs[1])
+}
+
+// TestADeadReplicasRunReadsInterruptedOnceItsLeaseExpires: team_status of a
+// session whose replica died says interrupted past the lease's expiry.
+func TestADeadReplicasRunReadsInterruptedOnceItsLeaseExpires(t *testing.T) {
+	coordtest.DeadHolderReadsInterrupted(t, replicas(t, 1)[0])
 }

@@ -1,0 +1,67 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// A cancel acknowledged is a cancel kept: once Cancel has recorded the
+// cancelled entry (under the session lock) and said "cancelled", no step
+// that began before it lands, and no run that was asked for before it lifts
+// it. Both remember how many cancelled entries the session log held when
+// they began (Lifecycle.Cancels) and compare under the session lock, where
+// the cancel is recorded too, so every store — the memory store, the files
+// other processes share, a database other replicas share — fences alike.
+// A run's own watch usually stops its calls sooner (run.go); the fence is
+// for the reply that arrives in between.
+
+// errCancelledMidStep refuses the landing of a step whose session was
+// cancelled while its model was working. It is ErrNotNext too, which a run's
+// loop takes as "look again" (it then finds the session cancelled).
+var errCancelledMidStep = errors.New("the session was cancelled while the step was in flight")
+
+// cancelledSince tells whether the session log holds more cancelled
+// entries than seen, the count when the caller began.
+func cancelledSince(l *Ledger, seen int) bool {
+	n := 0
+	for i := range l.Session {
+		if l.Session[i].Kind == SessionCancelled {
+			n++
+		}
+	}
+	return n > seen
+}
+
+// lockLanding takes the session lock for a step's landing and checks that no
+// cancel landed since the step began (cancels: the count it began with). On
+// success the caller appends and decides under the lock and then lets it
+// go; the lock is taken without the step's context, since a step whose
+// model has replied lands even when its run has stopped wanting it (a
+// forced end), unless a cancel says otherwise.
+func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, step, cancels int) (unlock func(), err error) {
+	ctx = context.WithoutCancel(ctx)
+	unlock, err = svc.store.LockSession(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err := svc.sessions.lend(ctx, s.ID)
+	if err == nil && cancelledSince(l, cancels) {
+		err = fmt.Errorf("%w: %w: step %d of %s in %s was not recorded; resume the session to continue", ErrNotNext, errCancelledMidStep, step, agent, s.ID)
+	}
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// cancelsNow is how many times the session has been cancelled so far: what
+// a run asked for now may lift (Start), and no later cancel.
+func (svc *Service) cancelsNow(ctx context.Context, id string) (int, error) {
+	l, _, err := svc.sessions.lend(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return lifecycle(l.Session).Cancels, nil
+}
