@@ -210,6 +210,11 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.released, l.appended, e); err != nil {
 		return coordination.Entry{}, err
 	}
+	stage := e.Stage
+	snapshot, err := stagedSnapshot(e)
+	if err != nil {
+		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+	}
 	e = e.Kept()
 	e.Agent, e.Step, e.Time = l.agent, l.step, ms(e.Time)
 	if len(e.SeenSteps) == 0 {
@@ -217,7 +222,7 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	}
 	ctx = context.WithoutCancel(ctx)
 	s := l.s
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 FOR UPDATE`,
 			s.tenant, l.id, "step:"+l.agent, l.token).Scan(&one)
@@ -245,6 +250,12 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 			}
 			return err
 		}
+		if snapshot != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest) VALUES ($1, $2, $3, $4, $5)`,
+				s.tenant, l.id, l.agent, e.Step, snapshot); err != nil {
+				return err
+			}
+		}
 		if err := s.recordUsage(ctx, tx, l.id, l.agent, e.Step, e.Time, e.Usage); err != nil {
 			return err
 		}
@@ -263,6 +274,7 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	l.appended = true
+	s.placeStage(stage, l.step)
 	s.db.feeds.publish(s.tenant, l.id, coordination.Change{Steps: true})
 	data, _ := json.Marshal(e)
 	var out coordination.Entry
