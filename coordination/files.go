@@ -52,7 +52,12 @@ func (svc *Service) team(s *Session) *workspace.Team {
 	if state == "" {
 		state = filepath.Dir(filepath.Dir(dir)) // <state>/sessions/<id>
 	}
-	return workspace.NewTeam(dir, s.Contexts, state)
+	t := workspace.NewTeam(dir, s.Contexts, state)
+	if ws, ok := svc.store.(WorkspaceStore); ok && svc.files == nil {
+		t.Remote = ws.Snapshots(s.ID)
+		t.Blobs = t.Remote
+	}
+	return t
 }
 
 // startFiles runs when a session is created: it takes the base its

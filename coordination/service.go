@@ -155,10 +155,13 @@ const (
 
 // dir is the session's directory, or "" when the store keeps none.
 func (svc *Service) dir(id string) string {
-	if svc.files == nil {
-		return ""
+	if svc.files != nil {
+		return svc.files.Dir(id)
 	}
-	return svc.files.Dir(id)
+	if ws, ok := svc.store.(WorkspaceStore); ok {
+		return ws.WorkDir(id)
+	}
+	return ""
 }
 
 // Store is the service's store.

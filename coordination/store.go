@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/criteria"
 )
 
@@ -127,6 +128,20 @@ type ProjectionStore interface {
 	Project(p Projection) (write func(ctx context.Context) error, err error)
 	// Dir is the session's directory, or "" for a store without one.
 	Dir(id string) string
+}
+
+// WorkspaceStore is implemented by a store shared by replicas that keeps
+// the workspaces' snapshots itself (the PostgreSQL store): each replica
+// works in a directory of its own, and a snapshot it lacks is materialised
+// from the store as it is read (workspace.Remote). An answer's snapshot,
+// staged in that directory (Entry.Stage), is recorded by StepLock.Append
+// in the same transaction as the answer.
+type WorkspaceStore interface {
+	// WorkDir is this replica's directory for the session's workspaces,
+	// or "" when it keeps none.
+	WorkDir(id string) string
+	// Snapshots is the session's snapshots as every replica reads them.
+	Snapshots(id string) workspace.Remote
 }
 
 // Projection is a session's state as the service derived it, for the

@@ -80,6 +80,27 @@ func callWithProgress(ctx context.Context, c *client.Client, tool string, args m
 // (team_status), and the run lease never changed hands.
 func TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn(t *testing.T) {
 	pg := pgtest.StartPrivate(t)
+	runAcrossAnOutage(t, pg, pg.Stop)
+}
+
+// TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn: the same with the
+// database crashed (`pg_ctl stop -m immediate`) instead: it recovers from
+// its WAL as it starts again, which empties the unlogged locks table under
+// the run's held locks. The run still pauses, retries, takes its lock rows
+// back (their leases, logged rows, fence them) and finishes under the same
+// claim, its ledger whole entry by entry.
+func TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn(t *testing.T) {
+	pg := pgtest.StartPrivate(t)
+	runAcrossAnOutage(t, pg, pg.Crash)
+	if !strings.Contains(pg.Log(), "automatic recovery in progress") {
+		t.Errorf("the database did not recover from a crash as it started again; its log:\n%s", pg.Log())
+	}
+}
+
+// runAcrossAnOutage runs a team with run_team{wait} on a private database,
+// stops it with stop mid-run, keeps it down 4 s, starts it again and checks
+// the run paused, went on and finished, its ledger whole.
+func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error) {
 	bin := binary(t)
 	ctx := context.Background()
 	db, err := pgstore.Open(ctx, pg.DSN, pgstore.Options{})
@@ -115,7 +136,7 @@ func TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn(t *testing.T) {
 		t.Fatalf("the run lease before the restart: %+v, %v", lease, err)
 	}
 	const down = 4 * time.Second
-	if err := pg.Stop(); err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	stopped := time.Now()

@@ -90,7 +90,9 @@ With --store postgres://user@host:5432/db (or MASSGEN_STORE), sessions live in
 PostgreSQL instead of the state directory: several replicas on one database
 serve the same sessions, and a run whose replica dies is claimed by another
 once its lease expires (with --resume-interrupted). The schema is created and
-migrated at start. Without it the file store under --state-dir is used.`,
+migrated at start; the workspaces' snapshots are kept there too, and
+--state-dir holds this replica's working copy of them. Without it the file
+store under --state-dir is used.`,
 		Example: `  massgen-mcp serve --state-dir ~/.massgen
   massgen-mcp serve --http 127.0.0.1:4000 --state-dir /tmp/teams
   massgen-mcp serve --teams-dir ./teams
@@ -447,7 +449,13 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 		if f.memory {
 			return nil, fmt.Errorf("%w: --memory and %s %s name two stores; choose one", coordination.ErrBadInput, from, "postgres://…")
 		}
-		db, err := pgstore.Open(ctx, kind, pgstore.Options{Logger: logger})
+		// The state directory holds this replica's copy of the workspaces;
+		// their snapshots are kept in the database for every replica.
+		work, err := filepath.Abs(stateDir(f.stateDir))
+		if err != nil {
+			return nil, fmt.Errorf("%w: the state directory %q: %w", coordination.ErrBadInput, f.stateDir, err)
+		}
+		db, err := pgstore.Open(ctx, kind, pgstore.Options{Logger: logger, WorkDir: work})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Blobs are content-addressed (SHA-256, hex) and deduplicated per tenant:
@@ -92,13 +93,16 @@ func (s *Store) OpenBlob(ctx context.Context, sum string) (io.ReadCloser, int64,
 }
 
 // blobReader reads a blob's chunks in order, fetching each when the last
-// is used up.
+// is used up, into one buffer it keeps: the driver's bytes are copied out
+// (pgtype.DriverBytes) rather than allocated anew per chunk, so reading a
+// blob of any size costs a chunk of memory.
 type blobReader struct {
 	ctx  context.Context
 	s    *Store
 	sum  string
 	next int
-	buf  []byte
+	buf  []byte // the unread part of chunk
+	kept []byte // the chunk's buffer, reused
 	done bool
 }
 
@@ -107,14 +111,13 @@ func (b *blobReader) Read(p []byte) (int, error) {
 		if b.done {
 			return 0, io.EOF
 		}
-		err := b.s.db.pool.QueryRow(b.ctx, `SELECT data FROM blob_chunks WHERE tenant = $1 AND blob = $2 AND n = $3`,
-			b.s.tenant, b.sum, b.next).Scan(&b.buf)
-		if errors.Is(err, pgx.ErrNoRows) {
-			b.done = true
-			continue
-		}
+		found, err := b.fetch()
 		if err != nil {
 			return 0, fmt.Errorf("reading chunk %d of blob %s: %w", b.next, b.sum, err)
+		}
+		if !found {
+			b.done = true
+			continue
 		}
 		b.next++
 	}
@@ -123,4 +126,23 @@ func (b *blobReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (b *blobReader) Close() error { b.done, b.buf = true, nil; return nil }
+// fetch reads the next chunk into kept; found is false past the last.
+func (b *blobReader) fetch() (found bool, err error) {
+	rows, err := b.s.db.pool.Query(b.ctx, `SELECT data FROM blob_chunks WHERE tenant = $1 AND blob = $2 AND n = $3`,
+		b.s.tenant, b.sum, b.next)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var data pgtype.DriverBytes // valid until the next row: copied out now
+		if err := rows.Scan(&data); err != nil {
+			return false, err
+		}
+		b.kept = append(b.kept[:0], data...)
+		b.buf, found = b.kept, true
+	}
+	return found, rows.Err()
+}
+
+func (b *blobReader) Close() error { b.done, b.buf, b.kept = true, nil, nil; return nil }

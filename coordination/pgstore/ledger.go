@@ -119,9 +119,11 @@ func (s *Store) AppendSession(ctx context.Context, id string, e coordination.Ses
 	return out, nil
 }
 
+const usageInsert = `INSERT INTO usage (tenant, session_id, agent_id, step, at, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+
 func (s *Store) recordUsage(ctx context.Context, tx pgx.Tx, id, agent string, step int, at time.Time, u providers.Usage) error {
-	_, err := tx.Exec(ctx, `INSERT INTO usage (tenant, session_id, agent_id, step, at, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, s.tenant, id, agent, step, at, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
+	_, err := tx.Exec(ctx, usageInsert, s.tenant, id, agent, step, at, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
 	return err
 }
 
@@ -210,6 +212,11 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.released, l.appended, e); err != nil {
 		return coordination.Entry{}, err
 	}
+	stage := e.Stage
+	snapshot, err := stagedSnapshot(e)
+	if err != nil {
+		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+	}
 	e = e.Kept()
 	e.Agent, e.Step, e.Time = l.agent, l.step, ms(e.Time)
 	if len(e.SeenSteps) == 0 {
@@ -217,14 +224,8 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	}
 	ctx = context.WithoutCancel(ctx)
 	s := l.s
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 FOR UPDATE`,
-			s.tenant, l.id, "step:"+l.agent, l.token).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
-		}
-		if err != nil {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := s.holdsStepLock(ctx, tx, l); err != nil {
 			return err
 		}
 		if e.Kind == coordination.KindAnswer && e.AnswerNum == 0 {
@@ -237,18 +238,26 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, data); err != nil {
+		// The writes go in one round trip (a pipelined batch; the first
+		// error stops the rest and rolls the transaction back).
+		u := e.Usage
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, data)
+		if snapshot != nil {
+			b.Queue(`INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest) VALUES ($1, $2, $3, $4, $5)`,
+				s.tenant, l.id, l.agent, e.Step, snapshot)
+		}
+		b.Queue(usageInsert, s.tenant, l.id, l.agent, e.Step, e.Time, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
+		b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(l.id, coordination.Change{Steps: true}))
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			var pe *pgconn.PgError
-			if errors.As(err, &pe) && pe.Code == "23505" {
+			if errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries" {
 				return fmt.Errorf("step %d of agent %q in session %q is already recorded (by another replica): %w", e.Step, l.agent, l.id, coordination.ErrLeaseLost)
 			}
 			return err
 		}
-		if err := s.recordUsage(ctx, tx, l.id, l.agent, e.Step, e.Time, e.Usage); err != nil {
-			return err
-		}
-		return s.notify(ctx, tx, l.id, coordination.Change{Steps: true})
+		return nil
 	})
 	if err != nil && errors.Is(err, coordination.ErrLeaseLost) && l.tried {
 		// A retry after a connection lost at the commit: the step may have
@@ -263,11 +272,37 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	l.appended = true
+	s.placeStage(stage, l.step)
 	s.db.feeds.publish(s.tenant, l.id, coordination.Change{Steps: true})
 	data, _ := json.Marshal(e)
 	var out coordination.Entry
 	_ = json.Unmarshal(data, &out)
 	return out, nil
+}
+
+// holdsStepLock fences an append: the step lock's row must be this lock's.
+// A row the database lost (a crash empties the unlogged locks table) is
+// taken back, as the heartbeat does; the step's lease, a logged row, was
+// checked before the append, and the ledger's key refuses a step another
+// replica landed meanwhile. A row another replica holds refuses the append.
+func (s *Store) holdsStepLock(ctx context.Context, tx pgx.Tx, l *stepLock) error {
+	name := "step:" + l.agent
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 FOR UPDATE`,
+		s.tenant, l.id, name, l.token).Scan(&one)
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
+		VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond') ON CONFLICT DO NOTHING`,
+		s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
+	}
+	return nil
 }
 
 // AppendEvent adds one line to the session's timeline.
@@ -281,22 +316,19 @@ func (s *Store) AppendEvent(ctx context.Context, id string, ev coordination.Even
 	if err != nil {
 		return fmt.Errorf("encoding an event of session %q: %w", id, err)
 	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		// The timeline is not protocol state (the file store does not
-		// fsync it either): its commit does not wait for the WAL flush.
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO OFF`); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `INSERT INTO events (tenant, session_id, at, event)
-			SELECT $1, $2, $3, $4 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, ev.Time, data)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return notFound(id)
-		}
-		return s.notify(ctx, tx, id, coordination.Change{Events: true})
-	})
+	// One statement, so one round trip (a transaction of its own was five:
+	// a fifth of a step's round trips). The timeline is not protocol state
+	// (the file store does not fsync it either): set_config makes its
+	// commit not wait for the WAL flush; the NOTIFY goes only if the row
+	// went in, and is delivered only when it commits.
+	err = s.db.pool.QueryRow(ctx, `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
+		ins AS (INSERT INTO events (tenant, session_id, at, event)
+			SELECT $1, $2, $3, $4 FROM sessions, cfg WHERE tenant = $1 AND id = $2 RETURNING 1)
+		SELECT pg_notify($5, $6) FROM ins`,
+		s.tenant, id, ev.Time, data, s.db.channel, s.changePayload(id, coordination.Change{Events: true})).Scan(nil)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = notFound(id)
+	}
 	if err != nil {
 		return fmt.Errorf("adding an event to session %q: %w", id, err)
 	}

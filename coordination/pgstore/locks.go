@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,12 +25,16 @@ import (
 // locked until they expire).
 type held struct {
 	mu     sync.Mutex
-	tokens map[string]map[string]struct{} // tenant → tokens
+	tokens map[string]map[string]heldRow  // tenant → token → its row
 	gone   map[string]map[string]struct{} // tenant → tokens to delete
 }
 
+// heldRow is which lock a held token is, so the heartbeat can put back a
+// row the database lost.
+type heldRow struct{ session, name string }
+
 func (h *held) init() {
-	h.tokens = map[string]map[string]struct{}{}
+	h.tokens = map[string]map[string]heldRow{}
 	h.gone = map[string]map[string]struct{}{}
 }
 
@@ -58,15 +64,15 @@ func (h *held) takeGone() map[string][]string {
 	return out
 }
 
-func (h *held) add(tenant, token string) {
+func (h *held) add(tenant, token, session, name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m := h.tokens[tenant]
 	if m == nil {
-		m = map[string]struct{}{}
+		m = map[string]heldRow{}
 		h.tokens[tenant] = m
 	}
-	m[token] = struct{}{}
+	m[token] = heldRow{session, name}
 }
 
 func (h *held) remove(tenant, token string) {
@@ -78,15 +84,13 @@ func (h *held) remove(tenant, token string) {
 	}
 }
 
-// snapshot lists the held tokens by tenant.
-func (h *held) snapshot() map[string][]string {
+// snapshot lists the held tokens by tenant, with their rows.
+func (h *held) snapshot() map[string]map[string]heldRow {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[string][]string, len(h.tokens))
+	out := make(map[string]map[string]heldRow, len(h.tokens))
 	for t, m := range h.tokens {
-		for tok := range m {
-			out[t] = append(out[t], tok)
-		}
+		out[t] = maps.Clone(m)
 	}
 	return out
 }
@@ -112,16 +116,48 @@ func (db *DB) heartbeat(ctx context.Context) {
 				}
 			}
 		}
-		for tenant, tokens := range db.held.snapshot() {
+		for tenant, rows := range db.held.snapshot() {
 			rctx, cancel := context.WithTimeout(ctx, lockBeat)
-			_, err := db.pool.Exec(rctx, `UPDATE locks SET expires_at = now() + $3 * interval '1 millisecond'
-				WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens, lockTTL.Milliseconds())
+			err := db.renew(rctx, tenant, rows)
 			cancel()
 			if err != nil && ctx.Err() == nil {
 				db.log.Warn().Err(err).Str("tenant", tenant).Msg("could not renew this replica's locks in PostgreSQL; trying again at the next heartbeat")
 			}
 		}
 	}
+}
+
+// renew extends the held rows' expiry and puts back those the database
+// lost. A crash of the database (a restart after `pg_ctl stop -m
+// immediate`, a power cut) empties the unlogged locks table; a row gone
+// rather than taken by another replica is still this replica's lock, and
+// nobody else may have it meanwhile: what another replica could do with it
+// is fenced by the leases (logged rows that survive the crash) and the
+// ledger's key. A row another replica holds now is left to it.
+func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow) error {
+	tokens := slices.Collect(maps.Keys(rows))
+	got, err := db.pool.Query(ctx, `UPDATE locks SET expires_at = now() + $3 * interval '1 millisecond'
+		WHERE tenant = $1 AND token = ANY($2) RETURNING token`, tenant, tokens, lockTTL.Milliseconds())
+	if err != nil {
+		return err
+	}
+	renewed, err := collectStrings(got)
+	if err != nil || len(renewed) == len(tokens) {
+		return err
+	}
+	for _, tok := range renewed {
+		delete(rows, tok)
+	}
+	var sessions, names, lost []string
+	for tok, r := range rows {
+		sessions, names, lost = append(sessions, r.session), append(names, r.name), append(lost, tok)
+	}
+	_, err = db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
+		SELECT $1, u.s, u.n, u.t, now() + $5 * interval '1 millisecond'
+		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(s, n, t)
+		WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = u.s)
+		ON CONFLICT DO NOTHING`, tenant, sessions, names, lost, lockTTL.Milliseconds())
+	return err
 }
 
 // tryLock takes the named lock of a session once: its token, or "" when a
@@ -149,7 +185,7 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	if got == "" {
 		return "", nil
 	}
-	s.db.held.add(s.tenant, token)
+	s.db.held.add(s.tenant, token, id, name)
 	return token, nil
 }
 

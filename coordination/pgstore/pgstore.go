@@ -33,6 +33,7 @@ type DB struct {
 	pool    *pgxpool.Pool
 	channel string // the NOTIFY channel of this schema
 	log     zerolog.Logger
+	workDir string // Options.WorkDir
 
 	mu      sync.Mutex
 	tenants map[string]*Store
@@ -51,6 +52,9 @@ var _ coordination.Stores = (*DB)(nil)
 type Options struct {
 	// Logger hears of a lost LISTEN connection or a failed heartbeat.
 	Logger zerolog.Logger
+	// WorkDir is this replica's directory for workspaces (serve's state
+	// directory); sessions keep files only with one (snapshots.go).
+	WorkDir string
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value
@@ -88,7 +92,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	db := &DB{pool: pool, channel: "massgen_changes_" + schema, log: opts.Logger, tenants: map[string]*Store{}}
+	db := &DB{pool: pool, channel: "massgen_changes_" + schema, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}}
 	db.feeds.init()
 	db.gates.gates = map[string]*gate{}
 	db.held.init()

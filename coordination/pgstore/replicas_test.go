@@ -431,3 +431,62 @@ func TestAnAcknowledgedCancelIsKeptAcrossReplicas(t *testing.T) {
 func TestADeadReplicasRunReadsInterruptedOnceItsLeaseExpires(t *testing.T) {
 	coordtest.DeadHolderReadsInterrupted(t, replicas(t, 1)[0])
 }
+
+// TestLockRowsTheDatabaseLostAreTakenBack: a crash of the database empties
+// the unlogged locks table under held locks. The holder's step still lands
+// (its append takes the row back), its heartbeat puts the run lock's row
+// back within a beat, and the other replica is then refused the run; a row
+// another replica holds is never taken.
+func TestLockRowsTheDatabaseLostAreTakenBack(t *testing.T) {
+	rs := replicas(t, 2)
+	a, b := rs[0], rs[1]
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := a.LockRun(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	step, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.pool.Exec(ctx, `TRUNCATE locks`); err != nil { // what crash recovery does
+		t.Fatal(err)
+	}
+	if _, err := step.Append(ctx, coordination.Entry{Kind: coordination.KindAnswer, Content: "landed across the crash"}); err != nil {
+		t.Fatalf("a step whose lock row the database lost: %v, want it recorded", err)
+	}
+	step.Release()
+	waitRow := time.Now().Add(2*lockBeat + time.Second)
+	for {
+		var n int
+		if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE session_id = 's' AND name = 'run'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(waitRow) {
+			t.Fatalf("the run lock's row is not back %v after the crash", 2*lockBeat+time.Second)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := b.LockRun(ctx, "s"); err == nil {
+		t.Fatal("the other replica took the run lock its holder still holds")
+	}
+	// A row another replica holds stays its own.
+	other, err := a.LockStep(ctx, "s", "agent_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.pool.Exec(ctx, `UPDATE locks SET token = 'b-token' WHERE name = 'step:agent_b'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Append(ctx, coordination.Entry{Kind: coordination.KindAnswer, Content: "x"}); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Fatalf("an append whose lock row another replica holds = %v, want ErrLeaseLost", err)
+	}
+	other.Release()
+}

@@ -89,6 +89,13 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 
 // notify sends the change to every replica when tx commits.
 func (s *Store) notify(ctx context.Context, tx pgx.Tx, id string, c coordination.Change) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, c))
+	return err
+}
+
+// changePayload is a change as the NOTIFY payload says it: tenant,
+// session and what changed.
+func (s *Store) changePayload(id string, c coordination.Change) string {
 	flags := ""
 	if c.Steps {
 		flags += "s"
@@ -99,8 +106,7 @@ func (s *Store) notify(ctx context.Context, tx pgx.Tx, id string, c coordination
 	if c.Events {
 		flags += "e"
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.db.channel, s.tenant+" "+id+" "+flags)
-	return err
+	return s.tenant + " " + id + " " + flags
 }
 
 // listen holds a connection LISTENing on the schema's channel and hands

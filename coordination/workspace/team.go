@@ -23,6 +23,9 @@ type Team struct {
 	Contexts []Context // resolved (Resolve)
 	// StateDir is never copied from a context nor written back to it.
 	StateDir string
+	// Remote, when set, is where the snapshots live for every replica
+	// (remote.go); Dir is then this replica's copy, filled as it is read.
+	Remote Remote
 }
 
 // NewTeam lays a session's workspaces out in dir.
@@ -66,7 +69,7 @@ func (t *Team) Start() error {
 	if !ok {
 		return nil
 	}
-	if _, ok, _ := ReadManifest(t.baseDir()); ok {
+	if _, ok, _ := t.snapshotManifest(t.baseDir(), "", 0); ok {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
@@ -90,7 +93,10 @@ func (t *Team) Start() error {
 			return err
 		}
 	}
-	return os.Rename(stage, t.baseDir())
+	if err := os.Rename(stage, t.baseDir()); err != nil {
+		return err
+	}
+	return t.saveBase()
 }
 
 // startFilter says which files of a write context a workspace starts with.
@@ -139,7 +145,7 @@ func (t *Team) startFilter(c Context) (commit string, leave skip, err error) {
 }
 
 func (t *Team) base() (*Manifest, string, error) {
-	m, ok, err := ReadManifest(t.baseDir())
+	m, ok, err := t.snapshotManifest(t.baseDir(), "", 0)
 	if err != nil || !ok {
 		return &Manifest{}, "", err
 	}
@@ -177,7 +183,7 @@ func (t *Team) Latest(agent string) (step int, m *Manifest, dir string, err erro
 		return 0, nil, "", err
 	}
 	for i := len(steps) - 1; i >= 0; i-- {
-		m, ok, err := ReadManifest(t.StepDir(agent, steps[i]))
+		m, ok, err := t.snapshotManifest(t.StepDir(agent, steps[i]), agent, steps[i])
 		if err != nil {
 			return 0, nil, "", err
 		}
@@ -192,15 +198,12 @@ func (t *Team) Latest(agent string) (step int, m *Manifest, dir string, err erro
 // Snapshot returns the manifest of an agent's snapshot at step (ok false
 // when that step has none).
 func (t *Team) Snapshot(agent string, step int) (*Manifest, bool, error) {
-	return ReadManifest(t.StepDir(agent, step))
+	return t.snapshotManifest(t.StepDir(agent, step), agent, step)
 }
 
 func (t *Team) steps(agent string) ([]int, error) {
 	ents, err := os.ReadDir(filepath.Join(t.Dir, "agents", agent))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	var out []int
@@ -210,7 +213,7 @@ func (t *Team) steps(agent string) ([]int, error) {
 		}
 	}
 	sort.Ints(out)
-	return out, nil
+	return t.remoteSteps(agent, out)
 }
 
 // Stage snapshots an agent's live workspace for the answer its step is about
@@ -278,7 +281,7 @@ func (t *Team) Base() (*Manifest, string, error) { return t.base() }
 // when its write context is a git repository, so each agent's workspace is
 // still a worktree of it.
 func (t *Team) StartFrom(dir, commit string) error {
-	if _, ok, _ := ReadManifest(t.baseDir()); ok {
+	if _, ok, _ := t.snapshotManifest(t.baseDir(), "", 0); ok {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
@@ -298,5 +301,8 @@ func (t *Team) StartFrom(dir, commit string) error {
 			return err
 		}
 	}
-	return os.Rename(stage, t.baseDir())
+	if err := os.Rename(stage, t.baseDir()); err != nil {
+		return err
+	}
+	return t.saveBase()
 }

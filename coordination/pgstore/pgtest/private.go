@@ -73,6 +73,11 @@ func StartPrivate(t testing.TB) *Private {
 // sessions are disconnected, open transactions rolled back).
 func (p *Private) Stop() error { return p.pgctl("stop", "-m", "fast") }
 
+// Crash stops the server as a crash does (immediate: no shutdown
+// checkpoint, connections cut): the next Start recovers from the WAL and,
+// as after any crash, empties the unlogged tables.
+func (p *Private) Crash() error { return p.pgctl("stop", "-m", "immediate") }
+
 // Start starts the server again and waits until it accepts connections.
 func (p *Private) Start() error {
 	return p.pgctl("start", "-l", filepath.Join(p.dir, "log"), "-o",

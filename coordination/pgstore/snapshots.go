@@ -1,0 +1,159 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+)
+
+// Workspaces across replicas: each replica works in a directory of its own
+// (Options.WorkDir, laid out like the file store's state directory), the
+// snapshots' content is in blobs and their manifests in the snapshots
+// table, so a replica materialises any snapshot it has not taken itself
+// (workspace.Remote). Without a WorkDir the store keeps no workspaces.
+
+var _ coordination.WorkspaceStore = (*Store)(nil)
+
+// WorkDir implements coordination.WorkspaceStore: the session's directory
+// under this replica's work directory (the default tenant's in
+// <dir>/sessions, another's in <dir>/tenants/<tenant>/sessions).
+func (s *Store) WorkDir(id string) string {
+	if s.db.workDir == "" || coordination.CheckSessionID(id) != nil {
+		return ""
+	}
+	if s.tenant == coordination.DefaultTenant {
+		return filepath.Join(s.db.workDir, "sessions", id)
+	}
+	return filepath.Join(s.db.workDir, "tenants", s.tenant, "sessions", id)
+}
+
+// Snapshots implements coordination.WorkspaceStore.
+func (s *Store) Snapshots(id string) workspace.Remote { return &snapshots{s: s, id: id} }
+
+// snapshots is one session's snapshots in the database.
+type snapshots struct {
+	s  *Store
+	id string
+}
+
+// Put keeps the content in the replica's snapshot and in the blobs, read
+// back from the snapshot's read-only copy (the live file may change under
+// the agent meanwhile). Content already stored is not sent again.
+func (r *snapshots) Put(dst string, src *os.File, perm fs.FileMode) (int64, string, error) {
+	n, sum, err := workspace.DirBlobs{}.Put(dst, src, perm)
+	if err != nil {
+		return 0, "", err
+	}
+	ctx := context.Background()
+	var have bool
+	if err := r.s.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE tenant = $1 AND sha256 = $2)`,
+		r.s.tenant, sum).Scan(&have); err != nil {
+		os.Remove(dst)
+		return 0, "", fmt.Errorf("looking up a snapshot's file in PostgreSQL: %w", err)
+	}
+	if have {
+		return n, sum, nil
+	}
+	f, err := os.Open(dst)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	stored, _, err := r.s.PutBlob(ctx, f, DefaultBlobLimit)
+	if err != nil {
+		os.Remove(dst)
+		return 0, "", err
+	}
+	if stored != sum {
+		os.Remove(dst)
+		return 0, "", fmt.Errorf("a snapshot's file changed while it was stored (SHA-256 %s, then %s); snapshot again", sum, stored)
+	}
+	return n, sum, nil
+}
+
+// Share implements workspace.Blobs: the earlier snapshot's content is in
+// the blobs already (put through Put, or materialised from them).
+func (r *snapshots) Share(prev, dst string) error { return workspace.DirBlobs{}.Share(prev, dst) }
+
+// Manifest implements workspace.Remote.
+func (r *snapshots) Manifest(agent string, step int) (*workspace.Manifest, bool, error) {
+	var data []byte
+	err := r.s.db.pool.QueryRow(context.Background(), `SELECT manifest::text FROM snapshots WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND step = $4`,
+		r.s.tenant, r.id, agent, step).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the snapshot of step %d of %q in session %q: %w", step, agent, r.id, err)
+	}
+	m := &workspace.Manifest{}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, false, fmt.Errorf("the snapshot of step %d of %q in session %q is stored damaged: %w", step, agent, r.id, err)
+	}
+	return m, true, nil
+}
+
+// SaveBase implements workspace.Remote. The first base recorded stays: two
+// replicas starting one session take the same content.
+func (r *snapshots) SaveBase(m *workspace.Manifest) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = r.s.db.pool.Exec(context.Background(), `INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest)
+		VALUES ($1, $2, '', 0, $3) ON CONFLICT DO NOTHING`, r.s.tenant, r.id, data)
+	return err
+}
+
+// Steps implements workspace.Remote.
+func (r *snapshots) Steps(agent string) ([]int, error) {
+	rows, err := r.s.db.pool.Query(context.Background(), `SELECT step FROM snapshots WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND step > 0 ORDER BY step`,
+		r.s.tenant, r.id, agent)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int])
+}
+
+// Open implements workspace.Remote.
+func (r *snapshots) Open(sum string) (io.ReadCloser, error) {
+	rc, _, err := r.s.OpenBlob(context.Background(), sum)
+	return rc, err
+}
+
+// stagedSnapshot reads the manifest of an answer's staged snapshot, which
+// Append records with the answer; nil without a stage.
+func stagedSnapshot(e coordination.Entry) ([]byte, error) {
+	if e.Stage == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(filepath.Join(e.Stage, workspace.ManifestName))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer's staged snapshot: %w", err)
+	}
+	return data, nil
+}
+
+// placeStage moves an answer's staged snapshot to its step directory once
+// the answer is recorded, so this replica need not materialise it again.
+// A failure only costs that: the snapshot is in the database.
+func (s *Store) placeStage(stage string, step int) {
+	if stage == "" {
+		return
+	}
+	dst := filepath.Join(filepath.Dir(stage), fmt.Sprintf("%03d", step))
+	if err := os.Rename(stage, dst); err != nil {
+		s.db.log.Warn().Err(err).Str("stage", stage).Msg("an answer's snapshot stays in the database only; this replica will read it from there")
+		os.RemoveAll(stage)
+	}
+}

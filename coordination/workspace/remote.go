@@ -1,0 +1,176 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Remote keeps a team's snapshots where every replica of a server can read
+// them (the PostgreSQL store): content by SHA-256, and each snapshot's
+// manifest. The session's directory is then one replica's copy: a snapshot
+// it lacks is materialised from the Remote when first read, so any replica
+// serves any answer's files and a step runs on whichever replica holds the
+// run.
+type Remote interface {
+	// Blobs puts new content here and in the Remote (a snapshot's manifest
+	// then names only content the Remote holds).
+	Blobs
+	// Manifest reads the snapshot of agent at step (agent "" and step 0:
+	// the base); ok is false when the Remote has none.
+	Manifest(agent string, step int) (m *Manifest, ok bool, err error)
+	// SaveBase records the base's manifest. An answer's manifest is
+	// recorded by the store with its step, in the same transaction.
+	SaveBase(m *Manifest) error
+	// Steps lists the steps of agent that have a snapshot, ascending.
+	Steps(agent string) ([]int, error)
+	// Open streams the content with SHA-256 sum.
+	Open(sum string) (io.ReadCloser, error)
+}
+
+// fetch materialises the Remote's snapshot of agent at step (step 0: the
+// base) into stepDir, whole or not at all: built in a hidden directory
+// beside it and renamed into place. ok is false when the Remote has none.
+func (t *Team) fetch(stepDir, agent string, step int) (ok bool, err error) {
+	m, ok, err := t.Remote.Manifest(agent, step)
+	if err != nil || !ok {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(stepDir), 0o755); err != nil {
+		return false, err
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(stepDir), "."+filepath.Base(stepDir)+".tmp-fetch-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(stage) // a no-op once renamed
+	if err := t.fill(filepath.Join(stage, "workspace"), m); err != nil {
+		return false, fmt.Errorf("cannot materialise the snapshot of %s at step %d from the shared store: %w", agentName(agent), step, err)
+	}
+	if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
+		return false, err
+	}
+	if err := os.Rename(stage, stepDir); err != nil {
+		// Another goroutine of this replica materialised it first.
+		if _, lerr := os.Stat(filepath.Join(stepDir, ManifestName)); lerr == nil {
+			return true, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// fill writes m's files into dir, each streamed from the Remote and checked
+// against its SHA-256 as it is written.
+func (t *Team) fill(dir string, m *Manifest) error {
+	if len(m.Files) == 0 {
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range m.Files {
+		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if f.Link != "" {
+			if err := os.Symlink(f.Link, dst); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := t.fillFile(dst, f); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+func (t *Team) fillFile(dst string, f File) error {
+	r, err := t.Remote.Open(f.SHA256)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, readOnly(f.Mode))
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), r)
+	sum := hex.EncodeToString(h.Sum(nil))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && (n != f.Bytes || sum != f.SHA256) {
+		err = fmt.Errorf("the shared store returned %d bytes with SHA-256 %s; the snapshot names %d bytes with %s", n, sum, f.Bytes, f.SHA256)
+	}
+	return err
+}
+
+// snapshotManifest reads a snapshot from the session's directory, or
+// materialises it from the Remote when the directory lacks it.
+func (t *Team) snapshotManifest(stepDir, agent string, step int) (*Manifest, bool, error) {
+	m, ok, err := ReadManifest(stepDir)
+	if ok || err != nil || t.Remote == nil {
+		return m, ok, err
+	}
+	if ok, err := t.fetch(stepDir, agent, step); err != nil || !ok {
+		return nil, false, err
+	}
+	return ReadManifest(stepDir)
+}
+
+// remoteSteps adds the Remote's snapshots of agent to the steps found in
+// the session's directory.
+func (t *Team) remoteSteps(agent string, local []int) ([]int, error) {
+	if t.Remote == nil {
+		return local, nil
+	}
+	steps, err := t.Remote.Steps(agent)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the snapshots of %s in the shared store: %w", agentName(agent), err)
+	}
+	seen := map[int]bool{}
+	for _, s := range local {
+		seen[s] = true
+	}
+	out := append([]int(nil), local...)
+	for _, s := range steps {
+		if !seen[s] {
+			out = append(out, s)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// saveBase records a base just taken in the Remote, for the other replicas.
+func (t *Team) saveBase() error {
+	if t.Remote == nil {
+		return nil
+	}
+	m, ok, err := ReadManifest(t.baseDir())
+	if err != nil || !ok {
+		return err
+	}
+	if err := t.Remote.SaveBase(m); err != nil {
+		return fmt.Errorf("cannot record the starting files in the shared store: %w", err)
+	}
+	return nil
+}
+
+func agentName(agent string) string {
+	if agent == "" {
+		return "the base"
+	}
+	return agent
+}
