@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // A headless run's ask, as the file handshake leaves it, is listed by
@@ -70,5 +73,47 @@ func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
 	}
 	if _, errOut, code = cliSplit(t, "approve", "--state-dir", dir, "nosuch"); code == 0 || !strings.Contains(errOut, "no session has a pending ask") {
 		t.Errorf("approving an unknown ask: exit %d %s", code, errOut)
+	}
+}
+
+// TestApproveAnswersAnAskKeptInPostgreSQL: on a server whose store is
+// PostgreSQL the ask is a row; approve --store postgres://… answers it
+// from any machine that reaches the database, the tenant's alone.
+func TestApproveAnswersAnAskKeptInPostgreSQL(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	box := st.(coordination.ApprovalBox)
+	if err := box.RequestApproval(ctx, s.ID, permissions.ApprovalRequest{ID: "abc123", Session: s.ID, Agent: "agent_b", Tool: "run_command",
+		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: permissions.RiskExternal, Rule: "role workspace", Asked: now, Expires: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cliSplit(t, "approve", "--store", dsn, "abc123"); code == 0 || !strings.Contains(errOut, "no session has a pending ask") {
+		t.Errorf("the default tenant answered acme's ask: exit %d %s", code, errOut)
+	}
+	out, errOut, code := cliSplit(t, "deny", "--store", dsn, "--tenant", "acme", "abc123")
+	if code != 0 || !strings.Contains(out, "refused abc123 in session "+s.ID) {
+		t.Fatalf("deny --store: exit %d\n%s%s", code, out, errOut)
+	}
+	resp, ok, err := box.ApprovalAnswer(ctx, s.ID, "abc123")
+	if !ok || err != nil || resp.Approve || !strings.HasPrefix(resp.By, "massgen-mcp deny") {
+		t.Fatalf("the stored answer is %+v (%v, %v)", resp, ok, err)
+	}
+	if _, errOut, code := cliSplit(t, "approve", "--store", dsn, "--tenant", "acme", "--session", s.ID, "abc123"); code == 0 || !strings.Contains(errOut, "already answered") {
+		t.Errorf("approving an answered ask: exit %d %s", code, errOut)
 	}
 }

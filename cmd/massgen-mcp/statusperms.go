@@ -22,7 +22,7 @@ func printPermissions(ctx context.Context, out io.Writer, svc *coordination.Serv
 		return
 	}
 	fmt.Fprintf(out, "\n## Permissions\n\n%s (permissions.jsonl)\n", c)
-	pending, _ := svc.PendingApprovals(id)
+	pending, _ := svc.PendingApprovals(ctx, id)
 	for _, r := range pending {
 		left := time.Until(r.Expires).Round(time.Second)
 		fmt.Fprintf(out, "- waiting: %s asks to %s (%s; risk %s; %s left): massgen-mcp approve %s, or deny %s\n",
