@@ -56,6 +56,29 @@ func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
 			t.Errorf("status (exit %d) lacks %q:\n%s%s", code, want, out, errOut)
 		}
 	}
+	// status --json carries the same section as data.
+	out, errOut, code = cliSplit(t, "status", "--json", "--state-dir", dir, s.ID)
+	var js struct {
+		SessionID   string `json:"session_id"`
+		Permissions struct {
+			Counts  coordination.PermissionCounts
+			Pending []struct{ ID, Agent, Approve, Deny string }
+			Recent  []permissions.Record
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil {
+		t.Fatalf("status --json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	p := js.Permissions
+	if c := p.Counts; c.Decisions != 3 || c.Allowed != 1 || c.Denied != 1 || c.Floor != 1 || c.Refused != 1 || c.Pending != 1 {
+		t.Errorf("status --json counts %+v", c)
+	}
+	if len(p.Pending) != 1 || p.Pending[0].ID != "abc123" || p.Pending[0].Agent != "agent_b" || p.Pending[0].Approve != "massgen-mcp approve abc123" || p.Pending[0].Deny != "massgen-mcp deny abc123" {
+		t.Errorf("status --json pending %+v", p.Pending)
+	}
+	if len(p.Recent) != 2 || p.Recent[0].Outcome != permissions.Denied || !p.Recent[0].Floor || p.Recent[1].Outcome != permissions.Refused || p.Recent[1].By != "policy deny-all" {
+		t.Errorf("status --json recent non-allows %+v", p.Recent)
+	}
 	out, errOut, code = cliSplit(t, "fsck", "--state-dir", dir, s.ID)
 	if !strings.Contains(out, "permissions.jsonl: 3 decisions") {
 		t.Errorf("fsck (exit %d) does not count the decisions:\n%s%s", code, out, errOut)
