@@ -16,9 +16,10 @@ import (
 // and its web search are decided here, before they run, by the agent's
 // rules (permissions.Decide). An ask is answered by the policy, else by a
 // person: through the Asker the step's context carries (an MCP client's
-// elicitation), else through the file handshake in the session's
-// directory; with nobody to ask, or past the timeout, it is refused. Every
-// decision is appended to the session's permission log.
+// elicitation), else through the handshake: rows of a store that keeps it
+// (ApprovalBox, approvals.go), or files in the session's directory; with
+// nobody to ask, or past the timeout, it is refused. Every decision is
+// appended to the session's permission log.
 
 // PermissionLog is implemented by a store that keeps a session's permission
 // decisions (the file store's permissions.jsonl).
@@ -106,7 +107,8 @@ func (g *guard) decide(ctx context.Context, tool string, actions []permissions.A
 }
 
 // answer gets an ask answered: the policy, then a person through the
-// step's Asker, then through the file handshake; nobody: refused.
+// step's Asker, then through the handshake (the store's rows, else the
+// session directory's files); nobody: refused.
 func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision) (approved bool, by, request string) {
 	policy := g.rules.Approvals.Or()
 	if ok, human := policy.Automatic(d); !human {
