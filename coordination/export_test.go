@@ -1,5 +1,11 @@
 package coordination
 
+import (
+	"context"
+
+	"github.com/massgen-go/massgen-mcp/permissions"
+)
+
 // CacheSizes counts the entries of a service's caches, for the tests that
 // check what a service keeps of the sessions it has seen.
 func CacheSizes(svc *Service) map[string]int {
@@ -8,4 +14,11 @@ func CacheSizes(svc *Service) map[string]int {
 		"derived": svc.sessions.derived.Len(), "opened": svc.models.opened.Len(), "byAgent": svc.models.byAgent.Len(), "shown": svc.shown.cache.Len(),
 		"tidied": svc.sessions.tidied.Len(), "starts": svc.sessions.starts.len(),
 	}
+}
+
+// Ask puts one action to the session's approvals as an agent's step
+// would: the policy, else a person through the handshake the store keeps.
+func Ask(svc *Service, ctx context.Context, session, agent string, rules permissions.Rules, a permissions.Action) (approved bool, by, request string) {
+	g := &guard{svc: svc, session: session, agent: agent, step: 1, rules: rules}
+	return g.answer(ctx, "run_command", permissions.Decide(rules, a))
 }

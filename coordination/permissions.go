@@ -16,9 +16,10 @@ import (
 // and its web search are decided here, before they run, by the agent's
 // rules (permissions.Decide). An ask is answered by the policy, else by a
 // person: through the Asker the step's context carries (an MCP client's
-// elicitation), else through the file handshake in the session's
-// directory; with nobody to ask, or past the timeout, it is refused. Every
-// decision is appended to the session's permission log.
+// elicitation), else through the handshake: rows of a store that keeps it
+// (ApprovalBox, approvals.go), or files in the session's directory; with
+// nobody to ask, or past the timeout, it is refused. Every decision is
+// appended to the session's permission log.
 
 // PermissionLog is implemented by a store that keeps a session's permission
 // decisions (the file store's permissions.jsonl).
@@ -30,12 +31,37 @@ type PermissionLog interface {
 	Permissions(ctx context.Context, id string) ([]permissions.Record, error)
 }
 
-// agentRules are an agent's permission rules: its own (the team file's,
-// laid over the team's by the loader) over the server's.
-func (svc *Service) agentRules(ag Agent) permissions.Rules {
+// operatorRules are an agent's rules as the operator gave them: its own
+// (the team file's, laid over the team's by the loader) over the server's.
+func (svc *Service) operatorRules(ag Agent) permissions.Rules {
 	r := svc.opts.Permissions
 	if ag.Tools != nil && ag.Tools.Permissions != nil {
 		r = ag.Tools.Permissions.Over(r)
+	}
+	return r
+}
+
+// agentRules are an agent's permission rules: the operator's, narrowed by
+// its client's (narrow.go).
+func (svc *Service) agentRules(ag Agent) permissions.Rules {
+	r := svc.operatorRules(ag)
+	if ag.Narrowing != nil {
+		n, err := permissions.Narrow(r, *ag.Narrowing)
+		if err != nil {
+			// Checked as the session was created; an operator who has
+			// since loosened nothing cannot get here, one who tightened
+			// their rules under it can: refuse every ask rather than
+			// run on rules nobody chose.
+			svc.log.Warn().Err(err).Str("agent", ag.ID).Msg("the client's narrowing no longer fits the operator's permissions; its asks are refused")
+			n = r
+			n.Approvals = permissions.DenyAll
+			n.Deny = append(slices.Clone(r.Deny), ag.Narrowing.Deny...)
+			n.AlwaysAsk = append(slices.Clone(r.AlwaysAsk), append(slices.Clone(ag.Narrowing.Ask), ag.Narrowing.AlwaysAsk...)...)
+			if c := ag.Narrowing.Role; c != "" && slices.Index(permissions.Roles, c) < slices.Index(permissions.Roles, r.Role.Or()) {
+				n.Role = c
+			}
+		}
+		r = n
 	}
 	// An operator who gave the agent network: true has granted its commands
 	// the network; under a role that does not forbid it, the grant is an
@@ -81,7 +107,8 @@ func (g *guard) decide(ctx context.Context, tool string, actions []permissions.A
 }
 
 // answer gets an ask answered: the policy, then a person through the
-// step's Asker, then through the file handshake; nobody: refused.
+// step's Asker, then through the handshake (the store's rows, else the
+// session directory's files); nobody: refused.
 func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision) (approved bool, by, request string) {
 	policy := g.rules.Approvals.Or()
 	if ok, human := policy.Automatic(d); !human {
@@ -102,7 +129,8 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 		return reply.Action == providers.ReplyAccept && yes, "elicitation", ""
 	}
 	dir := g.svc.dir(g.session)
-	if dir == "" {
+	box, boxed := g.svc.store.(ApprovalBox)
+	if dir == "" && !boxed {
 		return false, "nobody to ask (no client that elicits, no session directory)", ""
 	}
 	now := g.svc.now()
@@ -110,7 +138,13 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 		Action: maskAction(d.Action), Risk: d.Risk, Rule: d.Rule, Asked: now, Expires: now.Add(timeout)}
 	g.svc.event(ctx, g.session, Event{Type: "approval_requested", Agent: g.agent, Step: g.step,
 		Message: g.agent + " asks to " + req.Action.String() + ": massgen-mcp approve " + req.ID + " (or deny)"})
-	resp, err := permissions.AskFile(ctx, dir, req)
+	var resp permissions.ApprovalResponse
+	var err error
+	if boxed {
+		resp, err = askBox(ctx, box, g.session, req)
+	} else {
+		resp, err = permissions.AskFile(ctx, dir, req)
+	}
 	if err != nil && resp.By == "" {
 		g.svc.log.Warn().Err(err).Str("session", g.session).Str("agent", g.agent).Msg("the approval request could not be written; refused")
 		return false, "file handshake failed", req.ID
@@ -161,9 +195,13 @@ func (svc *Service) PermissionLog(ctx context.Context, id string) ([]permissions
 	return log.Permissions(ctx, id)
 }
 
-// PendingApprovals lists a session's asks waiting for a person in the file
-// handshake; none when its store keeps no directory.
-func (svc *Service) PendingApprovals(id string) ([]permissions.ApprovalRequest, error) {
+// PendingApprovals lists a session's asks waiting for a person in the
+// handshake (the store's rows, or the session directory's files); none when
+// its store keeps neither.
+func (svc *Service) PendingApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error) {
+	if box, ok := svc.store.(ApprovalBox); ok {
+		return box.PendingApprovals(ctx, id)
+	}
 	dir := svc.dir(id)
 	if dir == "" {
 		return nil, nil
@@ -171,13 +209,19 @@ func (svc *Service) PendingApprovals(id string) ([]permissions.ApprovalRequest, 
 	return permissions.Pending(dir)
 }
 
-// Approve answers a pending ask of a session's file handshake.
-func (svc *Service) Approve(id, request string, approve bool, by string) error {
-	dir := svc.dir(id)
-	if dir == "" {
-		return fmt.Errorf("session %q keeps no directory to answer approvals in: %w", id, ErrBadInput)
+// Approve answers a pending ask of a session's handshake; the first answer
+// stands.
+func (svc *Service) Approve(ctx context.Context, id, request string, approve bool, by string) error {
+	var err error
+	if box, ok := svc.store.(ApprovalBox); ok {
+		err = box.AnswerApproval(ctx, id, permissions.ApprovalResponse{ID: request, Approve: approve, By: by, At: svc.now().UTC()})
+	} else {
+		dir := svc.dir(id)
+		if dir == "" {
+			return fmt.Errorf("session %q keeps no directory to answer approvals in: %w", id, ErrBadInput)
+		}
+		err = permissions.Answer(dir, request, approve, by, "")
 	}
-	err := permissions.Answer(dir, request, approve, by, "")
 	if errors.Is(err, permissions.ErrNoRequest) || errors.Is(err, permissions.ErrAnswered) {
 		return fmt.Errorf("%w: %w", err, ErrBadInput)
 	}
@@ -256,7 +300,7 @@ func (svc *Service) CountPermissions(ctx context.Context, id string) (Permission
 			c.Floor++
 		}
 	}
-	pending, err := svc.PendingApprovals(id)
+	pending, err := svc.PendingApprovals(ctx, id)
 	c.Pending = len(pending)
 	return c, err
 }

@@ -129,7 +129,7 @@ func TestAnAPIAgentsCommandsAreDecidedAskedAndAudited(t *testing.T) {
 			if told := strings.Contains(body, "Not run: "); told == rec.Outcome.Ran() {
 				t.Errorf("the model was told 'Not run': %v; the decision was %s", told, rec.Outcome)
 			}
-			if pending, _ := h.Service.PendingApprovals(s.ID); len(pending) != 0 {
+			if pending, _ := h.Service.PendingApprovals(ctx, s.ID); len(pending) != 0 {
 				t.Errorf("asks left pending after the run: %+v", pending)
 			}
 		})
@@ -148,10 +148,10 @@ func answerWhenAgentBLanded(t *testing.T, h *coordtest.Harness, id, dir string, 
 				t.Errorf("the request reads %+v", pending[0])
 			}
 			by := map[bool]string{true: "test approve", false: "test deny"}[approve]
-			if err := h.Service.Approve(id, pending[0].ID, approve, by); err != nil {
+			if err := h.Service.Approve(context.Background(), id, pending[0].ID, approve, by); err != nil {
 				t.Error(err)
 			}
-			if err := h.Service.Approve(id, pending[0].ID, !approve, "late"); err == nil {
+			if err := h.Service.Approve(context.Background(), id, pending[0].ID, !approve, "late"); err == nil {
 				t.Error("a second answer to the same request was accepted")
 			}
 			return

@@ -201,6 +201,11 @@ type TeamSpec struct {
 	// takes from the previous turn: a surface serving clients refuses the
 	// ones its client could not have named itself (mcp: the allowed roots).
 	InheritContext func(workspace.Context) error
+	// Permissions is a client's narrowing of every agent's permission
+	// rules (narrow.go): denies and asks added, a stricter role, policy or
+	// approval timeout; anything that would widen the operator's refuses
+	// the session.
+	Permissions *permissions.Rules
 }
 
 var (
@@ -225,6 +230,9 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	}
 	s, err := svc.newSession(spec, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := svc.narrowAgents(s, spec.Permissions); err != nil {
 		return nil, err
 	}
 	ims, err := svc.withImages(s, spec.Images)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -33,6 +34,10 @@ type Agent struct {
 	// them whoever drives them. KeyEnv names a variable, never a key.
 	Operator bool   `json:"operator,omitempty" yaml:"-"`
 	KeyEnv   string `json:"api_key_env,omitempty" yaml:"-"`
+	// Narrowing is the client's permissions block (TeamSpec.Permissions),
+	// applied over the operator's rules by permissions.Narrow: it can only
+	// make them stricter (narrow.go).
+	Narrowing *permissions.Rules `json:"client_permissions,omitempty" yaml:"-"`
 }
 
 // Spec parses the agent's model spec and attaches the operator's word on its

@@ -9,6 +9,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -38,10 +39,10 @@ var operatorOnlyFields = []string{
 	// An agent's tools (coordination.AgentTools): what runs on this machine
 	// and what reaches the web.
 	"tools", "allowed_tools", "exclude_tools", "disallowed_tools", "web_search", "enable_web_search",
-	// Permission rules, roles and approval policies (permissions.Rules): a
-	// client could only narrow them (permissions.Narrow), and no tool's
-	// schema offers that yet, so all are the operator's.
-	"permissions", "role", "approvals",
+	// Roles and approval policies outside a permissions block: a client
+	// narrows them inside one (narrowing.go); set loose, they are the team
+	// file's words, the operator's.
+	"role", "approvals",
 }
 
 // checkOperatorOnly refuses operator-only fields in a tool call's raw
@@ -85,6 +86,9 @@ func checkOperatorOnly(tool string, req mcpgo.CallToolRequest) error {
 		}
 	}
 	for i, a := range args.Agents {
+		if _, ok := a["permissions"]; ok {
+			return fmt.Errorf("%w: %s sets agents[%d].permissions; a client's permissions narrow the whole team: give them once, as permissions beside agents", coordination.ErrBadInput, tool, i)
+		}
 		for k := range a {
 			if slices.Contains(operatorOnlyFields, k) {
 				found = append(found, fmt.Sprintf("agents[%d].%s", i, k))

@@ -14,7 +14,7 @@ import (
 // runTeamArgs are run_team's arguments: the team settings plus wait.
 type runTeamArgs struct {
 	TeamSettings
-	Wait *bool `json:"wait,omitempty" jsonschema_description:"Default: up to 50 s; true: to the end; false: return at once."`
+	Wait *bool `json:"wait,omitempty" jsonschema_description:"Default: 50 s; true: to the end; false: at once."`
 	// Estimate returns the team's worst case at list prices instead of
 	// running it (estimate.go).
 	Estimate bool   `json:"estimate,omitempty" jsonschema_description:"Run nothing; return the worst-case cost."`
@@ -23,9 +23,9 @@ type runTeamArgs struct {
 
 func runTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("run_team",
-		mcpgo.WithDescription("Run a team (or resume one by session_id): agents answer, read each other's, then improve or vote until they agree. "+
+		mcpgo.WithDescription("Run a team (or resume one by session_id): agents answer, read each other's, improve or vote until they agree. "+
 			"Returns {session_id, status, winner, final_answer, votes, answers, usage, cost_usd}. "+
-			"Waits up to 50 s; on status running call run_team{session_id} again. Host agents need start_team."),
+			"Waits 50 s; on status running call run_team{session_id} again. Host agents need start_team."),
 		inputSchema[runTeamArgs](),
 		annotations("Run a team", false, false, true),
 	)

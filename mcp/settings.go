@@ -14,25 +14,26 @@ import (
 // exported only because the schema generator skips embedded unexported
 // structs.
 type TeamSettings struct {
-	Team               string         `json:"team,omitempty" jsonschema_description:"A team file (list_backends); these settings override it."`
-	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full (new sessions)."`
+	Team               string         `json:"team,omitempty" jsonschema_description:"A team file (list_backends); these settings override."`
+	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full."`
 	Models             []string       `json:"models,omitempty" jsonschema_description:"Specs backend/model[@base_url]: openai/gpt-5.4, claude, gemini, sim/strong."`
-	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas (not models)."`
-	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous,enum=weighted" jsonschema_description:"majority (default); weighted: by track record (short answers)."`
+	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas."`
+	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous,enum=weighted" jsonschema_description:"majority (default); weighted: by track record (short)."`
 	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1-100 (default 5)."`
-	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers before an agent may only vote (default 3)."`
+	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers before only voting (default 3)."`
 	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Session wall time, default 1800."`
 	CostBudgetUSD      *float64       `json:"cost_budget_usd,omitempty"`
-	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Input plus output tokens."`
-	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default), present (the winner writes a deliverable), synthesize (merges all)."`
-	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"short: answers end in a comparable value (Answer: 391)."`
-	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With short: stop early if a strict majority agrees."`
-	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than drop an agent (no key, errors)."`
+	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Input + output tokens."`
+	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default); present: winner writes a deliverable; synthesize: merges all."`
+	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"short: answers end in a value (Answer: 391)."`
+	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With short: stop at a strict majority."`
+	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than drop an agent."`
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
-	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files/dirs under the allowed roots."`
+	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files/dirs under allowed roots."`
 	Images             []imageArg     `json:"images,omitempty" jsonschema_description:"{path} under a root, or {data: base64}."`
-	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"New id, or one to resume or wait for."`
-	ContinueFrom       string         `json:"continue_from,omitempty" jsonschema_description:"A finished session this task follows up."`
+	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"New id, or one to resume."`
+	ContinueFrom       string         `json:"continue_from,omitempty" jsonschema_description:"A finished session to follow up."`
+	Permissions        []string       `json:"permissions,omitempty" jsonschema_description:"Narrow only: deny:net(*), role:read-only"`
 }
 
 // agentArg is one agent of a team.
@@ -55,8 +56,8 @@ type criterionArg struct {
 // contextArg is one piece of context: text, or a file to read.
 type contextArg struct {
 	Text           string   `json:"text,omitempty"`
-	Path           string   `json:"path,omitempty" jsonschema_description:"File or dir (relative to the first root)."`
-	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"write: changes wait for apply_changes (one at most)."`
+	Path           string   `json:"path,omitempty" jsonschema_description:"File or dir, relative to the first root."`
+	Permission     string   `json:"permission,omitempty" jsonschema:"enum=read,enum=write" jsonschema_description:"write: changes wait for apply_changes (one only)."`
 	ProtectedPaths []string `json:"protected_paths,omitempty" jsonschema_description:"Paths never written back."`
 }
 
@@ -103,6 +104,9 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: a.ID, Model: a.Model, SystemMessage: a.SystemMessage, Temperature: a.Temperature})
 	}
 	var err error
+	if spec.Permissions, err = clientPermissions(t.Permissions); err != nil {
+		return spec, err
+	}
 	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
 		return spec, err
 	}

@@ -34,8 +34,8 @@ type startedAgent struct {
 
 func startTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("start_team",
-		mcpgo.WithDescription("Create a team to drive one step at a time (same settings as run_team). "+
-			"Then step{session_id, agent_id} each agent in next_agents until a step says finished. Model host means you."),
+		mcpgo.WithDescription("Create a team to drive a step at a time (settings as run_team), "+
+			"then step{session_id, agent_id} each of next_agents until a step says finished. Model host is you."),
 		inputSchema[startTeamArgs](h.explainedBy("run_team")),
 		annotations("Start a team", false, false, false),
 	)

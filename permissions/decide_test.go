@@ -173,26 +173,6 @@ func TestForToolClassifiesTheToolbox(t *testing.T) {
 	}
 }
 
-func TestNarrowNeverWidens(t *testing.T) {
-	op := Rules{Role: ReadOnly, Approvals: RiskBased, Deny: []string{"net"}}
-	if _, err := Narrow(op, Rules{Allow: []string{"net"}}); err == nil {
-		t.Error("a client's allow was accepted")
-	}
-	if _, err := Narrow(op, Rules{Approvals: AllowAll}); err == nil {
-		t.Error("a client's allow-all was accepted")
-	}
-	got, err := Narrow(op, Rules{Role: Builder, Ask: []string{"net(x.example)"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Role != ReadOnly {
-		t.Errorf("a client widened the role to %s", got.Role)
-	}
-	if d := Decide(got, Action{Net, "x.example"}); d.Verdict != Deny {
-		t.Errorf("a client's ask turned a deny into %s (%s)", d.Verdict, d.Rule)
-	}
-}
-
 func TestCoarseModeOfEachRole(t *testing.T) {
 	ro := Coarse(readOnly)
 	if ro.WriteWorkspace.Verdict != Deny || ro.Net.Verdict != Deny || ro.WriteOutside.Verdict != Deny || !ro.SandboxReadOnly || ro.Exec.Verdict != Allow {

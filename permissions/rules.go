@@ -110,37 +110,6 @@ func (r Rules) IsZero() bool {
 		len(r.Allow)+len(r.Ask)+len(r.Deny)+len(r.AlwaysAsk) == 0
 }
 
-// Narrow applies a client's rules to the operator's: the client may only
-// make them stricter. Its deny rules are added; its asks become AlwaysAsk;
-// its role counts only if stricter (read-only < workspace < builder); its
-// policy only if stricter (deny-all < risk-based; never allow-all); a
-// shorter approval timeout is kept. Its allow rules would widen, so they
-// are an error, as is allow-all.
-func Narrow(operator, client Rules) (Rules, error) {
-	if len(client.Allow) > 0 {
-		return operator, fmt.Errorf("permissions: a client may narrow permissions, never widen them; allow %q is the operator's to give (team file or server config)", client.Allow)
-	}
-	if client.Approvals == AllowAll {
-		return operator, errors.New("permissions: approvals allow-all is the operator's to give (team file or server config), never a client's")
-	}
-	if err := client.Validate(); err != nil {
-		return operator, err
-	}
-	out := operator
-	out.Deny = join(operator.Deny, client.Deny)
-	out.AlwaysAsk = join(operator.AlwaysAsk, join(client.Ask, client.AlwaysAsk))
-	if client.Role != "" && client.Role.rank() < operator.Role.rank() {
-		out.Role = client.Role
-	}
-	if client.Approvals == DenyAll {
-		out.Approvals = DenyAll
-	}
-	if t := client.ApprovalTimeoutSeconds; t > 0 && (operator.ApprovalTimeoutSeconds == 0 || t < operator.ApprovalTimeoutSeconds) {
-		out.ApprovalTimeoutSeconds = t
-	}
-	return out, nil
-}
-
 func join(a, b []string) []string {
 	if len(b) == 0 {
 		return a

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/user"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 )
 
 // approveCommand and denyCommand answer an agent's ask in a headless run
@@ -19,7 +23,7 @@ func approveCommand() *cobra.Command { return answerCommand(true) }
 func denyCommand() *cobra.Command { return answerCommand(false) }
 
 func answerCommand(approve bool) *cobra.Command {
-	var dir, session string
+	var dir, session, store, tenant string
 	verb, short := "approve", "Approve an agent's pending ask (status lists them); it runs once"
 	if !approve {
 		verb, short = "deny", "Refuse an agent's pending ask (status lists them); the agent is told no"
@@ -34,12 +38,54 @@ func answerCommand(approve bool) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return answerAsk(cmd.Context(), cmd.OutOrStdout(), newService(stateDir(dir), 1), session, args[0], approve)
+			svc, done, err := answeringService(cmd.Context(), dir, store, tenant)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return answerAsk(cmd.Context(), cmd.OutOrStdout(), svc, session, args[0], approve)
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "the session that asked (default: the one whose request has this id)")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	cmd.Flags().StringVar(&store, "store", "", "the server's store when it is PostgreSQL: a postgres:// URL (also $MASSGEN_STORE); default the file store under --state-dir")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "with --store postgres://…: the tenant whose session asked (default the default tenant)")
 	return cmd
+}
+
+// answeringService is the service whose store holds the ask: the file
+// store under the state directory, or the PostgreSQL database a server
+// shares (its requests and responses are rows there, so any machine that
+// reaches the database can answer). done closes the database.
+func answeringService(ctx context.Context, dir, store, tenant string) (*coordination.Service, func(), error) {
+	if store == "" {
+		store = os.Getenv("MASSGEN_STORE")
+	}
+	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
+		if store != "" && store != "file" {
+			return nil, nil, fmt.Errorf("%w: --store %q: approve and deny answer asks in the file store or a postgres:// URL; a memory store's asks live in its server alone", coordination.ErrBadInput, store)
+		}
+		if tenant != "" && tenant != coordination.DefaultTenant {
+			if err := coordination.CheckTenant(tenant); err != nil {
+				return nil, nil, fmt.Errorf("--tenant: %w", err)
+			}
+			dir = filepath.Join(stateDir(dir), "tenants", tenant)
+		}
+		return newService(stateDir(dir), 1), func() {}, nil
+	}
+	if tenant == "" {
+		tenant = coordination.DefaultTenant
+	}
+	db, err := pgstore.Open(ctx, store, pgstore.Options{Logger: logger})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--store: %w", err)
+	}
+	st, err := db.For(tenant)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("--tenant %q: %w", tenant, err)
+	}
+	return coordination.NewService(st, coordination.Options{Logger: logger}), db.Close, nil
 }
 
 // answerAsk finds the session whose pending ask has the id, when none is
@@ -51,7 +97,7 @@ func answerAsk(ctx context.Context, out io.Writer, svc *coordination.Service, se
 			return err
 		}
 		for _, sid := range ids {
-			pending, _ := svc.PendingApprovals(sid)
+			pending, _ := svc.PendingApprovals(ctx, sid)
 			for _, r := range pending {
 				if r.ID == id {
 					session = sid
@@ -66,7 +112,7 @@ func answerAsk(ctx context.Context, out io.Writer, svc *coordination.Service, se
 	if u, err := user.Current(); err == nil {
 		by += " by " + u.Username
 	}
-	if err := svc.Approve(session, id, approve, by); err != nil {
+	if err := svc.Approve(ctx, session, id, approve, by); err != nil {
 		return err
 	}
 	word := map[bool]string{true: "approved", false: "refused"}[approve]

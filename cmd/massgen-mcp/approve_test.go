@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // A headless run's ask, as the file handshake leaves it, is listed by
@@ -53,6 +56,29 @@ func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
 			t.Errorf("status (exit %d) lacks %q:\n%s%s", code, want, out, errOut)
 		}
 	}
+	// status --json carries the same section as data.
+	out, errOut, code = cliSplit(t, "status", "--json", "--state-dir", dir, s.ID)
+	var js struct {
+		SessionID   string `json:"session_id"`
+		Permissions struct {
+			Counts  coordination.PermissionCounts
+			Pending []struct{ ID, Agent, Approve, Deny string }
+			Recent  []permissions.Record
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil {
+		t.Fatalf("status --json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	p := js.Permissions
+	if c := p.Counts; c.Decisions != 3 || c.Allowed != 1 || c.Denied != 1 || c.Floor != 1 || c.Refused != 1 || c.Pending != 1 {
+		t.Errorf("status --json counts %+v", c)
+	}
+	if len(p.Pending) != 1 || p.Pending[0].ID != "abc123" || p.Pending[0].Agent != "agent_b" || p.Pending[0].Approve != "massgen-mcp approve abc123" || p.Pending[0].Deny != "massgen-mcp deny abc123" {
+		t.Errorf("status --json pending %+v", p.Pending)
+	}
+	if len(p.Recent) != 2 || p.Recent[0].Outcome != permissions.Denied || !p.Recent[0].Floor || p.Recent[1].Outcome != permissions.Refused || p.Recent[1].By != "policy deny-all" {
+		t.Errorf("status --json recent non-allows %+v", p.Recent)
+	}
 	out, errOut, code = cliSplit(t, "fsck", "--state-dir", dir, s.ID)
 	if !strings.Contains(out, "permissions.jsonl: 3 decisions") {
 		t.Errorf("fsck (exit %d) does not count the decisions:\n%s%s", code, out, errOut)
@@ -70,5 +96,47 @@ func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
 	}
 	if _, errOut, code = cliSplit(t, "approve", "--state-dir", dir, "nosuch"); code == 0 || !strings.Contains(errOut, "no session has a pending ask") {
 		t.Errorf("approving an unknown ask: exit %d %s", code, errOut)
+	}
+}
+
+// TestApproveAnswersAnAskKeptInPostgreSQL: on a server whose store is
+// PostgreSQL the ask is a row; approve --store postgres://… answers it
+// from any machine that reaches the database, the tenant's alone.
+func TestApproveAnswersAnAskKeptInPostgreSQL(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	box := st.(coordination.ApprovalBox)
+	if err := box.RequestApproval(ctx, s.ID, permissions.ApprovalRequest{ID: "abc123", Session: s.ID, Agent: "agent_b", Tool: "run_command",
+		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: permissions.RiskExternal, Rule: "role workspace", Asked: now, Expires: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cliSplit(t, "approve", "--store", dsn, "abc123"); code == 0 || !strings.Contains(errOut, "no session has a pending ask") {
+		t.Errorf("the default tenant answered acme's ask: exit %d %s", code, errOut)
+	}
+	out, errOut, code := cliSplit(t, "deny", "--store", dsn, "--tenant", "acme", "abc123")
+	if code != 0 || !strings.Contains(out, "refused abc123 in session "+s.ID) {
+		t.Fatalf("deny --store: exit %d\n%s%s", code, out, errOut)
+	}
+	resp, ok, err := box.ApprovalAnswer(ctx, s.ID, "abc123")
+	if !ok || err != nil || resp.Approve || !strings.HasPrefix(resp.By, "massgen-mcp deny") {
+		t.Fatalf("the stored answer is %+v (%v, %v)", resp, ok, err)
+	}
+	if _, errOut, code := cliSplit(t, "approve", "--store", dsn, "--tenant", "acme", "--session", s.ID, "abc123"); code == 0 || !strings.Contains(errOut, "already answered") {
+		t.Errorf("approving an answered ask: exit %d %s", code, errOut)
 	}
 }

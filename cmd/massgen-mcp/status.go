@@ -60,7 +60,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 				}
 			}
 			if asJSON {
-				return printIndented(cmd.OutOrStdout(), v)
+				return printIndented(cmd.OutOrStdout(), statusJSON{StatusView: v, Permissions: sessionPermissions(ctx, svc, v.Result.SessionID)})
 			}
 			fmt.Fprint(cmd.OutOrStdout(), report.Markdown(v))
 			// The pictures need the ledger; a session whose ledger cannot
@@ -74,7 +74,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status data as JSON (the same as team_status)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status data as JSON (the same as team_status, with a permissions block)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the session until it ends (live view on a terminal)")
 	cmd.Flags().BoolVar(&plain, "plain", false, "with --watch: a line per event even on a terminal")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")

@@ -13,34 +13,73 @@ import (
 // statusDecisionsShown is how many of the latest decisions status lists.
 const statusDecisionsShown = 10
 
-// printPermissions is status's permissions section: the counts, the asks
-// waiting for a person (with the command that answers each) and the latest
-// decisions that were not plain allows. Nothing when the session made none.
-func printPermissions(ctx context.Context, out io.Writer, svc *coordination.Service, id string) {
+// statusPermissions is status's permissions section, as data: the counts,
+// the asks waiting for a person (with the commands that answer each) and the
+// latest decisions that were not plain allows. The plain status prints it;
+// status --json carries it as "permissions".
+type statusPermissions struct {
+	Counts  coordination.PermissionCounts `json:"counts"`
+	Pending []pendingAsk                  `json:"pending"`
+	Recent  []permissions.Record          `json:"recent"`
+}
+
+// pendingAsk is one ask waiting for a person, with what answers it.
+type pendingAsk struct {
+	permissions.ApprovalRequest
+	Approve string `json:"approve"`
+	Deny    string `json:"deny"`
+}
+
+// sessionPermissions gathers the section; nil when the session made no
+// decision and has no ask waiting.
+func sessionPermissions(ctx context.Context, svc *coordination.Service, id string) *statusPermissions {
 	c, err := svc.CountPermissions(ctx, id)
 	if err != nil || c.Decisions+c.Pending == 0 {
-		return
+		return nil
 	}
-	fmt.Fprintf(out, "\n## Permissions\n\n%s (permissions.jsonl)\n", c)
-	pending, _ := svc.PendingApprovals(id)
+	p := &statusPermissions{Counts: c, Pending: []pendingAsk{}, Recent: []permissions.Record{}}
+	pending, _ := svc.PendingApprovals(ctx, id)
 	for _, r := range pending {
-		left := time.Until(r.Expires).Round(time.Second)
-		fmt.Fprintf(out, "- waiting: %s asks to %s (%s; risk %s; %s left): massgen-mcp approve %s, or deny %s\n",
-			r.Agent, r.Action, r.Rule, r.Risk, max(left, 0), r.ID, r.ID)
+		p.Pending = append(p.Pending, pendingAsk{ApprovalRequest: r, Approve: "massgen-mcp approve " + r.ID, Deny: "massgen-mcp deny " + r.ID})
 	}
 	recs, _ := svc.PermissionLog(ctx, id)
-	var shown []permissions.Record
-	for i := len(recs) - 1; i >= 0 && len(shown) < statusDecisionsShown; i-- {
+	for i := len(recs) - 1; i >= 0 && len(p.Recent) < statusDecisionsShown; i-- {
 		if recs[i].Outcome != permissions.Allowed {
-			shown = append(shown, recs[i])
+			p.Recent = append(p.Recent, recs[i])
 		}
 	}
-	for i := len(shown) - 1; i >= 0; i-- {
-		r := shown[i]
+	// Oldest first, as the log reads.
+	for i, j := 0, len(p.Recent)-1; i < j; i, j = i+1, j-1 {
+		p.Recent[i], p.Recent[j] = p.Recent[j], p.Recent[i]
+	}
+	return p
+}
+
+// printPermissions prints the section for a person; nothing when the
+// session made no decision.
+func printPermissions(ctx context.Context, out io.Writer, svc *coordination.Service, id string) {
+	p := sessionPermissions(ctx, svc, id)
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(out, "\n## Permissions\n\n%s (permissions.jsonl)\n", p.Counts)
+	for _, r := range p.Pending {
+		left := time.Until(r.Expires).Round(time.Second)
+		fmt.Fprintf(out, "- waiting: %s asks to %s (%s; risk %s; %s left): %s, or deny %s\n",
+			r.Agent, r.Action, r.Rule, r.Risk, max(left, 0), r.Approve, r.ID)
+	}
+	for _, r := range p.Recent {
 		by := r.Rule
 		if r.By != "" {
 			by += "; " + r.By
 		}
 		fmt.Fprintf(out, "- %s %s %s: %s (%s)\n", r.Time.Format("15:04:05"), r.Agent, r.Outcome, r.Action, by)
 	}
+}
+
+// statusJSON is status --json: the status data team_status returns, and
+// the permissions section beside it.
+type statusJSON struct {
+	*coordination.StatusView
+	Permissions *statusPermissions `json:"permissions,omitempty"`
 }

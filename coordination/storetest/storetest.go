@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"Events", EventCases},
 		{"Projections", ProjectionCases},
 		{"Leases", LeaseCases},
+		{"Permissions", PermissionCases},
 	} {
 		t.Run(part.name, func(t *testing.T) { RunCases(t, open, part.cases) })
 	}

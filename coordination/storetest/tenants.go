@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // RunStores runs the cases of a coordination.Stores: one store per tenant,
@@ -46,6 +48,38 @@ func RunStores(t *testing.T, open func(t *testing.T) coordination.Stores) {
 		ids, err := acme.Sessions(context.Background())
 		if err != nil || len(ids) != 1 {
 			t.Fatalf("acme lists %v (%v), want its one session", ids, err)
+		}
+	})
+	t.Run("TenantsKeepTheirOwnPermissionsAndApprovals", func(t *testing.T) {
+		ss := open(t)
+		def, _ := ss.For(coordination.DefaultTenant)
+		acme, err := ss.For("acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(t, def, "s1")
+		create(t, acme, "s1")
+		ctx := context.Background()
+		if log, ok := acme.(coordination.PermissionLog); ok {
+			if err := log.AppendPermission(ctx, "s1", decisions()[0]); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := def.(coordination.PermissionLog).Permissions(ctx, "s1"); len(got) != 0 {
+				t.Errorf("the default tenant reads acme's permission decisions: %+v", got)
+			}
+		}
+		if box, ok := acme.(coordination.ApprovalBox); ok {
+			req := request("eeee000005", ms(time.Now()))
+			if err := box.RequestApproval(ctx, "s1", req); err != nil {
+				t.Fatal(err)
+			}
+			other := def.(coordination.ApprovalBox)
+			if got, _ := other.PendingApprovals(ctx, "s1"); len(got) != 0 {
+				t.Errorf("the default tenant sees acme's pending asks: %+v", got)
+			}
+			if err := other.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: req.ID, Approve: true, At: ms(time.Now())}); !errors.Is(err, permissions.ErrNoRequest) {
+				t.Errorf("the default tenant answered acme's ask: %v", err)
+			}
 		}
 	})
 	t.Run("BadTenantNamesAreRefused", func(t *testing.T) {

@@ -46,6 +46,7 @@ type Model struct {
 	mode     mode
 	scroll   int
 	reading  string // the agent whose answer is shown
+	asking   string // the pending ask y and n answer (by id; "" is the first)
 	fetching bool
 	dirty    bool
 	gen      int // snapshots asked for
@@ -205,6 +206,12 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch s {
 	case "y", "n":
 		return m, m.answerAsk(s == "y")
+	case "up", "k", "down", "j":
+		m.pickAsk(map[bool]int{true: -1, false: 1}[s == "up" || s == "k"], 0)
+		return m, nil
+	case "1", "2", "3", "4", "5", "6", "7", "8", "9":
+		m.pickAsk(0, int(s[0]-'0'))
+		return m, nil
 	case "q":
 		m.Cancelled = !m.opts.Watching
 		return m, tea.Quit
@@ -247,14 +254,48 @@ type answerer interface {
 	Answer(request string, approve bool) error
 }
 
-// answerAsk answers the first pending ask, if the view shows one.
+// askIndex is the index of the pending ask y and n answer: the one picked,
+// or the first when it is gone (answered elsewhere, timed out).
+func (m *Model) askIndex() int {
+	if m.snap == nil {
+		return -1
+	}
+	for i, p := range m.snap.Pending {
+		if p.ID == m.asking {
+			return i
+		}
+	}
+	if len(m.snap.Pending) == 0 {
+		return -1
+	}
+	return 0
+}
+
+// pickAsk moves the pick by step (up -1, down +1), or to the nth ask
+// (1-based) when n > 0; it stays within the pending asks.
+func (m *Model) pickAsk(step, n int) {
+	i := m.askIndex()
+	if i < 0 {
+		return
+	}
+	if n > 0 {
+		i = n - 1
+	} else {
+		i += step
+	}
+	i = min(max(i, 0), len(m.snap.Pending)-1)
+	m.asking = m.snap.Pending[i].ID
+}
+
+// answerAsk answers the picked pending ask, if the view shows one.
 func (m *Model) answerAsk(approve bool) tea.Cmd {
 	a, ok := m.opts.Source.(answerer)
-	if m.snap == nil || len(m.snap.Pending) == 0 || !ok {
+	i := m.askIndex()
+	if i < 0 || !ok {
 		return nil
 	}
-	id := m.snap.Pending[0].ID
-	m.snap.Pending = m.snap.Pending[1:]
+	id := m.snap.Pending[i].ID
+	m.snap.Pending = append(m.snap.Pending[:i:i], m.snap.Pending[i+1:]...)
 	return func() tea.Msg {
 		if err := a.Answer(id, approve); err != nil {
 			return snapMsg{err: err, gen: -1}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,74 @@ func TestThePendingAskIsShownAndAnsweredWithAKey(t *testing.T) {
 	cmd()
 	if approve := <-src.got; !approve {
 		t.Fatal("y refused the ask")
+	}
+}
+
+// answered is a source that records which ask was answered, and how.
+type answered struct {
+	fixed
+	got chan string
+}
+
+func (a answered) Answer(id string, approve bool) error {
+	a.got <- fmt.Sprintf("%s %v", id, approve)
+	return nil
+}
+
+// TestAnyPendingAskCanBePickedAndAnswered: with several asks waiting, ↑↓
+// or a number picks one, the view marks it, and y or n answers that one.
+func TestAnyPendingAskCanBePickedAndAnswered(t *testing.T) {
+	snap := snapshot("")
+	for _, id := range []string{"aaa", "bbb", "ccc"} {
+		snap.Pending = append(snap.Pending, permissions.ApprovalRequest{ID: id, Agent: "agent_" + id[:1], Action: permissions.Action{Kind: permissions.Net, Target: id + ".example"}, Risk: permissions.RiskExternal, Rule: "role workspace"})
+	}
+	src := answered{fixed{snap}, make(chan string, 1)}
+	m := NewModel(Options{Source: src})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	m.Update(snapMsg{snap: snap, gen: 0})
+	press := func(key tea.KeyMsg) tea.Cmd {
+		_, cmd := m.Update(key)
+		return cmd
+	}
+	runes := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+	answer := func(key string, want string) {
+		t.Helper()
+		cmd := press(runes(key))
+		if cmd == nil {
+			t.Fatalf("%s did nothing", key)
+		}
+		cmd()
+		if got := <-src.got; got != want {
+			t.Fatalf("%s answered %q, want %q", key, got, want)
+		}
+	}
+	picked := func(want string) {
+		t.Helper()
+		for _, line := range strings.Split(m.View(), "\n") {
+			if strings.Contains(line, "▸") {
+				if !strings.Contains(line, want) || !strings.Contains(line, "y approve") {
+					t.Fatalf("the picked ask reads %q, want %s", line, want)
+				}
+				return
+			}
+		}
+		t.Fatalf("no ask is marked picked:\n%s", m.View())
+	}
+	picked("aaa.example")
+	press(tea.KeyMsg{Type: tea.KeyDown})
+	picked("bbb.example")
+	answer("n", "bbb false")
+	// Two left, aaa and ccc; the pick falls back to the first.
+	picked("aaa.example")
+	press(runes("2"))
+	picked("ccc.example")
+	press(tea.KeyMsg{Type: tea.KeyDown}) // past the last: stays
+	picked("ccc.example")
+	answer("y", "ccc true")
+	press(tea.KeyMsg{Type: tea.KeyUp})
+	picked("aaa.example")
+	answer("y", "aaa true")
+	if cmd := press(runes("y")); cmd != nil {
+		t.Error("y with no ask left answered something")
 	}
 }

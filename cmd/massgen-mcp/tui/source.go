@@ -66,7 +66,7 @@ func (s ServiceSource) Snapshot(ctx context.Context) (*Snapshot, error) {
 		evs = v.Timeline
 	}
 	snap := &Snapshot{Status: v, Events: evs, Taken: time.Now()}
-	snap.Pending, _ = s.Service.PendingApprovals(s.ID)
+	snap.Pending, _ = s.Service.PendingApprovals(ctx, s.ID)
 	switch r := v.Result; {
 	case r.FilesDir != "":
 		snap.Files = r.FilesDir // the winner's snapshot (coordination/workspace)
@@ -86,7 +86,7 @@ func (s ServiceSource) Snapshot(ctx context.Context) (*Snapshot, error) {
 
 // Answer answers one of the session's pending asks (y or n in the view).
 func (s ServiceSource) Answer(request string, approve bool) error {
-	return s.Service.Approve(s.ID, request, approve, "live view")
+	return s.Service.Approve(context.Background(), s.ID, request, approve, "live view")
 }
 
 // winnerFiles finds an agent's latest snapshot, agents/<agent>/<step>/workspace

@@ -78,9 +78,17 @@ func (m *Model) main() string {
 	status := r.Status
 	fmt.Fprintf(&b, "%s · %s · %s\n", titleStyle.Render("massgen-mcp"), r.SessionID, statusStyle(status).Render(status))
 	fmt.Fprintf(&b, "Task: %s\n", clip(oneLine(v.Task), m.width-7))
+	picked := m.askIndex()
 	for i, p := range m.snap.Pending {
-		line := fmt.Sprintf("Approval: %s asks to %s (risk %s; %s)", p.Agent, p.Action, p.Risk, p.Rule)
-		if i == 0 {
+		mark := "  "
+		if i == picked {
+			mark = "▸ "
+		}
+		line := fmt.Sprintf("%sApproval %d: %s asks to %s (risk %s; %s)", mark, i+1, p.Agent, p.Action, p.Risk, p.Rule)
+		switch {
+		case i == picked && len(m.snap.Pending) > 1:
+			line += " — y approve · n deny · ↑↓ or 1-9 pick another"
+		case i == picked:
 			line += " — y approve · n deny"
 		}
 		fmt.Fprintln(&b, clip(line, m.width))

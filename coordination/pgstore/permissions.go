@@ -1,0 +1,159 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
+)
+
+// The permission audit and the approval handshake as rows (migration
+// 0003): what the file store keeps as permissions.jsonl and as
+// requests/<id>.json → responses/<id>.json in the session's directory, so
+// an ask on a server with this store is answered by `massgen-mcp approve
+// <id> --store postgres://…` from any machine that reaches the database.
+
+var (
+	_ coordination.PermissionLog = (*Store)(nil)
+	_ coordination.ApprovalBox   = (*Store)(nil)
+)
+
+// AppendPermission appends one decision. Like the file store's fsynced
+// line, its commit waits for the WAL: an audit that loses its last
+// decisions in a crash would not be one.
+func (s *Store) AppendPermission(ctx context.Context, id string, rec permissions.Record) error {
+	if err := coordination.CheckSessionID(id); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	rec.Time = ms(rec.Time)
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encoding a permission decision of session %q: %w", id, err)
+	}
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO permission_log (tenant, session_id, at, agent_id, outcome, record)
+		SELECT $1, $2, $3, $4, $5, $6 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, rec.Time, rec.Agent, string(rec.Outcome), data)
+	if err != nil {
+		return fmt.Errorf("adding a permission decision to session %q: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(id)
+	}
+	return nil
+}
+
+// Permissions reads a session's decisions in the order they were made.
+func (s *Store) Permissions(ctx context.Context, id string) ([]permissions.Record, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, s.db.pool, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT record FROM permission_log WHERE tenant = $1 AND session_id = $2 ORDER BY n`, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the permission log of session %q: %w", id, err)
+	}
+	recs, err := collectJSON[permissions.Record](rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the permission log of session %q: %w", id, err)
+	}
+	return recs, nil
+}
+
+// RequestApproval stores an ask for a person.
+func (s *Store) RequestApproval(ctx context.Context, id string, req permissions.ApprovalRequest) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	req.Asked, req.Expires = ms(req.Asked), ms(req.Expires)
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encoding an approval request of session %q: %w", id, err)
+	}
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO approval_requests (tenant, session_id, id, asked_at, request)
+		SELECT $1, $2, $3, $4, $5 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, req.ID, req.Asked, data)
+	if err != nil {
+		return fmt.Errorf("storing approval request %s of session %q: %w", req.ID, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(id)
+	}
+	return nil
+}
+
+// ApprovalAnswer reads a request's answer, if it has one.
+func (s *Store) ApprovalAnswer(ctx context.Context, id, request string) (permissions.ApprovalResponse, bool, error) {
+	var r permissions.ApprovalResponse
+	if err := live(ctx, id); err != nil {
+		return r, false, err
+	}
+	var data []byte
+	err := s.db.pool.QueryRow(ctx, `SELECT response FROM approval_responses WHERE tenant = $1 AND session_id = $2 AND id = $3`, s.tenant, id, request).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("reading the answer to approval request %s of session %q: %w", request, id, err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, false, fmt.Errorf("the answer to approval request %s of session %q is damaged: %w", request, id, err)
+	}
+	return r, true, nil
+}
+
+// AnswerApproval stores the answer to a request; the first one stands.
+func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.ApprovalResponse) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	resp.At = ms(resp.At)
+	data, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encoding the answer to approval request %s: %w", resp.ID, err)
+	}
+	// One statement: the request must exist, and the key keeps the first
+	// answer of any two racing (a person and the timeout).
+	var state string
+	err = s.db.pool.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO approval_responses (tenant, session_id, id, at, approve, response)
+			SELECT $1, $2, $3, $4, $5, $6 FROM approval_requests WHERE tenant = $1 AND session_id = $2 AND id = $3
+			ON CONFLICT DO NOTHING RETURNING 1)
+		SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN 'answered'
+			WHEN EXISTS (SELECT 1 FROM approval_requests WHERE tenant = $1 AND session_id = $2 AND id = $3) THEN 'already'
+			ELSE 'none' END`, s.tenant, id, resp.ID, resp.At, resp.Approve, data).Scan(&state)
+	if err != nil {
+		return fmt.Errorf("storing the answer to approval request %s of session %q: %w", resp.ID, id, err)
+	}
+	switch state {
+	case "none":
+		return fmt.Errorf("%w: %s in session %s", permissions.ErrNoRequest, resp.ID, id)
+	case "already":
+		return fmt.Errorf("%w: %s", permissions.ErrAnswered, resp.ID)
+	}
+	return nil
+}
+
+// PendingApprovals lists the requests with no answer, oldest first.
+func (s *Store) PendingApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT q.request FROM approval_requests q
+		WHERE q.tenant = $1 AND q.session_id = $2 AND NOT EXISTS (
+			SELECT 1 FROM approval_responses r WHERE r.tenant = q.tenant AND r.session_id = q.session_id AND r.id = q.id)
+		ORDER BY q.asked_at, q.id`, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the pending approvals of session %q: %w", id, err)
+	}
+	reqs, err := collectJSON[permissions.ApprovalRequest](rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the pending approvals of session %q: %w", id, err)
+	}
+	return reqs, nil
+}

@@ -1,0 +1,163 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
+)
+
+// PermissionCases pin the permission audit (coordination.PermissionLog)
+// and, for a store that keeps it as data, the approval handshake
+// (coordination.ApprovalBox); a store without the interface skips them.
+var PermissionCases = []Case{
+	{"PermissionDecisionsRoundTripInOrder", testPermissionLog},
+	{"AnApprovalIsPendingUntilItsFirstAnswer", testApprovalHandshake},
+	{"RacingAnswersLeaveOneStanding", testApprovalRace},
+}
+
+func permissionLog(t *testing.T, st coordination.Store) coordination.PermissionLog {
+	log, ok := st.(coordination.PermissionLog)
+	if !ok {
+		t.Skip("the store keeps no permission log")
+	}
+	return log
+}
+
+func approvalBox(t *testing.T, st coordination.Store) coordination.ApprovalBox {
+	box, ok := st.(coordination.ApprovalBox)
+	if !ok {
+		t.Skip("the store keeps no approval handshake as data (the file store keeps files in the session directory)")
+	}
+	return box
+}
+
+// decisions are three records of different agents and outcomes.
+func decisions() []permissions.Record {
+	at := ms(time.Date(2026, 3, 20, 22, 32, 3, 0, time.UTC))
+	return []permissions.Record{
+		{Time: at, Agent: "agent_a", Step: 1, Tool: "run_command", Action: permissions.Action{Kind: permissions.Exec, Target: "go test ./..."}, Risk: permissions.RiskLocal, Verdict: permissions.Allow, Rule: "role workspace", Outcome: permissions.Allowed},
+		{Time: at.Add(time.Second), Agent: "agent_b", Step: 2, Tool: "run_command", Action: permissions.Action{Kind: permissions.Exec, Target: "rm -rf /"}, Risk: permissions.RiskCatastrophic, Verdict: permissions.Deny, Rule: "floor: recursive removal", Floor: true, Outcome: permissions.Denied},
+		{Time: at.Add(2 * time.Second), Agent: "agent_a", Step: 3, Tool: "run_command", Action: permissions.Action{Kind: permissions.Net, Target: "example.com"}, Risk: permissions.RiskExternal, Verdict: permissions.Ask, Rule: "role workspace", Outcome: permissions.Approved, By: "file handshake (massgen-mcp approve by ops)", Request: "0a1b2c3d4e"},
+	}
+}
+
+func testPermissionLog(t *testing.T, st coordination.Store) {
+	log := permissionLog(t, st)
+	ctx := context.Background()
+	create(t, st, "s1")
+	create(t, st, "s2")
+	if got, err := log.Permissions(ctx, "s1"); err != nil || len(got) != 0 {
+		t.Fatalf("a session that decided nothing has %v (%v)", got, err)
+	}
+	want := decisions()
+	for _, r := range want {
+		if err := log.AppendPermission(ctx, "s1", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := log.Permissions(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the permission log reads back\n%+v\nwant\n%+v", got, want)
+	}
+	if other, _ := log.Permissions(ctx, "s2"); len(other) != 0 {
+		t.Errorf("another session's log holds %d decisions", len(other))
+	}
+	if err := log.AppendPermission(ctx, "nope", want[0]); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("appending to an unknown session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+func request(id string, asked time.Time) permissions.ApprovalRequest {
+	return permissions.ApprovalRequest{ID: id, Session: "s1", Agent: "agent_a", Tool: "run_command",
+		Action: permissions.Action{Kind: permissions.Net, Target: "example.com"}, Risk: permissions.RiskExternal,
+		Rule: "role workspace", Asked: asked, Expires: asked.Add(5 * time.Minute)}
+}
+
+func testApprovalHandshake(t *testing.T, st coordination.Store) {
+	box := approvalBox(t, st)
+	ctx := context.Background()
+	create(t, st, "s1")
+	at := ms(time.Now())
+	first, second := request("bbbb000001", at), request("aaaa000002", at.Add(time.Second))
+	for _, r := range []permissions.ApprovalRequest{second, first} {
+		if err := box.RequestApproval(ctx, "s1", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, err := box.PendingApprovals(ctx, "s1")
+	if err != nil || len(pending) != 2 || !reflect.DeepEqual(pending[0], first) || pending[1].ID != second.ID {
+		t.Fatalf("pending = %+v (%v), want the two requests, oldest first", pending, err)
+	}
+	if _, ok, err := box.ApprovalAnswer(ctx, "s1", first.ID); ok || err != nil {
+		t.Fatalf("an unanswered request has an answer (%v, %v)", ok, err)
+	}
+	yes := permissions.ApprovalResponse{ID: first.ID, Approve: true, By: "massgen-mcp approve by ops", At: at.Add(2 * time.Second)}
+	if err := box.AnswerApproval(ctx, "s1", yes); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := box.ApprovalAnswer(ctx, "s1", first.ID); !ok || err != nil || !reflect.DeepEqual(got, yes) {
+		t.Fatalf("the answer reads back %+v (%v, %v), want %+v", got, ok, err, yes)
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: first.ID, By: "timeout", At: at}); !errors.Is(err, permissions.ErrAnswered) {
+		t.Errorf("a second answer = %v, want ErrAnswered", err)
+	}
+	if got, _, _ := box.ApprovalAnswer(ctx, "s1", first.ID); !got.Approve {
+		t.Error("a second answer replaced the first")
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: "cccc000003", Approve: true, At: at}); !errors.Is(err, permissions.ErrNoRequest) {
+		t.Errorf("answering a request nobody made = %v, want ErrNoRequest", err)
+	}
+	if pending, _ := box.PendingApprovals(ctx, "s1"); len(pending) != 1 || pending[0].ID != second.ID {
+		t.Errorf("pending after one answer = %+v", pending)
+	}
+	if err := box.RequestApproval(ctx, "nope", first); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("a request in an unknown session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+// testApprovalRace: a person and the timeout (or two people) answering at
+// once leave exactly one answer, the one that was told it stood.
+func testApprovalRace(t *testing.T, st coordination.Store) {
+	box := approvalBox(t, st)
+	ctx := context.Background()
+	create(t, st, "s1")
+	req := request("dddd000004", ms(time.Now()))
+	if err := box.RequestApproval(ctx, "s1", req); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	won := make(chan bool, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: req.ID, Approve: i%2 == 0, By: "racer", At: ms(time.Now())})
+			if err != nil && !errors.Is(err, permissions.ErrAnswered) {
+				t.Error(err)
+			}
+			if err == nil {
+				won <- i%2 == 0
+			}
+		}()
+	}
+	wg.Wait()
+	close(won)
+	var winners []bool
+	for w := range won {
+		winners = append(winners, w)
+	}
+	got, ok, err := box.ApprovalAnswer(ctx, "s1", req.ID)
+	if len(winners) != 1 || !ok || err != nil || got.Approve != winners[0] {
+		t.Fatalf("%d answers stood (%v); the stored one is %+v (%v, %v)", len(winners), winners, got, ok, err)
+	}
+}
