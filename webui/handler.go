@@ -79,6 +79,7 @@ func New(host Host, o Options) *Handler {
 	m.HandleFunc("GET /ui/api/sessions/{id}/files/{label}/{path...}", h.authed(h.file))
 	m.HandleFunc("POST /ui/api/sessions/{id}/cancel", h.authed(h.csrf(h.cancel)))
 	m.HandleFunc("POST /ui/api/sessions/{id}/resume", h.authed(h.csrf(h.resume)))
+	m.HandleFunc("POST /ui/api/sessions/{id}/approvals/{request}/{answer}", h.authed(h.csrf(h.answerAsk)))
 	h.mux = m
 	return h
 }

@@ -64,7 +64,7 @@ $("filter").addEventListener("submit", (ev) => {
 
 // ---- a session ----
 
-const shown = { answers: 0, open: new Set() };
+const shown = { answers: 0, open: new Set(), asks: null };
 // What tests read: how many states arrived, what each showed, how long each
 // render took.
 window.__massgen = { renders: 0, renderMs: [], seen: [], state: null };
@@ -82,6 +82,8 @@ function render(st) {
   $("s-live").textContent = st.running ? "running here" : "";
   $("cancel").disabled = !st.can_cancel;
   $("resume").disabled = !st.can_resume;
+
+  renderApprovals(st);
 
   $("cards").replaceChildren(...st.agents.map((a) => el("article", { class: "card st-" + a.status + (a.winner ? " winner" : ""), "data-agent": a.id, tabindex: "0" },
     el("h3", { text: (a.winner ? "★ " : "") + a.id }),
@@ -123,6 +125,39 @@ function render(st) {
   window.__massgen.seen.push({ status: st.status, answers: st.answers.length });
   window.__massgen.renders++;
   window.__massgen.renderMs.push(performance.now() - t0);
+}
+
+// renderApprovals lists the asks waiting for a person, each with allow and
+// deny; rebuilt only when the set changes, so a focused button keeps its
+// focus while other states arrive.
+function renderApprovals(st) {
+  const asks = st.approvals || [];
+  const key = asks.map((a) => a.id).join(",");
+  if (key === shown.asks) return;
+  shown.asks = key;
+  $("approvals-box").hidden = asks.length === 0;
+  const base = `/ui/api/sessions/${encodeURIComponent(st.id)}/approvals/`;
+  $("approvals").replaceChildren(...asks.map((a) => {
+    const msg = el("span", { class: "ask-msg", role: "status" });
+    const answer = (what) => async () => {
+      for (const b of li.querySelectorAll("button")) b.disabled = true;
+      try {
+        const out = await post(base + encodeURIComponent(a.id) + "/" + what);
+        msg.textContent = out.answer === "approved" ? "Approved." : "Refused.";
+      } catch (e) {
+        msg.textContent = e.message;
+        for (const b of li.querySelectorAll("button")) b.disabled = false;
+      }
+    };
+    const allow = el("button", { type: "button", class: "allow", text: "Allow" });
+    const deny = el("button", { type: "button", class: "deny", text: "Deny" });
+    allow.addEventListener("click", answer("approve"));
+    deny.addEventListener("click", answer("deny"));
+    const li = el("li", { class: "ask", "data-request": a.id },
+      el("p", {}, el("strong", { text: a.agent }), ` asks to ${a.action} (${a.tool}; risk ${a.risk}; ${a.rule}; refused at ${a.expires} if nobody answers)`),
+      el("div", { class: "actions" }, allow, deny, msg));
+    return li;
+  }));
 }
 
 function answerView(a) {
