@@ -36,6 +36,12 @@ type pageState struct {
 		Action string `json:"action"`
 		Risk   string `json:"risk"`
 	} `json:"approvals"`
+	Permissions *struct {
+		Summary   string `json:"summary"`
+		Decisions []struct {
+			Outcome, Action, By string
+		} `json:"decisions"`
+	} `json:"permissions"`
 }
 
 // states streams a session page's states as its event stream sends them.
@@ -181,5 +187,16 @@ func TestAnAgentsAskIsShownAndAnsweredFromThePage(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("permissions.jsonl holds no run_command decision: %+v", recs)
+	}
+	// The page's audit says the same.
+	var end pageState
+	code, body, _ := get(t, alice, s.url+"/ui/api/sessions/"+sess.ID)
+	if err := json.Unmarshal([]byte(body), &end); code != http.StatusOK || err != nil || end.Permissions == nil {
+		t.Fatalf("the finished session's state: %d %s", code, body)
+	}
+	p := end.Permissions
+	if !strings.Contains(p.Summary, "1 approved") || len(p.Decisions) != 1 || p.Decisions[0].Outcome != "approved" ||
+		p.Decisions[0].Action != "git(push origin main)" || p.Decisions[0].By != "file handshake (web)" {
+		t.Errorf("the page's permission audit reads %+v", *p)
 	}
 }

@@ -33,6 +33,9 @@ type sessionState struct {
 	Winner    string      `json:"winner,omitempty"`
 	Files     []file      `json:"files"`
 	Approvals []approval  `json:"approvals"`
+	// Permissions is the audit of the agents' permission decisions; nil
+	// when there is none.
+	Permissions *permissionLog `json:"permissions,omitempty"`
 }
 
 type agentCard struct {
@@ -87,6 +90,7 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 		Cost: report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
 		Map: report.ConsensusMapSVG(v), Needs: report.BuildGraph(v).Needs(),
 		Agents: []agentCard{}, Answers: []answer{}, Files: []file{}, Approvals: pendingApprovals(svc, id),
+		Permissions: permissionAudit(ctx, svc, id),
 	}
 	live := r.Status == coordination.StatusRunning || r.Status == coordination.StatusDecided
 	st.CanCancel = live

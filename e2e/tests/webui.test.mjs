@@ -278,6 +278,7 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     await ask.waitFor({ timeout: 60_000 });
     assert.match(await ask.textContent(), /pusher asks to git\(push origin main\)/);
     assert.ok(await p.evaluate(() => window.__notReloaded === true), "the ask arrived by an event, not a reload");
+    assert.equal(await p.locator('.card[data-agent="pusher"] .waiting').count(), 1, "the asking agent's card says it waits");
     await p.screenshot({ path: join(SHOTS, "ask-1280.png"), fullPage: true });
     const request = await ask.getAttribute("data-request");
     await p.locator(".ask button.allow").click();
@@ -289,6 +290,9 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     assert.equal(rec.outcome, "approved");
     assert.equal(rec.by, "file handshake (web)");
     assert.equal(rec.request, request);
+    const audit = await p.locator("#perms-box:not([hidden])").textContent();
+    assert.match(audit, /1 approved/);
+    assert.match(audit, /pusher approved: git\(push origin main\) \(role workspace.*; file handshake \(web\)\)/);
     assert.deepEqual(p.errors, [], "no console errors");
     await p.context().close();
   });
@@ -327,7 +331,7 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     assert.ok(bigSteps >= 200, `the seeded big session took ${bigSteps} steps, want 200 or more`);
     // The session is the default tenant's: a new one-time link from
     // ui-link (the first was spent above) logs this browser in.
-    const link = execFileSync(BIN, ["ui-link", "--state-dir", state]).toString().trim();
+    const link = execFileSync(BIN, ["ui-link", "--state-dir", state], { stdio: ["ignore", "pipe", "pipe"] }).toString().trim();
     assert.ok(link.startsWith(`${base}/ui/login?key=`), link);
     const p = await page();
     await p.goto(link);

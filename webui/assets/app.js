@@ -84,6 +84,14 @@ function render(st) {
   $("resume").disabled = !st.can_resume;
 
   renderApprovals(st);
+  const perms = st.permissions;
+  $("perms-box").hidden = !perms;
+  if (perms) {
+    $("perms-summary").textContent = perms.summary + " (permissions.jsonl)";
+    $("perms").replaceChildren(...perms.decisions.map((d) => el("li", { class: "perm-" + d.outcome },
+      `${d.at} ${d.agent} ${d.outcome}: ${d.action} (${d.rule}${d.by ? "; " + d.by : ""})`)));
+  }
+  const waiting = new Set((st.approvals || []).map((a) => a.agent));
 
   $("cards").replaceChildren(...st.agents.map((a) => el("article", { class: "card st-" + a.status + (a.winner ? " winner" : ""), "data-agent": a.id, tabindex: "0" },
     el("h3", { text: (a.winner ? "★ " : "") + a.id }),
@@ -94,6 +102,7 @@ function render(st) {
       el("dt", { text: "answers" }), el("dd", { text: String(a.answers) + (a.latest ? ` (latest ${a.latest})` : "") }),
       el("dt", { text: "vote" }), el("dd", { text: a.vote || "—" }),
       el("dt", { text: "cost" }), el("dd", { class: "cost", text: a.cost })),
+    waiting.has(a.id) ? el("p", { class: "waiting", text: "waiting for your approval" }) : null,
     a.last_error ? el("p", { class: "error", text: a.last_error }) : null)));
 
   // The consensus map is report.ConsensusMapSVG: escaped, no script.
