@@ -93,12 +93,12 @@ func awaitState(t *testing.T, ch <-chan pageState, what string, ok func(pageStat
 	}
 }
 
-// An API agent, scripted by the fakes, asks to git push; with no client to
-// elicit from, the ask goes to the file handshake. The page's event stream
-// shows it, the page answers it (with the login's CSRF token, as its own
-// tenant; the other tenant's login finds nothing to answer), the stream
-// shows it gone, the command runs, and permissions.jsonl records who
-// answered: the web.
+// An API agent, scripted by the fakes, asks twice to git push; with no
+// client to elicit from, each ask goes to the file handshake. The page's
+// event stream shows the first, the page allows it (with the login's CSRF
+// token, as its own tenant; the other tenant's login finds nothing to
+// answer), the stream shows it gone; the second is denied from the page;
+// permissions.jsonl and the page's audit record both, answered by the web.
 func TestAnAgentsAskIsShownAndAnsweredFromThePage(t *testing.T) {
 	script := fake.NewScript()
 	api := httptest.NewServer(fake.NewAll(script))
@@ -132,6 +132,7 @@ func TestAnAgentsAskIsShownAndAnsweredFromThePage(t *testing.T) {
 	}
 	script.Add("gpt-5-mini",
 		fake.Reply{Kind: fake.ReplyToolCall, Tool: "run_command", Input: json.RawMessage(`{"command":"git push origin main"}`)},
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "run_command", Input: json.RawMessage(`{"command":"git push origin v2"}`)},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "pushed"},
 		fake.Reply{Kind: fake.ReplyVote, Agent: coordtest.Alias(sess, "agent_a"), Reason: "mine"})
 
@@ -165,10 +166,22 @@ func TestAnAgentsAskIsShownAndAnsweredFromThePage(t *testing.T) {
 	if code, body := post(t, alice, answer, "X-CSRF-Token", csrf); code != http.StatusOK || !strings.Contains(body, `"approved"`) {
 		t.Fatalf("approving from the page: %d %s", code, body)
 	}
-	awaitState(t, page, "the ask answered", func(st pageState) bool { return len(st.Approvals) == 0 })
+	awaitState(t, page, "the ask answered", func(st pageState) bool {
+		return len(st.Approvals) == 0 || st.Approvals[0].ID != a.ID
+	})
 	if code, body := post(t, alice, answer, "X-CSRF-Token", csrf); code != http.StatusBadRequest || !strings.Contains(body, "already answered") {
 		t.Errorf("answering twice: %d %s, want 400 already answered", code, body)
 	}
+	// The second ask is refused from the page.
+	second := awaitState(t, page, "the second ask", func(st pageState) bool { return len(st.Approvals) > 0 && st.Approvals[0].ID != a.ID }).Approvals[0]
+	if second.Action != "git(push origin v2)" {
+		t.Fatalf("the second ask reads %+v", second)
+	}
+	deny := s.url + "/ui/api/sessions/" + sess.ID + "/approvals/" + second.ID + "/deny"
+	if code, body := post(t, alice, deny, "X-CSRF-Token", csrf); code != http.StatusOK || !strings.Contains(body, `"refused"`) {
+		t.Fatalf("denying from the page: %d %s", code, body)
+	}
+	awaitState(t, page, "the second ask answered", func(st pageState) bool { return len(st.Approvals) == 0 })
 	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}
@@ -176,17 +189,18 @@ func TestAnAgentsAskIsShownAndAnsweredFromThePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	want := map[string]permissions.Outcome{a.ID: permissions.Approved, second.ID: permissions.Refused}
 	for _, r := range recs {
-		if r.Tool == "run_command" {
-			found = true
-			if r.Outcome != permissions.Approved || r.By != "file handshake (web)" || r.Request != a.ID {
-				t.Errorf("permissions.jsonl records %+v; want approved by the file handshake (web), request %s", r, a.ID)
-			}
+		if r.Tool != "run_command" {
+			continue
 		}
+		if r.Outcome != want[r.Request] || r.By != "file handshake (web)" {
+			t.Errorf("permissions.jsonl records %+v; want %s by the file handshake (web)", r, want[r.Request])
+		}
+		delete(want, r.Request)
 	}
-	if !found {
-		t.Errorf("permissions.jsonl holds no run_command decision: %+v", recs)
+	if len(want) != 0 {
+		t.Errorf("permissions.jsonl lacks the decisions of %v: %+v", want, recs)
 	}
 	// The page's audit says the same.
 	var end pageState
@@ -195,8 +209,9 @@ func TestAnAgentsAskIsShownAndAnsweredFromThePage(t *testing.T) {
 		t.Fatalf("the finished session's state: %d %s", code, body)
 	}
 	p := end.Permissions
-	if !strings.Contains(p.Summary, "1 approved") || len(p.Decisions) != 1 || p.Decisions[0].Outcome != "approved" ||
-		p.Decisions[0].Action != "git(push origin main)" || p.Decisions[0].By != "file handshake (web)" {
+	if !strings.Contains(p.Summary, "1 approved, 1 refused") || len(p.Decisions) != 2 ||
+		p.Decisions[0].Outcome != "approved" || p.Decisions[0].Action != "git(push origin main)" || p.Decisions[0].By != "file handshake (web)" ||
+		p.Decisions[1].Outcome != "refused" || p.Decisions[1].Action != "git(push origin v2)" || p.Decisions[1].By != "file handshake (web)" {
 		t.Errorf("the page's permission audit reads %+v", *p)
 	}
 }
