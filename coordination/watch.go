@@ -19,6 +19,10 @@ type Change struct {
 	Session bool
 	// Events: the timeline grew (a step started, …).
 	Events bool
+	// Permissions: an agent asked a person (the file handshake's
+	// requests/), an ask was answered (responses/), or a decision was
+	// recorded (permissions.jsonl). Only a store that keeps them reports it.
+	Permissions bool
 }
 
 // Ledger tells whether the change touched the ledger (a step or a session
@@ -26,7 +30,7 @@ type Change struct {
 func (c Change) Ledger() bool { return c.Steps || c.Session }
 
 func (c Change) or(d Change) Change {
-	return Change{Steps: c.Steps || d.Steps, Session: c.Session || d.Session, Events: c.Events || d.Events}
+	return Change{Steps: c.Steps || d.Steps, Session: c.Session || d.Session, Events: c.Events || d.Events, Permissions: c.Permissions || d.Permissions}
 }
 
 // Feed fans a session's changes out to its watchers, for stores: Publish

@@ -78,7 +78,19 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	svc := h.host.RequestService(ctx)
-	s, err := svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: r.PathValue("id")})
+	id := r.PathValue("id")
+	v, err := svc.Inspect(ctx, id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if !resumable(v.Result.Status) {
+		// A run of an ended session would return at once: say so rather
+		// than answer "running".
+		http.Error(w, "session "+id+" is "+v.Result.Status+": there is nothing to resume; start a new team", http.StatusConflict)
+		return
+	}
+	s, err := svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: id})
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -106,6 +118,18 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	writeJSON(w, map[string]any{"status": coordination.StatusRunning, "started": started})
+}
+
+// resumable says whether a run of a session in this state would do
+// anything: an interrupted or cancelled one (the run lifts the
+// cancellation, as run --resume does) or a live one nobody runs. A
+// finished or failed session's run would return at once.
+func resumable(status string) bool {
+	switch status {
+	case coordination.StatusRunning, coordination.StatusDecided, coordination.StatusInterrupted, coordination.StatusCancelled:
+		return true
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

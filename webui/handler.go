@@ -41,7 +41,10 @@ type Options struct {
 	// Throttle is the shortest gap between two states sent on an event
 	// stream (default 200 ms): a burst of steps is sent once.
 	Throttle time.Duration
-	Logger   zerolog.Logger
+	// LinkDir is where `massgen-mcp ui-link` leaves one-time login links
+	// (LinkDir(state dir), links.go); "" takes none.
+	LinkDir string
+	Logger  zerolog.Logger
 }
 
 // Handler serves /ui/. Mount it at "/ui/" behind the server's guards with
@@ -79,6 +82,7 @@ func New(host Host, o Options) *Handler {
 	m.HandleFunc("GET /ui/api/sessions/{id}/files/{label}/{path...}", h.authed(h.file))
 	m.HandleFunc("POST /ui/api/sessions/{id}/cancel", h.authed(h.csrf(h.cancel)))
 	m.HandleFunc("POST /ui/api/sessions/{id}/resume", h.authed(h.csrf(h.resume)))
+	m.HandleFunc("POST /ui/api/sessions/{id}/approvals/{request}/{answer}", h.authed(h.csrf(h.answerAsk)))
 	h.mux = m
 	return h
 }

@@ -71,7 +71,7 @@ func (l *logins) oneTime(tenant string) string {
 	return k
 }
 
-// redeem spends a one-time key: its tenant, once.
+// redeem spends a one-time key of this server's: its tenant, once.
 func (l *logins) redeem(key string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -177,7 +177,10 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	if key := r.URL.Query().Get("key"); key != "" {
 		tenant, ok := h.logins.redeem(key)
 		if !ok {
-			writeLoginForm(w, http.StatusForbidden, "That login link was used already or has expired: ask for a new one (restart serve), or log in with your token.")
+			tenant, ok = spendLinkFile(h.opts.LinkDir, key)
+		}
+		if !ok {
+			writeLoginForm(w, http.StatusForbidden, "That login link was used already or has expired: make a new one with 'massgen-mcp ui-link', or log in with your token.")
 			return
 		}
 		h.setCookie(w, h.logins.start(tenant))

@@ -32,6 +32,10 @@ type sessionState struct {
 	Final     string      `json:"final_html,omitempty"`
 	Winner    string      `json:"winner,omitempty"`
 	Files     []file      `json:"files"`
+	Approvals []approval  `json:"approvals"`
+	// Permissions is the audit of the agents' permission decisions; nil
+	// when there is none.
+	Permissions *permissionLog `json:"permissions,omitempty"`
 }
 
 type agentCard struct {
@@ -85,7 +89,8 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 		ID: id, Task: v.Task, Status: r.Status, Outcome: report.Outcome(r), Summary: report.Summary(r),
 		Cost: report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
 		Map: report.ConsensusMapSVG(v), Needs: report.BuildGraph(v).Needs(),
-		Agents: []agentCard{}, Answers: []answer{}, Files: []file{},
+		Agents: []agentCard{}, Answers: []answer{}, Files: []file{}, Approvals: pendingApprovals(svc, id),
+		Permissions: permissionAudit(ctx, svc, id),
 	}
 	live := r.Status == coordination.StatusRunning || r.Status == coordination.StatusDecided
 	st.CanCancel = live

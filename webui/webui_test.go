@@ -46,6 +46,12 @@ func newService() *coordination.Service {
 
 func serve(t *testing.T) *served {
 	t.Helper()
+	return serveWith(t, newService)
+}
+
+// serveWith is serve over the services open makes, one per tenant.
+func serveWith(t *testing.T, open func() *coordination.Service) *served {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("a "+tokenA+"\nb "+tokenB+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -55,11 +61,11 @@ func serve(t *testing.T) *served {
 		t.Fatal(err)
 	}
 	s := &served{services: map[string]*coordination.Service{}}
-	s.services[mcp.DefaultTenant] = newService()
+	s.services[mcp.DefaultTenant] = open()
 	srv := mcp.New(s.services[mcp.DefaultTenant], mcp.Options{Logger: zerolog.Nop(), Tenants: func(tenant string) (*coordination.Service, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		svc := newService()
+		svc := open()
 		s.services[tenant] = svc
 		return svc, nil
 	}})

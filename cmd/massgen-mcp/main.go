@@ -61,6 +61,7 @@ func rootCommand() *cobra.Command {
 		cancelCommand(),
 		approveCommand(),
 		denyCommand(),
+		uiLinkCommand(),
 		applyCommand(),
 		sessionsCommand(),
 		backendsCommand(),

@@ -210,6 +210,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		Authenticate: func(got string) (string, bool) { return mcp.TokenTenant(token, tokens, got) },
 		AllowedHosts: uiHosts(f.http, f.allowOrigins),
 		Secure:       f.tlsCert != "",
+		LinkDir:      webui.LinkDir(stateDir(f.stateDir)),
 		Logger:       logger,
 	})
 	return srv.ListenAndServeHTTP(ctx, mcp.HTTPOptions{
@@ -237,6 +238,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			// The link logs one browser in, once; the terminal that started
 			// the server is the one place it is shown.
 			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: web view (one-time login link): %s://%s%s\n", scheme, addr, ui.LoginLink())
+			// Where ui-link finds the server to print more links for.
+			if err := webui.WriteAddress(webui.LinkDir(stateDir(f.stateDir)), fmt.Sprintf("%s://%s", scheme, addr)); err != nil {
+				logger.Warn().Err(err).Msg("massgen-mcp ui-link will need --url")
+			}
 		},
 	})
 }

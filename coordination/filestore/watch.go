@@ -33,7 +33,12 @@ const (
 	roleLog                      // session_log/: one file per session entry
 	roleAgents                   // agents/: one directory per agent
 	roleAgent                    // agents/<id>/: one directory per step
+	roleAsks                     // requests/ or responses/: the permission file handshake
 )
+
+// askDirs are the file handshake's directories (permissions.AskFile): a
+// person answering an ask must see it appear and go.
+var askDirs = []string{"requests", "responses"}
 
 type watchedDir struct {
 	w    *watching
@@ -123,6 +128,11 @@ func (s *Store) notifyLocked(w *watching) bool {
 	if _, err := os.Stat(filepath.Join(w.dir, "session_log")); err == nil {
 		ok = ok && s.addLocked(w, filepath.Join(w.dir, "session_log"), roleLog)
 	}
+	for _, d := range askDirs {
+		if _, err := os.Stat(filepath.Join(w.dir, d)); err == nil {
+			ok = ok && s.addLocked(w, filepath.Join(w.dir, d), roleAsks)
+		}
+	}
 	if !ok {
 		for _, d := range w.dirs {
 			delete(s.watchDirs, d)
@@ -163,7 +173,7 @@ func (s *Store) route(n *fsnotify.Watcher) {
 			// An overflow loses events: tell every watcher to read again.
 			s.mu.Lock()
 			for _, w := range s.watched {
-				w.feed.Publish(coordination.Change{Steps: true, Session: true, Events: true})
+				w.feed.Publish(coordination.Change{Steps: true, Session: true, Events: true, Permissions: true})
 			}
 			s.mu.Unlock()
 		}
@@ -190,6 +200,12 @@ func (s *Store) routeEvent(ev fsnotify.Event) {
 		switch name {
 		case "events.jsonl":
 			c.Events = true
+		case permissionsName:
+			c.Permissions = true
+		case "requests", "responses":
+			if ev.Has(fsnotify.Create) && s.addLocked(wd.w, ev.Name, roleAsks) {
+				c.Permissions = true // a request written before the watch was added
+			}
 		case "session_log":
 			if ev.Has(fsnotify.Create) && s.addLocked(wd.w, ev.Name, roleLog) {
 				c.Session = true // entries written before the watch was added
@@ -204,6 +220,8 @@ func (s *Store) routeEvent(ev fsnotify.Event) {
 	case roleAgent:
 		_, isStep := stepNumber(name)
 		c.Steps = isStep && ev.Has(fsnotify.Create)
+	case roleAsks:
+		c.Permissions = ev.Has(fsnotify.Create)
 	}
 	if c != (coordination.Change{}) {
 		wd.w.feed.Publish(c)
@@ -222,7 +240,7 @@ func poll(w *watching, last print, stop <-chan struct{}) {
 		case <-t.C:
 		}
 		now := fingerprint(w.dir)
-		c := coordination.Change{Steps: now.steps != last.steps, Session: now.log != last.log, Events: now.events != last.events}
+		c := coordination.Change{Steps: now.steps != last.steps, Session: now.log != last.log, Events: now.events != last.events, Permissions: now.asks != last.asks || now.decisions != last.decisions}
 		last = now
 		if c != (coordination.Change{}) {
 			w.feed.Publish(c)
@@ -231,10 +249,11 @@ func poll(w *watching, last print, stop <-chan struct{}) {
 }
 
 // print is what a poll compares: how many steps and session entries there
-// are, and how long the timeline is.
+// are, how long the timeline is, and the permission handshake's files and
+// log (asks, answers, decisions).
 type print struct {
-	steps, log int
-	events     int64
+	steps, log, asks  int
+	events, decisions int64
 }
 
 func fingerprint(dir string) print {
@@ -248,6 +267,13 @@ func fingerprint(dir string) print {
 	p.log = len(entries)
 	if fi, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil {
 		p.events = fi.Size()
+	}
+	for _, d := range askDirs {
+		files, _ := os.ReadDir(filepath.Join(dir, d))
+		p.asks += len(files)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, permissionsName)); err == nil {
+		p.decisions = fi.Size()
 	}
 	return p
 }

@@ -36,8 +36,8 @@ func AwaitChange(t *testing.T, ch <-chan coordination.Change, want coordination.
 			if !ok {
 				t.Fatalf("the watch closed before reporting %+v (saw %+v)", want, seen)
 			}
-			seen = coordination.Change{Steps: seen.Steps || c.Steps, Session: seen.Session || c.Session, Events: seen.Events || c.Events}
-			if (!want.Steps || seen.Steps) && (!want.Session || seen.Session) && (!want.Events || seen.Events) {
+			seen = coordination.Change{Steps: seen.Steps || c.Steps, Session: seen.Session || c.Session, Events: seen.Events || c.Events, Permissions: seen.Permissions || c.Permissions}
+			if (!want.Steps || seen.Steps) && (!want.Session || seen.Session) && (!want.Events || seen.Events) && (!want.Permissions || seen.Permissions) {
 				return
 			}
 		case <-deadline:

@@ -3,13 +3,17 @@
 // from /ui/ — cards, vote arrows and the winner at start, mid-run and
 // finished, updates by server-sent events without a reload, a cancel from
 // the page, an unauthenticated and an other-tenant browser seeing nothing,
-// and a 16-agent session of 200+ steps rendered and timed. Screenshots go to
+// an API agent's ask (scripted by the fake providers) answered from the page,
+// the winner's files opened and downloaded as a zip, and a seeded 16-agent
+// session of 200+ steps (the same one every run, made by `massgen-mcp run
+// --parallel 1 --seed`) rendered and timed. Screenshots go to
 // e2e/artifacts/webui/ (gitignored), kept as the run's artifacts.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { inflateRawSync } from "node:zlib";
 
 import { chromium } from "playwright-core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -23,21 +27,104 @@ const CHROMIUM = process.env.MASSGEN_E2E_CHROMIUM || "/usr/bin/chromium";
 const SHOTS = join(E2E_DIR, "artifacts", "webui");
 const SLOW = "sim:latency=5s:price_in=1:price_out=2";
 
+// The fake OpenAI API's script: gpt-5-mini asks to push (an external action,
+// so under the workspace role a person is asked) and then answers; it votes
+// unscripted, for the first answer.
+const FAKE_SCRIPT = {
+  models: {
+    "gpt-5-mini": [
+      { kind: "tool_call", tool: "run_command", input: { command: "git push origin main" } },
+      { kind: "new_answer", content: "Pushed, once a person allowed it." },
+    ],
+  },
+};
+// The team whose agent asks: its tools and rules are the operator's, so it
+// is a team file under --teams-dir. sandbox: none, so the ask does not
+// depend on bubblewrap here; the push itself fails harmlessly (no remote).
+const ASKS_TEAM = `agents:
+  - id: pusher
+    model: openai/gpt-5-mini
+    allowed_tools: [run_command]
+    sandbox: none
+    permissions:
+      approval_timeout_seconds: 120
+`;
+
+// The big session: 16 sim agents, one step at a time with a fixed seed, so
+// the ledger (and its step count) is the same on every run.
+const BIG_SEED = "7";
+const BIG_MODEL = "sim:revise=1:conformity=0:accuracy=0.5:price_in=1:price_out=2";
+
+// fakeProviders starts `massgen-mcp fake-providers` with a script and
+// returns its process and the environment it prints (base URLs, dummy keys).
+async function fakeProviders(scriptPath) {
+  const proc = spawn(BIN, ["fake-providers", "--script", scriptPath], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  proc.stdout.on("data", (b) => { out += b.toString(); });
+  for (let i = 0; !out.includes("# end of exports"); i++) {
+    assert.ok(i < 150 && proc.exitCode === null, `fake-providers did not start:\n${out}`);
+    await sleep(100);
+  }
+  const env = {};
+  for (const line of out.split("\n")) {
+    const m = line.match(/^export ([A-Z0-9_]+)=(.*)$/);
+    if (m) env[m[1]] = m[2].startsWith("'") ? m[2].slice(1, -1).replaceAll("'\\''", "'") : m[2];
+  }
+  return { proc, env };
+}
+
+// unzip reads a zip's entries (stored or deflated) from its central
+// directory: name → content.
+function unzip(buf) {
+  let eocd = buf.length - 22;
+  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
+  assert.ok(eocd >= 0, "not a zip: no end of central directory");
+  const count = buf.readUInt16LE(eocd + 10);
+  let p = buf.readUInt32LE(eocd + 16);
+  const out = new Map();
+  for (let i = 0; i < count; i++) {
+    assert.equal(buf.readUInt32LE(p), 0x02014b50, "a central directory entry");
+    const method = buf.readUInt16LE(p + 10), size = buf.readUInt32LE(p + 20);
+    const nameLen = buf.readUInt16LE(p + 28), extraLen = buf.readUInt16LE(p + 30), commentLen = buf.readUInt16LE(p + 32);
+    const local = buf.readUInt32LE(p + 42);
+    const name = buf.subarray(p + 46, p + 46 + nameLen).toString("utf8");
+    const data = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+    const raw = buf.subarray(data, data + size);
+    out.set(name, (method === 8 ? inflateRawSync(raw) : raw).toString("utf8"));
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return out;
+}
+
 describe("the web view in a browser", { timeout: 300_000 }, () => {
-  let proc, base, browser, alice, loginLink;
+  let proc, base, browser, alice, loginLink, state, fakes, bigId, bigSteps;
   const log = [];
 
   before(async () => {
     assertBinary();
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (or set MASSGEN_E2E_CHROMIUM)`);
     mkdirSync(SHOTS, { recursive: true });
-    const state = freshStateDir("webui");
-    const tokens = join(freshStateDir("webui-tokens"), "tokens");
+    state = freshStateDir("webui");
+    const conf = freshStateDir("webui-conf");
+    const tokens = join(conf, "tokens");
     writeFileSync(tokens, `alice ${ALICE}\nbob ${BOB}\n`);
+    writeFileSync(join(conf, "script.json"), JSON.stringify(FAKE_SCRIPT));
+    mkdirSync(join(conf, "teams"));
+    writeFileSync(join(conf, "teams", "asks.yaml"), ASKS_TEAM);
+    fakes = await fakeProviders(join(conf, "script.json"));
+    // The big session, made before the server starts, in its state
+    // directory (the default tenant's): seeded and one step at a time.
+    // Unanimity is never reached (exit 7: the votes stayed split), which
+    // is what makes it long.
+    const big = spawnSync(BIN, ["run", "--state-dir", state, "--json", "--parallel", "1", "--seed", BIG_SEED, "--consensus", "unanimous",
+      "--max-answers", "14", "--max-rounds", "30", "--models", Array(16).fill(BIG_MODEL).join(","), "What is 2+2?"],
+      { env: { ...process.env, MASSGEN_MCP_TOKEN: "" }, maxBuffer: 64 << 20 });
+    assert.ok([0, 7].includes(big.status), `the big session's run exited ${big.status}:\n${big.stderr}`);
+    ({ session_id: bigId, steps: bigSteps } = JSON.parse(big.stdout.toString()));
     const port = await freePort();
-    proc = spawn(BIN, ["serve", "--http", `127.0.0.1:${port}`, "--state-dir", state, "--tokens-file", tokens], {
+    proc = spawn(BIN, ["serve", "--http", `127.0.0.1:${port}`, "--state-dir", state, "--tokens-file", tokens, "--teams-dir", join(conf, "teams")], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MASSGEN_MCP_TOKEN: "" },
+      env: { ...process.env, ...fakes.env, MASSGEN_MCP_TOKEN: "" },
     });
     proc.stderr.on("data", (b) => log.push(b.toString()));
     base = `http://127.0.0.1:${port}`;
@@ -55,6 +142,7 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     await browser?.close();
     await alice?.close();
     proc?.kill("SIGTERM");
+    fakes?.proc.kill("SIGTERM");
     await Promise.race([new Promise((r) => proc.once("exit", r)), sleep(5000)]);
   });
 
@@ -178,24 +266,86 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     await second.context().close();
   });
 
-  it("renders a 16-agent session of 200+ steps without lag", async () => {
-    const models = Array(16).fill("sim:revise=1:conformity=0:accuracy=0.5:price_in=1:price_out=2");
-    const r = await alice.callTool({ name: "run_team", arguments: { task: "What is 2+2?", models, wait: true, consensus: "unanimous", max_answers_per_agent: 14, max_rounds: 30 } }, undefined, { timeout: 180_000 });
-    assert.ok(!r.isError, textOf(r));
-    const id = r.structuredContent.session_id;
-    const steps = r.structuredContent.steps;
-    assert.ok(steps >= 200, `the big session took ${steps} steps, want 200 or more`);
+  it("answers an agent's ask from the page: shown live, allowed, gone, audited as the web's", async () => {
     const p = await page();
     await login(p, ALICE);
-    const t0 = Date.now();
+    const r = await alice.callTool({ name: "run_team", arguments: { task: "Publish the fix to origin.", team: "asks", wait: false } });
+    assert.ok(!r.isError, textOf(r));
+    const id = r.structuredContent.session_id;
     await p.goto(`${base}/ui/s/${id}`);
+    await p.evaluate(() => { window.__notReloaded = true; });
+    const ask = p.locator(".ask[data-request]");
+    await ask.waitFor({ timeout: 60_000 });
+    assert.match(await ask.textContent(), /pusher asks to git\(push origin main\)/);
+    assert.ok(await p.evaluate(() => window.__notReloaded === true), "the ask arrived by an event, not a reload");
+    assert.equal(await p.locator('.card[data-agent="pusher"] .waiting').count(), 1, "the asking agent's card says it waits");
+    await p.screenshot({ path: join(SHOTS, "ask-1280.png"), fullPage: true });
+    const request = await ask.getAttribute("data-request");
+    await p.locator(".ask button.allow").click();
+    await p.waitForSelector("#approvals-box[hidden]", { state: "attached", timeout: 30_000 });
+    await p.waitForFunction(() => document.querySelector("#s-status")?.textContent === "finished", null, { timeout: 60_000 });
+    const log = readFileSync(join(state, "tenants", "alice", "sessions", id, "permissions.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const rec = log.find((x) => x.tool === "run_command");
+    assert.ok(rec, `no run_command decision in permissions.jsonl: ${JSON.stringify(log)}`);
+    assert.equal(rec.outcome, "approved");
+    assert.equal(rec.by, "file handshake (web)");
+    assert.equal(rec.request, request);
+    const audit = await p.locator("#perms-box:not([hidden])").textContent();
+    assert.match(audit, /1 approved/);
+    assert.match(audit, /pusher approved: git\(push origin main\) \(role workspace.*; file handshake \(web\)\)/);
+    assert.deepEqual(p.errors, [], "no console errors");
+    await p.context().close();
+  });
+
+  it("lists the winner's files, opens one, and downloads them as a zip", async () => {
+    const p = await page();
+    await login(p, ALICE);
+    const r = await alice.callTool({ name: "run_team", arguments: { task: "Build a one-page landing site for a bakery", models: ["sim", "sim"], wait: true } }, undefined, { timeout: 120_000 });
+    assert.ok(!r.isError, textOf(r));
+    const id = r.structuredContent.session_id;
+    await p.goto(`${base}/ui/s/${id}`);
+    const links = p.locator("#files li a");
+    await links.first().waitFor();
+    const listed = await links.allTextContents();
+    assert.ok(listed.length >= 1, "the winner's files are listed");
+    await p.screenshot({ path: join(SHOTS, "files-1280.png"), fullPage: true });
+
+    // One file, opened as the page links it (a new tab, as plain text).
+    const [tab] = await Promise.all([p.context().waitForEvent("page"), links.first().click()]);
+    await tab.waitForLoadState();
+    const shown = await tab.evaluate(() => document.body.innerText);
+    assert.ok(shown.length > 0, `${listed[0]} opened empty`);
+
+    // The zip: every listed file, the opened one byte for byte.
+    const [download] = await Promise.all([p.waitForEvent("download"), p.click("#files a[download]")]);
+    assert.match(download.suggestedFilename(), /\.zip$/);
+    const entries = unzip(readFileSync(await download.path()));
+    assert.deepEqual([...entries.keys()].sort(), [...listed].sort(), "the zip holds exactly the listed files");
+    assert.equal(entries.get(listed[0]).trim(), shown.trim(), "the zip's copy is the file the page showed");
+    assert.deepEqual(p.errors, [], "no console errors");
+    await tab.close();
+    await p.context().close();
+  });
+
+  it("renders the seeded 16-agent session of 200+ steps without lag", async () => {
+    assert.ok(bigSteps >= 200, `the seeded big session took ${bigSteps} steps, want 200 or more`);
+    // The session is the default tenant's: a new one-time link from
+    // ui-link (the first was spent above) logs this browser in.
+    const link = execFileSync(BIN, ["ui-link", "--state-dir", state], { stdio: ["ignore", "pipe", "pipe"] }).toString().trim();
+    assert.ok(link.startsWith(`${base}/ui/login?key=`), link);
+    const p = await page();
+    await p.goto(link);
+    assert.equal(new URL(p.url()).pathname, "/ui/");
+    const t0 = Date.now();
+    await p.goto(`${base}/ui/s/${bigId}`);
     await p.waitForFunction(() => window.__massgen?.renders >= 1);
     const loaded = Date.now() - t0;
     const renderMs = await p.evaluate(() => Math.max(...window.__massgen.renderMs));
     assert.equal(await p.locator(".card[data-agent]").count(), 16);
     assert.equal(await p.locator("#map svg g.cm-node").count(), 16);
-    console.log(`[webui] 16 agents, ${steps} steps, ${await p.locator("details.answer").count()} answers: render ${renderMs.toFixed(1)} ms, page to first render ${loaded} ms`);
-    writeFileSync(join(SHOTS, "render-time.txt"), `agents=16 steps=${steps} render_ms=${renderMs.toFixed(1)} load_to_render_ms=${loaded}\n`);
+    assert.equal(Number(await p.locator("#s-steps").textContent()), bigSteps, "the page shows the seeded session's steps");
+    console.log(`[webui] 16 agents, ${bigSteps} steps (seed ${BIG_SEED}), ${await p.locator("details.answer").count()} answers: render ${renderMs.toFixed(1)} ms, page to first render ${loaded} ms`);
+    writeFileSync(join(SHOTS, "render-time.txt"), `agents=16 steps=${bigSteps} seed=${BIG_SEED} render_ms=${renderMs.toFixed(1)} load_to_render_ms=${loaded}\n`);
     // The viewport only: a full-page shot of 160 answers is slow to encode.
     await p.locator("#map").scrollIntoViewIfNeeded();
     await p.screenshot({ path: join(SHOTS, "sixteen-agents-1280.png"), timeout: 90_000 });

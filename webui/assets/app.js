@@ -64,7 +64,7 @@ $("filter").addEventListener("submit", (ev) => {
 
 // ---- a session ----
 
-const shown = { answers: 0, open: new Set() };
+const shown = { answers: 0, open: new Set(), asks: null };
 // What tests read: how many states arrived, what each showed, how long each
 // render took.
 window.__massgen = { renders: 0, renderMs: [], seen: [], state: null };
@@ -83,6 +83,16 @@ function render(st) {
   $("cancel").disabled = !st.can_cancel;
   $("resume").disabled = !st.can_resume;
 
+  renderApprovals(st);
+  const perms = st.permissions;
+  $("perms-box").hidden = !perms;
+  if (perms) {
+    $("perms-summary").textContent = perms.summary + " (permissions.jsonl)";
+    $("perms").replaceChildren(...perms.decisions.map((d) => el("li", { class: "perm-" + d.outcome },
+      `${d.at} ${d.agent} ${d.outcome}: ${d.action} (${d.rule}${d.by ? "; " + d.by : ""})`)));
+  }
+  const waiting = new Set((st.approvals || []).map((a) => a.agent));
+
   $("cards").replaceChildren(...st.agents.map((a) => el("article", { class: "card st-" + a.status + (a.winner ? " winner" : ""), "data-agent": a.id, tabindex: "0" },
     el("h3", { text: (a.winner ? "★ " : "") + a.id }),
     el("p", { class: "model", text: a.model }),
@@ -92,6 +102,7 @@ function render(st) {
       el("dt", { text: "answers" }), el("dd", { text: String(a.answers) + (a.latest ? ` (latest ${a.latest})` : "") }),
       el("dt", { text: "vote" }), el("dd", { text: a.vote || "—" }),
       el("dt", { text: "cost" }), el("dd", { class: "cost", text: a.cost })),
+    waiting.has(a.id) ? el("p", { class: "waiting", text: "waiting for your approval" }) : null,
     a.last_error ? el("p", { class: "error", text: a.last_error }) : null)));
 
   // The consensus map is report.ConsensusMapSVG: escaped, no script.
@@ -123,6 +134,39 @@ function render(st) {
   window.__massgen.seen.push({ status: st.status, answers: st.answers.length });
   window.__massgen.renders++;
   window.__massgen.renderMs.push(performance.now() - t0);
+}
+
+// renderApprovals lists the asks waiting for a person, each with allow and
+// deny; rebuilt only when the set changes, so a focused button keeps its
+// focus while other states arrive.
+function renderApprovals(st) {
+  const asks = st.approvals || [];
+  const key = asks.map((a) => a.id).join(",");
+  if (key === shown.asks) return;
+  shown.asks = key;
+  $("approvals-box").hidden = asks.length === 0;
+  const base = `/ui/api/sessions/${encodeURIComponent(st.id)}/approvals/`;
+  $("approvals").replaceChildren(...asks.map((a) => {
+    const msg = el("span", { class: "ask-msg", role: "status" });
+    const answer = (what) => async () => {
+      for (const b of li.querySelectorAll("button")) b.disabled = true;
+      try {
+        const out = await post(base + encodeURIComponent(a.id) + "/" + what);
+        msg.textContent = out.answer === "approved" ? "Approved." : "Refused.";
+      } catch (e) {
+        msg.textContent = e.message;
+        for (const b of li.querySelectorAll("button")) b.disabled = false;
+      }
+    };
+    const allow = el("button", { type: "button", class: "allow", text: "Allow" });
+    const deny = el("button", { type: "button", class: "deny", text: "Deny" });
+    allow.addEventListener("click", answer("approve"));
+    deny.addEventListener("click", answer("deny"));
+    const li = el("li", { class: "ask", "data-request": a.id },
+      el("p", {}, el("strong", { text: a.agent }), ` asks to ${a.action} (${a.tool}; risk ${a.risk}; ${a.rule}; refused at ${a.expires} if nobody answers)`),
+      el("div", { class: "actions" }, allow, deny, msg));
+    return li;
+  }));
 }
 
 function answerView(a) {

@@ -1,0 +1,72 @@
+package webui_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// A session whose run died (its lease abandoned by a process that is
+// gone) shows as interrupted with resume offered; the page's resume, with
+// the login's CSRF token and as the session's own tenant, runs it as
+// run_team{session_id} does (CreateOrResume, then Start under a run slot):
+// the same session goes on to its end, and the stream shows it. An ended
+// session has nothing to resume.
+func TestThePagesResumeRunsAnInterruptedSessionToItsEnd(t *testing.T) {
+	s := serve(t)
+	svc := s.service(t, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process took the run and died without a word.
+	ls := svc.Store().(coordination.LeaseStore)
+	if _, err := ls.AcquireRun(ctx, sess.ID, coordination.LeaseOwner{ID: "gone", Host: coordination.ThisHost()}, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+
+	alice := browser(t)
+	csrf := loginWithToken(t, s, alice, tokenA)
+	var before pageState
+	code, body, _ := get(t, alice, s.url+"/ui/api/sessions/"+sess.ID)
+	if err := json.Unmarshal([]byte(body), &before); code != http.StatusOK || err != nil {
+		t.Fatalf("the session's state: %d %s", code, body)
+	}
+	if before.Status != coordination.StatusInterrupted || !before.CanResume || before.Steps != 0 {
+		t.Fatalf("the page shows %+v; want interrupted, resumable, no steps", before)
+	}
+	resume := s.url + "/ui/api/sessions/" + sess.ID + "/resume"
+	if code, _ := post(t, alice, resume); code != http.StatusForbidden {
+		t.Errorf("a resume without the CSRF token: %d, want 403", code)
+	}
+	bob := browser(t)
+	bobCSRF := loginWithToken(t, s, bob, tokenB)
+	if code, body := post(t, bob, resume, "X-CSRF-Token", bobCSRF); code != http.StatusNotFound || strings.Contains(body, "2+2") {
+		t.Errorf("another tenant's resume: %d %q, want 404 naming nothing", code, body)
+	}
+
+	page := states(t, ctx, s, sess.ID, tokenA)
+	<-page
+	if code, body := post(t, alice, resume, "X-CSRF-Token", csrf); code != http.StatusOK || !strings.Contains(body, `"started":true`) {
+		t.Fatalf("resume from the page: %d %s", code, body)
+	}
+	end := awaitState(t, page, "the resumed session finished", func(st pageState) bool { return st.Status == coordination.StatusFinished })
+	if end.Steps == 0 || end.CanResume {
+		t.Errorf("the resumed session ended as %+v; want steps taken and no resume offered", end)
+	}
+	res, err := svc.Result(ctx, sess.ID)
+	if err != nil || res.Status != coordination.StatusFinished || res.Winner == nil {
+		t.Fatalf("the service reads the resumed session as %+v, %v", res, err)
+	}
+	if code, body := post(t, alice, resume, "X-CSRF-Token", csrf); code != http.StatusConflict || !strings.Contains(body, "nothing to resume") {
+		t.Errorf("resuming a finished session: %d %s, want 409 nothing to resume", code, body)
+	}
+}
