@@ -15,7 +15,7 @@ func TestAWeightedResultSaysEachWeightAndWhyItStopped(t *testing.T) {
 	how := coordination.ChosenEarlyAgreement
 	stop := coordination.StopEarlyAgreement
 	r := &coordination.TeamResult{SessionID: "team_w", Status: coordination.StatusFinished, HowChosen: &how, StopReason: &stop,
-		Winner: &coordination.Winner{AgentID: "agent_a", Label: "agent2.1", Model: "openai/gpt-5.4"},
+		Winner:  &coordination.Winner{AgentID: "agent_a", Label: "agent2.1", Model: "openai/gpt-5.4"},
 		Answers: []coordination.AnswerView{{AgentID: "agent_a", Label: "agent2.1", Model: "openai/gpt-5.4"}, {AgentID: "agent_b", Label: "agent1.1", Model: "claude/claude-opus-4-6"}},
 		Consensus: coordination.ConsensusView{Rule: coordination.RuleWeighted, Reached: true, Weights: []coordination.VoteWeight{
 			{Agent: "agent_a", Weight: 3.44, Reason: "counts 3.44: its first answer agreed with the team's weighted answer in 37 of 41 past short-answer sessions (estimated right 91 % of the time)"},
