@@ -29,6 +29,9 @@ func Markdown(v *coordination.StatusView) string {
 	if v.Rules.EarlyStop {
 		early = ", early_stop"
 	}
+	if v.Rules.DominantStop {
+		early += ", dominant_stop"
+	}
 	fmt.Fprintf(&b, "Rules: consensus %s, max_rounds %d, max_answers_per_agent %d, final %s, answer_format %s%s\n\n",
 		v.Rules.Consensus, v.Rules.MaxRounds, v.Rules.MaxAnswersPerAgent, v.Rules.Final, v.Rules.AnswerFormat, early)
 	if len(v.Criteria) > 0 {

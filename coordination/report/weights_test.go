@@ -42,3 +42,14 @@ func TestAWeightedResultSaysEachWeightAndWhyItStopped(t *testing.T) {
 		t.Errorf("a majority result speaks of weights:\n%s", out)
 	}
 }
+
+// The status text's rules line names the round-0 stops a session runs with.
+func TestTheStatusRulesLineNamesTheRound0Stops(t *testing.T) {
+	v := splitView()
+	v.Rules = coordination.Rules{Consensus: coordination.RuleWeighted, MaxRounds: 2, MaxAnswersPerAgent: 1, Final: coordination.FinalWinner,
+		AnswerFormat: coordination.FormatShort, EarlyStop: true, DominantStop: true}
+	want := "Rules: consensus weighted, max_rounds 2, max_answers_per_agent 1, final winner, answer_format short, early_stop, dominant_stop\n"
+	if md := report.Markdown(v); !strings.Contains(md, want) {
+		t.Errorf("the rules line lacks %q:\n%s", want, md)
+	}
+}
