@@ -65,6 +65,9 @@ func Decide(s *Session, st *State, force StopReason) Decision {
 	if d, ok := earlyAgreement(s, st, live); ok {
 		return d
 	}
+	if d, ok := dominantStop(s, st, live); ok {
+		return d
+	}
 	if !st.Settled {
 		return Decision{}
 	}

@@ -245,6 +245,9 @@ func weightedNote(s *Session, st *State, how, winner string) string {
 	}
 	text := fmt.Sprintf("weighted vote: %s has weight %.2f from %d ballots (answers of %s and the votes for them) against %.2f for the next value",
 		value, win.Weight, win.Votes, strings.Join(who, ", "), second)
+	if how == ChosenConsensus {
+		text += dominantNote(s, st)
+	}
 	if how == ChosenEarlyAgreement {
 		text = fmt.Sprintf("stopped after round 0: %s leads by %.2f, past the %.2f that odds of 19 to 1 need, and %d agents hold it (%s); nobody voted",
 			value, win.Weight-second, SPRTLead, len(win.Agents), strings.Join(who, ", "))

@@ -193,6 +193,7 @@ func TestWeightedRulesAreChecked(t *testing.T) {
 		{Rules{Consensus: RuleWeighted, AnswerFormat: FormatShort, Weights: []VoteWeight{{Agent: "a", Weight: 0}}}, "weight 0 of a must be above 0"},
 		{Rules{Consensus: RuleWeighted, AnswerFormat: FormatShort, Weights: []VoteWeight{{Agent: "a", Weight: 1}, {Agent: "a", Weight: 2}}}, "weights name a twice"},
 		{Rules{Consensus: RuleMajority, Weights: []VoteWeight{{Agent: "a", Weight: 1}}}, "weights count only under consensus weighted"},
+		{Rules{Consensus: RulePlurality, DominantStop: true}, "dominant_stop reads the weights of consensus weighted, not plurality"},
 	} {
 		err := c.r.Validate()
 		if !errors.Is(err, ErrBadSettings) || !strings.Contains(err.Error(), c.want) {

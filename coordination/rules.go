@@ -80,6 +80,11 @@ type Rules struct {
 	// consensus weighted, with why (EstimateReliability); an agent not
 	// listed counts 1. Empty under every other rule.
 	Weights []VoteWeight `json:"weights,omitempty" yaml:"weights,omitempty"`
+	// DominantStop, under consensus weighted, ends the session after round
+	// 0 when one agent's weight is more than all the others' together: no
+	// vote can outweigh it then, so a vote round could change the outcome
+	// only by talking that agent round (docs/DESIGN.md, "Weighted votes").
+	DominantStop bool `json:"dominant_stop,omitempty" yaml:"dominant_stop,omitempty"`
 	// Strict fails the session instead of letting the team shrink: an agent
 	// without a usable key or model refuses creation, a dropped agent ends
 	// the session as failed, and so does a degraded finish.
@@ -172,6 +177,9 @@ func (r Rules) Validate() error {
 	if len(r.Weights) > 0 && r.Consensus != "" && r.Consensus != RuleWeighted {
 		bad("weights count only under consensus weighted, not %s", r.Consensus)
 	}
+	if r.DominantStop && r.Consensus != "" && r.Consensus != RuleWeighted {
+		bad("dominant_stop reads the weights of consensus weighted, not %s", r.Consensus)
+	}
 	intIn("max_rounds", r.MaxRounds, 1, MaxRoundsLimit)
 	intIn("max_answers_per_agent", r.MaxAnswersPerAgent, 1, MaxRoundsLimit)
 	if r.TimeoutSeconds != 0 {
@@ -257,6 +265,7 @@ func (r Rules) Over(base Rules) Rules {
 	if len(r.Weights) > 0 {
 		out.Weights = r.Weights
 	}
+	out.DominantStop = out.DominantStop || r.DominantStop
 	out.Strict = out.Strict || r.Strict
 	return out
 }

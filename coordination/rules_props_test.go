@@ -81,6 +81,7 @@ func TestResultNeverContradictsItself(t *testing.T) {
 					rules.Weights = append(rules.Weights, coordination.VoteWeight{Agent: a.ID, Weight: float64(rapid.IntRange(1, 40).Draw(rt, "weight_"+a.ID)) / 10})
 				}
 			}
+			rules.DominantStop = rapid.Bool().Draw(rt, "dominant_stop")
 		}
 		if rapid.Bool().Draw(rt, "alphabetical") {
 			rules.Aliases, rules.RotateOwnLast, rules.BlindFirst = coordination.AliasesAlphabetical, new(bool), new(bool)

@@ -211,6 +211,7 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 	if r.HowChosenNote != "" {
 		fmt.Fprintf(&b, "Note: %s.\n", r.HowChosenNote)
 	}
+	b.WriteString(report.Weights(r))
 	if r.NotAgreed != "" {
 		fmt.Fprintf(&b, "Not agreed: %s.\n", r.NotAgreed)
 	}

@@ -46,7 +46,10 @@ var operatorOnlyFields = []string{
 }
 
 // checkOperatorOnly refuses operator-only fields in a tool call's raw
-// arguments.
+// arguments, and a client's vote weights (consensus weighted): those run no
+// code, but they decide the answer, and a weight is a claim about an
+// agent's track record that only the server's history or its operator can
+// vouch for (docs/DESIGN.md, "Weighted votes").
 func checkOperatorOnly(tool string, req mcpgo.CallToolRequest) error {
 	raw := req.Params.RawArguments
 	if len(raw) == 0 {
@@ -78,6 +81,10 @@ func checkOperatorOnly(tool string, req mcpgo.CallToolRequest) error {
 	}
 	if err := checkClientSpecs(tool, models); err != nil {
 		return err
+	}
+	if _, ok := args.Top["weights"]; ok {
+		return fmt.Errorf("%w: %s sets weights, which only this server's operator may give: a client's weight could let one agent outvote the rest of the team while the result still reads as the team's weighted vote; "+
+			"under consensus weighted the server weighs each agent by its own record of this user's past short-answer sessions; %s", errOperatorOnly, tool, operatorFix)
 	}
 	var found []string
 	for k := range args.Top {

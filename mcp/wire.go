@@ -263,6 +263,7 @@ type Rules struct {
 	PeerAnswerTokenCap  int          `json:"peer_answer_token_cap" yaml:"peer_answer_token_cap"`
 	MaxToolCallsPerStep int          `json:"max_tool_calls_per_step" yaml:"max_tool_calls_per_step"`
 	Weights             []VoteWeight `json:"weights,omitempty" yaml:"weights,omitempty"`
+	DominantStop        bool         `json:"dominant_stop,omitempty" yaml:"dominant_stop,omitempty"`
 	Strict              bool         `json:"strict,omitempty" yaml:"strict"`
 }
 

@@ -194,6 +194,7 @@ func wireRules(v coordination.Rules) Rules {
 		PeerAnswerTokenCap:  v.PeerAnswerTokenCap,
 		MaxToolCallsPerStep: v.MaxToolCallsPerStep,
 		Weights:             wireVoteWeights(v.Weights),
+		DominantStop:        v.DominantStop,
 		Strict:              v.Strict,
 	}
 }

@@ -42,28 +42,35 @@ const (
 	ProtoWeightedRound = "weighted+round"       // round 0, one vote round, weighted answers and votes
 	ProtoWeightedEarly = "weighted+round+early" // the same with the SPRT stop after round 0
 	ProtoEqualEarly    = "equal+round+early"    // the rule with every weight 1 (no history)
+	// A vote round only when no agent dominates (dominant_stop): round 0
+	// is final when one agent's weight is more than the others' together;
+	// with +early also when the SPRT lead is reached.
+	ProtoWeightedDominant      = "weighted+round+dominant"
+	ProtoWeightedEarlyDominant = "weighted+round+early+dominant"
 )
 
 // AllProtocols is every protocol, in the order reports list them.
 var AllProtocols = []string{ProtoSingle, ProtoVote, ProtoSC, ProtoMassGen, ProtoOurs, ProtoMassGenEarly, ProtoOursEarly,
-	ProtoWeighted, ProtoWeightedRound, ProtoWeightedEarly, ProtoEqualEarly}
+	ProtoWeighted, ProtoWeightedRound, ProtoWeightedEarly, ProtoEqualEarly, ProtoWeightedDominant, ProtoWeightedEarlyDominant}
 
 // weightedProtocols run after the others: their weights come from the round-0
 // answers of the items before theirs.
-var weightedProtocols = []string{ProtoWeighted, ProtoWeightedRound, ProtoWeightedEarly, ProtoEqualEarly}
+var weightedProtocols = []string{ProtoWeighted, ProtoWeightedRound, ProtoWeightedEarly, ProtoEqualEarly, ProtoWeightedDominant, ProtoWeightedEarlyDominant}
 
 var protocolTitles = map[string]string{
-	ProtoSingle:        "best single agent",
-	ProtoVote:          "round-0 plurality vote",
-	ProtoSC:            "self-consistency of the best agent",
-	ProtoMassGen:       "MassGen older settings",
-	ProtoOurs:          "ours (defaults)",
-	ProtoMassGenEarly:  "MassGen older + short + early stop",
-	ProtoOursEarly:     "ours + short + early stop",
-	ProtoWeighted:      "weighted vote of round 0 (history weights)",
-	ProtoWeightedRound: "weighted, one vote round",
-	ProtoWeightedEarly: "weighted, SPRT stop, one vote round",
-	ProtoEqualEarly:    "equal weights, SPRT stop, one vote round",
+	ProtoSingle:                "best single agent",
+	ProtoVote:                  "round-0 plurality vote",
+	ProtoSC:                    "self-consistency of the best agent",
+	ProtoMassGen:               "MassGen older settings",
+	ProtoOurs:                  "ours (defaults)",
+	ProtoMassGenEarly:          "MassGen older + short + early stop",
+	ProtoOursEarly:             "ours + short + early stop",
+	ProtoWeighted:              "weighted vote of round 0 (history weights)",
+	ProtoWeightedRound:         "weighted, one vote round",
+	ProtoWeightedEarly:         "weighted, SPRT stop, one vote round",
+	ProtoEqualEarly:            "equal weights, SPRT stop, one vote round",
+	ProtoWeightedDominant:      "weighted, one vote round unless one agent outweighs the rest",
+	ProtoWeightedEarlyDominant: "weighted, SPRT or dominance stop, one vote round",
 }
 
 // rulesFor is the coordination rules a team protocol runs with.
@@ -75,7 +82,7 @@ func rulesFor(proto string) coordination.Rules {
 		r.Aliases, r.Consensus = coordination.AliasesAlphabetical, coordination.RulePlurality
 		r.RotateOwnLast, r.BlindFirst = new(bool), new(bool)
 	}
-	if strings.HasSuffix(proto, "+early") {
+	if strings.Contains(proto, "+early") {
 		r.AnswerFormat, r.EarlyStop = coordination.FormatShort, true
 	}
 	if slices.Contains(weightedProtocols, proto) {
@@ -87,6 +94,7 @@ func rulesFor(proto string) coordination.Rules {
 		if strings.Contains(proto, "+round") {
 			r.MaxRounds = 2
 		}
+		r.DominantStop = strings.HasSuffix(proto, "+dominant")
 	}
 	return r
 }

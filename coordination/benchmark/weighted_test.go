@@ -91,3 +91,40 @@ func TestOrdersAreAllOrASeededSampleStartingWithTheLineup(t *testing.T) {
 		t.Fatalf("a listing that repeats a member: %v", err)
 	}
 }
+
+// dominant_stop in the bench: where nobody outweighs the rest (the default
+// lineup, after the first items) the protocol is the vote round's, item for
+// item; on the GSM8K replay, one strong model among weak ones, its weight
+// comes to outweigh the rest and round 0 is final, so the protocol takes
+// fewer steps and the strong model is no longer talked out of its answers.
+func TestDominantStopSkipsTheVoteRoundOnlyWhereOneMemberOutweighsTheRest(t *testing.T) {
+	t.Parallel()
+	cfg := smallQuality(120)
+	cfg.Protocols = []string{ProtoWeightedRound, ProtoWeightedDominant}
+	rep, err := Quality(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	round, _ := rep.Row(ProtoWeightedRound)
+	dom, _ := rep.Row(ProtoWeightedDominant)
+	if !slices.Equal(round.Correct, dom.Correct) || round.Steps != dom.Steps {
+		t.Errorf("nobody dominates the default lineup: the two protocols must agree item for item (steps %.2f, %.2f)", round.Steps, dom.Steps)
+	}
+
+	// The GSM8K replay: one model much stronger than three weak ones whose
+	// wrong answers spread over many values.
+	cfg = QualityConfig{Items: 200, Seed: 1, Data: "../../testdata/gsm8k/example_model_solutions.jsonl", Behaviour: DefaultBehaviour(),
+		Protocols: []string{ProtoWeightedRound, ProtoWeightedDominant}}
+	rep, err = Quality(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	round, _ = rep.Row(ProtoWeightedRound)
+	dom, _ = rep.Row(ProtoWeightedDominant)
+	if strong := rep.Weights[0].Weight; strong <= rep.Weights[1].Weight+rep.Weights[2].Weight+rep.Weights[3].Weight {
+		t.Fatalf("the strongest model should outweigh the rest by item 200: %+v (%v)", rep.Weights, rep.Members)
+	}
+	if dom.Steps >= round.Steps-1 || dom.RightToWrong >= round.RightToWrong {
+		t.Errorf("round 0 should end most items: steps %.2f vs %.2f, right→wrong %d vs %d", dom.Steps, round.Steps, dom.RightToWrong, round.RightToWrong)
+	}
+}

@@ -25,8 +25,15 @@ func Markdown(v *coordination.StatusView) string {
 	if v.Task != "" {
 		fmt.Fprintf(&b, "**Task:** %s\n\n", clipLine(v.Task, 300))
 	}
-	fmt.Fprintf(&b, "Rules: consensus %s, max_rounds %d, max_answers_per_agent %d, final %s, answer_format %s\n\n",
-		v.Rules.Consensus, v.Rules.MaxRounds, v.Rules.MaxAnswersPerAgent, v.Rules.Final, v.Rules.AnswerFormat)
+	early := ""
+	if v.Rules.EarlyStop {
+		early = ", early_stop"
+	}
+	if v.Rules.DominantStop {
+		early += ", dominant_stop"
+	}
+	fmt.Fprintf(&b, "Rules: consensus %s, max_rounds %d, max_answers_per_agent %d, final %s, answer_format %s%s\n\n",
+		v.Rules.Consensus, v.Rules.MaxRounds, v.Rules.MaxAnswersPerAgent, v.Rules.Final, v.Rules.AnswerFormat, early)
 	if len(v.Criteria) > 0 {
 		b.WriteString("**Evaluation criteria**\n\n")
 		for _, c := range v.Criteria {
@@ -180,6 +187,7 @@ func summary(r *coordination.TeamResult, n Names) string {
 			fmt.Fprintf(&b, "  %s → %s, %s: %s\n", n.Agent(v.Voter), n.Vote(&v), state, n.Quote(v.Reason, 120))
 		}
 	}
+	b.WriteString(weightsText(r, n))
 	cost := "unknown"
 	if r.CostUSD != nil {
 		cost = fmt.Sprintf("$%.4f", *r.CostUSD)

@@ -349,7 +349,7 @@ func (p *parser) contextPaths(n *yaml.Node, where string) {
 
 var ruleKeys = []string{"consensus", "max_rounds", "max_answers_per_agent", "timeout_seconds", "step_timeout_seconds",
 	"cost_budget_usd", "token_budget", "max_agent_failures", "final", "answer_format", "early_stop", "aliases",
-	"rotate_own_last", "blind_first", "peer_answer_token_cap", "max_tool_calls_per_step", "strict", "weights"}
+	"rotate_own_last", "blind_first", "peer_answer_token_cap", "max_tool_calls_per_step", "strict", "weights", "dominant_stop"}
 
 // rules reads our format's rules mapping (the keys of docs/DESIGN.md, "Sessions and their rules").
 func (p *parser) rules(n *yaml.Node) {
@@ -414,6 +414,8 @@ func (p *parser) rules(n *yaml.Node) {
 			} else {
 				r.Weights = ws
 			}
+		case "dominant_stop":
+			r.DominantStop = p.bool(v, full)
 		default:
 			if s := closest(key, ruleKeys); s != "" {
 				p.errf(k, "unknown rule %s; did you mean %s?", full, s)

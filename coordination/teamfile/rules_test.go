@@ -17,7 +17,8 @@ var ruleSamples = map[string]string{
 	"final": "winner", "answer_format": "short", "early_stop": "true\n  answer_format: short", "aliases": "alphabetical",
 	"rotate_own_last": "false", "blind_first": "true", "peer_answer_token_cap": "2000",
 	"max_tool_calls_per_step": "5", "strict": "true",
-	"weights": "\n    - agent_id: agent_a\n      weight: 1.5\n  consensus: weighted\n  answer_format: short",
+	"weights":       "\n    - agent_id: agent_a\n      weight: 1.5\n  consensus: weighted\n  answer_format: short",
+	"dominant_stop": "true\n  consensus: weighted\n  answer_format: short",
 }
 
 // TestEveryRuleIsSettableInATeamFile pins that each rule of

@@ -1,0 +1,73 @@
+package coordination
+
+import "fmt"
+
+// Dominant is, under consensus weighted, the live agent whose weight is
+// more than every other live agent's together, with its weight and the
+// others' sum; ok is false when no agent outweighs the rest. With such an
+// agent no ballots of the others — answers and votes alike — can outweigh
+// its own answer and vote, so only changing its mind can change the winner.
+func Dominant(s *Session, live []*AgentState) (id string, weight, others float64, ok bool) {
+	total := 0.0
+	for _, a := range live {
+		total += s.Rules.weight(a.ID)
+	}
+	for _, a := range live {
+		if w := s.Rules.weight(a.ID); w > total-w+weightTie {
+			return a.ID, w, total - w, true
+		}
+	}
+	return "", 0, 0, false
+}
+
+// dominantStop ends a session under consensus weighted with dominant_stop
+// right after round 0 when one agent outweighs all the others together
+// (Dominant): the weighted vote of the first answers is final. The vote
+// round it skips could only move the outcome by talking the heavy agent out
+// of its answer, which on the GSM8K replay, one strong model among weak
+// ones, it did more often from right to wrong than the reverse
+// (docs/BENCHMARKS.md).
+func dominantStop(s *Session, st *State, live []*AgentState) (Decision, bool) {
+	if !s.Rules.DominantStop || s.Rules.Consensus != RuleWeighted || st.Life.Revote != nil || len(live) < 2 {
+		return Decision{}, false
+	}
+	if !round0Done(st, live) {
+		return Decision{}, false
+	}
+	if _, _, _, ok := Dominant(s, live); !ok {
+		return Decision{}, false
+	}
+	w, ok := RuleMet(s.Rules.Consensus, CountStanding(s, st))
+	if !ok {
+		return Decision{}, false // an exact tie of weights: the rounds go on
+	}
+	return Decision{Kind: DecideFinish, Winner: w, How: ChosenConsensus, Stop: StopConsensus}, true
+}
+
+// round0Done tells whether every live agent has given its first answer and
+// nobody has voted or answered again: the moment round-0 stops are read.
+func round0Done(st *State, live []*AgentState) bool {
+	for _, a := range st.Agents {
+		if a.LatestDecision != nil && (a.LatestDecision.Kind == KindVote || a.Answers > 1) {
+			return false
+		}
+	}
+	for _, a := range live {
+		if a.LatestAnswer == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// dominantNote says why round 0 ended the run under dominant_stop.
+func dominantNote(s *Session, st *State) string {
+	if !s.Rules.DominantStop {
+		return ""
+	}
+	id, w, others, ok := Dominant(s, st.Live())
+	if !ok || !round0Done(st, st.Live()) {
+		return ""
+	}
+	return fmt.Sprintf("; round 0 ended the run (dominant_stop): %s's weight %.2f is more than the other agents' %.2f together, so no vote could outweigh it", id, w, others)
+}

@@ -1,0 +1,65 @@
+package coordination
+
+import (
+	"strings"
+	"testing"
+)
+
+// dominant_stop: round 0 is final when one agent's weight is more than all
+// the others' together (it wins, whatever they answered), and only then;
+// without the rule the vote round runs; an SPRT stop, when both apply, is
+// read first.
+func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
+	heavy := weighted(VoteWeight{Agent: "a", Weight: 4}, VoteWeight{Agent: "b", Weight: 0.7}, VoteWeight{Agent: "c", Weight: 0.6}, VoteWeight{Agent: "d", Weight: 0.5})
+	heavy.MaxRounds, heavy.MaxAnswersPerAgent, heavy.DominantStop = 2, 1, true
+	b := newTeam(t, heavy, "a", "b", "c", "d")
+	b.answer("a", "Answer: 18")
+	b.answer("b", "Answer: 20")
+	b.answer("c", "Answer: 20")
+	if d := b.decide(); d.Kind != DecideNothing {
+		t.Fatalf("round 0 is not over while d has not answered: %+v", d)
+	}
+	b.answer("d", "Answer: 20")
+	d := b.decide()
+	if d.Kind != DecideFinish || d.Winner != "a" || d.How != ChosenConsensus || d.Stop != StopConsensus {
+		t.Fatalf("a's 4 is more than 1.8 together: the weighted vote of round 0 is final: %+v", d)
+	}
+	note := weightedNote(b.s, b.state(), ChosenConsensus, "a")
+	if !strings.Contains(note, "round 0 ended the run (dominant_stop): a's weight 4.00 is more than the other agents' 1.80 together") {
+		t.Fatalf("the note says why round 0 ended it: %q", note)
+	}
+
+	// Without dominant_stop the same answers go to the vote round.
+	heavy.DominantStop = false
+	b = newTeam(t, heavy, "a", "b", "c", "d")
+	for id, v := range map[string]string{"a": "18", "b": "20", "c": "20", "d": "20"} {
+		b.answer(id, "Answer: "+v)
+	}
+	if d := b.decide(); d.Kind != DecideNothing {
+		t.Fatalf("without dominant_stop the vote round runs: %+v", d)
+	}
+
+	// Nobody outweighs the rest (3 against 3.2): the vote round runs.
+	even := weighted(VoteWeight{Agent: "a", Weight: 3}, VoteWeight{Agent: "b", Weight: 1.2}, VoteWeight{Agent: "c", Weight: 1}, VoteWeight{Agent: "d", Weight: 1})
+	even.MaxRounds, even.MaxAnswersPerAgent, even.DominantStop = 2, 1, true
+	b = newTeam(t, even, "a", "b", "c", "d")
+	for id, v := range map[string]string{"a": "18", "b": "20", "c": "20", "d": "21"} {
+		b.answer(id, "Answer: "+v)
+	}
+	if d := b.decide(); d.Kind != DecideNothing {
+		t.Fatalf("3 is not more than 3.2: %+v", d)
+	}
+	if note := weightedNote(b.s, b.state(), ChosenConsensus, "b"); strings.Contains(note, "dominant_stop") {
+		t.Fatalf("no dominance, no such note: %q", note)
+	}
+
+	// Both stops apply: the SPRT lead is read first and says so.
+	heavy.DominantStop, heavy.EarlyStop = true, true
+	b = newTeam(t, heavy, "a", "b", "c", "d")
+	for id, v := range map[string]string{"a": "18", "b": "18", "c": "20", "d": "21"} {
+		b.answer(id, "Answer: "+v)
+	}
+	if d := b.decide(); d.Kind != DecideFinish || d.How != ChosenEarlyAgreement || d.Winner != "a" {
+		t.Fatalf("18 leads by 4.1 with two agents: %+v", d)
+	}
+}
