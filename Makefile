@@ -5,7 +5,7 @@ BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap chromium clis
-.PHONY: quick realclis
+.PHONY: quick realclis heap
 
 # TEST_JOBS is how many suites make test runs at once: the race run (unit) is
 # CPU-bound, while realclis, e2e and clients mostly wait on Node processes
@@ -30,10 +30,13 @@ build-bench:
 # (realclis), the built binary against real MCP clients (e2e), the real Claude
 # Code and Codex CLIs against the plugin and install (clients), and each fuzz
 # target briefly. The order pairs the CPU-bound race run with the suites that
-# wait.
+# wait. The suites' go test runs pass -vet=off: go test's own vet is a subset
+# of go vet's checks, which make vet has run over every package (tests
+# included) just before, and its different flags missed vet's cache, so it
+# type-checked every changed package a second time.
 test: fmt-check vet lint build clis tmux bwrap chromium
 	MASSGEN_TEST_BIN=$(abspath $(BIN)) MASSGEN_E2E_BIN=$(abspath $(BIN)) \
-		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients fuzz
+		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients heap fuzz
 
 # quick is the inner loop: formatting, vet and the Go tests without the race
 # detector, -short (no binary builds, no 20,000-session heap test) and without
@@ -55,30 +58,42 @@ vet:
 lint:
 	$(GO) tool -modfile=tools/go.mod staticcheck ./...
 
-# unit runs every Go test under the race detector but the coding-agent CLI
-# packages' (realclis runs those), with the real CLIs (pinned, installed into
-# .cache/clients by e2e/install-clis.sh) that cmd/massgen-mcp's team tests
-# drive; MASSGEN_REAL_CLIS=1 makes a missing CLI fail them instead of
-# skipping. The service's heap test (20,000 sessions) skips under the race
-# detector, so it runs again without it. cmd/massgen-mcp's process-level tests
-# (the binary, tmux, a go build: t.Parallel) mostly wait, so
-# UNIT_PARALLEL of them run at once even on 2 cores; run one after another
-# they were most of that package's five minutes. The tests that bound a
-# failover or a lease in seconds, the load suite and the real-CLI tests stay
-# sequential.
+# unit runs every Go test under the race detector but the real coding CLIs'
+# (realclis runs those). cmd/massgen-mcp's process-level tests (the binary,
+# tmux, a go build: t.Parallel) mostly wait, so UNIT_PARALLEL of them run at
+# once even on 2 cores; run one after another they were most of that
+# package's five minutes. The tests that bound a failover or a lease in
+# seconds and the load suite stay sequential.
 UNIT_PARALLEL ?= 4
-unit: tmux bwrap clis
+unit: tmux bwrap
 	pkgs=$$($(GO) list ./... | grep -v '/providers/cliagent') && [ -n "$$pkgs" ] && \
-		MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 -parallel $(UNIT_PARALLEL) $$pkgs
-	$(GO) test -count=1 -run '^TestServiceDoesNotGrowWithEverySession$$' ./coordination/
+		$(GO) test -race -count=1 -vet=off -parallel $(UNIT_PARALLEL) -skip '$(CMD_REALCLI_TESTS)' $$pkgs
 
-# realclis runs the coding-agent CLI packages (providers/cliagent/...) under the
-# race detector, their suites against the real Claude Code, Codex and Gemini
-# CLIs among them, in one go test with every package at once: their time is
-# the CLIs' and the fakes', not the CPU's, so they need not queue behind the
-# race run's CPU-bound packages.
+# heap is the service's heap test (20,000 sessions), which skips under the
+# race detector: its own suite beside the others rather than a tail that
+# waits for the whole race run to end.
+heap:
+	$(GO) test -count=1 -vet=off -run '^TestServiceDoesNotGrowWithEverySession$$' ./coordination/
+
+# CMD_REALCLI_TESTS are cmd/massgen-mcp's tests that drive the real coding
+# CLIs (team runs through the built binary): realclis runs them, unit skips
+# them. TestCmdRealCLITestsRunInRealclis (realclilanes_test.go at the root)
+# fails when a test that calls realClaude or clitest.Binary is missing here,
+# or a name here is no such test.
+CMD_REALCLI_TESTS := ^(TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusWithTheTeam|TestARealClaudeCodeThatLoopsIsStoppedByTheBudgetWithinATurn|TestARealClaudeCodeAgentCallsItsTeamsMCPServerEndToEnd|TestTheBuildingSkillFlowThroughARealClaudeCode|TestAMixedTeamOfTheThreeCodingCLIsAndAnAPIAgentBuildsItsFileAndAgrees|TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey)$$
+
+# realclis runs every test against the real Claude Code, Codex and Gemini CLIs
+# (pinned, installed into .cache/clients by e2e/install-clis.sh) under the race
+# detector; MASSGEN_REAL_CLIS=1 makes a missing CLI fail them instead of
+# skipping. First the coding-agent CLI packages (providers/cliagent/...), in
+# one go test with every package at once, then cmd/massgen-mcp's team tests
+# through the built binary, one after another (beside each other on a loaded
+# 2-core machine Claude Code began its turn before its MCP servers had
+# connected). Their time is the CLIs' and the fakes', not the CPU's, so they
+# need not queue behind the race run's CPU-bound packages.
 realclis: bwrap clis
-	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 -p 6 ./providers/cliagent/...
+	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 -vet=off -p 6 ./providers/cliagent/...
+	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 -vet=off -run '$(CMD_REALCLI_TESTS)' ./cmd/massgen-mcp/
 
 clis:
 	bash e2e/install-clis.sh

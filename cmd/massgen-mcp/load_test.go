@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,8 +61,8 @@ var loadTenants = []struct{ name, token string }{{"alpha", "load-token-alpha-012
 // that the clients of its tenant share. Every call succeeds (the protocol's
 // own refusals of a busy or not-due agent excepted), no tenant sees another's
 // sessions, and p50/p99 latency per tool and the server's peak RSS are
-// logged. Under -race the server is built with -race too and the run is
-// shorter. MASSGEN_LOAD_SECONDS sets the duration (default 20, -race 6).
+// logged. Under -race the server is race-built too (the test binary serves)
+// and the run is shorter. MASSGEN_LOAD_SECONDS sets the duration (default 20, -race 6).
 func TestLoadSixtyFourClients(t *testing.T) {
 	seconds := 20
 	bin := binary(t)
@@ -234,27 +233,23 @@ func TestLoadSixtyFourClients(t *testing.T) {
 	}
 }
 
-var raceOnce sync.Once
-var racePath string
-var raceErr error
-
-// raceBinary builds the server with the race detector, for the short load
-// run under -race.
+// raceBinary is the server built with the race detector, for the short load
+// run under -race: this race-built test binary itself, which runs main
+// under testBinaryRunsMain (TestMain), behind a script that sets it and execs
+// it (so the server's pid, whose peak RSS the suite reads, is the binary's).
 func raceBinary(t testing.TB) string {
 	t.Helper()
-	raceOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "massgen-race-bin-")
-		if err != nil {
-			raceErr = err
-			return
-		}
-		racePath = filepath.Join(dir, "massgen-mcp")
-		if out, err := exec.Command("go", "build", "-race", "-o", racePath, ".").CombinedOutput(); err != nil {
-			raceErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if raceErr != nil {
-		t.Fatalf("build -race: %v", raceErr)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatalf("the test binary's path, to serve from it: %v", err)
 	}
-	return racePath
+	if strings.ContainsRune(self, '\'') {
+		t.Fatalf("the test binary's path %q has a quote the script cannot carry: run go test from a plainer directory", self)
+	}
+	script := filepath.Join(t.TempDir(), "massgen-mcp")
+	body := "#!/bin/sh\n" + testBinaryRunsMain + "=1 exec '" + self + "' \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
 }
