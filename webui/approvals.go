@@ -24,9 +24,9 @@ type approval struct {
 // pendingApprovals lists a session's asks waiting for a person; none when
 // its store keeps no handshake. A request being written is skipped by
 // permissions.Pending and shows with the next change.
-func pendingApprovals(svc *coordination.Service, id string) []approval {
+func pendingApprovals(ctx context.Context, svc *coordination.Service, id string) []approval {
 	out := []approval{}
-	pending, _ := svc.PendingApprovals(id)
+	pending, _ := svc.PendingApprovals(ctx, id)
 	for _, r := range pending {
 		out = append(out, approval{ID: r.ID, Agent: r.Agent, Tool: r.Tool, Action: r.Action.String(), Risk: string(r.Risk),
 			Rule: r.Rule, Expires: r.Expires.UTC().Format(time.RFC3339)})
@@ -102,7 +102,7 @@ func (h *Handler) answerAsk(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if err := svc.Approve(id, request, approve, webAnswerer); err != nil {
+	if err := svc.Approve(ctx, id, request, approve, webAnswerer); err != nil {
 		h.writeError(w, r, err)
 		return
 	}

@@ -89,7 +89,7 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 		ID: id, Task: v.Task, Status: r.Status, Outcome: report.Outcome(r), Summary: report.Summary(r),
 		Cost: report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
 		Map: report.ConsensusMapSVG(v), Needs: report.BuildGraph(v).Needs(),
-		Agents: []agentCard{}, Answers: []answer{}, Files: []file{}, Approvals: pendingApprovals(svc, id),
+		Agents: []agentCard{}, Answers: []answer{}, Files: []file{}, Approvals: pendingApprovals(ctx, svc, id),
 		Permissions: permissionAudit(ctx, svc, id),
 	}
 	live := r.Status == coordination.StatusRunning || r.Status == coordination.StatusDecided
