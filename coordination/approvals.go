@@ -2,9 +2,7 @@ package coordination
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 )
@@ -38,31 +36,10 @@ func askBox(ctx context.Context, box ApprovalBox, id string, req permissions.App
 	if err := box.RequestApproval(wctx, id, req); err != nil {
 		return permissions.ApprovalResponse{}, fmt.Errorf("store the approval request: %w", err)
 	}
-	t := time.NewTicker(permissions.PollEvery)
-	defer t.Stop()
-	deadline := time.NewTimer(time.Until(req.Expires))
-	defer deadline.Stop()
-	for {
-		if r, ok, err := box.ApprovalAnswer(wctx, id, req.ID); err == nil && ok {
-			return r, nil
-		}
-		select {
-		case <-t.C:
-			continue
-		case <-ctx.Done():
-		case <-deadline.C:
-		}
-		why := "timeout"
-		if ctx.Err() != nil {
-			why = "step ended"
-		}
-		err := box.AnswerApproval(wctx, id, permissions.ApprovalResponse{ID: req.ID, By: why, At: time.Now().UTC()})
-		if r, ok, rerr := box.ApprovalAnswer(wctx, id, req.ID); rerr == nil && ok {
-			return r, nil // ours, or the person's that came first
-		}
-		if err == nil || errors.Is(err, permissions.ErrAnswered) {
-			err = errors.New("the approval's answer could not be read back")
-		}
-		return permissions.ApprovalResponse{ID: req.ID, By: why}, err
+	read := func() (permissions.ApprovalResponse, bool) {
+		r, ok, err := box.ApprovalAnswer(wctx, id, req.ID)
+		return r, err == nil && ok
 	}
+	refuse := func(r permissions.ApprovalResponse) error { return box.AnswerApproval(wctx, id, r) }
+	return permissions.Await(ctx, req, read, refuse)
 }

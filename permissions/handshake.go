@@ -74,12 +74,28 @@ func AskFile(ctx context.Context, dir string, req ApprovalRequest) (ApprovalResp
 	if err := writeJSON(filepath.Join(dir, "requests", req.ID+".json"), req, false); err != nil {
 		return ApprovalResponse{}, fmt.Errorf("write the approval request: %w", err)
 	}
+	read := func() (ApprovalResponse, bool) {
+		r, err := readResponse(dir, req.ID)
+		return r, err == nil
+	}
+	refuse := func(r ApprovalResponse) error {
+		return writeJSON(filepath.Join(dir, "responses", req.ID+".json"), r, true)
+	}
+	return Await(ctx, req, read, refuse)
+}
+
+// Await polls read for the answer to req until req expires or ctx ends;
+// then refuse stores a refusal (by "timeout", or "step ended") and Await
+// returns the answer that stands: the refusal, or a person's that landed
+// first. Every handshake (files here, a store's rows) waits this one way, so
+// each fails closed alike.
+func Await(ctx context.Context, req ApprovalRequest, read func() (ApprovalResponse, bool), refuse func(ApprovalResponse) error) (ApprovalResponse, error) {
 	t := time.NewTicker(PollEvery)
 	defer t.Stop()
 	deadline := time.NewTimer(time.Until(req.Expires))
 	defer deadline.Stop()
 	for {
-		if r, err := readResponse(dir, req.ID); err == nil {
+		if r, ok := read(); ok {
 			return r, nil
 		}
 		select {
@@ -92,9 +108,12 @@ func AskFile(ctx context.Context, dir string, req ApprovalRequest) (ApprovalResp
 		if ctx.Err() != nil {
 			why = "step ended"
 		}
-		err := writeJSON(filepath.Join(dir, "responses", req.ID+".json"), ApprovalResponse{ID: req.ID, By: why, At: time.Now().UTC()}, true)
-		if r, rerr := readResponse(dir, req.ID); rerr == nil {
+		err := refuse(ApprovalResponse{ID: req.ID, By: why, At: time.Now().UTC()})
+		if r, ok := read(); ok {
 			return r, nil // ours, or the person's that came first
+		}
+		if err == nil || errors.Is(err, ErrAnswered) || errors.Is(err, fs.ErrExist) {
+			err = errors.New("the approval's answer could not be read back")
 		}
 		return ApprovalResponse{ID: req.ID, By: why}, err
 	}
