@@ -204,7 +204,19 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 	}
 	var resumed []string
 	for _, sum := range page.Sessions {
-		_, _, err := svc.Start(ctx, sum.SessionID)
+		// The listing read the session before now: a cancel that landed
+		// since is kept. One already here skips the session; one that
+		// lands from here on is not among the cancels the run may lift.
+		l, _, err := svc.sessions.lend(ctx, sum.SessionID)
+		if err != nil {
+			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not read an interrupted session to resume it")
+			continue
+		}
+		life := lifecycle(l.Session)
+		if life.Status == StatusCancelled {
+			continue
+		}
+		_, _, err = svc.start(ctx, sum.SessionID, life.Cancels)
 		switch {
 		case err == nil:
 			resumed = append(resumed, sum.SessionID)

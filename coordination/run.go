@@ -117,6 +117,13 @@ const pollInterval = 50 * time.Millisecond
 // hear the run's progress, subscribe to the session before Start: with fast
 // models a run may be over before a Subscribe after it.
 func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool, err error) {
+	return svc.start(ctx, id, -1)
+}
+
+// start is Start for a run asked for over cancels cancelled entries, the
+// count its caller saw when it decided to start it; a negative count is
+// taken here, as Start's caller decides at the call.
+func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, started bool, err error) {
 	defer svc.sessions.starting(id)()
 	if r, ok := svc.runs.get(id); ok {
 		return r, false, nil
@@ -124,7 +131,10 @@ func (svc *Service) Start(ctx context.Context, id string) (r *Run, started bool,
 	// Counted before anything else: a cancel recorded while this run starts
 	// up (claims, tidies, starts MCP servers) came after it was asked for,
 	// and stops it rather than being lifted by it.
-	asked, askedErr := svc.cancelsNow(ctx, id)
+	asked, askedErr := cancels, error(nil)
+	if cancels < 0 {
+		asked, askedErr = svc.cancelsNow(ctx, id)
+	}
 
 	claim, dead, err := svc.leases.claimRun(ctx, id)
 	if err != nil {
