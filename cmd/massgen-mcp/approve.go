@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -38,7 +39,7 @@ func answerCommand(approve bool) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, done, err := answeringService(cmd.Context(), dir, store, tenant)
+			svc, done, err := storeService(cmd.Context(), dir, store, tenant)
 			if err != nil {
 				return err
 			}
@@ -53,17 +54,18 @@ func answerCommand(approve bool) *cobra.Command {
 	return cmd
 }
 
-// answeringService is the service whose store holds the ask: the file
-// store under the state directory, or the PostgreSQL database a server
-// shares (its requests and responses are rows there, so any machine that
-// reaches the database can answer). done closes the database.
-func answeringService(ctx context.Context, dir, store, tenant string) (*coordination.Service, func(), error) {
+// storeService is the service over the store a server keeps its sessions
+// in: the file store under the state directory (a tenant's beneath it), or
+// the PostgreSQL database replicas share (asks, answers and the audit are
+// rows there, so any machine that reaches the database can read and answer
+// them). done closes the database.
+func storeService(ctx context.Context, dir, store, tenant string) (*coordination.Service, func(), error) {
 	if store == "" {
 		store = os.Getenv("MASSGEN_STORE")
 	}
 	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
 		if store != "" && store != "file" {
-			return nil, nil, fmt.Errorf("%w: --store %q: approve and deny answer asks in the file store or a postgres:// URL; a memory store's asks live in its server alone", coordination.ErrBadInput, store)
+			return nil, nil, fmt.Errorf("%w: --store %q: name the file store (the default) or a postgres:// URL; a memory store's sessions live in its server alone", coordination.ErrBadInput, store)
 		}
 		if tenant != "" && tenant != coordination.DefaultTenant {
 			if err := coordination.CheckTenant(tenant); err != nil {
@@ -118,4 +120,25 @@ func answerAsk(ctx context.Context, out io.Writer, svc *coordination.Service, se
 	word := map[bool]string{true: "approved", false: "refused"}[approve]
 	fmt.Fprintf(out, "%s %s in session %s.\n", word, id, session)
 	return nil
+}
+
+// storeFlags is what a printed command needs to reach the same store and
+// tenant: empty for the file store's default tenant. A URL's password is
+// masked (url.URL.Redacted): status output is read, pasted and logged.
+func storeFlags(store, tenant string) string {
+	if store == "" {
+		store = os.Getenv("MASSGEN_STORE")
+	}
+	var f string
+	if strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://") {
+		shown := "<the server's postgres:// URL>"
+		if u, err := url.Parse(store); err == nil {
+			shown = u.Redacted()
+		}
+		f = " --store '" + shown + "'"
+	}
+	if tenant != "" && tenant != coordination.DefaultTenant {
+		f += " --tenant " + tenant
+	}
+	return f
 }

@@ -128,6 +128,25 @@ func TestApproveAnswersAnAskKeptInPostgreSQL(t *testing.T) {
 	if _, errOut, code := cliSplit(t, "approve", "--store", dsn, "abc123"); code == 0 || !strings.Contains(errOut, "no session has a pending ask") {
 		t.Errorf("the default tenant answered acme's ask: exit %d %s", code, errOut)
 	}
+	// status reads the same rows, and its commands reach the same store.
+	js, errOut, code := cliSplit(t, "status", "--json", "--store", dsn, "--tenant", "acme", s.ID)
+	if code != 0 {
+		t.Fatalf("status --store --json: exit %d\n%s%s", code, js, errOut)
+	}
+	var sj struct {
+		Permissions struct {
+			Pending []struct{ ID, Approve, Deny string } `json:"pending"`
+		} `json:"permissions"`
+	}
+	if err := json.Unmarshal([]byte(js), &sj); err != nil || len(sj.Permissions.Pending) != 1 {
+		t.Fatalf("status --store --json's permissions: %v\n%s", err, js)
+	}
+	if p := sj.Permissions.Pending[0]; p.ID != "abc123" || !strings.HasPrefix(p.Deny, "massgen-mcp deny --store '") || !strings.HasSuffix(p.Deny, "' --tenant acme abc123") {
+		t.Errorf("the pending ask's commands: %+v; want them to name the store and the tenant", p)
+	}
+	if plain, _, code := cliSplit(t, "status", "--store", dsn, "--tenant", "acme", s.ID); code != 0 || !strings.Contains(plain, "--tenant acme abc123") {
+		t.Errorf("plain status --store: exit %d\n%s", code, plain)
+	}
 	out, errOut, code := cliSplit(t, "deny", "--store", dsn, "--tenant", "acme", "abc123")
 	if code != 0 || !strings.Contains(out, "refused abc123 in session "+s.ID) {
 		t.Fatalf("deny --store: exit %d\n%s%s", code, out, errOut)
@@ -138,5 +157,17 @@ func TestApproveAnswersAnAskKeptInPostgreSQL(t *testing.T) {
 	}
 	if _, errOut, code := cliSplit(t, "approve", "--store", dsn, "--tenant", "acme", "--session", s.ID, "abc123"); code == 0 || !strings.Contains(errOut, "already answered") {
 		t.Errorf("approving an answered ask: exit %d %s", code, errOut)
+	}
+}
+
+// TestStoreFlagsMaskTheDatabasePassword: the commands status prints for a
+// PostgreSQL store name it without its password.
+func TestStoreFlagsMaskTheDatabasePassword(t *testing.T) {
+	got := storeFlags("postgres://massgen:hunter2-not-a-key-0000@db:5432/massgen", "acme")
+	if strings.Contains(got, "hunter2") || !strings.Contains(got, "--store 'postgres://massgen:xxxxx@db:5432/massgen'") || !strings.HasSuffix(got, " --tenant acme") {
+		t.Errorf("storeFlags = %q", got)
+	}
+	if got := storeFlags("file", ""); got != "" {
+		t.Errorf("the file store's default tenant needs no flags; got %q", got)
 	}
 }

@@ -15,9 +15,9 @@ import (
 
 func statusCommand() *cobra.Command {
 	var asJSON, watch, plain bool
-	var dir string
+	var dir, store, tenant string
 	cmd := &cobra.Command{
-		Use:   "status [--json] [--watch] <session-id | dir>",
+		Use:   "status [--json] [--watch] [--store postgres://… --tenant T] <session-id | dir>",
 		Short: "Show a session: agents, votes with staleness, consensus, next agents, and the result if finished",
 		Long: `Show a session by id (under the state dir) or by directory. A directory written by
 MassGen's own 'massgen --step' works too: its agents come from agents/*.
@@ -37,10 +37,14 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if watch {
+				if store != "" || tenant != "" {
+					return fmt.Errorf("%w: status --watch follows the file store; a PostgreSQL server's session is watched in its web view (/ui/) or with team_status", coordination.ErrBadInput)
+				}
 				return watchStatus(ctx, cmd.OutOrStdout(), args[0], dir, plain, asJSON)
 			}
 			var v *coordination.StatusView
 			var svc *coordination.Service
+			flags := ""
 			if looksLikeDir(args[0]) {
 				fs, id, err := filestore.ForSessionDir(args[0])
 				if err != nil {
@@ -53,14 +57,19 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 					return err
 				}
 			} else {
-				svc = newService(stateDir(dir), 1)
+				var done func()
 				var err error
+				if svc, done, err = storeService(ctx, dir, store, tenant); err != nil {
+					return err
+				}
+				defer done()
 				if v, err = svc.Status(ctx, args[0]); err != nil {
 					return err
 				}
+				flags = storeFlags(store, tenant)
 			}
 			if asJSON {
-				return printIndented(cmd.OutOrStdout(), statusJSON{StatusView: v, Permissions: sessionPermissions(ctx, svc, v.Result.SessionID)})
+				return printIndented(cmd.OutOrStdout(), statusJSON{StatusView: v, Permissions: sessionPermissions(ctx, svc, v.Result.SessionID, flags)})
 			}
 			fmt.Fprint(cmd.OutOrStdout(), report.Markdown(v))
 			// The pictures need the ledger; a session whose ledger cannot
@@ -70,7 +79,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 				l = nil
 			}
 			fmt.Fprint(cmd.OutOrStdout(), report.StatusSections(v, l, 100))
-			printPermissions(ctx, cmd.OutOrStdout(), svc, v.Result.SessionID)
+			printPermissions(ctx, cmd.OutOrStdout(), svc, v.Result.SessionID, flags)
 			return nil
 		},
 	}
@@ -78,6 +87,8 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the session until it ends (live view on a terminal)")
 	cmd.Flags().BoolVar(&plain, "plain", false, "with --watch: a line per event even on a terminal")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	cmd.Flags().StringVar(&store, "store", "", "a server's PostgreSQL store: a postgres:// URL (also $MASSGEN_STORE); default the file store under --state-dir (not with --watch)")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant whose session it is (default the default tenant)")
 	return cmd
 }
 

@@ -31,8 +31,9 @@ type pendingAsk struct {
 }
 
 // sessionPermissions gathers the section; nil when the session made no
-// decision and has no ask waiting.
-func sessionPermissions(ctx context.Context, svc *coordination.Service, id string) *statusPermissions {
+// decision and has no ask waiting. flags name the store and tenant in the
+// commands that answer (storeFlags).
+func sessionPermissions(ctx context.Context, svc *coordination.Service, id, flags string) *statusPermissions {
 	c, err := svc.CountPermissions(ctx, id)
 	if err != nil || c.Decisions+c.Pending == 0 {
 		return nil
@@ -40,7 +41,7 @@ func sessionPermissions(ctx context.Context, svc *coordination.Service, id strin
 	p := &statusPermissions{Counts: c, Pending: []pendingAsk{}, Recent: []permissions.Record{}}
 	pending, _ := svc.PendingApprovals(ctx, id)
 	for _, r := range pending {
-		p.Pending = append(p.Pending, pendingAsk{ApprovalRequest: r, Approve: "massgen-mcp approve " + r.ID, Deny: "massgen-mcp deny " + r.ID})
+		p.Pending = append(p.Pending, pendingAsk{ApprovalRequest: r, Approve: "massgen-mcp approve" + flags + " " + r.ID, Deny: "massgen-mcp deny" + flags + " " + r.ID})
 	}
 	recs, _ := svc.PermissionLog(ctx, id)
 	for i := len(recs) - 1; i >= 0 && len(p.Recent) < statusDecisionsShown; i-- {
@@ -57,8 +58,8 @@ func sessionPermissions(ctx context.Context, svc *coordination.Service, id strin
 
 // printPermissions prints the section for a person; nothing when the
 // session made no decision.
-func printPermissions(ctx context.Context, out io.Writer, svc *coordination.Service, id string) {
-	p := sessionPermissions(ctx, svc, id)
+func printPermissions(ctx context.Context, out io.Writer, svc *coordination.Service, id, flags string) {
+	p := sessionPermissions(ctx, svc, id, flags)
 	if p == nil {
 		return
 	}
