@@ -43,7 +43,8 @@ func readSession(t *testing.T, dir, id string) coordination.Session {
 }
 
 // TestThreeTurnsThroughTheBinary: run, then run --continue twice. Each turn
-// is a session linked to the one before; its history carries every earlier
+// is a session linked to the one before, with the first turn's seed (so the
+// run is the same on every machine); its history carries every earlier
 // task and answer; its workspaces start from the previous winner's files;
 // sessions lists the turns together; the state directory keeps MassGen's
 // turn_N/ and SESSION_SUMMARY.txt; a first turn alone writes none of it.
@@ -66,6 +67,9 @@ func TestThreeTurnsThroughTheBinary(t *testing.T) {
 		s := readSession(t, dir, res.SessionID)
 		if s.Turn != n || s.Previous != ids[len(ids)-1] || s.Conversation != "bakery" || len(s.History) != n-1 {
 			t.Fatalf("turn %d's session: turn %d previous %q conversation %q, %d earlier turns", n, s.Turn, s.Previous, s.Conversation, len(s.History))
+		}
+		if s.Seed != 2 {
+			t.Errorf("turn %d has seed %d; a turn given none keeps the conversation's (2), so it replays", n, s.Seed)
 		}
 		for i, h := range s.History {
 			if h.Task != tasks[i] || h.SessionID != ids[i] || h.Answer == "" {
