@@ -96,6 +96,12 @@ func (svc *Service) previousTurn(ctx context.Context, spec *TeamSpec) (*previous
 		spec.Agents = make([]Agent, len(s.Agents))
 		copy(spec.Agents, s.Agents)
 	}
+	if spec.Seed == nil {
+		// The conversation's seed, so a seeded conversation replays turn by
+		// turn as its first did (and a drawn one is recorded to replay it).
+		seed := s.Seed
+		spec.Seed = &seed
+	}
 	given := len(spec.Rules.Weights) > 0
 	spec.Rules = spec.Rules.Over(s.Rules)
 	if !given {

@@ -67,3 +67,29 @@ func TestOnlyAFinishedSessionHasANextTurn(t *testing.T) {
 		t.Fatalf("a refused turn was written: %v", ids)
 	}
 }
+
+// TestAContinuedTurnKeepsTheConversationsSeed: a turn that gives no seed
+// takes the previous turn's, so a conversation started with a seed replays
+// turn by turn; a turn that gives one keeps its own.
+func TestAContinuedTurnKeepsTheConversationsSeed(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	seed, own := int64(424242), int64(7)
+	s1 := h.Create(coordination.TeamSpec{Models: models, Task: "Name a colour", Seed: &seed})
+	b := coordtest.Alias(s1, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("red"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("blue"), coordtest.Vote(b)}
+	h.Run(s1.ID)
+	// Through the service: the harness's Create would give seed 1.
+	s2, err := h.Service.Create(context.Background(), coordination.TeamSpec{ContinueFrom: s1.ID, Task: "Now a darker one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Seed != seed {
+		t.Errorf("turn 2 without a seed has seed %d, want the conversation's %d", s2.Seed, seed)
+	}
+	s3 := h.Create(coordination.TeamSpec{ContinueFrom: s1.ID, Task: "Now a lighter one", Seed: &own})
+	if s3.Seed != own {
+		t.Errorf("a turn given seed %d has seed %d", own, s3.Seed)
+	}
+}

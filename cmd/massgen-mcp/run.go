@@ -94,7 +94,7 @@ func runCommand() *cobra.Command {
 	fl.BoolVar(&f.plain, "plain", false, "print a line per step even on a terminal, instead of the live view")
 	fl.StringVar(&f.resume, "resume", "", "continue a cancelled or interrupted session by id")
 	fl.StringVar(&f.sessionID, "session-id", "", "id for the new session (default generated)")
-	fl.StringVar(&f.continues, "continue", "", "run the task as the next turn of this finished session: its final answer is the context and its winner's files start every workspace; the team, rules and contexts are its own unless given")
+	fl.StringVar(&f.continues, "continue", "", "run the task as the next turn of this finished session: its final answer is the context and its winner's files start every workspace; the team, rules, contexts and seed are its own unless given")
 	fl.StringVar(&f.criteria, "criteria", "", "evaluation criteria every agent sees and votes by: auto (written for the task by the first usable model, else the built-in ones for its kind) or a JSON file of your own")
 	fl.StringVar(&f.taskFile, "task-file", "", "read the task from this file (- for standard input)")
 	fl.BoolVar(&f.strictTeam, "strict", false, "fail instead of running a smaller team: refuse agents without a key, end as failed when an agent drops or fewer than two answer")

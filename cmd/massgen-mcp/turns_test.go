@@ -43,13 +43,15 @@ func readSession(t *testing.T, dir, id string) coordination.Session {
 }
 
 // TestThreeTurnsThroughTheBinary: run, then run --continue twice. Each turn
-// is a session linked to the one before; its history carries every earlier
+// is a session linked to the one before, with the first turn's seed; one
+// provider call at a time (--parallel 1) then makes every turn the same run
+// on any machine, loaded or not; its history carries every earlier
 // task and answer; its workspaces start from the previous winner's files;
 // sessions lists the turns together; the state directory keeps MassGen's
 // turn_N/ and SESSION_SUMMARY.txt; a first turn alone writes none of it.
 func TestThreeTurnsThroughTheBinary(t *testing.T) {
 	bin, dir := binary(t), t.TempDir()
-	first, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--models", "sim,sim,sim", "--seed", "2", "--session-id", "bakery", "Build a one-page landing site for a bakery")
+	first, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--models", "sim,sim,sim", "--parallel", "1", "--seed", "2", "--session-id", "bakery", "Build a one-page landing site for a bakery")
 	if code != 0 || first.FilesCount == 0 {
 		t.Fatalf("turn 1: exit %d, %d files:\n%s", code, first.FilesCount, out)
 	}
@@ -59,13 +61,16 @@ func TestThreeTurnsThroughTheBinary(t *testing.T) {
 	ids := []string{"bakery"}
 	tasks := []string{"Build a one-page landing site for a bakery", "now add dark mode", "and a contact form"}
 	for n := 2; n <= 3; n++ {
-		res, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--continue", ids[len(ids)-1], tasks[n-1])
+		res, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--parallel", "1", "--continue", ids[len(ids)-1], tasks[n-1])
 		if code != 0 || res.Status != coordination.StatusFinished {
 			t.Fatalf("turn %d: exit %d:\n%s", n, code, out)
 		}
 		s := readSession(t, dir, res.SessionID)
 		if s.Turn != n || s.Previous != ids[len(ids)-1] || s.Conversation != "bakery" || len(s.History) != n-1 {
 			t.Fatalf("turn %d's session: turn %d previous %q conversation %q, %d earlier turns", n, s.Turn, s.Previous, s.Conversation, len(s.History))
+		}
+		if s.Seed != 2 {
+			t.Errorf("turn %d has seed %d; a turn given none keeps the conversation's (2), so it replays", n, s.Seed)
 		}
 		for i, h := range s.History {
 			if h.Task != tasks[i] || h.SessionID != ids[i] || h.Answer == "" {
@@ -158,8 +163,11 @@ func TestResumeInTheMiddleOfTurnTwo(t *testing.T) {
 	if err != nil || !strings.Contains(string(meta), `"session_id": "two"`) {
 		t.Errorf("the resumed turn 2 was not kept as turn_2: %v %s", err, meta)
 	}
-	// A third turn follows the resumed second.
-	if res, body, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--continue", "two", "and a contact form"); code != 0 || readSession(t, dir, res.SessionID).Turn != 3 {
+	// A third turn follows the resumed second. Its team is the plain sim,
+	// one call at a time, with a seed of its own: the latency was only to
+	// interrupt turn 2, and agents stepping in parallel make the votes
+	// depend on the machine's load (seed 4, turn 2's, splits them).
+	if res, body, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--models", "sim,sim,sim", "--parallel", "1", "--seed", "1", "--continue", "two", "and a contact form"); code != 0 || readSession(t, dir, res.SessionID).Turn != 3 {
 		t.Fatalf("turn 3 after the resume: exit %d\n%s", code, body)
 	}
 }
@@ -169,8 +177,8 @@ func TestResumeInTheMiddleOfTurnTwo(t *testing.T) {
 // after it are whole (they carry their own history) and go on.
 func TestContinuingADeletedSessionSaysWhatIsMissing(t *testing.T) {
 	bin, dir := binary(t), t.TempDir()
-	runJSON(t, bin, "run", "--json", "--state-dir", dir, "--models", "sim,sim,sim", "--seed", "6", "--session-id", "first", "Build a one-page landing site for a bakery")
-	second, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--continue", "first", "now add dark mode")
+	runJSON(t, bin, "run", "--json", "--state-dir", dir, "--models", "sim,sim,sim", "--parallel", "1", "--seed", "6", "--session-id", "first", "Build a one-page landing site for a bakery")
+	second, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--parallel", "1", "--continue", "first", "now add dark mode")
 	if code != 0 {
 		t.Fatalf("turn 2: exit %d\n%s", code, out)
 	}
@@ -189,7 +197,7 @@ func TestContinuingADeletedSessionSaysWhatIsMissing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "conversations", "first", "turn_1", "answer.txt")); err != nil {
 		t.Errorf("turn_1's record went with its session: %v", err)
 	}
-	third, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--continue", second.SessionID, "and a contact form")
+	third, out, code := runJSON(t, bin, "run", "--json", "--state-dir", dir, "--parallel", "1", "--continue", second.SessionID, "and a contact form")
 	if code != 0 {
 		t.Fatalf("turn 3 after turn 1 was deleted: exit %d\n%s", code, out)
 	}

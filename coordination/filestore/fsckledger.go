@@ -97,6 +97,7 @@ func (c *checker) ledger(dir string) ([]string, error) {
 		}
 	}
 	logDir := filepath.Join(dir, "session_log")
+	finalBefore := finalRecorded(dir) // before listing: see finalRecorded
 	if _, err := listNumbered(logDir, ".json", false, strict); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		if err := c.report(err, restore+"; a removed session entry cannot be rebuilt"); err != nil {
 			return nil, err
@@ -122,7 +123,7 @@ func (c *checker) ledger(dir string) ([]string, error) {
 		entries = append(entries, e)
 	}
 	if strict && len(entries) == len(files) {
-		if err := c.report(checkFinished(dir, entries), restore+"; without its finished entry the session would run again"); err != nil {
+		if err := c.report(checkFinished(dir, entries, finalBefore), restore+"; without its finished entry the session would run again"); err != nil {
 			return nil, err
 		}
 	}

@@ -245,17 +245,28 @@ func checkLatest(agentDir string, steps []numberedName) error {
 	return damaged(p, fmt.Errorf("it is missing, yet last_action.json records it as the agent's latest step (the latest directory is %s); a step was removed", stepName(latest)))
 }
 
-// checkFinished refuses a session log without a finished entry beside
-// final/result.json, which is written only after one: the entry was removed,
-// and reading on would run a finished session again.
-func checkFinished(dir string, entries []coordination.SessionEntry) error {
+// finalRecorded tells whether final/result.json is on disk. A reader asks
+// before it lists the session log: result.json is written only after the
+// finished entry lands, so one seen before the listing promises that entry
+// in it, while one seen only after the listing may belong to an entry that
+// landed in between (a live run finishing as it is read), which is no damage.
+func finalRecorded(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, "final", "result.json"))
+	return err == nil
+}
+
+// checkFinished refuses a session log without a finished entry when
+// final/result.json was there before the log was listed (finalBefore, from
+// finalRecorded): the entry was removed, and reading on would run a finished
+// session again.
+func checkFinished(dir string, entries []coordination.SessionEntry, finalBefore bool) error {
+	if !finalBefore {
+		return nil
+	}
 	for _, e := range entries {
 		if e.Kind == coordination.SessionFinished {
 			return nil
 		}
-	}
-	if _, err := os.Lstat(filepath.Join(dir, "final", "result.json")); err != nil {
-		return nil
 	}
 	return damaged(filepath.Join(dir, "session_log"), errors.New("final/result.json records a finished session, but the log has no finished entry; an entry was removed"))
 }

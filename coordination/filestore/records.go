@@ -57,12 +57,18 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 	return e, nil
 }
 
+// afterSessionLogRead runs between reading the session log and checking it
+// against final/; tests use it to land a finished entry in that window.
+var afterSessionLogRead = func(dir string) {}
+
 func readSessionLog(dir string, strict bool) ([]coordination.SessionEntry, error) {
 	logDir := filepath.Join(dir, "session_log")
+	finalBefore := strict && finalRecorded(dir)
 	files, err := listNumbered(logDir, ".json", false, strict)
 	if errors.Is(err, fs.ErrNotExist) {
 		if strict {
-			return nil, checkFinished(dir, nil)
+			afterSessionLogRead(dir)
+			return nil, checkFinished(dir, nil, finalBefore)
 		}
 		return nil, nil
 	}
@@ -78,7 +84,8 @@ func readSessionLog(dir string, strict bool) ([]coordination.SessionEntry, error
 		out = append(out, e)
 	}
 	if strict {
-		if err := checkFinished(dir, out); err != nil {
+		afterSessionLogRead(dir)
+		if err := checkFinished(dir, out, finalBefore); err != nil {
 			return nil, err
 		}
 	}
