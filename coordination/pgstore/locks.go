@@ -84,6 +84,20 @@ func (h *held) remove(tenant, token string) {
 	}
 }
 
+// stillHeld keeps, of tokens, those this process still holds: a lock let go
+// while the heartbeat ran is not to be put back.
+func (h *held) stillHeld(tenant string, tokens []string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var kept []string
+	for _, tok := range tokens {
+		if _, ok := h.tokens[tenant][tok]; ok {
+			kept = append(kept, tok)
+		}
+	}
+	return kept
+}
+
 // snapshot lists the held tokens by tenant, with their rows.
 func (h *held) snapshot() map[string]map[string]heldRow {
 	h.mu.Lock()
@@ -148,15 +162,29 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	for _, tok := range renewed {
 		delete(rows, tok)
 	}
+	// A row the update missed was lost by the database or let go by its
+	// holder since the snapshot (unlock forgets the token, then deletes the
+	// row): only the first is put back. A release racing the insert is
+	// undone right after it, whichever of the two deletes comes second.
 	var sessions, names, lost []string
-	for tok, r := range rows {
+	for _, tok := range db.held.stillHeld(tenant, slices.Collect(maps.Keys(rows))) {
+		r := rows[tok]
 		sessions, names, lost = append(sessions, r.session), append(names, r.name), append(lost, tok)
 	}
-	_, err = db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
+	if len(lost) == 0 {
+		return nil
+	}
+	if _, err = db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
 		SELECT $1, u.s, u.n, u.t, now() + $5 * interval '1 millisecond'
 		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(s, n, t)
 		WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = u.s)
-		ON CONFLICT DO NOTHING`, tenant, sessions, names, lost, lockTTL.Milliseconds())
+		ON CONFLICT DO NOTHING`, tenant, sessions, names, lost, lockTTL.Milliseconds()); err != nil {
+		return err
+	}
+	kept := db.held.stillHeld(tenant, lost)
+	if released := slices.DeleteFunc(lost, func(tok string) bool { return slices.Contains(kept, tok) }); len(released) > 0 {
+		_, err = db.pool.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, released)
+	}
 	return err
 }
 

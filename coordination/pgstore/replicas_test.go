@@ -490,3 +490,39 @@ func TestLockRowsTheDatabaseLostAreTakenBack(t *testing.T) {
 	}
 	other.Release()
 }
+
+// TestAHeartbeatDoesNotPutBackALockLetGoMeanwhile: a lock released after
+// the heartbeat took its snapshot is not mistaken for a row the database
+// lost: the renew leaves no row behind, and the session can be locked at
+// once (a row put back would block it for the lock's whole TTL).
+func TestAHeartbeatDoesNotPutBackALockLetGoMeanwhile(t *testing.T) {
+	rs := replicas(t, 2)
+	a, b := rs[0], rs[1]
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := a.LockSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := a.db.held.snapshot() // the heartbeat's view: the lock held
+	unlock()                         // released before the heartbeat's update
+	if err := a.db.renew(ctx, a.tenant, snapshot[a.tenant]); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE session_id = 's'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d lock rows after a renew of a lock let go; want none", n)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	unlockB, err := b.LockSession(lctx, "s")
+	if err != nil {
+		t.Fatalf("the other replica could not lock the released session: %v", err)
+	}
+	unlockB()
+}
