@@ -1,10 +1,14 @@
 package coordination
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // RunRequest names the session a server-driven run (run_team) runs: a stored
@@ -22,6 +26,11 @@ type RunRequest struct {
 	// a team file): without one, an unknown id is not found rather than
 	// created.
 	Team bool
+	// Permissions is the client's narrowing (TeamSpec.Permissions). With
+	// the id of a stored session it must be what the session keeps: a
+	// resume runs on the rules the session was created with, and a client
+	// must not believe it narrowed them when it did not.
+	Permissions *permissions.Rules
 	// Spec builds the team to create. It is called only when one is
 	// created, so a resume never reads context files or team files again.
 	Spec func() (TeamSpec, error)
@@ -42,6 +51,9 @@ func (svc *Service) CreateOrResume(ctx context.Context, req RunRequest) (*Sessio
 			if task := strings.TrimSpace(req.Task); task != "" && task != strings.TrimSpace(s.Task) {
 				return nil, fmt.Errorf("%w: session %s exists with another task", ErrSessionExists, s.ID)
 			}
+			if !keepsNarrowing(s, req.Permissions) {
+				return nil, fmt.Errorf("%w: session %s was created with other permissions; a resume keeps the rules it was created with, so start a new session to narrow them", ErrSessionExists, s.ID)
+			}
 			return s, nil
 		case !errors.Is(err, ErrSessionNotFound):
 			return nil, err
@@ -54,4 +66,25 @@ func (svc *Service) CreateOrResume(ctx context.Context, req RunRequest) (*Sessio
 		return nil, err
 	}
 	return svc.Create(ctx, spec)
+}
+
+// keepsNarrowing tells whether every agent of s keeps the client's
+// narrowing c; no narrowing asked for is always kept.
+func keepsNarrowing(s *Session, c *permissions.Rules) bool {
+	if c == nil || c.IsZero() {
+		return true
+	}
+	// Compared as stored: a session read back from a file or a row has
+	// been through JSON, where an empty list and none are one.
+	want, err := json.Marshal(c)
+	if err != nil {
+		return false
+	}
+	for _, a := range s.Agents {
+		got, err := json.Marshal(a.Narrowing)
+		if a.Narrowing == nil || err != nil || !bytes.Equal(got, want) {
+			return false
+		}
+	}
+	return true
 }

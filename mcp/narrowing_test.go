@@ -98,3 +98,23 @@ func TestAClientThatWouldWidenThePermissionsIsRefusedNamingTheField(t *testing.T
 	var out startTeamResult
 	decode(t, callTool(t, c, "start_team", `{"task":"x","models":["sim","sim"],"permissions":["role:read-only"]}`), &out)
 }
+
+// TestAResumeWithOtherPermissionsIsRefused: run_team{session_id} with a
+// permissions block the session was not created with is refused, not run on
+// the old rules while the client believes it narrowed them; the same block,
+// or none, resumes it.
+func TestAResumeWithOtherPermissionsIsRefused(t *testing.T) {
+	srv := newMemServer(t, Options{TeamsDir: teamsDir(t, map[string]string{"perm.yaml": permittedTeam})})
+	c := inProcess(t, srv, false)
+	var out struct {
+		SessionID string `json:"session_id"`
+	}
+	decode(t, callTool(t, c, "run_team", `{"team":"perm","task":"x","permissions":["deny:net(*)"],"wait":false}`), &out)
+	wantError(t, callTool(t, c, "run_team", fmt.Sprintf(`{"session_id":%q,"permissions":["deny:exec(rm *)"],"wait":false}`, out.SessionID)), "session_exists", "other permissions", "new session")
+	for _, again := range []string{`,"permissions":["deny:net(*)"]`, ``} {
+		res := callTool(t, c, "run_team", fmt.Sprintf(`{"session_id":%q%s,"wait":false}`, out.SessionID, again))
+		if res.IsError {
+			t.Errorf("resuming with %q refused: %s", again, text(res))
+		}
+	}
+}

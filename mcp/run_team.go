@@ -44,8 +44,13 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 		t.SessionID = st.Session
 		h.deliverReplies(ctx, req, st.Session)
 	}
+	narrowing, err := clientPermissions(t.Permissions)
+	if err != nil {
+		return nil, err
+	}
 	s, err := h.svc(ctx).CreateOrResume(ctx, coordination.RunRequest{
 		SessionID: t.SessionID, Task: t.Task, Members: len(t.Models) > 0 || len(t.Agents) > 0, Team: t.hasTeam(),
+		Permissions: narrowing,
 		Spec: func() (coordination.TeamSpec, error) {
 			spec, err := h.spec(t, coordination.DriverRun)
 			if err == nil {
