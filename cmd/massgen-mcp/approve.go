@@ -123,19 +123,30 @@ func answerAsk(ctx context.Context, out io.Writer, svc *coordination.Service, se
 }
 
 // storeFlags is what a printed command needs to reach the same store and
-// tenant: empty for the file store's default tenant. A URL's password is
-// masked (url.URL.Redacted): status output is read, pasted and logged.
+// tenant: empty for the file store's default tenant. A store named by
+// $MASSGEN_STORE is printed as that variable, which pastes into the same
+// shell; a URL given as a flag has its password masked, in the user part
+// and in the query (pgx takes both): status output is read, pasted and
+// logged.
 func storeFlags(store, tenant string) string {
-	if store == "" {
+	fromEnv := store == ""
+	if fromEnv {
 		store = os.Getenv("MASSGEN_STORE")
 	}
 	var f string
 	if strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://") {
-		shown := "<the server's postgres:// URL>"
-		if u, err := url.Parse(store); err == nil {
-			shown = u.Redacted()
+		shown := "'<the server's postgres:// URL>'"
+		switch u, err := url.Parse(store); {
+		case fromEnv:
+			shown = `"$MASSGEN_STORE"`
+		case err == nil:
+			if q := u.Query(); q.Has("password") {
+				q.Set("password", "xxxxx")
+				u.RawQuery = q.Encode()
+			}
+			shown = "'" + u.Redacted() + "'"
 		}
-		f = " --store '" + shown + "'"
+		f = " --store " + shown
 	}
 	if tenant != "" && tenant != coordination.DefaultTenant {
 		f += " --tenant " + tenant

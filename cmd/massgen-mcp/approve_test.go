@@ -167,6 +167,13 @@ func TestStoreFlagsMaskTheDatabasePassword(t *testing.T) {
 	if strings.Contains(got, "hunter2") || !strings.Contains(got, "--store 'postgres://massgen:xxxxx@db:5432/massgen'") || !strings.HasSuffix(got, " --tenant acme") {
 		t.Errorf("storeFlags = %q", got)
 	}
+	if got := storeFlags("postgres://massgen@db/massgen?password=hunter2-not-a-key-0000&sslmode=disable", ""); strings.Contains(got, "hunter2") || !strings.Contains(got, "password=xxxxx") {
+		t.Errorf("storeFlags with a password in the query = %q", got)
+	}
+	t.Setenv("MASSGEN_STORE", "postgres://massgen:hunter2-not-a-key-0000@db/massgen")
+	if got := storeFlags("", "acme"); got != ` --store "$MASSGEN_STORE" --tenant acme` {
+		t.Errorf("a store from $MASSGEN_STORE prints as %q; want the variable", got)
+	}
 	if got := storeFlags("file", ""); got != "" {
 		t.Errorf("the file store's default tenant needs no flags; got %q", got)
 	}
