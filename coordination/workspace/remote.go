@@ -65,7 +65,10 @@ func (t *Team) fetch(stepDir, agent string, step int) (ok bool, err error) {
 }
 
 // fill writes m's files into dir, each streamed from the Remote and checked
-// against its SHA-256 as it is written.
+// against its SHA-256 as it is written. The manifest comes from a shared
+// database, so its paths are confined to dir (os.Root): a `../` path, or a
+// file beneath a link the manifest also made, is refused rather than
+// written outside.
 func (t *Team) fill(dir string, m *Manifest) error {
 	if len(m.Files) == 0 {
 		return nil
@@ -73,31 +76,39 @@ func (t *Team) fill(dir string, m *Manifest) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	for _, f := range m.Files {
-		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
+		rel := filepath.FromSlash(f.Path)
+		if !filepath.IsLocal(rel) {
+			return fmt.Errorf("the snapshot names %q, a path outside its workspace; it is refused", f.Path)
+		}
+		if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if f.Link != "" {
-			if err := os.Symlink(f.Link, dst); err != nil {
-				return err
+			if err := root.Symlink(f.Link, rel); err != nil {
+				return fmt.Errorf("%s: %w", f.Path, err)
 			}
 			continue
 		}
-		if err := t.fillFile(dst, f); err != nil {
+		if err := t.fillFile(root, rel, f); err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
 	}
 	return nil
 }
 
-func (t *Team) fillFile(dst string, f File) error {
+func (t *Team) fillFile(root *os.Root, rel string, f File) error {
 	r, err := t.Remote.Open(f.SHA256)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, readOnly(f.Mode))
+	out, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, readOnly(f.Mode))
 	if err != nil {
 		return err
 	}
