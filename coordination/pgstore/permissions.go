@@ -44,6 +44,7 @@ func (s *Store) AppendPermission(ctx context.Context, id string, rec permissions
 	if tag.RowsAffected() == 0 {
 		return notFound(id)
 	}
+	s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 	return nil
 }
 
@@ -84,6 +85,7 @@ func (s *Store) RequestApproval(ctx context.Context, id string, req permissions.
 	if tag.RowsAffected() == 0 {
 		return notFound(id)
 	}
+	s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 	return nil
 }
 
@@ -136,6 +138,7 @@ func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.
 	case "already":
 		return fmt.Errorf("%w: %s", permissions.ErrAnswered, resp.ID)
 	}
+	s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // replicas opens n stores on one fresh schema, each with its own pool,
@@ -279,6 +280,21 @@ func TestWatchSeesAnotherReplicasChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.AwaitChange(t, ch, coordination.Change{Events: true})
+	// An ask raised, answered and audited on a shows on b's views at once
+	// (the web page and the live view list pending asks).
+	now := time.Now().UTC()
+	if err := a.RequestApproval(ctx, "s", permissions.ApprovalRequest{ID: "ask1", Session: "s", Agent: "agent_a", Asked: now, Expires: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.AwaitChange(t, ch, coordination.Change{Permissions: true})
+	if err := a.AnswerApproval(ctx, "s", permissions.ApprovalResponse{ID: "ask1", Approve: true, By: "test", At: now}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.AwaitChange(t, ch, coordination.Change{Permissions: true})
+	if err := a.AppendPermission(ctx, "s", permissions.Record{Time: now, Agent: "agent_a", Outcome: permissions.Approved}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.AwaitChange(t, ch, coordination.Change{Permissions: true})
 }
 
 // TestALiveReplicasLocksOutlastTheirTTL: the heartbeat renews a live

@@ -14,7 +14,7 @@ import (
 // A change is told twice: to this process's watchers at once, and to every
 // replica by a NOTIFY sent in the change's transaction (so it arrives only
 // if the change committed). The payload is "<tenant> <session> <flags>",
-// flags from "s" (a step), "l" (a session entry), "e" (an event). The
+// flags from "s" (a step), "l" (a session entry), "e" (an event), "p" (an ask or a decision). The
 // channel is named for the schema, so stores in two schemas of one database
 // do not hear each other.
 
@@ -93,6 +93,16 @@ func (s *Store) notify(ctx context.Context, tx pgx.Tx, id string, c coordination
 	return err
 }
 
+// notifyCommitted tells every replica of a change already committed (a
+// permission decision, an ask, its answer: rows written outside a step's
+// transaction). A NOTIFY lost here only delays a view until the session's
+// next change, so its failure is logged, not returned.
+func (s *Store) notifyCommitted(ctx context.Context, id string, c coordination.Change) {
+	if _, err := s.db.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, c)); err != nil {
+		s.db.log.Debug().Err(err).Str("session", id).Msg("could not tell the other replicas of a permission change; their views catch up at the next change")
+	}
+}
+
 // changePayload is a change as the NOTIFY payload says it: tenant,
 // session and what changed.
 func (s *Store) changePayload(id string, c coordination.Change) string {
@@ -105,6 +115,9 @@ func (s *Store) changePayload(id string, c coordination.Change) string {
 	}
 	if c.Events {
 		flags += "e"
+	}
+	if c.Permissions {
+		flags += "p"
 	}
 	return s.tenant + " " + id + " " + flags
 }
@@ -164,6 +177,8 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 			Steps:   strings.Contains(flags, "s"),
 			Session: strings.Contains(flags, "l"),
 			Events:  strings.Contains(flags, "e"),
+			// An ask raised or answered, a decision audited.
+			Permissions: strings.Contains(flags, "p"),
 		})
 	}
 }
