@@ -53,13 +53,7 @@ func (svc *Service) agentRules(ag Agent) permissions.Rules {
 			// their rules under it can: refuse every ask rather than
 			// run on rules nobody chose.
 			svc.log.Warn().Err(err).Str("agent", ag.ID).Msg("the client's narrowing no longer fits the operator's permissions; its asks are refused")
-			n = r
-			n.Approvals = permissions.DenyAll
-			n.Deny = append(slices.Clone(r.Deny), ag.Narrowing.Deny...)
-			n.AlwaysAsk = append(slices.Clone(r.AlwaysAsk), append(slices.Clone(ag.Narrowing.Ask), ag.Narrowing.AlwaysAsk...)...)
-			if c := ag.Narrowing.Role; c != "" && slices.Index(permissions.Roles, c) < slices.Index(permissions.Roles, r.Role.Or()) {
-				n.Role = c
-			}
+			n = permissions.Unfit(r, *ag.Narrowing)
 		}
 		r = n
 	}

@@ -73,3 +73,23 @@ func (p Policy) rank() int {
 	}
 	return 1
 }
+
+// Unfit is what an agent runs on when its client's narrowing no longer fits
+// the operator's rules (the operator tightened them under a session Narrow
+// had accepted): the operator's rules with the client's denies and asks
+// added, the stricter role and the shorter timeout, and every ask refused
+// (deny-all), so nothing runs on rules nobody chose. The client's allows
+// and looser settings are dropped, never applied.
+func Unfit(operator, client Rules) Rules {
+	out := operator
+	out.Approvals = DenyAll
+	if r := client.Role; r != "" && r.rank() < operator.Role.rank() {
+		out.Role = r
+	}
+	if t := client.ApprovalTimeoutSeconds; t > 0 && t < int(operator.Timeout().Seconds()) {
+		out.ApprovalTimeoutSeconds = t
+	}
+	out.Deny = join(operator.Deny, client.Deny)
+	out.AlwaysAsk = join(operator.AlwaysAsk, join(client.Ask, client.AlwaysAsk))
+	return out
+}

@@ -75,3 +75,30 @@ func TestARefusalNamesEveryWideningField(t *testing.T) {
 		}
 	}
 }
+
+// TestANarrowingThatNoLongerFitsRefusesEveryAsk: when the operator has
+// tightened their rules under a session, the client's narrowing keeps only
+// what is stricter and every ask is refused.
+func TestANarrowingThatNoLongerFitsRefusesEveryAsk(t *testing.T) {
+	operator := Rules{Role: Workspace, Approvals: RiskBased, ApprovalTimeoutSeconds: 60, Deny: []string{"net(evil.example)"}}
+	client := Rules{Role: Builder, Approvals: AllowAll, ApprovalTimeoutSeconds: 30, Allow: []string{"exec(*)"}, Deny: []string{"exec(git push*)"}, Ask: []string{"net(*)"}}
+	if _, err := Narrow(operator, client); err == nil {
+		t.Fatal("the client's looser role and policy fit the tightened rules")
+	}
+	got := Unfit(operator, client)
+	if got.Role != Workspace || got.Approvals != DenyAll || got.ApprovalTimeoutSeconds != 30 || len(got.Allow) != 0 {
+		t.Errorf("Unfit = %+v; want the operator's workspace role, deny-all, 30 s and no allow of the client's", got)
+	}
+	for action, want := range map[Action]Verdict{
+		{Kind: Exec, Target: "git push origin main"}: Deny,
+		{Kind: Net, Target: "evil.example"}:          Deny,
+		{Kind: Net, Target: "pypi.org"}:              Ask,
+	} {
+		if d := Decide(got, action); d.Verdict != want {
+			t.Errorf("%s under the unfit rules = %s (%s), want %s", action, d.Verdict, d.Rule, want)
+		}
+	}
+	if r := Unfit(Rules{Role: Builder}, Rules{Role: ReadOnly}); r.Role != ReadOnly {
+		t.Errorf("a stricter role of the client's is kept; got %s", r.Role)
+	}
+}
