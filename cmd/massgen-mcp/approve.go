@@ -78,7 +78,7 @@ func storeService(ctx context.Context, dir, store, tenant string) (*coordination
 	if tenant == "" {
 		tenant = coordination.DefaultTenant
 	}
-	db, err := pgstore.Open(ctx, store, pgstore.Options{Logger: logger})
+	db, err := pgstore.Open(ctx, store, pgstore.Options{Logger: logger, Existing: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--store: %w", err)
 	}

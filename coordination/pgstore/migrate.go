@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -94,4 +95,28 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		have = m.version
 	}
 	return have, tx.Commit(ctx)
+}
+
+// schemaVersion checks, changing nothing, that the schema is at this
+// binary's version (Options.Existing) and returns it.
+func schemaVersion(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	ms, err := migrations()
+	if err != nil {
+		return 0, err
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, err
+	}
+	if !exists {
+		return 0, errors.New("it holds no massgen-mcp schema: point --store at the database (and search_path) a `serve --store` uses")
+	}
+	var have int
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return 0, err
+	}
+	if want := ms[len(ms)-1].version; have != want {
+		return 0, fmt.Errorf("the database's schema is version %d and this binary's %d: use the massgen-mcp version its servers run (this command changes no schema)", have, want)
+	}
+	return have, nil
 }

@@ -55,6 +55,11 @@ type Options struct {
 	// WorkDir is this replica's directory for workspaces (serve's state
 	// directory); sessions keep files only with one (snapshots.go).
 	WorkDir string
+	// Existing opens a schema that must already be at this binary's
+	// version and migrates nothing: a command that reads or answers a
+	// server's sessions (status, approve) must not change the schema
+	// under the replicas that serve it.
+	Existing bool
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value
@@ -83,9 +88,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %w; is it running, and does the database exist?", redact(dsn), err)
 	}
-	if _, err := migrate(ctx, pool); err != nil {
+	prepare, what := migrate, "preparing"
+	if opts.Existing {
+		prepare, what = schemaVersion, "checking"
+	}
+	if _, err := prepare(ctx, pool); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("preparing the schema in %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("%s the schema in %s: %w", what, redact(dsn), err)
 	}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
