@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -105,22 +104,14 @@ func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
 func TestApproveAnswersAnAskKeptInPostgreSQL(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	st, err := db.For("acme")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := pgTenant(t, dsn, "acme")
 	svc := coordination.NewService(st, coordination.Options{Open: backends.Open})
 	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	box := st.(coordination.ApprovalBox)
+	var box coordination.ApprovalBox = st
 	if err := box.RequestApproval(ctx, s.ID, permissions.ApprovalRequest{ID: "abc123", Session: s.ID, Agent: "agent_b", Tool: "run_command",
 		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: permissions.RiskExternal, Rule: "role workspace", Asked: now, Expires: now.Add(time.Minute)}); err != nil {
 		t.Fatal(err)

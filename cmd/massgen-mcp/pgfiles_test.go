@@ -31,13 +31,7 @@ func TestPostgresReplicasServeTheWinnersFilesAfterAFailover(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	bin := binary(t)
 	ctx := context.Background()
-	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	sto, _ := db.For(coordination.DefaultTenant)
-	st := sto.(*pgstore.Store)
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
 
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--resume-interrupted")
 	a := startServer(t, bin, t.TempDir(), "--store", dsn)

@@ -55,13 +55,7 @@ func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
 	seed := envInt("MASSGEN_PG_SEED", 1)
 	rng := rand.New(rand.NewPCG(uint64(seed), 31))
 	ctx := context.Background()
-	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	sto, _ := db.For(coordination.DefaultTenant)
-	st := sto.(*pgstore.Store)
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
 
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--resume-interrupted")
 	var ids []string
@@ -196,12 +190,7 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	bin := binary(t)
 	ctx := context.Background()
-	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, _ := db.For(coordination.DefaultTenant)
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
 
 	a := startServer(t, bin, t.TempDir(), "--store", dsn)
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
@@ -274,7 +263,7 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 	if err := structured(res, &tr); err != nil || tr.Status != coordination.StatusFinished {
 		t.Fatalf("run_team{session_id, wait} on B = %q (%v), want finished: %s", tr.Status, err, resultText(res))
 	}
-	if l, err := st.(*pgstore.Store).ReadRun(ctx, id); err != nil || l == nil || l.PID != a.cmd.Process.Pid {
+	if l, err := st.ReadRun(ctx, id); err != nil || l == nil || l.PID != a.cmd.Process.Pid {
 		t.Errorf("the run lease = %+v (%v), want A's: B should join A's run, not take it over", l, err)
 	}
 	checkStoredLedger(t, st, id)
@@ -295,7 +284,7 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 		t.Fatalf("cancel_team on B: %v %s", err, resultText(res))
 	}
 	waitFor(t, 5*time.Second, "A letting the cancelled run go", func() bool {
-		l, err := st.(*pgstore.Store).ReadRun(ctx, other)
+		l, err := st.ReadRun(ctx, other)
 		return err == nil && l != nil && l.Released
 	})
 	stopped := time.Since(asked)
@@ -318,12 +307,7 @@ func TestPostgresReplicasTakeTurnsSteppingOneSession(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	bin := binary(t)
 	ctx := context.Background()
-	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, _ := db.For(coordination.DefaultTenant)
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
 	a := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
 	ca, cb := connect(t, a.url, nil), connect(t, b.url, nil)
@@ -391,4 +375,20 @@ func TestPostgresReplicasTakeTurnsSteppingOneSession(t *testing.T) {
 	}
 	checkStoredLedger(t, st, id)
 	t.Logf("%d step calls alternating between A and B finished the session", calls)
+}
+
+// pgTenant opens a tenant of the database at dsn for a test's own reads
+// and writes beside the servers under test, closed when the test ends.
+func pgTenant(t *testing.T, dsn, tenant string) *pgstore.Store {
+	t.Helper()
+	db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For(tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*pgstore.Store)
 }
