@@ -201,12 +201,8 @@ func expireLock(t *testing.T, st *Store, id, name string) {
 // wakes: its Append is fenced; and the ledger's key refuses a second row for
 // a landed step whatever the writer.
 func TestAStepIsNeverRecordedTwice(t *testing.T) {
-	rs := replicas(t, 2)
-	a, b := rs[0], rs[1]
+	a, b := sessionOnTwoReplicas(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	la, err := a.LockStep(ctx, "s", "agent_a")
 	if err != nil {
 		t.Fatal(err)
@@ -304,12 +300,8 @@ func TestALiveReplicasLocksOutlastTheirTTL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits past the lock TTL")
 	}
-	rs := replicas(t, 2)
-	a, b := rs[0], rs[1]
+	a, b := sessionOnTwoReplicas(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	unlock, err := a.LockRun(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
@@ -399,12 +391,8 @@ func TestWatchSurvivesALostListenConnection(t *testing.T) {
 // TestSessionLockIsExclusiveAcrossReplicas: one replica's session lock
 // keeps another's waiting, and the waiter gets it once it is let go.
 func TestSessionLockIsExclusiveAcrossReplicas(t *testing.T) {
-	rs := replicas(t, 2)
-	a, b := rs[0], rs[1]
+	a, b := sessionOnTwoReplicas(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	unlock, err := a.LockSession(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
@@ -454,12 +442,8 @@ func TestADeadReplicasRunReadsInterruptedOnceItsLeaseExpires(t *testing.T) {
 // back within a beat, and the other replica is then refused the run; a row
 // another replica holds is never taken.
 func TestLockRowsTheDatabaseLostAreTakenBack(t *testing.T) {
-	rs := replicas(t, 2)
-	a, b := rs[0], rs[1]
+	a, b := sessionOnTwoReplicas(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	unlock, err := a.LockRun(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
@@ -512,12 +496,8 @@ func TestLockRowsTheDatabaseLostAreTakenBack(t *testing.T) {
 // lost: the renew leaves no row behind, and the session can be locked at
 // once (a row put back would block it for the lock's whole TTL).
 func TestAHeartbeatDoesNotPutBackALockLetGoMeanwhile(t *testing.T) {
-	rs := replicas(t, 2)
-	a, b := rs[0], rs[1]
+	a, b := sessionOnTwoReplicas(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	unlock, err := a.LockSession(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
@@ -541,4 +521,15 @@ func TestAHeartbeatDoesNotPutBackALockLetGoMeanwhile(t *testing.T) {
 		t.Fatalf("the other replica could not lock the released session: %v", err)
 	}
 	unlockB()
+}
+
+// sessionOnTwoReplicas is two replicas of one fresh schema with session id
+// created through the first.
+func sessionOnTwoReplicas(t *testing.T, id string) (a, b *Store) {
+	t.Helper()
+	rs := replicas(t, 2)
+	if err := rs[0].Create(context.Background(), storetest.NewSession(id)); err != nil {
+		t.Fatal(err)
+	}
+	return rs[0], rs[1]
 }
