@@ -1,7 +1,10 @@
 package coordination_test
 
 import (
+	"context"
 	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
@@ -27,4 +30,36 @@ func TestAnAcknowledgedCancelIsKept(t *testing.T) {
 func TestADeadRunReadsInterruptedOnceItsLeaseExpires(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { coordtest.DeadHolderReadsInterrupted(t, memstore.New()) })
 	t.Run("files", func(t *testing.T) { coordtest.DeadHolderReadsInterrupted(t, filestore.New(t.TempDir())) })
+}
+
+// TestACancelOfASessionJustCreatedForARunIsKept: `run` creates its session
+// and then starts it; a cancel from another process landing in between (the
+// session exists, the run has not counted cancels yet) came after the run
+// was asked for, and stops it rather than being lifted by it.
+func TestACancelOfASessionJustCreatedForARunIsKept(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	models, _, provs := coordtest.Team(t, 2)
+	h := &coordtest.Harness{T: t, Providers: provs}
+	h.Service = coordination.NewService(filestore.New(dir), coordination.Options{Parallel: 2, Open: h.Open})
+	other := coordination.NewService(filestore.New(dir), coordination.Options{Open: h.Open})
+	seed := int64(1)
+	s, err := h.Service.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: models, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := other.Cancel(ctx, s.ID); err != nil || res.Status != coordination.StatusCancelled {
+		t.Fatalf("the cancel = %+v, %v; want cancelled", res, err)
+	}
+	res, err := h.Service.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != coordination.StatusCancelled || res.Steps != 0 {
+		t.Errorf("the run ended %s with %d steps; the cancel was acknowledged at 0 steps", res.Status, res.Steps)
+	}
+	// A later resume, asked for after the cancel, lifts it.
+	if res, err := h.Service.Run(ctx, s.ID, nil); err != nil || res.Status != coordination.StatusFinished {
+		t.Errorf("the resume after the cancel = %+v, %v; want finished", res, err)
+	}
 }

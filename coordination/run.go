@@ -132,7 +132,13 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	// up (claims, tidies, starts MCP servers) came after it was asked for,
 	// and stops it rather than being lifted by it.
 	asked, askedErr := cancels, error(nil)
-	if cancels < 0 {
+	switch {
+	case cancels >= 0:
+	case svc.fresh.DeleteIf(id, func(struct{}) bool { return true }):
+		// Created by this service for this run: every cancel came after
+		// the run was asked for, even one landing before this line.
+		asked = 0
+	default:
 		asked, askedErr = svc.cancelsNow(ctx, id)
 	}
 

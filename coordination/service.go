@@ -105,6 +105,11 @@ type Service struct {
 	servers  *agentServers // the agents' running MCP servers (mcpservers.go)
 	hosts    hosts         // host agents' views and submissions (host.go)
 	sweeps   *sweeps       // the sessions the timer has seen end (timer.go)
+	// fresh holds the server-driven sessions this service created and has
+	// not started yet: their run was asked for before they existed, so it
+	// lifts no cancel at all (cancelfence.go). Bounded: a session created
+	// and never started here is forgotten, and then counts as a resume.
+	fresh *lru[string, struct{}]
 	statuses *statuses     // status.json versions waiting to be written (status.go)
 	subs     subscribers   // who hears the sessions (observe.go)
 	shown    *shown        // snapshots as prompts show them (files.go)
@@ -128,7 +133,7 @@ func NewService(store Store, opts Options) *Service {
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
 		models:  newModels(opts.Open),
 		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
-		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
+		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, fresh: newLRU[string, struct{}](endedMax), shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
 	svc.hosts = hosts{svc}
 	return svc
 }
@@ -281,6 +286,9 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	}
 	if err := svc.startFiles(s, prev); err != nil {
 		return nil, err
+	}
+	if s.Driver != DriverStep {
+		svc.fresh.Put(s.ID, struct{}{})
 	}
 	svc.turnCreated(s, prev)
 	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
