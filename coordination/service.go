@@ -109,10 +109,10 @@ type Service struct {
 	// not started yet: their run was asked for before they existed, so it
 	// lifts no cancel at all (cancelfence.go). Bounded: a session created
 	// and never started here is forgotten, and then counts as a resume.
-	fresh *lru[string, struct{}]
-	statuses *statuses     // status.json versions waiting to be written (status.go)
-	subs     subscribers   // who hears the sessions (observe.go)
-	shown    *shown        // snapshots as prompts show them (files.go)
+	fresh    *lru[string, struct{}]
+	statuses *statuses   // status.json versions waiting to be written (status.go)
+	subs     subscribers // who hears the sessions (observe.go)
+	shown    *shown      // snapshots as prompts show them (files.go)
 
 	// The rooms' caches are bounded, so a server that runs for weeks keeps
 	// what its live sessions need and not a trace of every session it saw
