@@ -31,7 +31,7 @@ func dominantStop(s *Session, st *State, live []*AgentState) (Decision, bool) {
 	if !s.Rules.DominantStop || s.Rules.Consensus != RuleWeighted || st.Life.Revote != nil || len(live) < 2 {
 		return Decision{}, false
 	}
-	if !round0Done(st, live) {
+	if !round0Done(st, live) || !roundToSkip(live) {
 		return Decision{}, false
 	}
 	if _, _, _, ok := Dominant(s, live); !ok {
@@ -60,13 +60,29 @@ func round0Done(st *State, live []*AgentState) bool {
 	return true
 }
 
-// dominantNote says why round 0 ended the run under dominant_stop.
+// roundToSkip tells whether a live agent still has a step left after round
+// 0: only then is there a vote round for dominant_stop to skip. When every
+// live agent has used its steps (max_rounds 1) round 0 ends the run anyway,
+// and an ordinary round-0 win must not be credited to dominant_stop.
+func roundToSkip(live []*AgentState) bool {
+	for _, a := range live {
+		if !a.Capped {
+			return true
+		}
+	}
+	return false
+}
+
+// dominantNote says why round 0 ended the run under dominant_stop, and only
+// when it did: round 0 over, one agent outweighing the rest, and a round
+// left that the stop skipped.
 func dominantNote(s *Session, st *State) string {
 	if !s.Rules.DominantStop {
 		return ""
 	}
-	id, w, others, ok := Dominant(s, st.Live())
-	if !ok || !round0Done(st, st.Live()) {
+	live := st.Live()
+	id, w, others, ok := Dominant(s, live)
+	if !ok || !round0Done(st, live) || !roundToSkip(live) {
 		return ""
 	}
 	return fmt.Sprintf("; round 0 ended the run (dominant_stop): %s's weight %.2f is more than the other agents' %.2f together, so no vote could outweigh it", id, w, others)

@@ -53,6 +53,21 @@ func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
 		t.Fatalf("no dominance, no such note: %q", note)
 	}
 
+	// max_rounds 1: round 0 is the whole run, so the same heavy win is an
+	// ordinary one and the note does not credit dominant_stop with it.
+	single := heavy
+	single.MaxRounds, single.DominantStop = 1, true
+	b = newTeam(t, single, "a", "b", "c", "d")
+	for id, v := range map[string]string{"a": "18", "b": "20", "c": "20", "d": "20"} {
+		b.answer(id, "Answer: "+v)
+	}
+	if d := b.decide(); d.Kind != DecideFinish || d.Winner != "a" || d.How != ChosenConsensus {
+		t.Fatalf("max_rounds 1: the weighted vote of round 0 decides: %+v", d)
+	}
+	if note := weightedNote(b.s, b.state(), ChosenConsensus, "a"); strings.Contains(note, "dominant_stop") {
+		t.Fatalf("round 0 ended the run anyway; the note must not say dominant_stop did: %q", note)
+	}
+
 	// Both stops apply: the SPRT lead is read first and says so.
 	heavy.DominantStop, heavy.EarlyStop = true, true
 	b = newTeam(t, heavy, "a", "b", "c", "d")
