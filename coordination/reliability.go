@@ -55,18 +55,25 @@ type Reliability struct {
 	// Agreed is how many past items its answer matched the team's most
 	// likely value on; Items how many it answered.
 	Agreed, Items int
+	// Shared is how many of those items another agent gave the same answer
+	// on: the evidence the weight rests on. Agreed alone is circular for a
+	// heavy agent (the team's answer is then its own), so the reason shows
+	// both: an agent that agreed with the team in 119 of 119 items but
+	// shared its answer in 45 is rated on those 45.
+	Shared int
 }
 
 // Reason is the weight in words: "counts 1.40: its first answer agreed with
-// the team's weighted answer in 37 of 41 past items".
+// the team's weighted answer in 37 of 41 past items, with another agent's
+// in 30".
 func (r Reliability) Reason() string { return r.reason("past items") }
 
 func (r Reliability) reason(past string) string {
 	if r.Items == 0 {
 		return "counts 1: no " + past + " to judge it by"
 	}
-	return fmt.Sprintf("counts %.2f: its first answer agreed with the team's weighted answer in %d of %d %s (estimated right %.0f %% of the time)",
-		r.Weight, r.Agreed, r.Items, past, 100*r.P)
+	return fmt.Sprintf("counts %.2f: its first answer agreed with the team's weighted answer in %d of %d %s, with another agent's in %d (estimated right %.0f %% of the time)",
+		r.Weight, r.Agreed, r.Items, past, r.Shared, 100*r.P)
 }
 
 // EstimateReliability fits the one-coin model to the history and returns
@@ -187,6 +194,12 @@ func EstimateReliability(history []PastItem, keys []string) []Reliability {
 				continue
 			}
 			r.Items++
+			for o, b := range ps.answer {
+				if o != k && b == a {
+					r.Shared++
+					break
+				}
+			}
 			best := 0
 			for j := range ps.prob {
 				if ps.prob[j] > ps.prob[best] {
