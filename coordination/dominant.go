@@ -1,6 +1,10 @@
 package coordination
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/massgen-go/massgen-mcp/providers/finalvalue"
+)
 
 // Dominant is, under consensus weighted, the live agent whose weight is
 // more than every other live agent's together, with its weight and the
@@ -22,19 +26,21 @@ func Dominant(s *Session, live []*AgentState) (id string, weight, others float64
 
 // dominantStop ends a session under consensus weighted with dominant_stop
 // right after round 0 when one agent outweighs all the others together
-// (Dominant): the weighted vote of the first answers is final. The vote
-// round it skips could only move the outcome by talking the heavy agent out
-// of its answer, which on the GSM8K replay, one strong model among weak
-// ones, it did more often from right to wrong than the reverse
-// (docs/BENCHMARKS.md).
+// (Dominant), or when every live agent gave the same value and none may
+// answer again (Unanimous): the weighted vote of the first answers is
+// final. The vote round it skips could move the outcome only by talking the
+// heavy agent out of its answer, which on the GSM8K replay, one strong
+// model among weak ones, it did more often from right to wrong than the
+// reverse (docs/BENCHMARKS.md) — or, for a unanimous team, not at all:
+// votes go to answers, and every answer holds the one value.
 func dominantStop(s *Session, st *State, live []*AgentState) (Decision, bool) {
 	if !s.Rules.DominantStop || s.Rules.Consensus != RuleWeighted || st.Life.Revote != nil || len(live) < 2 {
 		return Decision{}, false
 	}
-	if !round0Done(st, live) {
+	if !round0Done(st, live) || !roundToSkip(live) {
 		return Decision{}, false
 	}
-	if _, _, _, ok := Dominant(s, live); !ok {
+	if _, _, _, ok := Dominant(s, live); !ok && Unanimous(s, live) == "" {
 		return Decision{}, false
 	}
 	w, ok := RuleMet(s.Rules.Consensus, CountStanding(s, st))
@@ -60,13 +66,53 @@ func round0Done(st *State, live []*AgentState) bool {
 	return true
 }
 
-// dominantNote says why round 0 ended the run under dominant_stop.
+// Unanimous is the one final value every live agent's latest answer holds
+// when none of them may answer again (max_answers_per_agent used up), or ""
+// otherwise. A vote round can then only vote for that value.
+func Unanimous(s *Session, live []*AgentState) string {
+	value := ""
+	for _, a := range live {
+		if a.LatestAnswer == nil || !a.answerCapped(s.Rules) {
+			return ""
+		}
+		v := finalvalue.Of(a.LatestAnswer.Content)
+		if value != "" && v != value {
+			return ""
+		}
+		value = v
+	}
+	return value
+}
+
+// roundToSkip tells whether a live agent still has a step left after round
+// 0: only then is there a vote round for dominant_stop to skip. When every
+// live agent has used its steps (max_rounds 1) round 0 ends the run anyway,
+// and an ordinary round-0 win must not be credited to dominant_stop.
+func roundToSkip(live []*AgentState) bool {
+	for _, a := range live {
+		if !a.Capped {
+			return true
+		}
+	}
+	return false
+}
+
+// dominantNote says why round 0 ended the run under dominant_stop, and only
+// when it did: round 0 over, one agent outweighing the rest, and a round
+// left that the stop skipped.
 func dominantNote(s *Session, st *State) string {
 	if !s.Rules.DominantStop {
 		return ""
 	}
-	id, w, others, ok := Dominant(s, st.Live())
-	if !ok || !round0Done(st, st.Live()) {
+	live := st.Live()
+	if !round0Done(st, live) || !roundToSkip(live) {
+		return ""
+	}
+	id, w, others, ok := Dominant(s, live)
+	if !ok {
+		if v := Unanimous(s, live); v != "" {
+			return fmt.Sprintf("; round 0 ended the run (dominant_stop): every agent answered %s and none may answer again, so no vote could change it", v)
+		}
 		return ""
 	}
 	return fmt.Sprintf("; round 0 ended the run (dominant_stop): %s's weight %.2f is more than the other agents' %.2f together, so no vote could outweigh it", id, w, others)

@@ -53,6 +53,44 @@ func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
 		t.Fatalf("no dominance, no such note: %q", note)
 	}
 
+	// Nobody outweighs the rest but everyone answered 20 and may not answer
+	// again: the vote round could only vote for 20, so round 0 is final.
+	b = newTeam(t, even, "a", "b", "c", "d")
+	for _, id := range []string{"a", "b", "c", "d"} {
+		b.answer(id, "Answer: 20")
+	}
+	if d := b.decide(); d.Kind != DecideFinish || d.How != ChosenConsensus || d.Stop != StopConsensus {
+		t.Fatalf("a unanimous round 0 with no answers left is final: %+v", d)
+	}
+	if note := weightedNote(b.s, b.state(), ChosenConsensus, "a"); !strings.Contains(note, "round 0 ended the run (dominant_stop): every agent answered 20 and none may answer again") {
+		t.Fatalf("the note says why round 0 ended it: %q", note)
+	}
+	// With a second answer allowed someone could still bring a new value.
+	more := even
+	more.MaxAnswersPerAgent = 2
+	b = newTeam(t, more, "a", "b", "c", "d")
+	for _, id := range []string{"a", "b", "c", "d"} {
+		b.answer(id, "Answer: 20")
+	}
+	if d := b.decide(); d.Kind != DecideNothing {
+		t.Fatalf("agents that may answer again keep their round: %+v", d)
+	}
+
+	// max_rounds 1: round 0 is the whole run, so the same heavy win is an
+	// ordinary one and the note does not credit dominant_stop with it.
+	single := heavy
+	single.MaxRounds, single.DominantStop = 1, true
+	b = newTeam(t, single, "a", "b", "c", "d")
+	for id, v := range map[string]string{"a": "18", "b": "20", "c": "20", "d": "20"} {
+		b.answer(id, "Answer: "+v)
+	}
+	if d := b.decide(); d.Kind != DecideFinish || d.Winner != "a" || d.How != ChosenConsensus {
+		t.Fatalf("max_rounds 1: the weighted vote of round 0 decides: %+v", d)
+	}
+	if note := weightedNote(b.s, b.state(), ChosenConsensus, "a"); strings.Contains(note, "dominant_stop") {
+		t.Fatalf("round 0 ended the run anyway; the note must not say dominant_stop did: %q", note)
+	}
+
 	// Both stops apply: the SPRT lead is read first and says so.
 	heavy.DominantStop, heavy.EarlyStop = true, true
 	b = newTeam(t, heavy, "a", "b", "c", "d")

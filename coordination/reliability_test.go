@@ -55,6 +55,22 @@ func TestEstimateReliabilityRanksAgentsByAgreementWithoutLabels(t *testing.T) {
 	if !strings.Contains(by["strong"].Reason(), "past items") {
 		t.Fatalf("the reason says where the weight comes from: %q", by["strong"].Reason())
 	}
+	// Shared counts the items where another agent gave the same answer,
+	// whoever was right: what agreement can see.
+	for _, e := range got {
+		want := 0
+		for _, it := range hist {
+			for _, k := range keys {
+				if k != e.Key && it[k] == it[e.Key] {
+					want++
+					break
+				}
+			}
+		}
+		if e.Shared != want || !strings.Contains(e.Reason(), fmt.Sprintf("with another agent's in %d (", want)) {
+			t.Errorf("%s shared its answer on %d items, estimate says %d: %q", e.Key, want, e.Shared, e.Reason())
+		}
+	}
 	for _, e := range EstimateReliability(nil, keys) {
 		if e.Weight != 1 || e.Items != 0 {
 			t.Fatalf("no history: every agent counts 1, got %+v", e)

@@ -83,7 +83,9 @@ type Rules struct {
 	// DominantStop, under consensus weighted, ends the session after round
 	// 0 when one agent's weight is more than all the others' together: no
 	// vote can outweigh it then, so a vote round could change the outcome
-	// only by talking that agent round (docs/DESIGN.md, "Weighted votes").
+	// only by talking that agent round; and when every agent gave the same
+	// value and none may answer again, when a vote round could not change
+	// it at all (docs/DESIGN.md, "Weighted votes").
 	DominantStop bool `json:"dominant_stop,omitempty" yaml:"dominant_stop,omitempty"`
 	// Strict fails the session instead of letting the team shrink: an agent
 	// without a usable key or model refuses creation, a dropped agent ends

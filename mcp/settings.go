@@ -16,17 +16,17 @@ import (
 type TeamSettings struct {
 	Team               string         `json:"team,omitempty" jsonschema_description:"A team file (list_backends); these settings override."`
 	Task               string         `json:"task,omitempty" jsonschema_description:"The question or deliverable, in full."`
-	Models             []string       `json:"models,omitempty" jsonschema_description:"Specs backend/model[@base_url]: openai/gpt-5.4, claude, gemini, sim/strong."`
+	Models             []string       `json:"models,omitempty" jsonschema_description:"Specs backend/model[@base_url]: openai/gpt-5.4, claude, sim/strong."`
 	Agents             []agentArg     `json:"agents,omitempty" jsonschema_description:"Agents with ids and personas."`
 	Consensus          string         `json:"consensus,omitempty" jsonschema:"enum=majority,enum=plurality,enum=unanimous,enum=weighted" jsonschema_description:"majority (default); weighted: by track record (short)."`
 	MaxRounds          int            `json:"max_rounds,omitempty" jsonschema_description:"Steps per agent, 1-100 (default 5)."`
 	MaxAnswersPerAgent int            `json:"max_answers_per_agent,omitempty" jsonschema_description:"Answers before only voting (default 3)."`
-	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Session wall time, default 1800."`
+	TimeoutSeconds     float64        `json:"timeout_seconds,omitempty" jsonschema_description:"Wall time in s, default 1800."`
 	CostBudgetUSD      *float64       `json:"cost_budget_usd,omitempty"`
 	TokenBudget        *int64         `json:"token_budget,omitempty" jsonschema_description:"Input + output tokens."`
 	Final              string         `json:"final,omitempty" jsonschema:"enum=winner,enum=present,enum=synthesize" jsonschema_description:"winner (default); present: winner writes a deliverable; synthesize: merges all."`
 	AnswerFormat       string         `json:"answer_format,omitempty" jsonschema:"enum=free,enum=short" jsonschema_description:"short: answers end in a value (Answer: 391)."`
-	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"With short: stop at a strict majority."`
+	EarlyStop          bool           `json:"early_stop,omitempty" jsonschema_description:"Short: end at round 0 on a majority (weighted: 19:1 odds)."`
 	Strict             bool           `json:"strict,omitempty" jsonschema_description:"Fail rather than drop an agent."`
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
 	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files/dirs under allowed roots."`

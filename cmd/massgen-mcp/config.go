@@ -105,6 +105,11 @@ func printTeam(w io.Writer, t *teamfile.Team) {
 		if r.TokenBudget != nil {
 			fmt.Fprintf(w, ", token_budget %d", *r.TokenBudget)
 		}
+		// Shown only when set: under weighted it decides whether the vote round
+		// runs at all, and a team that differs by it alone must not read alike.
+		if r.DominantStop {
+			fmt.Fprint(w, ", dominant_stop true")
+		}
 		fmt.Fprintln(w)
 	}
 	if len(t.Context) > 0 || len(t.ContextPaths) > 0 {

@@ -21,6 +21,20 @@ func TestConfigCheckPrintsTheResolvedTeamAndWhatIsIgnored(t *testing.T) {
 	}
 }
 
+// The guarded vote round's example differs from a plain weighted team only by
+// dominant_stop, so the resolved rules must show it.
+func TestConfigCheckShowsTheGuardedVoteRoundsRules(t *testing.T) {
+	out, code := cli(t, "config", "check", "--strict-config", filepath.Join("..", "..", "examples", "weighted-vote-round.yaml"))
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"consensus weighted, max_rounds 2, max_answers_per_agent 1", "answer_format short", "dominant_stop true", "is usable."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config check output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestConfigCheckStrictFailsOnIgnoredKeysAndListsEachProblem(t *testing.T) {
 	out, code := cli(t, "config", "check", "--strict-config", filepath.Join("..", "..", "examples", "massgen-three-agents.yaml"))
 	if code != exitBadInput {

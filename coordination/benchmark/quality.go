@@ -43,8 +43,9 @@ const (
 	ProtoWeightedEarly = "weighted+round+early" // the same with the SPRT stop after round 0
 	ProtoEqualEarly    = "equal+round+early"    // the rule with every weight 1 (no history)
 	// A vote round only when no agent dominates (dominant_stop): round 0
-	// is final when one agent's weight is more than the others' together;
-	// with +early also when the SPRT lead is reached.
+	// is final when one agent's weight is more than the others' together or
+	// every agent gave the same value; with +early also when the SPRT lead
+	// is reached.
 	ProtoWeightedDominant      = "weighted+round+dominant"
 	ProtoWeightedEarlyDominant = "weighted+round+early+dominant"
 )
@@ -69,7 +70,7 @@ var protocolTitles = map[string]string{
 	ProtoWeightedRound:         "weighted, one vote round",
 	ProtoWeightedEarly:         "weighted, SPRT stop, one vote round",
 	ProtoEqualEarly:            "equal weights, SPRT stop, one vote round",
-	ProtoWeightedDominant:      "weighted, one vote round unless one agent outweighs the rest",
+	ProtoWeightedDominant:      "weighted, one vote round unless one agent outweighs the rest or all agree",
 	ProtoWeightedEarlyDominant: "weighted, SPRT or dominance stop, one vote round",
 }
 
