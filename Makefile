@@ -5,14 +5,17 @@ BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap chromium clis
-.PHONY: quick realclis heap
+.PHONY: quick realclis heap cmdrace
 
-# TEST_JOBS is how many suites make test runs at once: the race run (unit) is
-# CPU-bound, while realclis, e2e and clients mostly wait on Node processes
-# (e2e spent 84 s of CPU in 12 minutes), so even 2 cores run three at once:
-# unit beside realclis and e2e, then clients and fuzz as those end; more
-# cores run more at once.
-TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); if [ $$n -ge 8 ]; then echo 5; elif [ $$n -ge 4 ]; then echo 4; else echo 3; fi)
+# TEST_JOBS is how many jobs make test runs at once: by default all of them
+# (the seven suites and cmdrace), on any machine. Most of the suites' time is waiting (on the built binary,
+# the Node clients and the real CLIs, a lease's expiry, a database restart),
+# so the waits overlap best when nothing queues; queued on 2 cores, the race
+# run waited half a minute behind the Node suites and the real-CLI suite a
+# minute and a half. fuzz and lint, which only compute and bound no latency,
+# run under nice (NICE), so they take the CPU the others leave.
+TEST_JOBS ?= 8
+NICE ?= nice -n 10
 
 build:
 	$(GO) build -ldflags "-s -w -X main.ldflagsVersion=$(VERSION)" -o $(BIN) ./cmd/massgen-mcp
@@ -21,22 +24,22 @@ build:
 build-bench:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BENCH) ./cmd/massgen-bench
 
-# test is what CI runs: formatting, vet and staticcheck (lint); the binary built once
+# test is what CI runs: formatting and vet; the binary built once
 # (bin/massgen-mcp: the Go tests that run it as a process, e2e and clients all
 # use it) and the pinned CLIs installed once; then the suites, TEST_JOBS at a
 # time, each one's output kept together (-O): every Go test under the race
 # detector (unit: the seeded crash suite, the fault suite and the short load
 # suite among them), the coding-agent CLI packages against the real CLIs
 # (realclis), the built binary against real MCP clients (e2e), the real Claude
-# Code and Codex CLIs against the plugin and install (clients), and each fuzz
-# target briefly. The order pairs the CPU-bound race run with the suites that
-# wait. The suites' go test runs pass -vet=off: go test's own vet is a subset
-# of go vet's checks, which make vet has run over every package (tests
-# included) just before, and its different flags missed vet's cache, so it
-# type-checked every changed package a second time.
-test: fmt-check vet lint build clis tmux bwrap chromium
+# Code and Codex CLIs against the plugin and install (clients), the heap test,
+# each fuzz target briefly, and staticcheck (lint). The suites' go test runs
+# pass -vet=off: go test's own vet is a subset of go vet's checks, which make
+# vet has run over every package (tests included) just before, and its
+# different flags missed vet's cache, so it type-checked every changed
+# package a second time.
+test: fmt-check vet build clis tmux bwrap chromium
 	MASSGEN_TEST_BIN=$(abspath $(BIN)) MASSGEN_E2E_BIN=$(abspath $(BIN)) \
-		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients heap fuzz
+		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients heap fuzz lint
 
 # quick is the inner loop: formatting, vet and the Go tests without the race
 # detector, -short (no binary builds, no 20,000-session heap test) and without
@@ -56,18 +59,40 @@ vet:
 # module of its own, so the server's go.mod does not grow. go tool builds it
 # once into the Go build cache (GOCACHE), which keeps the binary for later runs.
 lint:
-	$(GO) tool -modfile=tools/go.mod staticcheck ./...
+	$(NICE) $(GO) tool -modfile=tools/go.mod staticcheck ./...
 
 # unit runs every Go test under the race detector but the real coding CLIs'
-# (realclis runs those). cmd/massgen-mcp's process-level tests (the binary,
-# tmux, a go build: t.Parallel) mostly wait, so UNIT_PARALLEL of them run at
-# once even on 2 cores; run one after another they were most of that
-# package's five minutes. The tests that bound a failover or a lease in
-# seconds and the load suite stay sequential.
+# (realclis runs those), in three lanes at once (.ci/lanes): go test over
+# every package but cmd/massgen-mcp, and cmd/massgen-mcp's race-built test
+# binary (make cmdrace, linked once) twice beside it, once for its
+# PostgreSQL process tests (CMD_PG_TESTS) and once for the rest. That
+# package's tests mostly wait (the binary, tmux, a lease's expiry, a database
+# kept down), and one after another its sequential ones alone were 140 s,
+# the race run's critical path. Its process-level tests (t.Parallel) run
+# UNIT_PARALLEL at once within their lane; the tests that set the
+# environment, count goroutines or child processes, or bound a failover or a
+# lease in seconds stay sequential within theirs, and being in another
+# process the other lane's tests do not disturb what they count.
 UNIT_PARALLEL ?= 4
-unit: tmux bwrap
-	pkgs=$$($(GO) list ./... | grep -v '/providers/cliagent') && [ -n "$$pkgs" ] && \
-		$(GO) test -race -count=1 -vet=off -parallel $(UNIT_PARALLEL) -skip '$(CMD_REALCLI_TESTS)' $$pkgs
+unit: tmux bwrap cmdrace
+	pkgs=$$($(GO) list ./... | grep -v -e '/providers/cliagent' -e '/cmd/massgen-mcp$$') && [ -n "$$pkgs" ] && \
+		bash .ci/lanes "$(GO) test -race -count=1 -vet=off -parallel $(UNIT_PARALLEL) $$(echo $$pkgs)" \
+		"bash .ci/testbin $(abspath $(CMD_RACE_TEST)) cmd/massgen-mcp postgres -test.run '$(CMD_PG_TESTS)'" \
+		"bash .ci/testbin $(abspath $(CMD_RACE_TEST)) cmd/massgen-mcp rest -test.parallel $(UNIT_PARALLEL) -test.skip '$(CMD_REALCLI_TESTS)|$(CMD_PG_TESTS)'"
+
+# cmdrace links cmd/massgen-mcp's race-built test binary once, for unit's
+# and realclis' lanes: linked by each go test that ran some of its tests, it
+# was two links of the largest binary, and the two go tests compiled the
+# same race-built packages at once.
+CMD_RACE_TEST ?= bin/race/massgen-mcp.test
+cmdrace:
+	$(GO) test -c -race -vet=off -o $(CMD_RACE_TEST) ./cmd/massgen-mcp/
+
+# CMD_PG_TESTS are cmd/massgen-mcp's PostgreSQL process tests (the Test
+# functions of its pg*_test.go: replicas failing over, a database restarted
+# mid-run), a lane of make unit of their own; the root's
+# TestCmdLanesListEveryTest keeps the list exact.
+CMD_PG_TESTS := ^(TestPostgresReplicasServeTheWinnersFilesAfterAFailover|TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn|TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn|TestStoreFlagAndEnvironmentChooseTheStore|TestPostgresReplicasFinishWhatAKilledOneStarted|TestPostgresReplicasServeEachOthersSessions|TestPostgresReplicasTakeTurnsSteppingOneSession)$$
 
 # heap is the service's heap test (20,000 sessions), which skips under the
 # race detector: its own suite beside the others rather than a tail that
@@ -85,15 +110,17 @@ CMD_REALCLI_TESTS := ^(TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusW
 # realclis runs every test against the real Claude Code, Codex and Gemini CLIs
 # (pinned, installed into .cache/clients by e2e/install-clis.sh) under the race
 # detector; MASSGEN_REAL_CLIS=1 makes a missing CLI fail them instead of
-# skipping. First the coding-agent CLI packages (providers/cliagent/...), in
-# one go test with every package at once, then cmd/massgen-mcp's team tests
-# through the built binary, one after another (beside each other on a loaded
-# 2-core machine Claude Code began its turn before its MCP servers had
-# connected). Their time is the CLIs' and the fakes', not the CPU's, so they
-# need not queue behind the race run's CPU-bound packages.
-realclis: bwrap clis
-	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 -vet=off -p 6 ./providers/cliagent/...
-	MASSGEN_REAL_CLIS=1 $(GO) test -race -count=1 -vet=off -run '$(CMD_REALCLI_TESTS)' ./cmd/massgen-mcp/
+# skipping. Two lanes at once (.ci/lanes): the coding-agent CLI packages
+# (providers/cliagent/...), in one go test with every package at once, and
+# cmd/massgen-mcp's team tests through the built binary (its race-built test
+# binary from make cmdrace), one after another. Their time is the CLIs' and
+# the fakes', not the CPU's, so they need not queue behind the race run's
+# CPU-bound packages, nor behind each other: Claude Code waits for its
+# workflow server however loaded the machine (claudecode's defaults), which
+# beside each other it once did not.
+realclis: bwrap clis cmdrace
+	MASSGEN_REAL_CLIS=1 bash .ci/lanes "$(GO) test -race -count=1 -vet=off -p 6 ./providers/cliagent/..." \
+		"bash .ci/testbin $(abspath $(CMD_RACE_TEST)) cmd/massgen-mcp realclis -test.run '$(CMD_REALCLI_TESTS)'"
 
 clis:
 	bash e2e/install-clis.sh
@@ -101,7 +128,7 @@ clis:
 # fuzz runs every fuzz target for a fixed count of inputs (about 5-10 s each;
 # FUZZTIME=30s for a longer run); see .ci/fuzz.
 fuzz:
-	bash .ci/fuzz
+	$(NICE) bash .ci/fuzz
 
 # crash-test is the full crash suite: 20 SIGKILLs of the served binary
 # mid-run, every session resumed and its ledger checked entry by entry.

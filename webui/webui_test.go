@@ -318,7 +318,7 @@ func TestTheEventStreamSendsTheStateAsTheTeamWorks(t *testing.T) {
 	s := serve(t)
 	svc := s.service(t, "a")
 	ctx := context.Background()
-	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim:latency=150ms:price_in=1:price_out=2", "sim:latency=150ms:price_in=1:price_out=2", "sim:latency=150ms:price_in=1:price_out=2"}})
+	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim/strong:latency=150ms:price_in=1:price_out=2", "sim/strong:latency=150ms:price_in=1:price_out=2", "sim/strong:latency=150ms:price_in=1:price_out=2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -216,17 +216,25 @@ func assertGone(t *testing.T, pids []int) {
 
 func TestHangingCLIIsKilledWithItsChildrenAtTheStepTimeout(t *testing.T) {
 	h := newHarness(t, "hang")
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	defer cancel()
+	// The step's deadline passes 1.5 s after the CLI is up with its child
+	// (as a context.WithTimeout's would: done, its cause the deadline): a
+	// deadline counted from the Step call could pass on a loaded machine
+	// before the CLI had started, leaving no child to check.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	errc := make(chan error, 1)
+	go func() { _, _, err := h.p.Step(ctx, h.request()); errc <- err }()
+	pids := pidsOf(t, h.ws)
+	time.AfterFunc(1500*time.Millisecond, func() { cancel(context.DeadlineExceeded) })
 	start := time.Now()
-	_, _, err := h.p.Step(ctx, h.request())
+	err := <-errc
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the step's deadline", err)
 	}
 	if d := time.Since(start); d > 6*time.Second {
 		t.Fatalf("the step took %v after its deadline", d)
 	}
-	assertGone(t, pidsOf(t, h.ws))
+	assertGone(t, pids)
 }
 
 func TestCancelLeavesNoProcess(t *testing.T) {

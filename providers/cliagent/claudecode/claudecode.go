@@ -31,10 +31,20 @@ var info = cliagent.Info{
 			"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
 			"DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_BUG_COMMAND",
 			"DISABLE_COST_WARNINGS", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MCP_TIMEOUT", "MCP_TOOL_TIMEOUT",
+			"MCP_CONNECTION_NONBLOCKING", "MCP_CONNECT_TIMEOUT_MS",
 			"BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MAX_THINKING_TOKENS", "API_TIMEOUT_MS",
 		},
 		// A team member never updates itself mid-run nor reports home.
+		// Nor does it begin its turn without the workflow server, whose
+		// tools are the only way it can answer or vote: -p connects
+		// --mcp-config servers in the background unless
+		// MCP_CONNECTION_NONBLOCKING is 0, and then waits only
+		// MCP_CONNECT_TIMEOUT_MS (5 s by default) for them, which a loaded
+		// machine outlasts; 30 s is MCP_TIMEOUT's default, as long as it
+		// lets a server start.
 		Defaults: map[string]string{
+			"MCP_CONNECTION_NONBLOCKING":               "0",
+			"MCP_CONNECT_TIMEOUT_MS":                   "30000",
 			"DISABLE_AUTOUPDATER":                      "1",
 			"DISABLE_TELEMETRY":                        "1",
 			"DISABLE_ERROR_REPORTING":                  "1",

@@ -43,6 +43,11 @@ func newReal(t *testing.T, extraEnv ...string) *realHarness {
 }
 
 func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarness {
+	return newRealServing(t, sb, clitest.Relay(), extraEnv...)
+}
+
+// newRealServing is newRealIn with relay as the workflow server's command.
+func newRealServing(t *testing.T, sb cliagent.Sandbox, relay []string, extraEnv ...string) *realHarness {
 	bin := clitest.Binary(t, "../../..", "claude", "CLAUDE_BIN")
 	script := fake.NewScript()
 	script.Default = func(fake.Call) fake.Reply { return fake.Reply{Kind: fake.ReplyText, Content: "Done."} }
@@ -56,7 +61,7 @@ func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarne
 	}, extraEnv...)
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: "claude-opus-4-6", Binary: bin, Env: env, Dir: t.TempDir(),
-		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
+		Relay: relay, Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"sk-ant-dummy-fake-not-a-key-0000"}, Sandbox: sb,
 	})
 	if err != nil {
