@@ -1,0 +1,67 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// trips counts the round trips a replica makes: each query, and each
+// pipelined batch as one.
+type trips struct{ n atomic.Int64 }
+
+func (c *trips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *trips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// countedReplica opens a replica on dsn whose round trips c counts.
+func countedReplica(t *testing.T, dsn string, c *trips) *Store {
+	t.Helper()
+	db, err := Open(context.Background(), dsn, Options{Tracer: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For(coordination.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*Store)
+}
+
+// TestInFlightIsOneRoundTrip: telling an idle session from a missing one
+// costs no second query.
+func TestInFlightIsOneRoundTrip(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	held, err := a.InFlight(ctx, "s")
+	if err != nil || len(held) != 0 {
+		t.Fatalf("InFlight of an idle session = %v, %v; want none", held, err)
+	}
+	if n := c.n.Load() - before; n != 1 {
+		t.Errorf("InFlight of an idle session took %d round trips, want 1", n)
+	}
+	if _, err := a.InFlight(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("InFlight of a missing session = %v, want ErrSessionNotFound", err)
+	}
+}
