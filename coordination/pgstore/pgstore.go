@@ -41,6 +41,7 @@ type DB struct {
 	feeds feeds        // watch.go
 	held  held         // locks.go
 	gates sessionGates // locks.go
+	loans loans        // lend.go
 
 	stop context.CancelFunc
 	done sync.WaitGroup
