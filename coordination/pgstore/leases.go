@@ -67,25 +67,14 @@ func (s *Store) ReleaseStep(ctx context.Context, id, agent string, version int64
 
 // ReadSteps reads every agent's step lease. A lease whose agent's step lock
 // is held (its row renewed by a live replica's heartbeat) reads Alive: a
-// late lease heartbeat is not a dead step.
+// late lease heartbeat is not a dead step. One round trip (readLeases): a
+// landing's fence reads it at every step.
 func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordination.RunLease, error) {
 	all, err := s.readLeases(ctx, id, false)
 	if err != nil {
 		return nil, err
 	}
 	delete(all, "")
-	if len(all) == 0 {
-		return all, nil
-	}
-	held, err := s.InFlight(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	for a, l := range all {
-		if held[a] && !l.Released {
-			l.Alive = true
-		}
-	}
 	return all, nil
 }
 
@@ -182,36 +171,59 @@ func scanLease(row pgx.Row) (*coordination.RunLease, error) {
 }
 
 // readLeases reads the session's leases by agent ("" the run's): only the
-// run's when run is set.
+// run's when run is set. One statement: the session's row left-joined to
+// its leases tells a session without leases (one row of NULLs) from a
+// missing one (no row), and each step lease comes with whether its agent's
+// step lock is live, which makes it Alive unless released.
 func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string]*coordination.RunLease, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
-	if err := s.exists(ctx, s.db.pool, id); err != nil {
-		return nil, err
-	}
-	q := leaseColumns + ` FROM leases WHERE tenant = $1 AND session_id = $2`
+	which := ""
 	if run {
-		q += ` AND agent_id = ''`
+		which = ` AND l.agent_id = ''`
 	}
-	rows, err := s.db.pool.Query(ctx, q, s.tenant, id)
+	rows, err := s.db.pool.Query(ctx, `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released,
+		l.agent_id <> '' AND EXISTS (SELECT 1 FROM locks k WHERE k.tenant = l.tenant AND k.session_id = l.session_id
+			AND k.name = 'step:' || l.agent_id AND k.expires_at >= now())
+		FROM sessions s LEFT JOIN leases l ON l.tenant = s.tenant AND l.session_id = s.id`+which+`
+		WHERE s.tenant = $1 AND s.id = $2`, s.tenant, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 	}
 	defer rows.Close()
 	out := map[string]*coordination.RunLease{}
+	found := false
 	for rows.Next() {
+		found = true
 		var l coordination.RunLease
-		var agent string
-		var start int64
-		if err := rows.Scan(&agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released); err != nil {
-			return nil, err
+		var agent *string
+		var start *int64
+		var held *bool
+		var version *int64
+		var claimed, renewed, expires *time.Time
+		var owner, host *string
+		var pid *int
+		var released *bool
+		if err := rows.Scan(&agent, &owner, &host, &pid, &start, &version, &claimed, &renewed, &expires, &released, &held); err != nil {
+			return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 		}
-		l.ProcStart = uint64(start)
-		l.Claimed, l.Renewed, l.Expires = l.Claimed.UTC(), l.Renewed.UTC(), l.Expires.UTC()
-		out[agent] = &l
+		if agent == nil {
+			continue // the session, with no lease
+		}
+		l.ID, l.Host, l.PID, l.ProcStart, l.Version = *owner, *host, *pid, uint64(*start), *version
+		l.Claimed, l.Renewed, l.Expires = claimed.UTC(), renewed.UTC(), expires.UTC()
+		l.Released = *released
+		l.Alive = held != nil && *held && !l.Released
+		out[*agent] = &l
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
+	}
+	if !found {
+		return nil, notFound(id)
+	}
+	return out, nil
 }
 
 // Abandoned lists the tenant's sessions whose run lease expired unreleased

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -63,5 +64,49 @@ func TestInFlightIsOneRoundTrip(t *testing.T) {
 	}
 	if _, err := a.InFlight(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("InFlight of a missing session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+// TestReadingLeasesIsOneRoundTrip: a landing's fence reads the step leases
+// at every step; they come with the session's existence and the live step
+// locks that make a lease Alive in one statement.
+func TestReadingLeasesIsOneRoundTrip(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if _, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("test"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AcquireStep(ctx, "s", "agent_b", coordination.ThisProcess("test"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	all, err := a.ReadSteps(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load() - before; n != 1 {
+		t.Errorf("ReadSteps took %d round trips, want 1", n)
+	}
+	if len(all) != 2 || !all["agent_a"].Alive || all["agent_b"].Alive {
+		t.Errorf("step leases %+v; want agent_a's alive (its step lock is held) and agent_b's not", all)
+	}
+	before = c.n.Load()
+	if run, err := a.ReadRun(ctx, "s"); err != nil || run != nil {
+		t.Errorf("ReadRun of a session never run = %+v, %v; want none", run, err)
+	}
+	if n := c.n.Load() - before; n != 1 {
+		t.Errorf("ReadRun took %d round trips, want 1", n)
+	}
+	if _, err := a.ReadSteps(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("ReadSteps of a missing session = %v, want ErrSessionNotFound", err)
 	}
 }
