@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -96,32 +97,44 @@ var errClaimedNow = errors.New("the lease row is being claimed by another transa
 
 // leases is the store's coordination.LeaseChange; skip makes the row read
 // FOR UPDATE SKIP LOCKED (a claim) rather than wait for it (a renew or a
-// release, which must not be refused because a rival is looking).
+// release, which must not be refused because a rival is looking). Two round
+// trips (readThenWrite): the row and the session's existence with BEGIN,
+// the write with COMMIT; a step claims and releases its lease every time.
 func (s *Store) leases(skip bool) coordination.LeaseChange {
 	return func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
 		if err := live(ctx, id); err != nil {
 			return coordination.RunLease{}, err
 		}
-		var out coordination.RunLease
-		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			lock := "FOR UPDATE"
-			if skip {
-				lock = "FOR UPDATE SKIP LOCKED"
-			}
-			cur, err := scanLease(tx.QueryRow(ctx, leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 `+lock, s.tenant, id, agent))
-			if err != nil {
+		lock := "FOR UPDATE"
+		if skip {
+			lock = "FOR UPDATE SKIP LOCKED"
+		}
+		reads := &pgx.Batch{}
+		reads.Queue(leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 `+lock, s.tenant, id, agent)
+		reads.Queue(`SELECT EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2)`, s.tenant, id)
+		var cur *coordination.RunLease
+		var next coordination.RunLease
+		read := func(br pgx.BatchResults) error {
+			var err error
+			if cur, err = scanLease(br.QueryRow()); err != nil {
 				return err
 			}
-			if cur == nil {
-				if err := s.exists(ctx, tx, id); err != nil {
-					return err
-				}
-			}
-			next, err := rule(cur)
-			if err != nil {
+			var found bool
+			if err := br.QueryRow().Scan(&found); err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+			if cur == nil && !found {
+				return notFound(id)
+			}
+			return nil
+		}
+		write := func(*pgxpool.Conn) (*pgx.Batch, error) {
+			var err error
+			if next, err = rule(cur); err != nil {
+				return nil, err
+			}
+			w := &pgx.Batch{}
+			w.Queue(`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 				ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, host = EXCLUDED.host,
 					pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
@@ -129,18 +142,25 @@ func (s *Store) leases(skip bool) coordination.LeaseChange {
 				WHERE leases.version = $13`,
 				s.tenant, id, agent, next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version,
 				next.Claimed, next.Renewed, next.Expires, next.Released, versionOf(cur))
+			return w, nil
+		}
+		wrote := func(br pgx.BatchResults) error {
+			tag, err := br.Exec()
 			if err != nil {
 				return err
 			}
 			if tag.RowsAffected() == 0 {
 				// The row appeared (or moved on) after it was read without
-				// a lock: a rival's claim won.
+				// a lock: a rival's claim won. Nothing was written; the
+				// COMMIT after this ends an empty transaction.
 				return errClaimedNow
 			}
-			out = next
 			return nil
-		})
-		return out, err
+		}
+		if err := s.readThenWrite(ctx, reads, read, write, wrote); err != nil {
+			return coordination.RunLease{}, err
+		}
+		return next, nil
 	}
 }
 

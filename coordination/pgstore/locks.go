@@ -196,7 +196,14 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	token := newToken()
 	var got string
 	var found bool
-	err := s.db.pool.QueryRow(ctx, `WITH sess AS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2),
+	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
+	return s.took(id, name, token, got, found, err)
+}
+
+// lockTake takes a lock row: inserted, or taken over from a holder that
+// stopped renewing it. It returns the token taken (empty if a live holder has
+// the row) and whether the session exists.
+const lockTake = `WITH sess AS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2),
 		taken AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at)
 			SELECT $1, $2, $3, $4, now() + $5 * interval '1 millisecond' FROM sess
@@ -204,8 +211,11 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
 				WHERE locks.expires_at < now()
 			RETURNING token)
-		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`,
-		s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
+		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
+
+// took reads lockTake's answer: the token held now (and kept renewed by
+// the heartbeat), "" for a lock someone else holds.
+func (s *Store) took(id, name, token, got string, found bool, err error) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("taking the %s lock of session %q: %w", name, id, err)
 	}

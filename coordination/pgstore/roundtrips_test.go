@@ -110,3 +110,61 @@ func TestReadingLeasesIsOneRoundTrip(t *testing.T) {
 		t.Errorf("ReadSteps of a missing session = %v, want ErrSessionNotFound", err)
 	}
 }
+
+// TestALeaseChangeIsTwoRoundTrips: a step claims its lease and releases it
+// every time; each is a transaction of two round trips (the row read with
+// BEGIN, the write with COMMIT), not one per statement.
+func TestALeaseChangeIsTwoRoundTrips(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	l, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("test"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load() - before; n != 2 {
+		t.Errorf("AcquireStep took %d round trips, want 2", n)
+	}
+	before = c.n.Load()
+	if err := a.ReleaseStep(ctx, "s", "agent_a", l.Version); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load() - before; n != 2 {
+		t.Errorf("ReleaseStep took %d round trips, want 2", n)
+	}
+	if err := a.ReleaseStep(ctx, "s", "agent_a", l.Version+1); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("releasing another version = %v, want ErrLeaseLost", err)
+	}
+	if _, err := a.AcquireStep(ctx, "missing", "agent_a", coordination.ThisProcess("test"), time.Minute); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("claiming in a missing session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+// TestAStepLandsInFourRoundTrips: a step's lock with its number (one,
+// pipelined), its fenced append (two: the fence and the answer number with
+// BEGIN, the writes with COMMIT) and its release (one).
+func TestAStepLandsInFourRoundTrips(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	landStep(t, a, "s", "agent_a", "warm") // the statements are prepared once
+	before := c.n.Load()
+	landStep(t, a, "s", "agent_a", "counted")
+	if n := c.n.Load() - before; n != 4 {
+		t.Errorf("a step's lock, append and release took %d round trips, want 4", n)
+	}
+	l, err := a.Ledger(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := l.Agents["agent_a"]; len(es) != 2 || es[1].Step != 2 || es[1].AnswerNum != 2 {
+		t.Errorf("agent_a's entries %+v; want steps 1 and 2, answers 1 and 2", es)
+	}
+}
