@@ -31,7 +31,7 @@ func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.Le
 
 // RenewRun extends a claim (coordination.LeaseStore).
 func (s *Store) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.leases(false).Renew(ctx, id, "", version, ttl)
+	return s.renew().Renew(ctx, id, "", version, ttl)
 }
 
 // ReleaseRun ends a claim (coordination.LeaseStore).
@@ -58,7 +58,7 @@ func (s *Store) AcquireStep(ctx context.Context, id, agent string, owner coordin
 
 // RenewStep extends a step's claim (coordination.StepLeaseStore).
 func (s *Store) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.leases(false).Renew(ctx, id, agent, version, ttl)
+	return s.renew().Renew(ctx, id, agent, version, ttl)
 }
 
 // ReleaseStep ends a step's claim (coordination.StepLeaseStore).
@@ -134,14 +134,7 @@ func (s *Store) leases(skip bool) coordination.LeaseChange {
 				return nil, err
 			}
 			w := &pgx.Batch{}
-			w.Queue(`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-				ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, host = EXCLUDED.host,
-					pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
-					renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released
-				WHERE leases.version = $13`,
-				s.tenant, id, agent, next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version,
-				next.Claimed, next.Renewed, next.Expires, next.Released, versionOf(cur))
+			queueLeaseWrite(w, s.tenant, id, agent, next, versionOf(cur))
 			return w, nil
 		}
 		wrote := func(br pgx.BatchResults) error {
@@ -157,11 +150,24 @@ func (s *Store) leases(skip bool) coordination.LeaseChange {
 			}
 			return nil
 		}
-		if err := s.readThenWrite(ctx, reads, read, write, wrote); err != nil {
+		if err := s.db.readThenWrite(ctx, reads, read, write, wrote); err != nil {
 			return coordination.RunLease{}, err
 		}
 		return next, nil
 	}
+}
+
+// queueLeaseWrite queues the write of a lease's next state: the row
+// inserted, or updated only while it is still at version prev.
+func queueLeaseWrite(w *pgx.Batch, tenant, id, agent string, next coordination.RunLease, prev int64) {
+	w.Queue(`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, host = EXCLUDED.host,
+			pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
+			renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released
+		WHERE leases.version = $13`,
+		tenant, id, agent, next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version,
+		next.Claimed, next.Renewed, next.Expires, next.Released, prev)
 }
 
 func versionOf(l *coordination.RunLease) int64 {
@@ -173,12 +179,13 @@ func versionOf(l *coordination.RunLease) int64 {
 
 const leaseColumns = `SELECT agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released`
 
-// scanLease reads one lease row; nil, nil for none.
-func scanLease(row pgx.Row) (*coordination.RunLease, error) {
+// scanLease reads one lease row, its leaseColumns after the lead ones;
+// nil, nil for none.
+func scanLease(row pgx.Row, lead ...any) (*coordination.RunLease, error) {
 	var l coordination.RunLease
 	var agent string
 	var start int64
-	err := row.Scan(&agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released)
+	err := row.Scan(append(lead, &agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

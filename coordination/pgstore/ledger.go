@@ -286,7 +286,7 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 		b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(l.id, coordination.Change{Steps: true}))
 		return b, nil
 	}
-	err = s.readThenWrite(ctx, reads, read, write, nil)
+	err = s.db.readThenWrite(ctx, reads, read, write, nil)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries" {
 		err = fmt.Errorf("step %d of agent %q in session %q is already recorded (by another replica): %w", e.Step, l.agent, l.id, coordination.ErrLeaseLost)

@@ -38,10 +38,11 @@ type DB struct {
 	mu      sync.Mutex
 	tenants map[string]*Store
 
-	feeds feeds        // watch.go
-	held  held         // locks.go
-	gates sessionGates // locks.go
-	loans loans        // lend.go
+	feeds    feeds        // watch.go
+	held     held         // locks.go
+	gates    sessionGates // locks.go
+	loans    loans        // lend.go
+	renewals renewals     // renewals.go
 
 	stop context.CancelFunc
 	done sync.WaitGroup

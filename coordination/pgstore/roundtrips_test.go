@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,5 +168,76 @@ func TestAStepLandsInFourRoundTrips(t *testing.T) {
 	}
 	if es := l.Agents["agent_a"]; len(es) != 2 || es[1].Step != 2 || es[1].AnswerNum != 2 {
 		t.Errorf("agent_a's entries %+v; want steps 1 and 2, answers 1 and 2", es)
+	}
+}
+
+// TestRenewalsGoTogether: the heartbeats' renewals made within a window go
+// in one transaction of two round trips, each answered on its own: a lease
+// claimed by another holder meanwhile is lost, and says so, while the
+// others renew; a session that is not stored is not found.
+func TestRenewalsGoTogether(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	owner := coordination.ThisProcess("test")
+	versions := map[string]int64{}
+	for _, id := range []string{"s1", "s2", "s3", "s4"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.AcquireStep(ctx, id, "agent_a", owner, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[id] = l.Version
+	}
+	// s4's lease moved on: released, then claimed again (another version).
+	if err := a.ReleaseStep(ctx, "s4", "agent_a", versions["s4"]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AcquireStep(ctx, "s4", "agent_a", owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	var wg sync.WaitGroup
+	errs := map[string]error{}
+	var mu sync.Mutex
+	start := make(chan struct{})
+	for _, id := range []string{"s1", "s2", "s3", "s4", "missing"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			l, err := a.RenewStep(ctx, id, "agent_a", versions[id], time.Minute)
+			if err == nil && l.Version != versions[id] {
+				err = fmt.Errorf("renewed to version %d, want %d", l.Version, versions[id])
+			}
+			mu.Lock()
+			errs[id] = err
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if errs[id] != nil {
+			t.Errorf("renewing %s: %v", id, errs[id])
+		}
+	}
+	if !errors.Is(errs["s4"], coordination.ErrLeaseLost) {
+		t.Errorf("renewing a lease claimed again since = %v, want ErrLeaseLost", errs["s4"])
+	}
+	if !errors.Is(errs["missing"], coordination.ErrSessionNotFound) {
+		t.Errorf("renewing in a missing session = %v, want ErrSessionNotFound", errs["missing"])
+	}
+	if n := c.n.Load() - before; n != 2 {
+		t.Errorf("five renewals at once took %d round trips, want 2 (one transaction)", n)
+	}
+	all, err := a.ReadSteps(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := all["agent_a"]; l == nil || time.Until(l.Expires) < 50*time.Second {
+		t.Errorf("s1's lease after its renewal: %+v; want it expiring a minute from now", l)
 	}
 }

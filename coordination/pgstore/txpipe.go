@@ -16,9 +16,9 @@ import (
 // commits. wrote, if set, takes the writes' results (the COMMIT's is taken
 // after it). A write that fails stops the rest, the COMMIT included, and the
 // transaction is rolled back, as is one that read or write refuses.
-func (s *Store) readThenWrite(ctx context.Context, reads *pgx.Batch, read func(br pgx.BatchResults) error,
+func (db *DB) readThenWrite(ctx context.Context, reads *pgx.Batch, read func(br pgx.BatchResults) error,
 	write func(conn *pgxpool.Conn) (*pgx.Batch, error), wrote func(br pgx.BatchResults) error) error {
-	conn, err := s.db.pool.Acquire(ctx)
+	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
