@@ -16,8 +16,11 @@ import (
 
 // loansMax bounds the sessions whose ledgers a replica keeps: a running
 // session is read at every derivation, and 4,096 is four times the
-// benchmark's thousand concurrent sessions. One let go is read whole again
-// at its next derivation, as after a restart.
+// benchmark's thousand concurrent sessions (the service's own caps are the
+// same, and for the same reason: an LRU cycled through by more keys than
+// it holds misses every time). A finished session keeps none, so only live
+// ones fill it. One let go is read whole again at its next derivation, as
+// after a restart.
 const loansMax = 4096
 
 var _ coordination.LedgerLender = (*Store)(nil)
@@ -63,6 +66,11 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 			s.db.loans.drop(s.tenant, id)
 		}
 		return nil, err
+	}
+	if ln.finished {
+		// A finished session is read again only by a status query now and
+		// then: it keeps nothing here, so what is kept is the live sessions'.
+		s.db.loans.drop(s.tenant, id)
 	}
 	return l, nil
 }
@@ -144,6 +152,7 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 			return nil, errStaleLoan
 		}
 		ln.log = append(ln.log, e)
+		ln.finished = ln.finished || e.Kind == coordination.SessionFinished
 	}
 	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(ln.agents))}
 	for a, es := range ln.agents {
@@ -167,11 +176,13 @@ type loan struct {
 	agents  map[string][]coordination.Entry
 	log     []coordination.SessionEntry
 	lent    *coordination.Ledger // the latest loan; nil before the first read
+	// finished: the log has the session's finished entry
+	finished bool
 }
 
 func (ln *loan) reset() {
 	ln.agents = map[string][]coordination.Entry{}
-	ln.log, ln.lent = nil, nil
+	ln.log, ln.lent, ln.finished = nil, nil, false
 }
 
 // loans is the replica's kept ledgers, the least recently read let go

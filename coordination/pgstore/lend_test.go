@@ -152,3 +152,25 @@ func TestKeptLedgersAreBounded(t *testing.T) {
 		t.Error("reading a session let go again does not keep the bound")
 	}
 }
+
+// TestAFinishedSessionKeepsNoLedger: the kept ledgers are the live
+// sessions'; a finished one is lent whole and not kept.
+func TestAFinishedSessionKeepsNoLedger(t *testing.T) {
+	a, _ := sessionOnTwoReplicas(t, "s")
+	landStep(t, a, "s", "agent_a", "an answer")
+	lend(t, a, "s")
+	if n := a.db.loans.len(); n != 1 {
+		t.Fatalf("%d ledgers kept for one running session, want 1", n)
+	}
+	if _, err := a.AppendSession(context.Background(), "s", coordination.SessionEntry{Kind: coordination.SessionFinished}); err != nil {
+		t.Fatal(err)
+	}
+	l := lend(t, a, "s")
+	if len(l.Session) != 1 || l.Session[0].Kind != coordination.SessionFinished {
+		t.Fatalf("the finished session's loan %+v lacks its finished entry", l)
+	}
+	if n := a.db.loans.len(); n != 0 {
+		t.Errorf("%d ledgers kept after the session finished, want none", n)
+	}
+	sameLedger(t, a, "s", lend(t, a, "s"))
+}
