@@ -50,9 +50,17 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
+	asked := time.Now()
 	ln := s.db.loans.get(s.tenant, id)
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
+	if ln.lent != nil && ln.sent.After(asked) {
+		// A read sent after this call began, while it waited for the
+		// previous one: the database as this call would have read it, or
+		// later. Concurrent derivations of one session share one trip.
+		return ln.lent, nil
+	}
+	sent := time.Now()
 	l, err := s.readOn(ctx, id, ln)
 	if errors.Is(err, errStaleLoan) {
 		ln.reset()
@@ -67,6 +75,7 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 		}
 		return nil, err
 	}
+	ln.sent = sent
 	if ln.finished {
 		// A finished session is read again only by a status query now and
 		// then: it keeps nothing here, so what is kept is the live sessions'.
@@ -178,11 +187,14 @@ type loan struct {
 	lent    *coordination.Ledger // the latest loan; nil before the first read
 	// finished: the log has the session's finished entry
 	finished bool
+	// sent is when the read that made lent was sent (monotonic): a call
+	// that began before it may lend what it read without reading again.
+	sent time.Time
 }
 
 func (ln *loan) reset() {
 	ln.agents = map[string][]coordination.Entry{}
-	ln.log, ln.lent, ln.finished = nil, nil, false
+	ln.log, ln.lent, ln.finished, ln.sent = nil, nil, false, time.Time{}
 }
 
 // loans is the replica's kept ledgers, the least recently read let go

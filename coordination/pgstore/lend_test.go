@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -173,4 +174,47 @@ func TestAFinishedSessionKeepsNoLedger(t *testing.T) {
 		t.Errorf("%d ledgers kept after the session finished, want none", n)
 	}
 	sameLedger(t, a, "s", lend(t, a, "s"))
+}
+
+// TestLoansWaitingTogetherShareOneRead: calls that wait while the session's
+// ledger is being read share the next read, sent after they all began: one
+// round trip for all, with every write committed before they began. (A
+// call made after a read was sent reads again: the sequential loans of
+// TestALentLedgerSeesAnotherReplicasWrites.)
+func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	lend(t, a, "s")
+	landStep(t, a, "s", "agent_a", "landed before the calls")
+	ln := a.db.loans.get(a.tenant, "s")
+	ln.mu.Lock() // as if a read were in flight: the calls below wait
+	loans := make(chan *coordination.Ledger, 4)
+	for range 4 {
+		go func() {
+			l, err := a.LendLedger(ctx, "s")
+			if err != nil {
+				t.Error(err)
+			}
+			loans <- l
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // all four have begun and wait
+	before := c.n.Load()
+	ln.mu.Unlock()
+	for range 4 {
+		l := <-loans
+		if l == nil {
+			t.FailNow()
+		}
+		if es := l.Agents["agent_a"]; len(es) != 1 {
+			t.Fatalf("a loan asked for after the step landed has %d of agent_a's entries, want 1", len(es))
+		}
+	}
+	if n := c.n.Load() - before; n != 1 {
+		t.Errorf("four loans waiting together took %d round trips, want 1", n)
+	}
 }
