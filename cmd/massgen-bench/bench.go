@@ -54,6 +54,7 @@ type overheadFlags struct {
 	skipMany       bool
 	postgres       string
 	pgSessions     int
+	pgProfile      string
 }
 
 func benchOverheadCommand() *cobra.Command {
@@ -80,6 +81,7 @@ func benchOverheadCommand() *cobra.Command {
 	fl.IntVar(&f.concurrent, "concurrent", 8, "sessions run at once while the file store is driven")
 	fl.StringVar(&f.dir, "dir", "", "where file stores are made (default the system temp dir)")
 	fl.IntVar(&f.pgSessions, "pg-sessions", 1000, "with --postgres: concurrent sessions of 4 sim agents (at --session-latency) spread over two replicas of the PostgreSQL store; 0 skips")
+	fl.StringVar(&f.pgProfile, "pg-cpuprofile", "", "with --pg-sessions: write a CPU profile of the concurrent sessions on PostgreSQL to this file (go tool pprof reads it)")
 	fl.StringVar(&f.postgres, "postgres", "", "also measure the PostgreSQL store on this database (postgres://…), each store in a schema of its own")
 	return cmd
 }
@@ -134,15 +136,17 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 
 	if f.postgres != "" && f.pgSessions > 0 {
 		progress(errw, "%d concurrent sessions × 4 agents at %s over two PostgreSQL replicas …", f.pgSessions, f.sessionLatency)
-		m, err := runReplicaSessions(ctx, bench, f.postgres, f.pgSessions, f.sessionLatency)
+		m, err := profiled(f.pgProfile, func() (replicaSessions, error) {
+			return runReplicaSessions(ctx, bench, f.postgres, f.pgSessions, f.sessionLatency)
+		})
 		if err != nil {
 			return fmt.Errorf("concurrent sessions on PostgreSQL: %w", err)
 		}
 		fmt.Fprintf(out, "## %d concurrent sessions × 4 sim agents at %s latency, two replicas of the PostgreSQL store (one process)\n\n", f.pgSessions, f.sessionLatency)
-		fmt.Fprintf(out, "| wall | ideal | overhead (target ≤ 3 %%) | median session overhead | steps | CPU per step | landing p50 | landing p99 | steps landing late (p99) | connections (peak, both) |\n|---|---|---|---|---|---|---|---|---|---|\n")
-		fmt.Fprintf(out, "| %.2f s | %.2f s | %.1f %% | %.1f %% | %d | %.0f µs | %s | %s | %.0f ms | %d |\n\n",
+		fmt.Fprintf(out, "| wall | ideal | overhead (target ≤ 3 %%) | median session overhead | steps | CPU per step | landing p50 | landing p99 | steps landing late (p99) | connections (peak, both) | round trips per step |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(out, "| %.2f s | %.2f s | %.1f %% | %.1f %% | %d | %.0f µs | %s | %s | %.0f ms | %d | %.1f |\n\n",
 			m.Wall.Seconds(), m.Ideal.Seconds(), 100*m.Overhead, 100*m.SessionOverhead, m.Steps, float64(m.CPU.Microseconds())/float64(max(m.Steps, 1)),
-			ms(m.LandP50), ms(m.LandP99), float64(m.LateP99.Microseconds())/1000, m.PeakConns)
+			ms(m.LandP50), ms(m.LandP99), float64(m.LateP99.Microseconds())/1000, m.PeakConns, float64(m.RoundTrips)/float64(max(m.Steps, 1)))
 	}
 
 	progress(errw, "per-step overhead …")

@@ -66,6 +66,7 @@ type replicaSessions struct {
 	benchmark.ManySessions
 	LandP50, LandP99 time.Duration // a step's landing: the fenced append's transaction
 	PeakConns        int           // both replicas' connections at their peak
+	RoundTrips       int64         // queries and batches both replicas sent
 }
 
 func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn string, sessions int, latency time.Duration) (replicaSessions, error) {
@@ -91,10 +92,11 @@ func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn strin
 		}
 	}()
 	lands := &landings{}
+	trips := &pgRoundTrips{}
 	var dbs []*pgstore.DB
 	var stores []coordination.Store
 	for range 2 {
-		db, err := pgstore.Open(ctx, pgstore.WithSchema(dsn, schema), pgstore.Options{})
+		db, err := pgstore.Open(ctx, pgstore.WithSchema(dsn, schema), pgstore.Options{Tracer: trips})
 		if err != nil {
 			return out, err
 		}
@@ -126,7 +128,9 @@ func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn strin
 			}
 		}
 	}()
+	before := trips.n.Load()
 	m, err := bench.RunManySessionsOn(ctx, stores, sessions, 4, latency)
+	out.RoundTrips = trips.n.Load() - before
 	close(stop)
 	out.PeakConns = <-peak
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 // TestReplicaSessionsRunOnTwoPostgresReplicas: the --pg-sessions
 // measurement runs its sessions over two replicas of one schema to the end,
-// times their landings and counts their connections.
+// times their landings and counts their connections and round trips.
 func TestReplicaSessionsRunOnTwoPostgresReplicas(t *testing.T) {
 	pgtest.Schema(t) // skips (or fails under CI) without a server
 	m, err := runReplicaSessions(context.Background(), benchmark.Overhead{}, pgtest.Base(), 6, 10*time.Millisecond)
@@ -23,6 +23,9 @@ func TestReplicaSessionsRunOnTwoPostgresReplicas(t *testing.T) {
 	}
 	if m.LandP50 <= 0 || m.LandP99 < m.LandP50 {
 		t.Errorf("landing p50 %v, p99 %v: the landings were not timed", m.LandP50, m.LandP99)
+	}
+	if m.RoundTrips < int64(m.Steps) {
+		t.Errorf("%d round trips for %d steps: the queries were not counted", m.RoundTrips, m.Steps)
 	}
 	// Two replicas: a pool and a LISTEN connection each, at least.
 	if m.PeakConns < 4 {

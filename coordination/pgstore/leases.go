@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -30,7 +31,7 @@ func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.Le
 
 // RenewRun extends a claim (coordination.LeaseStore).
 func (s *Store) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.leases(false).Renew(ctx, id, "", version, ttl)
+	return s.renew().Renew(ctx, id, "", version, ttl)
 }
 
 // ReleaseRun ends a claim (coordination.LeaseStore).
@@ -57,7 +58,7 @@ func (s *Store) AcquireStep(ctx context.Context, id, agent string, owner coordin
 
 // RenewStep extends a step's claim (coordination.StepLeaseStore).
 func (s *Store) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.leases(false).Renew(ctx, id, agent, version, ttl)
+	return s.renew().Renew(ctx, id, agent, version, ttl)
 }
 
 // ReleaseStep ends a step's claim (coordination.StepLeaseStore).
@@ -67,25 +68,14 @@ func (s *Store) ReleaseStep(ctx context.Context, id, agent string, version int64
 
 // ReadSteps reads every agent's step lease. A lease whose agent's step lock
 // is held (its row renewed by a live replica's heartbeat) reads Alive: a
-// late lease heartbeat is not a dead step.
+// late lease heartbeat is not a dead step. One round trip (readLeases): a
+// landing's fence reads it at every step.
 func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordination.RunLease, error) {
 	all, err := s.readLeases(ctx, id, false)
 	if err != nil {
 		return nil, err
 	}
 	delete(all, "")
-	if len(all) == 0 {
-		return all, nil
-	}
-	held, err := s.InFlight(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	for a, l := range all {
-		if held[a] && !l.Released {
-			l.Alive = true
-		}
-	}
 	return all, nil
 }
 
@@ -107,52 +97,77 @@ var errClaimedNow = errors.New("the lease row is being claimed by another transa
 
 // leases is the store's coordination.LeaseChange; skip makes the row read
 // FOR UPDATE SKIP LOCKED (a claim) rather than wait for it (a renew or a
-// release, which must not be refused because a rival is looking).
+// release, which must not be refused because a rival is looking). Two round
+// trips (readThenWrite): the row and the session's existence with BEGIN,
+// the write with COMMIT; a step claims and releases its lease every time.
 func (s *Store) leases(skip bool) coordination.LeaseChange {
 	return func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
 		if err := live(ctx, id); err != nil {
 			return coordination.RunLease{}, err
 		}
-		var out coordination.RunLease
-		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			lock := "FOR UPDATE"
-			if skip {
-				lock = "FOR UPDATE SKIP LOCKED"
-			}
-			cur, err := scanLease(tx.QueryRow(ctx, leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 `+lock, s.tenant, id, agent))
-			if err != nil {
+		lock := "FOR UPDATE"
+		if skip {
+			lock = "FOR UPDATE SKIP LOCKED"
+		}
+		reads := &pgx.Batch{}
+		reads.Queue(leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 `+lock, s.tenant, id, agent)
+		reads.Queue(`SELECT EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2)`, s.tenant, id)
+		var cur *coordination.RunLease
+		var next coordination.RunLease
+		read := func(br pgx.BatchResults) error {
+			var err error
+			if cur, err = scanLease(br.QueryRow()); err != nil {
 				return err
 			}
-			if cur == nil {
-				if err := s.exists(ctx, tx, id); err != nil {
-					return err
-				}
-			}
-			next, err := rule(cur)
-			if err != nil {
+			var found bool
+			if err := br.QueryRow().Scan(&found); err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-				ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, host = EXCLUDED.host,
-					pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
-					renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released
-				WHERE leases.version = $13`,
-				s.tenant, id, agent, next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version,
-				next.Claimed, next.Renewed, next.Expires, next.Released, versionOf(cur))
+			if cur == nil && !found {
+				return notFound(id)
+			}
+			return nil
+		}
+		write := func(*pgxpool.Conn) (*pgx.Batch, error) {
+			var err error
+			if next, err = rule(cur); err != nil {
+				return nil, err
+			}
+			w := &pgx.Batch{}
+			queueLeaseWrite(w, s.tenant, id, agent, next, versionOf(cur))
+			return w, nil
+		}
+		wrote := func(br pgx.BatchResults) error {
+			tag, err := br.Exec()
 			if err != nil {
 				return err
 			}
 			if tag.RowsAffected() == 0 {
 				// The row appeared (or moved on) after it was read without
-				// a lock: a rival's claim won.
+				// a lock: a rival's claim won. Nothing was written; the
+				// COMMIT after this ends an empty transaction.
 				return errClaimedNow
 			}
-			out = next
 			return nil
-		})
-		return out, err
+		}
+		if err := s.db.readThenWrite(ctx, reads, read, write, wrote); err != nil {
+			return coordination.RunLease{}, err
+		}
+		return next, nil
 	}
+}
+
+// queueLeaseWrite queues the write of a lease's next state: the row
+// inserted, or updated only while it is still at version prev.
+func queueLeaseWrite(w *pgx.Batch, tenant, id, agent string, next coordination.RunLease, prev int64) {
+	w.Queue(`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, host = EXCLUDED.host,
+			pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
+			renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released
+		WHERE leases.version = $13`,
+		tenant, id, agent, next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version,
+		next.Claimed, next.Renewed, next.Expires, next.Released, prev)
 }
 
 func versionOf(l *coordination.RunLease) int64 {
@@ -164,12 +179,13 @@ func versionOf(l *coordination.RunLease) int64 {
 
 const leaseColumns = `SELECT agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released`
 
-// scanLease reads one lease row; nil, nil for none.
-func scanLease(row pgx.Row) (*coordination.RunLease, error) {
+// scanLease reads one lease row, its leaseColumns after the lead ones;
+// nil, nil for none.
+func scanLease(row pgx.Row, lead ...any) (*coordination.RunLease, error) {
 	var l coordination.RunLease
 	var agent string
 	var start int64
-	err := row.Scan(&agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released)
+	err := row.Scan(append(lead, &agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -182,36 +198,59 @@ func scanLease(row pgx.Row) (*coordination.RunLease, error) {
 }
 
 // readLeases reads the session's leases by agent ("" the run's): only the
-// run's when run is set.
+// run's when run is set. One statement: the session's row left-joined to
+// its leases tells a session without leases (one row of NULLs) from a
+// missing one (no row), and each step lease comes with whether its agent's
+// step lock is live, which makes it Alive unless released.
 func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string]*coordination.RunLease, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
-	if err := s.exists(ctx, s.db.pool, id); err != nil {
-		return nil, err
-	}
-	q := leaseColumns + ` FROM leases WHERE tenant = $1 AND session_id = $2`
+	which := ""
 	if run {
-		q += ` AND agent_id = ''`
+		which = ` AND l.agent_id = ''`
 	}
-	rows, err := s.db.pool.Query(ctx, q, s.tenant, id)
+	rows, err := s.db.pool.Query(ctx, `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released,
+		l.agent_id <> '' AND EXISTS (SELECT 1 FROM locks k WHERE k.tenant = l.tenant AND k.session_id = l.session_id
+			AND k.name = 'step:' || l.agent_id AND k.expires_at >= now())
+		FROM sessions s LEFT JOIN leases l ON l.tenant = s.tenant AND l.session_id = s.id`+which+`
+		WHERE s.tenant = $1 AND s.id = $2`, s.tenant, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 	}
 	defer rows.Close()
 	out := map[string]*coordination.RunLease{}
+	found := false
 	for rows.Next() {
+		found = true
 		var l coordination.RunLease
-		var agent string
-		var start int64
-		if err := rows.Scan(&agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released); err != nil {
-			return nil, err
+		var agent *string
+		var start *int64
+		var held *bool
+		var version *int64
+		var claimed, renewed, expires *time.Time
+		var owner, host *string
+		var pid *int
+		var released *bool
+		if err := rows.Scan(&agent, &owner, &host, &pid, &start, &version, &claimed, &renewed, &expires, &released, &held); err != nil {
+			return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 		}
-		l.ProcStart = uint64(start)
-		l.Claimed, l.Renewed, l.Expires = l.Claimed.UTC(), l.Renewed.UTC(), l.Expires.UTC()
-		out[agent] = &l
+		if agent == nil {
+			continue // the session, with no lease
+		}
+		l.ID, l.Host, l.PID, l.ProcStart, l.Version = *owner, *host, *pid, uint64(*start), *version
+		l.Claimed, l.Renewed, l.Expires = claimed.UTC(), renewed.UTC(), expires.UTC()
+		l.Released = *released
+		l.Alive = held != nil && *held && !l.Released
+		out[*agent] = &l
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
+	}
+	if !found {
+		return nil, notFound(id)
+	}
+	return out, nil
 }
 
 // Abandoned lists the tenant's sessions whose run lease expired unreleased

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -137,22 +138,36 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 		return nil, err
 	}
 	name := "step:" + agent
-	token, err := s.tryLock(ctx, id, name)
+	// The lock and the numbering go in one round trip, pipelined: the
+	// numbering is a statement of its own after the taking one, so its
+	// snapshot holds the previous holder's entry, committed before that
+	// holder let the lock go (the taking statement's snapshot may predate
+	// it). Both are one implicit transaction: a numbering that fails takes
+	// the lock back with it.
+	token := newToken()
+	b := &pgx.Batch{}
+	b.Queue(lockTake, s.tenant, id, name, token, lockTTL.Milliseconds())
+	b.Queue(`SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
+		s.tenant, id, agent)
+	br := s.db.pool.SendBatch(ctx, b)
+	var got string
+	var found bool
+	var last int
+	err := br.QueryRow().Scan(&got, &found)
+	if err == nil {
+		if err = br.QueryRow().Scan(&last); err != nil {
+			err = fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	token, err = s.took(id, name, token, got, found, err)
 	if err != nil {
 		return nil, err
 	}
 	if token == "" {
 		return nil, &coordination.BusyError{Session: id, Agent: agent}
-	}
-	// Numbered in a statement of its own, after the lock is held: its
-	// snapshot then holds the previous holder's entry, committed before
-	// that holder let the lock go (the taking statement's snapshot may
-	// predate it).
-	var last int
-	if err := s.db.pool.QueryRow(ctx, `SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
-		s.tenant, id, agent).Scan(&last); err != nil {
-		s.unlock(id, name, token)
-		return nil, fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
 	}
 	return &stepLock{s: s, id: id, agent: agent, step: last + 1, token: token}, nil
 }
@@ -224,22 +239,41 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	}
 	ctx = context.WithoutCancel(ctx)
 	s := l.s
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := s.holdsStepLock(ctx, tx, l); err != nil {
+	// Two round trips (readThenWrite): the fence's row lock and the answer
+	// number with BEGIN, the writes with COMMIT.
+	name := "step:" + l.agent
+	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
+	reads := &pgx.Batch{}
+	reads.Queue(`SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 FOR UPDATE`,
+		s.tenant, l.id, name, l.token)
+	if count {
+		reads.Queue(`SELECT count(*) + 1 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND kind = 'answer'`,
+			s.tenant, l.id, l.agent)
+	}
+	held := false
+	read := func(br pgx.BatchResults) error {
+		var one int
+		switch err := br.QueryRow().Scan(&one); {
+		case err == nil:
+			held = true
+		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		if e.Kind == coordination.KindAnswer && e.AnswerNum == 0 {
-			if err := tx.QueryRow(ctx, `SELECT count(*) + 1 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND kind = 'answer'`,
-				s.tenant, l.id, l.agent).Scan(&e.AnswerNum); err != nil {
-				return err
+		if count {
+			return br.QueryRow().Scan(&e.AnswerNum)
+		}
+		return nil
+	}
+	write := func(conn *pgxpool.Conn) (*pgx.Batch, error) {
+		if !held {
+			if err := s.takeLockBack(ctx, conn, l); err != nil {
+				return nil, err
 			}
 		}
 		data, err := json.Marshal(e)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		// The writes go in one round trip (a pipelined batch; the first
-		// error stops the rest and rolls the transaction back).
 		u := e.Usage
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -250,15 +284,13 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 		}
 		b.Queue(usageInsert, s.tenant, l.id, l.agent, e.Step, e.Time, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
 		b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(l.id, coordination.Change{Steps: true}))
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries" {
-				return fmt.Errorf("step %d of agent %q in session %q is already recorded (by another replica): %w", e.Step, l.agent, l.id, coordination.ErrLeaseLost)
-			}
-			return err
-		}
-		return nil
-	})
+		return b, nil
+	}
+	err = s.db.readThenWrite(ctx, reads, read, write, nil)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries" {
+		err = fmt.Errorf("step %d of agent %q in session %q is already recorded (by another replica): %w", e.Step, l.agent, l.id, coordination.ErrLeaseLost)
+	}
 	if err != nil && errors.Is(err, coordination.ErrLeaseLost) && l.tried {
 		// A retry after a connection lost at the commit: the step may have
 		// landed then. An identical stored entry is that landing, not
@@ -280,22 +312,16 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	return out, nil
 }
 
-// holdsStepLock fences an append: the step lock's row must be this lock's.
-// A row the database lost (a crash empties the unlogged locks table) is
-// taken back, as the heartbeat does; the step's lease, a logged row, was
-// checked before the append, and the ledger's key refuses a step another
-// replica landed meanwhile. A row another replica holds refuses the append.
-func (s *Store) holdsStepLock(ctx context.Context, tx pgx.Tx, l *stepLock) error {
-	name := "step:" + l.agent
-	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 FOR UPDATE`,
-		s.tenant, l.id, name, l.token).Scan(&one)
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return err
-	}
-	tag, err := tx.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
+// takeLockBack is the fence of an append whose step lock's row is not this
+// lock's: a row the database lost (a crash empties the unlogged locks
+// table) is taken back, as the heartbeat does; the step's lease, a logged
+// row, was checked before the append, and the ledger's key refuses a step
+// another replica landed meanwhile. A row another replica holds refuses the
+// append. It runs inside the append's transaction, on its connection.
+func (s *Store) takeLockBack(ctx context.Context, conn *pgxpool.Conn, l *stepLock) error {
+	tag, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
 		VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond') ON CONFLICT DO NOTHING`,
-		s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
+		s.tenant, l.id, "step:"+l.agent, l.token, lockTTL.Milliseconds())
 	if err != nil {
 		return err
 	}

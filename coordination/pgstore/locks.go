@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
@@ -194,7 +196,14 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	token := newToken()
 	var got string
 	var found bool
-	err := s.db.pool.QueryRow(ctx, `WITH sess AS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2),
+	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
+	return s.took(id, name, token, got, found, err)
+}
+
+// lockTake takes a lock row: inserted, or taken over from a holder that
+// stopped renewing it. It returns the token taken (empty if a live holder has
+// the row) and whether the session exists.
+const lockTake = `WITH sess AS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2),
 		taken AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at)
 			SELECT $1, $2, $3, $4, now() + $5 * interval '1 millisecond' FROM sess
@@ -202,8 +211,11 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
 				WHERE locks.expires_at < now()
 			RETURNING token)
-		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`,
-		s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
+		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
+
+// took reads lockTake's answer: the token held now (and kept renewed by
+// the heartbeat), "" for a lock someone else holds.
+func (s *Store) took(id, name, token, got string, found bool, err error) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("taking the %s lock of session %q: %w", name, id, err)
 	}
@@ -334,27 +346,31 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 }
 
 // InFlight tells which agents hold their step lock now, without taking any.
+// One statement answers both questions, so an idle session costs one round
+// trip, not a second to tell it from a missing one: the session's row
+// comes back with each live step lock, or once with none (a missing
+// session, no row at all).
 func (s *Store) InFlight(ctx context.Context, id string) (map[string]bool, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.pool.Query(ctx, `SELECT substr(l.name, 6) FROM sessions s
-		JOIN locks l ON l.tenant = s.tenant AND l.session_id = s.id
-		WHERE s.tenant = $1 AND s.id = $2 AND l.name LIKE 'step:%' AND l.expires_at >= now()`, s.tenant, id)
+		LEFT JOIN locks l ON l.tenant = s.tenant AND l.session_id = s.id AND l.name LIKE 'step:%' AND l.expires_at >= now()
+		WHERE s.tenant = $1 AND s.id = $2`, s.tenant, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the steps in flight of session %q: %w", id, err)
 	}
-	agents, err := collectStrings(rows)
+	agents, err := pgx.CollectRows(rows, pgx.RowTo[*string])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the steps in flight of session %q: %w", id, err)
+	}
+	if len(agents) == 0 {
+		return nil, notFound(id)
 	}
 	held := map[string]bool{}
 	for _, a := range agents {
-		held[a] = true
-	}
-	if len(held) == 0 {
-		if err := s.exists(ctx, s.db.pool, id); err != nil {
-			return nil, err
+		if a != nil {
+			held[*a] = true
 		}
 	}
 	return held, nil

@@ -38,9 +38,11 @@ type DB struct {
 	mu      sync.Mutex
 	tenants map[string]*Store
 
-	feeds feeds        // watch.go
-	held  held         // locks.go
-	gates sessionGates // locks.go
+	feeds    feeds        // watch.go
+	held     held         // locks.go
+	gates    sessionGates // locks.go
+	loans    loans        // lend.go
+	renewals renewals     // renewals.go
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -60,6 +62,9 @@ type Options struct {
 	// server's sessions (status, approve) must not change the schema
 	// under the replicas that serve it.
 	Existing bool
+	// Tracer, if set, hears of every query and batch the pool sends
+	// (pgx.QueryTracer): massgen-bench counts a step's round trips by it.
+	Tracer pgx.QueryTracer
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value
@@ -74,6 +79,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// A step holds a connection only while it writes; sixteen keep a
 		// busy replica's writers from queueing behind its readers.
 		cfg.MaxConns = 16
+	}
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// A database cut off (not refusing, just silent) must fail a

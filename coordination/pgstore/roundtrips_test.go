@@ -1,0 +1,243 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// trips counts the round trips a replica makes: each query, and each
+// pipelined batch as one.
+type trips struct{ n atomic.Int64 }
+
+func (c *trips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *trips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// countedReplica opens a replica on dsn whose round trips c counts.
+func countedReplica(t *testing.T, dsn string, c *trips) *Store {
+	t.Helper()
+	db, err := Open(context.Background(), dsn, Options{Tracer: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For(coordination.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*Store)
+}
+
+// TestInFlightIsOneRoundTrip: telling an idle session from a missing one
+// costs no second query.
+func TestInFlightIsOneRoundTrip(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	held, err := a.InFlight(ctx, "s")
+	if err != nil || len(held) != 0 {
+		t.Fatalf("InFlight of an idle session = %v, %v; want none", held, err)
+	}
+	if n := c.n.Load() - before; n != 1 {
+		t.Errorf("InFlight of an idle session took %d round trips, want 1", n)
+	}
+	if _, err := a.InFlight(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("InFlight of a missing session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+// TestReadingLeasesIsOneRoundTrip: a landing's fence reads the step leases
+// at every step; they come with the session's existence and the live step
+// locks that make a lease Alive in one statement.
+func TestReadingLeasesIsOneRoundTrip(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if _, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("test"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AcquireStep(ctx, "s", "agent_b", coordination.ThisProcess("test"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	all, err := a.ReadSteps(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load() - before; n != 1 {
+		t.Errorf("ReadSteps took %d round trips, want 1", n)
+	}
+	if len(all) != 2 || !all["agent_a"].Alive || all["agent_b"].Alive {
+		t.Errorf("step leases %+v; want agent_a's alive (its step lock is held) and agent_b's not", all)
+	}
+	before = c.n.Load()
+	if run, err := a.ReadRun(ctx, "s"); err != nil || run != nil {
+		t.Errorf("ReadRun of a session never run = %+v, %v; want none", run, err)
+	}
+	if n := c.n.Load() - before; n != 1 {
+		t.Errorf("ReadRun took %d round trips, want 1", n)
+	}
+	if _, err := a.ReadSteps(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("ReadSteps of a missing session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+// TestALeaseChangeIsTwoRoundTrips: a step claims its lease and releases it
+// every time; each is a transaction of two round trips (the row read with
+// BEGIN, the write with COMMIT), not one per statement.
+func TestALeaseChangeIsTwoRoundTrips(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	l, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("test"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load() - before; n != 2 {
+		t.Errorf("AcquireStep took %d round trips, want 2", n)
+	}
+	before = c.n.Load()
+	if err := a.ReleaseStep(ctx, "s", "agent_a", l.Version); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load() - before; n != 2 {
+		t.Errorf("ReleaseStep took %d round trips, want 2", n)
+	}
+	if err := a.ReleaseStep(ctx, "s", "agent_a", l.Version+1); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("releasing another version = %v, want ErrLeaseLost", err)
+	}
+	if _, err := a.AcquireStep(ctx, "missing", "agent_a", coordination.ThisProcess("test"), time.Minute); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("claiming in a missing session = %v, want ErrSessionNotFound", err)
+	}
+}
+
+// TestAStepLandsInFourRoundTrips: a step's lock with its number (one,
+// pipelined), its fenced append (two: the fence and the answer number with
+// BEGIN, the writes with COMMIT) and its release (one).
+func TestAStepLandsInFourRoundTrips(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	landStep(t, a, "s", "agent_a", "warm") // the statements are prepared once
+	before := c.n.Load()
+	landStep(t, a, "s", "agent_a", "counted")
+	if n := c.n.Load() - before; n != 4 {
+		t.Errorf("a step's lock, append and release took %d round trips, want 4", n)
+	}
+	l, err := a.Ledger(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := l.Agents["agent_a"]; len(es) != 2 || es[1].Step != 2 || es[1].AnswerNum != 2 {
+		t.Errorf("agent_a's entries %+v; want steps 1 and 2, answers 1 and 2", es)
+	}
+}
+
+// TestRenewalsGoTogether: the heartbeats' renewals made within a window go
+// in one transaction of two round trips, each answered on its own: a lease
+// claimed by another holder meanwhile is lost, and says so, while the
+// others renew; a session that is not stored is not found.
+func TestRenewalsGoTogether(t *testing.T) {
+	c := &trips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	owner := coordination.ThisProcess("test")
+	versions := map[string]int64{}
+	for _, id := range []string{"s1", "s2", "s3", "s4"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.AcquireStep(ctx, id, "agent_a", owner, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[id] = l.Version
+	}
+	// s4's lease moved on: released, then claimed again (another version).
+	if err := a.ReleaseStep(ctx, "s4", "agent_a", versions["s4"]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AcquireStep(ctx, "s4", "agent_a", owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := c.n.Load()
+	var wg sync.WaitGroup
+	errs := map[string]error{}
+	var mu sync.Mutex
+	start := make(chan struct{})
+	for _, id := range []string{"s1", "s2", "s3", "s4", "missing"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			l, err := a.RenewStep(ctx, id, "agent_a", versions[id], time.Minute)
+			if err == nil && l.Version != versions[id] {
+				err = fmt.Errorf("renewed to version %d, want %d", l.Version, versions[id])
+			}
+			mu.Lock()
+			errs[id] = err
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if errs[id] != nil {
+			t.Errorf("renewing %s: %v", id, errs[id])
+		}
+	}
+	if !errors.Is(errs["s4"], coordination.ErrLeaseLost) {
+		t.Errorf("renewing a lease claimed again since = %v, want ErrLeaseLost", errs["s4"])
+	}
+	if !errors.Is(errs["missing"], coordination.ErrSessionNotFound) {
+		t.Errorf("renewing in a missing session = %v, want ErrSessionNotFound", errs["missing"])
+	}
+	if n := c.n.Load() - before; n != 2 {
+		t.Errorf("five renewals at once took %d round trips, want 2 (one transaction)", n)
+	}
+	all, err := a.ReadSteps(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := all["agent_a"]; l == nil || time.Until(l.Expires) < 50*time.Second {
+		t.Errorf("s1's lease after its renewal: %+v; want it expiring a minute from now", l)
+	}
+}
