@@ -34,13 +34,7 @@ func Dominant(s *Session, live []*AgentState) (id string, weight, others float64
 // reverse (docs/BENCHMARKS.md) — or, for a unanimous team, not at all:
 // votes go to answers, and every answer holds the one value.
 func dominantStop(s *Session, st *State, live []*AgentState) (Decision, bool) {
-	if !s.Rules.DominantStop || s.Rules.Consensus != RuleWeighted || st.Life.Revote != nil || len(live) < 2 {
-		return Decision{}, false
-	}
-	if !round0Done(st, live) || !roundToSkip(live) {
-		return Decision{}, false
-	}
-	if _, _, _, ok := Dominant(s, live); !ok && Unanimous(s, live) == "" {
+	if dominantReason(s, st, live) == "" {
 		return Decision{}, false
 	}
 	w, ok := RuleMet(s.Rules.Consensus, CountStanding(s, st))
@@ -48,6 +42,31 @@ func dominantStop(s *Session, st *State, live []*AgentState) (Decision, bool) {
 		return Decision{}, false // an exact tie of weights: the rounds go on
 	}
 	return Decision{Kind: DecideFinish, Winner: w, How: ChosenConsensus, Stop: StopConsensus}, true
+}
+
+// dominantReason says why dominant_stop ends round 0 now, or "" when it
+// does not. dominantStop and the result's note both read it, so the note
+// cannot credit the stop for a run a timeout, a budget or an ordinary
+// round-0 win ended.
+func dominantReason(s *Session, st *State, live []*AgentState) string {
+	if !s.Rules.DominantStop || s.Rules.Consensus != RuleWeighted || st.Life.Revote != nil || len(live) < 2 {
+		return ""
+	}
+	if !round0Done(st, live) || !roundToSkip(live) {
+		return ""
+	}
+	if id, w, others, ok := Dominant(s, live); ok {
+		return fmt.Sprintf("%s's weight %.2f is more than the other agents' %.2f together, so no vote could outweigh it", id, w, others)
+	}
+	v := Unanimous(s, live)
+	if v == "" {
+		return ""
+	}
+	who := "every agent"
+	if len(live) < len(st.Agents) {
+		who = fmt.Sprintf("every remaining agent (%d of %d)", len(live), len(st.Agents))
+	}
+	return fmt.Sprintf("%s answered %s and none may answer again, so no vote could change it", who, v)
 }
 
 // round0Done tells whether every live agent has given its first answer and
@@ -67,16 +86,18 @@ func round0Done(st *State, live []*AgentState) bool {
 }
 
 // Unanimous is the one final value every live agent's latest answer holds
-// when none of them may answer again (max_answers_per_agent used up), or ""
-// otherwise. A vote round can then only vote for that value.
+// when none of them may answer again (max_answers_per_agent or its steps
+// used up), or "" otherwise. A vote round can then only vote for that value.
+// An answer with no final value ("...") agrees with nothing, as in the
+// reliability fit.
 func Unanimous(s *Session, live []*AgentState) string {
 	value := ""
-	for _, a := range live {
-		if a.LatestAnswer == nil || !a.answerCapped(s.Rules) {
+	for i, a := range live {
+		if a.LatestAnswer == nil || !(a.Capped || a.answerCapped(s.Rules)) {
 			return ""
 		}
 		v := finalvalue.Of(a.LatestAnswer.Content)
-		if value != "" && v != value {
+		if v == "" || (i > 0 && v != value) {
 			return ""
 		}
 		value = v
@@ -98,22 +119,13 @@ func roundToSkip(live []*AgentState) bool {
 }
 
 // dominantNote says why round 0 ended the run under dominant_stop, and only
-// when it did: round 0 over, one agent outweighing the rest, and a round
-// left that the stop skipped.
-func dominantNote(s *Session, st *State) string {
-	if !s.Rules.DominantStop {
+// when it did: a consensus stop with dominantReason true of the state.
+func dominantNote(s *Session, st *State, stop StopReason) string {
+	if stop != StopConsensus {
 		return ""
 	}
-	live := st.Live()
-	if !round0Done(st, live) || !roundToSkip(live) {
-		return ""
+	if why := dominantReason(s, st, st.Live()); why != "" {
+		return "; round 0 ended the run (dominant_stop): " + why
 	}
-	id, w, others, ok := Dominant(s, live)
-	if !ok {
-		if v := Unanimous(s, live); v != "" {
-			return fmt.Sprintf("; round 0 ended the run (dominant_stop): every agent answered %s and none may answer again, so no vote could change it", v)
-		}
-		return ""
-	}
-	return fmt.Sprintf("; round 0 ended the run (dominant_stop): %s's weight %.2f is more than the other agents' %.2f together, so no vote could outweigh it", id, w, others)
+	return ""
 }

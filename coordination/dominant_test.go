@@ -24,7 +24,7 @@ func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
 	if d.Kind != DecideFinish || d.Winner != "a" || d.How != ChosenConsensus || d.Stop != StopConsensus {
 		t.Fatalf("a's 4 is more than 1.8 together: the weighted vote of round 0 is final: %+v", d)
 	}
-	note := weightedNote(b.s, b.state(), ChosenConsensus, "a")
+	note := weightedNote(b.s, b.state(), ChosenConsensus, "a", StopConsensus)
 	if !strings.Contains(note, "round 0 ended the run (dominant_stop): a's weight 4.00 is more than the other agents' 1.80 together") {
 		t.Fatalf("the note says why round 0 ended it: %q", note)
 	}
@@ -49,7 +49,7 @@ func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
 	if d := b.decide(); d.Kind != DecideNothing {
 		t.Fatalf("3 is not more than 3.2: %+v", d)
 	}
-	if note := weightedNote(b.s, b.state(), ChosenConsensus, "b"); strings.Contains(note, "dominant_stop") {
+	if note := weightedNote(b.s, b.state(), ChosenConsensus, "b", StopConsensus); strings.Contains(note, "dominant_stop") {
 		t.Fatalf("no dominance, no such note: %q", note)
 	}
 
@@ -62,7 +62,7 @@ func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
 	if d := b.decide(); d.Kind != DecideFinish || d.How != ChosenConsensus || d.Stop != StopConsensus {
 		t.Fatalf("a unanimous round 0 with no answers left is final: %+v", d)
 	}
-	if note := weightedNote(b.s, b.state(), ChosenConsensus, "a"); !strings.Contains(note, "round 0 ended the run (dominant_stop): every agent answered 20 and none may answer again") {
+	if note := weightedNote(b.s, b.state(), ChosenConsensus, "a", StopConsensus); !strings.Contains(note, "round 0 ended the run (dominant_stop): every agent answered 20 and none may answer again") {
 		t.Fatalf("the note says why round 0 ended it: %q", note)
 	}
 	// With a second answer allowed someone could still bring a new value.
@@ -87,7 +87,7 @@ func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
 	if d := b.decide(); d.Kind != DecideFinish || d.Winner != "a" || d.How != ChosenConsensus {
 		t.Fatalf("max_rounds 1: the weighted vote of round 0 decides: %+v", d)
 	}
-	if note := weightedNote(b.s, b.state(), ChosenConsensus, "a"); strings.Contains(note, "dominant_stop") {
+	if note := weightedNote(b.s, b.state(), ChosenConsensus, "a", StopConsensus); strings.Contains(note, "dominant_stop") {
 		t.Fatalf("round 0 ended the run anyway; the note must not say dominant_stop did: %q", note)
 	}
 
@@ -99,5 +99,56 @@ func TestDominantStopEndsRound0OnlyWhenOneAgentOutweighsTheRest(t *testing.T) {
 	}
 	if d := b.decide(); d.Kind != DecideFinish || d.How != ChosenEarlyAgreement || d.Winner != "a" {
 		t.Fatalf("18 leads by 4.1 with two agents: %+v", d)
+	}
+}
+
+// The unanimous stop and its note hold only for what happened: an answer
+// with no final value agrees with nothing, whatever seat it has; a note
+// names only the agents left; a run a timeout ended is not credited to
+// dominant_stop. (Review findings on the first version, each of which this
+// test caught.)
+func TestDominantStopSaysOnlyWhatHappened(t *testing.T) {
+	rules := weighted(VoteWeight{Agent: "a", Weight: 2}, VoteWeight{Agent: "b", Weight: 2}, VoteWeight{Agent: "c", Weight: 1.5}, VoteWeight{Agent: "d", Weight: 1.5})
+	rules.MaxRounds, rules.MaxAnswersPerAgent, rules.DominantStop = 2, 1, true
+
+	// a and b, first in team order, give no value; c and d answer 20.
+	b := newTeam(t, rules, "a", "b", "c", "d")
+	b.answer("a", "...")
+	b.answer("b", "**")
+	b.answer("c", "Answer: 20")
+	b.answer("d", "Answer: 20")
+	if d := b.decide(); d.Kind != DecideNothing {
+		t.Fatalf("two answers without a value are not a unanimous 20: the vote round runs: %+v", d)
+	}
+
+	// a dropped after its failures; b, c and d answer 20.
+	b = newTeam(t, rules, "a", "b", "c", "d")
+	b.fail("a")
+	b.fail("a")
+	for _, id := range []string{"b", "c", "d"} {
+		b.answer(id, "Answer: 20")
+	}
+	d := b.decide()
+	if d.Kind != DecideFinish || d.Stop != StopConsensus {
+		t.Fatalf("the three left answered 20 and may not answer again: %+v", d)
+	}
+	if note := weightedNote(b.s, b.state(), d.How, d.Winner, d.Stop); !strings.Contains(note, "every remaining agent (3 of 4) answered 20") {
+		t.Fatalf("the note names only the agents left: %q", note)
+	}
+
+	// A timeout ends a round 0 that dominant_stop would also have ended:
+	// the note says nothing of dominant_stop.
+	heavy := weighted(VoteWeight{Agent: "a", Weight: 4}, VoteWeight{Agent: "b", Weight: 0.7}, VoteWeight{Agent: "c", Weight: 0.6}, VoteWeight{Agent: "d", Weight: 0.5})
+	heavy.MaxRounds, heavy.MaxAnswersPerAgent, heavy.DominantStop = 2, 1, true
+	b = newTeam(t, heavy, "a", "b", "c", "d")
+	for id, v := range map[string]string{"a": "18", "b": "20", "c": "20", "d": "20"} {
+		b.answer(id, "Answer: "+v)
+	}
+	d = Decide(b.s, b.state(), StopTimeout)
+	if d.Kind != DecideFinish || d.Stop != StopTimeout {
+		t.Fatalf("a timeout ends the session: %+v", d)
+	}
+	if note := weightedNote(b.s, b.state(), d.How, d.Winner, d.Stop); strings.Contains(note, "dominant_stop") {
+		t.Fatalf("a timeout ended the run; the note must not credit dominant_stop: %q", note)
 	}
 }

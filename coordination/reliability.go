@@ -242,7 +242,7 @@ func sessionWeights(s *Session) []VoteWeight {
 // weightedNote says in words how consensus weighted chose: the winning
 // value's weight, who gave it, what the next value had, and, for an early
 // stop, that round 0's lead passed SPRTLead.
-func weightedNote(s *Session, st *State, how, winner string) string {
+func weightedNote(s *Session, st *State, how, winner string, stop StopReason) string {
 	groups := CountStanding(s, st).Groups
 	i := slices.IndexFunc(groups, func(g Group) bool { return slices.Contains(g.Agents, winner) })
 	if i < 0 {
@@ -266,7 +266,7 @@ func weightedNote(s *Session, st *State, how, winner string) string {
 	text := fmt.Sprintf("weighted vote: %s has weight %.2f from %d ballots (answers of %s and the votes for them) against %.2f for the next value",
 		value, win.Weight, win.Votes, strings.Join(who, ", "), second)
 	if how == ChosenConsensus {
-		text += dominantNote(s, st)
+		text += dominantNote(s, st, stop)
 	}
 	if how == ChosenEarlyAgreement {
 		text = fmt.Sprintf("stopped after round 0: %s leads by %.2f, past the %.2f that odds of 19 to 1 need, and %d agents hold it (%s); nobody voted",

@@ -171,7 +171,7 @@ func TestWeightedEarlyStopNeedsTheLeadAndTwoAgents(t *testing.T) {
 	if d.Kind != DecideFinish || d.How != ChosenEarlyAgreement || d.Stop != StopEarlyAgreement || d.Winner != "d" {
 		t.Fatalf("4 leads by 16.4 with three agents: %+v", d)
 	}
-	note := weightedNote(b.s, b.state(), ChosenEarlyAgreement, "d")
+	note := weightedNote(b.s, b.state(), ChosenEarlyAgreement, "d", StopConsensus)
 	if !strings.Contains(note, "stopped after round 0: 4 leads by 16.40") || !strings.Contains(note, "3 agents hold it") {
 		t.Fatalf("the note says why it stopped: %q", note)
 	}
@@ -187,7 +187,7 @@ func TestWeightedEarlyStopNeedsTheLeadAndTwoAgents(t *testing.T) {
 	if d := b.decide(); d.Kind != DecideNothing {
 		t.Fatalf("3 against 1 is odds of e^2, under 19: %+v", d)
 	}
-	note = weightedNote(b.s, b.state(), ChosenConsensus, "a")
+	note = weightedNote(b.s, b.state(), ChosenConsensus, "a", StopConsensus)
 	if !strings.Contains(note, "4 has weight 3.00") || !strings.Contains(note, "1.00 for the next value") {
 		t.Fatalf("the note says what each value weighed: %q", note)
 	}

@@ -173,7 +173,7 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	if how == ChosenForcedFirst {
 		r.HowChosenNote = ForcedFirstNote
 	} else if s.Rules.Consensus == RuleWeighted {
-		r.HowChosenNote = weightedNote(s, st, how, d.Winner)
+		r.HowChosenNote = weightedNote(s, st, how, d.Winner, stop)
 	}
 	r.NotAgreed = notAgreed(s, nil, r, how, stop)
 	return r
