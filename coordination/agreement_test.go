@@ -34,7 +34,10 @@ func TestABudgetStopSaysTheAnswerWasNotAgreed(t *testing.T) {
 		t.Errorf("not_agreed = %q (winner %s), want %s", res.NotAgreed, res.Winner.AgentID, want)
 	}
 
-	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open})
+	// One step at a time, as the seeded ledger digest runs them: with steps in
+	// parallel, which answers each sim's step sees depends on the scheduler,
+	// and on a loaded machine this team ran to max_rounds without agreeing.
+	svc := coordination.NewService(memstore.New(), coordination.Options{Open: backends.Open, Parallel: 1})
 	seed := int64(1)
 	s2, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong", "sim/strong", "sim/strong"}, Seed: &seed})
 	if err != nil {

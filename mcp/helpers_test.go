@@ -164,6 +164,8 @@ type rawStdio struct {
 	served chan error
 	mu     sync.Mutex
 	nextID int
+	// ownPings leaves the server's pings to the test instead of answering.
+	ownPings bool
 }
 
 // serveRaw runs the server's stdio transport on pipes. mcp-go keeps one stdio
@@ -237,6 +239,16 @@ func (r *rawStdio) next() wireMsg {
 	case line, ok := <-r.lines:
 		if !ok {
 			r.t.Fatal("the server closed its output")
+		}
+		// A client answers the server's pings (clientsync.go), as the
+		// SDKs do, unless a test reads them itself.
+		var ping struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &ping) == nil && ping.Method == "ping" && !r.ownPings {
+			r.send(map[string]any{"jsonrpc": "2.0", "id": ping.ID, "result": map[string]any{}})
+			return r.next()
 		}
 		var m wireMsg
 		if err := json.Unmarshal(line, &m); err != nil {

@@ -20,7 +20,9 @@ import (
 // Claude Code drops the connection), and over streamable HTTP it is often
 // lost. So a handler stops its progress goroutine and then waits until the
 // transport has actually written every notification it queued — receipts
-// counted by the transport's writer — before it returns its result.
+// counted by the transport's writer — before it returns its result. On
+// stdio it then pings the client and returns only after the answer
+// (clientsync.go), so the client has handled them too.
 
 // progress sends notifications/progress for one request while its work runs:
 // every message it is given, and a heartbeat at least every Options.Heartbeat.
@@ -159,7 +161,15 @@ func (p *progress) stop() {
 	deadline := time.Now().Add(p.deliver)
 	if p.receipts != nil {
 		p.receipts.await(p.ctx, p.key, p.sent, deadline)
-		// Written is not yet handled: the TypeScript SDKs dispatch a
+		// On stdio the client's answer to a ping proves it has handled
+		// every notification before it (clientsync.go): ordered by
+		// construction, however slowly the client reads. The 2026-07-28
+		// era has no ping, so its requests keep the gap below.
+		if c := clientSyncFrom(p.ctx); c != nil && !server.IsModernRequest(p.ctx) && c.roundTrip(p.ctx, deadline) {
+			return
+		}
+		// Without that answer (HTTP, or a client that does not answer):
+		// written is not yet handled: the TypeScript SDKs dispatch a
 		// notification one tick after a response that arrived in the same
 		// read, so a result right behind the last notification is handled
 		// first and the notification then names an unknown token. A short

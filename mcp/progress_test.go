@@ -281,3 +281,48 @@ func TestReceiptsCountOnlyWhatIsAwaited(t *testing.T) {
 		t.Fatal("the wait did not end when its acknowledgement was written")
 	}
 }
+
+// TestStdioResultWaitsForTheClientToAnswerAPing: after a run's last progress
+// notification the server pings the client and holds the result until the
+// answer, so a client too starved to read the notifications apart from the
+// result still handles them first (clientsync.go). A time gap instead of the
+// round trip lets the result out while the ping goes unanswered.
+func TestStdioResultWaitsForTheClientToAnswerAPing(t *testing.T) {
+	s := newMemServer(t, Options{Heartbeat: time.Hour, DeliveryTimeout: 10 * time.Second})
+	r := serveRaw(t, s)
+	r.ownPings = true
+	id := r.callTool("run_team", map[string]any{
+		"task": "What is 17 * 23?", "models": []string{"sim/strong", "sim/strong", "sim"}, "wait": true,
+	}, "run")
+	progress := 0
+	var ping struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	for ping.Method != "ping" {
+		line := <-r.lines
+		if err := json.Unmarshal(line, &ping); err != nil {
+			t.Fatalf("not JSON-RPC: %s", line)
+		}
+		var m wireMsg
+		_ = json.Unmarshal(line, &m)
+		if m.ID != nil && *m.ID == id {
+			t.Fatalf("the result came after %d progress notifications with no ping before it: %.200s", progress, line)
+		}
+		if m.Method == string(mcpgo.MethodNotificationProgress) {
+			progress++
+		}
+	}
+	if progress == 0 {
+		t.Fatal("a ping came before any progress")
+	}
+	select {
+	case line := <-r.lines:
+		t.Fatalf("the server wrote before the client answered its ping: %s", line)
+	case <-time.After(300 * time.Millisecond):
+	}
+	r.send(map[string]any{"jsonrpc": "2.0", "id": ping.ID, "result": map[string]any{}})
+	if m := r.next(); m.ID == nil || *m.ID != id || toolResult(t, m).IsError {
+		t.Fatalf("after the ping's answer, want the run's result; got %+v", m)
+	}
+}

@@ -58,7 +58,8 @@ type boundedInput struct {
 	in   *bufio.Reader
 	max  int
 	out  *lockedWriter
-	line []byte // what is left of the line being passed on
+	sync *clientSync // answers to the server's own pings stop here
+	line []byte      // what is left of the line being passed on
 }
 
 func (b *boundedInput) Read(p []byte) (int, error) {
@@ -99,6 +100,13 @@ func (b *boundedInput) readLine() ([]byte, error) {
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
+			if b.sync != nil && b.sync.answer(line) {
+				line = line[:0]
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if r, _ := b.s.refusal(line); r != nil {
 				if gjson.GetBytes(line, "id").Exists() {
 					b.reply(r)

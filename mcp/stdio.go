@@ -32,9 +32,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	// progress notification can follow its response (progress.go).
 	// Every line is counted against the caps before mcp-go reads it
 	// (refusals.go); refusals share the output's lock.
+	// A run's last progress is followed by a ping round trip before its
+	// result (clientsync.go); the pings' answers are taken from the input.
 	locked := &lockedWriter{w: out}
-	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked}
-	err := stdio.Listen(withReceipts(ctx, s.receipts), bounded, receiptWriter{w: liftingWriter{locked}, receipts: s.receipts})
+	pings := newClientSync(locked)
+	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked, sync: pings}
+	err := stdio.Listen(withClientSync(withReceipts(ctx, s.receipts), pings), bounded, receiptWriter{w: liftingWriter{locked}, receipts: s.receipts})
 	s.handler.tenants.cancelAll()
 	s.handler.flights.cancelAll()
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {

@@ -326,8 +326,8 @@ export async function runTeamWithProgress(conn, t) {
     unknown,
     [],
     "the client reported unknown-progress-token errors: the notification was on the wire before the result " +
-      "but too close to it (same read), so the SDK handled the result first; the server needs a gap between " +
-      "its last notification and the result (research A.9: a >=5 ms tail)",
+      "but too close to it (same read), so the SDK handled the result first; on stdio the server must hold the " +
+      "result until the client answers its ping (mcp/clientsync.go), elsewhere leave a gap (research A.9)",
   );
   assert.equal(
     notes.length,
