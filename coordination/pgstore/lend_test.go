@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -354,5 +357,42 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 	}
 	if n := c.n.Load() - before; n != 1 {
 		t.Errorf("four loans waiting together took %d round trips, want 1", n)
+	}
+}
+
+// cancelOnBatch ends a context as the next batch is sent, as a caller's
+// deadline reached while its read is on the wire.
+type cancelOnBatch struct {
+	trips
+	cancel atomic.Pointer[context.CancelFunc]
+}
+
+func (c *cancelOnBatch) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	if f := c.cancel.Swap(nil); f != nil {
+		(*f)()
+	}
+	return c.trips.TraceBatchStart(ctx, conn, d)
+}
+
+// TestAReadCutShortKeepsTheLoan: a loan whose read ends with its caller's
+// context leaves what is kept as it was: the next call continues it (the
+// same ledger, nothing being new) rather than reading it all again.
+func TestAReadCutShortKeepsTheLoan(t *testing.T) {
+	c := &cancelOnBatch{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	landStep(t, a, "s", "agent_a", "an answer")
+	kept := lend(t, a, "s")
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.cancel.Store(&cancel)
+	if _, err := a.LendLedger(cctx, "s"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a loan whose context ended on the wire: %v, want context.Canceled", err)
+	}
+	if again := lend(t, a, "s"); again != kept {
+		t.Error("after a read cut short, the next loan is another ledger; want the kept one continued, nothing being new")
 	}
 }

@@ -33,7 +33,7 @@ func (c *trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryD
 func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // countedReplica opens a replica on dsn whose round trips c counts.
-func countedReplica(t *testing.T, dsn string, c *trips) *Store {
+func countedReplica(t *testing.T, dsn string, c pgx.QueryTracer) *Store {
 	t.Helper()
 	db, err := Open(context.Background(), dsn, Options{Tracer: c})
 	if err != nil {
