@@ -19,16 +19,15 @@ import (
 // four times the benchmark's thousand concurrent sessions (the service's
 // own caps are the same, and for the same reason: an LRU cycled through by
 // more keys than it holds misses every time). loansBytesMax bounds what
-// they hold (the kept rows' contents, each with rowOverhead for the rest of
-// its decoded entry): a long session's ledger can be megabytes, and a
-// replica serving for weeks must not grow with them. Only live sessions
+// they hold, weighed as the kept rows' JSON as stored (about what they take
+// decoded): a long session's ledger can be megabytes, and a replica
+// serving for weeks must not grow with them. Only live sessions
 // are kept: a finished or cancelled one, or one not found, is lent whole
 // and takes no place. One let go is read whole again at its next
 // derivation, as after a restart.
 const (
 	loansMax      = 4096
 	loansBytesMax = 256 << 20
-	rowOverhead   = 256
 )
 
 var _ coordination.LedgerLender = (*Store)(nil)
@@ -152,14 +151,14 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
-	entries, err := collectJSON[coordination.Entry](rows)
+	entries, weight, err := collectWeighed[coordination.Entry](rows)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
 	if rows, err = br.Query(); err != nil {
 		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
 	}
-	log, err := collectJSON[coordination.SessionEntry](rows)
+	log, logWeight, err := collectWeighed[coordination.SessionEntry](rows)
 	if err != nil {
 		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
 	}
@@ -185,11 +184,10 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	}
 	for _, e := range entries {
 		ln.agents[e.Agent] = append(ln.agents[e.Agent], e)
-		ln.bytes += int64(len(e.Content) + rowOverhead)
 	}
+	ln.bytes += weight + logWeight
 	for _, e := range log {
 		ln.log = append(ln.log, e)
-		ln.bytes += int64(len(e.Reason) + rowOverhead)
 		switch e.Kind {
 		case coordination.SessionFinished, coordination.SessionCancelled:
 			ln.ended = true

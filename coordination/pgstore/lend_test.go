@@ -218,6 +218,9 @@ func TestOnlyLiveSessionsTakeAPlace(t *testing.T) {
 	landStep(t, a, "s", "agent_a", "an answer")
 	lend(t, a, "s")
 	live := a.db.loans.get(a.tenant, "s")
+	if a.db.loans.bytes < int64(len("an answer")) || a.db.loans.bytes != live.bytes {
+		t.Errorf("the kept ledgers weigh %d bytes, the live one %d; want the live one's rows, at least its answer", a.db.loans.bytes, live.bytes)
+	}
 	if _, err := a.LendLedger(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Fatalf("lending a missing session: %v, want ErrSessionNotFound", err)
 	}
