@@ -56,20 +56,29 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 
 // collectJSON decodes each row's one JSON column.
 func collectJSON[T any](rows pgx.Rows) ([]T, error) {
+	out, _, err := collectWeighed[T](rows)
+	return out, err
+}
+
+// collectWeighed is collectJSON that also tells how many bytes the rows'
+// JSON was, to weigh what is kept of them.
+func collectWeighed[T any](rows pgx.Rows) ([]T, int64, error) {
 	var out []T
+	var weight int64
 	defer rows.Close()
 	for rows.Next() {
 		var data []byte
 		if err := rows.Scan(&data); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		var v T
 		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("a stored row is damaged: %w", err)
+			return nil, 0, fmt.Errorf("a stored row is damaged: %w", err)
 		}
 		out = append(out, v)
+		weight += int64(len(data))
 	}
-	return out, rows.Err()
+	return out, weight, rows.Err()
 }
 
 func collectStrings(rows pgx.Rows) ([]string, error) {
@@ -161,6 +170,13 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
+	}
+	if unavailable(err) {
+		// The connection was lost with the batch sent: it may have
+		// committed, the lock taken but neither renewed by the heartbeat
+		// nor let go, the agent busy for lockTTL. The heartbeat deletes
+		// the row, if any, once the database answers.
+		s.db.held.letGo(s.tenant, token)
 	}
 	token, err = s.took(id, name, token, got, found, err)
 	if err != nil {

@@ -14,14 +14,21 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
-// loansMax bounds the sessions whose ledgers a replica keeps: a running
-// session is read at every derivation, and 4,096 is four times the
-// benchmark's thousand concurrent sessions (the service's own caps are the
-// same, and for the same reason: an LRU cycled through by more keys than
-// it holds misses every time). A finished session keeps none, so only live
-// ones fill it. One let go is read whole again at its next derivation, as
-// after a restart.
-const loansMax = 4096
+// The replica's kept ledgers are bounded twice. loansMax bounds the
+// sessions: a running session is read at every derivation, and 4,096 is
+// four times the benchmark's thousand concurrent sessions (the service's
+// own caps are the same, and for the same reason: an LRU cycled through by
+// more keys than it holds misses every time). loansBytesMax bounds what
+// they hold, weighed as the kept rows' JSON as stored (about what they take
+// decoded): a long session's ledger can be megabytes, and a replica
+// serving for weeks must not grow with them. Only live sessions
+// are kept: a finished or cancelled one, or one not found, is lent whole
+// and takes no place. One let go is read whole again at its next
+// derivation, as after a restart.
+const (
+	loansMax      = 4096
+	loansBytesMax = 256 << 20
+)
 
 var _ coordination.LedgerLender = (*Store)(nil)
 
@@ -52,34 +59,54 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 	}
 	asked := time.Now()
 	ln := s.db.loans.get(s.tenant, id)
-	ln.mu.Lock()
-	defer ln.mu.Unlock()
+	// The wait is the caller's: a read hung on the database must not hold
+	// a status or cancel call past its deadline.
+	select {
+	case ln.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to read the ledger of session %q: %w", id, ctx.Err())
+	}
+	defer func() { <-ln.lock }()
 	if ln.lent != nil && ln.sent.After(asked) {
 		// A read sent after this call began, while it waited for the
 		// previous one: the database as this call would have read it, or
 		// later. Concurrent derivations of one session share one trip.
 		return ln.lent, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+	}
 	sent := time.Now()
+	// readOn changes what is kept only once a read is whole and continues
+	// it, so any other failure (a context ended, the database gone) leaves
+	// the kept ledger as it was, for the next call to continue.
 	l, err := s.readOn(ctx, id, ln)
 	if errors.Is(err, errStaleLoan) {
 		ln.reset()
 		l, err = s.readOn(ctx, id, ln)
+		if errors.Is(err, errStaleLoan) {
+			// The rows as stored do not continue each other (an agent's
+			// steps with a gap): nothing can be kept, the whole read is
+			// what is lent.
+			ln.reset()
+			s.db.loans.drop(s.tenant, id, ln)
+			return s.Ledger(ctx, id)
+		}
 	}
 	if err != nil {
-		// A read that failed part way may have kept some rows without
-		// lending them: the next one starts afresh.
-		ln.reset()
 		if errors.Is(err, coordination.ErrSessionNotFound) {
-			s.db.loans.drop(s.tenant, id)
+			s.db.loans.drop(s.tenant, id, ln)
 		}
 		return nil, err
 	}
 	ln.sent = sent
-	if ln.finished {
-		// A finished session is read again only by a status query now and
-		// then: it keeps nothing here, so what is kept is the live sessions'.
-		s.db.loans.drop(s.tenant, id)
+	if ln.ended {
+		// A finished or cancelled session is read again only by a status
+		// query now and then: it keeps nothing here, so what is kept is
+		// the live sessions'.
+		s.db.loans.drop(s.tenant, id, ln)
+	} else {
+		s.db.loans.keep(s.tenant, id, ln)
 	}
 	return l, nil
 }
@@ -88,7 +115,7 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 var errStaleLoan = errors.New("the kept ledger does not continue into the stored one")
 
 // readOn reads the rows past what ln keeps, appends them and returns the
-// loan: the one before when nothing was new. The caller holds ln.mu.
+// loan: the one before when nothing was new. The caller holds ln.lock.
 func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.Ledger, error) {
 	agents := make([]string, 0, len(ln.agents))
 	lasts := make([]int32, 0, len(ln.agents))
@@ -124,44 +151,49 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
-	entries, err := collectJSON[coordination.Entry](rows)
+	entries, weight, err := collectWeighed[coordination.Entry](rows)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
 	if rows, err = br.Query(); err != nil {
 		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
 	}
-	log, err := collectJSON[coordination.SessionEntry](rows)
+	log, logWeight, err := collectWeighed[coordination.SessionEntry](rows)
 	if err != nil {
 		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
 	}
+	if ln.lent != nil && len(entries) == 0 && len(log) == 0 {
+		return ln.lent, nil
+	}
+	var sess coordination.Session
 	if ln.lent == nil {
-		var sess coordination.Session
 		if err := json.Unmarshal(setup, &sess); err != nil {
 			return nil, fmt.Errorf("session %q is stored damaged: %w", id, err)
 		}
+	}
+	if !ln.continuedBy(entries, log) {
+		return nil, errStaleLoan
+	}
+	if ln.lent == nil {
 		ln.created = created
 		for _, a := range sess.Agents {
 			if _, ok := ln.agents[a.ID]; !ok {
 				ln.agents[a.ID] = nil
 			}
 		}
-	} else if len(entries) == 0 && len(log) == 0 {
-		return ln.lent, nil
 	}
 	for _, e := range entries {
-		kept := ln.agents[e.Agent]
-		if n := len(kept); n > 0 && e.Step != kept[n-1].Step+1 {
-			return nil, errStaleLoan
-		}
-		ln.agents[e.Agent] = append(kept, e)
+		ln.agents[e.Agent] = append(ln.agents[e.Agent], e)
 	}
+	ln.bytes += weight + logWeight
 	for _, e := range log {
-		if e.Seq != len(ln.log)+1 {
-			return nil, errStaleLoan
-		}
 		ln.log = append(ln.log, e)
-		ln.finished = ln.finished || e.Kind == coordination.SessionFinished
+		switch e.Kind {
+		case coordination.SessionFinished, coordination.SessionCancelled:
+			ln.ended = true
+		case coordination.SessionResumed:
+			ln.ended = false
+		}
 	}
 	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(ln.agents))}
 	for a, es := range ln.agents {
@@ -178,42 +210,94 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	return l, nil
 }
 
+// continuedBy tells whether rows read past what ln keeps continue it: each
+// agent's first step is one past its last kept (1 when none is kept) and
+// the next ones follow, and the session entries' seqs follow the kept log.
+func (ln *loan) continuedBy(entries []coordination.Entry, log []coordination.SessionEntry) bool {
+	last := map[string]int{}
+	for _, e := range entries {
+		prev, ok := last[e.Agent]
+		if !ok {
+			if kept := ln.agents[e.Agent]; len(kept) > 0 {
+				prev = kept[len(kept)-1].Step
+			}
+		}
+		if e.Step != prev+1 {
+			return false
+		}
+		last[e.Agent] = e.Step
+	}
+	for i, e := range log {
+		if e.Seq != len(ln.log)+i+1 {
+			return false
+		}
+	}
+	return true
+}
+
 // loan is one session's ledger as this replica last read it.
 type loan struct {
-	mu      sync.Mutex // one read at a time extends it
-	created time.Time  // the session row's, to know it was not made again
+	// lock is held (a value sent) by the one read extending the loan; a
+	// channel, so a waiter can give up when its context ends.
+	lock    chan struct{}
+	created time.Time // the session row's, to know it was not made again
 	agents  map[string][]coordination.Entry
 	log     []coordination.SessionEntry
 	lent    *coordination.Ledger // the latest loan; nil before the first read
-	// finished: the log has the session's finished entry
-	finished bool
+	// ended: the log's last word is that the session finished or was
+	// cancelled (a resume makes it live again)
+	ended bool
 	// sent is when the read that made lent was sent (monotonic): a call
 	// that began before it may lend what it read without reading again.
-	sent time.Time
+	sent  time.Time
+	bytes int64 // what the kept rows weigh, for loansBytesMax
+}
+
+func newLoan() *loan {
+	return &loan{lock: make(chan struct{}, 1), agents: map[string][]coordination.Entry{}}
 }
 
 func (ln *loan) reset() {
 	ln.agents = map[string][]coordination.Entry{}
-	ln.log, ln.lent, ln.finished, ln.sent = nil, nil, false, time.Time{}
+	ln.log, ln.lent, ln.ended, ln.sent, ln.bytes = nil, nil, false, time.Time{}, 0
 }
 
 // loans is the replica's kept ledgers, the least recently read let go
-// past loansMax.
+// past loansMax sessions or loansBytesMax bytes.
 type loans struct {
 	mu    sync.Mutex
 	items map[string]*list.Element // of *loanItem, by tenant and session
 	order list.List                // most recently read first
+	bytes int64                    // the kept loans' weight, as each was last kept
+	// maxCount and maxBytes are loansMax and loansBytesMax unless a test
+	// sets them smaller.
+	maxCount int
+	maxBytes int64
 }
 
 type loanItem struct {
-	key  string
-	loan *loan
+	key   string
+	loan  *loan
+	bytes int64
 }
 
 func loanKey(tenant, id string) string { return tenant + "\x00" + id }
 
-// get returns the session's loan, a new empty one if none is kept.
+// get returns the session's kept loan, or a new empty one that is kept
+// only once a read shows the session live (keep).
 func (ls *loans) get(tenant, id string) *loan {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if el, ok := ls.items[loanKey(tenant, id)]; ok {
+		return el.Value.(*loanItem).loan
+	}
+	return newLoan()
+}
+
+// keep records ln, just read, as the session's most recently read loan,
+// letting the least recently read go past the bounds (ln itself, if it
+// alone weighs more than they allow). The caller holds ln.lock.
+func (ls *loans) keep(tenant, id string, ln *loan) {
 	k := loanKey(tenant, id)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -221,28 +305,41 @@ func (ls *loans) get(tenant, id string) *loan {
 		ls.items = map[string]*list.Element{}
 	}
 	if el, ok := ls.items[k]; ok {
+		it := el.Value.(*loanItem)
+		ls.bytes += ln.bytes - it.bytes
+		it.loan, it.bytes = ln, ln.bytes
 		ls.order.MoveToFront(el)
-		return el.Value.(*loanItem).loan
+	} else {
+		ls.items[k] = ls.order.PushFront(&loanItem{key: k, loan: ln, bytes: ln.bytes})
+		ls.bytes += ln.bytes
 	}
-	if len(ls.items) >= loansMax {
-		oldest := ls.order.Back()
-		ls.order.Remove(oldest)
-		delete(ls.items, oldest.Value.(*loanItem).key)
+	maxCount, maxBytes := ls.maxCount, ls.maxBytes
+	if maxCount == 0 {
+		maxCount = loansMax
 	}
-	ln := &loan{agents: map[string][]coordination.Entry{}}
-	ls.items[k] = ls.order.PushFront(&loanItem{key: k, loan: ln})
-	return ln
+	if maxBytes == 0 {
+		maxBytes = loansBytesMax
+	}
+	for len(ls.items) > maxCount || ls.bytes > maxBytes {
+		ls.remove(ls.order.Back())
+	}
 }
 
-// drop lets a session's loan go (a session not found keeps none).
-func (ls *loans) drop(tenant, id string) {
-	k := loanKey(tenant, id)
+// drop lets a session's loan go if ln is the one kept (a session not
+// found, finished or cancelled keeps none).
+func (ls *loans) drop(tenant, id string, ln *loan) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if el, ok := ls.items[k]; ok {
-		ls.order.Remove(el)
-		delete(ls.items, k)
+	if el, ok := ls.items[loanKey(tenant, id)]; ok && el.Value.(*loanItem).loan == ln {
+		ls.remove(el)
 	}
+}
+
+func (ls *loans) remove(el *list.Element) {
+	it := el.Value.(*loanItem)
+	ls.order.Remove(el)
+	delete(ls.items, it.key)
+	ls.bytes -= it.bytes
 }
 
 // len is how many loans are kept.

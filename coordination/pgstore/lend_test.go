@@ -2,11 +2,15 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -134,14 +138,30 @@ func TestALoanAsksOnlyForWhatIsNew(t *testing.T) {
 	sameLedger(t, a, "s", l)
 }
 
+// isKept tells whether the session's ledger is kept.
+func isKept(ls *loans, tenant, id string) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	_, ok := ls.items[loanKey(tenant, id)]
+	return ok
+}
+
+// keptLoan is a loan as if just read, weighing bytes.
+func keptLoan(ls *loans, id string, bytes int64) *loan {
+	ln := newLoan()
+	ln.bytes = bytes
+	ls.keep("t", id, ln)
+	return ln
+}
+
 // TestKeptLedgersAreBounded: a replica serving for weeks keeps at most
 // loansMax sessions' ledgers, letting the least recently read go.
 func TestKeptLedgersAreBounded(t *testing.T) {
 	var ls loans
-	first := ls.get("t", "s0")
+	first := keptLoan(&ls, "s0", 1)
 	for i := range loansMax + 10 {
-		ls.get("t", fmt.Sprint("s", i))
-		ls.get("t", "s0") // read at every turn: kept
+		keptLoan(&ls, fmt.Sprint("s", i+1), 1)
+		ls.keep("t", "s0", first) // read at every turn: kept
 	}
 	if n := ls.len(); n != loansMax {
 		t.Errorf("%d ledgers kept, want at most %d", n, loansMax)
@@ -149,9 +169,133 @@ func TestKeptLedgersAreBounded(t *testing.T) {
 	if ls.get("t", "s0") != first {
 		t.Error("the most recently read session's ledger was let go")
 	}
-	if ls.get("t", "s1") == nil || ls.len() != loansMax {
-		t.Error("reading a session let go again does not keep the bound")
+	if isKept(&ls, "t", "s1") {
+		t.Error("the least recently read session's ledger is still kept")
 	}
+}
+
+// TestKeptLedgersAreBoundedInBytes: what the kept ledgers weigh stays
+// within the bound, the least recently read let go first, and a ledger
+// heavier than the bound alone is not kept at all.
+func TestKeptLedgersAreBoundedInBytes(t *testing.T) {
+	ls := loans{maxBytes: 1000}
+	a := keptLoan(&ls, "a", 400)
+	b := keptLoan(&ls, "b", 400)
+	ls.keep("t", "a", a) // a read again: b is now the least recently read
+	c := keptLoan(&ls, "c", 400)
+	if ls.get("t", "a") != a || ls.get("t", "c") != c || ls.get("t", "b") == b {
+		t.Errorf("kept a, b, c of 400 bytes each within 1,000, b least recently read: want a and c kept, b let go")
+	}
+	if ls.bytes > 1000 || ls.bytes != 800 {
+		t.Errorf("the kept ledgers weigh %d bytes, want 800 (a and c)", ls.bytes)
+	}
+	a.bytes = 700 // a grew at its next read: c, read before it, goes
+	ls.keep("t", "a", a)
+	if ls.get("t", "c") == c || ls.bytes != 700 {
+		t.Errorf("after a grew to 700 bytes: %d bytes kept, c kept %v; want c let go and 700", ls.bytes, ls.get("t", "c") == c)
+	}
+	keptLoan(&ls, "huge", 2000)
+	if ls.len() != 0 || ls.bytes != 0 {
+		t.Errorf("after a 2,000-byte ledger: %d kept weighing %d; want none, the huge one included", ls.len(), ls.bytes)
+	}
+}
+
+// TestOnlyLiveSessionsTakeAPlace: reading a session not found, a finished
+// one or a cancelled one keeps nothing and lets no live session's ledger
+// go, even with room for only one.
+func TestOnlyLiveSessionsTakeAPlace(t *testing.T) {
+	a, _ := sessionOnTwoReplicas(t, "s")
+	a.db.loans.maxCount = 1
+	ctx := context.Background()
+	for id, kind := range map[string]coordination.SessionEntryKind{"f": coordination.SessionFinished, "c": coordination.SessionCancelled} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.AppendSession(ctx, id, coordination.SessionEntry{Kind: kind}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	landStep(t, a, "s", "agent_a", "an answer")
+	lend(t, a, "s")
+	live := a.db.loans.get(a.tenant, "s")
+	if a.db.loans.bytes < int64(len("an answer")) || a.db.loans.bytes != live.bytes {
+		t.Errorf("the kept ledgers weigh %d bytes, the live one %d; want the live one's rows, at least its answer", a.db.loans.bytes, live.bytes)
+	}
+	if _, err := a.LendLedger(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Fatalf("lending a missing session: %v, want ErrSessionNotFound", err)
+	}
+	sameLedger(t, a, "f", lend(t, a, "f"))
+	sameLedger(t, a, "c", lend(t, a, "c"))
+	if a.db.loans.get(a.tenant, "s") != live || a.db.loans.len() != 1 {
+		t.Errorf("after reading a missing, a finished and a cancelled session, %d ledgers kept, the live one's kept %v; want only the live one",
+			a.db.loans.len(), a.db.loans.get(a.tenant, "s") == live)
+	}
+	if _, err := a.AppendSession(ctx, "c", coordination.SessionEntry{Kind: coordination.SessionResumed}); err != nil {
+		t.Fatal(err)
+	}
+	lend(t, a, "c")
+	if !isKept(&a.db.loans, a.tenant, "c") {
+		t.Error("a resumed session's ledger is not kept; want it kept, live again")
+	}
+}
+
+// TestAWaitForALoanEndsWithItsContext: a call waiting while another reads
+// the session's ledger (hung on the database) gives up at its own
+// deadline, and what is kept stays for the next call.
+func TestAWaitForALoanEndsWithItsContext(t *testing.T) {
+	a, _ := sessionOnTwoReplicas(t, "s")
+	kept := lend(t, a, "s")
+	ln := a.db.loans.get(a.tenant, "s")
+	ln.lock <- struct{}{} // a read in flight that does not come back
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(3 * time.Second)
+		<-ln.lock
+		close(released)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err := a.LendLedger(ctx, "s")
+	if took := time.Since(began); !errors.Is(err, context.DeadlineExceeded) || took > 2*time.Second {
+		t.Errorf("a loan with a 100 ms deadline behind a hung read returned %v after %v; want the deadline exceeded within it", err, took)
+	}
+	<-released
+	if again := lend(t, a, "s"); again != kept {
+		t.Error("after a call gave up waiting, the next loan is another ledger; want the kept one, nothing new")
+	}
+}
+
+// TestAGapIsReadWhole: rows that do not continue what is kept (an agent's
+// first row past none kept that is not step 1) drop the kept ledger, and
+// the session is lent as a whole read gives it, not kept past the gap.
+func TestAGapIsReadWhole(t *testing.T) {
+	a, _ := sessionOnTwoReplicas(t, "s")
+	ctx := context.Background()
+	lend(t, a, "s") // agent_a has no entry kept
+	insert := func(step int) {
+		t.Helper()
+		e := coordination.Entry{Agent: "agent_a", Step: step, Kind: coordination.KindAnswer, Content: fmt.Sprint("step ", step), Label: "agent_a.1"}
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.db.pool.Exec(ctx, `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry) VALUES ($1, 's', 'agent_a', $2, $3, now(), $4)`,
+			a.tenant, step, string(e.Kind), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(2) // step 2 seen before step 1: the rows do not continue
+	sameLedger(t, a, "s", lend(t, a, "s"))
+	if n := a.db.loans.len(); n != 0 {
+		t.Errorf("%d ledgers kept after a read found a gap, want none", n)
+	}
+	insert(1)
+	l := lend(t, a, "s")
+	if n := len(l.Agents["agent_a"]); n != 2 {
+		t.Errorf("agent_a's entries lent once step 1 landed: %d, want 2", n)
+	}
+	sameLedger(t, a, "s", l)
 }
 
 // TestAFinishedSessionKeepsNoLedger: the kept ledgers are the live
@@ -191,7 +335,7 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 	lend(t, a, "s")
 	landStep(t, a, "s", "agent_a", "landed before the calls")
 	ln := a.db.loans.get(a.tenant, "s")
-	ln.mu.Lock() // as if a read were in flight: the calls below wait
+	ln.lock <- struct{}{} // as if a read were in flight: the calls below wait
 	loans := make(chan *coordination.Ledger, 4)
 	for range 4 {
 		go func() {
@@ -204,7 +348,7 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // all four have begun and wait
 	before := c.n.Load()
-	ln.mu.Unlock()
+	<-ln.lock
 	for range 4 {
 		l := <-loans
 		if l == nil {
@@ -216,5 +360,42 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 	}
 	if n := c.n.Load() - before; n != 1 {
 		t.Errorf("four loans waiting together took %d round trips, want 1", n)
+	}
+}
+
+// cancelOnBatch ends a context as the next batch is sent, as a caller's
+// deadline reached while its read is on the wire.
+type cancelOnBatch struct {
+	trips
+	cancel atomic.Pointer[context.CancelFunc]
+}
+
+func (c *cancelOnBatch) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	if f := c.cancel.Swap(nil); f != nil {
+		(*f)()
+	}
+	return c.trips.TraceBatchStart(ctx, conn, d)
+}
+
+// TestAReadCutShortKeepsTheLoan: a loan whose read ends with its caller's
+// context leaves what is kept as it was: the next call continues it (the
+// same ledger, nothing being new) rather than reading it all again.
+func TestAReadCutShortKeepsTheLoan(t *testing.T) {
+	c := &cancelOnBatch{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	landStep(t, a, "s", "agent_a", "an answer")
+	kept := lend(t, a, "s")
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.cancel.Store(&cancel)
+	if _, err := a.LendLedger(cctx, "s"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a loan whose context ended on the wire: %v, want context.Canceled", err)
+	}
+	if again := lend(t, a, "s"); again != kept {
+		t.Error("after a read cut short, the next loan is another ledger; want the kept one continued, nothing being new")
 	}
 }

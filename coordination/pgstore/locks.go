@@ -122,22 +122,28 @@ func (db *DB) heartbeat(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for tenant, tokens := range db.held.takeGone() {
-			rctx, cancel := context.WithTimeout(ctx, lockBeat)
-			_, err := db.pool.Exec(rctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				for _, tok := range tokens {
-					db.held.letGo(tenant, tok)
-				}
-			}
-		}
+		db.deleteGone(ctx)
 		for tenant, rows := range db.held.snapshot() {
 			rctx, cancel := context.WithTimeout(ctx, lockBeat)
 			err := db.renew(rctx, tenant, rows)
 			cancel()
 			if err != nil && ctx.Err() == nil {
 				db.log.Warn().Err(err).Str("tenant", tenant).Msg("could not renew this replica's locks in PostgreSQL; trying again at the next heartbeat")
+			}
+		}
+	}
+}
+
+// deleteGone deletes the lock rows let go while the database was
+// unreachable; those it cannot delete yet wait for the next heartbeat.
+func (db *DB) deleteGone(ctx context.Context) {
+	for tenant, tokens := range db.held.takeGone() {
+		rctx, cancel := context.WithTimeout(ctx, lockBeat)
+		_, err := db.pool.Exec(rctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			for _, tok := range tokens {
+				db.held.letGo(tenant, tok)
 			}
 		}
 	}

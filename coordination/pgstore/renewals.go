@@ -27,11 +27,15 @@ const renewWindow = 50 * time.Millisecond
 type renewals struct {
 	mu      sync.Mutex
 	pending []*renewal
+	// manual leaves sending the gathered renewals (renewAll) to a test,
+	// which then knows who went together instead of trusting the window.
+	manual bool
 }
 
 type renewal struct {
 	tenant, id, agent string
 	rule              func(cur *coordination.RunLease) (coordination.RunLease, error)
+	alone             coordination.LeaseChange // the single-row path, for a row the batch found locked
 	next              coordination.RunLease
 	err               error
 	done              chan struct{}
@@ -44,11 +48,11 @@ func (s *Store) renew() coordination.LeaseChange {
 		if err := live(ctx, id); err != nil {
 			return coordination.RunLease{}, err
 		}
-		r := &renewal{tenant: s.tenant, id: id, agent: agent, rule: rule, done: make(chan struct{})}
+		r := &renewal{tenant: s.tenant, id: id, agent: agent, rule: rule, alone: s.leases(false), done: make(chan struct{})}
 		rs := &s.db.renewals
 		rs.mu.Lock()
 		rs.pending = append(rs.pending, r)
-		if len(rs.pending) == 1 {
+		if len(rs.pending) == 1 && !rs.manual {
 			time.AfterFunc(renewWindow, func() { s.db.renewAll() })
 		}
 		rs.mu.Unlock()
@@ -64,9 +68,13 @@ func (s *Store) renew() coordination.LeaseChange {
 }
 
 // renewAll applies the gathered renewals in one transaction: the rows read
-// FOR UPDATE in key order (two such transactions never wait on each other
-// in a cycle), with the sessions' existence, alongside BEGIN; each rule
-// applied to its row; the writes with COMMIT.
+// FOR UPDATE SKIP LOCKED, with the sessions' existence and which rows
+// exist, alongside BEGIN; each rule applied to its row; the writes with
+// COMMIT. A row another transaction holds (a claimer between its read and
+// its COMMIT, however long it stalls) is passed by and renewed alone, on
+// the single-row path with a timeout of its own: waiting for it here would
+// hold every other row read so far and make the whole replica's renewals
+// late, and its leases expire, for one stalled rival.
 func (db *DB) renewAll() {
 	db.renewals.mu.Lock()
 	batch := db.renewals.pending
@@ -83,13 +91,18 @@ func (db *DB) renewAll() {
 	}
 	type key struct{ tenant, id, agent string }
 	cur := map[key]*coordination.RunLease{}
-	found := map[key]bool{} // the sessions that exist, by key{tenant, id, ""}
+	found := map[key]bool{}  // the sessions that exist, by key{tenant, id, ""}
+	stored := map[key]bool{} // the rows that exist, locked or not
 	reads := &pgx.Batch{}
 	reads.Queue(`SELECT l.tenant, l.session_id, l.agent_id, l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released
 		FROM leases l JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, session_id, agent_id) USING (tenant, session_id, agent_id)
-		ORDER BY l.tenant, l.session_id, l.agent_id FOR UPDATE OF l`, tenants, ids, agents)
-	reads.Queue(`SELECT DISTINCT s.tenant, s.id FROM sessions s
-		JOIN unnest($1::text[], $2::text[]) AS k(tenant, id) USING (tenant, id)`, tenants, ids)
+		FOR UPDATE OF l SKIP LOCKED`, tenants, ids, agents)
+	// Read after the locking one, a row it passed by shows here: one
+	// inserted in between shows too and is renewed alone, which is
+	// harmless (the single-row path waits for it and applies the rule).
+	reads.Queue(`SELECT DISTINCT s.tenant, s.id, l.agent_id FROM sessions s
+		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, id, agent_id) USING (tenant, id)
+		LEFT JOIN leases l ON l.tenant = s.tenant AND l.session_id = s.id AND l.agent_id = k.agent_id`, tenants, ids, agents)
 	read := func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
@@ -115,20 +128,29 @@ func (db *DB) renewAll() {
 		defer rows.Close()
 		for rows.Next() {
 			var tenant, id string
-			if err := rows.Scan(&tenant, &id); err != nil {
+			var agent *string
+			if err := rows.Scan(&tenant, &id, &agent); err != nil {
 				return err
 			}
 			found[key{tenant, id, ""}] = true
+			if agent != nil {
+				stored[key{tenant, id, *agent}] = true
+			}
 		}
 		return rows.Err()
 	}
 	var written []*renewal
 	ruled := map[*renewal]bool{} // refused by its rule, or its session missing: that answer stands
+	alone := map[*renewal]bool{} // its row locked by another transaction: renewed on its own
 	write := func(*pgxpool.Conn) (*pgx.Batch, error) {
 		w := &pgx.Batch{}
 		for _, r := range batch {
 			k := key{r.tenant, r.id, r.agent}
 			c := cur[k]
+			if c == nil && stored[k] {
+				alone[r] = true
+				continue
+			}
 			if c == nil && !found[key{r.tenant, r.id, ""}] {
 				r.err, ruled[r] = notFound(r.id), true
 				continue
@@ -161,12 +183,25 @@ func (db *DB) renewAll() {
 		// A failure of the transaction (the database gone) is the answer
 		// of every renewal its rule did not refuse: none was written.
 		for _, r := range batch {
-			if !ruled[r] {
+			if !ruled[r] && !alone[r] {
 				r.next, r.err = coordination.RunLease{}, fmt.Errorf("renewing the lease of %q in session %q: %w", r.agent, r.id, err)
 			}
 		}
 	}
 	for _, r := range batch {
+		if alone[r] {
+			go r.renewAlone()
+			continue
+		}
 		close(r.done)
 	}
+}
+
+// renewAlone renews one lease whose row the batch found locked, waiting
+// for that row as long as a batch would, but holding up no other renewal.
+func (r *renewal) renewAlone() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*lockBeat)
+	defer cancel()
+	r.next, r.err = r.alone(ctx, r.id, r.agent, r.rule)
+	close(r.done)
 }

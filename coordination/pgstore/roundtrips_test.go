@@ -33,7 +33,7 @@ func (c *trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryD
 func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // countedReplica opens a replica on dsn whose round trips c counts.
-func countedReplica(t *testing.T, dsn string, c *trips) *Store {
+func countedReplica(t *testing.T, dsn string, c pgx.QueryTracer) *Store {
 	t.Helper()
 	db, err := Open(context.Background(), dsn, Options{Tracer: c})
 	if err != nil {
@@ -199,15 +199,14 @@ func TestRenewalsGoTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := c.n.Load()
+	a.db.renewals.manual = true
 	var wg sync.WaitGroup
 	errs := map[string]error{}
 	var mu sync.Mutex
-	start := make(chan struct{})
 	for _, id := range []string{"s1", "s2", "s3", "s4", "missing"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			<-start
 			l, err := a.RenewStep(ctx, id, "agent_a", versions[id], time.Minute)
 			if err == nil && l.Version != versions[id] {
 				err = fmt.Errorf("renewed to version %d, want %d", l.Version, versions[id])
@@ -217,7 +216,7 @@ func TestRenewalsGoTogether(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
-	close(start)
+	gathered(t, a, 5)
 	wg.Wait()
 	for _, id := range []string{"s1", "s2", "s3"} {
 		if errs[id] != nil {

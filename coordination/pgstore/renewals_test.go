@@ -1,0 +1,87 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// gathered waits until n renewals are gathered on a replica whose renewals
+// are sent by hand (renewals.manual), then sends them as one batch.
+func gathered(t *testing.T, st *Store, n int) {
+	t.Helper()
+	rs := &st.db.renewals
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rs.mu.Lock()
+		got := len(rs.pending)
+		rs.mu.Unlock()
+		if got == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d renewals gathered after 30 s, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	st.db.renewAll()
+}
+
+// TestALockedLeaseRowDelaysOnlyItsOwnRenewal: a lease row another
+// transaction holds (a claimer stalled between its read and its COMMIT)
+// makes its own renewal wait, not the others gathered with it: s1 renews
+// within its 2 s deadline while s2's row is held, and s2's renewal is
+// late alone.
+func TestALockedLeaseRowDelaysOnlyItsOwnRenewal(t *testing.T) {
+	a := countedReplica(t, pgtest.Schema(t), &trips{})
+	a.db.renewals.manual = true
+	ctx := context.Background()
+	versions := map[string]int64{}
+	for _, id := range []string{"s1", "s2"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.AcquireRun(ctx, id, coordination.ThisProcess("test"), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[id] = l.Version
+	}
+	stalled, err := a.db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stalled.Rollback(ctx) }()
+	if _, err := stalled.Exec(ctx, `SELECT 1 FROM leases WHERE tenant = $1 AND session_id = 's2' AND agent_id = '' FOR UPDATE`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string]chan error{"s1": make(chan error, 1), "s2": make(chan error, 1)}
+	for id, ch := range errs {
+		go func() {
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			_, err := a.RenewRun(rctx, id, versions[id], time.Minute)
+			ch <- err
+		}()
+	}
+	gathered(t, a, 2)
+	if err := <-errs["s1"]; err != nil {
+		t.Errorf("renewing s1, whose row is free, beside s2's held row: %v; want it renewed", err)
+	}
+	if err := <-errs["s2"]; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("renewing s2, whose row another transaction holds past the deadline: %v; want the deadline exceeded", err)
+	}
+	_ = stalled.Rollback(ctx)
+	l, err := a.ReadRun(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Until(l.Expires) < 50*time.Second {
+		t.Errorf("s1's lease after its renewal: %+v; want it expiring a minute from now", l)
+	}
+}
