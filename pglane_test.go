@@ -4,15 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 )
-
-var cmdPGLine = regexp.MustCompile(`(?m)^CMD_PG_TESTS := \^\(([A-Za-z0-9_|]+)\)\$\$$`)
 
 // make unit runs cmd/massgen-mcp's PostgreSQL process tests (the Test
 // functions of its pg*_test.go) in a lane of their own beside the rest of
@@ -21,15 +16,7 @@ var cmdPGLine = regexp.MustCompile(`(?m)^CMD_PG_TESTS := \^\(([A-Za-z0-9_|]+)\)\
 // package's other sequential tests, back on make test's critical path; a
 // name in it that is no such test would be a lane that runs nothing.
 func TestCmdPostgresTestsRunInTheirOwnLane(t *testing.T) {
-	makefile, err := os.ReadFile("Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := cmdPGLine.FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("the Makefile has no line CMD_PG_TESTS := ^(TestA|TestB)$$ (make unit runs those tests in a lane of their own)")
-	}
-	listed := strings.Split(string(m[1]), "|")
+	listed := makefileTestList(t, "CMD_PG_TESTS", "make unit runs those tests in a lane of their own")
 	files, err := filepath.Glob("cmd/massgen-mcp/pg*_test.go")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("cmd/massgen-mcp has no pg*_test.go (%v): run this test from the repository root", err)
@@ -43,16 +30,7 @@ func TestCmdPostgresTestsRunInTheirOwnLane(t *testing.T) {
 		}
 		want = append(want, testFuncs(f)...)
 	}
-	for _, name := range want {
-		if !slices.Contains(listed, name) {
-			t.Errorf("%s is a PostgreSQL process test (cmd/massgen-mcp/pg*_test.go) but is not in the Makefile's CMD_PG_TESTS: add it, so it runs in that lane", name)
-		}
-	}
-	for _, name := range listed {
-		if !slices.Contains(want, name) {
-			t.Errorf("the Makefile's CMD_PG_TESTS names %s, which is no Test function of cmd/massgen-mcp/pg*_test.go: remove it or fix the name", name)
-		}
-	}
+	checkLaneList(t, "CMD_PG_TESTS", listed, want, "is a PostgreSQL process test (cmd/massgen-mcp/pg*_test.go)", "add it, so it runs in that lane")
 }
 
 // testFuncs names the Test functions declared in f.

@@ -4,9 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -69,36 +67,16 @@ func callsAny(body *ast.BlockStmt, names []string) bool {
 	return found
 }
 
-var cmdRealCLILine = regexp.MustCompile(`(?m)^CMD_REALCLI_TESTS := \^\(([A-Za-z0-9_|]+)\)\$\$$`)
-
 // cmd/massgen-mcp's tests that drive the real coding CLIs run in make
 // realclis and are skipped by make unit, through one list in the Makefile
 // (CMD_REALCLI_TESTS). A real-CLI test missing from it would run in the
 // race run's lane, on the critical path of make test; a name in it that is
 // no such test would be a list that guards nothing.
 func TestCmdRealCLITestsRunInRealclis(t *testing.T) {
-	makefile, err := os.ReadFile("Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := cmdRealCLILine.FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("the Makefile has no line CMD_REALCLI_TESTS := ^(TestA|TestB)$$ (make unit skips and make realclis runs those tests)")
-	}
-	listed := strings.Split(string(m[1]), "|")
-	slices.Sort(listed)
+	listed := makefileTestList(t, "CMD_REALCLI_TESTS", "make unit skips and make realclis runs those tests")
 	want := cmdRealCLITests(t)
 	if len(want) == 0 {
 		t.Fatalf("no test in cmd/massgen-mcp calls %v: has the helper been renamed? Update realCLICallers", realCLICallers)
 	}
-	for _, name := range want {
-		if !slices.Contains(listed, name) {
-			t.Errorf("%s drives a real CLI but is not in the Makefile's CMD_REALCLI_TESTS: add it, so make realclis runs it and make unit does not", name)
-		}
-	}
-	for _, name := range listed {
-		if !slices.Contains(want, name) {
-			t.Errorf("the Makefile's CMD_REALCLI_TESTS names %s, which is no cmd/massgen-mcp test that drives a real CLI: remove it or fix the name", name)
-		}
-	}
+	checkLaneList(t, "CMD_REALCLI_TESTS", listed, want, "drives a real CLI (cmd/massgen-mcp)", "add it, so make realclis runs it and make unit does not")
 }
