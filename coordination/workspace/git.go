@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -61,12 +62,22 @@ func gitFiles(dir string) (commit string, files map[string]bool, ok bool) {
 	return strings.TrimSpace(string(head)), files, true
 }
 
+// worktreeAdds holds one lock per repository: git names each worktree's
+// admin directory after the workspace's base name ("workspace",
+// "workspace1", …) and two adds at once in one repository race on that name
+// ("failed to read .git/worktrees/workspace37/commondir"), while the agents'
+// first steps, which add them, run in parallel.
+var worktreeAdds sync.Map // repository path -> *sync.Mutex
+
 // addWorktree gives an agent a git worktree of the repository at commit,
 // detached, so its commits touch no branch of the user's.
 func addWorktree(repo, live, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(live), 0o755); err != nil {
 		return err
 	}
+	lock, _ := worktreeAdds.LoadOrStore(repo, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
 	if _, err := git(repo, "worktree", "add", "--detach", "--quiet", live, commit); err != nil {
 		return fmt.Errorf("cannot give the workspace a git worktree of %s: %w", repo, err)
 	}
@@ -94,6 +105,9 @@ func (t *Team) ReleaseWorktrees(agents []string) error {
 	if !released {
 		return nil
 	}
+	lock, _ := worktreeAdds.LoadOrStore(c.Path, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
 	_, err := git(c.Path, "worktree", "prune")
 	return err
 }
