@@ -92,7 +92,7 @@ func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn strin
 		}
 	}()
 	lands := &landings{}
-	trips := &pgRoundTrips{}
+	trips := &pgstore.RoundTrips{}
 	var dbs []*pgstore.DB
 	var stores []coordination.Store
 	for range 2 {
@@ -128,9 +128,9 @@ func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn strin
 			}
 		}
 	}()
-	before := trips.n.Load()
+	before := trips.Count()
 	m, err := bench.RunManySessionsOn(ctx, stores, sessions, 4, latency)
-	out.RoundTrips = trips.n.Load() - before
+	out.RoundTrips = trips.Count() - before
 	close(stop)
 	out.PeakConns = <-peak
 	if err != nil {

@@ -106,7 +106,7 @@ func TestALentLedgerSeesAnotherReplicasWrites(t *testing.T) {
 // from what was kept of the old one.
 func TestALoanAsksOnlyForWhatIsNew(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	c := &trips{}
+	c := &RoundTrips{}
 	a := countedReplica(t, dsn, c)
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
@@ -116,9 +116,9 @@ func TestALoanAsksOnlyForWhatIsNew(t *testing.T) {
 		landStep(t, a, "s", "agent_a", "an answer")
 	}
 	lend(t, a, "s")
-	before := c.n.Load()
+	before := c.Count()
 	lend(t, a, "s")
-	if n := c.n.Load() - before; n != 1 {
+	if n := c.Count() - before; n != 1 {
 		t.Errorf("a loan took %d round trips, want 1", n)
 	}
 
@@ -326,7 +326,7 @@ func TestAFinishedSessionKeepsNoLedger(t *testing.T) {
 // call made after a read was sent reads again: the sequential loans of
 // TestALentLedgerSeesAnotherReplicasWrites.)
 func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
-	c := &trips{}
+	c := &RoundTrips{}
 	a := countedReplica(t, pgtest.Schema(t), c)
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
@@ -347,7 +347,7 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 		}()
 	}
 	time.Sleep(200 * time.Millisecond) // all four have begun and wait
-	before := c.n.Load()
+	before := c.Count()
 	<-ln.lock
 	for range 4 {
 		l := <-loans
@@ -358,7 +358,7 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 			t.Fatalf("a loan asked for after the step landed has %d of agent_a's entries, want 1", len(es))
 		}
 	}
-	if n := c.n.Load() - before; n != 1 {
+	if n := c.Count() - before; n != 1 {
 		t.Errorf("four loans waiting together took %d round trips, want 1", n)
 	}
 }
@@ -366,7 +366,7 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 // cancelOnBatch ends a context as the next batch is sent, as a caller's
 // deadline reached while its read is on the wire.
 type cancelOnBatch struct {
-	trips
+	RoundTrips
 	cancel atomic.Pointer[context.CancelFunc]
 }
 
@@ -374,7 +374,7 @@ func (c *cancelOnBatch) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d p
 	if f := c.cancel.Swap(nil); f != nil {
 		(*f)()
 	}
-	return c.trips.TraceBatchStart(ctx, conn, d)
+	return c.RoundTrips.TraceBatchStart(ctx, conn, d)
 }
 
 // TestAReadCutShortKeepsTheLoan: a loan whose read ends with its caller's

@@ -38,7 +38,7 @@ func gathered(t *testing.T, st *Store, n int) {
 // within its 2 s deadline while s2's row is held, and s2's renewal is
 // late alone.
 func TestALockedLeaseRowDelaysOnlyItsOwnRenewal(t *testing.T) {
-	a := countedReplica(t, pgtest.Schema(t), &trips{})
+	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
 	a.db.renewals.manual = true
 	ctx := context.Background()
 	versions := map[string]int64{}

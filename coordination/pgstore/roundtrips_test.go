@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,22 +14,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
-
-// trips counts the round trips a replica makes: each query, and each
-// pipelined batch as one.
-type trips struct{ n atomic.Int64 }
-
-func (c *trips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *trips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // countedReplica opens a replica on dsn whose round trips c counts.
 func countedReplica(t *testing.T, dsn string, c pgx.QueryTracer) *Store {
@@ -50,18 +33,18 @@ func countedReplica(t *testing.T, dsn string, c pgx.QueryTracer) *Store {
 // TestInFlightIsOneRoundTrip: telling an idle session from a missing one
 // costs no second query.
 func TestInFlightIsOneRoundTrip(t *testing.T) {
-	c := &trips{}
+	c := &RoundTrips{}
 	a := countedReplica(t, pgtest.Schema(t), c)
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
-	before := c.n.Load()
+	before := c.Count()
 	held, err := a.InFlight(ctx, "s")
 	if err != nil || len(held) != 0 {
 		t.Fatalf("InFlight of an idle session = %v, %v; want none", held, err)
 	}
-	if n := c.n.Load() - before; n != 1 {
+	if n := c.Count() - before; n != 1 {
 		t.Errorf("InFlight of an idle session took %d round trips, want 1", n)
 	}
 	if _, err := a.InFlight(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
@@ -73,7 +56,7 @@ func TestInFlightIsOneRoundTrip(t *testing.T) {
 // at every step; they come with the session's existence and the live step
 // locks that make a lease Alive in one statement.
 func TestReadingLeasesIsOneRoundTrip(t *testing.T) {
-	c := &trips{}
+	c := &RoundTrips{}
 	a := countedReplica(t, pgtest.Schema(t), c)
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
@@ -90,22 +73,22 @@ func TestReadingLeasesIsOneRoundTrip(t *testing.T) {
 	if _, err := a.AcquireStep(ctx, "s", "agent_b", coordination.ThisProcess("test"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	before := c.n.Load()
+	before := c.Count()
 	all, err := a.ReadSteps(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := c.n.Load() - before; n != 1 {
+	if n := c.Count() - before; n != 1 {
 		t.Errorf("ReadSteps took %d round trips, want 1", n)
 	}
 	if len(all) != 2 || !all["agent_a"].Alive || all["agent_b"].Alive {
 		t.Errorf("step leases %+v; want agent_a's alive (its step lock is held) and agent_b's not", all)
 	}
-	before = c.n.Load()
+	before = c.Count()
 	if run, err := a.ReadRun(ctx, "s"); err != nil || run != nil {
 		t.Errorf("ReadRun of a session never run = %+v, %v; want none", run, err)
 	}
-	if n := c.n.Load() - before; n != 1 {
+	if n := c.Count() - before; n != 1 {
 		t.Errorf("ReadRun took %d round trips, want 1", n)
 	}
 	if _, err := a.ReadSteps(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
@@ -117,25 +100,25 @@ func TestReadingLeasesIsOneRoundTrip(t *testing.T) {
 // every time; each is a transaction of two round trips (the row read with
 // BEGIN, the write with COMMIT), not one per statement.
 func TestALeaseChangeIsTwoRoundTrips(t *testing.T) {
-	c := &trips{}
+	c := &RoundTrips{}
 	a := countedReplica(t, pgtest.Schema(t), c)
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
-	before := c.n.Load()
+	before := c.Count()
 	l, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("test"), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := c.n.Load() - before; n != 2 {
+	if n := c.Count() - before; n != 2 {
 		t.Errorf("AcquireStep took %d round trips, want 2", n)
 	}
-	before = c.n.Load()
+	before = c.Count()
 	if err := a.ReleaseStep(ctx, "s", "agent_a", l.Version); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.n.Load() - before; n != 2 {
+	if n := c.Count() - before; n != 2 {
 		t.Errorf("ReleaseStep took %d round trips, want 2", n)
 	}
 	if err := a.ReleaseStep(ctx, "s", "agent_a", l.Version+1); !errors.Is(err, coordination.ErrLeaseLost) {
@@ -150,16 +133,16 @@ func TestALeaseChangeIsTwoRoundTrips(t *testing.T) {
 // pipelined), its fenced append (two: the fence and the answer number with
 // BEGIN, the writes with COMMIT) and its release (one).
 func TestAStepLandsInFourRoundTrips(t *testing.T) {
-	c := &trips{}
+	c := &RoundTrips{}
 	a := countedReplica(t, pgtest.Schema(t), c)
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
 	landStep(t, a, "s", "agent_a", "warm") // the statements are prepared once
-	before := c.n.Load()
+	before := c.Count()
 	landStep(t, a, "s", "agent_a", "counted")
-	if n := c.n.Load() - before; n != 4 {
+	if n := c.Count() - before; n != 4 {
 		t.Errorf("a step's lock, append and release took %d round trips, want 4", n)
 	}
 	l, err := a.Ledger(ctx, "s")
@@ -176,7 +159,7 @@ func TestAStepLandsInFourRoundTrips(t *testing.T) {
 // claimed by another holder meanwhile is lost, and says so, while the
 // others renew; a session that is not stored is not found.
 func TestRenewalsGoTogether(t *testing.T) {
-	c := &trips{}
+	c := &RoundTrips{}
 	a := countedReplica(t, pgtest.Schema(t), c)
 	ctx := context.Background()
 	owner := coordination.ThisProcess("test")
@@ -198,7 +181,7 @@ func TestRenewalsGoTogether(t *testing.T) {
 	if _, err := a.AcquireStep(ctx, "s4", "agent_a", owner, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	before := c.n.Load()
+	before := c.Count()
 	a.db.renewals.manual = true
 	var wg sync.WaitGroup
 	errs := map[string]error{}
@@ -229,7 +212,7 @@ func TestRenewalsGoTogether(t *testing.T) {
 	if !errors.Is(errs["missing"], coordination.ErrSessionNotFound) {
 		t.Errorf("renewing in a missing session = %v, want ErrSessionNotFound", errs["missing"])
 	}
-	if n := c.n.Load() - before; n != 2 {
+	if n := c.Count() - before; n != 2 {
 		t.Errorf("five renewals at once took %d round trips, want 2 (one transaction)", n)
 	}
 	all, err := a.ReadSteps(ctx, "s1")

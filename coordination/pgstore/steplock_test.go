@@ -52,7 +52,7 @@ func (c *cutAfter) Read(p []byte) (int, error) {
 // answers, and the agent can step again well before lockTTL.
 func TestAStepLockLostWithItsConnectionIsLetGo(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	a := countedReplica(t, dsn, &trips{})
+	a := countedReplica(t, dsn, &RoundTrips{})
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
