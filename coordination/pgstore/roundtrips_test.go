@@ -17,17 +17,7 @@ import (
 
 // countedReplica opens a replica on dsn whose round trips c counts.
 func countedReplica(t *testing.T, dsn string, c pgx.QueryTracer) *Store {
-	t.Helper()
-	db, err := Open(context.Background(), dsn, Options{Tracer: c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	st, err := db.For(coordination.DefaultTenant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.(*Store)
+	return replicaOn(t, dsn, Options{Tracer: c})
 }
 
 // TestInFlightIsOneRoundTrip: telling an idle session from a missing one

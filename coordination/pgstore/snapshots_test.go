@@ -25,8 +25,14 @@ import (
 // directory of its own, as `serve --store postgres` does with its state
 // directory.
 func replicaWithFiles(t *testing.T, dsn string) *Store {
+	return replicaOn(t, dsn, Options{WorkDir: t.TempDir()})
+}
+
+// replicaOn opens a replica on dsn with opts, closed when the test ends,
+// and returns its default tenant's store.
+func replicaOn(t *testing.T, dsn string, opts Options) *Store {
 	t.Helper()
-	db, err := Open(context.Background(), dsn, Options{WorkDir: t.TempDir()})
+	db, err := Open(context.Background(), dsn, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
