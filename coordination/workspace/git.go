@@ -69,15 +69,21 @@ func gitFiles(dir string) (commit string, files map[string]bool, ok bool) {
 // first steps, which add them, run in parallel.
 var worktreeAdds sync.Map // repository path -> *sync.Mutex
 
+// lockWorktrees takes repo's worktree lock and returns its release.
+func lockWorktrees(repo string) (unlock func()) {
+	m, _ := worktreeAdds.LoadOrStore(repo, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
 // addWorktree gives an agent a git worktree of the repository at commit,
 // detached, so its commits touch no branch of the user's.
 func addWorktree(repo, live, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(live), 0o755); err != nil {
 		return err
 	}
-	lock, _ := worktreeAdds.LoadOrStore(repo, &sync.Mutex{})
-	lock.(*sync.Mutex).Lock()
-	defer lock.(*sync.Mutex).Unlock()
+	defer lockWorktrees(repo)()
 	if _, err := git(repo, "worktree", "add", "--detach", "--quiet", live, commit); err != nil {
 		return fmt.Errorf("cannot give the workspace a git worktree of %s: %w", repo, err)
 	}
@@ -105,9 +111,7 @@ func (t *Team) ReleaseWorktrees(agents []string) error {
 	if !released {
 		return nil
 	}
-	lock, _ := worktreeAdds.LoadOrStore(c.Path, &sync.Mutex{})
-	lock.(*sync.Mutex).Lock()
-	defer lock.(*sync.Mutex).Unlock()
+	defer lockWorktrees(c.Path)()
 	_, err := git(c.Path, "worktree", "prune")
 	return err
 }
