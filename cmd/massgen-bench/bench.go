@@ -147,6 +147,11 @@ func benchOverhead(ctx context.Context, out, errw io.Writer, f overheadFlags) er
 		fmt.Fprintf(out, "| %.2f s | %.2f s | %.1f %% | %.1f %% | %d | %.0f µs | %s | %s | %.0f ms | %d | %.1f |\n\n",
 			m.Wall.Seconds(), m.Ideal.Seconds(), 100*m.Overhead, 100*m.SessionOverhead, m.Steps, float64(m.CPU.Microseconds())/float64(max(m.Steps, 1)),
 			ms(m.LandP50), ms(m.LandP99), float64(m.LateP99.Microseconds())/1000, m.PeakConns, float64(m.RoundTrips)/float64(max(m.Steps, 1)))
+		fmt.Fprintf(out, "Where a step's round trips go (the commonest kinds; a batch in brackets):\n\n| per step | round trip |\n|---|---|\n")
+		for _, q := range m.Queries {
+			fmt.Fprintf(out, "| %.2f | `%s` |\n", float64(q.Count)/float64(max(m.Steps, 1)), strings.ReplaceAll(q.Kind, "|", "\\|"))
+		}
+		fmt.Fprintln(out)
 	}
 
 	progress(errw, "per-step overhead …")

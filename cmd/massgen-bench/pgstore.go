@@ -64,9 +64,10 @@ func postgresStore(ctx context.Context, dsn string) benchmark.StoreMaker {
 // what ManySessions does plus the landings' latency and the connections.
 type replicaSessions struct {
 	benchmark.ManySessions
-	LandP50, LandP99 time.Duration // a step's landing: the fenced append's transaction
-	PeakConns        int           // both replicas' connections at their peak
-	RoundTrips       int64         // queries and batches both replicas sent
+	LandP50, LandP99 time.Duration        // a step's landing: the fenced append's transaction
+	PeakConns        int                  // both replicas' connections at their peak
+	RoundTrips       int64                // queries and batches both replicas sent
+	Queries          []pgstore.QueryCount // the commonest kinds of round trip, most first
 }
 
 func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn string, sessions int, latency time.Duration) (replicaSessions, error) {
@@ -92,7 +93,7 @@ func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn strin
 		}
 	}()
 	lands := &landings{}
-	trips := &pgstore.RoundTrips{}
+	trips := &pgstore.QueryCounts{}
 	var dbs []*pgstore.DB
 	var stores []coordination.Store
 	for range 2 {
@@ -131,6 +132,7 @@ func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn strin
 	before := trips.Count()
 	m, err := bench.RunManySessionsOn(ctx, stores, sessions, 4, latency)
 	out.RoundTrips = trips.Count() - before
+	out.Queries = trips.Top(12, 60)
 	close(stop)
 	out.PeakConns = <-peak
 	if err != nil {

@@ -27,6 +27,13 @@ func TestReplicaSessionsRunOnTwoPostgresReplicas(t *testing.T) {
 	if m.RoundTrips < int64(m.Steps) {
 		t.Errorf("%d round trips for %d steps: the queries were not counted", m.RoundTrips, m.Steps)
 	}
+	var counted int64
+	for _, q := range m.Queries {
+		counted += q.Count
+	}
+	if len(m.Queries) == 0 || counted > m.RoundTrips || m.Queries[0].Count < int64(m.Steps)/4 {
+		t.Errorf("round trips by kind %+v (of %d): the commonest kinds were not counted", m.Queries, m.RoundTrips)
+	}
 	// Two replicas: a pool and a LISTEN connection each, at least.
 	if m.PeakConns < 4 {
 		t.Errorf("peak connections %d, want at least 4 (two replicas)", m.PeakConns)

@@ -213,3 +213,50 @@ func TestRenewalsGoTogether(t *testing.T) {
 		t.Errorf("s1's lease after its renewal: %+v; want it expiring a minute from now", l)
 	}
 }
+
+// TestQueryCountsTellKindsApart: the bench's breakdown counts a query by its
+// SQL, whitespace folded, and a batch by its queries together, most first.
+func TestQueryCountsTellKindsApart(t *testing.T) {
+	c := &QueryCounts{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	before := c.Count()
+	for range 3 {
+		if _, err := a.InFlight(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue("SELECT\n\t1")
+	b.Queue("SELECT 2")
+	if err := a.db.pool.SendBatch(ctx, b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Count() - before; n != 4 {
+		t.Errorf("%d round trips counted, want 4 (three queries and a batch)", n)
+	}
+	top := c.Top(100, 20)
+	var inFlight, batch int64
+	for _, q := range top {
+		if q.Kind == "SELECT substr(l.name…" {
+			inFlight = q.Count
+		}
+		if q.Kind == "[SELECT 1 | SELECT 2]" {
+			batch = q.Count
+		}
+	}
+	if inFlight != 3 || batch != 1 {
+		t.Errorf("InFlight counted %d times and the batch %d in %+v; want 3 and 1", inFlight, batch, top)
+	}
+	for i := 1; i < len(top); i++ {
+		if top[i].Count > top[i-1].Count {
+			t.Errorf("Top is not most first: %+v", top)
+		}
+	}
+	if len(c.Top(1, 20)) != 1 {
+		t.Error("Top(1) did not cut to one kind")
+	}
+}

@@ -1,0 +1,103 @@
+package pgstore
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// QueryCounts is RoundTrips that also counts each kind of round trip by its
+// SQL (a batch by its queries' SQL together), so the overhead bench can say
+// where a step's round trips go. The SQL is the map key as sent: folding
+// its whitespace per query cost a sixth of the process's CPU.
+type QueryCounts struct {
+	RoundTrips
+	mu sync.Mutex
+	by map[string]int64
+}
+
+var (
+	_ pgx.QueryTracer = (*QueryCounts)(nil)
+	_ pgx.BatchTracer = (*QueryCounts)(nil)
+)
+
+// batchSep joins a batch's queries in its key.
+const batchSep = "\x00"
+
+func (q *QueryCounts) add(k string) {
+	q.mu.Lock()
+	if q.by == nil {
+		q.by = map[string]int64{}
+	}
+	q.by[k]++
+	q.mu.Unlock()
+}
+
+// TraceQueryStart counts a query under its SQL.
+func (q *QueryCounts) TraceQueryStart(ctx context.Context, c *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	q.add(d.SQL)
+	return q.RoundTrips.TraceQueryStart(ctx, c, d)
+}
+
+// TraceBatchStart counts a batch under its queries' SQL.
+func (q *QueryCounts) TraceBatchStart(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var k strings.Builder
+	if d.Batch != nil {
+		for i, qq := range d.Batch.QueuedQueries {
+			if i > 0 {
+				k.WriteString(batchSep)
+			}
+			k.WriteString(qq.SQL)
+		}
+	}
+	q.add(batchSep + k.String())
+	return q.RoundTrips.TraceBatchStart(ctx, c, d)
+}
+
+// QueryCount is one kind of round trip and how often it was sent.
+type QueryCount struct {
+	Kind  string // the SQL with its whitespace folded, cut to width; a batch as [q1 | q2 …]
+	Count int64
+}
+
+// Top is the n most frequent kinds of round trip, most first, each query's
+// SQL folded and cut to width characters.
+func (q *QueryCounts) Top(n, width int) []QueryCount {
+	q.mu.Lock()
+	merged := map[string]int64{}
+	for k, v := range q.by {
+		merged[describe(k, width)] += v
+	}
+	q.mu.Unlock()
+	out := make([]QueryCount, 0, len(merged))
+	for k, v := range merged {
+		out = append(out, QueryCount{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out[:min(n, len(out))]
+}
+
+// describe folds a key's whitespace and cuts each query to width.
+func describe(k string, width int) string {
+	batch := strings.HasPrefix(k, batchSep)
+	parts := strings.Split(strings.TrimPrefix(k, batchSep), batchSep)
+	for i, p := range parts {
+		p = strings.Join(strings.Fields(p), " ")
+		if len(p) > width {
+			p = p[:width] + "…"
+		}
+		parts[i] = p
+	}
+	if batch {
+		return "[" + strings.Join(parts, " | ") + "]"
+	}
+	return parts[0]
+}
