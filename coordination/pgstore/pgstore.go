@@ -44,6 +44,7 @@ type DB struct {
 	loans    loans        // lend.go
 	renewals renewals     // renewals.go
 
+	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
 	done sync.WaitGroup
 }
@@ -114,7 +115,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	db.gates.gates = map[string]*gate{}
 	db.held.init()
 	lctx, stop := context.WithCancel(context.Background())
-	db.stop = stop
+	db.ctx, db.stop = lctx, stop
 	ready := make(chan error, 1)
 	db.done.Add(2)
 	go db.listen(lctx, ready)
@@ -126,11 +127,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// Close stops the listener and the heartbeat and closes the pool. Locks
-// still held are left to expire.
+// Close stops the listener, the heartbeat and the lease renewals under way
+// and closes the pool. Locks still held are left to expire.
 func (db *DB) Close() {
 	db.stop()
 	db.done.Wait()
+	db.closeRenewals()
 	db.pool.Close()
 }
 

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -30,7 +31,15 @@ type renewals struct {
 	// manual leaves sending the gathered renewals (renewAll) to a test,
 	// which then knows who went together instead of trusting the window.
 	manual bool
+	// closed is set by DB.Close, after which a renewal is refused; work
+	// is every renewal goroutine (a window's send, a row renewed alone),
+	// which Close waits for before it closes the pool under them.
+	closed bool
+	work   sync.WaitGroup
 }
+
+// errClosed answers a renewal asked of a closed store.
+var errClosed = errors.New("the PostgreSQL store is closed")
 
 type renewal struct {
 	tenant, id, agent string
@@ -51,9 +60,17 @@ func (s *Store) renew() coordination.LeaseChange {
 		r := &renewal{tenant: s.tenant, id: id, agent: agent, rule: rule, alone: s.leases(false), done: make(chan struct{})}
 		rs := &s.db.renewals
 		rs.mu.Lock()
+		if rs.closed {
+			rs.mu.Unlock()
+			return coordination.RunLease{}, fmt.Errorf("renewing the lease of %q in session %q: %w", agent, id, errClosed)
+		}
 		rs.pending = append(rs.pending, r)
 		if len(rs.pending) == 1 && !rs.manual {
-			time.AfterFunc(renewWindow, func() { s.db.renewAll() })
+			rs.work.Add(1)
+			time.AfterFunc(renewWindow, func() {
+				defer rs.work.Done()
+				s.db.renewAll()
+			})
 		}
 		rs.mu.Unlock()
 		select {
@@ -83,7 +100,7 @@ func (db *DB) renewAll() {
 	if len(batch) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*lockBeat)
+	ctx, cancel := context.WithTimeout(db.ctx, 2*lockBeat)
 	defer cancel()
 	tenants, ids, agents := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
 	for i, r := range batch {
@@ -190,17 +207,27 @@ func (db *DB) renewAll() {
 	}
 	for _, r := range batch {
 		if alone[r] {
-			go r.renewAlone()
+			db.renewals.work.Go(func() { r.renewAlone(db.ctx) })
 			continue
 		}
 		close(r.done)
 	}
 }
 
+// closeRenewals refuses renewals from now on and waits for those under way
+// (DB.Close, before the pool closes; its context has ended, so they end
+// at once with an error).
+func (db *DB) closeRenewals() {
+	db.renewals.mu.Lock()
+	db.renewals.closed = true
+	db.renewals.mu.Unlock()
+	db.renewals.work.Wait()
+}
+
 // renewAlone renews one lease whose row the batch found locked, waiting
 // for that row as long as a batch would, but holding up no other renewal.
-func (r *renewal) renewAlone() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*lockBeat)
+func (r *renewal) renewAlone(db context.Context) {
+	ctx, cancel := context.WithTimeout(db, 2*lockBeat)
 	defer cancel()
 	r.next, r.err = r.alone(ctx, r.id, r.agent, r.rule)
 	close(r.done)
