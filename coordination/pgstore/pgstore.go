@@ -43,6 +43,7 @@ type DB struct {
 	gates    sessionGates // locks.go
 	loans    loans        // lend.go
 	renewals renewals     // renewals.go
+	events   eventWriter  // events.go
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc

@@ -1,0 +1,149 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// AppendEvent adds one line to the session's timeline. It returns once the
+// line is written (committed, as every event is, without waiting for the
+// WAL flush), with its own error. Events appended while another write of
+// events is in flight go together in the next (eventWriter).
+func (s *Store) AppendEvent(ctx context.Context, id string, ev coordination.Event) error {
+	if err := coordination.CheckSessionID(id); err != nil {
+		return err
+	}
+	ev.Time = ms(ev.Time)
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encoding an event of session %q: %w", id, err)
+	}
+	// ctx is not consulted, as before: an event of a cancelled step is
+	// written after its context ended, and the group's write belongs to no
+	// one caller.
+	if err := s.db.events.do(queuedEvent{s.tenant, id, ev.Time, string(data)}, s.db.writeEvents); err != nil {
+		return fmt.Errorf("adding an event to session %q: %w", id, err)
+	}
+	s.db.feeds.publish(s.tenant, id, coordination.Change{Events: true})
+	return nil
+}
+
+// eventWriter is a replica's timeline writes, grouped: an event appended
+// while another write of events is in flight goes in the next, with every
+// other waiting then (group.go).
+type eventWriter = group[queuedEvent]
+
+// queuedEvent is an event waiting for the group it goes in.
+type queuedEvent struct {
+	tenant, id string
+	at         time.Time
+	event      string // JSON
+}
+
+// eventsInsert writes a group of events in one statement, so one round
+// trip: a timeline event marks a step's start and its landing, and a
+// thousand sessions' steps sent them one by one at two round trips a step.
+// The timeline is not protocol state (the file store does not fsync it
+// either): set_config makes the commit not wait for the WAL flush. Only
+// events of stored sessions go in; ORDER BY numbers a session's events (n)
+// in the order they were appended. Each session with an event gets one
+// NOTIFY, its payload as changePayload writes it ("<tenant> <session> e"),
+// delivered only when the events commit; the rows returned are those
+// sessions, so an event of a session not among them found no session.
+const eventsInsert = `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
+	ins AS (INSERT INTO events (tenant, session_id, at, event)
+		SELECT k.tenant, k.session_id, k.at, k.event::json
+		FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) WITH ORDINALITY AS k(tenant, session_id, at, event, ord)
+		JOIN sessions s ON s.tenant = k.tenant AND s.id = k.session_id
+		CROSS JOIN cfg
+		ORDER BY k.ord
+		RETURNING tenant, session_id)
+	SELECT w.tenant, w.session_id, pg_notify($5, w.tenant || ' ' || w.session_id || ' e')
+	FROM (SELECT DISTINCT tenant, session_id FROM ins) w`
+
+// writeEvents writes a group of events (the eventWriter's write) and
+// answers each on its own. A session not stored fails only its own
+// events. A statement that fails (a session deleted meanwhile, an event
+// PostgreSQL refuses) is written again one event at a time, in the same
+// order, so one bad event fails alone; unless the database could not be
+// reached, when the group may have committed before the connection was
+// lost and every event is told so rather than written twice.
+func (db *DB) writeEvents(evs []queuedEvent) []error {
+	errs := make([]error, len(evs))
+	err := db.insertEvents(evs, errs)
+	if err == nil {
+		return errs
+	}
+	if len(evs) == 1 || unavailable(err) {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	for i := range evs {
+		if err := db.insertEvents(evs[i:i+1], errs[i:i+1]); err != nil {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// insertEvents sends eventsInsert for evs and sets the error of each event
+// whose session is not stored; it returns the statement's own error.
+func (db *DB) insertEvents(evs []queuedEvent, errs []error) error {
+	tenants, ids, ats, data := make([]string, len(evs)), make([]string, len(evs)), make([]time.Time, len(evs)), make([]string, len(evs))
+	for i, ev := range evs {
+		tenants[i], ids[i], ats[i], data[i] = ev.tenant, ev.id, ev.at, ev.event
+	}
+	type key struct{ tenant, id string }
+	stored := map[key]bool{}
+	// The group's write is no one caller's: no caller's end cancels it.
+	rows, err := db.pool.Query(context.Background(), eventsInsert, tenants, ids, ats, data, db.channel)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var k key
+		if err := rows.Scan(&k.tenant, &k.id, nil); err != nil {
+			rows.Close()
+			return err
+		}
+		stored[k] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i, ev := range evs {
+		if !stored[key{ev.tenant, ev.id}] {
+			errs[i] = notFound(ev.id)
+		}
+	}
+	return nil
+}
+
+// Events reads the session's timeline, oldest first.
+func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, s.db.pool, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT event FROM events WHERE tenant = $1 AND session_id = $2 ORDER BY n`, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the timeline of session %q: %w", id, err)
+	}
+	evs, err := collectJSON[coordination.Event](rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the timeline of session %q: %w", id, err)
+	}
+	if evs == nil {
+		evs = []coordination.Event{}
+	}
+	return evs, nil
+}
