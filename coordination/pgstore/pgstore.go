@@ -43,6 +43,7 @@ type DB struct {
 	gates    sessionGates // locks.go
 	loans    loans        // lend.go
 	renewals renewals     // renewals.go
+	written  written      // leases.go
 
 	stop context.CancelFunc
 	done sync.WaitGroup
