@@ -19,11 +19,13 @@ import (
 // wrote last is known (written): the rule is applied to it and the write
 // is one UPDATE that lands only if the row is still that one, column for
 // column; a step claims and releases its lease so, one round trip each.
-// Otherwise, or when the row moved on, the rule is applied inside one
-// transaction holding the row. A claim reads the row FOR UPDATE SKIP
-// LOCKED: of two replicas claiming one expired run at once, the second does
-// not queue behind the first to find the run taken a moment later; it is
-// told at once that the run is someone else's.
+// A claim of a row not known inserts its row where there is none, and
+// reads the row there in the same round trip. Otherwise, or when the row
+// moved on, the rule is applied inside one transaction holding the row,
+// read FOR UPDATE SKIP LOCKED for a claim: of two replicas claiming one
+// expired run at once, the second does not queue behind the first to find
+// the run taken a moment later; it is told at once that the run is
+// someone else's.
 
 var (
 	_ coordination.LeaseStore     = (*Store)(nil)
@@ -108,40 +110,95 @@ var errClaimedNow = errors.New("the lease row is being claimed by another transa
 // leases is the store's coordination.LeaseChange; skip makes the row read
 // FOR UPDATE SKIP LOCKED (a claim) rather than wait for it (a renew or a
 // release, which must not be refused because a rival is looking). A row
-// this replica wrote last is changed in one round trip (changeKnown); any
-// other, or one that moved on since, in a transaction of two (locked).
+// this replica wrote last is changed in one round trip (changeKnown), and
+// a claim of a row it does not know in one if there is none, two if there
+// is (claimUnknown); any other change, or a row that moved on since, takes
+// a transaction of two (locked).
 func (s *Store) leases(skip bool) coordination.LeaseChange {
 	locked := s.locked(skip)
 	return func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
 		if err := live(ctx, id); err != nil {
 			return coordination.RunLease{}, err
 		}
-		if next, done, err := s.changeKnown(ctx, id, agent, rule); done {
+		var next coordination.RunLease
+		var done bool
+		var err error
+		if cur, ok := s.db.written.get(s.tenant, id, agent); ok {
+			next, done, err = s.changeKnown(ctx, id, agent, cur, rule, false)
+		} else {
+			next, done, err = s.claimUnknown(ctx, id, agent, rule)
+		}
+		if done {
 			return next, err
 		}
-		next, err := locked(ctx, id, agent, rule)
+		next, err = locked(ctx, id, agent, rule)
 		s.db.written.note(s.tenant, id, agent, next, err)
 		return next, err
 	}
 }
 
-// changeKnown applies rule to the row this replica wrote last, if it
-// knows one, and writes the result only if the row is still exactly that
-// one (changeKnownSQL): then the rule saw what a locked read would have
-// seen, and the write is the same compare-and-set on the row that the
-// locked path makes, so the fencing is unchanged (a claim by another
-// replica bumps the version; a renewal or a release moves renewed_at,
-// expires_at or released). done is false when it wrote nothing and the
-// locked path must decide: nothing known, a row that moved on (or was
-// deleted with its session), or a rule that refuses the known row, which
-// may be stale, so the refusal is left to a fresh read.
-func (s *Store) changeKnown(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (next coordination.RunLease, done bool, err error) {
-	cur, ok := s.db.written.get(s.tenant, id, agent)
-	if !ok {
-		return next, false, nil
-	}
-	if next, err = rule(&cur); err != nil {
+// claimUnknown is a change of a row this replica does not know by a rule
+// that takes no row (a claim): its result for no row is inserted only
+// where there is none, and the row read in the same round trip. A row
+// there already (another replica's, or this one's before a restart) is
+// changed as known (changeKnown), just read; a rule that refuses it is
+// answered, the row being as fresh as a locked read's. done is false, for
+// the locked path to decide, when the rule needs a row (a renewal or a
+// release), when no session holds the row, or when the row moved on
+// before the UPDATE.
+func (s *Store) claimUnknown(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (next coordination.RunLease, done bool, err error) {
+	if next, err = rule(nil); err != nil {
 		return coordination.RunLease{}, false, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(claimAbsentSQL, s.tenant, id, agent,
+		next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released)
+	b.Queue(leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`, s.tenant, id, agent)
+	// One implicit transaction: a read that fails takes the insert back.
+	br := s.db.pool.SendBatch(ctx, b)
+	tag, err := br.Exec()
+	var cur *coordination.RunLease
+	if err == nil {
+		cur, err = scanLease(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return coordination.RunLease{}, true, err
+	case tag.RowsAffected() == 1:
+		s.db.written.put(s.tenant, id, agent, next)
+		return next, true, nil
+	case cur == nil:
+		return coordination.RunLease{}, false, nil
+	}
+	return s.changeKnown(ctx, id, agent, *cur, rule, true)
+}
+
+// claimAbsentSQL inserts a lease row where there is none, in a session
+// that is stored.
+const claimAbsentSQL = `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+	SELECT $1, $2, $3, $4::text, $5::text, $6::integer, $7::bigint, $8::bigint, $9::timestamptz, $10::timestamptz, $11::timestamptz, $12::boolean
+	WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2)
+	ON CONFLICT (tenant, session_id, agent_id) DO NOTHING`
+
+// changeKnown applies rule to cur, the row as this replica wrote it last
+// (or read it just now: fresh), and writes the result only if the row is
+// still exactly that one (changeKnownSQL): then the rule saw what a locked
+// read would have seen, and the write is the same compare-and-set on the
+// row that the locked path makes, so the fencing is unchanged (a claim by
+// another replica bumps the version; a renewal or a release moves
+// renewed_at, expires_at or released). done is false when it wrote nothing
+// and the locked path must decide: a row that moved on (or was deleted
+// with its session), or a rule that refuses a row written, not read, which
+// may be stale, so the refusal is left to a fresh read.
+func (s *Store) changeKnown(ctx context.Context, id, agent string, cur coordination.RunLease, rule func(cur *coordination.RunLease) (coordination.RunLease, error), fresh bool) (next coordination.RunLease, done bool, err error) {
+	if next, err = rule(&cur); err != nil {
+		if !fresh {
+			return coordination.RunLease{}, false, nil
+		}
+		return coordination.RunLease{}, true, err
 	}
 	tag, err := s.db.pool.Exec(ctx, changeKnownSQL, s.tenant, id, agent,
 		next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released,
