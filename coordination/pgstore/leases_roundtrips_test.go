@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -295,5 +296,25 @@ func TestTwoClaimsOfOneKnownRowAtOnceOneWins(t *testing.T) {
 			t.Fatalf("round %d: the winner's version %d, want %d", round, got[won].Version, l.Version+1)
 		}
 		l = got[won]
+	}
+}
+
+// TestTheKnownLeaseRowsAreBounded: a replica that runs for weeks keeps at
+// most writtenMax rows; one let go costs its lease a locked change, once.
+func TestTheKnownLeaseRowsAreBounded(t *testing.T) {
+	var w written
+	for i := range writtenMax + 100 {
+		w.put("t", fmt.Sprint("s", i), "agent_a", coordination.RunLease{Version: 1})
+	}
+	if n := len(w.rows); n != writtenMax {
+		t.Errorf("%d rows kept, want %d", n, writtenMax)
+	}
+	last := fmt.Sprint("s", writtenMax+99)
+	if l, ok := w.get("t", last, "agent_a"); !ok || l.Version != 1 {
+		t.Errorf("the row put last is not kept: %+v, %v", l, ok)
+	}
+	w.note("t", last, "agent_a", coordination.RunLease{}, errors.New("refused"))
+	if _, ok := w.get("t", last, "agent_a"); ok {
+		t.Error("a failed change left its row known")
 	}
 }
