@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,11 +14,18 @@ import (
 )
 
 // Run and step leases are rows of the leases table (agent_id '' for the run
-// lease); the rules are coordination's (LeaseChange), applied inside one
-// transaction holding the row. A claim reads the row FOR UPDATE SKIP
-// LOCKED: of two replicas claiming one expired run at once, the second does
-// not queue behind the first to find the run taken a moment later; it is
-// told at once that the run is someone else's.
+// lease); the rules are coordination's (LeaseChange), applied to the row as
+// it stands and written only while it still stands so. A row this replica
+// wrote last is known (written): the rule is applied to it and the write
+// is one UPDATE that lands only if the row is still that one, column for
+// column; a step claims and releases its lease so, one round trip each.
+// A claim of a row not known inserts its row where there is none, and
+// reads the row there in the same round trip. Otherwise, or when the row
+// moved on, the rule is applied inside one transaction holding the row,
+// read FOR UPDATE SKIP LOCKED for a claim: of two replicas claiming one
+// expired run at once, the second does not queue behind the first to find
+// the run taken a moment later; it is told at once that the run is
+// someone else's.
 
 var (
 	_ coordination.LeaseStore     = (*Store)(nil)
@@ -31,7 +39,9 @@ func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.Le
 
 // RenewRun extends a claim (coordination.LeaseStore).
 func (s *Store) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.renew().Renew(ctx, id, "", version, ttl)
+	l, err := s.renew().Renew(ctx, id, "", version, ttl)
+	s.db.written.note(s.tenant, id, "", l, err)
+	return l, err
 }
 
 // ReleaseRun ends a claim (coordination.LeaseStore).
@@ -58,7 +68,9 @@ func (s *Store) AcquireStep(ctx context.Context, id, agent string, owner coordin
 
 // RenewStep extends a step's claim (coordination.StepLeaseStore).
 func (s *Store) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	return s.renew().Renew(ctx, id, agent, version, ttl)
+	l, err := s.renew().Renew(ctx, id, agent, version, ttl)
+	s.db.written.note(s.tenant, id, agent, l, err)
+	return l, err
 }
 
 // ReleaseStep ends a step's claim (coordination.StepLeaseStore).
@@ -97,14 +109,127 @@ var errClaimedNow = errors.New("the lease row is being claimed by another transa
 
 // leases is the store's coordination.LeaseChange; skip makes the row read
 // FOR UPDATE SKIP LOCKED (a claim) rather than wait for it (a renew or a
-// release, which must not be refused because a rival is looking). Two round
-// trips (readThenWrite): the row and the session's existence with BEGIN,
-// the write with COMMIT; a step claims and releases its lease every time.
+// release, which must not be refused because a rival is looking). A row
+// this replica wrote last is changed in one round trip (changeKnown), and
+// a claim of a row it does not know in one if there is none, two if there
+// is (claimUnknown); any other change, or a row that moved on since, takes
+// a transaction of two (locked).
 func (s *Store) leases(skip bool) coordination.LeaseChange {
+	locked := s.locked(skip)
 	return func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
 		if err := live(ctx, id); err != nil {
 			return coordination.RunLease{}, err
 		}
+		var next coordination.RunLease
+		var done bool
+		var err error
+		if cur, ok := s.db.written.get(s.tenant, id, agent); ok {
+			next, done, err = s.changeKnown(ctx, id, agent, cur, rule, false)
+		} else {
+			next, done, err = s.claimUnknown(ctx, id, agent, rule)
+		}
+		if done {
+			return next, err
+		}
+		next, err = locked(ctx, id, agent, rule)
+		s.db.written.note(s.tenant, id, agent, next, err)
+		return next, err
+	}
+}
+
+// claimUnknown is a change of a row this replica does not know by a rule
+// that takes no row (a claim): its result for no row is inserted only
+// where there is none, and the row read in the same round trip. A row
+// there already (another replica's, or this one's before a restart) is
+// changed as known (changeKnown), just read; a rule that refuses it is
+// answered, the row being as fresh as a locked read's. done is false, for
+// the locked path to decide, when the rule needs a row (a renewal or a
+// release), when no session holds the row, or when the row moved on
+// before the UPDATE.
+func (s *Store) claimUnknown(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (next coordination.RunLease, done bool, err error) {
+	if next, err = rule(nil); err != nil {
+		return coordination.RunLease{}, false, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(claimAbsentSQL, s.tenant, id, agent,
+		next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released)
+	b.Queue(leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`, s.tenant, id, agent)
+	// One implicit transaction: a read that fails takes the insert back.
+	br := s.db.pool.SendBatch(ctx, b)
+	tag, err := br.Exec()
+	var cur *coordination.RunLease
+	if err == nil {
+		cur, err = scanLease(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return coordination.RunLease{}, true, err
+	case tag.RowsAffected() == 1:
+		s.db.written.put(s.tenant, id, agent, next)
+		return next, true, nil
+	case cur == nil:
+		return coordination.RunLease{}, false, nil
+	}
+	return s.changeKnown(ctx, id, agent, *cur, rule, true)
+}
+
+// claimAbsentSQL inserts a lease row where there is none, in a session
+// that is stored.
+const claimAbsentSQL = `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+	SELECT $1, $2, $3, $4::text, $5::text, $6::integer, $7::bigint, $8::bigint, $9::timestamptz, $10::timestamptz, $11::timestamptz, $12::boolean
+	WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2)
+	ON CONFLICT (tenant, session_id, agent_id) DO NOTHING`
+
+// changeKnown applies rule to cur, the row as this replica wrote it last
+// (or read it just now: fresh), and writes the result only if the row is
+// still exactly that one (changeKnownSQL): then the rule saw what a locked
+// read would have seen, and the write is the same compare-and-set on the
+// row that the locked path makes, so the fencing is unchanged (a claim by
+// another replica bumps the version; a renewal or a release moves
+// renewed_at, expires_at or released). done is false when it wrote nothing
+// and the locked path must decide: a row that moved on (or was deleted
+// with its session), or a rule that refuses a row written, not read, which
+// may be stale, so the refusal is left to a fresh read.
+func (s *Store) changeKnown(ctx context.Context, id, agent string, cur coordination.RunLease, rule func(cur *coordination.RunLease) (coordination.RunLease, error), fresh bool) (next coordination.RunLease, done bool, err error) {
+	if next, err = rule(&cur); err != nil {
+		if !fresh {
+			return coordination.RunLease{}, false, nil
+		}
+		return coordination.RunLease{}, true, err
+	}
+	tag, err := s.db.pool.Exec(ctx, changeKnownSQL, s.tenant, id, agent,
+		next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released,
+		cur.ID, cur.Host, cur.PID, int64(cur.ProcStart), cur.Version, cur.Claimed, cur.Renewed, cur.Expires, cur.Released)
+	if err != nil {
+		// Whether it landed is unknown (the connection lost after the
+		// commit): the row is known no more.
+		s.db.written.drop(s.tenant, id, agent)
+		return coordination.RunLease{}, true, err
+	}
+	if tag.RowsAffected() == 0 {
+		s.db.written.drop(s.tenant, id, agent)
+		return coordination.RunLease{}, false, nil
+	}
+	s.db.written.put(s.tenant, id, agent, next)
+	return next, true, nil
+}
+
+// changeKnownSQL writes a lease's next state ($4…$12) only over the row
+// as this replica last wrote it ($13…$21), every column compared.
+const changeKnownSQL = `UPDATE leases SET owner_id = $4, host = $5, pid = $6, proc_start = $7, version = $8,
+		claimed_at = $9, renewed_at = $10, expires_at = $11, released = $12
+	WHERE tenant = $1 AND session_id = $2 AND agent_id = $3
+		AND (owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+			= ($13, $14, $15, $16, $17, $18, $19, $20, $21)`
+
+// locked applies the rule inside a transaction holding the row. Two round
+// trips (readThenWrite): the row and the session's existence with BEGIN,
+// the write with COMMIT.
+func (s *Store) locked(skip bool) coordination.LeaseChange {
+	return func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
 		lock := "FOR UPDATE"
 		if skip {
 			lock = "FOR UPDATE SKIP LOCKED"
@@ -267,3 +392,67 @@ func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 	}
 	return collectStrings(rows)
 }
+
+// writtenMax bounds the lease rows a replica keeps known: a thousand
+// sessions of four agents are five thousand rows (the run's and the
+// steps'); past the bound a row is let go at random, and its next change
+// takes the locked path once.
+const writtenMax = 16384
+
+// written is the lease rows this replica wrote last, as stored (times to
+// the microsecond, as PostgreSQL keeps them), by tenant, session and agent. It is
+// only a guess at the row: changeKnown writes over it only while the row
+// is still exactly it, so a stale one costs a round trip, never a wrong
+// write.
+type written struct {
+	mu   sync.Mutex
+	rows map[writtenKey]coordination.RunLease
+}
+
+type writtenKey struct{ tenant, id, agent string }
+
+func (w *written) get(tenant, id, agent string) (coordination.RunLease, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l, ok := w.rows[writtenKey{tenant, id, agent}]
+	return l, ok
+}
+
+func (w *written) put(tenant, id, agent string, l coordination.RunLease) {
+	l.Claimed, l.Renewed, l.Expires = stored(l.Claimed), stored(l.Renewed), stored(l.Expires)
+	l.Alive, l.Gone = false, false // never stored; a locked read has them false
+	k := writtenKey{tenant, id, agent}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rows == nil {
+		w.rows = map[writtenKey]coordination.RunLease{}
+	}
+	if _, ok := w.rows[k]; !ok && len(w.rows) >= writtenMax {
+		for old := range w.rows { // a map's order: one at random
+			delete(w.rows, old)
+			break
+		}
+	}
+	w.rows[k] = l
+}
+
+func (w *written) drop(tenant, id, agent string) {
+	w.mu.Lock()
+	delete(w.rows, writtenKey{tenant, id, agent})
+	w.mu.Unlock()
+}
+
+// note keeps the row a change wrote, or forgets the row after a change
+// that failed: refused by its rule (the row was not what was known),
+// lost, or not known to have landed.
+func (w *written) note(tenant, id, agent string, l coordination.RunLease, err error) {
+	if err != nil {
+		w.drop(tenant, id, agent)
+		return
+	}
+	w.put(tenant, id, agent, l)
+}
+
+// stored is t as a timestamptz keeps it: pgx sends whole microseconds,
+// the rest cut off.
+func stored(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

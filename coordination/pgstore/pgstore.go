@@ -44,6 +44,7 @@ type DB struct {
 	loans    loans        // lend.go
 	renewals renewals     // renewals.go
 	events   eventWriter  // events.go
+	written  written      // leases.go
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
