@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,6 +32,11 @@ func (s *Store) AppendEvent(ctx context.Context, id string, ev coordination.Even
 	s.db.feeds.publish(s.tenant, id, coordination.Change{Events: true})
 	return nil
 }
+
+// eventWriteLimit bounds a group's write: every event of the replica waits
+// behind it. A lease outlives it (lockTTL) only just: a write that long is
+// an outage, which the run's own writes report.
+const eventWriteLimit = 3 * lockTTL
 
 // eventWriter is a replica's timeline writes, grouped: an event appended
 // while another write of events is in flight goes in the next, with every
@@ -71,14 +77,15 @@ const eventsInsert = `WITH cfg AS (SELECT set_config('synchronous_commit', 'off'
 // PostgreSQL refuses) is written again one event at a time, in the same
 // order, so one bad event fails alone; unless the database could not be
 // reached, when the group may have committed before the connection was
-// lost and every event is told so rather than written twice.
+// lost, or the write ran out of time or was ended by Close, and every
+// event is told so rather than written twice.
 func (db *DB) writeEvents(evs []queuedEvent) []error {
 	errs := make([]error, len(evs))
 	err := db.insertEvents(evs, errs)
 	if err == nil {
 		return errs
 	}
-	if len(evs) == 1 || unavailable(err) {
+	if len(evs) == 1 || unavailable(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		for i := range errs {
 			errs[i] = err
 		}
@@ -102,7 +109,11 @@ func (db *DB) insertEvents(evs []queuedEvent, errs []error) error {
 	type key struct{ tenant, id string }
 	stored := map[key]bool{}
 	// The group's write is no one caller's: no caller's end cancels it.
-	rows, err := db.pool.Query(context.Background(), eventsInsert, tenants, ids, ats, data, db.channel)
+	// Close does, and a write that hangs (a database gone silent) ends at
+	// eventWriteLimit, so the replica's later events are not held forever.
+	ctx, cancel := context.WithTimeout(db.ctx, eventWriteLimit)
+	defer cancel()
+	rows, err := db.pool.Query(ctx, eventsInsert, tenants, ids, ats, data, db.channel)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package pgstore
 
-import "sync"
+import (
+	"errors"
+	"sync"
+)
 
 // group is a group commit: a call made while no write is in flight writes
 // at once, and the calls made while one is in flight wait and go together
@@ -44,6 +47,20 @@ func (g *group[T]) do(v T, write func([]T) []error) error {
 	for i, o := range calls {
 		vs[i] = o.v
 	}
+	answered := false
+	defer func() {
+		if !answered {
+			// write panicked: its callers and the next leader must not
+			// wait for ever (a recovered panic leaves the process up).
+			for _, o := range calls {
+				if o != c {
+					o.err = errGroupWritePanicked
+					o.turn <- false
+				}
+			}
+			g.handOff()
+		}
+	}()
 	errs := write(vs)
 	for i, o := range calls {
 		o.err = errs[i]
@@ -51,6 +68,16 @@ func (g *group[T]) do(v T, write func([]T) []error) error {
 			o.turn <- false
 		}
 	}
+	answered = true
+	g.handOff()
+	return c.err
+}
+
+// errGroupWritePanicked answers the calls of a group whose write panicked.
+var errGroupWritePanicked = errors.New("the grouped write panicked; it may or may not have been written")
+
+// handOff gives the lead to the first call waiting, or ends the writing.
+func (g *group[T]) handOff() {
 	g.mu.Lock()
 	if len(g.pending) > 0 {
 		g.pending[0].turn <- true
@@ -58,7 +85,6 @@ func (g *group[T]) do(v T, write func([]T) []error) error {
 		g.writing = false
 	}
 	g.mu.Unlock()
-	return c.err
 }
 
 // waiting is how many calls wait for the next write (tests).

@@ -100,7 +100,11 @@ func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Ite
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		var data []byte
-		err := tx.QueryRow(ctx, `SELECT setup FROM sessions WHERE tenant = $1 AND id = $2 FOR UPDATE`, s.tenant, id).Scan(&data)
+		// NO KEY UPDATE: the key is not changed, and a plain FOR UPDATE
+		// would hold up every insert that references the session (its
+		// foreign key takes KEY SHARE) — the replica's grouped timeline
+		// write among them, and with it every session's events.
+		err := tx.QueryRow(ctx, `SELECT setup FROM sessions WHERE tenant = $1 AND id = $2 FOR NO KEY UPDATE`, s.tenant, id).Scan(&data)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound(id)
 		}
