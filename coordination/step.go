@@ -372,12 +372,25 @@ func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, c
 	if err != nil {
 		return Entry{}, nil, err
 	}
-	entry, err := lock.Append(ctx, *e)
+	entry, err := appendStep(ctx, lock, *e)
 	if err != nil {
 		unlock()
 		return Entry{}, nil, err
 	}
 	return entry, unlock, nil
+}
+
+// appendStep appends a landing's entry, letting the step lock go in the same
+// write when the store can: land lets it go right after, and what it does
+// first (releasing the step's lease) needs only the lease, which keeps the
+// agent's next step out until then. A host's markingLock cannot: it marks
+// the view used under the lock after the append (it embeds StepLock, so it
+// has no AppendAndRelease).
+func appendStep(ctx context.Context, lock StepLock, e Entry) (Entry, error) {
+	if r, ok := lock.(ReleasingStepLock); ok {
+		return r.AppendAndRelease(ctx, e)
+	}
+	return lock.Append(ctx, e)
 }
 
 // stepResult describes a landed entry as a step returns it.

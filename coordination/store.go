@@ -165,6 +165,17 @@ type StepLock interface {
 	Release()
 }
 
+// ReleasingStepLock is a StepLock that can let itself go in the write that
+// lands its step (the PostgreSQL store: the lock row's delete goes with the
+// entry, a round trip fewer a step). Only a landing after which nothing more
+// is done under the lock may use it.
+type ReleasingStepLock interface {
+	StepLock
+	// AppendAndRelease is Append then Release, in one write. An append
+	// that fails leaves the lock held, as Append's does.
+	AppendAndRelease(ctx context.Context, e Entry) (Entry, error)
+}
+
 // DirOf is the session's directory in st, or "" for a store without
 // directories (no ProjectionStore).
 func DirOf(st Store, id string) string {

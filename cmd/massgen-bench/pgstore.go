@@ -173,6 +173,22 @@ func (l timedLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	return out, err
 }
 
+// AppendAndRelease times the landing the service makes when the store lets
+// the step lock go with it (coordination.ReleasingStepLock), as the store
+// alone would: without it the wrapper would hide that landing.
+func (l timedLock) AppendAndRelease(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
+	r, ok := l.StepLock.(coordination.ReleasingStepLock)
+	if !ok {
+		return l.Append(ctx, e)
+	}
+	t := time.Now()
+	out, err := r.AppendAndRelease(ctx, e)
+	if err == nil {
+		l.lands.add(time.Since(t))
+	}
+	return out, err
+}
+
 type landings struct {
 	mu sync.Mutex
 	ds []time.Duration

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -198,6 +198,7 @@ type stepLock struct {
 	released bool
 	appended bool
 	tried    bool // an append failed for a lost connection: it may have landed
+	gone     bool // the lock's row was deleted by the append that landed the step
 }
 
 // storedIs tells whether the agent's stored entry for the lock's step is e,
@@ -228,7 +229,9 @@ func (l *stepLock) Release() {
 	defer l.mu.Unlock()
 	if !l.released {
 		l.released = true
-		l.s.unlock(l.id, "step:"+l.agent, l.token)
+		if !l.gone {
+			l.s.unlock(l.id, "step:"+l.agent, l.token)
+		}
 	}
 }
 
@@ -238,6 +241,35 @@ func (l *stepLock) Release() {
 // twice. ctx is not consulted, as in the other stores: the entry of a
 // cancelled step is written after its context ended.
 func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
+	return l.land(ctx, e, false)
+}
+
+// AppendAndRelease is Append then Release, the lock's row deleted in the
+// landing's own transaction (coordination.ReleasingStepLock): a round trip
+// fewer a step. An append that fails leaves the lock held, as Append does.
+func (l *stepLock) AppendAndRelease(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
+	out, err := l.land(ctx, e, true)
+	if err == nil {
+		l.Release()
+	}
+	return out, err
+}
+
+// answerKey is how an entry's answer number begins in its JSON, as
+// json.Marshal writes it.
+const answerKey = `"answer_number":`
+
+// entryInsert writes a step's entry. Its JSON comes in two parts, $7 and
+// $9; with $8, the agent's answer count plus one goes between them (its
+// answer number), and the statement returns it.
+const entryInsert = `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry)
+	VALUES ($1, $2, $3, $4, $5, $6, ($7::text || CASE WHEN $8::bool THEN
+		(SELECT count(*) + 1 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND kind = 'answer')::text
+		ELSE '' END || $9::text)::json)
+	RETURNING CASE WHEN $8::bool THEN (entry->>'answer_number')::int ELSE 0 END`
+
+// land is Append; release deletes the lock's row with the landing.
+func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool) (coordination.Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.released, l.appended, e); err != nil {
@@ -255,62 +287,33 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	}
 	ctx = context.WithoutCancel(ctx)
 	s := l.s
-	// Two round trips (readThenWrite): the fence's row lock and the answer
-	// number with BEGIN, the writes with COMMIT.
 	name := "step:" + l.agent
-	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
-	reads := &pgx.Batch{}
-	reads.Queue(`SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 FOR UPDATE`,
-		s.tenant, l.id, name, l.token)
-	if count {
-		reads.Queue(`SELECT count(*) + 1 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND kind = 'answer'`,
-			s.tenant, l.id, l.agent)
+	if release {
+		// Forgotten before the row is deleted, as unlock does, so the
+		// heartbeat cannot put the row back after the commit; held again if
+		// the landing fails, the lock then still this one's.
+		s.db.held.remove(s.tenant, l.token)
 	}
-	held := false
-	read := func(br pgx.BatchResults) error {
-		var one int
-		switch err := br.QueryRow().Scan(&one); {
-		case err == nil:
-			held = true
-		case !errors.Is(err, pgx.ErrNoRows):
-			return err
+	err = s.landStep(ctx, l, &e, snapshot, release)
+	if release {
+		if err == nil {
+			l.gone = true
+		} else {
+			s.db.held.add(s.tenant, l.token, l.id, name)
 		}
-		if count {
-			return br.QueryRow().Scan(&e.AnswerNum)
-		}
-		return nil
 	}
-	write := func(conn *pgxpool.Conn) (*pgx.Batch, error) {
-		if !held {
-			if err := s.takeLockBack(ctx, conn, l); err != nil {
-				return nil, err
-			}
-		}
-		data, err := json.Marshal(e)
-		if err != nil {
-			return nil, err
-		}
-		u := e.Usage
-		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, data)
-		if snapshot != nil {
-			b.Queue(`INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest) VALUES ($1, $2, $3, $4, $5)`,
-				s.tenant, l.id, l.agent, e.Step, snapshot)
-		}
-		b.Queue(usageInsert, s.tenant, l.id, l.agent, e.Step, e.Time, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
-		b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(l.id, coordination.Change{Steps: true}))
-		return b, nil
-	}
-	err = s.db.readThenWrite(ctx, reads, read, write, nil)
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries" {
+	switch {
+	case errors.As(err, &pe) && pe.Code == lockLostCode:
+		err = fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
+	case errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries":
 		err = fmt.Errorf("step %d of agent %q in session %q is already recorded (by another replica): %w", e.Step, l.agent, l.id, coordination.ErrLeaseLost)
 	}
 	if err != nil && errors.Is(err, coordination.ErrLeaseLost) && l.tried {
 		// A retry after a connection lost at the commit: the step may have
 		// landed then. An identical stored entry is that landing, not
-		// another replica's.
+		// another replica's. (Its lock row, if that commit deleted it, is
+		// deleted again by Release: harmless.)
 		if num, same, serr := s.storedIs(ctx, l, e); serr == nil && same {
 			e.AnswerNum, err = num, nil
 		}
@@ -328,21 +331,67 @@ func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordinati
 	return out, nil
 }
 
-// takeLockBack is the fence of an append whose step lock's row is not this
-// lock's: a row the database lost (a crash empties the unlogged locks
-// table) is taken back, as the heartbeat does; the step's lease, a logged
-// row, was checked before the append, and the ledger's key refuses a step
-// another replica landed meanwhile. A row another replica holds refuses the
-// append. It runs inside the append's transaction, on its connection.
-func (s *Store) takeLockBack(ctx context.Context, conn *pgxpool.Conn, l *stepLock) error {
-	tag, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
-		VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond') ON CONFLICT DO NOTHING`,
-		s.tenant, l.id, "step:"+l.agent, l.token, lockTTL.Milliseconds())
+// lockLostCode is the SQLSTATE massgen_hold_lock fails with when another
+// holder has the lock's row (migrations/0004_landing.sql).
+const lockLostCode = "MGL01"
+
+// landStep writes a step's entry in one round trip: one pipelined implicit
+// transaction, the fence first (massgen_hold_lock: the lock's row is this
+// lock's, or taken back if the database lost it), then the entry (numbered,
+// if it is an answer without a number: e.AnswerNum is set), the snapshot,
+// the usage and the notification, and with release the lock row's delete.
+// A statement that fails aborts the transaction and every statement after
+// it: nothing lands without the lock.
+func (s *Store) landStep(ctx context.Context, l *stepLock, e *coordination.Entry, snapshot []byte, release bool) error {
+	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
+	if count {
+		e.AnswerNum = 1 // a stand-in: the statement writes the count there
+	}
+	data, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
+	head, tail := string(data), ""
+	if count {
+		// The first answerKey is the entry's own: the fields before it are
+		// strings, whose quotes json.Marshal escapes, and numbers.
+		i := strings.Index(head, answerKey+"1")
+		if i < 0 {
+			return fmt.Errorf("the entry of step %d has no answer number to fill in", e.Step)
+		}
+		head, tail = head[:i+len(answerKey)], head[i+len(answerKey)+1:]
+	}
+	name := "step:" + l.agent
+	u := e.Usage
+	b := &pgx.Batch{}
+	b.Queue(`SELECT massgen_hold_lock($1, $2, $3, $4, $5)`, s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
+	b.Queue(entryInsert, s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, head, count, tail)
+	if snapshot != nil {
+		b.Queue(`INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest) VALUES ($1, $2, $3, $4, $5)`,
+			s.tenant, l.id, l.agent, e.Step, snapshot)
+	}
+	b.Queue(usageInsert, s.tenant, l.id, l.agent, e.Step, e.Time, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
+	b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(l.id, coordination.Change{Steps: true}))
+	if release {
+		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
+	}
+	br := s.db.pool.SendBatch(ctx, b)
+	_, err = br.Exec()
+	var num int
+	if err == nil {
+		err = br.QueryRow().Scan(&num)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if count {
+			e.AnswerNum = 0
+		}
+		return err
+	}
+	if count {
+		e.AnswerNum = num
 	}
 	return nil
 }

@@ -235,13 +235,15 @@ func (s *Store) took(id, name, token, got string, found bool, err error) (string
 	return token, nil
 }
 
+// lockDelete lets a lock row go, if it is still the token's.
+const lockDelete = `DELETE FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4`
+
 // unlock lets a lock row go.
 func (s *Store) unlock(id, name, token string) {
 	s.db.held.remove(s.tenant, token)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4`,
-		s.tenant, id, name, token); err != nil {
+	if _, err := s.db.pool.Exec(ctx, lockDelete, s.tenant, id, name, token); err != nil {
 		if unavailable(err) {
 			s.db.held.letGo(s.tenant, token)
 			s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go: PostgreSQL is unreachable; the heartbeat lets it go when it answers")

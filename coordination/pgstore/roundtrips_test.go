@@ -120,31 +120,6 @@ func TestALeaseChangeIsOneRoundTrip(t *testing.T) {
 	}
 }
 
-// TestAStepLandsInFourRoundTrips: a step's lock with its number (one,
-// pipelined), its fenced append (two: the fence and the answer number with
-// BEGIN, the writes with COMMIT) and its release (one).
-func TestAStepLandsInFourRoundTrips(t *testing.T) {
-	c := &RoundTrips{}
-	a := countedReplica(t, pgtest.Schema(t), c)
-	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	landStep(t, a, "s", "agent_a", "warm") // the statements are prepared once
-	before := c.Count()
-	landStep(t, a, "s", "agent_a", "counted")
-	if n := c.Count() - before; n != 4 {
-		t.Errorf("a step's lock, append and release took %d round trips, want 4", n)
-	}
-	l, err := a.Ledger(ctx, "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if es := l.Agents["agent_a"]; len(es) != 2 || es[1].Step != 2 || es[1].AnswerNum != 2 {
-		t.Errorf("agent_a's entries %+v; want steps 1 and 2, answers 1 and 2", es)
-	}
-}
-
 // TestRenewalsGoTogether: the heartbeats' renewals made within a window go
 // in one transaction of two round trips, each answered on its own: a lease
 // claimed by another holder meanwhile is lost, and says so, while the
