@@ -22,10 +22,12 @@ import (
 // A claim of a row not known inserts its row where there is none, and
 // reads the row there in the same round trip. Otherwise, or when the row
 // moved on, the rule is applied inside one transaction holding the row,
-// read FOR UPDATE SKIP LOCKED for a claim: of two replicas claiming one
-// expired run at once, the second does not queue behind the first to find
-// the run taken a moment later; it is told at once that the run is
-// someone else's.
+// read FOR UPDATE SKIP LOCKED for a claim, so a claim racing another's
+// locked read is told the row is being claimed. Neither path is a
+// promise of no waiting: an UPDATE (or the locked path's upsert over a
+// row it passed by) waits for a rival transaction that holds the row, as
+// the write before the known-row path did; a rival holds it only for its
+// own two round trips.
 
 var (
 	_ coordination.LeaseStore     = (*Store)(nil)

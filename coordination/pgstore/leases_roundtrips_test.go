@@ -318,3 +318,40 @@ func TestTheKnownLeaseRowsAreBounded(t *testing.T) {
 		t.Error("a failed change left its row known")
 	}
 }
+
+// TestAKnownRowChangedElsewhereInItsTimesOnlyIsReadAgain: a renewal or a
+// release made through another replica leaves the version alone and moves
+// only the times or the released mark. The known-row write compares every
+// column, so a's remembered claim, expired by its own clock, is not taken
+// over while b has renewed it, and a release b made is not made again.
+func TestAKnownRowChangedElsewhereInItsTimesOnlyIsReadAgain(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := replicaOn(t, dsn, Options{})
+	b := replicaOn(t, dsn, Options{})
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("a"), 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.RenewStep(ctx, "s", "agent_a", l.Version, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // a's remembered row has expired
+	if got, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("a2"), time.Minute); !errors.Is(err, coordination.ErrAgentBusy) {
+		t.Fatalf("a claim over a lease renewed elsewhere = %+v, %v; want ErrAgentBusy", got, err)
+	}
+
+	run, err := a.AcquireRun(ctx, "s", coordination.ThisProcess("a"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseRun(ctx, "s", run.Version); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ReleaseRun(ctx, "s", run.Version); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("releasing again a run lease released elsewhere = %v, want ErrLeaseLost", err)
+	}
+}
