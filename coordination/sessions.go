@@ -68,11 +68,7 @@ func (ss *sessions) load(ctx context.Context, id string) (*Session, *Ledger, *St
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	l, lent, err := ss.lend(ctx, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	inFlight, err := ss.store.InFlight(ctx, id)
+	l, lent, inFlight, err := ss.lendState(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -115,6 +111,43 @@ func (ss *sessions) lend(ctx context.Context, id string) (l *Ledger, lent bool, 
 	}
 	l, err = ss.store.Ledger(ctx, id)
 	return l, false, err
+}
+
+// lendState is lend with the agents in flight, which every derivation
+// needs: read together by a store that can (StateLender: one round trip
+// where they were two), else the ledger then the step locks.
+func (ss *sessions) lendState(ctx context.Context, id string) (l *Ledger, lent bool, inFlight map[string]bool, err error) {
+	if l, lent, inFlight, ok, err := ss.lendTogether(ctx, id); ok || err != nil {
+		return l, lent, inFlight, err
+	}
+	if l, lent, err = ss.lend(ctx, id); err != nil {
+		return nil, false, nil, err
+	}
+	if inFlight, err = ss.store.InFlight(ctx, id); err != nil {
+		return nil, false, nil, err
+	}
+	return l, lent, inFlight, nil
+}
+
+// lendTogether is lendState from a StateLender; ok is false, and nothing
+// is read, for a store that is not one.
+func (ss *sessions) lendTogether(ctx context.Context, id string) (l *Ledger, lent bool, inFlight map[string]bool, ok bool, err error) {
+	lender, ok := ss.store.(StateLender)
+	if !ok {
+		return nil, false, nil, false, nil
+	}
+	if l, inFlight, err = lender.LendState(ctx, id); err != nil {
+		return nil, false, nil, true, err
+	}
+	if complete(l) {
+		return l, true, inFlight, true, nil
+	}
+	// Lent incomplete (a foreign ledger): copied to be completed; the
+	// locks were read before it, as a loan reads them.
+	if l, err = ss.store.Ledger(ctx, id); err != nil {
+		return nil, false, nil, true, err
+	}
+	return l, false, inFlight, true, nil
 }
 
 // deriveFrom derives from a ledger just read: memoised when it is lent,
