@@ -14,6 +14,7 @@ import (
 // reads a database store makes a round trip each.
 type readCounts struct {
 	Loans, States, InFlights, Ledgers int
+	Setups                            int // not in Total: counted apart
 }
 
 // Total is every read, each a round trip to a database.
@@ -48,6 +49,11 @@ func (c *countingLender) LendLedger(ctx context.Context, id string) (*coordinati
 func (c *countingLender) Ledger(ctx context.Context, id string) (*coordination.Ledger, error) {
 	c.count(func(n *readCounts) { n.Ledgers++ })
 	return c.Store.Ledger(ctx, id)
+}
+
+func (c *countingLender) Session(ctx context.Context, id string) (*coordination.Session, error) {
+	c.count(func(n *readCounts) { n.Setups++ })
+	return c.Store.Session(ctx, id)
 }
 
 func (c *countingLender) InFlight(ctx context.Context, id string) (map[string]bool, error) {
@@ -120,5 +126,37 @@ func TestAServerStepReadsTheSessionThreeTimes(t *testing.T) {
 }
 
 func diff(a, b readCounts) readCounts {
-	return readCounts{Loans: a.Loans - b.Loans, States: a.States - b.States, InFlights: a.InFlights - b.InFlights, Ledgers: a.Ledgers - b.Ledgers}
+	return readCounts{Loans: a.Loans - b.Loans, States: a.States - b.States, InFlights: a.InFlights - b.InFlights, Ledgers: a.Ledgers - b.Ledgers, Setups: a.Setups - b.Setups}
+}
+
+// TestASetupNotKeptIsReadOnceALoad: a derivation of a session whose setup
+// the service does not keep (not stepped yet, ended, or let go) reads the
+// setup once, after the ledger, so that one read is final once the ledger
+// has an entry; a run reads it at its start and once at its end.
+func TestASetupNotKeptIsReadOnceALoad(t *testing.T) {
+	st := &countingLender{Store: memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Parallel: 4})
+	ctx := context.Background()
+	seed := int64(7)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim", "sim", "sim"}, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.counts()
+	if _, err := svc.Run(ctx, s.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	// At its start (kept for the run from then on) and at its end (an
+	// ended session's setup is let go, and its final state read again).
+	if n := diff(st.counts(), before).Setups; n != 2 {
+		t.Errorf("the run read its setup %d times, want 2", n)
+	}
+	before = st.counts()
+	v, err := svc.Inspect(ctx, s.ID)
+	if err != nil || v.Result == nil || v.Result.Status != coordination.StatusFinished {
+		t.Fatalf("inspect = %+v, %v; want finished", v, err)
+	}
+	if n := diff(st.counts(), before).Setups; n != 1 {
+		t.Errorf("inspecting an ended session read its setup %d times, want 1", n)
+	}
 }

@@ -64,30 +64,29 @@ func (ss *sessions) read(ctx context.Context, id string) (*Session, error) {
 
 // load reads a session and its ledger and derives its state.
 func (ss *sessions) load(ctx context.Context, id string) (*Session, *Ledger, *State, error) {
-	s, err := ss.get(ctx, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	s, kept := ss.setups.Get(id)
 	l, lent, inFlight, err := ss.lendState(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !s.Foreign && hasEntries(l) && s.prompts == nil {
-		// The setup cannot change once the ledger has an entry, but s was
-		// read before the ledger: criteria attached and a first step landed
-		// in between would leave s the old setup. Read it again, and keep
-		// that one (ours alone until stored here) while the session is live.
-		if s, err = ss.read(ctx, id); err != nil {
-			return nil, nil, nil, err
-		}
-		st := ss.deriveFrom(s, l, lent, inFlight)
-		if !hasEnded(st) {
-			s.prompts = newPromptSet(s)
-			ss.setups.Put(id, s)
-		}
-		return s, l, st, nil
+	if kept {
+		return s, l, ss.deriveFrom(s, l, lent, inFlight), nil
 	}
-	return s, l, ss.deriveFrom(s, l, lent, inFlight), nil
+	// The setup is read after the ledger: it cannot change once the ledger
+	// has an entry (criteria are attached only before the first step), so
+	// with one it is final, and kept (ours alone until stored here) while
+	// the session is live. (Read before the ledger, it had to be read again
+	// once the ledger showed an entry: a first step landing in between
+	// could have left it the old setup.)
+	if s, err = ss.read(ctx, id); err != nil {
+		return nil, nil, nil, err
+	}
+	st := ss.deriveFrom(s, l, lent, inFlight)
+	if !s.Foreign && hasEntries(l) && !hasEnded(st) {
+		s.prompts = newPromptSet(s)
+		ss.setups.Put(id, s)
+	}
+	return s, l, st, nil
 }
 
 // ledger reads a session's ledger for the service's own use: lent by a store

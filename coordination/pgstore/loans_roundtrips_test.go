@@ -115,12 +115,19 @@ func TestARunsStepReadsItsSessionInThreeRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	loans0, inFlight0 := sessionReads(c)
+	setups0 := setupReads(c)
 	res, err := svc.Run(ctx, s.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	loans, inFlight := sessionReads(c)
 	loans, inFlight = loans-loans0, inFlight-inFlight0
+	// The setup: at the run's start (kept from then on), and once at its
+	// end (an ended session's is let go), read after the ledger so once is
+	// enough.
+	if n := setupReads(c) - setups0; n != 2 {
+		t.Errorf("the run read its setup %d times, want 2", n)
+	}
 	if inFlight != 0 {
 		t.Errorf("the run sent the step locks' query alone %d times; they come with the loans", inFlight)
 	}
@@ -130,6 +137,14 @@ func TestARunsStepReadsItsSessionInThreeRoundTrips(t *testing.T) {
 		t.Errorf("%d steps read the session in %d round trips, want at most %d (three a step, a few for the run)", res.Steps, loans+inFlight, most)
 	}
 	t.Logf("%d steps: %d loans, %d in-flight reads alone", res.Steps, loans, inFlight)
+
+	setups0 = setupReads(c)
+	if _, err := svc.Inspect(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := setupReads(c) - setups0; n != 1 {
+		t.Errorf("inspecting the ended session read its setup %d times, want once (after the ledger)", n)
+	}
 }
 
 // sessionReads is how many loans, and how many reads of the step locks
@@ -144,4 +159,14 @@ func sessionReads(c *QueryCounts) (loans, inFlight int64) {
 		}
 	}
 	return loans, inFlight
+}
+
+// setupReads is how many times c has counted a session's setup read.
+func setupReads(c *QueryCounts) (n int64) {
+	for _, q := range c.Top(1000, 30) {
+		if strings.HasPrefix(q.Kind, "SELECT setup FROM sessions") {
+			n += q.Count
+		}
+	}
+	return n
 }
