@@ -64,34 +64,29 @@ func (ss *sessions) read(ctx context.Context, id string) (*Session, error) {
 
 // load reads a session and its ledger and derives its state.
 func (ss *sessions) load(ctx context.Context, id string) (*Session, *Ledger, *State, error) {
-	s, err := ss.get(ctx, id)
+	s, kept := ss.setups.Get(id)
+	l, lent, inFlight, err := ss.lendState(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	l, lent, err := ss.lend(ctx, id)
-	if err != nil {
+	if kept {
+		return s, l, ss.deriveFrom(s, l, lent, inFlight), nil
+	}
+	// The setup is read after the ledger: it cannot change once the ledger
+	// has an entry (criteria are attached only before the first step), so
+	// with one it is final, and kept (ours alone until stored here) while
+	// the session is live. (Read before the ledger, it had to be read again
+	// once the ledger showed an entry: a first step landing in between
+	// could have left it the old setup.)
+	if s, err = ss.read(ctx, id); err != nil {
 		return nil, nil, nil, err
 	}
-	inFlight, err := ss.store.InFlight(ctx, id)
-	if err != nil {
-		return nil, nil, nil, err
+	st := ss.deriveFrom(s, l, lent, inFlight)
+	if !s.Foreign && hasEntries(l) && !hasEnded(st) {
+		s.prompts = newPromptSet(s)
+		ss.setups.Put(id, s)
 	}
-	if !s.Foreign && hasEntries(l) && s.prompts == nil {
-		// The setup cannot change once the ledger has an entry, but s was
-		// read before the ledger: criteria attached and a first step landed
-		// in between would leave s the old setup. Read it again, and keep
-		// that one (ours alone until stored here) while the session is live.
-		if s, err = ss.read(ctx, id); err != nil {
-			return nil, nil, nil, err
-		}
-		st := ss.deriveFrom(s, l, lent, inFlight)
-		if !hasEnded(st) {
-			s.prompts = newPromptSet(s)
-			ss.setups.Put(id, s)
-		}
-		return s, l, st, nil
-	}
-	return s, l, ss.deriveFrom(s, l, lent, inFlight), nil
+	return s, l, st, nil
 }
 
 // ledger reads a session's ledger for the service's own use: lent by a store
@@ -115,6 +110,43 @@ func (ss *sessions) lend(ctx context.Context, id string) (l *Ledger, lent bool, 
 	}
 	l, err = ss.store.Ledger(ctx, id)
 	return l, false, err
+}
+
+// lendState is lend with the agents in flight, which every derivation
+// needs: read together by a store that can (StateLender: one round trip
+// where they were two), else the ledger then the step locks.
+func (ss *sessions) lendState(ctx context.Context, id string) (l *Ledger, lent bool, inFlight map[string]bool, err error) {
+	if l, lent, inFlight, ok, err := ss.lendTogether(ctx, id); ok || err != nil {
+		return l, lent, inFlight, err
+	}
+	if l, lent, err = ss.lend(ctx, id); err != nil {
+		return nil, false, nil, err
+	}
+	if inFlight, err = ss.store.InFlight(ctx, id); err != nil {
+		return nil, false, nil, err
+	}
+	return l, lent, inFlight, nil
+}
+
+// lendTogether is lendState from a StateLender; ok is false, and nothing
+// is read, for a store that is not one.
+func (ss *sessions) lendTogether(ctx context.Context, id string) (l *Ledger, lent bool, inFlight map[string]bool, ok bool, err error) {
+	lender, ok := ss.store.(StateLender)
+	if !ok {
+		return nil, false, nil, false, nil
+	}
+	if l, inFlight, err = lender.LendState(ctx, id); err != nil {
+		return nil, false, nil, true, err
+	}
+	if complete(l) {
+		return l, true, inFlight, true, nil
+	}
+	// Lent incomplete (a foreign ledger): copied to be completed; the
+	// locks were read before it, as a loan reads them.
+	if l, err = ss.store.Ledger(ctx, id); err != nil {
+		return nil, false, nil, true, err
+	}
+	return l, false, inFlight, true, nil
 }
 
 // deriveFrom derives from a ledger just read: memoised when it is lent,

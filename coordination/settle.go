@@ -70,11 +70,8 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 			return settled{}, err
 		}
 		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %s asked to vote again", Count(len(d.Revote), "agent")), Data: map[string]any{"agents": d.Revote}})
-		if l, err = svc.sessions.ledger(ctx, id); err != nil {
-			return settled{}, err
-		}
-		inFlight, err := svc.store.InFlight(ctx, id)
-		if err != nil {
+		var inFlight map[string]bool
+		if l, _, inFlight, err = svc.sessions.lendState(ctx, id); err != nil {
 			return settled{}, err
 		}
 		st = svc.sessions.derive(s, l, inFlight)

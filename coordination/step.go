@@ -85,10 +85,16 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	l, lent, err := svc.sessions.lend(ctx, s.ID)
+	// A store that lends the step locks with the ledger reads them in the
+	// same trip (they are needed whenever the memo below misses); another
+	// is asked only then.
+	l, lent, inFlight, together, err := svc.sessions.lendTogether(ctx, s.ID)
+	if !together && err == nil {
+		l, lent, err = svc.sessions.lend(ctx, s.ID)
+	}
 	var st *State
 	if err == nil {
-		st, err = svc.ownState(ctx, s, l, lent, agentID)
+		st, err = svc.ownState(ctx, s, l, lent, inFlight, together, agentID)
 	}
 	if err == nil {
 		if err = due(s, st, agentID); err == nil {
@@ -101,8 +107,9 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 
 // ownState is the state an agent's step starts from, with the agent itself
 // not in flight: its loop's latest derivation when there is one for this
-// ledger (see memoFor), else a new one.
-func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bool, agentID string) (*State, error) {
+// ledger (see memoFor), else a new one, from inFlight when read is set (the
+// step locks read with the ledger), else read now.
+func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bool, inFlight map[string]bool, read bool, agentID string) (*State, error) {
 	if lent {
 		// Served only to a step that is due: the reasons it is not (and the
 		// agents due instead) are said from a state with everyone in flight.
@@ -110,9 +117,11 @@ func (svc *Service) ownState(ctx context.Context, s *Session, l *Ledger, lent bo
 			return st, nil
 		}
 	}
-	inFlight, err := svc.store.InFlight(ctx, s.ID)
-	if err != nil {
-		return nil, err
+	if !read {
+		var err error
+		if inFlight, err = svc.store.InFlight(ctx, s.ID); err != nil {
+			return nil, err
+		}
 	}
 	delete(inFlight, agentID)
 	return svc.sessions.deriveFrom(s, l, lent, inFlight), nil

@@ -194,6 +194,15 @@ type LedgerLender interface {
 	LendLedger(ctx context.Context, id string) (*Ledger, error)
 }
 
+// StateLender is implemented by a LedgerLender that can tell who is in
+// flight (LockStore.InFlight) with the loan, at the cost of one read (the
+// PostgreSQL store: one round trip, where the two were two, and every
+// derivation needs both). The in-flight map is the caller's.
+type StateLender interface {
+	LedgerLender
+	LendState(ctx context.Context, id string) (*Ledger, map[string]bool, error)
+}
+
 // DatedSession is a session id with its creation time, as a store lists it.
 type DatedSession struct {
 	ID        string

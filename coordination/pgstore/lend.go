@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -54,8 +55,26 @@ var _ coordination.LedgerLender = (*Store)(nil)
 // only ever write past a loan's length, so a loan never changes and the
 // service may memoise what it derived from one (same loan, same state).
 func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger, error) {
+	l, _, err := s.lend(ctx, id, false)
+	return l, err
+}
+
+var _ coordination.StateLender = (*Store)(nil)
+
+// LendState is LendLedger with the agents whose step lock is held
+// (coordination.StateLender), in the same round trip: the locks are read
+// in the loan's first statement, before its entries, so a step that landed
+// before the read is either in the loan or still holds its lock (its entry
+// commits before its lock goes), never neither. A lock held is its row
+// unexpired, as InFlight reads it.
+func (s *Store) LendState(ctx context.Context, id string) (*coordination.Ledger, map[string]bool, error) {
+	return s.lend(ctx, id, true)
+}
+
+// lend is LendLedger, and LendState when held asks for the step locks.
+func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.Ledger, map[string]bool, error) {
 	if err := live(ctx, id); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	asked := time.Now()
 	ln := s.db.loans.get(s.tenant, id)
@@ -64,40 +83,48 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 	select {
 	case ln.lock <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting to read the ledger of session %q: %w", id, ctx.Err())
+		return nil, nil, fmt.Errorf("waiting to read the ledger of session %q: %w", id, ctx.Err())
 	}
 	defer func() { <-ln.lock }()
-	if ln.lent != nil && ln.sent.After(asked) {
+	if ln.lent != nil && ln.sent.After(asked) && (!held || ln.held != nil) {
 		// A read sent after this call began, while it waited for the
 		// previous one: the database as this call would have read it, or
-		// later. Concurrent derivations of one session share one trip.
-		return ln.lent, nil
+		// later. Concurrent derivations of one session share one trip
+		// (the locks too, when that read asked for them).
+		return ln.lent, ln.heldCopy(held), nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+		return nil, nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
 	sent := time.Now()
 	// readOn changes what is kept only once a read is whole and continues
 	// it, so any other failure (a context ended, the database gone) leaves
 	// the kept ledger as it was, for the next call to continue.
-	l, err := s.readOn(ctx, id, ln)
+	l, err := s.readOn(ctx, id, ln, held)
 	if errors.Is(err, errStaleLoan) {
 		ln.reset()
-		l, err = s.readOn(ctx, id, ln)
+		l, err = s.readOn(ctx, id, ln, held)
 		if errors.Is(err, errStaleLoan) {
 			// The rows as stored do not continue each other (an agent's
 			// steps with a gap): nothing can be kept, the whole read is
-			// what is lent.
+			// what is lent (the locks read first, as a loan reads them).
 			ln.reset()
 			s.db.loans.drop(s.tenant, id, ln)
-			return s.Ledger(ctx, id)
+			var inFlight map[string]bool
+			if held {
+				if inFlight, err = s.InFlight(ctx, id); err != nil {
+					return nil, nil, err
+				}
+			}
+			l, err := s.Ledger(ctx, id)
+			return l, inFlight, err
 		}
 	}
 	if err != nil {
 		if errors.Is(err, coordination.ErrSessionNotFound) {
 			s.db.loans.drop(s.tenant, id, ln)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	ln.sent = sent
 	if ln.ended {
@@ -108,15 +135,16 @@ func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger
 	} else {
 		s.db.loans.keep(s.tenant, id, ln)
 	}
-	return l, nil
+	return l, ln.heldCopy(held), nil
 }
 
 // errStaleLoan says a kept ledger no longer continues into the database's.
 var errStaleLoan = errors.New("the kept ledger does not continue into the stored one")
 
 // readOn reads the rows past what ln keeps, appends them and returns the
-// loan: the one before when nothing was new. The caller holds ln.lock.
-func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.Ledger, error) {
+// loan: the one before when nothing was new. held asks for the agents
+// holding their step lock too (ln.held). The caller holds ln.lock.
+func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*coordination.Ledger, error) {
 	agents := make([]string, 0, len(ln.agents))
 	lasts := make([]int32, 0, len(ln.agents))
 	for a, es := range ln.agents {
@@ -126,8 +154,13 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	}
 	b := &pgx.Batch{}
 	// The setup only on the first read: the team's agents never change.
-	b.Queue(`SELECT created_at, CASE WHEN $3 THEN setup END FROM sessions WHERE tenant = $1 AND id = $2`,
-		s.tenant, id, ln.lent == nil)
+	// The step locks, when asked, with the session's row: one statement
+	// fewer, and read before the entries (LendState says why).
+	b.Queue(`SELECT created_at, CASE WHEN $3 THEN setup END,
+		CASE WHEN $4 THEN ARRAY(SELECT substr(l.name, 6) FROM locks l WHERE l.tenant = $1 AND l.session_id = $2
+			AND l.name LIKE 'step:%' AND l.expires_at >= now()) END
+		FROM sessions WHERE tenant = $1 AND id = $2`,
+		s.tenant, id, ln.lent == nil, held)
 	b.Queue(`SELECT e.entry FROM entries e WHERE e.tenant = $1 AND e.session_id = $2
 		AND e.step > coalesce((SELECT k.last FROM unnest($3::text[], $4::int[]) AS k(agent, last) WHERE k.agent = e.agent_id), 0)
 		ORDER BY e.agent_id, e.step`, s.tenant, id, agents, lasts)
@@ -137,7 +170,8 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	defer br.Close()
 	var created time.Time
 	var setup []byte
-	err := br.QueryRow().Scan(&created, &setup)
+	var locked []string
+	err := br.QueryRow().Scan(&created, &setup, &locked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -162,7 +196,18 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	if err != nil {
 		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
 	}
+	// The step locks go with the loan they were read with (set only once
+	// the read is whole): a later call shares them only if this read asked
+	// for them, and never longer than it shares the loan (lend).
+	var inFlight map[string]bool
+	if held {
+		inFlight = make(map[string]bool, len(locked))
+		for _, a := range locked {
+			inFlight[a] = true
+		}
+	}
 	if ln.lent != nil && len(entries) == 0 && len(log) == 0 {
+		ln.held = inFlight
 		return ln.lent, nil
 	}
 	var sess coordination.Session
@@ -206,7 +251,7 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan) (*coordination.
 	if n := len(ln.log); n > 0 {
 		l.Session = ln.log[:n:n]
 	}
-	ln.lent = l
+	ln.lent, ln.held = l, inFlight
 	return l, nil
 }
 
@@ -249,7 +294,10 @@ type loan struct {
 	ended bool
 	// sent is when the read that made lent was sent (monotonic): a call
 	// that began before it may lend what it read without reading again.
-	sent  time.Time
+	sent time.Time
+	// held: the agents holding their step lock as that read found them,
+	// nil when it did not ask (LendLedger).
+	held  map[string]bool
 	bytes int64 // what the kept rows weigh, for loansBytesMax
 }
 
@@ -259,7 +307,16 @@ func newLoan() *loan {
 
 func (ln *loan) reset() {
 	ln.agents = map[string][]coordination.Entry{}
-	ln.log, ln.lent, ln.ended, ln.sent, ln.bytes = nil, nil, false, time.Time{}, 0
+	ln.log, ln.lent, ln.ended, ln.sent, ln.bytes, ln.held = nil, nil, false, time.Time{}, 0, nil
+}
+
+// heldCopy is a copy of ln.held when asked for (the caller may change
+// it), else nil.
+func (ln *loan) heldCopy(asked bool) map[string]bool {
+	if !asked {
+		return nil
+	}
+	return maps.Clone(ln.held)
 }
 
 // loans is the replica's kept ledgers, the least recently read let go
