@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -261,12 +262,17 @@ const answerKey = `"answer_number":`
 
 // entryInsert writes a step's entry. Its JSON comes in two parts, $7 and
 // $9; with $8, the agent's answer count plus one goes between them (its
-// answer number), and the statement returns it.
-const entryInsert = `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry)
-	VALUES ($1, $2, $3, $4, $5, $6, ($7::text || CASE WHEN $8::bool THEN
-		(SELECT count(*) + 1 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND kind = 'answer')::text
-		ELSE '' END || $9::text)::json)
-	RETURNING CASE WHEN $8::bool THEN (entry->>'answer_number')::int ELSE 0 END`
+// answer number), and the statement returns it (0 without $8). The number
+// is returned as counted, not read back out of the stored JSON: reading
+// it back decodes every escape in the entry, and PostgreSQL refuses a
+// \u0000 there.
+const entryInsert = `WITH n AS (SELECT CASE WHEN $8::bool THEN
+		(SELECT count(*) + 1 FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 AND kind = 'answer')
+		ELSE 0 END AS n),
+	ins AS (INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry)
+		SELECT $1, $2, $3, $4, $5, $6, ($7::text || CASE WHEN $8::bool THEN n.n::text ELSE '' END || $9::text)::json FROM n
+		RETURNING 1)
+	SELECT n.n FROM n, ins`
 
 // land is Append; release deletes the lock's row with the landing.
 func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool) (coordination.Entry, error) {
@@ -288,13 +294,22 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool)
 	ctx = context.WithoutCancel(ctx)
 	s := l.s
 	name := "step:" + l.agent
+	// The connection first: a landing that waits for one (a busy pool)
+	// waits with its lock still renewed by the heartbeat.
+	conn, err := s.db.pool.Acquire(ctx)
+	if err != nil {
+		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+	}
+	defer conn.Release()
 	if release {
 		// Forgotten before the row is deleted, as unlock does, so the
 		// heartbeat cannot put the row back after the commit; held again if
-		// the landing fails, the lock then still this one's.
+		// the landing fails, the lock then still this one's. The batch
+		// goes at once on the connection in hand, well inside the lock's
+		// expiry.
 		s.db.held.remove(s.tenant, l.token)
 	}
-	err = s.landStep(ctx, l, &e, snapshot, release)
+	err = s.landStep(ctx, conn, l, &e, snapshot, release)
 	if release {
 		if err == nil {
 			l.gone = true
@@ -342,7 +357,7 @@ const lockLostCode = "MGL01"
 // the usage and the notification, and with release the lock row's delete.
 // A statement that fails aborts the transaction and every statement after
 // it: nothing lands without the lock.
-func (s *Store) landStep(ctx context.Context, l *stepLock, e *coordination.Entry, snapshot []byte, release bool) error {
+func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there
@@ -375,7 +390,7 @@ func (s *Store) landStep(ctx context.Context, l *stepLock, e *coordination.Entry
 	if release {
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
 	}
-	br := s.db.pool.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	_, err = br.Exec()
 	var num int
 	if err == nil {

@@ -42,7 +42,7 @@ var _ coordination.LedgerLender = (*Store)(nil)
 // and the keeping never writes ahead of it (an entry is kept only once read
 // back, never from an append), so another replica's landing is seen by the
 // next call, and a replica taking a run over reads what it lacks. The
-// fencing is the appends' own (holdsStepLock, the ledger's key), untouched.
+// fencing is the appends' own (massgen_hold_lock, the ledger's key), untouched.
 //
 // It relies on rows being appended in key order and never changed: an
 // agent's step n+1 is numbered only after step n committed (under its step
