@@ -374,14 +374,21 @@ func (svc *Service) appendLanding(ctx context.Context, s *Session, lock StepLock
 
 // tryLanding is one attempt of appendLanding.
 func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, e *Entry, cancels int) (Entry, func(), error) {
-	if err := claim.fence(ctx); err != nil {
+	ll, leased := lock.(LeasedLanding)
+	leased = leased && claim != nil
+	if err := claim.fence(ctx, leased); err != nil {
 		return Entry{}, nil, err
 	}
 	unlock, err := svc.lockLanding(ctx, s, e.Agent, lock.Step(), cancels)
 	if err != nil {
 		return Entry{}, nil, err
 	}
-	entry, err := appendStep(ctx, lock, *e)
+	var entry Entry
+	if leased {
+		entry, err = claim.land(ctx, ll, *e)
+	} else {
+		entry, err = appendStep(ctx, lock, *e)
+	}
 	if err != nil {
 		unlock()
 		return Entry{}, nil, err
@@ -394,7 +401,9 @@ func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, c
 // first (releasing the step's lease) needs only the lease, which keeps the
 // agent's next step out until then. A host's markingLock cannot: it marks
 // the view used under the lock after the append (it embeds StepLock, so it
-// has no AppendAndRelease).
+// has no AppendAndRelease). A server step on a store whose lock is a
+// LeasedLanding does not come here: its lease is checked and released in
+// the same write too (stepClaim.land).
 func appendStep(ctx context.Context, lock StepLock, e Entry) (Entry, error) {
 	if r, ok := lock.(ReleasingStepLock); ok {
 		return r.AppendAndRelease(ctx, e)

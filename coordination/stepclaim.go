@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,6 +24,20 @@ type stepClaim struct {
 	once      sync.Once
 	down      func(error) bool // the store is unreachable (outage.go)
 	ttl       time.Duration
+
+	// mu keeps the heartbeat's renewal apart from a landing that releases
+	// the lease in its own write (LeasedLanding): a renewal after that
+	// release would find the lease released and report it lost to another
+	// process.
+	mu sync.Mutex
+	// landed: a landing released the lease; the heartbeat renews it no
+	// more and release leaves it be.
+	landed bool
+	// doubt: a landing's answer was lost with the store unreachable. It
+	// may have landed and released the lease itself, so a renewal refused
+	// as lost proves no other process took it; the landing's retry, fenced
+	// in its own write, tells which.
+	doubt bool
 }
 
 // retryRelease tries a release the store refused while unreachable again,
@@ -51,11 +66,23 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 	}
 	c := &stepClaim{beat: newBeat(), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
-	go lz.beat(&c.beat, id, "step of "+agent, func(ctx context.Context) error {
-		_, err := ls.RenewStep(ctx, id, agent, c.version, lz.ttl)
-		return err
-	})
+	go lz.beat(&c.beat, id, "step of "+agent, c.renew)
 	return c, nil
+}
+
+// renew is the heartbeat's renewal of the lease, none once a landing
+// released it.
+func (c *stepClaim) renew(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.landed {
+		return nil
+	}
+	_, err := c.ls.RenewStep(ctx, c.id, c.agent, c.version, c.ttl)
+	if c.doubt && errors.Is(err, ErrLeaseLost) {
+		return nil
+	}
+	return err
 }
 
 // fence tells whether the step may land: its lease is still its own. A
@@ -63,8 +90,9 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 // version, or released) refuses the landing with ErrLeaseLost; a read that
 // fails for another reason does not, the heartbeat having the same
 // tolerance. A read, not a renewal: on disk a renewal is a locked, fsynced
-// write, which doubled a step's overhead.
-func (c *stepClaim) fence(ctx context.Context) error {
+// write, which doubled a step's overhead. inWrite (a LeasedLanding, which
+// checks the lease in the landing's own write) skips the read.
+func (c *stepClaim) fence(ctx context.Context, inWrite bool) error {
 	if c == nil {
 		return nil
 	}
@@ -73,19 +101,46 @@ func (c *stepClaim) fence(ctx context.Context) error {
 	case <-c.lost:
 		lost = true
 	default:
+		if inWrite {
+			return nil
+		}
 		all, err := c.ls.ReadSteps(context.WithoutCancel(ctx), c.id)
 		l := all[c.agent]
 		lost = err == nil && (l == nil || l.Version != c.version || l.Released)
 	}
 	if lost {
-		return fmt.Errorf("the step of agent %q in session %q was not recorded: another process claimed it after this one failed to renew its lease in time; step the agent again: %w",
-			c.agent, c.id, ErrLeaseLost)
+		return StepLeaseLost(c.id, c.agent)
 	}
 	return nil
 }
 
-// release stops the heartbeat and releases the lease; safe to call more
-// than once, and on nil.
+// StepLeaseLost is the error of a step not recorded because its lease was
+// lost (ErrLeaseLost), in the words every fence uses.
+func StepLeaseLost(id, agent string) error {
+	return fmt.Errorf("the step of agent %q in session %q was not recorded: another process claimed it after this one failed to renew its lease in time; step the agent again: %w",
+		agent, id, ErrLeaseLost)
+}
+
+// land lands e through a store that fences it by the lease and releases
+// the lease in the same write (LeasedLanding). It holds mu throughout, so
+// no renewal runs beside the write or after its release. The heartbeat
+// keeps beating until release: a landing that fails for an outage is tried
+// again, and the lease must stay this step's meanwhile.
+func (c *stepClaim) land(ctx context.Context, ll LeasedLanding, e Entry) (Entry, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out, released, err := ll.LandLeased(ctx, e, c.version)
+	switch {
+	case err == nil:
+		c.landed = released
+	case c.down != nil && c.down(err):
+		c.doubt = true
+	}
+	return out, err
+}
+
+// release stops the heartbeat and releases the lease, unless the landing
+// did; safe to call more than once, and on nil.
 func (c *stepClaim) release() {
 	if c == nil {
 		return
@@ -93,6 +148,12 @@ func (c *stepClaim) release() {
 	c.once.Do(func() {
 		close(c.stop)
 		<-c.done
+		c.mu.Lock()
+		landed := c.landed
+		c.mu.Unlock()
+		if landed {
+			return
+		}
 		select {
 		case <-c.lost:
 		default:

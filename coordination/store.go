@@ -176,6 +176,23 @@ type ReleasingStepLock interface {
 	AppendAndRelease(ctx context.Context, e Entry) (Entry, error)
 }
 
+// LeasedLanding is a ReleasingStepLock whose store also keeps the step
+// leases (StepLeaseStore) and can fence a landing by the agent's step lease
+// and release it in the write that lands the step (the PostgreSQL store: the
+// lease row held and changed in the landing's transaction, two round trips
+// fewer a server step). Only a landing after which nothing more is done
+// under the lock or the lease may use it.
+type LeasedLanding interface {
+	ReleasingStepLock
+	// LandLeased is AppendAndRelease, landing only while the agent's step
+	// lease is still claim version and unreleased: otherwise it writes
+	// nothing and fails with ErrLeaseLost (StepLeaseLost's words). released
+	// says the same write released the lease (or that there is none left
+	// for the caller to release); when false, the lease is still held and
+	// the caller releases it with ReleaseStep, as before.
+	LandLeased(ctx context.Context, e Entry, version int64) (entry Entry, released bool, err error)
+}
+
 // DirOf is the session's directory in st, or "" for a store without
 // directories (no ProjectionStore).
 func DirOf(st Store, id string) string {

@@ -242,18 +242,35 @@ func (l *stepLock) Release() {
 // twice. ctx is not consulted, as in the other stores: the entry of a
 // cancelled step is written after its context ended.
 func (l *stepLock) Append(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
-	return l.land(ctx, e, false)
+	out, _, err := l.land(ctx, e, false, nil)
+	return out, err
 }
 
 // AppendAndRelease is Append then Release, the lock's row deleted in the
 // landing's own transaction (coordination.ReleasingStepLock): a round trip
 // fewer a step. An append that fails leaves the lock held, as Append does.
 func (l *stepLock) AppendAndRelease(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
-	out, err := l.land(ctx, e, true)
+	out, _, err := l.land(ctx, e, true, nil)
 	if err == nil {
 		l.Release()
 	}
 	return out, err
+}
+
+var _ coordination.LeasedLanding = (*stepLock)(nil)
+
+// LandLeased is AppendAndRelease fenced by the agent's step lease at
+// version, which the landing's transaction holds (massgen_hold_lease) and
+// releases (coordination.LeasedLanding): a server step's landing in one
+// round trip where the lease's read and release took two more. released
+// is false when the lease row this replica knows was stale (or unknown):
+// the lease is still the step's, and the caller releases it as before.
+func (l *stepLock) LandLeased(ctx context.Context, e coordination.Entry, version int64) (coordination.Entry, bool, error) {
+	out, released, err := l.land(ctx, e, true, &version)
+	if err == nil {
+		l.Release()
+	}
+	return out, released, err
 }
 
 // answerKey is how an entry's answer number begins in its JSON, as
@@ -274,17 +291,20 @@ const entryInsert = `WITH n AS (SELECT CASE WHEN $8::bool THEN
 		RETURNING 1)
 	SELECT n.n FROM n, ins`
 
-// land is Append; release deletes the lock's row with the landing.
-func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool) (coordination.Entry, error) {
+// land is Append; release deletes the lock's row with the landing, and
+// lease (a claim's version) fences it by the agent's step lease and
+// releases the lease with it (released: it did, or no lease is left to
+// release).
+func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool, lease *int64) (_ coordination.Entry, released bool, _ error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.released, l.appended, e); err != nil {
-		return coordination.Entry{}, err
+		return coordination.Entry{}, false, err
 	}
 	stage := e.Stage
 	snapshot, err := stagedSnapshot(e)
 	if err != nil {
-		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+		return coordination.Entry{}, false, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	e = e.Kept()
 	e.Agent, e.Step, e.Time = l.agent, l.step, ms(e.Time)
@@ -298,7 +318,7 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool)
 	// waits with its lock still renewed by the heartbeat.
 	conn, err := s.db.pool.Acquire(ctx)
 	if err != nil {
-		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+		return coordination.Entry{}, false, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	defer conn.Release()
 	if release {
@@ -309,7 +329,11 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool)
 		// expiry.
 		s.db.held.remove(s.tenant, l.token)
 	}
-	err = s.landStep(ctx, conn, l, &e, snapshot, release)
+	var rel *leaseRelease
+	if lease != nil {
+		rel = s.leaseRelease(l.id, l.agent, *lease)
+	}
+	err = s.landStep(ctx, conn, l, &e, snapshot, release, rel)
 	if release {
 		if err == nil {
 			l.gone = true
@@ -317,8 +341,15 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool)
 			s.db.held.add(s.tenant, l.token, l.id, name)
 		}
 	}
+	if rel != nil {
+		released = s.releasedWith(l, rel, err)
+	}
 	var pe *pgconn.PgError
+	leaseLost := false
 	switch {
+	case errors.As(err, &pe) && pe.Code == leaseLostCode:
+		// The words of coordination's fence, which this one replaces.
+		err, leaseLost = coordination.StepLeaseLost(l.id, l.agent), true
 	case errors.As(err, &pe) && pe.Code == lockLostCode:
 		err = fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
 	case errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries":
@@ -329,13 +360,18 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool)
 		// landed then. An identical stored entry is that landing, not
 		// another replica's. (Its lock row, if that commit deleted it, is
 		// deleted again by Release: harmless.)
+		// A lease fence that refused it (the lease released) was refused
+		// by that landing's own release: there is none left to release.
 		if num, same, serr := s.storedIs(ctx, l, e); serr == nil && same {
-			e.AnswerNum, err = num, nil
+			e.AnswerNum, err, released = num, nil, leaseLost
 		}
 	}
 	if err != nil {
 		l.tried = l.tried || unavailable(err)
-		return coordination.Entry{}, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
+		if leaseLost {
+			return coordination.Entry{}, false, err
+		}
+		return coordination.Entry{}, false, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	l.appended = true
 	s.placeStage(stage, l.step)
@@ -343,7 +379,47 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool)
 	data, _ := json.Marshal(e)
 	var out coordination.Entry
 	_ = json.Unmarshal(data, &out)
-	return out, nil
+	return out, released, nil
+}
+
+// leaseLostCode is the SQLSTATE massgen_hold_lease fails with when the
+// step lease is no longer the claim's (migrations/0005_leased_landing.sql).
+const leaseLostCode = "MGL02"
+
+// leaseRelease is a landing's fence by its step lease, and the lease's
+// release: coordination's rule (ReleaseStepLease, the Go clock) applied to
+// the row this replica wrote last, written by the compare-all-columns
+// UPDATE of the known-row path (changeKnownSQL). Without a known row, or
+// one the rule refuses, only the fence goes.
+type leaseRelease struct {
+	version   int64
+	known     bool
+	cur, next coordination.RunLease
+	done      bool // the UPDATE changed the row (in a transaction that may yet fail)
+}
+
+func (s *Store) leaseRelease(id, agent string, version int64) *leaseRelease {
+	r := &leaseRelease{version: version}
+	if cur, ok := s.db.written.get(s.tenant, id, agent); ok {
+		if next, err := coordination.ReleaseStepLease(id, agent, &cur, version, time.Now()); err == nil {
+			r.cur, r.next, r.known = cur, next, true
+		}
+	}
+	return r
+}
+
+// releasedWith keeps the known lease row after a leased landing that
+// ended with err, and tells whether it released the lease. A landing that
+// landed without the UPDATE (the known row stale, the fence held: the
+// lease is still the step's) or failed (lost, fenced off, or not known to
+// have landed) leaves the row unknown; its next change reads it.
+func (s *Store) releasedWith(l *stepLock, r *leaseRelease, err error) bool {
+	if err == nil && r.done {
+		s.db.written.put(s.tenant, l.id, l.agent, r.next)
+		return true
+	}
+	s.db.written.drop(s.tenant, l.id, l.agent)
+	return false
 }
 
 // lockLostCode is the SQLSTATE massgen_hold_lock fails with when another
@@ -355,9 +431,11 @@ const lockLostCode = "MGL01"
 // lock's, or taken back if the database lost it), then the entry (numbered,
 // if it is an answer without a number: e.AnswerNum is set), the snapshot,
 // the usage and the notification, and with release the lock row's delete.
-// A statement that fails aborts the transaction and every statement after
-// it: nothing lands without the lock.
-func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool) error {
+// A leased landing (rel) starts with the lease's fence (massgen_hold_lease:
+// the step lease row held, still the claim's and unreleased) and its
+// release. A statement that fails aborts the transaction and every
+// statement after it: nothing lands without the lock, nor without the lease.
+func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there
@@ -379,6 +457,17 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	name := "step:" + l.agent
 	u := e.Usage
 	b := &pgx.Batch{}
+	if rel != nil {
+		// The lease first, as the fence it replaces came first: held until
+		// the commit, then released (known row) in the same transaction.
+		b.Queue(`SELECT massgen_hold_lease($1, $2, $3, $4)`, s.tenant, l.id, l.agent, rel.version)
+		if rel.known {
+			next, cur := rel.next, rel.cur
+			b.Queue(changeKnownSQL, s.tenant, l.id, l.agent,
+				next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released,
+				cur.ID, cur.Host, cur.PID, int64(cur.ProcStart), cur.Version, cur.Claimed, cur.Renewed, cur.Expires, cur.Released)
+		}
+	}
 	b.Queue(`SELECT massgen_hold_lock($1, $2, $3, $4, $5)`, s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
 	b.Queue(entryInsert, s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, head, count, tail)
 	if snapshot != nil {
@@ -391,7 +480,17 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
 	}
 	br := conn.SendBatch(ctx, b)
-	_, err = br.Exec()
+	if rel != nil {
+		_, err = br.Exec()
+		if err == nil && rel.known {
+			var tag pgconn.CommandTag
+			tag, err = br.Exec()
+			rel.done = tag.RowsAffected() == 1
+		}
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
 	var num int
 	if err == nil {
 		err = br.QueryRow().Scan(&num)
