@@ -1,7 +1,10 @@
 package coordination
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -118,6 +121,24 @@ type IssuedView struct {
 	// and any other is refused.
 	Landed     int    `json:"landed_step,omitempty"`
 	Submission string `json:"submission,omitempty"`
+}
+
+// Clone is a copy of e that shares nothing with it: its maps, slices and
+// pointers copied (an empty seen_steps is nil, as every store reads it
+// back). A store hands one out so its caller may keep or change it.
+func (e Entry) Clone() Entry {
+	if len(e.SeenSteps) == 0 {
+		e.SeenSteps = nil
+	} else {
+		e.SeenSteps = maps.Clone(e.SeenSteps)
+	}
+	if e.Usage.CostUSD != nil {
+		c := *e.Usage.CostUSD
+		e.Usage.CostUSD = &c
+	}
+	e.Plan = bytes.Clone(e.Plan)
+	e.Concerns = slices.Clone(e.Concerns)
+	return e
 }
 
 // Kept returns the entry with only the fields an entry of its kind carries:

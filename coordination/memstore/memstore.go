@@ -1,11 +1,9 @@
 package memstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -166,7 +164,7 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 	for a, entries := range loan.Agents {
 		cp := make([]coordination.Entry, len(entries))
 		for i, e := range entries {
-			cp[i] = copyEntry(e)
+			cp[i] = e.Clone()
 		}
 		l.Agents[a] = cp
 	}
@@ -277,7 +275,7 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 		return coordination.Entry{}, err
 	}
 	al := l.s.agents[l.agent]
-	e = copyEntry(e.Kept()) // as the file store keeps it, and not shared with the caller
+	e = e.Kept().Clone() // as the file store keeps it, and not shared with the caller
 	e.Agent, e.Step = l.agent, l.step
 	if e.Time.IsZero() {
 		e.Time = time.Now()
@@ -296,7 +294,7 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 	l.s.lent = nil
 	l.appended = true
 	l.s.feed.Publish(coordination.Change{Steps: true})
-	return copyEntry(e), nil
+	return e.Clone(), nil
 }
 
 // LockSession blocks until it holds the session lock or ctx ends.
@@ -456,23 +454,6 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 		return nil, err
 	}
 	return ss.feed.Subscribe(ctx, nil), nil
-}
-
-func copyEntry(e coordination.Entry) coordination.Entry {
-	e.SeenSteps = copySeen(e.SeenSteps)
-	e.Usage.CostUSD = copyPtr(e.Usage.CostUSD)
-	e.Plan = bytes.Clone(e.Plan)
-	e.Concerns = slices.Clone(e.Concerns)
-	return e
-}
-
-// copySeen copies seen_steps; empty is nil, as in the file store, where both
-// are written {} (and both mean "stale").
-func copySeen(m map[string]int) map[string]int {
-	if len(m) == 0 {
-		return nil
-	}
-	return maps.Clone(m) // copies a small map's table whole, not entry by entry
 }
 
 func copyPtr[T any](p *T) *T {

@@ -376,10 +376,9 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	l.appended = true
 	s.placeStage(stage, l.step)
 	s.db.feeds.publish(s.tenant, l.id, coordination.Change{Steps: true})
-	data, _ := json.Marshal(e)
-	var out coordination.Entry
-	_ = json.Unmarshal(data, &out)
-	return out, released, nil
+	// The caller's own copy, as a later read returns it (e is already
+	// what was stored: kept fields, the time in UTC to the millisecond).
+	return e.Clone(), released, nil
 }
 
 // leaseLostCode is the SQLSTATE massgen_hold_lease fails with when the
