@@ -421,11 +421,26 @@ func (w *written) get(tenant, id, agent string) (coordination.RunLease, bool) {
 }
 
 func (w *written) put(tenant, id, agent string, l coordination.RunLease) {
-	l.Claimed, l.Renewed, l.Expires = stored(l.Claimed), stored(l.Renewed), stored(l.Expires)
-	l.Alive, l.Gone = false, false // never stored; a locked read has them false
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.putLocked(writtenKey{tenant, id, agent}, l)
+}
+
+// replace puts l in place of was, unless the row known now is another:
+// a change made since (a claim of the agent's next step, after a landing
+// that released the lease) is the newer row.
+func (w *written) replace(tenant, id, agent string, was, l coordination.RunLease) {
 	k := writtenKey{tenant, id, agent}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if cur, ok := w.rows[k]; ok && cur != asStored(was) {
+		return
+	}
+	w.putLocked(k, l)
+}
+
+// putLocked keeps l, as stored, under k; the caller holds w.mu.
+func (w *written) putLocked(k writtenKey, l coordination.RunLease) {
 	if w.rows == nil {
 		w.rows = map[writtenKey]coordination.RunLease{}
 	}
@@ -435,7 +450,15 @@ func (w *written) put(tenant, id, agent string, l coordination.RunLease) {
 			break
 		}
 	}
-	w.rows[k] = l
+	w.rows[k] = asStored(l)
+}
+
+// asStored is l as its row reads back: times to the microsecond, and
+// never Alive or Gone (a locked read has them false).
+func asStored(l coordination.RunLease) coordination.RunLease {
+	l.Claimed, l.Renewed, l.Expires = stored(l.Claimed), stored(l.Renewed), stored(l.Expires)
+	l.Alive, l.Gone = false, false
+	return l
 }
 
 func (w *written) drop(tenant, id, agent string) {

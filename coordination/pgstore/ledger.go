@@ -414,7 +414,9 @@ func (s *Store) leaseRelease(id, agent string, version int64) *leaseRelease {
 // have landed) leaves the row unknown; its next change reads it.
 func (s *Store) releasedWith(l *stepLock, r *leaseRelease, err error) bool {
 	if err == nil && r.done {
-		s.db.written.put(s.tenant, l.id, l.agent, r.next)
+		// The commit let the agent's lock and lease go: its next step may
+		// have claimed the lease already, and that row is the newer.
+		s.db.written.replace(s.tenant, l.id, l.agent, r.cur, r.next)
 		return true
 	}
 	s.db.written.drop(s.tenant, l.id, l.agent)
