@@ -13,6 +13,10 @@ import (
 // they began (Lifecycle.Cancels) and compare under the session lock, where
 // the cancel is recorded too, so every store — the memory store, the files
 // other processes share, a database other replicas share — fences alike.
+// A server step landing through a LeasedLanding (the PostgreSQL store) is
+// compared in the landing's own write instead, still under the session
+// lock: the store counts the cancelled entries there and refuses with
+// CancelledMidStep, a read of the ledger fewer a step.
 // A run's own watch usually stops its calls sooner (run.go); the fence is
 // for the reply that arrives in between.
 
@@ -33,21 +37,33 @@ func cancelledSince(l *Ledger, seen int) bool {
 	return n > seen
 }
 
+// CancelledMidStep is the error of a step not recorded because its session
+// was cancelled while it was in flight (ErrNotNext), in the words every
+// cancel fence uses: lockLanding's, and a LeasedLanding's in its write.
+func CancelledMidStep(id, agent string, step int) error {
+	return fmt.Errorf("%w: %w: step %d of %s in %s was not recorded; resume the session to continue", ErrNotNext, errCancelledMidStep, step, agent, id)
+}
+
 // lockLanding takes the session lock for a step's landing and checks that no
 // cancel landed since the step began (cancels: the count it began with). On
 // success the caller appends and decides under the lock and then lets it
 // go; the lock is taken without the step's context, since a step whose
 // model has replied lands even when its run has stopped wanting it (a
-// forced end), unless a cancel says otherwise.
-func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, step, cancels int) (unlock func(), err error) {
+// forced end), unless a cancel says otherwise. inWrite (a LeasedLanding,
+// which compares the cancels in the landing's own write, under this lock)
+// skips the check here.
+func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, step, cancels int, inWrite bool) (unlock func(), err error) {
 	ctx = context.WithoutCancel(ctx)
 	unlock, err = svc.store.LockSession(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
+	if inWrite {
+		return unlock, nil
+	}
 	l, _, err := svc.sessions.lend(ctx, s.ID)
 	if err == nil && cancelledSince(l, cancels) {
-		err = fmt.Errorf("%w: %w: step %d of %s in %s was not recorded; resume the session to continue", ErrNotNext, errCancelledMidStep, step, agent, s.ID)
+		err = CancelledMidStep(s.ID, agent, step)
 	}
 	if err != nil {
 		unlock()

@@ -66,7 +66,7 @@ func (l *leasedLock) AppendAndRelease(ctx context.Context, e coordination.Entry)
 	return out, err
 }
 
-func (l *leasedLock) LandLeased(ctx context.Context, e coordination.Entry, version int64) (coordination.Entry, bool, error) {
+func (l *leasedLock) LandLeased(ctx context.Context, e coordination.Entry, version int64, cancels int) (coordination.Entry, bool, error) {
 	l.st.lands.Add(1)
 	defer time.Sleep(l.st.hold)
 	all, err := l.st.Store.ReadSteps(ctx, l.id)
@@ -78,6 +78,21 @@ func (l *leasedLock) LandLeased(ctx context.Context, e coordination.Entry, versi
 			return *l.landed, true, nil
 		}
 		return coordination.Entry{}, false, coordination.StepLeaseLost(l.id, l.agent)
+	}
+	// The session's cancels, as the PostgreSQL store counts them in the
+	// landing's transaction (massgen_hold_uncancelled).
+	led, err := l.st.Store.Ledger(ctx, l.id)
+	if err != nil {
+		return coordination.Entry{}, false, err
+	}
+	n := 0
+	for _, se := range led.Session {
+		if se.Kind == coordination.SessionCancelled {
+			n++
+		}
+	}
+	if n > cancels {
+		return coordination.Entry{}, false, coordination.CancelledMidStep(l.id, l.agent, l.Step())
 	}
 	out, err := l.AppendAndRelease(ctx, e)
 	if err != nil {

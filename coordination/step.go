@@ -379,13 +379,13 @@ func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, c
 	if err := claim.fence(ctx, leased); err != nil {
 		return Entry{}, nil, err
 	}
-	unlock, err := svc.lockLanding(ctx, s, e.Agent, lock.Step(), cancels)
+	unlock, err := svc.lockLanding(ctx, s, e.Agent, lock.Step(), cancels, leased)
 	if err != nil {
 		return Entry{}, nil, err
 	}
 	var entry Entry
 	if leased {
-		entry, err = claim.land(ctx, ll, *e)
+		entry, err = claim.land(ctx, ll, *e, cancels)
 	} else {
 		entry, err = appendStep(ctx, lock, *e)
 	}

@@ -122,14 +122,15 @@ func StepLeaseLost(id, agent string) error {
 }
 
 // land lands e through a store that fences it by the lease and releases
-// the lease in the same write (LeasedLanding). It holds mu throughout, so
+// the lease in the same write (LeasedLanding), and by the session's cancels
+// (cancels: the count the step began with). It holds mu throughout, so
 // no renewal runs beside the write or after its release. The heartbeat
 // keeps beating until release: a landing that fails for an outage is tried
 // again, and the lease must stay this step's meanwhile.
-func (c *stepClaim) land(ctx context.Context, ll LeasedLanding, e Entry) (Entry, error) {
+func (c *stepClaim) land(ctx context.Context, ll LeasedLanding, e Entry, cancels int) (Entry, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out, released, err := ll.LandLeased(ctx, e, c.version)
+	out, released, err := ll.LandLeased(ctx, e, c.version, cancels)
 	switch {
 	case err == nil:
 		c.landed = released

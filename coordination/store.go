@@ -189,8 +189,12 @@ type LeasedLanding interface {
 	// nothing and fails with ErrLeaseLost (StepLeaseLost's words). released
 	// says the same write released the lease (or that there is none left
 	// for the caller to release); when false, the lease is still held and
-	// the caller releases it with ReleaseStep, as before.
-	LandLeased(ctx context.Context, e Entry, version int64) (entry Entry, released bool, err error)
+	// the caller releases it with ReleaseStep, as before. It lands only
+	// while the session log holds no more cancelled entries than cancels
+	// (the count when the step began) too: otherwise it writes nothing,
+	// releases nothing and fails with CancelledMidStep. The caller holds
+	// the session lock, under which cancels are recorded.
+	LandLeased(ctx context.Context, e Entry, version int64, cancels int) (entry Entry, released bool, err error)
 }
 
 // DirOf is the session's directory in st, or "" for a store without

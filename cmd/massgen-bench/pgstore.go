@@ -194,7 +194,7 @@ func (l timedLock) AppendAndRelease(ctx context.Context, e coordination.Entry) (
 // releasing it (coordination.LeasedLanding), which the service makes on
 // this store; without it the wrapper would hide that landing, and the
 // service would read and release the lease in round trips of their own.
-func (l timedLock) LandLeased(ctx context.Context, e coordination.Entry, version int64) (coordination.Entry, bool, error) {
+func (l timedLock) LandLeased(ctx context.Context, e coordination.Entry, version int64, cancels int) (coordination.Entry, bool, error) {
 	r, ok := l.StepLock.(coordination.LeasedLanding)
 	if !ok {
 		// The PostgreSQL store's step locks all are; a wrapper cannot
@@ -202,7 +202,7 @@ func (l timedLock) LandLeased(ctx context.Context, e coordination.Entry, version
 		return coordination.Entry{}, false, errors.New("the bench's store has no leased landing")
 	}
 	t := time.Now()
-	out, released, err := r.LandLeased(ctx, e, version)
+	out, released, err := r.LandLeased(ctx, e, version, cancels)
 	if err == nil {
 		l.lands.add(time.Since(t))
 	}

@@ -62,13 +62,13 @@ func TestALeasedLandingIsOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, _ := leasedStep(t, a) // the statements are prepared once
-	if _, _, err := l.LandLeased(ctx, newAnswer("agent_a", "warm"), stepLease(t, a).Version); err != nil {
+	if _, _, err := l.LandLeased(ctx, newAnswer("agent_a", "warm"), stepLease(t, a).Version, 0); err != nil {
 		t.Fatal(err)
 	}
 	l, lease := leasedStep(t, a)
 	before := c.Count()
 	start := time.Now()
-	got, released, err := l.LandLeased(ctx, newAnswer("agent_a", "counted"), lease.Version)
+	got, released, err := l.LandLeased(ctx, newAnswer("agent_a", "counted"), lease.Version, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestALeasedLandingWithoutItsLeaseWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, released, err := l.LandLeased(ctx, newAnswer("agent_a", "too late"), lease.Version)
+	_, released, err := l.LandLeased(ctx, newAnswer("agent_a", "too late"), lease.Version, 0)
 	if !errors.Is(err, coordination.ErrLeaseLost) || released {
 		t.Fatalf("a landing whose lease another replica claimed = %v (released %v); want ErrLeaseLost", err, released)
 	}
@@ -140,7 +140,7 @@ func TestALeasedLandingWithoutItsLeaseWritesNothing(t *testing.T) {
 	if err := b.ReleaseStep(ctx, "s", "agent_a", theirs.Version); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := l.LandLeased(ctx, newAnswer("agent_a", "released"), theirs.Version); !errors.Is(err, coordination.ErrLeaseLost) {
+	if _, _, err := l.LandLeased(ctx, newAnswer("agent_a", "released"), theirs.Version, 0); !errors.Is(err, coordination.ErrLeaseLost) {
 		t.Errorf("a landing whose lease was released = %v; want ErrLeaseLost", err)
 	}
 	if n := rows(t, a, "entries"); n != 0 {
@@ -162,7 +162,7 @@ func TestALeasedLandingOverAStaleKnownRowLandsAndLeavesTheRelease(t *testing.T) 
 	if _, err := a.db.pool.Exec(ctx, `UPDATE leases SET renewed_at = renewed_at + interval '1 second' WHERE tenant = $1 AND session_id = 's' AND agent_id = 'agent_a'`, a.tenant); err != nil {
 		t.Fatal(err)
 	}
-	_, released, err := l.LandLeased(ctx, newAnswer("agent_a", "landed"), lease.Version)
+	_, released, err := l.LandLeased(ctx, newAnswer("agent_a", "landed"), lease.Version, 0)
 	if err != nil {
 		t.Fatalf("a landing whose lease is held, its known row stale: %v; want it landed", err)
 	}
@@ -216,7 +216,7 @@ func TestALeasedLandingLostAtItsCommitIsFoundOnRetry(t *testing.T) {
 	l, lease := leasedStep(t, cut)
 	e := newAnswer("agent_a", "landed once")
 	e.Time = time.Now() // as the service sets it, once for every try
-	if _, _, err := l.LandLeased(ctx, e, lease.Version); !unavailable(err) {
+	if _, _, err := l.LandLeased(ctx, e, lease.Version, 0); !unavailable(err) {
 		t.Fatalf("LandLeased over a connection lost after its commit = %v; want the database unavailable", err)
 	}
 	if !landed() {
@@ -225,7 +225,7 @@ func TestALeasedLandingLostAtItsCommitIsFoundOnRetry(t *testing.T) {
 	if now := stepLease(t, a); now == nil || !now.Released {
 		t.Fatalf("the cut landing's lease: %+v; want it released by the commit", now)
 	}
-	got, released, err := l.LandLeased(ctx, e, lease.Version)
+	got, released, err := l.LandLeased(ctx, e, lease.Version, 0)
 	if err != nil {
 		t.Fatalf("the retry of a leased landing lost at its commit: %v; want the stored entry found, not the lease lost", err)
 	}
@@ -246,7 +246,7 @@ func TestALeasedLandingLostAtItsCommitIsFoundOnRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	l2.(*stepLock).tried = true
-	if _, _, err := l2.LandLeased(ctx, newAnswer("agent_a", "never landed"), lease2.Version); !errors.Is(err, coordination.ErrLeaseLost) {
+	if _, _, err := l2.LandLeased(ctx, newAnswer("agent_a", "never landed"), lease2.Version, 0); !errors.Is(err, coordination.ErrLeaseLost) {
 		t.Errorf("a retried landing whose lease was released and whose entry is not stored = %v; want ErrLeaseLost", err)
 	}
 }

@@ -262,11 +262,13 @@ var _ coordination.LeasedLanding = (*stepLock)(nil)
 // LandLeased is AppendAndRelease fenced by the agent's step lease at
 // version, which the landing's transaction holds (massgen_hold_lease) and
 // releases (coordination.LeasedLanding): a server step's landing in one
-// round trip where the lease's read and release took two more. released
-// is false when the lease row this replica knows was stale (or unknown):
-// the lease is still the step's, and the caller releases it as before.
-func (l *stepLock) LandLeased(ctx context.Context, e coordination.Entry, version int64) (coordination.Entry, bool, error) {
-	out, released, err := l.land(ctx, e, true, &version)
+// round trip where the lease's read and release took two more. The same
+// transaction counts the session's cancels (massgen_hold_uncancelled),
+// where the service read the ledger for them. released is false when the
+// lease row this replica knows was stale (or unknown): the lease is still
+// the step's, and the caller releases it as before.
+func (l *stepLock) LandLeased(ctx context.Context, e coordination.Entry, version int64, cancels int) (coordination.Entry, bool, error) {
+	out, released, err := l.land(ctx, e, true, &leased{version, cancels})
 	if err == nil {
 		l.Release()
 	}
@@ -291,11 +293,18 @@ const entryInsert = `WITH n AS (SELECT CASE WHEN $8::bool THEN
 		RETURNING 1)
 	SELECT n.n FROM n, ins`
 
+// leased is a leased landing's fences: the claim's version of the step
+// lease, and the session's cancels when the step began.
+type leased struct {
+	version int64
+	cancels int
+}
+
 // land is Append; release deletes the lock's row with the landing, and
-// lease (a claim's version) fences it by the agent's step lease and
+// lease fences it by the agent's step lease and the session's cancels and
 // releases the lease with it (released: it did, or no lease is left to
 // release).
-func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool, lease *int64) (_ coordination.Entry, released bool, _ error) {
+func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool, lease *leased) (_ coordination.Entry, released bool, _ error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.released, l.appended, e); err != nil {
@@ -331,7 +340,8 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	}
 	var rel *leaseRelease
 	if lease != nil {
-		rel = s.leaseRelease(l.id, l.agent, *lease)
+		rel = s.leaseRelease(l.id, l.agent, lease.version)
+		rel.cancels = lease.cancels
 	}
 	err = s.landStep(ctx, conn, l, &e, snapshot, release, rel)
 	if release {
@@ -345,11 +355,14 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		released = s.releasedWith(l, rel, err)
 	}
 	var pe *pgconn.PgError
-	leaseLost := false
+	leaseLost, cancelled := false, false
 	switch {
 	case errors.As(err, &pe) && pe.Code == leaseLostCode:
 		// The words of coordination's fence, which this one replaces.
 		err, leaseLost = coordination.StepLeaseLost(l.id, l.agent), true
+	case errors.As(err, &pe) && pe.Code == cancelledCode:
+		// The words of coordination's cancel fence, which this one replaces.
+		err, cancelled = coordination.CancelledMidStep(l.id, l.agent, l.step), true
 	case errors.As(err, &pe) && pe.Code == lockLostCode:
 		err = fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
 	case errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries":
@@ -368,7 +381,7 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	}
 	if err != nil {
 		l.tried = l.tried || unavailable(err)
-		if leaseLost {
+		if leaseLost || cancelled {
 			return coordination.Entry{}, false, err
 		}
 		return coordination.Entry{}, false, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
@@ -385,6 +398,11 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 // step lease is no longer the claim's (migrations/0005_leased_landing.sql).
 const leaseLostCode = "MGL02"
 
+// cancelledCode is the SQLSTATE massgen_hold_uncancelled fails with when
+// the session was cancelled since the step began
+// (migrations/0006_uncancelled_landing.sql).
+const cancelledCode = "MGL03"
+
 // leaseRelease is a landing's fence by its step lease, and the lease's
 // release: coordination's rule (ReleaseStepLease, the Go clock) applied to
 // the row this replica wrote last, written by the compare-all-columns
@@ -392,6 +410,7 @@ const leaseLostCode = "MGL02"
 // one the rule refuses, only the fence goes.
 type leaseRelease struct {
 	version   int64
+	cancels   int // the session's cancels when the step began
 	known     bool
 	cur, next coordination.RunLease
 	done      bool // the UPDATE changed the row (in a transaction that may yet fail)
@@ -434,7 +453,8 @@ const lockLostCode = "MGL01"
 // the usage and the notification, and with release the lock row's delete.
 // A leased landing (rel) starts with the lease's fence (massgen_hold_lease:
 // the step lease row held, still the claim's and unreleased) and its
-// release. A statement that fails aborts the transaction and every
+// release, then the cancels' (massgen_hold_uncancelled: no cancelled entry
+// since the step began; the caller holds the session lock). A statement that fails aborts the transaction and every
 // statement after it: nothing lands without the lock, nor without the lease.
 func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
@@ -468,6 +488,9 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 				next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released,
 				cur.ID, cur.Host, cur.PID, int64(cur.ProcStart), cur.Version, cur.Claimed, cur.Renewed, cur.Expires, cur.Released)
 		}
+		// Where coordination checked the cancels before: after the lease,
+		// before the step lock's fence and the entry.
+		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, rel.cancels)
 	}
 	b.Queue(`SELECT massgen_hold_lock($1, $2, $3, $4, $5)`, s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
 	b.Queue(entryInsert, s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, head, count, tail)
@@ -487,6 +510,9 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 			var tag pgconn.CommandTag
 			tag, err = br.Exec()
 			rel.done = tag.RowsAffected() == 1
+		}
+		if err == nil {
+			_, err = br.Exec()
 		}
 	}
 	if err == nil {
