@@ -353,3 +353,95 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestARetryFindingAnotherReplicasEntryStaysLost: a retry after a lost
+// reply (tried) whose lease another replica claimed meanwhile, and which
+// finds that replica's different entry at its step, is refused as lost:
+// only an identical stored entry is this landing's own.
+func TestARetryFindingAnotherReplicasEntryStaysLost(t *testing.T) {
+	a, b := sessionOnTwoReplicas(t, "s")
+	ctx := context.Background()
+	l, lease := leasedStep(t, a)
+	if _, err := a.db.pool.Exec(ctx, `UPDATE leases SET expires_at = now() - interval '1 hour' WHERE tenant = $1`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.pool.Exec(ctx, `DELETE FROM locks WHERE tenant = $1`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("other"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	bl, err := b.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bl.Step() != 1 {
+		t.Fatalf("b's step is %d, want 1 (a's step, taken over)", bl.Step())
+	}
+	if _, err := bl.Append(ctx, newAnswer("agent_a", "theirs")); err != nil {
+		t.Fatal(err)
+	}
+	bl.Release()
+	l.(*stepLock).tried = true
+	if _, released, err := l.(coordination.LeasedLanding).LandLeased(ctx, newAnswer("agent_a", "mine"), lease.Version, 0); !errors.Is(err, coordination.ErrLeaseLost) || released {
+		t.Fatalf("a retry that finds another replica's entry = %v (released %v); want ErrLeaseLost, not released", err, released)
+	}
+}
+
+// TestALandingLostAtItsCommitThenCancelledIsFoundOnRetry: a landing whose
+// commit went through (its lease not released in it: the row was not
+// known) but whose answer was lost, retried after a cancel was recorded
+// meanwhile, is that landing, found stored: the cancel refuses only a step
+// that had not landed.
+func TestALandingLostAtItsCommitThenCancelledIsFoundOnRetry(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := countedReplica(t, dsn, &RoundTrips{})
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	landed := func() bool { return rows(t, a, "entries") > 0 }
+	armed := &atomic.Bool{}
+	armed.Store(true)
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte("landed, then cancelled"), committed: landed}, armed: armed}, nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	cut := &Store{db: &DB{pool: pool, channel: a.db.channel}, tenant: a.tenant}
+	cut.db.held.init()
+	l, lease := leasedStep(t, cut)
+	cut.db.written.drop(cut.tenant, "s", "agent_a") // the landing fences by the lease but cannot release it
+	e := newAnswer("agent_a", "landed, then cancelled")
+	e.Time = time.Now()
+	if _, _, err := l.LandLeased(ctx, e, lease.Version, 0); !unavailable(err) {
+		t.Fatalf("LandLeased over a connection lost after its commit = %v; want the database unavailable", err)
+	}
+	if !landed() {
+		t.Fatal("the cut landing did not commit, which tests nothing")
+	}
+	if _, err := a.AppendSession(ctx, "s", coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	got, released, err := l.LandLeased(ctx, e, lease.Version, 0)
+	if err != nil {
+		t.Fatalf("the retry of a landing lost at its commit, a cancel recorded since: %v; want the stored entry found", err)
+	}
+	if released {
+		t.Error("the retry says the lease was released; its first landing could not release it")
+	}
+	if got.Step != 1 || got.AnswerNum != 1 || rows(t, a, "entries") != 1 {
+		t.Errorf("the retry returned step %d, answer %d, with %d entries stored; want 1, 1 and 1", got.Step, got.AnswerNum, rows(t, a, "entries"))
+	}
+}

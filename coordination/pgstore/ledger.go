@@ -368,11 +368,12 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	case errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == "entries":
 		err = fmt.Errorf("step %d of agent %q in session %q is already recorded (by another replica): %w", e.Step, l.agent, l.id, coordination.ErrLeaseLost)
 	}
-	if err != nil && errors.Is(err, coordination.ErrLeaseLost) && l.tried {
+	if err != nil && (errors.Is(err, coordination.ErrLeaseLost) || cancelled) && l.tried {
 		// A retry after a connection lost at the commit: the step may have
 		// landed then. An identical stored entry is that landing, not
 		// another replica's. (Its lock row, if that commit deleted it, is
-		// deleted again by Release: harmless.)
+		// deleted again by Release: harmless.) A cancel recorded since
+		// (during the outage) refuses only a step that had not landed.
 		// A lease fence that refused it (the lease released) was refused
 		// by that landing's own release: there is none left to release.
 		if num, same, serr := s.storedIs(ctx, l, e); serr == nil && same {
