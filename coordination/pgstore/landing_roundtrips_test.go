@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -310,33 +307,9 @@ func TestALandingTakesBackALostLockButNotALandedStep(t *testing.T) {
 // deleted) is unavailable; the lock is held again, and its retry finds the
 // identical stored entry: that landing, not another replica's.
 func TestALandingLostAtItsCommitIsFoundOnRetry(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := countedReplica(t, dsn, &RoundTrips{})
-	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, cut := cutAtCommit(t, "landed once")
 	landed := func() bool { return rows(t, a, "entries") > 0 }
-	armed := &atomic.Bool{}
-	armed.Store(true)
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte("landed once"), committed: landed}, armed: armed}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	cut := &Store{db: &DB{pool: pool, channel: a.db.channel}, tenant: a.tenant}
-	cut.db.held.init()
+	ctx := context.Background()
 	l, err := cut.LockStep(ctx, "s", "agent_a")
 	if err != nil {
 		t.Fatal(err)

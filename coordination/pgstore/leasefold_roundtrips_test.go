@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -186,33 +183,9 @@ func TestALeasedLandingOverAStaleKnownRowLandsAndLeavesTheRelease(t *testing.T) 
 // yet finds the identical stored entry, that very landing: success, with
 // no lease left to release.
 func TestALeasedLandingLostAtItsCommitIsFoundOnRetry(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := countedReplica(t, dsn, &RoundTrips{})
-	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, cut := cutAtCommit(t, "landed once")
 	landed := func() bool { return rows(t, a, "entries") > 0 }
-	armed := &atomic.Bool{}
-	armed.Store(true)
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte("landed once"), committed: landed}, armed: armed}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	cut := &Store{db: &DB{pool: pool, channel: a.db.channel}, tenant: a.tenant}
-	cut.db.held.init()
+	ctx := context.Background()
 	l, lease := leasedStep(t, cut)
 	e := newAnswer("agent_a", "landed once")
 	e.Time = time.Now() // as the service sets it, once for every try
@@ -383,7 +356,7 @@ func TestARetryFindingAnotherReplicasEntryStaysLost(t *testing.T) {
 	}
 	bl.Release()
 	l.(*stepLock).tried = true
-	if _, released, err := l.(coordination.LeasedLanding).LandLeased(ctx, newAnswer("agent_a", "mine"), lease.Version, 0); !errors.Is(err, coordination.ErrLeaseLost) || released {
+	if _, released, err := l.LandLeased(ctx, newAnswer("agent_a", "mine"), lease.Version, 0); !errors.Is(err, coordination.ErrLeaseLost) || released {
 		t.Fatalf("a retry that finds another replica's entry = %v (released %v); want ErrLeaseLost, not released", err, released)
 	}
 }
@@ -394,33 +367,9 @@ func TestARetryFindingAnotherReplicasEntryStaysLost(t *testing.T) {
 // meanwhile, is that landing, found stored: the cancel refuses only a step
 // that had not landed.
 func TestALandingLostAtItsCommitThenCancelledIsFoundOnRetry(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := countedReplica(t, dsn, &RoundTrips{})
-	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, cut := cutAtCommit(t, "landed, then cancelled")
 	landed := func() bool { return rows(t, a, "entries") > 0 }
-	armed := &atomic.Bool{}
-	armed.Store(true)
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte("landed, then cancelled"), committed: landed}, armed: armed}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	cut := &Store{db: &DB{pool: pool, channel: a.db.channel}, tenant: a.tenant}
-	cut.db.held.init()
+	ctx := context.Background()
 	l, lease := leasedStep(t, cut)
 	cut.db.written.drop(cut.tenant, "s", "agent_a") // the landing fences by the lease but cannot release it
 	e := newAnswer("agent_a", "landed, then cancelled")
