@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -88,5 +89,29 @@ func TestAServerStepReadsItsSessionTwice(t *testing.T) {
 	// session entry (its own re-vote or end): a few.
 	if most := int64(2*steps + 6); loans+inFlight > most {
 		t.Errorf("%d steps read the session in %d round trips, want at most %d (two a step, a few for the run)", steps, loans+inFlight, most)
+	}
+}
+
+// TestACancelledStepWhoseLeaseWasClaimedIsRefusedAsCancelled: a session
+// cancelled while a step was in flight, and resumed on another replica
+// whose run claimed the step's lease, refuses the step as cancelled
+// (ErrNotNext: resume, and the model's spend is recorded), not as a lost
+// lease.
+func TestACancelledStepWhoseLeaseWasClaimedIsRefusedAsCancelled(t *testing.T) {
+	a, b := sessionOnTwoReplicas(t, "s")
+	ctx := context.Background()
+	l, lease := leasedStep(t, a)
+	if _, err := a.AppendSession(ctx, "s", coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.pool.Exec(ctx, `UPDATE leases SET expires_at = now() - interval '1 hour' WHERE tenant = $1`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("resumed"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	_, released, err := l.LandLeased(ctx, newAnswer("agent_a", "late"), lease.Version, 0)
+	if !errors.Is(err, coordination.ErrNotNext) || errors.Is(err, coordination.ErrLeaseLost) || released {
+		t.Fatalf("a cancelled step whose lease was claimed since = %v (released %v); want the cancel's refusal (ErrNotNext), not a lost lease", err, released)
 	}
 }

@@ -452,10 +452,11 @@ const lockLostCode = "MGL01"
 // lock's, or taken back if the database lost it), then the entry (numbered,
 // if it is an answer without a number: e.AnswerNum is set), the snapshot,
 // the usage and the notification, and with release the lock row's delete.
-// A leased landing (rel) starts with the lease's fence (massgen_hold_lease:
+// A leased landing (rel) starts with the cancels' fence
+// (massgen_hold_uncancelled: no cancelled entry since the step began; the
+// caller holds the session lock), then the lease's (massgen_hold_lease:
 // the step lease row held, still the claim's and unreleased) and its
-// release, then the cancels' (massgen_hold_uncancelled: no cancelled entry
-// since the step began; the caller holds the session lock). A statement that fails aborts the transaction and every
+// release. A statement that fails aborts the transaction and every
 // statement after it: nothing lands without the lock, nor without the lease.
 func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
@@ -480,8 +481,13 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	u := e.Usage
 	b := &pgx.Batch{}
 	if rel != nil {
-		// The lease first, as the fence it replaces came first: held until
-		// the commit, then released (known row) in the same transaction.
+		// The cancels first: a session cancelled (and perhaps resumed, its
+		// new run claiming this step's lease) refuses the step as cancelled,
+		// which tells its caller to resume and records the model's spend,
+		// rather than as a lost lease.
+		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, rel.cancels)
+		// Then the lease: held until the commit, and released (known row)
+		// in the same transaction.
 		b.Queue(`SELECT massgen_hold_lease($1, $2, $3, $4)`, s.tenant, l.id, l.agent, rel.version)
 		if rel.known {
 			next, cur := rel.next, rel.cur
@@ -489,9 +495,6 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 				next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released,
 				cur.ID, cur.Host, cur.PID, int64(cur.ProcStart), cur.Version, cur.Claimed, cur.Renewed, cur.Expires, cur.Released)
 		}
-		// Where coordination checked the cancels before: after the lease,
-		// before the step lock's fence and the entry.
-		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, rel.cancels)
 	}
 	b.Queue(`SELECT massgen_hold_lock($1, $2, $3, $4, $5)`, s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
 	b.Queue(entryInsert, s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, head, count, tail)
@@ -506,14 +509,14 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	}
 	br := conn.SendBatch(ctx, b)
 	if rel != nil {
-		_, err = br.Exec()
+		_, err = br.Exec() // the cancels
+		if err == nil {
+			_, err = br.Exec() // the lease
+		}
 		if err == nil && rel.known {
 			var tag pgconn.CommandTag
 			tag, err = br.Exec()
 			rel.done = tag.RowsAffected() == 1
-		}
-		if err == nil {
-			_, err = br.Exec()
 		}
 	}
 	if err == nil {
