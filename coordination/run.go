@@ -200,11 +200,16 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	go func() {
 		defer close(r.done)
 		defer func() {
+			// A Start of this session waits while the run is gone from
+			// runs but its run lock is still held: it would be refused as
+			// running "in this server" by a run that is over.
+			started := svc.sessions.starting(id)
 			svc.runs.remove(id)
 			svc.sessions.derived.Delete(id)
 			svc.sessions.forgetUnstepped(id, s, r.res)
 			svc.servers.close(id)
 			unlockRun()
+			started()
 			cancel(nil)
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
