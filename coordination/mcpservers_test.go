@@ -70,7 +70,7 @@ func TestAgentsMCPServerServesItsStepsAndClosesWithTheSession(t *testing.T) {
 	script := fake.NewScript()
 	srv := httptest.NewServer(fake.NewAll(script))
 	t.Cleanup(srv.Close)
-	p, err := openai.NewResponses(providers.Endpoint{Backend: "openai", Model: "gpt-5-mini", BaseURL: srv.URL + "/v1", APIKey: "sk-test-mcp-0000", HTTPClient: srv.Client()})
+	p, err := openai.NewResponses(providers.Endpoint{Backend: "openai", Model: "gpt-5-mini", BaseURL: srv.URL + "/v1", APIKey: "sk-test-mcp-not-a-key-0000", HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
