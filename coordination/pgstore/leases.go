@@ -153,8 +153,7 @@ func (s *Store) claimUnknown(ctx context.Context, id, agent string, rule func(cu
 		return coordination.RunLease{}, false, nil
 	}
 	b := &pgx.Batch{}
-	b.Queue(claimAbsentSQL, s.tenant, id, agent,
-		next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released)
+	b.Queue(claimAbsentSQL, append([]any{s.tenant, id, agent}, leaseRow(next)...)...)
 	b.Queue(leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`, s.tenant, id, agent)
 	// One implicit transaction: a read that fails takes the insert back.
 	br := s.db.pool.SendBatch(ctx, b)
@@ -202,9 +201,7 @@ func (s *Store) changeKnown(ctx context.Context, id, agent string, cur coordinat
 		}
 		return coordination.RunLease{}, true, err
 	}
-	tag, err := s.db.pool.Exec(ctx, changeKnownSQL, s.tenant, id, agent,
-		next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released,
-		cur.ID, cur.Host, cur.PID, int64(cur.ProcStart), cur.Version, cur.Claimed, cur.Renewed, cur.Expires, cur.Released)
+	tag, err := s.db.pool.Exec(ctx, changeKnownSQL, changeKnownArgs(s.tenant, id, agent, cur, next)...)
 	if err != nil {
 		// Whether it landed is unknown (the connection lost after the
 		// commit): the row is known no more.
@@ -293,8 +290,19 @@ func queueLeaseWrite(w *pgx.Batch, tenant, id, agent string, next coordination.R
 			pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
 			renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released
 		WHERE leases.version = $13`,
-		tenant, id, agent, next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version,
-		next.Claimed, next.Renewed, next.Expires, next.Released, prev)
+		append(append([]any{tenant, id, agent}, leaseRow(next)...), prev)...)
+}
+
+// leaseRow is a lease's stored columns, in leaseColumns' order after the
+// agent, as query arguments.
+func leaseRow(l coordination.RunLease) []any {
+	return []any{l.ID, l.Host, l.PID, int64(l.ProcStart), l.Version, l.Claimed, l.Renewed, l.Expires, l.Released}
+}
+
+// changeKnownArgs is changeKnownSQL's arguments: the lease's key, its next
+// state and the row as known.
+func changeKnownArgs(tenant, id, agent string, cur, next coordination.RunLease) []any {
+	return append(append([]any{tenant, id, agent}, leaseRow(next)...), leaseRow(cur)...)
 }
 
 func versionOf(l *coordination.RunLease) int64 {

@@ -490,10 +490,7 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		// in the same transaction.
 		b.Queue(`SELECT massgen_hold_lease($1, $2, $3, $4)`, s.tenant, l.id, l.agent, rel.version)
 		if rel.known {
-			next, cur := rel.next, rel.cur
-			b.Queue(changeKnownSQL, s.tenant, l.id, l.agent,
-				next.ID, next.Host, next.PID, int64(next.ProcStart), next.Version, next.Claimed, next.Renewed, next.Expires, next.Released,
-				cur.ID, cur.Host, cur.PID, int64(cur.ProcStart), cur.Version, cur.Claimed, cur.Renewed, cur.Expires, cur.Released)
+			b.Queue(changeKnownSQL, changeKnownArgs(s.tenant, l.id, l.agent, rel.cur, rel.next)...)
 		}
 	}
 	b.Queue(`SELECT massgen_hold_lock($1, $2, $3, $4, $5)`, s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
