@@ -168,10 +168,15 @@ type timedLock struct {
 func (l timedLock) Append(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
 	t := time.Now()
 	out, err := l.StepLock.Append(ctx, e)
+	l.took(t, err)
+	return out, err
+}
+
+// took times a landing begun at t, if it landed.
+func (l timedLock) took(t time.Time, err error) {
 	if err == nil {
 		l.lands.add(time.Since(t))
 	}
-	return out, err
 }
 
 // AppendAndRelease times the landing the service makes when the store lets
@@ -184,9 +189,7 @@ func (l timedLock) AppendAndRelease(ctx context.Context, e coordination.Entry) (
 	}
 	t := time.Now()
 	out, err := r.AppendAndRelease(ctx, e)
-	if err == nil {
-		l.lands.add(time.Since(t))
-	}
+	l.took(t, err)
 	return out, err
 }
 
@@ -203,9 +206,7 @@ func (l timedLock) LandLeased(ctx context.Context, e coordination.Entry, version
 	}
 	t := time.Now()
 	out, released, err := r.LandLeased(ctx, e, version, cancels)
-	if err == nil {
-		l.lands.add(time.Since(t))
-	}
+	l.took(t, err)
 	return out, released, err
 }
 
