@@ -62,7 +62,7 @@ func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, s
 		return unlock, nil
 	}
 	l, _, err := svc.sessions.lend(ctx, s.ID)
-	if err == nil && cancelledSince(l, cancels) {
+	if err == nil && cancelledSince(l, cancels) && !holdsStep(l, agent, step) {
 		err = CancelledMidStep(s.ID, agent, step)
 	}
 	if err != nil {
@@ -70,6 +70,23 @@ func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, s
 		return nil, err
 	}
 	return unlock, nil
+}
+
+// holdsStep tells whether the ledger already has the agent's entry for
+// step. Under the step lock only one landing can have put it there: this
+// step's own, retried after its answer was lost with the connection at the
+// commit (outage.go), or, when the lock expired meanwhile, another
+// replica's. Either way the store's append tells which (a retry finds its
+// own entry stored; another's is refused as a lost lease), so a cancel
+// recorded since refuses only a step that had not landed, and the spend of
+// a step that did is not recorded a second time as a cancelled call's.
+func holdsStep(l *Ledger, agent string, step int) bool {
+	for i := range l.Agents[agent] {
+		if l.Agents[agent][i].Step == step {
+			return true
+		}
+	}
+	return false
 }
 
 // cancelsNow is how many times the session has been cancelled so far: what

@@ -2,7 +2,9 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 
@@ -61,5 +63,41 @@ func TestACancelOfASessionJustCreatedForARunIsKept(t *testing.T) {
 	// A later resume, asked for after the cancel, lifts it.
 	if res, err := h.Service.Run(ctx, s.ID, nil); err != nil || res.Status != coordination.StatusFinished {
 		t.Errorf("the resume after the cancel = %+v, %v; want finished", res, err)
+	}
+}
+
+// TestARetriedLandingThatHadLandedBeforeACancelIsNotRefusedAsCancelled: a
+// landing without a LeasedLanding (a host's step) retried after its answer
+// was lost at the commit finds a cancel recorded since; the step had
+// landed, so the fence lets the append find it stored (rather than refusing
+// it as cancelled mid-step and recording its spend a second time), while a
+// step that had not landed is still refused.
+func TestARetriedLandingThatHadLandedBeforeACancelIsNotRefusedAsCancelled(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	models, _, provs := coordtest.Team(t, 2)
+	h := &coordtest.Harness{T: t, Providers: provs}
+	svc := coordination.NewService(st, coordination.Options{Open: h.Open})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: models, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := st.LockStep(ctx, s.ID, "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Append(ctx, coordination.Entry{Kind: coordination.KindAnswer, Agent: "agent_a", Content: "4", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := svc.Cancel(ctx, s.ID); err != nil || res.Status != coordination.StatusCancelled {
+		t.Fatalf("the cancel = %+v, %v; want cancelled", res, err)
+	}
+	unlock, err := coordination.LockLanding(svc, ctx, s.ID, "agent_a", lock.Step(), 0)
+	if err != nil {
+		t.Fatalf("the fence of a step that landed before the cancel: %v; want it let through to find its entry", err)
+	}
+	unlock()
+	if _, err := coordination.LockLanding(svc, ctx, s.ID, "agent_b", 1, 0); !errors.Is(err, coordination.ErrNotNext) {
+		t.Fatalf("the fence of a step that had not landed, after a cancel: %v; want it refused as cancelled mid-step", err)
 	}
 }

@@ -22,3 +22,14 @@ func Ask(svc *Service, ctx context.Context, session, agent string, rules permiss
 	g := &guard{svc: svc, session: session, agent: agent, step: 1, rules: rules}
 	return g.answer(ctx, "run_command", permissions.Decide(rules, a))
 }
+
+// LockLanding is lockLanding, the session lock and cancel fence of a step
+// landing without a LeasedLanding (a host's step, the memory and file
+// stores), for the tests of its rules.
+func LockLanding(svc *Service, ctx context.Context, id, agent string, step, cancels int) (func(), error) {
+	s, err := svc.sessions.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return svc.lockLanding(ctx, s, agent, step, cancels, false)
+}
