@@ -154,18 +154,20 @@ for _ in $(seq 100); do grep -q ANTHROPIC_BASE_URL "$WORK/fake.out" 2>/dev/null 
 base="$(sed -n 's/^export ANTHROPIC_BASE_URL=//p' "$WORK/fake.out")"
 [ -n "$base" ] || fail "the fake providers did not start"
 proj="$(mktemp -d "$WORK/proj.XXXXXX")"
-# claude -p waits only MCP_CONNECT_TIMEOUT_MS (5 s by default) for the plugin's
-# server before the first turn, then goes on without its tools; CI's parallel
-# race lanes have outlasted that (the model's run_team call then met "No such
-# tool available"). README says the same to users on a busy machine.
+# claude -p connects the plugin's server in the background and waits about
+# 2 s for it before the first turn, then goes on without its tools; CI's
+# parallel race lanes have outlasted that (the model's run_team call then met
+# "No such tool available"). MCP_CONNECTION_NONBLOCKING=0 makes it wait
+# MCP_CONNECT_TIMEOUT_MS (5 s by default), and MCP_TIMEOUT (30 s by default)
+# bounds the connection itself. README says the same to users on a busy machine.
 (cd "$proj" && ANTHROPIC_BASE_URL="$base" ANTHROPIC_API_KEY=sk-fake CLAUDE_CODE_MAX_RETRIES=1 \
-  MCP_CONNECTION_NONBLOCKING=0 MCP_CONNECT_TIMEOUT_MS=60000 timeout 180 "$CLAUDE" \
+  MCP_CONNECTION_NONBLOCKING=0 MCP_CONNECT_TIMEOUT_MS=60000 MCP_TIMEOUT=60000 timeout 180 "$CLAUDE" \
   -p "/massgen:run with sim/strong, sim/strong and sim: What is 17 * 23?" --model claude-fake \
   --output-format stream-json --verbose --allowedTools mcp__plugin_massgen_massgen__run_team \
   </dev/null >"$WORK/slash-run.jsonl" 2>"$WORK/slash-run.err") || { tail -20 "$WORK/slash-run.err" >&2; fail "claude -p /massgen:run"; }
 out="$(cat "$WORK/slash-run.jsonl")"
 expect "slash command offered" "$out" '"massgen:run"'
-expect "the plugin's server connected before the first turn" "$out" '"name":"plugin:massgen:massgen","status":"connected"'
+expect "the plugin's server connected before the first turn" "$(grep '"subtype":"init"' <<<"$out")" '"name":"plugin:massgen:massgen","status":"connected"'
 expect "run_team called" "$out" '"name":"mcp__plugin_massgen_massgen__run_team"'
 expect "team finished" "$out" '\\"status\\":\\"finished\\"'
 expect "the team's answer" "$out" 'Answer: 391'

@@ -132,7 +132,7 @@ func (o Overhead) StepOverhead(ctx context.Context, store coordination.Store, st
 // RunTiming is one run of a team at a fixed sim latency.
 type RunTiming struct {
 	Wall  time.Duration
-	Waves int // rounds of steps that started together
+	Waves int // rounds: the longest chain of steps each begun after the last ended (Waves)
 	Steps int
 }
 
@@ -165,17 +165,19 @@ func (o Overhead) TimeRun(ctx context.Context, store coordination.Store, n, para
 }
 
 // Waves counts the rounds of a run: the longest chain of its steps in which
-// each began after the one before it ended, give or take a quarter of a
-// latency (a step's start is worked out from its entry's time less its
-// duration, two clock readings that put an agent's next step up to a
-// fraction of a millisecond before its last one's end). With no overhead a
-// round's steps start together one latency after the previous round's, so
-// the chain is one step a round; a round's steps that a loaded store spread
-// over less than three quarters of a latency still make one. (Clustering
-// start times into groups that began within half a latency, the method used
-// until 2026-12-03, split such a round in two, so a slow store's ideal grew
-// with its own delays: the PostgreSQL store's 1,000 sessions measured 11–12
-// s of ideal for the 6 s the memory store's same seeds take.)
+// each began after the one before it ended. A step's start is worked out
+// from its entry's time less its duration, two clock readings that can put
+// an agent's next step a fraction of a millisecond before its last one's
+// end, so a step counts as after one that ended up to a quarter of that
+// one's duration (at most a quarter of a latency) after it began; only a
+// step that began later can follow. With no overhead a round's steps start
+// together one latency after the previous round's, so the chain is one step
+// a round; a round's steps that a loaded store spread over less than three
+// quarters of a latency still make one. (Clustering start times into groups
+// that began within half a latency, the method used until 2026-12-03, split
+// such a round in two, so a slow store's ideal grew with its own delays: the
+// PostgreSQL store's 1,000 sessions measured 11–12 s of ideal for the 6 s
+// the memory store's same seeds take.)
 func Waves(l *coordination.Ledger, latency time.Duration) int {
 	type span struct{ start, end time.Time }
 	var steps []span
@@ -184,16 +186,17 @@ func Waves(l *coordination.Ledger, latency time.Duration) int {
 			steps = append(steps, span{e.Time.Add(-time.Duration(e.DurationSeconds * float64(time.Second))), e.Time})
 		}
 	}
-	// A step that ended before another began also began before it, so each
-	// step's predecessors come before it in start order.
+	// A step's predecessors began before it, so they come before it in
+	// start order.
 	slices.SortFunc(steps, func(a, b span) int { return a.start.Compare(b.start) })
-	slack := latency / 4
 	wave := make([]int, len(steps))
 	most := 0
 	for i, s := range steps {
 		wave[i] = 1
 		for j := range i {
-			if !steps[j].end.After(s.start.Add(slack)) {
+			p := steps[j]
+			slack := min(latency, p.end.Sub(p.start)) / 4
+			if p.start.Before(s.start) && !p.end.After(s.start.Add(slack)) {
 				wave[i] = max(wave[i], wave[j]+1)
 			}
 		}

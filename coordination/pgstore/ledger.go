@@ -153,7 +153,8 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	// snapshot holds the previous holder's entry, committed before that
 	// holder let the lock go (the taking statement's snapshot may predate
 	// it). Both are one implicit transaction: a numbering that fails takes
-	// the lock back with it.
+	// the lock back with it. lockTake turns synchronous_commit off for that
+	// transaction, so nothing durable may be queued in this batch.
 	token := newToken()
 	b := &pgx.Batch{}
 	b.Queue(lockTake, s.tenant, id, name, token, lockTTL.Milliseconds())

@@ -210,14 +210,17 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 // stopped renewing it. It returns the token taken (empty if a live holder has
 // the row) and whether the session exists.
 //
-// Its commit does not wait for the WAL flush (set_config, read by sess so
-// that it runs). The locks table is unlogged, but its foreign key
-// share-locks the session's row, a logged write, and that made every take
-// wait for an fsync: 1.4–2 ms under load, twice a step (the session lock
-// and the step lock), inside the session lock, so four agents landing
-// together waited for eight in a row. Nothing is lost by not waiting: a
-// crash that forgets the commit also empties the locks table, as it
-// always did.
+// Its commit does not wait for the WAL flush (set_config, local to its
+// transaction, read by sess so that it runs). The locks table is unlogged,
+// but its foreign key share-locks the session's row, a logged write, and
+// that made every take wait for an fsync: 1.4–2 ms in a one-session trace,
+// twice a step (the session lock and the step lock). The session lock's
+// take is on a round's critical path: a round's four landings queue on it,
+// so they waited for four of these flushes besides their own four. Nothing
+// is lost by not waiting: a crash that forgets the commit also empties the
+// locks table, as it always did. Whatever shares its transaction shares
+// the unflushed commit, so nothing durable may (LockStep's batch holds
+// only a read besides).
 const lockTake = `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 		sess AS (SELECT 1 FROM sessions CROSS JOIN cfg WHERE tenant = $1 AND id = $2),
 		taken AS (
