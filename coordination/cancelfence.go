@@ -51,8 +51,10 @@ func CancelledMidStep(id, agent string, step int) error {
 // model has replied lands even when its run has stopped wanting it (a
 // forced end), unless a cancel says otherwise. inWrite (a LeasedLanding,
 // which compares the cancels in the landing's own write, under this lock)
-// skips the check here.
-func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, step, cancels int, inWrite bool) (unlock func(), err error) {
+// skips the check here. retried (an earlier attempt found the store
+// unreachable, so it may have landed) lets a step already in the ledger
+// through to the store's append (holdsStep).
+func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, step, cancels int, inWrite, retried bool) (unlock func(), err error) {
 	ctx = context.WithoutCancel(ctx)
 	unlock, err = svc.store.LockSession(ctx, s.ID)
 	if err != nil {
@@ -62,7 +64,7 @@ func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, s
 		return unlock, nil
 	}
 	l, _, err := svc.sessions.lend(ctx, s.ID)
-	if err == nil && cancelledSince(l, cancels) && !holdsStep(l, agent, step) {
+	if err == nil && cancelledSince(l, cancels) && !(retried && holdsStep(l, agent, step)) {
 		err = CancelledMidStep(s.ID, agent, step)
 	}
 	if err != nil {
@@ -73,13 +75,14 @@ func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, s
 }
 
 // holdsStep tells whether the ledger already has the agent's entry for
-// step. Under the step lock only one landing can have put it there: this
-// step's own, retried after its answer was lost with the connection at the
+// step. On a retry under the step lock only one landing can have put it
+// there: this step's own, whose answer was lost with the connection at the
 // commit (outage.go), or, when the lock expired meanwhile, another
-// replica's. Either way the store's append tells which (a retry finds its
-// own entry stored; another's is refused as a lost lease), so a cancel
-// recorded since refuses only a step that had not landed, and the spend of
-// a step that did is not recorded a second time as a cancelled call's.
+// replica's. Only the PostgreSQL store reports an outage, so only it
+// retries, and its append tells which (its own entry is found stored;
+// another's is refused as a lost lease): a cancel recorded since refuses
+// only a step that had not landed, and a host is not told that a step it
+// submitted, which is in the ledger, was cancelled.
 func holdsStep(l *Ledger, agent string, step int) bool {
 	for i := range l.Agents[agent] {
 		if l.Agents[agent][i].Step == step {

@@ -69,9 +69,9 @@ func TestACancelOfASessionJustCreatedForARunIsKept(t *testing.T) {
 // TestARetriedLandingThatHadLandedBeforeACancelIsNotRefusedAsCancelled: a
 // landing without a LeasedLanding (a host's step) retried after its answer
 // was lost at the commit finds a cancel recorded since; the step had
-// landed, so the fence lets the append find it stored (rather than refusing
-// it as cancelled mid-step and recording its spend a second time), while a
-// step that had not landed is still refused.
+// landed, so the fence lets the append find it stored rather than refusing
+// it as cancelled mid-step, while a first attempt, and a step that had not
+// landed, are still refused. (coordination/pgstore plays the whole retry.)
 func TestARetriedLandingThatHadLandedBeforeACancelIsNotRefusedAsCancelled(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
@@ -92,12 +92,16 @@ func TestARetriedLandingThatHadLandedBeforeACancelIsNotRefusedAsCancelled(t *tes
 	if res, err := svc.Cancel(ctx, s.ID); err != nil || res.Status != coordination.StatusCancelled {
 		t.Fatalf("the cancel = %+v, %v; want cancelled", res, err)
 	}
-	unlock, err := coordination.LockLanding(svc, ctx, s.ID, "agent_a", lock.Step(), 0)
+	defer lock.Release()
+	unlock, err := coordination.LockLanding(svc, ctx, s.ID, "agent_a", lock.Step(), 0, true)
 	if err != nil {
-		t.Fatalf("the fence of a step that landed before the cancel: %v; want it let through to find its entry", err)
+		t.Fatalf("the retried fence of a step that landed before the cancel: %v; want it let through to find its entry", err)
 	}
 	unlock()
-	if _, err := coordination.LockLanding(svc, ctx, s.ID, "agent_b", 1, 0); !errors.Is(err, coordination.ErrNotNext) {
-		t.Fatalf("the fence of a step that had not landed, after a cancel: %v; want it refused as cancelled mid-step", err)
+	if _, err := coordination.LockLanding(svc, ctx, s.ID, "agent_a", lock.Step(), 0, false); !errors.Is(err, coordination.ErrNotNext) {
+		t.Fatalf("a first attempt's fence, after a cancel: %v; want it refused as cancelled mid-step (only a retry can have landed)", err)
+	}
+	if _, err := coordination.LockLanding(svc, ctx, s.ID, "agent_b", 1, 0, true); !errors.Is(err, coordination.ErrNotNext) {
+		t.Fatalf("the retried fence of a step that had not landed, after a cancel: %v; want it refused as cancelled mid-step", err)
 	}
 }

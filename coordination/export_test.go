@@ -26,10 +26,10 @@ func Ask(svc *Service, ctx context.Context, session, agent string, rules permiss
 // LockLanding is lockLanding, the session lock and cancel fence of a step
 // landing without a LeasedLanding (a host's step, the memory and file
 // stores), for the tests of its rules.
-func LockLanding(svc *Service, ctx context.Context, id, agent string, step, cancels int) (func(), error) {
+func LockLanding(svc *Service, ctx context.Context, id, agent string, step, cancels int, retried bool) (func(), error) {
 	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return svc.lockLanding(ctx, s, agent, step, cancels, false)
+	return svc.lockLanding(ctx, s, agent, step, cancels, false, retried)
 }

@@ -125,20 +125,29 @@ func checkIssued(req StepRequest, issued *IssuedView) error {
 }
 
 // markingLock is a step lock that marks the host's view used once its entry
-// is appended.
+// is appended. A landing retried after the mark found the store unreachable
+// (outage.go) only marks again: the entry is recorded, and appending it a
+// second time would be refused as already recorded, telling the host its
+// recorded step failed and leaving its view unmarked, so that a
+// resubmission would land a second step.
 type markingLock struct {
 	StepLock
 	mark func(Entry) error
+	got  *Entry // the entry appended, once it is
 }
 
 func (m *markingLock) Append(ctx context.Context, e Entry) (Entry, error) {
-	got, err := m.StepLock.Append(ctx, e)
-	if err == nil {
-		if merr := m.mark(got); merr != nil {
-			return got, fmt.Errorf("step %d is recorded, but its view could not be marked used: %w", got.Step, merr)
+	if m.got == nil {
+		got, err := m.StepLock.Append(ctx, e)
+		if err != nil {
+			return got, err
 		}
+		m.got = &got
 	}
-	return got, err
+	if err := m.mark(*m.got); err != nil {
+		return *m.got, fmt.Errorf("step %d is recorded, but its view could not be marked used: %w", m.got.Step, err)
+	}
+	return *m.got, nil
 }
 
 // submission fingerprints a host's submission: what must match for a

@@ -359,7 +359,7 @@ func (svc *Service) appendLanding(ctx context.Context, s *Session, lock StepLock
 	var down outage
 	what := "the step of " + e.Agent
 	for {
-		entry, unlock, err := svc.tryLanding(ctx, s, lock, claim, e, cancels)
+		entry, unlock, err := svc.tryLanding(ctx, s, lock, claim, e, cancels, down.tries > 0)
 		if !svc.storeDown(err) {
 			if err == nil {
 				svc.over(ctx, s, what, &down)
@@ -372,14 +372,15 @@ func (svc *Service) appendLanding(ctx context.Context, s *Session, lock StepLock
 	}
 }
 
-// tryLanding is one attempt of appendLanding.
-func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, e *Entry, cancels int) (Entry, func(), error) {
+// tryLanding is one attempt of appendLanding; retried says an earlier one
+// found the store unreachable.
+func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, e *Entry, cancels int, retried bool) (Entry, func(), error) {
 	ll, leased := lock.(LeasedLanding)
 	leased = leased && claim != nil
 	if err := claim.fence(ctx, leased); err != nil {
 		return Entry{}, nil, err
 	}
-	unlock, err := svc.lockLanding(ctx, s, e.Agent, lock.Step(), cancels, leased)
+	unlock, err := svc.lockLanding(ctx, s, e.Agent, lock.Step(), cancels, leased, retried)
 	if err != nil {
 		return Entry{}, nil, err
 	}

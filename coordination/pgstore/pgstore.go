@@ -68,6 +68,10 @@ type Options struct {
 	// Tracer, if set, hears of every query and batch the pool sends
 	// (pgx.QueryTracer): massgen-bench counts a step's round trips by it.
 	Tracer pgx.QueryTracer
+
+	// dial, if set, makes the pool's connections: the tests' way to lose
+	// one at a chosen moment under a whole replica.
+	dial pgconn.DialFunc
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value
@@ -85,6 +89,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	if opts.Tracer != nil {
 		cfg.ConnConfig.Tracer = opts.Tracer
+	}
+	if opts.dial != nil {
+		cfg.ConnConfig.DialFunc = opts.dial
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// A database cut off (not refusing, just silent) must fail a
