@@ -103,10 +103,13 @@ func (h hosts) submit(ctx context.Context, s *Session, req StepRequest) (*StepRe
 	entry.DurationSeconds = h.svc.now().Sub(issued.IssuedAt).Seconds()
 	// The view is marked used under the step lock, before it is released,
 	// so a retry arriving after the lock is free finds the mark.
+	// The mark is written even if the host's request ends meanwhile: the
+	// entry it marks is recorded, and an unmarked view would let the same
+	// submission, retried, land a second step.
 	marked := &markingLock{StepLock: lock, mark: func(e Entry) error {
 		used := *issued
 		used.Landed, used.Submission = e.Step, submission(req)
-		return h.svc.store.SaveView(ctx, s.ID, req.AgentID, used)
+		return h.svc.store.SaveView(context.WithoutCancel(ctx), s.ID, req.AgentID, used)
 	}}
 	return h.svc.land(ctx, s, marked, nil, v, entry, true, st.Life.Cancels)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -165,5 +166,71 @@ func TestCriteriaAttachedElsewhereReachTheFirstStep(t *testing.T) {
 	}
 	if p := sc[0].Requests()[0].Prompt; !strings.Contains(p, "Show the working") {
 		t.Fatalf("the first step must see the attached criteria:\n%s", p)
+	}
+}
+
+// endingStore ends the host's request right after its step is appended,
+// and, as a database does, refuses writes under an ended context.
+type endingStore struct {
+	*memstore.Store
+	end func()
+}
+
+type endingLock struct {
+	coordination.StepLock
+	end func()
+}
+
+func (s endingStore) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	l, err := s.Store.LockStep(ctx, id, agent)
+	if err != nil {
+		return nil, err
+	}
+	return endingLock{StepLock: l, end: s.end}, nil
+}
+
+func (l endingLock) Append(ctx context.Context, e coordination.Entry) (coordination.Entry, error) {
+	got, err := l.StepLock.Append(ctx, e)
+	l.end()
+	return got, err
+}
+
+func (s endingStore) SaveView(ctx context.Context, id, agent string, v coordination.IssuedView) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.Store.SaveView(ctx, id, agent, v)
+}
+
+// TestAHostsRecordedStepIsMarkedThoughItsRequestEnded: a host's request
+// that ends (its client gave up) after its step was appended still marks
+// the view used: the step is recorded, and an unmarked view would let the
+// same submission, sent again, land a second step.
+func TestAHostsRecordedStepIsMarkedThoughItsRequestEnded(t *testing.T) {
+	ctx := context.Background()
+	rctx, end := context.WithCancel(ctx)
+	st := endingStore{Store: memstore.New(), end: end}
+	svc := coordination.NewService(st, coordination.Options{})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Driver: coordination.DriverStep,
+		Agents: []coordination.Agent{{ID: "me", Model: "host"}, {ID: "you", Model: "host"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "4", SeenSteps: view.SeenSteps}
+	res, err := svc.Step(rctx, req)
+	if err != nil {
+		t.Fatalf("the submit whose request ended after its append: %v; want the step it recorded", err)
+	}
+	again, err := svc.Step(ctx, req)
+	if err != nil || again.Label != res.Label {
+		t.Fatalf("the same submission again = %+v, %v; want %q replayed", again, err, res.Label)
+	}
+	l, err := st.Ledger(ctx, s.ID)
+	if err != nil || len(l.Agents["me"]) != 1 {
+		t.Fatalf("the host's entries = %d, %v; want the one", len(l.Agents["me"]), err)
 	}
 }

@@ -1,20 +1,27 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"net"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // cutReplica is a whole replica on dsn whose connection is cut once, right
 // after the first write holding mark has committed (committed tells when),
 // as when the network fails at the commit.
-func cutReplica(t *testing.T, dsn, mark string, committed func() bool) *Store {
+func cutReplica(t *testing.T, dsn, mark string, committed func() bool, tracer pgx.QueryTracer) *Store {
 	t.Helper()
 	armed := &atomic.Bool{}
 	armed.Store(true)
@@ -25,7 +32,36 @@ func cutReplica(t *testing.T, dsn, mark string, committed func() bool) *Store {
 		}
 		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte(mark), committed: committed}, armed: armed}, nil
 	}
-	return replicaOn(t, dsn, Options{dial: dial})
+	return replicaOn(t, dsn, Options{dial: dial, Tracer: tracer})
+}
+
+// sessionTakes times a replica's takes of session locks.
+type sessionTakes struct {
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (s *sessionTakes) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == lockTake && len(d.Args) > 2 && d.Args[2] == "session" {
+		s.mu.Lock()
+		s.times = append(s.times, time.Now())
+		s.mu.Unlock()
+	}
+	return ctx
+}
+
+func (*sessionTakes) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// after is the first take after t.
+func (s *sessionTakes) after(t time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, at := range s.times {
+		if at.After(t) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween: a host's
@@ -40,7 +76,8 @@ func TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween(t *testing.
 	dsn := pgtest.Schema(t)
 	a := replicaOn(t, dsn, Options{})
 	const content = "4, submitted once over a connection lost at its commit"
-	cut := cutReplica(t, dsn, content, func() bool { return rows(t, a, "entries") > 0 })
+	takes := &sessionTakes{}
+	cut := cutReplica(t, dsn, content, func() bool { return rows(t, a, "entries") > 0 }, takes)
 	ctx := context.Background()
 	other := coordination.NewService(a, coordination.Options{})
 	svc := coordination.NewService(cut, coordination.Options{})
@@ -61,11 +98,13 @@ func TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween(t *testing.
 	// The cancel goes in while the landing waits to try again: the outage
 	// is told before the wait (200 ms), with the session lock let go.
 	cancelled := make(chan error, 1)
+	var cancelledAt time.Time
 	go func() {
 		for range sub.Ready() {
 			for _, o := range sub.Take() {
 				if o.Progress != nil && o.Progress.Kind == coordination.ProgressStoreOutage {
 					_, err := other.Cancel(ctx, s.ID)
+					cancelledAt = time.Now()
 					cancelled <- err
 					return
 				}
@@ -81,6 +120,11 @@ func TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween(t *testing.
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the landing never reported the store unreachable, so nothing was retried: the test tests nothing")
+	}
+	// The retry's fence takes the session lock again: only if that was
+	// after the cancel did the fence see it.
+	if _, ok := takes.after(cancelledAt); !ok {
+		t.Skipf("the cancel (done %s) came after the retry's fence: nothing was tested (submit: %v)", cancelledAt.Format(time.StampMicro), err)
 	}
 	if err != nil {
 		t.Fatalf("the submit whose landing committed before the cancel: %v; want the step it recorded", err)
@@ -116,7 +160,7 @@ func TestAHostSubmitWhoseViewMarkWasLostAtItsCommitLandsOnce(t *testing.T) {
 		}
 		return n > 0
 	}
-	cut := cutReplica(t, dsn, `"landed_step":1`, marked)
+	cut := cutReplica(t, dsn, `"landed_step":1`, marked, nil)
 	ctx := context.Background()
 	svc := coordination.NewService(cut, coordination.Options{})
 	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", SessionID: "s", Driver: coordination.DriverStep,
@@ -145,5 +189,76 @@ func TestAHostSubmitWhoseViewMarkWasLostAtItsCommitLandsOnce(t *testing.T) {
 	}
 	if n := rows(t, a, "entries"); n != 1 {
 		t.Fatalf("%d entries stored after the resubmission; want the one", n)
+	}
+}
+
+// cutOnWrite loses its connection at the first write holding mark once
+// armed: the statement never reaches the server.
+type cutOnWrite struct {
+	net.Conn
+	mark  []byte
+	armed *atomic.Bool
+}
+
+func (c *cutOnWrite) Write(p []byte) (int, error) {
+	if bytes.Contains(p, c.mark) && c.armed.CompareAndSwap(true, false) {
+		c.Conn.Close()
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}
+	}
+	return c.Conn.Write(p)
+}
+
+// TestARetryWhoseStoredEntryReadFindsTheDatabaseGoneIsTriedAgain: a step
+// whose append committed but whose answer was lost is retried; the retry's
+// read of the stored entry (is it this landing?) finds the database gone
+// again. That leaves the question open: the append fails as unreachable
+// (tried again), not as a step another replica recorded, and the next try
+// finds the entry.
+func TestARetryWhoseStoredEntryReadFindsTheDatabaseGoneIsTriedAgain(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := replicaOn(t, dsn, Options{})
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	const content = "landed, then read over a lost connection"
+	first, second := &atomic.Bool{}, &atomic.Bool{}
+	first.Store(true)
+	landed := func() bool { return rows(t, a, "entries") > 0 }
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		read := &cutOnWrite{Conn: c, mark: []byte("SELECT entry::text FROM entries"), armed: second}
+		return &cutOnce{cutAfter: &cutAfter{Conn: read, mark: []byte(content), committed: landed}, armed: first}, nil
+	}
+	cut := replicaOn(t, dsn, Options{dial: dial})
+	l, err := cut.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	e := newAnswer("agent_a", content)
+	e.Time = time.Now()
+	if _, err := l.Append(ctx, e); !unavailable(err) {
+		t.Fatalf("an append over a connection lost after its commit = %v; want the database unavailable", err)
+	}
+	if !landed() {
+		t.Fatal("the cut append did not commit, which tests nothing")
+	}
+	second.Store(true)
+	if _, err := l.Append(ctx, e); !unavailable(err) || errors.Is(err, coordination.ErrLeaseLost) {
+		t.Fatalf("the retry whose stored-entry read lost its connection = %v; want the database unavailable, not a lost lease", err)
+	}
+	if second.Load() {
+		t.Fatal("the retry never read the stored entry, which tests nothing")
+	}
+	got, err := l.Append(ctx, e)
+	if err != nil {
+		t.Fatalf("the next retry = %v; want its own stored entry found", err)
+	}
+	if got.Step != 1 || rows(t, a, "entries") != 1 {
+		t.Errorf("the retry returned step %d with %d entries stored; want 1 and 1", got.Step, rows(t, a, "entries"))
 	}
 }

@@ -377,8 +377,14 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		// (during the outage) refuses only a step that had not landed.
 		// A lease fence that refused it (the lease released) was refused
 		// by that landing's own release: there is none left to release.
-		if num, same, serr := s.storedIs(ctx, l, e); serr == nil && same {
+		// A read that finds the database gone again leaves the question
+		// open: the outage's error, so the landing is tried again rather
+		// than given up as another replica's.
+		switch num, same, serr := s.storedIs(ctx, l, e); {
+		case serr == nil && same:
 			e.AnswerNum, err, released = num, nil, leaseLost
+		case serr != nil && unavailable(serr):
+			err, leaseLost, cancelled = serr, false, false
 		}
 	}
 	if err != nil {
