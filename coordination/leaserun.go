@@ -54,6 +54,7 @@ type leases struct {
 	owner          string // the id this service's leases carry
 	heartbeat, ttl time.Duration
 	log            zerolog.Logger
+	steps          stepBeats // the step leases held, one heartbeat for all
 }
 
 // newLeases applies the defaults to the options' lease times.

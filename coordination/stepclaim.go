@@ -14,10 +14,11 @@ import (
 // the step is alive (an abandoned one reads interrupted, stepStatus). Its
 // landing is fenced by it: a step whose lease was lost writes nothing.
 
-// stepClaim is a held step lease with its heartbeat; nil for a store
-// without step leases.
+// stepClaim is a held step lease, renewed by its service's step heartbeat
+// (stepbeats.go); nil for a store without step leases.
 type stepClaim struct {
-	beat
+	lz        *leases
+	lost      chan struct{} // closed when the lease was lost to another claim
 	ls        StepLeaseStore
 	id, agent string
 	version   int64
@@ -33,6 +34,8 @@ type stepClaim struct {
 	// landed: a landing released the lease; the heartbeat renews it no
 	// more and release leaves it be.
 	landed bool
+	// released: release has run; no renewal may follow it.
+	released bool
 	// doubt: a landing's answer was lost with the store unreachable. It
 	// may have landed and released the lease itself, so a renewal refused
 	// as lost proves no other process took it; the landing's retry, fenced
@@ -64,18 +67,18 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 	if err != nil {
 		return nil, err
 	}
-	c := &stepClaim{beat: newBeat(), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl,
+	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
-	go lz.beat(&c.beat, id, "step of "+agent, c.renew)
+	lz.steps.hold(lz, c)
 	return c, nil
 }
 
 // renew is the heartbeat's renewal of the lease, none once a landing
-// released it.
+// released it or the claim was released.
 func (c *stepClaim) renew(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.landed {
+	if c.landed || c.released {
 		return nil
 	}
 	_, err := c.ls.RenewStep(ctx, c.id, c.agent, c.version, c.ttl)
@@ -147,11 +150,13 @@ func (c *stepClaim) release() {
 		return
 	}
 	c.once.Do(func() {
-		close(c.stop)
-		<-c.done
+		// Under mu, which a renewal holds throughout: one under way ends
+		// first, and none follows.
 		c.mu.Lock()
+		c.released = true
 		landed := c.landed
 		c.mu.Unlock()
+		c.lz.steps.drop(c)
 		if landed {
 			return
 		}
