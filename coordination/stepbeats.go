@@ -7,21 +7,32 @@ import (
 	"time"
 )
 
-// stepBeats renews every step lease a service holds from one goroutine that
-// ticks every heartbeat while any is held, rather than a goroutine, three
-// channels and a ticker a step: a thousand sessions start four thousand
-// steps a round, and that per-step heartbeat, which a one-second step never
-// even reached, cost more than a third of a memory-store step's
-// bookkeeping (docs/BENCHMARKS.md, "One heartbeat for a service's steps").
+// stepBeats renews every step lease a service holds from one goroutine,
+// alive while any is held, rather than a goroutine, three channels and a
+// ticker a step: a thousand sessions start four thousand steps a round, and
+// that per-step heartbeat, which a one-second step never even reached, cost
+// a quarter of a memory-store step's CPU (docs/BENCHMARKS.md, "One heartbeat
+// for a service's steps").
+//
 // It ticks four times a heartbeat and renews the claims last renewed (or
 // taken) a heartbeat ago or more: each is renewed between one and one and a
 // quarter heartbeats apart, well inside the lease's time (at least two
 // heartbeats), and a step shorter than a heartbeat, most of them, is never
-// renewed, as before.
+// renewed, as before. Each renewal runs on its own (a database store batches
+// those that meet), so a slow one holds up no other claim's; a claim whose
+// renewal is still under way is not renewed again, and one whose renewal
+// failed, or was skipped for a landing under way, is due again at the next
+// tick.
 type stepBeats struct {
 	mu     sync.Mutex
-	claims map[*stepClaim]time.Time // when each was last renewed, or taken
-	idle   chan struct{}            // closed to stop the goroutine when the last claim goes; nil when none runs
+	claims map[*stepClaim]*beatState
+	idle   chan struct{} // the running goroutine's: closed when the last claim goes; nil when none runs
+}
+
+// beatState is one claim's place in the heartbeat.
+type beatState struct {
+	last     time.Time // renewed, or taken
+	renewing bool
 }
 
 // hold adds a claim, starting the heartbeat if none runs.
@@ -29,9 +40,9 @@ func (b *stepBeats) hold(lz *leases, c *stepClaim) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.claims == nil {
-		b.claims = map[*stepClaim]time.Time{}
+		b.claims = map[*stepClaim]*beatState{}
 	}
-	b.claims[c] = time.Now()
+	b.claims[c] = &beatState{last: time.Now()}
 	if b.idle == nil {
 		b.idle = make(chan struct{})
 		go lz.beatSteps(b.idle)
@@ -52,51 +63,67 @@ func (b *stepBeats) drop(c *stepClaim) {
 	}
 }
 
-// due lists the claims last renewed every or longer before now, and counts
-// them renewed now.
-func (b *stepBeats) due(now time.Time, every time.Duration) []*stepClaim {
+// due lists the claims to renew now (last renewed every or longer ago, no
+// renewal under way) and marks them under way; ok is false once idle is no
+// longer the running goroutine's, which then stops.
+func (b *stepBeats) due(idle chan struct{}, every time.Duration) (out []*stepClaim, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []*stepClaim
-	for c, at := range b.claims {
-		if now.Sub(at) >= every {
+	if b.idle != idle {
+		return nil, false
+	}
+	now := time.Now()
+	for c, st := range b.claims {
+		if !st.renewing && now.Sub(st.last) >= every {
+			st.renewing = true
 			out = append(out, c)
-			b.claims[c] = now
 		}
 	}
-	return out
+	return out, true
 }
 
-// beatSteps renews the held step leases that are due until idle is
-// closed. The renewals of a tick run at once (a database store batches
-// those that meet) and the next tick waits for them, so one claim is never
-// renewed twice at a time.
-func (lz *leases) beatSteps(idle <-chan struct{}) {
+// renewed ends a claim's renewal: done, or due again at the next tick.
+func (b *stepBeats) renewed(c *stepClaim, ok bool, every time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.claims[c]
+	if st == nil {
+		return
+	}
+	st.renewing = false
+	if ok {
+		st.last = time.Now()
+	} else {
+		st.last = time.Now().Add(-every)
+	}
+}
+
+// beatSteps renews the step leases that are due, every quarter heartbeat,
+// until idle is closed or is no longer the running goroutine's.
+func (lz *leases) beatSteps(idle chan struct{}) {
 	t := time.NewTicker(lz.heartbeat / 4)
 	defer t.Stop()
 	for {
-		var now time.Time
 		select {
 		case <-idle:
 			return
-		case now = <-t.C:
+		case <-t.C:
 		}
-		var wg sync.WaitGroup
-		for _, c := range lz.steps.due(now, lz.heartbeat) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lz.renewStep(c)
-			}()
+		due, ok := lz.steps.due(idle, lz.heartbeat)
+		if !ok {
+			return
 		}
-		wg.Wait()
+		for _, c := range due {
+			go lz.renewStep(c)
+		}
 	}
 }
 
-// renewStep renews one step lease. A lease lost to another claim is closed
-// as lost (the landing's fence refuses it) and renewed no more; a renewal
-// that fails for another reason (a full disk) is tried again at the next
-// tick, the lease expiring if none succeeds in time.
+// renewStep renews one step lease. A lease lost to another claim (renew
+// closed it as lost: the landing's fence refuses it) is renewed no more; a
+// renewal that fails for another reason (a full disk), or that a landing
+// under way made wait, is tried again at the next tick, the lease expiring
+// if none succeeds in time.
 func (lz *leases) renewStep(c *stepClaim) {
 	ctx, cancel := context.WithTimeout(context.Background(), lz.heartbeat)
 	err := c.renew(ctx)
@@ -105,8 +132,12 @@ func (lz *leases) renewStep(c *stepClaim) {
 	case errors.Is(err, ErrLeaseLost):
 		lz.log.Warn().Err(err).Str("session", c.id).Str("lease", "step of "+c.agent).Msg("this lease was claimed by another process; stopping without writing")
 		lz.steps.drop(c)
-		close(c.lost)
+	case errors.Is(err, errLanding):
+		lz.steps.renewed(c, false, lz.heartbeat)
 	case err != nil:
 		lz.log.Warn().Err(err).Str("session", c.id).Str("lease", "step of "+c.agent).Msg("could not renew the lease; trying again at the next heartbeat")
+		lz.steps.renewed(c, false, lz.heartbeat)
+	default:
+		lz.steps.renewed(c, true, lz.heartbeat)
 	}
 }

@@ -73,17 +73,28 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 	return c, nil
 }
 
+// errLanding is a renewal skipped because a landing holds the claim: the
+// landing fences the lease itself, and may be waiting on a busy store, which
+// the heartbeat must not wait for.
+var errLanding = errors.New("a landing holds the step lease")
+
 // renew is the heartbeat's renewal of the lease, none once a landing
-// released it or the claim was released.
+// released it or the claim was released. A lease lost to another claim is
+// closed as lost here, under mu, so a release that follows sees it.
 func (c *stepClaim) renew(ctx context.Context) error {
-	c.mu.Lock()
+	if !c.mu.TryLock() {
+		return errLanding
+	}
 	defer c.mu.Unlock()
 	if c.landed || c.released {
 		return nil
 	}
 	_, err := c.ls.RenewStep(ctx, c.id, c.agent, c.version, c.ttl)
-	if c.doubt && errors.Is(err, ErrLeaseLost) {
-		return nil
+	if errors.Is(err, ErrLeaseLost) {
+		if c.doubt {
+			return nil
+		}
+		close(c.lost) // once: a claim found lost is renewed no more (stepBeats)
 	}
 	return err
 }
