@@ -211,16 +211,7 @@ func TestAHostsRecordedStepIsMarkedThoughItsRequestEnded(t *testing.T) {
 	rctx, end := context.WithCancel(ctx)
 	st := endingStore{Store: memstore.New(), end: end}
 	svc := coordination.NewService(st, coordination.Options{})
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Driver: coordination.DriverStep,
-		Agents: []coordination.Agent{{ID: "me", Model: "host"}, {ID: "you", Model: "host"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "4", SeenSteps: view.SeenSteps}
+	s, req := coordtest.HostSubmission(t, svc, svc, "", "4")
 	res, err := svc.Step(rctx, req)
 	if err != nil {
 		t.Fatalf("the submit whose request ended after its append: %v; want the step it recorded", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
@@ -81,15 +82,7 @@ func TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween(t *testing.
 	ctx := context.Background()
 	other := coordination.NewService(a, coordination.Options{})
 	svc := coordination.NewService(cut, coordination.Options{})
-	s, err := other.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", SessionID: "s", Driver: coordination.DriverStep,
-		Agents: []coordination.Agent{{ID: "me", Model: "host"}, {ID: "you", Model: "host"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, req := coordtest.HostSubmission(t, other, svc, "s", content)
 	sub, err := svc.Subscribe(ctx, coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +104,6 @@ func TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween(t *testing.
 			}
 		}
 	}()
-	req := coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: content, SeenSteps: view.SeenSteps}
 	res, err := svc.Step(ctx, req)
 	select {
 	case cerr := <-cancelled:
@@ -163,16 +155,7 @@ func TestAHostSubmitWhoseViewMarkWasLostAtItsCommitLandsOnce(t *testing.T) {
 	cut := cutReplica(t, dsn, `"landed_step":1`, marked, nil)
 	ctx := context.Background()
 	svc := coordination.NewService(cut, coordination.Options{})
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", SessionID: "s", Driver: coordination.DriverStep,
-		Agents: []coordination.Agent{{ID: "me", Model: "host"}, {ID: "you", Model: "host"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := coordination.StepRequest{SessionID: s.ID, AgentID: "me", Action: "new_answer", Content: "4", SeenSteps: view.SeenSteps}
+	_, req := coordtest.HostSubmission(t, svc, svc, "s", "4")
 	res, err := svc.Step(ctx, req)
 	if !marked() {
 		t.Fatal("the view was never marked, so the cut never fired: the test tests nothing")
