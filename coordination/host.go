@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -111,8 +112,19 @@ func (h hosts) submit(ctx context.Context, s *Session, req StepRequest) (*StepRe
 		used.Landed, used.Submission = e.Step, submission(req)
 		return h.svc.store.SaveView(context.WithoutCancel(ctx), s.ID, req.AgentID, used)
 	}}
-	return h.svc.land(ctx, s, marked, nil, v, entry, true, st.Life.Cancels)
+	// Once validated, the submission lands even if its request ends
+	// meanwhile (its client gave up waiting through an outage), for up to
+	// hostLandingGrace: an attempt that committed before the answer was
+	// lost is then found and its view marked, where giving up left the view
+	// unmarked, and the same submission, sent again, landed a second step.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostLandingGrace)
+	defer cancel()
+	return h.svc.land(lctx, s, marked, nil, v, entry, true, st.Life.Cancels)
 }
+
+// hostLandingGrace bounds how long a host's validated submission goes on
+// landing, through an outage, after its request ended.
+const hostLandingGrace = 30 * time.Second
 
 // checkIssued checks a submission's seen_steps against the view issued.
 func checkIssued(req StepRequest, issued *IssuedView) error {

@@ -245,3 +245,53 @@ func TestARetryWhoseStoredEntryReadFindsTheDatabaseGoneIsTriedAgain(t *testing.T
 		t.Errorf("the retry returned step %d with %d entries stored; want 1 and 1", got.Step, rows(t, a, "entries"))
 	}
 }
+
+// TestAHostSubmitWhoseRequestEndsDuringTheOutageStillLandsOnce: the
+// landing committed, its answer was lost, and the host's request ended
+// while the landing waited to try again (its client gave up). The landing
+// goes on, finds its entry and marks the view, so the same submission sent
+// again replays that step instead of landing a second.
+func TestAHostSubmitWhoseRequestEndsDuringTheOutageStillLandsOnce(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := replicaOn(t, dsn, Options{})
+	const content = "4, from a client that gave up during the outage"
+	cut := cutReplica(t, dsn, content, func() bool { return rows(t, a, "entries") > 0 }, nil)
+	ctx := context.Background()
+	svc := coordination.NewService(cut, coordination.Options{})
+	s, req := coordtest.HostSubmission(t, svc, svc, "s", content)
+	sub, err := svc.Subscribe(ctx, coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	rctx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	gaveUp := make(chan struct{})
+	go func() {
+		for range sub.Ready() {
+			for _, o := range sub.Take() {
+				if o.Progress != nil && o.Progress.Kind == coordination.ProgressStoreOutage {
+					giveUp()
+					close(gaveUp)
+					return
+				}
+			}
+		}
+	}()
+	_, _ = svc.Step(rctx, req) // its client has gone: what it returns reaches nobody
+	select {
+	case <-gaveUp:
+	default:
+		t.Fatal("the landing never reported the store unreachable, so the request never ended during an outage: the test tests nothing")
+	}
+	if n := rows(t, a, "entries"); n != 1 {
+		t.Fatalf("%d entries stored; want the one", n)
+	}
+	again, err := svc.Step(ctx, req)
+	if err != nil {
+		t.Fatalf("the same submission again: %v; want the step replayed", err)
+	}
+	if n := rows(t, a, "entries"); n != 1 || again.Action != "new_answer" {
+		t.Fatalf("after the resubmission %d entries are stored (it returned %s); want the one, replayed", n, again.Action)
+	}
+}
