@@ -114,11 +114,23 @@ func (h hosts) submit(ctx context.Context, s *Session, req StepRequest) (*StepRe
 	}}
 	// Once validated, the submission lands even if its request ends
 	// meanwhile (its client gave up waiting through an outage), for up to
-	// hostLandingGrace: an attempt that committed before the answer was
-	// lost is then found and its view marked, where giving up left the view
-	// unmarked, and the same submission, sent again, landed a second step.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostLandingGrace)
-	defer cancel()
+	// hostLandingGrace after the request ended: an attempt that committed
+	// before the answer was lost is then found and its view marked, where
+	// giving up left the view unmarked, and the same submission, sent
+	// again, landed a second step. A client still waiting waits as long as
+	// the outage lasts, as before.
+	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(hostLandingGrace)
+		defer t.Stop()
+		select {
+		case <-lctx.Done():
+		case <-t.C:
+			cancel(context.Cause(ctx))
+		}
+	})
+	defer stop()
 	return h.svc.land(lctx, s, marked, nil, v, entry, true, st.Life.Cancels)
 }
 
