@@ -160,7 +160,7 @@ proj="$(mktemp -d "$WORK/proj.XXXXXX")"
 # "No such tool available"). MCP_CONNECTION_NONBLOCKING=0 makes it wait
 # MCP_CONNECT_TIMEOUT_MS (5 s by default), and MCP_TIMEOUT (30 s by default)
 # bounds the connection itself. README says the same to users on a busy machine.
-(cd "$proj" && ANTHROPIC_BASE_URL="$base" ANTHROPIC_API_KEY=sk-fake CLAUDE_CODE_MAX_RETRIES=1 \
+(cd "$proj" && ANTHROPIC_BASE_URL="$base" ANTHROPIC_API_KEY=sk-fake-not-a-key-0000 CLAUDE_CODE_MAX_RETRIES=1 \
   MCP_CONNECTION_NONBLOCKING=0 MCP_CONNECT_TIMEOUT_MS=60000 MCP_TIMEOUT=60000 timeout 180 "$CLAUDE" \
   -p "/massgen:run with sim/strong, sim/strong and sim: What is 17 * 23?" --model claude-fake \
   --output-format stream-json --verbose --allowedTools mcp__plugin_massgen_massgen__run_team \

@@ -101,7 +101,7 @@ func TestSnapshotRecordsSymlinksWithoutFollowingThem(t *testing.T) {
 	tm := NewTeam(t.TempDir(), nil, "")
 	live, _ := tm.Prepare("agent_a")
 	secretDir := t.TempDir()
-	write(t, secretDir, "key.txt", "sk-secret")
+	write(t, secretDir, "key.txt", "sk-dummy-secret-not-a-key-0000")
 	if err := os.Symlink(filepath.Join(secretDir, "key.txt"), filepath.Join(live, "key")); err != nil {
 		t.Fatal(err)
 	}

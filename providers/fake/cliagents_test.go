@@ -16,7 +16,7 @@ func postAs(t *testing.T, url, header, value, body string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer sk-fake")
+	req.Header.Set("Authorization", "Bearer sk-fake-not-a-key-0000")
 	req.Header.Set("x-goog-api-key", "fake")
 	req.Header.Set(header, value)
 	resp, err := http.DefaultClient.Do(req)
