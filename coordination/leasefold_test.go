@@ -1,11 +1,9 @@
 package coordination_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
@@ -108,27 +107,9 @@ func (l *leasedLock) LandLeased(ctx context.Context, e coordination.Entry, versi
 	return out, true, nil
 }
 
-// syncBuffer is a log sink safe for the heartbeats' goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // leasedTeam is a step-driven session of two sim agents on st, its
 // heartbeat every 5 ms, logging to logs.
-func leasedTeam(t *testing.T, st coordination.Store, logs *syncBuffer) (*coordination.Service, *coordination.Session) {
+func leasedTeam(t *testing.T, st coordination.Store, logs *coordtest.SyncBuffer) (*coordination.Service, *coordination.Session) {
 	t.Helper()
 	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.New(logs),
 		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: time.Minute})
@@ -146,7 +127,7 @@ func leasedTeam(t *testing.T, st coordination.Store, logs *syncBuffer) (*coordin
 // lease released and report it claimed by another process).
 func TestALeasedLandingIsTheStepsFenceAndRelease(t *testing.T) {
 	st := &leasedStore{Store: memstore.New(), hold: 50 * time.Millisecond}
-	logs := &syncBuffer{}
+	logs := &coordtest.SyncBuffer{}
 	svc, s := leasedTeam(t, st, logs)
 	agent := s.AgentIDs()[0]
 	reads := st.reads.Load()
@@ -177,7 +158,7 @@ func TestALeasedLandingIsTheStepsFenceAndRelease(t *testing.T) {
 func TestALeasedLandingWhoseAnswerWasLostIsNotTakenForALoss(t *testing.T) {
 	st := &leasedStore{Store: memstore.New(), hold: 20 * time.Millisecond}
 	st.lose.Store(true)
-	logs := &syncBuffer{}
+	logs := &coordtest.SyncBuffer{}
 	svc, s := leasedTeam(t, st, logs)
 	agent := s.AgentIDs()[0]
 	res, err := svc.Step(context.Background(), coordination.StepRequest{SessionID: s.ID, AgentID: agent})

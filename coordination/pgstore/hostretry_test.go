@@ -65,6 +65,41 @@ func (s *sessionTakes) after(t time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// onOutage runs do once svc tells of the store's outage in session id (a
+// landing that found it unreachable, told before it waits to try again),
+// and closes the channel it returns when do has run.
+func onOutage(t *testing.T, svc *coordination.Service, id string, do func()) <-chan struct{} {
+	t.Helper()
+	sub, err := svc.Subscribe(context.Background(), coordination.Filter{Sessions: []string{id}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Close)
+	done := make(chan struct{})
+	go func() {
+		for range sub.Ready() {
+			for _, o := range sub.Take() {
+				if o.Progress != nil && o.Progress.Kind == coordination.ProgressStoreOutage {
+					do()
+					close(done)
+					return
+				}
+			}
+		}
+	}()
+	return done
+}
+
+// waitFor waits for done, failing with why after 10 s.
+func waitFor(t *testing.T, done <-chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal(why)
+	}
+}
+
 // TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween: a host's
 // submission through a replica whose connection is lost right after the
 // landing committed is retried once the store answers (outage.go); a cancel
@@ -83,35 +118,18 @@ func TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween(t *testing.
 	other := coordination.NewService(a, coordination.Options{})
 	svc := coordination.NewService(cut, coordination.Options{})
 	s, req := coordtest.HostSubmission(t, other, svc, "s", content)
-	sub, err := svc.Subscribe(ctx, coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
 	// The cancel goes in while the landing waits to try again: the outage
 	// is told before the wait (200 ms), with the session lock let go.
-	cancelled := make(chan error, 1)
+	var cerr error
 	var cancelledAt time.Time
-	go func() {
-		for range sub.Ready() {
-			for _, o := range sub.Take() {
-				if o.Progress != nil && o.Progress.Kind == coordination.ProgressStoreOutage {
-					_, err := other.Cancel(ctx, s.ID)
-					cancelledAt = time.Now()
-					cancelled <- err
-					return
-				}
-			}
-		}
-	}()
+	cancelled := onOutage(t, svc, s.ID, func() {
+		_, cerr = other.Cancel(ctx, s.ID)
+		cancelledAt = time.Now()
+	})
 	res, err := svc.Step(ctx, req)
-	select {
-	case cerr := <-cancelled:
-		if cerr != nil {
-			t.Fatalf("the cancel between the attempts: %v", cerr)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the landing never reported the store unreachable, so nothing was retried: the test tests nothing")
+	waitFor(t, cancelled, "the landing never reported the store unreachable, so nothing was retried: the test tests nothing")
+	if cerr != nil {
+		t.Fatalf("the cancel between the attempts: %v", cerr)
 	}
 	// The retry's fence takes the session lock again: only if that was
 	// after the cancel did the fence see it.
@@ -259,31 +277,11 @@ func TestAHostSubmitWhoseRequestEndsDuringTheOutageStillLandsOnce(t *testing.T) 
 	ctx := context.Background()
 	svc := coordination.NewService(cut, coordination.Options{})
 	s, req := coordtest.HostSubmission(t, svc, svc, "s", content)
-	sub, err := svc.Subscribe(ctx, coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
 	rctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
-	gaveUp := make(chan struct{})
-	go func() {
-		for range sub.Ready() {
-			for _, o := range sub.Take() {
-				if o.Progress != nil && o.Progress.Kind == coordination.ProgressStoreOutage {
-					giveUp()
-					close(gaveUp)
-					return
-				}
-			}
-		}
-	}()
+	gaveUp := onOutage(t, svc, s.ID, giveUp)
 	_, _ = svc.Step(rctx, req) // its client has gone: what it returns reaches nobody
-	select {
-	case <-gaveUp:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the landing never reported the store unreachable, so the request never ended during an outage: the test tests nothing")
-	}
+	waitFor(t, gaveUp, "the landing never reported the store unreachable, so the request never ended during an outage: the test tests nothing")
 	if n := rows(t, a, "entries"); n != 1 {
 		t.Fatalf("%d entries stored; want the one", n)
 	}

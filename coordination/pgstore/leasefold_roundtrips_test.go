@@ -1,17 +1,16 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -261,7 +260,7 @@ func TestAServerStepNeitherReadsNorReleasesItsLeaseAlone(t *testing.T) {
 // claimed.
 func TestAStepsHeartbeatDoesNotTakeItsOwnReleaseForALoss(t *testing.T) {
 	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
-	logs := &syncBuffer{}
+	logs := &coordtest.SyncBuffer{}
 	svc := coordination.NewService(a, coordination.Options{Open: backends.Open, Parallel: 1,
 		Logger: zerolog.New(logs), RunHeartbeat: time.Millisecond, RunLeaseTTL: time.Minute})
 	for i := 0; i < 3; i++ {
@@ -307,24 +306,6 @@ func leaseQueries(c *QueryCounts) (reads, changes int64) {
 		}
 	}
 	return reads, changes
-}
-
-// syncBuffer is a log sink safe for the heartbeat's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestARetryFindingAnotherReplicasEntryStaysLost: a retry after a lost

@@ -10,10 +10,11 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
-// TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks: a LendState
-// that waits while a loan without the locks is read must not take that
-// read's (absent) locks as "nobody in flight"; it reads them itself.
-func TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks(t *testing.T) {
+// heldLoan is session s on a replica with its ledger lent once, agent_a's
+// step lock held (until the test ends), and the session's loan taken, so
+// that loans asked for now wait behind it.
+func heldLoan(t *testing.T) (*Store, *loan) {
+	t.Helper()
 	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
@@ -26,9 +27,18 @@ func TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lock.Release()
+	t.Cleanup(lock.Release)
 	ln := a.db.loans.get(a.tenant, "s")
 	ln.lock <- struct{}{}
+	return a, ln
+}
+
+// TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks: a LendState
+// that waits while a loan without the locks is read must not take that
+// read's (absent) locks as "nobody in flight"; it reads them itself.
+func TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks(t *testing.T) {
+	a, ln := heldLoan(t)
+	ctx := context.Background()
 	type res struct {
 		held map[string]bool
 		err  error
@@ -52,21 +62,8 @@ func TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks(t *testing.T) {
 // together share one read but not one map (a caller deletes from its
 // own).
 func TestStateLoansSharingOneReadGetMapsOfTheirOwn(t *testing.T) {
-	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
+	a, ln := heldLoan(t)
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.LendLedger(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	lock, err := a.LockStep(ctx, "s", "agent_a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Release()
-	ln := a.db.loans.get(a.tenant, "s")
-	ln.lock <- struct{}{}
 	out := make(chan map[string]bool, 2)
 	for range 2 {
 		go func() { _, h, _ := a.LendState(ctx, "s"); out <- h }()
