@@ -90,6 +90,23 @@ func onOutage(t *testing.T, svc *coordination.Service, id string, do func()) <-c
 	return done
 }
 
+// landedOnce checks that session s holds one entry and that req, sent
+// again, replays that step (labelled label, when one is given) and lands
+// none.
+func landedOnce(t *testing.T, a *Store, svc *coordination.Service, req coordination.StepRequest, label string) {
+	t.Helper()
+	if n := rows(t, a, "entries"); n != 1 {
+		t.Fatalf("%d entries stored; want the one", n)
+	}
+	again, err := svc.Step(context.Background(), req)
+	if err != nil || again.Action != req.Action || (label != "" && again.Label != label) {
+		t.Fatalf("the same submission again = %+v, %v; want the step (%s %q) replayed", again, err, req.Action, label)
+	}
+	if n := rows(t, a, "entries"); n != 1 {
+		t.Fatalf("%d entries stored after the resubmission; want the one", n)
+	}
+}
+
 // waitFor waits for done, failing with why after 10 s.
 func waitFor(t *testing.T, done <-chan struct{}, why string) {
 	t.Helper()
@@ -142,16 +159,7 @@ func TestAHostSubmitLostAtItsCommitLandsOnceThoughACancelCameBetween(t *testing.
 	if res.Action != "new_answer" || res.Label == "" {
 		t.Fatalf("the submit returned %s %q; want the answer it recorded, labelled", res.Action, res.Label)
 	}
-	if n := rows(t, a, "entries"); n != 1 {
-		t.Fatalf("%d entries stored; want the one", n)
-	}
-	again, err := svc.Step(ctx, req)
-	if err != nil || again.Label != res.Label {
-		t.Fatalf("the same submission again = %+v, %v; want %q replayed", again, err, res.Label)
-	}
-	if n := rows(t, a, "entries"); n != 1 {
-		t.Fatalf("%d entries stored after the resubmission; want the one", n)
-	}
+	landedOnce(t, a, svc, req, res.Label)
 }
 
 // TestAHostSubmitWhoseViewMarkWasLostAtItsCommitLandsOnce: the submission
@@ -181,16 +189,7 @@ func TestAHostSubmitWhoseViewMarkWasLostAtItsCommitLandsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the submit whose view mark was lost at its commit: %v; want the step it recorded", err)
 	}
-	if n := rows(t, a, "entries"); n != 1 {
-		t.Fatalf("%d entries stored; want the one", n)
-	}
-	again, err := svc.Step(ctx, req)
-	if err != nil || again.Label != res.Label {
-		t.Fatalf("the same submission again = %+v, %v; want %q replayed", again, err, res.Label)
-	}
-	if n := rows(t, a, "entries"); n != 1 {
-		t.Fatalf("%d entries stored after the resubmission; want the one", n)
-	}
+	landedOnce(t, a, svc, req, res.Label)
 }
 
 // cutOnWrite loses its connection at the first write holding mark once
@@ -282,14 +281,5 @@ func TestAHostSubmitWhoseRequestEndsDuringTheOutageStillLandsOnce(t *testing.T) 
 	gaveUp := onOutage(t, svc, s.ID, giveUp)
 	_, _ = svc.Step(rctx, req) // its client has gone: what it returns reaches nobody
 	waitFor(t, gaveUp, "the landing never reported the store unreachable, so the request never ended during an outage: the test tests nothing")
-	if n := rows(t, a, "entries"); n != 1 {
-		t.Fatalf("%d entries stored; want the one", n)
-	}
-	again, err := svc.Step(ctx, req)
-	if err != nil {
-		t.Fatalf("the same submission again: %v; want the step replayed", err)
-	}
-	if n := rows(t, a, "entries"); n != 1 || again.Action != "new_answer" {
-		t.Fatalf("after the resubmission %d entries are stored (it returned %s); want the one, replayed", n, again.Action)
-	}
+	landedOnce(t, a, svc, req, "")
 }
