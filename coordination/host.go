@@ -104,39 +104,41 @@ func (h hosts) submit(ctx context.Context, s *Session, req StepRequest) (*StepRe
 	entry.DurationSeconds = h.svc.now().Sub(issued.IssuedAt).Seconds()
 	// The view is marked used under the step lock, before it is released,
 	// so a retry arriving after the lock is free finds the mark.
-	// The mark is written even if the host's request ends meanwhile: the
-	// entry it marks is recorded, and an unmarked view would let the same
-	// submission, retried, land a second step.
-	marked := &markingLock{StepLock: lock, mark: func(e Entry) error {
+	marked := &markingLock{StepLock: lock, mark: func(ctx context.Context, e Entry) error {
 		used := *issued
 		used.Landed, used.Submission = e.Step, submission(req)
-		return h.svc.store.SaveView(context.WithoutCancel(ctx), s.ID, req.AgentID, used)
+		return h.svc.store.SaveView(ctx, s.ID, req.AgentID, used)
 	}}
-	// Once validated, the submission lands even if its request ends
-	// meanwhile (its client gave up waiting through an outage), for up to
-	// hostLandingGrace after the request ended: an attempt that committed
-	// before the answer was lost is then found and its view marked, where
-	// giving up left the view unmarked, and the same submission, sent
-	// again, landed a second step. A client still waiting waits as long as
-	// the outage lasts, as before.
-	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() {
-		t := time.NewTimer(hostLandingGrace)
-		defer t.Stop()
-		select {
-		case <-lctx.Done():
-		case <-t.C:
-			cancel(context.Cause(ctx))
-		}
-	})
-	defer stop()
+	// Once validated, the submission lands, and its view is marked, even if
+	// its request ends meanwhile (its client gave up waiting through an
+	// outage): an attempt that committed before the answer was lost is then
+	// found and its view marked, where giving up left the view unmarked, and
+	// the same submission, sent again, landed a second step.
+	lctx, done := outlive(ctx, hostLandingGrace)
+	defer done()
 	return h.svc.land(lctx, s, marked, nil, v, entry, true, st.Life.Cancels)
 }
 
 // hostLandingGrace bounds how long a host's validated submission goes on
 // landing, through an outage, after its request ended.
 const hostLandingGrace = 30 * time.Second
+
+// outlive is a context that goes on for grace after ctx ends (cancelled
+// then with ctx's cause), so a caller still waiting waits as long as the
+// work takes; done releases it.
+func outlive(ctx context.Context, grace time.Duration) (context.Context, func()) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-out.Done():
+		case <-t.C:
+			cancel(context.Cause(ctx))
+		}
+	})
+	return out, func() { stop(); cancel(nil) }
+}
 
 // checkIssued checks a submission's seen_steps against the view issued.
 func checkIssued(req StepRequest, issued *IssuedView) error {
@@ -159,7 +161,7 @@ func checkIssued(req StepRequest, issued *IssuedView) error {
 // resubmission would land a second step.
 type markingLock struct {
 	StepLock
-	mark func(Entry) error
+	mark func(context.Context, Entry) error
 	got  *Entry // the entry appended, once it is
 }
 
@@ -171,7 +173,7 @@ func (m *markingLock) Append(ctx context.Context, e Entry) (Entry, error) {
 		}
 		m.got = &got
 	}
-	if err := m.mark(*m.got); err != nil {
+	if err := m.mark(ctx, *m.got); err != nil {
 		return *m.got, fmt.Errorf("step %d is recorded, but its view could not be marked used: %w", m.got.Step, err)
 	}
 	return *m.got, nil
