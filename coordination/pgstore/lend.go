@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
@@ -143,58 +141,29 @@ var errStaleLoan = errors.New("the kept ledger does not continue into the stored
 
 // readOn reads the rows past what ln keeps, appends them and returns the
 // loan: the one before when nothing was new. held asks for the agents
-// holding their step lock too (ln.held). The caller holds ln.lock.
+// holding their step lock too (ln.held). The caller holds ln.lock. The
+// read goes with the other sessions' loans asked for meanwhile, in one
+// round trip (loanReads).
 func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*coordination.Ledger, error) {
-	agents := make([]string, 0, len(ln.agents))
-	lasts := make([]int32, 0, len(ln.agents))
+	ask := &loanAsk{tenant: s.tenant, id: id, first: ln.lent == nil, held: held, logAfter: int32(len(ln.log))}
 	for a, es := range ln.agents {
 		if n := len(es); n > 0 {
-			agents, lasts = append(agents, a), append(lasts, int32(es[n-1].Step))
+			ask.agents, ask.lasts = append(ask.agents, a), append(ask.lasts, int32(es[n-1].Step))
 		}
 	}
-	b := &pgx.Batch{}
-	// The setup only on the first read: the team's agents never change.
-	// The step locks, when asked, with the session's row: one statement
-	// fewer, and read before the entries (LendState says why).
-	b.Queue(`SELECT created_at, CASE WHEN $3 THEN setup END,
-		CASE WHEN $4 THEN ARRAY(SELECT substr(l.name, 6) FROM locks l WHERE l.tenant = $1 AND l.session_id = $2
-			AND l.name LIKE 'step:%' AND l.expires_at >= now()) END
-		FROM sessions WHERE tenant = $1 AND id = $2`,
-		s.tenant, id, ln.lent == nil, held)
-	b.Queue(`SELECT e.entry FROM entries e WHERE e.tenant = $1 AND e.session_id = $2
-		AND e.step > coalesce((SELECT k.last FROM unnest($3::text[], $4::int[]) AS k(agent, last) WHERE k.agent = e.agent_id), 0)
-		ORDER BY e.agent_id, e.step`, s.tenant, id, agents, lasts)
-	b.Queue(`SELECT entry FROM session_log WHERE tenant = $1 AND session_id = $2 AND seq > $3 ORDER BY seq`,
-		s.tenant, id, len(ln.log))
-	br := s.db.pool.SendBatch(ctx, b)
-	defer br.Close()
-	var created time.Time
-	var setup []byte
-	var locked []string
-	err := br.QueryRow().Scan(&created, &setup, &locked)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if err := s.db.loanReads.do(ctx, ask, s.db.readLoans); err != nil {
+		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+	}
+	if !ask.found {
 		return nil, notFound(id)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+	if ask.damaged != nil {
+		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, ask.damaged)
 	}
+	created, setup, locked := ask.created, ask.setup, ask.locked
+	entries, weight, log, logWeight := ask.entries, ask.weight, ask.log, ask.logWeight
 	if ln.lent != nil && !created.Equal(ln.created) {
 		return nil, errStaleLoan
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
-	}
-	entries, weight, err := collectWeighed[coordination.Entry](rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
-	}
-	if rows, err = br.Query(); err != nil {
-		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
-	}
-	log, logWeight, err := collectWeighed[coordination.SessionEntry](rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
 	}
 	// The step locks go with the loan they were read with (set only once
 	// the read is whole): a later call shares them only if this read asked

@@ -152,7 +152,7 @@ func TestARunsStepReadsItsSessionInThreeRoundTrips(t *testing.T) {
 func sessionReads(c *QueryCounts) (loans, inFlight int64) {
 	for _, q := range c.Top(1000, 30) {
 		switch {
-		case strings.HasPrefix(q.Kind, "[SELECT created_at, CASE WHEN"):
+		case strings.HasPrefix(q.Kind, "[SELECT r.i, s.created_at,"):
 			loans += q.Count
 		case strings.HasPrefix(q.Kind, "SELECT substr(l.name, 6)"):
 			inFlight += q.Count

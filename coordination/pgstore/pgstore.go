@@ -38,13 +38,14 @@ type DB struct {
 	mu      sync.Mutex
 	tenants map[string]*Store
 
-	feeds    feeds        // watch.go
-	held     held         // locks.go
-	gates    sessionGates // locks.go
-	loans    loans        // lend.go
-	renewals renewals     // renewals.go
-	events   eventWriter  // events.go
-	written  written      // leases.go
+	feeds     feeds           // watch.go
+	held      held            // locks.go
+	gates     sessionGates    // locks.go
+	loans     loans           // lend.go
+	loanReads batch[*loanAsk] // loanreads.go
+	renewals  renewals        // renewals.go
+	events    eventWriter     // events.go
+	written   written         // leases.go
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
@@ -125,6 +126,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	db.held.init()
 	lctx, stop := context.WithCancel(context.Background())
 	db.ctx, db.stop = lctx, stop
+	db.loanReads.base = lctx
 	ready := make(chan error, 1)
 	db.done.Add(2)
 	go db.listen(lctx, ready)

@@ -1,0 +1,145 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// loanAsk is one loan's read (readOn): where the kept ledger ends, and,
+// once read, the rows past it. Loans of different sessions asked for while
+// a read is in flight go together in the next (DB.loanReads): at a thousand
+// running sessions a step's two loans were a fifth of its round trips, each
+// three statements for a handful of rows.
+type loanAsk struct {
+	tenant, id string
+	first      bool // nothing kept yet: the setup too
+	held       bool // LendState: the held step locks too
+	agents     []string
+	lasts      []int32 // each agent's last step kept
+	logAfter   int32   // the last session entry's seq kept
+
+	// The answer. found: the session's row exists; damaged: one of its
+	// rows does not decode (this session's failure, not the others').
+	found     bool
+	created   time.Time
+	setup     []byte
+	locked    []string
+	entries   []coordination.Entry
+	weight    int64
+	log       []coordination.SessionEntry
+	logWeight int64
+	damaged   error
+}
+
+// readLoans reads the rows past every ask's kept ledger in one round trip
+// (batch's read). Each statement reads all the sessions, matched to their
+// asks by position (WITH ORDINALITY, 1-based), so two asks of one session
+// each get their own rows. The statements keep the order a single loan
+// read them in (LendState relies on it): the session rows with their step
+// locks first, then the entries, then the session entries; each sees every
+// write committed before it began, which is after every ask in it was made.
+func (db *DB) readLoans(ctx context.Context, asks []*loanAsk) []error {
+	n := len(asks)
+	tenants, ids := make([]string, n), make([]string, n)
+	firsts, helds := make([]bool, n), make([]bool, n)
+	logAfters := make([]int32, n)
+	var kAsk []int64
+	var kAgents []string
+	var kLasts []int32
+	for i, a := range asks {
+		tenants[i], ids[i], firsts[i], helds[i], logAfters[i] = a.tenant, a.id, a.first, a.held, a.logAfter
+		for j, agent := range a.agents {
+			kAsk, kAgents, kLasts = append(kAsk, int64(i+1)), append(kAgents, agent), append(kLasts, a.lasts[j])
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT r.i, s.created_at, CASE WHEN r.first THEN s.setup END,
+		CASE WHEN r.held THEN ARRAY(SELECT substr(l.name, 6) FROM locks l WHERE l.tenant = s.tenant AND l.session_id = s.id
+			AND l.name LIKE 'step:%' AND l.expires_at >= now()) END
+		FROM unnest($1::text[], $2::text[], $3::bool[], $4::bool[]) WITH ORDINALITY AS r(tenant, id, first, held, i)
+		JOIN sessions s ON s.tenant = r.tenant AND s.id = r.id`, tenants, ids, firsts, helds)
+	b.Queue(`SELECT r.i, e.entry
+		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(tenant, id, i)
+		JOIN entries e ON e.tenant = r.tenant AND e.session_id = r.id
+		LEFT JOIN unnest($3::int8[], $4::text[], $5::int[]) AS k(i, agent, last) ON k.i = r.i AND k.agent = e.agent_id
+		WHERE e.step > coalesce(k.last, 0)
+		ORDER BY r.i, e.agent_id, e.step`, tenants, ids, kAsk, kAgents, kLasts)
+	b.Queue(`SELECT r.i, l.entry
+		FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS r(tenant, id, after, i)
+		JOIN session_log l ON l.tenant = r.tenant AND l.session_id = r.id AND l.seq > r.after
+		ORDER BY r.i, l.seq`, tenants, ids, logAfters)
+	errs := make([]error, n)
+	fail := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	br := db.pool.SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return fail(err)
+	}
+	for rows.Next() {
+		var i int64
+		var created time.Time
+		var setup []byte
+		var locked []string
+		if err := rows.Scan(&i, &created, &setup, &locked); err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		a := asks[i-1]
+		a.found, a.created, a.setup, a.locked = true, created, setup, locked
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if err := routeRows(br, asks, func(a *loanAsk, e coordination.Entry, w int64) {
+		a.entries, a.weight = append(a.entries, e), a.weight+w
+	}); err != nil {
+		return fail(err)
+	}
+	if err := routeRows(br, asks, func(a *loanAsk, e coordination.SessionEntry, w int64) {
+		a.log, a.logWeight = append(a.log, e), a.logWeight+w
+	}); err != nil {
+		return fail(err)
+	}
+	return errs
+}
+
+// routeRows reads the batch's next result, rows of (ask's position, JSON),
+// decoding each into its ask with its weight (its JSON's length, as
+// collectWeighed weighs). A row that does not decode damages its own
+// session's read only.
+func routeRows[T any](br pgx.BatchResults, asks []*loanAsk, add func(*loanAsk, T, int64)) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int64
+		var data []byte
+		if err := rows.Scan(&i, &data); err != nil {
+			return err
+		}
+		a := asks[i-1]
+		var v T
+		if err := json.Unmarshal(data, &v); err != nil {
+			if a.damaged == nil {
+				a.damaged = fmt.Errorf("a stored row is damaged: %w", err)
+			}
+			continue
+		}
+		add(a, v, int64(len(data)))
+	}
+	return rows.Err()
+}

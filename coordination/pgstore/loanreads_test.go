@@ -1,0 +1,168 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// holdFirstLoan holds the first loans' read on the wire until released:
+// the loans asked for meanwhile wait for the next read.
+type holdFirstLoan struct {
+	RoundTrips
+	loans   atomic.Int64
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *holdFirstLoan) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	if d.Batch != nil && len(d.Batch.QueuedQueries) > 0 && strings.HasPrefix(d.Batch.QueuedQueries[0].SQL, "SELECT r.i, s.created_at") {
+		h.loans.Add(1)
+		if h.armed.CompareAndSwap(true, false) {
+			h.entered <- struct{}{}
+			<-h.release
+		}
+	}
+	return h.RoundTrips.TraceBatchStart(ctx, conn, d)
+}
+
+// TestLoansOfManySessionsGoTogether: loans of different sessions asked for
+// while one is on the wire are one read after it, and each is what its
+// session's whole read gives: steps, session entries and held step locks
+// land in their own session's loan; a session not stored fails alone, as
+// does one with a row that does not decode; the others are lent.
+func TestLoansOfManySessionsGoTogether(t *testing.T) {
+	h := &holdFirstLoan{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	a := countedReplica(t, pgtest.Schema(t), h)
+	ctx := context.Background()
+	ids := []string{"first", "steps", "entries", "locked", "damaged", "fresh"}
+	for _, id := range ids {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each session but "fresh" is lent once, so the grouped read continues
+	// kept ledgers ("fresh" is read whole, its setup with it).
+	for _, id := range ids[:5] {
+		lend(t, a, id)
+	}
+	landStep(t, a, "steps", "agent_a", "an answer")
+	landStep(t, a, "steps", "agent_b", "another")
+	if _, err := a.AppendSession(ctx, "entries", coordination.SessionEntry{Kind: coordination.SessionRevote, Agents: []string{"agent_a"}}); err != nil {
+		t.Fatal(err)
+	}
+	stepLock, err := a.LockStep(ctx, "locked", "agent_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stepLock.Release()
+	if _, err := a.db.pool.Exec(ctx, `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry)
+		VALUES ($1, 'damaged', 'agent_a', 1, 'answer', now(), '{"step": "one"}')`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+
+	h.armed.Store(true)
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := a.LendLedger(ctx, "first")
+		firstDone <- err
+	}()
+	<-h.entered
+	before := h.loans.Load()
+	type lent struct {
+		id   string
+		l    *coordination.Ledger
+		held map[string]bool
+		err  error
+	}
+	results := make(chan lent, len(ids))
+	for _, id := range append(ids[1:], "missing") {
+		go func() {
+			l, held, err := a.LendState(ctx, id)
+			results <- lent{id, l, held, err}
+		}()
+	}
+	waitForPending(t, &a.db.loanReads, len(ids))
+	close(h.release)
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	for range len(ids) {
+		r := <-results
+		switch r.id {
+		case "missing":
+			if !errors.Is(r.err, coordination.ErrSessionNotFound) {
+				t.Errorf("the loan of a session not stored, grouped with others: %v, want ErrSessionNotFound", r.err)
+			}
+		case "damaged":
+			if r.err == nil || !strings.Contains(r.err.Error(), "damaged") {
+				t.Errorf("the loan of a session with a row that does not decode: %v, want it called damaged", r.err)
+			}
+		default:
+			if r.err != nil {
+				t.Errorf("the loan of %q, grouped with a missing and a damaged session: %v", r.id, r.err)
+				continue
+			}
+			sameLedger(t, a, r.id, r.l)
+			want := map[string]bool{}
+			if r.id == "locked" {
+				want["agent_b"] = true
+			}
+			if len(r.held) != len(want) || r.held["agent_b"] != want["agent_b"] {
+				t.Errorf("the held step locks of %q read together with others: %v, want %v", r.id, r.held, want)
+			}
+		}
+	}
+	if n := h.loans.Load() - before; n != 1 {
+		t.Errorf("%d loans asked for during a read took %d reads, want 1", len(ids), n)
+	}
+}
+
+// TestALoanGivingUpLeavesTheOthersInItsRead: a caller whose deadline ends
+// while its loan's read is held on the wire gives up alone; the read goes
+// on for the other loan in it, which is lent whole.
+func TestALoanGivingUpLeavesTheOthersInItsRead(t *testing.T) {
+	h := &holdFirstLoan{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	a := countedReplica(t, pgtest.Schema(t), h)
+	ctx := context.Background()
+	for _, id := range []string{"patient", "hasty"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	landStep(t, a, "patient", "agent_a", "an answer")
+	h.armed.Store(true)
+	hastyCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	hasty := make(chan error, 1)
+	go func() {
+		_, err := a.LendLedger(hastyCtx, "hasty")
+		hasty <- err
+	}()
+	<-h.entered // hasty's read is held on the wire
+	patient := make(chan error, 1)
+	go func() {
+		l, err := a.LendLedger(ctx, "patient")
+		if err == nil && len(l.Agents["agent_a"]) != 1 {
+			err = errors.New("lent without its step")
+		}
+		patient <- err
+	}()
+	if err := <-hasty; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a loan whose deadline passed while its read was held: %v, want the deadline exceeded", err)
+	}
+	close(h.release)
+	if err := <-patient; err != nil {
+		t.Fatalf("the loan asked for while another gave up: %v", err)
+	}
+}
