@@ -124,3 +124,10 @@ func (b *batch[T]) answer(ctx context.Context, calls []*batchCall[T], read func(
 
 // errBatchReadPanicked answers the calls of a read that panicked.
 var errBatchReadPanicked = errors.New("a read grouped with others failed on a bug (it panicked); try again")
+
+// waiting is how many calls wait for the next read (tests).
+func (b *batch[T]) waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending)
+}

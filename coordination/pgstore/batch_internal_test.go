@@ -53,20 +53,6 @@ func (h *heldReads) seen() [][]int {
 	return slices.Clone(h.reads)
 }
 
-// waitForPending waits until n calls wait for the next read.
-func waitForPending[T any](t *testing.T, b *batch[T], n int) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b.mu.Lock()
-		got := len(b.pending)
-		b.mu.Unlock()
-		if got == n {
-			return
-		}
-	}
-	t.Fatalf("%d calls never came to wait for the next read", n)
-}
-
 // TestCallsMadeDuringAReadGoTogetherInTheNext: the first call is read at
 // once; the calls made while it is in flight are one read after it, in the
 // order called, and each gets its own answer.
@@ -86,7 +72,7 @@ func TestCallsMadeDuringAReadGoTogetherInTheNext(t *testing.T) {
 	<-h.entered
 	for v := 2; v <= 4; v++ {
 		go call(v)
-		waitForPending(t, &b, v-1)
+		await(t, "the calls waiting for the next read", func() bool { return b.waiting() == v-1 })
 	}
 	close(h.release)
 	for range 4 {
@@ -126,12 +112,12 @@ func TestACallerGivesUpAtItsOwnDeadline(t *testing.T) {
 		x := 2
 		pendingDone <- b.do(pendingCtx, &x, h.read)
 	}()
-	waitForPending(t, &b, 1)
+	await(t, "the call waiting for the next read", func() bool { return b.waiting() == 1 })
 	cancelPending()
 	if err := <-pendingDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a pending call whose context ended returned %v, want context.Canceled", err)
 	}
-	waitForPending(t, &b, 0)
+	await(t, "no call waiting for the next read", func() bool { return b.waiting() == 0 })
 	cancelFirst()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a call whose context ended during its read returned %v, want context.Canceled", err)

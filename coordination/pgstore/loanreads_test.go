@@ -15,26 +15,46 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
-// holdFirstLoan holds the first loans' read on the wire until released:
-// the loans asked for meanwhile wait for the next read.
-type holdFirstLoan struct {
+// holdFirst counts the round trips whose SQL (a batch's first query's)
+// begins with prefix, and holds the first one sent once armed on the wire
+// until released: the calls made meanwhile wait for the next.
+type holdFirst struct {
 	RoundTrips
-	loans   atomic.Int64
+	prefix  string
+	seen    atomic.Int64
 	armed   atomic.Bool
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (h *holdFirstLoan) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	if d.Batch != nil && len(d.Batch.QueuedQueries) > 0 && strings.HasPrefix(d.Batch.QueuedQueries[0].SQL, "SELECT r.i, s.created_at") {
-		h.loans.Add(1)
+func newHoldFirst(prefix string) *holdFirst {
+	return &holdFirst{prefix: prefix, entered: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+func (h *holdFirst) hold(sql string) {
+	if strings.HasPrefix(sql, h.prefix) {
+		h.seen.Add(1)
 		if h.armed.CompareAndSwap(true, false) {
 			h.entered <- struct{}{}
 			<-h.release
 		}
 	}
+}
+
+func (h *holdFirst) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	h.hold(d.SQL)
+	return h.RoundTrips.TraceQueryStart(ctx, conn, d)
+}
+
+func (h *holdFirst) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	if d.Batch != nil && len(d.Batch.QueuedQueries) > 0 {
+		h.hold(d.Batch.QueuedQueries[0].SQL)
+	}
 	return h.RoundTrips.TraceBatchStart(ctx, conn, d)
 }
+
+// loanPrefix begins the SQL of a loans' read.
+const loanPrefix = "SELECT r.i, s.created_at"
 
 // TestLoansOfManySessionsGoTogether: loans of different sessions asked for
 // while one is on the wire are one read after it, and each is what its
@@ -42,7 +62,7 @@ func (h *holdFirstLoan) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d p
 // land in their own session's loan; a session not stored fails alone, as
 // does one with a row that does not decode; the others are lent.
 func TestLoansOfManySessionsGoTogether(t *testing.T) {
-	h := &holdFirstLoan{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h := newHoldFirst(loanPrefix)
 	a := countedReplica(t, pgtest.Schema(t), h)
 	ctx := context.Background()
 	ids := []string{"first", "steps", "entries", "locked", "damaged", "fresh"}
@@ -78,7 +98,7 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 		firstDone <- err
 	}()
 	<-h.entered
-	before := h.loans.Load()
+	before := h.seen.Load()
 	type lent struct {
 		id   string
 		l    *coordination.Ledger
@@ -92,7 +112,7 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 			results <- lent{id, l, held, err}
 		}()
 	}
-	waitForPending(t, &a.db.loanReads, len(ids))
+	await(t, "the loans waiting for the next read", func() bool { return a.db.loanReads.waiting() == len(ids) })
 	close(h.release)
 	if err := <-firstDone; err != nil {
 		t.Fatal(err)
@@ -123,7 +143,7 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 			}
 		}
 	}
-	if n := h.loans.Load() - before; n != 1 {
+	if n := h.seen.Load() - before; n != 1 {
 		t.Errorf("%d loans asked for during a read took %d reads, want 1", len(ids), n)
 	}
 }
@@ -132,7 +152,7 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 // while its loan's read is held on the wire gives up alone; the read goes
 // on for the other loan in it, which is lent whole.
 func TestALoanGivingUpLeavesTheOthersInItsRead(t *testing.T) {
-	h := &holdFirstLoan{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h := newHoldFirst(loanPrefix)
 	a := countedReplica(t, pgtest.Schema(t), h)
 	ctx := context.Background()
 	for _, id := range []string{"patient", "hasty"} {
