@@ -30,7 +30,7 @@ func replicaWithFiles(t *testing.T, dsn string) *Store {
 
 // replicaOn opens a replica on dsn with opts, closed when the test ends,
 // and returns its default tenant's store.
-func replicaOn(t *testing.T, dsn string, opts Options) *Store {
+func replicaOn(t testing.TB, dsn string, opts Options) *Store {
 	t.Helper()
 	db, err := Open(context.Background(), dsn, opts)
 	if err != nil {
