@@ -219,27 +219,3 @@ func (svc *Service) decidedTooLong(s *Session) bool {
 	r := s.Rules
 	return s.Driver == DriverStep && r.TimeoutSeconds > 0 && svc.now().Sub(s.CreatedAt) > seconds(r.TimeoutSeconds)
 }
-
-// recordUsage records spend outside any step — a cancelled provider call's
-// reported usage — as a session usage entry, then settles (a finished
-// result is amended with it).
-func (svc *Service) recordUsage(ctx context.Context, id, agent string, u providers.Usage, why string) {
-	if u.Tokens() == 0 && (u.CostUSD == nil || *u.CostUSD == 0) {
-		return // nothing reported
-	}
-	ctx = context.WithoutCancel(ctx)
-	unlock, err := svc.store.LockSession(ctx, id)
-	if err != nil {
-		svc.log.Warn().Err(err).Str("session", id).Msg("could not record a cancelled call's usage")
-		return
-	}
-	_, err = svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: []string{agent}, Usage: &u, Reason: why})
-	unlock()
-	if err != nil {
-		svc.log.Warn().Err(err).Str("session", id).Msg("could not record a cancelled call's usage")
-		return
-	}
-	if _, err := svc.settle(ctx, id, "", ""); err != nil {
-		svc.log.Warn().Err(err).Str("session", id).Msg("could not settle after a cancelled call")
-	}
-}

@@ -187,7 +187,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		// provider reported spending is the session's.
 		claim.release()
 		lock.Release()
-		svc.recordUsage(ctx, s.ID, agentID, spent, "cancelled call of step "+strconv.Itoa(step))
+		svc.recordUsage(ctx, s, agentID, spent, "cancelled call of step "+strconv.Itoa(step), nil)
 		kit.spend.close(spent)
 		return nil, err
 	}
@@ -200,10 +200,18 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	if err == nil {
 		svc.keepToolLog(ctx, s, agentID, step, kit)
 	}
-	if errors.Is(err, errCancelledMidStep) {
+	switch {
+	case errors.Is(err, errCancelledMidStep):
 		// Not a step, but the model's spend is the session's, as a
 		// cancelled call's is.
-		svc.recordUsage(ctx, s.ID, agentID, entry.Usage, "step "+strconv.Itoa(step)+" cancelled as it landed")
+		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+" cancelled as it landed", nil)
+	case svc.storeDown(err):
+		// The landing gave up with its run while the store was
+		// unreachable. An attempt whose answer was lost may have written
+		// the entry: the spend is recorded only if the ledger, once the
+		// store answers, lacks it.
+		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+", given up with its run while the store was unreachable",
+			landedAs(step, entry))
 	}
 	return res, err
 }

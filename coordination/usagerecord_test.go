@@ -1,0 +1,160 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+)
+
+// outageStore is a leasedStore that becomes unreachable at a step's start
+// (the model call is already on its way) or right after a landing whose
+// answer it lost: while down, the session lock cannot be taken, as a
+// PostgreSQL store's cannot while the database is gone.
+type outageStore struct {
+	*leasedStore
+	downAtStart atomic.Bool // armed: down once a step has started
+	down        atomic.Bool
+	refused     atomic.Int64 // session locks refused while down
+}
+
+func (s *outageStore) AppendEvent(ctx context.Context, id string, ev coordination.Event) error {
+	if ev.Type == "step_started" && s.downAtStart.CompareAndSwap(true, false) {
+		s.down.Store(true)
+	}
+	return s.leasedStore.AppendEvent(ctx, id, ev)
+}
+
+func (s *outageStore) LockSession(ctx context.Context, id string) (func(), error) {
+	if s.down.Load() {
+		s.refused.Add(1)
+		return nil, errLostAnswer
+	}
+	return s.leasedStore.LockSession(ctx, id)
+}
+
+func (s *outageStore) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	l, err := s.leasedStore.LockStep(ctx, id, agent)
+	if err != nil {
+		return nil, err
+	}
+	return &outageLock{leasedLock: l.(*leasedLock), st: s}, nil
+}
+
+// outageLock goes down with its store once its landing's answer is lost.
+type outageLock struct {
+	*leasedLock
+	st *outageStore
+}
+
+func (l *outageLock) LandLeased(ctx context.Context, e coordination.Entry, version int64, cancels int) (coordination.Entry, bool, error) {
+	out, ok, err := l.leasedLock.LandLeased(ctx, e, version, cancels)
+	if errors.Is(err, errLostAnswer) {
+		l.st.down.Store(true)
+	}
+	return out, ok, err
+}
+
+// stepCancelledInAnOutage runs a server step of st's session whose run is
+// cancelled once the step's landing has met the outage, then brings the
+// store back. It returns the service, the session, the agent and the logs.
+func stepCancelledInAnOutage(t *testing.T, st *outageStore) (*coordination.Service, *coordination.Session, string, *coordtest.SyncBuffer) {
+	t.Helper()
+	logs := &coordtest.SyncBuffer{}
+	svc, s := leasedTeam(t, st, logs)
+	agent := s.AgentIDs()[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for st.refused.Load() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel() // the run is cancelled during the outage
+	}()
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err == nil {
+		t.Fatal("a step whose landing met the outage and was cancelled returned no error")
+	}
+	st.down.Store(false)
+	return svc, s, agent, logs
+}
+
+// usageEntries are the session's usage entries.
+func usageEntries(t *testing.T, st coordination.Store, id string) []coordination.SessionEntry {
+	t.Helper()
+	l, err := st.Ledger(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []coordination.SessionEntry
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionUsage {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestASpendGivenUpWithItsRunInAnOutageIsRecordedWhenTheStoreAnswers: a
+// server step whose model call finished while the store was unreachable,
+// and whose run was cancelled while its landing waited, wrote no entry;
+// what its model spent is recorded as a usage entry once the store
+// answers again, not lost.
+func TestASpendGivenUpWithItsRunInAnOutageIsRecordedWhenTheStoreAnswers(t *testing.T) {
+	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
+	st.downAtStart.Store(true)
+	_, s, agent, _ := stepCancelledInAnOutage(t, st)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(usageEntries(t, st, s.ID)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no usage entry 10 s after the store answered again: the cancelled step's spend is lost")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	u := usageEntries(t, st, s.ID)
+	if len(u) != 1 || u[0].Usage == nil || u[0].Usage.Tokens() == 0 || len(u[0].Agents) != 1 || u[0].Agents[0] != agent {
+		t.Fatalf("usage entries %+v; want one with the step's tokens, for %s", u, agent)
+	}
+	if !strings.Contains(u[0].Reason, "unreachable") {
+		t.Errorf("the usage entry's reason %q does not say the step was given up in an outage", u[0].Reason)
+	}
+	l, err := st.Ledger(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Agents[agent]); n != 0 {
+		t.Errorf("%s has %d entries; the step given up wrote none", agent, n)
+	}
+}
+
+// TestASpendWhoseStepLandedBeforeTheOutageIsNotCountedTwice: the landing
+// wrote the entry but its answer was lost, the store went away, and the
+// run was cancelled while the retry waited: the step's spend is in its
+// entry, so no usage entry repeats it.
+func TestASpendWhoseStepLandedBeforeTheOutageIsNotCountedTwice(t *testing.T) {
+	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
+	st.lose.Store(true)
+	_, s, agent, logs := stepCancelledInAnOutage(t, st)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "recording the spend of a call of "+agent+" waited and went on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the spend's recording never found the store back; logs:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	l, err := st.Ledger(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Agents[agent]); n != 1 {
+		t.Fatalf("%s has %d entries, want the one whose answer was lost", agent, n)
+	}
+	if u := usageEntries(t, st, s.ID); len(u) != 0 {
+		t.Errorf("usage entries %+v beside the landed step's own: its spend counted twice", u)
+	}
+}
