@@ -203,15 +203,20 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	switch {
 	case errors.Is(err, errCancelledMidStep):
 		// Not a step, but the model's spend is the session's, as a
-		// cancelled call's is.
-		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+" cancelled as it landed", nil)
-	case svc.storeDown(err):
+		// cancelled call's is (unless a retried landing that had written
+		// the entry was told it was cancelled: then it is in the entry).
+		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+" cancelled as it landed", landedAs(step, entry))
+	case svc.storeDown(err) && ctx.Err() != nil:
 		// The landing gave up with its run while the store was
 		// unreachable. An attempt whose answer was lost may have written
-		// the entry: the spend is recorded only if the ledger, once the
-		// store answers, lacks it.
-		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+", given up with its run while the store was unreachable",
-			landedAs(step, entry))
+		// the entry: once the store answers, the spend is recorded only if
+		// the ledger lacks it. (A landing that wrote its entry and then
+		// met the outage in its settle, its run still going, has nothing
+		// to record.)
+		if r := svc.newUsageRecord(agentID, entry.Usage, "step "+strconv.Itoa(step)+", given up with its run while the store was unreachable",
+			landedAs(step, entry)); r != nil {
+			go svc.recordUsageLater(ctx, s, r, err)
+		}
 	}
 	return res, err
 }

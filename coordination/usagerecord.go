@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -11,73 +12,99 @@ import (
 // an outage, after the call's run or request ended.
 const usageGrace = 10 * time.Minute
 
-// recordUsage records spend outside any landed step (a cancelled provider
-// call's reported usage, a step cancelled as it landed, a step whose landing
-// gave up with its run while the store was unreachable) as a session usage
-// entry, then settles (a finished result is amended with it).
-//
-// landed, if set, reads the ledger for the step's own entry: an attempt
-// whose answer an outage lost may have written it after all, and then its
-// spend is in the entry and nothing is recorded (it would count twice).
-//
-// Money is the user's, so an unreachable store does not lose it: the entry
-// is tried again in the background, the outage's way, for usageGrace after
-// ctx ended (a run cancelled during an outage ends at once; what its calls
-// cost is recorded once the store answers).
-func (svc *Service) recordUsage(ctx context.Context, s *Session, agent string, u providers.Usage, why string, landed func(*Ledger) bool) {
+// usageRecord is a call's spend outside any landed step, to be recorded as
+// a session usage entry (a cancelled provider call's reported usage, a step
+// cancelled as it landed, a step whose landing gave up with its run while
+// the store was unreachable).
+type usageRecord struct {
+	entry SessionEntry
+	// landed, if set, reads the ledger for the step's own entry: an attempt
+	// whose answer an outage lost may have written it after all, and then
+	// its spend is in the entry and nothing is recorded (it would count
+	// twice).
+	landed func(*Ledger) bool
+}
+
+// newUsageRecord is agent's spend u, for why; its time is taken once, so a
+// retry can find the entry an attempt wrote before its answer was lost.
+func (svc *Service) newUsageRecord(agent string, u providers.Usage, why string, landed func(*Ledger) bool) *usageRecord {
 	if u.Tokens() == 0 && (u.CostUSD == nil || *u.CostUSD == 0) {
-		return // nothing reported
+		return nil // nothing reported
 	}
-	err := svc.appendUsage(context.WithoutCancel(ctx), s.ID, agent, u, why, landed)
+	return &usageRecord{entry: SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: []string{agent}, Usage: &u, Reason: why}, landed: landed}
+}
+
+// recordUsage records agent's spend u outside any landed step, then settles
+// (a finished result is amended with it). Money is the user's, so an
+// unreachable store does not lose it: the record goes on in the background
+// (recordUsageLater).
+func (svc *Service) recordUsage(ctx context.Context, s *Session, agent string, u providers.Usage, why string, landed func(*Ledger) bool) {
+	r := svc.newUsageRecord(agent, u, why, landed)
+	if r == nil {
+		return
+	}
+	err := svc.appendUsage(context.WithoutCancel(ctx), s.ID, r, false)
 	switch {
 	case err == nil:
 	case svc.storeDown(err):
-		go svc.recordUsageLater(ctx, s, agent, u, why, landed, err)
+		go svc.recordUsageLater(ctx, s, r, err)
 	default:
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not record a call's usage outside its step")
 	}
 }
 
-// recordUsageLater is recordUsage's outage loop.
-func (svc *Service) recordUsageLater(ctx context.Context, s *Session, agent string, u providers.Usage, why string, landed func(*Ledger) bool, err error) {
+// recordUsageLater records r once the store answers, trying again the
+// outage's way for usageGrace after ctx ended (a run cancelled during an
+// outage ends at once; what its calls cost is recorded when the store is
+// back). It logs when it begins and when it ends, not at each attempt: a
+// thousand runs cancelled in one outage are a thousand of these, and their
+// runs are over, so no progress is told either.
+func (svc *Service) recordUsageLater(ctx context.Context, s *Session, r *usageRecord, err error) {
 	lctx, done := outlive(ctx, usageGrace)
 	defer done()
-	var down outage
-	what := "recording the spend of a call of " + agent
-	for svc.storeDown(err) {
-		if svc.pause(lctx, s, what, &down, err) != nil {
-			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", agent).Int64("tokens", u.Tokens()).
+	u := r.entry.Usage
+	svc.log.Warn().Err(err).Str("session", s.ID).Strs("agents", r.entry.Agents).Int64("tokens", u.Tokens()).
+		Msg("the store is unreachable: a call's spend outside its step is recorded once it answers")
+	for tries := 0; svc.storeDown(err); tries++ {
+		t := time.NewTimer(outageWait(tries))
+		select {
+		case <-lctx.Done():
+			t.Stop()
+			svc.log.Warn().Err(err).Str("session", s.ID).Strs("agents", r.entry.Agents).Int64("tokens", u.Tokens()).
 				Msg("gave up recording a call's spend: the store stayed unreachable; the session's cost lacks it")
 			return
+		case <-t.C:
 		}
-		err = svc.appendUsage(lctx, s.ID, agent, u, why, landed)
+		err = svc.appendUsage(lctx, s.ID, r, true)
 	}
 	if err != nil {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not record a call's usage outside its step")
 		return
 	}
-	svc.over(lctx, s, what, &down)
+	svc.log.Info().Str("session", s.ID).Strs("agents", r.entry.Agents).Msg("the store answered again: a call's spend outside its step is recorded")
 }
 
-// appendUsage is one attempt of recordUsage: under the session lock, unless
-// landed finds the step's entry, the usage entry, then a settle.
-func (svc *Service) appendUsage(ctx context.Context, id, agent string, u providers.Usage, why string, landed func(*Ledger) bool) error {
+// appendUsage is one attempt of recordUsage, under the session lock: the
+// usage entry unless the ledger holds the step's entry (r.landed) or, on a
+// retry, the usage entry itself (an attempt whose answer was lost wrote
+// it), then a settle.
+func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, retried bool) error {
 	unlock, err := svc.store.LockSession(ctx, id)
 	if err != nil {
 		return err
 	}
-	if landed != nil {
+	if r.landed != nil || retried {
 		l, err := svc.store.Ledger(ctx, id)
 		if err != nil {
 			unlock()
 			return err
 		}
-		if landed(l) {
+		if (r.landed != nil && r.landed(l)) || (retried && slices.ContainsFunc(l.Session, r.is)) {
 			unlock()
 			return nil
 		}
 	}
-	_, err = svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: []string{agent}, Usage: &u, Reason: why})
+	_, err = svc.store.AppendSession(ctx, id, r.entry)
 	unlock()
 	if err != nil {
 		return err
@@ -86,6 +113,13 @@ func (svc *Service) appendUsage(ctx context.Context, id, agent string, u provide
 		svc.log.Warn().Err(err).Str("session", id).Msg("could not settle after recording a call's usage")
 	}
 	return nil
+}
+
+// is tells whether a stored session entry is r's (its time to the
+// millisecond the stores keep, its agent, reason and tokens).
+func (r *usageRecord) is(e SessionEntry) bool {
+	return e.Kind == SessionUsage && e.Usage != nil && e.Reason == r.entry.Reason && slices.Equal(e.Agents, r.entry.Agents) &&
+		e.Time.Truncate(time.Millisecond).Equal(r.entry.Time.Truncate(time.Millisecond)) && e.Usage.Tokens() == r.entry.Usage.Tokens()
 }
 
 // landedAs tells whether the ledger holds the agent's entry e for step:

@@ -22,6 +22,15 @@ type outageStore struct {
 	downAtStart atomic.Bool // armed: down once a step has started
 	down        atomic.Bool
 	refused     atomic.Int64 // session locks refused while down
+	loseUsage   atomic.Bool  // armed: a usage entry is written, its answer lost, once
+}
+
+func (s *outageStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	out, err := s.leasedStore.AppendSession(ctx, id, e)
+	if err == nil && e.Kind == coordination.SessionUsage && s.loseUsage.CompareAndSwap(true, false) {
+		return coordination.SessionEntry{}, errLostAnswer
+	}
+	return out, err
 }
 
 func (s *outageStore) AppendEvent(ctx context.Context, id string, ev coordination.Event) error {
@@ -73,7 +82,11 @@ func stepCancelledInAnOutage(t *testing.T, st *outageStore) (*coordination.Servi
 	defer cancel()
 	go func() {
 		for st.refused.Load() == 0 {
-			time.Sleep(time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Millisecond):
+			}
 		}
 		cancel() // the run is cancelled during the outage
 	}()
@@ -81,6 +94,13 @@ func stepCancelledInAnOutage(t *testing.T, st *outageStore) (*coordination.Servi
 		t.Fatal("a step whose landing met the outage and was cancelled returned no error")
 	}
 	st.down.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "the store answered again: a call's spend outside its step is recorded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the spend's record never found the store back; logs:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return svc, s, agent, logs
 }
 
@@ -109,13 +129,6 @@ func TestASpendGivenUpWithItsRunInAnOutageIsRecordedWhenTheStoreAnswers(t *testi
 	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
 	st.downAtStart.Store(true)
 	_, s, agent, _ := stepCancelledInAnOutage(t, st)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(usageEntries(t, st, s.ID)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no usage entry 10 s after the store answered again: the cancelled step's spend is lost")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	u := usageEntries(t, st, s.ID)
 	if len(u) != 1 || u[0].Usage == nil || u[0].Usage.Tokens() == 0 || len(u[0].Agents) != 1 || u[0].Agents[0] != agent {
 		t.Fatalf("usage entries %+v; want one with the step's tokens, for %s", u, agent)
@@ -139,14 +152,7 @@ func TestASpendGivenUpWithItsRunInAnOutageIsRecordedWhenTheStoreAnswers(t *testi
 func TestASpendWhoseStepLandedBeforeTheOutageIsNotCountedTwice(t *testing.T) {
 	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
 	st.lose.Store(true)
-	_, s, agent, logs := stepCancelledInAnOutage(t, st)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "recording the spend of a call of "+agent+" waited and went on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the spend's recording never found the store back; logs:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	_, s, agent, _ := stepCancelledInAnOutage(t, st)
 	l, err := st.Ledger(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -156,5 +162,21 @@ func TestASpendWhoseStepLandedBeforeTheOutageIsNotCountedTwice(t *testing.T) {
 	}
 	if u := usageEntries(t, st, s.ID); len(u) != 0 {
 		t.Errorf("usage entries %+v beside the landed step's own: its spend counted twice", u)
+	}
+}
+
+// TestAUsageEntryWhoseAnswerWasLostIsNotWrittenTwice: the usage entry of a
+// step given up in an outage is written once the store answers, but its
+// answer is lost; the retry finds it stored and writes no second one.
+func TestAUsageEntryWhoseAnswerWasLostIsNotWrittenTwice(t *testing.T) {
+	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
+	st.downAtStart.Store(true)
+	st.loseUsage.Store(true)
+	_, s, _, _ := stepCancelledInAnOutage(t, st)
+	if st.loseUsage.Load() {
+		t.Fatal("the usage entry's answer was never lost: the test did not test the retry")
+	}
+	if u := usageEntries(t, st, s.ID); len(u) != 1 {
+		t.Errorf("%d usage entries after a lost answer and its retry, want 1: %+v", len(u), u)
 	}
 }
