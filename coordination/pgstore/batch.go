@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,21 +10,34 @@ import (
 )
 
 // batch is group for reads that many callers make of different rows: a
-// call made while no read is in flight is read at once, and the calls made
-// while one is in flight go together in the next, one round trip for all.
-// Unlike group, each caller waits only as long as its own context allows
-// (a status or cancel call must not be held past its deadline by a read
-// hung on the database), so the read runs on a goroutine of its own, alive
-// while calls are pending, under a context that ends when every caller in
-// it has given up or the store closes. The zero value is ready to use; a
-// store sets base.
+// call made while fewer than its readers are reading is read at once, and
+// the calls made while they all are go together in the next free one's
+// read, one round trip for up to max of them. Several readers, so that one
+// slow read (a replica reading whole ledgers after a restart, a connection
+// going bad) holds up only the calls in it; a cap, so that no read grows
+// with the load. Unlike group, each caller waits only as long as its own
+// context allows (a status or cancel call must not be held past its
+// deadline by a read hung on the database), so the reads run on goroutines
+// of their own, alive while calls are pending, each under a context that
+// ends when every caller in it has given up or the store closes. newDB
+// sets one up.
 type batch[T any] struct {
-	base context.Context // the store's: a read ends when the store closes
+	base context.Context                    // the store's: a read ends when the store closes
+	read func(context.Context, []T) []error // fills in each value's answer, returns each its error
+	// readers and max are batchReaders and batchMax unless a test sets
+	// them smaller.
+	readers, max int
 
 	mu      sync.Mutex
 	pending []*batchCall[T]
-	reading bool // the goroutine runs; pending calls wait for its next read
+	reading int // goroutines reading; pending calls wait for the next free one
 }
+
+// A batch's bounds: reads at once, and calls a read.
+const (
+	batchReaders = 4
+	batchMax     = 256
+)
 
 type batchCall[T any] struct {
 	v    T
@@ -38,17 +52,15 @@ type batchRead struct {
 	waiting int // under the batch's mu
 }
 
-// do puts v into the next read and waits for it, or for ctx to end. read
-// gets the values in the order called, fills in each one's answer, and
-// returns each its error; it must not keep a value past its return. A
-// caller that gave up must not touch v again: the read may still fill it.
-func (b *batch[T]) do(ctx context.Context, v T, read func(context.Context, []T) []error) error {
+// do puts v into a read and waits for it, or for ctx to end. A caller that
+// gave up must not touch v again: the read may still fill it.
+func (b *batch[T]) do(ctx context.Context, v T) error {
 	c := &batchCall[T]{v: v, done: make(chan struct{})}
 	b.mu.Lock()
 	b.pending = append(b.pending, c)
-	if !b.reading {
-		b.reading = true
-		go b.run(read)
+	if b.reading < cmp.Or(b.readers, batchReaders) {
+		b.reading++
+		go b.run()
 	}
 	b.mu.Unlock()
 	select {
@@ -71,19 +83,20 @@ func (b *batch[T]) do(ctx context.Context, v T, read func(context.Context, []T) 
 	return ctx.Err()
 }
 
-// run reads the pending calls, a group at a time, until none are left.
-func (b *batch[T]) run(read func(context.Context, []T) []error) {
+// run reads the pending calls, up to max a read, until none are left.
+func (b *batch[T]) run() {
 	for {
 		b.mu.Lock()
-		calls := b.pending
-		b.pending = nil
-		if len(calls) == 0 {
-			b.reading = false
+		n := min(len(b.pending), cmp.Or(b.max, batchMax))
+		if n == 0 {
+			b.reading--
 			b.mu.Unlock()
 			return
 		}
+		calls := b.pending[:n:n]
+		b.pending = slices.Clone(b.pending[n:])
 		base := b.base
-		if base == nil { // a DB made by hand in a test
+		if base == nil { // a zero batch in a test
 			base = context.Background()
 		}
 		ctx, cancel := context.WithCancel(base)
@@ -92,7 +105,7 @@ func (b *batch[T]) run(read func(context.Context, []T) []error) {
 			c.in = in
 		}
 		b.mu.Unlock()
-		b.answer(ctx, calls, read)
+		b.answer(ctx, calls)
 		cancel()
 	}
 }
@@ -100,7 +113,7 @@ func (b *batch[T]) run(read func(context.Context, []T) []error) {
 // answer runs one read and answers its calls. A read that panics answers
 // them with an error instead: it runs on the batch's own goroutine, where
 // nothing would recover it, and one bad row must not take the replica down.
-func (b *batch[T]) answer(ctx context.Context, calls []*batchCall[T], read func(context.Context, []T) []error) {
+func (b *batch[T]) answer(ctx context.Context, calls []*batchCall[T]) {
 	vs := make([]T, len(calls))
 	for i, c := range calls {
 		vs[i] = c.v
@@ -114,7 +127,7 @@ func (b *batch[T]) answer(ctx context.Context, calls []*batchCall[T], read func(
 				}
 			}
 		}()
-		return read(ctx, vs)
+		return b.read(ctx, vs)
 	}()
 	for i, c := range calls {
 		c.err = errs[i]

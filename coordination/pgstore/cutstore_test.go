@@ -43,7 +43,6 @@ func cutAtCommit(t *testing.T, mark string) (a, cut *Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	cut = &Store{db: &DB{pool: pool, channel: a.db.channel}, tenant: a.tenant}
-	cut.db.held.init()
+	cut = &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
 	return a, cut
 }

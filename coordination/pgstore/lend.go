@@ -146,12 +146,21 @@ var errStaleLoan = errors.New("the kept ledger does not continue into the stored
 // round trip (loanReads).
 func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*coordination.Ledger, error) {
 	ask := &loanAsk{tenant: s.tenant, id: id, first: ln.lent == nil, held: held, logAfter: int32(len(ln.log))}
-	for a, es := range ln.agents {
-		if n := len(es); n > 0 {
-			ask.agents, ask.lasts = append(ask.agents, a), append(ask.lasts, int32(es[n-1].Step))
+	if !ask.first {
+		// Every agent of the team (the setup's, kept since the first
+		// read), 0 for one with nothing kept: the rows past each are an
+		// index range of the ledger's key, not the whole ledger filtered.
+		// Only a team's agents have steps (a step lock is taken for an
+		// agent of the session's setup).
+		for a, es := range ln.agents {
+			last := 0
+			if n := len(es); n > 0 {
+				last = es[n-1].Step
+			}
+			ask.agents, ask.lasts = append(ask.agents, a), append(ask.lasts, int32(last))
 		}
 	}
-	if err := s.db.loanReads.do(ctx, ask, s.db.readLoans); err != nil {
+	if err := s.db.loanReads.do(ctx, ask); err != nil {
 		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
 	if !ask.found {

@@ -97,7 +97,7 @@ func TestALentLedgerSeesAnotherReplicasWrites(t *testing.T) {
 
 	// A replica that kept nothing of the session (its pool is a's, its
 	// loans its own), as one taking the run over.
-	fresh := &Store{db: &DB{pool: a.db.pool}, tenant: a.tenant}
+	fresh := &Store{db: newDB(a.db.pool, a.db.channel, Options{}), tenant: a.tenant}
 	sameLedger(t, a, "s", lend(t, fresh, "s"))
 }
 

@@ -18,10 +18,10 @@ import (
 // three statements for a handful of rows.
 type loanAsk struct {
 	tenant, id string
-	first      bool // nothing kept yet: the setup too
+	first      bool // nothing kept yet: the setup too, and every entry
 	held       bool // LendState: the held step locks too
 	agents     []string
-	lasts      []int32 // each agent's last step kept
+	lasts      []int32 // each agent's last step kept, 0 for none (not first)
 	logAfter   int32   // the last session entry's seq kept
 
 	// The answer. found: the session's row exists; damaged: one of its
@@ -38,7 +38,7 @@ type loanAsk struct {
 }
 
 // readLoans reads the rows past every ask's kept ledger in one round trip
-// (batch's read). Each statement reads all the sessions, matched to their
+// (the loans' batch read). Each statement reads all the sessions, matched to their
 // asks by position (WITH ORDINALITY, 1-based), so two asks of one session
 // each get their own rows. The statements keep the order a single loan
 // read them in (LendState relies on it): the session rows with their step
@@ -64,12 +64,19 @@ func (db *DB) readLoans(ctx context.Context, asks []*loanAsk) []error {
 			AND l.name LIKE 'step:%' AND l.expires_at >= now()) END
 		FROM unnest($1::text[], $2::text[], $3::bool[], $4::bool[]) WITH ORDINALITY AS r(tenant, id, first, held, i)
 		JOIN sessions s ON s.tenant = r.tenant AND s.id = r.id`, tenants, ids, firsts, helds)
-	b.Queue(`SELECT r.i, e.entry
-		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(tenant, id, i)
-		JOIN entries e ON e.tenant = r.tenant AND e.session_id = r.id
-		LEFT JOIN unnest($3::int8[], $4::text[], $5::int[]) AS k(i, agent, last) ON k.i = r.i AND k.agent = e.agent_id
-		WHERE e.step > coalesce(k.last, 0)
-		ORDER BY r.i, e.agent_id, e.step`, tenants, ids, kAsk, kAgents, kLasts)
+	// The entries: for a loan that keeps a ledger, each agent's rows past
+	// its last kept (a range of the key's index); for a first read, all.
+	b.Queue(`SELECT u.i, u.entry FROM (
+			SELECT k.i, e.agent_id, e.step, e.entry
+			FROM unnest($3::int8[], $4::text[], $5::int[]) AS k(i, agent, last)
+			JOIN entries e ON e.tenant = ($1::text[])[k.i] AND e.session_id = ($2::text[])[k.i]
+				AND e.agent_id = k.agent AND e.step > k.last
+			UNION ALL
+			SELECT r.i, e.agent_id, e.step, e.entry
+			FROM unnest($1::text[], $2::text[], $6::bool[]) WITH ORDINALITY AS r(tenant, id, first, i)
+			JOIN entries e ON e.tenant = r.tenant AND e.session_id = r.id
+			WHERE r.first) AS u
+		ORDER BY u.i, u.agent_id, u.step`, tenants, ids, kAsk, kAgents, kLasts, firsts)
 	b.Queue(`SELECT r.i, l.entry
 		FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS r(tenant, id, after, i)
 		JOIN session_log l ON l.tenant = r.tenant AND l.session_id = r.id AND l.seq > r.after

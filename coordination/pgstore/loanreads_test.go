@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,11 +23,11 @@ type holdFirst struct {
 	seen    atomic.Int64
 	armed   atomic.Bool
 	entered chan struct{}
-	release chan struct{}
+	release chan struct{} // a token lets the held one go
 }
 
 func newHoldFirst(prefix string) *holdFirst {
-	return &holdFirst{prefix: prefix, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	return &holdFirst{prefix: prefix, entered: make(chan struct{}, 1), release: make(chan struct{}, 1)}
 }
 
 func (h *holdFirst) hold(sql string) {
@@ -71,11 +70,14 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Each session but "fresh" is lent once, so the grouped read continues
-	// kept ledgers ("fresh" is read whole, its setup with it).
+	// Each session but "fresh" has a step of agent_a kept, so the grouped
+	// read continues kept ledgers, their agents the same names ("fresh"
+	// is read whole, its setup with it).
 	for _, id := range ids[:5] {
+		landStep(t, a, id, "agent_a", "kept")
 		lend(t, a, id)
 	}
+	a.db.loanReads.readers = 1
 	landStep(t, a, "steps", "agent_a", "an answer")
 	landStep(t, a, "steps", "agent_b", "another")
 	if _, err := a.AppendSession(ctx, "entries", coordination.SessionEntry{Kind: coordination.SessionRevote, Agents: []string{"agent_a"}}); err != nil {
@@ -87,7 +89,7 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 	}
 	defer stepLock.Release()
 	if _, err := a.db.pool.Exec(ctx, `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry)
-		VALUES ($1, 'damaged', 'agent_a', 1, 'answer', now(), '{"step": "one"}')`, a.tenant); err != nil {
+		VALUES ($1, 'damaged', 'agent_a', 2, 'answer', now(), '{"step": "two"}')`, a.tenant); err != nil {
 		t.Fatal(err)
 	}
 
@@ -113,7 +115,7 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 		}()
 	}
 	await(t, "the loans waiting for the next read", func() bool { return a.db.loanReads.waiting() == len(ids) })
-	close(h.release)
+	h.release <- struct{}{}
 	if err := <-firstDone; err != nil {
 		t.Fatal(err)
 	}
@@ -149,27 +151,33 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 }
 
 // TestALoanGivingUpLeavesTheOthersInItsRead: a caller whose deadline ends
-// while its loan's read is held on the wire gives up alone; the read goes
-// on for the other loan in it, which is lent whole.
+// while the read it shares with another loan is on the wire gives up
+// alone; the read goes on for the other loan, which is lent whole.
 func TestALoanGivingUpLeavesTheOthersInItsRead(t *testing.T) {
 	h := newHoldFirst(loanPrefix)
 	a := countedReplica(t, pgtest.Schema(t), h)
+	a.db.loanReads.readers = 1
 	ctx := context.Background()
-	for _, id := range []string{"patient", "hasty"} {
+	for _, id := range []string{"first", "patient", "hasty"} {
 		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	landStep(t, a, "patient", "agent_a", "an answer")
 	h.armed.Store(true)
-	hastyCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	first := make(chan error, 1)
+	go func() {
+		_, err := a.LendLedger(ctx, "first")
+		first <- err
+	}()
+	<-h.entered // first's read is held on the wire
+	hastyCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hasty := make(chan error, 1)
 	go func() {
 		_, err := a.LendLedger(hastyCtx, "hasty")
 		hasty <- err
 	}()
-	<-h.entered // hasty's read is held on the wire
 	patient := make(chan error, 1)
 	go func() {
 		l, err := a.LendLedger(ctx, "patient")
@@ -178,11 +186,19 @@ func TestALoanGivingUpLeavesTheOthersInItsRead(t *testing.T) {
 		}
 		patient <- err
 	}()
-	if err := <-hasty; !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a loan whose deadline passed while its read was held: %v, want the deadline exceeded", err)
+	await(t, "hasty and patient waiting for the next read", func() bool { return a.db.loanReads.waiting() == 2 })
+	h.armed.Store(true) // their read is held too
+	h.release <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatal(err)
 	}
-	close(h.release)
+	<-h.entered
+	cancel()
+	if err := <-hasty; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a loan whose context ended while its read was held: %v, want context.Canceled", err)
+	}
+	h.release <- struct{}{}
 	if err := <-patient; err != nil {
-		t.Fatalf("the loan asked for while another gave up: %v", err)
+		t.Fatalf("the loan read together with one that gave up: %v; its read must go on", err)
 	}
 }

@@ -120,13 +120,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	db := &DB{pool: pool, channel: "massgen_changes_" + schema, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}}
-	db.feeds.init()
-	db.gates.gates = map[string]*gate{}
-	db.held.init()
-	lctx, stop := context.WithCancel(context.Background())
-	db.ctx, db.stop = lctx, stop
-	db.loanReads.base = lctx
+	db := newDB(pool, "massgen_changes_"+schema, opts)
+	lctx := db.ctx
 	ready := make(chan error, 1)
 	db.done.Add(2)
 	go db.listen(lctx, ready)
@@ -136,6 +131,17 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("listening for session changes on %s: %w", redact(dsn), err)
 	}
 	return db, nil
+}
+
+// newDB is a DB on pool, its background work not started (Open starts it).
+func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
+	db := &DB{pool: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}}
+	db.feeds.init()
+	db.gates.gates = map[string]*gate{}
+	db.held.init()
+	db.ctx, db.stop = context.WithCancel(context.Background())
+	db.loanReads = batch[*loanAsk]{base: db.ctx, read: db.readLoans}
+	return db
 }
 
 // Close stops the listener, the heartbeat and the lease renewals under way

@@ -81,8 +81,7 @@ func TestAStepLockLostWithItsConnectionIsLetGo(t *testing.T) {
 	}
 	defer pool.Close()
 	// A replica of its own, its heartbeat run by hand (deleteGone).
-	cut := &Store{db: &DB{pool: pool}, tenant: a.tenant}
-	cut.db.held.init()
+	cut := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
 	if _, err := cut.LockStep(ctx, "s", "agent_a"); !unavailable(err) {
 		t.Fatalf("LockStep over a connection lost after its commit = %v; want the database unavailable", err)
 	}
