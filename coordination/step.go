@@ -206,6 +206,12 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		// cancelled call's is (unless a retried landing that had written
 		// the entry was told it was cancelled: then it is in the entry).
 		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+" cancelled as it landed", landedAs(step, entry))
+	case errors.Is(err, ErrLeaseLost):
+		// Fenced: another replica took the step over (after an outage
+		// longer than the lease, say) and runs it again. This call was
+		// paid for all the same, unless it had landed before the lease
+		// went (an answer lost at the commit).
+		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+", fenced: its lease was lost to another replica", landedAs(step, entry))
 	case svc.storeDown(err) && ctx.Err() != nil:
 		// The landing gave up with its run while the store was
 		// unreachable. An attempt whose answer was lost may have written

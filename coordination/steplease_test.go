@@ -127,8 +127,8 @@ func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 
 // TestAStepWhoseLeaseWasLostIsNotRecorded: a step whose lease another
 // process claimed while its model ran (its renewals failing, the lease
-// expired) is fenced: its landing is refused with ErrLeaseLost and nothing
-// is written.
+// expired) is fenced: its landing is refused with ErrLeaseLost and no step
+// is written; what its model spent is the session's, a usage entry.
 func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
 	st := &stallingStore{Store: memstore.New()}
 	svc, s := stepTeam(t, st, "400ms")
@@ -164,6 +164,9 @@ func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
 	}
 	if row := agentRow(t, v, agent); row.Steps != 0 || row.Answers != 0 {
 		t.Errorf("after a fenced step the agent has %d steps, %d answers; want nothing written", row.Steps, row.Answers)
+	}
+	if u := usageEntries(t, st, s.ID); len(u) != 1 || u[0].Usage.Tokens() == 0 || !strings.Contains(u[0].Reason, "fenced") {
+		t.Errorf("usage entries after a fenced step: %+v; want one with its model's spend", u)
 	}
 }
 

@@ -87,28 +87,32 @@ func (svc *Service) recordUsageLater(ctx context.Context, s *Session, r *usageRe
 // appendUsage is one attempt of recordUsage, under the session lock: the
 // usage entry unless the ledger holds the step's entry (r.landed) or, on a
 // retry, the usage entry itself (an attempt whose answer was lost wrote
-// it), then a settle.
+// it), then, either way, a settle.
 func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, retried bool) error {
 	unlock, err := svc.store.LockSession(ctx, id)
 	if err != nil {
 		return err
 	}
+	recorded := false
 	if r.landed != nil || retried {
 		l, err := svc.store.Ledger(ctx, id)
 		if err != nil {
 			unlock()
 			return err
 		}
-		if (r.landed != nil && r.landed(l)) || (retried && slices.ContainsFunc(l.Session, r.is)) {
-			unlock()
-			return nil
-		}
+		recorded = (r.landed != nil && r.landed(l)) || (retried && slices.ContainsFunc(l.Session, r.is))
 	}
-	_, err = svc.store.AppendSession(ctx, id, r.entry)
+	if !recorded {
+		_, err = svc.store.AppendSession(ctx, id, r.entry)
+	}
 	unlock()
 	if err != nil {
 		return err
 	}
+	// Settled even when the spend was found recorded: the attempt that
+	// wrote it (this record's, its answer lost, or the step's landing,
+	// whose settle met the outage) did not settle, and a finished result
+	// must be amended with it.
 	if _, err := svc.settle(ctx, id, "", ""); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).Msg("could not settle after recording a call's usage")
 	}

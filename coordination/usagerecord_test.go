@@ -40,8 +40,12 @@ func (s *outageStore) AppendEvent(ctx context.Context, id string, ev coordinatio
 	return s.leasedStore.AppendEvent(ctx, id, ev)
 }
 
+// passKey marks a context whose calls the outage lets through: a test's
+// own calls made while the step's spend waits for the store.
+type passKey struct{}
+
 func (s *outageStore) LockSession(ctx context.Context, id string) (func(), error) {
-	if s.down.Load() {
+	if s.down.Load() && ctx.Value(passKey{}) == nil {
 		s.refused.Add(1)
 		return nil, errLostAnswer
 	}
@@ -71,9 +75,11 @@ func (l *outageLock) LandLeased(ctx context.Context, e coordination.Entry, versi
 }
 
 // stepCancelledInAnOutage runs a server step of st's session whose run is
-// cancelled once the step's landing has met the outage, then brings the
-// store back. It returns the service, the session, the agent and the logs.
-func stepCancelledInAnOutage(t *testing.T, st *outageStore) (*coordination.Service, *coordination.Session, string, *coordtest.SyncBuffer) {
+// cancelled once the step's landing has met the outage, calls meanwhile
+// (if set; its context's calls pass the outage), then brings the store
+// back and waits for the spend's record to end. It returns the service,
+// the session, the agent and the logs.
+func stepCancelledInAnOutage(t *testing.T, st *outageStore, meanwhile func(context.Context, *coordination.Service, *coordination.Session)) (*coordination.Service, *coordination.Session, string, *coordtest.SyncBuffer) {
 	t.Helper()
 	logs := &coordtest.SyncBuffer{}
 	svc, s := leasedTeam(t, st, logs)
@@ -92,6 +98,9 @@ func stepCancelledInAnOutage(t *testing.T, st *outageStore) (*coordination.Servi
 	}()
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err == nil {
 		t.Fatal("a step whose landing met the outage and was cancelled returned no error")
+	}
+	if meanwhile != nil {
+		meanwhile(context.WithValue(context.Background(), passKey{}, true), svc, s)
 	}
 	st.down.Store(false)
 	deadline := time.Now().Add(10 * time.Second)
@@ -128,7 +137,7 @@ func usageEntries(t *testing.T, st coordination.Store, id string) []coordination
 func TestASpendGivenUpWithItsRunInAnOutageIsRecordedWhenTheStoreAnswers(t *testing.T) {
 	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
 	st.downAtStart.Store(true)
-	_, s, agent, _ := stepCancelledInAnOutage(t, st)
+	_, s, agent, _ := stepCancelledInAnOutage(t, st, nil)
 	u := usageEntries(t, st, s.ID)
 	if len(u) != 1 || u[0].Usage == nil || u[0].Usage.Tokens() == 0 || len(u[0].Agents) != 1 || u[0].Agents[0] != agent {
 		t.Fatalf("usage entries %+v; want one with the step's tokens, for %s", u, agent)
@@ -152,7 +161,7 @@ func TestASpendGivenUpWithItsRunInAnOutageIsRecordedWhenTheStoreAnswers(t *testi
 func TestASpendWhoseStepLandedBeforeTheOutageIsNotCountedTwice(t *testing.T) {
 	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
 	st.lose.Store(true)
-	_, s, agent, _ := stepCancelledInAnOutage(t, st)
+	_, s, agent, _ := stepCancelledInAnOutage(t, st, nil)
 	l, err := st.Ledger(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -172,11 +181,49 @@ func TestAUsageEntryWhoseAnswerWasLostIsNotWrittenTwice(t *testing.T) {
 	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
 	st.downAtStart.Store(true)
 	st.loseUsage.Store(true)
-	_, s, _, _ := stepCancelledInAnOutage(t, st)
+	_, s, _, _ := stepCancelledInAnOutage(t, st, nil)
 	if st.loseUsage.Load() {
 		t.Fatal("the usage entry's answer was never lost: the test did not test the retry")
 	}
 	if u := usageEntries(t, st, s.ID); len(u) != 1 {
 		t.Errorf("%d usage entries after a lost answer and its retry, want 1: %+v", len(u), u)
+	}
+}
+
+// TestAUsageFoundRecordedOnARetryStillAmendsTheResult: a usage entry whose
+// answer was lost is found on the retry and not written again, but the
+// session's result, recorded meanwhile by a finalize, is still amended
+// with it: the attempt that wrote it never settled.
+func TestAUsageFoundRecordedOnARetryStillAmendsTheResult(t *testing.T) {
+	st := &outageStore{leasedStore: &leasedStore{Store: memstore.New()}}
+	st.downAtStart.Store(true)
+	var before int64
+	svc, s, _, _ := stepCancelledInAnOutage(t, st, func(ctx context.Context, svc *coordination.Service, s *coordination.Session) {
+		// While the spend's record waits for the store, the other agent
+		// answers and the team is finalized: the finished result is
+		// recorded without the spend.
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: s.AgentIDs()[1]}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Finalize(ctx, s.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = res.Usage.Input + res.Usage.Output
+		st.loseUsage.Store(true)
+	})
+	if st.loseUsage.Load() {
+		t.Fatal("the usage entry's answer was never lost: the test did not test the retry")
+	}
+	u := usageEntries(t, st, s.ID)
+	if len(u) != 1 {
+		t.Fatalf("%d usage entries, want 1: %+v", len(u), u)
+	}
+	res, err := svc.Result(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Usage.Input+res.Usage.Output, before+u[0].Usage.Tokens(); res.Status != coordination.StatusFinished || got != want {
+		t.Errorf("the finished result (%s) counts %d tokens, want %d (%d before, and the usage entry's %d)", res.Status, got, want, before, u[0].Usage.Tokens())
 	}
 }
