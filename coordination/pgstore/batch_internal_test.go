@@ -75,6 +75,19 @@ func call(ctx context.Context, b *batch[*int], v int) <-chan [2]any {
 	return out
 }
 
+// pileUp calls b with 1 and, while h holds that read, with 2 to n, each
+// left waiting for a later read; their answers come on the channels.
+func pileUp(t *testing.T, ctx context.Context, b *batch[*int], h *heldReads, n int) []<-chan [2]any {
+	t.Helper()
+	answers := []<-chan [2]any{call(ctx, b, 1)}
+	<-h.entered
+	for v := 2; v <= n; v++ {
+		answers = append(answers, call(ctx, b, v))
+		await(t, "the calls waiting for a later read", func() bool { return b.waiting() == v-1 })
+	}
+	return answers
+}
+
 // TestCallsMadeDuringAReadGoTogetherInTheNext: the first call is read at
 // once; the calls made while it is in flight are one read after it, in the
 // order called, and each gets its own answer.
@@ -82,12 +95,7 @@ func TestCallsMadeDuringAReadGoTogetherInTheNext(t *testing.T) {
 	h := newHeldReads()
 	b := oneReader(h)
 	ctx := context.Background()
-	answers := []<-chan [2]any{call(ctx, b, 1)}
-	<-h.entered
-	for v := 2; v <= 4; v++ {
-		answers = append(answers, call(ctx, b, v))
-		await(t, "the calls waiting for the next read", func() bool { return b.waiting() == v-1 })
-	}
+	answers := pileUp(t, ctx, b, h, 4)
 	close(h.release)
 	for i, a := range answers {
 		if got := <-a; got[0] != (i+1)*10 || got[1] != nil {
@@ -108,12 +116,7 @@ func TestAReadTakesAtMostItsCap(t *testing.T) {
 	b := oneReader(h)
 	b.max = 2
 	ctx := context.Background()
-	answers := []<-chan [2]any{call(ctx, b, 1)}
-	<-h.entered
-	for v := 2; v <= 6; v++ {
-		answers = append(answers, call(ctx, b, v))
-		await(t, "the calls waiting", func() bool { return b.waiting() == v-1 })
-	}
+	answers := pileUp(t, ctx, b, h, 6)
 	close(h.release)
 	for _, a := range answers {
 		<-a
