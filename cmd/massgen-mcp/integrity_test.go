@@ -94,7 +94,11 @@ func TestDiskFullExitsFourWithPathAndResumes(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Unmount(state, syscall.MNT_DETACH) })
 	svc := newService(state, 1)
-	spec := coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong", "sim/strong", "sim"}, SessionID: "team_full"}
+	// Seeded: unseeded, about one team in thirty split its votes to
+	// max_rounds (exit 7, an answer not agreed), which is not what this
+	// test is about.
+	seed := int64(1)
+	spec := coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong", "sim/strong", "sim"}, SessionID: "team_full", Seed: &seed}
 	if _, err := svc.Create(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
