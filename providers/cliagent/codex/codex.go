@@ -63,6 +63,12 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		"-c", srv+".args="+tomlArray(r.Workflow.Args),
 		"-c", srv+`.default_tools_approval_mode="approve"`,
 		"-c", srv+".startup_timeout_sec=30",
+		// Required: Codex waits for a server it is not told is required
+		// only a short grace and then begins the turn without its tools,
+		// a paid call that can neither answer nor vote (a slow-starting
+		// relay on a loaded machine). Required, it waits up to the
+		// startup timeout and fails the run if the server never comes up.
+		"-c", srv+".required=true",
 		// A team MCP server's call runs in the Step for up to its own two
 		// minutes; Codex's default wait (60 s) would give up first.
 		"-c", srv+".tool_timeout_sec=180",

@@ -69,6 +69,12 @@ enabled = false
 
 func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	t.Helper()
+	return newRealRelayed(t, sandbox, clitest.Relay())
+}
+
+// newRealRelayed is newReal with the workflow server run by relay.
+func newRealRelayed(t *testing.T, sandbox cliagent.Sandbox, relay []string) *realHarness {
+	t.Helper()
 	bin := clitest.Binary(t, "../../..", "codex", "CODEX_BIN")
 	script := fake.NewScript()
 	srv := httptest.NewServer(fake.NewAll(script))
@@ -87,7 +93,7 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	}
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: model, Binary: bin, Env: env, Dir: t.TempDir(),
-		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
+		Relay: relay, Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"sk-dummy-fake-not-a-key-0000", plantedSecret}, Sandbox: sandbox,
 		AfterCall: 20 * time.Second,
 	})
