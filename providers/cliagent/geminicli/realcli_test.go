@@ -44,6 +44,12 @@ type realHarness struct {
 
 func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	t.Helper()
+	return newRealRelayed(t, sandbox, clitest.Relay())
+}
+
+// newRealRelayed is newReal with the workflow server run by relay.
+func newRealRelayed(t *testing.T, sandbox cliagent.Sandbox, relay []string) *realHarness {
+	t.Helper()
 	bin := clitest.Binary(t, "../../..", "gemini", "GEMINI_BIN")
 	script := fake.NewScript()
 	srv := httptest.NewServer(fake.NewAll(script))
@@ -63,7 +69,7 @@ func newReal(t *testing.T, sandbox cliagent.Sandbox) *realHarness {
 	dir := t.TempDir()
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: model, Binary: bin, Env: env, Dir: dir,
-		Relay: clitest.Relay(), Slots: semaphore.NewWeighted(2),
+		Relay: relay, Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"fake-gemini-key-0123456789"}, Sandbox: sandbox, AfterCall: 20 * time.Second,
 	})
 	if err != nil {
