@@ -167,9 +167,17 @@ func TestProgressCarriesHumanMessagesAndHeartbeats(t *testing.T) {
 		}
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{"answered [agent", "voted for agent_", "votes for [agent", "still working", "wins"} {
+	for _, want := range []string{"answered [agent", "voted for agent_", "still working", "wins"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no progress message mentions %q:\n%s", want, all)
+		}
+	}
+	// A vote that still counts says how many stand for its answer; a stale
+	// one (its answer superseded meanwhile, which a loaded machine's timing
+	// can make of every vote in a run) says it is stale instead.
+	for _, m := range msgs {
+		if strings.Contains(m, " voted for ") && !strings.Contains(m, "(stale)") && !strings.Contains(m, " votes for [agent") {
+			t.Errorf("a vote that counts does not say how many votes its answer has: %q", m)
 		}
 	}
 }
