@@ -165,7 +165,7 @@ func (o *offered) Step(_ context.Context, req providers.Request) (providers.Acti
 	if req.Toolbox != nil {
 		if res, err := req.Toolbox.Call(context.Background(), "run_command", json.RawMessage(`{"command":"true"}`)); err == nil {
 			req.RecordTool(providers.ToolRecord{Kind: "tool", Name: "run_command", ResultBytes: len(res.Content),
-				Arguments: json.RawMessage(`{"command":"echo sk-dummy-not-a-real-key-0000"}`)})
+				Arguments: json.RawMessage(`{"command":"echo sk-dummy-recorded-not-a-key-0000"}`)})
 		}
 	}
 	return coordtest.Answer("done"), providers.Free(), nil
@@ -198,7 +198,7 @@ func TestStepsCarryTheRulesToolLimitAndTheAgentsToolSettings(t *testing.T) {
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("tool log %v, %v; want the one call", recs, err)
 	}
-	if strings.Contains(string(recs[0].Arguments), "not-a-real-key") || !strings.Contains(string(recs[0].Arguments), "sk-[redacted]") {
+	if strings.Contains(string(recs[0].Arguments), "recorded-not-a-key") || !strings.Contains(string(recs[0].Arguments), "sk-[redacted]") {
 		t.Fatalf("the tool log keeps a key-shaped secret: %s", recs[0].Arguments)
 	}
 }

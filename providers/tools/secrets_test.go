@@ -12,7 +12,7 @@ import (
 // a symlink that leads to one. The workspace is the agent's own.
 func TestFileToolsHideEnvFilesOfContextsAndPeers(t *testing.T) {
 	f := newFixture(t, Commands{Disabled: true})
-	const secret = "OPENAI_API_KEY=sk-dummy-secret-value-in-a-fake-env"
+	const secret = "OPENAI_API_KEY=sk-dummy-env-not-a-key-0000"
 	for _, p := range []string{
 		filepath.Join(f.app, ".env"),
 		filepath.Join(f.app, "src", ".env.local"),
