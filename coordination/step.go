@@ -187,7 +187,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		// provider reported spending is the session's.
 		claim.release()
 		lock.Release()
-		svc.recordUsage(ctx, s, agentID, spent, "cancelled call of step "+strconv.Itoa(step), nil)
+		svc.recordUsage(ctx, s, svc.newUsageRecord(agentID, spent, "cancelled call of step "+strconv.Itoa(step), nil), nil)
 		kit.spend.close(spent)
 		return nil, err
 	}
@@ -200,18 +200,23 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	if err == nil {
 		svc.keepToolLog(ctx, s, agentID, step, kit)
 	}
+	// The step's spend when no step was written: unless the ledger holds
+	// its entry after all (an attempt whose answer was lost wrote it).
+	spend := func(why string) *usageRecord {
+		return svc.newUsageRecord(agentID, entry.Usage, "step "+strconv.Itoa(step)+why, landedAs(step, entry))
+	}
 	switch {
 	case errors.Is(err, errCancelledMidStep):
 		// Not a step, but the model's spend is the session's, as a
 		// cancelled call's is (unless a retried landing that had written
 		// the entry was told it was cancelled: then it is in the entry).
-		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+" cancelled as it landed", landedAs(step, entry))
+		svc.recordUsage(ctx, s, spend(" cancelled as it landed"), nil)
 	case errors.Is(err, ErrLeaseLost):
 		// Fenced: another replica took the step over (after an outage
 		// longer than the lease, say) and runs it again. This call was
 		// paid for all the same, unless it had landed before the lease
 		// went (an answer lost at the commit).
-		svc.recordUsage(ctx, s, agentID, entry.Usage, "step "+strconv.Itoa(step)+", fenced: its lease was lost to another replica", landedAs(step, entry))
+		svc.recordUsage(ctx, s, spend(", fenced: its lease was lost to another replica"), nil)
 	case svc.storeDown(err) && ctx.Err() != nil:
 		// The landing gave up with its run while the store was
 		// unreachable. An attempt whose answer was lost may have written
@@ -219,10 +224,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		// the ledger lacks it. (A landing that wrote its entry and then
 		// met the outage in its settle, its run still going, has nothing
 		// to record.)
-		if r := svc.newUsageRecord(agentID, entry.Usage, "step "+strconv.Itoa(step)+", given up with its run while the store was unreachable",
-			landedAs(step, entry)); r != nil {
-			go svc.recordUsageLater(ctx, s, r, err)
-		}
+		svc.recordUsage(ctx, s, spend(", given up with its run while the store was unreachable"), err)
 	}
 	return res, err
 }

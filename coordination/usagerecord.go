@@ -34,23 +34,26 @@ func (svc *Service) newUsageRecord(agent string, u providers.Usage, why string, 
 	return &usageRecord{entry: SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: []string{agent}, Usage: &u, Reason: why}, landed: landed}
 }
 
-// recordUsage records agent's spend u outside any landed step, then settles
-// (a finished result is amended with it). Money is the user's, so an
-// unreachable store does not lose it: the record goes on in the background
-// (recordUsageLater).
-func (svc *Service) recordUsage(ctx context.Context, s *Session, agent string, u providers.Usage, why string, landed func(*Ledger) bool) {
-	r := svc.newUsageRecord(agent, u, why, landed)
+// recordUsage records r (nil: nothing was spent), then settles (a finished
+// result is amended with it). Money is the user's, so an unreachable store
+// does not lose it: the record goes on in the background
+// (recordUsageLater). down is the outage the caller already met, if any:
+// then no attempt is made before the first wait.
+func (svc *Service) recordUsage(ctx context.Context, s *Session, r *usageRecord, down error) {
 	if r == nil {
 		return
 	}
-	err := svc.appendUsage(context.WithoutCancel(ctx), s.ID, r, false)
-	switch {
-	case err == nil:
-	case svc.storeDown(err):
-		go svc.recordUsageLater(ctx, s, r, err)
-	default:
-		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not record a call's usage outside its step")
+	if down == nil {
+		down = svc.appendUsage(context.WithoutCancel(ctx), s.ID, r, false)
+		if down == nil {
+			return
+		}
+		if !svc.storeDown(down) {
+			svc.log.Warn().Err(down).Str("session", s.ID).Msg("could not record a call's usage outside its step")
+			return
+		}
 	}
+	go svc.recordUsageLater(ctx, s, r, down)
 }
 
 // recordUsageLater records r once the store answers, trying again the
