@@ -95,11 +95,7 @@ func (b *batch[T]) run() {
 		}
 		calls := b.pending[:n:n]
 		b.pending = slices.Clone(b.pending[n:])
-		base := b.base
-		if base == nil { // a zero batch in a test
-			base = context.Background()
-		}
-		ctx, cancel := context.WithCancel(base)
+		ctx, cancel := context.WithCancel(b.base)
 		in := &batchRead{cancel: cancel, waiting: len(calls)}
 		for _, c := range calls {
 			c.in = in

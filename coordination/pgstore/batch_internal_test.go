@@ -55,7 +55,7 @@ func (h *heldReads) seen() [][]int {
 
 // oneReader is a batch of h's reads, one at a time.
 func oneReader(h *heldReads) *batch[*int] {
-	return &batch[*int]{read: h.read, readers: 1}
+	return &batch[*int]{base: context.Background(), read: h.read, readers: 1}
 }
 
 func (b *batch[T]) readingNow() int {
@@ -126,7 +126,7 @@ func TestAReadTakesAtMostItsCap(t *testing.T) {
 	}
 
 	h = newHeldReads()
-	b = &batch[*int]{read: h.read, readers: 2}
+	b = &batch[*int]{base: context.Background(), read: h.read, readers: 2}
 	first := call(ctx, b, 1)
 	<-h.entered
 	second := call(ctx, b, 2)
@@ -191,7 +191,7 @@ func TestACallerGivesUpAtItsOwnDeadline(t *testing.T) {
 // its callers with an error, and the batch reads on.
 func TestAReadThatPanicsAnswersItsCallers(t *testing.T) {
 	var panicked atomic.Bool
-	b := &batch[*int]{read: func(_ context.Context, vs []*int) []error {
+	b := &batch[*int]{base: context.Background(), read: func(_ context.Context, vs []*int) []error {
 		if panicked.CompareAndSwap(false, true) {
 			panic("a bad row")
 		}
