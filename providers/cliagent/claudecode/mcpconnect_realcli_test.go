@@ -3,8 +3,6 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -21,9 +19,7 @@ import (
 // and then begins its turn without their tools, so the agent could neither
 // answer nor vote. The relay here starts 7 s late.
 func TestRealClaudeWaitsForAWorkflowServerThatIsSlowToStart(t *testing.T) {
-	self, _ := filepath.Abs(os.Args[0])
-	slow := []string{"/bin/sh", "-c", `sleep 7; exec "$0" "$@"`, self, clitest.RelayArg}
-	h := newRealServing(t, cliagent.Plain{}, slow)
+	h := newRealServing(t, cliagent.Plain{}, clitest.SlowRelay(7*time.Second))
 	h.script.Add("claude-opus-4-6",
 		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer", Input: json.RawMessage(`{"content":"17 * 23 = 391"}`)},
 		fake.Reply{Kind: fake.ReplyText, Content: "Submitted."},

@@ -32,6 +32,13 @@ func Relay() []string {
 	return []string{self, RelayArg}
 }
 
+// SlowRelay is Relay started late by delay, as a loaded machine or a
+// race-built binary starts it: a CLI must wait for its workflow server
+// rather than begin its turn without it.
+func SlowRelay(delay time.Duration) []string {
+	return append([]string{"/bin/sh", "-c", fmt.Sprintf(`sleep %g; exec "$0" "$@"`, delay.Seconds())}, Relay()...)
+}
+
 // RunRelay serves the workflow relay and exits when the test binary was
 // started as one (`<binary> relay-server --view FILE [--hook]`); otherwise it
 // returns. Call it first in TestMain.

@@ -1,8 +1,6 @@
 package geminicli
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,9 +17,7 @@ import (
 // `required`). This keeps a later Gemini CLI from starting without them. The
 // relay here starts 7 s late.
 func TestRealGeminiWaitsForAWorkflowServerThatIsSlowToStart(t *testing.T) {
-	self, _ := filepath.Abs(os.Args[0])
-	slow := []string{"/bin/sh", "-c", `sleep 7; exec "$0" "$@"`, self, clitest.RelayArg}
-	h := newRealRelayed(t, nil, slow)
+	h := newRealRelayed(t, nil, clitest.SlowRelay(7*time.Second))
 	h.script.Add(model, fake.Reply{Kind: fake.ReplyNewAnswer, Content: "17 * 23 = 391"})
 	act, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	if err != nil {
