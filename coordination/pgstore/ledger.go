@@ -57,29 +57,20 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 
 // collectJSON decodes each row's one JSON column.
 func collectJSON[T any](rows pgx.Rows) ([]T, error) {
-	out, _, err := collectWeighed[T](rows)
-	return out, err
-}
-
-// collectWeighed is collectJSON that also tells how many bytes the rows'
-// JSON was, to weigh what is kept of them.
-func collectWeighed[T any](rows pgx.Rows) ([]T, int64, error) {
 	var out []T
-	var weight int64
 	defer rows.Close()
 	for rows.Next() {
 		var data []byte
 		if err := rows.Scan(&data); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		var v T
 		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, 0, fmt.Errorf("a stored row is damaged: %w", err)
+			return nil, fmt.Errorf("a stored row is damaged: %w", err)
 		}
 		out = append(out, v)
-		weight += int64(len(data))
 	}
-	return out, weight, rows.Err()
+	return out, rows.Err()
 }
 
 func collectStrings(rows pgx.Rows) ([]string, error) {

@@ -123,9 +123,9 @@ func (db *DB) readLoans(ctx context.Context, asks []*loanAsk) []error {
 }
 
 // routeRows reads the batch's next result, rows of (ask's position, JSON),
-// decoding each into its ask with its weight (its JSON's length, as
-// collectWeighed weighs). A row that does not decode damages its own
-// session's read only.
+// decoding each into its ask with its weight (its JSON's length: what the
+// kept loans are weighed by, loansBytesMax). A row that does not decode
+// damages its own session's read only.
 func routeRows[T any](br pgx.BatchResults, asks []*loanAsk, add func(*loanAsk, T, int64)) error {
 	rows, err := br.Query()
 	if err != nil {
