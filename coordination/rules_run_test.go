@@ -171,3 +171,31 @@ func TestBudgetLaunchesNoStepItCannotAfford(t *testing.T) {
 		t.Fatalf("budget 0.25 at 0.1 a step: %s", coordtest.JSON(res))
 	}
 }
+
+// TestABudgetCountsEveryLandedStepWhateverOrderTheirResultsCome: six agents
+// land their first steps at once, and their results reach the run loop in
+// any order; a result that comes after a later landing's carries an older
+// state, and launching from it (a step it lacks counted nowhere) paid for a
+// seventh step the budget had no room for.
+func TestABudgetCountsEveryLandedStepWhateverOrderTheirResultsCome(t *testing.T) {
+	for round := range 40 {
+		provs := map[string]providers.Provider{}
+		var agents []coordination.Agent
+		for i := range 6 {
+			id := fmt.Sprintf("agent_%c", 'a'+i)
+			sp, _ := providers.ParseSpec(fmt.Sprintf("sim:seed=%d", 40+i))
+			provs[sp.String()] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				cost := 0.1
+				return coordtest.Answer("Answer: " + id), providers.Usage{Input: 10, Output: 5, CostUSD: &cost}, nil
+			})
+			agents = append(agents, coordination.Agent{ID: id, Model: sp.String()})
+		}
+		h := coordtest.New(t, provs)
+		budget := 0.65
+		s := h.Create(coordination.TeamSpec{Agents: agents, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+		res := h.Run(s.ID)
+		if res.StopReason == nil || *res.StopReason != coordination.StopBudget || res.Steps != 6 {
+			t.Fatalf("round %d: budget 0.65 at 0.1 a step, six agents: %d steps, stop %v; want the six first steps and no seventh", round, res.Steps, res.StopReason)
+		}
+	}
+}

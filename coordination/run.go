@@ -459,7 +459,15 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 					if svc.hears(s.ID, ObservedProgress) {
 						svc.tell(svc.stepProgress(dctx, s, lr.res, newest, r.counted(own)))
 					}
-					fresh = lr.res.state
+					// Results can reach the loop out of their landings'
+					// order: one landed before the state this pass launched
+					// from carries an older state, missing a step that has
+					// landed (and is no longer in own), and launching from
+					// it would count that step nowhere, in the budget or in
+					// the order. Then the ledger is read again.
+					if lr.res.state.Steps > st.Steps {
+						fresh = lr.res.state
+					}
 				}
 				break wait
 			case c, ok := <-changes:
