@@ -110,10 +110,15 @@ func (l *leasedLock) LandLeased(ctx context.Context, e coordination.Entry, versi
 // leasedTeam is a step-driven session of two sim agents on st, its
 // heartbeat every 5 ms, logging to logs.
 func leasedTeam(t *testing.T, st coordination.Store, logs *coordtest.SyncBuffer) (*coordination.Service, *coordination.Session) {
+	return leasedTeamWith(t, st, logs, coordination.Rules{})
+}
+
+// leasedTeamWith is leasedTeam with the session's rules.
+func leasedTeamWith(t *testing.T, st coordination.Store, logs *coordtest.SyncBuffer, rules coordination.Rules) (*coordination.Service, *coordination.Session) {
 	t.Helper()
 	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.New(logs),
 		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: time.Minute})
-	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: rules})
 	if err != nil {
 		t.Fatal(err)
 	}

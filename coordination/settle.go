@@ -159,7 +159,9 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 func (svc *Service) overLimit(s *Session, l *Ledger) StopReason {
 	r := s.Rules
 	if r.CostBudgetUSD != nil || r.TokenBudget != nil {
-		sp := spendOf(l)
+		// With the spend this process holds for it that an outage kept
+		// from the ledger (spendspool.go).
+		sp := spendOf(l).plus(svc.spool.heldFor(s.ID))
 		known, tokens := sp.cost, sp.tokens
 		if r.CostBudgetUSD != nil && known >= *r.CostBudgetUSD {
 			return StopBudget

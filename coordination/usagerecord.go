@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -18,16 +19,16 @@ const usageGrace = 10 * time.Minute
 // the store was unreachable).
 type usageRecord struct {
 	entry SessionEntry
-	// landed, if set, reads the ledger for the step's own entry: an attempt
-	// whose answer an outage lost may have written it after all, and then
-	// its spend is in the entry and nothing is recorded (it would count
-	// twice).
-	landed func(*Ledger) bool
+	// landed, if set, is the step's own entry, looked for in the ledger:
+	// an attempt whose answer an outage lost may have written it after
+	// all, and then its spend is in the entry and nothing is recorded (it
+	// would count twice).
+	landed *landing
 }
 
 // newUsageRecord is agent's spend u, for why; its time is taken once, so a
 // retry can find the entry an attempt wrote before its answer was lost.
-func (svc *Service) newUsageRecord(agent string, u providers.Usage, why string, landed func(*Ledger) bool) *usageRecord {
+func (svc *Service) newUsageRecord(agent string, u providers.Usage, why string, landed *landing) *usageRecord {
 	if u.Tokens() == 0 && (u.CostUSD == nil || *u.CostUSD == 0) {
 		return nil // nothing reported
 	}
@@ -53,7 +54,8 @@ func (svc *Service) recordUsage(ctx context.Context, s *Session, r *usageRecord,
 			return
 		}
 	}
-	go svc.recordUsageLater(ctx, s, r, down)
+	svc.spool.hold(s.ID, r)
+	go svc.recordUsageLater(ctx, s.ID, r, down, svc.spoolSpend(s.ID, r))
 }
 
 // recordUsageLater records r once the store answers, trying again the
@@ -61,30 +63,44 @@ func (svc *Service) recordUsage(ctx context.Context, s *Session, r *usageRecord,
 // outage ends at once; what its calls cost is recorded when the store is
 // back). It logs when it begins and when it ends, not at each attempt: a
 // thousand runs cancelled in one outage are a thousand of these, and their
-// runs are over, so no progress is told either.
-func (svc *Service) recordUsageLater(ctx context.Context, s *Session, r *usageRecord, err error) {
+// runs are over, so no progress is told either. path is r's spool file
+// (spendspool.go), removed once r is recorded and kept if this gives up,
+// for the next start to record; "" when there is none.
+func (svc *Service) recordUsageLater(ctx context.Context, id string, r *usageRecord, err error, path string) {
 	lctx, done := outlive(ctx, usageGrace)
 	defer done()
+	defer svc.spool.recorded(r) // recorded under the session lock, or given up
 	u := r.entry.Usage
-	svc.log.Warn().Err(err).Str("session", s.ID).Strs("agents", r.entry.Agents).Int64("tokens", u.Tokens()).
+	svc.log.Warn().Err(err).Str("session", id).Strs("agents", r.entry.Agents).Int64("tokens", u.Tokens()).Str("kept_in", path).
 		Msg("the store is unreachable: a call's spend outside its step is recorded once it answers")
 	for tries := 0; svc.storeDown(err); tries++ {
 		t := time.NewTimer(outageWait(tries))
 		select {
 		case <-lctx.Done():
 			t.Stop()
-			svc.log.Warn().Err(err).Str("session", s.ID).Strs("agents", r.entry.Agents).Int64("tokens", u.Tokens()).
-				Msg("gave up recording a call's spend: the store stayed unreachable; the session's cost lacks it")
+			svc.spool.release(path)
+			msg := "gave up recording a call's spend: the store stayed unreachable; the session's cost lacks it"
+			if path != "" {
+				msg = "gave up recording a call's spend for now: the store stayed unreachable; it is kept on disk and recorded when the server next starts"
+			}
+			svc.log.Warn().Err(err).Str("session", id).Strs("agents", r.entry.Agents).Int64("tokens", u.Tokens()).Str("kept_in", path).Msg(msg)
 			return
 		case <-t.C:
 		}
-		err = svc.appendUsage(lctx, s.ID, r, true)
+		err = svc.appendUsage(lctx, id, r, true)
 	}
-	if err != nil {
-		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not record a call's usage outside its step")
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		svc.unspool(path) // and with its session, the cost it belonged to
+		svc.log.Warn().Str("session", id).Msg("a call's spend outside its step was not recorded: its session is gone")
+		return
+	case err != nil:
+		svc.spool.release(path)
+		svc.log.Warn().Err(err).Str("session", id).Str("kept_in", path).Msg("could not record a call's usage outside its step")
 		return
 	}
-	svc.log.Info().Str("session", s.ID).Strs("agents", r.entry.Agents).Msg("the store answered again: a call's spend outside its step is recorded")
+	svc.unspool(path)
+	svc.log.Info().Str("session", id).Strs("agents", r.entry.Agents).Msg("the store answered again: a call's spend outside its step is recorded")
 }
 
 // appendUsage is one attempt of recordUsage, under the session lock: the
@@ -103,10 +119,13 @@ func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, 
 			unlock()
 			return err
 		}
-		recorded = (r.landed != nil && r.landed(l)) || (retried && slices.ContainsFunc(l.Session, r.is))
+		recorded = r.landed.in(l) || (retried && slices.ContainsFunc(l.Session, r.is))
 	}
 	if !recorded {
 		_, err = svc.store.AppendSession(ctx, id, r.entry)
+	}
+	if err == nil {
+		svc.spool.recorded(r) // in the ledger now: counted there, not twice
 	}
 	unlock()
 	if err != nil {
@@ -129,18 +148,31 @@ func (r *usageRecord) is(e SessionEntry) bool {
 		e.Time.Truncate(time.Millisecond).Equal(r.entry.Time.Truncate(time.Millisecond)) && e.Usage.Tokens() == r.entry.Usage.Tokens()
 }
 
-// landedAs tells whether the ledger holds the agent's entry e for step:
-// the entry at that step written at e's time (to the millisecond the stores
-// keep) with e's spend. Another replica's entry at that step would be its
-// own call's.
-func landedAs(step int, e *Entry) func(*Ledger) bool {
-	at := e.Time.Truncate(time.Millisecond)
-	return func(l *Ledger) bool {
-		for _, x := range l.Agents[e.Agent] {
-			if x.Step == step && x.Time.Truncate(time.Millisecond).Equal(at) && x.Usage.Tokens() == e.Usage.Tokens() {
-				return true
-			}
-		}
+// landing is a step's own entry as a usage record looks for it (data, so
+// a spooled record carries it): the agent's entry at that step written at
+// that time (to the millisecond the stores keep) with that spend. Another
+// replica's entry at that step would be its own call's.
+type landing struct {
+	Agent  string    `json:"agent"`
+	Step   int       `json:"step"`
+	Time   time.Time `json:"timestamp"`
+	Tokens int64     `json:"tokens"`
+}
+
+// landedAs is the landing of e as step.
+func landedAs(step int, e *Entry) *landing {
+	return &landing{Agent: e.Agent, Step: step, Time: e.Time.Truncate(time.Millisecond), Tokens: e.Usage.Tokens()}
+}
+
+// in tells whether the ledger holds the landing (nil: none to look for).
+func (g *landing) in(l *Ledger) bool {
+	if g == nil {
 		return false
 	}
+	for _, x := range l.Agents[g.Agent] {
+		if x.Step == g.Step && x.Time.Truncate(time.Millisecond).Equal(g.Time) && x.Usage.Tokens() == g.Tokens {
+			return true
+		}
+	}
+	return false
 }

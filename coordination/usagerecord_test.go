@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // outageStore is a leasedStore that becomes unreachable at a step's start
@@ -21,9 +23,22 @@ type outageStore struct {
 	*leasedStore
 	downAtStart atomic.Bool // armed: down once a step has started
 	down        atomic.Bool
-	refused     atomic.Int64 // session locks refused while down
-	loseUsage   atomic.Bool  // armed: a usage entry is written, its answer lost, once
+	refused     atomic.Int64       // session locks refused while down
+	loseUsage   atomic.Bool        // armed: a usage entry is written, its answer lost, once
+	rules       coordination.Rules // the session's
+	// dir, if set, is the state directory a replica keeps its workspaces
+	// in (and so its spend spool): sessions/<id> under it.
+	dir string
 }
+
+func (s *outageStore) WorkDir(id string) string {
+	if s.dir == "" {
+		return ""
+	}
+	return filepath.Join(s.dir, "sessions", id)
+}
+
+func (s *outageStore) Snapshots(string) workspace.Remote { return nil }
 
 func (s *outageStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
 	out, err := s.leasedStore.AppendSession(ctx, id, e)
@@ -82,7 +97,7 @@ func (l *outageLock) LandLeased(ctx context.Context, e coordination.Entry, versi
 func stepCancelledInAnOutage(t *testing.T, st *outageStore, meanwhile func(context.Context, *coordination.Service, *coordination.Session)) (*coordination.Service, *coordination.Session, string, *coordtest.SyncBuffer) {
 	t.Helper()
 	logs := &coordtest.SyncBuffer{}
-	svc, s := leasedTeam(t, st, logs)
+	svc, s := leasedTeamWith(t, st, logs, st.rules)
 	agent := s.AgentIDs()[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

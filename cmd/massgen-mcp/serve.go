@@ -264,6 +264,7 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 			return nil, err
 		}
 		go svc.RunTimer(ctx, 5*time.Second)
+		go svc.ReplaySpend(ctx) // what an earlier process left unrecorded
 		if f.resumeIntr {
 			go resumeInterrupted(ctx, svc, tenant)
 		}
