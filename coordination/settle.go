@@ -161,7 +161,7 @@ func (svc *Service) overLimit(s *Session, l *Ledger) StopReason {
 	if r.CostBudgetUSD != nil || r.TokenBudget != nil {
 		// With the spend this process holds for it that an outage kept
 		// from the ledger (spendspool.go).
-		sp := spendOf(l).plus(svc.spool.heldFor(s.ID))
+		sp := spendOf(l).plus(svc.spool.heldFor(s.ID, l))
 		known, tokens := sp.cost, sp.tokens
 		if r.CostBudgetUSD != nil && known >= *r.CostBudgetUSD {
 			return StopBudget

@@ -83,14 +83,13 @@ type stepSpend struct {
 }
 
 // openSpend starts a step's view of its session's budgets, or returns nil
-// when the session has none. held is the session's spend this process
-// holds that an outage kept from the ledger.
-func (rs *runs) openSpend(s *Session, st *State, held spent) *stepSpend {
+// when the session has none.
+func (rs *runs) openSpend(s *Session, st *State) *stepSpend {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return nil
 	}
-	base := ledgerSpent(st).spent.plus(held)
+	base := ledgerSpent(st).spent
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	ls := rs.spends[s.ID]

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,8 +67,10 @@ func (sp *spool) recorded(r *usageRecord) {
 	sp.held.Store(int64(len(sp.pending)))
 }
 
-// heldFor is the session's spend held here, not yet in its ledger.
-func (sp *spool) heldFor(id string) spent {
+// heldFor is the session's spend held here that its ledger l lacks: a
+// record an attempt wrote before its answer was lost (its own usage entry,
+// or the step's entry) is in l already and is not counted again.
+func (sp *spool) heldFor(id string, l *Ledger) spent {
 	if sp.held.Load() == 0 {
 		return spent{}
 	}
@@ -75,7 +78,7 @@ func (sp *spool) heldFor(id string) spent {
 	defer sp.mu.Unlock()
 	var total spent
 	for r, sid := range sp.pending {
-		if sid == id {
+		if sid == id && !r.landed.in(l) && !slices.ContainsFunc(l.Session, r.is) {
 			total = total.plus(spentOf(*r.entry.Usage))
 		}
 	}
@@ -83,8 +86,14 @@ func (sp *spool) heldFor(id string) spent {
 }
 
 // spoolDir is the directory of the service's spool, or "" when its store
-// keeps no directories (a memory store's spend dies with it anyway).
+// is never unreachable (files, memory: nothing waits for them) or keeps no
+// directories. Only a store that can be down keeps one, so a file store
+// opened on a state directory a PostgreSQL replica also uses never takes
+// up that replica's records (its sessions are not in the file store).
 func (svc *Service) spoolDir() string {
+	if _, ok := svc.store.(OutageStore); !ok {
+		return ""
+	}
 	return spoolDirOf(svc.dir("spool")) // any valid id tells where sessions/ is
 }
 
@@ -109,10 +118,12 @@ func (svc *Service) spoolSpend(id string, r *usageRecord) string {
 	data, err := json.Marshal(spooledSpend{Session: id, Entry: r.entry, Landed: r.landed})
 	if err == nil {
 		var path string
-		if path, err = writeSpoolFile(dir, id, data); err == nil {
-			svc.spool.claim(path)
+		// Claimed before it appears, so a replay listing the directory
+		// meanwhile leaves it to this process's own loop.
+		if path, err = writeSpoolFile(dir, id, data, svc.spool.claim); err == nil {
 			return path
 		}
+		svc.spool.release(path)
 	}
 	svc.log.Warn().Err(err).Str("session", id).Str("dir", dir).
 		Msg("could not keep a call's unrecorded spend on disk; it is recorded only if this process lives until the store answers")
@@ -120,14 +131,18 @@ func (svc *Service) spoolSpend(id string, r *usageRecord) string {
 }
 
 // writeSpoolFile writes data as a new file of dir, whole or not at all
-// (written to a temp file, synced, renamed, the directory synced).
-func writeSpoolFile(dir, id string, data []byte) (string, error) {
+// (written to a temp file, synced, renamed, the directory synced); claim,
+// if set, is told its path before it appears.
+func writeSpoolFile(dir, id string, data []byte, claim func(string) bool) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
 	var nonce [6]byte
 	_, _ = rand.Read(nonce[:])
 	name := id + "-" + hex.EncodeToString(nonce[:]) + ".json"
+	if claim != nil {
+		claim(filepath.Join(dir, name))
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return "", err
@@ -145,7 +160,7 @@ func writeSpoolFile(dir, id string, data []byte) (string, error) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", err
+		return path, err
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
@@ -209,6 +224,9 @@ func (svc *Service) ReplaySpend(ctx context.Context) int {
 		}
 		path := filepath.Join(dir, e.Name())
 		id, r, err := readSpooled(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // recorded meanwhile by the loop that wrote it
+		}
 		if err != nil {
 			svc.log.Warn().Err(err).Str("file", path).Msg("a file in the spend spool is not a spend record; left as it is")
 			continue
@@ -229,8 +247,13 @@ func (svc *Service) ReplaySpend(ctx context.Context) int {
 func (svc *Service) recordSpooled(ctx context.Context, id string, r *usageRecord, path string) {
 	err := svc.appendUsage(context.WithoutCancel(ctx), id, r, true)
 	switch {
-	case err == nil || errors.Is(err, ErrSessionNotFound):
-		svc.unspool(path) // recorded; or its session is gone, and with it the cost it belonged to
+	case err == nil:
+		svc.unspool(path)
+	case errors.Is(err, ErrSessionNotFound):
+		// Deleted, or another store's (two databases behind one state
+		// directory): left for an operator, never dropped unseen.
+		svc.spool.release(path)
+		svc.log.Warn().Str("session", id).Str("file", path).Msg("a call's spend an earlier process left is for a session this store does not have; left as it is")
 	case svc.storeDown(err):
 		svc.spool.hold(id, r)
 		go svc.recordUsageLater(ctx, id, r, err, path)

@@ -24,7 +24,7 @@ func TestASpooledLandingIsFoundInTheLedgerAsItWasWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	path, err := writeSpoolFile(dir, "s1", data)
+	path, err := writeSpoolFile(dir, "s1", data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +73,36 @@ func TestASessionDirOutsideAStateDirHasNoSpool(t *testing.T) {
 		if got := spoolDirOf(tc.dir); got != tc.want {
 			t.Errorf("sessions at %q: spool %q, want %q", tc.dir, got, tc.want)
 		}
+	}
+}
+
+// TestHeldSpendIsNotCountedBesideItsOwnEntry: a held record whose attempt
+// wrote it before its answer was lost (its usage entry, or the step's own
+// entry) is in the ledger already, and the budget counts it once.
+func TestHeldSpendIsNotCountedBesideItsOwnEntry(t *testing.T) {
+	at := time.Date(2026, 12, 3, 10, 0, 0, 987654321, time.UTC)
+	u := providers.Usage{Input: 100, Output: 20}
+	entry := &Entry{Agent: "agent1", Time: at, Usage: u}
+	byStep := &usageRecord{entry: SessionEntry{Kind: SessionUsage, Time: at, Agents: []string{"agent1"}, Usage: &u, Reason: "step 2, given up"}, landed: landedAs(2, entry)}
+	cancelled := &usageRecord{entry: SessionEntry{Kind: SessionUsage, Time: at, Agents: []string{"agent2"}, Usage: &u, Reason: "cancelled call of step 1"}}
+	var sp spool
+	sp.hold("s1", byStep)
+	sp.hold("s1", cancelled)
+	other := *cancelled
+	sp.hold("s2", &other) // another session's: never counted here
+	empty := &Ledger{Agents: map[string][]Entry{}}
+	if got := sp.heldFor("s1", empty); got.tokens != 240 {
+		t.Fatalf("held for s1 with nothing in its ledger: %d tokens, want 240", got.tokens)
+	}
+	landed := &Ledger{Agents: map[string][]Entry{"agent1": {{Agent: "agent1", Step: 2, Time: at.Truncate(time.Millisecond), Usage: u}}},
+		Session: []SessionEntry{{Kind: SessionUsage, Time: at.Truncate(time.Millisecond), Agents: []string{"agent2"}, Usage: &u, Reason: "cancelled call of step 1"}}}
+	if got := sp.heldFor("s1", landed); got.tokens != 0 {
+		t.Errorf("held for s1 beside both records' own entries: %d tokens, want 0 (counted twice)", got.tokens)
+	}
+	sp.recorded(byStep)
+	sp.recorded(cancelled)
+	sp.recorded(&other)
+	if got := sp.heldFor("s1", empty); got.tokens != 0 || sp.held.Load() != 0 {
+		t.Errorf("after both were recorded: %d tokens held, %d records", got.tokens, sp.held.Load())
 	}
 }

@@ -38,7 +38,10 @@ func TestASpendAProcessLeftUnrecordedIsRecordedByTheNextOne(t *testing.T) {
 	st.downAtStart.Store(true)
 	next := &coordtest.SyncBuffer{}
 	var kept string
-	_, s, agent, _ := stepCancelledInAnOutage(t, st, func(ctx context.Context, _ *coordination.Service, s *coordination.Session) {
+	_, s, agent, _ := stepCancelledInAnOutage(t, st, func(ctx context.Context, svc *coordination.Service, s *coordination.Session) {
+		if n := svc.ReplaySpend(ctx); n != 0 {
+			t.Fatalf("the process whose loop is recording the file took it up again (%d)", n)
+		}
 		files := spooled(t, state)
 		if len(files) != 1 {
 			t.Fatalf("spool files while the store is down: %v, want the step's spend", files)

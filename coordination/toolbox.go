@@ -67,10 +67,9 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 		set = *ag.Tools
 	}
 	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, rules: svc.agentRules(ag)}
-	held := svc.spool.heldFor(s.ID) // spend an outage keeps from the ledger
-	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(s, st, held), guard: g}
+	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(s, st), guard: g}
 	if b := s.Rules.TokenBudget; b != nil {
-		k.budget = max(*b-ledgerSpent(st).tokens-held.tokens, 1)
+		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}
 	tooling := svc.opts.Tooling
 	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp, ReadOnly: g.rules.Role.SandboxReadOnly()}

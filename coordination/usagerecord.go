@@ -81,7 +81,7 @@ func (svc *Service) recordUsageLater(ctx context.Context, id string, r *usageRec
 			svc.spool.release(path)
 			msg := "gave up recording a call's spend: the store stayed unreachable; the session's cost lacks it"
 			if path != "" {
-				msg = "gave up recording a call's spend for now: the store stayed unreachable; it is kept on disk and recorded when the server next starts"
+				msg = "gave up recording a call's spend for now: the store stayed unreachable; it is kept on disk, and serve records it at its next look at the spool"
 			}
 			svc.log.Warn().Err(err).Str("session", id).Strs("agents", r.entry.Agents).Int64("tokens", u.Tokens()).Str("kept_in", path).Msg(msg)
 			return

@@ -116,10 +116,6 @@ func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string)
 	}
 	cliagent.SetMaxProcesses(f.maxCLI)
 	svc := newService(stateDir(f.stateDir), f.parallel)
-	// What an earlier process left unrecorded (spendspool.go) is recorded
-	// beside this run; a replay this process ends mid-way is finished by
-	// the next one.
-	go svc.ReplaySpend(ctx)
 	id := f.resume
 	if id != "" && f.continues != "" {
 		return fmt.Errorf("%w: give --resume (the same session, carried on) or --continue (a new turn after it), not both", coordination.ErrBadInput)

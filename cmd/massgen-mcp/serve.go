@@ -264,7 +264,7 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 			return nil, err
 		}
 		go svc.RunTimer(ctx, 5*time.Second)
-		go svc.ReplaySpend(ctx) // what an earlier process left unrecorded
+		go replaySpend(ctx, svc)
 		if f.resumeIntr {
 			go resumeInterrupted(ctx, svc, tenant)
 		}
@@ -294,6 +294,26 @@ func selectedTools(flag []string) (mcp.ToolSet, error) {
 	}
 	return set, nil
 }
+
+// replaySpend records the spend an earlier process (or this one, past its
+// grace) left in the tenant's spool while the store was unreachable
+// (coordination/spendspool.go): at once, then every spendReplayEvery, so a
+// server that runs for weeks does not leave it unrecorded until its next
+// start.
+func replaySpend(ctx context.Context, svc *coordination.Service) {
+	t := time.NewTicker(spendReplayEvery)
+	defer t.Stop()
+	for {
+		svc.ReplaySpend(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+const spendReplayEvery = time.Minute
 
 // resumeInterrupted claims a tenant's interrupted sessions and runs them
 // here (serve --resume-interrupted). On a store shared by replicas
