@@ -301,7 +301,11 @@ func selectedTools(flag []string) (mcp.ToolSet, error) {
 // server that runs for weeks does not leave it unrecorded until its next
 // start.
 func replaySpend(ctx context.Context, svc *coordination.Service) {
-	t := time.NewTicker(spendReplayEvery)
+	replaySpendEvery(ctx, svc, spendReplayEvery)
+}
+
+func replaySpendEvery(ctx context.Context, svc *coordination.Service, every time.Duration) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		svc.ReplaySpend(ctx)
