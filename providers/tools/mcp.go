@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -297,17 +298,22 @@ type mcpServer struct {
 	given  []string          // the values ${VAR}s expanded to: secrets
 	argv0  string            // stdio: the command's host path
 
-	mu       sync.Mutex
-	cl       *client.Client
-	cmd      *exec.Cmd // stdio: the sandboxed process
-	pidfd    int       // stdio: to see it exit without reaping it
-	stderr   *tail
-	listed   []mcpgo.Tool
-	restarts int
-	broken   bool   // the connection closed: the next call restarts
-	gone     string // why it is down for good
-	life     context.CancelFunc
-	closed   bool
+	mu     sync.Mutex
+	cl     *client.Client
+	cmd    *exec.Cmd // stdio: the sandboxed process
+	pidfd  int       // stdio: to see it exit without reaping it
+	stderr *tail
+	// stderrDone closes once the server's stderr is read to its end; its
+	// write end is closed here once the process has started (stderrW), so
+	// a dead server's last words are all read before they are quoted.
+	stderrDone chan struct{}
+	stderrW    *os.File
+	listed     []mcpgo.Tool
+	restarts   int
+	broken     bool   // the connection closed: the next call restarts
+	gone       string // why it is down for good
+	life       context.CancelFunc
+	closed     bool
 }
 
 func newServer(name string, conf MCPServer, c MCPConfig) (*mcpServer, error) {
@@ -386,7 +392,12 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 	case MCPStdio:
 		s.stderr = &tail{max: mcpStderrKept}
 		tr := transport.NewStdioWithOptions(s.argv0, s.env, s.conf.Args, transport.WithCommandFunc(s.command))
-		if err = tr.Start(life); err == nil {
+		err = tr.Start(life)
+		if s.stderrW != nil {
+			s.stderrW.Close() // the process has its copy (or never started)
+			s.stderrW = nil
+		}
+		if err == nil {
 			cl = client.NewClient(tr)
 		}
 	case MCPHTTP:
@@ -412,6 +423,9 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 		err = s.handshake(ctx)
 	}
 	if err != nil {
+		if s.pidfd < 0 || s.exited() {
+			s.stderrRead() // its last words say why
+		}
 		err = keys.MaskError(fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote()), s.secrets()...)
 		s.stopLocked()
 		return err
@@ -453,9 +467,37 @@ func (s *mcpServer) command(ctx context.Context, command string, env, args []str
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = s.stderr
-	s.cmd = cmd
+	// The server's stderr is a pipe of our own, read into the tail, rather
+	// than a writer exec copies from: exec's copy is done only when someone
+	// waits for the process, and a crash's note was quoted, under load,
+	// before its last line was read.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	done, t := make(chan struct{}), s.stderr
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(t, pr)
+		pr.Close()
+	}()
+	cmd.Stderr = pw
+	s.cmd, s.stderrW, s.stderrDone = cmd, pw, done
 	return cmd, nil
+}
+
+// stderrRead waits, a moment at most, for a server that exited to have
+// its stderr read to the end (a child it left may hold the pipe open).
+func (s *mcpServer) stderrRead() {
+	if s.stderrDone == nil {
+		return
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-s.stderrDone:
+	case <-t.C:
+	}
 }
 
 // visible: paths under the sandbox's read-only system directories need no
@@ -549,6 +591,9 @@ func (s *mcpServer) ready(ctx context.Context) (*client.Client, string) {
 	case s.cl != nil && !s.broken && !s.exited():
 		return s.cl, ""
 	}
+	if s.exited() {
+		s.stderrRead()
+	}
 	note := s.stderrNote()
 	s.stopLocked()
 	if s.restarts >= mcpRestartsPerRun {
@@ -592,6 +637,9 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 		if current {
 			dead = s.waitExit(closed) || closed
 			s.broken = s.broken || closed
+			if dead {
+				s.stderrRead()
+			}
 			note = s.stderrNote()
 		}
 		again := s.restarts < mcpRestartsPerRun
