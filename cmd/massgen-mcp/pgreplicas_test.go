@@ -198,8 +198,14 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 	defer ca.Close()
 	defer cb.Close()
 
+	// A team whose steps take about a second: B joins its run while steps
+	// are still to land, however long the team_status checks below take
+	// on a loaded machine (with crashTeam's 100–300 ms steps, a CI run
+	// once finished before B joined, and B heard none of its steps).
 	const id = "pg_joined"
-	if res, err := callTool(ctx, ca, "run_team", crashTeam(id, 5)); err != nil || res.IsError {
+	joined := slowTeam(id, 5)
+	joined["wait"] = false
+	if res, err := callTool(ctx, ca, "run_team", joined); err != nil || res.IsError {
 		t.Fatalf("run_team on A: %v %s", err, resultText(res))
 	}
 	// team_status on B shows A's steps as they land.
@@ -245,7 +251,7 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 	if lag > time.Second {
 		t.Errorf("B's team_status took up to %v to show a step landed on A, want within 1s", lag)
 	}
-	args := crashTeam(id, 5)
+	args := slowTeam(id, 5)
 	args["wait"] = true
 	var heard progressLog
 	heard.hear(cb)
