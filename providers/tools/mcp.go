@@ -308,6 +308,7 @@ type mcpServer struct {
 	// a dead server's last words are all read before they are quoted.
 	stderrDone chan struct{}
 	stderrW    *os.File
+	stderrR    *os.File // closed once the process is stopped and read
 	listed     []mcpgo.Tool
 	restarts   int
 	broken     bool   // the connection closed: the next call restarts
@@ -390,7 +391,7 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 	)
 	switch s.conf.Type {
 	case MCPStdio:
-		s.stderr = &tail{max: mcpStderrKept}
+		s.stderr, s.stderrDone = &tail{max: mcpStderrKept}, nil
 		tr := transport.NewStdioWithOptions(s.argv0, s.env, s.conf.Args, transport.WithCommandFunc(s.command))
 		err = tr.Start(life)
 		if s.stderrW != nil {
@@ -423,12 +424,8 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 		err = s.handshake(ctx)
 	}
 	if err != nil {
-		if s.pidfd < 0 || s.exited() {
-			s.stderrRead() // its last words say why
-		}
-		err = keys.MaskError(fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote()), s.secrets()...)
-		s.stopLocked()
-		return err
+		s.stopLocked() // and its stderr read to the end: its last words say why
+		return keys.MaskError(fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote()), s.secrets()...)
 	}
 	return nil
 }
@@ -479,10 +476,9 @@ func (s *mcpServer) command(ctx context.Context, command string, env, args []str
 	go func() {
 		defer close(done)
 		_, _ = io.Copy(t, pr)
-		pr.Close()
 	}()
 	cmd.Stderr = pw
-	s.cmd, s.stderrW, s.stderrDone = cmd, pw, done
+	s.cmd, s.stderrW, s.stderrR, s.stderrDone = cmd, pw, pr, done
 	return cmd, nil
 }
 
@@ -497,6 +493,7 @@ func (s *mcpServer) stderrRead() {
 	select {
 	case <-s.stderrDone:
 	case <-t.C:
+		s.stderrDone = nil // a child holds it open: not waited for again
 	}
 }
 
@@ -591,11 +588,8 @@ func (s *mcpServer) ready(ctx context.Context) (*client.Client, string) {
 	case s.cl != nil && !s.broken && !s.exited():
 		return s.cl, ""
 	}
-	if s.exited() {
-		s.stderrRead()
-	}
+	s.stopLocked() // and its stderr read to the end, for the note
 	note := s.stderrNote()
-	s.stopLocked()
 	if s.restarts >= mcpRestartsPerRun {
 		s.gone = fmt.Sprintf("MCP server %s stopped again after its restart%s; its tools are unavailable for the rest of the session", s.name, note)
 		return nil, s.gone
@@ -718,6 +712,13 @@ func (s *mcpServer) stopLocked() {
 	}
 	if s.pidfd >= 0 {
 		_ = unix.Close(s.pidfd)
+	}
+	// Killed, its stderr comes to an end at once (a child it left outside
+	// the sandbox may hold it: then it is cut off), and the pipe is closed.
+	s.stderrRead()
+	if s.stderrR != nil {
+		s.stderrR.Close()
+		s.stderrR = nil
 	}
 	s.cl, s.cmd, s.pidfd, s.life, s.broken = nil, nil, -1, nil, false
 }

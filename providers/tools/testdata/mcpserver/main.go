@@ -25,6 +25,7 @@ func main() {
 	fail := flag.Bool("fail", false, "exit before serving")
 	flag.Parse()
 	if *fail {
+		chatter()
 		if tok := os.Getenv("MCPSERVER_TOKEN"); tok != "" {
 			fmt.Fprintf(os.Stderr, "mcpserver: token %s was refused\n", tok)
 		}
@@ -59,6 +60,7 @@ func main() {
 		})
 	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit at once.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			chatter()
 			if tok := os.Getenv("MCPSERVER_TOKEN"); tok != "" {
 				fmt.Fprintf(os.Stderr, "mcpserver: token %s expired\n", tok)
 			}
@@ -82,5 +84,14 @@ func main() {
 	if err := server.ServeStdio(s); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+}
+
+// chatter writes lines to stderr one at a time, as a server logging its way
+// down does, so that its last words come after many writes: what it said
+// last must still be read before its end is quoted.
+func chatter() {
+	for i := range 40 {
+		fmt.Fprintf(os.Stderr, "mcpserver: shutting down (%d)\n", i)
 	}
 }
