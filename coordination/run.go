@@ -401,11 +401,12 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		// two launches of one pass, and the pass then launched the next agent
 		// from a state that did not have that step yet.)
 		unaffordable := false
+		held := svc.heldSpend(dctx, s.ID)
 		for _, id := range launchOrder(st) {
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			if !affordable(s, st, len(own), svc.runs.spent(s.ID), worst) {
+			if !affordable(s, st, len(own), svc.runs.spent(s.ID), held, worst) {
 				unaffordable = true
 				break
 			}
@@ -722,14 +723,17 @@ func kindOfAction(a string) ProgressKind {
 // what the steps in flight cost beyond that expectation. live is what the
 // steps in flight have reported spending so far (a CLI agent's turns): no
 // step is launched while the ledger and they are at a budget already, since
-// it would spend a turn before hearing so.
-func affordable(s *Session, st *State, inFlight int, live spent, worstCase func() stepWorst) bool {
+// it would spend a turn before hearing so. held is the session's spend
+// this process holds that an outage kept from the ledger (spendspool.go):
+// spent, so counted beside the ledger's.
+func affordable(s *Session, st *State, inFlight int, live, held spent, worstCase func() stepWorst) bool {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return true
 	}
 	l := ledgerSpent(st)
-	if (r.CostBudgetUSD != nil && l.cost+live.cost >= *r.CostBudgetUSD) || (r.TokenBudget != nil && l.tokens+live.tokens >= *r.TokenBudget) {
+	paid := l.spent.plus(held)
+	if (r.CostBudgetUSD != nil && paid.cost+live.cost >= *r.CostBudgetUSD) || (r.TokenBudget != nil && paid.tokens+live.tokens >= *r.TokenBudget) {
 		return false
 	}
 	// Before a step has landed (with a cost), the worst case of a first
@@ -743,7 +747,7 @@ func affordable(s *Session, st *State, inFlight int, live spent, worstCase func(
 		} else {
 			per, known = worstCase().cost, worstCase().priced
 		}
-		if known && l.cost+out*per > *r.CostBudgetUSD {
+		if known && paid.cost+out*per > *r.CostBudgetUSD {
 			return false
 		}
 	}
@@ -754,7 +758,7 @@ func affordable(s *Session, st *State, inFlight int, live spent, worstCase func(
 		} else {
 			per = float64(worstCase().tokens)
 		}
-		if float64(l.tokens)+out*per > float64(*r.TokenBudget) {
+		if float64(paid.tokens)+out*per > float64(*r.TokenBudget) {
 			return false
 		}
 	}

@@ -67,6 +67,22 @@ func (sp *spool) recorded(r *usageRecord) {
 	sp.held.Store(int64(len(sp.pending)))
 }
 
+// heldSpend is the session's spend held here that its ledger lacks, for
+// the run loop's launch check: the ledger is read only when this process
+// holds some spend at all, which it almost never does. A ledger that
+// cannot be read counts none (the store is down, and nothing launched
+// now can land before it answers).
+func (svc *Service) heldSpend(ctx context.Context, id string) spent {
+	if svc.spool.held.Load() == 0 {
+		return spent{}
+	}
+	l, _, err := svc.sessions.lend(ctx, id)
+	if err != nil {
+		return spent{}
+	}
+	return svc.spool.heldFor(id, l)
+}
+
 // heldFor is the session's spend held here that its ledger l lacks: a
 // record an attempt wrote before its answer was lost (its own usage entry,
 // or the step's entry) is in l already and is not counted again.
