@@ -40,13 +40,7 @@ func TestTheFirstWaveLaunchesOnlyWhatItsWorstCaseAffords(t *testing.T) {
 // cancelled call, a final call) counts against the budget at launch as it
 // does at landing (overLimit): one sum, spendOf.
 func TestLaunchesCountTheSessionsOwnSpend(t *testing.T) {
-	s := &Session{Task: "t", Agents: []Agent{{ID: "agent_a", Model: "sim"}, {ID: "agent_b", Model: "sim"}}}
-	var err error
-	if s.Rules, err = (Rules{}).Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	budget := 1.0
-	s.Rules.CostBudgetUSD = &budget
+	s := pairWithCostBudget(t, 1.0)
 	spentOutside := 1.0
 	l := &Ledger{Agents: map[string][]Entry{}, Session: []SessionEntry{{Seq: 1, Kind: SessionUsage, Usage: &providers.Usage{Input: 10, CostUSD: &spentOutside}}}}
 	st := Derive(s, l, nil)
@@ -62,13 +56,7 @@ func TestLaunchesCountTheSessionsOwnSpend(t *testing.T) {
 // the ledger (held here, spendspool.go) is spent: a launch the ledger
 // alone affords is refused when the held spend leaves no room for it.
 func TestLaunchesCountTheSpendHeldForTheSession(t *testing.T) {
-	s := &Session{Task: "t", Agents: []Agent{{ID: "agent_a", Model: "sim"}, {ID: "agent_b", Model: "sim"}}}
-	var err error
-	if s.Rules, err = (Rules{}).Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	budget := 1.0
-	s.Rules.CostBudgetUSD = &budget
+	s := pairWithCostBudget(t, 1.0)
 	step := 0.1
 	var entries []Entry
 	for i := range 5 {
@@ -82,4 +70,17 @@ func TestLaunchesCountTheSpendHeldForTheSession(t *testing.T) {
 	if affordable(s, st, 0, spent{}, spent{cost: 0.45}, worst) {
 		t.Error("with $0.45 held for the session, a $0.10 step passes its $1 budget, yet it was launched")
 	}
+}
+
+// pairWithCostBudget is a session of two sims whose rules are the defaults
+// and a cost budget.
+func pairWithCostBudget(t *testing.T, budget float64) *Session {
+	t.Helper()
+	s := &Session{Task: "t", Agents: []Agent{{ID: "agent_a", Model: "sim"}, {ID: "agent_b", Model: "sim"}}}
+	var err error
+	if s.Rules, err = (Rules{}).Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	s.Rules.CostBudgetUSD = &budget
+	return s
 }

@@ -19,8 +19,9 @@ import (
 // would die with the process: a replica stopped or killed during a
 // PostgreSQL outage lost what its cancelled runs' calls cost. So it waits
 // in a file of its own, in the state directory's spend-pending/ beside
-// sessions/, until it is recorded; a service started on that directory
-// records what an earlier process left there (ReplaySpend). A record is
+// sessions/, until it is recorded; serve records what an earlier process
+// (or this one, past its grace) left there as each tenant opens and every
+// minute after (ReplaySpend). A record is
 // idempotent (appendUsage looks for its own entry, and for the step's),
 // so two processes on one directory recording the same file count it once.
 
@@ -38,7 +39,7 @@ type spooledSpend struct {
 // spool is the service's spend-pending/ directory and the files of it this
 // process is recording, which ReplaySpend leaves to their own loops; and
 // the spend this process holds that the store has not taken yet, which the
-// budgets count (overLimit, openSpend) until it is in the ledger.
+// budget checks count (overLimit, affordable) until it is in the ledger.
 type spool struct {
 	mu      sync.Mutex
 	mine    map[string]struct{}
@@ -131,37 +132,34 @@ func (svc *Service) spoolSpend(id string, r *usageRecord) string {
 	if dir == "" {
 		return ""
 	}
+	var nonce [6]byte
+	_, _ = rand.Read(nonce[:])
+	path := filepath.Join(dir, id+"-"+hex.EncodeToString(nonce[:])+".json")
+	// Claimed before it appears, so a replay listing the directory
+	// meanwhile leaves it to this process's own loop.
+	svc.spool.claim(path)
 	data, err := json.Marshal(spooledSpend{Session: id, Entry: r.entry, Landed: r.landed})
 	if err == nil {
-		var path string
-		// Claimed before it appears, so a replay listing the directory
-		// meanwhile leaves it to this process's own loop.
-		if path, err = writeSpoolFile(dir, id, data, svc.spool.claim); err == nil {
+		if err = writeWhole(path, data); err == nil {
 			return path
 		}
-		svc.spool.release(path)
 	}
+	svc.spool.release(path)
 	svc.log.Warn().Err(err).Str("session", id).Str("dir", dir).
 		Msg("could not keep a call's unrecorded spend on disk; it is recorded only if this process lives until the store answers")
 	return ""
 }
 
-// writeSpoolFile writes data as a new file of dir, whole or not at all
-// (written to a temp file, synced, renamed, the directory synced); claim,
-// if set, is told its path before it appears.
-func writeSpoolFile(dir, id string, data []byte, claim func(string) bool) (string, error) {
+// writeWhole writes data as the new file path, whole or not at all
+// (written to a temp file, synced, renamed, the directory synced).
+func writeWhole(path string, data []byte) error {
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	var nonce [6]byte
-	_, _ = rand.Read(nonce[:])
-	name := id + "-" + hex.EncodeToString(nonce[:]) + ".json"
-	if claim != nil {
-		claim(filepath.Join(dir, name))
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
-		return "", err
+		return err
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
@@ -170,19 +168,18 @@ func writeSpoolFile(dir, id string, data []byte, claim func(string) bool) (strin
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	path := filepath.Join(dir, name)
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return path, err
+		return err
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
-	return path, nil
+	return nil
 }
 
 // unspool removes a recorded record's file ("" is none).
@@ -191,11 +188,12 @@ func (svc *Service) unspool(path string) {
 		return
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		svc.log.Warn().Err(err).Str("file", path).Msg("could not remove a recorded spend's file; recording it again at the next start finds it recorded")
+		svc.log.Warn().Err(err).Str("file", path).Msg("could not remove a recorded spend's file; the next replay finds it recorded")
 	}
 	svc.spool.release(path)
 }
 
+// claim marks path as this process's to record; false if it already was.
 func (sp *spool) claim(path string) bool {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
@@ -209,6 +207,7 @@ func (sp *spool) claim(path string) bool {
 	return true
 }
 
+// release lets path go: recorded, or left for a later replay.
 func (sp *spool) release(path string) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
@@ -275,7 +274,7 @@ func (svc *Service) recordSpooled(ctx context.Context, id string, r *usageRecord
 		go svc.recordUsageLater(ctx, id, r, err, path)
 	default:
 		svc.spool.release(path)
-		svc.log.Warn().Err(err).Str("session", id).Str("file", path).Msg("could not record a call's spend an earlier process left; left for the next start")
+		svc.log.Warn().Err(err).Str("session", id).Str("file", path).Msg("could not record a call's spend an earlier process left; left for the next replay")
 	}
 }
 

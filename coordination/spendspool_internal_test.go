@@ -23,13 +23,10 @@ func TestASpooledLandingIsFoundInTheLedgerAsItWasWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	path, err := writeSpoolFile(dir, "s1", data, nil)
-	if err != nil {
+	dir := filepath.Join(t.TempDir(), spendPendingDir)
+	path := filepath.Join(dir, "s1-0001.json")
+	if err := writeWhole(path, data); err != nil {
 		t.Fatal(err)
-	}
-	if filepath.Dir(path) != dir {
-		t.Fatalf("spool file %s is not in %s", path, dir)
 	}
 	id, back, err := readSpooled(path)
 	if err != nil || id != "s1" {

@@ -65,7 +65,7 @@ func (svc *Service) recordUsage(ctx context.Context, s *Session, r *usageRecord,
 // thousand runs cancelled in one outage are a thousand of these, and their
 // runs are over, so no progress is told either. path is r's spool file
 // (spendspool.go), removed once r is recorded and kept if this gives up,
-// for the next start to record; "" when there is none.
+// for serve's next replay to record; "" when there is none.
 func (svc *Service) recordUsageLater(ctx context.Context, id string, r *usageRecord, err error, path string) {
 	lctx, done := outlive(ctx, usageGrace)
 	defer done()
