@@ -389,13 +389,25 @@ func TestAReadCutShortKeepsTheLoan(t *testing.T) {
 	}
 	landStep(t, a, "s", "agent_a", "an answer")
 	kept := lend(t, a, "s")
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c.cancel.Store(&cancel)
-	if _, err := a.LendLedger(cctx, "s"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("a loan whose context ended on the wire: %v, want context.Canceled", err)
+	// The read runs on a goroutine of its own, so a read that finishes as
+	// the context ends may still answer its caller (an answer is as good):
+	// tried until one is cut short, each time checking the kept ledger.
+	cut := false
+	for range 20 {
+		cctx, cancel := context.WithCancel(ctx)
+		c.cancel.Store(&cancel)
+		_, err := a.LendLedger(cctx, "s")
+		cancel()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("a loan whose context ended on the wire: %v, want context.Canceled or its answer", err)
+		}
+		cut = cut || err != nil
+		if again := lend(t, a, "s"); again != kept {
+			t.Fatal("after a read cut short, the next loan is another ledger; want the kept one continued, nothing being new")
+		}
+		if cut {
+			return
+		}
 	}
-	if again := lend(t, a, "s"); again != kept {
-		t.Error("after a read cut short, the next loan is another ledger; want the kept one continued, nothing being new")
-	}
+	t.Fatal("no loan in twenty was cut short by its context ending on the wire: the test tested nothing")
 }
