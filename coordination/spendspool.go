@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // A call's spend that an outage keeps from the store (recordUsageLater)
@@ -150,36 +152,12 @@ func (svc *Service) spoolSpend(id string, r *usageRecord) string {
 	return ""
 }
 
-// writeWhole writes data as the new file path, whole or not at all
-// (written to a temp file, synced, renamed, the directory synced).
+// writeWhole writes data as the new file path, whole or not at all.
 func writeWhole(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return wholefile.Replace(path, data, 0o600)
 }
 
 // unspool removes a recorded record's file ("" is none).

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // The file handshake answers asks in a headless run: the asking agent
@@ -172,9 +174,8 @@ func readResponse(dir, id string) (ApprovalResponse, error) {
 	return r, json.Unmarshal(b, &r)
 }
 
-// writeJSON writes v to a temp file and links it into place: whole or not
-// at all, and with exclusive, never over an existing file (the first answer
-// stands).
+// writeJSON writes v whole or not at all, and with exclusive, never over an
+// existing file (the first answer stands).
 func writeJSON(path string, v any, exclusive bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -183,24 +184,8 @@ func writeJSON(path string, v any, exclusive bool) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
 	if exclusive {
-		return os.Link(tmp.Name(), path)
+		return wholefile.Create(path, append(b, '\n'), 0o600)
 	}
-	return os.Rename(tmp.Name(), path)
+	return wholefile.Replace(path, append(b, '\n'), 0o600)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // A new login link without a restart (`massgen-mcp ui-link`): the command
@@ -57,17 +58,8 @@ func MintLink(dir string, ttl time.Duration) (string, error) {
 	pruneLinks(dir, time.Now())
 	key := random()
 	b, _ := json.Marshal(linkFile{Tenant: coordination.DefaultTenant, Expires: time.Now().Add(ttl).UTC()})
-	tmp, err := os.CreateTemp(dir, ".link-*")
-	if err != nil {
-		return "", fmt.Errorf("could not write the login link into %s: %w", dir, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		return "", fmt.Errorf("could not write the login link into %s: %w", dir, errors.Join(werr, cerr))
-	}
-	// Renamed into place whole: the server never reads half a link.
-	if err := os.Rename(tmp.Name(), keyFile(dir, key)); err != nil {
+	// Written whole: the server never reads half a link.
+	if err := wholefile.Create(keyFile(dir, key), b, 0o600); err != nil {
 		return "", fmt.Errorf("could not write the login link into %s: %w", dir, err)
 	}
 	return key, nil

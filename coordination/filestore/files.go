@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // stampLayout is Python's datetime.isoformat() for an aware UTC time, cut to
@@ -100,46 +102,16 @@ func writeFileSync(path string, data []byte) error {
 }
 
 // writeTemp writes data to a fresh hidden temp file in dir and syncs it. The
-// name starts with a dot and has no numeric stem, so every reader skips it.
+// name starts with a dot and has no numeric stem, so every reader skips it
+// (".<name>.tmp-*", which Tidy knows as a temp: isTemp).
 func writeTemp(dir, name string, data []byte) (string, error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	fail := func(err error) (string, error) {
-		f.Close()
-		os.Remove(tmp)
-		return "", err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
+	return wholefile.Temp(dir, wholefile.TempPattern(name), data, 0o644)
 }
 
 // writeAtomic replaces dir/name with data: a reader sees the old file or the
 // new one, never a mix, and after a crash the new one is either whole or absent.
 func writeAtomic(dir, name string, data []byte) error {
-	tmp, err := writeTemp(dir, name, data)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
+	return wholefile.Replace(filepath.Join(dir, name), data, 0o644)
 }
 
 // writeDerived replaces dir/name atomically (readers never see a torn file)
@@ -215,17 +187,7 @@ func writeNew(dir, name string, data []byte) error {
 }
 
 // syncDir makes a rename or a new entry in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func syncDir(dir string) error { return wholefile.SyncDir(dir) }
 
 // numbered lists the entries of dir whose names (minus suffix) are step
 // numbers, in numeric order; wantDir picks directories or plain files.

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // TurnRecord is one finished turn of a conversation, as MassGen's
@@ -133,13 +135,5 @@ func appendSummary(conv, name string, r TurnRecord) error {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// replaceFile writes a file whole under a temporary name and renames it
-// over the old one.
-func replaceFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	os.Remove(tmp)
-	if err := writeSync(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
+// replaceFile writes a file whole and puts it over the old one.
+func replaceFile(path string, data []byte) error { return wholefile.Replace(path, data, 0o644) }

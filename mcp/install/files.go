@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // readFile reads a file that may not exist (through a symlink: a dangling
@@ -77,27 +79,15 @@ func writeFile(path string, data []byte) error {
 	if fi, err := os.Stat(real); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+"."+strconv.Itoa(os.Getpid())+".*"+tempSuffix)
+	tmp, err := wholefile.Temp(filepath.Dir(real), "."+filepath.Base(real)+"."+strconv.Itoa(os.Getpid())+".*"+tempSuffix, data, mode)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	if err := os.Rename(tmp, real); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), real)
+	return wholefile.SyncDir(filepath.Dir(real))
 }
 
 // sweepTemps removes the temporary files an earlier run left beside path

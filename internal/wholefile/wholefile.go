@@ -1,0 +1,88 @@
+// Package wholefile writes a file whole or not at all: the data goes to a
+// hidden temp file beside its target, is synced, and is renamed (or linked)
+// into place, and the directory is synced. A reader sees the old file or the
+// new one, never a mix, and after a crash the new one is whole or absent.
+// It is a leaf: every package that keeps a file which must survive a crash
+// (the file store, the spend spool, approvals, login links, install's
+// configs) writes it here, so the steps and their order live in one place.
+package wholefile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Temp writes data to a new file in dir named by pattern (os.CreateTemp's:
+// the last "*" becomes a random string), with mode perm, synced and closed,
+// and returns its path. On failure nothing is left behind.
+func Temp(dir, pattern string, data []byte, perm fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	err = f.Chmod(perm)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// TempPattern is the temp name Replace and Create use for path's file:
+// ".<name>.tmp-<random>", hidden, and no reader's name for a file of its own.
+func TempPattern(path string) string { return "." + filepath.Base(path) + ".tmp-*" }
+
+// Replace makes path hold data, with mode perm, replacing what was there.
+func Replace(path string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := Temp(dir, TempPattern(path), data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// Create makes path hold data, with mode perm, unless something is there
+// already: then it fails with an error that matches fs.ErrExist and the
+// file there stands. The temp is linked into place, which never replaces,
+// so of two writers racing for one name exactly one wins.
+func Create(path string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := Temp(dir, TempPattern(path), data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir makes a rename or a new entry in dir durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

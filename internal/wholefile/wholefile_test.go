@@ -1,0 +1,109 @@
+package wholefile_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
+)
+
+// only lists dir's names, to show no temp is left behind.
+func only(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, de := range des {
+		names = append(names, de.Name())
+	}
+	return names
+}
+
+func TestReplaceWritesTheNewFileWithItsModeAndLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := wholefile.Replace(path, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "new" {
+		t.Fatalf("read %q, %v; want new", b, err)
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	if names := only(t, dir); len(names) != 1 {
+		t.Errorf("dir holds %v, want only status.json", names)
+	}
+}
+
+func TestCreateNeverReplacesAndOfManyRacersOneWins(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "answer.json")
+	var wg sync.WaitGroup
+	wins := make(chan string, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := string(rune('a' + i))
+			err := wholefile.Create(path, []byte(v), 0o600)
+			switch {
+			case err == nil:
+				wins <- v
+			case !errors.Is(err, fs.ErrExist):
+				t.Errorf("racer %s: %v, want fs.ErrExist", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(wins)
+	var won []string
+	for v := range wins {
+		won = append(won, v)
+	}
+	if len(won) != 1 {
+		t.Fatalf("%d racers won (%v), want exactly one", len(won), won)
+	}
+	if b, _ := os.ReadFile(path); string(b) != won[0] {
+		t.Errorf("file holds %q, the winner wrote %q", b, won[0])
+	}
+	if names := only(t, dir); len(names) != 1 {
+		t.Errorf("dir holds %v, want only answer.json", names)
+	}
+}
+
+func TestAFailedWriteLeavesNothingAndKeepsTheOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A directory where the file should be: the rename fails.
+	blocked := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(blocked, "child"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := wholefile.Replace(blocked, []byte("new"), 0o644); err == nil {
+		t.Fatal("replacing a non-empty directory succeeded")
+	}
+	if err := wholefile.Replace(filepath.Join(dir, "missing", "y"), []byte("new"), 0o644); err == nil {
+		t.Fatal("writing into a missing directory succeeded")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("the old file reads %q", b)
+	}
+	if names := only(t, dir); len(names) != 2 {
+		t.Errorf("dir holds %v, want x and sub only (no temp left)", names)
+	}
+}
