@@ -88,7 +88,11 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 	prev, _ := ls.ReadRun(ctx, id)
 	l, err := ls.AcquireRun(ctx, id, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
-		unlock()
+		if refusedClaim(err) {
+			unlock()
+		} else {
+			go lz.undoRunClaim(ls, id, unlock) // claimundo.go
+		}
 		return nil, nil, err
 	}
 	c.ls, c.version = ls, l.Version

@@ -65,6 +65,9 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 	}
 	l, err := ls.AcquireStep(ctx, id, agent, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
+		if !refusedClaim(err) {
+			lz.undoStepClaim(ls, id, agent) // claimundo.go
+		}
 		return nil, err
 	}
 	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl,

@@ -203,6 +203,12 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	var got string
 	var found bool
 	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
+	if err != nil {
+		// A take whose answer was lost (the caller's context ended, the
+		// connection was cut) may have committed: the heartbeat deletes
+		// the row, if any, as LockStep's does.
+		s.db.held.letGo(s.tenant, token)
+	}
 	return s.took(id, name, token, got, found, err)
 }
 

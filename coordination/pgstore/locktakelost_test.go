@@ -1,0 +1,123 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// cancelAfter is a connection whose caller gives up right after the
+// server committed a write containing mark: the caller's context ends
+// before the answer is read, as a cancelled request's would.
+type cancelAfter struct {
+	net.Conn
+	mark      []byte
+	committed func() bool
+	cancel    context.CancelFunc
+	sent      atomic.Bool
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, c.mark) {
+		defer c.sent.Store(true)
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *cancelAfter) Read(p []byte) (int, error) {
+	if !c.sent.Load() {
+		return c.Conn.Read(p)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !c.committed() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.cancel()
+	time.Sleep(50 * time.Millisecond) // pgx's context watch sets its deadline
+	return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+}
+
+// TestALockTakeWhoseCallerGaveUpIsLetGo: a step lock or a run lock whose
+// take committed while its caller's context ended is neither held nor left
+// to expire: the next heartbeat deletes its row, and the agent can step
+// (the session can run) again well before lockTTL.
+func TestALockTakeWhoseCallerGaveUpIsLetGo(t *testing.T) {
+	for _, tc := range []struct {
+		name, session, lock string
+		take                func(s *Store, ctx context.Context) (func(), error)
+	}{
+		{"step lock", "lost-step", "step:agent_a", func(s *Store, ctx context.Context) (func(), error) {
+			l, err := s.LockStep(ctx, "lost-step", "agent_a")
+			if err != nil {
+				return nil, err
+			}
+			return l.Release, nil
+		}},
+		{"run lock", "lost-run", "run", func(s *Store, ctx context.Context) (func(), error) {
+			return s.LockRun(ctx, "lost-run")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn := pgtest.Schema(t)
+			a := replicaOn(t, dsn, Options{})
+			bg := context.Background()
+			if err := a.Create(bg, storetest.NewSession(tc.session)); err != nil {
+				t.Fatal(err)
+			}
+			locked := func() bool {
+				var n int
+				if err := a.db.pool.QueryRow(bg, `SELECT count(*) FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3`, a.tenant, tc.session, tc.lock).Scan(&n); err != nil {
+					t.Error(err)
+				}
+				return n > 0
+			}
+			ctx, cancel := context.WithCancel(bg)
+			defer cancel()
+			cfg, err := pgxpool.ParseConfig(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &cancelAfter{Conn: c, mark: []byte(tc.session), committed: locked, cancel: cancel}, nil
+			}
+			pool, err := pgxpool.NewWithConfig(bg, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			// A replica of its own, its heartbeat run by hand (deleteGone).
+			gaveUp := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+			if _, err := tc.take(gaveUp, ctx); err == nil {
+				t.Fatal("a take whose caller gave up before its answer succeeded")
+			}
+			if !locked() {
+				t.Fatal("the abandoned take's lock row is not there; the context ended before the commit, which tests nothing")
+			}
+			gaveUp.db.deleteGone(bg)
+			release, err := tc.take(a, bg)
+			if err != nil {
+				var busy *coordination.BusyError
+				var running *coordination.RunningError
+				if errors.As(err, &busy) || errors.As(err, &running) {
+					t.Fatalf("after a take whose caller gave up and the next heartbeat: %v; want the lock free, not held for lockTTL", err)
+				}
+				t.Fatal(err)
+			}
+			release()
+		})
+	}
+}
