@@ -389,13 +389,20 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 }
 
 // Abandoned lists the tenant's sessions whose run lease expired unreleased
-// (by the database's clock) and which have not finished: the runs a dead
-// replica left, for a live one to claim. It is a cheap first look; the
-// claim applies coordination's rules (clock skew included).
+// (by the database's clock) and which have neither finished nor been
+// cancelled (a cancel that no resume followed): the runs a dead replica
+// left, for a live one to claim. It is a cheap first look, made every
+// second, and a session it lists makes the replica list the tenant's
+// interrupted sessions in full; so it lists none that reads otherwise (a
+// cancelled session whose run died, or whose release an outage kept from
+// the store, keeps its lease unreleased for ever). The claim applies
+// coordination's rules (clock skew included).
 func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 	rows, err := s.db.pool.Query(ctx, `SELECT l.session_id FROM leases l
 		WHERE l.tenant = $1 AND l.agent_id = '' AND NOT l.released AND l.expires_at < now()
 		AND NOT EXISTS (SELECT 1 FROM session_log f WHERE f.tenant = l.tenant AND f.session_id = l.session_id AND f.kind = 'finished')
+		AND NOT EXISTS (SELECT 1 FROM session_log c WHERE c.tenant = l.tenant AND c.session_id = l.session_id AND c.kind = 'cancelled'
+			AND NOT EXISTS (SELECT 1 FROM session_log r WHERE r.tenant = c.tenant AND r.session_id = c.session_id AND r.kind = 'resumed' AND r.seq > c.seq))
 		ORDER BY l.expires_at`, s.tenant)
 	if err != nil {
 		return nil, fmt.Errorf("listing abandoned runs: %w", err)
