@@ -578,7 +578,26 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		}
 		return res, err
 	}
+	svc.stoppedOnError(ctx, s.ID, cause)
 	return nil, cause
+}
+
+// stoppedOnError leaves a session whose run stopped on an error saying so:
+// cancelled, with the error as the reason, and resumable. Left as it was,
+// it read "running" for ever: its run lease is released when the run ends,
+// so it never reads interrupted, and nothing runs it. Not interrupted
+// either, which a replica resuming interrupted runs would take up again and
+// again at the user's expense while the error stands. A run fenced by a
+// lost lease writes nothing: the session is another process's now.
+func (svc *Service) stoppedOnError(ctx context.Context, id string, cause error) {
+	if cause == nil || errors.Is(cause, ErrLeaseLost) {
+		return
+	}
+	why := "the run stopped on an error: " + Reason(cause.Error(), ReasonRunes)
+	if _, err := svc.markCancelled(ctx, id, why, false); err != nil {
+		svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
+			Msg("the run stopped on an error and could not mark its session cancelled; it may read running until it is cancelled or resumed")
+	}
 }
 
 // markCancelled records a cancellation unless the session has ended (or,
