@@ -400,7 +400,8 @@ const leaseLostCode = "MGL02"
 
 // cancelledCode is the SQLSTATE massgen_hold_uncancelled fails with when
 // the session was cancelled since the step began
-// (migrations/0006_uncancelled_landing.sql).
+// (migrations/0006_uncancelled_landing.sql; 0007_uncancelled_share.sql
+// has it wait for a cancel being recorded beside it).
 const cancelledCode = "MGL03"
 
 // leaseRelease is a landing's fence by its step lease, and the lease's

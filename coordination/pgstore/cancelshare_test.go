@@ -1,0 +1,65 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// TestALandingWaitsForACancelBeingRecordedBesideIt: the session lock is an
+// unlogged row, and two replicas can hold it after a database crash or a
+// missed expiry; a cancel recorded by the other one, not yet committed,
+// then overlaps the landing's count of cancels. The landing's fence takes
+// the session's row FOR SHARE (migration 7): it waits for the cancel's
+// commit and is then refused, instead of counting without it and landing
+// beside an acknowledged cancel.
+func TestALandingWaitsForACancelBeingRecordedBesideIt(t *testing.T) {
+	a := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	l, lease := leasedStep(t, a)
+	// The other holder's cancel, as AppendSession writes it, uncommitted.
+	tx, err := a.db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var seq int
+	if err := tx.QueryRow(ctx, `UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = 's' RETURNING log_seq`, a.tenant).Scan(&seq); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO session_log (tenant, session_id, seq, kind, at, entry) VALUES ($1, 's', $2, 'cancelled', now(), '{"kind":"cancelled"}')`, a.tenant, seq); err != nil {
+		t.Fatal(err)
+	}
+	landed := make(chan error, 1)
+	go func() {
+		_, _, err := l.LandLeased(ctx, newAnswer("agent_a", "beside the cancel"), lease.Version, 0)
+		landed <- err
+	}()
+	select {
+	case err := <-landed:
+		t.Fatalf("the landing returned (%v) while a cancel was being recorded beside it; want it to wait for the cancel", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-landed:
+		if !errors.Is(err, coordination.ErrNotNext) || errors.Is(err, coordination.ErrLeaseLost) {
+			t.Fatalf("the landing after the cancel committed = %v; want the cancel fence's refusal (ErrNotNext)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the landing never returned after the cancel committed")
+	}
+	if n := rows(t, a, "entries"); n != 0 {
+		t.Errorf("%d entries stored beside an acknowledged cancel, want 0", n)
+	}
+}
