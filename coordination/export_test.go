@@ -33,3 +33,17 @@ func LockLanding(svc *Service, ctx context.Context, id, agent string, step, canc
 	}
 	return svc.lockLanding(ctx, s, agent, step, cancels, false, retried)
 }
+
+// StepState is stepState, where the core takes every step lock, for the
+// tests of what it refuses before taking one; a lock it took is released.
+func StepState(svc *Service, ctx context.Context, id, agent string) error {
+	s, err := svc.sessions.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	lock, _, err := svc.stepState(ctx, s, agent)
+	if lock != nil {
+		lock.Release()
+	}
+	return err
+}

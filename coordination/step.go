@@ -81,6 +81,13 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 // stepState takes an agent's step lock and derives the state with the
 // agent's own lock not counted as in flight, then checks the agent is due.
 func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (StepLock, *State, error) {
+	// The one place the core takes a step lock checks that the agent is in
+	// the team: a store does not read the setup for it (LockStep), and an
+	// entry of an agent outside the team would land in the ledger, where
+	// every reader counts it (its answers make every vote stale).
+	if _, ok := s.Agent(agentID); !ok {
+		return nil, nil, fmt.Errorf("%w: %q is not in session %s; its agents are %s", ErrAgentNotFound, agentID, s.ID, strings.Join(s.AgentIDs(), ", "))
+	}
 	lock, err := svc.store.LockStep(ctx, s.ID, agentID)
 	if err != nil {
 		return nil, nil, err

@@ -68,6 +68,9 @@ type LockStore interface {
 	// taking any lock (so a check never makes a starting step busy).
 	InFlight(ctx context.Context, id string) (map[string]bool, error)
 	// LockStep takes an agent's step lock, or fails at once with ErrAgentBusy.
+	// The caller has checked that agent is in the session's team (the
+	// Service does, where it takes every step lock): a store checks the
+	// id's form, not the setup.
 	LockStep(ctx context.Context, id, agent string) (StepLock, error)
 	// LockSession blocks until it holds the session lock (or ctx ends).
 	LockSession(ctx context.Context, id string) (unlock func(), err error)
