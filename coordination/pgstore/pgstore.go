@@ -91,6 +91,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.Tracer != nil {
 		cfg.ConnConfig.Tracer = opts.Tracer
 	}
+	cfg.ConnConfig.DialFunc = deadPeerDial() // dial.go
 	if opts.dial != nil {
 		cfg.ConnConfig.DialFunc = opts.dial
 	}
