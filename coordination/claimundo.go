@@ -13,8 +13,9 @@ import (
 // run that nobody asked for (the request that claimed it failed), at the
 // user's expense; a step's would keep its agent busy until it expired. So
 // a failed claim that the store did not refuse is taken back: the lease is
-// read and, if it is this service's and not released, released by its
-// version.
+// read and, if it is this service's claim and not released, released by
+// its version; a run's only when that leaves the session reading as it did
+// before the claim (undoableRunClaim).
 
 // refusedClaim tells a claim the store turned down, which wrote nothing: a
 // live holder, no such session or agent, an id it would not take. Any
@@ -24,17 +25,16 @@ func refusedClaim(err error) bool {
 		errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrAgentNotFound) || errors.Is(err, ErrBadInput)
 }
 
-// undoClaim releases the lease read returns if this service holds it
-// unreleased, trying again with the outage backoff until it can tell or
-// until gives up; it says whether it could. The caller holds the lock
-// (run or step) that keeps this service's other claims of the lease out
-// meanwhile, so an unreleased lease of this owner is the lost claim's, or
-// one older and as dead.
-func (lz *leases) undoClaim(id, what string, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time) bool {
+// undoClaim releases the lease read returns if it is this service's claim
+// of version want (0: any version) and unreleased, trying again with the
+// outage backoff until it can tell or until gives up; it says whether it
+// could. The release names the version, so a later claim is never
+// released in its place.
+func (lz *leases) undoClaim(id, what string, want int64, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time) bool {
 	for n := 0; ; n++ {
 		ctx, cancel := context.WithTimeout(context.Background(), lz.heartbeat)
 		l, err := read(ctx)
-		if err == nil && l != nil && !l.Released && l.ID == lz.owner {
+		if err == nil && l != nil && !l.Released && l.ID == lz.owner && (want == 0 || l.Version == want) {
 			if err = release(ctx, l.Version); err == nil {
 				lz.log.Info().Str("session", id).Str("lease", what).Int64("version", l.Version).
 					Msg("released a lease whose claim failed after it was written")
@@ -54,22 +54,43 @@ func (lz *leases) undoClaim(id, what string, read func(context.Context) (*RunLea
 	}
 }
 
-// undoRunClaim takes back a failed run claim (claimRun), off the caller's
-// path, holding the run lock until it is done so that no other run of this
-// service claims the lease in between; it gives up when the claim, if
-// written, would have expired.
-func (lz *leases) undoRunClaim(ls LeaseStore, id string, unlock func()) {
-	defer unlock()
-	lz.undoClaim(id, "run", func(ctx context.Context) (*RunLease, error) { return ls.ReadRun(ctx, id) },
+// undoableRunClaim is the version a failed run claim would have written,
+// if taking it back leaves the session reading as it did before: a lease
+// never claimed (a session's first run) or released (its last run ended).
+// A claim that took over from a dead run (prev unreleased) is left to
+// expire: released, the session would read running with nothing running
+// it, where it read interrupted and a replica will take it up again. Nor
+// is one undone when the lease could not be read first (no version to
+// name).
+func undoableRunClaim(prev *RunLease, prevErr error) (int64, bool) {
+	switch {
+	case prevErr != nil:
+		return 0, false
+	case prev == nil:
+		return 1, true
+	case prev.Released:
+		return prev.Version + 1, true
+	}
+	return 0, false
+}
+
+// undoRunClaim takes back a failed run claim (claimRun) of version want,
+// off the caller's path, until the claim, if written, would have expired.
+// The run lock is not held meanwhile: while the claim stands, another is
+// refused by it, and once released or expired it is not the version named.
+func (lz *leases) undoRunClaim(ls LeaseStore, id string, want int64) {
+	lz.undoClaim(id, "run", want, func(ctx context.Context) (*RunLease, error) { return ls.ReadRun(ctx, id) },
 		func(ctx context.Context, v int64) error { return ls.ReleaseRun(ctx, id, v) }, time.Now().Add(lz.ttl))
 }
 
 // undoStepClaim takes back a failed step claim (claimStep) while the
-// caller still holds the agent's step lock. It waits at most a heartbeat
-// or so: a step claim left behind only keeps its agent busy until it
-// expires, which the step's caller is not to be held for.
+// caller still holds the agent's step lock, so no other claim of the
+// agent's step lease comes in between (any version of this service's is
+// the failed claim's, or one older and as dead). It waits at most a
+// heartbeat or so: a step claim left behind only keeps its agent busy
+// until it expires, which the step's caller is not to be held for.
 func (lz *leases) undoStepClaim(ls StepLeaseStore, id, agent string) {
-	lz.undoClaim(id, "step of "+agent, func(ctx context.Context) (*RunLease, error) {
+	lz.undoClaim(id, "step of "+agent, 0, func(ctx context.Context) (*RunLease, error) {
 		all, err := ls.ReadSteps(ctx, id)
 		return all[agent], err
 	}, func(ctx context.Context, v int64) error { return ls.ReleaseStep(ctx, id, agent, v) }, time.Now().Add(lz.heartbeat+time.Second))

@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // lostClaimStore writes a lease claim and then loses its answer, once for
@@ -97,20 +100,39 @@ func TestAStepClaimWhoseAnswerWasLostIsTakenBack(t *testing.T) {
 	}
 }
 
-// TestARefusedClaimReleasesNothing: a start refused because a run holds
-// the session leaves that run's lease alone.
-func TestARefusedClaimReleasesNothing(t *testing.T) {
+// TestAResumeClaimWhoseAnswerWasLostLeavesTheSessionInterrupted: a claim
+// that took over from a dead run and lost its answer is not released
+// (the session would read running with nothing running it); it expires,
+// and the session reads interrupted again, for a replica to take up.
+func TestAResumeClaimWhoseAnswerWasLostLeavesTheSessionInterrupted(t *testing.T) {
 	st := &lostClaimStore{Store: memstore.New()}
-	svc, s := leasedTeam(t, st, &coordtest.SyncBuffer{})
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
+		RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
 	ctx := context.Background()
-	if _, err := st.AcquireRun(ctx, s.ID, coordination.LeaseOwner{ID: "another-replica", Host: "elsewhere", PID: 1}, time.Minute); err != nil {
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, coordination.ErrSessionRunning) {
-		t.Fatalf("start: %v, want ErrSessionRunning", err)
+	if _, err := st.Store.AcquireRun(ctx, s.ID, coordination.LeaseOwner{ID: "dead-replica", Host: "elsewhere", PID: 1}, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if l, err := st.ReadRun(ctx, s.ID); err != nil || l == nil || l.Released || l.ID != "another-replica" {
-		t.Fatalf("the holder's lease is %+v (%v), want it held still", l, err)
+	time.Sleep(20*time.Millisecond + coordination.MaxClockSkew + 50*time.Millisecond) // another host's lease: its expiry and the skew
+	if v, err := svc.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusInterrupted {
+		t.Fatalf("before the resume: %v (%v), want interrupted", v.Result.Status, err)
+	}
+	st.loseRun.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+		t.Fatalf("resume: %v, want the lost claim's error", err)
+	}
+	time.Sleep(400 * time.Millisecond) // the lost claim's TTL, twice
+	l, err := st.ReadRun(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Released {
+		t.Fatalf("the lost resume's claim was released: %+v; the session would read running with nothing running it", l)
+	}
+	if v, err := svc.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusInterrupted {
+		t.Fatalf("after the lost resume's claim expired: %v (%v), want interrupted", v.Result.Status, err)
 	}
 }

@@ -85,13 +85,14 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 		close(c.done)
 		return c, nil, nil
 	}
-	prev, _ := ls.ReadRun(ctx, id)
+	prev, prevErr := ls.ReadRun(ctx, id)
 	l, err := ls.AcquireRun(ctx, id, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
-		if refusedClaim(err) {
-			unlock()
-		} else {
-			go lz.undoRunClaim(ls, id, unlock) // claimundo.go
+		unlock()
+		if !refusedClaim(err) {
+			if v, ok := undoableRunClaim(prev, prevErr); ok {
+				go lz.undoRunClaim(ls, id, v) // claimundo.go
+			}
 		}
 		return nil, nil, err
 	}

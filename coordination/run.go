@@ -425,6 +425,12 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			// Nothing in flight and the next step would overrun the budget:
 			// the budget ends the session now.
 			if _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
+				if svc.storeDown(err) {
+					if err := svc.pause(ctx, s, "the run", &down, err); err != nil {
+						return svc.stop(dctx, r, s, own, results, err)
+					}
+					continue
+				}
 				return svc.stop(dctx, r, s, own, results, err)
 			}
 			continue
@@ -590,8 +596,17 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 // again at the user's expense while the error stands. A run fenced by a
 // lost lease writes nothing: the session is another process's now.
 func (svc *Service) stoppedOnError(ctx context.Context, id string, cause error) {
-	if cause == nil || errors.Is(cause, ErrLeaseLost) {
+	if cause == nil || errors.Is(cause, ErrLeaseLost) || svc.storeDown(cause) {
+		// An outage pauses a run rather than stopping it: not the run's
+		// error, and a cancel could not be written through it anyway.
 		return
+	}
+	if ls, ok := svc.store.(LeaseStore); ok {
+		// The lease lost to another claim at the moment another error
+		// stopped the loop: the session is that process's now.
+		if l, err := ls.ReadRun(ctx, id); err != nil || (l != nil && l.ID != svc.leases.owner) {
+			return
+		}
 	}
 	why := "the run stopped on an error: " + Reason(cause.Error(), ReasonRunes)
 	if _, err := svc.markCancelled(ctx, id, why, false); err != nil {

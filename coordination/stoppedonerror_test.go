@@ -11,6 +11,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // brokenStepStore refuses every step lock with its fail error while one
@@ -91,5 +92,56 @@ func TestARunFencedByALostLeaseWritesNoCancel(t *testing.T) {
 	}
 	if v.Result.Status != coordination.StatusRunning {
 		t.Fatalf("status after a fenced run: %s, want %s (left to the lease's new holder)", v.Result.Status, coordination.StatusRunning)
+	}
+}
+
+// budgetOutageStore loses the session lock's answer once, when armed, once
+// both of the team's first steps are in the ledger: the next take of the
+// lock is the run loop's end for the budget.
+type budgetOutageStore struct {
+	*leasedStore
+	armed atomic.Bool
+}
+
+func (s *budgetOutageStore) LockSession(ctx context.Context, id string) (func(), error) {
+	if l, err := s.Store.Ledger(ctx, id); err == nil && len(l.Agents["agent_a"])+len(l.Agents["agent_b"]) == 2 && s.armed.CompareAndSwap(true, false) {
+		return nil, errLostAnswer
+	}
+	return s.leasedStore.LockSession(ctx, id)
+}
+
+// TestABudgetsEndThatMeetsAnOutageWaitsForTheStore: the run loop's end for
+// a budget (no step in flight, the next one unaffordable) that finds the
+// store unreachable pauses and tries again, as every other write of the
+// loop does, instead of stopping the run on the outage.
+func TestABudgetsEndThatMeetsAnOutageWaitsForTheStore(t *testing.T) {
+	provs := map[string]providers.Provider{}
+	var agents []coordination.Agent
+	for i, id := range []string{"agent_a", "agent_b"} {
+		sp, _ := providers.ParseSpec(fmt.Sprintf("sim:seed=%d", 20+i))
+		provs[sp.String()] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			cost := 0.1
+			return coordtest.Answer("Answer: " + id), providers.Usage{Input: 10, Output: 5, CostUSD: &cost}, nil
+		})
+		agents = append(agents, coordination.Agent{ID: id, Model: sp.String()})
+	}
+	st := &budgetOutageStore{leasedStore: &leasedStore{Store: memstore.New()}}
+	st.armed.Store(true)
+	svc := coordination.NewService(st, coordination.Options{Open: func(sp providers.Spec) (providers.Provider, error) { return provs[sp.String()], nil }})
+	ctx := context.Background()
+	budget := 0.25
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "t", Agents: agents, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatalf("a budget's end that met an outage stopped the run: %v", err)
+	}
+	if st.armed.Load() {
+		t.Fatal("the outage never met the budget's end; the test tests nothing")
+	}
+	if res.StopReason == nil || *res.StopReason != coordination.StopBudget || res.Steps != 2 {
+		t.Fatalf("after the outage: %s, want the budget's end after 2 steps", coordtest.JSON(res))
 	}
 }

@@ -58,8 +58,10 @@ func MintLink(dir string, ttl time.Duration) (string, error) {
 	pruneLinks(dir, time.Now())
 	key := random()
 	b, _ := json.Marshal(linkFile{Tenant: coordination.DefaultTenant, Expires: time.Now().Add(ttl).UTC()})
-	// Written whole: the server never reads half a link.
-	if err := wholefile.Create(keyFile(dir, key), b, 0o600); err != nil {
+	// Written whole: the server never reads half a link. A fresh random
+	// key names no file there, so a rename does (Create's link would need
+	// a filesystem with hard links).
+	if err := wholefile.Replace(keyFile(dir, key), b, 0o600); err != nil {
 		return "", fmt.Errorf("could not write the login link into %s: %w", dir, err)
 	}
 	return key, nil

@@ -8,9 +8,11 @@
 package wholefile
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Temp writes data to a new file in dir named by pattern (os.CreateTemp's:
@@ -44,6 +46,9 @@ func Temp(dir, pattern string, data []byte, perm fs.FileMode) (string, error) {
 func TempPattern(path string) string { return "." + filepath.Base(path) + ".tmp-*" }
 
 // Replace makes path hold data, with mode perm, replacing what was there.
+// A failure before the rename leaves nothing behind and the old file as it
+// was; a failure of the directory's sync after it leaves the new file in
+// place, readable but perhaps not kept through a crash.
 func Replace(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := Temp(dir, TempPattern(path), data, perm)
@@ -60,7 +65,8 @@ func Replace(path string, data []byte, perm fs.FileMode) error {
 // Create makes path hold data, with mode perm, unless something is there
 // already: then it fails with an error that matches fs.ErrExist and the
 // file there stands. The temp is linked into place, which never replaces,
-// so of two writers racing for one name exactly one wins.
+// so of two writers racing for one name exactly one wins; it needs a
+// filesystem with hard links. Failures leave what Replace's do.
 func Create(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := Temp(dir, TempPattern(path), data, perm)
@@ -74,7 +80,9 @@ func Create(path string, data []byte, perm fs.FileMode) error {
 	return SyncDir(dir)
 }
 
-// SyncDir makes a rename or a new entry in dir durable.
+// SyncDir makes a rename or a new entry in dir durable. A filesystem that
+// cannot sync a directory (EINVAL, ENOTSUP: some network and FUSE ones)
+// keeps what it keeps; that is not an error of the write.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -83,6 +91,9 @@ func SyncDir(dir string) error {
 	err = d.Sync()
 	if cerr := d.Close(); err == nil {
 		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		return nil
 	}
 	return err
 }

@@ -2,8 +2,9 @@
 -- longer relies on the session lock alone. The session lock is a row of the
 -- unlogged locks table: after a database crash empties it, or past an expiry
 -- its holder's heartbeat missed, a second replica can hold it while the
--- first still lands, and a cancel it records could commit beside a landing
--- that counted the cancels before it. massgen_hold_uncancelled now first
+-- first still lands, and a cancel it records could commit beside a server
+-- step's landing (LandLeased, the one caller) that counted the cancels
+-- before it. massgen_hold_uncancelled now first
 -- takes the session's row FOR SHARE, which a session entry's append (UPDATE
 -- sessions ... log_seq) conflicts with: a cancel appended meanwhile either
 -- committed before the count (which, a statement of its own under READ
