@@ -1,12 +1,10 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,36 +14,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
-
-// cancelAfter is a connection whose caller gives up right after the
-// server committed a write containing mark: the caller's context ends
-// before the answer is read, as a cancelled request's would.
-type cancelAfter struct {
-	net.Conn
-	mark      []byte
-	committed func() bool
-	cancel    context.CancelFunc
-	sent      atomic.Bool
-}
-
-func (c *cancelAfter) Write(p []byte) (int, error) {
-	if bytes.Contains(p, c.mark) {
-		defer c.sent.Store(true)
-	}
-	return c.Conn.Write(p)
-}
-
-func (c *cancelAfter) Read(p []byte) (int, error) {
-	if !c.sent.Load() {
-		return c.Conn.Read(p)
-	}
-	for deadline := time.Now().Add(5 * time.Second); !c.committed() && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.cancel()
-	time.Sleep(50 * time.Millisecond) // pgx's context watch sets its deadline
-	return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
-}
 
 // TestALockTakeWhoseCallerGaveUpIsLetGo: a step lock or a run lock whose
 // take committed while its caller's context ended is neither held nor left
@@ -92,7 +60,13 @@ func TestALockTakeWhoseCallerGaveUpIsLetGo(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				return &cancelAfter{Conn: c, mark: []byte(tc.session), committed: locked, cancel: cancel}, nil
+				// The caller gives up once the take committed, before its
+				// answer is read, as a cancelled request's would.
+				return &cutAfter{Conn: c, mark: []byte(tc.session), committed: locked, lose: func() error {
+					cancel()
+					time.Sleep(50 * time.Millisecond) // pgx's context watch sets its deadline
+					return &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+				}}, nil
 			}
 			pool, err := pgxpool.NewWithConfig(bg, cfg)
 			if err != nil {

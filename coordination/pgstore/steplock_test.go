@@ -20,11 +20,13 @@ import (
 // cutAfter is a connection lost right after it sends a write containing
 // mark: the server has it all, the client never hears the answer. Before
 // failing the read it waits for committed to hold, so the loss is after
-// the commit.
+// the commit. lose, if set, is how the answer is lost (its error is the
+// read's); the connection is cut by default.
 type cutAfter struct {
 	net.Conn
 	mark      []byte
 	committed func() bool
+	lose      func() error
 	cut       atomic.Bool
 }
 
@@ -41,6 +43,9 @@ func (c *cutAfter) Read(p []byte) (int, error) {
 	}
 	for deadline := time.Now().Add(5 * time.Second); !c.committed() && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
+	}
+	if c.lose != nil {
+		return 0, c.lose()
 	}
 	c.Conn.Close()
 	return 0, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}

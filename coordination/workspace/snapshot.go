@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // racyWindow: a file whose times fall this close to (or after) the moment a
@@ -215,17 +217,7 @@ func syncDirs(dirs []string) error {
 	return errors.Join(errs...)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func syncDir(dir string) error { return wholefile.SyncDir(dir) }
 
 // List reads a directory's files into a manifest, hashing each (for a
 // snapshot MassGen wrote, or a context directory).
