@@ -75,6 +75,10 @@ type Options struct {
 	dial pgconn.DialFunc
 }
 
+// idleInTransaction is the longest a transaction of the store's may sit
+// idle between statements before the database ends it (Open).
+const idleInTransaction = "1min"
+
 // Open connects to the database at dsn (a postgres:// URL or key=value
 // string; search_path in it picks the schema), applies the schema's
 // migrations and starts the listener and the lock heartbeat.
@@ -92,6 +96,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		cfg.ConnConfig.Tracer = opts.Tracer
 	}
 	cfg.ConnConfig.DialFunc = deadPeerDial() // dial.go
+	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		// A replica frozen or cut off between two statements of a
+		// transaction would hold its row locks (a session's row, which
+		// every landing takes FOR SHARE) until the database noticed it
+		// gone, hours by the server's keepalive defaults; the database
+		// ends such a transaction after this long instead. Nothing of
+		// ours waits that long between a transaction's statements.
+		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = idleInTransaction
+	}
 	if opts.dial != nil {
 		cfg.ConnConfig.DialFunc = opts.dial
 	}
