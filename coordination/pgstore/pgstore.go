@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,14 +97,22 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		cfg.ConnConfig.Tracer = opts.Tracer
 	}
 	cfg.ConnConfig.DialFunc = deadPeerDial() // dial.go
-	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set &&
+		!strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "idle_in_transaction_session_timeout") {
 		// A replica frozen or cut off between two statements of a
 		// transaction would hold its row locks (a session's row, which
 		// every landing takes FOR SHARE) until the database noticed it
 		// gone, hours by the server's keepalive defaults; the database
 		// ends such a transaction after this long instead. Nothing of
-		// ours waits that long between a transaction's statements.
-		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = idleInTransaction
+		// ours waits that long between a transaction's statements. Set
+		// once a connection is made rather than in its startup packet,
+		// which a pooler such as PgBouncer refuses unknown settings in.
+		// Sent below the query tracer: a connection's setup is not a
+		// round trip of the step that happened to open it.
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.PgConn().Exec(ctx, "SET idle_in_transaction_session_timeout = '"+idleInTransaction+"'").ReadAll()
+			return err
+		}
 	}
 	if opts.dial != nil {
 		cfg.ConnConfig.DialFunc = opts.dial
