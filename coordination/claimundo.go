@@ -27,10 +27,10 @@ func refusedClaim(err error) bool {
 
 // undoClaim releases the lease read returns if it is this service's claim
 // of version want (0: any version) and unreleased, trying again with the
-// outage backoff until it can tell or until gives up; it says whether it
-// could. The release names the version, so a later claim is never
+// outage backoff until it can tell or until; then it logs that it could
+// not. The release names the version, so a later claim is never
 // released in its place.
-func (lz *leases) undoClaim(id, what string, want int64, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time) bool {
+func (lz *leases) undoClaim(id, what string, want int64, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time) {
 	for n := 0; ; n++ {
 		ctx, cancel := context.WithTimeout(context.Background(), lz.heartbeat)
 		l, err := read(ctx)
@@ -42,13 +42,13 @@ func (lz *leases) undoClaim(id, what string, want int64, read func(context.Conte
 		}
 		cancel()
 		if err == nil || errors.Is(err, ErrLeaseLost) {
-			return true
+			return
 		}
 		wait := outageWait(n)
 		if !time.Now().Add(wait).Before(until) {
 			lz.log.Warn().Err(err).Str("session", id).Str("lease", what).
 				Msg("could not tell whether a failed claim was written; if it was, its lease expires unrenewed")
-			return false
+			return
 		}
 		time.Sleep(wait)
 	}

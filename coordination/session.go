@@ -2,6 +2,8 @@ package coordination
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -133,6 +135,15 @@ func (s *Session) Agent(id string) (Agent, bool) {
 		}
 	}
 	return Agent{}, false
+}
+
+// member is the team's agent with the given id, or ErrAgentNotFound in
+// words that name the team.
+func (s *Session) member(id string) (Agent, error) {
+	if a, ok := s.Agent(id); ok {
+		return a, nil
+	}
+	return Agent{}, fmt.Errorf("%w: %q is not in session %s; its agents are %s", ErrAgentNotFound, id, s.ID, strings.Join(s.AgentIDs(), ", "))
 }
 
 // modelOf is an agent's model spec, or "" for an unknown agent (its own

@@ -32,9 +32,9 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if err != nil {
 		return nil, err
 	}
-	ag, ok := s.Agent(req.AgentID)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q is not in session %s; its agents are %s", ErrAgentNotFound, req.AgentID, s.ID, strings.Join(s.AgentIDs(), ", "))
+	ag, err := s.member(req.AgentID)
+	if err != nil {
+		return nil, err
 	}
 	host := ag.IsHost()
 	switch {
@@ -85,8 +85,8 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	// the team: a store does not read the setup for it (LockStep), and an
 	// entry of an agent outside the team would land in the ledger, where
 	// every reader counts it (its answers make every vote stale).
-	if _, ok := s.Agent(agentID); !ok {
-		return nil, nil, fmt.Errorf("%w: %q is not in session %s; its agents are %s", ErrAgentNotFound, agentID, s.ID, strings.Join(s.AgentIDs(), ", "))
+	if _, err := s.member(agentID); err != nil {
+		return nil, nil, err
 	}
 	lock, err := svc.store.LockStep(ctx, s.ID, agentID)
 	if err != nil {

@@ -164,14 +164,6 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		// The batch failed once sent (the connection lost, the caller's
-		// context ended): it may have committed, the lock taken but
-		// neither renewed by the heartbeat nor let go, the agent busy for
-		// lockTTL. The heartbeat deletes the row, if any, once the
-		// database answers; a row never written costs a no-op delete.
-		s.db.held.letGo(s.tenant, token)
-	}
 	token, err = s.took(id, name, token, got, found, err)
 	if err != nil {
 		return nil, err

@@ -203,12 +203,6 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	var got string
 	var found bool
 	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
-	if err != nil {
-		// A take whose answer was lost (the caller's context ended, the
-		// connection was cut) may have committed: the heartbeat deletes
-		// the row, if any, as LockStep's does.
-		s.db.held.letGo(s.tenant, token)
-	}
 	return s.took(id, name, token, got, found, err)
 }
 
@@ -241,9 +235,14 @@ const lockTake = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off'
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
 
 // took reads lockTake's answer: the token held now (and kept renewed by
-// the heartbeat), "" for a lock someone else holds.
+// the heartbeat), "" for a lock someone else holds. A take that failed
+// once sent (the connection lost, the caller's context ended) may have
+// committed, the lock taken but neither renewed nor let go, busy for
+// lockTTL: the heartbeat deletes its row, if any, once the database
+// answers; a row never written costs a no-op delete.
 func (s *Store) took(id, name, token, got string, found bool, err error) (string, error) {
 	if err != nil {
+		s.db.held.letGo(s.tenant, token)
 		return "", fmt.Errorf("taking the %s lock of session %q: %w", name, id, err)
 	}
 	if !found {

@@ -209,15 +209,13 @@ func syncDirs(dirs []string) error {
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			errs[i] = syncDir(d)
+			errs[i] = wholefile.SyncDir(d)
 			<-sem
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
-
-func syncDir(dir string) error { return wholefile.SyncDir(dir) }
 
 // List reads a directory's files into a manifest, hashing each (for a
 // snapshot MassGen wrote, or a context directory).

@@ -62,10 +62,10 @@ func WriteTurn(conv string, r TurnRecord) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := replaceFile(filepath.Join(dir, "answer.txt"), []byte(r.Answer)); err != nil {
+	if err := wholefile.Replace(filepath.Join(dir, "answer.txt"), []byte(r.Answer), 0o644); err != nil {
 		return "", err
 	}
-	if err := replaceFile(filepath.Join(dir, "metadata.json"), meta); err != nil {
+	if err := wholefile.Replace(filepath.Join(dir, "metadata.json"), meta, 0o644); err != nil {
 		return "", err
 	}
 	link := filepath.Join(dir, "workspace")
@@ -134,6 +134,3 @@ func appendSummary(conv, name string, r TurnRecord) error {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// replaceFile writes a file whole and puts it over the old one.
-func replaceFile(path string, data []byte) error { return wholefile.Replace(path, data, 0o644) }
