@@ -19,7 +19,12 @@ var _ coordination.OutageStore = (*Store)(nil)
 // ending: a refused or timed-out connection, a connection cut mid-query, a
 // server shutting down, starting up or in recovery. A query PostgreSQL
 // answered with an error of its own (a constraint, a syntax error) is not
-// one, nor is an ended context.
+// one, nor is a context cancelled while its statement ran. A deadline that
+// ran out is one (context.DeadlineExceeded is a net.Error, and pgx reports
+// it as a timeout): a statement on its own clock, as unlock's, met a
+// database too slow or silent to answer. So is a statement pgx never sent
+// because its context had ended (safe to retry): a caller for whom an
+// ended context means stop checks ctx.Err() first, as a run's paths do.
 func (s *Store) Unavailable(err error) bool { return unavailable(err) }
 
 func unavailable(err error) bool {

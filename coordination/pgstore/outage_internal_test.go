@@ -1,0 +1,43 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// TestUnavailableTellsAnOutageFromEveryOtherError pins the classification a
+// run pauses on: an unreachable or restarting database and a deadline run
+// out are outages; PostgreSQL's own errors, a cancelled request and any
+// other error are not.
+func TestUnavailableTellsAnOutageFromEveryOtherError(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"none", nil, false},
+		{"a connection failure (class 08)", &pgconn.PgError{Code: "08006"}, true},
+		{"an administrator's shutdown", &pgconn.PgError{Code: "57P01"}, true},
+		{"a server starting up", &pgconn.PgError{Code: "57P03"}, true},
+		{"a unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"a cancelled statement (57014)", &pgconn.PgError{Code: "57014"}, false},
+		{"a connection cut mid-answer", fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), true},
+		{"a refused connection", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
+		{"a reset connection", syscall.ECONNRESET, true},
+		{"a deadline run out", fmt.Errorf("renewing: %w", context.DeadlineExceeded), true},
+		{"a cancelled request", fmt.Errorf("landing: %w", context.Canceled), false},
+		{"pgx's closed connection", errors.New("conn closed"), true},
+		{"anything else", errors.New("the ledger says no"), false},
+	}
+	for _, c := range cases {
+		if got := unavailable(c.err); got != c.want {
+			t.Errorf("%s (%v): unavailable = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}
