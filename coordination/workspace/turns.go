@@ -41,6 +41,10 @@ type turnMetadata struct {
 	Session   string `json:"session_id"`
 }
 
+// tempAge is how old a turn file's temp must be to be a crash's leftover
+// rather than another write's, at work now.
+const tempAge = time.Minute
+
 // WriteTurn keeps a finished turn in the conversation's directory. Written
 // again for the same session (a result amended), it replaces the answer and
 // metadata and leaves the summary's entry alone. Two sessions that continue
@@ -62,11 +66,17 @@ func WriteTurn(conv string, r TurnRecord) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := wholefile.Replace(filepath.Join(dir, "answer.txt"), []byte(r.Answer), 0o644); err != nil {
-		return "", err
-	}
-	if err := wholefile.Replace(filepath.Join(dir, "metadata.json"), meta, 0o644); err != nil {
-		return "", err
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"answer.txt", []byte(r.Answer)}, {"metadata.json", meta}} {
+		path := filepath.Join(dir, f.name)
+		// A crash mid-write of an earlier turn left its hidden temp here;
+		// nothing else looks in a turn directory, so this write sweeps it.
+		wholefile.Sweep(path, time.Now().Add(-tempAge))
+		if err := wholefile.Replace(path, f.data, 0o644); err != nil {
+			return "", err
+		}
 	}
 	link := filepath.Join(dir, "workspace")
 	os.Remove(link)

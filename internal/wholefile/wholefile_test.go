@@ -5,8 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
@@ -105,5 +107,37 @@ func TestAFailedWriteLeavesNothingAndKeepsTheOldFile(t *testing.T) {
 	}
 	if names := only(t, dir); len(names) != 2 {
 		t.Errorf("dir holds %v, want x and sub only (no temp left)", names)
+	}
+}
+
+// TestSweepRemovesOnlyTheOldTempsOfItsFile: a crash's leftover beside the
+// file goes; a temp being written now, another file's temp, the file itself
+// and a directory that merely looks like a temp stay.
+func TestSweepRemovesOnlyTheOldTempsOfItsFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "answer.txt")
+	old := time.Now().Add(-time.Hour)
+	write := func(name string, at time.Time) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("answer.txt", old)
+	write(".answer.txt.tmp-111", old)        // a crash's leftover
+	write(".answer.txt.tmp-222", time.Now()) // a writer at work
+	write(".metadata.json.tmp-333", old)     // another file's
+	if err := os.Mkdir(filepath.Join(dir, ".answer.txt.tmp-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if n := wholefile.Sweep(path, time.Now().Add(-time.Minute)); n != 1 {
+		t.Errorf("swept %d; want the one leftover", n)
+	}
+	want := []string{".answer.txt.tmp-222", ".answer.txt.tmp-dir", ".metadata.json.tmp-333", "answer.txt"}
+	if got := only(t, dir); !slices.Equal(got, want) {
+		t.Errorf("left %v; want %v", got, want)
 	}
 }
