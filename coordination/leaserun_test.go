@@ -28,6 +28,20 @@ func (s *losingStore) RenewRun(ctx context.Context, id string, version int64, tt
 	return s.Store.RenewRun(ctx, id, version, ttl)
 }
 
+// eventually polls ok until it holds or within has passed: a wait for
+// progress, bounded generously for a loaded machine, where a fixed sleep
+// would count what a scheduler let happen.
+func eventually(within time.Duration, ok func() bool) bool {
+	deadline := time.Now().Add(within)
+	for !ok() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
 func slowTeam(t *testing.T, st coordination.Store) (*coordination.Service, string) {
 	t.Helper()
 	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, RunHeartbeat: 10 * time.Millisecond, RunLeaseTTL: 40 * time.Millisecond})
@@ -49,10 +63,16 @@ func TestARunHoldsItsLeaseByHeartbeatAndReleasesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(150 * time.Millisecond) // several lease lifetimes
-	l, err := st.ReadRun(ctx, id)
-	if err != nil || !l.Held(time.Now()) || st.renewed.Load() < 3 {
-		t.Fatalf("lease of a live run after 150ms = %+v, %v (%d renewals); want held by heartbeats", l, err, st.renewed.Load())
+	// Progress, not a rate: under -race on a loaded machine 150 ms of wall
+	// time (several lease lifetimes) can hold fewer than three heartbeats,
+	// so the test waits (bounded) for three renewals with the lease held.
+	// A run without its heartbeat renews none, and its 40 ms lease expires.
+	var l *coordination.RunLease
+	if !eventually(10*time.Second, func() bool {
+		l, err = st.ReadRun(ctx, id)
+		return err == nil && l.Held(time.Now()) && st.renewed.Load() >= 3
+	}) {
+		t.Fatalf("lease of a live run = %+v, %v (%d renewals); want held by heartbeats", l, err, st.renewed.Load())
 	}
 	if v, _ := svc.Status(ctx, id); v.Result.Status != coordination.StatusRunning {
 		t.Errorf("a live run's session reads %q", v.Result.Status)

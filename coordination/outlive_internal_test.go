@@ -19,10 +19,15 @@ func TestOutliveGoesOnForItsGraceAfterItsParentEnds(t *testing.T) {
 	if out.Err() != nil {
 		t.Fatalf("ended while its parent lived: %v", out.Err())
 	}
+	ended := time.Now()
 	end(gone)
 	time.Sleep(20 * time.Millisecond)
-	if out.Err() != nil {
-		t.Fatalf("ended within the grace after its parent: %v", out.Err())
+	// Ended before the grace had passed, by the clock: a loaded machine can
+	// oversleep the 20 ms past the 50 ms grace, when an end is due. A
+	// landing that ended with its parent is caught whenever the sleep keeps
+	// to the grace.
+	if err := out.Err(); err != nil && time.Since(ended) < 50*time.Millisecond {
+		t.Fatalf("ended within the grace after its parent: %v", err)
 	}
 	select {
 	case <-out.Done():

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,8 +79,21 @@ func slowProvider(d time.Duration, inner providers.Provider) providers.Provider 
 
 func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 3)
+	// Round 1 is held in flight until the cancel (honouring it), and the
+	// cancel waits (bounded) for round 0 to land: a cancel at a fixed 45 ms
+	// could come, on a loaded machine, before round 0 had landed or after
+	// round 1 had. The count below still fails if a cancelled step writes.
+	var hold atomic.Bool
+	hold.Store(true)
 	for i, m := range models {
-		provs[m] = slowProvider(30*time.Millisecond, sc[i])
+		slow := slowProvider(30*time.Millisecond, sc[i])
+		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			if req.StepNumber > 1 && hold.Load() {
+				<-ctx.Done()
+				return providers.Action{}, providers.Usage{}, ctx.Err()
+			}
+			return slow.Step(ctx, req)
+		})
 	}
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models})
@@ -88,10 +102,20 @@ func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		time.Sleep(45 * time.Millisecond) // round 0 landed, round 1 in flight
+		eventually(10*time.Second, func() bool { // round 0 landed, round 1 in flight
+			l, err := h.Service.Store().Ledger(context.Background(), s.ID)
+			n := 0
+			if err == nil {
+				for _, es := range l.Agents {
+					n += len(es)
+				}
+			}
+			return n >= 3
+		})
 		cancel()
 	}()
 	res, err := h.Service.Run(ctx, s.ID, nil)
+	hold.Store(false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,15 +106,20 @@ func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 		_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
 		done <- err
 	}()
-	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
-		if ls, _ := st.ReadSteps(ctx, s.ID); ls[agent] != nil {
-			break
-		}
-	}
-	time.Sleep(150 * time.Millisecond) // several lease lifetimes into the call
-	ls, err := st.ReadSteps(ctx, s.ID)
-	// Its expiry, not only its step lock, says so: the heartbeat renewed it.
-	if err != nil || ls[agent] == nil || !ls[agent].Held(time.Now()) || !ls[agent].Expires.After(time.Now()) || ls[agent].PID == 0 {
+	// Its renewals, not only its step lock, say so: the lease is read until
+	// it shows a heartbeat several lease lifetimes (40 ms) after its claim,
+	// unreleased, in the 600 ms call. Progress, not a moment: a fixed sleep
+	// then one read could fail whenever a loaded machine held a heartbeat
+	// past the TTL at that instant. A step without its heartbeat is never
+	// renewed after its claim, and this times out.
+	var ls map[string]*coordination.RunLease
+	var err error
+	if !eventually(10*time.Second, func() bool {
+		ls, err = st.ReadSteps(ctx, s.ID)
+		l := ls[agent]
+		return err == nil && l != nil && !l.Released && l.PID != 0 &&
+			l.Renewed.Sub(l.Claimed) >= 150*time.Millisecond && l.Expires.After(l.Renewed)
+	}) {
 		t.Fatalf("step lease during the model call = %+v, %v; want held by this process and renewed", ls[agent], err)
 	}
 	if err := <-done; err != nil {

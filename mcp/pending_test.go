@@ -197,20 +197,23 @@ func TestFlightsForgetTheirResults(t *testing.T) {
 	if v, p, err := awaitFlight(h, context.Background(), flightCall{tool: "t", args: 1}, work); v != 42 || p != nil || err != nil {
 		t.Fatalf("got %v %v %v", v, p, err)
 	}
-	time.Sleep(50 * time.Millisecond) // the flight's goroutine finishes after done
-	h.flights.mu.Lock()
-	left := len(h.flights.calls)
-	h.flights.mu.Unlock()
-	if left != 0 {
-		t.Errorf("%d flights left after their result was collected", left)
+	// The flight's goroutine finishes after done: waited for (bounded, for
+	// a loaded machine) rather than slept. A flight never forgotten, or an
+	// expiry never armed, still fails after 10 s.
+	left := func() int { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return len(h.flights.calls) }
+	for deadline := time.Now().Add(10 * time.Second); left() != 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := left(); n != 0 {
+		t.Errorf("%d flights left after their result was collected", n)
 	}
 	f, _ := h.flights.join("uncollected", context.Background(), "", func(context.Context) (any, error) { return 1, nil })
 	<-f.done
-	time.Sleep(50 * time.Millisecond)
-	h.flights.mu.Lock()
-	armed := f.expire != nil
-	h.flights.mu.Unlock()
-	if !armed {
+	armed := func() bool { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return f.expire != nil }
+	for deadline := time.Now().Add(10 * time.Second); !armed() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if !armed() {
 		t.Error("an uncollected result never expires")
 	}
 	h.flights.collected("uncollected", f)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -92,7 +93,14 @@ func TestAStepOfAnAgentBusyElsewhereIsRefused(t *testing.T) {
 	args := mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})
 	done := make(chan *mcpgo.CallToolResult)
 	go func() { done <- callTool(t, c1, "step", args) }()
-	time.Sleep(200 * time.Millisecond) // let the first step take the lock
+	// Let the first step take the lock, waited for (bounded) rather than
+	// slept: on a loaded machine a fixed 200 ms could pass before it did,
+	// and the second call would take it first.
+	st := filestore.New(dir)
+	waitFor(t, func() bool {
+		held, _ := st.InFlight(context.Background(), started.SessionID)
+		return held["agent_a"]
+	})
 	wantError(t, callTool(t, c2, "step", args), "agent_busy", "agent_a")
 	if res := <-done; res.IsError {
 		t.Fatalf("first step failed: %s", text(res))

@@ -337,8 +337,10 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 	ln := a.db.loans.get(a.tenant, "s")
 	ln.lock <- struct{}{} // as if a read were in flight: the calls below wait
 	loans := make(chan *coordination.Ledger, 4)
+	var began atomic.Int32
 	for range 4 {
 		go func() {
+			began.Add(1)
 			l, err := a.LendLedger(ctx, "s")
 			if err != nil {
 				t.Error(err)
@@ -346,7 +348,13 @@ func TestLoansWaitingTogetherShareOneRead(t *testing.T) {
 			loans <- l
 		}()
 	}
-	time.Sleep(200 * time.Millisecond) // all four have begun and wait
+	// All four have begun (waited for, bounded: on a loaded machine a
+	// goroutine could start past a fixed 200 ms, after the read was sent,
+	// and read again), then a moment more for each to reach its wait. A
+	// call that did not wait with the others reads again, and the count
+	// below says so.
+	await(t, "the four calls begun", func() bool { return began.Load() == 4 })
+	time.Sleep(200 * time.Millisecond)
 	before := c.Count()
 	<-ln.lock
 	for range 4 {

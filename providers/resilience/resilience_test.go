@@ -219,7 +219,10 @@ func TestNoWaitPastTheDeadline(t *testing.T) {
 }
 
 func TestBreakerOpensFailsFastAndHalfOpens(t *testing.T) {
-	br := NewBreakers(BreakerSettings{Failures: 3, OpenFor: 60 * time.Millisecond})
+	// Open for a second, not 60 ms: the checks that it is open run on the
+	// real clock, and a loaded machine can spend 60 ms between two lines.
+	// The half-open state is waited for, bounded, below.
+	br := NewBreakers(BreakerSettings{Failures: 3, OpenFor: time.Second})
 	o := Options{Sleep: (&fakeSleep{}).sleep, Breakers: br, MaxAttempts: 1}
 	p := failTimes(3, perr(providers.ClassProvider, 503))
 	w := Wrap(p, "openai", o)
@@ -246,7 +249,9 @@ func TestBreakerOpensFailsFastAndHalfOpens(t *testing.T) {
 	if _, _, err := Wrap(&scripted{}, "claude", o).Step(context.Background(), providers.Request{}); err != nil {
 		t.Errorf("claude refused: %v", err)
 	}
-	time.Sleep(80 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); br.State("openai") != "half-open" && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if br.State("openai") != "half-open" {
 		t.Fatalf("state %s after the open period", br.State("openai"))
 	}
@@ -259,11 +264,19 @@ func TestBreakerOpensFailsFastAndHalfOpens(t *testing.T) {
 }
 
 func TestFailedProbeReopens(t *testing.T) {
-	br := NewBreakers(BreakerSettings{Failures: 1, OpenFor: 30 * time.Millisecond})
+	// Open for a second, not 30 ms, so that a loaded machine cannot let the
+	// reopened breaker half-open again before the check; the first
+	// half-open state is waited for, bounded, instead of slept for.
+	br := NewBreakers(BreakerSettings{Failures: 1, OpenFor: time.Second})
 	o := Options{Sleep: (&fakeSleep{}).sleep, Breakers: br, MaxAttempts: 1}
 	w := Wrap(failTimes(2, perr(providers.ClassOverloaded, 529)), "claude", o)
 	w.Step(context.Background(), providers.Request{})
-	time.Sleep(40 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); br.State("claude") != "half-open" && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if br.State("claude") != "half-open" {
+		t.Fatalf("state %s after the open period, want half-open", br.State("claude"))
+	}
 	w.Step(context.Background(), providers.Request{})
 	if br.State("claude") != "open" {
 		t.Errorf("state %s after a failed probe", br.State("claude"))
