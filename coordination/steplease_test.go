@@ -136,7 +136,11 @@ func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 // is written; what its model spent is the session's, a usage entry.
 func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
 	st := &stallingStore{Store: memstore.New()}
-	svc, s := stepTeam(t, st, "400ms")
+	// The model's call is long (2 s) beside the lease's 40 ms: the other
+	// process must claim the expired lease while the call runs, and under
+	// -race on a loaded machine its goroutine can wait a few hundred
+	// milliseconds to be scheduled.
+	svc, s := stepTeam(t, st, "2s")
 	ctx := context.Background()
 	agent := s.AgentIDs()[0]
 	st.stalled.Store(true)
@@ -144,7 +148,7 @@ func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
 	go func() {
 		// Another process claims the step once its lease, taken by the
 		// step, has expired.
-		for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
+		for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(5 * time.Millisecond) {
 			if ls, _ := st.ReadSteps(ctx, s.ID); ls[agent] == nil {
 				continue
 			}
