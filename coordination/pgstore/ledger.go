@@ -86,13 +86,7 @@ func (s *Store) AppendSession(ctx context.Context, id string, e coordination.Ses
 	}
 	ctx = context.WithoutCancel(ctx)
 	e.Time = ms(e.Time)
-	token := s.db.held.sessionToken(s.tenant, id)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if token != "" {
-			if _, err := tx.Exec(ctx, sessionFence, s.tenant, id, token, lockTTL.Milliseconds()); err != nil {
-				return fenceFailed(id, err)
-			}
-		}
 		err := tx.QueryRow(ctx, `UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`,
 			s.tenant, id).Scan(&e.Seq)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -119,7 +113,6 @@ func (s *Store) AppendSession(ctx context.Context, id string, e coordination.Ses
 	if err != nil {
 		return coordination.SessionEntry{}, fmt.Errorf("recording a %s entry of session %q: %w", e.Kind, id, err)
 	}
-	s.unfenced(id, token)
 	s.db.feeds.publish(s.tenant, id, coordination.Change{Session: true})
 	// A fresh copy, as the ledger would read it back.
 	data, _ := json.Marshal(e)
@@ -335,14 +328,7 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		rel = s.leaseRelease(l.id, l.agent, lease.version)
 		rel.cancels = lease.cancels
 	}
-	var session string // the session lock's token, for a landing fenced by it
-	if lease == nil {
-		session = s.db.held.sessionToken(s.tenant, l.id)
-	}
-	err = s.landStep(ctx, conn, l, &e, snapshot, release, rel, session)
-	if err == nil {
-		s.unfenced(l.id, session)
-	}
+	err = s.landStep(ctx, conn, l, &e, snapshot, release, rel)
 	if release {
 		if err == nil {
 			l.gone = true
@@ -464,7 +450,7 @@ const lockLostCode = "MGL01"
 // the step lease row held, still the claim's and unreleased) and its
 // release. A statement that fails aborts the transaction and every
 // statement after it: nothing lands without the lock, nor without the lease.
-func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, rel *leaseRelease, session string) error {
+func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there
@@ -486,12 +472,6 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	name := "step:" + l.agent
 	u := e.Usage
 	b := &pgx.Batch{}
-	if session != "" {
-		// A landing whose cancels were counted in Go (not leased) holds
-		// the session lock's row too: a second holder of it may be
-		// recording a cancel (sessionfence.go).
-		b.Queue(sessionFence, s.tenant, l.id, session, lockTTL.Milliseconds())
-	}
 	if rel != nil {
 		// The cancels first: a session cancelled (and perhaps resumed, its
 		// new run claiming this step's lease) refuses the step as cancelled,
@@ -517,12 +497,7 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
 	}
 	br := conn.SendBatch(ctx, b)
-	if session != "" {
-		if _, err = br.Exec(); err != nil {
-			err = fenceFailed(l.id, err)
-		}
-	}
-	if rel != nil && err == nil {
+	if rel != nil {
 		_, err = br.Exec() // the cancels
 		if err == nil {
 			_, err = br.Exec() // the lease

@@ -29,14 +29,7 @@ type held struct {
 	mu     sync.Mutex
 	tokens map[string]map[string]heldRow  // tenant → token → its row
 	gone   map[string]map[string]struct{} // tenant → tokens to delete
-	// sessions is the session lock's token by tenant and session, for the
-	// writes that lock guards (sessionfence.go). The sessionGates let one
-	// caller of this process hold it at a time, so there is one at most.
-	sessions map[sessionKey]string
 }
-
-// sessionKey names a session across tenants.
-type sessionKey struct{ tenant, id string }
 
 // heldRow is which lock a held token is, so the heartbeat can put back a
 // row the database lost.
@@ -45,7 +38,6 @@ type heldRow struct{ session, name string }
 func (h *held) init() {
 	h.tokens = map[string]map[string]heldRow{}
 	h.gone = map[string]map[string]struct{}{}
-	h.sessions = map[sessionKey]string{}
 }
 
 // letGo queues a row whose delete failed for the heartbeat.
@@ -83,29 +75,15 @@ func (h *held) add(tenant, token, session, name string) {
 		h.tokens[tenant] = m
 	}
 	m[token] = heldRow{session, name}
-	if name == "session" {
-		h.sessions[sessionKey{tenant, session}] = token
-	}
 }
 
 func (h *held) remove(tenant, token string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if r, ok := h.tokens[tenant][token]; ok && r.name == "session" && h.sessions[sessionKey{tenant, r.session}] == token {
-		delete(h.sessions, sessionKey{tenant, r.session})
-	}
 	delete(h.tokens[tenant], token)
 	if len(h.tokens[tenant]) == 0 {
 		delete(h.tokens, tenant)
 	}
-}
-
-// sessionToken is the token of the session lock this process holds on a
-// session, "" when it holds none.
-func (h *held) sessionToken(tenant, id string) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sessions[sessionKey{tenant, id}]
 }
 
 // stillHeld keeps, of tokens, those this process still holds: a lock let go
