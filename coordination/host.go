@@ -166,8 +166,26 @@ type markingLock struct {
 }
 
 func (m *markingLock) Append(ctx context.Context, e Entry) (Entry, error) {
+	return m.appendWith(ctx, e, m.StepLock.Append)
+}
+
+// AppendUncancelled is Append fenced by the cancels in the store's write
+// where its lock can (UncancelledLanding), and Append where it cannot: the
+// service's count under the session lock (lockLanding) is then the fence.
+func (m *markingLock) AppendUncancelled(ctx context.Context, e Entry, cancels int) (Entry, error) {
+	u, ok := m.StepLock.(UncancelledLanding)
+	if !ok {
+		return m.Append(ctx, e)
+	}
+	return m.appendWith(ctx, e, func(ctx context.Context, e Entry) (Entry, error) {
+		return u.AppendUncancelled(ctx, e, cancels)
+	})
+}
+
+// appendWith appends e with write, once, then marks the view used.
+func (m *markingLock) appendWith(ctx context.Context, e Entry, write func(context.Context, Entry) (Entry, error)) (Entry, error) {
 	if m.got == nil {
-		got, err := m.StepLock.Append(ctx, e)
+		got, err := write(ctx, e)
 		if err != nil {
 			return got, err
 		}

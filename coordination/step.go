@@ -416,7 +416,7 @@ func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, c
 	if leased {
 		entry, err = claim.land(ctx, ll, *e, cancels)
 	} else {
-		entry, err = appendStep(ctx, lock, *e)
+		entry, err = appendStep(ctx, lock, *e, cancels)
 	}
 	if err != nil {
 		unlock()
@@ -430,10 +430,15 @@ func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, c
 // first (releasing the step's lease) needs only the lease, which keeps the
 // agent's next step out until then. A host's markingLock cannot: it marks
 // the view used under the lock after the append (it embeds StepLock, so it
-// has no AppendAndRelease). A server step on a store whose lock is a
-// LeasedLanding does not come here: its lease is checked and released in
-// the same write too (stepClaim.land).
-func appendStep(ctx context.Context, lock StepLock, e Entry) (Entry, error) {
+// has no AppendAndRelease); it fences the landing by the session's cancels
+// (cancels: the count the step began with) in the write where the store
+// can (UncancelledLanding). A server step on a store whose lock is a
+// LeasedLanding does not come here: its lease and the cancels are checked,
+// and the lease released, in the same write too (stepClaim.land).
+func appendStep(ctx context.Context, lock StepLock, e Entry, cancels int) (Entry, error) {
+	if u, ok := lock.(UncancelledLanding); ok {
+		return u.AppendUncancelled(ctx, e, cancels)
+	}
 	if r, ok := lock.(ReleasingStepLock); ok {
 		return r.AppendAndRelease(ctx, e)
 	}

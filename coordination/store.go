@@ -200,6 +200,21 @@ type LeasedLanding interface {
 	LandLeased(ctx context.Context, e Entry, version int64, cancels int) (entry Entry, released bool, err error)
 }
 
+// UncancelledLanding is a StepLock that can also fence a landing by the
+// session's cancels in the write that lands it (the PostgreSQL store): it
+// lands only while the session log holds no more cancelled entries than
+// cancels (the count when the step began); otherwise it writes nothing and
+// fails with CancelledMidStep. The service counts them under the session
+// lock too (lockLanding); a store whose session lock can pass to a second
+// holder (a database's unlogged row, handed on by a crash or a missed
+// expiry) keeps the cancel fence in its own write as well. A landing that
+// found the store unreachable and is tried again lands if its entry is
+// already stored, as lockLanding lets it.
+type UncancelledLanding interface {
+	StepLock
+	AppendUncancelled(ctx context.Context, e Entry, cancels int) (Entry, error)
+}
+
 // DirOf is the session's directory in st, or "" for a store without
 // directories (no ProjectionStore).
 func DirOf(st Store, id string) string {

@@ -63,3 +63,39 @@ func TestALandingWaitsForACancelBeingRecordedBesideIt(t *testing.T) {
 		t.Errorf("%d entries stored beside an acknowledged cancel, want 0", n)
 	}
 }
+
+// TestAHostsLandingCountsTheCancelsInItsWrite: a host's step, which has no
+// lease, lands through the same cancel fence (AppendUncancelled): refused,
+// writing nothing and keeping its lock, once the session log holds a
+// cancel its step did not begin with (recorded by a second holder of the
+// session lock, after the service's count); landed with the count that
+// includes it.
+func TestAHostsLandingCountsTheCancelsInItsWrite(t *testing.T) {
+	a := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if _, err := a.AppendSession(ctx, "s", coordination.SessionEntry{Kind: coordination.SessionCancelled, Reason: "on another replica"}); err != nil {
+		t.Fatal(err)
+	}
+	u := l.(coordination.UncancelledLanding)
+	if _, err := u.AppendUncancelled(ctx, newAnswer("agent_a", "beside the cancel"), 0); !errors.Is(err, coordination.ErrNotNext) || errors.Is(err, coordination.ErrLeaseLost) {
+		t.Fatalf("a host's landing beside a cancel = %v; want the cancel fence's refusal (ErrNotNext)", err)
+	}
+	if n := rows(t, a, "entries"); n != 0 {
+		t.Fatalf("%d entries stored beside an acknowledged cancel, want 0", n)
+	}
+	got, err := u.AppendUncancelled(ctx, newAnswer("agent_a", "after the resume"), 1)
+	if err != nil {
+		t.Fatalf("the landing counting the cancel: %v; want it landed, its lock still its own", err)
+	}
+	if got.Step != 1 || got.AnswerNum != 1 {
+		t.Errorf("landed as step %d, answer %d; want step 1, answer 1", got.Step, got.AnswerNum)
+	}
+}

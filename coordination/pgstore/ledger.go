@@ -242,6 +242,20 @@ func (l *stepLock) AppendAndRelease(ctx context.Context, e coordination.Entry) (
 	return out, err
 }
 
+var _ coordination.UncancelledLanding = (*stepLock)(nil)
+
+// AppendUncancelled is Append fenced by the session's cancels in the
+// landing's own transaction (coordination.UncancelledLanding): a host's
+// step, whose cancels the service also counts under the session lock,
+// lands only while the session log holds no more cancelled entries than
+// cancels. The count is of logged rows, read with the session's row held
+// FOR SHARE (massgen_hold_uncancelled), so it holds even when the session
+// lock, an unlogged row, has passed to a second holder recording a cancel.
+func (l *stepLock) AppendUncancelled(ctx context.Context, e coordination.Entry, cancels int) (coordination.Entry, error) {
+	out, _, err := l.land(ctx, e, false, &leased{cancels: cancels})
+	return out, err
+}
+
 var _ coordination.LeasedLanding = (*stepLock)(nil)
 
 // LandLeased is AppendAndRelease fenced by the agent's step lease at
@@ -278,8 +292,9 @@ const entryInsert = `WITH n AS (SELECT CASE WHEN $8::bool THEN
 		RETURNING 1)
 	SELECT n.n FROM n, ins`
 
-// leased is a leased landing's fences: the claim's version of the step
-// lease, and the session's cancels when the step began.
+// leased is a landing's fences besides its lock: the session's cancels
+// when the step began, and the claim's version of the step lease (0: no
+// lease, the cancels alone).
 type leased struct {
 	version int64
 	cancels int
@@ -324,11 +339,14 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		s.db.held.remove(s.tenant, l.token)
 	}
 	var rel *leaseRelease
+	cancels := -1
 	if lease != nil {
-		rel = s.leaseRelease(l.id, l.agent, lease.version)
-		rel.cancels = lease.cancels
+		cancels = lease.cancels
+		if lease.version != 0 {
+			rel = s.leaseRelease(l.id, l.agent, lease.version)
+		}
 	}
-	err = s.landStep(ctx, conn, l, &e, snapshot, release, rel)
+	err = s.landStep(ctx, conn, l, &e, snapshot, release, cancels, rel)
 	if release {
 		if err == nil {
 			l.gone = true
@@ -403,7 +421,6 @@ const cancelledCode = "MGL03"
 // one the rule refuses, only the fence goes.
 type leaseRelease struct {
 	version   int64
-	cancels   int // the session's cancels when the step began
 	known     bool
 	cur, next coordination.RunLease
 	done      bool // the UPDATE changed the row (in a transaction that may yet fail)
@@ -444,13 +461,13 @@ const lockLostCode = "MGL01"
 // lock's, or taken back if the database lost it), then the entry (numbered,
 // if it is an answer without a number: e.AnswerNum is set), the snapshot,
 // the usage and the notification, and with release the lock row's delete.
-// A leased landing (rel) starts with the cancels' fence
-// (massgen_hold_uncancelled: no cancelled entry since the step began; the
-// caller holds the session lock), then the lease's (massgen_hold_lease:
-// the step lease row held, still the claim's and unreleased) and its
-// release. A statement that fails aborts the transaction and every
+// A landing fenced by the cancels (cancels >= 0: a leased landing, a host's)
+// starts with their fence (massgen_hold_uncancelled: no cancelled entry
+// since the step began, counted with the session's row held FOR SHARE); a
+// leased one (rel) then with the lease's (massgen_hold_lease: the step
+// lease row held, still the claim's and unreleased) and its release. A statement that fails aborts the transaction and every
 // statement after it: nothing lands without the lock, nor without the lease.
-func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, rel *leaseRelease) error {
+func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, cancels int, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there
@@ -472,12 +489,14 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	name := "step:" + l.agent
 	u := e.Usage
 	b := &pgx.Batch{}
-	if rel != nil {
+	if cancels >= 0 {
 		// The cancels first: a session cancelled (and perhaps resumed, its
 		// new run claiming this step's lease) refuses the step as cancelled,
 		// which tells its caller to resume and records the model's spend,
 		// rather than as a lost lease.
-		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, rel.cancels)
+		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, cancels)
+	}
+	if rel != nil {
 		// Then the lease: held until the commit, and released (known row)
 		// in the same transaction.
 		b.Queue(`SELECT massgen_hold_lease($1, $2, $3, $4)`, s.tenant, l.id, l.agent, rel.version)
@@ -497,8 +516,10 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
 	}
 	br := conn.SendBatch(ctx, b)
-	if rel != nil {
+	if cancels >= 0 {
 		_, err = br.Exec() // the cancels
+	}
+	if rel != nil {
 		if err == nil {
 			_, err = br.Exec() // the lease
 		}
