@@ -6,6 +6,10 @@ import (
 	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
+// Eventually is eventually (stepbeats_internal_test.go), for the tests
+// outside the package that wait for progress.
+var Eventually = eventually
+
 // CacheSizes counts the entries of a service's caches, for the tests that
 // check what a service keeps of the sessions it has seen.
 func CacheSizes(svc *Service) map[string]int {

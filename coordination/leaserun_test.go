@@ -28,20 +28,6 @@ func (s *losingStore) RenewRun(ctx context.Context, id string, version int64, tt
 	return s.Store.RenewRun(ctx, id, version, ttl)
 }
 
-// eventually polls ok until it holds or within has passed: a wait for
-// progress, bounded generously for a loaded machine, where a fixed sleep
-// would count what a scheduler let happen.
-func eventually(within time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return true
-}
-
 func slowTeam(t *testing.T, st coordination.Store) (*coordination.Service, string) {
 	t.Helper()
 	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, RunHeartbeat: 10 * time.Millisecond, RunLeaseTTL: 40 * time.Millisecond})
@@ -68,7 +54,7 @@ func TestARunHoldsItsLeaseByHeartbeatAndReleasesIt(t *testing.T) {
 	// so the test waits (bounded) for three renewals with the lease held.
 	// A run without its heartbeat renews none, and its 40 ms lease expires.
 	var l *coordination.RunLease
-	if !eventually(10*time.Second, func() bool {
+	if !coordination.Eventually(10*time.Second, func() bool {
 		l, err = st.ReadRun(ctx, id)
 		return err == nil && l.Held(time.Now()) && st.renewed.Load() >= 3
 	}) {

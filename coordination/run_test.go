@@ -102,7 +102,7 @@ func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		eventually(10*time.Second, func() bool { // round 0 landed, round 1 in flight
+		coordination.Eventually(10*time.Second, func() bool { // round 0 landed, round 1 in flight
 			l, err := h.Service.Store().Ledger(context.Background(), s.ID)
 			n := 0
 			if err == nil {

@@ -37,7 +37,9 @@ func (s *countingSteps) ReadSteps(context.Context, string) (map[string]*RunLease
 	return nil, nil
 }
 
-// eventually polls ok until it holds or within has passed.
+// eventually polls ok until it holds or within has passed: a wait for
+// progress, bounded generously for a loaded machine, where a fixed sleep
+// would count what a scheduler let happen.
 func eventually(within time.Duration, ok func() bool) bool {
 	deadline := time.Now().Add(within)
 	for !ok() {

@@ -114,7 +114,7 @@ func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 	// renewed after its claim, and this times out.
 	var ls map[string]*coordination.RunLease
 	var err error
-	if !eventually(10*time.Second, func() bool {
+	if !coordination.Eventually(10*time.Second, func() bool {
 		ls, err = st.ReadSteps(ctx, s.ID)
 		l := ls[agent]
 		return err == nil && l != nil && !l.Released && l.PID != 0 &&
