@@ -16,7 +16,10 @@ import (
 // A server step landing through a LeasedLanding (the PostgreSQL store) is
 // compared in the landing's own write instead, still under the session
 // lock: the store counts the cancelled entries there and refuses with
-// CancelledMidStep, a read of the ledger fewer a step.
+// CancelledMidStep, a read of the ledger fewer a step. A host's step
+// landing through an UncancelledLanding (the same store) is compared both
+// under the lock and in its write, where a cancel recorded by a second
+// holder of a lock the store cannot keep exclusive is counted too.
 // A run's own watch usually stops its calls sooner (run.go); the fence is
 // for the reply that arrives in between.
 
@@ -39,7 +42,8 @@ func cancelledSince(l *Ledger, seen int) bool {
 
 // CancelledMidStep is the error of a step not recorded because its session
 // was cancelled while it was in flight (ErrNotNext), in the words every
-// cancel fence uses: lockLanding's, and a LeasedLanding's in its write.
+// cancel fence uses: lockLanding's, and a LeasedLanding's or an
+// UncancelledLanding's in its write.
 func CancelledMidStep(id, agent string, step int) error {
 	return fmt.Errorf("%w: %w: step %d of %s in %s was not recorded; resume the session to continue", ErrNotNext, errCancelledMidStep, step, agent, id)
 }
@@ -80,7 +84,8 @@ func (svc *Service) lockLanding(ctx context.Context, s *Session, agent string, s
 // commit (outage.go), or, when the lock expired meanwhile, another
 // replica's. Only the PostgreSQL store reports an outage, so only it
 // retries, and its append tells which (its own entry is found stored;
-// another's is refused as a lost lease): a cancel recorded since refuses
+// another's is refused, as a lost lease or, by its own cancel fence, as
+// cancelled): a cancel recorded since refuses
 // only a step that had not landed, and a host is not told that a step it
 // submitted, which is in the ledger, was cancelled.
 func holdsStep(l *Ledger, agent string, step int) bool {

@@ -432,9 +432,12 @@ func (svc *Service) tryLanding(ctx context.Context, s *Session, lock StepLock, c
 // the view used under the lock after the append (it embeds StepLock, so it
 // has no AppendAndRelease); it fences the landing by the session's cancels
 // (cancels: the count the step began with) in the write where the store
-// can (UncancelledLanding). A server step on a store whose lock is a
-// LeasedLanding does not come here: its lease and the cancels are checked,
-// and the lease released, in the same write too (stepClaim.land).
+// can (UncancelledLanding; preferred to AppendAndRelease, which saves a
+// round trip: only a host's step lands here on a store that has both, its
+// server steps always holding a lease). A server step on a store whose
+// lock is a LeasedLanding does not come here: its lease and the cancels
+// are checked, and the lease released, in the same write too
+// (stepClaim.land).
 func appendStep(ctx context.Context, lock StepLock, e Entry, cancels int) (Entry, error) {
 	if u, ok := lock.(UncancelledLanding); ok {
 		return u.AppendUncancelled(ctx, e, cancels)

@@ -17,50 +17,98 @@ import (
 // then overlaps the landing's count of cancels. The landing's fence takes
 // the session's row FOR SHARE (migration 7): it waits for the cancel's
 // commit and is then refused, instead of counting without it and landing
-// beside an acknowledged cancel.
+// beside an acknowledged cancel. A server step's leased landing and a
+// host's (AppendUncancelled) alike.
 func TestALandingWaitsForACancelBeingRecordedBesideIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		land func(t *testing.T, a *Store) func() error
+	}{
+		{"a server step's leased landing", func(t *testing.T, a *Store) func() error {
+			l, lease := leasedStep(t, a)
+			return func() error {
+				_, _, err := l.LandLeased(context.Background(), newAnswer("agent_a", "beside the cancel"), lease.Version, 0)
+				return err
+			}
+		}},
+		{"a host's landing", func(t *testing.T, a *Store) func() error {
+			l, err := a.LockStep(context.Background(), "s", "agent_a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(l.Release)
+			return func() error {
+				_, err := l.(coordination.UncancelledLanding).AppendUncancelled(context.Background(), newAnswer("agent_a", "beside the cancel"), 0)
+				return err
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := replicaOn(t, pgtest.Schema(t), Options{})
+			ctx := context.Background()
+			if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+				t.Fatal(err)
+			}
+			land := tc.land(t, a)
+			// The other holder's cancel, as AppendSession writes it, uncommitted.
+			tx, err := a.db.pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			var seq int
+			if err := tx.QueryRow(ctx, `UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = 's' RETURNING log_seq`, a.tenant).Scan(&seq); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO session_log (tenant, session_id, seq, kind, at, entry) VALUES ($1, 's', $2, 'cancelled', now(), '{"kind":"cancelled"}')`, a.tenant, seq); err != nil {
+				t.Fatal(err)
+			}
+			landed := make(chan error, 1)
+			go func() { landed <- land() }()
+			select {
+			case err := <-landed:
+				t.Fatalf("the landing returned (%v) while a cancel was being recorded beside it; want it to wait for the cancel", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-landed:
+				if !errors.Is(err, coordination.ErrNotNext) || errors.Is(err, coordination.ErrLeaseLost) {
+					t.Fatalf("the landing after the cancel committed = %v; want the cancel fence's refusal (ErrNotNext)", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the landing never returned after the cancel committed")
+			}
+			if n := rows(t, a, "entries"); n != 0 {
+				t.Errorf("%d entries stored beside an acknowledged cancel, want 0", n)
+			}
+		})
+	}
+}
+
+// TestAFenceGivenNothingToFenceIsRefused: a lease version below 1 or a
+// negative count of cancels would skip the fence they stand for; the
+// landing is refused as bad input and writes nothing.
+func TestAFenceGivenNothingToFenceIsRefused(t *testing.T) {
 	a := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
 	l, lease := leasedStep(t, a)
-	// The other holder's cancel, as AppendSession writes it, uncommitted.
-	tx, err := a.db.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if _, _, err := l.LandLeased(ctx, newAnswer("agent_a", "no lease"), 0, 0); !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("a leased landing of version 0 = %v; want ErrBadInput", err)
 	}
-	defer tx.Rollback(ctx)
-	var seq int
-	if err := tx.QueryRow(ctx, `UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = 's' RETURNING log_seq`, a.tenant).Scan(&seq); err != nil {
-		t.Fatal(err)
+	if _, _, err := l.LandLeased(ctx, newAnswer("agent_a", "no cancels"), lease.Version, -1); !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("a leased landing of -1 cancels = %v; want ErrBadInput", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO session_log (tenant, session_id, seq, kind, at, entry) VALUES ($1, 's', $2, 'cancelled', now(), '{"kind":"cancelled"}')`, a.tenant, seq); err != nil {
-		t.Fatal(err)
-	}
-	landed := make(chan error, 1)
-	go func() {
-		_, _, err := l.LandLeased(ctx, newAnswer("agent_a", "beside the cancel"), lease.Version, 0)
-		landed <- err
-	}()
-	select {
-	case err := <-landed:
-		t.Fatalf("the landing returned (%v) while a cancel was being recorded beside it; want it to wait for the cancel", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-landed:
-		if !errors.Is(err, coordination.ErrNotNext) || errors.Is(err, coordination.ErrLeaseLost) {
-			t.Fatalf("the landing after the cancel committed = %v; want the cancel fence's refusal (ErrNotNext)", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the landing never returned after the cancel committed")
+	if _, err := l.(coordination.UncancelledLanding).AppendUncancelled(ctx, newAnswer("agent_a", "no cancels"), -1); !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("a host's landing of -1 cancels = %v; want ErrBadInput", err)
 	}
 	if n := rows(t, a, "entries"); n != 0 {
-		t.Errorf("%d entries stored beside an acknowledged cancel, want 0", n)
+		t.Errorf("%d entries stored by landings refused; want 0", n)
 	}
 }
 

@@ -252,6 +252,9 @@ var _ coordination.UncancelledLanding = (*stepLock)(nil)
 // FOR SHARE (massgen_hold_uncancelled), so it holds even when the session
 // lock, an unlogged row, has passed to a second holder recording a cancel.
 func (l *stepLock) AppendUncancelled(ctx context.Context, e coordination.Entry, cancels int) (coordination.Entry, error) {
+	if err := fenceArgs(l.id, l.agent, 0, cancels, false); err != nil {
+		return coordination.Entry{}, err
+	}
 	out, _, err := l.land(ctx, e, false, &leased{cancels: cancels})
 	return out, err
 }
@@ -267,6 +270,9 @@ var _ coordination.LeasedLanding = (*stepLock)(nil)
 // lease row this replica knows was stale (or unknown): the lease is still
 // the step's, and the caller releases it as before.
 func (l *stepLock) LandLeased(ctx context.Context, e coordination.Entry, version int64, cancels int) (coordination.Entry, bool, error) {
+	if err := fenceArgs(l.id, l.agent, version, cancels, true); err != nil {
+		return coordination.Entry{}, false, err
+	}
 	out, released, err := l.land(ctx, e, true, &leased{version, cancels})
 	if err == nil {
 		l.Release()
@@ -294,16 +300,28 @@ const entryInsert = `WITH n AS (SELECT CASE WHEN $8::bool THEN
 
 // leased is a landing's fences besides its lock: the session's cancels
 // when the step began, and the claim's version of the step lease (0: no
-// lease, the cancels alone).
+// lease, the cancels alone). LandLeased and AppendUncancelled refuse the
+// values that would mean no fence (fenceArgs), so 0 comes only from
+// AppendUncancelled.
 type leased struct {
 	version int64
 	cancels int
 }
 
-// land is Append; release deletes the lock's row with the landing, and
-// lease fences it by the agent's step lease and the session's cancels and
-// releases the lease with it (released: it did, or no lease is left to
-// release).
+// fenceArgs refuses a fence's arguments that fence nothing: a lease
+// version below 1 (the first claim is 1) or a negative count of cancels.
+func fenceArgs(id, agent string, version int64, cancels int, leased bool) error {
+	if (leased && version < 1) || cancels < 0 {
+		return fmt.Errorf("%w: the landing of agent %q in session %q was given lease version %d and %d cancels; a version is 1 or more and a count 0 or more", coordination.ErrBadInput, agent, id, version, cancels)
+	}
+	return nil
+}
+
+// land is Append; release deletes the lock's row with the landing. lease
+// fences it by the session's cancels (a host's landing, which the service
+// also counted under the session lock; a server step's, which it did not)
+// and, with a version, by the agent's step lease, which it releases with
+// the landing (released: it did, or no lease is left to release).
 func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool, lease *leased) (_ coordination.Entry, released bool, _ error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -364,7 +382,8 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		// The words of coordination's fence, which this one replaces.
 		err, leaseLost = coordination.StepLeaseLost(l.id, l.agent), true
 	case errors.As(err, &pe) && pe.Code == cancelledCode:
-		// The words of coordination's cancel fence, which this one replaces.
+		// The words of coordination's cancel fence (which this one
+		// replaces for a server step, and doubles for a host's).
 		err, cancelled = coordination.CancelledMidStep(l.id, l.agent, l.step), true
 	case errors.As(err, &pe) && pe.Code == lockLostCode:
 		err = fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", l.agent, l.id, coordination.ErrLeaseLost)
@@ -467,7 +486,8 @@ const lockLostCode = "MGL01"
 // leased one (rel) then with the lease's (massgen_hold_lease: the step
 // lease row held, still the claim's and unreleased) and its release. A statement that fails aborts the transaction and every
 // statement after it: nothing lands without the lock, nor without the lease.
-func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte, release bool, cancels int, rel *leaseRelease) error {
+func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte,
+	release bool, cancels int, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there

@@ -71,8 +71,9 @@ func WriteTurn(conv string, r TurnRecord) (string, error) {
 		data []byte
 	}{{"answer.txt", []byte(r.Answer)}, {"metadata.json", meta}} {
 		path := filepath.Join(dir, f.name)
-		// A crash mid-write of an earlier turn left its hidden temp here;
-		// nothing else looks in a turn directory, so this write sweeps it.
+		// A crash mid-write of this turn's files (an earlier write of it)
+		// left its hidden temp here; nothing else looks in a turn
+		// directory, so this write sweeps it.
 		wholefile.Sweep(path, time.Now().Add(-tempAge))
 		if err := wholefile.Replace(path, f.data, 0o644); err != nil {
 			return "", err

@@ -106,7 +106,7 @@ func SyncDir(dir string) error {
 // reads them, so a sweep that fails leaves them for the next; it reports
 // how many it removed.
 func Sweep(path string, cutoff time.Time) int {
-	prefix := "." + filepath.Base(path) + ".tmp-"
+	prefix := strings.TrimSuffix(TempPattern(path), "*")
 	des, err := os.ReadDir(filepath.Dir(path))
 	if err != nil {
 		return 0
