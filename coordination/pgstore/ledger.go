@@ -312,7 +312,7 @@ type leased struct {
 // version below 1 (the first claim is 1) or a negative count of cancels.
 func fenceArgs(id, agent string, version int64, cancels int, leased bool) error {
 	if (leased && version < 1) || cancels < 0 {
-		return fmt.Errorf("%w: the landing of agent %q in session %q was given lease version %d and %d cancels; a version is 1 or more and a count 0 or more", coordination.ErrBadInput, agent, id, version, cancels)
+		return fmt.Errorf("%w: the landing of agent %q in session %q was given lease version %d and %d cancels; a lease version is 1 or more, and a count of cancels 0 or more", coordination.ErrBadInput, agent, id, version, cancels)
 	}
 	return nil
 }
@@ -484,8 +484,9 @@ const lockLostCode = "MGL01"
 // starts with their fence (massgen_hold_uncancelled: no cancelled entry
 // since the step began, counted with the session's row held FOR SHARE); a
 // leased one (rel) then with the lease's (massgen_hold_lease: the step
-// lease row held, still the claim's and unreleased) and its release. A statement that fails aborts the transaction and every
-// statement after it: nothing lands without the lock, nor without the lease.
+// lease row held, still the claim's and unreleased) and its release. A
+// statement that fails aborts the transaction and every statement after
+// it: nothing lands without the lock, nor without the lease.
 func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte,
 	release bool, cancels int, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
