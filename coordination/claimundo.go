@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -30,7 +31,7 @@ func refusedClaim(err error) bool {
 // outage backoff until it can tell or until; then it logs that it could
 // not. The release names the version, so a later claim is never
 // released in its place.
-func (lz *leases) undoClaim(id, what string, want int64, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time) {
+func (lz *leases) undoClaim(id, what string, want int64, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time, stop <-chan struct{}) {
 	for n := 0; ; n++ {
 		ctx, cancel := context.WithTimeout(context.Background(), lz.heartbeat)
 		l, err := read(ctx)
@@ -50,7 +51,11 @@ func (lz *leases) undoClaim(id, what string, want int64, read func(context.Conte
 				Msg("could not tell whether a failed claim was written; if it was, its lease expires unrenewed")
 			return
 		}
-		time.Sleep(wait)
+		select {
+		case <-stop:
+			return
+		case <-time.After(wait):
+		}
 	}
 }
 
@@ -74,13 +79,62 @@ func undoableRunClaim(prev *RunLease, prevErr error) (int64, bool) {
 	return 0, false
 }
 
-// undoRunClaim takes back a failed run claim (claimRun) of version want,
-// off the caller's path, until the claim, if written, would have expired.
-// The run lock is not held meanwhile: while the claim stands, another is
-// refused by it, and once released or expired it is not the version named.
-func (lz *leases) undoRunClaim(ls LeaseStore, id string, want int64) {
-	lz.undoClaim(id, "run", want, func(ctx context.Context) (*RunLease, error) { return ls.ReadRun(ctx, id) },
-		func(ctx context.Context, v int64) error { return ls.ReleaseRun(ctx, id, v) }, time.Now().Add(lz.ttl))
+// runUndos are the failed run claims being taken back, by session: off
+// the caller's path, without the run lock, until the claim, if written,
+// would have expired. A claim the store never wrote leaves version want
+// free for this service's next claim, which the undo must not release: so
+// the next claim of the session (claimRun, under the run lock) stops the
+// undo, waits for an attempt under way, and makes the last attempt
+// itself, before it claims.
+type runUndos struct {
+	mu sync.Mutex
+	by map[string]*runUndo
+}
+
+type runUndo struct {
+	want       int64
+	stop, done chan struct{}
+}
+
+// start takes back a failed run claim of version want in the background.
+func (u *runUndos) start(lz *leases, ls LeaseStore, id string, want int64) {
+	un := &runUndo{want: want, stop: make(chan struct{}), done: make(chan struct{})}
+	u.mu.Lock()
+	if u.by == nil {
+		u.by = map[string]*runUndo{}
+	}
+	u.by[id] = un // the run lock was held: no other undo of id is starting
+	u.mu.Unlock()
+	go func() {
+		defer close(un.done)
+		lz.undoClaim(id, "run", want, func(ctx context.Context) (*RunLease, error) { return ls.ReadRun(ctx, id) },
+			func(ctx context.Context, v int64) error { return ls.ReleaseRun(ctx, id, v) }, time.Now().Add(lz.ttl), un.stop)
+		u.mu.Lock()
+		if u.by[id] == un {
+			delete(u.by, id)
+		}
+		u.mu.Unlock()
+	}()
+}
+
+// takeOver ends the background undo of id, if any, for a claim about to be
+// made under the run lock, and makes one attempt of it first: an
+// unreleased lease of version want that is this service's is the failed
+// claim's (no run of this service holds the run lock), and released, the
+// session can run at once.
+func (u *runUndos) takeOver(ctx context.Context, lz *leases, ls LeaseStore, id string) {
+	u.mu.Lock()
+	un := u.by[id]
+	delete(u.by, id)
+	u.mu.Unlock()
+	if un == nil {
+		return
+	}
+	close(un.stop)
+	<-un.done
+	if l, err := ls.ReadRun(ctx, id); err == nil && l != nil && !l.Released && l.ID == lz.owner && l.Version == un.want {
+		_ = ls.ReleaseRun(ctx, id, l.Version)
+	}
 }
 
 // undoStepClaim takes back a failed step claim (claimStep) while the
@@ -93,5 +147,5 @@ func (lz *leases) undoStepClaim(ls StepLeaseStore, id, agent string) {
 	lz.undoClaim(id, "step of "+agent, 0, func(ctx context.Context) (*RunLease, error) {
 		all, err := ls.ReadSteps(ctx, id)
 		return all[agent], err
-	}, func(ctx context.Context, v int64) error { return ls.ReleaseStep(ctx, id, agent, v) }, time.Now().Add(lz.heartbeat+time.Second))
+	}, func(ctx context.Context, v int64) error { return ls.ReleaseStep(ctx, id, agent, v) }, time.Now().Add(lz.heartbeat+time.Second), nil)
 }

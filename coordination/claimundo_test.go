@@ -136,3 +136,59 @@ func TestAResumeClaimWhoseAnswerWasLostLeavesTheSessionInterrupted(t *testing.T)
 		t.Fatalf("after the lost resume's claim expired: %v (%v), want interrupted", v.Result.Status, err)
 	}
 }
+
+// unwrittenClaimStore fails a run claim once without writing it (a refused
+// connection), and then fails lease reads while readsDown holds, so the
+// undo of that claim waits in its outage backoff.
+type unwrittenClaimStore struct {
+	*memstore.Store
+	failRun, readsDown atomic.Bool
+}
+
+func (s *unwrittenClaimStore) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	if s.failRun.CompareAndSwap(true, false) {
+		s.readsDown.Store(true)
+		return coordination.RunLease{}, errLostClaim
+	}
+	return s.Store.AcquireRun(ctx, id, owner, ttl)
+}
+
+func (s *unwrittenClaimStore) ReadRun(ctx context.Context, id string) (*coordination.RunLease, error) {
+	if s.readsDown.Load() {
+		return nil, errLostClaim
+	}
+	return s.Store.ReadRun(ctx, id)
+}
+
+// TestARetriedRunIsNotReleasedByTheUndoOfTheClaimBeforeIt: a failed run
+// claim the store never wrote leaves its version free, and a retried start
+// of the same service claims that very version; the undo of the failed
+// claim, still waiting out an outage, must not release the live run's
+// lease when it wakes. The retried claim ends the undo first.
+func TestARetriedRunIsNotReleasedByTheUndoOfTheClaimBeforeIt(t *testing.T) {
+	st := &unwrittenClaimStore{Store: memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 5 * time.Second})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=1s", "sim:latency=1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st.failRun.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+		t.Fatalf("start: %v, want the failed claim's error", err)
+	}
+	time.Sleep(50 * time.Millisecond) // the undo's first read fails; it waits 200 ms
+	st.readsDown.Store(false)
+	r, _, err := svc.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatalf("the retried start: %v", err)
+	}
+	time.Sleep(600 * time.Millisecond) // past the undo's next attempt, inside the first round
+	l, err := st.ReadRun(ctx, s.ID)
+	if err != nil || l == nil || l.Released {
+		t.Fatalf("the retried run's lease = %+v, %v; want held, not released by the undo of the failed claim", l, err)
+	}
+	if _, err := r.Result(); err != nil {
+		t.Fatalf("the retried run: %v", err)
+	}
+}

@@ -55,6 +55,7 @@ type leases struct {
 	heartbeat, ttl time.Duration
 	log            zerolog.Logger
 	steps          stepBeats // the step leases held, one heartbeat for all
+	undos          runUndos  // failed run claims being taken back (claimundo.go)
 }
 
 // newLeases applies the defaults to the options' lease times.
@@ -85,13 +86,14 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 		close(c.done)
 		return c, nil, nil
 	}
+	lz.undos.takeOver(ctx, lz, ls, id)
 	prev, prevErr := ls.ReadRun(ctx, id)
 	l, err := ls.AcquireRun(ctx, id, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
 		unlock()
 		if !refusedClaim(err) {
 			if v, ok := undoableRunClaim(prev, prevErr); ok {
-				go lz.undoRunClaim(ls, id, v) // claimundo.go
+				lz.undos.start(lz, ls, id, v) // claimundo.go
 			}
 		}
 		return nil, nil, err
