@@ -604,7 +604,13 @@ func (svc *Service) stoppedOnError(ctx context.Context, id string, cause error) 
 	if ls, ok := svc.store.(LeaseStore); ok {
 		// The lease lost to another claim at the moment another error
 		// stopped the loop: the session is that process's now.
-		if l, err := ls.ReadRun(ctx, id); err != nil || (l != nil && l.ID != svc.leases.owner) {
+		l, err := ls.ReadRun(ctx, id)
+		if err != nil {
+			svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
+				Msg("the run stopped on an error and its lease could not be read to tell whose the session is; it is not marked cancelled, and reads running until its lease expires")
+			return
+		}
+		if l != nil && l.ID != svc.leases.owner {
 			return
 		}
 	}
