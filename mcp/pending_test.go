@@ -199,22 +199,11 @@ func TestFlightsForgetTheirResults(t *testing.T) {
 	}
 	// The flight's goroutine finishes after done: waited for (bounded, for
 	// a loaded machine) rather than slept. A flight never forgotten, or an
-	// expiry never armed, still fails after 10 s.
+	// expiry never armed, still fails (waitFor's bound).
 	left := func() int { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return len(h.flights.calls) }
-	for deadline := time.Now().Add(10 * time.Second); left() != 0 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	if n := left(); n != 0 {
-		t.Errorf("%d flights left after their result was collected", n)
-	}
+	waitFor(t, func() bool { return left() == 0 })
 	f, _ := h.flights.join("uncollected", context.Background(), "", func(context.Context) (any, error) { return 1, nil })
 	<-f.done
-	armed := func() bool { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return f.expire != nil }
-	for deadline := time.Now().Add(10 * time.Second); !armed() && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	if !armed() {
-		t.Error("an uncollected result never expires")
-	}
+	waitFor(t, func() bool { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return f.expire != nil })
 	h.flights.collected("uncollected", f)
 }

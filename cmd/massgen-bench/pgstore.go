@@ -199,7 +199,8 @@ func (l timedLock) AppendAndRelease(ctx context.Context, e coordination.Entry) (
 func (l timedLock) AppendUncancelled(ctx context.Context, e coordination.Entry, cancels int) (coordination.Entry, error) {
 	u, ok := l.StepLock.(coordination.UncancelledLanding)
 	if !ok {
-		return l.Append(ctx, e)
+		// As LandLeased: a wrapper cannot keep the store's fence without it.
+		return coordination.Entry{}, errors.New("the bench's store has no cancel fence in its landing")
 	}
 	t := time.Now()
 	out, err := u.AppendUncancelled(ctx, e, cancels)
