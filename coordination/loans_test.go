@@ -147,9 +147,13 @@ func TestASetupNotKeptIsReadOnceALoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	// At its start (kept for the run from then on) and at its end (an
-	// ended session's setup is let go, and its final state read again).
-	if n := diff(st.counts(), before).Setups; n != 2 {
-		t.Errorf("the run read its setup %d times, want 2", n)
+	// ended session's setup is let go, and its final state read again);
+	// once more when a step's result reaches the loop after that read (a
+	// step in flight at the end, as the scheduler has it: 1 run in 100
+	// under -race). A setup not kept for the run is read at every step
+	// instead.
+	if n := diff(st.counts(), before).Setups; n < 2 || n > 3 {
+		t.Errorf("the run read its setup %d times, want 2 (3 when a step's result comes after the end's read)", n)
 	}
 	before = st.counts()
 	v, err := svc.Inspect(ctx, s.ID)
