@@ -1,0 +1,208 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// The two skips of Service.stoppedOnError past the cause: a run stopped on
+// an error of its own (not a lost lease, not an outage) reads its run lease
+// first, and marks the session cancelled only when the lease is its own.
+// TestARunThatStopsOnAnErrorLeavesItsSessionCancelledNotRunning
+// (stoppedonerror_test.go) is the path that marks it.
+
+// errLeaseUnread is the store unreachable when the run lease is read.
+var errLeaseUnread = fmt.Errorf("dummy: reading the run lease: %w", coordination.ErrStoreUnavailable)
+
+// leaseUnreadStore is a brokenStepStore whose run lease reads fail as an
+// outage from the moment a step lock was refused, and until the test lets
+// them succeed again: a store gone away just as the run stopped on its
+// step's error. Every other call answers.
+type leaseUnreadStore struct {
+	*brokenStepStore
+	readsDown   atomic.Bool
+	failedReads atomic.Int64
+}
+
+func (s *leaseUnreadStore) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	l, err := s.brokenStepStore.LockStep(ctx, id, agent)
+	if err != nil {
+		s.readsDown.Store(true)
+	}
+	return l, err
+}
+
+func (s *leaseUnreadStore) ReadRun(ctx context.Context, id string) (*coordination.RunLease, error) {
+	if s.readsDown.Load() {
+		s.failedReads.Add(1)
+		return nil, errLeaseUnread
+	}
+	return s.brokenStepStore.ReadRun(ctx, id)
+}
+
+// cancelledEntries counts the session's cancelled entries in st's ledger.
+func cancelledEntries(t *testing.T, st *memstore.Store, id string) int {
+	t.Helper()
+	l, err := st.Ledger(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, se := range l.Session {
+		if se.Kind == coordination.SessionCancelled {
+			n++
+		}
+	}
+	return n
+}
+
+// TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadIsNotMarkedCancelled: a run
+// whose step fails with an error of the store's, and whose run lease then
+// cannot be read (the store unreachable), cannot tell whether the session
+// is still its own; it writes no cancel and says so in the log. The error
+// is still the run's, and the session can be run on once the store
+// answers.
+func TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadIsNotMarkedCancelled(t *testing.T) {
+	st := &leaseUnreadStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
+	logs := &coordtest.SyncBuffer{}
+	svc, s := leasedTeam(t, st, logs)
+	ctx := context.Background()
+	st.failWith(errStepStoreBroken)
+	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errStepStoreBroken) {
+		t.Fatalf("run: %v, want the step's error", err)
+	}
+	if st.failedReads.Load() == 0 {
+		t.Fatal("no read of the run lease failed after the step's error; the test tests nothing")
+	}
+	st.readsDown.Store(false)
+	if !strings.Contains(logs.String(), "its lease could not be read") {
+		t.Errorf("the log does not say the lease could not be read:\n%s", logs.String())
+	}
+	if n := cancelledEntries(t, st.Store, s.ID); n != 0 {
+		t.Fatalf("%d cancelled entries after a run whose lease could not be read; want none (whose the session is was unknown)", n)
+	}
+	v, err := svc.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not cancelled. (It reads running: the run's end released the lease,
+	// the store answering again by then, so it does not read interrupted
+	// when the lease would have expired, as the log line says.)
+	if v.Result.Status == coordination.StatusCancelled {
+		t.Fatalf("status %s, want not cancelled", v.Result.Status)
+	}
+	st.failWith(nil)
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatalf("running the session on: %v", err)
+	}
+	if res.Status != coordination.StatusFinished {
+		t.Fatalf("the run on ended %s, want finished", res.Status)
+	}
+}
+
+// takenOverStore is a brokenStepStore in which another replica claims the
+// run the moment a step lock is first refused: the run's lease is
+// released by its version (as an expiry would free it) and claimed by
+// another owner, before the run's loop hears of the step's error.
+type takenOverStore struct {
+	*brokenStepStore
+	taken atomic.Bool
+	by    coordination.RunLease // the other replica's claim, once taken
+}
+
+var anotherReplica = coordination.LeaseOwner{ID: "another-replica", Host: "elsewhere", PID: 1}
+
+func (s *takenOverStore) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	l, err := s.brokenStepStore.LockStep(ctx, id, agent)
+	if err != nil && s.taken.CompareAndSwap(false, true) {
+		cur, rerr := s.Store.ReadRun(ctx, id)
+		if rerr != nil || cur == nil {
+			panic(fmt.Sprintf("the run's lease before the takeover: %+v, %v", cur, rerr))
+		}
+		if rerr := s.Store.ReleaseRun(ctx, id, cur.Version); rerr != nil {
+			panic(rerr)
+		}
+		if s.by, rerr = s.Store.AcquireRun(ctx, id, anotherReplica, time.Hour); rerr != nil {
+			panic(rerr)
+		}
+	}
+	return l, err
+}
+
+// TestARunStoppedOnAnErrorAfterAnotherClaimWritesNoCancel: a run whose
+// lease another replica claimed just as its step failed with an error of
+// its own (not yet fenced: no heartbeat fell due in between) stops on
+// that error, and leaves the session alone: it is the other replica's,
+// and a cancel written now would stop that replica's run.
+func TestARunStoppedOnAnErrorAfterAnotherClaimWritesNoCancel(t *testing.T) {
+	st := &takenOverStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
+	// A heartbeat that never falls due in the test: the run does not learn
+	// of the takeover by a renewal (that would be ErrLeaseLost, the other
+	// skip), only by stoppedOnError's read of the lease.
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
+		RunHeartbeat: time.Hour, RunLeaseTTL: 2 * time.Hour})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.failWith(errStepStoreBroken)
+	_, err = svc.Run(ctx, s.ID, nil)
+	if !errors.Is(err, errStepStoreBroken) || errors.Is(err, coordination.ErrLeaseLost) {
+		t.Fatalf("run: %v, want the step's error (not a lost lease)", err)
+	}
+	if !st.taken.Load() {
+		t.Fatal("the run was never taken over; the test tests nothing")
+	}
+	if n := cancelledEntries(t, st.Store, s.ID); n != 0 {
+		t.Fatalf("%d cancelled entries after the run was taken over; want none (the session is the other replica's)", n)
+	}
+	l, err := st.Store.ReadRun(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l == nil || l.ID != anotherReplica.ID || l.Version != st.by.Version || l.Released {
+		t.Fatalf("the run lease after the run stopped: %+v, want the other replica's claim %+v, held", l, st.by)
+	}
+	v, err := svc.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result.Status != coordination.StatusRunning {
+		t.Fatalf("status %s, want %s (the other replica runs it)", v.Result.Status, coordination.StatusRunning)
+	}
+}
+
+// TestAnOutageIsNoErrorARunStopsOn: stoppedOnError given an outage for a
+// cause (or none) writes nothing, where any other error cancels the same
+// session. A run's loop pauses on an outage rather than stopping on it: a
+// run reaches this skip with one only as the cause its caller's context
+// was cancelled with, so it is pinned here, on the function.
+func TestAnOutageIsNoErrorARunStopsOn(t *testing.T) {
+	st := memstore.New()
+	svc, s := leasedTeam(t, st, &coordtest.SyncBuffer{})
+	ctx := context.Background()
+	for _, cause := range []error{nil, fmt.Errorf("dummy: landing: %w", coordination.ErrStoreUnavailable)} {
+		coordination.StoppedOnError(svc, ctx, s.ID, cause)
+		if n := cancelledEntries(t, st, s.ID); n != 0 {
+			t.Fatalf("stopped on %v: %d cancelled entries, want none", cause, n)
+		}
+	}
+	coordination.StoppedOnError(svc, ctx, s.ID, errStepStoreBroken)
+	if n := cancelledEntries(t, st, s.ID); n != 1 {
+		t.Fatalf("stopped on %v: %d cancelled entries, want 1 (the session, not run here, is no other process's)", errStepStoreBroken, n)
+	}
+}
