@@ -101,13 +101,6 @@ func writeFileSync(path string, data []byte) error {
 	return f.Close()
 }
 
-// writeTemp writes data to a fresh hidden temp file in dir and syncs it. The
-// name starts with a dot and has no numeric stem, so every reader skips it
-// (".<name>.tmp-*", which Tidy knows as a temp: isTemp).
-func writeTemp(dir, name string, data []byte) (string, error) {
-	return wholefile.Temp(dir, wholefile.TempPattern(name), data, 0o644)
-}
-
 // writeAtomic replaces dir/name with data: a reader sees the old file or the
 // new one, never a mix, and after a crash the new one is either whole or absent.
 func writeAtomic(dir, name string, data []byte) error {
@@ -175,15 +168,7 @@ func derivedTemp(path string) bool {
 // already there, so two writers that both think they own a number never
 // overwrite each other.
 func writeNew(dir, name string, data []byte) error {
-	tmp, err := writeTemp(dir, name, data)
-	if err != nil {
-		return err
-	}
-	if err := renameNoReplace(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
+	return wholefile.Create(filepath.Join(dir, name), data, 0o644)
 }
 
 // syncDir makes a rename or a new entry in dir durable.
@@ -225,14 +210,4 @@ func sortNumbered(s []numberedName) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
-}
-
-// renameChecked is rename without replacing, for filesystems that cannot do it
-// in one call: it checks first, which is enough against writers that hold our
-// locks.
-func renameChecked(oldpath, newpath string) error {
-	if _, err := os.Lstat(newpath); err == nil {
-		return fmt.Errorf("%s: %w", newpath, fs.ErrExist)
-	}
-	return os.Rename(oldpath, newpath)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // The file store keeps the projections readers outside the process read
@@ -185,7 +186,7 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 	if err := s.fillSessionDir(tmp, sess, sessionJSON, criteriaJSON); err != nil {
 		return fmt.Errorf("cannot write session %q in %s: %w", sess.ID, s.dir, diskFull(err, s.dir, size))
 	}
-	if err := renameNoReplace(tmp, final); err != nil {
+	if err := wholefile.RenameNoReplace(tmp, final); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return s.exists(sess.ID)
 		}

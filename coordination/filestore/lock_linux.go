@@ -3,7 +3,6 @@
 package filestore
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
 
@@ -74,25 +73,6 @@ func isLocked(path string) (bool, error) {
 		return false, &fs.PathError{Op: "getlk", Path: path, Err: err}
 	}
 	return lk.Type != unix.F_UNLCK, nil
-}
-
-// renameNoReplace renames oldpath to newpath unless newpath exists (then an
-// error matching fs.ErrExist). Plain rename(2) would silently replace an empty
-// directory or a file.
-func renameNoReplace(oldpath, newpath string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
-	if err == unix.EINVAL || err == unix.ENOSYS {
-		// The filesystem cannot do it atomically; the check below leaves a
-		// window only against writers that ignore our locks.
-		return renameChecked(oldpath, newpath)
-	}
-	if err == unix.EEXIST || err == unix.ENOTEMPTY {
-		return fmt.Errorf("%s: %w", newpath, fs.ErrExist)
-	}
-	if err != nil {
-		return &fs.PathError{Op: "rename", Path: oldpath, Err: err}
-	}
-	return nil
 }
 
 // lockFD takes the lock on an open file without waiting; writeDerived holds

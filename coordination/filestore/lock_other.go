@@ -3,7 +3,6 @@
 package filestore
 
 import (
-	"fmt"
 	"io/fs"
 
 	"golang.org/x/sys/unix"
@@ -56,13 +55,6 @@ func isLocked(path string) (bool, error) {
 		return false, &fs.PathError{Op: "flock", Path: path, Err: err}
 	}
 	return false, nil
-}
-
-func renameNoReplace(oldpath, newpath string) error {
-	if err := renameChecked(oldpath, newpath); err != nil {
-		return fmt.Errorf("rename %s: %w", oldpath, err)
-	}
-	return nil
 }
 
 // lockFD takes the lock on an open file without waiting; writeDerived holds

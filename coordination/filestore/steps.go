@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -428,7 +429,7 @@ func writeStepDir(agentDir string, step int, name string, data []byte, stage str
 	if err := syncDir(tmp); err != nil {
 		return err
 	}
-	if err := renameNoReplace(tmp, filepath.Join(agentDir, stepName(step))); err != nil {
+	if err := wholefile.RenameNoReplace(tmp, filepath.Join(agentDir, stepName(step))); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("step directory %s was created by a writer that does not take our step lock (a MassGen process?): %w", stepName(step), err)
 		}

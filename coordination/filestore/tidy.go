@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 var _ coordination.Tidier = (*Store)(nil)
@@ -236,7 +237,7 @@ func moveAside(path string) (string, error) {
 	base := path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000")
 	aside := base
 	for i := 2; ; i++ {
-		err := renameNoReplace(path, aside)
+		err := wholefile.RenameNoReplace(path, aside)
 		if err == nil {
 			return aside, syncDir(filepath.Dir(path))
 		}

@@ -1,7 +1,7 @@
 // Package wholefile writes a file whole or not at all: the data goes to a
-// hidden temp file beside its target, is synced, and is renamed (or linked)
-// into place, and the directory is synced. A reader sees the old file or the
-// new one, never a mix, and after a crash the new one is whole or absent.
+// hidden temp file beside its target, is synced, and is renamed into place,
+// and the directory is synced. A reader sees the old file or the new one,
+// never a mix, and after a crash the new one is whole or absent.
 // It is a leaf: every package that keeps a file which must survive a crash
 // (the file store, the spend spool, approvals, login links, install's
 // configs) writes it here, so the steps and their order live in one place.
@@ -66,17 +66,18 @@ func Replace(path string, data []byte, perm fs.FileMode) error {
 
 // Create makes path hold data, with mode perm, unless something is there
 // already: then it fails with an error that matches fs.ErrExist and the
-// file there stands. The temp is linked into place, which never replaces,
-// so of two writers racing for one name exactly one wins; it needs a
-// filesystem with hard links. Failures leave what Replace's do.
+// file there stands. The temp is renamed into place by RenameNoReplace,
+// which never replaces, so of two writers racing for one name exactly one
+// wins; it needs no hard links (see RenameNoReplace for the one kind of
+// filesystem where a race is left open). Failures leave what Replace's do.
 func Create(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := Temp(dir, TempPattern(path), data, perm)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
+	if err := RenameNoReplace(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return SyncDir(dir)

@@ -110,6 +110,43 @@ func TestAFailedWriteLeavesNothingAndKeepsTheOldFile(t *testing.T) {
 	}
 }
 
+// TestCreateLeavesWhatIsThereAndNoTemp: a file, an empty directory or a
+// symlink (even a dangling one) at the name stands, which a plain rename
+// would replace, and the loser's temp is gone.
+func TestCreateLeavesWhatIsThereAndNoTemp(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		there func(path string) error
+	}{
+		{"a file", func(p string) error { return os.WriteFile(p, []byte("old"), 0o644) }},
+		{"an empty directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+		{"a dangling symlink", func(p string) error { return os.Symlink("nowhere", p) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "answer.json")
+			if err := tc.there(path); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Lstat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = wholefile.Create(path, []byte("new"), 0o600)
+			if !errors.Is(err, fs.ErrExist) {
+				t.Fatalf("Create over %s: %v, want an error matching fs.ErrExist", tc.name, err)
+			}
+			after, err := os.Lstat(path)
+			if err != nil || !os.SameFile(before, after) {
+				t.Errorf("%s at the name did not stand (%v)", tc.name, err)
+			}
+			if names := only(t, dir); !slices.Equal(names, []string{"answer.json"}) {
+				t.Errorf("dir holds %v, want only answer.json (the temp removed)", names)
+			}
+		})
+	}
+}
+
 // TestSweepRemovesOnlyTheOldTempsOfItsFile: a crash's leftover beside the
 // file goes; a temp being written now, another file's temp, the file itself
 // and a directory that merely looks like a temp stay.
