@@ -142,3 +142,62 @@ func TestCreateLeftoversAreListedAndRemoved(t *testing.T) {
 		t.Errorf("a create in progress was removed: %v", err)
 	}
 }
+
+// TestTidyRemovesTheTempsOnlyACrashLeaves: Tidy removes, at any age, the
+// temps written under a lock it holds (a step's, last_action.json's,
+// session_log/'s), a temp directory with what it holds; and a temp written
+// without one (host_view.json's, a session-level one) only once it is
+// old, since a young one may be a writer's at work now.
+func TestTidyRemovesTheTempsOnlyACrashLeaves(t *testing.T) {
+	state := t.TempDir()
+	st := filestore.New(state)
+	writeSession(t, st, "team_x")
+	dir := filepath.Join(state, "sessions", "team_x")
+	old := time.Now().Add(-time.Hour)
+	put := func(rel string, at time.Time) string {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(`{"half`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	gone := []string{
+		put("agents/agent_a/.002.tmp-1/answer.json", time.Now()),
+		put("agents/agent_a/.last_action.json.tmp-2", time.Now()),
+		put("agents/agent_a/.host_view.json.tmp-3", old),
+		put("session_log/.002.json.tmp-4", time.Now()),
+		put("session_log/.003.json.tmp-8", time.Now().Add(time.Hour)), // a clock set back since
+		put(".events.jsonl.tmp-5", old),
+	}
+	gone[0] = filepath.Dir(gone[0]) // the step's temp directory goes whole
+	kept := []string{
+		put("agents/agent_a/.host_view.json.tmp-6", time.Now()),
+		put(".events.jsonl.tmp-7", time.Now()),
+	}
+	tidied, err := st.Tidy(context.Background(), "team_x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gone {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s survived Tidy (%v)", p, err)
+		}
+		if !slices.Contains(tidied.Removed, p) {
+			t.Errorf("Tidy does not report removing %s: %v", p, tidied.Removed)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("Tidy removed %s, which may be a write at work: %v", p, err)
+		}
+	}
+	if len(tidied.Removed) != len(gone) {
+		t.Errorf("Tidy removed %v; want %v", tidied.Removed, gone)
+	}
+}

@@ -101,22 +101,13 @@ func (s *Store) tidyAgent(agentDir, agent string, strict bool, tm team, t *coord
 		return
 	}
 	defer l.release()
-	des, err := os.ReadDir(agentDir)
-	if err != nil {
-		return
-	}
-	for _, de := range des {
+	// Step temps and last_action.json's are written under the step lock,
+	// held here: any is a crash's. Others (host_view.json's, written
+	// without it) may be a writer's at work now until they are old.
+	t.Removed = append(t.Removed, wholefile.SweepFunc(agentDir, func(de fs.DirEntry) bool {
 		name := de.Name()
-		if !isTemp(name) {
-			continue
-		}
-		if !stepTemp(name) && !strings.HasPrefix(name, ".last_action.json.") && !older(filepath.Join(agentDir, name), staleTemp) {
-			continue
-		}
-		if os.RemoveAll(filepath.Join(agentDir, name)) == nil {
-			t.Removed = append(t.Removed, filepath.Join(agentDir, name))
-		}
-	}
+		return isTemp(name) && (stepTemp(name) || strings.HasPrefix(name, ".last_action.json.") || older(filepath.Join(agentDir, name), staleTemp))
+	})...)
 	if p := filepath.Join(agentDir, "host_view.json"); jsonDamaged(p) {
 		if aside, err := moveAside(p); err == nil {
 			t.MovedAside = append(t.MovedAside, aside)
@@ -197,23 +188,14 @@ func mendTimeline(path string) bool {
 }
 
 // removeTemps removes the temp files and directories in dir at least minAge
-// old, returning their paths.
+// old, and at any age the temps of derived files whose writer is gone
+// (derivedTemp), returning their paths. It is wholefile.SweepFunc, not
+// Sweep, for those two: Sweep removes only files, by their age alone.
 func removeTemps(dir string, minAge time.Duration) []string {
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var gone []string
-	for _, de := range des {
+	return wholefile.SweepFunc(dir, func(de fs.DirEntry) bool {
 		p := filepath.Join(dir, de.Name())
-		if !isTemp(de.Name()) || (minAge > 0 && !older(p, minAge) && !derivedTemp(p)) {
-			continue
-		}
-		if os.RemoveAll(p) == nil {
-			gone = append(gone, p)
-		}
-	}
-	return gone
+		return isTemp(de.Name()) && (minAge == 0 || older(p, minAge) || derivedTemp(p))
+	})
 }
 
 func older(path string, age time.Duration) bool {

@@ -66,16 +66,15 @@ func WriteTurn(conv string, r TurnRecord) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A crash mid-write of this turn's files (an earlier write of it) left
+	// their hidden temps here; nothing else looks in a turn directory, so
+	// this write sweeps them, both files' in one reading of it.
+	wholefile.Sweep(dir, time.Now().Add(-tempAge), wholefile.TempsOf("answer.txt", "metadata.json"))
 	for _, f := range []struct {
 		name string
 		data []byte
 	}{{"answer.txt", []byte(r.Answer)}, {"metadata.json", meta}} {
-		path := filepath.Join(dir, f.name)
-		// A crash mid-write of this turn's files (an earlier write of it)
-		// left its hidden temp here; nothing else looks in a turn
-		// directory, so this write sweeps it.
-		wholefile.Sweep(path, time.Now().Add(-tempAge))
-		if err := wholefile.Replace(path, f.data, 0o644); err != nil {
+		if err := wholefile.Replace(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
 			return "", err
 		}
 	}

@@ -12,9 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 )
 
 // Temp writes data to a new file in dir named by pattern (os.CreateTemp's:
@@ -99,31 +97,4 @@ func SyncDir(dir string) error {
 		return nil
 	}
 	return err
-}
-
-// Sweep removes the temps that a crash between the write and the rename
-// left beside path (TempPattern's names), those last changed before
-// cutoff: a younger one may be another writer's, at work now. Nothing else
-// reads them, so a sweep that fails leaves them for the next; it reports
-// how many it removed.
-func Sweep(path string, cutoff time.Time) int {
-	prefix := strings.TrimSuffix(TempPattern(path), "*")
-	des, err := os.ReadDir(filepath.Dir(path))
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, de := range des {
-		if !strings.HasPrefix(de.Name(), prefix) || !de.Type().IsRegular() {
-			continue
-		}
-		info, err := de.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
-			continue
-		}
-		if os.Remove(filepath.Join(filepath.Dir(path), de.Name())) == nil {
-			n++
-		}
-	}
-	return n
 }

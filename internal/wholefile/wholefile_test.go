@@ -110,6 +110,64 @@ func TestAFailedWriteLeavesNothingAndKeepsTheOldFile(t *testing.T) {
 	}
 }
 
+// TestSweepRemovesOnlyTheOldTempsOfItsFiles: crashes' leftovers beside
+// the files go, in one sweep of their directory; a temp being written now,
+// another file's temp, the files themselves and a directory that merely
+// looks like a temp stay.
+func TestSweepRemovesOnlyTheOldTempsOfItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	write := func(name string, at time.Time) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("answer.txt", old)
+	write(".answer.txt.tmp-111", old)        // a crash's leftover
+	write(".answer.txt.tmp-222", time.Now()) // a writer at work
+	write(".metadata.json.tmp-333", old)     // a crash's leftover of the other file
+	write(".summary.txt.tmp-444", old)       // a file the sweep is not for
+	if err := os.Mkdir(filepath.Join(dir, ".answer.txt.tmp-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gone := wholefile.Sweep(dir, time.Now().Add(-time.Minute), wholefile.TempsOf("answer.txt", "metadata.json"))
+	if want := []string{filepath.Join(dir, ".answer.txt.tmp-111"), filepath.Join(dir, ".metadata.json.tmp-333")}; !slices.Equal(gone, want) {
+		t.Errorf("swept %v; want the two leftovers %v", gone, want)
+	}
+	want := []string{".answer.txt.tmp-222", ".answer.txt.tmp-dir", ".summary.txt.tmp-444", "answer.txt"}
+	if got := only(t, dir); !slices.Equal(got, want) {
+		t.Errorf("left %v; want %v", got, want)
+	}
+}
+
+// TestSweepFuncRemovesWhatItsRulePicksDirectoriesWhole: the rule is the
+// caller's, and a temp directory goes with what it holds.
+func TestSweepFuncRemovesWhatItsRulePicksDirectoriesWhole(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".001.tmp-x", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".001.tmp-x/sub/answer.json", ".status.json.tmp-y", "status.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := wholefile.SweepFunc(dir, func(de fs.DirEntry) bool { return de.Name() != "status.json" })
+	if want := []string{filepath.Join(dir, ".001.tmp-x"), filepath.Join(dir, ".status.json.tmp-y")}; !slices.Equal(gone, want) {
+		t.Errorf("swept %v; want %v", gone, want)
+	}
+	if got := only(t, dir); !slices.Equal(got, []string{"status.json"}) {
+		t.Errorf("left %v; want only status.json", got)
+	}
+	if gone := wholefile.SweepFunc(filepath.Join(dir, "missing"), func(fs.DirEntry) bool { return true }); gone != nil {
+		t.Errorf("a missing directory swept %v", gone)
+	}
+}
+
 // TestCreateLeavesWhatIsThereAndNoTemp: a file, an empty directory or a
 // symlink (even a dangling one) at the name stands, which a plain rename
 // would replace, and the loser's temp is gone.
@@ -144,37 +202,5 @@ func TestCreateLeavesWhatIsThereAndNoTemp(t *testing.T) {
 				t.Errorf("dir holds %v, want only answer.json (the temp removed)", names)
 			}
 		})
-	}
-}
-
-// TestSweepRemovesOnlyTheOldTempsOfItsFile: a crash's leftover beside the
-// file goes; a temp being written now, another file's temp, the file itself
-// and a directory that merely looks like a temp stay.
-func TestSweepRemovesOnlyTheOldTempsOfItsFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "answer.txt")
-	old := time.Now().Add(-time.Hour)
-	write := func(name string, at time.Time) {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, at, at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("answer.txt", old)
-	write(".answer.txt.tmp-111", old)        // a crash's leftover
-	write(".answer.txt.tmp-222", time.Now()) // a writer at work
-	write(".metadata.json.tmp-333", old)     // another file's
-	if err := os.Mkdir(filepath.Join(dir, ".answer.txt.tmp-dir"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if n := wholefile.Sweep(path, time.Now().Add(-time.Minute)); n != 1 {
-		t.Errorf("swept %d; want the one leftover", n)
-	}
-	want := []string{".answer.txt.tmp-222", ".answer.txt.tmp-dir", ".metadata.json.tmp-333", "answer.txt"}
-	if got := only(t, dir); !slices.Equal(got, want) {
-		t.Errorf("left %v; want %v", got, want)
 	}
 }
