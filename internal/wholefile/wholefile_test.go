@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -202,5 +203,28 @@ func TestCreateLeavesWhatIsThereAndNoTemp(t *testing.T) {
 				t.Errorf("dir holds %v, want only answer.json (the temp removed)", names)
 			}
 		})
+	}
+}
+
+// TestSyncDirTakesADirectoryThatCannotBeSynced: procfs has no fsync for
+// its directories (fsync(2) fails with EINVAL), as some network and FUSE
+// filesystems have none; SyncDir takes that for kept, not for a failed
+// write. Other failures still are errors.
+func TestSyncDirTakesADirectoryThatCannotBeSynced(t *testing.T) {
+	const dir = "/proc/self"
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Skipf("no procfs to sync a directory of (%v); the test needs %s, where fsync(2) fails with EINVAL", err, dir)
+	}
+	err = d.Sync()
+	d.Close()
+	if !errors.Is(err, syscall.EINVAL) {
+		t.Skipf("fsync(2) of %s returned %v, not EINVAL: this system cannot show a directory that cannot be synced", dir, err)
+	}
+	if err := wholefile.SyncDir(dir); err != nil {
+		t.Errorf("SyncDir(%s) = %v; a directory whose filesystem cannot sync it (EINVAL) is not an error", dir, err)
+	}
+	if err := wholefile.SyncDir(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("SyncDir of a missing directory = %v, want an error matching fs.ErrNotExist", err)
 	}
 }
