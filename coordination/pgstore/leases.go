@@ -274,7 +274,7 @@ func (s *Store) locked(skip bool) coordination.LeaseChange {
 			}
 			return nil
 		}
-		if err := s.db.readThenWrite(ctx, reads, read, write, wrote); err != nil {
+		if err := readThenWrite(ctx, s.db.pool, reads, read, write, wrote); err != nil {
 			return coordination.RunLease{}, err
 		}
 		return next, nil

@@ -139,7 +139,7 @@ func (db *DB) heartbeat(ctx context.Context) {
 func (db *DB) deleteGone(ctx context.Context) {
 	for tenant, tokens := range db.held.takeGone() {
 		rctx, cancel := context.WithTimeout(ctx, lockBeat)
-		_, err := db.pool.Exec(rctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
+		_, err := db.beats.Exec(rctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			for _, tok := range tokens {
@@ -158,7 +158,7 @@ func (db *DB) deleteGone(ctx context.Context) {
 // ledger's key. A row another replica holds now is left to it.
 func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow) error {
 	tokens := slices.Collect(maps.Keys(rows))
-	got, err := db.pool.Query(ctx, `UPDATE locks SET expires_at = now() + $3 * interval '1 millisecond'
+	got, err := db.beats.Query(ctx, `UPDATE locks SET expires_at = now() + $3 * interval '1 millisecond'
 		WHERE tenant = $1 AND token = ANY($2) RETURNING token`, tenant, tokens, lockTTL.Milliseconds())
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	if len(lost) == 0 {
 		return nil
 	}
-	if _, err = db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
+	if _, err = db.beats.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
 		SELECT $1, u.s, u.n, u.t, now() + $5 * interval '1 millisecond'
 		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(s, n, t)
 		WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = u.s)
@@ -191,7 +191,7 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	}
 	kept := db.held.stillHeld(tenant, lost)
 	if released := slices.DeleteFunc(lost, func(tok string) bool { return slices.Contains(kept, tok) }); len(released) > 0 {
-		_, err = db.pool.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, released)
+		_, err = db.beats.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, released)
 	}
 	return err
 }

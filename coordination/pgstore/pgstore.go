@@ -25,13 +25,22 @@ import (
 const (
 	lockBeat = 2 * time.Second
 	lockTTL  = 10 * time.Second
+	// beatConns is the size of DB.beats.
+	beatConns = 2
 )
 
 // DB is one PostgreSQL database opened as the tenants' stores
 // (coordination.Stores): one pool, one LISTEN connection and one lock
 // heartbeat, shared by every tenant's Store.
 type DB struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// beats is a pool of its own for what keeps this replica's claims
+	// alive (the lock heartbeat and the gathered lease renewals), so a
+	// busy replica whose steps hold every connection of pool still renews
+	// in time: renewals queued behind the writes they protect would let
+	// live holders' rows expire, and other replicas take their sessions.
+	// Open makes it; a DB made on one pool (newDB, in tests) uses that.
+	beats   *pgxpool.Pool
 	channel string // the NOTIFY channel of this schema
 	log     zerolog.Logger
 	workDir string // Options.WorkDir
@@ -122,6 +131,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// connection attempt in time for the run to pause and retry.
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
+	beatsCfg := cfg.Copy()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", redact(dsn), err)
@@ -130,20 +140,31 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %w; is it running, and does the database exist?", redact(dsn), err)
 	}
+	// Two: the lock heartbeat and a batch of lease renewals at once. One
+	// kept open, so a renewal need not dial while the database is busy.
+	beatsCfg.MaxConns, beatsCfg.MinConns = beatConns, 1
+	beats, err := pgxpool.NewWithConfig(ctx, beatsCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", redact(dsn), err)
+	}
 	prepare, what := migrate, "preparing"
 	if opts.Existing {
 		prepare, what = schemaVersion, "checking"
 	}
 	if _, err := prepare(ctx, pool); err != nil {
 		pool.Close()
+		beats.Close()
 		return nil, fmt.Errorf("%s the schema in %s: %w", what, redact(dsn), err)
 	}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		pool.Close()
+		beats.Close()
 		return nil, err
 	}
 	db := newDB(pool, "massgen_changes_"+schema, opts)
+	db.beats = beats
 	lctx := db.ctx
 	ready := make(chan error, 1)
 	db.done.Add(2)
@@ -158,7 +179,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // newDB is a DB on pool, its background work not started (Open starts it).
 func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
-	db := &DB{pool: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}}
+	db := &DB{pool: pool, beats: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}}
 	db.feeds.init()
 	db.gates.gates = map[string]*gate{}
 	db.held.init()
@@ -174,12 +195,21 @@ func (db *DB) Close() {
 	db.done.Wait()
 	db.closeRenewals()
 	db.pool.Close()
+	if db.beats != db.pool {
+		db.beats.Close()
+	}
 }
 
 // Connections is how many connections to the database this DB holds now:
-// the pool's, and the LISTEN connection (an operator sizes max_connections
-// by it; massgen-bench reports its peak).
-func (db *DB) Connections() int { return int(db.pool.Stat().TotalConns()) + 1 }
+// the pool's, the heartbeat's and the LISTEN connection (an operator sizes
+// max_connections by it; massgen-bench reports its peak).
+func (db *DB) Connections() int {
+	n := int(db.pool.Stat().TotalConns()) + 1
+	if db.beats != db.pool {
+		n += int(db.beats.Stat().TotalConns())
+	}
+	return n
+}
 
 // For is the tenant's store (coordination.Stores).
 func (db *DB) For(tenant string) (coordination.Store, error) {

@@ -91,7 +91,10 @@ func (s *Store) renew() coordination.LeaseChange {
 // its COMMIT, however long it stalls) is passed by and renewed alone, on
 // the single-row path with a timeout of its own: waiting for it here would
 // hold every other row read so far and make the whole replica's renewals
-// late, and its leases expire, for one stalled rival.
+// late, and its leases expire, for one stalled rival. The batch goes on
+// the heartbeat's pool (DB.beats), never queued behind the steps' writes;
+// a row renewed alone, which may wait seconds for its rival, takes a
+// connection of the main pool instead of one of the heartbeat's two.
 func (db *DB) renewAll() {
 	db.renewals.mu.Lock()
 	batch := db.renewals.pending
@@ -196,7 +199,7 @@ func (db *DB) renewAll() {
 		}
 		return nil
 	}
-	if err := db.readThenWrite(ctx, reads, read, write, wrote); err != nil {
+	if err := readThenWrite(ctx, db.beats, reads, read, write, wrote); err != nil {
 		// A failure of the transaction (the database gone) is the answer
 		// of every renewal its rule did not refuse: none was written.
 		for _, r := range batch {

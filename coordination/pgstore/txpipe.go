@@ -15,10 +15,11 @@ import (
 // round trip inside the transaction on conn; a nil batch writes nothing and
 // commits. wrote, if set, takes the writes' results (the COMMIT's is taken
 // after it). A write that fails stops the rest, the COMMIT included, and the
-// transaction is rolled back, as is one that read or write refuses.
-func (db *DB) readThenWrite(ctx context.Context, reads *pgx.Batch, read func(br pgx.BatchResults) error,
+// transaction is rolled back, as is one that read or write refuses. It runs
+// on a connection of pool (DB.pool, or DB.beats for the lease renewals).
+func readThenWrite(ctx context.Context, pool *pgxpool.Pool, reads *pgx.Batch, read func(br pgx.BatchResults) error,
 	write func(conn *pgxpool.Conn) (*pgx.Batch, error), wrote func(br pgx.BatchResults) error) error {
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
