@@ -96,6 +96,20 @@ func (svc *Service) pause(ctx context.Context, s *Session, what string, o *outag
 	}
 }
 
+// waitOut is the run loop's answer to an error of the store: true when err
+// is an outage and the pause ran its course (the loop reads again); false,
+// with the error to stop the run on, for any other error or a pause the
+// run's end cut short.
+func (svc *Service) waitOut(ctx context.Context, s *Session, o *outage, err error) (bool, error) {
+	if !svc.storeDown(err) {
+		return false, err
+	}
+	if err := svc.pause(ctx, s, "the run", o, err); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // over ends an outage the store came back from: it says so in the progress
 // and the session's timeline (best effort: the store may be gone again).
 func (svc *Service) over(ctx context.Context, s *Session, what string, o *outage) {

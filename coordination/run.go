@@ -346,13 +346,10 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		} else {
 			var err error
 			if _, st, res, err = svc.currentResult(dctx, s, false); err != nil {
-				if svc.storeDown(err) {
-					if err := svc.pause(ctx, s, "the run", &down, err); err != nil {
-						return svc.stop(dctx, r, s, own, results, err)
-					}
-					continue
+				if again, err := svc.waitOut(ctx, s, &down, err); !again {
+					return svc.stop(dctx, r, s, own, results, err)
 				}
-				return svc.stop(dctx, r, s, own, results, err)
+				continue
 			}
 			svc.over(dctx, s, "the run", &down)
 		}
@@ -380,7 +377,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			svc.tell(svc.progress(s, st, ProgressDecided, "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
 			res, err := svc.writeFinal(ctx, s, "")
 			if svc.storeDown(err) {
-				if err := svc.pause(ctx, s, "the run", &down, err); err != nil {
+				if again, err := svc.waitOut(ctx, s, &down, err); !again {
 					return svc.stop(dctx, r, s, own, results, err)
 				}
 				continue
@@ -425,13 +422,9 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			// Nothing in flight and the next step would overrun the budget:
 			// the budget ends the session now.
 			if _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
-				if svc.storeDown(err) {
-					if err := svc.pause(ctx, s, "the run", &down, err); err != nil {
-						return svc.stop(dctx, r, s, own, results, err)
-					}
-					continue
+				if again, err := svc.waitOut(ctx, s, &down, err); !again {
+					return svc.stop(dctx, r, s, own, results, err)
 				}
-				return svc.stop(dctx, r, s, own, results, err)
 			}
 			continue
 		}
@@ -447,7 +440,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				if svc.storeDown(lr.err) && ctx.Err() == nil {
 					// The step wrote nothing (or its landing is unknown and
 					// the ledger says): pause, then launch from the ledger.
-					if err := svc.pause(ctx, s, "the run", &down, lr.err); err != nil {
+					if again, err := svc.waitOut(ctx, s, &down, lr.err); !again {
 						return svc.stop(dctx, r, s, own, results, err)
 					}
 					break wait
