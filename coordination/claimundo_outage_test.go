@@ -1,0 +1,174 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// What claimundo.go says of the undo of a failed run claim and no other
+// test pins: it waits out an outage and then takes the claim back; it
+// releases only this service's claim; and it gives up, saying so, once
+// the claim would have expired.
+
+// undoTeam is a service on st whose run undo tries within ttl (heartbeat
+// 50 ms, as TestARetriedRunIsNotReleasedByTheUndoOfTheClaimBeforeIt's),
+// logging to logs, and a session of two sim agents.
+func undoTeam(t *testing.T, st coordination.Store, logs *coordtest.SyncBuffer, ttl time.Duration) (*coordination.Service, *coordination.Session) {
+	t.Helper()
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.New(logs),
+		RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: ttl})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, s
+}
+
+// lostClaimThenDownStore writes a run claim and loses its answer (once,
+// when armed), and then fails lease reads while readsDown holds: the
+// undo of a claim that was written meets the outage that lost its answer.
+type lostClaimThenDownStore struct {
+	*lostClaimStore
+	readsDown   atomic.Bool
+	failedReads atomic.Int64
+}
+
+func (s *lostClaimThenDownStore) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	l, err := s.lostClaimStore.AcquireRun(ctx, id, owner, ttl)
+	if errors.Is(err, errLostClaim) {
+		s.readsDown.Store(true)
+	}
+	return l, err
+}
+
+func (s *lostClaimThenDownStore) ReadRun(ctx context.Context, id string) (*coordination.RunLease, error) {
+	if s.readsDown.Load() {
+		s.failedReads.Add(1)
+		return nil, errLostClaim
+	}
+	return s.lostClaimStore.ReadRun(ctx, id)
+}
+
+// TestAnUndoWaitsOutAnOutageAndThenTakesTheClaimBack: a run claim written
+// and its answer lost, whose lease cannot be read at first, is released
+// once the store answers, without another start: the undo tries again
+// with the outage backoff rather than giving up at its first failed read.
+func TestAnUndoWaitsOutAnOutageAndThenTakesTheClaimBack(t *testing.T) {
+	st := &lostClaimThenDownStore{lostClaimStore: &lostClaimStore{Store: memstore.New()}}
+	svc, s := undoTeam(t, st, &coordtest.SyncBuffer{}, 10*time.Second)
+	ctx := context.Background()
+	st.loseRun.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+		t.Fatalf("start: %v, want the lost claim's error", err)
+	}
+	if !coordination.Eventually(10*time.Second, func() bool { return st.failedReads.Load() > 0 }) {
+		t.Fatal("the undo never tried to read the lease")
+	}
+	l, err := st.Store.ReadRun(ctx, s.ID)
+	if err != nil || l == nil || l.Released {
+		t.Fatalf("the lost claim, read past the outage: %+v, %v; want it written and unreleased", l, err)
+	}
+	st.readsDown.Store(false)
+	released := func() bool {
+		l, err := st.Store.ReadRun(ctx, s.ID)
+		return err == nil && l != nil && l.Released
+	}
+	if !coordination.Eventually(10*time.Second, released) {
+		l, _ := st.Store.ReadRun(ctx, s.ID)
+		t.Fatalf("the lost claim was not released once the store answered: %+v", l)
+	}
+}
+
+// undoReadsStore is an unwrittenClaimStore that counts the lease reads it
+// failed and answered.
+type undoReadsStore struct {
+	*unwrittenClaimStore
+	failed, answered atomic.Int64
+}
+
+func (s *undoReadsStore) ReadRun(ctx context.Context, id string) (*coordination.RunLease, error) {
+	l, err := s.unwrittenClaimStore.ReadRun(ctx, id)
+	if err == nil {
+		s.answered.Add(1)
+	} else {
+		s.failed.Add(1)
+	}
+	return l, err
+}
+
+// TestAnUndoLeavesAnotherReplicasClaimAlone: a run claim the store never
+// wrote leaves version 1 free; another replica claims it while the undo
+// waits out the outage. The undo, reading the lease once the store
+// answers, finds that very version under another owner and leaves it: a
+// retried start here is refused, the other replica running it.
+func TestAnUndoLeavesAnotherReplicasClaimAlone(t *testing.T) {
+	st := &undoReadsStore{unwrittenClaimStore: &unwrittenClaimStore{Store: memstore.New()}}
+	svc, s := undoTeam(t, st, &coordtest.SyncBuffer{}, 10*time.Second)
+	ctx := context.Background()
+	st.failRun.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+		t.Fatalf("start: %v, want the failed claim's error", err)
+	}
+	if !coordination.Eventually(10*time.Second, func() bool { return st.failed.Load() > 0 }) {
+		t.Fatal("the undo never tried to read the lease")
+	}
+	other, err := st.Store.AcquireRun(ctx, s.ID, anotherReplica, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Version != 1 {
+		t.Fatalf("the other replica's claim is version %d; want 1, the version the failed claim would have written", other.Version)
+	}
+	before := st.answered.Load()
+	st.readsDown.Store(false)
+	if !coordination.Eventually(10*time.Second, func() bool { return st.answered.Load() > before }) {
+		t.Fatal("the undo never read the lease once the store answered")
+	}
+	// The start ends the undo, waiting for its attempt under way, before it
+	// claims: by its answer the undo has done all it will.
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, coordination.ErrSessionRunning) {
+		t.Fatalf("a start while the other replica runs the session: %v, want %v", err, coordination.ErrSessionRunning)
+	}
+	l, err := st.Store.ReadRun(ctx, s.ID)
+	if err != nil || l == nil || l.ID != anotherReplica.ID || l.Version != other.Version || l.Released {
+		t.Fatalf("the run lease: %+v, %v; want the other replica's claim %+v, unreleased", l, err, other)
+	}
+}
+
+// TestAnUndoGivesUpWhenTheClaimWouldHaveExpired: an undo that cannot read
+// the lease stops trying once its next attempt would come after the claim,
+// if written, had expired, and says so in the log; the session can then
+// be run as soon as the store answers.
+func TestAnUndoGivesUpWhenTheClaimWouldHaveExpired(t *testing.T) {
+	st := &unwrittenClaimStore{Store: memstore.New()}
+	logs := &coordtest.SyncBuffer{}
+	svc, s := undoTeam(t, st, logs, 500*time.Millisecond)
+	ctx := context.Background()
+	st.failRun.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+		t.Fatalf("start: %v, want the failed claim's error", err)
+	}
+	const gaveUp = "could not tell whether a failed claim was written"
+	if !coordination.Eventually(10*time.Second, func() bool { return strings.Contains(logs.String(), gaveUp) }) {
+		t.Fatalf("the undo did not give up by the claim's expiry; the log:\n%s", logs.String())
+	}
+	st.readsDown.Store(false)
+	r, _, err := svc.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatalf("a start after the undo gave up: %v", err)
+	}
+	if _, err := r.Result(); err != nil {
+		t.Fatalf("the run: %v", err)
+	}
+}
