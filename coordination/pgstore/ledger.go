@@ -255,7 +255,7 @@ func (l *stepLock) AppendUncancelled(ctx context.Context, e coordination.Entry, 
 	if err := fenceArgs(l.id, l.agent, 0, cancels, false); err != nil {
 		return coordination.Entry{}, err
 	}
-	out, _, err := l.land(ctx, e, false, &leased{cancels: cancels})
+	out, _, err := l.land(ctx, e, false, &fence{cancels: cancels})
 	return out, err
 }
 
@@ -273,7 +273,7 @@ func (l *stepLock) LandLeased(ctx context.Context, e coordination.Entry, version
 	if err := fenceArgs(l.id, l.agent, version, cancels, true); err != nil {
 		return coordination.Entry{}, false, err
 	}
-	out, released, err := l.land(ctx, e, true, &leased{version, cancels})
+	out, released, err := l.land(ctx, e, true, &fence{cancels: cancels, version: version})
 	if err == nil {
 		l.Release()
 	}
@@ -298,14 +298,14 @@ const entryInsert = `WITH n AS (SELECT CASE WHEN $8::bool THEN
 		RETURNING 1)
 	SELECT n.n FROM n, ins`
 
-// leased is a landing's fences besides its lock: the session's cancels
-// when the step began, and the claim's version of the step lease (0: no
-// lease, the cancels alone). LandLeased and AppendUncancelled refuse the
-// values that would mean no fence (fenceArgs), so 0 comes only from
-// AppendUncancelled.
-type leased struct {
-	version int64
+// fence is a landing's fences besides its lock (nil: the lock alone): the
+// session's cancels when the step began, and the claim's version of the
+// step lease (0: no lease, the cancels alone). LandLeased and
+// AppendUncancelled refuse the values that would mean no fence
+// (fenceArgs), so 0 comes only from AppendUncancelled.
+type fence struct {
 	cancels int
+	version int64
 }
 
 // fenceArgs refuses a fence's arguments that fence nothing: a lease
@@ -317,12 +317,12 @@ func fenceArgs(id, agent string, version int64, cancels int, leased bool) error 
 	return nil
 }
 
-// land is Append; release deletes the lock's row with the landing. lease
+// land is Append; release deletes the lock's row with the landing. f
 // fences it by the session's cancels (a host's landing, which the service
 // also counted under the session lock; a server step's, which it did not)
 // and, with a version, by the agent's step lease, which it releases with
 // the landing (released: it did, or no lease is left to release).
-func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool, lease *leased) (_ coordination.Entry, released bool, _ error) {
+func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool, f *fence) (_ coordination.Entry, released bool, _ error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := coordination.CheckStepAppend(l.id, l.agent, l.step, l.released, l.appended, e); err != nil {
@@ -357,14 +357,10 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		s.db.held.remove(s.tenant, l.token)
 	}
 	var rel *leaseRelease
-	cancels := -1
-	if lease != nil {
-		cancels = lease.cancels
-		if lease.version != 0 {
-			rel = s.leaseRelease(l.id, l.agent, lease.version)
-		}
+	if f != nil && f.version != 0 {
+		rel = s.leaseRelease(l.id, l.agent, f.version)
 	}
-	err = s.landStep(ctx, conn, l, &e, snapshot, release, cancels, rel)
+	err = s.landStep(ctx, conn, l, &e, snapshot, release, f, rel)
 	if release {
 		if err == nil {
 			l.gone = true
@@ -480,15 +476,15 @@ const lockLostCode = "MGL01"
 // lock's, or taken back if the database lost it), then the entry (numbered,
 // if it is an answer without a number: e.AnswerNum is set), the snapshot,
 // the usage and the notification, and with release the lock row's delete.
-// A landing fenced by the cancels (cancels >= 0: a leased landing, a host's)
-// starts with their fence (massgen_hold_uncancelled: no cancelled entry
-// since the step began, counted with the session's row held FOR SHARE); a
-// leased one (rel) then with the lease's (massgen_hold_lease: the step
+// A fenced landing (f: a leased landing, a host's) starts with the cancels'
+// fence (massgen_hold_uncancelled: no cancelled entry since the step began,
+// counted with the session's row held FOR SHARE); a leased one (rel, made
+// from f's version) then with the lease's (massgen_hold_lease: the step
 // lease row held, still the claim's and unreleased) and its release. A
 // statement that fails aborts the transaction and every statement after
 // it: nothing lands without the lock, nor without the lease.
 func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte,
-	release bool, cancels int, rel *leaseRelease) error {
+	release bool, f *fence, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there
@@ -510,12 +506,12 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	name := "step:" + l.agent
 	u := e.Usage
 	b := &pgx.Batch{}
-	if cancels >= 0 {
+	if f != nil {
 		// The cancels first: a session cancelled (and perhaps resumed, its
 		// new run claiming this step's lease) refuses the step as cancelled,
 		// which tells its caller to resume and records the model's spend,
 		// rather than as a lost lease.
-		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, cancels)
+		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, f.cancels)
 	}
 	if rel != nil {
 		// Then the lease: held until the commit, and released (known row)
@@ -537,7 +533,7 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
 	}
 	br := conn.SendBatch(ctx, b)
-	if cancels >= 0 {
+	if f != nil {
 		_, err = br.Exec() // the cancels
 	}
 	if rel != nil {
