@@ -155,8 +155,15 @@ func (c *runClaim) fence(r *Run) {
 }
 
 // release stops the heartbeat, releases the lease and lets the run lock go.
-// Safe to call more than once.
-func (c *runClaim) release() {
+// Safe to call more than once, and after leave.
+func (c *runClaim) release() { c.end(true) }
+
+// leave is release without releasing the lease: it expires a TTL after
+// its last renewal, and the session then reads interrupted (a run that
+// could not record why it stopped).
+func (c *runClaim) leave() { c.end(false) }
+
+func (c *runClaim) end(releaseLease bool) {
 	c.once.Do(func() {
 		if c.ls != nil {
 			close(c.stop)
@@ -168,7 +175,9 @@ func (c *runClaim) release() {
 				// releases its lease. A release that fails leaves the lease
 				// to expire; the session has ended or been cancelled by
 				// then, so no reader takes it for interrupted.
-				_ = c.ls.ReleaseRun(context.Background(), c.id, c.version)
+				if releaseLease {
+					_ = c.ls.ReleaseRun(context.Background(), c.id, c.version)
+				}
 			}
 		}
 		c.unlock()

@@ -40,6 +40,11 @@ type Run struct {
 	// cancels is how many cancels the session had when this run was asked
 	// for: the run lifts those, never a later one (cancelfence.go).
 	cancels int
+
+	// leaveLease is set by the loop when its session could not be left
+	// reading true (stoppedOnError): the run's lease is left to expire
+	// instead of released, so the session reads interrupted.
+	leaveLease bool
 }
 
 // landed notes the state a step of the run's own left and returns the newest
@@ -208,7 +213,11 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			svc.sessions.derived.Delete(id)
 			svc.sessions.forgetUnstepped(id, s, r.res)
 			svc.servers.close(id)
-			unlockRun()
+			if r.leaveLease {
+				claim.leave()
+			} else {
+				unlockRun()
+			}
 			started()
 			cancel(nil)
 		}()
@@ -577,7 +586,9 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		}
 		return res, err
 	}
-	svc.stoppedOnError(ctx, s.ID, cause)
+	if !svc.stoppedOnError(ctx, s.ID, cause) {
+		r.leaveLease = true
+	}
 	return nil, cause
 }
 
@@ -588,11 +599,21 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 // either, which a replica resuming interrupted runs would take up again and
 // again at the user's expense while the error stands. A run fenced by a
 // lost lease writes nothing: the session is another process's now.
-func (svc *Service) stoppedOnError(ctx context.Context, id string, cause error) {
-	if cause == nil || errors.Is(cause, ErrLeaseLost) || svc.storeDown(cause) {
+//
+// It tells whether the session now reads true with the run's lease
+// released. False when it could not be marked (the store unreachable for
+// the lease's read or the cancel, or the run stopped by an outage): the
+// run then leaves its lease unreleased, to expire, so the session reads
+// interrupted, which is true and resumable, rather than running with
+// nothing running it.
+func (svc *Service) stoppedOnError(ctx context.Context, id string, cause error) bool {
+	if cause == nil || errors.Is(cause, ErrLeaseLost) {
+		return true
+	}
+	if svc.storeDown(cause) {
 		// An outage pauses a run rather than stopping it: not the run's
 		// error, and a cancel could not be written through it anyway.
-		return
+		return false
 	}
 	if ls, ok := svc.store.(LeaseStore); ok {
 		// The lease lost to another claim at the moment another error
@@ -600,18 +621,20 @@ func (svc *Service) stoppedOnError(ctx context.Context, id string, cause error) 
 		l, err := ls.ReadRun(ctx, id)
 		if err != nil {
 			svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
-				Msg("the run stopped on an error and its lease could not be read to tell whose the session is; it is not marked cancelled, and reads running until its lease expires")
-			return
+				Msg("the run stopped on an error and its lease could not be read to tell whose the session is; it is not marked cancelled, and reads interrupted once its lease expires")
+			return false
 		}
 		if l != nil && l.ID != svc.leases.owner {
-			return
+			return true
 		}
 	}
 	why := "the run stopped on an error: " + Reason(cause.Error(), ReasonRunes)
 	if _, err := svc.markCancelled(ctx, id, why, false); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
-			Msg("the run stopped on an error and could not mark its session cancelled; it may read running until it is cancelled or resumed")
+			Msg("the run stopped on an error and could not mark its session cancelled; it reads interrupted once its lease expires, and can be resumed")
+		return false
 	}
+	return true
 }
 
 // markCancelled records a cancellation unless the session has ended (or,

@@ -68,17 +68,24 @@ func cancelledEntries(t *testing.T, st *memstore.Store, id string) int {
 	return n
 }
 
-// TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadIsNotMarkedCancelled: a run
+// TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadReadsInterrupted: a run
 // whose step fails with an error of the store's, and whose run lease then
 // cannot be read (the store unreachable), cannot tell whether the session
-// is still its own; it writes no cancel and says so in the log. The error
-// is still the run's, and the session can be run on once the store
-// answers.
-func TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadIsNotMarkedCancelled(t *testing.T) {
+// is still its own; it writes no cancel and says so in the log. Nor does
+// it release its lease, though the store answers again by the run's end:
+// released, the session read running for ever with nothing running it.
+// The lease expires and the session reads interrupted, which is true, and
+// runs on from there.
+func TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadReadsInterrupted(t *testing.T) {
 	st := &leaseUnreadStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
 	logs := &coordtest.SyncBuffer{}
-	svc, s := leasedTeam(t, st, logs)
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.New(logs),
+		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 300 * time.Millisecond})
 	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	st.failWith(errStepStoreBroken)
 	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errStepStoreBroken) {
 		t.Fatalf("run: %v, want the step's error", err)
@@ -93,15 +100,19 @@ func TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadIsNotMarkedCancelled(t *testi
 	if n := cancelledEntries(t, st.Store, s.ID); n != 0 {
 		t.Fatalf("%d cancelled entries after a run whose lease could not be read; want none (whose the session is was unknown)", n)
 	}
-	v, err := svc.Status(ctx, s.ID)
+	l, err := st.Store.ReadRun(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not cancelled. (It reads running: the run's end released the lease,
-	// the store answering again by then, so it does not read interrupted
-	// when the lease would have expired, as the log line says.)
-	if v.Result.Status == coordination.StatusCancelled {
-		t.Fatalf("status %s, want not cancelled", v.Result.Status)
+	if l == nil || l.Released {
+		t.Fatalf("the run lease after the run stopped: %+v, want it left unreleased to expire", l)
+	}
+	if !coordination.Eventually(5*time.Second, func() bool {
+		v, err := svc.Status(ctx, s.ID)
+		return err == nil && v.Result.Status == coordination.StatusInterrupted
+	}) {
+		v, err := svc.Status(ctx, s.ID)
+		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
 	}
 	st.failWith(nil)
 	res, err := svc.Run(ctx, s.ID, nil)
@@ -195,14 +206,71 @@ func TestAnOutageIsNoErrorARunStopsOn(t *testing.T) {
 	st := memstore.New()
 	svc, s := leasedTeam(t, st, &coordtest.SyncBuffer{})
 	ctx := context.Background()
-	for _, cause := range []error{nil, fmt.Errorf("dummy: landing: %w", coordination.ErrStoreUnavailable)} {
-		coordination.StoppedOnError(svc, ctx, s.ID, cause)
+	for _, tc := range []struct {
+		cause error
+		// settled: the session reads true with the lease released; an
+		// outage's stop leaves the lease to expire into interrupted.
+		settled bool
+	}{{nil, true}, {fmt.Errorf("dummy: landing: %w", coordination.ErrStoreUnavailable), false}} {
+		if got := coordination.StoppedOnError(svc, ctx, s.ID, tc.cause); got != tc.settled {
+			t.Errorf("stopped on %v: settled %v, want %v", tc.cause, got, tc.settled)
+		}
 		if n := cancelledEntries(t, st, s.ID); n != 0 {
-			t.Fatalf("stopped on %v: %d cancelled entries, want none", cause, n)
+			t.Fatalf("stopped on %v: %d cancelled entries, want none", tc.cause, n)
 		}
 	}
-	coordination.StoppedOnError(svc, ctx, s.ID, errStepStoreBroken)
+	if !coordination.StoppedOnError(svc, ctx, s.ID, errStepStoreBroken) {
+		t.Error("a session marked cancelled was not reported settled")
+	}
 	if n := cancelledEntries(t, st, s.ID); n != 1 {
 		t.Fatalf("stopped on %v: %d cancelled entries, want 1 (the session, not run here, is no other process's)", errStepStoreBroken, n)
+	}
+}
+
+// cancelRefusedStore is a brokenStepStore that refuses to record a cancel
+// while a step lock is refused: a disk that filled just as the run
+// stopped on its step's error.
+type cancelRefusedStore struct {
+	*brokenStepStore
+	refused atomic.Int64
+}
+
+var errCancelRefused = errors.New("dummy: no space left on device")
+
+func (s *cancelRefusedStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if e.Kind == coordination.SessionCancelled && s.fail.Load() != nil {
+		s.refused.Add(1)
+		return coordination.SessionEntry{}, errCancelRefused
+	}
+	return s.Store.AppendSession(ctx, id, e)
+}
+
+// TestARunThatCannotRecordWhyItStoppedReadsInterrupted: a run stopped on
+// its step's error whose cancel cannot be written leaves its lease to
+// expire rather than released, so the session reads interrupted (true,
+// and resumable) instead of running for ever with nothing running it.
+func TestARunThatCannotRecordWhyItStoppedReadsInterrupted(t *testing.T) {
+	st := &cancelRefusedStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
+		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 300 * time.Millisecond})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.failWith(errStepStoreBroken)
+	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errStepStoreBroken) {
+		t.Fatalf("run: %v, want the step's error", err)
+	}
+	if st.refused.Load() == 0 {
+		t.Fatal("no cancel was refused; the test tests nothing")
+	}
+	st.failWith(nil)
+	if !coordination.Eventually(5*time.Second, func() bool {
+		v, err := svc.Status(ctx, s.ID)
+		return err == nil && v.Result.Status == coordination.StatusInterrupted
+	}) {
+		v, err := svc.Status(ctx, s.ID)
+		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
 	}
 }
