@@ -3,6 +3,7 @@ package coordination
 import (
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -45,7 +46,7 @@ func sessionUsage(l *Ledger, extra providers.Usage) providers.Usage {
 func (svc *Service) refreshed(s *Session, l *Ledger, st *State, rec *TeamResult) *TeamResult {
 	base := svc.baseResult(s, l, st, providers.Free())
 	r := rec.Clone()
-	r.Votes, r.Answers, r.Steps, r.Agents = base.Votes, base.Answers, base.Steps, base.Agents
+	r.Votes, r.Answers, r.Steps, r.Agents = base.Votes, keepWinner(base.Answers, rec), base.Steps, base.Agents
 	r.Usage, r.CostUSD, r.BudgetEnforced = base.Usage, base.CostUSD, base.BudgetEnforced
 	r.NextAgents = []string{}
 	if r.Winner != nil && Deref(r.StopReason) == StopBudget {
@@ -55,6 +56,28 @@ func (svc *Service) refreshed(s *Session, l *Ledger, st *State, rec *TeamResult)
 		r.NotAgreed = notAgreed(s, nil, r, Deref(r.HowChosen), Deref(r.StopReason))
 	}
 	return r
+}
+
+// keepWinner is answers (every agent's latest) with the recorded winner's
+// answer kept, just after its agent's newer one, when that agent's next
+// answer landed after the end: the decision stands on the answer it
+// chose, and a result whose winner is not among its answers contradicts
+// itself. After, so that an agent's first answer listed is still its
+// latest for the readers that look for that.
+func keepWinner(answers []AnswerView, rec *TeamResult) []AnswerView {
+	w := rec.Winner
+	if w == nil || slices.ContainsFunc(answers, func(a AnswerView) bool { return a.AgentID == w.AgentID && a.Label == w.Label }) {
+		return answers
+	}
+	i := slices.IndexFunc(rec.Answers, func(a AnswerView) bool { return a.AgentID == w.AgentID && a.Label == w.Label })
+	if i < 0 {
+		return answers
+	}
+	at := slices.IndexFunc(answers, func(a AnswerView) bool { return a.AgentID == w.AgentID })
+	if at < 0 {
+		at = len(answers) - 1
+	}
+	return slices.Insert(answers, at+1, rec.Answers[i])
 }
 
 // stale tells whether a recorded result lacks entries or spend the ledger

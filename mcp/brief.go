@@ -295,8 +295,15 @@ func resultLinks(r *coordination.TeamResult, finalCut bool) []mcpgo.Content {
 	if finalCut {
 		link(finalURI(id), "final answer", "The final answer, whole.", answerContentMIME, len(*r.FinalAnswer))
 	}
+	listed := map[string]bool{}
 	for _, a := range r.Answers {
-		link(answerURI(id, a.Label), "answer "+a.Label, "The latest answer of "+coordination.Who(a.AgentID, a.Model)+", whole.", answerContentMIME, len(a.Content))
+		what := "The latest answer of "
+		if listed[a.AgentID] {
+			// The winner's, kept in a result its agent answered again after.
+			what = "The winning answer, superseded after the end, of "
+		}
+		listed[a.AgentID] = true
+		link(answerURI(id, a.Label), "answer "+a.Label, what+coordination.Who(a.AgentID, a.Model)+", whole.", answerContentMIME, len(a.Content))
 	}
 	link(eventsURI(id), "timeline", "The session's whole timeline.", jsonMIME, 0)
 	if r.FilesCount > 0 && r.Winner != nil {
