@@ -86,3 +86,14 @@ func TestAWinnersAnswerSupersededAfterTheEndStaysInTheResult(t *testing.T) {
 		t.Errorf("amended answers %v: want agent_a's newer answer, then the winner's, then agent_b's", labels)
 	}
 }
+
+// TestAnsweredCountsAgentsNotAnswers: a result listing the winner's
+// answer beside its agent's newer one counts that agent once.
+func TestAnsweredCountsAgentsNotAnswers(t *testing.T) {
+	r := &coordination.TeamResult{Answers: []coordination.AnswerView{
+		{AgentID: "agent_a", Label: "agent1.2"}, {AgentID: "agent_a", Label: "agent1.1"}, {AgentID: "agent_b", Label: "agent2.1"},
+	}}
+	if n := r.Answered(); n != 2 {
+		t.Errorf("Answered() = %d, want 2", n)
+	}
+}

@@ -88,6 +88,15 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 	}
 	lz.undos.takeOver(ctx, lz, ls, id)
 	prev, prevErr := ls.ReadRun(ctx, id)
+	if prevErr == nil && prev != nil && !prev.Released && prev.ID == lz.owner {
+		// This service's own lease, unreleased, while it holds the run
+		// lock, so no run of its own holds the session: one that could
+		// not record why it stopped left it to expire (Run.leaveLease).
+		// Taken back rather than waited out, and no run died.
+		if err := ls.ReleaseRun(ctx, id, prev.Version); err == nil {
+			prev.Released = true
+		}
+	}
 	l, err := ls.AcquireRun(ctx, id, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
 		unlock()

@@ -131,7 +131,9 @@ type VoteView struct {
 	Stale       bool   `json:"stale"`
 }
 
-// AnswerView is an agent's latest answer.
+// AnswerView is an agent's answer: its latest, or in a finished result
+// amended after the end the winner's too, which its agent's newer one
+// superseded (listed after it).
 type AnswerView struct {
 	AgentID string `json:"agent_id"`
 	Label   string `json:"label"`
@@ -237,4 +239,15 @@ func Deref[T ~string](s *T) T {
 		return ""
 	}
 	return *s
+}
+
+// Answered is how many agents have an answer in the result: Answers holds
+// one per agent, and the winner's again when its agent answered after the
+// end.
+func (r *TeamResult) Answered() int {
+	seen := map[string]bool{}
+	for _, a := range r.Answers {
+		seen[a.AgentID] = true
+	}
+	return len(seen)
 }

@@ -561,8 +561,12 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	}
 	switch {
 	case errors.Is(cause, errTimeout):
-		set, err := svc.settle(ctx, s.ID, StopTimeout, "")
-		if err != nil {
+		var set settled
+		if err := svc.whileDown(ctx, s, func() (err error) {
+			set, err = svc.settle(ctx, s.ID, StopTimeout, "")
+			return err
+		}); err != nil {
+			r.leaveLease = svc.storeDown(err)
 			return nil, err
 		}
 		st, res := set.st, set.res
@@ -580,16 +584,42 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		}
 		return svc.snapshot(s2, l, st), nil
 	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
-		res, err := svc.markCancelled(ctx, s.ID, "run cancelled", false)
+		var res *TeamResult
+		err := svc.whileDown(ctx, s, func() (err error) {
+			res, err = svc.markCancelled(ctx, s.ID, "run cancelled", false)
+			return err
+		})
+		r.leaveLease = svc.storeDown(err)
 		if err == nil {
 			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
 		}
 		return res, err
 	}
-	if !svc.stoppedOnError(ctx, s.ID, cause) {
+	if !svc.stoppedOnError(ctx, s, cause) {
 		r.leaveLease = true
 	}
 	return nil, cause
+}
+
+// whileDown runs write, a stopped run's record of why it stopped (its
+// cancel, its timeout's end), waiting out the store's outage for as long
+// as the run's lease lasts: its heartbeat goes on until the run ends, so
+// the session is the run's meanwhile. It returns write's last error; one
+// the store's outage still explains means the record was never taken, and
+// the caller leaves the lease to expire (Run.leaveLease), so the session
+// reads interrupted rather than running with nothing running it.
+func (svc *Service) whileDown(ctx context.Context, s *Session, write func() error) error {
+	var down outage
+	until := svc.opts.Now().Add(svc.leases.ttl)
+	for {
+		err := write()
+		if err == nil || !svc.storeDown(err) || !svc.opts.Now().Before(until) {
+			return err
+		}
+		if svc.pause(ctx, s, "the run's end", &down, err) != nil {
+			return err
+		}
+	}
 }
 
 // stoppedOnError leaves a session whose run stopped on an error saying so:
@@ -600,39 +630,50 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 // again at the user's expense while the error stands. A run fenced by a
 // lost lease writes nothing: the session is another process's now.
 //
-// It tells whether the session now reads true with the run's lease
-// released. False when it could not be marked (the store unreachable for
-// the lease's read or the cancel, or the run stopped by an outage): the
-// run then leaves its lease unreleased, to expire, so the session reads
-// interrupted, which is true and resumable, rather than running with
-// nothing running it.
-func (svc *Service) stoppedOnError(ctx context.Context, id string, cause error) bool {
+// It tells whether the run may release its lease. False when the store
+// stayed unreachable, through an outage as long as the lease, for the
+// lease's read or the cancel (whileDown): the run then leaves its lease to
+// expire, so the session reads interrupted, which is true and resumable,
+// rather than running with nothing running it. Any other failure releases
+// it as before: a refusal that would stand (a full disk) must not make the
+// session interrupted, for a replica resuming those to take up again and
+// again.
+func (svc *Service) stoppedOnError(ctx context.Context, s *Session, cause error) bool {
 	if cause == nil || errors.Is(cause, ErrLeaseLost) {
 		return true
 	}
 	if svc.storeDown(cause) {
-		// An outage pauses a run rather than stopping it: not the run's
-		// error, and a cancel could not be written through it anyway.
+		// Not reached from the loop, which pauses on an outage and stops
+		// only on its context's cause; kept so that a cause the store
+		// explains never records a cancel the outage could not write.
 		return false
 	}
+	id := s.ID
 	if ls, ok := svc.store.(LeaseStore); ok {
 		// The lease lost to another claim at the moment another error
 		// stopped the loop: the session is that process's now.
-		l, err := ls.ReadRun(ctx, id)
+		var l *RunLease
+		err := svc.whileDown(ctx, s, func() (err error) {
+			l, err = ls.ReadRun(ctx, id)
+			return err
+		})
 		if err != nil {
 			svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
-				Msg("the run stopped on an error and its lease could not be read to tell whose the session is; it is not marked cancelled, and reads interrupted once its lease expires")
-			return false
+				Msg("the run stopped on an error and its lease could not be read to tell whose the session is; it is not marked cancelled")
+			return !svc.storeDown(err)
 		}
 		if l != nil && l.ID != svc.leases.owner {
 			return true
 		}
 	}
 	why := "the run stopped on an error: " + Reason(cause.Error(), ReasonRunes)
-	if _, err := svc.markCancelled(ctx, id, why, false); err != nil {
+	if err := svc.whileDown(ctx, s, func() error {
+		_, err := svc.markCancelled(ctx, id, why, false)
+		return err
+	}); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
-			Msg("the run stopped on an error and could not mark its session cancelled; it reads interrupted once its lease expires, and can be resumed")
-		return false
+			Msg("the run stopped on an error and could not mark its session cancelled")
+		return !svc.storeDown(err)
 	}
 	return true
 }

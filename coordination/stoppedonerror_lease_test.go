@@ -199,9 +199,9 @@ func TestARunStoppedOnAnErrorAfterAnotherClaimWritesNoCancel(t *testing.T) {
 
 // TestAnOutageIsNoErrorARunStopsOn: stoppedOnError given an outage for a
 // cause (or none) writes nothing, where any other error cancels the same
-// session. A run's loop pauses on an outage rather than stopping on it: a
-// run reaches this skip with one only as the cause its caller's context
-// was cancelled with, so it is pinned here, on the function.
+// session. A run's loop pauses on an outage rather than stopping on it and
+// stops only on its context's cause, so no run reaches the outage's skip:
+// it is kept against a future path, and pinned here, on the function.
 func TestAnOutageIsNoErrorARunStopsOn(t *testing.T) {
 	st := memstore.New()
 	svc, s := leasedTeam(t, st, &coordtest.SyncBuffer{})
@@ -212,14 +212,14 @@ func TestAnOutageIsNoErrorARunStopsOn(t *testing.T) {
 		// outage's stop leaves the lease to expire into interrupted.
 		settled bool
 	}{{nil, true}, {fmt.Errorf("dummy: landing: %w", coordination.ErrStoreUnavailable), false}} {
-		if got := coordination.StoppedOnError(svc, ctx, s.ID, tc.cause); got != tc.settled {
+		if got := coordination.StoppedOnError(ctx, svc, s, tc.cause); got != tc.settled {
 			t.Errorf("stopped on %v: settled %v, want %v", tc.cause, got, tc.settled)
 		}
 		if n := cancelledEntries(t, st, s.ID); n != 0 {
 			t.Fatalf("stopped on %v: %d cancelled entries, want none", tc.cause, n)
 		}
 	}
-	if !coordination.StoppedOnError(svc, ctx, s.ID, errStepStoreBroken) {
+	if !coordination.StoppedOnError(ctx, svc, s, errStepStoreBroken) {
 		t.Error("a session marked cancelled was not reported settled")
 	}
 	if n := cancelledEntries(t, st, s.ID); n != 1 {
@@ -227,18 +227,19 @@ func TestAnOutageIsNoErrorARunStopsOn(t *testing.T) {
 	}
 }
 
-// cancelRefusedStore is a brokenStepStore that refuses to record a cancel
-// while a step lock is refused: a disk that filled just as the run
-// stopped on its step's error.
+// cancelRefusedStore is a brokenStepStore that cannot record a cancel
+// while a step lock is refused (or while refuse is set): the store gone
+// away just as the run stopped.
 type cancelRefusedStore struct {
 	*brokenStepStore
+	refuse  atomic.Bool
 	refused atomic.Int64
 }
 
-var errCancelRefused = errors.New("dummy: no space left on device")
+var errCancelRefused = fmt.Errorf("dummy: recording the cancel: %w", coordination.ErrStoreUnavailable)
 
 func (s *cancelRefusedStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if e.Kind == coordination.SessionCancelled && s.fail.Load() != nil {
+	if e.Kind == coordination.SessionCancelled && (s.fail.Load() != nil || s.refuse.Load()) {
 		s.refused.Add(1)
 		return coordination.SessionEntry{}, errCancelRefused
 	}
@@ -246,9 +247,10 @@ func (s *cancelRefusedStore) AppendSession(ctx context.Context, id string, e coo
 }
 
 // TestARunThatCannotRecordWhyItStoppedReadsInterrupted: a run stopped on
-// its step's error whose cancel cannot be written leaves its lease to
-// expire rather than released, so the session reads interrupted (true,
-// and resumable) instead of running for ever with nothing running it.
+// its step's error whose cancel the store cannot take for as long as the
+// lease lasts leaves its lease to expire rather than released, so the
+// session reads interrupted (true, and resumable) instead of running for
+// ever with nothing running it.
 func TestARunThatCannotRecordWhyItStoppedReadsInterrupted(t *testing.T) {
 	st := &cancelRefusedStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
 	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
@@ -272,5 +274,97 @@ func TestARunThatCannotRecordWhyItStoppedReadsInterrupted(t *testing.T) {
 	}) {
 		v, err := svc.Status(ctx, s.ID)
 		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
+	}
+}
+
+// TestARunCancelledWhileTheStoreIsDownReadsInterrupted: a run cancelled
+// while its cancel cannot be recorded (the store unreachable for longer
+// than the lease) leaves its lease to expire, so the session reads
+// interrupted instead of running with nothing running it; a run of the
+// same server resumes it at once, its own left lease no obstacle, and
+// says nothing of a run that died.
+func TestARunCancelledWhileTheStoreIsDownReadsInterrupted(t *testing.T) {
+	st := &cancelRefusedStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
+	logs := &coordtest.SyncBuffer{}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.New(logs),
+		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 300 * time.Millisecond})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.refuse.Store(true)
+	r, _, err := svc.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Cancel()
+	if _, err := r.Result(); err == nil {
+		t.Fatal("a run whose cancel could not be recorded reported no error")
+	}
+	if st.refused.Load() < 2 {
+		t.Fatalf("the cancel was tried %d times; want it tried again while the lease lasted", st.refused.Load())
+	}
+	st.refuse.Store(false)
+	if n := cancelledEntries(t, st.Store, s.ID); n != 0 {
+		t.Fatalf("%d cancelled entries; the store took none", n)
+	}
+	if !coordination.Eventually(5*time.Second, func() bool {
+		v, err := svc.Status(ctx, s.ID)
+		return err == nil && v.Result.Status == coordination.StatusInterrupted
+	}) {
+		v, err := svc.Status(ctx, s.ID)
+		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatalf("running the session on: %v", err)
+	}
+	if res.Status != coordination.StatusFinished {
+		t.Fatalf("the run on ended %s, want finished", res.Status)
+	}
+}
+
+// TestARunOfTheSameServerTakesBackItsOwnLeftLease: a session whose run
+// left its lease to expire is run on by the same server before it has:
+// the lease is this server's and no run of it holds the session, so the
+// claim takes it back instead of answering that the session is running,
+// and records no resumed-from-a-dead-run event.
+func TestARunOfTheSameServerTakesBackItsOwnLeftLease(t *testing.T) {
+	st := &leaseUnreadStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
+	// A lease of 2 s, renewed until the run ends: the next run, at once,
+	// claims it well before it expires.
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
+		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 2 * time.Second})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.failWith(errStepStoreBroken)
+	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errStepStoreBroken) {
+		t.Fatalf("run: %v, want the step's error", err)
+	}
+	st.readsDown.Store(false)
+	st.failWith(nil)
+	l, err := st.Store.ReadRun(ctx, s.ID)
+	if err != nil || l == nil || l.Released {
+		t.Fatalf("the lease after the run stopped: %+v, %v; want it left", l, err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatalf("running the session on at once: %v", err)
+	}
+	if res.Status != coordination.StatusFinished {
+		t.Fatalf("the run on ended %s, want finished", res.Status)
+	}
+	events, err := svc.Events(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Type == "resumed" {
+			t.Errorf("a run of the same server taking back its own left lease recorded %q: %s", e.Type, e.Message)
+		}
 	}
 }

@@ -200,7 +200,7 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Team %s: %s\n", r.SessionID, r.Status)
 	if r.Degraded {
-		fmt.Fprintf(&b, "DEGRADED: only %s ever answered, so this is not a team's answer.\n", coordination.Count(len(r.Answers), "agent"))
+		fmt.Fprintf(&b, "DEGRADED: only %s ever answered, so this is not a team's answer.\n", coordination.Count(r.Answered(), "agent"))
 	}
 	for _, d := range r.Dropped {
 		fmt.Fprintf(&b, "Dropped: %s (%s) — %s: %s\n", d.AgentID, d.Model, d.Class, coordination.Reason(d.Message, 120))

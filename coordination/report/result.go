@@ -237,7 +237,7 @@ func clipLine(s string, n int) string {
 func droppedText(r *coordination.TeamResult) string {
 	var b strings.Builder
 	if r.Degraded {
-		fmt.Fprintf(&b, "DEGRADED: only %s of a team of %d ever answered, so this is not a team's answer.\n", coordination.Count(len(r.Answers), "agent"), len(r.Agents)+countPreRun(r))
+		fmt.Fprintf(&b, "DEGRADED: only %s of a team of %d ever answered, so this is not a team's answer.\n", coordination.Count(r.Answered(), "agent"), len(r.Agents)+countPreRun(r))
 	}
 	for _, d := range r.Dropped {
 		msg := coordination.Reason(d.Message, 200)
