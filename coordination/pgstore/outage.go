@@ -22,9 +22,13 @@ var _ coordination.OutageStore = (*Store)(nil)
 // one, nor is a context cancelled while its statement ran. A deadline that
 // ran out is one (context.DeadlineExceeded is a net.Error, and pgx reports
 // it as a timeout): a statement on its own clock, as unlock's, met a
-// database too slow or silent to answer. So is a statement pgx never sent
-// because its context had ended (safe to retry): a caller for whom an
-// ended context means stop checks ctx.Err() first, as a run's paths do.
+// database too slow or silent to answer. A statement never sent because
+// its context had ended is one on a connection already held (pgx's
+// safe-to-retry timeout), but not on a pooled call, where a cancelled
+// context comes back bare, as context.Canceled, before any connection is
+// taken (TestAStatementNeverSentIsAnOutageOnlyWhenPgxSaysSo): a caller
+// for whom an ended context means stop checks ctx.Err() first, as a run's
+// paths do, and does not lean on either answer.
 func (s *Store) Unavailable(err error) bool { return unavailable(err) }
 
 func unavailable(err error) bool {
