@@ -79,13 +79,8 @@ func cancelledEntries(t *testing.T, st *memstore.Store, id string) int {
 func TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadReadsInterrupted(t *testing.T) {
 	st := &leaseUnreadStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
 	logs := &coordtest.SyncBuffer{}
-	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.New(logs),
-		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 300 * time.Millisecond})
+	svc, s := fastLeaseTeam(t, st, logs, 300*time.Millisecond)
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st.failWith(errStepStoreBroken)
 	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errStepStoreBroken) {
 		t.Fatalf("run: %v, want the step's error", err)
@@ -107,13 +102,7 @@ func TestARunStoppedOnAnErrorWhoseLeaseCannotBeReadReadsInterrupted(t *testing.T
 	if l == nil || l.Released {
 		t.Fatalf("the run lease after the run stopped: %+v, want it left unreleased to expire", l)
 	}
-	if !coordination.Eventually(5*time.Second, func() bool {
-		v, err := svc.Status(ctx, s.ID)
-		return err == nil && v.Result.Status == coordination.StatusInterrupted
-	}) {
-		v, err := svc.Status(ctx, s.ID)
-		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
-	}
+	waitInterrupted(t, svc, s.ID)
 	st.failWith(nil)
 	res, err := svc.Run(ctx, s.ID, nil)
 	if err != nil {
@@ -253,13 +242,8 @@ func (s *cancelRefusedStore) AppendSession(ctx context.Context, id string, e coo
 // ever with nothing running it.
 func TestARunThatCannotRecordWhyItStoppedReadsInterrupted(t *testing.T) {
 	st := &cancelRefusedStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
-	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
-		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 300 * time.Millisecond})
+	svc, s := fastLeaseTeam(t, st, nil, 300*time.Millisecond)
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st.failWith(errStepStoreBroken)
 	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errStepStoreBroken) {
 		t.Fatalf("run: %v, want the step's error", err)
@@ -268,13 +252,7 @@ func TestARunThatCannotRecordWhyItStoppedReadsInterrupted(t *testing.T) {
 		t.Fatal("no cancel was refused; the test tests nothing")
 	}
 	st.failWith(nil)
-	if !coordination.Eventually(5*time.Second, func() bool {
-		v, err := svc.Status(ctx, s.ID)
-		return err == nil && v.Result.Status == coordination.StatusInterrupted
-	}) {
-		v, err := svc.Status(ctx, s.ID)
-		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
-	}
+	waitInterrupted(t, svc, s.ID)
 }
 
 // TestARunCancelledWhileTheStoreIsDownReadsInterrupted: a run cancelled
@@ -286,13 +264,8 @@ func TestARunThatCannotRecordWhyItStoppedReadsInterrupted(t *testing.T) {
 func TestARunCancelledWhileTheStoreIsDownReadsInterrupted(t *testing.T) {
 	st := &cancelRefusedStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
 	logs := &coordtest.SyncBuffer{}
-	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.New(logs),
-		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 300 * time.Millisecond})
+	svc, s := fastLeaseTeam(t, st, logs, 300*time.Millisecond)
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st.refuse.Store(true)
 	r, _, err := svc.Start(ctx, s.ID)
 	if err != nil {
@@ -309,13 +282,7 @@ func TestARunCancelledWhileTheStoreIsDownReadsInterrupted(t *testing.T) {
 	if n := cancelledEntries(t, st.Store, s.ID); n != 0 {
 		t.Fatalf("%d cancelled entries; the store took none", n)
 	}
-	if !coordination.Eventually(5*time.Second, func() bool {
-		v, err := svc.Status(ctx, s.ID)
-		return err == nil && v.Result.Status == coordination.StatusInterrupted
-	}) {
-		v, err := svc.Status(ctx, s.ID)
-		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
-	}
+	waitInterrupted(t, svc, s.ID)
 	res, err := svc.Run(ctx, s.ID, nil)
 	if err != nil {
 		t.Fatalf("running the session on: %v", err)
@@ -334,13 +301,8 @@ func TestARunOfTheSameServerTakesBackItsOwnLeftLease(t *testing.T) {
 	st := &leaseUnreadStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
 	// A lease of 2 s, renewed until the run ends: the next run, at once,
 	// claims it well before it expires.
-	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
-		RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 2 * time.Second})
+	svc, s := fastLeaseTeam(t, st, nil, 2*time.Second)
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st.failWith(errStepStoreBroken)
 	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errStepStoreBroken) {
 		t.Fatalf("run: %v, want the step's error", err)
@@ -366,5 +328,35 @@ func TestARunOfTheSameServerTakesBackItsOwnLeftLease(t *testing.T) {
 		if e.Type == "resumed" {
 			t.Errorf("a run of the same server taking back its own left lease recorded %q: %s", e.Type, e.Message)
 		}
+	}
+}
+
+// fastLeaseTeam is a two-sim team on st whose run lease, renewed every
+// 5 ms, lasts ttl; logs, if set, hears the service.
+func fastLeaseTeam(t *testing.T, st coordination.Store, logs *coordtest.SyncBuffer, ttl time.Duration) (*coordination.Service, *coordination.Session) {
+	t.Helper()
+	log := zerolog.Nop()
+	if logs != nil {
+		log = zerolog.New(logs)
+	}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: log, RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: ttl})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, s
+}
+
+// waitInterrupted waits, at most 5 s, for the session to read
+// interrupted: its left lease expired.
+func waitInterrupted(t *testing.T, svc *coordination.Service, id string) {
+	t.Helper()
+	ctx := context.Background()
+	if !coordination.Eventually(5*time.Second, func() bool {
+		v, err := svc.Status(ctx, id)
+		return err == nil && v.Result.Status == coordination.StatusInterrupted
+	}) {
+		v, err := svc.Status(ctx, id)
+		t.Fatalf("the session reads %v (%v) 5 s after the run stopped; want %s once its lease expired", v.Result.Status, err, coordination.StatusInterrupted)
 	}
 }
