@@ -84,21 +84,18 @@ func undoableRunClaim(prev *RunLease, prevErr error) (int64, bool) {
 // would have expired. A claim the store never wrote leaves version want
 // free for this service's next claim, which the undo must not release: so
 // the next claim of the session (claimRun, under the run lock) stops the
-// undo, waits for an attempt under way, and makes the last attempt
-// itself, before it claims.
+// undo and waits for an attempt under way, then takes back any lease of
+// this service's left unreleased, the failed claim's among them.
 type runUndos struct {
 	mu sync.Mutex
 	by map[string]*runUndo
 }
 
-type runUndo struct {
-	want       int64
-	stop, done chan struct{}
-}
+type runUndo struct{ stop, done chan struct{} }
 
 // start takes back a failed run claim of version want in the background.
 func (u *runUndos) start(lz *leases, ls LeaseStore, id string, want int64) {
-	un := &runUndo{want: want, stop: make(chan struct{}), done: make(chan struct{})}
+	un := &runUndo{stop: make(chan struct{}), done: make(chan struct{})}
 	u.mu.Lock()
 	if u.by == nil {
 		u.by = map[string]*runUndo{}
@@ -117,12 +114,10 @@ func (u *runUndos) start(lz *leases, ls LeaseStore, id string, want int64) {
 	}()
 }
 
-// takeOver ends the background undo of id, if any, for a claim about to be
-// made under the run lock, and makes one attempt of it first: an
-// unreleased lease of version want that is this service's is the failed
-// claim's (no run of this service holds the run lock), and released, the
-// session can run at once.
-func (u *runUndos) takeOver(ctx context.Context, lz *leases, ls LeaseStore, id string) {
+// end stops the background undo of id, if any, and waits for an attempt
+// under way, for a claim about to be made under the run lock (claimRun
+// then releases the failed claim itself, if it was written).
+func (u *runUndos) end(id string) {
 	u.mu.Lock()
 	un := u.by[id]
 	delete(u.by, id)
@@ -132,9 +127,6 @@ func (u *runUndos) takeOver(ctx context.Context, lz *leases, ls LeaseStore, id s
 	}
 	close(un.stop)
 	<-un.done
-	if l, err := ls.ReadRun(ctx, id); err == nil && l != nil && !l.Released && l.ID == lz.owner && l.Version == un.want {
-		_ = ls.ReleaseRun(ctx, id, l.Version)
-	}
 }
 
 // undoStepClaim takes back a failed step claim (claimStep) while the

@@ -86,12 +86,13 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 		close(c.done)
 		return c, nil, nil
 	}
-	lz.undos.takeOver(ctx, lz, ls, id)
+	lz.undos.end(id)
 	prev, prevErr := ls.ReadRun(ctx, id)
 	if prevErr == nil && prev != nil && !prev.Released && prev.ID == lz.owner {
 		// This service's own lease, unreleased, while it holds the run
-		// lock, so no run of its own holds the session: one that could
-		// not record why it stopped left it to expire (Run.leaveLease).
+		// lock, so no run of its own holds the session: a run that could
+		// not record why it stopped left it to expire (Run.leaveLease),
+		// or a failed claim the store wrote after all (claimundo.go).
 		// Taken back rather than waited out, and no run died.
 		if err := ls.ReleaseRun(ctx, id, prev.Version); err == nil {
 			prev.Released = true

@@ -41,9 +41,9 @@ type Run struct {
 	// for: the run lifts those, never a later one (cancelfence.go).
 	cancels int
 
-	// leaveLease is set by the loop when its session could not be left
-	// reading true (stoppedOnError): the run's lease is left to expire
-	// instead of released, so the session reads interrupted.
+	// leaveLease is set by the loop when the store never took the record
+	// of why the run stopped (whileDown): the run's lease is left to
+	// expire instead of released, so the session reads interrupted.
 	leaveLease bool
 }
 
@@ -562,11 +562,10 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	switch {
 	case errors.Is(cause, errTimeout):
 		var set settled
-		if err := svc.whileDown(ctx, s, func() (err error) {
+		if err := svc.whileDown(ctx, r, s, func() (err error) {
 			set, err = svc.settle(ctx, s.ID, StopTimeout, "")
 			return err
 		}); err != nil {
-			r.leaveLease = svc.storeDown(err)
 			return nil, err
 		}
 		st, res := set.st, set.res
@@ -585,38 +584,39 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		return svc.snapshot(s2, l, st), nil
 	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
 		var res *TeamResult
-		err := svc.whileDown(ctx, s, func() (err error) {
+		err := svc.whileDown(ctx, r, s, func() (err error) {
 			res, err = svc.markCancelled(ctx, s.ID, "run cancelled", false)
 			return err
 		})
-		r.leaveLease = svc.storeDown(err)
 		if err == nil {
 			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
 		}
 		return res, err
 	}
-	if !svc.stoppedOnError(ctx, s, cause) {
-		r.leaveLease = true
-	}
+	svc.stoppedOnError(ctx, r, s, cause)
 	return nil, cause
 }
 
 // whileDown runs write, a stopped run's record of why it stopped (its
-// cancel, its timeout's end), waiting out the store's outage for as long
-// as the run's lease lasts: its heartbeat goes on until the run ends, so
-// the session is the run's meanwhile. It returns write's last error; one
-// the store's outage still explains means the record was never taken, and
-// the caller leaves the lease to expire (Run.leaveLease), so the session
-// reads interrupted rather than running with nothing running it.
-func (svc *Service) whileDown(ctx context.Context, s *Session, write func() error) error {
+// cancel, its timeout's end, the lease's read before an error's cancel),
+// waiting out the store's outage for as long as the run's lease lasts: its
+// heartbeat goes on until the run ends, so the session is the run's
+// meanwhile. It returns write's last error. One the outage still explains
+// means the record was never taken: the run leaves its lease to expire
+// (Run.leaveLease), so the session reads interrupted rather than running
+// with nothing running it. Any other error releases it as before: a
+// refusal that would stand (a full disk) must not make the session
+// interrupted, for a replica resuming those to take up again and again.
+func (svc *Service) whileDown(ctx context.Context, r *Run, s *Session, write func() error) error {
 	var down outage
 	until := svc.opts.Now().Add(svc.leases.ttl)
 	for {
 		err := write()
-		if err == nil || !svc.storeDown(err) || !svc.opts.Now().Before(until) {
+		if err == nil || !svc.storeDown(err) {
 			return err
 		}
-		if svc.pause(ctx, s, "the run's end", &down, err) != nil {
+		if !svc.opts.Now().Before(until) || svc.pause(ctx, s, "the run's end", &down, err) != nil {
+			r.leaveLease = true
 			return err
 		}
 	}
@@ -629,53 +629,38 @@ func (svc *Service) whileDown(ctx context.Context, s *Session, write func() erro
 // either, which a replica resuming interrupted runs would take up again and
 // again at the user's expense while the error stands. A run fenced by a
 // lost lease writes nothing: the session is another process's now.
-//
-// It tells whether the run may release its lease. False when the store
-// stayed unreachable, through an outage as long as the lease, for the
-// lease's read or the cancel (whileDown): the run then leaves its lease to
-// expire, so the session reads interrupted, which is true and resumable,
-// rather than running with nothing running it. Any other failure releases
-// it as before: a refusal that would stand (a full disk) must not make the
-// session interrupted, for a replica resuming those to take up again and
-// again.
-func (svc *Service) stoppedOnError(ctx context.Context, s *Session, cause error) bool {
+// Both its writes wait out an outage (whileDown), which may leave the
+// run's lease to expire.
+func (svc *Service) stoppedOnError(ctx context.Context, r *Run, s *Session, cause error) {
 	if cause == nil || errors.Is(cause, ErrLeaseLost) {
-		return true
-	}
-	if svc.storeDown(cause) {
-		// Not reached from the loop, which pauses on an outage and stops
-		// only on its context's cause; kept so that a cause the store
-		// explains never records a cancel the outage could not write.
-		return false
+		return
 	}
 	id := s.ID
 	if ls, ok := svc.store.(LeaseStore); ok {
 		// The lease lost to another claim at the moment another error
 		// stopped the loop: the session is that process's now.
 		var l *RunLease
-		err := svc.whileDown(ctx, s, func() (err error) {
+		err := svc.whileDown(ctx, r, s, func() (err error) {
 			l, err = ls.ReadRun(ctx, id)
 			return err
 		})
 		if err != nil {
 			svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
 				Msg("the run stopped on an error and its lease could not be read to tell whose the session is; it is not marked cancelled")
-			return !svc.storeDown(err)
+			return
 		}
 		if l != nil && l.ID != svc.leases.owner {
-			return true
+			return
 		}
 	}
 	why := "the run stopped on an error: " + Reason(cause.Error(), ReasonRunes)
-	if err := svc.whileDown(ctx, s, func() error {
+	if err := svc.whileDown(ctx, r, s, func() error {
 		_, err := svc.markCancelled(ctx, id, why, false)
 		return err
 	}); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
 			Msg("the run stopped on an error and could not mark its session cancelled")
-		return !svc.storeDown(err)
 	}
-	return true
 }
 
 // markCancelled records a cancellation unless the session has ended (or,
