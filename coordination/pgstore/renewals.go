@@ -95,7 +95,17 @@ func (s *Store) renew() coordination.LeaseChange {
 // the heartbeat's pool (DB.beats), never queued behind the steps' writes;
 // a row renewed alone, which may wait seconds for its rival, takes a
 // connection of the main pool instead of one of the heartbeat's two.
+//
+// The connection is taken before the batch: renewals gathered while a send
+// waits for one (the heartbeat's pool busy, the database slow) go with it,
+// instead of each later window queueing behind it as a batch of its own.
 func (db *DB) renewAll() {
+	ctx, cancel := context.WithTimeout(db.ctx, 2*lockBeat)
+	defer cancel()
+	conn, err := db.beats.Acquire(ctx)
+	if err == nil {
+		defer conn.Release()
+	}
 	db.renewals.mu.Lock()
 	batch := db.renewals.pending
 	db.renewals.pending = nil
@@ -103,8 +113,6 @@ func (db *DB) renewAll() {
 	if len(batch) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(db.ctx, 2*lockBeat)
-	defer cancel()
 	tenants, ids, agents := make([]string, len(batch)), make([]string, len(batch)), make([]string, len(batch))
 	for i, r := range batch {
 		tenants[i], ids[i], agents[i] = r.tenant, r.id, r.agent
@@ -199,7 +207,10 @@ func (db *DB) renewAll() {
 		}
 		return nil
 	}
-	if err := readThenWrite(ctx, db.beats, reads, read, write, wrote); err != nil {
+	if err == nil {
+		err = readThenWriteOn(ctx, conn, reads, read, write, wrote)
+	}
+	if err != nil {
 		// A failure of the transaction (the database gone) is the answer
 		// of every renewal its rule did not refuse: none was written.
 		for _, r := range batch {

@@ -3,8 +3,11 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -83,5 +86,68 @@ func TestALockedLeaseRowDelaysOnlyItsOwnRenewal(t *testing.T) {
 	}
 	if time.Until(l.Expires) < 50*time.Second {
 		t.Errorf("s1's lease after its renewal: %+v; want it expiring a minute from now", l)
+	}
+}
+
+// TestRenewalsGatheredWhileTheHeartbeatsPoolIsBusyGoTogether: renewals of
+// several windows that wait for a connection of the heartbeat's pool go in
+// one transaction once one is free. A send that took its batch before it
+// had a connection left each later window's renewals to queue behind it as
+// a batch of their own.
+func TestRenewalsGatheredWhileTheHeartbeatsPoolIsBusyGoTogether(t *testing.T) {
+	counts := &QueryCounts{}
+	a := countedReplica(t, pgtest.Schema(t), counts)
+	ctx := context.Background()
+	ids := []string{"s1", "s2", "s3"}
+	versions := map[string]int64{}
+	for _, id := range ids {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.AcquireRun(ctx, id, coordination.ThisProcess("test"), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[id] = l.Version
+	}
+	var held []*pgxpool.Conn
+	for range a.db.beats.Config().MaxConns {
+		c, err := a.db.beats.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("taking the heartbeat pool's connections: %v", err)
+		}
+		held = append(held, c)
+	}
+	batches := func() (n int64) {
+		counts.mu.Lock()
+		defer counts.mu.Unlock()
+		for k, v := range counts.by {
+			if strings.Contains(k, "FOR UPDATE OF l SKIP LOCKED") {
+				n += v
+			}
+		}
+		return n
+	}
+	before := batches()
+	errs := make(chan error, len(ids))
+	for _, id := range ids {
+		go func() {
+			rctx, cancel := context.WithTimeout(ctx, 2*lockBeat)
+			defer cancel()
+			_, err := a.RenewRun(rctx, id, versions[id], time.Minute)
+			errs <- err
+		}()
+		time.Sleep(2 * renewWindow) // each renewal in a window of its own
+	}
+	for _, c := range held {
+		c.Release()
+	}
+	for range ids {
+		if err := <-errs; err != nil {
+			t.Fatalf("renewing once the heartbeat's pool was free: %v", err)
+		}
+	}
+	if n := batches() - before; n != 1 {
+		t.Errorf("the three renewals went in %d transactions, want 1", n)
 	}
 }

@@ -26,6 +26,14 @@ func readThenWrite(ctx context.Context, pool *pgxpool.Pool, reads *pgx.Batch, re
 	// A connection given back inside a transaction (a rollback that did
 	// not reach the server) is closed by the pool, never reused.
 	defer conn.Release()
+	return readThenWriteOn(ctx, conn, reads, read, write, wrote)
+}
+
+// readThenWriteOn is readThenWrite on a connection the caller took, for a
+// caller that decides what to read only once it has one (renewAll).
+func readThenWriteOn(ctx context.Context, conn *pgxpool.Conn, reads *pgx.Batch, read func(br pgx.BatchResults) error,
+	write func(conn *pgxpool.Conn) (*pgx.Batch, error), wrote func(br pgx.BatchResults) error) error {
+	var err error
 	first := &pgx.Batch{QueuedQueries: append([]*pgx.QueuedQuery{{SQL: "BEGIN"}}, reads.QueuedQueries...)}
 	br := conn.SendBatch(ctx, first)
 	if _, err = br.Exec(); err == nil {

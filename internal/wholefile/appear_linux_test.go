@@ -46,10 +46,30 @@ func appears(t *testing.T, dir, name string, do func() error) (renamed, created 
 	}
 }
 
+// noReplaceOrSkip skips a test of what RENAME_NOREPLACE does where dir's
+// filesystem lacks it (NFS, some FUSE ones: RenameNoReplace links there).
+func noReplaceOrSkip(t *testing.T, dir string) {
+	t.Helper()
+	from, to := filepath.Join(dir, ".probe-from"), filepath.Join(dir, ".probe-to")
+	if err := os.WriteFile(from, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(to)
+	switch err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE); err {
+	case nil:
+	case unix.EINVAL, unix.ENOSYS:
+		os.Remove(from)
+		t.Skipf("%s's filesystem has no RENAME_NOREPLACE (%v): Create links its temp into place there", dir, err)
+	default:
+		t.Fatal(err)
+	}
+}
+
 // TestCreateRenamesItsTempIntoPlace: the name appears by a rename, never
 // by a link, so Create works on a filesystem without hard links.
 func TestCreateRenamesItsTempIntoPlace(t *testing.T) {
 	dir := t.TempDir()
+	noReplaceOrSkip(t, dir)
 	renamed, created := appears(t, dir, "answer.json", func() error {
 		return Create(filepath.Join(dir, "answer.json"), []byte("x"), 0o600)
 	})
