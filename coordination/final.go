@@ -61,6 +61,36 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 // synthesize) and finishes it. If the call fails, the winner's answer stands
 // and the result says why.
 func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrategy) (*TeamResult, error) {
+	return svc.writeFinalFrom(ctx, s, final, &finalDraft{})
+}
+
+// finalDraft is a final call's outcome, made once: the run loop keeps it
+// across an outage that kept its record from the store, which is waited
+// out and tried again without paying for the call again. A draft made
+// without a call (winnerAsIs) finishes the session with the winner's
+// answer and its note.
+type finalDraft struct {
+	made       bool
+	text, note string
+	// spend is the call's usage, until recorded: under the session lock
+	// with the finish, or, if the finish is not written, kept for the
+	// store (recordUsage), once either way.
+	spend *usageRecord
+	// retry is set by a caller that tries the finish again with this
+	// draft after an outage (the run loop, whileDown): the spend waits in
+	// the draft for the finish, so the result it returns counts it, and
+	// the caller hands it over (keepFinalSpend) if it gives up.
+	retry bool
+}
+
+// winnerAsIs is a draft that uses the winner's answer as is, for why.
+func winnerAsIs(why string) *finalDraft {
+	return &finalDraft{made: true, note: why + "; the winner's answer is used as is"}
+}
+
+// writeFinalFrom is writeFinal with the draft d: the final call is made
+// (and its spend recorded) only if d was not made yet.
+func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
 	l, err := svc.store.Ledger(ctx, s.ID)
 	if err != nil {
 		return nil, err
@@ -76,17 +106,50 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrat
 	}
 	res := *decided
 	res.Status = StatusFinished
-	text, usage, note := "", providers.Free(), ""
-	if strategy == FinalWinner {
-		note = "the session's timeout ended it while the final call was pending; the winner's answer is used as is"
-	} else {
-		text, usage, note = svc.finalCall(ctx, s, st, &res, strategy)
+	if !d.made && strategy != FinalWinner {
+		text, usage, note := svc.finalCall(ctx, s, st, &res, strategy)
+		*d = finalDraft{made: true, text: text, note: note, retry: d.retry,
+			spend: svc.newUsageRecord(res.Winner.AgentID, usage, "final call ("+string(strategy)+")", nil)} // decided: a winner
+		if ctx.Err() != nil {
+			d.made = false // cut short: no answer to write
+			svc.keepFinalSpend(ctx, s, d, nil)
+			return nil, context.Cause(ctx)
+		}
 	}
-	if ctx.Err() != nil {
-		return nil, context.Cause(ctx)
-	}
+	out, err := svc.finishFinal(ctx, s, strategy, res, d)
+	// The call's spend is the session's, whatever became of the finish:
+	// one not written (kept and recorded when the store is back; a retry
+	// with d does not record it again), or another process's that came
+	// first.
+	svc.keepFinalSpend(ctx, s, d, err)
+	return out, err
+}
 
+// keepFinalSpend records a final call's spend that its finish did not,
+// once: down is the store's outage the finish met, if it was one.
+func (svc *Service) keepFinalSpend(ctx context.Context, s *Session, d *finalDraft, err error) {
+	if d.spend == nil {
+		return
+	}
+	var down error
+	if svc.storeDown(err) {
+		if d.retry {
+			return // the caller tries again, or hands it over
+		}
+		down = err
+	}
+	spend := d.spend
+	d.spend = nil
+	svc.recordUsage(ctx, s, spend, down)
+}
+
+// finishFinal records the decided session finished with d's answer (the
+// winner's when d has none), and d's spend with it, under the session
+// lock.
+func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalStrategy, res TeamResult, d *finalDraft) (*TeamResult, error) {
+	text, note := d.text, d.note
 	dctx := context.WithoutCancel(ctx)
+	var l *Ledger
 	unlock, err := svc.store.LockSession(dctx, s.ID)
 	if err != nil {
 		return nil, err
@@ -96,18 +159,16 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrat
 		return nil, err
 	}
 	if lifecycle(l.Session).Status != StatusDecided {
-		st = svc.sessions.derive(s, l, nil)
-		return svc.snapshot(s, l, st), nil // someone else finished it meanwhile
+		// Someone else finished it meanwhile; the spend, still ours, is
+		// recorded once the lock is let go (writeFinalFrom).
+		st := svc.sessions.derive(s, l, nil)
+		return svc.snapshot(s, l, st), nil
 	}
-	if usage.Tokens() > 0 || (usage.CostUSD != nil && *usage.CostUSD > 0) || usage.CostUSD == nil {
-		// The final call's spend is the session's, outside any step.
-		who := []string{}
-		if res.Winner != nil {
-			who = append(who, res.Winner.AgentID)
-		}
-		if _, err := svc.store.AppendSession(dctx, s.ID, SessionEntry{Kind: SessionUsage, Time: svc.now(), Agents: who, Usage: &usage, Reason: "final call (" + string(strategy) + ")"}); err != nil {
+	if d.spend != nil {
+		if _, err := svc.store.AppendSession(dctx, s.ID, d.spend.entry); err != nil {
 			return nil, err
 		}
+		d.spend = nil
 		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
 			return nil, err
 		}
@@ -125,7 +186,7 @@ func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrat
 	if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
 		return nil, err
 	}
-	st = svc.sessions.derive(s, l, nil)
+	st := svc.sessions.derive(s, l, nil)
 	out := svc.snapshot(s, l, st)
 	svc.writeStatus(dctx, s, st, out)
 	return out, nil

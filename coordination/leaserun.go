@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -25,6 +26,7 @@ type runClaim struct {
 	ls      LeaseStore // nil for a store without leases
 	id      string
 	version int64
+	ttl     time.Duration
 	once    sync.Once
 }
 
@@ -33,6 +35,10 @@ type beat struct {
 	stop chan struct{}
 	done chan struct{}
 	lost chan struct{} // closed when the lease was lost to another claim
+	// renewed is when the last claim or renewal the store took was sent
+	// (unix nanoseconds, this host's clock): the lease lasts a TTL from
+	// then at least, as its writer's clock counts.
+	renewed atomic.Int64
 }
 
 func newBeat() beat {
@@ -98,6 +104,7 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 			prev.Released = true
 		}
 	}
+	sent := time.Now()
 	l, err := ls.AcquireRun(ctx, id, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
 		unlock()
@@ -108,7 +115,8 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 		}
 		return nil, nil, err
 	}
-	c.ls, c.version = ls, l.Version
+	c.ls, c.version, c.ttl = ls, l.Version, lz.ttl
+	c.renewed.Store(sent.UnixNano())
 	go lz.beat(&c.beat, id, "run", func(ctx context.Context) error {
 		_, err := ls.RenewRun(ctx, id, c.version, lz.ttl)
 		return err
@@ -142,8 +150,12 @@ func (lz *leases) beat(b *beat, id, what string, renew func(context.Context) err
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), every)
+		sent := time.Now()
 		err := renew(ctx)
 		cancel()
+		if err == nil {
+			b.renewed.Store(sent.UnixNano())
+		}
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			lz.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("this lease was claimed by another process; stopping without writing")
@@ -153,6 +165,25 @@ func (lz *leases) beat(b *beat, id, what string, renew func(context.Context) err
 			lz.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("could not renew the lease; trying again at the next heartbeat")
 		}
 	}
+}
+
+// holds tells until when this claim's lease surely holds, and whether it is
+// lost already (its heartbeat was told of another claim). A store without
+// leases: for ever, from the caller's view (no other process can claim).
+// The lease lasts a TTL from its last renewal's sending by its writer's
+// clock (the database's, for a shared store); another process may claim
+// it then, so a margin is kept for the two clocks' difference.
+func (c *runClaim) holds() (until time.Time, lost bool) {
+	select {
+	case <-c.lost:
+		return time.Time{}, true
+	default:
+	}
+	if c.ls == nil {
+		return time.Now().Add(time.Hour), false
+	}
+	margin := min(MaxClockSkew, c.ttl/4)
+	return time.Unix(0, c.renewed.Load()).Add(c.ttl - margin), false
 }
 
 // fence cancels the run when its lease is lost, until the run ends.

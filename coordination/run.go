@@ -45,6 +45,9 @@ type Run struct {
 	// of why the run stopped (whileDown): the run's lease is left to
 	// expire instead of released, so the session reads interrupted.
 	leaveLease bool
+	// claim is the run's lease, which a stop's record waits for the store
+	// within (whileDown); nil for a run made by a test.
+	claim *runClaim
 }
 
 // landed notes the state a step of the run's own left and returns the newest
@@ -154,7 +157,14 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	if dead != nil {
 		svc.event(ctx, id, resumedFrom(dead))
 	}
+	// A start that fails from here on lets the claim go. One that took
+	// over from a dead run leaves its lease to expire instead: released,
+	// the session would read running with nothing running it, where it
+	// read interrupted, for a replica to take up again.
 	unlockRun := claim.release
+	if dead != nil {
+		unlockRun = claim.leave
+	}
 	if err := svc.OpenForWriting(ctx, id); err != nil {
 		unlockRun()
 		return nil, false, err
@@ -197,7 +207,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		svc.sessions.setups.Put(id, s)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), cancels: asked}
+	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), cancels: asked, claim: claim}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
 
@@ -216,7 +226,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			if r.leaveLease {
 				claim.leave()
 			} else {
-				unlockRun()
+				claim.release()
 			}
 			started()
 			cancel(nil)
@@ -300,8 +310,19 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// far as recording its cancellation (stop, below), not end with the
 	// session left running. A cancel recorded since the run was asked for
 	// stays: the loop below finds the session cancelled and stops.
-	if err := svc.resume(context.WithoutCancel(ctx), s.ID, "run again", r.cancels); err != nil {
-		return nil, err
+	// down is the store's outage in progress: a step or a read that found
+	// the store unreachable pauses the loop and is tried again (outage.go).
+	var down outage
+	for {
+		err := svc.resume(context.WithoutCancel(ctx), s.ID, "run again", r.cancels)
+		if err == nil {
+			break
+		}
+		// Stopped like any run: a cancel recorded, an error said, or, for
+		// an outage that outlasts the lease, left to read interrupted.
+		if again, err := svc.waitOut(ctx, s, &down, err); !again {
+			return svc.stop(context.WithoutCancel(ctx), r, s, nil, nil, err)
+		}
 	}
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, seconds(s.Rules.TimeoutSeconds), errTimeout)
 	defer cancelTimeout()
@@ -344,9 +365,10 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// fresh is the state the latest landing left: the loop launches from it
 	// rather than reading the ledger a third time for the same step.
 	var fresh *State
-	// down is the store's outage in progress: a step or a read that found
-	// the store unreachable pauses the loop and is tried again (outage.go).
-	var down outage
+	// draft is the final call's outcome once made: an outage that keeps
+	// its record from the store is waited out without paying for the
+	// call again.
+	draft := finalDraft{retry: true}
 	for {
 		var st *State
 		var res *TeamResult
@@ -374,7 +396,10 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				// amended it): return that one, not the one read before.
 				var err error
 				if _, st, res, err = svc.currentResult(dctx, s, true); err != nil {
-					return nil, err
+					if again, err := svc.waitOut(ctx, s, &down, err); !again {
+						return svc.stop(dctx, r, s, own, results, err)
+					}
+					continue
 				}
 			}
 		}
@@ -384,9 +409,16 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			return res, nil
 		case StatusDecided:
 			svc.tell(svc.progress(s, st, ProgressDecided, "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
-			res, err := svc.writeFinal(ctx, s, "")
+			res, err := svc.writeFinalFrom(ctx, s, "", &draft)
+			if err != nil && ctx.Err() != nil {
+				// Cancelled, timed out or shut down while the final call
+				// was pending: the session must not stay decided with
+				// nothing to write its answer.
+				return svc.stopFinal(dctx, r, s, own, results, context.Cause(ctx))
+			}
 			if svc.storeDown(err) {
 				if again, err := svc.waitOut(ctx, s, &down, err); !again {
+					svc.keepFinalSpend(dctx, s, &draft, nil)
 					return svc.stop(dctx, r, s, own, results, err)
 				}
 				continue
@@ -570,7 +602,15 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		}
 		st, res := set.st, set.res
 		if st.Life.Status == StatusDecided {
-			return svc.writeFinal(ctx, s, "")
+			// Decided by the timeout: the final call is made, bounded by
+			// the step timeout (finalCall).
+			draft := finalDraft{retry: true}
+			err := svc.whileDown(ctx, r, s, func() (err error) {
+				res, err = svc.writeFinalFrom(ctx, s, "", &draft)
+				return err
+			})
+			svc.keepFinalSpend(ctx, s, &draft, nil) // a finish given up
+			return res, err
 		}
 		svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
 		return res, nil
@@ -588,6 +628,11 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 			res, err = svc.markCancelled(ctx, s.ID, "run cancelled", false)
 			return err
 		})
+		if err == nil && res.Status == StatusDecided {
+			// Decided before the cancel, which a decided session refuses
+			// (Cancel): its answer is written now, as the winner's.
+			return svc.finishDecided(ctx, r, s, "the run was stopped (cancelled or shut down) while the final answer was pending")
+		}
 		if err == nil {
 			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
 		}
@@ -597,29 +642,106 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	return nil, cause
 }
 
+// stopFinal ends a run stopped while its decided session's final call was
+// pending: left as it was, the session would read decided, waiting for an
+// answer nothing writes, and no replica would take it up (it is not
+// interrupted: the lease is released). A cancel or a shutdown, which a
+// decided session cannot take (Cancel refuses it), and the run's timeout
+// finish it with the winner's answer, saying why; finalize_team and a lost
+// lease leave it to whoever took over.
+func (svc *Service) stopFinal(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed, cause error) (*TeamResult, error) {
+	if !errors.Is(cause, errTimeout) && !errors.Is(cause, errCancelled) && !errors.Is(cause, context.Canceled) {
+		return svc.stop(ctx, r, s, own, results, cause)
+	}
+	r.cancel(cause)
+	for len(own) > 0 {
+		lr := <-results
+		delete(own, lr.agent)
+	}
+	why := "the run was stopped (cancelled or shut down) while the final call was pending"
+	if errors.Is(cause, errTimeout) {
+		why = "the session's timeout ended it while the final call was pending"
+	}
+	return svc.finishDecided(ctx, r, s, why)
+}
+
+// finishDecided finishes a decided session with the winner's answer as is,
+// saying why, waiting out an outage for as long as the run's lease lasts.
+func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, why string) (*TeamResult, error) {
+	var res *TeamResult
+	err := svc.whileDown(ctx, r, s, func() (err error) {
+		res, err = svc.writeFinalFrom(ctx, s, FinalWinner, winnerAsIs(why))
+		return err
+	})
+	if err == nil {
+		svc.tell(Progress{SessionID: s.ID, Kind: ProgressFinished, Message: finishedMessage(res), Time: svc.now()})
+	}
+	return res, err
+}
+
 // whileDown runs write, a stopped run's record of why it stopped (its
 // cancel, its timeout's end, the lease's read before an error's cancel),
-// waiting out the store's outage for as long as the run's lease lasts: its
-// heartbeat goes on until the run ends, so the session is the run's
-// meanwhile. It returns write's last error. One the outage still explains
-// means the record was never taken: the run leaves its lease to expire
-// (Run.leaveLease), so the session reads interrupted rather than running
-// with nothing running it. Any other error releases it as before: a
-// refusal that would stand (a full disk) must not make the session
+// waiting out the store's outage for as long as the run's lease surely
+// lasts (runClaim.holds): its heartbeat goes on until the run ends, so the
+// session is the run's meanwhile, and a try that would come after the lease
+// could have run out, or after it was lost, is not made, since another
+// replica may have claimed the session by then and a stale record would
+// stop its run. It returns write's last error. One the outage still
+// explains means the record was never taken: the run leaves its lease to
+// expire (Run.leaveLease), so the session reads interrupted rather than
+// running with nothing running it. Any other error releases it as before:
+// a refusal that would stand (a full disk) must not make the session
 // interrupted, for a replica resuming those to take up again and again.
 func (svc *Service) whileDown(ctx context.Context, r *Run, s *Session, write func() error) error {
 	var down outage
-	until := svc.opts.Now().Add(svc.leases.ttl)
+	until := time.Now().Add(svc.leases.ttl) // a run made by a test holds no claim
 	for {
+		var lost bool
+		if r.claim != nil {
+			until, lost = r.claim.holds()
+		}
+		if lost || time.Now().After(until) {
+			// Lost, or it may have run out while the store was down and
+			// been claimed elsewhere: the session is not surely the run's.
+			r.leaveLease = true
+			return fmt.Errorf("the run's record of why it stopped was not written, its lease lost or run out while the store was unreachable: %w", ErrLeaseLost)
+		}
 		err := write()
 		if err == nil || !svc.storeDown(err) {
 			return err
 		}
-		if !svc.opts.Now().Before(until) || svc.pause(ctx, s, "the run's end", &down, err) != nil {
+		if r.claim != nil {
+			until, lost = r.claim.holds()
+		}
+		if lost || time.Now().Add(outageWait(down.tries)).After(until) {
+			r.leaveLease = true
+			return err
+		}
+		pctx, stop := r.whileHeld(ctx)
+		perr := svc.pause(pctx, s, "the run's end", &down, err)
+		stop()
+		if perr != nil {
 			r.leaveLease = true
 			return err
 		}
 	}
+}
+
+// whileHeld is ctx ended when the run's lease is lost too, for a wait that
+// must not outlast it, and the function that ends it once waited.
+func (r *Run) whileHeld(ctx context.Context) (context.Context, func()) {
+	if r.claim == nil {
+		return ctx, func() {}
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-r.claim.lost:
+			cancel(ErrLeaseLost)
+		case <-lctx.Done():
+		}
+	}()
+	return lctx, func() { cancel(nil) }
 }
 
 // stoppedOnError leaves a session whose run stopped on an error saying so:
@@ -654,12 +776,20 @@ func (svc *Service) stoppedOnError(ctx context.Context, r *Run, s *Session, caus
 		}
 	}
 	why := "the run stopped on an error: " + Reason(cause.Error(), ReasonRunes)
-	if err := svc.whileDown(ctx, r, s, func() error {
-		_, err := svc.markCancelled(ctx, id, why, false)
+	var res *TeamResult
+	if err := svc.whileDown(ctx, r, s, func() (err error) {
+		res, err = svc.markCancelled(ctx, id, why, false)
 		return err
 	}); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).AnErr("run_error", cause).
 			Msg("the run stopped on an error and could not mark its session cancelled")
+		return
+	}
+	if res != nil && res.Status == StatusDecided {
+		// A decided session is not cancelled: it waits for its final
+		// answer. Its lease is left to expire, so it reads interrupted and
+		// a run taken up again (here or on another replica) writes it.
+		r.leaveLease = true
 	}
 }
 

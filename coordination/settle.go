@@ -198,7 +198,7 @@ func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*
 	if st.Life.Status == StatusDecided && svc.decidedTooLong(s) {
 		// A step-driven present/synthesize session nobody finalizes would
 		// sit decided for ever: its timeout finishes it with the winner.
-		res, err := svc.writeFinal(ctx, s, FinalWinner)
+		res, err := svc.writeFinalFrom(ctx, s, FinalWinner, winnerAsIs("the session's timeout ended it while the final call was pending"))
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -1,0 +1,302 @@
+package coordination_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// A run's end must leave its session reading true: never decided with
+// nothing writing its answer, never running with nothing running it, and
+// never written to after its lease may have gone to another replica.
+
+// blipStore fails the next LockSession once as an outage when failNext is set.
+type blipStore struct {
+	*memstore.Store
+	failNext atomic.Bool
+}
+
+func (s *blipStore) LockSession(ctx context.Context, id string) (func(), error) {
+	if s.failNext.CompareAndSwap(true, false) {
+		return nil, fmt.Errorf("test: connection reset: %w", coordination.ErrStoreUnavailable)
+	}
+	return s.Store.LockSession(ctx, id)
+}
+
+// downStore is unreachable for the session lock and lease renewals while
+// down is set, as a database gone away is.
+type downStore struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+var errDown = fmt.Errorf("test: connection refused: %w", coordination.ErrStoreUnavailable)
+
+func (s *downStore) LockSession(ctx context.Context, id string) (func(), error) {
+	if s.down.Load() {
+		return nil, errDown
+	}
+	return s.Store.LockSession(ctx, id)
+}
+
+func (s *downStore) RenewRun(ctx context.Context, id string, v int64, ttl time.Duration) (coordination.RunLease, error) {
+	if s.down.Load() {
+		return coordination.RunLease{}, errDown
+	}
+	return s.Store.RenewRun(ctx, id, v, ttl)
+}
+
+// pendingFinal is a two-agent team deciding for agent_a under present,
+// whose final call waits for its context; inFinal hears when it starts.
+func pendingFinal(t *testing.T, rules coordination.Rules) (h *coordtest.Harness, s *coordination.Session, inFinal chan struct{}) {
+	t.Helper()
+	models, sc, provs := coordtest.Team(t, 2)
+	inFinal = make(chan struct{}, 1)
+	inner := provs[models[0]]
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.Purpose == providers.PurposePresent {
+			inFinal <- struct{}{}
+			<-ctx.Done()
+			return providers.Action{}, providers.Usage{}, ctx.Err()
+		}
+		return inner.Step(ctx, req)
+	})
+	h = coordtest.New(t, provs)
+	rules.Final = coordination.FinalPresent
+	s = h.Create(coordination.TeamSpec{Models: models, Rules: rules})
+	a := coordtest.Alias(s, "agent_a")
+	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
+	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	return h, s, inFinal
+}
+
+// finishedAsIs checks the session finished with agent_a's answer as is,
+// its note saying why (want), and its run lease released.
+func finishedAsIs(t *testing.T, h *coordtest.Harness, id, want string) {
+	t.Helper()
+	ctx := context.Background()
+	v, err := h.Service.Status(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := v.Result
+	if res.Status != coordination.StatusFinished || res.Winner == nil || res.Winner.AgentID != "agent_a" {
+		t.Fatalf("the session reads %s (winner %+v); want finished with agent_a's answer", res.Status, res.Winner)
+	}
+	if !strings.Contains(res.FinalNote, want) || !strings.Contains(res.FinalNote, "winner's answer is used as is") {
+		t.Errorf("final note %q; want it to say %q and that the winner's answer is used", res.FinalNote, want)
+	}
+	if l, err := h.Store.ReadRun(ctx, id); err != nil || !l.Released {
+		t.Errorf("run lease %+v, %v; want it released", l, err)
+	}
+}
+
+// TestACancelDuringTheFinalCallFinishesWithTheWinnersAnswer: a run
+// cancelled (or shut down) while its final call is pending finishes the
+// session with the winner's answer. It returned the cancel and left the
+// session decided, waiting for an answer nothing would write, its lease
+// released so no replica took it up; and Cancel refuses a decided session.
+func TestACancelDuringTheFinalCallFinishesWithTheWinnersAnswer(t *testing.T) {
+	h, s, inFinal := pendingFinal(t, coordination.Rules{})
+	ctx := context.Background()
+	r, _, err := h.Service.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-inFinal
+	r.Cancel() // Cancel, or serve's shutdown (CancelAll)
+	if _, err := r.Result(); err != nil {
+		t.Fatalf("the run cancelled during its final call: %v; want the winner's answer", err)
+	}
+	finishedAsIs(t, h, s.ID, "stopped (cancelled or shut down) while the final call was pending")
+}
+
+// TestATimeoutDuringTheFinalCallFinishesWithTheWinnersAnswer: the run's
+// timeout during the final call finishes the session as the timeout of a
+// step-driven one does, with the winner's answer.
+func TestATimeoutDuringTheFinalCallFinishesWithTheWinnersAnswer(t *testing.T) {
+	h, s, _ := pendingFinal(t, coordination.Rules{TimeoutSeconds: 0.5})
+	if _, err := h.Service.Run(context.Background(), s.ID, nil); err != nil {
+		t.Fatalf("the run whose timeout came during its final call: %v; want the winner's answer", err)
+	}
+	finishedAsIs(t, h, s.ID, "timeout ended it while the final call was pending")
+}
+
+// TestAFinalCallsSpendIsRecordedOnceThroughAnOutage: the store is
+// unreachable just after the final call answered. The run waits the outage
+// out and finishes without calling the model again, and the call's spend is
+// in the result it returns. It was dropped, and the call made and paid for
+// a second time.
+func TestAFinalCallsSpendIsRecordedOnceThroughAnOutage(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	st := &blipStore{Store: memstore.New()}
+	var finals atomic.Int64
+	inner := provs[models[0]]
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.Purpose == providers.PurposePresent {
+			if finals.Add(1) == 1 {
+				st.failNext.Store(true) // the finish's session lock, next
+			}
+			cost := 1.0
+			return coordtest.Answer("FINAL"), providers.Usage{Input: 1000, Output: 1000, CostUSD: &cost}, nil
+		}
+		return inner.Step(ctx, req)
+	})
+	h := coordtest.New(t, provs)
+	h.Store = st.Store
+	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond})
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	a := coordtest.Alias(s, "agent_a")
+	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
+	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	res := h.Run(s.ID)
+	if n := finals.Load(); n != 1 {
+		t.Errorf("%d final calls; want 1 (the outage after it is waited out, not paid for again)", n)
+	}
+	recorded := 0.0
+	for _, e := range h.Ledger(s.ID).Session {
+		if e.Kind == coordination.SessionUsage && e.Usage != nil && e.Usage.CostUSD != nil {
+			recorded += *e.Usage.CostUSD
+		}
+	}
+	if recorded != 1 {
+		t.Errorf("final-call spend recorded: $%v; want $1, once", recorded)
+	}
+	if res.FinalAnswer == nil || *res.FinalAnswer != "FINAL" {
+		t.Errorf("final answer %v; want the final call's", res.FinalAnswer)
+	}
+	if res.CostUSD == nil || *res.CostUSD < 1 {
+		t.Errorf("the result's cost %v leaves out the final call's $1", res.CostUSD)
+	}
+}
+
+// deadRun leaves s's run lease claimed by a dead replica elsewhere, and
+// waits until the session reads interrupted.
+func deadRun(t *testing.T, svc *coordination.Service, st *memstore.Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.AcquireRun(ctx, id, coordination.LeaseOwner{ID: "dead", Host: "elsewhere", PID: 1}, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10*time.Millisecond + coordination.MaxClockSkew + 50*time.Millisecond) // another host's lease: its expiry and the skew
+	if v, err := svc.Status(ctx, id); err != nil || v.Result.Status != coordination.StatusInterrupted {
+		t.Fatalf("setup: the session reads %v, %v; want interrupted", v, err)
+	}
+}
+
+// TestAResumeThatMeetsAnOutageWaitsItOut: a run taking over a dead one whose
+// first record (lifting the cancels) meets the store unreachable waits and
+// goes on. It returned the error and released the lease it had taken over:
+// the session, interrupted before, read running with nothing running it.
+func TestAResumeThatMeetsAnOutageWaitsItOut(t *testing.T) {
+	st := &blipStore{Store: memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: time.Minute})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadRun(t, svc, st.Store, s.ID)
+	st.failNext.Store(true)
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatalf("the resumed run: %v; want the outage waited out", err)
+	}
+	if res.Status != coordination.StatusFinished {
+		t.Errorf("the resumed run ended %s; want finished", res.Status)
+	}
+}
+
+// TestAStartThatFailsAfterTakingOverADeadRunLeavesItInterrupted: a start
+// refused after its claim took over from a dead run (here: a host agent,
+// which run_team cannot run) leaves the lease to expire again, so the
+// session still reads interrupted. Released, it read running for ever.
+func TestAStartThatFailsAfterTakingOverADeadRunLeavesItInterrupted(t *testing.T) {
+	st := memstore.New()
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 50 * time.Millisecond})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Driver: coordination.DriverStep,
+		Agents: []coordination.Agent{{ID: "agent_a", Model: "sim"}, {ID: "me", Model: "host"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadRun(t, svc, st, s.ID)
+	if _, _, err := svc.Start(ctx, s.ID); err == nil {
+		t.Fatal("run_team of a session with a host agent started")
+	}
+	l, err := st.ReadRun(ctx, s.ID)
+	if err != nil || l.Released {
+		t.Fatalf("the lease after the failed start: %+v, %v; want it left unreleased", l, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, err := svc.Status(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Result.Status == coordination.StatusInterrupted {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session reads %s 5 s after the failed start; want interrupted again", v.Result.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAStopsRecordIsNotWrittenOnceItsLeaseMayHaveRunOut: a run cancelled
+// while the store is down tries to record the cancel only while its lease
+// surely holds. It went on for a TTL from the cancel, and wrote "run
+// cancelled" into the session after another replica had claimed the run.
+func TestAStopsRecordIsNotWrittenOnceItsLeaseMayHaveRunOut(t *testing.T) {
+	st := &downStore{Store: memstore.New()}
+	started := make(chan struct{}, 8)
+	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second,
+		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := svc.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	t0 := time.Now()
+	st.down.Store(true)
+	time.Sleep(500 * time.Millisecond)
+	r.Cancel()
+	time.Sleep(time.Until(t0.Add(1100 * time.Millisecond)))
+	b, err := st.Store.AcquireRun(ctx, s.ID, coordination.LeaseOwner{ID: "replica-b", Host: "elsewhere", PID: 2}, time.Hour)
+	if err != nil {
+		t.Fatalf("the other replica's claim of the expired run: %v", err)
+	}
+	st.down.Store(false)
+	<-r.Done()
+	l, err := st.Store.Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionCancelled {
+			t.Errorf("the stopped run wrote %q at %s, into a session another replica claimed at %s", e.Reason, e.Time.Format("15:04:05.000"), b.Claimed.Format("15:04:05.000"))
+		}
+	}
+}
