@@ -829,7 +829,12 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string, again boo
 func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) {
 	if r, ok := svc.Running(id); ok {
 		r.Cancel()
-		<-r.Done()
+		if _, err := r.Result(); svc.storeDown(err) {
+			// The run stopped, its calls with it, but the store never took
+			// the cancel (whileDown): the session reads interrupted once
+			// the lease runs out, which a server resuming those takes up.
+			return nil, fmt.Errorf("the run of session %q stopped, but its cancel could not be recorded (%w); it will read interrupted, and a server run with --resume-interrupted may take it up again: cancel it again once the store answers", id, err)
+		}
 	}
 	set, err := svc.settle(ctx, id, "", "")
 	if err != nil {

@@ -300,3 +300,35 @@ func TestAStopsRecordIsNotWrittenOnceItsLeaseMayHaveRunOut(t *testing.T) {
 		}
 	}
 }
+
+// TestACancelTheStoreNeverTookSaysSo: a cancel whose record an outage kept
+// from the store tells the caller the run stopped but the cancel was not
+// kept, and what to do, not only the store's error.
+func TestACancelTheStoreNeverTookSaysSo(t *testing.T) {
+	st := &downStore{Store: memstore.New()}
+	started := make(chan struct{}, 8)
+	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second,
+		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Start(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	st.down.Store(true)
+	_, err = svc.Cancel(ctx, s.ID)
+	if err == nil || !strings.Contains(err.Error(), "cancel could not be recorded") || !strings.Contains(err.Error(), "cancel it again") {
+		t.Fatalf("Cancel while the store is down: %v; want it to say the cancel was not recorded and to cancel again", err)
+	}
+	if _, here := svc.Running(s.ID); here {
+		t.Error("the run still runs after the cancel")
+	}
+}

@@ -255,7 +255,9 @@ func TestARunThatCannotRecordWhyItStoppedReadsInterrupted(t *testing.T) {
 func TestARunCancelledWhileTheStoreIsDownReadsInterrupted(t *testing.T) {
 	st := &cancelRefusedStore{brokenStepStore: &brokenStepStore{Store: memstore.New()}}
 	logs := &coordtest.SyncBuffer{}
-	svc, s := fastLeaseTeam(t, st, logs, 300*time.Millisecond)
+	// Calls long enough that the cancel comes first: an instant sim team
+	// could decide before it, on a loaded machine, and nothing is cancelled.
+	svc, s := fastLeaseTeam(t, st, logs, 300*time.Millisecond, "sim:latency=100ms", "sim:latency=100ms")
 	ctx := context.Background()
 	st.refuse.Store(true)
 	r, _, err := svc.Start(ctx, s.ID)
@@ -324,14 +326,17 @@ func TestARunOfTheSameServerTakesBackItsOwnLeftLease(t *testing.T) {
 
 // fastLeaseTeam is a two-sim team on st whose run lease, renewed every
 // 5 ms, lasts ttl; logs, if set, hears the service.
-func fastLeaseTeam(t *testing.T, st coordination.Store, logs *coordtest.SyncBuffer, ttl time.Duration) (*coordination.Service, *coordination.Session) {
+func fastLeaseTeam(t *testing.T, st coordination.Store, logs *coordtest.SyncBuffer, ttl time.Duration, models ...string) (*coordination.Service, *coordination.Session) {
 	t.Helper()
 	log := zerolog.Nop()
 	if logs != nil {
 		log = zerolog.New(logs)
 	}
 	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: log, RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: ttl})
-	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if len(models) == 0 {
+		models = []string{"sim", "sim"}
+	}
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: models})
 	if err != nil {
 		t.Fatal(err)
 	}
