@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
@@ -33,9 +38,11 @@ func TestStoreFlagAndEnvironmentChooseTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatalf("MASSGEN_STORE=%s: %v", dsn, err)
 	}
-	if _, ok := st.(*pgstore.DB); !ok {
+	db, ok := st.(*pgstore.DB)
+	if !ok {
 		t.Fatalf("MASSGEN_STORE=postgres://… opened %T, want the PostgreSQL store", st)
 	}
+	defer db.Close() // serve closes it once its server has returned (closeStores)
 	if _, err := servedStores(ctx, serveFlags{memory: true, store: dsn}); !errors.Is(err, coordination.ErrBadInput) {
 		t.Errorf("--memory with --store postgres://… = %v, want ErrBadInput", err)
 	}
@@ -43,23 +50,29 @@ func TestStoreFlagAndEnvironmentChooseTheStore(t *testing.T) {
 
 // TestPostgresReplicasFinishWhatAKilledOneStarted is the failover suite:
 // two `serve --store postgres` processes on one database. Teams start
-// through A; A is SIGKILLed at a random moment mid-run; B (looking for
-// abandoned runs) claims each within the lease's expiry and a second and
-// finishes it. MASSGEN_PG_KILLS sets the number of kills (default 3; the
-// issue's suite is 20), MASSGEN_PG_SEED the seed. Every ledger is then read
-// from the database and checked entry by entry.
+// through A; A is SIGKILLed at a random moment mid-run, 20 times (a new A
+// each time); B (looking for abandoned runs) claims each run within the
+// lease's expiry and a second of its kill and finishes it.
+// MASSGEN_PG_KILLS sets the number of kills, MASSGEN_PG_SEED the seed.
+// Every ledger is then read from the database and checked entry by entry.
 func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	bin := binary(t)
-	kills := envInt("MASSGEN_PG_KILLS", 3)
+	kills := envInt("MASSGEN_PG_KILLS", 20)
 	seed := envInt("MASSGEN_PG_SEED", 1)
 	rng := rand.New(rand.NewPCG(uint64(seed), 31))
 	ctx := context.Background()
 	st := pgTenant(t, dsn, coordination.DefaultTenant)
 
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--resume-interrupted")
+	// The next A starts as soon as the last one is killed, not once B has
+	// claimed its runs: each kill's runs wait out a lease's expiry (10 s)
+	// before B may claim them, so twenty kills one after another were
+	// four minutes of waiting. Overlapped, the expiries of several dead
+	// A's run at once and B claims each run in its own time, which
+	// claimWatch measures from that run's kill.
+	claims := watchClaims(t, st, b.cmd.Process.Pid)
 	var ids []string
-	var failovers []time.Duration
 	for k := range kills {
 		a := startServer(t, bin, t.TempDir(), "--store", dsn)
 		c := connect(t, a.url, nil)
@@ -80,16 +93,12 @@ func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
 		a.kill()
 		killed := time.Now()
 		for _, id := range round {
-			if finishedIn(ctx, st, id) {
-				continue
+			if !finishedIn(ctx, st, id) {
+				claims.expect(id, killed)
 			}
-			waitFor(t, coordination.DefaultLeaseTTL+10*time.Second, "B claiming "+id, func() bool {
-				l, err := st.ReadRun(ctx, id)
-				return err == nil && l != nil && l.PID == b.cmd.Process.Pid
-			})
-			failovers = append(failovers, time.Since(killed))
 		}
 	}
+	failovers := claims.wait(coordination.DefaultLeaseTTL + 10*time.Second)
 	for _, id := range ids {
 		waitFor(t, 2*time.Minute, id+" finishing on B", func() bool { return finishedIn(ctx, st, id) })
 		checkStoredLedger(t, st, id)
@@ -106,6 +115,96 @@ func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
 	}
 	t.Logf("%d SIGKILLs of A, %d runs failed over to B (slowest %v after the kill, lease TTL %v), %d sessions finished, every ledger whole",
 		kills, len(failovers), worst.Round(time.Millisecond), coordination.DefaultLeaseTTL, len(ids))
+}
+
+// claimWatch measures, for each run left by a killed replica, how long
+// after the kill B claimed it (its run lease naming B's process).
+type claimWatch struct {
+	t     *testing.T
+	st    *pgstore.Store
+	pid   int
+	mu    sync.Mutex
+	since map[string]time.Time     // runs not yet claimed: id → kill
+	took  map[string]time.Duration // runs claimed: id → kill to claim
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func watchClaims(t *testing.T, st *pgstore.Store, pid int) *claimWatch {
+	w := &claimWatch{t: t, st: st, pid: pid, since: map[string]time.Time{}, took: map[string]time.Duration{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	t.Cleanup(w.halt)
+	return w
+}
+
+// expect says the run was left by a replica killed at killed.
+func (w *claimWatch) expect(id string, killed time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.since[id] = killed
+}
+
+func (w *claimWatch) run() {
+	defer close(w.done)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-tick.C:
+		}
+		w.mu.Lock()
+		pending := maps.Clone(w.since)
+		w.mu.Unlock()
+		for id, killed := range pending {
+			l, err := w.st.ReadRun(context.Background(), id)
+			if err != nil || l == nil || l.PID != w.pid {
+				continue
+			}
+			w.mu.Lock()
+			delete(w.since, id)
+			w.took[id] = time.Since(killed)
+			w.mu.Unlock()
+		}
+	}
+}
+
+func (w *claimWatch) halt() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+}
+
+// wait waits until B has claimed every run expected, each within limit of
+// its kill, and returns the times from kill to claim.
+func (w *claimWatch) wait(limit time.Duration) []time.Duration {
+	w.t.Helper()
+	for {
+		w.mu.Lock()
+		var late []string
+		for id, killed := range w.since {
+			if time.Since(killed) > limit {
+				late = append(late, id)
+			}
+		}
+		left := len(w.since)
+		w.mu.Unlock()
+		if len(late) > 0 {
+			slices.Sort(late)
+			w.t.Fatalf("no B claiming %s within %v of its kill", strings.Join(late, ", "), limit)
+		}
+		if left == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.halt()
+	return slices.Collect(maps.Values(w.took))
 }
 
 func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
@@ -279,12 +378,19 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 		t.Errorf("run_team{session_id, wait} on B heard %d of A's steps and no end: %q", stepsHeard, heard.all())
 	}
 
-	// cancel_team on B stops A's run.
+	// cancel_team on B stops A's run, its model calls in flight included.
+	// The team's calls last ten seconds and none has landed when B cancels:
+	// were A to learn of the cancel only at its next landing (the cancel
+	// fence), the run would go on for seconds more. Stopped within a second,
+	// it was B's NOTIFY, heard by A's run loop, that cancelled the calls.
 	const other = "pg_cancelled"
-	if res, err := callTool(ctx, ca, "run_team", crashTeam(other, 9)); err != nil || res.IsError {
+	if res, err := callTool(ctx, ca, "run_team", longCallTeam(other, 9)); err != nil || res.IsError {
 		t.Fatalf("run_team on A: %v %s", err, resultText(res))
 	}
-	waitFor(t, 30*time.Second, "a first step on A", func() bool { return steps(ctx, st, other) > 0 })
+	waitFor(t, 30*time.Second, "every agent's model call in flight on A", func() bool {
+		l, err := st.ReadRun(ctx, other)
+		return err == nil && l != nil && l.PID == a.cmd.Process.Pid && stepsStarted(ctx, st, other) == 4
+	})
 	asked := time.Now()
 	if res, err := callTool(ctx, cb, "cancel_team", map[string]any{"session_id": other}); err != nil || res.IsError {
 		t.Fatalf("cancel_team on B: %v %s", err, resultText(res))
@@ -294,13 +400,34 @@ func TestPostgresReplicasServeEachOthersSessions(t *testing.T) {
 		return err == nil && l != nil && l.Released
 	})
 	stopped := time.Since(asked)
-	n := steps(ctx, st, other)
-	time.Sleep(1500 * time.Millisecond)
-	if m := steps(ctx, st, other); m != n {
-		t.Errorf("A recorded %d more steps after B cancelled the run", m-n)
-	}
 	if stopped > time.Second {
-		t.Errorf("A's run stopped %v after cancel_team on B, want within a second", stopped)
+		t.Errorf("A's run stopped %v after cancel_team on B, want within a second (its model calls last 10s)", stopped)
+	}
+	held, err := st.ReadSteps(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for agent, l := range held {
+		if l.Held(time.Now()) {
+			t.Errorf("%s's step lease is still held after A let the run go: its model call was not cancelled", agent)
+		}
+	}
+	for name, c := range map[string]*client.Client{"A": ca, "B": cb} {
+		res, err := callTool(ctx, c, "team_status", map[string]any{"session_id": other})
+		if err != nil || res.IsError {
+			t.Fatalf("team_status on %s: %v %s", name, err, resultText(res))
+		}
+		var status struct {
+			Result struct {
+				Status string `json:"status"`
+			} `json:"result"`
+		}
+		if err := structured(res, &status); err != nil || status.Result.Status != coordination.StatusCancelled {
+			t.Errorf("team_status on %s after the cancel = %q (%v), want %s", name, status.Result.Status, err, coordination.StatusCancelled)
+		}
+	}
+	if n := steps(ctx, st, other); n != 0 {
+		t.Errorf("A recorded %d steps of the cancelled run; its calls should have been cut short", n)
 	}
 	t.Logf("B's team_status followed A's steps within %v; run_team on B waited A's run to the end, its progress telling %d of A's steps; cancel_team on B stopped A's run in %v",
 		lag.Round(time.Millisecond), stepsHeard, stopped.Round(time.Millisecond))
@@ -381,6 +508,33 @@ func TestPostgresReplicasTakeTurnsSteppingOneSession(t *testing.T) {
 	}
 	checkStoredLedger(t, st, id)
 	t.Logf("%d step calls alternating between A and B finished the session", calls)
+}
+
+// longCallTeam is a four-agent sim team whose every model call lasts ten
+// seconds: a run cancelled mid-call stops within a second only if its
+// calls are cancelled, not waited for.
+func longCallTeam(id string, seed int) map[string]any {
+	models := make([]string, 4)
+	for i := range models {
+		models[i] = fmt.Sprintf("sim:latency=10s:seed=%d", seed+i)
+	}
+	return map[string]any{"session_id": id, "task": "What is 17 * 23?", "models": models, "wait": false}
+}
+
+// stepsStarted is how many steps of the session were launched (their
+// step_started events), landed or not.
+func stepsStarted(ctx context.Context, st coordination.EventSource, id string) int {
+	evs, err := st.Events(ctx, id)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == "step_started" {
+			n++
+		}
+	}
+	return n
 }
 
 // pgTenant opens a tenant of the database at dsn for a test's own reads

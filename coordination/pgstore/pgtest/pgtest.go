@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -16,6 +17,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 )
+
+// Install is how to get and start the server the tests need, as the line a
+// test skips with and the one make test prints say it. The cluster's
+// version is the one installed, not one written here.
+const Install = "apt-get install postgresql; pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
 
 // DefaultDSN is the database tests use when MASSGEN_TEST_POSTGRES is unset:
 // the machine's own PostgreSQL, trust authentication.
@@ -29,6 +35,35 @@ func Base() string {
 	return DefaultDSN
 }
 
+// Shown is Base as a line may show it: without a password or parameters.
+// A keyword DSN (host=… password=…) is not shown, since it may hold one.
+func Shown() string {
+	u, err := url.Parse(Base())
+	if err != nil || u.Scheme == "" {
+		return "the MASSGEN_TEST_POSTGRES database"
+	}
+	u.RawQuery = ""
+	return u.Redacted()
+}
+
+// Reach connects to Base and closes the connection: nil when the tests
+// will find their database, else why not.
+func Reach(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, Base())
+	if err != nil {
+		return err
+	}
+	return conn.Close(ctx)
+}
+
+// Unreachable is the line naming what to install and how to start it, for
+// a database that Reach or a connection could not reach with err.
+func Unreachable(err error) string {
+	return fmt.Sprintf("PostgreSQL is not reachable at %s (%v): install and start it (%s) or point MASSGEN_TEST_POSTGRES at one", Shown(), err, Install)
+}
+
 // Schema creates a fresh schema for the test, dropped when it ends, and
 // returns a DSN whose connections use it (search_path).
 func Schema(t testing.TB) string {
@@ -38,11 +73,10 @@ func Schema(t testing.TB) string {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		const how = "PostgreSQL is not reachable at %s (%v): install it (apt-get install postgresql; pg_ctlcluster --skip-systemctl-redirect 15 main start) or point MASSGEN_TEST_POSTGRES at one"
 		if os.Getenv("CI") == "true" {
-			t.Fatalf(how+"; CI=true requires it", Base(), err)
+			t.Fatal(Unreachable(err) + "; CI=true requires it")
 		}
-		t.Skipf("SKIPPED: "+how, Base(), err)
+		t.Skip("SKIPPED: " + Unreachable(err))
 	}
 	defer conn.Close(context.Background())
 	b := make([]byte, 6)
