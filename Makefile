@@ -5,7 +5,7 @@ BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap chromium clis
-.PHONY: quick realclis heap cmdrace
+.PHONY: quick realclis heap cmdrace postgres
 
 # TEST_JOBS is how many jobs make test runs at once: by default all of them
 # (the seven suites and cmdrace), on any machine. Most of the suites' time is waiting (on the built binary,
@@ -74,7 +74,7 @@ lint:
 # lease in seconds stay sequential within theirs, and being in another
 # process the other lane's tests do not disturb what they count.
 UNIT_PARALLEL ?= 4
-unit: tmux bwrap cmdrace
+unit: tmux bwrap postgres cmdrace
 	pkgs=$$($(GO) list ./... | grep -v -e '/providers/cliagent' -e '/cmd/massgen-mcp$$') && [ -n "$$pkgs" ] && \
 		bash .ci/lanes "$(GO) test -race -count=1 -vet=off -parallel $(UNIT_PARALLEL) $$(echo $$pkgs)" \
 		"bash .ci/testbin $(abspath $(CMD_RACE_TEST)) cmd/massgen-mcp postgres -test.run '$(CMD_PG_TESTS)'" \
@@ -92,7 +92,7 @@ cmdrace:
 # functions of its pg*_test.go: replicas failing over, a database restarted
 # mid-run), a lane of make unit of their own; the root's
 # TestCmdLanesListEveryTest keeps the list exact.
-CMD_PG_TESTS := ^(TestPostgresReplicasServeTheWinnersFilesAfterAFailover|TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn|TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn|TestStoreFlagAndEnvironmentChooseTheStore|TestPostgresReplicasFinishWhatAKilledOneStarted|TestPostgresReplicasServeEachOthersSessions|TestPostgresReplicasTakeTurnsSteppingOneSession)$$
+CMD_PG_TESTS := ^(TestPostgresReplicasServeTheWinnersFilesAfterAFailover|TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn|TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn|TestStoreFlagAndEnvironmentChooseTheStore|TestPostgresReplicasFinishWhatAKilledOneStarted|TestPostgresReplicasServeEachOthersSessions|TestPostgresReplicasTakeTurnsSteppingOneSession|TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses|TestATenantAddedBySIGHUPIsFailedOver)$$
 
 # heap is the service's heap test (20,000 sessions), which skips under the
 # race detector: its own suite beside the others rather than a tail that
@@ -139,6 +139,15 @@ crash-test:
 # two tenants for 20 s; it prints p50/p99 per tool and the peak RSS.
 load-test:
 	$(GO) test -count=1 -run '^TestLoadSixtyFourClients$$' -v ./cmd/massgen-mcp/
+
+# postgres says, in one line, when the PostgreSQL store's tests (pgstore's
+# and cmd/massgen-mcp's replicas) will be skipped for want of a server at
+# MASSGEN_TEST_POSTGRES (by default the machine's own), and what to install
+# and how to start it: go test prints a skip's reason only with -v, which
+# unit runs without, so nothing else would say that they did not run. Under
+# CI=true they fail instead (and .ci/run before them).
+postgres:
+	@$(GO) run ./coordination/pgstore/pgtest/reachable.go
 
 # tmux drives the live view in tests (cmd/massgen-mcp/tmux_test.go): a
 # Debian package, installed when missing and we may (root).

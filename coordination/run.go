@@ -136,6 +136,9 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	if r, ok := svc.runs.get(id); ok {
 		return r, false, nil
 	}
+	if svc.runs.shut() {
+		return nil, false, ErrShuttingDown
+	}
 	// Counted before anything else: a cancel recorded while this run starts
 	// up (claims, tidies, starts MCP servers) came after it was asked for,
 	// and stops it rather than being lifted by it.
@@ -198,6 +201,12 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		s.prompts = newPromptSet(s) // read from the store: ours alone
 	}
 	svc.runs.mu.Lock()
+	if svc.runs.closed { // Shutdown took its list of runs meanwhile
+		svc.runs.mu.Unlock()
+		svc.servers.close(id)
+		unlockRun()
+		return nil, false, ErrShuttingDown
+	}
 	if r, ok := svc.runs.loops[id]; ok { // lost a race with another Start here
 		svc.runs.mu.Unlock()
 		unlockRun()
@@ -280,6 +289,31 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 // Running returns the local run of a session, if any.
 func (svc *Service) Running(id string) (*Run, bool) {
 	return svc.runs.get(id)
+}
+
+// ErrShuttingDown refuses a run asked of a service that is stopping.
+var ErrShuttingDown = errors.New("the server is shutting down; the session is resumable: run it again once the server is back, or through another replica")
+
+// Shutdown stops the service for good (the server is stopping): no run
+// starts from now on, even one whose request came in before, and every
+// local run is cancelled (CancelAll). It waits for them to record their
+// ends until ctx ends, and then returns ctx's error, the runs left to go
+// on as far as they get.
+func (svc *Service) Shutdown(ctx context.Context) error {
+	svc.runs.mu.Lock()
+	svc.runs.closed = true
+	svc.runs.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.CancelAll()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // CancelAll cancels every local run (server shutdown, stdin closed), waits

@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -330,5 +331,47 @@ func TestACancelTheStoreNeverTookSaysSo(t *testing.T) {
 	}
 	if _, here := svc.Running(s.ID); here {
 		t.Error("the run still runs after the cancel")
+	}
+}
+
+// TestShutdownCancelsEveryRunAndStartsNoMore: Shutdown cancels the runs
+// (their sessions read cancelled, resumable) and refuses every run asked
+// after it began, even one whose request came in before: CancelAll alone
+// took its list of runs, and a run starting just after it went on while
+// the server closed its store.
+func TestShutdownCancelsEveryRunAndStartsNoMore(t *testing.T) {
+	started := make(chan struct{}, 8)
+	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	st := memstore.New()
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(),
+		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	ctx := context.Background()
+	create := func() *coordination.Session {
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	running, later := create(), create()
+	if _, _, err := svc.Start(ctx, running.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := svc.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := svc.Status(ctx, running.ID); err != nil || v.Result.Status != coordination.StatusCancelled {
+		t.Errorf("the run's session after Shutdown: %v, %v; want cancelled", v, err)
+	}
+	if _, _, err := svc.Start(ctx, later.ID); !errors.Is(err, coordination.ErrShuttingDown) {
+		t.Errorf("a run asked after Shutdown: %v; want ErrShuttingDown", err)
+	}
+	if l, err := st.ReadRun(ctx, later.ID); err == nil && l != nil && !l.Released {
+		t.Errorf("the refused run left a claim: %+v", l)
 	}
 }

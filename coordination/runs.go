@@ -9,6 +9,14 @@ type runs struct {
 	mu     sync.Mutex
 	loops  map[string]*Run       // local run loops by session
 	spends map[string]*liveSpend // sessions with steps in flight here, and their spend so far
+	closed bool                  // Shutdown has begun: no run starts
+}
+
+// shut tells whether Shutdown has begun.
+func (r *runs) shut() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 func newRuns() *runs {

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -50,7 +51,23 @@ type HTTPOptions struct {
 	// Surfaces are other protocols served beside /mcp (the OpenAI-compatible
 	// endpoint), behind the same guards.
 	Surfaces []Surface
+	// ShutdownTimeout bounds the stop once ctx ends: the runs recording
+	// their ends, then the requests draining (default
+	// DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
 }
+
+// DefaultShutdownTimeout bounds a server's stop once its context ends: the
+// runs it cancels record their ends (a cancelled entry, their leases
+// released, their calls' usage) and the HTTP requests drain, all within it.
+// A healthy store records a cancel in milliseconds; a run still recording
+// past it is waiting out a store outage, and is left as a crash would
+// leave it: its lease expires and its session reads interrupted, for a
+// resume or another replica to take up. Eight seconds wait out a short
+// outage and leave the caller (serve) room to close its store within
+// docker stop's ten seconds before SIGKILL, the shortest of the usual
+// supervisors' grace (Kubernetes gives thirty, systemd ninety).
+const DefaultShutdownTimeout = 8 * time.Second
 
 // Surface is another protocol served beside /mcp behind the same guards as
 // /mcp: the Origin check, the bearer token and its tenant (whose service is
@@ -124,6 +141,9 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	if o.CallBurst <= 0 {
 		o.CallBurst = DefaultCallBurst
 	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
 	return o
 }
 
@@ -190,8 +210,11 @@ func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handle
 
 // ListenAndServeHTTP serves HTTPHandler until ctx ends; then every run in
 // this process is cancelled (sessions stay resumable) and the server shuts
-// down.
+// down, within o.ShutdownTimeout. It returns once the runs have recorded
+// their ends (or the timeout left them): only then may the caller close
+// the store.
 func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
+	o = o.withDefaults()
 	token := o.Token
 	if token == "" && o.Tokens != nil && o.Tokens.Len() > 0 {
 		token = "(tokens file)"
@@ -215,16 +238,22 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 	go func() {
 		defer close(stopped)
 		<-ctx.Done()
+		// One deadline for the whole stop, the runs' part included: a run
+		// waiting out a store outage must not hold the process past it.
+		sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+		defer cancel()
 		// Cancel runs first so blocking run_team requests return promptly
 		// and their sessions are recorded as cancelled.
-		s.handler.tenants.cancelAll()
-		s.handler.flights.cancelAll()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
+		s.stopRuns(sctx)
 		// Legacy clients' GET listening streams never end by themselves;
 		// http.Server.Shutdown would wait for them until its timeout.
 		streamable.CloseSessions(sctx)
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			// A request still open at the deadline (the web view's event
+			// stream ends only with its connection) is cut off, so its
+			// handler stops rather than read a store about to close.
+			_ = srv.Close()
+		}
 	}()
 	if o.TLSCert != "" {
 		err = srv.ServeTLS(ln, o.TLSCert, o.TLSKey)
@@ -236,6 +265,28 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 		return nil
 	}
 	return err
+}
+
+// stopRuns cancels every run and detached call of the server (it is
+// stopping) and waits, until ctx ends, for them to record their ends: the
+// caller closes the store only after it returns. Runs and detached calls
+// are waited for side by side, each under the same deadline. What is still
+// recording when ctx ends is left (DefaultShutdownTimeout says what
+// becomes of it).
+func (s *Server) stopRuns(ctx context.Context) {
+	var stopping sync.WaitGroup
+	stopping.Go(s.handler.tenants.cancelAll)
+	stopping.Go(s.handler.flights.cancelAll)
+	stopped := make(chan struct{})
+	go func() {
+		stopping.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		s.handler.log.Warn().Msg("the shutdown's time ran out while runs were still recording their ends (the store is slow or unreachable); they are left, and their sessions read interrupted once their leases expire: resume them, or a replica with --resume-interrupted takes them up")
+	}
 }
 
 // newHTTPServer sets the connection limits: headers within

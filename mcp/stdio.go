@@ -14,9 +14,11 @@ import (
 // binary) until the input ends or ctx is cancelled. The output carries only
 // protocol messages; diagnostics go to the logger.
 //
-// When the input ends (the client went away) every run still going on in
-// this process is cancelled and waited for, so its session is left cancelled
-// and resumable rather than cut off mid-write; ServeStdio then returns nil.
+// When the input ends (the client went away) or ctx is cancelled, every run
+// still going on in this process is cancelled and waited for, within
+// DefaultShutdownTimeout, so its session is left cancelled and resumable
+// rather than cut off mid-write; ServeStdio then returns (nil for either),
+// and only then may the caller close the store.
 //
 // mcp-go keeps one stdio session per process, so a process serves one stdio
 // connection at a time.
@@ -38,8 +40,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	pings := newClientSync(locked)
 	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked, sync: pings}
 	err := stdio.Listen(withClientSync(withReceipts(ctx, s.receipts), pings), bounded, receiptWriter{w: liftingWriter{locked}, receipts: s.receipts})
-	s.handler.tenants.cancelAll()
-	s.handler.flights.cancelAll()
+	sctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
+	defer cancel()
+	s.stopRuns(sctx)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

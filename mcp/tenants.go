@@ -74,11 +74,15 @@ func (t *tenants) all() []*coordination.Service {
 	return out
 }
 
-// cancelAll cancels every run of every tenant (the server is stopping).
+// cancelAll shuts every tenant's service down (the server is stopping):
+// their runs are cancelled all at once, so that one tenant's slow stop
+// keeps no other's runs going, and no run starts from then on.
 func (t *tenants) cancelAll() {
+	var stopping sync.WaitGroup
 	for _, svc := range t.all() {
-		svc.CancelAll()
+		stopping.Go(func() { _ = svc.Shutdown(context.Background()) })
 	}
+	stopping.Wait()
 }
 
 type tenantKey struct{}

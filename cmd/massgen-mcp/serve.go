@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -183,28 +184,27 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	// The session timers: step-driven sessions past their timeout or budget
-	// are ended even when nobody calls them.
-	timerCtx, stopTimer := context.WithCancel(ctx)
-	defer stopTimer()
-	srv, err := servedServer(timerCtx, f, roots, writeRoots, teamsDir, toolSet)
+	srv, err := servedServer(ctx, f, roots, writeRoots, teamsDir, toolSet)
 	if err != nil {
 		return err
 	}
+	// The stores close once the server has returned: its runs, cancelled
+	// as it stops, record their ends in them first.
+	defer srv.close()
 	if tokens != nil {
 		// Tenants' timers run from the start, so their step-driven sessions
-		// end on time even before the tenant calls again.
-		for _, t := range tokens.Tenants() {
-			if _, err := srv.TenantService(t); err != nil {
-				return err
-			}
+		// end on time, and their runs a dead replica left are taken up,
+		// even before the tenant calls again.
+		if err := openTenants(srv.Server, tokens); err != nil {
+			return err
 		}
-		go reloadOnHangup(timerCtx, tokens)
+		srv.spawn(func(ctx context.Context) { reloadOnHangup(ctx, srv.Server, tokens) })
 	}
+	serving := srv.serving(ctx)
 
 	if f.http == "" {
 		warnBesidePlugin(cmd.ErrOrStderr(), os.Getenv)
-		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
+		return srv.ServeStdio(serving, cmd.InOrStdin(), cmd.OutOrStdout())
 	}
 	ui := webui.New(srv, webui.Options{
 		Authenticate: func(got string) (string, bool) { return mcp.TokenTenant(token, tokens, got) },
@@ -213,7 +213,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		LinkDir:      webui.LinkDir(stateDir(f.stateDir)),
 		Logger:       logger,
 	})
-	return srv.ListenAndServeHTTP(ctx, mcp.HTTPOptions{
+	return srv.ListenAndServeHTTP(serving, mcp.HTTPOptions{
 		Addr:           f.http,
 		Token:          token,
 		Tokens:         tokens,
@@ -247,9 +247,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 }
 
 // servedServer builds the MCP server serve runs: every tenant's service
-// (servedService), its session timer running until ctx ends, the client
-// allow-list from --allow-base-url, and the teams directory.
-func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string, teamsDir string, toolSet mcp.ToolSet) (*mcp.Server, error) {
+// (servedService) with its background work (the session timer, the spend
+// replay, with --resume-interrupted the resume poll) running until ctx
+// ends or the server is closed, the client allow-list from
+// --allow-base-url, and the teams directory. The caller closes it.
+func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string, teamsDir string, toolSet mcp.ToolSet) (*served, error) {
 	allow, err := backends.NewAllowList(f.allowURLs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", coordination.ErrBadInput, err)
@@ -258,24 +260,44 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 	if err != nil {
 		return nil, err
 	}
+	s := newServed(ctx, stores)
 	tenantService := func(tenant string) (*coordination.Service, error) {
 		svc, err := servedService(f, stores, tenant, allow)
 		if err != nil {
 			return nil, err
 		}
-		go svc.RunTimer(ctx, 5*time.Second)
-		go replaySpend(ctx, svc)
+		// Step-driven sessions past their timeout or budget are ended even
+		// when nobody calls them.
+		s.spawn(func(ctx context.Context) { svc.RunTimer(ctx, 5*time.Second) })
+		s.spawn(func(ctx context.Context) { replaySpend(ctx, svc) })
 		if f.resumeIntr {
-			go resumeInterrupted(ctx, svc, tenant)
+			s.spawn(func(ctx context.Context) { resumeInterrupted(ctx, svc, tenant) })
 		}
 		return svc, nil
 	}
 	svc, err := tenantService(mcp.DefaultTenant)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
-	return mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
-		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer, Tools: toolSet}), nil
+	s.Server = mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
+		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer, Tools: toolSet})
+	return s, nil
+}
+
+// openTenants opens the service of every tenant the tokens file names, so
+// that its background work runs (servedServer) whether or not any request
+// of the tenant reaches this replica: a tenant added by a reload is failed
+// over like one named at start. A tenant opened before stays as it is; one
+// that cannot be opened is tried again at its first request.
+func openTenants(srv *mcp.Server, tokens *mcp.Tokens) error {
+	var errs []error
+	for _, t := range tokens.Tenants() {
+		if _, err := srv.TenantService(t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // selectedTools reads --tools, else $MASSGEN_MCP_TOOLS (for a client whose
@@ -461,7 +483,9 @@ func servedService(f serveFlags, stores coordination.Stores, tenant string, allo
 // memory), PostgreSQL with --store postgres://… (or $MASSGEN_STORE), else
 // the file store under the state directory, the default tenant's sessions
 // in <state-dir>/sessions, another's in <state-dir>/tenants/<tenant>/sessions.
-// The database stays open until ctx ends.
+// ctx bounds the opening; the caller closes the database (closeStores) once
+// nothing uses it, which is not when a signal ends the serve context: the
+// runs it stops still record their ends.
 func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error) {
 	kind, from := f.store, "--store"
 	if kind == "" {
@@ -489,15 +513,15 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
-		context.AfterFunc(ctx, db.Close)
 		return db, nil
 	}
 	return nil, fmt.Errorf("%w: %s %q is not file, memory or a postgres:// URL", coordination.ErrBadInput, from, kind)
 }
 
-// reloadOnHangup re-reads the tokens file on every SIGHUP; a file that does
-// not parse keeps the tokens already loaded.
-func reloadOnHangup(ctx context.Context, tokens *mcp.Tokens) {
+// reloadOnHangup re-reads the tokens file on every SIGHUP and opens the
+// tenants it names (openTenants); a file that does not parse keeps the
+// tokens already loaded.
+func reloadOnHangup(ctx context.Context, srv *mcp.Server, tokens *mcp.Tokens) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -509,6 +533,9 @@ func reloadOnHangup(ctx context.Context, tokens *mcp.Tokens) {
 			if err := tokens.Reload(); err != nil {
 				logger.Error().Err(err).Msg("tokens file not reloaded; the tokens loaded before stay")
 				continue
+			}
+			if err := openTenants(srv, tokens); err != nil {
+				logger.Error().Err(err).Msg("a tenant of the reloaded tokens file could not be opened; its first request tries again")
 			}
 			logger.Info().Int("tokens", tokens.Len()).Msg("tokens file reloaded")
 		}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/mcp"
+)
+
+// startLoggedServer is startServer with the server's log kept for the
+// test to read while it runs.
+func startLoggedServer(t *testing.T, bin, state string, extra ...string) (*server, *lockedBuffer) {
+	t.Helper()
+	port := freePort(t)
+	args := append([]string{"serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--state-dir", state}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	waitFor(t, 20*time.Second, "server listening", func() bool {
+		resp, err := http.Get(s.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return s, logs
+}
+
+// callsInFlight is how many steps of a session were launched (their
+// step_started events), landed or not.
+func callsInFlight(ctx context.Context, st coordination.EventSource, id string) int {
+	evs, err := st.Events(ctx, id)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == "step_started" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses:
+// `serve --store postgres` stopped by SIGTERM while a blocking run_team's
+// model calls are in flight. The run records its cancel before the
+// database closes: the session has its cancelled entry, the run lease is
+// released (it reads cancelled, not interrupted, so no replica runs it
+// again), the caller hears no "closed pool", nor does the log; and the
+// whole stop takes no longer than its bound.
+func TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	bin := binary(t)
+	ctx := context.Background()
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
+	a, logs := startLoggedServer(t, bin, t.TempDir(), "-v", "--store", dsn)
+	c := connect(t, a.url, nil)
+	defer c.Close()
+
+	const id = "pg_sigterm"
+	team := map[string]any{"session_id": id, "task": "What is 17 * 23?", "models": []string{"sim:latency=10s:seed=1", "sim:latency=10s:seed=2", "sim:latency=10s:seed=3"}, "wait": true}
+	type outcome struct {
+		res *mcpgo.CallToolResult
+		err error
+	}
+	answered := make(chan outcome, 1)
+	go func() {
+		res, err := callTool(ctx, c, "run_team", team)
+		answered <- outcome{res, err}
+	}()
+	waitFor(t, 30*time.Second, "every agent's model call in flight", func() bool { return callsInFlight(ctx, st, id) == 3 })
+
+	asked := time.Now()
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- a.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("serve exited with %v after SIGTERM; log:\n%s", err, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not exit within 30s of SIGTERM; log:\n%s", logs.String())
+	}
+	if took, limit := time.Since(asked), mcp.DefaultShutdownTimeout+workGrace+closeGrace; took > limit {
+		t.Errorf("serve took %v to stop after SIGTERM, want at most %v", took, limit)
+	}
+
+	l, err := st.Ledger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := false
+	for _, e := range l.Session {
+		cancelled = cancelled || e.Kind == coordination.SessionCancelled
+	}
+	if !cancelled {
+		t.Errorf("the session has no cancelled entry after SIGTERM: %+v", l.Session)
+	}
+	if lease, err := st.ReadRun(ctx, id); err != nil || lease == nil || !lease.Released {
+		t.Errorf("the run lease after SIGTERM is %+v (%v), want released: left, the session reads interrupted and a replica runs it again", lease, err)
+	}
+	for _, bad := range []string{"closed pool", "could not record"} {
+		if strings.Contains(logs.String(), bad) {
+			t.Errorf("the log says %q: the database closed under the runs' ends:\n%s", bad, logs.String())
+		}
+	}
+	select {
+	case o := <-answered:
+		if o.err == nil && strings.Contains(resultText(o.res), "closed pool") {
+			t.Errorf("run_team answered %q", resultText(o.res))
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("run_team never answered after the server stopped")
+	}
+}
+
+// TestATenantAddedBySIGHUPIsFailedOver: replica B (--resume-interrupted)
+// starts with a tokens file naming alice; bob is added and B reloaded with
+// SIGHUP. A run of bob's on replica A, SIGKILLed mid-run, is claimed by B
+// within its lease's expiry, though no request of bob's ever reached B.
+func TestATenantAddedBySIGHUPIsFailedOver(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	bin := binary(t)
+	ctx := context.Background()
+	const alice, bob = "alice.token.0123456789abcdef", "bob.token.0123456789abcdef"
+	dir := t.TempDir()
+	tokensB, tokensA := filepath.Join(dir, "tokens-b"), filepath.Join(dir, "tokens-a")
+	if err := os.WriteFile(tokensB, []byte("alice "+alice+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokensA, []byte("bob "+bob+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, logs := startLoggedServer(t, bin, t.TempDir(), "-v", "--store", dsn, "--tokens-file", tokensB, "--resume-interrupted")
+	if err := os.WriteFile(tokensB, []byte("alice "+alice+"\nbob "+bob+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, 10*time.Second, "B reloading its tokens file", func() bool { return strings.Contains(logs.String(), "tokens file reloaded") })
+
+	st := pgTenant(t, dsn, "bob")
+	a := startServer(t, bin, t.TempDir(), "--store", dsn, "--tokens-file", tokensA)
+	c := connect(t, a.url, map[string]string{"Authorization": "Bearer " + bob})
+	const id = "bob_failover"
+	if res, err := callTool(ctx, c, "run_team", crashTeam(id, 7)); err != nil || res.IsError {
+		t.Fatalf("run_team for bob on A: %v %s", err, resultText(res))
+	}
+	waitFor(t, 30*time.Second, "a first step on A", func() bool { return steps(ctx, st, id) > 0 })
+	c.Close()
+	a.kill()
+	if finishedIn(ctx, st, id) {
+		t.Skip("the team finished before A was killed; nothing to fail over")
+	}
+	waitFor(t, coordination.DefaultLeaseTTL+10*time.Second, "B claiming bob's run", func() bool {
+		l, err := st.ReadRun(ctx, id)
+		return err == nil && l != nil && l.PID == b.cmd.Process.Pid
+	})
+}
