@@ -92,7 +92,7 @@ cmdrace:
 # functions of its pg*_test.go: replicas failing over, a database restarted
 # mid-run), a lane of make unit of their own; the root's
 # TestCmdLanesListEveryTest keeps the list exact.
-CMD_PG_TESTS := ^(TestPostgresReplicasServeTheWinnersFilesAfterAFailover|TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn|TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn|TestStoreFlagAndEnvironmentChooseTheStore|TestPostgresReplicasFinishWhatAKilledOneStarted|TestPostgresReplicasServeEachOthersSessions|TestPostgresReplicasTakeTurnsSteppingOneSession|TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses|TestATenantAddedBySIGHUPIsFailedOver)$$
+CMD_PG_TESTS := ^(TestPostgresReplicasServeTheWinnersFilesAfterAFailover|TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn|TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn|TestStoreFlagAndEnvironmentChooseTheStore|TestPostgresReplicasFinishWhatAKilledOneStarted|TestPostgresReplicasServeEachOthersSessions|TestPostgresReplicasTakeTurnsSteppingOneSession|TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses|TestATenantAddedBySIGHUPIsFailedOver|TestSIGTERMedReplicaHandsItsRunsOver)$$
 
 # heap is the service's heap test (20,000 sessions), which skips under the
 # race detector: its own suite beside the others rather than a tail that

@@ -291,22 +291,30 @@ func (svc *Service) Running(id string) (*Run, bool) {
 	return svc.runs.get(id)
 }
 
+// errHandingOver stops a run whose service is stopping and hands it over
+// (Options.HandOver).
+var errHandingOver = errors.New("this server is stopping and hands the run over: a server resuming interrupted runs (--resume-interrupted), another replica or this one started again, continues it once its lease runs out; run_team with the session_id waits for it there")
+
 // ErrShuttingDown refuses a run asked of a service that is stopping.
 var ErrShuttingDown = errors.New("the server is shutting down; the session is resumable: run it again once the server is back, or through another replica")
 
 // Shutdown stops the service for good (the server is stopping): no run
 // starts from now on, even one whose request came in before, and every
-// local run is cancelled (CancelAll). It waits for them to record their
-// ends until ctx ends, and then returns ctx's error, the runs left to go
-// on as far as they get.
+// local run is cancelled (CancelAll), or, with Options.HandOver, handed
+// over. It waits for them to record their ends until ctx ends, and then
+// returns ctx's error, the runs left to go on as far as they get.
 func (svc *Service) Shutdown(ctx context.Context) error {
 	svc.runs.mu.Lock()
 	svc.runs.closed = true
 	svc.runs.mu.Unlock()
+	cause := errCancelled
+	if svc.opts.HandOver {
+		cause = errHandingOver
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		svc.CancelAll()
+		svc.stopAll(cause)
 	}()
 	select {
 	case <-done:
@@ -319,10 +327,14 @@ func (svc *Service) Shutdown(ctx context.Context) error {
 // CancelAll cancels every local run (server shutdown, stdin closed), waits
 // for them to stop and closes every MCP server left; their sessions stay
 // resumable.
-func (svc *Service) CancelAll() {
+func (svc *Service) CancelAll() { svc.stopAll(errCancelled) }
+
+// stopAll stops every local run for cause, waits for them and closes every
+// MCP server left.
+func (svc *Service) stopAll(cause error) {
 	runs := svc.runs.all()
 	for _, r := range runs {
-		r.Cancel()
+		r.cancel(cause)
 	}
 	for _, r := range runs {
 		<-r.Done()
@@ -648,6 +660,11 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		}
 		svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
 		return res, nil
+	case errors.Is(cause, errHandingOver):
+		// Nothing is written: the lease is left to expire, and the session
+		// reads interrupted, for a server resuming those to take up.
+		r.leaveLease = true
+		return nil, cause
 	case errors.Is(cause, errFinalizing):
 		// finalize_team took over: the run ends here without a verdict of its
 		// own; Finalize returns the result.

@@ -375,3 +375,76 @@ func TestShutdownCancelsEveryRunAndStartsNoMore(t *testing.T) {
 		t.Errorf("the refused run left a claim: %+v", l)
 	}
 }
+
+// TestAHandingOverShutdownLeavesItsRunsToBeTakenUp: a service with
+// HandOver (serve --resume-interrupted) stops its runs writing nothing, so
+// their sessions read interrupted once the leases run out and another
+// service resuming those finishes them; a cancelling one would have left
+// them cancelled, for the user to resume by hand.
+func TestAHandingOverShutdownLeavesItsRunsToBeTakenUp(t *testing.T) {
+	started := make(chan struct{}, 8)
+	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	st := memstore.New()
+	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), HandOver: true, RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
+		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	ctx := context.Background()
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := a.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Result(); err == nil || !strings.Contains(err.Error(), "hands the run over") {
+		t.Errorf("the handed-over run's error: %v; want it to say the run is handed over", err)
+	}
+	if l, err := st.ReadRun(ctx, s.ID); err != nil || l == nil || l.Released {
+		t.Fatalf("the run lease after a handing-over shutdown: %+v, %v; want it left to expire", l, err)
+	}
+	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, err := b.Status(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Result.Status == coordination.StatusInterrupted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session reads %s 5 s after the handing-over shutdown; want interrupted", v.Result.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resumed, err := b.ResumeInterrupted(ctx)
+	if err != nil || len(resumed) != 1 {
+		t.Fatalf("resuming: %v, %v; want the handed-over session", resumed, err)
+	}
+	res, err := b.Run(ctx, s.ID, nil)
+	if err != nil || res.Status != coordination.StatusFinished {
+		t.Fatalf("the taken-up run: %v, %v; want finished", res, err)
+	}
+	for _, e := range ledgerOf(t, st, s.ID).Session {
+		if e.Kind == coordination.SessionCancelled {
+			t.Errorf("the handed-over session was cancelled: %+v", e)
+		}
+	}
+}
+
+func ledgerOf(t *testing.T, st *memstore.Store, id string) *coordination.Ledger {
+	t.Helper()
+	l, err := st.Ledger(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

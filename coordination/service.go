@@ -71,6 +71,12 @@ type Options struct {
 	// dies is seen interrupted at once on its host, and after RunLeaseTTL
 	// (plus MaxClockSkew) from another one (leaserun.go).
 	RunHeartbeat, RunLeaseTTL time.Duration
+	// HandOver makes Shutdown leave this service's runs to be taken up
+	// again rather than cancel them (serve --resume-interrupted): each
+	// stops writing nothing, its lease left to expire, so its session
+	// reads interrupted for a server resuming those, another replica or
+	// this one started again, to continue.
+	HandOver bool
 	// Tooling builds each server step's toolbox and starts the agents' MCP
 	// servers (tooling.go; coordination/tooling over providers/tools). nil
 	// offers the workflow tools alone and refuses agents with MCP servers.

@@ -183,3 +183,51 @@ func TestATenantAddedBySIGHUPIsFailedOver(t *testing.T) {
 		return err == nil && l != nil && l.PID == b.cmd.Process.Pid
 	})
 }
+
+// TestSIGTERMedReplicaHandsItsRunsOver: two `serve --store postgres
+// --resume-interrupted` replicas; a team started on A, A stopped with
+// SIGTERM mid-run (a rolling restart). A hands the run over rather than
+// cancel it: it writes no cancel and leaves its lease to expire, B takes
+// the run up and finishes it, and the ledger is whole. Cancelled, the run
+// waited for its user to resume it by hand.
+func TestSIGTERMedReplicaHandsItsRunsOver(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	bin := binary(t)
+	ctx := context.Background()
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
+	a, logs := startLoggedServer(t, bin, t.TempDir(), "-v", "--store", dsn, "--resume-interrupted")
+	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--resume-interrupted")
+	c := connect(t, a.url, nil)
+	const id = "pg_handover"
+	team := crashTeam(id, 11)
+	team["models"] = []string{"sim:latency=1s:seed=11", "sim:latency=1s:seed=12", "sim:latency=1s:seed=13"}
+	if res, err := callTool(ctx, c, "run_team", team); err != nil || res.IsError {
+		t.Fatalf("run_team on A: %v %s", err, resultText(res))
+	}
+	waitFor(t, 30*time.Second, "a first step on A", func() bool { return steps(ctx, st, id) > 0 })
+	c.Close()
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("A exited with %v after SIGTERM; log:\n%s", err, logs.String())
+	}
+	if finishedIn(ctx, st, id) {
+		t.Skip("the team finished before A stopped; nothing to hand over")
+	}
+	if l, err := st.ReadRun(ctx, id); err != nil || l == nil || l.Released {
+		t.Fatalf("A's run lease after SIGTERM: %+v, %v; want it left for B", l, err)
+	}
+	waitFor(t, coordination.DefaultLeaseTTL+30*time.Second, "B finishing the handed-over run", func() bool { return finishedIn(ctx, st, id) })
+	if l, err := st.ReadRun(ctx, id); err != nil || l == nil || l.PID != b.cmd.Process.Pid {
+		t.Errorf("the run lease at the end: %+v, %v; want B's", l, err)
+	}
+	l, err := st.Ledger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionCancelled {
+			t.Errorf("the handed-over session was cancelled: %+v", e)
+		}
+	}
+	checkStoredLedger(t, st, id)
+}

@@ -90,7 +90,8 @@ stand. Files are read at each use, so edits apply to the next team.
 With --store postgres://user@host:5432/db (or MASSGEN_STORE), sessions live in
 PostgreSQL instead of the state directory: several replicas on one database
 serve the same sessions, and a run whose replica dies is claimed by another
-once its lease expires (with --resume-interrupted). The schema is created and
+once its lease expires (with --resume-interrupted; a replica stopped with
+SIGTERM then hands its runs over the same way). The schema is created and
 migrated at start; the workspaces' snapshots are kept there too, and
 --state-dir holds this replica's working copy of them. Without it the file
 store under --state-dir is used.`,
@@ -126,7 +127,7 @@ store under --state-dir is used.`,
 	fl.IntVar(&f.callBurst, "burst", mcp.DefaultCallBurst, "tool calls a tenant may make at once before --rate applies")
 	fl.StringVar(&f.tokensFile, "tokens-file", "", "file of 'tenant token' lines (# comments): each token is a tenant with its own sessions; reloaded on SIGHUP (--http only)")
 	fl.StringVar(&f.teamsDir, "teams-dir", "", "directory of team files (NAME.yaml, ours or MassGen's YAML) that clients name with run_team{team: NAME}")
-	fl.BoolVar(&f.resumeIntr, "resume-interrupted", false, "at start (and as each tenant is opened), claim and continue every session whose run died (status interrupted)")
+	fl.BoolVar(&f.resumeIntr, "resume-interrupted", false, "at start (and as each tenant is opened), claim and continue every session whose run died (status interrupted); when stopped, hand this server's runs over the same way instead of cancelling them")
 	fl.BoolVar(&f.strict, "strict-config", false, "refuse team files with settings massgen-mcp does not honour")
 	fl.StringSliceVar(&f.tools, "tools", nil, "tools to offer: groups run, host, review, info, tool names, or all (default all; also $MASSGEN_MCP_TOOLS)")
 	return cmd
@@ -467,7 +468,10 @@ func rootDirs(flag string, dirs []string) ([]string, error) {
 // comes from a client.
 func servedService(f serveFlags, stores coordination.Stores, tenant string, allow *backends.AllowList) (*coordination.Service, error) {
 	cfg := backends.Config{ClientURLs: allow}
-	opts := withHooks(coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, RelativeDirs: f.http != ""})
+	// A server that takes up interrupted runs hands its own over when it
+	// stops (a rolling restart: another replica, or itself started again,
+	// continues them) rather than cancelling them.
+	opts := withHooks(coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, RelativeDirs: f.http != "", HandOver: f.resumeIntr})
 	if tenant != mcp.DefaultTenant {
 		cfg.Tenant = tenant
 	}
