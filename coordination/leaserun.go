@@ -197,14 +197,28 @@ func (c *runClaim) fence(r *Run) {
 
 // release stops the heartbeat, releases the lease and lets the run lock go.
 // Safe to call more than once, and after leave.
-func (c *runClaim) release() { c.end(true) }
+func (c *runClaim) release() { c.end(endRelease) }
 
 // leave is release without releasing the lease: it expires a TTL after
 // its last renewal, and the session then reads interrupted (a run that
 // could not record why it stopped).
-func (c *runClaim) leave() { c.end(false) }
+func (c *runClaim) leave() { c.end(endLeave) }
 
-func (c *runClaim) end(releaseLease bool) {
+// handOver is leave with the lease made to expire now, by a last renewal
+// of no time: the session reads interrupted at once, and a server resuming
+// those claims it within its next look (another host's a MaxClockSkew
+// later) instead of a TTL later. The run has stopped writing by then.
+// One that fails leaves the lease to expire in its time.
+func (c *runClaim) handOver() { c.end(endHandOver) }
+
+// How a claim ends its lease.
+const (
+	endRelease = iota
+	endLeave
+	endHandOver
+)
+
+func (c *runClaim) end(how int) {
 	c.once.Do(func() {
 		if c.ls != nil {
 			close(c.stop)
@@ -216,8 +230,11 @@ func (c *runClaim) end(releaseLease bool) {
 				// releases its lease. A release that fails leaves the lease
 				// to expire; the session has ended or been cancelled by
 				// then, so no reader takes it for interrupted.
-				if releaseLease {
+				switch how {
+				case endRelease:
 					_ = c.ls.ReleaseRun(context.Background(), c.id, c.version)
+				case endHandOver:
+					_, _ = c.ls.RenewRun(context.Background(), c.id, c.version, time.Nanosecond)
 				}
 			}
 		}

@@ -45,6 +45,9 @@ type Run struct {
 	// of why the run stopped (whileDown): the run's lease is left to
 	// expire instead of released, so the session reads interrupted.
 	leaveLease bool
+	// handOver is set by a run stopped to be handed over (Options.HandOver):
+	// its lease is made to expire at once (runClaim.handOver).
+	handOver bool
 	// claim is the run's lease, which a stop's record waits for the store
 	// within (whileDown); nil for a run made by a test.
 	claim *runClaim
@@ -232,9 +235,12 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			svc.sessions.derived.Delete(id)
 			svc.sessions.forgetUnstepped(id, s, r.res)
 			svc.servers.close(id)
-			if r.leaveLease {
+			switch {
+			case r.handOver:
+				claim.handOver()
+			case r.leaveLease:
 				claim.leave()
-			} else {
+			default:
 				claim.release()
 			}
 			started()
@@ -661,9 +667,9 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
 		return res, nil
 	case errors.Is(cause, errHandingOver):
-		// Nothing is written: the lease is left to expire, and the session
+		// Nothing is written: the lease is made to expire, and the session
 		// reads interrupted, for a server resuming those to take up.
-		r.leaveLease = true
+		r.handOver = true
 		return nil, cause
 	case errors.Is(cause, errFinalizing):
 		// finalize_team took over: the run ends here without a verdict of its

@@ -187,9 +187,9 @@ func TestATenantAddedBySIGHUPIsFailedOver(t *testing.T) {
 // TestSIGTERMedReplicaHandsItsRunsOver: two `serve --store postgres
 // --resume-interrupted` replicas; a team started on A, A stopped with
 // SIGTERM mid-run (a rolling restart). A hands the run over rather than
-// cancel it: it writes no cancel and leaves its lease to expire, B takes
-// the run up and finishes it, and the ledger is whole. Cancelled, the run
-// waited for its user to resume it by hand.
+// cancel it: it writes no cancel and makes its lease expire, B takes the
+// run up within seconds and finishes it, and the ledger is whole.
+// Cancelled, the run waited for its user to resume it by hand.
 func TestSIGTERMedReplicaHandsItsRunsOver(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	bin := binary(t)
@@ -213,10 +213,22 @@ func TestSIGTERMedReplicaHandsItsRunsOver(t *testing.T) {
 	if finishedIn(ctx, st, id) {
 		t.Skip("the team finished before A stopped; nothing to hand over")
 	}
+	exited := time.Now()
 	if l, err := st.ReadRun(ctx, id); err != nil || l == nil || l.Released {
 		t.Fatalf("A's run lease after SIGTERM: %+v, %v; want it left for B", l, err)
 	}
-	waitFor(t, coordination.DefaultLeaseTTL+30*time.Second, "B finishing the handed-over run", func() bool { return finishedIn(ctx, st, id) })
+	// The hand-over expires A's lease: B's next look (every second) claims
+	// it, not the lease's TTL later.
+	waitFor(t, coordination.DefaultLeaseTTL, "B claiming the handed-over run", func() bool {
+		l, err := st.ReadRun(ctx, id)
+		return err == nil && l != nil && l.PID == b.cmd.Process.Pid
+	})
+	if took := time.Since(exited); took > coordination.DefaultLeaseTTL/2 {
+		t.Errorf("B claimed the handed-over run %v after A exited; want within a couple of its looks, not the lease's %v", took, coordination.DefaultLeaseTTL)
+	} else {
+		t.Logf("B claimed the handed-over run %v after A exited", took.Round(time.Millisecond))
+	}
+	waitFor(t, 60*time.Second, "B finishing the handed-over run", func() bool { return finishedIn(ctx, st, id) })
 	if l, err := st.ReadRun(ctx, id); err != nil || l == nil || l.PID != b.cmd.Process.Pid {
 		t.Errorf("the run lease at the end: %+v, %v; want B's", l, err)
 	}
