@@ -45,7 +45,7 @@ test: fmt-check vet build clis tmux bwrap chromium
 # detector, -short (no binary builds, no 20,000-session heap test) and without
 # the real CLIs (MASSGEN_REAL_CLIS=0 skips them even when installed);
 # unchanged packages' results come from go test's cache. make test is the gate.
-quick: fmt-check vet
+quick: fmt-check vet postgres
 	MASSGEN_REAL_CLIS=0 $(GO) test -short ./...
 
 fmt-check:
