@@ -262,24 +262,9 @@ func TestAStartThatFailsAfterTakingOverADeadRunLeavesItInterrupted(t *testing.T)
 // cancelled" into the session after another replica had claimed the run.
 func TestAStopsRecordIsNotWrittenOnceItsLeaseMayHaveRunOut(t *testing.T) {
 	st := &downStore{Store: memstore.New()}
-	started := make(chan struct{}, 8)
-	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		started <- struct{}{}
-		<-ctx.Done()
-		return providers.Action{}, providers.Usage{}, ctx.Err()
-	})
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second,
-		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	svc, started := blockedService(st, coordination.Options{RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second})
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _, err := svc.Start(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-started
+	s, r := blockedRun(t, svc, started)
 	t0 := time.Now()
 	st.down.Store(true)
 	time.Sleep(500 * time.Millisecond)
@@ -307,25 +292,11 @@ func TestAStopsRecordIsNotWrittenOnceItsLeaseMayHaveRunOut(t *testing.T) {
 // kept, and what to do, not only the store's error.
 func TestACancelTheStoreNeverTookSaysSo(t *testing.T) {
 	st := &downStore{Store: memstore.New()}
-	started := make(chan struct{}, 8)
-	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		started <- struct{}{}
-		<-ctx.Done()
-		return providers.Action{}, providers.Usage{}, ctx.Err()
-	})
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second,
-		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	svc, started := blockedService(st, coordination.Options{RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second})
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := svc.Start(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	<-started
+	s, _ := blockedRun(t, svc, started)
 	st.down.Store(true)
-	_, err = svc.Cancel(ctx, s.ID)
+	_, err := svc.Cancel(ctx, s.ID)
 	if err == nil || !strings.Contains(err.Error(), "cancel could not be recorded") || !strings.Contains(err.Error(), "cancel it again") {
 		t.Fatalf("Cancel while the store is down: %v; want it to say the cancel was not recorded and to cancel again", err)
 	}
@@ -340,28 +311,14 @@ func TestACancelTheStoreNeverTookSaysSo(t *testing.T) {
 // took its list of runs, and a run starting just after it went on while
 // the server closed its store.
 func TestShutdownCancelsEveryRunAndStartsNoMore(t *testing.T) {
-	started := make(chan struct{}, 8)
-	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		started <- struct{}{}
-		<-ctx.Done()
-		return providers.Action{}, providers.Usage{}, ctx.Err()
-	})
 	st := memstore.New()
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(),
-		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	svc, started := blockedService(st, coordination.Options{})
 	ctx := context.Background()
-	create := func() *coordination.Session {
-		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	running, later := create(), create()
-	if _, _, err := svc.Start(ctx, running.ID); err != nil {
+	later, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	<-started
+	running, _ := blockedRun(t, svc, started)
 	if err := svc.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -382,25 +339,10 @@ func TestShutdownCancelsEveryRunAndStartsNoMore(t *testing.T) {
 // and another service resuming those finishes them; a cancelling one would
 // have left them cancelled, for the user to resume by hand.
 func TestAHandingOverShutdownLeavesItsRunsToBeTakenUp(t *testing.T) {
-	started := make(chan struct{}, 8)
-	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		started <- struct{}{}
-		<-ctx.Done()
-		return providers.Action{}, providers.Usage{}, ctx.Err()
-	})
 	st := memstore.New()
-	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), HandOver: true, RunLeaseTTL: time.Minute,
-		Open: func(providers.Spec) (providers.Provider, error) { return block, nil }})
+	a, started := blockedService(st, coordination.Options{HandOver: true, RunLeaseTTL: time.Minute})
 	ctx := context.Background()
-	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _, err := a.Start(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-started
+	s, r := blockedRun(t, a, started)
 	if err := a.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -437,4 +379,35 @@ func ledgerOf(t *testing.T, st *memstore.Store, id string) *coordination.Ledger 
 		t.Fatal(err)
 	}
 	return l
+}
+
+// blockedService is a service on st (opts otherwise as given) whose every
+// model call waits for its context to end; started hears each call begin.
+func blockedService(st coordination.Store, opts coordination.Options) (*coordination.Service, chan struct{}) {
+	started := make(chan struct{}, 8)
+	block := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	opts.Logger = zerolog.Nop()
+	opts.Open = func(providers.Spec) (providers.Provider, error) { return block, nil }
+	return coordination.NewService(st, opts), started
+}
+
+// blockedRun starts a two-agent team on a blockedService and waits until
+// its first model call is under way.
+func blockedRun(t *testing.T, svc *coordination.Service, started chan struct{}) (*coordination.Session, *coordination.Run) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := svc.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	return s, r
 }

@@ -51,22 +51,6 @@ func startLoggedServer(t *testing.T, bin, state string, extra ...string) (*serve
 	return s, logs
 }
 
-// callsInFlight is how many steps of a session were launched (their
-// step_started events), landed or not.
-func callsInFlight(ctx context.Context, st coordination.EventSource, id string) int {
-	evs, err := st.Events(ctx, id)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, ev := range evs {
-		if ev.Type == "step_started" {
-			n++
-		}
-	}
-	return n
-}
-
 // TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses:
 // `serve --store postgres` stopped by SIGTERM while a blocking run_team's
 // model calls are in flight. The run records its cancel before the
@@ -94,7 +78,7 @@ func TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses(t *tes
 		res, err := callTool(ctx, c, "run_team", team)
 		answered <- outcome{res, err}
 	}()
-	waitFor(t, 30*time.Second, "every agent's model call in flight", func() bool { return callsInFlight(ctx, st, id) == 3 })
+	waitFor(t, 30*time.Second, "every agent's model call in flight", func() bool { return stepsStarted(ctx, st, id) == 3 })
 
 	asked := time.Now()
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
