@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -81,6 +82,10 @@ type finalDraft struct {
 	// the draft for the finish, so the result it returns counts it, and
 	// the caller hands it over (keepFinalSpend) if it gives up.
 	retry bool
+	// spendTried is set once the spend's append was sent: an outage may
+	// have lost the answer of one the store took, so from then on the
+	// ledger is looked in first (usageRecord.is), never appended blind.
+	spendTried bool
 }
 
 // winnerAsIs is a draft that uses the winner's answer as is, for why.
@@ -98,6 +103,7 @@ func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalS
 	st := svc.sessions.derive(s, l, nil)
 	decided := st.Life.Decided
 	if st.Life.Status != StatusDecided || decided == nil {
+		svc.keepFinalSpend(ctx, s, d, nil) // a draft's, finished meanwhile by another
 		return svc.snapshot(s, l, st), nil
 	}
 	strategy := final
@@ -138,8 +144,20 @@ func (svc *Service) keepFinalSpend(ctx context.Context, s *Session, d *finalDraf
 		}
 		down = err
 	}
-	spend := d.spend
-	d.spend = nil
+	spend, tried := d.spend, d.spendTried
+	d.spend, d.spendTried = nil, false
+	if tried && down == nil {
+		// An append was sent, its answer lost: look before recording.
+		err := svc.appendUsage(context.WithoutCancel(ctx), s.ID, spend, true)
+		if err == nil {
+			return
+		}
+		if !svc.storeDown(err) {
+			svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not record the final call's usage")
+			return
+		}
+		down = err // recordUsage's retries look too (retried)
+	}
 	svc.recordUsage(ctx, s, spend, down)
 }
 
@@ -165,12 +183,17 @@ func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalS
 		return svc.snapshot(s, l, st), nil
 	}
 	if d.spend != nil {
-		if _, err := svc.store.AppendSession(dctx, s.ID, d.spend.entry); err != nil {
-			return nil, err
-		}
-		d.spend = nil
-		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
-			return nil, err
+		if d.spendTried && slices.ContainsFunc(l.Session, d.spend.is) {
+			d.spend, d.spendTried = nil, false // an attempt whose answer was lost wrote it
+		} else {
+			d.spendTried = true
+			if _, err := svc.store.AppendSession(dctx, s.ID, d.spend.entry); err != nil {
+				return nil, err
+			}
+			d.spend, d.spendTried = nil, false
+			if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// Steps that landed while the session was decided are in the result.

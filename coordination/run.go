@@ -299,7 +299,7 @@ func (svc *Service) Running(id string) (*Run, bool) {
 
 // errHandingOver stops a run whose service is stopping and hands it over
 // (Options.HandOver).
-var errHandingOver = errors.New("this server is stopping and hands the run over: a server resuming interrupted runs (--resume-interrupted), another replica or this one started again, continues it once its lease runs out; run_team with the session_id waits for it there")
+var errHandingOver = errors.New("this server is stopping and hands the run over: a server resuming interrupted runs, another replica or this one started again, continues it at once; wait for the session there")
 
 // ErrShuttingDown refuses a run asked of a service that is stopping.
 var ErrShuttingDown = errors.New("the server is shutting down; the session is resumable: run it again once the server is back, or through another replica")
@@ -464,21 +464,25 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			res, err := svc.writeFinalFrom(ctx, s, "", &draft)
 			if err != nil && ctx.Err() != nil {
 				// Cancelled, timed out or shut down while the final call
-				// was pending: the session must not stay decided with
-				// nothing to write its answer.
-				return svc.stopFinal(dctx, r, s, own, results, context.Cause(ctx))
+				// was pending, or its finish waiting out an outage: the
+				// session must not stay decided with nothing to write its
+				// answer, nor the call's spend be lost.
+				return svc.stopFinal(dctx, r, s, own, results, context.Cause(ctx), &draft)
 			}
 			if svc.storeDown(err) {
 				if again, err := svc.waitOut(ctx, s, &down, err); !again {
-					svc.keepFinalSpend(dctx, s, &draft, nil)
-					return svc.stop(dctx, r, s, own, results, err)
+					return svc.stopFinal(dctx, r, s, own, results, err, &draft)
 				}
 				continue
 			}
-			if err == nil {
-				svc.over(dctx, s, "the run", &down)
+			if err != nil {
+				// A refusal that stands: stopped like any error, which
+				// leaves a decided session to read interrupted.
+				svc.keepFinalSpend(dctx, s, &draft, nil)
+				return svc.stop(dctx, r, s, own, results, err)
 			}
-			return res, err
+			svc.over(dctx, s, "the run", &down)
+			return res, nil
 		case StatusCancelled:
 			svc.tell(svc.progress(s, st, ProgressCancelled, "", "session cancelled"))
 			return res, nil
@@ -688,7 +692,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		if err == nil && res.Status == StatusDecided {
 			// Decided before the cancel, which a decided session refuses
 			// (Cancel): its answer is written now, as the winner's.
-			return svc.finishDecided(ctx, r, s, "the run was stopped (cancelled or shut down) while the final answer was pending")
+			return svc.finishDecided(ctx, r, s, FinalWinner, winnerAsIs("the run was stopped (cancelled or shut down) while the final answer was pending"))
 		}
 		if err == nil {
 			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
@@ -700,14 +704,17 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 }
 
 // stopFinal ends a run stopped while its decided session's final call was
-// pending: left as it was, the session would read decided, waiting for an
-// answer nothing writes, and no replica would take it up (it is not
-// interrupted: the lease is released). A cancel or a shutdown, which a
-// decided session cannot take (Cancel refuses it), and the run's timeout
-// finish it with the winner's answer, saying why; finalize_team and a lost
-// lease leave it to whoever took over.
-func (svc *Service) stopFinal(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed, cause error) (*TeamResult, error) {
+// pending, or its finish waiting out an outage: left as it was, the session
+// would read decided, waiting for an answer nothing writes, and no replica
+// would take it up (it is not interrupted: the lease is released). A
+// cancel or a shutdown, which a decided session cannot take (Cancel
+// refuses it), and the run's timeout finish it: with the final call's
+// answer if it was made (d, paid for), else with the winner's, saying why.
+// Any other stop (finalize_team, a lost lease, a hand-over) is stop's, the
+// call's spend recorded first.
+func (svc *Service) stopFinal(ctx context.Context, r *Run, s *Session, own map[string]bool, results chan landed, cause error, d *finalDraft) (*TeamResult, error) {
 	if !errors.Is(cause, errTimeout) && !errors.Is(cause, errCancelled) && !errors.Is(cause, context.Canceled) {
+		svc.keepFinalSpend(ctx, s, d, nil)
 		return svc.stop(ctx, r, s, own, results, cause)
 	}
 	r.cancel(cause)
@@ -715,21 +722,27 @@ func (svc *Service) stopFinal(ctx context.Context, r *Run, s *Session, own map[s
 		lr := <-results
 		delete(own, lr.agent)
 	}
+	if d.made {
+		return svc.finishDecided(ctx, r, s, "", d)
+	}
 	why := "the run was stopped (cancelled or shut down) while the final call was pending"
 	if errors.Is(cause, errTimeout) {
 		why = "the session's timeout ended it while the final call was pending"
 	}
-	return svc.finishDecided(ctx, r, s, why)
+	return svc.finishDecided(ctx, r, s, FinalWinner, winnerAsIs(why))
 }
 
-// finishDecided finishes a decided session with the winner's answer as is,
-// saying why, waiting out an outage for as long as the run's lease lasts.
-func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, why string) (*TeamResult, error) {
+// finishDecided finishes a decided session with d (final as writeFinal
+// takes it), waiting out an outage for as long as the run's lease lasts;
+// d's spend is recorded if the finish is not.
+func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
+	d.retry = true
 	var res *TeamResult
 	err := svc.whileDown(ctx, r, s, func() (err error) {
-		res, err = svc.writeFinalFrom(ctx, s, FinalWinner, winnerAsIs(why))
+		res, err = svc.writeFinalFrom(ctx, s, final, d)
 		return err
 	})
+	svc.keepFinalSpend(ctx, s, d, nil) // a finish given up
 	if err == nil {
 		svc.tell(Progress{SessionID: s.ID, Kind: ProgressFinished, Message: finishedMessage(res), Time: svc.now()})
 	}

@@ -32,9 +32,10 @@ type tenants struct {
 	open TenantServices // nil: every tenant is the default one (tests, single-tenant use)
 	def  *coordination.Service
 
-	mu     sync.Mutex
-	byID   map[string]*coordination.Service
-	opened func(*coordination.Service) // told of each tenant's service as it opens (metrics)
+	mu      sync.Mutex
+	byID    map[string]*coordination.Service
+	opened  func(*coordination.Service) // told of each tenant's service as it opens (metrics)
+	stopped bool                        // cancelAll has begun: no service opens, so none escapes the stop
 }
 
 func newTenants(def *coordination.Service, open TenantServices) *tenants {
@@ -51,6 +52,9 @@ func (t *tenants) service(tenant string) (*coordination.Service, error) {
 	defer t.mu.Unlock()
 	if svc, ok := t.byID[tenant]; ok {
 		return svc, nil
+	}
+	if t.stopped {
+		return nil, coordination.ErrShuttingDown
 	}
 	svc, err := t.open(tenant)
 	if err != nil {
@@ -78,6 +82,9 @@ func (t *tenants) all() []*coordination.Service {
 // their runs are cancelled all at once, so that one tenant's slow stop
 // keeps no other's runs going, and no run starts from then on.
 func (t *tenants) cancelAll() {
+	t.mu.Lock()
+	t.stopped = true
+	t.mu.Unlock()
 	var stopping sync.WaitGroup
 	for _, svc := range t.all() {
 		stopping.Go(func() { _ = svc.Shutdown(context.Background()) })
