@@ -48,24 +48,9 @@ func finalSpend(t *testing.T, st *memstore.Store, id string) (float64, int) {
 // takes the final call's usage entry but its answer is lost (an outage);
 // the retried finish finds it in the ledger rather than append it again.
 func TestAFinalCallsSpendWhoseAnswerWasLostIsNotRecordedTwice(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
 	st := &lostAnswerStore{Store: memstore.New()}
 	st.armed.Store(true)
-	inner := provs[models[0]]
-	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		if req.Purpose == providers.PurposePresent {
-			cost := 1.0
-			return coordtest.Answer("FINAL"), providers.Usage{Input: 1000, Output: 1000, CostUSD: &cost}, nil
-		}
-		return inner.Step(ctx, req)
-	})
-	h := coordtest.New(t, provs)
-	h.Store = st.Store
-	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond})
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	a := coordtest.Alias(s, "agent_a")
-	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
-	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	h, s := paidFinalTeam(t, st, st.Store, func() {})
 	res := h.Run(s.ID)
 	sum, n := finalSpend(t, st.Store, s.ID)
 	t.Logf("status %s, final-call spend recorded $%v in %d entries, result cost %v", res.Status, sum, n, *res.CostUSD)
@@ -97,24 +82,8 @@ func (s *slowDownStore) LockSession(ctx context.Context, id string) (func(), err
 // cancelled: the session finishes with that answer, paid for, and its
 // spend is recorded; it was dropped, with the winner's answer written.
 func TestACancelWhileTheFinishWaitsOutAnOutageKeepsTheFinalAnswer(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
 	st := &slowDownStore{Store: memstore.New(), in: make(chan struct{}, 1), release: make(chan struct{})}
-	inner := provs[models[0]]
-	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		if req.Purpose == providers.PurposePresent {
-			st.armed.Store(true) // the finish's session lock, next
-			cost := 1.0
-			return coordtest.Answer("FINAL"), providers.Usage{Input: 1000, Output: 1000, CostUSD: &cost}, nil
-		}
-		return inner.Step(ctx, req)
-	})
-	h := coordtest.New(t, provs)
-	h.Store = st.Store
-	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond})
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	a := coordtest.Alias(s, "agent_a")
-	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
-	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	h, s := paidFinalTeam(t, st, st.Store, func() { st.armed.Store(true) }) // the finish's session lock, next
 	r, _, err := h.Service.Start(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -175,4 +144,29 @@ func TestAFinishTheStoreRefusesLeavesTheSessionInterrupted(t *testing.T) {
 	if v.Result.Status == coordination.StatusDecided {
 		t.Error("decided with nothing to write its answer, lease released: no replica takes it up")
 	}
+}
+
+// paidFinalTeam is a two-agent team on st (over mem) deciding for agent_a
+// under present, whose final call answers "FINAL" for $1, calling onFinal
+// first (to arm the store's fault for what follows it).
+func paidFinalTeam(t *testing.T, st coordination.Store, mem *memstore.Store, onFinal func()) (*coordtest.Harness, *coordination.Session) {
+	t.Helper()
+	models, sc, provs := coordtest.Team(t, 2)
+	inner := provs[models[0]]
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.Purpose == providers.PurposePresent {
+			onFinal()
+			cost := 1.0
+			return coordtest.Answer("FINAL"), providers.Usage{Input: 1000, Output: 1000, CostUSD: &cost}, nil
+		}
+		return inner.Step(ctx, req)
+	})
+	h := coordtest.New(t, provs)
+	h.Store = mem
+	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond})
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	a := coordtest.Alias(s, "agent_a")
+	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
+	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	return h, s
 }

@@ -140,38 +140,18 @@ func TestATimeoutDuringTheFinalCallFinishesWithTheWinnersAnswer(t *testing.T) {
 // in the result it returns. It was dropped, and the call made and paid for
 // a second time.
 func TestAFinalCallsSpendIsRecordedOnceThroughAnOutage(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
 	st := &blipStore{Store: memstore.New()}
 	var finals atomic.Int64
-	inner := provs[models[0]]
-	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		if req.Purpose == providers.PurposePresent {
-			if finals.Add(1) == 1 {
-				st.failNext.Store(true) // the finish's session lock, next
-			}
-			cost := 1.0
-			return coordtest.Answer("FINAL"), providers.Usage{Input: 1000, Output: 1000, CostUSD: &cost}, nil
+	h, s := paidFinalTeam(t, st, st.Store, func() {
+		if finals.Add(1) == 1 {
+			st.failNext.Store(true) // the finish's session lock, next
 		}
-		return inner.Step(ctx, req)
 	})
-	h := coordtest.New(t, provs)
-	h.Store = st.Store
-	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond})
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	a := coordtest.Alias(s, "agent_a")
-	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
-	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
 	res := h.Run(s.ID)
 	if n := finals.Load(); n != 1 {
 		t.Errorf("%d final calls; want 1 (the outage after it is waited out, not paid for again)", n)
 	}
-	recorded := 0.0
-	for _, e := range h.Ledger(s.ID).Session {
-		if e.Kind == coordination.SessionUsage && e.Usage != nil && e.Usage.CostUSD != nil {
-			recorded += *e.Usage.CostUSD
-		}
-	}
-	if recorded != 1 {
+	if recorded, _ := finalSpend(t, st.Store, s.ID); recorded != 1 {
 		t.Errorf("final-call spend recorded: $%v; want $1, once", recorded)
 	}
 	if res.FinalAnswer == nil || *res.FinalAnswer != "FINAL" {

@@ -133,7 +133,7 @@ func TestATenantAddedBySIGHUPIsFailedOver(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	bin := binary(t)
 	ctx := context.Background()
-	const alice, bob = "alice.token.0123456789abcdef", "bob.token.0123456789abcdef"
+	const alice, bob = "alice-dummy-token-not-a-secret", "bob-dummy-token-not-a-secret"
 	dir := t.TempDir()
 	tokensB, tokensA := filepath.Join(dir, "tokens-b"), filepath.Join(dir, "tokens-a")
 	if err := os.WriteFile(tokensB, []byte("alice "+alice+"\n"), 0o600); err != nil {
