@@ -112,7 +112,7 @@ func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, 
 		svc.event(ctx, id, Event{Type: "apply_refused", Message: fmt.Sprintf("nothing applied: %s changed in the write context", Count(len(applied.Conflicts), "file"))})
 		return nil, &ApplyConflictError{Session: id, Conflicts: applied.Conflicts}
 	}
-	if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionApplied, Time: svc.now(), Applied: applied}); err != nil {
+	if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionApplied, Time: svc.now(), Applied: applied}); err != nil {
 		return nil, fmt.Errorf("the changes of session %s were written to %s but the record of it failed: %w", id, applied.Context, err)
 	}
 	svc.event(ctx, id, Event{Type: string(SessionApplied), Message: fmt.Sprintf("applied to %s: %d written, %d skipped", applied.Context, len(applied.Written), len(applied.Skipped))})

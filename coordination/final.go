@@ -187,6 +187,7 @@ func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalS
 			d.spend, d.spendTried = nil, false // an attempt whose answer was lost wrote it
 		} else {
 			d.spendTried = true
+			// Unfenced, as every spend is (leasedentries.go).
 			if _, err := svc.store.AppendSession(dctx, s.ID, d.spend.entry); err != nil {
 				return nil, err
 			}

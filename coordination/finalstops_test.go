@@ -113,10 +113,26 @@ type fullDiskStore struct {
 }
 
 func (s *fullDiskStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if e.Kind == coordination.SessionFinished && s.armed.CompareAndSwap(true, false) {
-		return e, errors.New("test: no space left on device")
+	if err := s.full(e); err != nil {
+		return e, err
 	}
 	return s.Store.AppendSession(ctx, id, e)
+}
+
+// AppendSessionLeased refuses as AppendSession does: a run's finish is
+// written fenced by its lease.
+func (s *fullDiskStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if err := s.full(e); err != nil {
+		return e, err
+	}
+	return s.Store.AppendSessionLeased(ctx, id, v, e)
+}
+
+func (s *fullDiskStore) full(e coordination.SessionEntry) error {
+	if e.Kind == coordination.SessionFinished && s.armed.CompareAndSwap(true, false) {
+		return errors.New("test: no space left on device")
+	}
+	return nil
 }
 
 // TestAFinishTheStoreRefusesLeavesTheSessionInterrupted: a finish refused

@@ -218,7 +218,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	if s.prompts != nil {
 		svc.sessions.setups.Put(id, s)
 	}
-	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	rctx, cancel := context.WithCancelCause(withRunLease(context.WithoutCancel(ctx), claim))
 	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), cancels: asked, claim: claim}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
@@ -876,7 +876,7 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string, again boo
 		return nil, err
 	}
 	if st.Life.Status == StatusRunning || (again && st.Life.Status == StatusCancelled) {
-		if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionCancelled, Time: svc.now(), Reason: why}); err != nil {
+		if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionCancelled, Time: svc.now(), Reason: why}); err != nil {
 			return nil, err
 		}
 		svc.event(ctx, id, Event{Type: "cancelled", Message: why})

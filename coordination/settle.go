@@ -66,7 +66,7 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 	d := Decide(s, st, force)
 	switch d.Kind {
 	case DecideRevote:
-		if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
+		if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
 			return settled{}, err
 		}
 		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %s asked to vote again", Count(len(d.Revote), "agent")), Data: map[string]any{"agents": d.Revote}})
@@ -138,7 +138,7 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 	if kind == SessionFinished {
 		svc.finishFiles(s, res)
 	}
-	if _, err := svc.store.AppendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {
+	if _, err := svc.appendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {
 		return err
 	}
 	if kind == SessionFinished {

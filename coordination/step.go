@@ -523,7 +523,7 @@ func (svc *Service) resume(ctx context.Context, id, why string, seen int) error 
 	if lc := lifecycle(l.Session); lc.Status != StatusCancelled || lc.Cancels > seen {
 		return nil
 	}
-	if _, err := svc.store.AppendSession(ctx, id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why}); err != nil {
+	if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why}); err != nil {
 		return err
 	}
 	svc.event(ctx, id, Event{Type: "resumed", Message: "session resumed: " + why})

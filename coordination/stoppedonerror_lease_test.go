@@ -219,11 +219,27 @@ type cancelRefusedStore struct {
 var errCancelRefused = fmt.Errorf("dummy: recording the cancel: %w", coordination.ErrStoreUnavailable)
 
 func (s *cancelRefusedStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if e.Kind == coordination.SessionCancelled && (s.fail.Load() != nil || s.refuse.Load()) {
-		s.refused.Add(1)
-		return coordination.SessionEntry{}, errCancelRefused
+	if err := s.refusing(e); err != nil {
+		return coordination.SessionEntry{}, err
 	}
 	return s.Store.AppendSession(ctx, id, e)
+}
+
+// AppendSessionLeased refuses as AppendSession does: a run's cancel is
+// written fenced by its lease.
+func (s *cancelRefusedStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if err := s.refusing(e); err != nil {
+		return coordination.SessionEntry{}, err
+	}
+	return s.Store.AppendSessionLeased(ctx, id, v, e)
+}
+
+func (s *cancelRefusedStore) refusing(e coordination.SessionEntry) error {
+	if e.Kind == coordination.SessionCancelled && (s.fail.Load() != nil || s.refuse.Load()) {
+		s.refused.Add(1)
+		return errCancelRefused
+	}
+	return nil
 }
 
 // TestARunThatCannotRecordWhyItStoppedReadsInterrupted: a run stopped on

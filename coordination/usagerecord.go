@@ -122,6 +122,7 @@ func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, 
 		recorded = r.landed.in(l) || (retried && slices.ContainsFunc(l.Session, r.is))
 	}
 	if !recorded {
+		// Unfenced by the run's lease: the spend was paid (leasedentries.go).
 		_, err = svc.store.AppendSession(ctx, id, r.entry)
 	}
 	if err == nil {

@@ -23,7 +23,10 @@ const (
 	leaseLock = ".lease.lock"
 )
 
-var _ coordination.LeaseStore = (*Store)(nil)
+var (
+	_ coordination.LeaseStore         = (*Store)(nil)
+	_ coordination.LeasedSessionStore = (*Store)(nil)
+)
 
 // AcquireRun claims the session's run lease (coordination.LeaseStore).
 func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {

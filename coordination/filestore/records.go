@@ -17,6 +17,32 @@ import (
 // Session-level writes do not consult ctx: they record endings (cancelled,
 // finished) that are written exactly when a context has ended.
 
+// AppendSessionLeased is AppendSession while version is the run's claim
+// (coordination.LeasedSessionStore): the lease is read and the entry
+// written under .lease.lock, which every change of the lease takes, so no
+// claim lands between the check and the write.
+func (s *Store) AppendSessionLeased(ctx context.Context, id string, version int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	dir, err := s.existing(id)
+	if err != nil {
+		return e, err
+	}
+	// Without ctx, as every session-level write: a run's cancel is
+	// recorded after its context ended.
+	l, err := waitLock(context.WithoutCancel(ctx), filepath.Join(dir, leaseLock))
+	if err != nil {
+		return e, fmt.Errorf("cannot take the lease lock of session %q: %w", id, err)
+	}
+	defer l.release()
+	cur, err := readLease(filepath.Join(dir, leaseFile), "", false)
+	if err != nil {
+		return e, err
+	}
+	if err := coordination.HoldsRunLease(id, cur, version); err != nil {
+		return coordination.SessionEntry{}, err
+	}
+	return s.AppendSession(ctx, id, e)
+}
+
 // AppendSession writes the next session_log/NNN.json; the caller holds the
 // session lock, and the file is created without replacing, so a caller that
 // forgot the lock gets an error rather than a lost entry. A finished entry's

@@ -11,7 +11,10 @@ import (
 // are coordination's (ClaimLease, RenewLease, ReleaseLease), as in every
 // store.
 
-var _ coordination.LeaseStore = (*Store)(nil)
+var (
+	_ coordination.LeaseStore         = (*Store)(nil)
+	_ coordination.LeasedSessionStore = (*Store)(nil)
+)
 
 // AcquireRun claims the session's run lease (coordination.LeaseStore).
 func (s *Store) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {

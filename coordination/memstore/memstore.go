@@ -341,6 +341,19 @@ func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
 
 // AppendSession records a session entry and assigns its Seq.
 func (s *Store) AppendSession(_ context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	return s.appendSession(id, e, nil)
+}
+
+// AppendSessionLeased records a session entry while version is the run's
+// claim (coordination.LeasedSessionStore): checked under the mutex the
+// lease's changes take.
+func (s *Store) AppendSessionLeased(_ context.Context, id string, version int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	return s.appendSession(id, e, &version)
+}
+
+// appendSession appends e, first checking the run lease's claim version
+// when one is given.
+func (s *Store) appendSession(id string, e coordination.SessionEntry, version *int64) (coordination.SessionEntry, error) {
 	ss, err := s.get(id)
 	if err != nil {
 		return e, err
@@ -351,6 +364,12 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 	}
 	e.Time = e.Time.UTC().Truncate(time.Millisecond)
 	ss.mu.Lock()
+	if version != nil {
+		if err := coordination.HoldsRunLease(id, ss.lease, *version); err != nil {
+			ss.mu.Unlock()
+			return coordination.SessionEntry{}, err
+		}
+	}
 	e.Seq = len(ss.log) + 1
 	ss.log = append(ss.log, e)
 	ss.lent = nil

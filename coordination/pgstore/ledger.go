@@ -81,6 +81,26 @@ func collectStrings(rows pgx.Rows) ([]string, error) {
 // counter. ctx is not consulted, as in the other stores: the entry
 // recording a cancellation is written after its context ended.
 func (s *Store) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	return s.appendSession(ctx, id, e, 0)
+}
+
+var _ coordination.LeasedSessionStore = (*Store)(nil)
+
+// AppendSessionLeased is AppendSession while version is the run lease's
+// claim (coordination.LeasedSessionStore): the transaction holds the run
+// lease's row (massgen_hold_lease, agent ”), so a claim waits for its
+// commit, and one that came first fails it.
+func (s *Store) AppendSessionLeased(ctx context.Context, id string, version int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if version <= 0 {
+		return e, fmt.Errorf("recording a %s entry of session %q: claim %d names no run lease", e.Kind, id, version)
+	}
+	return s.appendSession(ctx, id, e, version)
+}
+
+// appendSession writes a session entry in one transaction, fenced by the
+// run lease's claim version unless it is 0. The session's row first, as a
+// landing takes it (FOR SHARE) before its lease's.
+func (s *Store) appendSession(ctx context.Context, id string, e coordination.SessionEntry, version int64) (coordination.SessionEntry, error) {
 	if err := coordination.CheckSessionID(id); err != nil {
 		return e, err
 	}
@@ -94,6 +114,14 @@ func (s *Store) AppendSession(ctx context.Context, id string, e coordination.Ses
 		}
 		if err != nil {
 			return err
+		}
+		if version != 0 {
+			if _, err := tx.Exec(ctx, `SELECT massgen_hold_lease($1, $2, '', $3)`, s.tenant, id, version); err != nil {
+				if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == leaseLostCode {
+					return fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
+				}
+				return err
+			}
 		}
 		data, err := json.Marshal(e)
 		if err != nil {

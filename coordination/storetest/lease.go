@@ -19,6 +19,7 @@ var LeaseCases = []Case{
 	{"LateHolderRenewsItsExpiredClaim", testLeaseLate},
 	{"LeaseFromAnotherHostIsGivenTheClockSkew", testLeaseSkew},
 	{"UnclaimedRunReadsNoLease", testLeaseNone},
+	{"RunsSessionEntriesAreFencedByItsLease", testLeasedEntries},
 	{"StepLeaseIsExclusivePerAgentAndReleased", testStepLeaseExclusive},
 	{"ExpiredStepLeaseIsAbandonedClaimedAndItsHolderFenced", testStepLeaseExpired},
 	{"LateStepLeaseReadsAliveWhileItsStepLockIsHeld", testStepLeaseAlive},
