@@ -172,11 +172,18 @@ type rawStdio struct {
 // session per process, so tests using it must not run in parallel.
 func serveRaw(t testing.TB, s *Server) *rawStdio {
 	t.Helper()
+	return serveRawUntil(t, s, context.Background())
+}
+
+// serveRawUntil is serveRaw serving until ctx ends, as the binary serves
+// until a signal.
+func serveRawUntil(t testing.TB, s *Server, ctx context.Context) *rawStdio {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	r := &rawStdio{t: t, in: inW, lines: make(chan json.RawMessage, 4096), served: make(chan error, 1)}
 	go func() {
-		err := s.ServeStdio(context.Background(), inR, outW)
+		err := s.ServeStdio(ctx, inR, outW)
 		outW.Close()
 		r.served <- err
 	}()

@@ -98,7 +98,9 @@ waiting:
 			}
 			asked = h.questions.posted(tenantOf(ctx), id) // answered meanwhile
 		case <-ctx.Done():
-			if owner {
+			// Ended by the server's own stop, the request leaves its run
+			// to that stop, which cancels it or hands it over.
+			if owner && !h.stopping() {
 				run.Cancel()
 				<-run.Done()
 			}

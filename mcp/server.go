@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"context"
 	_ "embed"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -137,6 +139,18 @@ type handler struct {
 	questions *questions
 	// tasks are run_team calls made MCP tasks (tasks.go).
 	tasks *taskTable
+	// serving is the context ServeStdio serves until (nil: not serving
+	// stdio): a request ended because it ended, the server's own stop,
+	// leaves the run it started to the stop (stopRuns), which cancels it
+	// or, with coordination.Options.HandOver, hands it over; a request
+	// ended by its client (gone away, or a cancel notification) cancels it.
+	serving atomic.Pointer[context.Context]
+}
+
+// stopping tells whether the server's own stop ended its requests.
+func (h *handler) stopping() bool {
+	ctx := h.serving.Load()
+	return ctx != nil && (*ctx).Err() != nil
 }
 
 // New builds the server over a coordination service: the default tenant's

@@ -15,10 +15,14 @@ import (
 // protocol messages; diagnostics go to the logger.
 //
 // When the input ends (the client went away) or ctx is cancelled, every run
-// still going on in this process is cancelled and waited for, within
-// DefaultShutdownTimeout, so its session is left cancelled and resumable
-// rather than cut off mid-write; ServeStdio then returns (nil for either),
-// and only then may the caller close the store.
+// still going on in this process is stopped and waited for, within
+// DefaultShutdownTimeout: cancelled, its session left cancelled and
+// resumable rather than cut off mid-write, or, when ctx ended and the
+// service hands its runs over (coordination.Options.HandOver), handed over
+// with its lease expired at once, for a server resuming interrupted runs to
+// take up. A blocking run_team's run is the stop's too: its request, ended
+// with ctx, does not cancel it first (handler.stopping). ServeStdio then
+// returns (nil for either), and only then may the caller close the store.
 //
 // mcp-go keeps one stdio session per process, so a process serves one stdio
 // connection at a time.
@@ -39,6 +43,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	locked := &lockedWriter{w: out}
 	pings := newClientSync(locked)
 	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked, sync: pings}
+	s.handler.serving.Store(&ctx)
 	err := stdio.Listen(withClientSync(withReceipts(ctx, s.receipts), pings), bounded, receiptWriter{w: liftingWriter{locked}, receipts: s.receipts})
 	sctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
 	defer cancel()

@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // These tests use the real stdio transport over pipes. mcp-go keeps one stdio
@@ -154,5 +158,53 @@ func TestStdioSubscriptionsListenAcknowledgesFirst(t *testing.T) {
 		if res := r.next(); res.ID == nil || *res.ID != id || res.Result == nil {
 			t.Fatalf("listen %d: second message is not its result: %+v", id, res)
 		}
+	}
+}
+
+// TestStdioStopHandsABlockingRunOver: a server whose service hands its runs
+// over (serve --resume-interrupted), stopped by its signal while a blocking
+// run_team waits, hands that run over too, as an HTTP server does: its
+// session reads interrupted at once, with no cancel in its ledger. The
+// request, ended with the server, used to cancel the run before the stop
+// could hand it over.
+func TestStdioStopHandsABlockingRunOver(t *testing.T) {
+	st := memstore.New()
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop(),
+		HandOver: true, RunLeaseTTL: time.Minute})
+	s := New(svc, Options{ValidateOutput: true})
+	ctx, stop := context.WithCancel(context.Background())
+	r := serveRawUntil(t, s, ctx)
+	r.callTool("run_team", map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=5s", "sim:latency=5s"}, "wait": true, "session_id": "blocking"}, nil)
+	waitFor(t, func() bool { _, ok := svc.Running("blocking"); return ok })
+
+	stop()
+	select {
+	case err := <-r.served:
+		r.served <- err // for the cleanup's close
+		if err != nil {
+			t.Fatalf("ServeStdio after its signal: %v", err)
+		}
+	case <-time.After(DefaultShutdownTimeout + 2*time.Second):
+		t.Fatal("ServeStdio did not return after its signal")
+	}
+	if _, ok := svc.Running("blocking"); ok {
+		t.Fatal("the run still runs after the server stopped")
+	}
+	l, err := st.Ledger(context.Background(), "blocking")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionCancelled {
+			t.Errorf("the run was cancelled (%q), not handed over", e.Reason)
+		}
+	}
+	b := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	v, err := b.Status(context.Background(), "blocking")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result.Status != coordination.StatusInterrupted {
+		t.Errorf("the session after the stop reads %s; want interrupted at once, for a replica to take up", v.Result.Status)
 	}
 }
