@@ -27,9 +27,14 @@ type Progress struct {
 type Run struct {
 	ID     string
 	cancel context.CancelCauseFunc
-	done   chan struct{}
-	res    *TeamResult
-	err    error
+	// late is the context of the work a timeout leaves the run to do (its
+	// final call): the timeout cancels the run's context, so a cancel or a
+	// shutdown that comes after it ends this one instead (stopRun). nil
+	// for a run made by a test.
+	late context.Context
+	done chan struct{}
+	res  *TeamResult
+	err  error
 
 	// told is, per agent, the step of its latest entry the run's progress
 	// has reported, and newest is the newest state a landing of the run's
@@ -101,6 +106,19 @@ func (r *Run) Result() (*TeamResult, error) {
 // Cancel stops the run, cancelling its provider calls; the session is left
 // cancelled and resumable.
 func (r *Run) Cancel() { r.cancel(errCancelled) }
+
+// stopRun is a run's cancel: every cause ends the run's context, and every
+// cause but the timeout, which leaves the run its final call to make, ends
+// the late work too (Run.late), so a cancel or a shutdown during that call
+// stops it rather than waiting up to a step timeout.
+func stopRun(run, late context.CancelCauseFunc) context.CancelCauseFunc {
+	return func(cause error) {
+		run(cause)
+		if !errors.Is(cause, errTimeout) {
+			late(cause)
+		}
+	}
+}
 
 // tell publishes a run's progress to the subscriptions that hear it.
 func (svc *Service) tell(p Progress) {
@@ -218,8 +236,11 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	if s.prompts != nil {
 		svc.sessions.setups.Put(id, s)
 	}
-	rctx, cancel := context.WithCancelCause(withRunLease(context.WithoutCancel(ctx), claim))
-	r = &Run{ID: id, cancel: cancel, done: make(chan struct{}), cancels: asked, claim: claim}
+	base := withRunLease(context.WithoutCancel(ctx), claim)
+	rctx, cancelRun := context.WithCancelCause(base)
+	late, cancelLate := context.WithCancelCause(base)
+	cancel := stopRun(cancelRun, cancelLate)
+	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
 
@@ -659,12 +680,21 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		st, res := set.st, set.res
 		if st.Life.Status == StatusDecided {
 			// Decided by the timeout: the final call is made, bounded by
-			// the step timeout (finalCall).
+			// the step timeout (finalCall), and stopped by a cancel or a
+			// shutdown meanwhile (Run.late), which finishes the session
+			// as a stop during any final call does.
+			late := r.late
+			if late == nil {
+				late = ctx
+			}
 			draft := finalDraft{retry: true}
 			err := svc.whileDown(ctx, r, s, func() (err error) {
-				res, err = svc.writeFinalFrom(ctx, s, "", &draft)
+				res, err = svc.writeFinalFrom(late, s, "", &draft)
 				return err
 			})
+			if err != nil && late.Err() != nil {
+				return svc.stopFinal(ctx, r, s, own, results, context.Cause(late), &draft)
+			}
 			svc.keepFinalSpend(ctx, s, &draft, nil) // a finish given up
 			return res, err
 		}

@@ -391,3 +391,91 @@ func blockedRun(t *testing.T, svc *coordination.Service, started chan struct{}) 
 	<-started
 	return s, r
 }
+
+// timeoutFinalPending starts a two-agent run, under opts, whose timeout
+// (0.5 s) decides for agent_a's only answer and whose final call then
+// waits for its context; it returns once that call has begun.
+func timeoutFinalPending(t *testing.T, opts coordination.Options) (*coordtest.Harness, *coordination.Session, *coordination.Run) {
+	t.Helper()
+	models, sc, provs := coordtest.Team(t, 2)
+	inFinal := make(chan struct{}, 1)
+	answerA, wait := provs[models[0]], func(ctx context.Context) (providers.Action, providers.Usage, error) {
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	}
+	var answered atomic.Bool
+	provs[models[0]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		switch {
+		case req.Purpose == providers.PurposePresent:
+			inFinal <- struct{}{}
+			return wait(ctx)
+		case answered.CompareAndSwap(false, true):
+			return answerA.Step(ctx, req)
+		}
+		return wait(ctx)
+	})
+	provs[models[1]] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		return wait(ctx)
+	})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	h := coordtest.NewWith(t, provs, opts)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 0.5, Final: coordination.FinalPresent}})
+	r, _, err := h.Service.Start(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inFinal:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the timeout's final call never began")
+	}
+	return h, s, r
+}
+
+// ended waits for r to end, at most 5 s.
+func ended(t *testing.T, r *coordination.Run, after string) {
+	t.Helper()
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the run still waits on its final call 5 s after %s", after)
+	}
+}
+
+// TestACancelDuringTheTimeoutsFinalCallStopsIt: a run whose timeout decided
+// the session makes the final call; a cancel meanwhile stops that call and
+// finishes the session with the winner's answer, as during any final call.
+// The call ran on a context nothing could end, so the cancel (or a
+// shutdown) waited for it up to the step timeout (ten minutes by default).
+func TestACancelDuringTheTimeoutsFinalCallStopsIt(t *testing.T) {
+	h, s, r := timeoutFinalPending(t, coordination.Options{Parallel: 8})
+	r.Cancel()
+	ended(t, r, "the cancel")
+	if _, err := r.Result(); err != nil {
+		t.Fatalf("the run cancelled during the timeout's final call: %v; want the winner's answer", err)
+	}
+	finishedAsIs(t, h, s.ID, "stopped (cancelled or shut down) while the final call was pending")
+}
+
+// TestAHandingOverShutdownDuringTheTimeoutsFinalCallHandsItOver: a service
+// that hands its runs over (serve --resume-interrupted), shut down during
+// the timeout's final call, stops the call and hands the decided session
+// over: it reads interrupted at once, for another replica to write its
+// answer.
+func TestAHandingOverShutdownDuringTheTimeoutsFinalCallHandsItOver(t *testing.T) {
+	h, s, r := timeoutFinalPending(t, coordination.Options{Parallel: 8, HandOver: true, RunLeaseTTL: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Service.Shutdown(ctx); err != nil {
+		t.Fatalf("the shutdown: %v; want it to stop the final call and hand the run over", err)
+	}
+	ended(t, r, "the shutdown")
+	b := coordination.NewService(h.Store, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
+	v, err := b.Status(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result.Status != coordination.StatusInterrupted {
+		t.Errorf("the session after the hand-over reads %s; want interrupted, for a replica to write its answer", v.Result.Status)
+	}
+}
