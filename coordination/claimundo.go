@@ -125,8 +125,43 @@ func (u *runUndos) end(id string) {
 	if un == nil {
 		return
 	}
-	close(un.stop)
+	u.stop(un)
 	<-un.done
+}
+
+// finish waits for every undo under way, so that a service shutting down
+// lets them take their claims back before its store closes; those still
+// trying when ctx ends are stopped (a claim of theirs, if written, expires
+// unrenewed) and ctx's error returned.
+func (u *runUndos) finish(ctx context.Context) error {
+	u.mu.Lock()
+	all := make([]*runUndo, 0, len(u.by))
+	for _, un := range u.by {
+		all = append(all, un)
+	}
+	u.mu.Unlock()
+	for i, un := range all {
+		select {
+		case <-un.done:
+		case <-ctx.Done():
+			for _, un := range all[i:] {
+				u.stop(un)
+			}
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// stop ends an undo at its next wait, without waiting for it.
+func (u *runUndos) stop(un *runUndo) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	select {
+	case <-un.stop:
+	default:
+		close(un.stop)
+	}
 }
 
 // undoStepClaim takes back a failed step claim (claimStep) while the

@@ -172,3 +172,58 @@ func TestAnUndoGivesUpWhenTheClaimWouldHaveExpired(t *testing.T) {
 		t.Fatalf("the run: %v", err)
 	}
 }
+
+// TestShutdownLetsAFailedClaimsUndoFinish: a run claim written and its
+// answer lost is being taken back, through an outage, when the service
+// shuts down: Shutdown waits for the undo, so the claim is released before
+// the caller closes the store. It returned at once, and the undo went on
+// against a closed store until it gave up, the claim left to expire and
+// the session to read interrupted, for a replica to run unasked.
+func TestShutdownLetsAFailedClaimsUndoFinish(t *testing.T) {
+	st := &lostClaimThenDownStore{lostClaimStore: &lostClaimStore{Store: memstore.New()}}
+	svc, s := undoTeam(t, st, &coordtest.SyncBuffer{}, 10*time.Second)
+	ctx := context.Background()
+	st.loseRun.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+		t.Fatalf("start: %v, want the lost claim's error", err)
+	}
+	if !coordination.Eventually(10*time.Second, func() bool { return st.failedReads.Load() > 0 }) {
+		t.Fatal("the undo never tried to read the lease")
+	}
+	time.AfterFunc(300*time.Millisecond, func() { st.readsDown.Store(false) })
+	sctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	if err := svc.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown: %v; want it to wait for the undo", err)
+	}
+	if l, err := st.Store.ReadRun(ctx, s.ID); err != nil || l == nil || !l.Released {
+		t.Fatalf("the lost claim when Shutdown returned: %+v, %v; want it taken back", l, err)
+	}
+}
+
+// TestAShutdownOutOfTimeStopsTheUndo: an undo still meeting the outage when
+// the shutdown's time runs out is stopped, not left to use a store the
+// caller is about to close: Shutdown says its time ran out, and the store
+// answering afterwards is not asked to take the claim back.
+func TestAShutdownOutOfTimeStopsTheUndo(t *testing.T) {
+	st := &lostClaimThenDownStore{lostClaimStore: &lostClaimStore{Store: memstore.New()}}
+	svc, s := undoTeam(t, st, &coordtest.SyncBuffer{}, 10*time.Second)
+	ctx := context.Background()
+	st.loseRun.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+		t.Fatalf("start: %v, want the lost claim's error", err)
+	}
+	if !coordination.Eventually(10*time.Second, func() bool { return st.failedReads.Load() > 0 }) {
+		t.Fatal("the undo never tried to read the lease")
+	}
+	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := svc.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown while the undo cannot finish: %v; want its time run out", err)
+	}
+	st.readsDown.Store(false)
+	time.Sleep(2 * time.Second) // a dozen of the undo's outage waits
+	if l, err := st.Store.ReadRun(ctx, s.ID); err != nil || l == nil || l.Released {
+		t.Errorf("the lost claim after the shutdown: %+v, %v; want it left to expire, the undo stopped", l, err)
+	}
+}

@@ -16,10 +16,11 @@ import (
 // lease (Service.Status, Inspect, ListSessions), and a claim clears it.
 const StatusInterrupted = "interrupted"
 
-// ErrLeaseLost is what a holder's renew or release gets once its claim (of a
-// run, or of a step) is no longer current: another process claimed it after
-// the lease expired. The holder must stop without writing (it was fenced).
-var ErrLeaseLost = errors.New("the lease was claimed by another process")
+// ErrLeaseLost is what a holder's renew, release or fenced write gets once
+// its claim (of a run, or of a step) is no longer current: another process
+// claimed it after the lease expired, or it was released. The holder must
+// stop without writing (it was fenced).
+var ErrLeaseLost = errors.New("the lease is no longer this claim's: another process claimed it, or it was released")
 
 // Lease defaults: the holder renews every DefaultHeartbeat and a lease not
 // renewed for DefaultLeaseTTL has expired. A reader on another host allows

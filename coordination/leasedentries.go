@@ -52,6 +52,38 @@ func withRunLease(ctx context.Context, c *runClaim) context.Context {
 	return context.WithValue(ctx, runLeaseKey{}, runLease{id: c.id, version: c.version})
 }
 
+// withoutRunLease is ctx with no run's claim: for work that outlives the
+// run it was begun by (a spend recorded once an outage ends), whose
+// follow-up writes are made for the session, not by a run that has ended
+// and let its lease go.
+func withoutRunLease(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(runLeaseKey{}).(runLease); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, runLeaseKey{}, runLease{})
+}
+
+// runLeaseHeld checks, before a run's finish touches anything outside the
+// store (applying the winner's files to the write context, releasing
+// worktrees), that its lease is still its claim: the fenced write that
+// follows refuses a lost one, but only after the files were touched. A
+// read, not a fence: the write's own check is the one that holds.
+func (svc *Service) runLeaseHeld(ctx context.Context, id string) error {
+	l, ok := ctx.Value(runLeaseKey{}).(runLease)
+	if !ok || l.id != id {
+		return nil
+	}
+	ls, ok := svc.store.(LeaseStore)
+	if !ok {
+		return nil
+	}
+	cur, err := ls.ReadRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	return HoldsRunLease(id, cur, l.version)
+}
+
 // appendSession records a session entry, fenced by the run's lease when
 // ctx is a run's of this session and the store can fence it.
 func (svc *Service) appendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error) {

@@ -2,11 +2,15 @@ package coordination_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // claimedMidWriteStore lets another replica claim the session's run just
@@ -77,5 +81,60 @@ func TestAStopsRecordThatLandsAfterAnotherClaimIsRefused(t *testing.T) {
 	l, err := st.Store.ReadRun(context.Background(), s.ID)
 	if err != nil || l == nil || l.ID != "replica-b" || l.Version != b.Version || l.Released {
 		t.Errorf("the run lease after the run ended = %+v, %v; want replica-b's claim %d, untouched", l, err, b.Version)
+	}
+}
+
+// usageDownStore cannot record a usage entry while down, as a store gone
+// away cannot.
+type usageDownStore struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+func (s *usageDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if e.Kind == coordination.SessionUsage && s.down.Load() {
+		return coordination.SessionEntry{}, errDown
+	}
+	return s.Store.AppendSession(ctx, id, e)
+}
+
+// TestASpendRecordedAfterItsRunEndedStillAmendsTheResult: a run's calls
+// cancelled by its timeout while the store could not take their spend;
+// the run ends, finished, and lets its lease go; the spend is recorded once
+// the store answers, and the finished result is amended to count it. The
+// amend is the session's, not the ended run's: fenced by the run's released
+// lease, it was refused and the result never counted the spend.
+func TestASpendRecordedAfterItsRunEndedStillAmendsTheResult(t *testing.T) {
+	st := &usageDownStore{Store: memstore.New()}
+	paid := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{Input: 100}, ctx.Err()
+	})
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(),
+		Open: func(providers.Spec) (providers.Provider, error) { return paid, nil }})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{TimeoutSeconds: 0.3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(true)
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatalf("the run: %v", err)
+	}
+	if res.Status != coordination.StatusFinished && res.Status != coordination.StatusFailed {
+		t.Fatalf("the run ended %s; want it ended by its timeout", res.Status)
+	}
+	if l, err := st.ReadRun(ctx, s.ID); err != nil || l == nil || !l.Released {
+		t.Fatalf("the run's lease after it ended: %+v, %v; want it released", l, err)
+	}
+	st.down.Store(false)
+	counted := func() bool {
+		r, err := svc.Result(ctx, s.ID)
+		return err == nil && r.Usage.Input == 200
+	}
+	if !coordination.Eventually(15*time.Second, counted) {
+		r, _ := svc.Result(ctx, s.ID)
+		t.Fatalf("the result counts %d input tokens once the store answered; want the two cancelled calls' 200", r.Usage.Input)
 	}
 }

@@ -328,8 +328,10 @@ var ErrShuttingDown = errors.New("the server is shutting down; the session is re
 // Shutdown stops the service for good (the server is stopping): no run
 // starts from now on, even one whose request came in before, and every
 // local run is cancelled (CancelAll), or, with Options.HandOver, handed
-// over. It waits for them to record their ends until ctx ends, and then
-// returns ctx's error, the runs left to go on as far as they get.
+// over. It waits for them to record their ends, and for failed run claims
+// still being taken back (claimundo.go), until ctx ends, and then returns
+// ctx's error, the runs left to go on as far as they get and the undos
+// stopped.
 func (svc *Service) Shutdown(ctx context.Context) error {
 	svc.runs.mu.Lock()
 	svc.runs.closed = true
@@ -345,8 +347,11 @@ func (svc *Service) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
+		// Failed run claims still being taken back finish too, before
+		// the caller closes the store (claimundo.go).
+		return svc.leases.undos.finish(ctx)
 	case <-ctx.Done():
+		_ = svc.leases.undos.finish(ctx) // ctx has ended: it stops them
 		return ctx.Err()
 	}
 }

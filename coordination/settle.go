@@ -136,6 +136,13 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 // store that keeps projections writes the final files from a finished one).
 func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
 	if kind == SessionFinished {
+		if svc.team(s) != nil {
+			// Files are touched first (finishFiles): not by a run whose
+			// lease is gone.
+			if err := svc.runLeaseHeld(ctx, s.ID); err != nil {
+				return err
+			}
+		}
 		svc.finishFiles(s, res)
 	}
 	if _, err := svc.appendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {

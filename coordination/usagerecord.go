@@ -67,7 +67,9 @@ func (svc *Service) recordUsage(ctx context.Context, s *Session, r *usageRecord,
 // (spendspool.go), removed once r is recorded and kept if this gives up,
 // for serve's next replay to record; "" when there is none.
 func (svc *Service) recordUsageLater(ctx context.Context, id string, r *usageRecord, err error, path string) {
-	lctx, done := outlive(ctx, usageGrace)
+	// Not the run's any more: it may end, and let its lease go, before
+	// this records; the settle after the record is the session's.
+	lctx, done := outlive(withoutRunLease(ctx), usageGrace)
 	defer done()
 	defer svc.spool.recorded(r) // recorded under the session lock, or given up
 	u := r.entry.Usage

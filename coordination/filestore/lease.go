@@ -14,7 +14,8 @@ import (
 
 // The run lease is run_lease.json beside the session, written atomically
 // (temp, fsync, rename) under .lease.lock, a lock held only for the
-// read-modify-write. It is the truth across hosts sharing the directory; on
+// read-modify-write, or for a run's session entry fenced by its claim
+// (AppendSessionLeased). It is the truth across hosts sharing the directory; on
 // this host a holder whose process is gone and whose run lock (.run.lock,
 // an OFD lock the kernel drops with the process) is free is dead at once,
 // without waiting for the expiry. The rules are coordination's.

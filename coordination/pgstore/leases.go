@@ -27,7 +27,8 @@ import (
 // promise of no waiting: an UPDATE (or the locked path's upsert over a
 // row it passed by) waits for a rival transaction that holds the row, as
 // the write before the known-row path did; a rival holds it only for its
-// own two round trips.
+// own two round trips, or a run's fenced session entry for its append's
+// (AppendSessionLeased), which a claim passing it by is told is a claim.
 
 var (
 	_ coordination.LeaseStore     = (*Store)(nil)
