@@ -82,6 +82,9 @@ func TestAStopsRecordThatLandsAfterAnotherClaimIsRefused(t *testing.T) {
 	if err != nil || l == nil || l.ID != "replica-b" || l.Version != b.Version || l.Released {
 		t.Errorf("the run lease after the run ended = %+v, %v; want replica-b's claim %d, untouched", l, err, b.Version)
 	}
+	if c := svc.Counts(); c.RunsLostLease != 1 {
+		t.Errorf("counts %+v; want the run counted as one that lost its lease", c)
+	}
 }
 
 // usageDownStore cannot record a usage entry while down, as a store gone

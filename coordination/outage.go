@@ -81,6 +81,7 @@ func (svc *Service) pause(ctx context.Context, s *Session, what string, o *outag
 	o.last = err
 	wait := outageWait(o.tries)
 	o.tries++
+	svc.counts.storeWaits.Add(1)
 	svc.log.Warn().Err(err).Str("session", s.ID).Str("waiting", what).Int("attempt", o.tries).Dur("retry_in", wait).
 		Msg("the store is unreachable; waiting and trying again")
 	svc.tell(Progress{SessionID: s.ID, Kind: ProgressStoreOutage, Time: svc.now(),

@@ -179,6 +179,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		return nil, false, err
 	}
 	if dead != nil {
+		svc.counts.takenOver.Add(1)
 		svc.event(ctx, id, resumedFrom(dead))
 	}
 	// A start that fails from here on lets the claim go. One that took
@@ -268,6 +269,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			cancel(nil)
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
+		svc.counts.runEnded(r.err)
 	}()
 	return r, true, nil
 }

@@ -197,6 +197,10 @@ func TestAResumeThatMeetsAnOutageWaitsItOut(t *testing.T) {
 	if res.Status != coordination.StatusFinished {
 		t.Errorf("the resumed run ended %s; want finished", res.Status)
 	}
+	// What an operator's metrics read of it (counts.go).
+	if c := svc.Counts(); c.RunsTakenOver != 1 || c.StoreWaits != 1 || c.RunsLostLease != 0 {
+		t.Errorf("counts %+v; want the dead run taken over once and one wait on the store", c)
+	}
 }
 
 // TestAStartThatFailsAfterTakingOverADeadRunLeavesItInterrupted: a start

@@ -120,6 +120,7 @@ type Service struct {
 	subs     subscribers // who hears the sessions (observe.go)
 	shown    *shown      // snapshots as prompts show them (files.go)
 	spool    spool       // spend kept on disk until the store takes it (spendspool.go)
+	counts   counts      // what an operator watches (counts.go)
 
 	// The rooms' caches are bounded, so a server that runs for weeks keeps
 	// what its live sessions need and not a trace of every session it saw

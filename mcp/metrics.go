@@ -65,6 +65,7 @@ func newMetrics(ts *tenants) *metrics {
 	})
 	m.reg.MustRegister(m.tools, m.steps, m.errs, runs, breakerCollector{},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(storeCollectors(ts)...)
 	// Every series from the start, so a rate over the first error works.
 	for _, k := range []coordination.EntryKind{coordination.KindAnswer, coordination.KindVote, coordination.KindError} {
 		m.steps.WithLabelValues(string(k))

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -52,6 +53,9 @@ func TestMetricsCountToolsAndStepsBehindTheToken(t *testing.T) {
 	code, body := get("Bearer s3cret-token")
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d\n%s", code, body)
+	}
+	if strings.Contains(body, "massgen_store_connections") {
+		t.Errorf("/metrics reports connection pools of a store that has none:\n%s", grepLines(body, "massgen_store"))
 	}
 	for _, want := range []string{
 		`massgen_tool_duration_seconds_bucket{outcome="ok",tool="run_team",le=`,
@@ -107,4 +111,55 @@ func grepLines(s, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// pooledStore is a memory store that reports connection pools, as the
+// PostgreSQL store does.
+type pooledStore struct{ *memstore.Store }
+
+func (pooledStore) Pools() []coordination.PoolStats {
+	return []coordination.PoolStats{
+		{Name: "main", Max: 32, Total: 5, Acquired: 3, Idle: 2, WaitedAcquires: 7, AcquireWait: 1500 * time.Millisecond},
+		{Name: "beats", Max: 4, Total: 1, Idle: 1},
+	}
+}
+
+// /metrics carries what an operator of replicas alerts on: runs taken over
+// from a dead holder, runs that lost their lease, waits on the store, and
+// the store's connection pools.
+func TestMetricsTellFailoversAndTheStoresPools(t *testing.T) {
+	st := pooledStore{memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	s := New(svc, Options{})
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run that died: its lease, never released, expired.
+	if _, err := st.AcquireRun(ctx, sess.ID, coordination.ThisProcess("dead-replica"), time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	c := inProcess(t, s, false)
+	if res := callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": sess.ID, "wait": true})); res.IsError {
+		t.Fatal(text(res))
+	}
+	rec := httptest.NewRecorder()
+	s.handler.metrics.handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		"massgen_runs_taken_over_total 1",
+		"massgen_runs_lease_lost_total 0",
+		"massgen_store_waits_total 0",
+		`massgen_store_connections{pool="main",state="max"} 32`,
+		`massgen_store_connections{pool="main",state="acquired"} 3`,
+		`massgen_store_connections{pool="beats",state="idle"} 1`,
+		`massgen_store_acquire_waits_total{pool="main"} 7`,
+		`massgen_store_acquire_wait_seconds_total{pool="main"} 1.5`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(body, "massgen_"))
+		}
+	}
 }
