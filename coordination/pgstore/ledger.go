@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,65 +98,74 @@ func (s *Store) AppendSessionLeased(ctx context.Context, id string, version int6
 	return s.appendSession(ctx, id, e, version)
 }
 
-// appendSession writes a session entry in one transaction, fenced by the
-// run lease's claim version unless it is 0. The session's row first, as a
-// landing takes it (FOR SHARE) before its lease's.
+// appendSession writes a session entry in one round trip: one pipelined
+// implicit transaction (as a step's landing), fenced by the run lease's
+// claim version unless it is 0. The session's row first (numbering the
+// entry), as a landing takes it (FOR SHARE) before its lease's; then the
+// fence (massgen_hold_lease, agent ”), then the entry, numbered in SQL
+// from the row, its usage and the notification. A statement that fails
+// aborts the transaction and every statement after it: a refused fence
+// writes nothing, not even the number.
 func (s *Store) appendSession(ctx context.Context, id string, e coordination.SessionEntry, version int64) (coordination.SessionEntry, error) {
 	if err := coordination.CheckSessionID(id); err != nil {
 		return e, err
 	}
 	ctx = context.WithoutCancel(ctx)
-	e.Time = ms(e.Time)
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`,
-			s.tenant, id).Scan(&e.Seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound(id)
+	e.Time, e.Seq = ms(e.Time), 0
+	data, err := json.Marshal(e)
+	if err != nil {
+		return e, fmt.Errorf("recording a %s entry of session %q: %w", e.Kind, id, err)
+	}
+	// The number goes where the stand-in 0 is: seq is the entry's first
+	// field, whose value json.Marshal writes as a bare number.
+	if !bytes.HasPrefix(data, []byte(seqKey+"0,")) {
+		return e, fmt.Errorf("recording a %s entry of session %q: its encoding does not begin with its number", e.Kind, id)
+	}
+	tail := string(data[len(seqKey)+1:])
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`, s.tenant, id)
+	if version != 0 {
+		b.Queue(`SELECT massgen_hold_lease($1, $2, '', $3)`, s.tenant, id, version)
+	}
+	b.Queue(`INSERT INTO session_log (tenant, session_id, seq, kind, at, entry)
+		SELECT $1, $2, log_seq, $3, $4, ($5::text || log_seq::text || $6::text)::json FROM sessions WHERE tenant = $1 AND id = $2`,
+		s.tenant, id, string(e.Kind), e.Time, seqKey, tail)
+	if u := e.Usage; u != nil {
+		b.Queue(`INSERT INTO usage (tenant, session_id, agent_id, step, at, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd)
+			SELECT $1, $2, '', log_seq, $3, $4, $5, $6, $7, $8 FROM sessions WHERE tenant = $1 AND id = $2`,
+			s.tenant, id, e.Time, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
+	}
+	b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, coordination.Change{Session: true}))
+	br := s.db.pool.SendBatch(ctx, b)
+	err = br.QueryRow().Scan(&e.Seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = notFound(id)
+	}
+	if err == nil && version != 0 {
+		_, err = br.Exec()
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == leaseLostCode {
+			err = fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
 		}
-		if err != nil {
-			return err
-		}
-		if version != 0 {
-			if _, err := tx.Exec(ctx, `SELECT massgen_hold_lease($1, $2, '', $3)`, s.tenant, id, version); err != nil {
-				if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == leaseLostCode {
-					return fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
-				}
-				return err
-			}
-		}
-		data, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO session_log (tenant, session_id, seq, kind, at, entry) VALUES ($1, $2, $3, $4, $5, $6)`,
-			s.tenant, id, e.Seq, string(e.Kind), e.Time, data); err != nil {
-			return err
-		}
-		if e.Usage != nil {
-			if err := s.recordUsage(ctx, tx, id, "", e.Seq, e.Time, *e.Usage); err != nil {
-				return err
-			}
-		}
-		return s.notify(ctx, tx, id, coordination.Change{Session: true})
-	})
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return coordination.SessionEntry{}, fmt.Errorf("recording a %s entry of session %q: %w", e.Kind, id, err)
 	}
 	s.db.feeds.publish(s.tenant, id, coordination.Change{Session: true})
 	// A fresh copy, as the ledger would read it back.
-	data, _ := json.Marshal(e)
+	data, _ = json.Marshal(e)
 	var out coordination.SessionEntry
 	_ = json.Unmarshal(data, &out)
 	return out, nil
 }
 
+// seqKey begins a session entry's encoding.
+const seqKey = `{"seq":`
+
 const usageInsert = `INSERT INTO usage (tenant, session_id, agent_id, step, at, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
-
-func (s *Store) recordUsage(ctx context.Context, tx pgx.Tx, id, agent string, step int, at time.Time, u providers.Usage) error {
-	_, err := tx.Exec(ctx, usageInsert, s.tenant, id, agent, step, at, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
-	return err
-}
 
 // LockStep takes an agent's step lock, or fails at once with ErrAgentBusy;
 // the step number is one more than the agent's latest.

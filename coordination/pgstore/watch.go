@@ -87,12 +87,6 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 	return s.db.feeds.subscribe(ctx, s.tenant, id), nil
 }
 
-// notify sends the change to every replica when tx commits.
-func (s *Store) notify(ctx context.Context, tx pgx.Tx, id string, c coordination.Change) error {
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, c))
-	return err
-}
-
 // notifyCommitted tells every replica of a change already committed (a
 // permission decision, an ask, its answer: rows written outside a step's
 // transaction). A NOTIFY lost here only delays a view until the session's
