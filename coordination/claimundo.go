@@ -89,6 +89,11 @@ func undoableRunClaim(prev *RunLease, prevErr error) (int64, bool) {
 type runUndos struct {
 	mu sync.Mutex
 	by map[string]*runUndo
+	// closed is set once a shutdown has waited for the undos (finish): one
+	// that would start after it, its claim failing as the service stops,
+	// is not started, since the store is about to close; the claim, if it
+	// was written, expires unrenewed.
+	closed bool
 }
 
 type runUndo struct{ stop, done chan struct{} }
@@ -97,6 +102,11 @@ type runUndo struct{ stop, done chan struct{} }
 func (u *runUndos) start(lz *leases, ls LeaseStore, id string, want int64) {
 	un := &runUndo{stop: make(chan struct{}), done: make(chan struct{})}
 	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		lz.log.Warn().Str("session", id).Msg("a run claim failed as the server stops; it is not taken back, and if it was written it expires unrenewed")
+		return
+	}
 	if u.by == nil {
 		u.by = map[string]*runUndo{}
 	}
@@ -135,6 +145,7 @@ func (u *runUndos) end(id string) {
 // unrenewed) and ctx's error returned.
 func (u *runUndos) finish(ctx context.Context) error {
 	u.mu.Lock()
+	u.closed = true
 	all := make([]*runUndo, 0, len(u.by))
 	for _, un := range u.by {
 		all = append(all, un)

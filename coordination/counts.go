@@ -1,7 +1,6 @@
 package coordination
 
 import (
-	"errors"
 	"sync/atomic"
 	"time"
 )
@@ -15,8 +14,9 @@ type Counts struct {
 	// RunsTakenOver counts the runs this service claimed from a dead
 	// holder's lease (another replica's, or a crashed run's).
 	RunsTakenOver int64
-	// RunsLostLease counts the runs that ended on a lost lease: another
-	// process claimed the session, and the run stopped writing.
+	// RunsLostLease counts the runs that ended with their lease lost:
+	// another process claimed the session (or the claim was released
+	// under the run), and the run stopped writing.
 	RunsLostLease int64
 	// StoreWaits counts the waits a run or a step made for an unreachable
 	// store before trying again (Service.pause), every attempt: one
@@ -38,9 +38,12 @@ func (svc *Service) Counts() Counts {
 	}
 }
 
-// runEnded counts a run that ended on a lost lease.
-func (c *counts) runEnded(err error) {
-	if errors.Is(err, ErrLeaseLost) {
+// runEnded counts a run that ended with its claim lost: its heartbeat or
+// a fenced write found another claim, or the claim released, in the
+// store. Not a run that only could not tell, its record given up in an
+// outage that may have outlasted the lease (whileDown).
+func (c *counts) runEnded(claim *runClaim) {
+	if claim != nil && claim.isLost() {
 		c.lostLease.Add(1)
 	}
 }

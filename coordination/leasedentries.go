@@ -1,6 +1,9 @@
 package coordination
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // A run's own session entries — the revotes, the decision and the end it
 // writes, the cancel or error that stopped it, the resume that lifted a
@@ -41,6 +44,7 @@ type runLeaseKey struct{}
 type runLease struct {
 	id      string
 	version int64
+	claim   *runClaim // told when the store refuses a write by its fence
 }
 
 // withRunLease is the run's context for a claim; a claim without a lease
@@ -49,7 +53,7 @@ func withRunLease(ctx context.Context, c *runClaim) context.Context {
 	if c == nil || c.ls == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, runLeaseKey{}, runLease{id: c.id, version: c.version})
+	return context.WithValue(ctx, runLeaseKey{}, runLease{id: c.id, version: c.version, claim: c})
 }
 
 // withoutRunLease is ctx with no run's claim: for work that outlives the
@@ -89,7 +93,13 @@ func (svc *Service) runLeaseHeld(ctx context.Context, id string) error {
 func (svc *Service) appendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error) {
 	if l, ok := ctx.Value(runLeaseKey{}).(runLease); ok && l.id == id {
 		if ls, ok := svc.store.(LeasedSessionStore); ok {
-			return ls.AppendSessionLeased(ctx, id, l.version, e)
+			out, err := ls.AppendSessionLeased(ctx, id, l.version, e)
+			if errors.Is(err, ErrLeaseLost) && l.claim != nil {
+				// The store says so: the claim is lost, as a heartbeat
+				// would find it (the run stops; counts.go counts it).
+				l.claim.markLost()
+			}
+			return out, err
 		}
 	}
 	return svc.store.AppendSession(ctx, id, e)

@@ -34,7 +34,10 @@ type runClaim struct {
 type beat struct {
 	stop chan struct{}
 	done chan struct{}
-	lost chan struct{} // closed when the lease was lost to another claim
+	lost chan struct{} // closed when the lease was lost to another claim (markLost)
+	// loseOnce closes lost once: the heartbeat finds a claim lost, or a
+	// write the store refused by the claim's fence does (leasedentries.go).
+	loseOnce sync.Once
 	// renewed is when the last claim or renewal the store took was sent
 	// (unix nanoseconds, this host's clock): the lease lasts a TTL from
 	// then at least, as its writer's clock counts.
@@ -43,6 +46,19 @@ type beat struct {
 
 func newBeat() beat {
 	return beat{stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
+}
+
+// markLost says the claim is lost, once.
+func (b *beat) markLost() { b.loseOnce.Do(func() { close(b.lost) }) }
+
+// isLost tells whether the claim was found lost.
+func (b *beat) isLost() bool {
+	select {
+	case <-b.lost:
+		return true
+	default:
+		return false
+	}
 }
 
 // newOwnerID is a service's lease owner id: random, so two services in one
@@ -159,7 +175,7 @@ func (lz *leases) beat(b *beat, id, what string, renew func(context.Context) err
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			lz.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("this lease was claimed by another process; stopping without writing")
-			close(b.lost)
+			b.markLost()
 			return
 		case err != nil:
 			lz.log.Warn().Err(err).Str("session", id).Str("lease", what).Msg("could not renew the lease; trying again at the next heartbeat")

@@ -179,7 +179,6 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		return nil, false, err
 	}
 	if dead != nil {
-		svc.counts.takenOver.Add(1)
 		svc.event(ctx, id, resumedFrom(dead))
 	}
 	// A start that fails from here on lets the claim go. One that took
@@ -244,6 +243,9 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
+	if dead != nil {
+		svc.counts.takenOver.Add(1) // once the run is on: a start that failed took nothing over
+	}
 
 	go claim.fence(r)
 	go func() {
@@ -269,7 +271,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			cancel(nil)
 		}()
 		r.res, r.err = svc.loop(rctx, r, s)
-		svc.counts.runEnded(r.err)
+		svc.counts.runEnded(claim)
 	}()
 	return r, true, nil
 }

@@ -220,6 +220,9 @@ func TestAStartThatFailsAfterTakingOverADeadRunLeavesItInterrupted(t *testing.T)
 	if _, _, err := svc.Start(ctx, s.ID); err == nil {
 		t.Fatal("run_team of a session with a host agent started")
 	}
+	if c := svc.Counts(); c.RunsTakenOver != 0 {
+		t.Errorf("counts %+v: a start that failed counted as a run taken over", c)
+	}
 	l, err := st.ReadRun(ctx, s.ID)
 	if err != nil || l.Released {
 		t.Fatalf("the lease after the failed start: %+v, %v; want it left unreleased", l, err)

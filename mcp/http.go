@@ -275,7 +275,7 @@ func (s *Server) ListenAndServeHTTP(ctx context.Context, o HTTPOptions) error {
 // becomes of it).
 func (s *Server) stopRuns(ctx context.Context) {
 	var stopping sync.WaitGroup
-	stopping.Go(s.handler.tenants.cancelAll)
+	stopping.Go(func() { s.handler.tenants.cancelAll(ctx) })
 	stopping.Go(s.handler.flights.cancelAll)
 	stopped := make(chan struct{})
 	go func() {

@@ -152,7 +152,7 @@ func TestMetricsTellFailoversAndTheStoresPools(t *testing.T) {
 		"massgen_runs_taken_over_total 1",
 		"massgen_runs_lease_lost_total 0",
 		"massgen_store_waits_total 0",
-		`massgen_store_connections{pool="main",state="max"} 32`,
+		`massgen_store_connections_max{pool="main"} 32`,
 		`massgen_store_connections{pool="main",state="acquired"} 3`,
 		`massgen_store_connections{pool="beats",state="idle"} 1`,
 		`massgen_store_acquire_waits_total{pool="main"} 7`,

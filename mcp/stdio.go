@@ -44,6 +44,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	pings := newClientSync(locked)
 	bounded := &boundedInput{s: s, in: bufio.NewReaderSize(in, 64<<10), max: DefaultMaxBody, out: locked, sync: pings}
 	s.handler.serving.Store(&ctx)
+	defer s.handler.serving.Store(nil) // a server served again is not stopping
 	err := stdio.Listen(withClientSync(withReceipts(ctx, s.receipts), pings), bounded, receiptWriter{w: liftingWriter{locked}, receipts: s.receipts})
 	sctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
 	defer cancel()

@@ -23,7 +23,7 @@ func storeCollectors(ts *tenants) []prometheus.Collector {
 	return []prometheus.Collector{
 		count("massgen_runs_taken_over_total", "Runs this process claimed from a holder that died (a failover, or a crashed run resumed).",
 			func(c coordination.Counts) int64 { return c.RunsTakenOver }),
-		count("massgen_runs_lease_lost_total", "Runs that stopped because another process claimed their session's lease.",
+		count("massgen_runs_lease_lost_total", "Runs that stopped because their lease was lost: another process claimed the session, or the claim was released.",
 			func(c coordination.Counts) int64 { return c.RunsLostLease }),
 		count("massgen_store_waits_total", "Waits of a run or a step for an unreachable store before trying again (one outage is several).",
 			func(c coordination.Counts) int64 { return c.StoreWaits }),
@@ -38,8 +38,10 @@ type poolCollector struct{ ts *tenants }
 
 var (
 	poolConnsDesc = prometheus.NewDesc("massgen_store_connections",
-		"The store's connections by pool (main, beats) and state: max (the cap), open, acquired (in use), idle.",
+		"The store's open connections by pool (main, beats) and state: acquired (in use) or idle.",
 		[]string{"pool", "state"}, nil)
+	poolMaxDesc = prometheus.NewDesc("massgen_store_connections_max",
+		"The cap on the store's connections, by pool.", []string{"pool"}, nil)
 	poolWaitsDesc = prometheus.NewDesc("massgen_store_acquire_waits_total",
 		"Connection acquires that found none free and waited, by pool.", []string{"pool"}, nil)
 	poolWaitDesc = prometheus.NewDesc("massgen_store_acquire_wait_seconds_total",
@@ -48,6 +50,7 @@ var (
 
 func (poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- poolConnsDesc
+	ch <- poolMaxDesc
 	ch <- poolWaitsDesc
 	ch <- poolWaitDesc
 }
@@ -58,9 +61,9 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, p := range pr.Pools() {
-		for state, n := range map[string]int32{"max": p.Max, "open": p.Total, "acquired": p.Acquired, "idle": p.Idle} {
-			ch <- prometheus.MustNewConstMetric(poolConnsDesc, prometheus.GaugeValue, float64(n), p.Name, state)
-		}
+		ch <- prometheus.MustNewConstMetric(poolConnsDesc, prometheus.GaugeValue, float64(p.Acquired), p.Name, "acquired")
+		ch <- prometheus.MustNewConstMetric(poolConnsDesc, prometheus.GaugeValue, float64(p.Idle), p.Name, "idle")
+		ch <- prometheus.MustNewConstMetric(poolMaxDesc, prometheus.GaugeValue, float64(p.Max), p.Name)
 		ch <- prometheus.MustNewConstMetric(poolWaitsDesc, prometheus.CounterValue, float64(p.WaitedAcquires), p.Name)
 		ch <- prometheus.MustNewConstMetric(poolWaitDesc, prometheus.CounterValue, p.AcquireWait.Seconds(), p.Name)
 	}

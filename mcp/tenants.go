@@ -80,14 +80,16 @@ func (t *tenants) all() []*coordination.Service {
 
 // cancelAll shuts every tenant's service down (the server is stopping):
 // their runs are cancelled all at once, so that one tenant's slow stop
-// keeps no other's runs going, and no run starts from then on.
-func (t *tenants) cancelAll() {
+// keeps no other's runs going, and no run starts from then on. ctx bounds
+// the stop: each service's Shutdown stops what is left when it ends (the
+// runs go on as far as they get; failed claims being taken back stop).
+func (t *tenants) cancelAll(ctx context.Context) {
 	t.mu.Lock()
 	t.stopped = true
 	t.mu.Unlock()
 	var stopping sync.WaitGroup
 	for _, svc := range t.all() {
-		stopping.Go(func() { _ = svc.Shutdown(context.Background()) })
+		stopping.Go(func() { _ = svc.Shutdown(ctx) })
 	}
 	stopping.Wait()
 }
