@@ -60,21 +60,30 @@ func (s *lostClaimThenDownStore) ReadRun(ctx context.Context, id string) (*coord
 	return s.lostClaimStore.ReadRun(ctx, id)
 }
 
-// TestAnUndoWaitsOutAnOutageAndThenTakesTheClaimBack: a run claim written
-// and its answer lost, whose lease cannot be read at first, is released
-// once the store answers, without another start: the undo tries again
-// with the outage backoff rather than giving up at its first failed read.
-func TestAnUndoWaitsOutAnOutageAndThenTakesTheClaimBack(t *testing.T) {
+// undoInAnOutage starts a run whose claim is written and its answer lost,
+// and returns once the claim's undo has met the outage that lost it (the
+// lease's reads failing until st.readsDown is cleared).
+func undoInAnOutage(t *testing.T) (*lostClaimThenDownStore, *coordination.Service, *coordination.Session) {
+	t.Helper()
 	st := &lostClaimThenDownStore{lostClaimStore: &lostClaimStore{Store: memstore.New()}}
 	svc, s := undoTeam(t, st, &coordtest.SyncBuffer{}, 10*time.Second)
-	ctx := context.Background()
 	st.loseRun.Store(true)
-	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
+	if _, _, err := svc.Start(context.Background(), s.ID); !errors.Is(err, errLostClaim) {
 		t.Fatalf("start: %v, want the lost claim's error", err)
 	}
 	if !coordination.Eventually(10*time.Second, func() bool { return st.failedReads.Load() > 0 }) {
 		t.Fatal("the undo never tried to read the lease")
 	}
+	return st, svc, s
+}
+
+// TestAnUndoWaitsOutAnOutageAndThenTakesTheClaimBack: a run claim written
+// and its answer lost, whose lease cannot be read at first, is released
+// once the store answers, without another start: the undo tries again
+// with the outage backoff rather than giving up at its first failed read.
+func TestAnUndoWaitsOutAnOutageAndThenTakesTheClaimBack(t *testing.T) {
+	st, _, s := undoInAnOutage(t)
+	ctx := context.Background()
 	l, err := st.Store.ReadRun(ctx, s.ID)
 	if err != nil || l == nil || l.Released {
 		t.Fatalf("the lost claim, read past the outage: %+v, %v; want it written and unreleased", l, err)
@@ -180,16 +189,8 @@ func TestAnUndoGivesUpWhenTheClaimWouldHaveExpired(t *testing.T) {
 // against a closed store until it gave up, the claim left to expire and
 // the session to read interrupted, for a replica to run unasked.
 func TestShutdownLetsAFailedClaimsUndoFinish(t *testing.T) {
-	st := &lostClaimThenDownStore{lostClaimStore: &lostClaimStore{Store: memstore.New()}}
-	svc, s := undoTeam(t, st, &coordtest.SyncBuffer{}, 10*time.Second)
+	st, svc, s := undoInAnOutage(t)
 	ctx := context.Background()
-	st.loseRun.Store(true)
-	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
-		t.Fatalf("start: %v, want the lost claim's error", err)
-	}
-	if !coordination.Eventually(10*time.Second, func() bool { return st.failedReads.Load() > 0 }) {
-		t.Fatal("the undo never tried to read the lease")
-	}
 	time.AfterFunc(300*time.Millisecond, func() { st.readsDown.Store(false) })
 	sctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
@@ -206,16 +207,8 @@ func TestShutdownLetsAFailedClaimsUndoFinish(t *testing.T) {
 // caller is about to close: Shutdown says its time ran out, and the store
 // answering afterwards is not asked to take the claim back.
 func TestAShutdownOutOfTimeStopsTheUndo(t *testing.T) {
-	st := &lostClaimThenDownStore{lostClaimStore: &lostClaimStore{Store: memstore.New()}}
-	svc, s := undoTeam(t, st, &coordtest.SyncBuffer{}, 10*time.Second)
+	st, svc, s := undoInAnOutage(t)
 	ctx := context.Background()
-	st.loseRun.Store(true)
-	if _, _, err := svc.Start(ctx, s.ID); !errors.Is(err, errLostClaim) {
-		t.Fatalf("start: %v, want the lost claim's error", err)
-	}
-	if !coordination.Eventually(10*time.Second, func() bool { return st.failedReads.Load() > 0 }) {
-		t.Fatal("the undo never tried to read the lease")
-	}
 	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	if err := svc.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
