@@ -99,12 +99,17 @@ func (s *Store) claim(ctx context.Context, id, agent string, owner coordination.
 	l, err := s.leases(true).Claim(ctx, id, agent, owner, ttl)
 	if errors.Is(err, errClaimedNow) {
 		if agent == "" {
-			return coordination.RunLease{}, &coordination.RunningError{Session: id, By: "another replica claiming it at this moment"}
+			return coordination.RunLease{}, &coordination.RunningError{Session: id, By: claimingNow}
 		}
 		return coordination.RunLease{}, &coordination.BusyError{Session: id, Agent: agent, By: "another replica claiming it at this moment"}
 	}
 	return l, err
 }
+
+// claimingNow names the holder of a run lease row another transaction
+// holds: a replica claiming it, or the run holding it recording an entry
+// fenced by it (AppendSessionLeased).
+const claimingNow = "another replica at this moment (claiming it, or its run recording an entry)"
 
 // errClaimedNow: another transaction holds the lease row (a claim racing
 // this one); SKIP LOCKED passed it by.

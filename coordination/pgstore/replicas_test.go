@@ -172,7 +172,7 @@ func TestTwoReplicasRaceForAnExpiredLeaseOneWins(t *testing.T) {
 				}
 			case errors.Is(err, coordination.ErrSessionRunning):
 				var re *coordination.RunningError
-				if errors.As(err, &re) && re.By == "another replica claiming it at this moment" {
+				if errors.As(err, &re) && re.By == claimingNow {
 					skipped++
 				}
 			default:
