@@ -272,7 +272,17 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 			return nil, err
 		}
 		if err := svc.store.Create(ctx, s); err != nil {
-			return svc.join(ctx, s, spec, err)
+			have, err := svc.join(ctx, s, spec, err)
+			if err != nil {
+				return nil, err
+			}
+			// A creation that failed after writing the session's row (its
+			// starting files not taken) is finished by asking again; a
+			// base taken before is kept (Team.Start).
+			if err := svc.startFiles(have, prev); err != nil {
+				return nil, err
+			}
+			return have, nil
 		}
 	} else {
 		for try := 0; ; try++ {

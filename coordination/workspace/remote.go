@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // Remote keeps a team's snapshots where every replica of a server can read
@@ -54,6 +57,12 @@ func (t *Team) fetch(stepDir, agent string, step int) (ok bool, err error) {
 	if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
 		return false, err
 	}
+	// Durable before it is in place, as a snapshot taken here is: this
+	// copy is trusted from then on and never fetched again, so a power
+	// loss must not leave a manifest over missing files.
+	if err := syncTree(stage); err != nil {
+		return false, err
+	}
 	if err := os.Rename(stage, stepDir); err != nil {
 		// Another goroutine of this replica materialised it first.
 		if _, lerr := os.Stat(filepath.Join(stepDir, ManifestName)); lerr == nil {
@@ -61,7 +70,22 @@ func (t *Team) fetch(stepDir, agent string, step int) (ok bool, err error) {
 		}
 		return false, err
 	}
-	return true, nil
+	return true, wholefile.SyncDir(filepath.Dir(stepDir))
+}
+
+// syncTree makes every directory under root (root included) durable.
+func syncTree(root string) error {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return syncDirs(dirs)
 }
 
 // fill writes m's files into dir, each streamed from the Remote and checked
@@ -164,19 +188,40 @@ func (t *Team) remoteSteps(agent string, local []int) ([]int, error) {
 	return out, nil
 }
 
-// saveBase records a base just taken in the Remote, for the other replicas.
-func (t *Team) saveBase() error {
+// hasBase reports a base taken before, here or (recorded in the Remote) by
+// another replica, without materialising it: a replica fetches it when a
+// step needs it.
+func (t *Team) hasBase() (bool, error) {
+	if _, ok, err := ReadManifest(t.baseDir()); ok || err != nil {
+		return ok, err
+	}
 	if t.Remote == nil {
-		return nil
+		return false, nil
 	}
-	m, ok, err := ReadManifest(t.baseDir())
-	if err != nil || !ok {
-		return err
+	_, ok, err := t.Remote.Manifest("", 0)
+	if err != nil {
+		return false, fmt.Errorf("cannot read the starting files from the shared store: %w", err)
 	}
-	if err := t.Remote.SaveBase(m); err != nil {
-		return fmt.Errorf("cannot record the starting files in the shared store: %w", err)
+	return ok, nil
+}
+
+// placeBase records a base just taken into stage in the Remote, for the
+// other replicas, then puts it in place here. In that order: a base this
+// replica kept but the Remote lacks would have the other replicas start
+// from nothing, and a creation asked again (a failed one leaves the
+// session's row) takes it again.
+func (t *Team) placeBase(stage string) error {
+	if t.Remote != nil {
+		m, _, err := ReadManifest(stage)
+		if err == nil {
+			err = t.Remote.SaveBase(m)
+		}
+		if err != nil {
+			os.RemoveAll(stage)
+			return fmt.Errorf("cannot record the starting files in the shared store: %w", err)
+		}
 	}
-	return nil
+	return os.Rename(stage, t.baseDir())
 }
 
 func agentName(agent string) string {

@@ -69,8 +69,8 @@ func (t *Team) Start() error {
 	if !ok {
 		return nil
 	}
-	if _, ok, _ := t.snapshotManifest(t.baseDir(), "", 0); ok {
-		return nil
+	if ok, err := t.hasBase(); ok || err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
 		return err
@@ -93,10 +93,7 @@ func (t *Team) Start() error {
 			return err
 		}
 	}
-	if err := os.Rename(stage, t.baseDir()); err != nil {
-		return err
-	}
-	return t.saveBase()
+	return t.placeBase(stage)
 }
 
 // startFilter says which files of a write context a workspace starts with.
@@ -153,19 +150,26 @@ func (t *Team) base() (*Manifest, string, error) {
 }
 
 // Prepare makes sure an agent's live workspace exists and returns it. A new
-// one starts from the base: a git worktree at the base's commit when the
-// write context is a repository, brought to the base's content.
+// one is a git worktree at the base's commit when the write context is a
+// repository, brought to the agent's latest snapshot: the base before its
+// first answer, and its own last answer after (on a replica new to the
+// agent, as after a failover, that answer was taken on another replica;
+// starting from the base would drop the agent's earlier work).
 func (t *Team) Prepare(agent string) (string, error) {
 	live := t.Live(agent)
 	if _, err := os.Lstat(live); err == nil {
 		return live, nil
 	}
-	m, dir, err := t.base()
+	base, _, err := t.base()
 	if err != nil {
 		return "", err
 	}
-	if c, ok := t.WriteContext(); ok && m.Commit != "" {
-		if err := addWorktree(c.Path, live, m.Commit); err != nil {
+	_, m, dir, err := t.Latest(agent)
+	if err != nil {
+		return "", err
+	}
+	if c, ok := t.WriteContext(); ok && base.Commit != "" {
+		if err := addWorktree(c.Path, live, base.Commit); err != nil {
 			return "", err
 		}
 	}
@@ -281,8 +285,8 @@ func (t *Team) Base() (*Manifest, string, error) { return t.base() }
 // when its write context is a git repository, so each agent's workspace is
 // still a worktree of it.
 func (t *Team) StartFrom(dir, commit string) error {
-	if _, ok, _ := t.snapshotManifest(t.baseDir(), "", 0); ok {
-		return nil
+	if ok, err := t.hasBase(); ok || err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
 		return err
@@ -301,8 +305,5 @@ func (t *Team) StartFrom(dir, commit string) error {
 			return err
 		}
 	}
-	if err := os.Rename(stage, t.baseDir()); err != nil {
-		return err
-	}
-	return t.saveBase()
+	return t.placeBase(stage)
 }

@@ -199,6 +199,33 @@ func TestRollbackWithNothingToUndoCopiesNothing(t *testing.T) {
 	}
 }
 
+// A live workspace this machine never made (another replica ran the
+// agent's earlier steps, or the workspace was removed) starts from the
+// agent's latest snapshot, not from the base: its earlier work stays.
+func TestANewLiveWorkspaceStartsFromTheAgentsLatestSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	tm := NewTeam(dir, nil, "")
+	live, _ := tm.Prepare("agent_a")
+	write(t, live, "work.txt", "step 1's work")
+	stageAndLand(t, tm, "agent_a", 1)
+	if err := os.RemoveAll(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := tm.Rollback("agent_a"); err != nil { // a step's order
+		t.Fatal(err)
+	}
+	again, err := tm.Prepare("agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(again, "work.txt")); got != "step 1's work" {
+		t.Fatalf("work.txt = %q in the new live workspace, want the agent's step 1", got)
+	}
+	if fi, _ := os.Stat(filepath.Join(again, "work.txt")); fi.Mode().Perm()&0o200 == 0 {
+		t.Fatal("a restored file is read-only in the live workspace")
+	}
+}
+
 func TestRollbackWithoutSnapshotEmptiesTheWorkspace(t *testing.T) {
 	tm := NewTeam(t.TempDir(), nil, "")
 	live, _ := tm.Prepare("agent_a")
