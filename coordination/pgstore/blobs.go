@@ -89,7 +89,7 @@ func (s *Store) OpenBlob(ctx context.Context, sum string) (io.ReadCloser, int64,
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading blob %s: %w", sum, err)
 	}
-	return &blobReader{ctx: ctx, s: s, sum: sum}, size, nil
+	return &blobReader{ctx: ctx, s: s, sum: sum, size: size}, size, nil
 }
 
 // blobReader reads a blob's chunks in order, fetching each when the last
@@ -100,6 +100,8 @@ type blobReader struct {
 	ctx  context.Context
 	s    *Store
 	sum  string
+	size int64 // the blob's, as recorded
+	read int64 // bytes handed out so far
 	next int
 	buf  []byte // the unread part of chunk
 	kept []byte // the chunk's buffer, reused
@@ -116,13 +118,23 @@ func (b *blobReader) Read(p []byte) (int, error) {
 			return 0, fmt.Errorf("reading chunk %d of blob %s: %w", b.next, b.sum, err)
 		}
 		if !found {
+			if b.read != b.size {
+				// A chunk is missing (the chunks and their blob are
+				// written in one transaction, so only damage does this):
+				// a short read, not an end that passes for the content.
+				return 0, fmt.Errorf("blob %s ends after %d of its %d bytes (chunk %d is missing): %w", b.sum, b.read, b.size, b.next, io.ErrUnexpectedEOF)
+			}
 			b.done = true
 			continue
+		}
+		if b.read+int64(len(b.buf)) > b.size {
+			return 0, fmt.Errorf("blob %s holds more than its %d bytes (chunk %d): it is stored damaged", b.sum, b.size, b.next)
 		}
 		b.next++
 	}
 	n := copy(p, b.buf)
 	b.buf = b.buf[n:]
+	b.read += int64(n)
 	return n, nil
 }
 

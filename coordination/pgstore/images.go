@@ -3,6 +3,9 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -25,5 +28,14 @@ func (s *Store) Image(ctx context.Context, _ string, sum string) ([]byte, error)
 		return nil, err
 	}
 	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, coordination.MaxImageBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, coordination.MaxImageBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	// Checked as a workspace's files are when materialised: the bytes are
+	// sent to a model as the image the session was given.
+	if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != sum {
+		return nil, fmt.Errorf("image %s is stored damaged: its content's SHA-256 is %x", sum, got)
+	}
+	return data, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -355,6 +357,42 @@ func TestBlobsAreContentAddressedDeduplicatedAndCapped(t *testing.T) {
 	}
 	if _, _, err := st.OpenBlob(ctx, fmt.Sprintf("%064d", 0)); !errors.Is(err, ErrBlobNotFound) {
 		t.Fatalf("OpenBlob of an unknown hash = %v, want ErrBlobNotFound", err)
+	}
+}
+
+// TestADamagedBlobReadsAsDamaged: a blob missing a chunk is a short read
+// (before, it ended early as if whole), and an image whose chunk was
+// changed is refused rather than sent to a model.
+func TestADamagedBlobReadsAsDamaged(t *testing.T) {
+	st := replicas(t, 1)[0]
+	ctx := context.Background()
+	content := make([]byte, 2*blobChunk+5)
+	for i := range content {
+		content[i] = byte(i * 11)
+	}
+	sum, _, err := st.PutBlob(ctx, bytesReader(content), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.db.pool.Exec(ctx, `DELETE FROM blob_chunks WHERE tenant = $1 AND blob = $2 AND n = 2`, st.tenant, sum); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := st.OpenBlob(ctx, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readAll(r); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a blob missing its last chunk read %d of %d bytes with %v, want io.ErrUnexpectedEOF", len(got), len(content), err)
+	}
+	img, err := st.PutImage(ctx, "s", []byte("\x89PNG not really an image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.db.pool.Exec(ctx, `UPDATE blob_chunks SET data = decode(repeat('41', length(data)), 'hex') WHERE tenant = $1 AND blob = $2`, st.tenant, img); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := st.Image(ctx, "s", img); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("a changed image read as %q, %v; want refused as damaged", data, err)
 	}
 }
 
