@@ -55,7 +55,15 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 			return res, nil
 		}
 	}
-	return svc.writeFinal(ctx, s, final)
+	res, err = svc.writeFinal(ctx, s, final)
+	if err != nil && ctx.Err() != nil {
+		// The request ended during the final call: the session finishes
+		// with the winner's answer, as a run stopped in its final call
+		// does (stopFinal). Left decided, with its run stopped above and
+		// no lease to expire, nothing would ever finish it.
+		return svc.writeFinalFrom(context.WithoutCancel(ctx), s, FinalWinner, winnerAsIs("the request to finalize ended while the final call was pending"))
+	}
+	return res, err
 }
 
 // writeFinal runs the final call of a decided session (present or

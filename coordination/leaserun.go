@@ -28,6 +28,11 @@ type runClaim struct {
 	version int64
 	ttl     time.Duration
 	once    sync.Once
+	// interrupted: the lease this claim replaced was unreleased (a dead
+	// run's, or this service's own left to expire), so the session read
+	// interrupted before; a start that fails leaves the claim to expire
+	// for it to read so again.
+	interrupted bool
 }
 
 // beat is a lease's heartbeat, a run's or a step's.
@@ -110,7 +115,8 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 	}
 	lz.undos.end(id)
 	prev, prevErr := ls.ReadRun(ctx, id)
-	if prevErr == nil && prev != nil && !prev.Released && prev.ID == lz.owner {
+	c.interrupted = prevErr == nil && prev != nil && !prev.Released
+	if c.interrupted && prev.ID == lz.owner {
 		// This service's own lease, unreleased, while it holds the run
 		// lock, so no run of its own holds the session: a run that could
 		// not record why it stopped left it to expire (Run.leaveLease),
@@ -200,6 +206,36 @@ func (c *runClaim) holds() (until time.Time, lost bool) {
 	}
 	margin := min(MaxClockSkew, c.ttl/4)
 	return time.Unix(0, c.renewed.Load()).Add(c.ttl - margin), false
+}
+
+// confirm tells whether the claim still holds before a run goes on after a
+// pause: nil while its lease surely lasts; past that (the store was
+// unreachable longer than the lease, so the heartbeat could not renew it)
+// it renews the lease now, which another process's claim meanwhile refuses
+// (ErrLeaseLost, and the claim is marked lost). Without this the run would
+// start steps in a session another replica had taken over: each fenced by
+// its own step lease, not the run's, so they would land and be paid for.
+func (c *runClaim) confirm(ctx context.Context) error {
+	until, lost := c.holds()
+	if lost {
+		return ErrLeaseLost
+	}
+	if c.ls == nil || time.Now().Before(until) {
+		return nil
+	}
+	sent := time.Now()
+	if _, err := c.ls.RenewRun(ctx, c.id, c.version, c.ttl); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			c.markLost()
+		}
+		return err
+	}
+	for { // the heartbeat may have stored a later renewal meanwhile
+		old := c.renewed.Load()
+		if old >= sent.UnixNano() || c.renewed.CompareAndSwap(old, sent.UnixNano()) {
+			return nil
+		}
+	}
 }
 
 // fence cancels the run when its lease is lost, until the run ends.

@@ -98,17 +98,23 @@ func (svc *Service) pause(ctx context.Context, s *Session, what string, o *outag
 }
 
 // waitOut is the run loop's answer to an error of the store: true when err
-// is an outage and the pause ran its course (the loop reads again); false,
-// with the error to stop the run on, for any other error or a pause the
-// run's end cut short.
-func (svc *Service) waitOut(ctx context.Context, s *Session, o *outage, err error) (bool, error) {
-	if !svc.storeDown(err) {
-		return false, err
+// is an outage, the pause ran its course and the run's lease is still its
+// claim (runClaim.confirm: the loop reads again); false, with the error to
+// stop the run on, for any other error, a pause the run's end cut short, or
+// a lease another process claimed while the store was unreachable.
+func (svc *Service) waitOut(ctx context.Context, r *Run, s *Session, o *outage, err error) (bool, error) {
+	for svc.storeDown(err) {
+		if err := svc.pause(ctx, s, "the run", o, err); err != nil {
+			return false, err
+		}
+		if r.claim == nil {
+			return true, nil
+		}
+		if err = r.claim.confirm(ctx); err == nil {
+			return true, nil
+		}
 	}
-	if err := svc.pause(ctx, s, "the run", o, err); err != nil {
-		return false, err
-	}
-	return true, nil
+	return false, err
 }
 
 // over ends an outage the store came back from: it says so in the progress

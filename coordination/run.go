@@ -182,11 +182,12 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		svc.event(ctx, id, resumedFrom(dead))
 	}
 	// A start that fails from here on lets the claim go. One that took
-	// over from a dead run leaves its lease to expire instead: released,
-	// the session would read running with nothing running it, where it
-	// read interrupted, for a replica to take up again.
+	// over an unreleased lease (a dead run's, or this service's own run
+	// that left it to expire) leaves its lease to expire instead:
+	// released, the session would read running with nothing running it,
+	// where it read interrupted, for a replica to take up again.
 	unlockRun := claim.release
-	if dead != nil {
+	if claim.interrupted {
 		unlockRun = claim.leave
 	}
 	if err := svc.OpenForWriting(ctx, id); err != nil {
@@ -402,7 +403,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		}
 		// Stopped like any run: a cancel recorded, an error said, or, for
 		// an outage that outlasts the lease, left to read interrupted.
-		if again, err := svc.waitOut(ctx, s, &down, err); !again {
+		if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 			return svc.stop(context.WithoutCancel(ctx), r, s, nil, nil, err)
 		}
 	}
@@ -459,7 +460,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		} else {
 			var err error
 			if _, st, res, err = svc.currentResult(dctx, s, false); err != nil {
-				if again, err := svc.waitOut(ctx, s, &down, err); !again {
+				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 					return svc.stop(dctx, r, s, own, results, err)
 				}
 				continue
@@ -478,7 +479,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				// amended it): return that one, not the one read before.
 				var err error
 				if _, st, res, err = svc.currentResult(dctx, s, true); err != nil {
-					if again, err := svc.waitOut(ctx, s, &down, err); !again {
+					if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 						return svc.stop(dctx, r, s, own, results, err)
 					}
 					continue
@@ -500,7 +501,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				return svc.stopFinal(dctx, r, s, own, results, context.Cause(ctx), &draft)
 			}
 			if svc.storeDown(err) {
-				if again, err := svc.waitOut(ctx, s, &down, err); !again {
+				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 					return svc.stopFinal(dctx, r, s, own, results, err, &draft)
 				}
 				continue
@@ -549,7 +550,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			// Nothing in flight and the next step would overrun the budget:
 			// the budget ends the session now.
 			if _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
-				if again, err := svc.waitOut(ctx, s, &down, err); !again {
+				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 					return svc.stop(dctx, r, s, own, results, err)
 				}
 			}
@@ -567,7 +568,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				if svc.storeDown(lr.err) && ctx.Err() == nil {
 					// The step wrote nothing (or its landing is unknown and
 					// the ledger says): pause, then launch from the ledger.
-					if again, err := svc.waitOut(ctx, s, &down, lr.err); !again {
+					if again, err := svc.waitOut(ctx, r, s, &down, lr.err); !again {
 						return svc.stop(dctx, r, s, own, results, err)
 					}
 					break wait

@@ -1,0 +1,58 @@
+package coordination_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestAFinalizeWhoseRequestEndsInTheFinalCallFinishesTheSession: the
+// caller of Finalize goes away while the final call runs. The session
+// finishes with the winner's answer, saying why, as a run stopped in its
+// final call does; before, it was left decided for good, with no run and
+// no lease, so nothing finished it.
+func TestAFinalizeWhoseRequestEndsInTheFinalCallFinishesTheSession(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	inFinal := make(chan struct{}, 2)
+	for _, m := range models {
+		inner := provs[m]
+		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			if req.Purpose == providers.PurposePresent {
+				inFinal <- struct{}{}
+				<-ctx.Done()
+				return providers.Action{}, providers.Usage{}, ctx.Err()
+			}
+			return inner.Step(ctx, req)
+		})
+	}
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
+	bg := context.Background()
+	for _, a := range []string{"agent_a", "agent_b"} {
+		if _, err := h.Service.Step(bg, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(bg)
+	go func() { <-inFinal; cancel() }()
+	res, err := h.Service.Finalize(ctx, s.ID, "")
+	if err != nil {
+		t.Fatalf("Finalize cut short in its final call: %v", err)
+	}
+	if res.Status != coordination.StatusFinished || res.Winner == nil || !strings.Contains(res.FinalNote, "ended while the final call was pending") {
+		t.Fatalf("result %s, winner %v, note %q; want finished with the winner's answer and why", res.Status, res.Winner, res.FinalNote)
+	}
+	v, err := h.Service.Status(bg, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result.Status != coordination.StatusFinished {
+		t.Fatalf("the session reads %s after the finalize was cut short, want finished", v.Result.Status)
+	}
+}
