@@ -47,15 +47,20 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 		defer tick.Stop()
 		for {
 			res, err := svc.Result(context.WithoutCancel(ctx), id)
-			if err != nil {
+			switch {
+			case err != nil && svc.storeDown(err):
+				// The holder waits an outage out; so does its follower
+				// (the last result read stands meanwhile).
+			case err != nil:
 				r.err = err
 				return
+			default:
+				r.res = res
 			}
-			r.res = res
-			if told != nil && svc.hears(id, ObservedProgress) {
+			if err == nil && told != nil && svc.hears(id, ObservedProgress) {
 				told = svc.toldSteps(ctx, id, told)
 			}
-			if res.Status != StatusRunning {
+			if err == nil && !svc.stillRunning(ctx, id, res) {
 				if told != nil {
 					svc.tellEnd(id, res)
 				}
@@ -71,6 +76,24 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 		}
 	}()
 	return r, nil
+}
+
+// stillRunning tells whether a followed run goes on: running, or decided
+// while a live holder makes the final call (a decided session whose run
+// ended, or whose lease cannot be read, is where it stops).
+func (svc *Service) stillRunning(ctx context.Context, id string, res *TeamResult) bool {
+	switch res.Status {
+	case StatusRunning:
+		return true
+	case StatusDecided:
+		ls, ok := svc.store.(LeaseStore)
+		if !ok {
+			return false
+		}
+		l, err := ls.ReadRun(context.WithoutCancel(ctx), id)
+		return err == nil && l.Held(time.Now())
+	}
+	return false
 }
 
 // toldSteps tells the progress of the steps that landed since told (agent

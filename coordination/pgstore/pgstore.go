@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -163,7 +164,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		beats.Close()
 		return nil, err
 	}
-	db := newDB(pool, "massgen_changes_"+schema, opts)
+	db := newDB(pool, changesChannel(schema), opts)
 	db.beats = beats
 	lctx := db.ctx
 	ready := make(chan error, 1)
@@ -307,4 +308,17 @@ func WithSchema(dsn, schema string) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// changesChannel is the NOTIFY channel of a schema's session changes, the
+// same on every replica. PostgreSQL's names are at most 63 bytes: LISTEN
+// would shorten a longer one silently while pg_notify, in every write's
+// transaction, refuses it, so a long schema's channel is named by its hash.
+func changesChannel(schema string) string {
+	const prefix = "massgen_changes_"
+	if name := prefix + schema; len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(schema))
+	return prefix + hex.EncodeToString(sum[:16])
 }
