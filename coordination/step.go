@@ -75,7 +75,46 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if host {
 		return svc.hosts.submit(ctx, s, req)
 	}
-	return svc.serverStep(ctx, s, ag.ID, true)
+	sctx, done := svc.untilCancelled(ctx, s.ID, st.Life.Cancels)
+	defer done()
+	return svc.serverStep(sctx, s, ag.ID, true)
+}
+
+// untilCancelled is ctx ended (errCancelled) once a cancel past cancels
+// lands on the session, wherever it was recorded: a step-driven session has
+// no run loop to hear a cancel from another replica, and its model call
+// would otherwise run to its end (paid for) to have only its landing
+// refused by the cancel fence. The session is read only when a session
+// entry lands: a cancel that landed before the watch began is left to
+// that fence. done stops the watch and waits for its reader.
+func (svc *Service) untilCancelled(ctx context.Context, id string, cancels int) (context.Context, func()) {
+	sctx, cancel := context.WithCancelCause(ctx)
+	changes, err := svc.store.Watch(sctx, id)
+	if err != nil {
+		return sctx, func() { cancel(nil) } // the landing's fence still refuses
+	}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-sctx.Done():
+				return
+			case c, ok := <-changes:
+				if !ok {
+					return
+				}
+				if !c.Session {
+					continue
+				}
+				if n, err := svc.cancelsNow(sctx, id); err == nil && n > cancels {
+					cancel(fmt.Errorf("session %q was %w while this step's model call ran; the step was not recorded", id, errCancelled))
+					return
+				}
+			}
+		}
+	}()
+	return sctx, func() { cancel(nil); <-exited }
 }
 
 // stepState takes an agent's step lock and derives the state with the
