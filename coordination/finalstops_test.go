@@ -107,6 +107,22 @@ func TestACancelWhileTheFinishWaitsOutAnOutageKeepsTheFinalAnswer(t *testing.T) 
 	}
 }
 
+// decidingForAgentA is a two-agent present team over st (whose memory
+// store is mem) that decides for agent_a in its second round, with leases
+// that expire 200 ms after their last beat.
+func decidingForAgentA(t *testing.T, st coordination.Store, mem *memstore.Store) (*coordtest.Harness, *coordination.Session) {
+	t.Helper()
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	h.Store = mem
+	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	a := coordtest.Alias(s, "agent_a")
+	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
+	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	return h, s
+}
+
 type fullDiskStore struct {
 	*memstore.Store
 	armed atomic.Bool
@@ -140,16 +156,9 @@ func (s *fullDiskStore) full(e coordination.SessionEntry) error {
 // is left to read interrupted, for a resumed run to finish, not decided
 // for ever with its lease released.
 func TestAFinishTheStoreRefusesLeavesTheSessionInterrupted(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
 	st := &fullDiskStore{Store: memstore.New()}
 	st.armed.Store(true)
-	h := coordtest.New(t, provs)
-	h.Store = st.Store
-	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	a := coordtest.Alias(s, "agent_a")
-	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
-	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	h, s := decidingForAgentA(t, st, st.Store)
 	_, err := h.Service.Run(context.Background(), s.ID, nil)
 	t.Logf("run: %v", err)
 	time.Sleep(2 * time.Second)

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 )
 
@@ -36,16 +34,9 @@ func (s *tidyFailStore) Tidy(ctx context.Context, id string) (coordination.Tidie
 // process's dead run's was left), and the session read decided for good
 // with nothing running it.
 func TestAFailedStartOfItsOwnInterruptedRunLeavesTheSessionInterrupted(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
 	st := &tidyFailStore{fullDiskStore: fullDiskStore{Store: memstore.New()}}
 	st.armed.Store(true)
-	h := coordtest.New(t, provs)
-	h.Store = st.Store
-	h.Service = coordination.NewService(st, coordination.Options{Parallel: 8, Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	a := coordtest.Alias(s, "agent_a")
-	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote(a)}
-	sc[1].Replies = []any{coordtest.Answer("four"), coordtest.Vote(a)}
+	h, s := decidingForAgentA(t, st, st.Store)
 	ctx := context.Background()
 	if _, err := h.Service.Run(ctx, s.ID, nil); err == nil {
 		t.Fatal("the run finished though the store refused its finish")
