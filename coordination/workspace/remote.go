@@ -205,18 +205,14 @@ func (t *Team) hasBase() (bool, error) {
 	return ok, nil
 }
 
-// placeBase records a base just taken into stage in the Remote, for the
+// placeBase records a base just taken into stage (its manifest m) in the Remote, for the
 // other replicas, then puts it in place here. In that order: a base this
 // replica kept but the Remote lacks would have the other replicas start
 // from nothing, and a creation asked again (a failed one leaves the
 // session's row) takes it again.
-func (t *Team) placeBase(stage string) error {
+func (t *Team) placeBase(stage string, m *Manifest) error {
 	if t.Remote != nil {
-		m, _, err := ReadManifest(stage)
-		if err == nil {
-			err = t.Remote.SaveBase(m)
-		}
-		if err != nil {
+		if err := t.Remote.SaveBase(m); err != nil {
 			os.RemoveAll(stage)
 			return fmt.Errorf("cannot record the starting files in the shared store: %w", err)
 		}

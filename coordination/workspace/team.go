@@ -93,7 +93,7 @@ func (t *Team) Start() error {
 			return err
 		}
 	}
-	return t.placeBase(stage)
+	return t.placeBase(stage, m)
 }
 
 // startFilter says which files of a write context a workspace starts with.
@@ -160,17 +160,19 @@ func (t *Team) Prepare(agent string) (string, error) {
 	if _, err := os.Lstat(live); err == nil {
 		return live, nil
 	}
-	base, _, err := t.base()
-	if err != nil {
-		return "", err
-	}
 	_, m, dir, err := t.Latest(agent)
 	if err != nil {
 		return "", err
 	}
-	if c, ok := t.WriteContext(); ok && base.Commit != "" {
-		if err := addWorktree(c.Path, live, base.Commit); err != nil {
+	if c, ok := t.WriteContext(); ok {
+		base, _, err := t.base()
+		if err != nil {
 			return "", err
+		}
+		if base.Commit != "" {
+			if err := addWorktree(c.Path, live, base.Commit); err != nil {
+				return "", err
+			}
 		}
 	}
 	if err := Restore(live, dir, m); err != nil {
@@ -305,5 +307,5 @@ func (t *Team) StartFrom(dir, commit string) error {
 			return err
 		}
 	}
-	return t.placeBase(stage)
+	return t.placeBase(stage, m)
 }
