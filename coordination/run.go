@@ -434,15 +434,17 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// within a second (not at its next landing, up to step_timeout away),
 	// and the loop looks again. A store no other process reaches (the
 	// memory store) needs no watch: Cancel here cancels this run directly.
-	var changes <-chan Change
-	if !processLocal(svc.store) {
-		wctx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		if ch, err := svc.store.Watch(wctx, s.ID); err == nil {
-			changes = ch
-		} else {
-			svc.log.Warn().Err(err).Str("session", s.ID).Msg("cannot watch the session; a cancel from another process is seen at the next landing")
-		}
+	// A watch that cannot be set up (the store unreachable as the run
+	// starts) or that ends is set up again, at most once a watchRetry,
+	// and meanwhile the loop looks again each watchRetry even with steps
+	// of its own in flight, so such a cancel still stops their calls
+	// within about a second.
+	watching := !processLocal(svc.store)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	w := runWatch{svc: svc, id: s.ID, ctx: wctx}
+	if watching {
+		w.again()
 	}
 
 	// fresh is the state the latest landing left: the loop launches from it
@@ -557,8 +559,14 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			continue
 		}
 		var tick <-chan time.Time
-		if len(own) == 0 {
+		if watching && w.changes == nil {
+			w.again()
+		}
+		switch {
+		case len(own) == 0:
 			tick = time.After(pollInterval)
+		case watching && w.changes == nil:
+			tick = time.After(watchRetry)
 		}
 	wait:
 		for {
@@ -598,9 +606,9 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 					}
 				}
 				break wait
-			case c, ok := <-changes:
+			case c, ok := <-w.changes:
 				if !ok {
-					changes = nil
+					w.changes = nil
 				} else if c.Session {
 					break wait // a cancel, a finish, a re-vote: look again
 				}
