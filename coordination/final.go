@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // stopped, the rule is applied to the standing votes or consensus is forced,
 // and the final strategy (the session's, or final if given) writes the
 // answer.
-func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy) (*TeamResult, error) {
+func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy) (res *TeamResult, err error) {
 	if err := (Rules{Final: final}).Validate(); err != nil {
 		return nil, err
 	}
@@ -22,11 +23,30 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 		r.cancel(errFinalizing)
 		<-r.Done()
 	}
-	unlockRun, err := svc.store.LockRun(ctx, id)
+	// The run's claim, not only its lock: readers see the session held
+	// while the final call runs, and a Finalize that fails after taking
+	// over an unreleased lease (the run it stopped left it, or a run that
+	// died) leaves it to expire, so the session reads interrupted (a
+	// replica resuming those takes it up), never running with nothing
+	// running it.
+	claim, _, err := svc.leases.claimRun(ctx, id)
+	if errors.Is(err, ErrSessionRunning) {
+		return svc.finalizeElsewhere(ctx, id, final, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer unlockRun()
+	defer func() {
+		if err != nil && claim.interrupted {
+			claim.leave()
+			return
+		}
+		claim.release()
+	}()
+	// Its writes are fenced by that claim, as a run's are: a Finalize
+	// whose connection stalled past its lease while another replica
+	// claimed the run writes nothing (ErrLeaseLost).
+	ctx = withRunLease(ctx, claim)
 	// The session ends here; a step-driven one's MCP servers have no run
 	// to close them.
 	defer svc.servers.close(id)

@@ -725,7 +725,11 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		return nil, cause
 	case errors.Is(cause, errFinalizing):
 		// finalize_team took over: the run ends here without a verdict of its
-		// own; Finalize returns the result.
+		// own; Finalize returns the result. Its lease is left, not released:
+		// Finalize takes it back (claimRun), and a Finalize that fails before
+		// it does (an outage) leaves a session nothing runs, which must read
+		// interrupted once the lease expires, not running.
+		r.leaveLease = true
 		s2, l, st, err := svc.sessions.load(ctx, s.ID)
 		if err != nil {
 			return nil, err
