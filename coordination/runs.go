@@ -9,6 +9,7 @@ type runs struct {
 	mu     sync.Mutex
 	loops  map[string]*Run       // local run loops by session
 	spends map[string]*liveSpend // sessions with steps in flight here, and their spend so far
+	steps  map[string]int        // server steps in flight here, by session "\x00" agent (stepjoin.go)
 	closed bool                  // Shutdown has begun: no run starts
 }
 
@@ -20,7 +21,30 @@ func (r *runs) shut() bool {
 }
 
 func newRuns() *runs {
-	return &runs{loops: map[string]*Run{}, spends: map[string]*liveSpend{}}
+	return &runs{loops: map[string]*Run{}, spends: map[string]*liveSpend{}, steps: map[string]int{}}
+}
+
+// stepping records a server step of agent in flight here until the
+// returned func is called.
+func (rs *runs) stepping(id, agent string) func() {
+	key := id + "\x00" + agent
+	rs.mu.Lock()
+	rs.steps[key]++
+	rs.mu.Unlock()
+	return func() {
+		rs.mu.Lock()
+		if rs.steps[key]--; rs.steps[key] <= 0 {
+			delete(rs.steps, key)
+		}
+		rs.mu.Unlock()
+	}
+}
+
+// steppingHere tells whether agent has a server step in flight here.
+func (rs *runs) steppingHere(id, agent string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.steps[id+"\x00"+agent] > 0
 }
 
 // get returns the local run of a session, if any.

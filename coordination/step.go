@@ -77,7 +77,11 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	}
 	sctx, done := svc.untilCancelled(ctx, s.ID, st.Life.Cancels)
 	defer done()
-	return svc.serverStep(sctx, s, ag.ID, true)
+	out, err := svc.serverStep(sctx, s, ag.ID, true)
+	if errors.Is(err, ErrAgentBusy) && !svc.runs.steppingHere(s.ID, ag.ID) {
+		return svc.joinLanding(sctx, s, ag.ID, latestStep(st, ag.ID), st.Life.Cancels)
+	}
+	return out, err
 }
 
 // untilCancelled is ctx ended (errCancelled) once a cancel past cancels
@@ -204,6 +208,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	defer lock.Release()
+	defer svc.runs.stepping(s.ID, agentID)() // before the lock goes: see joinLanding
 	claim, err := svc.leases.claimStep(ctx, s.ID, agentID)
 	if err != nil {
 		return nil, err

@@ -78,10 +78,12 @@ func TestTheSameStepCalledTwiceJoinsTheStepInFlight(t *testing.T) {
 	}
 }
 
-// TestAStepOfAnAgentBusyElsewhereIsRefused: a step of an agent whose step
-// another server (here over the same state directory) has in flight is
-// refused, not run twice.
-func TestAStepOfAnAgentBusyElsewhereIsRefused(t *testing.T) {
+// TestAStepOfAnAgentBusyElsewhereJoinsIt: a step of an agent whose step
+// another server (here over the same state directory; a replica, behind a
+// load balancer) has in flight waits for that step and answers with it, as
+// the same call on the same server joins its flight: one step, not two,
+// and no refusal (stepjoin.go).
+func TestAStepOfAnAgentBusyElsewhereJoinsIt(t *testing.T) {
 	dir := t.TempDir()
 	server := func() *client.Client {
 		svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
@@ -101,9 +103,24 @@ func TestAStepOfAnAgentBusyElsewhereIsRefused(t *testing.T) {
 		held, _ := st.InFlight(context.Background(), started.SessionID)
 		return held["agent_a"]
 	})
-	wantError(t, callTool(t, c2, "step", args), "agent_busy", "agent_a")
-	if res := <-done; res.IsError {
+	joined := callTool(t, c2, "step", args)
+	if joined.IsError {
+		t.Fatalf("the step on the second server failed: %s", text(joined))
+	}
+	res := <-done
+	if res.IsError {
 		t.Fatalf("first step failed: %s", text(res))
+	}
+	var first, second coordination.StepResult
+	decode(t, res, &first)
+	decode(t, joined, &second)
+	if first.Label == "" || first.Label != second.Label {
+		t.Errorf("the servers answered %q and %q, want the one step's", first.Label, second.Label)
+	}
+	var status coordination.StatusView
+	decode(t, callTool(t, c2, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "format": "json"})), &status)
+	if status.Agents[0].Steps != 1 {
+		t.Errorf("agent_a took %d steps, want 1", status.Agents[0].Steps)
 	}
 }
 

@@ -472,6 +472,20 @@ func TestAnAcknowledgedCancelIsKeptAcrossReplicas(t *testing.T) {
 	coordtest.CancelKept(t, rs[0], rs[1])
 }
 
+// TestAStepInFlightOnAnotherReplicaIsJoined: a step asked of replica B
+// while replica A has it in flight answers with A's landing.
+func TestAStepInFlightOnAnotherReplicaIsJoined(t *testing.T) {
+	rs := replicas(t, 2)
+	coordtest.StepJoined(t, rs[0], rs[1])
+}
+
+// TestAFinalizeOnAnotherReplicaIsWrittenByTheRunsHolder: finalize_team on
+// replica B for a run on replica A.
+func TestAFinalizeOnAnotherReplicaIsWrittenByTheRunsHolder(t *testing.T) {
+	rs := replicas(t, 2)
+	coordtest.FinalizeElsewhere(t, rs[0], rs[1])
+}
+
 // TestADeadReplicasRunReadsInterruptedOnceItsLeaseExpires: team_status of a
 // session whose replica died says interrupted past the lease's expiry.
 func TestADeadReplicasRunReadsInterruptedOnceItsLeaseExpires(t *testing.T) {

@@ -1,0 +1,103 @@
+package coordination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// landingPoll is how often a step waiting on another process's step looks
+// again without a change to wake it: a holder that died lets its lock
+// expire, and an expiry is no write, so no watcher hears it.
+const landingPoll = time.Second
+
+// joinLanding answers a server step refused because the agent has a step in
+// flight in another process (another replica, or another server over the
+// same state directory; a step in flight here is refused, as before, and
+// mcp's flights join it) with that step, once it lands: the same call here
+// joins the flight in progress (mcp's flights), and a client whose step
+// outlived its wait and whose retry a load balancer sent elsewhere is owed
+// the same, not a refusal that has it pay for a second step. after is the
+// agent's latest step when the call began; a landing past it is the answer.
+// A step that ends without landing (its caller went away, its holder died
+// and its lock expired) is run here, as the call asked; a cancel of the
+// session meanwhile ends the wait instead (Step's untilCancelled, or the
+// check below when the cancel came first).
+func (svc *Service) joinLanding(ctx context.Context, s *Session, agentID string, after, cancels int) (*StepResult, error) {
+	changes, err := svc.store.Watch(ctx, s.ID)
+	if err != nil {
+		changes = nil // the poll below still sees the landing
+	}
+	poll := time.NewTicker(landingPoll)
+	defer poll.Stop()
+	for {
+		res, settled, err := svc.landedSince(ctx, s, agentID, after, cancels)
+		if settled {
+			return res, err
+		}
+		if err != nil && ctx.Err() == nil && !svc.storeDown(err) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			if cause := context.Cause(ctx); errors.Is(cause, errCancelled) {
+				return nil, fmt.Errorf("session %q was %w while %s's step in flight in another process ran", s.ID, errCancelled, agentID)
+			}
+			return nil, fmt.Errorf("stopped waiting for %s's step in flight in another process: %w", agentID, context.Cause(ctx))
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+			}
+		case <-poll.C:
+		}
+	}
+}
+
+// landedSince looks once: the agent's step that landed past after, or, with
+// the agent no longer in flight and nothing landed, a step run here. settled
+// is false while the other step is still in flight (or the store could not
+// tell).
+func (svc *Service) landedSince(ctx context.Context, s *Session, agentID string, after, cancels int) (*StepResult, bool, error) {
+	inFlight, err := svc.store.InFlight(ctx, s.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if inFlight[agentID] {
+		return nil, false, nil
+	}
+	_, l, st, err := svc.sessions.load(ctx, s.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if e := latestEntry(l, agentID); e != nil && e.Step > after {
+		res := svc.snapshot(s, l, st)
+		return svc.stepResult(s, *e, st, res, res.Consensus), true, nil
+	}
+	if st.Life.Cancels > cancels {
+		return nil, true, fmt.Errorf("session %q was %w while %s's step in flight in another process ran; that step was not recorded", s.ID, errCancelled, agentID)
+	}
+	res, err := svc.serverStep(ctx, s, agentID, true)
+	if errors.Is(err, ErrAgentBusy) {
+		return nil, false, nil // taken again meanwhile: wait for that one
+	}
+	return res, true, err
+}
+
+// latestEntry is the agent's newest ledger entry, or nil.
+func latestEntry(l *Ledger, agentID string) *Entry {
+	entries := l.Agents[agentID]
+	if len(entries) == 0 {
+		return nil
+	}
+	return &entries[len(entries)-1]
+}
+
+// latestStep is the step number of the agent's newest entry, 0 before any.
+func latestStep(st *State, agentID string) int {
+	entries := st.Agent(agentID).Entries
+	if len(entries) == 0 {
+		return 0
+	}
+	return entries[len(entries)-1].Step
+}
