@@ -38,11 +38,12 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 	}
 	var told map[string]int
 	if svc.hears(id, ObservedProgress) {
-		told = svc.toldSteps(ctx, id, nil)
+		told = svc.toldSteps(ctx, id, nil, false)
 	}
 	go func() {
 		defer close(r.done)
 		defer stop()
+		defer svc.runs.quit(id, r)
 		tick := time.NewTicker(followPoll)
 		defer tick.Stop()
 		for {
@@ -57,11 +58,15 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 			default:
 				r.res = res
 			}
+			// Every follower keeps where the ledger stands; one a session
+			// here tells it (runs.teller), and another takes over where
+			// its own reading stands if that one ends first.
+			tells := told != nil && svc.runs.teller(id, r)
 			if err == nil && told != nil && svc.hears(id, ObservedProgress) {
-				told = svc.toldSteps(ctx, id, told)
+				told = svc.toldSteps(ctx, id, told, tells)
 			}
 			if err == nil && !svc.stillRunning(ctx, id, res) {
-				if told != nil {
+				if tells {
 					svc.tellEnd(id, res)
 				}
 				return
@@ -99,10 +104,10 @@ func (svc *Service) stillRunning(ctx context.Context, id string, res *TeamResult
 // toldSteps tells the progress of the steps that landed since told (agent
 // → its latest step told), as the holder's loop tells its own: a follower's
 // subscribers (run_team{session_id, wait} on another replica) hear the
-// run's steps wherever it runs. With told nil it only reads where the
-// ledger stands, telling nothing. It returns the steps told now; a failed
-// read keeps told.
-func (svc *Service) toldSteps(ctx context.Context, id string, told map[string]int) map[string]int {
+// run's steps wherever it runs. With told nil or tell unset it only reads
+// where the ledger stands, telling nothing. It returns the steps told now;
+// a failed read keeps told.
+func (svc *Service) toldSteps(ctx context.Context, id string, told map[string]int, tell bool) map[string]int {
 	s, l, st, err := svc.sessions.load(context.WithoutCancel(ctx), id)
 	if err != nil {
 		if told == nil {
@@ -116,7 +121,7 @@ func (svc *Service) toldSteps(ctx context.Context, id string, told map[string]in
 		if n := len(es); n > 0 {
 			now[agent] = es[n-1].Step
 		}
-		if told == nil {
+		if told == nil || !tell {
 			continue
 		}
 		for _, e := range es {
