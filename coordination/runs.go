@@ -14,7 +14,7 @@ type runs struct {
 	// here: one a session, so two callers following one run elsewhere do
 	// not have its subscribers hear every step twice.
 	tellers map[string]*Run
-	closed bool                  // Shutdown has begun: no run starts
+	closed  bool // Shutdown has begun: no run starts
 }
 
 // shut tells whether Shutdown has begun.

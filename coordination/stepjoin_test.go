@@ -21,4 +21,3 @@ func TestAStepInFlightElsewhereIsJoined(t *testing.T) {
 		coordtest.StepJoined(t, filestore.New(dir), filestore.New(dir))
 	})
 }
-
