@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -23,15 +24,30 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 		r.cancel(errFinalizing)
 		<-r.Done()
 	}
-	// The run's claim, not only its lock: readers see the session held
-	// while the final call runs, and a Finalize that fails after taking
-	// over an unreleased lease (the run it stopped left it, or a run that
-	// died) leaves it to expire, so the session reads interrupted (a
-	// replica resuming those takes it up), never running with nothing
-	// running it.
-	claim, _, err := svc.leases.claimRun(ctx, id)
-	if errors.Is(err, ErrSessionRunning) {
-		return svc.finalizeElsewhere(ctx, id, final, err)
+	// A server-driven session's run claim, not only its lock (finalClaim):
+	// readers see the session held while the final call runs, and a
+	// Finalize that fails after taking over an unreleased lease (the run
+	// it stopped left it, or a run that died) leaves it to expire, so the
+	// session reads interrupted (a replica resuming those takes it up),
+	// never running with nothing running it. A session held elsewhere is
+	// finalized there (finalizeElsewhere).
+	claim, err := svc.finalClaim(ctx, id)
+	for tries := 1; errors.Is(err, ErrSessionRunning); tries++ {
+		res, ferr := svc.finalizeElsewhere(ctx, id, final, err)
+		if ferr != nil || writtenElsewhere(res) {
+			return res, ferr
+		}
+		if tries == finalizeTries {
+			return nil, fmt.Errorf("session %q is %s and nobody has written its final answer yet: %w", id, res.Status, err)
+		}
+		// Nobody wrote the answer (a run lock with no run behind it, a
+		// holder that died): claim the session and write it here.
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stopped finalizing session %q, %s: %w", id, res.Status, context.Cause(ctx))
+		case <-time.After(time.Duration(tries) * 100 * time.Millisecond):
+		}
+		claim, err = svc.finalClaim(ctx, id)
 	}
 	if err != nil {
 		return nil, err
@@ -84,6 +100,34 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 		return svc.writeFinalFrom(context.WithoutCancel(ctx), s, FinalWinner, winnerAsIs("the request to finalize ended while the final call was pending"))
 	}
 	return res, err
+}
+
+// finalizeTries bounds how often a Finalize follows a run held elsewhere
+// that stopped without writing the answer before it gives up.
+const finalizeTries = 5
+
+// finalClaim is Finalize's hold on the session: a server-driven session's
+// run claim (lock, lease and heartbeat, as a run's), or, for a step-driven
+// one, its run lock alone. A step-driven session never has a run lease: a
+// lease left unreleased (an outage at the release, a crash) would make it
+// read interrupted while its caller steps it, and a replica resuming those
+// would run it as a team at the user's expense.
+func (svc *Service) finalClaim(ctx context.Context, id string) (*runClaim, error) {
+	s, err := svc.sessions.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.Driver == DriverStep {
+		unlock, err := svc.store.LockRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		c := &runClaim{beat: newBeat(), unlock: unlock, id: id}
+		close(c.done)
+		return c, nil
+	}
+	c, _, err := svc.leases.claimRun(ctx, id)
+	return c, err
 }
 
 // writeFinal runs the final call of a decided session (present or

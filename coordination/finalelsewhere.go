@@ -13,10 +13,12 @@ import (
 // it hears a cancel, stops its steps and writes the final answer with the
 // recorded strategy, as it would for its own decision. This call follows
 // the run to that end and returns its result. A holder that dies meanwhile
-// leaves the session decided and, once its lease expires, interrupted: the
-// result says so, and a replica resuming those writes the answer. held is
-// the claim's refusal, returned for a session cancelled meanwhile (its
-// holder is stopping; the same call again finalizes it).
+// leaves the session decided and, once its lease expires, interrupted, as
+// does a run lock held with no run behind it (a start between its lock and
+// its lease, criteria being attached): Finalize then claims the session and
+// writes the answer itself. held is the claim's refusal, returned for a
+// session cancelled meanwhile (its holder is stopping; the same call again
+// finalizes it).
 func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final FinalStrategy, held error) (*TeamResult, error) {
 	if err := svc.openOnce(ctx, id); err != nil {
 		return nil, err
@@ -29,7 +31,10 @@ func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final Fina
 	case StatusFinished, StatusFailed:
 		return nil, finishedError(id, set.res)
 	case StatusRunning:
-		if set, err = svc.settle(ctx, id, StopFinalized, final); err != nil {
+		// Only the decision, even for the winner's answer as it stands:
+		// the finish applies the winner's files and lets the worktrees go,
+		// which is the holder's to do once its steps have stopped.
+		if set, err = svc.settle(withDecisionOnly(ctx), id, StopFinalized, final); err != nil {
 			return nil, err
 		}
 	}
@@ -45,4 +50,29 @@ func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final Fina
 	}
 	<-f.Done()
 	return f.Result()
+}
+
+// decisionOnlyKey marks a settle that records a decision and never a
+// finish (finalizeElsewhere): a winner's-answer strategy is recorded as a
+// decision too, for the run's holder to finish.
+type decisionOnlyKey struct{}
+
+func withDecisionOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, decisionOnlyKey{}, true)
+}
+
+func decisionOnly(ctx context.Context) bool {
+	only, _ := ctx.Value(decisionOnlyKey{}).(bool)
+	return only
+}
+
+// writtenElsewhere tells whether a followed finalize ended: a session still
+// decided (or interrupted, or running) when its follower stopped has nobody
+// writing its answer.
+func writtenElsewhere(res *TeamResult) bool {
+	switch res.Status {
+	case StatusDecided, StatusInterrupted, StatusRunning:
+		return false
+	}
+	return true
 }

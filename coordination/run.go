@@ -559,10 +559,13 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			continue
 		}
 		var tick <-chan time.Time
-		if watching && w.changes == nil {
-			w.again()
+		if watching && w.changes == nil && w.again() {
+			// A change between this pass's read and the new watch would
+			// be heard by neither: look once more.
+			tick = time.After(0)
 		}
 		switch {
+		case tick != nil:
 		case len(own) == 0:
 			tick = time.After(pollInterval)
 		case watching && w.changes == nil:
@@ -609,6 +612,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			case c, ok := <-w.changes:
 				if !ok {
 					w.changes = nil
+					break wait // set up again, and looked again meanwhile
 				} else if c.Session {
 					break wait // a cancel, a finish, a re-vote: look again
 				}

@@ -21,20 +21,21 @@ type runWatch struct {
 	warned  bool
 }
 
-// again sets the watch up unless one was tried within watchRetry; the
-// first failure is logged, once.
-func (w *runWatch) again() {
+// again sets the watch up unless one was tried within watchRetry, and
+// tells whether it did; the first failure is logged, once.
+func (w *runWatch) again() bool {
 	if time.Since(w.tried) < watchRetry {
-		return
+		return false
 	}
 	w.tried = time.Now()
 	ch, err := w.svc.store.Watch(w.ctx, w.id)
 	if err == nil {
 		w.changes = ch
-		return
+		return true
 	}
 	if !w.warned {
 		w.warned = true
 		w.svc.log.Warn().Err(err).Str("session", w.id).Msg("cannot watch the session; trying again each second, and looking at it meanwhile")
 	}
+	return false
 }

@@ -93,7 +93,7 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 			strategy = final
 		}
 		kind := SessionFinished
-		if res.Winner != nil && strategy != FinalWinner {
+		if res.Winner != nil && (strategy != FinalWinner || decisionOnly(ctx)) {
 			res.Status = StatusDecided
 			kind = SessionDecided
 		}

@@ -203,12 +203,15 @@ func due(s *Session, st *State, agentID string) error {
 // loop reads only the state).
 func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, tally bool) (*StepResult, error) {
 	s = svc.sessions.kept(s)
+	// Counted here from before its lock is taken until after it is let go,
+	// so a second step of the agent in this service is told it is busy
+	// here, never taken for one in flight elsewhere (joinLanding).
+	defer svc.runs.stepping(s.ID, agentID)()
 	lock, st, err := svc.stepState(ctx, s, agentID)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
-	defer svc.runs.stepping(s.ID, agentID)() // before the lock goes: see joinLanding
 	claim, err := svc.leases.claimStep(ctx, s.ID, agentID)
 	if err != nil {
 		return nil, err

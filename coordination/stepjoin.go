@@ -31,6 +31,11 @@ func (svc *Service) joinLanding(ctx context.Context, s *Session, agentID string,
 	}
 	poll := time.NewTicker(landingPoll)
 	defer poll.Stop()
+	// The other step lasts at most its timeout, and its lock a TTL past a
+	// holder's death: a step still in flight well past both is wedged
+	// there, and this call stops waiting on it (ErrAgentBusy, as before).
+	limit := time.NewTimer(seconds(s.Rules.StepTimeoutSeconds) + 2*svc.leases.ttl)
+	defer limit.Stop()
 	for {
 		res, settled, err := svc.landedSince(ctx, s, agentID, after, cancels)
 		if settled {
@@ -50,6 +55,8 @@ func (svc *Service) joinLanding(ctx context.Context, s *Session, agentID string,
 				changes = nil
 			}
 		case <-poll.C:
+		case <-limit.C:
+			return nil, &BusyError{Session: s.ID, Agent: agentID, By: "another process, past its step timeout and lease"}
 		}
 	}
 }
