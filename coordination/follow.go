@@ -36,14 +36,17 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 			svc.log.Warn().Err(err).Str("session", id).Msg("could not cancel the session followed")
 		}
 	}
-	var told map[string]int
+	// What this service's followers of the session have told, shared, so
+	// two followers here (two callers waiting, a finalize following) tell
+	// each step and the end once, whichever reads first.
+	told, leave := svc.runs.follow(id)
 	if svc.hears(id, ObservedProgress) {
-		told = svc.toldSteps(ctx, id, nil, false)
+		told.start(func() map[string]int { return svc.toldSteps(ctx, id, nil) })
 	}
 	go func() {
 		defer close(r.done)
 		defer stop()
-		defer svc.runs.quit(id, r)
+		defer leave()
 		tick := time.NewTicker(followPoll)
 		defer tick.Stop()
 		for {
@@ -58,17 +61,11 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 			default:
 				r.res = res
 			}
-			// Every follower keeps where the ledger stands; one a session
-			// here tells it (runs.teller), and another takes over where
-			// its own reading stands if that one ends first.
-			tells := told != nil && svc.runs.teller(id, r)
-			if err == nil && told != nil && svc.hears(id, ObservedProgress) {
-				told = svc.toldSteps(ctx, id, told, tells)
+			if err == nil && svc.hears(id, ObservedProgress) {
+				told.steps(func(t map[string]int) map[string]int { return svc.toldSteps(ctx, id, t) })
 			}
 			if err == nil && !svc.stillRunning(ctx, id, res) {
-				if tells {
-					svc.tellEnd(id, res)
-				}
+				told.end(func() { svc.tellEnd(id, res) })
 				return
 			}
 			select {
@@ -104,10 +101,10 @@ func (svc *Service) stillRunning(ctx context.Context, id string, res *TeamResult
 // toldSteps tells the progress of the steps that landed since told (agent
 // → its latest step told), as the holder's loop tells its own: a follower's
 // subscribers (run_team{session_id, wait} on another replica) hear the
-// run's steps wherever it runs. With told nil or tell unset it only reads
-// where the ledger stands, telling nothing. It returns the steps told now;
-// a failed read keeps told.
-func (svc *Service) toldSteps(ctx context.Context, id string, told map[string]int, tell bool) map[string]int {
+// run's steps wherever it runs. With told nil it only reads where the
+// ledger stands, telling nothing. It returns the steps told now; a failed
+// read keeps told.
+func (svc *Service) toldSteps(ctx context.Context, id string, told map[string]int) map[string]int {
 	s, l, st, err := svc.sessions.load(context.WithoutCancel(ctx), id)
 	if err != nil {
 		if told == nil {
@@ -121,7 +118,7 @@ func (svc *Service) toldSteps(ctx context.Context, id string, told map[string]in
 		if n := len(es); n > 0 {
 			now[agent] = es[n-1].Step
 		}
-		if told == nil || !tell {
+		if told == nil {
 			continue
 		}
 		for _, e := range es {

@@ -10,10 +10,9 @@ type runs struct {
 	loops  map[string]*Run       // local run loops by session
 	spends map[string]*liveSpend // sessions with steps in flight here, and their spend so far
 	steps  map[string]int        // server steps in flight here, by session "\x00" agent (stepjoin.go)
-	// tellers are the followers (follow.go) telling each session's steps
-	// here: one a session, so two callers following one run elsewhere do
-	// not have its subscribers hear every step twice.
-	tellers map[string]*Run
+	// follows is what this service's followers (follow.go) of each
+	// session have told, shared while any follows it.
+	follows map[string]*followTold
 	closed  bool // Shutdown has begun: no run starts
 }
 
@@ -25,29 +24,7 @@ func (r *runs) shut() bool {
 }
 
 func newRuns() *runs {
-	return &runs{loops: map[string]*Run{}, spends: map[string]*liveSpend{}, steps: map[string]int{}, tellers: map[string]*Run{}}
-}
-
-// teller tells whether follower r tells session id's progress here: it does
-// when no other follower does, and from then on until it ends (quit).
-func (rs *runs) teller(id string, r *Run) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if cur, ok := rs.tellers[id]; ok && cur != r {
-		return false
-	}
-	rs.tellers[id] = r
-	return true
-}
-
-// quit ends follower r's telling of session id, if it told; the next
-// follower to look takes it over.
-func (rs *runs) quit(id string, r *Run) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.tellers[id] == r {
-		delete(rs.tellers, id)
-	}
+	return &runs{loops: map[string]*Run{}, spends: map[string]*liveSpend{}, steps: map[string]int{}, follows: map[string]*followTold{}}
 }
 
 // stepping records a server step of agent in flight here until the
