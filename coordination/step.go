@@ -21,6 +21,15 @@ type StepRequest struct {
 	Target    string // agentN or agentN.k
 	Reason    string
 	SeenSteps map[string]int
+	// After, for a model agent's step, names the agent's latest step when
+	// the step was first asked for (a retry of a call that outlived its
+	// wait, on any replica): the agent's first step landed after it is the
+	// answer; one in flight is waited for; only with neither is a step
+	// taken (stepjoin.go).
+	After *int
+	// Began, if set, is told the agent's latest step as a model agent's
+	// step begins: what a retry names as After.
+	Began func(after int)
 }
 
 // Step runs one step (docs/DESIGN.md, "Who drives").
@@ -54,9 +63,16 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	// something is pending (a crash between a step's entry and its decision);
 	// only then is the session lock worth taking. A cancelled session resumes
 	// when stepped again; a host's view is a read and resumes nothing.
-	_, st, res, err := svc.current(ctx, s)
+	l, st, res, err := svc.current(ctx, s)
 	if err != nil {
 		return nil, err
+	}
+	if !host && req.After != nil {
+		// A retry: the step it asked for, if it landed, whatever the
+		// session has done since (it may have ended it).
+		if e := firstEntryAfter(l, ag.ID, *req.After); e != nil {
+			return svc.landedResult(ctx, s, *e)
+		}
 	}
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed, StatusDecided:
@@ -77,9 +93,27 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	}
 	sctx, done := svc.untilCancelled(ctx, s.ID, st.Life.Cancels)
 	defer done()
+	after := latestStep(st, ag.ID)
+	if req.After != nil {
+		after = *req.After
+	}
+	if req.Began != nil {
+		req.Began(after)
+	}
 	out, err := svc.serverStep(sctx, s, ag.ID, true)
-	if errors.Is(err, ErrAgentBusy) && !svc.runs.steppingHere(s.ID, ag.ID) {
-		return svc.joinLanding(sctx, s, ag.ID, latestStep(st, ag.ID), st.Life.Cancels)
+	if errors.Is(err, ErrAgentBusy) && (req.After != nil || !svc.runs.steppingHere(s.ID, ag.ID)) {
+		// In flight elsewhere, or (a retry) anywhere: its landing is the
+		// answer.
+		return svc.joinLanding(sctx, s, ag.ID, after, st.Life.Cancels)
+	}
+	if err != nil && req.After != nil {
+		// A retry refused (not due, the session ended) because the step
+		// it asks for landed since this call's first look: that step.
+		if _, l, _, lerr := svc.sessions.load(ctx, s.ID); lerr == nil {
+			if e := firstEntryAfter(l, ag.ID, after); e != nil {
+				return svc.landedResult(ctx, s, *e)
+			}
+		}
 	}
 	return out, err
 }

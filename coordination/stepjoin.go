@@ -77,7 +77,7 @@ func (svc *Service) landedSince(ctx context.Context, s *Session, agentID string,
 	if err != nil {
 		return nil, false, err
 	}
-	if e := latestEntry(l, agentID); e != nil && e.Step > after {
+	if e := firstEntryAfter(l, agentID, after); e != nil {
 		res := svc.snapshot(s, l, st)
 		return svc.stepResult(s, *e, st, res, res.Consensus), true, nil
 	}
@@ -91,13 +91,26 @@ func (svc *Service) landedSince(ctx context.Context, s *Session, agentID string,
 	return res, true, err
 }
 
-// latestEntry is the agent's newest ledger entry, or nil.
-func latestEntry(l *Ledger, agentID string) *Entry {
-	entries := l.Agents[agentID]
-	if len(entries) == 0 {
-		return nil
+// firstEntryAfter is the agent's first ledger entry past step after (the
+// step a call that began there took), or nil.
+func firstEntryAfter(l *Ledger, agentID string, after int) *Entry {
+	for i, e := range l.Agents[agentID] {
+		if e.Step > after {
+			return &l.Agents[agentID][i]
+		}
 	}
-	return &entries[len(entries)-1]
+	return nil
+}
+
+// landedResult answers a retried step with the entry it landed as, and
+// the session as it stands now.
+func (svc *Service) landedResult(ctx context.Context, s *Session, e Entry) (*StepResult, error) {
+	_, l, st, err := svc.sessions.load(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	res := svc.snapshot(s, l, st)
+	return svc.stepResult(s, e, st, res, res.Consensus), nil
 }
 
 // latestStep is the step number of the agent's newest entry, 0 before any.

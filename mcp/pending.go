@@ -69,6 +69,9 @@ type flightCall struct {
 	session, agent string
 	// what names the work for people: "agent_b's step".
 	what string
+	// next, if set, gives the arguments of the call that waits for the
+	// work, when they are not args (a step's names where it began).
+	next func() any
 }
 
 // awaitFlight runs work for a call and waits for it up to the server's wait
@@ -189,7 +192,11 @@ func argsJSON(args any) string {
 // pending is the Pending result of a call whose wait ran out, with its
 // text: what goes on, and the call that waits for it.
 func (h *handler) pending(call flightCall, elapsed time.Duration) *mcpgo.CallToolResult {
-	next := call.tool + argsJSON(call.args)
+	args := call.args
+	if call.next != nil {
+		args = call.next()
+	}
+	next := call.tool + argsJSON(args)
 	if len(next) > 200 {
 		next = call.tool + " with the same arguments"
 	}

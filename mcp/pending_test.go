@@ -63,18 +63,26 @@ func TestAStepPastTheWaitLimitReturnsItsContinuation(t *testing.T) {
 	var p Pending
 	res := timedCall(t, c, "step", args)
 	decode(t, res, &p)
-	wantNext := `step{"session_id":"` + started.SessionID + `","agent_id":"agent_a"}`
+	wantNext := `step{"session_id":"` + started.SessionID + `","agent_id":"agent_a","after_step":0}`
 	if p.Status != "running" || p.Tool != "step" || p.SessionID != started.SessionID || p.AgentID != "agent_a" || p.Next != wantNext {
 		t.Fatalf("pending step: %+v, want next %s", p, wantNext)
 	}
 	if !strings.Contains(text(res), "agent_a's step is still going on") || !strings.Contains(text(res), "Call "+wantNext+" again") {
 		t.Errorf("the text does not say what goes on and what to call: %s", text(res))
 	}
-	done, pending := untilDone(t, c, "step", args)
+	next := strings.TrimPrefix(p.Next, "step")
+	done, pending := untilDone(t, c, "step", next)
 	var sr coordination.StepResult
 	decode(t, done, &sr)
 	if sr.Action != "new_answer" || !strings.HasSuffix(sr.Label, ".1") || pending == 0 {
 		t.Fatalf("the continuation got %+v after %d running results, want agent_a's one answer", sr, pending)
+	}
+	// The continuation again, the step long landed: the same step, not
+	// another.
+	var again coordination.StepResult
+	decode(t, callTool(t, c, "step", next), &again)
+	if again.Label != sr.Label {
+		t.Errorf("the continuation called again got %q, want the step's %q", again.Label, sr.Label)
 	}
 	var st coordination.StatusView
 	decode(t, callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "format": "json"})), &st)
@@ -179,7 +187,7 @@ func TestEveryBlockingToolSaysHowToContinue(t *testing.T) {
 	for name, want := range map[string]string{
 		"run_team":               "on status running call run_team{session_id} again",
 		"checkpoint":             "on status running call checkpoint{session_id} again",
-		"step":                   "On status running (after 50 s) call again with the same arguments",
+		"step":                   "On status running (after 50 s) make the call in its next",
 		"finalize_team":          "On status running (after 50 s) call again with the same arguments",
 		"generate_eval_criteria": "On status running (after 50 s) call again with the same arguments",
 	} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -21,13 +22,14 @@ type stepArgs struct {
 	Target    string         `json:"target,omitempty" jsonschema_description:"With vote: one of vote_enum (agentN) or a label (agentN.k)."`
 	Reason    string         `json:"reason,omitempty" jsonschema_description:"With vote: why."`
 	SeenSteps map[string]int `json:"seen_steps,omitempty" jsonschema_description:"With an action: the seen_steps returned beside the view, unchanged."`
+	AfterStep *int           `json:"after_step,omitempty"`
 }
 
 func stepTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("step",
-		mcpgo.WithDescription("One step of one agent of a start_team session. A model agent: the server calls it. "+
-			"A host agent (you): without action, returns its view (prompt, actions, vote_enum) and, at the top level, seen_steps; then submit new_answer+content or vote+target+reason with that seen_steps. "+
-			"Returns {action, label, consensus, next_agents, finished, result}. On status running (after 50 s) call again with the same arguments."),
+		mcpgo.WithDescription("One agent's step in a start_team session. A model agent: the server calls it. "+
+			"A host agent (you): without action, returns its view (prompt, actions, vote_enum) and seen_steps; then submit new_answer+content or vote+target+reason with that seen_steps. "+
+			"Returns {action, label, consensus, next_agents, finished, result}. On status running (after 50 s) make the call in its next."),
 		inputSchema[stepArgs](),
 		annotations("Step one agent", false, false, true),
 	)
@@ -38,6 +40,17 @@ func (h *handler) step(ctx context.Context, req mcpgo.CallToolRequest, args step
 	if args.Action == "" && (args.Content != "" || args.Target != "" || args.Reason != "" || len(args.SeenSteps) > 0) {
 		return nil, fmt.Errorf("%w: content, target, reason and seen_steps go with an action; set action to new_answer or vote, or leave them all out to step the agent", coordination.ErrBadAction)
 	}
+	if args.Action != "" && args.AfterStep != nil {
+		return nil, fmt.Errorf("%w: after_step continues a model agent's step; leave it out with an action (a host's submission is answered again as it is)", coordination.ErrBadAction)
+	}
+	if args.AfterStep != nil && *args.AfterStep < 0 {
+		return nil, fmt.Errorf("%w: after_step is a step number, 0 or more; copy it from the next of a status running reply", coordination.ErrBadAction)
+	}
+	// The agent's latest step as this step begins: a status running
+	// reply's next names it (after_step), so its retry, on this server or
+	// any other sharing the store, gets this step and never takes another.
+	var began atomic.Int64
+	began.Store(-1)
 	p := h.startProgress(ctx, req)
 	p.report(args.AgentID + " is stepping")
 	step := func(ctx context.Context) (*coordination.StepResult, error) {
@@ -49,7 +62,18 @@ func (h *handler) step(ctx context.Context, req mcpgo.CallToolRequest, args step
 			Target:    args.Target,
 			Reason:    args.Reason,
 			SeenSteps: args.SeenSteps,
+			After:     args.AfterStep,
+			Began:     func(after int) { began.Store(int64(after)) },
 		})
+	}
+	next := func() any {
+		if n := began.Load(); n >= 0 && args.AfterStep == nil {
+			again := args
+			after := int(n)
+			again.AfterStep = &after
+			return again
+		}
+		return args
 	}
 	var res *coordination.StepResult
 	var pending *mcpgo.CallToolResult
@@ -57,7 +81,7 @@ func (h *handler) step(ctx context.Context, req mcpgo.CallToolRequest, args step
 	if args.Action == "" {
 		// A model agent's step may take minutes (pending.go); a host's
 		// submission is quick and is never joined by another.
-		res, pending, err = awaitFlight(h, ctx, flightCall{tool: "step", args: args, session: args.SessionID, agent: args.AgentID, what: args.AgentID + "'s step"}, step)
+		res, pending, err = awaitFlight(h, ctx, flightCall{tool: "step", args: args, next: next, session: args.SessionID, agent: args.AgentID, what: args.AgentID + "'s step"}, step)
 	} else {
 		res, err = step(ctx)
 	}

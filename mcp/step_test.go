@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,6 +123,46 @@ func TestAStepOfAnAgentBusyElsewhereJoinsIt(t *testing.T) {
 	if status.Agents[0].Steps != 1 {
 		t.Errorf("agent_a took %d steps, want 1", status.Agents[0].Steps)
 	}
+}
+
+// TestAStepsContinuationOnAnotherServerGetsTheStep: a step outlives its
+// wait on one server (a replica) and returns its continuation; the
+// continuation, sent to another server over the same store after the step
+// landed, answers with that step rather than taking another: after_step
+// names where the step began, so any server finds it.
+func TestAStepsContinuationOnAnotherServerGetsTheStep(t *testing.T) {
+	dir := t.TempDir()
+	server := func() *client.Client {
+		svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
+		return inProcess(t, New(svc, Options{ValidateOutput: true, WaitLimit: testWaitLimit}), false)
+	}
+	c1, c2 := server(), server()
+	var started startTeamResult
+	decode(t, callTool(t, c1, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=600ms", "sim"}})), &started)
+	var p Pending
+	decode(t, callTool(t, c1, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})), &p)
+	if p.Status != "running" || !strings.Contains(p.Next, `"after_step":0`) {
+		t.Fatalf("the first call: %+v, want a continuation naming after_step", p)
+	}
+	next := strings.TrimPrefix(p.Next, "step")
+	st := filestore.New(dir)
+	waitFor(t, func() bool {
+		l, err := st.Ledger(context.Background(), started.SessionID)
+		return err == nil && len(l.Agents["agent_a"]) == 1
+	})
+	var got coordination.StepResult
+	decode(t, callTool(t, c2, "step", next), &got)
+	if got.AgentID != "agent_a" || got.Action != "new_answer" || !strings.HasSuffix(got.Label, ".1") {
+		t.Fatalf("the continuation on the other server got %+v, want agent_a's first answer", got)
+	}
+	l, err := st.Ledger(context.Background(), started.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Agents["agent_a"]); n != 1 {
+		t.Errorf("agent_a took %d steps, want 1: the continuation found the step, it did not take another", n)
+	}
+	wantError(t, callTool(t, c2, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a", "after_step": -1})), "", "after_step")
 }
 
 // stepTwice makes the same step call twice, the second while the first is

@@ -102,6 +102,48 @@ func StepJoined(t *testing.T, a, b coordination.Store) {
 		}
 	})
 
+	t.Run("a retry naming where the step began gets it, in flight or landed", func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		svcA, svcB, s, calls := team(t, func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			close(started)
+			<-release
+			return Answer("4"), providers.Usage{}, nil
+		})
+		var began atomic.Int64
+		began.Store(-1)
+		onA := make(chan stepped, 1)
+		go func() {
+			res, err := svcA.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a", Began: func(n int) { began.Store(int64(n)) }})
+			onA <- stepped{res, err}
+		}()
+		wait(t, started, "A's model call")
+		after := int(began.Load())
+		retry := func(svc *coordination.Service) <-chan stepped {
+			out := make(chan stepped, 1)
+			go func() {
+				res, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a", After: &after})
+				out <- stepped{res, err}
+			}()
+			return out
+		}
+		// On the same service while in flight: joined, not refused.
+		here := retry(svcA)
+		close(release)
+		ga := within(t, onA, "A's step")
+		gh := within(t, here, "the retry on A")
+		// On the other service once landed: the same step, not another.
+		gb := within(t, retry(svcB), "the retry on B")
+		if after != 0 || ga.err != nil || gh.err != nil || gb.err != nil {
+			t.Fatalf("began after step %d; A's step: %v; the retries: %v, %v", after, ga.err, gh.err, gb.err)
+		}
+		if gh.res.Label != ga.res.Label || gb.res.Label != ga.res.Label {
+			t.Errorf("the retries answered %q and %q, the step landed %q", gh.res.Label, gb.res.Label, ga.res.Label)
+		}
+		if n := calls.Load(); n != 1 {
+			t.Errorf("agent_a's model was called %d times, want once", n)
+		}
+	})
+
 	t.Run("a step that does not land is run by the joiner", func(t *testing.T) {
 		started := make(chan struct{})
 		svcA, svcB, s, calls := team(t, func(ctx context.Context, _ providers.Request) (providers.Action, providers.Usage, error) {
