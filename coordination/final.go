@@ -31,23 +31,33 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	// session reads interrupted (a replica resuming those takes it up),
 	// never running with nothing running it. A session held elsewhere is
 	// finalized there (finalizeElsewhere).
-	claim, err := svc.finalClaim(ctx, id)
+	s0, err := svc.sessions.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	claim, err := svc.finalClaim(ctx, s0)
+	// Nobody may be writing the answer after a follow ends: a run lock
+	// with no run behind it, a holder that died, or another Finalize of a
+	// step-driven session, which holds only the lock (no lease to follow)
+	// while its final call runs. Claimed here again until the lock is free,
+	// for as long as a final call and a lease's expiry can take.
+	deadline := time.Now().Add(seconds(s0.Rules.StepTimeoutSeconds) + 2*svc.leases.ttl)
+	waited := false
 	for tries := 1; errors.Is(err, ErrSessionRunning); tries++ {
-		res, ferr := svc.finalizeElsewhere(ctx, id, final, err)
+		res, ferr := svc.finalizeElsewhere(ctx, id, final, err, waited)
 		if ferr != nil || writtenElsewhere(res) {
 			return res, ferr
 		}
-		if tries == finalizeTries {
+		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("session %q is %s and nobody has written its final answer yet: %w", id, res.Status, err)
 		}
-		// Nobody wrote the answer (a run lock with no run behind it, a
-		// holder that died): claim the session and write it here.
+		waited = true
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("stopped finalizing session %q, %s: %w", id, res.Status, context.Cause(ctx))
-		case <-time.After(time.Duration(tries) * 100 * time.Millisecond):
+		case <-time.After(min(time.Duration(tries)*100*time.Millisecond, time.Second)):
 		}
-		claim, err = svc.finalClaim(ctx, id)
+		claim, err = svc.finalClaim(ctx, s0)
 	}
 	if err != nil {
 		return nil, err
@@ -76,6 +86,9 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	s, st, res := set.s, set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
+		if waited {
+			return res, nil // written by the Finalize or run this call waited on
+		}
 		return nil, finishedError(id, res)
 	case StatusRunning, StatusCancelled:
 		if st.Life.Status == StatusCancelled {
@@ -102,21 +115,14 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	return res, err
 }
 
-// finalizeTries bounds how often a Finalize follows a run held elsewhere
-// that stopped without writing the answer before it gives up.
-const finalizeTries = 5
-
 // finalClaim is Finalize's hold on the session: a server-driven session's
 // run claim (lock, lease and heartbeat, as a run's), or, for a step-driven
 // one, its run lock alone. A step-driven session never has a run lease: a
 // lease left unreleased (an outage at the release, a crash) would make it
 // read interrupted while its caller steps it, and a replica resuming those
 // would run it as a team at the user's expense.
-func (svc *Service) finalClaim(ctx context.Context, id string) (*runClaim, error) {
-	s, err := svc.sessions.get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+func (svc *Service) finalClaim(ctx context.Context, s *Session) (*runClaim, error) {
+	id := s.ID
 	if s.Driver == DriverStep {
 		unlock, err := svc.store.LockRun(ctx, id)
 		if err != nil {

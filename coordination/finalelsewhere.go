@@ -15,11 +15,15 @@ import (
 // the run to that end and returns its result. A holder that dies meanwhile
 // leaves the session decided and, once its lease expires, interrupted, as
 // does a run lock held with no run behind it (a start between its lock and
-// its lease, criteria being attached): Finalize then claims the session and
-// writes the answer itself. held is the claim's refusal, returned for a
+// its lease, criteria being attached, a step-driven session's Finalize):
+// Finalize then claims the session again until it gets it, and writes the
+// answer itself unless the other did. held is the claim's refusal, returned for a
 // session cancelled meanwhile (its holder is stopping; the same call again
 // finalizes it).
-func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final FinalStrategy, held error) (*TeamResult, error) {
+//
+// waited says this call has waited on another Finalize or run already: a
+// session it finds ended is that one's result, not a refusal.
+func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final FinalStrategy, held error, waited bool) (*TeamResult, error) {
 	if err := svc.openOnce(ctx, id); err != nil {
 		return nil, err
 	}
@@ -29,6 +33,9 @@ func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final Fina
 	}
 	switch set.st.Life.Status {
 	case StatusFinished, StatusFailed:
+		if waited {
+			return set.res, nil
+		}
 		return nil, finishedError(id, set.res)
 	case StatusRunning:
 		// Only the decision, even for the winner's answer as it stands:

@@ -73,6 +73,11 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 		if e := firstEntryAfter(l, ag.ID, *req.After); e != nil {
 			return svc.landedResult(ctx, s, *e)
 		}
+		if st.Life.Status == StatusCancelled {
+			// The step it continues was cancelled before it landed: a
+			// client polling for it must not resume the session.
+			return nil, fmt.Errorf("%w: session %q was cancelled before %s's step landed; step it again without after_step to resume the session", ErrNotNext, s.ID, ag.ID)
+		}
 	}
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed, StatusDecided:

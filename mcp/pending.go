@@ -19,9 +19,10 @@ import (
 // run, which goes on without them; step, finalize_team and
 // generate_eval_criteria, whose work is one call into the service, wait on a
 // flight: the work runs detached from the request, and a call past the limit
-// returns Pending while it goes on. The same call again (same tool, same
-// arguments, same tenant) joins the flight instead of starting the work
-// twice, and returns its result once it is done.
+// returns Pending while it goes on. The call its next names (the same call
+// again, or, for a step, with after_step: where it began) from the same
+// tenant joins the flight instead of starting the work twice, and returns
+// its result once it is done.
 
 // Pending is the result of a call whose work outlived its wait: the work
 // goes on in the server, and calling Next waits for it again.
@@ -31,7 +32,7 @@ type Pending struct {
 	SessionID string  `json:"session_id,omitempty"`
 	AgentID   string  `json:"agent_id,omitempty"`
 	Elapsed   float64 `json:"elapsed_seconds"`
-	Next      string  `json:"next" jsonschema_description:"The call that waits for the result: the same call again."`
+	Next      string  `json:"next" jsonschema_description:"The call that waits for the result."`
 }
 
 // keepFinished is how long the result of a flight whose caller has left
@@ -57,6 +58,7 @@ type flight struct {
 	started time.Time
 	session string      // the session the work is on, if any (cancel_team)
 	expire  *time.Timer // forgets an uncollected result (under flights.mu)
+	keys    []string    // every key it is under: its call's, and its continuation's (under flights.mu)
 }
 
 func newFlights() *flights { return &flights{calls: map[string]*flight{}} }
@@ -90,6 +92,15 @@ func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work f
 	select {
 	case <-f.done:
 	case <-limit.C:
+		if call.next != nil {
+			// The continuation may differ from this call (a step's names
+			// where it began): it joins this flight too, and collecting it
+			// under either name forgets both, so a later call of the first
+			// arguments is new work, not this result.
+			if alt := tenantOf(ctx) + "\x00" + call.tool + "\x00" + argsJSON(call.next()); alt != key {
+				h.flights.alias(alt, f)
+			}
+		}
 		return zero, h.pending(call, time.Since(f.started)), nil
 	case <-ctx.Done():
 		if !owner {
@@ -119,7 +130,7 @@ func (fs *flights) join(key string, ctx context.Context, session string, work fu
 		return f, true
 	}
 	wctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	f = &flight{done: make(chan struct{}), cancel: cancel, started: time.Now(), session: session}
+	f = &flight{done: make(chan struct{}), cancel: cancel, started: time.Now(), session: session, keys: []string{key}}
 	fs.calls[key] = f
 	fs.wg.Add(1)
 	go func() {
@@ -130,7 +141,7 @@ func (fs *flights) join(key string, ctx context.Context, session string, work fu
 		// Uncollected, the result waits keepFinished; collected (the
 		// usual case), the timer is stopped and the result let go.
 		fs.mu.Lock()
-		if fs.calls[key] == f {
+		if fs.holds(f) {
 			f.expire = time.AfterFunc(keepFinished, func() { fs.collected(key, f) })
 		}
 		fs.mu.Unlock()
@@ -138,17 +149,40 @@ func (fs *flights) join(key string, ctx context.Context, session string, work fu
 	return f, true
 }
 
-// collected forgets a finished flight once its result has been returned (or
-// kept long enough); a newer flight under the same key stays.
+// collected forgets a finished flight, under every key it is under, once
+// its result has been returned (or kept long enough); a newer flight under
+// one of those keys stays.
 func (fs *flights) collected(key string, f *flight) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.calls[key] == f {
-		delete(fs.calls, key)
+	for _, k := range append(f.keys, key) {
+		if fs.calls[k] == f {
+			delete(fs.calls, k)
+		}
 	}
 	if f.expire != nil {
 		f.expire.Stop()
 	}
+}
+
+// alias puts flight f under key too, unless another flight is there.
+func (fs *flights) alias(key string, f *flight) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, taken := fs.calls[key]; !taken {
+		fs.calls[key] = f
+		f.keys = append(f.keys, key)
+	}
+}
+
+// holds tells whether f is still under one of its keys (fs.mu held).
+func (fs *flights) holds(f *flight) bool {
+	for _, k := range f.keys {
+		if fs.calls[k] == f {
+			return true
+		}
+	}
+	return false
 }
 
 // cancelSession cancels the flights on one session of a tenant (cancel_team:

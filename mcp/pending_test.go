@@ -84,6 +84,10 @@ func TestAStepPastTheWaitLimitReturnsItsContinuation(t *testing.T) {
 	if again.Label != sr.Label {
 		t.Errorf("the continuation called again got %q, want the step's %q", again.Label, sr.Label)
 	}
+	// The first call's arguments again, the continuation collected: new
+	// work (agent_a is not due until agent_b answers), not the old result
+	// kept under them.
+	wantError(t, callTool(t, c, "step", args), "agent_not_next")
 	var st coordination.StatusView
 	decode(t, callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": started.SessionID, "format": "json"})), &st)
 	if st.Agents[0].Steps != 1 {
