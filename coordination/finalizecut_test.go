@@ -18,17 +18,11 @@ import (
 func TestAFinalizeWhoseRequestEndsInTheFinalCallFinishesTheSession(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
 	inFinal := make(chan struct{}, 2)
-	for _, m := range models {
-		inner := provs[m]
-		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			if req.Purpose == providers.PurposePresent {
-				inFinal <- struct{}{}
-				<-ctx.Done()
-				return providers.Action{}, providers.Usage{}, ctx.Err()
-			}
-			return inner.Step(ctx, req)
-		})
-	}
+	presenting(provs, func(ctx context.Context, _ providers.Request) (providers.Action, providers.Usage, error) {
+		inFinal <- struct{}{}
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
 	sc[0].Replies = []any{coordtest.Answer("4")}
@@ -54,5 +48,18 @@ func TestAFinalizeWhoseRequestEndsInTheFinalCallFinishesTheSession(t *testing.T)
 	}
 	if v.Result.Status != coordination.StatusFinished {
 		t.Fatalf("the session reads %s after the finalize was cut short, want finished", v.Result.Status)
+	}
+}
+
+// presenting has every provider of provs answer a final call (present)
+// with present, and every other call as before.
+func presenting(provs map[string]providers.Provider, present providers.Func) {
+	for m, inner := range provs {
+		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			if req.Purpose == providers.PurposePresent {
+				return present(ctx, req)
+			}
+			return inner.Step(ctx, req)
+		})
 	}
 }

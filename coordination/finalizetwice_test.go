@@ -20,17 +20,11 @@ import (
 func TestASecondFinalizeOfAStepDrivenSessionWaitsForTheFirst(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
 	inFinal := make(chan struct{}, 2)
-	for _, m := range models {
-		inner := provs[m]
-		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			if req.Purpose == providers.PurposePresent {
-				inFinal <- struct{}{}
-				time.Sleep(1500 * time.Millisecond)
-				return coordtest.Answer("FINAL"), providers.Usage{}, nil
-			}
-			return inner.Step(ctx, req)
-		})
-	}
+	presenting(provs, func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+		inFinal <- struct{}{}
+		time.Sleep(1500 * time.Millisecond)
+		return coordtest.Answer("FINAL"), providers.Usage{}, nil
+	})
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
 	sc[0].Replies = []any{coordtest.Answer("4")}

@@ -15,24 +15,7 @@ import (
 // another process or replica is) cannot start a run the first holds; it
 // follows it instead, and its Run ends with the holder's result.
 func TestFollowJoinsARunHeldElsewhere(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
-	gate := make(chan struct{})
-	for m, p := range provs {
-		p := p
-		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			select {
-			case <-gate:
-			case <-ctx.Done():
-				return providers.Action{}, providers.Usage{}, ctx.Err()
-			}
-			return p.Step(ctx, req)
-		})
-	}
-	h := coordtest.New(t, provs)
-	s := h.Create(coordination.TeamSpec{Models: models})
-	b := coordtest.Alias(s, "agent_b")
-	sc[0].Replies = []any{coordtest.Answer("four"), coordtest.Vote(b)}
-	sc[1].Replies = []any{coordtest.Answer("4"), coordtest.Vote(b)}
+	h, s, gate := gatedTeam(t)
 	elsewhere := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
 	ctx := context.Background()
 	held, started, err := h.Service.Start(ctx, s.ID)
@@ -62,4 +45,28 @@ func TestFollowJoinsARunHeldElsewhere(t *testing.T) {
 	if _, err := elsewhere.Follow(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("Follow of a missing session = %v, want ErrSessionNotFound", err)
 	}
+}
+
+// gatedTeam is a two-agent team whose models answer (agent_a "four",
+// agent_b "4", both then voting for agent_b) once gate is closed.
+func gatedTeam(t *testing.T) (*coordtest.Harness, *coordination.Session, chan struct{}) {
+	t.Helper()
+	models, sc, provs := coordtest.Team(t, 2)
+	gate := make(chan struct{})
+	for m, p := range provs {
+		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return providers.Action{}, providers.Usage{}, ctx.Err()
+			}
+			return p.Step(ctx, req)
+		})
+	}
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	b := coordtest.Alias(s, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("four"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("4"), coordtest.Vote(b)}
+	return h, s, gate
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
-	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // TestTwoFollowersOfARunTellEachStepOnce: two callers on one service follow
@@ -16,23 +15,7 @@ import (
 // same replica); the service's subscribers hear each of the run's steps
 // once, and its end once. Before, each follower told every step.
 func TestTwoFollowersOfARunTellEachStepOnce(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
-	gate := make(chan struct{})
-	for m, p := range provs {
-		provs[m] = providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			select {
-			case <-gate:
-			case <-ctx.Done():
-				return providers.Action{}, providers.Usage{}, ctx.Err()
-			}
-			return p.Step(ctx, req)
-		})
-	}
-	h := coordtest.New(t, provs)
-	s := h.Create(coordination.TeamSpec{Models: models})
-	b := coordtest.Alias(s, "agent_b")
-	sc[0].Replies = []any{coordtest.Answer("four"), coordtest.Vote(b)}
-	sc[1].Replies = []any{coordtest.Answer("4"), coordtest.Vote(b)}
+	h, s, gate := gatedTeam(t)
 	elsewhere := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
 	ctx := context.Background()
 	sub, err := elsewhere.Subscribe(ctx, coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})

@@ -85,12 +85,7 @@ func TestTheSameStepCalledTwiceJoinsTheStepInFlight(t *testing.T) {
 // the same call on the same server joins its flight: one step, not two,
 // and no refusal (stepjoin.go).
 func TestAStepOfAnAgentBusyElsewhereJoinsIt(t *testing.T) {
-	dir := t.TempDir()
-	server := func() *client.Client {
-		svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
-		return inProcess(t, New(svc, Options{ValidateOutput: true}), false)
-	}
-	c1, c2 := server(), server()
+	dir, c1, c2 := twoServers(t, Options{ValidateOutput: true})
 	var started startTeamResult
 	decode(t, callTool(t, c1, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=1s", "sim"}})), &started)
 	args := mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})
@@ -131,12 +126,7 @@ func TestAStepOfAnAgentBusyElsewhereJoinsIt(t *testing.T) {
 // landed, answers with that step rather than taking another: after_step
 // names where the step began, so any server finds it.
 func TestAStepsContinuationOnAnotherServerGetsTheStep(t *testing.T) {
-	dir := t.TempDir()
-	server := func() *client.Client {
-		svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
-		return inProcess(t, New(svc, Options{ValidateOutput: true, WaitLimit: testWaitLimit}), false)
-	}
-	c1, c2 := server(), server()
+	dir, c1, c2 := twoServers(t, Options{ValidateOutput: true, WaitLimit: testWaitLimit})
 	var started startTeamResult
 	decode(t, callTool(t, c1, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=600ms", "sim"}})), &started)
 	var p Pending
@@ -163,6 +153,18 @@ func TestAStepsContinuationOnAnotherServerGetsTheStep(t *testing.T) {
 		t.Errorf("agent_a took %d steps, want 1: the continuation found the step, it did not take another", n)
 	}
 	wantError(t, callTool(t, c2, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a", "after_step": -1})), "", "after_step")
+}
+
+// twoServers is two servers with opts over one state directory (dir), as
+// two replicas sharing a store are, and a client of each.
+func twoServers(t *testing.T, opts Options) (dir string, c1, c2 *client.Client) {
+	t.Helper()
+	dir = t.TempDir()
+	server := func() *client.Client {
+		svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
+		return inProcess(t, New(svc, opts), false)
+	}
+	return dir, server(), server()
 }
 
 // stepTwice makes the same step call twice, the second while the first is
