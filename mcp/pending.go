@@ -59,6 +59,19 @@ type flight struct {
 	session string      // the session the work is on, if any (cancel_team)
 	expire  *time.Timer // forgets an uncollected result (under flights.mu)
 	keys    []string    // every key it is under: its call's, and its continuation's (under flights.mu)
+	next    func() any  // the starting call's continuation, if it names its own (flightCall.next)
+	nextMu  sync.Mutex  // guards next
+}
+
+// nextOf is the continuation a call of this flight names: the starting
+// call's, which it records, or, for a call that joined, the one recorded.
+func (f *flight) nextOf(next func() any, owner bool) func() any {
+	f.nextMu.Lock()
+	defer f.nextMu.Unlock()
+	if owner {
+		f.next = next
+	}
+	return f.next
 }
 
 func newFlights() *flights { return &flights{calls: map[string]*flight{}} }
@@ -87,6 +100,9 @@ func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work f
 	var zero T
 	key := tenantOf(ctx) + "\x00" + call.tool + "\x00" + argsJSON(call.args)
 	f, owner := h.flights.join(key, ctx, call.session, func(ctx context.Context) (any, error) { return work(ctx) })
+	// A call that joined names the continuation of the work it joined:
+	// only the call that started it knows where it began.
+	call.next = f.nextOf(call.next, owner)
 	limit := time.NewTimer(h.opts.WaitLimit)
 	defer limit.Stop()
 	select {

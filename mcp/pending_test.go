@@ -95,6 +95,30 @@ func TestAStepPastTheWaitLimitReturnsItsContinuation(t *testing.T) {
 	}
 }
 
+// TestACallThatJoinedAStepNamesItsContinuation: a second step call that
+// joins the first's flight and outlives its wait names the same
+// continuation, after_step included, so it too can be collected on any
+// server.
+func TestACallThatJoinedAStepNamesItsContinuation(t *testing.T) {
+	c := inProcess(t, newMemServer(t, Options{WaitLimit: testWaitLimit}), false)
+	var started startTeamResult
+	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=2s", "sim"}})), &started)
+	args := mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": "agent_a"})
+	first := make(chan Pending, 1)
+	go func() {
+		var p Pending
+		decode(t, callTool(t, c, "step", args), &p)
+		first <- p
+	}()
+	time.Sleep(50 * time.Millisecond) // the first starts the flight
+	var joined Pending
+	decode(t, callTool(t, c, "step", args), &joined)
+	p := <-first
+	if p.Next == "" || joined.Next != p.Next || !strings.Contains(joined.Next, `"after_step":0`) {
+		t.Fatalf("the first call names %q, the one that joined %q; want the same continuation with after_step", p.Next, joined.Next)
+	}
+}
+
 func TestFinalizePastTheWaitLimitReturnsItsContinuation(t *testing.T) {
 	c := inProcess(t, newMemServer(t, Options{WaitLimit: testWaitLimit}), false)
 	var started startTeamResult
