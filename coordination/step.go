@@ -103,7 +103,12 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 		after = *req.After
 	}
 	if req.Began != nil {
-		req.Began(after)
+		req.Began(after) // what this call began from, if it waits on another's step
+		if req.After == nil {
+			// Told again under the step lock: another step of the agent
+			// may have landed since this call's first look.
+			sctx = context.WithValue(sctx, beganKey{}, req.Began)
+		}
 	}
 	out, err := svc.serverStep(sctx, s, ag.ID, true)
 	if errors.Is(err, ErrAgentBusy) && (req.After != nil || !svc.runs.steppingHere(s.ID, ag.ID)) {
@@ -122,6 +127,9 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	}
 	return out, err
 }
+
+// beganKey carries StepRequest.Began to the step under its lock.
+type beganKey struct{}
 
 // untilCancelled is ctx ended (errCancelled) once a cancel past cancels
 // lands on the session, wherever it was recorded: a step-driven session has
@@ -267,6 +275,9 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	step := lock.Step()
+	if began, ok := ctx.Value(beganKey{}).(func(int)); ok {
+		began(step - 1)
+	}
 	svc.event(ctx, s.ID, Event{Type: "step_started", Agent: agentID, Step: step, Message: agentID + " started step " + strconv.Itoa(step)})
 
 	start := svc.opts.Now()
