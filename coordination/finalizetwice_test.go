@@ -96,3 +96,63 @@ func TestAContinuationOfACancelledStepDoesNotResumeTheSession(t *testing.T) {
 		t.Fatalf("the session reads %s after the continuation, want cancelled", v.Result.Status)
 	}
 }
+
+// TestAStepDrivenFinalizeTakesNoRunLease: finalize_team of a step-driven
+// session holds its run lock alone. A run lease it left (an outage at the
+// release, a crash) would have the session read interrupted while its
+// caller steps it, and a replica resuming those would run it as a team.
+func TestAStepDrivenFinalizeTakesNoRunLease(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
+	ctx := context.Background()
+	for _, a := range []string{"agent_a", "agent_b"} {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.Service.Finalize(ctx, s.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := h.Store.ReadRun(ctx, s.ID); err != nil || l != nil {
+		t.Fatalf("a step-driven session's run lease after its Finalize: %+v, %v; want none", l, err)
+	}
+}
+
+// TestAJoinedStepWedgedElsewhereIsGivenUp: a step of an agent whose step
+// lock another process holds and never lets go (its step wedged, its lock
+// still renewed) waits at most the step timeout and two lease TTLs, then
+// is told the agent is busy, rather than waiting for ever.
+func TestAJoinedStepWedgedElsewhereIsGivenUp(t *testing.T) {
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.NewWith(t, provs, coordination.Options{RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 100 * time.Millisecond})
+	timeout := 0.2
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{StepTimeoutSeconds: timeout}})
+	ctx := context.Background()
+	lock, err := h.Store.LockStep(ctx, s.ID, "agent_a") // the other process's, never released
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	t0 := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a step joined to a wedged one still waited after 5 s")
+	}
+	waited := time.Since(t0)
+	if !errors.Is(err, coordination.ErrAgentBusy) {
+		t.Fatalf("a step joined to a wedged one = %v, want ErrAgentBusy", err)
+	}
+	if waited < 300*time.Millisecond || waited > 5*time.Second {
+		t.Fatalf("gave up after %v, want the step timeout and two TTLs (0.4 s), give or take a poll", waited)
+	}
+	t.Logf("gave up after %v: %v", waited.Round(time.Millisecond), err)
+}

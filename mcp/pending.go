@@ -59,19 +59,7 @@ type flight struct {
 	session string      // the session the work is on, if any (cancel_team)
 	expire  *time.Timer // forgets an uncollected result (under flights.mu)
 	keys    []string    // every key it is under: its call's, and its continuation's (under flights.mu)
-	next    func() any  // the starting call's continuation, if it names its own (flightCall.next)
-	nextMu  sync.Mutex  // guards next
-}
-
-// nextOf is the continuation a call of this flight names: the starting
-// call's, which it records, or, for a call that joined, the one recorded.
-func (f *flight) nextOf(next func() any, owner bool) func() any {
-	f.nextMu.Lock()
-	defer f.nextMu.Unlock()
-	if owner {
-		f.next = next
-	}
-	return f.next
+	next    func() any  // the starting call's continuation, if it names its own (flightCall.next); set before it is published
 }
 
 func newFlights() *flights { return &flights{calls: map[string]*flight{}} }
@@ -99,10 +87,12 @@ type flightCall struct {
 func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work func(context.Context) (T, error)) (T, *mcpgo.CallToolResult, error) {
 	var zero T
 	key := tenantOf(ctx) + "\x00" + call.tool + "\x00" + argsJSON(call.args)
-	f, owner := h.flights.join(key, ctx, call.session, func(ctx context.Context) (any, error) { return work(ctx) })
-	// A call that joined names the continuation of the work it joined:
-	// only the call that started it knows where it began.
-	call.next = f.nextOf(call.next, owner)
+	f, owner := h.flights.join(key, ctx, call.session, call.next, func(ctx context.Context) (any, error) { return work(ctx) })
+	if !owner {
+		// A call that joined names the continuation of the work it
+		// joined: only the call that started it knows where it began.
+		call.next = f.next
+	}
 	limit := time.NewTimer(h.opts.WaitLimit)
 	defer limit.Stop()
 	select {
@@ -134,7 +124,7 @@ func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work f
 
 // join returns the flight under key, starting work in a new one if there is
 // none; owner says whether this call started it.
-func (fs *flights) join(key string, ctx context.Context, session string, work func(context.Context) (any, error)) (f *flight, owner bool) {
+func (fs *flights) join(key string, ctx context.Context, session string, next func() any, work func(context.Context) (any, error)) (f *flight, owner bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if f, ok := fs.calls[key]; ok {
@@ -146,7 +136,7 @@ func (fs *flights) join(key string, ctx context.Context, session string, work fu
 		return f, true
 	}
 	wctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	f = &flight{done: make(chan struct{}), cancel: cancel, started: time.Now(), session: session, keys: []string{key}}
+	f = &flight{done: make(chan struct{}), cancel: cancel, started: time.Now(), session: session, keys: []string{key}, next: next}
 	fs.calls[key] = f
 	fs.wg.Add(1)
 	go func() {
@@ -181,11 +171,13 @@ func (fs *flights) collected(key string, f *flight) {
 	}
 }
 
-// alias puts flight f under key too, unless another flight is there.
+// alias puts flight f under key too, unless another flight is there or f
+// is forgotten already (collected as its wait ran out: nothing would ever
+// forget it again).
 func (fs *flights) alias(key string, f *flight) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if _, taken := fs.calls[key]; !taken {
+	if _, taken := fs.calls[key]; !taken && fs.holds(f) {
 		fs.calls[key] = f
 		f.keys = append(f.keys, key)
 	}

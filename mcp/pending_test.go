@@ -193,7 +193,7 @@ func TestCancelTeamStopsAStepItsCallerLeft(t *testing.T) {
 func TestFlightsStopWithTheServer(t *testing.T) {
 	fs := newFlights()
 	stopped := make(chan error, 1)
-	fs.join("k", context.Background(), "", func(ctx context.Context) (any, error) {
+	fs.join("k", context.Background(), "", nil, func(ctx context.Context) (any, error) {
 		<-ctx.Done()
 		stopped <- context.Cause(ctx)
 		return nil, ctx.Err()
@@ -202,7 +202,7 @@ func TestFlightsStopWithTheServer(t *testing.T) {
 	if err := <-stopped; !errors.Is(err, errStopping) {
 		t.Errorf("the flight stopped with %v, want %v", err, errStopping)
 	}
-	f, _ := fs.join("k2", context.Background(), "", func(context.Context) (any, error) { t.Error("work started after the stop"); return nil, nil })
+	f, _ := fs.join("k2", context.Background(), "", nil, func(context.Context) (any, error) { t.Error("work started after the stop"); return nil, nil })
 	if <-f.done; !errors.Is(f.err, errStopping) {
 		t.Errorf("a flight after the stop: %v", f.err)
 	}
@@ -238,7 +238,7 @@ func TestFlightsForgetTheirResults(t *testing.T) {
 	// expiry never armed, still fails (waitFor's bound).
 	left := func() int { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return len(h.flights.calls) }
 	waitFor(t, func() bool { return left() == 0 })
-	f, _ := h.flights.join("uncollected", context.Background(), "", func(context.Context) (any, error) { return 1, nil })
+	f, _ := h.flights.join("uncollected", context.Background(), "", nil, func(context.Context) (any, error) { return 1, nil })
 	<-f.done
 	waitFor(t, func() bool { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return f.expire != nil })
 	h.flights.collected("uncollected", f)
