@@ -22,7 +22,7 @@ import (
 // kind, runs active, breakers.
 func TestMetricsCountToolsAndStepsBehindTheToken(t *testing.T) {
 	s := newMemServer(t, Options{})
-	ts := httptest.NewServer(s.HTTPHandler(HTTPOptions{Token: "s3cret-token"}))
+	ts := httptest.NewServer(s.HTTPHandler(HTTPOptions{Token: "dummy-token-not-a-secret"}))
 	defer ts.Close()
 	c := inProcess(t, s, false)
 	res := callTool(t, c, "run_team", mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim/strong", "sim/strong", "sim"}, "wait": true}))
@@ -50,7 +50,7 @@ func TestMetricsCountToolsAndStepsBehindTheToken(t *testing.T) {
 	if code, _ := get("Bearer wrong"); code != http.StatusUnauthorized {
 		t.Errorf("/metrics with a wrong token: %d, want 401", code)
 	}
-	code, body := get("Bearer s3cret-token")
+	code, body := get("Bearer dummy-token-not-a-secret")
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d\n%s", code, body)
 	}

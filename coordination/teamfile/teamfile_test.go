@@ -214,7 +214,7 @@ func TestErrorsNameKeysAndLinesNeverGoTypes(t *testing.T) {
 		{"empty model", "agents:\n  - model:\n", "agents[0] has no model"},
 		{"model and backend", "agents:\n  - model: sim\n    backend: {type: sim}\n", "has both model and backend"},
 		{"unknown backend type", "agents:\n  - backend: {type: zai, model: glm}\n", "type \"zai\" is not a backend massgen-mcp runs"},
-		{"a key in the file", "agents:\n  - backend: {type: openai, api_key: sk-123}\n", "keys never go in a team file"},
+		{"a key in the file", "agents:\n  - backend: {type: openai, api_key: sk-dummy-not-a-key-123}\n", "keys never go in a team file"},
 		{"a bad spec", "agents:\n  - model: nosuch/x\n", "agents[0]:"},
 		{"a duplicate key", "agents: [{model: sim}]\nagents: [{model: sim}]\n", "agents is set twice"},
 		{"a bad rule value", "agents: [{model: sim}]\nrules: {consensus: most}\n", "consensus \"most\" is not one of majority"},

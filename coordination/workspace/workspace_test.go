@@ -314,7 +314,7 @@ func TestWriteContextCopyHonoursGitignoreAndHidesSecrets(t *testing.T) {
 	write(t, proj, "build/out.bin", "x")
 	write(t, proj, "debug.log", "x")
 	write(t, proj, "keep.log", "kept")
-	write(t, proj, ".env", "OPENAI_API_KEY=sk-x")
+	write(t, proj, ".env", "OPENAI_API_KEY=sk-dummy-not-a-key")
 	write(t, proj, "sub/.gitignore", "tmp.txt\n")
 	write(t, proj, "sub/tmp.txt", "x")
 	write(t, proj, "sub/real.txt", "real")

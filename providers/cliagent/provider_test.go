@@ -154,7 +154,7 @@ func TestPlantedSecretNeverReachesTheChild(t *testing.T) {
 			t.Errorf("%s reached the CLI", bad)
 		}
 	}
-	if strings.Contains(act.Text, "sk-planted") || strings.Contains(act.Text, "hunter2") {
+	if strings.Contains(act.Text, "sk-dummy-planted-secret-not-a-key-0000") || strings.Contains(act.Text, "hunter2") {
 		t.Errorf("a planted secret's value reached the CLI")
 	}
 	if env["FAKE_API_KEY"] != "fake-key-0123456789" || env["HTTPS_PROXY"] != "http://proxy.example:3128" || env["FAKE_TELEMETRY"] != "off" {
@@ -403,7 +403,7 @@ func TestInTheSandboxTheCLISeesItsWorkspaceAndHomeAndAnswersThroughTheRelay(t *t
 			t.Errorf("the sandboxed CLI's environment lacks %s:\n%s", want, act.Text)
 		}
 	}
-	if strings.Contains(act.Text, "sk-planted") {
+	if strings.Contains(act.Text, "sk-dummy-planted-secret-not-a-key-0000") {
 		t.Error("a planted secret reached the sandboxed CLI")
 	}
 }

@@ -50,7 +50,7 @@ func BenchmarkToolLoopOverhead(b *testing.B) {
 			box := &fake.Toolbox{List: []providers.Tool{fake.ReadFileTool}, Run: func(context.Context, string, json.RawMessage) (providers.ToolResult, error) {
 				return providers.ToolResult{Content: file}, nil
 			}}
-			ep := providers.Endpoint{Backend: "openai", Model: "gpt-5-mini", BaseURL: srv.URL + "/v1", APIKey: "sk-bench", HTTPClient: srv.Client()}
+			ep := providers.Endpoint{Backend: "openai", Model: "gpt-5-mini", BaseURL: srv.URL + "/v1", APIKey: "sk-dummy-bench-not-a-key", HTTPClient: srv.Client()}
 			if format == "chat" {
 				ep.Backend, ep.Model = "together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"
 			}
