@@ -128,9 +128,7 @@ func (svc *Service) finalClaim(ctx context.Context, s *Session) (*runClaim, erro
 		if err != nil {
 			return nil, err
 		}
-		c := &runClaim{beat: newBeat(), unlock: unlock, id: id}
-		close(c.done)
-		return c, nil
+		return lockOnly(id, unlock), nil
 	}
 	c, _, err := svc.leases.claimRun(ctx, id)
 	return c, err

@@ -58,20 +58,7 @@ func TestAFinalizeThatMeetsAnOutageLeavesTheRunInterrupted(t *testing.T) {
 		t.Fatalf("Finalize over an unreachable run lock = %v, want the outage", err)
 	}
 	st.down.Store(false)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		v, err := h.Service.Status(ctx, s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v.Result.Status == coordination.StatusInterrupted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session reads %s 5 s after its run was stopped and its finalize gave up, want interrupted", v.Result.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	untilStatus(t, h.Service, s.ID, coordination.StatusInterrupted, "after its run was stopped and its finalize gave up")
 	// finalize_team again, the store back, finishes it.
 	res, err := h.Service.Finalize(ctx, s.ID, "")
 	if err != nil {

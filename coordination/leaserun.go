@@ -107,12 +107,11 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 	if err != nil {
 		return nil, nil, err
 	}
-	c = &runClaim{beat: newBeat(), unlock: unlock, id: id}
 	ls, ok := lz.store.(LeaseStore)
 	if !ok {
-		close(c.done)
-		return c, nil, nil
+		return lockOnly(id, unlock), nil, nil
 	}
+	c = &runClaim{beat: newBeat(), unlock: unlock, id: id}
 	lz.undos.end(id)
 	prev, prevErr := ls.ReadRun(ctx, id)
 	c.interrupted = prevErr == nil && prev != nil && !prev.Released
@@ -148,6 +147,15 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 		dead = prev
 	}
 	return c, dead, nil
+}
+
+// lockOnly is a claim of a session's run lock alone (unlock), with no lease
+// and no heartbeat: a store without leases, or a step-driven session's
+// Finalize.
+func lockOnly(id string, unlock func()) *runClaim {
+	c := &runClaim{beat: newBeat(), unlock: unlock, id: id}
+	close(c.done)
+	return c
 }
 
 // resumedFrom records that a run took over from a dead one (claimRun).

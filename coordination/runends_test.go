@@ -227,17 +227,24 @@ func TestAStartThatFailsAfterTakingOverADeadRunLeavesItInterrupted(t *testing.T)
 	if err != nil || l.Released {
 		t.Fatalf("the lease after the failed start: %+v, %v; want it left unreleased", l, err)
 	}
+	untilStatus(t, svc, s.ID, coordination.StatusInterrupted, "after the failed start")
+}
+
+// untilStatus waits, at most 5 s, for session id to read want, and fails
+// the test saying what it read instead, after what.
+func untilStatus(t *testing.T, svc *coordination.Service, id string, want, after string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		v, err := svc.Status(ctx, s.ID)
+		v, err := svc.Status(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.Result.Status == coordination.StatusInterrupted {
+		if v.Result.Status == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the session reads %s 5 s after the failed start; want interrupted again", v.Result.Status)
+			t.Fatalf("the session reads %s 5 s %s; want %s", v.Result.Status, after, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
