@@ -160,7 +160,7 @@ func mustJSON(v any) string {
 type rawStdio struct {
 	t      testing.TB
 	in     *io.PipeWriter // the server's stdin
-	lines  chan json.RawMessage
+	lines  chan rawLine
 	served chan error
 	mu     sync.Mutex
 	nextID int
@@ -181,7 +181,7 @@ func serveRawUntil(t testing.TB, s *Server, ctx context.Context) *rawStdio {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	r := &rawStdio{t: t, in: inW, lines: make(chan json.RawMessage, 4096), served: make(chan error, 1)}
+	r := &rawStdio{t: t, in: inW, lines: make(chan rawLine, 4096), served: make(chan error, 1)}
 	go func() {
 		err := s.ServeStdio(ctx, inR, outW)
 		outW.Close()
@@ -191,7 +191,7 @@ func serveRawUntil(t testing.TB, s *Server, ctx context.Context) *rawStdio {
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
 		for sc.Scan() {
-			r.lines <- json.RawMessage(append([]byte(nil), sc.Bytes()...))
+			r.lines <- rawLine{data: append([]byte(nil), sc.Bytes()...), at: time.Now()}
 		}
 		close(r.lines)
 	}()
@@ -240,13 +240,28 @@ type wireMsg struct {
 	Error  json.RawMessage `json:"error"`
 }
 
+// rawLine is one line the server wrote, and when the pipe gave it up (the
+// pipe is unbuffered: when the server wrote it).
+type rawLine struct {
+	data json.RawMessage
+	at   time.Time
+}
+
 func (r *rawStdio) next() wireMsg {
 	r.t.Helper()
+	m, _ := r.nextAt()
+	return m
+}
+
+// nextAt is next, with when the server wrote the message.
+func (r *rawStdio) nextAt() (wireMsg, time.Time) {
+	r.t.Helper()
 	select {
-	case line, ok := <-r.lines:
+	case got, ok := <-r.lines:
 		if !ok {
 			r.t.Fatal("the server closed its output")
 		}
+		line := got.data
 		// A client answers the server's pings (clientsync.go), as the
 		// SDKs do, unless a test reads them itself.
 		var ping struct {
@@ -255,17 +270,17 @@ func (r *rawStdio) next() wireMsg {
 		}
 		if json.Unmarshal(line, &ping) == nil && ping.Method == "ping" && !r.ownPings {
 			r.send(map[string]any{"jsonrpc": "2.0", "id": ping.ID, "result": map[string]any{}})
-			return r.next()
+			return r.nextAt()
 		}
 		var m wireMsg
 		if err := json.Unmarshal(line, &m); err != nil {
 			r.t.Fatalf("server wrote a line that is not JSON-RPC: %s", line)
 		}
-		return m
+		return m, got.at
 	case <-time.After(30 * time.Second):
 		r.t.Fatal("no message from the server within 30s")
 	}
-	return wireMsg{}
+	return wireMsg{}, time.Time{}
 }
 
 // close ends stdin and waits for the server to return.

@@ -41,7 +41,8 @@ type progress struct {
 	quit  chan struct{}
 	done  chan struct{}
 	start time.Time
-	// lastAt is when the latest notification was handed to the transport.
+	// lastAt is when the latest notification was handed to the transport
+	// (stop moves it to when the transport wrote it).
 	lastAt time.Time
 
 	// Owned by the loop goroutine until done is closed.
@@ -139,8 +140,17 @@ func (p *progress) send(msg string) {
 }
 
 // progressTail is the least time between the last progress notification and
-// the result (research/mcp-ecosystem.md A.9).
+// the result in process, where nothing reads them in chunks (research/mcp-ecosystem.md A.9).
 const progressTail = 15 * time.Millisecond
+
+// unpingedTail is that least time where the client cannot be asked whether
+// it has handled them: over HTTP, and on stdio for 2026-07-28-era requests,
+// whose clients never answer a ping. A TypeScript client starved for longer
+// than the gap reads the last notification and the result in one chunk and
+// handles the result first; 15 ms was too short under a loaded CI machine
+// (an e2e run of the v2 client over stdio saw "unknown progress token").
+// It costs a call only when its last notification was that recent.
+const unpingedTail = 100 * time.Millisecond
 
 // stop ends reporting and returns only once every queued notification has
 // been written by the transport (or the delivery timeout passed, or the
@@ -160,7 +170,10 @@ func (p *progress) stop() {
 	}
 	deadline := time.Now().Add(p.deliver)
 	if p.receipts != nil {
-		p.receipts.await(p.ctx, p.key, p.sent, deadline)
+		// The gap counts from when the last one was written, not queued.
+		if at := p.receipts.await(p.ctx, p.key, p.sent, deadline); at.After(p.lastAt) {
+			p.lastAt = at
+		}
 		// On stdio the client's answer to a ping proves it has handled
 		// every notification before it (clientsync.go): ordered by
 		// construction, however slowly the client reads. The 2026-07-28
@@ -172,9 +185,9 @@ func (p *progress) stop() {
 		// written is not yet handled: the TypeScript SDKs dispatch a
 		// notification one tick after a response that arrived in the same
 		// read, so a result right behind the last notification is handled
-		// first and the notification then names an unknown token. A short
-		// gap after the last notification puts them in separate reads.
-		if gap := progressTail - time.Since(p.lastAt); gap > 0 {
+		// first and the notification then names an unknown token. A gap
+		// after the last notification puts them in separate reads.
+		if gap := unpingedTail - time.Since(p.lastAt); gap > 0 {
 			time.Sleep(gap)
 		}
 		return
@@ -193,14 +206,15 @@ func (p *progress) stop() {
 // the ones the transport's writer actually wrote. The stdio and HTTP
 // transports of this package feed it; a handler awaits its own token.
 type receipts struct {
-	mu      sync.Mutex
-	sent    map[string]int
-	written map[string]int
-	changed chan struct{} // closed and replaced whenever written grows
+	mu        sync.Mutex
+	sent      map[string]int
+	written   map[string]int
+	writtenAt map[string]time.Time // when the latest of written was
+	changed   chan struct{}        // closed and replaced whenever written grows
 }
 
 func newReceipts() *receipts {
-	return &receipts{sent: map[string]int{}, written: map[string]int{}, changed: make(chan struct{})}
+	return &receipts{sent: map[string]int{}, written: map[string]int{}, writtenAt: map[string]time.Time{}, changed: make(chan struct{})}
 }
 
 type receiptsKey struct{}
@@ -227,10 +241,11 @@ func (r *receipts) unexpect(key string) {
 }
 
 // await blocks until every notification queued under key has been written,
-// then forgets the n this handler sent. Tokens are compared by their JSON
-// form; two live requests sharing a token (which the spec forbids) only make
-// the wait longer, never shorter.
-func (r *receipts) await(ctx context.Context, key string, n int, deadline time.Time) {
+// then forgets the n this handler sent, and returns when the last of them
+// was written (now, if it gave up). Tokens are compared by their JSON form;
+// two live requests sharing a token (which the spec forbids) only make the
+// wait longer, never shorter.
+func (r *receipts) await(ctx context.Context, key string, n int, deadline time.Time) (lastWritten time.Time) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
@@ -238,25 +253,27 @@ func (r *receipts) await(ctx context.Context, key string, n int, deadline time.T
 		ok := r.written[key] >= r.sent[key]
 		ch := r.changed
 		if ok {
+			lastWritten = r.writtenAt[key]
 			r.sent[key] -= n
 			r.written[key] -= min(n, r.written[key])
 			if r.sent[key] <= 0 && r.written[key] <= 0 {
 				delete(r.sent, key)
 				delete(r.written, key)
+				delete(r.writtenAt, key)
 			}
 		}
 		r.mu.Unlock()
 		if ok {
-			return
+			return lastWritten
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			r.forget(key, n)
-			return
+			return time.Now()
 		case <-timer.C:
 			r.forget(key, n)
-			return
+			return time.Now()
 		}
 	}
 }
@@ -273,6 +290,7 @@ func (r *receipts) forget(key string, n int) {
 	if r.sent[key] <= 0 {
 		delete(r.sent, key)
 		delete(r.written, key)
+		delete(r.writtenAt, key)
 	}
 }
 
@@ -298,6 +316,7 @@ func (r *receipts) observe(p []byte) {
 	if len(keys) == 0 {
 		return
 	}
+	now := time.Now()
 	r.mu.Lock()
 	for _, k := range keys {
 		// Only what a handler still waits for counts: a notification
@@ -305,6 +324,7 @@ func (r *receipts) observe(p []byte) {
 		// under the same key.
 		if r.written[k] < r.sent[k] {
 			r.written[k]++
+			r.writtenAt[k] = now
 		}
 	}
 	close(r.changed)

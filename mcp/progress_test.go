@@ -308,7 +308,7 @@ func TestStdioResultWaitsForTheClientToAnswerAPing(t *testing.T) {
 		Method string          `json:"method"`
 	}
 	for ping.Method != "ping" {
-		line := <-r.lines
+		line := (<-r.lines).data
 		if err := json.Unmarshal(line, &ping); err != nil {
 			t.Fatalf("not JSON-RPC: %s", line)
 		}
@@ -326,11 +326,58 @@ func TestStdioResultWaitsForTheClientToAnswerAPing(t *testing.T) {
 	}
 	select {
 	case line := <-r.lines:
-		t.Fatalf("the server wrote before the client answered its ping: %s", line)
+		t.Fatalf("the server wrote before the client answered its ping: %s", line.data)
 	case <-time.After(300 * time.Millisecond):
 	}
 	r.send(map[string]any{"jsonrpc": "2.0", "id": ping.ID, "result": map[string]any{}})
 	if m := r.next(); m.ID == nil || *m.ID != id || toolResult(t, m).IsError {
 		t.Fatalf("after the ping's answer, want the run's result; got %+v", m)
+	}
+}
+
+// TestUnpingedResultKeepsItsDistanceFromTheLastProgress: a 2026-07-28-era
+// request on stdio, whose client never answers a ping, gets its result at
+// least unpingedTail after its last progress notification was written, so
+// a TypeScript client that was starved reads them in separate chunks. A
+// 15 ms gap let a loaded CI machine's v2 client read both at once.
+func TestUnpingedResultKeepsItsDistanceFromTheLastProgress(t *testing.T) {
+	s := newMemServer(t, Options{Heartbeat: time.Hour})
+	r := serveRaw(t, s)
+	r.ownPings = true
+	for i := range 3 {
+		id := r.id()
+		r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{
+			"name":      "run_team",
+			"arguments": map[string]any{"task": "What is 17 * 23?", "models": []string{"sim/strong", "sim/strong", "sim"}, "wait": true},
+			"_meta": map[string]any{
+				"progressToken": fmt.Sprintf("modern-%d", i),
+				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			},
+		}})
+		var last time.Time
+		for {
+			m, at := r.nextAt()
+			if m.Method == "ping" {
+				t.Fatalf("run %d: the server pinged a 2026-07-28-era client, which never answers", i)
+			}
+			if m.Method == string(mcpgo.MethodNotificationProgress) {
+				last = at
+				continue
+			}
+			if m.ID == nil || *m.ID != id {
+				continue
+			}
+			if toolResult(t, m).IsError {
+				t.Fatalf("run %d failed: %s", i, m.Result)
+			}
+			if last.IsZero() {
+				t.Fatalf("run %d: no progress before the result", i)
+			}
+			if gap := at.Sub(last); gap < unpingedTail {
+				t.Fatalf("run %d: the result came %v after the last progress notification; want at least %v", i, gap, unpingedTail)
+			}
+			break
+		}
 	}
 }
