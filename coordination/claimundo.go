@@ -33,6 +33,11 @@ func refusedClaim(err error) bool {
 // released in its place.
 func (lz *leases) undoClaim(id, what string, want int64, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time, stop <-chan struct{}) {
 	for n := 0; ; n++ {
+		select {
+		case <-stop: // a wait that ended as stop closed must not try again
+			return
+		default:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), lz.heartbeat)
 		l, err := read(ctx)
 		if err == nil && l != nil && !l.Released && l.ID == lz.owner && (want == 0 || l.Version == want) {
@@ -142,7 +147,8 @@ func (u *runUndos) end(id string) {
 // finish waits for every undo under way, so that a service shutting down
 // lets them take their claims back before its store closes; those still
 // trying when ctx ends are stopped (a claim of theirs, if written, expires
-// unrenewed) and ctx's error returned.
+// unrenewed) and ctx's error returned, once an attempt under way (bounded
+// by its heartbeat's timeout) is over: none may use the store after.
 func (u *runUndos) finish(ctx context.Context) error {
 	u.mu.Lock()
 	u.closed = true
@@ -157,6 +163,9 @@ func (u *runUndos) finish(ctx context.Context) error {
 		case <-ctx.Done():
 			for _, un := range all[i:] {
 				u.stop(un)
+			}
+			for _, un := range all[i:] {
+				<-un.done
 			}
 			return ctx.Err()
 		}
