@@ -43,10 +43,14 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	// for as long as a final call and a lease's expiry can take.
 	deadline := time.Now().Add(seconds(s0.Rules.StepTimeoutSeconds) + 2*svc.leases.ttl)
 	waited := false
+	var overruled string // this call's strategy came too late (finalizeElsewhere)
 	for tries := 1; errors.Is(err, ErrSessionRunning); tries++ {
-		res, ferr := svc.finalizeElsewhere(ctx, id, final, err, waited)
+		res, late, ferr := svc.finalizeElsewhere(ctx, id, final, err, waited)
+		if overruled == "" {
+			overruled = late
+		}
 		if ferr != nil || writtenElsewhere(res) {
-			return res, ferr
+			return overruledNote(res, overruled), ferr
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("session %q is %s and nobody has written its final answer yet: %w", id, res.Status, err)
@@ -87,7 +91,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
 		if waited {
-			return res, nil // written by the Finalize or run this call waited on
+			return overruledNote(res, overruled), nil // written by the Finalize or run this call waited on
 		}
 		return nil, finishedError(id, res)
 	case StatusRunning, StatusCancelled:
@@ -130,7 +134,11 @@ func (svc *Service) finalClaim(ctx context.Context, s *Session) (*runClaim, erro
 		}
 		return lockOnly(id, unlock), nil
 	}
-	c, _, err := svc.leases.claimRun(ctx, id)
+	c, dead, err := svc.leases.claimRun(ctx, id)
+	if dead != nil {
+		// The timeline says who took the session up, as a run's resume does.
+		svc.event(ctx, id, resumedFrom(dead, "taken up to be finalized"))
+	}
 	return c, err
 }
 

@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // finalizeElsewhere finalizes a session whose run another process holds (a
@@ -23,40 +24,61 @@ import (
 //
 // waited says this call has waited on another Finalize or run already: a
 // session it finds ended is that one's result, not a refusal.
-func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final FinalStrategy, held error, waited bool) (*TeamResult, error) {
+func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final FinalStrategy, held error, waited bool) (_ *TeamResult, overruled string, _ error) {
 	if err := svc.openOnce(ctx, id); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	set, err := svc.settle(ctx, id, "", "")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	// A session decided already is being finalized with its decision's
+	// strategy (its holder's final call, or another Finalize's): a
+	// different one asked for here is not what the answer will be, and
+	// the result says so rather than pass it off as this call's.
 	switch set.st.Life.Status {
 	case StatusFinished, StatusFailed:
 		if waited {
-			return set.res, nil
+			return set.res, "", nil
 		}
-		return nil, finishedError(id, set.res)
+		return nil, "", finishedError(id, set.res)
+	case StatusDecided:
+		if was := decidedStrategy(set.l, set.s); final != "" && final != was {
+			overruled = fmt.Sprintf("%s was asked for, but the session was already being finalized with %s, whose answer this is", final, was)
+		}
 	case StatusRunning:
 		// Only the decision, even for the winner's answer as it stands:
 		// the finish applies the winner's files and lets the worktrees go,
 		// which is the holder's to do once its steps have stopped.
 		if set, err = svc.settle(withDecisionOnly(ctx), id, StopFinalized, final); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	switch set.st.Life.Status {
 	case StatusCancelled:
-		return nil, held
+		return nil, "", held
 	case StatusFinished, StatusFailed:
-		return set.res, nil // failed: no answer to finalize
+		return set.res, "", nil // failed: no answer to finalize
 	}
 	f, err := svc.Follow(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("the decision was recorded, but following the run that writes its final answer failed (the session's status shows how it ends): %w", err)
+		return nil, overruled, fmt.Errorf("the decision was recorded, but following the run that writes its final answer failed (the session's status shows how it ends): %w", err)
 	}
 	<-f.Done()
-	return f.Result()
+	res, err := f.Result()
+	return res, overruled, err
+}
+
+// overruledNote is res, if another wrote it, with the note of a Finalize
+// whose strategy came too late (finalizeElsewhere), for this call alone:
+// the session's own result is the writer's.
+func overruledNote(res *TeamResult, overruled string) *TeamResult {
+	if res == nil || overruled == "" || !writtenElsewhere(res) {
+		return res
+	}
+	out := *res
+	out.FinalNote = strings.TrimPrefix(out.FinalNote+"; "+overruled, "; ")
+	return &out
 }
 
 // decisionOnlyKey marks a settle that records a decision and never a

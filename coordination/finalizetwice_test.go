@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,4 +156,54 @@ func TestAJoinedStepWedgedElsewhereIsGivenUp(t *testing.T) {
 		t.Fatalf("gave up after %v, want the step timeout and two TTLs (0.4 s), give or take a poll", waited)
 	}
 	t.Logf("gave up after %v: %v", waited.Round(time.Millisecond), err)
+}
+
+// TestAFinalizeWhoseStrategyCameTooLateSaysSo: a second Finalize asking for
+// synthesize while the first writes a present answer gets the first's
+// answer, and its note says the synthesize it asked for was not what was
+// written. Before, the result read as if it were.
+func TestAFinalizeWhoseStrategyCameTooLateSaysSo(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	inFinal := make(chan struct{}, 2)
+	presenting(provs, func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+		inFinal <- struct{}{}
+		time.Sleep(500 * time.Millisecond)
+		return coordtest.Answer("FINAL"), providers.Usage{}, nil
+	})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
+	ctx := context.Background()
+	for _, a := range []string{"agent_a", "agent_b"} {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := make(chan *coordination.TeamResult, 1)
+	go func() {
+		res, err := h.Service.Finalize(ctx, s.ID, "")
+		if err != nil {
+			t.Errorf("the first Finalize: %v", err)
+		}
+		first <- res
+	}()
+	<-inFinal
+	other := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
+	res, err := other.Finalize(ctx, s.ID, coordination.FinalSynthesize)
+	if err != nil {
+		t.Fatalf("the second Finalize: %v", err)
+	}
+	if res.FinalAnswer == nil || *res.FinalAnswer != "FINAL" {
+		t.Fatalf("the second Finalize returned %s, want the first's answer", coordtest.JSON(res))
+	}
+	if !strings.Contains(res.FinalNote, "synthesize was asked for") || !strings.Contains(res.FinalNote, "present") {
+		t.Fatalf("the second Finalize's note is %q; want it to say its synthesize came after the session was being finalized with present", res.FinalNote)
+	}
+	if mine := <-first; mine == nil || strings.Contains(mine.FinalNote, "asked for") {
+		t.Fatalf("the first Finalize's own result carries the second's note: %+v", mine)
+	}
+	if v, err := h.Service.Status(ctx, s.ID); err != nil || strings.Contains(v.Result.FinalNote, "asked for") {
+		t.Fatalf("the note was stored with the session (%v): %q; it is the second call's alone", err, v.Result.FinalNote)
+	}
 }

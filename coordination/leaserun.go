@@ -158,10 +158,11 @@ func lockOnly(id string, unlock func()) *runClaim {
 	return c
 }
 
-// resumedFrom records that a run took over from a dead one (claimRun).
-func resumedFrom(dead *RunLease) Event {
-	return Event{Type: "resumed", Message: fmt.Sprintf("session resumed: the run that held it (pid %d on %s) died, last alive %s",
-		dead.PID, dead.Host, dead.Renewed.UTC().Format(time.RFC3339))}
+// resumedFrom records that a claim took over from a dead run (claimRun):
+// how says what took it up ("resumed" for a run).
+func resumedFrom(dead *RunLease, how string) Event {
+	return Event{Type: "resumed", Message: fmt.Sprintf("session %s: the run that held it (pid %d on %s) died, last alive %s",
+		how, dead.PID, dead.Host, dead.Renewed.UTC().Format(time.RFC3339))}
 }
 
 // beat renews a lease (what: "run", or the step of an agent) every

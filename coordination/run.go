@@ -179,7 +179,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		return nil, false, err
 	}
 	if dead != nil {
-		svc.event(ctx, id, resumedFrom(dead))
+		svc.event(ctx, id, resumedFrom(dead, "resumed"))
 	}
 	// A start that fails from here on lets the claim go. One that took
 	// over an unreleased lease (a dead run's, or this service's own run
