@@ -90,10 +90,11 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	s, st, res := set.s, set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		if waited {
-			return overruledNote(res, overruled), nil // written by the Finalize or run this call waited on
+		res, late, err := endedAnswer(set, final, waited)
+		if overruled == "" {
+			overruled = late
 		}
-		return nil, finishedError(id, res)
+		return overruledNote(res, overruled), err
 	case StatusRunning, StatusCancelled:
 		if st.Life.Status == StatusCancelled {
 			if err := svc.resume(ctx, id, "finalized", st.Life.Cancels); err != nil {

@@ -38,10 +38,7 @@ func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final Fina
 	// the result says so rather than pass it off as this call's.
 	switch set.st.Life.Status {
 	case StatusFinished, StatusFailed:
-		if waited {
-			return set.res, "", nil
-		}
-		return nil, "", finishedError(id, set.res)
+		return endedAnswer(set, final, waited)
 	case StatusDecided:
 		if was := decidedStrategy(set.l, set.s); final != "" && final != was {
 			overruled = fmt.Sprintf("%s was asked for, but the session was already being finalized with %s, whose answer this is", final, was)
@@ -67,6 +64,34 @@ func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final Fina
 	<-f.Done()
 	res, err := f.Result()
 	return res, overruled, err
+}
+
+// endedAnswer is Finalize's answer for a session set found ended: its
+// result when this call waited on the run or Finalize that ended it, or
+// when a Finalize ended it, so finalize_team asked again (its first answer
+// lost, or collected on another replica) gets what the first got, with a
+// note if it asks for another strategy than the one written; otherwise
+// the refusal.
+func endedAnswer(set settled, final FinalStrategy, waited bool) (_ *TeamResult, overruled string, _ error) {
+	res := set.res
+	if !waited && Deref(res.StopReason) != StopFinalized {
+		return nil, "", finishedError(set.s.ID, res)
+	}
+	if was := finishedStrategy(set.l, set.s); final != "" && final != was && res.Status == StatusFinished {
+		overruled = fmt.Sprintf("%s was asked for, but the session had already been finalized with %s, whose answer this is", final, was)
+	}
+	return res, overruled, nil
+}
+
+// finishedStrategy is the strategy a finished session's answer was written
+// with.
+func finishedStrategy(l *Ledger, s *Session) FinalStrategy {
+	for i := len(l.Session) - 1; i >= 0; i-- {
+		if e := l.Session[i]; e.Kind == SessionFinished {
+			return FinalStrategy(e.Reason)
+		}
+	}
+	return s.Rules.Final
 }
 
 // overruledNote is res, if another wrote it, with the note of a Finalize

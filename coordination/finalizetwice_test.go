@@ -207,3 +207,54 @@ func TestAFinalizeWhoseStrategyCameTooLateSaysSo(t *testing.T) {
 		t.Fatalf("the note was stored with the session (%v): %q; it is the second call's alone", err, v.Result.FinalNote)
 	}
 }
+
+// TestAFinalizeAskedAgainGetsTheFirstsAnswer: finalize_team asked again
+// after the first finished the session (its answer lost to the caller, or
+// the retry sent to another replica) returns the same result, here and on
+// another service of the store, and says so if it asks for another
+// strategy; a session that ended by itself is still refused.
+func TestAFinalizeAskedAgainGetsTheFirstsAnswer(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	presenting(provs, func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+		return coordtest.Answer("FINAL"), providers.Usage{}, nil
+	})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
+	ctx := context.Background()
+	for _, a := range []string{"agent_a", "agent_b"} {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := h.Service.Finalize(ctx, s.ID, "")
+	if err != nil || first.FinalAnswer == nil || *first.FinalAnswer != "FINAL" {
+		t.Fatalf("the first Finalize: %v, %s", err, coordtest.JSON(first))
+	}
+	other := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
+	for name, svc := range map[string]*coordination.Service{"here": h.Service, "another service": other} {
+		again, err := svc.Finalize(ctx, s.ID, "")
+		if err != nil {
+			t.Fatalf("%s: Finalize again: %v; want the first's result", name, err)
+		}
+		if again.Status != first.Status || again.FinalAnswer == nil || *again.FinalAnswer != "FINAL" || again.FinalNote != first.FinalNote {
+			t.Fatalf("%s: Finalize again returned %s, want the first's %s", name, coordtest.JSON(again), coordtest.JSON(first))
+		}
+	}
+	late, err := other.Finalize(ctx, s.ID, coordination.FinalSynthesize)
+	if err != nil || !strings.Contains(late.FinalNote, "synthesize was asked for") || !strings.Contains(late.FinalNote, "present") {
+		t.Fatalf("Finalize again asking for synthesize: %v, note %q; want the first's answer, noted", err, late.FinalNote)
+	}
+
+	// Ended by its own agreement: nothing of a Finalize to return.
+	done := h.Create(coordination.TeamSpec{Models: models})
+	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote("agent1")}
+	sc[1].Replies = []any{coordtest.Answer("4"), coordtest.Vote("agent1")}
+	if res := h.Run(done.ID); res.Status != coordination.StatusFinished {
+		t.Fatalf("the run: %s", coordtest.JSON(res))
+	}
+	if _, err := other.Finalize(ctx, done.ID, ""); !errors.Is(err, coordination.ErrSessionFinished) {
+		t.Fatalf("Finalize of a session that ended by agreement: %v; want ErrSessionFinished", err)
+	}
+}

@@ -122,14 +122,7 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 	if !stale(rec, fresh) {
 		return nil
 	}
-	strategy := s.Rules.Final
-	for i := len(l.Session) - 1; i >= 0; i-- {
-		if e := l.Session[i]; e.Kind == SessionFinished {
-			strategy = FinalStrategy(e.Reason)
-			break
-		}
-	}
-	return svc.record(ctx, s, SessionFinished, fresh, strategy)
+	return svc.record(ctx, s, SessionFinished, fresh, finishedStrategy(l, s))
 }
 
 // record appends a decided or finished entry under the session lock (a

@@ -23,6 +23,26 @@ func TestFinalizeTeamForcesAWinner(t *testing.T) {
 	}
 }
 
+// TestFinalizeTeamAskedAgainOnAnotherServerReturnsTheResult: finalize_team
+// asked again on another server of the same store (a retry a load
+// balancer sent elsewhere, the first answer lost) returns the same result,
+// not session_finished.
+func TestFinalizeTeamAskedAgainOnAnotherServerReturnsTheResult(t *testing.T) {
+	_, c1, c2 := twoServers(t, Options{})
+	var started startTeamResult
+	decode(t, callTool(t, c1, "start_team", mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim", "sim", "sim"}})), &started)
+	for _, a := range started.NextAgents {
+		callTool(t, c1, "step", mustJSON(map[string]any{"session_id": started.SessionID, "agent_id": a}))
+	}
+	args := mustJSON(map[string]any{"session_id": started.SessionID})
+	var first, again coordination.TeamResult
+	decode(t, callTool(t, c1, "finalize_team", args), &first)
+	decode(t, callTool(t, c2, "finalize_team", args), &again)
+	if first.Status != coordination.StatusFinished || again.Status != first.Status || again.Winner == nil || first.Winner == nil || again.Winner.Label != first.Winner.Label {
+		t.Fatalf("finalize_team again on another server: %+v; want the first's %+v", again, first)
+	}
+}
+
 // TestFinalizeWhileRunTeamBlocks: finalize_team from another request ends a
 // run that a run_team call is waiting on; both return results, not errors.
 func TestFinalizeWhileRunTeamBlocks(t *testing.T) {
