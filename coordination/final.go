@@ -20,9 +20,9 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	if err := (Rules{Final: final}).Validate(); err != nil {
 		return nil, err
 	}
+	waited := false
 	if r, ok := svc.Running(id); ok {
-		r.cancel(errFinalizing)
-		<-r.Done()
+		waited = svc.stopForFinalize(ctx, id, r)
 	}
 	// A server-driven session's run claim, not only its lock (finalClaim):
 	// readers see the session held while the final call runs, and a
@@ -42,7 +42,6 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	// while its final call runs. Claimed here again until the lock is free,
 	// for as long as a final call and a lease's expiry can take.
 	deadline := time.Now().Add(seconds(s0.Rules.StepTimeoutSeconds) + 2*svc.leases.ttl)
-	waited := false
 	var overruled string // this call's strategy came too late (finalizeElsewhere)
 	for tries := 1; errors.Is(err, ErrSessionRunning); tries++ {
 		res, late, ferr := svc.finalizeElsewhere(ctx, id, final, err, waited)
@@ -66,8 +65,13 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	if err != nil {
 		return nil, err
 	}
+	// changed: this Finalize decided the session, so a failure after it
+	// leaves the claim's lease to expire, as after a takeover: released,
+	// the session would read decided with nothing to write its answer; left,
+	// it reads interrupted, and the run that takes it up writes it.
+	changed := false
 	defer func() {
-		if err != nil && claim.interrupted {
+		if err != nil && (claim.interrupted || changed) {
 			claim.leave()
 			return
 		}
@@ -96,15 +100,20 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 		}
 		return overruledNote(res, overruled), err
 	case StatusRunning, StatusCancelled:
-		if st.Life.Status == StatusCancelled {
+		cancelled := st.Life.Status == StatusCancelled
+		if cancelled {
 			if err := svc.resume(ctx, id, "finalized", st.Life.Cancels); err != nil {
 				return nil, err
 			}
 		}
 		if set, err = svc.settle(ctx, id, StopFinalized, final); err != nil {
+			if cancelled {
+				svc.recancel(ctx, id, &changed)
+			}
 			return nil, err
 		}
 		st, res = set.st, set.res
+		changed = st.Life.Status == StatusDecided
 		if st.Life.Status != StatusDecided {
 			return res, nil
 		}
@@ -118,6 +127,39 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 		return svc.writeFinalFrom(context.WithoutCancel(ctx), s, FinalWinner, winnerAsIs("the request to finalize ended while the final call was pending"))
 	}
 	return res, err
+}
+
+// recancel puts back the cancel a Finalize resumed to decide on, when the
+// decision failed: the session reads as its user left it. If that fails
+// too, changed is set: the session, resumed, is left to read interrupted
+// rather than running with nothing running it.
+func (svc *Service) recancel(ctx context.Context, id string, changed *bool) {
+	if _, err := svc.markCancelled(context.WithoutCancel(ctx), id, "the finalize that resumed it failed", false); err != nil {
+		*changed = true
+	}
+}
+
+// stopForFinalize stops this service's run r of session id for a Finalize,
+// unless the session is decided: that run is making its final call, and
+// cut, the call would be paid for twice (its spend, then Finalize's own
+// call). The Finalize then waits for the run to write the answer, and
+// reports that it waited. The look and the cancel are under the session
+// lock, where a run is decided, so a run decided in between is never cut
+// in its final call. A store that cannot be asked gets the cancel.
+func (svc *Service) stopForFinalize(ctx context.Context, id string, r *Run) (waited bool) {
+	decided := false
+	if unlock, err := svc.store.LockSession(ctx, id); err == nil {
+		_, _, st, lerr := svc.sessions.load(ctx, id)
+		decided = lerr == nil && st.Life.Status == StatusDecided
+		if !decided {
+			r.cancel(errFinalizing)
+		}
+		unlock()
+	} else {
+		r.cancel(errFinalizing)
+	}
+	<-r.Done()
+	return decided
 }
 
 // finalClaim is Finalize's hold on the session: a server-driven session's

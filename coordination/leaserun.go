@@ -128,12 +128,15 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 	sent := time.Now()
 	l, err := ls.AcquireRun(ctx, id, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
-		unlock()
+		// The undo is registered before the run lock goes: the next claim
+		// (under the lock) stops it first (undos.end), so it never
+		// releases that claim's lease of the same version.
 		if !refusedClaim(err) {
 			if v, ok := undoableRunClaim(prev, prevErr); ok {
 				lz.undos.start(lz, ls, id, v) // claimundo.go
 			}
 		}
+		unlock()
 		return nil, nil, err
 	}
 	c.ls, c.version, c.ttl = ls, l.Version, lz.ttl

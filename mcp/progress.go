@@ -165,7 +165,15 @@ func (p *progress) stop() {
 	if p.handler.progressSent != nil {
 		p.handler.progressSent(p.token, p.sent)
 	}
-	if p.sent == 0 || p.ctx.Err() != nil {
+	if p.sent == 0 {
+		return
+	}
+	if p.ctx.Err() != nil {
+		// Nobody waits for them: counted still, they would hold up the
+		// next request of the same token (an HTTP client reuses its ids).
+		if p.receipts != nil {
+			p.receipts.forget(p.key, p.sent)
+		}
 		return
 	}
 	deadline := time.Now().Add(p.deliver)

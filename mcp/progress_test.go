@@ -381,3 +381,28 @@ func TestUnpingedResultKeepsItsDistanceFromTheLastProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestACancelledRequestLeavesNoReceiptsBehind: a request that went away
+// with notifications unwritten forgets them, so the next request with the
+// same token (an HTTP client reuses its request ids) is not held up for the
+// whole delivery timeout waiting for them.
+func TestACancelledRequestLeavesNoReceiptsBehind(t *testing.T) {
+	r := newReceipts()
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}` + "\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := &progress{handler: &handler{}, ctx: ctx, key: "1", receipts: r, quit: make(chan struct{}), done: make(chan struct{}), sent: 2}
+	r.expect("1")
+	r.expect("1")
+	r.observe(note) // one of its two written, then the request went away
+	cancel()
+	close(gone.done)
+	gone.stop()
+
+	r.expect("1") // the next request with token 1: one notification, written
+	r.observe(note)
+	start := time.Now()
+	r.await(context.Background(), "1", 1, time.Now().Add(2*time.Second))
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the next request's one written notification was awaited %v: the gone request's were still counted", d)
+	}
+}

@@ -1,0 +1,155 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestAFinalizeDuringTheRunsFinalCallPaysForItOnce: finalize_team on the
+// server whose run of a decided session is making its final call waits for
+// that call's answer. It used to cut the call (its spend recorded) and then
+// make a second one of its own: two calls paid for one answer, and the
+// first answer thrown away.
+func TestAFinalizeDuringTheRunsFinalCallPaysForItOnce(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	inFinal := make(chan struct{}, 4)
+	var finals atomic.Int32
+	presenting(provs, func(ctx context.Context, _ providers.Request) (providers.Action, providers.Usage, error) {
+		n := finals.Add(1)
+		inFinal <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return providers.Action{}, providers.Usage{Input: 1000}, ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+		return coordtest.Answer(fmt.Sprintf("FINAL%d", n)), providers.Usage{Input: 1000}, nil
+	})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	b := coordtest.Alias(s, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("four"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("4"), coordtest.Vote(b)}
+	ctx := context.Background()
+	if _, _, err := h.Service.Start(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-inFinal
+	res, err := h.Service.Finalize(ctx, s.ID, "")
+	if err != nil {
+		t.Fatalf("Finalize during the run's final call: %v; want the run's answer", err)
+	}
+	if n := finals.Load(); n != 1 {
+		t.Fatalf("%d final calls paid for one answer, want 1", n)
+	}
+	if res.Status != coordination.StatusFinished || res.FinalAnswer == nil || *res.FinalAnswer != "FINAL1" {
+		t.Fatalf("Finalize returned %s, want the run's final answer FINAL1", coordtest.JSON(res))
+	}
+}
+
+// decideDownStore refuses a decided entry as an outage while down is set.
+type decideDownStore struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+func (s *decideDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if s.down.Load() && e.Kind == coordination.SessionDecided {
+		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+	}
+	return s.Store.AppendSession(ctx, id, e)
+}
+
+func (s *decideDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if s.down.Load() && e.Kind == coordination.SessionDecided {
+		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+	}
+	return s.Store.AppendSessionLeased(ctx, id, v, e)
+}
+
+// TestAFailedFinalizeOfACancelledSessionLeavesItCancelled: finalize_team of
+// a cancelled session resumes it to decide; when the decision cannot be
+// written (an outage), the session is cancelled again, as its user left
+// it. It read running for ever, its lease released, so that no replica took
+// it up and nothing said why.
+func TestAFailedFinalizeOfACancelledSessionLeavesItCancelled(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	st := &decideDownStore{Store: memstore.New()}
+	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
+	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
+	ctx := context.Background()
+	for _, a := range []string{"agent_a", "agent_b"} {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.Service.Cancel(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(true)
+	if _, err := h.Service.Finalize(ctx, s.ID, ""); !errors.Is(err, coordination.ErrStoreUnavailable) {
+		t.Fatalf("Finalize while decisions cannot be written: %v, want the outage", err)
+	}
+	st.down.Store(false)
+	time.Sleep(500 * time.Millisecond) // past any lease
+	if v, err := h.Service.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusCancelled {
+		t.Fatalf("after a failed Finalize of a cancelled session it reads %s (%v), want cancelled", v.Result.Status, err)
+	}
+}
+
+// finishDownStore refuses a finished entry as an outage while down is set.
+type finishDownStore struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+func (s *finishDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if s.down.Load() && e.Kind == coordination.SessionFinished {
+		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+	}
+	return s.Store.AppendSession(ctx, id, e)
+}
+
+func (s *finishDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if s.down.Load() && e.Kind == coordination.SessionFinished {
+		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+	}
+	return s.Store.AppendSessionLeased(ctx, id, v, e)
+}
+
+// TestAFinalizeWhoseFinishFailsLeavesTheSessionInterrupted: a Finalize that
+// decided a session and could not write its finish leaves its lease to
+// expire, so the session reads interrupted, for a run taken up again to
+// write the answer; released, it read decided with nothing to write it.
+func TestAFinalizeWhoseFinishFailsLeavesTheSessionInterrupted(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	st := &finishDownStore{Store: memstore.New()}
+	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
+	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
+	s := h.Create(coordination.TeamSpec{Models: models})
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
+	ctx := context.Background()
+	for _, a := range []string{"agent_a", "agent_b"} {
+		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.down.Store(true)
+	if _, err := h.Service.Finalize(ctx, s.ID, coordination.FinalPresent); !errors.Is(err, coordination.ErrStoreUnavailable) {
+		t.Fatalf("Finalize while finishes cannot be written: %v, want the outage", err)
+	}
+	st.down.Store(false)
+	untilStatus(t, h.Service, s.ID, coordination.StatusInterrupted, "after a Finalize whose finish failed")
+}
