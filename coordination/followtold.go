@@ -15,11 +15,14 @@ type followTold struct {
 }
 
 // follow joins session id's followers here; leave ends this one's share.
+// Followers whose run has ended are not joined: a follower of a later run
+// of the session (resumed after a cancel) starts afresh, or it would tell
+// nothing while they are still leaving.
 func (rs *runs) follow(id string) (f *followTold, leave func()) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	f, ok := rs.follows[id]
-	if !ok {
+	if !ok || f.over() {
 		f = &followTold{}
 		rs.follows[id] = f
 	}
@@ -31,6 +34,13 @@ func (rs *runs) follow(id string) (f *followTold, leave func()) {
 			delete(rs.follows, id)
 		}
 	}
+}
+
+// over tells whether the run's end was told.
+func (f *followTold) over() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ended
 }
 
 // start sets where the ledger stands, unless a follower already did.
