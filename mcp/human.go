@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -206,7 +208,53 @@ func (h *handler) askingHumans(ctx context.Context, s *coordination.Session) con
 	if len(humanAgents(s.Agents, nil)) == 0 && canElicit(ctx) != nil {
 		return ctx
 	}
+	if svc := h.svc(ctx); svc.SharesQuestions() {
+		// Kept by the store (PostgreSQL): a call on any replica finds them.
+		return providers.WithAsker(ctx, func(ctx context.Context, q providers.Question) (providers.Reply, error) {
+			return svc.AskShared(ctx, s.ID, q)
+		})
+	}
 	return providers.WithAsker(ctx, h.questions.asker(tenantOf(ctx), s.ID))
+}
+
+// sharedQuestionsPoll is how often a call waiting on a session reads a
+// store that shares questions for new ones.
+const sharedQuestionsPoll = 500 * time.Millisecond
+
+// openQuestions are session id's open questions: the store's when it shares
+// them with the other replicas, else this server's.
+func (h *handler) openQuestions(ctx context.Context, id string) map[string]mcpgo.ElicitationParams {
+	svc := h.svc(ctx)
+	if !svc.SharesQuestions() {
+		return h.questions.pending(tenantOf(ctx), id)
+	}
+	qs, err := svc.OpenQuestions(ctx, id)
+	if err != nil {
+		h.log.Warn().Err(err).Str("session", id).Msg("could not read the session's open questions")
+		return nil
+	}
+	if len(qs) == 0 {
+		return nil
+	}
+	out := make(map[string]mcpgo.ElicitationParams, len(qs))
+	for _, q := range qs {
+		out[q.ID] = mcpgo.ElicitationParams{Message: q.Message, RequestedSchema: q.Schema}
+	}
+	return out
+}
+
+// answerQuestion hands a reply to an open question of session, where it is
+// kept; false if it is no longer open.
+func (h *handler) answerQuestion(ctx context.Context, session, id string, r providers.Reply) bool {
+	svc := h.svc(ctx)
+	if !svc.SharesQuestions() {
+		return h.questions.answer(tenantOf(ctx), session, id, r)
+	}
+	err := svc.AnswerQuestion(ctx, session, id, r)
+	if err != nil && !errors.Is(err, coordination.ErrNoQuestion) {
+		h.log.Warn().Err(err).Str("session", session).Str("question", id).Msg("could not store a reply")
+	}
+	return err == nil
 }
 
 // deliverReplies hands the replies a retry of run_team brings to the steps
@@ -218,7 +266,7 @@ func (h *handler) deliverReplies(ctx context.Context, req mcpgo.CallToolRequest,
 			continue
 		}
 		content, _ := r.Content.(map[string]any)
-		if !h.questions.answer(tenantOf(ctx), session, id, providers.Reply{Action: replyAction(r), Content: content}) {
+		if !h.answerQuestion(ctx, session, id, providers.Reply{Action: replyAction(r), Content: content}) {
 			h.log.Info().Str("session", session).Str("question", id).Msg("a reply came for a question no longer open")
 		}
 	}
@@ -231,7 +279,7 @@ func (h *handler) askHumans(ctx context.Context, id string, round int) *mcpgo.Ca
 	if round >= maxAsksPerCall || canElicit(ctx) != nil {
 		return nil
 	}
-	open := h.questions.pending(tenantOf(ctx), id)
+	open := h.openQuestions(ctx, id)
 	if len(open) == 0 {
 		return nil
 	}

@@ -82,6 +82,14 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 	// A human agent's question ends the wait: the caller asks it (human.go).
 	defer h.questions.watch(tenantOf(ctx), id)()
 	asked := h.questions.posted(tenantOf(ctx), id)
+	// A store that shares questions (human.go) is read for them, whichever
+	// replica's run asked.
+	var sharedAsked <-chan time.Time
+	if h.svc(ctx).SharesQuestions() {
+		t := time.NewTicker(sharedQuestionsPoll)
+		defer t.Stop()
+		sharedAsked = t.C
+	}
 	cancelled := false
 waiting:
 	for {
@@ -97,6 +105,10 @@ waiting:
 				break waiting
 			}
 			asked = h.questions.posted(tenantOf(ctx), id) // answered meanwhile
+		case <-sharedAsked:
+			if len(h.openQuestions(ctx, id)) > 0 {
+				break waiting
+			}
 		case <-ctx.Done():
 			// Ended by the server's own stop, the request leaves its run
 			// to that stop, which cancels it or hands it over.

@@ -1,0 +1,112 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// Human agents' questions as rows (migration 0008): any replica's call
+// waiting on a session finds the question a run asked on another, and the
+// reply it stores is read by that run (coordination.QuestionBox).
+
+var _ coordination.QuestionBox = (*Store)(nil)
+
+// PostQuestion stores a new open question.
+func (s *Store) PostQuestion(ctx context.Context, id string, q coordination.Question) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	q.Asked = ms(q.Asked)
+	data, err := json.Marshal(q)
+	if err != nil {
+		return fmt.Errorf("encoding question %s of session %q: %w", q.ID, id, err)
+	}
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO questions (tenant, session_id, id, asked_at, question)
+		SELECT $1, $2, $3, $4, $5 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, q.ID, q.Asked, data)
+	if err != nil {
+		return fmt.Errorf("storing question %s of session %q: %w", q.ID, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(id)
+	}
+	return nil
+}
+
+// OpenQuestions lists the questions neither answered nor closed, oldest
+// first.
+func (s *Store) OpenQuestions(ctx context.Context, id string) ([]coordination.Question, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT question FROM questions
+		WHERE tenant = $1 AND session_id = $2 AND reply IS NULL AND NOT closed ORDER BY asked_at, id`, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the open questions of session %q: %w", id, err)
+	}
+	qs, err := collectJSON[coordination.Question](rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the open questions of session %q: %w", id, err)
+	}
+	return qs, nil
+}
+
+// AnswerQuestion stores the reply to an open question; the first stands.
+func (s *Store) AnswerQuestion(ctx context.Context, id, question string, r providers.Reply) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding the reply to question %s: %w", question, err)
+	}
+	tag, err := s.db.pool.Exec(ctx, `UPDATE questions SET reply = $4, answered_at = now()
+		WHERE tenant = $1 AND session_id = $2 AND id = $3 AND reply IS NULL AND NOT closed`, s.tenant, id, question, data)
+	if err != nil {
+		return fmt.Errorf("storing the reply to question %s of session %q: %w", question, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w: %s in session %s", coordination.ErrNoQuestion, question, id)
+	}
+	return nil
+}
+
+// QuestionReply reads a question's reply, if it has one.
+func (s *Store) QuestionReply(ctx context.Context, id, question string) (providers.Reply, bool, error) {
+	var r providers.Reply
+	if err := live(ctx, id); err != nil {
+		return r, false, err
+	}
+	var data []byte
+	err := s.db.pool.QueryRow(ctx, `SELECT reply FROM questions WHERE tenant = $1 AND session_id = $2 AND id = $3 AND reply IS NOT NULL`,
+		s.tenant, id, question).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("reading the reply to question %s of session %q: %w", question, id, err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, false, fmt.Errorf("the reply to question %s of session %q is damaged: %w", question, id, err)
+	}
+	return r, true, nil
+}
+
+// CloseQuestion ends a question nobody waits for; a reply stored first
+// stands.
+func (s *Store) CloseQuestion(ctx context.Context, id, question string) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	if _, err := s.db.pool.Exec(ctx, `UPDATE questions SET closed = true WHERE tenant = $1 AND session_id = $2 AND id = $3 AND reply IS NULL`,
+		s.tenant, id, question); err != nil {
+		return fmt.Errorf("closing question %s of session %q: %w", question, id, err)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestQuestionsAreSharedByReplicas: a question one replica posts is open on
+// another, which answers it once; the asker reads the reply; a closed
+// question is no longer open and takes no reply; another tenant sees none.
+func TestQuestionsAreSharedByReplicas(t *testing.T) {
+	rs := replicas(t, 2)
+	a, b := rs[0], rs[1]
+	other, err := a.db.For("another-tenant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("asked")); err != nil {
+		t.Fatal(err)
+	}
+	boxA := a
+	q := coordination.Question{ID: "human_1", Message: "What is 17 * 23?", Schema: map[string]any{"type": "object"}, Asked: time.Now()}
+	if err := boxA.PostQuestion(ctx, "asked", q); err != nil {
+		t.Fatal(err)
+	}
+	if err := boxA.PostQuestion(ctx, "asked", coordination.Question{ID: "human_2", Message: "Vote?", Asked: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	open, err := b.OpenQuestions(ctx, "asked")
+	if err != nil || len(open) != 2 || open[0].ID != "human_1" || open[0].Message != q.Message || open[0].Schema["type"] != "object" {
+		t.Fatalf("open questions on the other replica: %+v, %v", open, err)
+	}
+	if qs, err := other.(coordination.QuestionBox).OpenQuestions(ctx, "asked"); err != nil || len(qs) != 0 {
+		t.Fatalf("another tenant sees %+v, %v; want nothing", qs, err)
+	}
+	reply := providers.Reply{Action: providers.ReplyAccept, Content: map[string]any{"answer": "391"}}
+	if err := b.AnswerQuestion(ctx, "asked", "human_1", reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AnswerQuestion(ctx, "asked", "human_1", providers.Reply{Action: providers.ReplyDecline}); !errors.Is(err, coordination.ErrNoQuestion) {
+		t.Fatalf("a second reply: %v, want ErrNoQuestion", err)
+	}
+	got, ok, err := boxA.QuestionReply(ctx, "asked", "human_1")
+	if err != nil || !ok || got.Action != providers.ReplyAccept || got.Content["answer"] != "391" {
+		t.Fatalf("the asker reads %+v, %v, %v; want the first reply", got, ok, err)
+	}
+	if err := boxA.CloseQuestion(ctx, "asked", "human_2"); err != nil {
+		t.Fatal(err)
+	}
+	if open, err := b.OpenQuestions(ctx, "asked"); err != nil || len(open) != 0 {
+		t.Fatalf("after one answered and one closed: %+v, %v; want none open", open, err)
+	}
+	if err := b.AnswerQuestion(ctx, "asked", "human_2", reply); !errors.Is(err, coordination.ErrNoQuestion) {
+		t.Fatalf("a reply to a closed question: %v, want ErrNoQuestion", err)
+	}
+	if err := boxA.PostQuestion(ctx, "no-such-session", q); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Fatalf("a question of an unknown session: %v, want ErrSessionNotFound", err)
+	}
+}
