@@ -73,14 +73,8 @@ func TestAnUndoOfAFailedStartNeverReleasesTheNextClaim(t *testing.T) {
 	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
 	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 2 * time.Second})
 	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	ctx := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	fin := make(chan error, 1)
 	st.hook = func() {
 		// finalize_team comes in as the failed start lets go of the lock

@@ -25,14 +25,8 @@ func TestAFinalizeWhoseRequestEndsInTheFinalCallFinishesTheSession(t *testing.T)
 	})
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	bg := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(bg, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ctx, cancel := context.WithCancel(bg)
 	go func() { <-inFinal; cancel() }()
 	res, err := h.Service.Finalize(ctx, s.ID, "")
@@ -61,5 +55,18 @@ func presenting(provs map[string]providers.Provider, present providers.Func) {
 			}
 			return inner.Step(ctx, req)
 		})
+	}
+}
+
+// bothAnswered has the two agents of session id answer once ("4" and
+// "four"), stepped by the service: a session ready to be decided.
+func bothAnswered(t *testing.T, svc *coordination.Service, sc []*coordtest.Scripted, id string) {
+	t.Helper()
+	sc[0].Replies = []any{coordtest.Answer("4")}
+	sc[1].Replies = []any{coordtest.Answer("four")}
+	for _, a := range []string{"agent_a", "agent_b"} {
+		if _, err := svc.Step(context.Background(), coordination.StepRequest{SessionID: id, AgentID: a}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

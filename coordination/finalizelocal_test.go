@@ -55,22 +55,31 @@ func TestAFinalizeDuringTheRunsFinalCallPaysForItOnce(t *testing.T) {
 	}
 }
 
-// decideDownStore refuses a decided entry as an outage while down is set.
-type decideDownStore struct {
+// entryDownStore refuses session entries of one kind as an outage while
+// down is set.
+type entryDownStore struct {
 	*memstore.Store
+	kind coordination.SessionEntryKind
 	down atomic.Bool
 }
 
-func (s *decideDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if s.down.Load() && e.Kind == coordination.SessionDecided {
-		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+func (s *entryDownStore) refused(e coordination.SessionEntry) error {
+	if s.down.Load() && e.Kind == s.kind {
+		return fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+	}
+	return nil
+}
+
+func (s *entryDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if err := s.refused(e); err != nil {
+		return coordination.SessionEntry{}, err
 	}
 	return s.Store.AppendSession(ctx, id, e)
 }
 
-func (s *decideDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if s.down.Load() && e.Kind == coordination.SessionDecided {
-		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+func (s *entryDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if err := s.refused(e); err != nil {
+		return coordination.SessionEntry{}, err
 	}
 	return s.Store.AppendSessionLeased(ctx, id, v, e)
 }
@@ -82,18 +91,12 @@ func (s *decideDownStore) AppendSessionLeased(ctx context.Context, id string, v 
 // it up and nothing said why.
 func TestAFailedFinalizeOfACancelledSessionLeavesItCancelled(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
-	st := &decideDownStore{Store: memstore.New()}
+	st := &entryDownStore{Store: memstore.New(), kind: coordination.SessionDecided}
 	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
 	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
 	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	ctx := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, err := h.Service.Cancel(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -108,44 +111,18 @@ func TestAFailedFinalizeOfACancelledSessionLeavesItCancelled(t *testing.T) {
 	}
 }
 
-// finishDownStore refuses a finished entry as an outage while down is set.
-type finishDownStore struct {
-	*memstore.Store
-	down atomic.Bool
-}
-
-func (s *finishDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if s.down.Load() && e.Kind == coordination.SessionFinished {
-		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
-	}
-	return s.Store.AppendSession(ctx, id, e)
-}
-
-func (s *finishDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if s.down.Load() && e.Kind == coordination.SessionFinished {
-		return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
-	}
-	return s.Store.AppendSessionLeased(ctx, id, v, e)
-}
-
 // TestAFinalizeWhoseFinishFailsLeavesTheSessionInterrupted: a Finalize that
 // decided a session and could not write its finish leaves its lease to
 // expire, so the session reads interrupted, for a run taken up again to
 // write the answer; released, it read decided with nothing to write it.
 func TestAFinalizeWhoseFinishFailsLeavesTheSessionInterrupted(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
-	st := &finishDownStore{Store: memstore.New()}
+	st := &entryDownStore{Store: memstore.New(), kind: coordination.SessionFinished}
 	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
 	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
 	s := h.Create(coordination.TeamSpec{Models: models})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	ctx := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	st.down.Store(true)
 	if _, err := h.Service.Finalize(ctx, s.ID, coordination.FinalPresent); !errors.Is(err, coordination.ErrStoreUnavailable) {
 		t.Fatalf("Finalize while finishes cannot be written: %v, want the outage", err)

@@ -28,14 +28,8 @@ func TestASecondFinalizeOfAStepDrivenSessionWaitsForTheFirst(t *testing.T) {
 	})
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	ctx := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	first := make(chan error, 1)
 	go func() {
 		_, err := h.Service.Finalize(ctx, s.ID, "")
@@ -106,14 +100,8 @@ func TestAStepDrivenFinalizeTakesNoRunLease(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	ctx := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, err := h.Service.Finalize(ctx, s.ID, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -172,14 +160,8 @@ func TestAFinalizeWhoseStrategyCameTooLateSaysSo(t *testing.T) {
 	})
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	ctx := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	first := make(chan *coordination.TeamResult, 1)
 	go func() {
 		res, err := h.Service.Finalize(ctx, s.ID, "")
@@ -220,14 +202,8 @@ func TestAFinalizeAskedAgainGetsTheFirstsAnswer(t *testing.T) {
 	})
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	sc[0].Replies = []any{coordtest.Answer("4")}
-	sc[1].Replies = []any{coordtest.Answer("four")}
+	bothAnswered(t, h.Service, sc, s.ID)
 	ctx := context.Background()
-	for _, a := range []string{"agent_a", "agent_b"} {
-		if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	first, err := h.Service.Finalize(ctx, s.ID, "")
 	if err != nil || first.FinalAnswer == nil || *first.FinalAnswer != "FINAL" {
 		t.Fatalf("the first Finalize: %v, %s", err, coordtest.JSON(first))
