@@ -20,9 +20,10 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	if err := (Rules{Final: final}).Validate(); err != nil {
 		return nil, err
 	}
-	waited := false
 	if r, ok := svc.Running(id); ok {
-		waited = svc.stopForFinalize(ctx, id, r)
+		if err := svc.stopForFinalize(ctx, id, r); err != nil {
+			return nil, err
+		}
 	}
 	// A server-driven session's run claim, not only its lock (finalClaim):
 	// readers see the session held while the final call runs, and a
@@ -44,7 +45,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	deadline := time.Now().Add(seconds(s0.Rules.StepTimeoutSeconds) + 2*svc.leases.ttl)
 	var overruled string // this call's strategy came too late (finalizeElsewhere)
 	for tries := 1; errors.Is(err, ErrSessionRunning); tries++ {
-		res, late, ferr := svc.finalizeElsewhere(ctx, id, final, err, waited)
+		res, late, ferr := svc.finalizeElsewhere(ctx, id, final, err)
 		if overruled == "" {
 			overruled = late
 		}
@@ -54,7 +55,6 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("session %q is %s and nobody has written its final answer yet: %w", id, res.Status, err)
 		}
-		waited = true
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("stopped finalizing session %q, %s: %w", id, res.Status, context.Cause(ctx))
@@ -94,7 +94,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	s, st, res := set.s, set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
-		res, late, err := endedAnswer(set, final, waited)
+		res, late, err := endedAnswer(set, final)
 		if overruled == "" {
 			overruled = late
 		}
@@ -134,7 +134,11 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 // too, changed is set: the session, resumed, is left to read interrupted
 // rather than running with nothing running it.
 func (svc *Service) recancel(ctx context.Context, id string, changed *bool) {
-	if _, err := svc.markCancelled(context.WithoutCancel(ctx), id, "the finalize that resumed it failed", false); err != nil {
+	res, err := svc.markCancelled(context.WithoutCancel(ctx), id, "the finalize that resumed it failed", false)
+	// Not cancelled: the store refused, or the decision landed after all
+	// (its answer lost), and a decided session needs the run that takes it
+	// up to write its answer.
+	if err != nil || res.Status != StatusCancelled {
 		*changed = true
 	}
 }
@@ -142,11 +146,12 @@ func (svc *Service) recancel(ctx context.Context, id string, changed *bool) {
 // stopForFinalize stops this service's run r of session id for a Finalize,
 // unless the session is decided: that run is making its final call, and
 // cut, the call would be paid for twice (its spend, then Finalize's own
-// call). The Finalize then waits for the run to write the answer, and
-// reports that it waited. The look and the cancel are under the session
+// call). The Finalize then waits for the run to write the answer. The look and the cancel are under the session
 // lock, where a run is decided, so a run decided in between is never cut
-// in its final call. A store that cannot be asked gets the cancel.
-func (svc *Service) stopForFinalize(ctx context.Context, id string, r *Run) (waited bool) {
+// in its final call. A store that cannot be asked gets the cancel. A
+// caller that goes away while a decided run writes stops waiting (the run
+// goes on and writes its answer).
+func (svc *Service) stopForFinalize(ctx context.Context, id string, r *Run) error {
 	decided := false
 	if unlock, err := svc.store.LockSession(ctx, id); err == nil {
 		_, _, st, lerr := svc.sessions.load(ctx, id)
@@ -158,8 +163,16 @@ func (svc *Service) stopForFinalize(ctx context.Context, id string, r *Run) (wai
 	} else {
 		r.cancel(errFinalizing)
 	}
-	<-r.Done()
-	return decided
+	if !decided {
+		<-r.Done() // a cancelled run stops at once
+		return nil
+	}
+	select {
+	case <-r.Done():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stopped waiting for the final answer of session %q, which its run goes on writing (team_status shows it): %w", id, context.Cause(ctx))
+	}
 }
 
 // finalClaim is Finalize's hold on the session: a server-driven session's

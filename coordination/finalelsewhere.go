@@ -20,11 +20,9 @@ import (
 // Finalize then claims the session again until it gets it, and writes the
 // answer itself unless the other did. held is the claim's refusal, returned for a
 // session cancelled meanwhile (its holder is stopping; the same call again
-// finalizes it).
-//
-// waited says this call has waited on another Finalize or run already: a
-// session it finds ended is that one's result, not a refusal.
-func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final FinalStrategy, held error, waited bool) (_ *TeamResult, overruled string, _ error) {
+// finalizes it). A session it finds ended answers with its result
+// (endedAnswer).
+func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final FinalStrategy, held error) (_ *TeamResult, overruled string, _ error) {
 	if err := svc.openOnce(ctx, id); err != nil {
 		return nil, "", err
 	}
@@ -38,7 +36,7 @@ func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final Fina
 	// the result says so rather than pass it off as this call's.
 	switch set.st.Life.Status {
 	case StatusFinished, StatusFailed:
-		return endedAnswer(set, final, waited)
+		return endedAnswer(set, final)
 	case StatusDecided:
 		if was := decidedStrategy(set.l, set.s); final != "" && final != was {
 			overruled = fmt.Sprintf("%s was asked for, but the session was already being finalized with %s, whose answer this is", final, was)
@@ -67,16 +65,12 @@ func (svc *Service) finalizeElsewhere(ctx context.Context, id string, final Fina
 }
 
 // endedAnswer is Finalize's answer for a session set found ended: its
-// result when this call waited on the run or Finalize that ended it, or
-// when a Finalize ended it, so finalize_team asked again (its first answer
-// lost, or collected on another replica) gets what the first got, with a
-// note if it asks for another strategy than the one written; otherwise
-// the refusal.
-func endedAnswer(set settled, final FinalStrategy, waited bool) (_ *TeamResult, overruled string, _ error) {
+// result, whoever ended it, so finalize_team asked again (its first answer
+// lost, or collected on another replica, where the stop reason may still
+// be the agreement that decided it) gets what the first got, with a note
+// if it asks for another strategy than the one written.
+func endedAnswer(set settled, final FinalStrategy) (_ *TeamResult, overruled string, _ error) {
 	res := set.res
-	if !waited && Deref(res.StopReason) != StopFinalized {
-		return nil, "", finishedError(set.s.ID, res)
-	}
 	if was := finishedStrategy(set.l, set.s); final != "" && final != was && res.Status == StatusFinished {
 		overruled = fmt.Sprintf("%s was asked for, but the session had already been finalized with %s, whose answer this is", final, was)
 	}

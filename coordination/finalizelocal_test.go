@@ -130,3 +130,39 @@ func TestAFinalizeWhoseFinishFailsLeavesTheSessionInterrupted(t *testing.T) {
 	st.down.Store(false)
 	untilStatus(t, h.Service, s.ID, coordination.StatusInterrupted, "after a Finalize whose finish failed")
 }
+
+// TestAFinalizeWaitingForTheRunsFinalCallHonoursItsContext: a Finalize that
+// waits for a decided run's final call stops waiting when its caller goes
+// away (the run goes on writing its answer); it waited out the whole call.
+func TestAFinalizeWaitingForTheRunsFinalCallHonoursItsContext(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	inFinal := make(chan struct{}, 4)
+	presenting(provs, func(ctx context.Context, _ providers.Request) (providers.Action, providers.Usage, error) {
+		inFinal <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return providers.Action{}, providers.Usage{Input: 1000}, ctx.Err()
+		case <-time.After(3 * time.Second): // a slow model, or a person writing it
+		}
+		return coordtest.Answer("FINAL"), providers.Usage{Input: 1000}, nil
+	})
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	b := coordtest.Alias(s, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("four"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("4"), coordtest.Vote(b)}
+	if _, _, err := h.Service.Start(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-inFinal
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	if _, err := h.Service.Finalize(ctx, s.ID, ""); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Finalize whose caller went away: %v; want its context's end", err)
+	}
+	if took := time.Since(began); took > 2*time.Second {
+		t.Fatalf("Finalize returned %v after its context ended at 200 ms", took.Round(time.Millisecond))
+	}
+	untilStatus(t, h.Service, s.ID, coordination.StatusFinished, "after the run's final call")
+}

@@ -223,14 +223,16 @@ func TestAFinalizeAskedAgainGetsTheFirstsAnswer(t *testing.T) {
 		t.Fatalf("Finalize again asking for synthesize: %v, note %q; want the first's answer, noted", err, late.FinalNote)
 	}
 
-	// Ended by its own agreement: nothing of a Finalize to return.
+	// Ended by its own agreement (whose stop reason a Finalize that wrote a
+	// decided session's answer keeps): its result too.
 	done := h.Create(coordination.TeamSpec{Models: models})
 	sc[0].Replies = []any{coordtest.Answer("4"), coordtest.Vote("agent1")}
 	sc[1].Replies = []any{coordtest.Answer("4"), coordtest.Vote("agent1")}
-	if res := h.Run(done.ID); res.Status != coordination.StatusFinished {
-		t.Fatalf("the run: %s", coordtest.JSON(res))
+	ran := h.Run(done.ID)
+	if ran.Status != coordination.StatusFinished {
+		t.Fatalf("the run: %s", coordtest.JSON(ran))
 	}
-	if _, err := other.Finalize(ctx, done.ID, ""); !errors.Is(err, coordination.ErrSessionFinished) {
-		t.Fatalf("Finalize of a session that ended by agreement: %v; want ErrSessionFinished", err)
+	if res, err := other.Finalize(ctx, done.ID, ""); err != nil || res.Status != ran.Status || coordination.Deref(res.StopReason) != coordination.Deref(ran.StopReason) {
+		t.Fatalf("Finalize of a session that ended by agreement: %v, %s; want its result", err, coordtest.JSON(res))
 	}
 }

@@ -113,3 +113,41 @@ func (svc *Service) AnswerQuestion(ctx context.Context, id, question string, r p
 	}
 	return box.AnswerQuestion(ctx, id, question, r)
 }
+
+// sharedAsking is the context a run of s starts with on a store that shares
+// questions: its human agents ask through the store (AskShared) when the
+// caller gave no asker, as a run taken up by a replica resuming interrupted
+// runs has none, and its person is asked through any replica's run_team.
+// The questions a previous run left open are closed first: this run holds
+// the session now, so no step waits for them, and a reply to one would be
+// read by nobody while the person is asked again.
+func (svc *Service) sharedAsking(ctx context.Context, s *Session) context.Context {
+	box, ok := svc.store.(QuestionBox)
+	if !ok || !hasHuman(s) {
+		return ctx
+	}
+	if open, err := box.OpenQuestions(ctx, s.ID); err == nil {
+		for _, q := range open {
+			if err := box.CloseQuestion(context.WithoutCancel(ctx), s.ID, q.ID); err != nil {
+				svc.log.Warn().Err(err).Str("session", s.ID).Str("question", q.ID).Msg("could not close a question a previous run left open")
+			}
+		}
+	}
+	if providers.AskerFrom(ctx) != nil {
+		return ctx
+	}
+	id := s.ID
+	return providers.WithAsker(ctx, func(ctx context.Context, q providers.Question) (providers.Reply, error) {
+		return svc.AskShared(ctx, id, q)
+	})
+}
+
+// hasHuman tells whether s has a human agent (backend human).
+func hasHuman(s *Session) bool {
+	for _, a := range s.Agents {
+		if sp, err := providers.ParseSpec(a.Model); err == nil && sp.Backend == "human" {
+			return true
+		}
+	}
+	return false
+}

@@ -237,7 +237,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	if s.prompts != nil {
 		svc.sessions.setups.Put(id, s)
 	}
-	base := withRunLease(context.WithoutCancel(ctx), claim)
+	base := withRunLease(context.WithoutCancel(svc.sharedAsking(ctx, s)), claim)
 	rctx, cancelRun := context.WithCancelCause(base)
 	late, cancelLate := context.WithCancelCause(base)
 	cancel := stopRun(cancelRun, cancelLate)

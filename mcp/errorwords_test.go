@@ -44,7 +44,6 @@ func TestToolNamesAreTheFixLinesNotTheCores(t *testing.T) {
 	}{
 		{"a decided session stepped", "step", `{"session_id":"decided","agent_id":"agent_a"}`, "session_finished", "call finalize_team to write the final answer"},
 		{"a finished session stepped", "step", `{"session_id":"` + done.SessionID + `","agent_id":"agent_a"}`, "session_finished", "read the result with team_status"},
-		{"a finished session finalized", "finalize_team", `{"session_id":"` + done.SessionID + `"}`, "session_finished", "read the result with team_status"},
 		{"a submission without seen_steps", "step", `{"session_id":"hosted","agent_id":"agent_a","action":"new_answer","content":"42"}`, "stale_view", "send seen_steps with the submission"},
 		{"a submission before any view", "step", `{"session_id":"hosted","agent_id":"agent_a","action":"new_answer","content":"42","seen_steps":{"agent_a":0,"agent_b":0}}`, "stale_view", "call step for this agent without an action first"},
 		{"a host team run by the server", "run_team", `{"session_id":"hosted"}`, "host_in_run_team", "create the team with start_team and drive it with step"},

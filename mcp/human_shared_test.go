@@ -16,8 +16,9 @@ import (
 )
 
 // pgServers are n servers, each on its own connection to one fresh
-// PostgreSQL schema: replicas behind a load balancer.
-func pgServers(t *testing.T, n int) []*Server {
+// PostgreSQL schema: replicas behind a load balancer. tune, if given,
+// adjusts their services' options.
+func pgServers(t *testing.T, n int, tune ...func(*coordination.Options)) []*Server {
 	t.Helper()
 	dsn := pgtest.Schema(t)
 	var out []*Server
@@ -31,8 +32,11 @@ func pgServers(t *testing.T, n int) []*Server {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()})
-		out = append(out, New(svc, Options{ValidateOutput: true}))
+		opts := coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()}
+		for _, f := range tune {
+			f(&opts)
+		}
+		out = append(out, New(coordination.NewService(st, opts), Options{ValidateOutput: true}))
 	}
 	return out
 }
@@ -128,5 +132,106 @@ func TestAReplicasHumanAgentsAskThroughTheStore(t *testing.T) {
 	}
 	if r := <-replied; r.Content["answer"] != "391" {
 		t.Fatalf("the asker got %+v, want the other replica's reply", r)
+	}
+}
+
+// untilAsked waits for session id to have an open question on svc's store.
+func untilAsked(t *testing.T, svc *coordination.Service, id string) []coordination.Question {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		open, err := svc.OpenQuestions(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(open) > 0 {
+			return open
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no question was asked within 10 s")
+		}
+	}
+}
+
+// humanTeam creates a team of a person and two sims on svc, bounded so that
+// a person nobody can ask fails a test rather than hangs it.
+func humanTeam(t *testing.T, svc *coordination.Service, id string) *coordination.Session {
+	t.Helper()
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{
+		Task:      "What is 17 * 23?",
+		Agents:    []coordination.Agent{{ID: "me", Model: "human"}, {ID: "bot_a", Model: "sim/strong"}, {ID: "bot_b", Model: "sim/strong"}},
+		SessionID: id,
+		Rules:     coordination.Rules{TimeoutSeconds: 30},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestAHumanTeamTakenUpByAnotherReplicaIsStillAsked: a rolling restart
+// hands a run with a person over, and another replica resuming interrupted
+// runs takes it up with no request behind it. Its human agent still asks
+// through the store, and the client's run_team on that replica asks the
+// person. The resumed run had no asker: the person's steps failed at once
+// and the person was dropped.
+func TestAHumanTeamTakenUpByAnotherReplicaIsStillAsked(t *testing.T) {
+	servers := pgServers(t, 2, func(o *coordination.Options) {
+		o.HandOver, o.RunHeartbeat, o.RunLeaseTTL = true, 100*time.Millisecond, time.Second
+	})
+	a, b := servers[0].Service(), servers[1].Service()
+	ctx := context.Background()
+	s := humanTeam(t, a, "handed")
+	if _, _, err := a.Start(ctx, s.ID); err != nil { // the store asks: no asker needed
+		t.Fatal(err)
+	}
+	untilAsked(t, b, s.ID)
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = a.Shutdown(sctx) // SIGTERM: the run is handed over
+	var resumed []string
+	for deadline := time.Now().Add(5 * time.Second); len(resumed) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resumed, _ = b.ResumeInterrupted(ctx)
+	}
+	if len(resumed) == 0 {
+		t.Fatal("replica B never took the handed-over run up")
+	}
+	u := &user{reply: aHuman("391")}
+	c := inProcessAsking(t, servers[1], false, u)
+	res := callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": s.ID, "wait": true, "detail": "full"}))
+	var tr coordination.TeamResult
+	decode(t, res, &tr)
+	for _, ans := range tr.Answers {
+		if ans.AgentID == "me" && strings.Contains(ans.Content, "391") {
+			return
+		}
+	}
+	t.Fatalf("the person was not asked after the hand-over (asked %d times): %s", len(u.questions()), text(res))
+}
+
+// TestARunClosesTheQuestionsADeadRunLeftOpen: a question a dead replica's
+// run left open is closed when a run takes the session up, so the person
+// is asked once, by the step that waits for the reply, not also through
+// the orphan nobody reads.
+func TestARunClosesTheQuestionsADeadRunLeftOpen(t *testing.T) {
+	servers := pgServers(t, 1)
+	svc := servers[0].Service()
+	ctx := context.Background()
+	s := humanTeam(t, svc, "orphaned")
+	orphan := coordination.Question{ID: "human_orphan", Message: "What is 17 * 23?", Asked: time.Now()}
+	if err := svc.Store().(coordination.QuestionBox).PostQuestion(ctx, s.ID, orphan); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Start(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the run's own human step asks
+	open := untilAsked(t, svc, s.ID)
+	for _, q := range open {
+		if q.ID == orphan.ID {
+			t.Fatalf("the dead run's question is still open beside the run's own: %+v", open)
+		}
+	}
+	if len(open) != 1 {
+		t.Fatalf("open questions: %+v; want the run's one", open)
 	}
 }

@@ -133,7 +133,6 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 		{"unknown session in cancel_team", "cancel_team", `{"session_id":"nope"}`, "session_not_found", nil},
 		{"unknown session in run_team", "run_team", `{"session_id":"nope"}`, "session_not_found", nil},
 		{"finished session stepped", "step", mustJSON(map[string]any{"session_id": done.SessionID, "agent_id": "agent_a"}), "session_finished", []string{"team_status"}},
-		{"finished session finalized", "finalize_team", mustJSON(map[string]any{"session_id": done.SessionID}), "session_finished", nil},
 		{"finished session cancelled", "cancel_team", mustJSON(map[string]any{"session_id": done.SessionID}), "session_finished", nil},
 		{"agent not in team", "step", `{"session_id":"plain","agent_id":"zed"}`, "agent_not_found", []string{"agent_a, agent_b"}},
 		{"host action for a non-host agent", "step", `{"session_id":"hosted","agent_id":"agent_b","action":"new_answer","content":"x","seen_steps":{"agent_a":0}}`, "not_host_agent", nil},
