@@ -171,7 +171,7 @@ func (svc *Service) stopForFinalize(ctx context.Context, id string, r *Run) erro
 	case <-r.Done():
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("stopped waiting for the final answer of session %q, which its run goes on writing (team_status shows it): %w", id, context.Cause(ctx))
+		return fmt.Errorf("stopped waiting for the final answer of session %q, which its run goes on writing: %w", id, context.Cause(ctx))
 	}
 }
 
