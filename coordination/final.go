@@ -102,7 +102,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	case StatusRunning, StatusCancelled:
 		cancelled := st.Life.Status == StatusCancelled
 		if cancelled {
-			if err := svc.resume(ctx, id, "finalized", st.Life.Cancels); err != nil {
+			if err := svc.resume(ctx, id, resumedToFinalize, st.Life.Cancels); err != nil {
 				return nil, err
 			}
 		}
@@ -128,6 +128,9 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	}
 	return res, err
 }
+
+// resumedToFinalize is why a Finalize resumes a cancelled session.
+const resumedToFinalize = "finalized"
 
 // recancel puts back the cancel a Finalize resumed to decide on, when the
 // decision failed: the session reads as its user left it. If that fails

@@ -166,3 +166,68 @@ func TestAFinalizeWaitingForTheRunsFinalCallHonoursItsContext(t *testing.T) {
 	}
 	untilStatus(t, h.Service, s.ID, coordination.StatusFinished, "after the run's final call")
 }
+
+// allButResumedDownStore refuses every session entry but a resume as an
+// outage while down is set: one that begins right after a Finalize
+// resumed a cancelled session.
+type allButResumedDownStore struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+func (s *allButResumedDownStore) refused(e coordination.SessionEntry) error {
+	if s.down.Load() && e.Kind != coordination.SessionResumed {
+		return fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+	}
+	return nil
+}
+
+func (s *allButResumedDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if err := s.refused(e); err != nil {
+		return coordination.SessionEntry{}, err
+	}
+	return s.Store.AppendSession(ctx, id, e)
+}
+
+func (s *allButResumedDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if err := s.refused(e); err != nil {
+		return coordination.SessionEntry{}, err
+	}
+	return s.Store.AppendSessionLeased(ctx, id, v, e)
+}
+
+// TestAnInterruptedFinalizeIsFinishedNotRunAsATeam: a Finalize of a
+// cancelled session resumed it and then met an outage that kept it from
+// deciding and from cancelling it again: the session reads interrupted. A
+// replica resuming interrupted sessions finishes that finalize; it used to
+// run the team its user had cancelled and asked to end.
+func TestAnInterruptedFinalizeIsFinishedNotRunAsATeam(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	st := &allButResumedDownStore{Store: memstore.New()}
+	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
+	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
+	s := h.Create(coordination.TeamSpec{Models: models})
+	bothAnswered(t, h.Service, sc, s.ID)
+	ctx := context.Background()
+	if _, err := h.Service.Cancel(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(true)
+	if _, err := h.Service.Finalize(ctx, s.ID, ""); !errors.Is(err, coordination.ErrStoreUnavailable) {
+		t.Fatalf("Finalize in the outage: %v, want the outage", err)
+	}
+	st.down.Store(false)
+	untilStatus(t, h.Service, s.ID, coordination.StatusInterrupted, "after the finalize met the outage")
+	steps := len(h.Ledger(s.ID).Agents["agent_a"]) + len(h.Ledger(s.ID).Agents["agent_b"])
+	ids, err := h.Service.ResumeInterrupted(ctx)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("ResumeInterrupted: %v, %v; want the session taken up", ids, err)
+	}
+	v, err := h.Service.Status(ctx, s.ID)
+	if err != nil || v.Result.Status != coordination.StatusFinished || coordination.Deref(v.Result.StopReason) != coordination.StopFinalized {
+		t.Fatalf("the session after ResumeInterrupted: %+v, %v; want finished by the finalize", v.Result, err)
+	}
+	if after := len(h.Ledger(s.ID).Agents["agent_a"]) + len(h.Ledger(s.ID).Agents["agent_b"]); after != steps {
+		t.Fatalf("%d steps were taken after the user cancelled and asked to finalize", after-steps)
+	}
+}

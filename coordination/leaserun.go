@@ -355,6 +355,16 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 		if life.Status == StatusCancelled {
 			continue
 		}
+		if interruptedFinalize(l) {
+			// Its user cancelled it and then asked for it to end: that
+			// finalize is finished here, not the team run on.
+			if _, err := svc.Finalize(ctx, sum.SessionID, ""); err != nil && !errors.Is(err, ErrSessionRunning) {
+				svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not finish an interrupted finalize")
+			} else if err == nil {
+				resumed = append(resumed, sum.SessionID)
+			}
+			continue
+		}
 		_, _, err = svc.start(ctx, sum.SessionID, life.Cancels)
 		switch {
 		case err == nil:
@@ -365,4 +375,22 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 		}
 	}
 	return resumed, nil
+}
+
+// interruptedFinalize tells whether the last thing that happened to a
+// session's life was a Finalize resuming it from a cancel to decide it
+// (resumedToFinalize): that Finalize failed before it could, and the session,
+// left interrupted, is to be finalized, not run.
+func interruptedFinalize(l *Ledger) bool {
+	for i := len(l.Session) - 1; i >= 0; i-- {
+		switch e := l.Session[i]; e.Kind {
+		case SessionUsage, SessionApplied:
+			continue
+		case SessionResumed:
+			return e.Reason == resumedToFinalize
+		default:
+			return false
+		}
+	}
+	return false
 }
