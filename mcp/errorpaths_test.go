@@ -29,7 +29,7 @@ func fileTenantServer(t *testing.T) (state string, url string) {
 	}
 	def, _ := open(DefaultTenant)
 	srv := New(def, Options{ValidateOutput: true, Tenants: open})
-	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokensOf(t)})
+	ts := httpServer(t, srv, HTTPOptions{Token: "dummy-default-token-not-a-secret", Tokens: tokensOf(t)})
 	return state, ts.URL + "/mcp"
 }
 

@@ -177,7 +177,7 @@ func TestTaskAndContextTextAreCapped(t *testing.T) {
 func TestToolCallsAreRateLimitedPerTenant(t *testing.T) {
 	srv, _ := tenantServer(t, nil)
 	path := srv // keep the tenants' services; serve them with a tight bucket
-	ts := httptest.NewServer(path.HTTPHandler(HTTPOptions{Token: "default-token-0123456789", Tokens: tokensOf(t), CallRate: 0.5, CallBurst: 2}))
+	ts := httptest.NewServer(path.HTTPHandler(HTTPOptions{Token: "dummy-default-token-not-a-secret", Tokens: tokensOf(t), CallRate: 0.5, CallBurst: 2}))
 	defer ts.Close()
 	alice, _ := httpClient(t, ts.URL+"/mcp", false, bearer(aliceToken))
 	bob, _ := httpClient(t, ts.URL+"/mcp", false, bearer(bobToken))

@@ -22,11 +22,11 @@ import (
 )
 
 const (
-	aliceToken = "alice-token-0123456789abcdef"
-	bobToken   = "bob-token-0123456789abcdef00"
+	aliceToken = "dummy-alice-token-not-a-secret"
+	bobToken   = "dummy-bob-token-not-a-secret"
 	// brokenTenant's store cannot be opened (tenantServer).
 	brokenTenant = "carol"
-	carolToken   = "carol-token-0123456789abcdef"
+	carolToken   = "dummy-carol-token-not-a-secret"
 	plantedKey   = "sk-dummy-PLANTED-operator-not-a-key-0000"
 )
 
@@ -63,7 +63,7 @@ func tenantServer(t *testing.T, allow *backends.AllowList) (*Server, *httptest.S
 	}
 	def, _ := open(DefaultTenant)
 	srv := New(def, Options{ValidateOutput: true, Tenants: open})
-	ts := httpServer(t, srv, HTTPOptions{Token: "default-token-0123456789", Tokens: tokens})
+	ts := httpServer(t, srv, HTTPOptions{Token: "dummy-default-token-not-a-secret", Tokens: tokens})
 	return srv, ts
 }
 
@@ -111,11 +111,11 @@ func TestTenantsSeeOnlyTheirOwnSessions(t *testing.T) {
 	}
 	// Alice still has hers, and the default tenant sees neither.
 	decode(t, callTool(t, alice, "team_status", fmt.Sprintf(`{"session_id":%q,"format":"json"}`, id)), &map[string]any{})
-	def, _ := httpClient(t, ts.URL+"/mcp", false, bearer("default-token-0123456789"))
+	def, _ := httpClient(t, ts.URL+"/mcp", false, bearer("dummy-default-token-not-a-secret"))
 	wantError(t, callTool(t, def, "team_status", fmt.Sprintf(`{"session_id":%q}`, id)), "session_not_found")
 
 	// A token from nowhere is refused before any tenant is chosen.
-	if got := postInitialize(t, ts.URL+"/mcp", bearer("not-a-token-0123456789abc")); got != http.StatusUnauthorized {
+	if got := postInitialize(t, ts.URL+"/mcp", bearer("dummy-wrong-token-not-a-secret")); got != http.StatusUnauthorized {
 		t.Errorf("unknown token: status %d", got)
 	}
 }

@@ -93,7 +93,7 @@ func servedForKeys(t *testing.T, teams map[string]string) (*keyLog, string, func
 		}
 	}
 	tokensFile := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokensFile, []byte("default dummy-token-default-0123456789abcdef\nalice dummy-token-alice-0123456789abcdef\nbob dummy-token-bob-0123456789abcdef\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokensFile, []byte("default dummy-token-default-not-a-secret\nalice dummy-token-alice-not-a-secret\nbob dummy-token-bob-not-a-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tokens, err := mcp.LoadTokens(tokensFile)
@@ -117,7 +117,7 @@ func servedForKeys(t *testing.T, teams map[string]string) (*keyLog, string, func
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", tool)
-		req.Header.Set("Authorization", "Bearer dummy-token-"+token+"-0123456789abcdef")
+		req.Header.Set("Authorization", "Bearer dummy-token-"+token+"-not-a-secret")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -53,7 +53,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 // loadTenants are the load suite's two tenants and their tokens.
-var loadTenants = []struct{ name, token string }{{"alpha", "load-token-alpha-0123456789"}, {"beta", "load-token-beta-9876543210"}}
+var loadTenants = []struct{ name, token string }{{"alpha", "dummy-load-token-alpha-not-a-secret"}, {"beta", "dummy-load-token-beta-not-a-secret"}}
 
 // TestLoadSixtyFourClients is the load suite: 64 concurrent HTTP clients in
 // two tenants against the real binary, each running teams (run_team, wait)

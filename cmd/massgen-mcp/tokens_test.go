@@ -19,7 +19,7 @@ func TestServeReloadsTheTokensFileOnSIGHUP(t *testing.T) {
 	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
 	bin := serveBinary(t)
 	tokens := filepath.Join(t.TempDir(), "tokens")
-	const first, second = "first.token.0123456789abcdef", "second.token.0123456789abcdef"
+	const first, second = "dummy.first.token.not.a.secret", "dummy.second.token.not.a.secret"
 	if err := os.WriteFile(tokens, []byte("# who may call\nalice "+first+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

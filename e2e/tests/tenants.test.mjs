@@ -15,8 +15,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 import { BIN, assertBinary, freePort, freshStateDir, sleep, textOf } from "../lib/harness.mjs";
 
-const ALICE = "alice.e2e.token.0123456789abcdef";
-const BOB = "bob.e2e.token.0123456789abcdef00";
+const ALICE = "dummy.alice.e2e.token.not.a.secret";
+const BOB = "dummy.bob.e2e.token.not.a.secret";
 const KEY = "sk-dummy-e2e-operator-not-a-key-0000";
 
 describe("tenants, base URLs and limits over http", { timeout: 180_000 }, () => {
@@ -145,7 +145,7 @@ describe("tenants, base URLs and limits over http", { timeout: 180_000 }, () => 
     const res = await fetch(`${base}/mcp`, {
       method: "POST",
       body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
-      headers: { Authorization: "Bearer not.a.token.0123456789abcdef", "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      headers: { Authorization: "Bearer dummy.wrong.token.not.a.secret", "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
     });
     assert.equal(res.status, 401);
   });

@@ -21,8 +21,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 import { BIN, E2E_DIR, assertBinary, freePort, freshStateDir, sleep, textOf } from "../lib/harness.mjs";
 
-const ALICE = "alice.webui.token.0123456789abcdef";
-const BOB = "bob.webui.token.0123456789abcdef00";
+const ALICE = "dummy.alice.webui.token.not.a.secret";
+const BOB = "dummy.bob.webui.token.not.a.secret";
 const CHROMIUM = process.env.MASSGEN_E2E_CHROMIUM || "/usr/bin/chromium";
 const SHOTS = join(E2E_DIR, "artifacts", "webui");
 const SLOW = "sim:latency=5s:price_in=1:price_out=2";

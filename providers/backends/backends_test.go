@@ -283,14 +283,14 @@ func TestUsableSaysWhyForEveryBackend(t *testing.T) {
 }
 
 func TestDefaultTeam(t *testing.T) {
-	all := map[string]string{"OPENAI_API_KEY": "a-0123456789", "GEMINI_API_KEY": "b-0123456789", "ANTHROPIC_API_KEY": "c-0123456789", "XAI_API_KEY": "d-0123456789"}
+	all := map[string]string{"OPENAI_API_KEY": "dummy-a-not-a-key", "GEMINI_API_KEY": "dummy-b-not-a-key", "ANTHROPIC_API_KEY": "dummy-c-not-a-key", "XAI_API_KEY": "dummy-d-not-a-key"}
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
 		want []string
 	}{
 		{"first three of four", all, []string{"openai/gpt-5.4", "gemini/gemini-3.1-pro-preview", "claude/claude-opus-4-6"}},
-		{"two is enough", map[string]string{"XAI_API_KEY": "d-0123456789", "GOOGLE_API_KEY": "b-0123456789"},
+		{"two is enough", map[string]string{"XAI_API_KEY": "dummy-d-not-a-key", "GOOGLE_API_KEY": "dummy-b-not-a-key"},
 			[]string{"gemini/gemini-3.1-pro-preview", "grok/grok-4.20-0309-reasoning"}},
 	} {
 		got, err := Config{Env: envOf(tc.env)}.DefaultTeam()

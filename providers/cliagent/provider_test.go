@@ -138,7 +138,7 @@ func TestVoteOutsideTheEnumIsRefusedAndTheNextCallLands(t *testing.T) {
 func TestPlantedSecretNeverReachesTheChild(t *testing.T) {
 	h := newHarness(t, "env", func(o *Options) {
 		o.Env = append(o.Env, "OPENAI_API_KEY=sk-dummy-planted-secret-not-a-key-0000", "MY_DB_PASSWORD=hunter2hunter2",
-			"FAKE_API_KEY=fake-key-0123456789", "HTTPS_PROXY=http://proxy.example:3128", "FAKE_CONFIG_DIR=/should/not/stay")
+			"FAKE_API_KEY=dummy-fake-key-not-a-key", "HTTPS_PROXY=http://proxy.example:3128", "FAKE_CONFIG_DIR=/should/not/stay")
 	})
 	act, _, err := h.step(h.request())
 	if err != nil {
@@ -157,7 +157,7 @@ func TestPlantedSecretNeverReachesTheChild(t *testing.T) {
 	if strings.Contains(act.Text, "sk-dummy-planted-secret-not-a-key-0000") || strings.Contains(act.Text, "hunter2") {
 		t.Errorf("a planted secret's value reached the CLI")
 	}
-	if env["FAKE_API_KEY"] != "fake-key-0123456789" || env["HTTPS_PROXY"] != "http://proxy.example:3128" || env["FAKE_TELEMETRY"] != "off" {
+	if env["FAKE_API_KEY"] != "dummy-fake-key-not-a-key" || env["HTTPS_PROXY"] != "http://proxy.example:3128" || env["FAKE_TELEMETRY"] != "off" {
 		t.Errorf("the CLI's own variables, the proxy or its defaults are missing: %v", env)
 	}
 	if env["HOME"] == "" || strings.HasPrefix(env["HOME"], h.ws) || !strings.HasPrefix(env["HOME"], h.opts.Dir) {
@@ -314,7 +314,7 @@ func TestLaterStepsResumeTheCLIsSessionAndHearTheRefusal(t *testing.T) {
 }
 
 func TestKnownSecretsAreMaskedEverywhere(t *testing.T) {
-	const key = "fake-secret-key-0123456789abcdef"
+	const key = "dummy-fake-secret-not-a-key"
 	h := newHarness(t, "leak", func(o *Options) {
 		o.Env = append(o.Env, "FAKE_API_KEY="+key)
 		o.Secrets = []string{key}

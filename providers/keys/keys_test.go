@@ -69,9 +69,9 @@ func TestHomeAsWorkDirIsReadOnce(t *testing.T) {
 func TestBrokenDotEnvIsSkippedWithoutQuotingIt(t *testing.T) {
 	work, home := t.TempDir(), t.TempDir()
 	writeEnv(t, work, "OPENAI_API_KEY "+plantedKey+"\n!!bad line\n")
-	writeEnv(t, home, "OPENAI_API_KEY=from-home-0123456789\n")
+	writeEnv(t, home, "OPENAI_API_KEY=dummy-from-home-not-a-key\n")
 	e := LoadFrom(Sources{Lookup: mapEnv(nil), WorkDir: work, Home: home})
-	if v, origin, _ := e.Lookup("OPENAI_API_KEY"); v != "from-home-0123456789" || origin != FromHome {
+	if v, origin, _ := e.Lookup("OPENAI_API_KEY"); v != "dummy-from-home-not-a-key" || origin != FromHome {
 		t.Errorf("a broken ./.env must not hide ~/.env: got %q from %q", v, origin)
 	}
 	probs := e.Problems()
@@ -142,7 +142,7 @@ func TestBaseURLSpecThenVariableThenDefault(t *testing.T) {
 }
 
 func TestBadBaseURLVariableIsRefusedWithoutEchoingIt(t *testing.T) {
-	e := FromMap(map[string]string{"OPENAI_API_KEY": "k-0123456789", "OPENAI_BASE_URL": plantedKey})
+	e := FromMap(map[string]string{"OPENAI_API_KEY": "dummy-k-not-a-key", "OPENAI_BASE_URL": plantedKey})
 	_, err := e.Resolve(backend(t, "openai"), "")
 	if err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL") || strings.Contains(err.Error(), plantedKey) {
 		t.Fatalf("got %v", err)

@@ -64,13 +64,13 @@ func newRealRelayed(t *testing.T, sandbox cliagent.Sandbox, relay []string) *rea
 	}
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"GEMINI_API_KEY=fake-gemini-key-0123456789", "GOOGLE_GEMINI_BASE_URL=" + srv.URL,
+		"GEMINI_API_KEY=dummy-gemini-key-not-a-key", "GOOGLE_GEMINI_BASE_URL=" + srv.URL,
 	}
 	dir := t.TempDir()
 	p, err := cliagent.New(CLI{}, cliagent.Options{
 		Model: model, Binary: bin, Env: env, Dir: dir,
 		Relay: relay, Slots: semaphore.NewWeighted(2),
-		Secrets: []string{"fake-gemini-key-0123456789"}, Sandbox: sandbox, AfterCall: 20 * time.Second,
+		Secrets: []string{"dummy-gemini-key-not-a-key"}, Sandbox: sandbox, AfterCall: 20 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
