@@ -55,33 +55,36 @@ func TestAFinalizeDuringTheRunsFinalCallPaysForItOnce(t *testing.T) {
 	}
 }
 
-// entryDownStore refuses session entries of one kind as an outage while
-// down is set.
+// entryDownStore fails the session entries hit picks as an outage while
+// down is set: refused, or, with lost, written and the answer lost.
 type entryDownStore struct {
 	*memstore.Store
-	kind coordination.SessionEntryKind
+	hit  func(coordination.SessionEntryKind) bool
+	lost bool
 	down atomic.Bool
 }
 
-func (s *entryDownStore) refused(e coordination.SessionEntry) error {
-	if s.down.Load() && e.Kind == s.kind {
-		return fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
+// kindDown is an entryDownStore failing the entries of kind.
+func kindDown(kind coordination.SessionEntryKind) *entryDownStore {
+	return &entryDownStore{Store: memstore.New(), hit: func(k coordination.SessionEntryKind) bool { return k == kind }}
+}
+
+func (s *entryDownStore) append(e coordination.SessionEntry, write func() (coordination.SessionEntry, error)) (coordination.SessionEntry, error) {
+	if !s.down.Load() || !s.hit(e.Kind) {
+		return write()
 	}
-	return nil
+	if s.lost {
+		_, _ = write()
+	}
+	return coordination.SessionEntry{}, fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
 }
 
 func (s *entryDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if err := s.refused(e); err != nil {
-		return coordination.SessionEntry{}, err
-	}
-	return s.Store.AppendSession(ctx, id, e)
+	return s.append(e, func() (coordination.SessionEntry, error) { return s.Store.AppendSession(ctx, id, e) })
 }
 
 func (s *entryDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if err := s.refused(e); err != nil {
-		return coordination.SessionEntry{}, err
-	}
-	return s.Store.AppendSessionLeased(ctx, id, v, e)
+	return s.append(e, func() (coordination.SessionEntry, error) { return s.Store.AppendSessionLeased(ctx, id, v, e) })
 }
 
 // TestAFailedFinalizeOfACancelledSessionLeavesItCancelled: finalize_team of
@@ -91,7 +94,7 @@ func (s *entryDownStore) AppendSessionLeased(ctx context.Context, id string, v i
 // it up and nothing said why.
 func TestAFailedFinalizeOfACancelledSessionLeavesItCancelled(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
-	st := &entryDownStore{Store: memstore.New(), kind: coordination.SessionDecided}
+	st := kindDown(coordination.SessionDecided)
 	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
 	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
 	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
@@ -117,7 +120,7 @@ func TestAFailedFinalizeOfACancelledSessionLeavesItCancelled(t *testing.T) {
 // write the answer; released, it read decided with nothing to write it.
 func TestAFinalizeWhoseFinishFailsLeavesTheSessionInterrupted(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
-	st := &entryDownStore{Store: memstore.New(), kind: coordination.SessionFinished}
+	st := kindDown(coordination.SessionFinished)
 	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
 	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
 	s := h.Create(coordination.TeamSpec{Models: models})
@@ -167,35 +170,6 @@ func TestAFinalizeWaitingForTheRunsFinalCallHonoursItsContext(t *testing.T) {
 	untilStatus(t, h.Service, s.ID, coordination.StatusFinished, "after the run's final call")
 }
 
-// allButResumedDownStore refuses every session entry but a resume as an
-// outage while down is set: one that begins right after a Finalize
-// resumed a cancelled session.
-type allButResumedDownStore struct {
-	*memstore.Store
-	down atomic.Bool
-}
-
-func (s *allButResumedDownStore) refused(e coordination.SessionEntry) error {
-	if s.down.Load() && e.Kind != coordination.SessionResumed {
-		return fmt.Errorf("test: %w", coordination.ErrStoreUnavailable)
-	}
-	return nil
-}
-
-func (s *allButResumedDownStore) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if err := s.refused(e); err != nil {
-		return coordination.SessionEntry{}, err
-	}
-	return s.Store.AppendSession(ctx, id, e)
-}
-
-func (s *allButResumedDownStore) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if err := s.refused(e); err != nil {
-		return coordination.SessionEntry{}, err
-	}
-	return s.Store.AppendSessionLeased(ctx, id, v, e)
-}
-
 // TestAnInterruptedFinalizeIsFinishedNotRunAsATeam: a Finalize of a
 // cancelled session resumed it and then met an outage that kept it from
 // deciding and from cancelling it again: the session reads interrupted. A
@@ -203,7 +177,8 @@ func (s *allButResumedDownStore) AppendSessionLeased(ctx context.Context, id str
 // run the team its user had cancelled and asked to end.
 func TestAnInterruptedFinalizeIsFinishedNotRunAsATeam(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
-	st := &allButResumedDownStore{Store: memstore.New()}
+	// An outage that begins right after the Finalize's resume landed.
+	st := &entryDownStore{Store: memstore.New(), hit: func(k coordination.SessionEntryKind) bool { return k != coordination.SessionResumed }}
 	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
 	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
 	s := h.Create(coordination.TeamSpec{Models: models})
@@ -230,4 +205,29 @@ func TestAnInterruptedFinalizeIsFinishedNotRunAsATeam(t *testing.T) {
 	if after := len(h.Ledger(s.ID).Agents["agent_a"]) + len(h.Ledger(s.ID).Agents["agent_b"]); after != steps {
 		t.Fatalf("%d steps were taken after the user cancelled and asked to finalize", after-steps)
 	}
+}
+
+// TestAFinalizeWhoseDecisionsAnswerWasLostLeavesTheSessionInterrupted: a
+// Finalize of a cancelled session whose decision was written but its answer
+// lost (an outage at the commit) cannot cancel the decided session again,
+// so it leaves its lease to expire: the session reads interrupted, for the
+// run that takes it up to write the answer, not decided with nothing to.
+func TestAFinalizeWhoseDecisionsAnswerWasLostLeavesTheSessionInterrupted(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	st := kindDown(coordination.SessionDecided)
+	st.lost = true
+	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
+	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	bothAnswered(t, h.Service, sc, s.ID)
+	ctx := context.Background()
+	if _, err := h.Service.Cancel(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(true)
+	if _, err := h.Service.Finalize(ctx, s.ID, ""); !errors.Is(err, coordination.ErrStoreUnavailable) {
+		t.Fatalf("Finalize whose decision's answer was lost: %v, want the outage", err)
+	}
+	st.down.Store(false)
+	untilStatus(t, h.Service, s.ID, coordination.StatusInterrupted, "after the finalize's decision's answer was lost")
 }
