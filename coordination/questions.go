@@ -57,6 +57,17 @@ func (svc *Service) SharesQuestions() bool {
 	return ok
 }
 
+// SharedAsker is the providers.Asker of session id on a store that shares
+// questions (AskShared), or nil on one that does not.
+func (svc *Service) SharedAsker(id string) providers.Asker {
+	if !svc.SharesQuestions() {
+		return nil
+	}
+	return func(ctx context.Context, q providers.Question) (providers.Reply, error) {
+		return svc.AskShared(ctx, id, q)
+	}
+}
+
 // AskShared is the providers.Asker of session id's human agents on a store
 // that shares questions: the question is stored, and its reply read until
 // it comes or ctx ends, when the question is closed so that no call asks it
@@ -136,10 +147,7 @@ func (svc *Service) sharedAsking(ctx context.Context, s *Session) context.Contex
 	if providers.AskerFrom(ctx) != nil {
 		return ctx
 	}
-	id := s.ID
-	return providers.WithAsker(ctx, func(ctx context.Context, q providers.Question) (providers.Reply, error) {
-		return svc.AskShared(ctx, id, q)
-	})
+	return providers.WithAsker(ctx, svc.SharedAsker(s.ID))
 }
 
 // hasHuman tells whether s has a human agent (backend human).

@@ -208,11 +208,9 @@ func (h *handler) askingHumans(ctx context.Context, s *coordination.Session) con
 	if len(humanAgents(s.Agents, nil)) == 0 && canElicit(ctx) != nil {
 		return ctx
 	}
-	if svc := h.svc(ctx); svc.SharesQuestions() {
+	if ask := h.svc(ctx).SharedAsker(s.ID); ask != nil {
 		// Kept by the store (PostgreSQL): a call on any replica finds them.
-		return providers.WithAsker(ctx, func(ctx context.Context, q providers.Question) (providers.Reply, error) {
-			return svc.AskShared(ctx, s.ID, q)
-		})
+		return providers.WithAsker(ctx, ask)
 	}
 	return providers.WithAsker(ctx, h.questions.asker(tenantOf(ctx), s.ID))
 }

@@ -64,10 +64,7 @@ func TestAHumanAgentOnOneReplicaIsAskedThroughAnother(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asking := providers.WithAsker(ctx, func(ctx context.Context, q providers.Question) (providers.Reply, error) {
-		return svcA.AskShared(ctx, s.ID, q)
-	})
-	if _, _, err := svcA.Start(asking, s.ID); err != nil {
+	if _, _, err := svcA.Start(providers.WithAsker(ctx, svcA.SharedAsker(s.ID)), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	u := &user{reply: aHuman("391")}
