@@ -19,23 +19,8 @@ import (
 // holds the run lock alone, with no lease to follow, so the second claims
 // the lock again until the first lets it go.
 func TestASecondFinalizeOfAStepDrivenSessionWaitsForTheFirst(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
-	inFinal := make(chan struct{}, 2)
-	presenting(provs, func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-		inFinal <- struct{}{}
-		time.Sleep(1500 * time.Millisecond)
-		return coordtest.Answer("FINAL"), providers.Usage{}, nil
-	})
-	h := coordtest.New(t, provs)
-	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	bothAnswered(t, h.Service, sc, s.ID)
+	h, s, first := finalizingStepTeam(t, 1500*time.Millisecond)
 	ctx := context.Background()
-	first := make(chan error, 1)
-	go func() {
-		_, err := h.Service.Finalize(ctx, s.ID, "")
-		first <- err
-	}()
-	<-inFinal
 	other := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
 	res, err := other.Finalize(ctx, s.ID, "")
 	if err != nil {
@@ -44,8 +29,8 @@ func TestASecondFinalizeOfAStepDrivenSessionWaitsForTheFirst(t *testing.T) {
 	if res.Status != coordination.StatusFinished || res.FinalAnswer == nil || *res.FinalAnswer != "FINAL" {
 		t.Fatalf("the second Finalize returned %s, want the first's finished answer", coordtest.JSON(res))
 	}
-	if err := <-first; err != nil {
-		t.Fatalf("the first Finalize: %v", err)
+	if f := <-first; f.err != nil {
+		t.Fatalf("the first Finalize: %v", f.err)
 	}
 }
 
@@ -151,26 +136,8 @@ func TestAJoinedStepWedgedElsewhereIsGivenUp(t *testing.T) {
 // answer, and its note says the synthesize it asked for was not what was
 // written. Before, the result read as if it were.
 func TestAFinalizeWhoseStrategyCameTooLateSaysSo(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
-	inFinal := make(chan struct{}, 2)
-	presenting(provs, func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-		inFinal <- struct{}{}
-		time.Sleep(500 * time.Millisecond)
-		return coordtest.Answer("FINAL"), providers.Usage{}, nil
-	})
-	h := coordtest.New(t, provs)
-	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	bothAnswered(t, h.Service, sc, s.ID)
+	h, s, first := finalizingStepTeam(t, 500*time.Millisecond)
 	ctx := context.Background()
-	first := make(chan *coordination.TeamResult, 1)
-	go func() {
-		res, err := h.Service.Finalize(ctx, s.ID, "")
-		if err != nil {
-			t.Errorf("the first Finalize: %v", err)
-		}
-		first <- res
-	}()
-	<-inFinal
 	other := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
 	res, err := other.Finalize(ctx, s.ID, coordination.FinalSynthesize)
 	if err != nil {
@@ -182,8 +149,8 @@ func TestAFinalizeWhoseStrategyCameTooLateSaysSo(t *testing.T) {
 	if !strings.Contains(res.FinalNote, "synthesize was asked for") || !strings.Contains(res.FinalNote, "present") {
 		t.Fatalf("the second Finalize's note is %q; want it to say its synthesize came after the session was being finalized with present", res.FinalNote)
 	}
-	if mine := <-first; mine == nil || strings.Contains(mine.FinalNote, "asked for") {
-		t.Fatalf("the first Finalize's own result carries the second's note: %+v", mine)
+	if mine := <-first; mine.err != nil || mine.res == nil || strings.Contains(mine.res.FinalNote, "asked for") {
+		t.Fatalf("the first Finalize: %v, %+v; want its own result, without the second's note", mine.err, mine.res)
 	}
 	if v, err := h.Service.Status(ctx, s.ID); err != nil || strings.Contains(v.Result.FinalNote, "asked for") {
 		t.Fatalf("the note was stored with the session (%v): %q; it is the second call's alone", err, v.Result.FinalNote)
@@ -235,4 +202,35 @@ func TestAFinalizeAskedAgainGetsTheFirstsAnswer(t *testing.T) {
 	if res, err := other.Finalize(ctx, done.ID, ""); err != nil || res.Status != ran.Status || coordination.Deref(res.StopReason) != coordination.Deref(ran.StopReason) {
 		t.Fatalf("Finalize of a session that ended by agreement: %v, %s; want its result", err, coordtest.JSON(res))
 	}
+}
+
+// finalizedFirst is the outcome of the first Finalize of finalizingStepTeam.
+type finalizedFirst struct {
+	res *coordination.TeamResult
+	err error
+}
+
+// finalizingStepTeam is a step-driven two-agent present team both of whose
+// agents answered, and a first Finalize of it in flight: it returns once
+// that Finalize's final call has begun (it takes call, then answers
+// "FINAL"); first has the Finalize's outcome.
+func finalizingStepTeam(t *testing.T, call time.Duration) (h *coordtest.Harness, s *coordination.Session, first chan finalizedFirst) {
+	t.Helper()
+	models, sc, provs := coordtest.Team(t, 2)
+	inFinal := make(chan struct{}, 2)
+	presenting(provs, func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+		inFinal <- struct{}{}
+		time.Sleep(call)
+		return coordtest.Answer("FINAL"), providers.Usage{}, nil
+	})
+	h = coordtest.New(t, provs)
+	s = h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	bothAnswered(t, h.Service, sc, s.ID)
+	first = make(chan finalizedFirst, 1)
+	go func() {
+		res, err := h.Service.Finalize(context.Background(), s.ID, "")
+		first <- finalizedFirst{res, err}
+	}()
+	<-inFinal
+	return h, s, first
 }
