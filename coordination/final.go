@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,9 +47,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	var overruled string // this call's strategy came too late (finalizeElsewhere)
 	for tries := 1; errors.Is(err, ErrSessionRunning); tries++ {
 		res, late, ferr := svc.finalizeElsewhere(ctx, id, final, err)
-		if overruled == "" {
-			overruled = late
-		}
+		overruled = cmp.Or(overruled, late)
 		if ferr != nil || writtenElsewhere(res) {
 			return overruledNote(res, overruled), ferr
 		}
@@ -65,10 +64,12 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	if err != nil {
 		return nil, err
 	}
-	// changed: this Finalize decided the session, so a failure after it
-	// leaves the claim's lease to expire, as after a takeover: released,
-	// the session would read decided with nothing to write its answer; left,
-	// it reads interrupted, and the run that takes it up writes it.
+	// changed: this Finalize left the session other than it found it
+	// (decided it, or resumed it and could not cancel it again), so a
+	// failure leaves the claim's lease to expire, as after a takeover:
+	// released, the session would read decided or running with nothing
+	// behind it; left, it reads interrupted, for a run (or, after a
+	// finalize's resume, a Finalize: interruptedFinalize) to take it up.
 	changed := false
 	defer func() {
 		if err != nil && (claim.interrupted || changed) {
@@ -95,10 +96,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
 		res, late, err := endedAnswer(set, final)
-		if overruled == "" {
-			overruled = late
-		}
-		return overruledNote(res, overruled), err
+		return overruledNote(res, cmp.Or(overruled, late)), err
 	case StatusRunning, StatusCancelled:
 		cancelled := st.Life.Status == StatusCancelled
 		if cancelled {
@@ -107,9 +105,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 			}
 		}
 		if set, err = svc.settle(ctx, id, StopFinalized, final); err != nil {
-			if cancelled {
-				svc.recancel(ctx, id, &changed)
-			}
+			changed = cancelled && !svc.recancelled(ctx, id)
 			return nil, err
 		}
 		st, res = set.st, set.res
@@ -132,28 +128,24 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 // resumedToFinalize is why a Finalize resumes a cancelled session.
 const resumedToFinalize = "finalized"
 
-// recancel puts back the cancel a Finalize resumed to decide on, when the
-// decision failed: the session reads as its user left it. If that fails
-// too, changed is set: the session, resumed, is left to read interrupted
-// rather than running with nothing running it.
-func (svc *Service) recancel(ctx context.Context, id string, changed *bool) {
+// recancelled puts back the cancel a Finalize resumed to decide on, when
+// the decision failed, so the session reads as its user left it, and tells
+// whether it does. It does not when the store refused, or when the
+// decision landed after all (its answer lost): a decided session needs the
+// run that takes it up to write its answer.
+func (svc *Service) recancelled(ctx context.Context, id string) bool {
 	res, err := svc.markCancelled(context.WithoutCancel(ctx), id, "the finalize that resumed it failed", false)
-	// Not cancelled: the store refused, or the decision landed after all
-	// (its answer lost), and a decided session needs the run that takes it
-	// up to write its answer.
-	if err != nil || res.Status != StatusCancelled {
-		*changed = true
-	}
+	return err == nil && res.Status == StatusCancelled
 }
 
 // stopForFinalize stops this service's run r of session id for a Finalize,
 // unless the session is decided: that run is making its final call, and
 // cut, the call would be paid for twice (its spend, then Finalize's own
-// call). The Finalize then waits for the run to write the answer. The look and the cancel are under the session
-// lock, where a run is decided, so a run decided in between is never cut
-// in its final call. A store that cannot be asked gets the cancel. A
-// caller that goes away while a decided run writes stops waiting (the run
-// goes on and writes its answer).
+// call). The Finalize then waits for the run to write the answer. The
+// look and the cancel are under the session lock, where a run is decided,
+// so a run decided in between is never cut in its final call. A store that
+// cannot be asked gets the cancel. A caller that goes away while a decided
+// run writes stops waiting (the run goes on and writes its answer).
 func (svc *Service) stopForFinalize(ctx context.Context, id string, r *Run) error {
 	decided := false
 	if unlock, err := svc.store.LockSession(ctx, id); err == nil {
