@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -128,13 +129,14 @@ func (svc *Service) AnswerQuestion(ctx context.Context, id, question string, r p
 // sharedAsking is the context a run of s starts with on a store that shares
 // questions: its human agents ask through the store (AskShared) when the
 // caller gave no asker, as a run taken up by a replica resuming interrupted
-// runs has none, and its person is asked through any replica's run_team.
+// runs has none, and its person is asked through any replica's call that
+// waits on the session.
 // The questions a previous run left open are closed first: this run holds
 // the session now, so no step waits for them, and a reply to one would be
 // read by nobody while the person is asked again.
 func (svc *Service) sharedAsking(ctx context.Context, s *Session) context.Context {
 	box, ok := svc.store.(QuestionBox)
-	if !ok || !hasHuman(s) {
+	if !ok || !slices.ContainsFunc(s.Agents, Agent.IsHuman) {
 		return ctx
 	}
 	if open, err := box.OpenQuestions(ctx, s.ID); err == nil {
@@ -148,14 +150,4 @@ func (svc *Service) sharedAsking(ctx context.Context, s *Session) context.Contex
 		return ctx
 	}
 	return providers.WithAsker(ctx, svc.SharedAsker(s.ID))
-}
-
-// hasHuman tells whether s has a human agent (backend human).
-func hasHuman(s *Session) bool {
-	for _, a := range s.Agents {
-		if sp, err := providers.ParseSpec(a.Model); err == nil && sp.Backend == "human" {
-			return true
-		}
-	}
-	return false
 }

@@ -605,3 +605,9 @@ func (svc *Service) sessionDir(id string) string {
 func (a Agent) IsHost() bool {
 	return a.Model == "host" || strings.HasPrefix(a.Model, "host/")
 }
+
+// IsHuman tells whether the agent is a person (backend human), asked
+// through an asker.
+func (a Agent) IsHuman() bool {
+	return a.Model == "human" || strings.HasPrefix(a.Model, "human/")
+}

@@ -170,7 +170,7 @@ func (qs *questions) answer(tenant, session, id string, r providers.Reply) bool 
 func humanAgents(agents []coordination.Agent, models []string) []string {
 	var out []string
 	for _, a := range agents {
-		if isHuman(a.Model) {
+		if a.IsHuman() {
 			out = append(out, a.ID+" ("+a.Model+")")
 		}
 	}
