@@ -220,3 +220,47 @@ func TestAShutdownOutOfTimeStopsTheUndo(t *testing.T) {
 		t.Errorf("the lost claim after the shutdown: %+v, %v; want it left to expire, the undo stopped", l, err)
 	}
 }
+
+// releaseDownStore refuses the next run lease release, as an unreachable
+// store does.
+type releaseDownStore struct {
+	*memstore.Store
+	down atomic.Int32
+}
+
+func (s *releaseDownStore) ReleaseRun(ctx context.Context, id string, version int64) error {
+	if s.down.Add(-1) >= 0 {
+		return coordination.ErrStoreUnavailable
+	}
+	return s.Store.ReleaseRun(ctx, id, version)
+}
+
+// TestARunLeaseWhoseReleaseFailedIsTakenBack: a start fails after its
+// claim (a host agent cannot be run), and the store is unreachable as it
+// lets the lease go. The release is tried again: left, the lease would
+// expire, the session (never started) would read interrupted, and a
+// replica resuming those would run a team whose start had failed.
+func TestARunLeaseWhoseReleaseFailedIsTakenBack(t *testing.T) {
+	st := &releaseDownStore{Store: memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(),
+		RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 10 * time.Second})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Driver: coordination.DriverStep,
+		Agents: []coordination.Agent{{ID: "me", Model: "host"}, {ID: "agent_a", Model: "sim"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(1)
+	if _, _, err := svc.Start(context.Background(), s.ID); !errors.Is(err, coordination.ErrHostInRunTeam) {
+		t.Fatalf("start: %v, want ErrHostInRunTeam", err)
+	}
+	if st.down.Load() > 0 {
+		t.Fatal("the release never met the outage")
+	}
+	released := coordination.Eventually(5*time.Second, func() bool {
+		l, err := st.ReadRun(context.Background(), s.ID)
+		return err == nil && l != nil && l.Released
+	})
+	if !released {
+		t.Fatal("the lease of the failed start was left to expire")
+	}
+}

@@ -71,6 +71,8 @@ func (e *BusyError) Error() string {
 func (e *BusyError) Unwrap() error { return ErrAgentBusy }
 
 // holder words a held lease's owner for RunningError.By and BusyError.By.
+// HidePaths hides all but the id from clients that must not see the
+// server's processes (holderFacts matches the parenthesis).
 func holder(l *RunLease) string {
 	return fmt.Sprintf("%s (pid %d on %s, alive at %s)", l.ID, l.PID, l.Host, l.Renewed.Format(time.RFC3339))
 }

@@ -258,7 +258,7 @@ func (svc *Service) writeAnswerFiles(s *Session, agent string, files []workspace
 // a vote or an error rolls the live workspace back. A snapshot that cannot
 // be taken turns the answer into an error, so no answer lands without its
 // files.
-func (svc *Service) beforeLand(s *Session, step int, e *Entry) {
+func (svc *Service) beforeLand(ctx context.Context, s *Session, step int, e *Entry) {
 	t := svc.team(s)
 	if t == nil {
 		return
@@ -269,7 +269,14 @@ func (svc *Service) beforeLand(s *Session, step int, e *Entry) {
 		}
 		return
 	}
-	stage, _, err := t.Stage(e.Agent, step)
+	// Snapshots a store keeps (blobs in a database) wait out its outage:
+	// a paid answer is not turned into a failure by a blip. A failed
+	// stage leaves nothing behind, so it can be tried again.
+	var stage string
+	err := svc.throughOutage(ctx, s.ID, "the snapshot of "+e.Agent+"'s answer", func() (err error) {
+		stage, _, err = t.Stage(e.Agent, step)
+		return err
+	})
 	if err != nil {
 		*e = Entry{Agent: e.Agent, Time: e.Time, Kind: KindError, Class: providers.ClassBadOutput,
 			Message: "the answer's workspace could not be snapshotted: " + err.Error(), Usage: e.Usage, DurationSeconds: e.DurationSeconds}

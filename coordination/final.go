@@ -76,6 +76,9 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 			claim.leave()
 			return
 		}
+		if err == nil { // ended: no step will ask what a dead run left
+			svc.closeLeftQuestions(id)
+		}
 		claim.release()
 	}()
 	// Its writes are fenced by that claim, as a run's are: a Finalize

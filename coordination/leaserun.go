@@ -22,6 +22,7 @@ import (
 // runClaim is a held run lock and run lease with its heartbeat.
 type runClaim struct {
 	beat
+	lz      *leases // whose undos take back a release that failed
 	unlock  func()
 	ls      LeaseStore // nil for a store without leases
 	id      string
@@ -111,7 +112,7 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 	if !ok {
 		return lockOnly(id, unlock), nil, nil
 	}
-	c = &runClaim{beat: newBeat(), unlock: unlock, id: id}
+	c = &runClaim{beat: newBeat(), lz: lz, unlock: unlock, id: id}
 	lz.undos.end(id)
 	prev, prevErr := ls.ReadRun(ctx, id)
 	c.interrupted = prevErr == nil && prev != nil && !prev.Released
@@ -291,12 +292,17 @@ func (c *runClaim) end(how int) {
 			case <-c.lost:
 			default:
 				// Without the caller's context: a cancelled run still
-				// releases its lease. A release that fails leaves the lease
-				// to expire; the session has ended or been cancelled by
-				// then, so no reader takes it for interrupted.
+				// releases its lease. A release that fails is tried again
+				// in the background, registered before the run lock goes
+				// (claimundo.go): a start that failed leaves a session
+				// that reads running, and its lease, expired, would read
+				// interrupted, for a replica to run what nobody asked for.
 				switch how {
 				case endRelease:
-					_ = c.ls.ReleaseRun(context.Background(), c.id, c.version)
+					if err := c.ls.ReleaseRun(context.Background(), c.id, c.version); err != nil && !errors.Is(err, ErrLeaseLost) && c.lz != nil {
+						c.lz.log.Warn().Err(err).Str("session", c.id).Msg("could not release the run's lease; trying again")
+						c.lz.undos.start(c.lz, c.ls, c.id, c.version)
+					}
 				case endHandOver:
 					_, _ = c.ls.RenewRun(context.Background(), c.id, c.version, time.Nanosecond)
 				}
@@ -365,13 +371,21 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 			}
 			continue
 		}
+		if !svc.resumeDue(sum.SessionID) {
+			continue
+		}
 		_, _, err = svc.start(ctx, sum.SessionID, life.Cancels)
 		switch {
 		case err == nil:
+			svc.resumeWaits.Delete(sum.SessionID)
 			resumed = append(resumed, sum.SessionID)
 		case errors.Is(err, ErrSessionRunning):
+			svc.resumeWaits.Delete(sum.SessionID)
+		case svc.storeDown(err): // tried again at the next look
+			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not resume an interrupted session: the store is unreachable")
 		default:
-			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not resume an interrupted session")
+			next := svc.resumeFailed(sum.SessionID)
+			svc.log.Warn().Err(err).Str("session", sum.SessionID).Time("next_try", next).Msg("could not resume an interrupted session; trying it again later")
 		}
 	}
 	return resumed, nil

@@ -74,7 +74,7 @@ type outage struct {
 // ctx's cause if ctx ends first (the run cancelled, its lease lost, its
 // timeout), nil when it is time to try again.
 // what names who waits: "the run", or an agent's step.
-func (svc *Service) pause(ctx context.Context, s *Session, what string, o *outage, err error) error {
+func (svc *Service) pause(ctx context.Context, id, what string, o *outage, err error) error {
 	if o.since.IsZero() {
 		o.since = svc.opts.Now()
 	}
@@ -82,9 +82,9 @@ func (svc *Service) pause(ctx context.Context, s *Session, what string, o *outag
 	wait := outageWait(o.tries)
 	o.tries++
 	svc.counts.storeWaits.Add(1)
-	svc.log.Warn().Err(err).Str("session", s.ID).Str("waiting", what).Int("attempt", o.tries).Dur("retry_in", wait).
+	svc.log.Warn().Err(err).Str("session", id).Str("waiting", what).Int("attempt", o.tries).Dur("retry_in", wait).
 		Msg("the store is unreachable; waiting and trying again")
-	svc.tell(Progress{SessionID: s.ID, Kind: ProgressStoreOutage, Time: svc.now(),
+	svc.tell(Progress{SessionID: id, Kind: ProgressStoreOutage, Time: svc.now(),
 		Message: fmt.Sprintf("the store is unreachable (for %s, attempt %d): %s waits and tries again in %s",
 			svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what, wait)})
 	t := time.NewTimer(wait)
@@ -104,7 +104,7 @@ func (svc *Service) pause(ctx context.Context, s *Session, what string, o *outag
 // a lease another process claimed while the store was unreachable.
 func (svc *Service) waitOut(ctx context.Context, r *Run, s *Session, o *outage, err error) (bool, error) {
 	for svc.storeDown(err) {
-		if err := svc.pause(ctx, s, "the run", o, err); err != nil {
+		if err := svc.pause(ctx, s.ID, "the run", o, err); err != nil {
 			return false, err
 		}
 		if r.claim == nil {
@@ -119,14 +119,36 @@ func (svc *Service) waitOut(ctx context.Context, r *Run, s *Session, o *outage, 
 
 // over ends an outage the store came back from: it says so in the progress
 // and the session's timeline (best effort: the store may be gone again).
-func (svc *Service) over(ctx context.Context, s *Session, what string, o *outage) {
+func (svc *Service) over(ctx context.Context, id, what string, o *outage) {
 	if o.since.IsZero() {
 		return
 	}
 	msg := fmt.Sprintf("the store was unreachable for %s (%d attempts; last: %v); %s waited and went on",
 		svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, Reason(o.last.Error(), ReasonRunes), what)
-	svc.log.Info().Str("session", s.ID).Msg(msg)
-	svc.tell(Progress{SessionID: s.ID, Kind: ProgressStoreOutage, Message: msg, Time: svc.now()})
-	svc.event(context.WithoutCancel(ctx), s.ID, Event{Type: "store_outage", Message: msg})
+	svc.log.Info().Str("session", id).Msg(msg)
+	svc.tell(Progress{SessionID: id, Kind: ProgressStoreOutage, Message: msg, Time: svc.now()})
+	svc.event(context.WithoutCancel(ctx), id, Event{Type: "store_outage", Message: msg})
 	*o = outage{}
+}
+
+// throughOutage runs op until it succeeds or fails other than by the store
+// being unreachable: an outage is waited out (pause) and reported as the
+// run's own is, so that a database blip while a step gets ready, asks or
+// lands is never recorded as the agent failing. If ctx ends while it
+// waits, it returns op's last error (the outage), for the caller to tell
+// by ctx. what names who waits.
+func (svc *Service) throughOutage(ctx context.Context, id, what string, op func() error) error {
+	var down outage
+	for {
+		err := op()
+		if !svc.storeDown(err) {
+			if err == nil {
+				svc.over(ctx, id, what, &down)
+			}
+			return err
+		}
+		if svc.pause(ctx, id, what, &down, err) != nil {
+			return err
+		}
+	}
 }

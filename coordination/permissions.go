@@ -153,6 +153,7 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 // approvalQuestion is the elicitation form of an ask: one boolean.
 func approvalQuestion(agent, tool string, d permissions.Decision) providers.Question {
 	return providers.Question{
+		Agent:   agent,
 		Message: fmt.Sprintf("Agent %s asks to run %s: %s (risk %s; %s). Approve?", agent, tool, maskAction(d.Action), d.Risk, d.Rule),
 		Schema: map[string]any{"type": "object", "required": []string{"approve"}, "properties": map[string]any{
 			"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Let the agent run this once"},

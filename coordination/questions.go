@@ -1,9 +1,12 @@
 package coordination
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,14 +28,19 @@ type QuestionBox interface {
 	// OpenQuestions lists the questions neither answered nor closed,
 	// oldest first.
 	OpenQuestions(ctx context.Context, id string) ([]Question, error)
+	// LeftQuestions lists the questions not closed, answered or not,
+	// oldest first, each with its reply if it has one: what the steps of a
+	// run that died left behind.
+	LeftQuestions(ctx context.Context, id string) ([]Question, error)
 	// AnswerQuestion stores the reply to an open question; the first
 	// stands. It fails with ErrNoQuestion for a question that is not open
 	// (answered, closed, or never asked).
 	AnswerQuestion(ctx context.Context, id, question string, r providers.Reply) error
 	// QuestionReply reads a question's reply; ok is false while it has none.
 	QuestionReply(ctx context.Context, id, question string) (r providers.Reply, ok bool, err error)
-	// CloseQuestion ends a question nobody waits for any more (its step
-	// ended): it is no longer open, and a reply to it is refused.
+	// CloseQuestion ends a question: nobody waits for it any more (its step
+	// ended), or its reply was taken. It is no longer open or left, and a
+	// reply to it is refused; a reply stored before stays readable.
 	CloseQuestion(ctx context.Context, id, question string) error
 }
 
@@ -42,6 +50,10 @@ type Question struct {
 	Message string         `json:"message"`
 	Schema  map[string]any `json:"schema"`
 	Asked   time.Time      `json:"asked"`
+	// Agent is the agent whose step asked (providers.Question.Agent).
+	Agent string `json:"agent,omitempty"`
+	// Reply is the reply stored, in LeftQuestions' answer only.
+	Reply *providers.Reply `json:"-"`
 }
 
 // ErrNoQuestion refuses a reply to a question that is not open.
@@ -72,38 +84,87 @@ func (svc *Service) SharedAsker(id string) providers.Asker {
 // AskShared is the providers.Asker of session id's human agents on a store
 // that shares questions: the question is stored, and its reply read until
 // it comes or ctx ends, when the question is closed so that no call asks it
-// any more.
+// any more. The reply taken, the question is closed too.
+//
+// A step of an agent whose previous step died with its replica (the run
+// taken up here) finds that step's question left behind: if it asks the
+// same thing, the person's reply to it, given or still to come, is this
+// step's, and the person is asked once; any other the agent left is closed.
 func (svc *Service) AskShared(ctx context.Context, id string, q providers.Question) (providers.Reply, error) {
 	box, ok := svc.store.(QuestionBox)
 	if !ok {
 		return providers.Reply{}, fmt.Errorf("%w: this store keeps no questions", providers.ErrNoAsker)
 	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	posted := Question{ID: "human_" + hex.EncodeToString(b), Message: q.Message, Schema: q.Schema, Asked: svc.now()}
 	wctx := context.WithoutCancel(ctx)
-	if err := box.PostQuestion(wctx, id, posted); err != nil {
-		return providers.Reply{}, fmt.Errorf("could not store the question for the person to answer: %w", err)
+	asked, found := svc.adoptLeftQuestion(wctx, box, id, q)
+	if !found {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		asked = Question{ID: "human_" + hex.EncodeToString(b), Message: q.Message, Schema: q.Schema, Asked: svc.now(), Agent: q.Agent}
+		// An outage is waited out: a person not asked is not a failed step.
+		err := svc.throughOutage(ctx, id, "the question of "+cmp.Or(q.Agent, "an agent"), func() error { return box.PostQuestion(wctx, id, asked) })
+		if err != nil {
+			return providers.Reply{}, fmt.Errorf("could not store the question for the person to answer: %w", err)
+		}
+	}
+	closeIt := func() {
+		if err := box.CloseQuestion(wctx, id, asked.ID); err != nil {
+			svc.log.Warn().Err(err).Str("session", id).Str("question", asked.ID).Msg("could not close a question nobody waits for; it is still offered to callers")
+		}
+	}
+	if asked.Reply != nil { // answered while no run held the session
+		closeIt()
+		return *asked.Reply, nil
 	}
 	t := time.NewTicker(questionPoll)
 	defer t.Stop()
 	for {
-		if r, ok, err := box.QuestionReply(wctx, id, posted.ID); err == nil && ok {
+		if r, ok, err := box.QuestionReply(wctx, id, asked.ID); err == nil && ok {
+			closeIt()
 			return r, nil
 		}
 		select {
 		case <-ctx.Done():
-			if err := box.CloseQuestion(wctx, id, posted.ID); err != nil {
-				svc.log.Warn().Err(err).Str("session", id).Str("question", posted.ID).Msg("could not close a question nobody waits for; it is still offered to callers")
-			}
+			closeIt()
 			// A reply that landed as the wait ended is still taken.
-			if r, ok, err := box.QuestionReply(wctx, id, posted.ID); err == nil && ok {
+			if r, ok, err := box.QuestionReply(wctx, id, asked.ID); err == nil && ok {
 				return r, nil
 			}
 			return providers.Reply{}, fmt.Errorf("nobody answered the question: %w", context.Cause(ctx))
 		case <-t.C:
 		}
 	}
+}
+
+// adoptLeftQuestion finds, among session id's questions left behind, the
+// one q's agent left asking the same thing, and closes every other its
+// agent left: the agent asks once at a time, so any question of its still
+// open was a dead step's. A question left by nobody's agent (asked before
+// questions named one) is left to the run's end.
+func (svc *Service) adoptLeftQuestion(ctx context.Context, box QuestionBox, id string, q providers.Question) (Question, bool) {
+	if q.Agent == "" {
+		return Question{}, false
+	}
+	left, err := box.LeftQuestions(ctx, id)
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Msg("could not read the questions a previous run left; the person is asked anew")
+		return Question{}, false
+	}
+	var adopted Question
+	found := false
+	for _, l := range left {
+		if l.Agent != q.Agent {
+			continue
+		}
+		if !found && l.Message == q.Message && sameSchema(l.Schema, q.Schema) {
+			adopted, found = l, true
+			continue
+		}
+		if err := box.CloseQuestion(ctx, id, l.ID); err != nil {
+			svc.log.Warn().Err(err).Str("session", id).Str("question", l.ID).Msg("could not close a question a previous run left; it is still offered to callers")
+		}
+	}
+	return adopted, found
 }
 
 // OpenQuestions lists session id's open questions on a store that shares
@@ -126,28 +187,73 @@ func (svc *Service) AnswerQuestion(ctx context.Context, id, question string, r p
 	return box.AnswerQuestion(ctx, id, question, r)
 }
 
+// sameSchema tells whether two forms are the same as the store keeps them:
+// compared as JSON, since a form read back has lists where it was asked
+// with typed slices.
+func sameSchema(a, b map[string]any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
 // sharedAsking is the context a run of s starts with on a store that shares
 // questions: its human agents ask through the store (AskShared) when the
 // caller gave no asker, as a run taken up by a replica resuming interrupted
 // runs has none, and its person is asked through any replica's call that
 // waits on the session.
-// The questions a previous run left open are closed first: this run holds
-// the session now, so no step waits for them, and a reply to one would be
-// read by nobody while the person is asked again.
+//
+// Of the questions a previous run left, a human agent's stay: its step
+// asking the same thing takes its reply (AskShared), and the run's end
+// closes the rest (closeLeftQuestions). Any other (an agent's ask for
+// approval) is closed now: a model's step is not asked again word for
+// word, and the person must not be asked for an approval nobody reads.
 func (svc *Service) sharedAsking(ctx context.Context, s *Session) context.Context {
 	box, ok := svc.store.(QuestionBox)
-	if !ok || !slices.ContainsFunc(s.Agents, Agent.IsHuman) {
+	if !ok {
 		return ctx
 	}
-	if open, err := box.OpenQuestions(ctx, s.ID); err == nil {
-		for _, q := range open {
-			if err := box.CloseQuestion(context.WithoutCancel(ctx), s.ID, q.ID); err != nil {
-				svc.log.Warn().Err(err).Str("session", s.ID).Str("question", q.ID).Msg("could not close a question a previous run left open")
-			}
+	left, err := box.LeftQuestions(ctx, s.ID)
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not read the questions a previous run left")
+	}
+	for _, q := range left {
+		if slices.ContainsFunc(s.Agents, func(a Agent) bool { return a.ID == q.Agent && a.IsHuman() }) {
+			continue
+		}
+		if err := box.CloseQuestion(context.WithoutCancel(ctx), s.ID, q.ID); err != nil {
+			svc.log.Warn().Err(err).Str("session", s.ID).Str("question", q.ID).Msg("could not close a question a previous run left")
 		}
 	}
-	if providers.AskerFrom(ctx) != nil {
+	if !slices.ContainsFunc(s.Agents, Agent.IsHuman) || providers.AskerFrom(ctx) != nil {
 		return ctx
 	}
 	return providers.WithAsker(ctx, svc.SharedAsker(s.ID))
+}
+
+// leftQuestionsWait bounds the run's end's closing of what it left.
+const leftQuestionsWait = 5 * time.Second
+
+// closeLeftQuestions closes, as a run of session id ends or a Finalize
+// ends the session, every question of the session still not closed: no
+// step waits any more (each closes its own), so what is left was a dead
+// run's that nobody asked again, and a person must not be asked it. It
+// runs before the session's claim goes, so no later run's question is
+// among them.
+func (svc *Service) closeLeftQuestions(id string) {
+	box, ok := svc.store.(QuestionBox)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leftQuestionsWait)
+	defer cancel()
+	left, err := box.LeftQuestions(ctx, id)
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", id).Msg("could not read the questions left as the run ended")
+		return
+	}
+	for _, q := range left {
+		if err := box.CloseQuestion(ctx, id, q.ID); err != nil {
+			svc.log.Warn().Err(err).Str("session", id).Str("question", q.ID).Msg("could not close a question left as the run ended")
+		}
+	}
 }

@@ -222,6 +222,9 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	if s.prompts == nil && !s.Foreign {
 		s.prompts = newPromptSet(s) // read from the store: ours alone
 	}
+	// Before runs.mu, which is never held across a store call: a slow
+	// database would stall every run of the process.
+	asking := svc.sharedAsking(ctx, s)
 	svc.runs.mu.Lock()
 	if svc.runs.closed { // Shutdown took its list of runs meanwhile
 		svc.runs.mu.Unlock()
@@ -237,7 +240,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	if s.prompts != nil {
 		svc.sessions.setups.Put(id, s)
 	}
-	base := withRunLease(context.WithoutCancel(svc.sharedAsking(ctx, s)), claim)
+	base := withRunLease(context.WithoutCancel(asking), claim)
 	rctx, cancelRun := context.WithCancelCause(base)
 	late, cancelLate := context.WithCancelCause(base)
 	cancel := stopRun(cancelRun, cancelLate)
@@ -260,6 +263,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			svc.sessions.derived.Delete(id)
 			svc.sessions.forgetUnstepped(id, s, r.res)
 			svc.servers.close(id)
+			svc.closeLeftQuestions(id)
 			switch {
 			case r.handOver:
 				claim.handOver()
@@ -467,7 +471,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				}
 				continue
 			}
-			svc.over(dctx, s, "the run", &down)
+			svc.over(dctx, s.ID, "the run", &down)
 		}
 		if st.Life.Status != StatusRunning {
 			// Cancel the steps still calling their models (they write
@@ -514,7 +518,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				svc.keepFinalSpend(dctx, s, &draft, nil)
 				return svc.stop(dctx, r, s, own, results, err)
 			}
-			svc.over(dctx, s, "the run", &down)
+			svc.over(dctx, s.ID, "the run", &down)
 			return res, nil
 		case StatusCancelled:
 			svc.tell(svc.progress(s, st, ProgressCancelled, "", "session cancelled"))
@@ -593,7 +597,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 					}
 				}
 				if lr.res != nil {
-					svc.over(dctx, s, "the run", &down)
+					svc.over(dctx, s.ID, "the run", &down)
 					newest := r.landed(lr.res.state)
 					if svc.hears(s.ID, ObservedProgress) {
 						svc.tell(svc.stepProgress(dctx, s, lr.res, newest, r.counted(own)))
@@ -844,7 +848,7 @@ func (svc *Service) whileDown(ctx context.Context, r *Run, s *Session, write fun
 			return err
 		}
 		pctx, stop := r.whileHeld(ctx)
-		perr := svc.pause(pctx, s, "the run's end", &down, err)
+		perr := svc.pause(pctx, s.ID, "the run's end", &down, err)
 		stop()
 		if perr != nil {
 			r.leaveLease = true

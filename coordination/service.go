@@ -115,12 +115,16 @@ type Service struct {
 	// not started yet: their run was asked for before they existed, so it
 	// lifts no cancel at all (cancelfence.go). Bounded: a session created
 	// and never started here is forgotten, and then counts as a resume.
-	fresh    *lru[string, struct{}]
-	statuses *statuses   // status.json versions waiting to be written (status.go)
-	subs     subscribers // who hears the sessions (observe.go)
-	shown    *shown      // snapshots as prompts show them (files.go)
-	spool    spool       // spend kept on disk until the store takes it (spendspool.go)
-	counts   counts      // what an operator watches (counts.go)
+	fresh *lru[string, struct{}]
+	// resumeWaits holds the sessions whose resume failed, and when each
+	// may be tried again (resumebackoff.go). Bounded: a wait forgotten
+	// is a retry sooner, never a session lost.
+	resumeWaits *lru[string, resumeWait]
+	statuses    *statuses   // status.json versions waiting to be written (status.go)
+	subs        subscribers // who hears the sessions (observe.go)
+	shown       *shown      // snapshots as prompts show them (files.go)
+	spool       spool       // spend kept on disk until the store takes it (spendspool.go)
+	counts      counts      // what an operator watches (counts.go)
 
 	// The rooms' caches are bounded, so a server that runs for weeks keeps
 	// what its live sessions need and not a trace of every session it saw
@@ -141,7 +145,7 @@ func NewService(store Store, opts Options) *Service {
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
 		models:  newModels(opts.Open),
 		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
-		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, fresh: newLRU[string, struct{}](endedMax), shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
+		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, fresh: newLRU[string, struct{}](endedMax), resumeWaits: newLRU[string, resumeWait](endedMax), shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
 	svc.hosts = hosts{svc}
 	return svc
 }

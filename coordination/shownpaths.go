@@ -2,8 +2,12 @@ package coordination
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 )
+
+// holderFacts is what holder says of a lease's owner beyond its id.
+var holderFacts = regexp.MustCompile(`\(pid \d+ on [^,()]*, alive at [^()]*\)`)
 
 // sessionsDirer is a store that keeps its sessions under one directory (the
 // file store).
@@ -13,13 +17,17 @@ type sessionsDirer interface{ SessionsDir() string }
 // must not see them (Options.RelativeDirs: HTTP clients, tenants): a path
 // inside a session reads "session <id>'s <path in the session>", a session's
 // directory "session <id>'s directory", and the sessions and state
-// directories (a tenant's included) by those words. Errors from the store
+// directories (a tenant's included) by those words; a lease holder's pid,
+// host and heartbeat read "(another server process)". Errors from the store
 // carry real paths, which the operator's log keeps; without RelativeDirs (the
 // CLI, stdio) text is returned as is.
 func (svc *Service) HidePaths(text string) string {
 	if !svc.opts.RelativeDirs {
 		return text
 	}
+	// A lease holder's process, host and heartbeat (holder) are the
+	// server's too.
+	text = holderFacts.ReplaceAllString(text, "(another server process)")
 	st, ok := svc.store.(sessionsDirer)
 	if !ok || st.SessionsDir() == "" {
 		return text

@@ -350,7 +350,11 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 	defer cancel()
 	t := &attempts{usage: providers.Free()}
 	watch := svc.activityWatcher(s.ID, v.Agent, step)
-	images, err := svc.images(ctx, s)
+	var images []providers.Image
+	err = svc.throughOutage(ctx, s.ID, "the step of "+v.Agent, func() (err error) {
+		images, err = svc.images(ctx, s)
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, providers.Usage{}, context.Cause(ctx)
@@ -436,7 +440,7 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 // one whose session was cancelled since it began (cancels: the count then;
 // cancelfence.go).
 func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, v *view, e *Entry, tally bool, cancels int) (*StepResult, error) {
-	svc.beforeLand(s, lock.Step(), e)
+	svc.beforeLand(ctx, s, lock.Step(), e)
 	entry, unlock, err := svc.appendLanding(ctx, s, lock, claim, e, cancels)
 	claim.release()
 	lock.Release()
@@ -480,21 +484,17 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 // its lock and lease and tries the landing again, fenced each time
 // (outage.go), until the store answers or the step is cancelled; the
 // session lock is let go while it waits.
-func (svc *Service) appendLanding(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, e *Entry, cancels int) (Entry, func(), error) {
-	var down outage
-	what := "the step of " + e.Agent
-	for {
-		entry, unlock, err := svc.tryLanding(ctx, s, lock, claim, e, cancels, down.tries > 0)
-		if !svc.storeDown(err) {
-			if err == nil {
-				svc.over(ctx, s, what, &down)
-			}
-			return entry, unlock, err
-		}
-		if svc.pause(ctx, s, what, &down, err) != nil {
-			return Entry{}, nil, err
-		}
+func (svc *Service) appendLanding(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, e *Entry, cancels int) (entry Entry, unlock func(), err error) {
+	retried := false
+	err = svc.throughOutage(ctx, s.ID, "the step of "+e.Agent, func() (err error) {
+		entry, unlock, err = svc.tryLanding(ctx, s, lock, claim, e, cancels, retried)
+		retried = true // tried again only after the store was unreachable
+		return err
+	})
+	if err != nil {
+		return Entry{}, nil, err
 	}
+	return entry, unlock, nil
 }
 
 // tryLanding is one attempt of appendLanding; retried says an earlier one

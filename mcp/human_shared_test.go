@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +22,15 @@ import (
 // adjusts their services' options.
 func pgServers(t *testing.T, n int, tune ...func(*coordination.Options)) []*Server {
 	t.Helper()
+	return pgServersWith(t, make([]Options, n), tune...)
+}
+
+// pgServersWith is pgServers with each server's own options.
+func pgServersWith(t *testing.T, each []Options, tune ...func(*coordination.Options)) []*Server {
+	t.Helper()
 	dsn := pgtest.Schema(t)
 	var out []*Server
-	for range n {
+	for _, mo := range each {
 		db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +44,8 @@ func pgServers(t *testing.T, n int, tune ...func(*coordination.Options)) []*Serv
 		for _, f := range tune {
 			f(&opts)
 		}
-		out = append(out, New(coordination.NewService(st, opts), Options{ValidateOutput: true}))
+		mo.ValidateOutput = true
+		out = append(out, New(coordination.NewService(st, opts), mo))
 	}
 	return out
 }
@@ -205,30 +214,169 @@ func TestAHumanTeamTakenUpByAnotherReplicaIsStillAsked(t *testing.T) {
 	t.Fatalf("the person was not asked after the hand-over (asked %d times): %s", len(u.questions()), text(res))
 }
 
-// TestARunClosesTheQuestionsADeadRunLeftOpen: a question a dead replica's
-// run left open is closed when a run takes the session up, so the person
-// is asked once, by the step that waits for the reply, not also through
-// the orphan nobody reads.
-func TestARunClosesTheQuestionsADeadRunLeftOpen(t *testing.T) {
+// deadRunsQuestion is the question session id's human agent "me" asks
+// first, as a run on svc asked it before that run ended without closing it
+// (its replica died): the run is started with an asker that only listens,
+// and cancelled as soon as the person is asked; the question is then put
+// back in the store as the dead run left it, under the id orphan.
+func deadRunsQuestion(t *testing.T, svc *coordination.Service, id, orphan string) coordination.Question {
+	t.Helper()
+	ctx := context.Background()
+	asked := make(chan providers.Question, 1)
+	listen := func(ctx context.Context, q providers.Question) (providers.Reply, error) {
+		select {
+		case asked <- q:
+		default:
+		}
+		<-ctx.Done()
+		return providers.Reply{}, ctx.Err()
+	}
+	if _, _, err := svc.Start(providers.WithAsker(ctx, listen), id); err != nil {
+		t.Fatal(err)
+	}
+	var q providers.Question
+	select {
+	case q = <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the person was never asked")
+	}
+	if _, err := svc.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	left := coordination.Question{ID: orphan, Message: q.Message, Schema: q.Schema, Agent: q.Agent, Asked: time.Now()}
+	if left.Agent != "me" {
+		t.Fatalf("the question names agent %q, want me", left.Agent)
+	}
+	// Through JSON, as the store keeps it, so the form compares as read back.
+	body, _ := json.Marshal(left.Schema)
+	left.Schema = nil
+	if err := json.Unmarshal(body, &left.Schema); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Store().(coordination.QuestionBox).PostQuestion(ctx, id, left); err != nil {
+		t.Fatal(err)
+	}
+	return left
+}
+
+// slowBotsTeam is humanTeam with sims that take a second a step, so the
+// person's first question is asked before any answer lands and asked the
+// same way when the session is taken up again.
+func slowBotsTeam(t *testing.T, svc *coordination.Service, id string) *coordination.Session {
+	t.Helper()
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{
+		Task:      "What is 17 * 23?",
+		Agents:    []coordination.Agent{{ID: "me", Model: "human"}, {ID: "bot_a", Model: "sim/strong:latency=1s"}, {ID: "bot_b", Model: "sim/strong:latency=1s"}},
+		SessionID: id,
+		Rules:     coordination.Rules{TimeoutSeconds: 30},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestAReplyToADeadRunsQuestionIsTakenByTheRunThatTakesItUp: the person
+// answered the question a replica asked just as it died. The run taking the
+// session up asks the same thing, and takes that reply: the person is not
+// asked for their answer again. It used to close the dead run's questions
+// at its start and ask anew, and the reply was lost.
+func TestAReplyToADeadRunsQuestionIsTakenByTheRunThatTakesItUp(t *testing.T) {
+	servers := pgServers(t, 2)
+	a, b := servers[0].Service(), servers[1].Service()
+	ctx := context.Background()
+	s := slowBotsTeam(t, a, "answered_orphan")
+	left := deadRunsQuestion(t, a, s.ID, "human_orphan")
+	// An approval a dead step of a bot left: no step asks it again, so the
+	// run's end closes it.
+	approval := coordination.Question{ID: "human_approval", Message: "Agent bot_a asks to run run_command. Approve?", Agent: "bot_a", Asked: time.Now()}
+	if err := a.Store().(coordination.QuestionBox).PostQuestion(ctx, s.ID, approval); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AnswerQuestion(ctx, s.ID, left.ID, providers.Reply{Action: providers.ReplyAccept, Content: map[string]any{"answer": "391"}}); err != nil {
+		t.Fatal(err)
+	}
+	u := &user{reply: aHuman("999, asked again")}
+	c := inProcessAsking(t, servers[1], false, u)
+	res := callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": s.ID, "wait": true, "detail": "full"}))
+	var tr coordination.TeamResult
+	decode(t, res, &tr)
+	var mine []string
+	for _, ans := range tr.Answers {
+		if ans.AgentID == "me" {
+			mine = append(mine, ans.Content)
+		}
+	}
+	if len(mine) == 0 || !strings.Contains(mine[0], "391") {
+		t.Fatalf("the person's answers %q; want the reply given to the dead run's question first: %s", mine, text(res))
+	}
+	for _, q := range u.questions() {
+		if _, ok := formOf(q)["properties"].(map[string]any)["answer"]; ok && strings.Contains(q.Message, "Write your answer") {
+			t.Fatalf("the person was asked for their first answer again: %q", q.Message)
+		}
+	}
+	if rest, err := b.Store().(coordination.QuestionBox).LeftQuestions(ctx, s.ID); err != nil || len(rest) != 0 {
+		t.Fatalf("questions left after the run: %+v, %v; want every one closed", rest, err)
+	}
+}
+
+// TestAQuestionADeadRunLeftIsAskedOnce: a question a dead replica's run
+// left open is the one the person is asked when the run that takes the
+// session up asks the same thing; one its agent left asking something else
+// is closed, so the person is not asked a stale question beside the live
+// one.
+func TestAQuestionADeadRunLeftIsAskedOnce(t *testing.T) {
 	servers := pgServers(t, 1)
 	svc := servers[0].Service()
 	ctx := context.Background()
-	s := humanTeam(t, svc, "orphaned")
-	orphan := coordination.Question{ID: "human_orphan", Message: "What is 17 * 23?", Asked: time.Now()}
-	if err := svc.Store().(coordination.QuestionBox).PostQuestion(ctx, s.ID, orphan); err != nil {
+	s := slowBotsTeam(t, svc, "orphaned")
+	box := svc.Store().(coordination.QuestionBox)
+	stale := coordination.Question{ID: "human_stale", Message: "What was 17 * 22?", Agent: "me", Asked: time.Now().Add(-time.Minute)}
+	if err := box.PostQuestion(ctx, s.ID, stale); err != nil {
 		t.Fatal(err)
 	}
+	left := deadRunsQuestion(t, svc, s.ID, "human_orphan")
 	if _, _, err := svc.Start(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // the run's own human step asks
 	open := untilAsked(t, svc, s.ID)
-	for _, q := range open {
-		if q.ID == orphan.ID {
-			t.Fatalf("the dead run's question is still open beside the run's own: %+v", open)
+	if len(open) != 1 || open[0].ID != left.ID {
+		t.Fatalf("open questions: %+v; want only the dead run's, asked again", open)
+	}
+	if err := svc.AnswerQuestion(ctx, s.ID, left.ID, providers.Reply{Action: providers.ReplyAccept, Content: map[string]any{"answer": "391"}}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		l, err := svc.Ledger(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(l.Agents["me"], func(e coordination.Entry) bool { return strings.Contains(e.Content, "391") }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reply to the dead run's question never reached the run's step")
 		}
 	}
-	if len(open) != 1 {
-		t.Fatalf("open questions: %+v; want the run's one", open)
+	if _, err := svc.Cancel(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAFinalizeClosesTheQuestionsADeadRunLeft: a session whose replica died
+// while its person was asked is finalized; nobody will ask that question
+// again, so it is closed, not offered to callers for ever.
+func TestAFinalizeClosesTheQuestionsADeadRunLeft(t *testing.T) {
+	servers := pgServers(t, 1)
+	svc := servers[0].Service()
+	ctx := context.Background()
+	s := slowBotsTeam(t, svc, "finalized_orphan")
+	deadRunsQuestion(t, svc, s.ID, "human_orphan")
+	if _, err := svc.Finalize(ctx, s.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := svc.Store().(coordination.QuestionBox).LeftQuestions(ctx, s.ID); err != nil || len(left) != 0 {
+		t.Fatalf("questions left after the session was finalized: %+v, %v", left, err)
 	}
 }

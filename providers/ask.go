@@ -18,6 +18,10 @@ import (
 type Question struct {
 	Message string
 	Schema  map[string]any
+	// Agent is the id of the agent whose step asks. It is not shown: a
+	// store that keeps questions for a run taken up elsewhere tells by it
+	// which questions a dead run's step of the same agent left behind.
+	Agent string
 }
 
 // Reply is the person's answer: Action is accept, decline or cancel (MCP

@@ -57,6 +57,42 @@ func (s *Store) OpenQuestions(ctx context.Context, id string) ([]coordination.Qu
 	return qs, nil
 }
 
+// LeftQuestions lists the questions not closed, answered or not, oldest
+// first, each with its reply.
+func (s *Store) LeftQuestions(ctx context.Context, id string) ([]coordination.Question, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.pool.Query(ctx, `SELECT question, reply FROM questions
+		WHERE tenant = $1 AND session_id = $2 AND NOT closed ORDER BY asked_at, id`, s.tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading the questions left in session %q: %w", id, err)
+	}
+	defer rows.Close()
+	var qs []coordination.Question
+	for rows.Next() {
+		var q coordination.Question
+		var data, reply []byte
+		if err := rows.Scan(&data, &reply); err != nil {
+			return nil, fmt.Errorf("reading the questions left in session %q: %w", id, err)
+		}
+		if err := json.Unmarshal(data, &q); err != nil {
+			return nil, fmt.Errorf("a question left in session %q is damaged: %w", id, err)
+		}
+		if reply != nil {
+			q.Reply = new(providers.Reply)
+			if err := json.Unmarshal(reply, q.Reply); err != nil {
+				return nil, fmt.Errorf("the reply to question %s of session %q is damaged: %w", q.ID, id, err)
+			}
+		}
+		qs = append(qs, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the questions left in session %q: %w", id, err)
+	}
+	return qs, nil
+}
+
 // AnswerQuestion stores the reply to an open question; the first stands.
 func (s *Store) AnswerQuestion(ctx context.Context, id, question string, r providers.Reply) error {
 	if err := live(ctx, id); err != nil {
@@ -98,13 +134,13 @@ func (s *Store) QuestionReply(ctx context.Context, id, question string) (provide
 	return r, true, nil
 }
 
-// CloseQuestion ends a question nobody waits for; a reply stored first
-// stands.
+// CloseQuestion ends a question nobody waits for, or whose reply was
+// taken; a reply stored first stays readable.
 func (s *Store) CloseQuestion(ctx context.Context, id, question string) error {
 	if err := live(ctx, id); err != nil {
 		return err
 	}
-	if _, err := s.db.pool.Exec(ctx, `UPDATE questions SET closed = true WHERE tenant = $1 AND session_id = $2 AND id = $3 AND reply IS NULL`,
+	if _, err := s.db.pool.Exec(ctx, `UPDATE questions SET closed = true WHERE tenant = $1 AND session_id = $2 AND id = $3 AND NOT closed`,
 		s.tenant, id, question); err != nil {
 		return fmt.Errorf("closing question %s of session %q: %w", question, id, err)
 	}

@@ -51,6 +51,18 @@ func TestQuestionsAreSharedByReplicas(t *testing.T) {
 	if err != nil || !ok || got.Action != providers.ReplyAccept || got.Content["answer"] != "391" {
 		t.Fatalf("the asker reads %+v, %v, %v; want the first reply", got, ok, err)
 	}
+	left, err := a.LeftQuestions(ctx, "asked")
+	if err != nil || len(left) != 2 || left[0].ID != "human_1" || left[0].Reply == nil || left[0].Reply.Content["answer"] != "391" || left[1].Reply != nil {
+		t.Fatalf("questions left: %+v, %v; want the answered one with its reply and the open one", left, err)
+	}
+	// The reply taken, the asker closes its question: no longer left, its
+	// reply still readable.
+	if err := boxA.CloseQuestion(ctx, "asked", "human_1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := b.QuestionReply(ctx, "asked", "human_1"); err != nil || !ok || got.Content["answer"] != "391" {
+		t.Fatalf("a closed question's reply reads %+v, %v, %v", got, ok, err)
+	}
 	if err := boxA.CloseQuestion(ctx, "asked", "human_2"); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +71,12 @@ func TestQuestionsAreSharedByReplicas(t *testing.T) {
 	}
 	if err := b.AnswerQuestion(ctx, "asked", "human_2", reply); !errors.Is(err, coordination.ErrNoQuestion) {
 		t.Fatalf("a reply to a closed question: %v, want ErrNoQuestion", err)
+	}
+	if left, err := b.LeftQuestions(ctx, "asked"); err != nil || len(left) != 0 {
+		t.Fatalf("questions left once both are closed: %+v, %v", left, err)
+	}
+	if qs, err := other.(coordination.QuestionBox).LeftQuestions(ctx, "asked"); err != nil || len(qs) != 0 {
+		t.Fatalf("another tenant sees %+v, %v left; want nothing", qs, err)
 	}
 	if err := boxA.PostQuestion(ctx, "no-such-session", q); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Fatalf("a question of an unknown session: %v, want ErrSessionNotFound", err)

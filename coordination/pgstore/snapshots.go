@@ -31,10 +31,21 @@ func (s *Store) WorkDir(id string) string {
 	if s.db.workDir == "" || coordination.CheckSessionID(id) != nil {
 		return ""
 	}
-	if s.tenant == coordination.DefaultTenant {
-		return filepath.Join(s.db.workDir, "sessions", id)
+	return filepath.Join(s.SessionsDir(), id)
+}
+
+// SessionsDir is the directory of this tenant's sessions' workspaces on
+// this replica ("" without a WorkDir): the service hides it, and every path
+// under it, from clients that must not see the server's paths
+// (coordination.Service.HidePaths), as it hides the file store's.
+func (s *Store) SessionsDir() string {
+	switch {
+	case s.db.workDir == "":
+		return ""
+	case s.tenant == coordination.DefaultTenant:
+		return filepath.Join(s.db.workDir, "sessions")
 	}
-	return filepath.Join(s.db.workDir, "tenants", s.tenant, "sessions", id)
+	return filepath.Join(s.db.workDir, "tenants", s.tenant, "sessions")
 }
 
 // Snapshots implements coordination.WorkspaceStore.

@@ -96,7 +96,7 @@ func Ask(req providers.Request) providers.Question {
 	}
 	canVote := offers[providers.ToolVote] && len(req.VoteEnum) > 0
 	canAnswer := offers[providers.ToolNewAnswer]
-	return providers.Question{Message: message(req, canAnswer, canVote), Schema: schema(canAnswer, canVote, req.VoteEnum)}
+	return providers.Question{Message: message(req, canAnswer, canVote), Schema: schema(canAnswer, canVote, req.VoteEnum), Agent: req.AgentID}
 }
 
 func schema(canAnswer, canVote bool, choices []string) map[string]any {

@@ -1,0 +1,41 @@
+package coordination
+
+import (
+	"context"
+	"fmt"
+)
+
+// HeldElsewhere tells whether session id's run is held, alive, by another
+// process or replica sharing the store: a caller may follow it there
+// without running anything here.
+func (svc *Service) HeldElsewhere(ctx context.Context, id string) bool {
+	if _, here := svc.Running(id); here {
+		return false
+	}
+	ls, ok := svc.store.(LeaseStore)
+	if !ok {
+		return false
+	}
+	l, err := ls.ReadRun(ctx, id)
+	return err == nil && l.Held(svc.now())
+}
+
+// NotStarted records that session id, which this service created for a
+// run, was refused that run before it started (the server at its limit of
+// runs): it reads cancelled, saying why, rather than running with nothing
+// running it, and a later run of it resumes it. It tells whether it did; a
+// session this service did not create for a run, or that started, is left
+// as it is.
+func (svc *Service) NotStarted(ctx context.Context, id, why string) (bool, error) {
+	if !svc.fresh.DeleteIf(id, func(struct{}) bool { return true }) {
+		return false, nil
+	}
+	if svc.HeldElsewhere(ctx, id) { // started elsewhere meanwhile
+		return false, nil
+	}
+	res, err := svc.markCancelled(ctx, id, "not started: "+why, false)
+	if err != nil {
+		return false, fmt.Errorf("could not record that session %q was not started: %w", id, err)
+	}
+	return res.Status == StatusCancelled, nil
+}

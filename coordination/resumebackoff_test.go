@@ -1,0 +1,57 @@
+package coordination_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// TestAResumeThatKeepsFailingWaitsBeforeTheNext: an interrupted session
+// whose resume fails (a host agent, which no server run can step) is not
+// claimed again at every look once its lease expires: each claim wrote a
+// "resumed" event and a warning, every few seconds, for ever.
+func TestAResumeThatKeepsFailingWaitsBeforeTheNext(t *testing.T) {
+	st := memstore.New()
+	opts := coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), RunHeartbeat: 10 * time.Millisecond, RunLeaseTTL: 50 * time.Millisecond}
+	// Two replicas: each takes over the lease the other's failed try left.
+	replicas := []*coordination.Service{coordination.NewService(st, opts), coordination.NewService(st, opts)}
+	svc := replicas[0]
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Driver: coordination.DriverStep,
+		Agents: []coordination.Agent{{ID: "me", Model: "host"}, {ID: "agent_a", Model: "sim"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run that died holding it.
+	if _, err := st.AcquireRun(ctx, s.ID, coordination.LeaseOwner{ID: "dead-run", Host: coordination.ThisHost(), PID: 1}, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		time.Sleep(80 * time.Millisecond) // the lease the last try left expires
+		if resumed, err := replicas[i%2].ResumeInterrupted(ctx); err != nil || len(resumed) != 0 {
+			t.Fatalf("resumed %v, %v; want the session's resume to fail", resumed, err)
+		}
+	}
+	view, err := svc.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tries := 0
+	for _, ev := range view.Timeline {
+		if ev.Type == "resumed" {
+			tries++
+		}
+	}
+	if tries != 2 {
+		t.Fatalf("the failing resume was tried %d times in six looks of two replicas; want once by each, then a wait", tries)
+	}
+	if view.Result == nil || view.Result.Status != coordination.StatusInterrupted {
+		t.Fatalf("the session reads %+v, want interrupted", view.Result)
+	}
+}
