@@ -287,14 +287,15 @@ func (r *receipts) await(ctx context.Context, key string, n int, deadline time.T
 }
 
 // forget drops a handler's count after its wait was abandoned, so the maps
-// do not grow with lost notifications.
+// do not grow with lost notifications. Which of the writes so far were its
+// own is not known, so as many as it sent are taken off the written count:
+// another request waiting under the same key is never counted as written
+// what it is not (it waits longer, never shorter).
 func (r *receipts) forget(key string, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent[key] -= n
-	if r.written[key] > r.sent[key] {
-		r.written[key] = max(r.sent[key], 0)
-	}
+	r.written[key] -= min(n, r.written[key])
 	if r.sent[key] <= 0 {
 		delete(r.sent, key)
 		delete(r.written, key)

@@ -406,3 +406,40 @@ func TestACancelledRequestLeavesNoReceiptsBehind(t *testing.T) {
 		t.Fatalf("the next request's one written notification was awaited %v: the gone request's were still counted", d)
 	}
 }
+
+// TestAForgottenRequestDoesNotHurryAnotherUnderItsToken: two requests of a
+// tenant share a progress token (stateless HTTP clients number their
+// requests alike). The first's five notifications were written, then its
+// client went away; the second's three are not written yet, so its result
+// must wait for them. The forget counted the first's writes as the
+// second's, and the second's result overtook its own progress.
+func TestAForgottenRequestDoesNotHurryAnotherUnderItsToken(t *testing.T) {
+	r := newReceipts()
+	line := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"message":"x"}}` + "\n")
+	for range 5 {
+		r.expect("1")
+		r.observe(line)
+	}
+	for range 3 {
+		r.expect("1")
+	}
+	r.forget("1", 5)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.await(context.Background(), "1", 3, time.Now().Add(time.Minute))
+	}()
+	select {
+	case <-done:
+		t.Fatal("the second request's wait ended with none of its notifications written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	for range 3 {
+		r.observe(line)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second request's wait did not end once its notifications were written")
+	}
+}

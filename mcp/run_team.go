@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -82,6 +83,10 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 		how = waitNot
 	}
 	run, ended, err := h.waitRun(ctx, req, s.ID, how)
+	if errors.Is(err, coordination.ErrSessionRunning) && how == waitNot {
+		// Another replica runs it: the call that does not wait says so.
+		err, ended = nil, false
+	}
 	if err != nil {
 		return nil, err
 	}

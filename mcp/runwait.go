@@ -9,6 +9,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // How long a call waits on a session's run (run_team, checkpoint).
@@ -41,15 +42,27 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 	}
 	// A run slot is taken unless the run is already going; the call that
 	// turns out not to start it (another request started it first) gives
-	// the slot straight back.
+	// the slot straight back. A run held by another replica is followed
+	// without one: this server runs nothing for it. A session this call
+	// created and could not start is left cancelled, not running with
+	// nothing running it (notStarted).
 	release := func() {}
+	elsewhere := false
 	if _, running := h.svc(ctx).Running(id); !running {
 		if release, err = h.runs.acquire(tenantOf(ctx)); err != nil {
-			p.stop()
-			return nil, false, err
+			if !h.svc(ctx).HeldElsewhere(ctx, id) {
+				p.stop()
+				return nil, false, h.notStarted(ctx, id, err)
+			}
+			release, elsewhere = func() {}, true
 		}
 	}
-	run, started, err := h.svc(ctx).Start(ctx, id)
+	started := false
+	if elsewhere {
+		err = fmt.Errorf("%w: it runs on another replica", coordination.ErrSessionRunning)
+	} else {
+		run, started, err = h.svc(ctx).Start(ctx, id)
+	}
 	if errors.Is(err, coordination.ErrSessionRunning) && how != waitNot {
 		// Another process or replica runs it: wait on that run instead.
 		run, err = h.svc(ctx).Follow(ctx, id)
@@ -57,6 +70,9 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 	if err != nil {
 		release()
 		p.stop()
+		if run == nil && !errors.Is(err, coordination.ErrSessionRunning) {
+			err = h.notStarted(ctx, id, err)
+		}
 		return nil, false, err
 	}
 	if !started {
@@ -79,13 +95,19 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 		defer t.Stop()
 		limit = t.C
 	}
-	// A human agent's question ends the wait: the caller asks it (human.go).
+	// A human agent's question ends the wait when this caller can ask it
+	// (human.go, askHumans); one that cannot waits on.
 	defer h.questions.watch(tenantOf(ctx), id)()
-	asked := h.questions.posted(tenantOf(ctx), id)
+	var asked <-chan struct{}
+	st, _ := readRoundState(req)
+	askable := canElicit(ctx) == nil && st.Round < maxAsksPerCall
+	if askable {
+		asked = h.questions.posted(tenantOf(ctx), id)
+	}
 	// A store that shares questions (human.go) is read for them, whichever
 	// replica's run asked.
 	var sharedAsked <-chan time.Time
-	if h.svc(ctx).SharesQuestions() {
+	if askable && h.svc(ctx).SharesQuestions() {
 		t := time.NewTicker(sharedQuestionsPoll)
 		defer t.Stop()
 		sharedAsked = t.C
@@ -135,4 +157,22 @@ waiting:
 		}
 		return run, false, nil
 	}
+}
+
+// notStarted is err, the refusal of a run of session id before it started;
+// a session this call created for that run is left cancelled, and the error
+// names it so that the caller resumes it rather than create another.
+func (h *handler) notStarted(ctx context.Context, id string, err error) error {
+	why := "its run could not start: " + providers.MaskKeys(h.svc(ctx).HidePaths(err.Error()))
+	if errors.Is(err, errTooManyRuns) {
+		why = "the server was at its limit of running teams"
+	}
+	left, cerr := h.svc(ctx).NotStarted(context.WithoutCancel(ctx), id, why)
+	if cerr != nil {
+		h.log.Warn().Err(cerr).Str("session", id).Msg("a session created for a run that was refused still reads running")
+	}
+	if !left {
+		return err
+	}
+	return fmt.Errorf("%w (session %s was created but not started, and reads cancelled: run it later with run_team{session_id: %q})", err, id, id)
 }

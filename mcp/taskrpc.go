@@ -42,10 +42,9 @@ func (s *Server) taskMethod(ctx context.Context, msg []byte) (reply []byte, ok b
 			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{extTasks: map[string]any{}}}}), true
 	}
 	taskID := gjson.GetBytes(msg, "params.taskId").String()
-	tenant := tenantOf(ctx)
 	switch method {
 	case "tasks/get":
-		t, err := s.handler.tasks.get(tenant, taskID)
+		t, err := s.handler.task(ctx, taskID)
 		if err != nil {
 			return rpcError(rpcID, mcpgo.INVALID_PARAMS, "Failed to retrieve task: "+err.Error()+"; a task is kept an hour after it ends, and its session resumes with run_team{session_id}", nil), true
 		}
@@ -54,7 +53,7 @@ func (s *Server) taskMethod(ctx context.Context, msg []byte) (reply []byte, ok b
 		// run_team's tasks never ask for input (a team with human agents
 		// is not made a task), so there is nothing outstanding to answer:
 		// the extension says to ignore such responses.
-		if _, err := s.handler.tasks.get(tenant, taskID); err != nil {
+		if _, err := s.handler.task(ctx, taskID); err != nil {
 			return rpcError(rpcID, mcpgo.INVALID_PARAMS, "Failed to update task: "+err.Error(), nil), true
 		}
 	default:

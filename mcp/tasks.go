@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,9 +95,12 @@ func (t *teamTask) handle() TaskHandle {
 	return h
 }
 
-// taskTable holds the tasks of this process, by id. Ids are 128 random
-// bits: the extension lets them act as bearer tokens, and a task is found
-// only by the tenant that made it.
+// taskTable holds the tasks of this process, by id. An id is its session's
+// id, then "." and "f" or "b" (the result asked for whole or brief), then
+// 128 random bits, the table's key. A task is found only by the tenant
+// that made it: another replica, which never saw the task, answers for it
+// from its session (storedTask), read through the tenant's own store as
+// every session is, so an id tells no more than the session's id does.
 type taskTable struct {
 	mu   sync.Mutex
 	byID map[string]*teamTask
@@ -113,11 +117,11 @@ var errTaskNotFound = errors.New("task not found")
 
 // create makes a working task for a session's run; nil when the table is
 // full of tasks still working.
-func (tt *taskTable) create(tenant, session string) *teamTask {
+func (tt *taskTable) create(tenant, session string, full bool) *teamTask {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	now := tt.now()
-	t := &teamTask{id: hex.EncodeToString(b[:]), tenant: tenant, session: session, created: now, updated: now, status: taskWorking,
+	t := &teamTask{id: taskID(session, full, hex.EncodeToString(b[:])), tenant: tenant, session: session, created: now, updated: now, status: taskWorking,
 		message: fmt.Sprintf("team %s is running; team_status{session_id: %q} shows its progress", session, session)}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -127,6 +131,28 @@ func (tt *taskTable) create(tenant, session string) *teamTask {
 	}
 	tt.byID[t.id] = t
 	return t
+}
+
+// taskID is the id of a task of session, its result whole (full) or
+// brief, with random as its secret part.
+func taskID(session string, full bool, random string) string {
+	mode := "b"
+	if full {
+		mode = "f"
+	}
+	return session + "." + mode + random
+}
+
+// parseTaskID reads a task's session and result detail out of its id.
+func parseTaskID(id string) (session string, full, ok bool) {
+	session, rest, found := strings.Cut(id, ".")
+	if !found || len(rest) != 33 || (rest[0] != 'f' && rest[0] != 'b') || coordination.CheckSessionID(session) != nil {
+		return "", false, false
+	}
+	if _, err := hex.DecodeString(rest[1:]); err != nil {
+		return "", false, false
+	}
+	return session, rest[0] == 'f', true
 }
 
 // drop forgets a task whose run could not start.
@@ -215,7 +241,7 @@ func wantsTask(ctx context.Context) bool {
 // runs it) and returns a task handle at once; the task completes with the
 // result run_team would have returned, full or brief as asked.
 func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id string, full bool) (*mcpgo.CallToolResult, bool, error) {
-	t := h.tasks.create(tenantOf(ctx), id)
+	t := h.tasks.create(tenantOf(ctx), id, full)
 	if t == nil {
 		return nil, false, nil
 	}
@@ -249,7 +275,11 @@ const resultTypeTask mcpgo.ResultType = "task"
 // endResult is what run_team returns for a run that has ended, and the
 // team's status.
 func (h *handler) endResult(ctx context.Context, run *coordination.Run, id string, full bool) (*mcpgo.CallToolResult, string) {
-	res, err := run.Result()
+	var res *coordination.TeamResult
+	err := errNoRun
+	if run != nil {
+		res, err = run.Result()
+	}
 	if err != nil {
 		// Stopped without a result of its own (cancelled, finalized from
 		// elsewhere, failed): the session says how it stands.
@@ -261,11 +291,68 @@ func (h *handler) endResult(ctx context.Context, run *coordination.Run, id strin
 	return withAppLink(teamResultAs(res, full), id), string(res.Status)
 }
 
+// errNoRun is endResult's for a session read without a run of its own.
+var errNoRun = errors.New("no run here")
+
+// storedTask is a task this process did not make (another replica did, or
+// this one before a restart), as its session stands: working while the
+// team runs (or is interrupted, for a replica to take up), cancelled, or
+// completed with the result run_team gives for the ended session. Its
+// creation is read off the session's duration.
+func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, error) {
+	session, full, ok := parseTaskID(id)
+	if !ok {
+		return detailedTask{}, errTaskNotFound
+	}
+	res, err := h.svc(ctx).Result(ctx, session)
+	if errors.Is(err, coordination.ErrSessionNotFound) {
+		return detailedTask{}, errTaskNotFound
+	}
+	if err != nil {
+		return detailedTask{}, fmt.Errorf("could not read the task's session %s: %w", session, err)
+	}
+	now := h.tasks.now()
+	t := teamTask{id: id, session: session, created: now.Add(-time.Duration(res.Duration * float64(time.Second))), updated: now, status: taskWorking,
+		message: fmt.Sprintf("team %s is running; team_status{session_id: %q} shows its progress", session, session)}
+	var result json.RawMessage
+	switch res.Status {
+	case coordination.StatusRunning, coordination.StatusDecided:
+	case coordination.StatusInterrupted:
+		t.message = fmt.Sprintf("team %s was interrupted (the server running it stopped): a server resuming interrupted runs takes it up, or run_team{session_id: %q} resumes it", session, session)
+	case coordination.StatusCancelled:
+		t.status, t.ended = taskCancelled, now
+		t.message = fmt.Sprintf("cancelled; the session resumes with run_team{session_id: %q}", session)
+	default:
+		out, status := h.endResult(ctx, nil, session, full)
+		if result, err = json.Marshal(out); err != nil {
+			return detailedTask{}, fmt.Errorf("could not encode the result of session %s: %w", session, err)
+		}
+		t.status, t.ended = taskCompleted, now
+		t.message = fmt.Sprintf("team %s: %s", session, status)
+	}
+	d := detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle(), Result: result}
+	return d, nil
+}
+
+// task is a tenant's task as tasks/get answers it: this process's, or
+// one read from its session.
+func (h *handler) task(ctx context.Context, id string) (detailedTask, error) {
+	d, err := h.tasks.get(tenantOf(ctx), id)
+	if errors.Is(err, errTaskNotFound) {
+		return h.storedTask(ctx, id)
+	}
+	return d, err
+}
+
 // cancelTask cancels a task's run as cancel_team does; the task ends
-// cancelled once the run has stopped.
+// cancelled once the run has stopped. A task this process did not make is
+// cancelled through its session, wherever its run is.
 func (h *handler) cancelTask(ctx context.Context, id string) error {
 	tenant := tenantOf(ctx)
 	session, working, err := h.tasks.markCancelling(tenant, id)
+	if errors.Is(err, errTaskNotFound) {
+		return h.cancelStoredTask(ctx, id)
+	}
 	if err != nil || !working {
 		return err
 	}
@@ -276,5 +363,26 @@ func (h *handler) cancelTask(ctx context.Context, id string) error {
 			h.log.Warn().Err(err).Str("session", session).Msg("tasks/cancel could not cancel the run")
 		}
 	}()
+	return nil
+}
+
+// cancelStoredTask cancels the session of a task another process made; a
+// session that has ended is left as it is, as a task that ended is.
+func (h *handler) cancelStoredTask(ctx context.Context, id string) error {
+	session, _, ok := parseTaskID(id)
+	if !ok {
+		return errTaskNotFound
+	}
+	_, err := h.svc(ctx).Cancel(ctx, session)
+	var fin *coordination.FinishedError
+	switch {
+	case errors.Is(err, coordination.ErrSessionNotFound):
+		return errTaskNotFound
+	case errors.As(err, &fin):
+		return nil
+	case err != nil:
+		return fmt.Errorf("could not cancel the task's session %s: %w", session, err)
+	}
+	h.flights.cancelSession(tenantOf(ctx), session)
 	return nil
 }

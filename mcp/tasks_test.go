@@ -167,8 +167,8 @@ func TestRunTeamIsATaskForAClientThatDeclaresTheExtension(t *testing.T) {
 		created := createTask(t, w, map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=300ms", "sim:latency=300ms"}, "wait": true})
 		var id string
 		_ = json.Unmarshal(created["taskId"], &id)
-		if len(id) != 32 {
-			t.Errorf("task id %q is not 128 random bits in hex", id)
+		if _, secret, _ := strings.Cut(id, "."); len(secret) != 33 {
+			t.Errorf("task id %q does not end in 128 random bits in hex", id)
 		}
 		task := pollTask(t, w, id)
 		if string(task["status"]) != `"completed"` {
@@ -280,7 +280,7 @@ func TestRunTeamStaysStartThenPollWithoutTheExtension(t *testing.T) {
 func TestATaskIsOnlyItsTenants(t *testing.T) {
 	s := newMemServer(t, Options{})
 	tt := s.handler.tasks
-	task := tt.create("alice", "s1")
+	task := tt.create("alice", "s1", false)
 	if _, err := tt.get("bob", task.id); err == nil {
 		t.Error("another tenant read the task")
 	}
@@ -298,7 +298,7 @@ func TestEndedTasksAreForgotten(t *testing.T) {
 	tt := newTaskTable()
 	now := time.Now()
 	tt.now = func() time.Time { return now }
-	a, b := tt.create(DefaultTenant, "s1"), tt.create(DefaultTenant, "s2")
+	a, b := tt.create(DefaultTenant, "s1", false), tt.create(DefaultTenant, "s2", true)
 	tt.finish(a.id, json.RawMessage(`{}`), "finished")
 	now = now.Add(taskKeep + time.Second)
 	if _, err := tt.get(DefaultTenant, a.id); err == nil {
@@ -320,5 +320,51 @@ func TestLiftTaskLeavesOtherResultsAlone(t *testing.T) {
 	want := "event: message\ndata: " + `{"id":1,"jsonrpc":"2.0","result":{"_meta":{"k":1},"resultType":"task","status":"working","taskId":"ab"}}` + "\n\n"
 	if got := liftTask(handle); string(got) != want {
 		t.Errorf("liftTask =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestATaskIsAnsweredForByAnyReplica: a task made on replica A is polled
+// and cancelled through replica B, behind a load balancer: B reads it from
+// its session. B answered "task not found", and tasks/cancel through B
+// left the run spending.
+func TestATaskIsAnsweredForByAnyReplica(t *testing.T) {
+	servers := pgServers(t, 2)
+	a := httpTasks{t, httpServer(t, servers[0], HTTPOptions{}).URL}
+	b := httpTasks{t, httpServer(t, servers[1], HTTPOptions{}).URL}
+	for _, detail := range []string{"brief", "full"} {
+		created := createTask(t, a, map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=300ms", "sim:latency=300ms"}, "wait": true, "detail": detail})
+		var id string
+		_ = json.Unmarshal(created["taskId"], &id)
+		task := pollTask(t, b, id)
+		if string(task["status"]) != `"completed"` {
+			t.Fatalf("through B the task ended %s, want completed: %v", task["status"], task)
+		}
+		onA := pollTask(t, a, id)
+		var fromB, fromA mcpgo.CallToolResult
+		if err := json.Unmarshal(task["result"], &fromB); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(onA["result"], &fromA); err != nil {
+			t.Fatal(err)
+		}
+		if text(&fromB) != text(&fromA) {
+			t.Errorf("%s: B's result differs from A's:\n%s\n---\n%s", detail, text(&fromB), text(&fromA))
+		}
+	}
+	created := createTask(t, a, map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=5s", "sim:latency=5s"}, "wait": true})
+	var id string
+	_ = json.Unmarshal(created["taskId"], &id)
+	if _, rpcErr := b.rpc("tasks/cancel", map[string]any{"taskId": id, "_meta": modernMeta(true)}); rpcErr != nil {
+		t.Fatalf("tasks/cancel through B: %s", rpcErr)
+	}
+	if task := pollTask(t, b, id); string(task["status"]) != `"cancelled"` {
+		t.Fatalf("through B the cancelled task reads %s", task["status"])
+	}
+	session, _, _ := strings.Cut(id, ".")
+	if res, err := servers[0].Service().Result(context.Background(), session); err != nil || res.Status != "cancelled" {
+		t.Fatalf("the run of a task cancelled through B: %+v, %v", res, err)
+	}
+	if _, rpcErr := b.rpc("tasks/get", map[string]any{"taskId": "no_such_session.b" + strings.Repeat("0", 32), "_meta": modernMeta(true)}); rpcErr == nil {
+		t.Error("tasks/get of an unknown session's task succeeded")
 	}
 }

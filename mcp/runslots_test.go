@@ -1,0 +1,112 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestARunRefusedAtTheLimitLeavesItsSessionCancelled: run_team creates its
+// session, then finds the server at its limit of runs. The session read
+// running for ever, with nothing running it, on every replica; it now reads
+// cancelled, the refusal names it, and run_team{session_id} runs it later.
+func TestARunRefusedAtTheLimitLeavesItsSessionCancelled(t *testing.T) {
+	srv := newMemServer(t, Options{MaxRuns: 1})
+	c := inProcess(t, srv, false)
+	var first coordination_result
+	decode(t, callTool(t, c, "run_team", `{"task":"What is 2+2?","models":["sim:latency=5s","sim:latency=5s"],"wait":false}`), &first)
+	res := callTool(t, c, "run_team", `{"session_id":"refused","task":"What is 3+3?","models":["sim","sim"]}`)
+	wantError(t, res, "too_many_runs", `run_team{session_id: "refused"}`)
+	var st StatusView
+	decode(t, callTool(t, c, "team_status", `{"session_id":"refused"}`), &st)
+	if st.Result == nil || st.Result.Status != coordination.StatusCancelled {
+		t.Fatalf("the refused session reads %+v, want cancelled", st.Result)
+	}
+	decode(t, callTool(t, c, "cancel_team", fmt.Sprintf(`{"session_id":%q}`, first.SessionID)), &coordination_result{})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res = callTool(t, c, "run_team", `{"session_id":"refused","wait":true}`)
+		if !res.IsError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the refused session never ran once a slot was free: %s", text(res))
+		}
+	}
+	var tr coordination.TeamResult
+	decode(t, res, &tr)
+	if tr.Status != coordination.StatusFinished {
+		t.Fatalf("the refused session, run later: %s", text(res))
+	}
+}
+
+// TestAReplicaFollowsARunHeldElsewhereWithoutARunSlot: a run held by
+// replica A is joined through replica B, whatever B runs itself. B refused
+// run_team{session_id, wait: false} as session_running (with a fix line
+// saying to cancel it), and at its limit of runs refused even to follow.
+func TestAReplicaFollowsARunHeldElsewhereWithoutARunSlot(t *testing.T) {
+	servers := pgServersWith(t, []Options{{}, {MaxRuns: 1}})
+	ctx := context.Background()
+	a := servers[0].Service()
+	if _, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong:latency=300ms", "sim/strong:latency=300ms"}, SessionID: "on_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Start(ctx, "on_a"); err != nil {
+		t.Fatal(err)
+	}
+	b := inProcess(t, servers[1], false)
+	var st coordination.TeamResult
+	decode(t, callTool(t, b, "run_team", `{"session_id":"on_a","wait":false}`), &st)
+	if st.Status != coordination.StatusRunning {
+		t.Fatalf("run_team without waiting, through B: %+v", st.Status)
+	}
+	decode(t, callTool(t, b, "run_team", `{"task":"What is 2+2?","models":["sim:latency=5s","sim:latency=5s"],"wait":false}`), &coordination_result{})
+	decode(t, callTool(t, b, "run_team", `{"session_id":"on_a","wait":false}`), &st)
+	if st.Status != coordination.StatusRunning {
+		t.Fatalf("run_team without waiting, through B at its limit: %+v", st.Status)
+	}
+	res := callTool(t, b, "run_team", `{"session_id":"on_a","wait":true}`)
+	var tr coordination.TeamResult
+	decode(t, res, &tr)
+	if tr.Status != coordination.StatusFinished {
+		t.Fatalf("following A's run through B at its limit: %s", text(res))
+	}
+}
+
+// TestAWaitIsNotCutByAQuestionTheCallerCannotAsk: a run_team{wait: true}
+// from a client that cannot elicit waits for the run's end, though the
+// session has an open question (an agent's ask for approval, asked of
+// another client). It returned "running" at once, and again on every call.
+func TestAWaitIsNotCutByAQuestionTheCallerCannotAsk(t *testing.T) {
+	servers := pgServers(t, 1)
+	svc := servers[0].Service()
+	ctx := context.Background()
+	if _, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim/strong:latency=700ms", "sim/strong:latency=700ms"}, SessionID: "asked_elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	q := coordination.Question{ID: "human_approval", Message: "Agent agent_a asks to run run_command. Approve?", Agent: "agent_a", Asked: time.Now()}
+	if err := svc.Store().(coordination.QuestionBox).PostQuestion(ctx, "asked_elsewhere", q); err != nil {
+		t.Fatal(err)
+	}
+	// Asked of the person through another client: the run's own asker.
+	if _, _, err := svc.Start(providers.WithAsker(ctx, svc.SharedAsker("asked_elsewhere")), "asked_elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Store().(coordination.QuestionBox).PostQuestion(ctx, "asked_elsewhere", coordination.Question{ID: "human_live", Message: "Approve?", Agent: "agent_b", Asked: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	c := inProcess(t, servers[0], false)
+	res := callTool(t, c, "run_team", `{"session_id":"asked_elsewhere","wait":true}`)
+	if strings.Contains(text(res), `"status":"running"`) || res.IsError {
+		t.Fatalf("the wait ended with the run going: %s", text(res))
+	}
+	var tr coordination.TeamResult
+	decode(t, res, &tr)
+	if tr.Status != coordination.StatusFinished {
+		t.Fatalf("the wait: %s", text(res))
+	}
+}
