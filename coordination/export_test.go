@@ -51,3 +51,13 @@ func StepState(svc *Service, ctx context.Context, id, agent string) error {
 	}
 	return err
 }
+
+// AsRun is ctx as the steps of a run of session id holding its run lease
+// at version carry it: what they ask the person through (questions.go).
+func AsRun(ctx context.Context, id string, version int64) context.Context {
+	return context.WithValue(ctx, runLeaseKey{}, runLease{id: id, version: version})
+}
+
+// ErrHandingOver is the cause a run handing its session over is stopped
+// with.
+var ErrHandingOver = errHandingOver

@@ -77,7 +77,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 			return
 		}
 		if err == nil { // ended: no step will ask what a dead run left
-			svc.closeLeftQuestions(id)
+			svc.closeLeftQuestions(id, claim.version)
 		}
 		claim.release()
 	}()
@@ -192,6 +192,7 @@ func (svc *Service) finalClaim(ctx context.Context, s *Session) (*runClaim, erro
 	if dead != nil {
 		// The timeline says who took the session up, as a run's resume does.
 		svc.event(ctx, id, resumedFrom(dead, "taken up to be finalized"))
+		svc.resumedLog(id, dead, "taken up to be finalized")
 	}
 	return c, err
 }

@@ -163,10 +163,19 @@ func lockOnly(id string, unlock func()) *runClaim {
 }
 
 // resumedFrom records that a claim took over from a dead run (claimRun):
-// how says what took it up ("resumed" for a run).
+// how says what took it up ("resumed" for a run). The timeline names the
+// dead run by its lease's id; its process and host, which are the
+// server's own, go to the operator's log (resumedLog), since anyone who
+// may read the session reads its timeline.
 func resumedFrom(dead *RunLease, how string) Event {
-	return Event{Type: "resumed", Message: fmt.Sprintf("session %s: the run that held it (pid %d on %s) died, last alive %s",
-		how, dead.PID, dead.Host, dead.Renewed.UTC().Format(time.RFC3339))}
+	return Event{Type: "resumed", Message: fmt.Sprintf("session %s: the run that held it (%s) died, last alive %s",
+		how, dead.ID, dead.Renewed.UTC().Format(time.RFC3339))}
+}
+
+// resumedLog logs a takeover from a dead run with its process and host.
+func (svc *Service) resumedLog(id string, dead *RunLease, how string) {
+	svc.log.Info().Str("session", id).Str("dead_run", dead.ID).Int("pid", dead.PID).Str("host", dead.Host).
+		Time("last_alive", dead.Renewed).Msg("session " + how + ": the run that held it died")
 }
 
 // beat renews a lease (what: "run", or the step of an agent) every
@@ -380,7 +389,8 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 			svc.resumeWaits.Delete(sum.SessionID)
 			resumed = append(resumed, sum.SessionID)
 		case errors.Is(err, ErrSessionRunning):
-			svc.resumeWaits.Delete(sum.SessionID)
+			// Another replica's try, which may fail as this one's did:
+			// the wait stands (a success elsewhere leaves nothing to do).
 		case svc.storeDown(err): // tried again at the next look
 			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not resume an interrupted session: the store is unreachable")
 		default:

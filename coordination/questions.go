@@ -38,10 +38,14 @@ type QuestionBox interface {
 	AnswerQuestion(ctx context.Context, id, question string, r providers.Reply) error
 	// QuestionReply reads a question's reply; ok is false while it has none.
 	QuestionReply(ctx context.Context, id, question string) (r providers.Reply, ok bool, err error)
-	// CloseQuestion ends a question: nobody waits for it any more (its step
-	// ended), or its reply was taken. It is no longer open or left, and a
-	// reply to it is refused; a reply stored before stays readable.
-	CloseQuestion(ctx context.Context, id, question string) error
+	// CloseQuestion ends a question of run (Question.Run): nobody waits
+	// for it any more (its step ended), or its reply was taken. It is no
+	// longer open or left, and a reply to it is refused; a reply stored
+	// before stays readable. A question another run took over is left.
+	CloseQuestion(ctx context.Context, id, question string, run int64) error
+	// TakeQuestion makes a question of run from one of run to, unless it
+	// was closed or another run took it first (false).
+	TakeQuestion(ctx context.Context, id, question string, from, to int64) (bool, error)
 }
 
 // Question is a human agent's question as the store keeps it.
@@ -52,6 +56,11 @@ type Question struct {
 	Asked   time.Time      `json:"asked"`
 	// Agent is the agent whose step asked (providers.Question.Agent).
 	Agent string `json:"agent,omitempty"`
+	// Run is the run that owns the question, by its run lease's version:
+	// the run that asked it, or one that took it over from a dead run.
+	// Only its owner closes it. 0: no lease (or asked before runs owned
+	// questions).
+	Run int64 `json:"-"`
 	// Reply is the reply stored, in LeftQuestions' answer only.
 	Reply *providers.Reply `json:"-"`
 }
@@ -96,11 +105,12 @@ func (svc *Service) AskShared(ctx context.Context, id string, q providers.Questi
 		return providers.Reply{}, fmt.Errorf("%w: this store keeps no questions", providers.ErrNoAsker)
 	}
 	wctx := context.WithoutCancel(ctx)
-	asked, found := svc.adoptLeftQuestion(wctx, box, id, q)
+	run := runVersion(ctx, id)
+	asked, found := svc.adoptLeftQuestion(ctx, box, id, q, run)
 	if !found {
 		b := make([]byte, 8)
 		_, _ = rand.Read(b)
-		asked = Question{ID: "human_" + hex.EncodeToString(b), Message: q.Message, Schema: q.Schema, Asked: svc.now(), Agent: q.Agent}
+		asked = Question{ID: "human_" + hex.EncodeToString(b), Message: q.Message, Schema: q.Schema, Asked: svc.now(), Agent: q.Agent, Run: run}
 		// An outage is waited out: a person not asked is not a failed step.
 		err := svc.throughOutage(ctx, id, "the question of "+cmp.Or(q.Agent, "an agent"), func() error { return box.PostQuestion(wctx, id, asked) })
 		if err != nil {
@@ -108,7 +118,7 @@ func (svc *Service) AskShared(ctx context.Context, id string, q providers.Questi
 		}
 	}
 	closeIt := func() {
-		if err := box.CloseQuestion(wctx, id, asked.ID); err != nil {
+		if err := box.CloseQuestion(wctx, id, asked.ID, run); err != nil {
 			svc.log.Warn().Err(err).Str("session", id).Str("question", asked.ID).Msg("could not close a question nobody waits for; it is still offered to callers")
 		}
 	}
@@ -125,7 +135,12 @@ func (svc *Service) AskShared(ctx context.Context, id string, q providers.Questi
 		}
 		select {
 		case <-ctx.Done():
-			closeIt()
+			// A run handing the session over, or whose lease another
+			// run claimed, leaves its question to the run that takes
+			// the session up, which asks it again (adoptLeftQuestion).
+			if !leftForNextRun(context.Cause(ctx)) {
+				closeIt()
+			}
 			// A reply that landed as the wait ended is still taken.
 			if r, ok, err := box.QuestionReply(wctx, id, asked.ID); err == nil && ok {
 				return r, nil
@@ -136,16 +151,21 @@ func (svc *Service) AskShared(ctx context.Context, id string, q providers.Questi
 	}
 }
 
-// adoptLeftQuestion finds, among session id's questions left behind, the
-// one q's agent left asking the same thing, and closes every other its
-// agent left: the agent asks once at a time, so any question of its still
-// open was a dead step's. A question left by nobody's agent (asked before
-// questions named one) is left to the run's end.
-func (svc *Service) adoptLeftQuestion(ctx context.Context, box QuestionBox, id string, q providers.Question) (Question, bool) {
-	if q.Agent == "" {
+// adoptLeftQuestion finds, among the questions earlier runs of session id
+// left, the one q's agent left asking the same thing, and takes it over
+// for run; every other that agent left is closed, since no step of theirs
+// waits any more. Questions of this run (an agent's approvals asked at
+// once) are never touched, and without a run lease nothing is adopted.
+func (svc *Service) adoptLeftQuestion(ctx context.Context, box QuestionBox, id string, q providers.Question, run int64) (Question, bool) {
+	if q.Agent == "" || run == 0 {
 		return Question{}, false
 	}
-	left, err := box.LeftQuestions(ctx, id)
+	wctx := context.WithoutCancel(ctx)
+	var left []Question
+	err := svc.throughOutage(ctx, id, "the question of "+q.Agent, func() (err error) {
+		left, err = box.LeftQuestions(wctx, id)
+		return err
+	})
 	if err != nil {
 		svc.log.Warn().Err(err).Str("session", id).Msg("could not read the questions a previous run left; the person is asked anew")
 		return Question{}, false
@@ -153,18 +173,28 @@ func (svc *Service) adoptLeftQuestion(ctx context.Context, box QuestionBox, id s
 	var adopted Question
 	found := false
 	for _, l := range left {
-		if l.Agent != q.Agent {
+		if l.Agent != q.Agent || l.Run >= run {
 			continue
 		}
 		if !found && l.Message == q.Message && sameSchema(l.Schema, q.Schema) {
-			adopted, found = l, true
-			continue
+			if took, err := box.TakeQuestion(wctx, id, l.ID, l.Run, run); err == nil && took {
+				adopted, found = l, true
+				adopted.Run = run
+				continue
+			}
 		}
-		if err := box.CloseQuestion(ctx, id, l.ID); err != nil {
+		if err := box.CloseQuestion(wctx, id, l.ID, l.Run); err != nil {
 			svc.log.Warn().Err(err).Str("session", id).Str("question", l.ID).Msg("could not close a question a previous run left; it is still offered to callers")
 		}
 	}
 	return adopted, found
+}
+
+// leftForNextRun tells a step's end that leaves its question open for the
+// run that takes the session up: its run handed the session over, or lost
+// its lease to another run.
+func leftForNextRun(cause error) bool {
+	return errors.Is(cause, errHandingOver) || errors.Is(cause, ErrLeaseLost)
 }
 
 // OpenQuestions lists session id's open questions on a store that shares
@@ -202,44 +232,52 @@ func sameSchema(a, b map[string]any) bool {
 // runs has none, and its person is asked through any replica's call that
 // waits on the session.
 //
-// Of the questions a previous run left, a human agent's stay: its step
-// asking the same thing takes its reply (AskShared), and the run's end
-// closes the rest (closeLeftQuestions). Any other (an agent's ask for
-// approval) is closed now: a model's step is not asked again word for
-// word, and the person must not be asked for an approval nobody reads.
-func (svc *Service) sharedAsking(ctx context.Context, s *Session) context.Context {
+// Of the questions a previous run left (resumed: a session that ran
+// before; one created for this run has none), a human agent's stay: its
+// step asking the same thing takes its reply (AskShared), and the run's
+// end closes the rest (closeLeftQuestions); left tells whether any stayed.
+// Any other (an agent's ask for approval) is closed now: a model's step is
+// not asked again word for word, and the person must not be asked for an
+// approval nobody reads.
+func (svc *Service) sharedAsking(ctx context.Context, s *Session, resumed bool, run int64) (asking context.Context, left bool) {
 	box, ok := svc.store.(QuestionBox)
 	if !ok {
-		return ctx
+		return ctx, false
 	}
-	left, err := box.LeftQuestions(ctx, s.ID)
-	if err != nil {
-		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not read the questions a previous run left")
+	var leftovers []Question
+	if resumed {
+		var err error
+		if leftovers, err = box.LeftQuestions(ctx, s.ID); err != nil {
+			svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not read the questions a previous run left")
+		}
 	}
-	for _, q := range left {
-		if slices.ContainsFunc(s.Agents, func(a Agent) bool { return a.ID == q.Agent && a.IsHuman() }) {
+	for _, q := range leftovers {
+		if q.Run >= run && run != 0 { // none: this run has asked nothing yet
 			continue
 		}
-		if err := box.CloseQuestion(context.WithoutCancel(ctx), s.ID, q.ID); err != nil {
+		if slices.ContainsFunc(s.Agents, func(a Agent) bool { return a.ID == q.Agent && a.IsHuman() }) {
+			left = true
+			continue
+		}
+		if err := box.CloseQuestion(context.WithoutCancel(ctx), s.ID, q.ID, q.Run); err != nil {
 			svc.log.Warn().Err(err).Str("session", s.ID).Str("question", q.ID).Msg("could not close a question a previous run left")
 		}
 	}
 	if !slices.ContainsFunc(s.Agents, Agent.IsHuman) || providers.AskerFrom(ctx) != nil {
-		return ctx
+		return ctx, left
 	}
-	return providers.WithAsker(ctx, svc.SharedAsker(s.ID))
+	return providers.WithAsker(ctx, svc.SharedAsker(s.ID)), left
 }
 
 // leftQuestionsWait bounds the run's end's closing of what it left.
 const leftQuestionsWait = 5 * time.Second
 
-// closeLeftQuestions closes, as a run of session id ends or a Finalize
-// ends the session, every question of the session still not closed: no
-// step waits any more (each closes its own), so what is left was a dead
-// run's that nobody asked again, and a person must not be asked it. It
-// runs before the session's claim goes, so no later run's question is
-// among them.
-func (svc *Service) closeLeftQuestions(id string) {
+// closeLeftQuestions closes, as run ends (or a Finalize by run ends the
+// session), every question earlier runs of session id left: no step waits
+// for them any more (each of this run's closes its own), so nobody asked
+// them again, and a person must not be asked them. A question a later run
+// owns is not touched; nor is one of an earlier run a later one took over.
+func (svc *Service) closeLeftQuestions(id string, run int64) {
 	box, ok := svc.store.(QuestionBox)
 	if !ok {
 		return
@@ -252,8 +290,20 @@ func (svc *Service) closeLeftQuestions(id string) {
 		return
 	}
 	for _, q := range left {
-		if err := box.CloseQuestion(ctx, id, q.ID); err != nil {
+		if q.Run >= run {
+			continue
+		}
+		if err := box.CloseQuestion(ctx, id, q.ID, q.Run); err != nil {
 			svc.log.Warn().Err(err).Str("session", id).Str("question", q.ID).Msg("could not close a question left as the run ended")
 		}
 	}
+}
+
+// runVersion is the version of the run lease ctx carries for session id,
+// or 0.
+func runVersion(ctx context.Context, id string) int64 {
+	if l, ok := ctx.Value(runLeaseKey{}).(runLease); ok && l.id == id {
+		return l.version
+	}
+	return 0
 }

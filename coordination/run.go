@@ -50,6 +50,9 @@ type Run struct {
 	// of why the run stopped (whileDown): the run's lease is left to
 	// expire instead of released, so the session reads interrupted.
 	leaveLease bool
+	// leftQuestions: the run started with questions a dead run left,
+	// which its end closes if no step took them (closeLeftQuestions).
+	leftQuestions bool
 	// handOver is set by a run stopped to be handed over (Options.HandOver):
 	// its lease is made to expire at once (runClaim.handOver).
 	handOver bool
@@ -164,12 +167,18 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	// up (claims, tidies, starts MCP servers) came after it was asked for,
 	// and stops it rather than being lifted by it.
 	asked, askedErr := cancels, error(nil)
+	fresh := false // created here for this run: it never ran
 	switch {
 	case cancels >= 0:
 	case svc.fresh.DeleteIf(id, func(struct{}) bool { return true }):
 		// Created by this service for this run: every cancel came after
 		// the run was asked for, even one landing before this line.
-		asked = 0
+		asked, fresh = 0, true
+		defer func() {
+			if err != nil { // not started: still the session created for it (NotStarted)
+				svc.fresh.Put(id, struct{}{})
+			}
+		}()
 	default:
 		asked, askedErr = svc.cancelsNow(ctx, id)
 	}
@@ -180,6 +189,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	}
 	if dead != nil {
 		svc.event(ctx, id, resumedFrom(dead, "resumed"))
+		svc.resumedLog(id, dead, "resumed")
 	}
 	// A start that fails from here on lets the claim go. One that took
 	// over an unreleased lease (a dead run's, or this service's own run
@@ -224,7 +234,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	}
 	// Before runs.mu, which is never held across a store call: a slow
 	// database would stall every run of the process.
-	asking := svc.sharedAsking(ctx, s)
+	asking, leftQuestions := svc.sharedAsking(ctx, s, !fresh, claim.version)
 	svc.runs.mu.Lock()
 	if svc.runs.closed { // Shutdown took its list of runs meanwhile
 		svc.runs.mu.Unlock()
@@ -244,7 +254,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	rctx, cancelRun := context.WithCancelCause(base)
 	late, cancelLate := context.WithCancelCause(base)
 	cancel := stopRun(cancelRun, cancelLate)
-	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim}
+	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim, leftQuestions: leftQuestions}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
 	if dead != nil {
@@ -263,7 +273,11 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			svc.sessions.derived.Delete(id)
 			svc.sessions.forgetUnstepped(id, s, r.res)
 			svc.servers.close(id)
-			svc.closeLeftQuestions(id)
+			// Not when the session goes to another run: a hand-over's,
+			// or the one that claimed a lease this run lost.
+			if r.leftQuestions && !r.handOver && !claim.isLost() {
+				svc.closeLeftQuestions(id, claim.version)
+			}
 			switch {
 			case r.handOver:
 				claim.handOver()

@@ -1,11 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -108,5 +114,55 @@ func TestAWaitIsNotCutByAQuestionTheCallerCannotAsk(t *testing.T) {
 	decode(t, res, &tr)
 	if tr.Status != coordination.StatusFinished {
 		t.Fatalf("the wait: %s", text(res))
+	}
+}
+
+// TestACallThatHasAskedItsRoundsReturnsTheRun: a call on its last asking
+// round meets an open question. It returns the run as it stands (its next
+// call asks), rather than wait past a question it will not ask: the person
+// was never asked, and the step ran out its timeout.
+func TestACallThatHasAskedItsRoundsReturnsTheRun(t *testing.T) {
+	srv := newMemServer(t, Options{})
+	svc := srv.Service()
+	ctx := context.Background()
+	if _, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", SessionID: "rounds_asked",
+		Agents: []coordination.Agent{{ID: "me", Model: "human"}, {ID: "bot_a", Model: "sim/strong"}, {ID: "bot_b", Model: "sim/strong"}}}); err != nil {
+		t.Fatal(err)
+	}
+	release := srv.handler.questions.watch(DefaultTenant, "rounds_asked")
+	defer release()
+	posted := srv.handler.questions.posted(DefaultTenant, "rounds_asked")
+	if _, _, err := svc.Start(providers.WithAsker(ctx, srv.handler.questions.asker(DefaultTenant, "rounds_asked")), "rounds_asked"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-posted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the person was never asked")
+	}
+	url := httpServer(t, srv, HTTPOptions{}).URL
+	meta := modernMeta(false)
+	meta[mcpgo.MetaKeyClientCapabilities] = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"name": "run_team", "arguments": map[string]any{"session_id": "rounds_asked", "wait": true},
+		"requestState": roundState{Session: "rounds_asked", Round: maxAsksPerCall}.String(), "_meta": meta}})
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcpgo.HeaderProtocolVersion, mcpgo.LATEST_PROTOCOL_VERSION)
+	req.Header.Set(mcpgo.HeaderMethod, "tools/call")
+	req.Header.Set(mcpgo.HeaderName, "run_team")
+	// Bounded, so a call that waits past the question fails the test.
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("the call that has asked its rounds did not return: %v", err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), "running") {
+		t.Fatalf("the call returned %s; want the run as it stands", raw)
+	}
+	if _, err := svc.Cancel(ctx, "rounds_asked"); err != nil {
+		t.Fatal(err)
 	}
 }

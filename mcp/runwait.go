@@ -52,7 +52,7 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 		if release, err = h.runs.acquire(tenantOf(ctx)); err != nil {
 			if !h.svc(ctx).HeldElsewhere(ctx, id) {
 				p.stop()
-				return nil, false, h.notStarted(ctx, id, err)
+				return nil, false, h.notStarted(ctx, req.Params.Name, id, err)
 			}
 			release, elsewhere = func() {}, true
 		}
@@ -71,7 +71,7 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 		release()
 		p.stop()
 		if run == nil && !errors.Is(err, coordination.ErrSessionRunning) {
-			err = h.notStarted(ctx, id, err)
+			err = h.notStarted(ctx, req.Params.Name, id, err)
 		}
 		return nil, false, err
 	}
@@ -95,12 +95,12 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 		defer t.Stop()
 		limit = t.C
 	}
-	// A human agent's question ends the wait when this caller can ask it
-	// (human.go, askHumans); one that cannot waits on.
+	// A human agent's question ends the wait when this caller can ask
+	// (human.go, askHumans; one that has asked its rounds returns the run
+	// as it stands, and its next call asks); one that cannot waits on.
 	defer h.questions.watch(tenantOf(ctx), id)()
 	var asked <-chan struct{}
-	st, _ := readRoundState(req)
-	askable := canElicit(ctx) == nil && st.Round < maxAsksPerCall
+	askable := canElicit(ctx) == nil
 	if askable {
 		asked = h.questions.posted(tenantOf(ctx), id)
 	}
@@ -160,9 +160,10 @@ waiting:
 }
 
 // notStarted is err, the refusal of a run of session id before it started;
-// a session this call created for that run is left cancelled, and the error
-// names it so that the caller resumes it rather than create another.
-func (h *handler) notStarted(ctx context.Context, id string, err error) error {
+// a session this call (of tool) created for that run is left cancelled, and
+// the error names it so that the caller resumes it rather than create
+// another.
+func (h *handler) notStarted(ctx context.Context, tool, id string, err error) error {
 	why := "its run could not start: " + providers.MaskKeys(h.svc(ctx).HidePaths(err.Error()))
 	if errors.Is(err, errTooManyRuns) {
 		why = "the server was at its limit of running teams"
@@ -174,5 +175,5 @@ func (h *handler) notStarted(ctx context.Context, id string, err error) error {
 	if !left {
 		return err
 	}
-	return fmt.Errorf("%w (session %s was created but not started, and reads cancelled: run it later with run_team{session_id: %q})", err, id, id)
+	return fmt.Errorf("%w (session %s was created but not started, and reads cancelled: run it later with %s{session_id: %q})", err, id, tool, id)
 }

@@ -46,7 +46,7 @@ func (s *Server) taskMethod(ctx context.Context, msg []byte) (reply []byte, ok b
 	case "tasks/get":
 		t, err := s.handler.task(ctx, taskID)
 		if err != nil {
-			return rpcError(rpcID, mcpgo.INVALID_PARAMS, "Failed to retrieve task: "+err.Error()+"; a task is kept an hour after it ends, and its session resumes with run_team{session_id}", nil), true
+			return rpcError(rpcID, mcpgo.INVALID_PARAMS, "Failed to retrieve task: "+err.Error()+"; a task is read from its session, and no session of yours matches its id", nil), true
 		}
 		return rpcResult(rpcID, t), true
 	case "tasks/update":

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,11 +98,12 @@ func (t *teamTask) handle() TaskHandle {
 }
 
 // taskTable holds the tasks of this process, by id. An id is its session's
-// id, then "." and "f" or "b" (the result asked for whole or brief), then
-// 128 random bits, the table's key. A task is found only by the tenant
-// that made it: another replica, which never saw the task, answers for it
-// from its session (storedTask), read through the tenant's own store as
-// every session is, so an id tells no more than the session's id does.
+// id, ".", "f" or "b" (the result asked for whole or brief), when it was
+// made (Unix milliseconds, base 36), ".", and 128 random bits that make it
+// unique. A task is found only by the tenant that made it: another replica,
+// which never saw the task, answers for it from its session (storedTask),
+// read through the tenant's own store as every session is, so an id reads
+// no more than its session's id would.
 type taskTable struct {
 	mu   sync.Mutex
 	byID map[string]*teamTask
@@ -121,7 +124,7 @@ func (tt *taskTable) create(tenant, session string, full bool) *teamTask {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	now := tt.now()
-	t := &teamTask{id: taskID(session, full, hex.EncodeToString(b[:])), tenant: tenant, session: session, created: now, updated: now, status: taskWorking,
+	t := &teamTask{id: taskID(session, full, now, hex.EncodeToString(b[:])), tenant: tenant, session: session, created: now, updated: now, status: taskWorking,
 		message: fmt.Sprintf("team %s is running; team_status{session_id: %q} shows its progress", session, session)}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -134,25 +137,31 @@ func (tt *taskTable) create(tenant, session string, full bool) *teamTask {
 }
 
 // taskID is the id of a task of session, its result whole (full) or
-// brief, with random as its secret part.
-func taskID(session string, full bool, random string) string {
+// brief, made at created, made unique by random.
+func taskID(session string, full bool, created time.Time, random string) string {
 	mode := "b"
 	if full {
 		mode = "f"
 	}
-	return session + "." + mode + random
+	return session + "." + mode + strconv.FormatInt(created.UnixMilli(), 36) + "." + random
 }
 
-// parseTaskID reads a task's session and result detail out of its id.
-func parseTaskID(id string) (session string, full, ok bool) {
+// parseTaskID reads a task's session, result detail and creation out of
+// its id.
+func parseTaskID(id string) (session string, full bool, created time.Time, ok bool) {
 	session, rest, found := strings.Cut(id, ".")
-	if !found || len(rest) != 33 || (rest[0] != 'f' && rest[0] != 'b') || coordination.CheckSessionID(session) != nil {
-		return "", false, false
+	if !found || len(rest) < 2 || (rest[0] != 'f' && rest[0] != 'b') || coordination.CheckSessionID(session) != nil {
+		return "", false, time.Time{}, false
 	}
-	if _, err := hex.DecodeString(rest[1:]); err != nil {
-		return "", false, false
+	made, random, found := strings.Cut(rest[1:], ".")
+	ms, err := strconv.ParseInt(made, 36, 64)
+	if !found || err != nil || len(random) != 32 {
+		return "", false, time.Time{}, false
 	}
-	return session, rest[0] == 'f', true
+	if _, err := hex.DecodeString(random); err != nil {
+		return "", false, time.Time{}, false
+	}
+	return session, rest[0] == 'f', time.UnixMilli(ms), true
 }
 
 // drop forgets a task whose run could not start.
@@ -216,7 +225,9 @@ func (tt *taskTable) finish(id string, result json.RawMessage, teamStatus string
 	}
 	now := tt.now()
 	t.updated, t.ended = now, now
-	if t.cancelling && teamStatus == string(coordination.StatusCancelled) {
+	// Cancelled, by tasks/cancel or cancel_team: the task is, as a
+	// replica reading it from its session says (storedTask).
+	if teamStatus == string(coordination.StatusCancelled) {
 		t.status = taskCancelled
 		t.message = fmt.Sprintf("cancelled; the session resumes with run_team{session_id: %q}", t.session)
 		return
@@ -295,16 +306,18 @@ func (h *handler) endResult(ctx context.Context, run *coordination.Run, id strin
 var errNoRun = errors.New("no run here")
 
 // storedTask is a task this process did not make (another replica did, or
-// this one before a restart), as its session stands: working while the
-// team runs (or is interrupted, for a replica to take up), cancelled, or
-// completed with the result run_team gives for the ended session. Its
-// creation is read off the session's duration.
+// this one before a restart), as its session stands since the task was
+// made: cancelled if a cancel was recorded since (a session resumed after
+// it is a later run's, not the task's), else working while the team runs
+// (or is interrupted, for a replica to take up), or completed with the
+// result run_team gives for the ended session.
 func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, error) {
-	session, full, ok := parseTaskID(id)
+	session, full, created, ok := parseTaskID(id)
 	if !ok {
 		return detailedTask{}, errTaskNotFound
 	}
-	res, err := h.svc(ctx).Result(ctx, session)
+	svc := h.svc(ctx)
+	l, err := svc.Ledger(ctx, session)
 	if errors.Is(err, coordination.ErrSessionNotFound) {
 		return detailedTask{}, errTaskNotFound
 	}
@@ -312,16 +325,23 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 		return detailedTask{}, fmt.Errorf("could not read the task's session %s: %w", session, err)
 	}
 	now := h.tasks.now()
-	t := teamTask{id: id, session: session, created: now.Add(-time.Duration(res.Duration * float64(time.Second))), updated: now, status: taskWorking,
+	t := teamTask{id: id, session: session, created: created, updated: now, status: taskWorking,
 		message: fmt.Sprintf("team %s is running; team_status{session_id: %q} shows its progress", session, session)}
+	cancelledSince := slices.ContainsFunc(l.Session, func(e coordination.SessionEntry) bool {
+		return e.Kind == coordination.SessionCancelled && e.Time.After(created)
+	})
+	res, err := svc.Result(ctx, session)
+	if err != nil {
+		return detailedTask{}, fmt.Errorf("could not read the task's session %s: %w", session, err)
+	}
 	var result json.RawMessage
-	switch res.Status {
-	case coordination.StatusRunning, coordination.StatusDecided:
-	case coordination.StatusInterrupted:
-		t.message = fmt.Sprintf("team %s was interrupted (the server running it stopped): a server resuming interrupted runs takes it up, or run_team{session_id: %q} resumes it", session, session)
-	case coordination.StatusCancelled:
+	switch {
+	case cancelledSince || res.Status == coordination.StatusCancelled:
 		t.status, t.ended = taskCancelled, now
 		t.message = fmt.Sprintf("cancelled; the session resumes with run_team{session_id: %q}", session)
+	case res.Status == coordination.StatusRunning || res.Status == coordination.StatusDecided:
+	case res.Status == coordination.StatusInterrupted:
+		t.message = fmt.Sprintf("team %s was interrupted (the server running it stopped): a server resuming interrupted runs takes it up, or run_team{session_id: %q} resumes it", session, session)
 	default:
 		out, status := h.endResult(ctx, nil, session, full)
 		if result, err = json.Marshal(out); err != nil {
@@ -330,8 +350,7 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 		t.status, t.ended = taskCompleted, now
 		t.message = fmt.Sprintf("team %s: %s", session, status)
 	}
-	d := detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle(), Result: result}
-	return d, nil
+	return detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle(), Result: result}, nil
 }
 
 // task is a tenant's task as tasks/get answers it: this process's, or
@@ -366,14 +385,20 @@ func (h *handler) cancelTask(ctx context.Context, id string) error {
 	return nil
 }
 
-// cancelStoredTask cancels the session of a task another process made; a
-// session that has ended is left as it is, as a task that ended is.
+// cancelStoredTask cancels the session of a task another process made,
+// while the task works: one that ended (its session ended, or was
+// cancelled since, and maybe resumed by a later run) is left as it is.
 func (h *handler) cancelStoredTask(ctx context.Context, id string) error {
-	session, _, ok := parseTaskID(id)
-	if !ok {
-		return errTaskNotFound
+	d, err := h.storedTask(ctx, id)
+	if err != nil {
+		return err
 	}
-	_, err := h.svc(ctx).Cancel(ctx, session)
+	if d.Status != taskWorking {
+		return nil
+	}
+	session, _, _, _ := parseTaskID(id)
+	h.flights.cancelSession(tenantOf(ctx), session)
+	_, err = h.svc(ctx).Cancel(ctx, session)
 	var fin *coordination.FinishedError
 	switch {
 	case errors.Is(err, coordination.ErrSessionNotFound):
@@ -383,6 +408,5 @@ func (h *handler) cancelStoredTask(ctx context.Context, id string) error {
 	case err != nil:
 		return fmt.Errorf("could not cancel the task's session %s: %w", session, err)
 	}
-	h.flights.cancelSession(tenantOf(ctx), session)
 	return nil
 }

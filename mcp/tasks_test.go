@@ -167,8 +167,8 @@ func TestRunTeamIsATaskForAClientThatDeclaresTheExtension(t *testing.T) {
 		created := createTask(t, w, map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=300ms", "sim:latency=300ms"}, "wait": true})
 		var id string
 		_ = json.Unmarshal(created["taskId"], &id)
-		if _, secret, _ := strings.Cut(id, "."); len(secret) != 33 {
-			t.Errorf("task id %q does not end in 128 random bits in hex", id)
+		if session, _, created, ok := parseTaskID(id); !ok || !strings.HasPrefix(session, "team_") || time.Since(created) > time.Minute || len(id) < 32 {
+			t.Errorf("task id %q does not name its session, its making and 128 random bits", id)
 		}
 		task := pollTask(t, w, id)
 		if string(task["status"]) != `"completed"` {
@@ -364,6 +364,24 @@ func TestATaskIsAnsweredForByAnyReplica(t *testing.T) {
 	if res, err := servers[0].Service().Result(context.Background(), session); err != nil || res.Status != "cancelled" {
 		t.Fatalf("the run of a task cancelled through B: %+v, %v", res, err)
 	}
+	if task := pollTask(t, a, id); string(task["status"]) != `"cancelled"` {
+		t.Fatalf("on A, which made it, the task cancelled through B reads %s", task["status"])
+	}
+	// Resumed later: the old task is still the cancelled one, and a
+	// tasks/cancel of it retried through B does not stop the new run.
+	if _, _, err := servers[0].Service().Start(context.Background(), session); err != nil {
+		t.Fatal(err)
+	}
+	if _, rpcErr := b.rpc("tasks/cancel", map[string]any{"taskId": id, "_meta": modernMeta(true)}); rpcErr != nil {
+		t.Fatalf("tasks/cancel of the old task through B: %s", rpcErr)
+	}
+	if task := pollTask(t, b, id); string(task["status"]) != `"cancelled"` {
+		t.Fatalf("through B the old task of a resumed session reads %s", task["status"])
+	}
+	if res, err := servers[0].Service().Result(context.Background(), session); err != nil || res.Status != "running" {
+		t.Fatalf("the resumed run after a stale tasks/cancel: %+v, %v; want it running", res.Status, err)
+	}
+	_, _ = servers[0].Service().Cancel(context.Background(), session)
 	if _, rpcErr := b.rpc("tasks/get", map[string]any{"taskId": "no_such_session.b" + strings.Repeat("0", 32), "_meta": modernMeta(true)}); rpcErr == nil {
 		t.Error("tasks/get of an unknown session's task succeeded")
 	}

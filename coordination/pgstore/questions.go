@@ -12,7 +12,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// Human agents' questions as rows (migration 0008): any replica's call
+// Human agents' questions as rows (migrations 0008, 0009): any replica's call
 // waiting on a session finds the question a run asked on another, and the
 // reply it stores is read by that run (coordination.QuestionBox).
 
@@ -28,13 +28,25 @@ func (s *Store) PostQuestion(ctx context.Context, id string, q coordination.Ques
 	if err != nil {
 		return fmt.Errorf("encoding question %s of session %q: %w", q.ID, id, err)
 	}
-	tag, err := s.db.pool.Exec(ctx, `INSERT INTO questions (tenant, session_id, id, asked_at, question)
-		SELECT $1, $2, $3, $4, $5 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, q.ID, q.Asked, data)
+	// A retry after a commit whose answer was lost finds its row: posted.
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO questions (tenant, session_id, id, asked_at, question, run)
+		SELECT $1, $2, $3, $4, $5, $6 FROM sessions WHERE tenant = $1 AND id = $2
+		ON CONFLICT (tenant, session_id, id) DO NOTHING`, s.tenant, id, q.ID, q.Asked, data, q.Run)
 	if err != nil {
 		return fmt.Errorf("storing question %s of session %q: %w", q.ID, id, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var run int64
+	err = s.db.pool.QueryRow(ctx, `SELECT run FROM questions WHERE tenant = $1 AND session_id = $2 AND id = $3`, s.tenant, id, q.ID).Scan(&run)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
 		return notFound(id)
+	case err != nil:
+		return fmt.Errorf("storing question %s of session %q: %w", q.ID, id, err)
+	case run != q.Run:
+		return fmt.Errorf("storing question %s of session %q: another run asked a question by that id", q.ID, id)
 	}
 	return nil
 }
@@ -63,7 +75,7 @@ func (s *Store) LeftQuestions(ctx context.Context, id string) ([]coordination.Qu
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.pool.Query(ctx, `SELECT question, reply FROM questions
+	rows, err := s.db.pool.Query(ctx, `SELECT question, reply, run FROM questions
 		WHERE tenant = $1 AND session_id = $2 AND NOT closed ORDER BY asked_at, id`, s.tenant, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the questions left in session %q: %w", id, err)
@@ -73,12 +85,14 @@ func (s *Store) LeftQuestions(ctx context.Context, id string) ([]coordination.Qu
 	for rows.Next() {
 		var q coordination.Question
 		var data, reply []byte
-		if err := rows.Scan(&data, &reply); err != nil {
+		var run int64
+		if err := rows.Scan(&data, &reply, &run); err != nil {
 			return nil, fmt.Errorf("reading the questions left in session %q: %w", id, err)
 		}
 		if err := json.Unmarshal(data, &q); err != nil {
 			return nil, fmt.Errorf("a question left in session %q is damaged: %w", id, err)
 		}
+		q.Run = run
 		if reply != nil {
 			q.Reply = new(providers.Reply)
 			if err := json.Unmarshal(reply, q.Reply); err != nil {
@@ -134,15 +148,30 @@ func (s *Store) QuestionReply(ctx context.Context, id, question string) (provide
 	return r, true, nil
 }
 
-// CloseQuestion ends a question nobody waits for, or whose reply was
-// taken; a reply stored first stays readable.
-func (s *Store) CloseQuestion(ctx context.Context, id, question string) error {
+// CloseQuestion ends a question of run nobody waits for, or whose reply
+// was taken; a reply stored first stays readable. A question another run
+// has taken over is not closed.
+func (s *Store) CloseQuestion(ctx context.Context, id, question string, run int64) error {
 	if err := live(ctx, id); err != nil {
 		return err
 	}
-	if _, err := s.db.pool.Exec(ctx, `UPDATE questions SET closed = true WHERE tenant = $1 AND session_id = $2 AND id = $3 AND NOT closed`,
-		s.tenant, id, question); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `UPDATE questions SET closed = true WHERE tenant = $1 AND session_id = $2 AND id = $3 AND run = $4 AND NOT closed`,
+		s.tenant, id, question, run); err != nil {
 		return fmt.Errorf("closing question %s of session %q: %w", question, id, err)
 	}
 	return nil
+}
+
+// TakeQuestion moves a question from run from to run to, unless it was
+// closed or another run took it first.
+func (s *Store) TakeQuestion(ctx context.Context, id, question string, from, to int64) (bool, error) {
+	if err := live(ctx, id); err != nil {
+		return false, err
+	}
+	tag, err := s.db.pool.Exec(ctx, `UPDATE questions SET run = $5 WHERE tenant = $1 AND session_id = $2 AND id = $3 AND run = $4 AND NOT closed`,
+		s.tenant, id, question, from, to)
+	if err != nil {
+		return false, fmt.Errorf("taking over question %s of session %q: %w", question, id, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

@@ -57,13 +57,13 @@ func TestQuestionsAreSharedByReplicas(t *testing.T) {
 	}
 	// The reply taken, the asker closes its question: no longer left, its
 	// reply still readable.
-	if err := boxA.CloseQuestion(ctx, "asked", "human_1"); err != nil {
+	if err := boxA.CloseQuestion(ctx, "asked", "human_1", 0); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok, err := b.QuestionReply(ctx, "asked", "human_1"); err != nil || !ok || got.Content["answer"] != "391" {
 		t.Fatalf("a closed question's reply reads %+v, %v, %v", got, ok, err)
 	}
-	if err := boxA.CloseQuestion(ctx, "asked", "human_2"); err != nil {
+	if err := boxA.CloseQuestion(ctx, "asked", "human_2", 0); err != nil {
 		t.Fatal(err)
 	}
 	if open, err := b.OpenQuestions(ctx, "asked"); err != nil || len(open) != 0 {
@@ -80,5 +80,52 @@ func TestQuestionsAreSharedByReplicas(t *testing.T) {
 	}
 	if err := boxA.PostQuestion(ctx, "no-such-session", q); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Fatalf("a question of an unknown session: %v, want ErrSessionNotFound", err)
+	}
+}
+
+// TestAQuestionIsClosedOnlyByTheRunThatOwnsIt: a question belongs to the
+// run that asked it until another takes it over; a run closes only its
+// own, so one whose lease was lost cannot close what the run that took the
+// session over asks. A post retried after its commit's answer was lost is
+// the same question, not a failure.
+func TestAQuestionIsClosedOnlyByTheRunThatOwnsIt(t *testing.T) {
+	st := replicas(t, 1)[0]
+	ctx := context.Background()
+	if err := st.Create(ctx, storetest.NewSession("owned")); err != nil {
+		t.Fatal(err)
+	}
+	q := coordination.Question{ID: "human_1", Message: "What is 17 * 23?", Agent: "me", Run: 3, Asked: time.Now()}
+	if err := st.PostQuestion(ctx, "owned", q); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PostQuestion(ctx, "owned", q); err != nil {
+		t.Fatalf("the same post again: %v", err)
+	}
+	other := q
+	other.Run = 4
+	if err := st.PostQuestion(ctx, "owned", other); err == nil {
+		t.Fatal("another run's post under the same id was taken")
+	}
+	if err := st.CloseQuestion(ctx, "owned", q.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	if took, err := st.TakeQuestion(ctx, "owned", q.ID, 3, 5); err != nil || !took {
+		t.Fatalf("run 5 takes run 3's question: %v, %v", took, err)
+	}
+	if took, err := st.TakeQuestion(ctx, "owned", q.ID, 3, 6); err != nil || took {
+		t.Fatalf("run 6 took a question run 5 took first: %v, %v", took, err)
+	}
+	if err := st.CloseQuestion(ctx, "owned", q.ID, 3); err != nil { // the run whose lease was lost
+		t.Fatal(err)
+	}
+	left, err := st.LeftQuestions(ctx, "owned")
+	if err != nil || len(left) != 1 || left[0].Run != 5 {
+		t.Fatalf("left: %+v, %v; want the question, run 5's", left, err)
+	}
+	if err := st.CloseQuestion(ctx, "owned", q.ID, 5); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := st.LeftQuestions(ctx, "owned"); err != nil || len(left) != 0 {
+		t.Fatalf("closed by its owner, left: %+v, %v", left, err)
 	}
 }

@@ -1,0 +1,61 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// lockRefusingStore fails the next run lock taken.
+type lockRefusingStore struct {
+	*memstore.Store
+	refuse atomic.Bool
+}
+
+func (s *lockRefusingStore) LockRun(ctx context.Context, id string) (func(), error) {
+	if s.refuse.Swap(false) {
+		return nil, errors.New("dummy: the run lock could not be taken")
+	}
+	return s.Store.LockRun(ctx, id)
+}
+
+// TestASessionWhoseFirstStartFailedIsLeftCancelled: a session created for
+// a run whose start then failed is still the one created for it, so the
+// surface leaves it cancelled (NotStarted) rather than running with nothing
+// running it; the start had forgotten that it was new. A session that ran
+// is left as it is.
+func TestASessionWhoseFirstStartFailedIsLeftCancelled(t *testing.T) {
+	st := &lockRefusingStore{Store: memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.refuse.Store(true)
+	if _, _, err := svc.Start(ctx, s.ID); err == nil {
+		t.Fatal("the start did not fail")
+	}
+	left, err := svc.NotStarted(ctx, s.ID, "its run could not start")
+	if err != nil || !left {
+		t.Fatalf("NotStarted: %v, %v; want the session left cancelled", left, err)
+	}
+	res, err := svc.Result(ctx, s.ID)
+	if err != nil || res.Status != coordination.StatusCancelled {
+		t.Fatalf("the session reads %+v, %v; want cancelled", res, err)
+	}
+	// Run later, it is a resume: the cancel is lifted, and then it ran.
+	if res, err := svc.Run(ctx, s.ID, nil); err != nil || res.Status != coordination.StatusFinished {
+		t.Fatalf("run later: %+v, %v", res, err)
+	}
+	if left, err := svc.NotStarted(ctx, s.ID, "again"); err != nil || left {
+		t.Fatalf("NotStarted of a session that ran: %v, %v; want it left as it is", left, err)
+	}
+}
