@@ -61,6 +61,20 @@ func asking(ctx context.Context, svc *coordination.Service, id string, version i
 	return done
 }
 
+// replied waits for an ask's end (asking) and fails the test unless it got
+// its reply.
+func replied(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s never got its reply", what)
+	}
+}
+
 // untilOpen waits for session id to have n open questions, and returns them.
 func untilOpen(t *testing.T, svc *coordination.Service, id string, n int) []coordination.Question {
 	t.Helper()
@@ -90,14 +104,7 @@ func TestOneAgentsApprovalsAskedAtOnceStayOpen(t *testing.T) {
 			t.Fatalf("answering %s: %v", q.Message, err)
 		}
 	}
-	select {
-	case err := <-first:
-		if err != nil {
-			t.Fatalf("the first approval: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first approval never got its reply")
-	}
+	replied(t, first, "the first approval")
 }
 
 // TestARunThatLostTheSessionLeavesTheQuestionsOfTheRunThatTookIt: run 1's
@@ -125,14 +132,7 @@ func TestARunThatLostTheSessionLeavesTheQuestionsOfTheRunThatTookIt(t *testing.T
 			if err := svc.AnswerQuestion(context.Background(), id, asked[0].ID, providers.Reply{Action: providers.ReplyAccept, Content: map[string]any{"answer": "391"}}); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case err := <-second:
-				if err != nil {
-					t.Fatalf("run 2's step: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("run 2's step never got the reply")
-			}
+			replied(t, second, "run 2's step")
 		})
 	}
 }
@@ -191,12 +191,5 @@ func TestAQuestionWhosePostLostItsAnswerIsAskedOnce(t *testing.T) {
 	if err := svc.AnswerQuestion(context.Background(), id, open[0].ID, providers.Reply{Action: providers.ReplyAccept, Content: map[string]any{"approve": true}}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the ask: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the ask never got its reply")
-	}
+	replied(t, done, "the ask")
 }

@@ -162,9 +162,16 @@ func untilAsked(t *testing.T, svc *coordination.Service, id string) []coordinati
 // a person nobody can ask fails a test rather than hangs it.
 func humanTeam(t *testing.T, svc *coordination.Service, id string) *coordination.Session {
 	t.Helper()
+	return personAndBots(t, svc, id, "sim/strong")
+}
+
+// personAndBots creates a team of a person ("me") and two bots of model
+// bot on svc, bounded as humanTeam's.
+func personAndBots(t *testing.T, svc *coordination.Service, id, bot string) *coordination.Session {
+	t.Helper()
 	s, err := svc.Create(context.Background(), coordination.TeamSpec{
 		Task:      "What is 17 * 23?",
-		Agents:    []coordination.Agent{{ID: "me", Model: "human"}, {ID: "bot_a", Model: "sim/strong"}, {ID: "bot_b", Model: "sim/strong"}},
+		Agents:    []coordination.Agent{{ID: "me", Model: "human"}, {ID: "bot_a", Model: bot}, {ID: "bot_b", Model: bot}},
 		SessionID: id,
 		Rules:     coordination.Rules{TimeoutSeconds: 30},
 	})
@@ -264,16 +271,7 @@ func deadRunsQuestion(t *testing.T, svc *coordination.Service, id, orphan string
 // same way when the session is taken up again.
 func slowBotsTeam(t *testing.T, svc *coordination.Service, id string) *coordination.Session {
 	t.Helper()
-	s, err := svc.Create(context.Background(), coordination.TeamSpec{
-		Task:      "What is 17 * 23?",
-		Agents:    []coordination.Agent{{ID: "me", Model: "human"}, {ID: "bot_a", Model: "sim/strong:latency=1s"}, {ID: "bot_b", Model: "sim/strong:latency=1s"}},
-		SessionID: id,
-		Rules:     coordination.Rules{TimeoutSeconds: 30},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return personAndBots(t, svc, id, "sim/strong:latency=1s")
 }
 
 // TestAReplyToADeadRunsQuestionIsTakenByTheRunThatTakesItUp: the person
