@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -77,7 +78,7 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 			return
 		}
 		if err == nil { // ended: no step will ask what a dead run left
-			svc.closeLeftQuestions(id, claim.version)
+			svc.closeLeftQuestions(id, math.MaxInt64) // it holds the session: every run's
 		}
 		claim.release()
 	}()

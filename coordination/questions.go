@@ -106,6 +106,7 @@ func (svc *Service) AskShared(ctx context.Context, id string, q providers.Questi
 	}
 	wctx := context.WithoutCancel(ctx)
 	run := runVersion(ctx, id)
+	svc.asked.Store(id, true) // for the run's end to close any stray (closeLeftQuestions)
 	asked, found := svc.adoptLeftQuestion(ctx, box, id, q, run)
 	if !found {
 		b := make([]byte, 8)
@@ -191,10 +192,18 @@ func (svc *Service) adoptLeftQuestion(ctx context.Context, box QuestionBox, id s
 }
 
 // leftForNextRun tells a step's end that leaves its question open for the
-// run that takes the session up: its run handed the session over, or lost
-// its lease to another run.
+// run that takes the session up: its run handed the session over. One that
+// lost its lease closes its own (the run that claimed the session may be
+// asking already, and a question it took over is its own, not closed).
 func leftForNextRun(cause error) bool {
-	return errors.Is(cause, errHandingOver) || errors.Is(cause, ErrLeaseLost)
+	return errors.Is(cause, errHandingOver)
+}
+
+// askedHere tells, once, whether a step of this service asked a question
+// of session id: its run's end closes any it left open.
+func (svc *Service) askedHere(id string) bool {
+	_, ok := svc.asked.LoadAndDelete(id)
+	return ok
 }
 
 // OpenQuestions lists session id's open questions on a store that shares
@@ -272,11 +281,13 @@ func (svc *Service) sharedAsking(ctx context.Context, s *Session, resumed bool, 
 // leftQuestionsWait bounds the run's end's closing of what it left.
 const leftQuestionsWait = 5 * time.Second
 
-// closeLeftQuestions closes, as run ends (or a Finalize by run ends the
-// session), every question earlier runs of session id left: no step waits
-// for them any more (each of this run's closes its own), so nobody asked
-// them again, and a person must not be asked them. A question a later run
-// owns is not touched; nor is one of an earlier run a later one took over.
+// closeLeftQuestions closes, as run ends (or a Finalize ends the session),
+// every question of session id that run or an earlier one owns: no step
+// waits for them any more, so what is open was left by a dead run that
+// nobody asked again, or is a stray of this run's (a post whose answer was
+// lost, a close that failed), and a person must not be asked it. A
+// question a later run owns is not touched; nor is one of an earlier run a
+// later one took over.
 func (svc *Service) closeLeftQuestions(id string, run int64) {
 	box, ok := svc.store.(QuestionBox)
 	if !ok {
@@ -290,7 +301,7 @@ func (svc *Service) closeLeftQuestions(id string, run int64) {
 		return
 	}
 	for _, q := range left {
-		if q.Run >= run {
+		if q.Run > run {
 			continue
 		}
 		if err := box.CloseQuestion(ctx, id, q.ID, q.Run); err != nil {

@@ -6,15 +6,21 @@ import "time"
 // not start on these replicas, say) is left interrupted, and every replica
 // resuming those would claim it again each time its lease expired: a
 // "resumed" event in its timeline and a warning in the log every few
-// seconds, for ever. A failed resume waits instead, a minute doubling to
-// an hour, before this service tries the session again; a resume that
-// starts, or a session taken up elsewhere, forgets the wait.
+// seconds, for ever. After a few failures in a row, a replica waits before
+// it tries the session again, a minute doubling to an hour. The first
+// failures are tried again at the next look, as before: a failure there
+// may be passing (a lock row of the dead replica still to expire, a
+// conflict with another replica's claim), and a failover must not wait a
+// minute for it. A resume that starts forgets the failures; another
+// replica's attempt (ErrSessionRunning) leaves them.
 
-// Resume backoff: the first retry a minute after the failure, each next one
-// twice as late, never more than an hour apart.
+// Resume backoff: resumeFreeTries failures in a row are tried again at the
+// next look; after them the first retry waits resumeFirst, each next one
+// twice as long, never more than resumeMax.
 const (
-	resumeFirst = time.Minute
-	resumeMax   = time.Hour
+	resumeFreeTries = 3
+	resumeFirst     = time.Minute
+	resumeMax       = time.Hour
 )
 
 // resumeWait is a session's failed resumes: how many, and when the next
@@ -34,15 +40,18 @@ func (svc *Service) resumeDue(id string) bool {
 // next may be tried.
 func (svc *Service) resumeFailed(id string) time.Time {
 	w, _ := svc.resumeWaits.Get(id)
-	wait := resumeFirst
-	for range w.fails {
-		if wait *= 2; wait >= resumeMax {
-			wait = resumeMax
-			break
-		}
-	}
 	w.fails++
-	w.next = svc.now().Add(wait)
+	w.next = svc.now()
+	if w.fails >= resumeFreeTries {
+		wait := resumeFirst
+		for range w.fails - resumeFreeTries {
+			if wait *= 2; wait >= resumeMax {
+				wait = resumeMax
+				break
+			}
+		}
+		w.next = w.next.Add(wait)
+	}
 	svc.resumeWaits.Put(id, w)
 	return w.next
 }

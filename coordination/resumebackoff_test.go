@@ -15,7 +15,8 @@ import (
 // TestAResumeThatKeepsFailingWaitsBeforeTheNext: an interrupted session
 // whose resume fails (a host agent, which no server run can step) is not
 // claimed again at every look once its lease expires: each claim wrote a
-// "resumed" event and a warning, every few seconds, for ever.
+// "resumed" event and a warning, every few seconds, for ever. The first
+// few failures are tried again at once (one may be passing).
 func TestAResumeThatKeepsFailingWaitsBeforeTheNext(t *testing.T) {
 	st := memstore.New()
 	opts := coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), RunHeartbeat: 10 * time.Millisecond, RunLeaseTTL: 50 * time.Millisecond}
@@ -32,7 +33,7 @@ func TestAResumeThatKeepsFailingWaitsBeforeTheNext(t *testing.T) {
 	if _, err := st.AcquireRun(ctx, s.ID, coordination.LeaseOwner{ID: "dead-run", Host: coordination.ThisHost(), PID: 1}, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 6 {
+	for i := range 10 {
 		time.Sleep(80 * time.Millisecond) // the lease the last try left expires
 		if resumed, err := replicas[i%2].ResumeInterrupted(ctx); err != nil || len(resumed) != 0 {
 			t.Fatalf("resumed %v, %v; want the session's resume to fail", resumed, err)
@@ -48,8 +49,8 @@ func TestAResumeThatKeepsFailingWaitsBeforeTheNext(t *testing.T) {
 			tries++
 		}
 	}
-	if tries != 2 {
-		t.Fatalf("the failing resume was tried %d times in six looks of two replicas; want once by each, then a wait", tries)
+	if tries != 6 {
+		t.Fatalf("the failing resume was tried %d times in ten looks of two replicas; want three by each (a failure may be passing), then a wait", tries)
 	}
 	if view.Result == nil || view.Result.Status != coordination.StatusInterrupted {
 		t.Fatalf("the session reads %+v, want interrupted", view.Result)

@@ -175,7 +175,9 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		// the run was asked for, even one landing before this line.
 		asked, fresh = 0, true
 		defer func() {
-			if err != nil { // not started: still the session created for it (NotStarted)
+			// Not started: still the session created for it (NotStarted),
+			// unless another process runs it, whose cancels count.
+			if err != nil && !errors.Is(err, ErrSessionRunning) {
 				svc.fresh.Put(id, struct{}{})
 			}
 		}()
@@ -275,7 +277,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			svc.servers.close(id)
 			// Not when the session goes to another run: a hand-over's,
 			// or the one that claimed a lease this run lost.
-			if r.leftQuestions && !r.handOver && !claim.isLost() {
+			if (r.leftQuestions || svc.askedHere(id)) && !r.handOver && !claim.isLost() {
 				svc.closeLeftQuestions(id, claim.version)
 			}
 			switch {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -120,11 +121,15 @@ type Service struct {
 	// may be tried again (resumebackoff.go). Bounded: a wait forgotten
 	// is a retry sooner, never a session lost.
 	resumeWaits *lru[string, resumeWait]
-	statuses    *statuses   // status.json versions waiting to be written (status.go)
-	subs        subscribers // who hears the sessions (observe.go)
-	shown       *shown      // snapshots as prompts show them (files.go)
-	spool       spool       // spend kept on disk until the store takes it (spendspool.go)
-	counts      counts      // what an operator watches (counts.go)
+	// asked holds the sessions whose steps asked a question here since
+	// their run began (questions.go): its end closes any left open. An
+	// entry lives from a question to its run's end.
+	asked    sync.Map
+	statuses *statuses   // status.json versions waiting to be written (status.go)
+	subs     subscribers // who hears the sessions (observe.go)
+	shown    *shown      // snapshots as prompts show them (files.go)
+	spool    spool       // spend kept on disk until the store takes it (spendspool.go)
+	counts   counts      // what an operator watches (counts.go)
 
 	// The rooms' caches are bounded, so a server that runs for weeks keeps
 	// what its live sessions need and not a trace of every session it saw

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,13 +96,12 @@ func (t *teamTask) handle() TaskHandle {
 	return h
 }
 
-// taskTable holds the tasks of this process, by id. An id is its session's
-// id, ".", "f" or "b" (the result asked for whole or brief), when it was
-// made (Unix milliseconds, base 36), ".", and 128 random bits that make it
-// unique. A task is found only by the tenant that made it: another replica,
-// which never saw the task, answers for it from its session (storedTask),
-// read through the tenant's own store as every session is, so an id reads
-// no more than its session's id would.
+// taskTable holds the tasks of this process, by id. An id is a taskRef
+// (taskID) and 128 random bits that make it unique. A task is found only by
+// the tenant that made it: another replica, which never saw the task,
+// answers for it from its session (storedTask), read through the tenant's
+// own store as every session is, so an id reads no more than its session's
+// id would.
 type taskTable struct {
 	mu   sync.Mutex
 	byID map[string]*teamTask
@@ -120,11 +118,12 @@ var errTaskNotFound = errors.New("task not found")
 
 // create makes a working task for a session's run; nil when the table is
 // full of tasks still working.
-func (tt *taskTable) create(tenant, session string, full bool) *teamTask {
+func (tt *taskTable) create(tenant, session string, full bool, cancels int) *teamTask {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	now := tt.now()
-	t := &teamTask{id: taskID(session, full, now, hex.EncodeToString(b[:])), tenant: tenant, session: session, created: now, updated: now, status: taskWorking,
+	ref := taskRef{session: session, full: full, created: now, cancels: cancels}
+	t := &teamTask{id: ref.id(hex.EncodeToString(b[:])), tenant: tenant, session: session, created: now, updated: now, status: taskWorking,
 		message: fmt.Sprintf("team %s is running; team_status{session_id: %q} shows its progress", session, session)}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -136,32 +135,45 @@ func (tt *taskTable) create(tenant, session string, full bool) *teamTask {
 	return t
 }
 
-// taskID is the id of a task of session, its result whole (full) or
-// brief, made at created, made unique by random.
-func taskID(session string, full bool, created time.Time, random string) string {
-	mode := "b"
-	if full {
-		mode = "f"
-	}
-	return session + "." + mode + strconv.FormatInt(created.UnixMilli(), 36) + "." + random
+// taskRef is what a task's id says of it: its session, its result whole
+// (full) or brief, when it was made, and how many cancels the session had
+// recorded then (a cancel after those is the task's run's, whatever a
+// later run of the session does; counted, since replicas' clocks differ).
+type taskRef struct {
+	session string
+	full    bool
+	created time.Time
+	cancels int
 }
 
-// parseTaskID reads a task's session, result detail and creation out of
-// its id.
-func parseTaskID(id string) (session string, full bool, created time.Time, ok bool) {
-	session, rest, found := strings.Cut(id, ".")
-	if !found || len(rest) < 2 || (rest[0] != 'f' && rest[0] != 'b') || coordination.CheckSessionID(session) != nil {
-		return "", false, time.Time{}, false
+// id is the task's id: session, ".", "f" or "b", created (Unix
+// milliseconds) and cancels in base 36 apart by ".", then ".", random.
+func (r taskRef) id(random string) string {
+	mode := "b"
+	if r.full {
+		mode = "f"
 	}
-	made, random, found := strings.Cut(rest[1:], ".")
-	ms, err := strconv.ParseInt(made, 36, 64)
-	if !found || err != nil || len(random) != 32 {
-		return "", false, time.Time{}, false
+	return r.session + "." + mode + strconv.FormatInt(r.created.UnixMilli(), 36) + "." + strconv.FormatInt(int64(r.cancels), 36) + "." + random
+}
+
+// parseTaskID reads a task's reference out of its id.
+func parseTaskID(id string) (taskRef, bool) {
+	parts := strings.Split(id, ".")
+	if len(parts) != 4 || len(parts[1]) < 2 || (parts[1][0] != 'f' && parts[1][0] != 'b') || coordination.CheckSessionID(parts[0]) != nil || len(parts[3]) != 32 {
+		return taskRef{}, false
 	}
-	if _, err := hex.DecodeString(random); err != nil {
-		return "", false, time.Time{}, false
+	ms, err := strconv.ParseInt(parts[1][1:], 36, 64)
+	if err != nil {
+		return taskRef{}, false
 	}
-	return session, rest[0] == 'f', time.UnixMilli(ms), true
+	cancels, err := strconv.ParseInt(parts[2], 36, 32)
+	if err != nil || cancels < 0 {
+		return taskRef{}, false
+	}
+	if _, err := hex.DecodeString(parts[3]); err != nil {
+		return taskRef{}, false
+	}
+	return taskRef{session: parts[0], full: parts[1][0] == 'f', created: time.UnixMilli(ms), cancels: int(cancels)}, true
 }
 
 // drop forgets a task whose run could not start.
@@ -229,7 +241,7 @@ func (tt *taskTable) finish(id string, result json.RawMessage, teamStatus string
 	// replica reading it from its session says (storedTask).
 	if teamStatus == string(coordination.StatusCancelled) {
 		t.status = taskCancelled
-		t.message = fmt.Sprintf("cancelled; the session resumes with run_team{session_id: %q}", t.session)
+		t.message = cancelledMessage(t.session)
 		return
 	}
 	t.status, t.result = taskCompleted, result
@@ -252,7 +264,13 @@ func wantsTask(ctx context.Context) bool {
 // runs it) and returns a task handle at once; the task completes with the
 // result run_team would have returned, full or brief as asked.
 func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id string, full bool) (*mcpgo.CallToolResult, bool, error) {
-	t := h.tasks.create(tenantOf(ctx), id, full)
+	// The cancels recorded before the task: one after them ends it
+	// (storedTask), whichever replica reads it.
+	l, err := h.svc(ctx).Ledger(ctx, id)
+	if err != nil {
+		return nil, true, err
+	}
+	t := h.tasks.create(tenantOf(ctx), id, full, sessionCancels(l))
 	if t == nil {
 		return nil, false, nil
 	}
@@ -306,16 +324,17 @@ func (h *handler) endResult(ctx context.Context, run *coordination.Run, id strin
 var errNoRun = errors.New("no run here")
 
 // storedTask is a task this process did not make (another replica did, or
-// this one before a restart), as its session stands since the task was
-// made: cancelled if a cancel was recorded since (a session resumed after
-// it is a later run's, not the task's), else working while the team runs
-// (or is interrupted, for a replica to take up), or completed with the
-// result run_team gives for the ended session.
+// this one before a restart, or it was forgotten), as its session stands
+// since the task was made: cancelled if a cancel was recorded since (a
+// session resumed after it is a later run's, not the task's), else working
+// while the team runs (or is interrupted, for a replica to take up), or
+// completed with the result run_team gives for the ended session.
 func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, error) {
-	session, full, created, ok := parseTaskID(id)
+	ref, ok := parseTaskID(id)
 	if !ok {
 		return detailedTask{}, errTaskNotFound
 	}
+	session := ref.session
 	svc := h.svc(ctx)
 	l, err := svc.Ledger(ctx, session)
 	if errors.Is(err, coordination.ErrSessionNotFound) {
@@ -325,25 +344,24 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 		return detailedTask{}, fmt.Errorf("could not read the task's session %s: %w", session, err)
 	}
 	now := h.tasks.now()
-	t := teamTask{id: id, session: session, created: created, updated: now, status: taskWorking,
+	t := teamTask{id: id, session: session, created: ref.created, updated: now, status: taskWorking,
 		message: fmt.Sprintf("team %s is running; team_status{session_id: %q} shows its progress", session, session)}
-	cancelledSince := slices.ContainsFunc(l.Session, func(e coordination.SessionEntry) bool {
-		return e.Kind == coordination.SessionCancelled && e.Time.After(created)
-	})
 	res, err := svc.Result(ctx, session)
 	if err != nil {
 		return detailedTask{}, fmt.Errorf("could not read the task's session %s: %w", session, err)
 	}
 	var result json.RawMessage
 	switch {
-	case cancelledSince || res.Status == coordination.StatusCancelled:
+	case sessionCancels(l) > ref.cancels:
 		t.status, t.ended = taskCancelled, now
-		t.message = fmt.Sprintf("cancelled; the session resumes with run_team{session_id: %q}", session)
-	case res.Status == coordination.StatusRunning || res.Status == coordination.StatusDecided:
+		t.message = cancelledMessage(session)
+	case res.Status == coordination.StatusRunning || res.Status == coordination.StatusDecided, res.Status == coordination.StatusCancelled:
+		// Cancelled with no cancel since the task: a cancel its run,
+		// starting, has still to lift.
 	case res.Status == coordination.StatusInterrupted:
 		t.message = fmt.Sprintf("team %s was interrupted (the server running it stopped): a server resuming interrupted runs takes it up, or run_team{session_id: %q} resumes it", session, session)
 	default:
-		out, status := h.endResult(ctx, nil, session, full)
+		out, status := h.endResult(ctx, nil, session, ref.full)
 		if result, err = json.Marshal(out); err != nil {
 			return detailedTask{}, fmt.Errorf("could not encode the result of session %s: %w", session, err)
 		}
@@ -351,6 +369,22 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 		t.message = fmt.Sprintf("team %s: %s", session, status)
 	}
 	return detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle(), Result: result}, nil
+}
+
+// sessionCancels counts the cancels a session's ledger records.
+func sessionCancels(l *coordination.Ledger) int {
+	n := 0
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionCancelled {
+			n++
+		}
+	}
+	return n
+}
+
+// cancelledMessage is a cancelled task's status message.
+func cancelledMessage(session string) string {
+	return fmt.Sprintf("cancelled; team_status{session_id: %q} says why, and run_team{session_id: %q} resumes it", session, session)
 }
 
 // task is a tenant's task as tasks/get answers it: this process's, or
@@ -396,8 +430,8 @@ func (h *handler) cancelStoredTask(ctx context.Context, id string) error {
 	if d.Status != taskWorking {
 		return nil
 	}
-	session, _, _, _ := parseTaskID(id)
-	h.flights.cancelSession(tenantOf(ctx), session)
+	ref, _ := parseTaskID(id)
+	session := ref.session
 	_, err = h.svc(ctx).Cancel(ctx, session)
 	var fin *coordination.FinishedError
 	switch {
@@ -408,5 +442,8 @@ func (h *handler) cancelStoredTask(ctx context.Context, id string) error {
 	case err != nil:
 		return fmt.Errorf("could not cancel the task's session %s: %w", session, err)
 	}
+	// Once the session is cancelled: a decided one, whose final call a
+	// flight here may be making, is refused above and keeps it.
+	h.flights.cancelSession(tenantOf(ctx), session)
 	return nil
 }

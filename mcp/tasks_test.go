@@ -167,7 +167,7 @@ func TestRunTeamIsATaskForAClientThatDeclaresTheExtension(t *testing.T) {
 		created := createTask(t, w, map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=300ms", "sim:latency=300ms"}, "wait": true})
 		var id string
 		_ = json.Unmarshal(created["taskId"], &id)
-		if session, _, created, ok := parseTaskID(id); !ok || !strings.HasPrefix(session, "team_") || time.Since(created) > time.Minute || len(id) < 32 {
+		if ref, ok := parseTaskID(id); !ok || !strings.HasPrefix(ref.session, "team_") || time.Since(ref.created) > time.Minute || ref.cancels != 0 {
 			t.Errorf("task id %q does not name its session, its making and 128 random bits", id)
 		}
 		task := pollTask(t, w, id)
@@ -280,7 +280,7 @@ func TestRunTeamStaysStartThenPollWithoutTheExtension(t *testing.T) {
 func TestATaskIsOnlyItsTenants(t *testing.T) {
 	s := newMemServer(t, Options{})
 	tt := s.handler.tasks
-	task := tt.create("alice", "s1", false)
+	task := tt.create("alice", "s1", false, 0)
 	if _, err := tt.get("bob", task.id); err == nil {
 		t.Error("another tenant read the task")
 	}
@@ -298,7 +298,7 @@ func TestEndedTasksAreForgotten(t *testing.T) {
 	tt := newTaskTable()
 	now := time.Now()
 	tt.now = func() time.Time { return now }
-	a, b := tt.create(DefaultTenant, "s1", false), tt.create(DefaultTenant, "s2", true)
+	a, b := tt.create(DefaultTenant, "s1", false, 0), tt.create(DefaultTenant, "s2", true, 0)
 	tt.finish(a.id, json.RawMessage(`{}`), "finished")
 	now = now.Add(taskKeep + time.Second)
 	if _, err := tt.get(DefaultTenant, a.id); err == nil {
@@ -384,5 +384,41 @@ func TestATaskIsAnsweredForByAnyReplica(t *testing.T) {
 	_, _ = servers[0].Service().Cancel(context.Background(), session)
 	if _, rpcErr := b.rpc("tasks/get", map[string]any{"taskId": "no_such_session.b" + strings.Repeat("0", 32), "_meta": modernMeta(true)}); rpcErr == nil {
 		t.Error("tasks/get of an unknown session's task succeeded")
+	}
+}
+
+// TestATasksCancelsAreCountedNotTimed: replica A's clock is two seconds
+// behind. A task made on A is cancelled through B, and the session is
+// resumed as a new task on A. Through B the new task is working, and its
+// tasks/cancel stops the run: read by times, the first cancel looked later
+// than the new task, which read cancelled while it ran and could not be
+// cancelled.
+func TestATasksCancelsAreCountedNotTimed(t *testing.T) {
+	servers := pgServers(t, 2)
+	servers[0].handler.tasks.now = func() time.Time { return time.Now().Add(-2 * time.Second) }
+	a := httpTasks{t, httpServer(t, servers[0], HTTPOptions{}).URL}
+	b := httpTasks{t, httpServer(t, servers[1], HTTPOptions{}).URL}
+	slow := []string{"sim:latency=5s", "sim:latency=5s"}
+	var first string
+	_ = json.Unmarshal(createTask(t, a, map[string]any{"task": "What is 6 * 7?", "models": slow, "wait": true})["taskId"], &first)
+	if _, rpcErr := b.rpc("tasks/cancel", map[string]any{"taskId": first, "_meta": modernMeta(true)}); rpcErr != nil {
+		t.Fatalf("tasks/cancel through B: %s", rpcErr)
+	}
+	pollTask(t, b, first)
+	ref, _ := parseTaskID(first)
+	var second string
+	_ = json.Unmarshal(createTask(t, a, map[string]any{"session_id": ref.session, "wait": true})["taskId"], &second)
+	res, rpcErr := b.rpc("tasks/get", map[string]any{"taskId": second, "_meta": modernMeta(true)})
+	if rpcErr != nil || !strings.Contains(string(res), `"status":"working"`) {
+		t.Fatalf("through B the resumed session's task reads %s %s; want working", res, rpcErr)
+	}
+	if _, rpcErr := b.rpc("tasks/cancel", map[string]any{"taskId": second, "_meta": modernMeta(true)}); rpcErr != nil {
+		t.Fatalf("tasks/cancel of the new task through B: %s", rpcErr)
+	}
+	if task := pollTask(t, b, second); string(task["status"]) != `"cancelled"` {
+		t.Fatalf("the new task after its tasks/cancel reads %s", task["status"])
+	}
+	if st, err := servers[0].Service().Result(context.Background(), ref.session); err != nil || st.Status != "cancelled" {
+		t.Fatalf("the session after the new task's cancel: %+v, %v", st, err)
 	}
 }

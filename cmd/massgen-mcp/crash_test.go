@@ -21,6 +21,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 )
 
@@ -34,8 +35,15 @@ func envInt(name string, def int) int {
 
 // server is the real binary serving MCP over HTTP on a loopback port.
 type server struct {
-	cmd *exec.Cmd
-	url string
+	cmd    *exec.Cmd
+	url    string
+	stderr *coordtest.SyncBuffer // its log, for a test that fails to show
+}
+
+// logTail is the last n bytes of the server's log.
+func (s *server) logTail(n int) string {
+	out := s.stderr.String()
+	return out[max(0, len(out)-n):]
 }
 
 func freePort(t testing.TB) int {
@@ -57,12 +65,12 @@ func startServer(t testing.TB, bin, state string, extra ...string) *server {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &coordtest.SyncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: stderr}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()

@@ -65,6 +65,11 @@ func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
 	st := pgTenant(t, dsn, coordination.DefaultTenant)
 
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--resume-interrupted")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replica B's log, the end:\n%s", b.logTail(8<<10))
+		}
+	})
 	// The next A starts as soon as the last one is killed, not once B has
 	// claimed its runs: each kill's runs wait out a lease's expiry (10 s)
 	// before B may claim them, so twenty kills one after another were
