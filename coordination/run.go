@@ -277,7 +277,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 			svc.servers.close(id)
 			// Not when the session goes to another run: a hand-over's,
 			// or the one that claimed a lease this run lost.
-			if (r.leftQuestions || svc.askedHere(id)) && !r.handOver && !claim.isLost() {
+			if asked := svc.askedHere(id); (r.leftQuestions || asked) && !r.handOver && !claim.isLost() {
 				svc.closeLeftQuestions(id, claim.version)
 			}
 			switch {
@@ -296,6 +296,11 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	}()
 	return r, true, nil
 }
+
+// Cancels is how many of its session's cancels the run lifts: those
+// recorded when it was asked for (a later one stops it). A run followed
+// elsewhere (Follow) knows none, and says 0.
+func (r *Run) Cancels() int { return r.cancels }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx
 // cancels the run and leaves the session cancelled and resumable. progress,

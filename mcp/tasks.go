@@ -116,6 +116,15 @@ func newTaskTable() *taskTable {
 // forgotten, or another tenant's).
 var errTaskNotFound = errors.New("task not found")
 
+// full tells whether the table is full of tasks still working: run_team
+// then answers as for a client without the extension.
+func (tt *taskTable) full() bool {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.forgetLocked(tt.now())
+	return len(tt.byID) >= maxTasks
+}
+
 // create makes a working task for a session's run; nil when the table is
 // full of tasks still working.
 func (tt *taskTable) create(tenant, session string, full bool, cancels int) *teamTask {
@@ -264,24 +273,30 @@ func wantsTask(ctx context.Context) bool {
 // runs it) and returns a task handle at once; the task completes with the
 // result run_team would have returned, full or brief as asked.
 func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id string, full bool) (*mcpgo.CallToolResult, bool, error) {
-	// The cancels recorded before the task: one after them ends it
-	// (storedTask), whichever replica reads it.
-	l, err := h.svc(ctx).Ledger(ctx, id)
-	if err != nil {
-		return nil, true, err
-	}
-	t := h.tasks.create(tenantOf(ctx), id, full, sessionCancels(l))
-	if t == nil {
+	if h.tasks.full() {
 		return nil, false, nil
 	}
 	run, _, err := h.waitRun(ctx, req, id, waitNot)
 	bg := context.WithoutCancel(ctx)
+	// The cancels the task's run lifts: one after them ends the task
+	// (storedTask), whichever replica reads it. A run held elsewhere is
+	// counted from the ledger as it is followed.
+	var cancels int
 	if errors.Is(err, coordination.ErrSessionRunning) {
-		run, err = h.svc(ctx).Follow(bg, id)
+		var l *coordination.Ledger
+		if l, err = h.svc(bg).Ledger(bg, id); err == nil {
+			cancels = sessionCancels(l)
+			run, err = h.svc(ctx).Follow(bg, id)
+		}
+	} else if err == nil {
+		cancels = run.Cancels()
 	}
 	if err != nil {
-		h.tasks.drop(t.id)
 		return nil, true, err
+	}
+	t := h.tasks.create(tenantOf(ctx), id, full, cancels)
+	if t == nil { // the table filled meanwhile: the call waits as run_team does
+		return nil, false, nil
 	}
 	go func() {
 		<-run.Done()
@@ -355,9 +370,13 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 	case sessionCancels(l) > ref.cancels:
 		t.status, t.ended = taskCancelled, now
 		t.message = cancelledMessage(session)
+	case res.Status == coordination.StatusCancelled && !h.runHeld(ctx, session):
+		// A cancel of before the task, which no run is there to lift.
+		t.status, t.ended = taskCancelled, now
+		t.message = cancelledMessage(session)
 	case res.Status == coordination.StatusRunning || res.Status == coordination.StatusDecided, res.Status == coordination.StatusCancelled:
-		// Cancelled with no cancel since the task: a cancel its run,
-		// starting, has still to lift.
+		// Cancelled with no cancel since the task, and its run holds the
+		// session: a cancel it has still to lift as it starts.
 	case res.Status == coordination.StatusInterrupted:
 		t.message = fmt.Sprintf("team %s was interrupted (the server running it stopped): a server resuming interrupted runs takes it up, or run_team{session_id: %q} resumes it", session, session)
 	default:
@@ -369,6 +388,15 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 		t.message = fmt.Sprintf("team %s: %s", session, status)
 	}
 	return detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle(), Result: result}, nil
+}
+
+// runHeld tells whether a run holds session, here or on another replica.
+func (h *handler) runHeld(ctx context.Context, session string) bool {
+	svc := h.svc(ctx)
+	if _, here := svc.Running(session); here {
+		return true
+	}
+	return svc.HeldElsewhere(ctx, session)
 }
 
 // sessionCancels counts the cancels a session's ledger records.

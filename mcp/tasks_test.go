@@ -12,6 +12,8 @@ import (
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // A client of the tasks extension (io.modelcontextprotocol/tasks, SEP-2663)
@@ -420,5 +422,51 @@ func TestATasksCancelsAreCountedNotTimed(t *testing.T) {
 	}
 	if st, err := servers[0].Service().Result(context.Background(), ref.session); err != nil || st.Status != "cancelled" {
 		t.Fatalf("the session after the new task's cancel: %+v, %v", st, err)
+	}
+}
+
+// TestATaskWhoseRunEndedCancelledAtOnceReadsCancelledEverywhere: a
+// cancelled session is resumed as a task while another process still
+// holds its run (a run winding down); the task's follow ends at once, the
+// session cancelled. Once nobody holds the run, every replica reads the
+// task cancelled, as the one that made it does, and so does that one once
+// it forgot the task: read from the session it was working for ever, a
+// cancel of before the task left for a run that would never lift it.
+func TestATaskWhoseRunEndedCancelledAtOnceReadsCancelledEverywhere(t *testing.T) {
+	servers := pgServers(t, 2)
+	a := httpTasks{t, httpServer(t, servers[0], HTTPOptions{}).URL}
+	b := httpTasks{t, httpServer(t, servers[1], HTTPOptions{}).URL}
+	var first string
+	_ = json.Unmarshal(createTask(t, b, map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=5s", "sim:latency=5s"}, "wait": true})["taskId"], &first)
+	ref, _ := parseTaskID(first)
+	if _, err := servers[0].Service().Cancel(context.Background(), ref.session); err != nil {
+		t.Fatal(err)
+	}
+	pollTask(t, b, first)
+	ls := servers[1].Service().Store().(coordination.LeaseStore)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if l, err := ls.ReadRun(context.Background(), ref.session); err == nil && l != nil && l.Released {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("B's run never let the session go")
+		}
+	}
+	// Another process's run of it, winding down, holds it a second more.
+	if _, err := ls.AcquireRun(context.Background(), ref.session, coordination.LeaseOwner{ID: "winding-down", Host: coordination.ThisHost(), PID: 1}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var second string
+	_ = json.Unmarshal(createTask(t, a, map[string]any{"session_id": ref.session, "wait": true})["taskId"], &second)
+	if onA := pollTask(t, a, second); string(onA["status"]) != `"cancelled"` {
+		t.Fatalf("on A the task reads %s", onA["status"])
+	}
+	time.Sleep(1500 * time.Millisecond) // the other process's lease lapses
+	if onB := pollTask(t, b, second); string(onB["status"]) != `"cancelled"` {
+		t.Fatalf("through B the task reads %s; want cancelled, as on A", onB["status"])
+	}
+	servers[0].handler.tasks.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	if later := pollTask(t, a, second); string(later["status"]) != `"cancelled"` {
+		t.Fatalf("on A, once it forgot the task, it reads %s", later["status"])
 	}
 }
