@@ -185,13 +185,6 @@ func parseTaskID(id string) (taskRef, bool) {
 	return taskRef{session: parts[0], full: parts[1][0] == 'f', created: time.UnixMilli(ms), cancels: int(cancels)}, true
 }
 
-// drop forgets a task whose run could not start.
-func (tt *taskTable) drop(id string) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	delete(tt.byID, id)
-}
-
 // forgetLocked drops tasks ended more than taskKeep ago.
 func (tt *taskTable) forgetLocked(now time.Time) {
 	for id, t := range tt.byID {
