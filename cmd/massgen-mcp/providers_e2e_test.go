@@ -55,10 +55,10 @@ func binary(t testing.TB) string {
 
 // plantedKeys are recognisable dummy keys; none may ever be echoed.
 var plantedKeys = map[string]string{
-	"OPENAI_API_KEY":    "dummy.planted.openai.7f3a9c21b4d8",
-	"ANTHROPIC_API_KEY": "dummy.planted.anthropic.5e1d2c3b4a",
-	"GEMINI_API_KEY":    "dummy.planted.gemini.0123456789ab",
-	"XAI_API_KEY":       "dummy.planted.grok.9a8b7c6d5e4f",
+	"OPENAI_API_KEY":    "dummy.planted.openai.not-a-key",
+	"ANTHROPIC_API_KEY": "dummy.planted.anthropic.not-a-key",
+	"GEMINI_API_KEY":    "dummy.planted.gemini.not-a-key",
+	"XAI_API_KEY":       "dummy.planted.grok.not-a-key",
 }
 
 const providerTeam = "openai/gpt-5-mini,claude/claude-haiku-4-5,gemini/gemini-2.5-flash,grok/grok-4"

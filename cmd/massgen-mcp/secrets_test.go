@@ -23,8 +23,8 @@ import (
 
 // Planted MCP tokens: like the keys, none may appear anywhere.
 const (
-	plantedServerToken = "planted.mcp.token.0f1e2d3c4b5a6978"
-	plantedTenantToken = "planted.tenant.token.a1b2c3d4e5f60718"
+	plantedServerToken = "dummy.planted.mcp.token.not-a-secret"
+	plantedTenantToken = "dummy.planted.tenant.token.not-a-secret"
 )
 
 // echoingProvider answers every call with a 401 whose message repeats every

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 // model is a slug from Codex's catalog: with another it loses apply_patch.
 const model = "gpt-5.5"
 
-const plantedSecret = "planted-secret-9f8e7d6c5b4a"
+const plantedSecret = "dummy-planted-secret-not-a-key"
 
 type realHarness struct {
 	script *fake.Script
