@@ -93,23 +93,9 @@ func (s *entryDownStore) AppendSessionLeased(ctx context.Context, id string, v i
 // it. It read running for ever, its lease released, so that no replica took
 // it up and nothing said why.
 func TestAFailedFinalizeOfACancelledSessionLeavesItCancelled(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
-	st := kindDown(coordination.SessionDecided)
-	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
-	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	bothAnswered(t, h.Service, sc, s.ID)
-	ctx := context.Background()
-	if _, err := h.Service.Cancel(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	st.down.Store(true)
-	if _, err := h.Service.Finalize(ctx, s.ID, ""); !errors.Is(err, coordination.ErrStoreUnavailable) {
-		t.Fatalf("Finalize while decisions cannot be written: %v, want the outage", err)
-	}
-	st.down.Store(false)
+	svc, id := failedFinalizeOfACancelledSession(t, false)
 	time.Sleep(500 * time.Millisecond) // past any lease
-	if v, err := h.Service.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusCancelled {
+	if v, err := svc.Status(context.Background(), id); err != nil || v.Result.Status != coordination.StatusCancelled {
 		t.Fatalf("after a failed Finalize of a cancelled session it reads %s (%v), want cancelled", v.Result.Status, err)
 	}
 }
@@ -213,9 +199,19 @@ func TestAnInterruptedFinalizeIsFinishedNotRunAsATeam(t *testing.T) {
 // so it leaves its lease to expire: the session reads interrupted, for the
 // run that takes it up to write the answer, not decided with nothing to.
 func TestAFinalizeWhoseDecisionsAnswerWasLostLeavesTheSessionInterrupted(t *testing.T) {
+	svc, id := failedFinalizeOfACancelledSession(t, true)
+	untilStatus(t, svc, id, coordination.StatusInterrupted, "after the finalize's decision's answer was lost")
+}
+
+// failedFinalizeOfACancelledSession is a session of two answers, cancelled,
+// whose Finalize met an outage writing its decision (lost: the decision
+// written, its answer lost), with the store back; it returns the service
+// and the session.
+func failedFinalizeOfACancelledSession(t *testing.T, lost bool) (*coordination.Service, string) {
+	t.Helper()
 	models, sc, provs := coordtest.Team(t, 2)
 	st := kindDown(coordination.SessionDecided)
-	st.lost = true
+	st.lost = lost
 	h := &coordtest.Harness{T: t, Providers: provs, Store: st.Store}
 	h.Service = coordination.NewService(st, coordination.Options{Open: h.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond})
 	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{Final: coordination.FinalPresent}})
@@ -226,8 +222,8 @@ func TestAFinalizeWhoseDecisionsAnswerWasLostLeavesTheSessionInterrupted(t *test
 	}
 	st.down.Store(true)
 	if _, err := h.Service.Finalize(ctx, s.ID, ""); !errors.Is(err, coordination.ErrStoreUnavailable) {
-		t.Fatalf("Finalize whose decision's answer was lost: %v, want the outage", err)
+		t.Fatalf("Finalize while its decision cannot be written: %v, want the outage", err)
 	}
 	st.down.Store(false)
-	untilStatus(t, h.Service, s.ID, coordination.StatusInterrupted, "after the finalize's decision's answer was lost")
+	return h.Service, s.ID
 }

@@ -20,6 +20,20 @@ func (svc *Service) HeldElsewhere(ctx context.Context, id string) bool {
 	return err == nil && l.Held(svc.now())
 }
 
+// RunHeld tells whether a run holds session id, here or elsewhere.
+func (svc *Service) RunHeld(ctx context.Context, id string) bool {
+	if _, here := svc.Running(id); here {
+		return true
+	}
+	return svc.HeldElsewhere(ctx, id)
+}
+
+// Cancels is how many times session id has been cancelled: a run started
+// now lifts those, and a later one stops it (Run.Cancels).
+func (svc *Service) Cancels(ctx context.Context, id string) (int, error) {
+	return svc.cancelsNow(ctx, id)
+}
+
 // NotStarted records that session id, which this service created for a
 // run, was refused that run before it started (the server at its limit of
 // runs): it reads cancelled, saying why, rather than running with nothing

@@ -276,9 +276,7 @@ func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id s
 	// counted from the ledger as it is followed.
 	var cancels int
 	if errors.Is(err, coordination.ErrSessionRunning) {
-		var l *coordination.Ledger
-		if l, err = h.svc(bg).Ledger(bg, id); err == nil {
-			cancels = sessionCancels(l)
+		if cancels, err = h.svc(bg).Cancels(bg, id); err == nil {
 			run, err = h.svc(ctx).Follow(bg, id)
 		}
 	} else if err == nil {
@@ -344,7 +342,7 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 	}
 	session := ref.session
 	svc := h.svc(ctx)
-	l, err := svc.Ledger(ctx, session)
+	cancels, err := svc.Cancels(ctx, session)
 	if errors.Is(err, coordination.ErrSessionNotFound) {
 		return detailedTask{}, errTaskNotFound
 	}
@@ -360,10 +358,10 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 	}
 	var result json.RawMessage
 	switch {
-	case sessionCancels(l) > ref.cancels:
+	case cancels > ref.cancels:
 		t.status, t.ended = taskCancelled, now
 		t.message = cancelledMessage(session)
-	case res.Status == coordination.StatusCancelled && !h.runHeld(ctx, session):
+	case res.Status == coordination.StatusCancelled && !svc.RunHeld(ctx, session):
 		// A cancel of before the task, which no run is there to lift.
 		t.status, t.ended = taskCancelled, now
 		t.message = cancelledMessage(session)
@@ -381,26 +379,6 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 		t.message = fmt.Sprintf("team %s: %s", session, status)
 	}
 	return detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle(), Result: result}, nil
-}
-
-// runHeld tells whether a run holds session, here or on another replica.
-func (h *handler) runHeld(ctx context.Context, session string) bool {
-	svc := h.svc(ctx)
-	if _, here := svc.Running(session); here {
-		return true
-	}
-	return svc.HeldElsewhere(ctx, session)
-}
-
-// sessionCancels counts the cancels a session's ledger records.
-func sessionCancels(l *coordination.Ledger) int {
-	n := 0
-	for _, e := range l.Session {
-		if e.Kind == coordination.SessionCancelled {
-			n++
-		}
-	}
-	return n
 }
 
 // cancelledMessage is a cancelled task's status message.

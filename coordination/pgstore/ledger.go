@@ -74,6 +74,24 @@ func collectJSON[T any](rows pgx.Rows) ([]T, error) {
 	return out, rows.Err()
 }
 
+// oneJSON decodes the JSON column of the one row row reads into v; found
+// is false when there is no row. what names the value in errors ("the
+// reply to question q of session s").
+func oneJSON[T any](row pgx.Row, v *T, what string) (found bool, err error) {
+	var data []byte
+	err = row.Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", what, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("%s is damaged: %w", what, err)
+	}
+	return true, nil
+}
+
 func collectStrings(rows pgx.Rows) ([]string, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

@@ -3,10 +3,7 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/permissions"
@@ -95,18 +92,9 @@ func (s *Store) ApprovalAnswer(ctx context.Context, id, request string) (permiss
 	if err := live(ctx, id); err != nil {
 		return r, false, err
 	}
-	var data []byte
-	err := s.db.pool.QueryRow(ctx, `SELECT response FROM approval_responses WHERE tenant = $1 AND session_id = $2 AND id = $3`, s.tenant, id, request).Scan(&data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, fmt.Errorf("reading the answer to approval request %s of session %q: %w", request, id, err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, false, fmt.Errorf("the answer to approval request %s of session %q is damaged: %w", request, id, err)
-	}
-	return r, true, nil
+	found, err := oneJSON(s.db.pool.QueryRow(ctx, `SELECT response FROM approval_responses WHERE tenant = $1 AND session_id = $2 AND id = $3`, s.tenant, id, request),
+		&r, fmt.Sprintf("the answer to approval request %s of session %q", request, id))
+	return r, found, err
 }
 
 // AnswerApproval stores the answer to a request; the first one stands.

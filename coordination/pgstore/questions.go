@@ -133,19 +133,9 @@ func (s *Store) QuestionReply(ctx context.Context, id, question string) (provide
 	if err := live(ctx, id); err != nil {
 		return r, false, err
 	}
-	var data []byte
-	err := s.db.pool.QueryRow(ctx, `SELECT reply FROM questions WHERE tenant = $1 AND session_id = $2 AND id = $3 AND reply IS NOT NULL`,
-		s.tenant, id, question).Scan(&data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, fmt.Errorf("reading the reply to question %s of session %q: %w", question, id, err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, false, fmt.Errorf("the reply to question %s of session %q is damaged: %w", question, id, err)
-	}
-	return r, true, nil
+	found, err := oneJSON(s.db.pool.QueryRow(ctx, `SELECT reply FROM questions WHERE tenant = $1 AND session_id = $2 AND id = $3 AND reply IS NOT NULL`,
+		s.tenant, id, question), &r, fmt.Sprintf("the reply to question %s of session %q", question, id))
+	return r, found, err
 }
 
 // CloseQuestion ends a question of run nobody waits for, or whose reply
