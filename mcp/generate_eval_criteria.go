@@ -84,7 +84,7 @@ func (h *handler) generateEvalCriteria(ctx context.Context, req mcpgo.CallToolRe
 		p = h.startProgress(ctx, req)
 		p.report("asking " + cr.Model + " for evaluation criteria")
 	}
-	set, pending, err := awaitFlight(h, ctx, flightCall{tool: "generate_eval_criteria", args: args, session: args.SessionID, what: "writing the criteria"},
+	set, pending, err := awaitFlight(h, ctx, flightCall{tool: "generate_eval_criteria", args: args, session: args.SessionID, what: "writing the criteria", shared: true},
 		func(ctx context.Context) (criteria.Set, error) { return h.svc(ctx).Criteria(ctx, cr) })
 	// Progress must be fully written before the result (see progress.go).
 	p.stop()

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -48,6 +49,10 @@ type flights struct {
 	calls   map[string]*flight
 	wg      sync.WaitGroup // the running flights, for shutdown
 	stopped bool
+	// holder and seq name this server's claims of shared calls in the
+	// store (sharedcalls.go).
+	holder string
+	seq    atomic.Uint64
 }
 
 type flight struct {
@@ -62,7 +67,7 @@ type flight struct {
 	next    func() any  // the starting call's continuation, if it names its own (flightCall.next); set before it is published
 }
 
-func newFlights() *flights { return &flights{calls: map[string]*flight{}} }
+func newFlights() *flights { return &flights{calls: map[string]*flight{}, holder: newHolder()} }
 
 // flightCall is a call whose work may outlive its wait.
 type flightCall struct {
@@ -75,6 +80,10 @@ type flightCall struct {
 	// next, if set, gives the arguments of the call that waits for the
 	// work, when they are not args (a step's names where it began).
 	next func() any
+	// shared, on a store replicas share, claims the work in the store, so
+	// the same call through another replica joins it or takes its result
+	// (sharedcalls.go): for work whose retry finds nothing in a session.
+	shared bool
 }
 
 // awaitFlight runs work for a call and waits for it up to the server's wait
@@ -87,7 +96,13 @@ type flightCall struct {
 func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work func(context.Context) (T, error)) (T, *mcpgo.CallToolResult, error) {
 	var zero T
 	key := tenantOf(ctx) + "\x00" + call.tool + "\x00" + argsJSON(call.args)
-	f, owner := h.flights.join(key, ctx, call.session, call.next, func(ctx context.Context) (any, error) { return work(ctx) })
+	run := func(ctx context.Context) (any, error) { return work(ctx) }
+	if call.shared {
+		if shared := h.sharedWork(ctx, call, run, decodeAs[T]); shared != nil {
+			run = shared
+		}
+	}
+	f, owner := h.flights.join(key, ctx, call.session, call.next, run)
 	if !owner {
 		// A call that joined names the continuation of the work it
 		// joined: only the call that started it knows where it began.
@@ -119,6 +134,13 @@ func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work f
 	if f.err != nil {
 		return zero, nil, f.err
 	}
+	if kept, ok := f.val.(keptCall); ok {
+		kept.collect(ctx, h)
+		if kept.errResult != nil {
+			return zero, kept.errResult, nil
+		}
+		return kept.val.(T), nil, nil
+	}
 	return f.val.(T), nil, nil
 }
 
@@ -145,10 +167,16 @@ func (fs *flights) join(key string, ctx context.Context, session string, next fu
 		cancel(nil)
 		close(f.done)
 		// Uncollected, the result waits keepFinished; collected (the
-		// usual case), the timer is stopped and the result let go.
+		// usual case), the timer is stopped and the result let go. One
+		// the store keeps for every replica waits there instead: a later
+		// call here reads it, or finds it collected through another.
 		fs.mu.Lock()
 		if fs.holds(f) {
-			f.expire = time.AfterFunc(keepFinished, func() { fs.collected(key, f) })
+			if keptInStore(f.val) {
+				fs.forgetLocked(f)
+			} else {
+				f.expire = time.AfterFunc(keepFinished, func() { fs.collected(key, f) })
+			}
 		}
 		fs.mu.Unlock()
 	}()
@@ -161,7 +189,15 @@ func (fs *flights) join(key string, ctx context.Context, session string, next fu
 func (fs *flights) collected(key string, f *flight) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	for _, k := range append(f.keys, key) {
+	if fs.calls[key] == f {
+		delete(fs.calls, key)
+	}
+	fs.forgetLocked(f)
+}
+
+// forgetLocked takes f from under every key of its own (fs.mu held).
+func (fs *flights) forgetLocked(f *flight) {
+	for _, k := range f.keys {
 		if fs.calls[k] == f {
 			delete(fs.calls, k)
 		}
