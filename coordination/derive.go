@@ -48,6 +48,9 @@ type Lifecycle struct {
 	// a run remember it when they begin, so a cancel that lands while they
 	// go on is a larger count (cancelfence.go), even if a resume followed.
 	Cancels int
+	// CancelReason is why the cancel in force was recorded ("" when none
+	// is): by request, a run that stopped on an error, a run not started.
+	CancelReason string
 }
 
 // State is everything derived from a session's ledger plus the set of agents
@@ -257,8 +260,10 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 		case SessionCancelled:
 			cancelled = true
 			lc.Cancels++
+			lc.CancelReason = e.Reason
 		case SessionResumed:
 			cancelled = false
+			lc.CancelReason = ""
 		case SessionApplied:
 			lc.Applied = e.Applied
 		}
@@ -277,6 +282,9 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 		lc.Status = StatusDecided
 	case cancelled:
 		lc.Status = StatusCancelled
+	}
+	if lc.Status != StatusCancelled {
+		lc.CancelReason = ""
 	}
 	return lc
 }

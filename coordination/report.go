@@ -102,6 +102,9 @@ func (svc *Service) snapshot(s *Session, l *Ledger, st *State) *TeamResult {
 	} else {
 		r.Status = st.Life.Status
 	}
+	if r.Status == StatusCancelled {
+		r.CancelReason = svc.HidePaths(st.Life.CancelReason)
+	}
 	return r
 }
 

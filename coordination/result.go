@@ -79,8 +79,11 @@ type TeamResult struct {
 	// NotAgreed, set on a finished result whose winner the team did not
 	// agree on, says why it stopped and how the answer was taken
 	// (agreement.go); "" for an agreed winner.
-	NotAgreed string       `json:"not_agreed,omitempty"`
-	Agents    []AgentUsage `json:"agents"`
+	NotAgreed string `json:"not_agreed,omitempty"`
+	// CancelReason, on a cancelled session, says why it was cancelled:
+	// by request, its run stopped on an error (which), not started.
+	CancelReason string       `json:"cancel_reason,omitempty"`
+	Agents       []AgentUsage `json:"agents"`
 	// Dropped lists the agents that left the team (dropped.go), so a team
 	// that became one model says so; Degraded marks a finished team of two
 	// or more in which fewer than two agents ever answered.

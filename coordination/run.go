@@ -108,7 +108,7 @@ func (r *Run) Result() (*TeamResult, error) {
 
 // Cancel stops the run, cancelling its provider calls; the session is left
 // cancelled and resumable.
-func (r *Run) Cancel() { r.cancel(errCancelled) }
+func (r *Run) Cancel() { r.cancel(errCancelledByRequest) }
 
 // stopRun is a run's cancel: every cause ends the run's context, and every
 // cause but the timeout, which leaves the run its final call to make, ends
@@ -133,6 +133,10 @@ func (svc *Service) tell(p Progress) {
 var (
 	errCancelled  = errors.New("cancelled")
 	errFinalizing = errors.New("finalizing")
+	// errCancelledByRequest is Cancel's, so the session records why
+	// (TeamResult.CancelReason) as the run stops, not only once Cancel
+	// writes its own entry after it.
+	errCancelledByRequest = fmt.Errorf("%w by request", errCancelled)
 )
 
 // pollInterval is how often a loop looks again while only another process's
@@ -767,7 +771,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 	case errors.Is(cause, errCancelled), errors.Is(cause, context.Canceled):
 		var res *TeamResult
 		err := svc.whileDown(ctx, r, s, func() (err error) {
-			res, err = svc.markCancelled(ctx, s.ID, "run cancelled", false)
+			res, err = svc.markCancelled(ctx, s.ID, runCancelReason(cause), false)
 			return err
 		})
 		if err == nil && res.Status == StatusDecided {
@@ -1150,4 +1154,15 @@ func worstStep(s *Session) stepWorst {
 		}
 	}
 	return w
+}
+
+// runCancelReason is the recorded reason of a run stopped by cause.
+func runCancelReason(cause error) string {
+	switch {
+	case errors.Is(cause, errCancelledByRequest):
+		return "cancelled by request"
+	case errors.Is(cause, errCancelled):
+		return "stopped with the process running it (resumable)"
+	}
+	return "run cancelled"
 }

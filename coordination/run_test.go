@@ -172,8 +172,8 @@ func TestCancelTeamStopsALocalRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != coordination.StatusCancelled {
-		t.Fatalf("status %s", res.Status)
+	if res.Status != coordination.StatusCancelled || res.CancelReason != "cancelled by request" {
+		t.Fatalf("status %s, cancel reason %q", res.Status, res.CancelReason)
 	}
 	<-r.Done()
 }

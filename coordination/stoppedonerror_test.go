@@ -58,6 +58,11 @@ func TestARunThatStopsOnAnErrorLeavesItsSessionCancelledNotRunning(t *testing.T)
 	if v.Result.Status != coordination.StatusCancelled {
 		t.Fatalf("status after the run stopped on an error: %s, want %s", v.Result.Status, coordination.StatusCancelled)
 	}
+	// The result says why, not only the timeline: a task or a brief
+	// result shows it to a caller who never reads the timeline.
+	if why := v.Result.CancelReason; !strings.Contains(why, "stopped on an error") || !strings.Contains(why, "step store is broken") {
+		t.Errorf("the result's cancel reason: %q; want the error the run stopped on", why)
+	}
 	said := false
 	for _, ev := range v.Timeline {
 		said = said || (ev.Type == "cancelled" && strings.Contains(ev.Message, "stopped on an error") && strings.Contains(ev.Message, "step store is broken"))
@@ -70,8 +75,8 @@ func TestARunThatStopsOnAnErrorLeavesItsSessionCancelledNotRunning(t *testing.T)
 	if err != nil {
 		t.Fatalf("resuming after the error: %v", err)
 	}
-	if res.Status != coordination.StatusFinished {
-		t.Fatalf("resumed run ended %s, want finished", res.Status)
+	if res.Status != coordination.StatusFinished || res.CancelReason != "" {
+		t.Fatalf("resumed run ended %s (cancel reason %q), want finished with none", res.Status, res.CancelReason)
 	}
 }
 

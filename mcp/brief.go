@@ -345,7 +345,11 @@ func statusStep(res *coordination.TeamResult) string {
 	case coordination.StatusInterrupted:
 		return fmt.Sprintf("\nThe process running the team died (last alive %s); nothing runs it now. Resume it with run_team{session_id: %q}.\n", coordination.LastAliveAt(res.LastAlive, time.RFC3339, time.UTC), res.SessionID)
 	case coordination.StatusCancelled:
-		return fmt.Sprintf("\nThe session is cancelled and resumable: run_team{session_id: %q}, or step it again if you drive it with step.\n", res.SessionID)
+		why := ""
+		if res.CancelReason != "" {
+			why = " (" + res.CancelReason + ")"
+		}
+		return fmt.Sprintf("\nThe session is cancelled%s and resumable: run_team{session_id: %q}, or step it again if you drive it with step.\n", why, res.SessionID)
 	}
 	return ""
 }

@@ -229,8 +229,9 @@ func (tt *taskTable) markCancelling(tenant, id string) (session string, working 
 }
 
 // finish ends a task with the run's result; a run that a tasks/cancel
-// stopped ends it cancelled (a run that finished first stays completed).
-func (tt *taskTable) finish(id string, result json.RawMessage, teamStatus string) {
+// stopped ends it cancelled (a run that finished first stays completed),
+// saying why (cancelReason: by request, an error).
+func (tt *taskTable) finish(id string, result json.RawMessage, teamStatus, cancelReason string) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	t, ok := tt.byID[id]
@@ -243,7 +244,7 @@ func (tt *taskTable) finish(id string, result json.RawMessage, teamStatus string
 	// replica reading it from its session says (storedTask).
 	if teamStatus == string(coordination.StatusCancelled) {
 		t.status = taskCancelled
-		t.message = cancelledMessage(t.session)
+		t.message = cancelledMessage(t.session, cancelReason)
 		return
 	}
 	t.status, t.result = taskCompleted, result
@@ -291,12 +292,16 @@ func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id s
 	}
 	go func() {
 		<-run.Done()
-		out, status := h.endResult(bg, run, id, full)
+		out, res := h.endResult(bg, run, id, full)
 		raw, err := json.Marshal(out)
 		if err != nil {
 			raw, _ = json.Marshal(h.errorResult(bg, "run_team", err))
 		}
-		h.tasks.finish(t.id, raw, status)
+		status, why := "", ""
+		if res != nil {
+			status, why = res.Status, res.CancelReason
+		}
+		h.tasks.finish(t.id, raw, status, why)
 	}()
 	h.tasks.mu.Lock()
 	handle := t.handle()
@@ -308,8 +313,8 @@ func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id s
 const resultTypeTask mcpgo.ResultType = "task"
 
 // endResult is what run_team returns for a run that has ended, and the
-// team's status.
-func (h *handler) endResult(ctx context.Context, run *coordination.Run, id string, full bool) (*mcpgo.CallToolResult, string) {
+// team's result it shows (nil when it could not be read).
+func (h *handler) endResult(ctx context.Context, run *coordination.Run, id string, full bool) (*mcpgo.CallToolResult, *coordination.TeamResult) {
 	var res *coordination.TeamResult
 	err := errNoRun
 	if run != nil {
@@ -321,9 +326,9 @@ func (h *handler) endResult(ctx context.Context, run *coordination.Run, id strin
 		res, err = h.svc(ctx).Result(ctx, id)
 	}
 	if err != nil {
-		return h.errorResult(ctx, "run_team", err), ""
+		return h.errorResult(ctx, "run_team", err), nil
 	}
-	return withAppLink(teamResultAs(res, full), id), string(res.Status)
+	return withAppLink(teamResultAs(res, full), id), res
 }
 
 // errNoRun is endResult's for a session read without a run of its own.
@@ -360,20 +365,24 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 	switch {
 	case cancels > ref.cancels:
 		t.status, t.ended = taskCancelled, now
-		t.message = cancelledMessage(session)
+		t.message = cancelledMessage(session, res.CancelReason)
 	case res.Status == coordination.StatusCancelled && !svc.RunHeld(ctx, session):
 		// A cancel of before the task, which no run is there to lift.
 		t.status, t.ended = taskCancelled, now
-		t.message = cancelledMessage(session)
+		t.message = cancelledMessage(session, res.CancelReason)
 	case res.Status == coordination.StatusRunning || res.Status == coordination.StatusDecided, res.Status == coordination.StatusCancelled:
 		// Cancelled with no cancel since the task, and its run holds the
 		// session: a cancel it has still to lift as it starts.
 	case res.Status == coordination.StatusInterrupted:
 		t.message = fmt.Sprintf("team %s was interrupted (the server running it stopped): a server resuming interrupted runs takes it up, or run_team{session_id: %q} resumes it", session, session)
 	default:
-		out, status := h.endResult(ctx, nil, session, ref.full)
+		out, ended := h.endResult(ctx, nil, session, ref.full)
 		if result, err = json.Marshal(out); err != nil {
 			return detailedTask{}, fmt.Errorf("could not encode the result of session %s: %w", session, err)
+		}
+		status := ""
+		if ended != nil {
+			status = ended.Status
 		}
 		t.status, t.ended = taskCompleted, now
 		t.message = fmt.Sprintf("team %s: %s", session, status)
@@ -381,9 +390,13 @@ func (h *handler) storedTask(ctx context.Context, id string) (detailedTask, erro
 	return detailedTask{ResultType: string(mcpgo.ResultTypeComplete), TaskHandle: t.handle(), Result: result}, nil
 }
 
-// cancelledMessage is a cancelled task's status message.
-func cancelledMessage(session string) string {
-	return fmt.Sprintf("cancelled; team_status{session_id: %q} says why, and run_team{session_id: %q} resumes it", session, session)
+// cancelledMessage is a cancelled task's status message: why, when the
+// session says, and how to resume it.
+func cancelledMessage(session, why string) string {
+	if why == "" {
+		return fmt.Sprintf("cancelled; team_status{session_id: %q} says why, and run_team{session_id: %q} resumes it", session, session)
+	}
+	return fmt.Sprintf("cancelled (%s); run_team{session_id: %q} resumes it", why, session)
 }
 
 // task is a tenant's task as tasks/get answers it: this process's, or

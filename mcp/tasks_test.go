@@ -226,6 +226,9 @@ func TestTasksCancelCancelsTheRun(t *testing.T) {
 		if string(task["status"]) != `"cancelled"` {
 			t.Fatalf("task ended %s, want cancelled", task["status"])
 		}
+		if msg := string(task["statusMessage"]); !strings.Contains(msg, "cancelled by request") {
+			t.Errorf("the cancelled task's message %s does not say why", msg)
+		}
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("the run took %s to stop", d)
 		}
@@ -301,7 +304,7 @@ func TestEndedTasksAreForgotten(t *testing.T) {
 	now := time.Now()
 	tt.now = func() time.Time { return now }
 	a, b := tt.create(DefaultTenant, "s1", false, 0), tt.create(DefaultTenant, "s2", true, 0)
-	tt.finish(a.id, json.RawMessage(`{}`), "finished")
+	tt.finish(a.id, json.RawMessage(`{}`), "finished", "")
 	now = now.Add(taskKeep + time.Second)
 	if _, err := tt.get(DefaultTenant, a.id); err == nil {
 		t.Error("a task ended over taskKeep ago is still kept")
@@ -359,8 +362,8 @@ func TestATaskIsAnsweredForByAnyReplica(t *testing.T) {
 	if _, rpcErr := b.rpc("tasks/cancel", map[string]any{"taskId": id, "_meta": modernMeta(true)}); rpcErr != nil {
 		t.Fatalf("tasks/cancel through B: %s", rpcErr)
 	}
-	if task := pollTask(t, b, id); string(task["status"]) != `"cancelled"` {
-		t.Fatalf("through B the cancelled task reads %s", task["status"])
+	if task := pollTask(t, b, id); string(task["status"]) != `"cancelled"` || !strings.Contains(string(task["statusMessage"]), "cancelled by request") {
+		t.Fatalf("through B the cancelled task reads %s (%s); want cancelled, saying why", task["status"], task["statusMessage"])
 	}
 	session, _, _ := strings.Cut(id, ".")
 	if res, err := servers[0].Service().Result(context.Background(), session); err != nil || res.Status != "cancelled" {

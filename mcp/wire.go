@@ -38,6 +38,7 @@ type TeamResult struct {
 	FinalNote      string         `json:"final_note,omitempty"`
 	HowChosenNote  string         `json:"how_chosen_note,omitempty"`
 	NotAgreed      string         `json:"not_agreed,omitempty" jsonschema_description:"Set when the winner was not agreed on (a stop by budget, timeout, failures, split votes, max_rounds or finalize forced it): why the run stopped, the spend against the budget, and how the answer was taken."`
+	CancelReason   string         `json:"cancel_reason,omitempty" jsonschema_description:"For a cancelled session: why (by request, or the error its run stopped on)."`
 	Agents         []AgentUsage   `json:"agents"`
 	Dropped        []DroppedAgent `json:"dropped"`
 	Degraded       bool           `json:"degraded"`

@@ -32,6 +32,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		FinalNote:      v.FinalNote,
 		HowChosenNote:  v.HowChosenNote,
 		NotAgreed:      v.NotAgreed,
+		CancelReason:   v.CancelReason,
 		Agents:         wireAgentUsages(v.Agents),
 		Dropped:        wireDroppedAgents(v.Dropped),
 		Degraded:       v.Degraded,
