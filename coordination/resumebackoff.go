@@ -11,8 +11,11 @@ import "time"
 // failures are tried again at the next look, as before: a failure there
 // may be passing (a lock row of the dead replica still to expire, a
 // conflict with another replica's claim), and a failover must not wait a
-// minute for it. A resume that starts forgets the failures; another
-// replica's attempt (ErrSessionRunning) leaves them.
+// minute for it. A resume that starts forgets the failures; so does a
+// session that has taken steps since the last failure (a run elsewhere
+// resumed it, and it was interrupted again: its failures here are of
+// another time); another replica's attempt (ErrSessionRunning) leaves
+// them.
 
 // Resume backoff: resumeFreeTries failures in a row are tried again at the
 // next look; after them the first retry waits resumeFirst, each next one
@@ -28,18 +31,28 @@ const (
 type resumeWait struct {
 	fails int
 	next  time.Time
+	steps int // the session's steps at the last failure
 }
 
-// resumeDue tells whether session id may be resumed now.
-func (svc *Service) resumeDue(id string) bool {
+// resumeDue tells whether session id, which has taken steps so far, may be
+// resumed now.
+func (svc *Service) resumeDue(id string, steps int) bool {
 	w, ok := svc.resumeWaits.Get(id)
+	if ok && w.steps != steps {
+		svc.resumeWaits.Delete(id)
+		return true
+	}
 	return !ok || !svc.now().Before(w.next)
 }
 
-// resumeFailed records a failed resume of session id and returns when the
-// next may be tried.
-func (svc *Service) resumeFailed(id string) time.Time {
+// resumeFailed records a failed resume of session id, which had taken
+// steps, and returns when the next may be tried.
+func (svc *Service) resumeFailed(id string, steps int) time.Time {
 	w, _ := svc.resumeWaits.Get(id)
+	if w.steps != steps {
+		w = resumeWait{}
+	}
+	w.steps = steps
 	w.fails++
 	w.next = svc.now()
 	if w.fails >= resumeFreeTries {
@@ -54,4 +67,13 @@ func (svc *Service) resumeFailed(id string) time.Time {
 	}
 	svc.resumeWaits.Put(id, w)
 	return w.next
+}
+
+// ledgerSteps is how many steps a ledger holds, every agent's.
+func ledgerSteps(l *Ledger) int {
+	n := 0
+	for _, es := range l.Agents {
+		n += len(es)
+	}
+	return n
 }
