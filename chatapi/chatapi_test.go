@@ -430,8 +430,8 @@ func TestADisconnectCancelsTheRun(t *testing.T) {
 		<-done
 		waitFor(t, func() bool {
 			res, err := s.service(t, "a").Result(context.Background(), id)
-			return err == nil && res.Status == coordination.StatusCancelled
-		}, "stream %v: session %s never ended cancelled", stream, id)
+			return err == nil && res.Status == coordination.StatusCancelled && strings.Contains(res.CancelReason, "stopped waiting")
+		}, "stream %v: session %s never ended cancelled, its caller gone", stream, id)
 	}
 }
 

@@ -98,7 +98,7 @@ waiting:
 			out.keepAlive()
 		case <-ctx.Done():
 			if owner {
-				run.Cancel()
+				run.CallerLeft()
 				<-run.Done()
 				h.opts.Logger.Info().Str("session", s.ID).Msg("chat client went away; its team is cancelled")
 			}

@@ -380,7 +380,12 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 			}
 			continue
 		}
-		steps := ledgerSteps(l)
+		s, err := svc.sessions.get(ctx, sum.SessionID)
+		if err != nil {
+			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not read an interrupted session to resume it")
+			continue
+		}
+		steps := runSteps(s, l)
 		if !svc.resumeDue(sum.SessionID, steps) {
 			continue
 		}

@@ -12,9 +12,9 @@ import "time"
 // may be passing (a lock row of the dead replica still to expire, a
 // conflict with another replica's claim), and a failover must not wait a
 // minute for it. A resume that starts forgets the failures; so does a
-// session that has taken steps since the last failure (a run elsewhere
-// resumed it, and it was interrupted again: its failures here are of
-// another time); another replica's attempt (ErrSessionRunning) leaves
+// session whose agents a run steps has taken steps since the last failure
+// (a run elsewhere resumed it, and it was interrupted again: its failures
+// here are of another time); another replica's attempt (ErrSessionRunning) leaves
 // them.
 
 // Resume backoff: resumeFreeTries failures in a row are tried again at the
@@ -69,11 +69,15 @@ func (svc *Service) resumeFailed(id string, steps int) time.Time {
 	return w.next
 }
 
-// ledgerSteps is how many steps a ledger holds, every agent's.
-func ledgerSteps(l *Ledger) int {
+// runSteps is how many steps of s's ledger l a run could have taken: its
+// host agents' are a person's or an outer agent's, taken with or without a
+// run, so they say nothing about a resume elsewhere.
+func runSteps(s *Session, l *Ledger) int {
 	n := 0
-	for _, es := range l.Agents {
-		n += len(es)
+	for id, es := range l.Agents {
+		if a, ok := s.Agent(id); !ok || !a.IsHost() {
+			n += len(es)
+		}
 	}
 	return n
 }

@@ -55,32 +55,46 @@ func TestAResumeThatKeepsFailingWaitsBeforeTheNext(t *testing.T) {
 	if view.Result == nil || view.Result.Status != coordination.StatusInterrupted {
 		t.Fatalf("the session reads %+v, want interrupted", view.Result)
 	}
-	// A step lands (a run elsewhere took the session up, and it was
+	// The host steps: a person's or an outer agent's step says nothing of a
+	// run elsewhere, and the waits stand. Then a step of the agent a run
+	// steps lands (a run elsewhere took the session up, and it was
 	// interrupted again): the failures are of another time, and each
 	// replica tries it again at once.
-	lock, err := st.LockStep(ctx, s.ID, "me")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lock.Append(ctx, coordination.Entry{Kind: coordination.KindAnswer, Agent: "me", Content: "4", Time: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	lock.Release()
-	for i := range 2 {
-		time.Sleep(80 * time.Millisecond)
-		if _, err := replicas[i].ResumeInterrupted(ctx); err != nil {
+	land := func(agent string) {
+		lock, err := st.LockStep(ctx, s.ID, agent)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if view, err = svc.Status(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	again := -tries
-	for _, ev := range view.Timeline {
-		if ev.Type == "resumed" {
-			again++
+		if _, err := lock.Append(ctx, coordination.Entry{Kind: coordination.KindAnswer, Agent: agent, Content: "4", Time: time.Now()}); err != nil {
+			t.Fatal(err)
 		}
+		lock.Release()
 	}
+	resumes := func() int {
+		for i := range 2 {
+			time.Sleep(80 * time.Millisecond)
+			if _, err := replicas[i].ResumeInterrupted(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		view, err := svc.Status(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := -tries
+		for _, ev := range view.Timeline {
+			if ev.Type == "resumed" {
+				n++
+			}
+		}
+		return n
+	}
+	land("me")
+	if again := resumes(); again != 0 {
+		t.Fatalf("after the host stepped, the session was tried %d more times; want the waits to stand", again)
+	}
+	land("agent_a")
+	again := resumes()
 	if again != 2 {
 		t.Fatalf("after a step landed, the session was tried %d times by two replicas; want once by each, at once", again)
 	}

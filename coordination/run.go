@@ -110,6 +110,11 @@ func (r *Run) Result() (*TeamResult, error) {
 // cancelled and resumable.
 func (r *Run) Cancel() { r.cancel(errCancelledByRequest) }
 
+// CallerLeft stops the run because the call that waited for it went away
+// (a client that disconnected): cancelled and resumable, as Cancel, but
+// recorded as that, not as a request to cancel.
+func (r *Run) CallerLeft() { r.cancel(errCallerLeft) }
+
 // stopRun is a run's cancel: every cause ends the run's context, and every
 // cause but the timeout, which leaves the run its final call to make, ends
 // the late work too (Run.late), so a cancel or a shutdown during that call
@@ -137,6 +142,7 @@ var (
 	// (TeamResult.CancelReason) as the run stops, not only once Cancel
 	// writes its own entry after it.
 	errCancelledByRequest = fmt.Errorf("%w by request", errCancelled)
+	errCallerLeft         = fmt.Errorf("%w: its caller stopped waiting for it", errCancelled)
 )
 
 // pollInterval is how often a loop looks again while only another process's
@@ -338,7 +344,7 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 		case <-sub.Ready():
 			tell()
 		case <-cancelled:
-			r.Cancel()
+			r.CallerLeft()
 			cancelled = nil
 		case <-r.Done():
 			tell() // published before the run ended: all of it is queued
@@ -1161,6 +1167,8 @@ func runCancelReason(cause error) string {
 	switch {
 	case errors.Is(cause, errCancelledByRequest):
 		return "cancelled by request"
+	case errors.Is(cause, errCallerLeft):
+		return "cancelled: its caller stopped waiting for it"
 	case errors.Is(cause, errCancelled):
 		return "stopped with the process running it (resumable)"
 	}

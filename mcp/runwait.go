@@ -135,7 +135,7 @@ waiting:
 			// Ended by the server's own stop, the request leaves its run
 			// to that stop, which cancels it or hands it over.
 			if owner && !h.stopping() {
-				run.Cancel()
+				run.CallerLeft()
 				<-run.Done()
 			}
 			cancelled = true

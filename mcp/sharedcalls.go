@@ -35,13 +35,31 @@ type sharedCalls interface {
 	CollectCall(ctx context.Context, key, holder string) error
 }
 
-const (
+// Variables, not constants, so tests can shorten them.
+var (
 	// callClaimTTL is how long a holder's claim lasts unrenewed: a replica
 	// waiting on a dead holder's call takes it over after at most this.
 	callClaimTTL = 10 * time.Second
 	// callPoll is how often a replica waiting on another's call looks.
 	callPoll = 250 * time.Millisecond
+	// callMaxTime bounds a shared call's work: a hung model call would
+	// otherwise keep its claim renewed, and every replica's retry
+	// waiting, for ever. Past it the work ends with errCallTooLong (kept,
+	// so the retry is told), and the claim is no longer renewed.
+	callMaxTime = keepFinished
 )
+
+// storeCallTimeout bounds each of a shared call's store statements, so a
+// hung one neither stops the renewals nor holds the result back.
+func storeCallTimeout() time.Duration { return callClaimTTL / 3 }
+
+var errCallTooLong = errors.New("the work ran past its time limit and was stopped; call again to start it anew")
+
+// storeCtx is ctx without its cancel, for storeCallTimeout: a store
+// statement about work whose request ended must still be made.
+func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), storeCallTimeout())
+}
 
 // keptCall is a shared flight's outcome: the work's value, or the error
 // result it rendered (so every replica answers alike), and how to mark it
@@ -63,7 +81,9 @@ func keptInStore(v any) bool {
 // collect marks the result returned: a new call of the same arguments,
 // through any replica, is new work.
 func (k keptCall) collect(ctx context.Context, h *handler) {
-	if err := k.store.CollectCall(context.WithoutCancel(ctx), k.key, k.from); err != nil {
+	ctx, cancel := storeCtx(ctx)
+	defer cancel()
+	if err := k.store.CollectCall(ctx, k.key, k.from); err != nil {
 		h.log.Warn().Err(err).Msg("could not mark a call's result collected in the store; a repeat of the call through another replica in the next minutes gets the same result")
 	}
 }
@@ -81,26 +101,51 @@ func (h *handler) sharedWork(ctx context.Context, call flightCall, work func(con
 	if !ok {
 		return nil
 	}
+	return h.sharedWorkOn(store, call, work, decode)
+}
+
+// sharedWorkOn is sharedWork on store.
+func (h *handler) sharedWorkOn(store sharedCalls, call flightCall, work func(context.Context) (any, error), decode func([]byte) (any, error)) func(context.Context) (any, error) {
 	sum := sha256.Sum256([]byte(call.tool + "\x00" + argsJSON(call.args)))
 	key := hex.EncodeToString(sum[:])
 	holder := h.flights.holder + "." + strconv.FormatUint(h.flights.seq.Add(1), 36)
 	return func(ctx context.Context) (any, error) {
 		seen := ""
-		for {
-			mine, by, kept, err := store.ClaimCall(ctx, key, holder, seen, callClaimTTL)
+		var failing time.Time // since when the store has not answered
+		for waited := time.Now(); ; {
+			cctx, cancel := context.WithTimeout(ctx, storeCallTimeout())
+			mine, by, kept, err := store.ClaimCall(cctx, key, holder, seen, callClaimTTL)
+			cancel()
 			switch {
 			case err != nil && ctx.Err() != nil:
 				return nil, context.Cause(ctx)
-			case err != nil:
+			case err != nil && failing.IsZero():
+				failing = time.Now()
+			}
+			switch {
+			case err != nil && (seen == "" || time.Since(failing) > callClaimTTL):
+				// Nobody seen doing it, or the store gone for longer than
+				// a holder's claim lasts: the work is done here, unshared,
+				// rather than not at all.
 				h.log.Warn().Err(err).Str("tool", call.tool).Msg("the store could not say whether another replica runs this call; running it here")
 				return work(ctx)
+			case err != nil: // a holder was seen: wait for the store
+				h.log.Warn().Err(err).Str("tool", call.tool).Msg("the store could not say how another replica's call stands; looking again")
 			case mine:
 				return h.runClaimed(ctx, call.tool, store, key, holder, work)
 			case kept != nil:
 				return h.unkeep(ctx, call.tool, kept, keptCall{key: key, from: by, store: store, stored: true}, decode)
 			}
+			if err == nil {
+				failing = time.Time{}
+			}
 			if by != "" {
 				seen = by
+			}
+			if time.Since(waited) > callMaxTime+callClaimTTL {
+				// The holder's work is bounded by callMaxTime and its
+				// claim lapses after it: this is a holder past both.
+				return nil, fmt.Errorf("another replica has been doing this %s call for over %s: %w", call.tool, callMaxTime, errCallTooLong)
 			}
 			select {
 			case <-ctx.Done():
@@ -116,6 +161,8 @@ func (h *handler) sharedWork(ctx context.Context, call flightCall, work func(con
 // Work stopped because its request went away or the server is stopping
 // keeps nothing: its claim is let go, for a waiting replica to take over.
 func (h *handler) runClaimed(ctx context.Context, tool string, store sharedCalls, key, holder string, work func(context.Context) (any, error)) (any, error) {
+	wctx, cancelWork := context.WithTimeoutCause(ctx, callMaxTime, errCallTooLong)
+	defer cancelWork()
 	renewing := make(chan struct{})
 	stop := make(chan struct{})
 	go func() {
@@ -126,17 +173,28 @@ func (h *handler) runClaimed(ctx context.Context, tool string, store sharedCalls
 			select {
 			case <-stop:
 				return
+			case <-wctx.Done():
+				// Past callMaxTime work that ignores its context must
+				// not hold the call: the claim lapses.
+				return
 			case <-tick.C:
-				if ok, err := store.RenewCall(context.WithoutCancel(ctx), key, holder, callClaimTTL); err != nil || !ok {
+				rctx, cancel := storeCtx(ctx)
+				ok, err := store.RenewCall(rctx, key, holder, callClaimTTL)
+				cancel()
+				if err != nil || !ok {
 					h.log.Warn().Err(err).Str("tool", tool).Bool("lapsed", !ok).Msg("could not renew this replica's claim on a call in the store; another replica may do it again")
 				}
 			}
 		}
 	}()
-	val, err := work(ctx)
+	val, err := work(wctx)
 	close(stop)
 	<-renewing
-	bg := context.WithoutCancel(ctx)
+	if err != nil && errors.Is(context.Cause(wctx), errCallTooLong) && ctx.Err() == nil {
+		err = fmt.Errorf("%s: %w", tool, errCallTooLong)
+	}
+	bg, cancel := storeCtx(ctx)
+	defer cancel()
 	if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errCancelledByRequest) {
 		if rerr := store.ReleaseCall(bg, key, holder); rerr != nil {
 			h.log.Warn().Err(rerr).Str("tool", tool).Msg("could not let go of a call's claim in the store; another replica takes it once the claim lapses")

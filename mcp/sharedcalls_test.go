@@ -184,3 +184,109 @@ func TestACallWhoseRequestWentAwayIsLetGo(t *testing.T) {
 		t.Fatalf("the call through B took %s with %d model calls of its own; want its own work, at once", took, counts[1].Load())
 	}
 }
+
+// shortCallTimes shortens the shared calls' times for one test.
+func shortCallTimes(t *testing.T, maxTime, ttl time.Duration) {
+	oldMax, oldTTL, oldPoll := callMaxTime, callClaimTTL, callPoll
+	callMaxTime, callClaimTTL, callPoll = maxTime, ttl, 20*time.Millisecond
+	t.Cleanup(func() { callMaxTime, callClaimTTL, callPoll = oldMax, oldTTL, oldPoll })
+}
+
+// TestAHungHoldersCallIsTakenOverPastItsTimeLimit: work that hangs,
+// deaf to its context, stops holding the call once its time limit has
+// passed: the claim lapses and the retry through another replica does the
+// work. Before, the holder renewed its claim for as long as the work hung,
+// and every replica's retry waited for it.
+func TestAHungHoldersCallIsTakenOverPastItsTimeLimit(t *testing.T) {
+	shortCallTimes(t, 300*time.Millisecond, 600*time.Millisecond)
+	servers, _ := countingReplicas(t, 2, nil)
+	ctx := context.Background()
+	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "hung"}, what: "writing the criteria", shared: true}
+	release := make(chan struct{})
+	hungDone := make(chan struct{})
+	go func() {
+		defer close(hungDone)
+		_, _ = servers[0].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
+			<-release // deaf to its context
+			return criteria.Set{Source: "hung"}, nil
+		}, decodeAs[criteria.Set])(ctx)
+	}()
+	t.Cleanup(func() { close(release); <-hungDone })
+	time.Sleep(100 * time.Millisecond) // A holds the call
+	start := time.Now()
+	v, err := servers[1].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
+		return criteria.Set{Source: "taken over"}, nil
+	}, decodeAs[criteria.Set])(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := v.(keptCall)
+	if !ok {
+		t.Fatalf("B's result %+v is not a shared call's", v)
+	}
+	if got := k.val.(criteria.Set); got.Source != "taken over" || time.Since(start) > 3*time.Second {
+		t.Fatalf("B got %+v after %s; want its own work once A's claim lapsed", got, time.Since(start))
+	}
+}
+
+// flakyCalls is a shared store whose claims fail while failing is set,
+// once a holder has been seen.
+type flakyCalls struct {
+	sharedCalls
+	failing atomic.Bool
+	seen    atomic.Bool
+}
+
+func (f *flakyCalls) ClaimCall(ctx context.Context, key, holder, seen string, ttl time.Duration) (bool, string, []byte, error) {
+	if f.failing.Load() && f.seen.Load() {
+		return false, "", nil, errors.New("dummy: the connection to the store was reset")
+	}
+	mine, by, res, err := f.sharedCalls.ClaimCall(ctx, key, holder, seen, ttl)
+	if by != "" && !mine {
+		f.seen.Store(true)
+	}
+	return mine, by, res, err
+}
+
+// TestAWaiterRidesOutAStoreBlipOnceItSawTheHolder: a replica waiting on
+// another's call whose store errs for a moment looks again rather than
+// doing the paid work a second time.
+func TestAWaiterRidesOutAStoreBlipOnceItSawTheHolder(t *testing.T) {
+	shortCallTimes(t, time.Minute, 2*time.Second)
+	servers, _ := countingReplicas(t, 2, nil)
+	ctx := context.Background()
+	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "blip"}, what: "writing the criteria", shared: true}
+	finish := make(chan struct{})
+	holderDone := make(chan struct{})
+	go func() {
+		defer close(holderDone)
+		_, _ = servers[0].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
+			<-finish
+			return criteria.Set{Source: "holder"}, nil
+		}, decodeAs[criteria.Set])(ctx)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	flaky := &flakyCalls{sharedCalls: servers[1].Service().Store().(sharedCalls)}
+	flaky.failing.Store(true)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the store errs meanwhile
+		flaky.failing.Store(false)
+		close(finish)
+	}()
+	var ran atomic.Bool
+	v, err := servers[1].handler.sharedWorkOn(flaky, call, func(context.Context) (any, error) {
+		ran.Store(true)
+		return criteria.Set{Source: "again"}, nil
+	}, decodeAs[criteria.Set])(ctx)
+	<-holderDone
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := v.(keptCall)
+	if !ok {
+		t.Fatalf("B did the work itself: %+v", v)
+	}
+	if got := k.val.(criteria.Set); ran.Load() || got.Source != "holder" || !flaky.seen.Load() {
+		t.Fatalf("B got %+v (its own work ran: %v); want the holder's result", got, ran.Load())
+	}
+}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,8 +111,11 @@ func TestStdinClosingCancelsRunsAndLeavesThemResumable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != coordination.StatusCancelled {
-			t.Errorf("%s: status %s, want cancelled", id, res.Status)
+		// Not a cancel anyone asked for: the process stopping, or (the
+		// blocking call's run, as its request may end first) its caller
+		// leaving.
+		if res.Status != coordination.StatusCancelled || res.CancelReason == "" || strings.Contains(res.CancelReason, "by request") {
+			t.Errorf("%s: status %s (%q), want cancelled by the client going away", id, res.Status, res.CancelReason)
 		}
 		if _, ok := s.Service().Running(id); ok {
 			t.Errorf("%s still runs", id)
@@ -131,6 +135,10 @@ func TestStdioCancellationNotificationCancelsABlockingRun(t *testing.T) {
 		res, err := s.Service().Result(context.Background(), "to_cancel")
 		return err == nil && res.Status == coordination.StatusCancelled
 	})
+	// Recorded as its caller leaving, not as a cancel someone asked for.
+	if res, err := s.Service().Result(context.Background(), "to_cancel"); err != nil || !strings.Contains(res.CancelReason, "stopped waiting") {
+		t.Fatalf("the cancel reason of a run whose caller left: %+v, %v", res, err)
+	}
 }
 
 // TestStdioSubscriptionsListenAcknowledgesFirst: over stdio too, a

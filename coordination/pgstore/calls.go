@@ -22,9 +22,12 @@ const keepExpired = time.Hour
 // whether the claim is holder's now, whose the call is, and its result once
 // the work has ended (nil while it runs). A call nobody has is claimed.
 func (s *Store) ClaimCall(ctx context.Context, key, holder, seen string, ttl time.Duration) (mine bool, by string, result []byte, err error) {
-	// Not claimed, the row read is the one the INSERT met; a row another
-	// transaction inserted after this statement's snapshot reads as none
-	// (mine false, by ""): the caller looks again.
+	// Not claimed, the row read is the one the INSERT met, as this
+	// statement's snapshot has it. A row another transaction inserted or
+	// claimed after that snapshot reads as none (mine false, by ""), and
+	// the caller looks again: the snapshot's claimable row (lapsed, or
+	// collected) is the one the other claim replaced, and its old result
+	// must not answer this new call.
 	rows, err := s.db.pool.Query(ctx, `WITH claimed AS (
 			INSERT INTO calls AS c (tenant, key, holder, expires_at) VALUES ($1, $2, $3, now() + $5 * interval '1 millisecond')
 			ON CONFLICT (tenant, key) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, result = NULL, collected = false
@@ -32,7 +35,8 @@ func (s *Store) ClaimCall(ctx context.Context, key, holder, seen string, ttl tim
 			RETURNING holder)
 		SELECT true, holder, NULL::json FROM claimed
 		UNION ALL
-		SELECT false, holder, result FROM calls WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+		SELECT false, holder, result FROM calls WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)
+			AND NOT (expires_at < now() OR (collected AND holder <> $4))`,
 		s.tenant, key, holder, seen, ttl.Milliseconds())
 	if err != nil {
 		return false, "", nil, fmt.Errorf("claiming a call in the store: %w", err)

@@ -96,3 +96,56 @@ func TestACallIsClaimedOnceAndItsResultReachesAnotherReplica(t *testing.T) {
 		t.Fatalf("a claim after a release: mine %v, by %q, %v", mine, by, err)
 	}
 }
+
+// TestALosingClaimNeverReadsTheResultItsRivalReplaced: a claim that loses
+// the race for a collected call to another claim made after its statement
+// began reads no result, not the collected one its snapshot still holds:
+// that old result is not the answer to the new call.
+func TestALosingClaimNeverReadsTheResultItsRivalReplaced(t *testing.T) {
+	rs := replicas(t, 2)
+	a, b := rs[0], rs[1]
+	ctx := context.Background()
+	const key = "0a0a"
+	if mine, _, _, err := a.ClaimCall(ctx, key, "old", "", time.Minute); err != nil || !mine {
+		t.Fatalf("the first claim: %v, %v", mine, err)
+	}
+	if err := a.KeepCall(ctx, key, "old", []byte(`{"value":"OLD"}`), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CollectCall(ctx, key, "old"); err != nil {
+		t.Fatal(err)
+	}
+	// The rival's claim, held open in its transaction.
+	tx, err := a.db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `UPDATE calls SET holder = 'rival', result = NULL, collected = false, expires_at = now() + interval '1 minute'
+		WHERE tenant = $1 AND key = $2`, a.tenant, key); err != nil {
+		t.Fatal(err)
+	}
+	type claim struct {
+		mine   bool
+		by     string
+		result []byte
+		err    error
+	}
+	got := make(chan claim, 1)
+	go func() {
+		var c claim
+		c.mine, c.by, c.result, c.err = b.ClaimCall(ctx, key, "late", "", time.Minute)
+		got <- c
+	}()
+	time.Sleep(200 * time.Millisecond) // the late claim waits on the rival's row
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := <-got
+	if c.err != nil || c.mine || c.result != nil {
+		t.Fatalf("the losing claim: mine %v, by %q, result %s, %v; want no claim and no result", c.mine, c.by, c.result, c.err)
+	}
+	if mine, by, res, err := b.ClaimCall(ctx, key, "late", "", time.Minute); err != nil || mine || by != "rival" || res != nil {
+		t.Fatalf("looking again: mine %v, by %q, result %s, %v; want the rival's running call", mine, by, res, err)
+	}
+}
