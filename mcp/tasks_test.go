@@ -377,6 +377,12 @@ func TestATaskIsAnsweredForByAnyReplica(t *testing.T) {
 	if _, _, err := servers[0].Service().Start(context.Background(), session); err != nil {
 		t.Fatal(err)
 	}
+	// Running once the new run has lifted the cancel (its first write,
+	// after Start returns).
+	waitFor(t, func() bool {
+		res, err := servers[0].Service().Result(context.Background(), session)
+		return err == nil && res.Status == "running"
+	})
 	if _, rpcErr := b.rpc("tasks/cancel", map[string]any{"taskId": id, "_meta": modernMeta(true)}); rpcErr != nil {
 		t.Fatalf("tasks/cancel of the old task through B: %s", rpcErr)
 	}
