@@ -380,12 +380,7 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 			}
 			continue
 		}
-		s, err := svc.sessions.get(ctx, sum.SessionID)
-		if err != nil {
-			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not read an interrupted session to resume it")
-			continue
-		}
-		steps := runSteps(s, l)
+		steps := func() int { return svc.runSteps(ctx, sum.SessionID, l) }
 		if !svc.resumeDue(sum.SessionID, steps) {
 			continue
 		}
@@ -400,7 +395,7 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 		case svc.storeDown(err): // tried again at the next look
 			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not resume an interrupted session: the store is unreachable")
 		default:
-			next := svc.resumeFailed(sum.SessionID, steps)
+			next := svc.resumeFailed(sum.SessionID, steps())
 			svc.log.Warn().Err(err).Str("session", sum.SessionID).Time("next_try", next).Msg("could not resume an interrupted session; trying it again later")
 		}
 	}

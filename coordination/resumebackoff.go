@@ -1,6 +1,9 @@
 package coordination
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // A session whose resume fails every time (an agent's MCP server that will
 // not start on these replicas, say) is left interrupted, and every replica
@@ -34,15 +37,18 @@ type resumeWait struct {
 	steps int // the session's steps at the last failure
 }
 
-// resumeDue tells whether session id, which has taken steps so far, may be
-// resumed now.
-func (svc *Service) resumeDue(id string, steps int) bool {
+// resumeDue tells whether session id, which has taken steps() so far (read
+// only for a session that failed here before), may be resumed now.
+func (svc *Service) resumeDue(id string, steps func() int) bool {
 	w, ok := svc.resumeWaits.Get(id)
-	if ok && w.steps != steps {
+	if !ok {
+		return true
+	}
+	if w.steps != steps() {
 		svc.resumeWaits.Delete(id)
 		return true
 	}
-	return !ok || !svc.now().Before(w.next)
+	return !svc.now().Before(w.next)
 }
 
 // resumeFailed records a failed resume of session id, which had taken
@@ -69,13 +75,18 @@ func (svc *Service) resumeFailed(id string, steps int) time.Time {
 	return w.next
 }
 
-// runSteps is how many steps of s's ledger l a run could have taken: its
-// host agents' are a person's or an outer agent's, taken with or without a
-// run, so they say nothing about a resume elsewhere.
-func runSteps(s *Session, l *Ledger) int {
+// runSteps is how many steps of session id's ledger l a run could have
+// taken: its host agents' are a person's or an outer agent's, taken with or
+// without a run, so they say nothing about a resume elsewhere. A setup that
+// cannot be read counts them too (a wait may then end early; the resume's
+// own start reports the setup).
+func (svc *Service) runSteps(ctx context.Context, id string, l *Ledger) int {
+	s, err := svc.sessions.get(ctx, id)
 	n := 0
-	for id, es := range l.Agents {
-		if a, ok := s.Agent(id); !ok || !a.IsHost() {
+	for agent, es := range l.Agents {
+		if err != nil {
+			n += len(es)
+		} else if a, ok := s.Agent(agent); !ok || !a.IsHost() {
 			n += len(es)
 		}
 	}

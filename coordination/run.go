@@ -344,7 +344,9 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 		case <-sub.Ready():
 			tell()
 		case <-cancelled:
-			r.CallerLeft()
+			// Its caller is a person at a terminal (the CLI, the live
+			// view): a Ctrl-C is a request to cancel.
+			r.Cancel()
 			cancelled = nil
 		case <-r.Done():
 			tell() // published before the run ended: all of it is queued

@@ -120,18 +120,17 @@ func (h *handler) sharedWorkOn(store sharedCalls, call flightCall, work func(con
 			case err != nil && ctx.Err() != nil:
 				return nil, context.Cause(ctx)
 			case err != nil && failing.IsZero():
+				// A blip, or a claim whose answer was lost (it may have
+				// committed: the next look finds it this holder's).
 				failing = time.Now()
-			}
-			switch {
-			case err != nil && (seen == "" || time.Since(failing) > callClaimTTL):
-				// Nobody seen doing it, or the store gone for longer than
-				// a holder's claim lasts: the work is done here, unshared,
-				// rather than not at all.
+				h.log.Warn().Err(err).Str("tool", call.tool).Msg("the store could not say how this call stands; looking again")
+			case err != nil && time.Since(failing) > callClaimTTL:
+				// The store gone for longer than a holder's claim lasts:
+				// the work is done here, unshared, rather than not at all.
 				h.log.Warn().Err(err).Str("tool", call.tool).Msg("the store could not say whether another replica runs this call; running it here")
 				return work(ctx)
-			case err != nil: // a holder was seen: wait for the store
-				h.log.Warn().Err(err).Str("tool", call.tool).Msg("the store could not say how another replica's call stands; looking again")
-			case mine:
+			case err != nil:
+			case mine || by == holder:
 				return h.runClaimed(ctx, call.tool, store, key, holder, work)
 			case kept != nil:
 				return h.unkeep(ctx, call.tool, kept, keptCall{key: key, from: by, store: store, stored: true}, decode)
@@ -142,9 +141,10 @@ func (h *handler) sharedWorkOn(store sharedCalls, call flightCall, work func(con
 			if by != "" {
 				seen = by
 			}
-			if time.Since(waited) > callMaxTime+callClaimTTL {
+			if time.Since(waited) > callMaxTime+callClaimTTL+storeCallTimeout()+callPoll {
 				// The holder's work is bounded by callMaxTime and its
-				// claim lapses after it: this is a holder past both.
+				// claim lapses after it (its last renewal may take a store
+				// call's time): this is a holder past both.
 				return nil, fmt.Errorf("another replica has been doing this %s call for over %s: %w", call.tool, callMaxTime, errCallTooLong)
 			}
 			select {
@@ -178,6 +178,9 @@ func (h *handler) runClaimed(ctx context.Context, tool string, store sharedCalls
 				// not hold the call: the claim lapses.
 				return
 			case <-tick.C:
+				if wctx.Err() != nil { // both ready: the deadline wins
+					return
+				}
 				rctx, cancel := storeCtx(ctx)
 				ok, err := store.RenewCall(rctx, key, holder, callClaimTTL)
 				cancel()
@@ -187,7 +190,30 @@ func (h *handler) runClaimed(ctx context.Context, tool string, store sharedCalls
 			}
 		}
 	}()
-	val, err := work(wctx)
+	// Work deaf to its context is left behind at its deadline, so neither
+	// this flight nor a call that joins it here waits for it for ever.
+	type outcome struct {
+		val any
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		val, err := work(wctx)
+		done <- outcome{val, err}
+	}()
+	var val any
+	var err error
+	select {
+	case o := <-done:
+		val, err = o.val, o.err
+	case <-wctx.Done():
+		select {
+		case o := <-done: // it heard its context after all
+			val, err = o.val, o.err
+		case <-time.After(storeCallTimeout()):
+			err = context.Cause(wctx)
+		}
+	}
 	close(stop)
 	<-renewing
 	if err != nil && errors.Is(context.Cause(wctx), errCallTooLong) && ctx.Err() == nil {

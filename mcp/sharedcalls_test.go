@@ -192,40 +192,48 @@ func shortCallTimes(t *testing.T, maxTime, ttl time.Duration) {
 	t.Cleanup(func() { callMaxTime, callClaimTTL, callPoll = oldMax, oldTTL, oldPoll })
 }
 
-// TestAHungHoldersCallIsTakenOverPastItsTimeLimit: work that hangs,
+// TestAHungHoldersCallIsToldAndRedonePastItsTimeLimit: work that hangs,
 // deaf to its context, stops holding the call once its time limit has
-// passed: the claim lapses and the retry through another replica does the
-// work. Before, the holder renewed its claim for as long as the work hung,
-// and every replica's retry waited for it.
-func TestAHungHoldersCallIsTakenOverPastItsTimeLimit(t *testing.T) {
+// passed: the replica waiting for it is told so, its holder's flight
+// returns (neither its server nor a call joining it there waits for ever),
+// and the next call does the work. Before, the holder renewed its claim
+// for as long as the work hung, and every replica's retry waited for it.
+func TestAHungHoldersCallIsToldAndRedonePastItsTimeLimit(t *testing.T) {
 	shortCallTimes(t, 300*time.Millisecond, 600*time.Millisecond)
 	servers, _ := countingReplicas(t, 2, nil)
 	ctx := context.Background()
 	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "hung"}, what: "writing the criteria", shared: true}
-	release := make(chan struct{})
+	release, holding := make(chan struct{}), make(chan struct{})
 	hungDone := make(chan struct{})
 	go func() {
 		defer close(hungDone)
 		_, _ = servers[0].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
+			close(holding)
 			<-release // deaf to its context
 			return criteria.Set{Source: "hung"}, nil
 		}, decodeAs[criteria.Set])(ctx)
 	}()
-	t.Cleanup(func() { close(release); <-hungDone })
-	time.Sleep(100 * time.Millisecond) // A holds the call
+	t.Cleanup(func() { close(release) })
+	<-holding // A holds the call
 	start := time.Now()
-	v, err := servers[1].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
-		return criteria.Set{Source: "taken over"}, nil
-	}, decodeAs[criteria.Set])(ctx)
+	own := func(context.Context) (any, error) { return criteria.Set{Source: "redone"}, nil }
+	v, err := servers[1].handler.sharedWork(ctx, call, own, decodeAs[criteria.Set])(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k, ok := v.(keptCall)
-	if !ok {
-		t.Fatalf("B's result %+v is not a shared call's", v)
+	if !ok || k.errResult == nil || !strings.Contains(text(k.errResult), "time limit") || time.Since(start) > 3*time.Second {
+		t.Fatalf("B waiting on the hung call got %+v after %s; want told of its time limit", v, time.Since(start))
 	}
-	if got := k.val.(criteria.Set); got.Source != "taken over" || time.Since(start) > 3*time.Second {
-		t.Fatalf("B got %+v after %s; want its own work once A's claim lapsed", got, time.Since(start))
+	k.collect(ctx, servers[1].handler)
+	select {
+	case <-hungDone:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the hung holder's flight did not return past its time limit")
+	}
+	v, err = servers[1].handler.sharedWork(ctx, call, own, decodeAs[criteria.Set])(ctx)
+	if k, ok := v.(keptCall); err != nil || !ok || k.val.(criteria.Set).Source != "redone" {
+		t.Fatalf("the next call through B: %+v, %v; want its own work", v, err)
 	}
 }
 
@@ -256,16 +264,17 @@ func TestAWaiterRidesOutAStoreBlipOnceItSawTheHolder(t *testing.T) {
 	servers, _ := countingReplicas(t, 2, nil)
 	ctx := context.Background()
 	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "blip"}, what: "writing the criteria", shared: true}
-	finish := make(chan struct{})
+	finish, holding := make(chan struct{}), make(chan struct{})
 	holderDone := make(chan struct{})
 	go func() {
 		defer close(holderDone)
 		_, _ = servers[0].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
+			close(holding)
 			<-finish
 			return criteria.Set{Source: "holder"}, nil
 		}, decodeAs[criteria.Set])(ctx)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-holding // A holds the call
 	flaky := &flakyCalls{sharedCalls: servers[1].Service().Store().(sharedCalls)}
 	flaky.failing.Store(true)
 	go func() {
