@@ -380,7 +380,7 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 			}
 			continue
 		}
-		steps := func() int { return svc.runSteps(ctx, sum.SessionID, l) }
+		steps := sync.OnceValues(func() (int, bool) { return svc.runSteps(ctx, sum.SessionID, l) })
 		if !svc.resumeDue(sum.SessionID, steps) {
 			continue
 		}
@@ -395,7 +395,7 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 		case svc.storeDown(err): // tried again at the next look
 			svc.log.Warn().Err(err).Str("session", sum.SessionID).Msg("could not resume an interrupted session: the store is unreachable")
 		default:
-			next := svc.resumeFailed(sum.SessionID, steps())
+			next := svc.resumeFailed(sum.SessionID, steps)
 			svc.log.Warn().Err(err).Str("session", sum.SessionID).Time("next_try", next).Msg("could not resume an interrupted session; trying it again later")
 		}
 	}

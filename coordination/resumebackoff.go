@@ -38,13 +38,14 @@ type resumeWait struct {
 }
 
 // resumeDue tells whether session id, which has taken steps() so far (read
-// only for a session that failed here before), may be resumed now.
-func (svc *Service) resumeDue(id string, steps func() int) bool {
+// only for a session that failed here before; not known when its setup
+// cannot be read, which leaves the wait as it is), may be resumed now.
+func (svc *Service) resumeDue(id string, steps func() (int, bool)) bool {
 	w, ok := svc.resumeWaits.Get(id)
 	if !ok {
 		return true
 	}
-	if w.steps != steps() {
+	if n, known := steps(); known && w.steps != n {
 		svc.resumeWaits.Delete(id)
 		return true
 	}
@@ -52,13 +53,13 @@ func (svc *Service) resumeDue(id string, steps func() int) bool {
 }
 
 // resumeFailed records a failed resume of session id, which had taken
-// steps, and returns when the next may be tried.
-func (svc *Service) resumeFailed(id string, steps int) time.Time {
+// steps() (the last count kept when they are not known), and returns when
+// the next may be tried.
+func (svc *Service) resumeFailed(id string, steps func() (int, bool)) time.Time {
 	w, _ := svc.resumeWaits.Get(id)
-	if w.steps != steps {
-		w = resumeWait{}
+	if n, known := steps(); known && w.steps != n {
+		w = resumeWait{steps: n}
 	}
-	w.steps = steps
 	w.fails++
 	w.next = svc.now()
 	if w.fails >= resumeFreeTries {
@@ -77,18 +78,18 @@ func (svc *Service) resumeFailed(id string, steps int) time.Time {
 
 // runSteps is how many steps of session id's ledger l a run could have
 // taken: its host agents' are a person's or an outer agent's, taken with or
-// without a run, so they say nothing about a resume elsewhere. A setup that
-// cannot be read counts them too (a wait may then end early; the resume's
-// own start reports the setup).
-func (svc *Service) runSteps(ctx context.Context, id string, l *Ledger) int {
+// without a run, so they say nothing about a resume elsewhere. Not known
+// (false) when the setup cannot be read.
+func (svc *Service) runSteps(ctx context.Context, id string, l *Ledger) (int, bool) {
 	s, err := svc.sessions.get(ctx, id)
+	if err != nil {
+		return 0, false
+	}
 	n := 0
 	for agent, es := range l.Agents {
-		if err != nil {
-			n += len(es)
-		} else if a, ok := s.Agent(agent); !ok || !a.IsHost() {
+		if a, ok := s.Agent(agent); !ok || !a.IsHost() {
 			n += len(es)
 		}
 	}
-	return n
+	return n, true
 }

@@ -345,8 +345,12 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 			tell()
 		case <-cancelled:
 			// Its caller is a person at a terminal (the CLI, the live
-			// view): a Ctrl-C is a request to cancel.
-			r.Cancel()
+			// view): a Ctrl-C is a request to cancel. A deadline is not.
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				r.CallerLeft()
+			} else {
+				r.Cancel()
+			}
 			cancelled = nil
 		case <-r.Done():
 			tell() // published before the run ended: all of it is queued

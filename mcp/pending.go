@@ -244,7 +244,9 @@ func (fs *flights) cancelSession(tenant, session string) {
 var errCancelledByRequest = errors.New("cancelled by cancel_team")
 
 // cancelAll cancels every running flight and waits for them (the server is
-// stopping), so none writes to a store after its server has returned.
+// stopping), so none writes to a store after its server has returned. (A
+// shared call's work deaf to its context is left behind after a short
+// wait, runClaimed: what it writes then fails on its cancelled context.)
 func (fs *flights) cancelAll() {
 	fs.mu.Lock()
 	fs.stopped = true

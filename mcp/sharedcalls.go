@@ -118,6 +118,11 @@ func (h *handler) sharedWorkOn(store sharedCalls, call flightCall, work func(con
 			cancel()
 			switch {
 			case err != nil && ctx.Err() != nil:
+				// A claim that committed unanswered is let go, so no
+				// waiter sits out its lifetime.
+				rctx, cancel := storeCtx(ctx)
+				_ = store.ReleaseCall(rctx, key, holder)
+				cancel()
 				return nil, context.Cause(ctx)
 			case err != nil && failing.IsZero():
 				// A blip, or a claim whose answer was lost (it may have
@@ -130,7 +135,7 @@ func (h *handler) sharedWorkOn(store sharedCalls, call flightCall, work func(con
 				h.log.Warn().Err(err).Str("tool", call.tool).Msg("the store could not say whether another replica runs this call; running it here")
 				return work(ctx)
 			case err != nil:
-			case mine || by == holder:
+			case mine || (by == holder && kept == nil):
 				return h.runClaimed(ctx, call.tool, store, key, holder, work)
 			case kept != nil:
 				return h.unkeep(ctx, call.tool, kept, keptCall{key: key, from: by, store: store, stored: true}, decode)
@@ -138,8 +143,10 @@ func (h *handler) sharedWorkOn(store sharedCalls, call flightCall, work func(con
 			if err == nil {
 				failing = time.Time{}
 			}
-			if by != "" {
-				seen = by
+			if by != "" && by != seen {
+				// A new holder (the last one's claim lapsed): its work
+				// has its own time limit.
+				seen, waited = by, time.Now()
 			}
 			if time.Since(waited) > callMaxTime+callClaimTTL+storeCallTimeout()+callPoll {
 				// The holder's work is bounded by callMaxTime and its
