@@ -192,6 +192,23 @@ func shortCallTimes(t *testing.T, maxTime, ttl time.Duration) {
 	t.Cleanup(func() { callMaxTime, callClaimTTL, callPoll = oldMax, oldTTL, oldPoll })
 }
 
+// holdCall has server s claim call and work on it until until is closed,
+// deaf to its context, then yield criteria from "holder"; it returns once
+// the claim is s's, with a channel closed when the flight has returned.
+func holdCall(s *Server, call flightCall, until <-chan struct{}) <-chan struct{} {
+	holding, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = s.handler.sharedWork(context.Background(), call, func(context.Context) (any, error) {
+			close(holding)
+			<-until
+			return criteria.Set{Source: "holder"}, nil
+		}, decodeAs[criteria.Set])(context.Background())
+	}()
+	<-holding
+	return done
+}
+
 // TestAHungHoldersCallIsToldAndRedonePastItsTimeLimit: work that hangs,
 // deaf to its context, stops holding the call once its time limit has
 // passed: the replica waiting for it is told so, its holder's flight
@@ -203,18 +220,9 @@ func TestAHungHoldersCallIsToldAndRedonePastItsTimeLimit(t *testing.T) {
 	servers, _ := countingReplicas(t, 2, nil)
 	ctx := context.Background()
 	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "hung"}, what: "writing the criteria", shared: true}
-	release, holding := make(chan struct{}), make(chan struct{})
-	hungDone := make(chan struct{})
-	go func() {
-		defer close(hungDone)
-		_, _ = servers[0].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
-			close(holding)
-			<-release // deaf to its context
-			return criteria.Set{Source: "hung"}, nil
-		}, decodeAs[criteria.Set])(ctx)
-	}()
+	release := make(chan struct{})
+	hungDone := holdCall(servers[0], call, release) // deaf to its context
 	t.Cleanup(func() { close(release) })
-	<-holding // A holds the call
 	start := time.Now()
 	own := func(context.Context) (any, error) { return criteria.Set{Source: "redone"}, nil }
 	v, err := servers[1].handler.sharedWork(ctx, call, own, decodeAs[criteria.Set])(ctx)
@@ -266,17 +274,8 @@ func TestAWaiterRidesOutAStoreBlipOnceItSawTheHolder(t *testing.T) {
 	servers, _ := countingReplicas(t, 2, nil)
 	ctx := context.Background()
 	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "blip"}, what: "writing the criteria", shared: true}
-	finish, holding := make(chan struct{}), make(chan struct{})
-	holderDone := make(chan struct{})
-	go func() {
-		defer close(holderDone)
-		_, _ = servers[0].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
-			close(holding)
-			<-finish
-			return criteria.Set{Source: "holder"}, nil
-		}, decodeAs[criteria.Set])(ctx)
-	}()
-	<-holding // A holds the call
+	finish := make(chan struct{})
+	holderDone := holdCall(servers[0], call, finish)
 	flaky := &flakyCalls{sharedCalls: servers[1].Service().Store().(sharedCalls)}
 	flaky.failing.Store(true)
 	go func() {
