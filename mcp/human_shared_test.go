@@ -28,9 +28,16 @@ func pgServers(t *testing.T, n int, tune ...func(*coordination.Options)) []*Serv
 // pgServersWith is pgServers with each server's own options.
 func pgServersWith(t *testing.T, each []Options, tune ...func(*coordination.Options)) []*Server {
 	t.Helper()
+	return pgServersWrapped(t, each, nil, tune...)
+}
+
+// pgServersWrapped is pgServersWith whose i-th server's store is wrap's
+// (when wrap is set) over the PostgreSQL store.
+func pgServersWrapped(t *testing.T, each []Options, wrap func(i int, st *pgstore.Store) coordination.Store, tune ...func(*coordination.Options)) []*Server {
+	t.Helper()
 	dsn := pgtest.Schema(t)
 	var out []*Server
-	for _, mo := range each {
+	for i, mo := range each {
 		db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -39,6 +46,9 @@ func pgServersWith(t *testing.T, each []Options, tune ...func(*coordination.Opti
 		st, err := db.For(coordination.DefaultTenant)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if wrap != nil {
+			st = wrap(i, st.(*pgstore.Store))
 		}
 		opts := coordination.Options{Open: backends.Open, Backends: backends.Config{}.Report, Logger: zerolog.Nop()}
 		for _, f := range tune {

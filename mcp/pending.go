@@ -8,7 +8,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -49,10 +48,6 @@ type flights struct {
 	calls   map[string]*flight
 	wg      sync.WaitGroup // the running flights, for shutdown
 	stopped bool
-	// holder and seq name this server's claims of shared calls in the
-	// store (sharedcalls.go).
-	holder string
-	seq    atomic.Uint64
 }
 
 type flight struct {
@@ -67,7 +62,7 @@ type flight struct {
 	next    func() any  // the starting call's continuation, if it names its own (flightCall.next); set before it is published
 }
 
-func newFlights() *flights { return &flights{calls: map[string]*flight{}, holder: newHolder()} }
+func newFlights() *flights { return &flights{calls: map[string]*flight{}} }
 
 // flightCall is a call whose work may outlive its wait.
 type flightCall struct {
@@ -135,7 +130,7 @@ func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work f
 		return zero, nil, f.err
 	}
 	if kept, ok := f.val.(keptCall); ok {
-		kept.collect(ctx, h)
+		kept.outcome.Collect(ctx)
 		if kept.errResult != nil {
 			return zero, kept.errResult, nil
 		}
@@ -246,7 +241,8 @@ var errCancelledByRequest = errors.New("cancelled by cancel_team")
 // cancelAll cancels every running flight and waits for them (the server is
 // stopping), so none writes to a store after its server has returned. (A
 // shared call's work deaf to its context is left behind after a short
-// wait, runClaimed: what it writes then fails on its cancelled context.)
+// wait, coordination's runClaimed: what it writes then fails on its
+// cancelled context.)
 func (fs *flights) cancelAll() {
 	fs.mu.Lock()
 	fs.stopped = true

@@ -15,6 +15,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -40,11 +41,12 @@ func (c countedCalls) Step(ctx context.Context, req providers.Request) (provider
 }
 
 // countingReplicas are n replicas on one PostgreSQL schema, each counting
-// its model calls (which fail with fail, if set).
-func countingReplicas(t *testing.T, n int, fail error) ([]*Server, []*atomic.Int64) {
+// its model calls (which fail with fail, if set); wrap and tune as
+// pgServersWrapped's.
+func countingReplicas(t *testing.T, n int, fail error, wrap func(int, *pgstore.Store) coordination.Store, tune ...func(*coordination.Options)) ([]*Server, []*atomic.Int64) {
 	t.Helper()
 	var counts []*atomic.Int64
-	servers := pgServersWith(t, []Options{{WaitLimit: testWaitLimit}, {WaitLimit: testWaitLimit}}[:n], func(o *coordination.Options) {
+	servers := pgServersWrapped(t, []Options{{WaitLimit: testWaitLimit}, {WaitLimit: testWaitLimit}}[:n], wrap, append(tune, func(o *coordination.Options) {
 		c := new(atomic.Int64)
 		counts = append(counts, c)
 		open := o.Open
@@ -55,7 +57,7 @@ func countingReplicas(t *testing.T, n int, fail error) ([]*Server, []*atomic.Int
 			}
 			return countedCalls{Provider: p, n: c, fail: fail}, nil
 		}
-	})
+	})...)
 	return servers, counts
 }
 
@@ -65,7 +67,7 @@ func countingReplicas(t *testing.T, n int, fail error) ([]*Server, []*atomic.Int
 // its result: the model is asked once, by A. Before, B had no flight of the
 // call and asked the model again. Collected, the same call is new work.
 func TestCriteriaPastTheirWaitAreCollectedThroughAnotherReplica(t *testing.T) {
-	servers, counts := countingReplicas(t, 2, nil)
+	servers, counts := countingReplicas(t, 2, nil, nil)
 	a, b := inProcess(t, servers[0], false), inProcess(t, servers[1], false)
 	args := mustJSON(map[string]any{"task": "Plan the migration of the billing database", "model": "sim:latency=1200ms", "count": 4})
 	var p Pending
@@ -96,10 +98,10 @@ func TestCriteriaPastTheirWaitAreCollectedThroughAnotherReplica(t *testing.T) {
 // died (its claim never renewed) is done by the replica the retry reaches,
 // once the claim lapses, not waited on for ever.
 func TestACallWhoseHolderDiedIsTakenOver(t *testing.T) {
-	servers, counts := countingReplicas(t, 1, nil)
+	servers, counts := countingReplicas(t, 1, nil, nil)
 	b := inProcess(t, servers[0], false)
 	args := generateCriteriaArgs{Task: "Plan the migration of the billing database", Model: "sim", Count: 4}
-	store := servers[0].Service().Store().(sharedCalls)
+	store := servers[0].Service().Store().(coordination.CallBox)
 	sum := sha256.Sum256([]byte("generate_eval_criteria\x00" + argsJSON(args)))
 	if mine, _, _, err := store.ClaimCall(context.Background(), hex.EncodeToString(sum[:]), "dead-replica.1", "", 700*time.Millisecond); err != nil || !mine {
 		t.Fatalf("the dead replica's claim: %v, %v", mine, err)
@@ -120,7 +122,7 @@ func TestACallWhoseHolderDiedIsTakenOver(t *testing.T) {
 // failed after the wait (the built-in ones, with a note saying why) are
 // what a retry through another replica returns, without asking its model.
 func TestAFailedModelsCriteriaReachAnotherReplica(t *testing.T) {
-	servers, counts := countingReplicas(t, 2, errors.New("the model's endpoint answered 500 Internal Server Error"))
+	servers, counts := countingReplicas(t, 2, errors.New("the model's endpoint answered 500 Internal Server Error"), nil)
 	a, b := inProcess(t, servers[0], false), inProcess(t, servers[1], false)
 	args := mustJSON(map[string]any{"task": "Plan the migration", "model": "sim", "count": 4})
 	decode(t, timedCall(t, a, "generate_eval_criteria", args), new(Pending))
@@ -136,7 +138,7 @@ func TestAFailedModelsCriteriaReachAnotherReplica(t *testing.T) {
 // gives every replica the error result its holder rendered, code included,
 // without being done again.
 func TestAKeptErrorReachesAnotherReplica(t *testing.T) {
-	servers, _ := countingReplicas(t, 2, nil)
+	servers, _ := countingReplicas(t, 2, nil, nil)
 	ctx := context.Background()
 	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "kept error"}, what: "writing the criteria", shared: true}
 	var runs atomic.Int64
@@ -166,7 +168,7 @@ func TestAKeptErrorReachesAnotherReplica(t *testing.T) {
 // before its wait stops its work and lets go of its claim, so the same call
 // through another replica does it at once instead of waiting out the claim.
 func TestACallWhoseRequestWentAwayIsLetGo(t *testing.T) {
-	servers, counts := countingReplicas(t, 2, nil)
+	servers, counts := countingReplicas(t, 2, nil, nil)
 	a, b := inProcess(t, servers[0], false), inProcess(t, servers[1], false)
 	args := mustJSON(map[string]any{"task": "Plan the migration of the billing database", "model": "sim:latency=1s", "count": 4})
 	ctx, cancel := context.WithTimeout(context.Background(), testWaitLimit/2)
@@ -180,16 +182,16 @@ func TestACallWhoseRequestWentAwayIsLetGo(t *testing.T) {
 	done, _ := untilDone(t, b, "generate_eval_criteria", args)
 	var out generateCriteriaResult
 	decode(t, done, &out)
-	if took := time.Since(start); took > callClaimTTL/2 || counts[1].Load() == 0 {
+	if took := time.Since(start); took > coordination.DefaultLeaseTTL/2 || counts[1].Load() == 0 {
 		t.Fatalf("the call through B took %s with %d model calls of its own; want its own work, at once", took, counts[1].Load())
 	}
 }
 
-// shortCallTimes shortens the shared calls' times for one test.
-func shortCallTimes(t *testing.T, maxTime, ttl time.Duration) {
-	oldMax, oldTTL, oldPoll := callMaxTime, callClaimTTL, callPoll
-	callMaxTime, callClaimTTL, callPoll = maxTime, ttl, 20*time.Millisecond
-	t.Cleanup(func() { callMaxTime, callClaimTTL, callPoll = oldMax, oldTTL, oldPoll })
+// shortCalls shortens a shared call's limit and its claim's lifetime.
+func shortCalls(limit, ttl time.Duration) func(*coordination.Options) {
+	return func(o *coordination.Options) {
+		o.CallLimit, o.RunLeaseTTL, o.RunHeartbeat = limit, ttl, ttl/5
+	}
 }
 
 // holdCall has server s claim call and work on it until until is closed,
@@ -216,8 +218,7 @@ func holdCall(s *Server, call flightCall, until <-chan struct{}) <-chan struct{}
 // and the next call does the work. Before, the holder renewed its claim
 // for as long as the work hung, and every replica's retry waited for it.
 func TestAHungHoldersCallIsToldAndRedonePastItsTimeLimit(t *testing.T) {
-	shortCallTimes(t, 300*time.Millisecond, 2*time.Second)
-	servers, _ := countingReplicas(t, 2, nil)
+	servers, _ := countingReplicas(t, 2, nil, nil, shortCalls(300*time.Millisecond, 2*time.Second))
 	ctx := context.Background()
 	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "hung"}, what: "writing the criteria", shared: true}
 	release := make(chan struct{})
@@ -233,7 +234,7 @@ func TestAHungHoldersCallIsToldAndRedonePastItsTimeLimit(t *testing.T) {
 	if !ok || k.errResult == nil || !strings.Contains(text(k.errResult), "time limit") || time.Since(start) > 3*time.Second {
 		t.Fatalf("B waiting on the hung call got %+v after %s; want told of its time limit", v, time.Since(start))
 	}
-	k.collect(ctx, servers[1].handler)
+	k.outcome.Collect(ctx)
 	select {
 	case <-hungDone:
 	case <-time.After(3 * time.Second):
@@ -245,10 +246,10 @@ func TestAHungHoldersCallIsToldAndRedonePastItsTimeLimit(t *testing.T) {
 	}
 }
 
-// flakyCalls is a shared store whose claims fail while failing is set,
-// once a holder has been seen.
+// flakyCalls is a PostgreSQL store whose claims fail while failing is
+// set, once a holder has been seen.
 type flakyCalls struct {
-	sharedCalls
+	*pgstore.Store
 	failing atomic.Bool
 	seen    atomic.Bool
 	failed  atomic.Int64
@@ -259,7 +260,7 @@ func (f *flakyCalls) ClaimCall(ctx context.Context, key, holder, seen string, tt
 		f.failed.Add(1)
 		return false, "", nil, errors.New("dummy: the connection to the store was reset")
 	}
-	mine, by, res, err := f.sharedCalls.ClaimCall(ctx, key, holder, seen, ttl)
+	mine, by, res, err := f.Store.ClaimCall(ctx, key, holder, seen, ttl)
 	if by != "" && !mine {
 		f.seen.Store(true)
 	}
@@ -270,14 +271,19 @@ func (f *flakyCalls) ClaimCall(ctx context.Context, key, holder, seen string, tt
 // another's call whose store errs for a moment looks again rather than
 // doing the paid work a second time.
 func TestAWaiterRidesOutAStoreBlipOnceItSawTheHolder(t *testing.T) {
-	shortCallTimes(t, time.Minute, 2*time.Second)
-	servers, _ := countingReplicas(t, 2, nil)
+	var flaky *flakyCalls
+	servers, _ := countingReplicas(t, 2, nil, func(i int, st *pgstore.Store) coordination.Store {
+		if i == 0 {
+			return st
+		}
+		flaky = &flakyCalls{Store: st}
+		flaky.failing.Store(true)
+		return flaky
+	}, shortCalls(time.Minute, 2*time.Second))
 	ctx := context.Background()
 	call := flightCall{tool: "generate_eval_criteria", args: generateCriteriaArgs{Task: "blip"}, what: "writing the criteria", shared: true}
 	finish := make(chan struct{})
 	holderDone := holdCall(servers[0], call, finish)
-	flaky := &flakyCalls{sharedCalls: servers[1].Service().Store().(sharedCalls)}
-	flaky.failing.Store(true)
 	go func() {
 		// The store errs for a while, at least once, and only then does
 		// the holder finish.
@@ -288,7 +294,7 @@ func TestAWaiterRidesOutAStoreBlipOnceItSawTheHolder(t *testing.T) {
 		close(finish)
 	}()
 	var ran atomic.Bool
-	v, err := servers[1].handler.sharedWorkOn(flaky, call, func(context.Context) (any, error) {
+	v, err := servers[1].handler.sharedWork(ctx, call, func(context.Context) (any, error) {
 		ran.Store(true)
 		return criteria.Set{Source: "again"}, nil
 	}, decodeAs[criteria.Set])(ctx)

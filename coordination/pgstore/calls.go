@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // Calls that outlive their request, as rows (migration 0010): the server
@@ -12,6 +14,8 @@ import (
 // waits for it) or has ended (and takes its result), so it is not done and
 // paid for twice. Every statement uses the database's clock, so replicas'
 // clocks never decide whose claim has lapsed.
+
+var _ coordination.CallBox = (*Store)(nil)
 
 // keepExpired is how long a lapsed row stays before a claim sweeps it.
 const keepExpired = time.Hour
