@@ -193,3 +193,34 @@ func TestAQuestionWhosePostLostItsAnswerIsAskedOnce(t *testing.T) {
 	}
 	replied(t, done, "the ask")
 }
+
+// TestAStrayQuestionOfARunsOwnIsClosedAtItsEnd: a human agent's question
+// whose post committed but never got its answer back (the step cut while
+// it waited the outage out) is left open by the step, which never learnt
+// it was posted; the run's end closes it, so the person is not asked a
+// question nobody waits for.
+func TestAStrayQuestionOfARunsOwnIsClosedAtItsEnd(t *testing.T) {
+	svc, _ := questionsOn(t, func(p *pgstore.Store) coordination.Store {
+		st := &committedThenCut{Store: p}
+		st.cuts.Store(1 << 20) // every answer lost
+		return st
+	})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?",
+		Agents: []coordination.Agent{{ID: "me", Model: "human"}, {ID: "bot_a", Model: "sim/strong"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := svc.Start(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untilOpen(t, svc, s.ID, 1) // posted, though the step never heard so
+	if _, err := svc.Cancel(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-r.Done()
+	if open, err := svc.OpenQuestions(ctx, s.ID); err != nil || len(open) != 0 {
+		t.Fatalf("open questions after the run ended: %+v, %v; want the stray closed", open, err)
+	}
+}

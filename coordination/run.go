@@ -1016,7 +1016,7 @@ func (svc *Service) Cancel(ctx context.Context, id string) (*TeamResult, error) 
 	// asked for before this cancel may be starting up to resume it
 	// somewhere, and lifts only the cancels it was asked over
 	// (cancelfence.go).
-	res, err = svc.markCancelled(ctx, id, "cancelled by request", true)
+	res, err = svc.markCancelled(ctx, id, reasonByRequest, true)
 	svc.servers.close(id) // a step-driven session's servers: no run closes them
 	if err == nil && res.Status != StatusCancelled {
 		// The last step decided the session between the look above and the
@@ -1168,11 +1168,14 @@ func worstStep(s *Session) stepWorst {
 	return w
 }
 
+// reasonByRequest is the reason Cancel records, and a run it stops.
+const reasonByRequest = "cancelled by request"
+
 // runCancelReason is the recorded reason of a run stopped by cause.
 func runCancelReason(cause error) string {
 	switch {
 	case errors.Is(cause, errCancelledByRequest):
-		return "cancelled by request"
+		return reasonByRequest
 	case errors.Is(cause, errCallerLeft):
 		return "cancelled: its caller stopped waiting for it"
 	case errors.Is(cause, errCancelled):
