@@ -219,7 +219,11 @@ func TestAStrayQuestionOfARunsOwnIsClosedAtItsEnd(t *testing.T) {
 	if _, err := svc.Cancel(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	<-r.Done()
+	select {
+	case <-r.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled run never ended")
+	}
 	if open, err := svc.OpenQuestions(ctx, s.ID); err != nil || len(open) != 0 {
 		t.Fatalf("open questions after the run ended: %+v, %v; want the stray closed", open, err)
 	}

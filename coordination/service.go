@@ -72,8 +72,8 @@ type Options struct {
 	// dies is seen interrupted at once on its host, and after RunLeaseTTL
 	// (plus MaxClockSkew) from another one (leaserun.go).
 	RunHeartbeat, RunLeaseTTL time.Duration
-	// CallLimit bounds the work of a call shared among replicas, and how
-	// long its outcome is kept (sharedcalls.go): DefaultCallLimit when zero.
+	// CallLimit bounds the work of a call shared among replicas
+	// (sharedcalls.go): DefaultCallLimit when zero.
 	CallLimit time.Duration
 	// HandOver makes Shutdown leave this service's runs to be taken up
 	// again rather than cancel them (serve --resume-interrupted): each

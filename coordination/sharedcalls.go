@@ -48,6 +48,10 @@ type CallBox interface {
 // DefaultCallLimit bounds a shared call's work (Options.CallLimit).
 const DefaultCallLimit = 10 * time.Minute
 
+// callKeep is how long a shared call's outcome is kept for a retry to
+// collect, as the surface keeps a detached call's result.
+const callKeep = 10 * time.Minute
+
 // ErrCallTooLong ends a shared call's work past its limit: a hung model
 // call would otherwise keep its claim renewed, and every replica's retry
 // waiting, for ever.
@@ -222,7 +226,7 @@ func (svc *Service) runClaimed(ctx context.Context, box CallBox, key, holder str
 		}
 	}
 	out := CallOutcome{Kept: r.out, box: box, key: key, from: holder, svc: svc}
-	if err := box.KeepCall(bg, key, holder, r.out, svc.callLimit()); err != nil {
+	if err := box.KeepCall(bg, key, holder, r.out, callKeep); err != nil {
 		svc.log.Warn().Err(err).Msg("could not keep a call's outcome in the store; a retry through another replica does the work again")
 		return out, nil
 	}
@@ -242,8 +246,7 @@ func (svc *Service) runCall(ctx context.Context, work func(context.Context) ([]b
 	return nil, err
 }
 
-// callLimit is Options.CallLimit or DefaultCallLimit; an outcome is kept
-// as long.
+// callLimit is Options.CallLimit or DefaultCallLimit.
 func (svc *Service) callLimit() time.Duration {
 	return cmp.Or(svc.opts.CallLimit, DefaultCallLimit)
 }

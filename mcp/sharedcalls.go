@@ -60,6 +60,8 @@ func (h *handler) sharedWork(ctx context.Context, call flightCall, work func(con
 			}
 			raw, err := json.Marshal(v)
 			if err != nil {
+				// Kept as that error, for every replica alike: a value
+				// JSON cannot carry (a NaN) is not one to return either.
 				return nil, fmt.Errorf("could not encode the %s result: %w", call.tool, err)
 			}
 			return json.Marshal(keptRecord{Value: raw})
