@@ -417,6 +417,9 @@ func TestATasksCancelsAreCountedNotTimed(t *testing.T) {
 	}
 	pollTask(t, b, first)
 	ref, _ := parseTaskID(first)
+	// A's run has stopped (it hears the cancel through the store): a
+	// start before that joins the run winding down, not a new one.
+	waitFor(t, func() bool { _, running := servers[0].Service().Running(ref.session); return !running })
 	var second string
 	_ = json.Unmarshal(createTask(t, a, map[string]any{"session_id": ref.session, "wait": true})["taskId"], &second)
 	res, rpcErr := b.rpc("tasks/get", map[string]any{"taskId": second, "_meta": modernMeta(true)})
