@@ -66,8 +66,10 @@ func shown(svc *coordination.Service, err error) *httpError {
 	if errors.As(err, &he) {
 		return he
 	}
-	msg := svc.HidePaths(err.Error())
+	msg := svc.ShownError(err)
 	switch {
+	case svc.StoreUnreachable(err):
+		return refusal(http.StatusServiceUnavailable, "server_error", "store_unavailable", "", msg)
 	case errors.Is(err, coordination.ErrSessionExists):
 		return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "massgen_session_id",
 			msg+"; to resume it send the conversation it was started with, else choose another massgen_session_id")

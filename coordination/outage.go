@@ -31,6 +31,11 @@ type OutageStore interface {
 // storeDown tells whether err is the store being unreachable.
 func (svc *Service) storeDown(err error) bool { return unreachable(svc.store, err) }
 
+// StoreUnreachable tells whether err is the store being unreachable (a
+// database restarted, failed over or cut off): worth trying again later,
+// and nothing of the session is lost by it.
+func (svc *Service) StoreUnreachable(err error) bool { return svc.storeDown(err) }
+
 // unreachable tells whether err is st being unreachable. A lost lease never
 // is: it is final.
 func unreachable(st Store, err error) bool {
@@ -123,9 +128,12 @@ func (svc *Service) over(ctx context.Context, id, what string, o *outage) {
 	if o.since.IsZero() {
 		return
 	}
-	msg := fmt.Sprintf("the store was unreachable for %s (%d attempts; last: %v); %s waited and went on",
-		svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, Reason(o.last.Error(), ReasonRunes), what)
-	svc.log.Info().Str("session", id).Msg(msg)
+	// The last error stays in the log: a database's says which role,
+	// database and host it could not reach, which is the operator's to
+	// know, not every client's who reads the timeline.
+	msg := fmt.Sprintf("the store was unreachable for %s (%d attempts); %s waited and went on",
+		svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what)
+	svc.log.Info().Str("session", id).AnErr("last", o.last).Msg(msg)
 	svc.tell(Progress{SessionID: id, Kind: ProgressStoreOutage, Message: msg, Time: svc.now()})
 	svc.event(context.WithoutCancel(ctx), id, Event{Type: "store_outage", Message: msg})
 	*o = outage{}

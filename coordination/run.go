@@ -313,7 +313,9 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 func (r *Run) Cancels() int { return r.cancels }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx
-// cancels the run and leaves the session cancelled and resumable. progress,
+// cancels the run and leaves the session cancelled and resumable; a run
+// Run only joined (another caller of this service started it) goes on, and
+// Run returns the context's error. progress,
 // if set, is told the run's progress — every message, in order, all of them
 // before Run returns — on the caller's goroutine: it is a subscription to
 // the session's ObservedProgress, read here, so a slow progress never holds
@@ -329,7 +331,7 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 		}
 		defer sub.Close()
 	}
-	r, _, err := svc.Start(ctx, id)
+	r, started, err := svc.Start(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -344,6 +346,11 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 		case <-sub.Ready():
 			tell()
 		case <-cancelled:
+			if !started {
+				// Joined, not started: the run is its starter's, who
+				// may still wait for it. Only this wait ends.
+				return nil, fmt.Errorf("stopped waiting for session %s, which another caller started; it goes on running: %w", id, context.Cause(ctx))
+			}
 			// Its caller is a person at a terminal (the CLI, the live
 			// view): a Ctrl-C is a request to cancel. A deadline is not.
 			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {

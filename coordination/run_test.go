@@ -178,6 +178,39 @@ func TestCancelTeamStopsALocalRun(t *testing.T) {
 	<-r.Done()
 }
 
+// TestARunOnlyJoinedGoesOnWhenItsWaiterStops: Run on a session another
+// caller of the service started only waits for it; its caller leaving
+// cancels nothing.
+func TestARunOnlyJoinedGoesOnWhenItsWaiterStops(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	for i, m := range models {
+		provs[m] = slowProvider(time.Hour, sc[i])
+	}
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models})
+	r, _, err := h.Service.Start(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, stop)
+	if res, err := h.Service.Run(ctx, s.ID, nil); err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "goes on running") {
+		t.Fatalf("a joined run's waiter left: %v, %v", res, err)
+	}
+	select {
+	case <-r.Done():
+		t.Fatal("the run was cancelled by a caller that only joined it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if st, err := h.Service.Status(context.Background(), s.ID); err != nil || st.Result.Status != coordination.StatusRunning {
+		t.Fatalf("status %+v, %v: want running", st.Result, err)
+	}
+	if _, err := h.Service.Cancel(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-r.Done()
+}
+
 func TestRunTimeoutForcesAnEnd(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
 	provs[models[1]] = slowProvider(time.Hour, sc[1])

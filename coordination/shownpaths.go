@@ -13,6 +13,20 @@ var holderFacts = regexp.MustCompile(`\(pid \d+ on [^,()]*, alive at [^()]*\)`)
 // file store).
 type sessionsDirer interface{ SessionsDir() string }
 
+// ShownError is err's text for a client that must not see the server's
+// own facts (Options.RelativeDirs): its paths hidden (HidePaths), and an
+// unreachable store's error, which names the database's role, name and
+// host, said in words of its own; the operator's log keeps the details.
+// Without RelativeDirs it is err's text as is.
+func (svc *Service) ShownError(err error) string {
+	if svc.opts.RelativeDirs && svc.storeDown(err) {
+		return storeUnreachableShown
+	}
+	return svc.HidePaths(err.Error())
+}
+
+const storeUnreachableShown = "the server's store could not be reached just now (its log has the details); try again in a few seconds"
+
 // HidePaths rewrites the store's own paths in text meant for a client that
 // must not see them (Options.RelativeDirs: HTTP clients, tenants): a path
 // inside a session reads "session <id>'s <path in the session>", a session's

@@ -1,7 +1,10 @@
 package coordination_test
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -31,5 +34,28 @@ func TestHidePathsNamesTheSessionAndThePathInsideIt(t *testing.T) {
 	shown := coordination.NewService(filestore.New(tenant), coordination.Options{})
 	if in := sessions + "/team_1/session.json"; shown.HidePaths(in) != in {
 		t.Errorf("without RelativeDirs the operator's paths stay: %q", shown.HidePaths(in))
+	}
+}
+
+// TestAnUnreachableStoresDetailsAreTheOperators: a database's connection
+// error names its role, database and host; a client that must not see the
+// server's paths is told the store could not be reached, not those.
+func TestAnUnreachableStoresDetailsAreTheOperators(t *testing.T) {
+	tenant := t.TempDir()
+	down := fmt.Errorf("reading session team_1: %w: failed to connect to `user=massgen_app database=tenants`: 10.0.0.7:5432 (db-host): dial error", coordination.ErrStoreUnavailable)
+	hidden := coordination.NewService(filestore.New(tenant), coordination.Options{RelativeDirs: true})
+	if got := hidden.ShownError(down); strings.Contains(got, "massgen_app") || strings.Contains(got, "10.0.0.7") || !strings.Contains(got, "could not be reached") {
+		t.Errorf("ShownError(an outage) = %q", got)
+	}
+	if !hidden.StoreUnreachable(down) || hidden.StoreUnreachable(errors.New("a damaged session")) {
+		t.Error("StoreUnreachable tells an outage from another error wrongly")
+	}
+	other := errors.New("session team_1 is not here")
+	if got := hidden.ShownError(other); got != other.Error() {
+		t.Errorf("ShownError(another error) = %q", got)
+	}
+	shown := coordination.NewService(filestore.New(tenant), coordination.Options{})
+	if got := shown.ShownError(down); got != down.Error() {
+		t.Errorf("without RelativeDirs the operator reads the whole error: %q", got)
 	}
 }

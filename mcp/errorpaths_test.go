@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,6 +82,25 @@ func TestErrorsOverHTTPNameTheSessionNotTheServersPaths(t *testing.T) {
 	for _, uri := range []string{"massgen://sessions/" + id + "/status", "massgen://sessions/" + id + "/events", sessionsURI} {
 		if _, err := readResource(t, alice, uri); err != nil {
 			leaks(uri, err.Error())
+		}
+	}
+}
+
+// TestAnUnreachableStoreIsAnErrorOfItsOwn: a tool call that met an
+// unreachable store says so with its own code and fix, and an HTTP client
+// is not told the database's role, name or host that the driver's error
+// names (the server's log has them).
+func TestAnUnreachableStoreIsAnErrorOfItsOwn(t *testing.T) {
+	down := fmt.Errorf("reading session team_1: %w: failed to connect to `user=massgen_app database=tenants`: 10.0.0.7:5432 (db-host): dial error", coordination.ErrStoreUnavailable)
+	for _, remote := range []bool{true, false} {
+		svc := coordination.NewService(filestore.New(t.TempDir()), coordination.Options{Logger: zerolog.Nop(), RelativeDirs: remote})
+		srv := New(svc, Options{})
+		res := srv.handler.errorResult(context.WithValue(context.Background(), serviceKey{}, svc), "team_status", down)
+		if code := res.Meta.AdditionalFields["massgen/error"]; code != "store_unavailable" {
+			t.Errorf("remote %v: code %v, want store_unavailable", remote, code)
+		}
+		if got := text(res); remote == strings.Contains(got, "massgen_app") || !strings.Contains(got, "To fix: call again in a few seconds") {
+			t.Errorf("remote %v: %s", remote, got)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func storeService(ctx context.Context, dir, store, tenant string) (*coordination
 	}
 	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
 		if store != "" && store != "file" {
-			return nil, nil, fmt.Errorf("%w: --store %q: name the file store (the default) or a postgres:// URL; a memory store's sessions live in its server alone", coordination.ErrBadInput, store)
+			return nil, nil, fmt.Errorf("%w: --store %s: name the file store (the default) or a postgres:// URL; a memory store's sessions live in its server alone", coordination.ErrBadInput, storeNamed(store))
 		}
 		if tenant != "" && tenant != coordination.DefaultTenant {
 			if err := coordination.CheckTenant(tenant); err != nil {
@@ -140,10 +140,14 @@ func storeFlags(store, tenant string) string {
 		case fromEnv:
 			shown = `"$MASSGEN_STORE"`
 		case err == nil:
-			if q := u.Query(); q.Has("password") {
-				q.Set("password", "xxxxx")
-				u.RawQuery = q.Encode()
+			q := u.Query()
+			for k := range q {
+				// password and sslpassword (a client key's passphrase)
+				if strings.Contains(strings.ToLower(k), "password") {
+					q.Set(k, "xxxxx")
+				}
 			}
+			u.RawQuery = q.Encode()
 			shown = "'" + u.Redacted() + "'"
 		}
 		f = " --store " + shown

@@ -194,6 +194,13 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error) {
 	if len(told) == 0 {
 		t.Fatalf("team_status's timeline has no store_outage event: %+v", status.Timeline)
 	}
+	// The driver's error names the database's role, name and host: the
+	// operator's log keeps it, a client's timeline and progress do not.
+	for _, msg := range append(append(told, paused...), resumed...) {
+		if strings.Contains(msg, "user=") || strings.Contains(msg, "database=") || strings.Contains(msg, "127.0.0.1") {
+			t.Errorf("an outage message shows the database's connection details: %q", msg)
+		}
+	}
 	t.Logf("the run paused (%d progress messages, first %q), went on (%q) and finished; timeline: %q",
 		len(paused), paused[0], resumed[0], told)
 }

@@ -519,7 +519,7 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 		}
 		return db, nil
 	}
-	return nil, fmt.Errorf("%w: %s %q is not file, memory or a postgres:// URL", coordination.ErrBadInput, from, kind)
+	return nil, fmt.Errorf("%w: %s %s is not file, memory or a postgres:// URL", coordination.ErrBadInput, from, storeNamed(kind))
 }
 
 // reloadOnHangup re-reads the tokens file on every SIGHUP and opens the

@@ -93,7 +93,9 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// SetCriteria replaces the session's criteria in its stored setup.
+// SetCriteria replaces the session's criteria in its stored setup, and
+// refuses (coordination.ErrSessionStarted) once an agent has stepped or is
+// stepping.
 func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Item) error {
 	if err := live(ctx, id); err != nil {
 		return err
@@ -110,6 +112,21 @@ func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Ite
 		}
 		if err != nil {
 			return err
+		}
+		// The rule itself, read once the row is held (a landing holds it
+		// FOR SHARE, so one that committed while this waited is seen): the
+		// caller checked it under the session lock, but a lock row lapses,
+		// and a stalled holder's heartbeat may put it back after another
+		// replica took it, stepped and let go.
+		var stepped, stepping bool
+		if err := tx.QueryRow(ctx, `SELECT
+			EXISTS (SELECT 1 FROM entries WHERE tenant = $1 AND session_id = $2),
+			EXISTS (SELECT 1 FROM locks WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND expires_at >= now())`,
+			s.tenant, id).Scan(&stepped, &stepping); err != nil {
+			return err
+		}
+		if stepped || stepping {
+			return fmt.Errorf("%w: an agent has stepped in %s (through another replica), and every agent's prompt must stay the same for the whole run", coordination.ErrSessionStarted, id)
 		}
 		var sess coordination.Session
 		if err := json.Unmarshal(data, &sess); err != nil {
