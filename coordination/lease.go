@@ -56,6 +56,15 @@ type RunLease struct {
 	Renewed  time.Time `json:"renewed_at"` // the last heartbeat: when the holder was last known alive
 	Expires  time.Time `json:"expires_at"`
 	Released bool      `json:"released"`
+	// RanBefore is how long the session's earlier runs ran before this
+	// claim took over from them, each from its claim to its last
+	// heartbeat: a claim of an unreleased lease (a run that died or was
+	// handed over) carries the time its run had plus that run's own; a
+	// claim after a released one (the run ended, a resume is a new
+	// decision) starts again from 0. A run's timeout counts it
+	// (Rules.TimeoutSeconds binds across the replicas that run it).
+	// Milliseconds, as a database keeps it. Run leases only.
+	RanBefore time.Duration `json:"ran_before,omitempty"`
 	// Gone says the store knows the holder is dead before its expiry (the
 	// file store: a holder on this host whose process is gone and whose run
 	// lock the kernel dropped). Never stored.
@@ -156,7 +165,11 @@ func ClaimLease(id string, cur *RunLease, owner LeaseOwner, now time.Time, ttl t
 	if cur.Held(now) {
 		return RunLease{}, &RunningError{Session: id, By: holder(cur)}
 	}
-	return claimNext(cur, owner, now, ttl), nil
+	next := claimNext(cur, owner, now, ttl)
+	if cur != nil && !cur.Released {
+		next.RanBefore = (cur.RanBefore + max(0, cur.Renewed.Sub(cur.Claimed))).Truncate(time.Millisecond)
+	}
+	return next, nil
 }
 
 // RenewLease is RenewRun's rule.

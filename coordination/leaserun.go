@@ -34,6 +34,10 @@ type runClaim struct {
 	// interrupted before; a start that fails leaves the claim to expire
 	// for it to read so again.
 	interrupted bool
+	// ranBefore is how long the session's earlier runs ran before this
+	// claim took over from them (RunLease.RanBefore): the run's timeout
+	// counts it.
+	ranBefore time.Duration
 }
 
 // beat is a lease's heartbeat, a run's or a step's.
@@ -124,6 +128,9 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 		// Taken back rather than waited out, and no run died.
 		if err := ls.ReleaseRun(ctx, id, prev.Version); err == nil {
 			prev.Released = true
+			// Its run's time still counts for the run this claim starts
+			// (the claim after a release carries none).
+			c.ranBefore = prev.RanBefore + max(0, prev.Renewed.Sub(prev.Claimed))
 		}
 	}
 	sent := time.Now()
@@ -141,6 +148,7 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 		return nil, nil, err
 	}
 	c.ls, c.version, c.ttl = ls, l.Version, lz.ttl
+	c.ranBefore = max(c.ranBefore, l.RanBefore)
 	c.renewed.Store(sent.UnixNano())
 	go lz.beat(&c.beat, id, "run", func(ctx context.Context) error {
 		_, err := ls.RenewRun(ctx, id, c.version, lz.ttl)

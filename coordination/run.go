@@ -455,7 +455,13 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			return svc.stop(context.WithoutCancel(ctx), r, s, nil, nil, err)
 		}
 	}
-	ctx, cancelTimeout := context.WithTimeoutCause(ctx, seconds(s.Rules.TimeoutSeconds), errTimeout)
+	// The timeout binds the session's runs together: a run that took over
+	// from one that died or was handed over has only what that one left.
+	var ranBefore time.Duration
+	if r.claim != nil {
+		ranBefore = r.claim.ranBefore
+	}
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, seconds(s.Rules.TimeoutSeconds)-ranBefore, errTimeout)
 	defer cancelTimeout()
 	results := make(chan landed, MaxAgents)
 	own := map[string]bool{}

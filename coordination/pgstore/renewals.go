@@ -122,7 +122,7 @@ func (db *DB) renewAll() {
 	found := map[key]bool{}  // the sessions that exist, by key{tenant, id, ""}
 	stored := map[key]bool{} // the rows that exist, locked or not
 	reads := &pgx.Batch{}
-	reads.Queue(`SELECT l.tenant, l.session_id, l.agent_id, l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released
+	reads.Queue(`SELECT l.tenant, l.session_id, l.agent_id, l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms
 		FROM leases l JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, session_id, agent_id) USING (tenant, session_id, agent_id)
 		FOR UPDATE OF l SKIP LOCKED`, tenants, ids, agents)
 	// Read after the locking one, a row it passed by shows here: one

@@ -17,6 +17,7 @@ var LeaseCases = []Case{
 	{"RunLeaseIsExclusiveAndEveryClaimAVersionOn", testLeaseExclusive},
 	{"ExpiredRunLeaseIsClaimedAndItsHolderFenced", testLeaseExpired},
 	{"LateHolderRenewsItsExpiredClaim", testLeaseLate},
+	{"ClaimOverADeadRunCarriesItsRunTime", testLeaseRanBefore},
 	{"LeaseFromAnotherHostIsGivenTheClockSkew", testLeaseSkew},
 	{"UnclaimedRunReadsNoLease", testLeaseNone},
 	{"RunsSessionEntriesAreFencedByItsLease", testLeasedEntries},
@@ -119,6 +120,50 @@ func testLeaseLate(t *testing.T, st coordination.Store) {
 	r, err := ls.RenewRun(ctx, "s", a.Version, time.Minute)
 	if err != nil || r.Version != a.Version || !r.Held(time.Now()) {
 		t.Fatalf("late renew = %+v, %v; want the same claim, held again", r, err)
+	}
+}
+
+// testLeaseRanBefore: a claim that takes over an unreleased lease carries
+// how long the runs before it ran (claim to last heartbeat, summed over a
+// chain of them), so a run's timeout binds across the replicas that run
+// it; a claim after a release starts from nothing.
+func testLeaseRanBefore(t *testing.T, st coordination.Store) {
+	ls, ctx := leases(t, st), context.Background()
+	a, err := ls.AcquireRun(ctx, "s", owner("a"), 20*time.Millisecond)
+	if err != nil || a.RanBefore != 0 {
+		t.Fatalf("first claim = %+v, %v; want nothing run before", a, err)
+	}
+	time.Sleep(120 * time.Millisecond)
+	ra, err := ls.RenewRun(ctx, "s", a.Version, 20*time.Millisecond) // a ran ~120 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond) // then died
+	b, err := ls.AcquireRun(ctx, "s", owner("b"), 20*time.Millisecond)
+	ranA := ra.Renewed.Sub(a.Claimed).Truncate(time.Millisecond)
+	if err != nil || b.RanBefore < ranA-2*time.Millisecond || b.RanBefore > ranA+2*time.Millisecond {
+		t.Fatalf("claim over a's dead run = %+v, %v; want a's %s carried", b, err, ranA)
+	}
+	if l := readLease(t, ls); l.RanBefore != b.RanBefore {
+		t.Errorf("read back: ran before %s, want %s", l.RanBefore, b.RanBefore)
+	}
+	time.Sleep(80 * time.Millisecond)
+	rb, err := ls.RenewRun(ctx, "s", b.Version, 20*time.Millisecond) // b ran ~80 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	c, err := ls.AcquireRun(ctx, "s", owner("c"), time.Minute)
+	want := b.RanBefore + rb.Renewed.Sub(b.Claimed)
+	if err != nil || c.RanBefore < want-3*time.Millisecond || c.RanBefore > want+3*time.Millisecond {
+		t.Fatalf("claim over b's dead run = %+v, %v; want a's and b's %s", c, err, want)
+	}
+	if err := ls.ReleaseRun(ctx, "s", c.Version); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ls.AcquireRun(ctx, "s", owner("d"), time.Minute)
+	if err != nil || d.RanBefore != 0 {
+		t.Errorf("claim after a release = %+v, %v; want nothing carried", d, err)
 	}
 }
 
