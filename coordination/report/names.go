@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -200,6 +201,9 @@ func (n Names) Message(s, subject string) string {
 		case namedWithModel(before, id):
 			// "agent_a (claude-opus-4-6) [agent1.3] wins"
 			b.WriteString(strings.TrimSuffix(before, " "))
+		case id == subject && strings.HasSuffix(before, "voted for "):
+			// "agent_c voted for [agent3.1]": its own answer.
+			b.WriteString(before + "its own " + cmp.Or(Ordinal(bare), "answer"))
 		case id == subject:
 			b.WriteString(before + "(" + Ordinal(bare) + ")")
 		case strings.HasSuffix(before, "voted for "):

@@ -50,6 +50,7 @@ func TestALineNamesAgentsByIdAndModelNotByLabel(t *testing.T) {
 		{"agent_a (claude-opus-4-6) [agent2.3] wins (consensus, consensus)", "", "agent_a (claude-opus-4-6) wins (consensus, consensus)"},
 		{"agent_c voted for agent1.2 (re-vote)", "agent_c", "agent_c voted for agent_b (gpt-5.4), answer 2 (re-vote)"},
 		{"agent_c answered agent3.1", "agent_c", "agent_c answered (answer 1)"},
+		{"agent_c (sim) voted for [agent3.1]", "agent_c", "agent_c (sim) voted for its own answer 1"},
 		{"agent_c failed (provider): Prompt is too long", "agent_c", "agent_c failed (provider): Prompt is too long"},
 	} {
 		got := n.Message(c.in, c.subject)

@@ -131,3 +131,16 @@ func TestAnInterruptedResultWithoutAHeartbeatStillSaysHowToResume(t *testing.T) 
 		t.Fatalf("outcome %q", got)
 	}
 }
+
+// TestACancelledOutcomeSaysWhy: a cancelled session's outcome line gives
+// its cancel reason, and no empty parentheses when it has none.
+func TestACancelledOutcomeSaysWhy(t *testing.T) {
+	r := &coordination.TeamResult{Status: coordination.StatusCancelled, CancelReason: "cancelled by request"}
+	if got := report.Outcome(r); got != "No answer: the session was cancelled (by request)" {
+		t.Errorf("Outcome = %q", got)
+	}
+	r.CancelReason = ""
+	if got := report.Outcome(r); strings.Contains(got, "()") {
+		t.Errorf("Outcome = %q", got)
+	}
+}

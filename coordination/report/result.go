@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -141,7 +142,7 @@ func consensusLine(r *coordination.TeamResult, n Names) string {
 func Outcome(r *coordination.TeamResult) string {
 	switch {
 	case r.Status == coordination.StatusInterrupted:
-		return fmt.Sprintf("Interrupted: the process running the team died (last alive %s); resume it with run --resume %s or run_team{session_id}",
+		return fmt.Sprintf("Interrupted: the process running the team stopped without ending it (last alive %s); a server with --resume-interrupted takes it up, or resume it with run --resume %s or run_team{session_id}",
 			coordination.LastAliveAt(r.LastAlive, time.DateTime, time.Local), r.SessionID)
 	case r.Winner != nil:
 		tie := ""
@@ -152,7 +153,12 @@ func Outcome(r *coordination.TeamResult) string {
 	case r.Status == coordination.StatusFailed:
 		return fmt.Sprintf("No answer: the session failed (%s)", coordination.Deref(r.StopReason))
 	case r.Status == coordination.StatusCancelled:
-		return fmt.Sprintf("No answer: the session was cancelled (%s)", coordination.Deref(r.StopReason))
+		// "cancelled by request" reads "cancelled (by request)".
+		why := strings.TrimLeft(strings.TrimPrefix(cmp.Or(r.CancelReason, string(coordination.Deref(r.StopReason))), "cancelled"), ": ")
+		if why == "" {
+			return "No answer: the session was cancelled"
+		}
+		return fmt.Sprintf("No answer: the session was cancelled (%s)", why)
 	}
 	return ""
 }
