@@ -28,6 +28,21 @@ type OutageStore interface {
 	Unavailable(err error) bool
 }
 
+// Pinger is a store that can tell whether it is reachable now (a
+// database): a server's health check asks it.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// StoreReachable is nil when the store answers now (or cannot be asked: a
+// store in this process or on its disk), else why it does not.
+func (svc *Service) StoreReachable(ctx context.Context) error {
+	if p, ok := svc.store.(Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
 // storeDown tells whether err is the store being unreachable.
 func (svc *Service) storeDown(err error) bool { return unreachable(svc.store, err) }
 

@@ -46,6 +46,13 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 		return nil, err
 	}
 	host := ag.IsHost()
+	// A session is driven one way at a time: while a run holds it, here or
+	// on another replica, its agents step in that run, within its
+	// parallelism, spend and timeout, and a step asked for beside it
+	// would be a second driver.
+	if !host && svc.RunHeld(ctx, s.ID) {
+		return nil, &RunningError{Session: s.ID, By: "its run, here or on another replica, in which its agents step"}
+	}
 	switch {
 	case req.Action != "" && !host:
 		return nil, fmt.Errorf("%w: %s is run by the server (%s)", ErrNotHost, ag.ID, ag.Model)

@@ -343,7 +343,7 @@ func statusStep(res *coordination.TeamResult) string {
 	case coordination.StatusDecided:
 		return fmt.Sprintf("\nThe team has decided; call finalize_team{session_id: %q} to write the final answer.\n", res.SessionID)
 	case coordination.StatusInterrupted:
-		return fmt.Sprintf("\nThe process running the team died (last alive %s); nothing runs it now. Resume it with run_team{session_id: %q}.\n", coordination.LastAliveAt(res.LastAlive, time.RFC3339, time.UTC), res.SessionID)
+		return fmt.Sprintf("\nThe process running the team stopped without ending it (last alive %s): it died, or handed the run over as it stopped. A server started with --resume-interrupted takes it up by itself; run_team{session_id: %q} resumes it, or follows the server that took it up.\n", coordination.LastAliveAt(res.LastAlive, time.RFC3339, time.UTC), res.SessionID)
 	case coordination.StatusCancelled:
 		why := ""
 		if res.CancelReason != "" {

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -179,9 +180,23 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	for _, sf := range o.Surfaces {
 		mux.Handle(sf.Pattern, s.guard(o, calls, sf))
 	}
+	var down atomic.Bool // the last check found the store unreachable: logged once a change
 	health := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "server": Name, "version": s.handler.opts.Version})
+		status := "ok"
+		// A replica that cannot reach the database its sessions are in
+		// serves nothing: a load balancer's check takes it out until the
+		// database answers again (the reason is the operator's log's).
+		if err := s.Service().StoreReachable(r.Context()); err != nil {
+			if !down.Swap(true) {
+				s.handler.log.Warn().Err(err).Msg("health check: the store is unreachable; /healthz answers 503 until it is back")
+			}
+			w.WriteHeader(http.StatusServiceUnavailable)
+			status = "store_unavailable"
+		} else if down.Swap(false) {
+			s.handler.log.Info().Msg("health check: the store is reachable again")
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": status, "server": Name, "version": s.handler.opts.Version})
 	}
 	mux.HandleFunc("/healthz", health)
 	// MassGen's serve answers GET /health; its clients probe that path.

@@ -11,14 +11,17 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 )
 
 func httpServer(t *testing.T, s *Server, o HTTPOptions) *httptest.Server {
@@ -76,6 +79,46 @@ func TestHealthz(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || body["status"] != "ok" || body["version"] != "1.2.3" {
 		t.Errorf("healthz: %d %v", resp.StatusCode, body)
 	}
+}
+
+// pingedStore is a memory store that says whether it is reachable, as a
+// database does.
+type pingedStore struct {
+	coordination.Store
+	down atomic.Bool
+}
+
+func (p *pingedStore) Ping(context.Context) error {
+	if p.down.Load() {
+		return fmt.Errorf("%w: dial tcp 10.0.0.7:5432: connection refused", coordination.ErrStoreUnavailable)
+	}
+	return nil
+}
+
+// TestHealthzSaysWhenTheStoreIsUnreachable: a replica that cannot reach
+// its database answers its load balancer's health check 503, and 200
+// again once the database answers, without the database's address.
+func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
+	st := &pingedStore{Store: memstore.New()}
+	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{}), HTTPOptions{Token: "dummy-token-not-a-secret"})
+	check := func(want int, status string) {
+		t.Helper()
+		resp, err := http.Get(ts.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var body map[string]string
+		if err := json.Unmarshal(raw, &body); err != nil || resp.StatusCode != want || body["status"] != status || strings.Contains(string(raw), "10.0.0.7") {
+			t.Errorf("healthz: %d %s (%v), want %d %s", resp.StatusCode, raw, err, want, status)
+		}
+	}
+	check(http.StatusOK, "ok")
+	st.down.Store(true)
+	check(http.StatusServiceUnavailable, "store_unavailable")
+	st.down.Store(false)
+	check(http.StatusOK, "ok")
 }
 
 // TestBothProtocolErasWorkOverHTTP: a 2025-11-25 client (initialize

@@ -28,6 +28,9 @@ func applyCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := fileStoreOnly("apply", "ask the server with apply_changes, through any replica"); err != nil {
+				return err
+			}
 			res, err := newService(stateDir(dir), 1).ApplyChanges(cmd.Context(), args[0])
 			if err != nil {
 				return err

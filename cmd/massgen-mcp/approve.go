@@ -90,6 +90,17 @@ func storeService(ctx context.Context, dir, store, tenant string) (*coordination
 	return coordination.NewService(st, coordination.Options{Logger: logger}), db.Close, nil
 }
 
+// fileStoreOnly refuses a command that reads the file store alone (fsck,
+// apply) when $MASSGEN_STORE names a PostgreSQL store: under it, the state
+// directory holds a replica's working copies, which would read as sessions
+// running for ever.
+func fileStoreOnly(verb, instead string) error {
+	if s := os.Getenv("MASSGEN_STORE"); strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+		return fmt.Errorf("%w: %s works on the file store under --state-dir, and $MASSGEN_STORE names a PostgreSQL store: %s (or unset MASSGEN_STORE for a file store's sessions)", coordination.ErrBadInput, verb, instead)
+	}
+	return nil
+}
+
 // answerAsk finds the session whose pending ask has the id, when none is
 // named, and answers it.
 func answerAsk(ctx context.Context, out io.Writer, svc *coordination.Service, session, id string, approve bool) error {

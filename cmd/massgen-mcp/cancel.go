@@ -16,7 +16,7 @@ import (
 // continues it.
 func cancelCommand() *cobra.Command {
 	var asJSON bool
-	var dir string
+	var dir, store, tenant string
 	cmd := &cobra.Command{
 		Use:   "cancel [--json] <session-id>",
 		Short: "Stop a session's run wherever it runs; every landed step is kept and run --resume continues it",
@@ -27,7 +27,12 @@ func cancelCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := newService(stateDir(dir), 1).Cancel(cmd.Context(), args[0])
+			svc, done, err := storeService(cmd.Context(), dir, store, tenant)
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := svc.Cancel(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -41,5 +46,7 @@ func cancelCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (the same as cancel_team)")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	cmd.Flags().StringVar(&store, "store", "", "a server's PostgreSQL store: a postgres:// URL (also $MASSGEN_STORE); default the file store under --state-dir")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant whose session it is (default the default tenant)")
 	return cmd
 }

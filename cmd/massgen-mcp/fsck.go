@@ -46,6 +46,9 @@ from the ledger under the session lock. A damaged session.json, or a damaged ses
 that is not the last, is left for a person: restore it from a backup.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := fileStoreOnly("fsck", "a PostgreSQL store's ledger is kept whole by its constraints and transactions; 'massgen-mcp status --store' reads a session"); err != nil {
+				return err
+			}
 			return fsckTenants(cmd.Context(), cmd.OutOrStdout(), stateDir(dir), tenant, args[0], repair, asJSON)
 		},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -140,11 +141,29 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	time.Sleep(down)
+	// The load balancer's health check takes the replica out while its
+	// database is down, and back in once it answers.
+	health := func() int {
+		resp, err := http.Get(a.url + "/healthz")
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	unhealthy := false
+	for time.Since(stopped) < down {
+		unhealthy = unhealthy || health() == http.StatusServiceUnavailable
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !unhealthy {
+		t.Errorf("/healthz never answered 503 while the database was down")
+	}
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
 	}
 	back := time.Now()
+	waitFor(t, 10*time.Second, "/healthz answering 200 once the database is back", func() bool { return health() == http.StatusOK })
 	t.Logf("the database was down %v (stop to ready), %d steps had landed", back.Sub(stopped).Round(time.Millisecond), before)
 
 	var out outcome

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +18,7 @@ type sessionsFlags struct {
 	text     string
 	stateDir string
 	tenant   string
+	store    string
 }
 
 func sessionsCommand() *cobra.Command {
@@ -40,18 +40,16 @@ one tenant are listed: the default one, or --tenant's.`,
 			if f.limit < 1 {
 				return fmt.Errorf("%w: --limit must be at least 1", coordination.ErrBadInput)
 			}
-			dir := stateDir(f.stateDir)
-			if f.tenant != "" {
-				if !coordination.ValidSessionID(f.tenant) {
-					return fmt.Errorf("%w: tenant %q must be 1-64 letters, digits, '_' or '-'", coordination.ErrBadInput, f.tenant)
-				}
-				dir = filepath.Join(dir, "tenants", f.tenant)
-			}
 			q := coordination.SessionQuery{Status: f.status, Text: f.text, Offset: (f.page - 1) * f.limit, Limit: f.limit}
 			if f.all {
 				q.Offset, q.Limit = 0, 0
 			}
-			page, err := newService(dir, 1).ListSessions(cmd.Context(), q)
+			svc, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
+			if err != nil {
+				return err
+			}
+			defer done()
+			page, err := svc.ListSessions(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
@@ -79,6 +77,7 @@ one tenant are listed: the default one, or --tenant's.`,
 	fl.StringVar(&f.status, "status", "", "only sessions in this status: running, interrupted, decided, finished, failed, cancelled")
 	fl.StringVar(&f.text, "grep", "", "only sessions whose id or task contains this text (any case)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
-	fl.StringVar(&f.tenant, "tenant", "", "list this tenant's sessions (<state-dir>/tenants/<tenant>) instead of the default tenant's")
+	fl.StringVar(&f.tenant, "tenant", "", "list this tenant's sessions (<state-dir>/tenants/<tenant>, or its rows with --store) instead of the default tenant's")
+	fl.StringVar(&f.store, "store", "", "a server's PostgreSQL store: a postgres:// URL (also $MASSGEN_STORE); default the file store under --state-dir")
 	return cmd
 }

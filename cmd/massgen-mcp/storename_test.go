@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // TestStoreFlagsMaskEveryPassword: the status and approve commands print
@@ -42,6 +44,39 @@ func TestARefusedStoreIsNotEchoed(t *testing.T) {
 			if says[0] != '"' && strings.Contains(err.Error(), "dummy") {
 				t.Errorf("%q: the refusal repeats the password: %v", dsn, err)
 			}
+		}
+	}
+}
+
+// TestSessionsAndCancelReachAPostgreSQLStore: with the store replicas
+// share, `sessions` lists a tenant's sessions and `cancel` stops one,
+// from any machine that reaches the database; the commands that read a
+// file store alone (fsck, apply) refuse under $MASSGEN_STORE rather than
+// read a replica's working copies as sessions.
+func TestSessionsAndCancelReachAPostgreSQLStore(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	svc := coordination.NewService(pgTenant(t, dsn, "acme"), coordination.Options{Open: backends.Open})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 6 * 7?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := cliSplit(t, "sessions", "--store", dsn, "--tenant", "acme"); code != 0 || !strings.Contains(out, s.ID) || !strings.Contains(out, "6 * 7") {
+		t.Fatalf("sessions --store: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _, _ := cliSplit(t, "sessions", "--store", dsn); strings.Contains(out, s.ID) {
+		t.Errorf("the default tenant lists acme's session:\n%s", out)
+	}
+	if out, errOut, code := cliSplit(t, "cancel", "--store", dsn, "--tenant", "acme", s.ID); code != 0 || !strings.Contains(out, "cancelled (by request)") {
+		t.Fatalf("cancel --store: exit %d\n%s%s", code, out, errOut)
+	}
+	if res, err := svc.Result(ctx, s.ID); err != nil || res.Status != coordination.StatusCancelled {
+		t.Errorf("after cancel --store the session reads %v, %v", res, err)
+	}
+	t.Setenv("MASSGEN_STORE", dsn)
+	for _, verb := range []string{"fsck", "apply"} {
+		if _, errOut, code := cliSplit(t, verb, "--state-dir", t.TempDir(), s.ID); code != exitBadInput || !strings.Contains(errOut, "PostgreSQL store") {
+			t.Errorf("%s under a PostgreSQL $MASSGEN_STORE: exit %d %s", verb, code, errOut)
 		}
 	}
 }

@@ -57,6 +57,7 @@ type DB struct {
 	renewals  renewals        // renewals.go
 	events    eventWriter     // events.go
 	written   written         // leases.go
+	pings     pinger          // ping.go
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
