@@ -122,12 +122,37 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 	if !stale(rec, fresh) {
 		return nil
 	}
-	return svc.record(ctx, s, SessionFinished, fresh, finishedStrategy(l, s))
+	if err := svc.recordEntry(ctx, s, SessionFinished, fresh, finishedStrategy(l, s)); err != nil {
+		return err
+	}
+	// The timeline says the session finished once; an amendment is
+	// bookkeeping of what landed after it (a spend an outage held back).
+	msg := fmt.Sprintf("the finished result now counts what landed after it: %s, %d tokens", Count(fresh.Steps, "step"), fresh.Usage.Input+fresh.Usage.Output)
+	if fresh.CostUSD != nil {
+		msg += fmt.Sprintf(", $%s", Dollars(*fresh.CostUSD))
+	}
+	svc.event(ctx, s.ID, Event{Type: "result_amended", Message: msg})
+	return nil
 }
 
 // record appends a decided or finished entry under the session lock (a
 // store that keeps projections writes the final files from a finished one).
 func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
+	if err := svc.recordEntry(ctx, s, kind, res, strategy); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("session %s", res.Status)
+	if res.Winner != nil {
+		msg = fmt.Sprintf("%s: %s %s wins (%s, %s)", res.Status, Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
+	} else if res.StopReason != nil {
+		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
+	}
+	svc.event(ctx, s.ID, Event{Type: string(kind), Message: msg})
+	return nil
+}
+
+// recordEntry is record without the timeline's event.
+func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
 	if kind == SessionFinished {
 		if svc.team(s) != nil {
 			// Files are touched first (finishFiles): not by a run whose
@@ -144,13 +169,6 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 	if kind == SessionFinished {
 		svc.turnFinished(s, res)
 	}
-	msg := fmt.Sprintf("session %s", res.Status)
-	if res.Winner != nil {
-		msg = fmt.Sprintf("%s: %s %s wins (%s, %s)", res.Status, Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), Deref(res.HowChosen), Deref(res.StopReason))
-	} else if res.StopReason != nil {
-		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
-	}
-	svc.event(ctx, s.ID, Event{Type: string(kind), Message: msg})
 	return nil
 }
 

@@ -241,4 +241,17 @@ func TestAUsageFoundRecordedOnARetryStillAmendsTheResult(t *testing.T) {
 	if got, want := res.Usage.Input+res.Usage.Output, before+u[0].Usage.Tokens(); res.Status != coordination.StatusFinished || got != want {
 		t.Errorf("the finished result (%s) counts %d tokens, want %d (%d before, and the usage entry's %d)", res.Status, got, want, before, u[0].Usage.Tokens())
 	}
+	// The timeline says the session finished once, and that its result
+	// was amended.
+	v, err := svc.Status(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, e := range v.Timeline {
+		kinds[e.Type]++
+	}
+	if kinds["finished"] != 1 || kinds["result_amended"] != 1 {
+		t.Errorf("the timeline has %d finished and %d result_amended events, want one each: %+v", kinds["finished"], kinds["result_amended"], v.Timeline)
+	}
 }
