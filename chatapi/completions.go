@@ -18,7 +18,7 @@ import (
 func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	svc := h.host.RequestService(ctx)
-	fail := func(err error) { shown(svc, err).write(w) }
+	fail := func(err error) { shown(ctx, svc, err).write(w) }
 
 	var req request
 	body, err := io.ReadAll(r.Body) // bufferBody has it in memory, size-capped
@@ -112,7 +112,7 @@ waiting:
 		// finalize_team from another request, a session already finished,
 		// a failure): the session says how it stands.
 		if res, err = svc.Result(context.WithoutCancel(ctx), s.ID); err != nil {
-			out.fail(shown(svc, err))
+			out.fail(shown(ctx, svc, err))
 			return
 		}
 	}

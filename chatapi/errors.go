@@ -1,6 +1,7 @@
 package chatapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,14 +62,14 @@ func Refuse(w http.ResponseWriter, status int, msg string) {
 // shown words an error of the core for a chat client: coordination's facts
 // with what to do in this surface's words, the server's paths hidden
 // (Service.HidePaths). Every error from the core goes through here.
-func shown(svc *coordination.Service, err error) *httpError {
+func shown(ctx context.Context, svc *coordination.Service, err error) *httpError {
 	var he *httpError
 	if errors.As(err, &he) {
 		return he
 	}
-	msg := svc.ShownError(err)
+	msg := svc.ShownError(ctx, err)
 	switch {
-	case svc.StoreUnreachable(err):
+	case svc.StoreUnreachable(ctx, err):
 		return refusal(http.StatusServiceUnavailable, "server_error", "store_unavailable", "", msg)
 	case errors.Is(err, coordination.ErrSessionExists):
 		return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "massgen_session_id",

@@ -46,10 +46,15 @@ func (svc *Service) StoreReachable(ctx context.Context) error {
 // storeDown tells whether err is the store being unreachable.
 func (svc *Service) storeDown(err error) bool { return unreachable(svc.store, err) }
 
-// StoreUnreachable tells whether err is the store being unreachable (a
-// database restarted, failed over or cut off): worth trying again later,
-// and nothing of the session is lost by it.
-func (svc *Service) StoreUnreachable(err error) bool { return svc.storeDown(err) }
+// StoreUnreachable tells whether err, met by a request whose context is
+// ctx, is the store being unreachable (a database restarted, failed over
+// or cut off): worth trying again later, and nothing of the session is
+// lost by it. An error of a request whose own context ended (its deadline,
+// its client gone) is not, though a database's driver reports an ended
+// context as it reports a lost connection.
+func (svc *Service) StoreUnreachable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && svc.storeDown(err)
+}
 
 // unreachable tells whether err is st being unreachable. A lost lease never
 // is: it is final.

@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,9 +18,10 @@ type sessionsDirer interface{ SessionsDir() string }
 // own facts (Options.RelativeDirs): its paths hidden (HidePaths), and an
 // unreachable store's error, which names the database's role, name and
 // host, said in words of its own; the operator's log keeps the details.
-// Without RelativeDirs it is err's text as is.
-func (svc *Service) ShownError(err error) string {
-	if svc.opts.RelativeDirs && svc.storeDown(err) {
+// Without RelativeDirs it is err's text as is. ctx is the request's
+// (StoreUnreachable).
+func (svc *Service) ShownError(ctx context.Context, err error) string {
+	if svc.opts.RelativeDirs && svc.StoreUnreachable(ctx, err) {
 		return storeUnreachableShown
 	}
 	return svc.HidePaths(err.Error())

@@ -1,6 +1,7 @@
 package coordination_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -44,18 +45,26 @@ func TestAnUnreachableStoresDetailsAreTheOperators(t *testing.T) {
 	tenant := t.TempDir()
 	down := fmt.Errorf("reading session team_1: %w: failed to connect to `user=massgen_app database=tenants`: 10.0.0.7:5432 (db-host): dial error", coordination.ErrStoreUnavailable)
 	hidden := coordination.NewService(filestore.New(tenant), coordination.Options{RelativeDirs: true})
-	if got := hidden.ShownError(down); strings.Contains(got, "massgen_app") || strings.Contains(got, "10.0.0.7") || !strings.Contains(got, "could not be reached") {
+	ctx := context.Background()
+	if got := hidden.ShownError(ctx, down); strings.Contains(got, "massgen_app") || strings.Contains(got, "10.0.0.7") || !strings.Contains(got, "could not be reached") {
 		t.Errorf("ShownError(an outage) = %q", got)
 	}
-	if !hidden.StoreUnreachable(down) || hidden.StoreUnreachable(errors.New("a damaged session")) {
+	if !hidden.StoreUnreachable(ctx, down) || hidden.StoreUnreachable(ctx, errors.New("a damaged session")) {
 		t.Error("StoreUnreachable tells an outage from another error wrongly")
 	}
+	// A request whose own context ended is told that, not an outage: a
+	// database's driver reports an ended context as a lost connection.
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if hidden.StoreUnreachable(ended, down) {
+		t.Error("an error of a request whose context ended reads as the store unreachable")
+	}
 	other := errors.New("session team_1 is not here")
-	if got := hidden.ShownError(other); got != other.Error() {
+	if got := hidden.ShownError(ctx, other); got != other.Error() {
 		t.Errorf("ShownError(another error) = %q", got)
 	}
 	shown := coordination.NewService(filestore.New(tenant), coordination.Options{})
-	if got := shown.ShownError(down); got != down.Error() {
+	if got := shown.ShownError(ctx, down); got != down.Error() {
 		t.Errorf("without RelativeDirs the operator reads the whole error: %q", got)
 	}
 }

@@ -94,7 +94,7 @@ func factFix(kind, err error) string {
 // the caller can correct. The server's own paths are hidden from clients that
 // must not see them (shownError).
 func (h *handler) errorResult(ctx context.Context, tool string, err error) *mcpgo.CallToolResult {
-	if h.svc(ctx).StoreUnreachable(err) && !errors.Is(err, coordination.ErrStoreUnavailable) {
+	if h.svc(ctx).StoreUnreachable(ctx, err) && !errors.Is(err, coordination.ErrStoreUnavailable) {
 		h.log.Warn().Err(err).Str("tool", tool).Msg("tool call met an unreachable store")
 		err = fmt.Errorf("%w: %w", coordination.ErrStoreUnavailable, err)
 	}
@@ -189,7 +189,7 @@ func (h *handler) shownError(ctx context.Context, err error) error {
 		return nil
 	}
 	msg := err.Error()
-	if shown := h.svc(ctx).ShownError(err); shown != msg {
+	if shown := h.svc(ctx).ShownError(ctx, err); shown != msg {
 		return shownErr{msg: shown, err: err}
 	}
 	return err

@@ -68,7 +68,16 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 	cancelled := false
 	for takeovers := 0; ; takeovers++ {
 		var started bool
+		followed := run
 		if run, started, err = h.startOrFollow(ctx, req, id, how); err != nil {
+			if followed != nil {
+				// The takeover could not start (this server at its limit
+				// of runs, say): the caller gets the run it followed as it
+				// ended, interrupted, with what to do next.
+				h.log.Info().Err(err).Str("session", id).Msg("could not take up the run this call followed")
+				run = followed
+				break
+			}
 			p.stop()
 			return nil, false, err
 		}

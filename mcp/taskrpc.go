@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 
@@ -45,8 +46,11 @@ func (s *Server) taskMethod(ctx context.Context, msg []byte) (reply []byte, ok b
 	switch method {
 	case "tasks/get":
 		t, err := s.handler.task(ctx, taskID)
-		if err != nil {
+		if errors.Is(err, errTaskNotFound) {
 			return rpcError(rpcID, mcpgo.INVALID_PARAMS, "Failed to retrieve task: "+err.Error()+"; a task is read from its session, and no session of yours matches its id", nil), true
+		}
+		if err != nil {
+			return rpcError(rpcID, mcpgo.INTERNAL_ERROR, "Failed to retrieve task: "+s.handler.shownError(ctx, err).Error(), nil), true
 		}
 		return rpcResult(rpcID, t), true
 	case "tasks/update":
@@ -54,11 +58,11 @@ func (s *Server) taskMethod(ctx context.Context, msg []byte) (reply []byte, ok b
 		// is not made a task), so there is nothing outstanding to answer:
 		// the extension says to ignore such responses.
 		if _, err := s.handler.task(ctx, taskID); err != nil {
-			return rpcError(rpcID, mcpgo.INVALID_PARAMS, "Failed to update task: "+err.Error(), nil), true
+			return rpcError(rpcID, taskErrorCode(err), "Failed to update task: "+s.handler.shownError(ctx, err).Error(), nil), true
 		}
 	default:
 		if err := s.handler.cancelTask(ctx, taskID); err != nil {
-			return rpcError(rpcID, mcpgo.INVALID_PARAMS, "Failed to cancel task: "+err.Error(), nil), true
+			return rpcError(rpcID, taskErrorCode(err), "Failed to cancel task: "+s.handler.shownError(ctx, err).Error(), nil), true
 		}
 	}
 	return rpcResult(rpcID, map[string]string{"resultType": string(mcpgo.ResultTypeComplete)}), true
@@ -175,4 +179,14 @@ func (s *Server) taskRoutes(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(liftingResponseWriter{w}, r)
 	})
+}
+
+// taskErrorCode is a tasks/* error's JSON-RPC code: invalid params for a
+// task id that names nothing of the caller's, an internal error for
+// anything else (a store that could not be reached, say).
+func taskErrorCode(err error) int {
+	if errors.Is(err, errTaskNotFound) {
+		return mcpgo.INVALID_PARAMS
+	}
+	return mcpgo.INTERNAL_ERROR
 }

@@ -61,7 +61,11 @@ func answerCommand(approve bool) *cobra.Command {
 // them). done closes the database.
 func storeService(ctx context.Context, dir, store, tenant string) (*coordination.Service, func(), error) {
 	if store == "" {
-		store = os.Getenv("MASSGEN_STORE")
+		// Exported for serve: only a database is another store to reach
+		// (a memory store's sessions live in that server alone).
+		if env := os.Getenv("MASSGEN_STORE"); strings.HasPrefix(env, "postgres://") || strings.HasPrefix(env, "postgresql://") {
+			store = env
+		}
 	}
 	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
 		if store != "" && store != "file" {

@@ -80,3 +80,13 @@ func TestSessionsAndCancelReachAPostgreSQLStore(t *testing.T) {
 		}
 	}
 }
+
+// TestAServesMemoryStoreLeavesTheCommandsOnTheFileStore: $MASSGEN_STORE
+// exported for serve as memory is no store another command can reach:
+// sessions and cancel read the file store as before.
+func TestAServesMemoryStoreLeavesTheCommandsOnTheFileStore(t *testing.T) {
+	t.Setenv("MASSGEN_STORE", "memory")
+	if out, errOut, code := cliSplit(t, "sessions", "--state-dir", t.TempDir()); code != 0 {
+		t.Errorf("sessions under MASSGEN_STORE=memory: exit %d\n%s%s", code, out, errOut)
+	}
+}

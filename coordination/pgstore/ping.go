@@ -37,7 +37,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	if time.Since(p.at) < pingFresh {
 		return p.last
 	}
-	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	// Not the asker's context: a probe that hangs up mid-ping must not
+	// leave "context canceled" standing as the answer for the others.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingTimeout)
 	defer cancel()
 	p.last = s.db.beats.Ping(ctx)
 	p.at = time.Now()
