@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // HeldElsewhere tells whether session id's run is held, alive, by another
@@ -49,7 +50,40 @@ func (svc *Service) NotStarted(ctx context.Context, id, why string) (bool, error
 	}
 	res, err := svc.markCancelled(ctx, id, "not started: "+why, false)
 	if err != nil {
+		if svc.storeDown(err) {
+			// Left so, it would read running with nothing running it, on
+			// every replica, for ever: the record is made once the store
+			// answers.
+			go svc.markNotStartedLater(id, why)
+		}
 		return false, fmt.Errorf("could not record that session %q was not started: %w", id, err)
 	}
 	return res.Status == StatusCancelled, nil
+}
+
+// notStartedRetry bounds how long a not-started record waits for the store.
+const notStartedRetry = 10 * time.Minute
+
+// markNotStartedLater records that session id was not started once the
+// store answers, tried with the outage backoff for notStartedRetry, unless
+// a run has started it since (here: under the session's start lock; or
+// elsewhere) or the service is stopping.
+func (svc *Service) markNotStartedLater(id, why string) {
+	ctx := context.Background()
+	for n, until := 0, time.Now().Add(notStartedRetry); time.Now().Before(until) && !svc.runs.shut(); n++ {
+		time.Sleep(outageWait(n))
+		release := svc.sessions.starting(id)
+		if _, here := svc.Running(id); here || svc.HeldElsewhere(ctx, id) {
+			release()
+			return
+		}
+		_, err := svc.markCancelled(ctx, id, "not started: "+why, false)
+		release()
+		if err == nil || !svc.storeDown(err) {
+			if err != nil {
+				svc.log.Warn().Err(err).Str("session", id).Msg("could not record that a session was not started")
+			}
+			return
+		}
+	}
 }

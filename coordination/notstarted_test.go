@@ -3,8 +3,10 @@ package coordination_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -57,5 +59,51 @@ func TestASessionWhoseFirstStartFailedIsLeftCancelled(t *testing.T) {
 	}
 	if left, err := svc.NotStarted(ctx, s.ID, "again"); err != nil || left {
 		t.Fatalf("NotStarted of a session that ran: %v, %v; want it left as it is", left, err)
+	}
+}
+
+// lockDownStore fails the next session locks as a database that cannot be
+// reached fails them.
+type lockDownStore struct {
+	*memstore.Store
+	down atomic.Int32
+}
+
+func (s *lockDownStore) LockSession(ctx context.Context, id string) (func(), error) {
+	if s.down.Add(-1) >= 0 {
+		return nil, coordination.ErrStoreUnavailable
+	}
+	return s.Store.LockSession(ctx, id)
+}
+
+// TestANotStartedRecordAnOutageKeptIsMadeOnceTheStoreAnswers: a session
+// created for a run that was refused, whose "not started" record met an
+// outage, is recorded so once the store answers, rather than reading
+// running with nothing running it.
+func TestANotStartedRecordAnOutageKeptIsMadeOnceTheStoreAnswers(t *testing.T) {
+	st := &lockDownStore{Store: memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(3)
+	if left, err := svc.NotStarted(ctx, s.ID, "the server was at its limit of running teams"); left || !errors.Is(err, coordination.ErrStoreUnavailable) {
+		t.Fatalf("NotStarted in an outage: %v, %v", left, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := svc.Result(ctx, s.ID)
+		if err == nil && res.Status == coordination.StatusCancelled {
+			if !strings.Contains(res.CancelReason, "not started") {
+				t.Errorf("cancel reason %q", res.CancelReason)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session still reads %+v, %v, 5 s after the store answered", res, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
