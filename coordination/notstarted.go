@@ -66,24 +66,49 @@ const notStartedRetry = 10 * time.Minute
 
 // markNotStartedLater records that session id was not started once the
 // store answers, tried with the outage backoff for notStartedRetry, unless
-// a run has started it since (here: under the session's start lock; or
-// elsewhere) or the service is stopping.
+// a run has started it since (ranSince) or the service is stopping.
 func (svc *Service) markNotStartedLater(id, why string) {
 	ctx := context.Background()
-	for n, until := 0, time.Now().Add(notStartedRetry); time.Now().Before(until) && !svc.runs.shut(); n++ {
-		time.Sleep(outageWait(n))
+	for n, until := 0, time.Now().Add(notStartedRetry); time.Now().Before(until); n++ {
+		if time.Sleep(outageWait(n)); svc.runs.shut() {
+			return
+		}
 		release := svc.sessions.starting(id)
-		if _, here := svc.Running(id); here || svc.HeldElsewhere(ctx, id) {
-			release()
-			return
+		ran, err := svc.ranSince(ctx, id)
+		if err == nil && !ran {
+			_, err = svc.markCancelled(ctx, id, "not started: "+why, false)
 		}
-		_, err := svc.markCancelled(ctx, id, "not started: "+why, false)
 		release()
-		if err == nil || !svc.storeDown(err) {
-			if err != nil {
-				svc.log.Warn().Err(err).Str("session", id).Msg("could not record that a session was not started")
-			}
+		switch {
+		case ran:
 			return
+		case err != nil && svc.storeDown(err):
+			continue
+		case err != nil:
+			svc.log.Warn().Err(err).Str("session", id).Msg("could not record that a session was not started")
 		}
+		return
 	}
+}
+
+// ranSince tells whether a run has started session id since it was
+// created, here or elsewhere, by what its run lease says (under the
+// session's start lock, so no start here can come between): a run going
+// on here, or a run lease that is not released (held, or left by a run
+// that died: the session is interrupted, and resumable as that). A lease
+// released is a run that ended, whose session is no longer running, or a
+// failed start's claim taken back.
+func (svc *Service) ranSince(ctx context.Context, id string) (bool, error) {
+	if _, here := svc.Running(id); here {
+		return true, nil
+	}
+	ls, ok := svc.store.(LeaseStore)
+	if !ok {
+		return false, nil
+	}
+	l, err := ls.ReadRun(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return l != nil && !l.Released, nil
 }

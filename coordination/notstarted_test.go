@@ -107,3 +107,39 @@ func TestANotStartedRecordAnOutageKeptIsMadeOnceTheStoreAnswers(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestANotStartedRetryLeavesASessionThatRanInterrupted: a not-started
+// record held back by an outage (A), while the user resumed the session
+// through replica B, whose run then stopped leaving it interrupted (handed
+// over, no replica took it up yet): once A's store answers, A's retry does
+// not record "not started" over a session that ran.
+func TestANotStartedRetryLeavesASessionThatRanInterrupted(t *testing.T) {
+	mem := memstore.New()
+	st := &lockDownStore{Store: mem}
+	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
+	b, startedB := blockedService(mem, coordination.Options{HandOver: true})
+	ctx := context.Background()
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(1 << 20)
+	if left, err := a.NotStarted(ctx, s.ID, "the server was at its limit of running teams"); left || err == nil {
+		t.Fatalf("NotStarted in an outage: %v, %v", left, err)
+	}
+	if _, _, err := b.Start(ctx, s.ID); err != nil { // run_team{session_id} through B
+		t.Fatal(err)
+	}
+	<-startedB
+	if err := b.Shutdown(ctx); err != nil { // B stops, handing its run over
+		t.Fatal(err)
+	}
+	if res, err := a.Result(ctx, s.ID); err != nil || res.Status != coordination.StatusInterrupted {
+		t.Fatalf("after B's hand-over: %+v, %v", res, err)
+	}
+	st.down.Store(0) // A's store answers
+	time.Sleep(2 * time.Second)
+	if res, err := a.Result(ctx, s.ID); err != nil || res.Status != coordination.StatusInterrupted {
+		t.Errorf("a session that ran on B, interrupted, now reads %s (%q), %v", res.Status, res.CancelReason, err)
+	}
+}

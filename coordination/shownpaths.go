@@ -21,10 +21,15 @@ type sessionsDirer interface{ SessionsDir() string }
 // Without RelativeDirs it is err's text as is. ctx is the request's
 // (StoreUnreachable).
 func (svc *Service) ShownError(ctx context.Context, err error) string {
-	if svc.opts.RelativeDirs && svc.StoreUnreachable(ctx, err) {
-		return storeUnreachableShown
+	switch {
+	case !svc.opts.RelativeDirs || !svc.storeDown(err):
+		return svc.HidePaths(err.Error())
+	case ctx.Err() != nil:
+		// The request's own end, or the store's: either way the driver's
+		// text is not the client's.
+		return "the request ended (" + ctx.Err().Error() + ") while the server's store was not answering"
 	}
-	return svc.HidePaths(err.Error())
+	return storeUnreachableShown
 }
 
 const storeUnreachableShown = "the server's store could not be reached just now (its log has the details); try again in a few seconds"

@@ -59,6 +59,9 @@ func TestAnUnreachableStoresDetailsAreTheOperators(t *testing.T) {
 	if hidden.StoreUnreachable(ended, down) {
 		t.Error("an error of a request whose context ended reads as the store unreachable")
 	}
+	if got := hidden.ShownError(ended, down); strings.Contains(got, "massgen_app") || !strings.Contains(got, "request ended") {
+		t.Errorf("ShownError(an outage, the request ended) = %q", got)
+	}
 	other := errors.New("session team_1 is not here")
 	if got := hidden.ShownError(ctx, other); got != other.Error() {
 		t.Errorf("ShownError(another error) = %q", got)

@@ -50,9 +50,8 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	// on another replica, its agents step in that run, within its
 	// parallelism, spend and timeout, and a step asked for beside it
 	// would be a second driver. The run lease is read (a round trip on a
-	// database) only for a session made to be run; a step-driven one is
-	// looked up here alone, a map read.
-	if _, here := svc.Running(s.ID); !host && (here || s.Driver != DriverStep && svc.HeldElsewhere(ctx, s.ID)) {
+	// database) for a step-driven session too: run_team may drive one.
+	if !host && svc.RunHeld(ctx, s.ID) {
 		return nil, &RunningError{Session: s.ID, By: "its run, here or on another replica, in which its agents step"}
 	}
 	switch {

@@ -55,3 +55,35 @@ func TestAStepOfASessionARunHoldsIsRefused(t *testing.T) {
 		t.Errorf("a step of the cancelled session: %v", err)
 	}
 }
+
+// TestAStepOfAStepDrivenSessionRunElsewhereIsRefused: a step-driven session
+// (start_team) that run_team{session_id} runs on replica A: a step asked
+// through B would be a second driver beside A's run.
+func TestAStepOfAStepDrivenSessionRunElsewhereIsRefused(t *testing.T) {
+	st := memstore.New()
+	a, startedA := blockedService(st, coordination.Options{Parallel: 1})
+	var calledB atomic.Int32
+	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			calledB.Add(1)
+			return coordtest.Answer("Answer: 4"), providers.Free(), nil
+		}), nil
+	}})
+	ctx := context.Background()
+	s, err := b.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := a.Start(ctx, s.ID) // run_team{session_id} through A
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { r.Cancel(); <-r.Done() }()
+	<-startedA
+	if _, err := b.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"}); !errors.Is(err, coordination.ErrSessionRunning) {
+		t.Errorf("a step through B of a step-driven session A's run drives: %v, want ErrSessionRunning", err)
+	}
+	if n := calledB.Load(); n > 0 {
+		t.Errorf("B called agent_b's model %d times beside A's run", n)
+	}
+}

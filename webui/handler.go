@@ -44,7 +44,10 @@ type Options struct {
 	// LinkDir is where `massgen-mcp ui-link` leaves one-time login links
 	// (LinkDir(state dir), links.go); "" takes none.
 	LinkDir string
-	Logger  zerolog.Logger
+	// Logins keeps browser logins; nil keeps them in this process
+	// (LoginKeeper).
+	Logins LoginKeeper
+	Logger zerolog.Logger
 }
 
 // Handler serves /ui/. Mount it at "/ui/" behind the server's guards with
@@ -67,7 +70,7 @@ func New(host Host, o Options) *Handler {
 	if o.Throttle <= 0 {
 		o.Throttle = 200 * time.Millisecond
 	}
-	h := &Handler{host: host, opts: o, logins: newLogins(o.SessionTTL)}
+	h := &Handler{host: host, opts: o, logins: newLogins(o.SessionTTL, o.Logins)}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /ui/login", h.loginPage)
 	m.HandleFunc("POST /ui/login", h.loginPost)

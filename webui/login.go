@@ -30,15 +30,70 @@ type login struct {
 	expires time.Time
 }
 
-// logins are the server's browser logins and unused one-time links, in
-// memory: a restart logs every browser out, which is the safe way round.
-type logins struct {
-	ttl time.Duration
+// Login is a logged-in browser as a LoginKeeper keeps it.
+type Login struct {
+	Tenant  string
+	CSRF    string
+	Expires time.Time
+}
 
+// LoginKeeper keeps browser logins by their cookie. The server's memory
+// keeps them by default (a restart logs every browser out, which is the
+// safe way round); a store that replicas share (the PostgreSQL store's
+// Logins) keeps them so that a browser logged in through one replica is
+// logged in on all of them, and a logout through one ends it on all.
+// Get finds nothing for an expired login.
+type LoginKeeper interface {
+	Put(ctx context.Context, id string, l Login) error
+	Get(ctx context.Context, id string) (Login, bool, error)
+	Delete(ctx context.Context, id string) error
+}
+
+// logins are the server's browser logins (kept by keep) and its unused
+// one-time links, in memory: a link is printed by the replica that made it
+// and opens the view there.
+type logins struct {
+	ttl  time.Duration
+	keep LoginKeeper
+
+	mu   sync.Mutex
+	keys map[string]oneTimeKey
+}
+
+// memoryLogins keep logins in this process.
+type memoryLogins struct {
 	mu       sync.Mutex
-	sessions map[string]*login
+	sessions map[string]Login
 	order    []string // session ids, oldest first
-	keys     map[string]oneTimeKey
+}
+
+func (m *memoryLogins) Put(_ context.Context, id string, l Login) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for len(m.order) >= maxLogins {
+		delete(m.sessions, m.order[0])
+		m.order = m.order[1:]
+	}
+	m.sessions[id] = l
+	m.order = append(m.order, id)
+	return nil
+}
+
+func (m *memoryLogins) Get(_ context.Context, id string) (Login, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.sessions[id]
+	if !ok || time.Now().After(l.Expires) {
+		return Login{}, false, nil
+	}
+	return l, true, nil
+}
+
+func (m *memoryLogins) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sessions, id)
+	return nil
 }
 
 type oneTimeKey struct {
@@ -46,8 +101,11 @@ type oneTimeKey struct {
 	expires time.Time
 }
 
-func newLogins(ttl time.Duration) *logins {
-	return &logins{ttl: ttl, sessions: map[string]*login{}, keys: map[string]oneTimeKey{}}
+func newLogins(ttl time.Duration, keep LoginKeeper) *logins {
+	if keep == nil {
+		keep = &memoryLogins{sessions: map[string]Login{}}
+	}
+	return &logins{ttl: ttl, keep: keep, keys: map[string]oneTimeKey{}}
 }
 
 func random() string {
@@ -85,35 +143,24 @@ func (l *logins) redeem(key string) (string, bool) {
 }
 
 // start logs a browser in as tenant: the new session's id (the cookie).
-func (l *logins) start(tenant string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for len(l.order) >= maxLogins {
-		delete(l.sessions, l.order[0])
-		l.order = l.order[1:]
-	}
+func (l *logins) start(ctx context.Context, tenant string) (string, error) {
 	id := random()
-	l.sessions[id] = &login{tenant: tenant, csrf: random(), expires: time.Now().Add(l.ttl)}
-	l.order = append(l.order, id)
-	return id
+	if err := l.keep.Put(ctx, id, Login{Tenant: tenant, CSRF: random(), Expires: time.Now().Add(l.ttl)}); err != nil {
+		return "", err
+	}
+	return id, nil
 }
 
 // get finds a live login by its cookie.
-func (l *logins) get(id string) (*login, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s, ok := l.sessions[id]
-	if !ok || time.Now().After(s.expires) {
-		return nil, false
+func (l *logins) get(ctx context.Context, id string) (*login, bool, error) {
+	got, ok, err := l.keep.Get(ctx, id)
+	if err != nil || !ok || time.Now().After(got.Expires) {
+		return nil, false, err
 	}
-	return s, true
+	return &login{tenant: got.Tenant, csrf: got.CSRF, expires: got.Expires}, true, nil
 }
 
-func (l *logins) end(id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.sessions, id)
-}
+func (l *logins) end(ctx context.Context, id string) error { return l.keep.Delete(ctx, id) }
 
 type loginKey struct{}
 
@@ -131,7 +178,15 @@ func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tenant, s := "", (*login)(nil)
 		if c, err := r.Cookie(cookieName); err == nil {
-			if got, ok := h.logins.get(c.Value); ok {
+			got, ok, err := h.logins.get(r.Context(), c.Value)
+			if err != nil {
+				// Not a logout: the login may be good once the store
+				// that keeps it answers.
+				h.opts.Logger.Warn().Err(err).Msg("could not read a browser's login")
+				http.Error(w, "the login could not be checked just now (the server's store did not answer); try again in a few seconds", http.StatusServiceUnavailable)
+				return
+			}
+			if ok {
 				tenant, s = got.tenant, got
 			}
 		}
@@ -183,8 +238,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 			writeLoginForm(w, http.StatusForbidden, "That login link was used already or has expired: make a new one with 'massgen-mcp ui-link', or log in with your token.")
 			return
 		}
-		h.setCookie(w, h.logins.start(tenant))
-		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		h.startLogin(w, r, tenant)
 		return
 	}
 	writeLoginForm(w, http.StatusOK, "")
@@ -201,13 +255,28 @@ func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
 		writeLoginForm(w, http.StatusUnauthorized, "That token opens nothing here: use the server's MASSGEN_MCP_TOKEN or your tenant's token, or the one-time link serve printed.")
 		return
 	}
-	h.setCookie(w, h.logins.start(tenant))
+	h.startLogin(w, r, tenant)
+}
+
+// startLogin logs the browser in as tenant and sends it to the view.
+func (h *Handler) startLogin(w http.ResponseWriter, r *http.Request, tenant string) {
+	id, err := h.logins.start(r.Context(), tenant)
+	if err != nil {
+		h.opts.Logger.Warn().Err(err).Msg("could not keep a browser's login")
+		writeLoginForm(w, http.StatusServiceUnavailable, "The login could not be kept just now (the server's store did not answer): try again in a few seconds.")
+		return
+	}
+	h.setCookie(w, id)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(cookieName); err == nil {
-		h.logins.end(c.Value)
+		if err := h.logins.end(r.Context(), c.Value); err != nil {
+			h.opts.Logger.Warn().Err(err).Msg("could not end a browser's login")
+			http.Error(w, "the logout could not be recorded just now (the server's store did not answer); try again", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Path: "/ui/", MaxAge: -1, HttpOnly: true, Secure: h.opts.Secure, SameSite: http.SameSiteStrictMode})
 	w.WriteHeader(http.StatusNoContent)

@@ -212,6 +212,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		AllowedHosts: uiHosts(f.http, f.allowOrigins),
 		Secure:       f.tlsCert != "",
 		LinkDir:      webui.LinkDir(stateDir(f.stateDir)),
+		Logins:       loginKeeper(srv.stores),
 		Logger:       logger,
 	})
 	return srv.ListenAndServeHTTP(serving, mcp.HTTPOptions{
