@@ -145,14 +145,7 @@ func (h *Handler) start(ctx context.Context, svc *coordination.Service, id strin
 		release()
 		return nil, false, err
 	}
-	if !started {
-		release()
-	} else {
-		go func() {
-			<-run.Done()
-			release()
-		}()
-	}
+	run.HoldUntilDone(started, release)
 	return run, started, nil
 }
 

@@ -100,6 +100,20 @@ func (r *Run) counted(own map[string]bool) func(sv, v *Entry) bool {
 // Done is closed when the run has ended.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
+// HoldUntilDone calls release (a run slot's) once the run has ended, when
+// its caller started it (Start's started), or at once when it only joined
+// a run another call started, which holds a slot of its own.
+func (r *Run) HoldUntilDone(started bool, release func()) {
+	if !started {
+		release()
+		return
+	}
+	go func() {
+		<-r.done
+		release()
+	}()
+}
+
 // Result is the run's result once Done is closed.
 func (r *Run) Result() (*TeamResult, error) {
 	<-r.done

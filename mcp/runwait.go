@@ -202,14 +202,7 @@ func (h *handler) startOrFollow(ctx context.Context, req mcpgo.CallToolRequest, 
 		}
 		return nil, false, err
 	}
-	if !started {
-		release()
-	} else {
-		go func() {
-			<-run.Done()
-			release()
-		}()
-	}
+	run.HoldUntilDone(started, release)
 	return run, started, nil
 }
 

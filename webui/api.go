@@ -109,14 +109,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if !started {
-		release()
-	} else {
-		go func() {
-			<-run.Done()
-			release()
-		}()
-	}
+	run.HoldUntilDone(started, release)
 	writeJSON(w, map[string]any{"status": coordination.StatusRunning, "started": started})
 }
 
