@@ -94,10 +94,12 @@ func (svc *Service) markNotStartedLater(id, why string) {
 // ranSince tells whether a run has started session id since it was
 // created, here or elsewhere, by what its run lease says (under the
 // session's start lock, so no start here can come between): a run going
-// on here, or a run lease that is not released (held, or left by a run
-// that died: the session is interrupted, and resumable as that). A lease
-// released is a run that ended, whose session is no longer running, or a
-// failed start's claim taken back.
+// on here, or a run lease of another process that is not released (held,
+// or left by a run that died: the session is interrupted, and resumable as
+// that). A lease released is a run that ended, whose session is no longer
+// running, or a failed start's claim taken back; one of this service's own
+// with no run here is a failed start's claim still being taken back
+// (claimundo.go), or given up on.
 func (svc *Service) ranSince(ctx context.Context, id string) (bool, error) {
 	if _, here := svc.Running(id); here {
 		return true, nil
@@ -110,5 +112,5 @@ func (svc *Service) ranSince(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return l != nil && !l.Released, nil
+	return l != nil && !l.Released && l.ID != svc.leases.owner, nil
 }

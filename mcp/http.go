@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -384,6 +386,26 @@ func TokenTenant(token string, tokens *Tokens, got string) (tenant string, ok bo
 		return DefaultTenant, true
 	}
 	return tokens.tenant([]byte(got))
+}
+
+// TokenFingerprint is a token's SHA-256, hex: what a login made with it
+// keeps, so that the login ends once the token no longer opens its tenant
+// (removed from the tokens file, rotated) without the token being kept.
+func TokenFingerprint(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// FingerprintTenant is TokenTenant for a token known by its fingerprint:
+// the tenant the token with that fingerprint opens now, if any.
+func FingerprintTenant(token string, tokens *Tokens, fp string) (tenant string, ok bool) {
+	if fp == "" {
+		return "", false
+	}
+	if token != "" && subtle.ConstantTimeCompare([]byte(fp), []byte(TokenFingerprint(token))) == 1 {
+		return DefaultTenant, true
+	}
+	return tokens.fingerprintTenant([]byte(fp))
 }
 
 // openTenant opens the service of the request's tenant (authenticate has

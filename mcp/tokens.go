@@ -76,6 +76,23 @@ func (t *Tokens) Tenants() []string {
 	return out
 }
 
+// fingerprintTenant finds the tenant of the token whose SHA-256 (hex) is
+// fp, comparing every one in constant time.
+func (t *Tokens) fingerprintTenant(fp []byte) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	found := ""
+	for _, tt := range t.tokens {
+		if subtle.ConstantTimeCompare(fp, []byte(TokenFingerprint(string(tt.token)))) == 1 {
+			found = tt.tenant
+		}
+	}
+	return found, found != ""
+}
+
 // tenant finds the tenant of a token. Every token is compared, in constant
 // time, so timing says nothing about which one nearly matched.
 func (t *Tokens) tenant(token []byte) (string, bool) {

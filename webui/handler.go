@@ -28,6 +28,13 @@ type Options struct {
 	// MASSGEN_MCP_TOKEN and --tokens-file, mcp.TokenTenant); nil accepts
 	// no token, leaving the one-time link as the only way in.
 	Authenticate func(token string) (tenant string, ok bool)
+	// Fingerprint and CredentialTenant let a login end with the token it
+	// was made with: a login keeps Fingerprint(token), and each request
+	// asks CredentialTenant whether a token of that fingerprint still
+	// opens the login's tenant (mcp.TokenFingerprint, FingerprintTenant).
+	// Without them a login lasts its SessionTTL.
+	Fingerprint      func(token string) string
+	CredentialTenant func(fingerprint string) (tenant string, ok bool)
 	// AllowedHosts are host names (no port) a request's Host header may
 	// carry besides loopback names and IP literals: the server's own
 	// name(s), e.g. from --allow-origin.

@@ -30,11 +30,14 @@ type login struct {
 	expires time.Time
 }
 
-// Login is a logged-in browser as a LoginKeeper keeps it.
+// Login is a logged-in browser as a LoginKeeper keeps it. Credential is
+// the fingerprint of the token it logged in with (Options.CredentialTenant),
+// "" for a one-time link.
 type Login struct {
-	Tenant  string
-	CSRF    string
-	Expires time.Time
+	Tenant     string
+	CSRF       string
+	Credential string
+	Expires    time.Time
 }
 
 // LoginKeeper keeps browser logins by their cookie. The server's memory
@@ -142,22 +145,23 @@ func (l *logins) redeem(key string) (string, bool) {
 	return "", false
 }
 
-// start logs a browser in as tenant: the new session's id (the cookie).
-func (l *logins) start(ctx context.Context, tenant string) (string, error) {
+// start logs a browser in as tenant, with the credential it showed: the
+// new session's id (the cookie).
+func (l *logins) start(ctx context.Context, tenant, credential string) (string, error) {
 	id := random()
-	if err := l.keep.Put(ctx, id, Login{Tenant: tenant, CSRF: random(), Expires: time.Now().Add(l.ttl)}); err != nil {
+	if err := l.keep.Put(ctx, id, Login{Tenant: tenant, CSRF: random(), Credential: credential, Expires: time.Now().Add(l.ttl)}); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
 // get finds a live login by its cookie.
-func (l *logins) get(ctx context.Context, id string) (*login, bool, error) {
+func (l *logins) get(ctx context.Context, id string) (*Login, bool, error) {
 	got, ok, err := l.keep.Get(ctx, id)
 	if err != nil || !ok || time.Now().After(got.Expires) {
 		return nil, false, err
 	}
-	return &login{tenant: got.Tenant, csrf: got.CSRF, expires: got.Expires}, true, nil
+	return &got, true, nil
 }
 
 func (l *logins) end(ctx context.Context, id string) error { return l.keep.Delete(ctx, id) }
@@ -177,21 +181,23 @@ func who(ctx context.Context) *login {
 func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tenant, s := "", (*login)(nil)
+		var unread error // the login could not be read: the store did not answer
 		if c, err := r.Cookie(cookieName); err == nil {
 			got, ok, err := h.logins.get(r.Context(), c.Value)
-			if err != nil {
-				// Not a logout: the login may be good once the store
-				// that keeps it answers.
-				h.opts.Logger.Warn().Err(err).Msg("could not read a browser's login")
-				http.Error(w, "the login could not be checked just now (the server's store did not answer); try again in a few seconds", http.StatusServiceUnavailable)
-				return
-			}
-			if ok {
-				tenant, s = got.tenant, got
+			unread = err
+			if ok && h.stillOpens(got) {
+				tenant, s = got.Tenant, &login{tenant: got.Tenant, csrf: got.CSRF, expires: got.Expires}
 			}
 		}
 		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && tenant == "" && h.opts.Authenticate != nil {
 			tenant, _ = h.opts.Authenticate(bearer)
+		}
+		if tenant == "" && unread != nil {
+			// Not a logout: the login may be good once the store that
+			// keeps it answers.
+			h.opts.Logger.Warn().Err(unread).Msg("could not read a browser's login")
+			http.Error(w, "the login could not be checked just now (the server's store did not answer); try again in a few seconds", http.StatusServiceUnavailable)
+			return
 		}
 		if tenant == "" {
 			if strings.HasPrefix(r.URL.Path, "/ui/api/") || r.Method != http.MethodGet {
@@ -238,7 +244,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 			writeLoginForm(w, http.StatusForbidden, "That login link was used already or has expired: make a new one with 'massgen-mcp ui-link', or log in with your token.")
 			return
 		}
-		h.startLogin(w, r, tenant)
+		h.startLogin(w, r, tenant, "")
 		return
 	}
 	writeLoginForm(w, http.StatusOK, "")
@@ -255,12 +261,33 @@ func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
 		writeLoginForm(w, http.StatusUnauthorized, "That token opens nothing here: use the server's MASSGEN_MCP_TOKEN or your tenant's token, or the one-time link serve printed.")
 		return
 	}
-	h.startLogin(w, r, tenant)
+	h.startLogin(w, r, tenant, h.fingerprint(token))
+}
+
+// fingerprint is what a login made with token keeps of it
+// (Options.Fingerprint), "" when the server cannot check logins later.
+func (h *Handler) fingerprint(token string) string {
+	if h.opts.Fingerprint == nil {
+		return ""
+	}
+	return h.opts.Fingerprint(token)
+}
+
+// stillOpens tells whether a login's credential still opens its tenant: a
+// login made with a token removed from the tokens file, or rotated, ends
+// with it (on every replica, and across restarts, where logins are kept in
+// a database). A one-time link's login, the default tenant's, keeps none.
+func (h *Handler) stillOpens(l *Login) bool {
+	if l.Credential == "" || h.opts.CredentialTenant == nil {
+		return true
+	}
+	tenant, ok := h.opts.CredentialTenant(l.Credential)
+	return ok && tenant == l.Tenant
 }
 
 // startLogin logs the browser in as tenant and sends it to the view.
-func (h *Handler) startLogin(w http.ResponseWriter, r *http.Request, tenant string) {
-	id, err := h.logins.start(r.Context(), tenant)
+func (h *Handler) startLogin(w http.ResponseWriter, r *http.Request, tenant, credential string) {
+	id, err := h.logins.start(r.Context(), tenant, credential)
 	if err != nil {
 		h.opts.Logger.Warn().Err(err).Msg("could not keep a browser's login")
 		writeLoginForm(w, http.StatusServiceUnavailable, "The login could not be kept just now (the server's store did not answer): try again in a few seconds.")

@@ -36,6 +36,8 @@ const (
 type served struct {
 	url      string
 	ui       *webui.Handler
+	tokens   *mcp.Tokens
+	tokensAt string // the tokens file
 	services map[string]*coordination.Service
 	mu       sync.Mutex
 }
@@ -60,7 +62,7 @@ func serveWith(t *testing.T, open func() *coordination.Service) *served {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &served{services: map[string]*coordination.Service{}}
+	s := &served{services: map[string]*coordination.Service{}, tokens: tokens, tokensAt: filepath.Join(dir, "tokens")}
 	s.services[mcp.DefaultTenant] = open()
 	srv := mcp.New(s.services[mcp.DefaultTenant], mcp.Options{Logger: zerolog.Nop(), Tenants: func(tenant string) (*coordination.Service, error) {
 		s.mu.Lock()
@@ -70,8 +72,10 @@ func serveWith(t *testing.T, open func() *coordination.Service) *served {
 		return svc, nil
 	}})
 	s.ui = webui.New(srv, webui.Options{
-		Authenticate: func(got string) (string, bool) { return mcp.TokenTenant("", tokens, got) },
-		Throttle:     10 * time.Millisecond, Logger: zerolog.Nop(),
+		Authenticate:     func(got string) (string, bool) { return mcp.TokenTenant("", tokens, got) },
+		Fingerprint:      mcp.TokenFingerprint,
+		CredentialTenant: func(fp string) (string, bool) { return mcp.FingerprintTenant("", tokens, fp) },
+		Throttle:         10 * time.Millisecond, Logger: zerolog.Nop(),
 	})
 	ts := httptest.NewServer(srv.HTTPHandler(mcp.HTTPOptions{Tokens: tokens, Surfaces: []mcp.Surface{{Pattern: "/ui/", Handler: s.ui, Refuse: webui.Refuse, OwnLogin: true}}}))
 	t.Cleanup(ts.Close)
@@ -426,5 +430,29 @@ func TestAnswersAreRenderedWithoutTheirHTMLAndDiffed(t *testing.T) {
 	}
 	if diffs != want {
 		t.Errorf("%d answers carry a diff, want %d (every answer but each agent's first)", diffs, want)
+	}
+}
+
+// TestALoginEndsWithTheTokenItWasMadeWith: a tenant taken out of the
+// tokens file (and the file reloaded, as SIGHUP does) is logged out of the
+// web view too, not only refused its bearer token; another tenant's login
+// stays. Where logins are kept in a database, this is what ends them
+// across restarts and replicas.
+func TestALoginEndsWithTheTokenItWasMadeWith(t *testing.T) {
+	s := serve(t)
+	ca, cb := browser(t), browser(t)
+	loginWithToken(t, s, ca, tokenA)
+	loginWithToken(t, s, cb, tokenB)
+	if err := os.WriteFile(s.tokensAt, []byte("b "+tokenB+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.tokens.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, h := get(t, ca, s.url+"/ui/"); code != http.StatusSeeOther || h.Get("Location") != "/ui/login" {
+		t.Errorf("tenant a's browser after a was taken out: %d to %q, want 303 to /ui/login", code, h.Get("Location"))
+	}
+	if code, _, _ := get(t, cb, s.url+"/ui/"); code != http.StatusOK {
+		t.Errorf("tenant b's browser: %d, want the view", code)
 	}
 }

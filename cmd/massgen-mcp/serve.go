@@ -208,12 +208,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return srv.ServeStdio(serving, cmd.InOrStdin(), cmd.OutOrStdout())
 	}
 	ui := webui.New(srv, webui.Options{
-		Authenticate: func(got string) (string, bool) { return mcp.TokenTenant(token, tokens, got) },
-		AllowedHosts: uiHosts(f.http, f.allowOrigins),
-		Secure:       f.tlsCert != "",
-		LinkDir:      webui.LinkDir(stateDir(f.stateDir)),
-		Logins:       loginKeeper(srv.stores),
-		Logger:       logger,
+		Authenticate:     func(got string) (string, bool) { return mcp.TokenTenant(token, tokens, got) },
+		Fingerprint:      mcp.TokenFingerprint,
+		CredentialTenant: func(fp string) (string, bool) { return mcp.FingerprintTenant(token, tokens, fp) },
+		AllowedHosts:     uiHosts(f.http, f.allowOrigins),
+		Secure:           f.tlsCert != "",
+		LinkDir:          webui.LinkDir(stateDir(f.stateDir)),
+		Logins:           loginKeeper(srv.stores),
+		Logger:           logger,
 	})
 	return srv.ListenAndServeHTTP(serving, mcp.HTTPOptions{
 		Addr:           f.http,

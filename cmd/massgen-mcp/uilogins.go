@@ -22,12 +22,12 @@ func loginKeeper(stores coordination.Stores) webui.LoginKeeper {
 type dbLogins struct{ l pgstore.Logins }
 
 func (d dbLogins) Put(ctx context.Context, id string, l webui.Login) error {
-	return d.l.Keep(ctx, id, l.Tenant, l.CSRF, l.Expires)
+	return d.l.Keep(ctx, id, l.Tenant, l.CSRF, l.Credential, l.Expires)
 }
 
 func (d dbLogins) Get(ctx context.Context, id string) (webui.Login, bool, error) {
-	tenant, csrf, expires, ok, err := d.l.Find(ctx, id)
-	return webui.Login{Tenant: tenant, CSRF: csrf, Expires: expires}, ok, err
+	tenant, csrf, credential, expires, ok, err := d.l.Find(ctx, id)
+	return webui.Login{Tenant: tenant, CSRF: csrf, Credential: credential, Expires: expires}, ok, err
 }
 
 func (d dbLogins) Delete(ctx context.Context, id string) error { return d.l.End(ctx, id) }

@@ -18,6 +18,9 @@ import (
 // kept.
 type Logins struct{ db *DB }
 
+// maxLoginsPerTenant bounds a tenant's logins kept.
+const maxLoginsPerTenant = 1024
+
 // Logins are the database's browser logins.
 func (db *DB) Logins() Logins { return Logins{db} }
 
@@ -26,12 +29,17 @@ func loginKey(cookie string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Keep records a login: the tenant and CSRF token of the browser holding
+// Keep records a login: the tenant, CSRF token and credential (the
+// fingerprint of the token it logged in with) of the browser holding
 // cookie, until expires.
-func (u Logins) Keep(ctx context.Context, cookie, tenant, csrf string, expires time.Time) error {
+func (u Logins) Keep(ctx context.Context, cookie, tenant, csrf, credential string, expires time.Time) error {
 	b := &pgx.Batch{}
 	b.Queue(`DELETE FROM ui_logins WHERE expires_at < now()`)
-	b.Queue(`INSERT INTO ui_logins (id_sha256, tenant, csrf, expires_at) VALUES ($1, $2, $3, $4)`, loginKey(cookie), tenant, csrf, expires)
+	// A tenant's logins are capped as the memory's are (the oldest go):
+	// a token's holder logging in in a loop must not grow the table.
+	b.Queue(`DELETE FROM ui_logins WHERE tenant = $1 AND id_sha256 IN
+		(SELECT id_sha256 FROM ui_logins WHERE tenant = $1 ORDER BY expires_at DESC OFFSET $2)`, tenant, maxLoginsPerTenant-1)
+	b.Queue(`INSERT INTO ui_logins (id_sha256, tenant, csrf, credential, expires_at) VALUES ($1, $2, $3, $4, $5)`, loginKey(cookie), tenant, csrf, credential, expires)
 	if err := u.db.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("keeping a browser's login: %w", err)
 	}
@@ -40,16 +48,16 @@ func (u Logins) Keep(ctx context.Context, cookie, tenant, csrf string, expires t
 
 // Find reads the live login of cookie; ok is false for none (never made,
 // ended or expired).
-func (u Logins) Find(ctx context.Context, cookie string) (tenant, csrf string, expires time.Time, ok bool, err error) {
-	err = u.db.pool.QueryRow(ctx, `SELECT tenant, csrf, expires_at FROM ui_logins WHERE id_sha256 = $1 AND expires_at > now()`, loginKey(cookie)).
-		Scan(&tenant, &csrf, &expires)
+func (u Logins) Find(ctx context.Context, cookie string) (tenant, csrf, credential string, expires time.Time, ok bool, err error) {
+	err = u.db.pool.QueryRow(ctx, `SELECT tenant, csrf, credential, expires_at FROM ui_logins WHERE id_sha256 = $1 AND expires_at > now()`, loginKey(cookie)).
+		Scan(&tenant, &csrf, &credential, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", "", time.Time{}, false, nil
+		return "", "", "", time.Time{}, false, nil
 	}
 	if err != nil {
-		return "", "", time.Time{}, false, fmt.Errorf("reading a browser's login: %w", err)
+		return "", "", "", time.Time{}, false, fmt.Errorf("reading a browser's login: %w", err)
 	}
-	return tenant, csrf, expires.UTC(), true, nil
+	return tenant, csrf, credential, expires.UTC(), true, nil
 }
 
 // End deletes the login of cookie (a logout).

@@ -8,6 +8,7 @@ CREATE TABLE ui_logins (
     id_sha256  text        PRIMARY KEY,
     tenant     text        NOT NULL,
     csrf       text        NOT NULL,
+    credential text        NOT NULL, -- the SHA-256 of the token it logged in with ('' for a one-time link)
     expires_at timestamptz NOT NULL
 );
 CREATE INDEX ui_logins_expiry ON ui_logins (expires_at);
