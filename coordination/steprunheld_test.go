@@ -14,6 +14,22 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
+// runnerAndStepper are two replicas on one memory store: A, whose models
+// block until cancelled (started tells each call), and B, whose models
+// answer at once, counting their calls.
+func runnerAndStepper() (a *coordination.Service, started chan struct{}, b *coordination.Service, calledB *atomic.Int32) {
+	st := memstore.New()
+	a, started = blockedService(st, coordination.Options{Parallel: 1})
+	calledB = &atomic.Int32{}
+	b = coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			calledB.Add(1)
+			return coordtest.Answer("Answer: 4"), providers.Free(), nil
+		}), nil
+	}})
+	return a, started, b, calledB
+}
+
 // TestAStepOfASessionARunHoldsIsRefused: a session is driven one way at a
 // time. A step asked through another replica (B) of a session whose run A
 // holds would call the agent's model beside A's run, outside its
@@ -21,15 +37,7 @@ import (
 // replica that runs it, and nothing is called. Two services on one store
 // are two replicas.
 func TestAStepOfASessionARunHoldsIsRefused(t *testing.T) {
-	st := memstore.New()
-	a, startedA := blockedService(st, coordination.Options{Parallel: 1})
-	var calledB atomic.Int32
-	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			calledB.Add(1)
-			return coordtest.Answer("Answer: 4"), providers.Free(), nil
-		}), nil
-	}})
+	a, startedA, b, calledB := runnerAndStepper()
 	ctx := context.Background()
 	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
 	if err != nil {
@@ -60,15 +68,7 @@ func TestAStepOfASessionARunHoldsIsRefused(t *testing.T) {
 // (start_team) that run_team{session_id} runs on replica A: a step asked
 // through B would be a second driver beside A's run.
 func TestAStepOfAStepDrivenSessionRunElsewhereIsRefused(t *testing.T) {
-	st := memstore.New()
-	a, startedA := blockedService(st, coordination.Options{Parallel: 1})
-	var calledB atomic.Int32
-	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			calledB.Add(1)
-			return coordtest.Answer("Answer: 4"), providers.Free(), nil
-		}), nil
-	}})
+	a, startedA, b, calledB := runnerAndStepper()
 	ctx := context.Background()
 	s, err := b.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
 	if err != nil {

@@ -77,25 +77,20 @@ func (t *Tokens) Tenants() []string {
 }
 
 // fingerprintTenant finds the tenant of the token whose SHA-256 (hex) is
-// fp, comparing every one in constant time.
+// fp (TokenFingerprint).
 func (t *Tokens) fingerprintTenant(fp []byte) (string, bool) {
-	if t == nil {
-		return "", false
-	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	found := ""
-	for _, tt := range t.tokens {
-		if subtle.ConstantTimeCompare(fp, []byte(TokenFingerprint(string(tt.token)))) == 1 {
-			found = tt.tenant
-		}
-	}
-	return found, found != ""
+	return t.find(fp, func(token []byte) []byte { return []byte(TokenFingerprint(string(token))) })
 }
 
-// tenant finds the tenant of a token. Every token is compared, in constant
-// time, so timing says nothing about which one nearly matched.
+// tenant finds the tenant of a token.
 func (t *Tokens) tenant(token []byte) (string, bool) {
+	return t.find(token, func(token []byte) []byte { return token })
+}
+
+// find finds the tenant of the token whose form (the token itself, or its
+// fingerprint) is got. Every token is compared, in constant time, so timing
+// says nothing about which one nearly matched.
+func (t *Tokens) find(got []byte, form func(token []byte) []byte) (string, bool) {
 	if t == nil {
 		return "", false
 	}
@@ -103,7 +98,7 @@ func (t *Tokens) tenant(token []byte) (string, bool) {
 	defer t.mu.RUnlock()
 	found := ""
 	for _, tt := range t.tokens {
-		if subtle.ConstantTimeCompare(token, tt.token) == 1 {
+		if subtle.ConstantTimeCompare(got, form(tt.token)) == 1 {
 			found = tt.tenant
 		}
 	}
