@@ -217,6 +217,12 @@ func (svc *Service) queueStatus(ctx context.Context, s *Session, st *State, res 
 	svc.statuses.queue(ctx, s.ID, write, soon && res.Status == StatusRunning)
 }
 
+// StatusWritesPending is how many sessions have a status.json write not
+// yet made (a running session's is made in the background, after the step
+// that queued it returned): a caller about to remove the state directory
+// waits for none.
+func (svc *Service) StatusWritesPending() int { return svc.statuses.queues.len() }
+
 // statuses writes sessions' status.json versions, the latest first and one
 // writer at a time per session.
 type statuses struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
@@ -21,10 +22,25 @@ func binaryServices(t *testing.T) map[string]*coordination.Service {
 		}
 		return svc
 	}
-	return map[string]*coordination.Service{
+	services := map[string]*coordination.Service{
 		"run":            newService(t.TempDir(), 1),
 		"serve":          served(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir()), mcp.DefaultTenant),
 		"serve --memory": served(serveFlags{memory: true, parallel: 1}, memstore.NewStores(), mcp.DefaultTenant),
 		"serve, tenant":  served(serveFlags{stateDir: t.TempDir(), parallel: 1}, filestore.NewStores(t.TempDir()), "team_b"),
 	}
+	// Before the temporary directories go (cleanups run last first): a
+	// running session's status.json is written in the background after
+	// the step that queued it returned.
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			pending := 0
+			for _, svc := range services {
+				pending += svc.StatusWritesPending()
+			}
+			if pending == 0 {
+				return
+			}
+		}
+	})
+	return services
 }
