@@ -154,7 +154,9 @@ func TestInterruptedRunResumesWithNoEntryLostOrDuplicated(t *testing.T) {
 	}
 }
 
-func TestCancelTeamStopsALocalRun(t *testing.T) {
+// startedSlowTeam starts a two-agent team whose models answer in an hour.
+func startedSlowTeam(t *testing.T) (*coordtest.Harness, *coordination.Session, *coordination.Run) {
+	t.Helper()
 	models, sc, provs := coordtest.Team(t, 2)
 	for i, m := range models {
 		provs[m] = slowProvider(time.Hour, sc[i])
@@ -165,6 +167,11 @@ func TestCancelTeamStopsALocalRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, s, r
+}
+
+func TestCancelTeamStopsALocalRun(t *testing.T) {
+	h, s, r := startedSlowTeam(t)
 	if again, _, _ := h.Service.Start(context.Background(), s.ID); again != r {
 		t.Fatal("a second start returns the running handle")
 	}
@@ -182,16 +189,7 @@ func TestCancelTeamStopsALocalRun(t *testing.T) {
 // caller of the service started only waits for it; its caller leaving
 // cancels nothing.
 func TestARunOnlyJoinedGoesOnWhenItsWaiterStops(t *testing.T) {
-	models, sc, provs := coordtest.Team(t, 2)
-	for i, m := range models {
-		provs[m] = slowProvider(time.Hour, sc[i])
-	}
-	h := coordtest.New(t, provs)
-	s := h.Create(coordination.TeamSpec{Models: models})
-	r, _, err := h.Service.Start(context.Background(), s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, s, r := startedSlowTeam(t)
 	ctx, stop := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, stop)
 	if res, err := h.Service.Run(ctx, s.ID, nil); err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "goes on running") {
