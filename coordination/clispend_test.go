@@ -2,10 +2,14 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
@@ -112,5 +116,56 @@ func TestEveryBudgetedStepIsGivenTheSessionsSpend(t *testing.T) {
 				t.Fatalf("budget %v: the step's Spend set = %v", budget, got)
 			}
 		}
+	}
+}
+
+// unsharedSpend is a store whose step locks say they share a step's spend
+// with other replicas but never can (a database that does not answer).
+type unsharedSpend struct {
+	coordination.Store
+	tries atomic.Int32
+}
+
+type unsharedLock struct {
+	coordination.StepLock
+	tries *atomic.Int32
+}
+
+func (u *unsharedSpend) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	l, err := u.Store.LockStep(ctx, id, agent)
+	if err != nil {
+		return nil, err
+	}
+	return &unsharedLock{StepLock: l, tries: &u.tries}, nil
+}
+
+func (l *unsharedLock) ShareSpend(context.Context, float64, int64) (float64, int64, error) {
+	l.tries.Add(1)
+	return 0, 0, errors.New("the database did not answer")
+}
+
+// TestABudgetBindsWhenTheSpendCannotBeShared: a store that cannot share a
+// step's spend leaves each step counting its own process's steps, so the
+// budget still binds within a turn per agent, and a step stops asking the
+// store at every turn (one try per step here, not one per turn).
+func TestABudgetBindsWhenTheSpendCannotBeShared(t *testing.T) {
+	const budget, turn = 1.0, 0.02
+	st := &unsharedSpend{Store: memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Parallel: 2,
+		Open: func(providers.Spec) (providers.Provider, error) { return loopingCLI(turn), nil }})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"}, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason == nil || *res.StopReason != coordination.StopBudget || res.CostUSD == nil || *res.CostUSD > budget+2*turn {
+		t.Fatalf("the run without shared spend: %s", coordtest.JSON(res))
+	}
+	if tries := int(st.tries.Load()); tries == 0 || tries > res.Steps+2 {
+		t.Errorf("the store was asked to share spend %d times over %d steps; want once a step", tries, res.Steps)
 	}
 }

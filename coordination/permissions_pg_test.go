@@ -11,14 +11,19 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // pgReplicas are two services on one fresh PostgreSQL schema, each with
-// its own pool, as two massgen-mcp processes sharing the database.
-func pgReplicas(t *testing.T) (a, b *coordination.Service) {
+// its own pool, as two massgen-mcp processes sharing the database; open
+// opens their models (backends.Open when nil).
+func pgReplicas(t *testing.T, open func(providers.Spec) (providers.Provider, error)) (a, b *coordination.Service) {
+	if open == nil {
+		open = backends.Open
+	}
 	dsn := pgtest.Schema(t)
-	open := func() *coordination.Service {
+	replica := func() *coordination.Service {
 		db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -28,9 +33,9 @@ func pgReplicas(t *testing.T) (a, b *coordination.Service) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
+		return coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: open})
 	}
-	return open(), open()
+	return replica(), replica()
 }
 
 // TestAnAskOnAPostgresBackedServerIsAnsweredFromAnotherProcess: with no
@@ -38,7 +43,7 @@ func pgReplicas(t *testing.T) (a, b *coordination.Service) {
 // approve --store postgres://…`) answers; unanswered, it is refused at its
 // timeout, and the refusal is the row a late answer finds.
 func TestAnAskOnAPostgresBackedServerIsAnsweredFromAnotherProcess(t *testing.T) {
-	server, other := pgReplicas(t)
+	server, other := pgReplicas(t, nil)
 	ctx := context.Background()
 	s, err := server.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
 	if err != nil {

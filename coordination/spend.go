@@ -1,7 +1,11 @@
 package coordination
 
 import (
+	"context"
 	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -80,11 +84,30 @@ type stepSpend struct {
 	base   spent // the ledger's spend when the step started
 	since  spent // sess.landed when the step started
 	prior  spent // the step's earlier attempts
+
+	// shared is the step's lock when its store shares a step's spend with
+	// the other replicas (SpendSharingStepLock), else nil; ctx is the
+	// step's, log the service's. Used's calls come from one goroutine
+	// (providers.Spend), so quietUntil needs no lock.
+	shared     SpendSharingStepLock
+	ctx        context.Context
+	log        zerolog.Logger
+	quietUntil time.Time // after a failed share: local counts alone until then
 }
 
+// Shared spend's limits: a share waits at most sharedSpendWait (a CLI's
+// turn waits on it), and after one fails the step counts its own process
+// alone for sharedSpendRest, so an unreachable database does not slow
+// every turn.
+const (
+	sharedSpendWait = time.Second
+	sharedSpendRest = 5 * time.Second
+)
+
 // openSpend starts a step's view of its session's budgets, or returns nil
-// when the session has none.
-func (rs *runs) openSpend(s *Session, st *State) *stepSpend {
+// when the session has none. lock is the step's: a store that shares
+// spend across replicas keeps it there.
+func (rs *runs) openSpend(ctx context.Context, s *Session, st *State, lock StepLock, log zerolog.Logger) *stepSpend {
 	r := s.Rules
 	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
 		return nil
@@ -98,20 +121,30 @@ func (rs *runs) openSpend(s *Session, st *State) *stepSpend {
 		rs.spends[s.ID] = ls
 	}
 	ls.refs++
-	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed}
+	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed, ctx: ctx, log: log}
+	m.shared, _ = lock.(SpendSharingStepLock)
 	ls.live[m] = spent{}
 	return m
 }
 
 // Used implements providers.Spend: the attempt's usage so far, on top of
-// the step's earlier attempts, beside every other step in flight.
+// the step's earlier attempts, beside every other step in flight here and,
+// where the store shares them, on every other replica.
 func (m *stepSpend) Used(u providers.Usage) string {
 	m.runs.mu.Lock()
-	defer m.runs.mu.Unlock()
-	m.sess.live[m] = m.prior.plus(spentOf(u))
+	mine := m.prior.plus(spentOf(u))
+	m.sess.live[m] = mine
 	total := m.base.plus(m.sess.landed).plus(spent{-m.since.cost, -m.since.tokens})
 	for _, s := range m.sess.live {
 		total = total.plus(s)
+	}
+	m.runs.mu.Unlock()
+	// The shared sum holds everything the local one does (the ledger read
+	// now, every step in flight as last written); the larger of the two
+	// stands, so a step landing here between the two reads is never
+	// missed.
+	if all, ok := m.shareSpend(mine); ok {
+		total = spent{max(total.cost, all.cost), max(total.tokens, all.tokens)}
 	}
 	switch {
 	case m.cost != nil && total.cost >= *m.cost:
@@ -120,6 +153,27 @@ func (m *stepSpend) Used(u providers.Usage) string {
 		return fmt.Sprintf("would take the session past its token_budget of %d (%d tokens spent with the steps in flight)", *m.tokens, total.tokens)
 	}
 	return ""
+}
+
+// shareSpend writes the step's spend where the other replicas read it and
+// returns the session's, or false when the store shares none or did not
+// answer in time (logged; the step then counts its own process's steps
+// alone for a while).
+func (m *stepSpend) shareSpend(mine spent) (spent, bool) {
+	if m.shared == nil || time.Now().Before(m.quietUntil) {
+		return spent{}, false
+	}
+	ctx, cancel := context.WithTimeout(m.ctx, sharedSpendWait)
+	defer cancel()
+	cost, tokens, err := m.shared.ShareSpend(ctx, mine.cost, mine.tokens)
+	if err != nil {
+		if m.ctx.Err() == nil {
+			m.quietUntil = time.Now().Add(sharedSpendRest)
+			m.log.Warn().Err(err).Str("session", m.id).Msg("could not share a step's spend with the other replicas; its budget check counts this replica's steps alone for a few seconds")
+		}
+		return spent{}, false
+	}
+	return spent{cost, tokens}, true
 }
 
 // attempted adds a finished attempt's usage to the step's.

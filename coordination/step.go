@@ -290,7 +290,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 
 	start := svc.opts.Now()
 	svc.modelCallActivity()
-	kit := svc.stepKit(ctx, s, st, v, step, mcp)
+	kit := svc.stepKit(ctx, s, st, v, lock, mcp)
 	entry, spent, err := svc.callModel(ctx, s, st, v, step, kit)
 	svc.modelCallActivity()
 	if err != nil {

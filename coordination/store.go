@@ -179,6 +179,20 @@ type ReleasingStepLock interface {
 	AppendAndRelease(ctx context.Context, e Entry) (Entry, error)
 }
 
+// SpendSharingStepLock is a StepLock of a store that replicas step through
+// together (the PostgreSQL store). A step in flight keeps its spend so far
+// on its lock, where every replica's budget check reads it: two replicas
+// each running a CLI agent's step of one step-driven session then stop
+// both at the session's budget, where each counting only its own steps
+// would let each spend up to it.
+type SpendSharingStepLock interface {
+	StepLock
+	// ShareSpend records the step's spend so far (cost, unknown counted as
+	// zero, and tokens) on the lock and returns the session's: its ledger's
+	// spend plus every step in flight, on any replica, this one included.
+	ShareSpend(ctx context.Context, cost float64, tokens int64) (sessionCost float64, sessionTokens int64, err error)
+}
+
 // LeasedLanding is a ReleasingStepLock whose store also keeps the step
 // leases (StepLeaseStore) and can fence a landing by the agent's step lease
 // and release it in the write that lands the step (the PostgreSQL store: the

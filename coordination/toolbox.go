@@ -60,14 +60,15 @@ type stepKit struct {
 // no places, so only its agents' MCP servers make a toolbox;
 // neither does one whose places cannot be bound (logged): it still runs,
 // with the workflow tools alone.
-func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, step int, mcp MCPServers) *stepKit {
+func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, lock StepLock, mcp MCPServers) *stepKit {
+	step := lock.Step()
 	ag, _ := s.Agent(v.Agent)
 	set := AgentTools{}
 	if ag.Tools != nil {
 		set = *ag.Tools
 	}
 	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, rules: svc.agentRules(ag)}
-	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(s, st), guard: g}
+	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(ctx, s, st, lock, svc.log), guard: g}
 	if b := s.Rules.TokenBudget; b != nil {
 		k.budget = max(*b-ledgerSpent(st).tokens, 1)
 	}

@@ -222,14 +222,16 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 // the unflushed commit, so nothing durable may (LockStep's batch holds
 // only a read besides). Its CTE is named apart from eventsInsert's, whose
 // text begins the same way, so a count of round trips by their SQL
-// (QueryCounts) tells lock takes from timeline writes.
+// (QueryCounts) tells lock takes from timeline writes. A step lock taken
+// over starts with no spend (sharedspend.go): the dead holder's, counted
+// until now, was never recorded (DESIGN.md, "The PostgreSQL store").
 const lockTake = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 		sess AS (SELECT 1 FROM sessions CROSS JOIN lockcfg WHERE tenant = $1 AND id = $2),
 		taken AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at)
 			SELECT $1, $2, $3, $4, now() + $5 * interval '1 millisecond' FROM sess
 			ON CONFLICT (tenant, session_id, name) DO UPDATE
-				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at, spent_cost = 0, spent_tokens = 0
 				WHERE locks.expires_at < now()
 			RETURNING token)
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`

@@ -1,0 +1,48 @@
+package coordination_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestABudgetBindsCLIStepsInFlightOnTwoReplicas: a step-driven session's
+// outer agent steps its two CLI agents at once, one through each replica.
+// Each step's turns cost $0.02 and would loop for $4; the session's budget
+// is $1. Each replica seeing only its own step would let each spend up to
+// the budget ($2 in all); counted across replicas through the store, the
+// two stop together within a turn each of $1.
+func TestABudgetBindsCLIStepsInFlightOnTwoReplicas(t *testing.T) {
+	const budget, turn = 1.0, 0.02
+	a, b := pgReplicas(t, func(providers.Spec) (providers.Provider, error) { return loopingCLI(turn), nil })
+	ctx := context.Background()
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i, svc := range []*coordination.Service{a, b} {
+		agent := s.Agents[i].ID
+		wg.Go(func() {
+			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
+				t.Errorf("the step of %s: %v", agent, err)
+			}
+		})
+	}
+	wg.Wait()
+	res, err := b.Result(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CostUSD == nil {
+		t.Fatalf("no cost in the result: %+v", res)
+	}
+	if limit := budget + 2*turn; *res.CostUSD > limit {
+		t.Errorf("the two steps spent $%.2f, more than the budget plus a turn each ($%.2f)", *res.CostUSD, limit)
+	}
+	t.Logf("two CLI steps on two replicas under a $%.2f budget spent $%.2f", budget, *res.CostUSD)
+}
