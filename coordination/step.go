@@ -290,8 +290,12 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 
 	start := svc.opts.Now()
 	svc.modelCallActivity()
-	kit := svc.stepKit(ctx, s, st, v, lock, mcp)
-	entry, spent, err := svc.callModel(ctx, s, st, v, step, kit)
+	// The call (and its tools) stops if the step's lease may run out in an
+	// outage: another replica may be paying for the same step by then.
+	cctx, called := claim.whileSure(ctx)
+	kit := svc.stepKit(cctx, s, st, v, lock, mcp)
+	entry, spent, err := svc.callModel(cctx, s, st, v, step, kit)
+	called()
 	svc.modelCallActivity()
 	if err != nil {
 		svc.rollback(s, agentID)

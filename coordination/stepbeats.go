@@ -33,6 +33,11 @@ type stepBeats struct {
 type beatState struct {
 	last     time.Time // renewed, or taken
 	renewing bool
+	// sure is when the last claim or renewal the store took was sent: the
+	// lease lasts a TTL from then at least (runClaim.holds' rule). Past
+	// that, less the clock margin, another process may claim the step.
+	sure   time.Time
+	ranOut bool // the claim's call was told so (stepClaim.ranOut)
 }
 
 // hold adds a claim, starting the heartbeat if none runs.
@@ -42,7 +47,8 @@ func (b *stepBeats) hold(lz *leases, c *stepClaim) {
 	if b.claims == nil {
 		b.claims = map[*stepClaim]*beatState{}
 	}
-	b.claims[c] = &beatState{last: time.Now()}
+	now := time.Now()
+	b.claims[c] = &beatState{last: now, sure: c.sent}
 	if b.idle == nil {
 		b.idle = make(chan struct{})
 		go lz.beatSteps(b.idle)
@@ -65,8 +71,9 @@ func (b *stepBeats) drop(c *stepClaim) {
 
 // due lists the claims to renew now (last renewed every or longer ago, no
 // renewal under way) and marks them under way; ok is false once idle is no
-// longer the running goroutine's, which then stops.
-func (b *stepBeats) due(idle chan struct{}, every time.Duration) (out []*stepClaim, ok bool) {
+// longer the running goroutine's, which then stops. A claim whose lease may
+// have run out (no renewal taken for surely of it) has its call stopped.
+func (b *stepBeats) due(idle chan struct{}, every, surely time.Duration) (out []*stepClaim, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.idle != idle {
@@ -74,6 +81,10 @@ func (b *stepBeats) due(idle chan struct{}, every time.Duration) (out []*stepCla
 	}
 	now := time.Now()
 	for c, st := range b.claims {
+		if !st.ranOut && now.Sub(st.sure) >= surely {
+			st.ranOut = true
+			c.ranOut()
+		}
 		if !st.renewing && now.Sub(st.last) >= every {
 			st.renewing = true
 			out = append(out, c)
@@ -82,8 +93,9 @@ func (b *stepBeats) due(idle chan struct{}, every time.Duration) (out []*stepCla
 	return out, true
 }
 
-// renewed ends a claim's renewal: done, or due again at the next tick.
-func (b *stepBeats) renewed(c *stepClaim, ok bool, every time.Duration) {
+// renewed ends a claim's renewal: done (sent when it was sent), or due
+// again at the next tick.
+func (b *stepBeats) renewed(c *stepClaim, ok bool, sent time.Time, every time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.claims[c]
@@ -92,7 +104,7 @@ func (b *stepBeats) renewed(c *stepClaim, ok bool, every time.Duration) {
 	}
 	st.renewing = false
 	if ok {
-		st.last = time.Now()
+		st.last, st.sure = time.Now(), sent
 	} else {
 		st.last = time.Now().Add(-every)
 	}
@@ -109,7 +121,7 @@ func (lz *leases) beatSteps(idle chan struct{}) {
 			return
 		case <-t.C:
 		}
-		due, ok := lz.steps.due(idle, lz.heartbeat)
+		due, ok := lz.steps.due(idle, lz.heartbeat, lz.ttl-min(MaxClockSkew, lz.ttl/4))
 		if !ok {
 			return
 		}
@@ -126,6 +138,7 @@ func (lz *leases) beatSteps(idle chan struct{}) {
 // if none succeeds in time.
 func (lz *leases) renewStep(c *stepClaim) {
 	ctx, cancel := context.WithTimeout(context.Background(), lz.heartbeat)
+	sent := time.Now()
 	err := c.renew(ctx)
 	cancel()
 	switch {
@@ -133,11 +146,11 @@ func (lz *leases) renewStep(c *stepClaim) {
 		lz.log.Warn().Err(err).Str("session", c.id).Str("lease", "step of "+c.agent).Msg("this lease was claimed by another process; stopping without writing")
 		lz.steps.drop(c)
 	case errors.Is(err, errLanding):
-		lz.steps.renewed(c, false, lz.heartbeat)
+		lz.steps.renewed(c, false, sent, lz.heartbeat)
 	case err != nil:
 		lz.log.Warn().Err(err).Str("session", c.id).Str("lease", "step of "+c.agent).Msg("could not renew the lease; trying again at the next heartbeat")
-		lz.steps.renewed(c, false, lz.heartbeat)
+		lz.steps.renewed(c, false, sent, lz.heartbeat)
 	default:
-		lz.steps.renewed(c, true, lz.heartbeat)
+		lz.steps.renewed(c, true, sent, lz.heartbeat)
 	}
 }

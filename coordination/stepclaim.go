@@ -36,6 +36,15 @@ type stepClaim struct {
 	landed bool
 	// released: release has run; no renewal may follow it.
 	released bool
+	// sent is when the claim was sent: its lease surely lasts from then
+	// until renewed (stepBeats).
+	sent time.Time
+	// stopCall, set by the step while its model call runs, stops the call
+	// once the lease may have run out (runOut, set by ranOut); guarded by
+	// stopMu, as the heartbeat calls it.
+	stopMu   sync.Mutex
+	stopCall context.CancelCauseFunc
+	runOut   bool
 	// doubt: a landing's answer was lost with the store unreachable. It
 	// may have landed and released the lease itself, so a renewal refused
 	// as lost proves no other process took it; the landing's retry, fenced
@@ -63,6 +72,7 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 	if !ok {
 		return nil, nil
 	}
+	sent := time.Now()
 	l, err := ls.AcquireStep(ctx, id, agent, ThisProcess(lz.owner), lz.ttl)
 	if err != nil {
 		if !refusedClaim(err) {
@@ -70,10 +80,52 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 		}
 		return nil, err
 	}
-	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl,
+	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
 	lz.steps.hold(lz, c)
 	return c, nil
+}
+
+// ErrStepLeaseRunOut stops a step's model call once its lease may have run
+// out: its renewals failed (the store unreachable) for longer than the
+// lease surely lasts, so another replica may have claimed the step and be
+// calling the same model. Going on would pay for the step twice, and its
+// landing would be refused (fenced) if the other claimed it. It is an
+// outage: a run pauses and launches from the ledger once the store
+// answers, the stopped call's spend recorded as a cancelled call's.
+var ErrStepLeaseRunOut = fmt.Errorf("the step's lease may have run out while the store was unreachable, so its model call was stopped (another replica may be running it): %w", ErrStoreUnavailable)
+
+// whileSure is ctx, ended with ErrStepLeaseRunOut once the claim's lease
+// may have run out, for the step's model call; done ends it once the call
+// returned. A nil claim (a store without step leases) never runs out.
+func (c *stepClaim) whileSure(ctx context.Context) (_ context.Context, done func()) {
+	if c == nil {
+		return ctx, func() {}
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	c.stopMu.Lock()
+	if c.runOut { // before the call began
+		cancel(ErrStepLeaseRunOut)
+	}
+	c.stopCall = cancel
+	c.stopMu.Unlock()
+	return cctx, func() {
+		c.stopMu.Lock()
+		c.stopCall = nil
+		c.stopMu.Unlock()
+		cancel(nil)
+	}
+}
+
+// ranOut stops the claim's model call, if one runs (stepBeats.due).
+func (c *stepClaim) ranOut() {
+	c.stopMu.Lock()
+	defer c.stopMu.Unlock()
+	c.runOut = true
+	if c.stopCall != nil {
+		c.lz.log.Warn().Str("session", c.id).Str("lease", "step of "+c.agent).Msg("the step's lease may have run out while the store was unreachable; stopping its model call so it is not paid for twice")
+		c.stopCall(ErrStepLeaseRunOut)
+	}
 }
 
 // errLanding is a renewal skipped because a landing holds the claim: the

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -130,18 +132,35 @@ func TestAStepHoldsItsLeaseWhileItsModelRunsAndReleasesIt(t *testing.T) {
 	}
 }
 
+// deafModel answers after d whatever its context says, with some spend: a
+// provider slow to notice its call was stopped.
+func deafModel(d time.Duration) providers.Provider {
+	return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		time.Sleep(d)
+		c := 0.01
+		return coordtest.Answer("Answer: 4"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+	})
+}
+
 // TestAStepWhoseLeaseWasLostIsNotRecorded: a step whose lease another
 // process claimed while its model ran (its renewals failing, the lease
 // expired) is fenced: its landing is refused with ErrLeaseLost and no step
-// is written; what its model spent is the session's, a usage entry.
+// is written; what its model spent is the session's, a usage entry. (The
+// step's call is stopped once its lease may have run out; this model
+// answers all the same, as one slow to notice would.)
 func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
 	st := &stallingStore{Store: memstore.New()}
 	// The model's call is long (2 s) beside the lease's 40 ms: the other
 	// process must claim the expired lease while the call runs, and under
 	// -race on a loaded machine its goroutine can wait a few hundred
 	// milliseconds to be scheduled.
-	svc, s := stepTeam(t, st, "2s")
+	svc := coordination.NewService(st, coordination.Options{RunHeartbeat: 10 * time.Millisecond, RunLeaseTTL: 40 * time.Millisecond,
+		Open: func(providers.Spec) (providers.Provider, error) { return deafModel(2 * time.Second), nil }})
 	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
 	agent := s.AgentIDs()[0]
 	st.stalled.Store(true)
 	claimed := make(chan error, 1)
@@ -160,7 +179,7 @@ func TestAStepWhoseLeaseWasLostIsNotRecorded(t *testing.T) {
 		}
 		claimed <- errors.New("the step's lease never expired")
 	}()
-	_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
+	_, err = svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
 	if cerr := <-claimed; cerr != nil {
 		t.Fatalf("the other process's claim: %v", cerr)
 	}
