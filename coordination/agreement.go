@@ -63,7 +63,11 @@ func stopCause(s *Session, waiting []string, r *TeamResult, stop StopReason) str
 		}
 		return "stopped by budget"
 	case StopTimeout:
-		cause := fmt.Sprintf("stopped by the timeout after %s of %s", roundSeconds(r.Duration), roundSeconds(rules.TimeoutSeconds))
+		// The timeout binds the time the session's runs ran (RanBefore),
+		// not its age: a session started late, or resumed after it was
+		// interrupted, is older than its runs' time, which the timeout
+		// has used up by now.
+		cause := fmt.Sprintf("stopped by the timeout after %s of %s", roundSeconds(min(r.Duration, rules.TimeoutSeconds)), roundSeconds(rules.TimeoutSeconds))
 		// Whoever was still working when time ran out is who stalled the
 		// team: named, or nothing would say which provider it was.
 		if len(waiting) > 0 {

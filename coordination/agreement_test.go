@@ -3,7 +3,9 @@ package coordination_test
 import (
 	"context"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
@@ -49,6 +51,23 @@ func TestABudgetStopSaysTheAnswerWasNotAgreed(t *testing.T) {
 	}
 	if coordination.Deref(agreed.HowChosen) != coordination.ChosenConsensus || agreed.NotAgreed != "" || !coordination.Agreed(agreed) {
 		t.Errorf("a consensus result: how %s, not_agreed %q", coordination.Deref(agreed.HowChosen), agreed.NotAgreed)
+	}
+}
+
+// A run stopped by its timeout says how much of it its runs used, not how
+// old the session is: one started a second after it was created (or
+// resumed after an interruption) used its 300 ms, not 1.3 s of them.
+func TestATimeoutStopCountsTheRunsTimeNotTheSessionsAge(t *testing.T) {
+	stall := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	h := coordtest.New(t, map[string]providers.Provider{"openai/quick": &coordtest.Scripted{}, "claude/stalls": stall})
+	s := h.Create(coordination.TeamSpec{Models: []string{"openai/quick", "claude/stalls"}, Rules: coordination.Rules{TimeoutSeconds: 0.3}})
+	time.Sleep(time.Second)
+	res := h.Run(s.ID)
+	if want := "stopped by the timeout after 300ms of 300ms waiting on agent_b"; !strings.HasPrefix(res.NotAgreed, want) {
+		t.Errorf("not_agreed %q; want it to begin %q", res.NotAgreed, want)
 	}
 }
 
