@@ -34,6 +34,22 @@ func TestADeadRunReadsInterruptedOnceItsLeaseExpires(t *testing.T) {
 	t.Run("files", func(t *testing.T) { coordtest.DeadHolderReadsInterrupted(t, filestore.New(t.TempDir())) })
 }
 
+// A session whose creator stopped before its run began reads interrupted
+// once NeverStartedGrace has passed, and is resumed to its end, in one
+// process (two services over one memory store) and across a restart (two
+// file stores on one directory); coordination/pgstore plays it across
+// replicas.
+func TestASessionWhoseCreatorDiedBeforeItsRunReadsInterrupted(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		st := memstore.New()
+		coordtest.NeverStartedReadsInterrupted(t, st, st)
+	})
+	t.Run("files", func(t *testing.T) {
+		dir := t.TempDir()
+		coordtest.NeverStartedReadsInterrupted(t, filestore.New(dir), filestore.New(dir))
+	})
+}
+
 // TestACancelOfASessionJustCreatedForARunIsKept: `run` creates its session
 // and then starts it; a cancel from another process landing in between (the
 // session exists, the run has not counted cancels yet) came after the run

@@ -190,12 +190,16 @@ func (svc *Service) finalClaim(ctx context.Context, s *Session) (*runClaim, erro
 		return lockOnly(id, unlock), nil
 	}
 	c, dead, err := svc.leases.claimRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	if dead != nil {
 		// The timeline says who took the session up, as a run's resume does.
 		svc.event(ctx, id, resumedFrom(dead, "taken up to be finalized"))
 		svc.resumedLog(id, dead, "taken up to be finalized")
 	}
-	return c, err
+	svc.tookUpUnclaimed(ctx, s, c, "taken up to be finalized")
+	return c, nil
 }
 
 // writeFinal runs the final call of a decided session (present or

@@ -30,10 +30,15 @@ type runClaim struct {
 	ttl     time.Duration
 	once    sync.Once
 	// interrupted: the lease this claim replaced was unreleased (a dead
-	// run's, or this service's own left to expire), so the session read
-	// interrupted before; a start that fails leaves the claim to expire
-	// for it to read so again.
+	// run's, or this service's own left to expire), or there was none in a
+	// session created for a run by another start than this claim's
+	// (tookUpUnclaimed), so the session read interrupted before, or would
+	// have past NeverStartedGrace; a start that fails leaves the claim to
+	// expire for it to read so again.
 	interrupted bool
+	// first: the store had no run lease for the session: no run had ever
+	// claimed it.
+	first bool
 	// ranBefore is how long the session's earlier runs ran before this
 	// claim took over from them (RunLease.RanBefore): the run's timeout
 	// counts it.
@@ -120,6 +125,7 @@ func (lz *leases) claimRun(ctx context.Context, id string) (c *runClaim, dead *R
 	lz.undos.end(id)
 	prev, prevErr := ls.ReadRun(ctx, id)
 	c.interrupted = prevErr == nil && prev != nil && !prev.Released
+	c.first = prevErr == nil && prev == nil
 	if c.interrupted && prev.ID == lz.owner {
 		// This service's own lease, unreleased, while it holds the run
 		// lock, so no run of its own holds the session: a run that could
@@ -330,8 +336,9 @@ func (c *runClaim) end(how int) {
 }
 
 // interrupted returns res marked interrupted when the session's run died
-// without ending it (its lease abandoned), with when it was last alive and
-// its duration up to then; otherwise res itself. Only a running or decided
+// without ending it (its lease abandoned), or its creator did before any
+// run claimed it (neverStarted), with when it was last alive and its
+// duration up to then; otherwise res itself. Only a running or decided
 // session can be interrupted, and never one that runs here.
 func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult) *TeamResult {
 	if res == nil || (res.Status != StatusRunning && res.Status != StatusDecided) {
@@ -345,11 +352,21 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 		return res
 	}
 	l, err := ls.ReadRun(ctx, s.ID)
-	if err != nil || !l.Abandoned(svc.now()) {
+	if err != nil {
+		return res
+	}
+	var alive time.Time
+	switch {
+	case l.Abandoned(svc.now()):
+		alive = l.Renewed
+	case svc.neverStarted(s, l):
+		// Its creator was last known alive as it created it, and nothing
+		// has run since (neverstarted.go).
+		alive = s.CreatedAt
+	default:
 		return res
 	}
 	out := res.Clone()
-	alive := l.Renewed
 	out.Status, out.LastAlive = StatusInterrupted, &alive
 	out.Duration = max(0, alive.Sub(s.CreatedAt).Seconds())
 	return out

@@ -208,6 +208,16 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	default:
 		asked, askedErr = svc.cancelsNow(ctx, id)
 	}
+	// A start of a session not created here for this run may take up one
+	// whose creator stopped before its run began: the setup says whether
+	// the session was created for a run (tookUpUnclaimed), read before the
+	// claim so that no failure comes between the claim and that decision.
+	var setup *Session
+	if !fresh {
+		if setup, err = svc.sessions.get(ctx, id); err != nil {
+			return nil, false, err
+		}
+	}
 
 	claim, dead, err := svc.leases.claimRun(ctx, id)
 	if err != nil {
@@ -217,9 +227,13 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 		svc.event(ctx, id, resumedFrom(dead, "resumed"))
 		svc.resumedLog(id, dead, "resumed")
 	}
+	if setup != nil {
+		svc.tookUpUnclaimed(ctx, setup, claim, "resumed")
+	}
 	// A start that fails from here on lets the claim go. One that took
 	// over an unreleased lease (a dead run's, or this service's own run
-	// that left it to expire) leaves its lease to expire instead:
+	// that left it to expire), or took up a session created for a run
+	// that none had claimed, leaves its lease to expire instead:
 	// released, the session would read running with nothing running it,
 	// where it read interrupted, for a replica to take up again.
 	unlockRun := claim.release

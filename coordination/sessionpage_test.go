@@ -35,11 +35,18 @@ func TestListSessionsPagesNewestFirstAndFilters(t *testing.T) {
 		if i == 4 {
 			task = "Write a haiku about Go"
 		}
-		s, err := svc.Create(ctx, coordination.TeamSpec{Task: task, Models: []string{"sim/strong", "sim/strong"}, SessionID: fmt.Sprintf("s%d", i)})
+		// s1, s3, s5 run to the end; s2, s4 are step-driven and never
+		// stepped (one created for a run that never starts would read
+		// interrupted once NeverStartedGrace had passed on this clock).
+		driver := coordination.DriverRun
+		if i%2 == 0 {
+			driver = coordination.DriverStep
+		}
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: task, Models: []string{"sim/strong", "sim/strong"}, SessionID: fmt.Sprintf("s%d", i), Driver: driver})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i%2 == 1 { // s1, s3, s5 run to the end; s2, s4 never start
+		if driver == coordination.DriverRun {
 			if res, err := svc.Run(ctx, s.ID, nil); err != nil || res.Status != coordination.StatusFinished {
 				t.Fatalf("run %s: %v %+v", s.ID, err, res)
 			}

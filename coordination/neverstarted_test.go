@@ -1,0 +1,68 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+)
+
+// setupGoneOnceClaimed is a store whose sessions' setups cannot be read
+// once a run lease has been claimed through it: a start that fails after
+// its claim.
+type setupGoneOnceClaimed struct {
+	*memstore.Store
+	claimed atomic.Bool
+}
+
+func (s *setupGoneOnceClaimed) AcquireRun(ctx context.Context, id string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	l, err := s.Store.AcquireRun(ctx, id, owner, ttl)
+	if err == nil {
+		s.claimed.Store(true)
+	}
+	return l, err
+}
+
+func (s *setupGoneOnceClaimed) Session(ctx context.Context, id string) (*coordination.Session, error) {
+	if s.claimed.Load() {
+		return nil, errors.New("the setup cannot be read here")
+	}
+	return s.Store.Session(ctx, id)
+}
+
+// TestAFailedStartOfASessionItsCreatorNeverStartedLeavesItInterrupted: a
+// session created for a run by another server, which no run had claimed,
+// whose start here fails after its claim, leaves the claim to expire: the
+// session reads interrupted, for a server resuming those. Released, the
+// lease would have had it read running for ever with nothing running it.
+func TestAFailedStartOfASessionItsCreatorNeverStartedLeavesItInterrupted(t *testing.T) {
+	ctx := context.Background()
+	raw := memstore.New()
+	models, _, provs := coordtest.Team(t, 2)
+	h := &coordtest.Harness{T: t, Providers: provs}
+	back := func() time.Time { return time.Now().Add(-coordination.NeverStartedGrace - 5*time.Second) }
+	creator := coordination.NewService(raw, coordination.Options{Open: h.Open, Now: back})
+	seed := int64(1)
+	sess, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: models, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &setupGoneOnceClaimed{Store: raw}
+	svc := coordination.NewService(st, coordination.Options{Open: h.Open, Logger: zerolog.Nop(), RunHeartbeat: 5 * time.Millisecond, RunLeaseTTL: 50 * time.Millisecond})
+	if _, _, err := svc.Start(ctx, sess.ID); err == nil {
+		t.Fatal("the start whose setup could not be read after its claim started")
+	}
+	l, err := raw.ReadRun(ctx, sess.ID)
+	if err != nil || l == nil || l.Released {
+		t.Fatalf("the lease after the failed start: %+v, %v; want it left unreleased", l, err)
+	}
+	reader := coordination.NewService(raw, coordination.Options{Open: h.Open, Logger: zerolog.Nop()})
+	untilStatus(t, reader, sess.ID, coordination.StatusInterrupted, "after the failed start")
+}
