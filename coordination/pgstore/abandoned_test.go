@@ -61,3 +61,46 @@ func TestAbandonedListsOnlyRunsThatReadInterrupted(t *testing.T) {
 		t.Fatalf("after a second cancel, Abandoned = %v, want [dead]", got)
 	}
 }
+
+// TestAbandonedListsASessionItsCreatorNeverStarted: a session created for a
+// run with no run lease at all (its replica died before its run claimed
+// it) is listed once coordination.NeverStartedGrace has passed since its
+// creation, and not before, nor a step-driven session (no run lease by
+// design), nor one whose run claimed it, nor one cancelled.
+func TestAbandonedListsASessionItsCreatorNeverStarted(t *testing.T) {
+	a := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
+	old := time.Now().Add(-coordination.NeverStartedGrace - coordination.MaxClockSkew - 5*time.Second)
+	for _, c := range []struct {
+		id, driver string
+		created    time.Time
+	}{
+		{"never-started", coordination.DriverRun, old},
+		{"just-created", coordination.DriverRun, time.Now()},
+		{"step-driven", coordination.DriverStep, old},
+		{"started", coordination.DriverRun, old},
+		{"cancelled", coordination.DriverRun, old},
+	} {
+		s := storetest.NewSession(c.id)
+		s.Driver, s.CreatedAt = c.driver, c.created
+		if err := a.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock, l, err := claimRun(ctx, a, "started", "live-replica")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	defer func() { _ = a.ReleaseRun(ctx, "started", l.Version) }()
+	if _, err := a.AppendSession(ctx, "cancelled", coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "not started: test"}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := a.Abandoned(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"never-started"}) {
+		t.Fatalf("Abandoned = %v, want only the session no run ever claimed [never-started]", ids)
+	}
+}

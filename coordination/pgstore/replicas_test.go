@@ -589,3 +589,12 @@ func sessionOnTwoReplicas(t *testing.T, id string) (a, b *Store) {
 	}
 	return rs[0], rs[1]
 }
+
+// TestASessionWhoseReplicaDiedBeforeItsRunReadsInterrupted: a session that
+// replica A created for a run and died before starting reads interrupted
+// on replica B once coordination.NeverStartedGrace has passed, and B's
+// resume runs it to its end (coordtest.NeverStartedReadsInterrupted).
+func TestASessionWhoseReplicaDiedBeforeItsRunReadsInterrupted(t *testing.T) {
+	rs := replicas(t, 2)
+	coordtest.NeverStartedReadsInterrupted(t, rs[0], rs[1])
+}
