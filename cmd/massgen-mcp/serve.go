@@ -349,11 +349,21 @@ const spendReplayEvery = time.Minute
 // here (serve --resume-interrupted). On a store shared by replicas
 // (PostgreSQL) it keeps looking, every resumePoll, for runs another
 // replica left when it died, so a run continues within its lease's expiry
-// and a second.
+// and a second. On another store it looks once more when
+// coordination.NeverStartedGrace has passed: a session the process before
+// this one created for a run and died before starting reads interrupted
+// only then.
 func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string) {
 	resumeOnce(ctx, svc, tenant)
 	shared, ok := svc.Store().(abandonedLister)
 	if !ok {
+		t := time.NewTimer(coordination.NeverStartedGrace + coordination.MaxClockSkew)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			resumeOnce(ctx, svc, tenant)
+		}
 		return
 	}
 	t := time.NewTicker(resumePoll)
