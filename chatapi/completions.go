@@ -131,22 +131,38 @@ func answer(out reply, base completion, res *coordination.TeamResult, team strin
 
 // start starts the session's run, or joins the one going on, taking a run
 // slot until a run it starts ends; a call that turns out not to start it
-// gives the slot straight back.
+// gives the slot straight back. A session this request created and whose
+// run is refused reads cancelled, saying why (Service.NotStarted): left, it
+// would read interrupted once coordination.NeverStartedGrace had passed,
+// and a server resuming those would run the team this request was refused.
 func (h *Handler) start(ctx context.Context, svc *coordination.Service, id string) (*coordination.Run, bool, error) {
 	release := func() {}
 	if _, running := svc.Running(id); !running {
 		var err error
 		if release, err = h.host.AcquireRun(ctx); err != nil {
+			h.notStarted(ctx, svc, id, "the server was at its limit of running teams")
 			return nil, false, refusal(http.StatusTooManyRequests, "rate_limit_error", "too_many_runs", "", err.Error()+"; wait for one of your teams to finish")
 		}
 	}
 	run, started, err := svc.Start(ctx, id)
 	if err != nil {
 		release()
+		// The error itself is the response's; the session keeps no
+		// text of it that could carry what a client may not read.
+		h.notStarted(ctx, svc, id, "its run could not start")
 		return nil, false, err
 	}
 	run.HoldUntilDone(started, release)
 	return run, started, nil
+}
+
+// notStarted records that session id, if this service created it for the
+// run just refused, was not started (why): the store answering or not, the
+// request's answer stands.
+func (h *Handler) notStarted(ctx context.Context, svc *coordination.Service, id, why string) {
+	if _, err := svc.NotStarted(context.WithoutCancel(ctx), id, why); err != nil {
+		h.opts.Logger.Warn().Err(err).Str("session", id).Msg("a session created for a run that was refused still reads running")
+	}
 }
 
 func tell(out reply, heard []coordination.Observation) {

@@ -10,8 +10,28 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/mcp"
 )
+
+// refusedSession is tenant's session asked task, read through its service.
+func refusedSession(t *testing.T, s *served, tenant, task string) coordination.SessionSummary {
+	t.Helper()
+	s.mu.Lock()
+	svc := s.services[tenant]
+	s.mu.Unlock()
+	list, err := svc.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sum := range list {
+		if strings.Contains(sum.Task, task) {
+			return sum
+		}
+	}
+	t.Fatalf("tenant %s has no session asked %q: %+v", tenant, task, list)
+	return coordination.SessionSummary{}
+}
 
 // wantAPIError wants an OpenAI error with this status and code.
 func wantAPIError(t *testing.T, what string, err error, status int, code string) *openai.Error {
@@ -43,6 +63,13 @@ func TestTheMCPLimitsHoldHere(t *testing.T) {
 	waitRunning(t, s, "a")
 	_, err = c.Chat.Completions.New(context.Background(), ask("massgen", "What is 17 * 23?"))
 	wantAPIError(t, "a second run past --max-runs-per-tenant", err, http.StatusTooManyRequests, "too_many_runs")
+	// The session created for the refused request reads cancelled, saying
+	// why: left running, it would read interrupted a minute on, and a
+	// server resuming those would run what was refused.
+	refused := refusedSession(t, s, "a", "What is 17 * 23?")
+	if refused.Status != coordination.StatusCancelled {
+		t.Errorf("the session of the refused request reads %s, want cancelled (not started)", refused.Status)
+	}
 	// Another tenant has its own cap.
 	b := s.client(tokenB)
 	if _, err := b.Chat.Completions.New(context.Background(), ask("massgen", "What is 17 * 23?")); err != nil {
