@@ -63,10 +63,11 @@ func stopCause(s *Session, waiting []string, r *TeamResult, stop StopReason) str
 		}
 		return "stopped by budget"
 	case StopTimeout:
-		// The timeout binds the time the session's runs ran (RanBefore),
-		// not its age: a session started late, or resumed after it was
-		// interrupted, is older than its runs' time, which the timeout
-		// has used up by now.
+		// A run's timeout binds the time the session's runs ran
+		// (RanBefore included), a step-driven session's its age: either
+		// way a timeout stop has used the timeout, and a run's session can
+		// be much older (started late, or resumed after an interruption),
+		// so its age is not the figure.
 		cause := fmt.Sprintf("stopped by the timeout after %s of %s", roundSeconds(min(r.Duration, rules.TimeoutSeconds)), roundSeconds(rules.TimeoutSeconds))
 		// Whoever was still working when time ran out is who stalled the
 		// team: named, or nothing would say which provider it was.

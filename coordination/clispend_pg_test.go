@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -11,13 +12,17 @@ import (
 
 // TestABudgetBindsCLIStepsInFlightOnTwoReplicas: a step-driven session's
 // outer agent steps its two CLI agents at once, one through each replica.
-// Each step's turns cost $0.02 and would loop for $4; the session's budget
-// is $1. Each replica seeing only its own step would let each spend up to
-// the budget ($2 in all); counted across replicas through the store, the
-// two stop together within a turn each of $1.
+// Each step's turns cost $0.02, 20 ms apart, and would loop for $4; the
+// session's budget is $1. Each replica seeing only its own step would let
+// each spend up to the budget ($2 in all); counted across replicas through
+// the store, the two stop together within two turns each of $1 (a share
+// runs beside the turns, so what a turn reads of the other replica's step
+// may be a turn old).
 func TestABudgetBindsCLIStepsInFlightOnTwoReplicas(t *testing.T) {
 	const budget, turn = 1.0, 0.02
-	a, b := pgReplicas(t, func(providers.Spec) (providers.Provider, error) { return loopingCLI(turn), nil })
+	a, b := pgReplicas(t, func(providers.Spec) (providers.Provider, error) {
+		return loopingCLIEvery(turn, 20*time.Millisecond), nil
+	})
 	ctx := context.Background()
 	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
 		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
@@ -41,8 +46,8 @@ func TestABudgetBindsCLIStepsInFlightOnTwoReplicas(t *testing.T) {
 	if res.CostUSD == nil {
 		t.Fatalf("no cost in the result: %+v", res)
 	}
-	if limit := budget + 2*turn + 1e-9; *res.CostUSD > limit { // a sum of floats
-		t.Errorf("the two steps spent $%.2f, more than the budget plus a turn each ($%.2f)", *res.CostUSD, limit)
+	if limit := budget + 4*turn + 1e-9; *res.CostUSD > limit { // a sum of floats
+		t.Errorf("the two steps spent $%.2f, more than the budget plus two turns each ($%.2f)", *res.CostUSD, limit)
 	}
 	t.Logf("two CLI steps on two replicas under a $%.2f budget spent $%.2f", budget, *res.CostUSD)
 }

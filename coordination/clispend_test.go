@@ -24,13 +24,18 @@ import (
 // is spent (a budget error with its usage). Unstopped, it answers after
 // 200 turns.
 func loopingCLI(turnCost float64) providers.Provider {
+	return loopingCLIEvery(turnCost, 200*time.Microsecond)
+}
+
+// loopingCLIEvery is loopingCLI whose turns take every.
+func loopingCLIEvery(turnCost float64, every time.Duration) providers.Provider {
 	return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 		u := providers.Free()
 		for turn := 1; turn <= 200; turn++ {
 			if err := ctx.Err(); err != nil {
 				return providers.Action{}, u, err
 			}
-			time.Sleep(200 * time.Microsecond)
+			time.Sleep(every)
 			c := *u.CostUSD + turnCost
 			u = providers.Usage{Input: u.Input + 1000, Output: u.Output + 100, CostUSD: &c}
 			if req.Spend != nil {
@@ -120,15 +125,17 @@ func TestEveryBudgetedStepIsGivenTheSessionsSpend(t *testing.T) {
 }
 
 // unsharedSpend is a store whose step locks say they share a step's spend
-// with other replicas but never can (a database that does not answer).
+// with other replicas but never can (a database that does not answer), or,
+// with hang set, whose shares never return until hang is closed.
 type unsharedSpend struct {
 	coordination.Store
 	tries atomic.Int32
+	hang  chan struct{}
 }
 
 type unsharedLock struct {
 	coordination.StepLock
-	tries *atomic.Int32
+	u *unsharedSpend
 }
 
 func (u *unsharedSpend) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
@@ -136,11 +143,14 @@ func (u *unsharedSpend) LockStep(ctx context.Context, id, agent string) (coordin
 	if err != nil {
 		return nil, err
 	}
-	return &unsharedLock{StepLock: l, tries: &u.tries}, nil
+	return &unsharedLock{StepLock: l, u: u}, nil
 }
 
 func (l *unsharedLock) ShareSpend(context.Context, float64, int64) (float64, int64, error) {
-	l.tries.Add(1)
+	l.u.tries.Add(1)
+	if l.u.hang != nil {
+		<-l.u.hang
+	}
 	return 0, 0, errors.New("the database did not answer")
 }
 
@@ -167,5 +177,33 @@ func TestABudgetBindsWhenTheSpendCannotBeShared(t *testing.T) {
 	}
 	if tries := int(st.tries.Load()); tries == 0 || tries > res.Steps+2 {
 		t.Errorf("the store was asked to share spend %d times over %d steps; want once a step", tries, res.Steps)
+	}
+}
+
+// TestAShareThatNeverAnswersDoesNotHoldTheStepsReports: a CLI reports its
+// usage as its stream goes, holding its own lock; a share of the spend
+// runs beside the reports, so a database that never answers does not hold
+// them (here the share ignores its context: a report waiting on it would
+// never return), and the budget binds on this process's count.
+func TestAShareThatNeverAnswersDoesNotHoldTheStepsReports(t *testing.T) {
+	const budget, turn = 1.0, 0.02
+	st := &unsharedSpend{Store: memstore.New(), hang: make(chan struct{})}
+	defer close(st.hang)
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Parallel: 2,
+		Open: func(providers.Spec) (providers.Provider, error) { return loopingCLI(turn), nil }})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"}, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason == nil || *res.StopReason != coordination.StopBudget || res.CostUSD == nil || *res.CostUSD > budget+2*turn+1e-9 {
+		t.Fatalf("the run beside shares that never answer: %s", coordtest.JSON(res))
+	}
+	if st.tries.Load() == 0 {
+		t.Error("no share was tried")
 	}
 }

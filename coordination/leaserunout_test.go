@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,6 +45,28 @@ func (m *paidUntilStopped) provider() providers.Provider {
 	})
 }
 
+// cutRenewals is a memory store that says it can be unreachable (an
+// OutageStore, as the PostgreSQL store is), whose step renewals fail with
+// refuse once it is set: errDown (unreachable) or ErrLeaseLost. slow
+// delays every renewal.
+type cutRenewals struct {
+	*memstore.Store
+	refuse atomic.Pointer[error]
+	slow   time.Duration
+}
+
+func (s *cutRenewals) cut(err error) { s.refuse.Store(&err) }
+
+func (s *cutRenewals) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	time.Sleep(s.slow)
+	if err := s.refuse.Load(); err != nil && *err != nil {
+		return coordination.RunLease{}, *err
+	}
+	return s.Store.RenewStep(ctx, id, agent, version, ttl)
+}
+
+func (s *cutRenewals) Unavailable(err error) bool { return errors.Is(err, errDown) }
+
 // TestAStepWhoseLeaseMayHaveRunOutStopsItsCall: the store stops renewing
 // a step's lease mid-call (unreachable). Once the lease may have run out,
 // another replica may claim the step and call the same model, so this
@@ -51,8 +74,8 @@ func (m *paidUntilStopped) provider() providers.Provider {
 // landing: the step says the store was unreachable (ErrStepLeaseRunOut),
 // writes no step, and what the call spent is the session's.
 func TestAStepWhoseLeaseMayHaveRunOutStopsItsCall(t *testing.T) {
-	st := &stallingStore{Store: memstore.New()}
-	m := &paidUntilStopped{onCall: func(int32) { st.stalled.Store(true) }}
+	st := &cutRenewals{Store: memstore.New()}
+	m := &paidUntilStopped{onCall: func(int32) { st.cut(errDown) }}
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
 		Open: func(providers.Spec) (providers.Provider, error) { return m.provider(), nil }})
 	ctx := context.Background()
@@ -86,8 +109,8 @@ func TestAStepWhoseLeaseMayHaveRunOutStopsItsCall(t *testing.T) {
 // once the store answers, and finishes; the stopped call's spend is in the
 // result.
 func TestARunPausesWhenAStepsLeaseMayHaveRunOut(t *testing.T) {
-	st := &stallingStore{Store: memstore.New()}
-	m := &paidUntilStopped{onCall: func(int32) { st.stalled.Store(true) }}
+	st := &cutRenewals{Store: memstore.New()}
+	m := &paidUntilStopped{onCall: func(int32) { st.cut(errDown) }}
 	var first atomic.Bool
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Parallel: 1, RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
 		Open: func(sp providers.Spec) (providers.Provider, error) {
@@ -99,7 +122,7 @@ func TestARunPausesWhenAStepsLeaseMayHaveRunOut(t *testing.T) {
 			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 				if first.CompareAndSwap(false, true) {
 					a, u, err := stopping.Step(ctx, req)
-					st.stalled.Store(false) // the store answers again
+					st.cut(nil) // the store answers again
 					return a, u, err
 				}
 				return inner.Step(ctx, req)
@@ -119,5 +142,56 @@ func TestARunPausesWhenAStepsLeaseMayHaveRunOut(t *testing.T) {
 	}
 	if res.CostUSD == nil || *res.CostUSD < 0.05 {
 		t.Errorf("the result's cost %v lacks the stopped call's $0.05", res.CostUSD)
+	}
+}
+
+// TestALostStepLeaseStopsItsCall: a renewal refused because another
+// process claimed the step (ErrLeaseLost) stops the step's call at once,
+// on any store: that process runs the step, and this call would be paid
+// for only to be refused at its landing.
+func TestALostStepLeaseStopsItsCall(t *testing.T) {
+	st := &cutRenewals{Store: memstore.New()}
+	m := &paidUntilStopped{onCall: func(int32) { st.cut(fmt.Errorf("dummy: claim 1 was replaced: %w", coordination.ErrLeaseLost)) }}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: time.Minute,
+		Open: func(providers.Spec) (providers.Provider, error) { return m.provider(), nil }})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: s.AgentIDs()[0]}); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Fatalf("the step whose lease was lost = %v, want ErrLeaseLost", err)
+	}
+	if m.stopped.Load() != 1 {
+		t.Errorf("the call was stopped %d times; want once, as its lease was lost", m.stopped.Load())
+	}
+}
+
+// TestSlowRenewalsDoNotStopAHealthyStep: renewals that each take most of
+// a heartbeat to answer (a busy database) still hold the lease, so the
+// step's call is not stopped: the next renewal is sent a heartbeat after
+// the last was sent, and one under way is waited for.
+func TestSlowRenewalsDoNotStopAHealthyStep(t *testing.T) {
+	st := &cutRenewals{Store: memstore.New(), slow: 80 * time.Millisecond}
+	var calls atomic.Int32
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 100 * time.Millisecond, RunLeaseTTL: 300 * time.Millisecond,
+		Open: func(providers.Spec) (providers.Provider, error) {
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				calls.Add(1)
+				select {
+				case <-ctx.Done():
+					return providers.Action{}, providers.Usage{}, context.Cause(ctx)
+				case <-time.After(1500 * time.Millisecond):
+					return coordtest.Answer("Answer: 4"), providers.Free(), nil
+				}
+			}), nil
+		}})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: s.AgentIDs()[0]}); err != nil {
+		t.Fatalf("a step whose renewals are slow but taken: %v", err)
 	}
 }

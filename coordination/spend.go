@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -87,18 +88,26 @@ type stepSpend struct {
 
 	// shared is the step's lock when its store shares a step's spend with
 	// the other replicas (SpendSharingStepLock), else nil; ctx is the
-	// step's, log the service's. Used's calls come from one goroutine
-	// (providers.Spend), so quietUntil needs no lock.
-	shared     SpendSharingStepLock
-	ctx        context.Context
-	log        zerolog.Logger
-	quietUntil time.Time // after a failed share: local counts alone until then
+	// step's call's (sharing ends with it), log the service's.
+	shared SpendSharingStepLock
+	ctx    context.Context
+	log    zerolog.Logger
+	// Sharing runs beside the step's reports, never in their way (a CLI
+	// reports as its stream goes, holding its own lock): a report leaves
+	// its spend as pending and reads others, the session's spend less this
+	// step's as the last share read it; one goroutine at a time (sharing)
+	// writes the newest pending. After a share fails the step counts its
+	// own process alone until quietUntil.
+	shareMu    sync.Mutex
+	pending    *spent
+	sharing    bool
+	others     *spent
+	quietUntil time.Time
 }
 
-// Shared spend's limits: a share waits at most sharedSpendWait (a CLI's
-// turn waits on it), and after one fails the step counts its own process
-// alone for sharedSpendRest, so an unreachable database does not slow
-// every turn.
+// Shared spend's limits: a share waits at most sharedSpendWait, and after
+// one fails the step counts its own process alone for sharedSpendRest, so
+// an unreachable database costs one failed share every few seconds.
 const (
 	sharedSpendWait = time.Second
 	sharedSpendRest = 5 * time.Second
@@ -155,25 +164,62 @@ func (m *stepSpend) Used(u providers.Usage) string {
 	return ""
 }
 
-// shareSpend writes the step's spend where the other replicas read it and
-// returns the session's, or false when the store shares none or did not
-// answer in time (logged; the step then counts its own process's steps
-// alone for a while).
+// shareSpend leaves the step's spend to be written where the other
+// replicas read it, and returns the session's as known now (the last
+// share's others, plus mine), or false when the store shares none, no
+// share has answered yet, or the last failed.
 func (m *stepSpend) shareSpend(mine spent) (spent, bool) {
-	if m.shared == nil || time.Now().Before(m.quietUntil) {
+	if m.shared == nil {
 		return spent{}, false
 	}
-	ctx, cancel := context.WithTimeout(m.ctx, sharedSpendWait)
-	defer cancel()
-	cost, tokens, err := m.shared.ShareSpend(ctx, mine.cost, mine.tokens)
-	if err != nil {
-		if m.ctx.Err() == nil {
-			m.quietUntil = time.Now().Add(sharedSpendRest)
-			m.log.Warn().Err(err).Str("session", m.id).Msg("could not share a step's spend with the other replicas; its budget check counts this replica's steps alone for a few seconds")
+	m.shareMu.Lock()
+	defer m.shareMu.Unlock()
+	if time.Now().Before(m.quietUntil) {
+		return spent{}, false
+	}
+	m.pending = &mine
+	if !m.sharing {
+		m.sharing = true
+		go m.shareNewest()
+	}
+	if m.others == nil {
+		return spent{}, false
+	}
+	return m.others.plus(mine), true
+}
+
+// shareNewest writes the newest pending spend and reads the session's,
+// until nothing is pending, the step's call has ended, or a share fails
+// (logged; the step counts this process alone for sharedSpendRest).
+func (m *stepSpend) shareNewest() {
+	for {
+		m.shareMu.Lock()
+		p := m.pending
+		m.pending = nil
+		if p == nil || m.ctx.Err() != nil {
+			m.sharing = false
+			m.shareMu.Unlock()
+			return
 		}
-		return spent{}, false
+		m.shareMu.Unlock()
+		ctx, cancel := context.WithTimeout(m.ctx, sharedSpendWait)
+		cost, tokens, err := m.shared.ShareSpend(ctx, p.cost, p.tokens)
+		cancel()
+		m.shareMu.Lock()
+		if err != nil {
+			m.others, m.pending, m.sharing = nil, nil, false
+			if m.ctx.Err() == nil {
+				m.quietUntil = time.Now().Add(sharedSpendRest)
+			}
+			m.shareMu.Unlock()
+			if m.ctx.Err() == nil {
+				m.log.Warn().Err(err).Str("session", m.id).Msg("could not share a step's spend with the other replicas; its budget check counts this replica's steps alone for a few seconds")
+			}
+			return
+		}
+		m.others = &spent{cost - p.cost, tokens - p.tokens}
+		m.shareMu.Unlock()
 	}
-	return spent{cost, tokens}, true
 }
 
 // attempted adds a finished attempt's usage to the step's.

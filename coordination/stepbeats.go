@@ -70,31 +70,37 @@ func (b *stepBeats) drop(c *stepClaim) {
 }
 
 // due lists the claims to renew now (last renewed every or longer ago, no
-// renewal under way) and marks them under way; ok is false once idle is no
-// longer the running goroutine's, which then stops. A claim whose lease may
-// have run out (no renewal taken for surely of it) has its call stopped.
-func (b *stepBeats) due(idle chan struct{}, every, surely time.Duration) (out []*stepClaim, ok bool) {
+// renewal under way) and marks them under way, and the claims whose lease
+// may have run out: no renewal taken for surely, and none under way (a
+// renewal gives up within a heartbeat, so a slow one is waited for, not
+// taken for a lost one). ok is false once idle is no longer the running
+// goroutine's, which then stops. The caller stops the calls of those that
+// ran out, after the lock: a stop logs.
+func (b *stepBeats) due(idle chan struct{}, every, surely time.Duration) (out, ranOut []*stepClaim, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.idle != idle {
-		return nil, false
+		return nil, nil, false
 	}
 	now := time.Now()
 	for c, st := range b.claims {
-		if !st.ranOut && now.Sub(st.sure) >= surely {
+		if c.canRunOut && !st.ranOut && !st.renewing && now.Sub(st.sure) >= surely {
 			st.ranOut = true
-			c.ranOut()
+			ranOut = append(ranOut, c)
 		}
 		if !st.renewing && now.Sub(st.last) >= every {
 			st.renewing = true
 			out = append(out, c)
 		}
 	}
-	return out, true
+	return out, ranOut, true
 }
 
-// renewed ends a claim's renewal: done (sent when it was sent), or due
-// again at the next tick.
+// renewed ends a claim's renewal: done (sent when it was sent: the next is
+// due a heartbeat after, however long this one took), or due again at the
+// next tick. A renewal taken after the lease might have run out proves it
+// had not (another claim would have refused it): the claim's calls may go
+// on again.
 func (b *stepBeats) renewed(c *stepClaim, ok bool, sent time.Time, every time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -104,7 +110,11 @@ func (b *stepBeats) renewed(c *stepClaim, ok bool, sent time.Time, every time.Du
 	}
 	st.renewing = false
 	if ok {
-		st.last, st.sure = time.Now(), sent
+		st.last, st.sure = sent, sent
+		if st.ranOut {
+			st.ranOut = false
+			c.ranOutNoMore()
+		}
 	} else {
 		st.last = time.Now().Add(-every)
 	}
@@ -121,9 +131,12 @@ func (lz *leases) beatSteps(idle chan struct{}) {
 			return
 		case <-t.C:
 		}
-		due, ok := lz.steps.due(idle, lz.heartbeat, lz.ttl-min(MaxClockSkew, lz.ttl/4))
+		due, ranOut, ok := lz.steps.due(idle, lz.heartbeat, lz.ttl-min(MaxClockSkew, lz.ttl/4))
 		if !ok {
 			return
+		}
+		for _, c := range ranOut {
+			c.ranOut(ErrStepLeaseRunOut)
 		}
 		for _, c := range due {
 			go lz.renewStep(c)
@@ -145,6 +158,7 @@ func (lz *leases) renewStep(c *stepClaim) {
 	case errors.Is(err, ErrLeaseLost):
 		lz.log.Warn().Err(err).Str("session", c.id).Str("lease", "step of "+c.agent).Msg("this lease was claimed by another process; stopping without writing")
 		lz.steps.drop(c)
+		c.ranOut(err) // another process runs the step: this call is paid for in vain
 	case errors.Is(err, errLanding):
 		lz.steps.renewed(c, false, sent, lz.heartbeat)
 	case err != nil:

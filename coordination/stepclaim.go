@@ -39,12 +39,19 @@ type stepClaim struct {
 	// sent is when the claim was sent: its lease surely lasts from then
 	// until renewed (stepBeats).
 	sent time.Time
+	// canRunOut: the lease can run out while this process lives, so the
+	// heartbeat stops the step's call once it may have (a store that can
+	// be unreachable: OutageStore). A memory or file store's renewals do
+	// not fail for want of an answer, and another process on this host
+	// sees this one alive.
+	canRunOut bool
 	// stopCall, set by the step while its model call runs, stops the call
-	// once the lease may have run out (runOut, set by ranOut); guarded by
-	// stopMu, as the heartbeat calls it.
+	// once the lease may have run out or was lost (stopped, set by ranOut,
+	// cleared by a renewal taken since); guarded by stopMu, as the
+	// heartbeat calls it.
 	stopMu   sync.Mutex
 	stopCall context.CancelCauseFunc
-	runOut   bool
+	stopped  error
 	// doubt: a landing's answer was lost with the store unreachable. It
 	// may have landed and released the lease itself, so a renewal refused
 	// as lost proves no other process took it; the landing's retry, fenced
@@ -80,7 +87,8 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 		}
 		return nil, err
 	}
-	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent,
+	_, canRunOut := lz.store.(OutageStore)
+	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
 	lz.steps.hold(lz, c)
 	return c, nil
@@ -96,16 +104,17 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 var ErrStepLeaseRunOut = fmt.Errorf("the step's lease may have run out while the store was unreachable, so its model call was stopped (another replica may be running it): %w", ErrStoreUnavailable)
 
 // whileSure is ctx, ended with ErrStepLeaseRunOut once the claim's lease
-// may have run out, for the step's model call; done ends it once the call
-// returned. A nil claim (a store without step leases) never runs out.
+// may have run out, or with ErrLeaseLost once it was lost, for the step's
+// model call; done ends it once the call returned. A nil claim (a store
+// without step leases) never runs out.
 func (c *stepClaim) whileSure(ctx context.Context) (_ context.Context, done func()) {
 	if c == nil {
 		return ctx, func() {}
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	c.stopMu.Lock()
-	if c.runOut { // before the call began
-		cancel(ErrStepLeaseRunOut)
+	if c.stopped != nil { // before the call began
+		cancel(c.stopped)
 	}
 	c.stopCall = cancel
 	c.stopMu.Unlock()
@@ -117,14 +126,25 @@ func (c *stepClaim) whileSure(ctx context.Context) (_ context.Context, done func
 	}
 }
 
-// ranOut stops the claim's model call, if one runs (stepBeats.due).
-func (c *stepClaim) ranOut() {
+// ranOut stops the claim's model call, if one runs, and one yet to begin,
+// for why: its lease may have run out (ErrStepLeaseRunOut) or was lost.
+func (c *stepClaim) ranOut(why error) {
 	c.stopMu.Lock()
 	defer c.stopMu.Unlock()
-	c.runOut = true
+	c.stopped = why
 	if c.stopCall != nil {
-		c.lz.log.Warn().Str("session", c.id).Str("lease", "step of "+c.agent).Msg("the step's lease may have run out while the store was unreachable; stopping its model call so it is not paid for twice")
-		c.stopCall(ErrStepLeaseRunOut)
+		c.lz.log.Warn().Err(why).Str("session", c.id).Str("lease", "step of "+c.agent).Msg("stopping the step's model call so it is not paid for twice")
+		c.stopCall(why)
+	}
+}
+
+// ranOutNoMore lets a call yet to begin go on: a renewal was taken since
+// the lease might have run out, so no other process had claimed it.
+func (c *stepClaim) ranOutNoMore() {
+	c.stopMu.Lock()
+	defer c.stopMu.Unlock()
+	if errors.Is(c.stopped, ErrStepLeaseRunOut) {
+		c.stopped = nil
 	}
 }
 
