@@ -347,8 +347,15 @@ func TestAQuestionADeadRunLeftIsAskedOnce(t *testing.T) {
 	if _, _, err := svc.Start(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the run's own human step asks
-	open := untilAsked(t, svc, s.ID)
+	// The run's own human step asks, taking the dead run's question over
+	// and closing the stale one: waited for, not slept on (a loaded
+	// machine took more than 300 ms to start the step).
+	var open []coordination.Question
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if open = untilAsked(t, svc, s.ID); len(open) == 1 {
+			break
+		}
+	}
 	if len(open) != 1 || open[0].ID != left.ID {
 		t.Fatalf("open questions: %+v; want only the dead run's, asked again", open)
 	}
