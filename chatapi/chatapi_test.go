@@ -40,8 +40,11 @@ type served struct {
 	mu       sync.Mutex
 }
 
-func newService() *coordination.Service {
-	return coordination.NewService(memstore.New(), coordination.Options{
+func newService() *coordination.Service { return newServiceOn(memstore.New()) }
+
+// newServiceOn is newService over st.
+func newServiceOn(st coordination.Store) *coordination.Service {
+	return coordination.NewService(st, coordination.Options{
 		Open: backends.Open, Logger: zerolog.Nop(),
 		DefaultTeam: func() ([]string, error) {
 			return []string{"sim/strong:accuracy=1", "sim/strong:accuracy=1", "sim:accuracy=1"}, nil
@@ -53,6 +56,32 @@ func serve(t *testing.T) *served { return serveWith(t, mcp.Options{}, mcp.HTTPOp
 
 // serveWith is serve with some of the server's options and limits set.
 func serveWith(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions) *served {
+	return serveOn(t, mo, ho, nil)
+}
+
+// replicaStores is each tenant's store, shared by the servers given it
+// (replicas of one deployment); nil gives each service a store of its own.
+type replicaStores struct {
+	mu     sync.Mutex
+	stores map[string]coordination.Store
+}
+
+func (r *replicaStores) of(tenant string) coordination.Store {
+	if r == nil {
+		return memstore.New()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.stores[tenant]
+	if !ok {
+		st = memstore.New()
+		r.stores[tenant] = st
+	}
+	return st
+}
+
+// serveOn is serveWith whose services keep their sessions in stores'.
+func serveOn(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions, stores *replicaStores) *served {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -71,13 +100,13 @@ func serveWith(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions) *served {
 		t.Fatal(err)
 	}
 	s := &served{services: map[string]*coordination.Service{}}
-	def := newService()
+	def := newServiceOn(stores.of(mcp.DefaultTenant))
 	s.services[mcp.DefaultTenant] = def
 	mo.TeamsDir, mo.Logger = dir, zerolog.Nop()
 	mo.Tenants = func(tenant string) (*coordination.Service, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		svc := newService()
+		svc := newServiceOn(stores.of(tenant))
 		s.services[tenant] = svc
 		return svc, nil
 	}
@@ -462,6 +491,39 @@ func TestANamedSessionOutlivesItsClient(t *testing.T) {
 	}
 	if m := metaOf(t, res.RawJSON()); m.SessionID != "chat_detached" || m.Status != coordination.StatusFinished {
 		t.Errorf("metadata %+v", m)
+	}
+}
+
+// TestTheSameRequestOnAnotherReplicaJoinsTheRun: a named session whose
+// run goes on on replica A (its client left) is asked for again through B,
+// as a load balancer sends a retry: B follows A's run and answers with its
+// result, where it refused with a 500 that OpenAI clients retry.
+func TestTheSameRequestOnAnotherReplicaJoinsTheRun(t *testing.T) {
+	stores := &replicaStores{stores: map[string]coordination.Store{}}
+	a := serveOn(t, mcp.Options{}, mcp.HTTPOptions{}, stores)
+	b := serveOn(t, mcp.Options{}, mcp.HTTPOptions{}, stores)
+	named := option.WithJSONSet("massgen_session_id", "chat_elsewhere")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	ca, cb := a.client(tokenA), b.client(tokenA)
+	go func() {
+		defer close(done)
+		_, _ = ca.Chat.Completions.New(ctx, ask("massgen/slow", "What is 6 * 7?"), named)
+	}()
+	if id := waitRunning(t, a, "a"); id != "chat_elsewhere" {
+		t.Fatalf("running %s", id)
+	}
+	cancel()
+	<-done
+	res, err := cb.Chat.Completions.New(context.Background(), ask("massgen/slow", "What is 6 * 7?"), named)
+	if err != nil {
+		t.Fatalf("the same request through another replica: %v", err)
+	}
+	if m := metaOf(t, res.RawJSON()); m.SessionID != "chat_elsewhere" || m.Status != coordination.StatusFinished {
+		t.Errorf("metadata %+v", m)
+	}
+	if _, running := b.service(t, "a").Running("chat_elsewhere"); running {
+		t.Error("B ran the session A was running")
 	}
 }
 

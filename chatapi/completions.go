@@ -3,6 +3,8 @@ package chatapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -131,25 +133,42 @@ func answer(out reply, base completion, res *coordination.TeamResult, team strin
 
 // start starts the session's run, or joins the one going on, taking a run
 // slot until a run it starts ends; a call that turns out not to start it
-// gives the slot straight back. A session this request created and whose
-// run is refused reads cancelled, saying why (Service.NotStarted): left, it
-// would read interrupted once coordination.NeverStartedGrace had passed,
-// and a server resuming those would run the team this request was refused.
+// gives the slot straight back. A run held by another replica sharing the
+// store is followed from here, as the same request sent to that replica
+// would join it (a follow takes no slot). A session this request created
+// and whose run is refused reads cancelled, saying why
+// (Service.NotStarted): left, it would read interrupted once
+// coordination.NeverStartedGrace had passed, and a server resuming those
+// would run the team this request was refused.
 func (h *Handler) start(ctx context.Context, svc *coordination.Service, id string) (*coordination.Run, bool, error) {
 	release := func() {}
+	elsewhere := false
 	if _, running := svc.Running(id); !running {
 		var err error
 		if release, err = h.host.AcquireRun(ctx); err != nil {
-			h.notStarted(ctx, svc, id, "the server was at its limit of running teams")
-			return nil, false, refusal(http.StatusTooManyRequests, "rate_limit_error", "too_many_runs", "", err.Error()+"; wait for one of your teams to finish")
+			if !svc.HeldElsewhere(ctx, id) {
+				h.notStarted(ctx, svc, id, "the server was at its limit of running teams")
+				return nil, false, refusal(http.StatusTooManyRequests, "rate_limit_error", "too_many_runs", "", err.Error()+"; wait for one of your teams to finish")
+			}
+			release, elsewhere = func() {}, true
 		}
 	}
-	run, started, err := svc.Start(ctx, id)
+	var run *coordination.Run
+	var started bool
+	err := fmt.Errorf("%w: it runs on another replica", coordination.ErrSessionRunning)
+	if !elsewhere {
+		run, started, err = svc.Start(ctx, id)
+	}
+	if errors.Is(err, coordination.ErrSessionRunning) {
+		run, err = svc.Follow(ctx, id)
+	}
 	if err != nil {
 		release()
-		// The error itself is the response's; the session keeps no
-		// text of it that could carry what a client may not read.
-		h.notStarted(ctx, svc, id, "its run could not start")
+		if !errors.Is(err, coordination.ErrSessionRunning) {
+			// The error itself is the response's; the session keeps no
+			// text of it that could carry what a client may not read.
+			h.notStarted(ctx, svc, id, "its run could not start")
+		}
 		return nil, false, err
 	}
 	run.HoldUntilDone(started, release)

@@ -120,17 +120,25 @@ func (s *Store) changePayload(id string, c coordination.Change) string {
 // each notification to this process's watchers, reconnecting when the
 // connection is lost. ready gets the first LISTEN's outcome: Open returns
 // only once changes are heard, so a watch covers every change after it.
+//
+// An outage is logged once as it begins and once as it ends, not at each
+// try (every 500 ms): a replica cut off for a minute logged 120 lines.
 func (db *DB) listen(ctx context.Context, ready chan<- error) {
 	defer db.done.Done()
 	first := true
+	var lostAt time.Time // when the connection was lost; zero while heard
 	for ctx.Err() == nil {
 		err := db.listenOnce(ctx, func() {
 			if first {
 				first = false
 				ready <- nil
-			} else {
-				db.feeds.publishAll()
+				return
 			}
+			if !lostAt.IsZero() {
+				db.log.Info().Dur("after", time.Since(lostAt)).Msg("hearing other replicas' changes again")
+				lostAt = time.Time{}
+			}
+			db.feeds.publishAll()
 		})
 		if first {
 			ready <- err
@@ -139,7 +147,12 @@ func (db *DB) listen(ctx context.Context, ready chan<- error) {
 		if ctx.Err() != nil {
 			return
 		}
-		db.log.Warn().Err(err).Msg("lost the PostgreSQL connection that hears other replicas' changes; reconnecting")
+		if lostAt.IsZero() {
+			lostAt = time.Now()
+			db.log.Warn().Err(err).Msg("lost the PostgreSQL connection that hears other replicas' changes; reconnecting every 500 ms")
+		} else {
+			db.log.Debug().Err(err).Msg("still reconnecting to hear other replicas' changes")
+		}
 		select {
 		case <-ctx.Done():
 			return
