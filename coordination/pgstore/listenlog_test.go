@@ -69,7 +69,9 @@ func TestALostListenerIsLoggedOncePerOutage(t *testing.T) {
 	if _, err := other.db.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ANY($1)`, mine); err != nil {
 		t.Fatal(err)
 	}
-	tries := func() int { return log.count("lost the PostgreSQL connection that hears") + log.count("still reconnecting") }
+	tries := func() int {
+		return log.count("lost the PostgreSQL connection that hears") + log.count("still reconnecting")
+	}
 	for deadline := time.Now().Add(10 * time.Second); tries() < 4; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the listener did not try again three times in 10 s; its log:\n%s", log.b.String())
