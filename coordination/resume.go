@@ -18,6 +18,10 @@ type RunRequest struct {
 	SessionID string
 	// Task, given with the id of a stored session, must be that session's.
 	Task string
+	// Previous, given with the id of a stored session, must be the session
+	// it follows up (Session.Previous): a retry naming another turn to
+	// continue is not the same request.
+	Previous string
 	// Members says the request lists agents or models: with the id of a
 	// stored session it joins it only with identical settings (Create is
 	// idempotent) and is refused otherwise.
@@ -50,6 +54,13 @@ func (svc *Service) CreateOrResume(ctx context.Context, req RunRequest) (*Sessio
 		case err == nil:
 			if task := strings.TrimSpace(req.Task); task != "" && task != strings.TrimSpace(s.Task) {
 				return nil, fmt.Errorf("%w: session %s exists with another task", ErrSessionExists, s.ID)
+			}
+			if req.Previous != "" && req.Previous != s.Previous {
+				follows := "follows up no session"
+				if s.Previous != "" {
+					follows = "follows up " + s.Previous
+				}
+				return nil, fmt.Errorf("%w: session %s exists and %s, not %s; choose another session id to continue %s", ErrSessionExists, s.ID, follows, req.Previous, req.Previous)
 			}
 			if !keepsNarrowing(s, req.Permissions) {
 				return nil, fmt.Errorf("%w: session %s was created with other permissions; a resume keeps the rules it was created with, so start a new session to narrow them", ErrSessionExists, s.ID)

@@ -58,9 +58,11 @@ func (svc *Service) previousTurn(ctx context.Context, spec *TeamSpec) (*previous
 	s, err := svc.sessions.read(ctx, id)
 	if errors.Is(err, ErrSessionNotFound) {
 		where := "this store"
-		if d := svc.sessionDir(id); d != "" {
-			where = d // relative to the state directory when the server hides its paths
-		}
+		if _, shared := svc.store.(WorkspaceStore); !shared {
+			if d := svc.sessionDir(id); d != "" {
+				where = d // relative to the state directory when the server hides its paths
+			}
+		} // a database's session has no directory of its own to name
 		return nil, fmt.Errorf("%w: session %s, the turn to continue, is not in %s (deleted or moved?); nothing was created, and the turns before it are untouched; continue from another turn, or start a new session", ErrSessionNotFound, id, where)
 	}
 	if err != nil {

@@ -93,3 +93,36 @@ func TestAContinuedTurnKeepsTheConversationsSeed(t *testing.T) {
 		t.Errorf("a turn given seed %d has seed %d", own, s3.Seed)
 	}
 }
+
+// TestAResumeNamingAnotherTurnToContinueIsRefused: a request naming a
+// stored session and a turn to continue is the same request only if that
+// session continues that turn; another (or a session that continues none)
+// is refused as a different session under the id, where it returned the
+// stored session as if it were the turn asked for.
+func TestAResumeNamingAnotherTurnToContinueIsRefused(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	s1 := h.Create(coordination.TeamSpec{Models: models, Task: "Name a colour"})
+	b := coordtest.Alias(s1, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("red"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("blue"), coordtest.Vote(b)}
+	h.Run(s1.ID)
+	s2 := h.Create(coordination.TeamSpec{SessionID: "turn_two", ContinueFrom: s1.ID, Task: "Now a darker one"})
+	ctx := context.Background()
+	resume := func(id, previous string) (*coordination.Session, error) {
+		return h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: id, Previous: previous, Team: true,
+			Spec: func() (coordination.TeamSpec, error) {
+				return coordination.TeamSpec{}, errors.New("nothing is created")
+			}})
+	}
+	for _, same := range []string{"", s1.ID} {
+		if got, err := resume(s2.ID, same); err != nil || got.ID != s2.ID {
+			t.Errorf("resuming %s continuing %q = %v, %v; want the session", s2.ID, same, got, err)
+		}
+	}
+	for id, other := range map[string]string{s2.ID: "bakery", s1.ID: "bakery"} {
+		if _, err := resume(id, other); !errors.Is(err, coordination.ErrSessionExists) {
+			t.Errorf("resuming %s continuing %q = %v; want ErrSessionExists", id, other, err)
+		}
+	}
+}

@@ -50,7 +50,7 @@ func (h *handler) runTeam(ctx context.Context, req mcpgo.CallToolRequest, args r
 		return nil, err
 	}
 	s, err := h.svc(ctx).CreateOrResume(ctx, coordination.RunRequest{
-		SessionID: t.SessionID, Task: t.Task, Members: len(t.Models) > 0 || len(t.Agents) > 0, Team: t.hasTeam(),
+		SessionID: t.SessionID, Task: t.Task, Previous: t.ContinueFrom, Members: len(t.Models) > 0 || len(t.Agents) > 0, Team: t.hasTeam(),
 		Permissions: narrowing,
 		Spec: func() (coordination.TeamSpec, error) {
 			spec, err := h.spec(t, coordination.DriverRun)
