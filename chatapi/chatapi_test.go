@@ -40,16 +40,17 @@ type served struct {
 	mu       sync.Mutex
 }
 
-func newService() *coordination.Service { return newServiceOn(memstore.New()) }
+func newService() *coordination.Service { return newServiceOn(memstore.New(), nil) }
 
-// newServiceOn is newService over st.
-func newServiceOn(st coordination.Store) *coordination.Service {
-	return coordination.NewService(st, coordination.Options{
-		Open: backends.Open, Logger: zerolog.Nop(),
-		DefaultTeam: func() ([]string, error) {
+// newServiceOn is newService over st, with def as its default team (nil:
+// the sims').
+func newServiceOn(st coordination.Store, def func() ([]string, error)) *coordination.Service {
+	if def == nil {
+		def = func() ([]string, error) {
 			return []string{"sim/strong:accuracy=1", "sim/strong:accuracy=1", "sim:accuracy=1"}, nil
-		},
-	})
+		}
+	}
+	return coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), DefaultTeam: def})
 }
 
 func serve(t *testing.T) *served { return serveWith(t, mcp.Options{}, mcp.HTTPOptions{}) }
@@ -61,9 +62,18 @@ func serveWith(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions) *served {
 
 // replicaStores is each tenant's store, shared by the servers given it
 // (replicas of one deployment); nil gives each service a store of its own.
+// defaultTeam, if set, is the services' default team.
 type replicaStores struct {
-	mu     sync.Mutex
-	stores map[string]coordination.Store
+	mu          sync.Mutex
+	stores      map[string]coordination.Store
+	defaultTeam func() ([]string, error)
+}
+
+func (r *replicaStores) team() func() ([]string, error) {
+	if r == nil {
+		return nil
+	}
+	return r.defaultTeam
 }
 
 func (r *replicaStores) of(tenant string) coordination.Store {
@@ -100,13 +110,13 @@ func serveOn(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions, stores *replicaSt
 		t.Fatal(err)
 	}
 	s := &served{services: map[string]*coordination.Service{}}
-	def := newServiceOn(stores.of(mcp.DefaultTenant))
+	def := newServiceOn(stores.of(mcp.DefaultTenant), stores.team())
 	s.services[mcp.DefaultTenant] = def
 	mo.TeamsDir, mo.Logger = dir, zerolog.Nop()
 	mo.Tenants = func(tenant string) (*coordination.Service, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		svc := newServiceOn(stores.of(tenant))
+		svc := newServiceOn(stores.of(tenant), stores.team())
 		s.services[tenant] = svc
 		return svc, nil
 	}
@@ -524,6 +534,30 @@ func TestTheSameRequestOnAnotherReplicaJoinsTheRun(t *testing.T) {
 	}
 	if _, running := b.service(t, "a").Running("chat_elsewhere"); running {
 		t.Error("B ran the session A was running")
+	}
+}
+
+// TestAServerWithoutADefaultTeamOffersNone: with no provider key the
+// server has no default team, so /v1/models lists only the team files and
+// asking for "massgen" is a 404 saying so and what to ask for instead,
+// where it was a 500 (which OpenAI clients retry) with advice for MCP.
+func TestAServerWithoutADefaultTeamOffersNone(t *testing.T) {
+	s := serveOn(t, mcp.Options{}, mcp.HTTPOptions{}, &replicaStores{stores: map[string]coordination.Store{},
+		defaultTeam: func() ([]string, error) { return nil, errors.New("dummy: no default team: no provider key here") }})
+	c := s.client(tokenA)
+	page, err := c.Models.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range page.Data {
+		if m.ID == chatapi.DefaultModel {
+			t.Errorf("/v1/models lists %s on a server with no default team", m.ID)
+		}
+	}
+	_, err = c.Chat.Completions.New(context.Background(), ask(chatapi.DefaultModel, "What is 6 * 7?"))
+	e := wantAPIError(t, "the default team on a server without one", err, http.StatusNotFound, "model_not_found")
+	if !strings.Contains(e.Message, "no default team") || !strings.Contains(e.Message, "massgen/quick") || strings.Contains(e.Message, "env entry") {
+		t.Errorf("the refusal says %q", e.Message)
 	}
 }
 

@@ -32,7 +32,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 		fail(badRequest("", "the body is not a chat completion request: "+err.Error()))
 		return
 	}
-	team, err := h.team(req.Model)
+	team, err := h.team(svc, req.Model)
 	if err != nil {
 		fail(err)
 		return

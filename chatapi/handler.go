@@ -65,25 +65,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refusal(http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", "",
 			fmt.Sprintf("%s takes %s, not %s", r.URL.Path, want, r.Method)).write(w)
 	case want == http.MethodGet:
-		h.models(w)
+		h.models(w, h.host.RequestService(r.Context()))
 	default:
 		h.complete(w, r)
 	}
 }
 
-// modelNames are the names a request may use: the default team first, then
-// each usable team file.
-func (h *Handler) modelNames() []string {
-	names := []string{DefaultModel}
+// modelNames are the names a request may use: the default team first,
+// when the server has one (a provider key it can use), then each usable
+// team file.
+func (h *Handler) modelNames(svc *coordination.Service) []string {
+	var names []string
+	if _, err := svc.DefaultTeam(); err == nil {
+		names = append(names, DefaultModel)
+	}
 	for _, t := range h.host.TeamNames() {
 		names = append(names, DefaultModel+"/"+t)
 	}
 	return names
 }
 
-func (h *Handler) models(w http.ResponseWriter) {
+func (h *Handler) models(w http.ResponseWriter, svc *coordination.Service) {
 	list := modelList{Object: "list", Data: []model{}}
-	for _, n := range h.modelNames() {
+	for _, n := range h.modelNames(svc) {
 		list.Data = append(list.Data, model{ID: n, Object: "model", OwnedBy: "massgen-mcp"})
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -91,17 +95,28 @@ func (h *Handler) models(w http.ResponseWriter) {
 }
 
 // team is the team a model name picks: "" for the default team, else a team
-// file's name. Anything else is refused listing the choices.
-func (h *Handler) team(name string) (string, error) {
-	names := h.modelNames()
+// file's name. Anything else is refused listing the choices; so is the
+// default team on a server that has none, saying so (a 404, not the 500 of
+// a team that could not be made).
+func (h *Handler) team(svc *coordination.Service, name string) (string, error) {
+	names := h.modelNames(svc)
 	if slices.Contains(names, name) {
 		return strings.TrimPrefix(strings.TrimPrefix(name, DefaultModel), "/"), nil
+	}
+	offered := "this server offers " + strings.Join(names, ", ")
+	if len(names) == 0 {
+		offered = "this server offers none: its operator has put no team file under --teams-dir"
+	}
+	if name == DefaultModel {
+		return "", refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+			fmt.Sprintf("this server has no default team: its operator has set no provider key it can use (list_backends says which); ask for a team file instead, %s/NAME: %s (GET /v1/models lists them)",
+				DefaultModel, offered))
 	}
 	shown := name
 	if len(shown) > 120 {
 		shown = shown[:120] + "…"
 	}
 	return "", refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
-		fmt.Sprintf("the model %q does not exist here: a model names a team — %s is the default team, %s/NAME a team file the operator put under --teams-dir; this server offers %s (GET /v1/models lists them)",
-			shown, DefaultModel, DefaultModel, strings.Join(names, ", ")))
+		fmt.Sprintf("the model %q does not exist here: a model names a team — %s is the default team, %s/NAME a team file the operator put under --teams-dir; %s (GET /v1/models lists them)",
+			shown, DefaultModel, DefaultModel, offered))
 }

@@ -192,6 +192,16 @@ func (svc *Service) dir(id string) string {
 // Store is the service's store.
 func (svc *Service) Store() Store { return svc.store }
 
+// DefaultTeam is the models a team that names none gets (Options.DefaultTeam),
+// or why there are none: a surface offers the default team only when there
+// is one.
+func (svc *Service) DefaultTeam() ([]string, error) {
+	if svc.opts.DefaultTeam == nil {
+		return nil, fmt.Errorf("%w: no models given and no default team; name models such as sim,sim/strong,sim", ErrBadInput)
+	}
+	return svc.opts.DefaultTeam()
+}
+
 // TeamSpec is what a caller gives to create a session.
 type TeamSpec struct {
 	Task      string
@@ -348,11 +358,8 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	if len(agents) == 0 {
 		models := spec.Models
 		if len(models) == 0 {
-			if svc.opts.DefaultTeam == nil {
-				return nil, fmt.Errorf("%w: no models given and no default team; name models such as sim,sim/strong,sim", ErrBadInput)
-			}
 			var err error
-			if models, err = svc.opts.DefaultTeam(); err != nil {
+			if models, err = svc.DefaultTeam(); err != nil {
 				return nil, err
 			}
 		}
