@@ -40,10 +40,8 @@ type served struct {
 	mu       sync.Mutex
 }
 
-func newService() *coordination.Service { return newServiceOn(memstore.New(), nil) }
-
-// newServiceOn is newService over st, with def as its default team (nil:
-// the sims').
+// newServiceOn is a service of sims over st, with def as its default
+// team (nil: the sims that always answer right).
 func newServiceOn(st coordination.Store, def func() ([]string, error)) *coordination.Service {
 	if def == nil {
 		def = func() ([]string, error) {
