@@ -557,6 +557,15 @@ func TestAServerWithoutADefaultTeamOffersNone(t *testing.T) {
 	if !strings.Contains(e.Message, "no default team") || !strings.Contains(e.Message, "massgen/quick") || strings.Contains(e.Message, "env entry") {
 		t.Errorf("the refusal says %q", e.Message)
 	}
+	// A stored session named by the request needs no default team to be
+	// answered again.
+	named := option.WithJSONSet("massgen_session_id", "chat_nodefault")
+	if _, err := c.Chat.Completions.New(context.Background(), ask("massgen/quick", "What is 6 * 7?"), named); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Chat.Completions.New(context.Background(), ask(chatapi.DefaultModel, "What is 6 * 7?"), named); err != nil {
+		t.Errorf("a stored session named with the default team's name on a server without one: %v", err)
+	}
 }
 
 // stored reads a session as stored (its task and context): a resume with

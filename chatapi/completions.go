@@ -45,6 +45,9 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	s, err := svc.CreateOrResume(ctx, coordination.RunRequest{
 		SessionID: req.SessionID, Task: task, Team: true,
 		Spec: func() (coordination.TeamSpec, error) {
+			if _, err := svc.DefaultTeam(); team == "" && err != nil {
+				return coordination.TeamSpec{}, h.noDefaultTeam(svc)
+			}
 			spec, err := h.host.TeamSpec(team, task, convo)
 			spec.SessionID = req.SessionID
 			return spec, err
@@ -73,6 +76,9 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	// while it is cancelled is still read.
 	heard, err := svc.Subscribe(context.WithoutCancel(ctx), coordination.Filter{Sessions: []string{s.ID}, Kinds: []coordination.ObservationKind{coordination.ObservedProgress}})
 	if err != nil {
+		// A session this request created must not be left to read
+		// interrupted a minute on, for a replica to run unasked.
+		h.notStarted(ctx, svc, s.ID, "its progress could not be followed")
 		fail(err)
 		return
 	}

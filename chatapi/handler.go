@@ -95,23 +95,19 @@ func (h *Handler) models(w http.ResponseWriter, svc *coordination.Service) {
 }
 
 // team is the team a model name picks: "" for the default team, else a team
-// file's name. Anything else is refused listing the choices; so is the
-// default team on a server that has none, saying so (a 404, not the 500 of
-// a team that could not be made).
+// file's name. Anything else is refused listing the choices. The default
+// team is taken here even on a server that has none, since a request that
+// names a stored session resumes it without one; creating a session with
+// it is refused then (noDefaultTeam).
 func (h *Handler) team(svc *coordination.Service, name string) (string, error) {
+	if name == DefaultModel {
+		return "", nil
+	}
 	names := h.modelNames(svc)
 	if slices.Contains(names, name) {
-		return strings.TrimPrefix(strings.TrimPrefix(name, DefaultModel), "/"), nil
+		return strings.TrimPrefix(name, DefaultModel+"/"), nil
 	}
-	offered := "this server offers " + strings.Join(names, ", ")
-	if len(names) == 0 {
-		offered = "this server offers none: its operator has put no team file under --teams-dir"
-	}
-	if name == DefaultModel {
-		return "", refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
-			fmt.Sprintf("this server has no default team: its operator has set no provider key it can use (list_backends says which); ask for a team file instead, %s/NAME: %s (GET /v1/models lists them)",
-				DefaultModel, offered))
-	}
+	offered := offeredTeams(names)
 	shown := name
 	if len(shown) > 120 {
 		shown = shown[:120] + "…"
@@ -119,4 +115,20 @@ func (h *Handler) team(svc *coordination.Service, name string) (string, error) {
 	return "", refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
 		fmt.Sprintf("the model %q does not exist here: a model names a team — %s is the default team, %s/NAME a team file the operator put under --teams-dir; %s (GET /v1/models lists them)",
 			shown, DefaultModel, DefaultModel, offered))
+}
+
+// offeredTeams says which model names a server offers.
+func offeredTeams(names []string) string {
+	if len(names) == 0 {
+		return "this server offers none: it has no default team and its operator has put no team file under --teams-dir"
+	}
+	return "this server offers " + strings.Join(names, ", ")
+}
+
+// noDefaultTeam refuses a new session of the default team on a server
+// that has none (a 404, not the 500 of a team that could not be made).
+func (h *Handler) noDefaultTeam(svc *coordination.Service) error {
+	return refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+		fmt.Sprintf("this server has no default team: its operator has set no provider key it can use (list_backends says which); ask for a team file instead, %s/NAME: %s (GET /v1/models lists them)",
+			DefaultModel, offeredTeams(h.modelNames(svc))))
 }

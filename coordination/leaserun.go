@@ -359,7 +359,7 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 	switch {
 	case l.Abandoned(svc.now()):
 		alive = l.Renewed
-	case svc.neverStarted(s, l):
+	case svc.neverStarted(ctx, s, l):
 		// Its creator was last known alive as it created it, and nothing
 		// has run since (neverstarted.go).
 		alive = s.CreatedAt

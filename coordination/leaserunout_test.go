@@ -195,3 +195,56 @@ func TestSlowRenewalsDoNotStopAHealthyStep(t *testing.T) {
 		t.Fatalf("a step whose renewals are slow but taken: %v", err)
 	}
 }
+
+// hangingRenewals is a store that can be unreachable whose step renewals
+// are refused at once until hangAfter past the claim, then hang until
+// their context ends (a database gone silent).
+type hangingRenewals struct {
+	*memstore.Store
+	claimed   atomic.Int64
+	hangAfter time.Duration
+}
+
+func (s *hangingRenewals) AcquireStep(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
+	s.claimed.Store(time.Now().UnixNano())
+	return s.Store.AcquireStep(ctx, id, agent, owner, ttl)
+}
+
+func (s *hangingRenewals) RenewStep(ctx context.Context, id, agent string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	if time.Since(time.Unix(0, s.claimed.Load())) >= s.hangAfter {
+		<-ctx.Done()
+	}
+	return coordination.RunLease{}, errDown
+}
+
+func (s *hangingRenewals) Unavailable(err error) bool { return errors.Is(err, errDown) }
+
+// TestAHangingRenewalDoesNotHoldTheStopPastTheLease: a renewal sent just
+// before the step's lease may run out, and never answered, gives up then,
+// so the call is stopped before another replica could claim the step
+// (TTL), not a heartbeat later. Heartbeat 200 ms, TTL 800 ms: the lease
+// may run out 600 ms after the claim; the renewal sent at about 575 ms
+// hung until 775 ms before.
+func TestAHangingRenewalDoesNotHoldTheStopPastTheLease(t *testing.T) {
+	st := &hangingRenewals{Store: memstore.New(), hangAfter: 550 * time.Millisecond}
+	var stoppedAt atomic.Int64
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 200 * time.Millisecond, RunLeaseTTL: 800 * time.Millisecond,
+		Open: func(providers.Spec) (providers.Provider, error) {
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				<-ctx.Done()
+				stoppedAt.Store(time.Now().UnixNano())
+				return providers.Action{}, providers.Free(), context.Cause(ctx)
+			}), nil
+		}})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: s.AgentIDs()[0]}); !errors.Is(err, coordination.ErrStepLeaseRunOut) {
+		t.Fatalf("the step = %v, want ErrStepLeaseRunOut", err)
+	}
+	if d := time.Duration(stoppedAt.Load() - st.claimed.Load()); d >= 750*time.Millisecond {
+		t.Errorf("the call was stopped %v after its claim; its lease may have run out at 600 ms, another replica may claim it at 800", d)
+	}
+}

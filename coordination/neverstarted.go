@@ -26,11 +26,33 @@ import (
 const NeverStartedGrace = time.Minute
 
 // neverStarted tells whether s, whose run lease is l (nil: never claimed),
-// is a session created for a run that no run has claimed in the
-// NeverStartedGrace since its creation: its creator stopped before
-// starting it.
-func (svc *Service) neverStarted(s *Session, l *RunLease) bool {
-	return l == nil && createdForARun(s) && svc.now().Sub(s.CreatedAt) > NeverStartedGrace
+// is a session created for a run that nothing has touched in the
+// NeverStartedGrace since its creation (unstarted): its creator stopped
+// before starting it.
+func (svc *Service) neverStarted(ctx context.Context, s *Session, l *RunLease) bool {
+	return l == nil && svc.now().Sub(s.CreatedAt) > NeverStartedGrace && svc.unstarted(ctx, s)
+}
+
+// unstarted tells whether s was created for a run (createdForARun) and its
+// ledger holds nothing yet: no step and no session entry, as the store's
+// look for such sessions reads it (no session entry). A session refused its
+// run (Service.NotStarted: cancelled) or stepped by its client since has
+// entries, and is not one its creator left. A ledger that cannot be read
+// says no: the session reads as it did.
+func (svc *Service) unstarted(ctx context.Context, s *Session) bool {
+	if !createdForARun(s) {
+		return false
+	}
+	l, _, err := svc.sessions.lend(ctx, s.ID)
+	if err != nil || len(l.Session) > 0 {
+		return false
+	}
+	for _, entries := range l.Agents {
+		if len(entries) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // createdForARun tells whether s was created to be run by the server's run
@@ -40,17 +62,18 @@ func createdForARun(s *Session) bool {
 }
 
 // tookUpUnclaimed marks c, a claim that found no run lease (c.first) in s,
-// as one taking up a session created for a run by another start than this
-// one: if it fails it leaves its lease to expire, so the session reads
-// interrupted again, where released it would read running with nothing
-// running it. Past the grace, the session read interrupted: the timeline
-// says who took it up (how), as a resume from a dead run does.
+// as one taking up a session created for a run and untouched since
+// (unstarted), by another start than this one: if it fails it leaves its
+// lease to expire, so the session reads interrupted again, where released
+// it would read running with nothing running it. Past the grace, the
+// session read interrupted: the timeline says who took it up (how), as a
+// resume from a dead run does.
 func (svc *Service) tookUpUnclaimed(ctx context.Context, s *Session, c *runClaim, how string) {
-	if !c.first || !createdForARun(s) {
+	if !c.first || !svc.unstarted(ctx, s) {
 		return
 	}
 	c.interrupted = true
-	if !svc.neverStarted(s, nil) {
+	if svc.now().Sub(s.CreatedAt) <= NeverStartedGrace {
 		return
 	}
 	svc.event(ctx, s.ID, Event{Type: "resumed", Message: fmt.Sprintf("session %s: the server that created it at %s stopped before its run began",

@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,4 +66,52 @@ func TestAFailedStartOfASessionItsCreatorNeverStartedLeavesItInterrupted(t *test
 	}
 	reader := coordination.NewService(raw, coordination.Options{Open: h.Open, Logger: zerolog.Nop()})
 	untilStatus(t, reader, sess.ID, coordination.StatusInterrupted, "after the failed start")
+}
+
+// TestASessionRefusedItsRunIsNotOneItsCreatorLeft: a session created for
+// a run and refused it (Service.NotStarted: cancelled, no lease ever) is
+// not one its creator left. Stepped by its client since, it reads as its
+// ledger says, not interrupted; resumed by its client minutes later, its
+// timeline does not say a server died before its run began.
+func TestASessionRefusedItsRunIsNotOneItsCreatorLeft(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	models, _, provs := coordtest.Team(t, 3)
+	h := &coordtest.Harness{T: t, Providers: provs}
+	back := func() time.Time { return time.Now().Add(-2 * time.Minute) }
+	creator := coordination.NewService(st, coordination.Options{Open: h.Open, Now: back, Logger: zerolog.Nop()})
+	seed := int64(1)
+	refused := func() *coordination.Session {
+		s, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: models, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := creator.NotStarted(ctx, s.ID, "the server was at its limit of running teams"); !ok || err != nil {
+			t.Fatalf("NotStarted = %v, %v", ok, err)
+		}
+		return s
+	}
+	svc := coordination.NewService(st, coordination.Options{Open: h.Open, Logger: zerolog.Nop()})
+	stepped := refused()
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: stepped.ID, AgentID: stepped.AgentIDs()[0]}); err != nil {
+		t.Fatalf("stepping the refused session: %v", err)
+	}
+	if r, err := svc.Result(ctx, stepped.ID); err != nil || r.Status == coordination.StatusInterrupted {
+		t.Errorf("a refused session its client steps reads %v, %v", r.Status, err)
+	}
+	resumed := refused()
+	run, _, err := svc.Start(ctx, resumed.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-run.Done()
+	v, err := svc.Status(ctx, resumed.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range v.Timeline {
+		if strings.Contains(e.Message, "stopped before its run began") {
+			t.Errorf("a refused session resumed by its client reads as taken up from a dead creator: %q", e.Message)
+		}
+	}
 }

@@ -76,7 +76,7 @@ func (b *stepBeats) drop(c *stepClaim) {
 // taken for a lost one). ok is false once idle is no longer the running
 // goroutine's, which then stops. The caller stops the calls of those that
 // ran out, after the lock: a stop logs.
-func (b *stepBeats) due(idle chan struct{}, every, surely time.Duration) (out, ranOut []*stepClaim, ok bool) {
+func (b *stepBeats) due(idle chan struct{}, every, surely time.Duration) (out []dueRenewal, ranOut []*stepClaim, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.idle != idle {
@@ -90,10 +90,24 @@ func (b *stepBeats) due(idle chan struct{}, every, surely time.Duration) (out, r
 		}
 		if !st.renewing && now.Sub(st.last) >= every {
 			st.renewing = true
-			out = append(out, c)
+			r := dueRenewal{c: c, until: now.Add(every)}
+			if c.canRunOut && !st.ranOut {
+				// A renewal waited for must not hold the stop past the
+				// moment the lease may have run out.
+				if cut := st.sure.Add(surely); cut.Before(r.until) {
+					r.until = cut
+				}
+			}
+			out = append(out, r)
 		}
 	}
 	return out, ranOut, true
+}
+
+// dueRenewal is a claim to renew and when its renewal gives up.
+type dueRenewal struct {
+	c     *stepClaim
+	until time.Time
 }
 
 // renewed ends a claim's renewal: done (sent when it was sent: the next is
@@ -138,8 +152,8 @@ func (lz *leases) beatSteps(idle chan struct{}) {
 		for _, c := range ranOut {
 			c.ranOut(ErrStepLeaseRunOut)
 		}
-		for _, c := range due {
-			go lz.renewStep(c)
+		for _, r := range due {
+			go lz.renewStep(r.c, r.until)
 		}
 	}
 }
@@ -149,8 +163,8 @@ func (lz *leases) beatSteps(idle chan struct{}) {
 // renewal that fails for another reason (a full disk), or that a landing
 // under way made wait, is tried again at the next tick, the lease expiring
 // if none succeeds in time.
-func (lz *leases) renewStep(c *stepClaim) {
-	ctx, cancel := context.WithTimeout(context.Background(), lz.heartbeat)
+func (lz *leases) renewStep(c *stepClaim, until time.Time) {
+	ctx, cancel := context.WithDeadline(context.Background(), until)
 	sent := time.Now()
 	err := c.renew(ctx)
 	cancel()

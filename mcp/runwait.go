@@ -38,7 +38,9 @@ func (h *handler) waitRun(ctx context.Context, req mcpgo.CallToolRequest, id str
 	if p = h.startProgress(ctx, req); p != nil {
 		if heard, err = h.hearProgress(ctx, id); err != nil {
 			p.stop()
-			return nil, false, err
+			// A session this call created must not be left to read
+			// interrupted a minute on, for a replica to run unasked.
+			return nil, false, h.notStarted(ctx, req.Params.Name, id, err)
 		}
 		defer heard.Close()
 	}

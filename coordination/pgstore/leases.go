@@ -414,7 +414,20 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 // and reading every setup's driver 200.
 func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 	grace := (coordination.NeverStartedGrace + coordination.MaxClockSkew).Seconds()
-	rows, err := s.db.pool.Query(ctx, `WITH left_runs AS (
+	rows, err := s.db.pool.Query(ctx, abandonedRuns, s.tenant, grace)
+	if err != nil {
+		return nil, fmt.Errorf("listing abandoned runs: %w", err)
+	}
+	return collectStrings(rows)
+}
+
+// abandonedRuns lists a tenant's ($1) runs a dead replica left: an
+// unreleased run lease past its expiry, or a session created for a run with
+// no run lease and no session entry older than $2 seconds (an index of its
+// own, sessions_unstarted_runs, keeps the look from reading every
+// never-finished step-driven session's setup); neither finished nor
+// cancelled without a resume since.
+const abandonedRuns = `WITH left_runs AS (
 			SELECT l.session_id AS id, l.expires_at AS since FROM leases l
 			WHERE l.tenant = $1 AND l.agent_id = '' AND NOT l.released AND l.expires_at < now()
 			UNION ALL
@@ -426,12 +439,7 @@ func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 		WHERE NOT EXISTS (SELECT 1 FROM session_log f WHERE f.tenant = $1 AND f.session_id = r.id AND f.kind = 'finished')
 		AND NOT EXISTS (SELECT 1 FROM session_log c WHERE c.tenant = $1 AND c.session_id = r.id AND c.kind = 'cancelled'
 			AND NOT EXISTS (SELECT 1 FROM session_log r2 WHERE r2.tenant = c.tenant AND r2.session_id = c.session_id AND r2.kind = 'resumed' AND r2.seq > c.seq))
-		ORDER BY r.since`, s.tenant, grace)
-	if err != nil {
-		return nil, fmt.Errorf("listing abandoned runs: %w", err)
-	}
-	return collectStrings(rows)
-}
+		ORDER BY r.since`
 
 // writtenMax bounds the lease rows a replica keeps known: a thousand
 // sessions of four agents are five thousand rows (the run's and the
