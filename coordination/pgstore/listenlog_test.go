@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strings"
@@ -13,26 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 )
-
-// syncBuffer is a log a test reads while the listener writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) count(sub string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Count(s.b.String(), sub)
-}
 
 // TestALostListenerIsLoggedOncePerOutage: a replica cut off from the
 // database tries to hear other replicas again every 500 ms; the outage is
@@ -57,7 +39,8 @@ func TestALostListenerIsLoggedOncePerOutage(t *testing.T) {
 		}
 		return c, err
 	}
-	log := &syncBuffer{}
+	log := &coordtest.SyncBuffer{}
+	count := func(sub string) int { return strings.Count(log.String(), sub) }
 	_ = replicaOn(t, dsn, Options{dial: dial, Logger: zerolog.New(log).Level(zerolog.DebugLevel)})
 	other := replicaOn(t, dsn, Options{})
 	ctx := context.Background()
@@ -70,20 +53,20 @@ func TestALostListenerIsLoggedOncePerOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	tries := func() int {
-		return log.count("lost the PostgreSQL connection that hears") + log.count("still reconnecting")
+		return count("lost the PostgreSQL connection that hears") + count("still reconnecting")
 	}
 	for deadline := time.Now().Add(10 * time.Second); tries() < 4; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the listener did not try again three times in 10 s; its log:\n%s", log.b.String())
+			t.Fatalf("the listener did not try again three times in 10 s; its log:\n%s", log.String())
 		}
 	}
-	if n := log.count("lost the PostgreSQL connection that hears"); n != 1 {
+	if n := count("lost the PostgreSQL connection that hears"); n != 1 {
 		t.Errorf("the outage was warned of %d times; want once", n)
 	}
 	refuse.Store(false)
-	for deadline := time.Now().Add(10 * time.Second); log.count("hearing other replicas' changes again") < 1; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); count("hearing other replicas' changes again") < 1; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the listener did not say it hears again; its log:\n%s", log.b.String())
+			t.Fatalf("the listener did not say it hears again; its log:\n%s", log.String())
 		}
 	}
 }
