@@ -154,13 +154,12 @@ func (l *unsharedLock) ShareSpend(context.Context, float64, int64) (float64, int
 	return 0, 0, errors.New("the database did not answer")
 }
 
-// TestABudgetBindsWhenTheSpendCannotBeShared: a store that cannot share a
-// step's spend leaves each step counting its own process's steps, so the
-// budget still binds within a turn per agent, and a step stops asking the
-// store at every turn (one try per step here, not one per turn).
-func TestABudgetBindsWhenTheSpendCannotBeShared(t *testing.T) {
+// cliPairUnderBudget runs two looping CLI agents (turns of turn) on st
+// under a $1 budget and checks the budget stopped them within a turn
+// each; what is the run, for the failure's words.
+func cliPairUnderBudget(t *testing.T, st coordination.Store, what string) *coordination.TeamResult {
+	t.Helper()
 	const budget, turn = 1.0, 0.02
-	st := &unsharedSpend{Store: memstore.New()}
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Parallel: 2,
 		Open: func(providers.Spec) (providers.Provider, error) { return loopingCLI(turn), nil }})
 	ctx := context.Background()
@@ -173,8 +172,18 @@ func TestABudgetBindsWhenTheSpendCannotBeShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.StopReason == nil || *res.StopReason != coordination.StopBudget || res.CostUSD == nil || *res.CostUSD > budget+2*turn+1e-9 {
-		t.Fatalf("the run without shared spend: %s", coordtest.JSON(res))
+		t.Fatalf("%s: %s", what, coordtest.JSON(res))
 	}
+	return res
+}
+
+// TestABudgetBindsWhenTheSpendCannotBeShared: a store that cannot share a
+// step's spend leaves each step counting its own process's steps, so the
+// budget still binds within a turn per agent, and a step stops asking the
+// store at every turn (one try per step here, not one per turn).
+func TestABudgetBindsWhenTheSpendCannotBeShared(t *testing.T) {
+	st := &unsharedSpend{Store: memstore.New()}
+	res := cliPairUnderBudget(t, st, "the run without shared spend")
 	if tries := int(st.tries.Load()); tries == 0 || tries > res.Steps+2 {
 		t.Errorf("the store was asked to share spend %d times over %d steps; want once a step", tries, res.Steps)
 	}
@@ -186,23 +195,9 @@ func TestABudgetBindsWhenTheSpendCannotBeShared(t *testing.T) {
 // them (here the share ignores its context: a report waiting on it would
 // never return), and the budget binds on this process's count.
 func TestAShareThatNeverAnswersDoesNotHoldTheStepsReports(t *testing.T) {
-	const budget, turn = 1.0, 0.02
 	st := &unsharedSpend{Store: memstore.New(), hang: make(chan struct{})}
 	defer close(st.hang)
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Parallel: 2,
-		Open: func(providers.Spec) (providers.Provider, error) { return loopingCLI(turn), nil }})
-	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"}, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := svc.Run(ctx, s.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StopReason == nil || *res.StopReason != coordination.StopBudget || res.CostUSD == nil || *res.CostUSD > budget+2*turn+1e-9 {
-		t.Fatalf("the run beside shares that never answer: %s", coordtest.JSON(res))
-	}
+	cliPairUnderBudget(t, st, "the run beside shares that never answer")
 	if st.tries.Load() == 0 {
 		t.Error("no share was tried")
 	}
