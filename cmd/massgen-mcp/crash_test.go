@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +36,14 @@ type server struct {
 	cmd    *exec.Cmd
 	url    string
 	stderr *coordtest.SyncBuffer // its log, for a test that fails to show
+	exited chan struct{}         // closed once the process has been waited for
+	waited error                 // what Wait said, once exited is closed
+}
+
+// wait waits for the server to exit and returns how it did.
+func (s *server) wait() error {
+	<-s.exited
+	return s.waited
 }
 
 // logTail is the last n bytes of the server's log.
@@ -46,22 +52,15 @@ func (s *server) logTail(n int) string {
 	return out[max(0, len(out)-n):]
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startServer starts `massgen-mcp serve --http` on state and waits for
-// /healthz.
+// startServer starts `massgen-mcp serve --http` on state and waits until
+// that process says where it listens. It binds port 0 and reads the
+// address from the process's own "serving MCP at" line: a port picked
+// here and bound there could be taken in between (the other test
+// binaries start servers and connections too), and a /healthz answer
+// could then come from some other process while this one had failed.
 func startServer(t testing.TB, bin, state string, extra ...string) *server {
 	t.Helper()
-	port := freePort(t)
-	args := append([]string{"serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--state-dir", state}, extra...)
+	args := append([]string{"serve", "--http", "127.0.0.1:0", "--state-dir", state}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
@@ -70,41 +69,43 @@ func startServer(t testing.TB, bin, state string, extra ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: stderr}
+	exited := make(chan struct{})
+	s := &server{cmd: cmd, stderr: stderr, exited: exited}
+	go func() { s.waited = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		_ = cmd.Process.Kill()
+		<-exited
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(s.url + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m := servingLine.FindStringSubmatch(stderr.String()); m != nil {
+			s.url = m[1]
+			return s
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-exited:
+			t.Fatalf("the server exited before it listened (%v):\n%s", cmd.ProcessState, stderr.String())
+		case <-deadline:
+			t.Fatalf("the server did not say where it listens in 20s:\n%s", stderr.String())
+		case <-tick.C:
+		}
 	}
-	t.Fatalf("the server did not come up in 20s:\n%s", stderr.String())
-	return nil
 }
 
 // kill ends the server with SIGKILL: no deferred function, no flush, no
 // lock released but by the kernel.
 func (s *server) kill() {
 	_ = s.cmd.Process.Signal(syscall.SIGKILL)
-	_ = s.cmd.Wait()
+	<-s.exited
 }
 
 // stop ends the server as an operator would (SIGTERM), waiting for it.
 func (s *server) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.exited:
 	case <-time.After(15 * time.Second):
 		s.kill()
 	}

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,38 +16,6 @@ import (
 	"github.com/massgen-go/massgen-mcp/mcp"
 )
 
-// startLoggedServer is startServer with the server's log kept for the
-// test to read while it runs.
-func startLoggedServer(t *testing.T, bin, state string, extra ...string) (*server, *lockedBuffer) {
-	t.Helper()
-	port := freePort(t)
-	args := append([]string{"serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--state-dir", state}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	logs := &lockedBuffer{}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	waitFor(t, 20*time.Second, "server listening", func() bool {
-		resp, err := http.Get(s.url + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return s, logs
-}
-
 // TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses:
 // `serve --store postgres` stopped by SIGTERM while a blocking run_team's
 // model calls are in flight. The run records its cancel before the
@@ -63,7 +28,7 @@ func TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses(t *tes
 	bin := binary(t)
 	ctx := context.Background()
 	st := pgTenant(t, dsn, coordination.DefaultTenant)
-	a, logs := startLoggedServer(t, bin, t.TempDir(), "-v", "--store", dsn)
+	a := startServer(t, bin, t.TempDir(), "-v", "--store", dsn)
 	c := connect(t, a.url, nil)
 	defer c.Close()
 
@@ -83,14 +48,14 @@ func TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses(t *tes
 	asked := time.Now()
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
-	go func() { exited <- a.cmd.Wait() }()
+	go func() { exited <- a.wait() }()
 	select {
 	case err := <-exited:
 		if err != nil {
-			t.Errorf("serve exited with %v after SIGTERM; log:\n%s", err, logs.String())
+			t.Errorf("serve exited with %v after SIGTERM; log:\n%s", err, a.stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not exit within 30s of SIGTERM; log:\n%s", logs.String())
+		t.Fatalf("serve did not exit within 30s of SIGTERM; log:\n%s", a.stderr.String())
 	}
 	if took, limit := time.Since(asked), mcp.DefaultShutdownTimeout+workGrace+closeGrace; took > limit {
 		t.Errorf("serve took %v to stop after SIGTERM, want at most %v", took, limit)
@@ -111,8 +76,8 @@ func TestSIGTERMLetsPostgresRunsRecordTheirCancelsBeforeTheDatabaseCloses(t *tes
 		t.Errorf("the run lease after SIGTERM is %+v (%v), want released: left, the session reads interrupted and a replica runs it again", lease, err)
 	}
 	for _, bad := range []string{"closed pool", "could not record"} {
-		if strings.Contains(logs.String(), bad) {
-			t.Errorf("the log says %q: the database closed under the runs' ends:\n%s", bad, logs.String())
+		if strings.Contains(a.stderr.String(), bad) {
+			t.Errorf("the log says %q: the database closed under the runs' ends:\n%s", bad, a.stderr.String())
 		}
 	}
 	select {
@@ -142,12 +107,12 @@ func TestATenantAddedBySIGHUPIsFailedOver(t *testing.T) {
 	if err := os.WriteFile(tokensA, []byte("bob "+bob+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b, logs := startLoggedServer(t, bin, t.TempDir(), "-v", "--store", dsn, "--tokens-file", tokensB, "--resume-interrupted")
+	b := startServer(t, bin, t.TempDir(), "-v", "--store", dsn, "--tokens-file", tokensB, "--resume-interrupted")
 	if err := os.WriteFile(tokensB, []byte("alice "+alice+"\nbob "+bob+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_ = b.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, 10*time.Second, "B reloading its tokens file", func() bool { return strings.Contains(logs.String(), "tokens file reloaded") })
+	waitFor(t, 10*time.Second, "B reloading its tokens file", func() bool { return strings.Contains(b.stderr.String(), "tokens file reloaded") })
 
 	st := pgTenant(t, dsn, "bob")
 	a := startServer(t, bin, t.TempDir(), "--store", dsn, "--tokens-file", tokensA)
@@ -179,7 +144,7 @@ func TestSIGTERMedReplicaHandsItsRunsOver(t *testing.T) {
 	bin := binary(t)
 	ctx := context.Background()
 	st := pgTenant(t, dsn, coordination.DefaultTenant)
-	a, logs := startLoggedServer(t, bin, t.TempDir(), "-v", "--store", dsn, "--resume-interrupted")
+	a := startServer(t, bin, t.TempDir(), "-v", "--store", dsn, "--resume-interrupted")
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--resume-interrupted")
 	c := connect(t, a.url, nil)
 	const id = "pg_handover"
@@ -191,8 +156,8 @@ func TestSIGTERMedReplicaHandsItsRunsOver(t *testing.T) {
 	waitFor(t, 30*time.Second, "a first step on A", func() bool { return steps(ctx, st, id) > 0 })
 	c.Close()
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	if err := a.cmd.Wait(); err != nil {
-		t.Fatalf("A exited with %v after SIGTERM; log:\n%s", err, logs.String())
+	if err := a.wait(); err != nil {
+		t.Fatalf("A exited with %v after SIGTERM; log:\n%s", err, a.stderr.String())
 	}
 	if finishedIn(ctx, st, id) {
 		t.Skip("the team finished before A stopped; nothing to hand over")

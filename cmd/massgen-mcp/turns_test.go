@@ -8,12 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 )
 
 // runJSON runs the binary and decodes the team result it prints.
@@ -134,7 +134,7 @@ func TestResumeInTheMiddleOfTurnTwo(t *testing.T) {
 		t.Fatalf("turn 1: exit %d\n%s", code, out)
 	}
 	cmd := exec.Command(bin, "run", "--plain", "--state-dir", dir, "--models", "sim:latency=300ms,sim:latency=300ms,sim:latency=300ms", "--session-id", "two", "--continue", "one", "now add dark mode")
-	var out lockedBuffer
+	var out coordtest.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -204,22 +204,4 @@ func TestContinuingADeletedSessionSaysWhatIsMissing(t *testing.T) {
 	if s := readSession(t, dir, third.SessionID); len(s.History) != 2 || s.History[0].SessionID != "first" || s.History[0].Answer == "" {
 		t.Errorf("turn 3 lost turn 1's answer with its session: %+v", s.History)
 	}
-}
-
-// lockedBuffer is a buffer a running command writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
