@@ -78,7 +78,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// A session this request created must not be left to read
 		// interrupted a minute on, for a replica to run unasked.
-		h.notStarted(ctx, svc, s.ID, "its progress could not be followed")
+		_ = svc.StartRefused(ctx, s.ID, fmt.Errorf("its progress could not be followed: %w", err))
 		fail(err)
 		return
 	}
@@ -137,57 +137,20 @@ func answer(out reply, base completion, res *coordination.TeamResult, team strin
 	out.finish(base, res, team)
 }
 
-// start starts the session's run, or joins the one going on, taking a run
-// slot until a run it starts ends; a call that turns out not to start it
-// gives the slot straight back. A run held by another replica sharing the
-// store is followed from here, as the same request sent to that replica
-// would join it (a follow takes no slot). A session this request created
-// and whose run is refused reads cancelled, saying why
-// (Service.NotStarted): left, it would read interrupted once
-// coordination.NeverStartedGrace had passed, and a server resuming those
-// would run the team this request was refused.
+// start starts the session's run, or joins the one going on, or follows
+// the one another replica sharing the store holds, as the same request
+// sent to that replica would join it (coordination.Service.StartOrFollow:
+// a run slot is taken only for a run started here, and a followed run
+// whose holder stops is taken up here). A session this request created
+// and whose run is refused reads cancelled, saying why: left, it would
+// read interrupted once coordination.NeverStartedGrace had passed, and a
+// server resuming those would run the team this request was refused.
 func (h *Handler) start(ctx context.Context, svc *coordination.Service, id string) (*coordination.Run, bool, error) {
-	release := func() {}
-	elsewhere := false
-	if _, running := svc.Running(id); !running {
-		var err error
-		if release, err = h.host.AcquireRun(ctx); err != nil {
-			if !svc.HeldElsewhere(ctx, id) {
-				h.notStarted(ctx, svc, id, "the server was at its limit of running teams")
-				return nil, false, refusal(http.StatusTooManyRequests, "rate_limit_error", "too_many_runs", "", err.Error()+"; wait for one of your teams to finish")
-			}
-			release, elsewhere = func() {}, true
-		}
+	run, started, err := svc.StartOrFollow(ctx, id, h.host.AcquireRun, true)
+	if ns, ok := errors.AsType[*coordination.NotStartedError](err); ok && ns.AtLimit {
+		return nil, false, refusal(http.StatusTooManyRequests, "rate_limit_error", "too_many_runs", "", err.Error()+"; wait for one of your teams to finish")
 	}
-	var run *coordination.Run
-	var started bool
-	err := fmt.Errorf("%w: it runs on another replica", coordination.ErrSessionRunning)
-	if !elsewhere {
-		run, started, err = svc.Start(ctx, id)
-	}
-	if errors.Is(err, coordination.ErrSessionRunning) {
-		run, err = svc.Follow(ctx, id)
-	}
-	if err != nil {
-		release()
-		if !errors.Is(err, coordination.ErrSessionRunning) {
-			// The error itself is the response's; the session keeps no
-			// text of it that could carry what a client may not read.
-			h.notStarted(ctx, svc, id, "its run could not start")
-		}
-		return nil, false, err
-	}
-	run.HoldUntilDone(started, release)
-	return run, started, nil
-}
-
-// notStarted records that session id, if this service created it for the
-// run just refused, was not started (why): the store answering or not, the
-// request's answer stands.
-func (h *Handler) notStarted(ctx context.Context, svc *coordination.Service, id, why string) {
-	if _, err := svc.NotStarted(context.WithoutCancel(ctx), id, why); err != nil {
-		h.opts.Logger.Warn().Err(err).Str("session", id).Msg("a session created for a run that was refused still reads running")
-	}
+	return run, started, err
 }
 
 func tell(out reply, heard []coordination.Observation) {

@@ -95,21 +95,17 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	release := func() {}
-	if _, running := svc.Running(s.ID); !running {
-		if release, err = h.host.AcquireRun(ctx); err != nil {
-			http.Error(w, err.Error()+"; wait for one of your teams to finish", http.StatusTooManyRequests)
-			return
-		}
+	// The run outlives this request: the page only asked for it. A run
+	// another replica holds is not followed: the page watches the session.
+	_, started, err := svc.StartOrFollow(context.WithoutCancel(ctx), s.ID, h.host.AcquireRun, false)
+	if ns, ok := errors.AsType[*coordination.NotStartedError](err); ok && ns.AtLimit {
+		http.Error(w, err.Error()+"; wait for one of your teams to finish", http.StatusTooManyRequests)
+		return
 	}
-	// The run outlives this request: the page only asked for it.
-	run, started, err := svc.Start(context.WithoutCancel(ctx), s.ID)
 	if err != nil {
-		release()
 		h.writeError(w, r, err)
 		return
 	}
-	run.HoldUntilDone(started, release)
 	writeJSON(w, map[string]any{"status": coordination.StatusRunning, "started": started})
 }
 
