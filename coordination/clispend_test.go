@@ -154,6 +154,9 @@ func (l *unsharedLock) ShareSpend(context.Context, float64, int64) (float64, int
 	return 0, 0, errors.New("the database did not answer")
 }
 
+func (l *unsharedLock) SpendKey() string                         { return "" }
+func (l *unsharedLock) TakenOverSpend() (float64, int64, string) { return 0, 0, "" }
+
 // cliPairUnderBudget runs two looping CLI agents (turns of turn) on st
 // under a $1 budget and checks the budget stopped them within a turn
 // each; what is the run, for the failure's words.

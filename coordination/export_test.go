@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // Eventually is eventually (stepbeats_internal_test.go), for the tests
@@ -61,3 +62,11 @@ func AsRun(ctx context.Context, id string, version int64) context.Context {
 // ErrHandingOver is the cause a run handing its session over is stopped
 // with.
 var ErrHandingOver = errHandingOver
+
+// RecordLateSpend is the record a step's own replica makes of its spend u
+// outside a landing (a cancelled or fenced call) when it was shared among
+// replicas under key: one attempt, as the first or (retried) a later one.
+func RecordLateSpend(svc *Service, ctx context.Context, id, agent string, u providers.Usage, key string, retried bool) error {
+	r := svc.newUsageRecord(agent, u, "cancelled call of a step whose lock was taken over", nil).sharedAs(key)
+	return svc.appendUsage(ctx, id, r, retried)
+}

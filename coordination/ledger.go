@@ -87,6 +87,11 @@ type SessionEntry struct {
 	Result *TeamResult      `json:"result,omitempty"` // decided, finished
 	Reason string           `json:"reason,omitempty"`
 	Usage  *providers.Usage `json:"usage,omitempty"` // usage: what was spent (Agents: by whom)
+	// Spender is the key a usage entry's spend was shared under among
+	// replicas (SpendSharingStepLock.SpendKey): the step's own late record
+	// and the record of a replica that took the step over from it name the
+	// same key, and the second counts only what the first did not.
+	Spender string `json:"spender,omitempty"`
 	// Applied is what an apply wrote (applied).
 	Applied *workspace.Applied `json:"applied,omitempty"`
 }

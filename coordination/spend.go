@@ -136,6 +136,15 @@ func (rs *runs) openSpend(ctx context.Context, s *Session, st *State, lock StepL
 	return m
 }
 
+// key is the key the step's spend is shared under among replicas
+// (SpendSharingStepLock.SpendKey), "" when it is not shared.
+func (m *stepSpend) key() string {
+	if m == nil || m.shared == nil {
+		return ""
+	}
+	return m.shared.SpendKey()
+}
+
 // Used implements providers.Spend: the attempt's usage so far, on top of
 // the step's earlier attempts, beside every other step in flight here and,
 // where the store shares them, on every other replica.

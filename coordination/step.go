@@ -272,6 +272,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	defer claim.release()
+	svc.recordTakenOver(ctx, s, agentID, lock)
 	// A step that crashed (its process killed) left its changes in the live
 	// workspace; under the step lock, before the model is given the
 	// workspace, it is brought back to the latest snapshot (cheap when
@@ -300,10 +301,13 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	if err != nil {
 		svc.rollback(s, agentID)
 		// Cancelled: no step is written and it can run again; what the
-		// provider reported spending is the session's.
+		// provider reported spending is the session's. Recorded before the
+		// step's lock goes: the lock's row carries the spend shared with
+		// other replicas' budget checks (SpendSharingStepLock), so they
+		// count it at worst twice for a moment, never not.
+		svc.recordUsage(ctx, s, svc.newUsageRecord(agentID, spent, "cancelled call of step "+strconv.Itoa(step), nil).sharedAs(kit.spend.key()), nil)
 		claim.release()
 		lock.Release()
-		svc.recordUsage(ctx, s, svc.newUsageRecord(agentID, spent, "cancelled call of step "+strconv.Itoa(step), nil), nil)
 		kit.spend.close(spent)
 		return nil, err
 	}
@@ -319,7 +323,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	// The step's spend when no step was written: unless the ledger holds
 	// its entry after all (an attempt whose answer was lost wrote it).
 	spend := func(why string) *usageRecord {
-		return svc.newUsageRecord(agentID, entry.Usage, "step "+strconv.Itoa(step)+why, landedAs(step, entry))
+		return svc.newUsageRecord(agentID, entry.Usage, "step "+strconv.Itoa(step)+why, landedAs(step, entry)).sharedAs(kit.spend.key())
 	}
 	switch {
 	case errors.Is(err, errCancelledMidStep):

@@ -191,6 +191,16 @@ type SpendSharingStepLock interface {
 	// zero, and tokens) on the lock and returns the session's: its ledger's
 	// spend plus every step in flight, on any replica, this one included.
 	ShareSpend(ctx context.Context, cost float64, tokens int64) (sessionCost float64, sessionTokens int64, err error)
+	// SpendKey is the key the step's spend is shared under, unique to this
+	// take of the lock: a usage entry recording that spend names it
+	// (SessionEntry.Spender), so that it is counted once however many
+	// record it.
+	SpendKey() string
+	// TakenOverSpend is what a holder that stopped answering mid-step had
+	// shared on the lock when this take found it expired (cost, tokens
+	// as input plus output), and the key it was shared under; zero and ""
+	// when the lock was free. Nobody else will record it.
+	TakenOverSpend() (cost float64, tokens int64, key string)
 }
 
 // LeasedLanding is a ReleasingStepLock whose store also keeps the step

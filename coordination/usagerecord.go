@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -115,17 +116,25 @@ func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, 
 		return err
 	}
 	recorded := false
-	if r.landed != nil || retried {
+	entry := r.entry
+	if r.landed != nil || retried || entry.Spender != "" {
 		l, err := svc.store.Ledger(ctx, id)
 		if err != nil {
 			unlock()
 			return err
 		}
 		recorded = r.landed.in(l) || (retried && slices.ContainsFunc(l.Session, r.is))
+		if !recorded && entry.Spender != "" {
+			// What was recorded under the same key (by a replica that took
+			// the step over, or an attempt of this record whose answer was
+			// lost) is counted once: only the rest is recorded.
+			rest := spenderRest(*entry.Usage, l, entry.Spender)
+			entry.Usage, recorded = &rest, rest.Tokens() <= 0 && (rest.CostUSD == nil || *rest.CostUSD <= 0)
+		}
 	}
 	if !recorded {
 		// Unfenced by the run's lease: the spend was paid (leasedentries.go).
-		_, err = svc.store.AppendSession(ctx, id, r.entry)
+		_, err = svc.store.AppendSession(ctx, id, entry)
 	}
 	if err == nil {
 		svc.spool.recorded(r) // in the ledger now: counted there, not twice
@@ -178,4 +187,57 @@ func (g *landing) in(l *Ledger) bool {
 		}
 	}
 	return false
+}
+
+// spenderRest is u less what the ledger's usage entries under key record,
+// never below zero: the same step's spend, recorded twice, counts as the
+// larger record. Tokens come off the input first (a taken-over step's are
+// recorded as input, the split unknown).
+func spenderRest(u providers.Usage, l *Ledger, key string) providers.Usage {
+	var cost float64
+	var tokens int64
+	for _, e := range l.Session {
+		if e.Kind == SessionUsage && e.Spender == key && e.Usage != nil {
+			tokens += e.Usage.Tokens()
+			if e.Usage.CostUSD != nil {
+				cost += *e.Usage.CostUSD
+			}
+		}
+	}
+	in := min(u.Input, tokens)
+	u.Input -= in
+	u.Output -= min(u.Output, tokens-in)
+	u.CachedInput, u.Reasoning = min(u.CachedInput, u.Input), min(u.Reasoning, u.Output)
+	if u.CostUSD != nil {
+		c := max(*u.CostUSD-cost, 0)
+		u.CostUSD = &c
+	}
+	return u
+}
+
+// sharedAs names the key the record's spend was shared under among
+// replicas (SessionEntry.Spender); "" names none.
+func (r *usageRecord) sharedAs(key string) *usageRecord {
+	if r != nil {
+		r.entry.Spender = key
+	}
+	return r
+}
+
+// recordTakenOver records, for a step lock taken over from a holder that
+// stopped answering mid-step (a replica that died), what that holder had
+// shared of its step's spend: it was paid, and nobody else will record it.
+// The holder, if it was only cut off and records its own spend later,
+// names the same key and counts only the rest (appendUsage).
+func (svc *Service) recordTakenOver(ctx context.Context, s *Session, agent string, lock StepLock) {
+	sl, ok := lock.(SpendSharingStepLock)
+	if !ok {
+		return
+	}
+	cost, tokens, key := sl.TakenOverSpend()
+	if key == "" {
+		return
+	}
+	why := "step " + strconv.Itoa(lock.Step()) + " of a replica that stopped answering mid-call, as it last shared its spend"
+	svc.recordUsage(ctx, s, svc.newUsageRecord(agent, providers.Usage{Input: tokens, CostUSD: &cost}, why, nil).sharedAs(key), nil)
 }

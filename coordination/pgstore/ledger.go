@@ -204,14 +204,15 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	// transaction, so nothing durable may be queued in this batch.
 	token := newToken()
 	b := &pgx.Batch{}
-	b.Queue(lockTake, s.tenant, id, name, token, lockTTL.Milliseconds())
+	b.Queue(stepLockTake, s.tenant, id, name, token, lockTTL.Milliseconds())
 	b.Queue(`SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
 		s.tenant, id, agent)
 	br := s.db.pool.SendBatch(ctx, b)
 	var got string
 	var found bool
 	var last int
-	err := br.QueryRow().Scan(&got, &found)
+	var dead takenOver
+	err := br.QueryRow().Scan(&got, &found, &dead.cost, &dead.tokens, &dead.key)
 	if err == nil {
 		if err = br.QueryRow().Scan(&last); err != nil {
 			err = fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
@@ -227,7 +228,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	if token == "" {
 		return nil, &coordination.BusyError{Session: id, Agent: agent}
 	}
-	return &stepLock{s: s, id: id, agent: agent, step: last + 1, token: token}, nil
+	return &stepLock{s: s, id: id, agent: agent, step: last + 1, token: token, dead: dead}, nil
 }
 
 type stepLock struct {
@@ -235,6 +236,7 @@ type stepLock struct {
 	id, agent string
 	step      int
 	token     string
+	dead      takenOver // what the holder whose row this took over had shared
 
 	mu       sync.Mutex
 	released bool

@@ -223,9 +223,13 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 // only a read besides). Its CTE is named apart from eventsInsert's, whose
 // text begins the same way, so a count of round trips by their SQL
 // (QueryCounts) tells lock takes from timeline writes. A step lock taken
-// over starts with no spend (sharedspend.go): the dead holder's, counted
-// until now, was never recorded (DESIGN.md, "The PostgreSQL store").
-const lockTake = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
+// over starts with no spend (sharedspend.go); stepLockTake returns what the
+// holder that stopped answering had shared, for the taker to record.
+const lockTake = lockTaking + `
+		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
+
+// lockTaking is lockTake's common part: the row taken, its token returned.
+const lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 		sess AS (SELECT 1 FROM sessions CROSS JOIN lockcfg WHERE tenant = $1 AND id = $2),
 		taken AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at)
@@ -233,8 +237,23 @@ const lockTake = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off'
 			ON CONFLICT (tenant, session_id, name) DO UPDATE
 				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at, spent_cost = 0, spent_tokens = 0
 				WHERE locks.expires_at < now()
-			RETURNING token)
-		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
+			RETURNING token)`
+
+// stepLockTake is lockTake for a step lock, which also returns, when it
+// took the row over from a holder that stopped renewing it, the spend that
+// holder had shared on it and the token it shared it under (zero and ""
+// otherwise): a replica that died mid-step spent that, and no record of
+// it would ever reach the ledger (the row's spend is reset by the take).
+// Every part of the statement reads the same snapshot, so dead is the row
+// as the take found it.
+const stepLockTake = lockTaking + `,
+		dead AS (
+			SELECT token, spent_cost, spent_tokens FROM locks
+			WHERE tenant = $1 AND session_id = $2 AND name = $3 AND expires_at < now()
+				AND (spent_cost <> 0 OR spent_tokens <> 0)
+				AND EXISTS (SELECT 1 FROM taken))
+		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess),
+			coalesce((SELECT spent_cost FROM dead), 0), coalesce((SELECT spent_tokens FROM dead), 0), coalesce((SELECT token FROM dead), '')`
 
 // took reads lockTake's answer: the token held now (and kept renewed by
 // the heartbeat), "" for a lock someone else holds. A take that failed

@@ -15,7 +15,8 @@ import (
 //
 // Every step row counts, expired ones included: a replica that died with a
 // step in flight spent what it last wrote, and its agent's next step takes
-// the row over with no spend (lockTake). Tokens are input plus output, as
+// the row over with no spend and records what it found (stepLockTake,
+// TakenOverSpend). Tokens are input plus output, as
 // providers.Usage.Tokens counts them; an unknown cost counts as zero, as
 // the budget check at landing counts it.
 func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (float64, int64, error) {
@@ -43,3 +44,21 @@ const spendShare = `WITH spendmine AS (
 			FROM locks WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND token <> $4)
 		SELECT landed.cost + flying.cost + $5, (landed.tokens + flying.tokens + $6)::bigint
 		FROM landed, flying, (SELECT count(*) FROM spendmine) AS written`
+
+// takenOver is the spend a step lock's row carried when the lock took it
+// over from a holder that stopped renewing it, and the key it was shared
+// under (the holder's token).
+type takenOver struct {
+	cost   float64
+	tokens int64
+	key    string
+}
+
+// SpendKey implements coordination.SpendSharingStepLock: the lock's token,
+// which its spend is shared under.
+func (l *stepLock) SpendKey() string { return l.token }
+
+// TakenOverSpend implements coordination.SpendSharingStepLock.
+func (l *stepLock) TakenOverSpend() (float64, int64, string) {
+	return l.dead.cost, l.dead.tokens, l.dead.key
+}

@@ -64,7 +64,18 @@ func TestAStepsSpendInFlightIsCountedOnEveryReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	la2 := take(a, "agent_a")
+	if cost, tokens, key := la2.TakenOverSpend(); cost != 0 || tokens != 0 || key != "" {
+		t.Errorf("a step lock let go by its landing was taken with $%.2f, %d tokens under %q; want none", cost, tokens, key)
+	}
 	share(la2, 0, 0, 1.125, 2110)
-	take(a, "agent_b")
+	lb2 := take(a, "agent_b")
+	// The take found B's spend and hands it over to be recorded (the
+	// service records it in the ledger, coordination.recordTakenOver).
+	if cost, tokens, key := lb2.TakenOverSpend(); cost != 0.125 || tokens != 200 || key != lb.token {
+		t.Errorf("agent_b's step lock taken over from dead B: $%.3f, %d tokens under %q; want $0.125, 200 under B's token %q", cost, tokens, key, lb.token)
+	}
+	if lb2.SpendKey() != lb2.token || lb2.SpendKey() == lb.token {
+		t.Errorf("the new take's spend key %q; want its own token", lb2.SpendKey())
+	}
 	share(la2, 0, 0, 1.0, 1910)
 }

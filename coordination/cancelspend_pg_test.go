@@ -1,0 +1,222 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// gatedSessionLock is a store whose session lock, once armed, waits at the
+// gate: it holds a cancelled call's usage record (taken under that lock)
+// for the test to look at what the other replicas count meanwhile. The
+// store's other interfaces (step locks that share spend, leases) are the
+// embedded store's.
+type gatedSessionLock struct {
+	coordination.Store
+	armed   atomic.Bool
+	reached chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedSessionLock) LockSession(ctx context.Context, id string) (func(), error) {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.reached)
+		<-g.gate
+	}
+	return g.Store.LockSession(ctx, id)
+}
+
+// TestACancelledCallsSpendIsCountedWhileItIsRecorded: a budgeted CLI step
+// on one replica is cancelled mid-call. Its spend so far is on its step
+// lock's row, which every replica's budget check counts, until the usage
+// entry that records it is written. The row now goes only after that
+// record: counted at worst twice for a moment, never not. Before, the row
+// went first, and for as long as the record took (longer if it waited for
+// the store) the other replicas' budget checks counted nothing of it.
+func TestACancelledCallsSpendIsCountedWhileItIsRecorded(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := &gatedSessionLock{Store: st, reached: make(chan struct{}), gate: make(chan struct{})}
+	svc := coordination.NewService(gated, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return loopingCLIEvery(0.02, 20*time.Millisecond), nil
+	}})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(100.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// What a budget check on any replica counts of the session: its usage
+	// rows and every step lock row's spend (pgstore/sharedspend.go).
+	counted := func() float64 {
+		var inFlight, recorded float64
+		if err := conn.QueryRow(ctx, `SELECT coalesce(sum(spent_cost), 0) FROM locks WHERE tenant = 'acme' AND session_id = $1 AND name LIKE 'step:%'`, s.ID).Scan(&inFlight); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, `SELECT coalesce(sum(coalesce(cost_usd, 0)), 0) FROM usage WHERE tenant = 'acme' AND session_id = $1`, s.ID).Scan(&recorded); err != nil {
+			t.Fatal(err)
+		}
+		return inFlight + recorded
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	stepped := make(chan error, 1)
+	go func() {
+		_, err := svc.Step(sctx, coordination.StepRequest{SessionID: s.ID, AgentID: s.Agents[0].ID})
+		stepped <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); counted() < 0.1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the step shared no spend within 20 s")
+		}
+	}
+	gated.armed.Store(true)
+	cancel()
+	select {
+	case <-gated.reached:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled call's usage was never recorded")
+	}
+	if got := counted(); got < 0.1 {
+		t.Errorf("while the cancelled call's spend was being recorded the replicas counted $%.2f of it; want what it had shared (at least $0.10)", got)
+	}
+	close(gated.gate)
+	if err := <-stepped; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled step: %v", err)
+	}
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM locks WHERE tenant = 'acme' AND session_id = $1 AND name LIKE 'step:%'`, s.ID).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("step lock rows after the cancelled step: %d, %v; want none", rows, err)
+	}
+	res, err := svc.Result(ctx, s.ID)
+	if err != nil || res.CostUSD == nil || *res.CostUSD < 0.1 || counted() != *res.CostUSD {
+		t.Errorf("after the record: result %+v, %v, counted $%.2f; want the cancelled call's spend counted once", res, err, counted())
+	}
+}
+
+// TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver: a
+// replica died mid-step of a budgeted session, its step lock's row left
+// with the $0.37 and 5,000 tokens it had shared. The agent's next step, on
+// another replica, takes the row over and records that spend in the
+// ledger, under the dead step's key: it was paid. Before, the take reset
+// the row and the spend vanished from the session's cost and budget.
+func TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver(t *testing.T) {
+	const turn = 0.01
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			c := turn
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(10.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := s.Agents[0].ID
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const deadKey = "dead-replica-lock-token"
+	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		VALUES ('acme', $1, $2, $3, now() - interval '1 second', 0.37, 5000)`, s.ID, "step:"+agent, deadKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Result(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.37 + turn; res.CostUSD == nil || math.Abs(*res.CostUSD-want) > 1e-9 {
+		t.Errorf("the session's cost after its step took over a dead replica's: %+v; want $%.2f (the dead step's shared spend and the new step's)", res, want)
+	}
+	l, err := st.Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead []coordination.SessionEntry
+	for _, e := range l.Session {
+		if e.Spender == deadKey {
+			dead = append(dead, e)
+		}
+	}
+	if len(dead) != 1 || dead[0].Usage == nil || dead[0].Usage.Tokens() != 5000 || !strings.Contains(dead[0].Reason, "stopped answering") {
+		t.Errorf("the ledger's record of the dead step's spend: %+v; want one usage entry of 5,000 tokens under its key, saying why", dead)
+	}
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM locks WHERE tenant = 'acme' AND session_id = $1 AND name LIKE 'step:%'`, s.ID).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("step lock rows after the step landed: %d, %v; want none (the dead spend counted once, in the ledger)", rows, err)
+	}
+
+	// The replica was only cut off, not dead: once it reaches the store it
+	// records its stopped call's whole spend ($0.50, 6,000 tokens) under
+	// the same key. Only what the takeover's record lacked is added, once
+	// however often the record is tried; a smaller record adds nothing.
+	late := func(cost float64, in, out int64, retried bool) {
+		t.Helper()
+		if err := coordination.RecordLateSpend(svc, ctx, s.ID, agent, providers.Usage{Input: in, Output: out, CostUSD: &cost}, deadKey, retried); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late(0.50, 5500, 500, false)
+	late(0.50, 5500, 500, true)
+	late(0.30, 3000, 100, false)
+	l, err = st.Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deadCost float64
+	var deadTokens int64
+	for _, e := range l.Session {
+		if e.Spender == deadKey {
+			deadCost += *e.Usage.CostUSD
+			deadTokens += e.Usage.Tokens()
+		}
+	}
+	if math.Abs(deadCost-0.50) > 1e-9 || deadTokens != 6000 {
+		t.Errorf("the dead step's spend recorded by its takeover and then by itself (twice, and a smaller record): $%.4f, %d tokens; want its own $0.50, 6,000 tokens once", deadCost, deadTokens)
+	}
+	if res, err = svc.Result(ctx, s.ID); err != nil || res.CostUSD == nil || math.Abs(*res.CostUSD-(0.50+turn)) > 1e-9 {
+		t.Errorf("the session's cost: %+v, %v; want $%.2f", res, err, 0.50+turn)
+	}
+}
