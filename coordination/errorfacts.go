@@ -70,6 +70,32 @@ func (e *BusyError) Error() string {
 
 func (e *BusyError) Unwrap() error { return ErrAgentBusy }
 
+// OtherTeamError refuses a request that names a stored session under
+// another team than the one it was created from (Session.TeamName): the
+// session would run, or answer with, agents the request did not ask for.
+// It is ErrSessionExists.
+type OtherTeamError struct {
+	Session string
+	Team    string // the session's, as it was created
+	Asked   string // the request's
+}
+
+func (e *OtherTeamError) Error() string {
+	return fmt.Sprintf("session %q was created from team %q, not %q: %s", e.Session, e.Team, e.Asked, ErrSessionExists)
+}
+
+func (e *OtherTeamError) Unwrap() error { return ErrSessionExists }
+
+// checkTeamName refuses asked for s when both name a team and the names
+// differ; a session without a name (written before there were names, or
+// created from listed models) or a request naming none is not compared.
+func checkTeamName(s *Session, asked string) error {
+	if asked == "" || s.TeamName == "" || asked == s.TeamName {
+		return nil
+	}
+	return &OtherTeamError{Session: s.ID, Team: s.TeamName, Asked: asked}
+}
+
 // holder words a held lease's owner for RunningError.By and BusyError.By.
 // HidePaths hides all but the id from clients that must not see the
 // server's processes (holderFacts matches the parenthesis).

@@ -91,6 +91,11 @@ func (svc *Service) join(ctx context.Context, want *Session, spec TeamSpec, crea
 	if err != nil {
 		return nil, createErr
 	}
+	// A concurrent creation under another team's name is refused as a
+	// stored one named so would be (CreateOrResume), whatever else differs.
+	if err := checkTeamName(have, spec.TeamName); err != nil {
+		return nil, err
+	}
 	if diff := settingsDiff(have, want, spec.Seed != nil, len(spec.Criteria) > 0); diff != "" {
 		return nil, fmt.Errorf("%w: session %s exists with another %s", ErrSessionExists, want.ID, diff)
 	}

@@ -35,6 +35,10 @@ type RunRequest struct {
 	// resume runs on the rules the session was created with, and a client
 	// must not believe it narrowed them when it did not.
 	Permissions *permissions.Rules
+	// TeamName, given with the id of a stored session that has a name for
+	// its team (Session.TeamName), must be that name (OtherTeamError). The
+	// session Spec creates keeps its own TeamSpec.TeamName.
+	TeamName string
 	// Spec builds the team to create. It is called only when one is
 	// created, so a resume never reads context files or team files again.
 	Spec func() (TeamSpec, error)
@@ -47,6 +51,13 @@ type RunRequest struct {
 func (svc *Service) CreateOrResume(ctx context.Context, req RunRequest) (*Session, error) {
 	if req.SessionID != "" {
 		s, err := svc.sessions.read(ctx, req.SessionID)
+		if err == nil {
+			// Before the task: a request under another team's name is
+			// the wrong session whatever its task.
+			if err := checkTeamName(s, req.TeamName); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case err == nil && req.Members:
 			// Identical settings join the session, different ones are

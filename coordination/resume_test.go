@@ -47,6 +47,56 @@ func TestCreateOrResumeDecidesFromTheStore(t *testing.T) {
 	}
 }
 
+// TestAStoredSessionIsNotAskedForUnderAnotherTeamName: a session keeps
+// the name its team was asked for by (TeamSpec.TeamName); a request naming
+// it under another name is refused with the facts (OtherTeamError, which
+// is ErrSessionExists), on a resume and on a creation that meets it, while
+// the same name, a request naming none, and a session that has none are
+// answered as before.
+func TestAStoredSessionIsNotAskedForUnderAnotherTeamName(t *testing.T) {
+	ctx := context.Background()
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	h.Create(coordination.TeamSpec{Models: models, SessionID: "named", TeamName: "massgen/quick"})
+	h.Create(coordination.TeamSpec{Models: models, SessionID: "unnamed"})
+	seed := int64(1)
+	spec := func(id, name string) func() (coordination.TeamSpec, error) {
+		return func() (coordination.TeamSpec, error) {
+			return coordination.TeamSpec{Task: "What is 2+2?", Models: models, SessionID: id, Seed: &seed, TeamName: name}, nil
+		}
+	}
+	ask := func(id, name string, members bool) (*coordination.Session, error) {
+		return h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: id, Task: "What is 2+2?", Team: true, Members: members, TeamName: name, Spec: spec(id, name)})
+	}
+
+	if s, err := ask("named", "massgen/quick", false); err != nil || s.TeamName != "massgen/quick" {
+		t.Errorf("the same name: %+v, %v; want the stored session, its name kept", s, err)
+	}
+	for _, members := range []bool{false, true} {
+		_, err := ask("named", "massgen/slow", members)
+		other, ok := errors.AsType[*coordination.OtherTeamError](err)
+		if !ok || !errors.Is(err, coordination.ErrSessionExists) || other.Session != "named" || other.Team != "massgen/quick" || other.Asked != "massgen/slow" {
+			t.Errorf("another name (members %v): %v, want OtherTeamError naming both", members, err)
+		}
+	}
+	// A creation that meets the session (two requests racing to create
+	// it) is refused the same way, and joins it under the same name.
+	again, _ := spec("named", "massgen/slow")()
+	if _, err := h.Service.Create(ctx, again); !errors.As(err, new(*coordination.OtherTeamError)) {
+		t.Errorf("creating the session again under another name: %v, want OtherTeamError", err)
+	}
+	again.TeamName = "massgen/quick"
+	if s, err := h.Service.Create(ctx, again); err != nil || s.ID != "named" {
+		t.Errorf("creating the session again under its name: %+v, %v; want it joined", s, err)
+	}
+	if _, err := ask("named", "", false); err != nil {
+		t.Errorf("a request naming no team: %v", err)
+	}
+	if _, err := ask("unnamed", "massgen/slow", false); err != nil {
+		t.Errorf("a session without a name asked for under one: %v", err)
+	}
+}
+
 // TestBackendsReportsWhatTheServiceWasBuiltWith: the report comes from the
 // service's own configuration, and a service without one says so.
 func TestBackendsReportsWhatTheServiceWasBuiltWith(t *testing.T) {

@@ -241,6 +241,10 @@ type TeamSpec struct {
 	// approval timeout; anything that would widen the operator's refuses
 	// the session.
 	Permissions *permissions.Rules
+	// TeamName, if set, is kept as the session's name for its team
+	// (Session.TeamName): a surface that names teams gives it, so that a
+	// later request naming the session under another one is refused.
+	TeamName string
 }
 
 var (
@@ -464,6 +468,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		Driver:    DriverRun,
 		Review:    spec.Review,
 		Dropped:   keyless,
+		TeamName:  spec.TeamName,
 		reviews:   svc.opts.Reviews,
 	}
 	if spec.Driver == DriverStep {

@@ -109,6 +109,14 @@ type Session struct {
 	// StartFiles counts the files the previous turn's winner delivered,
 	// which every workspace starts from (0: none).
 	StartFiles int `json:"start_files,omitempty"`
+	// TeamName is the name the team was asked for by when the session was
+	// created, in the words of the surface that asked (the chat endpoint's
+	// model name: massgen, massgen/NAME); "" when none was given (a session
+	// written before the field, or one whose caller listed its models). A
+	// request naming the session under another name is refused
+	// (OtherTeamError): the session runs the agents it was created with,
+	// and answering it under another team's name would mislabel them.
+	TeamName string `json:"team_name,omitempty"`
 	// Foreign marks a session written by MassGen itself (no session.json):
 	// agents come from agents/*, rules are defaults, aliases alphabetical.
 	Foreign bool `json:"-"`

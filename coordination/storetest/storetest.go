@@ -135,6 +135,7 @@ func NewSession(id string, agents ...string) *coordination.Session {
 		Seed:      424242,
 		Aliases:   map[string]int{},
 		CreatedAt: ms(time.Date(2026, 3, 20, 22, 32, 3, 123456789, time.UTC)),
+		TeamName:  "massgen/quick",
 	}
 	for i, a := range agents {
 		ag := coordination.Agent{ID: a, Model: "sim/accuracy=0.8:seed=" + fmt.Sprint(i)}
