@@ -535,6 +535,86 @@ func TestTheSameRequestOnAnotherReplicaJoinsTheRun(t *testing.T) {
 	}
 }
 
+// TestASessionIsNotAnsweredUnderAnotherTeam: a session named with
+// massgen_session_id keeps the model it was created with. The same id
+// under another model — a team file or the default team, the session
+// finished or still running — is 409 session_exists saying which model made
+// it and how to go on, where it answered (or joined) the stored session
+// labelled with the model asked; under its own model it is answered.
+func TestASessionIsNotAnsweredUnderAnotherTeam(t *testing.T) {
+	s := serve(t)
+	c := s.client(tokenA)
+	named := option.WithJSONSet("massgen_session_id", "chat_quick")
+	if _, err := c.Chat.Completions.New(context.Background(), ask("massgen/quick", "What is 17 * 23?"), named); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"massgen/slow", "massgen"} {
+		_, err := c.Chat.Completions.New(context.Background(), ask(model, "What is 17 * 23?"), named)
+		e := wantAPIError(t, model+" naming a session of massgen/quick", err, http.StatusConflict, "session_exists")
+		if e.Param != "model" {
+			t.Errorf("%s: param %q, want model", model, e.Param)
+		}
+		for _, want := range []string{"chat_quick", "created with the model massgen/quick, not " + model, "ask massgen/quick", "leave out massgen_session_id"} {
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("%s: the refusal %q lacks %q", model, e.Message, want)
+			}
+		}
+		st := c.Chat.Completions.NewStreaming(context.Background(), ask(model, "What is 17 * 23?"), named)
+		for st.Next() {
+			t.Errorf("%s, streamed: a chunk %s before the refusal", model, st.Current().RawJSON())
+		}
+		wantAPIError(t, model+", streamed", st.Err(), http.StatusConflict, "session_exists")
+	}
+	res, err := c.Chat.Completions.New(context.Background(), ask("massgen/quick", "What is 17 * 23?"), named)
+	if err != nil {
+		t.Fatalf("the session's own model: %v", err)
+	}
+	if m := metaOf(t, res.RawJSON()); res.Model != "massgen/quick" || m.SessionID != "chat_quick" || m.Team != "quick" || !strings.Contains(res.Choices[0].Message.Content, "391") {
+		t.Errorf("the session's own model: model %q, metadata %+v, content %q", res.Model, m, res.Choices[0].Message.Content)
+	}
+
+	// A running session is not joined under another model either.
+	running := option.WithJSONSet("massgen_session_id", "chat_slow")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.Chat.Completions.New(ctx, ask("massgen/slow", "What is 6 * 7?"), running)
+	}()
+	waitFor(t, func() bool { _, ok := s.service(t, "a").Running("chat_slow"); return ok }, "chat_slow never ran")
+	cancel()
+	<-done
+	_, err = c.Chat.Completions.New(context.Background(), ask("massgen/quick", "What is 6 * 7?"), running)
+	e := wantAPIError(t, "massgen/quick naming a running session of massgen/slow", err, http.StatusConflict, "session_exists")
+	if !strings.Contains(e.Message, "created with the model massgen/slow, not massgen/quick") {
+		t.Errorf("the refusal says %q", e.Message)
+	}
+}
+
+// TestASessionWithoutItsTeamsNameIsAnsweredUnderAny: a session stored
+// without the model it was made with (written before sessions kept it, or
+// made over MCP from listed models) is answered under whichever model the
+// request names, as before, and the completion echoes that model.
+func TestASessionWithoutItsTeamsNameIsAnsweredUnderAny(t *testing.T) {
+	stores := &replicaStores{stores: map[string]coordination.Store{}}
+	creator := newServiceOn(stores.of("a"), nil)
+	if _, err := creator.Create(context.Background(), coordination.TeamSpec{SessionID: "chat_unnamed", Task: "What is 17 * 23?", Models: []string{"sim:accuracy=1", "sim:accuracy=1"}}); err != nil {
+		t.Fatal(err)
+	}
+	s := serveOn(t, mcp.Options{}, mcp.HTTPOptions{}, stores)
+	c := s.client(tokenA)
+	named := option.WithJSONSet("massgen_session_id", "chat_unnamed")
+	for _, model := range []string{"massgen/quick", "massgen/slow", "massgen"} {
+		res, err := c.Chat.Completions.New(context.Background(), ask(model, "What is 17 * 23?"), named)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		if m := metaOf(t, res.RawJSON()); res.Model != model || m.SessionID != "chat_unnamed" || !strings.Contains(res.Choices[0].Message.Content, "391") {
+			t.Errorf("%s: model %q, metadata %+v, content %q", model, res.Model, m, res.Choices[0].Message.Content)
+		}
+	}
+}
+
 // TestAServerWithoutADefaultTeamOffersNone: with no provider key the
 // server has no default team, so /v1/models lists only the team files and
 // asking for "massgen" is a 404 saying so and what to ask for instead,
@@ -558,13 +638,23 @@ func TestAServerWithoutADefaultTeamOffersNone(t *testing.T) {
 		t.Errorf("the refusal says %q", e.Message)
 	}
 	// A stored session named by the request needs no default team to be
-	// answered again.
+	// answered again: one made without a team's name (over MCP, from
+	// listed models) under the default team's name. One made with a team
+	// file is that file's (TestASessionIsNotAnsweredUnderAnotherTeam).
+	if _, err := s.service(t, "a").Create(context.Background(), coordination.TeamSpec{SessionID: "chat_nodefault", Task: "What is 6 * 7?", Models: []string{"sim:accuracy=1", "sim:accuracy=1"}}); err != nil {
+		t.Fatal(err)
+	}
 	named := option.WithJSONSet("massgen_session_id", "chat_nodefault")
+	if _, err := c.Chat.Completions.New(context.Background(), ask(chatapi.DefaultModel, "What is 6 * 7?"), named); err != nil {
+		t.Errorf("a stored session named with the default team's name on a server without one: %v", err)
+	}
+	named = option.WithJSONSet("massgen_session_id", "chat_quick")
 	if _, err := c.Chat.Completions.New(context.Background(), ask("massgen/quick", "What is 6 * 7?"), named); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Chat.Completions.New(context.Background(), ask(chatapi.DefaultModel, "What is 6 * 7?"), named); err != nil {
-		t.Errorf("a stored session named with the default team's name on a server without one: %v", err)
+	_, err = c.Chat.Completions.New(context.Background(), ask(chatapi.DefaultModel, "What is 6 * 7?"), named)
+	if e := wantAPIError(t, "the default team's name for a session of massgen/quick", err, http.StatusConflict, "session_exists"); !strings.Contains(e.Message, "massgen/quick") {
+		t.Errorf("the refusal says %q", e.Message)
 	}
 }
 

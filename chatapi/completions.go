@@ -42,14 +42,20 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	// The model name is the session's name for its team: a stored session
+	// asked for under another is refused (shown), since its answer would
+	// go out labelled with a team that did not give it. "massgen" and a
+	// team file are different names even with the same agents, and a
+	// session keeps the agents it was created with whatever the name's
+	// team is now.
 	s, err := svc.CreateOrResume(ctx, coordination.RunRequest{
-		SessionID: req.SessionID, Task: task, Team: true,
+		SessionID: req.SessionID, Task: task, Team: true, TeamName: req.Model,
 		Spec: func() (coordination.TeamSpec, error) {
 			if _, err := svc.DefaultTeam(); team == "" && err != nil {
 				return coordination.TeamSpec{}, h.noDefaultTeam(svc)
 			}
 			spec, err := h.host.TeamSpec(team, task, convo)
-			spec.SessionID = req.SessionID
+			spec.SessionID, spec.TeamName = req.SessionID, req.Model
 			return spec, err
 		},
 	})

@@ -68,9 +68,14 @@ func shown(ctx context.Context, svc *coordination.Service, err error) *httpError
 		return he
 	}
 	msg := svc.ShownError(ctx, err)
+	var other *coordination.OtherTeamError
 	switch {
 	case svc.StoreUnreachable(ctx, err):
 		return refusal(http.StatusServiceUnavailable, "server_error", "store_unavailable", "", msg)
+	case errors.As(err, &other):
+		return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "model",
+			fmt.Sprintf("session %s was created with the model %s, not %s, and keeps that team's agents; ask %s to resume it or read its answer, or leave out massgen_session_id (or choose another) to start a new session with %s",
+				other.Session, other.Team, other.Asked, other.Team, other.Asked))
 	case errors.Is(err, coordination.ErrSessionExists):
 		return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "massgen_session_id",
 			msg+"; to resume it send the conversation it was started with, else choose another massgen_session_id")
