@@ -50,6 +50,23 @@ func TestASessionWhoseCreatorDiedBeforeItsRunReadsInterrupted(t *testing.T) {
 	})
 }
 
+// A session created for a run whose creation outlasts NeverStartedGrace
+// is not read interrupted, listed or resumed while its creator still
+// creates it, nor just after: the grace counts from the end of Create; in
+// one process (two services over one memory store) and across processes
+// (two file stores on one directory); coordination/pgstore plays it across
+// replicas.
+func TestASessionWhoseCreationOutlastsTheGraceIsNotTakenUp(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		st := memstore.New()
+		coordtest.SlowCreationIsNotTakenUp(t, st, st, nil)
+	})
+	t.Run("files", func(t *testing.T) {
+		dir := t.TempDir()
+		coordtest.SlowCreationIsNotTakenUp(t, filestore.New(dir), filestore.New(dir), nil)
+	})
+}
+
 // TestACancelOfASessionJustCreatedForARunIsKept: `run` creates its session
 // and then starts it; a cancel from another process landing in between (the
 // session exists, the run has not counted cancels yet) came after the run

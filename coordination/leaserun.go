@@ -360,9 +360,9 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 	case l.Abandoned(svc.now()):
 		alive = l.Renewed
 	case svc.neverStarted(ctx, s, l):
-		// Its creator was last known alive as it created it, and nothing
-		// has run since (neverstarted.go).
-		alive = s.CreatedAt
+		// Its creator was last known alive as it finished creating it,
+		// and nothing has run since (neverstarted.go).
+		alive = s.ReadyAt
 	default:
 		return res
 	}

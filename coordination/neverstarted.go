@@ -12,35 +12,44 @@ import (
 // read by the lease alone it would be running for ever, on every replica,
 // and no server resuming interrupted runs would take it up. So a session
 // created for a run that no run has ever claimed reads interrupted once
-// NeverStartedGrace has passed since its creation, and is resumed as any
-// interrupted run is. A step-driven session has no run lease by design and
-// is not read so.
+// NeverStartedGrace has passed since its creation ended (Session.ReadyAt),
+// and is resumed as any interrupted run is. A step-driven session has no
+// run lease by design and is not read so.
+//
+// The grace counts from the end of Create, not from CreatedAt: the
+// session's row is written before its images and its workspaces' starting
+// files are stored (a write context's base, sent to a database, may be
+// hundreds of MB), and counted from CreatedAt, stamped before the models
+// were checked too, a creation slower than the grace was taken up by
+// another replica while its creator was still creating it. A session whose
+// creation has not ended (under way, or cut short: its starting files may
+// be missing) is never read so.
 
-// NeverStartedGrace is how long after its creation a session created for a
-// run may go without its run claiming it before it reads interrupted. Its
-// creation time is stamped before the models are checked (up to 10 s a
-// models list) and its starting files stored (a write context's base, sent
-// to a database), both before its run is started; a minute covers them and
-// the clocks' difference between the server that created it and the one
-// reading it (MaxClockSkew), so a creation under way is never taken up.
+// NeverStartedGrace is how long after its creation ended (Session.ReadyAt)
+// a session created for a run may go without its run claiming it before it
+// reads interrupted. Between the two the creator only starts the run (it
+// may wait for the store); a minute covers that and the clocks' difference
+// between the server that created it and the one reading it
+// (MaxClockSkew), so a run about to start is never taken up.
 const NeverStartedGrace = time.Minute
 
 // neverStarted tells whether s, whose run lease is l (nil: never claimed),
 // is a session created for a run that nothing has touched in the
-// NeverStartedGrace since its creation (unstarted): its creator stopped
-// before starting it.
+// NeverStartedGrace since its creation ended (unstarted): its creator
+// stopped before starting it.
 func (svc *Service) neverStarted(ctx context.Context, s *Session, l *RunLease) bool {
-	return l == nil && svc.now().Sub(s.CreatedAt) > NeverStartedGrace && svc.unstarted(ctx, s)
+	return l == nil && svc.now().Sub(s.ReadyAt) > NeverStartedGrace && svc.unstarted(ctx, s)
 }
 
-// unstarted tells whether s was created for a run (createdForARun) and its
-// ledger holds nothing yet: no step and no session entry, as the store's
-// look for such sessions reads it (no session entry). A session refused its
-// run (Service.NotStarted: cancelled) or stepped by its client since has
-// entries, and is not one its creator left. A ledger that cannot be read
-// says no: the session reads as it did.
+// unstarted tells whether s was created for a run (createdForARun), its
+// creation ended (ReadyAt) and its ledger holds nothing yet: no step and
+// no session entry, as the store's look for such sessions reads it (no
+// session entry). A session refused its run (Service.NotStarted:
+// cancelled) or stepped by its client since has entries, and is not one
+// its creator left. A ledger that cannot be read says no: the session
+// reads as it did.
 func (svc *Service) unstarted(ctx context.Context, s *Session) bool {
-	if !createdForARun(s) {
+	if !createdForARun(s) || s.ReadyAt.IsZero() {
 		return false
 	}
 	l, _, err := svc.sessions.lend(ctx, s.ID)
@@ -73,10 +82,10 @@ func (svc *Service) tookUpUnclaimed(ctx context.Context, s *Session, c *runClaim
 		return
 	}
 	c.interrupted = true
-	if svc.now().Sub(s.CreatedAt) <= NeverStartedGrace {
+	if svc.now().Sub(s.ReadyAt) <= NeverStartedGrace {
 		return
 	}
 	svc.event(ctx, s.ID, Event{Type: "resumed", Message: fmt.Sprintf("session %s: the server that created it at %s stopped before its run began",
-		how, s.CreatedAt.UTC().Format(time.RFC3339))})
-	svc.log.Info().Str("session", s.ID).Time("created", s.CreatedAt).Msg("session " + how + ": the server that created it stopped before its run began")
+		how, s.ReadyAt.UTC().Format(time.RFC3339))})
+	svc.log.Info().Str("session", s.ID).Time("created", s.ReadyAt).Msg("session " + how + ": the server that created it stopped before its run began")
 }

@@ -303,10 +303,20 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 				return nil, err
 			}
 			// A creation that failed after writing the session's row (its
-			// starting files not taken) is finished by asking again; a
-			// base taken before is kept (Team.Start).
+			// images or starting files not stored) is finished by asking
+			// again; a base taken before is kept (Team.Start).
 			if err := svc.startFiles(have, prev); err != nil {
 				return nil, err
+			}
+			if have.ReadyAt.IsZero() {
+				if err := svc.putImages(ctx, have, ims); err != nil {
+					return nil, err
+				}
+				unlock, err := svc.ready(ctx, have)
+				if err != nil {
+					return nil, err
+				}
+				unlock()
 			}
 			return have, nil
 		}
@@ -336,12 +346,33 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	}
 	svc.turnCreated(s, prev)
 	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
-	unlock, err := svc.store.LockSession(ctx, s.ID)
-	if err == nil {
-		svc.writeStatus(ctx, s, svc.sessions.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
-		unlock()
+	unlock, err := svc.ready(ctx, s)
+	if err != nil {
+		return nil, err
 	}
+	svc.writeStatus(ctx, s, svc.sessions.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
+	unlock()
 	return s, nil
+}
+
+// ready stamps s as stored whole (Session.ReadyAt), the last write of its
+// creation, and returns the session lock it did so under, still held. A
+// session created for a run counts NeverStartedGrace from this stamp:
+// counted from CreatedAt, stamped before the models were checked and the
+// starting files stored, a slow creation was taken up as one its creator
+// had left while its creator was still storing them (neverstarted.go).
+func (svc *Service) ready(ctx context.Context, s *Session) (unlock func(), err error) {
+	unlock, err = svc.store.LockSession(ctx, s.ID)
+	if err != nil {
+		return nil, fmt.Errorf("session %s is stored but its creation did not finish: %w", s.ID, err)
+	}
+	at := svc.now()
+	if err := svc.store.SetReady(ctx, s.ID, at); err != nil {
+		unlock()
+		return nil, fmt.Errorf("session %s is stored but its creation did not finish: %w", s.ID, err)
+	}
+	s.ReadyAt = at
+	return unlock, nil
 }
 
 // newSession checks a team spec and fills in ids, rules and aliases. With

@@ -53,8 +53,10 @@ func (a Agent) Spec() (providers.Spec, error) {
 	return sp, nil
 }
 
-// Session is a team's fixed setup, written once when it is created
-// (session.json). Everything that happens afterwards is in the ledger.
+// Session is a team's fixed setup, written when it is created
+// (session.json); only its criteria (before its first step) and ReadyAt
+// (as its creation ends) change after. Everything that happens afterwards
+// is in the ledger.
 type Session struct {
 	ID       string          `json:"session_id"`
 	Task     string          `json:"task"`
@@ -69,6 +71,16 @@ type Session struct {
 	// (oldnames.go).
 	Aliases   map[string]int `json:"aliases"`
 	CreatedAt time.Time      `json:"created_at"`
+	// ReadyAt is when Create had stored the whole session (its setup, its
+	// images and its workspaces' starting files), stamped last
+	// (SessionStore.SetReady): a session created for a run counts
+	// NeverStartedGrace from then, not from CreatedAt, which is stamped
+	// before the models are checked and the starting files stored
+	// (neverstarted.go). Zero while Create is under way, and for good
+	// after one that failed or whose process died part-way (a retry under
+	// the same id finishes it), and in a session.json written before it
+	// was kept.
+	ReadyAt time.Time `json:"ready_at,omitzero"`
 	// Driver says who drives the session: the server's run loop ("run") or
 	// the outer agent step by step ("step"), whose timeout runs from creation.
 	Driver string `json:"driver,omitempty"`

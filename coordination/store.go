@@ -42,6 +42,10 @@ type SessionStore interface {
 	// its setup that may change, and only before its first step; the caller
 	// holds the session lock and has checked that.
 	SetCriteria(ctx context.Context, id string, items []criteria.Item) error
+	// SetReady records at as the session's ReadyAt: Create has stored all
+	// of it. The caller holds the session lock; ErrSessionNotFound if
+	// there is no such session.
+	SetReady(ctx context.Context, id string, at time.Time) error
 	// SaveView records the view last issued to a host agent; View reads it
 	// (nil if none was issued).
 	SaveView(ctx context.Context, id, agent string, v IssuedView) error

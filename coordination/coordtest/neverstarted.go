@@ -16,7 +16,7 @@ import (
 // creates the session and never starts it, as a server killed in that
 // window leaves it, and a service over reader (another process or replica
 // on the same store) reads it running within coordination.NeverStartedGrace
-// of its creation and interrupted past it, in Status, Inspect, Result and
+// of the end of its creation and interrupted past it, in Status, Inspect, Result and
 // the session list; resuming interrupted sessions then runs it to its end,
 // the timeline saying so. A step-driven session, which has no run lease by
 // design, reads running all along. The creator's clock is set back rather
@@ -53,8 +53,8 @@ func NeverStartedReadsInterrupted(t *testing.T, creator, reader coordination.Sto
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if v.Result.Status != coordination.StatusInterrupted || v.Result.LastAlive == nil || !v.Result.LastAlive.Equal(s.CreatedAt) {
-			t.Errorf("%s past the grace, no run having claimed it: %s, last alive %v; want interrupted, last alive %v (its creation)", name, v.Result.Status, v.Result.LastAlive, s.CreatedAt)
+		if v.Result.Status != coordination.StatusInterrupted || v.Result.LastAlive == nil || !sameMilli(*v.Result.LastAlive, s.ReadyAt) {
+			t.Errorf("%s past the grace, no run having claimed it: %s, last alive %v; want interrupted, last alive %v (the end of its creation)", name, v.Result.Status, v.Result.LastAlive, s.ReadyAt)
 		}
 	}
 	if res, err := svc.Result(ctx, s.ID); err != nil || res.Status != coordination.StatusInterrupted {
@@ -98,4 +98,92 @@ func NeverStartedReadsInterrupted(t *testing.T, creator, reader coordination.Sto
 			t.Errorf("the timeline does not say the session was taken up from a server that never started it: %+v", evs)
 		}
 	}
+}
+
+// SlowCreationIsNotTakenUp plays "a creation under way is never taken up"
+// (docs/DESIGN.md, "Runs have owners"): a service over creator creates a
+// session for a run whose creation takes longer than
+// coordination.NeverStartedGrace after its setup is stamped (its models
+// checked and its starting files stored slowly: the clock moves on by more
+// than the grace before the session's timeline says it is created, the
+// last of its writes but the stamp of its end), and a service over reader
+// (another process or replica on the same store) reads it running, lists
+// no interrupted session and resumes none, while it is created and just
+// after; nor does abandoned, the store's own look for runs left (the
+// PostgreSQL store's, on the database's clock), when given. The grace
+// counts from the end of the creation: past it, the session reads
+// interrupted, last alive then.
+func SlowCreationIsNotTakenUp(t *testing.T, creator, reader coordination.Store, abandoned func(context.Context) ([]string, error)) {
+	ctx := context.Background()
+	late := coordination.NeverStartedGrace + coordination.MaxClockSkew + 5*time.Second
+	models, _, provs := Team(t, 2)
+	h := &Harness{T: t, Providers: provs}
+	var mu sync.Mutex
+	offset := -late
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
+	set := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); offset = d }
+	svc := coordination.NewService(reader, coordination.Options{Parallel: 2, Open: h.Open, Now: clock})
+	notTakenUp := func(when, id string) {
+		t.Helper()
+		if v, err := svc.Status(ctx, id); err != nil || v.Result.Status != coordination.StatusRunning {
+			t.Errorf("%s, a session created for a run reads %v (%v), want running: its run has not been started yet", when, statusOf(v), err)
+		}
+		page, err := svc.ListSessions(ctx, coordination.SessionQuery{Status: coordination.StatusInterrupted})
+		if err != nil || len(page.Sessions) != 0 {
+			t.Errorf("%s, the interrupted sessions listed: %+v (%v); want none", when, page, err)
+		}
+		if abandoned == nil {
+			return
+		}
+		if ids, err := abandoned(ctx); err != nil || len(ids) != 0 {
+			t.Errorf("%s, the store's look for runs left lists %v (%v); want none", when, ids, err)
+		}
+	}
+	seen := false
+	slow := &createdThen{Store: creator, created: func(id string) {
+		seen = true
+		set(0) // the creation took longer than the grace
+		notTakenUp("while its creator is still creating it", id)
+	}}
+	s := create(t, coordination.NewService(slow, coordination.Options{Open: h.Open, Now: clock}), models)
+	if !seen {
+		t.Fatal("the creation never said the session was created")
+	}
+	if s.ReadyAt.Sub(s.CreatedAt) < late {
+		t.Fatalf("the creation ended %v after its setup was stamped, want at least %v", s.ReadyAt.Sub(s.CreatedAt), late)
+	}
+	notTakenUp("just created", s.ID)
+	if resumed, err := svc.ResumeInterrupted(ctx); err != nil || len(resumed) != 0 {
+		t.Fatalf("just created, a resume of interrupted sessions took up %v (%v); want none", resumed, err)
+	}
+	set(late)
+	v, err := svc.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result.Status != coordination.StatusInterrupted || v.Result.LastAlive == nil || !sameMilli(*v.Result.LastAlive, s.ReadyAt) {
+		t.Errorf("past the grace since its creation ended: %s, last alive %v; want interrupted, last alive %v", v.Result.Status, v.Result.LastAlive, s.ReadyAt)
+	}
+}
+
+// createdThen is a store that calls created once the service has told the
+// session's timeline it is created (Create's last write before its end is
+// stamped).
+type createdThen struct {
+	coordination.Store
+	created func(id string)
+}
+
+func (s *createdThen) AppendEvent(ctx context.Context, id string, ev coordination.Event) error {
+	err := s.Store.AppendEvent(ctx, id, ev)
+	if err == nil && ev.Type == "session_created" {
+		s.created(id)
+	}
+	return err
+}
+
+// sameMilli tells whether a and b are one time at the millisecond
+// precision every store keeps (PostgreSQL rounds to the microsecond).
+func sameMilli(a, b time.Time) bool {
+	return a.Sub(b).Abs() < time.Millisecond
 }

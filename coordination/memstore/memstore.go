@@ -33,7 +33,7 @@ func New() *Store { return &Store{sessions: make(map[string]*session)} }
 
 type session struct {
 	// setup is replaced whole, never changed in place: only SetCriteria
-	// replaces it, before the session's first step.
+	// and SetReady replace it, before the session's first step.
 	setup atomic.Pointer[coordination.Session]
 
 	mu      sync.Mutex
@@ -423,6 +423,21 @@ func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Ite
 	defer ss.mu.Unlock()
 	next := copySession(ss.setup.Load())
 	next.Criteria = copySession(&coordination.Session{Criteria: items}).Criteria
+	ss.setup.Store(next)
+	return nil
+}
+
+// SetReady records the session's ReadyAt, swapping the setup whole as
+// SetCriteria does.
+func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	next := copySession(ss.setup.Load())
+	next.ReadyAt = at
 	ss.setup.Store(next)
 	return nil
 }

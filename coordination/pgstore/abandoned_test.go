@@ -66,24 +66,28 @@ func TestAbandonedListsOnlyRunsThatReadInterrupted(t *testing.T) {
 // TestAbandonedListsASessionItsCreatorNeverStarted: a session created for a
 // run with no run lease at all (its replica died before its run claimed
 // it) is listed once coordination.NeverStartedGrace has passed since its
-// creation, and not before, nor a step-driven session (no run lease by
-// design), nor one whose run claimed it, nor one cancelled.
+// creation ended (ready_at), and not before, even if it was begun long
+// before, nor while its creation has not ended, nor a step-driven session
+// (no run lease by design), nor one whose run claimed it, nor one
+// cancelled.
 func TestAbandonedListsASessionItsCreatorNeverStarted(t *testing.T) {
 	a := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
 	old := time.Now().Add(-coordination.NeverStartedGrace - coordination.MaxClockSkew - 5*time.Second)
 	for _, c := range []struct {
-		id, driver string
-		created    time.Time
+		id, driver     string
+		created, ready time.Time
 	}{
-		{"never-started", coordination.DriverRun, old},
-		{"just-created", coordination.DriverRun, time.Now()},
-		{"step-driven", coordination.DriverStep, old},
-		{"started", coordination.DriverRun, old},
-		{"cancelled", coordination.DriverRun, old},
+		{"never-started", coordination.DriverRun, old, old},
+		{"just-created", coordination.DriverRun, time.Now(), time.Now()},
+		{"created-slowly", coordination.DriverRun, old, time.Now()},
+		{"still-creating", coordination.DriverRun, old, time.Time{}},
+		{"step-driven", coordination.DriverStep, old, old},
+		{"started", coordination.DriverRun, old, old},
+		{"cancelled", coordination.DriverRun, old, old},
 	} {
 		s := storetest.NewSession(c.id)
-		s.Driver, s.CreatedAt = c.driver, c.created
+		s.Driver, s.CreatedAt, s.ReadyAt = c.driver, c.created, c.ready
 		if err := a.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +115,8 @@ func TestAbandonedListsASessionItsCreatorNeverStarted(t *testing.T) {
 // never started does. The every-second look for abandoned runs read and
 // parsed the setup of every such session (172 ms for 2,000 idle ones of
 // 40 KB); it now finds the run-driven ones through an index of their own
-// (migration 14), so its plan never scans the step-driven ones' setups.
+// (migration 14, on ready_at since 15), so its plan never scans the
+// step-driven ones' setups.
 func TestTheLookForUnstartedRunsReadsNoStepDrivenSetup(t *testing.T) {
 	a := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()

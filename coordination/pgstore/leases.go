@@ -397,8 +397,9 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 
 // Abandoned lists the tenant's sessions whose run lease expired unreleased
 // (by the database's clock), or that were created for a run which no run
-// has claimed in coordination.NeverStartedGrace since (their creator
-// stopped between the two: no lease row at all), and which have neither
+// has claimed in coordination.NeverStartedGrace since their creation ended
+// (ready_at: their creator stopped between the two; no lease row at all),
+// and which have neither
 // finished nor been cancelled (a cancel that no resume followed): the runs
 // a dead replica left, for a live one to claim. It is a cheap first look,
 // made every second, and a session it lists makes the replica list the
@@ -406,7 +407,7 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 // otherwise (a cancelled session whose run died, or whose release an
 // outage kept from the store, keeps its lease unreleased for ever). The
 // claim applies coordination's rules (clock skew included); a session's
-// creation time is its creator's clock, so the grace is counted with
+// ready time is its creator's clock, so the grace is counted with
 // MaxClockSkew more. A session never started has no session entry
 // (log_seq 0), which keeps the look from reading the setup of every
 // session the tenant has (a run that ended has entries): over 50,000
@@ -423,16 +424,17 @@ func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 
 // abandonedRuns lists a tenant's ($1) runs a dead replica left: an
 // unreleased run lease past its expiry, or a session created for a run with
-// no run lease and no session entry older than $2 seconds (an index of its
-// own, sessions_unstarted_runs, keeps the look from reading every
-// never-finished step-driven session's setup); neither finished nor
-// cancelled without a resume since.
+// no run lease and no session entry whose creation ended more than $2
+// seconds ago (ready_at; NULL, a creation under way or cut short, is never
+// listed; an index of its own, sessions_unstarted_runs, keeps the look from
+// reading every never-finished step-driven session's setup); neither
+// finished nor cancelled without a resume since.
 const abandonedRuns = `WITH left_runs AS (
 			SELECT l.session_id AS id, l.expires_at AS since FROM leases l
 			WHERE l.tenant = $1 AND l.agent_id = '' AND NOT l.released AND l.expires_at < now()
 			UNION ALL
-			SELECT s.id, s.created_at FROM sessions s
-			WHERE s.tenant = $1 AND s.log_seq = 0 AND s.created_at < now() - make_interval(secs => $2)
+			SELECT s.id, s.ready_at FROM sessions s
+			WHERE s.tenant = $1 AND s.log_seq = 0 AND s.ready_at < now() - make_interval(secs => $2)
 			AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.tenant = s.tenant AND l.session_id = s.id AND l.agent_id = '')
 			AND s.setup->>'driver' = 'run')
 		SELECT r.id FROM left_runs r

@@ -164,7 +164,7 @@ func sessionReads(c *QueryCounts) (loans, inFlight int64) {
 // setupReads is how many times c has counted a session's setup read.
 func setupReads(c *QueryCounts) (n int64) {
 	for _, q := range c.Top(1000, 30) {
-		if strings.HasPrefix(q.Kind, "SELECT setup FROM sessions") {
+		if strings.HasPrefix(q.Kind, "SELECT setup, ready_at FROM") {
 			n += q.Count
 		}
 	}

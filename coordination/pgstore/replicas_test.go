@@ -598,3 +598,13 @@ func TestASessionWhoseReplicaDiedBeforeItsRunReadsInterrupted(t *testing.T) {
 	rs := replicas(t, 2)
 	coordtest.NeverStartedReadsInterrupted(t, rs[0], rs[1])
 }
+
+// TestASessionWhoseCreationOutlastsTheGraceIsNotTakenUpByAnotherReplica: a
+// session replica A creates for a run, its creation outlasting
+// coordination.NeverStartedGrace, is not read interrupted by replica B nor
+// listed by B's look for runs left (Abandoned) while A still creates it,
+// nor just after (coordtest.SlowCreationIsNotTakenUp).
+func TestASessionWhoseCreationOutlastsTheGraceIsNotTakenUpByAnotherReplica(t *testing.T) {
+	rs := replicas(t, 2)
+	coordtest.SlowCreationIsNotTakenUp(t, rs[0], rs[1], rs[1].Abandoned)
+}

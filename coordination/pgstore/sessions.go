@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -37,12 +38,19 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 	}
 	setup := *sess
 	setup.Foreign = false // a session MassGen wrote on disk; never one here
+	// ReadyAt is kept in its own column (SetReady), where the look for runs
+	// never started reads it (leases.go), and only there.
+	setup.ReadyAt = time.Time{}
 	data, err := json.Marshal(&setup)
 	if err != nil {
 		return fmt.Errorf("encoding session %q: %w", sess.ID, err)
 	}
-	_, err = s.db.pool.Exec(ctx, `INSERT INTO sessions (tenant, id, created_at, setup) VALUES ($1, $2, $3, $4)`,
-		s.tenant, sess.ID, sess.CreatedAt, data)
+	var ready *time.Time
+	if !sess.ReadyAt.IsZero() {
+		ready = &sess.ReadyAt
+	}
+	_, err = s.db.pool.Exec(ctx, `INSERT INTO sessions (tenant, id, created_at, ready_at, setup) VALUES ($1, $2, $3, $4, $5)`,
+		s.tenant, sess.ID, sess.CreatedAt, ready, data)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		return fmt.Errorf("session %q already exists; choose another id, or leave it out for a generated one: %w", sess.ID, coordination.ErrSessionExists)
@@ -59,7 +67,8 @@ func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, 
 		return nil, err
 	}
 	var data []byte
-	err := s.db.pool.QueryRow(ctx, `SELECT setup FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id).Scan(&data)
+	var ready *time.Time
+	err := s.db.pool.QueryRow(ctx, `SELECT setup, ready_at FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id).Scan(&data, &ready)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -70,7 +79,25 @@ func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, 
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("session %q is stored damaged: %w", id, err)
 	}
+	if ready != nil {
+		out.ReadyAt = ready.UTC()
+	}
 	return &out, nil
+}
+
+// SetReady records the session's ReadyAt in its row's ready_at.
+func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	tag, err := s.db.pool.Exec(ctx, `UPDATE sessions SET ready_at = $3 WHERE tenant = $1 AND id = $2`, s.tenant, id, at)
+	if err != nil {
+		return fmt.Errorf("recording that session %q is created: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(id)
+	}
+	return nil
 }
 
 // Sessions lists the tenant's session ids, oldest first (ties by id, byte

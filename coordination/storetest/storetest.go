@@ -40,6 +40,7 @@ var (
 		{"SessionsListsOldestFirst", testSessionsOrder},
 		{"HostViewsRoundTrip", testViews},
 		{"SetCriteriaReplacesOnlyTheCriteria", testSetCriteria},
+		{"SetReadyStampsOnlyTheEndOfCreation", testSetReady},
 	}
 	LedgerCases = []Case{
 		{"StepsAreNumberedPerAgent", testStepNumbering},
@@ -136,6 +137,7 @@ func NewSession(id string, agents ...string) *coordination.Session {
 		Aliases:   map[string]int{},
 		CreatedAt: ms(time.Date(2026, 3, 20, 22, 32, 3, 123456789, time.UTC)),
 		TeamName:  "massgen/quick",
+		ReadyAt:   ms(time.Date(2026, 3, 20, 22, 32, 5, 987654321, time.UTC)),
 	}
 	for i, a := range agents {
 		ag := coordination.Agent{ID: a, Model: "sim/accuracy=0.8:seed=" + fmt.Sprint(i)}
@@ -201,7 +203,8 @@ func testCreateRoundTrip(t *testing.T, st coordination.Store) {
 		t.Fatal(err)
 	}
 	sameTime(t, "CreatedAt", got.CreatedAt, want.CreatedAt)
-	got.CreatedAt = want.CreatedAt
+	sameTime(t, "ReadyAt", got.ReadyAt, want.ReadyAt)
+	got.CreatedAt, got.ReadyAt = want.CreatedAt, want.ReadyAt
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Session round trip:\n got %+v\nwant %+v", got, want)
 	}
@@ -1124,11 +1127,49 @@ func testSetCriteria(t *testing.T, st coordination.Store) {
 		{ID: "C2", Text: "Is brief.", Category: "could"},
 	}
 	got.CreatedAt, want.CreatedAt = ms(got.CreatedAt), ms(want.CreatedAt)
+	got.ReadyAt, want.ReadyAt = ms(got.ReadyAt), ms(want.ReadyAt)
 	if !reflect.DeepEqual(got, &want) {
 		t.Errorf("after SetCriteria:\n got %+v\nwant %+v", got, &want)
 	}
 	if err := st.SetCriteria(ctx, "missing", items); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("SetCriteria(missing) = %v, want ErrSessionNotFound", err)
+	}
+}
+
+// testSetReady: a session is stored before its creation ends (ReadyAt
+// zero, as Create writes it), and SetReady stamps the end and changes
+// nothing else of the setup.
+func testSetReady(t *testing.T, st coordination.Store) {
+	ctx := context.Background()
+	s := NewSession("s1")
+	s.ReadyAt = time.Time{}
+	if err := st.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Session(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.ReadyAt.IsZero() {
+		t.Errorf("a session whose creation has not ended reads ReadyAt %v, want none", got.ReadyAt)
+	}
+	at := ms(s.CreatedAt.Add(90 * time.Second))
+	if err := st.SetReady(ctx, "s1", at); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = st.Session(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	sameTime(t, "ReadyAt", got.ReadyAt, at)
+	want := *s
+	want.ReadyAt = at
+	got.CreatedAt, want.CreatedAt = ms(got.CreatedAt), ms(want.CreatedAt)
+	got.ReadyAt, want.ReadyAt = ms(got.ReadyAt), ms(want.ReadyAt)
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("after SetReady:\n got %+v\nwant %+v", got, &want)
+	}
+	if err := st.SetReady(ctx, "missing", at); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("SetReady(missing) = %v, want ErrSessionNotFound", err)
 	}
 }
 
