@@ -58,3 +58,32 @@ func TestContinueFromRefusesWhatCannotBeContinued(t *testing.T) {
 		t.Errorf("the refusal shows a server path: %s", text(res))
 	}
 }
+
+// TestRunTeamResumingATurnThatContinuesAnotherIsRefused: run_team's
+// continue_from, given with the session_id of a stored session, names the
+// turn that session must follow up (coordination.RunRequest.Previous): a
+// session that follows up another turn, or none, is another session under
+// the id and is refused (session_exists), never resumed as if it were the
+// turn asked for. The same continue_from resumes it.
+func TestRunTeamResumingATurnThatContinuesAnotherIsRefused(t *testing.T) {
+	c := inProcess(t, newFileServer(t, Options{}), false)
+	for _, id := range []string{"first", "other"} {
+		var res TeamResult
+		decode(t, callTool(t, c, "run_team", mustJSON(map[string]any{"task": "What is 17 * 23?", "models": []string{"sim", "sim"}, "session_id": id, "wait": true})), &res)
+		if res.Status != "finished" {
+			t.Fatalf("turn %s: %s; want finished", id, res.Status)
+		}
+	}
+	var next TeamResult
+	decode(t, callTool(t, c, "run_team", `{"continue_from":"first","task":"And 17 * 24?","session_id":"second","wait":true}`), &next)
+	if next.Status != "finished" || next.SessionID != "second" {
+		t.Fatalf("the next turn: %s %s; want second finished", next.SessionID, next.Status)
+	}
+	var again TeamResult
+	decode(t, callTool(t, c, "run_team", `{"session_id":"second","continue_from":"first"}`), &again)
+	if again.SessionID != "second" || again.Status != "finished" {
+		t.Errorf("resuming second, which continues first: %s %s; want second finished", again.SessionID, again.Status)
+	}
+	wantError(t, callTool(t, c, "run_team", `{"session_id":"second","continue_from":"other"}`), "session_exists", "second", "follows up first", "other")
+	wantError(t, callTool(t, c, "run_team", `{"session_id":"first","continue_from":"other"}`), "session_exists", "first", "follows up no session")
+}
