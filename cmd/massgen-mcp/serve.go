@@ -354,14 +354,18 @@ const spendReplayEvery = time.Minute
 // this one created for a run and died before starting reads interrupted
 // only then.
 func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string) {
+	resumeInterruptedAfter(ctx, svc, tenant, time.After)
+}
+
+// resumeInterruptedAfter is resumeInterrupted waiting for its second look
+// on a store that is not shared through after (time.After; a test's own).
+func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tenant string, after func(time.Duration) <-chan time.Time) {
 	resumeOnce(ctx, svc, tenant)
 	shared, ok := svc.Store().(abandonedLister)
 	if !ok {
-		t := time.NewTimer(coordination.NeverStartedGrace + coordination.MaxClockSkew)
-		defer t.Stop()
 		select {
 		case <-ctx.Done():
-		case <-t.C:
+		case <-after(secondLook):
 			resumeOnce(ctx, svc, tenant)
 		}
 		return
@@ -389,6 +393,14 @@ func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant st
 
 // resumePoll is how often a replica looks for abandoned runs.
 const resumePoll = time.Second
+
+// secondLook is how long after its first look a server resuming
+// interrupted runs on a store that is not shared looks again: by then a
+// session the process before it left never started reads interrupted
+// (coordination.NeverStartedGrace after its creation ended, which was
+// before this process started, the creator's clock perhaps
+// coordination.MaxClockSkew behind).
+const secondLook = coordination.NeverStartedGrace + coordination.MaxClockSkew
 
 // abandonedLister is a store shared by replicas that lists the runs whose
 // lease expired unreleased (pgstore).

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/mcp"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// TestServeResumingInterruptedRunsLooksAgainOnceTheGraceHasPassed: serve
+// --resume-interrupted on a file store (not shared by replicas, so no
+// look every second) takes up a session the process before it created for
+// a run and died before starting: its first look, as it starts, finds the
+// session within coordination.NeverStartedGrace (running, its run perhaps
+// about to start) and leaves it; its second look, once the grace has
+// passed, finds it interrupted and runs it to its end.
+func TestServeResumingInterruptedRunsLooksAgainOnceTheGraceHasPassed(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	killed := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open})
+	s, err := killed.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	var passed time.Duration
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(passed) }
+	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Now: clock})
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); svc.StatusWritesPending() > 0 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	waits := make(chan time.Duration, 1)
+	fire := make(chan time.Time, 1)
+	after := func(d time.Duration) <-chan time.Time {
+		waits <- d
+		return fire
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, after)
+	}()
+
+	var wait time.Duration
+	select {
+	case wait = <-waits:
+	case <-done:
+		t.Fatal("the server resuming interrupted runs on a file store looked once and never again")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server resuming interrupted runs on a file store never arranged its second look")
+	}
+	if want := coordination.NeverStartedGrace + coordination.MaxClockSkew; wait != want {
+		t.Errorf("the second look is %v after the first, want %v (the grace and the clocks' skew)", wait, want)
+	}
+	if _, ok := svc.Running(s.ID); ok {
+		t.Fatal("the first look took up a session still within the grace")
+	}
+	if v, err := svc.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusRunning {
+		t.Fatalf("before the second look the session reads %+v (%v), want running", v, err)
+	}
+
+	mu.Lock()
+	passed = wait
+	mu.Unlock()
+	fire <- time.Now()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second look did not end")
+	}
+	// The resumed run may have ended already: its result says it ran.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		res, err := svc.Result(ctx, s.ID)
+		if err == nil && res.Status == coordination.StatusFinished {
+			break
+		}
+		if time.Now().After(deadline) {
+			got := "nothing"
+			if res != nil {
+				got = res.Status
+			}
+			t.Fatalf("the second look did not run the session its creator never started to its end: it reads %s (%v)", got, err)
+		}
+	}
+}
