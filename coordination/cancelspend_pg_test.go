@@ -14,7 +14,6 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
-	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -49,15 +48,7 @@ func (g *gatedSessionLock) LockSession(ctx context.Context, id string) (func(), 
 func TestACancelledCallsSpendIsCountedWhileItIsRecorded(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	st, err := db.For("acme")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := pgTenant(t, dsn)
 	gated := &gatedSessionLock{Store: st, reached: make(chan struct{}), gate: make(chan struct{})}
 	svc := coordination.NewService(gated, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
 		return loopingCLIEvery(0.02, 20*time.Millisecond), nil
@@ -129,15 +120,7 @@ func TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver(t *testing
 	const turn = 0.01
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	db, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	st, err := db.For("acme")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := pgTenant(t, dsn)
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
 		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
 			c := turn

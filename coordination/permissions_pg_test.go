@@ -24,18 +24,25 @@ func pgReplicas(t *testing.T, open func(providers.Spec) (providers.Provider, err
 	}
 	dsn := pgtest.Schema(t)
 	replica := func() *coordination.Service {
-		db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
-		st, err := db.For("acme")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: open})
+		return coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: open})
 	}
 	return replica(), replica()
+}
+
+// pgTenant opens a replica's store of tenant acme on dsn, closed with
+// the test.
+func pgTenant(t *testing.T, dsn string) coordination.Store {
+	t.Helper()
+	db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st, err := db.For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // TestAnAskOnAPostgresBackedServerIsAnsweredFromAnotherProcess: with no

@@ -412,24 +412,21 @@ func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, er
 	return out, nil
 }
 
-// SetCriteria replaces the session's criteria. The setup is copied and
-// swapped whole, so a reader holding the old copy never sees it change.
+// SetCriteria replaces the session's criteria.
 func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Item) error {
-	ss, err := s.live(ctx, id)
-	if err != nil {
-		return err
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	next := copySession(ss.setup.Load())
-	next.Criteria = copySession(&coordination.Session{Criteria: items}).Criteria
-	ss.setup.Store(next)
-	return nil
+	return s.changeSetup(ctx, id, func(next *coordination.Session) {
+		next.Criteria = copySession(&coordination.Session{Criteria: items}).Criteria
+	})
 }
 
-// SetReady records the session's ReadyAt, swapping the setup whole as
-// SetCriteria does.
+// SetReady records the session's ReadyAt.
 func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
+	return s.changeSetup(ctx, id, func(next *coordination.Session) { next.ReadyAt = at })
+}
+
+// changeSetup changes a copy of the session's setup and swaps it in whole,
+// so a reader holding the old copy never sees it change.
+func (s *Store) changeSetup(ctx context.Context, id string, change func(*coordination.Session)) error {
 	ss, err := s.live(ctx, id)
 	if err != nil {
 		return err
@@ -437,7 +434,7 @@ func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	next := copySession(ss.setup.Load())
-	next.ReadyAt = at
+	change(next)
 	ss.setup.Store(next)
 	return nil
 }
