@@ -203,3 +203,46 @@ func TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver(t *testing
 		t.Errorf("the session's cost: %+v, %v; want $%.2f", res, err, 0.50+turn)
 	}
 }
+
+// TestADeadReplicasSpendIsRecordedThoughTheStepThatFoundItIsRefused: the
+// step that takes a dead replica's step lock over is refused (its agent is
+// not due: it answered and waits for the others) and lets the lock go at
+// once. The spend the take found and reset is recorded all the same: the
+// record is made as the lock is taken, before anything that may let it go.
+func TestADeadReplicasSpendIsRecordedThoughTheStepThatFoundItIsRefused(t *testing.T) {
+	const turn = 0.01
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	st := pgTenant(t, dsn)
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			c := turn
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(10.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := s.Agents[0].ID
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		VALUES ('acme', $1, $2, 'dead-replica-lock-token', now() - interval '1 second', 0.37, 5000)`, s.ID, "step:"+agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); !errors.Is(err, coordination.ErrNotNext) {
+		t.Fatalf("a second step of an agent that answered and waits: %v; want it refused as not due", err)
+	}
+	res, err := svc.Result(ctx, s.ID)
+	if want := 0.37 + turn; err != nil || res.CostUSD == nil || math.Abs(*res.CostUSD-want) > 1e-9 {
+		t.Errorf("the session's cost after a refused step found a dead replica's spend: %+v, %v; want $%.2f", res, err, want)
+	}
+}

@@ -190,6 +190,11 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	if err != nil {
 		return nil, nil, err
 	}
+	// At once, before anything that may let the lock go: a take that found
+	// a dead holder's spend has reset its row, and the record is then the
+	// spend's only trace (read below with the ledger, so the step's budget
+	// counts it).
+	svc.recordTakenOver(ctx, s, agentID, lock)
 	// A store that lends the step locks with the ledger reads them in the
 	// same trip (they are needed whenever the memo below misses); another
 	// is asked only then.
@@ -272,7 +277,6 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		return nil, err
 	}
 	defer claim.release()
-	svc.recordTakenOver(ctx, s, agentID, lock)
 	// A step that crashed (its process killed) left its changes in the live
 	// workspace; under the step lock, before the model is given the
 	// workspace, it is brought back to the latest snapshot (cheap when

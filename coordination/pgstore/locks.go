@@ -237,21 +237,29 @@ const lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'of
 			ON CONFLICT (tenant, session_id, name) DO UPDATE
 				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at, spent_cost = 0, spent_tokens = 0
 				WHERE locks.expires_at < now()
-			RETURNING token)`
+			RETURNING token, xmax <> 0 AS took_over)`
 
 // stepLockTake is lockTake for a step lock, which also returns, when it
 // took the row over from a holder that stopped renewing it, the spend that
 // holder had shared on it and the token it shared it under (zero and ""
 // otherwise): a replica that died mid-step spent that, and no record of
 // it would ever reach the ledger (the row's spend is reset by the take).
-// Every part of the statement reads the same snapshot, so dead is the row
-// as the take found it.
+//
+// dead reads the statement's snapshot, while the take acts on the row as
+// last committed, so dead counts only when the take updated a row (took_over:
+// xmax is set on a row ON CONFLICT updated, not on one inserted). A
+// holder whose landing deleted its row while the take waited for it left
+// no row to update: the take inserted one, and the spend the snapshot
+// still shows is in that landing's entry. A share the holder committed
+// meanwhile is reported as the snapshot had it, short of it: that holder
+// is alive, and its own late record under the same key adds the rest
+// (coordination's spenderRest).
 const stepLockTake = lockTaking + `,
 		dead AS (
 			SELECT token, spent_cost, spent_tokens FROM locks
 			WHERE tenant = $1 AND session_id = $2 AND name = $3 AND expires_at < now()
 				AND (spent_cost <> 0 OR spent_tokens <> 0)
-				AND EXISTS (SELECT 1 FROM taken))
+				AND EXISTS (SELECT 1 FROM taken WHERE took_over))
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess),
 			coalesce((SELECT spent_cost FROM dead), 0), coalesce((SELECT spent_tokens FROM dead), 0), coalesce((SELECT token FROM dead), '')`
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
@@ -78,4 +79,52 @@ func TestAStepsSpendInFlightIsCountedOnEveryReplica(t *testing.T) {
 		t.Errorf("the new take's spend key %q; want its own token", lb2.SpendKey())
 	}
 	share(la2, 0, 0, 1.0, 1910)
+}
+
+// TestATakeWaitingOnALandingReportsNoDeadSpend: the holder of an expired
+// step lock is slow, not dead: its landing deletes its row (its spend now
+// in the landed entry) while another replica's take waits on that row.
+// The take inserts a fresh row and reports no spend to record, though its
+// snapshot still shows the old row's: reported, it would count twice.
+func TestATakeWaitingOnALandingReportsNoDeadSpend(t *testing.T) {
+	a, b := sessionOnTwoReplicas(t, "s")
+	ctx := context.Background()
+	la, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := la.(*stepLock)
+	if _, _, err := held.ShareSpend(ctx, 0.37, 5000); err != nil {
+		t.Fatal(err)
+	}
+	a.db.held.remove(a.tenant, held.token) // its heartbeat stalls
+	expireLock(t, a, "s", "step:agent_a")
+	landing, err := a.db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := landing.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND token = $2`, a.tenant, held.token); err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan *stepLock, 1)
+	go func() {
+		l, err := b.LockStep(ctx, "s", "agent_a")
+		if err != nil {
+			t.Error(err)
+			took <- nil
+			return
+		}
+		took <- l.(*stepLock)
+	}()
+	time.Sleep(200 * time.Millisecond) // the take waits on the row the landing deletes
+	if err := landing.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lb := <-took
+	if lb == nil {
+		return
+	}
+	if cost, tokens, key := lb.TakenOverSpend(); cost != 0 || tokens != 0 || key != "" {
+		t.Errorf("a take that found the landed holder's row gone reports $%.2f, %d tokens under %q to record; want none (the landing's entry has it)", cost, tokens, key)
+	}
 }
