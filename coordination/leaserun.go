@@ -362,7 +362,7 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 	case svc.neverStarted(ctx, s, l):
 		// Its creator was last known alive as it finished creating it,
 		// and nothing has run since (neverstarted.go).
-		alive = s.ReadyAt
+		alive, _ = createdBy(s)
 	default:
 		return res
 	}

@@ -22,8 +22,9 @@ import (
 // hundreds of MB), and counted from CreatedAt, stamped before the models
 // were checked too, a creation slower than the grace was taken up by
 // another replica while its creator was still creating it. A session whose
-// creation has not ended (under way, or cut short: its starting files may
-// be missing) is never read so.
+// creation never recorded its end (cut short, or written before the end
+// was kept) is read so only UnfinishedCreationGrace after it began: past
+// any creation still under way, and never left running for ever.
 
 // NeverStartedGrace is how long after its creation ended (Session.ReadyAt)
 // a session created for a run may go without its run claiming it before it
@@ -33,23 +34,42 @@ import (
 // (MaxClockSkew), so a run about to start is never taken up.
 const NeverStartedGrace = time.Minute
 
+// UnfinishedCreationGrace is how long after its creation began (CreatedAt)
+// a session created for a run whose creation never recorded its end
+// (ReadyAt zero: its creator died part-way, or it was written before the
+// end was kept) may go unclaimed before it reads interrupted. It is long
+// past any creation still under way; without it such a session would read
+// running for ever with nothing running it. Taken up, its run starts from
+// whatever starting files were stored.
+const UnfinishedCreationGrace = 10 * time.Minute
+
+// createdBy is when s's creator was last known alive, and how long its run
+// may go unclaimed from then before s reads interrupted.
+func createdBy(s *Session) (time.Time, time.Duration) {
+	if s.ReadyAt.IsZero() {
+		return s.CreatedAt, UnfinishedCreationGrace
+	}
+	return s.ReadyAt, NeverStartedGrace
+}
+
 // neverStarted tells whether s, whose run lease is l (nil: never claimed),
 // is a session created for a run that nothing has touched in the
 // NeverStartedGrace since its creation ended (unstarted): its creator
 // stopped before starting it.
 func (svc *Service) neverStarted(ctx context.Context, s *Session, l *RunLease) bool {
-	return l == nil && svc.now().Sub(s.ReadyAt) > NeverStartedGrace && svc.unstarted(ctx, s)
+	at, grace := createdBy(s)
+	return l == nil && svc.now().Sub(at) > grace && svc.unstarted(ctx, s)
 }
 
-// unstarted tells whether s was created for a run (createdForARun), its
-// creation ended (ReadyAt) and its ledger holds nothing yet: no step and
+// unstarted tells whether s was created for a run (createdForARun) and
+// its ledger holds nothing yet: no step and
 // no session entry, as the store's look for such sessions reads it (no
 // session entry). A session refused its run (Service.NotStarted:
 // cancelled) or stepped by its client since has entries, and is not one
 // its creator left. A ledger that cannot be read says no: the session
 // reads as it did.
 func (svc *Service) unstarted(ctx context.Context, s *Session) bool {
-	if !createdForARun(s) || s.ReadyAt.IsZero() {
+	if !createdForARun(s) {
 		return false
 	}
 	l, _, err := svc.sessions.lend(ctx, s.ID)
@@ -82,10 +102,11 @@ func (svc *Service) tookUpUnclaimed(ctx context.Context, s *Session, c *runClaim
 		return
 	}
 	c.interrupted = true
-	if svc.now().Sub(s.ReadyAt) <= NeverStartedGrace {
+	at, grace := createdBy(s)
+	if svc.now().Sub(at) <= grace {
 		return
 	}
 	svc.event(ctx, s.ID, Event{Type: "resumed", Message: fmt.Sprintf("session %s: the server that created it at %s stopped before its run began",
-		how, s.ReadyAt.UTC().Format(time.RFC3339))})
-	svc.log.Info().Str("session", s.ID).Time("created", s.ReadyAt).Msg("session " + how + ": the server that created it stopped before its run began")
+		how, at.UTC().Format(time.RFC3339))})
+	svc.log.Info().Str("session", s.ID).Time("created", at).Msg("session " + how + ": the server that created it stopped before its run began")
 }

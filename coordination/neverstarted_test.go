@@ -13,6 +13,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // setupGoneOnceClaimed is a store whose sessions' setups cannot be read
@@ -112,6 +113,44 @@ func TestASessionRefusedItsRunIsNotOneItsCreatorLeft(t *testing.T) {
 	for _, e := range v.Timeline {
 		if strings.Contains(e.Message, "stopped before its run began") {
 			t.Errorf("a refused session resumed by its client reads as taken up from a dead creator: %q", e.Message)
+		}
+	}
+}
+
+// neverReady is a memory store whose SetReady fails: a creation whose end
+// is never recorded, as a creator that died part-way leaves it.
+type neverReady struct{ *memstore.Store }
+
+func (neverReady) SetReady(context.Context, string, time.Time) error {
+	return errors.New("dummy: the creator died before its creation ended")
+}
+
+// TestACreationCutShortReadsInterruptedOnlyLongAfter: a session created for
+// a run whose creation never recorded its end (ReadyAt zero) reads running
+// while its creation may still be under way, past NeverStartedGrace too,
+// and interrupted once UnfinishedCreationGrace has passed since it began:
+// not running for ever with nothing running it.
+func TestACreationCutShortReadsInterruptedOnlyLongAfter(t *testing.T) {
+	ctx := context.Background()
+	st := neverReady{memstore.New()}
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	creator := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, Now: clock})
+	if _, err := creator.Create(ctx, coordination.TeamSpec{SessionID: "cut_short", Task: "What is 2 + 2?", Models: []string{"sim", "sim"}}); err == nil {
+		t.Fatal("a creation whose end could not be recorded succeeded")
+	}
+	reader := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, Now: clock})
+	for _, c := range []struct {
+		after time.Duration
+		want  string
+	}{
+		{2 * coordination.NeverStartedGrace, coordination.StatusRunning},
+		{coordination.UnfinishedCreationGrace + coordination.MaxClockSkew + time.Second, coordination.StatusInterrupted},
+	} {
+		offset.Store(int64(c.after))
+		v, err := reader.Status(ctx, "cut_short")
+		if err != nil || v.Result.Status != c.want {
+			t.Errorf("%v after a creation cut short: %v, %v; want %s", c.after, v.Result.Status, err, c.want)
 		}
 	}
 }

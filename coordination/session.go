@@ -77,9 +77,10 @@ type Session struct {
 	// NeverStartedGrace from then, not from CreatedAt, which is stamped
 	// before the models are checked and the starting files stored
 	// (neverstarted.go). Zero while Create is under way, and for good
-	// after one that failed or whose process died part-way (a retry under
-	// the same id finishes it), and in a session.json written before it
-	// was kept.
+	// after one that failed or whose process died part-way (Create asked
+	// again for the same team finishes it; a resume does not), and in a
+	// session.json written before it was kept: such a session counts
+	// UnfinishedCreationGrace from CreatedAt instead.
 	ReadyAt time.Time `json:"ready_at,omitzero"`
 	// Driver says who drives the session: the server's run loop ("run") or
 	// the outer agent step by step ("step"), whose timeout runs from creation.

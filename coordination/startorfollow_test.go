@@ -100,7 +100,8 @@ func TestAFollowedRunWhoseHolderHandsItOverIsTakenUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a.Start(ctx, s.ID); err != nil {
+	ra, _, err := a.Start(ctx, s.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	sl := newSlots(1)
@@ -115,6 +116,9 @@ func TestAFollowedRunWhoseHolderHandsItOverIsTakenUp(t *testing.T) {
 	defer cancel()
 	if err := a.Shutdown(sctx); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := ra.Result(); err == nil || !strings.Contains(err.Error(), "hands the run over") {
+		t.Fatalf("A's run ended with %v; want it handed over mid-run, for B to take up", err)
 	}
 	select {
 	case <-run.Done():

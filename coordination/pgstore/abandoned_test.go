@@ -67,13 +67,16 @@ func TestAbandonedListsOnlyRunsThatReadInterrupted(t *testing.T) {
 // run with no run lease at all (its replica died before its run claimed
 // it) is listed once coordination.NeverStartedGrace has passed since its
 // creation ended (ready_at), and not before, even if it was begun long
-// before, nor while its creation has not ended, nor a step-driven session
+// before, nor while its creation may be under way (no ready_at, begun less
+// than coordination.UnfinishedCreationGrace ago; past it, a creation cut
+// short is listed, not left running for ever), nor a step-driven session
 // (no run lease by design), nor one whose run claimed it, nor one
 // cancelled.
 func TestAbandonedListsASessionItsCreatorNeverStarted(t *testing.T) {
 	a := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
 	old := time.Now().Add(-coordination.NeverStartedGrace - coordination.MaxClockSkew - 5*time.Second)
+	long := time.Now().Add(-coordination.UnfinishedCreationGrace - coordination.MaxClockSkew - 5*time.Second)
 	for _, c := range []struct {
 		id, driver     string
 		created, ready time.Time
@@ -82,6 +85,7 @@ func TestAbandonedListsASessionItsCreatorNeverStarted(t *testing.T) {
 		{"just-created", coordination.DriverRun, time.Now(), time.Now()},
 		{"created-slowly", coordination.DriverRun, old, time.Now()},
 		{"still-creating", coordination.DriverRun, old, time.Time{}},
+		{"creation-cut-short", coordination.DriverRun, long, time.Time{}},
 		{"step-driven", coordination.DriverStep, old, old},
 		{"started", coordination.DriverRun, old, old},
 		{"cancelled", coordination.DriverRun, old, old},
@@ -105,8 +109,8 @@ func TestAbandonedListsASessionItsCreatorNeverStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(ids, []string{"never-started"}) {
-		t.Fatalf("Abandoned = %v, want only the session no run ever claimed [never-started]", ids)
+	if !slices.Equal(ids, []string{"creation-cut-short", "never-started"}) {
+		t.Fatalf("Abandoned = %v, want the sessions no run ever claimed, oldest first: one whose creation never recorded its end, begun past coordination.UnfinishedCreationGrace, and one created past the grace [creation-cut-short never-started]", ids)
 	}
 }
 
@@ -129,7 +133,8 @@ func TestTheLookForUnstartedRunsReadsNoStepDrivenSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	grace := (coordination.NeverStartedGrace + coordination.MaxClockSkew).Seconds()
-	rows, err := a.db.pool.Query(ctx, "EXPLAIN "+abandonedRuns, a.tenant, grace)
+	unfinished := (coordination.UnfinishedCreationGrace + coordination.MaxClockSkew).Seconds()
+	rows, err := a.db.pool.Query(ctx, "EXPLAIN "+abandonedRuns, a.tenant, grace, unfinished)
 	if err != nil {
 		t.Fatal(err)
 	}

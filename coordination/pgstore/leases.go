@@ -415,7 +415,8 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 // and reading every setup's driver 200.
 func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 	grace := (coordination.NeverStartedGrace + coordination.MaxClockSkew).Seconds()
-	rows, err := s.db.pool.Query(ctx, abandonedRuns, s.tenant, grace)
+	unfinished := (coordination.UnfinishedCreationGrace + coordination.MaxClockSkew).Seconds()
+	rows, err := s.db.pool.Query(ctx, abandonedRuns, s.tenant, grace, unfinished)
 	if err != nil {
 		return nil, fmt.Errorf("listing abandoned runs: %w", err)
 	}
@@ -425,16 +426,19 @@ func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 // abandonedRuns lists a tenant's ($1) runs a dead replica left: an
 // unreleased run lease past its expiry, or a session created for a run with
 // no run lease and no session entry whose creation ended more than $2
-// seconds ago (ready_at; NULL, a creation under way or cut short, is never
-// listed; an index of its own, sessions_unstarted_runs, keeps the look from
+// seconds ago (ready_at), or, whose creation never recorded its end (NULL:
+// cut short, or written by a replica of an earlier version), began more
+// than $3 (coordination.UnfinishedCreationGrace; an index of its own,
+// sessions_unstarted_runs, keeps the look from
 // reading every never-finished step-driven session's setup); neither
 // finished nor cancelled without a resume since.
 const abandonedRuns = `WITH left_runs AS (
 			SELECT l.session_id AS id, l.expires_at AS since FROM leases l
 			WHERE l.tenant = $1 AND l.agent_id = '' AND NOT l.released AND l.expires_at < now()
 			UNION ALL
-			SELECT s.id, s.ready_at FROM sessions s
-			WHERE s.tenant = $1 AND s.log_seq = 0 AND s.ready_at < now() - make_interval(secs => $2)
+			SELECT s.id, coalesce(s.ready_at, s.created_at) FROM sessions s
+			WHERE s.tenant = $1 AND s.log_seq = 0
+			AND (s.ready_at < now() - make_interval(secs => $2) OR (s.ready_at IS NULL AND s.created_at < now() - make_interval(secs => $3)))
 			AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.tenant = s.tenant AND l.session_id = s.id AND l.agent_id = '')
 			AND s.setup->>'driver' = 'run')
 		SELECT r.id FROM left_runs r
