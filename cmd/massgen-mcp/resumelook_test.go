@@ -33,9 +33,17 @@ func TestServeResumingInterruptedRunsLooksAgainOnceTheGraceHasPassed(t *testing.
 	var passed time.Duration
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(passed) }
 	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open, Now: clock})
+	// Before the directory goes: the resumed run's last writes (its lease,
+	// its status) may follow its finished result, and so may the first
+	// service's status write after its creation.
 	t.Cleanup(func() {
-		for deadline := time.Now().Add(10 * time.Second); svc.StatusWritesPending() > 0 && time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
+		sctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		for _, sv := range []*coordination.Service{svc, killed} {
+			_ = sv.Shutdown(sctx)
+			for sv.StatusWritesPending() > 0 && sctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
 	})
 	waits := make(chan time.Duration, 1)

@@ -73,11 +73,14 @@ func StepJoined(t *testing.T, a, b coordination.Store) {
 		onA := step(ctx, svcA, s.ID)
 		wait(t, started, "A's model call")
 		onB := step(ctx, svcB, s.ID)
+		// Long enough for B's step to find A's in flight under a loaded
+		// race run (at 200 ms, B once reached the lock after A's landing
+		// and was told agent_a was not due).
 		select {
 		case got := <-onB:
 			close(release)
 			t.Fatalf("B answered while A's step was in flight: %+v, %v", got.res, got.err)
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 		landed := time.Now()
 		close(release)
