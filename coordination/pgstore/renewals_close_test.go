@@ -36,12 +36,30 @@ func TestCloseEndsTheRenewalsUnderWay(t *testing.T) {
 	if _, err := stalled.Exec(ctx, `SELECT 1 FROM leases WHERE tenant = $1 AND session_id = 's' AND agent_id = '' FOR UPDATE`, a.tenant); err != nil {
 		t.Fatal(err)
 	}
+	var stalledPid int
+	if err := stalled.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&stalledPid); err != nil {
+		t.Fatal(err)
+	}
 	renewed := make(chan error, 1)
 	go func() {
 		_, err := a.RenewRun(ctx, "s", l.Version, time.Minute)
 		renewed <- err
 	}()
-	time.Sleep(renewWindow + 300*time.Millisecond) // the batch passed the row by; the renewal waits alone
+	// The batch passes the row by; the renewal then waits alone, on the
+	// stalled transaction's lock: waited for, not slept for (a fixed sleep
+	// closed the store before the renewal waited, under a loaded run).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var blocked int
+		if err := rival.db.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, stalledPid).Scan(&blocked); err != nil {
+			t.Fatal(err)
+		}
+		if blocked > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the renewal never waited on the stalled row")
+		}
+	}
 	start := time.Now()
 	a.db.Close()
 	if took := time.Since(start); took > 2*time.Second {
