@@ -21,9 +21,11 @@ import (
 func TestAChatRequestFollowingARunItsHolderHandsOverTakesItUp(t *testing.T) {
 	stores := &replicaStores{stores: map[string]coordination.Store{}}
 	ctx := context.Background()
+	// A long lease: only the hand-over (which expires it at once) may let
+	// B take the run, never a renewal a loaded machine made late.
 	a := coordination.NewService(stores.of("a"), coordination.Options{
 		Logger: zerolog.Nop(), Open: backends.Open,
-		HandOver: true, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second,
+		HandOver: true, RunHeartbeat: 100 * time.Millisecond, RunLeaseTTL: 10 * time.Second,
 	})
 	s, err := a.Create(ctx, coordination.TeamSpec{SessionID: "chat_handed", Task: "What is 6 * 7?", Models: []string{"sim:latency=400ms", "sim:latency=400ms"}})
 	if err != nil {

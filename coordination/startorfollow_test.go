@@ -94,8 +94,8 @@ func TestStartOrFollowTakesASlotOnlyForARunItStarts(t *testing.T) {
 func TestAFollowedRunWhoseHolderHandsItOverIsTakenUp(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
-	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, HandOver: true, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second})
-	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second})
+	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, HandOver: true, RunHeartbeat: 100 * time.Millisecond, RunLeaseTTL: 10 * time.Second})
+	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, RunHeartbeat: 100 * time.Millisecond, RunLeaseTTL: 10 * time.Second})
 	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=400ms", "sim:latency=400ms"}})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestAFollowedRunWhoseHolderHandsItOverIsTakenUp(t *testing.T) {
 func TestAFollowedRunNobodyCanTakeUpEndsInterrupted(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
-	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, HandOver: true, RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: time.Second})
+	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, HandOver: true, RunHeartbeat: 100 * time.Millisecond, RunLeaseTTL: 10 * time.Second})
 	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
 	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=2s", "sim:latency=2s"}})
 	if err != nil {
