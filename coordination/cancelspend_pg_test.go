@@ -117,21 +117,10 @@ func TestACancelledCallsSpendIsCountedWhileItIsRecorded(t *testing.T) {
 // ledger, under the dead step's key: it was paid. Before, the take reset
 // the row and the spend vanished from the session's cost and budget.
 func TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver(t *testing.T) {
-	const turn = 0.01
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	st := pgTenant(t, dsn)
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-			c := turn
-			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
-		}), nil
-	}})
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
-		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(10.0)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, s := budgetedAnsweringPair(t, st)
 	agent := s.Agents[0].ID
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -210,21 +199,10 @@ func TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver(t *testing
 // once. The spend the take found and reset is recorded all the same: the
 // record is made as the lock is taken, before anything that may let it go.
 func TestADeadReplicasSpendIsRecordedThoughTheStepThatFoundItIsRefused(t *testing.T) {
-	const turn = 0.01
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	st := pgTenant(t, dsn)
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-			c := turn
-			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
-		}), nil
-	}})
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
-		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(10.0)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, s := budgetedAnsweringPair(t, st)
 	agent := s.Agents[0].ID
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatal(err)
@@ -245,4 +223,25 @@ func TestADeadReplicasSpendIsRecordedThoughTheStepThatFoundItIsRefused(t *testin
 	if want := 0.37 + turn; err != nil || res.CostUSD == nil || math.Abs(*res.CostUSD-want) > 1e-9 {
 		t.Errorf("the session's cost after a refused step found a dead replica's spend: %+v, %v; want $%.2f", res, err, want)
 	}
+}
+
+// turn is what each answer of budgetedAnsweringPair's agents costs.
+const turn = 0.01
+
+// budgetedAnsweringPair is a service on st and a step-driven session of two
+// agents under a $10 budget whose every step answers at once for turn.
+func budgetedAnsweringPair(t *testing.T, st coordination.Store) (*coordination.Service, *coordination.Session) {
+	t.Helper()
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			c := turn
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(10.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, s
 }
