@@ -139,6 +139,9 @@ func TestACreationCutShortReadsInterruptedOnlyLongAfter(t *testing.T) {
 	if _, err := creator.Create(ctx, coordination.TeamSpec{SessionID: "cut_short", Task: "What is 2 + 2?", Models: []string{"sim", "sim"}}); err == nil {
 		t.Fatal("a creation whose end could not be recorded succeeded")
 	}
+	if ok, err := creator.NotStarted(ctx, "cut_short", "dummy: refused"); ok || err != nil {
+		t.Errorf("NotStarted = %v, %v for a session whose creation failed; want it not taken for one created here for a run", ok, err)
+	}
 	reader := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, Now: clock})
 	for _, c := range []struct {
 		after time.Duration

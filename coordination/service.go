@@ -348,6 +348,9 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
 	unlock, err := svc.ready(ctx, s)
 	if err != nil {
+		// No session was made for a run here: its run, when asked, is a
+		// resume whose cancels count.
+		svc.fresh.DeleteIf(s.ID, func(struct{}) bool { return true })
 		return nil, err
 	}
 	svc.writeStatus(ctx, s, svc.sessions.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)

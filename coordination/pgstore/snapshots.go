@@ -116,14 +116,17 @@ func (r *snapshots) Manifest(agent string, step int) (*workspace.Manifest, bool,
 
 // SaveBase implements workspace.Remote. The first base recorded stays: two
 // replicas starting one session take the same content.
-func (r *snapshots) SaveBase(m *workspace.Manifest) error {
+func (r *snapshots) SaveBase(m *workspace.Manifest) (bool, error) {
 	data, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = r.s.db.pool.Exec(context.Background(), `INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest)
+	tag, err := r.s.db.pool.Exec(context.Background(), `INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest)
 		VALUES ($1, $2, '', 0, $3) ON CONFLICT DO NOTHING`, r.s.tenant, r.id, data)
-	return err
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // Steps implements workspace.Remote.

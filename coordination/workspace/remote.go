@@ -26,9 +26,11 @@ type Remote interface {
 	// Manifest reads the snapshot of agent at step (agent "" and step 0:
 	// the base); ok is false when the Remote has none.
 	Manifest(agent string, step int) (m *Manifest, ok bool, err error)
-	// SaveBase records the base's manifest. An answer's manifest is
-	// recorded by the store with its step, in the same transaction.
-	SaveBase(m *Manifest) error
+	// SaveBase records the base's manifest, unless one is recorded
+	// already: saved is false then, and that one stays. An answer's
+	// manifest is recorded by the store with its step, in the same
+	// transaction.
+	SaveBase(m *Manifest) (saved bool, err error)
 	// Steps lists the steps of agent that have a snapshot, ascending.
 	Steps(agent string) ([]int, error)
 	// Open streams the content with SHA-256 sum.
@@ -209,15 +211,27 @@ func (t *Team) hasBase() (bool, error) {
 // other replicas, then puts it in place here. In that order: a base this
 // replica kept but the Remote lacks would have the other replicas start
 // from nothing, and a creation asked again (a failed one leaves the
-// session's row) takes it again.
+// session's row) takes it again. A base another creation recorded or put
+// in place first stays, and this one is dropped: replicas taking a
+// session's base at once (or two creations here) start every workspace
+// from the same files, the first's, which a replica without them fetches.
 func (t *Team) placeBase(stage string, m *Manifest) error {
 	if t.Remote != nil {
-		if err := t.Remote.SaveBase(m); err != nil {
-			os.RemoveAll(stage)
+		saved, err := t.Remote.SaveBase(m)
+		if err != nil {
 			return fmt.Errorf("cannot record the starting files in the shared store: %w", err)
 		}
+		if !saved {
+			return nil
+		}
 	}
-	return os.Rename(stage, t.baseDir())
+	err := os.Rename(stage, t.baseDir())
+	if err != nil {
+		if _, ok, _ := ReadManifest(t.baseDir()); ok {
+			return nil
+		}
+	}
+	return err
 }
 
 func agentName(agent string) string {

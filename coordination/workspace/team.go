@@ -69,31 +69,53 @@ func (t *Team) Start() error {
 	if !ok {
 		return nil
 	}
+	return t.takeBase(func(stage string) (*Manifest, error) {
+		commit, leave, err := t.startFilter(c)
+		if err != nil {
+			return nil, err
+		}
+		m, err := snapshotWith(t.Blobs, c.Path, stage, nil, "", t.Limits, leave)
+		if err != nil {
+			return nil, fmt.Errorf("cannot take the starting content of context %s: %w", c.Path, err)
+		}
+		return m, withCommit(stage, m, commit)
+	})
+}
+
+// takeBase takes the base once: unless one is there, take fills a stage of
+// its own (two creations of one session may take it at once, in this
+// process or on two replicas), which then becomes the base unless another
+// became it first. A base is never taken over: the other one's files may
+// already be in a workspace.
+func (t *Team) takeBase(take func(stage string) (*Manifest, error)) error {
 	if ok, err := t.hasBase(); ok || err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
 		return err
 	}
-	stage := t.baseDir() + ".tmp"
-	os.RemoveAll(stage)
-	commit, leave, err := t.startFilter(c)
+	tmp, err := os.MkdirTemp(filepath.Dir(t.baseDir()), ".base.tmp-")
 	if err != nil {
 		return err
 	}
-	m, err := snapshotWith(t.Blobs, c.Path, stage, nil, "", t.Limits, leave)
+	defer os.RemoveAll(tmp) // empty once the stage is in place
+	stage := filepath.Join(tmp, "base")
+	m, err := take(stage)
 	if err != nil {
-		os.RemoveAll(stage)
-		return fmt.Errorf("cannot take the starting content of context %s: %w", c.Path, err)
-	}
-	if commit != "" {
-		m.Commit = commit
-		os.Remove(filepath.Join(stage, ManifestName))
-		if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
-			return err
-		}
+		return err
 	}
 	return t.placeBase(stage, m)
+}
+
+// withCommit records in a stage's manifest the commit its files are the
+// tree of, with their uncommitted changes.
+func withCommit(stage string, m *Manifest, commit string) error {
+	if commit == "" {
+		return nil
+	}
+	m.Commit = commit
+	os.Remove(filepath.Join(stage, ManifestName))
+	return writeManifest(filepath.Join(stage, ManifestName), m)
 }
 
 // startFilter says which files of a write context a workspace starts with.
@@ -287,25 +309,11 @@ func (t *Team) Base() (*Manifest, string, error) { return t.base() }
 // when its write context is a git repository, so each agent's workspace is
 // still a worktree of it.
 func (t *Team) StartFrom(dir, commit string) error {
-	if ok, err := t.hasBase(); ok || err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
-		return err
-	}
-	stage := t.baseDir() + ".tmp"
-	os.RemoveAll(stage)
-	m, err := Snapshot(t.Blobs, dir, stage, nil, "", t.Limits)
-	if err != nil {
-		os.RemoveAll(stage)
-		return fmt.Errorf("cannot take the starting files from %s: %w", dir, err)
-	}
-	if commit != "" {
-		m.Commit = commit
-		os.Remove(filepath.Join(stage, ManifestName))
-		if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
-			return err
+	return t.takeBase(func(stage string) (*Manifest, error) {
+		m, err := Snapshot(t.Blobs, dir, stage, nil, "", t.Limits)
+		if err != nil {
+			return nil, fmt.Errorf("cannot take the starting files from %s: %w", dir, err)
 		}
-	}
-	return t.placeBase(stage, m)
+		return m, withCommit(stage, m, commit)
+	})
 }
