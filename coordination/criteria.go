@@ -96,8 +96,23 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
 		}
-		set, err = criteria.Generate(ctx, p, criteria.GenerateRequest{Task: task, Kind: kind, Count: req.Count, Model: spec.String()})
+		gctx := ctx
+		if s != nil {
+			// The session's cancel, recorded on any replica, stops the
+			// call: it is spent on the session's behalf.
+			cancels, err := svc.cancelsNow(ctx, s.ID)
+			if err != nil {
+				return criteria.Set{}, err
+			}
+			var done func()
+			gctx, done = svc.untilCancelled(ctx, s.ID, cancels, "its criteria were being written; none were attached: ask again once it is resumed")
+			defer done()
+		}
+		set, err = criteria.Generate(gctx, p, criteria.GenerateRequest{Task: task, Kind: kind, Count: req.Count, Model: spec.String()})
 		if err != nil {
+			if cause := context.Cause(gctx); ctx.Err() == nil && errors.Is(cause, errCancelled) {
+				return criteria.Set{}, cause
+			}
 			return criteria.Set{}, err
 		}
 	}

@@ -104,7 +104,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if host {
 		return svc.hosts.submit(ctx, s, req)
 	}
-	sctx, done := svc.untilCancelled(ctx, s.ID, st.Life.Cancels)
+	sctx, done := svc.untilCancelled(ctx, s.ID, st.Life.Cancels, "this step's model call ran; the step was not recorded")
 	defer done()
 	after := latestStep(st, ag.ID)
 	if req.After != nil {
@@ -139,14 +139,15 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 // beganKey carries StepRequest.Began to the step under its lock.
 type beganKey struct{}
 
-// untilCancelled is ctx ended (errCancelled) once a cancel past cancels
-// lands on the session, wherever it was recorded: a step-driven session has
-// no run loop to hear a cancel from another replica, and its model call
-// would otherwise run to its end (paid for) to have only its landing
-// refused by the cancel fence. The session is read only when a session
+// untilCancelled is ctx ended (errCancelled, saying the session was
+// cancelled while what) once a cancel past cancels lands on the session,
+// wherever it was recorded: a step-driven session has no run loop to hear
+// a cancel from another replica, and its model call would otherwise run to
+// its end (paid for) to have only its landing refused by the cancel fence;
+// a session's criteria call likewise. The session is read only when a session
 // entry lands: a cancel that landed before the watch began is left to
 // that fence. done stops the watch and waits for its reader.
-func (svc *Service) untilCancelled(ctx context.Context, id string, cancels int) (context.Context, func()) {
+func (svc *Service) untilCancelled(ctx context.Context, id string, cancels int, what string) (context.Context, func()) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	changes, err := svc.store.Watch(sctx, id)
 	if err != nil {
@@ -167,7 +168,7 @@ func (svc *Service) untilCancelled(ctx context.Context, id string, cancels int) 
 					continue
 				}
 				if n, err := svc.cancelsNow(sctx, id); err == nil && n > cancels {
-					cancel(fmt.Errorf("session %q was %w while this step's model call ran; the step was not recorded", id, errCancelled))
+					cancel(fmt.Errorf("session %q was %w while %s", id, errCancelled, what))
 					return
 				}
 			}
