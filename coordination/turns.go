@@ -97,6 +97,12 @@ func (svc *Service) previousTurn(ctx context.Context, spec *TeamSpec) (*previous
 	if len(spec.Models) == 0 && len(spec.Agents) == 0 {
 		spec.Agents = make([]Agent, len(s.Agents))
 		copy(spec.Agents, s.Agents)
+		if spec.TeamName == "" {
+			// The same team, so the same name: a request naming the
+			// turn under another team's is refused as the first turn's
+			// would be.
+			spec.TeamName = s.TeamName
+		}
 	}
 	if spec.Seed == nil {
 		// The conversation's seed, so a seeded conversation replays turn by

@@ -126,3 +126,30 @@ func TestAResumeNamingAnotherTurnToContinueIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAFollowUpTurnOfTheSameTeamKeepsItsName: a turn that keeps the first
+// turn's agents keeps its team's name (Session.TeamName), so asking for
+// it under another team is refused as asking for the first turn is; a
+// turn that names agents of its own is a team without that name.
+func TestAFollowUpTurnOfTheSameTeamKeepsItsName(t *testing.T) {
+	models, sc, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	s1 := h.Create(coordination.TeamSpec{Models: models, Task: "Name a colour", TeamName: "massgen/quick"})
+	b := coordtest.Alias(s1, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("red"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("blue"), coordtest.Vote(b)}
+	h.Run(s1.ID)
+	same := h.Create(coordination.TeamSpec{ContinueFrom: s1.ID, Task: "Now a darker one"})
+	if same.TeamName != "massgen/quick" {
+		t.Fatalf("a turn of the same team is named %q, want massgen/quick", same.TeamName)
+	}
+	ctx := context.Background()
+	_, err := h.Service.CreateOrResume(ctx, coordination.RunRequest{SessionID: same.ID, TeamName: "massgen/slow"})
+	if !errors.Is(err, coordination.ErrSessionExists) {
+		t.Fatalf("the turn asked for under another team: %v; want it refused", err)
+	}
+	own := h.Create(coordination.TeamSpec{ContinueFrom: s1.ID, Task: "Now a lighter one", Models: models[:1]})
+	if own.TeamName != "" {
+		t.Fatalf("a turn with agents of its own is named %q, want no name", own.TeamName)
+	}
+}
