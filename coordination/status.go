@@ -28,6 +28,9 @@ type StatusView struct {
 	// first turn.
 	Turn     int    `json:"turn,omitempty"`
 	Previous string `json:"previous,omitempty"`
+	// TeamName is the name the team was asked for by (Session.TeamName):
+	// "" when it was named by its models or agents.
+	TeamName string `json:"team_name,omitempty"`
 }
 
 // AgentStatus is one agent's row in a status view.
@@ -104,7 +107,7 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	v := &StatusView{
 		Result: res, Task: s.Task, Rules: s.Rules, Seed: s.Seed, Criteria: s.Criteria,
 		Agents: []AgentStatus{}, Revote: append([]string{}, st.Pending...), CreatedAt: s.CreatedAt,
-		Foreign: s.Foreign, Timeline: []Event{}, Turn: s.Turn, Previous: s.Previous,
+		Foreign: s.Foreign, Timeline: []Event{}, Turn: s.Turn, Previous: s.Previous, TeamName: s.TeamName,
 	}
 	if v.Criteria == nil {
 		v.Criteria = []criteria.Item{}

@@ -14,8 +14,14 @@ import (
 // picture and line in it is coordination/report's; webui adds only the
 // answers' HTML and diffs.
 type sessionState struct {
-	ID        string      `json:"id"`
-	Task      string      `json:"task"`
+	ID   string `json:"id"`
+	Task string `json:"task"`
+	// Team is the team's name (a chat model's, massgen/NAME) and Turn and
+	// Previous place a follow-up turn; empty for a first turn named by its
+	// models.
+	Team      string      `json:"team,omitempty"`
+	Turn      int         `json:"turn,omitempty"`
+	Previous  string      `json:"previous,omitempty"`
 	Status    string      `json:"status"`
 	Outcome   string      `json:"outcome"`
 	Summary   string      `json:"summary"`
@@ -86,7 +92,7 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 	r := v.Result
 	_, running := svc.Running(id)
 	st := &sessionState{
-		ID: id, Task: v.Task, Status: r.Status, Outcome: report.Outcome(r), Summary: report.Summary(r),
+		ID: id, Task: v.Task, Team: v.TeamName, Turn: v.Turn, Previous: v.Previous, Status: r.Status, Outcome: report.Outcome(r), Summary: report.Summary(r),
 		Cost: report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
 		Map: report.ConsensusMapSVG(v), Needs: report.BuildGraph(v).Needs(),
 		Agents: []agentCard{}, Answers: []answer{}, Files: []file{}, Approvals: pendingApprovals(ctx, svc, id),

@@ -456,3 +456,35 @@ func TestALoginEndsWithTheTokenItWasMadeWith(t *testing.T) {
 		t.Errorf("tenant b's browser: %d, want the view", code)
 	}
 }
+
+// TestASessionPageNamesItsTeamAndTurn: the page's state carries the name
+// the team was asked for by (a chat model's) and, for a follow-up turn,
+// its number and the session it continues; a first turn named by its
+// models carries none.
+func TestASessionPageNamesItsTeamAndTurn(t *testing.T) {
+	s := serve(t)
+	svc := s.service(t, "a")
+	ctx := context.Background()
+	first, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim"}, TeamName: "massgen/quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Run(ctx, first.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	next, err := svc.Create(ctx, coordination.TeamSpec{Task: "And 3+3?", ContinueFrom: first.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unnamed := runTeam(t, svc, "sim", "sim")
+	for id, want := range map[string]string{
+		first.ID: `"team":"massgen/quick"`,
+		next.ID:  `"team":"massgen/quick","turn":2,"previous":"` + first.ID + `"`,
+		unnamed:  `"task":"What is 2+2?","status"`,
+	} {
+		code, body, _ := get(t, http.DefaultClient, s.url+"/ui/api/sessions/"+id, "Authorization", "Bearer "+tokenA)
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("session %s's state (%d) lacks %s:\n%.400s", id, code, want, body)
+		}
+	}
+}

@@ -219,6 +219,20 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     await p.context().close();
   });
 
+  it("places a follow-up turn in its conversation", async () => {
+    const first = await alice.callTool({ name: "run_team", arguments: { task: "What is 2 + 2?", models: ["sim", "sim"], wait: true } }, undefined, { timeout: 120_000 });
+    assert.ok(!first.isError, textOf(first));
+    const prev = first.structuredContent.session_id;
+    const id = await start(["sim", "sim"], { task: "And 3 + 3?", continue_from: prev });
+    const p = await page();
+    await login(p, ALICE);
+    await p.goto(`${base}/ui/s/${id}`);
+    await p.waitForSelector("#s-team:not([hidden])");
+    assert.equal(await p.locator("#s-team").textContent(), `turn 2, continuing ${prev}`);
+    assert.deepEqual(p.errors, [], "no console errors");
+    await p.context().close();
+  });
+
   it("cancels a team from the page", async () => {
     const p = await page();
     await login(p, ALICE);

@@ -76,6 +76,9 @@ function render(st) {
   badge.textContent = st.status;
   badge.className = "badge st-" + st.status;
   $("s-task").textContent = st.task;
+  const team = [st.team ? "Team " + st.team : "", st.turn ? `turn ${st.turn}, continuing ${st.previous}` : ""].filter(Boolean).join(" · ");
+  $("s-team").textContent = team;
+  $("s-team").hidden = !team;
   $("s-outcome").textContent = st.outcome || (st.running ? "The team is working." : "");
   $("s-cost").textContent = st.cost;
   $("s-steps").textContent = String(st.steps);
