@@ -48,11 +48,8 @@ func (svc *Service) team(s *Session) *workspace.Team {
 	if dir == "" {
 		return nil
 	}
-	state := svc.opts.StateDir
-	if state == "" {
-		state = filepath.Dir(filepath.Dir(dir)) // <state>/sessions/<id>
-	}
-	t := workspace.NewTeam(dir, s.Contexts, state)
+	t := workspace.NewTeam(dir, s.Contexts, svc.stateDir(s.ID))
+	t.Private = svc.opts.Private
 	if ws, ok := svc.store.(WorkspaceStore); ok && svc.files == nil {
 		t.Remote = ws.Snapshots(s.ID)
 		t.Blobs = t.Remote
@@ -81,9 +78,11 @@ func (svc *Service) startFiles(s *Session, prev *previousTurn) error {
 }
 
 // contextBlocks describes a session's context directories as text context,
-// fixed at creation like every other part of the prompt's stable prefix.
-func contextBlocks(cs []workspace.Context) ([]string, error) {
-	t := workspace.NewTeam("", cs, "")
+// fixed at creation like every other part of the prompt's stable prefix,
+// without the state directory or the server's other files in them.
+func (svc *Service) contextBlocks(cs []workspace.Context) ([]string, error) {
+	t := workspace.NewTeam("", cs, svc.stateDir(""))
+	t.Private = svc.opts.Private
 	out := make([]string, 0, len(cs))
 	for _, c := range cs {
 		text, err := t.Describe(c, contextText)

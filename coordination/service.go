@@ -55,6 +55,11 @@ type Options struct {
 	// directory nor written back to one; defaults to the directory holding
 	// the store's sessions/.
 	StateDir string
+	// Private are the server's own files beside the state directory (a
+	// tokens file, the team files): like it, never copied from or listed
+	// in a context, shown to a file tool or visible to a command, though a
+	// context directory holds them.
+	Private []string
 	// OnModelCall, if set, is called as each server step's model call goes
 	// out and again as it comes back: the process's activity, for a policy
 	// that acts while every model is thinking (activity.go). It runs on the
@@ -521,7 +526,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
-		blocks, err := contextBlocks(cs)
+		blocks, err := svc.contextBlocks(cs)
 		if err != nil {
 			return nil, err
 		}

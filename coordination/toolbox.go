@@ -108,15 +108,30 @@ func (k *stepKit) equip(req *providers.Request) {
 	}
 }
 
-// hiddenPaths are what no command may see: the state directory.
+// hiddenPaths are what no command or file tool may see: the state
+// directory and the server's other files (Options.Private).
 func (svc *Service) hiddenPaths(s *Session) []string {
+	out := slices.Clone(svc.opts.Private)
+	if state := svc.stateDir(s.ID); state != "" {
+		out = append(out, state)
+	}
+	return out
+}
+
+// stateDir is Options.StateDir, else the directory holding the store's
+// sessions/ (the session id's, for a store that keeps one per session);
+// "" for a store of no directory.
+func (svc *Service) stateDir(id string) string {
 	if svc.opts.StateDir != "" {
-		return []string{svc.opts.StateDir}
+		return svc.opts.StateDir
 	}
-	if dir := svc.dir(s.ID); dir != "" {
-		return []string{filepath.Dir(filepath.Dir(dir))} // <state>/sessions/<id>
+	if st, ok := svc.store.(sessionsDirer); ok && st.SessionsDir() != "" {
+		return filepath.Dir(st.SessionsDir())
 	}
-	return nil
+	if dir := svc.dir(id); dir != "" {
+		return filepath.Dir(filepath.Dir(dir)) // <state>/sessions/<id>
+	}
+	return ""
 }
 
 // showsFiles says whether any answer shown has a snapshot to read.

@@ -119,7 +119,7 @@ func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
 	for i, c := range a.Context {
 		context[i] = contextArg{Text: c.Text, Path: c.Path}
 	}
-	if spec.Context, dirs, err = readContext(context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
+	if spec.Context, dirs, err = readContext(context, h.opts.clientPaths(), h.opts.WriteRoots); err != nil {
 		return spec, err
 	}
 	if len(dirs) > 0 {

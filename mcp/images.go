@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -25,7 +24,7 @@ type imageArg struct {
 // must resolve (symlinks included) inside an allowed root, as a context
 // path must; the bytes' type and size are checked by the service, which
 // sniffs them whatever mime says.
-func readImages(args []imageArg, roots []string) ([]coordination.ImageInput, error) {
+func readImages(args []imageArg, cp clientPaths) ([]coordination.ImageInput, error) {
 	if len(args) > coordination.MaxImages {
 		return nil, fmt.Errorf("%w: %d images; a task takes at most %d", coordination.ErrBadInput, len(args), coordination.MaxImages)
 	}
@@ -44,7 +43,7 @@ func readImages(args []imageArg, roots []string) ([]coordination.ImageInput, err
 			}
 			out = append(out, coordination.ImageInput{Data: data, MIME: a.MIME, From: "data"})
 		default:
-			data, err := readImageUnderRoots(a.Path, roots)
+			data, err := readImageUnderRoots(a.Path, cp)
 			if err != nil {
 				return nil, err
 			}
@@ -56,20 +55,10 @@ func readImages(args []imageArg, roots []string) ([]coordination.ImageInput, err
 
 // readImageUnderRoots reads an image file that lies inside an allowed
 // root, at most one byte over the per-image cap (the service words that).
-func readImageUnderRoots(path string, roots []string) ([]byte, error) {
-	if len(roots) == 0 {
-		return nil, fmt.Errorf("%w: image path %q cannot be read: this server allows no file paths (start it with --allow-root DIR to allow some); send the image as data instead", coordination.ErrBadInput, path)
-	}
-	p := path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(roots[0], p)
-	}
-	real, err := filepath.EvalSymlinks(p)
+func readImageUnderRoots(path string, cp clientPaths) ([]byte, error) {
+	real, err := cp.resolve(path, imageUse)
 	if err != nil {
-		return nil, fmt.Errorf("%w: image path %q cannot be read: %w", coordination.ErrBadInput, path, unwrapPathError(err))
-	}
-	if !underAny(real, roots) {
-		return nil, fmt.Errorf("%w: image path %q is outside the allowed roots (%s); send the image as data instead, or restart the server with --allow-root", coordination.ErrBadInput, path, strings.Join(roots, ", "))
+		return nil, err
 	}
 	// As for context files: no blocking on a FIFO, no symlink swapped in.
 	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)

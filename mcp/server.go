@@ -65,6 +65,10 @@ type Options struct {
 	// anywhere else is refused: Roots are read-only. A team file's
 	// directories are the operator's and need no root.
 	WriteRoots []string
+	// Private are the server's own paths (the state directory, a tokens
+	// file, the team files): a client's context or image path never
+	// leads to one, though a root holds it (clientPaths).
+	Private []string
 	// TeamsDir holds the operator's team files (serve --teams-dir), named by
 	// the team argument of run_team and start_team; "" offers none.
 	TeamsDir string

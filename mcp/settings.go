@@ -107,10 +107,10 @@ func (h *handler) spec(t TeamSettings, driver string) (coordination.TeamSpec, er
 	if spec.Permissions, err = clientPermissions(t.Permissions); err != nil {
 		return spec, err
 	}
-	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.contextRoots(), h.opts.WriteRoots); err != nil {
+	if spec.Context, spec.Contexts, err = readContext(t.Context, h.opts.clientPaths(), h.opts.WriteRoots); err != nil {
 		return spec, err
 	}
-	if spec.Images, err = readImages(t.Images, h.opts.contextRoots()); err != nil {
+	if spec.Images, err = readImages(t.Images, h.opts.clientPaths()); err != nil {
 		return spec, err
 	}
 	if t.Team != "" {

@@ -25,7 +25,7 @@ const maxContextFile = 256 << 10
 // (docs/DESIGN.md, "Operator-only settings, tenants and limits"); coordination checks directories again as it creates the
 // session. A write context must lie inside one of writeRoots as well, since
 // the winner's changes are applied to it: a read root is read-only.
-func readContext(args []contextArg, roots, writeRoots []string) ([]string, []workspace.Context, error) {
+func readContext(args []contextArg, cp clientPaths, writeRoots []string) ([]string, []workspace.Context, error) {
 	var blocks []string
 	var dirs []workspace.Context
 	for i, c := range args {
@@ -38,7 +38,7 @@ func readContext(args []contextArg, roots, writeRoots []string) ([]string, []wor
 			}
 			blocks = append(blocks, c.Text)
 		case c.Path != "":
-			real, err := underRoots(c.Path, roots)
+			real, err := cp.resolve(c.Path, contextDirUse)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -52,7 +52,7 @@ func readContext(args []contextArg, roots, writeRoots []string) ([]string, []wor
 			if c.Permission != "" || len(c.ProtectedPaths) > 0 {
 				return nil, nil, fmt.Errorf("%w: context path %q is a file; permission and protected_paths belong to a directory", coordination.ErrBadInput, c.Path)
 			}
-			text, err := readUnderRoots(c.Path, roots)
+			text, err := readUnderRoots(c.Path, cp)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -83,41 +83,11 @@ func (o Options) contextRoots() []string {
 	return append(append([]string(nil), o.Roots...), o.WriteRoots...)
 }
 
-// underRoots resolves a context path (relative to the first root) and
-// checks it lies inside one of the allowed roots.
-func underRoots(path string, roots []string) (string, error) {
-	if len(roots) == 0 {
-		return "", fmt.Errorf("%w: context path %q cannot be used: this server allows no paths (start it with --allow-root DIR to allow some); pass the text instead", coordination.ErrBadInput, path)
-	}
-	p := path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(roots[0], p)
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("%w: context path %q cannot be used: %w", coordination.ErrBadInput, path, unwrapPathError(err))
-	}
-	if !underAny(real, roots) {
-		return "", fmt.Errorf("%w: context path %q is outside the allowed roots (%s); pass its text instead, or restart the server with --allow-root", coordination.ErrBadInput, path, strings.Join(roots, ", "))
-	}
-	return real, nil
-}
-
 // readUnderRoots reads a text file that lies inside an allowed root.
-func readUnderRoots(path string, roots []string) (string, error) {
-	if len(roots) == 0 {
-		return "", fmt.Errorf("%w: context path %q cannot be read: this server allows no file paths (start it with --allow-root DIR to allow some); pass the file's text instead", coordination.ErrBadInput, path)
-	}
-	p := path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(roots[0], p)
-	}
-	real, err := filepath.EvalSymlinks(p)
+func readUnderRoots(path string, cp clientPaths) (string, error) {
+	real, err := cp.resolve(path, contextFileUse)
 	if err != nil {
-		return "", fmt.Errorf("%w: context path %q cannot be read: %w", coordination.ErrBadInput, path, unwrapPathError(err))
-	}
-	if !underAny(real, roots) {
-		return "", fmt.Errorf("%w: context path %q is outside the allowed roots (%s); pass its text instead, or restart the server with --allow-root", coordination.ErrBadInput, path, strings.Join(roots, ", "))
+		return "", err
 	}
 	// Non-blocking and without following a symlink swapped in since
 	// EvalSymlinks: opening a FIFO would otherwise wait for a writer that
@@ -179,7 +149,7 @@ func unwrapPathError(err error) error {
 func (h *handler) inheritContext(c workspace.Context) error {
 	// The message names the context by its name, never its path: the path
 	// may be the operator's (a team file's), which a client is not shown.
-	real, err := underRoots(c.Path, h.opts.contextRoots())
+	real, err := h.opts.clientPaths().resolve(c.Path, contextDirUse)
 	if err != nil {
 		return fmt.Errorf("%w: context/%s lies outside the directories this server lets clients read", coordination.ErrBadInput, c.Name)
 	}

@@ -99,6 +99,7 @@ type StatusView struct {
 	Timeline  []Event         `json:"timeline"`
 	Turn      int             `json:"turn,omitempty"`
 	Previous  string          `json:"previous,omitempty"`
+	TeamName  string          `json:"team_name,omitempty"`
 	// Set by team_status, not by the conversion.
 	TimelineCount int    `json:"timeline_count,omitempty"`
 	TimelineURI   string `json:"timeline_uri,omitempty"`

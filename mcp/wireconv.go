@@ -60,6 +60,7 @@ func wireStatusView(v coordination.StatusView) StatusView {
 		Timeline:  wireEvents(v.Timeline),
 		Turn:      v.Turn,
 		Previous:  v.Previous,
+		TeamName:  v.TeamName,
 	}
 }
 

@@ -284,8 +284,9 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 		s.close()
 		return nil, err
 	}
+	state, private := ownPaths(f)
 	s.Server = mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
-		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer, Tools: toolSet})
+		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer, Tools: toolSet, Private: append([]string{state}, private...)})
 	return s, nil
 }
 
@@ -497,6 +498,7 @@ func servedService(f serveFlags, stores coordination.Stores, tenant string, allo
 	// stops (a rolling restart: another replica, or itself started again,
 	// continues them) rather than cancelling them.
 	opts := withHooks(coordination.Options{DefaultTeam: backends.DefaultTeam, Parallel: f.parallel, RelativeDirs: f.http != "", HandOver: f.resumeIntr})
+	opts.StateDir, opts.Private = ownPaths(f)
 	if tenant != mcp.DefaultTenant {
 		cfg.Tenant = tenant
 	}

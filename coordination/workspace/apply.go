@@ -89,7 +89,7 @@ func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
 		return nil, fmt.Errorf("cannot open the write context %s: %w", c.Path, err)
 	}
 	defer root.Close()
-	a := &applier{root: root, base: base, win: m, dir: dir, baseDir: baseDir, prot: newProtector(c, t.StateDir)}
+	a := &applier{root: root, base: base, win: m, dir: dir, baseDir: baseDir, prot: newProtector(c, append([]string{t.StateDir}, t.Private...)...)}
 	out := &Applied{Context: c.Path, Written: []Change{}, Conflicts: []Change{}, Skipped: []Change{}}
 	type checked struct {
 		u     unit

@@ -111,13 +111,23 @@ func unwrapPath(err error) error {
 }
 
 // protector tells which paths of a context are never written back.
-type protector struct{ patterns []string }
+type protector struct {
+	patterns []string
+	own      []string // the server's own paths inside the context, exact
+}
 
-func newProtector(c Context, stateDir string) protector {
+// newProtector protects c's listed patterns, .git, and the server's own
+// paths (the state directory, its private files) where c holds them: a
+// winner's file of the same path (a "tokens" it wrote) never replaces the
+// server's.
+func newProtector(c Context, own ...string) protector {
 	p := protector{patterns: append([]string{".git"}, c.Protected...)}
-	if stateDir != "" {
-		if rel, err := filepath.Rel(c.Path, stateDir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			p.patterns = append(p.patterns, filepath.ToSlash(rel))
+	for _, o := range own {
+		if o == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(c.Path, o); err == nil && rel != "." && !isUp(rel) {
+			p.own = append(p.own, filepath.ToSlash(rel))
 		}
 	}
 	return p
@@ -128,6 +138,11 @@ func newProtector(c Context, stateDir string) protector {
 func (p protector) protected(rel string) bool {
 	if secret(rel) {
 		return true
+	}
+	for _, o := range p.own {
+		if rel == o || hasPrefixDir(rel, o) {
+			return true
+		}
 	}
 	for _, pat := range p.patterns {
 		pat = strings.Trim(pat, "/")

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -23,6 +24,9 @@ type Team struct {
 	Contexts []Context // resolved (Resolve)
 	// StateDir is never copied from a context nor written back to it.
 	StateDir string
+	// Private are the server's other files (a tokens file, the team
+	// files): like StateDir, never copied from a context nor listed.
+	Private []string
 	// Remote, when set, is where the snapshots live for every replica
 	// (remote.go); Dir is then this replica's copy, filled as it is read.
 	Remote Remote
@@ -120,14 +124,9 @@ func withCommit(stage string, m *Manifest, commit string) error {
 
 // startFilter says which files of a write context a workspace starts with.
 func (t *Team) startFilter(c Context) (commit string, leave skip, err error) {
-	stateRel := ""
-	if t.StateDir != "" {
-		if rel, err := filepath.Rel(c.Path, t.StateDir); err == nil && rel != "." && !isUp(rel) {
-			stateRel = filepath.ToSlash(rel)
-		}
-	}
+	own := newProtector(Context{Path: c.Path}, append([]string{t.StateDir}, t.Private...)...).own
 	outside := func(rel string) bool {
-		return secret(rel) || (stateRel != "" && (rel == stateRel || hasPrefixDir(rel, stateRel)))
+		return secret(rel) || slices.ContainsFunc(own, func(o string) bool { return rel == o || hasPrefixDir(rel, o) })
 	}
 	if commit, files, ok := gitFiles(c.Path); ok {
 		dirs := map[string]bool{}

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen-mcp/providers"
-	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
 // Tool names.
@@ -148,7 +147,7 @@ func list(b *strings.Builder, p *place, dir string, maxDepth int, n *int) error 
 		if name == dir {
 			return err
 		}
-		if d != nil && p.hidesSecrets() && sandbox.SecretName(d.Name()) {
+		if p.skipped(name, d) {
 			if d.IsDir() {
 				return fs.SkipDir // hidden (secrets.go): not shown, not counted
 			}

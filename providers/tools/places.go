@@ -15,6 +15,7 @@ type place struct {
 	name     string // as the model sees it: "workspace", "context/app", "peers/agent2"
 	dir      string // host directory
 	writable bool
+	hidden   []string // the server's own paths inside dir, slash-separated (serverPath)
 }
 
 // placesHint ends every path error: the names the model may use.
@@ -51,6 +52,9 @@ func (t *Toolbox) resolve(p string) (*place, string, error) {
 			if p := &t.places[i]; p.name == first+"/"+name {
 				if rel = relOrDot(rel); p.secretPath(rel) {
 					return nil, "", hiddenError(p, rel)
+				}
+				if p.serverPath(rel) {
+					return nil, "", serverPathError(p, rel)
 				}
 				return p, rel, nil
 			}

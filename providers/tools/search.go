@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
-	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
 // Search bounds.
@@ -129,7 +128,7 @@ func (s *searchState) place(ctx context.Context, p *place, dir string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if name != dir && p.hidesSecrets() && sandbox.SecretName(d.Name()) {
+		if name != dir && p.skipped(name, d) {
 			if d.IsDir() {
 				return fs.SkipDir // hidden (secrets.go)
 			}

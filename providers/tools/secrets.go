@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -56,6 +57,77 @@ func secretIn(rel string) bool {
 		}
 	}
 	return false
+}
+
+// serverPath tells whether rel, or what its symlinks lead to inside the
+// place, is or lies under one of the server's own paths in it (Commands.Hide:
+// the state directory, a tokens file, the team files), which a context of
+// the directory holding them would otherwise show: other sessions (other
+// tenants' among them) and every tenant's token.
+func (p *place) serverPath(rel string) bool {
+	if len(p.hidden) == 0 {
+		return false
+	}
+	if underHidden(filepath.ToSlash(filepath.Clean(rel)), p.hidden) {
+		return true
+	}
+	root, err := filepath.EvalSymlinks(p.dir)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return false
+	}
+	inside, err := filepath.Rel(root, real)
+	return err == nil && underHidden(filepath.ToSlash(inside), p.hidden)
+}
+
+// underHidden tells whether a slash path inside a place is, or lies under,
+// one of its hidden paths.
+func underHidden(rel string, hidden []string) bool {
+	for _, h := range hidden {
+		if rel == h || strings.HasPrefix(rel, h+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenIn lists the hide paths that lie inside dir, as slash paths
+// relative to it, symlinks resolved on both sides.
+func hiddenIn(dir string, hide []string) []string {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, h := range hide {
+		real, err := filepath.EvalSymlinks(h)
+		if err != nil {
+			real = filepath.Clean(h)
+		}
+		rel, err := filepath.Rel(root, real)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+			continue // outside the place (or the place itself: never made one)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+// skipped tells whether a walk of a place leaves out the entry at name (a
+// slash path inside it): a secret, or one of the server's own paths.
+func (p *place) skipped(name string, d fs.DirEntry) bool {
+	if d == nil {
+		return false
+	}
+	return (p.hidesSecrets() && sandbox.SecretName(d.Name())) || underHidden(name, p.hidden)
+}
+
+// serverPathError is the refusal of one of the server's own paths.
+func serverPathError(p *place, rel string) error {
+	return fmt.Errorf("%s is hidden: it is the server's own (its sessions, tokens or team files), which agents never see", p.show(rel))
 }
 
 // hiddenError is the refusal of a hidden file: it says why, so a model does

@@ -110,13 +110,13 @@ func New(c Config) (*Toolbox, error) {
 		if !contextName.MatchString(ctx.Name) || ctx.Path == "" {
 			return nil, fmt.Errorf("context %q (%s) needs a name of letters, digits, ., _ or - and a path", ctx.Name, ctx.Path)
 		}
-		t.places = append(t.places, place{name: "context/" + ctx.Name, dir: ctx.Path})
+		t.places = append(t.places, place{name: "context/" + ctx.Name, dir: ctx.Path, hidden: hiddenIn(ctx.Path, c.Commands.Hide)})
 	}
 	for _, p := range c.Peers {
 		if !peerName.MatchString(p.Agent) || p.Dir == "" {
 			return nil, fmt.Errorf("peer %q (%s) needs an anonymous name agentN and a directory", p.Agent, p.Dir)
 		}
-		t.places = append(t.places, place{name: "peers/" + p.Agent, dir: p.Dir})
+		t.places = append(t.places, place{name: "peers/" + p.Agent, dir: p.Dir, hidden: hiddenIn(p.Dir, c.Commands.Hide)})
 	}
 	for _, p := range t.places {
 		if seen[p.name] {
