@@ -245,3 +245,79 @@ func budgetedAnsweringPair(t *testing.T, st coordination.Store) (*coordination.S
 	}
 	return svc, s
 }
+
+// gatedSpendRecord is a store whose usage records under a spend key wait
+// at the gate (SessionEntry.Spender: a taken-over step's record among
+// them), for the test to look at what the other replicas count meanwhile.
+type gatedSpendRecord struct {
+	coordination.Store
+	reached chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedSpendRecord) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if e.Spender != "" {
+		close(g.reached)
+		<-g.gate
+	}
+	return g.Store.AppendSession(ctx, id, e)
+}
+
+// TestADeadReplicasSpendIsCountedWhileItsRecordWaits: the step that took
+// a dead replica's step lock over records the $0.37 it found; while that
+// record waits (a slow store), another replica's budget check still counts
+// it, and once it lands counts it once. Before, the take reset the row and
+// the spend counted nowhere until the record.
+func TestADeadReplicasSpendIsCountedWhileItsRecordWaits(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	st := pgTenant(t, dsn)
+	gated := &gatedSpendRecord{Store: st, reached: make(chan struct{}), gate: make(chan struct{})}
+	svc, s := budgetedAnsweringPair(t, gated)
+	agent, other := s.Agents[0].ID, s.Agents[1].ID
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		VALUES ('acme', $1, $2, 'dead-replica-lock-token', now() - interval '1 second', 0.37, 5000)`, s.ID, "step:"+agent); err != nil {
+		t.Fatal(err)
+	}
+	// Another replica's budget check: a step of the other agent, sharing
+	// nothing yet.
+	replica := pgTenant(t, dsn)
+	lock, err := replica.LockStep(ctx, s.ID, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	counted := func() float64 {
+		t.Helper()
+		cost, _, err := lock.(coordination.SpendSharingStepLock).ShareSpend(ctx, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cost
+	}
+	stepped := make(chan error, 1)
+	go func() {
+		_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
+		stepped <- err
+	}()
+	select {
+	case <-gated.reached:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the dead replica's spend was never recorded")
+	}
+	if got := counted(); math.Abs(got-0.37) > 1e-9 {
+		t.Errorf("while the dead replica's spend was being recorded another replica counted $%.2f; want its $0.37", got)
+	}
+	close(gated.gate)
+	if err := <-stepped; err != nil {
+		t.Fatal(err)
+	}
+	if got := counted(); math.Abs(got-(0.37+turn)) > 1e-9 {
+		t.Errorf("once recorded, another replica counts $%.4f; want $%.2f (the dead spend once, and the step's)", got, 0.37+turn)
+	}
+}

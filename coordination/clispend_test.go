@@ -154,8 +154,8 @@ func (l *unsharedLock) ShareSpend(context.Context, float64, int64) (float64, int
 	return 0, 0, errors.New("the database did not answer")
 }
 
-func (l *unsharedLock) SpendKey() string                         { return "" }
-func (l *unsharedLock) TakenOverSpend() (float64, int64, string) { return 0, 0, "" }
+func (l *unsharedLock) SpendKey() string                              { return "" }
+func (l *unsharedLock) TakenOverSpend() []coordination.InheritedSpend { return nil }
 
 // cliPairUnderBudget runs two looping CLI agents (turns of turn) on st
 // under a $1 budget and checks the budget stopped them within a turn

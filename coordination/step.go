@@ -192,9 +192,10 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 		return nil, nil, err
 	}
 	// At once, before anything that may let the lock go: a take that found
-	// a dead holder's spend has reset its row, and the record is then the
-	// spend's only trace (read below with the ledger, so the step's budget
-	// counts it).
+	// a dead holder's spend keeps it on the row, counted by every replica,
+	// only until this record lands (read below with the ledger, so the
+	// step's budget counts it); a store whose row could not outlive the
+	// lock would lose it if the record came later.
 	svc.recordTakenOver(ctx, s, agentID, lock)
 	// A store that lends the step locks with the ledger reads them in the
 	// same trip (they are needed whenever the memo below misses); another

@@ -200,11 +200,22 @@ type SpendSharingStepLock interface {
 	// (SessionEntry.Spender), so that it is counted once however many
 	// record it.
 	SpendKey() string
-	// TakenOverSpend is what a holder that stopped answering mid-step had
-	// shared on the lock when this take found it expired (cost, tokens
-	// as input plus output), and the key it was shared under; zero and ""
-	// when the lock was free. Nobody else will record it.
-	TakenOverSpend() (cost float64, tokens int64, key string)
+	// TakenOverSpend is what the lock's row carried when this take found
+	// it expired: the spend a holder that stopped answering mid-step had
+	// shared on it, and what that holder's own take had inherited and not
+	// yet seen recorded, each under the key it was shared under; none
+	// when the lock was free. Nobody else will record it. The row goes on
+	// counting each until a usage entry under its key is recorded
+	// (SessionEntry.Spender), which takes it off the row in the same write.
+	TakenOverSpend() []InheritedSpend
+}
+
+// InheritedSpend is a spend a step lock's take found on the lock, shared
+// there under Key by a holder that stopped answering (SpendSharingStepLock).
+type InheritedSpend struct {
+	Key     string
+	CostUSD float64
+	Tokens  int64 // input plus output, the split unknown
 }
 
 // LeasedLanding is a ReleasingStepLock whose store also keeps the step

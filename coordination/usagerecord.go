@@ -154,9 +154,10 @@ func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, 
 }
 
 // is tells whether a stored session entry is r's (its time to the
-// millisecond the stores keep, its agent, reason and tokens).
+// millisecond the stores keep, its agent, reason, spend key and tokens: a
+// take records each key it inherited at once, alike but for the key).
 func (r *usageRecord) is(e SessionEntry) bool {
-	return e.Kind == SessionUsage && e.Usage != nil && e.Reason == r.entry.Reason && slices.Equal(e.Agents, r.entry.Agents) &&
+	return e.Kind == SessionUsage && e.Usage != nil && e.Reason == r.entry.Reason && e.Spender == r.entry.Spender && slices.Equal(e.Agents, r.entry.Agents) &&
 		e.Time.Truncate(time.Millisecond).Equal(r.entry.Time.Truncate(time.Millisecond)) && e.Usage.Tokens() == r.entry.Usage.Tokens()
 }
 
@@ -225,19 +226,21 @@ func (r *usageRecord) sharedAs(key string) *usageRecord {
 }
 
 // recordTakenOver records, for a step lock taken over from a holder that
-// stopped answering mid-step (a replica that died), what that holder had
-// shared of its step's spend: it was paid, and nobody else will record it.
-// The holder, if it was only cut off and records its own spend later,
-// names the same key and counts only the rest (appendUsage).
+// stopped answering mid-step (a replica that died), what the lock's row
+// carried: that holder's shared spend, and what its own take had inherited
+// and not yet seen recorded, each under its key. It was paid, and nobody
+// else will record it. A holder that was only cut off and records its own
+// spend later names the same key and counts only the rest (appendUsage).
+// Until a record lands, the row counts the spend in every replica's budget
+// check; if none ever does, the agent's next step inherits it again.
 func (svc *Service) recordTakenOver(ctx context.Context, s *Session, agent string, lock StepLock) {
 	sl, ok := lock.(SpendSharingStepLock)
 	if !ok {
 		return
 	}
-	cost, tokens, key := sl.TakenOverSpend()
-	if key == "" {
-		return
-	}
 	why := "step " + strconv.Itoa(lock.Step()) + " of a replica that stopped answering mid-call, as it last shared its spend"
-	svc.recordUsage(ctx, s, svc.newUsageRecord(agent, providers.Usage{Input: tokens, CostUSD: &cost}, why, nil).sharedAs(key), nil)
+	for _, d := range sl.TakenOverSpend() {
+		cost := d.CostUSD
+		svc.recordUsage(ctx, s, svc.newUsageRecord(agent, providers.Usage{Input: d.Tokens, CostUSD: &cost}, why, nil).sharedAs(d.Key), nil)
+	}
 }

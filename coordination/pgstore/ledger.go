@@ -121,7 +121,10 @@ func (s *Store) AppendSessionLeased(ctx context.Context, id string, version int6
 // claim version unless it is 0. The session's row first (numbering the
 // entry), as a landing takes it (FOR SHARE) before its lease's; then the
 // fence (massgen_hold_lease, agent ”), then the entry, numbered in SQL
-// from the row, its usage and the notification. A statement that fails
+// from the row, its usage (and, for a spend recorded under its key, that
+// key's spend taken off the step lock rows: sessionSpendRecorded) and the
+// notification. The session's row before any lock row, as a fenced landing
+// takes them, so the two never wait on each other. A statement that fails
 // aborts the transaction and every statement after it: a refused fence
 // writes nothing, not even the number.
 func (s *Store) appendSession(ctx context.Context, id string, e coordination.SessionEntry, version int64) (coordination.SessionEntry, error) {
@@ -152,6 +155,13 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 		b.Queue(`INSERT INTO usage (tenant, session_id, agent_id, step, at, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd)
 			SELECT $1, $2, '', log_seq, $3, $4, $5, $6, $7, $8 FROM sessions WHERE tenant = $1 AND id = $2`,
 			s.tenant, id, e.Time, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
+	}
+	if e.Spender != "" && e.Usage != nil {
+		// The spend the entry records is in the ledger now: off the step
+		// lock rows that count it, in the same transaction, so it is
+		// counted once and at every moment.
+		b.Queue(sessionSpendRecorded, s.tenant, id, e.Spender)
+		b.Queue(holderlessGone, s.tenant, id)
 	}
 	b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, coordination.Change{Session: true}))
 	br := s.db.pool.SendBatch(ctx, b)
@@ -211,8 +221,8 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	var got string
 	var found bool
 	var last int
-	var dead takenOver
-	err := br.QueryRow().Scan(&got, &found, &dead.cost, &dead.tokens, &dead.key)
+	var dead inherited
+	err := br.QueryRow().Scan(&got, &found, &dead)
 	if err == nil {
 		if err = br.QueryRow().Scan(&last); err != nil {
 			err = fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
@@ -236,7 +246,7 @@ type stepLock struct {
 	id, agent string
 	step      int
 	token     string
-	dead      takenOver // what the holder whose row this took over had shared
+	dead      inherited // the spend the row carried when this took it over, to be recorded
 
 	mu       sync.Mutex
 	released bool

@@ -134,12 +134,13 @@ func (db *DB) heartbeat(ctx context.Context) {
 	}
 }
 
-// deleteGone deletes the lock rows let go while the database was
-// unreachable; those it cannot delete yet wait for the next heartbeat.
+// deleteGone lets go of the lock rows let go while the database was
+// unreachable (lockDelete's way: a row with inherited spend stays); those
+// it cannot reach yet wait for the next heartbeat.
 func (db *DB) deleteGone(ctx context.Context) {
 	for tenant, tokens := range db.held.takeGone() {
 		rctx, cancel := context.WithTimeout(ctx, lockBeat)
-		_, err := db.beats.Exec(rctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
+		_, err := db.beats.Exec(rctx, `SELECT massgen_let_go(tenant, session_id, name, token) FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			for _, tok := range tokens {
@@ -223,45 +224,43 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 // only a read besides). Its CTE is named apart from eventsInsert's, whose
 // text begins the same way, so a count of round trips by their SQL
 // (QueryCounts) tells lock takes from timeline writes. A step lock taken
-// over starts with no spend (sharedspend.go); stepLockTake returns what the
-// holder that stopped answering had shared, for the taker to record.
+// over starts with no spend of its own and inherits its holder's
+// (stepLockTake).
 const lockTake = lockTaking + `
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
 
-// lockTaking is lockTake's common part: the row taken, its token returned.
+// lockTaking is lockTake's common part: the row taken, its token returned,
+// and with it what the row inherited. A row taken over keeps, as inherited,
+// what it inherited before plus the spend its holder had shared, under that
+// holder's token (sharedspend.go); only a step lock's row has any. The
+// spend is read from locks., the row as last committed, which the update
+// acts on: a share the holder committed while the take waited for its row
+// is counted in full.
 const lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 		sess AS (SELECT 1 FROM sessions CROSS JOIN lockcfg WHERE tenant = $1 AND id = $2),
 		taken AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at)
 			SELECT $1, $2, $3, $4, now() + $5 * interval '1 millisecond' FROM sess
 			ON CONFLICT (tenant, session_id, name) DO UPDATE
-				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at, spent_cost = 0, spent_tokens = 0
+				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at, spent_cost = 0, spent_tokens = 0,
+					inherited = CASE WHEN locks.spent_cost <> 0 OR locks.spent_tokens <> 0
+						THEN locks.inherited || jsonb_build_object(locks.token, jsonb_build_array(locks.spent_cost, locks.spent_tokens))
+						ELSE locks.inherited END
 				WHERE locks.expires_at < now()
-			RETURNING token, xmax <> 0 AS took_over)`
+			RETURNING token, inherited)`
 
-// stepLockTake is lockTake for a step lock, which also returns, when it
-// took the row over from a holder that stopped renewing it, the spend that
-// holder had shared on it and the token it shared it under (zero and ""
-// otherwise): a replica that died mid-step spent that, and no record of
-// it would ever reach the ledger (the row's spend is reset by the take).
-//
-// dead reads the statement's snapshot, while the take acts on the row as
-// last committed, so dead counts only when the take updated a row (took_over:
-// xmax is set on a row ON CONFLICT updated, not on one inserted). A
-// holder whose landing deleted its row while the take waited for it left
-// no row to update: the take inserted one, and the spend the snapshot
-// still shows is in that landing's entry. A share the holder committed
-// meanwhile is reported as the snapshot had it, short of it: that holder
-// is alive, and its own late record under the same key adds the rest
-// (coordination's spenderRest).
-const stepLockTake = lockTaking + `,
-		dead AS (
-			SELECT token, spent_cost, spent_tokens FROM locks
-			WHERE tenant = $1 AND session_id = $2 AND name = $3 AND expires_at < now()
-				AND (spent_cost <> 0 OR spent_tokens <> 0)
-				AND EXISTS (SELECT 1 FROM taken WHERE took_over))
+// stepLockTake is lockTake for a step lock, which also returns what the
+// row inherited: nothing for a row inserted, and for a row taken over from
+// a holder that stopped renewing it, that holder's spend and what its own
+// take had inherited and not yet seen recorded. A replica that died
+// mid-step spent that, and no record of it would reach the ledger; the
+// taker records each key (coordination's recordTakenOver), and the record
+// takes it off the row (sessionSpendRecorded). A holder whose landing
+// deleted its row while the take waited for it left no row to update: the
+// take inserted one, and the spend is in that landing's entry.
+const stepLockTake = lockTaking + `
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess),
-			coalesce((SELECT spent_cost FROM dead), 0), coalesce((SELECT spent_tokens FROM dead), 0), coalesce((SELECT token FROM dead), '')`
+			coalesce((SELECT inherited FROM taken), '{}')`
 
 // took reads lockTake's answer: the token held now (and kept renewed by
 // the heartbeat), "" for a lock someone else holds. A take that failed
@@ -284,8 +283,10 @@ func (s *Store) took(id, name, token, got string, found bool, err error) (string
 	return token, nil
 }
 
-// lockDelete lets a lock row go, if it is still the token's.
-const lockDelete = `DELETE FROM locks WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4`
+// lockDelete lets a lock row go, if it is still the token's: deleted, or
+// kept holderless while it carries inherited spend not yet recorded
+// (migrations/0016_inherited_spend.sql), which must go on being counted.
+const lockDelete = `SELECT massgen_let_go($1, $2, $3, $4)`
 
 // unlock lets a lock row go.
 func (s *Store) unlock(id, name, token string) {

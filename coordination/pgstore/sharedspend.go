@@ -3,6 +3,10 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // ShareSpend implements coordination.SpendSharingStepLock: it keeps the
@@ -13,10 +17,11 @@ import (
 // in the transaction that writes its usage, so no step is counted twice or
 // missed between the two.
 //
-// Every step row counts, expired ones included: a replica that died with a
-// step in flight spent what it last wrote, and its agent's next step takes
-// the row over with no spend and records what it found (stepLockTake,
-// TakenOverSpend). Tokens are input plus output, as
+// Every step row counts, expired ones included, with what it inherited: a
+// replica that died with a step in flight spent what it last wrote, and its
+// agent's next step takes the row over with no spend of its own, the dead
+// spend inherited (stepLockTake) until the usage entry recording it takes
+// it off (sessionSpendRecorded). Tokens are input plus output, as
 // providers.Usage.Tokens counts them; an unknown cost counts as zero, as
 // the budget check at landing counts it.
 func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (float64, int64, error) {
@@ -29,10 +34,11 @@ func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (
 	return allCost, allTokens, nil
 }
 
-// spendShare writes a step's spend on its lock row ($3, $4) and sums the
-// session's: the usage rows, the other step rows, and this step's own.
-// Its CTE is named apart so a count of round trips by their SQL
-// (QueryCounts) tells it from the others.
+// spendShare writes a step's spend on its lock row ($5, $6) and sums the
+// session's: the usage rows, the other step rows' spend, this step's own,
+// and every step row's inherited spend, this one's too. Its CTE is named
+// apart so a count of round trips by their SQL (QueryCounts) tells it from
+// the others.
 const spendShare = `WITH spendmine AS (
 			UPDATE locks SET spent_cost = $5, spent_tokens = $6
 			WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 RETURNING 1),
@@ -40,25 +46,53 @@ const spendShare = `WITH spendmine AS (
 			SELECT coalesce(sum(coalesce(cost_usd, 0)), 0) AS cost, coalesce(sum(input_tokens + output_tokens), 0) AS tokens
 			FROM usage WHERE tenant = $1 AND session_id = $2),
 		flying AS (
-			SELECT coalesce(sum(spent_cost), 0) AS cost, coalesce(sum(spent_tokens), 0) AS tokens
-			FROM locks WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND token <> $4)
+			SELECT coalesce(sum(CASE WHEN token = $4 THEN 0 ELSE spent_cost END + dead.cost), 0) AS cost,
+				coalesce(sum(CASE WHEN token = $4 THEN 0 ELSE spent_tokens END + dead.tokens), 0) AS tokens
+			FROM locks, LATERAL (` + inheritedSum + `) AS dead
+			WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%')
 		SELECT landed.cost + flying.cost + $5, (landed.tokens + flying.tokens + $6)::bigint
 		FROM landed, flying, (SELECT count(*) FROM spendmine) AS written`
 
-// takenOver is the spend a step lock's row carried when the lock took it
-// over from a holder that stopped renewing it, and the key it was shared
-// under (the holder's token).
-type takenOver struct {
-	cost   float64
-	tokens int64
-	key    string
+// inheritedSum is a lock row's inherited spend, cost and tokens, summed
+// over its keys (migrations/0016_inherited_spend.sql).
+const inheritedSum = `SELECT coalesce(sum((v->>0)::float8), 0) AS cost, coalesce(sum((v->>1)::bigint), 0) AS tokens
+				FROM jsonb_each(inherited) AS e(k, v)`
+
+// inherited is a lock row's inherited spend as stepLockTake returns it:
+// each key (a dead holder's token) to its [cost, tokens].
+type inherited map[string][2]float64
+
+// spends lists i by key, for the taker to record.
+func (i inherited) spends() []coordination.InheritedSpend {
+	out := make([]coordination.InheritedSpend, 0, len(i))
+	for _, k := range slices.Sorted(maps.Keys(i)) {
+		out = append(out, coordination.InheritedSpend{Key: k, CostUSD: i[k][0], Tokens: int64(i[k][1])})
+	}
+	return out
 }
+
+// sessionSpendRecorded goes with a session usage entry recorded under a
+// spend key ($3, SessionEntry.Spender), in its transaction: the key's
+// spend, now in the ledger, is no longer counted on a step lock's row. A
+// row that inherited it loses it; a row still held under it (its holder
+// recording its own step's whole spend, a cancelled call) has its own
+// spend cleared, so a take that comes after finds nothing to inherit. A
+// take that commits first moved the spend into inherited, where this,
+// waiting on the row, finds it. Either way the key is never left counted
+// beside its record, nor taken off before it.
+const sessionSpendRecorded = `UPDATE locks SET inherited = inherited - $3::text,
+			spent_cost = CASE WHEN token = $3 THEN 0 ELSE spent_cost END,
+			spent_tokens = CASE WHEN token = $3 THEN 0 ELSE spent_tokens END
+		WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND (token = $3 OR inherited ? $3)`
+
+// holderlessGone deletes the step rows let go with inherited spend
+// (massgen_let_go) once nothing of it is left to count: a statement of its
+// own after sessionSpendRecorded, so it sees that one's update.
+const holderlessGone = `DELETE FROM locks WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND token = '' AND inherited = '{}'`
 
 // SpendKey implements coordination.SpendSharingStepLock: the lock's token,
 // which its spend is shared under.
 func (l *stepLock) SpendKey() string { return l.token }
 
 // TakenOverSpend implements coordination.SpendSharingStepLock.
-func (l *stepLock) TakenOverSpend() (float64, int64, string) {
-	return l.dead.cost, l.dead.tokens, l.dead.key
-}
+func (l *stepLock) TakenOverSpend() []coordination.InheritedSpend { return l.dead.spends() }

@@ -15,8 +15,8 @@ import (
 // a step lock of one session; what each step reports is in the sum the
 // other reads, with the landed usage. A step that lands moves its spend
 // from its lock's row to the usage rows in one transaction, so the sum
-// neither drops nor doubles; a dead replica's step counts until its agent's
-// next step takes the row over.
+// neither drops nor doubles; a dead replica's step counts, inherited by
+// the step that takes its row over, until its record lands.
 func TestAStepsSpendInFlightIsCountedOnEveryReplica(t *testing.T) {
 	rs := replicas(t, 2)
 	a, b := rs[0], rs[1]
@@ -65,20 +65,21 @@ func TestAStepsSpendInFlightIsCountedOnEveryReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	la2 := take(a, "agent_a")
-	if cost, tokens, key := la2.TakenOverSpend(); cost != 0 || tokens != 0 || key != "" {
-		t.Errorf("a step lock let go by its landing was taken with $%.2f, %d tokens under %q; want none", cost, tokens, key)
+	if dead := la2.TakenOverSpend(); len(dead) != 0 {
+		t.Errorf("a step lock let go by its landing was taken with %+v; want none", dead)
 	}
 	share(la2, 0, 0, 1.125, 2110)
 	lb2 := take(a, "agent_b")
 	// The take found B's spend and hands it over to be recorded (the
 	// service records it in the ledger, coordination.recordTakenOver).
-	if cost, tokens, key := lb2.TakenOverSpend(); cost != 0.125 || tokens != 200 || key != lb.token {
-		t.Errorf("agent_b's step lock taken over from dead B: $%.3f, %d tokens under %q; want $0.125, 200 under B's token %q", cost, tokens, key, lb.token)
+	if dead := lb2.TakenOverSpend(); len(dead) != 1 || dead[0] != (coordination.InheritedSpend{Key: lb.token, CostUSD: 0.125, Tokens: 200}) {
+		t.Errorf("agent_b's step lock taken over from dead B: %+v; want $0.125, 200 tokens under B's token %q", dead, lb.token)
 	}
 	if lb2.SpendKey() != lb2.token || lb2.SpendKey() == lb.token {
 		t.Errorf("the new take's spend key %q; want its own token", lb2.SpendKey())
 	}
-	share(la2, 0, 0, 1.0, 1910)
+	// Inherited by the new step, B's spend counts until its record lands.
+	share(la2, 0, 0, 1.125, 2110)
 }
 
 // TestATakeWaitingOnALandingReportsNoDeadSpend: the holder of an expired
@@ -124,7 +125,7 @@ func TestATakeWaitingOnALandingReportsNoDeadSpend(t *testing.T) {
 	if lb == nil {
 		return
 	}
-	if cost, tokens, key := lb.TakenOverSpend(); cost != 0 || tokens != 0 || key != "" {
-		t.Errorf("a take that found the landed holder's row gone reports $%.2f, %d tokens under %q to record; want none (the landing's entry has it)", cost, tokens, key)
+	if dead := lb.TakenOverSpend(); len(dead) != 0 {
+		t.Errorf("a take that found the landed holder's row gone reports %+v to record; want none (the landing's entry has it)", dead)
 	}
 }
