@@ -242,3 +242,22 @@ func TestATakeCountsAShareCommittedWhileItWaited(t *testing.T) {
 	}
 	c.counts(0.5, 6000, "after the take")
 }
+
+// TestALockLetGoInAnOutageKeepsItsInheritedSpend: the step that inherited
+// a dead holder's spend let its lock go while the database was
+// unreachable; the heartbeat lets the row go once it answers, and keeps it
+// (holderless, still counted) as an unlock does.
+func TestALockLetGoInAnOutageKeepsItsInheritedSpend(t *testing.T) {
+	c := newDeadSpendCase(t)
+	lb := c.take(c.b, "agent_b")
+	c.share(lb, 0.30, 3000)
+	c.dies(c.b, lb)
+	lb2 := c.take(c.a, "agent_b")
+	c.a.db.held.remove(c.a.tenant, lb2.token)
+	c.a.db.held.letGo(c.a.tenant, lb2.token)
+	c.a.db.deleteGone(context.Background())
+	c.counts(0.30, 3000, "after the heartbeat let the lock go")
+	if dead := c.take(c.b, "agent_b").TakenOverSpend(); len(dead) != 1 || dead[0].Key != lb.token {
+		t.Errorf("the agent's next step found %+v; want B's spend again, under its key", dead)
+	}
+}
