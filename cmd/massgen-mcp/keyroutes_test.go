@@ -28,6 +28,9 @@ type keyLog struct {
 	mu    sync.Mutex
 	seen  map[string][]string
 	names []string
+	// hold, if set, is called with each request once it is logged, before
+	// the fakes answer it: a test parks a step there.
+	hold func(*http.Request)
 }
 
 func (l *keyLog) wrap(next http.Handler) http.Handler {
@@ -42,7 +45,11 @@ func (l *keyLog) wrap(next http.Handler) http.Handler {
 		}
 		l.mu.Lock()
 		l.seen[r.URL.Path] = append(l.seen[r.URL.Path], strings.Join(got, ","))
+		hold := l.hold
 		l.mu.Unlock()
+		if hold != nil {
+			hold(r)
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -70,6 +77,13 @@ func (l *keyLog) under(prefix string) (keys []string, n int) {
 // process, with every backend's key planted and the fakes behind a key log.
 // It returns the log, the provider's root URL and a tool caller by token.
 func servedForKeys(t *testing.T, teams map[string]string) (*keyLog, string, func(token, tool, args string) string) {
+	return servedForKeysWith(t, teams, serveFlags{memory: true})
+}
+
+// servedForKeysWith is servedForKeys with the serve flags given (--http is
+// its own): a --state-dir instead of --memory, --allow-base-url entries in
+// which PROVIDER stands for the fakes' root URL.
+func servedForKeysWith(t *testing.T, teams map[string]string, f serveFlags) (*keyLog, string, func(token, tool, args string) string) {
 	names := []string{"DUMMY_TEAM_KEY"}
 	for _, b := range providers.Backends() {
 		names = append(names, b.KeyEnv...)
@@ -102,10 +116,15 @@ func servedForKeys(t *testing.T, teams map[string]string) (*keyLog, string, func
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := servedServer(ctx, serveFlags{memory: true, http: "127.0.0.1:0"}, nil, nil, teamsDir, mcp.ToolSet{})
+	f.http = "127.0.0.1:0"
+	for i, u := range f.allowURLs {
+		f.allowURLs[i] = strings.ReplaceAll(u, "PROVIDER", prov.URL)
+	}
+	srv, err := servedServer(ctx, f, nil, nil, teamsDir, mcp.ToolSet{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.close) // its background work stops before a state dir is removed
 	web := httptest.NewServer(srv.HTTPHandler(mcp.HTTPOptions{Tokens: tokens}))
 	t.Cleanup(web.Close)
 	call := func(token, tool, args string) string {
