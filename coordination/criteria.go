@@ -33,6 +33,10 @@ type CriteriaRequest struct {
 	// there is none, and what to set) goes into their note.
 	Model   string
 	NoModel string
+	// CommandLine says the operator named Model on its own command line
+	// (the CLI's criteria and run --criteria): its @base_url is the
+	// operator's, and the backend's key goes with it (TeamSpec.CommandLine).
+	CommandLine bool
 	// Provided are caller-written criteria, raw JSON in any shape
 	// criteria.Parse reads; they are validated and numbered instead of
 	// generated, and Count and Model are not used.
@@ -92,6 +96,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %w", ErrBadSpec, err)
 		}
+		spec.Grant.CommandLine = req.CommandLine
 		p, err := svc.models.spec(spec)
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)

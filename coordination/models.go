@@ -31,6 +31,7 @@ type agentModel struct {
 	model    string
 	operator bool
 	keyEnv   string
+	by       string
 }
 
 func newModels(open Opener) *models {
@@ -40,7 +41,7 @@ func newModels(open Opener) *models {
 
 // agent returns (and caches) the provider of an agent.
 func (ms *models) agent(a Agent) (providers.Provider, error) {
-	k := agentModel{model: a.Model, operator: a.Operator, keyEnv: a.KeyEnv}
+	k := agentModel{model: a.Model, operator: a.Operator, keyEnv: a.KeyEnv, by: a.BaseURLBy}
 	if p, ok := ms.byAgent.Get(k); ok {
 		return p, nil
 	}
@@ -65,11 +66,11 @@ func (ms *models) of(s *Session, id string) (providers.Provider, error) {
 }
 
 // spec returns (and caches) the provider of a spec. The cache key
-// holds the spec's key grant: a team file's agent and a client's agent with
-// the same spec text are different endpoints as far as keys go, and must
-// never share an opened provider.
+// holds the spec's key grant: a team file's agent, the command line's and a
+// client's agent with the same spec text are different endpoints as far as
+// keys go, and must never share an opened provider.
 func (ms *models) spec(sp providers.Spec) (providers.Provider, error) {
-	key := fmt.Sprintf("%s\x00%t\x00%s", sp.String(), sp.Grant.Operator, sp.Grant.KeyEnv)
+	key := fmt.Sprintf("%s\x00%t\x00%s\x00%t", sp.String(), sp.Grant.Operator, sp.Grant.KeyEnv, sp.Grant.CommandLine)
 	if p, ok := ms.opened.Get(key); ok {
 		return p, nil // every step asks: the cache's own lock, not mu, which an Open holds
 	}

@@ -250,6 +250,13 @@ type TeamSpec struct {
 	// (Session.TeamName): a surface that names teams gives it, so that a
 	// later request naming the session under another one is refused.
 	TeamName string
+	// CommandLine says the operator named Models and Agents on its own
+	// command line (the CLI's run and checkpoint): their @base_urls are the
+	// operator's, and the backend's key goes with them. A surface serving
+	// clients leaves it false: their base URLs are a client's, reached
+	// without the key (Agent.BaseURLBy). Agents a follow-up turn carries
+	// over keep their own mark.
+	CommandLine bool
 }
 
 var (
@@ -438,6 +445,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 			return nil, fmt.Errorf("%w: agent %s: %w", ErrBadSpec, a.ID, err)
 		}
 		a.Model = sp.String()
+		a.markBaseURL(sp, spec.CommandLine)
 		if sp.Backend != "host" && open {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.

@@ -36,11 +36,29 @@ type Agent struct {
 	// them whoever drives them. KeyEnv names a variable, never a key.
 	Operator bool   `json:"operator,omitempty" yaml:"-"`
 	KeyEnv   string `json:"api_key_env,omitempty" yaml:"-"`
+	// BaseURLBy says who named the model's @base_url when it is not a team
+	// file's (Operator): BaseURLByClient or BaseURLByCommandLine, set by
+	// Create from TeamSpec.CommandLine and kept in session.json, so that a
+	// later run, resume or follow-up turn — from whichever process, with
+	// whichever allow-list — sends the operator's key only where the
+	// operator put the URL. "" (no @base_url, or a session written before
+	// it was kept) reads as a client's.
+	BaseURLBy string `json:"base_url_by,omitempty" yaml:"-"`
 	// Narrowing is the client's permissions block (TeamSpec.Permissions),
 	// applied over the operator's rules by permissions.Narrow: it can only
 	// make them stricter (narrow.go).
 	Narrowing *permissions.Rules `json:"client_permissions,omitempty" yaml:"-"`
 }
+
+// Who named an agent's @base_url (Agent.BaseURLBy).
+const (
+	// BaseURLByClient is a client's (an MCP or chat caller's) URL: it is
+	// reached, if allowed, without the operator's key.
+	BaseURLByClient = "client"
+	// BaseURLByCommandLine is the operator's own command line (run
+	// --models): the backend's key goes with it.
+	BaseURLByCommandLine = "command_line"
+)
 
 // Spec parses the agent's model spec and attaches the operator's word on its
 // key: what Open is handed for this agent.
@@ -49,8 +67,21 @@ func (a Agent) Spec() (providers.Spec, error) {
 	if err != nil {
 		return providers.Spec{}, err
 	}
-	sp.Grant = providers.KeyGrant{Operator: a.Operator, KeyEnv: a.KeyEnv}
+	sp.Grant = providers.KeyGrant{Operator: a.Operator, KeyEnv: a.KeyEnv, CommandLine: a.BaseURLBy == BaseURLByCommandLine}
 	return sp, nil
+}
+
+// markBaseURL records who named the agent's @base_url, if it has one and no
+// team file gave it (Operator): the command line's, or else a client's. A
+// mark already there is kept (an agent a follow-up turn carries over).
+func (a *Agent) markBaseURL(sp providers.Spec, commandLine bool) {
+	if sp.BaseURL == "" || a.Operator || a.BaseURLBy != "" {
+		return
+	}
+	a.BaseURLBy = BaseURLByClient
+	if commandLine {
+		a.BaseURLBy = BaseURLByCommandLine
+	}
 }
 
 // Session is a team's fixed setup, written when it is created

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // Follow-up turns (MassGen's multi-turn mode): a user iterates on one
@@ -97,6 +98,14 @@ func (svc *Service) previousTurn(ctx context.Context, spec *TeamSpec) (*previous
 	if len(spec.Models) == 0 && len(spec.Agents) == 0 {
 		spec.Agents = make([]Agent, len(s.Agents))
 		copy(spec.Agents, s.Agents)
+		for i := range spec.Agents {
+			// The turn's own caller did not name these: a base URL with
+			// no mark (a session written before it was kept) stays a
+			// client's, not the command line's of whoever continues.
+			if sp, err := providers.ParseSpec(spec.Agents[i].Model); err == nil {
+				spec.Agents[i].markBaseURL(sp, false)
+			}
+		}
 		if spec.TeamName == "" {
 			// The same team, so the same name: a request naming the
 			// turn under another team's is refused as the first turn's

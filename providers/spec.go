@@ -36,13 +36,18 @@ type Spec struct {
 
 // KeyGrant is the operator's word on which key travels to a spec's base URL
 // (docs/DESIGN.md, "Operator-only settings, tenants and limits"). The zero value is a spec someone
-// merely named: the backend's key goes only to the backend's own configured
-// endpoint.
+// merely named — a client, or a session written before the word was kept:
+// the backend's key goes only to the backend's own configured endpoint,
+// whoever opens the spec, and any other base URL is a client's.
 type KeyGrant struct {
 	// Operator marks a spec from the operator's team file: its base URL is
 	// the operator's, so it needs no allow-list entry, and it receives a key
 	// only if KeyEnv names one.
 	Operator bool
+	// CommandLine marks a spec the operator wrote on its own command line
+	// (run --models): its base URL is the operator setting the backend's
+	// for that session, so the backend's key goes with it.
+	CommandLine bool
 	// KeyEnv names the variable whose value is sent as the key (a team
 	// file's api_key_env); "" sends no key to a team file's base_url.
 	KeyEnv string

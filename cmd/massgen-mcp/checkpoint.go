@@ -125,7 +125,7 @@ func checkpointSpec(cmd *cobra.Command, f checkpointFlags, args []string) (check
 			return spec, err
 		}
 	}
-	spec.Models = splitModels(f.models)
+	spec.Models, spec.CommandLine = splitModels(f.models), true
 	if cmd.Flags().Changed("timeout") {
 		spec.Rules.TimeoutSeconds = f.timeout
 	}

@@ -78,6 +78,8 @@ func runCriteria(cmd *cobra.Command, f criteriaFlags, args []string) error {
 		Count:     f.count,
 		Model:     f.model,
 		SessionID: f.session,
+		// The operator's own --model: a base URL there takes the key.
+		CommandLine: true,
 	}
 	if f.from != "" {
 		data, err := readFrom(cmd.InOrStdin(), f.from)

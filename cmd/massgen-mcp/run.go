@@ -259,6 +259,7 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 		return spec, err
 	}
 	spec.Models = splitModels(f.models)
+	spec.CommandLine = true // the operator's own --models: a base URL there takes the backend's key
 	spec.Rules = flagRules(cmd, f).Over(spec.Rules)
 	if set := cmd.Flags().Changed; set("seed") {
 		spec.Seed = &f.seed

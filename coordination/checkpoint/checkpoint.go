@@ -82,6 +82,9 @@ type Spec struct {
 	// to resume (if cancelled) or to read (if finished).
 	SessionID string
 	Seed      *int64
+	// CommandLine says the operator named Models and Agents on its own
+	// command line (coordination.TeamSpec.CommandLine).
+	CommandLine bool
 }
 
 // Result is what a checkpoint returns: the winning review's verdict
@@ -212,15 +215,16 @@ func createReview(ctx context.Context, svc *coordination.Service, spec Spec) (*c
 		return nil, err
 	}
 	return svc.Create(ctx, coordination.TeamSpec{
-		Task:      reviewTask(r),
-		Models:    spec.Models,
-		Agents:    spec.Agents,
-		Rules:     rules,
-		Context:   spec.Context,
-		Criteria:  spec.Criteria,
-		SessionID: spec.SessionID,
-		Seed:      spec.Seed,
-		Review:    review,
+		Task:        reviewTask(r),
+		Models:      spec.Models,
+		Agents:      spec.Agents,
+		Rules:       rules,
+		Context:     spec.Context,
+		Criteria:    spec.Criteria,
+		SessionID:   spec.SessionID,
+		Seed:        spec.Seed,
+		Review:      review,
+		CommandLine: spec.CommandLine,
 	})
 }
 

@@ -150,9 +150,12 @@ func TestOpenRefusesAClientNamedBaseURLThatWouldReceiveTheKey(t *testing.T) {
 	if _, err := c.Open(mustSpec(t, "openai/gpt-5.4@http://127.0.0.1:9/v1/")); err != nil {
 		t.Errorf("the operator's OPENAI_BASE_URL named by a client: %v", err)
 	}
-	// Without ClientURLs (the CLI) the spec is the operator's own.
+	// Without ClientURLs (the CLI) a spec its command line names is the
+	// operator's own.
 	c.ClientURLs = nil
-	if _, err := c.Open(mustSpec(t, "openai/gpt-5.4@http://127.0.0.1:7/v1")); err != nil {
+	cli := mustSpec(t, "openai/gpt-5.4@http://127.0.0.1:7/v1")
+	cli.Grant.CommandLine = true
+	if _, err := c.Open(cli); err != nil {
 		t.Errorf("a CLI spec: %v", err)
 	}
 }
@@ -172,7 +175,9 @@ func TestProvidersNeverFollowARedirectToAnotherHost(t *testing.T) {
 	for _, spec := range []string{"openai/gpt-5.4@" + redirect.URL + "/v1", "claude/claude-opus-4-6@" + redirect.URL, "gemini/gemini-3.1-pro-preview@" + redirect.URL, "grok/grok-4@" + redirect.URL + "/v1"} {
 		c := Config{Env: envOf(env), Resilience: instantRetries()}
 		c.Resilience.MaxAttempts = 1
-		p, err := c.Open(mustSpec(t, spec))
+		sp := mustSpec(t, spec)
+		sp.Grant.CommandLine = true // the operator's: the key goes, and must not follow the redirect
+		p, err := c.Open(sp)
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}

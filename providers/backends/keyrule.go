@@ -12,7 +12,7 @@ const (
 	viaOwnEndpoint = "own"      // the backend's *_BASE_URL or default: its key
 	viaTeamFile    = "teamfile" // a team file's base_url: the key it names, or none
 	viaCommandLine = "cli"      // a spec on the operator's command line: the backend's key
-	viaClient      = "client"   // a client-named URL on the allow-list: no key
+	viaClient      = "client"   // a client-named URL (on the allow-list, if one applies): no key
 )
 
 // endpoint is the one rule for keys (docs/DESIGN.md, "Operator-only settings, tenants and limits"): a
@@ -24,7 +24,10 @@ const (
 //
 // A spec's own base URL (@base_url) is checked here too: a client's must be
 // on the allow-list (ErrBaseURLNotAllowed otherwise); a team file's and the
-// command line's are the operator's.
+// command line's are the operator's, as spec.Grant says. Whose a URL is
+// comes from the spec's grant, never from the Config: a spec without one is
+// a client's whoever opens it, so no key reaches it even where no
+// allow-list applies (the CLI resuming a session a server created).
 func (c Config) endpoint(env *keys.Env, info providers.BackendInfo, spec providers.Spec) (res keys.Resolved, via string, err error) {
 	via, keyVars := c.route(env, info, spec)
 	if via == "" {
@@ -54,11 +57,16 @@ func (c Config) route(env *keys.Env, info providers.BackendInfo, spec providers.
 			return viaTeamFile, own
 		}
 		return viaTeamFile, nil
-	case c.ClientURLs == nil:
-		// No allow-list: the spec is on the operator's own command line
-		// (run --models), which is the operator setting the backend's base
-		// URL for this run.
+	case spec.Grant.CommandLine:
+		// The operator's own command line (run --models) set the backend's
+		// base URL for this session, wherever the session is run later.
 		return viaCommandLine, own
+	case c.ClientURLs == nil:
+		// A client's URL (or one in a session written before the grant was
+		// kept) opened where no allow-list applies: the CLI resuming or
+		// continuing a session a server created. The server let it be
+		// reached, never with a key; neither does the CLI.
+		return viaClient, nil
 	case c.ClientURLs.Allows(spec.BaseURL, len(info.KeyEnv) == 0):
 		return viaClient, nil
 	}

@@ -211,22 +211,59 @@ func TestTheDefaultEndpointGetsItsBackendsKey(t *testing.T) {
 
 // TestOnTheCommandLineASpecsBaseURLIsTheOperatorsButATeamFilesIsNot pins
 // the CLI's side of the rule: run --models backend/m@URL is the operator
-// setting the backend's base URL for the run (its key goes), while a team
-// file read by run --team follows the team-file rule wherever it runs.
+// setting the backend's base URL for the session (its key goes, wherever the
+// session is run later), while a team file read by run --team follows the
+// team-file rule wherever it runs.
 func TestOnTheCommandLineASpecsBaseURLIsTheOperatorsButATeamFilesIsNot(t *testing.T) {
 	env := keys.FromMap(map[string]string{"OPENAI_API_KEY": dummyKeyOf("OPENAI_API_KEY")})
 	info, _ := providers.LookupBackend("openai")
+	served, _ := NewAllowList(nil)
 	sp := mustSpec(t, "openai/m@http://127.0.0.1:7/v1")
-	if res, via, err := (Config{}).endpoint(env, info, sp); err != nil || via != viaCommandLine || res.APIKey != dummyKeyOf("OPENAI_API_KEY") {
-		t.Errorf("a command-line spec: via %s key %q, %v", via, res.APIKey, err)
+	sp.Grant.CommandLine = true
+	for _, c := range []Config{{}, {ClientURLs: served}} {
+		if res, via, err := c.endpoint(env, info, sp); err != nil || via != viaCommandLine || res.APIKey != dummyKeyOf("OPENAI_API_KEY") {
+			t.Errorf("a command-line spec (served %t): via %s key %q, %v", c.ClientURLs != nil, via, res.APIKey, err)
+		}
 	}
-	sp.Grant.Operator = true
+	sp.Grant = providers.KeyGrant{Operator: true}
 	if res, via, err := (Config{}).endpoint(env, info, sp); err != nil || via != viaTeamFile || res.APIKey != "" {
 		t.Errorf("a team file's base_url on the command line: via %s key %q, %v", via, res.APIKey, err)
 	}
 	sp.Grant.KeyEnv = "DUMMY_UNSET_KEY"
 	if _, _, err := (Config{}).endpoint(env, info, sp); !errors.Is(err, keys.ErrMissingKey) || !strings.Contains(err.Error(), "DUMMY_UNSET_KEY") {
 		t.Errorf("an api_key_env that is not set: %v, want a missing key naming it", err)
+	}
+}
+
+// TestAClientsBaseURLGetsNoKeyWhateverTheConfig is the red-team finding of
+// the CLI resume: a spec whose grant does not say the operator named its
+// base URL (a client's, or one stored before the grant was kept) gets no
+// key even from the CLI's Config, which has no allow-list — the server
+// reached it without the key, and run --resume must not add it. Its models
+// list is not asked either.
+func TestAClientsBaseURLGetsNoKeyWhateverTheConfig(t *testing.T) {
+	log := newHeaderLog(t, []string{"OPENAI_API_KEY"})
+	env := map[string]string{"OPENAI_API_KEY": dummyKeyOf("OPENAI_API_KEY")}
+	info, _ := providers.LookupBackend("openai")
+	sp := mustSpec(t, "openai/m@"+log.srv.URL+"/client/v1")
+	c := Config{Env: envOf(env), Resilience: instantRetries()}
+	c.Resilience.MaxAttempts = 1
+	if res, via, err := c.endpoint(keys.FromMap(env), info, sp); err != nil || via != viaClient || res.APIKey != "" {
+		t.Fatalf("a client's URL opened by the CLI: via %s key %q, %v; want no key", via, res.APIKey, err)
+	}
+	c.CheckModels(context.Background(), []providers.Spec{sp})
+	prov, err := c.Open(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _ = prov.Step(context.Background(), providers.Request{System: "s", Prompt: "u"})
+	if carried, n := log.under("/client"); n == 0 || len(carried) > 0 {
+		t.Errorf("the client's URL got %v in %d requests, want no key in at least one", carried, n)
+	}
+	// A backend that cannot call without a key is refused, saying so.
+	gsp := mustSpec(t, "gemini/m@"+log.srv.URL+"/client/v1")
+	if _, err := (Config{Env: envOf(map[string]string{"GEMINI_API_KEY": dummyKeyOf("GEMINI_API_KEY")})}).Open(gsp); err == nil || !strings.Contains(err.Error(), "api_key_env") {
+		t.Errorf("gemini at a client's URL from the CLI: %v, want refused for want of a key", err)
 	}
 }
 

@@ -34,12 +34,13 @@ type Config struct {
 	Resilience resilience.Options
 	// LookPath finds CLI agents' binaries; nil means exec.LookPath.
 	LookPath func(file string) (string, error)
-	// ClientURLs, when set, marks every spec's @base_url as named by a client
-	// (an MCP caller) unless the spec's Grant says a team file gave it: it
-	// must be on this allow-list or be the backend's own configured base URL,
-	// or Open refuses it before anything is sent. Nil (the CLI) trusts the
-	// spec: the operator wrote it. Which key goes where is endpoint's rule
-	// (keyrule.go).
+	// ClientURLs, when set, is the allow-list a client's @base_url (a spec
+	// whose Grant says neither a team file nor the operator's command line
+	// gave it) must be on, unless it is the backend's own configured base
+	// URL, or Open refuses it before anything is sent. Nil (the CLI) checks
+	// no list, but a client's URL still gets no key: whose a URL is comes
+	// from the spec's Grant, not from here. Which key goes where is
+	// endpoint's rule (keyrule.go).
 	ClientURLs *AllowList
 	// Tenant keys the circuit breakers together with the backend and base
 	// URL, so one tenant's dead endpoint pauses no one else's calls.
