@@ -208,7 +208,9 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 
 // guard puts a surface behind /mcp's guards, in the same order: origin,
 // token and tenant, body, the tenant's call rate (one call a POST, from the
-// same bucket as /mcp's tool calls).
+// same bucket as /mcp's tool calls). A surface with its own login has no
+// tenant here: its calls are charged once it logs the request in, or to the
+// client's address (limitOwnLogin).
 func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handler {
 	refuse := func(w http.ResponseWriter, status, _ int, msg string) { sf.Refuse(w, status, msg) }
 	posts := func(r *http.Request) int {
@@ -217,9 +219,13 @@ func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handle
 		}
 		return 0
 	}
-	h := limitCalls(calls, posts, refuse, sf.Handler)
-	h = bufferBody(o.MaxBody, o.BodyTimeout, refuse, h)
-	if !sf.OwnLogin {
+	var h http.Handler
+	if sf.OwnLogin {
+		h = limitOwnLogin(calls, posts, refuse, sf.Handler)
+		h = bufferBody(o.MaxBody, o.BodyTimeout, refuse, h)
+	} else {
+		h = limitCalls(calls, posts, refuse, sf.Handler)
+		h = bufferBody(o.MaxBody, o.BodyTimeout, refuse, h)
 		h = authenticate(o.Token, o.Tokens, refuse, s.openTenant(refuse, h))
 	}
 	return checkOrigin(o.AllowedOrigins, refuse, h)

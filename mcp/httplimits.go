@@ -166,11 +166,25 @@ func (c *callLimits) limiter(tenant string) *rate.Limiter {
 	defer c.mu.Unlock()
 	l, ok := c.byTenant[tenant]
 	if !ok {
+		if len(c.byTenant) >= maxBuckets {
+			// Keyed by client address, the map could grow without end:
+			// a full bucket is one nobody drew from lately, as good as new.
+			now := time.Now()
+			for k, b := range c.byTenant {
+				if b.TokensAt(now) >= float64(c.burst) {
+					delete(c.byTenant, k)
+				}
+			}
+		}
 		l = rate.NewLimiter(c.every, c.burst)
 		c.byTenant[tenant] = l
 	}
 	return l
 }
+
+// maxBuckets is how many buckets callLimits keeps before it forgets the
+// full ones.
+const maxBuckets = 4096
 
 // limitCalls answers 429 with Retry-After when a tenant's calls exceed its
 // bucket; count says how many calls a request is. Over /mcp only tools/call
@@ -187,24 +201,113 @@ func limitCalls(c *callLimits, count func(*http.Request) int, refuse refuser, ne
 			next.ServeHTTP(w, r)
 			return
 		}
-		res := c.limiter(tenantOf(r.Context())).ReserveN(time.Now(), n)
-		if !res.OK() {
-			res.Cancel()
-			w.Header().Set("Retry-After", "1")
-			refuse(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
-				fmt.Sprintf("a batch of %d tool calls is more than this server allows at once (%d); send fewer", n, c.burst))
-			return
-		}
-		if d := res.Delay(); d > 0 {
-			res.Cancel()
-			secs := int(math.Ceil(d.Seconds()))
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			refuse(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST,
-				fmt.Sprintf("too many tool calls: this server allows %g a second per tenant (bursts of %d); retry after %d s", float64(c.every), c.burst, secs))
+		if err := c.take(tenantOf(r.Context()), n, "per tenant"); err != nil {
+			w.Header().Set("Retry-After", strconv.Itoa(err.seconds()))
+			refuse(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST, err.Error())
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// TooManyCallsError refuses calls past a bucket of callLimits: retry after
+// RetryAfter.
+type TooManyCallsError struct {
+	Wait time.Duration
+	msg  string
+}
+
+func (e *TooManyCallsError) Error() string { return e.msg }
+
+// RetryAfter is how long to wait before calling again.
+func (e *TooManyCallsError) RetryAfter() time.Duration { return e.Wait }
+
+func (e *TooManyCallsError) seconds() int { return max(1, int(math.Ceil(e.Wait.Seconds()))) }
+
+// take draws n calls from key's bucket, or refuses them (drawing nothing);
+// per says whose bucket it is, for the message.
+func (c *callLimits) take(key string, n int, per string) *TooManyCallsError {
+	res := c.limiter(key).ReserveN(time.Now(), n)
+	if !res.OK() {
+		res.Cancel()
+		return &TooManyCallsError{Wait: time.Second, msg: fmt.Sprintf("a batch of %d tool calls is more than this server allows at once (%d); send fewer", n, c.burst)}
+	}
+	if d := res.Delay(); d > 0 {
+		res.Cancel()
+		e := &TooManyCallsError{Wait: d}
+		e.msg = fmt.Sprintf("too many tool calls: this server allows %g a second %s (bursts of %d); retry after %d s", float64(c.every), per, c.burst, e.seconds())
+		return e
+	}
+	return nil
+}
+
+// pendingCallsKey marks a request of a surface with its own login
+// (Surface.OwnLogin) with the calls it makes, which the guards cannot
+// charge to a tenant they do not know: TenantContext charges them once the
+// surface has logged the request in. Before, they were charged to the
+// default tenant, so anyone, logged in or not, could spend its calls (and
+// every other tenant's web view shared them).
+type pendingCallsKey struct{}
+
+type pendingCalls struct {
+	limits  *callLimits
+	n       int
+	charged bool // to a tenant: the request was logged in
+}
+
+// chargePending draws a logged-in request's pending calls from tenant's
+// bucket, once.
+func chargePending(ctx context.Context, tenant string) error {
+	p, ok := ctx.Value(pendingCallsKey{}).(*pendingCalls)
+	if !ok || p.charged {
+		return nil
+	}
+	p.charged = true
+	if err := p.limits.take(tenant, p.n, "per tenant"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// limitOwnLogin limits a surface with its own login: a request's calls are
+// pending for its tenant's bucket (chargePending), and one that no login
+// claimed (a wrong token, a login form) is charged to its client address
+// afterwards, which refuses the next once spent: a flood of anonymous
+// logins is held back without touching any tenant's calls, and a tenant's
+// own posts never wait on their address.
+func limitOwnLogin(tenants *callLimits, count func(*http.Request) int, refuse refuser, next http.Handler) http.Handler {
+	if tenants == nil {
+		return next
+	}
+	addrs := newCallLimits(float64(tenants.every), tenants.burst)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := count(r)
+		if n == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		bucket := addrs.limiter(clientAddress(r))
+		if left := bucket.Tokens(); left < 1 {
+			e := &TooManyCallsError{Wait: time.Duration((1 - left) / float64(addrs.every) * float64(time.Second))}
+			e.msg = fmt.Sprintf("too many requests without a login from this address: this server allows %g a second (bursts of %d); retry after %d s", float64(addrs.every), addrs.burst, e.seconds())
+			w.Header().Set("Retry-After", strconv.Itoa(e.seconds()))
+			refuse(w, http.StatusTooManyRequests, mcpgo.INVALID_REQUEST, e.Error())
+			return
+		}
+		p := &pendingCalls{limits: tenants, n: n}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingCallsKey{}, p)))
+		if !p.charged {
+			bucket.AllowN(time.Now(), n)
+		}
+	})
+}
+
+// clientAddress is the request's remote host, without its port.
+func clientAddress(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // mcpCalls counts an /mcp request's tool calls.

@@ -61,6 +61,10 @@ func (s *Server) TenantContext(ctx context.Context, tenant string) (context.Cont
 	if err != nil {
 		return nil, err
 	}
+	// The calls the guards marked pending are the tenant's now.
+	if err := chargePending(ctx, tenant); err != nil {
+		return nil, err
+	}
 	return withService(withTenant(ctx, tenant), svc), nil
 }
 

@@ -5,7 +5,11 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
+	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,8 +17,9 @@ import (
 
 const (
 	cookieName = "massgen_ui"
-	// maxLogins bounds the logins kept: a server that runs for weeks must
-	// not grow with every browser that ever logged in. The oldest goes.
+	// maxLogins bounds the logins kept of each tenant: a server that runs
+	// for weeks must not grow with every browser that ever logged in. The
+	// tenant's oldest goes.
 	maxLogins = 1024
 	// maxKeys bounds the one-time links not yet used.
 	maxKeys = 16
@@ -63,22 +68,28 @@ type logins struct {
 	keys map[string]oneTimeKey
 }
 
-// memoryLogins keep logins in this process.
+// memoryLogins keep logins in this process, at most maxLogins a tenant:
+// one tenant logging in in a loop drops only its own oldest, never another
+// tenant's browsers (a single cap let any tenant log every other out).
 type memoryLogins struct {
 	mu       sync.Mutex
 	sessions map[string]Login
-	order    []string // session ids, oldest first
+	order    map[string][]string // each tenant's session ids, oldest first
 }
 
 func (m *memoryLogins) Put(_ context.Context, id string, l Login) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for len(m.order) >= maxLogins {
-		delete(m.sessions, m.order[0])
-		m.order = m.order[1:]
+	if m.order == nil {
+		m.order = map[string][]string{}
+	}
+	ids := m.order[l.Tenant]
+	for len(ids) >= maxLogins {
+		delete(m.sessions, ids[0])
+		ids = ids[1:]
 	}
 	m.sessions[id] = l
-	m.order = append(m.order, id)
+	m.order[l.Tenant] = append(ids, id)
 	return nil
 }
 
@@ -95,6 +106,9 @@ func (m *memoryLogins) Get(_ context.Context, id string) (Login, bool, error) {
 func (m *memoryLogins) Delete(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if l, ok := m.sessions[id]; ok {
+		m.order[l.Tenant] = slices.DeleteFunc(m.order[l.Tenant], func(o string) bool { return o == id })
+	}
 	delete(m.sessions, id)
 	return nil
 }
@@ -209,6 +223,14 @@ func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		ctx, err := h.host.TenantContext(r.Context(), tenant)
+		var tooMany interface{ RetryAfter() time.Duration }
+		if errors.As(err, &tooMany) {
+			// The tenant's calls are spent (the server's call rate, which
+			// its /mcp calls draw from too).
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(tooMany.RetryAfter().Seconds())))))
+			http.Error(w, err.Error(), http.StatusTooManyRequests)
+			return
+		}
 		if err != nil {
 			h.opts.Logger.Error().Err(err).Str("tenant", tenant).Msg("could not open a tenant's service for the web view")
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)

@@ -54,6 +54,13 @@ func serve(t *testing.T) *served {
 // serveWith is serve over the services open makes, one per tenant.
 func serveWith(t *testing.T, open func() *coordination.Service) *served {
 	t.Helper()
+	return serveHTTP(t, open, mcp.HTTPOptions{})
+}
+
+// serveHTTP is serveWith with o's limits (its tokens and surfaces are
+// serve's).
+func serveHTTP(t *testing.T, open func() *coordination.Service, o mcp.HTTPOptions) *served {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("a "+tokenA+"\nb "+tokenB+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -77,7 +84,8 @@ func serveWith(t *testing.T, open func() *coordination.Service) *served {
 		CredentialTenant: func(fp string) (string, bool) { return mcp.FingerprintTenant("", tokens, fp) },
 		Throttle:         10 * time.Millisecond, Logger: zerolog.Nop(),
 	})
-	ts := httptest.NewServer(srv.HTTPHandler(mcp.HTTPOptions{Tokens: tokens, Surfaces: []mcp.Surface{{Pattern: "/ui/", Handler: s.ui, Refuse: webui.Refuse, OwnLogin: true}}}))
+	o.Tokens, o.Surfaces = tokens, []mcp.Surface{{Pattern: "/ui/", Handler: s.ui, Refuse: webui.Refuse, OwnLogin: true}}
+	ts := httptest.NewServer(srv.HTTPHandler(o))
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
 	return s
@@ -486,5 +494,33 @@ func TestASessionPageNamesItsTeamAndTurn(t *testing.T) {
 		if code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("session %s's state (%d) lacks %s:\n%.400s", id, code, want, body)
 		}
+	}
+}
+
+// TestAWebViewPostPastItsTenantsCallsIsRefusedWithRetryAfter: a logged-in
+// post draws on its tenant's calls (the server's call rate, shared with
+// its /mcp tool calls); past them it is 429 with Retry-After, and another
+// tenant's posts go on. Before, every post was charged to the default
+// tenant, whoever made it.
+func TestAWebViewPostPastItsTenantsCallsIsRefusedWithRetryAfter(t *testing.T) {
+	s := serveHTTP(t, newService, mcp.HTTPOptions{CallRate: 0.01, CallBurst: 1})
+	cancel := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, s.url+"/ui/api/sessions/nowhere/cancel", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	if code, _ := cancel(tokenA); code != http.StatusNotFound {
+		t.Fatalf("tenant a's first post: %d, want 404 (no such session)", code)
+	}
+	if code, after := cancel(tokenA); code != http.StatusTooManyRequests || after == "" {
+		t.Fatalf("tenant a's second post: %d (Retry-After %q), want 429 with Retry-After", code, after)
+	}
+	if code, _ := cancel(tokenB); code != http.StatusNotFound {
+		t.Fatalf("tenant b's post after a's were spent: %d, want 404 (its own calls)", code)
 	}
 }
