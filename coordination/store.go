@@ -254,6 +254,41 @@ type UncancelledLanding interface {
 	AppendUncancelled(ctx context.Context, e Entry, cancels int) (Entry, error)
 }
 
+// SessionDeleter is implemented by a store that can delete a session whole
+// (Service.Prune): its setup, ledger, timeline, leases, locks, snapshots,
+// permissions and every other record kept under its id, and nothing of any
+// other session or tenant. The caller holds the session's run and session
+// locks and has checked that it ended; a store removes it so that a crash
+// midway never leaves a session half there for a reader to trip on.
+// ErrSessionNotFound if there is no such session.
+type SessionDeleter interface {
+	DeleteSession(ctx context.Context, id string) error
+}
+
+// SessionSizer is implemented by a store that can tell how much space
+// deleting a session frees (the file store: its directory's disk usage).
+type SessionSizer interface {
+	SessionBytes(ctx context.Context, id string) (int64, error)
+}
+
+// GarbageCollector is implemented by a store that keeps, beside its
+// sessions, what deleting them leaves unreferenced: the PostgreSQL store's
+// blobs (shared by the sessions of a tenant, so only unreferenced once no
+// snapshot or image names them), the file store's session directories a
+// crash left in its trash. Prune calls it once after its deletions.
+// Nothing used within grace is collected: a snapshot being taken now may
+// reuse a blob before its manifest lands.
+type GarbageCollector interface {
+	CollectGarbage(ctx context.Context, grace time.Duration) (Collected, error)
+}
+
+// Collected is what a GarbageCollector removed.
+type Collected struct {
+	Blobs     int   // blobs (and their chunks) deleted
+	Leftovers int   // sessions a crashed delete left in the trash, removed now
+	Bytes     int64 // the space they held
+}
+
 // DirOf is the session's directory in st, or "" for a store without
 // directories (no ProjectionStore).
 func DirOf(st Store, id string) string {

@@ -60,3 +60,17 @@ func (svc *Service) keepTurn(s *Session, r workspace.TurnRecord) {
 		svc.log.Warn().Err(err).Str("session", r.Session).Str("dir", conv).Msg("the conversation's turn directory was not written")
 	}
 }
+
+// turnDeleted drops a deleted session's turn_N/workspace links from its
+// conversation's directory: they pointed into the session's snapshots,
+// and a link left dangling would show people files that are gone. The
+// turn's answer and metadata stay, as the conversation's record.
+func (svc *Service) turnDeleted(s *Session) {
+	conv := svc.TurnsDir(s)
+	if conv == "" {
+		return
+	}
+	if err := workspace.UnlinkTurn(conv, s.ID); err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Str("dir", conv).Msg("a pruned session's turn still links to its files")
+	}
+}

@@ -84,6 +84,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"Projections", ProjectionCases},
 		{"Leases", LeaseCases},
 		{"Permissions", PermissionCases},
+		{"Delete", DeleteCases},
 	} {
 		t.Run(part.name, func(t *testing.T) { RunCases(t, open, part.cases) })
 	}

@@ -50,6 +50,9 @@ func RunStores(t *testing.T, open func(t *testing.T) coordination.Stores) {
 			t.Fatalf("acme lists %v (%v), want its one session", ids, err)
 		}
 	})
+	t.Run("DeletingASessionLeavesAnotherTenantsOfTheSameID", func(t *testing.T) {
+		testDeleteStaysInItsTenant(t, open(t))
+	})
 	t.Run("TenantsKeepTheirOwnPermissionsAndApprovals", func(t *testing.T) {
 		ss := open(t)
 		def, _ := ss.For(coordination.DefaultTenant)

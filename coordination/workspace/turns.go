@@ -144,3 +144,30 @@ func appendSummary(conv, name string, r TurnRecord) error {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// UnlinkTurn removes the workspace link of every turn directory of conv
+// written for session (a branch's turn_N_<session> included), once the
+// session is deleted; nothing else of the turn changes. A conversation
+// with no directory has nothing to remove.
+func UnlinkTurn(conv, session string) error {
+	des, err := os.ReadDir(conv)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, de := range des {
+		dir := filepath.Join(conv, de.Name())
+		if !de.IsDir() || !strings.HasPrefix(de.Name(), "turn_") {
+			continue
+		}
+		if owner, ok := turnOwner(dir); !ok || owner != session {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, "workspace")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
