@@ -419,6 +419,9 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 		l, ok, err := tryLock(path)
 		if err != nil {
 			<-g
+			if errors.Is(err, fs.ErrNotExist) { // deleted while this waited
+				return nil, s.notFound(id)
+			}
 			return nil, fmt.Errorf("cannot take the session lock of %q: %w", id, err)
 		}
 		if ok {
@@ -445,6 +448,9 @@ func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
 		return nil, err
 	}
 	l, ok, err := tryLock(filepath.Join(dir, ".run.lock"))
+	if errors.Is(err, fs.ErrNotExist) { // deleted since it was found
+		return nil, s.notFound(id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot take the run lock of session %q: %w", id, err)
 	}

@@ -298,10 +298,21 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(agentDir, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot prepare agent %q of session %q: %w", agent, id, diskFull(err, dir, 0))
+	// Made one level at a time, never the session's own directory: a
+	// session deleted since it was found (moved aside, DeleteSession) must
+	// not come back as a directory holding only this agent's.
+	for _, d := range []string{filepath.Dir(agentDir), agentDir} {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, s.notFound(id)
+			}
+			return nil, fmt.Errorf("cannot prepare agent %q of session %q: %w", agent, id, diskFull(err, dir, 0))
+		}
 	}
 	l, ok, err := tryLock(filepath.Join(agentDir, ".step.lock"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, s.notFound(id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot take the step lock of agent %q in session %q: %w", agent, id, diskFull(err, agentDir, 0))
 	}
