@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -29,6 +30,30 @@ var ErrBlobTooLarge = errors.New("the content is larger than the store's blob li
 
 // ErrBlobNotFound is returned by OpenBlob for a hash not stored.
 var ErrBlobNotFound = errors.New("no blob with that SHA-256 is stored")
+
+// touchEvery is how stale a blob's touched_at must be for a reuse to write
+// it again: a file reused by every step of a busy team is one write an
+// hour, not one a step. A collection's grace is never shorter than twice
+// this (CollectGarbage), so a reuse's skipped touch is never what lets a
+// blob in use go.
+const touchEvery = time.Hour
+
+// blobInsert records a blob whose chunks are written, or touches the one
+// stored before (unless touched within $4 ms). It returns whether the row is
+// new, and no row when it was stored and touched lately.
+const blobInsert = `INSERT INTO blobs (tenant, sha256, size) VALUES ($1, $2, $3)
+	ON CONFLICT (tenant, sha256) DO UPDATE SET touched_at = now()
+		WHERE blobs.touched_at < now() - $4 * interval '1 millisecond'
+	RETURNING xmax = 0`
+
+// blobTouch tells whether a blob is stored, touching it (as blobInsert
+// does) if so. Its commit does not wait for the WAL flush: a touch lost
+// to a database crash matters only to a snapshot whose manifest that
+// crash kept from landing.
+const blobTouch = `WITH touchcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
+	touched AS (UPDATE blobs SET touched_at = now() FROM touchcfg
+		WHERE tenant = $1 AND sha256 = $2 AND touched_at < now() - $3 * interval '1 millisecond' RETURNING 1)
+	SELECT EXISTS (SELECT 1 FROM blobs WHERE tenant = $1 AND sha256 = $2) OR EXISTS (SELECT 1 FROM touched)`
 
 // PutBlob stores r's content, at most limit bytes (DefaultBlobLimit when
 // limit <= 0), and returns its SHA-256 and size. Content stored before is
@@ -62,11 +87,18 @@ func (s *Store) PutBlob(ctx context.Context, r io.Reader, limit int64) (sum stri
 			}
 		}
 		sum = hex.EncodeToString(h.Sum(nil))
-		tag, err := tx.Exec(ctx, `INSERT INTO blobs (tenant, sha256, size) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, s.tenant, sum, n)
+		// Content stored before is touched (blobTouch), so a prune's
+		// collection, which takes only blobs untouched for its grace,
+		// leaves it to the snapshot or image about to name it.
+		var inserted bool
+		err := tx.QueryRow(ctx, blobInsert, s.tenant, sum, n, touchEvery.Milliseconds()).Scan(&inserted)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil // stored and touched lately: nothing to write
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if !inserted {
 			_, err = tx.Exec(ctx, `DELETE FROM blob_chunks WHERE tenant = $1 AND blob = $2`, s.tenant, upload)
 			return err
 		}

@@ -533,3 +533,14 @@ func (w *written) note(tenant, id, agent string, l coordination.RunLease, err er
 // stored is t as a timestamptz keeps it: pgx sends whole microseconds,
 // the rest cut off.
 func stored(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// forget lets every lease row kept of a deleted session go.
+func (w *written) forget(tenant, id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.rows {
+		if k.tenant == tenant && k.id == id {
+			delete(w.rows, k)
+		}
+	}
+}

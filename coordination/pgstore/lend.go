@@ -383,3 +383,12 @@ func (ls *loans) len() int {
 	defer ls.mu.Unlock()
 	return len(ls.items)
 }
+
+// forget lets a deleted session's loan go.
+func (ls *loans) forget(tenant, id string) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if el, ok := ls.items[loanKey(tenant, id)]; ok {
+		ls.remove(el)
+	}
+}

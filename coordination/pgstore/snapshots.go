@@ -67,8 +67,9 @@ func (r *snapshots) Put(dst string, src *os.File, perm fs.FileMode) (int64, stri
 	}
 	ctx := context.Background()
 	var have bool
-	if err := r.s.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE tenant = $1 AND sha256 = $2)`,
-		r.s.tenant, sum).Scan(&have); err != nil {
+	// Touched as it is found: the manifest naming it lands only with the
+	// answer, and a prune's collection meanwhile must see it in use.
+	if err := r.s.db.pool.QueryRow(ctx, blobTouch, r.s.tenant, sum, touchEvery.Milliseconds()).Scan(&have); err != nil {
 		os.Remove(dst)
 		return 0, "", fmt.Errorf("looking up a snapshot's file in PostgreSQL: %w", err)
 	}

@@ -1,0 +1,111 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+var (
+	_ coordination.SessionDeleter   = (*Store)(nil)
+	_ coordination.GarbageCollector = (*Store)(nil)
+)
+
+// sessionTables are the tables holding a session's rows (every table with a
+// session_id column; TestDeleteLeavesNoRowOfTheSessionInAnyTable reads the
+// schema for any this misses), children before their parents. The foreign
+// keys cascade as well, but naming each table keeps the delete visible and
+// tenant-scoped where it is read, not only in the migrations.
+var sessionTables = []string{
+	"tool_records", "approval_responses", "approval_requests", "permission_log", "questions",
+	"snapshots", "usage", "events", "views", "leases", "locks", "entries", "session_log",
+}
+
+// DeleteSession implements coordination.SessionDeleter: one transaction
+// deletes the session's rows from every table, for this tenant only. The
+// session's row is locked first, so a landing, which takes it FOR SHARE
+// through its foreign key, either committed before (and is deleted with
+// the rest) or waits and then finds no session. The blobs its snapshots
+// and images named stay, shared by the tenant's other sessions, until
+// CollectGarbage finds them unreferenced.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2 FOR UPDATE`, s.tenant, id).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		for _, t := range sessionTables {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE tenant = $1 AND session_id = $2`, s.tenant, id); err != nil {
+				return fmt.Errorf("deleting from %s: %w", t, err)
+			}
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id)
+		return err
+	})
+	if errors.Is(err, coordination.ErrSessionNotFound) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("deleting session %q from the PostgreSQL store: %w", id, err)
+	}
+	s.db.loans.forget(s.tenant, id)
+	s.db.written.forget(s.tenant, id)
+	return nil
+}
+
+// CollectGarbage implements coordination.GarbageCollector: it deletes this
+// tenant's blobs, and their chunks, that no snapshot manifest and no
+// session's images name and that nobody stored or reused within grace. A
+// snapshot being taken reuses blobs before its manifest lands, and so does
+// a session's creation before its setup names its images: each touches the
+// blob as it does (PutBlob, snapshots.Put), so a blob in such use is never
+// older than grace. The delete re-reads a row touched while it runs, and
+// keeps it.
+func (s *Store) CollectGarbage(ctx context.Context, grace time.Duration) (coordination.Collected, error) {
+	// A reuse touches a blob at most once per touchEvery.
+	grace = max(grace, 2*touchEvery)
+	var c coordination.Collected
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, blobCollect, s.tenant, grace.Milliseconds()).Scan(&c.Blobs, &c.Bytes)
+	})
+	if err != nil {
+		return coordination.Collected{}, fmt.Errorf("collecting unreferenced blobs: %w", err)
+	}
+	return c, nil
+}
+
+// blobCollect deletes the tenant's unreferenced blobs untouched for the
+// grace ($2 ms) and their chunks, and returns how many and their size. A
+// manifest's files and a setup's images are JSON arrays of objects with a
+// sha256 (workspace.Manifest, coordination.ImageRef); anything else there
+// names nothing.
+const blobCollect = `WITH referenced AS (
+		SELECT f->>'sha256' AS sha256
+		FROM snapshots, jsonb_array_elements(CASE WHEN jsonb_typeof(manifest::jsonb->'files') = 'array'
+			THEN manifest::jsonb->'files' ELSE '[]'::jsonb END) AS f
+		WHERE tenant = $1
+		UNION
+		SELECT i->>'sha256'
+		FROM sessions, jsonb_array_elements(CASE WHEN jsonb_typeof(setup::jsonb->'images') = 'array'
+			THEN setup::jsonb->'images' ELSE '[]'::jsonb END) AS i
+		WHERE tenant = $1),
+	gone AS (
+		DELETE FROM blobs b
+		WHERE b.tenant = $1 AND b.touched_at < now() - $2 * interval '1 millisecond'
+			AND NOT EXISTS (SELECT 1 FROM referenced r WHERE r.sha256 = b.sha256)
+		RETURNING b.sha256, b.size),
+	chunks AS (
+		DELETE FROM blob_chunks c USING gone WHERE c.tenant = $1 AND c.blob = gone.sha256)
+	SELECT count(*), coalesce(sum(size), 0)::bigint FROM gone`
