@@ -69,6 +69,7 @@ one tenant are listed: the default one, or --tenant's.`,
 			return nil
 		},
 	}
+	cmd.AddCommand(sessionsPruneCommand())
 	fl := cmd.Flags()
 	fl.BoolVar(&f.json, "json", false, "print the page as JSON: sessions, total, offset, next_offset")
 	fl.BoolVar(&f.all, "all", false, "every page at once")

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// TestSessionsPruneDeletesOldEndedSessionsOnly: on a file store, a dry run
+// lists the old sessions and deletes nothing; the prune deletes them,
+// frees their space and leaves no trash, the recent session and the
+// follow-up turn continuing a deleted one keep working, and the listing
+// and fsck read the state directory as before (the conversation's link
+// into the deleted turn is gone, not dangling).
+func TestSessionsPruneDeletesOldEndedSessionsOnly(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		args = append([]string{"run", "--state-dir", dir, "--models", "sim/strong,sim/strong", "--seed", "1"}, args...)
+		if out, code := cli(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, out)
+		}
+	}
+	run("--session-id", "old1", "What is 2 * 3?")
+	run("--session-id", "old2", "What is 4 * 5?")
+	time.Sleep(3 * time.Second)
+	run("--session-id", "new1", "--continue", "old1", "And times 7?")
+	// The conversation's record of turn 1 links into old1's files, as
+	// WriteTurn links a winner's snapshot.
+	turn1 := filepath.Join(dir, "conversations", "old1", "turn_1")
+	if err := os.Symlink("../../../sessions/old1/agents", filepath.Join(turn1, "workspace")); err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := cli(t, "sessions", "prune", "--state-dir", dir, "--older-than", "2s", "--dry-run")
+	if code != 0 || !strings.Contains(out, "Would delete 2 sessions") || !strings.Contains(out, "old1") || !strings.Contains(out, "old2") ||
+		strings.Contains(out, "new1") || !strings.Contains(out, "Nothing deleted (--dry-run)") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	for _, id := range []string{"old1", "old2", "new1"} {
+		if _, err := os.Stat(filepath.Join(dir, "sessions", id, "session.json")); err != nil {
+			t.Fatalf("the dry run deleted %s: %v", id, err)
+		}
+	}
+
+	out, code = cli(t, "sessions", "prune", "--state-dir", dir, "--older-than", "2s", "--json")
+	var rep coordination.PruneReport
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("prune: exit %d, %v\n%s", code, err, out)
+	}
+	var ids []string
+	for _, p := range rep.Deleted {
+		ids = append(ids, p.ID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"old1", "old2"}) || rep.Bytes <= 0 || rep.DryRun {
+		t.Fatalf("the prune deleted %v and freed %d bytes, want old1 and old2 and their space:\n%s", ids, rep.Bytes, out)
+	}
+	des, err := os.ReadDir(filepath.Join(dir, "sessions"))
+	if err != nil || len(des) != 1 || des[0].Name() != "new1" {
+		t.Fatalf("the sessions directory after the prune: %v (%v), want new1 alone, no trash", des, err)
+	}
+	if _, err := os.Lstat(filepath.Join(turn1, "workspace")); !os.IsNotExist(err) {
+		t.Fatalf("the deleted turn's workspace link is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(turn1, "answer.txt")); err != nil {
+		t.Fatalf("the conversation lost the deleted turn's answer: %v", err)
+	}
+
+	if out, code = cli(t, "sessions", "--state-dir", dir, "--json", "--all"); code != 0 || !strings.Contains(out, `"new1"`) || strings.Contains(out, `"session_id": "old1"`) {
+		t.Fatalf("sessions after the prune: exit %d\n%s", code, out)
+	}
+	if out, code = cli(t, "fsck", "--state-dir", dir, "all"); code != 0 {
+		t.Fatalf("fsck after the prune: exit %d\n%s", code, out)
+	}
+	if out, code = cli(t, "status", "--state-dir", dir, "new1"); code != 0 || !strings.Contains(out, "old1") {
+		t.Fatalf("status of the follow-up whose previous turn was pruned: exit %d\n%s", code, out)
+	}
+	run("--session-id", "new2", "--continue", "new1", "And minus 1?")
+
+	// Nothing is old enough now: a second prune deletes nothing.
+	if out, code = cli(t, "sessions", "prune", "--state-dir", dir, "--older-than", "1h"); code != 0 || !strings.Contains(out, "No session to prune") {
+		t.Fatalf("a prune with nothing to delete: exit %d\n%s", code, out)
+	}
+}
+
+// TestSessionsPruneRefusesNoAgeAndBadStatuses: --older-than is required,
+// and an age or a status it cannot take is refused naming the choices.
+func TestSessionsPruneRefusesNoAgeAndBadStatuses(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--older-than is required"},
+		{[]string{"--older-than", "soon"}, "720h or 90m, or days such as 30d"},
+		{[]string{"--older-than", "-1h"}, "not a positive age"},
+		{[]string{"--older-than", "1h", "--status", "running"}, "finished, failed, cancelled, interrupted"},
+	} {
+		out, code := cli(t, append([]string{"sessions", "prune", "--state-dir", dir}, tc.args...)...)
+		if code != exitBadInput || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want %d saying %q:\n%s", tc.args, code, exitBadInput, tc.want, out)
+		}
+	}
+	if d, err := parseAge("30d"); err != nil || d != 30*24*time.Hour {
+		t.Errorf("30d = %v, %v", d, err)
+	}
+}
