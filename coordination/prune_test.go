@@ -5,11 +5,13 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 )
 
 // pruned lists the ids a report deleted.
@@ -188,5 +190,55 @@ func TestAFollowUpOutlivesThePrunedTurnBeforeIt(t *testing.T) {
 	s3 := h.Create(coordination.TeamSpec{ContinueFrom: s2.ID, Task: "One more"})
 	if len(s3.History) != 2 || s3.History[0].SessionID != s1.ID || s3.History[0].Answer != "blue" || s3.History[1].Answer != "navy" {
 		t.Fatalf("turn 3's history lost the pruned turn: %+v", s3.History)
+	}
+}
+
+// stepAfterLook starts a step of one session's agent_a just after the
+// prune's first look found none in flight (its derivation's read of the
+// step locks, then its own).
+type stepAfterLook struct {
+	*memstore.Store
+	id    string
+	mu    sync.Mutex
+	looks int
+	held  coordination.StepLock
+}
+
+func (s *stepAfterLook) InFlight(ctx context.Context, id string) (map[string]bool, error) {
+	m, err := s.Store.InFlight(ctx, id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id == s.id {
+		if s.looks++; s.looks == 2 {
+			s.held, _ = s.Store.LockStep(ctx, id, "agent_a")
+		}
+	}
+	return m, err
+}
+
+// TestAStepStartedAfterThePrunesLookKeepsTheSession: a step that takes
+// its lock between the prune's first look and its locked check keeps the
+// session, reported as kept.
+func TestAStepStartedAfterThePrunesLookKeepsTheSession(t *testing.T) {
+	ctx := context.Background()
+	models, _, provs := coordtest.Team(t, 2)
+	h := coordtest.New(t, provs)
+	id := cancelledSession(t, h, models)
+	st := &stepAfterLook{Store: h.Store, id: id}
+	svc := coordination.NewService(st, coordination.Options{Open: h.Open})
+	time.Sleep(20 * time.Millisecond)
+	rep, err := svc.Prune(ctx, coordination.PruneRequest{OlderThan: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.held == nil {
+		t.Fatal("the step never started")
+	}
+	defer st.held.Release()
+	if len(rep.Deleted) != 0 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "in flight") {
+		t.Fatalf("deleted %v, kept %+v; want the session kept for its step", pruned(rep), rep.Skipped)
+	}
+	if _, err := h.Store.Session(ctx, id); err != nil {
+		t.Fatal(err)
 	}
 }
