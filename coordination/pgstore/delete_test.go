@@ -235,3 +235,101 @@ func TestBlobsGoOnlyWhenNothingNamesOrTouchedThem(t *testing.T) {
 	}
 	r.Close()
 }
+
+// A snapshot reusing stored content while a collection is deleting it must
+// not take the doomed row for present: it waits for the delete and stores
+// the content again (before, it saw the row in its statement's snapshot and
+// named a blob that was gone when the delete committed).
+func TestASnapshotReusingABlobBeingCollectedStoresItAgain(t *testing.T) {
+	ctx := context.Background()
+	db, conn := openWithConn(t)
+	st := tenantStore(t, db, coordination.DefaultTenant)
+	content := bytes.Repeat([]byte("doomed"), 100<<10)
+	sum, _, err := st.PutBlob(ctx, bytes.NewReader(content), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+
+	// The collection's delete, in flight: its row lock held, not committed.
+	collect, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer collect.Rollback(ctx)
+	var collectPid uint32
+	if err := collect.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&collectPid); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DELETE FROM blobs WHERE tenant = $1 AND sha256 = $2`, `DELETE FROM blob_chunks WHERE tenant = $1 AND blob = $2`} {
+		if _, err := collect.Exec(ctx, q, coordination.DefaultTenant, sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	src := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(src, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type put struct {
+		sum string
+		err error
+	}
+	done := make(chan put, 1)
+	go func() {
+		_, got, err := st.Snapshots("s").Put(filepath.Join(t.TempDir(), "snap"), f, 0o644)
+		done <- put{got, err}
+	}()
+	// Either the Put waits on the delete's lock, or it has already
+	// decided (wrongly, with the bug) that the blob is there.
+	watch, err := pgx.Connect(ctx, conn.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	var early *put
+	for deadline := time.Now().Add(10 * time.Second); early == nil; {
+		var blocked int
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, collectPid).Scan(&blocked); err != nil {
+			t.Fatal(err)
+		}
+		if blocked > 0 {
+			break
+		}
+		select {
+		case p := <-done:
+			early = &p
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the snapshot's Put neither waited on the collection nor returned")
+		}
+	}
+	if err := collect.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := early
+	if p == nil {
+		got := <-done
+		p = &got
+	}
+	if p.err != nil || p.sum != sum {
+		t.Fatalf("the snapshot's Put: %s, %v", p.sum, p.err)
+	}
+	r, size, err := st.OpenBlob(ctx, sum)
+	if err != nil {
+		t.Fatalf("the blob the snapshot named is gone after the collection: %v", err)
+	}
+	defer r.Close()
+	var got bytes.Buffer
+	if _, err := got.ReadFrom(r); err != nil || size != int64(len(content)) || !bytes.Equal(got.Bytes(), content) {
+		t.Fatalf("reading the blob back: %d bytes of %d, %v", got.Len(), len(content), err)
+	}
+}
