@@ -19,7 +19,9 @@ import (
 // PruneStatuses are the statuses a prune may delete; DefaultPruneStatuses
 // those it deletes when none is named. An interrupted session is resumable
 // (serve --resume-interrupted takes it up), so only a prune that names it
-// deletes one.
+// deletes one. A cancelled one could be resumed too, but somebody chose to
+// stop it, and it is as old as the age the prune was given: it goes by
+// default, as a finished one does.
 var (
 	PruneStatuses        = []string{StatusFinished, StatusFailed, StatusCancelled, StatusInterrupted}
 	DefaultPruneStatuses = []string{StatusFinished, StatusFailed, StatusCancelled}

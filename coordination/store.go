@@ -210,6 +210,17 @@ type SpendSharingStepLock interface {
 	TakenOverSpend() []InheritedSpend
 }
 
+// SpendRecordedStore is a store whose step locks share spend
+// (SpendSharingStepLock). A usage entry under a spend key takes the key's
+// spend off the lock rows in its own write; a record that finds the key's
+// spend in the ledger already writes no entry, so it calls SpendRecorded
+// instead, under the session lock: else a row that came to count the key
+// after its first record (a late share, a take inheriting it) would count
+// it beside the ledger for good.
+type SpendRecordedStore interface {
+	SpendRecorded(ctx context.Context, id, key string) error
+}
+
 // InheritedSpend is a spend a step lock's take found on the lock, shared
 // there under Key by a holder that stopped answering (SpendSharingStepLock).
 type InheritedSpend struct {

@@ -135,6 +135,9 @@ func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, 
 	if !recorded {
 		// Unfenced by the run's lease: the spend was paid (leasedentries.go).
 		_, err = svc.store.AppendSession(ctx, id, entry)
+	} else if rs, ok := svc.store.(SpendRecordedStore); ok && entry.Spender != "" {
+		// Nothing to write, but a row may count the key still.
+		err = rs.SpendRecorded(ctx, id, entry.Spender)
 	}
 	if err == nil {
 		svc.spool.recorded(r) // in the ledger now: counted there, not twice

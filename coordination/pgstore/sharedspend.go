@@ -6,8 +6,12 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
+
+var _ coordination.SpendRecordedStore = (*Store)(nil)
 
 // ShareSpend implements coordination.SpendSharingStepLock: it keeps the
 // step's spend so far on its lock's row and reads, in the same statement,
@@ -89,6 +93,25 @@ const sessionSpendRecorded = `UPDATE locks SET inherited = inherited - $3::text,
 // (massgen_let_go) once nothing of it is left to count: a statement of its
 // own after sessionSpendRecorded, so it sees that one's update.
 const holderlessGone = `DELETE FROM locks WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND token = '' AND inherited = '{}'`
+
+// SpendRecorded implements coordination.SpendRecordedStore: what a usage
+// entry under key does to the step lock rows, without the entry.
+func (s *Store) SpendRecorded(ctx context.Context, id, key string) error {
+	if err := live(ctx, id); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sessionSpendRecorded, s.tenant, id, key); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, holderlessGone, s.tenant, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("taking a recorded spend off session %q's step locks: %w", id, err)
+	}
+	return nil
+}
 
 // SpendKey implements coordination.SpendSharingStepLock: the lock's token,
 // which its spend is shared under.
