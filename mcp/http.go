@@ -89,6 +89,11 @@ type Surface struct {
 	// Server.TenantContext, required even when no token is set); the
 	// guards skip the token and the tenant and keep the rest.
 	OwnLogin bool
+	// Calls is how many calls a request counts as against its tenant's
+	// rate (the bucket /mcp's tool calls draw from); nil counts one a POST.
+	// A surface whose reads cost real work counts those too (the web
+	// view's API reads and event streams, webui.Calls).
+	Calls func(r *http.Request) int
 }
 
 // refuser writes a refusal of the HTTP guards; code is the JSON-RPC code
@@ -207,17 +212,20 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 }
 
 // guard puts a surface behind /mcp's guards, in the same order: origin,
-// token and tenant, body, the tenant's call rate (one call a POST, from the
-// same bucket as /mcp's tool calls). A surface with its own login has no
-// tenant here: its calls are charged once it logs the request in, or to the
-// client's address (limitOwnLogin).
+// token and tenant, body, the tenant's call rate (Surface.Calls, else one
+// call a POST, from the same bucket as /mcp's tool calls). A surface with
+// its own login has no tenant here: its calls are charged once it logs the
+// request in, or to the client's address (limitOwnLogin).
 func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handler {
 	refuse := func(w http.ResponseWriter, status, _ int, msg string) { sf.Refuse(w, status, msg) }
-	posts := func(r *http.Request) int {
-		if r.Method == http.MethodPost {
-			return 1
+	posts := sf.Calls
+	if posts == nil {
+		posts = func(r *http.Request) int {
+			if r.Method == http.MethodPost {
+				return 1
+			}
+			return 0
 		}
-		return 0
 	}
 	var h http.Handler
 	if sf.OwnLogin {

@@ -13,7 +13,8 @@ import (
 // now, then again after each change the store's watch reports — writes of
 // this process, another process or another replica alike — at most once a
 // Throttle, so a burst of steps is one event. A comment line every
-// KeepAlive keeps proxies from closing a quiet stream.
+// KeepAlive keeps proxies from closing a quiet stream. A tenant holds at
+// most MaxStreams open; one past them is 429, to retry once a tab closes.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	svc := h.host.RequestService(ctx)
@@ -23,6 +24,13 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this connection cannot stream events", http.StatusInternalServerError)
 		return
 	}
+	release, err := h.streams.take(tenantOf(ctx))
+	if err != nil {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	defer release()
 	// Subscribe before the first read, so no change between the two is lost.
 	sub, err := svc.Subscribe(ctx, coordination.Filter{Sessions: []string{id}, Kinds: []coordination.ObservationKind{coordination.ObservedChange}, Buffer: 1})
 	if err != nil {

@@ -48,6 +48,10 @@ type Options struct {
 	// Throttle is the shortest gap between two states sent on an event
 	// stream (default 200 ms): a burst of steps is sent once.
 	Throttle time.Duration
+	// MaxStreams is how many event streams (live session pages) one
+	// tenant may hold open at once (default DefaultMaxStreams): each holds
+	// a subscription and rebuilds its session's state on every change.
+	MaxStreams int
 	// LinkDir is where `massgen-mcp ui-link` leaves one-time login links
 	// (LinkDir(state dir), links.go); "" takes none.
 	LinkDir string
@@ -60,10 +64,11 @@ type Options struct {
 // Handler serves /ui/. Mount it at "/ui/" behind the server's guards with
 // its own login (mcp.Surface{OwnLogin: true}).
 type Handler struct {
-	host   Host
-	opts   Options
-	logins *logins
-	mux    *http.ServeMux
+	host    Host
+	opts    Options
+	logins  *logins
+	streams *streamCounts
+	mux     *http.ServeMux
 }
 
 // New returns the web view over host.
@@ -77,7 +82,11 @@ func New(host Host, o Options) *Handler {
 	if o.Throttle <= 0 {
 		o.Throttle = 200 * time.Millisecond
 	}
-	h := &Handler{host: host, opts: o, logins: newLogins(o.SessionTTL, o.Logins)}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
+	h := &Handler{host: host, opts: o, logins: newLogins(o.SessionTTL, o.Logins),
+		streams: &streamCounts{max: o.MaxStreams, open: map[string]int{}}}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /ui/login", h.loginPage)
 	m.HandleFunc("POST /ui/login", h.loginPost)

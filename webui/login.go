@@ -182,6 +182,15 @@ func (l *logins) end(ctx context.Context, id string) error { return l.keep.Delet
 
 type loginKey struct{}
 
+// tenantKey marks a request with the tenant it is logged in as.
+type tenantKey struct{}
+
+// tenantOf is the tenant a request is logged in as (authed).
+func tenantOf(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
 // who is the request's login: nil for one that came with a bearer token
 // (which carries no ambient authority, so it needs no CSRF token).
 func who(ctx context.Context) *login {
@@ -236,6 +245,7 @@ func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
+		ctx = context.WithValue(ctx, tenantKey{}, tenant)
 		next(w, r.WithContext(context.WithValue(ctx, loginKey{}, s)))
 	}
 }

@@ -61,6 +61,13 @@ func serveWith(t *testing.T, open func() *coordination.Service) *served {
 // serve's).
 func serveHTTP(t *testing.T, open func() *coordination.Service, o mcp.HTTPOptions) *served {
 	t.Helper()
+	return serveUI(t, open, o, webui.Options{})
+}
+
+// serveUI is serveHTTP with the web view's options uo (its login and
+// throttle are serve's).
+func serveUI(t *testing.T, open func() *coordination.Service, o mcp.HTTPOptions, uo webui.Options) *served {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("a "+tokenA+"\nb "+tokenB+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,13 +85,12 @@ func serveHTTP(t *testing.T, open func() *coordination.Service, o mcp.HTTPOption
 		s.services[tenant] = svc
 		return svc, nil
 	}})
-	s.ui = webui.New(srv, webui.Options{
-		Authenticate:     func(got string) (string, bool) { return mcp.TokenTenant("", tokens, got) },
-		Fingerprint:      mcp.TokenFingerprint,
-		CredentialTenant: func(fp string) (string, bool) { return mcp.FingerprintTenant("", tokens, fp) },
-		Throttle:         10 * time.Millisecond, Logger: zerolog.Nop(),
-	})
-	o.Tokens, o.Surfaces = tokens, []mcp.Surface{{Pattern: "/ui/", Handler: s.ui, Refuse: webui.Refuse, OwnLogin: true}}
+	uo.Authenticate = func(got string) (string, bool) { return mcp.TokenTenant("", tokens, got) }
+	uo.Fingerprint = mcp.TokenFingerprint
+	uo.CredentialTenant = func(fp string) (string, bool) { return mcp.FingerprintTenant("", tokens, fp) }
+	uo.Throttle, uo.Logger = 10*time.Millisecond, zerolog.Nop()
+	s.ui = webui.New(srv, uo)
+	o.Tokens, o.Surfaces = tokens, []mcp.Surface{{Pattern: "/ui/", Handler: s.ui, Refuse: webui.Refuse, OwnLogin: true, Calls: webui.Calls}}
 	ts := httptest.NewServer(srv.HTTPHandler(o))
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
@@ -522,5 +528,102 @@ func TestAWebViewPostPastItsTenantsCallsIsRefusedWithRetryAfter(t *testing.T) {
 	}
 	if code, _ := cancel(tokenB); code != http.StatusNotFound {
 		t.Fatalf("tenant b's post after a's were spent: %d, want 404 (its own calls)", code)
+	}
+}
+
+// TestAWebViewReadPastItsTenantsCallsIsRefused: a read of the web view's
+// API (which builds a session's whole state) draws on its tenant's calls as
+// a post does; past them it is 429 with Retry-After, while the page's
+// assets, which cost nothing, are served on, and another tenant's reads go
+// on. Before, reads counted nothing: a logged-in script could have the
+// server rebuild states as fast as it asked.
+func TestAWebViewReadPastItsTenantsCallsIsRefused(t *testing.T) {
+	s := serveHTTP(t, newService, mcp.HTTPOptions{CallRate: 0.01, CallBurst: 2})
+	c := http.DefaultClient
+	list := func(token string) (int, http.Header) {
+		t.Helper()
+		code, _, h := get(t, c, s.url+"/ui/api/sessions", "Authorization", "Bearer "+token)
+		return code, h
+	}
+	for i := range 2 {
+		if code, _ := list(tokenA); code != http.StatusOK {
+			t.Fatalf("tenant a's read %d: %d, want 200", i+1, code)
+		}
+	}
+	if code, h := list(tokenA); code != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Fatalf("tenant a's third read: %d (Retry-After %q), want 429 with Retry-After", code, h.Get("Retry-After"))
+	}
+	for i := range 5 {
+		if code, _, _ := get(t, c, s.url+"/ui/assets/app.js"); code != http.StatusOK {
+			t.Fatalf("asset %d after the reads were spent: %d, want 200 (assets count nothing)", i+1, code)
+		}
+	}
+	if code, _ := list(tokenB); code != http.StatusOK {
+		t.Fatalf("tenant b's read after a's were spent: %d, want 200 (its own calls)", code)
+	}
+}
+
+// TestATenantsLiveViewsAreCapped: a tenant holds at most MaxStreams event
+// streams open at once; one more is 429 with Retry-After and says why,
+// another tenant's stream opens regardless, and once a stream closes its
+// place is free again. Before, each stream (a subscription, a state rebuilt
+// on every change) was free to open without end.
+func TestATenantsLiveViewsAreCapped(t *testing.T) {
+	s := serveUI(t, newService, mcp.HTTPOptions{}, webui.Options{MaxStreams: 2})
+	ids := map[string]string{}
+	for tenant := range map[string]bool{"a": true, "b": true} {
+		ids[tenant] = runTeam(t, s.service(t, tenant), "sim", "sim")
+	}
+	open := func(tenant string) (*http.Response, context.CancelFunc) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/ui/api/sessions/"+ids[tenant]+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+map[string]string{"a": tokenA, "b": tokenB}[tenant])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		return resp, func() { cancel(); resp.Body.Close() }
+	}
+	var closers []context.CancelFunc
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for i := range 2 {
+		resp, closeIt := open("a")
+		closers = append(closers, closeIt)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("tenant a's stream %d: %d, want 200", i+1, resp.StatusCode)
+		}
+	}
+	resp, closeIt := open("a")
+	if resp.StatusCode != http.StatusTooManyRequests {
+		closeIt()
+		t.Fatalf("tenant a's third stream: %d, want 429", resp.StatusCode)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	closeIt()
+	if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "close a tab") {
+		t.Fatalf("tenant a's third stream: %d (Retry-After %q) %q, want 429 with Retry-After saying what to do", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	resp, closeB := open("b")
+	closers = append(closers, closeB)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("tenant b's stream beside a's two: %d, want 200", resp.StatusCode)
+	}
+	closers[0]()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, closeIt := open("a")
+		if resp.StatusCode == http.StatusOK {
+			closers = append(closers, closeIt)
+			break
+		}
+		closeIt()
+		if time.Now().After(deadline) {
+			t.Fatalf("tenant a's stream after one of its two closed: still %d", resp.StatusCode)
+		}
 	}
 }

@@ -231,7 +231,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		// web view behind them too, with its own login.
 		Surfaces: []mcp.Surface{
 			{Pattern: "/v1/", Handler: chatapi.New(srv, chatapi.Options{Logger: logger}), Refuse: chatapi.Refuse},
-			{Pattern: "/ui/", Handler: ui, Refuse: webui.Refuse, OwnLogin: true},
+			{Pattern: "/ui/", Handler: ui, Refuse: webui.Refuse, OwnLogin: true, Calls: webui.Calls},
 		},
 		Ready: func(addr net.Addr) {
 			scheme := "http"
