@@ -47,18 +47,20 @@ const blobInsert = `INSERT INTO blobs (tenant, sha256, size) VALUES ($1, $2, $3)
 	RETURNING xmax = 0`
 
 // blobTouch tells whether a blob is stored, touching it (as blobInsert
-// does) if so. Its commit does not wait for the WAL flush: a touch lost
-// to a database crash matters only to a snapshot whose manifest that
-// crash kept from landing. Whether the row is there is a locking read
-// (held), not the statement's snapshot: a collection deleting the blob
-// meanwhile (blobCollect) is waited for, and a row it deleted is not
-// taken for present. A row touched here is skipped by that read (this
-// statement changed it) and counts through touched.
+// does) if it was not touched within $3 ms. Its commit does not wait for
+// the WAL flush: a touch lost to a database crash matters only to a
+// snapshot whose manifest that crash kept from landing. A row touched
+// within $3 is present as the statement's snapshot shows it: no collection
+// deletes it (their grace is at least twice that, CollectGarbage), and
+// reading it writes nothing. An older row is present only if the touch
+// changed it: that UPDATE waits for a collection deleting the row meanwhile
+// (blobCollect) and then finds it gone, where the snapshot would have shown
+// it, and the manifest named a blob that was gone.
 const blobTouch = `WITH touchcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 	touched AS (UPDATE blobs SET touched_at = now() FROM touchcfg
-		WHERE tenant = $1 AND sha256 = $2 AND touched_at < now() - $3 * interval '1 millisecond' RETURNING 1),
-	held AS (SELECT 1 FROM blobs WHERE tenant = $1 AND sha256 = $2 FOR KEY SHARE)
-	SELECT EXISTS (SELECT 1 FROM held) OR EXISTS (SELECT 1 FROM touched)`
+		WHERE tenant = $1 AND sha256 = $2 AND touched_at < now() - $3 * interval '1 millisecond' RETURNING 1)
+	SELECT EXISTS (SELECT 1 FROM blobs WHERE tenant = $1 AND sha256 = $2 AND touched_at >= now() - $3 * interval '1 millisecond')
+		OR EXISTS (SELECT 1 FROM touched)`
 
 // PutBlob stores r's content, at most limit bytes (DefaultBlobLimit when
 // limit <= 0), and returns its SHA-256 and size. Content stored before is

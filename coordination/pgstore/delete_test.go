@@ -253,7 +253,11 @@ func TestASnapshotReusingABlobBeingCollectedStoresItAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The collection's delete, in flight: its row lock held, not committed.
+	// Untouched past any grace, as a collection takes it; then the
+	// collection's delete, in flight: its row lock held, not committed.
+	if _, err := conn.Exec(ctx, `UPDATE blobs SET touched_at = now() - interval '48 hours' WHERE sha256 = $1`, sum); err != nil {
+		t.Fatal(err)
+	}
 	collect, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -317,8 +321,12 @@ func TestASnapshotReusingABlobBeingCollectedStoresItAgain(t *testing.T) {
 	}
 	p := early
 	if p == nil {
-		got := <-done
-		p = &got
+		select {
+		case got := <-done:
+			p = &got
+		case <-time.After(20 * time.Second):
+			t.Fatal("the snapshot's Put did not return within 20 s of the collection's commit")
+		}
 	}
 	if p.err != nil || p.sum != sum {
 		t.Fatalf("the snapshot's Put: %s, %v", p.sum, p.err)
