@@ -235,7 +235,7 @@ func (c *callLimits) take(key string, n int, per string) *TooManyCallsError {
 	if d := res.Delay(); d > 0 {
 		res.Cancel()
 		e := &TooManyCallsError{Wait: d}
-		e.msg = fmt.Sprintf("too many tool calls: this server allows %g a second %s (bursts of %d); retry after %d s", float64(c.every), per, c.burst, e.seconds())
+		e.msg = fmt.Sprintf("too many calls (tool calls and web view requests share them): this server allows %g a second %s (bursts of %d); retry after %d s", float64(c.every), per, c.burst, e.seconds())
 		return e
 	}
 	return nil
@@ -270,11 +270,14 @@ func chargePending(ctx context.Context, tenant string) error {
 }
 
 // limitOwnLogin limits a surface with its own login: a request's calls are
-// pending for its tenant's bucket (chargePending), and one that no login
+// pending for its tenant's bucket (chargePending), and a post that no login
 // claimed (a wrong token, a login form) is charged to its client address
-// afterwards, which refuses the next once spent: a flood of anonymous
-// logins is held back without touching any tenant's calls, and a tenant's
-// own posts never wait on their address.
+// afterwards, which refuses the next post once spent: a flood of anonymous
+// logins is held back without touching any tenant's calls. Reads are
+// charged to their tenant only: an unclaimed read is refused at once and
+// costs a login lookup, while the address is shared (a load balancer, an
+// office's NAT), and anonymous reads spending it would shut every logged-in
+// browser behind it out of its own view.
 func limitOwnLogin(tenants *callLimits, count func(*http.Request) int, refuse refuser, next http.Handler) http.Handler {
 	if tenants == nil {
 		return next
@@ -284,6 +287,10 @@ func limitOwnLogin(tenants *callLimits, count func(*http.Request) int, refuse re
 		n := count(r)
 		if n == 0 {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingCallsKey{}, &pendingCalls{limits: tenants, n: n})))
 			return
 		}
 		bucket := addrs.limiter(clientAddress(r))

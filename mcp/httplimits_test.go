@@ -187,7 +187,7 @@ func TestToolCallsAreRateLimitedPerTenant(t *testing.T) {
 	var req mcpgo.CallToolRequest
 	req.Params.Name = "list_backends"
 	_, err := alice.CallTool(context.Background(), req)
-	if err == nil || !strings.Contains(err.Error(), "too many tool calls") {
+	if err == nil || !strings.Contains(err.Error(), "too many calls") {
 		t.Fatalf("the third call at once: err = %v, want HTTP 429", err)
 	}
 	// Retry-After is set and says when.

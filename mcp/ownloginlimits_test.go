@@ -90,3 +90,46 @@ func TestASurfacesOwnLoginCallsAreChargedToItsTenantAlone(t *testing.T) {
 		t.Fatalf("the default tenant's tool call after alice's posts: %s", text(res))
 	}
 }
+
+// TestAnonymousReadsDoNotShutALoggedInBrowserOut: a surface that counts
+// its reads (the web view's API) charges a logged-in read to its tenant;
+// unclaimed reads from an address shared by everyone behind a load
+// balancer are refused by the surface and charged to nobody, so however
+// many there are, a logged-in browser at that address goes on reading
+// until its own tenant's calls are spent. Before, they spent the
+// address's bucket and every read from it was 429.
+func TestAnonymousReadsDoNotShutALoggedInBrowserOut(t *testing.T) {
+	srv, _ := tenantServer(t, nil)
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/ui/api/mine" {
+			http.Error(w, "log in first", http.StatusUnauthorized)
+			return
+		}
+		if _, err := srv.TenantContext(r.Context(), "alice"); err != nil {
+			http.Error(w, err.Error(), http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	refuse := func(w http.ResponseWriter, s int, m string) { http.Error(w, m, s) }
+	ts := httptest.NewServer(srv.HTTPHandler(HTTPOptions{Tokens: tokensOf(t), CallRate: 0.01, CallBurst: 2,
+		Surfaces: []Surface{{Pattern: "/ui/", Handler: ui, Refuse: refuse, OwnLogin: true, Calls: func(*http.Request) int { return 1 }}}}))
+	defer ts.Close()
+	get := func(path string) int {
+		t.Helper()
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range 5 {
+		if code := get("/ui/api/theirs"); code != http.StatusUnauthorized {
+			t.Fatalf("anonymous read %d: %d, want 401 (refused by the surface, not by the address's bucket)", i+1, code)
+		}
+	}
+	if got := []int{get("/ui/api/mine"), get("/ui/api/mine"), get("/ui/api/mine")}; got[0] != 204 || got[1] != 204 || got[2] != 429 {
+		t.Fatalf("alice's reads after the anonymous ones answered %v; want 204, 204, then 429 from her own bucket", got)
+	}
+}
