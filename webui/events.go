@@ -15,6 +15,8 @@ import (
 // Throttle, so a burst of steps is one event. A comment line every
 // KeepAlive keeps proxies from closing a quiet stream. A tenant holds at
 // most MaxStreams open; one past them is 429, to retry once a tab closes.
+// A stream ends after StreamLifetime, its retry set to a second, and the
+// browser's EventSource opens the next.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	svc := h.host.RequestService(ctx)
@@ -58,15 +60,19 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		flusher.Flush()
 		return true
 	}
-	if !send(st) {
+	if _, err := fmt.Fprint(w, "retry: 1000\n"); err != nil || !send(st) {
 		return
 	}
 	alive := time.NewTicker(h.opts.KeepAlive)
 	defer alive.Stop()
+	lifetime := time.NewTimer(h.opts.StreamLifetime)
+	defer lifetime.Stop()
 	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-lifetime.C:
 			return
 		case <-alive.C:
 			if _, err := fmt.Fprint(w, ": alive\n\n"); err != nil {

@@ -52,6 +52,11 @@ type Options struct {
 	// tenant may hold open at once (default DefaultMaxStreams): each holds
 	// a subscription and rebuilds its session's state on every change.
 	MaxStreams int
+	// StreamLifetime is how long one event stream is kept (default 5
+	// min); then it ends and the browser opens another at once. A
+	// connection that died without a word (a laptop asleep) holds its
+	// place among MaxStreams no longer than this, not until TCP gives up.
+	StreamLifetime time.Duration
 	// LinkDir is where `massgen-mcp ui-link` leaves one-time login links
 	// (LinkDir(state dir), links.go); "" takes none.
 	LinkDir string
@@ -81,6 +86,9 @@ func New(host Host, o Options) *Handler {
 	}
 	if o.Throttle <= 0 {
 		o.Throttle = 200 * time.Millisecond
+	}
+	if o.StreamLifetime <= 0 {
+		o.StreamLifetime = 5 * time.Minute
 	}
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = DefaultMaxStreams

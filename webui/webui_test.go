@@ -627,3 +627,46 @@ func TestATenantsLiveViewsAreCapped(t *testing.T) {
 		}
 	}
 }
+
+// TestAStreamEndsAfterItsLifetimeAndFreesItsPlace: an event stream ends
+// by itself after StreamLifetime, telling the browser to reopen within a
+// second, so a connection that died without a word (a laptop asleep) holds
+// its tenant's place among MaxStreams no longer than that. Before, a place
+// stayed taken until TCP gave up, a quarter of an hour on Linux.
+func TestAStreamEndsAfterItsLifetimeAndFreesItsPlace(t *testing.T) {
+	s := serveUI(t, newService, mcp.HTTPOptions{}, webui.Options{MaxStreams: 1, StreamLifetime: 300 * time.Millisecond})
+	id := runTeam(t, s.service(t, "a"), "sim", "sim")
+	open := func() *http.Response {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/ui/api/sessions/"+id+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+tokenA)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := open()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the stream: %d, want 200", resp.StatusCode)
+	}
+	start := time.Now()
+	body, err := io.ReadAll(resp.Body) // until the server ends it
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("the stream did not end by itself within 10 s: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the stream ended after %v; want about its lifetime", took)
+	}
+	if !strings.HasPrefix(string(body), "retry: 1000\n") || !strings.Contains(string(body), "event: state\n") {
+		t.Errorf("the stream sent %.200q; want a retry of a second and the state", body)
+	}
+	next := open()
+	defer next.Body.Close()
+	if next.StatusCode != http.StatusOK {
+		t.Errorf("a stream after the first ended: %d, want 200 (its place free again)", next.StatusCode)
+	}
+}

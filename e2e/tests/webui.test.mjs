@@ -248,6 +248,31 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     await p.context().close();
   });
 
+  it("pauses live updates the server refuses and resumes them once a view closes", async () => {
+    const id = await start(["sim:latency=4s", "sim:latency=4s"]);
+    // Alice's other views: as many streams as a tenant may hold (32).
+    const views = [];
+    for (let i = 0; i < 32; i++) {
+      const ac = new AbortController();
+      const r = await fetch(`${base}/ui/api/sessions/${id}/events`, { headers: { Authorization: `Bearer ${ALICE}` }, signal: ac.signal });
+      assert.equal(r.status, 200, `view ${i + 1} of 32`);
+      views.push(ac);
+    }
+    const p = await page();
+    try {
+      await login(p, ALICE);
+      await p.goto(`${base}/ui/s/${id}`);
+      await p.waitForFunction(() => /paused/.test(document.querySelector("#s-live")?.textContent ?? ""), null, { timeout: 15_000 });
+      views.pop().abort();
+      // The page tries again after 10 s, without a reload.
+      await p.waitForFunction(() => !/paused/.test(document.querySelector("#s-live")?.textContent ?? ""), null, { timeout: 30_000 });
+      await p.waitForFunction(() => document.querySelector("#s-status")?.textContent === "finished", null, { timeout: 60_000 });
+    } finally {
+      for (const ac of views) ac.abort();
+      await p.context().close();
+    }
+  });
+
   it("shows nothing to a browser without a login or of another tenant", async () => {
     const id = await start(["sim", "sim"]);
     const anon = await page();

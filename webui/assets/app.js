@@ -200,15 +200,28 @@ function showMissing(msg) {
   $("missing-msg").textContent = msg;
 }
 
+// follow keeps the page's event stream open. A stream that dropped is
+// reopened by the browser itself; one the server refused (429: the
+// tenant's calls or open views are spent) is closed for good by
+// EventSource, so it is reopened here after a wait that doubles up to a
+// minute, and the page says why it is not live meanwhile.
+function follow(url, wait) {
+  const es = new EventSource(url);
+  es.addEventListener("state", (ev) => { wait = 10; render(JSON.parse(ev.data)); });
+  es.onerror = () => {
+    if (es.readyState !== EventSource.CLOSED) { $("s-live").textContent = "reconnecting…"; return; }
+    $("s-live").textContent = `live updates paused (the server refused them: too many open pages or requests for this login); retrying in ${wait} s`;
+    setTimeout(() => follow(url, Math.min(wait * 2, 60)), wait * 1000);
+  };
+}
+
 async function loadSession(id) {
   const base = "/ui/api/sessions/" + encodeURIComponent(id);
   const r = await fetch(base, { credentials: "same-origin" });
   if (!r.ok) { showMissing((await r.text()).trim()); return; }
   $("session").hidden = false;
   render(await r.json());
-  const es = new EventSource(base + "/events");
-  es.addEventListener("state", (ev) => render(JSON.parse(ev.data)));
-  es.onerror = () => { $("s-live").textContent = "reconnecting…"; };
+  follow(base + "/events", 10);
   for (const [btn, what] of [["cancel", "cancel"], ["resume", "resume"]]) {
     $(btn).addEventListener("click", async () => {
       $("action-msg").textContent = "";
