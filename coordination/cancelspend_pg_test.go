@@ -128,10 +128,7 @@ func TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver(t *testing
 	}
 	defer conn.Close(ctx)
 	const deadKey = "dead-replica-lock-token"
-	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
-		VALUES ('acme', $1, $2, $3, now() - interval '1 second', 0.37, 5000)`, s.ID, "step:"+agent, deadKey); err != nil {
-		t.Fatal(err)
-	}
+	deadStepLock(t, conn, s.ID, agent, deadKey)
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatal(err)
 	}
@@ -212,16 +209,23 @@ func TestADeadReplicasSpendIsRecordedThoughTheStepThatFoundItIsRefused(t *testin
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
-		VALUES ('acme', $1, $2, 'dead-replica-lock-token', now() - interval '1 second', 0.37, 5000)`, s.ID, "step:"+agent); err != nil {
-		t.Fatal(err)
-	}
+	deadStepLock(t, conn, s.ID, agent, "dead-replica-lock-token")
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); !errors.Is(err, coordination.ErrNotNext) {
 		t.Fatalf("a second step of an agent that answered and waits: %v; want it refused as not due", err)
 	}
 	res, err := svc.Result(ctx, s.ID)
 	if want := 0.37 + turn; err != nil || res.CostUSD == nil || math.Abs(*res.CostUSD-want) > 1e-9 {
 		t.Errorf("the session's cost after a refused step found a dead replica's spend: %+v, %v; want $%.2f", res, err, want)
+	}
+}
+
+// deadStepLock leaves agent's step lock row as a replica that died mid-step
+// leaves it: expired, held under key, with $0.37 and 5,000 tokens shared.
+func deadStepLock(t *testing.T, conn *pgx.Conn, id, agent, key string) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		VALUES ('acme', $1, $2, $3, now() - interval '1 second', 0.37, 5000)`, id, "step:"+agent, key); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -280,10 +284,7 @@ func TestADeadReplicasSpendIsCountedWhileItsRecordWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
-		VALUES ('acme', $1, $2, 'dead-replica-lock-token', now() - interval '1 second', 0.37, 5000)`, s.ID, "step:"+agent); err != nil {
-		t.Fatal(err)
-	}
+	deadStepLock(t, conn, s.ID, agent, "dead-replica-lock-token")
 	// Another replica's budget check: a step of the other agent, sharing
 	// nothing yet.
 	replica := pgTenant(t, dsn)

@@ -36,10 +36,7 @@ func TestASpendFoundRecordedComesOffTheLockRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
-		VALUES ('acme', $1, $2, $3, now() - interval '1 second', 0.37, 5000)`, s.ID, "step:"+agent, deadKey); err != nil {
-		t.Fatal(err)
-	}
+	deadStepLock(t, conn, s.ID, agent, deadKey)
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatal(err)
 	}

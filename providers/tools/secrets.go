@@ -25,14 +25,17 @@ func (p *place) hidesSecrets() bool { return !p.writable }
 // place, is or lies under a .env file or directory of a place that hides
 // them. A path that does not resolve is left to os.Root to refuse.
 func (p *place) secretPath(rel string) bool {
-	if !p.hidesSecrets() {
-		return false
-	}
-	if secretIn(filepath.ToSlash(filepath.Clean(rel))) {
+	return p.hidesSecrets() && p.matches(rel, secretIn)
+}
+
+// matches tells whether is holds for rel (clean, slash-separated) or for
+// the path inside the place its symlinks lead to: a symlink named
+// innocently may lead to a hidden file in the same place, and os.Root
+// would follow it.
+func (p *place) matches(rel string, is func(slashRel string) bool) bool {
+	if is(filepath.ToSlash(filepath.Clean(rel))) {
 		return true
 	}
-	// A symlink named innocently may lead to a .env in the same place; os.Root
-	// would follow it.
 	root, err := filepath.EvalSymlinks(p.dir)
 	if err != nil {
 		return false
@@ -42,10 +45,7 @@ func (p *place) secretPath(rel string) bool {
 		return false
 	}
 	inside, err := filepath.Rel(root, real)
-	if err != nil {
-		return false
-	}
-	return secretIn(filepath.ToSlash(inside))
+	return err == nil && is(filepath.ToSlash(inside))
 }
 
 // secretIn tells whether any element of a slash-separated path is a secret
@@ -65,22 +65,7 @@ func secretIn(rel string) bool {
 // the directory holding them would otherwise show: other sessions (other
 // tenants' among them) and every tenant's token.
 func (p *place) serverPath(rel string) bool {
-	if len(p.hidden) == 0 {
-		return false
-	}
-	if underHidden(filepath.ToSlash(filepath.Clean(rel)), p.hidden) {
-		return true
-	}
-	root, err := filepath.EvalSymlinks(p.dir)
-	if err != nil {
-		return false
-	}
-	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		return false
-	}
-	inside, err := filepath.Rel(root, real)
-	return err == nil && underHidden(filepath.ToSlash(inside), p.hidden)
+	return len(p.hidden) > 0 && p.matches(rel, func(r string) bool { return underHidden(r, p.hidden) })
 }
 
 // underHidden tells whether a slash path inside a place is, or lies under,
