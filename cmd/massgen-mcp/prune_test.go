@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,9 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // TestSessionsPruneDeletesOldEndedSessionsOnly: on a file store, a dry run
@@ -110,5 +115,57 @@ func TestSessionsPruneRefusesNoAgeAndBadStatuses(t *testing.T) {
 	}
 	if d, err := parseAge("30d"); err != nil || d != 30*24*time.Hour {
 		t.Errorf("30d = %v, %v", d, err)
+	}
+}
+
+// TestSessionsPruneDeletesATenantsOldSessionsFromPostgreSQL: with --store
+// and --tenant, the prune deletes that tenant's old ended sessions from the
+// database and nothing of another tenant's (the default's, as old), and the
+// listing of both reads on as before.
+func TestSessionsPruneDeletesATenantsOldSessionsFromPostgreSQL(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	ran := func(st *pgstore.Store) string {
+		t.Helper()
+		svc := coordination.NewService(st, coordination.Options{Open: backends.Open})
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 * 3?", Models: []string{"sim/strong", "sim/strong"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Run(ctx, s.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		return s.ID
+	}
+	acme, def := pgTenant(t, dsn, "acme"), pgTenant(t, dsn, coordination.DefaultTenant)
+	old1, old2, theirs := ran(acme), ran(acme), ran(def)
+	time.Sleep(3 * time.Second)
+	recent := ran(acme)
+
+	out, code := cli(t, "sessions", "prune", "--store", dsn, "--tenant", "acme", "--older-than", "2s", "--json")
+	var rep coordination.PruneReport
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("prune: exit %d, %v\n%s", code, err, out)
+	}
+	var ids []string
+	for _, p := range rep.Deleted {
+		ids = append(ids, p.ID)
+	}
+	slices.Sort(ids)
+	want := []string{old1, old2}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("the prune deleted %v, want acme's two old sessions %v:\n%s", ids, want, out)
+	}
+	for _, id := range want {
+		if _, err := acme.Session(ctx, id); !errors.Is(err, coordination.ErrSessionNotFound) {
+			t.Errorf("session %s after the prune: %v, want not found", id, err)
+		}
+	}
+	if out, code = cli(t, "sessions", "--store", dsn, "--tenant", "acme", "--json", "--all"); code != 0 || !strings.Contains(out, recent) || strings.Contains(out, old1) {
+		t.Fatalf("acme's sessions after the prune: exit %d\n%s", code, out)
+	}
+	if out, code = cli(t, "sessions", "--store", dsn, "--json", "--all"); code != 0 || !strings.Contains(out, theirs) {
+		t.Fatalf("the default tenant's sessions after acme's prune: exit %d\n%s", code, out)
 	}
 }
