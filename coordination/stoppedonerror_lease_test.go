@@ -128,6 +128,9 @@ var anotherReplica = coordination.LeaseOwner{ID: "another-replica", Host: "elsew
 func (s *takenOverStore) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
 	l, err := s.brokenStepStore.LockStep(ctx, id, agent)
 	if err != nil && s.taken.CompareAndSwap(false, true) {
+		// The other replica's own calls: the run's loop may cancel this
+		// step's context meanwhile (its other agent's step failed too).
+		ctx := context.WithoutCancel(ctx)
 		cur, rerr := s.Store.ReadRun(ctx, id)
 		if rerr != nil || cur == nil {
 			panic(fmt.Sprintf("the run's lease before the takeover: %+v, %v", cur, rerr))
