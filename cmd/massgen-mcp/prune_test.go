@@ -54,16 +54,7 @@ func TestSessionsPruneDeletesOldEndedSessionsOnly(t *testing.T) {
 		}
 	}
 
-	out, code = cli(t, "sessions", "prune", "--state-dir", dir, "--older-than", "2s", "--json")
-	var rep coordination.PruneReport
-	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
-		t.Fatalf("prune: exit %d, %v\n%s", code, err, out)
-	}
-	var ids []string
-	for _, p := range rep.Deleted {
-		ids = append(ids, p.ID)
-	}
-	slices.Sort(ids)
+	rep, ids, out := pruneJSON(t, "--state-dir", dir, "--older-than", "2s")
 	if !slices.Equal(ids, []string{"old1", "old2"}) || rep.Bytes <= 0 || rep.DryRun {
 		t.Fatalf("the prune deleted %v and freed %d bytes, want old1 and old2 and their space:\n%s", ids, rep.Bytes, out)
 	}
@@ -93,6 +84,23 @@ func TestSessionsPruneDeletesOldEndedSessionsOnly(t *testing.T) {
 	if out, code = cli(t, "sessions", "prune", "--state-dir", dir, "--older-than", "1h"); code != 0 || !strings.Contains(out, "No session to prune") {
 		t.Fatalf("a prune with nothing to delete: exit %d\n%s", code, out)
 	}
+}
+
+// pruneJSON runs sessions prune --json with args and returns its report,
+// the ids it deleted in order, and its output.
+func pruneJSON(t *testing.T, args ...string) (coordination.PruneReport, []string, string) {
+	t.Helper()
+	out, code := cli(t, append([]string{"sessions", "prune", "--json"}, args...)...)
+	var rep coordination.PruneReport
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("prune: exit %d, %v\n%s", code, err, out)
+	}
+	var ids []string
+	for _, p := range rep.Deleted {
+		ids = append(ids, p.ID)
+	}
+	slices.Sort(ids)
+	return rep, ids, out
 }
 
 // TestSessionsPruneRefusesNoAgeAndBadStatuses: --older-than is required,
@@ -142,16 +150,7 @@ func TestSessionsPruneDeletesATenantsOldSessionsFromPostgreSQL(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	recent := ran(acme)
 
-	out, code := cli(t, "sessions", "prune", "--store", dsn, "--tenant", "acme", "--older-than", "2s", "--json")
-	var rep coordination.PruneReport
-	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
-		t.Fatalf("prune: exit %d, %v\n%s", code, err, out)
-	}
-	var ids []string
-	for _, p := range rep.Deleted {
-		ids = append(ids, p.ID)
-	}
-	slices.Sort(ids)
+	_, ids, out := pruneJSON(t, "--store", dsn, "--tenant", "acme", "--older-than", "2s")
 	want := []string{old1, old2}
 	slices.Sort(want)
 	if !slices.Equal(ids, want) {
@@ -162,10 +161,10 @@ func TestSessionsPruneDeletesATenantsOldSessionsFromPostgreSQL(t *testing.T) {
 			t.Errorf("session %s after the prune: %v, want not found", id, err)
 		}
 	}
-	if out, code = cli(t, "sessions", "--store", dsn, "--tenant", "acme", "--json", "--all"); code != 0 || !strings.Contains(out, recent) || strings.Contains(out, old1) {
+	if out, code := cli(t, "sessions", "--store", dsn, "--tenant", "acme", "--json", "--all"); code != 0 || !strings.Contains(out, recent) || strings.Contains(out, old1) {
 		t.Fatalf("acme's sessions after the prune: exit %d\n%s", code, out)
 	}
-	if out, code = cli(t, "sessions", "--store", dsn, "--json", "--all"); code != 0 || !strings.Contains(out, theirs) {
+	if out, code := cli(t, "sessions", "--store", dsn, "--json", "--all"); code != 0 || !strings.Contains(out, theirs) {
 		t.Fatalf("the default tenant's sessions after acme's prune: exit %d\n%s", code, out)
 	}
 }
