@@ -183,7 +183,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, rpc, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, rpc, s.openTenant(rpc, mcpHandler))
 	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, rpc, mcpHandler))
-	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, rpc, authenticate(o.Token, o.Tokens, rpc, s.handler.metrics.handler())))
+	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, rpc, authenticate(o.Token, o.Tokens, rpc, operatorOnly(rpc, s.handler.metrics.handler()))))
 	for _, sf := range o.Surfaces {
 		mux.Handle(sf.Pattern, s.guard(o, calls, sf))
 	}

@@ -19,9 +19,9 @@ import (
 )
 
 // metrics is the server's Prometheus registry, served at /metrics behind
-// the same auth as /mcp. Its own registry, not the global one, so two
-// servers in one process (tests) never collide and nothing a library
-// registers globally leaks out.
+// the same auth as /mcp, to the default tenant only (operatorOnly). Its
+// own registry, not the global one, so two servers in one process (tests)
+// never collide and nothing a library registers globally leaks out.
 type metrics struct {
 	reg   *prometheus.Registry
 	tools *prometheus.HistogramVec

@@ -163,3 +163,38 @@ func TestMetricsTellFailoversAndTheStoresPools(t *testing.T) {
 		}
 	}
 }
+
+// /metrics counts every tenant's runs and steps, so with a tokens file only
+// the operator's token reads it: a tenant's would see when, and how much,
+// the other tenants run.
+func TestMetricsAnswerOnlyTheOperatorsToken(t *testing.T) {
+	_, ts := tenantServer(t, nil)
+	alice, _ := httpClient(t, ts.URL+"/mcp", false, bearer(aliceToken))
+	if res := callTool(t, alice, "run_team", `{"task":"What is 2+2?","models":["sim","sim"],"wait":true}`); res.IsError {
+		t.Fatal(text(res))
+	}
+	get := func(tok string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for _, tok := range []string{aliceToken, bobToken} {
+		code, body := get(tok)
+		if code != http.StatusForbidden || strings.Contains(body, "massgen_steps_total") {
+			t.Errorf("/metrics with a tenant's token: %d, want 403 and no series:\n%.300s", code, body)
+		}
+		if !strings.Contains(body, "MASSGEN_MCP_TOKEN") {
+			t.Errorf("the refusal does not say whose token reads /metrics: %s", body)
+		}
+	}
+	code, body := get("dummy-default-token-not-a-secret")
+	if code != http.StatusOK || !strings.Contains(body, `massgen_steps_total{kind="answer"}`) {
+		t.Errorf("/metrics with the operator's token: %d\n%.300s", code, body)
+	}
+}
