@@ -38,9 +38,11 @@ const (
 	// taskKeep is how long an ended task stays readable; then it is
 	// forgotten (its session is not: run_team{session_id} reads it).
 	taskKeep = time.Hour
-	// maxTasks bounds the table: past it, run_team answers as for a
-	// client without the extension.
-	maxTasks = 4096
+	// maxTasks bounds a tenant's tasks in the table: past it, that
+	// tenant's run_team answers as for a client without the extension.
+	// Per tenant, so one tenant's calls never take the extension away
+	// from another's clients; tenants are the operator's tokens file's.
+	maxTasks = 1024
 )
 
 // Task states, in the extension's words.
@@ -116,17 +118,28 @@ func newTaskTable() *taskTable {
 // forgotten, or another tenant's).
 var errTaskNotFound = errors.New("task not found")
 
-// full tells whether the table is full of tasks still working: run_team
-// then answers as for a client without the extension.
-func (tt *taskTable) full() bool {
+// full tells whether a tenant has as many tasks as it may keep: its
+// run_team then answers as for a client without the extension.
+func (tt *taskTable) full(tenant string) bool {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	tt.forgetLocked(tt.now())
-	return len(tt.byID) >= maxTasks
+	return tt.heldLocked(tenant) >= maxTasks
 }
 
-// create makes a working task for a session's run; nil when the table is
-// full of tasks still working.
+// heldLocked counts a tenant's tasks.
+func (tt *taskTable) heldLocked(tenant string) int {
+	n := 0
+	for _, t := range tt.byID {
+		if t.tenant == tenant {
+			n++
+		}
+	}
+	return n
+}
+
+// create makes a working task for a session's run; nil when the tenant
+// has as many tasks as it may keep.
 func (tt *taskTable) create(tenant, session string, full bool, cancels int) *teamTask {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -137,7 +150,7 @@ func (tt *taskTable) create(tenant, session string, full bool, cancels int) *tea
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	tt.forgetLocked(now)
-	if len(tt.byID) >= maxTasks {
+	if tt.heldLocked(tenant) >= maxTasks {
 		return nil
 	}
 	tt.byID[t.id] = t
@@ -267,7 +280,7 @@ func wantsTask(ctx context.Context) bool {
 // runs it) and returns a task handle at once; the task completes with the
 // result run_team would have returned, full or brief as asked.
 func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id string, full bool) (*mcpgo.CallToolResult, bool, error) {
-	if h.tasks.full() {
+	if h.tasks.full(tenantOf(ctx)) {
 		return nil, false, nil
 	}
 	run, _, err := h.waitRun(ctx, req, id, waitNot)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -311,6 +312,25 @@ func TestEndedTasksAreForgotten(t *testing.T) {
 	}
 	if _, err := tt.get(DefaultTenant, b.id); err != nil {
 		t.Error("a working task was forgotten")
+	}
+}
+
+// TestOneTenantsTasksLeaveRoomForAnothers: the cap is per tenant, so a
+// tenant whose calls fill its share leaves the extension to the others.
+// The cap was on the whole table: one tenant's 4,096 calls in an hour took
+// tasks away from every tenant's clients.
+func TestOneTenantsTasksLeaveRoomForAnothers(t *testing.T) {
+	tt := newTaskTable()
+	for i := range maxTasks {
+		if tt.create("alice", fmt.Sprintf("s%d", i), false, 0) == nil {
+			t.Fatalf("alice's task %d was refused under the cap of %d", i, maxTasks)
+		}
+	}
+	if !tt.full("alice") || tt.create("alice", "one_more", false, 0) != nil {
+		t.Error("alice's tasks are not capped")
+	}
+	if tt.full("bob") || tt.create("bob", "s0", false, 0) == nil {
+		t.Error("alice's tasks took the extension away from bob")
 	}
 }
 
