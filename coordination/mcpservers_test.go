@@ -107,6 +107,15 @@ func TestAnMCPServerThatFailsStopsTheTeamBeforeAnyStep(t *testing.T) {
 	if len(p.reqs) != 0 {
 		t.Fatalf("%d steps ran; want none", len(p.reqs))
 	}
+	// Nothing runs it, so it must not read running: it read so for ever,
+	// its claim taken back and no resumer taking it up.
+	res, err := h.Service.Result(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != coordination.StatusCancelled || !strings.Contains(res.CancelReason, "not started") || !strings.Contains(res.CancelReason, "MCP servers did not start") {
+		t.Errorf("after its failed start the session reads %s (%q); want cancelled, saying it was not started and why", res.Status, res.CancelReason)
+	}
 }
 
 // askMCP is a CLI agent stand-in: its step calls an MCP tool through the

@@ -361,6 +361,14 @@ func (svc *Service) Run(ctx context.Context, id string, progress func(Progress))
 	}
 	r, started, err := svc.Start(ctx, id)
 	if err != nil {
+		if !errors.Is(err, ErrSessionRunning) {
+			// A session created for this run (massgen-mcp run, the live
+			// view, checkpoint) whose start failed reads cancelled, saying
+			// why, as StartOrFollow's callers' do: left alone it read
+			// running for ever, with nothing running it and no resumer
+			// taking it up (its claim was taken back).
+			err = svc.StartRefused(ctx, id, err)
+		}
 		return nil, err
 	}
 	tell := func() {
