@@ -93,6 +93,27 @@ func (l *RunLease) Held(now time.Time) bool {
 	return now.Before(exp)
 }
 
+// ExcusedByOutage tells whether l, unreleased and not known gone, may be a
+// live holder's lease that ran out only because its holder could not reach
+// the store either: the store last lost its database at lost and heard it
+// again at back (back before lost: not yet), as this process saw it, and l
+// was still current within one of its TTLs (Expires less Renewed) before
+// the loss was seen. Such a holder is given a whole TTL of the store
+// answering, from back, to renew: until then the lease reads held (Alive)
+// and no claim takes it. Without this, every replica read a run interrupted
+// the moment a database came back from an outage longer than a TTL, and one
+// took it over from its live holder, whose steps in flight were wasted.
+func ExcusedByOutage(l *RunLease, lost, back, now time.Time) bool {
+	if l == nil || l.Released || l.Gone || lost.IsZero() {
+		return false
+	}
+	ttl := max(0, l.Expires.Sub(l.Renewed))
+	if !l.Expires.After(lost.Add(-ttl - MaxClockSkew)) {
+		return false // late already before the outage: dead before it
+	}
+	return back.Before(lost) || now.Before(back.Add(ttl+MaxClockSkew))
+}
+
 // Abandoned tells whether the run that held the lease died without ending:
 // neither released nor held. Its session is interrupted.
 func (l *RunLease) Abandoned(now time.Time) bool {

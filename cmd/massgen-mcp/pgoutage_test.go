@@ -78,10 +78,15 @@ func callWithProgress(ctx context.Context, c *client.Client, tool string, args m
 // kept down for a few seconds and started again. The run pauses while it is
 // down (the blocking call's progress says so), goes on when it is back, and
 // finishes with its ledger whole; the outage is in the session's timeline
-// (team_status), and the run lease never changed hands.
+// (team_status), and the run lease never changed hands. It stays down
+// longer than a run lease's TTL, with a second replica resuming interrupted
+// runs: the lease ran out while nobody could reach the database, so the
+// second replica reads the run going on and leaves it to its holder, which
+// renews as soon as it can. Before, it read interrupted at once on every
+// replica, and the resumer took it over from its live holder.
 func TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn(t *testing.T) {
 	pg := pgtest.StartPrivate(t)
-	runAcrossAnOutage(t, pg, pg.Stop)
+	runAcrossAnOutage(t, pg, pg.Stop, coordination.DefaultLeaseTTL+2*time.Second, true)
 }
 
 // TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn: the same with the
@@ -92,16 +97,18 @@ func TestADatabaseRestartedMidRunPausesTheRunAndItGoesOn(t *testing.T) {
 // claim, its ledger whole entry by entry.
 func TestADatabaseCrashedMidRunPausesTheRunAndItGoesOn(t *testing.T) {
 	pg := pgtest.StartPrivate(t)
-	runAcrossAnOutage(t, pg, pg.Crash)
+	runAcrossAnOutage(t, pg, pg.Crash, 4*time.Second, false)
 	if !strings.Contains(pg.Log(), "automatic recovery in progress") {
 		t.Errorf("the database did not recover from a crash as it started again; its log:\n%s", pg.Log())
 	}
 }
 
 // runAcrossAnOutage runs a team with run_team{wait} on a private database,
-// stops it with stop mid-run, keeps it down 4 s, starts it again and checks
-// the run paused, went on and finished, its ledger whole.
-func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error) {
+// stops it with stop mid-run, keeps it down for down, starts it again and
+// checks the run paused, went on and finished, its ledger whole, under the
+// same claim. With resumer, a second replica resuming interrupted runs
+// shares the database and must read the run as running throughout.
+func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error, down time.Duration, resumer bool) {
 	bin := binary(t)
 	ctx := context.Background()
 	db, err := pgstore.Open(ctx, pg.DSN, pgstore.Options{})
@@ -117,6 +124,12 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error) {
 	defer c.Close()
 	var heard progressLog
 	heard.hear(c)
+	var other *client.Client
+	if resumer {
+		b := startServer(t, bin, t.TempDir(), "--store", pg.DSN, "--rate", "-1", "--resume-interrupted")
+		other = connect(t, b.url, nil)
+		defer other.Close()
+	}
 
 	const id = "pg_restarted"
 	args := slowTeam(id, 7)
@@ -136,7 +149,6 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error) {
 	if err != nil || lease == nil {
 		t.Fatalf("the run lease before the restart: %+v, %v", lease, err)
 	}
-	const down = 4 * time.Second
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +176,26 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error) {
 	}
 	back := time.Now()
 	waitFor(t, 10*time.Second, "/healthz answering 200 once the database is back", func() bool { return health() == http.StatusOK })
+	if other != nil {
+		// The holder's next renewal comes within a heartbeat; until a
+		// lease's TTL has passed the other replica must not call the run
+		// interrupted, nor take it.
+		for time.Since(back) < coordination.DefaultHeartbeat+2*time.Second {
+			res, err := callTool(ctx, other, "team_status", map[string]any{"session_id": id})
+			if err == nil && !res.IsError {
+				var st struct {
+					Result struct {
+						Status string `json:"status"`
+					} `json:"result"`
+				}
+				if err := structured(res, &st); err != nil || st.Result.Status != coordination.StatusRunning {
+					t.Errorf("%v after the database came back the other replica reads the run %q (%v); its holder is alive", time.Since(back).Round(time.Millisecond), st.Result.Status, err)
+					break
+				}
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
 	t.Logf("the database was down %v (stop to ready), %d steps had landed", back.Sub(stopped).Round(time.Millisecond), before)
 
 	var out outcome

@@ -94,9 +94,22 @@ func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordinat
 	return all, nil
 }
 
-// claim applies the claim rule, the row taken FOR UPDATE SKIP LOCKED.
+// claim applies the claim rule, the row taken FOR UPDATE SKIP LOCKED, to
+// the row as a reader sees it: a lease an outage excuses reads held
+// (excuse), so its holder keeps it.
 func (s *Store) claim(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
-	l, err := s.leases(true).Claim(ctx, id, agent, owner, ttl)
+	change := s.leases(true)
+	excused := func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
+		return change(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
+			if cur != nil {
+				seen := *cur
+				s.db.excuse(&seen)
+				cur = &seen
+			}
+			return rule(cur)
+		})
+	}
+	l, err := coordination.LeaseChange(excused).Claim(ctx, id, agent, owner, ttl)
 	if errors.Is(err, errClaimedNow) {
 		if agent == "" {
 			return coordination.RunLease{}, &coordination.RunningError{Session: id, By: claimingNow}
@@ -384,6 +397,7 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 		l.Claimed, l.Renewed, l.Expires = claimed.UTC(), renewed.UTC(), expires.UTC()
 		l.Released, l.RanBefore = *released, time.Duration(*ran)*time.Millisecond
 		l.Alive = held != nil && *held && !l.Released
+		s.db.excuse(&l)
 		out[*agent] = &l
 	}
 	if err := rows.Err(); err != nil {

@@ -58,6 +58,7 @@ type DB struct {
 	events    eventWriter     // events.go
 	written   written         // leases.go
 	pings     pinger          // ping.go
+	outage    outageSeen      // outageexcuse.go
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
@@ -85,6 +86,9 @@ type Options struct {
 	// dial, if set, makes the pool's connections: the tests' way to lose
 	// one at a chosen moment under a whole replica.
 	dial pgconn.DialFunc
+	// clock, if set, is this replica's clock as Open checks it against the
+	// database's (clock.go): the tests' way to skew it.
+	clock func() time.Time
 }
 
 // idleInTransaction is the longest a transaction of the store's may sit
@@ -149,6 +153,20 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", redact(dsn), err)
+	}
+	clock := opts.clock
+	if clock == nil {
+		clock = time.Now
+	}
+	if err := checkClock(ctx, pool, clock); err != nil {
+		if !opts.Existing {
+			pool.Close()
+			beats.Close()
+			return nil, fmt.Errorf("PostgreSQL at %s: %w", redact(dsn), err)
+		}
+		// A command reading sessions: what it shows of a run's state may
+		// be off, which it is told, but it runs nothing.
+		opts.Logger.Warn().Err(err).Msg("a run's state (running, interrupted) may read wrong from here")
 	}
 	prepare, what := migrate, "preparing"
 	if opts.Existing {

@@ -137,6 +137,7 @@ func (db *DB) listen(ctx context.Context, ready chan<- error) {
 			if !lostAt.IsZero() {
 				db.log.Info().Dur("after", time.Since(lostAt)).Msg("hearing other replicas' changes again")
 				lostAt = time.Time{}
+				db.outage.heard(time.Now())
 			}
 			db.feeds.publishAll()
 		})
@@ -149,6 +150,7 @@ func (db *DB) listen(ctx context.Context, ready chan<- error) {
 		}
 		if lostAt.IsZero() {
 			lostAt = time.Now()
+			db.outage.lostAt(lostAt)
 			db.log.Warn().Err(err).Msg("lost the PostgreSQL connection that hears other replicas' changes; reconnecting every 500 ms")
 		} else {
 			db.log.Debug().Err(err).Msg("still reconnecting to hear other replicas' changes")
