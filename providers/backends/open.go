@@ -15,9 +15,9 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/sim"
 )
 
-// ErrUnavailable is wrapped by the error for a backend this build cannot
-// call yet.
-var ErrUnavailable = errors.New("backend not available in this build")
+// ErrUnavailable is wrapped by the error for a backend that cannot be
+// used here: this build cannot call it yet, or its CLI is not installed.
+var ErrUnavailable = errors.New("backend not available")
 
 // Config says where Open, Usable and DefaultTeam look. The zero value is the
 // real thing: the process environment and .env files, the built-in
