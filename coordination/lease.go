@@ -114,6 +114,14 @@ func ExcusedByOutage(l *RunLease, lost, back, now time.Time) bool {
 	return back.Before(lost) || now.Before(back.Add(ttl+MaxClockSkew))
 }
 
+// HandedOver tells whether the lease's holder stopped and left it to the
+// others at once (runClaim.handOver: a last renewal of no time, a server
+// stopping under --resume-interrupted) rather than dying: its expiry is
+// its last renewal, to the store's precision.
+func (l *RunLease) HandedOver() bool {
+	return l != nil && !l.Released && l.Expires.Sub(l.Renewed) < time.Millisecond
+}
+
 // Abandoned tells whether the run that held the lease died without ending:
 // neither released nor held. Its session is interrupted.
 func (l *RunLease) Abandoned(now time.Time) bool {

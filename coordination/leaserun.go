@@ -182,14 +182,33 @@ func lockOnly(id string, unlock func()) *runClaim {
 // server's own, go to the operator's log (resumedLog), since anyone who
 // may read the session reads its timeline.
 func resumedFrom(dead *RunLease, how string) Event {
-	return Event{Type: "resumed", Message: fmt.Sprintf("session %s: the run that held it (%s) died, last alive %s",
-		how, dead.ID, dead.Renewed.UTC().Format(time.RFC3339))}
+	ended, when := endedHow(dead)
+	return Event{Type: "resumed", Message: fmt.Sprintf("session %s: the run that held it (%s) %s, %s %s",
+		how, dead.ID, ended, when, dead.Renewed.UTC().Format(time.RFC3339))}
 }
 
-// resumedLog logs a takeover from a dead run with its process and host.
+// endedHow says how a run whose lease a claim took over ended, and what
+// its lease's last renewal was: handed over by its server as it stopped
+// (at that time), or died (last alive then: its lease ran out).
+func endedHow(dead *RunLease) (ended, when string) {
+	if dead.HandedOver() {
+		return "was handed over as its server stopped", "at"
+	}
+	return "died", "last alive"
+}
+
+// resumedLog logs a takeover with the process and host of the run taken
+// over: a warning when that run died, which the operator wants to hear of
+// at the default level (a replica gone), and information when its server
+// handed it over as it stopped.
 func (svc *Service) resumedLog(id string, dead *RunLease, how string) {
-	svc.log.Info().Str("session", id).Str("dead_run", dead.ID).Int("pid", dead.PID).Str("host", dead.Host).
-		Time("last_alive", dead.Renewed).Msg("session " + how + ": the run that held it died")
+	ev := svc.log.Warn()
+	if dead.HandedOver() {
+		ev = svc.log.Info()
+	}
+	ended, _ := endedHow(dead)
+	ev.Str("session", id).Str("previous_run", dead.ID).Int("pid", dead.PID).Str("host", dead.Host).
+		Time("last_alive", dead.Renewed).Msg("session " + how + ": the run that held it " + ended)
 }
 
 // beat renews a lease (what: "run", or the step of an agent) every

@@ -454,6 +454,9 @@ func (svc *Service) CancelAll() { svc.stopAll(errCancelled) }
 // MCP server left.
 func (svc *Service) stopAll(cause error) {
 	runs := svc.runs.all()
+	if len(runs) > 0 && errors.Is(cause, errHandingOver) {
+		svc.log.Warn().Int("runs", len(runs)).Msg("stopping: handing this server's runs over; a server resuming interrupted runs continues them at once")
+	}
 	for _, r := range runs {
 		r.cancel(cause)
 	}

@@ -191,4 +191,29 @@ func TestSIGTERMedReplicaHandsItsRunsOver(t *testing.T) {
 		}
 	}
 	checkStoredLedger(t, st, id)
+	// The timeline and A's log say the run was handed over; it did not die.
+	if !strings.Contains(a.stderr.String(), "handing this server's runs over") {
+		t.Errorf("A's log does not say it handed its runs over:\n%s", a.stderr.String())
+	}
+	cb := connect(t, b.url, nil)
+	defer cb.Close()
+	res, err := callTool(ctx, cb, "team_status", map[string]any{"session_id": id, "detail": "full"})
+	if err != nil || res.IsError {
+		t.Fatalf("team_status on B: %v %s", err, resultText(res))
+	}
+	var status struct {
+		Timeline []coordination.Event `json:"timeline"`
+	}
+	if err := structured(res, &status); err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	for _, ev := range status.Timeline {
+		if ev.Type == "resumed" {
+			told = append(told, ev.Message)
+		}
+	}
+	if len(told) == 0 || !strings.Contains(told[0], "was handed over as its server stopped") || strings.Contains(told[0], "died") {
+		t.Errorf("the timeline's takeover reads %q; want the run handed over, not dead", told)
+	}
 }
