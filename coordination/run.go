@@ -45,6 +45,10 @@ type Run struct {
 	// cancels is how many cancels the session had when this run was asked
 	// for: the run lifts those, never a later one (cancelfence.go).
 	cancels int
+	// resumeErr is why Start could not lift those cancels before it
+	// returned (the store unreachable): the loop waits that out and lifts
+	// them first thing. nil: lifted, or none to lift.
+	resumeErr error
 
 	// leaveLease is set by the loop when the store never took the record
 	// of why the run stopped (whileDown): the run's lease is left to
@@ -302,6 +306,15 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	}
 
 	go claim.fence(r)
+	// A cancelled session this run resumes reads running by the time
+	// Start returns: a caller that does not wait for the run shows the
+	// session's status at once, which must not still read cancelled,
+	// naming as the way to resume it the very call that just did. Past the
+	// point of no return (the run is registered, and its loop starts
+	// whatever happens here), so a session resumed is one a run is on; a
+	// resume that fails (the store unreachable) is the loop's to try again,
+	// once it has waited the outage out as it does for any of its writes.
+	r.resumeErr = svc.resume(base, id, "run again", asked)
 	go func() {
 		defer close(r.done)
 		defer func() {
@@ -482,12 +495,10 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// stays: the loop below finds the session cancelled and stops.
 	// down is the store's outage in progress: a step or a read that found
 	// the store unreachable pauses the loop and is tried again (outage.go).
+	// Start made the first attempt (r.resumeErr): the loop tries again
+	// only after one that failed.
 	var down outage
-	for {
-		err := svc.resume(context.WithoutCancel(ctx), s.ID, "run again", r.cancels)
-		if err == nil {
-			break
-		}
+	for err := r.resumeErr; err != nil; err = svc.resume(context.WithoutCancel(ctx), s.ID, "run again", r.cancels) {
 		// Stopped like any run: a cancel recorded, an error said, or, for
 		// an outage that outlasts the lease, left to read interrupted.
 		if again, err := svc.waitOut(ctx, r, s, &down, err); !again {

@@ -173,3 +173,53 @@ func TestIdenticalRunTeamCallsJoinOneRun(t *testing.T) {
 
 // TestRunTeamSchemaSnapshot pins run_team's definition (testdata/toolsnaps/run_team.json).
 func TestRunTeamSchemaSnapshot(t *testing.T) { checkToolSnap(t, "run_team") }
+
+// TestRunTeamWithoutWaitResumingACancelledSessionSaysRunning: run_team
+// {session_id, wait: false} on a cancelled session resumes it, and its
+// reply says running, in its structured status and its text. The resume
+// was recorded by the run's loop after Start had returned, so the reply,
+// read at once, said the session was still cancelled and named, as the way
+// to resume it, the very call just made; a second later it read running.
+func TestRunTeamWithoutWaitResumingACancelledSessionSaysRunning(t *testing.T) {
+	stores := map[string]func(t *testing.T) *Server{
+		"memory": func(t *testing.T) *Server { return newMemServer(t, Options{}) },
+		"files":  func(t *testing.T) *Server { return newFileServer(t, Options{}) },
+		"postgres": func(t *testing.T) *Server {
+			return pgServers(t, 1)[0]
+		},
+	}
+	for name, server := range stores {
+		t.Run(name, func(t *testing.T) {
+			s := server(t)
+			c := inProcess(t, s, false)
+			const id = "walk9"
+			decode(t, callTool(t, c, "run_team", mustJSON(map[string]any{
+				"task": "What is 6 * 7?", "models": []string{"sim:latency=300ms", "sim:latency=300ms"}, "session_id": id, "wait": false,
+			})), &coordination.TeamResult{})
+			// Cancelled and resumed a few times: each resume's reply must
+			// read running.
+			for round := range 3 {
+				var cancelled coordination.TeamResult
+				decode(t, callTool(t, c, "cancel_team", mustJSON(map[string]any{"session_id": id})), &cancelled)
+				if cancelled.Status != coordination.StatusCancelled {
+					t.Fatalf("round %d: cancel_team: want cancelled, got %s", round, cancelled.Status)
+				}
+				waitFor(t, func() bool { _, on := s.Service().Running(id); return !on })
+				res := callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": id, "wait": false}))
+				var resumed coordination.TeamResult
+				decode(t, res, &resumed)
+				if resumed.Status != coordination.StatusRunning || resumed.CancelReason != "" {
+					t.Errorf("round %d: run_team{wait: false} resumed the session but its reply says %s (%q):\n%s", round, resumed.Status, resumed.CancelReason, text(res))
+				}
+				if txt := text(res); !strings.HasPrefix(txt, "Team "+id+": running") || strings.Contains(txt, "cancelled") {
+					t.Errorf("round %d: the reply's text does not say running:\n%s", round, txt)
+				}
+			}
+			var final coordination.TeamResult
+			decode(t, callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": id, "wait": true})), &final)
+			if final.Status != coordination.StatusFinished {
+				t.Fatalf("want the resumed session finished, got %s", final.Status)
+			}
+		})
+	}
+}
