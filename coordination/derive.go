@@ -51,6 +51,14 @@ type Lifecycle struct {
 	// CancelReason is why the cancel in force was recorded ("" when none
 	// is): by request, a run that stopped on an error, a run not started.
 	CancelReason string
+	// CancelledAt is when the cancel in force was recorded (zero when none
+	// is): the first cancelled entry since the last resume, which is when
+	// the session stopped. A run stopped here records it itself once its
+	// steps have wound down (Run.Cancel, a shutdown, an error); a cancel
+	// asked for again later (Cancel records one more over a cancelled
+	// session, cancelfence.go) stopped nothing and does not move it. A
+	// cancelled session's duration stops there (snapshot).
+	CancelledAt time.Time
 }
 
 // State is everything derived from a session's ledger plus the set of agents
@@ -258,12 +266,15 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 		case SessionFinished:
 			lc.Finished = e.Result
 		case SessionCancelled:
+			if !cancelled {
+				lc.CancelledAt = e.Time
+			}
 			cancelled = true
 			lc.Cancels++
 			lc.CancelReason = e.Reason
 		case SessionResumed:
 			cancelled = false
-			lc.CancelReason = ""
+			lc.CancelReason, lc.CancelledAt = "", time.Time{}
 		case SessionApplied:
 			lc.Applied = e.Applied
 		}
@@ -284,7 +295,7 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 		lc.Status = StatusCancelled
 	}
 	if lc.Status != StatusCancelled {
-		lc.CancelReason = ""
+		lc.CancelReason, lc.CancelledAt = "", time.Time{}
 	}
 	return lc
 }

@@ -24,8 +24,10 @@ type SessionSummary struct {
 	StopReason *StopReason `json:"stop_reason"`
 	CreatedAt  time.Time   `json:"created_at"`
 	Foreign    bool        `json:"written_by_massgen"`
-	// Duration is the finished result's duration, or the time since the
-	// session was created while it is not finished.
+	// Duration is the result's duration_seconds: the finished result's,
+	// up to last_alive for an interrupted session, up to its cancel for a
+	// cancelled one, or the time since the session was created while it
+	// runs (or is decided).
 	Duration float64  `json:"duration_seconds"`
 	CostUSD  *float64 `json:"cost_usd"` // nil when some model's price is unknown
 	// Conversation, Turn and Previous group a follow-up turn with the turns

@@ -90,7 +90,8 @@ func stale(rec, now *TeamResult) bool {
 }
 
 // snapshot builds the team result as the ledger stands. A finished session
-// returns its recorded result, refreshed with the latest usage.
+// returns its recorded result, refreshed with the latest usage; a cancelled
+// one's duration stops at its cancel.
 func (svc *Service) snapshot(s *Session, l *Ledger, st *State) *TeamResult {
 	if r := st.Life.Finished; r != nil {
 		return r.Clone() // the ledger's own result may be shared with the store
@@ -104,6 +105,13 @@ func (svc *Service) snapshot(s *Session, l *Ledger, st *State) *TeamResult {
 	}
 	if r.Status == StatusCancelled {
 		r.CancelReason = svc.HidePaths(st.Life.CancelReason)
+		if at := st.Life.CancelledAt; !at.IsZero() {
+			// Stopped then, not counting on while it stands cancelled (a
+			// resume counts again: running, its duration is its age). A
+			// cancel whose time was not recorded (a foreign ledger) keeps
+			// the age rather than a made-up 0.
+			r.Duration = max(0, at.Sub(s.CreatedAt).Seconds())
+		}
 	}
 	return r
 }

@@ -69,7 +69,8 @@ type TeamResult struct {
 	BudgetEnforced bool    `json:"budget_enforced"`
 	Duration       float64 `json:"duration_seconds"`
 	// LastAlive is when an interrupted session's run was last known alive
-	// (its lease's last heartbeat); Duration stops there (leaserun.go).
+	// (its lease's last heartbeat); Duration stops there (leaserun.go), as
+	// a cancelled session's stops at its cancel (Lifecycle.CancelledAt).
 	LastAlive  *time.Time `json:"last_alive,omitempty"`
 	SessionDir string     `json:"session_dir"`
 	FinalNote  string     `json:"final_note,omitempty"`
