@@ -49,7 +49,7 @@ nothing. Only one tenant's sessions: the default one, or --tenant's.`,
 			if err != nil {
 				return err
 			}
-			svc, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
+			svc, _, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
 			if err != nil {
 				return err
 			}

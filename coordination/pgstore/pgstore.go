@@ -306,6 +306,10 @@ func ms(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Millisecond)
 }
 
+// Address is the database dsn names as a message may show it,
+// host:port/database: never its user, password or parameters.
+func Address(dsn string) string { return redact(dsn) }
+
 // redact hides a password in a DSN for messages.
 func redact(dsn string) string {
 	cfg, err := pgconn.ParseConfig(dsn)
