@@ -93,7 +93,8 @@ PostgreSQL instead of the state directory: several replicas on one database
 serve the same sessions, and a run whose replica dies is claimed by another
 once its lease expires (with --resume-interrupted; a replica stopped with
 SIGTERM then hands its runs over the same way). The schema is created and
-migrated at start; the workspaces' snapshots are kept there too, and
+migrated at start, in the connection's current schema (?search_path=… in the
+URL; the role needs CREATE there); the workspaces' snapshots are kept there too, and
 --state-dir holds this replica's working copy of them. Without it the file
 store under --state-dir is used.`,
 		Example: `  massgen-mcp serve --state-dir ~/.massgen
