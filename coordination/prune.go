@@ -52,7 +52,7 @@ type PrunedSession struct {
 	// heartbeat, or its creation, whichever is latest.
 	LastActive time.Time `json:"last_active"`
 	// Bytes is the space its records held, where the store can tell
-	// (SessionSizer); 0 otherwise.
+	// (SizingDeleter, SessionSizer); 0 otherwise.
 	Bytes int64 `json:"bytes,omitempty"`
 }
 
@@ -68,8 +68,11 @@ type PruneReport struct {
 	DryRun  bool            `json:"dry_run"`
 	Deleted []PrunedSession `json:"deleted"`
 	Skipped []PruneSkip     `json:"skipped,omitempty"`
-	// Bytes is the space freed: the deleted sessions' and the garbage
-	// collected after them (file store), where the store can tell.
+	// Bytes is the space freed, where the store can tell: the deleted
+	// sessions' (the file store's directories' disk usage, PostgreSQL's
+	// rows' stored size) and the garbage collected after them (the file
+	// store's leftovers, PostgreSQL's blobs nothing names any more). A dry
+	// run counts the sessions' alone.
 	Bytes int64 `json:"bytes_freed"`
 	// Blobs is how many blobs the store collected once the sessions were
 	// gone (PostgreSQL); Leftovers how many crashed deletes it finished.
@@ -223,9 +226,15 @@ func (svc *Service) pruneOne(ctx context.Context, del SessionDeleter, id string,
 	if p, why, err = svc.pruneCheck(ctx, id, want, cutoff, true); err != nil || why != "" {
 		return p, why, err
 	}
-	p.Bytes = svc.sessionBytes(ctx, id)
-	if err := del.DeleteSession(ctx, id); err != nil {
-		return p, "", err
+	if sd, ok := del.(SizingDeleter); ok {
+		if p.Bytes, err = sd.DeleteSessionSized(ctx, id); err != nil {
+			return p, "", err
+		}
+	} else {
+		p.Bytes = svc.sessionBytes(ctx, id)
+		if err := del.DeleteSession(ctx, id); err != nil {
+			return p, "", err
+		}
 	}
 	svc.forgetSession(id)
 	svc.turnDeleted(s)

@@ -277,9 +277,18 @@ type SessionDeleter interface {
 }
 
 // SessionSizer is implemented by a store that can tell how much space
-// deleting a session frees (the file store: its directory's disk usage).
+// deleting a session frees (the file store: its directory's disk usage;
+// PostgreSQL: its rows' stored size).
 type SessionSizer interface {
 	SessionBytes(ctx context.Context, id string) (int64, error)
+}
+
+// SizingDeleter is a SessionDeleter that measures what it deletes as it
+// deletes it (PostgreSQL: the stored size of the rows, in the deleting
+// transaction), so a prune reports exactly what went. Prune prefers it to
+// a SessionSizer's measure taken before the delete.
+type SizingDeleter interface {
+	DeleteSessionSized(ctx context.Context, id string) (int64, error)
 }
 
 // GarbageCollector is implemented by a store that keeps, beside its

@@ -92,6 +92,12 @@ func groupTools(name string) []string {
 	return nil
 }
 
+// ToolGroups lists the groups serve --tools takes, with their tools, as
+// its help says them: run (run_team, …), host (…), …. The help is made
+// from the same table as the selection, so it cannot name another group's
+// tools.
+func ToolGroups() string { return groupList() }
+
 // groupList renders the groups for an error: run (run_team, …), ….
 func groupList() string {
 	parts := make([]string, len(toolGroups))

@@ -39,12 +39,12 @@ func answerCommand(approve bool) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, done, err := storeService(cmd.Context(), dir, store, tenant)
+			svc, at, done, err := storeService(cmd.Context(), dir, store, tenant)
 			if err != nil {
 				return err
 			}
 			defer done()
-			return answerAsk(cmd.Context(), cmd.OutOrStdout(), svc, session, args[0], approve)
+			return at.wrap(answerAsk(cmd.Context(), cmd.OutOrStdout(), svc, session, args[0], approve), session)
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "the session that asked (default: the one whose request has this id)")
@@ -58,40 +58,37 @@ func answerCommand(approve bool) *cobra.Command {
 // in: the file store under the state directory (a tenant's beneath it), or
 // the PostgreSQL database replicas share (asks, answers and the audit are
 // rows there, so any machine that reaches the database can read and answer
-// them). done closes the database.
-func storeService(ctx context.Context, dir, store, tenant string) (*coordination.Service, func(), error) {
-	if store == "" {
-		// Exported for serve: only a database is another store to reach
-		// (a memory store's sessions live in that server alone).
-		if env := os.Getenv("MASSGEN_STORE"); strings.HasPrefix(env, "postgres://") || strings.HasPrefix(env, "postgresql://") {
-			store = env
-		}
-	}
-	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
+// them), and where that is (storeAt), for what the command prints and
+// advises. done closes the database.
+func storeService(ctx context.Context, dir, store, tenant string) (*coordination.Service, storeAt, func(), error) {
+	at := storeOf(store, tenant)
+	if !at.postgres() {
+		// Only a database is another store to reach from here: a memory
+		// store's sessions live in that server alone.
 		if store != "" && store != "file" {
-			return nil, nil, fmt.Errorf("%w: --store %s: name the file store (the default) or a postgres:// URL; a memory store's sessions live in its server alone", coordination.ErrBadInput, storeNamed(store))
+			return nil, at, nil, fmt.Errorf("%w: --store %s: name the file store (the default) or a postgres:// URL; a memory store's sessions live in its server alone", coordination.ErrBadInput, storeNamed(store))
 		}
 		if tenant != "" && tenant != coordination.DefaultTenant {
 			if err := coordination.CheckTenant(tenant); err != nil {
-				return nil, nil, fmt.Errorf("--tenant: %w", err)
+				return nil, at, nil, fmt.Errorf("--tenant: %w", err)
 			}
 			dir = filepath.Join(stateDir(dir), "tenants", tenant)
 		}
-		return newService(stateDir(dir), 1), func() {}, nil
+		return newService(stateDir(dir), 1), at, func() {}, nil
 	}
 	if tenant == "" {
 		tenant = coordination.DefaultTenant
 	}
-	db, err := pgstore.Open(ctx, store, pgstore.Options{Logger: logger, Existing: true})
+	db, err := pgstore.Open(ctx, at.dsn, pgstore.Options{Logger: logger, Existing: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("--store: %w", err)
+		return nil, at, nil, fmt.Errorf("--store: %w", err)
 	}
 	st, err := db.For(tenant)
 	if err != nil {
 		db.Close()
-		return nil, nil, fmt.Errorf("--tenant %q: %w", tenant, err)
+		return nil, at, nil, fmt.Errorf("--tenant %q: %w", tenant, err)
 	}
-	return coordination.NewService(st, coordination.Options{Logger: logger}), db.Close, nil
+	return coordination.NewService(st, coordination.Options{Logger: logger}), at, db.Close, nil
 }
 
 // fileStoreOnly refuses a command that reads the file store alone (fsck,
@@ -99,7 +96,7 @@ func storeService(ctx context.Context, dir, store, tenant string) (*coordination
 // directory holds a replica's working copies, which would read as sessions
 // running for ever.
 func fileStoreOnly(verb, instead string) error {
-	if s := os.Getenv("MASSGEN_STORE"); strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+	if envPostgres() != "" {
 		return fmt.Errorf("%w: %s works on the file store under --state-dir, and $MASSGEN_STORE names a PostgreSQL store: %s (or unset MASSGEN_STORE for a file store's sessions)", coordination.ErrBadInput, verb, instead)
 	}
 	return nil
@@ -149,7 +146,7 @@ func storeFlags(store, tenant string) string {
 		store = os.Getenv("MASSGEN_STORE")
 	}
 	var f string
-	if strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://") {
+	if isPostgres(store) {
 		shown := "'<the server's postgres:// URL>'"
 		switch u, err := url.Parse(store); {
 		case fromEnv:

@@ -6,20 +6,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 // cancelCommand is the CLI's cancel_team: it stops a session wherever its
 // run is (this process, another massgen-mcp, an MCP server on the same state
 // directory: a run loop watching its session stops within a second of the
 // cancelled entry) and keeps every step that landed, so `run --resume`
-// continues it.
+// continues it (a PostgreSQL store's session: run_team{session_id} through
+// a server, or the web view's Resume; run keeps to the file store).
 func cancelCommand() *cobra.Command {
 	var asJSON bool
 	var dir, store, tenant string
 	cmd := &cobra.Command{
 		Use:   "cancel [--json] <session-id>",
-		Short: "Stop a session's run wherever it runs; every landed step is kept and run --resume continues it",
+		Short: "Stop a session's run wherever it runs; every landed step is kept and the session stays resumable",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("%w: cancel takes one session id; 'massgen-mcp sessions' lists them, newest first", coordination.ErrBadInput)
@@ -27,19 +27,24 @@ func cancelCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, done, err := storeService(cmd.Context(), dir, store, tenant)
+			svc, at, done, err := storeService(cmd.Context(), dir, store, tenant)
 			if err != nil {
 				return err
 			}
 			defer done()
 			res, err := svc.Cancel(cmd.Context(), args[0])
 			if err != nil {
-				return err
+				return at.wrap(err, args[0])
 			}
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), res)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), report.Outcome(res))
+			fmt.Fprintln(cmd.OutOrStdout(), at.place(res.SessionID).Outcome(res))
+			if at.postgres() {
+				// run keeps to the file store: a server resumes this one.
+				fmt.Fprintf(cmd.OutOrStdout(), "Resume it with %s.\n", at.place(res.SessionID).Resume(res.SessionID))
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "massgen-mcp run --resume %s continues it.\n", res.SessionID)
 			return nil
 		},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,20 +90,32 @@ func errorFix(err error) string {
 		running *coordination.RunningError
 		busy    *coordination.BusyError
 		ended   *coordination.FinishedError
+		placed  *storeError
 	)
+	// Where the command looked (storeAt.wrap): a PostgreSQL store's sessions
+	// are followed, resumed and listed otherwise than the file store's.
+	var at storeAt
+	id := ""
+	if errors.As(err, &placed) {
+		at, id = placed.at, placed.id
+	}
 	switch {
+	case errors.As(err, &running) && at.postgres():
+		return fmt.Sprintf("follow it in its servers' web view (/ui/) or with team_status, or stop it with massgen-mcp cancel%s %s; a stopped session continues with %s.", at.flags, running.Session, at.place(running.Session).Resume(running.Session))
 	case errors.As(err, &running):
-		return fmt.Sprintf("follow it with massgen-mcp status --watch %s, or stop it with massgen-mcp cancel %s; a stopped session continues with massgen-mcp run --resume %s.", running.Session, running.Session, running.Session)
+		return fmt.Sprintf("follow it with massgen-mcp status --watch%s %s, or stop it with massgen-mcp cancel%s %s; a stopped session continues with massgen-mcp run --resume %s.", at.flags, running.Session, at.flags, running.Session, running.Session)
 	case errors.As(err, &busy):
-		return fmt.Sprintf("wait for that step to land (massgen-mcp status %s shows the agents in flight), then try again.", busy.Session)
+		return fmt.Sprintf("wait for that step to land (massgen-mcp status%s %s shows the agents in flight), then try again.", at.flags, busy.Session)
+	case errors.As(err, &ended) && ended.Status == coordination.StatusDecided && at.postgres():
+		return fmt.Sprintf("%s writes its final answer; massgen-mcp status%s %s shows the winner.", at.place(ended.Session).Resume(ended.Session), at.flags, ended.Session)
 	case errors.As(err, &ended) && ended.Status == coordination.StatusDecided:
-		return fmt.Sprintf("massgen-mcp run --resume %s writes its final answer; massgen-mcp status %s shows the winner.", ended.Session, ended.Session)
+		return fmt.Sprintf("massgen-mcp run --resume %s writes its final answer; massgen-mcp status%s %s shows the winner.", ended.Session, at.flags, ended.Session)
 	case errors.As(err, &ended):
-		return fmt.Sprintf("massgen-mcp status %s shows its result; start a new run to work on the task again.", ended.Session)
+		return fmt.Sprintf("massgen-mcp status%s %s shows its result; start a new run to work on the task again.", at.flags, ended.Session)
 	case errors.Is(err, coordination.ErrSessionFinished):
-		return "massgen-mcp status <session-id> shows its result; start a new run to work on the task again."
+		return fmt.Sprintf("massgen-mcp status%s %s shows its result; start a new run to work on the task again.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, coordination.ErrSessionNotFound):
-		return "massgen-mcp sessions lists the sessions of this state directory, newest first; or point --state-dir (MASSGEN_STATE_DIR) at the one that holds it."
+		return at.notFoundFix(id)
 	case errors.Is(err, coordination.ErrSessionExists):
 		return "choose another --session-id (or leave it out for a generated one), or continue that session with massgen-mcp run --resume <session-id>."
 	case errors.Is(err, coordination.ErrSessionStarted):

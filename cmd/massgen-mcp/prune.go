@@ -36,7 +36,12 @@ lease holds is kept, checked under its locks. A follow-up turn keeps working
 when the turn it continues is deleted (its setup holds the history, its files
 were copied). On a PostgreSQL store the blobs nothing names any more are
 collected after a day's grace. --dry-run lists what would go and deletes
-nothing. Only one tenant's sessions: the default one, or --tenant's.`,
+nothing. Only one tenant's sessions: the default one, or --tenant's.
+
+The space freed is the file store's disk usage of the deleted sessions; on
+PostgreSQL, the stored size of their rows (pg_column_size, measured as they
+are deleted) and of the blobs collected, which the database reuses (its files
+shrink only with VACUUM FULL).`,
 		Example: `  massgen-mcp sessions prune --older-than 30d --dry-run
   massgen-mcp sessions prune --older-than 720h --status finished,cancelled
   massgen-mcp sessions prune --older-than 7d --store postgres://… --tenant acme --json`,
@@ -49,7 +54,7 @@ nothing. Only one tenant's sessions: the default one, or --tenant's.`,
 			if err != nil {
 				return err
 			}
-			svc, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
+			svc, at, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
 			if err != nil {
 				return err
 			}
@@ -62,7 +67,7 @@ nothing. Only one tenant's sessions: the default one, or --tenant's.`,
 						err = perr
 					}
 				} else {
-					printPrune(out, rep, age)
+					printPrune(out, rep, age, at.postgres())
 				}
 			}
 			return err
@@ -72,7 +77,7 @@ nothing. Only one tenant's sessions: the default one, or --tenant's.`,
 	fl.StringVar(&f.olderThan, "older-than", "", "delete sessions last active longer ago than this: a Go duration (720h, 90m) or days (30d); required")
 	fl.StringSliceVar(&f.statuses, "status", nil, "only sessions in these statuses (finished, failed, cancelled, interrupted; default finished,failed,cancelled)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "list what would be deleted and delete nothing")
-	fl.BoolVar(&f.json, "json", false, "print the report as JSON: deleted, skipped, bytes_freed, blobs_deleted")
+	fl.BoolVar(&f.json, "json", false, "print the report as JSON: deleted (each with its bytes), skipped, bytes_freed, blobs_deleted")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	fl.StringVar(&f.tenant, "tenant", "", "prune this tenant's sessions (<state-dir>/tenants/<tenant>, or its rows with --store) instead of the default tenant's")
 	fl.StringVar(&f.store, "store", "", "a server's PostgreSQL store: a postgres:// URL (also $MASSGEN_STORE); default the file store under --state-dir")
@@ -95,8 +100,10 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 // printPrune writes the report for people: each session deleted (or that
-// would be), what was kept under its locks, and the space freed.
-func printPrune(w io.Writer, rep *coordination.PruneReport, age time.Duration) {
+// would be), what was kept under its locks, and the space freed. In a
+// PostgreSQL store (pg) that is the deleted rows' stored size and the
+// collected blobs', which the database reuses: its files do not shrink.
+func printPrune(w io.Writer, rep *coordination.PruneReport, age time.Duration, pg bool) {
 	verb := "Deleted"
 	if rep.DryRun {
 		verb = "Would delete"
@@ -113,10 +120,16 @@ func printPrune(w io.Writer, rep *coordination.PruneReport, age time.Duration) {
 		fmt.Fprintf(w, "Kept %s: %s.\n", s.ID, s.Reason)
 	}
 	switch {
+	case rep.DryRun && pg:
+		fmt.Fprintf(w, "Nothing deleted (--dry-run); that would free %s of rows in the database (blobs nothing names any more are collected a day after their last use).\n", byteCount(rep.Bytes))
 	case rep.DryRun:
 		fmt.Fprintf(w, "Nothing deleted (--dry-run); that would free %s.\n", byteCount(rep.Bytes))
 	default:
-		fmt.Fprintf(w, "Freed %s", byteCount(rep.Bytes))
+		where := ""
+		if pg {
+			where = " in the database (PostgreSQL reuses it; its files shrink only with VACUUM FULL)"
+		}
+		fmt.Fprintf(w, "Freed %s%s", byteCount(rep.Bytes), where)
 		if rep.Blobs > 0 {
 			fmt.Fprintf(w, "; %s deleted", coordination.Count(rep.Blobs, "blob"))
 		}

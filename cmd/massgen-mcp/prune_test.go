@@ -168,3 +168,43 @@ func TestSessionsPruneDeletesATenantsOldSessionsFromPostgreSQL(t *testing.T) {
 		t.Fatalf("the default tenant's sessions after acme's prune: exit %d\n%s", code, out)
 	}
 }
+
+// TestSessionsPruneOnPostgreSQLReportsTheSpaceItsRowsHeld: a prune of a
+// PostgreSQL store reports the stored size of the rows it deleted, each
+// session's and in all, measured as they are deleted, and its dry run the
+// same figures beforehand; never a false 0 B.
+func TestSessionsPruneOnPostgreSQLReportsTheSpaceItsRowsHeld(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open})
+	for range 2 {
+		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 * 3?", Models: []string{"sim/strong", "sim/strong"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Run(ctx, s.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	dry, _, out := pruneJSON(t, "--store", dsn, "--older-than", "1s", "--dry-run")
+	if len(dry.Deleted) != 2 || dry.Bytes < 1024 {
+		t.Fatalf("a dry prune of two finished sessions would free %d bytes, want their rows' size:\n%s", dry.Bytes, out)
+	}
+	text, code := cli(t, "sessions", "prune", "--store", dsn, "--older-than", "1s", "--dry-run")
+	if code != 0 || strings.Contains(text, " 0 B") || !strings.Contains(text, "that would free "+byteCount(dry.Bytes)+" of rows in the database") {
+		t.Errorf("a dry prune's text: exit %d\n%s", code, text)
+	}
+	rep, _, out := pruneJSON(t, "--store", dsn, "--older-than", "1s")
+	var sum int64
+	for _, p := range rep.Deleted {
+		if p.Bytes <= 0 {
+			t.Errorf("session %s was deleted reporting %d bytes", p.ID, p.Bytes)
+		}
+		sum += p.Bytes
+	}
+	if len(rep.Deleted) != 2 || rep.Bytes != sum || rep.Bytes != dry.Bytes {
+		t.Fatalf("the prune freed %d bytes (its sessions' %d), want what the dry run measured, %d:\n%s", rep.Bytes, sum, dry.Bytes, out)
+	}
+}

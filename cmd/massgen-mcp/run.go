@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,7 +107,30 @@ func runCommand() *cobra.Command {
 }
 
 func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
+	err := runTeamIn(ctx, cmd, f, args)
+	if pg := envPostgres(); pg != "" && (f.resume != "" || f.continues != "") {
+		// A session of the server's store: say what reaches it.
+		at := storeAt{runAside: pg, runContinues: f.resume == ""}
+		return at.wrap(err, cmp.Or(f.resume, f.continues))
+	}
+	return err
+}
+
+// runAside is the line run prints when $MASSGEN_STORE names a PostgreSQL
+// store: run has no --store and keeps its sessions in the file store, so
+// a user who exported the variable for serve and the session commands is
+// told where this session goes. A note, not a refusal: the file store's
+// session works as documented, and the README's setup exports the
+// variable in the shell that also runs local teams.
+func runAside(dir string) string {
+	return fmt.Sprintf("massgen-mcp: note: run keeps its sessions in the file store under %s (--state-dir); MASSGEN_STORE names a PostgreSQL store, which only serve and the session commands (sessions, status, cancel, approve, deny) use", dir)
+}
+
+func runTeamIn(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
 	out := cmd.OutOrStdout()
+	if envPostgres() != "" && !f.estimate {
+		fmt.Fprintln(cmd.ErrOrStderr(), runAside(stateDir(f.stateDir)))
+	}
 	if f.rehearse {
 		end, err := beginRehearsal(cmd.ErrOrStderr())
 		if err != nil {

@@ -63,11 +63,14 @@ logs go to stderr). When stdin closes, every running team is cancelled and stays
 resumable, and the server exits 0.
 
 With --http it serves streamable HTTP at /mcp (both the 2025-11-25 handshake and
-the stateless 2026-07-28 protocol) plus GET /healthz, and an OpenAI-compatible
-endpoint (MassGen's serve): POST /v1/chat/completions, GET /v1/models and
-GET /health, where model massgen is the default team and massgen/NAME the team
-file NAME.yaml under --teams-dir. It binds loopback addresses
-freely; any other address needs MASSGEN_MCP_TOKEN, a bearer token clients send as
+the stateless 2026-07-28 protocol) plus GET /healthz; GET /metrics (Prometheus
+text; with --tokens-file only the default tenant's token reads it); a web view
+of the sessions at /ui/ (the server prints a one-time login link, and
+'massgen-mcp ui-link' prints another); and an OpenAI-compatible endpoint
+(MassGen's serve): POST /v1/chat/completions, GET /v1/models and GET /health,
+where model massgen is the default team and massgen/NAME the team file
+NAME.yaml under --teams-dir. It binds loopback addresses freely; any other
+address needs MASSGEN_MCP_TOKEN, a bearer token clients send as
 'Authorization: Bearer <token>' (when set, it is required on loopback too).
 
 Context file paths are read only under allowed roots: the working directory for
@@ -75,11 +78,9 @@ stdio, none for HTTP, unless --allow-root or --allow-root-write names some. Thos
 roots are read-only: a client's context directory with permission write (the
 winner's changes applied to it) must lie under an --allow-root-write directory.
 
-With --tools (or MASSGEN_MCP_TOOLS), only some tools are offered: groups run
-(run_team, team_status, cancel_team), host (start_team, step, finalize_team),
-review (checkpoint, generate_eval_criteria) and info (list_backends), tool
-names, or all (the default). Every outer agent pays for the tool list in every
-conversation; --tools run_team,team_status lists two tools.
+With --tools (or MASSGEN_MCP_TOOLS), only some tools are offered: groups ` + mcp.ToolGroups() + `,
+tool names, or all (the default). Every outer agent pays for the tool list in
+every conversation; --tools run_team,team_status lists two tools.
 
 With --teams-dir, every NAME.yaml there (massgen-mcp's own team file or MassGen's
 config YAML) is a team clients start with run_team{team: NAME} or
@@ -92,7 +93,8 @@ PostgreSQL instead of the state directory: several replicas on one database
 serve the same sessions, and a run whose replica dies is claimed by another
 once its lease expires (with --resume-interrupted; a replica stopped with
 SIGTERM then hands its runs over the same way). The schema is created and
-migrated at start; the workspaces' snapshots are kept there too, and
+migrated at start, in the connection's current schema (?search_path=… in the
+URL; the role needs CREATE there); the workspaces' snapshots are kept there too, and
 --state-dir holds this replica's working copy of them. Without it the file
 store under --state-dir is used.`,
 		Example: `  massgen-mcp serve --state-dir ~/.massgen

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen-mcp/mcp"
 )
 
 func TestServeRefusesAnUnknownToolSelection(t *testing.T) {
@@ -67,4 +69,37 @@ func TestServeOffersOnlyTheSelectedTools(t *testing.T) {
 		return
 	}
 	t.Fatal("no tools/list result")
+}
+
+// TestServeHelpSaysWhatTheServerOffers: serve --help names each tool group
+// with the tools the selection gives it (made from the same table, so
+// run's apply_changes, or any tool added later, is there) and every
+// endpoint --http serves: /mcp, /healthz, /metrics, the web view at /ui/
+// and the OpenAI-compatible /v1.
+func TestServeHelpSaysWhatTheServerOffers(t *testing.T) {
+	out, code := cli(t, "serve", "--help")
+	if code != 0 {
+		t.Fatalf("serve --help: exit %d\n%s", code, out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{mcp.ToolGroups(), "run (run_team, team_status, cancel_team, apply_changes)", "/mcp", "/healthz", "/metrics", "/ui/", "/v1/chat/completions"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("serve --help lacks %q:\n%s", want, out)
+		}
+	}
+	for _, group := range []string{"run", "host", "review", "info"} {
+		set, err := mcp.SelectTools([]string{group})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, listed, _ := strings.Cut(flat, " "+group+" (")
+		listed, _, _ = strings.Cut(listed, ")")
+		got := strings.Split(listed, ", ")
+		slices.Sort(got)
+		want := set.Names()
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("serve --help lists group %s as %v; the selection gives it %v:\n%s", group, got, want, out)
+		}
+	}
 }

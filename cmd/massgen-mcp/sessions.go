@@ -44,7 +44,7 @@ one tenant are listed: the default one, or --tenant's.`,
 			if f.all {
 				q.Offset, q.Limit = 0, 0
 			}
-			svc, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
+			svc, _, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,9 @@ MassGen's own 'massgen --step' works too: its agents come from agents/*.
 
 --watch follows the session until it ends, wherever it runs (another
 massgen-mcp process, an MCP server, MassGen's own --step processes): the live
-view on a terminal, else a line per event. Leaving the view stops nothing.`,
+view on a terminal, else a line per event. Leaving the view stops nothing. It
+follows the file store; a PostgreSQL server's session (--store, MASSGEN_STORE)
+is followed in the server's web view (/ui/) or with team_status.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
@@ -37,14 +39,15 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if watch {
-				if store != "" || tenant != "" {
-					return fmt.Errorf("%w: status --watch follows the file store; a PostgreSQL server's session is watched in its web view (/ui/) or with team_status", coordination.ErrBadInput)
+				wdir, err := watchStore(dir, store, tenant, args[0])
+				if err != nil {
+					return err
 				}
-				return watchStatus(ctx, cmd.OutOrStdout(), args[0], dir, plain, asJSON)
+				return watchStatus(ctx, cmd.OutOrStdout(), args[0], wdir, plain, asJSON)
 			}
 			var v *coordination.StatusView
 			var svc *coordination.Service
-			flags := ""
+			var at storeAt
 			if looksLikeDir(args[0]) {
 				fs, id, err := filestore.ForSessionDir(args[0])
 				if err != nil {
@@ -59,19 +62,21 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 			} else {
 				var done func()
 				var err error
-				if svc, done, err = storeService(ctx, dir, store, tenant); err != nil {
+				if svc, at, done, err = storeService(ctx, dir, store, tenant); err != nil {
 					return err
 				}
 				defer done()
 				if v, err = svc.Status(ctx, args[0]); err != nil {
-					return err
+					return at.wrap(err, args[0])
 				}
-				flags = storeFlags(store, tenant)
 			}
 			if asJSON {
-				return printIndented(cmd.OutOrStdout(), statusJSON{StatusView: v, Permissions: sessionPermissions(ctx, svc, v.Result.SessionID, flags)})
+				return printIndented(cmd.OutOrStdout(), statusJSON{StatusView: v, Permissions: sessionPermissions(ctx, svc, v.Result.SessionID, at.flags)})
 			}
-			fmt.Fprint(cmd.OutOrStdout(), report.Markdown(v))
+			// A PostgreSQL store's session has no directory here (the one
+			// its result recorded is a replica's), and run --resume cannot
+			// reach it: the place says what is true of it instead.
+			fmt.Fprint(cmd.OutOrStdout(), at.place(v.Result.SessionID).Markdown(v))
 			// The pictures need the ledger; a session whose ledger cannot
 			// be read now still shows its table above.
 			l, err := svc.Ledger(ctx, v.Result.SessionID)
@@ -79,7 +84,7 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 				l = nil
 			}
 			fmt.Fprint(cmd.OutOrStdout(), report.StatusSections(v, l, 100))
-			printPermissions(ctx, cmd.OutOrStdout(), svc, v.Result.SessionID, flags)
+			printPermissions(ctx, cmd.OutOrStdout(), svc, v.Result.SessionID, at.flags)
 			return nil
 		},
 	}
@@ -90,6 +95,31 @@ view on a terminal, else a line per event. Leaving the view stops nothing.`,
 	cmd.Flags().StringVar(&store, "store", "", "a server's PostgreSQL store: a postgres:// URL (also $MASSGEN_STORE); default the file store under --state-dir (not with --watch)")
 	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant whose session it is (default the default tenant)")
 	return cmd
+}
+
+// watchStore is the state directory status --watch follows the session
+// in: the file store's, or its tenant's beneath it. A PostgreSQL store
+// (--store, or $MASSGEN_STORE for a session id) is refused, saying where
+// such a session is followed; a directory argument is followed wherever
+// it is.
+func watchStore(dir, store, tenant, arg string) (string, error) {
+	pg := pgStore(store)
+	switch {
+	case pg != "" && (isPostgres(store) || !looksLikeDir(arg)):
+		from, unset := "--store", ""
+		if !isPostgres(store) {
+			from, unset = "$MASSGEN_STORE", "; to watch a session of the file store under --state-dir, unset MASSGEN_STORE"
+		}
+		return "", fmt.Errorf("%w: status --watch follows the file store, and %s names a PostgreSQL store: a server's session is watched in its web view (/ui/) or with team_status, and massgen-mcp status%s %s shows it once%s", coordination.ErrBadInput, from, storeFlags(store, tenant), arg, unset)
+	case store != "" && store != "file" && pg == "":
+		return "", fmt.Errorf("%w: --store %s: status --watch follows the file store (the default) only", coordination.ErrBadInput, storeNamed(store))
+	case tenant != "" && tenant != coordination.DefaultTenant:
+		if err := coordination.CheckTenant(tenant); err != nil {
+			return "", fmt.Errorf("--tenant: %w", err)
+		}
+		return filepath.Join(stateDir(dir), "tenants", tenant), nil
+	}
+	return dir, nil
 }
 
 // looksLikeDir tells a directory argument from a session id.

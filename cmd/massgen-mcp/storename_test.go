@@ -36,7 +36,7 @@ func TestARefusedStoreIsNotEchoed(t *testing.T) {
 		"dummy-not-a-key": `"dummy-not-a-key"`, // a word: shown, as a typo of file would be
 	} {
 		_, err := servedStores(context.Background(), serveFlags{store: dsn})
-		_, _, err2 := storeService(context.Background(), t.TempDir(), dsn, "")
+		_, _, _, err2 := storeService(context.Background(), t.TempDir(), dsn, "")
 		for _, err := range []error{err, err2} {
 			if !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), says) {
 				t.Errorf("%q: refused with %v, want a bad input saying %s", dsn, err, says)

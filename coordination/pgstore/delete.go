@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +14,8 @@ import (
 
 var (
 	_ coordination.SessionDeleter   = (*Store)(nil)
+	_ coordination.SizingDeleter    = (*Store)(nil)
+	_ coordination.SessionSizer     = (*Store)(nil)
 	_ coordination.GarbageCollector = (*Store)(nil)
 )
 
@@ -34,9 +37,19 @@ var sessionTables = []string{
 // and images named stay, shared by the tenant's other sessions, until
 // CollectGarbage finds them unreferenced.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	_, err := s.DeleteSessionSized(ctx, id)
+	return err
+}
+
+// DeleteSessionSized implements coordination.SizingDeleter: DeleteSession,
+// returning the stored size of the rows it deleted (sessionSize), measured
+// in its transaction once the session's row is locked, so nothing lands
+// between the measure and the delete.
+func (s *Store) DeleteSessionSized(ctx context.Context, id string) (int64, error) {
 	if err := live(ctx, id); err != nil {
-		return err
+		return 0, err
 	}
+	var size int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2 FOR UPDATE`, s.tenant, id).Scan(&one)
@@ -45,6 +58,9 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		}
 		if err != nil {
 			return err
+		}
+		if err := tx.QueryRow(ctx, sessionSize, s.tenant, id).Scan(&size); err != nil {
+			return fmt.Errorf("sizing the session: %w", err)
 		}
 		for _, t := range sessionTables {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE tenant = $1 AND session_id = $2`, s.tenant, id); err != nil {
@@ -55,15 +71,49 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return err
 	})
 	if errors.Is(err, coordination.ErrSessionNotFound) {
-		return err
+		return 0, err
 	}
 	if err != nil {
-		return fmt.Errorf("deleting session %q from the PostgreSQL store: %w", id, err)
+		return 0, fmt.Errorf("deleting session %q from the PostgreSQL store: %w", id, err)
 	}
 	s.db.loans.forget(s.tenant, id)
 	s.db.written.forget(s.tenant, id)
-	return nil
+	return size, nil
 }
+
+// SessionBytes implements coordination.SessionSizer: what
+// DeleteSessionSized would report for the session now (a dry prune's
+// measure).
+func (s *Store) SessionBytes(ctx context.Context, id string) (int64, error) {
+	if err := live(ctx, id); err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := s.db.pool.QueryRow(ctx, sessionSize, s.tenant, id).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sizing session %q in the PostgreSQL store: %w", id, err)
+	}
+	return n, nil
+}
+
+// sessionSize is the stored size of the tenant's ($1) session's ($2) rows
+// in every table that holds them: pg_column_size of each whole row, which
+// counts its values as kept (compressed, and TOASTed ones at their TOASTed
+// size). That is the space their delete gives back to the tables for
+// reuse; the database's files do not shrink by it (autovacuum makes it
+// reusable, VACUUM FULL returns it to the system), and the indexes'
+// entries are not counted. The session's rows in locks count for nothing:
+// when it is deleted they are the prune's own locks, taken to delete it (a
+// lock let go is no row, but for a dead step's spend not yet recorded), so
+// a dry run, which takes none, measures the same session the same.
+var sessionSize = func() string {
+	parts := []string{`(SELECT coalesce(sum(pg_column_size(sessions.*)), 0) FROM sessions WHERE tenant = $1 AND id = $2)`}
+	for _, t := range sessionTables {
+		if t != "locks" {
+			parts = append(parts, `(SELECT coalesce(sum(pg_column_size(`+t+`.*)), 0) FROM `+t+` WHERE tenant = $1 AND session_id = $2)`)
+		}
+	}
+	return `SELECT (` + strings.Join(parts, " + ") + `)::bigint`
+}()
 
 // CollectGarbage implements coordination.GarbageCollector: it deletes this
 // tenant's blobs, and their chunks, that no snapshot manifest and no

@@ -144,7 +144,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %w; is it running, and does the database exist?", redact(dsn), err)
+		return nil, connectError(dsn, cfg, err) // setuphints.go
 	}
 	// Two: the lock heartbeat and a batch of lease renewals at once. One
 	// kept open, so a renewal need not dial while the database is busy.
@@ -173,8 +173,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		prepare, what = schemaVersion, "checking"
 	}
 	if _, err := prepare(ctx, pool); err != nil {
+		hint := schemaHint(ctx, pool, opts.Existing, err) // setuphints.go
 		pool.Close()
 		beats.Close()
+		if hint != "" {
+			return nil, fmt.Errorf("%s the schema in %s: %w; %s", what, redact(dsn), err, hint)
+		}
 		return nil, fmt.Errorf("%s the schema in %s: %w", what, redact(dsn), err)
 	}
 	var schema string
@@ -305,6 +309,10 @@ func ms(t time.Time) time.Time {
 	}
 	return t.UTC().Truncate(time.Millisecond)
 }
+
+// Address is the database dsn names as a message may show it,
+// host:port/database: never its user, password or parameters.
+func Address(dsn string) string { return redact(dsn) }
 
 // redact hides a password in a DSN for messages.
 func redact(dsn string) string {

@@ -144,3 +144,23 @@ func TestACancelledOutcomeSaysWhy(t *testing.T) {
 		t.Errorf("Outcome = %q", got)
 	}
 }
+
+// TestASharedStoresSessionIsResumedThroughAServer: a session kept in a
+// store a server's replicas share (PostgreSQL) is advised to resume
+// through a server, never with run --resume (which reaches the file store
+// only), and its summary names the place given, not a replica's directory.
+func TestASharedStoresSessionIsResumedThroughAServer(t *testing.T) {
+	at := report.Place{Shared: true, Name: "team_x, in the PostgreSQL store at db:5432/massgen"}
+	r := &coordination.TeamResult{SessionID: "team_x", Status: coordination.StatusInterrupted, SessionDir: "sessions/team_x"}
+	got := at.Outcome(r)
+	if strings.Contains(got, "run --resume") || !strings.Contains(got, `run_team{session_id: "team_x"}`) || !strings.Contains(got, "/ui/") {
+		t.Errorf("Outcome = %q, want run_team{session_id} and the web view, not run --resume", got)
+	}
+	md := at.Markdown(&coordination.StatusView{Result: r})
+	if strings.Contains(md, "sessions/team_x") || strings.Contains(md, "run --resume") || !strings.Contains(md, "Session: team_x, in the PostgreSQL store at db:5432/massgen\n") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	if md := report.Markdown(&coordination.StatusView{Result: r}); !strings.Contains(md, "Session: sessions/team_x\n") || !strings.Contains(md, "run --resume team_x") {
+		t.Errorf("a file store's Markdown:\n%s", md)
+	}
+}

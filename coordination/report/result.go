@@ -12,7 +12,34 @@ import (
 )
 
 // Markdown renders a status view: team_status's text and `massgen-mcp status`.
-func Markdown(v *coordination.StatusView) string {
+func Markdown(v *coordination.StatusView) string { return Place{}.Markdown(v) }
+
+// Place is where a session is kept, as far as what a report says of it
+// goes. The zero value is a file store's: the summary shows the session's
+// directory, and `run --resume` continues it. A store a server's replicas
+// share (PostgreSQL) is not a directory on the reader's machine, and only
+// a server resumes its sessions.
+type Place struct {
+	// Shared says the session is in a store a server's replicas share:
+	// `run` cannot reach it (it keeps its sessions in the file store), so
+	// the advice names run_team{session_id} and the web view's Resume.
+	Shared bool
+	// Name, if set, is what the summary's Session line shows instead of
+	// the session's directory (a shared store's session has none here;
+	// the one a result recorded is a replica's).
+	Name string
+}
+
+// Resume is how a stopped session kept here is continued, as advice.
+func (p Place) Resume(id string) string {
+	if p.Shared {
+		return fmt.Sprintf("run_team{session_id: %q} through any of its servers, or Resume in their web view (/ui/)", id)
+	}
+	return "run --resume " + id + " or run_team{session_id}"
+}
+
+// Markdown is Markdown for a session kept at p.
+func (p Place) Markdown(v *coordination.StatusView) string {
 	var b strings.Builder
 	r := v.Result
 	n := NamesOf(v)
@@ -84,7 +111,7 @@ func Markdown(v *coordination.StatusView) string {
 		}
 	}
 	b.WriteString("\n")
-	b.WriteString(summary(r, n))
+	b.WriteString(summary(r, n, p))
 	if len(v.Timeline) > 0 {
 		b.WriteString("\n**Timeline** (latest last)\n\n")
 		tl := v.Timeline
@@ -139,11 +166,15 @@ func consensusLine(r *coordination.TeamResult, n Names) string {
 // Outcome is a result's outcome in one line, "" while it has none: the
 // winner and how it was chosen, or why no answer came (the summary, the live
 // view).
-func Outcome(r *coordination.TeamResult) string {
+func Outcome(r *coordination.TeamResult) string { return Place{}.Outcome(r) }
+
+// Outcome is Outcome for a session kept at p: an interrupted one's advice
+// names what resumes a session kept there.
+func (p Place) Outcome(r *coordination.TeamResult) string {
 	switch {
 	case r.Status == coordination.StatusInterrupted:
-		return fmt.Sprintf("Interrupted: the process running the team stopped without ending it (last alive %s); a server with --resume-interrupted takes it up, or resume it with run --resume %s or run_team{session_id}",
-			coordination.LastAliveAt(r.LastAlive, time.DateTime, time.Local), r.SessionID)
+		return fmt.Sprintf("Interrupted: the process running the team stopped without ending it (last alive %s); a server with --resume-interrupted takes it up, or resume it with %s",
+			coordination.LastAliveAt(r.LastAlive, time.DateTime, time.Local), p.Resume(r.SessionID))
 	case r.Winner != nil:
 		tie := ""
 		if r.Tie {
@@ -165,16 +196,16 @@ func Outcome(r *coordination.TeamResult) string {
 
 // Summary renders the outcome of a result: winner, how chosen, votes, usage
 // (every result the CLI prints and the MCP tools return).
-func Summary(r *coordination.TeamResult) string { return summary(r, NamesOfResult(r)) }
+func Summary(r *coordination.TeamResult) string { return summary(r, NamesOfResult(r), Place{}) }
 
 // Summary is Summary with these names: a status view's (NamesOf) know every
 // alias, a result's only those its labels reveal.
-func (n Names) Summary(r *coordination.TeamResult) string { return summary(r, n) }
+func (n Names) Summary(r *coordination.TeamResult) string { return summary(r, n, Place{}) }
 
-func summary(r *coordination.TeamResult, n Names) string {
+func summary(r *coordination.TeamResult, n Names, p Place) string {
 	var b strings.Builder
 	b.WriteString(droppedText(r))
-	if line := Outcome(r); line != "" && r.Status != coordination.StatusCancelled {
+	if line := p.Outcome(r); line != "" && r.Status != coordination.StatusCancelled {
 		b.WriteString(line + "\n")
 		if r.NotAgreed != "" {
 			// A forced winner must not read as a team's verdict.
@@ -207,7 +238,10 @@ func summary(r *coordination.TeamResult, n Names) string {
 		fmt.Fprintf(&b, "Workspace tools: %s\n", r.WorkspaceTools)
 	}
 	writeFiles(&b, r)
-	if r.SessionDir != "" {
+	switch {
+	case p.Name != "":
+		fmt.Fprintf(&b, "Session: %s\n", p.Name)
+	case r.SessionDir != "" && !p.Shared:
 		fmt.Fprintf(&b, "Session: %s\n", r.SessionDir)
 	}
 	return b.String()
