@@ -205,7 +205,7 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 	for _, d := range r.Dropped {
 		fmt.Fprintf(&b, "Dropped: %s (%s) — %s: %s\n", d.AgentID, d.Model, d.Class, coordination.Reason(d.Message, 120))
 	}
-	if line := report.Outcome(r); line != "" {
+	if line := clientPlace.Outcome(r); line != "" {
 		b.WriteString(line + "\n")
 	}
 	if r.HowChosenNote != "" {
@@ -459,7 +459,7 @@ func briefStatusText(v, shown *coordination.StatusView, partial bool, cursor str
 			r.Votes = nil
 			vv.Result = &r
 		}
-		body = report.Markdown(&vv)
+		body = clientPlace.Markdown(&vv)
 		if graph := report.StatusSections(&vv, nil, 0); l.graph && runes(body+graph+tail) <= briefText {
 			body += graph
 		}

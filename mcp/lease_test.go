@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,9 +32,15 @@ func TestAnInterruptedSessionSaysSoAndRunTeamResumesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v coordination.StatusView
-	decode(t, callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": s.ID})), &v)
+	status := callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": s.ID}))
+	decode(t, status, &v)
 	if v.Result.Status != coordination.StatusInterrupted || v.Result.LastAlive == nil {
 		t.Fatalf("team_status of a session whose run died: %q, last alive %v; want interrupted with a time", v.Result.Status, v.Result.LastAlive)
+	}
+	// The client is told what it can call: massgen-mcp run --resume is a
+	// command on the server's machine, for its file store only.
+	if txt := text(status); !strings.Contains(txt, fmt.Sprintf("resume it with run_team{session_id: %q}", s.ID)) || strings.Contains(txt, "run --resume") {
+		t.Errorf("team_status's text does not advise run_team{session_id} alone:\n%s", txt)
 	}
 	var res coordination.TeamResult
 	decode(t, callTool(t, c, "run_team", mustJSON(map[string]any{"session_id": s.ID, "wait": true})), &res)

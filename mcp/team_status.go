@@ -63,5 +63,5 @@ func (h *handler) teamStatus(ctx context.Context, req mcpgo.CallToolRequest, arg
 	if err != nil {
 		l = nil
 	}
-	return mcpgo.NewToolResultStructured(out, report.Markdown(v)+report.StatusSections(v, l, 100)+cursorLine(args.SessionID, cursor)), nil
+	return mcpgo.NewToolResultStructured(out, clientPlace.Markdown(v)+report.StatusSections(v, l, 100)+cursorLine(args.SessionID, cursor)), nil
 }

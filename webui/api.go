@@ -69,7 +69,7 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, map[string]string{"status": res.Status, "outcome": report.Outcome(res)})
+	writeJSON(w, map[string]string{"status": res.Status, "outcome": viewPlace.Outcome(res)})
 }
 
 // resume runs a stored session again as run_team{session_id} does

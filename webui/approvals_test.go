@@ -27,6 +27,7 @@ import (
 // pageState is what these tests read of a session page's state.
 type pageState struct {
 	Status    string `json:"status"`
+	Outcome   string `json:"outcome"`
 	Steps     int    `json:"steps"`
 	CanResume bool   `json:"can_resume"`
 	Approvals []struct {

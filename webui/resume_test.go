@@ -43,6 +43,11 @@ func TestThePagesResumeRunsAnInterruptedSessionToItsEnd(t *testing.T) {
 	if before.Status != coordination.StatusInterrupted || !before.CanResume || before.Steps != 0 {
 		t.Fatalf("the page shows %+v; want interrupted, resumable, no steps", before)
 	}
+	// The page's own button resumes it; `massgen-mcp run --resume` is a
+	// command for the file store on the server's machine.
+	if !strings.Contains(before.Outcome, "the Resume button") || strings.Contains(before.Outcome, "run --resume") {
+		t.Errorf("the page's outcome advises %q; want its Resume button", before.Outcome)
+	}
 	resume := s.url + "/ui/api/sessions/" + sess.ID + "/resume"
 	if code, _ := post(t, alice, resume); code != http.StatusForbidden {
 		t.Errorf("a resume without the CSRF token: %d, want 403", code)

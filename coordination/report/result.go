@@ -28,10 +28,17 @@ type Place struct {
 	// the session's directory (a shared store's session has none here;
 	// the one a result recorded is a replica's).
 	Name string
+	// ResumeBy, if set, is how the reader resumes a session, whatever
+	// keeps it: a surface's own way (MCP's run_team{session_id}, the web
+	// view's Resume button), which reaches every store its server does.
+	ResumeBy func(id string) string
 }
 
 // Resume is how a stopped session kept here is continued, as advice.
 func (p Place) Resume(id string) string {
+	if p.ResumeBy != nil {
+		return p.ResumeBy(id)
+	}
 	if p.Shared {
 		return fmt.Sprintf("run_team{session_id: %q} through any of its servers, or Resume in their web view (/ui/)", id)
 	}
