@@ -226,7 +226,26 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error, down
 	if len(paused) == 0 || len(resumed) == 0 {
 		t.Fatalf("progress said nothing of the outage (%d pause, %d back messages): %q", len(paused), len(resumed), heard.all())
 	}
-	res, err := callTool(ctx, c, "team_status", map[string]any{"session_id": id, "detail": "full"})
+	told := timelineSays(t, c, id, "store_outage")
+	if len(told) == 0 {
+		t.Fatal("team_status's timeline has no store_outage event")
+	}
+	// The driver's error names the database's role, name and host: the
+	// operator's log keeps it, a client's timeline and progress do not.
+	for _, msg := range append(append(told, paused...), resumed...) {
+		if strings.Contains(msg, "user=") || strings.Contains(msg, "database=") || strings.Contains(msg, "127.0.0.1") {
+			t.Errorf("an outage message shows the database's connection details: %q", msg)
+		}
+	}
+	t.Logf("the run paused (%d progress messages, first %q), went on (%q) and finished; timeline: %q",
+		len(paused), paused[0], resumed[0], told)
+}
+
+// timelineSays is the messages of the session's timeline events of a type,
+// as team_status{detail: full} through c shows them.
+func timelineSays(t *testing.T, c *client.Client, id, typ string) []string {
+	t.Helper()
+	res, err := callTool(context.Background(), c, "team_status", map[string]any{"session_id": id, "detail": "full"})
 	if err != nil || res.IsError {
 		t.Fatalf("team_status: %v %s", err, resultText(res))
 	}
@@ -238,20 +257,9 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error, down
 	}
 	var told []string
 	for _, ev := range status.Timeline {
-		if ev.Type == "store_outage" {
+		if ev.Type == typ {
 			told = append(told, ev.Message)
 		}
 	}
-	if len(told) == 0 {
-		t.Fatalf("team_status's timeline has no store_outage event: %+v", status.Timeline)
-	}
-	// The driver's error names the database's role, name and host: the
-	// operator's log keeps it, a client's timeline and progress do not.
-	for _, msg := range append(append(told, paused...), resumed...) {
-		if strings.Contains(msg, "user=") || strings.Contains(msg, "database=") || strings.Contains(msg, "127.0.0.1") {
-			t.Errorf("an outage message shows the database's connection details: %q", msg)
-		}
-	}
-	t.Logf("the run paused (%d progress messages, first %q), went on (%q) and finished; timeline: %q",
-		len(paused), paused[0], resumed[0], told)
+	return told
 }

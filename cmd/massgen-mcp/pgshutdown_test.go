@@ -197,23 +197,7 @@ func TestSIGTERMedReplicaHandsItsRunsOver(t *testing.T) {
 	}
 	cb := connect(t, b.url, nil)
 	defer cb.Close()
-	res, err := callTool(ctx, cb, "team_status", map[string]any{"session_id": id, "detail": "full"})
-	if err != nil || res.IsError {
-		t.Fatalf("team_status on B: %v %s", err, resultText(res))
-	}
-	var status struct {
-		Timeline []coordination.Event `json:"timeline"`
-	}
-	if err := structured(res, &status); err != nil {
-		t.Fatal(err)
-	}
-	var told []string
-	for _, ev := range status.Timeline {
-		if ev.Type == "resumed" {
-			told = append(told, ev.Message)
-		}
-	}
-	if len(told) == 0 || !strings.Contains(told[0], "was handed over as its server stopped") || strings.Contains(told[0], "died") {
+	if told := timelineSays(t, cb, id, "resumed"); len(told) == 0 || !strings.Contains(told[0], "was handed over as its server stopped") || strings.Contains(told[0], "died") {
 		t.Errorf("the timeline's takeover reads %q; want the run handed over, not dead", told)
 	}
 }
