@@ -71,8 +71,10 @@ type RunLease struct {
 	Gone bool `json:"-"`
 	// Alive says the store knows the holder is alive whatever the expiry
 	// says (the file store: a holder on this host whose process runs and
-	// holds the run lock, its heartbeat only late). Only a reader is told
-	// so; a claim goes by the expiry. Never stored.
+	// holds the run lock, its heartbeat only late; there only a reader is
+	// told so, and a claim goes by the expiry), or must be taken to be
+	// (PostgreSQL: a lease an outage excuses, ExcusedByOutage, which a
+	// claim by another process is refused over too). Never stored.
 	Alive bool `json:"-"`
 }
 

@@ -505,7 +505,7 @@ func changesText(v, shown *coordination.StatusView, c cut) string {
 		}
 	}
 	if shown.Result != nil {
-		b.WriteString("\n" + n.Summary(shown.Result))
+		b.WriteString("\n" + clientPlace.SummaryNamed(shown.Result, n))
 	}
 	if len(shown.Timeline) > 0 {
 		tl := shown.Timeline

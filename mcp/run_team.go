@@ -9,7 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 // runTeamArgs are run_team's arguments: the team settings plus wait.
@@ -140,5 +139,5 @@ func (h *handler) handle(ctx context.Context, id string, full bool) (*mcpgo.Call
 // status, the result as every surface prints it (report.Result), and what
 // to do next with the tools.
 func teamResultText(res *coordination.TeamResult) string {
-	return fmt.Sprintf("Team %s: %s\n", res.SessionID, res.Status) + report.Result(res) + nextStep(res)
+	return fmt.Sprintf("Team %s: %s\n", res.SessionID, res.Status) + clientPlace.Result(res) + nextStep(res)
 }

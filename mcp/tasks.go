@@ -42,7 +42,7 @@ const (
 	// tenant's run_team answers as for a client without the extension.
 	// Per tenant, so one tenant's calls never take the extension away
 	// from another's clients; tenants are the operator's tokens file's.
-	maxTasks = 1024
+	maxTasks = 4096
 )
 
 // Task states, in the extension's words.

@@ -28,6 +28,7 @@ import (
 type pageState struct {
 	Status    string `json:"status"`
 	Outcome   string `json:"outcome"`
+	Summary   string `json:"summary"`
 	Steps     int    `json:"steps"`
 	CanResume bool   `json:"can_resume"`
 	Approvals []struct {

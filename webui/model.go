@@ -92,7 +92,7 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 	r := v.Result
 	_, running := svc.Running(id)
 	st := &sessionState{
-		ID: id, Task: v.Task, Team: v.TeamName, Turn: v.Turn, Previous: v.Previous, Status: r.Status, Outcome: viewPlace.Outcome(r), Summary: report.Summary(r),
+		ID: id, Task: v.Task, Team: v.TeamName, Turn: v.Turn, Previous: v.Previous, Status: r.Status, Outcome: viewPlace.Outcome(r), Summary: viewPlace.Summary(r),
 		Cost: report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
 		Map: report.ConsensusMapSVG(v), Needs: report.BuildGraph(v).Needs(),
 		Agents: []agentCard{}, Answers: []answer{}, Files: []file{}, Approvals: pendingApprovals(ctx, svc, id),

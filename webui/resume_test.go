@@ -45,8 +45,8 @@ func TestThePagesResumeRunsAnInterruptedSessionToItsEnd(t *testing.T) {
 	}
 	// The page's own button resumes it; `massgen-mcp run --resume` is a
 	// command for the file store on the server's machine.
-	if !strings.Contains(before.Outcome, "the Resume button") || strings.Contains(before.Outcome, "run --resume") {
-		t.Errorf("the page's outcome advises %q; want its Resume button", before.Outcome)
+	if !strings.Contains(before.Outcome, "the Resume button") || strings.Contains(before.Outcome+before.Summary, "run --resume") {
+		t.Errorf("the page's outcome advises %q (summary %q); want its Resume button", before.Outcome, before.Summary)
 	}
 	resume := s.url + "/ui/api/sessions/" + sess.ID + "/resume"
 	if code, _ := post(t, alice, resume); code != http.StatusForbidden {

@@ -55,7 +55,7 @@ func checkClock(ctx context.Context, pool *pgxpool.Pool, now func() time.Time) e
 		if offset < 0 {
 			way = "ahead of"
 		}
-		return fmt.Errorf("this machine's clock is %s %s the database's (give or take %s); replicas judge each other's leases by their own clocks and allow %s between any two, so each must be within %s of the database's: sync this machine's clock (NTP, chrony or systemd-timesyncd) and start again",
+		return fmt.Errorf("this machine's clock is %s %s the database's (give or take %s); replicas judge each other's leases by their own clocks and allow %s between any two, so each must be within %s of the database's: sync this machine's clock, or the database server's if it is the one off (NTP, chrony or systemd-timesyncd), and start again",
 			offset.Abs().Round(time.Millisecond), way, within.Round(time.Millisecond), coordination.MaxClockSkew, maxClockOffset)
 	}
 	return nil

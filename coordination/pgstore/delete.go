@@ -59,8 +59,21 @@ func (s *Store) DeleteSessionSized(ctx context.Context, id string) (int64, error
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, sessionSize, s.tenant, id).Scan(&size); err != nil {
-			return fmt.Errorf("sizing the session: %w", err)
+		// Measured under a savepoint: a measure that fails (a role's
+		// statement_timeout over a large session, a damaged value) costs
+		// the report its figure, not the prune its delete.
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if err := sp.QueryRow(ctx, sessionSize, s.tenant, id).Scan(&size); err != nil {
+			size = 0
+			if rerr := sp.Rollback(ctx); rerr != nil {
+				return rerr
+			}
+			s.db.log.Warn().Err(err).Str("session", id).Msg("could not measure a session's stored size; it is deleted all the same and counted as 0 B")
+		} else if err := sp.Commit(ctx); err != nil {
+			return err
 		}
 		for _, t := range sessionTables {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE tenant = $1 AND session_id = $2`, s.tenant, id); err != nil {

@@ -95,13 +95,16 @@ func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordinat
 }
 
 // claim applies the claim rule, the row taken FOR UPDATE SKIP LOCKED, to
-// the row as a reader sees it: a lease an outage excuses reads held
-// (excuse), so its holder keeps it.
+// the row as a reader sees it: another process's lease an outage excuses
+// reads held (excuse), so its holder keeps it.
 func (s *Store) claim(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
 	change := s.leases(true)
 	excused := func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
 		return change(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-			if cur != nil {
+			// Never the claimant's own: it holds the step or run lock, so
+			// nothing of its own runs under the lease, and its next step
+			// must not wait out its own lease an outage outlasted.
+			if cur != nil && cur.ID != owner.ID {
 				seen := *cur
 				s.db.excuse(&seen)
 				cur = &seen
@@ -406,6 +409,9 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	if !found {
 		return nil, notFound(id)
 	}
+	// The database answered: an outage seen is over, and the leases read
+	// next have their TTL from now to be renewed (excuse).
+	s.db.outage.heard(time.Now())
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -29,7 +30,16 @@ var _ coordination.OutageStore = (*Store)(nil)
 // taken (TestAStatementNeverSentIsAnOutageOnlyWhenPgxSaysSo): a caller
 // for whom an ended context means stop checks ctx.Err() first, as a run's
 // paths do, and does not lean on either answer.
-func (s *Store) Unavailable(err error) bool { return unavailable(err) }
+//
+// An error it tells is one marks an outage seen (outageSeen), which
+// excuses the leases that run out in it.
+func (s *Store) Unavailable(err error) bool {
+	if !unavailable(err) {
+		return false
+	}
+	s.db.outage.lostAt(time.Now())
+	return true
+}
 
 func unavailable(err error) bool {
 	if err == nil {

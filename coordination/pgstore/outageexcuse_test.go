@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -51,10 +52,20 @@ func TestALeaseThatRanOutInAnOutageIsLeftToItsHolder(t *testing.T) {
 	if _, err := b.AcquireRun(ctx, "s", ownerB, ttl); !errors.Is(err, coordination.ErrSessionRunning) {
 		t.Fatalf("a claim right after the outage = %v, want ErrSessionRunning (a may renew)", err)
 	}
-	// Still lost (heard last before the loss): excused too.
-	b.db.outage.lostAt(time.Now())
+	// A statement failing as unreachable marks an outage too: while it
+	// goes on, excused; a lease read answered ends it.
+	if !b.Unavailable(io.ErrUnexpectedEOF) {
+		t.Fatal("a connection cut mid-answer is not an outage")
+	}
 	if _, err := b.AcquireRun(ctx, "s", ownerB, ttl); !errors.Is(err, coordination.ErrSessionRunning) {
 		t.Fatalf("a claim while the database is lost = %v, want ErrSessionRunning", err)
+	}
+	before := time.Now()
+	if _, err := b.ReadRun(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, back := b.db.outage.lost, b.db.outage.back; back.Before(before) {
+		t.Errorf("a lease read answered did not end the outage (back %v)", back)
 	}
 	// a renews: its claim stands, and is a's.
 	if _, err := a.RenewRun(ctx, "s", held.Version, ttl); err != nil {
@@ -68,13 +79,14 @@ func TestALeaseThatRanOutInAnOutageIsLeftToItsHolder(t *testing.T) {
 	if l, err := b.ReadRun(ctx, "s"); err != nil || !l.Abandoned(time.Now()) {
 		t.Errorf("a TTL after the outage a dead holder's lease reads %+v (%v), want abandoned", l, err)
 	}
-	// An outage seen over a TTL (and the clock allowance) after the lease
-	// ran out excuses nothing: its holder was late before it.
+	// An outage seen over a TTL (and the clock allowance, and the time a
+	// silent database takes to be seen) after the lease ran out excuses
+	// nothing: its holder was late before it.
 	late, err := b.ReadRun(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost := late.Expires.Add(ttl + coordination.MaxClockSkew + 50*time.Millisecond)
+	lost := late.Expires.Add(silentFor + ttl + coordination.MaxClockSkew + 50*time.Millisecond)
 	b.db.outage.lostAt(lost)
 	b.db.outage.heard(lost.Add(10 * time.Millisecond))
 	if l, err := b.ReadRun(ctx, "s"); err != nil || !l.Abandoned(time.Now()) {

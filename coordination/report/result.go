@@ -209,6 +209,12 @@ func Summary(r *coordination.TeamResult) string { return summary(r, NamesOfResul
 // alias, a result's only those its labels reveal.
 func (n Names) Summary(r *coordination.TeamResult) string { return summary(r, n, Place{}) }
 
+// Summary is Summary for a session kept at p.
+func (p Place) Summary(r *coordination.TeamResult) string { return summary(r, NamesOfResult(r), p) }
+
+// SummaryNamed is Names.Summary for a session kept at p.
+func (p Place) SummaryNamed(r *coordination.TeamResult, n Names) string { return summary(r, n, p) }
+
 func summary(r *coordination.TeamResult, n Names, p Place) string {
 	var b strings.Builder
 	b.WriteString(droppedText(r))
@@ -257,8 +263,11 @@ func summary(r *coordination.TeamResult, n Names, p Place) string {
 // Result is a team result as every surface prints it: the summary, then the
 // final answer if there is one. The CLI adds the stop reason; the MCP tools
 // a status line first and, after it, what to do next with them.
-func Result(r *coordination.TeamResult) string {
-	s := Summary(r)
+func Result(r *coordination.TeamResult) string { return Place{}.Result(r) }
+
+// Result is Result for a session kept at p.
+func (p Place) Result(r *coordination.TeamResult) string {
+	s := p.Summary(r)
 	if r.FinalAnswer != nil {
 		s += fmt.Sprintf("\nFinal answer:\n%s\n", strings.TrimRight(*r.FinalAnswer, "\n"))
 	}
