@@ -201,7 +201,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		if err := openTenants(srv.Server, tokens); err != nil {
 			return err
 		}
-		srv.spawn(func(ctx context.Context) { reloadOnHangup(ctx, srv.Server, tokens) })
+		// Heard from here on, before the server answers anything: a SIGHUP
+		// sent as soon as it listens (an operator's script, a test) was
+		// the signal's default, which ends the process, while the
+		// goroutine below had yet to ask for it.
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		srv.spawn(func(ctx context.Context) { reloadOnHangup(ctx, hup, srv.Server, tokens) })
 	}
 	serving := srv.serving(ctx)
 
@@ -551,12 +557,10 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 	return nil, fmt.Errorf("%w: %s %s is not file, memory or a postgres:// URL", coordination.ErrBadInput, from, storeNamed(kind))
 }
 
-// reloadOnHangup re-reads the tokens file on every SIGHUP and opens the
-// tenants it names (openTenants); a file that does not parse keeps the
-// tokens already loaded.
-func reloadOnHangup(ctx context.Context, srv *mcp.Server, tokens *mcp.Tokens) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+// reloadOnHangup re-reads the tokens file on every SIGHUP (hup, notified
+// by the caller) and opens the tenants it names (openTenants); a file that
+// does not parse keeps the tokens already loaded.
+func reloadOnHangup(ctx context.Context, hup chan os.Signal, srv *mcp.Server, tokens *mcp.Tokens) {
 	defer signal.Stop(hup)
 	for {
 		select {
