@@ -31,19 +31,7 @@ func TestMetricsCountToolsAndStepsBehindTheToken(t *testing.T) {
 	}
 	callTool(t, c, "team_status", `{"session_id": "no_such_session"}`)
 
-	get := func(auth string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/metrics", nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
+	get := func(auth string) (int, string) { return scrape(t, ts.URL, auth) }
 	if code, _ := get(""); code != http.StatusUnauthorized {
 		t.Errorf("/metrics without the token: %d, want 401", code)
 	}
@@ -173,17 +161,7 @@ func TestMetricsAnswerOnlyTheOperatorsToken(t *testing.T) {
 	if res := callTool(t, alice, "run_team", `{"task":"What is 2+2?","models":["sim","sim"],"wait":true}`); res.IsError {
 		t.Fatal(text(res))
 	}
-	get := func(tok string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/metrics", nil)
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
+	get := func(tok string) (int, string) { return scrape(t, ts.URL, "Bearer "+tok) }
 	for _, tok := range []string{aliceToken, bobToken} {
 		code, body := get(tok)
 		if code != http.StatusForbidden || strings.Contains(body, "massgen_steps_total") {
@@ -197,4 +175,21 @@ func TestMetricsAnswerOnlyTheOperatorsToken(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, `massgen_steps_total{kind="answer"}`) {
 		t.Errorf("/metrics with the operator's token: %d\n%.300s", code, body)
 	}
+}
+
+// scrape GETs the server's /metrics with auth as its Authorization header
+// ("" sends none): the status and the body.
+func scrape(t *testing.T, url, auth string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url+"/metrics", nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }

@@ -197,13 +197,8 @@ func TestAClaimOfARowAnotherReplicaWroteIsTwoRoundTrips(t *testing.T) {
 // known refuses nothing yet, the row may have moved on: here a's own claim,
 // released since by another replica, is claimed again.
 func TestARefusalOfAKnownRowIsReadAgain(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
-	b := replicaOn(t, dsn, Options{})
+	a, b := replicasSharing(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	owner := coordination.ThisProcess("a")
 	l, err := a.AcquireStep(ctx, "s", "agent_a", owner, time.Minute)
 	if err != nil {
@@ -325,13 +320,8 @@ func TestTheKnownLeaseRowsAreBounded(t *testing.T) {
 // column, so a's remembered claim, expired by its own clock, is not taken
 // over while b has renewed it, and a release b made is not made again.
 func TestAKnownRowChangedElsewhereInItsTimesOnlyIsReadAgain(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
-	b := replicaOn(t, dsn, Options{})
+	a, b := replicasSharing(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	l, err := a.AcquireStep(ctx, "s", "agent_a", coordination.ThisProcess("a"), 5*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // A run lease that ran out while the database was unreachable reads held,
@@ -20,13 +18,8 @@ import (
 // a TTL, and one took it over from its live holder. A lease already late
 // before the outage, or whose holder had its TTL since, is a dead run's.
 func TestALeaseThatRanOutInAnOutageIsLeftToItsHolder(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
-	b := replicaOn(t, dsn, Options{})
+	a, b := replicasSharing(t, "s")
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
 	const ttl = 300 * time.Millisecond
 	held, err := a.AcquireRun(ctx, "s", coordination.ThisProcess("a"), ttl)
 	if err != nil {

@@ -44,6 +44,18 @@ func replicaOn(t testing.TB, dsn string, opts Options) *Store {
 	return st.(*Store)
 }
 
+// replicasSharing is two replicas of a fresh schema and a session id made
+// through the first.
+func replicasSharing(t testing.TB, id string) (a, b *Store) {
+	t.Helper()
+	dsn := pgtest.Schema(t)
+	a, b = replicaOn(t, dsn, Options{}), replicaOn(t, dsn, Options{})
+	if err := a.Create(context.Background(), storetest.NewSession(id)); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
 // teamOn is a session's workspaces on one replica, as coordination builds
 // them for a WorkspaceStore.
 func teamOn(st *Store, id string) *workspace.Team {
