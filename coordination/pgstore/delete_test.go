@@ -341,4 +341,3 @@ func TestASnapshotReusingABlobBeingCollectedStoresItAgain(t *testing.T) {
 		t.Fatalf("reading the blob back: %d bytes of %d, %v", got.Len(), len(content), err)
 	}
 }
-
