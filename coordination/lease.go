@@ -106,14 +106,26 @@ func (l *RunLease) Held(now time.Time) bool {
 // the moment a database came back from an outage longer than a TTL, and one
 // took it over from its live holder, whose steps in flight were wasted.
 func ExcusedByOutage(l *RunLease, lost, back, now time.Time) bool {
-	if l == nil || l.Released || l.Gone || lost.IsZero() {
+	if l == nil || l.Released || l.Gone {
 		return false
 	}
-	ttl := max(0, l.Expires.Sub(l.Renewed))
-	if !l.Expires.After(lost.Add(-ttl - MaxClockSkew)) {
-		return false // late already before the outage: dead before it
+	since, ok := OutageExcuses(max(0, l.Expires.Sub(l.Renewed)), lost, back, now)
+	return ok && l.Expires.After(since)
+}
+
+// OutageExcuses tells whether an outage lost at lost and over at back
+// (back before lost: not yet) excuses, at now, leases of ttl that ran out
+// after since: it does while it goes on and for a TTL (and the clock
+// allowance) after back, and since is a TTL (and the allowance) before
+// lost, for a lease that ran out earlier was late already before the
+// outage, its holder dead before it. ExcusedByOutage applies it to a run
+// or step lease; a store whose lock rows are taken over in a statement
+// (PostgreSQL) takes over only rows that ran out before since.
+func OutageExcuses(ttl time.Duration, lost, back, now time.Time) (since time.Time, ok bool) {
+	if lost.IsZero() || !(back.Before(lost) || now.Before(back.Add(ttl+MaxClockSkew))) {
+		return time.Time{}, false
 	}
-	return back.Before(lost) || now.Before(back.Add(ttl+MaxClockSkew))
+	return lost.Add(-ttl - MaxClockSkew), true
 }
 
 // HandedOver tells whether the lease's holder stopped and left it to the

@@ -214,7 +214,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	// transaction, so nothing durable may be queued in this batch.
 	token := newToken()
 	b := &pgx.Batch{}
-	b.Queue(stepLockTake, s.tenant, id, name, token, lockTTL.Milliseconds())
+	b.Queue(stepLockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover())
 	b.Queue(`SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
 		s.tenant, id, agent)
 	br := s.db.pool.SendBatch(ctx, b)

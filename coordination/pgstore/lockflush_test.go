@@ -38,7 +38,7 @@ func TestTakingALockDoesNotWaitForTheWALFlush(t *testing.T) {
 		}
 		var got, setting string
 		var found bool
-		if err := tx.QueryRow(ctx, lockTake, s.tenant, tc.session, "session", "tok-1", lockTTL.Milliseconds()).Scan(&got, &found); err != nil {
+		if err := tx.QueryRow(ctx, lockTake, s.tenant, tc.session, "session", "tok-1", lockTTL.Milliseconds(), nil).Scan(&got, &found); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&setting); err != nil {
@@ -80,7 +80,7 @@ func TestALockTakeLeavesItsConnectionsCommitsSynchronous(t *testing.T) {
 	}
 	var got string
 	var found bool
-	if err := pool.QueryRow(ctx, lockTake, s.tenant, "s", "session", "tok-1", lockTTL.Milliseconds()).Scan(&got, &found); err != nil || got != "tok-1" {
+	if err := pool.QueryRow(ctx, lockTake, s.tenant, "s", "session", "tok-1", lockTTL.Milliseconds(), nil).Scan(&got, &found); err != nil || got != "tok-1" {
 		t.Fatalf("the take = %q, %v", got, err)
 	}
 	var after string

@@ -203,7 +203,7 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	token := newToken()
 	var got string
 	var found bool
-	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds()).Scan(&got, &found)
+	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover()).Scan(&got, &found)
 	return s.took(id, name, token, got, found, err)
 }
 
@@ -230,7 +230,9 @@ const lockTake = lockTaking + `
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
 
 // lockTaking is lockTake's common part: the row taken, its token returned,
-// and with it what the row inherited. A row taken over keeps, as inherited,
+// and with it what the row inherited. A row that ran out is taken over
+// only if it ran out before $6, when an outage excuses its holder
+// (DB.lockTakeover; NULL: none does). A row taken over keeps, as inherited,
 // what it inherited before plus the spend its holder had shared, under that
 // holder's token (sharedspend.go); only a step lock's row has any. The
 // spend is read from locks., the row as last committed, which the update
@@ -246,7 +248,7 @@ const lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'of
 					inherited = CASE WHEN locks.spent_cost <> 0 OR locks.spent_tokens <> 0
 						THEN locks.inherited || jsonb_build_object(locks.token, jsonb_build_array(locks.spent_cost, locks.spent_tokens))
 						ELSE locks.inherited END
-				WHERE locks.expires_at < now()
+				WHERE locks.expires_at < now() AND ($6::timestamptz IS NULL OR locks.expires_at < $6)
 			RETURNING token, inherited)`
 
 // stepLockTake is lockTake for a step lock, which also returns what the

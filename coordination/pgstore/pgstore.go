@@ -58,7 +58,7 @@ type DB struct {
 	events    eventWriter     // events.go
 	written   written         // leases.go
 	pings     pinger          // ping.go
-	outage    outageSeen      // outageexcuse.go
+	outage    *outageSeen     // outageexcuse.go
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
@@ -89,6 +89,9 @@ type Options struct {
 	// clock, if set, is this replica's clock as Open checks it against the
 	// database's (clock.go): the tests' way to skew it.
 	clock func() time.Time
+	// lateAnswer, if set, is how late an answer marks an outage
+	// (lateanswers.go): the tests' way to make one without waiting it.
+	lateAnswer time.Duration
 }
 
 // idleInTransaction is the longest a transaction of the store's may sit
@@ -108,9 +111,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// busy replica's writers from queueing behind its readers.
 		cfg.MaxConns = 16
 	}
-	if opts.Tracer != nil {
-		cfg.ConnConfig.Tracer = opts.Tracer
+	// Every statement's answer time tells of outages (lateanswers.go);
+	// the DB made below keeps what they tell.
+	seen, late := &outageSeen{}, lateAnswer
+	if opts.lateAnswer > 0 {
+		late = opts.lateAnswer
 	}
+	cfg.ConnConfig.Tracer = &lateAnswers{seen: seen, after: late, next: opts.Tracer}
 	cfg.ConnConfig.DialFunc = deadPeerDial() // dial.go
 	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set &&
 		!strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "idle_in_transaction_session_timeout") {
@@ -188,7 +195,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := newDB(pool, changesChannel(schema), opts)
-	db.beats = beats
+	db.beats, db.outage = beats, seen
+	if err := db.seeRestart(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("PostgreSQL at %s: %w", redact(dsn), err)
+	}
 	lctx := db.ctx
 	ready := make(chan error, 1)
 	db.done.Add(2)
@@ -203,7 +214,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // newDB is a DB on pool, its background work not started (Open starts it).
 func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
-	db := &DB{pool: pool, beats: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}}
+	db := &DB{pool: pool, beats: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}, outage: &outageSeen{}}
 	db.feeds.init()
 	db.gates.gates = map[string]*gate{}
 	db.held.init()
