@@ -20,6 +20,9 @@ import (
 
 // connectError is Open's error for a first connection that failed.
 func connectError(dsn string, cfg *pgxpool.Config, err error) error {
+	if errors.Is(err, pgconn.ErrReadOnlyConnection) {
+		return fmt.Errorf("PostgreSQL at %s takes no writes (a standby, or default_transaction_read_only is on): %w; point the store at the primary, for every replica writes (or add target_session_attrs=any to the URL to connect regardless)", redact(dsn), err)
+	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("PostgreSQL at %s does not answer: %w; is it running, and reachable from here at that host and port?", redact(dsn), err)

@@ -1,0 +1,97 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// A failover leaves the pool's connections on the old primary, now a
+// standby or demoted, when a proxy (HAProxy, a cloud's endpoint) kept them:
+// every write there fails with SQLSTATE 25006 (read-only transaction),
+// which a run pauses and retries on as an outage (unavailable), and a
+// retry on the same connection would fail the same way for as long as it
+// lived. So a connection that answered 25006 is closed as it goes back to
+// the pool (readOnlyConns, dropReadOnly), and a new one is let in only once
+// it is read-write (requireWritable): the retry reaches the new primary,
+// or waits, an outage, until there is one.
+
+// readOnlyKey marks, in a connection's CustomData, one that answered 25006.
+const readOnlyKey = "massgen.readOnly"
+
+// readOnlyConns hears of every statement and batch (chained after
+// lateAnswers) and marks a connection that answered 25006.
+type readOnlyConns struct{ next pgx.QueryTracer }
+
+var (
+	_ pgx.QueryTracer = (*readOnlyConns)(nil)
+	_ pgx.BatchTracer = (*readOnlyConns)(nil)
+)
+
+func (t *readOnlyConns) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if t.next != nil {
+		ctx = t.next.TraceQueryStart(ctx, conn, data)
+	}
+	return ctx
+}
+
+func (t *readOnlyConns) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
+	markReadOnly(conn, data.Err)
+	if t.next != nil {
+		t.next.TraceQueryEnd(ctx, conn, data)
+	}
+}
+
+func (t *readOnlyConns) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	if bt, ok := t.next.(pgx.BatchTracer); ok {
+		ctx = bt.TraceBatchStart(ctx, conn, data)
+	}
+	return ctx
+}
+
+func (t *readOnlyConns) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
+	markReadOnly(conn, data.Err)
+	if bt, ok := t.next.(pgx.BatchTracer); ok {
+		bt.TraceBatchQuery(ctx, conn, data)
+	}
+}
+
+func (t *readOnlyConns) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
+	markReadOnly(conn, data.Err)
+	if bt, ok := t.next.(pgx.BatchTracer); ok {
+		bt.TraceBatchEnd(ctx, conn, data)
+	}
+}
+
+func markReadOnly(conn *pgx.Conn, err error) {
+	if readOnly(err) {
+		conn.PgConn().CustomData()[readOnlyKey] = true
+	}
+}
+
+// readOnly tells an error of a server that takes no writes.
+func readOnly(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25006" || errors.Is(err, pgconn.ErrReadOnlyConnection)
+}
+
+// dropReadOnly is the pool's AfterRelease: a connection marked read-only
+// is closed rather than kept.
+func dropReadOnly(c *pgx.Conn) bool {
+	return c.PgConn().CustomData()[readOnlyKey] == nil
+}
+
+// requireWritable makes every new connection of cfg check that its server
+// takes writes (libpq's target_session_attrs=read-write, one statement
+// per connection made), unless the address names target_session_attrs
+// itself.
+func requireWritable(dsn string, cfg *pgxpool.Config) {
+	if cfg.ConnConfig.ValidateConnect == nil && !strings.Contains(dsn, "target_session_attrs") {
+		cfg.ConnConfig.ValidateConnect = pgconn.ValidateConnectTargetSessionAttrsReadWrite
+	}
+	cfg.AfterRelease = dropReadOnly
+}
