@@ -118,7 +118,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		late = opts.lateAnswer
 	}
 	cfg.ConnConfig.Tracer = &lateAnswers{seen: seen, after: late, next: &readOnlyConns{next: opts.Tracer}}
-	requireWritable(dsn, cfg) // readonly.go
+	requireWritable(dsn, cfg)                // readonly.go
 	cfg.ConnConfig.DialFunc = deadPeerDial() // dial.go
 	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set &&
 		!strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "idle_in_transaction_session_timeout") {
