@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/report"
 )
 
 // complete answers one chat completion: the session is created (or, named by
@@ -137,7 +136,7 @@ waiting:
 // without one.
 func answer(out reply, base completion, res *coordination.TeamResult, team string) {
 	if res.FinalAnswer == nil {
-		out.fail(noAnswer(res, report.Outcome(res)))
+		out.fail(noAnswer(res, chatPlace.Outcome(res)))
 		return
 	}
 	out.finish(base, res, team)
@@ -176,9 +175,9 @@ type reply interface {
 
 // trace is the coordination trace after the run: the summary of who
 // answered, the votes and how the winner was chosen, as every surface
-// renders it (report).
+// renders it (report), its advice in this surface's words (chatPlace).
 func trace(res *coordination.TeamResult) string {
-	return report.Summary(res)
+	return chatPlace.Summary(res)
 }
 
 func finishUsage(res *coordination.TeamResult) *usage {

@@ -50,13 +50,26 @@ func checkClock(ctx context.Context, pool *pgxpool.Pool, now func() time.Time) e
 	if err != nil {
 		return err
 	}
-	if off := offset.Abs() - within; off > maxClockOffset {
-		way := "behind"
-		if offset < 0 {
-			way = "ahead of"
-		}
-		return fmt.Errorf("this machine's clock is %s %s the database's (give or take %s); replicas judge each other's leases by their own clocks and allow %s between any two, so each must be within %s of the database's: sync this machine's clock, or the database server's if it is the one off (NTP, chrony or systemd-timesyncd), and start again",
-			offset.Abs().Round(time.Millisecond), way, within.Round(time.Millisecond), coordination.MaxClockSkew, maxClockOffset)
+	if surelyOff(offset, within) {
+		return fmt.Errorf("%s, and start again", clockOff(offset, within))
 	}
 	return nil
+}
+
+// surelyOff tells whether a clock read offset from the database's, give or
+// take within, is more than maxClockOffset off it whatever the reading's
+// error.
+func surelyOff(offset, within time.Duration) bool {
+	return offset.Abs()-within > maxClockOffset
+}
+
+// clockOff says which way and how far this machine's clock is off the
+// database's, why that matters and what to sync.
+func clockOff(offset, within time.Duration) string {
+	way := "behind"
+	if offset < 0 {
+		way = "ahead of"
+	}
+	return fmt.Sprintf("this machine's clock is %s %s the database's (give or take %s); replicas judge each other's leases by their own clocks and allow %s between any two, so each must be within %s of the database's: sync this machine's clock, or the database server's if it is the one off (NTP, chrony or systemd-timesyncd)",
+		offset.Abs().Round(time.Millisecond), way, within.Round(time.Millisecond), coordination.MaxClockSkew, maxClockOffset)
 }

@@ -109,24 +109,62 @@ func (s *Store) SessionBytes(ctx context.Context, id string) (int64, error) {
 }
 
 // sessionSize is the stored size of the tenant's ($1) session's ($2) rows
-// in every table that holds them: pg_column_size of each whole row, which
-// counts its values as kept (compressed, and TOASTed ones at their TOASTed
-// size). That is the space their delete gives back to the tables for
-// reuse; the database's files do not shrink by it (autovacuum makes it
-// reusable, VACUUM FULL returns it to the system), and the indexes'
-// entries are not counted. The session's rows in locks count for nothing:
-// when it is deleted they are the prune's own locks, taken to delete it (a
-// lock let go is no row, but for a dead step's spend not yet recorded), so
-// a dry run, which takes none, measures the same session the same.
+// in every table that holds them: the pg_column_size of each value, which
+// counts it as kept (compressed, and a TOASTed one at its TOASTed size,
+// read from its pointer), and rowHeader per row. Not pg_column_size of the
+// whole row (t.*): that builds the row as a composite value, which fetches
+// every TOASTed value out of the TOAST table to measure it, megabytes read
+// to size a session about to go. The sum is the space their delete gives
+// back to the tables for reuse; the database's files do not shrink by it
+// (autovacuum makes it reusable, VACUUM FULL returns it to the system),
+// and the indexes' entries and the padding between values are not
+// counted. The session's rows in locks count for nothing: when it is
+// deleted they are the prune's own locks, taken to delete it (a lock let
+// go is no row, but for a dead step's spend not yet recorded), so a dry
+// run, which takes none, measures the same session the same.
 var sessionSize = func() string {
-	parts := []string{`(SELECT coalesce(sum(pg_column_size(sessions.*)), 0) FROM sessions WHERE tenant = $1 AND id = $2)`}
+	parts := []string{tableSize("sessions", "id")}
 	for _, t := range sessionTables {
 		if t != "locks" {
-			parts = append(parts, `(SELECT coalesce(sum(pg_column_size(`+t+`.*)), 0) FROM `+t+` WHERE tenant = $1 AND session_id = $2)`)
+			parts = append(parts, tableSize(t, "session_id"))
 		}
 	}
 	return `SELECT (` + strings.Join(parts, " + ") + `)::bigint`
 }()
+
+// rowHeader is what a row takes besides its values: its tuple header
+// (23 bytes, aligned to 8).
+const rowHeader = 24
+
+// tableSize is the stored size of the session's rows in table, the session
+// named by its column key.
+func tableSize(table, key string) string {
+	sizes := make([]string, len(sessionColumns[table]))
+	for i, c := range sessionColumns[table] {
+		sizes[i] = `coalesce(pg_column_size(` + c + `), 0)` // NULL: no value stored
+	}
+	return fmt.Sprintf(`(SELECT coalesce(sum(%d + %s), 0) FROM %s WHERE tenant = $1 AND %s = $2)`,
+		rowHeader, strings.Join(sizes, " + "), table, key)
+}
+
+// sessionColumns are the columns of the tables sessionSize measures, as
+// the migrations leave them (TestSessionSizeMeasuresEveryColumn reads the
+// schema for any this misses or no longer has).
+var sessionColumns = map[string][]string{
+	"sessions":           {"tenant", "id", "created_at", "setup", "log_seq", "ready_at"},
+	"entries":            {"tenant", "session_id", "agent_id", "step", "kind", "at", "entry"},
+	"session_log":        {"tenant", "session_id", "seq", "kind", "at", "entry"},
+	"usage":              {"tenant", "session_id", "agent_id", "step", "at", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd"},
+	"events":             {"tenant", "session_id", "n", "at", "event"},
+	"views":              {"tenant", "session_id", "agent_id", "view"},
+	"tool_records":       {"tenant", "session_id", "agent_id", "step", "records"},
+	"leases":             {"tenant", "session_id", "agent_id", "owner_id", "host", "pid", "proc_start", "version", "claimed_at", "renewed_at", "expires_at", "released", "ran_before_ms"},
+	"snapshots":          {"tenant", "session_id", "agent_id", "step", "manifest"},
+	"permission_log":     {"tenant", "session_id", "n", "at", "agent_id", "outcome", "record"},
+	"approval_requests":  {"tenant", "session_id", "id", "asked_at", "request"},
+	"approval_responses": {"tenant", "session_id", "id", "at", "approve", "response"},
+	"questions":          {"tenant", "session_id", "id", "asked_at", "question", "reply", "answered_at", "closed", "run"},
+}
 
 // CollectGarbage implements coordination.GarbageCollector: it deletes this
 // tenant's blobs, and their chunks, that no snapshot manifest and no

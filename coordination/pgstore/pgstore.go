@@ -210,6 +210,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("listening for session changes on %s: %w", redact(dsn), err)
 	}
+	db.watchClock(clock, opts.Existing) // clockwatch.go
 	return db, nil
 }
 
