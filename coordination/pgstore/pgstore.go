@@ -86,7 +86,8 @@ type Options struct {
 	// dial, if set, makes the pool's connections: the tests' way to lose
 	// one at a chosen moment under a whole replica.
 	dial pgconn.DialFunc
-	// clock, if set, is this replica's clock as Open checks it against the
+	// clock, if set, is this replica's clock as Open, and a serving
+	// replica every minute after (clockwatch.go), checks it against the
 	// database's (clock.go): the tests' way to skew it.
 	clock func() time.Time
 	// lateAnswer, if set, is how late an answer marks an outage
