@@ -113,7 +113,7 @@ func TestALeaseThatRanOutWhileAStatementWaitedIsLeftToItsHolder(t *testing.T) {
 // it.
 func TestALateFailureMarksTheOutageFromWhenItsStatementWasSent(t *testing.T) {
 	seen := &outageSeen{}
-	tr := &lateAnswers{seen: seen, after: time.Second}
+	tr := &answerWatch{seen: seen, after: time.Second}
 	sent := time.Now().Add(-3 * time.Second)
 	tr.answered(context.WithValue(context.Background(), sentAt{}, sent), io.ErrUnexpectedEOF)
 	seen.lostAt(time.Now()) // Unavailable, told of the same failure

@@ -10,7 +10,7 @@ import (
 // outageSeen is this replica's last outage of the database: lost when it
 // began, as first seen (the LISTEN connection, always open, failing; a
 // statement failing as unreachable, Unavailable, or sent and not answered
-// in lateAnswer: lateanswers.go), and back when the database was first
+// in lateAnswer: answerwatch.go), and back when the database was first
 // heard again (the LISTEN connection made again, or a statement answered).
 // An outage goes on while back is before lost; a failure seen then does
 // not move lost, so a long outage excuses every lease that ran out in it.

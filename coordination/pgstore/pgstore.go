@@ -91,7 +91,7 @@ type Options struct {
 	// database's (clock.go): the tests' way to skew it.
 	clock func() time.Time
 	// lateAnswer, if set, is how late an answer marks an outage
-	// (lateanswers.go): the tests' way to make one without waiting it.
+	// (answerwatch.go): the tests' way to make one without waiting it.
 	lateAnswer time.Duration
 }
 
@@ -112,13 +112,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// busy replica's writers from queueing behind its readers.
 		cfg.MaxConns = 16
 	}
-	// Every statement's answer time tells of outages (lateanswers.go);
+	// Every statement's answer time tells of outages (answerwatch.go);
 	// the DB made below keeps what they tell.
 	seen, late := &outageSeen{}, lateAnswer
 	if opts.lateAnswer > 0 {
 		late = opts.lateAnswer
 	}
-	cfg.ConnConfig.Tracer = &lateAnswers{seen: seen, after: late, next: &readOnlyConns{next: opts.Tracer}}
+	cfg.ConnConfig.Tracer = &answerWatch{seen: seen, after: late, next: opts.Tracer}
 	requireWritable(dsn, cfg)                // readonly.go
 	cfg.ConnConfig.DialFunc = deadPeerDial() // dial.go
 	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set &&

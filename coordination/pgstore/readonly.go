@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 	"strings"
 
@@ -16,57 +15,15 @@ import (
 // which a run pauses and retries on as an outage (unavailable), and a
 // retry on the same connection would fail the same way for as long as it
 // lived. So a connection that answered 25006 is closed as it goes back to
-// the pool (readOnlyConns, dropReadOnly), and a new one is let in only once
+// the pool (markReadOnly, dropReadOnly), and a new one is let in only once
 // it is read-write (requireWritable): the retry reaches the new primary,
 // or waits, an outage, until there is one.
 
 // readOnlyKey marks, in a connection's CustomData, one that answered 25006.
 const readOnlyKey = "massgen.readOnly"
 
-// readOnlyConns hears of every statement and batch (chained after
-// lateAnswers) and marks a connection that answered 25006.
-type readOnlyConns struct{ next pgx.QueryTracer }
-
-var (
-	_ pgx.QueryTracer = (*readOnlyConns)(nil)
-	_ pgx.BatchTracer = (*readOnlyConns)(nil)
-)
-
-func (t *readOnlyConns) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if t.next != nil {
-		ctx = t.next.TraceQueryStart(ctx, conn, data)
-	}
-	return ctx
-}
-
-func (t *readOnlyConns) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
-	markReadOnly(conn, data.Err)
-	if t.next != nil {
-		t.next.TraceQueryEnd(ctx, conn, data)
-	}
-}
-
-func (t *readOnlyConns) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	if bt, ok := t.next.(pgx.BatchTracer); ok {
-		ctx = bt.TraceBatchStart(ctx, conn, data)
-	}
-	return ctx
-}
-
-func (t *readOnlyConns) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
-	markReadOnly(conn, data.Err)
-	if bt, ok := t.next.(pgx.BatchTracer); ok {
-		bt.TraceBatchQuery(ctx, conn, data)
-	}
-}
-
-func (t *readOnlyConns) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
-	markReadOnly(conn, data.Err)
-	if bt, ok := t.next.(pgx.BatchTracer); ok {
-		bt.TraceBatchEnd(ctx, conn, data)
-	}
-}
-
+// markReadOnly marks conn if err says its server takes no writes (heard
+// of by the pools' tracer, answerWatch).
 func markReadOnly(conn *pgx.Conn, err error) {
 	if readOnly(err) {
 		conn.PgConn().CustomData()[readOnlyKey] = true

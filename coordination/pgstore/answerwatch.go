@@ -8,7 +8,7 @@ import (
 )
 
 // lateAnswer is how long a statement's answer may take before the wait
-// counts as an outage of the database (lateAnswers). A database cut off for
+// counts as an outage of the database (answerWatch). A database cut off for
 // less than silentFor fails no statement (dial.go): its statements are
 // answered once it is back, late, and a holder's lease may have run out
 // meanwhile. Half a lock's TTL: a cut shorter than that cannot make a
@@ -19,54 +19,59 @@ import (
 // takeover deferred by a TTL.
 const lateAnswer = lockTTL / 2
 
-// lateAnswers hears of every statement and batch the pools send
-// (pgx.QueryTracer, pgx.BatchTracer) and marks one answered more than
-// after late as an outage (outageSeen.spanned) from when it was sent to
-// when it was answered: the database did not answer this replica for that
-// long, and other holders may not have reached it either. It passes each
-// event on to next (Options.Tracer), if any.
-type lateAnswers struct {
+// answerWatch hears of every statement and batch the pools send
+// (pgx.QueryTracer, pgx.BatchTracer) and tells what each answer says of
+// the database: one answered more than after late is an outage
+// (outageSeen.spanned) from when it was sent to when it was answered, for
+// the database did not answer this replica for that long and other
+// holders may not have reached it either; one refused as read-only marks
+// its connection to be closed (readonly.go). It passes each event on to
+// next (Options.Tracer), if any.
+type answerWatch struct {
 	seen  *outageSeen
 	after time.Duration
 	next  pgx.QueryTracer
 }
 
 var (
-	_ pgx.QueryTracer = (*lateAnswers)(nil)
-	_ pgx.BatchTracer = (*lateAnswers)(nil)
+	_ pgx.QueryTracer = (*answerWatch)(nil)
+	_ pgx.BatchTracer = (*answerWatch)(nil)
 )
 
 // sentAt is the context key of when a statement or batch was sent.
 type sentAt struct{}
 
-func (t *lateAnswers) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+func (t *answerWatch) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	if t.next != nil {
 		ctx = t.next.TraceQueryStart(ctx, conn, data)
 	}
 	return context.WithValue(ctx, sentAt{}, time.Now())
 }
 
-func (t *lateAnswers) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
+func (t *answerWatch) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
+	markReadOnly(conn, data.Err)
 	t.answered(ctx, data.Err)
 	if t.next != nil {
 		t.next.TraceQueryEnd(ctx, conn, data)
 	}
 }
 
-func (t *lateAnswers) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+func (t *answerWatch) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	if bt, ok := t.next.(pgx.BatchTracer); ok {
 		ctx = bt.TraceBatchStart(ctx, conn, data)
 	}
 	return context.WithValue(ctx, sentAt{}, time.Now())
 }
 
-func (t *lateAnswers) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
+func (t *answerWatch) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
+	markReadOnly(conn, data.Err)
 	if bt, ok := t.next.(pgx.BatchTracer); ok {
 		bt.TraceBatchQuery(ctx, conn, data)
 	}
 }
 
-func (t *lateAnswers) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
+func (t *answerWatch) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
+	markReadOnly(conn, data.Err)
 	t.answered(ctx, data.Err)
 	if bt, ok := t.next.(pgx.BatchTracer); ok {
 		bt.TraceBatchEnd(ctx, conn, data)
@@ -81,7 +86,7 @@ func (t *lateAnswers) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pg
 // on, as a lease read does. A failure in time says nothing this replica's
 // callers do not tell (Unavailable), nor does a late one of another kind
 // (a cancelled wait, the database's own error).
-func (t *lateAnswers) answered(ctx context.Context, err error) {
+func (t *answerWatch) answered(ctx context.Context, err error) {
 	sent, ok := ctx.Value(sentAt{}).(time.Time)
 	if !ok {
 		return
