@@ -112,7 +112,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// busy replica's writers from queueing behind its readers.
 		cfg.MaxConns = 16
 	}
-	// Every statement's answer time tells of outages (answerwatch.go);
+	// Every statement's answer tells of outages and read-only servers
+	// (answerwatch.go);
 	// the DB made below keeps what they tell.
 	seen, late := &outageSeen{}, lateAnswer
 	if opts.lateAnswer > 0 {
