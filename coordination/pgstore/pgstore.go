@@ -113,8 +113,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		cfg.MaxConns = 16
 	}
 	// Every statement's answer tells of outages and read-only servers
-	// (answerwatch.go);
-	// the DB made below keeps what they tell.
+	// (answerwatch.go); the DB made below keeps what they tell.
 	seen, late := &outageSeen{}, lateAnswer
 	if opts.lateAnswer > 0 {
 		late = opts.lateAnswer
