@@ -101,7 +101,9 @@ func TestABudgetEndsARunOfLoopingCLIAgentsWithinATurnEach(t *testing.T) {
 }
 
 // TestEveryBudgetedStepIsGivenTheSessionsSpend: without a budget a step
-// gets no Spend; with one, each step does.
+// on a store that shares no spend (memory, files) gets no Spend; with one,
+// each step does. (On PostgreSQL every step gets one:
+// TestADeadReplicasAPIStepSpendIsRecordedByTheStepThatTakesItOver.)
 func TestEveryBudgetedStepIsGivenTheSessionsSpend(t *testing.T) {
 	for _, budget := range []*float64{nil, new(float64)} {
 		if budget != nil {

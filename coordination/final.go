@@ -256,7 +256,7 @@ func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalS
 	}
 	res := *decided
 	res.Status = StatusFinished
-	if !d.made && strategy != FinalWinner {
+	if !d.made && strategy != FinalWinner && !svc.skipFinalOverBudget(ctx, s, l, st, strategy, d) {
 		text, usage, note := svc.finalCall(ctx, s, st, &res, strategy)
 		*d = finalDraft{made: true, text: text, note: note, retry: d.retry,
 			spend: svc.newUsageRecord(res.Winner.AgentID, usage, "final call ("+string(strategy)+")", nil)} // decided: a winner
@@ -273,6 +273,27 @@ func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalS
 	// first.
 	svc.keepFinalSpend(ctx, s, d, err)
 	return out, err
+}
+
+// skipFinalOverBudget makes d the winner's answer as is, says so on the
+// timeline and returns true, when the session's budget was spent before
+// its final call: a run stopped by its budget is usually decided with it
+// spent, and the call would only spend past it. The spend counted is the
+// landing's check's (the ledger, and what this process holds of it in an
+// outage: overLimit).
+func (svc *Service) skipFinalOverBudget(ctx context.Context, s *Session, l *Ledger, st *State, strategy FinalStrategy, d *finalDraft) bool {
+	r := s.Rules
+	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
+		return false
+	}
+	budget, spend := pastBudget(r.CostBudgetUSD, r.TokenBudget, ledgerSpent(st).spent.plus(svc.spool.heldFor(s.ID, l)))
+	if budget == "" {
+		return false
+	}
+	why := fmt.Sprintf("the session's %s was spent before the final call (%s)", budget, spend)
+	*d = finalDraft{made: true, note: why + "; the winner's answer is used as is", retry: d.retry}
+	svc.event(ctx, s.ID, Event{Type: "final_skipped", Message: "no " + string(strategy) + " call: " + why + "; the winner's answer is used as is"})
+	return true
 }
 
 // keepFinalSpend records a final call's spend that its finish did not,
@@ -396,13 +417,30 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
 	}
 	req.Images = images
+	// The session's budgets bind the call as they bind a step: a CLI
+	// writer reports its turns and is stopped once the budget is spent
+	// (an API writer's call is one turn, bounded by the check before it).
+	// No step lock: its spend is shared with no other replica.
+	spend := svc.runs.openSpend(ctx, s, st, nil, svc.log)
+	if spend != nil { // a nil *stepSpend in the interface would not be nil
+		req.Spend = spend
+	}
+	req.TokenBudget = tokensLeft(s, st)
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
 	usage := providers.Free()
+	// Closed once the call is over, before its usage is recorded: the
+	// session is decided, so no step starts that would read a ledger
+	// without it.
+	defer func() { spend.close(usage) }()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		req.Attempt = attempt
 		reply, u, err := p.Step(sctx, req)
 		usage = usage.Add(u)
+		spend.attempted(u)
+		if providers.ClassOf(err) == providers.ClassBudget {
+			return "", usage, "the final call was stopped (" + err.Error() + "); the winner's answer is used as is"
+		}
 		if err != nil {
 			return "", usage, "final call failed (" + err.Error() + "); the winner's answer is used as is"
 		}

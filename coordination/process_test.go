@@ -16,7 +16,8 @@ import (
 )
 
 // TestMain lets a test re-run this binary as a second process that steps
-// agents of a shared file-store session.
+// agents of a shared file-store session, claims a run, or runs an API
+// agent's step on a shared database until it is killed.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("MASSGEN_TEST_STEPPER_DIR"); dir != "" {
 		err := stepUntilDone(dir, os.Getenv("MASSGEN_TEST_STEPPER_SESSION"), strings.Split(os.Getenv("MASSGEN_TEST_STEPPER_AGENTS"), ","))
@@ -28,6 +29,9 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv("MASSGEN_TEST_CLAIM_DIR"); dir != "" {
 		os.Exit(claimRun(dir, os.Getenv("MASSGEN_TEST_CLAIM_SESSION")))
+	}
+	if dsn := os.Getenv("MASSGEN_TEST_API_LOOP_DSN"); dsn != "" {
+		os.Exit(loopAPIStep(dsn, os.Getenv("MASSGEN_TEST_API_LOOP_SESSION"), os.Getenv("MASSGEN_TEST_API_LOOP_AGENT")))
 	}
 	os.Exit(m.Run())
 }

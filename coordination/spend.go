@@ -113,12 +113,27 @@ const (
 	sharedSpendRest = 5 * time.Second
 )
 
-// openSpend starts a step's view of its session's budgets, or returns nil
-// when the session has none. lock is the step's: a store that shares
-// spend across replicas keeps it there.
+// tokensLeft is what a step or the final call may spend of the session's
+// token_budget (Request.TokenBudget), at least 1; 0 when it has none.
+func tokensLeft(s *Session, st *State) int64 {
+	if b := s.Rules.TokenBudget; b != nil {
+		return max(*b-ledgerSpent(st).tokens, 1)
+	}
+	return 0
+}
+
+// openSpend starts a step's view of its session's budgets. lock is the
+// step's (nil for the final call, which has none): a store that shares
+// spend across replicas keeps it there. A session without a budget gets
+// one only where its lock shares spend: then the step's spend so far is on
+// its lock's row, so a replica that dies mid-step leaves it for the
+// agent's next step to record (recordTakenOver), and the session's cost
+// stays true; it refuses nothing (Used has no budget to say is spent).
+// Without either it returns nil, and a step reports nothing.
 func (rs *runs) openSpend(ctx context.Context, s *Session, st *State, lock StepLock, log zerolog.Logger) *stepSpend {
 	r := s.Rules
-	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
+	shared, _ := lock.(SpendSharingStepLock)
+	if r.CostBudgetUSD == nil && r.TokenBudget == nil && shared == nil {
 		return nil
 	}
 	base := ledgerSpent(st).spent
@@ -130,8 +145,7 @@ func (rs *runs) openSpend(ctx context.Context, s *Session, st *State, lock StepL
 		rs.spends[s.ID] = ls
 	}
 	ls.refs++
-	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed, ctx: ctx, log: log}
-	m.shared, _ = lock.(SpendSharingStepLock)
+	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed, shared: shared, ctx: ctx, log: log}
 	ls.live[m] = spent{}
 	return m
 }
@@ -164,13 +178,24 @@ func (m *stepSpend) Used(u providers.Usage) string {
 	if all, ok := m.shareSpend(mine); ok {
 		total = spent{max(total.cost, all.cost), max(total.tokens, all.tokens)}
 	}
-	switch {
-	case m.cost != nil && total.cost >= *m.cost:
-		return fmt.Sprintf("would take the session past its cost_budget_usd of $%.2f ($%.4f spent with the steps in flight)", *m.cost, total.cost)
-	case m.tokens != nil && total.tokens >= *m.tokens:
-		return fmt.Sprintf("would take the session past its token_budget of %d (%d tokens spent with the steps in flight)", *m.tokens, total.tokens)
+	if budget, spend := pastBudget(m.cost, m.tokens, total); budget != "" {
+		return fmt.Sprintf("would take the session past its %s (%s spent with the steps in flight)", budget, spend)
 	}
 	return ""
+}
+
+// pastBudget names the budget total is at or past ("cost_budget_usd of
+// $1.00") and what total spent of it ("$1.0200"), or "" while there is
+// room or the session has no budget. Every check in flight counts the same
+// way: at the budget is past it, an unknown cost is zero.
+func pastBudget(cost *float64, tokens *int64, total spent) (budget, spend string) {
+	switch {
+	case cost != nil && total.cost >= *cost:
+		return fmt.Sprintf("cost_budget_usd of $%.2f", *cost), fmt.Sprintf("$%.4f", total.cost)
+	case tokens != nil && total.tokens >= *tokens:
+		return fmt.Sprintf("token_budget of %d", *tokens), fmt.Sprintf("%d tokens", total.tokens)
+	}
+	return "", ""
 }
 
 // shareSpend leaves the step's spend to be written where the other

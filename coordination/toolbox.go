@@ -69,9 +69,7 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	}
 	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, rules: svc.agentRules(ag)}
 	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(ctx, s, st, lock, svc.log), guard: g}
-	if b := s.Rules.TokenBudget; b != nil {
-		k.budget = max(*b-ledgerSpent(st).tokens, 1)
-	}
+	k.budget = tokensLeft(s, st)
 	tooling := svc.opts.Tooling
 	p := StepPlaces{SessionID: s.ID, AgentID: v.Agent, Settings: set, Hide: svc.hiddenPaths(s), MCP: mcp, ReadOnly: g.rules.Role.SandboxReadOnly()}
 	if workspaceToolsOn(s) {

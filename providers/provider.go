@@ -133,8 +133,9 @@ type Request struct {
 	// session's token_budget. Once spent, no further tool call runs.
 	TokenBudget int64 `json:"token_budget,omitempty"`
 	// Spend, when set, is the session's budget as the step sees it while it
-	// runs: a provider that learns its usage turn by turn (a CLI agent)
-	// reports it there and stops once the session's budget is spent.
+	// runs: a provider that learns its usage turn by turn (a CLI agent's
+	// stream, an API agent's tool loop) reports it there and stops once the
+	// session's budget is spent.
 	Spend Spend `json:"-"`
 	// Record, when set, hears every tool call, command and file change of the
 	// step, for its tools.jsonl.

@@ -51,6 +51,12 @@ type LoopTurn func(ctx context.Context, req Request, past []Exchange) (reply Act
 // toolbox calls are answered "not run" and the model is told to answer; after
 // spentGrace such turns the step fails with a bad_output error. The context's
 // deadline (the step timeout) ends the loop wherever it is.
+//
+// The session's budgets: after each turn that asked for tools, so that
+// another turn follows, the step's usage so far goes to req.Spend, as a CLI
+// agent's stream does; once it says the session's budget is spent, the
+// step stops there, its tools not run, with a budget error and its usage.
+// A step of one turn reports nothing (its usage lands with it).
 func RunLoop(ctx context.Context, req Request, turn LoopTurn) (Action, Usage, error) {
 	if req.Toolbox == nil {
 		act, _, u, err := turn(ctx, req, nil)
@@ -72,6 +78,7 @@ func RunLoop(ctx context.Context, req Request, turn LoopTurn) (Action, Usage, er
 		total Usage
 		made  int // toolbox calls run
 		spent int // turns answered "not run" after the budget was spent
+		turns int // turns that asked for tools
 	)
 	for first := true; ; first = false {
 		act, ids, u, err := turn(ctx, req, past)
@@ -86,6 +93,18 @@ func RunLoop(ctx context.Context, req Request, turn LoopTurn) (Action, Usage, er
 		workflow, tools := splitCalls(act.Calls, box)
 		if tools == 0 {
 			return act, total, nil
+		}
+		turns++
+		if len(workflow) == 0 && req.Spend != nil {
+			// Another turn follows. Reported before the tools run: a
+			// replica that dies from here on leaves this spend on its
+			// step lock's row for the agent's next step to record, and a
+			// step the budget stops does not wait for tools whose results
+			// no turn would read.
+			if why := req.Spend.Used(total); why != "" {
+				return Action{Text: act.Text}, total, &Error{Class: ClassBudget,
+					Message: fmt.Sprintf("the tool loop was stopped after %d model turns: it %s", turns, why)}
+			}
 		}
 		ex := Exchange{Reply: act, IDs: padIDs(ids, len(act.Calls)), Results: make([]ToolResult, len(act.Calls))}
 		over := false

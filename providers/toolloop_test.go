@@ -18,6 +18,7 @@ type scripted struct {
 	replies []providers.Action
 	seen    [][]providers.Exchange
 	tools   [][]string
+	cost    float64 // each turn's, priced as an adapter that prices its turns does; 0: unpriced
 }
 
 func (s *scripted) turn(_ context.Context, req providers.Request, past []providers.Exchange) (providers.Action, []string, providers.Usage, error) {
@@ -36,7 +37,11 @@ func (s *scripted) turn(_ context.Context, req providers.Request, past []provide
 	for i := range ids {
 		ids[i] = fmt.Sprintf("id_%d_%d", n+1, i+1)
 	}
-	return act, ids, providers.Usage{Input: 100, Output: 10}, nil
+	u := providers.Usage{Input: 100, Output: 10}
+	if s.cost > 0 {
+		u.CostUSD = &s.cost
+	}
+	return act, ids, u, nil
 }
 
 func readCall(path string) providers.ToolCall {
@@ -201,5 +206,107 @@ func TestLoopKeepsWorkflowToolsOverToolboxNamesakes(t *testing.T) {
 	}
 	if got := strings.Join(s.tools[0], ","); got != "new_answer,vote,read_file" {
 		t.Fatalf("tools offered %s; want vote once", got)
+	}
+}
+
+// spendLog is a session's budget as a step sees it (providers.Spend): it
+// keeps every report, and says the budget is spent once one reaches
+// over dollars (0: never).
+type spendLog struct {
+	reports []providers.Usage
+	over    float64
+}
+
+func (s *spendLog) Used(u providers.Usage) string {
+	s.reports = append(s.reports, u)
+	if s.over > 0 && u.CostUSD != nil && *u.CostUSD >= s.over {
+		return fmt.Sprintf("would take the session past its cost_budget_usd of $%.2f", s.over)
+	}
+	return ""
+}
+
+func (s *spendLog) costs() []float64 {
+	var out []float64
+	for _, u := range s.reports {
+		c := -1.0 // unpriced
+		if u.CostUSD != nil {
+			c = *u.CostUSD
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestLoopReportsItsSpendAfterEveryTurnThatAsksForTools: a loop of three
+// turns, two of them asking for tools, tells the session's Spend the
+// step's usage so far after each of those two ($0.25, then $0.50), as a
+// CLI agent's stream does, so a replica that dies mid-loop has shared its
+// spend; the last turn, which answers, is not reported (its usage lands
+// with the step). Before, an API agent's loop never reported.
+func TestLoopReportsItsSpendAfterEveryTurnThatAsksForTools(t *testing.T) {
+	box := &fake.Toolbox{List: []providers.Tool{fake.ReadFileTool}}
+	s := &scripted{cost: 0.25, replies: []providers.Action{
+		{Calls: []providers.ToolCall{readCall("a.go")}},
+		{Calls: []providers.ToolCall{readCall("b.go")}},
+		{Calls: []providers.ToolCall{providers.NewAnswerCall("fixed")}},
+	}}
+	spend := &spendLog{}
+	req := loopRequest(box, nil)
+	req.Spend = spend
+	if _, u, err := providers.RunLoop(context.Background(), req, s.turn); err != nil || u.CostUSD == nil || *u.CostUSD != 0.75 {
+		t.Fatalf("usage %+v, %v; want the three turns' $0.75", u, err)
+	}
+	if got := spend.costs(); len(got) != 2 || got[0] != 0.25 || got[1] != 0.5 || spend.reports[1].Input != 200 {
+		t.Fatalf("reports %v (%+v); want the usage so far after each turn that asked for tools: $0.25, $0.50", got, spend.reports)
+	}
+}
+
+// TestAStepOfOneTurnReportsNoSpend: a step whose model answers in its
+// first turn, with or without a toolbox, makes no report: its usage is
+// known when it lands, and a report would cost a step on a store that
+// shares spend a round trip (the overhead benchmark's sim steps are such
+// steps). A turn that asks for tools beside its answer ends the step too.
+func TestAStepOfOneTurnReportsNoSpend(t *testing.T) {
+	for _, box := range []providers.Toolbox{nil, &fake.Toolbox{List: []providers.Tool{fake.ReadFileTool}}} {
+		for _, reply := range []providers.Action{
+			{Calls: []providers.ToolCall{providers.NewAnswerCall("4")}},
+			{Calls: []providers.ToolCall{readCall("a.go"), providers.NewAnswerCall("see a.go")}},
+		} {
+			s := &scripted{cost: 0.25, replies: []providers.Action{reply}}
+			spend := &spendLog{}
+			req := loopRequest(box, nil)
+			req.Spend = spend
+			if _, _, err := providers.RunLoop(context.Background(), req, s.turn); err != nil || len(s.seen) != 1 {
+				t.Fatalf("toolbox %v, reply %+v: %v after %d turns; want one turn", box != nil, reply, err, len(s.seen))
+			}
+			if len(spend.reports) != 0 {
+				t.Errorf("toolbox %v, reply %+v: reported %v; want no report", box != nil, reply, spend.costs())
+			}
+		}
+	}
+}
+
+// TestLoopStopsWhenTheSessionsBudgetIsSpent: a model that would call
+// tools for ten turns is stopped once the session's Spend says its budget
+// is spent (after the second turn's report): no further turn is made, the
+// stopping turn's tools are not run, and the step fails with a budget
+// error carrying the two turns' usage, as a CLI agent's step stops. Before,
+// only the step's own token budget bounded an API agent's loop.
+func TestLoopStopsWhenTheSessionsBudgetIsSpent(t *testing.T) {
+	box := &fake.Toolbox{List: []providers.Tool{fake.ReadFileTool}}
+	var replies []providers.Action
+	for range 10 {
+		replies = append(replies, providers.Action{Calls: []providers.ToolCall{readCall("a")}})
+	}
+	s := &scripted{cost: 0.25, replies: replies}
+	spend := &spendLog{over: 0.5}
+	req := loopRequest(box, nil)
+	req.Spend = spend
+	_, u, err := providers.RunLoop(context.Background(), req, s.turn)
+	if providers.ClassOf(err) != providers.ClassBudget || !strings.Contains(err.Error(), "after 2 model turns: it would take the session past its cost_budget_usd of $0.50") {
+		t.Fatalf("err %v; want a budget error saying where the loop stopped and why", err)
+	}
+	if len(s.seen) != 2 || len(box.Calls()) != 1 || u.CostUSD == nil || *u.CostUSD != 0.5 || u.Input != 200 {
+		t.Fatalf("%d turns, %d tool calls, usage %+v; want 2 turns, only the first's tool run, and both turns' usage", len(s.seen), len(box.Calls()), u)
 	}
 }

@@ -233,3 +233,28 @@ func TestPricedFillsTheCostOnlyWhenTheAdapterLeftItUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestPricedPricesTheSpendReportsOfALoop: an adapter whose turns carry no
+// cost (OpenAI's, Gemini's) reports its tool loop's usage so far to the
+// session's Spend unpriced; the wrapper prices each report as it prices
+// the sum at the end, so the session's cost budget counts a loop in
+// dollars as it goes, not at $0. A report the adapter priced is left.
+func TestPricedPricesTheSpendReportsOfALoop(t *testing.T) {
+	usd := func(f float64) *float64 { return &f }
+	var heard []*float64
+	spend := providers.SpendFunc(func(u providers.Usage) string {
+		heard = append(heard, u.CostUSD)
+		return ""
+	})
+	loop := providers.Func(func(_ context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		req.Spend.Used(providers.Usage{Input: 1_000_000})
+		req.Spend.Used(providers.Usage{Input: 2_000_000, CostUSD: usd(0.75)})
+		return providers.Action{}, providers.Usage{Input: 3_000_000}, nil
+	})
+	if _, _, err := Priced(loop, "openai", "gpt-5-mini").Step(context.Background(), providers.Request{Spend: spend}); err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 2 || heard[0] == nil || !near(*heard[0], 0.25) || heard[1] == nil || *heard[1] != 0.75 {
+		t.Fatalf("the Spend heard %v, %v; want $0.25 (priced from the table), then the adapter's own $0.75", deref(heard[0]), deref(heard[1]))
+	}
+}

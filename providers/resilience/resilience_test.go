@@ -321,3 +321,33 @@ func TestBreakersAreKeyedByBackendBaseURLAndTenant(t *testing.T) {
 		}
 	}
 }
+
+// TestARetrysSpendReportsCountTheAttemptsBeforeIt: a step whose tool loop
+// reported $0.30 before it failed overloaded is retried; the retry's loop
+// reports its own usage from nothing, and the session's Spend hears it on
+// top of the failed attempt's $0.30 + $0.01. Before, the step's spend in
+// flight (on its lock's row, for another replica to inherit) fell back to
+// the retry's own.
+func TestARetrysSpendReportsCountTheAttemptsBeforeIt(t *testing.T) {
+	usd := func(f float64) *float64 { return &f }
+	calls := 0
+	loop := providers.Func(func(_ context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		calls++
+		req.Spend.Used(providers.Usage{Input: 100, CostUSD: usd(0.3)})
+		if calls == 1 {
+			return providers.Action{}, providers.Usage{Input: 110, CostUSD: usd(0.31)}, perr(providers.ClassOverloaded, 529)
+		}
+		return providers.Action{Calls: []providers.ToolCall{providers.NewAnswerCall("ok")}}, providers.Usage{Input: 110, CostUSD: usd(0.31)}, nil
+	})
+	var heard []float64
+	spend := providers.SpendFunc(func(u providers.Usage) string {
+		heard = append(heard, *u.CostUSD)
+		return ""
+	})
+	if _, _, err := Wrap(loop, "openai", opts(&fakeSleep{})).Step(context.Background(), providers.Request{Spend: spend}); err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 2 || heard[0] != 0.3 || heard[1] < 0.6099 || heard[1] > 0.6101 {
+		t.Fatalf("the Spend heard %v; want $0.30, then $0.61 (the failed attempt's $0.31 and the retry's $0.30)", heard)
+	}
+}

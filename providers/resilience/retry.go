@@ -77,7 +77,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Wrap returns p with retries and the backend's circuit breaker. The usage
 // it returns is the sum over every attempt, failed ones included, because
-// the provider may bill them.
+// the provider may bill them; a retry's reports to the request's Spend
+// count the attempts before it.
 func Wrap(p providers.Provider, backend string, opts Options) providers.Provider {
 	o := opts.withDefaults()
 	return &resilient{p: p, backend: backend, opts: o, br: o.Breakers.get(Key{Backend: backend, BaseURL: o.BaseURL, Tenant: o.Tenant})}
@@ -103,7 +104,18 @@ func (r *resilient) Step(ctx context.Context, req providers.Request) (providers.
 	bo.Reset()
 	var total providers.Usage
 	start := time.Now()
+	spend := req.Spend
 	for attempt := 1; ; attempt++ {
+		if spend != nil && attempt > 1 {
+			// A retry's tool loop reports its own usage so far; the
+			// session's budget (and a lock row another replica may
+			// inherit) counts the step's, the attempts before it too.
+			before := total
+			if before.CostUSD == nil {
+				before.CostUSD = providers.Free().CostUSD // an unknown part would make the sum unknown
+			}
+			req.Spend = providers.SpendFunc(func(u providers.Usage) string { return spend.Used(before.Add(u)) })
+		}
 		done, refused := r.br.allow()
 		if refused != nil {
 			if attempt == 1 {
