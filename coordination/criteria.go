@@ -110,7 +110,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 				return criteria.Set{}, err
 			}
 			var done func()
-			gctx, done = svc.untilCancelled(ctx, s.ID, cancels, "its criteria were being written; none were attached: ask again once it is resumed")
+			gctx, done = svc.untilCancelled(ctx, s.ID, cancels, "its criteria were being written; none were attached: ask again once it is resumed", nil)
 			defer done()
 		}
 		set, err = criteria.Generate(gctx, p, criteria.GenerateRequest{Task: task, Kind: kind, Count: req.Count, Model: spec.String()})

@@ -760,6 +760,9 @@ func (svc *Service) drainSteps(ctx context.Context, r *Run, s *Session, own map[
 var (
 	errTimeout      = errors.New("run timeout")
 	errSessionEnded = errors.New("the session has ended")
+	// errSessionTimeout stops a step outside a run at its session's
+	// deadline (sessionDeadline): its run's errTimeout, for Step.
+	errSessionTimeout = errors.New("the session reached its timeout")
 )
 
 // launchOrder lists the agents due to act, fewest steps first, then in team

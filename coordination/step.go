@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -104,8 +105,28 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if host {
 		return svc.hosts.submit(ctx, s, req)
 	}
-	sctx, done := svc.untilCancelled(ctx, s.ID, st.Life.Cancels, "this step's model call ran; the step was not recorded")
+	// The session's end stops the step's model call too, wherever it is
+	// decided (the session timer's timeout, a budget stop or a finalize
+	// another landing or replica records), and so does the session's
+	// deadline: a call that went on would be paid for after the session
+	// stopped counting it (a run's steps are stopped by its loop).
+	deadline := sessionDeadline(s, l, st.Life.Status == StatusCancelled, svc.now())
+	if s.Driver != DriverStep && !deadline.IsZero() && !svc.now().Before(deadline) {
+		return nil, svc.endedBeforeStep(ctx, s, ag.ID)
+	}
+	ends, endCall := context.WithCancelCause(context.Background())
+	defer endCall(nil)
+	if !deadline.IsZero() {
+		t := time.AfterFunc(deadline.Sub(svc.now()), func() {
+			endCall(fmt.Errorf("session %q reached its timeout (%g s) while %s's model call ran; the step was not recorded: %w", s.ID, s.Rules.TimeoutSeconds, ag.ID, errSessionTimeout))
+		})
+		defer t.Stop()
+	}
+	sctx, done := svc.untilCancelled(ctx, s.ID, st.Life.Cancels, "this step's model call ran; the step was not recorded", func() {
+		endCall(fmt.Errorf("session %q ended while %s's model call ran; the step was not recorded: %w", s.ID, ag.ID, errSessionEnded))
+	})
 	defer done()
+	sctx = context.WithValue(sctx, sessionEndKey{}, ends)
 	after := latestStep(st, ag.ID)
 	if req.After != nil {
 		after = *req.After
@@ -122,8 +143,10 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	if errors.Is(err, ErrAgentBusy) && (req.After != nil || !svc.runs.steppingHere(s.ID, ag.ID)) {
 		// In flight elsewhere, or (a retry) anywhere: its landing is the
 		// answer.
-		return svc.joinLanding(sctx, s, ag.ID, after, st.Life.Cancels)
+		out, err = svc.joinLanding(sctx, s, ag.ID, after, st.Life.Cancels)
+		return out, svc.endedMidStep(ctx, s, ag.ID, err)
 	}
+	err = svc.endedMidStep(ctx, s, ag.ID, err)
 	if err != nil && req.After != nil {
 		// A retry refused (not due, the session ended) because the step
 		// it asks for landed since this call's first look: that step.
@@ -144,10 +167,13 @@ type beganKey struct{}
 // wherever it was recorded: a step-driven session has no run loop to hear
 // a cancel from another replica, and its model call would otherwise run to
 // its end (paid for) to have only its landing refused by the cancel fence;
-// a session's criteria call likewise. The session is read only when a session
-// entry lands: a cancel that landed before the watch began is left to
-// that fence. done stops the watch and waits for its reader.
-func (svc *Service) untilCancelled(ctx context.Context, id string, cancels int, what string) (context.Context, func()) {
+// a session's criteria call likewise. ended, if set, is called once when
+// the session reads decided, finished or failed instead (a step's model
+// call is stopped then: sessionEndKey). The session is read only when a
+// session entry lands: a cancel that landed before the watch began is left
+// to that fence, and an end to the step's own look at the ledger under its
+// lock (due). done stops the watch and waits for its reader.
+func (svc *Service) untilCancelled(ctx context.Context, id string, cancels int, what string, ended func()) (context.Context, func()) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	changes, err := svc.store.Watch(sctx, id)
 	if err != nil {
@@ -167,14 +193,110 @@ func (svc *Service) untilCancelled(ctx context.Context, id string, cancels int, 
 				if !c.Session {
 					continue
 				}
-				if n, err := svc.cancelsNow(sctx, id); err == nil && n > cancels {
+				l, _, err := svc.sessions.lend(sctx, id)
+				if err != nil {
+					continue
+				}
+				switch lc := lifecycle(l.Session); {
+				case lc.Cancels > cancels:
 					cancel(fmt.Errorf("session %q was %w while %s", id, errCancelled, what))
 					return
+				case ended != nil && lc.Status != StatusRunning && lc.Status != StatusCancelled:
+					ended()
+					ended = nil // told once; a cancel is still heard
 				}
 			}
 		}
 	}()
 	return sctx, func() { cancel(nil); <-exited }
+}
+
+// sessionEndKey carries to a step-driven session's server step (Step) the
+// context that ends when the session does, or when its deadline passes: it
+// bounds the step's model call (boundBySession), not the landing of a reply
+// the model gave before, which lands after the end as a run's late step
+// does ("Forced ends and spend").
+type sessionEndKey struct{}
+
+// boundBySession is ctx ended too, with its cause, when the session's end
+// carried in it (sessionEndKey) ends; ctx itself when it carries none (a
+// run's step: its loop stops its steps). stop lets the bound go.
+func boundBySession(ctx context.Context) (context.Context, func()) {
+	ends, ok := ctx.Value(sessionEndKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
+	}
+	bctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(ends, func() { cancel(context.Cause(ends)) })
+	return bctx, func() { unhook(); cancel(nil) }
+}
+
+// sessionDeadline is when a session's timeout ends the steps taken outside
+// a run (Step), at now: zero for none. A step-driven session's is its
+// creation plus timeout_seconds, as overLimit counts it. A run-driven
+// session stepped once its run ended counts its timeout as a run does,
+// from its start: a resume is a new start (RunLease.RanBefore is not
+// carried over a released lease), so from the step that resumes it
+// (resuming: the session reads cancelled and this step resumes it), else
+// from its latest resumed entry, else from its creation.
+func sessionDeadline(s *Session, l *Ledger, resuming bool, now time.Time) time.Time {
+	if s.Rules.TimeoutSeconds <= 0 {
+		return time.Time{}
+	}
+	from := s.CreatedAt
+	if s.Driver != DriverStep {
+		if resuming {
+			from = now
+		} else if at, ok := lastResumed(l); ok {
+			from = at
+		}
+	}
+	return from.Add(seconds(s.Rules.TimeoutSeconds))
+}
+
+// lastResumed is the time of the session log's latest resumed entry.
+func lastResumed(l *Ledger) (time.Time, bool) {
+	for i := len(l.Session) - 1; i >= 0; i-- {
+		if l.Session[i].Kind == SessionResumed {
+			return l.Session[i].Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// endedBeforeStep refuses a step of a run-driven session asked for past its
+// deadline outside a run (sessionDeadline), deciding the session by its
+// timeout first: overLimit, which every settle consults, leaves a
+// run-driven session's timeout to its run.
+func (svc *Service) endedBeforeStep(ctx context.Context, s *Session, agent string) error {
+	return svc.endedMidStep(ctx, s, agent, fmt.Errorf("session %q is past its timeout (%g s): %w", s.ID, s.Rules.TimeoutSeconds, errSessionTimeout))
+}
+
+// endedMidStep is err, unless err says the session ended (errSessionEnded)
+// or reached its deadline (errSessionTimeout) while the agent's step ran:
+// then the session is settled (a step-driven session's timeout is
+// overLimit's; a run-driven one's is forced here, unless a run holds the
+// session again) and the step is refused as the session's end refuses
+// any, with the FinishedError's facts. A session that reads running after
+// all (the clocks disagree by a moment) returns err.
+func (svc *Service) endedMidStep(ctx context.Context, s *Session, agent string, err error) error {
+	timeout := errors.Is(err, errSessionTimeout)
+	if !timeout && !errors.Is(err, errSessionEnded) {
+		return err
+	}
+	var force StopReason
+	if timeout && s.Driver != DriverStep && !svc.RunHeld(ctx, s.ID) {
+		force = StopTimeout
+	}
+	set, serr := svc.settle(context.WithoutCancel(ctx), s.ID, force, "")
+	if serr != nil {
+		return errors.Join(err, serr)
+	}
+	switch set.st.Life.Status {
+	case StatusFinished, StatusFailed, StatusDecided:
+		return fmt.Errorf("%w; %s's step was stopped and not recorded", finishedError(s.ID, set.res), agent)
+	}
+	return err
 }
 
 // stepState takes an agent's step lock and derives the state with the
@@ -300,8 +422,10 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	// The call (and its tools) stops if the step's lease may run out in an
 	// outage: another replica may be paying for the same step by then.
 	cctx, called := claim.whileSure(ctx)
+	cctx, unbound := boundBySession(cctx)
 	kit := svc.stepKit(cctx, s, st, v, lock, mcp)
 	entry, spent, err := svc.callModel(cctx, s, st, v, step, kit)
+	unbound()
 	called()
 	svc.modelCallActivity()
 	if err != nil {
