@@ -505,6 +505,10 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			return svc.stop(context.WithoutCancel(ctx), r, s, nil, nil, err)
 		}
 	}
+	// What steps whose holders stopped answering spent (a replica that
+	// died mid-call, its agent not stepped since) is in the ledger before
+	// the first launch counts what the budget can still pay for.
+	svc.recordDeadSpend(context.WithoutCancel(ctx), s)
 	// The timeout binds the session's runs together: a run that took over
 	// from one that died or was handed over has only what that one left.
 	var ranBefore time.Duration
@@ -1039,6 +1043,7 @@ func (svc *Service) markCancelled(ctx context.Context, id, why string, again boo
 		return nil, err
 	}
 	if st.Life.Status == StatusRunning || (again && st.Life.Status == StatusCancelled) {
+		svc.recordDeadSpendLocked(ctx, s, l) // in the cancelled result (deadspend.go)
 		if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionCancelled, Time: svc.now(), Reason: why}); err != nil {
 			return nil, err
 		}

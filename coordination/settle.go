@@ -76,6 +76,14 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 		}
 		st = svc.sessions.derive(s, l, inFlight)
 	case DecideFinish:
+		// What steps whose holders stopped answering spent is the
+		// session's: in the result, not left on their locks.
+		if svc.recordDeadSpendLocked(ctx, s, l) {
+			if l, err = svc.sessions.ledger(ctx, id); err != nil {
+				return settled{}, err
+			}
+			st = svc.sessions.derive(s, l, nil)
+		}
 		res := svc.finishedResult(s, l, st, d, providers.Free())
 		if d.Stop == StopTimeout {
 			waiting := svc.stillWorking(ctx, s)

@@ -229,6 +229,37 @@ type InheritedSpend struct {
 	Tokens  int64 // input plus output, the split unknown
 }
 
+// DeadSpendStore is a store whose step locks share spend
+// (SpendSharingStepLock) that can also give up, without a step of the
+// agent, what its lock rows carry for holders that stopped answering: a
+// take (LockStep) finds only its own agent's, and an agent that never
+// steps again would leave its dead holder's spend on the row for good,
+// counted by the shares but never in the ledger (the session's result,
+// overLimit and a run's launch check read the ledger). The service records
+// each spend returned under its key (SessionEntry.Spender), which takes it
+// off the rows as a take's record does: as a run starts (taken over, or
+// resumed), and as the session ends (decided, finished, cancelled).
+type DeadSpendStore interface {
+	// TakeDeadSpend fences every step lock of the session whose holder
+	// stopped renewing it (expired, as a take would find it) and left
+	// spend shared on it: as a take would, it moves that spend into what
+	// the row inherited, under the holder's key, and leaves the row
+	// holderless, so the holder's late landing is refused (ErrLeaseLost)
+	// and its own record of its call counts only the rest. It returns what
+	// every step lock row of the session has inherited and not yet seen
+	// recorded, each under its key, with the agent whose lock it is; a
+	// live holder's own spend is neither moved nor returned. None for a
+	// session with no such rows, or none at all.
+	TakeDeadSpend(ctx context.Context, id string) ([]DeadSpend, error)
+}
+
+// DeadSpend is a spend a lock row of the agent's carries for a holder that
+// stopped answering (DeadSpendStore).
+type DeadSpend struct {
+	Agent string
+	InheritedSpend
+}
+
 // LeasedLanding is a ReleasingStepLock whose store also keeps the step
 // leases (StepLeaseStore) and can fence a landing by the agent's step lease
 // and release it in the write that lands the step (the PostgreSQL store: the

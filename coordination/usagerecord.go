@@ -115,33 +115,14 @@ func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, 
 	if err != nil {
 		return err
 	}
-	recorded := false
-	entry := r.entry
-	if r.landed != nil || retried || entry.Spender != "" {
-		l, err := svc.store.Ledger(ctx, id)
-		if err != nil {
+	var l *Ledger
+	if r.landed != nil || retried || r.entry.Spender != "" {
+		if l, err = svc.store.Ledger(ctx, id); err != nil {
 			unlock()
 			return err
 		}
-		recorded = r.landed.in(l) || (retried && slices.ContainsFunc(l.Session, r.is))
-		if !recorded && entry.Spender != "" {
-			// What was recorded under the same key (by a replica that took
-			// the step over, or an attempt of this record whose answer was
-			// lost) is counted once: only the rest is recorded.
-			rest := spenderRest(*entry.Usage, l, entry.Spender)
-			entry.Usage, recorded = &rest, rest.Tokens() <= 0 && (rest.CostUSD == nil || *rest.CostUSD <= 0)
-		}
 	}
-	if !recorded {
-		// Unfenced by the run's lease: the spend was paid (leasedentries.go).
-		_, err = svc.store.AppendSession(ctx, id, entry)
-	} else if rs, ok := svc.store.(SpendRecordedStore); ok && entry.Spender != "" {
-		// Nothing to write, but a row may count the key still.
-		err = rs.SpendRecorded(ctx, id, entry.Spender)
-	}
-	if err == nil {
-		svc.spool.recorded(r) // in the ledger now: counted there, not twice
-	}
+	err = svc.writeUsage(ctx, id, r, retried, l)
 	unlock()
 	if err != nil {
 		return err
@@ -154,6 +135,36 @@ func (svc *Service) appendUsage(ctx context.Context, id string, r *usageRecord, 
 		svc.log.Warn().Err(err).Str("session", id).Msg("could not settle after recording a call's usage")
 	}
 	return nil
+}
+
+// writeUsage is appendUsage's write, for a caller that holds the session
+// lock: l is the ledger read under it, which r needs when it has a landing
+// to look for, is retried or names a spend key (nil otherwise).
+func (svc *Service) writeUsage(ctx context.Context, id string, r *usageRecord, retried bool, l *Ledger) error {
+	recorded := false
+	entry := r.entry
+	if l != nil {
+		recorded = r.landed.in(l) || (retried && slices.ContainsFunc(l.Session, r.is))
+		if !recorded && entry.Spender != "" {
+			// What was recorded under the same key (by a replica that took
+			// the step over, or an attempt of this record whose answer was
+			// lost) is counted once: only the rest is recorded.
+			rest := spenderRest(*entry.Usage, l, entry.Spender)
+			entry.Usage, recorded = &rest, rest.Tokens() <= 0 && (rest.CostUSD == nil || *rest.CostUSD <= 0)
+		}
+	}
+	var err error
+	if !recorded {
+		// Unfenced by the run's lease: the spend was paid (leasedentries.go).
+		_, err = svc.store.AppendSession(ctx, id, entry)
+	} else if rs, ok := svc.store.(SpendRecordedStore); ok && entry.Spender != "" {
+		// Nothing to write, but a row may count the key still.
+		err = rs.SpendRecorded(ctx, id, entry.Spender)
+	}
+	if err == nil {
+		svc.spool.recorded(r) // in the ledger now: counted there, not twice
+	}
+	return err
 }
 
 // is tells whether a stored session entry is r's (its time to the

@@ -85,6 +85,7 @@ func Run(t *testing.T, open func(t *testing.T) coordination.Store) {
 		{"Leases", LeaseCases},
 		{"Permissions", PermissionCases},
 		{"Delete", DeleteCases},
+		{"DeadSpend", DeadSpendCases},
 	} {
 		t.Run(part.name, func(t *testing.T) { RunCases(t, open, part.cases) })
 	}

@@ -1,0 +1,156 @@
+package coordination_test
+
+import (
+	"context"
+	"math"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// deadSpendSession is a service on a fresh PostgreSQL schema and a session
+// of two agents under budget (0: none) whose every step answers at once for
+// answerCost, with agent_a's step lock row left as a replica that died
+// mid-step leaves it: expired, held under deadKey, deadCost and 5,000
+// tokens shared. calls counts the model calls.
+func deadSpendSession(t *testing.T, driver string, budget, answerCost, deadCost float64) (svc *coordination.Service, s *coordination.Session, conn *pgx.Conn, calls *atomic.Int32) {
+	t.Helper()
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	calls = &atomic.Int32{}
+	svc = coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			calls.Add(1)
+			c := answerCost
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}})
+	rules := coordination.Rules{}
+	if budget > 0 {
+		rules.CostBudgetUSD = &budget
+	}
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: driver, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conn, err = pgx.Connect(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		VALUES ('acme', $1, 'step:agent_a', $2, now() - interval '1 second', $3, 5000)`, s.ID, deadKey, deadCost); err != nil {
+		t.Fatal(err)
+	}
+	return svc, s, conn, calls
+}
+
+const deadKey = "dead-replica-lock-token"
+
+// deadSpendRecorded wants the session's ledger to hold the dead step's
+// spend once, under its key, and no step lock row left to count it.
+func deadSpendRecorded(t *testing.T, svc *coordination.Service, s *coordination.Session, conn *pgx.Conn, cost float64) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := svc.Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got float64
+	var tokens int64
+	for _, e := range l.Session {
+		if e.Spender == deadKey && e.Usage != nil {
+			got += *e.Usage.CostUSD
+			tokens += e.Usage.Tokens()
+		}
+	}
+	if math.Abs(got-cost) > 1e-9 || tokens != 5000 {
+		t.Errorf("the ledger records $%.4f, %d tokens under the dead step's key; want $%.2f, 5,000 tokens", got, tokens, cost)
+	}
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM locks WHERE tenant = 'acme' AND session_id = $1 AND name LIKE 'step:%'`, s.ID).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("step lock rows left: %d, %v; want none (the dead spend counted once, in the ledger)", rows, err)
+	}
+}
+
+// TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgain: a
+// replica died mid-step of agent_a in a budgeted step-driven session, its
+// $0.37 left on agent_a's step lock. agent_a never steps again, and the
+// session ends: cancelled, finalized, or stopped by its budget at agent_b's
+// landing; or, without a budget (its steps share their spend all the
+// same), finalized. The end records the dead spend, so the result's cost
+// counts it.
+// Before, only agent_a's next step recorded it: the result lacked it and
+// the row kept it for good.
+func TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		answerCost float64
+		budget     float64
+		end        func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error)
+		want       float64
+	}{
+		{"cancelled", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+			return svc.Cancel(ctx, id)
+		}, 0.37},
+		{"finalized", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
+				return nil, err
+			}
+			return svc.Finalize(ctx, id, coordination.FinalWinner)
+		}, 0.38},
+		{"stopped by its budget", 12, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
+				return nil, err
+			}
+			return svc.Result(ctx, id)
+		}, 12.37},
+		{"finalized, without a budget", 0.01, 0, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
+				return nil, err
+			}
+			return svc.Finalize(ctx, id, coordination.FinalWinner)
+		}, 0.38},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, s, conn, _ := deadSpendSession(t, coordination.DriverStep, tc.budget, tc.answerCost, 0.37)
+			res, err := tc.end(context.Background(), svc, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CostUSD == nil || math.Abs(*res.CostUSD-tc.want) > 1e-9 {
+				t.Errorf("the ended session's cost: $%.4f; want $%.2f (the dead step's $0.37 counted)", dollars(res.CostUSD), tc.want)
+			}
+			deadSpendRecorded(t, svc, s, conn, 0.37)
+		})
+	}
+}
+
+// TestARunCountsADeadStepsSpendBeforeItsFirstLaunch: a run-driven session
+// under $1 whose agent_a's step died on another replica with $1.20 shared
+// is run again. The run records that spend before its first launch, finds
+// the budget spent and ends the session by it without calling a model.
+// Before, the first launch checked a ledger without it and sent out a
+// wave the budget could not pay for (the spend recorded only by agent_a's
+// own step, once launched).
+func TestARunCountsADeadStepsSpendBeforeItsFirstLaunch(t *testing.T) {
+	svc, s, conn, calls := deadSpendSession(t, coordination.DriverRun, 1, 0.01, 1.20)
+	res, err := svc.Run(context.Background(), s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 0 || coordination.Deref(res.StopReason) != coordination.StopBudget {
+		t.Errorf("the run made %d model calls and stopped by %q; want none, stopped by the budget the dead step spent", n, coordination.Deref(res.StopReason))
+	}
+	if res.CostUSD == nil || math.Abs(*res.CostUSD-1.20) > 1e-9 {
+		t.Errorf("the run's cost: $%.4f; want the dead step's $1.20", dollars(res.CostUSD))
+	}
+	deadSpendRecorded(t, svc, s, conn, 1.20)
+}
