@@ -510,7 +510,11 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		req := v.request(s, step, t.history)
 		req.Attempt, req.Images = attempt, images
-		kit.equip(&req)
+		if class, spent := kit.equip(&req, t.usage); spent != "" {
+			// The attempts share the step's limits: a retry gets what the
+			// earlier attempts left, and none when they left nothing.
+			return errorEntry(class, fmt.Sprintf("no valid workflow call after %d attempts, %s; last problem: %s", attempt, spent, t.problem), t.usage), t.usage, nil
+		}
 		if watch != nil { // a nil *stepWatcher in the interface would not be nil
 			req.Watch = watch
 		}

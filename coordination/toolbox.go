@@ -85,10 +85,16 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	return k
 }
 
-// equip puts the kit into a request.
-func (k *stepKit) equip(req *providers.Request) {
+// equip puts the kit into the request of one attempt of the step, after
+// the step's earlier attempts spent used. The attempts share the step's
+// limits (each is a new Provider.Step, whose loop or CLI counts from
+// nothing): an attempt gets what the earlier ones left of the tool calls
+// (toolCalls: from the step's tool records) and of the token budget. With
+// none left of either, no attempt is made: spent says which (its class and
+// why), "" otherwise.
+func (k *stepKit) equip(req *providers.Request, used providers.Usage) (class providers.Class, spent string) {
 	if k == nil {
-		return
+		return "", ""
 	}
 	if k.box != nil {
 		req.Toolbox = k.box
@@ -97,13 +103,29 @@ func (k *stepKit) equip(req *providers.Request) {
 	// commands) whether or not the session offers API steps the workspace
 	// tools, and a step that records nothing writes no tools.jsonl.
 	req.Record = &k.rec
-	req.MaxToolCalls, req.TokenBudget, req.WebSearch = k.max, k.budget, k.web
+	limit := k.max
+	if limit <= 0 {
+		limit = providers.DefaultMaxToolCalls
+	}
+	made := k.rec.toolCalls()
+	if made >= limit {
+		return providers.ClassToolCalls, fmt.Sprintf("its %d tool calls (max_tool_calls_per_step) spent", limit)
+	}
+	req.MaxToolCalls, req.TokenBudget, req.WebSearch = limit-made, k.budget, k.web
+	if k.budget > 0 {
+		left := k.budget - used.Tokens()
+		if left <= 0 {
+			return providers.ClassBudget, fmt.Sprintf("its share of the session's token_budget (%d tokens) spent", k.budget)
+		}
+		req.TokenBudget = left
+	}
 	if k.spend != nil { // a nil *stepSpend in the interface would not be nil
 		req.Spend = k.spend
 	}
 	if k.guard != nil {
 		req.Permits = k.guard // a CLI agent's own tool calls (clipermits.go)
 	}
+	return "", ""
 }
 
 // hiddenPaths are what no command or file tool may see: the state
@@ -204,6 +226,21 @@ func (r *toolRecorder) Record(rec providers.ToolRecord) {
 	r.mu.Lock()
 	r.recs = append(r.recs, rec)
 	r.mu.Unlock()
+}
+
+// toolCalls is how many tool calls the records hold, as the step's limits
+// count them: every record but a web search (an API agent's loop and a CLI
+// agent's limits both leave searches out).
+func (r *toolRecorder) toolCalls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, rec := range r.recs {
+		if rec.Kind != "web_search" {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *toolRecorder) records() []providers.ToolRecord {
