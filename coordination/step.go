@@ -110,7 +110,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	// another landing or replica records), and so does the session's
 	// deadline: a call that went on would be paid for after the session
 	// stopped counting it (a run's steps are stopped by its loop).
-	deadline := sessionDeadline(s, l, st.Life.Status == StatusCancelled, svc.now())
+	deadline := svc.stepDeadline(ctx, s, l, st.Life.Status == StatusCancelled)
 	if s.Driver != DriverStep && !deadline.IsZero() && !svc.now().Before(deadline) {
 		return nil, svc.endedBeforeStep(ctx, s, ag.ID)
 	}
@@ -252,6 +252,34 @@ func sessionDeadline(s *Session, l *Ledger, resuming bool, now time.Time) time.T
 		}
 	}
 	return from.Add(seconds(s.Rules.TimeoutSeconds))
+}
+
+// stepDeadline is sessionDeadline, allowing a run-driven session whose run
+// died (its run lease expired unreleased: interrupted) what that run had
+// left: a resume with --resume-interrupted would count the time its runs
+// ran (RunLease.RanBefore and the last claim's, as claimRun carries them),
+// not the time since the run died, and a step must not end the session
+// by a timeout its resumed run would not have met. Each such step may
+// have that much; a run that resumes the session counts from its lease.
+func (svc *Service) stepDeadline(ctx context.Context, s *Session, l *Ledger, resuming bool) time.Time {
+	now := svc.now()
+	deadline := sessionDeadline(s, l, resuming, now)
+	if deadline.IsZero() || s.Driver == DriverStep || resuming {
+		return deadline
+	}
+	ls, ok := svc.store.(LeaseStore)
+	if !ok {
+		return deadline
+	}
+	lease, err := ls.ReadRun(ctx, s.ID)
+	if err != nil || lease == nil || lease.Released {
+		return deadline
+	}
+	ran := lease.RanBefore + max(0, lease.Renewed.Sub(lease.Claimed))
+	if left := now.Add(seconds(s.Rules.TimeoutSeconds) - ran); left.After(deadline) {
+		return left
+	}
+	return deadline
 }
 
 // lastResumed is the time of the session log's latest resumed entry.

@@ -208,3 +208,42 @@ func TestARunDrivenSessionSteppedAfterItsRunCountsItsTimeout(t *testing.T) {
 		t.Fatalf("the session after that step: %+v, %v; want it ended by its timeout, with no answer (failed)", res, err)
 	}
 }
+
+// TestAStepOfASessionWhoseRunDiedHasWhatTheRunHadLeft: a run-driven
+// session whose run died (its lease expired unreleased: interrupted) is
+// stepped past its creation plus its timeout. Its run had used almost none
+// of it, and a resume would count only the time its runs ran, so the step
+// is not refused: its call has what the run had left, and is stopped there.
+// Before, the step ended the session by a timeout its run never met.
+func TestAStepOfASessionWhoseRunDiedHasWhatTheRunHadLeft(t *testing.T) {
+	models, _, provs := coordtest.Team(t, 2)
+	began, stopped := make(chan struct{}, 1), make(chan time.Time, 1)
+	provs[models[0]] = stalledCall(began, stopped)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 0.5}})
+	ctx := context.Background()
+	if _, err := h.Store.AcquireRun(ctx, s.ID, coordination.ThisProcess("a run that dies"), 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond) // the lease ran out, and the session is past creation plus timeout
+	t0 := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+		done <- err
+	}()
+	select {
+	case <-began:
+	case err := <-done:
+		t.Fatalf("the step of a session whose run died having used none of its timeout was refused: %v", err)
+	}
+	select {
+	case at := <-stopped:
+		if ran := at.Sub(t0); ran < 300*time.Millisecond || ran > 1500*time.Millisecond {
+			t.Errorf("the call stopped %v after the step began; want about the 0.5 s the run had left", ran)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the model call still ran 5 s after the time the run had left")
+	}
+	<-done
+}
