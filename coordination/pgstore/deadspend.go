@@ -24,11 +24,11 @@ var _ coordination.DeadSpendStore = (*Store)(nil)
 // a record that takes a key off meanwhile (sessionSpendRecorded) is seen
 // by both parts or neither; and one round trip, made at every run's start
 // and every session's end, where a transaction took four.
-const deadSpendTake = `WITH fenced AS (
+var deadSpendTake = `WITH fenced AS (
 			UPDATE locks SET token = '', expires_at = '-infinity', spent_cost = 0, spent_tokens = 0,
-				inherited = inherited || jsonb_build_object(token, jsonb_build_array(spent_cost, spent_tokens))
+				inherited = ` + spendInherited + `
 			WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND token <> ''
-				AND expires_at < now() AND ($3::timestamptz IS NULL OR expires_at < $3)
+				AND ` + ranOut("$3") + `
 				AND (spent_cost <> 0 OR spent_tokens <> 0)
 			RETURNING name, inherited),
 		steprows AS (

@@ -226,7 +226,7 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 // (QueryCounts) tells lock takes from timeline writes. A step lock taken
 // over starts with no spend of its own and inherits its holder's
 // (stepLockTake).
-const lockTake = lockTaking + `
+var lockTake = lockTaking + `
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
 
 // lockTaking is lockTake's common part: the row taken, its token returned,
@@ -238,7 +238,7 @@ const lockTake = lockTaking + `
 // spend is read from locks., the row as last committed, which the update
 // acts on: a share the holder committed while the take waited for its row
 // is counted in full.
-const lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
+var lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 		sess AS (SELECT 1 FROM sessions CROSS JOIN lockcfg WHERE tenant = $1 AND id = $2),
 		taken AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at)
@@ -246,10 +246,21 @@ const lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'of
 			ON CONFLICT (tenant, session_id, name) DO UPDATE
 				SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at, spent_cost = 0, spent_tokens = 0,
 					inherited = CASE WHEN locks.spent_cost <> 0 OR locks.spent_tokens <> 0
-						THEN locks.inherited || jsonb_build_object(locks.token, jsonb_build_array(locks.spent_cost, locks.spent_tokens))
-						ELSE locks.inherited END
-				WHERE locks.expires_at < now() AND ($6::timestamptz IS NULL OR locks.expires_at < $6)
+						THEN ` + spendInherited + ` ELSE locks.inherited END
+				WHERE ` + ranOut("$6") + `
 			RETURNING token, inherited)`
+
+// spendInherited is a lock row's inherited spend once its holder's is
+// added, under the holder's token: what a take over it (lockTaking) or a
+// fence of a dead holder's spend (deadSpendTake) leaves it.
+const spendInherited = `locks.inherited || jsonb_build_object(locks.token, jsonb_build_array(locks.spent_cost, locks.spent_tokens))`
+
+// ranOut is the condition on which a lock row is a holder's no more: past
+// its expiry and, in an outage that excuses its holder, past the time the
+// parameter named by param holds (DB.lockTakeover; NULL: none does).
+func ranOut(param string) string {
+	return `locks.expires_at < now() AND (` + param + `::timestamptz IS NULL OR locks.expires_at < ` + param + `)`
+}
 
 // stepLockTake is lockTake for a step lock, which also returns what the
 // row inherited: nothing for a row inserted, and for a row taken over from
@@ -260,7 +271,7 @@ const lockTaking = `WITH lockcfg AS (SELECT set_config('synchronous_commit', 'of
 // takes it off the row (sessionSpendRecorded). A holder whose landing
 // deleted its row while the take waited for it left no row to update: the
 // take inserted one, and the spend is in that landing's entry.
-const stepLockTake = lockTaking + `
+var stepLockTake = lockTaking + `
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess),
 			coalesce((SELECT inherited FROM taken), '{}')`
 

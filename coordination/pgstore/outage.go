@@ -19,10 +19,9 @@ var _ coordination.OutageStore = (*Store)(nil)
 // error (coordination.OutageStore), so a run pauses and retries instead of
 // ending: a refused or timed-out connection, a connection cut mid-query, a
 // server shutting down, starting up or in recovery, one that takes no
-// writes (a failover's old primary), one out of disk, memory or
-// connections. A query PostgreSQL
-// answered with an error of its own (a constraint, a syntax error) is not
-// one, nor is a context cancelled while its statement ran. A deadline that
+// writes (a failover's old primary), one out of disk or connections. A
+// query PostgreSQL answered with an error of its own (a constraint, a
+// syntax error) is not one, nor is a context cancelled while its statement ran. A deadline that
 // ran out is one (context.DeadlineExceeded is a net.Error, and pgx reports
 // it as a timeout): a statement on its own clock, as unlock's, met a
 // database too slow or silent to answer. A statement never sent because
@@ -52,12 +51,13 @@ func unavailable(err error) bool {
 		// Class 08: connection exception; 57P01..57P03: admin or crash
 		// shutdown, cannot connect now (starting up, in recovery); 25006:
 		// a read-only transaction, a write reaching a server demoted by a
-		// failover (readonly.go); class 53: insufficient resources (a full
-		// disk, no memory, no connection left), which pass when an
-		// operator frees them. A run pauses on each rather than ending,
-		// its model's spend unrecorded.
+		// failover (readonly.go); 53100 and 53300: a full disk, no
+		// connection left, which pass when an operator frees them (not
+		// the rest of class 53: a statement over temp_file_limit or out
+		// of memory fails the same way every time). A run pauses on each
+		// rather than ending, its model's spend unrecorded.
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
-			pe.Code == "25006" || strings.HasPrefix(pe.Code, "53")
+			pe.Code == "25006" || pe.Code == "53100" || pe.Code == "53300"
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {

@@ -28,6 +28,8 @@ func TestUnavailableTellsAnOutageFromEveryOtherError(t *testing.T) {
 		{"a write on a server a failover demoted (25006)", &pgconn.PgError{Code: "25006"}, true},
 		{"a full disk (53100)", &pgconn.PgError{Code: "53100"}, true},
 		{"no connection left (53300)", &pgconn.PgError{Code: "53300"}, true},
+		{"a statement over temp_file_limit (53400)", &pgconn.PgError{Code: "53400"}, false},
+		{"a statement out of memory (53200)", &pgconn.PgError{Code: "53200"}, false},
 		{"a unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"a cancelled statement (57014)", &pgconn.PgError{Code: "57014"}, false},
 		{"a connection cut mid-answer", fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), true},

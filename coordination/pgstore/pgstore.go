@@ -80,7 +80,9 @@ type Options struct {
 	// under the replicas that serve it.
 	Existing bool
 	// Tracer, if set, hears of every query and batch the pool sends
-	// (pgx.QueryTracer): massgen-bench counts a step's round trips by it.
+	// (pgx.QueryTracer, and pgx.BatchTracer if it is one; no other pgx
+	// tracer hook is passed on): massgen-bench counts a step's round
+	// trips by it.
 	Tracer pgx.QueryTracer
 
 	// dial, if set, makes the pool's connections: the tests' way to lose

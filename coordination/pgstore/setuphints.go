@@ -21,7 +21,7 @@ import (
 // connectError is Open's error for a first connection that failed.
 func connectError(dsn string, cfg *pgxpool.Config, err error) error {
 	if errors.Is(err, pgconn.ErrReadOnlyConnection) {
-		return fmt.Errorf("PostgreSQL at %s takes no writes (a standby, or default_transaction_read_only is on): %w; point the store at the primary, for every replica writes (or add target_session_attrs=any to the URL to connect regardless)", redact(dsn), err)
+		return fmt.Errorf("PostgreSQL at %s takes no writes (a standby, or default_transaction_read_only is on): %w; point the store at the primary, for every replica writes (a command that only reads sessions, such as status or sessions, may add target_session_attrs=any to the URL to read a standby)", redact(dsn), err)
 	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
