@@ -29,9 +29,16 @@ func TestAConnectionOnAServerThatTakesNoWritesIsDropped(t *testing.T) {
 	if err == nil || !s.Unavailable(err) {
 		t.Fatalf("a write on a read-only server = %v, want an outage to pause on", err)
 	}
-	pc := c.Conn().PgConn()
+	pid := c.Conn().PgConn().PID() // its server process, gone once the pool closes it
 	c.Release()
-	for deadline := time.Now().Add(5 * time.Second); !pc.IsClosed(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var open bool
+		if err := s.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, pid).Scan(&open); err != nil {
+			t.Fatal(err)
+		}
+		if !open {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the connection that answered 25006 went back to the pool open")
 		}
