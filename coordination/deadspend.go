@@ -23,8 +23,10 @@ const deadSpendWhy = "a step of a replica that stopped answering mid-call, as it
 // takeDeadSpend is the session's dead spend (DeadSpendStore), none for a
 // store without it. Every session's steps share their spend on such a
 // store, with a budget or without (openSpend), so every session is asked.
-// A store that fails is logged: the spend stays on its rows, counted there,
-// for the next take to find.
+// A store that fails is logged: the spend stays on its rows, counted by
+// every share, until a run's start, the session's end or its agent's
+// next step records it; a session that ended and is never run or ended
+// again keeps it out of its result.
 func (svc *Service) takeDeadSpend(ctx context.Context, s *Session) []DeadSpend {
 	ds, ok := svc.store.(DeadSpendStore)
 	if !ok {
@@ -38,11 +40,16 @@ func (svc *Service) takeDeadSpend(ctx context.Context, s *Session) []DeadSpend {
 	return dead
 }
 
-// deadSpendRecord is d as a usage record under its key (tokens as input,
-// the split unknown, as recordTakenOver records them).
+// deadSpendRecord is d as a usage record under its key.
 func (svc *Service) deadSpendRecord(d DeadSpend) *usageRecord {
-	cost := d.CostUSD
-	return svc.newUsageRecord(d.Agent, providers.Usage{Input: d.Tokens, CostUSD: &cost}, deadSpendWhy, nil).sharedAs(d.Key)
+	return svc.sharedSpendRecord(d.Agent, d.Key, d.CostUSD, d.Tokens, deadSpendWhy)
+}
+
+// sharedSpendRecord is the spend a holder that stopped answering shared
+// under key, as a usage record of agent's: tokens as input, the split
+// unknown (a share carries the sum).
+func (svc *Service) sharedSpendRecord(agent, key string, cost float64, tokens int64, why string) *usageRecord {
+	return svc.newUsageRecord(agent, providers.Usage{Input: tokens, CostUSD: &cost}, why, nil).sharedAs(key)
 }
 
 // recordDeadSpend records the session's dead spend, each key through
@@ -60,8 +67,9 @@ func (svc *Service) recordDeadSpend(ctx context.Context, s *Session) {
 // finish, markCancelled), l the ledger read under it: each key's rest not
 // in l (writeUsage), so the end's result counts it. It says whether it
 // wrote anything (the caller reads the ledger again). A write that fails is
-// logged: the spend stays on the rows, and what records it later amends the
-// result.
+// logged: the spend stays on the rows, and what records it later (a run's
+// start, another end, the agent's next step) amends the result; if
+// nothing does, the result lacks it.
 func (svc *Service) recordDeadSpendLocked(ctx context.Context, s *Session, l *Ledger) bool {
 	wrote := false
 	for _, d := range svc.takeDeadSpend(ctx, s) {

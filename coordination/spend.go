@@ -247,7 +247,11 @@ func (m *stepSpend) shareNewest() {
 			}
 			m.shareMu.Unlock()
 			if m.ctx.Err() == nil {
-				m.log.Warn().Err(err).Str("session", m.id).Msg("could not share a step's spend with the other replicas; its budget check counts this replica's steps alone for a few seconds")
+				what := "its budget check counts this replica's steps alone for a few seconds"
+				if m.cost == nil && m.tokens == nil {
+					what = "a replica that took its step over would not know what it spent so far"
+				}
+				m.log.Warn().Err(err).Str("session", m.id).Msg("could not share a step's spend with the other replicas; " + what)
 			}
 			return
 		}

@@ -254,7 +254,6 @@ func (svc *Service) recordTakenOver(ctx context.Context, s *Session, agent strin
 	}
 	why := "step " + strconv.Itoa(lock.Step()) + " of a replica that stopped answering mid-call, as it last shared its spend"
 	for _, d := range sl.TakenOverSpend() {
-		cost := d.CostUSD
-		svc.recordUsage(ctx, s, svc.newUsageRecord(agent, providers.Usage{Input: d.Tokens, CostUSD: &cost}, why, nil).sharedAs(d.Key), nil)
+		svc.recordUsage(ctx, s, svc.sharedSpendRecord(agent, d.Key, d.CostUSD, d.Tokens, why), nil)
 	}
 }
