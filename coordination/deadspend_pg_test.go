@@ -15,8 +15,8 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// deadSpendSession is a service on a fresh PostgreSQL schema and a session
-// of two agents under budget (0: none) whose every step answers at once for
+// deadSpendSession is a service on a fresh PostgreSQL schema (a replica
+// other than the one that created the session) and a session of two agents under budget (0: none) whose every step answers at once for
 // answerCost, with agent_a's step lock row left as a replica that died
 // mid-step leaves it: expired, held under deadKey, deadCost and 5,000
 // tokens shared. calls counts the model calls.
@@ -25,19 +25,24 @@ func deadSpendSession(t *testing.T, driver string, budget, answerCost, deadCost 
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	calls = &atomic.Int32{}
-	svc = coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-			calls.Add(1)
-			c := answerCost
-			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
-		}), nil
-	}})
+	replica := func() *coordination.Service {
+		return coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+			return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+				calls.Add(1)
+				c := answerCost
+				return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+			}), nil
+		}})
+	}
 	rules := coordination.Rules{}
 	if budget > 0 {
 		rules.CostBudgetUSD = &budget
 	}
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+	// Created on one replica, whose step then dies; the session is taken
+	// up on another (svc), which did not create it for a run of its own.
+	s, err := replica().Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
 		Driver: driver, Rules: rules})
+	svc = replica()
 	if err != nil {
 		t.Fatal(err)
 	}

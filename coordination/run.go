@@ -49,6 +49,9 @@ type Run struct {
 	// returned (the store unreachable): the loop waits that out and lifts
 	// them first thing. nil: lifted, or none to lift.
 	resumeErr error
+	// created says the session was created by this service for this run
+	// and never ran: no step of it can have died mid-call.
+	created bool
 
 	// leaveLease is set by the loop when the store never took the record
 	// of why the run stopped (whileDown): the run's lease is left to
@@ -298,7 +301,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	rctx, cancelRun := context.WithCancelCause(base)
 	late, cancelLate := context.WithCancelCause(base)
 	cancel := stopRun(cancelRun, cancelLate)
-	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim, leftQuestions: leftQuestions}
+	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim, leftQuestions: leftQuestions, created: fresh}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
 	if dead != nil {
@@ -507,8 +510,12 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	}
 	// What steps whose holders stopped answering spent (a replica that
 	// died mid-call, its agent not stepped since) is in the ledger before
-	// the first launch counts what the budget can still pay for.
-	svc.recordDeadSpend(context.WithoutCancel(ctx), s)
+	// the first launch counts what the budget can still pay for. A
+	// session this service created for this run has none: asked, it cost
+	// a round trip a session for nothing (its end still asks).
+	if !r.created {
+		svc.recordDeadSpend(context.WithoutCancel(ctx), s)
+	}
 	// The timeout binds the session's runs together: a run that took over
 	// from one that died or was handed over has only what that one left.
 	var ranBefore time.Duration
