@@ -33,6 +33,17 @@ func stalledCall(began chan<- struct{}, stopped chan<- time.Time) providers.Prov
 	})
 }
 
+// stepAsync steps agent_a of session id through svc in the background;
+// the channel gets Step's error once it returns.
+func stepAsync(svc *coordination.Service, id string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Step(context.Background(), coordination.StepRequest{SessionID: id, AgentID: "agent_a"})
+		done <- err
+	}()
+	return done
+}
+
 // cancelledCallSpend is the spend the session log records for cancelled
 // model calls.
 func cancelledCallSpend(t *testing.T, l *coordination.Ledger) (cost float64, tokens int64) {
@@ -80,11 +91,7 @@ func budgetStopElsewhere(t *testing.T, a, b coordination.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := svcA.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
-		done <- err
-	}()
+	done := stepAsync(svcA, s.ID)
 	<-began
 	t0 := time.Now()
 	if _, err := svcB.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"}); err != nil {
@@ -132,11 +139,7 @@ func TestAStepDrivenStepsCallStopsAtTheSessionsTimeout(t *testing.T) {
 	h := coordtest.New(t, provs)
 	s := h.Create(coordination.TeamSpec{Models: models, Driver: coordination.DriverStep, Rules: coordination.Rules{TimeoutSeconds: 0.5}})
 	ctx := context.Background()
-	done := make(chan error, 1)
-	go func() {
-		_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
-		done <- err
-	}()
+	done := stepAsync(h.Service, s.ID)
 	<-began
 	select {
 	case at := <-stopped:
@@ -179,11 +182,7 @@ func TestARunDrivenSessionSteppedAfterItsRunCountsItsTimeout(t *testing.T) {
 	}
 	time.Sleep(600 * time.Millisecond) // past creation plus the timeout: the resume counts, not the creation
 	t0 := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
-		done <- err
-	}()
+	done := stepAsync(h.Service, s.ID)
 	<-began
 	select {
 	case at := <-stopped:
@@ -227,11 +226,7 @@ func TestAStepOfASessionWhoseRunDiedHasWhatTheRunHadLeft(t *testing.T) {
 	}
 	time.Sleep(600 * time.Millisecond) // the lease ran out, and the session is past creation plus timeout
 	t0 := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		_, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
-		done <- err
-	}()
+	done := stepAsync(h.Service, s.ID)
 	select {
 	case <-began:
 	case err := <-done:
