@@ -50,7 +50,9 @@ type Run struct {
 	// them first thing. nil: lifted, or none to lift.
 	resumeErr error
 	// created says the session was created by this service for this run
-	// and never ran: no step of it can have died mid-call.
+	// and no run ever claimed it (not a start that failed and was tried
+	// again, nor one another replica took up): no step of it can have died
+	// mid-call.
 	created bool
 
 	// leaveLease is set by the loop when the store never took the record
@@ -301,7 +303,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	rctx, cancelRun := context.WithCancelCause(base)
 	late, cancelLate := context.WithCancelCause(base)
 	cancel := stopRun(cancelRun, cancelLate)
-	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim, leftQuestions: leftQuestions, created: fresh}
+	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim, leftQuestions: leftQuestions, created: fresh && claim.first && dead == nil}
 	svc.runs.loops[id] = r
 	svc.runs.mu.Unlock()
 	if dead != nil {

@@ -110,7 +110,10 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	// another landing or replica records), and so does the session's
 	// deadline: a call that went on would be paid for after the session
 	// stopped counting it (a run's steps are stopped by its loop).
-	deadline := svc.stepDeadline(ctx, s, l, st.Life.Status == StatusCancelled)
+	deadline, err := svc.stepDeadline(ctx, s, l, st.Life.Status == StatusCancelled)
+	if err != nil {
+		return nil, err
+	}
 	if s.Driver != DriverStep && !deadline.IsZero() && !svc.now().Before(deadline) {
 		return nil, svc.endedBeforeStep(ctx, s, ag.ID)
 	}
@@ -255,31 +258,66 @@ func sessionDeadline(s *Session, l *Ledger, resuming bool, now time.Time) time.T
 }
 
 // stepDeadline is sessionDeadline, allowing a run-driven session whose run
-// died (its run lease expired unreleased: interrupted) what that run had
-// left: a resume with --resume-interrupted would count the time its runs
-// ran (RunLease.RanBefore and the last claim's, as claimRun carries them),
-// not the time since the run died, and a step must not end the session
-// by a timeout its resumed run would not have met. Each such step may
-// have that much; a run that resumes the session counts from its lease.
-func (svc *Service) stepDeadline(ctx context.Context, s *Session, l *Ledger, resuming bool) time.Time {
+// died (its run lease expired unreleased: interrupted), and which no
+// resume has restarted since, what that run had left: a resume with
+// --resume-interrupted would count the time its runs ran (RunLease.RanBefore
+// and the last claim's, as claimRun carries them), not the time since the
+// run died, and a step must not end the session by a timeout its resumed
+// run would not have met. That time left counts from the session's first
+// entry since the run's last heartbeat (the first step taken outside it
+// landed then), or from now for the first such step, so the steps taken
+// outside the run share it. A lease that cannot be read is an error: a
+// step that guessed would end the session by a timeout it may not have
+// met, or run past one.
+func (svc *Service) stepDeadline(ctx context.Context, s *Session, l *Ledger, resuming bool) (time.Time, error) {
 	now := svc.now()
 	deadline := sessionDeadline(s, l, resuming, now)
 	if deadline.IsZero() || s.Driver == DriverStep || resuming {
-		return deadline
+		return deadline, nil
 	}
 	ls, ok := svc.store.(LeaseStore)
 	if !ok {
-		return deadline
+		return deadline, nil
 	}
 	lease, err := ls.ReadRun(ctx, s.ID)
-	if err != nil || lease == nil || lease.Released {
-		return deadline
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading session %q's run lease to count its timeout: %w", s.ID, err)
+	}
+	if lease == nil || lease.Released {
+		return deadline, nil
+	}
+	if at, ok := lastResumed(l); ok && at.After(lease.Renewed) {
+		return deadline, nil // resumed since the run died: counted from the resume
+	}
+	from := now
+	if at, ok := firstSince(l, lease.Renewed); ok {
+		from = at
 	}
 	ran := lease.RanBefore + max(0, lease.Renewed.Sub(lease.Claimed))
-	if left := now.Add(seconds(s.Rules.TimeoutSeconds) - ran); left.After(deadline) {
-		return left
+	if left := from.Add(seconds(s.Rules.TimeoutSeconds) - ran); left.After(deadline) {
+		return left, nil
 	}
-	return deadline
+	return deadline, nil
+}
+
+// firstSince is the time of the ledger's first entry, an agent's or the
+// session's, after t.
+func firstSince(l *Ledger, t time.Time) (time.Time, bool) {
+	var first time.Time
+	see := func(at time.Time) {
+		if at.After(t) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	for _, es := range l.Agents {
+		for i := range es {
+			see(es[i].Time)
+		}
+	}
+	for i := range l.Session {
+		see(l.Session[i].Time)
+	}
+	return first, !first.IsZero()
 }
 
 // lastResumed is the time of the session log's latest resumed entry.

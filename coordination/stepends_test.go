@@ -242,3 +242,36 @@ func TestAStepOfASessionWhoseRunDiedHasWhatTheRunHadLeft(t *testing.T) {
 	}
 	<-done
 }
+
+// TestStepsOfASessionWhoseRunDiedShareWhatTheRunHadLeft: the time a dead
+// run had left counts from the first step taken outside it, not afresh
+// for each step: a second step has only what the first left.
+func TestStepsOfASessionWhoseRunDiedShareWhatTheRunHadLeft(t *testing.T) {
+	models, _, provs := coordtest.Team(t, 2)
+	began, stopped := make(chan struct{}, 1), make(chan time.Time, 1)
+	provs[models[0]] = stalledCall(began, stopped)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 1}})
+	ctx := context.Background()
+	if _, err := h.Store.AcquireRun(ctx, s.ID, coordination.ThisProcess("a run that dies"), 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the lease ran out, and the session is past creation plus timeout
+	first := time.Now()
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"}); err != nil {
+		t.Fatalf("the first step after the run died: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	t0 := time.Now()
+	done := stepAsync(h.Service, s.ID)
+	<-began
+	select {
+	case at := <-stopped:
+		if ran := at.Sub(t0); ran > 900*time.Millisecond {
+			t.Errorf("the second step's call ran %v; want what the first left of the run's 1 s (about %v)", ran, time.Second-t0.Sub(first))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second step's call still ran 5 s after the time the run had left")
+	}
+	<-done
+}

@@ -42,6 +42,8 @@ func (o *outageSeen) lostAt(t time.Time) {
 	}
 	if o.lost.IsZero() || t.After(o.back.Add(joinWithin)) {
 		o.lost = t
+	} else {
+		o.lost = minTime(o.lost, t) // a late failure's statement sent before it
 	}
 	o.going = true
 }
