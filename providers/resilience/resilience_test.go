@@ -347,7 +347,31 @@ func TestARetrysSpendReportsCountTheAttemptsBeforeIt(t *testing.T) {
 	if _, _, err := Wrap(loop, "openai", opts(&fakeSleep{})).Step(context.Background(), providers.Request{Spend: spend}); err != nil {
 		t.Fatal(err)
 	}
-	if len(heard) != 2 || heard[0] != 0.3 || heard[1] < 0.6099 || heard[1] > 0.6101 {
-		t.Fatalf("the Spend heard %v; want $0.30, then $0.61 (the failed attempt's $0.31 and the retry's $0.30)", heard)
+	if len(heard) != 3 || heard[0] != 0.3 || heard[1] != 0.31 || heard[2] < 0.6099 || heard[2] > 0.6101 {
+		t.Fatalf("the Spend heard %v; want $0.30, then $0.31 (the failed attempt's, asked before the retry), then $0.61 (that and the retry's $0.30)", heard)
+	}
+}
+
+// TestNoRetryOnceTheSessionsBudgetIsSpent: a step that failed overloaded
+// is not retried when the session's Spend says its budget is spent; it
+// ends with a budget error and the failed attempt's usage. Before, the
+// retry was made and paid for whatever the budget said.
+func TestNoRetryOnceTheSessionsBudgetIsSpent(t *testing.T) {
+	p := failTimes(1, perr(providers.ClassOverloaded, 529))
+	var heard []providers.Usage
+	spend := providers.SpendFunc(func(u providers.Usage) string {
+		heard = append(heard, u)
+		return "would take the session past its cost_budget_usd of $0.01 ($0.0100 spent with the steps in flight)"
+	})
+	f := &fakeSleep{}
+	_, u, err := Wrap(p, "openai", opts(f)).Step(context.Background(), providers.Request{Spend: spend})
+	if providers.ClassOf(err) != providers.ClassBudget || !strings.Contains(err.Error(), "not retried") {
+		t.Fatalf("a retry over the budget: %v; want a budget error saying it was not retried", err)
+	}
+	if p.count() != 1 || len(f.waits) != 0 {
+		t.Errorf("the provider was called %d times after %d waits; want once, no wait", p.count(), len(f.waits))
+	}
+	if u.CostUSD == nil || *u.CostUSD != 0.01 || len(heard) != 1 || heard[0].Input != 1 {
+		t.Errorf("usage %+v, Spend heard %+v; want the failed attempt's $0.01, told to the Spend once", u, heard)
 	}
 }

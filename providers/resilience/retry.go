@@ -140,6 +140,16 @@ func (r *resilient) Step(ctx context.Context, req providers.Request) (providers.
 		if attempt >= r.opts.MaxAttempts {
 			return providers.Action{}, total, r.final(err, fmt.Sprintf("gave up after %d attempts over %s", attempt, since(start)))
 		}
+		if spend != nil {
+			// A retry is another call to pay for: asked first, as a tool
+			// loop asks before each turn, with what the attempts so far
+			// spent (their share, too, for a replica that takes the step
+			// over), and not made once the session's budget is spent.
+			if why := spend.Used(total); why != "" {
+				return providers.Action{}, total, &providers.Error{Class: providers.ClassBudget,
+					Message: fmt.Sprintf("%s; not retried: another attempt %s", err, why)}
+			}
+		}
 		wait := bo.NextBackOff()
 		if ra := retryAfter(err); ra > 0 {
 			if ra > r.opts.MaxRetryAfter {
