@@ -262,7 +262,15 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     try {
       await login(p, ALICE);
       await p.goto(`${base}/ui/s/${id}`);
-      await p.waitForFunction(() => /paused/.test(document.querySelector("#s-live")?.textContent ?? ""), null, { timeout: 15_000 });
+      // 30 s: CI's parallel lanes once kept a page under 15 s from
+      // getting this far; a failure says what the page showed instead.
+      await p.waitForFunction(() => /paused/.test(document.querySelector("#s-live")?.textContent ?? ""), null, { timeout: 30_000 }).catch(async (e) => {
+        const shown = await p.evaluate(() => ({
+          live: document.querySelector("#s-live")?.textContent,
+          missing: document.querySelector("#missing")?.hidden === false ? document.querySelector("#missing-msg")?.textContent : null,
+        }));
+        throw new Error(`the page never said live updates were paused: ${JSON.stringify(shown)} (${e.message})`);
+      });
       views.pop().abort();
       // The page tries again after 10 s, without a reload.
       await p.waitForFunction(() => !/paused/.test(document.querySelector("#s-live")?.textContent ?? ""), null, { timeout: 30_000 });
