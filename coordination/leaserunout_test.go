@@ -170,22 +170,23 @@ func TestALostStepLeaseStopsItsCall(t *testing.T) {
 // TestSlowRenewalsDoNotStopAHealthyStep: renewals that each take most of
 // a heartbeat to answer (a busy database) still hold the lease, so the
 // step's call is not stopped: the next renewal is sent a heartbeat after
-// the last was sent, and one under way is waited for. Heartbeat 250 ms,
-// TTL 750 ms, renewals answered in 200 ms, a call of 2 s: a renewal is
-// sure for 562 ms from its sending, so the heartbeat may be late by 300 ms
-// before the step is stopped (at 100, 300 and 80 ms it failed once under a
-// loaded CI run, the race detector on, with 125 ms to spare).
+// the last was sent, and one under way is waited for. Heartbeat 500 ms,
+// TTL 1.5 s, renewals answered in 400 ms, a call of 3 s: a renewal is
+// sure for 1,125 ms from its sending, so the heartbeat may be late by
+// 600 ms before the step is stopped (at 100, 300 and 80 ms it failed once
+// under a loaded CI run, the race detector on, with 125 ms to spare; at
+// twice those, 250 ms, 750 ms and 200 ms, once more).
 func TestSlowRenewalsDoNotStopAHealthyStep(t *testing.T) {
-	st := &cutRenewals{Store: memstore.New(), slow: 200 * time.Millisecond}
+	st := &cutRenewals{Store: memstore.New(), slow: 400 * time.Millisecond}
 	var calls atomic.Int32
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 250 * time.Millisecond, RunLeaseTTL: 750 * time.Millisecond,
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 500 * time.Millisecond, RunLeaseTTL: 1500 * time.Millisecond,
 		Open: func(providers.Spec) (providers.Provider, error) {
 			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 				calls.Add(1)
 				select {
 				case <-ctx.Done():
 					return providers.Action{}, providers.Usage{}, context.Cause(ctx)
-				case <-time.After(2 * time.Second):
+				case <-time.After(3 * time.Second):
 					return coordtest.Answer("Answer: 4"), providers.Free(), nil
 				}
 			}), nil
