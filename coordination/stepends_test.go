@@ -215,16 +215,7 @@ func TestARunDrivenSessionSteppedAfterItsRunCountsItsTimeout(t *testing.T) {
 // is not refused: its call has what the run had left, and is stopped there.
 // Before, the step ended the session by a timeout its run never met.
 func TestAStepOfASessionWhoseRunDiedHasWhatTheRunHadLeft(t *testing.T) {
-	models, _, provs := coordtest.Team(t, 2)
-	began, stopped := make(chan struct{}, 1), make(chan time.Time, 1)
-	provs[models[0]] = stalledCall(began, stopped)
-	h := coordtest.New(t, provs)
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 0.5}})
-	ctx := context.Background()
-	if _, err := h.Store.AcquireRun(ctx, s.ID, coordination.ThisProcess("a run that dies"), 50*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(600 * time.Millisecond) // the lease ran out, and the session is past creation plus timeout
+	h, s, began, stopped := sessionWhoseRunDied(t, 0.5, 600*time.Millisecond)
 	t0 := time.Now()
 	done := stepAsync(h.Service, s.ID)
 	select {
@@ -247,16 +238,8 @@ func TestAStepOfASessionWhoseRunDiedHasWhatTheRunHadLeft(t *testing.T) {
 // run had left counts from the first step taken outside it, not afresh
 // for each step: a second step has only what the first left.
 func TestStepsOfASessionWhoseRunDiedShareWhatTheRunHadLeft(t *testing.T) {
-	models, _, provs := coordtest.Team(t, 2)
-	began, stopped := make(chan struct{}, 1), make(chan time.Time, 1)
-	provs[models[0]] = stalledCall(began, stopped)
-	h := coordtest.New(t, provs)
-	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: 1}})
+	h, s, began, stopped := sessionWhoseRunDied(t, 1, 1100*time.Millisecond)
 	ctx := context.Background()
-	if _, err := h.Store.AcquireRun(ctx, s.ID, coordination.ThisProcess("a run that dies"), 50*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1100 * time.Millisecond) // the lease ran out, and the session is past creation plus timeout
 	first := time.Now()
 	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"}); err != nil {
 		t.Fatalf("the first step after the run died: %v", err)
@@ -274,4 +257,22 @@ func TestStepsOfASessionWhoseRunDiedShareWhatTheRunHadLeft(t *testing.T) {
 		t.Fatal("the second step's call still ran 5 s after the time the run had left")
 	}
 	<-done
+}
+
+// sessionWhoseRunDied is a run-driven session of timeout seconds whose run
+// claimed it and died at once (its lease ran out unreleased), after wait
+// (past its creation plus its timeout); agent_a's model call stalls until
+// stopped, telling began and stopped.
+func sessionWhoseRunDied(t *testing.T, timeout float64, wait time.Duration) (*coordtest.Harness, *coordination.Session, chan struct{}, chan time.Time) {
+	t.Helper()
+	models, _, provs := coordtest.Team(t, 2)
+	began, stopped := make(chan struct{}, 1), make(chan time.Time, 1)
+	provs[models[0]] = stalledCall(began, stopped)
+	h := coordtest.New(t, provs)
+	s := h.Create(coordination.TeamSpec{Models: models, Rules: coordination.Rules{TimeoutSeconds: timeout}})
+	if _, err := h.Store.AcquireRun(context.Background(), s.ID, coordination.ThisProcess("a run that dies"), 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	return h, s, began, stopped
 }
