@@ -28,6 +28,38 @@ type OutageStore interface {
 	Unavailable(err error) bool
 }
 
+// OutageCauser is an OutageStore that can say why it is unavailable, in
+// words any client may read (no host, role or database name): a database
+// that takes no writes, or is out of disk or connections, is not fixed by
+// waiting the way a restart is, and whoever reads the run's progress or a
+// refused call's error should know which it is. "" is no cause it can
+// tell (a lost connection, a timeout).
+type OutageCauser interface {
+	OutageCause(err error) string
+}
+
+// outageCause is why err, an outage of the store, happened, for any
+// client; "" if the store cannot tell.
+func (svc *Service) outageCause(err error) string {
+	if c, ok := svc.store.(OutageCauser); ok && err != nil {
+		return c.OutageCause(err)
+	}
+	return ""
+}
+
+// unavailableFor is "the store is unreachable", or with a cause the store
+// tells, "the store is unavailable (<cause>)". was words it in the past.
+func (svc *Service) unavailableFor(err error, was bool) string {
+	verb := "is"
+	if was {
+		verb = "was"
+	}
+	if cause := svc.outageCause(err); cause != "" {
+		return "the store " + verb + " unavailable (" + cause + ")"
+	}
+	return "the store " + verb + " unreachable"
+}
+
 // Pinger is a store that can tell whether it is reachable now (a
 // database): a server's health check asks it.
 type Pinger interface {
@@ -110,8 +142,8 @@ func (svc *Service) pause(ctx context.Context, id, what string, o *outage, err e
 	svc.log.Warn().Err(err).Str("session", id).Str("waiting", what).Int("attempt", o.tries).Dur("retry_in", wait).
 		Msg("the store is unreachable; waiting and trying again")
 	svc.tell(Progress{SessionID: id, Kind: ProgressStoreOutage, Time: svc.now(),
-		Message: fmt.Sprintf("the store is unreachable (for %s, attempt %d): %s waits and tries again in %s",
-			svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what, wait)})
+		Message: fmt.Sprintf("%s (for %s, attempt %d): %s waits and tries again in %s",
+			svc.unavailableFor(err, false), svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what, wait)})
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -151,8 +183,8 @@ func (svc *Service) over(ctx context.Context, id, what string, o *outage) {
 	// The last error stays in the log: a database's says which role,
 	// database and host it could not reach, which is the operator's to
 	// know, not every client's who reads the timeline.
-	msg := fmt.Sprintf("the store was unreachable for %s (%d attempts); %s waited and went on",
-		svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what)
+	msg := fmt.Sprintf("%s for %s (%d attempts); %s waited and went on",
+		svc.unavailableFor(o.last, true), svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what)
 	svc.log.Info().Str("session", id).AnErr("last", o.last).Msg(msg)
 	svc.tell(Progress{SessionID: id, Kind: ProgressStoreOutage, Message: msg, Time: svc.now()})
 	svc.event(context.WithoutCancel(ctx), id, Event{Type: "store_outage", Message: msg})

@@ -17,8 +17,8 @@ type sessionsDirer interface{ SessionsDir() string }
 // ShownError is err's text for a client that must not see the server's
 // own facts (Options.RelativeDirs): its paths hidden (HidePaths), and an
 // unreachable store's error, which names the database's role, name and
-// host, said in words of its own; the operator's log keeps the details.
-// Without RelativeDirs it is err's text as is. ctx is the request's
+// host, said in words of its own (with the cause the store can tell,
+// OutageCauser); the operator's log keeps the details. Without RelativeDirs it is err's text as is. ctx is the request's
 // (StoreUnreachable).
 func (svc *Service) ShownError(ctx context.Context, err error) string {
 	switch {
@@ -28,6 +28,9 @@ func (svc *Service) ShownError(ctx context.Context, err error) string {
 		// The request's own end, or the store's: either way the driver's
 		// text is not the client's.
 		return "the request ended (" + ctx.Err().Error() + ") while the server's store was not answering"
+	}
+	if cause := svc.outageCause(err); cause != "" {
+		return "the server's store is unavailable just now: " + cause + " (its log has the details); try again later"
 	}
 	return storeUnreachableShown
 }

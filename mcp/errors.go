@@ -35,7 +35,7 @@ var fixes = []errorFix{
 	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
 	{coordination.ErrSessionExists, "session_exists", "send the same settings to join that session, leave them out to resume it, choose another session_id, or leave it out to get a generated one."},
 	{coordination.ErrDamaged, "session_damaged", "the operator runs `massgen-mcp fsck <session_id>` to see the damage and `fsck --repair` to move it aside (nothing is deleted), or restores the file from a backup."},
-	{coordination.ErrStoreUnavailable, "store_unavailable", "call again in a few seconds: the server's database could not be reached; a run pauses and goes on by itself once it is back, and nothing it recorded is lost."},
+	{coordination.ErrStoreUnavailable, "store_unavailable", "call again in a few seconds, or once the server's operator has fixed the cause the message names (a full disk, a database that takes no writes): the server's database is not available now; a run pauses and goes on by itself once it is back, and nothing it recorded is lost."},
 	{coordination.ErrDiskFull, "disk_full", "free space on the server's disk (the message says how much), then resume with run_team{session_id}."},
 	{coordination.ErrApplyConflict, "apply_conflict", "nothing was written: show the user the conflicting files; once they are as the run read them (or the user decides), call apply_changes again — or run the team again on the project as it is now."},
 	{coordination.ErrNothingToApply, "nothing_to_apply", "team_status shows the session: apply once it has finished with a winner that changed files of a write context (context with permission write)."},

@@ -75,3 +75,30 @@ func unavailable(err error) bool {
 	// and a statement it never sent as safe to retry.
 	return pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
 }
+
+var _ coordination.OutageCauser = (*Store)(nil)
+
+// OutageCause says why err, an outage, happened, in words any client may
+// read (coordination.OutageCauser): the SQLSTATEs an operator must act on,
+// or that say when it will pass. A lost or refused connection, a timeout,
+// says nothing the word "unreachable" does not.
+func (s *Store) OutageCause(err error) string {
+	if readOnly(err) {
+		return "its database takes no writes: a read-only server, such as a failover's old primary"
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	switch pe.Code {
+	case "53100":
+		return "its database's disk is full"
+	case "53300":
+		return "its database has no connection left"
+	case "57P01", "57P02":
+		return "its database is shutting down"
+	case "57P03":
+		return "its database is starting up or recovering"
+	}
+	return ""
+}

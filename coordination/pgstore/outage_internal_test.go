@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -43,6 +44,32 @@ func TestUnavailableTellsAnOutageFromEveryOtherError(t *testing.T) {
 	for _, c := range cases {
 		if got := unavailable(c.err); got != c.want {
 			t.Errorf("%s (%v): unavailable = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}
+
+// TestOutageCauseNamesWhatAnOperatorMustFix: the outages an operator must
+// act on, or that say when they pass, are told by cause; a lost
+// connection is not, and no cause names the database's host or role.
+func TestOutageCauseNamesWhatAnOperatorMustFix(t *testing.T) {
+	s := &Store{}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&pgconn.PgError{Code: "25006"}, "takes no writes"},
+		{fmt.Errorf("connecting: %w", pgconn.ErrReadOnlyConnection), "takes no writes"},
+		{fmt.Errorf("appending: %w", &pgconn.PgError{Code: "53100"}), "disk is full"},
+		{&pgconn.PgError{Code: "53300"}, "no connection left"},
+		{&pgconn.PgError{Code: "57P01"}, "shutting down"},
+		{&pgconn.PgError{Code: "57P03"}, "starting up or recovering"},
+		{&pgconn.PgError{Code: "08006"}, ""},
+		{&pgconn.PgError{Code: "23505"}, ""},
+		{errors.New("failed to connect to `user=massgen_app database=tenants`: 10.0.0.7:5432: dial error"), ""},
+	} {
+		got := s.OutageCause(c.err)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("OutageCause(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
 }
