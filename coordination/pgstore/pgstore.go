@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -59,6 +60,7 @@ type DB struct {
 	written   written         // leases.go
 	pings     pinger          // ping.go
 	outage    *outageSeen     // outageexcuse.go
+	hearing   hearing         // watch.go
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
@@ -95,6 +97,12 @@ type Options struct {
 	// lateAnswer, if set, is how late an answer marks an outage
 	// (answerwatch.go): the tests' way to make one without waiting it.
 	lateAnswer time.Duration
+	// listenQuiet, if set, is how long the LISTEN connection hears
+	// nothing before it asks whether its server takes writes (watch.go);
+	// listening, if set, is called with that connection once it
+	// listens: the tests' way to leave it on a read-only server.
+	listenQuiet time.Duration
+	listening   func(ctx context.Context, c *pgx.Conn) error
 }
 
 // idleInTransaction is the longest a transaction of the store's may sit
@@ -219,7 +227,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // newDB is a DB on pool, its background work not started (Open starts it).
 func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
-	db := &DB{pool: pool, beats: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}, outage: &outageSeen{}}
+	db := &DB{pool: pool, beats: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}, outage: &outageSeen{},
+		hearing: hearing{quiet: cmp.Or(opts.listenQuiet, listenQuiet), listening: opts.listening}}
 	db.feeds.init()
 	db.gates.gates = map[string]*gate{}
 	db.held.init()

@@ -2,8 +2,12 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -26,10 +30,10 @@ type pinger struct {
 	last error
 }
 
-// Ping says whether the database answers now (coordination.Pinger): a
-// round trip on the heartbeat's pool, which a replica's busy steps never
-// fill, so a busy replica is not reported down. Answers are shared for
-// pingFresh.
+// Ping says whether the database answers now and takes writes
+// (coordination.Pinger): a round trip on the heartbeat's pool, which a
+// replica's busy steps never fill, so a busy replica is not reported down.
+// Answers are shared for pingFresh.
 func (s *Store) Ping(ctx context.Context) error {
 	p := &s.db.pings
 	p.mu.Lock()
@@ -41,7 +45,24 @@ func (s *Store) Ping(ctx context.Context) error {
 	// leave "context canceled" standing as the answer for the others.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingTimeout)
 	defer cancel()
-	p.last = s.db.beats.Ping(ctx)
+	p.last = s.db.beats.AcquireFunc(ctx, func(c *pgxpool.Conn) error { return writable(ctx, c) })
 	p.at = time.Now()
 	return p.last
+}
+
+// writable asks c's server whether it takes writes. A connection left on
+// a failover's old primary, kept alive read-only by a proxy, answers a
+// plain ping as if nothing had happened while every write of the replica
+// fails there; it is said to take no writes, so a load balancer's health
+// check takes the replica out meanwhile, and closed as it goes back to the
+// pool (markReadOnly), so the next check is made on a new connection,
+// checked read-write as it is made (requireWritable).
+func writable(ctx context.Context, c *pgxpool.Conn) error {
+	conn := c.Conn()
+	err := pgconn.ValidateConnectTargetSessionAttrsReadWrite(ctx, conn.PgConn())
+	markReadOnly(conn, err)
+	if readOnly(err) {
+		return fmt.Errorf("the database takes no writes (a read-only server, such as a failover's old primary): %w", err)
+	}
+	return err
 }

@@ -2,11 +2,13 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -175,8 +177,13 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 		return err
 	}
 	listening()
+	if db.hearing.listening != nil {
+		if err := db.hearing.listening(ctx, pc); err != nil {
+			return err
+		}
+	}
 	for {
-		n, err := pc.WaitForNotification(ctx)
+		n, err := db.hearing.next(ctx, pc)
 		if err != nil {
 			return err
 		}
@@ -189,5 +196,47 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 			// An ask raised or answered, a decision audited.
 			Permissions: strings.Contains(flags, "p"),
 		})
+	}
+}
+
+// listenQuiet is how long the LISTEN connection may hear nothing before it
+// asks whether its server still takes writes. A failover behind a proxy
+// (HAProxy, a cloud's endpoint) can leave it on the old primary, kept
+// alive read-only: NOTIFY is sent only where writes are made, so there it
+// would hear nothing, silently, for as long as it lived, and no watcher of
+// this replica (a polling client, a blocking run_team, a cancel from
+// another replica) would hear another's change. A connection that hears
+// changes is on a server that takes them and is not asked.
+const listenQuiet = 5 * time.Second
+
+// hearing is how the LISTEN connection waits (listenOnce).
+type hearing struct {
+	quiet     time.Duration                                // listenQuiet, or Options.listenQuiet
+	listening func(ctx context.Context, c *pgx.Conn) error // Options.listening
+}
+
+// next waits for conn's next notification. After quiet without one it
+// asks the server whether it takes writes, as each pool connection is
+// asked when it is made (requireWritable), and waits again if it does; if
+// it does not, the error says so, and listen makes a new connection.
+func (h hearing) next(ctx context.Context, conn *pgx.Conn) (*pgconn.Notification, error) {
+	for {
+		wait, cancel := context.WithTimeout(ctx, h.quiet)
+		n, err := conn.WaitForNotification(wait)
+		cancel()
+		if err == nil || ctx.Err() != nil || wait.Err() == nil || !pgconn.Timeout(err) {
+			return n, err
+		}
+		// Not pingTimeout: a busy database slow to answer is not a reason
+		// to drop the connection and count an outage.
+		ask, cancel := context.WithTimeout(ctx, lateAnswer)
+		err = pgconn.ValidateConnectTargetSessionAttrsReadWrite(ask, conn.PgConn())
+		cancel()
+		if readOnly(err) {
+			return nil, fmt.Errorf("the connection that hears other replicas' changes is on a server that takes no writes, where none are made (a failover's old primary, kept by a proxy?); listening on a new one: %w", err)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 }
