@@ -159,3 +159,29 @@ func TestARunCountsADeadStepsSpendBeforeItsFirstLaunch(t *testing.T) {
 	}
 	deadSpendRecorded(t, svc, s, conn, 1.20)
 }
+
+// TestAStepDrivenLandingCountsADeadStepsSpend: a step-driven session under
+// $1 whose agent_a's step died on another replica with $0.90 shared. agent_b's
+// step (its budget check counts the dead $0.90, so $0.10 is left) lands
+// $0.20: the landing records the dead spend and ends the session by its
+// budget, at $1.10. Before, the landing checked a ledger of $0.20 and the
+// session read running until the next step was refused.
+func TestAStepDrivenLandingCountsADeadStepsSpend(t *testing.T) {
+	svc, s, conn, _ := deadSpendSession(t, coordination.DriverStep, 1, 0.20, 0.90)
+	ctx := context.Background()
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := svc.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := v.Result
+	if res.Status == coordination.StatusRunning || coordination.Deref(res.StopReason) != coordination.StopBudget {
+		t.Fatalf("after the landing that spent the budget the session reads %s, stopped by %q; want it ended by the budget", res.Status, coordination.Deref(res.StopReason))
+	}
+	if res.CostUSD == nil || math.Abs(*res.CostUSD-1.10) > 1e-9 {
+		t.Errorf("the session's cost: $%.4f; want $1.10 (the dead step's $0.90 counted)", dollars(res.CostUSD))
+	}
+	deadSpendRecorded(t, svc, s, conn, 0.90)
+}

@@ -229,7 +229,7 @@ func (e Estimate) Err() error {
 // checkBudgetAffordsARound refuses a new team whose budget cannot pay for
 // one round in the worst case, before anything is written or spent.
 func checkBudgetAffordsARound(s *Session) error {
-	if s.Rules.CostBudgetUSD == nil && s.Rules.TokenBudget == nil {
+	if !s.Rules.budgeted() {
 		return nil
 	}
 	return estimateSession(s).Err()

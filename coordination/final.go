@@ -283,7 +283,7 @@ func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalS
 // outage: overLimit).
 func (svc *Service) skipFinalOverBudget(ctx context.Context, s *Session, l *Ledger, st *State, strategy FinalStrategy, d *finalDraft) bool {
 	r := s.Rules
-	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
+	if !r.budgeted() {
 		return false
 	}
 	budget, spend := pastBudget(r.CostBudgetUSD, r.TokenBudget, ledgerSpent(st).spent.plus(svc.spool.heldFor(s.ID, l)))

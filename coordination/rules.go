@@ -127,6 +127,9 @@ func DefaultRules() Rules {
 	}
 }
 
+// budgeted tells whether r sets a budget, in dollars or tokens.
+func (r Rules) budgeted() bool { return r.CostBudgetUSD != nil || r.TokenBudget != nil }
+
 // Normalize fills defaults into unset fields and checks every value, so a
 // session never stores rules it cannot run.
 func (r Rules) Normalize() (Rules, error) {

@@ -1192,7 +1192,7 @@ func kindOfAction(a string) ProgressKind {
 // spent, so counted beside the ledger's.
 func affordable(s *Session, st *State, inFlight int, live, held spent, worstCase func() stepWorst) bool {
 	r := s.Rules
-	if r.CostBudgetUSD == nil && r.TokenBudget == nil {
+	if !r.budgeted() {
 		return true
 	}
 	l := ledgerSpent(st)

@@ -48,6 +48,19 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 		return settled{}, err
 	}
 	if st.Life.Status == StatusRunning && force == "" {
+		if svc.overLimit(s, l) == "" && s.Driver == DriverStep && s.Rules.budgeted() && svc.recordDeadSpendLocked(ctx, s, l) {
+			// A step-driven session's steps run on any replica, and one
+			// that died mid-step left its spend on its step lock: counted
+			// by every step's budget check, but not by the ledger this
+			// check reads, so a landing that brought the whole over its
+			// budget let the session run on until the next step was
+			// refused. (A run-driven session's steps are its run's, and a
+			// run records the dead spend as it starts.)
+			if l, err = svc.sessions.ledger(ctx, id); err != nil {
+				return settled{}, err
+			}
+			st = svc.sessions.derive(s, l, nil)
+		}
 		if reason := svc.overLimit(s, l); reason != "" {
 			force = reason
 		}
@@ -184,7 +197,7 @@ func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEnt
 // timeout of a session driven step by step ("timeout").
 func (svc *Service) overLimit(s *Session, l *Ledger) StopReason {
 	r := s.Rules
-	if r.CostBudgetUSD != nil || r.TokenBudget != nil {
+	if r.budgeted() {
 		// With the spend this process holds for it that an outage kept
 		// from the ledger (spendspool.go).
 		sp := spendOf(l).plus(svc.spool.heldFor(s.ID, l))

@@ -133,7 +133,7 @@ func tokensLeft(s *Session, st *State) int64 {
 func (rs *runs) openSpend(ctx context.Context, s *Session, st *State, lock StepLock, log zerolog.Logger) *stepSpend {
 	r := s.Rules
 	shared, _ := lock.(SpendSharingStepLock)
-	if r.CostBudgetUSD == nil && r.TokenBudget == nil && shared == nil {
+	if !r.budgeted() && shared == nil {
 		return nil
 	}
 	base := ledgerSpent(st).spent
