@@ -248,8 +248,12 @@ type DeadSpendStore interface {
 	// and its own record of its call counts only the rest. It returns what
 	// every step lock row of the session has inherited and not yet seen
 	// recorded, each under its key, with the agent whose lock it is; a
-	// live holder's own spend is neither moved nor returned. None for a
-	// session with no such rows, or none at all.
+	// live holder's own spend is neither moved nor returned. A store whose
+	// lock rows a crash can lose (the PostgreSQL store's are unlogged)
+	// keeps each holder's shared spend durably too, and gives up the spend
+	// of a holder whose row the crash took and that did not put it back
+	// in time, fenced the same way. None for a session with no such rows,
+	// or none at all.
 	TakeDeadSpend(ctx context.Context, id string) ([]DeadSpend, error)
 }
 

@@ -18,12 +18,32 @@ var _ coordination.DeadSpendStore = (*Store)(nil)
 // past its expiry and, in an outage that excuses its holder, past $3
 // (DB.lockTakeover), the take's own rule. A row with no spend of its own is
 // left to its agent's next take. Every right-hand side reads the row as it
-// was: the key is the holder's token. It then lists what every step lock
-// row of the session inherited, by agent and key: the fenced rows as the
-// update left them, the others as they are. One statement, one snapshot:
-// a record that takes a key off meanwhile (sessionSpendRecorded) is seen
-// by both parts or neither; and one round trip, made at every run's start
-// and every session's end, where a transaction took four.
+// was: the key is the holder's token.
+//
+// It then does the same to the spend a crash left in shared_spend with no
+// lock row counting it (spendOrphaned; migrations/0018_shared_spend.sql):
+// each such key goes into its agent's step row's inherited spend (a row
+// made holderless and expired if the crash took it, the row as it is if a
+// step holds it again), so the holder, if it was only cut off, finds
+// another holder's row and lands nothing, and the key counts there until
+// recorded. A crash took every lock row, so the row's expiry, which said
+// whether its holder was alive, is gone too; such a key is a dead holder's
+// once no outage excuses holders any more ($3 NULL: the database has
+// answered for a lock's TTL since the outage this replica saw, or since
+// the restart it read at Open, restartseen.go), so that a live holder has
+// had a TTL of heartbeats to put its row back (DB.renew, with its spend),
+// and once its last share is a TTL old ($4), as its lost row's expiry was
+// at the earliest. A key whose agent's row this statement fences is listed
+// without moving (a row is updated once a statement): that row, holderless,
+// fences its holder all the same, and the key counts where it is, in
+// shared_spend, until recorded.
+//
+// It lists what every step lock row of the session inherited, by agent
+// and key: the fenced rows as the update left them, the others as they
+// are, and the keys left where they are. One statement, one snapshot: a
+// record that takes a key off meanwhile (sessionSpendRecorded) is seen by
+// every part or none; and one round trip, made at every run's start and
+// every session's end, where a transaction took four.
 var deadSpendTake = `WITH fenced AS (
 			UPDATE locks SET token = '', expires_at = '-infinity', spent_cost = 0, spent_tokens = 0,
 				inherited = ` + spendInherited + `
@@ -31,13 +51,30 @@ var deadSpendTake = `WITH fenced AS (
 				AND ` + ranOut("$3") + `
 				AND (spent_cost <> 0 OR spent_tokens <> 0)
 			RETURNING name, inherited),
+		orphans AS (
+			SELECT 'step:' || d.agent_id AS name, d.spender, d.cost_usd, d.tokens FROM shared_spend d
+			WHERE d.tenant = $1 AND d.session_id = $2 AND ` + spendOrphaned + `
+				AND $3::timestamptz IS NULL AND d.reported_at < now() - $4 * interval '1 millisecond'),
+		adopted AS (
+			INSERT INTO locks (tenant, session_id, name, token, expires_at, inherited)
+			SELECT $1, $2, name, '', '-infinity', jsonb_object_agg(spender, jsonb_build_array(cost_usd, tokens))
+			FROM orphans WHERE name NOT IN (SELECT name FROM fenced) GROUP BY name
+			ON CONFLICT (tenant, session_id, name) DO UPDATE SET inherited = locks.inherited || EXCLUDED.inherited
+			RETURNING name, inherited),
 		steprows AS (
 			SELECT name, inherited FROM fenced
 			UNION ALL
+			SELECT name, inherited FROM adopted
+			UNION ALL
 			SELECT name, inherited FROM locks
-			WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND name NOT IN (SELECT name FROM fenced))
-		SELECT substr(name, 6), e.k, (e.v->>0)::float8, (e.v->>1)::bigint
-		FROM steprows, jsonb_each(inherited) AS e(k, v)
+			WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%'
+				AND name NOT IN (SELECT name FROM fenced) AND name NOT IN (SELECT name FROM adopted)),
+		listed AS (
+			SELECT substr(name, 6) AS agent, e.k AS key, (e.v->>0)::float8 AS cost, (e.v->>1)::bigint AS tokens
+			FROM steprows, jsonb_each(inherited) AS e(k, v)
+			UNION ALL
+			SELECT substr(name, 6), spender, cost_usd, tokens FROM orphans WHERE name IN (SELECT name FROM fenced))
+		SELECT agent, key, cost, tokens FROM listed
 		ORDER BY 1, 2`
 
 // TakeDeadSpend implements coordination.DeadSpendStore (deadSpendTake).
@@ -45,7 +82,7 @@ func (s *Store) TakeDeadSpend(ctx context.Context, id string) ([]coordination.De
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.pool.Query(ctx, deadSpendTake, s.tenant, id, s.db.lockTakeover())
+	rows, err := s.db.pool.Query(ctx, deadSpendTake, s.tenant, id, s.db.lockTakeover(), lockTTL.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("taking the spend of session %q's step locks whose holders stopped answering: %w", id, err)
 	}

@@ -26,7 +26,7 @@ var (
 // tenant-scoped where it is read, not only in the migrations.
 var sessionTables = []string{
 	"tool_records", "approval_responses", "approval_requests", "permission_log", "questions",
-	"snapshots", "usage", "events", "views", "leases", "locks", "entries", "session_log",
+	"snapshots", "usage", "shared_spend", "events", "views", "leases", "locks", "entries", "session_log",
 }
 
 // DeleteSession implements coordination.SessionDeleter: one transaction
@@ -155,6 +155,7 @@ var sessionColumns = map[string][]string{
 	"entries":            {"tenant", "session_id", "agent_id", "step", "kind", "at", "entry"},
 	"session_log":        {"tenant", "session_id", "seq", "kind", "at", "entry"},
 	"usage":              {"tenant", "session_id", "agent_id", "step", "at", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd"},
+	"shared_spend":       {"tenant", "session_id", "spender", "agent_id", "cost_usd", "tokens", "reported_at"},
 	"events":             {"tenant", "session_id", "n", "at", "event"},
 	"views":              {"tenant", "session_id", "agent_id", "view"},
 	"tool_records":       {"tenant", "session_id", "agent_id", "step", "records"},

@@ -61,6 +61,14 @@ func fillRows(t *testing.T, st *pgstore.Store, id string) {
 		t.Fatal(err)
 	}
 	l.Release()
+	lb, err := st.LockStep(ctx, id, "agent_b") // a step in flight sharing its spend (shared_spend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := lb.(coordination.SpendSharingStepLock).ShareSpend(ctx, 0.01, 10); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lb.Release)
 	if err := st.WriteToolLog(ctx, id, "agent_a", 1, []providers.ToolRecord{{Kind: "tool", Name: "read_file"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -192,6 +193,10 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 // seqKey begins a session entry's encoding.
 const seqKey = `{"seq":`
 
+// spendKeptGone deletes the spend a step kept in shared_spend under its
+// key ($3) as it landed.
+const spendKeptGone = `DELETE FROM shared_spend WHERE tenant = $1 AND session_id = $2 AND spender = $3`
+
 const usageInsert = `INSERT INTO usage (tenant, session_id, agent_id, step, at, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
@@ -247,6 +252,10 @@ type stepLock struct {
 	step      int
 	token     string
 	dead      inherited // the spend the row carried when this took it over, to be recorded
+	// shared is set once the step shared its spend (ShareSpend), which
+	// keeps a row in shared_spend: its landing and its letting go delete
+	// that row too. A step that never shares sends neither delete.
+	shared atomic.Bool
 
 	mu       sync.Mutex
 	released bool
@@ -284,7 +293,11 @@ func (l *stepLock) Release() {
 	if !l.released {
 		l.released = true
 		if !l.gone {
-			l.s.unlock(l.id, "step:"+l.agent, l.token)
+			q := lockDelete
+			if l.shared.Load() {
+				q = lockDeleteShared
+			}
+			l.s.letGoBy(q, l.id, "step:"+l.agent, l.token)
 		}
 	}
 }
@@ -596,6 +609,13 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 			s.tenant, l.id, l.agent, e.Step, snapshot)
 	}
 	b.Queue(usageInsert, s.tenant, l.id, l.agent, e.Step, e.Time, u.Input, u.CachedInput, u.Output, u.Reasoning, u.CostUSD)
+	if l.shared.Load() {
+		// The step's spend is in its usage now: its shared_spend row goes
+		// in the same transaction, so a crash after the landing leaves no
+		// spend of it to record again. Not sent for a step that never
+		// shared, which has no row.
+		b.Queue(spendKeptGone, s.tenant, l.id, l.token)
+	}
 	b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(l.id, coordination.Change{Steps: true}))
 	if release {
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)

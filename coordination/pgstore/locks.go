@@ -140,7 +140,7 @@ func (db *DB) heartbeat(ctx context.Context) {
 func (db *DB) deleteGone(ctx context.Context) {
 	for tenant, tokens := range db.held.takeGone() {
 		rctx, cancel := context.WithTimeout(ctx, lockBeat)
-		_, err := db.beats.Exec(rctx, `SELECT massgen_let_go(tenant, session_id, name, token) FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, tokens)
+		_, err := db.beats.Exec(rctx, lockGoneDelete, tenant, tokens)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			for _, tok := range tokens {
@@ -149,6 +149,13 @@ func (db *DB) deleteGone(ctx context.Context) {
 		}
 	}
 }
+
+// lockGoneDelete lets the rows of tokens ($2) go as lockDeleteShared
+// does each, their spend kept in shared_spend with them: a token that never
+// shared has no such row, and costs the delete nothing.
+const lockGoneDelete = `WITH spendgone AS (
+			DELETE FROM shared_spend d WHERE d.tenant = $1 AND d.spender = ANY($2) AND ` + spendNotInherited + `)
+		SELECT massgen_let_go(tenant, session_id, name, token) FROM locks WHERE tenant = $1 AND token = ANY($2)`
 
 // renew extends the held rows' expiry and puts back those the database
 // lost. A crash of the database (a restart after `pg_ctl stop -m
@@ -183,9 +190,13 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	if len(lost) == 0 {
 		return nil
 	}
-	if _, err = db.beats.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at)
-		SELECT $1, u.s, u.n, u.t, now() + $5 * interval '1 millisecond'
+	// A step's row comes back with the spend its holder had shared on it,
+	// kept in shared_spend (migrations/0018_shared_spend.sql): counted on
+	// its row again, and inherited by a take if the holder dies after all.
+	if _, err = db.beats.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		SELECT $1, u.s, u.n, u.t, now() + $5 * interval '1 millisecond', coalesce(d.cost_usd, 0), coalesce(d.tokens, 0)
 		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(s, n, t)
+		LEFT JOIN shared_spend d ON d.tenant = $1 AND d.session_id = u.s AND d.spender = u.t
 		WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = u.s)
 		ON CONFLICT DO NOTHING`, tenant, sessions, names, lost, lockTTL.Milliseconds()); err != nil {
 		return err
@@ -301,12 +312,30 @@ func (s *Store) took(id, name, token, got string, found bool, err error) (string
 // (migrations/0016_inherited_spend.sql), which must go on being counted.
 const lockDelete = `SELECT massgen_let_go($1, $2, $3, $4)`
 
+// lockDeleteShared is lockDelete for a step lock that shared its spend: the
+// spend it kept in shared_spend goes as massgen_let_go clears the row's own
+// (its step landed, its spend was recorded, or its holder, alive, records
+// it), unless a take moved it into a row's inherited spend, where it is
+// still to be recorded (spendNotInherited). The same round trip.
+const lockDeleteShared = `WITH spendgone AS (
+			DELETE FROM shared_spend d WHERE d.tenant = $1 AND d.session_id = $2 AND d.spender = $4 AND ` + spendNotInherited + `)
+		SELECT massgen_let_go($1, $2, $3, $4)`
+
+// spendNotInherited is the condition on a shared_spend row d that no step
+// lock row inherited its key (a take over its holder's row moved it there).
+const spendNotInherited = `NOT EXISTS (SELECT 1 FROM locks l
+				WHERE l.tenant = d.tenant AND l.session_id = d.session_id AND l.name LIKE 'step:%' AND l.inherited ? d.spender)`
+
 // unlock lets a lock row go.
-func (s *Store) unlock(id, name, token string) {
+func (s *Store) unlock(id, name, token string) { s.letGoBy(lockDelete, id, name, token) }
+
+// letGoBy lets a lock row go by the statement q (lockDelete, or
+// lockDeleteShared for a step lock that shared its spend).
+func (s *Store) letGoBy(q, id, name, token string) {
 	s.db.held.remove(s.tenant, token)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, lockDelete, s.tenant, id, name, token); err != nil {
+	if _, err := s.db.pool.Exec(ctx, q, s.tenant, id, name, token); err != nil {
 		if unavailable(err) {
 			s.db.held.letGo(s.tenant, token)
 			s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go: PostgreSQL is unreachable; the heartbeat lets it go when it answers")

@@ -28,7 +28,18 @@ var _ coordination.SpendRecordedStore = (*Store)(nil)
 // it off (sessionSpendRecorded). Tokens are input plus output, as
 // providers.Usage.Tokens counts them; an unknown cost counts as zero, as
 // the budget check at landing counts it.
+//
+// The same statement keeps the spend in shared_spend, a logged table
+// (migrations/0018_shared_spend.sql), so a database crash, which empties
+// the unlogged locks, does not lose a dead step's spend: no round trip
+// more, and a step that never shares pays nothing for it. The lock
+// remembers that it shared, so that its landing and its letting go take
+// that row away with the lock row's spend (spendKeptGone).
 func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (float64, int64, error) {
+	// Marked before the share is sent: a landing that reads it unmarked
+	// holds the lock row first, and a share that waits for it then finds
+	// no row of its own to write beside (spendShare writes only with it).
+	l.shared.Store(true)
 	var allCost float64
 	var allTokens int64
 	err := l.s.db.pool.QueryRow(ctx, spendShare, l.s.tenant, l.id, "step:"+l.agent, l.token, cost, tokens).Scan(&allCost, &allTokens)
@@ -38,14 +49,23 @@ func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (
 	return allCost, allTokens, nil
 }
 
-// spendShare writes a step's spend on its lock row ($5, $6) and sums the
-// session's: the usage rows, the other step rows' spend, this step's own,
-// and every step row's inherited spend, this one's too. Its CTE is named
-// apart so a count of round trips by their SQL (QueryCounts) tells it from
-// the others.
+// spendShare writes a step's spend on its lock row ($5, $6), and in
+// shared_spend under its key ($4) while that row is still the holder's
+// (spendkept: a holder whose row was taken over or lost writes no row
+// that would outlive its lock's), and sums the session's: the usage rows,
+// the other step rows' spend, this step's own, every step row's inherited
+// spend, this one's too, and the spend kept for keys no step row counts
+// (spendOrphaned). Its CTE is named apart so a count of round trips by
+// their SQL (QueryCounts) tells it from the others.
 const spendShare = `WITH spendmine AS (
 			UPDATE locks SET spent_cost = $5, spent_tokens = $6
 			WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 RETURNING 1),
+		spendkept AS (
+			INSERT INTO shared_spend (tenant, session_id, spender, agent_id, cost_usd, tokens, reported_at)
+			SELECT $1, $2, $4, substr($3, 6), $5, $6, now() FROM spendmine WHERE $5 <> 0 OR $6 <> 0
+			ON CONFLICT (tenant, session_id, spender) DO UPDATE
+				SET cost_usd = EXCLUDED.cost_usd, tokens = EXCLUDED.tokens, reported_at = EXCLUDED.reported_at
+			RETURNING 1),
 		landed AS (
 			SELECT coalesce(sum(coalesce(cost_usd, 0)), 0) AS cost, coalesce(sum(input_tokens + output_tokens), 0) AS tokens
 			FROM usage WHERE tenant = $1 AND session_id = $2),
@@ -53,9 +73,23 @@ const spendShare = `WITH spendmine AS (
 			SELECT coalesce(sum(CASE WHEN token = $4 THEN 0 ELSE spent_cost END + dead.cost), 0) AS cost,
 				coalesce(sum(CASE WHEN token = $4 THEN 0 ELSE spent_tokens END + dead.tokens), 0) AS tokens
 			FROM locks, LATERAL (` + inheritedSum + `) AS dead
-			WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%')
-		SELECT landed.cost + flying.cost + $5, (landed.tokens + flying.tokens + $6)::bigint
-		FROM landed, flying, (SELECT count(*) FROM spendmine) AS written`
+			WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%'),
+		orphaned AS (
+			SELECT coalesce(sum(cost_usd), 0) AS cost, coalesce(sum(tokens), 0) AS tokens
+			FROM shared_spend d WHERE d.tenant = $1 AND d.session_id = $2 AND d.spender <> $4 AND ` + spendOrphaned + `)
+		SELECT landed.cost + flying.cost + orphaned.cost + $5, (landed.tokens + flying.tokens + orphaned.tokens + $6)::bigint
+		FROM landed, flying, orphaned, (SELECT count(*) FROM spendmine) AS written, (SELECT count(*) FROM spendkept) AS kept`
+
+// spendOrphaned is the condition on a shared_spend row d that no step lock
+// row of its session counts its key: neither held under it (its own spend,
+// counted on the row) nor inherited it. Only a crash (or a failover) that
+// emptied the locks leaves such a row: the spend of a holder that shared it
+// before, dead or still to put its row back (DB.renew). It counts apart,
+// so a step's spend is counted once whatever the locks table lost; this
+// step's own key counts as $5 (its row may be one the crash took).
+const spendOrphaned = `NOT EXISTS (SELECT 1 FROM locks l
+				WHERE l.tenant = d.tenant AND l.session_id = d.session_id AND l.name LIKE 'step:%'
+					AND (l.token = d.spender OR l.inherited ? d.spender))`
 
 // inheritedSum is a lock row's inherited spend, cost and tokens, summed
 // over its keys (migrations/0016_inherited_spend.sql).
@@ -83,8 +117,13 @@ func (i inherited) spends() []coordination.InheritedSpend {
 // spend cleared, so a take that comes after finds nothing to inherit. A
 // take that commits first moved the spend into inherited, where this,
 // waiting on the row, finds it. Either way the key is never left counted
-// beside its record, nor taken off before it.
-const sessionSpendRecorded = `UPDATE locks SET inherited = inherited - $3::text,
+// beside its record, nor taken off before it. The key's row in
+// shared_spend goes in the same statement (spendgone), so a crash after
+// the record leaves nothing of it to record again, and one before it
+// leaves the row to be found dead.
+const sessionSpendRecorded = `WITH spendgone AS (
+			DELETE FROM shared_spend WHERE tenant = $1 AND session_id = $2 AND spender = $3::text)
+		UPDATE locks SET inherited = inherited - $3::text,
 			spent_cost = CASE WHEN token = $3 THEN 0 ELSE spent_cost END,
 			spent_tokens = CASE WHEN token = $3 THEN 0 ELSE spent_tokens END
 		WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND (token = $3 OR inherited ? $3)`
