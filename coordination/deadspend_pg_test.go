@@ -3,6 +3,7 @@ package coordination_test
 import (
 	"context"
 	"math"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -184,4 +185,63 @@ func TestAStepDrivenLandingCountsADeadStepsSpend(t *testing.T) {
 		t.Errorf("the session's cost: $%.4f; want $1.10 (the dead step's $0.90 counted)", dollars(res.CostUSD))
 	}
 	deadSpendRecorded(t, svc, s, conn, 0.90)
+}
+
+// TestAStepDrivenLandingThatRecordsDeadSpendKeepsTheStepsInFlight: the
+// landing that records a dead step's spend (under budget) derives the
+// session again, and a step still in flight (agent_b's, its call pending)
+// must stay in flight: not among next_agents, and no decision may take it
+// for idle. The first version derived without the steps in flight.
+func TestAStepDrivenLandingThatRecordsDeadSpendKeepsTheStepsInFlight(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	release, started := make(chan struct{}), make(chan struct{}, 1)
+	var first atomic.Bool
+	svc := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(ctx context.Context, _ providers.Request) (providers.Action, providers.Usage, error) {
+			if first.CompareAndSwap(false, true) { // agent_b's call: pending until released
+				started <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return providers.Action{}, providers.Usage{}, ctx.Err()
+				}
+			}
+			c := 0.01
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}})
+	budget := 10.0
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code", "gemini_cli"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		VALUES ('acme', $1, 'step:agent_a', $2, now() - interval '1 second', 0.37, 5000)`, s.ID, deadKey); err != nil {
+		t.Fatal(err)
+	}
+	inFlight := make(chan error, 1)
+	go func() {
+		_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"})
+		inFlight <- err
+	}()
+	<-started
+	res, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-inFlight; err != nil {
+		t.Fatalf("agent_b's step, in flight through agent_c's landing: %v", err)
+	}
+	if slices.Contains(res.NextAgents, "agent_b") {
+		t.Errorf("agent_c's landing lists agent_b, whose step was in flight, among next_agents %v", res.NextAgents)
+	}
+	deadSpendRecorded(t, svc, s, conn, 0.37)
 }

@@ -55,11 +55,14 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 			// check reads, so a landing that brought the whole over its
 			// budget let the session run on until the next step was
 			// refused. (A run-driven session's steps are its run's, and a
-			// run records the dead spend as it starts.)
-			if l, err = svc.sessions.ledger(ctx, id); err != nil {
+			// run records the dead spend as it starts.) Derived with the
+			// steps still in flight, as load derived it: a decision, a
+			// re-vote and next_agents must not take them for idle.
+			var inFlight map[string]bool
+			if l, _, inFlight, err = svc.sessions.lendState(ctx, id); err != nil {
 				return settled{}, err
 			}
-			st = svc.sessions.derive(s, l, nil)
+			st = svc.sessions.derive(s, l, inFlight)
 		}
 		if reason := svc.overLimit(s, l); reason != "" {
 			force = reason
