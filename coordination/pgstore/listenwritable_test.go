@@ -126,3 +126,52 @@ func TestAHealthCheckOnAConnectionLeftReadOnlySaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestAListenerNeverListensOnAPooledConnectionThatTakesNoWrites: after a
+// lost LISTEN connection the listener takes one from the pool, whose idle
+// connections were checked read-write only as they were made; after a
+// failover behind a proxy they may be on the old primary. Every idle one
+// is made read-only here, and the listener must not listen on any.
+func TestAListenerNeverListensOnAPooledConnectionThatTakesNoWrites(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	var listens, onReadOnly, pid atomic.Int32
+	b := replicaOn(t, dsn, Options{listening: func(ctx context.Context, c *pgx.Conn) error {
+		listens.Add(1)
+		pid.Store(int32(c.PgConn().PID()))
+		var ro string
+		if err := c.QueryRow(ctx, `SHOW transaction_read_only`).Scan(&ro); err != nil {
+			return err
+		}
+		if ro == "on" {
+			onReadOnly.Add(1)
+		}
+		return nil
+	}})
+	// Idle connections enough for the listener to be handed one.
+	var held []*pgxpool.Conn
+	for range 4 {
+		c, err := b.db.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		if _, err := c.Exec(ctx, `SET default_transaction_read_only = on`); err != nil { // as the old primary's
+			t.Fatal(err)
+		}
+		c.Release()
+	}
+	if _, err := b.db.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid.Load()); err != nil {
+		t.Fatalf("cutting the listener: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); listens.Load() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the listener did not listen again within 10 s")
+		}
+	}
+	if n := onReadOnly.Load(); n != 0 {
+		t.Errorf("the listener listened %d times on a connection that takes no writes", n)
+	}
+}

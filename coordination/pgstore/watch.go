@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -173,6 +174,11 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 	// The connection is LISTENing: it never goes back to the pool.
 	pc := conn.Hijack()
 	defer pc.Close(context.Background())
+	// An idle connection of the pool was checked read-write only as it was
+	// made: after a failover it may be on the old primary still.
+	if err := db.hearing.onWritable(ctx, pc); err != nil {
+		return err
+	}
 	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{db.channel}.Sanitize()); err != nil {
 		return err
 	}
@@ -224,19 +230,26 @@ func (h hearing) next(ctx context.Context, conn *pgx.Conn) (*pgconn.Notification
 		wait, cancel := context.WithTimeout(ctx, h.quiet)
 		n, err := conn.WaitForNotification(wait)
 		cancel()
-		if err == nil || ctx.Err() != nil || wait.Err() == nil || !pgconn.Timeout(err) {
+		// Only the quiet spell's own deadline: a socket's timeout (a dead
+		// peer, dial.go) is a lost connection, made again by listen.
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return n, err
 		}
-		// Not pingTimeout: a busy database slow to answer is not a reason
-		// to drop the connection and count an outage.
-		ask, cancel := context.WithTimeout(ctx, lateAnswer)
-		err = pgconn.ValidateConnectTargetSessionAttrsReadWrite(ask, conn.PgConn())
-		cancel()
-		if readOnly(err) {
-			return nil, fmt.Errorf("the connection that hears other replicas' changes is on a server that takes no writes, where none are made (a failover's old primary, kept by a proxy?); listening on a new one: %w", err)
-		}
-		if err != nil {
+		if err := h.onWritable(ctx, conn); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// onWritable asks conn's server whether it takes writes. Not within
+// pingTimeout: a busy database slow to answer is not a reason to drop the
+// connection and count an outage.
+func (h hearing) onWritable(ctx context.Context, conn *pgx.Conn) error {
+	ask, cancel := context.WithTimeout(ctx, lateAnswer)
+	defer cancel()
+	err := pgconn.ValidateConnectTargetSessionAttrsReadWrite(ask, conn.PgConn())
+	if readOnly(err) {
+		return fmt.Errorf("the connection that hears other replicas' changes is on a server that takes no writes, where none are made (a failover's old primary, kept by a proxy?); listening on a new one: %w", err)
+	}
+	return err
 }
