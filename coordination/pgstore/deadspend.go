@@ -42,8 +42,19 @@ var _ coordination.DeadSpendStore = (*Store)(nil)
 // and key: the fenced rows as the update left them, the others as they
 // are, and the keys left where they are. One statement, one snapshot: a
 // record that takes a key off meanwhile (sessionSpendRecorded) is seen by
-// every part or none; and one round trip, made at every run's start and
-// every session's end, where a transaction took four.
+// every part or none; and one round trip, made at every run's start,
+// every session's end and every landing of a budgeted step-driven
+// session, where a transaction took four.
+//
+// The adoption reads its orphans in the statement's snapshot, but meets
+// the rows committed since as it inserts: a holder's row the heartbeat put
+// back meanwhile (DB.renew, its kept spend on it) is the holder's own key
+// come back, and is left alone (the WHERE on the conflict), so that key is
+// neither merged beside the row's own spend nor listed. A holder that
+// landed in that same instant (its kept row deleted, its lock row let go)
+// is not seen: its key is listed from the snapshot and recorded beside the
+// landing. That needs a holder alive but unheard for a lock's TTL after
+// the database came back, landing within the take's statement; it is left.
 var deadSpendTake = `WITH fenced AS (
 			UPDATE locks SET token = '', expires_at = '-infinity', spent_cost = 0, spent_tokens = 0,
 				inherited = ` + spendInherited + `
@@ -60,6 +71,7 @@ var deadSpendTake = `WITH fenced AS (
 			SELECT $1, $2, name, '', '-infinity', jsonb_object_agg(spender, jsonb_build_array(cost_usd, tokens))
 			FROM orphans WHERE name NOT IN (SELECT name FROM fenced) GROUP BY name
 			ON CONFLICT (tenant, session_id, name) DO UPDATE SET inherited = locks.inherited || EXCLUDED.inherited
+				WHERE NOT (EXCLUDED.inherited ? locks.token)
 			RETURNING name, inherited),
 		steprows AS (
 			SELECT name, inherited FROM fenced

@@ -36,9 +36,10 @@ var _ coordination.SpendRecordedStore = (*Store)(nil)
 // remembers that it shared, so that its landing and its letting go take
 // that row away with the lock row's spend (spendKeptGone).
 func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (float64, int64, error) {
-	// Marked before the share is sent: a landing that reads it unmarked
-	// holds the lock row first, and a share that waits for it then finds
-	// no row of its own to write beside (spendShare writes only with it).
+	// Marked before the share is sent. A share is sent under the step's
+	// call context, which the step ends (whileSure, boundBySession)
+	// before it lands and reads the mark, and the pool refuses a context
+	// that ended: no share is sent after the landing read it unmarked.
 	l.shared.Store(true)
 	var allCost float64
 	var allTokens int64
