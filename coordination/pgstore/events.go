@@ -60,11 +60,15 @@ type queuedEvent struct {
 // NOTIFY, its payload as changePayload writes it ("<tenant> <session> e"),
 // delivered only when the events commit; the rows returned are those
 // sessions, so an event of a session not among them found no session.
+// Each event's session is looked up by its key (LATERAL, kept apart by
+// OFFSET 0), as the loans' reads are (loanreads.go): as a join, the plan
+// kept from when the table was nearly empty read every session at every
+// group.
 const eventsInsert = `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 	ins AS (INSERT INTO events (tenant, session_id, at, event)
 		SELECT k.tenant, k.session_id, k.at, k.event::json
 		FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) WITH ORDINALITY AS k(tenant, session_id, at, event, ord)
-		JOIN sessions s ON s.tenant = k.tenant AND s.id = k.session_id
+		CROSS JOIN LATERAL (SELECT 1 FROM sessions s WHERE s.tenant = k.tenant AND s.id = k.session_id OFFSET 0) AS s
 		CROSS JOIN cfg
 		ORDER BY k.ord
 		RETURNING tenant, session_id)

@@ -84,6 +84,25 @@ func (s *Store) renew() coordination.LeaseChange {
 	}
 }
 
+// The gathered renewals' reads (each renewal's lease row, locked, and
+// whether its session and row exist), each row looked up by its key: a
+// LATERAL subquery kept apart by OFFSET 0, as the loans' reads are
+// (loanreads.go), since as joins they kept the plan made when the tables
+// were nearly empty, which read every lease, or every session, at every
+// batch (TestBatchedStatementsLookUpTheirRowsByKey).
+const (
+	renewalLeasesRead = `SELECT l.tenant, l.session_id, l.agent_id, l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms
+		FROM unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, session_id, agent_id)
+		CROSS JOIN LATERAL (SELECT * FROM leases l
+			WHERE l.tenant = k.tenant AND l.session_id = k.session_id AND l.agent_id = k.agent_id
+			OFFSET 0 FOR UPDATE SKIP LOCKED) AS l`
+	renewalSessionsRead = `SELECT DISTINCT s.tenant, s.id, l.agent_id
+		FROM unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, id, agent_id)
+		CROSS JOIN LATERAL (SELECT s.tenant, s.id FROM sessions s WHERE s.tenant = k.tenant AND s.id = k.id OFFSET 0) AS s
+		LEFT JOIN LATERAL (SELECT l.agent_id FROM leases l
+			WHERE l.tenant = k.tenant AND l.session_id = k.id AND l.agent_id = k.agent_id OFFSET 0) AS l ON true`
+)
+
 // renewAll applies the gathered renewals in one transaction: the rows read
 // FOR UPDATE SKIP LOCKED, with the sessions' existence and which rows
 // exist, alongside BEGIN; each rule applied to its row; the writes with
@@ -122,15 +141,11 @@ func (db *DB) renewAll() {
 	found := map[key]bool{}  // the sessions that exist, by key{tenant, id, ""}
 	stored := map[key]bool{} // the rows that exist, locked or not
 	reads := &pgx.Batch{}
-	reads.Queue(`SELECT l.tenant, l.session_id, l.agent_id, l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms
-		FROM leases l JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, session_id, agent_id) USING (tenant, session_id, agent_id)
-		FOR UPDATE OF l SKIP LOCKED`, tenants, ids, agents)
+	reads.Queue(renewalLeasesRead, tenants, ids, agents)
 	// Read after the locking one, a row it passed by shows here: one
 	// inserted in between shows too and is renewed alone, which is
 	// harmless (the single-row path waits for it and applies the rule).
-	reads.Queue(`SELECT DISTINCT s.tenant, s.id, l.agent_id FROM sessions s
-		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, id, agent_id) USING (tenant, id)
-		LEFT JOIN leases l ON l.tenant = s.tenant AND l.session_id = s.id AND l.agent_id = k.agent_id`, tenants, ids, agents)
+	reads.Queue(renewalSessionsRead, tenants, ids, agents)
 	read := func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {

@@ -122,7 +122,7 @@ func TestRenewalsGatheredWhileTheHeartbeatsPoolIsBusyGoTogether(t *testing.T) {
 		counts.mu.Lock()
 		defer counts.mu.Unlock()
 		for k, v := range counts.by {
-			if strings.Contains(k, "FOR UPDATE OF l SKIP LOCKED") {
+			if strings.Contains(k, renewalLeasesRead) {
 				n += v
 			}
 		}
