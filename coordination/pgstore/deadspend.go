@@ -49,8 +49,9 @@ var _ coordination.DeadSpendStore = (*Store)(nil)
 // The adoption reads its orphans in the statement's snapshot, but meets
 // the rows committed since as it inserts: a holder's row the heartbeat put
 // back meanwhile (DB.renew, its kept spend on it) is the holder's own key
-// come back, and is left alone (the WHERE on the conflict), so that key is
-// neither merged beside the row's own spend nor listed. A holder that
+// come back, counted on the row: the conflict merges the agent's other
+// orphaned keys into it but not that one, so it is neither counted twice
+// nor listed. A holder that
 // landed in that same instant (its kept row deleted, its lock row let go)
 // is not seen: its key is listed from the snapshot and recorded beside the
 // landing. That needs a holder alive but unheard for a lock's TTL after
@@ -70,8 +71,7 @@ var deadSpendTake = `WITH fenced AS (
 			INSERT INTO locks (tenant, session_id, name, token, expires_at, inherited)
 			SELECT $1, $2, name, '', '-infinity', jsonb_object_agg(spender, jsonb_build_array(cost_usd, tokens))
 			FROM orphans WHERE name NOT IN (SELECT name FROM fenced) GROUP BY name
-			ON CONFLICT (tenant, session_id, name) DO UPDATE SET inherited = locks.inherited || EXCLUDED.inherited
-				WHERE NOT (EXCLUDED.inherited ? locks.token)
+			ON CONFLICT (tenant, session_id, name) DO UPDATE SET inherited = locks.inherited || (EXCLUDED.inherited - locks.token)
 			RETURNING name, inherited),
 		steprows AS (
 			SELECT name, inherited FROM fenced

@@ -25,11 +25,16 @@ import (
 func TestAListenerLeftOnAServerThatTakesNoWritesListensAgain(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	var listens atomic.Int32
-	again := make(chan struct{})
+	again, watching := make(chan struct{}), make(chan struct{})
 	b := replicaOn(t, dsn, Options{listenQuiet: 200 * time.Millisecond,
 		listening: func(ctx context.Context, c *pgx.Conn) error {
 			switch listens.Add(1) {
 			case 1: // as the old primary would: read-only, and nobody's changes there
+				select { // the reconnect's news must find the watch below
+				case <-watching:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 				_, err := c.Exec(ctx, `SET default_transaction_read_only = on; UNLISTEN *`)
 				return err
 			case 2:
@@ -47,6 +52,7 @@ func TestAListenerLeftOnAServerThatTakesNoWritesListensAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	close(watching)
 	select {
 	case <-again:
 	case <-time.After(10 * time.Second):

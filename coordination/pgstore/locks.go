@@ -125,14 +125,21 @@ func (db *DB) heartbeat(ctx context.Context) {
 		}
 		db.deleteGone(ctx)
 		for tenant, rows := range db.held.snapshot() {
+			// One deadline for the tenant's parts, as the one statement had:
+			// a part's own would let a slow database stretch a beat past
+			// the rows' TTL. The first part that fails ends the beat's
+			// renewal; the parts are drawn from a map, so the next beat
+			// starts elsewhere.
+			rctx, cancel := context.WithTimeout(ctx, lockBeat)
 			for part := range renewParts(rows) {
-				rctx, cancel := context.WithTimeout(ctx, lockBeat)
-				err := db.renew(rctx, tenant, part)
-				cancel()
-				if err != nil && ctx.Err() == nil {
-					db.log.Warn().Err(err).Str("tenant", tenant).Msg("could not renew this replica's locks in PostgreSQL; trying again at the next heartbeat")
+				if err := db.renew(rctx, tenant, part); err != nil {
+					if ctx.Err() == nil {
+						db.log.Warn().Err(err).Str("tenant", tenant).Msg("could not renew this replica's locks in PostgreSQL; trying again at the next heartbeat")
+					}
+					break
 				}
 			}
+			cancel()
 		}
 	}
 }

@@ -249,7 +249,7 @@ func (h hearing) onWritable(ctx context.Context, conn *pgx.Conn) error {
 	defer cancel()
 	err := pgconn.ValidateConnectTargetSessionAttrsReadWrite(ask, conn.PgConn())
 	if readOnly(err) {
-		return fmt.Errorf("the connection that hears other replicas' changes is on a server that takes no writes, where none are made (a failover's old primary, kept by a proxy?); listening on a new one: %w", err)
+		return fmt.Errorf("the connection for hearing other replicas' changes is on a server that takes no writes, where none are made (a failover's old primary, kept by a proxy?): %w", err)
 	}
 	return err
 }
