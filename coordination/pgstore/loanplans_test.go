@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
@@ -25,15 +28,7 @@ import (
 func TestBatchedStatementsLookUpTheirRowsByKey(t *testing.T) {
 	s := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
-	conn, err := s.db.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(ctx, `RESET plan_cache_mode`) //nolint:errcheck // the connection goes back to the pool
+	conn := genericPlans(t, s)
 	reads := []struct {
 		name, sql, types string
 		args             []any
@@ -55,7 +50,6 @@ func TestBatchedStatementsLookUpTheirRowsByKey(t *testing.T) {
 			t.Fatalf("planning the %s read: %v", r.name, err)
 		}
 	}
-	defer conn.Exec(ctx, `DEALLOCATE ALL`) //nolint:errcheck // as above
 	const sessions = 300
 	var ids []string
 	for i := range sessions {
@@ -95,22 +89,7 @@ func TestBatchedStatementsLookUpTheirRowsByKey(t *testing.T) {
 		for _, a := range r.args {
 			params = append(params, a.(string))
 		}
-		rows, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE loan%d(%s)", i, strings.Join(params, ", ")))
-		if err != nil {
-			t.Fatalf("explaining the %s read: %v", r.name, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		text := strings.Join(plan, "\n")
+		text := explained(t, conn, fmt.Sprintf("EXPLAIN EXECUTE loan%d(%s)", i, strings.Join(params, ", ")))
 		for _, table := range []string{"sessions", "entries", "session_log", "leases"} {
 			if strings.Contains(text, "Seq Scan on "+table) {
 				t.Errorf("the %s statement scans %s whole:\n%s", r.name, table, text)
@@ -125,23 +104,14 @@ func TestBatchedStatementsLookUpTheirRowsByKey(t *testing.T) {
 func TestARenewalLooksUpItsRowsByKey(t *testing.T) {
 	s := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
-	conn, err := s.db.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(ctx, `RESET plan_cache_mode`) //nolint:errcheck // the connection goes back to the pool
+	conn := genericPlans(t, s)
 	if _, err := conn.Exec(ctx, "PREPARE renew(text, text[], text[], text[], int8) AS "+lockRenew); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Exec(ctx, `DEALLOCATE ALL`) //nolint:errcheck // as above
 	if _, err := conn.Exec(ctx, `BEGIN; EXPLAIN EXECUTE renew('x', '{}', '{}', '{}', 1); ROLLBACK`); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 500 {
+	for i := range 300 {
 		if err := s.Create(ctx, storetest.NewSession(fmt.Sprintf("s%03d", i))); err != nil {
 			t.Fatal(err)
 		}
@@ -153,24 +123,8 @@ func TestARenewalLooksUpItsRowsByKey(t *testing.T) {
 	if _, err := conn.Exec(ctx, `BEGIN`); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Exec(ctx, `ROLLBACK`) //nolint:errcheck // as above
-	rows, err := conn.Query(ctx, fmt.Sprintf(`EXPLAIN EXECUTE renew('%s', '{s007,s300}', '{step:agent_1,step:agent_2}', '{%x,%x}', 10000)`,
-		s.tenant, md5hex("s0071"), md5hex("s3002")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if text := strings.Join(plan, "\n"); strings.Contains(text, "Seq Scan on locks") || !strings.Contains(text, "session_id = u.s") {
+	if text := explained(t, conn, fmt.Sprintf(`EXPLAIN EXECUTE renew('%s', '{s007,s300}', '{step:agent_1,step:agent_2}', '{%x,%x}', 10000)`,
+		s.tenant, md5hex("s0071"), md5hex("s3002"))); strings.Contains(text, "Seq Scan on locks") || !strings.Contains(text, "session_id = u.s") {
 		t.Errorf("a renewal scans the tenant's locks instead of looking its rows up by key:\n%s", text)
 	}
 }
@@ -208,4 +162,39 @@ func TestRenewalPartsCoverEveryRowOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// genericPlans is a connection of s's pool that plans every prepared
+// statement generically, as PostgreSQL does after a statement's first
+// executions, so a plan made on empty tables is the one kept; it goes back
+// to the pool as it was at the test's end.
+func genericPlans(t *testing.T, s *Store) *pgxpool.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.db.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = conn.Exec(ctx, `ROLLBACK; DEALLOCATE ALL; RESET plan_cache_mode`)
+		conn.Release()
+	})
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// explained is the plan EXPLAIN q prints, line by line.
+func explained(t *testing.T, conn *pgxpool.Conn, q string) string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return strings.Join(plan, "\n")
 }
