@@ -105,11 +105,24 @@ func TestACancelThatSaysCancelledIsKeptAcrossProcesses(t *testing.T) {
 			time.Sleep(time.Duration(i) * 200 * time.Millisecond)
 		}
 		text, code := "", 0
-		for range 100 { // until the run has created the session
+		// Until the run has created the session: by time, not by tries, and
+		// with room for a loaded CI (its race lane once kept a run's start-up
+		// past a hundred tries, about 7 s).
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if text, code = cli(t, "cancel", "--json", "--state-dir", dir, id); !strings.Contains(text, "not found") {
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			select {
+			case err := <-done:
+				done <- err // for wait
+				if text, code = cli(t, "cancel", "--json", "--state-dir", dir, id); strings.Contains(text, "not found") {
+					t.Fatalf("round %d: the run exited (%v) without the session:\n%s", i, err, out.String())
+				}
+			default:
+			}
+			if !strings.Contains(text, "not found") || time.Now().After(deadline) {
+				break
+			}
 		}
 		if !ended {
 			wait()
@@ -144,7 +157,7 @@ func TestACancelThatSaysCancelledIsKeptAcrossProcesses(t *testing.T) {
 			}
 			late++
 		default:
-			t.Fatalf("round %d: cancel: exit %d:\n%s", i, code, text)
+			t.Fatalf("round %d: cancel: exit %d:\n%s\nrun:\n%s", i, code, text, out.String())
 		}
 	}
 	t.Logf("%d cancels acknowledged and kept, %d refused as the run had ended first", kept, late)
