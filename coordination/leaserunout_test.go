@@ -170,16 +170,17 @@ func TestALostStepLeaseStopsItsCall(t *testing.T) {
 // TestSlowRenewalsDoNotStopAHealthyStep: renewals that each take most of
 // a heartbeat to answer (a busy database) still hold the lease, so the
 // step's call is not stopped: the next renewal is sent a heartbeat after
-// the last was sent, and one under way is waited for. Heartbeat 500 ms,
-// TTL 1.5 s, renewals answered in 400 ms, a call of 3 s: a renewal is
-// sure for 1,125 ms from its sending, so the heartbeat may be late by
-// 600 ms before the step is stopped (at 100, 300 and 80 ms it failed once
-// under a loaded CI run, the race detector on, with 125 ms to spare; at
-// twice those, 250 ms, 750 ms and 200 ms, once more).
+// the last was sent, and one under way is waited for. Heartbeat 1 s, TTL
+// 3 s, renewals answered in 800 ms, a call of 3 s: a renewal is sure for
+// 2,250 ms from its sending, so the heartbeat may be late by 1,250 ms
+// before the step is stopped. (CI's race lane, its packages' tests run
+// side by side on two cores, has kept a heartbeat late past every smaller
+// slack tried: 125 ms at heartbeat 100 ms, TTL 300 ms; 600 ms at 500 ms,
+// 1.5 s.)
 func TestSlowRenewalsDoNotStopAHealthyStep(t *testing.T) {
-	st := &cutRenewals{Store: memstore.New(), slow: 400 * time.Millisecond}
+	st := &cutRenewals{Store: memstore.New(), slow: 800 * time.Millisecond}
 	var calls atomic.Int32
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 500 * time.Millisecond, RunLeaseTTL: 1500 * time.Millisecond,
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: time.Second, RunLeaseTTL: 3 * time.Second,
 		Open: func(providers.Spec) (providers.Provider, error) {
 			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
 				calls.Add(1)
