@@ -57,10 +57,18 @@ func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (
 // the other step rows' spend, this step's own, every step row's inherited
 // spend, this one's too, and the spend kept for keys no step row counts
 // (spendOrphaned). Its CTE is named apart so a count of round trips by
-// their SQL (QueryCounts) tells it from the others.
+// their SQL (QueryCounts) tells it from the others. It commits without
+// waiting for the WAL flush (sharecfg), as the lock takes do: the kept row
+// is logged, and a commit that waited for the flush (milliseconds, tens
+// under load) made every share later for the other replicas' checks, one
+// at a time beside the turns, and let two looping CLI steps on two
+// replicas spend past the budget by more than two turns each. A crash
+// forgets at most the last fraction of a second of shares, the earlier
+// ones of the same key kept.
 const spendShare = `WITH spendmine AS (
 			UPDATE locks SET spent_cost = $5, spent_tokens = $6
 			WHERE tenant = $1 AND session_id = $2 AND name = $3 AND token = $4 RETURNING 1),
+		sharecfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 		spendkept AS (
 			INSERT INTO shared_spend (tenant, session_id, spender, agent_id, cost_usd, tokens, reported_at)
 			SELECT $1, $2, $4, substr($3, 6), $5, $6, now() FROM spendmine WHERE $5 <> 0 OR $6 <> 0
@@ -79,7 +87,7 @@ const spendShare = `WITH spendmine AS (
 			SELECT coalesce(sum(cost_usd), 0) AS cost, coalesce(sum(tokens), 0) AS tokens
 			FROM shared_spend d WHERE d.tenant = $1 AND d.session_id = $2 AND d.spender <> $4 AND ` + spendOrphaned + `)
 		SELECT landed.cost + flying.cost + orphaned.cost + $5, (landed.tokens + flying.tokens + orphaned.tokens + $6)::bigint
-		FROM landed, flying, orphaned, (SELECT count(*) FROM spendmine) AS written, (SELECT count(*) FROM spendkept) AS kept`
+		FROM landed, flying, orphaned, sharecfg, (SELECT count(*) FROM spendmine) AS written, (SELECT count(*) FROM spendkept) AS kept`
 
 // spendOrphaned is the condition on a shared_spend row d that no step lock
 // row of its session counts its key: neither held under it (its own spend,
