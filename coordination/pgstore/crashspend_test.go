@@ -256,6 +256,18 @@ func TestALiveHoldersKeptSpendIsNotTakenAfterACrash(t *testing.T) {
 	}
 }
 
+// sharedThenCrashed is agent_b's step on B with $0.30 and 3,000 tokens
+// shared, B no longer renewing it, and its row taken by a crash
+// (lockRowsLost).
+func (c *deadSpendCase) sharedThenCrashed() *stepLock {
+	c.t.Helper()
+	l := c.take(c.b, "agent_b")
+	c.share(l, 0.30, 3000)
+	c.b.db.held.remove(c.b.tenant, l.token)
+	lockRowsLost(c.t, c.a)
+	return l
+}
+
 // lockRowsLost does to the locks table what a database crash does (empties
 // it), and ages the spend kept in shared_spend past a lock's TTL: the
 // crash cases that need no crash of a server of their own.
@@ -279,10 +291,7 @@ func lockRowsLost(t *testing.T, st *Store) {
 func TestASpendACrashLeftGoesOnItsAgentsLiveStepRow(t *testing.T) {
 	c := newDeadSpendCase(t)
 	ctx := context.Background()
-	lb := c.take(c.b, "agent_b")
-	c.share(lb, 0.30, 3000)
-	c.b.db.held.remove(c.b.tenant, lb.token)
-	lockRowsLost(t, c.a)
+	lb := c.sharedThenCrashed()
 	next := c.take(c.a, "agent_b")
 	if got := next.TakenOverSpend(); len(got) != 0 {
 		t.Fatalf("the agent's next step, on a row the crash took, inherited %+v; want nothing", got)
@@ -319,10 +328,7 @@ func TestASpendACrashLeftGoesOnItsAgentsLiveStepRow(t *testing.T) {
 func TestASpendACrashLeftIsGivenUpBesideAFencedRowOfItsAgent(t *testing.T) {
 	c := newDeadSpendCase(t)
 	ctx := context.Background()
-	first := c.take(c.b, "agent_b")
-	c.share(first, 0.30, 3000)
-	c.b.db.held.remove(c.b.tenant, first.token)
-	lockRowsLost(t, c.a)
+	first := c.sharedThenCrashed()
 	second := c.take(c.b, "agent_b")
 	c.share(second, 0.10, 100)
 	c.dies(c.b, second)
