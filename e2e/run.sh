@@ -106,7 +106,9 @@ export MASSGEN_E2E_URL="http://127.0.0.1:$PORT/mcp"
 log "HTTP server pid $SERVER_PID at $MASSGEN_E2E_URL"
 
 # 5. The tests. node --test prints its summary (tests/pass/fail) last and
-#    exits non-zero on any failure.
+#    exits non-zero on any failure. --expose-gc (passed on to each file's
+#    process) lets a test collect garbage where a dropped fetch Response
+#    would otherwise close its stream at a random moment (webui.test.mjs).
 cd "$E2E"
 if [ "$#" -gt 0 ]; then
   FILES=("$@")
@@ -114,7 +116,7 @@ else
   FILES=(tests/*.test.mjs)
 fi
 set +e
-"$NODE" --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 "${FILES[@]}"
+"$NODE" --expose-gc --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 "${FILES[@]}"
 status=$?
 set -e
 exit "$status"
