@@ -115,7 +115,7 @@ const idleInTransaction = "1min"
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("the PostgreSQL address %s does not parse: %w (want postgres://user@host:5432/db)", redact(dsn), err)
+		return nil, fmt.Errorf("the PostgreSQL address does not parse: %s (want postgres://user@host:5432/db)", parseFailure(err))
 	}
 	if cfg.MaxConns < 16 {
 		// A step holds a connection only while it writes; sixteen keep a
@@ -338,6 +338,21 @@ func ms(t time.Time) time.Time {
 // Address is the database dsn names as a message may show it,
 // host:port/database: never its user, password or parameters.
 func Address(dsn string) string { return redact(dsn) }
+
+// parseFailure is why pgx could not parse a DSN, without the DSN: pgx
+// quotes it with its password hidden, but only where it finds one, and a
+// key=value DSN written with spaces ("password = secret", valid libpq)
+// went out whole, into the serve command's error and its logs.
+func parseFailure(err error) string {
+	msg := err.Error()
+	if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) {
+		msg = strings.Replace(msg, "cannot parse `"+pe.ConnString+"`: ", "", 1)
+		if inner := pe.Unwrap(); strings.Contains(msg, pe.ConnString) && inner != nil {
+			msg = inner.Error()
+		}
+	}
+	return msg
+}
 
 // redact hides a password in a DSN for messages.
 func redact(dsn string) string {
