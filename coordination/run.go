@@ -838,6 +838,9 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 				return svc.stopFinal(ctx, r, s, own, results, context.Cause(late), &draft)
 			}
 			svc.keepFinalSpend(ctx, s, &draft, nil) // a finish given up
+			if err != nil {
+				r.leaveLease = true // as finishDecided leaves a decided session unwritten
+			}
 			return res, err
 		}
 		svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
@@ -910,7 +913,13 @@ func (svc *Service) stopFinal(ctx context.Context, r *Run, s *Session, own map[s
 
 // finishDecided finishes a decided session with d (final as writeFinal
 // takes it), waiting out an outage for as long as the run's lease lasts;
-// d's spend is recorded if the finish is not.
+// d's spend is recorded if the finish is not. A finish refused, by an
+// outage or by an error that stands (a full disk, a statement timeout),
+// leaves the run's lease to expire rather than releasing it, as
+// stoppedOnError and the loop's own refused finish do: the session reads
+// interrupted, and a run taken up again (here or on another replica)
+// writes its answer. Released, it read decided for ever with nothing to
+// write its answer, since a released lease is no dead run's to take up.
 func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
 	d.retry = true
 	var res *TeamResult
@@ -919,9 +928,11 @@ func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, final
 		return err
 	})
 	svc.keepFinalSpend(ctx, s, d, nil) // a finish given up
-	if err == nil {
-		svc.tell(Progress{SessionID: s.ID, Kind: ProgressFinished, Message: finishedMessage(res), Time: svc.now()})
+	if err != nil {
+		r.leaveLease = true
+		return res, err
 	}
+	svc.tell(Progress{SessionID: s.ID, Kind: ProgressFinished, Message: finishedMessage(res), Time: svc.now()})
 	return res, err
 }
 
