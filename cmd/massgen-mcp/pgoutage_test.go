@@ -224,8 +224,10 @@ func runAcrossAnOutage(t *testing.T, pg *pgtest.Private, stop func() error, down
 	if err != nil || after == nil || after.Version != lease.Version || after.PID != lease.PID || !after.Released {
 		t.Errorf("the run lease after = %+v (%v), want the same claim (version %d, pid %d), released at the end", after, err, lease.Version, lease.PID)
 	}
-	paused := heard.saying("store is unreachable")
-	resumed := heard.saying("store was unreachable")
+	// Unreachable, or unavailable with the cause the database told (a
+	// crashed server's restart answers "starting up" before it is back).
+	paused := append(heard.saying("store is unreachable"), heard.saying("store is unavailable (")...)
+	resumed := append(heard.saying("store was unreachable"), heard.saying("store was unavailable (")...)
 	if len(paused) == 0 || len(resumed) == 0 {
 		t.Fatalf("progress said nothing of the outage (%d pause, %d back messages): %q", len(paused), len(resumed), heard.all())
 	}
