@@ -611,7 +611,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			return res, nil
 		case StatusDecided:
 			svc.tell(svc.progress(s, st, ProgressDecided, "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
-			res, err := svc.writeFinalFrom(ctx, s, "", &draft)
+			res, err := svc.writeFinalWhileSure(ctx, r, s, "", &draft)
 			if err != nil && ctx.Err() != nil {
 				// Cancelled, timed out or shut down while the final call
 				// was pending, or its finish waiting out an outage: the
@@ -831,7 +831,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 			}
 			draft := finalDraft{retry: true}
 			err := svc.whileDown(ctx, r, s, func() (err error) {
-				res, err = svc.writeFinalFrom(late, s, "", &draft)
+				res, err = svc.writeFinalWhileSure(late, r, s, "", &draft)
 				return err
 			})
 			if err != nil && late.Err() != nil {

@@ -1,0 +1,100 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// cutRunRenewals is a memory store that says it can be unreachable (an
+// OutageStore, as the PostgreSQL store is), whose run renewals fail as
+// unreachable while cut is set.
+type cutRunRenewals struct {
+	*memstore.Store
+	cut atomic.Bool
+}
+
+func (s *cutRunRenewals) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	if s.cut.Load() {
+		return coordination.RunLease{}, errDown
+	}
+	return s.Store.RenewRun(ctx, id, version, ttl)
+}
+
+func (s *cutRunRenewals) Unavailable(err error) bool { return errors.Is(err, errDown) }
+
+// TestAFinalCallWhoseRunLeaseMayHaveRunOutIsStopped: the store stops
+// renewing the run's lease while its final call is made. Once the lease
+// may have run out, another replica may take the decided session up and
+// make the same call, so this one is stopped then, as a step's is
+// (ErrStepLeaseRunOut), rather than paid for to the end and refused at its
+// finish (found by review: it went on to the step timeout). The run waits
+// for the store, finds its claim still its own, makes the call again and
+// finishes; the stopped call's spend is the session's.
+func TestAFinalCallWhoseRunLeaseMayHaveRunOutIsStopped(t *testing.T) {
+	st := &cutRunRenewals{Store: memstore.New()}
+	var finals atomic.Int32
+	stopped := make(chan time.Duration, 1)
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
+		Open: func(sp providers.Spec) (providers.Provider, error) {
+			inner, err := backends.Open(sp)
+			if err != nil {
+				return nil, err
+			}
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				if req.Purpose != providers.PurposePresent {
+					return inner.Step(ctx, req)
+				}
+				paid := providers.Usage{Input: 100, Output: 50, CostUSD: new(0.5)}
+				if finals.Add(1) > 1 {
+					return coordtest.Answer("The final answer: 4"), paid, nil
+				}
+				st.cut.Store(true)
+				start := time.Now()
+				select {
+				case <-ctx.Done():
+					stopped <- time.Since(start)
+					st.cut.Store(false) // the store answers again
+					return providers.Action{}, paid, context.Cause(ctx)
+				case <-time.After(20 * time.Second):
+					stopped <- time.Since(start)
+					return coordtest.Answer("The final answer: 4"), paid, nil
+				}
+			}), nil
+		}})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := <-stopped; took > 5*time.Second {
+		t.Fatalf("the final call went on %v after the run's lease (TTL 200 ms) stopped being renewed; want it stopped once the lease may have run out", took)
+	}
+	if res.Status != coordination.StatusFinished || finals.Load() != 2 || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "The final answer") {
+		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the call made again", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
+	}
+	spent := 0.0
+	for _, u := range usageEntries(t, st, s.ID) {
+		if u.Usage != nil && u.Usage.CostUSD != nil {
+			spent += *u.Usage.CostUSD
+		}
+	}
+	if spent != 1 {
+		t.Errorf("the final calls' usage entries total $%v; want both calls' $0.50", spent)
+	}
+}
