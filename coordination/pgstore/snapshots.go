@@ -65,6 +65,13 @@ func (r *snapshots) Put(dst string, src *os.File, perm fs.FileMode) (int64, stri
 	if err != nil {
 		return 0, "", err
 	}
+	if n > DefaultBlobLimit {
+		// Refused before a byte is sent: PutBlob would refuse it past
+		// the limit, after writing that much to the database, at every
+		// answer the agent gave.
+		os.Remove(dst)
+		return 0, "", fmt.Errorf("%w: a file larger than the %d MiB the shared store keeps of one file; remove it (or leave it out of the workspace) and answer again", workspace.ErrTooLarge, DefaultBlobLimit>>20)
+	}
 	ctx := context.Background()
 	var have bool
 	// Touched as it is found: the manifest naming it lands only with the
