@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -53,9 +54,17 @@ func (svc *Service) team(s *Session) *workspace.Team {
 	if ws, ok := svc.store.(WorkspaceStore); ok && svc.files == nil {
 		t.Remote = ws.Snapshots(s.ID)
 		t.Blobs = t.Remote
+		// The directory is this replica's cache of the session, and the
+		// id may have named a session deleted since: what that one left
+		// here is cleared, not taken for this one's (as the ledger's
+		// loans are, by the same creation time).
+		t.Incarnation = incarnation(s)
 	}
 	return t
 }
+
+// incarnation tells a session from one deleted before it under the same id.
+func incarnation(s *Session) string { return s.CreatedAt.UTC().Format(time.RFC3339Nano) }
 
 // startFiles runs when a session is created: it takes the base its
 // workspaces start from (a write context's content; for a follow-up turn,
