@@ -136,7 +136,7 @@ func (f *viewFiles) attach(s *Session, st *State, v *view) {
 			continue
 		}
 		a.Content = f.anonymise(peer.ID, a.Alias, a.Content)
-		a.Files = f.svc.shown.files(s.ID, f.team, peer.ID, peer.LatestAnswer.Step)
+		a.Files = f.svc.shown.files(s, f.team, peer.ID, peer.LatestAnswer.Step)
 		if len(a.Files) > 0 {
 			a.FilesDir = f.team.SnapshotDir(peer.ID, peer.LatestAnswer.Step)
 		}
@@ -172,16 +172,19 @@ func (f *viewFiles) anonymise(id, alias, content string) string {
 }
 
 // shown keeps the snapshots of answers as prompts show them (up to
-// shownTextTotal of text each), by session, agent and step: a snapshot never
-// changes once taken, and every prompt that shows a peer's answer reads it.
+// shownTextTotal of text each), by session (its id and creation time: a
+// session deleted, by a prune here or in another process, and made again
+// under its id has other snapshots at the same steps), agent and step: a
+// snapshot never changes once taken, and every prompt that shows a peer's
+// answer reads it.
 type shown struct {
 	cache *lru[string, []providers.FileInfo] // capped by size (shownCacheMax)
 }
 
 // files lists a snapshot for a prompt, small text files with their
 // content. Snapshots never change, so each is read once.
-func (sh *shown) files(session string, t *workspace.Team, agent string, step int) []providers.FileInfo {
-	key := session + "\x00" + agent + "\x00" + strconv.Itoa(step)
+func (sh *shown) files(s *Session, t *workspace.Team, agent string, step int) []providers.FileInfo {
+	key := s.ID + "\x00" + incarnation(s) + "\x00" + agent + "\x00" + strconv.Itoa(step)
 	if c, ok := sh.cache.Get(key); ok {
 		return c
 	}
