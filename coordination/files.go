@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -53,9 +54,17 @@ func (svc *Service) team(s *Session) *workspace.Team {
 	if ws, ok := svc.store.(WorkspaceStore); ok && svc.files == nil {
 		t.Remote = ws.Snapshots(s.ID)
 		t.Blobs = t.Remote
+		// The directory is this replica's cache of the session, and the
+		// id may have named a session deleted since: what that one left
+		// here is cleared, not taken for this one's (as the ledger's
+		// loans are, by the same creation time).
+		t.Incarnation = incarnation(s)
 	}
 	return t
 }
+
+// incarnation tells a session from one deleted before it under the same id.
+func incarnation(s *Session) string { return s.CreatedAt.UTC().Format(time.RFC3339Nano) }
 
 // startFiles runs when a session is created: it takes the base its
 // workspaces start from (a write context's content; for a follow-up turn,
@@ -127,7 +136,7 @@ func (f *viewFiles) attach(s *Session, st *State, v *view) {
 			continue
 		}
 		a.Content = f.anonymise(peer.ID, a.Alias, a.Content)
-		a.Files = f.svc.shown.files(s.ID, f.team, peer.ID, peer.LatestAnswer.Step)
+		a.Files = f.svc.shown.files(s, f.team, peer.ID, peer.LatestAnswer.Step)
 		if len(a.Files) > 0 {
 			a.FilesDir = f.team.SnapshotDir(peer.ID, peer.LatestAnswer.Step)
 		}
@@ -163,16 +172,19 @@ func (f *viewFiles) anonymise(id, alias, content string) string {
 }
 
 // shown keeps the snapshots of answers as prompts show them (up to
-// shownTextTotal of text each), by session, agent and step: a snapshot never
-// changes once taken, and every prompt that shows a peer's answer reads it.
+// shownTextTotal of text each), by session (its id and creation time: a
+// session deleted, by a prune here or in another process, and made again
+// under its id has other snapshots at the same steps), agent and step: a
+// snapshot never changes once taken, and every prompt that shows a peer's
+// answer reads it.
 type shown struct {
 	cache *lru[string, []providers.FileInfo] // capped by size (shownCacheMax)
 }
 
 // files lists a snapshot for a prompt, small text files with their
 // content. Snapshots never change, so each is read once.
-func (sh *shown) files(session string, t *workspace.Team, agent string, step int) []providers.FileInfo {
-	key := session + "\x00" + agent + "\x00" + strconv.Itoa(step)
+func (sh *shown) files(s *Session, t *workspace.Team, agent string, step int) []providers.FileInfo {
+	key := s.ID + "\x00" + incarnation(s) + "\x00" + agent + "\x00" + strconv.Itoa(step)
 	if c, ok := sh.cache.Get(key); ok {
 		return c
 	}

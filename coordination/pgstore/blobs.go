@@ -62,6 +62,21 @@ const blobTouch = `WITH touchcfg AS (SELECT set_config('synchronous_commit', 'of
 	SELECT EXISTS (SELECT 1 FROM blobs WHERE tenant = $1 AND sha256 = $2 AND touched_at >= now() - $3 * interval '1 millisecond')
 		OR EXISTS (SELECT 1 FROM touched)`
 
+// blobsTouch is blobTouch for every blob in $2 at once, returning those
+// stored. The rows it touches are locked in one order (sha256), so two
+// snapshots touching shared blobs at once never deadlock on each other.
+// A row another statement touched meanwhile reads as not stored (the
+// statement's snapshot shows its old touch, the lock its new one): its
+// content is stored again, a write spared no more.
+const blobsTouch = `WITH touchcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
+	old AS (SELECT b.sha256 FROM blobs b, touchcfg
+		WHERE b.tenant = $1 AND b.sha256 = ANY($2) AND b.touched_at < now() - $3 * interval '1 millisecond'
+		ORDER BY b.sha256 FOR UPDATE OF b),
+	touched AS (UPDATE blobs b SET touched_at = now() FROM old
+		WHERE b.tenant = $1 AND b.sha256 = old.sha256 RETURNING b.sha256)
+	SELECT sha256 FROM blobs WHERE tenant = $1 AND sha256 = ANY($2) AND touched_at >= now() - $3 * interval '1 millisecond'
+	UNION SELECT sha256 FROM touched`
+
 // PutBlob stores r's content, at most limit bytes (DefaultBlobLimit when
 // limit <= 0), and returns its SHA-256 and size. Content stored before is
 // kept once: the new copy's chunks are dropped in the same transaction.

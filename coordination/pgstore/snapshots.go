@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,7 +24,10 @@ import (
 // table, so a replica materialises any snapshot it has not taken itself
 // (workspace.Remote). Without a WorkDir the store keeps no workspaces.
 
-var _ coordination.WorkspaceStore = (*Store)(nil)
+var (
+	_ coordination.WorkspaceStore = (*Store)(nil)
+	_ workspace.Keeper            = (*snapshots)(nil)
+)
 
 // WorkDir implements coordination.WorkspaceStore: the session's directory
 // under this replica's work directory (the default tenant's in
@@ -55,6 +60,10 @@ func (s *Store) Snapshots(id string) workspace.Remote { return &snapshots{s: s, 
 type snapshots struct {
 	s  *Store
 	id string
+
+	mu     sync.Mutex
+	kept   map[string]bool // blobs Keep asked about: whether each is kept
+	keptAt time.Time
 }
 
 // Put keeps the content in the replica's snapshot and in the blobs, read
@@ -100,9 +109,64 @@ func (r *snapshots) Put(dst string, src *os.File, perm fs.FileMode) (int64, stri
 	return n, sum, nil
 }
 
-// Share implements workspace.Blobs: the earlier snapshot's content is in
-// the blobs already (put through Put, or materialised from them).
-func (r *snapshots) Share(prev, dst string) error { return workspace.DirBlobs{}.Share(prev, dst) }
+// Share implements workspace.Blobs: the earlier snapshot's content, if
+// the blobs still hold it. A snapshot on disk may name a blob that is gone
+// (its session deleted and its blobs collected while this replica kept
+// the files): Share refuses it, and the snapshot stores the content again,
+// so its manifest never names a blob another replica cannot read.
+func (r *snapshots) Share(prev, dst, sum string) error {
+	ok, err := r.holds(sum)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("blob %s: %w", sum, ErrBlobNotFound)
+	}
+	return workspace.DirBlobs{}.Share(prev, dst, sum)
+}
+
+// Keep implements workspace.Keeper: one statement touches every blob a
+// snapshot is about to share (blobsTouch), where Share alone would cost a
+// round trip a file.
+func (r *snapshots) Keep(sums []string) error {
+	rows, err := r.s.db.pool.Query(context.Background(), blobsTouch, r.s.tenant, sums, touchEvery.Milliseconds())
+	if err != nil {
+		return fmt.Errorf("looking up a snapshot's files in PostgreSQL: %w", err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("looking up a snapshot's files in PostgreSQL: %w", err)
+	}
+	kept := make(map[string]bool, len(sums))
+	for _, sum := range sums {
+		kept[sum] = false
+	}
+	for _, sum := range have {
+		kept[sum] = true
+	}
+	r.mu.Lock()
+	r.kept, r.keptAt = kept, time.Now()
+	r.mu.Unlock()
+	return nil
+}
+
+// holds tells whether the blob sum is kept: as Keep found it lately, else
+// asked (blobTouch). Keep's answer holds for touchEvery, as a touch skipped
+// for being recent does: a collection's grace is at least twice that.
+func (r *snapshots) holds(sum string) (bool, error) {
+	r.mu.Lock()
+	ok, asked := r.kept[sum]
+	asked = asked && time.Since(r.keptAt) < touchEvery
+	r.mu.Unlock()
+	if asked {
+		return ok, nil
+	}
+	var have bool
+	if err := r.s.db.pool.QueryRow(context.Background(), blobTouch, r.s.tenant, sum, touchEvery.Milliseconds()).Scan(&have); err != nil {
+		return false, fmt.Errorf("looking up a snapshot's file in PostgreSQL: %w", err)
+	}
+	return have, nil
+}
 
 // Manifest implements workspace.Remote.
 func (r *snapshots) Manifest(agent string, step int) (*workspace.Manifest, bool, error) {

@@ -93,7 +93,7 @@ func (r *racedRemote) Put(dst string, src *os.File, perm fs.FileMode) (int64, st
 	return DirBlobs{}.Put(dst, src, perm)
 }
 
-func (r *racedRemote) Share(prev, dst string) error { return DirBlobs{}.Share(prev, dst) }
+func (r *racedRemote) Share(prev, dst, sum string) error { return DirBlobs{}.Share(prev, dst, sum) }
 
 func (r *racedRemote) Manifest(agent string, step int) (*Manifest, bool, error) {
 	r.mu.Lock()

@@ -17,8 +17,20 @@ type Blobs interface {
 	// read-only with perm's other bits, and returns its size and SHA-256.
 	Put(dst string, src *os.File, perm fs.FileMode) (n int64, sum string, err error)
 	// Share makes dst, a new file, hold the content of prev, a file of an
-	// earlier snapshot.
-	Share(prev, dst string) error
+	// earlier snapshot whose manifest gives its SHA-256 as sum. On an
+	// error the snapshot puts the content anew (Put) instead.
+	Share(prev, dst, sum string) error
+}
+
+// Keeper is implemented by Blobs whose content can go while a snapshot
+// naming it is still on disk (a database's garbage collection of blobs no
+// manifest names): Share refuses content no longer kept, so no new
+// manifest names it. Before sharing, a snapshot asks about everything it
+// is about to share at once, so Share need not ask file by file.
+type Keeper interface {
+	// Keep finds which of sums are kept and makes sure they stay until a
+	// manifest naming them can land; Share then answers from it.
+	Keep(sums []string) error
 }
 
 // DirBlobs keeps snapshot contents as plain files (MassGen reads them there):
@@ -64,7 +76,7 @@ func fill(out, src *os.File) (int64, string, error) {
 }
 
 // Share implements Blobs.
-func (DirBlobs) Share(prev, dst string) error {
+func (DirBlobs) Share(prev, dst, _ string) error {
 	err := os.Link(prev, dst)
 	if err == nil || errors.Is(err, fs.ErrExist) {
 		return err

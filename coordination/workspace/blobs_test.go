@@ -20,11 +20,11 @@ func (c *countingBlobs) Put(dst string, src *os.File, perm fs.FileMode) (int64, 
 	return DirBlobs{}.Put(dst, src, perm)
 }
 
-func (c *countingBlobs) Share(prev, dst string) error {
+func (c *countingBlobs) Share(prev, dst, sum string) error {
 	c.mu.Lock()
 	c.shares = append(c.shares, dst)
 	c.mu.Unlock()
-	return DirBlobs{}.Share(prev, dst)
+	return DirBlobs{}.Share(prev, dst, sum)
 }
 
 // TestSnapshotContentGoesThroughTheTeamsBlobs: every byte a snapshot keeps

@@ -98,6 +98,9 @@ func (t *Team) ReleaseWorktrees(agents []string) error {
 	if !ok {
 		return nil
 	}
+	if err := t.claim(); err != nil {
+		return err
+	}
 	released := false
 	for _, a := range agents {
 		p := filepath.Join(t.Live(a), ".git")

@@ -64,6 +64,9 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 	if len(nodes) > 0 {
 		dirs = append(dirs, out)
 	}
+	if err := keepShared(blobs, nodes, prev); err != nil {
+		return nil, err
+	}
 	var total int64
 	var puts []put
 	for _, n := range nodes {
@@ -119,13 +122,36 @@ func shareFile(blobs Blobs, n node, dst string, prev *Manifest, prevDir string) 
 	f = File{Path: n.rel, Bytes: n.info.Size(), Mode: n.info.Mode().Perm(), Live: fp}
 	if prev != nil {
 		if p, ok := prev.Lookup(n.rel); ok && unchanged(p, f, prev.Taken) {
-			if err := blobs.Share(filepath.Join(prevDir, filepath.FromSlash(n.rel)), dst); err == nil {
+			if err := blobs.Share(filepath.Join(prevDir, filepath.FromSlash(n.rel)), dst, p.SHA256); err == nil {
 				f.SHA256 = p.SHA256
 				return f, true
 			}
 		}
 	}
 	return f, false
+}
+
+// keepShared asks a Keeper, once, about the content of every file the
+// snapshot is about to share with prev.
+func keepShared(blobs Blobs, nodes []node, prev *Manifest) error {
+	k, ok := blobs.(Keeper)
+	if !ok || prev == nil {
+		return nil
+	}
+	var sums []string
+	for _, n := range nodes {
+		if !n.info.Mode().IsRegular() {
+			continue
+		}
+		f := File{Path: n.rel, Bytes: n.info.Size(), Mode: n.info.Mode().Perm(), Live: fingerprint(n.info)}
+		if p, ok := prev.Lookup(n.rel); ok && unchanged(p, f, prev.Taken) {
+			sums = append(sums, p.SHA256)
+		}
+	}
+	if len(sums) == 0 {
+		return nil
+	}
+	return k.Keep(sums)
 }
 
 // put is a file whose content a snapshot must store anew.

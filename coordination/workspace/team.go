@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync/atomic"
 )
 
 // Team is the workspaces of one session, laid out in its directory:
@@ -30,6 +31,11 @@ type Team struct {
 	// Remote, when set, is where the snapshots live for every replica
 	// (remote.go); Dir is then this replica's copy, filled as it is read.
 	Remote Remote
+	// Incarnation, when set, names the session Dir caches among those
+	// ever given its id (its creation time): Dir is cleared before use
+	// when another's files are in it (incarnation.go).
+	Incarnation string
+	claimed     atomic.Bool
 }
 
 // NewTeam lays a session's workspaces out in dir.
@@ -92,6 +98,9 @@ func (t *Team) Start() error {
 // became it first. A base is never taken over: the other one's files may
 // already be in a workspace.
 func (t *Team) takeBase(take func(stage string) (*Manifest, error)) error {
+	if err := t.claim(); err != nil {
+		return err
+	}
 	if ok, err := t.hasBase(); ok || err != nil {
 		return err
 	}
@@ -163,6 +172,9 @@ func (t *Team) startFilter(c Context) (commit string, leave skip, err error) {
 }
 
 func (t *Team) base() (*Manifest, string, error) {
+	if err := t.claim(); err != nil {
+		return &Manifest{}, "", err
+	}
 	m, ok, err := t.snapshotManifest(t.baseDir(), "", 0)
 	if err != nil || !ok {
 		return &Manifest{}, "", err
@@ -177,6 +189,9 @@ func (t *Team) base() (*Manifest, string, error) {
 // agent, as after a failover, that answer was taken on another replica;
 // starting from the base would drop the agent's earlier work).
 func (t *Team) Prepare(agent string) (string, error) {
+	if err := t.claim(); err != nil {
+		return "", err
+	}
 	live := t.Live(agent)
 	if _, err := os.Lstat(live); err == nil {
 		return live, nil
@@ -225,10 +240,16 @@ func (t *Team) Latest(agent string) (step int, m *Manifest, dir string, err erro
 // Snapshot returns the manifest of an agent's snapshot at step (ok false
 // when that step has none).
 func (t *Team) Snapshot(agent string, step int) (*Manifest, bool, error) {
+	if err := t.claim(); err != nil {
+		return nil, false, err
+	}
 	return t.snapshotManifest(t.StepDir(agent, step), agent, step)
 }
 
 func (t *Team) steps(agent string) ([]int, error) {
+	if err := t.claim(); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(filepath.Join(t.Dir, "agents", agent))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -281,6 +302,9 @@ func Discard(stage string) {
 // Rollback brings an agent's live workspace back to its latest snapshot (or
 // the base), undoing what a step that did not answer changed.
 func (t *Team) Rollback(agent string) error {
+	if err := t.claim(); err != nil {
+		return err
+	}
 	live := t.Live(agent)
 	if _, err := os.Lstat(live); errors.Is(err, fs.ErrNotExist) {
 		return nil // never prepared: nothing to undo

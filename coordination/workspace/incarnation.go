@@ -1,0 +1,102 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
+)
+
+// A replica's directory of a session kept elsewhere (Team.Remote) is a
+// cache, and a session id outlives its session: one deleted (sessions
+// prune) may be created again under the same id, and its directory here
+// still holds the deleted one's workspaces, snapshots and base, which the
+// new one would take for its own (its agents' work, its answers' files)
+// and name in its manifests (blobs the prune collected). So the directory
+// says whose it is: IncarnationName holds Team.Incarnation, written as the
+// directory is made; a Team of another incarnation moves it aside and
+// starts an empty one before it reads or writes anything there.
+
+// IncarnationName is the file in a session's directory naming the
+// incarnation its content belongs to (Team.Incarnation).
+const IncarnationName = ".incarnation"
+
+// claims serialises the checks of one directory in this process: of two
+// steps opening a session made again, one moves the old directory aside
+// and the other finds the new one, never moving it aside in turn.
+var claims sync.Map // directory -> *sync.Mutex
+
+// claim makes Dir this incarnation's, once per Team: a directory holding
+// another's (or an unmarked one, which cannot say whose it is) is renamed
+// aside, whole, then removed, so a crash leaves the old content under a
+// hidden name no session reads, never half of it in use; an empty
+// directory is then made with its marker. A Team without an Incarnation
+// keeps Dir as it is (the file store's directory is the session itself).
+func (t *Team) claim() error {
+	if t.Incarnation == "" || t.claimed.Load() {
+		return nil
+	}
+	m, _ := claims.LoadOrStore(t.Dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	defer mu.Unlock()
+	if t.claimed.Load() {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(t.Dir, IncarnationName))
+	switch {
+	case err == nil && string(data) == t.Incarnation:
+		t.claimed.Store(true)
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("cannot tell whose files the session's directory %s holds: %w", t.Dir, err)
+	}
+	if err := moveAside(t.Dir); err != nil {
+		return fmt.Errorf("cannot clear the files an earlier session of the same id left in %s: %w", t.Dir, err)
+	}
+	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+		return err
+	}
+	// Written last: a crash before it leaves an unmarked directory,
+	// which the next claim clears.
+	if err := wholefile.Replace(filepath.Join(t.Dir, IncarnationName), []byte(t.Incarnation), 0o644); err != nil {
+		return err
+	}
+	if err := wholefile.SyncDir(filepath.Dir(t.Dir)); err != nil {
+		return err
+	}
+	t.claimed.Store(true)
+	return nil
+}
+
+// moveAside renames dir, if it is there, to a hidden name beside it
+// (.<name>.stale-<random>, never a session id) and removes it, with any
+// such directory a crash left before.
+func moveAside(dir string) error {
+	parent, prefix := filepath.Dir(dir), "."+filepath.Base(dir)+".stale-"
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	trash, err := os.MkdirTemp(parent, prefix)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(dir, filepath.Join(trash, "old")); err != nil {
+		os.Remove(trash)
+		return err
+	}
+	if err := wholefile.SyncDir(parent); err != nil {
+		return err
+	}
+	// What cannot be removed now (a file another process holds open on a
+	// system that refuses that) is hidden, and goes with the next clear.
+	wholefile.SweepFunc(parent, func(de fs.DirEntry) bool {
+		return de.IsDir() && strings.HasPrefix(de.Name(), prefix)
+	})
+	return nil
+}
