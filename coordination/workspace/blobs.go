@@ -29,7 +29,8 @@ type Blobs interface {
 // is about to share at once, so Share need not ask file by file.
 type Keeper interface {
 	// Keep finds which of sums are kept and makes sure they stay until a
-	// manifest naming them can land; Share then answers from it.
+	// manifest naming them can land; Share then answers from it (after
+	// a Keep that failed, Share asks for itself).
 	Keep(sums []string) error
 }
 

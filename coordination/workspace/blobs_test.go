@@ -52,3 +52,37 @@ func TestSnapshotContentGoesThroughTheTeamsBlobs(t *testing.T) {
 		t.Fatalf("second snapshot: %d puts, %d shares in all; want 3 and 1 (the changed file put, the unchanged one shared)", len(blobs.puts), len(blobs.shares))
 	}
 }
+
+// failingKeeper is countingBlobs whose Keep, the batched question before
+// sharing, always fails (an outage, a deadlock with a collection).
+type failingKeeper struct {
+	countingBlobs
+	keeps int
+}
+
+func (f *failingKeeper) Keep([]string) error {
+	f.keeps++
+	return fs.ErrPermission
+}
+
+// TestAKeepThatFailsLeavesShareToAsk: the batched question only spares
+// Share its own; one that fails does not fail the snapshot, whose
+// unchanged file is still shared.
+func TestAKeepThatFailsLeavesShareToAsk(t *testing.T) {
+	tm := NewTeam(t.TempDir(), nil, "")
+	blobs := &failingKeeper{}
+	tm.Blobs = blobs
+	live, err := tm.Prepare("agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, live, "index.html", "<h1>bakery</h1>")
+	write(t, live, "css/site.css", "body{}")
+	age(t, live)
+	stageAndLand(t, tm, "agent_a", 1)
+	write(t, live, "index.html", "<h1>bakery, now with bread</h1>")
+	stageAndLand(t, tm, "agent_a", 2)
+	if blobs.keeps != 1 || len(blobs.shares) != 1 {
+		t.Fatalf("Keep asked %d times, %d shares; want the second snapshot to ask once and still share its unchanged file", blobs.keeps, len(blobs.shares))
+	}
+}

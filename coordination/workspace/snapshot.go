@@ -64,9 +64,7 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 	if len(nodes) > 0 {
 		dirs = append(dirs, out)
 	}
-	if err := keepShared(blobs, nodes, prev); err != nil {
-		return nil, err
-	}
+	keepShared(blobs, nodes, prev)
 	var total int64
 	var puts []put
 	for _, n := range nodes {
@@ -132,11 +130,13 @@ func shareFile(blobs Blobs, n node, dst string, prev *Manifest, prevDir string) 
 }
 
 // keepShared asks a Keeper, once, about the content of every file the
-// snapshot is about to share with prev.
-func keepShared(blobs Blobs, nodes []node, prev *Manifest) error {
+// snapshot is about to share with prev. It only spares Share its own
+// questions: one that fails (an outage, a deadlock with a collection of
+// blobs) leaves Share to ask file by file, so the answer is not lost to it.
+func keepShared(blobs Blobs, nodes []node, prev *Manifest) {
 	k, ok := blobs.(Keeper)
 	if !ok || prev == nil {
-		return nil
+		return
 	}
 	var sums []string
 	for _, n := range nodes {
@@ -148,10 +148,9 @@ func keepShared(blobs Blobs, nodes []node, prev *Manifest) error {
 			sums = append(sums, p.SHA256)
 		}
 	}
-	if len(sums) == 0 {
-		return nil
+	if len(sums) > 0 {
+		_ = k.Keep(sums)
 	}
-	return k.Keep(sums)
 }
 
 // put is a file whose content a snapshot must store anew.
