@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
@@ -18,18 +17,7 @@ import (
 // before, it was written to the database up to the limit and then
 // refused, at every answer, as a plain error (found by review).
 func TestAFileOverTheBlobLimitIsRefusedBeforeItIsSent(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaWithFiles(t, dsn)
-	ctx := context.Background()
-	const id, agent = "big", "agent_a"
-	if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-		t.Fatal(err)
-	}
-	ta := teamOn(a, id)
-	live, err := ta.Prepare(agent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, ta, live := preparedOn(t, pgtest.Schema(t), "big", "agent_a")
 	f, err := os.Create(filepath.Join(live, "data.bin"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,12 +26,12 @@ func TestAFileOverTheBlobLimitIsRefusedBeforeItIsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	_, _, err = ta.Stage(agent, 1)
+	_, _, err = ta.Stage("agent_a", 1)
 	if !errors.Is(err, workspace.ErrTooLarge) || !strings.Contains(err.Error(), "MiB") || !strings.Contains(err.Error(), "remove it") {
 		t.Fatalf("staging a file over the blob limit = %v; want the workspace too large, in MiB, saying what to do", err)
 	}
 	var chunks int
-	if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM blob_chunks`).Scan(&chunks); err != nil || chunks != 0 {
+	if err := a.db.pool.QueryRow(context.Background(), `SELECT count(*) FROM blob_chunks`).Scan(&chunks); err != nil || chunks != 0 {
 		t.Fatalf("%d chunks stored (%v); want none", chunks, err)
 	}
 }

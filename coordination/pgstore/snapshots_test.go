@@ -58,6 +58,22 @@ func replicasSharing(t testing.TB, id string) (a, b *Store) {
 
 // teamOn is a session's workspaces on one replica, as coordination builds
 // them for a WorkspaceStore.
+// preparedOn is a replica with files on dsn, a session id stored there,
+// its team and agent's live workspace.
+func preparedOn(t *testing.T, dsn, id, agent string) (*Store, *workspace.Team, string) {
+	t.Helper()
+	a := replicaWithFiles(t, dsn)
+	if err := a.Create(context.Background(), storetest.NewSession(id)); err != nil {
+		t.Fatal(err)
+	}
+	ta := teamOn(a, id)
+	live, err := ta.Prepare(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, ta, live
+}
+
 func teamOn(st *Store, id string) *workspace.Team {
 	t := workspace.NewTeam(st.WorkDir(id), nil, "")
 	t.Remote = st.Snapshots(id)
@@ -250,18 +266,10 @@ func TestASnapshotTakenOnOneReplicaIsServedByAnother(t *testing.T) {
 // TestAnAnswerWithoutItsSnapshotRecordsNothing: the answer and its
 // snapshot land in one transaction; a fenced answer leaves no snapshot row.
 func TestAnAnswerWithoutItsSnapshotRecordsNothing(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaWithFiles(t, dsn)
-	ctx := context.Background()
 	const id, agent = "fenced", "agent_a"
-	if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-		t.Fatal(err)
-	}
-	ta := teamOn(a, id)
-	live, err := ta.Prepare(agent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pgtest.Schema(t)
+	a, ta, live := preparedOn(t, dsn, id, agent)
+	ctx := context.Background()
 	if err := os.WriteFile(filepath.Join(live, "a.txt"), []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
