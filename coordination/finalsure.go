@@ -61,7 +61,15 @@ func (r *Run) whileSure(ctx context.Context) (_ context.Context, done func()) {
 // out, or was lost, returns that (an outage, or ErrLeaseLost) for the
 // caller to wait out or stop on, rather than the context's end, which a
 // caller reads as a cancel.
+// Only a store that can be unreachable while this process lives (an
+// OutageStore: PostgreSQL) bounds it, as a step's call (stepClaim's
+// canRunOut): the memory and file stores' renewals wait on no network,
+// and a stall of this process (a laptop's sleep) is no other replica's
+// chance to take the session up.
 func (svc *Service) writeFinalWhileSure(ctx context.Context, r *Run, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
+	if _, canRunOut := svc.store.(OutageStore); !canRunOut {
+		return svc.writeFinalFrom(ctx, s, final, d)
+	}
 	sctx, done := r.whileSure(ctx)
 	defer done()
 	res, err := svc.writeFinalFrom(sctx, s, final, d)

@@ -98,3 +98,62 @@ func TestAFinalCallWhoseRunLeaseMayHaveRunOutIsStopped(t *testing.T) {
 		t.Errorf("the final calls' usage entries total $%v; want both calls' $0.50", spent)
 	}
 }
+
+// stalledRunRenewals is a memory store, which cannot be unreachable while
+// this process lives, whose run renewals stall (a laptop asleep, a long
+// fsync) while cut is set.
+type stalledRunRenewals struct {
+	*memstore.Store
+	cut atomic.Bool
+}
+
+func (s *stalledRunRenewals) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+	if s.cut.Load() {
+		return coordination.RunLease{}, errDown
+	}
+	return s.Store.RenewRun(ctx, id, version, ttl)
+}
+
+// TestAFinalCallOnAStoreThatCannotBeUnreachableIsNotStopped: the memory
+// and file stores do not run out so (a step's call is not stopped there
+// either): no other replica can take the session up, and stopping the
+// call would only pay for it twice (found by review).
+func TestAFinalCallOnAStoreThatCannotBeUnreachableIsNotStopped(t *testing.T) {
+	st := &stalledRunRenewals{Store: memstore.New()}
+	var finals atomic.Int32
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
+		Open: func(sp providers.Spec) (providers.Provider, error) {
+			inner, err := backends.Open(sp)
+			if err != nil {
+				return nil, err
+			}
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				if req.Purpose != providers.PurposePresent {
+					return inner.Step(ctx, req)
+				}
+				if finals.Add(1) > 1 {
+					return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
+				}
+				st.cut.Store(true)
+				defer st.cut.Store(false)
+				select {
+				case <-ctx.Done():
+					return providers.Action{}, providers.Usage{}, context.Cause(ctx)
+				case <-time.After(time.Second):
+					return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
+				}
+			}), nil
+		}})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != coordination.StatusFinished || finals.Load() != 1 || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "The final answer") {
+		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the one call", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
+	}
+}
