@@ -344,14 +344,15 @@ func Address(dsn string) string { return redact(dsn) }
 // key=value DSN written with spaces ("password = secret", valid libpq)
 // went out whole, into the serve command's error and its logs.
 func parseFailure(err error) string {
-	msg := err.Error()
-	if pe := (*pgconn.ParseConfigError)(nil); errors.As(err, &pe) {
-		msg = strings.Replace(msg, "cannot parse `"+pe.ConnString+"`: ", "", 1)
-		if inner := pe.Unwrap(); strings.Contains(msg, pe.ConnString) && inner != nil {
-			msg = inner.Error()
-		}
+	pe := (*pgconn.ParseConfigError)(nil)
+	if !errors.As(err, &pe) {
+		return "pgx could not read it"
 	}
-	return msg
+	// pgx's words with the address left out: its own copy, quoted, is
+	// redacted only where pgx found a password.
+	quiet := *pe
+	quiet.ConnString = ""
+	return strings.TrimPrefix(quiet.Error(), "cannot parse ``: ")
 }
 
 // redact hides a password in a DSN for messages.
