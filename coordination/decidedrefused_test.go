@@ -109,3 +109,53 @@ func TestARefusedFinishLeavesADecidedSessionToBeTakenUp(t *testing.T) {
 		})
 	}
 }
+
+// TestADecidedSessionWhoseFinishIsRefusedIsNotPaidForAtEveryLook: a
+// decided session whose finish an error that stands refuses reads
+// interrupted, and a replica resuming those takes it up; each take-up
+// makes its final call again. Its refused finishes count as failed
+// resumes, so after resumeFreeTries the replica waits a minute before it
+// pays again, where it took it up at every look (found by review).
+func TestADecidedSessionWhoseFinishIsRefusedIsNotPaidForAtEveryLook(t *testing.T) {
+	st := &refuseFinished{Store: memstore.New()}
+	var finals atomic.Int32
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 100 * time.Millisecond,
+		Open: func(sp providers.Spec) (providers.Provider, error) {
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				if req.Purpose != providers.PurposeStep {
+					finals.Add(1)
+					return coordtest.Answer("final"), providers.Usage{}, nil
+				}
+				if len(req.Shown) > 0 {
+					return coordtest.Vote(req.Shown[0].Alias), providers.Usage{}, nil
+				}
+				return coordtest.Answer("Answer: 4"), providers.Usage{}, nil
+			}), nil
+		}})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Run(ctx, s.ID, nil); !errors.Is(err, errNoSpace) {
+		t.Fatalf("run: %v; want the refused finish", err)
+	}
+	looks := 0
+	for range 8 {
+		time.Sleep(300 * time.Millisecond) // past the lease's TTL
+		ids, err := svc.ResumeInterrupted(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		looks++
+		if r, ok := svc.Running(s.ID); ok {
+			<-r.Done()
+		}
+	}
+	if n := finals.Load(); n > 3 || looks == 0 {
+		t.Fatalf("%d final calls over %d take-ups in 8 looks; want the take-ups to stop after the free tries (3 calls at most)", n, looks)
+	}
+}

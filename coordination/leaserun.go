@@ -431,7 +431,12 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 		_, _, err = svc.start(ctx, sum.SessionID, life.Cancels)
 		switch {
 		case err == nil:
-			svc.resumeWaits.Delete(sum.SessionID)
+			if life.Status != StatusDecided {
+				// A decided session's resume is only its finish, which
+				// fails after the start (finishRefused): its failures
+				// count on until it finishes.
+				svc.resumeWaits.Delete(sum.SessionID)
+			}
 			resumed = append(resumed, sum.SessionID)
 		case errors.Is(err, ErrSessionRunning):
 			// Another replica's try, which may fail as this one's did:

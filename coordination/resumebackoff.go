@@ -93,3 +93,19 @@ func (svc *Service) runSteps(ctx context.Context, id string, l *Ledger) (int, bo
 	}
 	return n, true
 }
+
+// finishRefused counts a decided session's finish that an error that
+// stands refused (a full disk, a statement timeout) as a failed resume of
+// it: the run leaves its lease to expire so the session reads interrupted
+// (finishDecided), and every replica resuming those would take it up at
+// each look and pay for its final call again while the error stands. Its
+// steps are what the backoff compares (resumeDue), as a failed start's.
+func (svc *Service) finishRefused(ctx context.Context, id string) {
+	l, err := svc.store.Ledger(context.WithoutCancel(ctx), id)
+	svc.resumeFailed(id, func() (int, bool) {
+		if err != nil {
+			return 0, false
+		}
+		return svc.runSteps(ctx, id, l)
+	})
+}

@@ -629,6 +629,9 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				// A refusal that stands: stopped like any error, which
 				// leaves a decided session to read interrupted.
 				svc.keepFinalSpend(dctx, s, &draft, nil)
+				if !errors.Is(err, ErrLeaseLost) {
+					svc.finishRefused(dctx, s.ID)
+				}
 				return svc.stop(dctx, r, s, own, results, err)
 			}
 			svc.over(dctx, s.ID, "the run", &down)
@@ -840,6 +843,9 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 			svc.keepFinalSpend(ctx, s, &draft, nil) // a finish given up
 			if err != nil {
 				r.leaveLease = true // as finishDecided leaves a decided session unwritten
+				if !svc.storeDown(err) && !errors.Is(err, ErrLeaseLost) {
+					svc.finishRefused(ctx, s.ID)
+				}
 			}
 			return res, err
 		}
@@ -919,7 +925,10 @@ func (svc *Service) stopFinal(ctx context.Context, r *Run, s *Session, own map[s
 // stoppedOnError and the loop's own refused finish do: the session reads
 // interrupted, and a run taken up again (here or on another replica)
 // writes its answer. Released, it read decided for ever with nothing to
-// write its answer, since a released lease is no dead run's to take up.
+// write its answer, since a released lease is no dead run's to take up. A
+// refusal that stands counts as a failed resume (finishRefused), so
+// replicas taking it up back off rather than pay for its final call at
+// every look.
 func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
 	d.retry = true
 	var res *TeamResult
@@ -930,6 +939,9 @@ func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, final
 	svc.keepFinalSpend(ctx, s, d, nil) // a finish given up
 	if err != nil {
 		r.leaveLease = true
+		if !svc.storeDown(err) && !errors.Is(err, ErrLeaseLost) {
+			svc.finishRefused(ctx, s.ID)
+		}
 		return res, err
 	}
 	svc.tell(Progress{SessionID: s.ID, Kind: ProgressFinished, Message: finishedMessage(res), Time: svc.now()})
