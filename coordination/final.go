@@ -260,7 +260,7 @@ func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalS
 		text, usage, note := svc.finalCall(ctx, s, st, &res, strategy)
 		*d = finalDraft{made: true, text: text, note: note, retry: d.retry,
 			spend: svc.newUsageRecord(res.Winner.AgentID, usage, "final call ("+string(strategy)+")", nil)} // decided: a winner
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && text == "" {
 			d.made = false // cut short: no answer to write
 			svc.keepFinalSpend(ctx, s, d, nil)
 			return nil, context.Cause(ctx)
@@ -292,7 +292,7 @@ func (svc *Service) skipFinalOverBudget(ctx context.Context, s *Session, l *Ledg
 	}
 	why := fmt.Sprintf("the session's %s was spent before the final call (%s)", budget, spend)
 	*d = finalDraft{made: true, note: why + "; the winner's answer is used as is", retry: d.retry}
-	svc.event(ctx, s.ID, Event{Type: "final_skipped", Message: "no " + string(strategy) + " call: " + why + "; the winner's answer is used as is"})
+	svc.event(context.WithoutCancel(ctx), s.ID, Event{Type: "final_skipped", Message: "no " + string(strategy) + " call: " + why + "; the winner's answer is used as is"})
 	return true
 }
 

@@ -157,3 +157,42 @@ func TestAFinalCallOnAStoreThatCannotBeUnreachableIsNotStopped(t *testing.T) {
 		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the one call", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
 	}
 }
+
+// TestAFinalAnswerThatArrivesAsItsCallIsStoppedIsKept: a final call that
+// answered just as its lease's end stopped it gave an answer that was paid
+// for: it is written, not thrown away and paid for again (found by review).
+func TestAFinalAnswerThatArrivesAsItsCallIsStoppedIsKept(t *testing.T) {
+	st := &cutRunRenewals{Store: memstore.New()}
+	var finals atomic.Int32
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
+		Open: func(sp providers.Spec) (providers.Provider, error) {
+			inner, err := backends.Open(sp)
+			if err != nil {
+				return nil, err
+			}
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				if req.Purpose != providers.PurposePresent {
+					return inner.Step(ctx, req)
+				}
+				if finals.Add(1) > 1 {
+					return coordtest.Answer("A second final answer"), providers.Usage{}, nil
+				}
+				st.cut.Store(true)
+				<-ctx.Done()
+				st.cut.Store(false)
+				return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
+			}), nil
+		}})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Run(ctx, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != coordination.StatusFinished || finals.Load() != 1 || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "The final answer") {
+		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the first call's answer", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
+	}
+}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,8 +29,17 @@ const IncarnationName = ".incarnation"
 
 // claims serialises the checks of one directory in this process: of two
 // steps opening a session made again, one moves the old directory aside
-// and the other finds the new one, never moving it aside in turn.
-var claims sync.Map // directory -> *sync.Mutex
+// and the other finds the new one, never moving it aside in turn. A fixed
+// set of locks, a directory's chosen by its name's hash: one a directory
+// would grow with every session the process ever opened.
+var claims [64]sync.Mutex
+
+// claimLock is the lock of dir's checks.
+func claimLock(dir string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(dir))
+	return &claims[h.Sum32()%uint32(len(claims))]
+}
 
 // claim makes Dir this incarnation's, once per Team: a directory holding
 // another's (or an unmarked one, which cannot say whose it is) is renamed
@@ -41,8 +51,15 @@ func (t *Team) claim() error {
 	if t.Incarnation == "" || t.claimed.Load() {
 		return nil
 	}
-	m, _ := claims.LoadOrStore(t.Dir, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
+	// What was moved aside is removed once the lock is let go: the locks
+	// are shared among directories, and a large workspace takes a while.
+	moved := false
+	defer func() {
+		if moved {
+			sweepAside(t.Dir)
+		}
+	}()
+	mu := claimLock(t.Dir)
 	mu.Lock()
 	defer mu.Unlock()
 	if t.claimed.Load() {
@@ -56,7 +73,7 @@ func (t *Team) claim() error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("cannot tell whose files the session's directory %s holds: %w", t.Dir, err)
 	}
-	if err := moveAside(t.Dir); err != nil {
+	if moved, err = moveAside(t.Dir); err != nil {
 		return fmt.Errorf("cannot clear the files an earlier session of the same id left in %s: %w", t.Dir, err)
 	}
 	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
@@ -75,28 +92,33 @@ func (t *Team) claim() error {
 }
 
 // moveAside renames dir, if it is there, to a hidden name beside it
-// (.<name>.stale-<random>, never a session id) and removes it, with any
-// such directory a crash left before.
-func moveAside(dir string) error {
-	parent, prefix := filepath.Dir(dir), "."+filepath.Base(dir)+".stale-"
+// (.<name>.stale-<random>, never a session id); sweepAside removes it.
+func moveAside(dir string) (moved bool, err error) {
+	parent := filepath.Dir(dir)
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
-	trash, err := os.MkdirTemp(parent, prefix)
+	trash, err := os.MkdirTemp(parent, staleAside(dir))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := os.Rename(dir, filepath.Join(trash, "old")); err != nil {
 		os.Remove(trash)
-		return err
+		return false, err
 	}
-	if err := wholefile.SyncDir(parent); err != nil {
-		return err
-	}
-	// What cannot be removed now (a file another process holds open on a
-	// system that refuses that) is hidden, and goes with the next clear.
-	wholefile.SweepFunc(parent, func(de fs.DirEntry) bool {
+	return true, wholefile.SyncDir(parent)
+}
+
+// staleAside is the prefix of the names dir is moved aside to.
+func staleAside(dir string) string { return "." + filepath.Base(dir) + ".stale-" }
+
+// sweepAside removes what was moved aside from dir, with any such
+// directory a crash left before. What cannot be removed now (a file
+// another process holds open on a system that refuses that) stays hidden,
+// and goes with the next clear.
+func sweepAside(dir string) {
+	prefix := staleAside(dir)
+	wholefile.SweepFunc(filepath.Dir(dir), func(de fs.DirEntry) bool {
 		return de.IsDir() && strings.HasPrefix(de.Name(), prefix)
 	})
-	return nil
 }
