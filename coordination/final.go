@@ -118,7 +118,10 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 			return res, nil
 		}
 	}
-	res, err = svc.writeFinal(ctx, s, final)
+	// The final call is bounded by the claim's lease, as a run's is: past
+	// it, a replica resuming interrupted sessions may take this one up
+	// and make the same call (an outage for the caller to call again on).
+	res, err = svc.writeFinalWhileSure(ctx, claim, s, final, &finalDraft{})
 	if err != nil && ctx.Err() != nil {
 		// The request ended during the final call: the session finishes
 		// with the winner's answer, as a run stopped in its final call
@@ -202,13 +205,6 @@ func (svc *Service) finalClaim(ctx context.Context, s *Session) (*runClaim, erro
 	return c, nil
 }
 
-// writeFinal runs the final call of a decided session (present or
-// synthesize) and finishes it. If the call fails, the winner's answer stands
-// and the result says why.
-func (svc *Service) writeFinal(ctx context.Context, s *Session, final FinalStrategy) (*TeamResult, error) {
-	return svc.writeFinalFrom(ctx, s, final, &finalDraft{})
-}
-
 // finalDraft is a final call's outcome, made once: the run loop keeps it
 // across an outage that kept its record from the store, which is waited
 // out and tried again without paying for the call again. A draft made
@@ -237,8 +233,10 @@ func winnerAsIs(why string) *finalDraft {
 	return &finalDraft{made: true, note: why + "; the winner's answer is used as is"}
 }
 
-// writeFinalFrom is writeFinal with the draft d: the final call is made
-// (and its spend recorded) only if d was not made yet.
+// writeFinalFrom runs the final call of a decided session (present or
+// synthesize) and finishes it, with the draft d: the call is made (and its
+// spend recorded) only if d was not made yet. If the call fails, the
+// winner's answer stands and the result says why.
 func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
 	l, err := svc.store.Ledger(ctx, s.ID)
 	if err != nil {

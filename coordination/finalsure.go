@@ -17,18 +17,18 @@ import (
 // (ErrStepLeaseRunOut).
 var ErrRunLeaseRunOut = fmt.Errorf("the run's lease may have run out while the store was unreachable, so its final call was stopped (another replica may be making it): %w", ErrStoreUnavailable)
 
-// whileSure is ctx ended with ErrRunLeaseRunOut once the run's lease may
-// have run out (runClaim.holds), or with ErrLeaseLost once it was lost, for
-// the final call; done ends it once the call is over. A run made by a test
-// holds no claim, and its ctx is left as it is.
-func (r *Run) whileSure(ctx context.Context) (_ context.Context, done func()) {
-	if r.claim == nil {
+// whileSure is ctx ended with ErrRunLeaseRunOut once the claim's lease
+// may have run out (holds), or with ErrLeaseLost once it was lost, for a
+// final call, a run's or a Finalize's; done ends it once the call is over.
+// A run made by a test holds no claim (nil), and its ctx is left as it is.
+func (c *runClaim) whileSure(ctx context.Context) (_ context.Context, done func()) {
+	if c == nil {
 		return ctx, func() {}
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		for {
-			until, lost := r.claim.holds()
+			until, lost := c.holds()
 			if lost {
 				cancel(ErrLeaseLost)
 				return
@@ -42,7 +42,7 @@ func (r *Run) whileSure(ctx context.Context) (_ context.Context, done func()) {
 			// meanwhile moved it on.
 			t := time.NewTimer(wait)
 			select {
-			case <-r.claim.lost:
+			case <-c.lost:
 				t.Stop()
 				cancel(ErrLeaseLost)
 				return
@@ -57,7 +57,7 @@ func (r *Run) whileSure(ctx context.Context) (_ context.Context, done func()) {
 }
 
 // writeFinalWhileSure is writeFinalFrom with its final call bounded by the
-// run's lease (whileSure): a call stopped because the lease may have run
+// lease of c, the run's or the Finalize's claim (whileSure): a call stopped because the lease may have run
 // out, or was lost, returns that (an outage, or ErrLeaseLost) for the
 // caller to wait out or stop on, rather than the context's end, which a
 // caller reads as a cancel.
@@ -66,11 +66,11 @@ func (r *Run) whileSure(ctx context.Context) (_ context.Context, done func()) {
 // canRunOut): the memory and file stores' renewals wait on no network,
 // and a stall of this process (a laptop's sleep) is no other replica's
 // chance to take the session up.
-func (svc *Service) writeFinalWhileSure(ctx context.Context, r *Run, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
+func (svc *Service) writeFinalWhileSure(ctx context.Context, c *runClaim, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
 	if _, canRunOut := svc.store.(OutageStore); !canRunOut {
 		return svc.writeFinalFrom(ctx, s, final, d)
 	}
-	sctx, done := r.whileSure(ctx)
+	sctx, done := c.whileSure(ctx)
 	defer done()
 	res, err := svc.writeFinalFrom(sctx, s, final, d)
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {

@@ -196,3 +196,58 @@ func TestAFinalAnswerThatArrivesAsItsCallIsStoppedIsKept(t *testing.T) {
 		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the first call's answer", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
 	}
 }
+
+// TestAFinalizesFinalCallWhoseLeaseMayHaveRunOutIsStopped: finalize_team
+// on a running team holds the session's run lease while its final call
+// runs, as the run did; once that lease may have run out the call is
+// stopped alike, an outage for the caller to call again on, rather than
+// paid for while another replica takes the session up (found by review).
+func TestAFinalizesFinalCallWhoseLeaseMayHaveRunOutIsStopped(t *testing.T) {
+	st := &cutRunRenewals{Store: memstore.New()}
+	stopped := make(chan time.Duration, 1)
+	var answered atomic.Bool
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
+		Open: func(sp providers.Spec) (providers.Provider, error) {
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				if req.Purpose == providers.PurposeStep {
+					if answered.CompareAndSwap(false, true) {
+						return coordtest.Answer("Answer: 4"), providers.Usage{}, nil
+					}
+					<-ctx.Done() // the other agent works until finalize stops it
+					return providers.Action{}, providers.Usage{}, context.Cause(ctx)
+				}
+				st.cut.Store(true)
+				start := time.Now()
+				select {
+				case <-ctx.Done():
+					stopped <- time.Since(start)
+					return providers.Action{}, providers.Usage{}, context.Cause(ctx)
+				case <-time.After(20 * time.Second):
+					stopped <- time.Since(start)
+					return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
+				}
+			}), nil
+		}})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = svc.Run(ctx, s.ID, nil) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		v, err := svc.Status(ctx, s.ID)
+		if err == nil && (v.Agents[0].Answers > 0 || v.Agents[1].Answers > 0) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer landed: %v", err)
+		}
+	}
+	_, err = svc.Finalize(ctx, s.ID, "")
+	if took := <-stopped; took > 5*time.Second {
+		t.Fatalf("finalize's final call went on %v after its lease (TTL 200 ms) stopped being renewed", took)
+	}
+	if !svc.StoreUnreachable(ctx, err) {
+		t.Fatalf("finalize = %v; want an outage, to call again on", err)
+	}
+}

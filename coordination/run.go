@@ -611,7 +611,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			return res, nil
 		case StatusDecided:
 			svc.tell(svc.progress(s, st, ProgressDecided, "", fmt.Sprintf("%s %s wins; writing the final answer (%s)", Who(res.Winner.AgentID, res.Winner.Model), Bracket(res.Winner.Label), s.Rules.Final)))
-			res, err := svc.writeFinalWhileSure(ctx, r, s, "", &draft)
+			res, err := svc.writeFinalWhileSure(ctx, r.claim, s, "", &draft)
 			if err != nil && ctx.Err() != nil {
 				// Cancelled, timed out or shut down while the final call
 				// was pending, or its finish waiting out an outage: the
@@ -834,7 +834,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 			}
 			draft := finalDraft{retry: true}
 			err := svc.whileDown(ctx, r, s, func() (err error) {
-				res, err = svc.writeFinalWhileSure(late, r, s, "", &draft)
+				res, err = svc.writeFinalWhileSure(late, r.claim, s, "", &draft)
 				return err
 			})
 			if err != nil && late.Err() != nil {
@@ -917,7 +917,7 @@ func (svc *Service) stopFinal(ctx context.Context, r *Run, s *Session, own map[s
 	return svc.finishDecided(ctx, r, s, FinalWinner, winnerAsIs(why))
 }
 
-// finishDecided finishes a decided session with d (final as writeFinal
+// finishDecided finishes a decided session with d (final as writeFinalFrom
 // takes it), waiting out an outage for as long as the run's lease lasts;
 // d's spend is recorded if the finish is not. A finish refused, by an
 // outage or by an error that stands (a full disk, a statement timeout),
