@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
@@ -72,6 +73,11 @@ func (t *Team) claim() error {
 		return nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("cannot tell whose files the session's directory %s holds: %w", t.Dir, err)
+	case err == nil && later(string(data), t.Incarnation):
+		// The directory is a later session's of the id: this Team's
+		// session was deleted and made again since its setup was read (a
+		// setup kept from before), and must not clear the new one's work.
+		return fmt.Errorf("%w: its id names a session made again since this one was read (at %s, this one at %s); read the session again", ErrStaleIncarnation, string(data), t.Incarnation)
 	}
 	if moved, err = moveAside(t.Dir); err != nil {
 		return fmt.Errorf("cannot clear the files an earlier session of the same id left in %s: %w", t.Dir, err)
@@ -89,6 +95,19 @@ func (t *Team) claim() error {
 	}
 	t.claimed.Store(true)
 	return nil
+}
+
+// ErrStaleIncarnation refuses a Team whose session was deleted and made
+// again under its id since the Team's setup was read.
+var ErrStaleIncarnation = errors.New("the session's files here are a later session's")
+
+// later tells whether incarnation a was made after b. Both are creation
+// times (RFC 3339); one that does not parse is never later, so a marker
+// that cannot say is cleared as before.
+func later(a, b string) bool {
+	ta, errA := time.Parse(time.RFC3339Nano, a)
+	tb, errB := time.Parse(time.RFC3339Nano, b)
+	return errA == nil && errB == nil && ta.After(tb)
 }
 
 // moveAside renames dir, if it is there, to a hidden name beside it

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,4 +129,25 @@ func names(ents []os.DirEntry) []string {
 		out[i] = e.Name()
 	}
 	return out
+}
+
+// TestAnEarlierIncarnationLeavesALaterOnesDirectory: a Team of a session
+// deleted and made again since its setup was read (a setup a process kept
+// from before) is refused, and the later session's files stay: clearing
+// them would throw its agents' work away mid-step (found by review).
+func TestAnEarlierIncarnationLeavesALaterOnesDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions", "reuse")
+	later := teamOf(dir, "2026-12-05T10:00:00.5Z")
+	live, err := later.Prepare("agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, live, "work.txt", "the new session's work")
+	_, err = teamOf(dir, "2026-12-05T10:00:00.25Z").Prepare("agent_a")
+	if !errors.Is(err, ErrStaleIncarnation) {
+		t.Fatalf("a Team of the earlier session = %v; want ErrStaleIncarnation", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(live, "work.txt")); err != nil || string(got) != "the new session's work" {
+		t.Fatalf("the later session's work after the earlier Team: %q, %v", got, err)
+	}
 }
