@@ -34,6 +34,45 @@ func (s *cutRunRenewals) RenewRun(ctx context.Context, id string, version int64,
 
 func (s *cutRunRenewals) Unavailable(err error) bool { return errors.Is(err, errDown) }
 
+// presentTeam is a service on st whose agents are sims but for the
+// present call, which is present's (n counts the calls, from 1), and a
+// session of two agents that ends with it.
+func presentTeam(t *testing.T, st coordination.Store, present func(ctx context.Context, n int32) (providers.Action, providers.Usage, error)) (*coordination.Service, *coordination.Session) {
+	t.Helper()
+	var calls atomic.Int32
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
+		Open: func(sp providers.Spec) (providers.Provider, error) {
+			inner, err := backends.Open(sp)
+			if err != nil {
+				return nil, err
+			}
+			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+				if req.Purpose != providers.PurposePresent {
+					return inner.Step(ctx, req)
+				}
+				return present(ctx, calls.Add(1))
+			}), nil
+		}})
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, s
+}
+
+// runFinishedBy runs s and fails t unless it ended finished, its final
+// answer saying answer, after want final calls (as finals counts them).
+func runFinishedBy(t *testing.T, svc *coordination.Service, s *coordination.Session, finals *atomic.Int32, want int32, answer string) {
+	t.Helper()
+	res, err := svc.Run(context.Background(), s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := finals.Load(); res.Status != coordination.StatusFinished || n != want || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, answer) {
+		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished after %d, saying %q", res.Status, n, res.FinalAnswer, res.FinalNote, want, answer)
+	}
+}
+
 // TestAFinalCallWhoseRunLeaseMayHaveRunOutIsStopped: the store stops
 // renewing the run's lease while its final call is made. Once the lease
 // may have run out, another replica may take the decided session up and
@@ -46,47 +85,27 @@ func TestAFinalCallWhoseRunLeaseMayHaveRunOutIsStopped(t *testing.T) {
 	st := &cutRunRenewals{Store: memstore.New()}
 	var finals atomic.Int32
 	stopped := make(chan time.Duration, 1)
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
-		Open: func(sp providers.Spec) (providers.Provider, error) {
-			inner, err := backends.Open(sp)
-			if err != nil {
-				return nil, err
-			}
-			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-				if req.Purpose != providers.PurposePresent {
-					return inner.Step(ctx, req)
-				}
-				paid := providers.Usage{Input: 100, Output: 50, CostUSD: new(0.5)}
-				if finals.Add(1) > 1 {
-					return coordtest.Answer("The final answer: 4"), paid, nil
-				}
-				st.cut.Store(true)
-				start := time.Now()
-				select {
-				case <-ctx.Done():
-					stopped <- time.Since(start)
-					st.cut.Store(false) // the store answers again
-					return providers.Action{}, paid, context.Cause(ctx)
-				case <-time.After(20 * time.Second):
-					stopped <- time.Since(start)
-					return coordtest.Answer("The final answer: 4"), paid, nil
-				}
-			}), nil
-		}})
-	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := svc.Run(ctx, s.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, s := presentTeam(t, st, func(ctx context.Context, n int32) (providers.Action, providers.Usage, error) {
+		finals.Store(n)
+		paid := providers.Usage{Input: 100, Output: 50, CostUSD: new(0.5)}
+		if n > 1 {
+			return coordtest.Answer("The final answer: 4"), paid, nil
+		}
+		st.cut.Store(true)
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+			stopped <- time.Since(start)
+			st.cut.Store(false) // the store answers again
+			return providers.Action{}, paid, context.Cause(ctx)
+		case <-time.After(20 * time.Second):
+			stopped <- time.Since(start)
+			return coordtest.Answer("The final answer: 4"), paid, nil
+		}
+	})
+	runFinishedBy(t, svc, s, &finals, 2, "The final answer")
 	if took := <-stopped; took > 5*time.Second {
 		t.Fatalf("the final call went on %v after the run's lease (TTL 200 ms) stopped being renewed; want it stopped once the lease may have run out", took)
-	}
-	if res.Status != coordination.StatusFinished || finals.Load() != 2 || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "The final answer") {
-		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the call made again", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
 	}
 	spent := 0.0
 	for _, u := range usageEntries(t, st, s.ID) {
@@ -121,41 +140,21 @@ func (s *stalledRunRenewals) RenewRun(ctx context.Context, id string, version in
 func TestAFinalCallOnAStoreThatCannotBeUnreachableIsNotStopped(t *testing.T) {
 	st := &stalledRunRenewals{Store: memstore.New()}
 	var finals atomic.Int32
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
-		Open: func(sp providers.Spec) (providers.Provider, error) {
-			inner, err := backends.Open(sp)
-			if err != nil {
-				return nil, err
-			}
-			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-				if req.Purpose != providers.PurposePresent {
-					return inner.Step(ctx, req)
-				}
-				if finals.Add(1) > 1 {
-					return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
-				}
-				st.cut.Store(true)
-				defer st.cut.Store(false)
-				select {
-				case <-ctx.Done():
-					return providers.Action{}, providers.Usage{}, context.Cause(ctx)
-				case <-time.After(time.Second):
-					return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
-				}
-			}), nil
-		}})
-	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := svc.Run(ctx, s.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != coordination.StatusFinished || finals.Load() != 1 || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "The final answer") {
-		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the one call", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
-	}
+	svc, s := presentTeam(t, st, func(ctx context.Context, n int32) (providers.Action, providers.Usage, error) {
+		finals.Store(n)
+		if n > 1 {
+			return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
+		}
+		st.cut.Store(true)
+		defer st.cut.Store(false)
+		select {
+		case <-ctx.Done():
+			return providers.Action{}, providers.Usage{}, context.Cause(ctx)
+		case <-time.After(time.Second):
+			return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
+		}
+	})
+	runFinishedBy(t, svc, s, &finals, 1, "The final answer")
 }
 
 // TestAFinalAnswerThatArrivesAsItsCallIsStoppedIsKept: a final call that
@@ -164,37 +163,20 @@ func TestAFinalCallOnAStoreThatCannotBeUnreachableIsNotStopped(t *testing.T) {
 func TestAFinalAnswerThatArrivesAsItsCallIsStoppedIsKept(t *testing.T) {
 	st := &cutRunRenewals{Store: memstore.New()}
 	var finals atomic.Int32
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
-		Open: func(sp providers.Spec) (providers.Provider, error) {
-			inner, err := backends.Open(sp)
-			if err != nil {
-				return nil, err
-			}
-			return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-				if req.Purpose != providers.PurposePresent {
-					return inner.Step(ctx, req)
-				}
-				if finals.Add(1) > 1 {
-					return coordtest.Answer("A second final answer"), providers.Usage{}, nil
-				}
-				st.cut.Store(true)
-				<-ctx.Done()
-				st.cut.Store(false)
-				return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
-			}), nil
-		}})
-	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{Final: coordination.FinalPresent}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := svc.Run(ctx, s.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != coordination.StatusFinished || finals.Load() != 1 || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "The final answer") {
-		t.Fatalf("run = %s after %d final calls, answer %v (%s); want finished by the first call's answer", res.Status, finals.Load(), res.FinalAnswer, res.FinalNote)
-	}
+	svc, s := presentTeam(t, st, func(ctx context.Context, n int32) (providers.Action, providers.Usage, error) {
+		finals.Store(n)
+		if n > 1 {
+			return coordtest.Answer("A second final answer"), providers.Usage{}, nil
+		}
+		st.cut.Store(true)
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Second): // never stopped: the bound is gone
+		}
+		st.cut.Store(false)
+		return coordtest.Answer("The final answer: 4"), providers.Usage{}, nil
+	})
+	runFinishedBy(t, svc, s, &finals, 1, "The final answer")
 }
 
 // TestAFinalizesFinalCallWhoseLeaseMayHaveRunOutIsStopped: finalize_team
