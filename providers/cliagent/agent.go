@@ -1,6 +1,7 @@
 package cliagent
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -24,12 +25,11 @@ type agentDirs struct {
 
 // agentFor returns (creating) the directories of the agent a request is
 // for. An agent is known by its live workspace, unique per agent and
-// session; without one, by its id and the session's seed.
+// session (without one, by its id), and by the session's seed: a session
+// deleted and made again under its id has the same workspace path, and
+// must not resume the deleted one's CLI conversation, another task's.
 func (p *Provider) agentFor(req providers.Request) (agentDirs, error) {
-	key := req.Workspace
-	if key == "" {
-		key = req.AgentID + "\x00" + strconv.FormatInt(req.SessionSeed, 10)
-	}
+	key := cmp.Or(req.Workspace, req.AgentID) + "\x00" + strconv.FormatInt(req.SessionSeed, 10)
 	sum := sha256.Sum256([]byte(p.info.Backend + "\x00" + key))
 	root := filepath.Join(p.dir, hex.EncodeToString(sum[:8]))
 	a := agentDirs{

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 func TestSweepRemovesOnlyAgentsIdleForLong(t *testing.T) {
@@ -24,5 +26,32 @@ func TestSweepRemovesOnlyAgentsIdleForLong(t *testing.T) {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s was removed", d)
 		}
+	}
+}
+
+// TestASessionMadeAgainUnderItsIDDoesNotResumeTheOldConversation: a
+// session deleted and made again under its id gives its agents the same
+// workspace path; its own seed keeps them from resuming the deleted
+// session's CLI conversation, where the workspace alone named the old
+// agent's directories (found by review). The same session's steps keep
+// theirs.
+func TestASessionMadeAgainUnderItsIDDoesNotResumeTheOldConversation(t *testing.T) {
+	p := &Provider{dir: t.TempDir()}
+	ws := filepath.Join(t.TempDir(), "sessions", "reused", "agents", "agent_a", "workspace")
+	old, err := p.agentFor(providers.Request{Workspace: ws, AgentID: "agent_a", SessionSeed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.saveSession("the-deleted-sessions-cli-conversation")
+	again, err := p.agentFor(providers.Request{Workspace: ws, AgentID: "agent_a", SessionSeed: 11})
+	if err != nil || again.session() != "the-deleted-sessions-cli-conversation" {
+		t.Fatalf("the same session's next step resumes %q (%v); want its conversation", again.session(), err)
+	}
+	fresh, err := p.agentFor(providers.Request{Workspace: ws, AgentID: "agent_a", SessionSeed: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh.session(); got != "" {
+		t.Fatalf("a session made again under the id resumes %q; want a fresh conversation", got)
 	}
 }
