@@ -629,9 +629,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				// A refusal that stands: stopped like any error, which
 				// leaves a decided session to read interrupted.
 				svc.keepFinalSpend(dctx, s, &draft, nil)
-				if !errors.Is(err, ErrLeaseLost) {
-					svc.finishRefused(dctx, s.ID)
-				}
+				svc.finishUnwritten(dctx, r, s, err)
 				return svc.stop(dctx, r, s, own, results, err)
 			}
 			svc.over(dctx, s.ID, "the run", &down)
@@ -842,10 +840,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 			}
 			svc.keepFinalSpend(ctx, s, &draft, nil) // a finish given up
 			if err != nil {
-				r.leaveLease = true // as finishDecided leaves a decided session unwritten
-				if !svc.storeDown(err) && !errors.Is(err, ErrLeaseLost) {
-					svc.finishRefused(ctx, s.ID)
-				}
+				svc.finishUnwritten(ctx, r, s, err)
 			}
 			return res, err
 		}
@@ -938,14 +933,22 @@ func (svc *Service) finishDecided(ctx context.Context, r *Run, s *Session, final
 	})
 	svc.keepFinalSpend(ctx, s, d, nil) // a finish given up
 	if err != nil {
-		r.leaveLease = true
-		if !svc.storeDown(err) && !errors.Is(err, ErrLeaseLost) {
-			svc.finishRefused(ctx, s.ID)
-		}
+		svc.finishUnwritten(ctx, r, s, err)
 		return res, err
 	}
 	svc.tell(Progress{SessionID: s.ID, Kind: ProgressFinished, Message: finishedMessage(res), Time: svc.now()})
 	return res, err
+}
+
+// finishUnwritten is every way a run ends with its decided session's
+// finish refused by err: the lease is left to expire (finishDecided says
+// why), and a refusal that stands, neither an outage nor a lost lease,
+// counts as a failed resume (finishRefused).
+func (svc *Service) finishUnwritten(ctx context.Context, r *Run, s *Session, err error) {
+	r.leaveLease = true
+	if !svc.storeDown(err) && !errors.Is(err, ErrLeaseLost) {
+		svc.finishRefused(ctx, s.ID)
+	}
 }
 
 // whileDown runs write, a stopped run's record of why it stopped (its

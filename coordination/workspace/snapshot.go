@@ -116,17 +116,27 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 // shareFile shares one regular file with the previous snapshot when its
 // fingerprint says it is unchanged; shared is false when it must be put anew.
 func shareFile(blobs Blobs, n node, dst string, prev *Manifest, prevDir string) (f File, shared bool) {
-	fp := fingerprint(n.info)
-	f = File{Path: n.rel, Bytes: n.info.Size(), Mode: n.info.Mode().Perm(), Live: fp}
-	if prev != nil {
-		if p, ok := prev.Lookup(n.rel); ok && unchanged(p, f, prev.Taken) {
-			if err := blobs.Share(filepath.Join(prevDir, filepath.FromSlash(n.rel)), dst, p.SHA256); err == nil {
-				f.SHA256 = p.SHA256
-				return f, true
-			}
-		}
+	f, sum, ok := unchangedSince(prev, n)
+	if ok && blobs.Share(filepath.Join(prevDir, filepath.FromSlash(n.rel)), dst, sum) == nil {
+		f.SHA256 = sum
+		return f, true
 	}
 	return f, false
+}
+
+// unchangedSince is n as the manifest lists it before its content is
+// known, and, when prev's fingerprint says it is unchanged since, the
+// content's SHA-256 there.
+func unchangedSince(prev *Manifest, n node) (f File, sum string, ok bool) {
+	f = File{Path: n.rel, Bytes: n.info.Size(), Mode: n.info.Mode().Perm(), Live: fingerprint(n.info)}
+	if prev == nil {
+		return f, "", false
+	}
+	p, found := prev.Lookup(n.rel)
+	if !found || !unchanged(p, f, prev.Taken) {
+		return f, "", false
+	}
+	return f, p.SHA256, true
 }
 
 // keepShared asks a Keeper, once, about the content of every file the
@@ -143,9 +153,8 @@ func keepShared(blobs Blobs, nodes []node, prev *Manifest) {
 		if !n.info.Mode().IsRegular() {
 			continue
 		}
-		f := File{Path: n.rel, Bytes: n.info.Size(), Mode: n.info.Mode().Perm(), Live: fingerprint(n.info)}
-		if p, ok := prev.Lookup(n.rel); ok && unchanged(p, f, prev.Taken) {
-			sums = append(sums, p.SHA256)
+		if _, sum, ok := unchangedSince(prev, n); ok {
+			sums = append(sums, sum)
 		}
 	}
 	if len(sums) > 0 {
