@@ -17,22 +17,31 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
-// cutRunRenewals is a memory store that says it can be unreachable (an
-// OutageStore, as the PostgreSQL store is), whose run renewals fail as
-// unreachable while cut is set.
-type cutRunRenewals struct {
+// stalledRunRenewals is a memory store, which cannot be unreachable while
+// this process lives, whose run renewals stall (a laptop asleep, a long
+// fsync) while cut is set.
+type stalledRunRenewals struct {
 	*memstore.Store
 	cut atomic.Bool
 }
 
-func (s *cutRunRenewals) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
+func (s *stalledRunRenewals) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
 	if s.cut.Load() {
 		return coordination.RunLease{}, errDown
 	}
 	return s.Store.RenewRun(ctx, id, version, ttl)
 }
 
+// cutRunRenewals is stalledRunRenewals on a store that says it can be
+// unreachable (an OutageStore, as the PostgreSQL store is): its renewals
+// fail as unreachable while cut is set.
+type cutRunRenewals struct{ stalledRunRenewals }
+
 func (s *cutRunRenewals) Unavailable(err error) bool { return errors.Is(err, errDown) }
+
+func newCutRunRenewals() *cutRunRenewals {
+	return &cutRunRenewals{stalledRunRenewals{Store: memstore.New()}}
+}
 
 // presentTeam is a service on st whose agents are sims but for the
 // present call, which is present's (n counts the calls, from 1), and a
@@ -82,7 +91,7 @@ func runFinishedBy(t *testing.T, svc *coordination.Service, s *coordination.Sess
 // for the store, finds its claim still its own, makes the call again and
 // finishes; the stopped call's spend is the session's.
 func TestAFinalCallWhoseRunLeaseMayHaveRunOutIsStopped(t *testing.T) {
-	st := &cutRunRenewals{Store: memstore.New()}
+	st := newCutRunRenewals()
 	var finals atomic.Int32
 	stopped := make(chan time.Duration, 1)
 	svc, s := presentTeam(t, st, func(ctx context.Context, n int32) (providers.Action, providers.Usage, error) {
@@ -118,21 +127,6 @@ func TestAFinalCallWhoseRunLeaseMayHaveRunOutIsStopped(t *testing.T) {
 	}
 }
 
-// stalledRunRenewals is a memory store, which cannot be unreachable while
-// this process lives, whose run renewals stall (a laptop asleep, a long
-// fsync) while cut is set.
-type stalledRunRenewals struct {
-	*memstore.Store
-	cut atomic.Bool
-}
-
-func (s *stalledRunRenewals) RenewRun(ctx context.Context, id string, version int64, ttl time.Duration) (coordination.RunLease, error) {
-	if s.cut.Load() {
-		return coordination.RunLease{}, errDown
-	}
-	return s.Store.RenewRun(ctx, id, version, ttl)
-}
-
 // TestAFinalCallOnAStoreThatCannotBeUnreachableIsNotStopped: the memory
 // and file stores do not run out so (a step's call is not stopped there
 // either): no other replica can take the session up, and stopping the
@@ -161,7 +155,7 @@ func TestAFinalCallOnAStoreThatCannotBeUnreachableIsNotStopped(t *testing.T) {
 // answered just as its lease's end stopped it gave an answer that was paid
 // for: it is written, not thrown away and paid for again (found by review).
 func TestAFinalAnswerThatArrivesAsItsCallIsStoppedIsKept(t *testing.T) {
-	st := &cutRunRenewals{Store: memstore.New()}
+	st := newCutRunRenewals()
 	var finals atomic.Int32
 	svc, s := presentTeam(t, st, func(ctx context.Context, n int32) (providers.Action, providers.Usage, error) {
 		finals.Store(n)
@@ -185,7 +179,7 @@ func TestAFinalAnswerThatArrivesAsItsCallIsStoppedIsKept(t *testing.T) {
 // stopped alike, an outage for the caller to call again on, rather than
 // paid for while another replica takes the session up (found by review).
 func TestAFinalizesFinalCallWhoseLeaseMayHaveRunOutIsStopped(t *testing.T) {
-	st := &cutRunRenewals{Store: memstore.New()}
+	st := newCutRunRenewals()
 	stopped := make(chan time.Duration, 1)
 	var answered atomic.Bool
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), RunHeartbeat: 20 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,

@@ -32,22 +32,12 @@ func (c *countingBlobs) Share(prev, dst, sum string) error {
 // so a store that keeps contents elsewhere (a database's large objects) plugs
 // in there.
 func TestSnapshotContentGoesThroughTheTeamsBlobs(t *testing.T) {
-	tm := NewTeam(t.TempDir(), nil, "")
 	blobs := &countingBlobs{}
-	tm.Blobs = blobs
-	live, err := tm.Prepare("agent_a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, live, "index.html", "<h1>bakery</h1>")
-	write(t, live, "css/site.css", "body{}")
-	age(t, live)
-	stageAndLand(t, tm, "agent_a", 1)
-	if len(blobs.puts) != 2 || len(blobs.shares) != 0 {
-		t.Fatalf("first snapshot: %d puts, %d shares; want 2 and 0", len(blobs.puts), len(blobs.shares))
-	}
-	write(t, live, "index.html", "<h1>bakery, now with bread</h1>")
-	stageAndLand(t, tm, "agent_a", 2)
+	twoSnapshots(t, blobs, func() {
+		if len(blobs.puts) != 2 || len(blobs.shares) != 0 {
+			t.Fatalf("first snapshot: %d puts, %d shares; want 2 and 0", len(blobs.puts), len(blobs.shares))
+		}
+	})
 	if len(blobs.puts) != 3 || len(blobs.shares) != 1 {
 		t.Fatalf("second snapshot: %d puts, %d shares in all; want 3 and 1 (the changed file put, the unchanged one shared)", len(blobs.puts), len(blobs.shares))
 	}
@@ -69,8 +59,18 @@ func (f *failingKeeper) Keep([]string) error {
 // Share its own; one that fails does not fail the snapshot, whose
 // unchanged file is still shared.
 func TestAKeepThatFailsLeavesShareToAsk(t *testing.T) {
-	tm := NewTeam(t.TempDir(), nil, "")
 	blobs := &failingKeeper{}
+	twoSnapshots(t, blobs, func() {})
+	if blobs.keeps != 1 || len(blobs.shares) != 1 {
+		t.Fatalf("Keep asked %d times, %d shares; want the second snapshot to ask once and still share its unchanged file", blobs.keeps, len(blobs.shares))
+	}
+}
+
+// twoSnapshots takes two snapshots of an agent's workspace through blobs:
+// two files, then (after between) one of them changed.
+func twoSnapshots(t *testing.T, blobs Blobs, between func()) {
+	t.Helper()
+	tm := NewTeam(t.TempDir(), nil, "")
 	tm.Blobs = blobs
 	live, err := tm.Prepare("agent_a")
 	if err != nil {
@@ -80,9 +80,7 @@ func TestAKeepThatFailsLeavesShareToAsk(t *testing.T) {
 	write(t, live, "css/site.css", "body{}")
 	age(t, live)
 	stageAndLand(t, tm, "agent_a", 1)
+	between()
 	write(t, live, "index.html", "<h1>bakery, now with bread</h1>")
 	stageAndLand(t, tm, "agent_a", 2)
-	if blobs.keeps != 1 || len(blobs.shares) != 1 {
-		t.Fatalf("Keep asked %d times, %d shares; want the second snapshot to ask once and still share its unchanged file", blobs.keeps, len(blobs.shares))
-	}
 }
