@@ -46,28 +46,20 @@ const blobInsert = `INSERT INTO blobs (tenant, sha256, size) VALUES ($1, $2, $3)
 		WHERE blobs.touched_at < now() - $4 * interval '1 millisecond'
 	RETURNING xmax = 0`
 
-// blobTouch tells whether a blob is stored, touching it (as blobInsert
-// does) if it was not touched within $3 ms. Its commit does not wait for
-// the WAL flush: a touch lost to a database crash matters only to a
-// snapshot whose manifest that crash kept from landing. A row touched
+// blobsTouch tells which of the blobs $2 are stored, touching each (as
+// blobInsert does) that was not touched within $3 ms. Its commit does not
+// wait for the WAL flush: a touch lost to a database crash matters only to
+// a snapshot whose manifest that crash kept from landing. A row touched
 // within $3 is present as the statement's snapshot shows it: no collection
 // deletes it (their grace is at least twice that, CollectGarbage), and
 // reading it writes nothing. An older row is present only if the touch
-// changed it: that UPDATE waits for a collection deleting the row meanwhile
+// changed it: its lock waits for a collection deleting the row meanwhile
 // (blobCollect) and then finds it gone, where the snapshot would have shown
-// it, and the manifest named a blob that was gone.
-const blobTouch = `WITH touchcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
-	touched AS (UPDATE blobs SET touched_at = now() FROM touchcfg
-		WHERE tenant = $1 AND sha256 = $2 AND touched_at < now() - $3 * interval '1 millisecond' RETURNING 1)
-	SELECT EXISTS (SELECT 1 FROM blobs WHERE tenant = $1 AND sha256 = $2 AND touched_at >= now() - $3 * interval '1 millisecond')
-		OR EXISTS (SELECT 1 FROM touched)`
-
-// blobsTouch is blobTouch for every blob in $2 at once, returning those
-// stored. The rows it touches are locked in one order (sha256), so two
-// snapshots touching shared blobs at once never deadlock on each other.
-// A row another statement touched meanwhile reads as not stored (the
-// statement's snapshot shows its old touch, the lock its new one): its
-// content is stored again, a write spared no more.
+// it, and the manifest named a blob that was gone. The rows are locked in
+// one order (sha256), so two snapshots touching shared blobs at once never
+// deadlock on each other. A row another statement touched meanwhile reads
+// as not stored (the statement's snapshot shows its old touch, the lock its
+// new one): its content is stored again, a write spared no more.
 const blobsTouch = `WITH touchcfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 	old AS (SELECT b.sha256 FROM blobs b, touchcfg
 		WHERE b.tenant = $1 AND b.sha256 = ANY($2) AND b.touched_at < now() - $3 * interval '1 millisecond'
@@ -109,7 +101,7 @@ func (s *Store) PutBlob(ctx context.Context, r io.Reader, limit int64) (sum stri
 			}
 		}
 		sum = hex.EncodeToString(h.Sum(nil))
-		// Content stored before is touched (blobTouch), so a prune's
+		// Content stored before is touched (blobsTouch), so a prune's
 		// collection, which takes only blobs untouched for its grace,
 		// leaves it to the snapshot or image about to name it.
 		var inserted bool

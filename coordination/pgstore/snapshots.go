@@ -82,14 +82,14 @@ func (r *snapshots) Put(dst string, src *os.File, perm fs.FileMode) (int64, stri
 		return 0, "", fmt.Errorf("%w: a file larger than the %d MiB the shared store keeps of one file; remove it (or leave it out of the workspace) and answer again", workspace.ErrTooLarge, DefaultBlobLimit>>20)
 	}
 	ctx := context.Background()
-	var have bool
 	// Touched as it is found: the manifest naming it lands only with the
 	// answer, and a prune's collection meanwhile must see it in use.
-	if err := r.s.db.pool.QueryRow(ctx, blobTouch, r.s.tenant, sum, touchEvery.Milliseconds()).Scan(&have); err != nil {
+	have, err := r.touch(ctx, []string{sum})
+	if err != nil {
 		os.Remove(dst)
-		return 0, "", fmt.Errorf("looking up a snapshot's file in PostgreSQL: %w", err)
+		return 0, "", err
 	}
-	if have {
+	if have[sum] {
 		return n, sum, nil
 	}
 	f, err := os.Open(dst)
@@ -129,13 +129,26 @@ func (r *snapshots) Share(prev, dst, sum string) error {
 // snapshot is about to share (blobsTouch), where Share alone would cost a
 // round trip a file.
 func (r *snapshots) Keep(sums []string) error {
-	rows, err := r.s.db.pool.Query(context.Background(), blobsTouch, r.s.tenant, sums, touchEvery.Milliseconds())
+	kept, err := r.touch(context.Background(), sums)
 	if err != nil {
-		return fmt.Errorf("looking up a snapshot's files in PostgreSQL: %w", err)
+		return err
+	}
+	r.mu.Lock()
+	r.kept, r.keptAt = kept, time.Now()
+	r.mu.Unlock()
+	return nil
+}
+
+// touch tells which of sums the blobs hold, touching them (blobsTouch):
+// one statement for one blob or a snapshot's many.
+func (r *snapshots) touch(ctx context.Context, sums []string) (map[string]bool, error) {
+	rows, err := r.s.db.pool.Query(ctx, blobsTouch, r.s.tenant, sums, touchEvery.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("looking up a snapshot's files in PostgreSQL: %w", err)
 	}
 	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return fmt.Errorf("looking up a snapshot's files in PostgreSQL: %w", err)
+		return nil, fmt.Errorf("looking up a snapshot's files in PostgreSQL: %w", err)
 	}
 	kept := make(map[string]bool, len(sums))
 	for _, sum := range sums {
@@ -144,14 +157,11 @@ func (r *snapshots) Keep(sums []string) error {
 	for _, sum := range have {
 		kept[sum] = true
 	}
-	r.mu.Lock()
-	r.kept, r.keptAt = kept, time.Now()
-	r.mu.Unlock()
-	return nil
+	return kept, nil
 }
 
 // holds tells whether the blob sum is kept: as Keep found it lately, else
-// asked (blobTouch). Keep's answer holds for touchEvery, as a touch skipped
+// asked (touch). Keep's answer holds for touchEvery, as a touch skipped
 // for being recent does: a collection's grace is at least twice that.
 func (r *snapshots) holds(sum string) (bool, error) {
 	r.mu.Lock()
@@ -161,11 +171,8 @@ func (r *snapshots) holds(sum string) (bool, error) {
 	if asked {
 		return ok, nil
 	}
-	var have bool
-	if err := r.s.db.pool.QueryRow(context.Background(), blobTouch, r.s.tenant, sum, touchEvery.Milliseconds()).Scan(&have); err != nil {
-		return false, fmt.Errorf("looking up a snapshot's file in PostgreSQL: %w", err)
-	}
-	return have, nil
+	have, err := r.touch(context.Background(), []string{sum})
+	return have[sum], err
 }
 
 // Manifest implements workspace.Remote.
