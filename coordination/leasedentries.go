@@ -89,18 +89,32 @@ func (svc *Service) runLeaseHeld(ctx context.Context, id string) error {
 }
 
 // appendSession records a session entry, fenced by the run's lease when
-// ctx is a run's of this session and the store can fence it.
+// ctx is a run's of this session and the store can fence it, and by the
+// cancels its decision read when ctx carries them (withCancelsRead) and
+// the store's session lock cannot be trusted to (UncancelledSessionStore).
 func (svc *Service) appendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error) {
+	var lease runLease
 	if l, ok := ctx.Value(runLeaseKey{}).(runLease); ok && l.id == id {
-		if ls, ok := svc.store.(LeasedSessionStore); ok {
-			out, err := ls.AppendSessionLeased(ctx, id, l.version, e)
-			if errors.Is(err, ErrLeaseLost) && l.claim != nil {
-				// The store says so: the claim is lost, as a heartbeat
-				// would find it (the run stops; counts.go counts it).
-				l.claim.markLost()
-			}
-			return out, err
+		if _, ok := svc.store.(LeasedSessionStore); ok {
+			lease = l
 		}
 	}
-	return svc.store.AppendSession(ctx, id, e)
+	var out SessionEntry
+	var err error
+	us, fenced := svc.store.(UncancelledSessionStore)
+	cancels := cancelsFence(ctx, id, e)
+	switch {
+	case fenced && cancels >= 0:
+		out, err = us.AppendSessionUncancelled(ctx, id, lease.version, cancels, e)
+	case lease.version != 0:
+		out, err = svc.store.(LeasedSessionStore).AppendSessionLeased(ctx, id, lease.version, e)
+	default:
+		return svc.store.AppendSession(ctx, id, e)
+	}
+	if errors.Is(err, ErrLeaseLost) && lease.claim != nil {
+		// The store says so: the claim is lost, as a heartbeat would find
+		// it (the run stops; counts.go counts it).
+		lease.claim.markLost()
+	}
+	return out, err
 }

@@ -844,6 +844,12 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 			}
 			return res, err
 		}
+		if st.Life.Status == StatusCancelled {
+			// A cancel got in before the timeout's end was written (the
+			// session lock passed to its recorder: cancelledsince.go).
+			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
+			return res, nil
+		}
 		svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
 		return res, nil
 	case errors.Is(cause, errHandingOver):

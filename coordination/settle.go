@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,8 +42,22 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 }
 
 // settleLocked is settleResult for a caller that holds the session lock (a
-// landing: cancelfence.go).
+// landing: cancelfence.go). A decision the store refused because a cancel
+// landed since its read (cancelledsince.go: the lock had passed to the
+// canceller) is made again from a fresh read, which finds the session
+// cancelled and decides nothing; twice more at most, each refusal being
+// another cancel.
 func (svc *Service) settleLocked(ctx context.Context, id string, force StopReason, final FinalStrategy, full bool) (settled, error) {
+	for tries := 1; ; tries++ {
+		set, err := svc.settleOnce(ctx, id, force, final, full)
+		if !errors.Is(err, ErrCancelledSinceRead) || tries == 3 {
+			return set, err
+		}
+	}
+}
+
+// settleOnce is one attempt of settleLocked.
+func (svc *Service) settleOnce(ctx context.Context, id string, force StopReason, final FinalStrategy, full bool) (settled, error) {
 	s, l, st, err := svc.sessions.load(ctx, id)
 	if err != nil {
 		return settled{}, err
@@ -80,9 +95,12 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 		st = svc.sessions.derive(s, l, nil)
 	}
 	d := Decide(s, st, force)
+	// The decision is the read's: written only while no cancel landed
+	// since (cancelledsince.go).
+	dctx := withCancelsRead(ctx, id, st.Life.Cancels)
 	switch d.Kind {
 	case DecideRevote:
-		if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
+		if _, err := svc.appendSession(dctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
 			return settled{}, err
 		}
 		svc.event(ctx, id, Event{Type: "revote", Message: fmt.Sprintf("votes split; %s asked to vote again", Count(len(d.Revote), "agent")), Data: map[string]any{"agents": d.Revote}})
@@ -121,7 +139,7 @@ func (svc *Service) settleLocked(ctx context.Context, id string, force StopReaso
 			res.Status = StatusDecided
 			kind = SessionDecided
 		}
-		if err := svc.record(ctx, s, kind, res, strategy); err != nil {
+		if err := svc.record(dctx, s, kind, res, strategy); err != nil {
 			return settled{}, err
 		}
 		if l, err = svc.sessions.ledger(ctx, id); err != nil {
@@ -177,17 +195,21 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 
 // recordEntry is record without the timeline's event.
 func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
+	e := SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}
 	if kind == SessionFinished {
 		if svc.team(s) != nil {
 			// Files are touched first (finishFiles): not by a run whose
-			// lease is gone.
+			// lease is gone, nor on a read a cancel has made stale.
 			if err := svc.runLeaseHeld(ctx, s.ID); err != nil {
+				return err
+			}
+			if err := svc.uncancelledSinceRead(ctx, s.ID, e); err != nil {
 				return err
 			}
 		}
 		svc.finishFiles(s, res)
 	}
-	if _, err := svc.appendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {
+	if _, err := svc.appendSession(ctx, s.ID, e); err != nil {
 		return err
 	}
 	if kind == SessionFinished {

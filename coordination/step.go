@@ -833,10 +833,18 @@ func (svc *Service) resume(ctx context.Context, id, why string, seen int) error 
 	if err != nil {
 		return err
 	}
-	if lc := lifecycle(l.Session); lc.Status != StatusCancelled || lc.Cancels > seen {
+	lc := lifecycle(l.Session)
+	if lc.Status != StatusCancelled || lc.Cancels > seen {
 		return nil
 	}
-	if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why}); err != nil {
+	// Written only while no cancel landed since the read: one the lock's
+	// second holder recorded meanwhile stands (cancelledsince.go), as one
+	// counted above does.
+	_, err = svc.appendSession(withCancelsRead(ctx, id, lc.Cancels), id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why})
+	if errors.Is(err, ErrCancelledSinceRead) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	svc.event(ctx, id, Event{Type: "resumed", Message: "session resumed: " + why})

@@ -101,7 +101,7 @@ func collectStrings(rows pgx.Rows) ([]string, error) {
 // counter. ctx is not consulted, as in the other stores: the entry
 // recording a cancellation is written after its context ended.
 func (s *Store) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	return s.appendSession(ctx, id, e, 0)
+	return s.appendSession(ctx, id, e, 0, -1)
 }
 
 var _ coordination.LeasedSessionStore = (*Store)(nil)
@@ -114,21 +114,41 @@ func (s *Store) AppendSessionLeased(ctx context.Context, id string, version int6
 	if version <= 0 {
 		return e, fmt.Errorf("recording a %s entry of session %q: claim %d names no run lease", e.Kind, id, version)
 	}
-	return s.appendSession(ctx, id, e, version)
+	return s.appendSession(ctx, id, e, version, -1)
+}
+
+var _ coordination.UncancelledSessionStore = (*Store)(nil)
+
+// AppendSessionUncancelled is AppendSession (AppendSessionLeased for a
+// version other than 0) made only while the session log holds no more
+// cancelled entries than cancels (coordination.UncancelledSessionStore):
+// the session lock, a row of the unlogged locks table, can pass to a
+// second holder recording a cancel while this writer still decides on
+// what it read before. The count is in the write's own transaction, with
+// the session's row held by its numbering (massgen_hold_uncancelled).
+func (s *Store) AppendSessionUncancelled(ctx context.Context, id string, version int64, cancels int, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if version < 0 || cancels < 0 {
+		return e, fmt.Errorf("%w: recording a %s entry of session %q: claim %d and %d cancels; a claim is 0 (none) or more, and a count of cancels 0 or more", coordination.ErrBadInput, e.Kind, id, version, cancels)
+	}
+	return s.appendSession(ctx, id, e, version, cancels)
 }
 
 // appendSession writes a session entry in one round trip: one pipelined
 // implicit transaction (as a step's landing), fenced by the run lease's
-// claim version unless it is 0. The session's row first (numbering the
-// entry), as a landing takes it (FOR SHARE) before its lease's; then the
-// fence (massgen_hold_lease, agent ”), then the entry, numbered in SQL
+// claim version unless it is 0, and by the session's cancels unless they
+// are negative. The session's row first (numbering the entry), as a
+// landing takes it (FOR SHARE) before its lease's; then the cancels'
+// fence (massgen_hold_uncancelled: the row is held, so a cancel being
+// appended beside it either committed before the count, which sees it, or
+// waits for this commit), then the lease's (massgen_hold_lease, agent
+// ”), then the entry, numbered in SQL
 // from the row, its usage (and, for a spend recorded under its key, that
 // key's spend taken off the step lock rows: sessionSpendRecorded) and the
 // notification. The session's row before any lock row, as a fenced landing
 // takes them, so the two never wait on each other. A statement that fails
 // aborts the transaction and every statement after it: a refused fence
 // writes nothing, not even the number.
-func (s *Store) appendSession(ctx context.Context, id string, e coordination.SessionEntry, version int64) (coordination.SessionEntry, error) {
+func (s *Store) appendSession(ctx context.Context, id string, e coordination.SessionEntry, version int64, cancels int) (coordination.SessionEntry, error) {
 	if err := coordination.CheckSessionID(id); err != nil {
 		return e, err
 	}
@@ -146,6 +166,9 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	tail := string(data[len(seqKey)+1:])
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`, s.tenant, id)
+	if cancels >= 0 {
+		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, id, cancels)
+	}
 	if version != 0 {
 		b.Queue(`SELECT massgen_hold_lease($1, $2, '', $3)`, s.tenant, id, version)
 	}
@@ -169,6 +192,13 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	err = br.QueryRow().Scan(&e.Seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = notFound(id)
+	}
+	if err == nil && cancels >= 0 {
+		_, err = br.Exec()
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == cancelledCode {
+			_ = br.Close()
+			return coordination.SessionEntry{}, coordination.CancelledSinceRead(id, e.Kind)
+		}
 	}
 	if err == nil && version != 0 {
 		_, err = br.Exec()

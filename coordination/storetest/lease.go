@@ -21,6 +21,7 @@ var LeaseCases = []Case{
 	{"LeaseFromAnotherHostIsGivenTheClockSkew", testLeaseSkew},
 	{"UnclaimedRunReadsNoLease", testLeaseNone},
 	{"RunsSessionEntriesAreFencedByItsLease", testLeasedEntries},
+	{"DecisionsAreFencedByTheCancelsTheyRead", testUncancelledEntries},
 	{"StepLeaseIsExclusivePerAgentAndReleased", testStepLeaseExclusive},
 	{"ExpiredStepLeaseIsAbandonedClaimedAndItsHolderFenced", testStepLeaseExpired},
 	{"LateStepLeaseReadsAliveWhileItsStepLockIsHeld", testStepLeaseAlive},

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,5 +71,69 @@ func testLeasedEntries(t *testing.T, st coordination.Store) {
 		if e.Reason != want[i] || e.Seq != i+1 {
 			t.Errorf("session entry %d = seq %d %q; want seq %d %q", i, e.Seq, e.Reason, i+1, want[i])
 		}
+	}
+}
+
+// testUncancelledEntries holds a store whose session lock can pass to a
+// second holder (coordination.UncancelledSessionStore) to fencing a
+// decision's session entry by the cancels its read counted, in the write:
+// refused with ErrCancelledSinceRead, nothing written, once the log holds
+// more; written when it holds no more; fenced by the run's claim too when
+// one is named. A store without one skips the case.
+func testUncancelledEntries(t *testing.T, st coordination.Store) {
+	ls, ctx := leases(t, st), context.Background()
+	us, ok := st.(coordination.UncancelledSessionStore)
+	if !ok {
+		t.Skip("the store's session lock is exclusive: it needs no cancel fence in its writes")
+	}
+	entry := func(why string) coordination.SessionEntry {
+		return coordination.SessionEntry{Kind: coordination.SessionDecided, Time: time.Now(), Reason: why}
+	}
+	write := func(what string, version int64, cancels int) error {
+		t.Helper()
+		_, err := us.AppendSessionUncancelled(ctx, "s", version, cancels, entry(what))
+		return err
+	}
+	if err := write("no cancel yet", 0, 0); err != nil {
+		t.Fatalf("a decision counting every cancel (none): %v", err)
+	}
+	if _, err := st.AppendSession(ctx, "s", coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "by request"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("read before the cancel", 0, 0); !errors.Is(err, coordination.ErrCancelledSinceRead) {
+		t.Errorf("a decision read before the cancel = %v, want ErrCancelledSinceRead", err)
+	}
+	if err := write("read after the cancel", 0, 1); err != nil {
+		t.Errorf("a decision counting the cancel: %v", err)
+	}
+	a, err := ls.AcquireRun(ctx, "s", owner("a"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write("a's claim, read before the cancel", a.Version, 0); !errors.Is(err, coordination.ErrCancelledSinceRead) {
+		t.Errorf("a claim's decision read before the cancel = %v, want ErrCancelledSinceRead", err)
+	}
+	if err := write("a's claim, counting the cancel", a.Version, 1); err != nil {
+		t.Errorf("a claim's decision counting the cancel: %v", err)
+	}
+	if err := write("a's claim, stale", a.Version+1, 1); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("a decision under a claim that is not current = %v, want ErrLeaseLost", err)
+	}
+	if err := write("a negative count", 0, -1); !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("a decision counting -1 cancels = %v, want ErrBadInput", err)
+	}
+	l, err := st.Ledger(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionDecided {
+			got = append(got, e.Reason)
+		}
+	}
+	want := []string{"no cancel yet", "read after the cancel", "a's claim, counting the cancel"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("decisions written: %q; want only %q", got, want)
 	}
 }
