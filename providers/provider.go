@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Workflow tool names, as MassGen names them.
@@ -109,11 +110,16 @@ type Request struct {
 	// plan, a verdict and concerns.
 	Review *ReviewBrief `json:"review,omitempty"`
 
-	SessionSeed int64  `json:"session_seed"`
-	AgentID     string `json:"agent_id"` // the real id; never shown to the model
-	Self        string `json:"self"`     // the agent's own alias (agentN); never shown to the model
-	StepNumber  int    `json:"step_number"`
-	Attempt     int    `json:"attempt"` // 0 for the first try
+	SessionSeed int64 `json:"session_seed"`
+	// SessionCreated is when the session was created: with SessionSeed, it
+	// tells a session made again under a deleted one's id (even with the
+	// same seed) from that one, whose agents a CLI agent keeps private
+	// directories for. Never shown to the model.
+	SessionCreated time.Time `json:"-"`
+	AgentID        string    `json:"agent_id"` // the real id; never shown to the model
+	Self           string    `json:"self"`     // the agent's own alias (agentN); never shown to the model
+	StepNumber     int       `json:"step_number"`
+	Attempt        int       `json:"attempt"` // 0 for the first try
 
 	Temperature     *float64 `json:"temperature,omitempty"`
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`

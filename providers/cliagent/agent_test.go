@@ -55,3 +55,33 @@ func TestASessionMadeAgainUnderItsIDDoesNotResumeTheOldConversation(t *testing.T
 		t.Fatalf("a session made again under the id resumes %q; want a fresh conversation", got)
 	}
 }
+
+// TestASessionMadeAgainWithTheSameSeedDoesNotResumeTheOldConversation: a
+// session made again under a deleted one's id with the same explicit seed
+// (run --seed 7 twice) is told apart by its creation time; the same
+// session, its time read back from a store to the millisecond after a
+// restart, keeps its conversation.
+func TestASessionMadeAgainWithTheSameSeedDoesNotResumeTheOldConversation(t *testing.T) {
+	p := &Provider{dir: t.TempDir()}
+	ws := filepath.Join(t.TempDir(), "sessions", "reused", "agents", "agent_a", "workspace")
+	created := time.Date(2026, 12, 6, 1, 2, 3, 456789123, time.UTC)
+	req := func(at time.Time) providers.Request {
+		return providers.Request{Workspace: ws, AgentID: "agent_a", SessionSeed: 7, SessionCreated: at}
+	}
+	old, err := p.agentFor(req(created))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.saveSession("the-deleted-sessions-cli-conversation")
+	stored, err := p.agentFor(req(created.Truncate(time.Millisecond).In(time.FixedZone("x", 3600))))
+	if err != nil || stored.session() != "the-deleted-sessions-cli-conversation" {
+		t.Fatalf("the same session read back from a store resumes %q (%v); want its conversation", stored.session(), err)
+	}
+	again, err := p.agentFor(req(created.Add(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.session(); got != "" {
+		t.Fatalf("a session made again with the same seed resumes %q; want a fresh conversation", got)
+	}
+}
