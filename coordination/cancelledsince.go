@@ -27,8 +27,9 @@ import (
 // version is not 0) made only while the session log holds no more
 // cancelled entries than cancels, counted in the write itself, so that no
 // cancel lands between the count and the write. Otherwise it writes
-// nothing and fails with CancelledSinceRead (or, the lease fence refusing
-// first, ErrLeaseLost).
+// nothing and fails with CancelledSinceRead, or with ErrLeaseLost when
+// the claim is not current, whatever the cancels (a lost claim stops its
+// run, where a cancel would have it decide again).
 type UncancelledSessionStore interface {
 	AppendSessionUncancelled(ctx context.Context, id string, version int64, cancels int, e SessionEntry) (SessionEntry, error)
 }
@@ -93,7 +94,8 @@ func (svc *Service) uncancelledSinceRead(ctx context.Context, id string, e Sessi
 	if _, ok := svc.store.(UncancelledSessionStore); !ok || n < 0 {
 		return nil
 	}
-	l, err := svc.sessions.ledger(ctx, id)
+	// Not ended by the caller's going: the write it guards is not either.
+	l, err := svc.sessions.ledger(context.WithoutCancel(ctx), id)
 	if err != nil {
 		return err
 	}

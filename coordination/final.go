@@ -497,6 +497,7 @@ func finalRequest(s *Session, st *State, res *TeamResult, strategy FinalStrategy
 		Shown:          shown,
 		ShortAnswer:    s.Rules.short(),
 		SessionSeed:    s.Seed,
+		SessionID:      s.ID,
 		SessionCreated: s.CreatedAt,
 		AgentID:        res.Winner.AgentID,
 		Self:           Alias(s.Aliases[res.Winner.AgentID]),

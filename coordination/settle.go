@@ -45,16 +45,21 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 // landing: cancelfence.go). A decision the store refused because a cancel
 // landed since its read (cancelledsince.go: the lock had passed to the
 // canceller) is made again from a fresh read, which finds the session
-// cancelled and decides nothing; twice more at most, each refusal being
-// another cancel.
+// cancelled and decides nothing. Each refusal is another cancel (and a
+// resume, for the session to read running again): the bound is for a
+// session cancelled and resumed without pause, which then reads as it
+// stands.
 func (svc *Service) settleLocked(ctx context.Context, id string, force StopReason, final FinalStrategy, full bool) (settled, error) {
 	for tries := 1; ; tries++ {
 		set, err := svc.settleOnce(ctx, id, force, final, full)
-		if !errors.Is(err, ErrCancelledSinceRead) || tries == 3 {
+		if !errors.Is(err, ErrCancelledSinceRead) || tries == settleTries {
 			return set, err
 		}
 	}
 }
+
+// settleTries bounds settleLocked's attempts.
+const settleTries = 8
 
 // settleOnce is one attempt of settleLocked.
 func (svc *Service) settleOnce(ctx context.Context, id string, force StopReason, final FinalStrategy, full bool) (settled, error) {

@@ -137,6 +137,7 @@ func (v *view) request(s *Session, step int, history []providers.Turn) providers
 		ShortAnswer:     s.Rules.short(),
 		Review:          reviewBrief(s),
 		SessionSeed:     s.Seed,
+		SessionID:       s.ID,
 		SessionCreated:  s.CreatedAt,
 		AgentID:         v.Agent,
 		Self:            v.Self,

@@ -111,10 +111,12 @@ type Request struct {
 	Review *ReviewBrief `json:"review,omitempty"`
 
 	SessionSeed int64 `json:"session_seed"`
-	// SessionCreated is when the session was created: with SessionSeed, it
-	// tells a session made again under a deleted one's id (even with the
-	// same seed) from that one, whose agents a CLI agent keeps private
-	// directories for. Never shown to the model.
+	// SessionID and SessionCreated name the session, and when it was
+	// created: they tell a session made again under a deleted one's id
+	// (even with the same seed) from that one, and one session from
+	// another, for a CLI agent keeping private directories for its agents.
+	// Never shown to the model.
+	SessionID      string    `json:"-"`
 	SessionCreated time.Time `json:"-"`
 	AgentID        string    `json:"agent_id"` // the real id; never shown to the model
 	Self           string    `json:"self"`     // the agent's own alias (agentN); never shown to the model

@@ -137,11 +137,12 @@ func (s *Store) AppendSessionUncancelled(ctx context.Context, id string, version
 // implicit transaction (as a step's landing), fenced by the run lease's
 // claim version unless it is 0, and by the session's cancels unless they
 // are negative. The session's row first (numbering the entry), as a
-// landing takes it (FOR SHARE) before its lease's; then the cancels'
-// fence (massgen_hold_uncancelled: the row is held, so a cancel being
-// appended beside it either committed before the count, which sees it, or
-// waits for this commit), then the lease's (massgen_hold_lease, agent
-// ”), then the entry, numbered in SQL
+// landing takes it (FOR SHARE) before its lease's; then the lease's fence
+// (massgen_hold_lease, agent ”: a lost claim says so, whatever else
+// changed, so the run stops as lost), then the cancels'
+// (massgen_hold_uncancelled: the row is held, so a cancel being appended
+// beside it either committed before the count, which sees it, or waits
+// for this commit), then the entry, numbered in SQL
 // from the row, its usage (and, for a spend recorded under its key, that
 // key's spend taken off the step lock rows: sessionSpendRecorded) and the
 // notification. The session's row before any lock row, as a fenced landing
@@ -166,11 +167,11 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	tail := string(data[len(seqKey)+1:])
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`, s.tenant, id)
-	if cancels >= 0 {
-		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, id, cancels)
-	}
 	if version != 0 {
 		b.Queue(`SELECT massgen_hold_lease($1, $2, '', $3)`, s.tenant, id, version)
+	}
+	if cancels >= 0 {
+		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, id, cancels)
 	}
 	b.Queue(`INSERT INTO session_log (tenant, session_id, seq, kind, at, entry)
 		SELECT $1, $2, log_seq, $3, $4, ($5::text || log_seq::text || $6::text)::json FROM sessions WHERE tenant = $1 AND id = $2`,
@@ -193,17 +194,17 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = notFound(id)
 	}
+	if err == nil && version != 0 {
+		_, err = br.Exec()
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == leaseLostCode {
+			err = fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
+		}
+	}
 	if err == nil && cancels >= 0 {
 		_, err = br.Exec()
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == cancelledCode {
 			_ = br.Close()
 			return coordination.SessionEntry{}, coordination.CancelledSinceRead(id, e.Kind)
-		}
-	}
-	if err == nil && version != 0 {
-		_, err = br.Exec()
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == leaseLostCode {
-			err = fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
 		}
 	}
 	if cerr := br.Close(); err == nil {

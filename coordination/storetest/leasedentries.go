@@ -119,6 +119,11 @@ func testUncancelledEntries(t *testing.T, st coordination.Store) {
 	if err := write("a's claim, stale", a.Version+1, 1); !errors.Is(err, coordination.ErrLeaseLost) {
 		t.Errorf("a decision under a claim that is not current = %v, want ErrLeaseLost", err)
 	}
+	// Both fences refusing, the lost claim is what the writer is told: its
+	// run stops as another's, rather than decide again.
+	if err := write("a's claim, stale, read before the cancel", a.Version+1, 0); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Errorf("a decision under a claim that is not current, read before the cancel = %v, want ErrLeaseLost", err)
+	}
 	if err := write("a negative count", 0, -1); !errors.Is(err, coordination.ErrBadInput) {
 		t.Errorf("a decision counting -1 cancels = %v, want ErrBadInput", err)
 	}

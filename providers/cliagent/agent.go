@@ -25,14 +25,15 @@ type agentDirs struct {
 
 // agentFor returns (creating) the directories of the agent a request is
 // for. An agent is known by its live workspace, unique per agent and
-// session (without one, by its id), and by the session's seed and
-// creation time: a session deleted and made again under its id has the
-// same workspace path, and must not resume the deleted one's CLI
-// conversation, another task's, even when made with the same seed. The
-// time is to the millisecond, the precision every store keeps, so a
-// session read back after a restart keeps its agents' conversations.
+// session (without one, by its session's id and its own), and by the
+// session's seed and creation time: a session deleted and made again
+// under its id has the same workspace path, and must not resume the
+// deleted one's CLI conversation, another task's, even when made with the
+// same seed. The time is to the millisecond, the precision every store
+// keeps, so a session read back after a restart keeps its agents'
+// conversations.
 func (p *Provider) agentFor(req providers.Request) (agentDirs, error) {
-	key := cmp.Or(req.Workspace, req.AgentID) + "\x00" + strconv.FormatInt(req.SessionSeed, 10) +
+	key := cmp.Or(req.Workspace, req.SessionID+"\x00"+req.AgentID) + "\x00" + strconv.FormatInt(req.SessionSeed, 10) +
 		"\x00" + strconv.FormatInt(req.SessionCreated.UnixMilli(), 10)
 	sum := sha256.Sum256([]byte(p.info.Backend + "\x00" + key))
 	root := filepath.Join(p.dir, hex.EncodeToString(sum[:8]))

@@ -85,3 +85,24 @@ func TestASessionMadeAgainWithTheSameSeedDoesNotResumeTheOldConversation(t *test
 		t.Fatalf("a session made again with the same seed resumes %q; want a fresh conversation", got)
 	}
 }
+
+// TestAgentsWithoutAWorkspaceAreToldApartBySession: two sessions that keep
+// no files, made with the same seed in the same millisecond, give their
+// agent_a separate conversations (keyed by the session's id), where the
+// agent's id alone named one directory for both.
+func TestAgentsWithoutAWorkspaceAreToldApartBySession(t *testing.T) {
+	p := &Provider{dir: t.TempDir()}
+	at := time.Date(2026, 12, 6, 1, 2, 3, 0, time.UTC)
+	one, err := p.agentFor(providers.Request{SessionID: "one", AgentID: "agent_a", SessionSeed: 7, SessionCreated: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one.saveSession("session-ones-conversation")
+	two, err := p.agentFor(providers.Request{SessionID: "two", AgentID: "agent_a", SessionSeed: 7, SessionCreated: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := two.session(); got != "" {
+		t.Fatalf("another session's agent_a resumes %q; want a fresh conversation", got)
+	}
+}
