@@ -90,8 +90,8 @@ func (svc *Service) runLeaseHeld(ctx context.Context, id string) error {
 
 // appendSession records a session entry, fenced by the run's lease when
 // ctx is a run's of this session and the store can fence it, and by the
-// cancels its decision read when ctx carries them (withCancelsRead) and
-// the store's session lock cannot be trusted to (UncancelledSessionStore).
+// log its decision read when ctx carries it (withLogRead) and the store's
+// session lock cannot be trusted to (ReadFencedSessionStore).
 func (svc *Service) appendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error) {
 	var lease runLease
 	if l, ok := ctx.Value(runLeaseKey{}).(runLease); ok && l.id == id {
@@ -101,11 +101,11 @@ func (svc *Service) appendSession(ctx context.Context, id string, e SessionEntry
 	}
 	var out SessionEntry
 	var err error
-	us, fenced := svc.store.(UncancelledSessionStore)
-	cancels := cancelsFence(ctx, id, e)
+	rs, fenced := svc.store.(ReadFencedSessionStore)
+	read, ok := readFence(ctx, id, e)
 	switch {
-	case fenced && cancels >= 0:
-		out, err = us.AppendSessionUncancelled(ctx, id, lease.version, cancels, e)
+	case fenced && ok:
+		out, err = rs.AppendSessionSinceRead(ctx, id, lease.version, read, e)
 	case lease.version != 0:
 		out, err = svc.store.(LeasedSessionStore).AppendSessionLeased(ctx, id, lease.version, e)
 	default:

@@ -846,7 +846,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		}
 		if st.Life.Status == StatusCancelled {
 			// A cancel got in before the timeout's end was written (the
-			// session lock passed to its recorder: cancelledsince.go).
+			// session lock passed to its recorder: sinceread.go).
 			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
 			return res, nil
 		}

@@ -43,16 +43,16 @@ func (svc *Service) settleResult(ctx context.Context, id string, force StopReaso
 
 // settleLocked is settleResult for a caller that holds the session lock (a
 // landing: cancelfence.go). A decision the store refused because a cancel
-// landed since its read (cancelledsince.go: the lock had passed to the
-// canceller) is made again from a fresh read, which finds the session
-// cancelled and decides nothing. Each refusal is another cancel (and a
-// resume, for the session to read running again): the bound is for a
-// session cancelled and resumed without pause, which then reads as it
+// or an end landed since its read (sinceread.go: the lock had passed to
+// their writer) is made again from a fresh read, which finds the session
+// cancelled or ended and decides nothing. Each refusal is another cancel
+// (and a resume, for the session to read running again): the bound is for
+// a session cancelled and resumed without pause, which then reads as it
 // stands.
 func (svc *Service) settleLocked(ctx context.Context, id string, force StopReason, final FinalStrategy, full bool) (settled, error) {
 	for tries := 1; ; tries++ {
 		set, err := svc.settleOnce(ctx, id, force, final, full)
-		if !errors.Is(err, ErrCancelledSinceRead) || tries == settleTries {
+		if !errors.Is(err, ErrChangedSinceRead) || tries == settleTries {
 			return set, err
 		}
 	}
@@ -100,9 +100,9 @@ func (svc *Service) settleOnce(ctx context.Context, id string, force StopReason,
 		st = svc.sessions.derive(s, l, nil)
 	}
 	d := Decide(s, st, force)
-	// The decision is the read's: written only while no cancel landed
-	// since (cancelledsince.go).
-	dctx := withCancelsRead(ctx, id, st.Life.Cancels)
+	// The decision is the read's: written only while no cancel or end
+	// landed since (sinceread.go).
+	dctx := withLogRead(ctx, id, l)
 	switch d.Kind {
 	case DecideRevote:
 		if _, err := svc.appendSession(dctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {
@@ -204,11 +204,11 @@ func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEnt
 	if kind == SessionFinished {
 		if svc.team(s) != nil {
 			// Files are touched first (finishFiles): not by a run whose
-			// lease is gone, nor on a read a cancel has made stale.
+			// lease is gone, nor on a read made stale since.
 			if err := svc.runLeaseHeld(ctx, s.ID); err != nil {
 				return err
 			}
-			if err := svc.uncancelledSinceRead(ctx, s.ID, e); err != nil {
+			if err := svc.unchangedSinceRead(ctx, s.ID, e); err != nil {
 				return err
 			}
 		}

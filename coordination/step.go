@@ -837,11 +837,11 @@ func (svc *Service) resume(ctx context.Context, id, why string, seen int) error 
 	if lc.Status != StatusCancelled || lc.Cancels > seen {
 		return nil
 	}
-	// Written only while no cancel landed since the read: one the lock's
-	// second holder recorded meanwhile stands (cancelledsince.go), as one
+	// Written only while no cancel (or end) landed since the read: one the
+	// lock's second holder recorded meanwhile stands (sinceread.go), as one
 	// counted above does.
-	_, err = svc.appendSession(withCancelsRead(ctx, id, lc.Cancels), id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why})
-	if errors.Is(err, ErrCancelledSinceRead) {
+	_, err = svc.appendSession(withLogRead(ctx, id, l), id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why})
+	if errors.Is(err, ErrChangedSinceRead) {
 		return nil
 	}
 	if err != nil {

@@ -101,7 +101,7 @@ func collectStrings(rows pgx.Rows) ([]string, error) {
 // counter. ctx is not consulted, as in the other stores: the entry
 // recording a cancellation is written after its context ended.
 func (s *Store) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	return s.appendSession(ctx, id, e, 0, -1)
+	return s.appendSession(ctx, id, e, 0, nil)
 }
 
 var _ coordination.LeasedSessionStore = (*Store)(nil)
@@ -114,42 +114,43 @@ func (s *Store) AppendSessionLeased(ctx context.Context, id string, version int6
 	if version <= 0 {
 		return e, fmt.Errorf("recording a %s entry of session %q: claim %d names no run lease", e.Kind, id, version)
 	}
-	return s.appendSession(ctx, id, e, version, -1)
+	return s.appendSession(ctx, id, e, version, nil)
 }
 
-var _ coordination.UncancelledSessionStore = (*Store)(nil)
+var _ coordination.ReadFencedSessionStore = (*Store)(nil)
 
-// AppendSessionUncancelled is AppendSession (AppendSessionLeased for a
+// AppendSessionSinceRead is AppendSession (AppendSessionLeased for a
 // version other than 0) made only while the session log holds no more
-// cancelled entries than cancels (coordination.UncancelledSessionStore):
-// the session lock, a row of the unlogged locks table, can pass to a
-// second holder recording a cancel while this writer still decides on
-// what it read before. The count is in the write's own transaction, with
-// the session's row held by its numbering (massgen_hold_uncancelled).
-func (s *Store) AppendSessionUncancelled(ctx context.Context, id string, version int64, cancels int, e coordination.SessionEntry) (coordination.SessionEntry, error) {
-	if version < 0 || cancels < 0 {
-		return e, fmt.Errorf("%w: recording a %s entry of session %q: claim %d and %d cancels; a claim is 0 (none) or more, and a count of cancels 0 or more", coordination.ErrBadInput, e.Kind, id, version, cancels)
+// cancelled entries, and no more decided and finished ones, than read
+// counted (coordination.ReadFencedSessionStore): the session lock, a row
+// of the unlogged locks table, can pass to a second holder recording a
+// cancel or an end while this writer still decides on what it read
+// before. The count is in the write's own transaction, with the session's
+// row held by its numbering (massgen_hold_unchanged).
+func (s *Store) AppendSessionSinceRead(ctx context.Context, id string, version int64, read coordination.LogRead, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if version < 0 || read.Cancels < 0 || read.Ends < 0 {
+		return e, fmt.Errorf("%w: recording a %s entry of session %q: claim %d, %d cancels and %d ends read; a claim is 0 (none) or more, and a count 0 or more", coordination.ErrBadInput, e.Kind, id, version, read.Cancels, read.Ends)
 	}
-	return s.appendSession(ctx, id, e, version, cancels)
+	return s.appendSession(ctx, id, e, version, &read)
 }
 
 // appendSession writes a session entry in one round trip: one pipelined
 // implicit transaction (as a step's landing), fenced by the run lease's
-// claim version unless it is 0, and by the session's cancels unless they
-// are negative. The session's row first (numbering the entry), as a
+// claim version unless it is 0, and by the log its decision read unless
+// read is nil. The session's row first (numbering the entry), as a
 // landing takes it (FOR SHARE) before its lease's; then the lease's fence
 // (massgen_hold_lease, agent ”: a lost claim says so, whatever else
-// changed, so the run stops as lost), then the cancels'
-// (massgen_hold_uncancelled: the row is held, so a cancel being appended
-// beside it either committed before the count, which sees it, or waits
-// for this commit), then the entry, numbered in SQL
+// changed, so the run stops as lost), then the read's
+// (massgen_hold_unchanged: the row is held, so a cancel or an end being
+// appended beside it either committed before the count, which sees it, or
+// waits for this commit), then the entry, numbered in SQL
 // from the row, its usage (and, for a spend recorded under its key, that
 // key's spend taken off the step lock rows: sessionSpendRecorded) and the
 // notification. The session's row before any lock row, as a fenced landing
 // takes them, so the two never wait on each other. A statement that fails
 // aborts the transaction and every statement after it: a refused fence
 // writes nothing, not even the number.
-func (s *Store) appendSession(ctx context.Context, id string, e coordination.SessionEntry, version int64, cancels int) (coordination.SessionEntry, error) {
+func (s *Store) appendSession(ctx context.Context, id string, e coordination.SessionEntry, version int64, read *coordination.LogRead) (coordination.SessionEntry, error) {
 	if err := coordination.CheckSessionID(id); err != nil {
 		return e, err
 	}
@@ -170,8 +171,8 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	if version != 0 {
 		b.Queue(`SELECT massgen_hold_lease($1, $2, '', $3)`, s.tenant, id, version)
 	}
-	if cancels >= 0 {
-		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, id, cancels)
+	if read != nil {
+		b.Queue(`SELECT massgen_hold_unchanged($1, $2, $3, $4)`, s.tenant, id, read.Cancels, read.Ends)
 	}
 	b.Queue(`INSERT INTO session_log (tenant, session_id, seq, kind, at, entry)
 		SELECT $1, $2, log_seq, $3, $4, ($5::text || log_seq::text || $6::text)::json FROM sessions WHERE tenant = $1 AND id = $2`,
@@ -200,11 +201,11 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 			err = fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
 		}
 	}
-	if err == nil && cancels >= 0 {
+	if err == nil && read != nil {
 		_, err = br.Exec()
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == cancelledCode {
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == changedCode {
 			_ = br.Close()
-			return coordination.SessionEntry{}, coordination.CancelledSinceRead(id, e.Kind)
+			return coordination.SessionEntry{}, coordination.ChangedSinceRead(id, e.Kind)
 		}
 	}
 	if cerr := br.Close(); err == nil {
@@ -530,6 +531,11 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	// what was stored: kept fields, the time in UTC to the millisecond).
 	return e.Clone(), released, nil
 }
+
+// changedCode is the SQLSTATE massgen_hold_unchanged fails with when the
+// session was cancelled or decided since the writer read its log
+// (migrations/0019_unchanged_since_read.sql).
+const changedCode = "MGL04"
 
 // leaseLostCode is the SQLSTATE massgen_hold_lease fails with when the
 // step lease is no longer the claim's (migrations/0005_leased_landing.sql).

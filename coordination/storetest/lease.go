@@ -21,7 +21,7 @@ var LeaseCases = []Case{
 	{"LeaseFromAnotherHostIsGivenTheClockSkew", testLeaseSkew},
 	{"UnclaimedRunReadsNoLease", testLeaseNone},
 	{"RunsSessionEntriesAreFencedByItsLease", testLeasedEntries},
-	{"DecisionsAreFencedByTheCancelsTheyRead", testUncancelledEntries},
+	{"DecisionsAreFencedByTheLogTheyRead", testReadFencedEntries},
 	{"StepLeaseIsExclusivePerAgentAndReleased", testStepLeaseExclusive},
 	{"ExpiredStepLeaseIsAbandonedClaimedAndItsHolderFenced", testStepLeaseExpired},
 	{"LateStepLeaseReadsAliveWhileItsStepLockIsHeld", testStepLeaseAlive},

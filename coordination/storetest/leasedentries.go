@@ -74,57 +74,71 @@ func testLeasedEntries(t *testing.T, st coordination.Store) {
 	}
 }
 
-// testUncancelledEntries holds a store whose session lock can pass to a
-// second holder (coordination.UncancelledSessionStore) to fencing a
-// decision's session entry by the cancels its read counted, in the write:
-// refused with ErrCancelledSinceRead, nothing written, once the log holds
-// more; written when it holds no more; fenced by the run's claim too when
-// one is named. A store without one skips the case.
-func testUncancelledEntries(t *testing.T, st coordination.Store) {
+// testReadFencedEntries holds a store whose session lock can pass to a
+// second holder (coordination.ReadFencedSessionStore) to fencing a
+// decision's session entry by what its read of the log counted, in the
+// write: refused with ErrChangedSinceRead, nothing written, once the log
+// holds more cancels or more ends (decided, finished); written when it
+// holds no more; fenced by the run's claim first when one is named. A
+// store without one skips the case.
+func testReadFencedEntries(t *testing.T, st coordination.Store) {
 	ls, ctx := leases(t, st), context.Background()
-	us, ok := st.(coordination.UncancelledSessionStore)
+	rs, ok := st.(coordination.ReadFencedSessionStore)
 	if !ok {
-		t.Skip("the store's session lock is exclusive: it needs no cancel fence in its writes")
+		t.Skip("the store's session lock is exclusive: it needs no read fence in its writes")
 	}
-	entry := func(why string) coordination.SessionEntry {
-		return coordination.SessionEntry{Kind: coordination.SessionDecided, Time: time.Now(), Reason: why}
-	}
-	write := func(what string, version int64, cancels int) error {
+	write := func(what string, version int64, cancels, ends int) error {
 		t.Helper()
-		_, err := us.AppendSessionUncancelled(ctx, "s", version, cancels, entry(what))
+		e := coordination.SessionEntry{Kind: coordination.SessionRevote, Time: time.Now(), Reason: what, Agents: []string{"a"}}
+		_, err := rs.AppendSessionSinceRead(ctx, "s", version, coordination.LogRead{Cancels: cancels, Ends: ends}, e)
 		return err
 	}
-	if err := write("no cancel yet", 0, 0); err != nil {
-		t.Fatalf("a decision counting every cancel (none): %v", err)
+	record := func(kind coordination.SessionEntryKind) {
+		t.Helper()
+		if _, err := st.AppendSession(ctx, "s", coordination.SessionEntry{Kind: kind, Time: time.Now(), Reason: "by another holder"}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := st.AppendSession(ctx, "s", coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "by request"}); err != nil {
-		t.Fatal(err)
+	changed := func(what string, version int64, cancels, ends int) {
+		t.Helper()
+		if err := write(what, version, cancels, ends); !errors.Is(err, coordination.ErrChangedSinceRead) {
+			t.Errorf("%s = %v, want ErrChangedSinceRead", what, err)
+		}
 	}
-	if err := write("read before the cancel", 0, 0); !errors.Is(err, coordination.ErrCancelledSinceRead) {
-		t.Errorf("a decision read before the cancel = %v, want ErrCancelledSinceRead", err)
+	written := func(what string, version int64, cancels, ends int) {
+		t.Helper()
+		if err := write(what, version, cancels, ends); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
 	}
-	if err := write("read after the cancel", 0, 1); err != nil {
-		t.Errorf("a decision counting the cancel: %v", err)
-	}
+
+	written("nothing since the read", 0, 0, 0)
+	record(coordination.SessionCancelled)
+	changed("read before the cancel", 0, 0, 0)
+	written("read after the cancel", 0, 1, 0)
+	record(coordination.SessionDecided)
+	changed("read before the decision", 0, 1, 0)
+	written("read after the decision", 0, 1, 1)
+	record(coordination.SessionFinished)
+	changed("read before the end", 0, 1, 1)
+	record(coordination.SessionUsage)
+	record(coordination.SessionResumed)
+	written("read after the end, a spend and a resume since (counted by neither)", 0, 1, 2)
 	a, err := ls.AcquireRun(ctx, "s", owner("a"), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := write("a's claim, read before the cancel", a.Version, 0); !errors.Is(err, coordination.ErrCancelledSinceRead) {
-		t.Errorf("a claim's decision read before the cancel = %v, want ErrCancelledSinceRead", err)
-	}
-	if err := write("a's claim, counting the cancel", a.Version, 1); err != nil {
-		t.Errorf("a claim's decision counting the cancel: %v", err)
-	}
-	if err := write("a's claim, stale", a.Version+1, 1); !errors.Is(err, coordination.ErrLeaseLost) {
+	changed("a's claim, read before the end", a.Version, 1, 1)
+	written("a's claim, read after the end", a.Version, 1, 2)
+	if err := write("a's claim, stale", a.Version+1, 1, 2); !errors.Is(err, coordination.ErrLeaseLost) {
 		t.Errorf("a decision under a claim that is not current = %v, want ErrLeaseLost", err)
 	}
 	// Both fences refusing, the lost claim is what the writer is told: its
 	// run stops as another's, rather than decide again.
-	if err := write("a's claim, stale, read before the cancel", a.Version+1, 0); !errors.Is(err, coordination.ErrLeaseLost) {
+	if err := write("a's claim, stale, read before the cancel", a.Version+1, 0, 0); !errors.Is(err, coordination.ErrLeaseLost) {
 		t.Errorf("a decision under a claim that is not current, read before the cancel = %v, want ErrLeaseLost", err)
 	}
-	if err := write("a negative count", 0, -1); !errors.Is(err, coordination.ErrBadInput) {
+	if err := write("a negative count", 0, -1, 0); !errors.Is(err, coordination.ErrBadInput) {
 		t.Errorf("a decision counting -1 cancels = %v, want ErrBadInput", err)
 	}
 	l, err := st.Ledger(ctx, "s")
@@ -133,12 +147,13 @@ func testUncancelledEntries(t *testing.T, st coordination.Store) {
 	}
 	var got []string
 	for _, e := range l.Session {
-		if e.Kind == coordination.SessionDecided {
+		if e.Kind == coordination.SessionRevote {
 			got = append(got, e.Reason)
 		}
 	}
-	want := []string{"no cancel yet", "read after the cancel", "a's claim, counting the cancel"}
+	want := []string{"nothing since the read", "read after the cancel", "read after the decision",
+		"read after the end, a spend and a resume since (counted by neither)", "a's claim, read after the end"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("decisions written: %q; want only %q", got, want)
+		t.Errorf("entries written: %q; want only %q", got, want)
 	}
 }

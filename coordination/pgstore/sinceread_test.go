@@ -16,6 +16,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // lostSessionLock is a replica whose session lock has passed to another
@@ -50,9 +51,9 @@ func (l *lostSessionLock) AppendSessionLeased(ctx context.Context, id string, ve
 	return l.Store.AppendSessionLeased(ctx, id, version, e)
 }
 
-func (l *lostSessionLock) AppendSessionUncancelled(ctx context.Context, id string, version int64, cancels int, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+func (l *lostSessionLock) AppendSessionSinceRead(ctx context.Context, id string, version int64, read coordination.LogRead, e coordination.SessionEntry) (coordination.SessionEntry, error) {
 	l.deciding(e)
-	return l.Store.AppendSessionUncancelled(ctx, id, version, cancels, e)
+	return l.Store.AppendSessionSinceRead(ctx, id, version, read, e)
 }
 
 // TestACancelAcknowledgedWhileARunsLockWasLostIsKept: replica A's run
@@ -60,7 +61,7 @@ func (l *lostSessionLock) AppendSessionUncancelled(ctx context.Context, id strin
 // its session lock already lost; before its write lands, replica B takes
 // the lock, records a cancel and tells its caller "cancelled". A's end,
 // decided on a read without that cancel, is refused in its write
-// (AppendSessionUncancelled) and made again from a fresh read, which finds
+// (AppendSessionSinceRead) and made again from a fresh read, which finds
 // the session cancelled: the session stays cancelled, as its user was
 // told, and nothing decided or finished follows the cancel in its log.
 // Without the fence A's end landed after the cancel and the session read
@@ -209,7 +210,7 @@ func (l *leaseReadCancel) ReadRun(ctx context.Context, id string) (*coordination
 // for a session whose winner changed a file of its write context, applied
 // at the finish (apply: auto). The finish's write is refused, but the
 // winner's files are applied before it: they are not applied on a read a
-// cancel has made stale (uncancelledSinceRead), and the project is as the
+// cancel has made stale (unchangedSinceRead), and the project is as the
 // user left it when told "cancelled".
 func TestAFinishOnAReadACancelMadeStaleLeavesTheWriteContextAlone(t *testing.T) {
 	dsn := pgtest.Schema(t)
@@ -273,5 +274,65 @@ func TestAFinishOnAReadACancelMadeStaleLeavesTheWriteContextAlone(t *testing.T) 
 	}
 	if _, err := os.Stat(filepath.Join(src, "fixed.go")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the winner's file was applied to the write context of a session its user was told is cancelled (%v)", err)
+	}
+}
+
+// lostLocks is a lostSessionLock whose run lock is lost too (a database
+// crash empties every row of the unlogged locks table).
+type lostLocks struct{ *lostSessionLock }
+
+func (l *lostLocks) LockRun(ctx context.Context, id string) (func(), error) {
+	return func() {}, nil
+}
+
+// TestAnEndGivenWhileAFinalizesLockWasLostIsNotReplaced: replica A
+// finalizes a step-driven session, its locks already lost; before its end
+// lands, replica B's finalize ends the session and gives its caller the
+// result. A's end, decided on a read without B's, is refused in its write
+// and made again from a fresh read, which finds the session ended: one
+// end in the log, and both callers get the same result. Without the fence
+// A's end landed second and replaced the result B's caller was given.
+func TestAnEndGivenWhileAFinalizesLockWasLostIsNotReplaced(t *testing.T) {
+	rs := replicas(t, 2)
+	ctx := context.Background()
+	other := coordination.NewService(rs[1], coordination.Options{Open: backends.Open})
+	runner := &lostLocks{&lostSessionLock{Store: rs[0], kinds: []coordination.SessionEntryKind{
+		coordination.SessionDecided, coordination.SessionFinished}}}
+	svc := coordination.NewService(runner, coordination.Options{Open: backends.Open})
+	seed := int64(5)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim/strong"}, Seed: &seed, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, agent := range s.AgentIDs() {
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
+			t.Fatalf("%s's step: %v", agent, err)
+		}
+	}
+	var given *coordination.TeamResult
+	var givenErr error
+	runner.before = func() { given, givenErr = other.Finalize(ctx, s.ID, "") }
+	got, err := svc.Finalize(ctx, s.ID, "")
+	if givenErr != nil || given == nil || given.Status != coordination.StatusFinished {
+		t.Fatalf("B's finalize, made as A decided = %+v, %v; want the session finished", given, givenErr)
+	}
+	if err != nil {
+		t.Fatalf("A's finalize: %v", err)
+	}
+	l, err := rs[1].Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := 0
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionDecided || e.Kind == coordination.SessionFinished {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Errorf("%d decided and finished entries in the log; want B's end alone", ends)
+	}
+	if got.Status != given.Status || coordtest.JSON(got.Winner) != coordtest.JSON(given.Winner) || got.Steps != given.Steps {
+		t.Errorf("A's finalize returned %s; B's caller was given %s", coordtest.JSON(got), coordtest.JSON(given))
 	}
 }
