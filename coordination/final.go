@@ -367,7 +367,17 @@ func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalS
 	}
 	done.FinalNote = note
 	done.Duration = svc.opts.Now().Sub(s.CreatedAt).Seconds()
-	if err := svc.record(dctx, s, SessionFinished, done, strategy); err != nil {
+	// Written only while nobody ended it since the read above: where the
+	// session lock can pass to a second holder, another final answer,
+	// given to its caller meanwhile, would be replaced (sinceread.go).
+	err = svc.record(withLogRead(dctx, s.ID, logReadOf(l).endsOnly()), s, SessionFinished, done, strategy)
+	if errors.Is(err, ErrChangedSinceRead) {
+		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
+			return nil, err
+		}
+		return svc.snapshot(s, l, svc.sessions.derive(s, l, nil)), nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	if l, err = svc.store.Ledger(dctx, s.ID); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // A decision is made on a read of the session log under the session lock:
@@ -29,6 +30,15 @@ import (
 type LogRead struct {
 	Cancels int
 	Ends    int
+}
+
+// endsOnly is r fenced by its ends alone: for a decided session's final
+// answer, which no cancel stops (Cancel refuses a decided session, and one
+// read before the decision and written after it leaves it decided), and
+// only another end may overrule.
+func (r LogRead) endsOnly() LogRead {
+	r.Cancels = math.MaxInt32 // the most a store's count is compared with
+	return r
 }
 
 // logReadOf counts l's session log as LogRead.
@@ -94,12 +104,12 @@ type logRead struct {
 }
 
 // withLogRead is ctx for the writes of a decision on session id's log,
-// read as l: appendSession fences the deciding ones (readFenced) by it
-// where the store can. Carried in the context, as the run's claim is,
-// since the decision's writes go through record and its helpers, which the
-// counts would otherwise have to be threaded through.
-func withLogRead(ctx context.Context, id string, l *Ledger) context.Context {
-	return context.WithValue(ctx, logReadKey{}, logRead{id: id, read: logReadOf(l)})
+// read as r (logReadOf): appendSession fences the deciding ones
+// (readFenced) by it where the store can. Carried in the context, as the
+// run's claim is, since the decision's writes go through record and its
+// helpers, which the counts would otherwise have to be threaded through.
+func withLogRead(ctx context.Context, id string, r LogRead) context.Context {
+	return context.WithValue(ctx, logReadKey{}, logRead{id: id, read: r})
 }
 
 // readFence is the read that fences e's write in ctx; ok is false for none.

@@ -22,6 +22,9 @@ func TestPreflightAndKeyErrorsHaveTheirOwnFixes(t *testing.T) {
 		{fmt.Errorf("%w: agent agent_a (openai/gpt-5-mni): %w", coordination.ErrBadSpec, nf), "model_not_found", []string{"closest names"}},
 		{fmt.Errorf("%w: agent agent_a (claude): %w", coordination.ErrKeyRefused, &providers.Error{Class: providers.ClassAuth}), "key_refused", []string{"env entry"}},
 		{fmt.Errorf("%w: agent agent_b (claude): %w", coordination.ErrBadSpec, &keys.MissingKeyError{Backend: "claude", Vars: []string{"ANTHROPIC_API_KEY"}, What: "an API key"}), "missing_key", []string{".env", "~/.env", `"env": {`, "restart"}},
+		// A decision the store refused at every try (sinceread.go) is not
+		// the server's fault nor the arguments': the session moved on.
+		{fmt.Errorf("settling: %w", coordination.ChangedSinceRead("s", coordination.SessionFinished)), "session_changed", []string{"team_status", "call again"}},
 	} {
 		code, fix := classify(tc.err)
 		if code != tc.code {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
@@ -254,7 +255,9 @@ func TestAFinishOnAReadACancelMadeStaleLeavesTheWriteContextAlone(t *testing.T) 
 	h := &coordtest.Harness{T: t, Providers: provs}
 	h.Service = coordination.NewService(runner, coordination.Options{Parallel: 2, Open: h.Open})
 	s, err := h.Service.Create(ctx, coordination.TeamSpec{Task: "Fix it", Models: models, Apply: coordination.ApplyAuto,
-		Rules:    coordination.Rules{TimeoutSeconds: 2},
+		// Long enough for both answers and their snapshots on a loaded
+		// machine: the second calls wait for it anyway.
+		Rules:    coordination.Rules{TimeoutSeconds: 6},
 		Contexts: []workspace.Context{{Path: src, Permission: workspace.Write}}})
 	if err != nil {
 		t.Fatal(err)
@@ -292,15 +295,76 @@ func (l *lostLocks) LockRun(ctx context.Context, id string) (func(), error) {
 // and made again from a fresh read, which finds the session ended: one
 // end in the log, and both callers get the same result. Without the fence
 // A's end landed second and replaced the result B's caller was given.
+// With the final strategy "present", settle writes only the decision and
+// the end is the final answer's (finishFinal), fenced by the same read.
 func TestAnEndGivenWhileAFinalizesLockWasLostIsNotReplaced(t *testing.T) {
+	for _, final := range []coordination.FinalStrategy{coordination.FinalWinner, coordination.FinalPresent} {
+		t.Run(string(final), func(t *testing.T) {
+			rs := replicas(t, 2)
+			ctx := context.Background()
+			other := coordination.NewService(rs[1], coordination.Options{Open: backends.Open})
+			runner := &lostLocks{&lostSessionLock{Store: rs[0], kinds: []coordination.SessionEntryKind{coordination.SessionFinished}}}
+			svc := coordination.NewService(runner, coordination.Options{Open: backends.Open})
+			s := steppedSession(t, svc, final)
+			var given *coordination.TeamResult
+			var givenErr error
+			runner.before = func() { given, givenErr = other.Finalize(ctx, s.ID, "") }
+			got, err := svc.Finalize(ctx, s.ID, "")
+			if givenErr != nil || given == nil || given.Status != coordination.StatusFinished {
+				t.Fatalf("B's finalize, made as A ended the session = %+v, %v; want it finished", given, givenErr)
+			}
+			if err != nil {
+				t.Fatalf("A's finalize: %v", err)
+			}
+			if n := sessionEntries(t, rs[1], s.ID, coordination.SessionFinished); n != 1 {
+				t.Errorf("%d finished entries in the log; want B's end alone", n)
+			}
+			if got.Status != given.Status || coordtest.JSON(got.Winner) != coordtest.JSON(given.Winner) ||
+				coordtest.JSON(got.FinalAnswer) != coordtest.JSON(given.FinalAnswer) {
+				t.Errorf("A's finalize returned %s; B's caller was given %s", coordtest.JSON(got), coordtest.JSON(given))
+			}
+		})
+	}
+}
+
+// TestACancelReadBeforeADecisionDoesNotStopItsFinalAnswer: a cancel read
+// before the session was decided and written after (its lock lost) leaves
+// the session decided, as Cancel then says; the final answer is still
+// written, fenced by the ends alone: no cancel stops a decided session.
+func TestACancelReadBeforeADecisionDoesNotStopItsFinalAnswer(t *testing.T) {
 	rs := replicas(t, 2)
 	ctx := context.Background()
-	other := coordination.NewService(rs[1], coordination.Options{Open: backends.Open})
-	runner := &lostLocks{&lostSessionLock{Store: rs[0], kinds: []coordination.SessionEntryKind{
-		coordination.SessionDecided, coordination.SessionFinished}}}
+	runner := &lostSessionLock{Store: rs[0], kinds: []coordination.SessionEntryKind{coordination.SessionFinished}}
 	svc := coordination.NewService(runner, coordination.Options{Open: backends.Open})
+	s := steppedSession(t, svc, coordination.FinalPresent)
+	var staleErr error
+	runner.before = func() {
+		// The stale canceller's write, its read from before the decision.
+		_, staleErr = rs[1].AppendSession(ctx, s.ID, coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "by request"})
+	}
+	got, err := svc.Finalize(ctx, s.ID, "")
+	if staleErr != nil {
+		t.Fatal(staleErr)
+	}
+	if err != nil {
+		t.Fatalf("the finalize: %v", err)
+	}
+	if got.Status != coordination.StatusFinished || got.FinalAnswer == nil {
+		t.Errorf("the finalize returned %s with final answer %v; want it finished with its answer", got.Status, got.FinalAnswer)
+	}
+	if n := sessionEntries(t, rs[1], s.ID, coordination.SessionFinished); n != 1 {
+		t.Errorf("%d finished entries in the log; want the final answer's", n)
+	}
+}
+
+// steppedSession is a step-driven session of two sim agents, each stepped
+// once, whose final strategy is final.
+func steppedSession(t *testing.T, svc *coordination.Service, final coordination.FinalStrategy) *coordination.Session {
+	t.Helper()
+	ctx := context.Background()
 	seed := int64(5)
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim/strong"}, Seed: &seed, Driver: coordination.DriverStep})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim/strong"}, Seed: &seed,
+		Driver: coordination.DriverStep, Rules: coordination.Rules{Final: final}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,30 +373,21 @@ func TestAnEndGivenWhileAFinalizesLockWasLostIsNotReplaced(t *testing.T) {
 			t.Fatalf("%s's step: %v", agent, err)
 		}
 	}
-	var given *coordination.TeamResult
-	var givenErr error
-	runner.before = func() { given, givenErr = other.Finalize(ctx, s.ID, "") }
-	got, err := svc.Finalize(ctx, s.ID, "")
-	if givenErr != nil || given == nil || given.Status != coordination.StatusFinished {
-		t.Fatalf("B's finalize, made as A decided = %+v, %v; want the session finished", given, givenErr)
-	}
-	if err != nil {
-		t.Fatalf("A's finalize: %v", err)
-	}
-	l, err := rs[1].Ledger(ctx, s.ID)
+	return s
+}
+
+// sessionEntries counts session id's log entries of kind.
+func sessionEntries(t *testing.T, st *Store, id string, kind coordination.SessionEntryKind) int {
+	t.Helper()
+	l, err := st.Ledger(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends := 0
+	n := 0
 	for _, e := range l.Session {
-		if e.Kind == coordination.SessionDecided || e.Kind == coordination.SessionFinished {
-			ends++
+		if e.Kind == kind {
+			n++
 		}
 	}
-	if ends != 1 {
-		t.Errorf("%d decided and finished entries in the log; want B's end alone", ends)
-	}
-	if got.Status != given.Status || coordtest.JSON(got.Winner) != coordtest.JSON(given.Winner) || got.Steps != given.Steps {
-		t.Errorf("A's finalize returned %s; B's caller was given %s", coordtest.JSON(got), coordtest.JSON(given))
-	}
+	return n
 }

@@ -9,7 +9,8 @@
 -- overruled by the first one's. The caller's numbering statement
 -- (UPDATE sessions ... log_seq) holds the session's row, so an entry being
 -- appended beside it either committed before the count, which sees it, or
--- waits for this commit; the FOR SHARE is for a caller that holds nothing.
+-- waits for this commit; the FOR SHARE keeps that so for any caller that
+-- has not numbered an entry first.
 CREATE FUNCTION massgen_hold_unchanged(p_tenant text, p_session text, p_cancels integer, p_ends integer)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
