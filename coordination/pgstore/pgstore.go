@@ -46,6 +46,9 @@ type DB struct {
 	channel string // the NOTIFY channel of this schema
 	log     zerolog.Logger
 	workDir string // Options.WorkDir
+	// releaseWorkDir lets the work directory's lock go (Close); nil for a
+	// DB made on a pool (newDB, in tests), which took none.
+	releaseWorkDir func()
 
 	mu      sync.Mutex
 	tenants map[string]*Store
@@ -111,8 +114,25 @@ const idleInTransaction = "1min"
 
 // Open connects to the database at dsn (a postgres:// URL or key=value
 // string; search_path in it picks the schema), applies the schema's
-// migrations and starts the listener and the lock heartbeat.
+// migrations and starts the listener and the lock heartbeat. With a work
+// directory it first takes that directory's lock (workdirlock.go), which
+// Close lets go: ErrWorkDirInUse if another replica holds it.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	release, err := lockWorkDir(opts.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	db, err := open(ctx, dsn, opts)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	db.releaseWorkDir = release
+	return db, nil
+}
+
+// open is Open once the work directory is held.
+func open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("the PostgreSQL address does not parse: %s (want postgres://user@host:5432/db)", parseFailure(err))
@@ -246,6 +266,9 @@ func (db *DB) Close() {
 	db.pool.Close()
 	if db.beats != db.pool {
 		db.beats.Close()
+	}
+	if db.releaseWorkDir != nil {
+		db.releaseWorkDir()
 	}
 }
 
