@@ -42,7 +42,7 @@ var fixes = []errorFix{
 	{coordination.ErrSessionFinished, "session_finished", "read the result with team_status; start a new team to work on the task again."},
 	{coordination.ErrSessionStarted, "session_started", "attach criteria before the first step (right after start_team), or start a new team with eval_criteria (generate_eval_criteria without session_id returns them)."},
 	{coordination.ErrSessionRunning, "session_running", "it is running in another process: follow it with team_status, or stop it with cancel_team first."},
-	{coordination.ErrLeaseLost, "lease_lost", "this call's hold on the session ran out while it worked (a stalled server, or its database away) and another server took the session over; nothing this call would have written was written: read the session with team_status, and for a step, ask for a fresh view and submit again."},
+	{coordination.ErrLeaseLost, "lease_lost", "this call's hold on the session ran out while it worked (a stalled server, or its database away) and another server took the session over: read the session with team_status, then make the same call again — a model agent's step with after_step (team_status's next names it), which joins the step rather than pay for another; a host's submission as it was, which lands once; finalize_team or checkpoint{session_id} as before."},
 	{coordination.ErrChangedSinceRead, "session_changed", "the session was cancelled or ended elsewhere, again and again, while this call decided it: read it with team_status, and call again if it still runs."},
 	{errTeamNotFound, "team_not_found", "name one of the teams list_backends lists (the operator's files under serve --teams-dir), or give models or agents instead."},
 	{coordination.ErrHostInRunTeam, "host_in_run_team", "create the team with start_team and drive it with step (host agents act through step views)."},
@@ -101,8 +101,13 @@ func (h *handler) errorResult(ctx context.Context, tool string, err error) *mcpg
 		err = fmt.Errorf("%w: %w", coordination.ErrStoreUnavailable, err)
 	}
 	code, fix := classify(err)
-	if code == "internal" {
+	switch code {
+	case "internal":
 		h.log.Error().Err(err).Str("tool", tool).Msg("tool call failed unexpectedly")
+	case "lease_lost", "session_changed":
+		// Not the caller's doing nor a bug: this server stalled, or lost
+		// its database, long enough for another to take the session.
+		h.log.Warn().Err(err).Str("tool", tool).Msg("tool call lost the session to another server")
 	}
 	msg := boundEcho(strings.TrimSpace(h.shownError(ctx, err).Error()))
 	if msg != "" && !strings.HasSuffix(msg, ".") {

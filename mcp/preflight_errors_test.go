@@ -25,7 +25,7 @@ func TestPreflightAndKeyErrorsHaveTheirOwnFixes(t *testing.T) {
 		// A decision the store refused at every try (sinceread.go) is not
 		// the server's fault nor the arguments': the session moved on.
 		{fmt.Errorf("settling: %w", coordination.ChangedSinceRead("s", coordination.SessionFinished)), "session_changed", []string{"team_status", "call again"}},
-		{fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", "agent_a", "s", coordination.ErrLeaseLost), "lease_lost", []string{"team_status", "fresh view"}},
+		{fmt.Errorf("the step lock of agent %q in session %q expired and was taken by another replica; this step is not recorded: %w", "agent_a", "s", coordination.ErrLeaseLost), "lease_lost", []string{"team_status", "after_step", "as it was"}},
 	} {
 		code, fix := classify(tc.err)
 		if code != tc.code {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -548,7 +549,7 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 		if err != nil {
 			return nil, fmt.Errorf("%w: the state directory %q: %w", coordination.ErrBadInput, f.stateDir, err)
 		}
-		db, err := pgstore.Open(ctx, kind, pgstore.Options{Logger: logger, WorkDir: work})
+		db, err := openReplica(ctx, kind, work)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
@@ -556,6 +557,31 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 	}
 	return nil, fmt.Errorf("%w: %s %s is not file, memory or a postgres:// URL", coordination.ErrBadInput, from, storeNamed(kind))
 }
+
+// openReplica opens the PostgreSQL store at dsn with work, the state
+// directory, as its work directory, or, when another serve holds that
+// (two MCP clients' stdio servers started in one project, each with the
+// project's ./.massgen), the first free one of work/replicas/2 to
+// work/replicas/maxReplicasPerDir: each replica keeps its copies of the
+// workspaces apart (pgstore's work directory lock), and the state
+// directory's other files are shared as on the file store.
+func openReplica(ctx context.Context, dsn, work string) (*pgstore.DB, error) {
+	dir := work
+	for n := 2; ; n++ {
+		db, err := pgstore.Open(ctx, dsn, pgstore.Options{Logger: logger, WorkDir: dir})
+		if errors.Is(err, pgstore.ErrWorkDirInUse) && n <= maxReplicasPerDir {
+			dir = filepath.Join(work, "replicas", strconv.Itoa(n))
+			continue
+		}
+		if err == nil && dir != work {
+			logger.Info().Str("work_dir", dir).Msg("another server on this machine holds the state directory's workspaces: this one keeps its own under it")
+		}
+		return db, err
+	}
+}
+
+// maxReplicasPerDir bounds the replicas sharing one state directory.
+const maxReplicasPerDir = 16
 
 // reloadOnHangup re-reads the tokens file on every SIGHUP (hup, notified
 // by the caller) and opens the tenants it names (openTenants); a file that

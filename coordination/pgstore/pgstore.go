@@ -118,7 +118,7 @@ const idleInTransaction = "1min"
 // directory it first takes that directory's lock (workdirlock.go), which
 // Close lets go: ErrWorkDirInUse if another replica holds it.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	release, err := lockWorkDir(opts.WorkDir)
+	release, err := lockWorkDir(opts.WorkDir, opts.Logger)
 	if err != nil {
 		return nil, err
 	}

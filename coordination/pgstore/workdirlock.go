@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,8 +30,10 @@ const workDirLockName = ".replica.lock"
 var ErrWorkDirInUse = errors.New("the work directory is in use by another replica")
 
 // lockWorkDir takes dir's lock, creating dir if need be, and returns its
-// release; "" takes nothing.
-func lockWorkDir(dir string) (release func(), err error) {
+// release; "" takes nothing. A file system that keeps no such locks (some
+// network and FUSE mounts) is told of in log and used unlocked, as before
+// there was a lock.
+func lockWorkDir(dir string, log zerolog.Logger) (release func(), err error) {
 	if dir == "" {
 		return func() {}, nil
 	}
@@ -38,14 +41,18 @@ func lockWorkDir(dir string) (release func(), err error) {
 		return nil, fmt.Errorf("cannot create the work directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, workDirLockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the work directory's lock %s: %w", path, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		switch {
+		case errors.Is(err, unix.EWOULDBLOCK):
 			return nil, fmt.Errorf("%w: %s is held by another process serving this store (or another store in this one); give each replica a directory of its own (serve --state-dir), or its agents' workspaces would be cleared and written under each other", ErrWorkDirInUse, dir)
+		case errors.Is(err, unix.ENOLCK), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+			log.Warn().Err(err).Str("dir", dir).Msg("the work directory's file system keeps no locks: nothing stops a second replica on it, which must have a directory of its own")
+			return func() {}, nil
 		}
 		return nil, fmt.Errorf("cannot lock the work directory %s: %w", dir, err)
 	}
