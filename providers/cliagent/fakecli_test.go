@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "fake-cli":
 			os.Exit(fakeCLI(os.Args[2:]))
+		case "cli-parent":
+			os.Exit(cliParent(os.Args[2]))
 		case "relay-server":
 			v, err := relay.ReadView(os.Args[3])
 			if err != nil {

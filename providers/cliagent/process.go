@@ -31,6 +31,7 @@ func startProcess(cmd *exec.Cmd, stderr *tailBuffer) (*process, error) {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0
+	dieWithParent(cmd.SysProcAttr)
 	// A child still holding stderr after the group is killed (it left the
 	// group) must not hold Wait.
 	cmd.WaitDelay = 2 * time.Second

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package cliagent
+
+func cliParent(string) int { return 2 }
