@@ -305,6 +305,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	cancel := stopRun(cancelRun, cancelLate)
 	r = &Run{ID: id, cancel: cancel, late: late, done: make(chan struct{}), cancels: asked, claim: claim, leftQuestions: leftQuestions, created: fresh && claim.first && dead == nil}
 	svc.runs.loops[id] = r
+	svc.runs.going.Add(1)
 	svc.runs.mu.Unlock()
 	if dead != nil {
 		svc.counts.takenOver.Add(1) // once the run is on: a start that failed took nothing over
@@ -321,6 +322,7 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 	// once it has waited the outage out as it does for any of its writes.
 	r.resumeErr = svc.resume(base, id, "run again", asked)
 	go func() {
+		defer svc.runs.going.Done()
 		defer close(r.done)
 		defer func() {
 			// A Start of this session waits while the run is gone from
@@ -451,6 +453,10 @@ func (svc *Service) Shutdown(ctx context.Context) error {
 	go func() {
 		defer close(done)
 		svc.stopAll(cause)
+		// A run that ended just before, gone from runs, may still be
+		// letting its lease go: no write of this service's follows
+		// Shutdown (the caller closes the store next).
+		svc.runs.going.Wait()
 	}()
 	select {
 	case <-done:

@@ -14,6 +14,11 @@ type runs struct {
 	// session have told, shared while any follows it.
 	follows map[string]*followTold
 	closed  bool // Shutdown has begun: no run starts
+	// going counts the run goroutines not yet done: a run leaves loops
+	// before its last writes (its lease's release, its questions closed),
+	// which Shutdown waits for too, so none follows it. Added to under mu
+	// while not closed, so Shutdown's wait comes after every Add.
+	going sync.WaitGroup
 }
 
 // shut tells whether Shutdown has begun.
