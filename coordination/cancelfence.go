@@ -31,13 +31,7 @@ var errCancelledMidStep = errors.New("the session was cancelled while the step w
 // cancelledSince tells whether the session log holds more cancelled
 // entries than seen, the count when the caller began.
 func cancelledSince(l *Ledger, seen int) bool {
-	n := 0
-	for i := range l.Session {
-		if l.Session[i].Kind == SessionCancelled {
-			n++
-		}
-	}
-	return n > seen
+	return lifecycle(l.Session).Cancels > seen
 }
 
 // CancelledMidStep is the error of a step not recorded because its session

@@ -48,6 +48,9 @@ type Lifecycle struct {
 	// a run remember it when they begin, so a cancel that lands while they
 	// go on is a larger count (cancelfence.go), even if a resume followed.
 	Cancels int
+	// Ends counts the decided and finished entries: with Cancels, what a
+	// decision's read of the log held (read, sinceread.go).
+	Ends int
 	// CancelReason is why the cancel in force was recorded ("" when none
 	// is): by request, a run that stopped on an error, a run not started.
 	CancelReason string
@@ -263,8 +266,10 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 			lc.Revote = e
 		case SessionDecided:
 			lc.Decided = e.Result
+			lc.Ends++
 		case SessionFinished:
 			lc.Finished = e.Result
+			lc.Ends++
 		case SessionCancelled:
 			if !cancelled {
 				lc.CancelledAt = e.Time

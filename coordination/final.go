@@ -370,7 +370,7 @@ func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalS
 	// Written only while nobody ended it since the read above: where the
 	// session lock can pass to a second holder, another final answer,
 	// given to its caller meanwhile, would be replaced (sinceread.go).
-	err = svc.record(withLogRead(dctx, s.ID, logReadOf(l).endsOnly()), s, SessionFinished, done, strategy)
+	err = svc.record(withLogRead(dctx, s.ID, lifecycle(l.Session).read().endsOnly()), s, SessionFinished, done, strategy)
 	if errors.Is(err, ErrChangedSinceRead) {
 		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
 			return nil, err

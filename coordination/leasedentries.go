@@ -94,20 +94,19 @@ func (svc *Service) runLeaseHeld(ctx context.Context, id string) error {
 // session lock cannot be trusted to (ReadFencedSessionStore).
 func (svc *Service) appendSession(ctx context.Context, id string, e SessionEntry) (SessionEntry, error) {
 	var lease runLease
-	if l, ok := ctx.Value(runLeaseKey{}).(runLease); ok && l.id == id {
-		if _, ok := svc.store.(LeasedSessionStore); ok {
-			lease = l
-		}
+	ls, leased := svc.store.(LeasedSessionStore)
+	if l, ok := ctx.Value(runLeaseKey{}).(runLease); ok && l.id == id && leased {
+		lease = l
 	}
+	rs, fenced := svc.store.(ReadFencedSessionStore)
+	read, readNow := readFence(ctx, id, e)
 	var out SessionEntry
 	var err error
-	rs, fenced := svc.store.(ReadFencedSessionStore)
-	read, ok := readFence(ctx, id, e)
 	switch {
-	case fenced && ok:
+	case fenced && readNow:
 		out, err = rs.AppendSessionSinceRead(ctx, id, lease.version, read, e)
 	case lease.version != 0:
-		out, err = svc.store.(LeasedSessionStore).AppendSessionLeased(ctx, id, lease.version, e)
+		out, err = ls.AppendSessionLeased(ctx, id, lease.version, e)
 	default:
 		return svc.store.AppendSession(ctx, id, e)
 	}

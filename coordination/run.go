@@ -853,7 +853,7 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 		if st.Life.Status == StatusCancelled {
 			// A cancel got in before the timeout's end was written (the
 			// session lock passed to its recorder: sinceread.go).
-			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
+			svc.tellCancelled(s.ID)
 			return res, nil
 		}
 		svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
@@ -887,12 +887,18 @@ func (svc *Service) stop(ctx context.Context, r *Run, s *Session, own map[string
 			return svc.finishDecided(ctx, r, s, FinalWinner, winnerAsIs("the run was stopped (cancelled or shut down) while the final answer was pending"))
 		}
 		if err == nil {
-			svc.tell(Progress{SessionID: s.ID, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
+			svc.tellCancelled(s.ID)
 		}
 		return res, err
 	}
 	svc.stoppedOnError(ctx, r, s, cause)
 	return nil, cause
+}
+
+// tellCancelled tells a run's callers that it stopped with its session
+// cancelled.
+func (svc *Service) tellCancelled(id string) {
+	svc.tell(Progress{SessionID: id, Kind: ProgressCancelled, Message: "session cancelled; resume it to continue", Time: svc.now()})
 }
 
 // stopFinal ends a run stopped while its decided session's final call was

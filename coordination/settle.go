@@ -102,7 +102,7 @@ func (svc *Service) settleOnce(ctx context.Context, id string, force StopReason,
 	d := Decide(s, st, force)
 	// The decision is the read's: written only while no cancel or end
 	// landed since (sinceread.go).
-	dctx := withLogRead(ctx, id, logReadOf(l))
+	dctx := withLogRead(ctx, id, st.Life.read()) // st is derived from l
 	switch d.Kind {
 	case DecideRevote:
 		if _, err := svc.appendSession(dctx, id, SessionEntry{Kind: SessionRevote, Time: svc.now(), Agents: d.Revote}); err != nil {

@@ -41,19 +41,12 @@ func (r LogRead) endsOnly() LogRead {
 	return r
 }
 
-// logReadOf counts l's session log as LogRead.
-func logReadOf(l *Ledger) LogRead {
-	var r LogRead
-	for i := range l.Session {
-		switch l.Session[i].Kind {
-		case SessionCancelled:
-			r.Cancels++
-		case SessionDecided, SessionFinished:
-			r.Ends++
-		}
-	}
-	return r
-}
+// read is what lc's log held that a later entry would make stale.
+func (lc Lifecycle) read() LogRead { return LogRead{Cancels: lc.Cancels, Ends: lc.Ends} }
+
+// staleBy tells whether now, a later read of the same log, holds a cancel
+// or an end that r did not (the check massgen_hold_unchanged makes in SQL).
+func (r LogRead) staleBy(now LogRead) bool { return now.Cancels > r.Cancels || now.Ends > r.Ends }
 
 // ReadFencedSessionStore is implemented by a store whose session lock can
 // pass to a second holder while the first still writes: its
@@ -104,7 +97,7 @@ type logRead struct {
 }
 
 // withLogRead is ctx for the writes of a decision on session id's log,
-// read as r (logReadOf): appendSession fences the deciding ones
+// read as r (Lifecycle.read): appendSession fences the deciding ones
 // (readFenced) by it where the store can. Carried in the context, as the
 // run's claim is, since the decision's writes go through record and its
 // helpers, which the counts would otherwise have to be threaded through.
@@ -136,7 +129,7 @@ func (svc *Service) unchangedSinceRead(ctx context.Context, id string, e Session
 	if err != nil {
 		return err
 	}
-	if now := logReadOf(l); now.Cancels > read.Cancels || now.Ends > read.Ends {
+	if read.staleBy(lifecycle(l.Session).read()) {
 		return ChangedSinceRead(id, e.Kind)
 	}
 	return nil

@@ -840,7 +840,7 @@ func (svc *Service) resume(ctx context.Context, id, why string, seen int) error 
 	// Written only while no cancel (or end) landed since the read: one the
 	// lock's second holder recorded meanwhile stands (sinceread.go), as one
 	// counted above does.
-	_, err = svc.appendSession(withLogRead(ctx, id, logReadOf(l)), id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why})
+	_, err = svc.appendSession(withLogRead(ctx, id, lc.read()), id, SessionEntry{Kind: SessionResumed, Time: svc.now(), Reason: why})
 	if errors.Is(err, ErrChangedSinceRead) {
 		return nil
 	}
