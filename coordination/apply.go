@@ -97,28 +97,80 @@ func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, 
 	case res.Changes != nil && res.Changes.Count == 0:
 		return nil, fmt.Errorf("%w: the winner of session %s changed no file of the write context", ErrNothingToApply, id)
 	}
-	_, m, dir, err := t.Latest(res.Winner.AgentID)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the winner's files of session %s: %w", id, err)
-	}
-	applied, err := t.ApplyAll(m, dir)
+	applied, err := svc.applyWinner(t, c, res.Winner.AgentID, t.ApplyAll)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	if svc.opts.RelativeDirs {
-		applied.Context = "context/" + c.Name
 	}
 	if len(applied.Conflicts) > 0 {
 		svc.event(ctx, id, Event{Type: "apply_refused", Message: fmt.Sprintf("nothing applied: %s changed in the write context", Count(len(applied.Conflicts), "file"))})
 		return nil, &ApplyConflictError{Session: id, Conflicts: applied.Conflicts}
 	}
-	if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionApplied, Time: svc.now(), Applied: applied}); err != nil {
-		return nil, fmt.Errorf("the changes of session %s were written to %s but the record of it failed: %w", id, applied.Context, err)
+	if err := svc.recordApplied(ctx, id, applied); err != nil {
+		return nil, err
 	}
-	svc.event(ctx, id, Event{Type: string(SessionApplied), Message: fmt.Sprintf("applied to %s: %d written, %d skipped", applied.Context, len(applied.Written), len(applied.Skipped))})
 	if l, err := svc.sessions.ledger(ctx, id); err == nil {
 		st = svc.sessions.derive(s, l, nil)
 		svc.writeStatusSoon(ctx, s, st, svc.snapshot(s, l, st))
 	}
 	return &ApplyResult{SessionID: id, Applied: applied}, nil
+}
+
+// autoApply writes a session's pending changes to its write context as it
+// finishes, when the operator said apply: auto (under the session lock,
+// from recordFinished). Only once the finished entry has landed: a finish
+// the store refuses (another replica cancelled or ended the session while
+// this one's lock was lost) leaves the context as it was. Partial, as
+// auto-apply always was (Team.Apply: a conflict leaves its own unit and the
+// rest is written), and recorded as ApplyChanges records its apply, so res
+// and the session's result both say what was written; a crash between the
+// two leaves the changes pending, for ApplyChanges.
+func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) {
+	if s.Apply != ApplyAuto || !res.ChangesPending || res.Applied != nil || res.Winner == nil {
+		return
+	}
+	t := svc.team(s)
+	c, ok := t.WriteContext()
+	if !ok {
+		return
+	}
+	applied, err := svc.applyWinner(t, c, res.Winner.AgentID, t.Apply)
+	if err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("the winner's changes could not be applied to the write context; they stay pending")
+		svc.event(ctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: " + err.Error()})
+		return
+	}
+	// Recorded even when the caller has gone: the files are written.
+	if err := svc.recordApplied(context.WithoutCancel(ctx), s.ID, applied); err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("applied changes not recorded")
+		return
+	}
+	res.Applied, res.ChangesPending = applied, false
+}
+
+// applyWinner writes the winner's latest files to the write context c with
+// apply (Team.Apply or ApplyAll), naming the context as results show it.
+func (svc *Service) applyWinner(t *workspace.Team, c workspace.Context, agent string, apply func(*workspace.Manifest, string) (*workspace.Applied, error)) (*workspace.Applied, error) {
+	_, m, dir, err := t.Latest(agent)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the winner's files: %w", err)
+	}
+	applied, err := apply(m, dir)
+	if err != nil {
+		return nil, err
+	}
+	if svc.opts.RelativeDirs {
+		// The operator's path stays the operator's.
+		applied.Context = "context/" + c.Name
+	}
+	return applied, nil
+}
+
+// recordApplied records an apply in the session (a SessionApplied entry,
+// which the session's result folds in) and its timeline.
+func (svc *Service) recordApplied(ctx context.Context, id string, applied *workspace.Applied) error {
+	if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionApplied, Time: svc.now(), Applied: applied}); err != nil {
+		return fmt.Errorf("the changes of session %s were written to %s but the record of it failed: %w", id, applied.Context, err)
+	}
+	svc.event(ctx, id, Event{Type: string(SessionApplied), Message: fmt.Sprintf("applied to %s: %d written, %d skipped", applied.Context, len(applied.Written), len(applied.Skipped))})
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,7 +127,9 @@ func TestApplyChangesRefusesWholeWhenTheProjectChanged(t *testing.T) {
 
 // TestApplyAutoWritesAsTheSessionFinishes: the operator's apply: auto
 // writes the winner's changes at the end, as before previews, and an apply
-// afterwards says they were already applied.
+// afterwards says they were already applied. The apply is recorded after
+// the finish it follows (a finish the store refuses applies nothing), as
+// apply_changes records its own.
 func TestApplyAutoWritesAsTheSessionFinishes(t *testing.T) {
 	svc, proj, res := siteRun(t, coordination.ApplyAuto)
 	if res.Applied == nil || len(res.Applied.Written) != 2 || res.ChangesPending {
@@ -134,6 +137,19 @@ func TestApplyAutoWritesAsTheSessionFinishes(t *testing.T) {
 	}
 	if got := projectFiles(t, proj); got["style.css"] == "" {
 		t.Fatalf("style.css not in the project: %v", got)
+	}
+	l, err := svc.Ledger(context.Background(), res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []coordination.SessionEntryKind
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionFinished || e.Kind == coordination.SessionApplied {
+			kinds = append(kinds, e.Kind)
+		}
+	}
+	if want := []coordination.SessionEntryKind{coordination.SessionFinished, coordination.SessionApplied}; !slices.Equal(kinds, want) {
+		t.Errorf("the session log's ends and applies read %v; want %v", kinds, want)
 	}
 	ap, err := svc.ApplyChanges(context.Background(), res.SessionID)
 	if err != nil || !ap.AlreadyApplied {

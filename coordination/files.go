@@ -355,9 +355,9 @@ func (svc *Service) shownDir(id, dir string) string {
 
 // finishFiles runs once, as a session finishes (under the session lock,
 // before the result is recorded): the winner's changes to the write
-// context are previewed and left pending (apply.go) — or, when the operator
-// said apply: auto, written at once — and the agents' worktrees are
-// released.
+// context are previewed and left pending (apply.go; under apply: auto they
+// are written once the finish has landed, autoApply) and the agents'
+// worktrees are released.
 func (svc *Service) finishFiles(s *Session, res *TeamResult) {
 	t := svc.team(s)
 	if t == nil {
@@ -365,23 +365,16 @@ func (svc *Service) finishFiles(s *Session, res *TeamResult) {
 	}
 	if c, ok := t.WriteContext(); ok && res.Winner != nil {
 		_, m, dir, err := t.Latest(res.Winner.AgentID)
-		if err == nil && s.Apply == ApplyAuto {
-			res.Applied, err = t.Apply(m, dir)
-		} else if err == nil {
+		if err == nil {
 			res.Changes, err = t.Preview(m, dir)
 			res.ChangesPending = res.Changes != nil && res.Changes.Count > 0
 		}
-		if err == nil && svc.opts.RelativeDirs {
+		if err == nil && svc.opts.RelativeDirs && res.Changes != nil {
 			// The operator's path stays the operator's.
-			if res.Applied != nil {
-				res.Applied.Context = "context/" + c.Name
-			}
-			if res.Changes != nil {
-				res.Changes.Context = "context/" + c.Name
-			}
+			res.Changes.Context = "context/" + c.Name
 		}
 		if err != nil {
-			res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be compared with or applied to the write context: " + err.Error())
+			res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be compared with the write context: " + err.Error())
 		}
 	}
 	if err := t.ReleaseWorktrees(s.AgentIDs()); err != nil {

@@ -169,7 +169,8 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 	if !stale(rec, fresh) {
 		return nil
 	}
-	if err := svc.recordEntry(ctx, s, SessionFinished, fresh, finishedStrategy(l, s)); err != nil {
+	// The files were handled as the session first finished.
+	if err := svc.recordFinished(ctx, s, fresh, finishedStrategy(l, s), false); err != nil {
 		return err
 	}
 	// The timeline says the session finished once; an amendment is
@@ -200,25 +201,37 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 
 // recordEntry is record without the timeline's event.
 func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
-	e := SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)}
 	if kind == SessionFinished {
-		if svc.team(s) != nil {
-			// Files are touched first (finishFiles): not by a run whose
-			// lease is gone, nor on a read made stale since.
-			if err := svc.runLeaseHeld(ctx, s.ID); err != nil {
-				return err
-			}
-			if err := svc.unchangedSinceRead(ctx, s.ID, e); err != nil {
-				return err
-			}
+		return svc.recordFinished(ctx, s, res, strategy, true)
+	}
+	_, err := svc.appendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)})
+	return err
+}
+
+// recordFinished appends a finished entry. With files, the session's first
+// finish (an amendment only counts what landed after it), the winner's
+// changes are previewed before it and, under apply: auto, written to the
+// write context once it has landed (autoApply).
+func (svc *Service) recordFinished(ctx context.Context, s *Session, res *TeamResult, strategy FinalStrategy, files bool) error {
+	e := SessionEntry{Kind: SessionFinished, Time: svc.now(), Result: res, Reason: string(strategy)}
+	files = files && svc.team(s) != nil
+	if files {
+		// Worktrees are released first (finishFiles): not by a run whose
+		// lease is gone, nor on a read made stale since.
+		if err := svc.runLeaseHeld(ctx, s.ID); err != nil {
+			return err
+		}
+		if err := svc.unchangedSinceRead(ctx, s.ID, e); err != nil {
+			return err
 		}
 		svc.finishFiles(s, res)
 	}
 	if _, err := svc.appendSession(ctx, s.ID, e); err != nil {
 		return err
 	}
-	if kind == SessionFinished {
-		svc.turnFinished(s, res)
+	svc.turnFinished(s, res)
+	if files {
+		svc.autoApply(ctx, s, res)
 	}
 	return nil
 }

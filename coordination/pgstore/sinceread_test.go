@@ -209,15 +209,28 @@ func (l *leaseReadCancel) ReadRun(ctx context.Context, id string) (*coordination
 
 // TestAFinishOnAReadACancelMadeStaleLeavesTheWriteContextAlone: as above,
 // for a session whose winner changed a file of its write context, applied
-// at the finish (apply: auto). The finish's write is refused, but the
-// winner's files are applied before it: they are not applied on a read a
-// cancel has made stale (unchangedSinceRead), and the project is as the
-// user left it when told "cancelled".
+// at the finish (apply: auto). B's cancel lands at the finish's read of
+// its run lease, before it touches the winner's files, or at its write:
+// the files are not applied on a read a cancel has made stale
+// (unchangedSinceRead), nor before the finish has landed (autoApply), and
+// the project is as the user left it when told "cancelled". Before the
+// apply followed the write, a cancel at the write found the file applied.
 func TestAFinishOnAReadACancelMadeStaleLeavesTheWriteContextAlone(t *testing.T) {
+	for _, at := range []string{"lease read", "write"} {
+		t.Run(at, func(t *testing.T) { finishCancelledAt(t, at == "write") })
+	}
+}
+
+// finishCancelledAt is that test, with B's cancel at the finish's write or
+// at its lease read.
+func finishCancelledAt(t *testing.T, atWrite bool) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	other := coordination.NewService(replicaWithFiles(t, dsn), coordination.Options{})
 	runner := &leaseReadCancel{lostSessionLock: &lostSessionLock{Store: replicaWithFiles(t, dsn)}}
+	if atWrite {
+		runner.kinds = []coordination.SessionEntryKind{coordination.SessionFinished}
+	}
 	src := t.TempDir()
 	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -232,7 +245,7 @@ func TestAFinishOnAReadACancelMadeStaleLeavesTheWriteContextAlone(t *testing.T) 
 		answered[req.AgentID] = true
 		if !first {
 			waiting++
-			if waiting == 2 { // both answered and waiting: the next lease read is the finish's
+			if waiting == 2 && !atWrite { // both answered and waiting: the next lease read is the finish's
 				runner.armed.Store(true)
 			}
 		}
