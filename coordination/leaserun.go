@@ -394,8 +394,12 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 // ResumeInterrupted claims and continues every interrupted session of the
 // store (serve --resume-interrupted): each is started as run_team would,
 // and belongs to this service from then on. A session another process
-// claims first is left to it. It returns the ids it resumed.
+// claims first is left to it. It returns the ids it resumed; a server the
+// store was upgraded past (ErrServerBehind) resumes none.
 func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
+	if err := svc.StoreReachable(ctx); errors.Is(err, ErrServerBehind) {
+		return nil, err
+	}
 	page, err := svc.ListSessions(ctx, SessionQuery{Status: StatusInterrupted})
 	if err != nil {
 		return nil, err

@@ -66,6 +66,13 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// ErrServerBehind is a Ping's answer when the store was upgraded past this
+// server by another (a rolling upgrade's first new replica migrated the
+// database): this server's writes would not follow the new schema's rules,
+// so it takes no other server's run over and a load balancer's health
+// check takes it out, until it is restarted on the new version.
+var ErrServerBehind = errors.New("the store was upgraded past this server")
+
 // StoreReachable is nil when the store answers now (or cannot be asked: a
 // store in this process or on its disk), else why it does not.
 func (svc *Service) StoreReachable(ctx context.Context) error {

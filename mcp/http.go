@@ -21,6 +21,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // HTTPOptions configure the streamable HTTP transport.
@@ -194,12 +196,20 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		// A replica that cannot reach the database its sessions are in
 		// serves nothing: a load balancer's check takes it out until the
 		// database answers again (the reason is the operator's log's).
+		// So does one whose database another replica upgraded past it.
 		if err := s.Service().StoreReachable(r.Context()); err != nil {
+			status = "store_unavailable"
+			if errors.Is(err, coordination.ErrServerBehind) {
+				status = "server_behind"
+			}
 			if !down.Swap(true) {
-				s.handler.log.Warn().Err(err).Msg("health check: the store is unreachable; /healthz answers 503 until it is back")
+				if status == "server_behind" {
+					s.handler.log.Error().Err(err).Msg("health check: this replica is older than its database; /healthz answers 503")
+				} else {
+					s.handler.log.Warn().Err(err).Msg("health check: the store is unreachable; /healthz answers 503 until it is back")
+				}
 			}
 			w.WriteHeader(http.StatusServiceUnavailable)
-			status = "store_unavailable"
 		} else if down.Swap(false) {
 			s.handler.log.Info().Msg("health check: the store is reachable again")
 		}

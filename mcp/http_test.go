@@ -85,19 +85,23 @@ func TestHealthz(t *testing.T) {
 // database does.
 type pingedStore struct {
 	coordination.Store
-	down atomic.Bool
+	down, behind atomic.Bool
 }
 
 func (p *pingedStore) Ping(context.Context) error {
 	if p.down.Load() {
 		return fmt.Errorf("%w: dial tcp 10.0.0.7:5432: connection refused", coordination.ErrStoreUnavailable)
 	}
+	if p.behind.Load() {
+		return fmt.Errorf("%w: the database's schema is version 21 and this replica's is 20", coordination.ErrServerBehind)
+	}
 	return nil
 }
 
 // TestHealthzSaysWhenTheStoreIsUnreachable: a replica that cannot reach
 // its database answers its load balancer's health check 503, and 200
-// again once the database answers, without the database's address.
+// again once the database answers, without the database's address; so does
+// one older than its database's schema, saying so.
 func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	st := &pingedStore{Store: memstore.New()}
 	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{}), HTTPOptions{Token: "dummy-token-not-a-secret"})
@@ -119,6 +123,9 @@ func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	check(http.StatusServiceUnavailable, "store_unavailable")
 	st.down.Store(false)
 	check(http.StatusOK, "ok")
+	// A replica whose database a newer massgen-mcp migrated says so.
+	st.behind.Store(true)
+	check(http.StatusServiceUnavailable, "server_behind")
 }
 
 // TestBothProtocolErasWorkOverHTTP: a 2025-11-25 client (initialize

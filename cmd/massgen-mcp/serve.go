@@ -420,7 +420,11 @@ type abandonedLister interface {
 
 func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string) {
 	ids, err := svc.ResumeInterrupted(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, coordination.ErrServerBehind):
+		logger.Error().Err(err).Str("tenant", tenant).Msg("this replica takes over no interrupted runs")
+		return
+	case err != nil:
 		logger.Warn().Err(err).Str("tenant", tenant).Msg("could not list the interrupted sessions to resume")
 		return
 	}

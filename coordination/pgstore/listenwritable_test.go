@@ -102,6 +102,9 @@ func TestAHealthCheckOnAConnectionLeftReadOnlySaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
+	if _, err := migrate(ctx, pool); err != nil { // a ping reads the schema's version too
+		t.Fatal(err)
+	}
 	s := &Store{db: newDB(pool, "unused", Options{}), tenant: coordination.DefaultTenant}
 	c, err := pool.Acquire(ctx)
 	if err != nil {

@@ -9,8 +9,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // The schema is a list of embedded, numbered SQL files applied in order and
@@ -95,6 +98,33 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		have = m.version
 	}
 	return have, tx.Commit(ctx)
+}
+
+// knownSchema is the schema version this binary's migrations end at.
+var knownSchema = sync.OnceValues(func() (int, error) {
+	ms, err := migrations()
+	if err != nil {
+		return 0, err
+	}
+	return ms[len(ms)-1].version, nil
+})
+
+// schemaNotAhead checks that no replica of a newer massgen-mcp has migrated
+// the database past this binary since it opened it (a rolling upgrade):
+// coordination.ErrServerBehind if one has.
+func schemaNotAhead(ctx context.Context, c *pgxpool.Conn) error {
+	known, err := knownSchema()
+	if err != nil {
+		return err
+	}
+	var have int
+	if err := c.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("cannot read the database's schema version: %w", err)
+	}
+	if have > known {
+		return fmt.Errorf("%w: the database's schema is version %d, applied by a newer massgen-mcp, and this replica's is %d: it takes over no other replica's runs and answers its health check 503; restart it on the new version", coordination.ErrServerBehind, have, known)
+	}
+	return nil
 }
 
 // schemaVersion checks, changing nothing, that the schema is at this

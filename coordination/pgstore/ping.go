@@ -30,8 +30,8 @@ type pinger struct {
 	last error
 }
 
-// Ping says whether the database answers now and takes writes
-// (coordination.Pinger): a round trip on the heartbeat's pool, which a
+// Ping says whether the database answers now, takes writes, and has a
+// schema this binary knows (coordination.Pinger): two round trips on the heartbeat's pool, which a
 // replica's busy steps never fill, so a busy replica is not reported down.
 // Answers are shared for pingFresh.
 func (s *Store) Ping(ctx context.Context) error {
@@ -45,7 +45,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	// leave "context canceled" standing as the answer for the others.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingTimeout)
 	defer cancel()
-	p.last = s.db.beats.AcquireFunc(ctx, func(c *pgxpool.Conn) error { return writable(ctx, c) })
+	p.last = s.db.beats.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+		if err := writable(ctx, c); err != nil {
+			return err
+		}
+		return schemaNotAhead(ctx, c)
+	})
 	p.at = time.Now()
 	return p.last
 }
