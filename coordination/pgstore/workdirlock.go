@@ -29,6 +29,10 @@ const workDirLockName = ".replica.lock"
 // store holds.
 var ErrWorkDirInUse = errors.New("the work directory is in use by another replica")
 
+// flock is flock(2): a variable so a test can be a file system that keeps
+// no locks, which the machines the tests run on are not.
+var flock = unix.Flock
+
 // lockWorkDir takes dir's lock, creating dir if need be, and returns its
 // release; "" takes nothing. A file system that keeps no such locks (some
 // network and FUSE mounts) is told of in log and used unlocked, as before
@@ -45,7 +49,7 @@ func lockWorkDir(dir string, log zerolog.Logger) (release func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the work directory's lock %s: %w", path, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		switch {
 		case errors.Is(err, unix.EWOULDBLOCK):
