@@ -553,7 +553,7 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 		if err != nil {
 			return nil, fmt.Errorf("%w: the state directory %q: %w", coordination.ErrBadInput, f.stateDir, err)
 		}
-		db, err := openReplica(ctx, kind, work)
+		db, err := openReplica(ctx, kind, work, pgstore.Open)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
@@ -568,14 +568,20 @@ func servedStores(ctx context.Context, f serveFlags) (coordination.Stores, error
 // project's ./.massgen), the first free one of work/replicas/2 to
 // work/replicas/maxReplicasPerDir: each replica keeps its copies of the
 // workspaces apart (pgstore's work directory lock), and the state
-// directory's other files are shared as on the file store.
-func openReplica(ctx context.Context, dsn, work string) (*pgstore.DB, error) {
+// directory's other files are shared as on the file store. open is
+// pgstore.Open (a test's holds the directories without a database).
+func openReplica(ctx context.Context, dsn, work string, open func(context.Context, string, pgstore.Options) (*pgstore.DB, error)) (*pgstore.DB, error) {
 	dir := work
 	for n := 2; ; n++ {
-		db, err := pgstore.Open(ctx, dsn, pgstore.Options{Logger: logger, WorkDir: dir})
-		if errors.Is(err, pgstore.ErrWorkDirInUse) && n <= maxReplicasPerDir {
-			dir = filepath.Join(work, "replicas", strconv.Itoa(n))
-			continue
+		db, err := open(ctx, dsn, pgstore.Options{Logger: logger, WorkDir: dir})
+		if errors.Is(err, pgstore.ErrWorkDirInUse) {
+			if n <= maxReplicasPerDir {
+				dir = filepath.Join(work, "replicas", strconv.Itoa(n))
+				continue
+			}
+			// The last directory's own error names only it, and would
+			// send the operator looking for the one server holding it.
+			return nil, fmt.Errorf("%w: the state directory %s and replicas/2 to replicas/%d under it are each held by a running server, %d in all, as many as one state directory serves; stop one of them, or give this server a state directory of its own (serve --state-dir DIR)", pgstore.ErrWorkDirInUse, work, maxReplicasPerDir, maxReplicasPerDir)
 		}
 		if err == nil && dir != work {
 			logger.Info().Str("work_dir", dir).Msg("another server on this machine holds the state directory's workspaces: this one keeps its own under it")
