@@ -143,7 +143,7 @@ func TestADecidedSessionWhoseFinishIsRefusedIsNotPaidForAtEveryLook(t *testing.T
 	looks := 0
 	for range 8 {
 		time.Sleep(300 * time.Millisecond) // past the lease's TTL
-		ids, err := svc.ResumeInterrupted(ctx)
+		ids, err := svc.ResumeInterrupted(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

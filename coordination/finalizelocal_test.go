@@ -180,7 +180,7 @@ func TestAnInterruptedFinalizeIsFinishedNotRunAsATeam(t *testing.T) {
 	st.down.Store(false)
 	untilStatus(t, h.Service, s.ID, coordination.StatusInterrupted, "after the finalize met the outage")
 	steps := len(h.Ledger(s.ID).Agents["agent_a"]) + len(h.Ledger(s.ID).Agents["agent_b"])
-	ids, err := h.Service.ResumeInterrupted(ctx)
+	ids, err := h.Service.ResumeInterrupted(ctx, nil)
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("ResumeInterrupted: %v, %v; want the session taken up", ids, err)
 	}

@@ -396,7 +396,11 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 // and belongs to this service from then on. A session another process
 // claims first is left to it. It returns the ids it resumed; a server the
 // store was upgraded past (ErrServerBehind) resumes none.
-func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
+//
+// Each run resumed takes a slot from slot (nil: no cap), as a client's run
+// would, and keeps it until it ends: a server at its limit of running
+// teams leaves the rest for another replica, or for its own next look.
+func (svc *Service) ResumeInterrupted(ctx context.Context, slot RunSlot) ([]string, error) {
 	if err := svc.StoreReachable(ctx); errors.Is(err, ErrServerBehind) {
 		return nil, err
 	}
@@ -432,7 +436,21 @@ func (svc *Service) ResumeInterrupted(ctx context.Context) ([]string, error) {
 		if !svc.resumeDue(sum.SessionID, steps) {
 			continue
 		}
-		_, _, err = svc.start(ctx, sum.SessionID, life.Cancels)
+		release := func() {}
+		if slot != nil {
+			if release, err = slot(ctx); err != nil {
+				svc.log.Info().Err(err).Str("session", sum.SessionID).Msg("not resuming interrupted sessions while this server is at its limit of running teams: another replica, or this one's next look, takes them up")
+				break
+			}
+		}
+		var r *Run
+		var started bool
+		r, started, err = svc.start(ctx, sum.SessionID, life.Cancels)
+		if err != nil {
+			release()
+		} else {
+			r.HoldUntilDone(started, release)
+		}
 		switch {
 		case err == nil:
 			if life.Status != StatusDecided {

@@ -35,7 +35,7 @@ func TestAResumeThatKeepsFailingWaitsBeforeTheNext(t *testing.T) {
 	}
 	for i := range 10 {
 		time.Sleep(80 * time.Millisecond) // the lease the last try left expires
-		if resumed, err := replicas[i%2].ResumeInterrupted(ctx); err != nil || len(resumed) != 0 {
+		if resumed, err := replicas[i%2].ResumeInterrupted(ctx, nil); err != nil || len(resumed) != 0 {
 			t.Fatalf("resumed %v, %v; want the session's resume to fail", resumed, err)
 		}
 	}
@@ -73,7 +73,7 @@ func TestAResumeThatKeepsFailingWaitsBeforeTheNext(t *testing.T) {
 	resumes := func() int {
 		for i := range 2 {
 			time.Sleep(80 * time.Millisecond)
-			if _, err := replicas[i].ResumeInterrupted(ctx); err != nil {
+			if _, err := replicas[i].ResumeInterrupted(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -55,7 +55,7 @@ func TestResumingInterruptedSessionsKeepsACancelThatLandsMeanwhile(t *testing.T)
 	var cancelled *coordination.TeamResult
 	st := &cancelOnLeaseRead{Store: raw, cancel: func() { cancelled, cancelErr = other.Cancel(ctx, s.ID) }}
 	h.Service = coordination.NewService(st, coordination.Options{Parallel: 2, Open: h.Open, Logger: zerolog.New(zerolog.NewTestWriter(t))})
-	resumed, err := h.Service.ResumeInterrupted(ctx)
+	resumed, err := h.Service.ResumeInterrupted(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

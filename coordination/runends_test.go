@@ -351,7 +351,7 @@ func TestAHandingOverShutdownLeavesItsRunsToBeTakenUp(t *testing.T) {
 	if v, err := b.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusInterrupted {
 		t.Fatalf("the session after a handing-over shutdown: %v, %v; want interrupted at once", v, err)
 	}
-	resumed, err := b.ResumeInterrupted(ctx)
+	resumed, err := b.ResumeInterrupted(ctx, nil)
 	if err != nil || len(resumed) != 1 {
 		t.Fatalf("resuming: %v, %v; want the handed-over session", resumed, err)
 	}

@@ -31,7 +31,7 @@ func TestARunsTimeoutBindsAcrossAHandOver(t *testing.T) {
 	if err := a.Shutdown(ctx); err != nil { // hands the run over
 		t.Fatal(err)
 	}
-	if resumed, err := b.ResumeInterrupted(ctx); err != nil || len(resumed) != 1 {
+	if resumed, err := b.ResumeInterrupted(ctx, nil); err != nil || len(resumed) != 1 {
 		t.Fatalf("B resuming: %v, %v", resumed, err)
 	}
 	t0 := time.Now()

@@ -213,7 +213,7 @@ func TestAHumanTeamTakenUpByAnotherReplicaIsStillAsked(t *testing.T) {
 	_ = a.Shutdown(sctx) // SIGTERM: the run is handed over
 	var resumed []string
 	for deadline := time.Now().Add(5 * time.Second); len(resumed) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		resumed, _ = b.ResumeInterrupted(ctx)
+		resumed, _ = b.ResumeInterrupted(ctx, nil)
 	}
 	if len(resumed) == 0 {
 		t.Fatal("replica B never took the handed-over run up")

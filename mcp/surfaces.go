@@ -51,6 +51,13 @@ func (s *Server) AcquireRun(ctx context.Context) (release func(), err error) {
 	return s.handler.runs.acquire(tenantOf(ctx))
 }
 
+// RunSlot takes the tenant's run slots as AcquireRun does, for the runs
+// the server starts on its own (interrupted sessions it resumes), which
+// count against --max-runs and --max-runs-per-tenant as a client's do.
+func (s *Server) RunSlot(tenant string) coordination.RunSlot {
+	return func(context.Context) (func(), error) { return s.handler.runs.acquire(tenant) }
+}
+
 // TenantContext is ctx marked as the tenant's, with its service opened, as
 // the guards mark a request that carried the tenant's token: for a surface
 // with its own login (Surface.OwnLogin), after it has logged the request

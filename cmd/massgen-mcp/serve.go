@@ -274,6 +274,10 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 		return nil, err
 	}
 	s := newServed(ctx, stores)
+	resume := func(svc *coordination.Service, tenant string) {
+		// Read once s.Server is made: its caps bind the runs resumed too.
+		s.spawn(func(ctx context.Context) { resumeInterrupted(ctx, svc, tenant, s.Server.RunSlot(tenant)) })
+	}
 	tenantService := func(tenant string) (*coordination.Service, error) {
 		svc, err := servedService(f, stores, tenant, allow)
 		if err != nil {
@@ -283,8 +287,8 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 		// when nobody calls them.
 		s.spawn(func(ctx context.Context) { svc.RunTimer(ctx, 5*time.Second) })
 		s.spawn(func(ctx context.Context) { replaySpend(ctx, svc) })
-		if f.resumeIntr {
-			s.spawn(func(ctx context.Context) { resumeInterrupted(ctx, svc, tenant) })
+		if f.resumeIntr && tenant != mcp.DefaultTenant { // the default's is the server's own, below
+			resume(svc, tenant)
 		}
 		return svc, nil
 	}
@@ -296,6 +300,9 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 	state, private := ownPaths(f)
 	s.Server = mcp.New(svc, mcp.Options{Version: version, Roots: roots, WriteRoots: writeRoots, TeamsDir: teamsDir, StrictConfig: f.strict, Logger: logger, Tenants: tenantService,
 		MaxRuns: f.maxRuns, MaxRunsPerTenant: f.maxRunsPer, Tools: toolSet, Private: append([]string{state}, private...)})
+	if f.resumeIntr {
+		resume(svc, mcp.DefaultTenant)
+	}
 	return s, nil
 }
 
@@ -363,20 +370,20 @@ const spendReplayEvery = time.Minute
 // coordination.NeverStartedGrace has passed: a session the process before
 // this one created for a run and died before starting reads interrupted
 // only then.
-func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string) {
-	resumeInterruptedAfter(ctx, svc, tenant, time.After)
+func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot) {
+	resumeInterruptedAfter(ctx, svc, tenant, slot, time.After)
 }
 
 // resumeInterruptedAfter is resumeInterrupted waiting for its second look
 // on a store that is not shared through after (time.After; a test's own).
-func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tenant string, after func(time.Duration) <-chan time.Time) {
-	resumeOnce(ctx, svc, tenant)
+func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, after func(time.Duration) <-chan time.Time) {
+	resumeOnce(ctx, svc, tenant, slot)
 	shared, ok := svc.Store().(abandonedLister)
 	if !ok {
 		select {
 		case <-ctx.Done():
 		case <-after(secondLook):
-			resumeOnce(ctx, svc, tenant)
+			resumeOnce(ctx, svc, tenant, slot)
 		}
 		return
 	}
@@ -396,7 +403,7 @@ func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tena
 			continue
 		}
 		if len(ids) > 0 {
-			resumeOnce(ctx, svc, tenant)
+			resumeOnce(ctx, svc, tenant, slot)
 		}
 	}
 }
@@ -418,8 +425,8 @@ type abandonedLister interface {
 	Abandoned(ctx context.Context) ([]string, error)
 }
 
-func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string) {
-	ids, err := svc.ResumeInterrupted(ctx)
+func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot) {
+	ids, err := svc.ResumeInterrupted(ctx, slot)
 	switch {
 	case errors.Is(err, coordination.ErrServerBehind):
 		logger.Error().Err(err).Str("tenant", tenant).Msg("this replica takes over no interrupted runs")

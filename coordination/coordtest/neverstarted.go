@@ -71,7 +71,7 @@ func NeverStartedReadsInterrupted(t *testing.T, creator, reader coordination.Sto
 		t.Fatalf("the interrupted sessions listed: %+v; want %s alone", page.Sessions, s.ID)
 	}
 
-	resumed, err := svc.ResumeInterrupted(ctx)
+	resumed, err := svc.ResumeInterrupted(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func SlowCreationIsNotTakenUp(t *testing.T, creator, reader coordination.Store, 
 		t.Fatalf("the creation ended %v after its setup was stamped, want at least %v", s.ReadyAt.Sub(s.CreatedAt), late)
 	}
 	notTakenUp("just created", s.ID)
-	if resumed, err := svc.ResumeInterrupted(ctx); err != nil || len(resumed) != 0 {
+	if resumed, err := svc.ResumeInterrupted(ctx, nil); err != nil || len(resumed) != 0 {
 		t.Fatalf("just created, a resume of interrupted sessions took up %v (%v); want none", resumed, err)
 	}
 	set(late)

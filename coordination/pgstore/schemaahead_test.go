@@ -51,7 +51,7 @@ func TestAReplicaTheDatabaseWasUpgradedPastStepsAside(t *testing.T) {
 		t.Fatalf("a ping after the upgrade = %v; want ErrServerBehind naming the versions and what to do", err)
 	}
 	svc := coordination.NewService(a, coordination.Options{})
-	ids, err := svc.ResumeInterrupted(ctx)
+	ids, err := svc.ResumeInterrupted(ctx, nil)
 	if !errors.Is(err, coordination.ErrServerBehind) || len(ids) != 0 {
 		t.Errorf("ResumeInterrupted = %v, %v; want nothing resumed, ErrServerBehind", ids, err)
 	}
