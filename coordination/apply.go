@@ -115,15 +115,26 @@ func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, 
 	return &ApplyResult{SessionID: id, Applied: applied}, nil
 }
 
+// WithApplied is a finished result with an apply recorded after it laid
+// over it (a SessionApplied entry): what was written, nothing pending. A
+// copy: the recorded result may be shared with the store.
+func WithApplied(fin *TeamResult, applied *workspace.Applied) *TeamResult {
+	r := fin.Clone()
+	r.Applied, r.ChangesPending = applied.Clone(), false
+	return r
+}
+
 // autoApply writes a session's pending changes to its write context as it
 // finishes, when the operator said apply: auto (under the session lock,
-// from recordFinished). Only once the finished entry has landed: a finish
-// the store refuses (another replica cancelled or ended the session while
-// this one's lock was lost) leaves the context as it was. Partial, as
-// auto-apply always was (Team.Apply: a conflict leaves its own unit and the
-// rest is written), and recorded as ApplyChanges records its apply, so res
-// and the session's result both say what was written; a crash between the
-// two leaves the changes pending, for ApplyChanges.
+// from record). Only once the finished entry has landed: a finish the
+// store refuses (another replica cancelled or ended the session while this
+// one's lock was lost) leaves the context as it was. Partial, as auto-apply
+// always was (Team.Apply: a conflict leaves its own unit and the rest is
+// written), and recorded as ApplyChanges records its apply, so res and the
+// session's result both say what was written. Until then the session reads
+// finished with its changes pending, and a run's followers wait for the
+// record while the run holds its lease (stillRunning); a crash between the
+// two leaves them pending, for ApplyChanges.
 func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) {
 	if s.Apply != ApplyAuto || !res.ChangesPending || res.Applied != nil || res.Winner == nil {
 		return
@@ -136,15 +147,28 @@ func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) 
 	applied, err := svc.applyWinner(t, c, res.Winner.AgentID, t.Apply)
 	if err != nil {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("the winner's changes could not be applied to the write context; they stay pending")
-		svc.event(ctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: " + err.Error()})
+		svc.event(ctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: " + svc.hideContext(c, err.Error())})
 		return
 	}
-	// Recorded even when the caller has gone: the files are written.
-	if err := svc.recordApplied(context.WithoutCancel(ctx), s.ID, applied); err != nil {
-		svc.log.Warn().Err(err).Str("session", s.ID).Msg("applied changes not recorded")
+	// Recorded even when the caller has gone or the run's lease with it:
+	// the files are written, and the session finished.
+	rctx := withoutRunLease(context.WithoutCancel(ctx))
+	err = svc.throughOutage(rctx, s.ID, "the record of the changes applied", func() error { return svc.recordApplied(rctx, s.ID, applied) })
+	if err != nil {
+		svc.log.Error().Err(err).Str("session", s.ID).Msg("the winner's changes were applied but not recorded")
+		svc.event(rctx, s.ID, Event{Type: "apply_unrecorded", Message: fmt.Sprintf("%s written to %s, but not recorded: the result says the changes are pending", Count(len(applied.Written), "file"), applied.Context)})
 		return
 	}
 	res.Applied, res.ChangesPending = applied, false
+}
+
+// hideContext is text with the write context's path as results show it
+// (Options.RelativeDirs: context/<name>).
+func (svc *Service) hideContext(c workspace.Context, text string) string {
+	if svc.opts.RelativeDirs && c.Path != "" {
+		text = strings.ReplaceAll(text, c.Path, "context/"+c.Name)
+	}
+	return svc.HidePaths(text)
 }
 
 // applyWinner writes the winner's latest files to the write context c with
@@ -171,6 +195,6 @@ func (svc *Service) recordApplied(ctx context.Context, id string, applied *works
 	if _, err := svc.appendSession(ctx, id, SessionEntry{Kind: SessionApplied, Time: svc.now(), Applied: applied}); err != nil {
 		return fmt.Errorf("the changes of session %s were written to %s but the record of it failed: %w", id, applied.Context, err)
 	}
-	svc.event(ctx, id, Event{Type: string(SessionApplied), Message: fmt.Sprintf("applied to %s: %d written, %d skipped", applied.Context, len(applied.Written), len(applied.Skipped))})
+	svc.event(ctx, id, Event{Type: string(SessionApplied), Message: fmt.Sprintf("applied to %s: %d written, %d skipped, %d left as conflicts", applied.Context, len(applied.Written), len(applied.Skipped), len(applied.Conflicts))})
 	return nil
 }

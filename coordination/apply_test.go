@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"os"
@@ -11,7 +12,11 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // projectFiles reads a directory's regular files by relative path.
@@ -151,6 +156,32 @@ func TestApplyAutoWritesAsTheSessionFinishes(t *testing.T) {
 	if want := []coordination.SessionEntryKind{coordination.SessionFinished, coordination.SessionApplied}; !slices.Equal(kinds, want) {
 		t.Errorf("the session log's ends and applies read %v; want %v", kinds, want)
 	}
+	// The timeline tells it in that order, and the file store's
+	// final/result.json shows the apply as the session's result does.
+	evs, err := svc.Events(context.Background(), res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	for _, e := range evs {
+		if e.Type == string(coordination.SessionFinished) || e.Type == string(coordination.SessionApplied) {
+			told = append(told, e.Type)
+		}
+	}
+	if want := []string{"finished", "applied"}; !slices.Equal(told, want) {
+		t.Errorf("the timeline tells %v; want %v", told, want)
+	}
+	raw, err := os.ReadFile(filepath.Join(res.SessionDir, "final", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final coordination.TeamResult
+	if err := json.Unmarshal(raw, &final); err != nil {
+		t.Fatal(err)
+	}
+	if final.Applied == nil || len(final.Applied.Written) != 2 || final.ChangesPending {
+		t.Errorf("final/result.json says applied %+v, pending %v; want the apply it had", final.Applied, final.ChangesPending)
+	}
 	ap, err := svc.ApplyChanges(context.Background(), res.SessionID)
 	if err != nil || !ap.AlreadyApplied {
 		t.Fatalf("apply after auto: %+v %v", ap, err)
@@ -173,5 +204,47 @@ func TestApplyChangesSaysWhyThereIsNothingToApply(t *testing.T) {
 	}
 	if _, err := h.Service.Create(ctx, coordination.TeamSpec{Task: "t", Models: []string{"sim"}, Apply: "yes"}); !errors.Is(err, coordination.ErrBadInput) {
 		t.Fatalf("apply yes: %v", err)
+	}
+}
+
+// appliesUnrecorded is a file store that refuses to record an apply.
+type appliesUnrecorded struct{ *filestore.Store }
+
+func (s appliesUnrecorded) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	if e.Kind == coordination.SessionApplied {
+		return e, errors.New("the disk is full")
+	}
+	return s.Store.AppendSession(ctx, id, e)
+}
+
+// TestAnAutoApplyItCouldNotRecordIsToldOfNotHidden: under apply: auto the
+// winner's changes are written once the session has finished; when their
+// record then fails, the session still reads finished with its changes
+// pending (the log's truth), and the timeline says the files were written
+// but not recorded, rather than the apply going unmentioned.
+func TestAnAutoApplyItCouldNotRecordIsToldOfNotHidden(t *testing.T) {
+	state := t.TempDir()
+	h := &coordtest.Harness{T: t}
+	h.Service = coordination.NewService(appliesUnrecorded{filestore.New(filepath.Join(state, "sessions"))}, coordination.Options{Open: backends.Open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
+	seed := int64(7)
+	s := h.Create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed,
+		Contexts: []workspace.Context{{Path: proj, Permission: workspace.Write}}, Apply: coordination.ApplyAuto})
+	res := h.Run(s.ID)
+	if res.Status != coordination.StatusFinished || res.Applied != nil || !res.ChangesPending {
+		t.Fatalf("result %s, applied %+v, pending %v; want finished with the changes pending, as recorded", res.Status, res.Applied, res.ChangesPending)
+	}
+	if got := projectFiles(t, proj); got["style.css"] == "" {
+		t.Fatalf("the apply wrote nothing: %v", got)
+	}
+	evs, err := h.Service.Events(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(e coordination.Event) bool {
+		return e.Type == "apply_unrecorded" && strings.Contains(e.Message, "written to") && strings.Contains(e.Message, "not recorded")
+	}) {
+		t.Errorf("the timeline does not tell of the unrecorded apply: %+v", evs)
 	}
 }

@@ -285,11 +285,7 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 		}
 	}
 	if lc.Applied != nil && lc.Finished != nil {
-		// The recorded result may be shared with the store: a copy carries
-		// the apply.
-		r := lc.Finished.Clone()
-		r.Applied, r.ChangesPending = lc.Applied.Clone(), false
-		lc.Finished = r
+		lc.Finished = WithApplied(lc.Finished, lc.Applied)
 	}
 	switch {
 	case lc.Finished != nil:

@@ -353,29 +353,40 @@ func (svc *Service) shownDir(id, dir string) string {
 	return filepath.Join(svc.sessionDir(id), rel)
 }
 
-// finishFiles runs once, as a session finishes (under the session lock,
-// before the result is recorded): the winner's changes to the write
-// context are previewed and left pending (apply.go; under apply: auto they
-// are written once the finish has landed, autoApply) and the agents'
-// worktrees are released.
-func (svc *Service) finishFiles(s *Session, res *TeamResult) {
+// previewChanges lists, as a session finishes (under the session lock,
+// before the result is recorded), the winner's changes to the write
+// context, left pending (apply.go; under apply: auto written once the
+// finish has landed, autoApply). It only reads.
+func (svc *Service) previewChanges(s *Session, res *TeamResult) {
 	t := svc.team(s)
 	if t == nil {
 		return
 	}
-	if c, ok := t.WriteContext(); ok && res.Winner != nil {
-		_, m, dir, err := t.Latest(res.Winner.AgentID)
-		if err == nil {
-			res.Changes, err = t.Preview(m, dir)
-			res.ChangesPending = res.Changes != nil && res.Changes.Count > 0
-		}
-		if err == nil && svc.opts.RelativeDirs && res.Changes != nil {
-			// The operator's path stays the operator's.
-			res.Changes.Context = "context/" + c.Name
-		}
-		if err != nil {
-			res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be compared with the write context: " + err.Error())
-		}
+	c, ok := t.WriteContext()
+	if !ok || res.Winner == nil {
+		return
+	}
+	_, m, dir, err := t.Latest(res.Winner.AgentID)
+	if err == nil {
+		res.Changes, err = t.Preview(m, dir)
+		res.ChangesPending = res.Changes != nil && res.Changes.Count > 0
+	}
+	if err == nil && svc.opts.RelativeDirs && res.Changes != nil {
+		// The operator's path stays the operator's.
+		res.Changes.Context = "context/" + c.Name
+	}
+	if err != nil {
+		res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be compared with the write context: " + svc.HidePaths(err.Error()))
+	}
+}
+
+// releaseWorktrees lets the agents' git worktrees of a finished session go
+// (on every finished record: the replica that records an amendment may
+// hold live workspaces of its own).
+func (svc *Service) releaseWorktrees(s *Session) {
+	t := svc.team(s)
+	if t == nil {
+		return
 	}
 	if err := t.ReleaseWorktrees(s.AgentIDs()); err != nil {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("git worktrees not released")

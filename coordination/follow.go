@@ -81,21 +81,34 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 }
 
 // stillRunning tells whether a followed run goes on: running, or decided
-// while a live holder makes the final call (a decided session whose run
-// ended, or whose lease cannot be read, is where it stops).
+// while a live holder makes the final call, or finished under apply: auto
+// while a live holder writes the winner's changes (autoApply), so the
+// follower's result says what was written (a session whose run ended, or
+// whose lease cannot be read, is where it stops).
 func (svc *Service) stillRunning(ctx context.Context, id string, res *TeamResult) bool {
 	switch res.Status {
 	case StatusRunning:
 		return true
 	case StatusDecided:
-		ls, ok := svc.store.(LeaseStore)
-		if !ok {
+		return svc.runHeld(ctx, id)
+	case StatusFinished:
+		if !res.ChangesPending || res.Applied != nil {
 			return false
 		}
-		l, err := ls.ReadRun(context.WithoutCancel(ctx), id)
-		return err == nil && l.Held(time.Now())
+		s, err := svc.store.Session(context.WithoutCancel(ctx), id)
+		return err == nil && s.Apply == ApplyAuto && svc.runHeld(ctx, id)
 	}
 	return false
+}
+
+// runHeld tells whether a live holder has session id's run.
+func (svc *Service) runHeld(ctx context.Context, id string) bool {
+	ls, ok := svc.store.(LeaseStore)
+	if !ok {
+		return false
+	}
+	l, err := ls.ReadRun(context.WithoutCancel(ctx), id)
+	return err == nil && l.Held(time.Now())
 }
 
 // toldSteps tells the progress of the steps that landed since told (agent

@@ -67,27 +67,6 @@ func withoutRunLease(ctx context.Context) context.Context {
 	return context.WithValue(ctx, runLeaseKey{}, runLease{})
 }
 
-// runLeaseHeld checks, before a run's finish touches anything outside the
-// store (applying the winner's files to the write context, releasing
-// worktrees), that its lease is still its claim: the fenced write that
-// follows refuses a lost one, but only after the files were touched. A
-// read, not a fence: the write's own check is the one that holds.
-func (svc *Service) runLeaseHeld(ctx context.Context, id string) error {
-	l, ok := ctx.Value(runLeaseKey{}).(runLease)
-	if !ok || l.id != id {
-		return nil
-	}
-	ls, ok := svc.store.(LeaseStore)
-	if !ok {
-		return nil
-	}
-	cur, err := ls.ReadRun(ctx, id)
-	if err != nil {
-		return err
-	}
-	return HoldsRunLease(id, cur, l.version)
-}
-
 // appendSession records a session entry, fenced by the run's lease when
 // ctx is a run's of this session and the store can fence it, and by the
 // log its decision read when ctx carries it (withLogRead) and the store's

@@ -184,7 +184,9 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 }
 
 // record appends a decided or finished entry under the session lock (a
-// store that keeps projections writes the final files from a finished one).
+// store that keeps projections writes the final files from a finished one),
+// then, for a finish under apply: auto, writes the winner's changes
+// (autoApply): after the timeline says it finished, as it happened.
 func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
 	if err := svc.recordEntry(ctx, s, kind, res, strategy); err != nil {
 		return err
@@ -196,10 +198,13 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 		msg = fmt.Sprintf("session failed: %s", *res.StopReason)
 	}
 	svc.event(ctx, s.ID, Event{Type: string(kind), Message: msg})
+	if kind == SessionFinished {
+		svc.autoApply(ctx, s, res)
+	}
 	return nil
 }
 
-// recordEntry is record without the timeline's event.
+// recordEntry is record without the timeline's event and the auto-apply.
 func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
 	if kind == SessionFinished {
 		return svc.recordFinished(ctx, s, res, strategy, true)
@@ -208,31 +213,22 @@ func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEnt
 	return err
 }
 
-// recordFinished appends a finished entry. With files, the session's first
-// finish (an amendment only counts what landed after it), the winner's
-// changes are previewed before it and, under apply: auto, written to the
-// write context once it has landed (autoApply).
-func (svc *Service) recordFinished(ctx context.Context, s *Session, res *TeamResult, strategy FinalStrategy, files bool) error {
-	e := SessionEntry{Kind: SessionFinished, Time: svc.now(), Result: res, Reason: string(strategy)}
-	files = files && svc.team(s) != nil
-	if files {
-		// Worktrees are released first (finishFiles): not by a run whose
-		// lease is gone, nor on a read made stale since.
-		if err := svc.runLeaseHeld(ctx, s.ID); err != nil {
-			return err
-		}
-		if err := svc.unchangedSinceRead(ctx, s.ID, e); err != nil {
-			return err
-		}
-		svc.finishFiles(s, res)
+// recordFinished appends a finished entry. The session's first finish
+// (first; an amendment only counts what landed after it) previews the
+// winner's changes to the write context into res before; every finish
+// releases the agents' worktrees once it has landed. Nothing outside the
+// store is touched before the write: a finish the store refuses (a lost
+// lease, a cancel or end another replica recorded while this one's lock
+// was lost) leaves the files as they were.
+func (svc *Service) recordFinished(ctx context.Context, s *Session, res *TeamResult, strategy FinalStrategy, first bool) error {
+	if first {
+		svc.previewChanges(s, res)
 	}
-	if _, err := svc.appendSession(ctx, s.ID, e); err != nil {
+	if _, err := svc.appendSession(ctx, s.ID, SessionEntry{Kind: SessionFinished, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {
 		return err
 	}
 	svc.turnFinished(s, res)
-	if files {
-		svc.autoApply(ctx, s, res)
-	}
+	svc.releaseWorktrees(s)
 	return nil
 }
 

@@ -112,25 +112,3 @@ func readFence(ctx context.Context, id string, e SessionEntry) (LogRead, bool) {
 	}
 	return LogRead{}, false
 }
-
-// unchangedSinceRead checks, before a finish touches anything outside the
-// store (the winner's files applied to the write context, worktrees
-// released), that no cancel or end landed since the read e is decided on,
-// where the store's lock cannot be trusted to keep one out: the fenced
-// write that follows refuses it, but only after the files were touched. A
-// read, not a fence, as runLeaseHeld's.
-func (svc *Service) unchangedSinceRead(ctx context.Context, id string, e SessionEntry) error {
-	read, ok := readFence(ctx, id, e)
-	if _, fenced := svc.store.(ReadFencedSessionStore); !fenced || !ok {
-		return nil
-	}
-	// Not ended by the caller's going: the write it guards is not either.
-	l, err := svc.sessions.ledger(context.WithoutCancel(ctx), id)
-	if err != nil {
-		return err
-	}
-	if read.staleBy(lifecycle(l.Session).read()) {
-		return ChangedSinceRead(id, e.Kind)
-	}
-	return nil
-}

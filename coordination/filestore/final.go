@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // The final files are a projection of the session's latest finished entry:
 // final/result.json is its result, indented, and final/answer.md the final
 // answer alone, for people and for MassGen's readers. AppendSession writes
-// them as the entry lands (again on every amended finished entry), and Tidy
-// rebuilds them from the session log when they are missing or damaged.
+// them as the entry lands (again on every amended finished entry, and with
+// an apply recorded after it laid over it), and Tidy rebuilds them from the
+// session log when they are missing or damaged.
 
 // writeFinal writes final/answer.md and final/result.json, each atomically;
 // answer.md first, so a result.json on disk always has its answer beside it.
@@ -38,20 +40,29 @@ func writeFinal(dir string, res *coordination.TeamResult) error {
 }
 
 // rebuildFinal writes the final files again from the session's latest
-// finished entry, if it has one; it tells whether it wrote them.
+// finished entry, with its latest apply laid over it as the session's
+// result has it (coordination.WithApplied), if it has one; it tells
+// whether it wrote them.
 func rebuildFinal(dir, id string) (bool, error) {
 	entries, err := readSessionLog(dir, ours(dir))
 	if err != nil {
 		return false, nil // a damaged log stops the session when its ledger is read, naming the file
 	}
 	var fin *coordination.TeamResult
+	var applied *workspace.Applied
 	for _, e := range entries {
-		if e.Kind == coordination.SessionFinished && e.Result != nil {
+		switch {
+		case e.Kind == coordination.SessionFinished && e.Result != nil:
 			fin = e.Result
+		case e.Kind == coordination.SessionApplied && e.Applied != nil:
+			applied = e.Applied
 		}
 	}
 	if fin == nil {
 		return false, nil
+	}
+	if applied != nil {
+		fin = coordination.WithApplied(fin, applied)
 	}
 	if err := writeFinal(dir, fin); err != nil {
 		return false, fmt.Errorf("cannot rebuild the final files of session %q: %w", id, err)

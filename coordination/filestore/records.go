@@ -75,9 +75,14 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 		}
 		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, diskFull(err, logDir, len(data)))
 	}
-	if e.Kind == coordination.SessionFinished && e.Result != nil {
+	switch {
+	case e.Kind == coordination.SessionFinished && e.Result != nil:
 		if err := writeFinal(dir, e.Result); err != nil {
 			return e, fmt.Errorf("session %q is recorded as finished, but its final files are not (opening the session again rebuilds them): %w", id, err)
+		}
+	case e.Kind == coordination.SessionApplied:
+		if _, err := rebuildFinal(dir, id); err != nil {
+			return e, fmt.Errorf("the apply of session %q is recorded, but its final files do not show it yet (opening the session again rebuilds them): %w", id, err)
 		}
 	}
 	return e, nil
