@@ -140,19 +140,22 @@ func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) 
 		return
 	}
 	t := svc.team(s)
+	if t == nil {
+		return
+	}
 	c, ok := t.WriteContext()
 	if !ok {
 		return
 	}
+	// Recorded even when the caller has gone or the run's lease with it:
+	// the session finished, and the files are the session's.
+	rctx := withoutRunLease(context.WithoutCancel(ctx))
 	applied, err := svc.applyWinner(t, c, res.Winner.AgentID, t.Apply)
 	if err != nil {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("the winner's changes could not be applied to the write context; they stay pending")
-		svc.event(ctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: " + svc.hideContext(c, err.Error())})
+		svc.event(rctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: " + svc.hideContext(c, err.Error())})
 		return
 	}
-	// Recorded even when the caller has gone or the run's lease with it:
-	// the files are written, and the session finished.
-	rctx := withoutRunLease(context.WithoutCancel(ctx))
 	err = svc.throughOutage(rctx, s.ID, "the record of the changes applied", func() error { return svc.recordApplied(rctx, s.ID, applied) })
 	if err != nil {
 		svc.log.Error().Err(err).Str("session", s.ID).Msg("the winner's changes were applied but not recorded")
@@ -165,10 +168,13 @@ func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) 
 // hideContext is text with the write context's path as results show it
 // (Options.RelativeDirs: context/<name>).
 func (svc *Service) hideContext(c workspace.Context, text string) string {
+	// The session's own paths first: the state directory may be inside
+	// the context.
+	text = svc.HidePaths(text)
 	if svc.opts.RelativeDirs && c.Path != "" {
 		text = strings.ReplaceAll(text, c.Path, "context/"+c.Name)
 	}
-	return svc.HidePaths(text)
+	return text
 }
 
 // applyWinner writes the winner's latest files to the write context c with

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -246,5 +248,56 @@ func TestAnAutoApplyItCouldNotRecordIsToldOfNotHidden(t *testing.T) {
 		return e.Type == "apply_unrecorded" && strings.Contains(e.Message, "written to") && strings.Contains(e.Message, "not recorded")
 	}) {
 		t.Errorf("the timeline does not tell of the unrecorded apply: %+v", evs)
+	}
+}
+
+// finishAnswerLost is a file store whose first finished entry lands but
+// whose answer is lost, as a database's commit whose connection dropped.
+type finishAnswerLost struct {
+	*filestore.Store
+	lost atomic.Bool
+}
+
+func (s *finishAnswerLost) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	got, err := s.Store.AppendSession(ctx, id, e)
+	return got, s.lose(e, err)
+}
+
+func (s *finishAnswerLost) AppendSessionLeased(ctx context.Context, id string, version int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	got, err := s.Store.AppendSessionLeased(ctx, id, version, e)
+	return got, s.lose(e, err)
+}
+
+func (s *finishAnswerLost) lose(e coordination.SessionEntry, err error) error {
+	if err == nil && e.Kind == coordination.SessionFinished && s.lost.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: the connection dropped before the commit's answer", coordination.ErrStoreUnavailable)
+	}
+	return err
+}
+
+// TestAFinishWhoseAnswerWasLostStillApplies: a finish whose write landed
+// but whose answer was lost is tried again, and the retry finds the
+// session finished: what the finish does after its write (under apply:
+// auto, the winner's changes written and recorded) is done then, not
+// left undone with the changes pending.
+func TestAFinishWhoseAnswerWasLostStillApplies(t *testing.T) {
+	state := t.TempDir()
+	h := &coordtest.Harness{T: t}
+	st := &finishAnswerLost{Store: filestore.New(filepath.Join(state, "sessions"))}
+	h.Service = coordination.NewService(st, coordination.Options{Open: backends.Open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
+	seed := int64(7)
+	s := h.Create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed,
+		Contexts: []workspace.Context{{Path: proj, Permission: workspace.Write}}, Apply: coordination.ApplyAuto})
+	res := h.Run(s.ID)
+	if !st.lost.Load() {
+		t.Fatal("no finished entry's answer was lost")
+	}
+	if res.Status != coordination.StatusFinished || res.Applied == nil || len(res.Applied.Written) != 2 || res.ChangesPending {
+		t.Fatalf("result %s, applied %+v, pending %v; want the changes applied", res.Status, res.Applied, res.ChangesPending)
+	}
+	if got := projectFiles(t, proj); got["style.css"] == "" {
+		t.Fatalf("style.css not in the project: %v", got)
 	}
 }

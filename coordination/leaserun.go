@@ -399,11 +399,19 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 //
 // Each run resumed takes a slot from slot (nil: no cap), as a client's run
 // would, and keeps it until it ends: a server at its limit of running
-// teams leaves the rest for another replica, or for its own next look.
+// teams leaves the rest for another replica, or for its own next look, and
+// says so (ErrAtRunLimit, with the ids it did resume). One slot is taken
+// before the sessions are listed, so a server already at its limit lists
+// nothing. An interrupted finalize needs no slot.
 func (svc *Service) ResumeInterrupted(ctx context.Context, slot RunSlot) ([]string, error) {
 	if err := svc.StoreReachable(ctx); errors.Is(err, ErrServerBehind) {
 		return nil, err
 	}
+	slots := &resumeSlots{take: slot}
+	if err := slots.reserve(ctx); err != nil {
+		return nil, err
+	}
+	defer slots.giveBack()
 	page, err := svc.ListSessions(ctx, SessionQuery{Status: StatusInterrupted})
 	if err != nil {
 		return nil, err
@@ -436,12 +444,9 @@ func (svc *Service) ResumeInterrupted(ctx context.Context, slot RunSlot) ([]stri
 		if !svc.resumeDue(sum.SessionID, steps) {
 			continue
 		}
-		release := func() {}
-		if slot != nil {
-			if release, err = slot(ctx); err != nil {
-				svc.log.Info().Err(err).Str("session", sum.SessionID).Msg("not resuming interrupted sessions while this server is at its limit of running teams: another replica, or this one's next look, takes them up")
-				break
-			}
+		release, ok := slots.next(ctx)
+		if !ok {
+			continue
 		}
 		var r *Run
 		var started bool
@@ -470,7 +475,60 @@ func (svc *Service) ResumeInterrupted(ctx context.Context, slot RunSlot) ([]stri
 			svc.log.Warn().Err(err).Str("session", sum.SessionID).Time("next_try", next).Msg("could not resume an interrupted session; trying it again later")
 		}
 	}
-	return resumed, nil
+	return resumed, slots.full
+}
+
+// ErrAtRunLimit is ResumeInterrupted leaving interrupted sessions for
+// later: the server is at its limit of running teams.
+var ErrAtRunLimit = errors.New("this server is at its limit of running teams: the interrupted sessions it did not resume are left for another server, or its next look")
+
+// resumeSlots hands ResumeInterrupted's starts their run slots: one taken
+// ahead (reserve), then one each, until the first refusal (full).
+type resumeSlots struct {
+	take  RunSlot // nil: no cap
+	spare func()
+	full  error
+}
+
+// reserve takes the slot the first start will use, refusing a look at a
+// server already at its limit.
+func (rs *resumeSlots) reserve(ctx context.Context) error {
+	if rs.take == nil {
+		return nil
+	}
+	release, err := rs.take(ctx)
+	if err != nil {
+		return fmt.Errorf("%w (%w)", ErrAtRunLimit, err)
+	}
+	rs.spare = release
+	return nil
+}
+
+// next is a start's slot; false once the server is at its limit.
+func (rs *resumeSlots) next(ctx context.Context) (release func(), ok bool) {
+	switch {
+	case rs.take == nil:
+		return func() {}, true
+	case rs.full != nil:
+		return nil, false
+	case rs.spare != nil:
+		release, rs.spare = rs.spare, nil
+		return release, true
+	}
+	release, err := rs.take(ctx)
+	if err != nil {
+		rs.full = fmt.Errorf("%w (%w)", ErrAtRunLimit, err)
+		return nil, false
+	}
+	return release, true
+}
+
+// giveBack returns the reserved slot if no start used it.
+func (rs *resumeSlots) giveBack() {
+	if rs.spare != nil {
+		rs.spare()
+		rs.spare = nil
+	}
 }
 
 // interruptedFinalize tells whether the last thing that happened to a

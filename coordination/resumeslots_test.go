@@ -70,8 +70,11 @@ func TestResumingInterruptedSessionsTakesRunSlots(t *testing.T) {
 	svc := coordination.NewService(raw, coordination.Options{Parallel: 2, Open: h.Open})
 	t.Cleanup(func() { svc.Shutdown(context.Background()) })
 	resumed, err := svc.ResumeInterrupted(ctx, slot)
-	if err != nil || len(resumed) != 1 {
-		t.Fatalf("at a limit of one run, ResumeInterrupted = %v, %v; want one session resumed", resumed, err)
+	if !errors.Is(err, coordination.ErrAtRunLimit) || len(resumed) != 1 {
+		t.Fatalf("at a limit of one run, ResumeInterrupted = %v, %v; want one session resumed, the rest left at the limit", resumed, err)
+	}
+	if again, err := svc.ResumeInterrupted(ctx, slot); !errors.Is(err, coordination.ErrAtRunLimit) || len(again) != 0 {
+		t.Errorf("a look while at the limit = %v, %v; want nothing resumed, ErrAtRunLimit", again, err)
 	}
 	for _, id := range ids {
 		if id == resumed[0] {
@@ -101,7 +104,7 @@ func TestResumingInterruptedSessionsTakesRunSlots(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	next, err := svc.ResumeInterrupted(ctx, slot)
-	if err != nil || len(next) != 1 || next[0] == resumed[0] {
+	if !errors.Is(err, coordination.ErrAtRunLimit) || len(next) != 1 || next[0] == resumed[0] {
 		t.Errorf("with its slot back, ResumeInterrupted = %v, %v; want one more of the sessions left", next, err)
 	}
 	for _, id := range next {

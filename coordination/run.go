@@ -613,6 +613,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		}
 		switch st.Life.Status {
 		case StatusFinished, StatusFailed:
+			res = svc.finishCaughtUp(dctx, s, res)
 			svc.tell(svc.progress(s, st, ProgressFinished, "", finishedMessage(res)))
 			return res, nil
 		case StatusDecided:

@@ -232,6 +232,39 @@ func (svc *Service) recordFinished(ctx context.Context, s *Session, res *TeamRes
 	return nil
 }
 
+// finishCaughtUp does, as a run ends on a finished session whose changes
+// apply: auto has not recorded, what a finish does once its write has
+// landed (recordFinished, record): the worktrees released and the changes
+// written, under the session lock. A finish whose write landed but whose
+// answer was lost (the run waited out the outage and found the session
+// finished) left them undone. It returns the result as the session now
+// has it.
+func (svc *Service) finishCaughtUp(ctx context.Context, s *Session, res *TeamResult) *TeamResult {
+	if s.Apply != ApplyAuto || !res.ChangesPending || res.Applied != nil {
+		return res
+	}
+	unlock, err := svc.store.LockSession(ctx, s.ID)
+	if err != nil {
+		return res
+	}
+	defer unlock()
+	l, err := svc.sessions.ledger(ctx, s.ID)
+	if err != nil {
+		return res
+	}
+	rec := svc.sessions.derive(s, l, nil).Life.Finished
+	if rec == nil || !rec.ChangesPending || rec.Applied != nil {
+		return res
+	}
+	svc.releaseWorktrees(s)
+	svc.autoApply(ctx, s, rec.Clone())
+	if l, err = svc.sessions.ledger(ctx, s.ID); err != nil {
+		return res
+	}
+	st := svc.sessions.derive(s, l, nil)
+	return svc.snapshot(s, l, st)
+}
+
 // overLimit reports a budget that the ledger has used up ("budget"), or the
 // timeout of a session driven step by step ("timeout").
 func (svc *Service) overLimit(s *Session, l *Ledger) StopReason {

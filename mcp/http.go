@@ -189,7 +189,8 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	for _, sf := range o.Surfaces {
 		mux.Handle(sf.Pattern, s.guard(o, calls, sf))
 	}
-	var down atomic.Bool // the last check found the store unreachable: logged once a change
+	var last atomic.Value // the last check's status: logged as it changes
+	last.Store("ok")
 	health := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		status := "ok"
@@ -197,21 +198,23 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		// serves nothing: a load balancer's check takes it out until the
 		// database answers again (the reason is the operator's log's).
 		// So does one whose database another replica upgraded past it.
-		if err := s.Service().StoreReachable(r.Context()); err != nil {
+		err := s.Service().StoreReachable(r.Context())
+		if err != nil {
 			status = "store_unavailable"
 			if errors.Is(err, coordination.ErrServerBehind) {
 				status = "server_behind"
 			}
-			if !down.Swap(true) {
-				if status == "server_behind" {
-					s.handler.log.Error().Err(err).Msg("health check: this replica is older than its database; /healthz answers 503")
-				} else {
-					s.handler.log.Warn().Err(err).Msg("health check: the store is unreachable; /healthz answers 503 until it is back")
-				}
-			}
 			w.WriteHeader(http.StatusServiceUnavailable)
-		} else if down.Swap(false) {
-			s.handler.log.Info().Msg("health check: the store is reachable again")
+		}
+		if last.Swap(status) != status {
+			switch status {
+			case "server_behind":
+				s.handler.log.Error().Err(err).Msg("health check: this replica is older than its database; /healthz answers 503")
+			case "store_unavailable":
+				s.handler.log.Warn().Err(err).Msg("health check: the store is unreachable; /healthz answers 503 until it is back")
+			default:
+				s.handler.log.Info().Msg("health check: the store is reachable again")
+			}
 		}
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": status, "server": Name, "version": s.handler.opts.Version})
 	}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,7 +105,8 @@ func (p *pingedStore) Ping(context.Context) error {
 // one older than its database's schema, saying so.
 func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	st := &pingedStore{Store: memstore.New()}
-	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{}), HTTPOptions{Token: "dummy-token-not-a-secret"})
+	var logged syncBuffer
+	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{Logger: zerolog.New(&logged)}), HTTPOptions{Token: "dummy-token-not-a-secret"})
 	check := func(want int, status string) {
 		t.Helper()
 		resp, err := http.Get(ts.URL + "/healthz")
@@ -123,9 +125,34 @@ func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	check(http.StatusServiceUnavailable, "store_unavailable")
 	st.down.Store(false)
 	check(http.StatusOK, "ok")
-	// A replica whose database a newer massgen-mcp migrated says so.
+	// A replica whose database a newer massgen-mcp migrated says so, in
+	// its log too, even straight after an outage.
+	st.down.Store(true)
+	check(http.StatusServiceUnavailable, "store_unavailable")
+	st.down.Store(false)
 	st.behind.Store(true)
 	check(http.StatusServiceUnavailable, "server_behind")
+	if !strings.Contains(logged.String(), `"level":"error"`) || !strings.Contains(logged.String(), "older than its database") {
+		t.Errorf("the log does not tell of the replica behind its database: %s", logged.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer a server's handlers may log to at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestBothProtocolErasWorkOverHTTP: a 2025-11-25 client (initialize

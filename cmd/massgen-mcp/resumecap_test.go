@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -70,5 +71,118 @@ func TestServeResumesNoMoreRunsThanItsCap(t *testing.T) {
 			r.Cancel()
 			<-r.Done()
 		}
+	}
+}
+
+// TestAFileStoreServerAtItsCapLooksAgainForTheRunsItLeft: on a store not
+// shared by replicas nobody else takes up what a server at its cap left,
+// so it looks again every limitLook until every interrupted session has
+// had its slot; before, its two looks at the start were all, and the rest
+// stayed interrupted until someone asked for them.
+func TestAFileStoreServerAtItsCapLooksAgainForTheRunsItLeft(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	raw := filestore.New(dir)
+	creator := coordination.NewService(raw, coordination.Options{Open: backends.Open})
+	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
+	var ids []string
+	for range 2 {
+		s, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=30s", "sim:latency=30s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := raw.AcquireRun(ctx, s.ID, dead, 10*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(l.Expires.Add(coordination.MaxClockSkew + 50*time.Millisecond)))
+		ids = append(ids, s.ID)
+	}
+	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open})
+	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
+	one := make(chan struct{}, 1)
+	slot := func(context.Context) (func(), error) {
+		select {
+		case one <- struct{}{}:
+			return func() { <-one }, nil
+		default:
+			return nil, errors.New("this server runs 1 team already, its limit (--max-runs)")
+		}
+	}
+	waits := make(chan time.Duration, 1)
+	fire := make(chan time.Time)
+	after := func(d time.Duration) <-chan time.Time {
+		waits <- d
+		return fire
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, slot, after)
+	}()
+	running := func() (n int, id string) {
+		for _, s := range ids {
+			if _, ok := svc.Running(s); ok {
+				n, id = n+1, s
+			}
+		}
+		return n, id
+	}
+	wait := func(want time.Duration) {
+		t.Helper()
+		select {
+		case got := <-waits:
+			if got != want {
+				t.Fatalf("the next look is %v away; want %v", got, want)
+			}
+		case <-done:
+			t.Fatalf("the server stopped looking with a session left at its cap (%d running)", func() int { n, _ := running(); return n }())
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server arranged no next look")
+		}
+	}
+	wait(secondLook)
+	if n, _ := running(); n != 1 {
+		t.Fatalf("the first look runs %d sessions at a cap of 1", n)
+	}
+	fire <- time.Now()
+	wait(limitLook)
+	_, first := running()
+	r, _ := svc.Running(first)
+	r.Cancel()
+	<-r.Done()
+	fire <- time.Now()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, id := running()
+		if n == 1 && id != first {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the look after a slot came free did not take up the session left")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-done: // every session has had its slot: no more looks
+	case d := <-waits:
+		if d == limitLook {
+			// The second session's start took the slot; a look while it
+			// runs finds nothing left, and then the looks end.
+			fire <- time.Now()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the looks did not end once nothing was left")
+			}
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the looks did not end once nothing was left")
+	}
+	if _, id := running(); id != "" {
+		r, _ := svc.Running(id)
+		r.Cancel()
+		<-r.Done()
 	}
 }

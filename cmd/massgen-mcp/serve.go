@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -124,7 +125,7 @@ store under --state-dir is used.`,
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for --http")
 	fl.StringArrayVar(&f.allowURLs, "allow-base-url", nil, "base URL a client may name in a model spec's @base_url, matched on scheme, host, port and path prefix, e.g. http://127.0.0.1:8000/v1 (repeatable; the local servers' default loopback ports are allowed for keyless backends)")
 	fl.Int64Var(&f.maxBody, "max-body", mcp.DefaultMaxBody, "largest request body in bytes over --http (larger: HTTP 413)")
-	fl.IntVar(&f.maxRuns, "max-runs", 32, "teams this server runs at once (run_team, checkpoint); 0 for no cap")
+	fl.IntVar(&f.maxRuns, "max-runs", 32, "teams this server runs at once (run_team, checkpoint, runs --resume-interrupted takes up); 0 for no cap")
 	fl.IntVar(&f.maxRunsPer, "max-runs-per-tenant", 8, "teams one tenant runs at once; 0 for no cap")
 	fl.Float64Var(&f.callRate, "rate", mcp.DefaultCallRate, "tool calls per second per tenant over --http (HTTP 429 with Retry-After past it); negative for no limit")
 	fl.IntVar(&f.callBurst, "burst", mcp.DefaultCallBurst, "tool calls a tenant may make at once before --rate applies")
@@ -377,13 +378,25 @@ func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant st
 // resumeInterruptedAfter is resumeInterrupted waiting for its second look
 // on a store that is not shared through after (time.After; a test's own).
 func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, after func(time.Duration) <-chan time.Time) {
-	resumeOnce(ctx, svc, tenant, slot)
+	var full atomic.Bool // at the limit of running teams: told once each time
+	resumeOnce(ctx, svc, tenant, slot, &full)
 	shared, ok := svc.Store().(abandonedLister)
 	if !ok {
 		select {
 		case <-ctx.Done():
+			return
 		case <-after(secondLook):
-			resumeOnce(ctx, svc, tenant, slot)
+			resumeOnce(ctx, svc, tenant, slot, &full)
+		}
+		// At the limit, the sessions left wait for a slot: looked for
+		// again until none is left behind.
+		for full.Load() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-after(limitLook):
+				resumeOnce(ctx, svc, tenant, slot, &full)
+			}
 		}
 		return
 	}
@@ -403,13 +416,17 @@ func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tena
 			continue
 		}
 		if len(ids) > 0 {
-			resumeOnce(ctx, svc, tenant, slot)
+			resumeOnce(ctx, svc, tenant, slot, &full)
 		}
 	}
 }
 
 // resumePoll is how often a replica looks for abandoned runs.
 const resumePoll = time.Second
+
+// limitLook is how often a server on a store not shared by replicas looks
+// again for the interrupted sessions it left at its limit of running teams.
+const limitLook = 10 * time.Second
 
 // secondLook is how long after its first look a server resuming
 // interrupted runs on a store that is not shared looks again: by then a
@@ -425,8 +442,21 @@ type abandonedLister interface {
 	Abandoned(ctx context.Context) ([]string, error)
 }
 
-func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot) {
+// resumeOnce looks once; full says whether the server was at its limit
+// of running teams, told in its log as it comes and goes.
+func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, full *atomic.Bool) {
 	ids, err := svc.ResumeInterrupted(ctx, slot)
+	atLimit := errors.Is(err, coordination.ErrAtRunLimit)
+	if full.Swap(atLimit) != atLimit {
+		if atLimit {
+			logger.Info().Err(err).Str("tenant", tenant).Msg("interrupted sessions wait for a run slot")
+		} else {
+			logger.Info().Str("tenant", tenant).Msg("a run slot is free again for interrupted sessions")
+		}
+	}
+	if atLimit {
+		err = nil
+	}
 	switch {
 	case errors.Is(err, coordination.ErrServerBehind):
 		logger.Error().Err(err).Str("tenant", tenant).Msg("this replica takes over no interrupted runs")

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -72,7 +73,7 @@ func (s *Store) Tidy(ctx context.Context, id string) (coordination.Tidied, error
 			t.MovedAside = append(t.MovedAside, aside)
 		}
 	}
-	if !tidyFinal(filepath.Join(dir, "final"), &t) {
+	if !tidyFinal(filepath.Join(dir, "final"), &t) || finalMissesApply(dir) {
 		rebuilt, err := rebuildFinal(dir, id)
 		if err != nil {
 			return t, err
@@ -165,6 +166,28 @@ func tidyFinal(final string, t *coordination.Tidied) bool {
 		return false
 	}
 	return true
+}
+
+// finalMissesApply tells whether final/result.json says the changes are
+// pending while the session log records their apply: the process stopped
+// between the applied entry and its rewrite of final/ (AppendSession).
+// The log is read only for a result that says pending.
+func finalMissesApply(dir string) bool {
+	data, err := readJSONFile(filepath.Join(dir, "final", "result.json"))
+	if err != nil {
+		return false
+	}
+	var res struct {
+		ChangesPending bool `json:"changes_pending"`
+	}
+	if json.Unmarshal(data, &res) != nil || !res.ChangesPending {
+		return false
+	}
+	entries, err := readSessionLog(dir, ours(dir))
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(entries, func(e coordination.SessionEntry) bool { return e.Kind == coordination.SessionApplied })
 }
 
 // mendTimeline ends a torn last line of events.jsonl with a newline, so the

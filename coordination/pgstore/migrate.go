@@ -122,7 +122,7 @@ func schemaNotAhead(ctx context.Context, c *pgxpool.Conn) error {
 		return fmt.Errorf("cannot read the database's schema version: %w", err)
 	}
 	if have > known {
-		return fmt.Errorf("%w: the database's schema is version %d, applied by a newer massgen-mcp, and this replica's is %d: it takes over no other replica's runs and answers its health check 503; restart it on the new version", coordination.ErrServerBehind, have, known)
+		return fmt.Errorf("%w: the database's schema is version %d, applied by a newer massgen-mcp, and this replica's is %d: it resumes no interrupted runs and answers its health check 503; restart it on the new version", coordination.ErrServerBehind, have, known)
 	}
 	return nil
 }
