@@ -44,10 +44,6 @@ func (r LogRead) endsOnly() LogRead {
 // read is what lc's log held that a later entry would make stale.
 func (lc Lifecycle) read() LogRead { return LogRead{Cancels: lc.Cancels, Ends: lc.Ends} }
 
-// staleBy tells whether now, a later read of the same log, holds a cancel
-// or an end that r did not (the check massgen_hold_unchanged makes in SQL).
-func (r LogRead) staleBy(now LogRead) bool { return now.Cancels > r.Cancels || now.Ends > r.Ends }
-
 // ReadFencedSessionStore is implemented by a store whose session lock can
 // pass to a second holder while the first still writes: its
 // AppendSessionSinceRead is AppendSession (AppendSessionLeased when
