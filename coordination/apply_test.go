@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -44,7 +43,17 @@ func projectFiles(t *testing.T, dir string) map[string]string {
 // already holds an index.html, with the given apply mode.
 func siteRun(t *testing.T, apply string) (*coordination.Service, string, *coordination.TeamResult) {
 	t.Helper()
+	return siteRunOn(t, nil, apply)
+}
+
+// siteRunOn is siteRun on the file store as wrap (nil: none) returns it.
+func siteRunOn(t *testing.T, wrap func(*filestore.Store) coordination.Store, apply string) (*coordination.Service, string, *coordination.TeamResult) {
+	t.Helper()
 	h, _ := fileHarness(t, nil)
+	if wrap != nil {
+		state := t.TempDir()
+		h.Service = coordination.NewService(wrap(filestore.New(filepath.Join(state, "sessions"))), coordination.Options{Open: backends.Open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
+	}
 	proj := t.TempDir()
 	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
 	os.WriteFile(filepath.Join(proj, "README.md"), []byte("bakery\n"), 0o644)
@@ -225,22 +234,14 @@ func (s appliesUnrecorded) AppendSession(ctx context.Context, id string, e coord
 // pending (the log's truth), and the timeline says the files were written
 // but not recorded, rather than the apply going unmentioned.
 func TestAnAutoApplyItCouldNotRecordIsToldOfNotHidden(t *testing.T) {
-	state := t.TempDir()
-	h := &coordtest.Harness{T: t}
-	h.Service = coordination.NewService(appliesUnrecorded{filestore.New(filepath.Join(state, "sessions"))}, coordination.Options{Open: backends.Open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
-	proj := t.TempDir()
-	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
-	seed := int64(7)
-	s := h.Create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed,
-		Contexts: []workspace.Context{{Path: proj, Permission: workspace.Write}}, Apply: coordination.ApplyAuto})
-	res := h.Run(s.ID)
-	if res.Status != coordination.StatusFinished || res.Applied != nil || !res.ChangesPending {
+	svc, proj, res := siteRunOn(t, func(st *filestore.Store) coordination.Store { return appliesUnrecorded{st} }, coordination.ApplyAuto)
+	if res.Applied != nil || !res.ChangesPending {
 		t.Fatalf("result %s, applied %+v, pending %v; want finished with the changes pending, as recorded", res.Status, res.Applied, res.ChangesPending)
 	}
 	if got := projectFiles(t, proj); got["style.css"] == "" {
 		t.Fatalf("the apply wrote nothing: %v", got)
 	}
-	evs, err := h.Service.Events(context.Background(), s.ID)
+	evs, err := svc.Events(context.Background(), res.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,21 +282,16 @@ func (s *finishAnswerLost) lose(e coordination.SessionEntry, err error) error {
 // auto, the winner's changes written and recorded) is done then, not
 // left undone with the changes pending.
 func TestAFinishWhoseAnswerWasLostStillApplies(t *testing.T) {
-	state := t.TempDir()
-	h := &coordtest.Harness{T: t}
-	st := &finishAnswerLost{Store: filestore.New(filepath.Join(state, "sessions"))}
-	h.Service = coordination.NewService(st, coordination.Options{Open: backends.Open, Parallel: 4, StateDir: state, Tooling: tooling.Builtin{}})
-	proj := t.TempDir()
-	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
-	seed := int64(7)
-	s := h.Create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed,
-		Contexts: []workspace.Context{{Path: proj, Permission: workspace.Write}}, Apply: coordination.ApplyAuto})
-	res := h.Run(s.ID)
+	var st *finishAnswerLost
+	_, proj, res := siteRunOn(t, func(fs *filestore.Store) coordination.Store {
+		st = &finishAnswerLost{Store: fs}
+		return st
+	}, coordination.ApplyAuto)
 	if !st.lost.Load() {
 		t.Fatal("no finished entry's answer was lost")
 	}
-	if res.Status != coordination.StatusFinished || res.Applied == nil || len(res.Applied.Written) != 2 || res.ChangesPending {
-		t.Fatalf("result %s, applied %+v, pending %v; want the changes applied", res.Status, res.Applied, res.ChangesPending)
+	if res.Applied == nil || len(res.Applied.Written) != 2 || res.ChangesPending {
+		t.Fatalf("result applied %+v, pending %v; want the changes applied", res.Applied, res.ChangesPending)
 	}
 	if got := projectFiles(t, proj); got["style.css"] == "" {
 		t.Fatalf("style.css not in the project: %v", got)

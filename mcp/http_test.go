@@ -105,8 +105,9 @@ func (p *pingedStore) Ping(context.Context) error {
 // one older than its database's schema, saying so.
 func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	st := &pingedStore{Store: memstore.New()}
-	var logged syncBuffer
-	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{Logger: zerolog.New(&logged)}), HTTPOptions{Token: "dummy-token-not-a-secret"})
+	var buf bytes.Buffer
+	logged := &lockedWriter{w: &buf}
+	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{Logger: zerolog.New(logged)}), HTTPOptions{Token: "dummy-token-not-a-secret"})
 	check := func(want int, status string) {
 		t.Helper()
 		resp, err := http.Get(ts.URL + "/healthz")
@@ -132,27 +133,11 @@ func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	st.down.Store(false)
 	st.behind.Store(true)
 	check(http.StatusServiceUnavailable, "server_behind")
-	if !strings.Contains(logged.String(), `"level":"error"`) || !strings.Contains(logged.String(), "older than its database") {
-		t.Errorf("the log does not tell of the replica behind its database: %s", logged.String())
+	logged.mu.Lock()
+	defer logged.mu.Unlock()
+	if log := buf.String(); !strings.Contains(log, `"level":"error"`) || !strings.Contains(log, "older than its database") {
+		t.Errorf("the log does not tell of the replica behind its database: %s", log)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a server's handlers may log to at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestBothProtocolErasWorkOverHTTP: a 2025-11-25 client (initialize

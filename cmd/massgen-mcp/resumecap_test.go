@@ -19,24 +19,7 @@ import (
 func TestServeResumesNoMoreRunsThanItsCap(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	raw := filestore.New(dir)
-	creator := coordination.NewService(raw, coordination.Options{Open: backends.Open})
-	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
-	var ids []string
-	for range 2 {
-		// Slow enough models that the first run is still going when
-		// the second is looked at.
-		s, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=30s", "sim:latency=30s"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := raw.AcquireRun(ctx, s.ID, dead, 10*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(l.Expires.Add(coordination.MaxClockSkew + 50*time.Millisecond)))
-		ids = append(ids, s.ID)
-	}
+	ids := deadServersRuns(t, dir, 2)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv, err := servedServer(sctx, serveFlags{stateDir: dir, resumeIntr: true, maxRuns: 1}, nil, nil, "", mcp.ToolSet{})
@@ -83,22 +66,7 @@ func TestAFileStoreServerAtItsCapLooksAgainForTheRunsItLeft(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	raw := filestore.New(dir)
-	creator := coordination.NewService(raw, coordination.Options{Open: backends.Open})
-	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
-	var ids []string
-	for range 2 {
-		s, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=30s", "sim:latency=30s"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := raw.AcquireRun(ctx, s.ID, dead, 10*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(l.Expires.Add(coordination.MaxClockSkew + 50*time.Millisecond)))
-		ids = append(ids, s.ID)
-	}
+	ids := deadServersRuns(t, dir, 2)
 	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open})
 	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
 	one := make(chan struct{}, 1)
@@ -185,4 +153,30 @@ func TestAFileStoreServerAtItsCapLooksAgainForTheRunsItLeft(t *testing.T) {
 		r.Cancel()
 		<-r.Done()
 	}
+}
+
+// deadServersRuns is n sessions on the file store in dir whose runs a
+// server on another host held and stopped renewing: each reads
+// interrupted. Their models are slow enough that a run taken up is still
+// going when the next session is looked at.
+func deadServersRuns(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	raw := filestore.New(dir)
+	creator := coordination.NewService(raw, coordination.Options{Open: backends.Open})
+	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
+	var ids []string
+	for range n {
+		s, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=30s", "sim:latency=30s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := raw.AcquireRun(ctx, s.ID, dead, 10*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(l.Expires.Add(coordination.MaxClockSkew + 50*time.Millisecond)))
+		ids = append(ids, s.ID)
+	}
+	return ids
 }
