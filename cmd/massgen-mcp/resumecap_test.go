@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,7 +90,7 @@ func TestAFileStoreServerAtItsCapLooksAgainForTheRunsItLeft(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, slot, after)
+		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, slot, always, after)
 	}()
 	running := func() (n int, id string) {
 		for _, s := range ids {
@@ -120,6 +123,11 @@ func TestAFileStoreServerAtItsCapLooksAgainForTheRunsItLeft(t *testing.T) {
 	r, _ := svc.Running(first)
 	r.Cancel()
 	<-r.Done()
+	for deadline := time.Now().Add(10 * time.Second); len(one) > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) { // given back just after the run's end
+			t.Fatal("the run that ended kept its slot")
+		}
+	}
 	fire <- time.Now()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -179,4 +187,80 @@ func deadServersRuns(t *testing.T, dir string, n int) []string {
 		ids = append(ids, s.ID)
 	}
 	return ids
+}
+
+// always is a tenant the tokens file always names.
+func always() bool { return true }
+
+// TestARemovedTenantsRunsAreNotTakenUp: a tenant the operator took out of
+// the tokens file (revoked) has no interrupted run taken up on its behalf,
+// at the operator's expense, by --resume-interrupted; named again, it has.
+// Before, its service's resume loop went on until the server restarted.
+func TestARemovedTenantsRunsAreNotTakenUp(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ids := deadServersRuns(t, dir, 1)
+	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open})
+	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
+	var named atomic.Bool
+	waits := make(chan time.Duration, 1)
+	fire := make(chan time.Time)
+	after := func(d time.Duration) <-chan time.Time {
+		waits <- d
+		return fire
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resumeInterruptedAfter(ctx, svc, "alice", nil, named.Load, after)
+	}()
+	select {
+	case <-waits:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server arranged no second look")
+	}
+	if _, ok := svc.Running(ids[0]); ok {
+		t.Fatal("the run of a tenant the tokens file no longer names was taken up")
+	}
+	named.Store(true)
+	fire <- time.Now()
+	<-done
+	r, ok := svc.Running(ids[0])
+	if !ok {
+		t.Fatal("named again, the tenant's interrupted run was not taken up")
+	}
+	r.Cancel()
+	<-r.Done()
+}
+
+// TestServedTenantsAreTheTokensFiles: with a tokens file, the tenants the
+// server takes runs up for are the default and those the file names as
+// last reloaded; without one, every tenant.
+func TestServedTenantsAreTheTokensFiles(t *testing.T) {
+	var s served
+	if !s.named("alice") {
+		t.Error("without a tokens file, alice is not served")
+	}
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("alice dummy-token-alice-not-a-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := mcp.LoadTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tokens.Store(tokens)
+	if !s.named("alice") || !s.named(mcp.DefaultTenant) || s.named("bob") {
+		t.Errorf("named alice %v, default %v, bob %v; want alice and the default", s.named("alice"), s.named(mcp.DefaultTenant), s.named("bob"))
+	}
+	if err := os.WriteFile(path, []byte("bob dummy-token-bob-not-a-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if s.named("alice") || !s.named("bob") {
+		t.Errorf("after the reload, named alice %v, bob %v; want bob alone", s.named("alice"), s.named("bob"))
+	}
 }

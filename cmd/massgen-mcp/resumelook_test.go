@@ -55,7 +55,7 @@ func TestServeResumingInterruptedRunsLooksAgainOnceTheGraceHasPassed(t *testing.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, nil, after)
+		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, nil, always, after)
 	}()
 
 	var wait time.Duration

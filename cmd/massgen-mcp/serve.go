@@ -197,6 +197,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// as it stops, record their ends in them first.
 	defer srv.close()
 	if tokens != nil {
+		srv.tokens.Store(tokens)
 		// Tenants' timers run from the start, so their step-driven sessions
 		// end on time, and their runs a dead replica left are taken up,
 		// even before the tenant calls again.
@@ -277,7 +278,9 @@ func servedServer(ctx context.Context, f serveFlags, roots, writeRoots []string,
 	s := newServed(ctx, stores)
 	resume := func(svc *coordination.Service, tenant string) {
 		// Read once s.Server is made: its caps bind the runs resumed too.
-		s.spawn(func(ctx context.Context) { resumeInterrupted(ctx, svc, tenant, s.Server.RunSlot(tenant)) })
+		s.spawn(func(ctx context.Context) {
+			resumeInterrupted(ctx, svc, tenant, s.Server.RunSlot(tenant), func() bool { return s.named(tenant) })
+		})
 	}
 	tenantService := func(tenant string) (*coordination.Service, error) {
 		svc, err := servedService(f, stores, tenant, allow)
@@ -371,22 +374,29 @@ const spendReplayEvery = time.Minute
 // coordination.NeverStartedGrace has passed: a session the process before
 // this one created for a run and died before starting reads interrupted
 // only then.
-func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot) {
-	resumeInterruptedAfter(ctx, svc, tenant, slot, time.After)
+func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, named func() bool) {
+	resumeInterruptedAfter(ctx, svc, tenant, slot, named, time.After)
 }
 
 // resumeInterruptedAfter is resumeInterrupted waiting for its second look
 // on a store that is not shared through after (time.After; a test's own).
-func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, after func(time.Duration) <-chan time.Time) {
+func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, named func() bool, after func(time.Duration) <-chan time.Time) {
 	var full atomic.Bool // at the limit of running teams: told once each time
-	resumeOnce(ctx, svc, tenant, slot, &full)
+	look := func() {
+		// A tenant the tokens file no longer names has nothing taken up
+		// on its behalf, at the operator's expense; named again, it has.
+		if named() {
+			resumeOnce(ctx, svc, tenant, slot, &full)
+		}
+	}
+	look()
 	shared, ok := svc.Store().(abandonedLister)
 	if !ok {
 		select {
 		case <-ctx.Done():
 			return
 		case <-after(secondLook):
-			resumeOnce(ctx, svc, tenant, slot, &full)
+			look()
 		}
 		// At the limit, the sessions left wait for a slot: looked for
 		// again until none is left behind.
@@ -395,7 +405,7 @@ func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tena
 			case <-ctx.Done():
 				return
 			case <-after(limitLook):
-				resumeOnce(ctx, svc, tenant, slot, &full)
+				look()
 			}
 		}
 		return
@@ -416,7 +426,7 @@ func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tena
 			continue
 		}
 		if len(ids) > 0 {
-			resumeOnce(ctx, svc, tenant, slot, &full)
+			look()
 		}
 	}
 }

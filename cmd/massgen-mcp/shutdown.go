@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -26,6 +28,18 @@ type served struct {
 	mu      sync.Mutex
 	stopped bool // no background work starts after stopWork
 	work    sync.WaitGroup
+
+	// tokens is the tokens file's tenants once serve has loaded it (nil:
+	// none, every tenant is the operator's to serve).
+	tokens atomic.Pointer[mcp.Tokens]
+}
+
+// named tells whether tenant is still one the server serves: the default,
+// or named in the tokens file as last reloaded. A tenant taken out of the
+// file has its runs no longer taken up on its behalf.
+func (s *served) named(tenant string) bool {
+	t := s.tokens.Load()
+	return t == nil || tenant == mcp.DefaultTenant || slices.Contains(t.Tenants(), tenant)
 }
 
 // workGrace bounds the wait for the background work to stop and closeGrace
