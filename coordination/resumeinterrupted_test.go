@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -42,14 +41,7 @@ func TestResumingInterruptedSessionsKeepsACancelThatLandsMeanwhile(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The run's owner died on another host: only its lease's expiry tells,
-	// a short lease here, waited out past the clock skew allowed.
-	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
-	l, err := raw.AcquireRun(ctx, s.ID, dead, 10*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Until(l.Expires.Add(coordination.MaxClockSkew + 50*time.Millisecond)))
+	coordtest.RunDied(t, raw, s.ID)
 
 	var cancelErr error
 	var cancelled *coordination.TeamResult

@@ -35,18 +35,13 @@ func TestResumingInterruptedSessionsTakesRunSlots(t *testing.T) {
 	}
 	h := &coordtest.Harness{T: t, Providers: provs}
 	creator := coordination.NewService(raw, coordination.Options{Open: h.Open})
-	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
 	var ids []string
 	for range 3 {
 		s, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: models})
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := raw.AcquireRun(ctx, s.ID, dead, 10*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(l.Expires.Add(coordination.MaxClockSkew + 50*time.Millisecond)))
+		coordtest.RunDied(t, raw, s.ID)
 		ids = append(ids, s.ID)
 	}
 	var mu sync.Mutex

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 )
 
@@ -105,9 +105,8 @@ func (p *pingedStore) Ping(context.Context) error {
 // one older than its database's schema, saying so.
 func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	st := &pingedStore{Store: memstore.New()}
-	var buf bytes.Buffer
-	logged := &lockedWriter{w: &buf}
-	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{Logger: zerolog.New(logged)}), HTTPOptions{Token: "dummy-token-not-a-secret"})
+	var logged coordtest.SyncBuffer
+	ts := httpServer(t, New(coordination.NewService(st, coordination.Options{Logger: zerolog.Nop()}), Options{Logger: zerolog.New(&logged)}), HTTPOptions{Token: "dummy-token-not-a-secret"})
 	check := func(want int, status string) {
 		t.Helper()
 		resp, err := http.Get(ts.URL + "/healthz")
@@ -133,9 +132,7 @@ func TestHealthzSaysWhenTheStoreIsUnreachable(t *testing.T) {
 	st.down.Store(false)
 	st.behind.Store(true)
 	check(http.StatusServiceUnavailable, "server_behind")
-	logged.mu.Lock()
-	defer logged.mu.Unlock()
-	if log := buf.String(); !strings.Contains(log, `"level":"error"`) || !strings.Contains(log, "older than its database") {
+	if log := logged.String(); !strings.Contains(log, `"level":"error"`) || !strings.Contains(log, "older than its database") {
 		t.Errorf("the log does not tell of the replica behind its database: %s", log)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/mcp"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
@@ -81,17 +82,7 @@ func TestAFileStoreServerAtItsCapLooksAgainForTheRunsItLeft(t *testing.T) {
 			return nil, errors.New("this server runs 1 team already, its limit (--max-runs)")
 		}
 	}
-	waits := make(chan time.Duration, 1)
-	fire := make(chan time.Time)
-	after := func(d time.Duration) <-chan time.Time {
-		waits <- d
-		return fire
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, slot, always, after)
-	}()
+	waits, fire, done := resumeLooks(ctx, svc, mcp.DefaultTenant, slot, always)
 	running := func() (n int, id string) {
 		for _, s := range ids {
 			if _, ok := svc.Running(s); ok {
@@ -172,18 +163,13 @@ func deadServersRuns(t *testing.T, dir string, n int) []string {
 	ctx := context.Background()
 	raw := filestore.New(dir)
 	creator := coordination.NewService(raw, coordination.Options{Open: backends.Open})
-	dead := coordination.LeaseOwner{ID: "killed", Host: "another-host.invalid", PID: 4242}
 	var ids []string
 	for range n {
 		s, err := creator.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=30s", "sim:latency=30s"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := raw.AcquireRun(ctx, s.ID, dead, 10*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(l.Expires.Add(coordination.MaxClockSkew + 50*time.Millisecond)))
+		coordtest.RunDied(t, raw, s.ID)
 		ids = append(ids, s.ID)
 	}
 	return ids
@@ -191,6 +177,23 @@ func deadServersRuns(t *testing.T, dir string, n int) []string {
 
 // always is a tenant the tokens file always names.
 func always() bool { return true }
+
+// resumeLooks runs a resume loop (resumeInterruptedAfter) whose waits for
+// its next look are the test's: each wait's length is sent on waits, and
+// the look is made when the test sends on fire; done closes as the loop
+// ends.
+func resumeLooks(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, named func() bool) (waits <-chan time.Duration, fire chan<- time.Time, done <-chan struct{}) {
+	w, f, d := make(chan time.Duration, 1), make(chan time.Time, 1), make(chan struct{})
+	after := func(dur time.Duration) <-chan time.Time {
+		w <- dur
+		return f
+	}
+	go func() {
+		defer close(d)
+		resumeInterruptedAfter(ctx, svc, tenant, slot, named, after)
+	}()
+	return w, f, d
+}
 
 // TestARemovedTenantsRunsAreNotTakenUp: a tenant the operator took out of
 // the tokens file (revoked) has no interrupted run taken up on its behalf,
@@ -204,17 +207,7 @@ func TestARemovedTenantsRunsAreNotTakenUp(t *testing.T) {
 	svc := coordination.NewService(filestore.New(dir), coordination.Options{Open: backends.Open})
 	t.Cleanup(func() { _ = svc.Shutdown(context.Background()) })
 	var named atomic.Bool
-	waits := make(chan time.Duration, 1)
-	fire := make(chan time.Time)
-	after := func(d time.Duration) <-chan time.Time {
-		waits <- d
-		return fire
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resumeInterruptedAfter(ctx, svc, "alice", nil, named.Load, after)
-	}()
+	waits, fire, done := resumeLooks(ctx, svc, "alice", nil, named.Load)
 	select {
 	case <-waits:
 	case <-time.After(10 * time.Second):

@@ -46,17 +46,7 @@ func TestServeResumingInterruptedRunsLooksAgainOnceTheGraceHasPassed(t *testing.
 			}
 		}
 	})
-	waits := make(chan time.Duration, 1)
-	fire := make(chan time.Time, 1)
-	after := func(d time.Duration) <-chan time.Time {
-		waits <- d
-		return fire
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resumeInterruptedAfter(ctx, svc, mcp.DefaultTenant, nil, always, after)
-	}()
+	waits, fire, done := resumeLooks(ctx, svc, mcp.DefaultTenant, nil, always)
 
 	var wait time.Duration
 	select {
