@@ -115,10 +115,10 @@ func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, 
 	return &ApplyResult{SessionID: id, Applied: applied}, nil
 }
 
-// WithApplied is a finished result with an apply recorded after it laid
+// withApplied is a finished result with an apply recorded after it laid
 // over it (a SessionApplied entry): what was written, nothing pending. A
 // copy: the recorded result may be shared with the store.
-func WithApplied(fin *TeamResult, applied *workspace.Applied) *TeamResult {
+func withApplied(fin *TeamResult, applied *workspace.Applied) *TeamResult {
 	r := fin.Clone()
 	r.Applied, r.ChangesPending = applied.Clone(), false
 	return r
@@ -136,7 +136,7 @@ func WithApplied(fin *TeamResult, applied *workspace.Applied) *TeamResult {
 // record while the run holds its lease (stillRunning); a crash between the
 // two leaves them pending, for ApplyChanges.
 func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) {
-	if s.Apply != ApplyAuto || !res.ChangesPending || res.Applied != nil || res.Winner == nil {
+	if !autoApplyPending(s, res) || res.Winner == nil {
 		return
 	}
 	t := svc.team(s)
@@ -165,16 +165,32 @@ func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) 
 	res.Applied, res.ChangesPending = applied, false
 }
 
+// autoApplyPending tells whether s's finished result res has changes that
+// apply: auto is still to write.
+func autoApplyPending(s *Session, res *TeamResult) bool {
+	return s.Apply == ApplyAuto && res.ChangesPending && res.Applied == nil
+}
+
 // hideContext is text with the write context's path as results show it
-// (Options.RelativeDirs: context/<name>).
+// (shownContext).
 func (svc *Service) hideContext(c workspace.Context, text string) string {
 	// The session's own paths first: the state directory may be inside
 	// the context.
 	text = svc.HidePaths(text)
-	if svc.opts.RelativeDirs && c.Path != "" {
-		text = strings.ReplaceAll(text, c.Path, "context/"+c.Name)
+	if c.Path != "" {
+		text = strings.ReplaceAll(text, c.Path, svc.shownContext(c))
 	}
 	return text
+}
+
+// shownContext is the write context c as results name it: its path, or
+// context/<name> where the server hides its paths (Options.RelativeDirs;
+// the operator's path stays the operator's).
+func (svc *Service) shownContext(c workspace.Context) string {
+	if svc.opts.RelativeDirs {
+		return "context/" + c.Name
+	}
+	return c.Path
 }
 
 // applyWinner writes the winner's latest files to the write context c with
@@ -188,10 +204,7 @@ func (svc *Service) applyWinner(t *workspace.Team, c workspace.Context, agent st
 	if err != nil {
 		return nil, err
 	}
-	if svc.opts.RelativeDirs {
-		// The operator's path stays the operator's.
-		applied.Context = "context/" + c.Name
-	}
+	applied.Context = svc.shownContext(c)
 	return applied, nil
 }
 

@@ -254,6 +254,12 @@ func Derive(s *Session, l *Ledger, inFlight map[string]bool) *State {
 	return st
 }
 
+// FinishedResult is the result a session log's latest finished entry
+// records, with the latest apply laid over it, as the session's result
+// has it (nil before the session finished): for a store's projection of
+// it (the file store's final/).
+func FinishedResult(entries []SessionEntry) *TeamResult { return lifecycle(entries).Finished }
+
 // lifecycle reads the session entries: the latest finished/decided result,
 // whether a cancel is in force, and the re-vote request.
 func lifecycle(entries []SessionEntry) Lifecycle {
@@ -285,7 +291,7 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 		}
 	}
 	if lc.Applied != nil && lc.Finished != nil {
-		lc.Finished = WithApplied(lc.Finished, lc.Applied)
+		lc.Finished = withApplied(lc.Finished, lc.Applied)
 	}
 	switch {
 	case lc.Finished != nil:

@@ -371,12 +371,11 @@ func (svc *Service) previewChanges(s *Session, res *TeamResult) {
 		res.Changes, err = t.Preview(m, dir)
 		res.ChangesPending = res.Changes != nil && res.Changes.Count > 0
 	}
-	if err == nil && svc.opts.RelativeDirs && res.Changes != nil {
-		// The operator's path stays the operator's.
-		res.Changes.Context = "context/" + c.Name
+	if err == nil && res.Changes != nil {
+		res.Changes.Context = svc.shownContext(c)
 	}
 	if err != nil {
-		res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be compared with the write context: " + svc.HidePaths(err.Error()))
+		res.FinalNote = strings.TrimSpace(res.FinalNote + " The winner's files could not be compared with the write context: " + svc.hideContext(c, err.Error()))
 	}
 }
 

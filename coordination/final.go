@@ -370,14 +370,9 @@ func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalS
 	// Written only while nobody ended it since the read above: where the
 	// session lock can pass to a second holder, another final answer,
 	// given to its caller meanwhile, would be replaced (sinceread.go).
+	// Refused so, it returns the session as the other end left it.
 	err = svc.record(withLogRead(dctx, s.ID, lifecycle(l.Session).read().endsOnly()), s, SessionFinished, done, strategy)
-	if errors.Is(err, ErrChangedSinceRead) {
-		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
-			return nil, err
-		}
-		return svc.snapshot(s, l, svc.sessions.derive(s, l, nil)), nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrChangedSinceRead) {
 		return nil, err
 	}
 	if l, err = svc.store.Ledger(dctx, s.ID); err != nil {

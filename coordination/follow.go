@@ -21,7 +21,8 @@ const followPoll = time.Second
 // every change the store's Watch reports; it ends with the run, or when ctx
 // ends (then Result is the session as it stood, with ctx's error).
 func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
-	if _, err := svc.sessions.get(ctx, id); err != nil {
+	s, err := svc.sessions.get(ctx, id)
+	if err != nil {
 		return nil, err
 	}
 	wctx, stop := context.WithCancel(ctx)
@@ -64,7 +65,7 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 			if err == nil && svc.hears(id, ObservedProgress) {
 				told.steps(func(t map[string]int) map[string]int { return svc.toldSteps(ctx, id, t) })
 			}
-			if err == nil && !svc.stillRunning(ctx, id, res) {
+			if err == nil && !svc.stillRunning(ctx, s, res) {
 				told.end(func() { svc.tellEnd(id, res) })
 				return
 			}
@@ -85,30 +86,16 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 // while a live holder writes the winner's changes (autoApply), so the
 // follower's result says what was written (a session whose run ended, or
 // whose lease cannot be read, is where it stops).
-func (svc *Service) stillRunning(ctx context.Context, id string, res *TeamResult) bool {
+func (svc *Service) stillRunning(ctx context.Context, s *Session, res *TeamResult) bool {
 	switch res.Status {
 	case StatusRunning:
 		return true
 	case StatusDecided:
-		return svc.runHeld(ctx, id)
+		return svc.leaseLive(context.WithoutCancel(ctx), s.ID)
 	case StatusFinished:
-		if !res.ChangesPending || res.Applied != nil {
-			return false
-		}
-		s, err := svc.store.Session(context.WithoutCancel(ctx), id)
-		return err == nil && s.Apply == ApplyAuto && svc.runHeld(ctx, id)
+		return autoApplyPending(s, res) && svc.leaseLive(context.WithoutCancel(ctx), s.ID)
 	}
 	return false
-}
-
-// runHeld tells whether a live holder has session id's run.
-func (svc *Service) runHeld(ctx context.Context, id string) bool {
-	ls, ok := svc.store.(LeaseStore)
-	if !ok {
-		return false
-	}
-	l, err := ls.ReadRun(context.WithoutCancel(ctx), id)
-	return err == nil && l.Held(time.Now())
 }
 
 // toldSteps tells the progress of the steps that landed since told (agent

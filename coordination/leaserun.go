@@ -402,7 +402,8 @@ func (svc *Service) interrupted(ctx context.Context, s *Session, res *TeamResult
 // teams leaves the rest for another replica, or for its own next look, and
 // says so (ErrAtRunLimit, with the ids it did resume). One slot is taken
 // before the sessions are listed, so a server already at its limit lists
-// nothing. An interrupted finalize needs no slot.
+// nothing (an interrupted finalize waits for its next look too); once
+// listed, an interrupted finalize needs no slot of its own.
 func (svc *Service) ResumeInterrupted(ctx context.Context, slot RunSlot) ([]string, error) {
 	if err := svc.StoreReachable(ctx); errors.Is(err, ErrServerBehind) {
 		return nil, err

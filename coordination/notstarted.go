@@ -13,6 +13,12 @@ func (svc *Service) HeldElsewhere(ctx context.Context, id string) bool {
 	if _, here := svc.Running(id); here {
 		return false
 	}
+	return svc.leaseLive(ctx, id)
+}
+
+// leaseLive tells whether session id's run lease is held by a live
+// holder, whichever process that is.
+func (svc *Service) leaseLive(ctx context.Context, id string) bool {
 	ls, ok := svc.store.(LeaseStore)
 	if !ok {
 		return false

@@ -188,7 +188,13 @@ func (svc *Service) amend(ctx context.Context, s *Session, l *Ledger, st *State,
 // then, for a finish under apply: auto, writes the winner's changes
 // (autoApply): after the timeline says it finished, as it happened.
 func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
-	if err := svc.recordEntry(ctx, s, kind, res, strategy); err != nil {
+	var err error
+	if kind == SessionFinished {
+		err = svc.recordFinished(ctx, s, res, strategy, true)
+	} else {
+		_, err = svc.appendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)})
+	}
+	if err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("session %s", res.Status)
@@ -202,15 +208,6 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 		svc.autoApply(ctx, s, res)
 	}
 	return nil
-}
-
-// recordEntry is record without the timeline's event and the auto-apply.
-func (svc *Service) recordEntry(ctx context.Context, s *Session, kind SessionEntryKind, res *TeamResult, strategy FinalStrategy) error {
-	if kind == SessionFinished {
-		return svc.recordFinished(ctx, s, res, strategy, true)
-	}
-	_, err := svc.appendSession(ctx, s.ID, SessionEntry{Kind: kind, Time: svc.now(), Result: res, Reason: string(strategy)})
-	return err
 }
 
 // recordFinished appends a finished entry. The session's first finish
@@ -240,7 +237,7 @@ func (svc *Service) recordFinished(ctx context.Context, s *Session, res *TeamRes
 // finished) left them undone. It returns the result as the session now
 // has it.
 func (svc *Service) finishCaughtUp(ctx context.Context, s *Session, res *TeamResult) *TeamResult {
-	if s.Apply != ApplyAuto || !res.ChangesPending || res.Applied != nil {
+	if !autoApplyPending(s, res) {
 		return res
 	}
 	unlock, err := svc.store.LockSession(ctx, s.ID)
@@ -253,7 +250,7 @@ func (svc *Service) finishCaughtUp(ctx context.Context, s *Session, res *TeamRes
 		return res
 	}
 	rec := svc.sessions.derive(s, l, nil).Life.Finished
-	if rec == nil || !rec.ChangesPending || rec.Applied != nil {
+	if rec == nil || !autoApplyPending(s, rec) {
 		return res
 	}
 	svc.releaseWorktrees(s)

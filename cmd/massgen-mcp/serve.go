@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -381,7 +380,7 @@ func resumeInterrupted(ctx context.Context, svc *coordination.Service, tenant st
 // resumeInterruptedAfter is resumeInterrupted waiting for its second look
 // on a store that is not shared through after (time.After; a test's own).
 func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, named func() bool, after func(time.Duration) <-chan time.Time) {
-	var full atomic.Bool // at the limit of running teams: told once each time
+	full := false // at the limit of running teams: told once each time
 	look := func() {
 		// A tenant the tokens file no longer names has nothing taken up
 		// on its behalf, at the operator's expense; named again, it has.
@@ -400,7 +399,7 @@ func resumeInterruptedAfter(ctx context.Context, svc *coordination.Service, tena
 		}
 		// At the limit, the sessions left wait for a slot: looked for
 		// again until none is left behind.
-		for full.Load() {
+		for full {
 			select {
 			case <-ctx.Done():
 				return
@@ -454,16 +453,17 @@ type abandonedLister interface {
 
 // resumeOnce looks once; full says whether the server was at its limit
 // of running teams, told in its log as it comes and goes.
-func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, full *atomic.Bool) {
+func resumeOnce(ctx context.Context, svc *coordination.Service, tenant string, slot coordination.RunSlot, full *bool) {
 	ids, err := svc.ResumeInterrupted(ctx, slot)
 	atLimit := errors.Is(err, coordination.ErrAtRunLimit)
-	if full.Swap(atLimit) != atLimit {
+	if *full != atLimit {
 		if atLimit {
 			logger.Info().Err(err).Str("tenant", tenant).Msg("interrupted sessions wait for a run slot")
 		} else {
 			logger.Info().Str("tenant", tenant).Msg("a run slot is free again for interrupted sessions")
 		}
 	}
+	*full = atLimit
 	if atLimit {
 		err = nil
 	}

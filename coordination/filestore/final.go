@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // The final files are a projection of the session's latest finished entry:
@@ -41,28 +40,16 @@ func writeFinal(dir string, res *coordination.TeamResult) error {
 
 // rebuildFinal writes the final files again from the session's latest
 // finished entry, with its latest apply laid over it as the session's
-// result has it (coordination.WithApplied), if it has one; it tells
+// result has it (coordination.FinishedResult), if it has one; it tells
 // whether it wrote them.
 func rebuildFinal(dir, id string) (bool, error) {
 	entries, err := readSessionLog(dir, ours(dir))
 	if err != nil {
 		return false, nil // a damaged log stops the session when its ledger is read, naming the file
 	}
-	var fin *coordination.TeamResult
-	var applied *workspace.Applied
-	for _, e := range entries {
-		switch {
-		case e.Kind == coordination.SessionFinished && e.Result != nil:
-			fin = e.Result
-		case e.Kind == coordination.SessionApplied && e.Applied != nil:
-			applied = e.Applied
-		}
-	}
+	fin := coordination.FinishedResult(entries)
 	if fin == nil {
 		return false, nil
-	}
-	if applied != nil {
-		fin = coordination.WithApplied(fin, applied)
 	}
 	if err := writeFinal(dir, fin); err != nil {
 		return false, fmt.Errorf("cannot rebuild the final files of session %q: %w", id, err)

@@ -26,6 +26,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
+// appliedVersion reads the schema version the database is at.
+const appliedVersion = `SELECT coalesce(max(version), 0) FROM schema_migrations`
+
 // migrationLock is the advisory lock key migrations run under, so replicas
 // starting together apply each migration once ("massgen" in ASCII).
 const migrationLock int64 = 0x6d61737367656e
@@ -79,7 +82,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, fmt.Errorf("creating schema_migrations: %w", err)
 	}
 	var have int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+	if err := tx.QueryRow(ctx, appliedVersion).Scan(&have); err != nil {
 		return 0, err
 	}
 	if last := ms[len(ms)-1].version; have > last {
@@ -118,7 +121,7 @@ func schemaNotAhead(ctx context.Context, c *pgxpool.Conn) error {
 		return err
 	}
 	var have int
-	if err := c.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+	if err := c.QueryRow(ctx, appliedVersion).Scan(&have); err != nil {
 		return fmt.Errorf("cannot read the database's schema version: %w", err)
 	}
 	if have > known {
@@ -130,7 +133,7 @@ func schemaNotAhead(ctx context.Context, c *pgxpool.Conn) error {
 // schemaVersion checks, changing nothing, that the schema is at this
 // binary's version (Options.Existing) and returns it.
 func schemaVersion(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	ms, err := migrations()
+	want, err := knownSchema()
 	if err != nil {
 		return 0, err
 	}
@@ -142,10 +145,10 @@ func schemaVersion(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, errors.New("it holds no massgen-mcp schema: point --store at the database (and search_path) a `serve --store` uses")
 	}
 	var have int
-	if err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+	if err := pool.QueryRow(ctx, appliedVersion).Scan(&have); err != nil {
 		return 0, err
 	}
-	if want := ms[len(ms)-1].version; have != want {
+	if have != want {
 		return 0, fmt.Errorf("the database's schema is version %d and this binary's %d: use the massgen-mcp version its servers run (this command changes no schema)", have, want)
 	}
 	return have, nil
