@@ -10,7 +10,8 @@ type Change struct {
 	Path string `json:"path"`
 	Op   string `json:"op"` // added | changed | deleted
 	// Reason says why a change was not applied (a conflict, a protected
-	// path, a symlink).
+	// path, a symlink), or that a written one was already made (the
+	// context had it before the apply: an apply a crash cut short).
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -92,14 +93,15 @@ func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
 	a := &applier{root: root, base: base, win: m, dir: dir, baseDir: baseDir, prot: newProtector(c, append([]string{t.StateDir}, t.Private...)...)}
 	out := &Applied{Context: c.Path, Written: []Change{}, Conflicts: []Change{}, Skipped: []Change{}}
 	type checked struct {
-		u     unit
-		steps []step
+		u       unit
+		steps   []step
+		already []Change
 	}
 	var todo []checked
 	for _, u := range units(base, m, Diff(base, m)) {
-		steps, why, skip := a.check(u)
+		steps, already, why, skip := a.check(u)
 		if why == "" {
-			todo = append(todo, checked{u, steps})
+			todo = append(todo, checked{u, steps, already})
 			continue
 		}
 		refuse(out, base, m, u, why, skip)
@@ -120,9 +122,13 @@ func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
 			continue
 		}
 		done = append(done, c.steps...)
+		// A change the context already had is listed as written: the
+		// apply's result says what the session changed, and an apply a
+		// crash cut short, tried again, finds what it wrote before.
 		for _, s := range c.steps {
 			out.Written = append(out.Written, s.Change)
 		}
+		out.Written = append(out.Written, c.already...)
 	}
 	return out, nil
 }

@@ -216,3 +216,46 @@ func TestApplyKindChangesApplyOrRefuseWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestAnApplyCutShortAndTriedAgainListsEveryChange: an apply that a crash
+// cut short wrote some of the winner's changes and recorded nothing; tried
+// again, it writes the rest and lists every change as written, those the
+// context already had with the reason, so the result says what the session
+// changed rather than only what this call wrote.
+func TestAnApplyCutShortAndTriedAgainListsEveryChange(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		proj := t.TempDir()
+		write(t, proj, "a.txt", "a")
+		write(t, proj, "b.txt", "b")
+		write(t, proj, "gone.txt", "g")
+		tm := NewTeam(t.TempDir(), writeContext(t, proj), "")
+		must(t, tm.Start())
+		live, err := tm.Prepare("agent_a")
+		must(t, err)
+		write(t, live, "a.txt", "the winner's a")
+		write(t, live, "b.txt", "the winner's b")
+		must(t, os.Remove(filepath.Join(live, "gone.txt")))
+		want := tree(t, live)
+		m := stageAndLand(t, tm, "agent_a", 1)
+		// The first apply wrote a.txt and removed gone.txt, then the
+		// process died.
+		write(t, proj, "a.txt", "the winner's a")
+		must(t, os.Remove(filepath.Join(proj, "gone.txt")))
+		apply := tm.Apply
+		if whole {
+			apply = tm.ApplyAll
+		}
+		ap, err := apply(m, tm.SnapshotDir("agent_a", 1))
+		must(t, err)
+		if got := tree(t, proj); !maps.Equal(got, want) {
+			t.Fatalf("whole=%v: not the winner's:\n got  %v\n want %v", whole, got, want)
+		}
+		reasons := map[string]string{}
+		for _, ch := range ap.Written {
+			reasons[ch.Path] = ch.Reason
+		}
+		if len(ap.Written) != 3 || reasons["b.txt"] != "" || reasons["a.txt"] != alreadyMade || reasons["gone.txt"] != alreadyMade {
+			t.Errorf("whole=%v: written %+v; want a.txt and gone.txt as already made and b.txt written", whole, ap.Written)
+		}
+	}
+}

@@ -45,19 +45,21 @@ func (s state) is(f File) bool {
 
 // check decides a unit before anything is touched: the steps that bring
 // the context to the winner's entries, or why none may run (skip: a path
-// the rules never write, else a conflict). A unit whose every path is
-// already as the winner has it has no steps.
-func (a *applier) check(u unit) (steps []step, why string, skip bool) {
+// the rules never write, else a conflict). A change already made (its path
+// as the winner has it: an apply a crash cut short wrote it, or the user
+// did) has no step and is in already, with its reason. A unit whose every
+// path is already as the winner has it has no steps.
+func (a *applier) check(u unit) (steps []step, already []Change, why string, skip bool) {
 	removed := map[string]bool{}
 	for _, ch := range u.changes {
 		if a.prot.protected(ch.Path) {
-			return nil, "protected path", true
+			return nil, nil, "protected path", true
 		}
 		w, inWin := a.win.Lookup(ch.Path)
 		if inWin && w.Link != "" && u.kind {
-			return nil, "the winner's symlinks are never applied", true
+			return nil, nil, "the winner's symlinks are never applied", true
 		} else if inWin && w.Link != "" {
-			return nil, "symlink (not applied)", true
+			return nil, nil, "symlink (not applied)", true
 		}
 		if !inWin {
 			removed[ch.Path] = true
@@ -69,34 +71,43 @@ func (a *applier) check(u unit) (steps []step, why string, skip bool) {
 		now, blocked, err := a.stateBelow(ch.Path, removed)
 		switch {
 		case err != nil:
-			return nil, "cannot read the context's " + ch.Path + ": " + refusal(err), false
+			return nil, nil, "cannot read the context's " + ch.Path + ": " + refusal(err), false
 		case blocked != "" && !inWin:
 			continue // not there by a real path: nothing of the base's to remove
 		case blocked != "":
-			return nil, blocked, false
+			return nil, nil, blocked, false
 		case inWin && now.is(w):
-			continue // already as the winner has it
+			ch.Reason = alreadyMade
+			already = append(already, ch)
+			continue
 		case !inWin && (now.kind == "" || now.kind == "directory" && a.win.holds(ch.Path)):
-			continue // already gone, or already the winner's directory
+			// already gone, or already the winner's directory
+			ch.Reason = alreadyMade
+			already = append(already, ch)
+			continue
 		case inBase && now.is(b), !inBase && now.kind == "":
 			// as the agents started from it
 		case !inBase && now.kind == "directory" && u.kind && ch.Path == u.root && a.base.holds(ch.Path):
 			// the base's directory the winner replaces: its entries are
 			// checked as this unit's removals, the rest by onlyBase
 		default:
-			return nil, conflictWhy(u, ch.Path), false
+			return nil, nil, conflictWhy(u, ch.Path), false
 		}
 		steps = append(steps, step{Change: ch, write: inWin, file: w})
 	}
 	if _, ok := a.win.Lookup(u.root); ok && u.kind {
 		if why, err := a.onlyBase(u.root); err != nil {
-			return nil, "cannot read the context's " + u.root + ": " + refusal(err), false
+			return nil, nil, "cannot read the context's " + u.root + ": " + refusal(err), false
 		} else if why != "" {
-			return nil, why, false
+			return nil, nil, why, false
 		}
 	}
-	return steps, "", false
+	return steps, already, "", false
 }
+
+// alreadyMade is the reason a written change carries when the context
+// already had it.
+const alreadyMade = "already as the winner has it"
 
 func conflictWhy(u unit, p string) string {
 	if u.kind {

@@ -93,10 +93,17 @@ func TestApplyAllWritesNothingWhenOneFileConflicts(t *testing.T) {
 	if len(ap.Written) != 3 || len(ap.Conflicts) != 0 || !maps.Equal(tree(t, proj), want) {
 		t.Fatalf("not applied whole: %+v\n%v", ap, tree(t, proj))
 	}
+	// A second apply writes nothing: every change is listed as one the
+	// context already had.
 	ap, err = tm.ApplyAll(m, dir)
 	must(t, err)
-	if len(ap.Written) != 0 || len(ap.Conflicts) != 0 {
-		t.Fatalf("a second apply wrote again: %+v", ap)
+	if len(ap.Written) != 3 || len(ap.Conflicts) != 0 || !maps.Equal(tree(t, proj), want) {
+		t.Fatalf("a second apply: %+v", ap)
+	}
+	for _, ch := range ap.Written {
+		if ch.Reason != alreadyMade {
+			t.Errorf("a second apply wrote %s again (reason %q)", ch.Path, ch.Reason)
+		}
 	}
 }
 
