@@ -63,12 +63,19 @@ type queuedEvent struct {
 // Each event's session is looked up by its key (LATERAL, kept apart by
 // OFFSET 0), as the loans' reads are (loanreads.go): as a join, the plan
 // kept from when the table was nearly empty read every session at every
-// group.
+// group. The lookup takes the KEY SHARE the foreign key's check would
+// take, SKIP LOCKED: a session being deleted (its row held FOR UPDATE
+// until the delete commits, a prune's measure and deletes included) is
+// left out and its events answered as of a session not stored, where the
+// check would have held the whole group, every tenant's events of this
+// replica, until the delete ended. Only a delete takes a session's row
+// FOR UPDATE; a setup's rewrite takes NO KEY UPDATE, which KEY SHARE does
+// not wait for (TestCriteriaBeingSetHoldUpNoEvents).
 const eventsInsert = `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
 	ins AS (INSERT INTO events (tenant, session_id, at, event)
 		SELECT k.tenant, k.session_id, k.at, k.event::json
 		FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) WITH ORDINALITY AS k(tenant, session_id, at, event, ord)
-		CROSS JOIN LATERAL (SELECT 1 FROM sessions s WHERE s.tenant = k.tenant AND s.id = k.session_id OFFSET 0) AS s
+		CROSS JOIN LATERAL (SELECT 1 FROM sessions s WHERE s.tenant = k.tenant AND s.id = k.session_id OFFSET 0 FOR KEY SHARE SKIP LOCKED) AS s
 		CROSS JOIN cfg
 		ORDER BY k.ord
 		RETURNING tenant, session_id)

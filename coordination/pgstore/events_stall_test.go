@@ -201,3 +201,55 @@ func TestAGroupAnswersEachTenantsSessionsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestASessionBeingDeletedHoldsUpNoOtherEvents: a prune's delete holds its
+// session's row FOR UPDATE until it commits; an event of that session
+// written in the same group as another session's must not hold the group
+// (the replica's whole timeline, every tenant's) until the delete ends. It
+// is answered as of a session not stored, which the delete makes it.
+func TestASessionBeingDeletedHoldsUpNoOtherEvents(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	p := &pauseOn{prefix: "DELETE FROM tool_records", held: make(chan struct{}), release: make(chan struct{})}
+	pruner := replicaOn(t, dsn, Options{Tracer: p})
+	a := replicaOn(t, dsn, Options{})
+	ctx := context.Background()
+	for _, id := range []string{"gone", "kept"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleted := make(chan error, 1)
+	go func() { deleted <- pruner.DeleteSession(ctx, "gone") }()
+	<-p.held // the delete's transaction holds gone's row FOR UPDATE
+	release := sync.OnceFunc(func() { close(p.release) })
+	defer release()
+	wrote := map[string]chan error{"gone": make(chan error, 1), "kept": make(chan error, 1)}
+	for id, ch := range wrote {
+		go func() {
+			ch <- a.AppendEvent(ctx, id, coordination.Event{Type: "note", Message: "while gone is deleted"})
+		}()
+	}
+	for id, ch := range wrote {
+		select {
+		case err := <-ch:
+			if id == "kept" && err != nil {
+				t.Fatalf("kept's event: %v", err)
+			}
+			if id == "gone" && !errors.Is(err, coordination.ErrSessionNotFound) {
+				t.Fatalf("the event of the session being deleted: %v, want ErrSessionNotFound", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s's event waited on the row a delete holds", id)
+		}
+	}
+	release()
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := a.Events(ctx, "kept"); err != nil || len(evs) != 1 {
+		t.Fatalf("kept's timeline: %d events, %v; want its one", len(evs), err)
+	}
+	if _, err := a.Events(ctx, "gone"); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Fatalf("the deleted session's timeline: %v, want ErrSessionNotFound", err)
+	}
+}
