@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/tooling"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -49,6 +50,18 @@ func siteRun(t *testing.T, apply string) (*coordination.Service, string, *coordi
 // siteRunOn is siteRun on the file store as wrap (nil: none) returns it.
 func siteRunOn(t *testing.T, wrap func(*filestore.Store) coordination.Store, apply string) (*coordination.Service, string, *coordination.TeamResult) {
 	t.Helper()
+	h, proj, s := siteSession(t, wrap, apply, "")
+	res := h.Run(s.ID)
+	if res.Status != coordination.StatusFinished || res.Winner == nil {
+		t.Fatalf("result %+v", res)
+	}
+	return h.Service, proj, res
+}
+
+// siteSession creates siteRun's session, driven by driver ("": the
+// server), on the file store as wrap (nil: none) returns it.
+func siteSession(t *testing.T, wrap func(*filestore.Store) coordination.Store, apply, driver string) (*coordtest.Harness, string, *coordination.Session) {
+	t.Helper()
 	h, _ := fileHarness(t, nil)
 	if wrap != nil {
 		state := t.TempDir()
@@ -59,12 +72,8 @@ func siteRunOn(t *testing.T, wrap func(*filestore.Store) coordination.Store, app
 	os.WriteFile(filepath.Join(proj, "README.md"), []byte("bakery\n"), 0o644)
 	seed := int64(7)
 	s := h.Create(coordination.TeamSpec{Task: "Build a one-page landing site for a bakery", Models: []string{"sim", "sim", "sim"}, Seed: &seed,
-		Contexts: []workspace.Context{{Path: proj, Permission: workspace.Write}}, Apply: apply})
-	res := h.Run(s.ID)
-	if res.Status != coordination.StatusFinished || res.Winner == nil {
-		t.Fatalf("result %+v", res)
-	}
-	return h.Service, proj, res
+		Contexts: []workspace.Context{{Path: proj, Permission: workspace.Write}}, Apply: apply, Driver: driver})
+	return h, proj, s
 }
 
 // TestWriteContextChangesWaitForApplyChanges pins issue 28 item 3: a write
@@ -295,5 +304,51 @@ func TestAFinishWhoseAnswerWasLostStillApplies(t *testing.T) {
 	}
 	if got := projectFiles(t, proj); got["style.css"] == "" {
 		t.Fatalf("style.css not in the project: %v", got)
+	}
+}
+
+// TestAStepDrivenFinishWhoseAnswerWasLostAppliesAtFinalize: in a session
+// its client steps, the landing that finishes it records the finish, but
+// the answer is lost; the step's caller sees the outage, and the changes
+// stay pending. finalize_team, the call a client makes for the answer,
+// does what the finish left undone (under apply: auto, the winner's
+// changes written and recorded), as a run's end does.
+func TestAStepDrivenFinishWhoseAnswerWasLostAppliesAtFinalize(t *testing.T) {
+	var st *finishAnswerLost
+	h, proj, s := siteSession(t, func(fs *filestore.Store) coordination.Store {
+		st = &finishAnswerLost{Store: fs}
+		return st
+	}, coordination.ApplyAuto, coordination.DriverStep)
+	ctx := context.Background()
+	next := []string{"agent_a", "agent_b", "agent_c"}
+	for steps := 0; !st.lost.Load(); steps++ {
+		if steps == 40 || len(next) == 0 {
+			t.Fatalf("after %d steps the session has not finished (next %v)", steps, next)
+		}
+		r, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: next[0]})
+		if err != nil {
+			if st.lost.Load() {
+				break
+			}
+			t.Fatal(err)
+		}
+		next = r.NextAgents
+	}
+	if got := projectFiles(t, proj); got["style.css"] != "" {
+		t.Fatalf("the changes were applied though the finish's answer was lost: %v", got)
+	}
+	res, err := h.Service.Finalize(ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied == nil || len(res.Applied.Written) != 2 || res.ChangesPending {
+		t.Fatalf("finalize's result applied %+v, pending %v; want the changes applied", res.Applied, res.ChangesPending)
+	}
+	if got := projectFiles(t, proj); got["style.css"] == "" {
+		t.Fatalf("style.css not in the project: %v", got)
+	}
+	again, err := h.Service.Result(ctx, s.ID)
+	if err != nil || again.Applied == nil || again.ChangesPending {
+		t.Fatalf("the session's result does not show the apply: %+v %v", again, err)
 	}
 }

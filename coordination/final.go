@@ -99,6 +99,12 @@ func (svc *Service) Finalize(ctx context.Context, id string, final FinalStrategy
 	s, st, res := set.s, set.st, set.res
 	switch st.Life.Status {
 	case StatusFinished, StatusFailed:
+		// A finish whose write landed but whose answer was lost (the
+		// landing step's caller saw the outage) left apply: auto's changes
+		// unwritten; the call that asks for the answer writes them, as a
+		// run's end does. The run it stopped, or the claim, keeps any
+		// other from applying beside it.
+		set.res = svc.finishCaughtUp(ctx, s, set.res)
 		res, late, err := endedAnswer(set, final)
 		return overruledNote(res, cmp.Or(overruled, late)), err
 	case StatusRunning, StatusCancelled:

@@ -230,12 +230,13 @@ func (svc *Service) recordFinished(ctx context.Context, s *Session, res *TeamRes
 }
 
 // finishCaughtUp does, as a run ends on a finished session whose changes
-// apply: auto has not recorded, what a finish does once its write has
-// landed (recordFinished, record): the worktrees released and the changes
-// written, under the session lock. A finish whose write landed but whose
-// answer was lost (the run waited out the outage and found the session
-// finished) left them undone. It returns the result as the session now
-// has it.
+// apply: auto has not recorded (or a Finalize finds one), what a finish
+// does once its write has landed (recordFinished, record): the worktrees
+// released and the changes written, under the session lock. A finish
+// whose write landed but whose answer was lost (the run waited out the
+// outage and found the session finished; a step's caller was told of the
+// outage) left them undone. It returns the result as the session now has
+// it.
 func (svc *Service) finishCaughtUp(ctx context.Context, s *Session, res *TeamResult) *TeamResult {
 	if !autoApplyPending(s, res) {
 		return res
