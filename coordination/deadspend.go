@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"context"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -61,6 +62,41 @@ func (svc *Service) recordDeadSpend(ctx context.Context, s *Session) {
 		svc.recordUsage(ctx, s, svc.deadSpendRecord(d), nil)
 	}
 }
+
+// recordDeadSpendRunOut is recordDeadSpend for a budgeted session once the
+// step locks still held with spend on them have run out (HeldSpendStore),
+// waiting at most heldSpendWait: a run that takes over from a replica that
+// died, as its run lease runs out, would otherwise launch its first wave
+// (or make the final call) before the spend the dead steps shared is the
+// ledger's, their locks running out up to a heartbeat later. A lock that
+// runs out later than that is a live holder's, whose shares count it.
+func (svc *Service) recordDeadSpendRunOut(ctx context.Context, s *Session) {
+	if hs, ok := svc.store.(HeldSpendStore); ok && s.Rules.budgeted() {
+		deadline := time.Now().Add(heldSpendWait)
+	wait:
+		for {
+			d, err := hs.HeldSpendRunsOut(ctx, s.ID)
+			if err != nil {
+				svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not read when the step locks holding spend run out; the spend of steps whose holders stopped answering is recorded as it stands")
+				break
+			}
+			if d <= 0 || time.Now().Add(d).After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				break wait // recorded as it stands: the caller is stopping
+			case <-time.After(d + 50*time.Millisecond):
+			}
+		}
+	}
+	svc.recordDeadSpend(context.WithoutCancel(ctx), s)
+}
+
+// heldSpendWait bounds recordDeadSpendRunOut's wait: a step lock's
+// heartbeat (two seconds on the PostgreSQL store) and a margin, the most a
+// dead replica's step locks outlive its run lease.
+const heldSpendWait = 3 * time.Second
 
 // recordDeadSpendLocked records the session's dead spend for a caller that
 // holds the session lock and is about to end the session (settleLocked's

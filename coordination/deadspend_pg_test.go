@@ -6,12 +6,14 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -22,6 +24,13 @@ import (
 // mid-step leaves it: expired, held under deadKey, deadCost and 5,000
 // tokens shared. calls counts the model calls.
 func deadSpendSession(t *testing.T, driver string, budget, answerCost, deadCost float64) (svc *coordination.Service, s *coordination.Session, conn *pgx.Conn, calls *atomic.Int32) {
+	t.Helper()
+	return deadSpendSessionExpiring(t, driver, budget, answerCost, deadCost, -time.Second)
+}
+
+// deadSpendSessionExpiring is deadSpendSession with agent_a's row
+// expiring in expires (past when negative).
+func deadSpendSessionExpiring(t *testing.T, driver string, budget, answerCost, deadCost float64, expires time.Duration) (svc *coordination.Service, s *coordination.Session, conn *pgx.Conn, calls *atomic.Int32) {
 	t.Helper()
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
@@ -52,7 +61,7 @@ func deadSpendSession(t *testing.T, driver string, budget, answerCost, deadCost 
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
-		VALUES ('acme', $1, 'step:agent_a', $2, now() - interval '1 second', $3, 5000)`, s.ID, deadKey, deadCost); err != nil {
+		VALUES ('acme', $1, 'step:agent_a', $2, now() + $4 * interval '1 millisecond', $3, 5000)`, s.ID, deadKey, deadCost, expires.Milliseconds()); err != nil {
 		t.Fatal(err)
 	}
 	return svc, s, conn, calls
@@ -157,6 +166,116 @@ func TestARunCountsADeadStepsSpendBeforeItsFirstLaunch(t *testing.T) {
 	}
 	if res.CostUSD == nil || math.Abs(*res.CostUSD-1.20) > 1e-9 {
 		t.Errorf("the run's cost: $%.4f; want the dead step's $1.20", dollars(res.CostUSD))
+	}
+	deadSpendRecorded(t, svc, s, conn, 1.20)
+}
+
+// TestARunTakenUpBeforeTheDeadStepsLockRunsOutCountsItsSpend: a replica
+// died mid-step of agent_a with $1.20 of the session's $1 shared on its
+// step lock, and the run is taken up as the run's lease runs out, its step
+// lock (renewed on a beat of its own) not yet run out. The run waits for
+// it (a beat at most) and records the dead spend before its first launch:
+// no model is called. Before, the take found the row still held and the
+// first wave went out.
+func TestARunTakenUpBeforeTheDeadStepsLockRunsOutCountsItsSpend(t *testing.T) {
+	svc, s, conn, calls := deadSpendSessionExpiring(t, coordination.DriverRun, 1, 0.01, 1.20, 1500*time.Millisecond)
+	res, err := svc.Run(context.Background(), s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 0 || coordination.Deref(res.StopReason) != coordination.StopBudget {
+		t.Errorf("the run made %d model calls and stopped by %q; want none, stopped by the budget the dead step spent", n, coordination.Deref(res.StopReason))
+	}
+	if res.CostUSD == nil || math.Abs(*res.CostUSD-1.20) > 1e-9 {
+		t.Errorf("the run's cost: $%.4f; want the dead step's $1.20", dollars(res.CostUSD))
+	}
+	deadSpendRecorded(t, svc, s, conn, 1.20)
+}
+
+// diesAsDecided is the PostgreSQL store of a replica on which agent_a's
+// step, $1.20 shared on its lock, dies as the session is decided: the row
+// is left as a dead replica leaves it once the decided entry lands.
+type diesAsDecided struct {
+	*pgstore.Store
+	conn *pgx.Conn
+	once atomic.Bool
+}
+
+func (d *diesAsDecided) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	got, err := d.Store.AppendSession(ctx, id, e)
+	return got, d.die(ctx, id, e, err)
+}
+
+func (d *diesAsDecided) AppendSessionLeased(ctx context.Context, id string, v int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	got, err := d.Store.AppendSessionLeased(ctx, id, v, e)
+	return got, d.die(ctx, id, e, err)
+}
+
+func (d *diesAsDecided) AppendSessionSinceRead(ctx context.Context, id string, v int64, read coordination.LogRead, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	got, err := d.Store.AppendSessionSinceRead(ctx, id, v, read, e)
+	return got, d.die(ctx, id, e, err)
+}
+
+func (d *diesAsDecided) die(ctx context.Context, id string, e coordination.SessionEntry, err error) error {
+	if err != nil || e.Kind != coordination.SessionDecided || !d.once.CompareAndSwap(false, true) {
+		return err
+	}
+	_, err = d.conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+		VALUES ('acme', $1, 'step:agent_a', $2, now() - interval '1 second', 1.20, 5000)`, id, deadKey)
+	return err
+}
+
+// TestAFinalizeOfADecidedSessionCountsADeadStepsSpend: a step-driven
+// session under $1 is finalized with present; as it is decided, agent_a's
+// step on a replica that died is left with $1.20 shared on its lock. The
+// final call's budget check counts it: no final call, final_skipped, and
+// the finished result's cost counts the $1.20. Before, the check read the
+// ledger alone, the call was made, and the spend stayed on the lock.
+func TestAFinalizeOfADecidedSessionCountsADeadStepsSpend(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var calls atomic.Int32
+	st := &diesAsDecided{Store: pgTenant(t, dsn).(*pgstore.Store), conn: conn}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			calls.Add(1)
+			c := 0.01
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}})
+	budget := 1.0
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Finalize(ctx, s.ID, coordination.FinalPresent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.once.Load() {
+		t.Fatal("the session was never decided")
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d model calls; want agent_b's step alone, no final call past the budget", n)
+	}
+	if res.CostUSD == nil || math.Abs(*res.CostUSD-1.21) > 1e-9 {
+		t.Errorf("the finished session's cost: $%.4f; want $1.21 (the dead step's $1.20 counted)", dollars(res.CostUSD))
+	}
+	evs, err := svc.Events(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(e coordination.Event) bool { return e.Type == "final_skipped" }) {
+		t.Errorf("no final_skipped on the timeline")
 	}
 	deadSpendRecorded(t, svc, s, conn, 1.20)
 }

@@ -244,6 +244,13 @@ func winnerAsIs(why string) *finalDraft {
 // spend recorded) only if d was not made yet. If the call fails, the
 // winner's answer stands and the result says why.
 func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalStrategy, d *finalDraft) (*TeamResult, error) {
+	if !d.made && s.Rules.budgeted() {
+		// What steps whose holders stopped answering spent is counted
+		// before the budget's check below (skipFinalOverBudget): a
+		// decided session runs no step whose take would record it, and a
+		// replica that died deciding it left it on their locks.
+		svc.recordDeadSpendRunOut(ctx, s)
+	}
 	l, err := svc.store.Ledger(ctx, s.ID)
 	if err != nil {
 		return nil, err
@@ -350,6 +357,13 @@ func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalS
 		// recorded once the lock is let go (writeFinalFrom).
 		st := svc.sessions.derive(s, l, nil)
 		return svc.snapshot(s, l, st), nil
+	}
+	// The dead spend the session's end counts (as settle's finish does):
+	// a step whose replica died while the final call ran left it.
+	if svc.recordDeadSpendLocked(dctx, s, l) {
+		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
+			return nil, err
+		}
 	}
 	if d.spend != nil {
 		if d.spendTried && slices.ContainsFunc(l.Session, d.spend.is) {

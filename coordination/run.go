@@ -522,7 +522,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// session this service created for this run has none: asked, it cost
 	// a round trip a session for nothing (its end still asks).
 	if !r.created {
-		svc.recordDeadSpend(context.WithoutCancel(ctx), s)
+		svc.recordDeadSpendRunOut(ctx, s)
 	}
 	// The timeout binds the session's runs together: a run that took over
 	// from one that died or was handed over has only what that one left.

@@ -257,6 +257,20 @@ type DeadSpendStore interface {
 	TakeDeadSpend(ctx context.Context, id string) ([]DeadSpend, error)
 }
 
+// HeldSpendStore is a DeadSpendStore that tells how long the spend shared
+// on step locks still held stays out of TakeDeadSpend's reach. A replica
+// that died mid-step leaves its run lease and its step locks, renewed on
+// beats of their own, to run out up to a beat apart: a run taking over
+// the session as the run lease runs out finds the steps' spend not yet the
+// dead holder's to take.
+type HeldSpendStore interface {
+	// HeldSpendRunsOut is how long until every step lock of the session
+	// that carries shared spend, and that TakeDeadSpend would not fence
+	// now, has run out if its holder renews it no more; 0 when there is
+	// none.
+	HeldSpendRunsOut(ctx context.Context, id string) (time.Duration, error)
+}
+
 // DeadSpend is a spend a lock row of the agent's carries for a holder that
 // stopped answering (DeadSpendStore).
 type DeadSpend struct {

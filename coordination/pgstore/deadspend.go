@@ -3,11 +3,15 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
-var _ coordination.DeadSpendStore = (*Store)(nil)
+var (
+	_ coordination.DeadSpendStore = (*Store)(nil)
+	_ coordination.HeldSpendStore = (*Store)(nil)
+)
 
 // deadSpendTake does to every step lock row of the session whose holder
 // ran out with spend shared on it what a take of it does (lockTaking): the
@@ -111,4 +115,28 @@ func (s *Store) TakeDeadSpend(ctx context.Context, id string) ([]coordination.De
 		return nil, fmt.Errorf("taking the spend of session %q's step locks whose holders stopped answering: %w", id, err)
 	}
 	return out, nil
+}
+
+// heldSpendRunsOut is, in seconds, how long until the session's step lock
+// rows that carry spend and that deadSpendTake would not fence now (its
+// ranOut rule, $3 the outage's excuse) are past their expiry: at least a
+// tenth of a second for a row past it that an outage still excuses, which
+// runs out when the excuse ends, not at a time the row holds.
+var heldSpendRunsOut = `SELECT coalesce(max(greatest(extract(epoch FROM locks.expires_at - now()), 0.1)), 0)::float8
+		FROM locks
+		WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND token <> ''
+			AND (spent_cost <> 0 OR spent_tokens <> 0)
+			AND NOT (` + ranOut("$3") + `)`
+
+// HeldSpendRunsOut implements coordination.HeldSpendStore
+// (heldSpendRunsOut).
+func (s *Store) HeldSpendRunsOut(ctx context.Context, id string) (time.Duration, error) {
+	if err := live(ctx, id); err != nil {
+		return 0, err
+	}
+	var secs float64
+	if err := s.db.pool.QueryRow(ctx, heldSpendRunsOut, s.tenant, id, s.db.lockTakeover()).Scan(&secs); err != nil {
+		return 0, fmt.Errorf("reading when session %q's step locks holding spend run out: %w", id, err)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
 }
