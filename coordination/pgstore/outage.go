@@ -46,6 +46,16 @@ func unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
+	// A new connection the database refused is an outage whatever its
+	// SQLSTATE (a role or password changed under a running replica, the
+	// database dropped or its CONNECT revoked): the run pauses until an
+	// operator mends it, and the driver's text, which names the role, the
+	// database and the host, stays in the log (coordination.ShownError).
+	// Checked first: the refusal is a PgError too.
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		// Class 08: connection exception; 57P01..57P03: admin or crash
@@ -58,10 +68,6 @@ func unavailable(err error) bool {
 		// rather than ending, its model's spend unrecorded.
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
 			pe.Code == "25006" || pe.Code == "53100" || pe.Code == "53300"
-	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		return true
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {
@@ -91,6 +97,12 @@ func (s *Store) OutageCause(err error) string {
 		return ""
 	}
 	switch pe.Code {
+	case "28P01", "28000":
+		return "its database refuses the server's login (its role or password)"
+	case "3D000":
+		return "its database does not exist"
+	case "42501":
+		return "its database refuses the server's role the right to connect"
 	case "53100":
 		return "its database's disk is full"
 	case "53300":

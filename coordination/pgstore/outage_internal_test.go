@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 )
 
 // TestUnavailableTellsAnOutageFromEveryOtherError pins the classification a
@@ -44,6 +47,37 @@ func TestUnavailableTellsAnOutageFromEveryOtherError(t *testing.T) {
 	for _, c := range cases {
 		if got := unavailable(c.err); got != c.want {
 			t.Errorf("%s (%v): unavailable = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}
+
+// TestARefusedConnectionIsAnOutageToldWithoutTheDatabasesNames: a new
+// connection the database refuses (here a database that does not exist,
+// as after a role's password changed under a running replica) is an
+// outage, so a run pauses rather than ends and a client is told its cause
+// in words that name neither the role, the database nor the host; before,
+// its SQLSTATE made it an ordinary error whose text reached the client.
+func TestARefusedConnectionIsAnOutageToldWithoutTheDatabasesNames(t *testing.T) {
+	u, err := url.Parse(pgtest.Schema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_database_massgen"
+	_, err = pgconn.Connect(context.Background(), u.String())
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "3D000" {
+		t.Fatalf("connecting to a database that does not exist: %v; want 3D000", err)
+	}
+	if !unavailable(err) {
+		t.Fatalf("a refused connection is not an outage: %v", err)
+	}
+	cause := (&Store{}).OutageCause(err)
+	if cause != "its database does not exist" {
+		t.Errorf("cause %q", cause)
+	}
+	for _, name := range []string{"no_such_database_massgen", u.Hostname(), u.User.Username()} {
+		if name != "" && strings.Contains(cause, name) {
+			t.Errorf("the cause %q names %q", cause, name)
 		}
 	}
 }
