@@ -137,11 +137,16 @@ func TestTokensFileIsCheckedAndReloaded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, bad := range []string{"alice\n", "alice short\n", "al/ice " + aliceToken + "\n", "a " + aliceToken + "\nb " + aliceToken + "\n", "a b c\n"} {
+	// The fields swapped put the token first: neither message may repeat
+	// it (a token with '+' or '/' in it is no tenant name; a plain one
+	// leaves a short "token").
+	swapped := "PLANTEDnotakey0123456789abcdef0123456789"
+	for _, bad := range []string{"alice\n", "alice short\n", "al/ice " + aliceToken + "\n", "a " + aliceToken + "\nb " + aliceToken + "\n", "a b c\n",
+		aliceToken + "/+= alice\n", swapped + " alice\n"} {
 		write(bad)
 		if _, err := LoadTokens(path); err == nil {
 			t.Errorf("tokens file %q accepted", bad)
-		} else if strings.Contains(err.Error(), aliceToken) {
+		} else if strings.Contains(err.Error(), aliceToken) || strings.Contains(err.Error(), swapped) {
 			t.Errorf("the error shows the token: %v", err)
 		}
 	}

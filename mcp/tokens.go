@@ -122,10 +122,13 @@ func parseTokens(data []byte) ([]tenantToken, error) {
 			continue
 		case len(fields) != 2:
 			return nil, fmt.Errorf("line %d: want \"tenant token\" (two fields separated by spaces), got %d fields", n, len(fields))
+		// Neither field is repeated: with the two swapped, the first is
+		// the token, and the error goes to the terminal and, at a
+		// reload, to the log.
 		case !ValidTenant(fields[0]):
-			return nil, fmt.Errorf("line %d: tenant name %q must be 1-64 letters, digits, '_' or '-'", n, fields[0])
+			return nil, fmt.Errorf("line %d: the first field, the tenant name, must be 1-64 letters, digits, '_' or '-' (the token comes second)", n)
 		case len(fields[1]) < minTokenLength:
-			return nil, fmt.Errorf("line %d: the token of tenant %s is shorter than %d characters; use a long random one (e.g. openssl rand -hex 32)", n, fields[0], minTokenLength)
+			return nil, fmt.Errorf("line %d: the second field, the token, is shorter than %d characters; use a long random one (e.g. openssl rand -hex 32), after the tenant name", n, minTokenLength)
 		}
 		if first, dup := seen[fields[1]]; dup {
 			return nil, fmt.Errorf("line %d: the token is the same as on line %d; give every tenant its own", n, first)

@@ -27,7 +27,7 @@ func postgresStore(ctx context.Context, dsn string) benchmark.StoreMaker {
 	return func() (coordination.Store, func(), error) {
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--postgres %s: %w", dsn, err)
+			return nil, nil, fmt.Errorf("--postgres %s: %w", pgstore.Address(dsn), err)
 		}
 		defer conn.Close(context.Background())
 		b := make([]byte, 6)
@@ -75,7 +75,7 @@ func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn strin
 	var out replicaSessions
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return out, fmt.Errorf("--postgres %s: %w", dsn, err)
+		return out, fmt.Errorf("--postgres %s: %w", pgstore.Address(dsn), err)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)

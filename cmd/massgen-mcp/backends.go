@@ -38,7 +38,7 @@ PATH. Then the default team: the first three of openai, gemini, claude and grok
 that have keys, or two models of the one that has, and whether agents' commands
 can run sandboxed (bubblewrap; without it run_command is not offered). Keys are
 never shown.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// One snapshot of the environment and .env files for the whole
 			// listing, so the table and the team cannot disagree.

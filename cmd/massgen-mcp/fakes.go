@@ -41,7 +41,7 @@ agents answer, and all vote for the first answer. A script file scripts replies
 per model:
 {"models": {"gpt-5-mini": [{"kind": "new_answer", "content": "…"}]},
  "always": {"grok-4": {"kind": "status", "status": 500}}}.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s := rehearsalScript()
 			if script != "" {

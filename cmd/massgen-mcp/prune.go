@@ -45,7 +45,7 @@ shrink only with VACUUM FULL).`,
 		Example: `  massgen-mcp sessions prune --older-than 30d --dry-run
   massgen-mcp sessions prune --older-than 720h --status finished,cancelled
   massgen-mcp sessions prune --older-than 7d --store postgres://… --tenant acme --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("older-than") {
 				return fmt.Errorf("%w: --older-than is required, so that no prune deletes every ended session by accident: give an age such as 30d, 720h or 90m", coordination.ErrBadInput)

@@ -104,7 +104,7 @@ store under --state-dir is used.`,
   massgen-mcp serve --tools run,info
   massgen-mcp serve --http 127.0.0.1:4000 --store postgres://massgen@db:5432/massgen --resume-interrupted
   MASSGEN_MCP_TOKEN=s3cret massgen-mcp serve --http 0.0.0.0:4000 --allow-root ./docs`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return serve(cmd, f)
 		},

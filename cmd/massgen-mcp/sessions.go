@@ -32,7 +32,7 @@ one tenant are listed: the default one, or --tenant's.`,
 		Example: `  massgen-mcp sessions
   massgen-mcp sessions --page 2
   massgen-mcp sessions --status finished --grep haiku --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.page < 1 {
 				return fmt.Errorf("%w: --page counts from 1", coordination.ErrBadInput)

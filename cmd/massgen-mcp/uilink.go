@@ -24,7 +24,7 @@ func uiLinkCommand() *cobra.Command {
 the same state directory. The link logs one browser in as the default tenant, once, and
 expires after --ttl if nobody opens it. It is written into <state-dir>/ui-links/, which
 only this user can read; the server finds it there, so no endpoint hands out logins.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			links := webui.LinkDir(stateDir(dir))
 			if base == "" {

@@ -24,7 +24,7 @@ with exactly the step's vote_enum, as the step's view file lists them. Each
 call is forwarded over the step's private Unix socket to the step that started
 the CLI, and the step's verdict is the tool's result. It never opens the
 session store.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if view == "" {
 				return fmt.Errorf("%w: --view is required; the workflow server is started by a CLI agent's step", coordination.ErrBadInput)
