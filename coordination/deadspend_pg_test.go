@@ -364,3 +364,89 @@ func TestAStepDrivenLandingThatRecordsDeadSpendKeepsTheStepsInFlight(t *testing.
 	}
 	deadSpendRecorded(t, svc, s, conn, 0.37)
 }
+
+// TestAFinalCallSharesItsSpendOnTheWritersStepLock: a final call's spend so
+// far is shared on its writer's step lock, as a step's is, where a replica
+// that takes the session up after this one died finds it (TakeDeadSpend);
+// once the finish lands, its usage is recorded under that key, once, and
+// no lock row is left. Before, the call held no lock: a writer killed
+// mid-call (a CLI's paid turns) left its spend nowhere, and the run that
+// took the session up checked its budget without it.
+func TestAFinalCallSharesItsSpendOnTheWritersStepLock(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var calls atomic.Int32
+	inCall, release := make(chan struct{}), make(chan struct{})
+	svc := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			c := 0.01
+			if calls.Add(1) == 2 { // the final call: a CLI writer's turns, paid as they go
+				paid := 0.60
+				if req.Spend == nil {
+					t.Error("the final call has no spend to report its turns to")
+				} else {
+					req.Spend.Used(providers.Usage{Input: 1000, CostUSD: &paid})
+				}
+				close(inCall)
+				<-release
+				c = paid
+			}
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 1000, CostUSD: &c}, nil
+		}), nil
+	}})
+	budget := 10.0
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_b"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	var res *coordination.TeamResult
+	go func() {
+		var err error
+		res, err = svc.Finalize(ctx, s.ID, coordination.FinalPresent)
+		done <- err
+	}()
+	<-inCall
+	var shared float64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := conn.QueryRow(ctx, `SELECT coalesce(sum(spent_cost), 0)::float8 FROM locks WHERE tenant = 'acme' AND session_id = $1 AND name LIKE 'step:%' AND token <> ''`, s.ID).Scan(&shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(shared-0.60) > 1e-9 {
+		t.Errorf("the final call's step lock carried $%.4f while it ran; want its $0.60 so far", shared)
+	}
+	if res.CostUSD == nil || math.Abs(*res.CostUSD-0.61) > 1e-9 {
+		t.Errorf("the finished session's cost: $%.4f; want $0.61 (the step and the final call, once)", dollars(res.CostUSD))
+	}
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM locks WHERE tenant = 'acme' AND session_id = $1 AND name LIKE 'step:%'`, s.ID).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("step lock rows left after the finish: %d, %v; want none", rows, err)
+	}
+	l, err := svc.Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(l.Session, func(e coordination.SessionEntry) bool {
+		return e.Kind == coordination.SessionUsage && e.Spender != "" && e.Usage != nil && math.Abs(*e.Usage.CostUSD-0.60) < 1e-9
+	}) {
+		t.Errorf("the final call's usage is not recorded under its spend key")
+	}
+}

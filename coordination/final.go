@@ -268,9 +268,13 @@ func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalS
 	res := *decided
 	res.Status = StatusFinished
 	if !d.made && strategy != FinalWinner && !svc.skipFinalOverBudget(ctx, s, l, st, strategy, d) {
-		text, usage, note := svc.finalCall(ctx, s, st, &res, strategy)
+		text, usage, note, held := svc.finalCall(ctx, s, st, &res, strategy)
+		// Let go once the call's spend is recorded (below, by the finish
+		// or keepFinalSpend) or kept for a retry: a lock let go with the
+		// spend on it keeps it counted, under its key, until recorded.
+		defer releaseHeld(held)
 		*d = finalDraft{made: true, text: text, note: note, retry: d.retry,
-			spend: svc.newUsageRecord(res.Winner.AgentID, usage, "final call ("+string(strategy)+")", nil)} // decided: a winner
+			spend: svc.newUsageRecord(res.Winner.AgentID, usage, "final call ("+string(strategy)+")", nil).sharedAs(spendKeyOf(held))} // decided: a winner
 		if ctx.Err() != nil && text == "" {
 			d.made = false // cut short: no answer to write
 			svc.keepFinalSpend(ctx, s, d, nil)
@@ -416,7 +420,15 @@ func decidedStrategy(l *Ledger, s *Session) FinalStrategy {
 
 // finalCall asks a model for the final deliverable: the winner's model, or,
 // if the winner was dropped or is a host, the first live server agent's.
-func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *TeamResult, strategy FinalStrategy) (string, providers.Usage, string) {
+// It holds the writer's step lock while the call runs (held, nil when the
+// lock was not to be had), for the caller to let go once the call's spend
+// is recorded: on a store whose step locks share spend, the call's spend
+// so far is where a replica that takes the session up after this one died
+// finds it (TakeDeadSpend), as a step's is; before, a writer killed
+// mid-call (a CLI's paid turns) left it nowhere, and the run that took
+// the session up checked its budget without it and paid for the call
+// again.
+func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *TeamResult, strategy FinalStrategy) (text string, usage providers.Usage, note string, held StepLock) {
 	var model string
 	var writer Agent
 	candidates := append([]*AgentState{st.Agent(res.Winner.AgentID)}, st.Agents...)
@@ -428,30 +440,30 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 		}
 	}
 	if model == "" {
-		return "", providers.Free(), "no agent can write the final answer; the winner's answer is used as is"
+		return "", providers.Free(), "no agent can write the final answer; the winner's answer is used as is", nil
 	}
 	p, err := svc.models.agent(writer)
 	if err != nil {
-		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
+		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil
 	}
 	req := finalRequest(s, st, res, strategy)
 	images, err := svc.images(ctx, s)
 	if err != nil {
-		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is"
+		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil
 	}
 	req.Images = images
+	held = svc.finalLock(ctx, s, writer.ID)
 	// The session's budgets bind the call as they bind a step: a CLI
 	// writer reports its turns and is stopped once the budget is spent
 	// (an API writer's call is one turn, bounded by the check before it).
-	// No step lock: its spend is shared with no other replica.
-	spend := svc.runs.openSpend(ctx, s, st, nil, svc.log)
+	spend := svc.runs.openSpend(ctx, s, st, held, svc.log)
 	if spend != nil { // a nil *stepSpend in the interface would not be nil
 		req.Spend = spend
 	}
 	req.TokenBudget = tokensLeft(s, st)
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
-	usage := providers.Free()
+	usage = providers.Free()
 	// Closed once the call is over, before its usage is recorded: the
 	// session is decided, so no step starts that would read a ledger
 	// without it.
@@ -462,22 +474,56 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 		usage = usage.Add(u)
 		spend.attempted(u)
 		if providers.ClassOf(err) == providers.ClassBudget {
-			return "", usage, "the final call was stopped (" + err.Error() + "); the winner's answer is used as is"
+			return "", usage, "the final call was stopped (" + err.Error() + "); the winner's answer is used as is", held
 		}
 		if err != nil {
-			return "", usage, "final call failed (" + err.Error() + "); the winner's answer is used as is"
+			return "", usage, "final call failed (" + err.Error() + "); the winner's answer is used as is", held
 		}
 		if len(reply.Calls) == 1 && reply.Calls[0].Name == providers.ToolNewAnswer {
 			var args struct {
 				Content string `json:"content"`
 			}
 			if json.Unmarshal(reply.Calls[0].Args, &args) == nil && strings.TrimSpace(args.Content) != "" {
-				return args.Content, usage, ""
+				return args.Content, usage, "", held
 			}
 		}
 		req.History = append(req.History, providers.Turn{Reply: reply, Problem: "Submit the final deliverable with exactly one new_answer call."})
 	}
-	return "", usage, "the final call gave no usable answer; the winner's answer is used as is"
+	return "", usage, "the final call gave no usable answer; the winner's answer is used as is", held
+}
+
+// finalLock takes the writer's step lock for a final call, on a store whose
+// step locks share spend (finalCall), and records what a holder that died
+// mid-call left on it, as a step's take does; nil on another store, or
+// when the lock is held (a step of the writer still landing after the
+// decision: the call's spend is then this process's alone, as before).
+func (svc *Service) finalLock(ctx context.Context, s *Session, writer string) StepLock {
+	if _, ok := svc.store.(DeadSpendStore); !ok {
+		return nil
+	}
+	lock, err := svc.store.LockStep(ctx, s.ID, writer)
+	if err != nil {
+		svc.log.Debug().Err(err).Str("session", s.ID).Str("agent", writer).Msg("the final call's spend is not shared: its writer's step lock was not to be had")
+		return nil
+	}
+	svc.recordTakenOver(ctx, s, writer, lock)
+	return lock
+}
+
+// releaseHeld lets a final call's lock go (finalCall), if it held one.
+func releaseHeld(l StepLock) {
+	if l != nil {
+		l.Release()
+	}
+}
+
+// spendKeyOf is the key a final call's spend was shared under on its
+// lock, "" for none.
+func spendKeyOf(l StepLock) string {
+	if sl, ok := l.(SpendSharingStepLock); ok {
+		return sl.SpendKey()
+	}
+	return ""
 }
 
 // finalRequest builds the present or synthesize call.
