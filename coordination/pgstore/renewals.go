@@ -48,6 +48,14 @@ type renewal struct {
 	next              coordination.RunLease
 	err               error
 	done              chan struct{}
+	// until is when its caller stops waiting for the answer (its
+	// context's deadline; zero: none). A row renewed alone is waited for
+	// no longer: a heartbeat asks again at its next beat, and renewals
+	// left behind by callers gone, each holding a connection of the main
+	// pool while it waits for a row, piled up when the database was slow
+	// (a caller gives up after a beat, a lone renewal after two) until the
+	// steps found no connection.
+	until time.Time
 }
 
 // renew is the store's LeaseChange for a renewal: the rule is applied with
@@ -58,6 +66,7 @@ func (s *Store) renew() coordination.LeaseChange {
 			return coordination.RunLease{}, err
 		}
 		r := &renewal{tenant: s.tenant, id: id, agent: agent, rule: rule, alone: s.leases(false), done: make(chan struct{})}
+		r.until, _ = ctx.Deadline()
 		rs := &s.db.renewals
 		rs.mu.Lock()
 		if rs.closed {
@@ -235,9 +244,12 @@ func (db *DB) renewAll() {
 		}
 	}
 	for _, r := range batch {
-		if alone[r] {
+		if alone[r] && (r.until.IsZero() || time.Now().Before(r.until)) {
 			db.renewals.work.Go(func() { r.renewAlone(db.ctx) })
 			continue
+		}
+		if alone[r] { // its caller has stopped waiting: not renewed alone
+			r.err = fmt.Errorf("renewing the lease of %q in session %q: %w", r.agent, r.id, context.DeadlineExceeded)
 		}
 		close(r.done)
 	}
@@ -254,10 +266,16 @@ func (db *DB) closeRenewals() {
 }
 
 // renewAlone renews one lease whose row the batch found locked, waiting
-// for that row as long as a batch would, but holding up no other renewal.
+// for that row as long as a batch would, or its caller does if less
+// (renewal.until), but holding up no other renewal.
 func (r *renewal) renewAlone(db context.Context) {
 	ctx, cancel := context.WithTimeout(db, 2*lockBeat)
 	defer cancel()
+	if !r.until.IsZero() {
+		var stop context.CancelFunc
+		ctx, stop = context.WithDeadline(ctx, r.until)
+		defer stop()
+	}
 	r.next, r.err = r.alone(ctx, r.id, r.agent, r.rule)
 	close(r.done)
 }

@@ -151,3 +151,46 @@ func TestRenewalsGatheredWhileTheHeartbeatsPoolIsBusyGoTogether(t *testing.T) {
 		t.Errorf("the three renewals went in %d transactions, want 1", n)
 	}
 }
+
+// TestRenewalsWhoseCallersGaveUpHoldNoConnection: a renewal whose row
+// another transaction holds is renewed alone, on a connection of the main
+// pool, for no longer than its caller waits. A heartbeat gives up after a
+// beat and asks again at the next; before, each renewal it left behind
+// went on waiting for the row on its own connection, for two beats, and
+// under a slow database they piled up until the steps found no connection
+// (a test renewing every millisecond hung its run for minutes).
+func TestRenewalsWhoseCallersGaveUpHoldNoConnection(t *testing.T) {
+	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
+	a.db.renewals.manual = true
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.AcquireRun(ctx, "s", coordination.ThisProcess("test"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled, err := a.db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stalled.Rollback(ctx) }()
+	if _, err := stalled.Exec(ctx, `SELECT 1 FROM leases WHERE tenant = $1 AND session_id = 's' AND agent_id = '' FOR UPDATE`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		rctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		errc := make(chan error, 1)
+		go func() { _, err := a.RenewRun(rctx, "s", l.Version, time.Minute); errc <- err }()
+		time.Sleep(40 * time.Millisecond) // the caller has given up
+		gathered(t, a, 1)
+		if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a renewal of a held row past its caller's wait: %v; want the deadline exceeded", err)
+		}
+		cancel()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := a.db.pool.Stat().AcquiredConns(); n > 1 {
+		t.Errorf("%d connections of the main pool held after the callers gave up (one is the stalled transaction's); want none waiting for the held row", n)
+	}
+}
