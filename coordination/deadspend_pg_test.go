@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -178,7 +179,7 @@ func TestARunCountsADeadStepsSpendBeforeItsFirstLaunch(t *testing.T) {
 // no model is called. Before, the take found the row still held and the
 // first wave went out.
 func TestARunTakenUpBeforeTheDeadStepsLockRunsOutCountsItsSpend(t *testing.T) {
-	svc, s, conn, calls := deadSpendSessionExpiring(t, coordination.DriverRun, 1, 0.01, 1.20, 1500*time.Millisecond)
+	svc, s, conn, calls := deadSpendSessionExpiring(t, coordination.DriverRun, 1, 0.01, 1.20, 2500*time.Millisecond)
 	res, err := svc.Run(context.Background(), s.ID, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -371,8 +372,19 @@ func TestAStepDrivenLandingThatRecordsDeadSpendKeepsTheStepsInFlight(t *testing.
 // once the finish lands, its usage is recorded under that key, once, and
 // no lock row is left. Before, the call held no lock: a writer killed
 // mid-call (a CLI's paid turns) left its spend nowhere, and the run that
-// took the session up checked its budget without it.
+// took the session up checked its budget without it. The same when the
+// lock ran out while the call ran (the process stalled past its TTL): the
+// finish takes the row's spend as dead, then records the call's usage,
+// and the key counts it once (the first version recorded it twice).
 func TestAFinalCallSharesItsSpendOnTheWritersStepLock(t *testing.T) {
+	for _, ranOut := range []bool{false, true} {
+		t.Run(map[bool]string{false: "held", true: "its lock ran out while the call ran"}[ranOut], func(t *testing.T) {
+			finalCallShares(t, ranOut)
+		})
+	}
+}
+
+func finalCallShares(t *testing.T, ranOut bool) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
@@ -426,6 +438,11 @@ func TestAFinalCallSharesItsSpendOnTheWritersStepLock(t *testing.T) {
 			break
 		}
 	}
+	if ranOut {
+		if _, err := conn.Exec(ctx, `UPDATE locks SET expires_at = now() - interval '1 minute' WHERE tenant = 'acme' AND session_id = $1 AND name LIKE 'step:%'`, s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -448,5 +465,88 @@ func TestAFinalCallSharesItsSpendOnTheWritersStepLock(t *testing.T) {
 		return e.Kind == coordination.SessionUsage && e.Spender != "" && e.Usage != nil && math.Abs(*e.Usage.CostUSD-0.60) < 1e-9
 	}) {
 		t.Errorf("the final call's usage is not recorded under its spend key")
+	}
+}
+
+// lockStepGate is a PostgreSQL store whose second take of agent_a's step
+// lock waits at the gate: a step that found the session running and
+// reaches its lock only once a finalize has decided it.
+type lockStepGate struct {
+	*pgstore.Store
+	takes   atomic.Int32
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *lockStepGate) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	if agent == "agent_a" && g.takes.Add(1) == 2 {
+		close(g.entered)
+		<-g.gate
+	}
+	return g.Store.LockStep(ctx, id, agent)
+}
+
+// TestAStepRacingAFinalizeIsToldTheSessionEndedNotKeptWaiting: a step of
+// the writer that found the session running reaches the agent's step lock
+// after a finalize decided the session and its final call took the lock
+// (finalLock): it is told the session has ended, at once, rather than
+// waiting on the lock, as on another replica's step in flight, for the
+// whole final call.
+func TestAStepRacingAFinalizeIsToldTheSessionEndedNotKeptWaiting(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	var calls atomic.Int32
+	inFinal, release := make(chan struct{}), make(chan struct{})
+	st := &lockStepGate{Store: pgTenant(t, dsn).(*pgstore.Store), entered: make(chan struct{}), gate: make(chan struct{})}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+			if calls.Add(1) == 2 { // the final call
+				close(inFinal)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			c := 0.01
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, CostUSD: &c}, nil
+		}), nil
+	}})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	stepped := make(chan error, 1)
+	go func() {
+		_, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
+		stepped <- err
+	}()
+	<-st.entered
+	finalized := make(chan error, 1)
+	go func() {
+		_, err := svc.Finalize(ctx, s.ID, coordination.FinalPresent)
+		finalized <- err
+	}()
+	<-inFinal // decided, its final call holding agent_a's lock
+	close(st.gate)
+	select {
+	case err = <-stepped:
+	case <-time.After(3 * time.Second):
+		t.Error("the step that raced the finalize is still waiting on the final call's lock")
+		close(release)
+		err = <-stepped
+	}
+	if !errors.Is(err, coordination.ErrSessionFinished) {
+		t.Errorf("the step that raced the finalize: %v; want the session's end (ErrSessionFinished)", err)
+	}
+	select {
+	case <-release:
+	default:
+		close(release)
+	}
+	if err := <-finalized; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -370,18 +369,18 @@ func (svc *Service) finishFinal(ctx context.Context, s *Session, strategy FinalS
 		}
 	}
 	if d.spend != nil {
-		if d.spendTried && slices.ContainsFunc(l.Session, d.spend.is) {
-			d.spend, d.spendTried = nil, false // an attempt whose answer was lost wrote it
-		} else {
-			d.spendTried = true
-			// Unfenced, as every spend is (leasedentries.go).
-			if _, err := svc.store.AppendSession(dctx, s.ID, d.spend.entry); err != nil {
-				return nil, err
-			}
-			d.spend, d.spendTried = nil, false
-			if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
-				return nil, err
-			}
+		// As any usage record under the lock (writeUsage): found written
+		// by an attempt whose answer was lost, and under its spend key
+		// only the rest of what was recorded under it (the dead spend
+		// just recorded, the call's lock having run out while it ran).
+		tried := d.spendTried
+		d.spendTried = true
+		if err := svc.writeUsage(dctx, s.ID, d.spend, tried, l); err != nil {
+			return nil, err
+		}
+		d.spend, d.spendTried = nil, false
+		if l, err = svc.store.Ledger(dctx, s.ID); err != nil {
+			return nil, err
 		}
 	}
 	// Steps that landed while the session was decided are in the result.
