@@ -70,9 +70,6 @@ func (svc *Service) landedSince(ctx context.Context, s *Session, agentID string,
 	if err != nil {
 		return nil, false, err
 	}
-	if inFlight[agentID] {
-		return nil, false, nil
-	}
 	_, l, st, err := svc.sessions.load(ctx, s.ID)
 	if err != nil {
 		return nil, false, err
@@ -80,6 +77,17 @@ func (svc *Service) landedSince(ctx context.Context, s *Session, agentID string,
 	if e := firstEntryAfter(l, agentID, after); e != nil {
 		res := svc.snapshot(s, l, st)
 		return svc.stepResult(s, *e, st, res, res.Consensus), true, nil
+	}
+	switch st.Life.Status {
+	case StatusDecided, StatusFinished, StatusFailed:
+		// Decided or ended since this call's first look: no step of the
+		// agent is owed, and what holds its lock now is the final call
+		// (finalLock) or a step the end already counts; waiting on it
+		// kept a step racing a finalize_team for the whole final call.
+		return nil, true, finishedError(s.ID, svc.snapshot(s, l, st))
+	}
+	if inFlight[agentID] {
+		return nil, false, nil
 	}
 	if st.Life.Cancels > cancels {
 		return nil, true, fmt.Errorf("session %q was %w while %s's step in flight in another process ran; that step was not recorded", s.ID, errCancelled, agentID)
