@@ -352,3 +352,58 @@ func TestAStepDrivenFinishWhoseAnswerWasLostAppliesAtFinalize(t *testing.T) {
 		t.Fatalf("the session's result does not show the apply: %+v %v", again, err)
 	}
 }
+
+// projectGoneAtFinish is a file store on which the write context is
+// removed as the session's finish lands, so apply: auto's write is refused.
+type projectGoneAtFinish struct {
+	*filestore.Store
+	proj *string
+}
+
+func (s projectGoneAtFinish) AppendSession(ctx context.Context, id string, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	got, err := s.Store.AppendSession(ctx, id, e)
+	return got, s.gone(e, err)
+}
+
+func (s projectGoneAtFinish) AppendSessionLeased(ctx context.Context, id string, version int64, e coordination.SessionEntry) (coordination.SessionEntry, error) {
+	got, err := s.Store.AppendSessionLeased(ctx, id, version, e)
+	return got, s.gone(e, err)
+}
+
+func (s projectGoneAtFinish) gone(e coordination.SessionEntry, err error) error {
+	if err == nil && e.Kind == coordination.SessionFinished {
+		return os.RemoveAll(*s.proj)
+	}
+	return err
+}
+
+// TestARefusedAutoApplyIsTriedOnce: apply: auto's write refused as the
+// session finished (its write context gone) leaves the changes pending for
+// apply_changes; neither the run's end nor a later finalize_team writes
+// into the project again, each telling of it anew.
+func TestARefusedAutoApplyIsTriedOnce(t *testing.T) {
+	var proj string
+	h, p, s := siteSession(t, func(fs *filestore.Store) coordination.Store { return projectGoneAtFinish{fs, &proj} }, coordination.ApplyAuto, "")
+	proj = p
+	res := h.Run(s.ID)
+	if res.Status != coordination.StatusFinished || res.Applied != nil || !res.ChangesPending {
+		t.Fatalf("result %s, applied %+v, pending %v; want finished with the changes pending", res.Status, res.Applied, res.ChangesPending)
+	}
+	ctx := context.Background()
+	if _, err := h.Service.Finalize(ctx, s.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := h.Service.Events(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, e := range evs {
+		if e.Type == "apply_refused" {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d apply_refused events; want the finish's one", refused)
+	}
+}

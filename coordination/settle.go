@@ -251,7 +251,7 @@ func (svc *Service) finishCaughtUp(ctx context.Context, s *Session, res *TeamRes
 		return res
 	}
 	rec := svc.sessions.derive(s, l, nil).Life.Finished
-	if rec == nil || !autoApplyPending(s, rec) {
+	if rec == nil || !autoApplyPending(s, rec) || svc.applyTriedSinceFinish(ctx, s.ID) {
 		return res
 	}
 	svc.releaseWorktrees(s)
@@ -261,6 +261,31 @@ func (svc *Service) finishCaughtUp(ctx context.Context, s *Session, res *TeamRes
 	}
 	st := svc.sessions.derive(s, l, nil)
 	return svc.snapshot(s, l, st)
+}
+
+// applyTriedSinceFinish tells whether the timeline says apply: auto's write
+// was tried since the session last finished and refused, or made and not
+// recorded: its changes stay pending for apply_changes, and no later call
+// writes into the project again (each would try, and tell of it, anew). A
+// timeline that cannot be read says tried: nothing is written blind.
+func (svc *Service) applyTriedSinceFinish(ctx context.Context, id string) bool {
+	es, ok := svc.store.(EventSource)
+	if !ok {
+		return false
+	}
+	evs, err := es.Events(ctx, id)
+	if err != nil {
+		return true
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Type {
+		case string(SessionFinished):
+			return false
+		case "apply_refused", "apply_unrecorded":
+			return true
+		}
+	}
+	return false
 }
 
 // overLimit reports a budget that the ledger has used up ("budget"), or the
