@@ -7,6 +7,8 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // applyChangesArgs are apply_changes's arguments.
@@ -69,7 +71,7 @@ func applyText(r ApplyResult) string {
 		fmt.Fprintf(&b, "Applied session %s's changes to %s: %d written, %d skipped.\n", r.SessionID, a.Context, len(a.Written), len(a.Skipped))
 	}
 	for _, c := range a.Written {
-		fmt.Fprintf(&b, "  %s %s\n", c.Op, c.Path)
+		fmt.Fprintf(&b, "  %s %s%s\n", c.Op, c.Path, workspace.Noted(c.Reason))
 	}
 	for _, c := range a.Conflicts {
 		fmt.Fprintf(&b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)

@@ -342,7 +342,7 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 	if a := r.Applied; a != nil {
 		fmt.Fprintf(b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
 		for _, c := range a.Written {
-			fmt.Fprintf(b, "  %s %s\n", c.Op, c.Path)
+			fmt.Fprintf(b, "  %s %s%s\n", c.Op, c.Path, workspace.Noted(c.Reason))
 		}
 		for _, c := range a.Conflicts {
 			fmt.Fprintf(b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)

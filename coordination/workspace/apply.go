@@ -149,6 +149,15 @@ func refuse(out *Applied, base, m *Manifest, u unit, why string, skip bool) {
 	}
 }
 
+// Noted is a change's reason as a listing of what was written shows it
+// after the path: " (already as the winner has it)", or nothing.
+func Noted(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (" + reason + ")"
+}
+
 // Clone returns a deep copy (nil for nil).
 func (a *Applied) Clone() *Applied {
 	if a == nil {

@@ -228,6 +228,7 @@ func TestAnApplyCutShortAndTriedAgainListsEveryChange(t *testing.T) {
 		write(t, proj, "a.txt", "a")
 		write(t, proj, "b.txt", "b")
 		write(t, proj, "gone.txt", "g")
+		write(t, proj, "d/x", "x")
 		tm := NewTeam(t.TempDir(), writeContext(t, proj), "")
 		must(t, tm.Start())
 		live, err := tm.Prepare("agent_a")
@@ -235,12 +236,16 @@ func TestAnApplyCutShortAndTriedAgainListsEveryChange(t *testing.T) {
 		write(t, live, "a.txt", "the winner's a")
 		write(t, live, "b.txt", "the winner's b")
 		must(t, os.Remove(filepath.Join(live, "gone.txt")))
+		must(t, os.RemoveAll(filepath.Join(live, "d")))
+		write(t, live, "d", "now a file")
 		want := tree(t, live)
 		m := stageAndLand(t, tm, "agent_a", 1)
-		// The first apply wrote a.txt and removed gone.txt, then the
-		// process died.
+		// The first apply wrote a.txt, removed gone.txt and turned the
+		// directory d into the winner's file, then the process died.
 		write(t, proj, "a.txt", "the winner's a")
 		must(t, os.Remove(filepath.Join(proj, "gone.txt")))
+		must(t, os.RemoveAll(filepath.Join(proj, "d")))
+		write(t, proj, "d", "now a file")
 		apply := tm.Apply
 		if whole {
 			apply = tm.ApplyAll
@@ -254,8 +259,9 @@ func TestAnApplyCutShortAndTriedAgainListsEveryChange(t *testing.T) {
 		for _, ch := range ap.Written {
 			reasons[ch.Path] = ch.Reason
 		}
-		if len(ap.Written) != 3 || reasons["b.txt"] != "" || reasons["a.txt"] != alreadyMade || reasons["gone.txt"] != alreadyMade {
-			t.Errorf("whole=%v: written %+v; want a.txt and gone.txt as already made and b.txt written", whole, ap.Written)
+		if len(ap.Written) != 5 || reasons["b.txt"] != "" || reasons["a.txt"] != alreadyMade || reasons["gone.txt"] != alreadyMade ||
+			reasons["d"] != alreadyMade || reasons["d/x"] != alreadyMade {
+			t.Errorf("whole=%v: written %+v; want a.txt, gone.txt, d and d/x as already made and b.txt written", whole, ap.Written)
 		}
 	}
 }

@@ -73,7 +73,10 @@ func (a *applier) check(u unit) (steps []step, already []Change, why string, ski
 		case err != nil:
 			return nil, nil, "cannot read the context's " + ch.Path + ": " + refusal(err), false
 		case blocked != "" && !inWin:
-			continue // not there by a real path: nothing of the base's to remove
+			// not there by a real path: nothing of the base's to remove
+			ch.Reason = alreadyMade
+			already = append(already, ch)
+			continue
 		case blocked != "":
 			return nil, nil, blocked, false
 		case inWin && now.is(w):
