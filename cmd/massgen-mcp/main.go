@@ -35,6 +35,12 @@ func rootCommand() *cobra.Command {
 		Short:         "Run a team of LLM agents on one task until their votes agree (the MassGen protocol)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// An argument that is no command is refused by noArgs, not by
+		// cobra's own check, which repeats it (a DSN whose --store was
+		// forgotten); a command with no Run would print its help before
+		// any check.
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
 			level := zerolog.WarnLevel
 			if verbose {

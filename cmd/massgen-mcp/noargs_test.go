@@ -14,6 +14,8 @@ func TestAStrayArgumentIsNotRepeated(t *testing.T) {
 		{"serve", "postgres://mg:PLANTED-not-a-password@127.0.0.1/mg"},
 		{"serve", "--http", "127.0.0.1:0", "--store", "host=127.0.0.1", "password=PLANTED-not-a-password"},
 		{"sessions", "password=PLANTED-not-a-password"},
+		{"postgres://mg:PLANTED-not-a-password@127.0.0.1/mg"},
+		{"PLANTED0123456789abcdef0123456789"},
 	} {
 		out, code := cli(t, args...)
 		if code != exitBadInput || strings.Contains(out, "PLANTED") || !strings.Contains(out, "takes no arguments") {
@@ -22,5 +24,11 @@ func TestAStrayArgumentIsNotRepeated(t *testing.T) {
 	}
 	if out, code := cli(t, "serve", "stdio"); code != exitBadInput || !strings.Contains(out, `unknown command "stdio"`) {
 		t.Errorf("a plain word: exit %d:\n%s", code, out)
+	}
+	if out, code := cli(t, "sreve"); code != exitBadInput || !strings.Contains(out, `unknown command "sreve"`) || !strings.Contains(out, "serve") {
+		t.Errorf("a mistyped command: exit %d:\n%s", code, out)
+	}
+	if out, code := cli(t); code != exitOK || !strings.Contains(out, "Available Commands") {
+		t.Errorf("no command at all: exit %d:\n%s", code, out)
 	}
 }
