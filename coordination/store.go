@@ -265,9 +265,8 @@ type DeadSpendStore interface {
 // dead holder's to take.
 type HeldSpendStore interface {
 	// HeldSpendRunsOut is how long until every step lock of the session
-	// that carries shared spend, and that TakeDeadSpend would not fence
-	// now, has run out if its holder renews it no more; 0 when there is
-	// none.
+	// that carries shared spend and is not yet past its expiry is, if its
+	// holder renews it no more; 0 when there is none.
 	HeldSpendRunsOut(ctx context.Context, id string) (time.Duration, error)
 }
 

@@ -117,16 +117,16 @@ func (s *Store) TakeDeadSpend(ctx context.Context, id string) ([]coordination.De
 	return out, nil
 }
 
-// heldSpendRunsOut is, in seconds, how long until the session's step lock
-// rows that carry spend and that deadSpendTake would not fence now (its
-// ranOut rule, $3 the outage's excuse) are past their expiry: at least a
-// tenth of a second for a row past it that an outage still excuses, which
-// runs out when the excuse ends, not at a time the row holds.
-var heldSpendRunsOut = `SELECT coalesce(max(greatest(extract(epoch FROM locks.expires_at - now()), 0.1)), 0)::float8
+// heldSpendRunsOut is, in seconds, how long until the session's held step
+// lock rows that carry spend are past their expiry. A row past it that an
+// outage still excuses (deadSpendTake's ranOut) is not counted: it runs
+// out when the excuse ends, not at a time the row holds, and a wait for
+// it would only poll.
+const heldSpendRunsOut = `SELECT coalesce(extract(epoch FROM max(locks.expires_at) - now()), 0)::float8
 		FROM locks
 		WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%' AND token <> ''
 			AND (spent_cost <> 0 OR spent_tokens <> 0)
-			AND NOT (` + ranOut("$3") + `)`
+			AND locks.expires_at > now()`
 
 // HeldSpendRunsOut implements coordination.HeldSpendStore
 // (heldSpendRunsOut).
@@ -135,7 +135,7 @@ func (s *Store) HeldSpendRunsOut(ctx context.Context, id string) (time.Duration,
 		return 0, err
 	}
 	var secs float64
-	if err := s.db.pool.QueryRow(ctx, heldSpendRunsOut, s.tenant, id, s.db.lockTakeover()).Scan(&secs); err != nil {
+	if err := s.db.pool.QueryRow(ctx, heldSpendRunsOut, s.tenant, id).Scan(&secs); err != nil {
 		return 0, fmt.Errorf("reading when session %q's step locks holding spend run out: %w", id, err)
 	}
 	return time.Duration(secs * float64(time.Second)), nil
