@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -133,6 +135,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // open is Open once the work directory is held.
 func open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	if ambiguousURL(dsn) { // dsnurl.go
+		return nil, errNeedsEncoding
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("the PostgreSQL address does not parse: %s (want postgres://user@host:5432/db)", parseFailure(err))
@@ -375,11 +380,31 @@ func parseFailure(err error) string {
 	// redacted only where pgx found a password.
 	quiet := *pe
 	quiet.ConnString = ""
-	return strings.TrimPrefix(quiet.Error(), "cannot parse ``: ")
+	return unquoted(strings.TrimPrefix(quiet.Error(), "cannot parse ``: "))
+}
+
+// quotedText is a double-quoted part of pgx's error, Go-escaped or not.
+var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// unquoted is pgx's words for a DSN it cannot read with what they quote of
+// it left out ("…"), but a lone sign (the "=" it looked for): the key it
+// quotes may be a password's tail, cut off by a space (key=value) or an
+// '&' (a URL's query) the operator took for part of it.
+func unquoted(msg string) string {
+	return quotedText.ReplaceAllStringFunc(msg, func(q string) string {
+		if len(q) == 3 && !unicode.IsLetter(rune(q[1])) && !unicode.IsDigit(rune(q[1])) {
+			return q
+		}
+		return `"…"`
+	})
 }
 
 // redact hides a password in a DSN for messages.
 func redact(dsn string) string {
+	if ambiguousURL(dsn) {
+		// pgx's host and database are then read from the password.
+		return "(a URL whose password must be percent-encoded)"
+	}
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return "(an address that does not parse)"

@@ -40,11 +40,26 @@ func connectError(dsn string, cfg *pgxpool.Config, err error) error {
 		hint = fmt.Sprintf("the role may not connect to this database: as its owner, GRANT CONNECT ON DATABASE %s TO %s", ident(db), ident(role))
 	case "53300": // too_many_connections
 		hint = "the server has no connection left for this role or database: raise max_connections (or the role's CONNECTION LIMIT), or stop what holds them"
+	case "42704": // undefined_object: a setting the server does not know
+		// The server's words name the setting, which may be the tail of a
+		// password cut off at an unencoded '&' (?password=ab&cd=ef) or, in
+		// key=value form, at a space: they are not repeated.
+		return &quietError{err: err, msg: fmt.Sprintf("PostgreSQL at %s refused the connection: a setting the address gives is one the server does not know (SQLSTATE 42704; its name is not repeated here, for it may be a piece of a password): check the address's parameters; a password holding & must be percent-encoded there (%%26), one holding a space quoted ('…') in key=value form, or, better, given in PGPASSWORD or ~/.pgpass", redact(dsn))}
 	default:
 		return fmt.Errorf("PostgreSQL at %s refused the connection: %w", redact(dsn), err)
 	}
 	return fmt.Errorf("PostgreSQL at %s refused the connection: %w; %s", redact(dsn), err, hint)
 }
+
+// quietError reads as msg and unwraps to err, whose own words it keeps
+// out of the message.
+type quietError struct {
+	msg string
+	err error
+}
+
+func (e *quietError) Error() string { return e.msg }
+func (e *quietError) Unwrap() error { return e.err }
 
 // schemaHint is what to do about an error preparing (or, existing,
 // checking) the schema, "" when the error's code has no fix to name.
