@@ -25,6 +25,9 @@ const storePostgres = "postgres"
 // measurements start from empty tables as the other stores do.
 func postgresStore(ctx context.Context, dsn string) benchmark.StoreMaker {
 	return func() (coordination.Store, func(), error) {
+		if err := pgstore.CheckAddress(dsn); err != nil {
+			return nil, nil, fmt.Errorf("--postgres: %w", err)
+		}
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--postgres %s: %w", pgstore.Address(dsn), err)
@@ -73,6 +76,9 @@ type replicaSessions struct {
 
 func runReplicaSessions(ctx context.Context, bench benchmark.Overhead, dsn string, sessions int, latency time.Duration) (replicaSessions, error) {
 	var out replicaSessions
+	if err := pgstore.CheckAddress(dsn); err != nil {
+		return out, fmt.Errorf("--postgres: %w", err)
+	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return out, fmt.Errorf("--postgres %s: %w", pgstore.Address(dsn), err)

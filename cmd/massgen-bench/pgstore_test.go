@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,20 @@ func TestReplicaSessionsRunOnTwoPostgresReplicas(t *testing.T) {
 	// Two replicas: a pool and a LISTEN connection each, at least.
 	if m.PeakConns < 4 {
 		t.Errorf("peak connections %d, want at least 4 (two replicas)", m.PeakConns)
+	}
+}
+
+// TestAPostgresURLWhosePasswordNeedsEncodingShowsNoneOfIt: --postgres with
+// a password pgx would read as part of the host is refused before pgx
+// connects, and no error shows the password. Before, pgx's connect error
+// named the host it read: "NTED-PW-123@127.0.0.1".
+func TestAPostgresURLWhosePasswordNeedsEncodingShowsNoneOfIt(t *testing.T) {
+	const dsn = "postgres://mg:PLA@NTED-PW-123@127.0.0.1:55432/mg"
+	_, _, err1 := postgresStore(context.Background(), dsn)()
+	_, err2 := runReplicaSessions(context.Background(), benchmark.Overhead{}, dsn, 1, time.Millisecond)
+	for _, err := range []error{err1, err2} {
+		if err == nil || strings.Contains(err.Error(), "PLA") || strings.Contains(err.Error(), "NTED") || !strings.Contains(err.Error(), "percent-encoded") {
+			t.Errorf("got %v; want the password's encoding refused, none of it shown", err)
+		}
 	}
 }

@@ -10,6 +10,17 @@ import (
 // would have read as the host, port or database is a piece of a password.
 var errNeedsEncoding = errors.New("the PostgreSQL URL does not parse as written: its password (or user, or database name) holds a character that must be percent-encoded (@ as %40, / as %2F, ? as %3F, # as %23, & as %26, = as %3D); better, leave the password out of the URL and give it in PGPASSWORD or ~/.pgpass. Nothing of the URL is repeated here")
 
+// CheckAddress is nil for a DSN Open would try, and Open's refusal of a
+// URL pgx would read otherwise than written (ambiguousURL), for a caller
+// that connects with pgx itself (massgen-bench): pgx's connect and DNS
+// errors name the host and database it read.
+func CheckAddress(dsn string) error {
+	if ambiguousURL(dsn) {
+		return errNeedsEncoding
+	}
+	return nil
+}
+
 // ambiguousURL says whether pgx would read dsn, a postgres:// URL, other
 // than RFC 3986 (and net/url) reads it, which is what its writer meant.
 // pgx reads a URL as libpq does: the user part ends at the first '@'

@@ -135,8 +135,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // open is Open once the work directory is held.
 func open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	if ambiguousURL(dsn) { // dsnurl.go
-		return nil, errNeedsEncoding
+	if err := CheckAddress(dsn); err != nil { // dsnurl.go
+		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
