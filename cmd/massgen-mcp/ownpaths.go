@@ -13,13 +13,14 @@ import (
 // ownPaths are the server's own paths, which no client path or agent may
 // reach though a root or a context holds them: the whole state directory
 // (every tenant's sessions, not only the one a service serves), the tokens
-// file and team files beside it, and the files its PostgreSQL store's
-// client reads secrets from (storeSecrets). Made absolute, since the
+// file and team files beside it, the TLS key (--tls-key, which may lie
+// under /etc, bound into every sandbox), and the files its PostgreSQL
+// store's client reads secrets from (storeSecrets). Made absolute, since the
 // checks compare them with resolved paths; one that cannot be is left as
 // given.
 func ownPaths(f serveFlags) (state string, private []string) {
 	state = absOr(stateDir(f.stateDir))
-	for _, p := range []string{f.tokensFile, f.teamsDir} {
+	for _, p := range []string{f.tokensFile, f.teamsDir, f.tlsKey} {
 		if p != "" {
 			private = append(private, absOr(p))
 		}

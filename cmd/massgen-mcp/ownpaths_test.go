@@ -175,3 +175,15 @@ func TestAnAgentReadsNoneOfThePostgreSQLStoresSecretFiles(t *testing.T) {
 		t.Errorf("an agent read the client key in its context:\n%.3000s", text)
 	}
 }
+
+// TestTheServersOwnPathsHoldItsTLSKey: --tls-key's file is the server's
+// own, though it lies under /etc (/etc/massgen/tls.key), which every
+// sandbox binds read-only; the certificate is not a secret. Before, only
+// a key under /etc/ssl/private, a system secret, was hidden.
+func TestTheServersOwnPathsHoldItsTLSKey(t *testing.T) {
+	clearPGEnv(t)
+	_, private := ownPaths(serveFlags{stateDir: t.TempDir(), tlsKey: "/etc/massgen/tls.key", tlsCert: "/etc/massgen/tls.crt"})
+	if !slices.Contains(private, "/etc/massgen/tls.key") || slices.Contains(private, "/etc/massgen/tls.crt") {
+		t.Errorf("own paths %q; want the TLS key, not the certificate", private)
+	}
+}
