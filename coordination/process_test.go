@@ -16,8 +16,9 @@ import (
 )
 
 // TestMain lets a test re-run this binary as a second process that steps
-// agents of a shared file-store session, claims a run, or runs an API
-// agent's step on a shared database until it is killed.
+// agents of a shared file-store session, claims a run, keeps a step's
+// spend on a file store or runs an API agent's step or run (on a shared
+// database, or a file store) until it is killed.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("MASSGEN_TEST_STEPPER_DIR"); dir != "" {
 		err := stepUntilDone(dir, os.Getenv("MASSGEN_TEST_STEPPER_SESSION"), strings.Split(os.Getenv("MASSGEN_TEST_STEPPER_AGENTS"), ","))
@@ -29,6 +30,12 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv("MASSGEN_TEST_CLAIM_DIR"); dir != "" {
 		os.Exit(claimRun(dir, os.Getenv("MASSGEN_TEST_CLAIM_SESSION")))
+	}
+	if dir := os.Getenv("MASSGEN_TEST_FILE_SPEND_DIR"); dir != "" {
+		os.Exit(keepFileSpend(dir, os.Getenv("MASSGEN_TEST_FILE_SPEND_SESSION"), os.Getenv("MASSGEN_TEST_FILE_SPEND_COST")))
+	}
+	if dir := os.Getenv("MASSGEN_TEST_FILE_LOOP_DIR"); dir != "" {
+		os.Exit(loopFileRun(dir, os.Getenv("MASSGEN_TEST_FILE_LOOP_SESSION")))
 	}
 	if dsn := os.Getenv("MASSGEN_TEST_API_LOOP_DSN"); dsn != "" {
 		os.Exit(loopAPIStep(dsn, os.Getenv("MASSGEN_TEST_API_LOOP_SESSION"), os.Getenv("MASSGEN_TEST_API_LOOP_AGENT")))

@@ -184,11 +184,14 @@ type ReleasingStepLock interface {
 }
 
 // SpendSharingStepLock is a StepLock of a store that replicas step through
-// together (the PostgreSQL store). A step in flight keeps its spend so far
-// on its lock, where every replica's budget check reads it: two replicas
-// each running a CLI agent's step of one step-driven session then stop
-// both at the session's budget, where each counting only its own steps
-// would let each spend up to it.
+// together (the PostgreSQL store), or that outlives the process stepping
+// it (the file store: a spend file beside the lock). A step in flight
+// keeps its spend so far on its lock, where every replica's budget check
+// reads it: two replicas each running a CLI agent's step of one
+// step-driven session then stop both at the session's budget, where each
+// counting only its own steps would let each spend up to it; and a holder
+// that dies mid-step leaves what its turns cost for the agent's next step,
+// a run's start or the session's end to record (DeadSpendStore).
 type SpendSharingStepLock interface {
 	StepLock
 	// ShareSpend records the step's spend so far (cost, unknown counted as

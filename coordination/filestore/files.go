@@ -181,6 +181,12 @@ func numbered(dir, suffix string, wantDir bool) ([]numberedName, error) {
 	if err != nil {
 		return nil, err
 	}
+	return numberedOf(des, suffix, wantDir), nil
+}
+
+// numberedOf is numbered for a listing already read (a step lock's take
+// reads the agent's directory once for its steps and its spend files).
+func numberedOf(des []fs.DirEntry, suffix string, wantDir bool) []numberedName {
 	var out []numberedName
 	for _, de := range des {
 		if de.IsDir() != wantDir {
@@ -195,7 +201,7 @@ func numbered(dir, suffix string, wantDir bool) ([]numberedName, error) {
 		}
 	}
 	sortNumbered(out)
-	return out, nil
+	return out
 }
 
 type numberedName struct {

@@ -34,6 +34,12 @@ type Store struct {
 
 	steps stepCache // parsed step files: a step directory never changes once it appears
 
+	// spenders holds this process's step locks that keep a spend file, by
+	// spend key, so that a usage entry recorded under a key removes the
+	// file under its lock's mutex and no later share writes it back
+	// (deadspend.go).
+	spenders sync.Map
+
 	// Watch's state, under mu: the store's one inotify instance (nil until
 	// the first watch, or if inotify is unavailable: notifyFailed), the
 	// watched sessions by directory and every watched directory's session.

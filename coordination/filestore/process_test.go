@@ -41,6 +41,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "holder":
 		os.Exit(holdLocks(filestore.New(os.Getenv(childDir))))
+	case "spender":
+		os.Exit(holdAndShare(filestore.New(os.Getenv(childDir))))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role", os.Getenv(childEnv))
 		os.Exit(2)

@@ -76,6 +76,13 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, diskFull(err, logDir, len(data)))
 	}
 	switch {
+	case e.Kind == coordination.SessionUsage && e.Spender != "":
+		// The spend a step kept under that key is counted here now.
+		agents := e.Agents
+		if len(agents) == 0 {
+			agents, _ = agentDirs(dir)
+		}
+		s.spendRecordedIn(dir, agents, e.Spender)
 	case e.Kind == coordination.SessionFinished && e.Result != nil:
 		if err := writeFinal(dir, e.Result); err != nil {
 			return e, fmt.Errorf("session %q is recorded as finished, but its final files are not (opening the session again rebuilds them): %w", id, err)

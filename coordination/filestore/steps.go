@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
@@ -319,29 +321,48 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	if !ok {
 		return nil, &coordination.BusyError{Session: id, Agent: agent}
 	}
-	steps, err := numbered(agentDir, "", true)
+	// One listing for the steps and the spend files a gone holder left.
+	des, err := os.ReadDir(agentDir)
 	if err != nil {
 		l.release()
 		return nil, fmt.Errorf("cannot read the steps of agent %q in session %q: %w", agent, id, err)
+	}
+	steps := numberedOf(des, "", true)
+	taken, err := adoptSpend(agentDir, des, steps)
+	if err != nil {
+		l.release()
+		return nil, fmt.Errorf("cannot take over the spend a dead step of agent %q in session %q left: %w", agent, id, diskFull(err, agentDir, 0))
 	}
 	next := 1
 	if len(steps) > 0 {
 		next = steps[len(steps)-1].n + 1
 	}
-	return &stepLock{id: id, agent: agent, dir: agentDir, step: next, lock: l}, nil
+	return &stepLock{s: s, id: id, agent: agent, dir: agentDir, step: next, lock: l, key: rand.Text(), taken: taken}, nil
 }
 
 type stepLock struct {
+	s              *Store
 	id, agent, dir string
 	step           int
+	key            string                        // this take's spend key (sharedspend.go)
+	taken          []coordination.InheritedSpend // spend files gone holders left
 
 	mu       sync.Mutex
 	lock     *fileLock // nil once released
 	appended bool
+	// The step's spend file: kept (written and not yet removed), when
+	// last written, and recorded (a usage entry under the key landed).
+	kept, recorded bool
+	keptAt         time.Time
 }
 
 func (l *stepLock) Step() int { return l.step }
 
+// Release lets the lock go. A spend file the step kept stays unless its
+// spend is in the ledger (the step landed, or a usage entry under its key
+// was recorded): a step let go without either, whose record is still to
+// come (or never will), leaves it for the next take, a run's start or the
+// session's end to record, as a dead holder's would be.
 func (l *stepLock) Release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -349,6 +370,7 @@ func (l *stepLock) Release() {
 		l.lock.release()
 		l.lock = nil
 	}
+	l.s.spenders.CompareAndDelete(l.key, l)
 }
 
 // Append writes the step directory whole (built under a hidden temp name and
@@ -399,6 +421,10 @@ func (l *stepLock) Append(_ context.Context, e coordination.Entry) (coordination
 	if err != nil {
 		return e.Kept(), fmt.Errorf("step %d of agent %q in session %q is recorded, but last_action.json could not be written: %w", l.step, l.agent, l.id, diskFull(err, l.dir, len(la)))
 	}
+	// The entry, synced, counts the step's spend now; its file goes after
+	// it, so a process that dies in between leaves a file whose step has
+	// landed, which every reader tells apart (spendfile.go).
+	l.dropSpend()
 	return e.Kept(), nil
 }
 
