@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -69,11 +68,12 @@ func (s *Store) Check(ctx context.Context, id string) ([]Problem, error) {
 		// temps: only an agent whose step lock is free has leftovers.
 		if busy, _ := isLocked(filepath.Join(agentDir, ".step.lock")); !busy {
 			for _, name := range temps(agentDir) {
-				if stepTemp(name) || strings.HasPrefix(name, ".last_action.json.") || older(filepath.Join(agentDir, name), staleTemp) {
+				if underStepLock(name) || older(filepath.Join(agentDir, name), staleTemp) {
 					add(filepath.Join(agentDir, name), ProblemLeftover, "a crashed write's temp", "")
 				}
 			}
 		}
+		c.spendFiles(agentDir)
 		last := c.last[a]
 		p := filepath.Join(agentDir, "last_action.json")
 		if data, err := readJSONFile(p); err == nil || last.Step > 0 {

@@ -38,6 +38,14 @@ func stepTemp(name string) bool {
 	return ok && num && strings.HasPrefix(name, ".")
 }
 
+// underStepLock tells a temp that only a holder of the agent's step lock
+// writes: a step directory's, last_action.json's, a spend file's
+// (spendfile.go). Whoever holds the lock, or sees it free, knows any such
+// temp is a crash's.
+func underStepLock(name string) bool {
+	return stepTemp(name) || strings.HasPrefix(name, ".last_action.json.") || strings.HasPrefix(name, "."+spentPrefix)
+}
+
 // Tidy is coordination.Tidier for the file store; the caller holds the
 // session lock.
 func (s *Store) Tidy(ctx context.Context, id string) (coordination.Tidied, error) {
@@ -102,12 +110,14 @@ func (s *Store) tidyAgent(agentDir, agent string, strict bool, tm team, t *coord
 		return
 	}
 	defer l.release()
-	// Step temps and last_action.json's are written under the step lock,
-	// held here: any is a crash's. Others (host_view.json's, written
-	// without it) may be a writer's at work now until they are old.
+	// Step temps, last_action.json's and spend files' are written under
+	// the step lock, held here: any is a crash's. Others (host_view.json's,
+	// written without it) may be a writer's at work now until they are
+	// old. A spend file itself is no temp: it stays, a gone holder's spend
+	// for the next take, run or end to record.
 	t.Removed = append(t.Removed, wholefile.SweepFunc(agentDir, func(de fs.DirEntry) bool {
 		name := de.Name()
-		return isTemp(name) && (stepTemp(name) || strings.HasPrefix(name, ".last_action.json.") || older(filepath.Join(agentDir, name), staleTemp))
+		return isTemp(name) && (underStepLock(name) || older(filepath.Join(agentDir, name), staleTemp))
 	})...)
 	if p := filepath.Join(agentDir, "host_view.json"); jsonDamaged(p) {
 		if aside, err := moveAside(p); err == nil {
