@@ -214,10 +214,10 @@ func TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgainOnTheFil
 const fileLoopTurn = 0.25
 
 // loopFileRun is a serve process (TestMain) that runs session id on the
-// file store at dir: its one API agent's tool loop asks for a tool every
-// turn at fileLoopTurn and holds its fourth turn until the process is
-// killed, saying "holding" first.
-func loopFileRun(dir, id string) int {
+// file store at dir, or steps its agent when one is named: an API agent
+// whose tool loop asks for a tool every turn at fileLoopTurn and holds its
+// fourth turn until the process is killed, saying "holding" first.
+func loopFileRun(dir, id, agent string) int {
 	hold := func(_ context.Context, turn int) {
 		if turn == 4 {
 			fmt.Println("holding")
@@ -226,9 +226,67 @@ func loopFileRun(dir, id string) int {
 	}
 	svc := coordination.NewService(filestore.New(dir), coordination.Options{Logger: zerolog.Nop(),
 		Open: func(providers.Spec) (providers.Provider, error) { return loopingAPI(fileLoopTurn, 200, hold), nil }})
-	_, err := svc.Run(context.Background(), id, nil)
+	var err error
+	if agent != "" {
+		_, err = svc.Step(context.Background(), coordination.StepRequest{SessionID: id, AgentID: agent})
+	} else {
+		_, err = svc.Run(context.Background(), id, nil)
+	}
 	fmt.Println("ran:", err)
 	return 1
+}
+
+// killedMidLoop runs loopFileRun for session id over dir (stepping agent,
+// or running the session when agent is "") and kills it (SIGKILL) once its
+// step has kept its three turns' spend beside its step lock.
+func killedMidLoop(t *testing.T, dir, id, agent, keptBy string) {
+	t.Helper()
+	serve := exec.Command(os.Args[0], "-test.run", "^$")
+	serve.Env = append(os.Environ(), "MASSGEN_TEST_FILE_LOOP_DIR="+dir, "MASSGEN_TEST_FILE_LOOP_SESSION="+id, "MASSGEN_TEST_FILE_LOOP_AGENT="+agent)
+	out, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve.Stderr = io.Discard
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = serve.Process.Kill(); _ = serve.Wait() })
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		said <- strings.TrimSpace(line)
+	}()
+	select {
+	case line := <-said:
+		if line != "holding" {
+			t.Fatalf("serve said %q; want it holding its step's fourth turn", line)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve's step did not reach its fourth turn within 30 s")
+	}
+	// The third turn's share is written beside the turns, a fifth of a
+	// second at most after the one before.
+	kept := func() float64 {
+		files, _ := filepath.Glob(filepath.Join(dir, "sessions", id, "agents", keptBy, ".spent-*.json"))
+		var f struct {
+			CostUSD float64 `json:"cost_usd"`
+		}
+		if len(files) == 1 {
+			if data, err := os.ReadFile(files[0]); err == nil && json.Unmarshal(data, &f) == nil {
+				return f.CostUSD
+			}
+		}
+		return 0
+	}
+	for deadline := time.Now().Add(10 * time.Second); math.Abs(kept()-3*fileLoopTurn) > 1e-9 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := kept(); math.Abs(got-3*fileLoopTurn) > 1e-9 {
+		t.Fatalf("the step's spend file holds $%.2f; want its three turns' $%.2f", got, 3*fileLoopTurn)
+	}
+	_ = serve.Process.Signal(syscall.SIGKILL)
+	_ = serve.Wait()
 }
 
 // TestARunResumedAfterServeWasKilledMidStepCountsTheStepsSpend: a run of
@@ -260,52 +318,7 @@ func TestARunResumedAfterServeWasKilledMidStepCountsTheStepsSpend(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve := exec.Command(os.Args[0], "-test.run", "^$")
-	serve.Env = append(os.Environ(), "MASSGEN_TEST_FILE_LOOP_DIR="+dir, "MASSGEN_TEST_FILE_LOOP_SESSION="+s.ID)
-	out, err := serve.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve.Stderr = io.Discard
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = serve.Process.Kill(); _ = serve.Wait() })
-	said := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		said <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-said:
-		if line != "holding" {
-			t.Fatalf("serve said %q; want it holding its step's fourth turn", line)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve's step did not reach its fourth turn within 30 s")
-	}
-	// The third turn's share is written beside the turns, a fifth of a
-	// second at most after the one before.
-	kept := func() float64 {
-		files, _ := filepath.Glob(filepath.Join(dir, "sessions", s.ID, "agents", "a", ".spent-*.json"))
-		var f struct {
-			CostUSD float64 `json:"cost_usd"`
-		}
-		if len(files) == 1 {
-			if data, err := os.ReadFile(files[0]); err == nil && json.Unmarshal(data, &f) == nil {
-				return f.CostUSD
-			}
-		}
-		return 0
-	}
-	for deadline := time.Now().Add(10 * time.Second); math.Abs(kept()-3*fileLoopTurn) > 1e-9 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if got := kept(); math.Abs(got-3*fileLoopTurn) > 1e-9 {
-		t.Fatalf("the step's spend file holds $%.2f; want its three turns' $%.2f", got, 3*fileLoopTurn)
-	}
-	_ = serve.Process.Signal(syscall.SIGKILL)
-	_ = serve.Wait()
+	killedMidLoop(t, dir, s.ID, "", "a")
 
 	res, err := svc.Run(ctx, s.ID, nil)
 	if err != nil {
@@ -329,5 +342,58 @@ func TestARunResumedAfterServeWasKilledMidStepCountsTheStepsSpend(t *testing.T) 
 	}
 	if math.Abs(dead-3*fileLoopTurn) > 1e-9 {
 		t.Errorf("the ledger records $%.2f of the killed step's spend; want $%.2f: %s", dead, 3*fileLoopTurn, coordtest.JSON(l.Session))
+	}
+}
+
+// TestAKilledStepsSpendIsRecordedByTheAgentsNextStepWithoutABudgetOnTheFileStore:
+// serve steps an API agent of a session without a budget; its tool loop
+// makes three turns of $0.25, each asking for a tool, and serve is killed
+// (SIGKILL) in the fourth. A step's spend is kept beside its lock with a
+// budget or without, so the agent's next step, in another process, takes
+// the file over and records the killed step's $0.75: the session's cost
+// stays true. Before, the file store kept nothing, and the $0.75 paid was
+// in no ledger.
+func TestAKilledStepsSpendIsRecordedByTheAgentsNextStepWithoutABudgetOnTheFileStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	const next = 0.01 // the next step's answer
+	svc := coordination.NewService(filestore.New(dir), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			c := next
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}})
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := s.Agents[0].ID
+	killedMidLoop(t, dir, s.ID, agent, agent)
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
+		t.Fatalf("the agent's next step: %v", err)
+	}
+	l, err := svc.Ledger(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead []coordination.SessionEntry
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionUsage {
+			dead = append(dead, e)
+		}
+	}
+	if len(dead) != 1 || dead[0].Spender == "" || dead[0].Usage == nil || dead[0].Usage.CostUSD == nil ||
+		math.Abs(*dead[0].Usage.CostUSD-3*fileLoopTurn) > 1e-9 || dead[0].Usage.Tokens() != 3300 || !strings.Contains(dead[0].Reason, "stopped answering") {
+		t.Fatalf("the ledger's record of the killed step's spend: %s; want one usage entry of $0.75 and 3,300 tokens under its key, saying why", coordtest.JSON(dead))
+	}
+	res, err := svc.Result(ctx, s.ID)
+	if err != nil || res.CostUSD == nil || math.Abs(*res.CostUSD-(3*fileLoopTurn+next)) > 1e-9 {
+		t.Errorf("the session's cost: %s, %v; want $%.2f (the killed step's and the next one's)", coordtest.JSON(res), err, 3*fileLoopTurn+next)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "sessions", s.ID, "agents", "*", ".*-*.json")); len(left) != 0 {
+		t.Errorf("spend files left: %v; want none", left)
 	}
 }

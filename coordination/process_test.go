@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		os.Exit(keepFileSpend(dir, os.Getenv("MASSGEN_TEST_FILE_SPEND_SESSION"), os.Getenv("MASSGEN_TEST_FILE_SPEND_COST")))
 	}
 	if dir := os.Getenv("MASSGEN_TEST_FILE_LOOP_DIR"); dir != "" {
-		os.Exit(loopFileRun(dir, os.Getenv("MASSGEN_TEST_FILE_LOOP_SESSION")))
+		os.Exit(loopFileRun(dir, os.Getenv("MASSGEN_TEST_FILE_LOOP_SESSION"), os.Getenv("MASSGEN_TEST_FILE_LOOP_AGENT")))
 	}
 	if dsn := os.Getenv("MASSGEN_TEST_API_LOOP_DSN"); dsn != "" {
 		os.Exit(loopAPIStep(dsn, os.Getenv("MASSGEN_TEST_API_LOOP_SESSION"), os.Getenv("MASSGEN_TEST_API_LOOP_AGENT")))
