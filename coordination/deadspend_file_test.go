@@ -167,35 +167,7 @@ func TestARunCountsADeadStepsSpendBeforeItsFirstLaunchOnTheFileStore(t *testing.
 // finalized. The end records the dead spend, so the result's cost counts
 // it. Before, the file store kept nothing, and the result lacked it.
 func TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgainOnTheFileStore(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		answerCost float64
-		budget     float64
-		end        func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error)
-		want       float64
-	}{
-		{"cancelled", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			return svc.Cancel(ctx, id)
-		}, 0.37},
-		{"finalized", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
-				return nil, err
-			}
-			return svc.Finalize(ctx, id, coordination.FinalWinner)
-		}, 0.38},
-		{"stopped by its budget", 12, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
-				return nil, err
-			}
-			return svc.Result(ctx, id)
-		}, 12.37},
-		{"finalized, without a budget", 0.01, 0, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
-				return nil, err
-			}
-			return svc.Finalize(ctx, id, coordination.FinalWinner)
-		}, 0.38},
-	} {
+	for _, tc := range deadSpendEnds {
 		t.Run(tc.name, func(t *testing.T) {
 			svc, s, dir, key, _ := fileDeadSpendSession(t, coordination.DriverStep, tc.budget, tc.answerCost, 0.37)
 			res, err := tc.end(context.Background(), svc, s.ID)

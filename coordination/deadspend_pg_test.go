@@ -96,6 +96,42 @@ func deadSpendRecorded(t *testing.T, svc *coordination.Service, s *coordination.
 	}
 }
 
+// deadSpendEnd is one way a session whose agent_a's step died with $0.37
+// kept ends (TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgain
+// and its file store twin): with answerCost a step and budget (0: none),
+// the ended session costs want.
+type deadSpendEnd struct {
+	name       string
+	answerCost float64
+	budget     float64
+	end        func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error)
+	want       float64
+}
+
+var deadSpendEnds = []deadSpendEnd{
+	{"cancelled", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+		return svc.Cancel(ctx, id)
+	}, 0.37},
+	{"finalized", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
+			return nil, err
+		}
+		return svc.Finalize(ctx, id, coordination.FinalWinner)
+	}, 0.38},
+	{"stopped by its budget", 12, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
+			return nil, err
+		}
+		return svc.Result(ctx, id)
+	}, 12.37},
+	{"finalized, without a budget", 0.01, 0, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
+			return nil, err
+		}
+		return svc.Finalize(ctx, id, coordination.FinalWinner)
+	}, 0.38},
+}
+
 // TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgain: a
 // replica died mid-step of agent_a in a budgeted step-driven session, its
 // $0.37 left on agent_a's step lock. agent_a never steps again, and the
@@ -106,35 +142,7 @@ func deadSpendRecorded(t *testing.T, svc *coordination.Service, s *coordination.
 // Before, only agent_a's next step recorded it: the result lacked it and
 // the row kept it for good.
 func TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgain(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		answerCost float64
-		budget     float64
-		end        func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error)
-		want       float64
-	}{
-		{"cancelled", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			return svc.Cancel(ctx, id)
-		}, 0.37},
-		{"finalized", 0.01, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
-				return nil, err
-			}
-			return svc.Finalize(ctx, id, coordination.FinalWinner)
-		}, 0.38},
-		{"stopped by its budget", 12, 10, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
-				return nil, err
-			}
-			return svc.Result(ctx, id)
-		}, 12.37},
-		{"finalized, without a budget", 0.01, 0, func(ctx context.Context, svc *coordination.Service, id string) (*coordination.TeamResult, error) {
-			if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_b"}); err != nil {
-				return nil, err
-			}
-			return svc.Finalize(ctx, id, coordination.FinalWinner)
-		}, 0.38},
-	} {
+	for _, tc := range deadSpendEnds {
 		t.Run(tc.name, func(t *testing.T) {
 			svc, s, conn, _ := deadSpendSession(t, coordination.DriverStep, tc.budget, tc.answerCost, 0.37)
 			res, err := tc.end(context.Background(), svc, s.ID)
