@@ -36,9 +36,8 @@ func (svc *Service) takeDeadSpend(ctx context.Context, s *Session) []DeadSpend {
 	dead, err := ds.TakeDeadSpend(ctx, s.ID)
 	if err != nil {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not take the spend of steps whose holders stopped answering; it stays counted on their step locks")
-		return nil
 	}
-	return dead
+	return dead // what was taken beside the failure, if any
 }
 
 // deadSpendRecord is d as a usage record under its key.

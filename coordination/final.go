@@ -452,16 +452,19 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	}
 	req.Images = images
 	held = svc.finalLock(ctx, s, writer.ID)
+	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
+	defer cancel()
 	// The session's budgets bind the call as they bind a step: a CLI
 	// writer reports its turns and is stopped once the budget is spent
 	// (an API writer's call is one turn, bounded by the check before it).
-	spend := svc.runs.openSpend(ctx, s, st, held, svc.log)
+	// Its shares end with the call (sctx), as a step's do before it lands:
+	// one still waiting when the finish records the call's usage would
+	// find its lock's spend recorded and warn for nothing.
+	spend := svc.runs.openSpend(sctx, s, st, held, svc.log)
 	if spend != nil { // a nil *stepSpend in the interface would not be nil
 		req.Spend = spend
 	}
 	req.TokenBudget = tokensLeft(s, st)
-	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
-	defer cancel()
 	usage = providers.Free()
 	// Closed once the call is over, before its usage is recorded: the
 	// session is decided, so no step starts that would read a ledger

@@ -256,7 +256,8 @@ type DeadSpendStore interface {
 	// keeps each holder's shared spend durably too, and gives up the spend
 	// of a holder whose row the crash took and that did not put it back
 	// in time, fenced the same way. None for a session with no such rows,
-	// or none at all.
+	// or none at all. With an error it may return what it did take (the
+	// file store: every agent but those whose lock it could not read).
 	TakeDeadSpend(ctx context.Context, id string) ([]DeadSpend, error)
 }
 

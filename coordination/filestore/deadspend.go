@@ -45,10 +45,14 @@ func (s *Store) TakeDeadSpend(ctx context.Context, id string) ([]coordination.De
 		return nil, fmt.Errorf("taking the spend that dead steps of session %q left: %w", id, err)
 	}
 	var out []coordination.DeadSpend
+	var errs []error
 	for _, a := range agents {
 		dead, err := deadSpendOf(filepath.Join(dir, "agents", a))
 		if err != nil {
-			return nil, fmt.Errorf("taking the spend that a dead step of agent %q in session %q left: %w", a, id, err)
+			// The others' are taken all the same: one agent's unreadable
+			// lock must not keep every other dead spend from the result.
+			errs = append(errs, fmt.Errorf("taking the spend that a dead step of agent %q in session %q left: %w", a, id, err))
+			continue
 		}
 		for _, d := range dead {
 			out = append(out, coordination.DeadSpend{Agent: a, InheritedSpend: d})
@@ -57,7 +61,7 @@ func (s *Store) TakeDeadSpend(ctx context.Context, id string) ([]coordination.De
 	slices.SortFunc(out, func(a, b coordination.DeadSpend) int {
 		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Key, b.Key))
 	})
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // deadSpendOf is TakeDeadSpend for one agent's directory.

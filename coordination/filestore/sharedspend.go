@@ -21,9 +21,10 @@ var _ coordination.SpendSharingStepLock = (*stepLock)(nil)
 // spendWriteEvery is the least time between two writes of a step's spend
 // file. Each is a whole-file write, two fsyncs, and a CLI agent reports its
 // usage as its stream goes; the service sends one share at a time, always
-// the newest (shareNewest), so a share that comes sooner waits out the rest
-// and writes what is newest then. A process killed within it loses at most
-// the turns reported in its last fifth of a second.
+// the newest when it sends (shareNewest), so a share that comes sooner
+// waits out the rest and writes the value it was sent with. A process
+// killed loses the turns reported since the last write landed: about two
+// fifths of a second at most (two waits and the shares' own time).
 const spendWriteEvery = 200 * time.Millisecond
 
 // errSpendLanded refuses a share after the step's spend is in the ledger
@@ -131,15 +132,24 @@ func adoptSpend(agentDir string, des []fs.DirEntry, steps []numberedName) ([]coo
 	for _, sn := range spendNames(des) {
 		p := filepath.Join(agentDir, sn.name)
 		f, err := readSpend(p)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, coordination.ErrDamaged):
+			// Recorded meanwhile (a record under its key removes it), or
+			// left for fsck to report.
 			continue
+		case err != nil:
+			// Unread, it would stay .spent under the step number the
+			// taker lands, and pass for that landing's: refused instead.
+			return nil, fmt.Errorf("reading the spend a gone holder left in %s: %w", sn.name, err)
 		}
 		if !sn.dead {
 			if slices.ContainsFunc(steps, func(st numberedName) bool { return st.n == f.Step }) {
 				os.Remove(p)
 				continue
 			}
-			if err := os.Rename(p, deadPath(agentDir, sn.key)); err != nil {
+			if err := os.Rename(p, deadPath(agentDir, sn.key)); errors.Is(err, fs.ErrNotExist) {
+				continue // recorded under its key since it was read
+			} else if err != nil {
 				return nil, err
 			}
 			moved = true

@@ -318,3 +318,29 @@ func TestSharesAreKeptAtMostEveryFifthOfASecond(t *testing.T) {
 		t.Errorf("the kept spend: %+v; want the newest, $0.30 and 300 tokens", got)
 	}
 }
+
+// TestOneAgentsUnreadableLockKeepsNoOtherDeadSpend: TakeDeadSpend that
+// cannot tell whether one agent's lock is held (its lock file is no
+// file) still gives up every other agent's dead spend beside the error,
+// which the service records; before, the one error dropped them all.
+func TestOneAgentsUnreadableLockKeepsNoOtherDeadSpend(t *testing.T) {
+	st, _ := spendSession(t)
+	agents := filepath.Join(st.Dir("team"), "agents")
+	for _, d := range []string{"agent_a", "agent_b/.step.lock"} {
+		if err := os.MkdirAll(filepath.Join(agents, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for agent, key := range map[string]string{"agent_a": ".dead-kepta.json", "agent_b": ".spent-keptb.json"} {
+		if err := os.WriteFile(filepath.Join(agents, agent, key), []byte(`{"step":1,"cost_usd":0.5,"tokens":10}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.TakeDeadSpend(context.Background(), "team")
+	if err == nil {
+		t.Error("TakeDeadSpend said nothing of agent_b's lock")
+	}
+	if len(got) != 1 || got[0].Agent != "agent_a" || got[0].Key != "kepta" || !near(got[0].CostUSD, 0.5) {
+		t.Errorf("TakeDeadSpend beside agent_b's unreadable lock: %+v; want agent_a's $0.50", got)
+	}
+}
