@@ -1,14 +1,10 @@
 package coordination_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,30 +80,7 @@ func TestADeadReplicasAPIStepSpendIsRecordedByTheStepThatTakesItOver(t *testing.
 	}
 	agent := s.Agents[0].ID
 
-	replica := exec.Command(os.Args[0], "-test.run", "^$")
-	replica.Env = append(os.Environ(), "MASSGEN_TEST_API_LOOP_DSN="+dsn, "MASSGEN_TEST_API_LOOP_SESSION="+s.ID, "MASSGEN_TEST_API_LOOP_AGENT="+agent)
-	out, err := replica.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	replica.Stderr = io.Discard
-	if err := replica.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = replica.Process.Kill(); _ = replica.Wait() })
-	said := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		said <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-said:
-		if line != "holding" {
-			t.Fatalf("the replica said %q; want it holding its fourth turn", line)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the replica's loop did not reach its fourth turn within 30 s")
-	}
+	replica := startHolding(t, "the replica", "MASSGEN_TEST_API_LOOP_DSN="+dsn, "MASSGEN_TEST_API_LOOP_SESSION="+s.ID, "MASSGEN_TEST_API_LOOP_AGENT="+agent)
 
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

@@ -91,20 +91,10 @@ func fileDeadSpendSession(t *testing.T, driver string, budget, answerCost, deadC
 	ctx := context.Background()
 	calls = &atomic.Int32{}
 	service := func() *coordination.Service {
-		return coordination.NewService(filestore.New(dir), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-			return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-				calls.Add(1)
-				c := answerCost
-				return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
-			}), nil
-		}})
-	}
-	rules := coordination.Rules{}
-	if budget > 0 {
-		rules.CostBudgetUSD = &budget
+		return coordination.NewService(filestore.New(dir), coordination.Options{Logger: zerolog.Nop(), Open: answersAt(calls, answerCost)})
 	}
 	s, err := service().Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
-		Driver: driver, Rules: rules})
+		Driver: driver, Rules: budgeted(budget)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,30 +203,7 @@ func loopFileRun(dir, id, agent string) int {
 // step has kept its three turns' spend beside its step lock.
 func killedMidLoop(t *testing.T, dir, id, agent, keptBy string) {
 	t.Helper()
-	serve := exec.Command(os.Args[0], "-test.run", "^$")
-	serve.Env = append(os.Environ(), "MASSGEN_TEST_FILE_LOOP_DIR="+dir, "MASSGEN_TEST_FILE_LOOP_SESSION="+id, "MASSGEN_TEST_FILE_LOOP_AGENT="+agent)
-	out, err := serve.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve.Stderr = io.Discard
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = serve.Process.Kill(); _ = serve.Wait() })
-	said := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		said <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-said:
-		if line != "holding" {
-			t.Fatalf("serve said %q; want it holding its step's fourth turn", line)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve's step did not reach its fourth turn within 30 s")
-	}
+	serve := startHolding(t, "serve", "MASSGEN_TEST_FILE_LOOP_DIR="+dir, "MASSGEN_TEST_FILE_LOOP_SESSION="+id, "MASSGEN_TEST_FILE_LOOP_AGENT="+agent)
 	// The third turn's share is written beside the turns, a fifth of a
 	// second at most after the one before.
 	kept := func() float64 {

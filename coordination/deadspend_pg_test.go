@@ -37,18 +37,9 @@ func deadSpendSessionExpiring(t *testing.T, driver string, budget, answerCost, d
 	ctx := context.Background()
 	calls = &atomic.Int32{}
 	replica := func() *coordination.Service {
-		return coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-			return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-				calls.Add(1)
-				c := answerCost
-				return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
-			}), nil
-		}})
+		return coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: answersAt(calls, answerCost)})
 	}
-	rules := coordination.Rules{}
-	if budget > 0 {
-		rules.CostBudgetUSD = &budget
-	}
+	rules := budgeted(budget)
 	// Created on one replica, whose step then dies; the session is taken
 	// up on another (svc), which did not create it for a run of its own.
 	s, err := replica().Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
@@ -69,6 +60,26 @@ func deadSpendSessionExpiring(t *testing.T, driver string, budget, answerCost, d
 }
 
 const deadKey = "dead-replica-lock-token"
+
+// answersAt opens, for every agent, a model that answers at once for cost
+// a step, counted in calls.
+func answersAt(calls *atomic.Int32, cost float64) func(providers.Spec) (providers.Provider, error) {
+	return func(providers.Spec) (providers.Provider, error) {
+		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+			calls.Add(1)
+			c := cost
+			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
+		}), nil
+	}
+}
+
+// budgeted is rules with a cost budget of budget dollars (0: none).
+func budgeted(budget float64) coordination.Rules {
+	if budget <= 0 {
+		return coordination.Rules{}
+	}
+	return coordination.Rules{CostBudgetUSD: &budget}
+}
 
 // deadSpendRecorded wants the session's ledger to hold the dead step's
 // spend once, under its key, and no step lock row left to count it.
@@ -163,42 +174,27 @@ func TestASessionsEndRecordsTheSpendOfADeadStepWhoseAgentNeverStepsAgain(t *test
 // the budget spent and ends the session by it without calling a model.
 // Before, the first launch checked a ledger without it and sent out a
 // wave the budget could not pay for (the spend recorded only by agent_a's
-// own step, once launched).
+// own step, once launched). The same when the run is taken up as the
+// run's lease runs out, the step lock (renewed on a beat of its own) not
+// yet run out: the run waits for it, a beat at most; before, the take
+// found the row still held and the first wave went out.
 func TestARunCountsADeadStepsSpendBeforeItsFirstLaunch(t *testing.T) {
-	svc, s, conn, calls := deadSpendSession(t, coordination.DriverRun, 1, 0.01, 1.20)
-	res, err := svc.Run(context.Background(), s.ID, nil)
-	if err != nil {
-		t.Fatal(err)
+	for name, expires := range map[string]time.Duration{"its lock run out": -time.Second, "its lock not yet run out": 2500 * time.Millisecond} {
+		t.Run(name, func(t *testing.T) {
+			svc, s, conn, calls := deadSpendSessionExpiring(t, coordination.DriverRun, 1, 0.01, 1.20, expires)
+			res, err := svc.Run(context.Background(), s.ID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := calls.Load(); n != 0 || coordination.Deref(res.StopReason) != coordination.StopBudget {
+				t.Errorf("the run made %d model calls and stopped by %q; want none, stopped by the budget the dead step spent", n, coordination.Deref(res.StopReason))
+			}
+			if res.CostUSD == nil || math.Abs(*res.CostUSD-1.20) > 1e-9 {
+				t.Errorf("the run's cost: $%.4f; want the dead step's $1.20", dollars(res.CostUSD))
+			}
+			deadSpendRecorded(t, svc, s, conn, 1.20)
+		})
 	}
-	if n := calls.Load(); n != 0 || coordination.Deref(res.StopReason) != coordination.StopBudget {
-		t.Errorf("the run made %d model calls and stopped by %q; want none, stopped by the budget the dead step spent", n, coordination.Deref(res.StopReason))
-	}
-	if res.CostUSD == nil || math.Abs(*res.CostUSD-1.20) > 1e-9 {
-		t.Errorf("the run's cost: $%.4f; want the dead step's $1.20", dollars(res.CostUSD))
-	}
-	deadSpendRecorded(t, svc, s, conn, 1.20)
-}
-
-// TestARunTakenUpBeforeTheDeadStepsLockRunsOutCountsItsSpend: a replica
-// died mid-step of agent_a with $1.20 of the session's $1 shared on its
-// step lock, and the run is taken up as the run's lease runs out, its step
-// lock (renewed on a beat of its own) not yet run out. The run waits for
-// it (a beat at most) and records the dead spend before its first launch:
-// no model is called. Before, the take found the row still held and the
-// first wave went out.
-func TestARunTakenUpBeforeTheDeadStepsLockRunsOutCountsItsSpend(t *testing.T) {
-	svc, s, conn, calls := deadSpendSessionExpiring(t, coordination.DriverRun, 1, 0.01, 1.20, 2500*time.Millisecond)
-	res, err := svc.Run(context.Background(), s.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := calls.Load(); n != 0 || coordination.Deref(res.StopReason) != coordination.StopBudget {
-		t.Errorf("the run made %d model calls and stopped by %q; want none, stopped by the budget the dead step spent", n, coordination.Deref(res.StopReason))
-	}
-	if res.CostUSD == nil || math.Abs(*res.CostUSD-1.20) > 1e-9 {
-		t.Errorf("the run's cost: $%.4f; want the dead step's $1.20", dollars(res.CostUSD))
-	}
-	deadSpendRecorded(t, svc, s, conn, 1.20)
 }
 
 // diesAsDecided is the PostgreSQL store of a replica on which agent_a's
@@ -250,16 +246,9 @@ func TestAFinalizeOfADecidedSessionCountsADeadStepsSpend(t *testing.T) {
 	defer conn.Close(ctx)
 	var calls atomic.Int32
 	st := &diesAsDecided{Store: pgTenant(t, dsn).(*pgstore.Store), conn: conn}
-	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
-		return providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
-			calls.Add(1)
-			c := 0.01
-			return coordtest.Answer("Answer: 391"), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
-		}), nil
-	}})
-	budget := 1.0
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: answersAt(&calls, 0.01)})
 	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
-		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+		Driver: coordination.DriverStep, Rules: budgeted(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
