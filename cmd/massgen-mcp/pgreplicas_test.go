@@ -51,8 +51,10 @@ func TestStoreFlagAndEnvironmentChooseTheStore(t *testing.T) {
 // TestPostgresReplicasFinishWhatAKilledOneStarted is the failover suite:
 // two `serve --store postgres` processes on one database. Teams start
 // through A; A is SIGKILLed at a random moment mid-run, 20 times (a new A
-// each time); B (looking for abandoned runs) claims each run within the
-// lease's expiry and a second of its kill and finishes it.
+// each time); B (looking for abandoned runs) claims each run within a few
+// seconds of its kill, the database having dropped A's liveness lock with
+// its connection (pgstore's liveness.go), well within the lease's expiry,
+// and finishes it.
 // MASSGEN_PG_KILLS sets the number of kills, MASSGEN_PG_SEED the seed.
 // Every ledger is then read from the database and checked entry by entry.
 func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
@@ -71,9 +73,10 @@ func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
 		}
 	})
 	// The next A starts as soon as the last one is killed, not once B has
-	// claimed its runs: each kill's runs wait out a lease's expiry (10 s)
-	// before B may claim them, so twenty kills one after another were
-	// four minutes of waiting. Overlapped, the expiries of several dead
+	// claimed its runs: each kill's runs wait for B to see A gone before
+	// B may claim them (they waited out a lease's expiry, 10 s, before
+	// the liveness lock), so twenty kills one after another were minutes
+	// of waiting. Overlapped, the expiries of several dead
 	// A's run at once and B claims each run in its own time, which
 	// claimWatch measures from that run's kill.
 	claims := watchClaims(t, st, b.cmd.Process.Pid)
@@ -115,13 +118,17 @@ func TestPostgresReplicasFinishWhatAKilledOneStarted(t *testing.T) {
 	for _, d := range failovers {
 		worst = max(worst, d)
 	}
-	limit := coordination.DefaultLeaseTTL + 2*time.Second
+	// A's death is seen within two of B's one-second looks for dead
+	// replicas, and its runs taken up at B's next look for abandoned ones:
+	// some 3 s. A failover that waited out the lease's TTL (10 s) reads
+	// over the limit.
+	limit := 6 * time.Second
 	if raceEnabled {
 		// The race detector slows both replicas several-fold on two cores
-		// shared with CI's other lanes, and B's one-second look with them
-		// (CI once read 12.18 s); the target (the expiry and a second) is
-		// measured without it (docs/BENCHMARKS.md).
-		limit = coordination.DefaultLeaseTTL + 4*time.Second
+		// shared with CI's other lanes, and B's looks with them (CI once
+		// read 2.2 s over the target then); the target is measured without
+		// it (docs/BENCHMARKS.md).
+		limit = 8 * time.Second
 	}
 	if worst > limit {
 		t.Errorf("the slowest failover took %v, want at most %v", worst, limit)

@@ -249,7 +249,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	// it). Both are one implicit transaction: a numbering that fails takes
 	// the lock back with it. lockTake turns synchronous_commit off for that
 	// transaction, so nothing durable may be queued in this batch.
-	token := newToken()
+	token := s.db.lockToken()
 	b := &pgx.Batch{}
 	b.Queue(stepLockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover())
 	b.Queue(`SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,

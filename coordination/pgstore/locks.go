@@ -264,7 +264,7 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 // tryLock takes the named lock of a session once: its token, or "" when a
 // live holder has it. ErrSessionNotFound for a session not stored.
 func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
-	token := newToken()
+	token := s.db.lockToken()
 	var got string
 	var found bool
 	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover()).Scan(&got, &found)

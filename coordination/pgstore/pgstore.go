@@ -66,6 +66,7 @@ type DB struct {
 	pings     pinger          // ping.go
 	outage    *outageSeen     // outageexcuse.go
 	hearing   hearing         // watch.go
+	replica   replica         // liveness.go: this process, as other replicas see it
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
@@ -108,6 +109,10 @@ type Options struct {
 	// listens: the tests' way to leave it on a read-only server.
 	listenQuiet time.Duration
 	listening   func(ctx context.Context, c *pgx.Conn) error
+	// replica, if set, is the process this replica takes itself for
+	// (liveness.go): the tests' way to have one process's two replicas
+	// die apart.
+	replica *replica
 }
 
 // idleInTransaction is the longest a transaction of the store's may sit
@@ -239,9 +244,10 @@ func open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	lctx := db.ctx
 	ready := make(chan error, 1)
-	db.done.Add(2)
+	db.done.Add(3)
 	go db.listen(lctx, ready)
 	go db.heartbeat(lctx)
+	go db.reapDead(lctx) // liveness.go
 	if err := <-ready; err != nil {
 		db.Close()
 		return nil, fmt.Errorf("listening for session changes on %s: %w", redact(dsn), err)
@@ -252,8 +258,11 @@ func open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // newDB is a DB on pool, its background work not started (Open starts it).
 func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
-	db := &DB{pool: pool, beats: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}, outage: &outageSeen{},
+	db := &DB{pool: pool, beats: pool, channel: channel, log: opts.Logger, workDir: opts.WorkDir, tenants: map[string]*Store{}, outage: &outageSeen{}, replica: processReplica(),
 		hearing: hearing{quiet: cmp.Or(opts.listenQuiet, listenQuiet), listening: opts.listening}}
+	if opts.replica != nil {
+		db.replica = *opts.replica
+	}
 	db.feeds.init()
 	db.gates.gates = map[string]*gate{}
 	db.held.init()

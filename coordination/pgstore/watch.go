@@ -182,6 +182,11 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{db.channel}.Sanitize()); err != nil {
 		return err
 	}
+	// Held while this connection lives: other replicas see this one alive
+	// by it (liveness.go).
+	if err := db.holdLiveness(ctx, pc); err != nil {
+		return err
+	}
 	listening()
 	if db.hearing.listening != nil {
 		if err := db.hearing.listening(ctx, pc); err != nil {

@@ -1,0 +1,149 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// A replica's death is seen when its process goes, not a lease's TTL
+// later (migration 20). The process holds one advisory lock, shared, on
+// its LISTEN connection, which the database drops the moment that
+// connection ends; the process's lease rows name it by host, pid and
+// start, and its lock rows' tokens begin with its tag. Every replica looks
+// each second (reap) for registered replicas whose lock is free, and
+// expires the leases and locks of one seen free for reapAfter: the usual
+// rules then let the others take its runs, and a status read tells them
+// interrupted. Before, a SIGKILLed replica's runs read running, and waited
+// to be taken up, for a whole TTL (10 s) and the clock allowance.
+//
+// The advisory lock is only a sign. The rows stay what fences (locks.go
+// says why they are rows): a live replica taken for dead (its LISTEN
+// connection lost for longer than reapAfter) renews what nobody took yet,
+// and loses to a claim what one took, as after any late heartbeat. Two
+// stores opened by one process (two tenants' schemas, a test's two
+// replicas) hold the same lock, shared, so neither is reaped while the
+// other lives, as their rows name the same process.
+
+// replica is this process as the replicas table registers it.
+type replica struct {
+	key   int64  // the advisory lock's key
+	tag   string // the prefix of every lock token this process takes
+	host  string // coordination.ThisHost, as lease rows name it
+	pid   int
+	start uint64 // coordination.ProcessStart, as lease rows name it
+}
+
+var (
+	thisReplicaOnce sync.Once
+	thisReplica     replica
+)
+
+// processReplica is this process's replica: the same for every store it
+// opens, as the lease owner (coordination.ThisProcess) is.
+func processReplica() replica {
+	thisReplicaOnce.Do(func() {
+		owner := coordination.ThisProcess("")
+		thisReplica = replicaOf(owner.Host, owner.PID, owner.ProcStart)
+	})
+	return thisReplica
+}
+
+// replicaOf is the replica of the process at host with pid, started at
+// start: its key a hash of the three, so a pid reused by a later process
+// is another replica.
+func replicaOf(host string, pid int, start uint64) replica {
+	sum := sha256.Sum256([]byte("massgen-mcp replica\x00" + host + "\x00" + strconv.Itoa(pid) + "\x00" + strconv.FormatUint(start, 10)))
+	key := int64(binary.BigEndian.Uint64(sum[:8]))
+	if key == migrationLock {
+		key++ // never the migrations' lock
+	}
+	return replica{key: key, tag: hex.EncodeToString(sum[:8]), host: host, pid: pid, start: start}
+}
+
+// lockToken is a new lock row's token: this process's tag, a dot and a
+// random part, so a reap finds the rows of a replica gone.
+func (db *DB) lockToken() string { return db.replica.tag + "." + newToken() }
+
+// holdLiveness takes this process's liveness lock on conn, the LISTEN
+// connection, and registers that it holds it (again, after a reap took it
+// for dead). Sent below the query tracer, as a connection's setup: it is
+// no round trip of a step's.
+func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
+	r := db.replica
+	pc := conn.PgConn()
+	if err := pc.ExecParams(ctx, `SELECT pg_advisory_lock_shared($1)`, [][]byte{[]byte(strconv.FormatInt(r.key, 10))}, nil, nil, nil).Read().Err; err != nil {
+		return fmt.Errorf("taking this replica's liveness lock: %w", err)
+	}
+	err := pc.ExecParams(ctx, `INSERT INTO replicas (lock_key, tag, host, pid, proc_start) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (lock_key) DO UPDATE SET seen_gone_at = NULL`,
+		[][]byte{[]byte(strconv.FormatInt(r.key, 10)), []byte(r.tag), []byte(r.host), []byte(strconv.Itoa(r.pid)), []byte(strconv.FormatInt(int64(r.start), 10))},
+		nil, nil, nil).Read().Err
+	if err != nil {
+		return fmt.Errorf("registering this replica: %w", err)
+	}
+	return nil
+}
+
+const (
+	// reapEvery is how often a replica looks for dead ones.
+	reapEvery = time.Second
+	// reapAfter is how long a replica's lock must be seen free before it
+	// is reaped: longer than a live replica takes to make its LISTEN
+	// connection again (every 500 ms, listen), shorter than a look.
+	reapAfter = 700 * time.Millisecond
+)
+
+// reapDead looks for dead replicas every reapEvery until ctx ends. Not
+// while this replica sees an outage or its excuse runs (OutageExcuses):
+// every replica lost its connections with the database then, and each is
+// given its TTL to come back, as its leases are.
+func (db *DB) reapDead(ctx context.Context) {
+	defer db.done.Done()
+	t := time.NewTicker(reapEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := db.reapOnce(ctx); err != nil && ctx.Err() == nil {
+			db.log.Debug().Err(err).Msg("could not look for dead replicas; looking again in a second")
+		}
+	}
+}
+
+// reapOnce is one look (massgen_reap), its reaps logged: a replica gone is
+// news to the operator. On the heartbeat's pool and below the query
+// tracer, like the heartbeat's own work: no round trip of a step's.
+func (db *DB) reapOnce(ctx context.Context) error {
+	if db.lockTakeover() != nil {
+		return nil // an outage's excuse runs
+	}
+	c, err := db.beats.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	look, cancel := context.WithTimeout(ctx, reapEvery)
+	defer cancel()
+	rr := c.Conn().PgConn().ExecParams(look, `SELECT reaped_host, reaped_pid, expired_leases, expired_locks FROM massgen_reap($1, $2)`,
+		[][]byte{[]byte(strconv.FormatInt(db.replica.key, 10)), []byte(strconv.FormatInt(reapAfter.Milliseconds(), 10))}, nil, nil, nil)
+	for rr.NextRow() {
+		v := rr.Values()
+		db.log.Warn().Str("host", string(v[0])).Str("pid", string(v[1])).Str("leases", string(v[2])).Str("locks", string(v[3])).
+			Msg("a replica's connection to PostgreSQL ended, its process gone: its leases and locks expire now, for the others to take up its runs")
+	}
+	_, err = rr.Close()
+	return err
+}

@@ -1,0 +1,226 @@
+package pgstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// deadReplica is a replica the test takes for another process: its lease
+// owner and its liveness lock are that process's, not the test's.
+func deadReplica(name string) (*replica, coordination.LeaseOwner) {
+	r := replicaOf(name+".invalid", 4242, 77)
+	return &r, coordination.LeaseOwner{ID: name, Host: r.host, PID: r.pid, ProcStart: r.start}
+}
+
+// A replica whose process died (its connection to the database ended) is
+// seen gone on the survivor's next looks, not a TTL later: its run lease
+// and its step lease read expired and abandoned, the run is listed for a
+// live replica to take up and is taken, and its step lock is taken at
+// once. Without the liveness lock the lease read held for its whole TTL
+// (a minute here), and the lock for lockTTL.
+func TestADeadReplicasRunsAreTakenUpWithoutWaitingOutTheirTTL(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	rep, owner := deadReplica("killed")
+	dying, err := Open(ctx, dsn, Options{replica: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := forTenant(t, dying)
+	b := replicaOn(t, dsn, Options{})
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AcquireRun(ctx, "s", owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AcquireStep(ctx, "s", "agent_a", owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.LockStep(ctx, "s", "agent_a"); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := b.db.reapOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := readRun(t, b); !l.Held(time.Now()) {
+		t.Fatalf("a live replica's run lease after a look: %+v, want held", l)
+	}
+	dying.Close() // its LISTEN connection ends, as a SIGKILL ends it
+	deadline := time.Now().Add(10 * reapEvery)
+	for time.Now().Before(deadline) && readRun(t, b).Held(time.Now()) {
+		if err := b.db.reapOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(reapAfter / 3)
+	}
+	l := readRun(t, b)
+	if !l.Abandoned(time.Now()) || l.Released {
+		t.Fatalf("the dead replica's run lease: %+v, want abandoned, unreleased", l)
+	}
+	steps, err := b.ReadSteps(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := steps["agent_a"]; s == nil || !s.Abandoned(time.Now()) {
+		t.Errorf("the dead replica's step lease: %+v, want abandoned", s)
+	}
+	ids, err := b.Abandoned(ctx)
+	if err != nil || len(ids) != 1 || ids[0] != "s" {
+		t.Errorf("runs a dead replica left: %v, %v; want [s]", ids, err)
+	}
+	if _, err := b.AcquireRun(ctx, "s", coordination.ThisProcess("b"), time.Minute); err != nil {
+		t.Errorf("taking up the dead replica's run: %v", err)
+	}
+	took := make(chan error, 1)
+	go func() {
+		l, err := b.LockStep(ctx, "s", "agent_a")
+		if err == nil {
+			l.Release()
+		}
+		took <- err
+	}()
+	select {
+	case err := <-took:
+		if err != nil {
+			t.Errorf("taking the dead replica's step lock: %v", err)
+		}
+	case <-time.After(lockTTL / 2):
+		t.Error("the dead replica's step lock was not taken within half its TTL")
+	}
+	if n := registered(t, b, rep.key); n != 0 {
+		t.Errorf("the dead replica is still registered (%d rows)", n)
+	}
+}
+
+// A replica whose liveness lock is free only for a moment (its LISTEN
+// connection made again, as listen does every 500 ms) is not reaped: a
+// look that finds it held again forgets it was seen gone. One whose lock
+// stays free is reaped only once reapAfter has passed since it was first
+// seen so.
+func TestAReplicaThatComesBackWithinAMomentIsNotReaped(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	b := replicaOn(t, dsn, Options{})
+	rep, owner := deadReplica("flaky")
+	if err := b.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AcquireRun(ctx, "s", owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	hold := func() *pgx.Conn {
+		t.Helper()
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.db.with(*rep).holdLiveness(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := hold()
+	_ = c.Close(ctx)
+	if err := b.db.reapOnce(ctx); err != nil { // seen gone
+		t.Fatal(err)
+	}
+	c = hold() // back
+	defer c.Close(ctx)
+	if err := b.db.reapOnce(ctx); err != nil { // seen back
+		t.Fatal(err)
+	}
+	_ = c.Close(ctx) // gone again, just now
+	time.Sleep(reapAfter + 100*time.Millisecond)
+	if err := b.db.reapOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := readRun(t, b); !l.Held(time.Now()) {
+		t.Fatalf("a replica back within a moment, then gone for less than reapAfter: its run lease %+v, want held", l)
+	}
+	time.Sleep(reapAfter + 100*time.Millisecond)
+	if err := b.db.reapOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Expired by the database's clock; a reader on another host than the
+	// lease's gives it the clock allowance more, as for any expiry.
+	if l := readRun(t, b); l.Expires.After(time.Now()) {
+		t.Errorf("a replica gone for longer than reapAfter: its run lease %+v, want expired", l)
+	}
+}
+
+// A replica that sees an outage reaps nobody while its excuse runs: every
+// replica lost its connections then, and each is given its TTL to come
+// back, as its leases are (coordination.OutageExcuses).
+func TestNoReplicaIsReapedWhileAnOutageExcusesIt(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	b := replicaOn(t, dsn, Options{})
+	rep, owner := deadReplica("cut-off")
+	if err := b.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AcquireRun(ctx, "s", owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.db.with(*rep).holdLiveness(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close(ctx)
+	b.db.outage.lostAt(time.Now())
+	b.db.outage.heard(time.Now())
+	for range 2 {
+		if err := b.db.reapOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(reapAfter + 100*time.Millisecond)
+	}
+	if l := readRun(t, b); !l.Held(time.Now()) {
+		t.Errorf("a replica gone in an outage's excuse: its run lease %+v, want held", l)
+	}
+	if n := registered(t, b, rep.key); n != 1 {
+		t.Errorf("a replica gone in an outage's excuse: %d rows registered, want 1", n)
+	}
+}
+
+// with is db taken for replica r: its holdLiveness takes r's lock.
+func (db *DB) with(r replica) *DB { return &DB{replica: r} }
+
+func forTenant(t *testing.T, db *DB) *Store {
+	t.Helper()
+	st, err := db.For(coordination.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*Store)
+}
+
+func readRun(t *testing.T, st *Store) *coordination.RunLease {
+	t.Helper()
+	l, err := st.ReadRun(context.Background(), "s")
+	if err != nil || l == nil {
+		t.Fatalf("reading the run lease: %v, %v", l, err)
+	}
+	return l
+}
+
+func registered(t *testing.T, st *Store, key int64) int {
+	t.Helper()
+	var n int
+	if err := st.db.pool.QueryRow(context.Background(), `SELECT count(*) FROM replicas WHERE lock_key = $1`, key).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
