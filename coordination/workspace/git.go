@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,9 +20,8 @@ const gitTimeout = 60 * time.Second
 func git(dir string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	// The user's configuration may run hooks or pagers; none of it is wanted.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	cmd := exec.CommandContext(ctx, "git", slices.Concat(gitOff, []string{"-C", dir}, args)...)
+	cmd.Env = gitEnv() // gitsafe.go: the repository may name programs; they get no keys
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -84,7 +84,11 @@ func addWorktree(repo, live, commit string) error {
 		return err
 	}
 	defer lockWorktrees(repo)()
-	if _, err := git(repo, "worktree", "add", "--detach", "--quiet", live, commit); err != nil {
+	off, err := filtersOff(repo)
+	if err != nil {
+		return fmt.Errorf("cannot list the filter drivers of %s, to turn them off: %w", repo, err)
+	}
+	if _, err := git(repo, append(off, "worktree", "add", "--detach", "--quiet", live, commit)...); err != nil {
 		return fmt.Errorf("cannot give the workspace a git worktree of %s: %w", repo, err)
 	}
 	return nil

@@ -1,0 +1,121 @@
+package workspace
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// dummyKey is a provider key's shape, and no key.
+const dummyKey = "sk-dummy-not-a-key-0000"
+
+// The server runs git in the user's repository, whose configuration may name
+// programs for git to run; they ran with the server's whole environment, the
+// providers' keys in it. Each case plants programs that write their
+// environment outside the repository, then takes a session's every git call
+// (the base, an agent's worktree, its release) with a dummy key set: nothing
+// planted may run, the key may reach no git, and the workspace is still the
+// user's files.
+func TestServerGitRunsNoProgramOfTheRepositoryAndGivesGitNoKey(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	// Each planted program writes its environment to leak/<name>.<pid>;
+	// the filters pass their input through, as a filter must.
+	script := func(t *testing.T, dir, name, leak string, filter bool) string {
+		body := "#!/bin/sh\nenv > '" + filepath.Join(leak, name) + ".'$$\n"
+		if filter {
+			body += "cat\n"
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hooks := []string{"post-checkout", "reference-transaction", "post-index-change"}
+	for _, c := range []struct {
+		name  string
+		plant func(t *testing.T, repo, leak string)
+	}{
+		{"hooks in .git/hooks", func(t *testing.T, repo, leak string) {
+			for _, h := range hooks {
+				script(t, filepath.Join(repo, ".git", "hooks"), h, leak, false)
+			}
+		}},
+		{"hooks in core.hooksPath", func(t *testing.T, repo, leak string) {
+			dir := t.TempDir()
+			for _, h := range hooks {
+				script(t, dir, h, leak, false)
+			}
+			gitRun(t, repo, "config", "core.hooksPath", dir)
+		}},
+		{"core.fsmonitor", func(t *testing.T, repo, leak string) {
+			gitRun(t, repo, "config", "core.fsmonitor", script(t, t.TempDir(), "fsmonitor", leak, false))
+		}},
+		{"smudge and clean filters, required", func(t *testing.T, repo, leak string) {
+			dir := t.TempDir()
+			gitRun(t, repo, "config", "filter.leak.v2.smudge", script(t, dir, "smudge", leak, true))
+			gitRun(t, repo, "config", "filter.leak.v2.clean", script(t, dir, "clean", leak, true))
+			gitRun(t, repo, "config", "filter.leak.v2.required", "true")
+		}},
+		{"process filter", func(t *testing.T, repo, leak string) {
+			gitRun(t, repo, "config", "filter.leak.v2.process", script(t, t.TempDir(), "process", leak, false))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			repo, leak, envs := t.TempDir(), t.TempDir(), t.TempDir()
+			write(t, repo, "notes.txt", "committed")
+			write(t, repo, ".gitattributes", "*.txt filter=leak.v2\n")
+			gitRun(t, repo, "init", "-q")
+			gitRun(t, repo, "add", ".")
+			gitRun(t, repo, "commit", "-q", "-m", "first")
+			write(t, repo, "notes.txt", "edited, not committed")
+			c.plant(t, repo, leak)
+
+			// git itself, as the server finds it on PATH, writes down the
+			// environment it was given.
+			bin := t.TempDir()
+			wrapper := "#!/bin/sh\nenv > '" + envs + "'/git.$$\nexec '" + real + "' \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			t.Setenv("OPENAI_API_KEY", dummyKey)
+
+			tm := NewTeam(t.TempDir(), writeContext(t, repo), "")
+			err := tm.Start()
+			var live string
+			if err == nil {
+				live, err = tm.Prepare("agent_a")
+			}
+			if err == nil {
+				err = tm.ReleaseWorktrees([]string{"agent_a"})
+			}
+
+			if ran, _ := os.ReadDir(leak); len(ran) != 0 {
+				t.Errorf("the repository's programs ran: %v", names(ran))
+			}
+			calls, _ := os.ReadDir(envs)
+			if len(calls) == 0 {
+				t.Fatal("the server's git calls did not go through PATH's git")
+			}
+			for _, e := range calls {
+				// Only the verdict: a failure here must not print the
+				// environment of the machine the tests run on.
+				if strings.Contains(read(t, filepath.Join(envs, e.Name())), dummyKey) {
+					t.Errorf("git (%s) was given the server's key", e.Name())
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, filepath.Join(live, "notes.txt")); got != "edited, not committed" {
+				t.Errorf("the workspace's notes.txt = %q, want the user's file", got)
+			}
+		})
+	}
+}
