@@ -264,6 +264,29 @@ func fakeCLI(args []string) int {
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "Error: not logged in; run fake login")
 		return 3
+	case "gitdir":
+		// Its workspace is a git worktree: it sees the repository's git
+		// dir its .git file names, and tries to plant a hook and config
+		// lines there.
+		b, _ := os.ReadFile(".git")
+		gitdir := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
+		common := filepath.Join(gitdir, "..", "..")
+		if _, err := os.Stat(filepath.Join(common, "HEAD")); err != nil {
+			result("cannot see the git dir " + common)
+			return 0
+		}
+		wrote := []string{}
+		for _, p := range []string{filepath.Join(common, "hooks", "post-checkout"), filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree")} {
+			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o755); err == nil {
+				f.WriteString("\n")
+				f.Close()
+				wrote = append(wrote, p)
+			}
+		}
+		if len(wrote) == 0 {
+			wrote = append(wrote, "nothing")
+		}
+		result("wrote " + strings.Join(wrote, " "))
 	case "leak":
 		emit(map[string]any{"type": "tool", "tool": providers.ToolRecord{Kind: "command", Name: "Bash", Arguments: json.RawMessage(`{"command":"echo ` + os.Getenv("FAKE_API_KEY") + `"}`)}})
 		emit(map[string]any{"type": "text", "text": "the key is " + os.Getenv("FAKE_API_KEY")})
