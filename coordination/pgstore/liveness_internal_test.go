@@ -224,3 +224,44 @@ func registered(t *testing.T, st *Store, key int64) int {
 	}
 	return n
 }
+
+// A replica the database will not register (a role that may not write the
+// replicas table, here a trigger refusing it) still opens and hears
+// changes: it is seen dead only when its leases run out, as before.
+func TestAReplicaTheDatabaseWillNotRegisterStillServes(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	b := replicaOn(t, dsn, Options{})
+	if _, err := b.db.pool.Exec(ctx, `CREATE FUNCTION refuse_replicas() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'permission denied for table replicas' USING ERRCODE = '42501'; END $$;
+		CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON replicas FOR EACH ROW EXECUTE FUNCTION refuse_replicas()`); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := deadReplica("unregistered")
+	db, err := Open(ctx, dsn, Options{replica: rep})
+	if err != nil {
+		t.Fatalf("opening a replica the database will not register: %v", err)
+	}
+	defer db.Close()
+	a := forTenant(t, db)
+	if err := b.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	changes, err := a.Watch(wctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AppendEvent(ctx, "s", coordination.Event{Type: "note", Message: "heard"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changes:
+	case <-wctx.Done():
+		t.Fatal("the unregistered replica heard no change")
+	}
+	if n := registered(t, b, rep.key); n != 0 {
+		t.Errorf("%d rows registered for a replica the database refused", n)
+	}
+}

@@ -183,9 +183,15 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 		return err
 	}
 	// Held while this connection lives: other replicas see this one alive
-	// by it (liveness.go).
+	// by it (liveness.go). One the database refuses (a role that may not
+	// write the replicas table) leaves this replica seen dead only when
+	// its leases run out, as before; it still hears changes.
 	if err := db.holdLiveness(ctx, pc); err != nil {
-		return err
+		var refused *pgconn.PgError
+		if !errors.As(err, &refused) {
+			return err
+		}
+		db.log.Warn().Err(err).Msg("other replicas will see this one dead only when its leases run out, not when its process goes")
 	}
 	listening()
 	if db.hearing.listening != nil {
