@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+)
+
+// TestAKilledReplicasRunReadsInterruptedOnAnotherWithinSeconds: a run
+// whose replica was SIGKILLed mid-run reads interrupted in team_status on
+// another replica (one that resumes nothing, so the state stays to be
+// read) within a few seconds of the kill: the database dropped the dead
+// process's liveness lock with its connection, and the survivor's looks
+// for dead replicas expired its lease (pgstore's liveness.go). Before,
+// it read running for the lease's whole TTL (10 s) after the death.
+func TestAKilledReplicasRunReadsInterruptedOnAnotherWithinSeconds(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	bin := binary(t)
+	ctx := context.Background()
+	st := pgTenant(t, dsn, coordination.DefaultTenant)
+	a := startServer(t, bin, t.TempDir(), "--store", dsn)
+	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
+	ca, cb := connect(t, a.url, nil), connect(t, b.url, nil)
+	defer cb.Close()
+
+	const id = "pg_dead_status"
+	args := slowTeam(id, 7)
+	args["wait"] = false
+	if res, err := callTool(ctx, ca, "run_team", args); err != nil || res.IsError {
+		t.Fatalf("run_team on A: %v %s", err, resultText(res))
+	}
+	waitFor(t, 30*time.Second, "a first step on A", func() bool { return steps(ctx, st, id) > 0 })
+	if s := statusOn(t, cb, id); s != coordination.StatusRunning {
+		t.Fatalf("team_status on B while A runs: %q, want running", s)
+	}
+	ca.Close()
+	a.kill()
+	killed := time.Now()
+	var took time.Duration
+	waitFor(t, 2*coordination.DefaultLeaseTTL, "B to read A's run interrupted", func() bool {
+		if statusOn(t, cb, id) != coordination.StatusInterrupted {
+			return false
+		}
+		took = time.Since(killed)
+		return true
+	})
+	// Two of B's one-second looks see A gone; a run read running for the
+	// lease's TTL (10 s) is over the limit even under the race detector.
+	limit := 4 * time.Second
+	if raceEnabled {
+		limit = 7 * time.Second
+	}
+	if took > limit {
+		t.Errorf("B read A's run interrupted %v after the kill, want within %v", took, limit)
+	}
+	t.Logf("A SIGKILLed mid-run: B reads its run interrupted %v after the kill", took.Round(time.Millisecond))
+}
+
+// statusOn is the session's status as team_status on c says it.
+func statusOn(t *testing.T, c *client.Client, id string) string {
+	t.Helper()
+	res, err := callTool(context.Background(), c, "team_status", map[string]any{"session_id": id})
+	if err != nil || res.IsError {
+		t.Fatalf("team_status: %v %s", err, resultText(res))
+	}
+	var s struct {
+		Result struct {
+			Status string `json:"status"`
+		} `json:"result"`
+	}
+	if err := structured(res, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Result.Status
+}
