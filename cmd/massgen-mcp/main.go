@@ -18,6 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := rootCommand()
+	keepKeysPrivate(root)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		var silent *exitError
@@ -26,6 +27,28 @@ func main() {
 		}
 	}
 	os.Exit(exitCode(err))
+}
+
+// keepKeysPrivate makes every command but workflow-server non-dumpable as it
+// starts, before it reads a key (nondumpable says why): each one holds the
+// operator's environment, keys included, and any may run beside an
+// unsandboxed agent of this user. The workflow server is left as it is: a CLI
+// agent starts it, in the agent's sandbox when there is one, with the
+// environment the agent gave it, so it holds nothing its agent does not, and
+// left inspectable its working directory shows a leftover one
+// (clitest.ProcessesIn). It is main's, not rootCommand's, so that the tests
+// that run commands in their own process leave that process as it is.
+func keepKeysPrivate(root *cobra.Command) {
+	pre := root.PersistentPreRun
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
+		pre(cmd, args) // sets up the logger
+		if cmd.Name() == "workflow-server" {
+			return
+		}
+		if err := nondumpable(); err != nil {
+			logger.Warn().Err(err).Msg("could not make this process non-dumpable (prctl PR_SET_DUMPABLE): an agent running as this user outside the sandbox could read the providers' keys from /proc/<pid>/environ")
+		}
+	}
 }
 
 func rootCommand() *cobra.Command {
