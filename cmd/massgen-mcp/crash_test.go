@@ -64,6 +64,13 @@ func startServer(t testing.TB, bin, state string, extra ...string) *server {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	return startServing(t, cmd)
+}
+
+// startServing starts cmd, a serve --http on port 0 made by the caller (its
+// user, environment, directories), and waits as startServer does.
+func startServing(t testing.TB, cmd *exec.Cmd) *server {
+	t.Helper()
 	stderr := &coordtest.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
