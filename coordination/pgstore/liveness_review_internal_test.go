@@ -1,0 +1,251 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// logBuf is a zerolog writer a test reads while the store writes.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Contains(l.b.String(), s)
+}
+
+// dropListener ends the LISTEN connection that holds r's liveness lock, as
+// a network blip, a proxy or pg_terminate_backend ends it.
+func dropListener(t *testing.T, st *Store, r *replica) {
+	t.Helper()
+	hi, lo := int64(uint32(uint64(r.key)>>32)), int64(uint32(uint64(r.key)))
+	var n int
+	err := st.db.pool.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1 AND granted`, hi, lo).Scan(&n)
+	if err != nil || n != 1 {
+		t.Fatalf("ending the LISTEN connection: %d ended, %v", n, err)
+	}
+}
+
+// renewAndLook renews a's run lease every heartbeat (2 s), as its
+// heartbeat does, while b looks for dead replicas and for runs to take up
+// every 250 ms, as several replicas' looks do, for d: whether b took the
+// run.
+func renewAndLook(t *testing.T, a, b *Store, version int64, d time.Duration) bool {
+	t.Helper()
+	ctx := context.Background()
+	lastBeat := time.Time{}
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if time.Since(lastBeat) >= coordination.DefaultHeartbeat {
+			if _, err := a.RenewRun(ctx, "s", version, coordination.DefaultLeaseTTL); err != nil {
+				t.Logf("the live replica's heartbeat: %v", err)
+				return true
+			}
+			lastBeat = time.Now()
+		}
+		if err := b.db.reapOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.AcquireRun(ctx, "s", coordination.ThisProcess("b"), coordination.DefaultLeaseTTL); err == nil {
+			t.Logf("b took the run %v after a's last renewal", time.Since(lastBeat))
+			return true
+		}
+	}
+	return false
+}
+
+// A replica whose steps hold every connection of its main pool still
+// renews its leases (the heartbeat's pool, TestLeasesAreRenewedWhileEvery
+// ConnectionIsBusy); if its LISTEN connection is lost then, listen cannot
+// make it again until a step lets a connection go (db.pool.Acquire), and
+// the liveness lock stays free while the process lives and renews. Its
+// run must not be taken from it.
+func TestReviewALiveReplicaWhoseListenerWaitsForAConnectionIsNotReaped(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	rep, owner := deadReplica("busy")
+	adb, err := Open(ctx, dsn, Options{replica: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adb.Close()
+	a := forTenant(t, adb)
+	b := replicaOn(t, dsn, Options{})
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.AcquireRun(ctx, "s", owner, coordination.DefaultLeaseTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy []*pgxpool.Conn // every step writing at once
+	for range a.db.pool.Config().MaxConns {
+		c, err := a.db.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy = append(busy, c)
+	}
+	defer func() {
+		for _, c := range busy {
+			c.Release()
+		}
+	}()
+	dropListener(t, b, rep)
+	if renewAndLook(t, a, b, l.Version, 6*time.Second) {
+		t.Fatal("another replica took the run of a live replica renewing its lease every heartbeat")
+	}
+}
+
+// A replica whose liveness lock waits behind a reaper's look past the
+// role's lock_timeout (55P03, a *pgconn.PgError) goes on listening without
+// the lock while its row stays registered: it must not then be reaped.
+func TestReviewAReplicaWhoseLivenessLockTimedOutIsNotReaped(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	rep, owner := deadReplica("strict")
+	logs := &logBuf{}
+	adb, err := Open(ctx, dsn+"&lock_timeout=200ms", Options{replica: rep, Logger: zerolog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adb.Close()
+	a := forTenant(t, adb)
+	b := replicaOn(t, dsn, Options{})
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.AcquireRun(ctx, "s", owner, coordination.DefaultLeaseTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A reaper's look holding the key (pg_try_advisory_xact_lock) as the
+	// listener comes back; here a connection of the test's for a moment.
+	x, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close(ctx)
+	dropListener(t, b, rep)
+	for got := false; !got; {
+		if err := x.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, rep.key).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // listen comes back within 500 ms and waits for the lock
+	if logs.has("other replicas will see this one dead") {
+		t.Log("the listener gave up on its liveness lock and listens without it")
+	}
+	if _, err := x.Exec(ctx, `SELECT pg_advisory_unlock($1)`, rep.key); err != nil {
+		t.Fatal(err)
+	}
+	if renewAndLook(t, a, b, l.Version, 6*time.Second) {
+		t.Fatal("another replica took the run of a live replica, listening and renewing, whose liveness lock had timed out once")
+	}
+}
+
+// A command that opens the store for a moment (Options.Existing: status,
+// cancel, approve) is no replica: it leaves no row for the replicas to
+// reap, and no warning that a replica's process is gone.
+func TestReviewACommandsBriefOpenLeavesNoReplicaToReap(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	logs := &logBuf{}
+	b := replicaOn(t, dsn, Options{Logger: zerolog.New(logs)})
+	rep, _ := deadReplica("cli")
+	cli, err := Open(ctx, dsn, Options{Existing: true, replica: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli.Close()
+	if n := registered(t, b, rep.key); n != 0 {
+		t.Errorf("a command's open left %d rows in replicas", n)
+	}
+	for range 3 {
+		if err := b.db.reapOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(reapAfter + 100*time.Millisecond)
+	}
+	if logs.has("its process gone") {
+		t.Error("a command that opened the store for a moment was reaped with a warning that a replica's process is gone")
+	}
+}
+
+// One look for dead replicas with a registered one to reap, among many
+// leases: how long massgen_reap takes (leases has no index on host, pid,
+// proc_start). MASSGEN_REVIEW_LEASES rows; off unless set.
+func TestReviewReapOnManyLeases(t *testing.T) {
+	n := os.Getenv("MASSGEN_REVIEW_LEASES")
+	if n == "" {
+		t.Skip("MASSGEN_REVIEW_LEASES unset")
+	}
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	b := replicaOn(t, dsn, Options{})
+	rep, _ := deadReplica("gone")
+	fill, err := pgx.Connect(ctx, dsn) // not b's pool: a statement answered late marks an outage there
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fill.Close(ctx)
+	for _, q := range []string{
+		`INSERT INTO sessions (tenant, id, created_at, setup, log_seq) SELECT 'default', 's' || g, now(), '{}', 1 FROM generate_series(1, ($1::int) / 4) g`,
+		`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+			SELECT 'default', 's' || g, a, 'o', 'host' || (g % 50), 1000 + g % 7, 5, 1, now(), now(), now(), true
+			FROM generate_series(1, ($1::int) / 4) g, unnest(array['', 'a', 'b', 'c']) a`,
+	} {
+		if _, err := fill.Exec(ctx, q, n); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	if _, err := fill.Exec(ctx, `ANALYZE sessions; ANALYZE leases`); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.db.with(*rep).holdLiveness(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close(ctx)
+	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET seen_gone_at = now() - interval '1 minute' WHERE lock_key = $1`, rep.key); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		start := time.Now()
+		err := b.db.reapOnce(ctx)
+		t.Logf("a look with a replica to reap among %s leases: %v (%v)", n, time.Since(start), err)
+		if errors.Is(err, context.DeadlineExceeded) || err != nil {
+			continue
+		}
+		break
+	}
+	if k := registered(t, b, rep.key); k != 0 {
+		t.Errorf("the dead replica is still registered after three looks")
+	}
+}
