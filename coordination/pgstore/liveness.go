@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -78,9 +80,21 @@ func (db *DB) lockToken() string { return db.replica.tag + "." + newToken() }
 // connection, and registers that it holds it (again, after a reap took it
 // for dead). Sent below the query tracer, as a connection's setup: it is
 // no round trip of a step's.
+//
+// The lock waits, whatever the role's lock_timeout or statement_timeout,
+// for a reaper's look at this replica to end (its pg_try_advisory_xact_lock
+// is held to its transaction's end): a lock given up on is an error, and
+// listen makes the connection again, for a replica listening without its
+// lock while registered reads dead to every look and is reaped, alive. A
+// registration refused (a role that may not write the replicas table)
+// leaves the lock held and is notRegistered: such a replica is never
+// reaped, and goes on.
 func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
 	r := db.replica
 	pc := conn.PgConn()
+	if _, err := pc.Exec(ctx, `SET lock_timeout = 0; SET statement_timeout = 0`).ReadAll(); err != nil {
+		return fmt.Errorf("taking this replica's liveness lock: %w", err)
+	}
 	if err := pc.ExecParams(ctx, `SELECT pg_advisory_lock_shared($1)`, [][]byte{[]byte(strconv.FormatInt(r.key, 10))}, nil, nil, nil).Read().Err; err != nil {
 		return fmt.Errorf("taking this replica's liveness lock: %w", err)
 	}
@@ -88,11 +102,22 @@ func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
 		ON CONFLICT (lock_key) DO UPDATE SET seen_gone_at = NULL`,
 		[][]byte{[]byte(strconv.FormatInt(r.key, 10)), []byte(r.tag), []byte(r.host), []byte(strconv.Itoa(r.pid)), []byte(strconv.FormatInt(int64(r.start), 10))},
 		nil, nil, nil).Read().Err
+	var refused *pgconn.PgError
+	if errors.As(err, &refused) {
+		return notRegistered{err}
+	}
 	if err != nil {
 		return fmt.Errorf("registering this replica: %w", err)
 	}
 	return nil
 }
+
+// notRegistered is a registration the database refused, the liveness lock
+// held (holdLiveness).
+type notRegistered struct{ err error }
+
+func (e notRegistered) Error() string { return "registering this replica: " + e.err.Error() }
+func (e notRegistered) Unwrap() error { return e.err }
 
 const (
 	// reapEvery is how often a replica looks for dead ones.

@@ -183,11 +183,13 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 		return err
 	}
 	// Held while this connection lives: other replicas see this one alive
-	// by it (liveness.go). One the database refuses (a role that may not
-	// write the replicas table) leaves this replica seen dead only when
-	// its leases run out, as before; it still hears changes.
+	// by it (liveness.go). A registration the database refuses (a role
+	// that may not write the replicas table) leaves this replica seen dead
+	// only when its leases run out, as before; it still hears changes. A
+	// lock not taken is a connection lost: listening without it, this
+	// replica would read dead while registered.
 	if err := db.holdLiveness(ctx, pc); err != nil {
-		var refused *pgconn.PgError
+		var refused notRegistered
 		if !errors.As(err, &refused) {
 			return err
 		}
