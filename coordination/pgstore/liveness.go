@@ -99,7 +99,7 @@ func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("taking this replica's liveness lock: %w", err)
 	}
 	err := pc.ExecParams(ctx, `INSERT INTO replicas (lock_key, tag, host, pid, proc_start) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (lock_key) DO UPDATE SET seen_gone_at = NULL`,
+		ON CONFLICT (lock_key) DO UPDATE SET seen_gone_at = NULL, beat_at = now()`,
 		[][]byte{[]byte(strconv.FormatInt(r.key, 10)), []byte(r.tag), []byte(r.host), []byte(strconv.Itoa(r.pid)), []byte(strconv.FormatInt(int64(r.start), 10))},
 		nil, nil, nil).Read().Err
 	var refused *pgconn.PgError
@@ -120,18 +120,23 @@ func (e notRegistered) Error() string { return "registering this replica: " + e.
 func (e notRegistered) Unwrap() error { return e.err }
 
 const (
-	// reapEvery is how often a replica looks for dead ones.
+	// reapEvery is how often a replica looks for dead ones, and beats.
 	reapEvery = time.Second
 	// reapAfter is how long a replica's lock must be seen free before it
 	// is reaped: longer than a live replica takes to make its LISTEN
 	// connection again (every 500 ms, listen), shorter than a look.
 	reapAfter = 700 * time.Millisecond
+	// reapSilent is how long a replica must not have beaten before it is
+	// reaped: longer than a live replica's beats are apart (reapEvery).
+	reapSilent = reapEvery + 700*time.Millisecond
 )
 
-// reapDead looks for dead replicas every reapEvery until ctx ends. Not
-// while this replica sees an outage or its excuse runs (OutageExcuses):
-// every replica lost its connections with the database then, and each is
-// given its TTL to come back, as its leases are.
+// reapDead beats and looks for dead replicas every reapEvery until ctx
+// ends. It looks not while this replica sees an outage or its excuse runs
+// (OutageExcuses): every replica lost its connections with the database
+// then, and each is given its TTL to come back, as its leases are. It
+// beats even then: this replica's own LISTEN connection lost is an outage
+// it sees, and the others' looks must read it alive by its beats.
 func (db *DB) reapDead(ctx context.Context) {
 	defer db.done.Done()
 	t := time.NewTicker(reapEvery)
@@ -148,26 +153,40 @@ func (db *DB) reapDead(ctx context.Context) {
 	}
 }
 
-// reapOnce is one look (massgen_reap), its reaps logged: a replica gone is
-// news to the operator. On the heartbeat's pool and below the query
-// tracer, like the heartbeat's own work: no round trip of a step's.
+// reapOnce is one beat and one look (massgen_reap), its reaps logged: a
+// replica gone is news to the operator. On the heartbeat's pool and below
+// the query tracer, like the heartbeat's own work: no round trip of a
+// step's.
+//
+// The beat is the second sign a reap asks for: a replica whose lock is
+// free may only have lost its LISTEN connection (a connection ended by the
+// database or a proxy, listen waiting for a connection of a pool its steps
+// hold), renewing its leases all the while; its beats, on the heartbeat's
+// pool, go on, and it is not reaped. A process gone beats no more. Its own
+// statement, not the look's: a look cancelled would take the beat with it.
 func (db *DB) reapOnce(ctx context.Context) error {
-	if db.lockTakeover() != nil {
-		return nil // an outage's excuse runs
-	}
 	c, err := db.beats.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Release()
+	key := []byte(strconv.FormatInt(db.replica.key, 10))
+	beat, cancel := context.WithTimeout(ctx, reapEvery)
+	defer cancel()
+	if err := c.Conn().PgConn().ExecParams(beat, `UPDATE replicas SET beat_at = now() WHERE lock_key = $1`, [][]byte{key}, nil, nil, nil).Read().Err; err != nil {
+		return err
+	}
+	if db.lockTakeover() != nil {
+		return nil // an outage's excuse runs
+	}
 	look, cancel := context.WithTimeout(ctx, reapEvery)
 	defer cancel()
-	rr := c.Conn().PgConn().ExecParams(look, `SELECT reaped_host, reaped_pid, expired_leases, expired_locks FROM massgen_reap($1, $2)`,
-		[][]byte{[]byte(strconv.FormatInt(db.replica.key, 10)), []byte(strconv.FormatInt(reapAfter.Milliseconds(), 10))}, nil, nil, nil)
+	rr := c.Conn().PgConn().ExecParams(look, `SELECT reaped_host, reaped_pid, expired_leases, expired_locks FROM massgen_reap($1, $2, $3)`,
+		[][]byte{key, []byte(strconv.FormatInt(reapAfter.Milliseconds(), 10)), []byte(strconv.FormatInt(reapSilent.Milliseconds(), 10))}, nil, nil, nil)
 	for rr.NextRow() {
 		v := rr.Values()
 		db.log.Warn().Str("host", string(v[0])).Str("pid", string(v[1])).Str("leases", string(v[2])).Str("locks", string(v[3])).
-			Msg("a replica's connection to PostgreSQL ended, its process gone: its leases and locks expire now, for the others to take up its runs")
+			Msg("a replica's connection to PostgreSQL ended and it beats no more, its process gone: its leases and locks expire now, for the others to take up its runs")
 	}
 	_, err = rr.Close()
 	return err

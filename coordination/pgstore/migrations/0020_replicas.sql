@@ -9,7 +9,10 @@
 -- live replica before then) is reaped: its unreleased leases (by host, pid
 -- and start, as its lease rows name their owner) and its lock rows (their
 -- tokens begin with its tag) expire now, for the others to take by the
--- usual rules, and its row goes. Expiring is all it does: a live replica
+-- usual rules, and its row goes, but only once it has also not beaten
+-- (beat_at, each replica's look beats first, on the heartbeat's pool) for
+-- p_silent_ms: a live replica whose LISTEN connection alone was lost, or
+-- waits for a connection, beats on. Expiring is all it does: a live replica
 -- taken for dead renews what nobody took yet, and a claim fences what it
 -- took, as after any late heartbeat.
 CREATE TABLE replicas (
@@ -19,10 +22,11 @@ CREATE TABLE replicas (
     pid          integer     NOT NULL,
     proc_start   bigint      NOT NULL,
     started_at   timestamptz NOT NULL DEFAULT now(),
+    beat_at      timestamptz NOT NULL DEFAULT now(),
     seen_gone_at timestamptz
 );
 
-CREATE FUNCTION massgen_reap(p_self bigint, p_after_ms bigint)
+CREATE FUNCTION massgen_reap(p_self bigint, p_after_ms bigint, p_silent_ms bigint)
 RETURNS TABLE (reaped_host text, reaped_pid integer, expired_leases integer, expired_locks integer) LANGUAGE plpgsql AS $$
 DECLARE
     r record;
@@ -43,7 +47,8 @@ BEGIN
             UPDATE replicas x SET seen_gone_at = now() WHERE x.lock_key = r.lock_key;
             CONTINUE;
         END IF;
-        IF r.seen_gone_at > now() - p_after_ms * interval '1 millisecond' THEN
+        IF r.seen_gone_at > now() - p_after_ms * interval '1 millisecond'
+            OR r.beat_at > now() - p_silent_ms * interval '1 millisecond' THEN
             CONTINUE;
         END IF;
         UPDATE leases l SET expires_at = now()
