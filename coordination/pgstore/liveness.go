@@ -112,6 +112,17 @@ func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
+// holdLivenessUnlessBrief is holdLiveness for a replica; a command's open
+// (Options.Existing: status, cancel, approve) is none, and left a row
+// behind at every run, which a replica then reaped with a warning that a
+// process was gone.
+func (db *DB) holdLivenessUnlessBrief(ctx context.Context, conn *pgx.Conn) error {
+	if db.brief {
+		return nil
+	}
+	return db.holdLiveness(ctx, conn)
+}
+
 // notRegistered is a registration the database refused, the liveness lock
 // held (holdLiveness).
 type notRegistered struct{ err error }

@@ -67,6 +67,9 @@ type DB struct {
 	outage    *outageSeen     // outageexcuse.go
 	hearing   hearing         // watch.go
 	replica   replica         // liveness.go: this process, as other replicas see it
+	// brief is a command's open (Options.Existing), no replica: it holds
+	// no liveness lock, registers nothing and reaps nobody (liveness.go).
+	brief bool
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc
@@ -244,10 +247,13 @@ func open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	lctx := db.ctx
 	ready := make(chan error, 1)
-	db.done.Add(3)
+	db.done.Add(2)
 	go db.listen(lctx, ready)
 	go db.heartbeat(lctx)
-	go db.reapDead(lctx) // liveness.go
+	if !db.brief {
+		db.done.Add(1)
+		go db.reapDead(lctx) // liveness.go
+	}
 	if err := <-ready; err != nil {
 		db.Close()
 		return nil, fmt.Errorf("listening for session changes on %s: %w", redact(dsn), err)
@@ -263,6 +269,7 @@ func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
 	if opts.replica != nil {
 		db.replica = *opts.replica
 	}
+	db.brief = opts.Existing
 	db.feeds.init()
 	db.gates.gates = map[string]*gate{}
 	db.held.init()

@@ -188,7 +188,7 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 	// only when its leases run out, as before; it still hears changes. A
 	// lock not taken is a connection lost: listening without it, this
 	// replica would read dead while registered.
-	if err := db.holdLiveness(ctx, pc); err != nil {
+	if err := db.holdLivenessUnlessBrief(ctx, pc); err != nil {
 		var refused notRegistered
 		if !errors.As(err, &refused) {
 			return err
