@@ -249,3 +249,47 @@ func TestReviewReapOnManyLeases(t *testing.T) {
 		t.Errorf("the dead replica is still registered after three looks")
 	}
 }
+
+// A reap expires a live holder's lock rows (both its signs failed, or a
+// bug); another replica takes one, steps and lets it go, deleting its
+// row. The former holder's heartbeat must not then put the row back, as
+// it does a row a database crash lost (renew): it would hold the lock
+// again, unknown to the one that had it in between.
+func TestReviewALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	rep, _ := deadReplica("reaped")
+	adb, err := Open(ctx, dsn, Options{replica: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adb.Close()
+	a := forTenant(t, adb)
+	b := replicaOn(t, dsn, Options{})
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	held, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	// massgen_reap's own update of the lock rows
+	if _, err := b.db.pool.Exec(ctx, `UPDATE locks k SET expires_at = now()
+		WHERE left(k.token, length($1) + 1) = $1 || '.' AND k.expires_at > now()`, rep.tag); err != nil {
+		t.Fatal(err)
+	}
+	took, err := b.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	took.Release()
+	time.Sleep(lockBeat + 500*time.Millisecond) // a's heartbeat
+	var n int
+	if err := b.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE name = 'step:agent_a' AND left(token, length($1) + 1) = $1 || '.' AND expires_at > now()`, rep.tag).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Error("the reaped holder's heartbeat put back the step lock another replica had taken and let go since")
+	}
+}
