@@ -222,7 +222,7 @@ func TestReviewReapOnManyLeases(t *testing.T) {
 			t.Fatal(q, err)
 		}
 	}
-	if _, err := fill.Exec(ctx, `ANALYZE sessions; ANALYZE leases`); err != nil {
+	if _, err := fill.Exec(ctx, os.ExpandEnv(`${MASSGEN_REVIEW_INDEX} ANALYZE sessions; ANALYZE leases`)); err != nil {
 		t.Fatal(err)
 	}
 	c, err := pgx.Connect(ctx, dsn)
@@ -233,7 +233,7 @@ func TestReviewReapOnManyLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = c.Close(ctx)
-	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET seen_gone_at = now() - interval '1 minute' WHERE lock_key = $1`, rep.key); err != nil {
+	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET seen_gone_at = now() - interval '1 minute', beat_at = now() - interval '1 minute' WHERE lock_key = $1`, rep.key); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
