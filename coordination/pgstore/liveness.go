@@ -184,11 +184,11 @@ func (db *DB) reapOnce(ctx context.Context) error {
 	key := []byte(strconv.FormatInt(db.replica.key, 10))
 	beat, cancel := context.WithTimeout(ctx, reapEvery)
 	defer cancel()
-	if err := c.Conn().PgConn().ExecParams(beat, `UPDATE replicas SET beat_at = now() WHERE lock_key = $1`, [][]byte{key}, nil, nil, nil).Read().Err; err != nil {
-		return err
-	}
+	// A beat refused (a role that may not write the replicas table) holds
+	// no look up: only this replica's own reap is at stake.
+	beatErr := c.Conn().PgConn().ExecParams(beat, `UPDATE replicas SET beat_at = now() WHERE lock_key = $1`, [][]byte{key}, nil, nil, nil).Read().Err
 	if db.lockTakeover() != nil {
-		return nil // an outage's excuse runs
+		return beatErr // an outage's excuse runs
 	}
 	look, cancel := context.WithTimeout(ctx, reapEvery)
 	defer cancel()
@@ -200,5 +200,5 @@ func (db *DB) reapOnce(ctx context.Context) error {
 			Msg("a replica's connection to PostgreSQL ended and it beats no more, its process gone: its leases and locks expire now, for the others to take up its runs")
 	}
 	_, err = rr.Close()
-	return err
+	return errors.Join(beatErr, err)
 }
