@@ -187,7 +187,7 @@ func TestAppendAndReleaseLetsTheLockGo(t *testing.T) {
 			t.Error("after AppendAndRelease the heartbeat still renews the step lock")
 		}
 	}
-	if err := a.db.renew(ctx, a.tenant, map[string]heldRow{l.(*stepLock).token: {"s", "step:agent_a"}}); err != nil {
+	if err := a.db.renew(ctx, a.tenant, map[string]heldRow{l.(*stepLock).token: {session: "s", name: "step:agent_a", taken: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	if tok := stepLockToken(t, a); tok != "" {

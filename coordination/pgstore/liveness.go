@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,19 +45,24 @@ type replica struct {
 	start uint64 // coordination.ProcessStart, as lease rows name it
 }
 
-var (
-	thisReplicaOnce sync.Once
-	thisReplica     replica
-)
+// thisReplica is this process's replica once its start was read: a read
+// that failed is not kept, so a later store names the process as its
+// lease rows will (coordination.ThisProcess keeps only a read that
+// worked too).
+var thisReplica atomic.Pointer[replica]
 
 // processReplica is this process's replica: the same for every store it
 // opens, as the lease owner (coordination.ThisProcess) is.
 func processReplica() replica {
-	thisReplicaOnce.Do(func() {
-		owner := coordination.ThisProcess("")
-		thisReplica = replicaOf(owner.Host, owner.PID, owner.ProcStart)
-	})
-	return thisReplica
+	if r := thisReplica.Load(); r != nil {
+		return *r
+	}
+	owner := coordination.ThisProcess("")
+	r := replicaOf(owner.Host, owner.PID, owner.ProcStart)
+	if owner.ProcStart != 0 {
+		thisReplica.Store(&r)
+	}
+	return r
 }
 
 // replicaOf is the replica of the process at host with pid, started at
@@ -109,7 +114,26 @@ func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return fmt.Errorf("registering this replica: %w", err)
 	}
+	db.registered.Store(true)
 	return nil
+}
+
+// putBackSince is when this replica's registration began (replicas.started_at,
+// kept by a registration made again while its row stands), for the heartbeat
+// to put back only lock rows taken since: a reap deletes the row, and a row
+// taken before the registration standing now may have been reaped, taken by
+// another replica and let go, not lost by a crash. all says every row may be
+// put back (a replica that never registered, as before the reaps); none
+// says none may (its row reaped and not yet made again).
+func (db *DB) putBackSince(ctx context.Context) (since time.Time, all, none bool, err error) {
+	if !db.registered.Load() {
+		return time.Time{}, true, false, nil
+	}
+	err = db.beats.QueryRow(ctx, `SELECT started_at FROM replicas WHERE lock_key = $1`, db.replica.key).Scan(&since)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, true, nil
+	}
+	return since, false, false, err
 }
 
 // holdLivenessUnlessBrief is holdLiveness for a replica; a command's open
@@ -196,8 +220,13 @@ func (db *DB) reapOnce(ctx context.Context) error {
 		[][]byte{key, []byte(strconv.FormatInt(reapAfter.Milliseconds(), 10)), []byte(strconv.FormatInt(reapSilent.Milliseconds(), 10))}, nil, nil, nil)
 	for rr.NextRow() {
 		v := rr.Values()
-		db.log.Warn().Str("host", string(v[0])).Str("pid", string(v[1])).Str("leases", string(v[2])).Str("locks", string(v[3])).
-			Msg("a replica's connection to PostgreSQL ended and it beats no more, its process gone: its leases and locks expire now, for the others to take up its runs")
+		// One that held nothing stopped as a server stops (a rolling
+		// restart): news, not a warning.
+		ev, what := db.log.Warn(), "a replica's connection to PostgreSQL ended and it beats no more, its process gone: its leases and locks expire now, for the others to take up its runs"
+		if string(v[2]) == "0" && string(v[3]) == "0" {
+			ev, what = db.log.Info(), "a replica that held no run or lock has stopped"
+		}
+		ev.Str("host", string(v[0])).Str("pid", string(v[1])).Str("leases", string(v[2])).Str("locks", string(v[3])).Msg(what)
 	}
 	_, err = rr.Close()
 	return errors.Join(beatErr, err)

@@ -33,8 +33,11 @@ type held struct {
 }
 
 // heldRow is which lock a held token is, so the heartbeat can put back a
-// row the database lost.
-type heldRow struct{ session, name string }
+// row the database lost, and when this process took it (putBackSince).
+type heldRow struct {
+	session, name string
+	taken         time.Time
+}
 
 func (h *held) init() {
 	h.tokens = map[string]map[string]heldRow{}
@@ -75,7 +78,7 @@ func (h *held) add(tenant, token, session, name string) {
 		m = map[string]heldRow{}
 		h.tokens[tenant] = m
 	}
-	m[token] = heldRow{session, name}
+	m[token] = heldRow{session, name, time.Now()}
 }
 
 func (h *held) remove(tenant, token string) {
@@ -234,10 +237,29 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	// holder since the snapshot (unlock forgets the token, then deletes the
 	// row): only the first is put back. A release racing the insert is
 	// undone right after it, whichever of the two deletes comes second.
+	missed := db.held.stillHeld(tenant, slices.Collect(maps.Keys(rows)))
+	if len(missed) == 0 {
+		return nil
+	}
+	// A row taken before this replica's registration standing now is not
+	// put back: a reap (liveness.go) deleted the registration and expired
+	// the row, which another replica may have taken and let go since; put
+	// back, the lock would be this replica's again, unknown to the one
+	// that had it in between. Such a token is forgotten: its holder lost
+	// the lock, as its landing's fence tells it. A crash keeps the
+	// registration (a logged row), and so does a failover to a standby.
+	since, all, none, err := db.putBackSince(ctx)
+	if err != nil {
+		return err
+	}
 	sessions, names = sessions[:0], names[:0]
 	var lost []string
-	for _, tok := range db.held.stillHeld(tenant, slices.Collect(maps.Keys(rows))) {
+	for _, tok := range missed {
 		r := rows[tok]
+		if none || !all && r.taken.Before(since.Add(-coordination.MaxClockSkew)) {
+			db.held.remove(tenant, tok)
+			continue
+		}
 		sessions, names, lost = append(sessions, r.session), append(names, r.name), append(lost, tok)
 	}
 	if len(lost) == 0 {
@@ -255,6 +277,9 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 		return err
 	}
 	kept := db.held.stillHeld(tenant, lost)
+	for _, tok := range kept {
+		db.held.add(tenant, tok, rows[tok].session, rows[tok].name) // taken again now
+	}
 	if released := slices.DeleteFunc(lost, func(tok string) bool { return slices.Contains(kept, tok) }); len(released) > 0 {
 		_, err = db.beats.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, released)
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -70,6 +71,10 @@ type DB struct {
 	// brief is a command's open (Options.Existing), no replica: it holds
 	// no liveness lock, registers nothing and reaps nobody (liveness.go).
 	brief bool
+	// registered says this replica's row in replicas was made at least
+	// once (liveness.go): the heartbeat then puts back only lock rows
+	// taken since its registration (putBackSince).
+	registered atomic.Bool
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc

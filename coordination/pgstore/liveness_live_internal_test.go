@@ -83,7 +83,7 @@ func renewAndLook(t *testing.T, a, b *Store, version int64, d time.Duration) boo
 // make it again until a step lets a connection go (db.pool.Acquire), and
 // the liveness lock stays free while the process lives and renews. Its
 // run must not be taken from it.
-func TestReviewALiveReplicaWhoseListenerWaitsForAConnectionIsNotReaped(t *testing.T) {
+func TestALiveReplicaWhoseListenerWaitsForAConnectionIsNotReaped(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	rep, owner := deadReplica("busy")
@@ -123,7 +123,7 @@ func TestReviewALiveReplicaWhoseListenerWaitsForAConnectionIsNotReaped(t *testin
 // A replica whose liveness lock waits behind a reaper's look past the
 // role's lock_timeout (55P03, a *pgconn.PgError) goes on listening without
 // the lock while its row stays registered: it must not then be reaped.
-func TestReviewAReplicaWhoseLivenessLockTimedOutIsNotReaped(t *testing.T) {
+func TestAReplicaWhoseLivenessLockTimedOutIsNotReaped(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	rep, owner := deadReplica("strict")
@@ -170,7 +170,7 @@ func TestReviewAReplicaWhoseLivenessLockTimedOutIsNotReaped(t *testing.T) {
 // A command that opens the store for a moment (Options.Existing: status,
 // cancel, approve) is no replica: it leaves no row for the replicas to
 // reap, and no warning that a replica's process is gone.
-func TestReviewACommandsBriefOpenLeavesNoReplicaToReap(t *testing.T) {
+func TestACommandsBriefOpenLeavesNoReplicaToReap(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	logs := &logBuf{}
@@ -197,11 +197,11 @@ func TestReviewACommandsBriefOpenLeavesNoReplicaToReap(t *testing.T) {
 
 // One look for dead replicas with a registered one to reap, among many
 // leases: how long massgen_reap takes (leases has no index on host, pid,
-// proc_start). MASSGEN_REVIEW_LEASES rows; off unless set.
-func TestReviewReapOnManyLeases(t *testing.T) {
-	n := os.Getenv("MASSGEN_REVIEW_LEASES")
+// proc_start). MASSGEN_REAP_LEASES rows; off unless set.
+func TestReapOnManyLeases(t *testing.T) {
+	n := os.Getenv("MASSGEN_REAP_LEASES")
 	if n == "" {
-		t.Skip("MASSGEN_REVIEW_LEASES unset")
+		t.Skip("MASSGEN_REAP_LEASES unset")
 	}
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
@@ -222,7 +222,7 @@ func TestReviewReapOnManyLeases(t *testing.T) {
 			t.Fatal(q, err)
 		}
 	}
-	if _, err := fill.Exec(ctx, os.ExpandEnv(`${MASSGEN_REVIEW_INDEX} ANALYZE sessions; ANALYZE leases`)); err != nil {
+	if _, err := fill.Exec(ctx, `ANALYZE sessions; ANALYZE leases`); err != nil {
 		t.Fatal(err)
 	}
 	c, err := pgx.Connect(ctx, dsn)
@@ -255,7 +255,7 @@ func TestReviewReapOnManyLeases(t *testing.T) {
 // row. The former holder's heartbeat must not then put the row back, as
 // it does a row a database crash lost (renew): it would hold the lock
 // again, unknown to the one that had it in between.
-func TestReviewALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *testing.T) {
+func TestALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	rep, _ := deadReplica("reaped")
@@ -274,22 +274,68 @@ func TestReviewALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *test
 		t.Fatal(err)
 	}
 	defer held.Release()
-	// massgen_reap's own update of the lock rows
-	if _, err := b.db.pool.Exec(ctx, `UPDATE locks k SET expires_at = now()
-		WHERE left(k.token, length($1) + 1) = $1 || '.' AND k.expires_at > now()`, rep.tag); err != nil {
+	putBack := func(when string) {
+		t.Helper()
+		took, err := b.LockStep(ctx, "s", "agent_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		took.Release()
+		time.Sleep(lockBeat + 500*time.Millisecond) // a's heartbeat
+		var n int
+		if err := b.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE name = 'step:agent_a' AND left(token, length($1) + 1) = $1 || '.' AND expires_at > now()`, rep.tag).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s: the reaped holder's heartbeat put back the step lock another replica had taken and let go since", when)
+		}
+	}
+	// massgen_reap's own writes: the lock rows expired, the registration gone
+	reap := func() {
+		t.Helper()
+		if _, err := b.db.pool.Exec(ctx, `UPDATE locks k SET expires_at = now()
+			WHERE left(k.token, length($1) + 1) = $1 || '.' AND k.expires_at > now()`, rep.tag); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.db.pool.Exec(ctx, `DELETE FROM replicas WHERE lock_key = $1`, rep.key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reap()
+	putBack("reaped, not registered again")
+	// Registered again (its LISTEN connection made again), then its older
+	// lock reaped and taken: still not put back.
+	held2, err := a.LockStep(ctx, "s", "agent_b")
+	if err != nil {
 		t.Fatal(err)
 	}
-	took, err := b.LockStep(ctx, "s", "agent_a")
+	defer held2.Release()
+	time.Sleep(10 * time.Millisecond)
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if err := adb.holdLiveness(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET started_at = now() + interval '2 seconds' WHERE lock_key = $1`, rep.key); err != nil {
+		t.Fatal(err) // registered well after the lock was taken, past the clock allowance
+	}
+	if _, err := b.db.pool.Exec(ctx, `UPDATE locks k SET expires_at = now() WHERE name = 'step:agent_b'`); err != nil {
+		t.Fatal(err)
+	}
+	took, err := b.LockStep(ctx, "s", "agent_b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	took.Release()
-	time.Sleep(lockBeat + 500*time.Millisecond) // a's heartbeat
+	time.Sleep(lockBeat + 500*time.Millisecond)
 	var n int
-	if err := b.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE name = 'step:agent_a' AND left(token, length($1) + 1) = $1 || '.' AND expires_at > now()`, rep.tag).Scan(&n); err != nil {
+	if err := b.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE name = 'step:agent_b' AND expires_at > now()`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Error("the reaped holder's heartbeat put back the step lock another replica had taken and let go since")
+		t.Error("registered again: the heartbeat put back a lock taken before the registration, which another replica had taken and let go since")
 	}
 }
