@@ -164,6 +164,8 @@ const (
 	// reapSilent is how long a replica must not have beaten before it is
 	// reaped: longer than a live replica's beats are apart (reapEvery).
 	reapSilent = reapEvery + 700*time.Millisecond
+	// reapLook bounds one look: a reap reads the whole leases table.
+	reapLook = 30 * time.Second
 )
 
 // reapDead beats and looks for dead replicas every reapEvery until ctx
@@ -189,9 +191,8 @@ func (db *DB) reapDead(ctx context.Context) {
 }
 
 // reapOnce is one beat and one look (massgen_reap), its reaps logged: a
-// replica gone is news to the operator. On the heartbeat's pool and below
-// the query tracer, like the heartbeat's own work: no round trip of a
-// step's.
+// replica gone is news to the operator. Below the query tracer, like the
+// heartbeat's own work: no round trip of a step's.
 //
 // The beat is the second sign a reap asks for: a replica whose lock is
 // free may only have lost its LISTEN connection (a connection ended by the
@@ -200,21 +201,23 @@ func (db *DB) reapDead(ctx context.Context) {
 // pool, go on, and it is not reaped. A process gone beats no more. Its own
 // statement, not the look's: a look cancelled would take the beat with it.
 func (db *DB) reapOnce(ctx context.Context) error {
-	c, err := db.beats.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Release()
 	key := []byte(strconv.FormatInt(db.replica.key, 10))
-	beat, cancel := context.WithTimeout(ctx, reapEvery)
-	defer cancel()
 	// A beat refused (a role that may not write the replicas table) holds
 	// no look up: only this replica's own reap is at stake.
-	beatErr := c.Conn().PgConn().ExecParams(beat, `UPDATE replicas SET beat_at = now() WHERE lock_key = $1`, [][]byte{key}, nil, nil, nil).Read().Err
+	beatErr := db.beat(ctx, key)
 	if db.lockTakeover() != nil {
 		return beatErr // an outage's excuse runs
 	}
-	look, cancel := context.WithTimeout(ctx, reapEvery)
+	// The look on the main pool, given its time: a reap reads the whole
+	// leases table (liveness's migration says why), which must neither
+	// hold a heartbeat's connection up nor be cut short at every look and
+	// begun again.
+	c, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return errors.Join(beatErr, err)
+	}
+	defer c.Release()
+	look, cancel := context.WithTimeout(ctx, reapLook)
 	defer cancel()
 	rr := c.Conn().PgConn().ExecParams(look, `SELECT reaped_host, reaped_pid, expired_leases, expired_locks FROM massgen_reap($1, $2, $3)`,
 		[][]byte{key, []byte(strconv.FormatInt(reapAfter.Milliseconds(), 10)), []byte(strconv.FormatInt(reapSilent.Milliseconds(), 10))}, nil, nil, nil)
@@ -230,4 +233,18 @@ func (db *DB) reapOnce(ctx context.Context) error {
 	}
 	_, err = rr.Close()
 	return errors.Join(beatErr, err)
+}
+
+// beat tells the others this replica lives (replicas.beat_at), on the
+// heartbeat's pool: a replica whose steps hold every connection of the
+// main pool, its LISTEN connection lost and waiting for one, still beats.
+func (db *DB) beat(ctx context.Context, key []byte) error {
+	c, err := db.beats.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	beat, cancel := context.WithTimeout(ctx, reapEvery)
+	defer cancel()
+	return c.Conn().PgConn().ExecParams(beat, `UPDATE replicas SET beat_at = now() WHERE lock_key = $1`, [][]byte{key}, nil, nil, nil).Read().Err
 }

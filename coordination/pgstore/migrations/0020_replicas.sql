@@ -26,12 +26,11 @@ CREATE TABLE replicas (
     seen_gone_at timestamptz
 );
 
--- A reap finds the dead replica's leases by its process: without this a
--- look that reaps read the whole table (117-234 ms at a million leases, 3
--- with it). Not partial on released, which a release changes: renewals,
--- which change only the times, stay HOT updates.
-CREATE INDEX leases_holder ON leases (host, pid, proc_start);
-
+-- A reap reads the whole leases table to find the dead replica's rows
+-- (some 120-230 ms at a million leases), once per death: an index on
+-- host, pid and start, one key for all of a replica's rows, took every
+-- lease write's index entry to the same pages and doubled the landing's
+-- latency at a thousand sessions.
 CREATE FUNCTION massgen_reap(p_self bigint, p_after_ms bigint, p_silent_ms bigint)
 RETURNS TABLE (reaped_host text, reaped_pid integer, expired_leases integer, expired_locks integer) LANGUAGE plpgsql AS $$
 DECLARE
