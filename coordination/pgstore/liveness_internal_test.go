@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,49 @@ func deadReplica(name string) (*replica, coordination.LeaseOwner) {
 	return &r, coordination.LeaseOwner{ID: name, Host: r.host, PID: r.pid, ProcStart: r.start}
 }
 
+// otherProcess is a replica the test takes for another process (a, its
+// DB, lease owner and replica) beside one of the test's own (b), on a
+// fresh schema, with session "s" made through a. closeA ends a as a
+// SIGKILL would end its LISTEN connection, once.
+type otherProcess struct {
+	dsn    string
+	rep    *replica
+	owner  coordination.LeaseOwner
+	a, b   *Store
+	closeA func()
+}
+
+func withOtherProcess(t *testing.T, name string) otherProcess {
+	t.Helper()
+	p := otherProcess{dsn: pgtest.Schema(t)}
+	p.rep, p.owner = deadReplica(name)
+	adb, err := Open(context.Background(), p.dsn, Options{replica: p.rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.closeA = sync.OnceFunc(adb.Close)
+	t.Cleanup(p.closeA)
+	p.a, p.b = forTenant(t, adb), replicaOn(t, p.dsn, Options{})
+	if err := p.a.Create(context.Background(), storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// holdAs takes rep's liveness lock and registers it on a connection of its
+// own, as rep's LISTEN connection does; closing it lets the lock go.
+func holdAs(t *testing.T, st *Store, dsn string, rep *replica) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.db.with(*rep).holdLiveness(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // A replica whose process died (its connection to the database ended) is
 // seen gone on the survivor's next looks, not a TTL later: its run lease
 // and its step lease read expired and abandoned, the run is listed for a
@@ -26,18 +70,8 @@ func deadReplica(name string) (*replica, coordination.LeaseOwner) {
 // once. Without the liveness lock the lease read held for its whole TTL
 // (a minute here), and the lock for lockTTL.
 func TestADeadReplicasRunsAreTakenUpWithoutWaitingOutTheirTTL(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	ctx := context.Background()
-	rep, owner := deadReplica("killed")
-	dying, err := Open(ctx, dsn, Options{replica: rep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := forTenant(t, dying)
-	b := replicaOn(t, dsn, Options{})
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
+	p := withOtherProcess(t, "killed")
+	ctx, a, b, owner, rep := context.Background(), p.a, p.b, p.owner, p.rep
 	if _, err := a.AcquireRun(ctx, "s", owner, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +88,7 @@ func TestADeadReplicasRunsAreTakenUpWithoutWaitingOutTheirTTL(t *testing.T) {
 	if l := readRun(t, b); !l.Held(time.Now()) {
 		t.Fatalf("a live replica's run lease after a look: %+v, want held", l)
 	}
-	dying.Close() // its LISTEN connection ends, as a SIGKILL ends it
+	p.closeA() // its LISTEN connection ends, as a SIGKILL ends it
 	deadline := time.Now().Add(10 * reapEvery)
 	for time.Now().Before(deadline) && readRun(t, b).Held(time.Now()) {
 		if err := b.db.reapOnce(ctx); err != nil {
@@ -117,23 +151,12 @@ func TestAReplicaThatComesBackWithinAMomentIsNotReaped(t *testing.T) {
 	if _, err := b.AcquireRun(ctx, "s", owner, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	hold := func() *pgx.Conn {
-		t.Helper()
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.db.with(*rep).holdLiveness(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	c := hold()
+	c := holdAs(t, b, dsn, rep)
 	_ = c.Close(ctx)
 	if err := b.db.reapOnce(ctx); err != nil { // seen gone
 		t.Fatal(err)
 	}
-	c = hold() // back
+	c = holdAs(t, b, dsn, rep) // back
 	defer c.Close(ctx)
 	if err := b.db.reapOnce(ctx); err != nil { // seen back
 		t.Fatal(err)
@@ -171,14 +194,7 @@ func TestNoReplicaIsReapedWhileAnOutageExcusesIt(t *testing.T) {
 	if _, err := b.AcquireRun(ctx, "s", owner, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.db.with(*rep).holdLiveness(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.Close(ctx)
+	_ = holdAs(t, b, dsn, rep).Close(ctx)
 	b.db.outage.lostAt(time.Now())
 	b.db.outage.heard(time.Now())
 	for range 2 {

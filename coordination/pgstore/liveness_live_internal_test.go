@@ -84,19 +84,8 @@ func renewAndLook(t *testing.T, a, b *Store, version int64, d time.Duration) boo
 // the liveness lock stays free while the process lives and renews. Its
 // run must not be taken from it.
 func TestALiveReplicaWhoseListenerWaitsForAConnectionIsNotReaped(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	ctx := context.Background()
-	rep, owner := deadReplica("busy")
-	adb, err := Open(ctx, dsn, Options{replica: rep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adb.Close()
-	a := forTenant(t, adb)
-	b := replicaOn(t, dsn, Options{})
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
+	p := withOtherProcess(t, "busy")
+	ctx, a, b, owner, rep := context.Background(), p.a, p.b, p.owner, p.rep
 	l, err := a.AcquireRun(ctx, "s", owner, coordination.DefaultLeaseTTL)
 	if err != nil {
 		t.Fatal(err)
@@ -225,14 +214,7 @@ func TestReapOnManyLeases(t *testing.T) {
 	if _, err := fill.Exec(ctx, `ANALYZE sessions; ANALYZE leases`); err != nil {
 		t.Fatal(err)
 	}
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.db.with(*rep).holdLiveness(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.Close(ctx)
+	_ = holdAs(t, b, dsn, rep).Close(ctx)
 	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET seen_gone_at = now() - interval '1 minute', beat_at = now() - interval '1 minute' WHERE lock_key = $1`, rep.key); err != nil {
 		t.Fatal(err)
 	}
@@ -256,19 +238,8 @@ func TestReapOnManyLeases(t *testing.T) {
 // it does a row a database crash lost (renew): it would hold the lock
 // again, unknown to the one that had it in between.
 func TestALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	ctx := context.Background()
-	rep, _ := deadReplica("reaped")
-	adb, err := Open(ctx, dsn, Options{replica: rep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adb.Close()
-	a := forTenant(t, adb)
-	b := replicaOn(t, dsn, Options{})
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
+	p := withOtherProcess(t, "reaped")
+	ctx, a, b, rep, adb := context.Background(), p.a, p.b, p.rep, p.a.db
 	held, err := a.LockStep(ctx, "s", "agent_a")
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +282,7 @@ func TestALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *testing.T)
 	}
 	defer held2.Release()
 	time.Sleep(10 * time.Millisecond)
-	c, err := pgx.Connect(ctx, dsn)
+	c, err := pgx.Connect(ctx, p.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
