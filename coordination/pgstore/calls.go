@@ -33,15 +33,15 @@ func (s *Store) ClaimCall(ctx context.Context, key, holder, seen string, ttl tim
 	// collected) is the one the other claim replaced, and its old result
 	// must not answer this new call.
 	rows, err := s.db.pool.Query(ctx, `WITH claimed AS (
-			INSERT INTO calls AS c (tenant, key, holder, expires_at) VALUES ($1, $2, $3, now() + $5 * interval '1 millisecond')
-			ON CONFLICT (tenant, key) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, result = NULL, collected = false
+			INSERT INTO calls AS c (tenant, key, holder, expires_at, replica) VALUES ($1, $2, $3, now() + $5 * interval '1 millisecond', $6)
+			ON CONFLICT (tenant, key) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, result = NULL, collected = false, replica = excluded.replica
 				WHERE c.expires_at < now() OR (c.collected AND c.holder <> $4)
 			RETURNING holder)
 		SELECT true, holder, NULL::json FROM claimed
 		UNION ALL
 		SELECT false, holder, result FROM calls WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)
 			AND NOT (expires_at < now() OR (collected AND holder <> $4))`,
-		s.tenant, key, holder, seen, ttl.Milliseconds())
+		s.tenant, key, holder, seen, ttl.Milliseconds(), s.db.replica.tag)
 	if err != nil {
 		return false, "", nil, fmt.Errorf("claiming a call in the store: %w", err)
 	}

@@ -81,6 +81,9 @@ func TestADeadReplicasRunsAreTakenUpWithoutWaitingOutTheirTTL(t *testing.T) {
 	if _, err := a.LockStep(ctx, "s", "agent_a"); err != nil {
 		t.Fatal(err)
 	}
+	if mine, _, _, err := a.ClaimCall(ctx, "criteria", "killed.1", "", time.Minute); err != nil || !mine {
+		t.Fatalf("claiming a call on the replica that dies: %v, %v", mine, err)
+	}
 
 	if err := b.db.reapOnce(ctx); err != nil {
 		t.Fatal(err)
@@ -129,6 +132,9 @@ func TestADeadReplicasRunsAreTakenUpWithoutWaitingOutTheirTTL(t *testing.T) {
 		}
 	case <-time.After(lockTTL / 2):
 		t.Error("the dead replica's step lock was not taken within half its TTL")
+	}
+	if mine, by, _, err := b.ClaimCall(ctx, "criteria", "b.1", "", time.Minute); err != nil || !mine {
+		t.Errorf("claiming the dead replica's call: mine %v (held by %q), %v; want it taken", mine, by, err)
 	}
 	if n := registered(t, b, rep.key); n != 0 {
 		t.Errorf("the dead replica is still registered (%d rows)", n)

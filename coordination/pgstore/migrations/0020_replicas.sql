@@ -7,8 +7,8 @@
 -- second, looks for registered replicas whose lock is free; one seen free
 -- for p_after_ms (a connection lost only for a moment is taken again by a
 -- live replica before then) is reaped: its unreleased leases (by host, pid
--- and start, as its lease rows name their owner) and its lock rows (their
--- tokens begin with its tag) expire now, for the others to take by the
+-- and start, as its lease rows name their owner), its lock rows (their
+-- tokens begin with its tag) and its calls' claims (replica) expire now, for the others to take by the
 -- usual rules, and its row goes, but only once it has also not beaten
 -- (beat_at, each replica's look beats first, on the heartbeat's pool) for
 -- p_silent_ms: a live replica whose LISTEN connection alone was lost, or
@@ -31,6 +31,10 @@ CREATE TABLE replicas (
 -- host, pid and start, one key for all of a replica's rows, took every
 -- lease write's index entry to the same pages and doubled the landing's
 -- latency at a thousand sessions.
+-- A call's claim (migration 10) names the replica running it, for a reap
+-- to let the call go to a replica waiting for it.
+ALTER TABLE calls ADD COLUMN replica text;
+
 CREATE FUNCTION massgen_reap(p_self bigint, p_after_ms bigint, p_silent_ms bigint)
 RETURNS TABLE (reaped_host text, reaped_pid integer, expired_leases integer, expired_locks integer) LANGUAGE plpgsql AS $$
 DECLARE
@@ -63,6 +67,8 @@ BEGIN
         UPDATE locks k SET expires_at = now()
             WHERE left(k.token, length(r.tag) + 1) = r.tag || '.' AND k.expires_at > now();
         GET DIAGNOSTICS v_locks = ROW_COUNT;
+        UPDATE calls c SET expires_at = now()
+            WHERE c.replica = r.tag AND c.result IS NULL AND c.expires_at > now();
         DELETE FROM replicas x WHERE x.lock_key = r.lock_key;
         reaped_host := r.host;
         reaped_pid := r.pid;
