@@ -310,3 +310,43 @@ func TestALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *testing.T)
 		t.Error("registered again: the heartbeat put back a lock taken before the registration, which another replica had taken and let go since")
 	}
 }
+
+// A replica whose steps hold every connection of its main pool beats on:
+// its beat is what keeps it from being reaped when its LISTEN connection
+// waits for one of those connections (TestALiveReplicaWhoseListenerWaits
+// ForAConnectionIsNotReaped). The look that follows each beat must not
+// hold the next beat up while it waits for a connection of the main pool.
+func TestABusyReplicaBeatsWhileItsLookWaitsForAConnection(t *testing.T) {
+	p := withOtherProcess(t, "busybeat")
+	ctx, a, b, rep := context.Background(), p.a, p.b, p.rep
+	var busy []*pgxpool.Conn // every step writing at once
+	for range a.db.pool.Config().MaxConns {
+		c, err := a.db.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy = append(busy, c)
+	}
+	defer func() {
+		for _, c := range busy {
+			c.Release()
+		}
+	}()
+	time.Sleep(3 * reapEvery) // a's looks: each waits for a connection
+	var age time.Duration
+	if err := b.db.pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - beat_at) * interval '1 second' FROM replicas WHERE lock_key = $1`, rep.key).Scan(&age); err != nil {
+		t.Fatal(err)
+	}
+	if age > reapSilent {
+		t.Errorf("the busy replica last beat %v ago (a reap takes one silent for %v)", age, reapSilent)
+	}
+	dropListener(t, b, rep)
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if err := b.db.reapOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if registered(t, b, rep.key) == 0 {
+		t.Error("a live replica whose steps hold every connection, its LISTEN connection lost, was reaped: its beats stopped behind its look")
+	}
+}
