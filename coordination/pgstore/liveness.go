@@ -174,8 +174,20 @@ const (
 // then, and each is given its TTL to come back, as its leases are. It
 // beats even then: this replica's own LISTEN connection lost is an outage
 // it sees, and the others' looks must read it alive by its beats.
+//
+// The beats keep their own ticker: a look waits for a connection of the
+// main pool (which a busy replica's steps may all hold, its LISTEN
+// connection waiting for one too) and may read the whole leases table, and
+// a beat that waited behind it would let the others reap this replica,
+// alive, after reapSilent.
 func (db *DB) reapDead(ctx context.Context) {
 	defer db.done.Done()
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		db.beatEvery(ctx)
+	}()
+	defer func() { <-beating }()
 	t := time.NewTicker(reapEvery)
 	defer t.Stop()
 	for {
@@ -184,15 +196,32 @@ func (db *DB) reapDead(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := db.reapOnce(ctx); err != nil && ctx.Err() == nil {
+		if err := db.look(ctx); err != nil && ctx.Err() == nil {
 			db.log.Debug().Err(err).Msg("could not look for dead replicas; looking again in a second")
 		}
 	}
 }
 
-// reapOnce is one beat and one look (massgen_reap), its reaps logged: a
-// replica gone is news to the operator. Below the query tracer, like the
-// heartbeat's own work: no round trip of a step's.
+// beatEvery beats every reapEvery until ctx ends.
+func (db *DB) beatEvery(ctx context.Context) {
+	key := []byte(strconv.FormatInt(db.replica.key, 10))
+	t := time.NewTicker(reapEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// A beat refused (a role that may not write the replicas table)
+		// holds no look up: only this replica's own reap is at stake.
+		if err := db.beat(ctx, key); err != nil && ctx.Err() == nil {
+			db.log.Debug().Err(err).Msg("could not tell the other replicas this one lives; beating again in a second")
+		}
+	}
+}
+
+// reapOnce is one beat and one look, as a test's replica makes them.
 //
 // The beat is the second sign a reap asks for: a replica whose lock is
 // free may only have lost its LISTEN connection (a connection ended by the
@@ -201,20 +230,26 @@ func (db *DB) reapDead(ctx context.Context) {
 // pool, go on, and it is not reaped. A process gone beats no more. Its own
 // statement, not the look's: a look cancelled would take the beat with it.
 func (db *DB) reapOnce(ctx context.Context) error {
-	key := []byte(strconv.FormatInt(db.replica.key, 10))
-	// A beat refused (a role that may not write the replicas table) holds
-	// no look up: only this replica's own reap is at stake.
-	beatErr := db.beat(ctx, key)
+	beatErr := db.beat(ctx, []byte(strconv.FormatInt(db.replica.key, 10)))
+	return errors.Join(beatErr, db.look(ctx))
+}
+
+// look is one look for dead replicas (massgen_reap), its reaps logged: a
+// replica gone is news to the operator. Below the query tracer, like the
+// heartbeat's own work: no round trip of a step's. None while an outage's
+// excuse runs.
+func (db *DB) look(ctx context.Context) error {
 	if db.lockTakeover() != nil {
-		return beatErr // an outage's excuse runs
+		return nil // an outage's excuse runs
 	}
+	key := []byte(strconv.FormatInt(db.replica.key, 10))
 	// The look on the main pool, given its time: a reap reads the whole
 	// leases table (liveness's migration says why), which must neither
 	// hold a heartbeat's connection up nor be cut short at every look and
 	// begun again.
 	c, err := db.pool.Acquire(ctx)
 	if err != nil {
-		return errors.Join(beatErr, err)
+		return err
 	}
 	defer c.Release()
 	look, cancel := context.WithTimeout(ctx, reapLook)
@@ -232,7 +267,7 @@ func (db *DB) reapOnce(ctx context.Context) error {
 		ev.Str("host", string(v[0])).Str("pid", string(v[1])).Str("leases", string(v[2])).Str("locks", string(v[3])).Msg(what)
 	}
 	_, err = rr.Close()
-	return errors.Join(beatErr, err)
+	return err
 }
 
 // beat tells the others this replica lives (replicas.beat_at), on the
