@@ -350,3 +350,96 @@ func TestABusyReplicaBeatsWhileItsLookWaitsForAConnection(t *testing.T) {
 		t.Error("a live replica whose steps hold every connection, its LISTEN connection lost, was reaped: its beats stopped behind its look")
 	}
 }
+
+// reapAs writes what massgen_reap writes for rep: its lock rows expired,
+// its registration gone.
+func reapAs(t *testing.T, st *Store, rep *replica) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.db.pool.Exec(ctx, `UPDATE locks k SET expires_at = now()
+		WHERE left(k.token, length($1) + 1) = $1 || '.' AND k.expires_at > now()`, rep.tag); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.db.pool.Exec(ctx, `DELETE FROM replicas WHERE lock_key = $1`, rep.key); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// registerAgain makes db's registration again, as its LISTEN connection
+// made again does after a reap.
+func registerAgain(t *testing.T, db *DB, dsn string) {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	if err := db.holdLiveness(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stepLockPutBack tells whether rep holds agent's step lock row, live.
+func stepLockPutBack(t *testing.T, st *Store, rep *replica, agent string) bool {
+	t.Helper()
+	var n int
+	if err := st.db.pool.QueryRow(context.Background(), `SELECT count(*) FROM locks WHERE name = $2 AND left(token, length($1) + 1) = $1 || '.' AND expires_at > now()`,
+		rep.tag, "step:"+agent).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n != 0
+}
+
+// A lock taken a moment before a reap whose holder registers again at
+// once (its LISTEN connection made again as soon as the reaper's look
+// commits) was reaped all the same: a row another replica then takes and
+// lets go is not the former holder's to put back, however close its take
+// was to the registration standing now.
+func TestALockTakenJustBeforeAReapIsNotPutBackAfterTheRegistrationIsMadeAgain(t *testing.T) {
+	p := withOtherProcess(t, "justbefore")
+	ctx, a, b, rep := context.Background(), p.a, p.b, p.rep
+	held, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	reapAs(t, b, rep)
+	registerAgain(t, a.db, p.dsn)
+	took, err := b.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	took.Release()
+	time.Sleep(lockBeat + 500*time.Millisecond) // a's heartbeat
+	if stepLockPutBack(t, b, rep, "agent_a") {
+		t.Error("the heartbeat put back a lock reaped, taken by another replica and let go: its take was within the clock allowance of the registration made again after the reap")
+	}
+}
+
+// A token the heartbeat forgot (its row reaped, taken by another replica)
+// stays forgotten when its holder's landing fails: the landing puts the
+// lock back among the held ones only if it was there, as it was taken.
+func TestAFailedLandingDoesNotHandAForgottenLockBackToTheHeartbeat(t *testing.T) {
+	p := withOtherProcess(t, "landing")
+	ctx, a, b, rep := context.Background(), p.a, p.b, p.rep
+	held, err := a.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	time.Sleep(coordination.MaxClockSkew + 200*time.Millisecond) // taken well before the reap
+	reapAs(t, b, rep)
+	registerAgain(t, a.db, p.dsn)
+	took, err := b.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.(coordination.ReleasingStepLock).AppendAndRelease(ctx, coordination.Entry{Kind: coordination.KindAnswer, Content: "late", Label: "agent_a.1"}); !errors.Is(err, coordination.ErrLeaseLost) {
+		t.Fatalf("the reaped holder's landing under another's lock: %v, want ErrLeaseLost", err)
+	}
+	took.Release()
+	time.Sleep(lockBeat + 500*time.Millisecond) // a's heartbeat
+	if stepLockPutBack(t, b, rep, "agent_a") {
+		t.Error("after its landing failed, the reaped holder's heartbeat put back the lock another replica had taken and let go")
+	}
+}
