@@ -259,7 +259,8 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	var found bool
 	var last int
 	var dead inherited
-	err := br.QueryRow().Scan(&got, &found, &dead)
+	var at time.Time
+	err := br.QueryRow().Scan(&got, &found, &dead, &at)
 	if err == nil {
 		if err = br.QueryRow().Scan(&last); err != nil {
 			err = fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
@@ -268,7 +269,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	token, err = s.took(id, name, token, got, found, err)
+	token, err = s.took(id, name, token, got, found, at, err)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +454,6 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	}
 	ctx = context.WithoutCancel(ctx)
 	s := l.s
-	name := "step:" + l.agent
 	// The connection first: a landing that waits for one (a busy pool)
 	// waits with its lock still renewed by the heartbeat.
 	conn, err := s.db.pool.Acquire(ctx)
@@ -461,13 +461,16 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		return coordination.Entry{}, false, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
 	defer conn.Release()
+	var row heldRow
+	var wasHeld bool
 	if release {
 		// Forgotten before the row is deleted, as unlock does, so the
-		// heartbeat cannot put the row back after the commit; held again if
-		// the landing fails, the lock then still this one's. The batch
-		// goes at once on the connection in hand, well inside the lock's
-		// expiry.
-		s.db.held.remove(s.tenant, l.token)
+		// heartbeat cannot put the row back after the commit; held again,
+		// as it was taken, if the landing fails and the heartbeat held it:
+		// one the heartbeat forgot (renew: reaped) stays forgotten. The
+		// batch goes at once on the connection in hand, well inside the
+		// lock's expiry.
+		row, wasHeld = s.db.held.take(s.tenant, l.token)
 	}
 	var rel *leaseRelease
 	if f != nil && f.version != 0 {
@@ -477,8 +480,8 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	if release {
 		if err == nil {
 			l.gone = true
-		} else {
-			s.db.held.add(s.tenant, l.token, l.id, name)
+		} else if wasHeld {
+			s.db.held.add(s.tenant, l.token, row)
 		}
 	}
 	if rel != nil {

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -38,7 +39,7 @@ func TestTakingALockDoesNotWaitForTheWALFlush(t *testing.T) {
 		}
 		var got, setting string
 		var found bool
-		if err := tx.QueryRow(ctx, lockTake, s.tenant, tc.session, "session", "tok-1", lockTTL.Milliseconds(), nil).Scan(&got, &found); err != nil {
+		if err := tx.QueryRow(ctx, lockTake, s.tenant, tc.session, "session", "tok-1", lockTTL.Milliseconds(), nil).Scan(&got, &found, new(time.Time)); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&setting); err != nil {
@@ -80,7 +81,7 @@ func TestALockTakeLeavesItsConnectionsCommitsSynchronous(t *testing.T) {
 	}
 	var got string
 	var found bool
-	if err := pool.QueryRow(ctx, lockTake, s.tenant, "s", "session", "tok-1", lockTTL.Milliseconds(), nil).Scan(&got, &found); err != nil || got != "tok-1" {
+	if err := pool.QueryRow(ctx, lockTake, s.tenant, "s", "session", "tok-1", lockTTL.Milliseconds(), nil).Scan(&got, &found, new(time.Time)); err != nil || got != "tok-1" {
 		t.Fatalf("the take = %q, %v", got, err)
 	}
 	var after string

@@ -33,7 +33,10 @@ type held struct {
 }
 
 // heldRow is which lock a held token is, so the heartbeat can put back a
-// row the database lost, and when this process took it (putBackSince).
+// row the database lost, and when its row was written (putBackSince): the
+// database's clock as the take's transaction began, which a reap that
+// expired the row committed after and a registration made again began
+// later still, so the two compare without a clock allowance.
 type heldRow struct {
 	session, name string
 	taken         time.Time
@@ -70,7 +73,7 @@ func (h *held) takeGone() map[string][]string {
 	return out
 }
 
-func (h *held) add(tenant, token, session, name string) {
+func (h *held) add(tenant, token string, r heldRow) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m := h.tokens[tenant]
@@ -78,16 +81,23 @@ func (h *held) add(tenant, token, session, name string) {
 		m = map[string]heldRow{}
 		h.tokens[tenant] = m
 	}
-	m[token] = heldRow{session, name, time.Now()}
+	m[token] = r
 }
 
-func (h *held) remove(tenant, token string) {
+func (h *held) remove(tenant, token string) { h.take(tenant, token) }
+
+// take forgets token and returns its row, if it was held: a landing that
+// fails gives it back as it was (add), and one the heartbeat forgot
+// meanwhile stays forgotten.
+func (h *held) take(tenant, token string) (heldRow, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	r, ok := h.tokens[tenant][token]
 	delete(h.tokens[tenant], token)
 	if len(h.tokens[tenant]) == 0 {
 		delete(h.tokens, tenant)
 	}
+	return r, ok
 }
 
 // stillHeld keeps, of tokens, those this process still holds: a lock let go
@@ -256,7 +266,7 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	var lost []string
 	for _, tok := range missed {
 		r := rows[tok]
-		if none || !all && r.taken.Before(since.Add(-coordination.MaxClockSkew)) {
+		if none || !all && r.taken.Before(since) {
 			db.held.remove(tenant, tok)
 			continue
 		}
@@ -268,17 +278,31 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	// A step's row comes back with the spend its holder had shared on it,
 	// kept in shared_spend (migrations/0018_shared_spend.sql): counted on
 	// its row again, and inherited by a take if the holder dies after all.
-	if _, err = db.beats.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
+	// A row put back is written now: its take is this insert's. One that
+	// another holder has keeps its take's time.
+	back, err := db.beats.Query(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
 		SELECT $1, u.s, u.n, u.t, now() + $5 * interval '1 millisecond', coalesce(d.cost_usd, 0), coalesce(d.tokens, 0)
 		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(s, n, t)
 		LEFT JOIN shared_spend d ON d.tenant = $1 AND d.session_id = u.s AND d.spender = u.t
 		WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = u.s)
-		ON CONFLICT DO NOTHING`, tenant, sessions, names, lost, lockTTL.Milliseconds()); err != nil {
+		ON CONFLICT DO NOTHING
+		RETURNING token, now()`, tenant, sessions, names, lost, lockTTL.Milliseconds())
+	if err != nil {
+		return err
+	}
+	written := map[string]time.Time{}
+	var tok string
+	var at time.Time
+	if _, err := pgx.ForEachRow(back, []any{&tok, &at}, func() error { written[tok] = at; return nil }); err != nil {
 		return err
 	}
 	kept := db.held.stillHeld(tenant, lost)
 	for _, tok := range kept {
-		db.held.add(tenant, tok, rows[tok].session, rows[tok].name) // taken again now
+		if at, ok := written[tok]; ok {
+			r := rows[tok]
+			r.taken = at
+			db.held.add(tenant, tok, r)
+		}
 	}
 	if released := slices.DeleteFunc(lost, func(tok string) bool { return slices.Contains(kept, tok) }); len(released) > 0 {
 		_, err = db.beats.Exec(ctx, `DELETE FROM locks WHERE tenant = $1 AND token = ANY($2)`, tenant, released)
@@ -292,8 +316,9 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 	token := s.db.lockToken()
 	var got string
 	var found bool
-	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover()).Scan(&got, &found)
-	return s.took(id, name, token, got, found, err)
+	var at time.Time
+	err := s.db.pool.QueryRow(ctx, lockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover()).Scan(&got, &found, &at)
+	return s.took(id, name, token, got, found, at, err)
 }
 
 // lockTake takes a lock row: inserted, or taken over from a holder that
@@ -316,7 +341,7 @@ func (s *Store) tryLock(ctx context.Context, id, name string) (string, error) {
 // over starts with no spend of its own and inherits its holder's
 // (stepLockTake).
 var lockTake = lockTaking + `
-		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess)`
+		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess), now()`
 
 // lockTaking is lockTake's common part: the row taken, its token returned,
 // and with it what the row inherited. A row that ran out is taken over
@@ -362,15 +387,16 @@ func ranOut(param string) string {
 // take inserted one, and the spend is in that landing's entry.
 var stepLockTake = lockTaking + `
 		SELECT coalesce((SELECT token FROM taken), ''), EXISTS (SELECT 1 FROM sess),
-			coalesce((SELECT inherited FROM taken), '{}')`
+			coalesce((SELECT inherited FROM taken), '{}'), now()`
 
-// took reads lockTake's answer: the token held now (and kept renewed by
+// took reads lockTake's answer (at: the database's clock as its
+// transaction began): the token held now (and kept renewed by
 // the heartbeat), "" for a lock someone else holds. A take that failed
 // once sent (the connection lost, the caller's context ended) may have
 // committed, the lock taken but neither renewed nor let go, busy for
 // lockTTL: the heartbeat deletes its row, if any, once the database
 // answers; a row never written costs a no-op delete.
-func (s *Store) took(id, name, token, got string, found bool, err error) (string, error) {
+func (s *Store) took(id, name, token, got string, found bool, at time.Time, err error) (string, error) {
 	if err != nil {
 		s.db.held.letGo(s.tenant, token)
 		return "", fmt.Errorf("taking the %s lock of session %q: %w", name, id, err)
@@ -381,7 +407,7 @@ func (s *Store) took(id, name, token, got string, found bool, err error) (string
 	if got == "" {
 		return "", nil
 	}
-	s.db.held.add(s.tenant, token, id, name)
+	s.db.held.add(s.tenant, token, heldRow{session: id, name: name, taken: at})
 	return token, nil
 }
 
