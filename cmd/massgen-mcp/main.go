@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/gcpolicy"
+	"github.com/massgen-go/massgen-mcp/cmd/massgen-mcp/nodump"
 )
 
 func main() {
@@ -29,13 +30,14 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
-// keepKeysPrivate makes every command but workflow-server non-dumpable as it
-// starts, before it reads a key (nondumpable says why): each one holds the
-// operator's environment, keys included, and any may run beside an
-// unsandboxed agent of this user. The workflow server is left as it is: a CLI
-// agent starts it, in the agent's sandbox when there is one, with the
-// environment the agent gave it, so it holds nothing its agent does not, and
-// left inspectable its working directory shows a leftover one
+// keepKeysPrivate warns when the process could not be made non-dumpable
+// (package nodump made it so as it initialized, before any key could be
+// read from it), and makes workflow-server dumpable again: each other
+// command holds the operator's environment, keys included, and any may run
+// beside an unsandboxed agent of this user. The workflow server is left
+// inspectable: a CLI agent starts it, in the agent's sandbox when there is
+// one, with the environment the agent gave it, so it holds nothing its
+// agent does not, and its working directory shows a leftover one
 // (clitest.ProcessesIn). It is main's, not rootCommand's, so that the tests
 // that run commands in their own process leave that process as it is.
 func keepKeysPrivate(root *cobra.Command) {
@@ -43,10 +45,13 @@ func keepKeysPrivate(root *cobra.Command) {
 	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
 		pre(cmd, args) // sets up the logger
 		if cmd.Name() == "workflow-server" {
+			if err := nodump.Set(true); err != nil {
+				logger.Debug().Err(err).Msg("could not make the workflow server dumpable again")
+			}
 			return
 		}
-		if err := nondumpable(); err != nil {
-			logger.Warn().Err(err).Msg("could not make this process non-dumpable (prctl PR_SET_DUMPABLE): an agent running as this user outside the sandbox could read the providers' keys from /proc/<pid>/environ")
+		if nodump.Err != nil {
+			logger.Warn().Err(nodump.Err).Msg("could not make this process non-dumpable (prctl PR_SET_DUMPABLE): an agent running as this user outside the sandbox could read the providers' keys from /proc/<pid>/environ")
 		}
 	}
 }

@@ -1,10 +1,9 @@
-//go:build linux
-
-package main
-
-import "golang.org/x/sys/unix"
-
-// nondumpable makes this process non-dumpable (PR_SET_DUMPABLE 0), as
+// Package nodump makes massgen-mcp non-dumpable as its packages initialize,
+// before the Go runtime has run any of the command's own code: the
+// providers' keys are in its environment from execve on, and
+// /proc/<pid>/environ shows them to any process of its user until then.
+//
+// The process is made non-dumpable (PR_SET_DUMPABLE 0), as
 // ssh-agent and gpg-agent make themselves. The process holds the providers'
 // keys, in its environment and in its memory; /proc/<pid>/environ shows the
 // environment it was started with for as long as it lives (os.Unsetenv
@@ -22,6 +21,7 @@ import "golang.org/x/sys/unix"
 // no core dump, and a debugger or strace attaches only as root (one that
 // starts the process, dlv exec or strace CMD, still traces it). Root is not
 // kept out.
-func nondumpable() error {
-	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-}
+//
+// It knows nothing of the commands; main makes a command that must stay
+// inspectable (workflow-server) dumpable again.
+package nodump
