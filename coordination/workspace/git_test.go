@@ -65,6 +65,42 @@ func TestServerGitRunsNoProgramOfTheRepositoryAndGivesGitNoKey(t *testing.T) {
 		{"process filter", func(t *testing.T, repo, leak string) {
 			gitRun(t, repo, "config", "filter.leak.v2.process", script(t, t.TempDir(), "process", leak, false))
 		}},
+		// -c splits its argument at the first '=': "filter.a=b.smudge="
+		// set filter.a, and the driver a=b kept its smudge.
+		{"a filter whose name has an =", func(t *testing.T, repo, leak string) {
+			write(t, repo, ".gitattributes", "*.txt filter=a=b\n")
+			gitRun(t, repo, "commit", "-q", "-m", "attributes", ".gitattributes")
+			gitRun(t, repo, "config", "filter.a=b.smudge", script(t, t.TempDir(), "smudge", leak, true))
+		}},
+		// The filters were listed in the repository's own context, and the
+		// checkout ran in the new worktree's, where a conditional include
+		// on the linked worktrees' git dirs adds a driver.
+		{"a filter included for linked worktrees only", func(t *testing.T, repo, leak string) {
+			inc := filepath.Join(t.TempDir(), "worktrees.config")
+			write(t, filepath.Dir(inc), filepath.Base(inc), "[filter \"leak.v2\"]\n\tsmudge = "+script(t, t.TempDir(), "smudge", leak, true)+"\n")
+			real, err := filepath.EvalSymlinks(repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gitRun(t, repo, "config", "includeIf.gitdir:"+real+"/.git/worktrees/**.path", inc)
+		}},
+		// A checkout that lacks an object fetches it from the promisor
+		// remote, through the upload-pack command the configuration names.
+		{"a promisor remote's upload-pack", func(t *testing.T, repo, leak string) {
+			remote := t.TempDir()
+			gitRun(t, remote, "init", "-q", "--bare")
+			for _, kv := range [][2]string{
+				{"core.repositoryformatversion", "1"}, {"extensions.partialClone", "origin"},
+				{"remote.origin.url", remote}, {"remote.origin.promisor", "true"},
+				{"remote.origin.uploadpack", script(t, t.TempDir(), "upload-pack", leak, false)},
+			} {
+				gitRun(t, repo, "config", kv[0], kv[1])
+			}
+			blob := strings.TrimSpace(gitRun(t, repo, "rev-parse", "HEAD:notes.txt"))
+			if err := os.Remove(filepath.Join(repo, ".git", "objects", blob[:2], blob[2:])); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			repo, leak, envs := t.TempDir(), t.TempDir(), t.TempDir()
