@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -79,17 +80,36 @@ func lockWorktrees(repo string) (unlock func()) {
 
 // addWorktree gives an agent a git worktree of the repository at commit,
 // detached, so its commits touch no branch of the user's.
+//
+// The worktree is added without its checkout, which then runs in the
+// worktree itself (as worktree add runs it: reset --hard) with the filter
+// drivers of that worktree's configuration emptied: a conditional include
+// may give a linked worktree drivers the repository's own context lacks.
+// A checkout that cannot finish (an object the repository lacks: a partial
+// clone's, which gitOff forbids fetching) or may not run (a driver -c
+// cannot name) leaves the index alone read from commit; Prepare brings the
+// files to the base's either way.
 func addWorktree(repo, live, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(live), 0o755); err != nil {
 		return err
 	}
 	defer lockWorktrees(repo)()
-	off, err := filtersOff(repo)
+	if _, err := git(repo, "worktree", "add", "--no-checkout", "--detach", "--quiet", live, commit); err != nil {
+		return fmt.Errorf("cannot give the workspace a git worktree of %s: %w", repo, err)
+	}
+	off, named, err := filtersOff(live)
 	if err != nil {
 		return fmt.Errorf("cannot list the filter drivers of %s, to turn them off: %w", repo, err)
 	}
-	if _, err := git(repo, append(off, "worktree", "add", "--detach", "--quiet", live, commit)...); err != nil {
-		return fmt.Errorf("cannot give the workspace a git worktree of %s: %w", repo, err)
+	if !named {
+		err = errors.New("a filter driver's name holds an '='")
+	} else {
+		_, err = git(live, append(off, "reset", "--hard", "--quiet", "--no-recurse-submodules")...)
+	}
+	if err != nil {
+		if _, rerr := git(live, "read-tree", commit); rerr != nil {
+			return fmt.Errorf("cannot give the workspace a git worktree of %s: %w (and reading its index: %w)", repo, err, rerr)
+		}
 	}
 	return nil
 }

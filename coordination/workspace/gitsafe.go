@@ -15,9 +15,10 @@ import (
 // ran unsandboxed — must not get the server's environment, which holds the
 // providers' keys, so git gets only the variables below, and the programs
 // it would run are turned off as far as git lets them be. What remains runs
-// with that environment only: a partial clone's checkout fetches the
-// objects it lacks through the transport its configuration names (ssh, a
-// credential helper), as it must to give the worktree its files.
+// with that environment only. No call fetches: every transport is refused
+// (protocol.allow), and with it the programs a fetch would run (a remote's
+// upload-pack, core.sshCommand, a credential helper, core.gitProxy); a
+// partial clone's checkout that lacks an object stops there (addWorktree).
 
 // gitEnvKeep are the variables git itself needs: PATH, TMPDIR, LANG (and
 // LC_*), and the HOME and XDG_CONFIG_HOME where the user's global
@@ -37,31 +38,37 @@ func gitEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	// GIT_NO_LAZY_FETCH (git 2.44 on) refuses a promisor's fetch before
+	// any transport is chosen; protocol.allow (gitOff) refuses it in any.
+	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1")
 }
 
 // gitOff goes before every server-side git command: no pager, no hook
 // (they are looked for under /dev/null, where none can be; the command
-// line's core.hooksPath wins over the repository's), no fsmonitor. git
-// hands -c settings on to the git processes it starts (worktree add's
-// checkout is one).
-var gitOff = []string{"--no-pager", "-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false"}
+// line's core.hooksPath wins over the repository's), no fsmonitor, and no
+// transport (a lazy fetch of an object the repository lacks would run the
+// upload-pack, ssh command or credential helper its configuration names).
+// git hands -c settings on to the git processes it starts.
+var gitOff = []string{"--no-pager", "-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false", "-c", "protocol.allow=never"}
 
-// filtersOff empties every filter driver repo's configuration defines, in
-// any scope, for a checkout: git has no switch that turns filters off, so
-// each is named. A file a filter would have smudged is checked out as
-// committed; Prepare then brings the worktree to the base's content, which
-// is the user's files as they are, so the workspace is the same.
-func filtersOff(repo string) ([]string, error) {
-	out, err := git(repo, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+// filtersOff empties every filter driver the configuration of the worktree
+// at dir defines, in any scope, for its checkout: git has no switch that
+// turns filters off, so each is named. A file a filter would have smudged
+// is checked out as committed; Prepare then brings the worktree to the
+// base's content, which is the user's files as they are, so the workspace
+// is the same. named is false when a driver's name holds an '=': -c splits
+// its setting at the first one, and would leave that driver as it is (git
+// 2.31's GIT_CONFIG_KEY_n could name it, older ones nothing), so no
+// checkout is to run.
+func filtersOff(dir string) (args []string, named bool, err error) {
+	out, err := git(dir, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 1 {
-			return nil, nil // none defined
+			return nil, true, nil // none defined
 		}
-		return nil, err
+		return nil, false, err
 	}
-	var args []string
 	seen := map[string]bool{}
 	for _, name := range strings.Split(string(out), "\x00") {
 		i, j := strings.Index(name, "."), strings.LastIndex(name, ".")
@@ -69,6 +76,9 @@ func filtersOff(repo string) ([]string, error) {
 			continue // filter.<name>.<key> only
 		}
 		driver := name[i+1 : j]
+		if strings.Contains(driver, "=") {
+			return nil, false, nil
+		}
 		if seen[driver] {
 			continue
 		}
@@ -77,5 +87,5 @@ func filtersOff(repo string) ([]string, error) {
 			args = append(args, "-c", "filter."+driver+"."+kv)
 		}
 	}
-	return args, nil
+	return args, true, nil
 }
