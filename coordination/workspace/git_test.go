@@ -87,19 +87,7 @@ func TestServerGitRunsNoProgramOfTheRepositoryAndGivesGitNoKey(t *testing.T) {
 		// A checkout that lacks an object fetches it from the promisor
 		// remote, through the upload-pack command the configuration names.
 		{"a promisor remote's upload-pack", func(t *testing.T, repo, leak string) {
-			remote := t.TempDir()
-			gitRun(t, remote, "init", "-q", "--bare")
-			for _, kv := range [][2]string{
-				{"core.repositoryformatversion", "1"}, {"extensions.partialClone", "origin"},
-				{"remote.origin.url", remote}, {"remote.origin.promisor", "true"},
-				{"remote.origin.uploadpack", script(t, t.TempDir(), "upload-pack", leak, false)},
-			} {
-				gitRun(t, repo, "config", kv[0], kv[1])
-			}
-			blob := strings.TrimSpace(gitRun(t, repo, "rev-parse", "HEAD:notes.txt"))
-			if err := os.Remove(filepath.Join(repo, ".git", "objects", blob[:2], blob[2:])); err != nil {
-				t.Fatal(err)
-			}
+			promisor(t, repo, script(t, t.TempDir(), "upload-pack", leak, false))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,5 +141,58 @@ func TestServerGitRunsNoProgramOfTheRepositoryAndGivesGitNoKey(t *testing.T) {
 				t.Errorf("the workspace's notes.txt = %q, want the user's file", got)
 			}
 		})
+	}
+}
+
+// promisor makes repo a partial clone of an empty remote whose upload-pack
+// is uploadPack, and drops the committed notes.txt's object, which a
+// checkout then fetches.
+func promisor(t *testing.T, repo, uploadPack string) {
+	t.Helper()
+	remote := t.TempDir()
+	gitRun(t, remote, "init", "-q", "--bare")
+	for _, kv := range [][2]string{
+		{"core.repositoryformatversion", "1"}, {"extensions.partialClone", "origin"},
+		{"remote.origin.url", remote}, {"remote.origin.promisor", "true"},
+		{"remote.origin.uploadpack", uploadPack},
+	} {
+		gitRun(t, repo, "config", kv[0], kv[1])
+	}
+	blob := strings.TrimSpace(gitRun(t, repo, "rev-parse", "HEAD:notes.txt"))
+	if err := os.Remove(filepath.Join(repo, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// No server-side git fetches, through any transport the repository allows:
+// a protocol's own policy there (protocol.file.allow, protocol.ext.allow)
+// wins over protocol.allow, even given on the command line, and a git
+// without GIT_NO_LAZY_FETCH (before 2.39.4 and 2.45.1) fetches what a
+// checkout lacks from the promisor remote, through its upload-pack or an
+// ext:: command.
+func TestServerGitFetchesThroughNoTransportTheRepositoryAllows(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo, leak, remote := t.TempDir(), t.TempDir(), t.TempDir()
+	gitRun(t, remote, "init", "-q", "--bare")
+	gitRun(t, repo, "init", "-q")
+	up := filepath.Join(t.TempDir(), "upload-pack")
+	if err := os.WriteFile(up, []byte("#!/bin/sh\ntouch '"+filepath.Join(leak, "upload-pack")+"'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{
+		{"remote.origin.url", remote}, {"remote.origin.uploadpack", up}, {"protocol.file.allow", "always"},
+		{"remote.ext.url", "ext::" + up}, {"protocol.ext.allow", "always"},
+	} {
+		gitRun(t, repo, "config", kv[0], kv[1])
+	}
+	for _, remote := range []string{"origin", "ext"} {
+		if _, err := git(repo, "fetch", "--quiet", remote); err == nil {
+			t.Errorf("the server's git fetched from %s", remote)
+		}
+	}
+	if ran, _ := os.ReadDir(leak); len(ran) != 0 {
+		t.Errorf("the server's git ran a transport's program the repository allowed: %v", names(ran))
 	}
 }
