@@ -86,7 +86,7 @@ func lockWorktrees(repo string) (unlock func()) {
 // drivers of that worktree's configuration emptied: a conditional include
 // may give a linked worktree drivers the repository's own context lacks.
 // A checkout that cannot finish (an object the repository lacks: a partial
-// clone's, which gitOff forbids fetching) or may not run (a driver -c
+// clone's, which gitEnv forbids fetching) or may not run (a driver -c
 // cannot name) leaves the index alone read from commit; Prepare brings the
 // files to the base's either way.
 func addWorktree(repo, live, commit string) error {

@@ -16,7 +16,7 @@ import (
 // providers' keys, so git gets only the variables below, and the programs
 // it would run are turned off as far as git lets them be. What remains runs
 // with that environment only. No call fetches: every transport is refused
-// (protocol.allow), and with it the programs a fetch would run (a remote's
+// (GIT_ALLOW_PROTOCOL), and with it the programs a fetch would run (a remote's
 // upload-pack, core.sshCommand, a credential helper, core.gitProxy); a
 // partial clone's checkout that lacks an object stops there (addWorktree).
 
@@ -38,18 +38,21 @@ func gitEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	// GIT_NO_LAZY_FETCH (git 2.44 on) refuses a promisor's fetch before
-	// any transport is chosen; protocol.allow (gitOff) refuses it in any.
-	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1")
+	// GIT_NO_LAZY_FETCH (git 2.39.4 and 2.45.1 on) refuses a promisor's
+	// fetch before any transport is chosen; GIT_ALLOW_PROTOCOL, naming no
+	// protocol, refuses every transport whatever the configuration allows
+	// (a repository's protocol.<name>.allow wins over protocol.allow, even
+	// on the command line).
+	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1", "GIT_ALLOW_PROTOCOL=none")
 }
 
 // gitOff goes before every server-side git command: no pager, no hook
 // (they are looked for under /dev/null, where none can be; the command
-// line's core.hooksPath wins over the repository's), no fsmonitor, and no
-// transport (a lazy fetch of an object the repository lacks would run the
-// upload-pack, ssh command or credential helper its configuration names).
-// git hands -c settings on to the git processes it starts.
-var gitOff = []string{"--no-pager", "-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false", "-c", "protocol.allow=never"}
+// line's core.hooksPath wins over the repository's), no fsmonitor. git
+// hands -c settings on to the git processes it starts. (Transports are
+// gitEnv's: a -c protocol.allow loses to the repository's own policy for
+// a protocol.)
+var gitOff = []string{"--no-pager", "-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false"}
 
 // filtersOff empties every filter driver the configuration of the worktree
 // at dir defines, in any scope, for its checkout: git has no switch that
