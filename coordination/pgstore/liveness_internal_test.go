@@ -287,3 +287,34 @@ func TestAReplicaTheDatabaseWillNotRegisterStillServes(t *testing.T) {
 		t.Errorf("%d rows registered for a replica the database refused", n)
 	}
 }
+
+// A look reaps one dead replica at most: each reap reads the whole leases
+// table, and a look that reaped many at once could outlast its bound, roll
+// back and begin again at every look. The next looks reap the others.
+func TestALookReapsOneReplicaAtATime(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	b := replicaOn(t, dsn, Options{})
+	for _, name := range []string{"first", "second"} {
+		rep, _ := deadReplica(name)
+		_ = holdAs(t, b, dsn, rep).Close(ctx)
+	}
+	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET seen_gone_at = now() - interval '1 minute', beat_at = now() - interval '1 minute' WHERE lock_key <> $1`, b.db.replica.key); err != nil {
+		t.Fatal(err)
+	}
+	left := func() int {
+		var n int
+		if err := b.db.pool.QueryRow(ctx, `SELECT count(*) FROM replicas WHERE lock_key <> $1`, b.db.replica.key).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for want := 1; want >= 0; want-- {
+		if err := b.db.reapOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := left(); n != want {
+			t.Fatalf("after a look: %d dead replicas registered, want %d", n, want)
+		}
+	}
+}

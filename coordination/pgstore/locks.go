@@ -256,8 +256,12 @@ func (db *DB) renew(ctx context.Context, tenant string, rows map[string]heldRow)
 	// the row, which another replica may have taken and let go since; put
 	// back, the lock would be this replica's again, unknown to the one
 	// that had it in between. Such a token is forgotten: its holder lost
-	// the lock, as its landing's fence tells it. A crash keeps the
-	// registration (a logged row), and so does a failover to a standby.
+	// the lock. Its landing's massgen_hold_lock still takes a missing row
+	// back (it cannot tell a reap from a crash) and lets it go in the same
+	// transaction; a server step's landing is fenced by its step lease,
+	// which the reap expired too, and a host step's by the session's
+	// cancels and the ledger's key. A crash keeps the registration (a
+	// logged row), and so does a failover to a standby.
 	since, all, none, err := db.putBackSince(ctx)
 	if err != nil {
 		return err

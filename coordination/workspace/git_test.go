@@ -196,3 +196,22 @@ func TestServerGitFetchesThroughNoTransportTheRepositoryAllows(t *testing.T) {
 		t.Errorf("the server's git ran a transport's program the repository allowed: %v", names(ran))
 	}
 }
+
+// Server-side git keeps where the user's configuration was moved to
+// (GIT_CONFIG_GLOBAL and its kin: a safe.directory there, lost, made git
+// refuse the repository and the workspace a plain copy), and no other
+// GIT_* of the server's, which would change what each call means.
+func TestServerGitKeepsARelocatedGlobalConfigurationAndNoOtherGitVariable(t *testing.T) {
+	t.Setenv("GIT_CONFIG_GLOBAL", "/nonexistent/massgen-test-gitconfig")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_DIR", "/nonexistent/massgen-test-gitdir")
+	env := strings.Join(gitEnv(), "\n")
+	for _, kept := range []string{"GIT_CONFIG_GLOBAL=/nonexistent/massgen-test-gitconfig", "GIT_CONFIG_NOSYSTEM=1"} {
+		if !strings.Contains(env, kept) {
+			t.Errorf("server-side git's environment lacks %s", kept)
+		}
+	}
+	if strings.Contains(env, "GIT_DIR=") {
+		t.Error("server-side git's environment passes the server's GIT_DIR")
+	}
+}

@@ -24,10 +24,14 @@ import (
 // LC_*), and the HOME and XDG_CONFIG_HOME where the user's global
 // configuration lives (its core.excludesFile decides which files a
 // workspace starts with, its safe.directory whether git works in the
-// repository at all; no call here commits, so no identity is needed). No
-// GIT_* of the server's passes: a GIT_DIR or GIT_CONFIG_PARAMETERS would
-// change what every call means.
-var gitEnvKeep = map[string]bool{"PATH": true, "HOME": true, "XDG_CONFIG_HOME": true, "LANG": true, "TMPDIR": true}
+// repository at all; no call here commits, so no identity is needed), and
+// GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM and GIT_CONFIG_NOSYSTEM, which say
+// where that configuration lives when it was moved (a safe.directory kept
+// there, lost, made git refuse the repository and the workspace a copy).
+// No other GIT_* of the server's passes: a GIT_DIR or
+// GIT_CONFIG_PARAMETERS would change what every call means.
+var gitEnvKeep = map[string]bool{"PATH": true, "HOME": true, "XDG_CONFIG_HOME": true, "LANG": true, "TMPDIR": true,
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_NOSYSTEM": true}
 
 // gitEnv is the whole environment of a server-side git call.
 func gitEnv() []string {
