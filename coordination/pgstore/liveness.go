@@ -21,17 +21,20 @@ import (
 // later (migration 20). The process holds one advisory lock, shared, on
 // its LISTEN connection, which the database drops the moment that
 // connection ends; the process's lease rows name it by host, pid and
-// start, and its lock rows' tokens begin with its tag. Every replica looks
-// each second (reap) for registered replicas whose lock is free, and
-// expires the leases and locks of one seen free for reapAfter: the usual
-// rules then let the others take its runs, and a status read tells them
-// interrupted. Before, a SIGKILLed replica's runs read running, and waited
-// to be taken up, for a whole TTL (10 s) and the clock allowance.
+// start, and its lock rows' tokens begin with its tag. Every replica beats
+// each second (beatEvery) and looks (look) for registered replicas whose
+// lock is free, and expires the leases, locks and calls of one seen free
+// for reapAfter and silent for reapSilent: the usual rules then let the
+// others take its runs, and a status read tells them interrupted. Before,
+// a SIGKILLed replica's runs read running, and waited to be taken up, for
+// a whole TTL (10 s) and the clock allowance.
 //
-// The advisory lock is only a sign. The rows stay what fences (locks.go
-// says why they are rows): a live replica taken for dead (its LISTEN
-// connection lost for longer than reapAfter) renews what nobody took yet,
-// and loses to a claim what one took, as after any late heartbeat. Two
+// The lock and the beats are only signs, and a reap asks for both: a live
+// replica may lose its LISTEN connection alone. The rows stay what fences
+// (locks.go says why they are rows): a live replica taken for dead renews
+// what nobody took yet, and loses to a claim what one took, as after any
+// late heartbeat; its heartbeat puts back no lock row taken before its
+// registration standing now (renew, putBackSince). Two
 // stores opened by one process (two tenants' schemas, a test's two
 // replicas) hold the same lock, shared, so neither is reaped while the
 // other lives, as their rows name the same process.
