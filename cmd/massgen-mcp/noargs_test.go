@@ -15,7 +15,7 @@ func TestAStrayArgumentIsNotRepeated(t *testing.T) {
 		{"serve", "--http", "127.0.0.1:0", "--store", "host=127.0.0.1", "password=PLANTED-not-a-password"},
 		{"sessions", "password=PLANTED-not-a-password"},
 		{"postgres://mg:PLANTED-not-a-password@127.0.0.1/mg"},
-		{"dummy-not-a-token-0123456789abcd"},
+		{"DUMMY-NOT-A-TOKEN-0000-0000"},
 	} {
 		out, code := cli(t, args...)
 		stray := args[len(args)-1]

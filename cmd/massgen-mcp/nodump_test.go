@@ -27,7 +27,7 @@ import (
 // so a root run starts the server and the reader as nobody (65534).
 func TestAnAgentOfTheServersUserReadsNoKeyFromItsProc(t *testing.T) {
 	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
-	const key = "sk-dummy-not-a-key-0000"
+	const key = "DUMMY-openai-key-NOT-REAL-0000"
 	bin, home, as := binary(t), t.TempDir(), (*syscall.Credential)(nil)
 	if os.Geteuid() == 0 {
 		bin, home, as = asNobody(t, bin)

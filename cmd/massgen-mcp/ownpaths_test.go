@@ -127,7 +127,7 @@ func TestAnAgentReadsNoneOfThePostgreSQLStoresSecretFiles(t *testing.T) {
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"} {
 		t.Setenv(k, "")
 	}
-	t.Setenv("OPENAI_API_KEY", "sk-dummy-pgsecrets-not-a-key-0000")
+	t.Setenv("OPENAI_API_KEY", "DUMMY-pgsecrets-key-NOT-REAL-0000")
 	script := fake.NewScript()
 	srv := httptest.NewServer(fake.NewAll(script))
 	t.Cleanup(srv.Close)

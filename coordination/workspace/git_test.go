@@ -9,7 +9,7 @@ import (
 )
 
 // dummyKey is a provider key's shape, and no key.
-const dummyKey = "sk-dummy-not-a-key-0000"
+const dummyKey = "DUMMY-openai-key-NOT-REAL-0000"
 
 // The server runs git in the user's repository, whose configuration may name
 // programs for git to run; they ran with the server's whole environment, the
