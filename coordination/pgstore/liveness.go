@@ -191,37 +191,23 @@ func (db *DB) reapDead(ctx context.Context) {
 		db.beatEvery(ctx)
 	}()
 	defer func() { <-beating }()
-	t := time.NewTicker(reapEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, reapEvery, func() {
 		if err := db.look(ctx); err != nil && ctx.Err() == nil {
 			db.log.Debug().Err(err).Msg("could not look for dead replicas; looking again in a second")
 		}
-	}
+	})
 }
 
 // beatEvery beats every reapEvery until ctx ends.
 func (db *DB) beatEvery(ctx context.Context) {
 	key := []byte(strconv.FormatInt(db.replica.key, 10))
-	t := time.NewTicker(reapEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, reapEvery, func() {
 		// A beat refused (a role that may not write the replicas table)
 		// holds no look up: only this replica's own reap is at stake.
 		if err := db.beat(ctx, key); err != nil && ctx.Err() == nil {
 			db.log.Debug().Err(err).Msg("could not tell the other replicas this one lives; beating again in a second")
 		}
-	}
+	})
 }
 
 // reapOnce is one beat and one look, as a test's replica makes them.

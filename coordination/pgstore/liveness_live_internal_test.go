@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -90,19 +89,7 @@ func TestALiveReplicaWhoseListenerWaitsForAConnectionIsNotReaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var busy []*pgxpool.Conn // every step writing at once
-	for range a.db.pool.Config().MaxConns {
-		c, err := a.db.pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		busy = append(busy, c)
-	}
-	defer func() {
-		for _, c := range busy {
-			c.Release()
-		}
-	}()
+	holdEveryConnection(t, a) // every step writing at once
 	dropListener(t, b, rep)
 	if renewAndLook(t, a, b, l.Version, 6*time.Second) {
 		t.Fatal("another replica took the run of a live replica renewing its lease every heartbeat")
@@ -319,19 +306,7 @@ func TestALockTakenAndLetGoAfterAReapIsNotPutBackByItsFormerHolder(t *testing.T)
 func TestABusyReplicaBeatsWhileItsLookWaitsForAConnection(t *testing.T) {
 	p := withOtherProcess(t, "busybeat")
 	ctx, a, b, rep := context.Background(), p.a, p.b, p.rep
-	var busy []*pgxpool.Conn // every step writing at once
-	for range a.db.pool.Config().MaxConns {
-		c, err := a.db.pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		busy = append(busy, c)
-	}
-	defer func() {
-		for _, c := range busy {
-			c.Release()
-		}
-	}()
+	holdEveryConnection(t, a) // every step writing at once
 	time.Sleep(3 * reapEvery) // a's looks: each waits for a connection
 	var age time.Duration
 	if err := b.db.pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - beat_at) * interval '1 second' FROM replicas WHERE lock_key = $1`, rep.key).Scan(&age); err != nil {

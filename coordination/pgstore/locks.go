@@ -128,14 +128,7 @@ func (h *held) snapshot() map[string]map[string]heldRow {
 // heartbeat renews the held lock rows every lockBeat until ctx ends.
 func (db *DB) heartbeat(ctx context.Context) {
 	defer db.done.Done()
-	t := time.NewTicker(lockBeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, lockBeat, func() {
 		db.deleteGone(ctx)
 		for tenant, rows := range db.held.snapshot() {
 			// One deadline for the tenant's parts, as the one statement had:
@@ -154,7 +147,7 @@ func (db *DB) heartbeat(ctx context.Context) {
 			}
 			cancel()
 		}
-	}
+	})
 }
 
 // lockRenew extends the expiry of the rows of tokens ($4), each found by
