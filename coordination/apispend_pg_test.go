@@ -115,24 +115,7 @@ func TestADeadReplicasAPIStepSpendIsRecordedByTheStepThatTakesItOver(t *testing.
 			t.Fatalf("the agent's next step: %v", err)
 		}
 	}
-	l, err := st.Ledger(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dead []coordination.SessionEntry
-	for _, e := range l.Session {
-		if e.Kind == coordination.SessionUsage {
-			dead = append(dead, e)
-		}
-	}
-	if len(dead) != 1 || dead[0].Spender == "" || dead[0].Usage == nil || dead[0].Usage.CostUSD == nil ||
-		math.Abs(*dead[0].Usage.CostUSD-3*apiLoopTurn) > 1e-9 || dead[0].Usage.Tokens() != 3300 || !strings.Contains(dead[0].Reason, "stopped answering") {
-		t.Fatalf("the ledger's record of the dead step's spend: %s; want one usage entry of $0.75 and 3,300 tokens under its key, saying why", coordtest.JSON(dead))
-	}
-	res, err := svc.Result(ctx, s.ID)
-	if err != nil || res.CostUSD == nil || math.Abs(*res.CostUSD-(3*apiLoopTurn+next)) > 1e-9 {
-		t.Errorf("the session's cost: %s, %v; want $%.2f (the dead step's and the next one's)", coordtest.JSON(res), err, 3*apiLoopTurn+next)
-	}
+	threeTurnsRecordedOnce(t, svc, s.ID, 3*apiLoopTurn, next)
 }
 
 // TestOnlyAStepThatLoopsSharesItsSpend: in a session without a budget on

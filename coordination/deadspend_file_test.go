@@ -106,18 +106,7 @@ func fileDeadSpendSession(t *testing.T, driver string, budget, answerCost, deadC
 // spend once, under its key, and no spend file left to count it.
 func fileDeadSpendRecorded(t *testing.T, svc *coordination.Service, s *coordination.Session, dir, key string, cost float64) {
 	t.Helper()
-	l, err := svc.Ledger(context.Background(), s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got float64
-	var tokens int64
-	for _, e := range l.Session {
-		if e.Spender == key && e.Usage != nil {
-			got += *e.Usage.CostUSD
-			tokens += e.Usage.Tokens()
-		}
-	}
+	got, tokens := spentUnder(t, svc, s.ID, key)
 	if math.Abs(got-cost) > 1e-9 || tokens != 5000 {
 		t.Errorf("the ledger records $%.4f, %d tokens under the dead step's key; want $%.2f, 5,000 tokens", got, tokens, cost)
 	}
@@ -314,24 +303,7 @@ func TestAKilledStepsSpendIsRecordedByTheAgentsNextStepWithoutABudgetOnTheFileSt
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatalf("the agent's next step: %v", err)
 	}
-	l, err := svc.Ledger(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dead []coordination.SessionEntry
-	for _, e := range l.Session {
-		if e.Kind == coordination.SessionUsage {
-			dead = append(dead, e)
-		}
-	}
-	if len(dead) != 1 || dead[0].Spender == "" || dead[0].Usage == nil || dead[0].Usage.CostUSD == nil ||
-		math.Abs(*dead[0].Usage.CostUSD-3*fileLoopTurn) > 1e-9 || dead[0].Usage.Tokens() != 3300 || !strings.Contains(dead[0].Reason, "stopped answering") {
-		t.Fatalf("the ledger's record of the killed step's spend: %s; want one usage entry of $0.75 and 3,300 tokens under its key, saying why", coordtest.JSON(dead))
-	}
-	res, err := svc.Result(ctx, s.ID)
-	if err != nil || res.CostUSD == nil || math.Abs(*res.CostUSD-(3*fileLoopTurn+next)) > 1e-9 {
-		t.Errorf("the session's cost: %s, %v; want $%.2f (the killed step's and the next one's)", coordtest.JSON(res), err, 3*fileLoopTurn+next)
-	}
+	threeTurnsRecordedOnce(t, svc, s.ID, 3*fileLoopTurn, next)
 	if left, _ := filepath.Glob(filepath.Join(dir, "sessions", s.ID, "agents", "*", ".*-*.json")); len(left) != 0 {
 		t.Errorf("spend files left: %v; want none", left)
 	}

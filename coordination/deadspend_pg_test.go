@@ -86,18 +86,7 @@ func budgeted(budget float64) coordination.Rules {
 func deadSpendRecorded(t *testing.T, svc *coordination.Service, s *coordination.Session, conn *pgx.Conn, cost float64) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := svc.Ledger(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got float64
-	var tokens int64
-	for _, e := range l.Session {
-		if e.Spender == deadKey && e.Usage != nil {
-			got += *e.Usage.CostUSD
-			tokens += e.Usage.Tokens()
-		}
-	}
+	got, tokens := spentUnder(t, svc, s.ID, deadKey)
 	if math.Abs(got-cost) > 1e-9 || tokens != 5000 {
 		t.Errorf("the ledger records $%.4f, %d tokens under the dead step's key; want $%.2f, 5,000 tokens", got, tokens, cost)
 	}
