@@ -67,7 +67,9 @@ type RunLease struct {
 	RanBefore time.Duration `json:"ran_before,omitempty"`
 	// Gone says the store knows the holder is dead before its expiry (the
 	// file store: a holder on this host whose process is gone and whose run
-	// lock the kernel dropped). Never stored.
+	// lock the kernel dropped; PostgreSQL, to a command's read: a replica
+	// whose liveness lock the database dropped and which beats no more).
+	// Never stored.
 	Gone bool `json:"-"`
 	// Alive says the store knows the holder is alive whatever the expiry
 	// says (the file store: a holder on this host whose process runs and

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 )
 
@@ -59,6 +61,82 @@ func TestAKilledReplicasRunReadsInterruptedOnAnotherWithinSeconds(t *testing.T) 
 		t.Errorf("B read A's run interrupted %v after the kill, want within %v", took, limit)
 	}
 	t.Logf("A SIGKILLed mid-run: B reads its run interrupted %v after the kill", took.Round(time.Millisecond))
+}
+
+// TestALoneKilledReplicasRunReadsInterruptedToStatus: with no replica
+// left to reap it (one server, SIGKILLed mid-run), `massgen-mcp status
+// --store` reads the run interrupted within seconds of the kill, not a
+// lease's TTL later: its read sees the dead process's liveness lock free
+// and its beats stopped (pgstore's holderGone), and writes nothing, so the
+// next server to start still takes the run up.
+func TestALoneKilledReplicasRunReadsInterruptedToStatus(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	bin := binary(t)
+	ctx := context.Background()
+	a := startServer(t, bin, t.TempDir(), "--store", dsn)
+	ca := connect(t, a.url, nil)
+	// The test's own reads open as a command does: a replica in the test
+	// process would reap A itself.
+	db, err := pgstore.Open(ctx, dsn, pgstore.Options{Existing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tenant, err := db.For(coordination.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tenant.(*pgstore.Store)
+
+	const id = "pg_lone_dead_status"
+	args := slowTeam(id, 7)
+	args["wait"] = false
+	if res, err := callTool(ctx, ca, "run_team", args); err != nil || res.IsError {
+		t.Fatalf("run_team: %v %s", err, resultText(res))
+	}
+	waitFor(t, 30*time.Second, "a first step", func() bool { return steps(ctx, st, id) > 0 })
+	if s := statusOf(t, dsn, id); s != coordination.StatusRunning {
+		t.Fatalf("status while the server runs: %q, want running", s)
+	}
+	ca.Close()
+	a.kill()
+	killed := time.Now()
+	var took time.Duration
+	waitFor(t, 2*coordination.DefaultLeaseTTL, "status to read the run interrupted", func() bool {
+		if statusOf(t, dsn, id) != coordination.StatusInterrupted {
+			return false
+		}
+		took = time.Since(killed)
+		return true
+	})
+	// The beats must have stopped for 1.7 s; the lease's TTL is 10 s.
+	limit := 4 * time.Second
+	if raceEnabled {
+		limit = 7 * time.Second
+	}
+	if took > limit {
+		t.Errorf("status read the run interrupted %v after the kill, want within %v", took, limit)
+	}
+	t.Logf("the lone server SIGKILLed mid-run: status reads its run interrupted %v after the kill", took.Round(time.Millisecond))
+}
+
+// statusOf is the session's status as `massgen-mcp status --json --store`
+// says it.
+func statusOf(t *testing.T, dsn, id string) string {
+	t.Helper()
+	out, errOut, code := cliSplit(t, "status", "--json", "--store", dsn, id)
+	if code != 0 {
+		t.Fatalf("status --json --store: exit %d\n%s%s", code, out, errOut)
+	}
+	var s struct {
+		Result struct {
+			Status string `json:"status"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("status --json --store: %v\n%s", err, out)
+	}
+	return s.Result.Status
 }
 
 // statusOn is the session's status as team_status on c says it.

@@ -368,11 +368,16 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	if run {
 		which = ` AND l.agent_id = ''`
 	}
+	gone, args := `false`, []any{s.tenant, id}
+	if s.db.brief && s.db.lockTakeover() == nil {
+		gone, args = holderGone, append(args, reapSilent.Milliseconds())
+	}
 	rows, err := s.db.pool.Query(ctx, `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms,
 		l.agent_id <> '' AND EXISTS (SELECT 1 FROM locks k WHERE k.tenant = l.tenant AND k.session_id = l.session_id
-			AND k.name = 'step:' || l.agent_id AND k.expires_at >= now())
+			AND k.name = 'step:' || l.agent_id AND k.expires_at >= now()),
+		`+gone+`
 		FROM sessions s LEFT JOIN leases l ON l.tenant = s.tenant AND l.session_id = s.id`+which+`
-		WHERE s.tenant = $1 AND s.id = $2`, s.tenant, id)
+		WHERE s.tenant = $1 AND s.id = $2`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 	}
@@ -384,13 +389,13 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 		var l coordination.RunLease
 		var agent *string
 		var start, ran *int64
-		var held *bool
+		var held, dead *bool
 		var version *int64
 		var claimed, renewed, expires *time.Time
 		var owner, host *string
 		var pid *int
 		var released *bool
-		if err := rows.Scan(&agent, &owner, &host, &pid, &start, &version, &claimed, &renewed, &expires, &released, &ran, &held); err != nil {
+		if err := rows.Scan(&agent, &owner, &host, &pid, &start, &version, &claimed, &renewed, &expires, &released, &ran, &held, &dead); err != nil {
 			return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 		}
 		if agent == nil {
@@ -399,8 +404,12 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 		l.ID, l.Host, l.PID, l.ProcStart, l.Version = *owner, *host, *pid, uint64(*start), *version
 		l.Claimed, l.Renewed, l.Expires = claimed.UTC(), renewed.UTC(), expires.UTC()
 		l.Released, l.RanBefore = *released, time.Duration(*ran)*time.Millisecond
-		l.Alive = held != nil && *held && !l.Released
+		// An outage's excuse keeps a holder alive whatever its signs; a
+		// step lock row of a holder gone is as dead as it is.
 		s.db.excuse(&l)
+		excused := l.Alive
+		l.Gone = dead != nil && *dead && !excused
+		l.Alive = excused || held != nil && *held && !l.Released && !l.Gone
 		out[*agent] = &l
 	}
 	if err := rows.Err(); err != nil {
@@ -414,6 +423,23 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	s.db.outage.heard(time.Now())
 	return out, nil
 }
+
+// holderGone is, in a command's read (brief) of a lease unreleased,
+// whether its holder is a registered replica showing both signs a reap
+// asks for (liveness.go): its liveness lock free now, and no beat for $3
+// milliseconds (reapSilent). Reaps are made by serving replicas; with
+// none left (a lone server SIGKILLed), `massgen-mcp status` read the run
+// running for the lease's whole TTL. It only reads: the lock is looked
+// for in pg_locks, not tried, which would hold it for a moment and make
+// a replica's look take the dead one back for alive. None while an outage
+// excuses leases (the command's open marks the database's last restart as
+// one, restartseen.go): live replicas may not have beaten again yet.
+const holderGone = `COALESCE(NOT l.released AND EXISTS (SELECT 1 FROM replicas r
+			WHERE r.host = l.host AND r.pid = l.pid AND r.proc_start = l.proc_start
+			AND r.beat_at < now() - $3 * interval '1 millisecond'
+			AND NOT EXISTS (SELECT 1 FROM pg_locks k WHERE k.locktype = 'advisory' AND k.granted AND k.objsubid = 1
+				AND k.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+				AND ((k.classid::int8 << 32) | k.objid::int8) = r.lock_key)), false)`
 
 // Abandoned lists the tenant's sessions whose run lease expired unreleased
 // (by the database's clock), or that were created for a run which no run
