@@ -19,7 +19,7 @@ import (
 func TestACommandReadsARunWhoseHolderShowsBothSignsOfDeathNotHeld(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	replicaOn(t, dsn, Options{}).db.Close() // makes the schema; a replica closed reaps nobody
+	replicaOn(t, dsn, Options{}).db.Close()           // makes the schema; a replica closed reaps nobody
 	cmd := replicaOn(t, dsn, Options{Existing: true}) // no replica: it reaps nobody either
 	for deadline := time.Now().Add(30 * time.Second); cmd.db.lockTakeover() != nil && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond) // a database started moments ago excuses every holder
