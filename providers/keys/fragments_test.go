@@ -1,0 +1,56 @@
+package keys
+
+import (
+	"strings"
+	"testing"
+)
+
+// A key of the shape of Anthropic's, its public prefix (sk-ant-api03-)
+// then its secret part; an obvious dummy.
+const fragmentedKey = "sk-ant-api03-DUMMY-fragment-test-NOT-A-REAL-KEY-qrst"
+
+// A server that echoes part of a key it refused (its first 40
+// characters, or the key cut to fit a message) gets no run of 12 or more
+// of the key's characters past its public prefix into the text kept;
+// shorter runs, and the prefix the docs print, stay.
+func TestMaskSecretsMasksEveryLongRunOfAKeysCharacters(t *testing.T) {
+	k := fragmentedKey
+	for _, tc := range []struct {
+		name, in string
+		gone     []string
+		keep     []string
+	}{
+		{"the key's first 40 characters", "401: invalid x-api-key '" + k[:40] + "…'", []string{k[13:40], k[20:32]}, []string{"401: invalid x-api-key '", "…'", "[key …qrst]"}},
+		{"a run from its middle", "token ends in " + k[25:45] + ", refused", []string{k[25:45]}, []string{"token ends in [key …qrst], refused"}},
+		{"its last 12", "key …" + k[len(k)-12:], []string{k[len(k)-12:]}, []string{"key …[key …qrst]"}},
+		{"two runs", k[20:33] + " and " + k[30:50], []string{k[20:33], k[30:50]}, []string{" and "}},
+		{"the whole key still", "bad " + k, []string{k[13:]}, []string{"bad [key …qrst]"}},
+		{"11 characters stay", "ends " + k[30:41], nil, []string{"ends " + k[30:41]}},
+		{"the public prefix stays", "Anthropic keys begin sk-ant-api03-DUM, then more", nil, []string{"sk-ant-api03-DUM, then more"}},
+		{"other text untouched", strings.Repeat("nothing of the key here ", 5), nil, []string{strings.Repeat("nothing of the key here ", 5)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := MaskSecrets(tc.in, k)
+			for _, g := range tc.gone {
+				if strings.Contains(out, g) {
+					t.Errorf("%q still holds %q", out, g)
+				}
+			}
+			for _, want := range tc.keep {
+				if !strings.Contains(out, want) {
+					t.Errorf("%q lost %q", out, want)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMaskSecretsOnAMegabyte: a tool's result of a megabyte with no
+// key in it, the cost every result pays.
+func BenchmarkMaskSecretsOnAMegabyte(b *testing.B) {
+	text := strings.Repeat("some tool output, a line of code; ", 1<<20/34)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		MaskSecrets(text, fragmentedKey, plantedKey)
+	}
+}
