@@ -2,13 +2,17 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
@@ -316,5 +320,47 @@ func TestALookReapsOneReplicaAtATime(t *testing.T) {
 		if n := left(); n != want {
 			t.Fatalf("after a look: %d dead replicas registered, want %d", n, want)
 		}
+	}
+}
+
+// A reap is logged: a replica that held leases or locks as a warning (its
+// runs are taken up), one that held nothing (a server stopped in a rolling
+// restart) as news.
+func TestAReapIsAWarningOnlyWhenTheDeadReplicaHeldSomething(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	logged := &coordtest.SyncBuffer{}
+	b := replicaOn(t, dsn, Options{Logger: zerolog.New(logged)})
+	if err := b.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	idle, _ := deadReplica("idle")
+	busy, owner := deadReplica("busy")
+	if _, err := b.AcquireRun(ctx, "s", owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, rep := range []*replica{idle, busy} {
+		_ = holdAs(t, b, dsn, rep).Close(ctx)
+	}
+	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET seen_gone_at = now() - interval '1 minute', beat_at = now() - interval '1 minute' WHERE lock_key <> $1`, b.db.replica.key); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // one reap a look
+		if err := b.db.reapOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	levels := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+		var e struct{ Level, Host, Leases, Message string }
+		if json.Unmarshal([]byte(line), &e) == nil && e.Host != "" {
+			levels[e.Host] = e.Level + ": leases " + e.Leases
+		}
+	}
+	if got, want := levels[idle.host], "info: leases 0"; got != want {
+		t.Errorf("the reap of a replica that held nothing was logged as %q, want %q", got, want)
+	}
+	if got, want := levels[busy.host], "warn: leases 1"; got != want {
+		t.Errorf("the reap of a replica that held a run was logged as %q, want %q", got, want)
 	}
 }

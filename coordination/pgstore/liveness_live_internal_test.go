@@ -1,12 +1,10 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,27 +12,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
-
-// logBuf is a zerolog writer a test reads while the store writes.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) has(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Contains(l.b.String(), s)
-}
 
 // dropListener ends the LISTEN connection that holds r's liveness lock, as
 // a network blip, a proxy or pg_terminate_backend ends it.
@@ -103,7 +84,7 @@ func TestAReplicaWhoseLivenessLockTimedOutIsNotReaped(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	rep, owner := deadReplica("strict")
-	logs := &logBuf{}
+	logs := &coordtest.SyncBuffer{}
 	adb, err := Open(ctx, dsn+"&lock_timeout=200ms", Options{replica: rep, Logger: zerolog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +113,7 @@ func TestAReplicaWhoseLivenessLockTimedOutIsNotReaped(t *testing.T) {
 		}
 	}
 	time.Sleep(1500 * time.Millisecond) // listen comes back within 500 ms and waits for the lock
-	if logs.has("other replicas will see this one dead") {
+	if strings.Contains(logs.String(), "other replicas will see this one dead") {
 		t.Log("the listener gave up on its liveness lock and listens without it")
 	}
 	if _, err := x.Exec(ctx, `SELECT pg_advisory_unlock($1)`, rep.key); err != nil {
@@ -149,7 +130,7 @@ func TestAReplicaWhoseLivenessLockTimedOutIsNotReaped(t *testing.T) {
 func TestACommandsBriefOpenLeavesNoReplicaToReap(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	logs := &logBuf{}
+	logs := &coordtest.SyncBuffer{}
 	b := replicaOn(t, dsn, Options{Logger: zerolog.New(logs)})
 	rep, _ := deadReplica("cli")
 	cli, err := Open(ctx, dsn, Options{Existing: true, replica: rep})
@@ -166,7 +147,7 @@ func TestACommandsBriefOpenLeavesNoReplicaToReap(t *testing.T) {
 		}
 		time.Sleep(reapAfter + 100*time.Millisecond)
 	}
-	if logs.has("its process gone") {
+	if strings.Contains(logs.String(), "its process gone") {
 		t.Error("a command that opened the store for a moment was reaped with a warning that a replica's process is gone")
 	}
 }
