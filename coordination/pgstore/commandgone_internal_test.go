@@ -11,9 +11,10 @@ import (
 
 // A command's read (status, with no serving replica left to reap a dead
 // one) reads a run whose holder shows both signs of death (its liveness
-// lock free, its beats stopped) not held, and only then: a live replica
-// that lost its LISTEN connection beats on, one whose beats are late holds
-// its lock, and an outage's excuse keeps either alive. The read writes
+// lock free, its beats stopped for readGoneSilent) not held, and only
+// then: a live replica that lost its LISTEN connection beats on, one whose
+// beats are late holds its lock, one cut off for a moment beats again
+// within readGoneSilent, and an outage's excuse keeps either alive. The read writes
 // nothing: the lease row and the registration stay for a serving replica
 // to reap. Before, the command read the run running for the lease's TTL.
 func TestACommandReadsARunWhoseHolderShowsBothSignsOfDeathNotHeld(t *testing.T) {
@@ -42,12 +43,16 @@ func TestACommandReadsARunWhoseHolderShowsBothSignsOfDeathNotHeld(t *testing.T) 
 	if l := readRun(t, cmd); !l.Held(time.Now()) || l.Gone {
 		t.Fatalf("a holder whose beats are late but whose lock is held: %+v, want held", l)
 	}
-	_ = lock.Close(ctx)
+	lock.letGo()
 	signs(0)
 	if l := readRun(t, cmd); !l.Held(time.Now()) || l.Gone {
 		t.Fatalf("a holder whose lock is free but which beats: %+v, want held", l)
 	}
-	signs(reapSilent + time.Second)
+	signs(reapSilent + 200*time.Millisecond) // a reap's silence, not a read's
+	if l := readRun(t, cmd); !l.Held(time.Now()) || l.Gone {
+		t.Fatalf("a holder whose lock is free and which has not beaten for a moment less than readGoneSilent: %+v, want held", l)
+	}
+	signs(readGoneSilent + time.Second)
 	before := readRunRow(t, cmd)
 	if l := readRun(t, cmd); l.Held(time.Now()) || !l.Gone || !l.Abandoned(time.Now()) {
 		t.Fatalf("a holder whose lock is free and which beats no more: %+v, want gone, abandoned", l)

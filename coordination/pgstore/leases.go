@@ -370,7 +370,7 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	}
 	gone, args := `false`, []any{s.tenant, id}
 	if s.db.brief && s.db.lockTakeover() == nil {
-		gone, args = holderGone, append(args, reapSilent.Milliseconds())
+		gone, args = holderGone, append(args, readGoneSilent.Milliseconds())
 	}
 	rows, err := s.db.pool.Query(ctx, `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms,
 		l.agent_id <> '' AND EXISTS (SELECT 1 FROM locks k WHERE k.tenant = l.tenant AND k.session_id = l.session_id
@@ -427,13 +427,23 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 // holderGone is, in a command's read (brief) of a lease unreleased,
 // whether its holder is a registered replica showing both signs a reap
 // asks for (liveness.go): its liveness lock free now, and no beat for $3
-// milliseconds (reapSilent). Reaps are made by serving replicas; with
+// milliseconds (readGoneSilent). Reaps are made by serving replicas; with
 // none left (a lone server SIGKILLed), `massgen-mcp status` read the run
 // running for the lease's whole TTL. It only reads: the lock is looked
 // for in pg_locks, not tried, which would hold it for a moment and make
 // a replica's look take the dead one back for alive. None while an outage
-// excuses leases (the command's open marks the database's last restart as
-// one, restartseen.go): live replicas may not have beaten again yet.
+// this command saw excuses leases: the database's last restart, which its
+// open marks as one (restartseen.go). An outage it cannot see (a failover
+// to a standby, a proxy restarted, the servers cut off from the database)
+// shows the same two signs until the replicas reach the database again,
+// and such a read says their runs interrupted meanwhile.
+//
+// readGoneSilent is longer than reapSilent by a beat and a little: a
+// replica that lost its connections beats again about a second after it
+// reaches the database (listen makes its connection every 500 ms, beats
+// come every second), so a cut shorter than some 2 s never reads gone.
+const readGoneSilent = reapSilent + reapEvery + 300*time.Millisecond
+
 const holderGone = `COALESCE(NOT l.released AND EXISTS (SELECT 1 FROM replicas r
 			WHERE r.host = l.host AND r.pid = l.pid AND r.proc_start = l.proc_start
 			AND r.beat_at < now() - $3 * interval '1 millisecond'

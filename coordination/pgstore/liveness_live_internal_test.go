@@ -182,7 +182,7 @@ func TestReapOnManyLeases(t *testing.T) {
 	if _, err := fill.Exec(ctx, `ANALYZE sessions; ANALYZE leases`); err != nil {
 		t.Fatal(err)
 	}
-	_ = holdAs(t, b, dsn, rep).Close(ctx)
+	holdAs(t, b, dsn, rep).letGo()
 	if _, err := b.db.pool.Exec(ctx, `UPDATE replicas SET seen_gone_at = now() - interval '1 minute', beat_at = now() - interval '1 minute' WHERE lock_key = $1`, rep.key); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package keys
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A key of the shape of Anthropic's, its public prefix (sk-ant-api03-)
@@ -28,9 +29,13 @@ func TestMaskSecretsMasksEveryLongRunOfAKeysCharacters(t *testing.T) {
 		{"11 characters stay", "ends " + k[30:41], nil, []string{"ends " + k[30:41]}},
 		{"the public prefix stays", "Anthropic keys begin sk-ant-api03-DUM, then more", nil, []string{"sk-ant-api03-DUM, then more"}},
 		{"other text untouched", strings.Repeat("nothing of the key here ", 5), nil, []string{strings.Repeat("nothing of the key here ", 5)}},
+		{"a run next to a character of two bytes", "é" + k[20:40] + "é", []string{k[20:40]}, []string{"é[key …qrst]é"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := MaskSecrets(tc.in, k)
+			if !utf8.ValidString(out) {
+				t.Errorf("%q is not UTF-8", out)
+			}
 			for _, g := range tc.gone {
 				if strings.Contains(out, g) {
 					t.Errorf("%q still holds %q", out, g)
@@ -42,6 +47,24 @@ func TestMaskSecretsMasksEveryLongRunOfAKeysCharacters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Secrets that are not keys (an MCP server's ${VAR} values, a credentials
+// file's path) are masked whole, never by their pieces: a tool's result
+// that names the project a path ends in keeps it.
+func TestMaskSecretsMasksOnlyAKeysPiecesNotAPathsOrAWords(t *testing.T) {
+	for _, secret := range []string{
+		"/home/alice/src/massgen-project/credentials.json", // a path
+		"/home/alice/src/Projets-numériques/rapport",       // not ASCII
+		"massgen-project-settings-for-dev",                 // words, no digit
+		"Bearer DUMMY-header-value-0000-0000",              // a header, with a space
+	} {
+		in := "package " + secret[len(secret)-20:] + " and " + secret
+		out := MaskSecrets(in, secret)
+		if want := "package " + secret[len(secret)-20:] + " and [key …"; !strings.HasPrefix(out, want) {
+			t.Errorf("MaskSecrets(%q) = %q; want the piece kept and the whole masked (%q…)", in, out, want)
+		}
 	}
 }
 

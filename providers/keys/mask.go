@@ -14,9 +14,10 @@ import (
 // garble messages without protecting anything.
 const minSecret = 8
 
-// Mask returns text with every given secret, every run of 12 or more of its
-// characters past its public prefix (maskFragments), and anything shaped
-// like an API key or an auth header, replaced by a placeholder. A long secret keeps its
+// Mask returns text with every given secret, every run of 12 or more of a
+// key-shaped one's characters that reaches past its public prefix
+// (maskFragments), and anything shaped like an API key or an auth header,
+// replaced by a placeholder. A long secret keeps its
 // last four characters ("[key …wxyz]") so a user can tell which key was
 // meant; secrets shorter than 8 characters are ignored.
 func Mask(text string, secrets ...string) string {
@@ -50,18 +51,22 @@ const (
 	// publicPrefix is how many of a secret's first characters a fragment
 	// must reach beyond to be masked: real keys begin with a prefix their
 	// docs print (sk-ant-api03-, sk-svcacct-), which a tool's result may
-	// rightly hold.
+	// rightly hold. A run that reaches beyond is masked whole, the prefix
+	// with it.
 	publicPrefix = 16
 )
 
 // maskFragments replaces, in text, every run of at least fragmentMin
-// characters that is part of one of the secrets (reaching past its first
-// publicPrefix) by the secret's placeholder. It looks up each of text's
-// windows of fragmentMin bytes in a set of the secrets' own: linear in
-// text, some 16 ms a megabyte here (BenchmarkMaskSecretsOnAMegabyte).
+// characters that is part of one of the key-shaped secrets (reaching past
+// its first publicPrefix) by the secret's placeholder. It looks up each of
+// text's windows of fragmentMin bytes in a set of the secrets' own: linear
+// in text, some 16 ms a megabyte here (BenchmarkMaskSecretsOnAMegabyte).
 func maskFragments(text string, secrets []string) string {
 	var grams map[string]string // a window of a secret's → its placeholder
 	for _, s := range secrets {
+		if !keyShaped(s) {
+			continue
+		}
 		for i := max(0, publicPrefix-fragmentMin+1); i+fragmentMin <= len(s); i++ {
 			if grams == nil {
 				grams = map[string]string{}
@@ -96,6 +101,32 @@ func maskFragments(text string, secrets []string) string {
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// keyShaped says whether a secret reads as an API key or token, whose
+// parts are as secret as the whole: 20 characters or more of a key's
+// alphabet (letters, digits, - _ . + =), letters and digits both. The
+// secrets given are not all keys (an MCP server's ${VAR} values and
+// headers, a CLI agent's credentials file path): a piece of a path or a
+// word is left, the whole still masked. ASCII alone, so a run matched
+// never begins or ends inside a character of the text.
+func keyShaped(s string) bool {
+	if len(s) < 20 {
+		return false
+	}
+	var letter, digit bool
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			letter = true
+		case '0' <= c && c <= '9':
+			digit = true
+		case c == '-', c == '_', c == '.', c == '+', c == '=':
+		default:
+			return false
+		}
+	}
+	return letter && digit
 }
 
 func placeholder(secret string) string {
