@@ -56,14 +56,17 @@ type RunLease struct {
 	Renewed  time.Time `json:"renewed_at"` // the last heartbeat: when the holder was last known alive
 	Expires  time.Time `json:"expires_at"`
 	Released bool      `json:"released"`
-	// RanBefore is how long the session's earlier runs ran before this
-	// claim took over from them, each from its claim to its last
-	// heartbeat: a claim of an unreleased lease (a run that died or was
-	// handed over) carries the time its run had plus that run's own; a
+	// RanBefore is how long the session's earlier runs (or the agent's
+	// earlier tries of its step) ran before this claim took over from
+	// them, each from its claim to its last heartbeat: a claim of an
+	// unreleased lease (a run or step whose process died, or a run handed
+	// over) carries the time its holder had plus that holder's own; a
 	// claim after a released one (the run ended, a resume is a new
-	// decision) starts again from 0. A run's timeout counts it
-	// (Rules.TimeoutSeconds binds across the replicas that run it).
-	// Milliseconds, as a database keeps it. Run leases only.
+	// decision; the step landed or was given up) starts again from 0. A
+	// run's timeout counts it (Rules.TimeoutSeconds binds across the
+	// replicas that run it), and a step's (StepTimeoutSeconds binds
+	// across the replicas that try it). Milliseconds, as a database keeps
+	// it.
 	RanBefore time.Duration `json:"ran_before,omitempty"`
 	// Gone says the store knows the holder is dead before its expiry (the
 	// file store: a holder on this host whose process is gone and whose run
@@ -210,11 +213,7 @@ func ClaimLease(id string, cur *RunLease, owner LeaseOwner, now time.Time, ttl t
 	if cur.Held(now) {
 		return RunLease{}, &RunningError{Session: id, By: holder(cur)}
 	}
-	next := claimNext(cur, owner, now, ttl)
-	if cur != nil && !cur.Released {
-		next.RanBefore = (cur.RanBefore + max(0, cur.Renewed.Sub(cur.Claimed))).Truncate(time.Millisecond)
-	}
-	return next, nil
+	return claimNext(cur, owner, now, ttl), nil
 }
 
 // RenewLease is RenewRun's rule.
@@ -242,12 +241,20 @@ func (w leaseWhat) String() string {
 
 func runWhat(id string) leaseWhat { return leaseWhat{id: id} }
 
+// claimNext is the claim after cur. A claim of an unreleased lease (its
+// holder died, or was handed over from) carries the time cur's holder had
+// and the time it carried (RanBefore); a claim after a release starts
+// from nothing.
 func claimNext(cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) RunLease {
 	var v int64
+	var ran time.Duration
 	if cur != nil {
 		v = cur.Version
+		if !cur.Released {
+			ran = (cur.RanBefore + max(0, cur.Renewed.Sub(cur.Claimed))).Truncate(time.Millisecond)
+		}
 	}
-	return RunLease{LeaseOwner: owner, Version: v + 1, Claimed: now, Renewed: now, Expires: now.Add(ttl)}
+	return RunLease{LeaseOwner: owner, Version: v + 1, Claimed: now, Renewed: now, Expires: now.Add(ttl), RanBefore: ran}
 }
 
 func renew(what leaseWhat, cur *RunLease, version int64, now time.Time, ttl time.Duration) (RunLease, error) {

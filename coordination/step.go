@@ -490,6 +490,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	cctx, called := claim.whileSure(ctx)
 	cctx, unbound := boundBySession(cctx)
 	kit := svc.stepKit(cctx, s, st, v, lock, mcp)
+	kit.triedBefore = claim.before()
 	entry, spent, err := svc.callModel(cctx, s, st, v, step, kit)
 	unbound()
 	called()
@@ -558,9 +559,16 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 	if err != nil {
 		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), providers.Usage{}, nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
+	// The step's timeout counts its earlier tries on processes that died
+	// (a replica SIGKILLed mid-step): a takeover is one more attempt, with
+	// what they left, as a retry here is.
+	t := &attempts{usage: providers.Free(), before: kit.before()}
+	left := seconds(s.Rules.StepTimeoutSeconds) - t.before
+	if left <= 0 {
+		return errorEntry(providers.ClassTimeout, stepTimedOut(s, v, t, context.DeadlineExceeded).Error(), t.usage), t.usage, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
-	t := &attempts{usage: providers.Free()}
 	watch := svc.activityWatcher(s.ID, v.Agent, step)
 	var images []providers.Image
 	err = svc.throughOutage(ctx, s.ID, "the step of "+v.Agent, func() (err error) {
@@ -599,6 +607,19 @@ type attempts struct {
 	usage   providers.Usage
 	history []providers.Turn
 	problem string
+	before  time.Duration // the step's earlier tries on processes that died
+}
+
+// stepTimedOut is why a step that timed out gave no answer: the stalled
+// model is named in the message itself, so the line, the Dropped line, the
+// timeline and status all say who stalled, and what earlier tries of the
+// step on processes that died took of its time.
+func stepTimedOut(s *Session, v *view, t *attempts, err error) error {
+	if t.before > 0 {
+		return fmt.Errorf("no answer from %s within %g s (step_timeout_seconds; %s of it on earlier tries whose processes stopped answering): %w",
+			s.modelOf(v.Agent), s.Rules.StepTimeoutSeconds, t.before.Round(100*time.Millisecond), err)
+	}
+	return fmt.Errorf("no answer from %s within %g s (step_timeout_seconds): %w", s.modelOf(v.Agent), s.Rules.StepTimeoutSeconds, err)
 }
 
 // judge turns one reply into the step's entry, or records why it was refused
@@ -613,9 +634,7 @@ func (svc *Service) judge(ctx, sctx context.Context, s *Session, st *State, v *v
 		class := providers.ClassOf(err)
 		if errors.Is(err, context.DeadlineExceeded) || sctx.Err() != nil {
 			class = providers.ClassTimeout
-			// The stalled model is named in the message itself, so the line,
-			// the Dropped line, the timeline and status all say who stalled.
-			err = fmt.Errorf("no answer from %s within %g s (step_timeout_seconds): %w", s.modelOf(v.Agent), s.Rules.StepTimeoutSeconds, err)
+			err = stepTimedOut(s, v, t, err)
 		}
 		return errorEntry(class, err.Error(), t.usage), nil
 	}

@@ -39,6 +39,9 @@ type stepClaim struct {
 	// sent is when the claim was sent: its lease surely lasts from then
 	// until renewed (stepBeats).
 	sent time.Time
+	// triedBefore is how long earlier tries of the step ran on processes
+	// that died (RunLease.RanBefore): the step's timeout counts it.
+	triedBefore time.Duration
 	// canRunOut: the lease can run out while this process lives, so the
 	// heartbeat stops the step's call once it may have (a store that can
 	// be unreachable: OutageStore). A memory or file store's renewals do
@@ -88,10 +91,19 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 		return nil, err
 	}
 	_, canRunOut := lz.store.(OutageStore)
-	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut,
+	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut, triedBefore: l.RanBefore,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
 	lz.steps.hold(lz, c)
 	return c, nil
+}
+
+// before is how long earlier tries of the step ran before this claim took
+// it over from a process that died; 0 for a nil claim.
+func (c *stepClaim) before() time.Duration {
+	if c == nil {
+		return 0
+	}
+	return c.triedBefore
 }
 
 // ErrStepLeaseRunOut stops a step's model call once its lease may have run

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -52,6 +53,17 @@ type stepKit struct {
 	rec    toolRecorder
 	spend  *stepSpend // the session's budgets as the step sees them; nil: none
 	guard  *guard     // the step's decision point, for a CLI agent's own calls
+	// triedBefore is how long earlier tries of the step ran on processes
+	// that died (stepClaim.before): its timeout counts them.
+	triedBefore time.Duration
+}
+
+// before is the kit's triedBefore; 0 for a nil kit.
+func (k *stepKit) before() time.Duration {
+	if k == nil {
+		return 0
+	}
+	return k.triedBefore
 }
 
 // stepKit builds the kit of an agent's step. A step with no place to read

@@ -24,6 +24,7 @@ var LeaseCases = []Case{
 	{"DecisionsAreFencedByTheLogTheyRead", testReadFencedEntries},
 	{"StepLeaseIsExclusivePerAgentAndReleased", testStepLeaseExclusive},
 	{"ExpiredStepLeaseIsAbandonedClaimedAndItsHolderFenced", testStepLeaseExpired},
+	{"ClaimOverADeadStepCarriesItsTime", testStepLeaseRanBefore},
 	{"LateStepLeaseReadsAliveWhileItsStepLockIsHeld", testStepLeaseAlive},
 }
 
@@ -281,6 +282,42 @@ func testStepLeaseExpired(t *testing.T, st coordination.Store) {
 	}
 	if l := readStep(t, ls, "agent_a"); l.ID != "b" || !l.Held(time.Now()) {
 		t.Errorf("after the old holder's renew = %+v, want b's live claim", l)
+	}
+}
+
+// testStepLeaseRanBefore: a claim that takes over an agent's unreleased
+// step lease (its holder died mid-step) carries how long that try ran, so
+// the step's timeout binds across the replicas that try it; a claim after
+// a release (the step landed or was given up) carries nothing.
+func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
+	ls, ctx := stepLeases(t, st), context.Background()
+	a, err := ls.AcquireStep(ctx, "s", "agent_a", owner("a"), 20*time.Millisecond)
+	if err != nil || a.RanBefore != 0 {
+		t.Fatalf("first claim = %+v, %v; want nothing run before", a, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	ra, err := ls.RenewStep(ctx, "s", "agent_a", a.Version, 20*time.Millisecond) // a tried ~100 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond) // then died
+	b, err := ls.AcquireStep(ctx, "s", "agent_a", owner("b"), time.Minute)
+	ranA := ra.Renewed.Sub(a.Claimed).Truncate(time.Millisecond)
+	if err != nil || b.RanBefore < ranA-2*time.Millisecond || b.RanBefore > ranA+2*time.Millisecond {
+		t.Fatalf("claim over a's dead step = %+v, %v; want a's %s carried", b, err, ranA)
+	}
+	if l := readStep(t, ls, "agent_a"); l.RanBefore != b.RanBefore {
+		t.Errorf("read back: ran before %s, want %s", l.RanBefore, b.RanBefore)
+	}
+	if o, err := ls.AcquireStep(ctx, "s", "agent_b", owner("b"), time.Minute); err != nil || o.RanBefore != 0 {
+		t.Errorf("another agent's first claim = %+v, %v; want nothing carried", o, err)
+	}
+	if err := ls.ReleaseStep(ctx, "s", "agent_a", b.Version); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), time.Minute)
+	if err != nil || c.RanBefore != 0 {
+		t.Errorf("claim after a release = %+v, %v; want nothing carried", c, err)
 	}
 }
 
