@@ -68,6 +68,11 @@ type RunLease struct {
 	// across the replicas that try it). Milliseconds, as a database keeps
 	// it.
 	RanBefore time.Duration `json:"ran_before,omitempty"`
+	// CarriedFrom is, on a claim that carries RanBefore, when the lease it
+	// took over was claimed: a step's claimant tells by it whether that
+	// try's step landed after all (an entry of the agent's since), its
+	// release lost, and the time is not this step's. Never stored.
+	CarriedFrom time.Time `json:"-"`
 	// Gone says the store knows the holder is dead before its expiry (the
 	// file store: a holder on this host whose process is gone and whose run
 	// lock the kernel dropped; PostgreSQL, to a command's read: a replica
@@ -243,18 +248,18 @@ func runWhat(id string) leaseWhat { return leaseWhat{id: id} }
 
 // claimNext is the claim after cur. A claim of an unreleased lease (its
 // holder died, or was handed over from) carries the time cur's holder had
-// and the time it carried (RanBefore); a claim after a release starts
-// from nothing.
+// and the time it carried (RanBefore), and when cur was claimed
+// (CarriedFrom); a claim after a release starts from nothing.
 func claimNext(cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) RunLease {
-	var v int64
-	var ran time.Duration
+	next := RunLease{LeaseOwner: owner, Version: 1, Claimed: now, Renewed: now, Expires: now.Add(ttl)}
 	if cur != nil {
-		v = cur.Version
+		next.Version = cur.Version + 1
 		if !cur.Released {
-			ran = (cur.RanBefore + max(0, cur.Renewed.Sub(cur.Claimed))).Truncate(time.Millisecond)
+			next.RanBefore = (cur.RanBefore + max(0, cur.Renewed.Sub(cur.Claimed))).Truncate(time.Millisecond)
+			next.CarriedFrom = cur.Claimed
 		}
 	}
-	return RunLease{LeaseOwner: owner, Version: v + 1, Claimed: now, Renewed: now, Expires: now.Add(ttl), RanBefore: ran}
+	return next
 }
 
 func renew(what leaseWhat, cur *RunLease, version int64, now time.Time, ttl time.Duration) (RunLease, error) {

@@ -28,12 +28,19 @@ type StepLeaseStore interface {
 }
 
 // ClaimStepLease is AcquireStep's rule: a new claim by owner, one version
-// on, or ErrAgentBusy while cur is held.
+// on, or ErrAgentBusy while cur is held. A claim over owner's own lease
+// carries no time: the claimant holds the agent's step lock, so its own
+// try ended (given up in an outage, its release lost), and no process of
+// the step died.
 func ClaimStepLease(id, agent string, cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) (RunLease, error) {
 	if cur.Held(now) {
 		return RunLease{}, &BusyError{Session: id, Agent: agent, By: holder(cur)}
 	}
-	return claimNext(cur, owner, now, ttl), nil
+	next := claimNext(cur, owner, now, ttl)
+	if cur != nil && cur.ID == owner.ID {
+		next.RanBefore, next.CarriedFrom = 0, time.Time{}
+	}
+	return next, nil
 }
 
 // RenewStepLease is RenewStep's rule.

@@ -490,7 +490,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	cctx, called := claim.whileSure(ctx)
 	cctx, unbound := boundBySession(cctx)
 	kit := svc.stepKit(cctx, s, st, v, lock, mcp)
-	kit.triedBefore = claim.before()
+	kit.triedBefore = claim.before(st.Agent(agentID))
 	entry, spent, err := svc.callModel(cctx, s, st, v, step, kit)
 	unbound()
 	called()

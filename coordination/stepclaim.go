@@ -41,7 +41,9 @@ type stepClaim struct {
 	sent time.Time
 	// triedBefore is how long earlier tries of the step ran on processes
 	// that died (RunLease.RanBefore): the step's timeout counts it.
+	// triedFrom is when the last of them was claimed (CarriedFrom).
 	triedBefore time.Duration
+	triedFrom   time.Time
 	// canRunOut: the lease can run out while this process lives, so the
 	// heartbeat stops the step's call once it may have (a store that can
 	// be unreachable: OutageStore). A memory or file store's renewals do
@@ -91,16 +93,22 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 		return nil, err
 	}
 	_, canRunOut := lz.store.(OutageStore)
-	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut, triedBefore: l.RanBefore,
+	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut, triedBefore: l.RanBefore, triedFrom: l.CarriedFrom,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
 	lz.steps.hold(lz, c)
 	return c, nil
 }
 
 // before is how long earlier tries of the step ran before this claim took
-// it over from a process that died; 0 for a nil claim.
-func (c *stepClaim) before() time.Duration {
-	if c == nil {
+// it over from a process that died; 0 for a nil claim, and when the try
+// it took over from landed an entry of the agent's after all (one timed
+// since that try's claim, both by that process's clock): its release
+// lost, that try was an earlier step's, not this one's.
+func (c *stepClaim) before(a *AgentState) time.Duration {
+	if c == nil || c.triedBefore == 0 {
+		return 0
+	}
+	if a != nil && len(a.Entries) > 0 && !a.Entries[len(a.Entries)-1].Time.Before(c.triedFrom) {
 		return 0
 	}
 	return c.triedBefore
@@ -264,11 +272,16 @@ func (c *stepClaim) release() {
 			// Without the caller's context: a cancelled step still releases
 			// its lease, or it would read interrupted until it expires.
 			err := c.ls.ReleaseStep(context.Background(), c.id, c.agent, c.version)
-			if c.down != nil && c.down(err) {
+			switch {
+			case c.down != nil && c.down(err):
 				// The store is unreachable: keep trying in the background for
 				// as long as the lease would live, so the agent's next step
 				// (after the outage) does not wait out the whole expiry.
 				go c.retryRelease()
+			case err != nil && !errors.Is(err, ErrLeaseLost):
+				// Left to expire: the step reads in flight until then, and
+				// the agent's next step waits for it.
+				c.lz.log.Warn().Err(err).Str("session", c.id).Str("agent", c.agent).Msg("could not release a step's lease; it expires on its own")
 			}
 		}
 	})

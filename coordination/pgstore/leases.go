@@ -562,10 +562,10 @@ func (w *written) putLocked(k writtenKey, l coordination.RunLease) {
 }
 
 // asStored is l as its row reads back: times to the microsecond, and
-// never Alive or Gone (a locked read has them false).
+// never Alive, Gone or CarriedFrom (a locked read has them unset).
 func asStored(l coordination.RunLease) coordination.RunLease {
 	l.Claimed, l.Renewed, l.Expires = stored(l.Claimed), stored(l.Renewed), stored(l.Expires)
-	l.Alive, l.Gone = false, false
+	l.Alive, l.Gone, l.CarriedFrom = false, false, time.Time{}
 	return l
 }
 

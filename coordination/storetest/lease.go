@@ -286,9 +286,10 @@ func testStepLeaseExpired(t *testing.T, st coordination.Store) {
 }
 
 // testStepLeaseRanBefore: a claim that takes over an agent's unreleased
-// step lease (its holder died mid-step) carries how long that try ran, so
-// the step's timeout binds across the replicas that try it; a claim after
-// a release (the step landed or was given up) carries nothing.
+// step lease (its holder died mid-step) carries how long that try ran, and
+// when it was claimed, so the step's timeout binds across the replicas that
+// try it; a claim after a release (the step landed or was given up), or
+// over the claimant's own lease, carries nothing.
 func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
 	ls, ctx := stepLeases(t, st), context.Background()
 	a, err := ls.AcquireStep(ctx, "s", "agent_a", owner("a"), 20*time.Millisecond)
@@ -306,6 +307,9 @@ func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
 	if err != nil || b.RanBefore < ranA-2*time.Millisecond || b.RanBefore > ranA+2*time.Millisecond {
 		t.Fatalf("claim over a's dead step = %+v, %v; want a's %s carried", b, err, ranA)
 	}
+	if d := b.CarriedFrom.Sub(a.Claimed); d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("claim over a's dead step carried from %v; want a's claim, %v", b.CarriedFrom, a.Claimed)
+	}
 	if l := readStep(t, ls, "agent_a"); l.RanBefore != b.RanBefore {
 		t.Errorf("read back: ran before %s, want %s", l.RanBefore, b.RanBefore)
 	}
@@ -315,9 +319,13 @@ func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
 	if err := ls.ReleaseStep(ctx, "s", "agent_a", b.Version); err != nil {
 		t.Fatal(err)
 	}
-	c, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), time.Minute)
-	if err != nil || c.RanBefore != 0 {
+	c, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), 20*time.Millisecond)
+	if err != nil || c.RanBefore != 0 || !c.CarriedFrom.IsZero() {
 		t.Errorf("claim after a release = %+v, %v; want nothing carried", c, err)
+	}
+	time.Sleep(60 * time.Millisecond) // c's try given up, its release lost
+	if c2, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), time.Minute); err != nil || c2.RanBefore != 0 {
+		t.Errorf("c's claim over its own unreleased step = %+v, %v; want nothing carried (no process of it died)", c2, err)
 	}
 }
 
