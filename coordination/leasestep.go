@@ -29,16 +29,19 @@ type StepLeaseStore interface {
 
 // ClaimStepLease is AcquireStep's rule: a new claim by owner, one version
 // on, or ErrAgentBusy while cur is held. A claim over owner's own lease
-// carries no time: the claimant holds the agent's step lock, so its own
-// try ended (given up in an outage, its release lost), and no process of
-// the step died.
+// adds none of its own try's time: the claimant holds the agent's step
+// lock, so that try ended (given up in an outage, its release lost) and no
+// process of it died; what that try carried from dead ones still counts.
 func ClaimStepLease(id, agent string, cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) (RunLease, error) {
 	if cur.Held(now) {
 		return RunLease{}, &BusyError{Session: id, Agent: agent, By: holder(cur)}
 	}
 	next := claimNext(cur, owner, now, ttl)
-	if cur != nil && cur.ID == owner.ID {
-		next.RanBefore, next.CarriedFrom = 0, time.Time{}
+	if cur != nil && !cur.Released && cur.ID == owner.ID {
+		next.RanBefore = cur.RanBefore
+		if next.RanBefore == 0 {
+			next.CarriedFrom = time.Time{}
+		}
 	}
 	return next, nil
 }

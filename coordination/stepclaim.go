@@ -103,12 +103,18 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 // it over from a process that died; 0 for a nil claim, and when the try
 // it took over from landed an entry of the agent's after all (one timed
 // since that try's claim, both by that process's clock): its release
-// lost, that try was an earlier step's, not this one's.
+// lost, that try was an earlier step's, not this one's. An agent's
+// previous step landed by another replica whose clock runs ahead of the
+// dead try's by more than the time between the two reads as that try's:
+// its time is then not counted, as before the carry (a step number on the
+// lease would be exact; a clock allowance would drop every quick try's).
 func (c *stepClaim) before(a *AgentState) time.Duration {
 	if c == nil || c.triedBefore == 0 {
 		return 0
 	}
-	if a != nil && len(a.Entries) > 0 && !a.Entries[len(a.Entries)-1].Time.Before(c.triedFrom) {
+	// Entries keep their time to the millisecond: one landed in the
+	// millisecond of its try's claim is that try's.
+	if a != nil && len(a.Entries) > 0 && !a.Entries[len(a.Entries)-1].Time.Before(c.triedFrom.Truncate(time.Millisecond)) {
 		return 0
 	}
 	return c.triedBefore
@@ -278,7 +284,7 @@ func (c *stepClaim) release() {
 				// as long as the lease would live, so the agent's next step
 				// (after the outage) does not wait out the whole expiry.
 				go c.retryRelease()
-			case err != nil && !errors.Is(err, ErrLeaseLost):
+			case err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrSessionNotFound):
 				// Left to expire: the step reads in flight until then, and
 				// the agent's next step waits for it.
 				c.lz.log.Warn().Err(err).Str("session", c.id).Str("agent", c.agent).Msg("could not release a step's lease; it expires on its own")

@@ -327,6 +327,23 @@ func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
 	if c2, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), time.Minute); err != nil || c2.RanBefore != 0 {
 		t.Errorf("c's claim over its own unreleased step = %+v, %v; want nothing carried (no process of it died)", c2, err)
 	}
+	d, err := ls.AcquireStep(ctx, "s", "agent_c", owner("d"), 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := ls.RenewStep(ctx, "s", "agent_c", d.Version, 20*time.Millisecond); err != nil { // d tried ~50 ms
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond) // then died
+	e, err := ls.AcquireStep(ctx, "s", "agent_c", owner("e"), 20*time.Millisecond)
+	if err != nil || e.RanBefore == 0 {
+		t.Fatalf("claim over d's dead step = %+v, %v; want d's time carried", e, err)
+	}
+	time.Sleep(60 * time.Millisecond) // e's try given up, its release lost
+	if e2, err := ls.AcquireStep(ctx, "s", "agent_c", owner("e"), time.Minute); err != nil || e2.RanBefore != e.RanBefore {
+		t.Errorf("e's claim over its own unreleased step = %+v, %v; want what it carried from d, %s, and none of its own", e2, err, e.RanBefore)
+	}
 }
 
 // A reader knows a step alive past its lease's expiry while its holder here
