@@ -24,43 +24,15 @@ import (
 func TestAKilledReplicasRunReadsInterruptedOnAnotherWithinSeconds(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	bin := binary(t)
-	ctx := context.Background()
 	st := pgTenant(t, dsn, coordination.DefaultTenant)
 	a := startServer(t, bin, t.TempDir(), "--store", dsn)
 	b := startServer(t, bin, t.TempDir(), "--store", dsn, "--rate", "-1")
 	ca, cb := connect(t, a.url, nil), connect(t, b.url, nil)
 	defer cb.Close()
 
-	const id = "pg_dead_status"
-	args := slowTeam(id, 7)
-	args["wait"] = false
-	if res, err := callTool(ctx, ca, "run_team", args); err != nil || res.IsError {
-		t.Fatalf("run_team on A: %v %s", err, resultText(res))
-	}
-	waitFor(t, 30*time.Second, "a first step on A", func() bool { return steps(ctx, st, id) > 0 })
-	if s := statusOn(t, cb, id); s != coordination.StatusRunning {
-		t.Fatalf("team_status on B while A runs: %q, want running", s)
-	}
-	ca.Close()
-	a.kill()
-	killed := time.Now()
-	var took time.Duration
-	waitFor(t, 2*coordination.DefaultLeaseTTL, "B to read A's run interrupted", func() bool {
-		if statusOn(t, cb, id) != coordination.StatusInterrupted {
-			return false
-		}
-		took = time.Since(killed)
-		return true
-	})
 	// Two of B's one-second looks see A gone; a run read running for the
 	// lease's TTL (10 s) is over the limit even under the race detector.
-	limit := 4 * time.Second
-	if raceEnabled {
-		limit = 7 * time.Second
-	}
-	if took > limit {
-		t.Errorf("B read A's run interrupted %v after the kill, want within %v", took, limit)
-	}
+	took := killedRunReadsInterrupted(t, "pg_dead_status", a, ca, st, func(id string) string { return statusOn(t, cb, id) }, 4*time.Second, 7*time.Second)
 	t.Logf("A SIGKILLed mid-run: B reads its run interrupted %v after the kill", took.Round(time.Millisecond))
 }
 
@@ -89,14 +61,26 @@ func TestALoneKilledReplicasRunReadsInterruptedToStatus(t *testing.T) {
 	}
 	st := tenant.(*pgstore.Store)
 
-	const id = "pg_lone_dead_status"
+	// The beats must have stopped for 3 s (a second or less of it before
+	// the kill); the lease's TTL is 10 s.
+	took := killedRunReadsInterrupted(t, "pg_lone_dead_status", a, ca, st, func(id string) string { return statusOf(t, dsn, id) }, 5*time.Second, 8*time.Second)
+	t.Logf("the lone server SIGKILLed mid-run: status reads its run interrupted %v after the kill", took.Round(time.Millisecond))
+}
+
+// killedRunReadsInterrupted starts a slow team id through ca on a, waits
+// for its first step and for status to read it running, SIGKILLs a and
+// returns how long after the kill status reads the run interrupted: within
+// limit (raceLimit under the race detector), or the test fails.
+func killedRunReadsInterrupted(t *testing.T, id string, a *server, ca *client.Client, st *pgstore.Store, status func(id string) string, limit, raceLimit time.Duration) time.Duration {
+	t.Helper()
+	ctx := context.Background()
 	args := slowTeam(id, 7)
 	args["wait"] = false
 	if res, err := callTool(ctx, ca, "run_team", args); err != nil || res.IsError {
 		t.Fatalf("run_team: %v %s", err, resultText(res))
 	}
 	waitFor(t, 30*time.Second, "a first step", func() bool { return steps(ctx, st, id) > 0 })
-	if s := statusOf(t, dsn, id); s != coordination.StatusRunning {
+	if s := status(id); s != coordination.StatusRunning {
 		t.Fatalf("status while the server runs: %q, want running", s)
 	}
 	ca.Close()
@@ -104,22 +88,19 @@ func TestALoneKilledReplicasRunReadsInterruptedToStatus(t *testing.T) {
 	killed := time.Now()
 	var took time.Duration
 	waitFor(t, 2*coordination.DefaultLeaseTTL, "status to read the run interrupted", func() bool {
-		if statusOf(t, dsn, id) != coordination.StatusInterrupted {
+		if status(id) != coordination.StatusInterrupted {
 			return false
 		}
 		took = time.Since(killed)
 		return true
 	})
-	// The beats must have stopped for 3 s (a second or less of it before
-	// the kill); the lease's TTL is 10 s.
-	limit := 5 * time.Second
 	if raceEnabled {
-		limit = 8 * time.Second
+		limit = raceLimit
 	}
 	if took > limit {
 		t.Errorf("status read the run interrupted %v after the kill, want within %v", took, limit)
 	}
-	t.Logf("the lone server SIGKILLed mid-run: status reads its run interrupted %v after the kill", took.Round(time.Millisecond))
+	return took
 }
 
 // waitOutARecentRestart waits until the database has been up for longer

@@ -187,19 +187,22 @@ func TestMask(t *testing.T) {
 		{"url query", "GET https://h/v1beta/models?key=abc123&alt=sse failed", nil, []string{"abc123"}, []string{"key=[redacted]&alt=sse"}},
 		{"plain text untouched", "rate limit reached for gpt-5.4; retry in 20ms", nil, nil, []string{"rate limit reached for gpt-5.4; retry in 20ms"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out := Mask(tc.in, tc.secrets...)
-			for _, g := range tc.gone {
-				if strings.Contains(out, g) {
-					t.Errorf("%q still contains %q", out, g)
-				}
-			}
-			for _, k := range tc.keep {
-				if !strings.Contains(out, k) {
-					t.Errorf("%q lost %q", out, k)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { masked(t, Mask(tc.in, tc.secrets...), tc.gone, tc.keep) })
+	}
+}
+
+// masked checks that out holds none of gone and all of keep.
+func masked(t *testing.T, out string, gone, keep []string) {
+	t.Helper()
+	for _, g := range gone {
+		if strings.Contains(out, g) {
+			t.Errorf("%q still contains %q", out, g)
+		}
+	}
+	for _, k := range keep {
+		if !strings.Contains(out, k) {
+			t.Errorf("%q lost %q", out, k)
+		}
 	}
 }
 
