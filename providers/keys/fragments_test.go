@@ -6,9 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// A key of the shape of Anthropic's, its public prefix (sk-ant-api03-)
-// then its secret part; an obvious dummy.
-const fragmentedKey = "sk-ant-api03-DUMMY-fragment-test-NOT-A-REAL-KEY-qrst"
+// A key with a public prefix of 13 characters (as Anthropic's
+// sk-ant-api03-), then its secret part; an obvious dummy, of no
+// provider's shape.
+const fragmentedKey = "DUMMY-pfx-03-DUMMY-fragment-test-NOT-A-REAL-KEY-qrst"
 
 // A server that echoes part of a key it refused (its first 40
 // characters, or the key cut to fit a message) gets no run of 12 or more
@@ -27,7 +28,7 @@ func TestMaskSecretsMasksEveryLongRunOfAKeysCharacters(t *testing.T) {
 		{"two runs", k[20:33] + " and " + k[30:50], []string{k[20:33], k[30:50]}, []string{" and "}},
 		{"the whole key still", "bad " + k, []string{k[13:]}, []string{"bad [key …qrst]"}},
 		{"11 characters stay", "ends " + k[30:41], nil, []string{"ends " + k[30:41]}},
-		{"the public prefix stays", "Anthropic keys begin sk-ant-api03-DUM, then more", nil, []string{"sk-ant-api03-DUM, then more"}},
+		{"the public prefix stays", "its keys begin DUMMY-pfx-03-DUM, then more", nil, []string{"DUMMY-pfx-03-DUM, then more"}},
 		{"other text untouched", strings.Repeat("nothing of the key here ", 5), nil, []string{strings.Repeat("nothing of the key here ", 5)}},
 		{"a run next to a character of two bytes", "é" + k[20:40] + "é", []string{k[20:40]}, []string{"é[key …qrst]é"}},
 	} {
