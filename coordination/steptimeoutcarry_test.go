@@ -30,7 +30,7 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 		took   [2]time.Duration // the step's time, at least and at most
 		says   string
 	}{
-		{"part of it used", time.Second, false, 1, [2]time.Duration{0, 1200 * time.Millisecond}, "s of it on earlier tries whose processes stopped answering): "},
+		{"part of it used", 800 * time.Millisecond, false, 1, [2]time.Duration{0, 1250 * time.Millisecond}, "s of it on earlier tries whose processes stopped answering): "},
 		{"all of it used", 1600 * time.Millisecond, false, 0, [2]time.Duration{0, time.Second}, "s of it on earlier tries whose processes stopped answering): "},
 		{"the try landed an earlier step", time.Second, true, 1, [2]time.Duration{1400 * time.Millisecond, time.Minute}, "1.5 s (step_timeout_seconds): "},
 	} {
