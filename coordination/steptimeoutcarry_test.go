@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -90,4 +92,63 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAStepWhoseLeaseWasNotReleasedLeavesTheNextItsWholeTimeout: a step
+// that landed but whose lease's release was refused (a full disk) is
+// logged, and the agent's next step, which claims over that lease, has its
+// whole step_timeout_seconds: the lease was its own, and that try landed.
+func TestAStepWhoseLeaseWasNotReleasedLeavesTheNextItsWholeTimeout(t *testing.T) {
+	st := &refusedRelease{Store: memstore.New()}
+	var calls atomic.Int32
+	reply := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if calls.Add(1) <= 2 { // each agent's first step
+			time.Sleep(300 * time.Millisecond)
+			return coordtest.Answer("Answer: 391"), providers.Free(), nil
+		}
+		<-ctx.Done()
+		return providers.Action{}, providers.Usage{}, ctx.Err()
+	})
+	logged := &coordtest.SyncBuffer{}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.New(logged), RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
+		Open: func(providers.Spec) (providers.Provider, error) { return reply, nil }})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep,
+		Rules: coordination.Rules{StepTimeoutSeconds: 1.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.Agents[0].ID, s.Agents[1].ID
+	for _, agent := range []string{a, b} {
+		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(logged.String(), "could not release a step's lease") {
+		t.Errorf("a refused release was not logged: %s", logged.String())
+	}
+	time.Sleep(400 * time.Millisecond) // the unreleased lease expires
+	t0 := time.Now()
+	res, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: a})
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took < 1400*time.Millisecond || strings.Contains(res.Message, "earlier tries") {
+		t.Errorf("the step after one whose release was refused ran %v (%q); want its whole 1.5 s timeout", took.Round(time.Millisecond), res.Message)
+	}
+}
+
+// refusedRelease is a store that refuses the first step lease release, as
+// a full disk would.
+type refusedRelease struct {
+	*memstore.Store
+	refused atomic.Bool
+}
+
+func (s *refusedRelease) ReleaseStep(ctx context.Context, id, agent string, version int64) error {
+	if s.refused.CompareAndSwap(false, true) {
+		return errors.New("writing the step lease: no space left on device")
+	}
+	return s.Store.ReleaseStep(ctx, id, agent, version)
 }

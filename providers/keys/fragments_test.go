@@ -60,6 +60,25 @@ func TestMaskSecretsMasksOnlyAKeysPiecesNotAPathsOrAWords(t *testing.T) {
 	}
 }
 
+// Each set of secrets masks its own keys' pieces, however many sets came
+// before it (their windows are kept, windowsOf): a key not given this time
+// is not masked, and one given is, alone or with another.
+func TestMaskSecretsMasksThePiecesOfTheSecretsGivenEachTime(t *testing.T) {
+	other := "DUMMY-pfx-03-DUMMY-another-key-NOT-A-REAL-KEY-wxyz"
+	text := "pieces " + fragmentedKey[20:40] + " and " + other[20:40]
+	for _, tc := range []struct {
+		secrets    []string
+		gone, keep []string
+	}{
+		{[]string{fragmentedKey}, []string{fragmentedKey[20:40]}, []string{other[20:40]}},
+		{[]string{other}, []string{other[20:40]}, []string{fragmentedKey[20:40]}},
+		{[]string{fragmentedKey, other}, []string{fragmentedKey[20:40], other[20:40]}, []string{"[key …qrst] and [key …wxyz]"}},
+		{[]string{fragmentedKey}, []string{fragmentedKey[20:40]}, []string{other[20:40]}},
+	} {
+		masked(t, MaskSecrets(text, tc.secrets...), tc.gone, tc.keep)
+	}
+}
+
 // BenchmarkMaskSecretsOnAMegabyte: a tool's result of a megabyte with no
 // key in it, the cost every result pays.
 func BenchmarkMaskSecretsOnAMegabyte(b *testing.B) {
