@@ -491,6 +491,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	cctx, unbound := boundBySession(cctx)
 	kit := svc.stepKit(cctx, s, st, v, lock, mcp)
 	kit.triedBefore = claim.before(st.Agent(agentID))
+	kit.callsBefore = svc.callsBefore(cctx, s.ID, agentID, step, claim)
 	entry, spent, err := svc.callModel(cctx, s, st, v, step, kit)
 	unbound()
 	called()
@@ -586,7 +587,11 @@ func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *vie
 		req.Attempt, req.Images = attempt, images
 		if class, spent := kit.equip(&req, t.usage); spent != "" {
 			// The attempts share the step's limits: a retry gets what the
-			// earlier attempts left, and none when they left nothing.
+			// earlier attempts left, and none when they left nothing; a
+			// takeover, none when the dead tries left nothing.
+			if attempt == 0 {
+				return errorEntry(class, fmt.Sprintf("the model was not called: %s", spent), t.usage), t.usage, nil
+			}
 			return errorEntry(class, fmt.Sprintf("no valid workflow call after %d attempts, %s; last problem: %s", attempt, spent, t.problem), t.usage), t.usage, nil
 		}
 		if watch != nil { // a nil *stepWatcher in the interface would not be nil

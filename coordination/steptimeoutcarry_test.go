@@ -52,18 +52,7 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 				t.Fatal(err)
 			}
 			agent := s.Agents[0].ID
-			// A try on a process that then died: claimed, renewed tc.tried
-			// later, never released.
-			dead := coordination.LeaseOwner{ID: "dead", Host: coordination.ThisHost(), PID: 1 << 22}
-			l, err := st.AcquireStep(ctx, s.ID, agent, dead, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(tc.tried)
-			if _, err := st.RenewStep(ctx, s.ID, agent, l.Version, time.Millisecond); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(10 * time.Millisecond)
+			diedMidStep(t, st, s.ID, agent, tc.tried, nil)
 			if tc.landed { // its entry in, its lease never released
 				lock, err := st.LockStep(ctx, s.ID, agent)
 				if err != nil {
@@ -92,6 +81,28 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 			}
 		})
 	}
+}
+
+// diedMidStep leaves agent's step lease as a try on a process that then
+// died left it: claimed, renewed tried later (after during, if any, ran),
+// never released, and expired. It returns the lease.
+func diedMidStep(t *testing.T, st coordination.StepLeaseStore, id, agent string, tried time.Duration, during func()) coordination.RunLease {
+	t.Helper()
+	ctx := context.Background()
+	dead := coordination.LeaseOwner{ID: "dead", Host: coordination.ThisHost(), PID: 1 << 22}
+	l, err := st.AcquireStep(ctx, id, agent, dead, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != nil {
+		during()
+	}
+	time.Sleep(tried)
+	if l, err = st.RenewStep(ctx, id, agent, l.Version, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	return l
 }
 
 // TestAStepWhoseLeaseWasNotReleasedLeavesTheNextItsWholeTimeout: a step

@@ -54,8 +54,11 @@ type stepKit struct {
 	spend  *stepSpend // the session's budgets as the step sees them; nil: none
 	guard  *guard     // the step's decision point, for a CLI agent's own calls
 	// triedBefore is how long earlier tries of the step ran on processes
-	// that died (stepClaim.before): its timeout counts them.
+	// that died (stepClaim.before): its timeout counts them. callsBefore
+	// is how many tool calls they made (callsbefore.go): its
+	// max_tool_calls_per_step counts them.
 	triedBefore time.Duration
+	callsBefore int
 }
 
 // before is the kit's triedBefore; 0 for a nil kit.
@@ -101,7 +104,8 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 // the step's earlier attempts spent used. The attempts share the step's
 // limits (each is a new Provider.Step, whose loop or CLI counts from
 // nothing): an attempt gets what the earlier ones left of the tool calls
-// (toolCalls: from the step's tool records) and of the token budget. With
+// (toolCalls: from the step's tool records, and callsBefore: those of
+// tries on processes that died) and of the token budget. With
 // none left of either, no attempt is made: spent says which (its class and
 // why), "" otherwise.
 func (k *stepKit) equip(req *providers.Request, used providers.Usage) (class providers.Class, spent string) {
@@ -119,8 +123,11 @@ func (k *stepKit) equip(req *providers.Request, used providers.Usage) (class pro
 	if limit <= 0 {
 		limit = providers.DefaultMaxToolCalls
 	}
-	made := k.rec.toolCalls()
+	made := k.callsBefore + k.rec.toolCalls()
 	if made >= limit {
+		if k.callsBefore > 0 {
+			return providers.ClassToolCalls, fmt.Sprintf("its %d tool calls (max_tool_calls_per_step) spent, %d of them on earlier tries whose processes stopped answering", limit, min(k.callsBefore, limit))
+		}
 		return providers.ClassToolCalls, fmt.Sprintf("its %d tool calls (max_tool_calls_per_step) spent", limit)
 	}
 	req.MaxToolCalls, req.TokenBudget, req.WebSearch = limit-made, k.budget, k.web

@@ -1,6 +1,9 @@
 package permissions
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Record is one decision as the session's permissions.jsonl keeps it: what
 // was about to happen, what the rules said, how an ask was answered, by
@@ -36,6 +39,18 @@ const (
 	Approved Outcome = "approved"
 	Refused  Outcome = "refused"
 )
+
+// runSettings ends the Tool of a line a CLI agent's step notes up front,
+// of what its CLI's run settings decide (RunSettingsTool).
+const runSettings = " (run settings)"
+
+// RunSettingsTool is the Tool of a backend's run-settings lines: not a
+// call, what the CLI's one-per-run settings let or refuse.
+func RunSettingsTool(backend string) string { return backend + runSettings }
+
+// IsCall tells whether the record decided one tool call, not a line of a
+// CLI's run settings noted before any call.
+func (r Record) IsCall() bool { return !strings.HasSuffix(r.Tool, runSettings) }
 
 // Ran tells whether the call went ahead.
 func (o Outcome) Ran() bool { return o == Allowed || o == Approved }

@@ -166,7 +166,7 @@ func CoarseRecord(backend string, kind permissions.Kind, target string, v permis
 	if lets {
 		out = permissions.Allowed
 	}
-	return permissions.Record{Tool: backend + " (run settings)", Action: a, Risk: permissions.RiskOf(a), Verdict: v.Verdict,
+	return permissions.Record{Tool: permissions.RunSettingsTool(backend), Action: a, Risk: permissions.RiskOf(a), Verdict: v.Verdict,
 		Rule: means, Outcome: out}
 }
 

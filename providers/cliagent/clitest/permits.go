@@ -82,7 +82,7 @@ func (p *Permits) AssertRefused(t testing.TB, tool string, kind permissions.Kind
 	t.Helper()
 	coarse := 0
 	for _, r := range p.Records() {
-		if strings.HasSuffix(r.Tool, "(run settings)") {
+		if !r.IsCall() {
 			coarse++
 		}
 	}
