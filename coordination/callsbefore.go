@@ -6,28 +6,31 @@ import (
 	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
-// A step taken over from a try whose process died mid-step has what that
-// try left of max_tool_calls_per_step, as it has of step_timeout_seconds
+// A step taken over from earlier tries that did not land (a process that
+// died mid-step, a try given up in an outage) has what they left of
+// max_tool_calls_per_step, as it has of step_timeout_seconds
 // (stepClaim.before): before, a replica SIGKILLed after 39 of a step's 40
-// calls left the step 40 more on the replica that took it up, and a
-// crash loop any number. The dead try's tool records died with it (a
-// step's records are kept when it lands), but each of its calls was
-// decided, before it ran, by the step's guard, whose decision the
-// permission log keeps durably with the agent and the step's number
-// (permissions.go): those are its calls. The step's number makes the
-// count exact where the lease's time is not: a try that landed an
-// earlier step left no decision under this one.
+// calls left the step 40 more on the replica that took it up, and a crash
+// loop any number. Those tries' tool records died with them (a step's are
+// kept when it lands), but each of their calls was decided, before it
+// ran, by the step's guard, whose decision the permission log keeps
+// durably with the agent, the step's number and the claim's version of
+// the step lease (permissions.go): those are their calls. The step's
+// number leaves out a try that landed an earlier step; the version, a run
+// of the same step number released before this run of claims began (a
+// cancelled call, which a step run again does not count, as it does not
+// count its time).
 
-// callsBefore is how many tool calls earlier tries of agent's step, on
-// processes that died, made: the permission log's decisions of the step's
-// calls, when claim took the step over from such a try (a claim over an
-// unreleased lease: CarriedFrom, which a try that died before its first
-// renewal also leaves, carrying no time); 0 otherwise, and for a store
-// that keeps no permission log. A log that
+// callsBefore is how many tool calls earlier tries of agent's step made
+// under the claims of claim's run of claims (RunLease.ChainFrom up to its
+// own version): the permission log's decisions of the step's calls under
+// those versions; 0 for a claim that began its run (one after a release),
+// a nil claim, and a store that keeps no permission log. A log that
 // cannot be read is logged and counts 0: the step runs with its whole
-// limit, as before the carry.
+// limit, as before the carry. One read a takeover; none on a step that
+// took nothing over.
 func (svc *Service) callsBefore(ctx context.Context, id, agent string, step int, claim *stepClaim) int {
-	if claim == nil || claim.triedFrom.IsZero() {
+	if claim == nil || claim.chainFrom == 0 || claim.chainFrom >= claim.version {
 		return 0
 	}
 	log, ok := svc.store.(PermissionLog)
@@ -42,7 +45,7 @@ func (svc *Service) callsBefore(ctx context.Context, id, agent string, step int,
 	}
 	n := 0
 	for _, r := range recs {
-		if r.Agent == agent && r.Step == step && countsAsToolCall(r) {
+		if r.Agent == agent && r.Step == step && r.Lease >= claim.chainFrom && r.Lease < claim.version && countsAsToolCall(r) {
 			n++
 		}
 	}

@@ -33,6 +33,6 @@ func (g *guard) Check(ctx context.Context, tool string, actions []permissions.Ac
 
 // Note implements providers.Permits: a decision made before any call.
 func (g *guard) Note(rec permissions.Record) {
-	rec.Time, rec.Agent, rec.Step = g.svc.now(), g.agent, g.step
+	rec.Time, rec.Agent, rec.Step, rec.Lease = g.svc.now(), g.agent, g.step, g.lease
 	g.svc.audit(context.Background(), g.session, rec)
 }

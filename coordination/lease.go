@@ -73,6 +73,16 @@ type RunLease struct {
 	// try's step landed after all (an entry of the agent's since), its
 	// release lost, and the time is not this step's. Never stored.
 	CarriedFrom time.Time `json:"-"`
+	// ChainFrom is the version of the first claim of the run of claims
+	// this one belongs to: its own on a claim after a release (or the
+	// first), the lease's it took over otherwise (an unreleased lease:
+	// a try whose process died, a try given up in an outage, a run
+	// handed over). A step's tool calls are recorded under their claim's
+	// version (permissions.Record.Lease), so a step taken over counts
+	// those of its run of claims, and none of a run of the same step
+	// number released before it (a cancelled call: callsbefore.go).
+	// 0 on a lease stored before it was kept.
+	ChainFrom int64 `json:"chain_from,omitempty"`
 	// Gone says the store knows the holder is dead before its expiry (the
 	// file store: a holder on this host whose process is gone and whose run
 	// lock the kernel dropped; PostgreSQL, to a command's read: a replica
@@ -248,15 +258,21 @@ func runWhat(id string) leaseWhat { return leaseWhat{id: id} }
 
 // claimNext is the claim after cur. A claim of an unreleased lease (its
 // holder died, or was handed over from) carries the time cur's holder had
-// and the time it carried (RanBefore), and when cur was claimed
-// (CarriedFrom); a claim after a release starts from nothing.
+// and the time it carried (RanBefore), when cur was claimed
+// (CarriedFrom), and where cur's run of claims began (ChainFrom); a claim
+// after a release starts from nothing, a run of claims of its own.
 func claimNext(cur *RunLease, owner LeaseOwner, now time.Time, ttl time.Duration) RunLease {
 	next := RunLease{LeaseOwner: owner, Version: 1, Claimed: now, Renewed: now, Expires: now.Add(ttl)}
 	if cur != nil {
 		next.Version = cur.Version + 1
-		if !cur.Released {
-			next.RanBefore = (cur.RanBefore + max(0, cur.Renewed.Sub(cur.Claimed))).Truncate(time.Millisecond)
-			next.CarriedFrom = cur.Claimed
+	}
+	next.ChainFrom = next.Version
+	if cur != nil && !cur.Released {
+		next.RanBefore = (cur.RanBefore + max(0, cur.Renewed.Sub(cur.Claimed))).Truncate(time.Millisecond)
+		next.CarriedFrom = cur.Claimed
+		next.ChainFrom = cur.ChainFrom
+		if next.ChainFrom == 0 || next.ChainFrom > cur.Version { // stored before it was kept
+			next.ChainFrom = cur.Version
 		}
 	}
 	return next

@@ -74,6 +74,7 @@ type guard struct {
 	session string
 	agent   string
 	step    int
+	lease   int64 // the step lease's version (its claim); 0: none
 	rules   permissions.Rules
 }
 
@@ -81,7 +82,7 @@ type guard struct {
 // the decision. It returns the record (Outcome.Ran says whether to go on).
 func (g *guard) decide(ctx context.Context, tool string, actions []permissions.Action) (permissions.Record, permissions.Decision) {
 	d := permissions.Decide(g.rules, actions...)
-	rec := permissions.Record{Time: g.svc.now(), Agent: g.agent, Step: g.step, Tool: tool, Action: d.Action,
+	rec := permissions.Record{Time: g.svc.now(), Agent: g.agent, Step: g.step, Lease: g.lease, Tool: tool, Action: d.Action,
 		Risk: d.Risk, Verdict: d.Verdict, Rule: d.Rule, Floor: d.Floor}
 	switch d.Verdict {
 	case permissions.Allow:

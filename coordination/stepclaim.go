@@ -44,6 +44,10 @@ type stepClaim struct {
 	// triedFrom is when the last of them was claimed (CarriedFrom).
 	triedBefore time.Duration
 	triedFrom   time.Time
+	// chainFrom is the version its run of claims began at
+	// (RunLease.ChainFrom): below version, the claims of earlier tries
+	// of the step that did not land, whose tool calls the step counts.
+	chainFrom int64
 	// canRunOut: the lease can run out while this process lives, so the
 	// heartbeat stops the step's call once it may have (a store that can
 	// be unreachable: OutageStore). A memory or file store's renewals do
@@ -93,10 +97,19 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 		return nil, err
 	}
 	_, canRunOut := lz.store.(OutageStore)
-	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut, triedBefore: l.RanBefore, triedFrom: l.CarriedFrom,
+	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut, triedBefore: l.RanBefore, triedFrom: l.CarriedFrom, chainFrom: l.ChainFrom,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
 	lz.steps.hold(lz, c)
 	return c, nil
+}
+
+// leaseVersion is the claim's version of the step lease; 0 for a nil
+// claim.
+func (c *stepClaim) leaseVersion() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.version
 }
 
 // before is how long earlier tries of the step ran before this claim took

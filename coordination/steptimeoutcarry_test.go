@@ -13,6 +13,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -52,7 +53,7 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 				t.Fatal(err)
 			}
 			agent := s.Agents[0].ID
-			diedMidStep(t, st, s.ID, agent, tc.tried, nil)
+			leaveTry(t, st, s.ID, agent, leftTry{tried: tc.tried})
 			if tc.landed { // its entry in, its lease never released
 				lock, err := st.LockStep(ctx, s.ID, agent)
 				if err != nil {
@@ -83,21 +84,49 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 	}
 }
 
-// diedMidStep leaves agent's step lease as a try on a process that then
-// died left it: claimed, renewed tried later (after during, if any, ran),
-// never released, and expired. It returns the lease.
-func diedMidStep(t *testing.T, st coordination.StepLeaseStore, id, agent string, tried time.Duration, during func()) coordination.RunLease {
+// leftTry is a try of an agent's step on another process: its owner
+// ("dead" when ""), how long it ran, the calls its guard decided (put
+// under its claim's version), and how it ended: its lease released (a
+// cancelled call) or not (its process died).
+type leftTry struct {
+	owner    string
+	tried    time.Duration
+	decided  []permissions.Record
+	released bool
+}
+
+// stepsAndDecisions is a store with step leases and a permission log.
+type stepsAndDecisions interface {
+	coordination.StepLeaseStore
+	coordination.PermissionLog
+}
+
+// leaveTry leaves agent's step lease as try left it: claimed, its calls
+// decided under the claim's version, renewed try.tried later, then
+// released or left to expire unreleased. It returns the lease.
+func leaveTry(t *testing.T, st stepsAndDecisions, id, agent string, try leftTry) coordination.RunLease {
 	t.Helper()
 	ctx := context.Background()
-	dead := coordination.LeaseOwner{ID: "dead", Host: coordination.ThisHost(), PID: 1 << 22}
-	l, err := st.AcquireStep(ctx, id, agent, dead, time.Hour)
+	if try.owner == "" {
+		try.owner = "dead"
+	}
+	l, err := st.AcquireStep(ctx, id, agent, coordination.LeaseOwner{ID: try.owner, Host: coordination.ThisHost(), PID: 1 << 22}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if during != nil {
-		during()
+	for _, r := range try.decided {
+		r.Lease, r.Time = l.Version, time.Now()
+		if err := st.AppendPermission(ctx, id, r); err != nil {
+			t.Fatal(err)
+		}
 	}
-	time.Sleep(tried)
+	time.Sleep(try.tried)
+	if try.released {
+		if err := st.ReleaseStep(ctx, id, agent, l.Version); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
 	if l, err = st.RenewStep(ctx, id, agent, l.Version, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

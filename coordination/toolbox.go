@@ -55,8 +55,8 @@ type stepKit struct {
 	guard  *guard     // the step's decision point, for a CLI agent's own calls
 	// triedBefore is how long earlier tries of the step ran on processes
 	// that died (stepClaim.before): its timeout counts them. callsBefore
-	// is how many tool calls they made (callsbefore.go): its
-	// max_tool_calls_per_step counts them.
+	// is how many tool calls the earlier tries of its run of claims made
+	// (callsbefore.go): its max_tool_calls_per_step counts them.
 	triedBefore time.Duration
 	callsBefore int
 }
@@ -69,20 +69,21 @@ func (k *stepKit) before() time.Duration {
 	return k.triedBefore
 }
 
-// stepKit builds the kit of an agent's step. A step with no place to read
+// stepKit builds the kit of an agent's step, under claim (nil for a store
+// without step leases). A step with no place to read
 // or write gets no toolbox, nor does one on a Service without Tooling; a
 // session whose workspace tools are off (workspacetools.go) gives its steps
 // no places, so only its agents' MCP servers make a toolbox;
 // neither does one whose places cannot be bound (logged): it still runs,
 // with the workflow tools alone.
-func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, lock StepLock, mcp MCPServers) *stepKit {
+func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view, lock StepLock, claim *stepClaim, mcp MCPServers) *stepKit {
 	step := lock.Step()
 	ag, _ := s.Agent(v.Agent)
 	set := AgentTools{}
 	if ag.Tools != nil {
 		set = *ag.Tools
 	}
-	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, rules: svc.agentRules(ag)}
+	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, lease: claim.leaseVersion(), rules: svc.agentRules(ag)}
 	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(ctx, s, st, lock, svc.log), guard: g}
 	k.budget = tokensLeft(s, st)
 	tooling := svc.opts.Tooling
@@ -126,7 +127,7 @@ func (k *stepKit) equip(req *providers.Request, used providers.Usage) (class pro
 	made := k.callsBefore + k.rec.toolCalls()
 	if made >= limit {
 		if k.callsBefore > 0 {
-			return providers.ClassToolCalls, fmt.Sprintf("its %d tool calls (max_tool_calls_per_step) spent, %d of them on earlier tries whose processes stopped answering", limit, min(k.callsBefore, limit))
+			return providers.ClassToolCalls, fmt.Sprintf("its %d tool calls (max_tool_calls_per_step) spent, %d of them on earlier tries of the step that did not land", limit, min(k.callsBefore, limit))
 		}
 		return providers.ClassToolCalls, fmt.Sprintf("its %d tool calls (max_tool_calls_per_step) spent", limit)
 	}

@@ -18,32 +18,36 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// TestAStepsToolCallsBindAcrossATakeover: a step taken over from a try
-// whose process died mid-step (its step lease left unreleased) has what
-// that try left of max_tool_calls_per_step, counted from the decisions
-// its guard left in the permission log under the step's number: its
-// calls, refused ones included, but not its web search or its CLI's run
-// settings, nor another agent's or an earlier step's. A try that spent
-// them all leaves the model uncalled. Before, every takeover started the
-// count again. A step after a released lease (a cancel) starts afresh.
+// TestAStepsToolCallsBindAcrossATakeover: a step taken over from earlier
+// tries that did not land (their step lease left unreleased: a process
+// that died) has what they left of max_tool_calls_per_step, counted from
+// the decisions their guards left in the permission log under the step's
+// number and their claims' versions: their calls, refused ones included,
+// but not a web search or a CLI's run settings, nor another agent's, an
+// earlier step's, or those of a run of the step released before (a
+// cancelled call). Tries that spent them all leave the model uncalled.
+// Before, every takeover started the count again. A step after a released
+// lease starts afresh.
 func TestAStepsToolCallsBindAcrossATakeover(t *testing.T) {
 	call := func(outcome permissions.Outcome) permissions.Record {
 		return permissions.Record{Tool: "run_command", Action: permissions.Action{Kind: permissions.Exec, Target: "go test ./..."}, Outcome: outcome}
 	}
+	allowed, denied := call(permissions.Allowed), call(permissions.Denied)
 	search := permissions.Record{Tool: "web_search", Action: permissions.Action{Kind: permissions.Net, Target: permissions.WebSearch}, Outcome: permissions.Allowed}
 	settings := permissions.Record{Tool: permissions.RunSettingsTool("codex"), Action: permissions.Action{Kind: permissions.Exec, Target: "*"}, Outcome: permissions.Allowed}
 	for _, tc := range []struct {
-		name     string
-		dead     []permissions.Record // the dead try's decisions, under the step's number
-		released bool                 // the try's lease was released: no takeover
-		given    int                  // the MaxToolCalls the model is given; 0: not called
-		says     string
+		name  string
+		tries []leftTry // before the step, in order; their decisions the step's
+		given int       // the MaxToolCalls the model is given; 0: not called
+		says  string
 	}{
-		{"part of them used", []permissions.Record{call(permissions.Allowed), call(permissions.Denied), search, settings}, false, 1, ""},
-		{"all of them used", []permissions.Record{call(permissions.Allowed), call(permissions.Approved), call(permissions.Refused)}, false, 0,
-			"the model was not called: its 3 tool calls (max_tool_calls_per_step) spent, 3 of them on earlier tries whose processes stopped answering"},
-		{"a released lease", []permissions.Record{call(permissions.Allowed), call(permissions.Allowed), call(permissions.Allowed)}, true, 3, ""},
-		{"none but searches and settings", []permissions.Record{search, settings}, false, 3, ""},
+		{"part of them used", []leftTry{{decided: []permissions.Record{allowed, denied, search, settings}}}, 1, ""},
+		{"all of them used", []leftTry{{decided: []permissions.Record{allowed, call(permissions.Approved), call(permissions.Refused)}}}, 0,
+			"the model was not called: its 3 tool calls (max_tool_calls_per_step) spent, 3 of them on earlier tries of the step that did not land"},
+		{"two tries died", []leftTry{{owner: "first", decided: []permissions.Record{allowed}}, {owner: "second", decided: []permissions.Record{denied}}}, 1, ""},
+		{"a released lease", []leftTry{{decided: []permissions.Record{allowed, allowed, allowed}, released: true}}, 3, ""},
+		{"a cancelled run, then a try that died", []leftTry{{owner: "cancelled", decided: []permissions.Record{allowed, allowed}, released: true}, {decided: []permissions.Record{allowed}}}, 2, ""},
+		{"none but searches and settings", []leftTry{{decided: []permissions.Record{search, settings}}}, 3, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memstore.New()
@@ -62,25 +66,18 @@ func TestAStepsToolCallsBindAcrossATakeover(t *testing.T) {
 			}
 			step := lock.Step()
 			lock.Release()
-
-			// The dead try's calls decided, and two that are not this
-			// step's: another agent's, and the agent's previous step's.
-			l := diedMidStep(t, st, s.ID, agent, 20*time.Millisecond, func() {
-				decided := append(tc.dead, withStep(call(permissions.Allowed), other, step), withStep(call(permissions.Allowed), agent, step-1))
-				for i, r := range decided {
-					if i < len(tc.dead) {
-						r = withStep(r, agent, step)
-					}
-					r.Time = time.Now()
-					if err := st.AppendPermission(ctx, s.ID, r); err != nil {
-						t.Fatal(err)
-					}
+			for i, try := range tc.tries {
+				var decided []permissions.Record
+				for _, r := range try.decided {
+					decided = append(decided, withStep(r, agent, step))
 				}
-			})
-			if tc.released {
-				if err := st.ReleaseStep(ctx, s.ID, agent, l.Version); err != nil {
-					t.Fatal(err)
+				if i == len(tc.tries)-1 {
+					// Two that are not this step's: another agent's, and
+					// the agent's previous step's.
+					decided = append(decided, withStep(allowed, other, step), withStep(allowed, agent, step-1))
 				}
+				try.decided, try.tried = decided, 20*time.Millisecond
+				leaveTry(t, st, s.ID, agent, try)
 			}
 
 			res, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent})
@@ -91,7 +88,7 @@ func TestAStepsToolCallsBindAcrossATakeover(t *testing.T) {
 			switch {
 			case tc.given == 0:
 				if len(given) != 0 || res.Action != "error" || res.ErrorClass != string(providers.ClassToolCalls) || res.Message != tc.says {
-					t.Errorf("the step taken over from a try that made every call: the model was given %v; the step %s %s %q; want no call, and an error of class %s that says %q",
+					t.Errorf("the step taken over from tries that made every call: the model was given %v; the step %s %s %q; want no call, and an error of class %s that says %q",
 						given, res.Action, res.ErrorClass, res.Message, providers.ClassToolCalls, tc.says)
 				}
 			case len(given) != 1 || given[0] != tc.given || res.Action != "new_answer":
@@ -99,6 +96,11 @@ func TestAStepsToolCallsBindAcrossATakeover(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withStep(r permissions.Record, agent string, step int) permissions.Record {
+	r.Agent, r.Step = agent, step
+	return r
 }
 
 // callsGiven is a model that answers at once, keeping the MaxToolCalls
@@ -123,11 +125,6 @@ func (m *callsGiven) list() []int {
 	return slices.Clone(m.given)
 }
 
-func withStep(r permissions.Record, agent string, step int) permissions.Record {
-	r.Agent, r.Step = agent, step
-	return r
-}
-
 // TestAStepsTakeoverCountsCallsOnlyWhereItsLogIsRead: a permission log
 // that cannot be read is logged, and the step runs with its whole limit,
 // as before the carry, rather than not at all.
@@ -143,7 +140,7 @@ func TestAStepsTakeoverCountsCallsOnlyWhereItsLogIsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := s.Agents[0].ID
-	diedMidStep(t, st, s.ID, agent, 20*time.Millisecond, nil)
+	leaveTry(t, st, s.ID, agent, leftTry{tried: 20 * time.Millisecond})
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,10 @@ type Record struct {
 	By string `json:"by,omitempty"`
 	// Request is the id of the ask's request, when one was made.
 	Request string `json:"request,omitempty"`
+	// Lease is the version of the step's lease (its claim) the call was
+	// made under: a step taken over counts the calls of the claims it
+	// carries on from. 0 for a step without one.
+	Lease int64 `json:"lease,omitempty"`
 }
 
 // Outcome is what became of a call the rules decided.

@@ -159,7 +159,7 @@ var sessionColumns = map[string][]string{
 	"events":             {"tenant", "session_id", "n", "at", "event"},
 	"views":              {"tenant", "session_id", "agent_id", "view"},
 	"tool_records":       {"tenant", "session_id", "agent_id", "step", "records"},
-	"leases":             {"tenant", "session_id", "agent_id", "owner_id", "host", "pid", "proc_start", "version", "claimed_at", "renewed_at", "expires_at", "released", "ran_before_ms"},
+	"leases":             {"tenant", "session_id", "agent_id", "owner_id", "host", "pid", "proc_start", "version", "claimed_at", "renewed_at", "expires_at", "released", "ran_before_ms", "chain_from"},
 	"snapshots":          {"tenant", "session_id", "agent_id", "step", "manifest"},
 	"permission_log":     {"tenant", "session_id", "n", "at", "agent_id", "outcome", "record"},
 	"approval_requests":  {"tenant", "session_id", "id", "asked_at", "request"},

@@ -201,8 +201,8 @@ func (s *Store) claimUnknown(ctx context.Context, id, agent string, rule func(cu
 
 // claimAbsentSQL inserts a lease row where there is none, in a session
 // that is stored.
-const claimAbsentSQL = `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms)
-	SELECT $1, $2, $3, $4::text, $5::text, $6::integer, $7::bigint, $8::bigint, $9::timestamptz, $10::timestamptz, $11::timestamptz, $12::boolean, $13::bigint
+const claimAbsentSQL = `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms, chain_from)
+	SELECT $1, $2, $3, $4::text, $5::text, $6::integer, $7::bigint, $8::bigint, $9::timestamptz, $10::timestamptz, $11::timestamptz, $12::boolean, $13::bigint, $14::bigint
 	WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2)
 	ON CONFLICT (tenant, session_id, agent_id) DO NOTHING`
 
@@ -238,13 +238,13 @@ func (s *Store) changeKnown(ctx context.Context, id, agent string, cur coordinat
 	return next, true, nil
 }
 
-// changeKnownSQL writes a lease's next state ($4…$13) only over the row
-// as this replica last wrote it ($14…$23), every column compared.
+// changeKnownSQL writes a lease's next state ($4…$14) only over the row
+// as this replica last wrote it ($15…$25), every column compared.
 const changeKnownSQL = `UPDATE leases SET owner_id = $4, host = $5, pid = $6, proc_start = $7, version = $8,
-		claimed_at = $9, renewed_at = $10, expires_at = $11, released = $12, ran_before_ms = $13
+		claimed_at = $9, renewed_at = $10, expires_at = $11, released = $12, ran_before_ms = $13, chain_from = $14
 	WHERE tenant = $1 AND session_id = $2 AND agent_id = $3
-		AND (owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms)
-			= ($14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`
+		AND (owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms, chain_from)
+			= ($15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`
 
 // locked applies the rule inside a transaction holding the row. Two round
 // trips (readThenWrite): the row and the session's existence with BEGIN,
@@ -306,20 +306,20 @@ func (s *Store) locked(skip bool) coordination.LeaseChange {
 // queueLeaseWrite queues the write of a lease's next state: the row
 // inserted, or updated only while it is still at version prev.
 func queueLeaseWrite(w *pgx.Batch, tenant, id, agent string, next coordination.RunLease, prev int64) {
-	w.Queue(`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	w.Queue(`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms, chain_from)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 		ON CONFLICT (tenant, session_id, agent_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, host = EXCLUDED.host,
 			pid = EXCLUDED.pid, proc_start = EXCLUDED.proc_start, version = EXCLUDED.version, claimed_at = EXCLUDED.claimed_at,
 			renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released,
-			ran_before_ms = EXCLUDED.ran_before_ms
-		WHERE leases.version = $14`,
+			ran_before_ms = EXCLUDED.ran_before_ms, chain_from = EXCLUDED.chain_from
+		WHERE leases.version = $15`,
 		append(append([]any{tenant, id, agent}, leaseRow(next)...), prev)...)
 }
 
 // leaseRow is a lease's stored columns, in leaseColumns' order after the
 // agent, as query arguments.
 func leaseRow(l coordination.RunLease) []any {
-	return []any{l.ID, l.Host, l.PID, int64(l.ProcStart), l.Version, l.Claimed, l.Renewed, l.Expires, l.Released, l.RanBefore.Milliseconds()}
+	return []any{l.ID, l.Host, l.PID, int64(l.ProcStart), l.Version, l.Claimed, l.Renewed, l.Expires, l.Released, l.RanBefore.Milliseconds(), l.ChainFrom}
 }
 
 // changeKnownArgs is changeKnownSQL's arguments: the lease's key, its next
@@ -335,7 +335,7 @@ func versionOf(l *coordination.RunLease) int64 {
 	return l.Version
 }
 
-const leaseColumns = `SELECT agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms`
+const leaseColumns = `SELECT agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms, chain_from`
 
 // scanLease reads one lease row, its leaseColumns after the lead ones;
 // nil, nil for none.
@@ -343,7 +343,7 @@ func scanLease(row pgx.Row, lead ...any) (*coordination.RunLease, error) {
 	var l coordination.RunLease
 	var agent string
 	var start, ran int64
-	err := row.Scan(append(lead, &agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released, &ran)...)
+	err := row.Scan(append(lead, &agent, &l.ID, &l.Host, &l.PID, &start, &l.Version, &l.Claimed, &l.Renewed, &l.Expires, &l.Released, &ran, &l.ChainFrom)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -372,7 +372,7 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	if s.db.brief && s.db.lockTakeover() == nil {
 		gone, args = holderGone, append(args, readGoneSilent.Milliseconds())
 	}
-	rows, err := s.db.pool.Query(ctx, `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms,
+	rows, err := s.db.pool.Query(ctx, `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms, l.chain_from,
 		l.agent_id <> '' AND EXISTS (SELECT 1 FROM locks k WHERE k.tenant = l.tenant AND k.session_id = l.session_id
 			AND k.name = 'step:' || l.agent_id AND k.expires_at >= now()),
 		`+gone+`
@@ -390,12 +390,12 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 		var agent *string
 		var start, ran *int64
 		var held, dead *bool
-		var version *int64
+		var version, chain *int64
 		var claimed, renewed, expires *time.Time
 		var owner, host *string
 		var pid *int
 		var released *bool
-		if err := rows.Scan(&agent, &owner, &host, &pid, &start, &version, &claimed, &renewed, &expires, &released, &ran, &held, &dead); err != nil {
+		if err := rows.Scan(&agent, &owner, &host, &pid, &start, &version, &claimed, &renewed, &expires, &released, &ran, &chain, &held, &dead); err != nil {
 			return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 		}
 		if agent == nil {
@@ -403,7 +403,7 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 		}
 		l.ID, l.Host, l.PID, l.ProcStart, l.Version = *owner, *host, *pid, uint64(*start), *version
 		l.Claimed, l.Renewed, l.Expires = claimed.UTC(), renewed.UTC(), expires.UTC()
-		l.Released, l.RanBefore = *released, time.Duration(*ran)*time.Millisecond
+		l.Released, l.RanBefore, l.ChainFrom = *released, time.Duration(*ran)*time.Millisecond, *chain
 		// An outage's excuse keeps a holder alive whatever its signs; a
 		// step lock row of a holder gone is as dead as it is.
 		s.db.excuse(&l)

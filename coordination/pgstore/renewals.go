@@ -100,7 +100,7 @@ func (s *Store) renew() coordination.LeaseChange {
 // were nearly empty, which read every lease, or every session, at every
 // batch (TestBatchedStatementsLookUpTheirRowsByKey).
 const (
-	renewalLeasesRead = `SELECT l.tenant, l.session_id, l.agent_id, l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms
+	renewalLeasesRead = `SELECT l.tenant, l.session_id, l.agent_id, l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms, l.chain_from
 		FROM unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, session_id, agent_id)
 		CROSS JOIN LATERAL (SELECT * FROM leases l
 			WHERE l.tenant = k.tenant AND l.session_id = k.session_id AND l.agent_id = k.agent_id

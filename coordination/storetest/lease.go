@@ -289,17 +289,20 @@ func testStepLeaseExpired(t *testing.T, st coordination.Store) {
 // step lease (its holder died mid-step) carries how long that try ran, and
 // when it was claimed, so the step's timeout binds across the replicas that
 // try it; a claim after a release (the step landed or was given up), or
-// over the claimant's own lease, carries nothing.
+// over the claimant's own lease, carries nothing. Every claim over an
+// unreleased lease, the claimant's own too, goes on with that lease's run
+// of claims (ChainFrom, stored), whose tool calls the step counts; a
+// claim after a release begins a run of its own.
 func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
 	ls, ctx := stepLeases(t, st), context.Background()
 	a, err := ls.AcquireStep(ctx, "s", "agent_a", owner("a"), 20*time.Millisecond)
-	if err != nil || a.RanBefore != 0 {
-		t.Fatalf("first claim = %+v, %v; want nothing run before", a, err)
+	if err != nil || a.RanBefore != 0 || a.ChainFrom != a.Version {
+		t.Fatalf("first claim = %+v, %v; want nothing run before, a run of claims of its own", a, err)
 	}
 	time.Sleep(100 * time.Millisecond)
 	ra, err := ls.RenewStep(ctx, "s", "agent_a", a.Version, 20*time.Millisecond) // a tried ~100 ms
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || ra.ChainFrom != a.Version {
+		t.Fatalf("renewal = %+v, %v; want its run of claims kept", ra, err)
 	}
 	time.Sleep(60 * time.Millisecond) // then died
 	b, err := ls.AcquireStep(ctx, "s", "agent_a", owner("b"), time.Minute)
@@ -310,22 +313,25 @@ func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
 	if d := b.CarriedFrom.Sub(a.Claimed); d < -time.Millisecond || d > time.Millisecond {
 		t.Errorf("claim over a's dead step carried from %v; want a's claim, %v", b.CarriedFrom, a.Claimed)
 	}
-	if l := readStep(t, ls, "agent_a"); l.RanBefore != b.RanBefore {
-		t.Errorf("read back: ran before %s, want %s", l.RanBefore, b.RanBefore)
+	if b.ChainFrom != a.Version {
+		t.Errorf("claim over a's dead step: its run of claims from version %d; want a's, %d", b.ChainFrom, a.Version)
 	}
-	if o, err := ls.AcquireStep(ctx, "s", "agent_b", owner("b"), time.Minute); err != nil || o.RanBefore != 0 {
+	if l := readStep(t, ls, "agent_a"); l.RanBefore != b.RanBefore || l.ChainFrom != a.Version {
+		t.Errorf("read back: ran before %s, its run of claims from %d; want %s, from %d", l.RanBefore, l.ChainFrom, b.RanBefore, a.Version)
+	}
+	if o, err := ls.AcquireStep(ctx, "s", "agent_b", owner("b"), time.Minute); err != nil || o.RanBefore != 0 || o.ChainFrom != o.Version {
 		t.Errorf("another agent's first claim = %+v, %v; want nothing carried", o, err)
 	}
 	if err := ls.ReleaseStep(ctx, "s", "agent_a", b.Version); err != nil {
 		t.Fatal(err)
 	}
 	c, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), 20*time.Millisecond)
-	if err != nil || c.RanBefore != 0 || !c.CarriedFrom.IsZero() {
-		t.Errorf("claim after a release = %+v, %v; want nothing carried", c, err)
+	if err != nil || c.RanBefore != 0 || !c.CarriedFrom.IsZero() || c.ChainFrom != c.Version {
+		t.Errorf("claim after a release = %+v, %v; want nothing carried, a run of claims of its own", c, err)
 	}
 	time.Sleep(60 * time.Millisecond) // c's try given up, its release lost
-	if c2, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), time.Minute); err != nil || c2.RanBefore != 0 {
-		t.Errorf("c's claim over its own unreleased step = %+v, %v; want nothing carried (no process of it died)", c2, err)
+	if c2, err := ls.AcquireStep(ctx, "s", "agent_a", owner("c"), time.Minute); err != nil || c2.RanBefore != 0 || c2.ChainFrom != c.Version {
+		t.Errorf("c's claim over its own unreleased step = %+v, %v; want nothing carried (no process of it died), c's run of claims (from %d) going on", c2, err, c.Version)
 	}
 	d, err := ls.AcquireStep(ctx, "s", "agent_c", owner("d"), 20*time.Millisecond)
 	if err != nil {
@@ -341,8 +347,12 @@ func testStepLeaseRanBefore(t *testing.T, st coordination.Store) {
 		t.Fatalf("claim over d's dead step = %+v, %v; want d's time carried", e, err)
 	}
 	time.Sleep(60 * time.Millisecond) // e's try given up, its release lost
-	if e2, err := ls.AcquireStep(ctx, "s", "agent_c", owner("e"), time.Minute); err != nil || e2.RanBefore != e.RanBefore {
-		t.Errorf("e's claim over its own unreleased step = %+v, %v; want what it carried from d, %s, and none of its own", e2, err, e.RanBefore)
+	if e2, err := ls.AcquireStep(ctx, "s", "agent_c", owner("e"), time.Minute); err != nil || e2.RanBefore != e.RanBefore || e.ChainFrom != d.Version || e2.ChainFrom != d.Version {
+		t.Errorf("e's claim over its own unreleased step = %+v, %v (e's run of claims from %d); want what it carried from d, %s, and none of its own, and d's run of claims (from %d) going on",
+			e2, err, e.ChainFrom, e.RanBefore, d.Version)
+	}
+	if l := readStep(t, ls, "agent_c"); l.ChainFrom != d.Version {
+		t.Errorf("read back: its run of claims from %d; want d's, %d", l.ChainFrom, d.Version)
 	}
 }
 

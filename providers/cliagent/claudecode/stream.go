@@ -253,6 +253,8 @@ func kindOf(name string) string {
 		return "command"
 	case name == "Write" || name == "Edit" || name == "MultiEdit" || name == "NotebookEdit":
 		return "file_change"
+	case name == "WebSearch":
+		return "web_search" // not a tool call the step's limit counts, as in every other agent
 	}
 	return "tool"
 }

@@ -150,3 +150,15 @@ func TestUsageIsHeardAfterEachModelCall(t *testing.T) {
 		t.Fatalf("the result's usage carries the CLI's own cost: %+v", last)
 	}
 }
+
+// TestAWebSearchIsFiledAsOneNotAToolCall: Claude Code's WebSearch is a web
+// search in tools.jsonl, which the step's max_tool_calls_per_step leaves
+// out as it does an API agent's, Codex's and Gemini CLI's searches. Before,
+// it was a "tool", counted.
+func TestAWebSearchIsFiledAsOneNotAToolCall(t *testing.T) {
+	for name, want := range map[string]string{"WebSearch": "web_search", "WebFetch": "tool", "Bash": "command", "Edit": "file_change", "mcp__files__read": "mcp"} {
+		if got := kindOf(name); got != want {
+			t.Errorf("kindOf(%q) = %q; want %q", name, got, want)
+		}
+	}
+}
