@@ -26,8 +26,9 @@ func refusedClaim(err error) bool {
 		errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrAgentNotFound) || errors.Is(err, ErrBadInput)
 }
 
-// undoClaim releases the lease read returns if it is this service's claim
-// of version want (0: any version) and unreleased, trying again with the
+// undoClaim takes back (release) the lease read returns if it is this
+// service's claim of version want (0: any version) and unreleased, trying
+// again with the
 // outage backoff until it can tell or until; then it logs that it could
 // not. The release names the version, so a later claim is never
 // released in its place.
@@ -43,7 +44,7 @@ func (lz *leases) undoClaim(id, what string, want int64, read func(context.Conte
 		if err == nil && l != nil && !l.Released && l.ID == lz.owner && (want == 0 || l.Version == want) {
 			if err = release(ctx, l.Version); err == nil {
 				lz.log.Info().Str("session", id).Str("lease", what).Int64("version", l.Version).
-					Msg("released a lease whose claim failed after it was written")
+					Msg("took back a lease whose claim failed after it was written")
 			}
 		}
 		cancel()
@@ -189,10 +190,23 @@ func (u *runUndos) stop(un *runUndo) {
 // agent's step lease comes in between (any version of this service's is
 // the failed claim's, or one older and as dead). It waits at most a
 // heartbeat or so: a step claim left behind only keeps its agent busy
-// until it expires, which the step's caller is not to be held for.
+// until it expires, which the step's caller is not to be held for. A
+// claim that took over earlier tries that did not land (it carries on
+// their run of claims: RunLease.ChainFrom) is expired, not released: a
+// release would end that run, and the agent's next step would forget
+// their time and tool calls; expired, the lease reads abandoned as it did
+// before the claim, and the next claim carries the run on.
 func (lz *leases) undoStepClaim(ls StepLeaseStore, id, agent string) {
+	var seen *RunLease
 	lz.undoClaim(id, "step of "+agent, 0, func(ctx context.Context) (*RunLease, error) {
 		all, err := ls.ReadSteps(ctx, id)
-		return all[agent], err
-	}, func(ctx context.Context, v int64) error { return ls.ReleaseStep(ctx, id, agent, v) }, time.Now().Add(lz.heartbeat+time.Second), nil)
+		seen = all[agent]
+		return seen, err
+	}, func(ctx context.Context, v int64) error {
+		if seen != nil && seen.ChainFrom != 0 && seen.ChainFrom < v {
+			_, err := ls.RenewStep(ctx, id, agent, v, time.Millisecond)
+			return err
+		}
+		return ls.ReleaseStep(ctx, id, agent, v)
+	}, time.Now().Add(lz.heartbeat+time.Second), nil)
 }

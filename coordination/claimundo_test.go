@@ -12,6 +12,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
+	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -97,6 +98,44 @@ func TestAStepClaimWhoseAnswerWasLostIsTakenBack(t *testing.T) {
 	}
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatalf("the agent cannot step after a lost claim: %v", err)
+	}
+}
+
+// TestAStepTakeoverWhoseAnswerWasLostKeepsItsRunOfClaims: a step claim
+// that took over a try whose process died, its answer lost, is expired,
+// not released: released, it would end that try's run of claims, and the
+// agent's next step would have its whole max_tool_calls_per_step again,
+// the dead try's calls forgotten. The agent's next step takes it up at
+// once, with what the dead try left.
+func TestAStepTakeoverWhoseAnswerWasLostKeepsItsRunOfClaims(t *testing.T) {
+	st := &lostClaimStore{Store: memstore.New()}
+	model := &callsGiven{}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: model.open})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep,
+		Rules: coordination.Rules{MaxToolCallsPerStep: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := s.Agents[0].ID
+	ran := permissions.Record{Agent: agent, Step: 1, Tool: "run_command", Action: permissions.Action{Kind: permissions.Exec, Target: "go test ./..."}, Outcome: permissions.Allowed}
+	leaveTry(t, st, s.ID, agent, leftTry{tried: 20 * time.Millisecond, decided: []permissions.Record{ran, ran}})
+	st.loseStep.Store(true)
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); !errors.Is(err, errLostClaim) {
+		t.Fatalf("step: %v, want the lost claim's error", err)
+	}
+	leases, err := st.ReadSteps(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := leases[agent]; l == nil || l.Released || l.Held(time.Now().Add(10*time.Millisecond)) {
+		t.Fatalf("the lost takeover's step lease: %+v; want it expired, not released", l)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
+		t.Fatalf("the agent cannot step after a lost claim: %v", err)
+	}
+	if given := model.list(); len(given) != 1 || given[0] != 1 {
+		t.Errorf("the step after the lost takeover was given %v tool calls; want [1], what the dead try's 2 left of 3", given)
 	}
 }
 
