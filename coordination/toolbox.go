@@ -106,7 +106,8 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 // limits (each is a new Provider.Step, whose loop or CLI counts from
 // nothing): an attempt gets what the earlier ones left of the tool calls
 // (toolCalls: from the step's tool records, and callsBefore: those of
-// tries on processes that died) and of the token budget. With
+// the earlier tries of its run of claims, which did not land) and of the
+// token budget. With
 // none left of either, no attempt is made: spent says which (its class and
 // why), "" otherwise.
 func (k *stepKit) equip(req *providers.Request, used providers.Usage) (class providers.Class, spent string) {
