@@ -112,8 +112,8 @@ func TestAnAPIAgentsCommandsAreDecidedAskedAndAudited(t *testing.T) {
 			if rec == nil {
 				t.Fatalf("permissions.jsonl holds no run_command decision: %+v", recs)
 			}
-			if rec.Outcome != c.outcome || !strings.HasPrefix(rec.Rule, c.rule) || rec.By != c.by || rec.Agent != "agent_a" || rec.Step != 1 || rec.Time.IsZero() {
-				t.Errorf("recorded %+v; want outcome %s, rule %q…, by %q, agent_a step 1", *rec, c.outcome, c.rule, c.by)
+			if rec.Outcome != c.outcome || !strings.HasPrefix(rec.Rule, c.rule) || rec.By != c.by || rec.Agent != "agent_a" || rec.Step != 1 || rec.Lease < 1 || rec.Time.IsZero() {
+				t.Errorf("recorded %+v; want outcome %s, rule %q…, by %q, agent_a step 1 under its step lease's claim", *rec, c.outcome, c.rule, c.by)
 			}
 			if (c.handshake != "" || strings.Contains(c.by, "file handshake")) && rec.Request == "" {
 				t.Errorf("a file-handshake decision names no request: %+v", *rec)

@@ -75,10 +75,11 @@ func holdCLICalls(store, id, agent string) int {
 }
 
 // TestAKilledCLIStepsToolCallsBindTheStepThatTakesItUp: max_tool_calls_per_step
-// of 5, and a process killed after its agent's CLI made three tool calls
-// (two allowed, one denied; a web search and the run-settings line aside):
-// the agent's step, taken up by another process, is given the 2 calls
-// left. Before, it was given all 5 again, and a crash loop any number.
+// of 5, a try that died after one call, and the process that took it up
+// killed after its agent's CLI made three more (two allowed, one denied;
+// a web search and the run-settings line aside): the agent's step, taken
+// up by another process, is given the 1 call left. Before, it was given
+// all 5 again, and a crash loop any number.
 func TestAKilledCLIStepsToolCallsBindTheStepThatTakesItUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process")
@@ -106,6 +107,11 @@ func TestAKilledCLIStepsToolCallsBindTheStepThatTakesItUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A try before it, on a process that died too, with one call:
+			// the killed process's claim carries on its run of claims, and
+			// the step taken up counts both (the run's start as stored).
+			first := permissions.Record{Agent: "agent_a", Step: 1, Tool: "Bash", Action: permissions.Action{Kind: permissions.Exec, Target: "go build ./..."}, Outcome: permissions.Allowed}
+			leaveTry(t, st.(stepsAndDecisions), s.ID, "agent_a", leftTry{tried: 20 * time.Millisecond, decided: []permissions.Record{first}})
 			child := startHolding(t, "the process stepping agent_a", "MASSGEN_TEST_TOOL_CALLS_STORE="+where, "MASSGEN_TEST_TOOL_CALLS_SESSION="+s.ID, "MASSGEN_TEST_TOOL_CALLS_AGENT=agent_a")
 			_ = child.Process.Signal(syscall.SIGKILL)
 			_ = child.Wait()
@@ -130,8 +136,8 @@ func TestAKilledCLIStepsToolCallsBindTheStepThatTakesItUp(t *testing.T) {
 					t.Fatalf("the agent's step taken up: %v", err)
 				}
 			}
-			if given := model.list(); len(given) != 1 || given[0] != 2 || res.Action != "new_answer" {
-				t.Errorf("the step taken up was given %v tool calls and landed %s %q; want [2] (5 less the killed try's 3) and an answer; the killed try's decisions: %v",
+			if given := model.list(); len(given) != 1 || given[0] != 1 || res.Action != "new_answer" {
+				t.Errorf("the step taken up was given %v tool calls and landed %s %q; want [1] (5 less the first try's 1 and the killed try's 3) and an answer; the decisions: %v",
 					model.list(), res.Action, res.Message, outcomes)
 			}
 		})
