@@ -112,11 +112,7 @@ func TestAStepTakeoverWhoseAnswerWasLostKeepsItsRunOfClaims(t *testing.T) {
 	model := &callsGiven{}
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: model.open})
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep,
-		Rules: coordination.Rules{MaxToolCallsPerStep: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pairStepping(t, svc, coordination.Rules{MaxToolCallsPerStep: 3})
 	agent := s.Agents[0].ID
 	ran := permissions.Record{Agent: agent, Step: 1, Tool: "run_command", Action: permissions.Action{Kind: permissions.Exec, Target: "go test ./..."}, Outcome: permissions.Allowed}
 	leaveTry(t, st, s.ID, agent, leftTry{tried: 20 * time.Millisecond, decided: []permissions.Record{ran, ran}})

@@ -47,11 +47,7 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 			})
 			svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) { return stall, nil }})
 			ctx := context.Background()
-			s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep,
-				Rules: coordination.Rules{StepTimeoutSeconds: 1.5}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := pairStepping(t, svc, coordination.Rules{StepTimeoutSeconds: 1.5})
 			agent := s.Agents[0].ID
 			leaveTry(t, st, s.ID, agent, leftTry{tried: tc.tried})
 			if tc.landed { // its entry in, its lease never released
@@ -82,6 +78,17 @@ func TestAStepsTimeoutBindsAcrossATakeover(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pairStepping creates, through svc, a step-driven session of two agents
+// (openai/a and openai/b) under rules.
+func pairStepping(t *testing.T, svc *coordination.Service, rules coordination.Rules) *coordination.Session {
+	t.Helper()
+	s, err := svc.Create(context.Background(), coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // leftTry is a try of an agent's step on another process: its owner
@@ -153,11 +160,7 @@ func TestAStepWhoseLeaseWasNotReleasedLeavesTheNextItsWholeTimeout(t *testing.T)
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.New(logged), RunHeartbeat: 50 * time.Millisecond, RunLeaseTTL: 200 * time.Millisecond,
 		Open: func(providers.Spec) (providers.Provider, error) { return reply, nil }})
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep,
-		Rules: coordination.Rules{StepTimeoutSeconds: 1.5}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pairStepping(t, svc, coordination.Rules{StepTimeoutSeconds: 1.5})
 	a, b := s.Agents[0].ID, s.Agents[1].ID
 	for _, agent := range []string{a, b} {
 		if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {

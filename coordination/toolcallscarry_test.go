@@ -54,11 +54,7 @@ func TestAStepsToolCallsBindAcrossATakeover(t *testing.T) {
 			model := &callsGiven{}
 			svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: model.open})
 			ctx := context.Background()
-			s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep,
-				Rules: coordination.Rules{MaxToolCallsPerStep: 3}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := pairStepping(t, svc, coordination.Rules{MaxToolCallsPerStep: 3})
 			agent, other := s.Agents[0].ID, s.Agents[1].ID
 			lock, err := st.LockStep(ctx, s.ID, agent)
 			if err != nil {
@@ -134,11 +130,7 @@ func TestAStepsTakeoverCountsCallsOnlyWhereItsLogIsRead(t *testing.T) {
 	logged := &coordtest.SyncBuffer{}
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.New(logged), Open: model.open})
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"openai/a", "openai/b"}, Driver: coordination.DriverStep,
-		Rules: coordination.Rules{MaxToolCallsPerStep: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pairStepping(t, svc, coordination.Rules{MaxToolCallsPerStep: 3})
 	agent := s.Agents[0].ID
 	leaveTry(t, st, s.ID, agent, leftTry{tried: 20 * time.Millisecond})
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
