@@ -28,10 +28,9 @@ func refusedClaim(err error) bool {
 
 // undoClaim takes back (release) the lease read returns if it is this
 // service's claim of version want (0: any version) and unreleased, trying
-// again with the
-// outage backoff until it can tell or until; then it logs that it could
-// not. The release names the version, so a later claim is never
-// released in its place.
+// again with the outage backoff until it can tell or until; then it logs
+// that it could not. The release names the version, so a later claim is
+// never released in its place.
 func (lz *leases) undoClaim(id, what string, want int64, read func(context.Context) (*RunLease, error), release func(context.Context, int64) error, until time.Time, stop <-chan struct{}) {
 	for n := 0; ; n++ {
 		select {

@@ -490,8 +490,6 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	cctx, called := claim.whileSure(ctx)
 	cctx, unbound := boundBySession(cctx)
 	kit := svc.stepKit(cctx, s, st, v, lock, claim, mcp)
-	kit.triedBefore = claim.before(st.Agent(agentID))
-	kit.callsBefore = svc.callsBefore(cctx, s.ID, agentID, step, claim)
 	entry, spent, err := svc.callModel(cctx, s, st, v, step, kit)
 	unbound()
 	called()
