@@ -15,7 +15,9 @@ import (
 // kept when it lands), but each of their calls was decided, before it
 // ran, by the step's guard, whose decision the permission log keeps
 // durably with the agent, the step's number and the claim's version of
-// the step lease (permissions.go): those are their calls. The step's
+// the step lease (permissions.go), or, when a CLI ran it without asking
+// (Claude Code's reads), noted there as its stream reported it
+// (cliagent.UnaskedCalls): those are their calls. The step's
 // number leaves out a try that landed an earlier step; the version, a run
 // of the same step number released before this run of claims began (a
 // cancelled call, which a step run again does not count, as it does not

@@ -17,6 +17,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 )
 
 // The process versions of toolcallscarry_test.go: a CLI agent's step
@@ -55,12 +56,13 @@ func holdCLICalls(store, id, agent string) int {
 			actions []permissions.Action
 		}{
 			{"Bash", permissions.ForCommand("go test ./...")},
-			{"Bash", permissions.ForCommand("go vet ./...")},
 			{"Bash", permissions.ForCommand("rm -rf build")},
 			{"WebSearch", []permissions.Action{{Kind: permissions.Net, Target: permissions.WebSearch}}},
 		} {
 			req.Permits.Check(ctx, c.tool, c.actions)
 		}
+		// A read its CLI ran without asking, noted as it was reported.
+		req.Permits.Note(permissions.Record{Tool: "Read", Action: permissions.Action{Kind: permissions.Read, Target: "notes.txt"}, Verdict: permissions.Allow, Outcome: permissions.Allowed, By: cliagent.Unasked})
 		fmt.Println("holding")
 		<-ctx.Done()
 		return providers.Action{}, providers.Usage{}, ctx.Err()
@@ -76,8 +78,9 @@ func holdCLICalls(store, id, agent string) int {
 
 // TestAKilledCLIStepsToolCallsBindTheStepThatTakesItUp: max_tool_calls_per_step
 // of 5, a try that died after one call, and the process that took it up
-// killed after its agent's CLI made three more (two allowed, one denied;
-// a web search and the run-settings line aside): the agent's step, taken
+// killed after its agent's CLI made three more (one allowed, one denied,
+// one read it ran without asking; a web search and the run-settings line
+// aside): the agent's step, taken
 // up by another process, is given the 1 call left. Before, it was given
 // all 5 again, and a crash loop any number.
 func TestAKilledCLIStepsToolCallsBindTheStepThatTakesItUp(t *testing.T) {

@@ -56,5 +56,13 @@ func RunSettingsTool(backend string) string { return backend + runSettings }
 // CLI's run settings noted before any call.
 func (r Record) IsCall() bool { return !strings.HasSuffix(r.Tool, runSettings) }
 
+// Notable tells whether a person reading the trail should see the
+// record: a call that did not go ahead, or one that went ahead against the
+// rules' verdict (a call its CLI ran without asking that the rules would
+// have refused or asked about). A run-settings line is not a call.
+func (r Record) Notable() bool {
+	return r.Outcome != Allowed || (r.IsCall() && r.Verdict != Allow)
+}
+
 // Ran tells whether the call went ahead.
 func (o Outcome) Ran() bool { return o == Allowed || o == Approved }

@@ -19,7 +19,8 @@ type Permits interface {
 	// whether the call may go ahead, why (when it may not) is the refusal
 	// the model is shown.
 	Check(ctx context.Context, tool string, actions []permissions.Action) (ran bool, why string)
-	// Note writes one decision made before any call (a CLI's coarse mode)
-	// to the audit; the time, agent and step are filled in.
+	// Note writes to the audit one decision not put to Check: a CLI's run
+	// settings (its coarse mode), noted before any call, or a call its CLI
+	// ran without asking; the time, agent and step are filled in.
 	Note(rec permissions.Record)
 }

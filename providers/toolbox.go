@@ -48,6 +48,10 @@ type ToolRecord struct {
 	IsError     bool            `json:"is_error,omitempty"`
 	Started     time.Time       `json:"started"`
 	DurationMS  int64           `json:"duration_ms"`
+	// CallID is the call's id in a CLI agent's stream, not kept: its
+	// provider tells by it a call its CLI asked about from one it ran
+	// without asking (cliagent.UnaskedCalls).
+	CallID string `json:"-"`
 }
 
 // Recorder hears each tool record of a step as it happens. Its method is

@@ -66,7 +66,7 @@ func permissionAudit(ctx context.Context, svc *coordination.Service, id string) 
 	recs, _ := svc.PermissionLog(ctx, id)
 	var shown []permissions.Record
 	for i := len(recs) - 1; i >= 0 && len(shown) < decisionsShown; i-- {
-		if recs[i].Outcome != permissions.Allowed {
+		if recs[i].Notable() {
 			shown = append(shown, recs[i])
 		}
 	}

@@ -45,7 +45,7 @@ func sessionPermissions(ctx context.Context, svc *coordination.Service, id, flag
 	}
 	recs, _ := svc.PermissionLog(ctx, id)
 	for i := len(recs) - 1; i >= 0 && len(p.Recent) < statusDecisionsShown; i-- {
-		if recs[i].Outcome != permissions.Allowed {
+		if recs[i].Notable() {
 			p.Recent = append(p.Recent, recs[i])
 		}
 	}

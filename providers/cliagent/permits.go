@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -72,6 +73,25 @@ func noteCoarse(req providers.Request, cli CLI, p *Permissions, sandboxed bool) 
 	}
 }
 
+// UnaskedCalls is a Gatekeeper whose CLI runs some calls without asking
+// (Claude Code's reads in its own directories) and whose questions name a
+// call by the id its stream gives it. The step notes in the audit each
+// call the stream reports that was not asked about: the trail is then
+// every call the CLI made, and a step taken over counts the calls of the
+// try that died whole (coordination's callsbefore.go), not only those
+// asked about, as the step's live limit counts them all.
+type UnaskedCalls interface {
+	// CallID is the stream's id of the call a question asks about; ""
+	// when the question names none.
+	CallID(payload json.RawMessage) string
+	// Asked is the question the CLI would have asked of a call its
+	// stream reported, for Question.
+	Asked(rec providers.ToolRecord) json.RawMessage
+}
+
+// Unasked is the By of an audit line of a call its CLI ran without asking.
+const Unasked = "not asked: the CLI's own settings let it run"
+
 // gate is a step's end of the permission questions its CLI asks.
 type gate struct {
 	ctx       context.Context
@@ -79,11 +99,19 @@ type gate struct {
 	permits   providers.Permits
 	workspace string // as the CLI sees it
 	mask      func(string) string
+
+	mu    sync.Mutex
+	asked map[string]bool // the stream ids of the calls asked about
+	// idless is set by a question that named no call: from then on no
+	// call is noted unasked, for a call both decided and noted would
+	// count twice against the step's limit after a takeover.
+	idless bool
 }
 
 // answer decides one question; the verdict's message is the CLI's wire.
 // A question it cannot read is refused (fail closed).
 func (g *gate) answer(c relay.Call) relay.Verdict {
+	g.sawAsked(c.Arguments)
 	tool, actions, err := g.cli.Question(c.Arguments, g.workspace)
 	if err != nil {
 		return relay.Verdict{Message: "refused: " + g.mask(err.Error())}
@@ -93,6 +121,54 @@ func (g *gate) answer(c relay.Call) relay.Verdict {
 	}
 	ran, why := g.permits.Check(g.ctx, tool, actions)
 	return relay.Verdict{Accepted: true, Message: g.cli.Answer(c.Arguments, ran, why)}
+}
+
+// sawAsked keeps the stream's id of the call a question asks about,
+// before it is answered, so before the CLI runs the call and its stream
+// reports it.
+func (g *gate) sawAsked(payload json.RawMessage) {
+	uc, ok := g.cli.(UnaskedCalls)
+	if !ok {
+		return
+	}
+	id := uc.CallID(payload)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if id == "" {
+		g.idless = true
+		return
+	}
+	if g.asked == nil {
+		g.asked = map[string]bool{}
+	}
+	g.asked[id] = true
+}
+
+// noteUnasked notes a call the CLI's stream reported, when the CLI did not
+// ask about it: the rules' verdict on it, and that it ran (it has), by the
+// CLI's own settings. A call of the workflow server is the step's own, and
+// the guarded toolbox decided it.
+func (g *gate) noteUnasked(rec providers.ToolRecord) {
+	if g == nil || rec.CallID == "" {
+		return
+	}
+	uc, ok := g.cli.(UnaskedCalls)
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	skip := g.idless || g.asked[rec.CallID]
+	g.mu.Unlock()
+	if skip {
+		return
+	}
+	tool, actions, err := g.cli.Question(uc.Asked(rec), g.workspace)
+	if err != nil || len(actions) == 0 {
+		return
+	}
+	d := permissions.Decide(g.permits.Rules(), actions...)
+	g.permits.Note(permissions.Record{Tool: tool, Action: d.Action, Risk: d.Risk, Verdict: d.Verdict, Rule: d.Rule, Floor: d.Floor,
+		Outcome: permissions.Allowed, By: Unasked})
 }
 
 // ActionsFor classifies one of a CLI's own tool calls, by the kind of its

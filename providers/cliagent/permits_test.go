@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
 )
 
@@ -124,5 +125,70 @@ func TestAHooksQuestionIsDecidedByTheStepAndFailsClosed(t *testing.T) {
 	w.close()
 	if _, err := hook(`{"tool":"write","path":"a.txt"}`); !errors.Is(err, relay.ErrRefused) {
 		t.Errorf("a step that is gone: %v, want refused", err)
+	}
+}
+
+// idGate is echoGate whose questions name the call by the id its stream
+// gives it ({"tool","path","id"}), as Claude Code's prompt does.
+type idGate struct{ echoGate }
+
+func (idGate) CallID(p json.RawMessage) string {
+	var q struct{ ID string }
+	_ = json.Unmarshal(p, &q)
+	return q.ID
+}
+
+func (idGate) Asked(rec providers.ToolRecord) json.RawMessage {
+	var in struct{ Path string }
+	_ = json.Unmarshal(rec.Arguments, &in)
+	out, _ := json.Marshal(map[string]string{"tool": rec.Name, "path": in.Path, "id": rec.CallID})
+	return out
+}
+
+// notingPermits keeps what is noted, beside recordingPermits' checks.
+type notingPermits struct {
+	recordingPermits
+	noted []permissions.Record
+}
+
+func (p *notingPermits) Note(r permissions.Record) { p.noted = append(p.noted, r) }
+
+// A call the stream reports that the CLI asked about was decided and
+// audited then; one it ran without asking is noted once, with the rules'
+// verdict on it and that it ran; after a question that named no call, none
+// is noted (one both decided and noted would count twice after a
+// takeover); a CLI whose questions name no calls notes nothing.
+func TestACallTheCLIRanUnaskedIsNotedOnceAndAnAskedOneNotAgain(t *testing.T) {
+	pm := &notingPermits{recordingPermits: recordingPermits{rules: permissions.Rules{Role: permissions.ReadOnly}}}
+	g := &gate{ctx: context.Background(), cli: idGate{}, permits: pm, workspace: "/workspace", mask: func(s string) string { return s }}
+	stream := func(id, path string) providers.ToolRecord {
+		args, _ := json.Marshal(map[string]string{"path": path})
+		return providers.ToolRecord{Kind: "tool", Name: "write", Arguments: args, CallID: id}
+	}
+	if v := g.answer(relay.Call{Arguments: json.RawMessage(`{"tool":"write","path":"/workspace/a.txt","id":"t1"}`)}); !strings.HasPrefix(v.Message, "no: ") {
+		t.Fatalf("the asked call: %+v", v)
+	}
+	g.noteUnasked(stream("t1", "/workspace/a.txt"))
+	g.noteUnasked(stream("t2", "/workspace/b.txt"))
+	g.noteUnasked(stream("", "/workspace/c.txt")) // a stream that names no id
+	if len(pm.checked) != 1 || len(pm.noted) != 1 {
+		t.Fatalf("checked %q, noted %+v; want the asked call checked and the unasked one noted, once each", pm.checked, pm.noted)
+	}
+	n := pm.noted[0]
+	if n.Tool != "write" || n.Action.String() != "write(b.txt)" || n.Verdict != permissions.Deny || n.Outcome != permissions.Allowed || n.By != Unasked || !n.IsCall() {
+		t.Errorf("the unasked call's line: %+v; want write(b.txt), the rules' deny, allowed (it ran) by %q", n, Unasked)
+	}
+	g.answer(relay.Call{Arguments: json.RawMessage(`{"tool":"write","path":"/workspace/d.txt"}`)})
+	g.noteUnasked(stream("t3", "/workspace/e.txt"))
+	if len(pm.noted) != 1 {
+		t.Errorf("after a question that named no call, %d lines noted; want none more", len(pm.noted)-1)
+	}
+	plain := &notingPermits{}
+	pg := &gate{ctx: context.Background(), cli: echoGate{}, permits: plain, workspace: "/workspace", mask: func(s string) string { return s }}
+	pg.noteUnasked(stream("t4", "/workspace/f.txt"))
+	var none *gate
+	none.noteUnasked(stream("t5", "/workspace/g.txt"))
+	if len(plain.noted) != 0 {
+		t.Errorf("a CLI whose questions name no calls noted %+v", plain.noted)
 	}
 }

@@ -259,7 +259,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	defer proc.kill()
 
 	parser := p.cli.NewParser()
-	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced}
+	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate}
 	var tail *callTail
 	if cfgHost, err := p.configDirFor(ag); err == nil {
 		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, func(u providers.Usage) { ev.Usage(u, "") })
@@ -506,12 +506,14 @@ type events struct {
 	mask  func(string) string
 	lim   *limits
 	price func(u providers.Usage, model string) providers.Usage
+	gate  *gate // notes the calls its CLI ran unasked; nil: none
 }
 
 func (e *events) Text(delta string) { e.req.StreamText(e.mask(delta)) }
 
 func (e *events) Tool(rec providers.ToolRecord) {
-	e.req.RecordTool(rec)         // masked by the run's maskedRecorder
+	e.req.RecordTool(rec) // masked by the run's maskedRecorder
+	e.gate.noteUnasked(rec)
 	if rec.Kind != "web_search" { // searches do not count, as in an API agent's loop
 		e.lim.ran(rec.Name)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
 )
@@ -102,6 +103,29 @@ func (CLI) Answer(payload json.RawMessage, ran bool, why string) string {
 		out, _ = json.Marshal(map[string]any{"behavior": "deny", "message": why})
 	}
 	return string(out)
+}
+
+var _ cliagent.UnaskedCalls = CLI{}
+
+// CallID implements cliagent.UnaskedCalls: the prompt's tool_use_id, the
+// id its stream gives the call.
+func (CLI) CallID(payload json.RawMessage) string {
+	var q struct {
+		ID string `json:"tool_use_id"`
+	}
+	_ = json.Unmarshal(payload, &q)
+	return q.ID
+}
+
+// Asked implements cliagent.UnaskedCalls: the prompt Claude Code would
+// have sent of a call it ran without asking (a read in its directories).
+func (CLI) Asked(rec providers.ToolRecord) json.RawMessage {
+	input := rec.Arguments
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	out, _ := json.Marshal(map[string]any{"tool_name": rec.Name, "input": input, "tool_use_id": rec.CallID})
+	return out
 }
 
 // UsesPromptTool implements cliagent.Gatekeeper.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
@@ -99,5 +100,59 @@ func TestRealClaudeUnsandboxedReadOnlyHasNoShellAndTheAuditSaysSo(t *testing.T) 
 	calls := h.script.Calls()
 	if len(calls) < 2 || !strings.Contains(string(calls[1].Body), "Bash") || strings.Contains(string(calls[1].Body), "Example Domain") {
 		t.Fatal("curl ran, or its refusal never reached the model")
+	}
+}
+
+// Claude Code reads its workspace without asking: each such call is noted
+// in the audit (the rules' verdict, allowed, not asked), while the edit it
+// asked about is there once, as the prompt tool's decision. Every call the
+// stream reports is then in the audit once, as a step taken over counts
+// them.
+func TestRealClaudesUnaskedReadsAreInTheAuditOnceAndItsAskedEditNotTwice(t *testing.T) {
+	h := newReal(t)
+	if err := os.WriteFile(filepath.Join(h.ws, "notes.txt"), []byte("17 * 23\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := json.Marshal(map[string]string{"file_path": filepath.Join(h.inside, "notes.txt")})
+	edit, _ := json.Marshal(map[string]string{"file_path": filepath.Join(h.inside, "answer.txt"), "old_string": "", "new_string": "391\n"})
+	h.script.Add("claude-opus-4-6",
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "Read", Input: read},
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "Edit", Input: edit},
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "Read", Input: read},
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer", Input: json.RawMessage(`{"content":"391; see answer.txt"}`)},
+		fake.Reply{Kind: fake.ReplyText, Content: "Submitted."},
+	)
+	pm := &clitest.Permits{}
+	req := h.request(clitest.AnswerTool)
+	req.Permits = pm
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	act, _, err := h.p.Step(ctx, req)
+	h.calls(t)
+	t.Logf("audit:\n%s", pm.Lines())
+	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("action = %+v, %v", act, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "answer.txt")); err != nil || string(b) != "391\n" {
+		t.Fatalf("answer.txt = %q, %v", b, err)
+	}
+	var reads, edits, calls int
+	for _, r := range pm.Records() {
+		if !r.IsCall() {
+			continue
+		}
+		calls++
+		switch {
+		case r.Tool == "Read" && r.Action.String() == "read(notes.txt)" && r.Outcome == permissions.Allowed && r.By == cliagent.Unasked:
+			reads++
+		case r.Tool == "Edit" && r.Action.Kind == permissions.Write && r.By == "":
+			edits++
+		}
+	}
+	if reads != 2 || edits != 1 || calls != 3 {
+		t.Fatalf("the audit has %d calls: %d unasked reads of notes.txt, %d asked edits; want 3: 2 and 1", calls, reads, edits)
+	}
+	if got := len(h.rec.Tools); got != calls {
+		t.Errorf("the stream reported %d tool calls, the audit %d", got, calls)
 	}
 }

@@ -163,7 +163,7 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 				p.pending = map[string]pendingTool{}
 			}
 			p.pending[b.ID] = pendingTool{rec: providers.ToolRecord{
-				Kind: kindOf(b.Name), Name: b.Name, Arguments: compact(b.Input), Started: p.clock(),
+				Kind: kindOf(b.Name), Name: b.Name, Arguments: compact(b.Input), Started: p.clock(), CallID: b.ID,
 			}}
 		}
 	}
