@@ -75,6 +75,9 @@ func (s *Store) DeleteSessionSized(ctx context.Context, id string) (int64, error
 		} else if err := sp.Commit(ctx); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, keepLeaseFloor, s.tenant, id); err != nil {
+			return fmt.Errorf("keeping the lease floor: %w", err)
+		}
 		for _, t := range sessionTables {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE tenant = $1 AND session_id = $2`, s.tenant, id); err != nil {
 				return fmt.Errorf("deleting from %s: %w", t, err)
@@ -93,6 +96,23 @@ func (s *Store) DeleteSessionSized(ctx context.Context, id string) (int64, error
 	s.db.written.forget(s.tenant, id)
 	return size, nil
 }
+
+// keepLeaseFloor keeps, past the session's deletion, the highest version
+// its leases reached (migration 22): a session created again under its id
+// begins its leases above it, so a run of the deleted one that still
+// thinks it holds a claim can neither renew, release nor fence by it in
+// the new one. Its own floor counts too, for a session deleted twice
+// whose second life claimed nothing above it.
+const keepLeaseFloor = `INSERT INTO lease_floors (tenant, session_id, version, deleted_at)
+	SELECT $1, $2, max(v), now() FROM (
+		SELECT version AS v FROM leases WHERE tenant = $1 AND session_id = $2
+		UNION ALL SELECT version FROM lease_floors WHERE tenant = $1 AND session_id = $2) vs
+	HAVING max(v) IS NOT NULL
+	ON CONFLICT (tenant, session_id) DO UPDATE SET version = EXCLUDED.version, deleted_at = EXCLUDED.deleted_at`
+
+// leaseFloorKept is how long a deleted session's lease floor is kept: a
+// run of it cut off from the database for longer is not guarded against.
+const leaseFloorKept = 30 * 24 * time.Hour
 
 // SessionBytes implements coordination.SessionSizer: what
 // DeleteSessionSized would report for the session now (a dry prune's
@@ -180,6 +200,10 @@ func (s *Store) CollectGarbage(ctx context.Context, grace time.Duration) (coordi
 	grace = max(grace, 2*touchEvery)
 	var c coordination.Collected
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM lease_floors WHERE tenant = $1 AND deleted_at < now() - $2 * interval '1 millisecond'`,
+			s.tenant, leaseFloorKept.Milliseconds()); err != nil {
+			return fmt.Errorf("letting old lease floors go: %w", err)
+		}
 		return tx.QueryRow(ctx, blobCollect, s.tenant, grace.Milliseconds()).Scan(&c.Blobs, &c.Bytes)
 	})
 	if err != nil {

@@ -200,10 +200,12 @@ func (s *Store) claimUnknown(ctx context.Context, id, agent string, rule func(cu
 }
 
 // claimAbsentSQL inserts a lease row where there is none, in a session
-// that is stored.
+// that is stored and whose id has no lease floor (a session of that id
+// deleted before: the locked path begins the claim above its floor).
 const claimAbsentSQL = `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms, chain_from)
 	SELECT $1, $2, $3, $4::text, $5::text, $6::integer, $7::bigint, $8::bigint, $9::timestamptz, $10::timestamptz, $11::timestamptz, $12::boolean, $13::bigint, $14::bigint
 	WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2)
+		AND NOT EXISTS (SELECT 1 FROM lease_floors WHERE tenant = $1 AND session_id = $2)
 	ON CONFLICT (tenant, session_id, agent_id) DO NOTHING`
 
 // changeKnown applies rule to cur, the row as this replica wrote it last
@@ -258,6 +260,7 @@ func (s *Store) locked(skip bool) coordination.LeaseChange {
 		reads := &pgx.Batch{}
 		reads.Queue(leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3 `+lock, s.tenant, id, agent)
 		reads.Queue(`SELECT EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2)`, s.tenant, id)
+		reads.Queue(`SELECT COALESCE((SELECT version FROM lease_floors WHERE tenant = $1 AND session_id = $2), 0)`, s.tenant, id)
 		var cur *coordination.RunLease
 		var next coordination.RunLease
 		read := func(br pgx.BatchResults) error {
@@ -269,8 +272,20 @@ func (s *Store) locked(skip bool) coordination.LeaseChange {
 			if err := br.QueryRow().Scan(&found); err != nil {
 				return err
 			}
+			var floor int64
+			if err := br.QueryRow().Scan(&floor); err != nil {
+				return err
+			}
 			if cur == nil && !found {
 				return notFound(id)
+			}
+			if cur == nil && floor > 0 {
+				// A session of this id was deleted with its leases at
+				// versions up to floor: the rules see a released lease
+				// there, so a claim begins above it (a run of claims of
+				// its own) and a claim of the deleted session's is stale.
+				// Written as a new row: the INSERT finds none to update.
+				cur = &coordination.RunLease{Version: floor, Released: true}
 			}
 			return nil
 		}
