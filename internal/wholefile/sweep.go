@@ -26,7 +26,8 @@ func Sweep(dir string, cutoff time.Time, temp func(name string) bool) []string {
 
 // SweepFunc is Sweep with the caller's own rule for what is a leftover:
 // it removes each entry of dir that leftover picks, a directory with all
-// it holds, and returns the paths it removed. It is for a store whose
+// it holds (RemoveAllIn: read-only directories in it too), and returns
+// the paths it removed. It is for a store whose
 // temps are also directories, or whose rule is not their age alone (the
 // file store's Tidy: temps written under a lock it holds go at any age).
 func SweepFunc(dir string, leftover func(fs.DirEntry) bool) []string {
@@ -34,18 +35,24 @@ func SweepFunc(dir string, leftover func(fs.DirEntry) bool) []string {
 	if err != nil {
 		return nil
 	}
+	var root *os.Root
 	var gone []string
 	for _, de := range des {
 		if !leftover(de) {
 			continue
 		}
-		p := filepath.Join(dir, de.Name())
-		remove := os.Remove
-		if de.IsDir() {
-			remove = os.RemoveAll
+		if root == nil {
+			if root, err = os.OpenRoot(dir); err != nil {
+				return gone
+			}
+			defer root.Close()
 		}
-		if remove(p) == nil {
-			gone = append(gone, p)
+		remove := root.Remove
+		if de.IsDir() {
+			remove = func(name string) error { return RemoveAllIn(root, name) }
+		}
+		if remove(de.Name()) == nil {
+			gone = append(gone, filepath.Join(dir, de.Name()))
 		}
 	}
 	return gone
