@@ -146,10 +146,12 @@ func (svc *Service) Prune(ctx context.Context, req PruneRequest) (*PruneReport, 
 			grace = DefaultBlobGrace
 		}
 		c, err := gc.CollectGarbage(ctx, grace)
+		// Counted before the error: a collection that could not remove
+		// one leftover still removed the others.
+		rep.Blobs, rep.Leftovers, rep.Bytes = c.Blobs, c.Leftovers, rep.Bytes+c.Bytes
 		if err != nil {
 			return rep, fmt.Errorf("the sessions are deleted, but collecting what they left failed (the next prune collects it): %w", err)
 		}
-		rep.Blobs, rep.Leftovers, rep.Bytes = c.Blobs, c.Leftovers, rep.Bytes+c.Bytes
 	}
 	return rep, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // Deleting a session (coordination.SessionDeleter) renames its directory
@@ -60,7 +61,9 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	s.mu.Lock()
 	delete(s.gates, dir)
 	s.mu.Unlock()
-	if err := os.RemoveAll(trash); err != nil {
+	// wholefile's removal, not os.RemoveAll: a read-only directory an
+	// agent left in a workspace would stop the latter for good.
+	if err := wholefile.RemoveAll(trash); err != nil {
 		return fmt.Errorf("session %q is deleted, but removing its files from %s failed (%w); the next prune removes them", id, trash, err)
 	}
 	return nil
@@ -79,21 +82,26 @@ func (s *Store) SessionBytes(ctx context.Context, id string) (int64, error) {
 
 // CollectGarbage implements coordination.GarbageCollector: it removes
 // sessions a crashed delete left in the trash. grace is not needed here:
-// a trash directory is never anything's again once renamed.
+// a trash directory is never anything's again once renamed. One that
+// cannot be removed is reported after the others are: stopping at it
+// would keep every trash directory listed after it on disk, at every
+// prune, until someone removed it by hand.
 func (s *Store) CollectGarbage(ctx context.Context, _ time.Duration) (coordination.Collected, error) {
 	var c coordination.Collected
+	var errs []error
 	for _, p := range s.trashed() {
 		if err := ctx.Err(); err != nil {
-			return c, err
+			return c, errors.Join(append(errs, err)...)
 		}
 		n, _ := diskUsage(p)
-		if err := os.RemoveAll(p); err != nil {
-			return c, fmt.Errorf("cannot remove %s, a session a delete moved aside: %w", p, err)
+		if err := wholefile.RemoveAll(p); err != nil {
+			errs = append(errs, fmt.Errorf("cannot remove %s, a session a delete moved aside: %w", p, err))
+			continue
 		}
 		c.Leftovers++
 		c.Bytes += n
 	}
-	return c, nil
+	return c, errors.Join(errs...)
 }
 
 // trashed lists the sessions moved aside to be deleted and still there.
