@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // hashIn reads a regular file inside root (never a FIFO or a device: the
@@ -60,7 +62,9 @@ func copyInto(root *os.Root, rel, src string, perm fs.FileMode) error {
 }
 
 // removeIn removes rel (a file, a link, or a directory with its content)
-// if it exists.
+// if it exists. A directory goes through wholefile.RemoveAllIn: one an
+// agent left read-only (its files with it) would otherwise refuse a server
+// not run as root, and a rollback would leave the step's files in place.
 func removeIn(root *os.Root, rel string) error {
 	fi, err := root.Lstat(rel)
 	if err != nil {
@@ -70,7 +74,7 @@ func removeIn(root *os.Root, rel string) error {
 		return err
 	}
 	if fi.IsDir() {
-		return root.RemoveAll(rel)
+		return wholefile.RemoveAllIn(root, rel)
 	}
 	return root.Remove(rel)
 }

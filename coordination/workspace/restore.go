@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -25,37 +26,60 @@ func Restore(live, dir string, m *Manifest) error {
 		return fmt.Errorf("cannot open the workspace %s: %w", live, err)
 	}
 	defer root.Close()
-	nodes, err := walk(root, nil)
-	if err != nil {
-		return fmt.Errorf("cannot list the workspace %s: %w", live, err)
-	}
-	keepDirs := map[string]bool{}
+	keepDirs := map[string]bool{".": true}
 	for _, f := range m.Files {
 		for d := parentOf(f.Path); d != ""; d = parentOf(d) {
 			keepDirs[d] = true
 		}
 	}
-	have := map[string]fs.FileInfo{}
-	gone := ""
-	for _, n := range nodes {
-		if gone != "" && strings.HasPrefix(n.rel, gone+"/") {
-			continue
+	// A directory the snapshot lacks is removed whole, so it is never
+	// listed (wholefile.RemoveAllIn opens it up if the agent closed it).
+	// One it keeps gets its owner's bits back before it is listed: a
+	// snapshot records no directory's mode and its own are open, and
+	// one the agent made read-only (or unreadable) would refuse the
+	// removal and the copies in it to any user but root.
+	var drop []string
+	var opened error
+	open := func(rel string, dir bool) bool {
+		if !dir {
+			return false
 		}
-		_, inSnap := m.Lookup(n.rel)
-		isDir := n.info.IsDir()
-		switch {
-		case isDir && keepDirs[n.rel]:
-			continue
-		case isDir || !inSnap:
+		if !keepDirs[rel] {
+			drop = append(drop, rel)
+			return true
+		}
+		if fi, err := root.Lstat(rel); err == nil && fi.IsDir() && fi.Mode().Perm()&0o700 != 0o700 {
+			if err := root.Chmod(rel, fi.Mode()|0o700); err != nil {
+				opened = errors.Join(opened, fmt.Errorf("cannot roll back %s: %w", rel, err))
+			}
+		}
+		return false
+	}
+	open(".", true)
+	nodes, err := walk(root, open)
+	if err != nil {
+		return fmt.Errorf("cannot list the workspace %s: %w", live, errors.Join(opened, err))
+	}
+	if opened != nil {
+		return opened
+	}
+	for _, d := range drop {
+		if err := removeIn(root, d); err != nil {
+			return fmt.Errorf("cannot roll back %s: %w", d, err)
+		}
+	}
+	have := map[string]fs.FileInfo{}
+	for _, n := range nodes {
+		if n.info.IsDir() {
+			continue // kept: every other was dropped
+		}
+		if _, inSnap := m.Lookup(n.rel); !inSnap {
 			if err := removeIn(root, n.rel); err != nil {
 				return fmt.Errorf("cannot roll back %s: %w", n.rel, err)
 			}
-			if isDir {
-				gone = n.rel
-			}
-		default:
-			have[n.rel] = n.info
+			continue
 		}
+		have[n.rel] = n.info
 	}
 	for _, f := range m.Files {
 		if fi, ok := have[f.Path]; ok && (same(f, fi, m) || sameContent(root, f, fi)) {
