@@ -19,14 +19,29 @@ import (
 const racyWindow = 20 * time.Millisecond
 
 // Limits bound what one workspace may hold, so a runaway agent cannot fill
-// the disk with snapshots.
+// the disk with snapshots. Directories have a cap of their own: the
+// manifest lists none, but each costs a snapshot a mkdir and an fsync, so
+// a workspace of empty directories would cost without limit.
 type Limits struct {
-	MaxFiles int
-	MaxBytes int64
+	MaxFiles int   // regular files and symlinks
+	MaxDirs  int   // directories
+	MaxBytes int64 // the regular files' content, together
 }
 
 // DefaultLimits: a large repository fits; a copied dependency cache does not.
-var DefaultLimits = Limits{MaxFiles: 20000, MaxBytes: 1 << 30}
+var DefaultLimits = Limits{MaxFiles: 20000, MaxDirs: 20000, MaxBytes: 1 << 30}
+
+// exceeded is the error for a walk that found files files and dirs
+// directories, or nil while they are within the limits.
+func (lim Limits) exceeded(files, dirs int) error {
+	if lim.MaxFiles > 0 && files > lim.MaxFiles {
+		return fmt.Errorf("%w: more than %d files; remove generated files (dependencies, build output) from the workspace", ErrTooLarge, lim.MaxFiles)
+	}
+	if lim.MaxDirs > 0 && dirs > lim.MaxDirs {
+		return fmt.Errorf("%w: more than %d directories; remove generated directories (dependencies, build output, caches) from the workspace", ErrTooLarge, lim.MaxDirs)
+	}
+	return nil
+}
 
 // ErrTooLarge is returned when a workspace exceeds its limits.
 var ErrTooLarge = errors.New("workspace too large")
@@ -47,7 +62,10 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 	}
 	defer root.Close()
 	m := &Manifest{Taken: time.Now()}
-	nodes, err := walk(root, leave)
+	nodes, err := walk(root, leave, lim)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the workspace %s: %w", live, err)
 	}
@@ -92,9 +110,6 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 			}
 			total += f.Bytes
 			m.Files = append(m.Files, f)
-		}
-		if lim.MaxFiles > 0 && len(m.Files) > lim.MaxFiles {
-			return nil, fmt.Errorf("%w: more than %d files; remove generated files (dependencies, build output) from the workspace", ErrTooLarge, lim.MaxFiles)
 		}
 		if lim.MaxBytes > 0 && total > lim.MaxBytes {
 			return nil, fmt.Errorf("%w: more than %d MiB; remove generated files (dependencies, build output) from the workspace", ErrTooLarge, lim.MaxBytes>>20)
@@ -264,7 +279,7 @@ func listWith(dir string, leave skip) (*Manifest, error) {
 	}
 	defer root.Close()
 	m := &Manifest{Taken: time.Now()}
-	nodes, err := walk(root, leave)
+	nodes, err := walk(root, leave, Limits{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,39 +17,70 @@ type node struct {
 // skip tells a walk to leave out a path (a directory with all it holds).
 type skip func(rel string, dir bool) bool
 
+// readBatch is how many entries of a directory a walk reads at a time: a
+// directory of a million files is never held whole.
+const readBatch = 1024
+
 // walk lists everything under root, sorted by path, without following
 // symlinks; anything that is not a regular file, a symlink or a directory
 // (a FIFO, a socket, a device) is left out and never opened. The top-level
 // .git (a repository, or a worktree's pointer file) is never part of a
-// workspace's content.
-func walk(root *os.Root, leave skip) ([]node, error) {
+// workspace's content. A walk of a snapshot stops with ErrTooLarge as soon
+// as it has found more files (regular files and symlinks) or directories
+// than lim allows (0: no limit), so what it holds grows with the limits,
+// never with the workspace.
+func walk(root *os.Root, leave skip, lim Limits) ([]node, error) {
 	var out []node
+	files, dirs := 0, 0
 	var visit func(dir string) error
 	visit = func(dir string) error {
 		f, err := root.Open(dir)
 		if err != nil {
 			return err
 		}
-		ents, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			return err
+		var ents []fs.DirEntry
+		for {
+			batch, err := f.ReadDir(readBatch)
+			for _, e := range batch {
+				rel := e.Name()
+				if dir != "." {
+					rel = path.Join(dir, e.Name())
+				}
+				if rel == ".git" {
+					continue
+				}
+				t := e.Type()
+				if !t.IsDir() && !t.IsRegular() && t&fs.ModeSymlink == 0 {
+					continue
+				}
+				if leave != nil && leave(rel, t.IsDir()) {
+					continue
+				}
+				ents = append(ents, e)
+				if t.IsDir() {
+					dirs++
+				} else {
+					files++
+				}
+			}
+			if lerr := lim.exceeded(files, dirs); lerr != nil {
+				f.Close()
+				return lerr
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return err
+			}
 		}
+		f.Close()
 		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 		for _, e := range ents {
 			rel := e.Name()
 			if dir != "." {
 				rel = path.Join(dir, e.Name())
-			}
-			if rel == ".git" {
-				continue
-			}
-			t := e.Type()
-			if !t.IsDir() && !t.IsRegular() && t&fs.ModeSymlink == 0 {
-				continue
-			}
-			if leave != nil && leave(rel, t.IsDir()) {
-				continue
 			}
 			info, err := e.Info()
 			if err != nil {
@@ -58,7 +90,7 @@ func walk(root *os.Root, leave skip) ([]node, error) {
 				return err
 			}
 			out = append(out, node{rel: rel, info: info})
-			if t.IsDir() {
+			if e.IsDir() {
 				if err := visit(rel); err != nil {
 					return err
 				}

@@ -1,0 +1,75 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestASnapshotRefusesAWorkspaceOfMoreDirectoriesThanItsCap: directories
+// count against a cap of their own (the manifest lists none, but each
+// costs every snapshot a mkdir and an fsync), refused with what to do
+// before anything is made in the stage.
+func TestASnapshotRefusesAWorkspaceOfMoreDirectoriesThanItsCap(t *testing.T) {
+	live := t.TempDir()
+	for i := 0; i < 50; i++ {
+		if err := os.Mkdir(filepath.Join(live, fmt.Sprintf("d%04d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stage := filepath.Join(t.TempDir(), "stage")
+	_, err := Snapshot(DirBlobs{}, live, stage, nil, "", Limits{MaxFiles: 100, MaxDirs: 10, MaxBytes: 1 << 10})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 10 directories") || !strings.Contains(err.Error(), "remove") {
+		t.Fatalf("Snapshot of 50 directories under a cap of 10 = %v; want ErrTooLarge saying what to remove", err)
+	}
+	if _, err := os.Lstat(stage); !os.IsNotExist(err) {
+		t.Errorf("the refused snapshot made its stage (%v)", err)
+	}
+	if DefaultLimits.MaxDirs <= 0 {
+		t.Errorf("DefaultLimits has no cap on directories: %+v", DefaultLimits)
+	}
+}
+
+// TestTheSnapshotCapsStopTheWalkBeforeItHoldsTheWholeWorkspace: a
+// workspace far over the file cap, spread over directories or in one, is
+// refused once the walk has passed the cap, so what the walk allocates
+// grows with the cap, not with the workspace.
+func TestTheSnapshotCapsStopTheWalkBeforeItHoldsTheWholeWorkspace(t *testing.T) {
+	const n = 8000
+	for _, spread := range []int{200, 1} {
+		t.Run(fmt.Sprintf("in %d directories", spread), func(t *testing.T) {
+			live := t.TempDir()
+			for i := 0; i < n; i++ {
+				d := filepath.Join(live, fmt.Sprintf("d%03d", i%spread))
+				if i < spread {
+					if err := os.Mkdir(d, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("a-rather-long-file-name-%06d.txt", i)), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			root, err := os.OpenRoot(live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = walk(root, nil, Limits{MaxFiles: 100, MaxDirs: 100})
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("walk of %d files under a cap of 100 = %v; want ErrTooLarge", n, err)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+				t.Fatalf("walk allocated %d KiB for %d files under a cap of 100: it grows with the workspace, not the cap", grew>>10, n)
+			}
+		})
+	}
+}
