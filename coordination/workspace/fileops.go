@@ -3,6 +3,7 @@ package workspace
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -12,22 +13,42 @@ import (
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
-// hashIn reads a regular file inside root (never a FIFO or a device: the
-// open does not block and the type is checked) and returns its SHA-256.
+// hashIn reads a regular file inside root (never a FIFO or a device:
+// openRegular) and returns its SHA-256.
 func hashIn(root *os.Root, rel string) (string, int64, error) {
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openRegular(root, rel)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return "", 0, err
-	} else if !fi.Mode().IsRegular() {
-		return "", 0, &fs.PathError{Op: "read", Path: rel, Err: syscall.EINVAL}
-	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	return hex.EncodeToString(h.Sum(nil)), n, err
+}
+
+// errNotRegular refuses a path a walk found as a regular file that is no
+// longer one when it is opened.
+var errNotRegular = errors.New("not a regular file (a FIFO, socket or device took the file's place after the workspace was listed); remove it from the workspace")
+
+// openRegular opens rel inside root for reading, if it is a regular file.
+// A walk leaves out FIFOs and devices, but a process still running in the
+// workspace can swap one in for a file it listed: the open does not block
+// (a FIFO's would wait forever for a writer, and the step with it) and the
+// type is checked on what was opened, not on the name.
+func openRegular(root *os.Root, rel string) (*os.File, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: rel, Err: errNotRegular}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // copyInto writes src (a snapshot or context file) as rel inside root,

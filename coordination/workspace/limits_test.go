@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestASnapshotRefusesAWorkspaceOfMoreDirectoriesThanItsCap: directories
@@ -71,5 +73,54 @@ func TestTheSnapshotCapsStopTheWalkBeforeItHoldsTheWholeWorkspace(t *testing.T) 
 				t.Fatalf("walk allocated %d KiB for %d files under a cap of 100: it grows with the workspace, not the cap", grew>>10, n)
 			}
 		})
+	}
+}
+
+// fifoSwapper is DirBlobs that, when asked to Keep (after the walk, before
+// the files are opened), turns one file into a FIFO: what a process still
+// running in the workspace can do between the walk and the copy.
+type fifoSwapper struct {
+	DirBlobs
+	path string
+}
+
+func (k fifoSwapper) Keep([]string) error {
+	os.Remove(k.path)
+	return syscall.Mkfifo(k.path, 0o644)
+}
+
+// TestAFileSwappedForAFIFOAfterTheWalkIsRefusedNotWaitedOn: the snapshot
+// opens the files it puts without blocking and checks what it opened, so
+// a FIFO that took a changed file's place is refused with what to do, and
+// the step does not hang on a writer that never comes.
+func TestAFileSwappedForAFIFOAfterTheWalkIsRefusedNotWaitedOn(t *testing.T) {
+	live := t.TempDir()
+	write(t, live, "kept.txt", "kept")
+	write(t, live, "victim.txt", "v1")
+	age(t, live) // kept.txt is then shared, so the snapshot asks Keep
+	dir := t.TempDir()
+	prevDir := filepath.Join(dir, "001")
+	prev, err := Snapshot(DirBlobs{}, live, prevDir, nil, "", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, live, "victim.txt", "v2 changed") // so it is put anew
+	victim := filepath.Join(live, "victim.txt")
+	done := make(chan error, 1)
+	go func() {
+		_, err := Snapshot(fifoSwapper{path: victim}, live, filepath.Join(dir, "002"), prev, filepath.Join(prevDir, "workspace"), DefaultLimits)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "victim.txt") || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("Snapshot = %v; want victim.txt refused as not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		// A writer's open lets the blocked read end go.
+		if f, err := os.OpenFile(victim, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("the snapshot hung opening a FIFO that took a file's place after the walk")
 	}
 }

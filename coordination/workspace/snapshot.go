@@ -201,7 +201,7 @@ func putAll(blobs Blobs, root *os.Root, m *Manifest, puts []put) error {
 			for j := range next {
 				p := puts[j]
 				f := &m.Files[p.i]
-				src, err := root.Open(p.n.rel)
+				src, err := openRegular(root, p.n.rel)
 				if err == nil {
 					f.Bytes, f.SHA256, err = blobs.Put(p.dst, src, f.Mode)
 					src.Close()
