@@ -124,3 +124,50 @@ func TestAFileSwappedForAFIFOAfterTheWalkIsRefusedNotWaitedOn(t *testing.T) {
 		t.Fatal("the snapshot hung opening a FIFO that took a file's place after the walk")
 	}
 }
+
+// grower is DirBlobs that, when asked to Keep (after the walk, before the
+// files are copied), makes one file larger: a process still writing it.
+type grower struct {
+	DirBlobs
+	path string
+	by   int
+}
+
+func (g grower) Keep([]string) error {
+	f, err := os.OpenFile(g.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(make([]byte, g.by))
+	return err
+}
+
+// TestAFileGrowingPastTheByteCapWhileCopiedIsRefused: the copy reads to
+// the end of a file, so one that grew after the walk is counted again as
+// copied, and a manifest over the cap is never recorded.
+func TestAFileGrowingPastTheByteCapWhileCopiedIsRefused(t *testing.T) {
+	live := t.TempDir()
+	write(t, live, "kept.txt", "kept")
+	write(t, live, "log.txt", "v1")
+	age(t, live)
+	dir := t.TempDir()
+	prevDir := filepath.Join(dir, "001")
+	lim := Limits{MaxFiles: 10, MaxDirs: 10, MaxBytes: 2 << 20}
+	prev, err := Snapshot(DirBlobs{}, live, prevDir, nil, "", lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, live, "log.txt", "v2 changed") // so it is put anew
+	blobs := grower{path: filepath.Join(live, "log.txt"), by: 3 << 20}
+	m, err := Snapshot(blobs, live, filepath.Join(dir, "002"), prev, filepath.Join(prevDir, "workspace"), lim)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "grew") {
+		var total int64
+		if m != nil {
+			for _, f := range m.Files {
+				total += f.Bytes
+			}
+		}
+		t.Fatalf("Snapshot = %v, a manifest of %d bytes under a cap of %d; want ErrTooLarge saying the files grew", err, total, lim.MaxBytes)
+	}
+}

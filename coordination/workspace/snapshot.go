@@ -118,6 +118,18 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 	if err := putAll(blobs, root, m, puts); err != nil {
 		return nil, err
 	}
+	// The sizes above are the walk's, but a copy reads to the end of a
+	// file, which may have grown since: the manifest must stay within the
+	// cap it records, so what was copied is counted again.
+	if lim.MaxBytes > 0 {
+		var copied int64
+		for _, f := range m.Files {
+			copied += f.Bytes
+		}
+		if copied > lim.MaxBytes {
+			return nil, fmt.Errorf("%w: more than %d MiB once copied (files grew while the snapshot was taken); stop what is writing them, or remove generated files (dependencies, build output, logs) from the workspace", ErrTooLarge, lim.MaxBytes>>20)
+		}
+	}
 	m.sortFiles()
 	if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
 		return nil, err
