@@ -31,6 +31,11 @@ type StatusView struct {
 	// TeamName is the name the team was asked for by (Session.TeamName):
 	// "" when it was named by its models or agents.
 	TeamName string `json:"team_name,omitempty"`
+	// TimelineCount is how many events Timeline is the last of: a status
+	// keeps the session's latest timelineKept events (a poll stays cheap
+	// however long the session ran), and counts them all here, so a reader
+	// tells new events by this count, never by len(Timeline).
+	TimelineCount int `json:"timeline_count"`
 }
 
 // AgentStatus is one agent's row in a status view.
@@ -98,6 +103,10 @@ func (svc *Service) Inspect(ctx context.Context, id string) (*StatusView, error)
 	return svc.statusView(ctx, s, l, st, svc.interrupted(ctx, s, svc.snapshot(s, l, st))), nil
 }
 
+// timelineKept is how many of its latest events a status view keeps
+// (StatusView.TimelineCount counts them all; Service.Events reads them all).
+const timelineKept = 100
+
 // EventSource is implemented by stores that keep a readable timeline.
 type EventSource interface {
 	Events(ctx context.Context, id string) ([]Event, error)
@@ -144,8 +153,9 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	}
 	if es, ok := svc.store.(EventSource); ok {
 		if evs, err := es.Events(ctx, s.ID); err == nil {
-			if len(evs) > 100 {
-				evs = evs[len(evs)-100:]
+			v.TimelineCount = len(evs)
+			if len(evs) > timelineKept {
+				evs = evs[len(evs)-timelineKept:]
 			}
 			v.Timeline = append(v.Timeline, evs...)
 		}

@@ -382,15 +382,14 @@ func briefStatus(v, shown *coordination.StatusView, partial bool, cursor string,
 // answer's URI.
 func cutStatus(v, shown *coordination.StatusView, c cut, partial bool, cursor string, full bool) StatusView {
 	w := wireStatusView(*shown)
-	w.Cursor, w.Partial, w.TimelineCount = cursor, partial, len(v.Timeline)
+	w.Cursor, w.Partial, w.TimelineCount = cursor, partial, v.TimelineCount
 	if partial {
 		// What never changes was sent with the first status.
 		w.Rules, w.CreatedAt = nil, nil
 	}
 	if full {
-		return w
+		return omitted(w, shown, eventsURI(v.Result.SessionID))
 	}
-	w.TimelineURI = eventsURI(v.Result.SessionID)
 	w.Task = coordination.Preview(w.Task, 1000)
 	finalShown := false
 	if shown.Result != nil {
@@ -416,6 +415,16 @@ func cutStatus(v, shown *coordination.StatusView, c cut, partial bool, cursor st
 	if len(w.Timeline) > c.events {
 		w.Timeline = w.Timeline[len(w.Timeline)-c.events:]
 	}
+	return omitted(w, shown, w.TimelineURI)
+}
+
+// omitted says how many of the events shown covers (the session's, or
+// those after a cursor) w's timeline leaves out, and where they all are:
+// a status keeps only the latest, and a brief one fewer.
+func omitted(w StatusView, shown *coordination.StatusView, uri string) StatusView {
+	if w.TimelineOmitted = max(shown.TimelineCount-len(w.Timeline), 0); w.TimelineOmitted > 0 {
+		w.TimelineURI = uri
+	}
 	return w
 }
 
@@ -434,7 +443,7 @@ func latestIsFinal(r *coordination.TeamResult, agent string) bool {
 // report with its previews and timeline cut to c (the whole view), or what
 // changed (partial); then where the rest is and how to poll for changes.
 func briefStatusText(v, shown *coordination.StatusView, partial bool, cursor string, c cut) string {
-	tail := fmt.Sprintf("\nTimeline: %d events, whole at %s. Answers whole: %s.\n", len(v.Timeline), eventsURI(v.Result.SessionID), answerURI(v.Result.SessionID, "<label>")) +
+	tail := fmt.Sprintf("\nTimeline: %d events, whole at %s. Answers whole: %s.\n", v.TimelineCount, eventsURI(v.Result.SessionID), answerURI(v.Result.SessionID, "<label>")) +
 		cursorLine(v.Result.SessionID, cursor)
 	if partial {
 		return changesText(v, shown, c) + tail
@@ -509,9 +518,11 @@ func changesText(v, shown *coordination.StatusView, c cut) string {
 	}
 	if len(shown.Timeline) > 0 {
 		tl := shown.Timeline
-		if len(tl) > min(c.events, 8) {
-			fmt.Fprintf(&b, "\n%d new events; the latest:\n", len(tl))
-			tl = tl[len(tl)-min(c.events, 8):]
+		if len(tl) > min(c.events, 8) || shown.TimelineCount > len(tl) {
+			// The count, not len(tl): the status keeps only the latest
+			// events, and a cursor may be older than all of them.
+			fmt.Fprintf(&b, "\n%d new events; the latest:\n", max(shown.TimelineCount, len(tl)))
+			tl = tl[len(tl)-min(c.events, 8, len(tl)):]
 		} else {
 			b.WriteString("\nNew events:\n")
 		}

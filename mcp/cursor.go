@@ -15,6 +15,15 @@ import (
 // fingerprint of each agent's row and of the result. It is opaque to the
 // caller (a prefix and base64 JSON), and bound to its session: a cursor of
 // another session is refused rather than read as "nothing seen".
+//
+// The events seen are counted among the session's events in all
+// (StatusView.TimelineCount), not those a status carries, which are only the
+// latest (coordination keeps 100): counted by the view, every cursor past
+// the hundredth event read 100 and nothing new was ever sent. A cursor that
+// saw fewer than the events before the view's gets the view's events, and
+// the count of those after it (the changes' TimelineCount) says how many
+// more there were: the reply tells them as left out, with the timeline's
+// link.
 const cursorPrefix = "c1."
 
 type statusCursor struct {
@@ -34,7 +43,7 @@ func fingerprint(v any) string {
 
 // cursorOf is the cursor of a status view as it stands.
 func cursorOf(v *coordination.StatusView) statusCursor {
-	c := statusCursor{Session: fingerprint(v.Result.SessionID), Events: len(v.Timeline), Result: resultPrint(v.Result), Agents: map[string]string{}}
+	c := statusCursor{Session: fingerprint(v.Result.SessionID), Events: v.TimelineCount, Result: resultPrint(v.Result), Agents: map[string]string{}}
 	for _, a := range v.Agents {
 		c.Agents[a.ID] = fingerprint(a)
 	}
@@ -78,8 +87,9 @@ func parseCursor(s, id string) (statusCursor, error) {
 
 // since is the part of a status view that changed after cursor c: the
 // agents whose rows changed, the result if it changed (nil otherwise), the
-// events after those c saw. The view's other fields never change and are
-// left out.
+// events after those c saw, those of them the view kept in its Timeline
+// and all of them counted in its TimelineCount. The view's other fields
+// never change and are left out.
 func since(v *coordination.StatusView, c statusCursor) *coordination.StatusView {
 	out := &coordination.StatusView{Revote: v.Revote, Agents: []coordination.AgentStatus{}, Timeline: []coordination.Event{}}
 	for _, a := range v.Agents {
@@ -90,8 +100,9 @@ func since(v *coordination.StatusView, c statusCursor) *coordination.StatusView 
 	if resultPrint(v.Result) != c.Result {
 		out.Result = v.Result
 	}
-	if c.Events < len(v.Timeline) {
-		out.Timeline = v.Timeline[c.Events:]
+	if fresh := v.TimelineCount - c.Events; fresh > 0 {
+		out.TimelineCount = fresh
+		out.Timeline = v.Timeline[len(v.Timeline)-min(fresh, len(v.Timeline)):]
 	}
 	return out
 }

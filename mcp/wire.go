@@ -87,24 +87,27 @@ type AgentEstimate struct {
 // that never change, the agents whose rows did not, the result when it did
 // not, the events the caller has seen.
 type StatusView struct {
-	Result    *TeamResult     `json:"result,omitempty"`
-	Task      string          `json:"task,omitempty"`
-	Rules     *Rules          `json:"rules,omitempty"`
-	Seed      int64           `json:"seed,omitempty"`
-	Criteria  []criteria.Item `json:"eval_criteria,omitempty"`
-	Agents    []AgentStatus   `json:"agents"`
-	Revote    []string        `json:"revote_pending"`
-	CreatedAt *time.Time      `json:"created_at,omitempty"`
-	Foreign   bool            `json:"written_by_massgen,omitempty"`
-	Timeline  []Event         `json:"timeline"`
-	Turn      int             `json:"turn,omitempty"`
-	Previous  string          `json:"previous,omitempty"`
-	TeamName  string          `json:"team_name,omitempty"`
-	// Set by team_status, not by the conversion.
-	TimelineCount int    `json:"timeline_count,omitempty"`
-	TimelineURI   string `json:"timeline_uri,omitempty"`
-	Cursor        string `json:"cursor,omitempty" jsonschema_description:"Pass as since to the next team_status for only what changed."`
-	Partial       bool   `json:"partial,omitempty" jsonschema_description:"Only what changed since the cursor given as since."`
+	Result        *TeamResult     `json:"result,omitempty"`
+	Task          string          `json:"task,omitempty"`
+	Rules         *Rules          `json:"rules,omitempty"`
+	Seed          int64           `json:"seed,omitempty"`
+	Criteria      []criteria.Item `json:"eval_criteria,omitempty"`
+	Agents        []AgentStatus   `json:"agents"`
+	Revote        []string        `json:"revote_pending"`
+	CreatedAt     *time.Time      `json:"created_at,omitempty"`
+	Foreign       bool            `json:"written_by_massgen,omitempty"`
+	Timeline      []Event         `json:"timeline"`
+	Turn          int             `json:"turn,omitempty"`
+	Previous      string          `json:"previous,omitempty"`
+	TeamName      string          `json:"team_name,omitempty"`
+	TimelineCount int             `json:"timeline_count,omitempty" jsonschema_description:"The session's events in all."`
+	// Set by team_status, not by the conversion. TimelineOmitted counts
+	// the events the status covers (all of the session's, or those
+	// after since) that timeline leaves out: the oldest.
+	TimelineOmitted int    `json:"timeline_omitted,omitempty" jsonschema_description:"Events this status covers (all, or those after since) left out of timeline, the oldest; timeline_uri has them all."`
+	TimelineURI     string `json:"timeline_uri,omitempty"`
+	Cursor          string `json:"cursor,omitempty" jsonschema_description:"Pass as since to the next team_status for only what changed."`
+	Partial         bool   `json:"partial,omitempty" jsonschema_description:"Only what changed since the cursor given as since."`
 }
 
 // StepResult is the wire form of coordination.StepResult.

@@ -61,6 +61,8 @@ func wireStatusView(v coordination.StatusView) StatusView {
 		Turn:      v.Turn,
 		Previous:  v.Previous,
 		TeamName:  v.TeamName,
+
+		TimelineCount: v.TimelineCount,
 	}
 }
 

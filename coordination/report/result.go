@@ -120,10 +120,15 @@ func (p Place) Markdown(v *coordination.StatusView) string {
 	b.WriteString("\n")
 	b.WriteString(summary(r, n, p))
 	if len(v.Timeline) > 0 {
-		b.WriteString("\n**Timeline** (latest last)\n\n")
 		tl := v.Timeline
 		if len(tl) > 20 {
 			tl = tl[len(tl)-20:]
+		}
+		if v.TimelineCount > len(tl) {
+			// The view keeps the latest events only: say of how many.
+			fmt.Fprintf(&b, "\n**Timeline** (the last %d of %d events, latest last)\n\n", len(tl), v.TimelineCount)
+		} else {
+			b.WriteString("\n**Timeline** (latest last)\n\n")
 		}
 		for _, e := range tl {
 			fmt.Fprintf(&b, "- %s %s\n", e.Time.Format("15:04:05"), n.Message(e.Message, e.Agent))
