@@ -91,7 +91,8 @@ func (svc *Service) summary(s *Session, st *State, res *TeamResult) SessionSumma
 }
 
 // Events returns a session's whole timeline (events.jsonl), oldest first; an
-// empty list for a store that keeps none.
+// empty list for a store that keeps none. Over HTTP its messages name no
+// server's paths (HidePaths).
 func (svc *Service) Events(ctx context.Context, id string) ([]Event, error) {
 	if _, err := svc.store.Session(ctx, id); err != nil {
 		return nil, err
@@ -102,7 +103,13 @@ func (svc *Service) Events(ctx context.Context, id string) ([]Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, evs...)
+		// As the status view's (statusView): an event recorded before
+		// its paths were hidden.
+		hide := svc.pathHider()
+		for _, ev := range evs {
+			ev.Message = hide(ev.Message)
+			out = append(out, ev)
+		}
 	}
 	return out, nil
 }

@@ -103,6 +103,11 @@ func (svc *Service) snapshot(s *Session, l *Ledger, st *State) *TeamResult {
 	} else {
 		r.Status = st.Life.Status
 	}
+	for i := range r.Dropped {
+		// A dropped agent's error recorded before its paths were
+		// (hideRecordedPaths).
+		r.Dropped[i].Message = svc.HidePaths(r.Dropped[i].Message)
+	}
 	if r.Status == StatusCancelled {
 		r.CancelReason = svc.HidePaths(st.Life.CancelReason)
 		if at := st.Life.CancelledAt; !at.IsZero() {

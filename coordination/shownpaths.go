@@ -45,26 +45,58 @@ const storeUnreachableShown = "the server's store could not be reached just now 
 // host and heartbeat read "(another server process)". Errors from the store
 // carry real paths, which the operator's log keeps; without RelativeDirs (the
 // CLI, stdio) text is returned as is.
-func (svc *Service) HidePaths(text string) string {
+func (svc *Service) HidePaths(text string) string { return svc.pathHider()(text) }
+
+// pathHider is HidePaths for many texts: the directories are looked up
+// (their symlinks resolved) once.
+func (svc *Service) pathHider() func(string) string {
 	if !svc.opts.RelativeDirs {
-		return text
+		return func(text string) string { return text }
 	}
-	// A lease holder's process, host and heartbeat (holder) are the
-	// server's too.
-	text = holderFacts.ReplaceAllString(text, "(another server process)")
-	st, ok := svc.store.(sessionsDirer)
-	if !ok || st.SessionsDir() == "" {
-		return text
+	own := svc.ownPaths()
+	return func(text string) string {
+		// A lease holder's process, host and heartbeat (holder) are the
+		// server's too.
+		return own.hide(holderFacts.ReplaceAllString(text, "(another server process)"))
 	}
-	for _, sessions := range spellings(st.SessionsDir()) {
+}
+
+// recordedText is text as the session's record keeps it (a failed step's
+// error in its ledger entry, and so its step result, progress line,
+// timeline event and last_error): the paths of this process's state
+// directory and workspaces named as HidePaths names them, whatever
+// Options.RelativeDirs. The record is read by every reader and every
+// replica, whose own directories differ (PostgreSQL replicas with their
+// own --state-dir), so a reader could not hide them; the path in the
+// session ("session <id>'s agents/agent_a/workspace/notes.md") and the
+// reason stay, and the operator's log keeps the real text.
+func (svc *Service) recordedText(text string) string { return svc.ownPaths().hide(text) }
+
+// ownPaths are the directories of this process's that a client is not
+// shown: the sessions directory (a file store's, or a replica's
+// workspaces) and the state directory, each as written and resolved.
+type ownPaths struct{ sessions, states []string }
+
+func (svc *Service) ownPaths() ownPaths {
+	var own ownPaths
+	if st, ok := svc.store.(sessionsDirer); ok && st.SessionsDir() != "" {
+		own.sessions = spellings(st.SessionsDir())
+	}
+	if svc.opts.StateDir != "" {
+		own.states = spellings(svc.opts.StateDir)
+	}
+	return own
+}
+
+// hide names own's paths in text by the words HidePaths uses.
+func (own ownPaths) hide(text string) string {
+	for _, sessions := range own.sessions {
 		text = hideSessionPaths(text, sessions)
 		text = strings.ReplaceAll(text, sessions, "the sessions directory")
 		text = strings.ReplaceAll(text, filepath.Dir(sessions), "the state directory")
 	}
-	if svc.opts.StateDir != "" {
-		for _, state := range spellings(svc.opts.StateDir) {
-			text = strings.ReplaceAll(text, state, "the state directory")
-		}
+	for _, state := range own.states {
+		text = strings.ReplaceAll(text, state, "the state directory")
 	}
 	return text
 }

@@ -126,6 +126,10 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 		usage[u.AgentID] = u
 	}
 	dead := svc.deadSteps(ctx, s.ID, res)
+	// Recorded errors name no server's paths (hideRecordedPaths); those
+	// recorded before that did are hidden from a client here, as far as
+	// this replica's own directories go.
+	hide := svc.pathHider()
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
 		row := AgentStatus{
@@ -144,7 +148,7 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 		}
 		if n := len(a.Entries); n > 0 && a.Entries[n-1].Kind == KindError {
 			e := a.Entries[n-1]
-			row.LastError = string(e.Class) + ": " + e.Message
+			row.LastError = string(e.Class) + ": " + hide(e.Message)
 		}
 		if at, ok := dead[a.ID]; ok {
 			row.Status, row.LastAlive = StatusInterrupted, &at
@@ -157,7 +161,10 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 			if len(evs) > timelineKept {
 				evs = evs[len(evs)-timelineKept:]
 			}
-			v.Timeline = append(v.Timeline, evs...)
+			for _, ev := range evs {
+				ev.Message = hide(ev.Message)
+				v.Timeline = append(v.Timeline, ev)
+			}
 		}
 	}
 	return v

@@ -679,6 +679,7 @@ func entryFor(st *State, v *view, d decision, u providers.Usage) *Entry {
 // cancelfence.go).
 func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *stepClaim, v *view, e *Entry, tally bool, cancels int) (*StepResult, error) {
 	svc.beforeLand(ctx, s, lock.Step(), e)
+	svc.hideRecordedPaths(s, e)
 	entry, unlock, err := svc.appendLanding(ctx, s, lock, claim, e, cancels)
 	claim.release()
 	lock.Release()
@@ -714,6 +715,21 @@ func (svc *Service) land(ctx context.Context, s *Session, lock StepLock, claim *
 		consensus = consensusView(s, st) // still running: only the tally is built
 	}
 	return svc.stepResult(s, entry, st, res, consensus), nil
+}
+
+// hideRecordedPaths names this process's paths in a failed step's error as
+// the session's record keeps them (recordedText): its step result, progress
+// line, timeline event and last_error are read from the entry, by readers
+// whose directories are not this process's. The operator's log keeps the
+// error as it was.
+func (svc *Service) hideRecordedPaths(s *Session, e *Entry) {
+	if e.Kind != KindError {
+		return
+	}
+	if kept := svc.recordedText(e.Message); kept != e.Message {
+		svc.log.Info().Str("session", s.ID).Str("agent", e.Agent).Str("error", e.Message).Msg("step failed; its error is recorded with the server's paths named by session")
+		e.Message = kept
+	}
 }
 
 // appendLanding appends a step's entry, fenced by its lease and by the
@@ -794,7 +810,7 @@ func (svc *Service) stepResult(s *Session, entry Entry, st *State, res *TeamResu
 		Label:       entry.Label,
 		TargetLabel: entry.TargetLabel,
 		ErrorClass:  string(entry.Class),
-		Message:     entry.Message,
+		Message:     svc.HidePaths(entry.Message), // an entry recorded before its paths were (hideRecordedPaths)
 		SeenSteps:   entry.SeenSteps,
 		Consensus:   consensus,
 		NextAgents:  append([]string{}, st.Next...),
