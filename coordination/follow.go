@@ -51,7 +51,7 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 		tick := time.NewTicker(followPoll)
 		defer tick.Stop()
 		for {
-			res, err := svc.Result(context.WithoutCancel(ctx), id)
+			res, cancels, err := svc.resultRead(context.WithoutCancel(ctx), id)
 			switch {
 			case err != nil && svc.storeDown(err):
 				// The holder waits an outage out; so does its follower
@@ -60,7 +60,7 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 				r.err = err
 				return
 			default:
-				r.res = res
+				r.res, r.seen = res, cancels
 			}
 			if err == nil && svc.hears(id, ObservedProgress) {
 				told.steps(func(t map[string]int) map[string]int { return svc.toldSteps(ctx, id, t) })

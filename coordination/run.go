@@ -45,6 +45,11 @@ type Run struct {
 	// cancels is how many cancels the session had when this run was asked
 	// for: the run lifts those, never a later one (cancelfence.go).
 	cancels int
+	// seen is, for a run followed elsewhere (Follow), how many cancels the
+	// session had in the read its result is (the last one): a takeover of
+	// the run that read found interrupted lifts those, never a cancel
+	// recorded after it (takeUpWhenStopped). Written before done closes.
+	seen int
 	// resumeErr is why Start could not lift those cancels before it
 	// returned (the store unreachable): the loop waits that out and lifts
 	// them first thing. nil: lifted, or none to lift.

@@ -54,7 +54,7 @@ const maxTakeovers = 3
 // Without follow, a run held elsewhere is ErrSessionRunning. Any other
 // refusal before the run started is a *NotStartedError.
 func (svc *Service) StartOrFollow(ctx context.Context, id string, slot RunSlot, follow bool) (run *Run, started bool, err error) {
-	run, started, followed, err := svc.startOrFollowOnce(ctx, id, slot, follow)
+	run, started, followed, err := svc.startOrFollowOnce(ctx, id, slot, follow, -1)
 	if err != nil || !followed {
 		return run, started, err
 	}
@@ -62,8 +62,10 @@ func (svc *Service) StartOrFollow(ctx context.Context, id string, slot RunSlot, 
 }
 
 // startOrFollowOnce is StartOrFollow without the takeovers; followed says
-// the run is another process's, followed from here.
-func (svc *Service) startOrFollowOnce(ctx context.Context, id string, slot RunSlot, follow bool) (run *Run, started, followed bool, err error) {
+// the run is another process's, followed from here. A run it starts lifts
+// the cancels the session had when its caller decided to start it
+// (cancels; negative: counted as it starts, as Start does).
+func (svc *Service) startOrFollowOnce(ctx context.Context, id string, slot RunSlot, follow bool, cancels int) (run *Run, started, followed bool, err error) {
 	release := func() {}
 	elsewhere := false
 	if _, running := svc.Running(id); !running {
@@ -77,7 +79,7 @@ func (svc *Service) startOrFollowOnce(ctx context.Context, id string, slot RunSl
 	if elsewhere {
 		err = fmt.Errorf("%w: it runs on another replica", ErrSessionRunning)
 	} else {
-		run, started, err = svc.Start(ctx, id)
+		run, started, err = svc.start(ctx, id, cancels)
 	}
 	if errors.Is(err, ErrSessionRunning) && follow {
 		run, err = svc.Follow(ctx, id)
@@ -118,7 +120,11 @@ func (svc *Service) notStartedError(ctx context.Context, id string, err error, a
 // takeUpWhenStopped is a run that ends with followed, unless followed ends
 // interrupted (its holder stopped): then it takes the session's run up
 // here, or follows whoever took it up first (StartOrFollow). Cancelling it
-// cancels the run it waits on at the time.
+// cancels the run it waits on at the time. A takeover lifts only the
+// cancels of the follower's read that found the run interrupted (Run.seen),
+// as ResumeInterrupted lifts its listing's: a cancel recorded between that
+// read and the takeover's claim stops the run taken up, as the cancel
+// answered, rather than being lifted by it.
 func (svc *Service) takeUpWhenStopped(ctx context.Context, id string, slot RunSlot, followed *Run) *Run {
 	var mu sync.Mutex
 	current := followed
@@ -139,7 +145,7 @@ func (svc *Service) takeUpWhenStopped(ctx context.Context, id string, slot RunSl
 				return
 			}
 			svc.log.Info().Str("session", id).Msg("the run followed stopped with its holder; taking it up")
-			next, started, followed, err := svc.startOrFollowOnce(ctx, id, slot, true)
+			next, started, followed, err := svc.startOrFollowOnce(ctx, id, slot, true, on.seen)
 			if err != nil {
 				// The caller gets the run it followed as it ended,
 				// interrupted, with what to do next.

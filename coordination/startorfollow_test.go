@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,6 +131,71 @@ func TestAFollowedRunWhoseHolderHandsItOverIsTakenUp(t *testing.T) {
 		t.Fatalf("the run B followed: %+v, %v; want it taken up and finished", res, err)
 	}
 	waitUntil(t, time.Second, "B's slot given back", func() bool { return sl.inUse(1) == 0 })
+}
+
+// TestACancelBetweenAFollowersReadAndItsTakeoverIsKept: B follows a run A
+// holds; A hands it over, B's follower reads it interrupted, and a
+// cancel_team on a third replica lands before B's takeover claims the run
+// (while B takes its run slot, between the two). The cancel answered
+// cancelled; the takeover lifts only the cancels B's read saw, so the
+// session stays cancelled and no agent steps after the cancel. Before, the
+// takeover counted the cancels at its claim and lifted this one: the team
+// ran on, paying for its calls.
+func TestACancelBetweenAFollowersReadAndItsTakeoverIsKept(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, HandOver: true, RunHeartbeat: 100 * time.Millisecond, RunLeaseTTL: 10 * time.Second})
+	b := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, RunHeartbeat: 100 * time.Millisecond, RunLeaseTTL: 10 * time.Second})
+	c := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=400ms", "sim:latency=400ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Start(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	sl := newSlots(1)
+	var takes atomic.Int32
+	var cancelled *coordination.TeamResult
+	var cancelErr error
+	slot := func(ctx context.Context) (func(), error) {
+		// The first is B's call on A's run; the second its takeover's,
+		// after its read found the run interrupted and before its claim.
+		if takes.Add(1) == 2 {
+			cancelled, cancelErr = c.Cancel(ctx, s.ID)
+		}
+		return sl.take(ctx)
+	}
+	run, started, err := b.StartOrFollow(ctx, s.ID, slot, true)
+	if err != nil || started {
+		t.Fatalf("B on A's run: started %v, %v; want it followed", started, err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := a.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-run.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the followed run did not end within 30 s of its hand-over")
+	}
+	if takes.Load() < 2 {
+		t.Fatalf("B took %d run slots; want its takeover to have taken one", takes.Load())
+	}
+	if cancelErr != nil || cancelled == nil || cancelled.Status != coordination.StatusCancelled {
+		t.Fatalf("the cancel between B's read and its claim = %+v, %v; want cancelled", cancelled, cancelErr)
+	}
+	v, err := c.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result.Status != coordination.StatusCancelled || v.Result.Steps != cancelled.Steps {
+		t.Errorf("after B's takeover the session is %s with %d steps; the cancel was acknowledged at %d steps", v.Result.Status, v.Result.Steps, cancelled.Steps)
+	}
+	if res, err := run.Result(); err == nil && res.Status != coordination.StatusCancelled {
+		t.Errorf("the run B returned ended %s; want cancelled", res.Status)
+	}
 }
 
 // TestAFollowedRunNobodyCanTakeUpEndsInterrupted: with no slot free here,

@@ -82,15 +82,23 @@ func (svc *Service) Status(ctx context.Context, id string) (*StatusView, error) 
 
 // Result is the team result as it stands.
 func (svc *Service) Result(ctx context.Context, id string) (*TeamResult, error) {
+	res, _, err := svc.resultRead(ctx, id)
+	return res, err
+}
+
+// resultRead is Result and how many cancels the session had in the same
+// read: a follower that takes up a run it read interrupted lifts those and
+// no cancel recorded after its read (takeUpWhenStopped).
+func (svc *Service) resultRead(ctx context.Context, id string) (*TeamResult, int, error) {
 	s, err := svc.sessions.get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	_, _, res, err := svc.current(ctx, s)
+	_, st, res, err := svc.current(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return svc.interrupted(ctx, s, res), nil
+	return svc.interrupted(ctx, s, res), st.Life.Cancels, nil
 }
 
 // Inspect derives a session's status without deciding or writing anything:
