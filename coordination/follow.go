@@ -25,13 +25,18 @@ func (svc *Service) Follow(ctx context.Context, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Its Cancels: those the session had as it was followed.
+	cancels, err := svc.cancelsNow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	wctx, stop := context.WithCancel(ctx)
 	changes, err := svc.store.Watch(wctx, id)
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	r := &Run{ID: id, done: make(chan struct{})}
+	r := &Run{ID: id, done: make(chan struct{}), cancels: cancels, seen: cancels}
 	r.cancel = func(error) {
 		if _, err := svc.Cancel(context.WithoutCancel(ctx), id); err != nil {
 			svc.log.Warn().Err(err).Str("session", id).Msg("could not cancel the session followed")

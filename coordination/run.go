@@ -362,7 +362,8 @@ func (svc *Service) start(ctx context.Context, id string, cancels int) (r *Run, 
 
 // Cancels is how many of its session's cancels the run lifts: those
 // recorded when it was asked for (a later one stops it). A run followed
-// elsewhere (Follow) knows none, and says 0.
+// elsewhere (Follow, and StartOrFollow's takeovers of it) says how many the
+// session had as it was followed.
 func (r *Run) Cancels() int { return r.cancels }
 
 // Run runs a session to its end and returns the team result. Cancelling ctx

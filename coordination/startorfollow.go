@@ -128,7 +128,7 @@ func (svc *Service) notStartedError(ctx context.Context, id string, err error, a
 func (svc *Service) takeUpWhenStopped(ctx context.Context, id string, slot RunSlot, followed *Run) *Run {
 	var mu sync.Mutex
 	current := followed
-	r := &Run{ID: id, done: make(chan struct{})}
+	r := &Run{ID: id, done: make(chan struct{}), cancels: followed.cancels}
 	r.cancel = func(cause error) {
 		mu.Lock()
 		on := current

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -46,5 +47,82 @@ func TestAWaitOnAnotherReplicasRunGoesOnThroughItsHandOver(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("B's wait did not return within 30 s")
+	}
+}
+
+// taskAsRead is a task as tasks/get answers it through w.
+func taskAsRead(t *testing.T, w httpTasks, id string) map[string]json.RawMessage {
+	t.Helper()
+	res, rpcErr := w.rpc("tasks/get", map[string]any{"taskId": id, "_meta": modernMeta(true)})
+	if rpcErr != nil {
+		t.Fatalf("tasks/get: %s", rpcErr)
+	}
+	var task map[string]json.RawMessage
+	if err := json.Unmarshal(res, &task); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// taskResultStatus is the team's status in a completed task's result.
+func taskResultStatus(task map[string]json.RawMessage) string {
+	var r struct {
+		StructuredContent coordination.TeamResult `json:"structuredContent"`
+	}
+	_ = json.Unmarshal(task["result"], &r)
+	return r.StructuredContent.Status
+}
+
+// TestATaskOnAnotherReplicasRunGoesOnThroughItsHandOver: a client's
+// run_team task made on replica B follows the run replica A holds; A stops
+// and hands the run over (it reads interrupted at once). The task waits for
+// the run's end as run_team{wait: true} does: B takes the run up, and the
+// task reads working through B, which made it, as through C, which reads
+// it from its session, then completed with the finished result. Before, B
+// only followed A's run and closed the task completed "interrupted", kept
+// an hour, while C said working and the run went on elsewhere.
+func TestATaskOnAnotherReplicasRunGoesOnThroughItsHandOver(t *testing.T) {
+	servers := pgServers(t, 3, func(o *coordination.Options) {
+		o.HandOver, o.RunHeartbeat, o.RunLeaseTTL = true, 100*time.Millisecond, time.Second
+	})
+	a := servers[0].Service()
+	ctx := context.Background()
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=1s", "sim:latency=1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Start(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := httpTasks{t, httpServer(t, servers[1], HTTPOptions{}).URL}
+	c := httpTasks{t, httpServer(t, servers[2], HTTPOptions{}).URL}
+	created := createTask(t, b, map[string]any{"session_id": s.ID, "wait": true})
+	var id string
+	_ = json.Unmarshal(created["taskId"], &id)
+	time.Sleep(300 * time.Millisecond) // B follows A's run
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := a.Shutdown(sctx); err != nil { // handed over: reads interrupted
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // B's follower reads it (followPoll)
+	onB, onC := taskAsRead(t, b, id), taskAsRead(t, c, id)
+	if string(onB["status"]) != `"working"` || string(onC["status"]) != `"working"` {
+		t.Errorf("after A handed the run over, the task reads %s %s through B (which made it) and %s %s through C; want working through both",
+			onB["status"], onB["statusMessage"], onC["status"], onC["statusMessage"])
+	}
+	waitFor(t, func() bool {
+		res, err := servers[2].Service().Result(ctx, s.ID)
+		return err == nil && res.Status == coordination.StatusFinished
+	})
+	for _, w := range []struct {
+		name string
+		w    httpTasks
+	}{{"B", b}, {"C", c}} {
+		var task map[string]json.RawMessage
+		waitFor(t, func() bool { task = taskAsRead(t, w.w, id); return string(task["status"]) != `"working"` })
+		if string(task["status"]) != `"completed"` || taskResultStatus(task) != coordination.StatusFinished {
+			t.Errorf("after the run finished, the task reads %s with a result of status %q through %s; want completed, finished", task["status"], taskResultStatus(task), w.name)
+		}
 	}
 }

@@ -279,27 +279,26 @@ func wantsTask(ctx context.Context) bool {
 // runAsTask starts a session's run (or follows it where another process
 // runs it) and returns a task handle at once; the task completes with the
 // result run_team would have returned, full or brief as asked.
+//
+// The task waits for the run's end as run_team{wait: true} does, through
+// the same startOrFollow, past this request: a run followed elsewhere whose
+// holder stops is taken up here, or followed on the replica that took it up
+// (coordination.Service.StartOrFollow). One nobody here could take up ends
+// the task's run interrupted: the task is then read from its session
+// (finish, storedTask), as every replica reads it.
 func (h *handler) runAsTask(ctx context.Context, req mcpgo.CallToolRequest, id string, full bool) (*mcpgo.CallToolResult, bool, error) {
 	if h.tasks.full(tenantOf(ctx)) {
 		return nil, false, nil
 	}
-	run, _, err := h.waitRun(ctx, req, id, waitNot)
 	bg := context.WithoutCancel(ctx)
-	// The cancels the task's run lifts: one after them ends the task
-	// (storedTask), whichever replica reads it. A run held elsewhere is
-	// counted from the ledger as it is followed.
-	var cancels int
-	if errors.Is(err, coordination.ErrSessionRunning) {
-		if cancels, err = h.svc(bg).Cancels(bg, id); err == nil {
-			run, err = h.svc(ctx).Follow(bg, id)
-		}
-	} else if err == nil {
-		cancels = run.Cancels()
-	}
+	run, _, err := h.startOrFollow(bg, req, id, waitToEnd)
 	if err != nil {
 		return nil, true, err
 	}
-	t := h.tasks.create(tenantOf(ctx), id, full, cancels)
+	// The cancels the task's run lifts (a run followed elsewhere: those the
+	// session had as it was followed): one after them ends the task
+	// (storedTask), whichever replica reads it.
+	t := h.tasks.create(tenantOf(ctx), id, full, run.Cancels())
 	if t == nil { // the table filled meanwhile: the call waits as run_team does
 		return nil, false, nil
 	}
