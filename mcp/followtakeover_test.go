@@ -126,3 +126,62 @@ func TestATaskOnAnotherReplicasRunGoesOnThroughItsHandOver(t *testing.T) {
 		}
 	}
 }
+
+// TestATaskWhoseRunNoneHereCanTakeUpReadsAsItsSession: as above, but B is
+// at its limit of running teams and cannot take the run up. The task's run
+// ended interrupted on B; the task does not: it is read from its session,
+// working through B as through C, and completed with the finished result
+// once C resumes the run and finishes it.
+func TestATaskWhoseRunNoneHereCanTakeUpReadsAsItsSession(t *testing.T) {
+	servers := pgServersWith(t, []Options{{}, {MaxRuns: 1}, {}}, func(o *coordination.Options) {
+		o.HandOver, o.RunHeartbeat, o.RunLeaseTTL = true, 100*time.Millisecond, time.Second
+	})
+	a := servers[0].Service()
+	ctx := context.Background()
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=1s", "sim:latency=1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Start(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := httpTasks{t, httpServer(t, servers[1], HTTPOptions{}).URL}
+	c := httpTasks{t, httpServer(t, servers[2], HTTPOptions{}).URL}
+	// B's one run slot, taken by a run of its own.
+	busy, err := servers[1].Service().Create(ctx, coordination.TeamSpec{Task: "What is 3 + 3?", Models: []string{"sim:latency=30s", "sim:latency=30s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, rpcErr := b.rpc("tools/call", runTeamCall(map[string]any{"session_id": busy.ID, "wait": false}, false)); rpcErr != nil {
+		t.Fatalf("run_team on B: %s", rpcErr)
+	}
+	t.Cleanup(func() { _, _ = servers[1].Service().Cancel(context.Background(), busy.ID) })
+	created := createTask(t, b, map[string]any{"session_id": s.ID, "wait": true})
+	var id string
+	_ = json.Unmarshal(created["taskId"], &id)
+	time.Sleep(300 * time.Millisecond) // B follows A's run
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := a.Shutdown(sctx); err != nil { // handed over: reads interrupted
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // B's follower reads it and cannot take it up
+	if _, running := servers[1].Service().Running(s.ID); running {
+		t.Fatal("B runs the session it had no run slot for")
+	}
+	onB, onC := taskAsRead(t, b, id), taskAsRead(t, c, id)
+	if string(onB["status"]) != `"working"` || string(onB["status"]) != string(onC["status"]) {
+		t.Errorf("the interrupted run's task reads %s %s through B (which made it) and %s %s through C; want working through both",
+			onB["status"], onB["statusMessage"], onC["status"], onC["statusMessage"])
+	}
+	if _, err := servers[2].Service().ResumeInterrupted(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		res, err := servers[2].Service().Result(ctx, s.ID)
+		return err == nil && res.Status == coordination.StatusFinished
+	})
+	if task := taskAsRead(t, b, id); string(task["status"]) != `"completed"` || taskResultStatus(task) != coordination.StatusFinished {
+		t.Errorf("after C finished the run, the task reads %s with a result of status %q through B; want completed, finished", task["status"], taskResultStatus(task))
+	}
+}

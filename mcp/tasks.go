@@ -251,6 +251,17 @@ func (tt *taskTable) finish(id string, result json.RawMessage, teamStatus, cance
 	if !ok {
 		return
 	}
+	// Interrupted: its holder stopped and no run here took it up (no run
+	// slot free here, its takeovers spent, or this server handing it over
+	// as it stops). The session is for a replica to take up or a run_team
+	// to resume, and the task goes on with it: forgotten here, the task is
+	// read from its session (storedTask), working until the session ends,
+	// as every replica reads it, rather than completed "interrupted" for
+	// an hour while the run goes on elsewhere.
+	if teamStatus == string(coordination.StatusInterrupted) {
+		delete(tt.byID, id)
+		return
+	}
 	now := tt.now()
 	t.updated, t.ended = now, now
 	// Cancelled, by tasks/cancel or cancel_team: the task is, as a
