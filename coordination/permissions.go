@@ -268,7 +268,9 @@ type PermissionCounts struct {
 	Denied    int `json:"denied"`
 	Approved  int `json:"approved"`
 	Refused   int `json:"refused"`
-	Floor     int `json:"floor"`
+	// Failed are calls a CLI ran unasked whose stream reported an error.
+	Failed int `json:"failed,omitempty"`
+	Floor  int `json:"floor"`
 	// Pending are asks waiting for a person in the file handshake.
 	Pending int `json:"pending"`
 }
@@ -291,6 +293,8 @@ func (svc *Service) CountPermissions(ctx context.Context, id string) (Permission
 			c.Approved++
 		case permissions.Refused:
 			c.Refused++
+		case permissions.Failed:
+			c.Failed++
 		}
 		if r.Floor {
 			c.Floor++
@@ -309,6 +313,9 @@ func (c PermissionCounts) String() string {
 		s += fmt.Sprintf(" (%d floor)", c.Floor)
 	}
 	s += fmt.Sprintf(", %d approved, %d refused", c.Approved, c.Refused)
+	if c.Failed > 0 {
+		s += fmt.Sprintf(", %d failed unasked", c.Failed)
+	}
 	if c.Pending > 0 {
 		s += fmt.Sprintf("; %d pending", c.Pending)
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // holderFacts is what holder says of a lease's owner beyond its id.
@@ -92,13 +93,38 @@ func (svc *Service) ownPaths() ownPaths {
 func (own ownPaths) hide(text string) string {
 	for _, sessions := range own.sessions {
 		text = hideSessionPaths(text, sessions)
-		text = strings.ReplaceAll(text, sessions, "the sessions directory")
-		text = strings.ReplaceAll(text, filepath.Dir(sessions), "the state directory")
+		text = replaceDir(text, sessions, "the sessions directory")
+		text = replaceDir(text, filepath.Dir(sessions), "the state directory")
 	}
 	for _, state := range own.states {
-		text = strings.ReplaceAll(text, state, "the state directory")
+		text = replaceDir(text, state, "the state directory")
 	}
 	return text
+}
+
+// replaceDir names dir in text by words where it is a whole path or a
+// path's leading directories: followed by a separator, the end, or what
+// ends a path in a message. /srv/mg-archive/input.csv is not under
+// /srv/mg, and a recorded error keeps it as written.
+func replaceDir(text, dir, words string) string {
+	if dir == "" || dir == string(filepath.Separator) || !strings.Contains(text, dir) {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, dir)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		rest := text[i+len(dir):]
+		if next, _ := utf8.DecodeRuneInString(rest); rest == "" || next == filepath.Separator || pathEnds(next) {
+			b.WriteString(text[:i] + words)
+		} else {
+			b.WriteString(text[:i+len(dir)])
+		}
+		text = rest
+	}
 }
 
 // spellings is a directory as written and with its symlinks resolved (an

@@ -32,9 +32,10 @@ type StatusView struct {
 	// "" when it was named by its models or agents.
 	TeamName string `json:"team_name,omitempty"`
 	// TimelineCount is how many events Timeline is the last of: a status
-	// keeps the session's latest timelineKept events (a poll stays cheap
-	// however long the session ran), and counts them all here, so a reader
-	// tells new events by this count, never by len(Timeline).
+	// keeps the session's latest timelineKept events (what it carries stays
+	// small however long the session ran, though the store still reads
+	// them all), and counts them all here, so a reader tells new events by
+	// this count, never by len(Timeline).
 	TimelineCount int `json:"timeline_count"`
 }
 

@@ -390,6 +390,8 @@ func cutStatus(v, shown *coordination.StatusView, c cut, partial bool, cursor st
 	if full {
 		return omitted(w, shown, eventsURI(v.Result.SessionID))
 	}
+	// A brief status always says where the whole timeline is.
+	w.TimelineURI = eventsURI(v.Result.SessionID)
 	w.Task = coordination.Preview(w.Task, 1000)
 	finalShown := false
 	if shown.Result != nil {

@@ -18,8 +18,10 @@ type Record struct {
 	Verdict Verdict   `json:"verdict"`
 	Rule    string    `json:"rule"`
 	Floor   bool      `json:"floor,omitempty"`
-	// Outcome is what happened to the call: allowed (the rules), denied
-	// (the rules or the floor), approved or refused (an ask's answer).
+	// Outcome is what happened to the call: allowed (the rules, or a
+	// CLI's own settings for a call it ran unasked), denied (the rules or
+	// the floor), approved or refused (an ask's answer), failed (a call a
+	// CLI ran unasked that its stream reported as an error).
 	Outcome Outcome `json:"outcome"`
 	// By is who answered an ask: "policy risk-based", "policy allow-all",
 	// "policy deny-all", "elicitation", "file handshake (<who>)",
@@ -42,6 +44,10 @@ const (
 	Denied   Outcome = "denied"
 	Approved Outcome = "approved"
 	Refused  Outcome = "refused"
+	// Failed is a call its CLI ran without asking that its stream reported
+	// as an error: it may not have run at all (Claude Code checks an
+	// edit's input before it would ask, and reports the refusal so).
+	Failed Outcome = "failed"
 )
 
 // runSettings ends the Tool of a line a CLI agent's step notes up front,
@@ -57,11 +63,19 @@ func RunSettingsTool(backend string) string { return backend + runSettings }
 func (r Record) IsCall() bool { return !strings.HasSuffix(r.Tool, runSettings) }
 
 // Notable tells whether a person reading the trail should see the
-// record: a call that did not go ahead, or one that went ahead against the
-// rules' verdict (a call its CLI ran without asking that the rules would
-// have refused or asked about). A run-settings line is not a call.
+// record: a call the rules or an ask stopped, one approved, or one that
+// went ahead against the rules' verdict (a call its CLI ran without asking
+// that the rules would have refused or asked about). Not a call its CLI
+// reported failed unasked, which did nothing the rules stop, nor a
+// run-settings line letting calls go on to be asked.
 func (r Record) Notable() bool {
-	return r.Outcome != Allowed || (r.IsCall() && r.Verdict != Allow)
+	switch r.Outcome {
+	case Allowed:
+		return r.IsCall() && r.Verdict != Allow
+	case Failed:
+		return false
+	}
+	return true
 }
 
 // Ran tells whether the call went ahead.

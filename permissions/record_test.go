@@ -19,6 +19,7 @@ func TestATrailShowsWhatDidNotGoAheadAndWhatWentAgainstTheRules(t *testing.T) {
 		{"an ask approved", Record{Tool: "Bash", Verdict: Ask, Outcome: Approved}, true},
 		{"run unasked against a deny", Record{Tool: "Read", Action: read, Verdict: Deny, Outcome: Allowed, By: "not asked"}, true},
 		{"run unasked where the rules would ask", Record{Tool: "Read", Action: read, Verdict: Ask, Outcome: Allowed, By: "not asked"}, true},
+		{"reported failed unasked where the rules deny", Record{Tool: "Edit", Action: Action{Kind: Write, Target: "a.txt"}, Verdict: Deny, Outcome: Failed, By: "not asked"}, false},
 		{"a run-settings line letting asks through", Record{Tool: RunSettingsTool("claude_code"), Action: Action{Kind: Net, Target: "*"}, Verdict: Ask, Outcome: Allowed}, false},
 		{"a run-settings line refusing", Record{Tool: RunSettingsTool("claude_code"), Action: Action{Kind: Exec, Target: "*"}, Verdict: Allow, Outcome: Denied}, true},
 	}

@@ -41,7 +41,8 @@ type DirBlobs struct{}
 
 // Put implements Blobs.
 func (DirBlobs) Put(dst string, src *os.File, perm fs.FileMode) (int64, string, error) {
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, readOnly(perm))
+	// Read as well as written: a clone is hashed from itself.
+	out, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, readOnly(perm))
 	if err != nil {
 		return 0, "", err
 	}
@@ -58,20 +59,36 @@ func (DirBlobs) Put(dst string, src *os.File, perm fs.FileMode) (int64, string, 
 	return n, sum, err
 }
 
-// fill gives out src's content: a clone (then src is read once for its
-// hash), or a copy hashed on the way.
+// fill gives out src's content: a clone, then read once for its hash, or
+// a copy hashed on the way. Either is of src as it was, though a process
+// the agent left running may still be writing it: the clone is fixed when
+// made, and is what is hashed (src may have changed since), and the copy
+// stops at the size src had when it began, so a file that keeps growing
+// neither runs the copy on past the snapshot's caps nor never ends.
 func fill(out, src *os.File) (int64, string, error) {
-	h := sha256.New()
 	if clone(out, src) == nil {
-		if _, err := src.Seek(0, io.SeekStart); err != nil {
+		if _, err := out.Seek(0, io.SeekStart); err != nil {
 			return 0, "", err
 		}
-		n, err := io.Copy(h, src)
-		return n, hex.EncodeToString(h.Sum(nil)), err
+		return copyHashed(io.Discard, out, -1)
+	}
+	fi, err := src.Stat()
+	if err != nil {
+		return 0, "", err
 	}
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return 0, "", err
 	}
+	return copyHashed(out, src, fi.Size())
+}
+
+// copyHashed copies src to out, at most limit bytes (-1: to the end), and
+// hashes what it copied.
+func copyHashed(out io.Writer, src io.Reader, limit int64) (int64, string, error) {
+	if limit >= 0 {
+		src = io.LimitReader(src, limit)
+	}
+	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), src)
 	return n, hex.EncodeToString(h.Sum(nil)), err
 }

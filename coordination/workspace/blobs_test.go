@@ -1,10 +1,15 @@
 package workspace
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // countingBlobs is a Blobs that counts what passes through it to DirBlobs.
@@ -83,4 +88,56 @@ func twoSnapshots(t *testing.T, blobs Blobs, between func()) {
 	between()
 	write(t, live, "index.html", "<h1>bakery, now with bread</h1>")
 	stageAndLand(t, tm, "agent_a", 2)
+}
+
+// endless is a file a process keeps writing, as a reader sees it: never
+// at its end.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// A copy stops at the size its file had when it began, however the file
+// grows meanwhile (a process the agent left running still writing it), and
+// its hash is of the bytes it kept; a clone's is of the clone's own.
+func TestACopyStopsAtTheSizeItsFileHadWhenItBegan(t *testing.T) {
+	var out bytes.Buffer
+	done := make(chan struct{})
+	var n int64
+	var sum string
+	var err error
+	go func() {
+		defer close(done)
+		n, sum, err = copyHashed(&out, endless{}, 3<<20)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the copy of a file that never ends did not stop at its size")
+	}
+	want := sha256.Sum256(out.Bytes())
+	if err != nil || n != 3<<20 || out.Len() != 3<<20 || sum != hex.EncodeToString(want[:]) {
+		t.Fatalf("copied %d bytes (%d written, %v), hash %s; want 3 MiB and the hash of what was written", n, out.Len(), err, sum)
+	}
+
+	dir := t.TempDir()
+	src := filepath.Join(dir, "log.txt")
+	if err := os.WriteFile(src, bytes.Repeat([]byte("line\n"), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n, sum, err = DirBlobs{}.Put(filepath.Join(dir, "kept"), f, 0o644)
+	kept, rerr := os.ReadFile(filepath.Join(dir, "kept"))
+	got := sha256.Sum256(kept)
+	if err != nil || rerr != nil || n != 5000 || int64(len(kept)) != n || sum != hex.EncodeToString(got[:]) {
+		t.Fatalf("put %d bytes with hash %s (%v, %v); the copy holds %d bytes with %x", n, sum, err, rerr, len(kept), got)
+	}
 }

@@ -89,8 +89,14 @@ type UnaskedCalls interface {
 	Asked(rec providers.ToolRecord) json.RawMessage
 }
 
-// Unasked is the By of an audit line of a call its CLI ran without asking.
-const Unasked = "not asked: the CLI's own settings let it run"
+// Unasked is the By of an audit line of a call its CLI ran without asking;
+// UnaskedFailed of one its stream reported as an error (outcome failed),
+// which may not have run: Claude Code refuses an edit whose input it finds
+// wrong before it would ask.
+const (
+	Unasked       = "not asked: the CLI's own settings let it run"
+	UnaskedFailed = "not asked: the CLI reported it failed (it may not have run)"
+)
 
 // gate is a step's end of the permission questions its CLI asks.
 type gate struct {
@@ -146,8 +152,9 @@ func (g *gate) sawAsked(payload json.RawMessage) {
 
 // noteUnasked notes a call the CLI's stream reported, when the CLI did not
 // ask about it: the rules' verdict on it, and that it ran (it has), by the
-// CLI's own settings. A call of the workflow server is the step's own, and
-// the guarded toolbox decided it.
+// CLI's own settings, or, reported as an error, that it failed. A call of
+// the workflow server is the step's own, and the guarded toolbox decided
+// it.
 func (g *gate) noteUnasked(rec providers.ToolRecord) {
 	if g == nil || rec.CallID == "" {
 		return
@@ -167,8 +174,12 @@ func (g *gate) noteUnasked(rec providers.ToolRecord) {
 		return
 	}
 	d := permissions.Decide(g.permits.Rules(), actions...)
+	out, by := permissions.Allowed, Unasked
+	if rec.IsError {
+		out, by = permissions.Failed, UnaskedFailed
+	}
 	g.permits.Note(permissions.Record{Tool: tool, Action: d.Action, Risk: d.Risk, Verdict: d.Verdict, Rule: d.Rule, Floor: d.Floor,
-		Outcome: permissions.Allowed, By: Unasked})
+		Outcome: out, By: by})
 }
 
 // ActionsFor classifies one of a CLI's own tool calls, by the kind of its

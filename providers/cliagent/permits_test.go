@@ -178,10 +178,22 @@ func TestACallTheCLIRanUnaskedIsNotedOnceAndAnAskedOneNotAgain(t *testing.T) {
 	if n.Tool != "write" || n.Action.String() != "write(b.txt)" || n.Verdict != permissions.Deny || n.Outcome != permissions.Allowed || n.By != Unasked || !n.IsCall() {
 		t.Errorf("the unasked call's line: %+v; want write(b.txt), the rules' deny, allowed (it ran) by %q", n, Unasked)
 	}
+	// One its stream reported failed may not have run (Claude Code
+	// refuses an edit whose input it finds wrong before it would ask):
+	// noted failed, not shown as one that ran against the rules.
+	failed := stream("t6", "/workspace/c.txt")
+	failed.IsError = true
+	g.noteUnasked(failed)
+	if len(pm.noted) != 2 {
+		t.Fatalf("noted %+v; want the failed call noted too", pm.noted)
+	}
+	if f := pm.noted[1]; f.Outcome != permissions.Failed || f.By != UnaskedFailed || f.Outcome.Ran() || f.Notable() || !f.IsCall() {
+		t.Errorf("the failed unasked call's line: %+v; want outcome failed by %q, not notable, a call", f, UnaskedFailed)
+	}
 	g.answer(relay.Call{Arguments: json.RawMessage(`{"tool":"write","path":"/workspace/d.txt"}`)})
 	g.noteUnasked(stream("t3", "/workspace/e.txt"))
-	if len(pm.noted) != 1 {
-		t.Errorf("after a question that named no call, %d lines noted; want none more", len(pm.noted)-1)
+	if len(pm.noted) != 2 {
+		t.Errorf("after a question that named no call, %d lines noted; want none more", len(pm.noted)-2)
 	}
 	plain := &notingPermits{}
 	pg := &gate{ctx: context.Background(), cli: echoGate{}, permits: plain, workspace: "/workspace", mask: func(s string) string { return s }}
