@@ -54,9 +54,9 @@ func (t *Team) claim() error {
 	}
 	// What was moved aside is removed once the lock is let go: the locks
 	// are shared among directories, and a large workspace takes a while.
-	moved := false
+	moved := ""
 	defer func() {
-		if moved {
+		if moved != "" {
 			sweepAside(t.Dir)
 		}
 	}()
@@ -111,21 +111,22 @@ func later(a, b string) bool {
 }
 
 // moveAside renames dir, if it is there, to a hidden name beside it
-// (.<name>.stale-<random>, never a session id); sweepAside removes it.
-func moveAside(dir string) (moved bool, err error) {
+// (.<name>.stale-<random>, never a session id) and returns that name ("" if
+// dir was not there); sweepAside removes it.
+func moveAside(dir string) (moved string, err error) {
 	parent := filepath.Dir(dir)
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return "", nil
 	}
 	trash, err := os.MkdirTemp(parent, staleAside(dir))
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if err := os.Rename(dir, filepath.Join(trash, "old")); err != nil {
 		os.Remove(trash)
-		return false, err
+		return "", err
 	}
-	return true, wholefile.SyncDir(parent)
+	return trash, wholefile.SyncDir(parent)
 }
 
 // staleAside is the prefix of the names dir is moved aside to.
@@ -134,10 +135,32 @@ func staleAside(dir string) string { return "." + filepath.Base(dir) + ".stale-"
 // sweepAside removes what was moved aside from dir, with any such
 // directory a crash left before. What cannot be removed now (a file
 // another process holds open on a system that refuses that) stays hidden,
-// and goes with the next clear.
-func sweepAside(dir string) {
+// and goes with the next clear. It returns the paths removed.
+func sweepAside(dir string) []string {
 	prefix := staleAside(dir)
-	wholefile.SweepFunc(filepath.Dir(dir), func(de fs.DirEntry) bool {
-		return de.IsDir() && strings.HasPrefix(de.Name(), prefix)
+	parent := filepath.Dir(dir)
+	return wholefile.SweepFunc(parent, func(de fs.DirEntry) bool {
+		return de.IsDir() && strings.HasPrefix(de.Name(), prefix) && !movingAside(filepath.Join(parent, de.Name()), de)
 	})
+}
+
+// movingAside tells whether aside, a directory moveAside made, may be one
+// a claim is moving its directory into now: empty, and made within the
+// last minute. moveAside makes it and renames into it under the claim
+// lock, but sweeps run with the lock let go (a claim's, DiscardSession's),
+// and removing the empty directory between the two would fail that
+// rename, and the claim. An empty one a crash left goes with a sweep a
+// minute later.
+func movingAside(aside string, de fs.DirEntry) bool {
+	info, err := de.Info()
+	if err != nil || time.Since(info.ModTime()) > time.Minute {
+		return false
+	}
+	f, err := os.Open(aside)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
 }
