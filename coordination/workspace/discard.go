@@ -30,14 +30,15 @@ func Marker(dir string) (string, error) {
 }
 
 // Stale tells whether a directory whose marker reads marker (marked false:
-// it has none) holds a deleted session's files, now that the session its
-// id names is of incarnation current ("" when no session has the id): none
-// has it, or it was made again after the marker's (a marker that does not
-// parse is never earlier, as for a claim). An unmarked directory of an id
-// a session has is left to that session's claim, which clears it.
-func Stale(marker string, marked bool, current string) bool {
+// it has none) holds a deleted session's files, given whether a session
+// has its id now (exists) and that session's incarnation (current): none
+// has it, or it was made again after the marker's. A marker or a current
+// incarnation that does not parse is never earlier, as for a claim, and
+// an unmarked directory of an id a session has is left to that session's
+// claim, which clears it.
+func Stale(marker string, marked, exists bool, current string) bool {
 	switch {
-	case current == "":
+	case !exists:
 		return true
 	case !marked:
 		return false

@@ -21,7 +21,7 @@ func TestADiscardLeavesADirectoryASessionMadeAgainClaimedMeanwhile(t *testing.T)
 		t.Fatal(err)
 	}
 	marker, err := Marker(dir) // what the sweep read, and decided on
-	if err != nil || !Stale(marker, true, "2026-02-01T00:00:00Z") {
+	if err != nil || !Stale(marker, true, true, "2026-02-01T00:00:00Z") {
 		t.Fatalf("the marker reads %q (%v), not stale against the session made again", marker, err)
 	}
 	live, err := teamOf(dir, "2026-02-01T00:00:00Z").Prepare("agent_a")
