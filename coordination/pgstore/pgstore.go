@@ -71,6 +71,8 @@ type DB struct {
 	// brief is a command's open (Options.Existing), no replica: it holds
 	// no liveness lock, registers nothing and reaps nobody (liveness.go).
 	brief bool
+	// sweepDecided is Options.sweepDecided (workdirsweep.go).
+	sweepDecided func(dir string)
 	// registered says this replica's row in replicas was made at least
 	// once (liveness.go): the heartbeat then puts back only lock rows
 	// taken since its registration (putBackSince).
@@ -121,6 +123,13 @@ type Options struct {
 	// (liveness.go): the tests' way to have one process's two replicas
 	// die apart.
 	replica *replica
+	// noSweep, if set, keeps the work directory's sweeps from running
+	// in the background (workdirsweep.go), and sweepDecided, if set, is
+	// called as a sweep has decided a directory is a deleted session's,
+	// before it removes it: the tests' way to sweep when they choose and
+	// to have a step claim the directory at that moment.
+	noSweep      bool
+	sweepDecided func(dir string)
 }
 
 // idleInTransaction is the longest a transaction of the store's may sit
@@ -259,6 +268,10 @@ func open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.done.Add(1)
 		go db.reapDead(lctx) // liveness.go
 	}
+	if !db.brief && db.workDir != "" && !opts.noSweep {
+		db.done.Add(1)
+		go db.sweepWorkDir(lctx) // workdirsweep.go
+	}
 	if err := <-ready; err != nil {
 		db.Close()
 		return nil, fmt.Errorf("listening for session changes on %s: %w", redact(dsn), err)
@@ -275,6 +288,7 @@ func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
 		db.replica = *opts.replica
 	}
 	db.brief = opts.Existing
+	db.sweepDecided = opts.sweepDecided
 	db.feeds.init()
 	db.gates.gates = map[string]*gate{}
 	db.held.init()
