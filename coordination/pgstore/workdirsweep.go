@@ -137,6 +137,12 @@ func (db *DB) sweepSessions(ctx context.Context, tenant, dir string, sw *WorkDir
 			return err
 		}
 		for _, f := range batch {
+			if err := ctx.Err(); err != nil {
+				// Close waits for the sweep, and a stopping replica
+				// has seconds to hand its runs over: the rest waits
+				// for the next start.
+				return err
+			}
 			inc, exists := current[f.id]
 			if !workspace.Stale(f.marker, true, exists, inc) {
 				continue
