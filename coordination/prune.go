@@ -241,7 +241,28 @@ func (svc *Service) pruneOne(ctx context.Context, del SessionDeleter, id string,
 	svc.forgetSession(id)
 	svc.turnDeleted(s)
 	svc.log.Info().Str("session", id).Str("status", p.Status).Time("last_active", p.LastActive).Msg("pruned the session")
+	svc.discardCopy(s)
 	return p, "", nil
+}
+
+// discardCopy removes this replica's copy of a deleted session's files
+// (a shared store's, kept in the replica's work directory: Team.Incarnation
+// set), at once rather than at the replica's next sweep; the file store's
+// directory is the session, removed by its delete. Not counted in the
+// report, which is the store's records' and the same as a dry run's; a
+// failure is logged and left to the sweep.
+func (svc *Service) discardCopy(s *Session) {
+	t := svc.team(s)
+	if t == nil || t.Incarnation == "" {
+		return
+	}
+	freed, removed, err := t.DiscardDir()
+	switch {
+	case err != nil:
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not remove this replica's copy of the pruned session's files; the work directory's sweep tries again")
+	case removed:
+		svc.log.Info().Str("session", s.ID).Int64("bytes", freed).Msg("removed this replica's copy of the pruned session's files")
+	}
 }
 
 // pruneCheck derives the session's state and tells why it must be kept
