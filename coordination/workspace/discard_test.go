@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestADiscardLeavesADirectoryASessionMadeAgainClaimedMeanwhile: a sweep
@@ -119,5 +120,37 @@ func TestATeamDiscardsItsOwnAndEarlierDirectoriesOnly(t *testing.T) {
 	}
 	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the directory is still there: %v", err)
+	}
+}
+
+// TestASweepAsideSparesTheDirectoryAClaimIsMovingInto: what a claim made
+// to move a directory aside, empty and made a moment ago, is the one it
+// renames into next (under a lock a sweep does not hold): a sweep of what
+// was moved aside leaves it, and removes one a crash left empty a while
+// ago and one that holds what was moved.
+func TestASweepAsideSparesTheDirectoryAClaimIsMovingInto(t *testing.T) {
+	sessions := filepath.Join(t.TempDir(), "sessions")
+	dir := filepath.Join(sessions, "x")
+	fresh := filepath.Join(sessions, ".x.stale-fresh")
+	old := filepath.Join(sessions, ".x.stale-old")
+	full := filepath.Join(sessions, ".x.stale-full")
+	for _, d := range []string{fresh, old} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, full, "old/a.txt", "moved")
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	ClearAside(dir)
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Errorf("the directory a claim is moving into was removed: %v", err)
+	}
+	for _, d := range []string{old, full} {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still there: %v", d, err)
+		}
 	}
 }
