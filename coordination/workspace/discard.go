@@ -80,22 +80,26 @@ func DiscardSession(dir, marker string, marked bool) (freed int64, removed bool,
 }
 
 // DiscardDir removes the Team's directory once its session is deleted (the
-// service's prune): if it holds this incarnation's files, an earlier
-// one's, or none that say whose they are, never a later session's of the
-// id (made again since, here or elsewhere, and claimed here meanwhile).
+// service's prune): if it holds this incarnation's files or an earlier
+// one's, never a later session's of the id (made again since, here or
+// elsewhere, and claimed here meanwhile), nor one that does not say whose
+// it is (no marker: as the sweep, it leaves what the database cannot
+// vouch for, such as a file store's session of the same id in a state
+// directory it shares).
 func (t *Team) DiscardDir() (freed int64, removed bool, err error) {
 	if t.Incarnation == "" {
 		return 0, false, nil // the file store's: its delete removes it
 	}
 	marker, err := Marker(t.Dir)
-	marked := err == nil
 	switch {
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, false, nil
+	case err != nil:
 		return 0, false, err
-	case marked && marker != t.Incarnation && !later(t.Incarnation, marker):
+	case marker != t.Incarnation && !later(t.Incarnation, marker):
 		return 0, false, nil
 	}
-	freed, removed, err = DiscardSession(t.Dir, marker, marked)
+	freed, removed, err = DiscardSession(t.Dir, marker, true)
 	if removed {
 		// A Team kept past the delete must claim again to write here.
 		t.claimed.Store(false)

@@ -105,7 +105,8 @@ func TestADiscardRemovesReadOnlyDirectoriesAndLeavesNothingAside(t *testing.T) {
 
 // TestATeamDiscardsItsOwnAndEarlierDirectoriesOnly: the service's prune
 // drops its copy of the session it deleted, or of an earlier one of the
-// id, never a later session's made again and claimed here meanwhile.
+// id, never a later session's made again and claimed here meanwhile, nor
+// one with no marker.
 func TestATeamDiscardsItsOwnAndEarlierDirectoriesOnly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sessions", "reuse")
 	deleted := teamOf(dir, "2026-01-01T00:00:00Z")
@@ -120,6 +121,22 @@ func TestATeamDiscardsItsOwnAndEarlierDirectoriesOnly(t *testing.T) {
 	}
 	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the directory is still there: %v", err)
+	}
+	// One that does not say whose it is (a file store's session of the id
+	// in a state directory the replica shares) is left, as the sweep
+	// leaves it.
+	unmarked := filepath.Join(t.TempDir(), "sessions", "shared")
+	if err := os.MkdirAll(unmarked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unmarked, "session.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, removed, err := teamOf(unmarked, "2026-02-01T00:00:00Z").DiscardDir(); err != nil || removed {
+		t.Fatalf("a directory with no marker was removed: %v, %v", removed, err)
+	}
+	if _, err := os.Stat(filepath.Join(unmarked, "session.json")); err != nil {
+		t.Errorf("the unmarked directory's file is gone: %v", err)
 	}
 }
 
