@@ -1,11 +1,12 @@
 package workspace
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // node is one entry a walk found: a regular file, a symlink or a directory.
@@ -16,10 +17,6 @@ type node struct {
 
 // skip tells a walk to leave out a path (a directory with all it holds).
 type skip func(rel string, dir bool) bool
-
-// readBatch is how many entries of a directory a walk reads at a time: a
-// directory of a million files is never held whole.
-const readBatch = 1024
 
 // walk lists everything under root, sorted by path, without following
 // symlinks; anything that is not a regular file, a symlink or a directory
@@ -39,8 +36,7 @@ func walk(root *os.Root, leave skip, lim Limits) ([]node, error) {
 			return err
 		}
 		var ents []fs.DirEntry
-		for {
-			batch, err := f.ReadDir(readBatch)
+		err = wholefile.ReadDirBatches(f, func(batch []fs.DirEntry) error {
 			for _, e := range batch {
 				rel := e.Name()
 				if dir != "." {
@@ -63,19 +59,12 @@ func walk(root *os.Root, leave skip, lim Limits) ([]node, error) {
 					files++
 				}
 			}
-			if lerr := lim.exceeded(files, dirs); lerr != nil {
-				f.Close()
-				return lerr
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return err
-			}
-		}
+			return lim.exceeded(files, dirs)
+		})
 		f.Close()
+		if err != nil {
+			return err
+		}
 		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 		for _, e := range ents {
 			rel := e.Name()

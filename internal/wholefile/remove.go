@@ -2,7 +2,6 @@ package wholefile
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -73,22 +72,18 @@ func makeRemovable(root *os.Root, name string) error {
 		return err
 	}
 	var dirs []string
-	for {
-		ents, err := f.ReadDir(1024)
+	err = ReadDirBatches(f, func(ents []fs.DirEntry) error {
 		for _, e := range ents {
 			if e.IsDir() {
 				dirs = append(dirs, path.Join(name, e.Name()))
 			}
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			f.Close()
-			return err
-		}
-	}
+		return nil
+	})
 	f.Close()
+	if err != nil {
+		return err
+	}
 	for _, d := range dirs {
 		if err := makeRemovable(root, d); err != nil {
 			return err
