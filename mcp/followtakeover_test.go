@@ -87,24 +87,10 @@ func TestATaskOnAnotherReplicasRunGoesOnThroughItsHandOver(t *testing.T) {
 	})
 	a := servers[0].Service()
 	ctx := context.Background()
-	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=1s", "sim:latency=1s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := a.Start(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
+	s := startedTeam(t, a)
 	b := httpTasks{t, httpServer(t, servers[1], HTTPOptions{}).URL}
 	c := httpTasks{t, httpServer(t, servers[2], HTTPOptions{}).URL}
-	created := createTask(t, b, map[string]any{"session_id": s.ID, "wait": true})
-	var id string
-	_ = json.Unmarshal(created["taskId"], &id)
-	time.Sleep(300 * time.Millisecond) // B follows A's run
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := a.Shutdown(sctx); err != nil { // handed over: reads interrupted
-		t.Fatal(err)
-	}
+	id := taskThenHandOver(t, b, a, s.ID)
 	time.Sleep(1500 * time.Millisecond) // B's follower reads it (followPoll)
 	onB, onC := taskAsRead(t, b, id), taskAsRead(t, c, id)
 	if string(onB["status"]) != `"working"` || string(onC["status"]) != `"working"` {
@@ -138,13 +124,7 @@ func TestATaskWhoseRunNoneHereCanTakeUpReadsAsItsSession(t *testing.T) {
 	})
 	a := servers[0].Service()
 	ctx := context.Background()
-	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=1s", "sim:latency=1s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := a.Start(ctx, s.ID); err != nil {
-		t.Fatal(err)
-	}
+	s := startedTeam(t, a)
 	b := httpTasks{t, httpServer(t, servers[1], HTTPOptions{}).URL}
 	c := httpTasks{t, httpServer(t, servers[2], HTTPOptions{}).URL}
 	// B's one run slot, taken by a run of its own.
@@ -156,15 +136,7 @@ func TestATaskWhoseRunNoneHereCanTakeUpReadsAsItsSession(t *testing.T) {
 		t.Fatalf("run_team on B: %s", rpcErr)
 	}
 	t.Cleanup(func() { _, _ = servers[1].Service().Cancel(context.Background(), busy.ID) })
-	created := createTask(t, b, map[string]any{"session_id": s.ID, "wait": true})
-	var id string
-	_ = json.Unmarshal(created["taskId"], &id)
-	time.Sleep(300 * time.Millisecond) // B follows A's run
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := a.Shutdown(sctx); err != nil { // handed over: reads interrupted
-		t.Fatal(err)
-	}
+	id := taskThenHandOver(t, b, a, s.ID)
 	time.Sleep(1500 * time.Millisecond) // B's follower reads it and cannot take it up
 	if _, running := servers[1].Service().Running(s.ID); running {
 		t.Fatal("B runs the session it had no run slot for")
@@ -184,4 +156,35 @@ func TestATaskWhoseRunNoneHereCanTakeUpReadsAsItsSession(t *testing.T) {
 	if task := taskAsRead(t, b, id); string(task["status"]) != `"completed"` || taskResultStatus(task) != coordination.StatusFinished {
 		t.Errorf("after C finished the run, the task reads %s with a result of status %q through B; want completed, finished", task["status"], taskResultStatus(task))
 	}
+}
+
+// startedTeam is a two-sim team of a's, its run started on a.
+func startedTeam(t *testing.T, a *coordination.Service) *coordination.Session {
+	t.Helper()
+	ctx := context.Background()
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim:latency=1s", "sim:latency=1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Start(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// taskThenHandOver makes a task through b that waits for session id's
+// run, held by a, lets b follow it, then shuts a down, handing the run
+// over (it reads interrupted); it returns the task's id.
+func taskThenHandOver(t *testing.T, b httpTasks, a *coordination.Service, id string) string {
+	t.Helper()
+	created := createTask(t, b, map[string]any{"session_id": id, "wait": true})
+	var task string
+	_ = json.Unmarshal(created["taskId"], &task)
+	time.Sleep(300 * time.Millisecond) // b follows a's run
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return task
 }
