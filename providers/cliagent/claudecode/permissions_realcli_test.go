@@ -32,13 +32,7 @@ func TestRealClaudeReadOnlyIsRefusedAWriteOutsideAndANetworkCommand(t *testing.T
 		fake.Reply{Kind: fake.ReplyText, Content: "Submitted."},
 	)
 	pm := clitest.ReadOnly()
-	req := h.request(clitest.AnswerTool)
-	req.Permits = pm
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	act, _, err := h.p.Step(ctx, req)
-	h.calls(t)
-	t.Logf("audit:\n%s", pm.Lines())
+	act, err := stepAudited(t, h, pm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,13 +72,7 @@ func TestRealClaudeUnsandboxedReadOnlyHasNoShellAndTheAuditSaysSo(t *testing.T) 
 		fake.Reply{Kind: fake.ReplyText, Content: "Submitted."},
 	)
 	pm := clitest.ReadOnly()
-	req := h.request(clitest.AnswerTool)
-	req.Permits = pm
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	act, _, err := h.p.Step(ctx, req)
-	h.calls(t)
-	t.Logf("audit:\n%s", pm.Lines())
+	act, err := stepAudited(t, h, pm)
 	if err != nil || len(act.Calls) != 1 {
 		t.Fatalf("action = %+v, %v", act, err)
 	}
@@ -123,13 +111,7 @@ func TestRealClaudesUnaskedReadsAreInTheAuditOnceAndItsAskedEditNotTwice(t *test
 		fake.Reply{Kind: fake.ReplyText, Content: "Submitted."},
 	)
 	pm := &clitest.Permits{}
-	req := h.request(clitest.AnswerTool)
-	req.Permits = pm
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	act, _, err := h.p.Step(ctx, req)
-	h.calls(t)
-	t.Logf("audit:\n%s", pm.Lines())
+	act, err := stepAudited(t, h, pm)
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("action = %+v, %v", act, err)
 	}
@@ -155,4 +137,18 @@ func TestRealClaudesUnaskedReadsAreInTheAuditOnceAndItsAskedEditNotTwice(t *test
 	if got := len(h.rec.Tools); got != calls {
 		t.Errorf("the stream reported %d tool calls, the audit %d", got, calls)
 	}
+}
+
+// stepAudited runs h's scripted step with pm as its permission engine and
+// logs the requests and the audit.
+func stepAudited(t *testing.T, h *realHarness, pm *clitest.Permits) (providers.Action, error) {
+	t.Helper()
+	req := h.request(clitest.AnswerTool)
+	req.Permits = pm
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	act, _, err := h.p.Step(ctx, req)
+	h.calls(t)
+	t.Logf("audit:\n%s", pm.Lines())
+	return act, err
 }
