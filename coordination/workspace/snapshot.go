@@ -55,14 +55,22 @@ func Snapshot(blobs Blobs, live, stage string, prev *Manifest, prevDir string, l
 	return snapshotWith(blobs, live, stage, prev, prevDir, lim, nil)
 }
 
-func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir string, lim Limits, leave skip) (*Manifest, error) {
+func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir string, lim Limits, leave skip) (_ *Manifest, err error) {
 	root, err := os.OpenRoot(live)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the workspace %s: %w", live, err)
 	}
 	defer root.Close()
+	// Directories the agent closed are opened for the snapshot and
+	// closed again after its last copy (unreadable.go).
+	o := &opened{root: root}
+	defer func() {
+		if cerr := o.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	m := &Manifest{Taken: time.Now()}
-	nodes, err := walk(root, leave, lim)
+	nodes, err := walk(root, leave, lim, o)
 	if errors.Is(err, ErrTooLarge) {
 		return nil, err
 	}
@@ -213,7 +221,7 @@ func putAll(blobs Blobs, root *os.Root, m *Manifest, puts []put) error {
 			for j := range next {
 				p := puts[j]
 				f := &m.Files[p.i]
-				src, err := openRegular(root, p.n.rel)
+				src, err := openReadable(root, p.n.rel)
 				if err == nil {
 					f.Bytes, f.SHA256, err = blobs.Put(p.dst, src, f.Mode)
 					src.Close()
@@ -291,7 +299,7 @@ func listWith(dir string, leave skip) (*Manifest, error) {
 	}
 	defer root.Close()
 	m := &Manifest{Taken: time.Now()}
-	nodes, err := walk(root, leave, Limits{})
+	nodes, err := walk(root, leave, Limits{}, nil)
 	if err != nil {
 		return nil, err
 	}

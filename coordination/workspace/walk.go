@@ -25,13 +25,14 @@ type skip func(rel string, dir bool) bool
 // workspace's content. A walk of a snapshot stops with ErrTooLarge as soon
 // as it has found more files (regular files and symlinks) or directories
 // than lim allows (0: no limit), so what it holds grows with the limits,
-// never with the workspace.
-func walk(root *os.Root, leave skip, lim Limits) ([]node, error) {
+// never with the workspace. With o, a directory its owner cannot list is
+// opened up for the walk (opened.openDir).
+func walk(root *os.Root, leave skip, lim Limits, o *opened) ([]node, error) {
 	var out []node
 	files, dirs := 0, 0
 	var visit func(dir string) error
 	visit = func(dir string) error {
-		f, err := root.Open(dir)
+		f, err := o.openDir(root, dir)
 		if err != nil {
 			return err
 		}
