@@ -101,6 +101,12 @@ type SessionEntry struct {
 type Ledger struct {
 	Agents  map[string][]Entry `json:"agents"`
 	Session []SessionEntry     `json:"session"`
+	// Born is when the session this ledger is of was created, as a store
+	// shared with other processes reads it with the ledger (zero from a
+	// store that does not say): a session deleted there and made again
+	// under its id is told from the one whose setup this process keeps
+	// (sessions.load).
+	Born time.Time `json:"-"`
 }
 
 // Event is one line of events.jsonl: a human-readable timeline, never read

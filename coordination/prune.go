@@ -238,7 +238,8 @@ func (svc *Service) pruneOne(ctx context.Context, del SessionDeleter, id string,
 			return p, "", err
 		}
 	}
-	svc.forgetSession(id)
+	// A session created later under the same id is read afresh.
+	svc.sessions.forget(id)
 	svc.turnDeleted(s)
 	svc.log.Info().Str("session", id).Str("status", p.Status).Time("last_active", p.LastActive).Msg("pruned the session")
 	svc.discardCopy(s)
@@ -347,12 +348,4 @@ func (svc *Service) sessionBytes(ctx context.Context, id string) int64 {
 		return 0
 	}
 	return n
-}
-
-// forgetSession lets go of what the service keeps of a deleted session, so
-// a session created later under the same id is read afresh.
-func (svc *Service) forgetSession(id string) {
-	svc.sessions.setups.Delete(id)
-	svc.sessions.derived.Delete(id)
-	svc.sessions.tidied.Delete(id)
 }

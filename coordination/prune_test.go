@@ -242,3 +242,44 @@ func TestAStepStartedAfterThePrunesLookKeepsTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestASessionMadeAgainHereIsReadWithItsOwnSetup: this service keeps the
+// setup of a live session it stepped; another process sharing the store
+// cancels and prunes it, and this service creates a session under the same
+// id with another task and team. Its status and steps are the new
+// session's, not the setup kept of the deleted one.
+func TestASessionMadeAgainHereIsReadWithItsOwnSetup(t *testing.T) {
+	ctx := context.Background()
+	models, scripts, provs := coordtest.Team(t, 3)
+	for _, sc := range scripts {
+		sc.Replies = []any{coordtest.Answer("an answer")}
+	}
+	h := coordtest.New(t, provs)
+	const id = "reused"
+	h.Create(coordination.TeamSpec{SessionID: id, Task: "The old task.", Models: models[:2], Driver: coordination.DriverStep})
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := h.Service.Status(ctx, id); err != nil || v.Task != "The old task." {
+		t.Fatalf("the live session's status: %+v, %v", v, err)
+	}
+	other := coordination.NewService(h.Store, coordination.Options{Open: h.Open})
+	if _, err := other.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	pruner := coordination.NewService(h.Store, coordination.Options{Open: h.Open, Now: func() time.Time { return time.Now().Add(48 * time.Hour) }})
+	if rep, err := pruner.Prune(ctx, coordination.PruneRequest{OlderThan: 24 * time.Hour}); err != nil || len(rep.Deleted) != 1 {
+		t.Fatalf("the other process's prune: %+v, %v; want the session deleted", rep, err)
+	}
+	h.Create(coordination.TeamSpec{SessionID: id, Task: "The new task.", Models: models, Driver: coordination.DriverStep})
+	v, err := h.Service.Status(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Task != "The new task." || len(v.Agents) != 3 {
+		t.Errorf("the session made again reads as task %q with %d agents; want the new task with 3", v.Task, len(v.Agents))
+	}
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: id, AgentID: "agent_c"}); err != nil {
+		t.Errorf("a step of the new session's agent_c: %v", err)
+	}
+}

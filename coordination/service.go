@@ -347,6 +347,9 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 			}
 		}
 	}
+	// What this process kept of a session deleted elsewhere under the
+	// same id is not this one's.
+	svc.sessions.forget(s.ID)
 	if err := svc.putImages(ctx, s, ims); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // sessions reads sessions' setups and ledgers and derives their states,
@@ -44,11 +45,42 @@ func newSessions(store Store, reviews Reviews) *sessions {
 // caches it from then on while the session is live, and so does a run while
 // it holds the run lock; before that it is read afresh, so criteria that
 // another process attaches are seen. A MassGen-written one is never cached.
+//
+// On a store other processes share (Births) a kept setup is served only
+// while the session stored under its id is the one it was read from: a
+// session pruned by another process and made again under its id there
+// has its own task and team, which another replica would otherwise serve
+// from what it kept of the deleted one.
 func (ss *sessions) get(ctx context.Context, id string) (*Session, error) {
 	if s, ok := ss.setups.Get(id); ok {
-		return s, nil
+		b, shared := ss.store.(Births)
+		if !shared {
+			return s, nil
+		}
+		born, err := b.Born(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if sameBirth(born, s) {
+			return s, nil
+		}
+		ss.forget(id)
 	}
 	return ss.read(ctx, id)
+}
+
+// sameBirth tells whether born (a store's creation time, zero when it does
+// not say) is s's: to the microsecond, as PostgreSQL keeps it.
+func sameBirth(born time.Time, s *Session) bool {
+	return born.IsZero() || born.Truncate(time.Microsecond).Equal(s.CreatedAt.Truncate(time.Microsecond))
+}
+
+// forget lets go of all this process keeps of a session: deleted here or
+// elsewhere, or made again under its id.
+func (ss *sessions) forget(id string) {
+	ss.setups.Delete(id)
+	ss.derived.Delete(id)
+	ss.tidied.Delete(id)
 }
 
 // read reads a session's setup from the store, with this service's
@@ -68,6 +100,11 @@ func (ss *sessions) load(ctx context.Context, id string) (*Session, *Ledger, *St
 	l, lent, inFlight, err := ss.lendState(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if kept && !sameBirth(l.Born, s) {
+		// Another session under its id (get says why): read its own.
+		ss.forget(id)
+		kept = false
 	}
 	if kept {
 		return s, l, ss.deriveFrom(s, l, lent, inFlight), nil

@@ -388,6 +388,15 @@ type StateLender interface {
 	LendState(ctx context.Context, id string) (*Ledger, map[string]bool, error)
 }
 
+// Births is implemented by a store other processes share (the PostgreSQL
+// store's replicas), where a session may be deleted and made again under
+// its id behind this process's back: Born is when the session now stored
+// under id was created (ErrNotFound when there is none), one small read,
+// so a kept setup is checked before it is served (sessions.get).
+type Births interface {
+	Born(ctx context.Context, id string) (time.Time, error)
+}
+
 // DatedSession is a session id with its creation time, as a store lists it.
 type DatedSession struct {
 	ID        string

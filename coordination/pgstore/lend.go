@@ -218,7 +218,7 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 			ln.ended = false
 		}
 	}
-	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(ln.agents))}
+	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(ln.agents)), Born: ln.created}
 	for a, es := range ln.agents {
 		n := len(es)
 		l.Agents[a] = es[:n:n]

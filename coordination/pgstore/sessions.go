@@ -85,6 +85,25 @@ func (s *Store) Session(ctx context.Context, id string) (*coordination.Session, 
 	return &out, nil
 }
 
+var _ coordination.Births = (*Store)(nil)
+
+// Born implements coordination.Births: the creation time of the session
+// stored under id, which another replica may have deleted and made again.
+func (s *Store) Born(ctx context.Context, id string) (time.Time, error) {
+	if err := live(ctx, id); err != nil {
+		return time.Time{}, err
+	}
+	var born time.Time
+	err := s.db.pool.QueryRow(ctx, `SELECT created_at FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id).Scan(&born)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, notFound(id)
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading when session %q was created: %w", id, err)
+	}
+	return born, nil
+}
+
 // SetReady records the session's ReadyAt in its row's ready_at.
 func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
 	if err := live(ctx, id); err != nil {

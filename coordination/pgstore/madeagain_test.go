@@ -12,15 +12,20 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
-// TestAReplicaReadsASessionMadeAgainWithItsOwnSetup (review, rev-gc): replica
-// B reads a live session (its setup is then kept in B's setups cache); the
-// session is cancelled on A, pruned by another process (the CLI's prune) and
-// made again under the same id with another task and team. B must serve the
-// new session's setup. It serves the deleted one's: the cache of setups is
-// dropped only by the pruning process (forgetSession) and when B itself
-// derives the session ended, so B's Status (and Run, Step: sessions.get)
-// reads the old task and agents for the new session.
+// TestAReplicaReadsASessionMadeAgainWithItsOwnSetup: replica B reads a
+// live session (its setup is then kept there); the session is cancelled
+// on A, pruned by another process (the CLI's prune) and made again under
+// the same id with another task and team. B serves the new session's
+// setup, through a read that checks the kept setup (sessions.get: Status,
+// Step) and through one that only lends the ledger (sessions.load: the
+// listing), where it served the deleted one's.
 func TestAReplicaReadsASessionMadeAgainWithItsOwnSetup(t *testing.T) {
+	for _, first := range []string{"status", "listing"} {
+		t.Run("read first by its "+first, func(t *testing.T) { madeAgain(t, first) })
+	}
+}
+
+func madeAgain(t *testing.T, first string) {
 	dsn := pgtest.Schema(t)
 	a, b := replicaOn(t, dsn, Options{}), replicaOn(t, dsn, Options{})
 	ctx := context.Background()
@@ -51,6 +56,15 @@ func TestAReplicaReadsASessionMadeAgainWithItsOwnSetup(t *testing.T) {
 	const newTask = "The new task: name a fruit."
 	if _, err := svcA.Create(ctx, coordination.TeamSpec{SessionID: id, Task: newTask, Models: []string{"sim/strong", "sim/strong", "sim/strong"}, Seed: &seed, Driver: coordination.DriverStep}); err != nil {
 		t.Fatal(err)
+	}
+	if first == "listing" {
+		list, err := svcB.Sessions(ctx)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("B's listing: %+v, %v", list, err)
+		}
+		if list[0].Task != newTask || len(list[0].Agents) != 3 {
+			t.Errorf("B lists the session made again as %+v; want task %q and 3 agents", list[0], newTask)
+		}
 	}
 	v, err := svcB.Status(ctx, id)
 	if err != nil {
