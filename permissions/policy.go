@@ -28,8 +28,13 @@ func (p Policy) Or() Policy {
 	return p
 }
 
-// DefaultApprovalTimeout is how long an ask waits for a person.
-const DefaultApprovalTimeout = 5 * time.Minute
+// DefaultApprovalTimeout is how long an ask waits for a person, and
+// MaxApprovalTimeout the longest the rules may set
+// (approval_timeout_seconds).
+const (
+	DefaultApprovalTimeout = 5 * time.Minute
+	MaxApprovalTimeout     = 24 * time.Hour
+)
 
 // Timeout is the rules' approval timeout, or the default.
 func (r Rules) Timeout() time.Duration {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Rules are an agent's permissions as the operator wrote them (a team
@@ -71,8 +72,8 @@ func (r Rules) Validate() error {
 	if r.Approvals != "" && !r.Approvals.valid() {
 		errs = append(errs, fmt.Errorf("permissions: approvals %q is not one of risk-based, deny-all, allow-all", r.Approvals))
 	}
-	if r.ApprovalTimeoutSeconds < 0 || r.ApprovalTimeoutSeconds > 86400 {
-		errs = append(errs, fmt.Errorf("permissions: approval_timeout_seconds %d is not between 0 and 86400", r.ApprovalTimeoutSeconds))
+	if most := int(MaxApprovalTimeout / time.Second); r.ApprovalTimeoutSeconds < 0 || r.ApprovalTimeoutSeconds > most {
+		errs = append(errs, fmt.Errorf("permissions: approval_timeout_seconds %d is not between 0 and %d", r.ApprovalTimeoutSeconds, most))
 	}
 	for _, list := range [][]string{r.Allow, r.Ask, r.Deny, r.AlwaysAsk} {
 		for _, s := range list {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -26,6 +27,16 @@ type Permissions struct {
 	// (Claude Code's --permission-prompt-tool), as the server names it.
 	PromptTool string
 }
+
+// HookTimeout is the timeout a CLI is given for its permission hook. Codex
+// and Gemini CLI let a call whose hook timed out run, as if the hook had
+// no objection (seen with their pinned versions: a hook killed at a
+// 3-second timeout while the engine waited, and the shell command ran),
+// so the hook must always answer first: it is longer than the relay's
+// wait for the Step (relay.GateTimeout), which is longer than any
+// approval the rules may ask a person for. A hook answers as soon as the
+// Step decides, so the length costs nothing.
+const HookTimeout = relay.GateTimeout + 5*time.Minute
 
 // Gatekeeper is a CLI whose tool calls the Step can decide one by one,
 // through a hook or a prompt tool (the CLI's own wire both ways), and

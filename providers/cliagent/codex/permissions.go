@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
@@ -33,7 +34,7 @@ func permissionArgs(r cliagent.Run) []string {
 	if len(p.Hook) > 0 {
 		args = append(args, "--dangerously-bypass-hook-trust",
 			"-c", "features.codex_hooks=true",
-			"-c", `hooks.PreToolUse=[{hooks=[{type="command",timeout=600,command=`+tomlString(cliagent.ShellLine(p.Hook))+`}]}]`)
+			"-c", `hooks.PreToolUse=[{hooks=[{type="command",timeout=`+fmt.Sprint(int(cliagent.HookTimeout/time.Second))+`,command=`+tomlString(cliagent.ShellLine(p.Hook))+`}]}]`)
 	}
 	return args
 }

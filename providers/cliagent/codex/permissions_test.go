@@ -2,11 +2,15 @@ package codex
 
 import (
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
 )
 
 func TestTheRulesPickCodexsSandboxNetworkAndHook(t *testing.T) {
@@ -30,8 +34,15 @@ func TestTheRulesPickCodexsSandboxNetworkAndHook(t *testing.T) {
 		if !strings.Contains(args, c.want) || strings.Count(args, "--sandbox") != 1 {
 			t.Errorf("%+v: args %q lack %q", c.rules, args, c.want)
 		}
-		if !strings.Contains(args, `--dangerously-bypass-hook-trust -c features.codex_hooks=true -c hooks.PreToolUse=[{hooks=[{type="command",timeout=600,command="'/opt/m g/massgen-mcp' 'workflow-server' '--view' '/w/run/view.json' '--hook'"}]}]`) {
-			t.Errorf("no hook: %q", args)
+		m := regexp.MustCompile(`--dangerously-bypass-hook-trust -c features.codex_hooks=true -c hooks.PreToolUse=\[\{hooks=\[\{type="command",timeout=(\d+),command="'/opt/m g/massgen-mcp' 'workflow-server' '--view' '/w/run/view.json' '--hook'"\}\]\}\]`).FindStringSubmatch(args)
+		if m == nil {
+			t.Fatalf("no hook: %q", args)
+		}
+		// Codex runs a call whose hook timed out: the hook must answer
+		// first, after the longest approval a person may be given.
+		secs, _ := strconv.Atoi(m[1])
+		if hook := time.Duration(secs) * time.Second; hook <= relay.GateTimeout || relay.GateTimeout <= permissions.MaxApprovalTimeout {
+			t.Errorf("the hook's timeout %v is not longer than the relay's wait %v, longer than the longest approval %v", hook, relay.GateTimeout, permissions.MaxApprovalTimeout)
 		}
 	}
 	inv, _ := CLI{}.Invocation(run())

@@ -22,7 +22,7 @@ import (
 // hookSettings is the settings.json block that installs the hook.
 func hookSettings(p *cliagent.Permissions) map[string]any {
 	return map[string]any{"BeforeTool": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{
-		"type": "command", "name": "massgen-permissions", "command": cliagent.ShellLine(p.Hook), "timeout": 600_000,
+		"type": "command", "name": "massgen-permissions", "command": cliagent.ShellLine(p.Hook), "timeout": cliagent.HookTimeout.Milliseconds(),
 	}}}}}
 }
 

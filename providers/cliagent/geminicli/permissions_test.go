@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
 )
 
 func TestWithRulesTheRunsSettingsHoldTheBeforeToolHook(t *testing.T) {
@@ -22,13 +24,21 @@ func TestWithRulesTheRunsSettingsHoldTheBeforeToolHook(t *testing.T) {
 		Hooks struct {
 			BeforeTool []struct {
 				Matcher string
-				Hooks   []struct{ Type, Command string }
+				Hooks   []struct {
+					Type, Command string
+					Timeout       int64 // ms
+				}
 			}
 		}
 	}
 	if err := json.Unmarshal(data, &s); err != nil || len(s.Hooks.BeforeTool) != 1 || s.Hooks.BeforeTool[0].Matcher != "*" ||
 		s.Hooks.BeforeTool[0].Hooks[0].Command != "'/bin/massgen-mcp' 'workflow-server' '--view' 'v.json' '--hook'" {
 		t.Fatalf("settings %s: %v", data, err)
+	}
+	// Gemini CLI runs a call whose hook timed out: the hook must answer
+	// first, after the longest approval a person may be given.
+	if hook := time.Duration(s.Hooks.BeforeTool[0].Hooks[0].Timeout) * time.Millisecond; hook <= relay.GateTimeout || relay.GateTimeout <= permissions.MaxApprovalTimeout {
+		t.Errorf("the hook's timeout %v is not longer than the relay's wait %v, longer than the longest approval %v", hook, relay.GateTimeout, permissions.MaxApprovalTimeout)
 	}
 	inv, _ = CLI{}.Invocation(run(t))
 	if strings.Contains(string(inv.Files[filepath.Join(geminiHome, ".gemini", "settings.json")]), "BeforeTool") {

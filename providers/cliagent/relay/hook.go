@@ -27,7 +27,7 @@ func Hook(ctx context.Context, v View, in io.Reader, out io.Writer) error {
 	case !json.Valid(q):
 		return fmt.Errorf("%w: the tool call is not JSON", ErrRefused)
 	}
-	verdict, err := ask(ctx, v.Socket, Call{Tool: HookTool, Arguments: q}, gateTimeout)
+	verdict, err := ask(ctx, v.Socket, Call{Tool: HookTool, Arguments: q}, GateTimeout)
 	if err != nil {
 		return fmt.Errorf("%w: the step that started you is not answering: %w", ErrRefused, err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // callTimeout bounds one forwarded workflow call: the Step answers at once
@@ -21,11 +23,16 @@ import (
 const (
 	callTimeout  = 30 * time.Second
 	extraTimeout = 3 * time.Minute
-	// gateTimeout bounds a permission question: an ask may wait for a
-	// person (the rules' approval timeout, five minutes by default), and
-	// the Step refuses once that has passed.
-	gateTimeout = 10 * time.Minute
 )
+
+// GateTimeout bounds a permission question: an ask may wait for a person
+// (the rules' approval timeout, five minutes by default and at most a
+// day), and the Step refuses once that has passed, so the relay waits
+// longer than any approval may: a question it gave up on first would be
+// refused without the Step, and a CLI's hook killed at the CLI's own
+// timeout lets the call run (Codex and Gemini CLI treat a hook that timed
+// out as one that raised no objection; cliagent.HookTimeout is longer).
+const GateTimeout = permissions.MaxApprovalTimeout + 10*time.Minute
 
 // extraWorkers is how many tool calls the server runs at once when it
 // serves extra tools (mcp-go's default is 5): each slow MCP call holds a
@@ -45,7 +52,7 @@ func Serve(ctx context.Context, v View, in io.Reader, out io.Writer, version str
 	}
 	if v.Permission {
 		s.AddTool(mcp.NewToolWithRawSchema(PromptTool, "Decides whether a tool call may run (called by the CLI, not the model).", promptSchema),
-			forward(v.Socket, PromptTool, gateTimeout))
+			forward(v.Socket, PromptTool, GateTimeout))
 	}
 	stdio := server.NewStdioServer(s)
 	if len(v.Extra) > 0 || v.Permission {
