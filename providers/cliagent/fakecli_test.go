@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -247,6 +248,23 @@ func fakeCLI(args []string) int {
 			time.Sleep(50 * time.Millisecond)
 		}
 		result("looped 500 turns")
+	case "askloop":
+		// Asks its hook about a write outside the workspace (an ask that
+		// waits for a person), and, while that question waits, makes
+		// tool calls of its own in parallel, as a CLI running several
+		// tool calls of one turn does.
+		v, err := relay.ReadView(filepath.Join(run.RunDir, "view.json"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		go relay.Hook(context.Background(), v, strings.NewReader(`{"tool":"write","path":"/etc/motd"}`), io.Discard)
+		time.Sleep(300 * time.Millisecond)
+		for turn := 1; turn <= 500; turn++ {
+			emit(map[string]any{"type": "tool", "tool": providers.ToolRecord{Kind: "tool", Name: "Read", Arguments: json.RawMessage(fmt.Sprintf(`{"turn":%d}`, turn))}})
+			time.Sleep(50 * time.Millisecond)
+		}
+		result("looped")
 	case "badcalls":
 		// Keeps calling new_answer with an empty answer.
 		for i := 1; i <= 50; i++ {
