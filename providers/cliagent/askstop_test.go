@@ -16,13 +16,14 @@ type gateTestCLI struct {
 	echoGate
 }
 
-// waitingPermits asks a person about every call, who does not answer
-// before the approval timeout (here 20 s; the rules' default is 300 s):
-// Check returns at the timeout or when its context ends.
+// waitingPermits asks a person about every call, who approves it 10 s
+// after it was asked (the rules' approval timeout, 300 s by default, is
+// longer): Check returns then, or, refused, when its context ends, as the
+// guard's handshake does ("step ended").
 type waitingPermits struct {
 	mu      sync.Mutex
 	asked   int
-	endedBy string
+	outcome string
 }
 
 func (p *waitingPermits) Rules() permissions.Rules { return permissions.Rules{} }
@@ -34,14 +35,15 @@ func (p *waitingPermits) Check(ctx context.Context, _ string, _ []permissions.Ac
 	select {
 	case <-ctx.Done():
 		p.mu.Lock()
-		p.endedBy = "step ended"
+		p.outcome = "refused (step ended)"
 		p.mu.Unlock()
-	case <-time.After(20 * time.Second):
+		return false, "refused (step ended)"
+	case <-time.After(10 * time.Second):
 		p.mu.Lock()
-		p.endedBy = "timeout"
+		p.outcome = "approved"
 		p.mu.Unlock()
+		return true, ""
 	}
-	return false, "refused (no answer)"
 }
 
 // TestACLIStoppedByALimitWhileAnAskWaitsEndsItsStepAtOnce: a CLI whose run
@@ -49,7 +51,8 @@ func (p *waitingPermits) Check(ctx context.Context, _ string, _ []permissions.Ac
 // permission questions waits for a person must end its step at once, as
 // a killed run does; the question must not go on waiting (and stay
 // pending for a person to approve a call that will never run) until the
-// approval timeout, holding the step, its lock and its CLI slot.
+// approval timeout, holding the step, its lock and its CLI slot, and be
+// approved in the audit.
 func TestACLIStoppedByALimitWhileAnAskWaitsEndsItsStepAtOnce(t *testing.T) {
 	h := newHarness(t, "askloop")
 	p, err := New(gateTestCLI{testCLI: testCLI{mode: "askloop"}}, h.opts)
@@ -69,12 +72,15 @@ func TestACLIStoppedByALimitWhileAnAskWaitsEndsItsStepAtOnce(t *testing.T) {
 		t.Fatalf("err = %v (%s), want a tool_calls error", err, pe.Class)
 	}
 	pm.mu.Lock()
-	asked, endedBy := pm.asked, pm.endedBy
+	asked, outcome := pm.asked, pm.outcome
 	pm.mu.Unlock()
 	if asked != 1 {
 		t.Fatalf("%d questions reached the step, want 1", asked)
 	}
 	if took > 8*time.Second {
-		t.Fatalf("the step took %v to return after its CLI was killed at the tool-call limit: its pending permission question (ended by %q) held it until the approval timed out", took.Round(time.Second), endedBy)
+		t.Fatalf("the step took %v to return after its CLI was killed at the tool-call limit: its pending permission question (%s) held it until a person answered or the approval timed out", took.Round(time.Second), outcome)
+	}
+	if outcome != "refused (step ended)" {
+		t.Fatalf("the question of the killed run was %q, want refused when its run ended: nobody approves a call that will never run", outcome)
 	}
 }

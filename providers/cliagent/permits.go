@@ -109,9 +109,16 @@ const (
 	UnaskedFailed = "not asked: the CLI reported it failed (it may not have run)"
 )
 
-// gate is a step's end of the permission questions its CLI asks.
+// gate is a run's end of the permission questions its CLI asks.
 type gate struct {
+	// ctx ends with the run (its exit, or a kill at a limit, at the
+	// grace after its call or at the step's end), not with the step: a
+	// question still waiting for a person then refuses itself ("step
+	// ended"), so it neither holds the step open until the approval
+	// timeout nor stays pending for a person to approve a call that will
+	// never run.
 	ctx       context.Context
+	stop      context.CancelFunc
 	cli       Gatekeeper
 	permits   providers.Permits
 	workspace string // as the CLI sees it
@@ -123,6 +130,20 @@ type gate struct {
 	// call is noted unasked, for a call both decided and noted would
 	// count twice against the step's limit after a takeover.
 	idless bool
+}
+
+// newGate is a run's gate; end ends its questions.
+func newGate(ctx context.Context, cli Gatekeeper, permits providers.Permits, workspace string, mask func(string) string) *gate {
+	g := &gate{cli: cli, permits: permits, workspace: workspace, mask: mask}
+	g.ctx, g.stop = context.WithCancel(ctx)
+	return g
+}
+
+// end refuses the questions still waiting, nil-safe.
+func (g *gate) end() {
+	if g != nil {
+		g.stop()
+	}
 }
 
 // answer decides one question; the verdict's message is the CLI's wire.

@@ -100,7 +100,7 @@ func TestAHooksQuestionIsDecidedByTheStepAndFailsClosed(t *testing.T) {
 	}
 	defer w.close()
 	pm := &recordingPermits{rules: permissions.Rules{Role: permissions.ReadOnly}}
-	w.gate = &gate{ctx: context.Background(), cli: echoGate{}, permits: pm, workspace: "/workspace", mask: func(s string) string { return s }}
+	w.gate = newGate(context.Background(), echoGate{}, pm, "/workspace", func(s string) string { return s })
 	v := relay.View{Socket: w.socket, Tools: testTools()}
 	hook := func(in string) (string, error) {
 		var out bytes.Buffer
@@ -160,7 +160,7 @@ func (p *notingPermits) Note(r permissions.Record) { p.noted = append(p.noted, r
 // takeover); a CLI whose questions name no calls notes nothing.
 func TestACallTheCLIRanUnaskedIsNotedOnceAndAnAskedOneNotAgain(t *testing.T) {
 	pm := &notingPermits{recordingPermits: recordingPermits{rules: permissions.Rules{Role: permissions.ReadOnly}}}
-	g := &gate{ctx: context.Background(), cli: idGate{}, permits: pm, workspace: "/workspace", mask: func(s string) string { return s }}
+	g := newGate(context.Background(), idGate{}, pm, "/workspace", func(s string) string { return s })
 	stream := func(id, path string) providers.ToolRecord {
 		args, _ := json.Marshal(map[string]string{"path": path})
 		return providers.ToolRecord{Kind: "tool", Name: "write", Arguments: args, CallID: id}
@@ -196,7 +196,7 @@ func TestACallTheCLIRanUnaskedIsNotedOnceAndAnAskedOneNotAgain(t *testing.T) {
 		t.Errorf("after a question that named no call, %d lines noted; want none more", len(pm.noted)-2)
 	}
 	plain := &notingPermits{}
-	pg := &gate{ctx: context.Background(), cli: echoGate{}, permits: plain, workspace: "/workspace", mask: func(s string) string { return s }}
+	pg := newGate(context.Background(), echoGate{}, plain, "/workspace", func(s string) string { return s })
 	pg.noteUnasked(stream("t4", "/workspace/f.txt"))
 	var none *gate
 	none.noteUnasked(stream("t5", "/workspace/g.txt"))

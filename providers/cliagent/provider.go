@@ -375,7 +375,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	if perms != nil {
 		c.WorkspaceReadOnly = perms.Mode.SandboxReadOnly
 		gk := p.cli.(Gatekeeper)
-		wf.gate = &gate{ctx: ctx, cli: gk, permits: req.Permits, workspace: workIn, mask: p.mask}
+		wf.gate = newGate(ctx, gk, req.Permits, workIn, p.mask)
 		if !gk.UsesPromptTool() {
 			perms.PromptTool = ""
 		}

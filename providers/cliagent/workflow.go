@@ -177,11 +177,13 @@ func (w *workflow) landedCall() *providers.ToolCall {
 	return w.call
 }
 
-// close stops listening, waits for calls in progress and removes the
-// socket's directory.
+// close stops listening, ends the calls and questions in progress (a
+// permission question that waits for a person is refused), waits for them
+// and removes the socket's directory.
 func (w *workflow) close() {
 	w.ln.Close()
 	w.extra.end()
+	w.gate.end()
 	w.wg.Wait()
 	os.RemoveAll(w.dir)
 }
