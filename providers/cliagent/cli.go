@@ -128,10 +128,24 @@ type Events interface {
 	// Retry says the CLI retries its API after wait.
 	Retry(wait time.Duration, err error)
 	// Usage is the run's usage so far, whenever the stream tells it (after
-	// each model call where it does, else at the turn's end), and the model
-	// that spent it ("" when the stream does not say). The step's limits
-	// are checked against it as it arrives.
-	Usage(run providers.Usage, model string)
+	// each model call where it does, else at the turn's end), the part of
+	// its input written to the prompt cache (zero where the stream does
+	// not say), and the model that spent it ("" when the stream does not
+	// say). The step's limits are checked against it as it arrives.
+	Usage(run providers.Usage, writes CacheWrites, model string)
+}
+
+// CacheWrites are the input tokens of a run written to the prompt cache,
+// by how long they are kept there (Anthropic's 5 minutes and 1 hour). They
+// are counted in its Usage's Input, and the price table bills them at the
+// cache-write prices, above input (pricing.CostWithCacheWrites).
+type CacheWrites struct {
+	FiveMin, OneHour int64
+}
+
+// Add sums two runs' cache writes.
+func (w CacheWrites) Add(o CacheWrites) CacheWrites {
+	return CacheWrites{FiveMin: w.FiveMin + o.FiveMin, OneHour: w.OneHour + o.OneHour}
 }
 
 // Outcome is what a run's stream reported.
@@ -141,6 +155,9 @@ type Outcome struct {
 	// Usage is the run's tokens (cached and reasoning included); CostUSD is
 	// the CLI's own figure, nil when it gives none.
 	Usage providers.Usage
+	// CacheWrites is the part of Usage's input written to the prompt
+	// cache, which the price table bills above input when CostUSD is nil.
+	CacheWrites CacheWrites
 	// Subscription says the CLI is logged in with a subscription, so its
 	// cost figure is an estimate at list prices, not a charge.
 	Subscription bool

@@ -100,7 +100,7 @@ func (p *testParser) Line(line []byte, ev Events) error {
 	case "usage":
 		// The run's usage so far, as Claude Code's messages report it.
 		p.out.Usage = providers.Usage{Input: e.Input, Output: e.Output}
-		ev.Usage(p.out.Usage, "")
+		ev.Usage(p.out.Usage, CacheWrites{}, "")
 	case "result":
 		p.out = Outcome{SessionID: e.Session, Final: e.Final, Error: e.Error, Status: e.Status, Done: true, Subscription: e.Sub,
 			Usage: providers.Usage{Input: e.Input, Output: e.Output, CostUSD: e.Cost}}

@@ -196,7 +196,7 @@ func (p *Provider) usage(o Outcome) providers.Usage {
 		if u.Input == 0 && u.Output == 0 && u.CachedInput == 0 && u.Reasoning == 0 && !o.Done {
 			return providers.Free() // nothing was spent
 		}
-		u = p.priced(u, "")
+		u = p.priced(u, o.CacheWrites, "")
 	}
 	if (o.Subscription || p.opts.Subscription) && u.CostUSD != nil {
 		u.CostEstimated = true
@@ -205,8 +205,9 @@ func (p *Provider) usage(o Outcome) providers.Usage {
 }
 
 // priced fills in a usage's cost from the price table when the CLI gave
-// none: the model the agent was given, else the one the stream named.
-func (p *Provider) priced(u providers.Usage, streamModel string) providers.Usage {
+// none: the model the agent was given, else the one the stream named, its
+// cache writes at the cache-write prices.
+func (p *Provider) priced(u providers.Usage, writes CacheWrites, streamModel string) providers.Usage {
 	if u.CostUSD != nil {
 		return u
 	}
@@ -214,7 +215,7 @@ func (p *Provider) priced(u providers.Usage, streamModel string) providers.Usage
 	if model == "" {
 		model = streamModel
 	}
-	u.CostUSD = pricing.Cost(p.info.PriceBackend, model, u)
+	u.CostUSD = pricing.CostWithCacheWrites(p.info.PriceBackend, model, u, writes.FiveMin, writes.OneHour)
 	return u
 }
 
@@ -262,7 +263,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate}
 	var tail *callTail
 	if cfgHost, err := p.configDirFor(ag); err == nil {
-		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, func(u providers.Usage) { ev.Usage(u, "") })
+		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, func(u providers.Usage) { ev.Usage(u, CacheWrites{}, "") })
 	}
 	lines := make(chan []byte, 64)
 	readErr := make(chan error, 1)
@@ -330,7 +331,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	if perCall, ok := tail.close(); ok && perCall.Tokens() > res.out.Usage.Tokens() {
 		// Stopped before its turn ended, so its stream never said what
 		// it spent; the usage file did, call by call.
-		res.out.Usage = perCall
+		res.out.Usage, res.out.CacheWrites = perCall, CacheWrites{}
 	}
 	res.exit = proc.exitCode()
 	res.stderr = stderr.String()
@@ -505,7 +506,7 @@ type events struct {
 	req   *providers.Request
 	mask  func(string) string
 	lim   *limits
-	price func(u providers.Usage, model string) providers.Usage
+	price func(u providers.Usage, writes CacheWrites, model string) providers.Usage
 	gate  *gate // notes the calls its CLI ran unasked; nil: none
 }
 
@@ -519,7 +520,9 @@ func (e *events) Tool(rec providers.ToolRecord) {
 	}
 }
 
-func (e *events) Usage(run providers.Usage, model string) { e.lim.used(e.price(run, model)) }
+func (e *events) Usage(run providers.Usage, writes CacheWrites, model string) {
+	e.lim.used(e.price(run, writes, model))
+}
 
 func (e *events) Retry(wait time.Duration, err error) {
 	if err != nil {

@@ -44,7 +44,7 @@ func TestAClaudeCodeRunCutShortPaysForItsCacheWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	req := providers.Request{Purpose: providers.PurposeStep, System: "You are agent.", Prompt: "Go.",
-		Tools: []providers.Tool{{Name: providers.ToolNewAnswer, Schema: []byte(`{"type":"object"}`)}},
+		Tools:     []providers.Tool{{Name: providers.ToolNewAnswer, Schema: []byte(`{"type":"object"}`)}},
 		Workspace: t.TempDir(), AgentID: "agent_a", SessionSeed: 7, StepNumber: 1}
 	_, u, err := p.Step(ctx, req)
 	if err == nil {

@@ -17,7 +17,7 @@ type Parser struct {
 	out cliagent.Outcome
 	// usage per message id: Claude Code prints one assistant line per
 	// content block, each repeating its message's usage.
-	msgUsage map[string]providers.Usage
+	msgUsage map[string]usage
 	msgOrder []string
 	pending  map[string]pendingTool
 	text     strings.Builder // the assistant's text, for a run without a result
@@ -75,12 +75,29 @@ type usage struct {
 	CacheWrite int64 `json:"cache_creation_input_tokens"`
 	CacheRead  int64 `json:"cache_read_input_tokens"`
 	Output     int64 `json:"output_tokens"`
+	// CacheCreation splits CacheWrite by how long the cache keeps it,
+	// billed at different prices.
+	CacheCreation *struct {
+		FiveMin int64 `json:"ephemeral_5m_input_tokens"`
+		OneHour int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
 }
 
 // normalised is Anthropic usage in providers' terms: input counts every
 // input token, cached or written to the cache (as the anthropic adapter).
 func (u usage) normalised() providers.Usage {
 	return providers.Usage{Input: u.Input + u.CacheRead + u.CacheWrite, CachedInput: u.CacheRead, Output: u.Output}
+}
+
+// writes is the part of the input written to the cache, for the price
+// table: what the API does not say was kept an hour was kept 5 minutes,
+// its default (as the anthropic adapter prices it).
+func (u usage) writes() cliagent.CacheWrites {
+	var hour int64
+	if u.CacheCreation != nil {
+		hour = min(u.CacheCreation.OneHour, u.CacheWrite)
+	}
+	return cliagent.CacheWrites{FiveMin: u.CacheWrite - hour, OneHour: hour}
 }
 
 func (p *Parser) clock() time.Time {
@@ -114,7 +131,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		p.user(e.Message, ev)
 	case "result":
 		p.result(e)
-		ev.Usage(p.out.Usage, "")
+		ev.Usage(p.out.Usage, p.out.CacheWrites, "")
 	}
 	return nil
 }
@@ -135,15 +152,16 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 	}
 	if m.Usage != nil && m.ID != "" {
 		if p.msgUsage == nil {
-			p.msgUsage = map[string]providers.Usage{}
+			p.msgUsage = map[string]usage{}
 		}
 		if _, seen := p.msgUsage[m.ID]; !seen {
 			p.msgOrder = append(p.msgOrder, m.ID)
 		}
-		p.msgUsage[m.ID] = m.Usage.normalised()
+		p.msgUsage[m.ID] = *m.Usage
 		// Each model call's usage as it arrives, so the step's limits bind
 		// within a turn rather than at the run's end.
-		ev.Usage(p.messagesUsage(), m.Model)
+		u, w := p.messagesUsage()
+		ev.Usage(u, w, m.Model)
 	}
 	for _, b := range m.Content {
 		switch b.Type {
@@ -196,7 +214,7 @@ func (p *Parser) result(e event) {
 		p.out.Final = *e.Result
 	}
 	if e.Usage != nil {
-		p.out.Usage = e.Usage.normalised()
+		p.out.Usage, p.out.CacheWrites = e.Usage.normalised(), e.Usage.writes()
 	}
 	if e.TotalCostUSD != nil {
 		c := *e.TotalCostUSD
@@ -225,20 +243,22 @@ func (p *Parser) result(e event) {
 func (p *Parser) Outcome() cliagent.Outcome {
 	o := p.out
 	if !o.Done {
-		o.Usage = p.messagesUsage()
+		o.Usage, o.CacheWrites = p.messagesUsage()
 		o.Final = p.text.String()
 	}
 	return o
 }
 
-// messagesUsage is the sum of the messages' usage so far, unpriced.
-func (p *Parser) messagesUsage() providers.Usage {
-	u := providers.Usage{}
+// messagesUsage is the sum of the messages' usage so far, unpriced, and of
+// their cache writes, which the price table bills above input.
+func (p *Parser) messagesUsage() (providers.Usage, cliagent.CacheWrites) {
+	u, w := providers.Usage{}, cliagent.CacheWrites{}
 	for _, id := range p.msgOrder {
-		u = u.Add(p.msgUsage[id])
+		m := p.msgUsage[id]
+		u, w = u.Add(m.normalised()), w.Add(m.writes())
 	}
 	u.CostUSD = nil
-	return u
+	return u, w
 }
 
 // isWorkflow tells the workflow server's tools.

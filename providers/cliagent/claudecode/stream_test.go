@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 )
 
 type heard struct {
@@ -19,7 +20,7 @@ type heard struct {
 	models  []string
 }
 
-func (h *heard) Usage(u providers.Usage, model string) {
+func (h *heard) Usage(u providers.Usage, _ cliagent.CacheWrites, model string) {
 	h.usages = append(h.usages, u)
 	h.models = append(h.models, model)
 }
@@ -162,3 +163,43 @@ func TestAWebSearchIsFiledAsOneNotAToolCall(t *testing.T) {
 		}
 	}
 }
+
+// TestAMessagesCacheWritesAreToldByHowLongTheyAreKept: each model call's
+// usage is told with the tokens it wrote to the prompt cache, by their
+// lifetime (an hour's cost twice input, 5 minutes' 1.25 times), so the
+// step's limits in flight and a run cut short price them above input;
+// without the breakdown every write is a 5-minute one, the API's default.
+func TestAMessagesCacheWritesAreToldByHowLongTheyAreKept(t *testing.T) {
+	for _, c := range []struct {
+		name, usage string
+		want        cliagent.CacheWrites
+	}{
+		{"split", `{"input_tokens":10,"cache_creation_input_tokens":900,"cache_creation":{"ephemeral_5m_input_tokens":600,"ephemeral_1h_input_tokens":300},"output_tokens":5}`, cliagent.CacheWrites{FiveMin: 600, OneHour: 300}},
+		{"no breakdown", `{"input_tokens":10,"cache_creation_input_tokens":900,"output_tokens":5}`, cliagent.CacheWrites{FiveMin: 900}},
+		{"none", `{"input_tokens":10,"cache_read_input_tokens":900,"output_tokens":5}`, cliagent.CacheWrites{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := &writesHeard{}
+			p := &Parser{}
+			line := `{"type":"assistant","message":{"id":"msg_1","model":"claude-opus-4-6","role":"assistant","content":[],"usage":` + c.usage + `}}`
+			for range 2 { // one line per content block, the same usage
+				if err := p.Line([]byte(line), ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ev.last != c.want || p.Outcome().CacheWrites != c.want {
+				t.Fatalf("told %+v, outcome %+v; want %+v", ev.last, p.Outcome().CacheWrites, c.want)
+			}
+			if in := p.Outcome().Usage.Input; in != 910 {
+				t.Fatalf("input %d, want 910 (the writes and reads counted in it)", in)
+			}
+		})
+	}
+}
+
+type writesHeard struct {
+	heard
+	last cliagent.CacheWrites
+}
+
+func (h *writesHeard) Usage(_ providers.Usage, w cliagent.CacheWrites, _ string) { h.last = w }

@@ -94,7 +94,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 			p.out.Usage.Output += u.OutputTokens
 			p.out.Usage.Reasoning += u.ReasoningOutputTokens
 			// codex exec reports usage only when its turn ends.
-			ev.Usage(p.out.Usage, "")
+			ev.Usage(p.out.Usage, cliagent.CacheWrites{}, "")
 		}
 	case "turn.failed":
 		p.finished = true

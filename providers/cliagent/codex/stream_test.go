@@ -21,10 +21,12 @@ type collect struct {
 	retries []string
 }
 
-func (c *collect) Usage(u providers.Usage, _ string) { c.usages = append(c.usages, u) }
-func (c *collect) Text(d string)                     { c.text.WriteString(d) }
-func (c *collect) Retry(_ time.Duration, err error)  { c.retries = append(c.retries, err.Error()) }
-func (c *collect) Tool(r providers.ToolRecord)       { c.records = append(c.records, r) }
+func (c *collect) Usage(u providers.Usage, _ cliagent.CacheWrites, _ string) {
+	c.usages = append(c.usages, u)
+}
+func (c *collect) Text(d string)                    { c.text.WriteString(d) }
+func (c *collect) Retry(_ time.Duration, err error) { c.retries = append(c.retries, err.Error()) }
+func (c *collect) Tool(r providers.ToolRecord)      { c.records = append(c.records, r) }
 func (c *collect) kinds() (out []string) {
 	for _, r := range c.records {
 		out = append(out, r.Kind+":"+r.Name)

@@ -110,7 +110,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 			p.out.Usage.Reasoning = max(0, st.TotalTokens-st.InputTokens-st.OutputTokens)
 			p.out.Usage.Output = st.OutputTokens + p.out.Usage.Reasoning
 			// Gemini CLI reports usage only in its result.
-			ev.Usage(p.out.Usage, "")
+			ev.Usage(p.out.Usage, cliagent.CacheWrites{}, "")
 		}
 	}
 	return nil

@@ -19,10 +19,12 @@ type collect struct {
 	usages  []providers.Usage
 }
 
-func (c *collect) Usage(u providers.Usage, _ string) { c.usages = append(c.usages, u) }
-func (c *collect) Text(d string)                     { c.text.WriteString(d) }
-func (c *collect) Retry(time.Duration, error)        {}
-func (c *collect) Tool(r providers.ToolRecord)       { c.records = append(c.records, r) }
+func (c *collect) Usage(u providers.Usage, _ cliagent.CacheWrites, _ string) {
+	c.usages = append(c.usages, u)
+}
+func (c *collect) Text(d string)               { c.text.WriteString(d) }
+func (c *collect) Retry(time.Duration, error)  {}
+func (c *collect) Tool(r providers.ToolRecord) { c.records = append(c.records, r) }
 func (c *collect) kinds() (out []string) {
 	for _, r := range c.records {
 		out = append(out, r.Kind+":"+r.Name)
