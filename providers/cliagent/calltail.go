@@ -27,6 +27,32 @@ type CallUsage interface {
 	NewUsageReader() UsageReader
 }
 
+// SessionTotals is implemented by a CLI whose stream reports a resumed
+// session's usage as the session's running total, earlier runs included:
+// Codex's turn.completed carries its thread's total_token_usage, which a
+// resumed thread seeds from its rollout. The step reads that total before
+// a resumed run and counts only what the run added to it.
+type SessionTotals interface {
+	// SessionTotal is the session's running total so far (zero when it
+	// cannot be told), configDir the CLI's config directory as this
+	// process sees it.
+	SessionTotal(configDir, session string) providers.Usage
+}
+
+// since is a stream's usage less the session's total before the run, when
+// the stream counts that total (each count at least its part of it);
+// otherwise the stream's own.
+func since(u, before providers.Usage) providers.Usage {
+	if before.Tokens() == 0 || u.Input < before.Input || u.CachedInput < before.CachedInput || u.Output < before.Output || u.Reasoning < before.Reasoning {
+		return u
+	}
+	u.Input -= before.Input
+	u.CachedInput -= before.CachedInput
+	u.Output -= before.Output
+	u.Reasoning -= before.Reasoning
+	return u
+}
+
 // UsageReader reads a usage file one complete line at a time.
 type UsageReader interface {
 	// Line reads one line; ok says it reported a model call, and sofar is

@@ -263,7 +263,10 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate}
 	var tail *callTail
 	if cfgHost, err := p.configDirFor(ag); err == nil {
-		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, func(u providers.Usage) { ev.Usage(u, CacheWrites{}, "") })
+		if st, ok := p.cli.(SessionTotals); ok && resume != "" {
+			ev.before = st.SessionTotal(cfgHost, resume)
+		}
+		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, ev.perCall)
 	}
 	lines := make(chan []byte, 64)
 	readErr := make(chan error, 1)
@@ -328,6 +331,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	proc.stdout.Close()
 	res.call = wf.landedCall()
 	res.out = parser.Outcome()
+	res.out.Usage = since(res.out.Usage, ev.before)
 	if perCall, ok := tail.close(); ok && perCall.Tokens() > res.out.Usage.Tokens() {
 		// Stopped before its turn ended, so its stream never said what
 		// it spent; the usage file did, call by call.
@@ -508,6 +512,9 @@ type events struct {
 	lim   *limits
 	price func(u providers.Usage, writes CacheWrites, model string) providers.Usage
 	gate  *gate // notes the calls its CLI ran unasked; nil: none
+	// before is the resumed session's total before the run, which the
+	// stream of a SessionTotals CLI counts in its usage; zero otherwise.
+	before providers.Usage
 }
 
 func (e *events) Text(delta string) { e.req.StreamText(e.mask(delta)) }
@@ -521,8 +528,12 @@ func (e *events) Tool(rec providers.ToolRecord) {
 }
 
 func (e *events) Usage(run providers.Usage, writes CacheWrites, model string) {
-	e.lim.used(e.price(run, writes, model))
+	e.lim.used(e.price(since(run, e.before), writes, model))
 }
+
+// perCall hears the run's usage so far from its usage file (callTail),
+// which holds the run's own calls only.
+func (e *events) perCall(run providers.Usage) { e.lim.used(e.price(run, CacheWrites{}, "")) }
 
 func (e *events) Retry(wait time.Duration, err error) {
 	if err != nil {

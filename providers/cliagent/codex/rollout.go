@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -28,6 +30,39 @@ func (CLI) UsageFile(configDir, _, session string) string {
 		}
 	}
 	return newest
+}
+
+// SessionTotal implements cliagent.SessionTotals: the thread's running
+// total as its rollout's last token_count gives it, which a resumed thread
+// starts from and its turn.completed reports, earlier runs included.
+func (c CLI) SessionTotal(configDir, session string) providers.Usage {
+	path := c.UsageFile(configDir, "", session)
+	if path == "" {
+		return providers.Usage{}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return providers.Usage{}
+	}
+	defer f.Close()
+	var total *tokenUsage
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if bytes.Contains(line, []byte(`"token_count"`)) {
+			var l rolloutLine
+			if json.Unmarshal(line, &l) == nil && l.Type == "event_msg" && l.Payload.Type == "token_count" && l.Payload.Info != nil && l.Payload.Info.Total != nil {
+				total = l.Payload.Info.Total
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if total == nil {
+		return providers.Usage{}
+	}
+	return providers.Usage{Input: total.InputTokens, CachedInput: total.CachedInputTokens, Output: total.OutputTokens, Reasoning: total.ReasoningOutputTokens}
 }
 
 // threadID is what a Codex thread id looks like (a UUID); anything else
