@@ -273,3 +273,34 @@ func TestRealCodexCallsItsTeamsMCPToolThroughTheWorkflowServer(t *testing.T) {
 	}
 	clitest.AssertEchoServed(t, box, h.script.Calls(), act, h.rec)
 }
+
+// The real Codex's turn.completed reports its thread's running total, which
+// a resumed thread starts from the rollout's: the resumed step is charged
+// its own model call, about as much as the first step's one call (the same
+// prompt and history), not the first step's again on top (Codex 0.171.0
+// before the fix: 22,105 in / 152 out, then 44,249 / 204).
+func TestRealCodexResumedStepIsChargedOnlyItsOwnUsage(t *testing.T) {
+	h := newReal(t, nil)
+	h.script.Add(model,
+		// A step ends at its workflow call: one model call each here.
+		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "4"},
+		fake.Reply{Kind: fake.ReplyVote, Agent: "agent2", Reason: "right"},
+	)
+	_, first, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := h.request(clitest.VoteTool("agent2", "agent3"))
+	req.StepNumber = 2
+	act, second, err := h.step(t, 90*time.Second, req)
+	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolVote {
+		t.Fatalf("second step: %+v, %v", act, err)
+	}
+	t.Logf("first step %d in / %d out, second %d / %d", first.Input, first.Output, second.Input, second.Output)
+	if first.Input == 0 || second.Input == 0 {
+		t.Fatalf("a step reported no usage: %+v, %+v", first, second)
+	}
+	if second.Input >= first.Input*3/2 {
+		t.Errorf("the resumed step was charged %d in / %d out after a first step of %d / %d: the first step's usage again on top of its own", second.Input, second.Output, first.Input, first.Output)
+	}
+}
