@@ -625,11 +625,32 @@ func stepTimedOut(s *Session, v *view, t *attempts, err error) error {
 	return fmt.Errorf("no answer from %s within %g s (step_timeout_seconds): %w", s.modelOf(v.Agent), s.Rules.StepTimeoutSeconds, err)
 }
 
+// addAttempt adds an attempt's usage to its step's. An attempt whose cost
+// is not known (a CLI stopped at a limit before it said what it spent)
+// leaves the cost the other attempts are known to have spent, marked
+// estimated (a lower bound), where a plain sum would make the step's cost
+// unknown: spend counts an unknown cost as nothing, so money known spent
+// would drop out of the budget. Nothing known spent (the sum's known zero
+// start, a free attempt) leaves the cost unknown, as the plain sum does.
+func addAttempt(step, u providers.Usage) providers.Usage {
+	sum := step.Add(u)
+	if sum.CostUSD != nil {
+		return sum
+	}
+	for _, known := range []*float64{step.CostUSD, u.CostUSD} {
+		if known != nil && *known > 0 {
+			c := *known
+			sum.CostUSD, sum.CostEstimated = &c, true
+		}
+	}
+	return sum
+}
+
 // judge turns one reply into the step's entry, or records why it was refused
 // and returns nil so that the next attempt runs. A cancelled run returns its
 // cause.
 func (svc *Service) judge(ctx, sctx context.Context, s *Session, st *State, v *view, t *attempts, reply providers.Action, u providers.Usage, err error) (*Entry, error) {
-	t.usage = t.usage.Add(u)
+	t.usage = addAttempt(t.usage, u)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
