@@ -658,6 +658,23 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		// goroutines was not enough: a zero-latency step could finish between
 		// two launches of one pass, and the pass then launched the next agent
 		// from a state that did not have that step yet.)
+		//
+		// First the run's claim is confirmed, as after a pause of the loop's
+		// own (waitOut): a step that waited out an outage inside it (its
+		// landing, throughOutage) comes back as a plain landing, the loop
+		// never paused, and the run's lease may have run out meanwhile and
+		// another replica claimed the run; the steps launched from it would
+		// be fenced by their own step leases, not the run's, and land and
+		// be paid for. Free while the lease surely lasts (runClaim.holds):
+		// a step that met no outage costs no round trip.
+		if r.claim != nil {
+			if err := r.claim.confirm(ctx); err != nil {
+				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
+					return svc.stop(dctx, r, s, own, results, err)
+				}
+				continue
+			}
+		}
 		unaffordable := false
 		held := svc.heldSpend(dctx, s.ID)
 		for _, id := range launchOrder(st) {

@@ -38,16 +38,15 @@ func (s *splitDownStore) RenewRun(ctx context.Context, id string, v int64, ttl t
 	return s.Store.RenewRun(ctx, id, v, ttl)
 }
 
-// REVIEW (rev-outage): a step whose landing waited out an outage longer
-// than the run's lease (Service.throughOutage, inside the step) returns to
-// the run loop as a plain success, and the loop launches the next steps
-// from it without confirming its run lease (runClaim.confirm is only
-// called by waitOut, after a pause of the loop's own). Another replica
-// claimed the run during the outage; the old holder still launches a new
-// paid model call (and its step lands, fenced only by its own step lease)
-// until its heartbeat's next beat finds the lease lost. DESIGN.md: "the
-// old holder, its run lease lost, launches nothing more".
-func TestReviewALandingThatWaitedOutAnOutageLaunchesNoStepAfterTheRunWasClaimed(t *testing.T) {
+// A step whose landing waited out an outage longer than the run's lease
+// (Service.throughOutage, inside the step) returns to the run loop as a
+// plain landing: the loop never paused, yet another replica claimed the run
+// meanwhile. The loop confirms its claim before launching from that landing
+// (runClaim.confirm) and stops, lease lost, launching nothing. Before, it
+// launched the next agent's paid model call, whose step landed fenced only
+// by its own step lease, until the heartbeat's next beat found the lease
+// lost.
+func TestALandingThatWaitedOutAnOutageLaunchesNoStepOnceTheRunWasClaimed(t *testing.T) {
 	models, sc, provs := coordtest.Team(t, 2)
 	inStep, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
