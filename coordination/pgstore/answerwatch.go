@@ -15,8 +15,10 @@ import (
 // lease renewed every third of its TTL run out, and no statement of ours
 // takes that long against a database that answers (a landing's p99 under
 // the overhead bench's 1,000 sessions on two shared cores: 0.6 s). A
-// statement that does (a lock waited on, a large prune) costs only a
-// takeover deferred by a TTL.
+// statement that does (a lock waited on, a large prune) costs only the
+// takeover of a lease that ran out near it, deferred by a TTL: late
+// answers are not joined into one outage, however often they come
+// (outageSeen), and hold no reap off.
 const lateAnswer = lockTTL / 2
 
 // answerWatch hears of every statement and batch the pools send

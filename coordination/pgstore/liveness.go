@@ -173,8 +173,10 @@ const (
 
 // reapDead beats and looks for dead replicas every reapEvery until ctx
 // ends. It looks not while this replica sees an outage or its excuse runs
-// (OutageExcuses): every replica lost its connections with the database
-// then, and each is given its TTL to come back, as its leases are. It
+// (OutageExcuses, reapHeldOff): every replica lost its connections with
+// the database then, and each is given its TTL to come back, as its leases
+// are. A statement answered late does not stop the looks: no connection
+// was lost, and a live replica's liveness lock is held through it. It
 // beats even then: this replica's own LISTEN connection lost is an outage
 // it sees, and the others' looks must read it alive by its beats.
 //
@@ -225,11 +227,11 @@ func (db *DB) reapOnce(ctx context.Context) error {
 
 // look is one look for dead replicas (massgen_reap), its reaps logged: a
 // replica gone is news to the operator. Below the query tracer, like the
-// heartbeat's own work: no round trip of a step's. None while an outage's
-// excuse runs.
+// heartbeat's own work: no round trip of a step's. None while the excuse
+// of an outage that ended connections runs (reapHeldOff).
 func (db *DB) look(ctx context.Context) error {
-	if db.lockTakeover() != nil {
-		return nil // an outage's excuse runs
+	if db.reapHeldOff() {
+		return nil
 	}
 	key := []byte(strconv.FormatInt(db.replica.key, 10))
 	// The look on the main pool, given its time: a reap reads the whole

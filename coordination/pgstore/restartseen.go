@@ -33,6 +33,6 @@ func (db *DB) seeRestart(ctx context.Context) error {
 	if err := db.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&started); err != nil {
 		return fmt.Errorf("reading when the database started: %w", err)
 	}
-	db.outage.spanned(started.Add(-restartDown), minTime(time.Now(), started.Add(restartUp)))
+	db.outage.restarted(started.Add(-restartDown), minTime(time.Now(), started.Add(restartUp)))
 	return nil
 }
