@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 			os.Exit(fakeCLI(os.Args[2:]))
 		case "cli-parent":
 			os.Exit(cliParent(os.Args[2]))
+		case "cli-parent-tree":
+			os.Exit(cliParentTree(os.Args[2]))
 		case "relay-server":
 			v, err := relay.ReadView(os.Args[3])
 			if err != nil {
