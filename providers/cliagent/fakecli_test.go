@@ -32,10 +32,8 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "fake-cli":
 			os.Exit(fakeCLI(os.Args[2:]))
-		case "cli-parent":
-			os.Exit(cliParent(os.Args[2]))
-		case "cli-parent-tree":
-			os.Exit(cliParentTree(os.Args[2]))
+		case "cli-parent", "cli-parent-sandboxed":
+			os.Exit(cliParent(os.Args[1] == "cli-parent-sandboxed", os.Args[2], os.Args[3]))
 		case "relay-server":
 			v, err := relay.ReadView(os.Args[3])
 			if err != nil {

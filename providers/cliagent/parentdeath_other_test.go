@@ -2,4 +2,4 @@
 
 package cliagent
 
-func cliParent(string) int { return 2 }
+func cliParent(bool, string, string) int { return 2 }

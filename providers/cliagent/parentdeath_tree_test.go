@@ -3,59 +3,30 @@
 package cliagent
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
-
-// cliParentTree is cliParent whose CLI run starts a command of its own (as
-// Claude Code's Bash or Codex's exec_command do): a shell that starts a
-// long sleep, writes the sleep's pid to pidFile, and waits for it.
-func cliParentTree(pidFile string) int {
-	sh := exec.Command("sh", "-c", `sleep 120 & echo $! > "$1"; wait`, "sh", pidFile)
-	if _, err := startProcess(sh, newTail(1024)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	select {}
-}
 
 // TestACLIRunsCommandsDieWithTheServerThatStartedIt: an unsandboxed CLI run
 // whose server is SIGKILLed must not leave the commands it started running
 // ("no child outlives the step"): Pdeathsig reaches the CLI's leader only,
 // so a command it started (a build, a dev server, a script writing the
-// workspace another replica now holds) goes on.
+// workspace another replica now holds) went on. A command that left the
+// CLI's process group, or its session and its parent (a daemon), does not
+// escape either: the supervisor is their subreaper.
+// ownSession is a command in a session of its own, which writes its pid to
+// $1 once it is there: killed a moment early, it would still be in the CLI's
+// group, and die with it.
+const ownSession = `setsid sh -c 'echo $$ > "$1"; exec sleep 120' sh "$1"`
+
 func TestACLIRunsCommandsDieWithTheServerThatStartedIt(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	parent := exec.Command(os.Args[0], "cli-parent-tree", pidFile)
-	if err := parent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var child int
-	deadline := time.Now().Add(10 * time.Second)
-	for child == 0 {
-		if data, err := os.ReadFile(pidFile); err == nil {
-			child, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		}
-		if time.Now().After(deadline) {
-			_ = parent.Process.Kill()
-			t.Fatal("the server's CLI run never started its command")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	defer syscall.Kill(child, syscall.SIGKILL) // a failed test leaves nothing
-	_ = parent.Process.Kill()
-	_ = parent.Wait()
-	for deadline = time.Now().Add(5 * time.Second); alive(child); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the CLI run's command (pid %d) outlived its killed server by 5 s", child)
-		}
-		time.Sleep(10 * time.Millisecond)
+	for _, c := range []struct{ name, script string }{
+		{"in its group", `sleep 120 & echo $! > "$1"; wait`},
+		{"in a session of its own", ownSession + ` & wait`},
+		{"daemonized", `(` + ownSession + ` &); exec sleep 120`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			command := killServerUnder(t, "cli-parent", c.script, hostPid)
+			dies(t, command, "the CLI run's command")
+		})
 	}
 }

@@ -9,29 +9,47 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/supervisor"
 )
 
 // process is one CLI run in its own process group. When its leader exits,
 // or when it is killed, the whole group is killed before the leader is
 // reaped (so the group's id cannot have been reused), and no child the CLI
-// started outlives the run.
+// started outlives the run. An unsandboxed run's leader is its supervisor
+// (package supervisor), which does the same for the CLI's whole tree, the
+// commands that left its group included.
 type process struct {
-	cmd    *exec.Cmd
-	pgid   int
-	stdout *os.File
-	exited chan struct{} // closed once the leader is reaped
-	err    error         // the leader's exit, valid after exited
+	cmd        *exec.Cmd
+	pgid       int
+	supervised bool
+	stdout     *os.File
+	exited     chan struct{} // closed once the leader is reaped
+	err        error         // the leader's exit, valid after exited
+
+	mu       sync.Mutex
+	reaping  bool        // the leader is being reaped: its ids may be reused
+	backstop *time.Timer // kills a supervisor that did not stop when asked
 }
 
 // startProcess starts cmd in a new process group with stdout on a pipe the
-// caller reads; stderr goes to the given writer.
-func startProcess(cmd *exec.Cmd, stderr *tailBuffer) (*process, error) {
+// caller reads; stderr goes to the given writer. Unless confined (the
+// sandbox's PID namespace holds the run's every process already), it runs
+// under a supervisor.
+func startProcess(cmd *exec.Cmd, stderr *tailBuffer, confined bool) (*process, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0
 	dieWithParent(cmd.SysProcAttr)
+	var started *os.File
+	if !confined {
+		var err error
+		if started, err = supervisor.Command(cmd); err != nil {
+			return nil, err
+		}
+	}
 	// A child still holding stderr after the group is killed (it left the
 	// group) must not hold Wait.
 	cmd.WaitDelay = 2 * time.Second
@@ -43,10 +61,22 @@ func startProcess(cmd *exec.Cmd, stderr *tailBuffer) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
+		if started != nil {
+			started.Close()
+			cmd.ExtraFiles[0].Close()
+		}
 		return nil, err
 	}
 	w.Close()
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdout: r, exited: make(chan struct{})}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, supervised: started != nil, stdout: r, exited: make(chan struct{})}
+	if started != nil {
+		if err := supervisor.Started(cmd, started); err != nil {
+			p.killGroup()
+			_ = cmd.Wait()
+			r.Close()
+			return nil, err
+		}
+	}
 	go p.wait()
 	return p, nil
 }
@@ -61,13 +91,38 @@ func (p *process) wait() {
 			break
 		}
 	}
+	p.mu.Lock()
 	p.killGroup()
+	p.reaping = true
+	if p.backstop != nil {
+		p.backstop.Stop()
+	}
+	p.mu.Unlock()
 	p.err = p.cmd.Wait()
 	close(p.exited)
 }
 
-// kill kills the whole group now.
-func (p *process) kill() { p.killGroup() }
+// kill ends the run now: a plain run's group is killed; a supervisor is
+// asked to kill its CLI's tree and exit as the CLI did, and its group is
+// killed should it not have within supervisor.Grace.
+func (p *process) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.reaping:
+	case !p.supervised:
+		p.killGroup()
+	case p.backstop == nil:
+		_ = syscall.Kill(p.pgid, syscall.SIGTERM)
+		p.backstop = time.AfterFunc(supervisor.Grace, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if !p.reaping {
+				p.killGroup()
+			}
+		})
+	}
+}
 
 func (p *process) killGroup() {
 	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)

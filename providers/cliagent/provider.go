@@ -253,7 +253,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	stderr := newTail(8 << 10)
-	proc, err := startProcess(cmd, stderr)
+	proc, err := startProcess(cmd, stderr, p.opts.Sandbox.Confined())
 	if err != nil {
 		return result{}, fmt.Errorf("cannot start %s: %w", p.info.Binary, err)
 	}
