@@ -1,0 +1,87 @@
+//go:build linux
+
+package cliagent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestASandboxedCLIRunsCommandsDieWithItsRun: a CLI run in the bwrap
+// sandbox needs no supervisor. bwrap runs with --die-with-parent, and its
+// PID namespace's init takes every process of the sandbox with it, a daemon
+// that left the CLI's session included, whether the server that started it
+// is SIGKILLed, the run is killed (a timeout, a cancel, a limit), or the CLI
+// exits.
+func TestASandboxedCLIRunsCommandsDieWithItsRun(t *testing.T) {
+	sandboxed(t)
+	// Inside the sandbox the daemon's pid is its namespace's; the host finds
+	// it by its command line, a sleep of a length no other process has.
+	var daemon string
+	var byCommandLine func(string) int
+	fresh := func() {
+		length := fmt.Sprintf("%d.%09d", 100+os.Getpid()%100, time.Now().Nanosecond())
+		daemon = `(setsid sh -c 'echo $$ > "$1"; exec sleep ` + length + `' sh "$1" &)`
+		byCommandLine = func(string) int { return pidRunning("sleep\x00" + length + "\x00") }
+	}
+	t.Run("the server dies", func(t *testing.T) {
+		fresh()
+		pid := killServerUnder(t, "cli-parent-sandboxed", daemon+`; exec sleep 120`, byCommandLine)
+		dies(t, pid, "the sandboxed CLI run's daemon")
+	})
+	run := func(t *testing.T, script string) (*process, int) {
+		fresh()
+		script = strings.ReplaceAll(script, "DAEMON", daemon)
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		cmd, err := scriptCommand(true, script, pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := startProcess(cmd, newTail(1024), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.kill(); <-p.exited })
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if data, _ := os.ReadFile(pidFile); strings.HasSuffix(string(data), "\n") {
+				if pid := byCommandLine(""); pid > 0 {
+					return p, pid
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the sandboxed CLI run never started its daemon")
+			}
+		}
+	}
+	t.Run("the run is killed", func(t *testing.T) {
+		p, pid := run(t, `DAEMON; exec sleep 120`)
+		p.kill()
+		<-p.exited
+		dies(t, pid, "the killed sandboxed CLI run's daemon")
+	})
+	t.Run("the CLI exits", func(t *testing.T) {
+		p, pid := run(t, `DAEMON; until [ -s "$1" ]; do sleep 0.01; done`)
+		<-p.exited
+		dies(t, pid, "the daemon of a sandboxed CLI run that exited")
+	})
+}
+
+// pidRunning is the pid of a running process whose command line begins
+// with cmdline (NULs between its arguments), or 0.
+func pidRunning(cmdline string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(b), cmdline) {
+			continue
+		}
+		if pid := hostPid(e.Name()); pid > 0 && alive(pid) {
+			return pid
+		}
+	}
+	return 0
+}
