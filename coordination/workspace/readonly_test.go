@@ -11,6 +11,19 @@ import (
 	"github.com/massgen-go/massgen-mcp/internal/unprivileged"
 )
 
+// reopenOnCleanup gives every directory under dir its bits back when the
+// test ends, so that the test's temporary directory can be removed.
+func reopenOnCleanup(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+}
+
 // TestARollbackRemovesTheFilesOfAReadOnlyDirectoryTheStepLeft: a step
 // that votes after closing a directory it wrote a file in leaves none of
 // its files for the next answer's snapshot, for a server not run as root
@@ -33,14 +46,7 @@ func TestARollbackRemovesTheFilesOfAReadOnlyDirectoryTheStepLeft(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				filepath.WalkDir(live, func(p string, d fs.DirEntry, err error) error {
-					if err == nil && d.IsDir() {
-						os.Chmod(p, 0o755)
-					}
-					return nil
-				})
-			})
+			reopenOnCleanup(t, live)
 			write(t, live, "src/main.go", "package main")
 			stageAndLand(t, tm, "a", 1)
 			write(t, live, tc.junk, "not in any answer")
@@ -68,14 +74,7 @@ func TestARollbackRemovesTheFilesOfAReadOnlyDirectoryTheStepLeft(t *testing.T) {
 func TestAReplicasStaleDirectoryIsSweptWithItsReadOnlyDirectories(t *testing.T) {
 	sessions := filepath.Join(t.TempDir(), "sessions")
 	dir := filepath.Join(sessions, "reuse")
-	t.Cleanup(func() {
-		filepath.WalkDir(sessions, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-	})
+	reopenOnCleanup(t, sessions)
 	old := teamOf(dir, "2025-01-01T00:00:00Z")
 	live, err := old.Prepare("agent_a")
 	if err != nil {
@@ -107,14 +106,7 @@ func TestAnAnswerKeepsWhatItsAgentMadeUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		filepath.WalkDir(live, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-	})
+	reopenOnCleanup(t, live)
 	write(t, live, "src/main.go", "package main")
 	write(t, live, "fixtures/closed/inner.txt", "inside two closed directories")
 	write(t, live, "fixtures/secret.txt", "nobody may read me")
