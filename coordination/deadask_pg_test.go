@@ -1,0 +1,52 @@
+package coordination_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/permissions"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// TestAnAskWhoseReplicaDiedIsNotLeftPendingForAPersonToApprove: replica A's
+// step asked a person (an approval request row) and A was SIGKILLed before
+// the ask's timeout, so nobody wrote the fail-closed refusal. Its request
+// must not stay pending past its expiry: status and the live view list it
+// (the live view picks the oldest by default, so `y` answers it, not the
+// ask of the step that replica B has taken over), and an approval of it
+// is accepted though no step waits for it.
+func TestAnAskWhoseReplicaDiedIsNotLeftPendingForAPersonToApprove(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	deadStore := pgTenant(t, dsn)
+	b := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
+	ctx := context.Background()
+	s, err := b.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What A's guard wrote before it died (coordination/permissions.go
+	// answer → askBox → RequestApproval): a 1 s ask, asked 10 s ago.
+	asked := time.Now().Add(-10 * time.Second).UTC()
+	dead := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: s.ID, Agent: "agent_a", Tool: "run_command",
+		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: "external",
+		Rule: "role workspace", Asked: asked, Expires: asked.Add(time.Second)}
+	if err := deadStore.(coordination.ApprovalBox).RequestApproval(ctx, s.ID, dead); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := b.PendingApprovals(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 0 {
+		t.Errorf("replica B lists %d pending asks, the first %s (expired %s ago, its asker dead): want none",
+			len(pending), pending[0].ID, time.Since(pending[0].Expires).Round(time.Second))
+	}
+	if err := b.Approve(ctx, s.ID, dead.ID, true, "ops"); err == nil {
+		t.Errorf("an approval of ask %s, expired with no step waiting for it, was accepted", dead.ID)
+	}
+}
