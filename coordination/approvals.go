@@ -19,10 +19,21 @@ type ApprovalBox interface {
 	ApprovalAnswer(ctx context.Context, id, request string) (resp permissions.ApprovalResponse, ok bool, err error)
 	// AnswerApproval stores the answer to a request; the first stands.
 	// It fails with permissions.ErrNoRequest for a request it does not
-	// hold, permissions.ErrAnswered for one already answered.
+	// hold, permissions.ErrAnswered for one a person already answered,
+	// permissions.ErrExpired for one refused at its timeout, or an
+	// approval of one that has lapsed (below). A refusal is stored
+	// whatever the expiry: a late asker's own must stand.
 	AnswerApproval(ctx context.Context, id string, resp permissions.ApprovalResponse) error
-	// PendingApprovals lists the requests with no answer, oldest first.
+	// PendingApprovals lists the requests with no answer that have not
+	// lapsed, oldest first. A request has lapsed once its Expires is more
+	// than MaxClockSkew past (by the store's clock): its asker, which
+	// refuses it at the expiry by its own clock, is gone.
 	PendingApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error)
+	// ExpireApprovals refuses the lapsed requests with no answer in their
+	// askers' stead (by permissions.ByTimeout, for
+	// permissions.AskerGone) and returns those this call refused, each to
+	// one caller only.
+	ExpireApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error)
 }
 
 // askBox is permissions.AskFile over a store's ApprovalBox: the request is

@@ -2,6 +2,8 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func TestAnAskWhoseReplicaDiedIsNotLeftPendingForAPersonToApprove(t *testing.T) 
 	asked := time.Now().Add(-10 * time.Second).UTC()
 	dead := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: s.ID, Agent: "agent_a", Tool: "run_command",
 		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: "external",
-		Rule: "role workspace", Asked: asked, Expires: asked.Add(time.Second)}
+		Rule: "role workspace", Step: 2, Asked: asked, Expires: asked.Add(time.Second)}
 	if err := deadStore.(coordination.ApprovalBox).RequestApproval(ctx, s.ID, dead); err != nil {
 		t.Fatal(err)
 	}
@@ -48,5 +50,32 @@ func TestAnAskWhoseReplicaDiedIsNotLeftPendingForAPersonToApprove(t *testing.T) 
 	}
 	if err := b.Approve(ctx, s.ID, dead.ID, true, "ops"); err == nil {
 		t.Errorf("an approval of ask %s, expired with no step waiting for it, was accepted", dead.ID)
+	}
+	checkDeadAskRefused(t, b, s.ID, dead)
+}
+
+// checkDeadAskRefused: a dead asker's lapsed ask was refused in its stead
+// once, the audit saying so, and another answer is refused with an error
+// a person can act on.
+func checkDeadAskRefused(t *testing.T, svc *coordination.Service, session string, dead permissions.ApprovalRequest) {
+	t.Helper()
+	ctx := context.Background()
+	err := svc.Approve(ctx, session, dead.ID, false, "ops")
+	if !errors.Is(err, permissions.ErrExpired) || !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), "no longer waits") {
+		t.Errorf("answering the dead ask again = %v, want ErrExpired saying its step no longer waits", err)
+	}
+	recs, err := svc.PermissionLog(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []permissions.Record
+	for _, r := range recs {
+		if r.Request == dead.ID {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 1 || got[0].Outcome != permissions.Refused || !strings.Contains(got[0].By, "timeout") || !strings.Contains(got[0].By, "gone") ||
+		got[0].Agent != dead.Agent || got[0].Step != dead.Step || got[0].Action != dead.Action || got[0].Verdict != permissions.Ask {
+		t.Errorf("the audit holds %+v for the dead ask; want one refusal by its timeout, naming its asker gone", got)
 	}
 }

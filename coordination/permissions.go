@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -130,7 +131,7 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 	}
 	now := g.svc.now()
 	req := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: g.session, Agent: g.agent, Tool: tool,
-		Action: maskAction(d.Action), Risk: d.Risk, Rule: d.Rule, Asked: now, Expires: now.Add(timeout)}
+		Action: maskAction(d.Action), Risk: d.Risk, Rule: d.Rule, Step: g.step, Asked: now, Expires: now.Add(timeout)}
 	g.svc.event(ctx, g.session, Event{Type: "approval_requested", Agent: g.agent, Step: g.step,
 		Message: g.agent + " asks to " + req.Action.String() + ": massgen-mcp approve " + req.ID + " (or deny)"})
 	var resp permissions.ApprovalResponse
@@ -193,8 +194,11 @@ func (svc *Service) PermissionLog(ctx context.Context, id string) ([]permissions
 
 // PendingApprovals lists a session's asks waiting for a person in the
 // handshake (the store's rows, or the session directory's files); none when
-// its store keeps neither.
+// its store keeps neither. An ask whose asker is gone (its replica died
+// before the ask's timeout) is not among them: it is refused in the
+// asker's stead first (expireApprovals).
 func (svc *Service) PendingApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error) {
+	svc.expireApprovals(ctx, id)
 	if box, ok := svc.store.(ApprovalBox); ok {
 		return box.PendingApprovals(ctx, id)
 	}
@@ -202,12 +206,52 @@ func (svc *Service) PendingApprovals(ctx context.Context, id string) ([]permissi
 	if dir == "" {
 		return nil, nil
 	}
-	return permissions.Pending(dir)
+	return permissions.Pending(dir, svc.lapseCutoff())
 }
 
+// lapseCutoff is the file handshake's cutoff for a lapsed ask
+// (permissions.ApprovalRequest.Lapsed): its asker refuses it at the expiry
+// by its own clock, given MaxClockSkew as a lease's expiry is
+// (RunLease.Held). The PostgreSQL store reads its own clock alike.
+func (svc *Service) lapseCutoff() time.Time { return svc.now().Add(-MaxClockSkew) }
+
+// expireApprovals refuses, in their askers' stead, a session's asks that
+// are still open past their expiry: a live asker refuses its own at the
+// expiry (permissions.Await), so such an ask's asker was gone (its replica
+// killed) before it, and the ask must neither stay pending for a person to
+// approve — the live view answers the oldest by default — nor go
+// unrecorded. Each ask this call refused is recorded in the permission log
+// (once: the first answer stands). Best effort: a store that takes no
+// write now leaves it to the next look, and the lapsed ask is neither
+// listed nor approvable meanwhile.
+func (svc *Service) expireApprovals(ctx context.Context, id string) {
+	var lapsed []permissions.ApprovalRequest
+	var err error
+	if box, ok := svc.store.(ApprovalBox); ok {
+		lapsed, err = box.ExpireApprovals(ctx, id)
+	} else if dir := svc.dir(id); dir != "" {
+		lapsed, err = permissions.Expire(dir, svc.lapseCutoff())
+	}
+	if err != nil {
+		svc.log.Debug().Err(err).Str("session", id).Msg("the lapsed asks could not be refused now; they are neither listed nor approvable")
+	}
+	for _, r := range lapsed {
+		svc.audit(ctx, id, permissions.Record{Time: svc.now(), Agent: r.Agent, Step: r.Step, Tool: r.Tool, Action: r.Action,
+			Risk: r.Risk, Verdict: permissions.Ask, Rule: r.Rule, Outcome: permissions.Refused, By: askerGoneBy, Request: r.ID})
+	}
+}
+
+// askerGoneBy is who answered an ask refused in its gone asker's stead, as
+// the permission log records it (the asker's own refusal at the timeout
+// reads "file handshake (timeout)").
+const askerGoneBy = "file handshake (timeout: the asking step was gone)"
+
 // Approve answers a pending ask of a session's handshake; the first answer
-// stands.
+// stands. An ask past its expiry is refused at its timeout, its asker's or
+// in its gone asker's stead (expireApprovals), and takes no answer
+// (permissions.ErrExpired).
 func (svc *Service) Approve(ctx context.Context, id, request string, approve bool, by string) error {
+	svc.expireApprovals(ctx, id)
 	var err error
 	if box, ok := svc.store.(ApprovalBox); ok {
 		err = box.AnswerApproval(ctx, id, permissions.ApprovalResponse{ID: request, Approve: approve, By: by, At: svc.now().UTC()})
@@ -216,9 +260,9 @@ func (svc *Service) Approve(ctx context.Context, id, request string, approve boo
 		if dir == "" {
 			return fmt.Errorf("session %q keeps no directory to answer approvals in: %w", id, ErrBadInput)
 		}
-		err = permissions.Answer(dir, request, approve, by, "")
+		err = permissions.Answer(dir, request, approve, by, "", svc.lapseCutoff())
 	}
-	if errors.Is(err, permissions.ErrNoRequest) || errors.Is(err, permissions.ErrAnswered) {
+	if errors.Is(err, permissions.ErrNoRequest) || errors.Is(err, permissions.ErrAnswered) || errors.Is(err, permissions.ErrExpired) {
 		return fmt.Errorf("%w: %w", err, ErrBadInput)
 	}
 	return err

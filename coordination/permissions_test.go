@@ -141,7 +141,7 @@ func TestAnAPIAgentsCommandsAreDecidedAskedAndAudited(t *testing.T) {
 func answerWhenAgentBLanded(t *testing.T, h *coordtest.Harness, id, dir string, approve bool) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		pending, _ := permissions.Pending(dir)
+		pending, _ := permissions.Pending(dir, time.Now())
 		l, _ := h.Service.Store().Ledger(context.Background(), id)
 		if len(pending) == 1 && l != nil && len(l.Agents["agent_b"]) > 0 {
 			if pending[0].Agent != "agent_a" || pending[0].Action.Kind != permissions.Git || pending[0].Risk != permissions.RiskExternal {

@@ -26,16 +26,28 @@ import (
 
 // ApprovalRequest is one ask awaiting a person.
 type ApprovalRequest struct {
-	ID      string    `json:"id"`
-	Session string    `json:"session"`
-	Agent   string    `json:"agent"`
-	Tool    string    `json:"tool"`
-	Action  Action    `json:"action"`
-	Risk    Risk      `json:"risk"`
-	Rule    string    `json:"rule"`
-	Asked   time.Time `json:"asked"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Agent   string `json:"agent"`
+	Tool    string `json:"tool"`
+	Action  Action `json:"action"`
+	Risk    Risk   `json:"risk"`
+	Rule    string `json:"rule"`
+	// Step is the asking agent's step, for the audit record a reader
+	// writes in the asker's stead (Expire); 0 in requests written before
+	// it was kept.
+	Step  int       `json:"step,omitempty"`
+	Asked time.Time `json:"asked"`
+	// Expires is when the asker stops waiting and refuses the request
+	// itself (Await waits exactly until then, by the asker's clock).
 	Expires time.Time `json:"expires"`
 }
+
+// Lapsed tells whether the request's asker no longer waits by cutoff: it
+// expired before cutoff. A reader passes its now less the most the asker's
+// clock may be behind its own, so a live asker's request is never taken
+// for lapsed while it still waits.
+func (r ApprovalRequest) Lapsed(cutoff time.Time) bool { return r.Expires.Before(cutoff) }
 
 // ApprovalResponse is the answer to one.
 type ApprovalResponse struct {
@@ -49,9 +61,22 @@ type ApprovalResponse struct {
 // ErrNoRequest is returned by Answer for an id with no request.
 var ErrNoRequest = errors.New("no such approval request")
 
-// ErrAnswered is returned by Answer for a request already answered (or
-// refused by its timeout).
+// ErrAnswered is returned by Answer for a request a person already
+// answered.
 var ErrAnswered = errors.New("the approval request was already answered")
+
+// ErrExpired is returned by Answer for a request past its expiry: its step
+// no longer waits for the answer, and the request was refused at its
+// timeout (by its asker, or, when the asker was gone, by Expire).
+var ErrExpired = errors.New("the ask expired and was refused at its timeout: the step that asked no longer waits for an answer")
+
+// ByTimeout is who answered a request the handshake refused at its expiry.
+const ByTimeout = "timeout"
+
+// AskerGone is the reason of a refusal written in a lapsed request's
+// asker's stead (Expire): the asker, whose own refusal at the timeout
+// would have closed it, had stopped (its server died or was killed) first.
+const AskerGone = "the step that asked was gone before its ask expired (its server stopped), so nobody refused it at its timeout"
 
 var idRe = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
@@ -106,7 +131,7 @@ func Await(ctx context.Context, req ApprovalRequest, read func() (ApprovalRespon
 		case <-ctx.Done():
 		case <-deadline.C:
 		}
-		why := "timeout"
+		why := ByTimeout
 		if ctx.Err() != nil {
 			why = "step ended"
 		}
@@ -121,23 +146,80 @@ func Await(ctx context.Context, req ApprovalRequest, read func() (ApprovalRespon
 	}
 }
 
-// Answer writes a person's answer to a pending request.
-func Answer(dir, id string, approve bool, by, reason string) error {
+// Answer writes a person's answer to a pending request. A request that
+// lapsed by cutoff (ApprovalRequest.Lapsed) takes no approval
+// (ErrExpired): its step no longer waits, and its asker being gone, a
+// yes would stand for a call nobody makes. A refusal is written whatever
+// the expiry: one can do no harm, and a late asker's own must stand.
+func Answer(dir, id string, approve bool, by, reason string, cutoff time.Time) error {
 	if !idRe.MatchString(id) {
 		return fmt.Errorf("%w: %q is not an approval id ([a-z0-9-], as `status` lists them)", ErrNoRequest, id)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "requests", id+".json")); err != nil {
+	req, err := readRequest(dir, id)
+	if err != nil {
 		return fmt.Errorf("%w: %s in %s", ErrNoRequest, id, dir)
 	}
-	err := writeJSON(filepath.Join(dir, "responses", id+".json"), ApprovalResponse{ID: id, Approve: approve, By: by, Reason: reason, At: time.Now().UTC()}, true)
+	if approve && req.Lapsed(cutoff) {
+		return answered(dir, id, fs.ErrNotExist)
+	}
+	err = writeJSON(filepath.Join(dir, "responses", id+".json"), ApprovalResponse{ID: id, Approve: approve, By: by, Reason: reason, At: time.Now().UTC()}, true)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: %s", ErrAnswered, id)
+		return answered(dir, id, err)
 	}
 	return err
 }
 
-// Pending lists the requests of dir that have no response, oldest first.
-func Pending(dir string) ([]ApprovalRequest, error) {
+// answered is the error of an answer that did not stand: ErrExpired when
+// the request was refused at its timeout (or, with no answer yet, has
+// lapsed), else ErrAnswered.
+func answered(dir, id string, err error) error {
+	if r, rerr := readResponse(dir, id); rerr == nil && r.By != ByTimeout {
+		return fmt.Errorf("%w: %s", ErrAnswered, id)
+	}
+	return fmt.Errorf("approval request %s: %w", id, ErrExpired)
+}
+
+// Expire refuses, in their askers' stead, the requests of dir that lapsed
+// by cutoff with no answer (by ByTimeout, reason AskerGone): a live asker
+// refuses its own at the expiry, so one still open past it had an asker
+// that stopped first. It returns the requests it refused, whose decisions
+// the caller records; a request answered meanwhile is not among them (the
+// first answer stands).
+func Expire(dir string, cutoff time.Time) ([]ApprovalRequest, error) {
+	open, err := unanswered(dir)
+	var out []ApprovalRequest
+	for _, r := range open {
+		if !r.Lapsed(cutoff) {
+			continue
+		}
+		resp := ApprovalResponse{ID: r.ID, By: ByTimeout, Reason: AskerGone, At: time.Now().UTC()}
+		werr := writeJSON(filepath.Join(dir, "responses", r.ID+".json"), resp, true)
+		switch {
+		case werr == nil:
+			out = append(out, r)
+		case !errors.Is(werr, fs.ErrExist):
+			err = errors.Join(err, fmt.Errorf("refuse the lapsed approval request %s: %w", r.ID, werr))
+		}
+	}
+	return out, err
+}
+
+// Pending lists the requests of dir that have no response and whose asker
+// still waits by cutoff (not Lapsed), oldest first.
+func Pending(dir string, cutoff time.Time) ([]ApprovalRequest, error) {
+	open, err := unanswered(dir)
+	out := open[:0]
+	for _, r := range open {
+		if !r.Lapsed(cutoff) {
+			out = append(out, r)
+		}
+	}
+	return out, err
+}
+
+// unanswered lists the requests of dir that have no response, oldest
+// first.
+func unanswered(dir string) ([]ApprovalRequest, error) {
 	ents, err := os.ReadDir(filepath.Join(dir, "requests"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -154,15 +236,23 @@ func Pending(dir string) ([]ApprovalRequest, error) {
 		if _, err := os.Stat(filepath.Join(dir, "responses", e.Name())); err == nil {
 			continue
 		}
-		var r ApprovalRequest
-		b, err := os.ReadFile(filepath.Join(dir, "requests", e.Name()))
-		if err != nil || json.Unmarshal(b, &r) != nil {
+		r, err := readRequest(dir, id)
+		if err != nil {
 			continue // being written
 		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Asked.Before(out[j].Asked) })
 	return out, nil
+}
+
+func readRequest(dir, id string) (ApprovalRequest, error) {
+	var r ApprovalRequest
+	b, err := os.ReadFile(filepath.Join(dir, "requests", id+".json"))
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(b, &r)
 }
 
 func readResponse(dir, id string) (ApprovalResponse, error) {

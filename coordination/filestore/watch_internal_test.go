@@ -62,7 +62,7 @@ func TestWatchSeesAsksRaisedAnsweredAndDecided(t *testing.T) {
 			}()
 			storetest.AwaitChange(t, ch, coordination.Change{Permissions: true})
 			quiet()
-			if err := permissions.Answer(s.Dir("asks"), "ask1", true, "web", ""); err != nil {
+			if err := permissions.Answer(s.Dir("asks"), "ask1", true, "web", "", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			storetest.AwaitChange(t, ch, coordination.Change{Permissions: true})

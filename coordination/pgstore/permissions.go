@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/permissions"
@@ -97,7 +98,23 @@ func (s *Store) ApprovalAnswer(ctx context.Context, id, request string) (permiss
 	return r, found, err
 }
 
-// AnswerApproval stores the answer to a request; the first one stands.
+// lapsedAfter is how long past its expiry, by the database's clock, a
+// request has lapsed: its asker refuses it at the expiry by its own clock,
+// which may be coordination.MaxClockSkew behind another's (as a lease
+// expiry is read, coordination.RunLease.Held), so a live asker's request
+// is never taken for lapsed while it still waits. $n is the parameter
+// holding the skew in seconds.
+func lapsedAfter(n int) string {
+	return fmt.Sprintf(`(q.request->>'expires')::timestamptz < now() - make_interval(secs => $%d)`, n)
+}
+
+var skewSeconds = coordination.MaxClockSkew.Seconds()
+
+// AnswerApproval stores the answer to a request; the first one stands. A
+// request that has lapsed (lapsedAfter) takes no approval
+// (permissions.ErrExpired): its asker is gone, and a yes would stand for a
+// call nobody makes. A refusal is stored whatever the expiry: it can do no
+// harm, and a late asker's own must stand.
 func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.ApprovalResponse) error {
 	if err := live(ctx, id); err != nil {
 		return err
@@ -107,16 +124,25 @@ func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.
 	if err != nil {
 		return fmt.Errorf("encoding the answer to approval request %s: %w", resp.ID, err)
 	}
-	// One statement: the request must exist, and the key keeps the first
-	// answer of any two racing (a person and the timeout).
+	// One statement: the request must exist (and, for a yes, not have
+	// lapsed), and the key keeps the first answer of any two racing (a
+	// person and the timeout). Answered already by the timeout, or lapsed,
+	// is "expired".
 	var state string
-	err = s.db.pool.QueryRow(ctx, `WITH ins AS (
+	err = s.db.pool.QueryRow(ctx, `WITH q AS (
+			SELECT `+lapsedAfter(7)+` AS lapsed FROM approval_requests q WHERE q.tenant = $1 AND q.session_id = $2 AND q.id = $3),
+		ins AS (
 			INSERT INTO approval_responses (tenant, session_id, id, at, approve, response)
-			SELECT $1, $2, $3, $4, $5, $6 FROM approval_requests WHERE tenant = $1 AND session_id = $2 AND id = $3
-			ON CONFLICT DO NOTHING RETURNING 1)
+			SELECT $1, $2, $3, $4, $5, $6 FROM q WHERE NOT ($5 AND q.lapsed)
+			ON CONFLICT DO NOTHING RETURNING 1),
+		stands AS (
+			SELECT r.response->>'by' AS by FROM approval_responses r WHERE r.tenant = $1 AND r.session_id = $2 AND r.id = $3)
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN 'answered'
-			WHEN EXISTS (SELECT 1 FROM approval_requests WHERE tenant = $1 AND session_id = $2 AND id = $3) THEN 'already'
-			ELSE 'none' END`, s.tenant, id, resp.ID, resp.At, resp.Approve, data).Scan(&state)
+			WHEN NOT EXISTS (SELECT 1 FROM q) THEN 'none'
+			WHEN EXISTS (SELECT 1 FROM stands WHERE by = $8) THEN 'expired'
+			WHEN EXISTS (SELECT 1 FROM stands) THEN 'already'
+			WHEN (SELECT lapsed FROM q) AND $5 THEN 'expired'
+			ELSE 'already' END`, s.tenant, id, resp.ID, resp.At, resp.Approve, data, skewSeconds, permissions.ByTimeout).Scan(&state)
 	if err != nil {
 		return fmt.Errorf("storing the answer to approval request %s of session %q: %w", resp.ID, id, err)
 	}
@@ -125,20 +151,59 @@ func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.
 		return fmt.Errorf("%w: %s in session %s", permissions.ErrNoRequest, resp.ID, id)
 	case "already":
 		return fmt.Errorf("%w: %s", permissions.ErrAnswered, resp.ID)
+	case "expired":
+		return fmt.Errorf("approval request %s: %w", resp.ID, permissions.ErrExpired)
 	}
 	s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 	return nil
 }
 
-// PendingApprovals lists the requests with no answer, oldest first.
+// ExpireApprovals refuses, in their askers' stead, the session's requests
+// that have lapsed (lapsedAfter) with no answer, by
+// permissions.ByTimeout for permissions.AskerGone, and returns those it
+// refused (the first answer stands, so each is returned once, to one
+// caller, who records it).
+func (s *Store) ExpireApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error) {
+	if err := live(ctx, id); err != nil {
+		return nil, err
+	}
+	// Each row's answer is this one with its own id.
+	data, err := json.Marshal(permissions.ApprovalResponse{By: permissions.ByTimeout, Reason: permissions.AskerGone, At: ms(time.Now())})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the refusal of a lapsed approval request: %w", err)
+	}
+	rows, err := s.db.pool.Query(ctx, `WITH ins AS (
+			INSERT INTO approval_responses (tenant, session_id, id, at, approve, response)
+			SELECT q.tenant, q.session_id, q.id, now(), false, ($3::jsonb || jsonb_build_object('id', q.id))::json
+			FROM approval_requests q
+			WHERE q.tenant = $1 AND q.session_id = $2 AND `+lapsedAfter(4)+` AND NOT EXISTS (
+				SELECT 1 FROM approval_responses r WHERE r.tenant = q.tenant AND r.session_id = q.session_id AND r.id = q.id)
+			ON CONFLICT DO NOTHING RETURNING id)
+		SELECT q.request FROM approval_requests q JOIN ins ON ins.id = q.id
+		WHERE q.tenant = $1 AND q.session_id = $2 ORDER BY q.asked_at, q.id`, s.tenant, id, data, skewSeconds)
+	if err != nil {
+		return nil, fmt.Errorf("refusing the lapsed approval requests of session %q: %w", id, err)
+	}
+	reqs, err := collectJSON[permissions.ApprovalRequest](rows)
+	if err != nil {
+		return nil, fmt.Errorf("refusing the lapsed approval requests of session %q: %w", id, err)
+	}
+	if len(reqs) > 0 {
+		s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
+	}
+	return reqs, nil
+}
+
+// PendingApprovals lists the requests with no answer whose asker still
+// waits (not lapsed), oldest first.
 func (s *Store) PendingApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.pool.Query(ctx, `SELECT q.request FROM approval_requests q
-		WHERE q.tenant = $1 AND q.session_id = $2 AND NOT EXISTS (
+		WHERE q.tenant = $1 AND q.session_id = $2 AND NOT `+lapsedAfter(3)+` AND NOT EXISTS (
 			SELECT 1 FROM approval_responses r WHERE r.tenant = q.tenant AND r.session_id = q.session_id AND r.id = q.id)
-		ORDER BY q.asked_at, q.id`, s.tenant, id)
+		ORDER BY q.asked_at, q.id`, s.tenant, id, skewSeconds)
 	if err != nil {
 		return nil, fmt.Errorf("reading the pending approvals of session %q: %w", id, err)
 	}

@@ -19,6 +19,7 @@ var PermissionCases = []Case{
 	{"PermissionDecisionsRoundTripInOrder", testPermissionLog},
 	{"AnApprovalIsPendingUntilItsFirstAnswer", testApprovalHandshake},
 	{"RacingAnswersLeaveOneStanding", testApprovalRace},
+	{"ALapsedAskIsNeitherPendingNorApprovable", testApprovalLapse},
 }
 
 func permissionLog(t *testing.T, st coordination.Store) coordination.PermissionLog {
@@ -159,5 +160,68 @@ func testApprovalRace(t *testing.T, st coordination.Store) {
 	got, ok, err := box.ApprovalAnswer(ctx, "s1", req.ID)
 	if len(winners) != 1 || !ok || err != nil || got.Approve != winners[0] {
 		t.Fatalf("%d answers stood (%v); the stored one is %+v (%v, %v)", len(winners), winners, got, ok, err)
+	}
+}
+
+// testApprovalLapse: a request still open more than MaxClockSkew past its
+// expiry had an asker that died before refusing it. It is not pending,
+// takes no approval, and ExpireApprovals refuses it once, saying why; a
+// late asker's own refusal of one is stored. One expired less than
+// MaxClockSkew ago may be a live asker's whose clock is behind: still
+// pending.
+func testApprovalLapse(t *testing.T, st coordination.Store) {
+	box := approvalBox(t, st)
+	ctx := context.Background()
+	create(t, st, "s1")
+	now := ms(time.Now())
+	lapsed := func(id string) permissions.ApprovalRequest {
+		r := request(id, now.Add(-10*time.Second))
+		r.Expires = now.Add(-9 * time.Second)
+		return r
+	}
+	dead, late, skewed := lapsed("eeee000005"), lapsed("ffff000006"), request("abab000007", now.Add(-time.Minute))
+	skewed.Expires = now.Add(-coordination.MaxClockSkew / 4)
+	for _, r := range []permissions.ApprovalRequest{dead, late, skewed} {
+		if err := box.RequestApproval(ctx, "s1", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pending, err := box.PendingApprovals(ctx, "s1"); err != nil || len(pending) != 1 || pending[0].ID != skewed.ID {
+		t.Fatalf("pending = %+v (%v), want only the ask within the clock skew of its expiry", pending, err)
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: dead.ID, Approve: true, By: "ops", At: now}); !errors.Is(err, permissions.ErrExpired) {
+		t.Errorf("approving a lapsed ask = %v, want ErrExpired", err)
+	}
+	if _, ok, _ := box.ApprovalAnswer(ctx, "s1", dead.ID); ok {
+		t.Error("the approval of a lapsed ask was stored")
+	}
+	own := permissions.ApprovalResponse{ID: late.ID, By: permissions.ByTimeout, At: now}
+	if err := box.AnswerApproval(ctx, "s1", own); err != nil {
+		t.Errorf("a late asker's own refusal = %v, want it stored", err)
+	}
+	for i, want := range [][]string{{dead.ID}, nil} {
+		got, err := box.ExpireApprovals(ctx, "s1")
+		var ids []string
+		for _, r := range got {
+			ids = append(ids, r.ID)
+		}
+		if err != nil || !reflect.DeepEqual(ids, want) {
+			t.Fatalf("ExpireApprovals #%d refused %v (%v), want %v", i+1, ids, err, want)
+		}
+		if i == 0 && !reflect.DeepEqual(got[0], dead) {
+			t.Errorf("the refused request reads back %+v, want %+v", got[0], dead)
+		}
+	}
+	if r, ok, err := box.ApprovalAnswer(ctx, "s1", dead.ID); !ok || err != nil || r.Approve || r.By != permissions.ByTimeout || r.Reason != permissions.AskerGone {
+		t.Errorf("the lapsed ask's answer is %+v (%v, %v), want refused by timeout for its gone asker", r, ok, err)
+	}
+	if r, _, _ := box.ApprovalAnswer(ctx, "s1", late.ID); r.Reason != "" {
+		t.Errorf("the late asker's own refusal was replaced by %+v", r)
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: dead.ID, By: "ops", At: now}); !errors.Is(err, permissions.ErrExpired) {
+		t.Errorf("denying an ask refused at its timeout = %v, want ErrExpired", err)
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: skewed.ID, Approve: true, By: "ops", At: now}); err != nil {
+		t.Errorf("approving an ask within the clock skew of its expiry = %v, want it stored", err)
 	}
 }
