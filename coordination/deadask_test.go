@@ -58,3 +58,50 @@ func writeRequest(t *testing.T, dir string, req permissions.ApprovalRequest) {
 		t.Fatal(err)
 	}
 }
+
+// TestAnAskRefusedForALateAskerIsRecordedOnce: an asker so late to refuse
+// its own ask (its clock behind the reader's by more than MaxClockSkew, or
+// stalled) that a reader took it for gone and refused it in its stead
+// reads that refusal back; the reader recorded it, so the asker's step
+// records nothing more: one decision, one line.
+func TestAnAskRefusedForALateAskerIsRecordedOnce(t *testing.T) {
+	state := t.TempDir()
+	open := func(now func() time.Time) *coordination.Service {
+		return coordination.NewService(filestore.New(filepath.Join(state, "sessions")), coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, StateDir: state, Now: now})
+	}
+	asker, ahead := open(nil), open(func() time.Time { return time.Now().Add(time.Minute) })
+	ctx := context.Background()
+	s, err := asker.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan permissions.Record, 1)
+	go func() {
+		got <- coordination.AskAudited(asker, ctx, s.ID, "agent_a", permissions.Rules{ApprovalTimeoutSeconds: 30},
+			permissions.Action{Kind: permissions.Git, Target: "push origin main"})
+	}()
+	var rec permissions.Record
+	for deadline := time.Now().Add(10 * time.Second); rec.Request == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the ask was never answered")
+		}
+		_, _ = ahead.PendingApprovals(ctx, s.ID)
+		select {
+		case rec = <-got:
+		default:
+		}
+	}
+	if rec.Outcome != permissions.Refused {
+		t.Errorf("the late asker's call was %s, want refused", rec.Outcome)
+	}
+	recs, _ := asker.PermissionLog(ctx, s.ID)
+	n := 0
+	for _, r := range recs {
+		if r.Request == rec.Request {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the audit holds %d records of ask %s, want 1: %+v", n, rec.Request, recs)
+	}
+}

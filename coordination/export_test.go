@@ -28,6 +28,14 @@ func Ask(svc *Service, ctx context.Context, session, agent string, rules permiss
 	return g.answer(ctx, "run_command", permissions.Decide(rules, a))
 }
 
+// AskAudited decides one action as an agent's step's guard does, the
+// decision recorded in the session's permission log.
+func AskAudited(svc *Service, ctx context.Context, session, agent string, rules permissions.Rules, a permissions.Action) permissions.Record {
+	g := &guard{svc: svc, session: session, agent: agent, step: 1, rules: rules}
+	rec, _ := g.decide(ctx, "run_command", []permissions.Action{a})
+	return rec
+}
+
 // LockLanding is lockLanding, the session lock and cancel fence of a step
 // landing without a LeasedLanding (a host's step, the memory and file
 // stores), for the tests of its rules.

@@ -97,6 +97,12 @@ func (g *guard) decide(ctx context.Context, tool string, actions []permissions.A
 			rec.Outcome = permissions.Approved
 		}
 		rec.Time = g.svc.now()
+		if by == askerGoneBy {
+			// This step was so late to refuse its own ask that a reader
+			// took it for gone and refused it in its stead, and recorded
+			// that (expireApprovals): one decision, one record.
+			return rec, d
+		}
 	}
 	g.svc.audit(ctx, g.session, rec)
 	return rec, d
@@ -144,6 +150,9 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 	if err != nil && resp.By == "" {
 		g.svc.log.Warn().Err(err).Str("session", g.session).Str("agent", g.agent).Msg("the approval request could not be written; refused")
 		return false, "file handshake failed", req.ID
+	}
+	if resp.Reason == permissions.AskerGone {
+		return false, askerGoneBy, req.ID
 	}
 	who := "file handshake"
 	if resp.By != "" {
