@@ -331,6 +331,10 @@ type PermissionCounts struct {
 // CountPermissions sums up a session's permission log and pending asks.
 func (svc *Service) CountPermissions(ctx context.Context, id string) (PermissionCounts, error) {
 	var c PermissionCounts
+	// The pending asks first: reading them refuses the lapsed ones in
+	// their gone askers' stead (expireApprovals), which the log then
+	// counts.
+	pending, perr := svc.PendingApprovals(ctx, id)
 	recs, err := svc.PermissionLog(ctx, id)
 	if err != nil {
 		return c, err
@@ -353,9 +357,8 @@ func (svc *Service) CountPermissions(ctx context.Context, id string) (Permission
 			c.Floor++
 		}
 	}
-	pending, err := svc.PendingApprovals(ctx, id)
 	c.Pending = len(pending)
-	return c, err
+	return c, perr
 }
 
 // String is the counts as one line: "7 decisions: 3 allowed, 2 denied (1
