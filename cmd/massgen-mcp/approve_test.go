@@ -169,3 +169,38 @@ func TestStoreFlagsMaskTheDatabasePassword(t *testing.T) {
 		t.Errorf("the file store's default tenant needs no flags; got %q", got)
 	}
 }
+
+// TestAnAskWhoseServerDiedIsRefusedWithWhatToDo: a server killed while
+// its step asked leaves the request unanswered. Past its expiry status
+// lists it no more but shows it refused by its timeout, its asker gone,
+// and answering it says it expired and what to do instead.
+func TestAnAskWhoseServerDiedIsRefusedWithWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	svc := newService(dir, 1)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := time.Now().Add(-time.Minute).UTC()
+	req := permissions.ApprovalRequest{ID: "dead12", Session: s.ID, Agent: "agent_b", Tool: "run_command", Step: 1,
+		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: permissions.RiskExternal, Rule: "role workspace", Asked: asked, Expires: asked.Add(30 * time.Second)}
+	b, _ := json.Marshal(req)
+	sdir := coordination.DirOf(svc.Store(), s.ID)
+	if err := os.MkdirAll(filepath.Join(sdir, "requests"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sdir, "requests", "dead12.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := cliSplit(t, "status", "--state-dir", dir, s.ID)
+	if code != 0 || strings.Contains(out, "waiting:") || !strings.Contains(out, "0 approved, 1 refused") ||
+		!strings.Contains(out, "refused: git(push origin main) (role workspace; file handshake (timeout: the asking step was gone))") {
+		t.Errorf("status (exit %d) of a dead asker's ask:\n%s%s", code, out, errOut)
+	}
+	out, code = cli(t, "approve", "--state-dir", dir, "--session", s.ID, "dead12")
+	if code != exitBadInput || !strings.Contains(out, "expired") || !strings.Contains(out, "no longer waits") ||
+		!strings.Contains(out, "To fix: nothing waits for this answer any more") || !strings.Contains(out, "massgen-mcp status "+s.ID) {
+		t.Errorf("approving a dead asker's ask: exit %d\n%s", code, out)
+	}
+}

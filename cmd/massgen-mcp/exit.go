@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // Exit codes. A script tells an agreed answer (0) from one a stop forced
@@ -124,6 +125,8 @@ func errorFix(err error) string {
 		return "nothing was written. Put the listed files back as the run read them (or decide they should go) and run massgen-mcp apply <session-id> again, or run the team again on the project as it is now."
 	case errors.Is(err, coordination.ErrNothingToApply):
 		return "massgen-mcp status <session-id> shows the session: changes can be applied once it has finished with a winner that changed files of a --context-path DIR:write."
+	case errors.Is(err, permissions.ErrExpired):
+		return fmt.Sprintf("nothing waits for this answer any more, and the call was not made. If the agent still needs it, it asks again: massgen-mcp status%s %s lists the asks still waiting, each with the command that answers it.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, coordination.ErrHostInRunTeam):
 		return "a host agent acts only through an MCP client's step calls (massgen-mcp serve); a run calls every agent's model itself, so name models, not host."
 	}
