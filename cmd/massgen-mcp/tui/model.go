@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -47,6 +48,7 @@ type Model struct {
 	scroll   int
 	reading  string // the agent whose answer is shown
 	asking   string // the pending ask y and n answer (by id; "" is the first)
+	unheard  string // why the last y or n was not taken ("" when it was)
 	fetching bool
 	dirty    bool
 	gen      int // snapshots asked for
@@ -84,6 +86,14 @@ func (m *Model) Snapshot() *Snapshot { return m.snap }
 const WatchReread = 2 * time.Second
 
 type tickMsg time.Time
+
+// answerMsg is the outcome of a y or n: err says why the ask took no
+// answer (it expired, someone answered it first).
+type answerMsg struct {
+	id  string
+	err error
+}
+
 type snapMsg struct {
 	snap *Snapshot
 	err  error
@@ -137,6 +147,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(tick(), m.fetch())
 		}
 		return m, tick()
+	case answerMsg:
+		// Not a failure to read the session: the ask's answer did not
+		// stand, which the person must hear (an expired ask's step no
+		// longer waits). The next snapshot shows the asks as they are.
+		if msg.err != nil {
+			m.unheard = fmt.Sprintf("ask %s was not answered: %v", msg.id, msg.err)
+		}
+		return m.Update(tickMsg(time.Now()))
 	case snapMsg:
 		if msg.gen == m.gen {
 			m.fetching = false
@@ -296,10 +314,6 @@ func (m *Model) answerAsk(approve bool) tea.Cmd {
 	}
 	id := m.snap.Pending[i].ID
 	m.snap.Pending = append(m.snap.Pending[:i:i], m.snap.Pending[i+1:]...)
-	return func() tea.Msg {
-		if err := a.Answer(id, approve); err != nil {
-			return snapMsg{err: err, gen: -1}
-		}
-		return tickMsg(time.Now())
-	}
+	m.unheard = ""
+	return func() tea.Msg { return answerMsg{id: id, err: a.Answer(id, approve)} }
 }

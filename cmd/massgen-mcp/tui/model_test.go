@@ -312,3 +312,31 @@ func TestAnyPendingAskCanBePickedAndAnswered(t *testing.T) {
 		t.Error("y with no ask left answered something")
 	}
 }
+
+// expiring is a source whose one ask has expired by the time it is
+// answered.
+type expiring struct{ fixed }
+
+func (expiring) Answer(id string, approve bool) error {
+	return fmt.Errorf("approval request %s: %w", id, permissions.ErrExpired)
+}
+
+// TestAnAskThatExpiredBeforeItsAnswerSaysSo: y on an ask that expired
+// meanwhile (its step no longer waits) tells the person that ask was not
+// answered and why, not that the session could not be read.
+func TestAnAskThatExpiredBeforeItsAnswerSaysSo(t *testing.T) {
+	snap := snapshot("")
+	snap.Pending = []permissions.ApprovalRequest{{ID: "abc", Agent: "agent_a", Action: permissions.Action{Kind: permissions.Net, Target: "example.com"}, Risk: permissions.RiskExternal, Rule: "role workspace"}}
+	m := NewModel(Options{Source: expiring{fixed{snap}}})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	m.Update(snapMsg{snap: snap, gen: 0})
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if cmd == nil {
+		t.Fatal("y did nothing")
+	}
+	m.Update(cmd())
+	v := m.View()
+	if !strings.Contains(v, "ask abc was not answered: approval request abc: the ask expired") || !strings.Contains(v, "no longer waits") || strings.Contains(v, "could not read the session") {
+		t.Errorf("the view after y on an expired ask:\n%s", v)
+	}
+}

@@ -93,6 +93,9 @@ func (m *Model) main() string {
 		}
 		fmt.Fprintln(&b, clip(line, m.width))
 	}
+	if m.unheard != "" {
+		b.WriteString(badStyle.Render(m.unheard) + "\n")
+	}
 	b.WriteString(m.limits(now) + "\n")
 	if m.err != nil {
 		b.WriteString(badStyle.Render("could not read the session: "+m.err.Error()) + "\n")
