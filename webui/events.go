@@ -16,7 +16,11 @@ import (
 // KeepAlive keeps proxies from closing a quiet stream. A tenant holds at
 // most MaxStreams open; one past them is 429, to retry once a tab closes.
 // A stream ends after StreamLifetime, its retry set to a second, and the
-// browser's EventSource opens the next.
+// browser's EventSource opens the next. Its writes end then too, a
+// KeepAlive later at most (a write deadline): a reader that stopped
+// reading (a laptop asleep with the page open) blocks a write once the
+// socket's buffers are full, where the lifetime, looked at between writes,
+// would never be seen and the place would be held until TCP gave up.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	svc := h.host.RequestService(ctx)
@@ -44,6 +48,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.writeError(w, r, err)
 		return
+	}
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.opts.StreamLifetime + h.opts.KeepAlive)); err != nil {
+		h.opts.Logger.Debug().Err(err).Msg("an event stream's writes have no deadline on this connection")
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")

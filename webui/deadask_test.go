@@ -25,8 +25,8 @@ import (
 // and Deny; and an Allow must not answer "approved" for an ask nobody
 // waits on. (Once a resumed step asks again, under a new id, the page
 // lists both for the same agent, the dead one first, and a person's Allow
-// lands on the dead one while the live ask times out refused.) The same
-// holds on PostgreSQL: pgstore.PendingApprovals has no expiry either.
+// lands on the dead one while the live ask times out refused.) Both were
+// so before an ask past its expiry lapsed (permissions.Lapsed).
 func TestAnAskWhoseAskerDiedIsNotOfferedForAnswer(t *testing.T) {
 	s := serveWith(t, func() *coordination.Service {
 		state := t.TempDir()

@@ -21,9 +21,10 @@ import (
 // nothing acknowledged) is the case StreamLifetime exists for. Once the
 // kernel's buffers are full the handler blocks in its write, where the
 // lifetime timer is never looked at, so the tenant's place among
-// MaxStreams stays taken until TCP gives up, not StreamLifetime.
+// MaxStreams stays taken until TCP gives up, not StreamLifetime (and a
+// KeepAlive for its last write).
 func TestAStreamWhoseReaderStoppedReadingFreesItsPlaceAfterItsLifetime(t *testing.T) {
-	s := serveUI(t, newService, mcp.HTTPOptions{}, webui.Options{MaxStreams: 1, StreamLifetime: 300 * time.Millisecond})
+	s := serveUI(t, newService, mcp.HTTPOptions{}, webui.Options{MaxStreams: 1, StreamLifetime: 300 * time.Millisecond, KeepAlive: 500 * time.Millisecond})
 	// A session whose state is larger than the kernel's buffers (a team
 	// of many answers; here a long task), so the write blocks.
 	sess, err := s.service(t, "a").Create(context.Background(), coordination.TeamSpec{Task: strings.Repeat("What is 2+2? ", 1<<19), Models: []string{"sim", "sim"}})
