@@ -27,7 +27,8 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 	if err != nil {
 		return nil, err
 	}
-	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(sess.Agents))}
+	// Born: the row's created_at is the setup's, to the microsecond.
+	l := &coordination.Ledger{Agents: make(map[string][]coordination.Entry, len(sess.Agents)), Born: sess.CreatedAt.Truncate(time.Microsecond)}
 	for _, a := range sess.Agents {
 		l.Agents[a.ID] = []coordination.Entry{}
 	}

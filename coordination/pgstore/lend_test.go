@@ -46,8 +46,8 @@ func sameLedger(t *testing.T, st *Store, id string, lent *coordination.Ledger) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A loan says which session it is of (Born, the row's creation time);
-	// a whole read does not.
+	// A loan says which session it is of (Born, the row's creation time),
+	// whether it was lent or read whole.
 	sess, err := st.Session(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -55,9 +55,9 @@ func sameLedger(t *testing.T, st *Store, id string, lent *coordination.Ledger) {
 	if want := sess.CreatedAt.Truncate(time.Microsecond); !lent.Born.Equal(want) {
 		t.Errorf("the lent ledger is of a session born %v; want %v", lent.Born, want)
 	}
-	unborn := *lent
-	unborn.Born = time.Time{}
-	if !reflect.DeepEqual(&unborn, whole) {
+	unborn, wholeUnborn := *lent, *whole
+	unborn.Born, wholeUnborn.Born = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(&unborn, &wholeUnborn) {
 		t.Fatalf("the lent ledger\n%+v\ndiffers from a whole read\n%+v", lent, whole)
 	}
 }
