@@ -65,13 +65,23 @@ var ErrNoRequest = errors.New("no such approval request")
 // answered.
 var ErrAnswered = errors.New("the approval request was already answered")
 
-// ErrExpired is returned by Answer for a request past its expiry: its step
-// no longer waits for the answer, and the request was refused at its
-// timeout (by its asker, or, when the asker was gone, by Expire).
-var ErrExpired = errors.New("the ask expired and was refused at its timeout: the step that asked no longer waits for an answer")
+// ErrExpired is returned by Answer for a request nobody waits on any
+// more: refused by the handshake itself, at its timeout (by its asker, or,
+// when the asker was gone, by Expire) or when its step ended first.
+var ErrExpired = errors.New("the ask was refused at its timeout or when its step ended: the step that asked no longer waits for an answer")
 
-// ByTimeout is who answered a request the handshake refused at its expiry.
-const ByTimeout = "timeout"
+// ByTimeout is who answered a request the handshake refused at its expiry,
+// and ByStepEnded one it refused because its step ended while it waited
+// (its run killed, cancelled or stopped at a limit).
+const (
+	ByTimeout   = "timeout"
+	ByStepEnded = "step ended"
+)
+
+// Closed tells whether by names the handshake's own refusal (ByTimeout,
+// ByStepEnded), not a person's answer: an answer after it gets
+// ErrExpired, not ErrAnswered.
+func Closed(by string) bool { return by == ByTimeout || by == ByStepEnded }
 
 // AskerGone is the reason of a refusal written in a lapsed request's
 // asker's stead (Expire): the asker, whose own refusal at the timeout
@@ -112,7 +122,7 @@ func AskFile(ctx context.Context, dir string, req ApprovalRequest) (ApprovalResp
 }
 
 // Await polls read for the answer to req until req expires or ctx ends;
-// then refuse stores a refusal (by "timeout", or "step ended") and Await
+// then refuse stores a refusal (by ByTimeout, or ByStepEnded) and Await
 // returns the answer that stands: the refusal, or a person's that landed
 // first. Every handshake (files here, a store's rows) waits this one way, so
 // each fails closed alike.
@@ -133,7 +143,7 @@ func Await(ctx context.Context, req ApprovalRequest, read func() (ApprovalRespon
 		}
 		why := ByTimeout
 		if ctx.Err() != nil {
-			why = "step ended"
+			why = ByStepEnded
 		}
 		err := refuse(ApprovalResponse{ID: req.ID, By: why, At: time.Now().UTC()})
 		if r, ok := read(); ok {
@@ -170,10 +180,10 @@ func Answer(dir, id string, approve bool, by, reason string, cutoff time.Time) e
 }
 
 // answered is the error of an answer that did not stand: ErrExpired when
-// the request was refused at its timeout (or, with no answer yet, has
-// lapsed), else ErrAnswered.
+// the handshake itself refused the request (Closed) or, with no answer
+// yet, it has lapsed; else ErrAnswered.
 func answered(dir, id string, err error) error {
-	if r, rerr := readResponse(dir, id); rerr == nil && r.By != ByTimeout {
+	if r, rerr := readResponse(dir, id); rerr == nil && !Closed(r.By) {
 		return fmt.Errorf("%w: %s", ErrAnswered, id)
 	}
 	return fmt.Errorf("approval request %s: %w", id, ErrExpired)

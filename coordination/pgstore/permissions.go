@@ -139,10 +139,10 @@ func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.
 			SELECT r.response->>'by' AS by FROM approval_responses r WHERE r.tenant = $1 AND r.session_id = $2 AND r.id = $3)
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN 'answered'
 			WHEN NOT EXISTS (SELECT 1 FROM q) THEN 'none'
-			WHEN EXISTS (SELECT 1 FROM stands WHERE by = $8) THEN 'expired'
+			WHEN EXISTS (SELECT 1 FROM stands WHERE by = ANY($8)) THEN 'expired'
 			WHEN EXISTS (SELECT 1 FROM stands) THEN 'already'
 			WHEN (SELECT lapsed FROM q) AND $5 THEN 'expired'
-			ELSE 'already' END`, s.tenant, id, resp.ID, resp.At, resp.Approve, data, skewSeconds, permissions.ByTimeout).Scan(&state)
+			ELSE 'already' END`, s.tenant, id, resp.ID, resp.At, resp.Approve, data, skewSeconds, []string{permissions.ByTimeout, permissions.ByStepEnded}).Scan(&state)
 	if err != nil {
 		return fmt.Errorf("storing the answer to approval request %s of session %q: %w", resp.ID, id, err)
 	}

@@ -224,4 +224,17 @@ func testApprovalLapse(t *testing.T, st coordination.Store) {
 	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: skewed.ID, Approve: true, By: "ops", At: now}); err != nil {
 		t.Errorf("approving an ask within the clock skew of its expiry = %v, want it stored", err)
 	}
+	// An ask its step's end refused (the run killed while it waited) is
+	// closed as one its timeout refused: nobody waits on it, and no person
+	// answered it.
+	ended := request("cdcd000008", now.Add(time.Hour))
+	if err := box.RequestApproval(ctx, "s1", ended); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: ended.ID, By: permissions.ByStepEnded, At: now}); err != nil {
+		t.Fatalf("the step's end refusing its ask = %v", err)
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: ended.ID, Approve: true, By: "ops", At: now}); !errors.Is(err, permissions.ErrExpired) {
+		t.Errorf("approving an ask its step's end refused = %v, want ErrExpired (nobody waits on it; no person answered it)", err)
+	}
 }

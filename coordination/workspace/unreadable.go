@@ -32,12 +32,24 @@ type openedDir struct {
 }
 
 // openDir opens the directory rel for listing; one its owner cannot list
-// or search is given those bits first, if it is the server's to change.
-// A nil o opens as the walk always did.
+// or search is given those bits first, if it is the server's to change:
+// one that opens but cannot be searched (chmod -R 644) lists its names and
+// then refuses every entry's stat. A nil o opens as the walk always did.
 func (o *opened) openDir(root *os.Root, rel string) (*os.File, error) {
 	f, err := root.Open(rel)
-	if err == nil || o == nil || !errors.Is(err, fs.ErrPermission) {
+	if o == nil {
 		return f, err
+	}
+	if err == nil {
+		fi, serr := f.Stat()
+		if serr != nil || fi.Mode().Perm()&0o100 != 0 {
+			return f, nil
+		}
+		f.Close()
+		err = &fs.PathError{Op: "search", Path: rel, Err: fs.ErrPermission}
+	}
+	if !errors.Is(err, fs.ErrPermission) {
+		return nil, err
 	}
 	fi, lerr := root.Lstat(rel)
 	if lerr != nil || !fi.IsDir() || fi.Mode().Perm()&0o500 == 0o500 {

@@ -252,6 +252,13 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
+	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate}
+	cfgHost, cfgErr := p.configDirFor(ag)
+	// The resumed session's total is read before the CLI starts, which
+	// may add to it at once.
+	if st, ok := p.cli.(SessionTotals); ok && resume != "" && cfgErr == nil {
+		ev.before = st.SessionTotal(cfgHost, resume)
+	}
 	stderr := newTail(8 << 10)
 	proc, err := startProcess(cmd, stderr, p.opts.Sandbox.Confined())
 	if err != nil {
@@ -260,12 +267,8 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	defer proc.kill()
 
 	parser := p.cli.NewParser()
-	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate}
 	var tail *callTail
-	if cfgHost, err := p.configDirFor(ag); err == nil {
-		if st, ok := p.cli.(SessionTotals); ok && resume != "" {
-			ev.before = st.SessionTotal(cfgHost, resume)
-		}
+	if cfgErr == nil {
 		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, ev.perCall)
 	}
 	lines := make(chan []byte, 64)
