@@ -55,6 +55,10 @@ func startProcess(cmd *exec.Cmd, stderr *tailBuffer, confined bool) (*process, e
 	cmd.WaitDelay = 2 * time.Second
 	r, w, err := os.Pipe()
 	if err != nil {
+		if started != nil {
+			started.Close()
+			cmd.ExtraFiles[0].Close()
+		}
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = w, stderr
