@@ -36,3 +36,20 @@ func TestABrokenTeamFilesContextPathIsNotShownToClients(t *testing.T) {
 		}
 	}
 }
+
+// A team file the operator got wrong is nothing the client can correct: its
+// fix line must not send the model back to "correct the argument" (which
+// only repeats the same refused call), but say to pick another team or ask
+// the operator.
+func TestABrokenTeamFilesFixLineDoesNotBlameTheArgument(t *testing.T) {
+	dir := teamsDir(t, map[string]string{"broken.yaml": "agents: [{model: nosuch/x}]\n"})
+	c := inProcess(t, newMemServer(t, Options{TeamsDir: dir}), false)
+	res := callTool(t, c, "start_team", `{"team": "broken", "task": "x"}`)
+	if !res.IsError {
+		t.Fatalf("want an error: %s", text(res))
+	}
+	_, fix, _ := strings.Cut(text(res), "\nTo fix: ")
+	if strings.Contains(fix, "correct the argument named above") {
+		t.Errorf("the fix line tells the client to correct its argument, though only the operator can fix the file: %s", text(res))
+	}
+}
