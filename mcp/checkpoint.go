@@ -113,6 +113,12 @@ func (h *handler) checkpointSpec(a checkpointArgs) (checkpoint.Spec, error) {
 	for _, ag := range a.Agents {
 		spec.Agents = append(spec.Agents, coordination.Agent{ID: ag.ID, Model: ag.Model, SystemMessage: ag.SystemMessage, Temperature: ag.Temperature})
 	}
+	// A review asks no person (its run has nobody to ask): a human
+	// reviewer's step would fail and the verdict come back as the whole
+	// team's without them.
+	if humans := humanAgents(spec.Agents, spec.Models); len(humans) > 0 {
+		return spec, fmt.Errorf("%w: a checkpoint's reviewers are models the server runs, and a checkpoint asks no person, so %s cannot review; name models only, and ask your user yourself before you act on the verdict", coordination.ErrBadInput, strings.Join(humans, ", "))
+	}
 	var err error
 	var dirs []workspace.Context
 	context := make([]contextArg, len(a.Context))

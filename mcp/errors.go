@@ -45,6 +45,7 @@ var fixes = []errorFix{
 	{coordination.ErrLeaseLost, "lease_lost", "this call's hold on the session ran out while it worked (a stalled server, or its database away) and another server took the session over: read the session with team_status, then make the same call again — a model agent's step with after_step (team_status's next names it), which joins the step rather than pay for another; a host's submission as it was, which lands once; finalize_team or checkpoint{session_id} as before."},
 	{coordination.ErrChangedSinceRead, "session_changed", "the session was cancelled or ended elsewhere, again and again, while this call decided it: read it with team_status, and call again if it still runs."},
 	{errTeamNotFound, "team_not_found", "name one of the teams list_backends lists (the operator's files under serve --teams-dir), or give models or agents instead."},
+	{errTeamUnusable, "team_unusable", "name another team from list_backends (its teams[].problem says which files are broken), or give models or agents instead; only the server's operator can fix the team's file."},
 	{coordination.ErrHostInRunTeam, "host_in_run_team", "create the team with start_team and drive it with step (host agents act through step views)."},
 	{coordination.ErrAgentNotFound, "agent_not_found", "use one of the agent ids that start_team and team_status list."},
 	{coordination.ErrAgentBusy, "agent_busy", "wait for its step to land (team_status shows agents in flight), then step it again."},

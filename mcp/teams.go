@@ -14,8 +14,13 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
-// errTeamNotFound is a team argument that names no team file.
-var errTeamNotFound = errors.New("no such team")
+// errTeamNotFound is a team argument that names no team file, and
+// errTeamUnusable one whose file the operator got wrong: nothing the
+// client can correct but its choice of team.
+var (
+	errTeamNotFound = errors.New("no such team")
+	errTeamUnusable = errors.New("the team's file cannot be used")
+)
 
 // teamNamePattern is what a team name may be: a file's base name, never a
 // path.
@@ -56,7 +61,8 @@ func (h *handler) loadTeam(name string) (*teamfile.Team, error) {
 	}
 	t, err := teamfile.Load(path, teamfile.Options{Strict: h.opts.StrictConfig})
 	if err != nil {
-		return nil, fmt.Errorf("team %q cannot be used; the operator must fix its file: %s: %w", name, h.relative(err), coordination.ErrBadInput)
+		h.log.Warn().Err(err).Str("team", name).Msg("a team file cannot be used")
+		return nil, fmt.Errorf("%w: team %q cannot be used; the operator must fix its file: %s", errTeamUnusable, name, h.relative(err))
 	}
 	if w := t.Warning(); w != "" {
 		h.log.Warn().Str("team", name).Msg(w)
@@ -122,7 +128,19 @@ func (h *handler) applyTeam(spec *coordination.TeamSpec, t TeamSettings) error {
 	return nil
 }
 
-// relative keeps the teams directory's own path out of what a client reads.
+// relative keeps the server's paths out of what a client reads of a team
+// file's problem: the teams directory's own, and any other absolute path
+// (a context path resolved outside it, a file the team names), of which
+// only the base name is shown. The whole message goes to the log.
 func (h *handler) relative(err error) string {
-	return strings.ReplaceAll(err.Error(), h.opts.TeamsDir+string(filepath.Separator), "")
+	msg := strings.ReplaceAll(err.Error(), h.opts.TeamsDir+string(filepath.Separator), "")
+	return absPath.ReplaceAllStringFunc(msg, func(p string) string {
+		rest := strings.TrimLeft(p, " \t\"'(=:")
+		path := strings.TrimRight(rest, ".,;:)")
+		return p[:len(p)-len(rest)] + "…/" + filepath.Base(path) + rest[len(path):]
+	})
 }
+
+// absPath is an absolute path in a message: a slash after a space, a
+// quote, a parenthesis, an equals sign or a colon, or at the start.
+var absPath = regexp.MustCompile(`(^|[\s"'(=:])/[^\s"']+`)

@@ -87,7 +87,7 @@ func TestTeamArgumentErrors(t *testing.T) {
 	wantError(t, callTool(t, c, "run_team", `{"team": "../ok", "task": "x"}`), "team_not_found", "not a team name")
 	wantError(t, callTool(t, c, "start_team", `{"team": "ok", "models": ["sim"], "task": "x"}`), "bad_input", "not both")
 	res := callTool(t, c, "start_team", `{"team": "broken", "task": "x"}`)
-	wantError(t, res, "bad_input", "broken", "the operator must fix its file")
+	wantError(t, res, "team_unusable", "broken", "the operator must fix its file")
 	if strings.Contains(text(res), dir) {
 		t.Fatalf("the error shows the server's teams directory: %s", text(res))
 	}
@@ -126,7 +126,7 @@ func TestListBackendsListsTheTeams(t *testing.T) {
 func TestStrictConfigServerRefusesTeamsWithIgnoredKeys(t *testing.T) {
 	dir := teamsDir(t, map[string]string{"review.yaml": massgenTeam, "brief.md": "x"})
 	c := inProcess(t, newMemServer(t, Options{TeamsDir: dir, StrictConfig: true}), false)
-	wantError(t, callTool(t, c, "start_team", `{"team": "review", "task": "x"}`), "bad_input", "not honoured")
+	wantError(t, callTool(t, c, "start_team", `{"team": "review", "task": "x"}`), "team_unusable", "not honoured")
 }
 
 // TestATeamFilesAgentsCarryTheirKeyGrantAndAClientsNone pins that a team
