@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -18,16 +19,19 @@ import (
 type sessionMCP struct {
 	mu     sync.Mutex
 	agents map[string]MCPServers
-	closed bool // by close: a step that found it a moment before starts a new one
+	closed bool      // by close: a step that found it a moment before starts a new one
+	used   time.Time // when a step (or a run's start) last took them: the sweep closes servers unused since its look
 }
 
 // agentServers holds the agents' running MCP servers by session: started
 // through the Tooling, closed when a run ends, a session finishes or the
-// service shuts down.
+// service shuts down, and by the sweep when the session ended elsewhere or
+// no step has used them for mcpIdleMax (timer.go).
 type agentServers struct {
 	running sync.Map // id → *sessionMCP
 	tooling Tooling  // nil: no agent's servers can start
 	log     zerolog.Logger
+	now     func() time.Time
 }
 
 // placer says where an agent's stdio servers run (Service.agentMCPPlaces).
@@ -83,6 +87,7 @@ func (as *agentServers) agent(ctx context.Context, s *Session, agent string, pla
 		sm.mu.Unlock()
 	}
 	defer sm.mu.Unlock()
+	sm.used = as.now()
 	if m := sm.agents[agent]; m != nil {
 		return m, nil
 	}
@@ -131,6 +136,61 @@ func (as *agentServers) close(id string) {
 			as.log.Warn().Err(err).Str("session", id).Str("agent", agent).Msg("an MCP server did not close cleanly")
 		}
 	}
+}
+
+// held lists the sessions whose servers run here.
+func (as *agentServers) held() []string {
+	var ids []string
+	as.running.Range(func(id, _ any) bool {
+		ids = append(ids, id.(string))
+		return true
+	})
+	return ids
+}
+
+// holds tells whether the session's servers run here.
+func (as *agentServers) holds(id string) bool {
+	_, ok := as.running.Load(id)
+	return ok
+}
+
+// lastUsed tells when the session's servers were last taken (false: none
+// run here).
+func (as *agentServers) lastUsed(id string) (time.Time, bool) {
+	v, ok := as.running.Load(id)
+	if !ok {
+		return time.Time{}, false
+	}
+	sm := v.(*sessionMCP)
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return sm.used, !sm.closed
+}
+
+// closeUnused stops the session's servers unless a step has taken them
+// since cutoff: the sweep's look (what it read of the session, or the idle
+// limit) is then out of date, and the step keeps them. Under the same lock
+// as agent's, so a step either took them before (and is seen here) or finds
+// them closed and starts new ones.
+func (as *agentServers) closeUnused(id string, cutoff time.Time) bool {
+	v, ok := as.running.Load(id)
+	if !ok {
+		return false
+	}
+	sm := v.(*sessionMCP)
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if sm.closed || sm.used.After(cutoff) {
+		return false
+	}
+	as.running.CompareAndDelete(id, sm)
+	sm.closed = true
+	for agent, m := range sm.agents {
+		if err := m.Close(); err != nil {
+			as.log.Warn().Err(err).Str("session", id).Str("agent", agent).Msg("an MCP server did not close cleanly")
+		}
+	}
+	return true
 }
 
 // closeAll stops every session's MCP servers (CancelAll).

@@ -1,6 +1,9 @@
 package coordination
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // runs is what runs in this process: the run loops by session, and the
 // spend of each session's steps in flight (spend.go). One lock guards both;
@@ -53,6 +56,19 @@ func (rs *runs) steppingHere(id, agent string) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.steps[id+"\x00"+agent] > 0
+}
+
+// steppingSession tells whether any agent of the session has a server step
+// in flight here.
+func (rs *runs) steppingSession(id string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for key := range rs.steps {
+		if strings.HasPrefix(key, id+"\x00") {
+			return true
+		}
+	}
+	return false
 }
 
 // get returns the local run of a session, if any.

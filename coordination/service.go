@@ -157,7 +157,7 @@ func NewService(store Store, opts Options) *Service {
 	svc := &Service{store: store, files: files, opts: opts, log: opts.Logger,
 		sessions: newSessions(store, opts.Reviews), runs: newRuns(), leases: newLeases(store, opts),
 		models:  newModels(opts.Open),
-		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger}, statuses: &statuses{log: opts.Logger},
+		servers: &agentServers{tooling: opts.Tooling, log: opts.Logger, now: opts.Now}, statuses: &statuses{log: opts.Logger},
 		sweeps: &sweeps{seen: newLRU[string, uint64](endedMax)}, fresh: newLRU[string, struct{}](endedMax), resumeWaits: newLRU[string, resumeWait](endedMax), shown: &shown{cache: newLRU[string, []providers.FileInfo](shownCacheMax)}}
 	svc.hosts = hosts{svc}
 	return svc
