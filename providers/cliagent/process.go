@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen-mcp/providers/cliagent/supervisor"
+	"github.com/massgen-go/massgen-mcp/internal/supervisor"
 )
 
 // process is one CLI run in its own process group. When its leader exits,
@@ -33,53 +33,46 @@ type process struct {
 }
 
 // startProcess starts cmd in a new process group with stdout on a pipe the
-// caller reads; stderr goes to the given writer. Unless confined (the
-// sandbox's PID namespace holds the run's every process already), it runs
-// under a supervisor.
+// caller reads; stderr goes to the given writer. An unconfined run is put
+// under a supervisor; a confined one comes under one already (the
+// sandbox's command, package sandbox, supervises bwrap).
 func startProcess(cmd *exec.Cmd, stderr *tailBuffer, confined bool) (*process, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0
-	dieWithParent(cmd.SysProcAttr)
-	var started *os.File
+	if !supervisor.Supervised(cmd) {
+		dieWithParent(cmd.SysProcAttr)
+	}
 	if !confined {
-		var err error
-		if started, err = supervisor.Command(cmd); err != nil {
+		if err := supervisor.Command(cmd); err != nil {
 			return nil, err
 		}
 	}
+	supervised := supervisor.Supervised(cmd)
 	// A child still holding stderr after the group is killed (it left the
 	// group) must not hold Wait.
 	cmd.WaitDelay = 2 * time.Second
 	r, w, err := os.Pipe()
 	if err != nil {
-		if started != nil {
-			started.Close()
-			cmd.ExtraFiles[0].Close()
-		}
+		_ = supervisor.Started(cmd) // closes its pipe: nothing was started
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = w, stderr
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
-		if started != nil {
-			started.Close()
-			cmd.ExtraFiles[0].Close()
-		}
+		_ = supervisor.Started(cmd)
 		return nil, err
 	}
 	w.Close()
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, supervised: started != nil, stdout: r, exited: make(chan struct{})}
-	if started != nil {
-		if err := supervisor.Started(cmd, started); err != nil {
-			p.killGroup()
-			_ = cmd.Wait()
-			r.Close()
-			return nil, err
-		}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, supervised: supervised, stdout: r, exited: make(chan struct{})}
+	if err := supervisor.Started(cmd); err != nil {
+		p.killGroup()
+		_ = cmd.Wait()
+		r.Close()
+		return nil, err
 	}
 	go p.wait()
 	return p, nil

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen-mcp/providers/cliagent/supervisor"
+	"github.com/massgen-go/massgen-mcp/internal/supervisor"
 )
 
 // startScript starts sh -c script ($1 a pid file in a fresh directory, also

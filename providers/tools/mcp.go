@@ -394,6 +394,14 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 		s.stderr, s.stderrDone = &tail{max: mcpStderrKept}, nil
 		tr := transport.NewStdioWithOptions(s.argv0, s.env, s.conf.Args, transport.WithCommandFunc(s.command))
 		err = tr.Start(life)
+		if s.cmd != nil {
+			// Its supervisor's report: the server runs, or why it did not
+			// start (and, either way, the report's pipe closed).
+			if serr := sandbox.Started(s.cmd); err == nil && serr != nil {
+				sandbox.Kill(s.cmd)
+				err = serr
+			}
+		}
 		if s.stderrW != nil {
 			s.stderrW.Close() // the process has its copy (or never started)
 			s.stderrW = nil

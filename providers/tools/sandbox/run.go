@@ -44,15 +44,26 @@ func Run(ctx context.Context, s Spec, argv []string, l Limits) (Result, error) {
 		_, _ = io.Copy(out, pr)
 	}()
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if err == nil {
 		pw.Close()
+		if err = Started(cmd); err != nil {
+			Kill(cmd)
+			_ = cmd.Wait()
+		}
+	} else {
+		_ = Started(cmd)
+		pw.Close()
+	}
+	if err != nil {
 		pr.Close()
 		copied.Wait()
 		return Result{}, fmt.Errorf("cannot start %s: %w", argv[0], err)
 	}
-	pw.Close()
 	waitErr := cmd.Wait()
-	Kill(cmd) // leftovers of the group; under bwrap the namespace is gone already
+	// Leftovers of the group, when unsupervised; a supervisor killed them
+	// all before it exited, and under bwrap the namespace is gone already.
+	Kill(cmd)
 	res := Result{Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
 	drained := make(chan struct{})
 	go func() { copied.Wait(); close(drained) }()

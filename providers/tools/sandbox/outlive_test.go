@@ -13,15 +13,15 @@ import (
 	"time"
 )
 
-// TestReviewHelperRunsACommand is not a test: it is the "server" that the
+// TestHelperRunsACommand is not a test: it is the "server" that the
 // tests below start and SIGKILL. It runs one command through Run.
-func TestReviewHelperRunsACommand(t *testing.T) {
-	script := os.Getenv("MASSGEN_REVIEW_HELPER_SCRIPT")
+func TestHelperRunsACommand(t *testing.T) {
+	script := os.Getenv("MASSGEN_OUTLIVE_HELPER_SCRIPT")
 	if script == "" {
 		t.Skip("only a helper")
 	}
-	unsandboxed := os.Getenv("MASSGEN_REVIEW_HELPER_UNSANDBOXED") == "1"
-	_, _ = Run(context.Background(), Spec{Workspace: os.Getenv("MASSGEN_REVIEW_HELPER_WS"), Unsandboxed: unsandboxed},
+	unsandboxed := os.Getenv("MASSGEN_OUTLIVE_HELPER_UNSANDBOXED") == "1"
+	_, _ = Run(context.Background(), Spec{Workspace: os.Getenv("MASSGEN_OUTLIVE_HELPER_WS"), Unsandboxed: unsandboxed},
 		[]string{"/bin/sh", "-c", script}, Limits{Timeout: time.Minute})
 }
 
@@ -45,11 +45,11 @@ func TestACommandDiesWithTheServerThatStartedIt(t *testing.T) {
 		t.Run(fmt.Sprintf("unsandboxed=%v", unsandboxed), func(t *testing.T) {
 			mark := strconv.Itoa(600000 + os.Getpid()%9000*10 + map[bool]int{false: 5, true: 6}[unsandboxed])
 			t.Cleanup(func() { killMarked(mark) })
-			helper := exec.Command(os.Args[0], "-test.run=^TestReviewHelperRunsACommand$", "-test.count=1")
+			helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsACommand$", "-test.count=1")
 			helper.Env = append(os.Environ(),
-				"MASSGEN_REVIEW_HELPER_SCRIPT=sleep "+mark,
-				"MASSGEN_REVIEW_HELPER_WS="+t.TempDir(),
-				"MASSGEN_REVIEW_HELPER_UNSANDBOXED="+map[bool]string{false: "0", true: "1"}[unsandboxed])
+				"MASSGEN_OUTLIVE_HELPER_SCRIPT=sleep "+mark,
+				"MASSGEN_OUTLIVE_HELPER_WS="+t.TempDir(),
+				"MASSGEN_OUTLIVE_HELPER_UNSANDBOXED="+map[bool]string{false: "0", true: "1"}[unsandboxed])
 			if err := helper.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -91,4 +91,3 @@ func TestAnUnsandboxedDaemonDiesWithItsStepsCancel(t *testing.T) {
 	}
 	gone(t, mark)
 }
-

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -19,18 +20,19 @@ import (
 )
 
 // Name is the argv[0] under which this binary, re-executed,
-// supervises one CLI run instead of doing what it was built for. It is
-// checked in this package's init, so every binary that can start a CLI run
-// (massgen-mcp, and every test binary that links cliagent) can also
-// supervise one, with nothing for its main or TestMain to remember: a
-// binary that could not would run its own main, or its tests, in its place.
-// The package imports little, so that in the usual init order its init runs
-// before the heavy ones of the rest of the binary (a JSON Schema compiler's
-// took 17 ms), which a supervisor does not need.
-const Name = "massgen-cli-supervisor"
+// supervises one process instead of doing what it was built for. It is
+// checked in this package's init, so every binary that can start a
+// supervised process (massgen-mcp, and every test binary that links
+// cliagent or providers/tools/sandbox) can also supervise one, with nothing
+// for its main or TestMain to remember: a binary that could not would run
+// its own main, or its tests, in its place. The package imports little, so
+// that in the usual init order its init runs before the heavy ones of the
+// rest of the binary (a JSON Schema compiler's took 17 ms), which a
+// supervisor does not need.
+const Name = "massgen-supervisor"
 
-// startedFD is the supervisor's descriptor on which it reports that the CLI
-// could not be started (a 4-byte errno), or closes it once it runs.
+// startedFD is the supervisor's descriptor on which it reports that the
+// process could not be started (a 4-byte errno), or closes it once it runs.
 const startedFD = 3
 
 func init() {
@@ -39,23 +41,28 @@ func init() {
 	}
 }
 
-// Command rewrites cmd, the command of an unsandboxed CLI run, to
-// start the CLI under a supervisor: this binary again (/proc/self/exe, the
-// file this process runs even if an upgrade replaced it on disk), as
-// Name, with the CLI's path and argv. The supervisor passes the
-// CLI its stdin, stdout, stderr, working directory and environment
+// reports holds the read end of each rewritten command's start report
+// until Started reads it: callers that hand the *exec.Cmd to code that
+// starts it (an MCP transport) have nowhere else to keep it.
+var reports sync.Map // *exec.Cmd → *os.File
+
+// Command rewrites cmd to start under a supervisor: this binary again
+// (/proc/self/exe, the file this process runs even if an upgrade replaced
+// it on disk), as Name, with cmd's path and argv. The supervisor passes the
+// process its stdin, stdout, stderr, working directory and environment
 // untouched, and exits with its status. It is the kernel's parent-death
-// signal, not the CLI's, that sees the server die, and it is a child
-// subreaper: whatever the CLI starts, even a command that leaves its process
-// group or session, stays its descendant, and it kills them all before it
-// exits. It returns the read end of the start report (see Started).
-func Command(cmd *exec.Cmd) (*os.File, error) {
+// signal, not the process's, that sees the server die, and it is a child
+// subreaper: whatever the process starts, even a command that leaves its
+// process group or session, stays its descendant, and it kills them all
+// before it exits. After cmd.Start, whether it succeeded or not, the
+// caller calls Started.
+func Command(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
-		return nil, cmd.Err
+		return cmd.Err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cmd.Args = append([]string{Name, cmd.Path}, cmd.Args...)
 	cmd.Path = "/proc/self/exe"
@@ -64,18 +71,33 @@ func Command(cmd *exec.Cmd) (*os.File, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	// Catchable, unlike the SIGKILL a plain run is given: the supervisor
-	// takes its CLI's tree down on it, then dies.
+	// takes its process's tree down on it, then dies.
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
-	return r, nil
+	reports.Store(cmd, r)
+	return nil
+}
+
+// Supervised says whether Command rewrote cmd.
+func Supervised(cmd *exec.Cmd) bool {
+	return cmd != nil && len(cmd.Args) > 1 && cmd.Args[0] == Name && cmd.Path == "/proc/self/exe"
 }
 
 // Started reads the supervisor's start report after cmd.Start (which
-// closes nothing of cmd.ExtraFiles; Started does): nil once the CLI runs,
-// else the error os/exec would have returned for starting the CLI itself.
-func Started(cmd *exec.Cmd, r *os.File) error {
+// closes nothing of cmd.ExtraFiles; Started does): nil once the process
+// runs, else the error os/exec would have returned for starting it itself.
+// After a failed Start it only closes the report's pipe.
+func Started(cmd *exec.Cmd) error {
+	v, ok := reports.LoadAndDelete(cmd)
+	if !ok {
+		return nil
+	}
+	r := v.(*os.File)
 	defer r.Close()
 	for _, f := range cmd.ExtraFiles {
 		f.Close()
+	}
+	if cmd.Process == nil {
+		return nil
 	}
 	_ = r.SetReadDeadline(time.Now().Add(Grace))
 	var b [4]byte
@@ -84,24 +106,39 @@ func Started(cmd *exec.Cmd, r *os.File) error {
 	case n == 0 && errors.Is(err, io.EOF):
 		return nil
 	case err != nil:
-		return fmt.Errorf("the CLI's supervisor did not start it: %w", err)
+		return fmt.Errorf("the supervisor did not start %s: %w", cmd.Args[1], err)
 	}
 	return &os.PathError{Op: "fork/exec", Path: cmd.Args[1], Err: syscall.Errno(binary.NativeEndian.Uint32(b[:]))}
 }
 
+// Stop asks cmd's supervisor, started, to kill its process's tree and
+// exit as the process did (SIGTERM), and kills the supervisor itself should
+// it still run after Grace. The kill goes through cmd.Process, which knows
+// once the supervisor is reaped, so it never reaches a reused pid.
+func Stop(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return // done already
+	}
+	p := cmd.Process
+	time.AfterFunc(Grace, func() { _ = p.Kill() })
+}
+
 // Grace bounds how long the server waits for its supervisor: to report
-// the CLI's start, and to exit once asked to stop (SIGTERM).
+// the process's start, and to exit once asked to stop (SIGTERM).
 const Grace = 10 * time.Second
 
 // superviseRun is the supervisor's main: it starts path with argv, waits for
 // it to exit or for SIGTERM (the server's death, or its kill), then kills
-// every process left of the run and exits as the CLI did. It never returns.
+// every process left of the run and exits as the process did. It never returns.
 func superviseRun(path string, argv []string) {
 	started := os.NewFile(startedFD, "started")
 	syscall.CloseOnExec(startedFD)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	// Without it (a kernel before 3.4) the CLI's group is still killed,
+	// Without it (a kernel before 3.4) the process's group is still killed,
 	// as before the supervisor.
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	cli, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
@@ -132,7 +169,7 @@ func superviseRun(path string, argv []string) {
 	exitAs(reapAll(cli))
 }
 
-// waitLeader returns once the CLI has exited, leaving it unreaped so that
+// waitLeader returns once the process has exited, leaving it unreaped so that
 // its process group's id cannot be reused before reapAll kills the group.
 // The orphans given to the supervisor meanwhile are reaped as they exit.
 func waitLeader(cli int) {
@@ -162,13 +199,13 @@ func siginfoPid(info *unix.Siginfo) int {
 	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
 }
 
-// reapAll kills the CLI's process group, then every child the supervisor
-// has (the CLI, and the orphans of its tree that the kernel hands a
-// subreaper as their parents die), until it has none, and returns the CLI's
+// reapAll kills the process's group, then every child the supervisor
+// has (the process, and the orphans of its tree that the kernel hands a
+// subreaper as their parents die), until it has none, and returns the process's
 // status.
 func reapAll(cli int) syscall.WaitStatus {
 	_ = syscall.Kill(-cli, syscall.SIGKILL)
-	// Unknown until reaped; a CLI reaped elsewhere (never) reads as killed.
+	// Unknown until reaped; a process reaped elsewhere (never) reads as killed.
 	status := syscall.WaitStatus(syscall.SIGKILL)
 	self, nap := os.Getpid(), time.Millisecond
 	for {
@@ -183,9 +220,9 @@ func reapAll(cli int) syscall.WaitStatus {
 				status = ws
 			}
 		default:
-			// Children live: ones not killed yet (outside the CLI's group),
+			// Children live: ones not killed yet (outside the process's group),
 			// or killed and not dead yet. Only then is /proc read, which
-			// takes milliseconds: a CLI that leaves nothing costs none.
+			// takes milliseconds: a process that leaves nothing costs none.
 			for _, pid := range childrenOf(self) {
 				// A child, unreaped: its pid cannot have been reused.
 				_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -227,7 +264,7 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-// exitAs ends the supervisor as its CLI ended: the same exit code, or death
+// exitAs ends the supervisor as its process ended: the same exit code, or death
 // by the same signal (with the default action restored and no core file, so
 // that the Go runtime's own handling of the signal, a traceback or nothing
 // at all, does not stand in for it).
