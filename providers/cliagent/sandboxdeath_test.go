@@ -11,9 +11,11 @@ import (
 	"time"
 )
 
-// TestASandboxedCLIRunsCommandsDieWithItsRun: a CLI run in the bwrap
-// sandbox needs no supervisor. bwrap runs with --die-with-parent, and its
-// PID namespace's init takes every process of the sandbox with it, a daemon
+// TestASandboxedCLIRunsCommandsDieWithItsRun: bwrap runs with
+// --die-with-parent (under the supervisor package sandbox puts every
+// command under, which closes the moment before bwrap's own parent-death
+// signal is set), and its PID namespace's init takes every process of the
+// sandbox with it, a daemon
 // that left the CLI's session included, whether the server that started it
 // is SIGKILLed, the run is killed (a timeout, a cancel, a limit), or the CLI
 // exits.
