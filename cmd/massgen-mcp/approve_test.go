@@ -199,7 +199,7 @@ func TestAnAskWhoseServerDiedIsRefusedWithWhatToDo(t *testing.T) {
 		t.Errorf("status (exit %d) of a dead asker's ask:\n%s%s", code, out, errOut)
 	}
 	out, code = cli(t, "approve", "--state-dir", dir, "--session", s.ID, "dead12")
-	if code != exitBadInput || !strings.Contains(out, "expired") || !strings.Contains(out, "no longer waits") ||
+	if code != exitBadInput || !strings.Contains(out, "refused at its timeout") || !strings.Contains(out, "no longer waits") ||
 		!strings.Contains(out, "To fix: nothing waits for this answer any more") || !strings.Contains(out, "massgen-mcp status "+s.ID) {
 		t.Errorf("approving a dead asker's ask: exit %d\n%s", code, out)
 	}

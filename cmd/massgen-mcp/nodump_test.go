@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -140,6 +142,19 @@ func asNobody(t *testing.T, bin string) (string, string, *syscall.Credential) {
 	copied := filepath.Join(dir, "massgen-mcp")
 	if err := os.WriteFile(copied, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	// A process this test process forked while the copy was open for
+	// writing (other parallel tests start servers and CLIs) holds it open
+	// until its own exec, and an exec of the copy meanwhile fails with
+	// ETXTBSY ("text file busy"): wait until one goes through.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := exec.Command(copied, "--version").Run()
+		if !errors.Is(err, syscall.ETXTBSY) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's copy stayed busy for 10 s: %v", err)
+		}
 	}
 	return copied, home, as
 }

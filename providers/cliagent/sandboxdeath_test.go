@@ -35,7 +35,7 @@ func TestASandboxedCLIRunsCommandsDieWithItsRun(t *testing.T) {
 		pid := killServerUnder(t, "cli-parent-sandboxed", daemon+`; exec sleep 120`, byCommandLine)
 		dies(t, pid, "the sandboxed CLI run's daemon")
 	})
-	run := func(t *testing.T, script string) (*process, int) {
+	run := func(t *testing.T, script string) (*process, int, string) {
 		fresh()
 		script = strings.ReplaceAll(script, "DAEMON", daemon)
 		pidFile := filepath.Join(t.TempDir(), "pid")
@@ -51,7 +51,7 @@ func TestASandboxedCLIRunsCommandsDieWithItsRun(t *testing.T) {
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if data, _ := os.ReadFile(pidFile); strings.HasSuffix(string(data), "\n") {
 				if pid := byCommandLine(""); pid > 0 {
-					return p, pid
+					return p, pid, pidFile
 				}
 			}
 			if time.Now().After(deadline) {
@@ -60,13 +60,20 @@ func TestASandboxedCLIRunsCommandsDieWithItsRun(t *testing.T) {
 		}
 	}
 	t.Run("the run is killed", func(t *testing.T) {
-		p, pid := run(t, `DAEMON; exec sleep 120`)
+		p, pid, _ := run(t, `DAEMON; exec sleep 120`)
 		p.kill()
 		<-p.exited
 		dies(t, pid, "the killed sandboxed CLI run's daemon")
 	})
 	t.Run("the CLI exits", func(t *testing.T) {
-		p, pid := run(t, `DAEMON; until [ -s "$1" ]; do sleep 0.01; done`)
+		// The CLI exits once the test has seen its daemon run (a file
+		// beside the pid file says so): exiting as soon as the daemon
+		// wrote its pid took the daemon down before a loaded machine's
+		// test could see it.
+		p, pid, pidFile := run(t, `DAEMON; until [ -e "$1.seen" ]; do sleep 0.01; done`)
+		if err := os.WriteFile(pidFile+".seen", nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		<-p.exited
 		dies(t, pid, "the daemon of a sandboxed CLI run that exited")
 	})

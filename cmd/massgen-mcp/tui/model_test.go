@@ -336,7 +336,7 @@ func TestAnAskThatExpiredBeforeItsAnswerSaysSo(t *testing.T) {
 	}
 	m.Update(cmd())
 	v := m.View()
-	if !strings.Contains(v, "ask abc was not answered: approval request abc: the ask expired") || !strings.Contains(v, "no longer waits") || strings.Contains(v, "could not read the session") {
+	if !strings.Contains(v, "ask abc was not answered: approval request abc: the ask was refused at its timeout") || !strings.Contains(v, "no longer waits") || strings.Contains(v, "could not read the session") {
 		t.Errorf("the view after y on an expired ask:\n%s", v)
 	}
 }
