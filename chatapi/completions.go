@@ -259,7 +259,14 @@ func (o *stream) data(v any) {
 	o.write("data: " + string(b) + "\n\n")
 }
 
+// streamWriteTimeout bounds one write of a stream: a client that stopped
+// reading (its socket's buffers full) held the handler in its write until
+// TCP gave up. Past it the write fails, and so does every later one at
+// once; the handler ends with the run it follows.
+var streamWriteTimeout = 30 * time.Second
+
 func (o *stream) write(s string) {
+	_ = o.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	_, _ = io.WriteString(o.w, s)
 	_ = o.rc.Flush()
 }
