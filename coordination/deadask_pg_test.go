@@ -33,10 +33,7 @@ func TestAnAskWhoseReplicaDiedIsNotLeftPendingForAPersonToApprove(t *testing.T) 
 	}
 	// What A's guard wrote before it died (coordination/permissions.go
 	// answer → askBox → RequestApproval): a 1 s ask, asked 10 s ago.
-	asked := time.Now().Add(-10 * time.Second).UTC()
-	dead := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: s.ID, Agent: "agent_a", Tool: "run_command",
-		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: "external",
-		Rule: "role workspace", Step: 2, Asked: asked, Expires: asked.Add(time.Second)}
+	dead := deadAsk(s.ID)
 	if err := deadStore.(coordination.ApprovalBox).RequestApproval(ctx, s.ID, dead); err != nil {
 		t.Fatal(err)
 	}

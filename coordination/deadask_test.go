@@ -29,10 +29,7 @@ func TestAnAskWhoseProcessDiedIsNotLeftPendingInTheFileStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := time.Now().Add(-10 * time.Second).UTC()
-	dead := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: s.ID, Agent: "agent_a", Tool: "run_command",
-		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: "external",
-		Rule: "role workspace", Step: 2, Asked: asked, Expires: asked.Add(time.Second)}
+	dead := deadAsk(s.ID)
 	writeRequest(t, coordination.DirOf(svc.Store(), s.ID), dead)
 	if err := svc.Approve(ctx, s.ID, dead.ID, true, "ops"); err == nil {
 		t.Errorf("an approval of ask %s, expired with no step waiting for it, was accepted", dead.ID)
@@ -104,4 +101,13 @@ func TestAnAskRefusedForALateAskerIsRecordedOnce(t *testing.T) {
 	if n != 1 {
 		t.Errorf("the audit holds %d records of ask %s, want 1: %+v", n, rec.Request, recs)
 	}
+}
+
+// deadAsk is the request a server killed while its step asked left behind:
+// a 1 s ask of agent_a's step 2, asked 10 s ago, never answered.
+func deadAsk(session string) permissions.ApprovalRequest {
+	asked := time.Now().Add(-10 * time.Second).UTC()
+	return permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: session, Agent: "agent_a", Tool: "run_command",
+		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: "external",
+		Rule: "role workspace", Step: 2, Asked: asked, Expires: asked.Add(time.Second)}
 }
