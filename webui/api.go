@@ -90,6 +90,12 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "session "+id+" is "+v.Result.Status+": there is nothing to resume; start a new team", http.StatusConflict)
 		return
 	}
+	if svc.HeldElsewhere(ctx, id) {
+		// Said before anything is tried, in the page's words: the holder's
+		// own refusal names a process the page has no use for.
+		http.Error(w, "session "+id+" runs on another replica sharing this server's store: there is nothing to resume; this page follows it there, and Cancel reaches it", http.StatusConflict)
+		return
+	}
 	s, err := svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: id})
 	if err != nil {
 		h.writeError(w, r, err)

@@ -19,15 +19,19 @@ type sessionState struct {
 	// Team is the team's name (a chat model's, massgen/NAME) and Turn and
 	// Previous place a follow-up turn; empty for a first turn named by its
 	// models.
-	Team      string      `json:"team,omitempty"`
-	Turn      int         `json:"turn,omitempty"`
-	Previous  string      `json:"previous,omitempty"`
-	Status    string      `json:"status"`
-	Outcome   string      `json:"outcome"`
-	Summary   string      `json:"summary"`
-	Cost      string      `json:"cost"`
-	Steps     int         `json:"steps"`
-	Running   bool        `json:"running"`
+	Team     string `json:"team,omitempty"`
+	Turn     int    `json:"turn,omitempty"`
+	Previous string `json:"previous,omitempty"`
+	Status   string `json:"status"`
+	Outcome  string `json:"outcome"`
+	Summary  string `json:"summary"`
+	Cost     string `json:"cost"`
+	Steps    int    `json:"steps"`
+	Running  bool   `json:"running"`
+	// Elsewhere says another replica (or process) sharing the store holds
+	// the session's run, alive: the page watches it there, and a Resume
+	// here would be refused.
+	Elsewhere bool        `json:"running_elsewhere,omitempty"`
 	CanCancel bool        `json:"can_cancel"`
 	CanResume bool        `json:"can_resume"`
 	Agents    []agentCard `json:"agents"`
@@ -99,8 +103,11 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 		Permissions: permissionAudit(ctx, svc, id),
 	}
 	live := r.Status == coordination.StatusRunning || r.Status == coordination.StatusDecided
+	// Only a live session not run here can be run elsewhere: one lease
+	// read, and none for a session this replica runs or that has ended.
+	st.Elsewhere = live && !running && svc.HeldElsewhere(ctx, id)
 	st.CanCancel = live
-	st.CanResume = r.Status == coordination.StatusInterrupted || r.Status == coordination.StatusCancelled || (live && !running)
+	st.CanResume = r.Status == coordination.StatusInterrupted || r.Status == coordination.StatusCancelled || (live && !running && !st.Elsewhere)
 	ids := make([]string, len(v.Agents))
 	for i, a := range v.Agents {
 		ids[i] = a.ID

@@ -75,3 +75,41 @@ func TestThePagesResumeRunsAnInterruptedSessionToItsEnd(t *testing.T) {
 		t.Errorf("resuming a finished session: %d %s, want 409 nothing to resume", code, body)
 	}
 }
+
+// A session whose run another replica holds, alive, is running there: the
+// page says so, and offers no Resume (the server would refuse it, 409, as
+// the run is not this replica's to start) but still offers Cancel, which
+// reaches the holder through the store.
+func TestAPageOffersNoResumeForARunAnotherReplicaHolds(t *testing.T) {
+	s := serve(t)
+	svc := s.service(t, "a")
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := svc.Store().(coordination.LeaseStore)
+	if _, err := ls.AcquireRun(ctx, sess.ID, coordination.LeaseOwner{ID: "replica-b", Host: "another-host"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	alice := browser(t)
+	csrf := loginWithToken(t, s, alice, tokenA)
+	var st struct {
+		pageState
+		Running   bool `json:"running"`
+		Elsewhere bool `json:"running_elsewhere"`
+		CanCancel bool `json:"can_cancel"`
+	}
+	code, body, _ := get(t, alice, s.url+"/ui/api/sessions/"+sess.ID)
+	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil {
+		t.Fatalf("the session's state: %d %s", code, body)
+	}
+	if st.Status != coordination.StatusRunning || st.CanResume || !st.Elsewhere || st.Running || !st.CanCancel {
+		t.Errorf("the page shows status %q, can_resume %v, running_elsewhere %v, running %v, can_cancel %v; want running on another replica, no resume, cancel offered",
+			st.Status, st.CanResume, st.Elsewhere, st.Running, st.CanCancel)
+	}
+	resume := s.url + "/ui/api/sessions/" + sess.ID + "/resume"
+	if code, body := post(t, alice, resume, "X-CSRF-Token", csrf); code != http.StatusConflict || !strings.Contains(body, "another replica") {
+		t.Errorf("resuming a run another replica holds: %d %s, want 409 saying it runs on another replica", code, body)
+	}
+}

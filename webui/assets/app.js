@@ -79,10 +79,10 @@ function render(st) {
   const team = [st.team ? "Team " + st.team : "", st.turn ? `turn ${st.turn}, continuing ${st.previous}` : ""].filter(Boolean).join(" · ");
   $("s-team").textContent = team;
   $("s-team").hidden = !team;
-  $("s-outcome").textContent = st.outcome || (st.running ? "The team is working." : "");
+  $("s-outcome").textContent = st.outcome || (st.running || st.running_elsewhere ? "The team is working." : "");
   $("s-cost").textContent = st.cost;
   $("s-steps").textContent = String(st.steps);
-  $("s-live").textContent = st.running ? "running here" : "";
+  $("s-live").textContent = st.running ? "running here" : st.running_elsewhere ? "running on another replica" : "";
   $("cancel").disabled = !st.can_cancel;
   $("resume").disabled = !st.can_resume;
 
