@@ -4,7 +4,11 @@
 // at once), wait (says so on stderr, then answers when its call is
 // cancelled or after a minute: a call in flight) and secret (for
 // exclude_tools). With -fail it exits before serving, with a message on
-// stderr, as a misconfigured server does. With MCPSERVER_TOKEN set, -fail
+// stderr, as a misconfigured server does. With -rude it has three more
+// tools that misbehave: flood (writes one line of mib MiB to stdout, then
+// says "flood all written" on stderr), slow (answers after ms
+// milliseconds, whether or not its call was cancelled) and stop (stops the
+// server's process, SIGSTOP: it reads and answers nothing more). With MCPSERVER_TOKEN set, -fail
 // and crash print the token, as a server refused by its API may.
 package main
 
@@ -15,6 +19,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -23,6 +29,7 @@ import (
 
 func main() {
 	fail := flag.Bool("fail", false, "exit before serving")
+	rude := flag.Bool("rude", false, "add flood, slow and stop")
 	flag.Parse()
 	if *fail {
 		chatter()
@@ -81,6 +88,9 @@ func main() {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("secret"), nil
 		})
+	if *rude {
+		addRude(s)
+	}
 	if err := server.ServeStdio(s); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -94,4 +104,32 @@ func chatter() {
 	for i := range 40 {
 		fmt.Fprintf(os.Stderr, "mcpserver: shutting down (%d)\n", i)
 	}
+}
+
+// addRude adds the tools that misbehave (-rude).
+func addRude(s *server.MCPServer) {
+	s.AddTool(mcp.NewTool("flood", mcp.WithDescription("Write one huge line."), mcp.WithNumber("mib", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			chunk := strings.Repeat("x", 1<<20)
+			_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`)
+			for range req.GetInt("mib", 1) {
+				if _, err := os.Stdout.WriteString(chunk); err != nil {
+					return nil, err
+				}
+			}
+			fmt.Fprintln(os.Stderr, "mcpserver: flood all written")
+			<-ctx.Done()
+			return mcp.NewToolResultText("flooded"), nil
+		})
+	s.AddTool(mcp.NewTool("slow", mcp.WithDescription("Answer late."), mcp.WithNumber("ms", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ms := req.GetInt("ms", 0)
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			return mcp.NewToolResultText(fmt.Sprintf("slow %d done", ms)), nil
+		})
+	s.AddTool(mcp.NewTool("stop", mcp.WithDescription("Stop this process.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			return mcp.NewToolResultText("continued"), nil
+		})
 }
