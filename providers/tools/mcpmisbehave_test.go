@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
@@ -64,4 +65,42 @@ func TestStdioMCPServerThatSendsAnOversizedMessageIsStopped(t *testing.T) {
 		t.Errorf("the next call took %v: error %v, %q", took, isErr, out)
 	}
 	waitRunning(t, bin, 0)
+}
+
+// TestMCPCallToAServerThatStopsReadingEndsAtItsTimeout: a server that hangs
+// (here: stopped) reads nothing more, and once the pipe to it is full a
+// request cannot even be written. A call must still end at its timeout,
+// not hang in the write (and every later call behind it); the server is
+// then stopped, and the next call restarts it.
+func TestMCPCallToAServerThatStopsReadingEndsAtItsTimeout(t *testing.T) {
+	m, _ := startRude(t, time.Second)
+	res, _ := m.Call(context.Background(), "mcp__rude__stop", json.RawMessage(`{}`))
+	if !res.IsError || !strings.Contains(res.Content, "did not answer stop within 1s") {
+		t.Errorf("the call that stops the server: %+v", res)
+	}
+	// 256 KiB of arguments: more than the pipe holds.
+	args := json.RawMessage(fmt.Sprintf(`{"text":%q}`, strings.Repeat("z", 256<<10)))
+	done := make(chan struct {
+		res providers.ToolResult
+		err error
+	}, 1)
+	go func() {
+		res, err := m.Call(context.Background(), "mcp__rude__echo", args)
+		done <- struct {
+			res providers.ToolResult
+			err error
+		}{res, err}
+	}()
+	select {
+	case got := <-done:
+		if got.err != nil || !got.res.IsError || !strings.Contains(got.res.Content, "did not answer echo within 1s") {
+			t.Errorf("the call to the stopped server: %+v %v", got.res, got.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a call to a server that reads nothing is still waiting after 10 s (its timeout is 1 s)")
+	}
+	res, err := m.Call(context.Background(), "mcp__rude__echo", json.RawMessage(`{"text":"back"}`))
+	if err != nil || res.IsError || res.Content != "echo: back" {
+		t.Errorf("the call after it (a restarted server): %+v %v", res, err)
+	}
 }
