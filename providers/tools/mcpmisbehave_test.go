@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +104,61 @@ func TestMCPCallToAServerThatStopsReadingEndsAtItsTimeout(t *testing.T) {
 	if err != nil || res.IsError || res.Content != "echo: back" {
 		t.Errorf("the call after it (a restarted server): %+v %v", res, err)
 	}
+}
+
+// TestMCPCallThatTimesOutDropsItsLateAnswer: a call that times out is an
+// error result and leaves the server running (it may only be slow); its
+// answer, when it comes later, is not taken for the answer of a call made
+// after it, and nothing of the timed-out call is left pending.
+func TestMCPCallThatTimesOutDropsItsLateAnswer(t *testing.T) {
+	m, _ := startRude(t, 3*time.Second)
+	call := func(name, args string) (string, bool) {
+		t.Helper()
+		res, err := m.Call(context.Background(), name, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res.Content, res.IsError
+	}
+	boot, _ := call("mcp__rude__boot", `{}`)
+	// Its answer comes at 4.5 s, while the next call (made at 3 s,
+	// answered at 5 s) waits for its own.
+	if out, isErr := call("mcp__rude__slow", `{"ms":4500}`); !isErr || !strings.Contains(out, "did not answer slow within 3s") {
+		t.Errorf("the call that timed out: %v %q", isErr, out)
+	}
+	if out, isErr := call("mcp__rude__slow", `{"ms":2000}`); isErr || out != "slow 2000 done" {
+		t.Errorf("the call made after it: %v %q", isErr, out)
+	}
+	for i := range 3 {
+		if out, isErr := call("mcp__rude__echo", fmt.Sprintf(`{"text":"%d"}`, i)); isErr || out != fmt.Sprintf("echo: %d", i) {
+			t.Errorf("echo %d: %v %q", i, isErr, out)
+		}
+	}
+	if again, _ := call("mcp__rude__boot", `{}`); again != boot {
+		t.Errorf("a timeout restarted the server: boot %s, then %s", boot, again)
+	}
+	if n := pendingRequests(t, m.servers[0]); n != 0 {
+		t.Errorf("%d requests still pending", n)
+	}
+}
+
+// pendingRequests counts the requests the server's stdio transport still
+// waits an answer for (its map of response channels, read by reflection).
+func pendingRequests(t *testing.T, s *mcpServer) int {
+	t.Helper()
+	s.mu.Lock()
+	cl := s.cl
+	s.mu.Unlock()
+	if cl == nil {
+		t.Fatal("the server has no connection")
+	}
+	v := reflect.ValueOf(cl.GetTransport())
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	f := v.FieldByName("responses")
+	if !f.IsValid() || f.Kind() != reflect.Map {
+		t.Fatalf("%s has no map of responses", v.Type())
+	}
+	return f.Len()
 }
