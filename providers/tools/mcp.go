@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -30,9 +32,14 @@ import (
 
 // MCP defaults.
 const (
-	defaultMCPStart   = 30 * time.Second
-	defaultMCPCall    = 2 * time.Minute
-	maxMCPResult      = 64 << 10
+	defaultMCPStart = 30 * time.Second
+	defaultMCPCall  = 2 * time.Minute
+	maxMCPResult    = 64 << 10
+	// maxMCPMessage bounds one JSON-RPC message (one line) from a stdio
+	// server: far above any result the model is shown (maxMCPResult, after
+	// images are described), room for a few MB of base64 image, and the
+	// relay's bound on one CLI agent's call (relay.MaxLine).
+	maxMCPMessage     = 8 << 20
 	maxToolName       = 64 // the tightest API limit on a function name (OpenAI's)
 	mcpStderrKept     = 4 << 10
 	mcpRestartsPerRun = 1
@@ -309,6 +316,7 @@ type mcpServer struct {
 	stderrDone chan struct{}
 	stderrW    *os.File
 	stderrR    *os.File // closed once the process is stopped and read
+	stdout     *lineCap // stdio: the server's stdout, one message bounded
 	listed     []mcpgo.Tool
 	restarts   int
 	broken     bool   // the connection closed: the next call restarts
@@ -392,8 +400,8 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 	switch s.conf.Type {
 	case MCPStdio:
 		s.stderr, s.stderrDone = &tail{max: mcpStderrKept}, nil
-		tr := transport.NewStdioWithOptions(s.argv0, s.env, s.conf.Args, transport.WithCommandFunc(s.command))
-		err = tr.Start(life)
+		var tr *transport.Stdio
+		tr, err = s.spawn(life)
 		if s.cmd != nil {
 			// Its supervisor's report: the server runs, or why it did not
 			// start (and, either way, the report's pipe closed).
@@ -454,6 +462,37 @@ func (s *mcpServer) handshake(ctx context.Context) error {
 		s.listed = list.Tools
 	}
 	return nil
+}
+
+// spawn starts the stdio server and its transport. The process is started
+// here, not by mcp-go's transport, so that its stdout is read through a
+// lineCap: mcp-go reads a message as one line, however long.
+func (s *mcpServer) spawn(life context.Context) (*transport.Stdio, error) {
+	cmd, err := s.command(life, s.argv0, s.env, s.conf.Args)
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = pw
+	err = cmd.Start()
+	pw.Close() // the process has its copy (or never started)
+	if err != nil {
+		pr.Close()
+		return nil, err
+	}
+	s.stdout = &lineCap{r: pr, f: pr, max: maxMCPMessage}
+	tr := transport.NewIO(s.stdout, stdin, nil)
+	if err := tr.Start(life); err != nil {
+		return nil, err
+	}
+	return tr, nil
 }
 
 // command is the stdio transport's process: the server under the sandbox.
@@ -593,6 +632,8 @@ func (s *mcpServer) ready(ctx context.Context) (*client.Client, string) {
 		return nil, fmt.Sprintf("MCP server %s is closed", s.name)
 	case s.gone != "":
 		return nil, s.gone
+	case s.stdout != nil && s.stdout.over.Load():
+		return nil, s.overflowedLocked()
 	case s.cl != nil && !s.broken && !s.exited():
 		return s.cl, ""
 	}
@@ -634,6 +675,11 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 		// watches) has exited; either way this connection is done.
 		closed := errors.Is(err, transport.ErrTransportClosed)
 		current := s.cl == cl
+		if current && s.stdout != nil && s.stdout.over.Load() {
+			why := s.overflowedLocked()
+			s.mu.Unlock()
+			return providers.ToolResult{Content: why, IsError: true}, nil
+		}
 		replaced := !current && s.cl != nil && s.gone == ""
 		dead, note := false, ""
 		if current {
@@ -707,13 +753,33 @@ func resultText(res *mcpgo.CallToolResult) string {
 	return out
 }
 
+// overflowedLocked stops a server that sent a message past maxMCPMessage
+// (the rest of it is never read) and says so, for good.
+func (s *mcpServer) overflowedLocked() string {
+	s.stopLocked()
+	s.gone = fmt.Sprintf("MCP server %s sent a message of more than %d MiB, the limit on one message from a stdio MCP server; it was stopped, and its tools are unavailable for the rest of the session (a tool that returns so much is asked for less, or the server fixed)", s.name, maxMCPMessage>>20)
+	return s.gone
+}
+
 // stopLocked ends the current connection and process.
 func (s *mcpServer) stopLocked() {
 	if s.cl != nil {
-		_ = s.cl.Close() // closes stdin, waits a moment, then signals
+		_ = s.cl.Close() // a stdio server's: closes its stdin
 	}
 	if s.cmd != nil {
+		// Given a moment to exit on its stdin's end, as mcp-go's own
+		// transport gives it, then killed with all it started, and reaped.
+		if s.cl != nil && s.pidfd >= 0 {
+			s.poll(2000)
+		}
 		sandbox.Kill(s.cmd)
+		if s.cmd.Process != nil {
+			_ = s.cmd.Wait()
+		}
+	}
+	if s.stdout != nil {
+		s.stdout.f.Close() // ends the transport's reader
+		s.stdout = nil
 	}
 	if s.life != nil {
 		s.life()
@@ -736,6 +802,42 @@ func (s *mcpServer) close() {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.stopLocked()
+}
+
+// errMessageTooLong ends the reading of a stdio server whose message passed
+// maxMCPMessage.
+var errMessageTooLong = errors.New("message too long")
+
+// lineCap reads a stdio server's stdout for mcp-go's transport, which reads
+// a message as one line whatever its length: past max bytes without a
+// newline it fails (for good), having read at most one byte more, so the
+// transport ends its connection and the rest is never read.
+type lineCap struct {
+	r    io.Reader
+	f    *os.File
+	max  int
+	n    int // bytes since the last newline
+	over atomic.Bool
+}
+
+func (l *lineCap) Read(p []byte) (int, error) {
+	if l.over.Load() {
+		return 0, errMessageTooLong
+	}
+	if room := l.max - l.n + 1; len(p) > room {
+		p = p[:room]
+	}
+	n, err := l.r.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.n = n - 1 - i
+	} else {
+		l.n += n
+	}
+	if l.n > l.max {
+		l.over.Store(true)
+		return n, errMessageTooLong
+	}
+	return n, err
 }
 
 // tail keeps the last max bytes written (a server's stderr).
