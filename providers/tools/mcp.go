@@ -43,6 +43,9 @@ const (
 	maxToolName       = 64 // the tightest API limit on a function name (OpenAI's)
 	mcpStderrKept     = 4 << 10
 	mcpRestartsPerRun = 1
+	// mcpWriteGrace: how long past its end a call may still be writing its
+	// request before the server is taken for one that reads nothing.
+	mcpWriteGrace = time.Second
 )
 
 // MCPConfig is what StartMCP needs for one agent of one session.
@@ -661,7 +664,32 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	res, err := cl.CallTool(callCtx, req)
+	// The call is made aside: mcp-go stops waiting for its answer when
+	// callCtx ends, but not writing its request, and a server that reads
+	// nothing (hung, stopped) leaves a request longer than the pipe holds,
+	// and every later one behind it, in that write for good.
+	type answer struct {
+		res *mcpgo.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := cl.CallTool(callCtx, req)
+		answered <- answer{res, err}
+	}()
+	var a answer
+	select {
+	case a = <-answered:
+	case <-callCtx.Done():
+		t := time.NewTimer(mcpWriteGrace)
+		select {
+		case a = <-answered:
+			t.Stop()
+		case <-t.C:
+			return s.unwritten(ctx, cl, tool, timeout)
+		}
+	}
+	res, err := a.res, a.err
 	if ctx.Err() != nil {
 		return providers.ToolResult{}, ctx.Err()
 	}
@@ -708,6 +736,26 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 	// they must not reach the model or tools.jsonl. Key shapes in a result
 	// are its data (code, docs) and stay.
 	return providers.ToolResult{Content: keys.MaskSecrets(resultText(res), s.secrets()...), IsError: res.IsError}, nil
+}
+
+// unwritten ends a call whose request could not be written by its end: the
+// server reads nothing it is sent, so its connection is stopped (which ends
+// the write, and those queued behind it), and the next call restarts it.
+func (s *mcpServer) unwritten(ctx context.Context, cl *client.Client, tool string, timeout time.Duration) (providers.ToolResult, error) {
+	s.mu.Lock()
+	if s.cl == cl {
+		s.stopLocked()
+	}
+	again := s.restarts < mcpRestartsPerRun
+	s.mu.Unlock()
+	if ctx.Err() != nil {
+		return providers.ToolResult{}, ctx.Err()
+	}
+	next := "it is restarted for the next call"
+	if !again {
+		next = "it had been restarted once already, so its tools are unavailable for the rest of the session"
+	}
+	return providers.ToolResult{Content: fmt.Sprintf("MCP server %s did not answer %s within %s, and it is not reading what it is sent (the call could not even be sent to it): it was stopped, and %s", s.name, tool, timeout, next), IsError: true}, nil
 }
 
 // resultText flattens a tool result for the model: text as is, other
