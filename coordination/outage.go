@@ -184,18 +184,49 @@ func (svc *Service) waitOut(ctx context.Context, r *Run, s *Session, o *outage, 
 // over ends an outage the store came back from: it says so in the progress
 // and the session's timeline (best effort: the store may be gone again).
 func (svc *Service) over(ctx context.Context, id, what string, o *outage) {
+	svc.overOn(ctx, id, what, o, nil)
+}
+
+// overOn is over for an operation tried again after the outage that ended
+// in err: nil went on, as over says; any other error the store gave on
+// answering again (a refusal, a lease claimed elsewhere meanwhile) ends
+// the outage too, worded as the stop it is. An outage still under way, or
+// the end of ctx, the context of who waited (a cancel, a timeout during
+// the pause), says nothing of the store and records nothing, unless that
+// end is a lease found lost, which only the store's answer tells.
+func (svc *Service) overOn(ctx context.Context, id, what string, o *outage, err error) {
 	if o.since.IsZero() {
+		return
+	}
+	if cause := context.Cause(ctx); ctx.Err() != nil && errors.Is(cause, ErrLeaseLost) {
+		err = cause
+	} else if err != nil && (svc.storeDown(err) || ctx.Err() != nil && !errors.Is(err, ErrLeaseLost)) {
 		return
 	}
 	// The last error stays in the log: a database's says which role,
 	// database and host it could not reach, which is the operator's to
 	// know, not every client's who reads the timeline.
-	msg := fmt.Sprintf("%s for %s (%d attempts); %s waited and went on",
+	msg := fmt.Sprintf("%s for %s (%d attempts); %s ",
 		svc.unavailableFor(o.last, true), svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what)
-	svc.log.Info().Str("session", id).AnErr("last", o.last).Msg(msg)
+	if err == nil {
+		msg += "waited and went on"
+	} else {
+		msg += "waited, then stopped: " + svc.stoppedWhy(err)
+	}
+	svc.log.Info().Str("session", id).AnErr("last", o.last).AnErr("then", err).Msg(msg)
 	svc.tell(Progress{SessionID: id, Kind: ProgressStoreOutage, Message: msg, Time: svc.now()})
 	svc.event(context.WithoutCancel(ctx), id, Event{Type: "store_outage", Message: msg})
 	*o = outage{}
+}
+
+// stoppedWhy is why an operation the store answered again stopped, as the
+// session's record keeps it (recordedText, Reason): a lost lease in words
+// of its own, since its error may name the process that claimed it.
+func (svc *Service) stoppedWhy(err error) string {
+	if errors.Is(err, ErrLeaseLost) {
+		return "another server process took its lease over meanwhile (or it was released), so this one wrote nothing more"
+	}
+	return Reason(svc.recordedText(err.Error()), ReasonRunes)
 }
 
 // throughOutage runs op until it succeeds or fails other than by the store
@@ -203,18 +234,18 @@ func (svc *Service) over(ctx context.Context, id, what string, o *outage) {
 // run's own is, so that a database blip while a step gets ready, asks or
 // lands is never recorded as the agent failing. If ctx ends while it
 // waits, it returns op's last error (the outage), for the caller to tell
-// by ctx. what names who waits.
+// by ctx. what names who waits. The outage's end is recorded (overOn)
+// whenever the store answered again, op failing then or not.
 func (svc *Service) throughOutage(ctx context.Context, id, what string, op func() error) error {
 	var down outage
 	for {
 		err := op()
 		if !svc.storeDown(err) {
-			if err == nil {
-				svc.over(ctx, id, what, &down)
-			}
+			svc.overOn(ctx, id, what, &down, err)
 			return err
 		}
 		if svc.pause(ctx, id, what, &down, err) != nil {
+			svc.overOn(ctx, id, what, &down, err)
 			return err
 		}
 	}

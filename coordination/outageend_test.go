@@ -113,6 +113,7 @@ func TestAStepWhoseLandingFailsOnceTheStoreIsBackEndsItsOutage(t *testing.T) {
 	if strings.Contains(ends[0], "went on") || !strings.Contains(ends[0], "permission denied") {
 		t.Errorf("the outage's end %q; want it to say the step stopped, and why (%v), not that it went on", ends[0], errRefused)
 	}
+	t.Logf("the outage's end: %q", ends[0])
 }
 
 // TestARunWhoseLeaseWasClaimedDuringAnOutageEndsItsOutage: the run waits
@@ -153,4 +154,5 @@ func TestARunWhoseLeaseWasClaimedDuringAnOutageEndsItsOutage(t *testing.T) {
 	if strings.Contains(ends[0], "went on") {
 		t.Errorf("the outage's end %q says the run went on; it stopped, lease lost", ends[0])
 	}
+	t.Logf("the outage's end: %q", ends[0])
 }

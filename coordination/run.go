@@ -515,11 +515,19 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 	// Start made the first attempt (r.resumeErr): the loop tries again
 	// only after one that failed.
 	var down outage
+	// ended is the error the run stops on, once the end of its outage is
+	// recorded if the store answered again (overOn): a run that waited and
+	// then stopped (its lease claimed elsewhere meanwhile, a refusal) says
+	// so, not left with an outage that never ended.
+	ended := func(err error) error {
+		svc.overOn(ctx, s.ID, "the run", &down, err)
+		return err
+	}
 	for err := r.resumeErr; err != nil; err = svc.resume(context.WithoutCancel(ctx), s.ID, "run again", r.cancels) {
 		// Stopped like any run: a cancel recorded, an error said, or, for
 		// an outage that outlasts the lease, left to read interrupted.
 		if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
-			return svc.stop(context.WithoutCancel(ctx), r, s, nil, nil, err)
+			return svc.stop(context.WithoutCancel(ctx), r, s, nil, nil, ended(err))
 		}
 	}
 	// What steps whose holders stopped answering spent (a replica that
@@ -592,7 +600,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			var err error
 			if _, st, res, err = svc.currentResult(dctx, s, false); err != nil {
 				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
-					return svc.stop(dctx, r, s, own, results, err)
+					return svc.stop(dctx, r, s, own, results, ended(err))
 				}
 				continue
 			}
@@ -611,7 +619,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				var err error
 				if _, st, res, err = svc.currentResult(dctx, s, true); err != nil {
 					if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
-						return svc.stop(dctx, r, s, own, results, err)
+						return svc.stop(dctx, r, s, own, results, ended(err))
 					}
 					continue
 				}
@@ -630,11 +638,11 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				// was pending, or its finish waiting out an outage: the
 				// session must not stay decided with nothing to write its
 				// answer, nor the call's spend be lost.
-				return svc.stopFinal(dctx, r, s, own, results, context.Cause(ctx), &draft)
+				return svc.stopFinal(dctx, r, s, own, results, ended(context.Cause(ctx)), &draft)
 			}
 			if svc.storeDown(err) {
 				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
-					return svc.stopFinal(dctx, r, s, own, results, err, &draft)
+					return svc.stopFinal(dctx, r, s, own, results, ended(err), &draft)
 				}
 				continue
 			}
@@ -643,7 +651,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				// leaves a decided session to read interrupted.
 				svc.keepFinalSpend(dctx, s, &draft, nil)
 				svc.finishUnwritten(dctx, r, s, err)
-				return svc.stop(dctx, r, s, own, results, err)
+				return svc.stop(dctx, r, s, own, results, ended(err))
 			}
 			svc.over(dctx, s.ID, "the run", &down)
 			return res, nil
@@ -670,7 +678,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		if r.claim != nil {
 			if err := r.claim.confirm(ctx); err != nil {
 				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
-					return svc.stop(dctx, r, s, own, results, err)
+					return svc.stop(dctx, r, s, own, results, ended(err))
 				}
 				continue
 			}
@@ -701,7 +709,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			// the budget ends the session now.
 			if _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
 				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
-					return svc.stop(dctx, r, s, own, results, err)
+					return svc.stop(dctx, r, s, own, results, ended(err))
 				}
 			}
 			continue
@@ -728,16 +736,16 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 					// The step wrote nothing (or its landing is unknown and
 					// the ledger says): pause, then launch from the ledger.
 					if again, err := svc.waitOut(ctx, r, s, &down, lr.err); !again {
-						return svc.stop(dctx, r, s, own, results, err)
+						return svc.stop(dctx, r, s, own, results, ended(err))
 					}
 					break wait
 				}
 				if lr.err != nil && !errors.Is(lr.err, ErrAgentBusy) && !errors.Is(lr.err, ErrNotNext) {
 					if ctx.Err() != nil {
-						return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
+						return svc.stop(dctx, r, s, own, results, ended(context.Cause(ctx)))
 					}
 					if !errors.Is(lr.err, ErrSessionFinished) {
-						return svc.stop(dctx, r, s, own, results, lr.err)
+						return svc.stop(dctx, r, s, own, results, ended(lr.err))
 					}
 				}
 				if lr.res != nil {
@@ -766,7 +774,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				}
 				// Steps land through results (ours) or are polled (others').
 			case <-ctx.Done():
-				return svc.stop(dctx, r, s, own, results, context.Cause(ctx))
+				return svc.stop(dctx, r, s, own, results, ended(context.Cause(ctx)))
 			case <-tick:
 				break wait
 			}
@@ -1022,6 +1030,7 @@ func (svc *Service) whileDown(ctx context.Context, r *Run, s *Session, write fun
 		}
 		err := write()
 		if err == nil || !svc.storeDown(err) {
+			svc.overOn(ctx, s.ID, "the run's end", &down, err)
 			return err
 		}
 		if r.claim != nil {
