@@ -25,6 +25,13 @@ var keyShapes = []struct {
 	{regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}`), "${1}[redacted]"},
 	{regexp.MustCompile(`(?i)(\b(?:x-api-key|x-goog-api-key|api-key|api_key|apikey)["']?\s*[:=]\s*["']?)[^\s"'&,;]{8,}`), "${1}[redacted]"},
 	{regexp.MustCompile(`([?&](?:key|api_key|api-key)=)[^&\s"']+`), "${1}[redacted]"},
+	// A URL's user info (https://user:password@proxy): Go's HTTP client
+	// prints the user of a request it could not send, its password as ***,
+	// and a proxy's token may be the user alone.
+	{regexp.MustCompile(`(\b[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s@"'<>]+@`), "${1}[redacted]@"},
+	// The resolver a failed lookup asked ("lookup host on 10.0.0.2:53: no
+	// such host"): the server's own network, not the reader's.
+	{regexp.MustCompile(`(\blookup \S+) on [\[\]0-9A-Fa-f.:%]+:\d+`), "${1}"},
 }
 
 // MaskKeys returns text with anything shaped like an API key or an auth
