@@ -569,6 +569,11 @@ func redactURL(raw string) string {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		raw = raw[:i] // a query may carry a key
 	}
+	if scheme, rest, ok := strings.Cut(raw, "://"); ok {
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 && !strings.Contains(rest[:at], "/") {
+			raw = scheme + "://" + rest[at+1:] // and user info a password
+		}
+	}
 	return raw
 }
 
