@@ -81,7 +81,9 @@ func (cp clientPaths) hidden(real string) bool {
 		if err != nil {
 			continue
 		}
-		if rel, err := filepath.Rel(rr, real); err == nil && !strings.HasPrefix(rel, "..") {
+		// Inside the root: not "..", nor "../…"; "..data/" (a Kubernetes
+		// volume's) is a directory of the root like any other.
+		if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
 				if sandbox.SecretName(seg) {
 					return true
