@@ -260,6 +260,28 @@ func (u Usage) Add(o Usage) Usage {
 // Tokens is every token the call consumed (input plus output).
 func (u Usage) Tokens() int64 { return u.Input + u.Output }
 
+// MaxReportedTokens bounds each count an API reports for one call: far
+// above any real call (a trillion tokens), low enough that no sum of counts
+// a session can hold overflows.
+const MaxReportedTokens int64 = 1 << 40
+
+// Sane is a usage as a server reported it, made safe to count against a
+// budget: every count within [0, MaxReportedTokens] (a negative count from a
+// buggy or hostile server would lower the session's spend, an absurd one
+// would wrap the sums), the cached part no more than the input, and a cost
+// that is not negative or NaN (0 then). Each adapter applies it where it
+// reads the wire's usage.
+func (u Usage) Sane() Usage {
+	c := func(v int64) int64 { return min(max(v, 0), MaxReportedTokens) }
+	u.Input, u.Output, u.Reasoning = c(u.Input), c(u.Output), c(u.Reasoning)
+	u.CachedInput = min(c(u.CachedInput), u.Input)
+	if u.CostUSD != nil && !(*u.CostUSD >= 0) {
+		z := 0.0
+		u.CostUSD = &z
+	}
+	return u
+}
+
 // Free is a usage of nothing at a known cost of zero: the start of any sum.
 func Free() Usage {
 	z := 0.0

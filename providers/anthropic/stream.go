@@ -118,10 +118,20 @@ func (u wireUsage) normalised() providers.Usage {
 	}
 }
 
+// sane is the usage with every count within [0, MaxReportedTokens]: a
+// negative count from a buggy or hostile server must not lower what the
+// step spent, nor an absurd one wrap the sums (providers.Usage.Sane).
+func (u wireUsage) sane() wireUsage {
+	c := func(v int64) int64 { return min(max(v, 0), providers.MaxReportedTokens) }
+	return wireUsage{input: c(u.input), cacheRead: c(u.cacheRead), cacheWrite: c(u.cacheWrite),
+		output: c(u.output), thinking: c(u.thinking), cacheWrite1h: c(u.cacheWrite1h)}
+}
+
 // partial is what an interrupted call still reports: its usage.
 func (a *accumulator) partial() Result {
-	w1h := min(max(a.usage.cacheWrite1h, 0), a.usage.cacheWrite)
-	return Result{Usage: a.usage.normalised(), CacheWriteInput: a.usage.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
+	w := a.usage.sane()
+	w1h := min(w.cacheWrite1h, w.cacheWrite)
+	return Result{Usage: w.normalised().Sane(), CacheWriteInput: w.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
 }
 
 // result turns the finished stream into the step's action and the

@@ -155,7 +155,7 @@ func usageOf(m *genai.GenerateContentResponseUsageMetadata) providers.Usage {
 		CachedInput: int64(m.CachedContentTokenCount),
 		Output:      int64(m.CandidatesTokenCount) + int64(m.ThoughtsTokenCount),
 		Reasoning:   int64(m.ThoughtsTokenCount),
-	}
+	}.Sane()
 }
 
 // reply accumulates the streamed parts of one candidate.

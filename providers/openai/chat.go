@@ -150,7 +150,7 @@ func (p *chatProvider) usage(u oai.CompletionUsage) providers.Usage {
 		CachedInput: u.PromptTokensDetails.CachedTokens,
 		Output:      u.CompletionTokens,
 		Reasoning:   u.CompletionTokensDetails.ReasoningTokens,
-	}
+	}.Sane()
 	if p.q.reasoningOutside {
 		n.Output += n.Reasoning
 	}
@@ -159,7 +159,7 @@ func (p *chatProvider) usage(u oai.CompletionUsage) providers.Usage {
 			_ = json.Unmarshal([]byte(f.Raw()), &n.CachedInput)
 		}
 	}
-	return n
+	return n.Sane()
 }
 
 // groqUsage reads the usage Groq sends in x_groq on its last chunk.

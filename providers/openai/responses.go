@@ -219,7 +219,7 @@ func (p *responsesProvider) usage(u responses.ResponseUsage) providers.Usage {
 		CachedInput: u.InputTokensDetails.CachedTokens,
 		Output:      u.OutputTokens,
 		Reasoning:   u.OutputTokensDetails.ReasoningTokens,
-	}
+	}.Sane()
 }
 
 // params builds the request: System as instructions, the prompt as the user
