@@ -13,7 +13,7 @@ import (
 var ErrMissingKey = errors.New("missing API key")
 
 // keyShapes catch credentials no caller named: an SDK error that echoes a
-// header, a key from another variable, a URL with ?key=.
+// header, a key from another variable, a URL with ?key= or user info.
 var keyShapes = []struct {
 	re   *regexp.Regexp
 	repl string

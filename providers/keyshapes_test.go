@@ -16,6 +16,8 @@ func TestMaskKeysHidesKeyShapesNobodyNamed(t *testing.T) {
 		{"Authorization: Bearer PLANTEDtoken0123", "PLANTEDtoken0123"},
 		{"GET https://x.example/v1?key=PLANTEDquery0123 failed", "PLANTEDquery0123"},
 		{`{"x-api-key": "PLANTEDheader0123"}`, "PLANTEDheader0123"},
+		{`Post "http://PLANTEDuserinfo0123@127.0.0.1:9/v1/chat/completions": refused`, "PLANTEDuserinfo0123"},
+		{`Post "https://someone:PLANTEDpass0123@gw.example/v1": refused`, "PLANTEDpass0123"},
 	} {
 		if got := providers.MaskKeys(tc.in); strings.Contains(got, tc.leak) || !strings.Contains(got, "[redacted]") {
 			t.Errorf("MaskKeys(%q) = %q; want the key redacted", tc.in, got)
