@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // DefaultBaseURL is the Gemini API's address, set explicitly when the
@@ -20,6 +22,7 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
 // provider is one Gemini model behind one API key.
 type provider struct {
 	client  *genai.Client
+	backend string
 	model   string
 	key     string // kept only to scrub it from error text
 	schemas schemaCache
@@ -66,14 +69,23 @@ func New(ep providers.Endpoint) (providers.Provider, error) {
 			Message: "cannot set up the gemini client: " + scrub(err.Error(), ep.APIKey),
 			Err:     sanitize(err, ep.APIKey)}
 	}
-	return &provider{client: client, model: ep.Model, key: ep.APIKey}, nil
+	backend := cmp.Or(ep.Backend, "gemini")
+	return &provider{client: client, backend: backend, model: ep.Model, key: ep.APIKey}, nil
 }
 
 // Step makes the step's streamed generateContent calls — one, or a tool
 // loop when the request has a Toolbox (providers.RunLoop) — and reports the
 // workflow calls the model made.
 func (p *provider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-	return providers.RunLoop(ctx, req, p.turn)
+	return providers.RunLoop(ctx, req, func(ctx context.Context, req providers.Request, past []providers.Exchange) (providers.Action, []string, providers.Usage, error) {
+		act, ids, u, err := p.turn(ctx, req, past)
+		if req.Toolbox != nil && u.CostUSD == nil {
+			// A loop sums its turns, and long-context rates hold per
+			// request: each turn is priced as the request it was.
+			u.CostUSD = pricing.Cost(p.backend, p.model, u)
+		}
+		return act, ids, u, err
+	})
 }
 
 // turn is one streamed call after the loop's rounds so far. Gemini's

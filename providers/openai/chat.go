@@ -55,7 +55,7 @@ func (p *chatProvider) Step(ctx context.Context, req providers.Request) (provide
 			a, ids, u, err = p.once(ctx, req, past, m)
 			return a, u, err
 		})
-		return act, ids, u, err
+		return act, ids, p.priceTurn(req, u), err
 	})
 }
 

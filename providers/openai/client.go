@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // Options adjusts an adapter beyond what its Endpoint says.
@@ -66,6 +67,17 @@ func newCore(ep providers.Endpoint, o Options, base string) *core {
 }
 
 func (c *core) toolMode() toolMode { return toolMode(c.mode.Load()) }
+
+// priceTurn prices one turn of a tool loop. A loop sums its turns, and a
+// price that depends on the request's size (long-context rates) holds per
+// request: pricing the sum would bill a loop of small turns as one huge
+// request. A single call is left to the pricing layer.
+func (c *core) priceTurn(req providers.Request, u providers.Usage) providers.Usage {
+	if req.Toolbox != nil && u.CostUSD == nil {
+		u.CostUSD = pricing.Cost(c.backend, c.model, u)
+	}
+	return u
+}
 
 // run calls once in the current tool mode and, when the server turns the
 // tools down, again in the next mode (at most twice: required → auto → text).

@@ -54,7 +54,7 @@ func (p *responsesProvider) Step(ctx context.Context, req providers.Request) (pr
 			a, ids, u, err = p.once(ctx, req, past, m)
 			return a, u, err
 		})
-		return act, ids, u, err
+		return act, ids, p.priceTurn(req, u), err
 	})
 }
 
