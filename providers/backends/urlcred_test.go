@@ -3,7 +3,9 @@ package backends
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -45,6 +47,56 @@ func TestABaseURLsUserinfoNeverReachesAStepsError(t *testing.T) {
 				t.Errorf("the error of a step at a base URL with user info shows it: %s", m)
 				break
 			}
+		}
+	}
+}
+
+// retryWatch records the errors a step's live view hears of its retries.
+type retryWatch struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (w *retryWatch) Text(string) {}
+func (w *retryWatch) Retry(_ time.Duration, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.errs = append(w.errs, err.Error())
+	}
+}
+
+// TestARetryTheLiveViewHearsOfCarriesNoCredential retries a Gemini step at
+// a dead port of an operator's base URL with a gateway token as its user
+// name. The retry layer tells the request's watcher (the live view that
+// every subscriber of the session — the web view, MCP progress — hears)
+// of each retry with the error as the adapter returned it, inside the layer
+// that masks credentials (keys.Redact), so the watcher heard what the step's
+// error itself no longer shows.
+func TestARetryTheLiveViewHearsOfCarriesNoCredential(t *testing.T) {
+	root := strings.TrimSuffix(strings.TrimPrefix(closedURL(t), "http://"), "/v1")
+	const token = "dummyGATEWAYtokenNotAKey"
+	env := map[string]string{"GEMINI_API_KEY": plantedKey}
+	c := Config{Env: envOf(env), Resilience: instantRetries()}
+	c.Resilience.MaxAttempts = 2
+	sp := mustSpec(t, "gemini/gemini-3.1-pro-preview@http://"+token+"@"+root)
+	sp.Grant.CommandLine = true
+	p, err := c.Open(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &retryWatch{}
+	if _, _, err := p.Step(context.Background(), providers.Request{System: "s", Prompt: "u", Watch: w}); err == nil {
+		t.Fatal("a step at a dead port succeeded")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.errs) == 0 {
+		t.Fatal("the watcher heard of no retry")
+	}
+	for _, e := range w.errs {
+		if strings.Contains(e, token) || strings.Contains(e, plantedKey) {
+			t.Errorf("the live view heard a retry's error with a credential: %s", e)
 		}
 	}
 }
