@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -26,6 +27,11 @@ func (r *redacted) Step(ctx context.Context, req providers.Request) (providers.A
 		// Tool records go to disk (tools.jsonl): a model that echoes its
 		// key into a command's arguments must not put it there.
 		req.Record = &maskedRecorder{next: req.Record, secrets: r.secrets}
+	}
+	if req.Watch != nil {
+		// The retry layer beneath tells the live view of each retry with
+		// the error as the adapter returned it, before this door.
+		req.Watch = &maskedWatcher{next: req.Watch, secrets: r.secrets}
 	}
 	act, u, err := r.p.Step(ctx, req)
 	if err == nil {
@@ -52,6 +58,23 @@ type maskedRecorder struct {
 func (m *maskedRecorder) Record(rec providers.ToolRecord) {
 	rec.Arguments = MaskJSON(rec.Arguments, m.secrets...)
 	m.next.Record(rec)
+}
+
+// maskedWatcher masks the secrets out of the retry errors a live view
+// hears. The model's text passes as it is: it is cut into arbitrary pieces,
+// and it never reaches the ledger.
+type maskedWatcher struct {
+	next    providers.Watcher
+	secrets []string
+}
+
+func (m *maskedWatcher) Text(delta string) { m.next.Text(delta) }
+
+func (m *maskedWatcher) Retry(wait time.Duration, err error) {
+	if err != nil {
+		err = &maskedError{msg: Mask(err.Error(), m.secrets...), err: err}
+	}
+	m.next.Retry(wait, err)
 }
 
 // MaskJSON is Mask over a JSON text (a tool call's arguments). The result
