@@ -166,6 +166,9 @@ func Install(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := rebase(&o, t, ed, before, existed); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.path, err)
+	}
 	after, err := setEntry(t, before, want, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.path, err)
@@ -189,6 +192,12 @@ func Install(o Options) (*Report, error) {
 // entry, and the user's own one it replaced (with Force).
 type edit struct {
 	written, replaced []byte
+	// rebased says the file is not what install last wrote (changed or
+	// deleted since): base, the file without install's entry, becomes what
+	// uninstall restores, since the bytes before the first install would
+	// throw away everything that came after.
+	rebased bool
+	base    []byte
 }
 
 // entryEdit decides what becomes of an entry already in the file: the same
@@ -215,6 +224,28 @@ func entryEdit(o *Options, rep *Report, t target, before, want []byte) (*edit, e
 	ed.replaced = cur
 	rep.Notes = append(rep.Notes, "--force replaced your own "+ServerName+" entry in "+t.path+"; the install record keeps it and uninstall puts it back.")
 	return ed, nil
+}
+
+// rebase sets ed.base when the record's "before" no longer describes the
+// file: it was changed (or deleted) since install last wrote it.
+func rebase(o *Options, t target, ed *edit, before []byte, existed bool) error {
+	if ed.replaced != nil {
+		return nil // a new record starts from these very bytes
+	}
+	rec, err := loadRecord(o.StateDir, t.path)
+	if err != nil || rec == nil || existed && digest(before) == rec.After {
+		return err
+	}
+	ed.rebased = true
+	if !existed {
+		return nil
+	}
+	if rec.Replaced != nil {
+		ed.base, err = setEntry(t, before, rec.Replaced, true)
+	} else {
+		ed.base, err = deleteEntry(t, before)
+	}
+	return err
 }
 
 // keyNote says how the server gets its keys from this client.
@@ -261,6 +292,8 @@ func apply(o *Options, rep *Report, path string, before []byte, existed bool, af
 		// installs follow — unless the user's own entry stood there since,
 		// which is then what uninstall must give back.
 		rec = &record{Path: path, Created: !existed, Before: before}
+	} else if ed != nil && ed.rebased {
+		rec.Created, rec.Before = !existed, ed.base
 	}
 	if ed != nil {
 		rec.Entry = ed.written
