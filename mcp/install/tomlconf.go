@@ -57,7 +57,7 @@ func tomlLayout(data []byte, key []string) (blocks []tomlBlock, loose int, err e
 		case unstable.Table, unstable.ArrayTable:
 			start := bytes.LastIndexByte(data[:max(first, 0)], '\n') + 1
 			if n := len(blocks); n > 0 {
-				blocks[n-1].end = start
+				blocks[n-1].end = commentsAbove(data, start)
 			}
 			blocks = append(blocks, tomlBlock{path: path, start: start, end: len(data), array: e.Kind == unstable.ArrayTable})
 			cur = path
@@ -72,6 +72,21 @@ func tomlLayout(data []byte, key []string) (blocks []tomlBlock, loose int, err e
 		return nil, 0, fmt.Errorf("is not valid TOML, so massgen-mcp does not edit it: %w", err)
 	}
 	return blocks, loose, nil
+}
+
+// commentsAbove is where the comment lines directly above the line at start
+// begin (start when there are none): they are about the table that header
+// opens, and stay with it, not with the table before.
+func commentsAbove(data []byte, start int) int {
+	for start > 0 {
+		ls := bytes.LastIndexByte(data[:start-1], '\n') + 1
+		line := bytes.TrimSpace(data[ls:start])
+		if !bytes.HasPrefix(line, []byte("#")) || bytes.Contains(line, []byte(`"""`)) || bytes.Contains(line, []byte("'''")) {
+			break
+		}
+		start = ls
+	}
+	return start
 }
 
 func hasPrefix(path, prefix []string) bool {
