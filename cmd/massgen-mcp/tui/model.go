@@ -161,6 +161,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if msg.err != nil {
 			m.err = msg.err
+			if m.Done && msg.gen >= m.final {
+				// The run has ended and no read follows this one: close,
+				// and let the final frame (finalFrame) read once more.
+				return m, tea.Quit
+			}
 			return m, nil
 		}
 		if m.snap == nil || msg.gen >= m.final {
