@@ -62,8 +62,17 @@ that is not the last, is left for a person: restore it from a backup.`,
 // fsckTenants runs fsck over the default tenant's sessions, or one tenant's,
 // or — for "all" without --tenant — every tenant's.
 func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, repair, asJSON bool) error {
+	named := tenant != ""
+	switch {
+	case tenant == coordination.DefaultTenant:
+		tenant = "" // the default tenant's sessions are the state dir's own
+	case named:
+		if err := coordination.CheckTenant(tenant); err != nil {
+			return fmt.Errorf("--tenant: %w", err)
+		}
+	}
 	tenants := []string{tenant}
-	if which == "all" && tenant == "" {
+	if which == "all" && !named {
 		des, _ := os.ReadDir(filepath.Join(dir, "tenants"))
 		for _, de := range des {
 			if de.IsDir() && coordination.ValidSessionID(de.Name()) {
