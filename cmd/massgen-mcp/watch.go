@@ -66,7 +66,7 @@ func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines, asJ
 	if last == nil || !last.Ended() {
 		return &exitError{code: exitCancelled, msg: "stopped watching; the session goes on: massgen-mcp status --watch " + arg}
 	}
-	return watchOutcome(last.Status.Result)
+	return watchOutcome(last.Status.Result, asJSON)
 }
 
 // followLines prints each new event of the session as a line until the
@@ -105,8 +105,16 @@ func followLines(ctx context.Context, out io.Writer, src tui.Source, changed <-c
 
 // watchOutcome maps the watched session's end to the exit code run would
 // have given it.
-func watchOutcome(r *coordination.TeamResult) error {
+func watchOutcome(r *coordination.TeamResult, asJSON bool) error {
 	switch r.Status {
+	case coordination.StatusFinished:
+		// As runAndReport: an answer is exit 0 only when the team agreed.
+		if r.Degraded {
+			return &exitError{code: exitDegraded, printed: asJSON, msg: degradedMessage(r)}
+		}
+		if !coordination.Agreed(r) {
+			return &exitError{code: forcedExit(coordination.Deref(r.StopReason)), printed: asJSON, msg: "not agreed: " + r.NotAgreed}
+		}
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: massgen-mcp run --resume " + r.SessionID}
 	case coordination.StatusInterrupted:
