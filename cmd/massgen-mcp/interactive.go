@@ -89,6 +89,10 @@ func oneTurn(ctx context.Context, cmd *cobra.Command, f runFlags, svc *coordinat
 	if prev != "" {
 		spec.SessionID = "" // --session-id names the first turn only
 	}
+	// Each turn is judged by --criteria as a run of its task alone would be.
+	if err := attachRunCriteria(ctx, cmd, f, svc, &spec, out); err != nil {
+		return "", err
+	}
 	s, err := svc.Create(ctx, spec)
 	if err != nil {
 		return "", err

@@ -156,15 +156,8 @@ func runTeamIn(ctx context.Context, cmd *cobra.Command, f runFlags, args []strin
 		if f.estimate {
 			return printEstimate(out, svc, spec, f.json)
 		}
-		if f.criteria != "" {
-			set, err := teamCriteria(ctx, cmd, svc, f.criteria, spec.Task)
-			if err != nil {
-				return err
-			}
-			spec.Criteria = set.Items
-			if !f.json {
-				fmt.Fprintf(out, "Criteria: %s, %s task%s\n", coordination.Count(len(set.Items), "criterion"), set.Kind, criteriaSource(set))
-			}
+		if err := attachRunCriteria(ctx, cmd, f, svc, &spec, out); err != nil {
+			return err
 		}
 		s, err := svc.Create(ctx, spec)
 		if err != nil {
@@ -178,6 +171,22 @@ func runTeamIn(ctx context.Context, cmd *cobra.Command, f runFlags, args []strin
 		return fmt.Errorf("%w: --resume takes no task; the session has its own", coordination.ErrBadInput)
 	}
 	return runAndReport(ctx, f, svc, id, out)
+}
+
+// attachRunCriteria gives the spec run --criteria's set, and says which it is.
+func attachRunCriteria(ctx context.Context, cmd *cobra.Command, f runFlags, svc *coordination.Service, spec *coordination.TeamSpec, out io.Writer) error {
+	if f.criteria == "" {
+		return nil
+	}
+	set, err := teamCriteria(ctx, cmd, svc, f.criteria, spec.Task)
+	if err != nil {
+		return err
+	}
+	spec.Criteria = set.Items
+	if !f.json {
+		fmt.Fprintf(out, "Criteria: %s, %s task%s\n", coordination.Count(len(set.Items), "criterion"), set.Kind, criteriaSource(set))
+	}
+	return nil
 }
 
 // printCreated says which team a new session has.
