@@ -83,7 +83,7 @@ func (o *Options) defaults() error {
 // Change is one file install or uninstall touched (or, with DryRun, would).
 type Change struct {
 	Path   string
-	Action string // created, updated, unchanged, restored, deleted, removed entry, absent
+	Action string // created, updated, unchanged, restored, deleted, removed entry, absent, kept (…)
 }
 
 // Report is what a run did, for printing.
@@ -100,7 +100,7 @@ type Report struct {
 // Changed tells whether anything was (or would be) written.
 func (r *Report) Changed() bool {
 	for _, c := range r.Changes {
-		if c.Action != "unchanged" && c.Action != "absent" {
+		if c.Action != "unchanged" && c.Action != "absent" && !strings.HasPrefix(c.Action, "kept") {
 			return true
 		}
 	}
@@ -347,7 +347,25 @@ func installSkills(o *Options, rep *Report, dir string) error {
 			if err != nil {
 				return err
 			}
-			return apply(o, rep, dst, before, existed, data, nil)
+			var ed *edit
+			if existed && !bytes.Equal(before, data) {
+				rec, err := loadRecord(o.StateDir, dst)
+				if err != nil {
+					return err
+				}
+				if rec == nil || digest(before) != rec.After {
+					// Not the file install last wrote here: the user's own
+					// skill, or ours edited since. Theirs, as their own
+					// massgen entry is.
+					if !o.Force {
+						rep.Changes = append(rep.Changes, Change{Path: dst, Action: "kept (yours, not the one install wrote)"})
+						rep.Notes = append(rep.Notes, dst+" is not the file install wrote there (your own, or edited since), so install left it; --force replaces it, and uninstall then puts it back.")
+						return nil
+					}
+					ed = &edit{rebased: true, base: before}
+				}
+			}
+			return apply(o, rep, dst, before, existed, data, ed)
 		})
 		if err != nil {
 			return fmt.Errorf("copying skill %s: %w", name, err)
