@@ -65,7 +65,7 @@ func wroteIt(t target, rec *record, data, cur []byte) bool {
 // and says how to replace it anyway.
 func foreign(t target, cur []byte) error {
 	var b strings.Builder
-	for line := range strings.Lines(string(bytes.TrimSpace(cur))) {
+	for line := range strings.Lines(string(bytes.TrimSpace(masked(t, cur)))) {
 		b.WriteString("    " + line)
 	}
 	return &foreignError{path: t.path, entry: b.String()}
