@@ -38,7 +38,8 @@ written through the link. It never approves a project-scoped server for you and 
 key's value: Codex gets the names of the provider variables set now (env_vars),
 Cursor and VS Code ${env:NAME} references, Claude Code passes its environment;
 ~/.env works for all. With --skills it also copies the team-run, massgen-run and
-checkpoint skills where the client loads them. uninstall undoes it.
+checkpoint skills where the client loads them (a skill file it did not write, your
+own or one you edited, stays unless --force). uninstall undoes it.
 
 For Claude Code, pick the massgen plugin or this entry, not both: install
 refuses while the plugin is enabled (two identical servers) and says how to
