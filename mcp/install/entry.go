@@ -55,7 +55,7 @@ func wroteIt(t target, rec *record, data, cur []byte) bool {
 	case rec == nil:
 		return false
 	case rec.Entry != nil:
-		return sameEntry(t, rec.Entry, cur)
+		return rec.ours(t, cur)
 	default:
 		return digest(data) == rec.After
 	}

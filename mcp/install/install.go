@@ -296,6 +296,9 @@ func apply(o *Options, rep *Report, path string, before []byte, existed bool, af
 		rec.Created, rec.Before = !existed, ed.base
 	}
 	if ed != nil {
+		if rec.Entry != nil && ed.written != nil && !bytes.Equal(rec.Entry, ed.written) {
+			rec.Previous = rec.Entry
+		}
 		rec.Entry = ed.written
 		if ed.replaced != nil {
 			rec.Replaced = ed.replaced
@@ -496,7 +499,7 @@ func undoEntry(rep *Report, t target, rec *record, cur []byte) ([]byte, string, 
 		return nil, "", err
 	}
 	switch {
-	case rec != nil && rec.Entry != nil && entry != nil && !sameEntry(t, rec.Entry, entry):
+	case rec != nil && rec.Entry != nil && entry != nil && !rec.ours(t, entry):
 		rep.Notes = append(rep.Notes, "the "+ServerName+" entry in "+t.path+" is not the one install wrote (changed since), so uninstall leaves it.")
 		return cur, "", nil
 	case rec != nil && rec.Replaced != nil:

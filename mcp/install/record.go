@@ -26,6 +26,16 @@ type record struct {
 	// install --force replaced, which uninstall puts back.
 	Entry    []byte `json:"entry,omitempty"`
 	Replaced []byte `json:"replaced_entry,omitempty"`
+	// Previous is the entry install wrote before Entry: the record lands
+	// before the config, so a run killed between the two leaves Previous
+	// in the config, and it is still install's.
+	Previous []byte `json:"previous_entry,omitempty"`
+}
+
+// ours tells whether an entry is one install wrote: the record's entry or
+// the one before it.
+func (r *record) ours(t target, entry []byte) bool {
+	return r.Entry != nil && sameEntry(t, r.Entry, entry) || r.Previous != nil && sameEntry(t, r.Previous, entry)
 }
 
 func digest(b []byte) string {
