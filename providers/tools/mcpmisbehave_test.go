@@ -1,13 +1,22 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
@@ -161,4 +170,231 @@ func pendingRequests(t *testing.T, s *mcpServer) int {
 		t.Fatalf("%s has no map of responses", v.Type())
 	}
 	return f.Len()
+}
+
+// TestRemoteMCPServerThatSendsAnOversizedMessageIsStopped: a streamable-http
+// server's answer is one JSON-RPC message, as a whole JSON body or as one
+// event of an SSE stream, and one far larger than any tool result (a bug,
+// or a hostile server) must not be read whole into this process's memory,
+// nor, streamed as a data line that never ends, read for as long as the
+// server keeps writing. Past the limit the rest is not read, the server is
+// dropped for the session, and its calls (the one in flight and every later
+// one) fail at once naming the server and the limit. Answers within the
+// limit are served, and the limit is on one message, not on a stream.
+func TestRemoteMCPServerThatSendsAnOversizedMessageIsStopped(t *testing.T) {
+	const flood = 24 << 20
+	srv := remoteFlooder(t, flood)
+	defer srv.ts.Close()
+	read := &countingTransport{read: map[string]*atomic.Int64{}}
+	m, err := StartMCP(context.Background(), MCPConfig{
+		Servers: map[string]MCPServer{
+			"remote":   {Type: MCPHTTP, URL: srv.ts.URL + "/json"},
+			"streamed": {Type: MCPHTTP, URL: srv.ts.URL + "/sse"},
+		},
+		CallTimeout: 10 * time.Second,
+		HTTPClient:  &http.Client{Transport: read},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	call := func(name, args string) (string, bool, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		res, err := m.Call(context.Background(), name, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res.Content, res.IsError, time.Since(start)
+	}
+	big := strings.Repeat("y", 1<<20)
+	if out, isErr, _ := call("mcp__remote__echo", fmt.Sprintf(`{"text":%q}`, big)); isErr || !strings.HasPrefix(out, "echo: yyy") {
+		t.Fatalf("a 1 MiB answer: error %v, %.80q", isErr, out)
+	}
+	// Twelve 1 MiB notifications, then a 1 MiB answer, on one SSE stream.
+	if out, isErr, _ := call("mcp__streamed__chatty", `{}`); isErr || !strings.HasPrefix(out, "yyy") {
+		t.Fatalf("a 13 MiB SSE stream of 1 MiB messages: error %v, %.300q", isErr, out)
+	}
+
+	for _, c := range []struct{ server, path, what string }{
+		{"remote", "/json", "a 24 MiB JSON body"},
+		{"streamed", "/sse", "an SSE data line that does not end"},
+	} {
+		before := read.bytes(c.path)
+		out, isErr, took := call("mcp__"+c.server+"__big", `{}`)
+		if !isErr || !strings.Contains(out, "MCP server "+c.server) || !strings.Contains(out, "8 MiB") || took > 5*time.Second {
+			t.Errorf("the call answered with %s took %v: error %v, %.300q", c.what, took, isErr, out)
+		}
+		if n := read.bytes(c.path) - before; n > maxMCPMessage+64<<10 {
+			t.Errorf("%d MiB of %s were read", n>>20, c.what)
+		}
+		select {
+		case <-srv.ended[c.path]:
+		case <-time.After(5 * time.Second):
+			t.Errorf("the connection that carried %s is still open", c.what)
+		}
+		calls := srv.calls(c.path)
+		out, isErr, took = call("mcp__"+c.server+"__echo", `{"text":"x"}`)
+		if !isErr || !strings.Contains(out, "MCP server "+c.server) || !strings.Contains(out, "8 MiB") || took > time.Second {
+			t.Errorf("the next call to %s took %v: error %v, %q", c.server, took, isErr, out)
+		}
+		if n := srv.calls(c.path) - calls; n != 0 {
+			t.Errorf("%d calls went on to %s after it sent %s", n, c.server, c.what)
+		}
+	}
+}
+
+// TestRemoteMCPServerMessageLimitWithoutAGivenClient: the limit holds on the
+// client the provider makes itself when none is given (as in a session).
+func TestRemoteMCPServerMessageLimitWithoutAGivenClient(t *testing.T) {
+	srv := remoteFlooder(t, 24<<20)
+	defer srv.ts.Close()
+	m, err := StartMCP(context.Background(), MCPConfig{
+		Servers:     map[string]MCPServer{"remote": {Type: MCPHTTP, URL: srv.ts.URL + "/json"}},
+		CallTimeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	res, err := m.Call(context.Background(), "mcp__remote__big", json.RawMessage(`{}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Content, "MCP server remote") || !strings.Contains(res.Content, "8 MiB") {
+		t.Errorf("a 24 MiB JSON body: %v %.300q", err, res.Content)
+	}
+}
+
+// flooder is a streamable-http MCP server (mcp-go's) whose tools echo, big
+// and chatty are answered by hand when called: big at /json with one JSON
+// body of the given size, at /sse with an SSE data line of that size that
+// never ends (the stream is held open until the client leaves); chatty with
+// an SSE stream of twelve 1 MiB notifications and a 1 MiB answer.
+type flooder struct {
+	ts    *httptest.Server
+	ended map[string]chan struct{} // closed when big's handler returns
+	mu    sync.Mutex
+	n     map[string]int // tools/call requests by path
+}
+
+func (f *flooder) calls(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[path]
+}
+
+func remoteFlooder(t *testing.T, size int) *flooder {
+	t.Helper()
+	s := server.NewMCPServer("remote", "1.0.0")
+	s.AddTool(mcpgo.NewTool("echo", mcpgo.WithString("text", mcpgo.Required())),
+		func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			return mcpgo.NewToolResultText("echo: " + req.GetString("text", "")), nil
+		})
+	for _, name := range []string{"big", "chatty"} {
+		s.AddTool(mcpgo.NewTool(name), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			return mcpgo.NewToolResultError("answered by the test's handler"), nil
+		})
+	}
+	h := server.NewStreamableHTTPServer(s)
+	f := &flooder{n: map[string]int{}, ended: map[string]chan struct{}{"/json": make(chan struct{}), "/sse": make(chan struct{})}}
+	var once sync.Map
+	f.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &req)
+		if req.Method != "tools/call" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		f.mu.Lock()
+		f.n[r.URL.Path]++
+		f.mu.Unlock()
+		head := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"content":[{"type":"text","text":"`
+		chunk := bytes.Repeat([]byte("y"), 64<<10)
+		switch {
+		case req.Params.Name == "big":
+			defer func() {
+				if _, done := once.LoadOrStore(r.URL.Path, true); !done {
+					close(f.ended[r.URL.Path])
+				}
+			}()
+			if r.URL.Path == "/sse" {
+				w.Header().Set("Content-Type", "text/event-stream")
+				head = "data: " + head
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
+			if _, err := io.WriteString(w, head); err != nil {
+				return
+			}
+			for written := 0; written < size; written += len(chunk) {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+			if r.URL.Path == "/sse" {
+				w.(http.Flusher).Flush()
+				<-r.Context().Done() // the line never ends
+				return
+			}
+			_, _ = io.WriteString(w, `"}]}}`)
+		case req.Params.Name == "chatty" && r.URL.Path == "/sse":
+			w.Header().Set("Content-Type", "text/event-stream")
+			text := strings.Repeat("y", 1<<20)
+			for i := range 12 {
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"%d %s\"}}\n\n", i, text)
+			}
+			fmt.Fprintf(w, "data: %s%s\"}]}}\n\n", head, text)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	}))
+	return f
+}
+
+// countingTransport counts the bytes read of each path's response bodies.
+type countingTransport struct {
+	mu   sync.Mutex
+	read map[string]*atomic.Int64
+}
+
+func (c *countingTransport) bytes(path string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.read[path]; n != nil {
+		return n.Load()
+	}
+	return 0
+}
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	n := c.read[req.URL.Path]
+	if n == nil {
+		n = new(atomic.Int64)
+		c.read[req.URL.Path] = n
+	}
+	c.mu.Unlock()
+	resp.Body = countingBody{resp.Body, n}
+	return resp, nil
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
 }
