@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,10 +36,11 @@ const (
 	defaultMCPStart = 30 * time.Second
 	defaultMCPCall  = 2 * time.Minute
 	maxMCPResult    = 64 << 10
-	// maxMCPMessage bounds one JSON-RPC message (one line) from a stdio
-	// server: far above any result the model is shown (maxMCPResult, after
-	// images are described), room for a few MB of base64 image, and the
-	// relay's bound on one CLI agent's call (relay.MaxLine).
+	// maxMCPMessage bounds one JSON-RPC message from a server (a stdio
+	// server's line; a streamable-http server's JSON body or SSE event):
+	// far above any result the model is shown (maxMCPResult, after images
+	// are described), room for a few MB of base64 image, and the relay's
+	// bound on one CLI agent's call (relay.MaxLine).
 	maxMCPMessage     = 8 << 20
 	maxToolName       = 64 // the tightest API limit on a function name (OpenAI's)
 	mcpStderrKept     = 4 << 10
@@ -62,7 +64,8 @@ type MCPConfig struct {
 	// tool call (0: 2 min).
 	StartTimeout, CallTimeout time.Duration
 	// HTTPClient carries streamable-http servers' requests (nil: a client
-	// of its own).
+	// of its own); a copy of it is used, reading each answer through a
+	// msgCap.
 	HTTPClient *http.Client
 	// LookupEnv expands ${VAR} in env and headers (nil: os.LookupEnv).
 	LookupEnv func(string) (string, bool)
@@ -319,13 +322,16 @@ type mcpServer struct {
 	stderrDone chan struct{}
 	stderrW    *os.File
 	stderrR    *os.File // closed once the process is stopped and read
-	stdout     *lineCap // stdio: the server's stdout, one message bounded
-	listed     []mcpgo.Tool
-	restarts   int
-	broken     bool   // the connection closed: the next call restarts
-	gone       string // why it is down for good
-	life       context.CancelFunc
-	closed     bool
+	stdout     *msgCap  // stdio: the server's stdout, one message bounded
+	// over is set once the current connection has received a message past
+	// maxMCPMessage (from a stdio server's stdout or any HTTP answer).
+	over     *atomic.Bool
+	listed   []mcpgo.Tool
+	restarts int
+	broken   bool   // the connection closed: the next call restarts
+	gone     string // why it is down for good
+	life     context.CancelFunc
+	closed   bool
 }
 
 func newServer(name string, conf MCPServer, c MCPConfig) (*mcpServer, error) {
@@ -396,6 +402,7 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 	// connection hang off a context of its own, ended by close.
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.life = cancel
+	s.over = new(atomic.Bool)
 	var (
 		cl  *client.Client
 		err error
@@ -421,12 +428,9 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 			cl = client.NewClient(tr)
 		}
 	case MCPHTTP:
-		opts := []transport.StreamableHTTPCOption{transport.WithHTTPTimeout(s.cfg.CallTimeout)}
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(s.httpClient())}
 		if len(s.header) > 0 {
 			opts = append(opts, transport.WithHTTPHeaders(s.header))
-		}
-		if s.cfg.HTTPClient != nil {
-			opts = append(opts, transport.WithHTTPBasicClient(s.cfg.HTTPClient))
 		}
 		cl, err = client.NewStreamableHttpClient(s.conf.URL, opts...)
 		if err == nil {
@@ -443,6 +447,9 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 		err = s.handshake(ctx)
 	}
 	if err != nil {
+		if s.over.Load() {
+			err = fmt.Errorf("it sent a message of more than %d MiB, the limit on one message from an MCP server", maxMCPMessage>>20)
+		}
 		s.stopLocked() // and its stderr read to the end: its last words say why
 		return keys.MaskError(fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote()), s.secrets()...)
 	}
@@ -469,7 +476,7 @@ func (s *mcpServer) handshake(ctx context.Context) error {
 
 // spawn starts the stdio server and its transport. The process is started
 // here, not by mcp-go's transport, so that its stdout is read through a
-// lineCap: mcp-go reads a message as one line, however long.
+// msgCap: mcp-go reads a message as one line, however long.
 func (s *mcpServer) spawn(life context.Context) (*transport.Stdio, error) {
 	cmd, err := s.command(life, s.argv0, s.env, s.conf.Args)
 	if err != nil {
@@ -490,7 +497,7 @@ func (s *mcpServer) spawn(life context.Context) (*transport.Stdio, error) {
 		pr.Close()
 		return nil, err
 	}
-	s.stdout = &lineCap{r: pr, f: pr, max: maxMCPMessage}
+	s.stdout = newMsgCap(pr, msgLines, s.over)
 	tr := transport.NewIO(s.stdout, stdin, nil)
 	if err := tr.Start(life); err != nil {
 		return nil, err
@@ -640,7 +647,7 @@ func (s *mcpServer) ready(ctx context.Context) (*client.Client, string) {
 		return nil, fmt.Sprintf("MCP server %s is closed", s.name)
 	case s.gone != "":
 		return nil, s.gone
-	case s.stdout != nil && s.stdout.over.Load():
+	case s.over != nil && s.over.Load():
 		return nil, s.overflowedLocked()
 	case s.cl != nil && !s.broken && !s.exited():
 		return s.cl, ""
@@ -708,8 +715,15 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 		// watches) has exited; either way this connection is done.
 		closed := errors.Is(err, transport.ErrTransportClosed)
 		current := s.cl == cl
-		if current && s.stdout != nil && s.stdout.over.Load() {
+		if current && s.over != nil && s.over.Load() {
 			why := s.overflowedLocked()
+			s.mu.Unlock()
+			return providers.ToolResult{Content: why, IsError: true}, nil
+		}
+		if !current && s.gone != "" {
+			// Another call in flight found the server gone for good (a
+			// message past the limit): this one ended with its connection.
+			why := s.gone
 			s.mu.Unlock()
 			return providers.ToolResult{Content: why, IsError: true}, nil
 		}
@@ -806,11 +820,16 @@ func resultText(res *mcpgo.CallToolResult) string {
 	return out
 }
 
-// overflowedLocked stops a server that sent a message past maxMCPMessage
-// (the rest of it is never read) and says so, for good.
+// overflowedLocked stops a server (a remote one: drops its connection)
+// that sent a message past maxMCPMessage (the rest of it is never read) and
+// says so, for good.
 func (s *mcpServer) overflowedLocked() string {
 	s.stopLocked()
-	s.gone = fmt.Sprintf("MCP server %s sent a message of more than %d MiB, the limit on one message from a stdio MCP server; it was stopped, and its tools are unavailable for the rest of the session (a tool that returns so much is asked for less, or the server fixed)", s.name, maxMCPMessage>>20)
+	stopped := "it was stopped"
+	if s.conf.Type == MCPHTTP {
+		stopped = "its connection was closed"
+	}
+	s.gone = fmt.Sprintf("MCP server %s sent a message of more than %d MiB, the limit on one message from an MCP server; %s, and its tools are unavailable for the rest of the session (a tool that returns so much is asked for less, or the server fixed)", s.name, maxMCPMessage>>20, stopped)
 	return s.gone
 }
 
@@ -831,7 +850,7 @@ func (s *mcpServer) stopLocked() {
 		}
 	}
 	if s.stdout != nil {
-		s.stdout.f.Close() // ends the transport's reader
+		s.stdout.Close() // ends the transport's reader
 		s.stdout = nil
 	}
 	if s.life != nil {
@@ -847,7 +866,7 @@ func (s *mcpServer) stopLocked() {
 		s.stderrR.Close()
 		s.stderrR = nil
 	}
-	s.cl, s.cmd, s.pidfd, s.life, s.broken = nil, nil, -1, nil, false
+	s.cl, s.cmd, s.pidfd, s.life, s.broken, s.over = nil, nil, -1, nil, false, nil
 }
 
 func (s *mcpServer) close() {
@@ -857,40 +876,121 @@ func (s *mcpServer) close() {
 	s.stopLocked()
 }
 
-// errMessageTooLong ends the reading of a stdio server whose message passed
-// maxMCPMessage.
+// errMessageTooLong ends the reading of what a server sent once one message
+// passed maxMCPMessage.
 var errMessageTooLong = errors.New("message too long")
 
-// lineCap reads a stdio server's stdout for mcp-go's transport, which reads
-// a message as one line whatever its length: past max bytes without a
-// newline it fails (for good), having read at most one byte more, so the
-// transport ends its connection and the rest is never read.
-type lineCap struct {
-	r    io.Reader
-	f    *os.File
-	max  int
-	n    int // bytes since the last newline
-	over atomic.Bool
+// msgSplit is where one message from a server ends, as mcp-go reads it.
+type msgSplit int
+
+const (
+	msgLines  msgSplit = iota // a stdio server's stdout: at a newline
+	msgEvents                 // an SSE stream: at an empty line
+	msgWhole                  // an HTTP body of JSON: the body is one message
+)
+
+// msgCap reads what a server sends for mcp-go's transports, which read a
+// message whole however long it is (a line, an SSE event, a JSON body):
+// past max bytes of one message it fails (for good), having read at most
+// one byte more, and sets over, so the transport gives up on it and the
+// rest is never read.
+type msgCap struct {
+	r      io.ReadCloser
+	split  msgSplit
+	max    int
+	n      int  // bytes of the current message
+	blank  bool // msgEvents: the current line is empty so far
+	failed bool
+	over   *atomic.Bool // the connection's
 }
 
-func (l *lineCap) Read(p []byte) (int, error) {
-	if l.over.Load() {
+func newMsgCap(r io.ReadCloser, split msgSplit, over *atomic.Bool) *msgCap {
+	return &msgCap{r: r, split: split, max: maxMCPMessage, blank: true, over: over}
+}
+
+func (m *msgCap) Read(p []byte) (int, error) {
+	if m.failed {
 		return 0, errMessageTooLong
 	}
-	if room := l.max - l.n + 1; len(p) > room {
+	if room := m.max - m.n + 1; len(p) > room {
 		p = p[:room]
 	}
-	n, err := l.r.Read(p)
-	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
-		l.n = n - 1 - i
-	} else {
-		l.n += n
-	}
-	if l.n > l.max {
-		l.over.Store(true)
+	n, err := m.r.Read(p)
+	m.count(p[:n])
+	if m.n > m.max {
+		m.failed = true
+		m.over.Store(true)
 		return n, errMessageTooLong
 	}
 	return n, err
+}
+
+// count adds what was read to the current message, or starts the next.
+func (m *msgCap) count(p []byte) {
+	switch m.split {
+	case msgLines:
+		if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+			m.n = len(p) - 1 - i
+		} else {
+			m.n += len(p)
+		}
+	case msgEvents:
+		// mcp-go reads lines ended by \n and trims \r: an event ends at a
+		// line that is empty once trimmed.
+		for _, c := range p {
+			m.n++
+			switch c {
+			case '\n':
+				if m.blank {
+					m.n = 0
+				}
+				m.blank = true
+			case '\r':
+			default:
+				m.blank = false
+			}
+		}
+	default:
+		m.n += len(p)
+	}
+}
+
+func (m *msgCap) Close() error { return m.r.Close() }
+
+// httpClient is what a streamable-http server's requests go by: a copy of
+// the given client (or one with the call timeout) whose every answer is
+// read through a msgCap, an SSE stream's a message (event) at a time.
+func (s *mcpServer) httpClient() *http.Client {
+	hc := &http.Client{Timeout: s.cfg.CallTimeout}
+	if s.cfg.HTTPClient != nil {
+		c := *s.cfg.HTTPClient
+		hc = &c
+	}
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	hc.Transport = capTransport{rt: rt, over: s.over}
+	return hc
+}
+
+// capTransport hands each response's body on through a msgCap.
+type capTransport struct {
+	rt   http.RoundTripper
+	over *atomic.Bool
+}
+
+func (t capTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	split := msgWhole
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		split = msgEvents
+	}
+	resp.Body = newMsgCap(resp.Body, split, t.over)
+	return resp, nil
 }
 
 // tail keeps the last max bytes written (a server's stderr).

@@ -245,10 +245,18 @@ func TestRemoteMCPServerThatSendsAnOversizedMessageIsStopped(t *testing.T) {
 }
 
 // TestRemoteMCPServerMessageLimitWithoutAGivenClient: the limit holds on the
-// client the provider makes itself when none is given (as in a session).
+// client the provider makes itself when none is given (as in a session),
+// and on the answers to starting a server (here: its list of tools).
 func TestRemoteMCPServerMessageLimitWithoutAGivenClient(t *testing.T) {
 	srv := remoteFlooder(t, 24<<20)
 	defer srv.ts.Close()
+	_, err := StartMCP(context.Background(), MCPConfig{
+		Servers:     map[string]MCPServer{"lister": {Type: MCPHTTP, URL: srv.ts.URL + "/list"}},
+		CallTimeout: 10 * time.Second,
+	})
+	if err == nil || !strings.Contains(err.Error(), "MCP server lister") || !strings.Contains(err.Error(), "8 MiB") {
+		t.Errorf("a server whose list of tools is 24 MiB started: %v", err)
+	}
 	m, err := StartMCP(context.Background(), MCPConfig{
 		Servers:     map[string]MCPServer{"remote": {Type: MCPHTTP, URL: srv.ts.URL + "/json"}},
 		CallTimeout: 10 * time.Second,
@@ -264,7 +272,8 @@ func TestRemoteMCPServerMessageLimitWithoutAGivenClient(t *testing.T) {
 }
 
 // flooder is a streamable-http MCP server (mcp-go's) whose tools echo, big
-// and chatty are answered by hand when called: big at /json with one JSON
+// and chatty are answered by hand when called (and, at /list, whose list of
+// tools is one JSON body of the given size): big at /json with one JSON
 // body of the given size, at /sse with an SSE data line of that size that
 // never ends (the stream is held open until the client leaves); chatty with
 // an SSE stream of twelve 1 MiB notifications and a 1 MiB answer.
@@ -307,6 +316,11 @@ func remoteFlooder(t *testing.T, size int) *flooder {
 			} `json:"params"`
 		}
 		_ = json.Unmarshal(body, &req)
+		if req.Method == "tools/list" && r.URL.Path == "/list" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t","description":"%s","inputSchema":{"type":"object"}}]}}`, req.ID, strings.Repeat("y", size))
+			return
+		}
 		if req.Method != "tools/call" {
 			h.ServeHTTP(w, r)
 			return
