@@ -78,7 +78,7 @@ func TestStdioMCPServerThatSendsAnOversizedMessageIsStopped(t *testing.T) {
 }
 
 // TestMCPCallToAServerThatStopsReadingEndsAtItsTimeout: a server that hangs
-// (here: stopped) reads nothing more, and once the pipe to it is full a
+// (here: its stdin never read again) reads nothing more, and once the pipe to it is full a
 // request cannot even be written. A call must still end at its timeout,
 // not hang in the write (and every later call behind it); the server is
 // then stopped, and the next call restarts it.

@@ -7,8 +7,8 @@
 // stderr, as a misconfigured server does. With -rude it has three more
 // tools that misbehave: flood (writes one line of mib MiB to stdout, then
 // says "flood all written" on stderr), slow (answers after ms
-// milliseconds, whether or not its call was cancelled) and stop (stops the
-// server's process, SIGSTOP: it reads and answers nothing more). With MCPSERVER_TOKEN set, -fail
+// milliseconds, whether or not its call was cancelled) and stop (the
+// server reads and answers nothing more, as one hung for good). With MCPSERVER_TOKEN set, -fail
 // and crash print the token, as a server refused by its API may.
 package main
 
@@ -18,8 +18,11 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -88,10 +91,13 @@ func main() {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("secret"), nil
 		})
+	var stdin io.Reader = os.Stdin
 	if *rude {
-		addRude(s)
+		h := &haltable{r: os.Stdin}
+		addRude(s, h)
+		stdin = h
 	}
-	if err := server.ServeStdio(s); err != nil {
+	if err := serveStdio(s, stdin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -107,7 +113,7 @@ func chatter() {
 }
 
 // addRude adds the tools that misbehave (-rude).
-func addRude(s *server.MCPServer) {
+func addRude(s *server.MCPServer, h *haltable) {
 	s.AddTool(mcp.NewTool("flood", mcp.WithDescription("Write one huge line."), mcp.WithNumber("mib", mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			chunk := strings.Repeat("x", 1<<20)
@@ -127,9 +133,35 @@ func addRude(s *server.MCPServer) {
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			return mcp.NewToolResultText(fmt.Sprintf("slow %d done", ms)), nil
 		})
-	s.AddTool(mcp.NewTool("stop", mcp.WithDescription("Stop this process.")),
+	s.AddTool(mcp.NewTool("stop", mcp.WithDescription("Read and answer nothing more.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-			return mcp.NewToolResultText("continued"), nil
+			h.halt()
+			select {} // never answers
 		})
+}
+
+// haltable is the server's stdin until stop halts it: from then on a read
+// never returns, as in a server hung for good, so what the client writes
+// fills the pipe. (A SIGSTOP did this too, but something on a loaded
+// machine now and then sent the stopped process a SIGCONT.)
+type haltable struct {
+	r      io.Reader
+	halted atomic.Bool
+}
+
+func (h *haltable) halt() { h.halted.Store(true) }
+
+func (h *haltable) Read(p []byte) (int, error) {
+	if h.halted.Load() {
+		select {}
+	}
+	return h.r.Read(p)
+}
+
+// serveStdio is server.ServeStdio reading stdin from r: a SIGTERM or
+// SIGINT ends it, as there.
+func serveStdio(s *server.MCPServer, r io.Reader) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return server.NewStdioServer(s).Listen(ctx, r, os.Stdout)
 }
