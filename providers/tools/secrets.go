@@ -10,9 +10,10 @@ import (
 )
 
 // Secret files in the read-only places. run_command's sandbox covers every
-// .env and .env.* under a read-only bind (sandbox/hide.go: contexts and
-// peers' snapshots are the user's files, which hold the user's keys); the
-// file tools hide the same files in the same places, so no road shows them.
+// .env and .env.* under a read-only bind, at any depth, node_modules and .git
+// included (sandbox/envscan.go: contexts and peers' snapshots are the user's
+// files, which hold the user's keys); the file tools hide the same files in
+// the same places, so no road shows them.
 // The workspace is the agent's own: coordination never copies a .env into it
 // (workspace's secret), and what the agent writes there it may read back, as
 // run_command can.

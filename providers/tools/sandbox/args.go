@@ -87,9 +87,12 @@ func bwrapArgs(s Spec, argv []string, hostPath *string) ([]string, error) {
 		return nil, err
 	}
 	for _, h := range hidden {
-		if h.dir {
+		switch {
+		case h.unchecked:
+			a = append(a, "--tmpfs", h.dst, "--symlink", uncheckedNote(), path.Join(h.dst, uncheckedName), "--remount-ro", h.dst)
+		case h.dir:
 			a = append(a, "--tmpfs", h.dst, "--remount-ro", h.dst)
-		} else {
+		default:
 			a = append(a, "--ro-bind", os.DevNull, h.dst)
 		}
 	}

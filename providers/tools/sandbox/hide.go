@@ -16,11 +16,12 @@ import (
 type hide struct {
 	dst string
 	dir bool
+	// unchecked marks a .git or node_modules hidden whole because its
+	// entries were too many to check for .env files (see envFiles): the
+	// tmpfs then holds a symlink whose target says so, so that a command
+	// finding the directory empty learns why.
+	unchecked bool
 }
-
-// maxScan bounds the walk of one read-only bind for .env files. A context
-// larger than this is refused rather than shown unchecked.
-var maxScan = 200_000
 
 // hidden lists what must not be visible: the spec's Hide paths and the
 // system's secrets wherever a mount shows them, and every .env file under
@@ -74,51 +75,10 @@ func (s Spec) hidden(mounts []mount) ([]hide, error) {
 			return nil, err
 		}
 		for _, f := range found {
-			out = append(out, hide{dst: path.Join(m.dst, filepath.ToSlash(f.rel)), dir: f.dir})
+			out = append(out, hide{dst: path.Join(m.dst, filepath.ToSlash(f.rel)), dir: f.dir, unchecked: f.unchecked})
 		}
 	}
 	return outermost(out), nil
-}
-
-type envFile struct {
-	rel string
-	dir bool
-}
-
-// envFiles finds .env and .env.* under dir (a symlink named so is skipped:
-// what it points to is visible under its own name or not at all).
-func envFiles(dir string) ([]envFile, error) {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		if err == nil && SecretName(filepath.Base(dir)) {
-			return []envFile{{rel: "."}}, nil
-		}
-		return nil, nil
-	}
-	var out []envFile
-	n := 0
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable here is unreadable inside too
-		}
-		if n++; n > maxScan {
-			return fmt.Errorf("%w: %s has more than %d entries, too many to check for .env files; bind a smaller directory", ErrBadSpec, dir, maxScan)
-		}
-		name := d.Name()
-		if p != dir && d.IsDir() && (name == ".git" || name == "node_modules") {
-			return fs.SkipDir
-		}
-		if p == dir || d.Type()&fs.ModeSymlink != 0 || !SecretName(name) {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out = append(out, envFile{rel: rel, dir: d.IsDir()})
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
-	})
-	return out, err
 }
 
 // SecretName tells a file name that holds keys: .env, .env.local and the like.
