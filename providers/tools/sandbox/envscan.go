@@ -64,7 +64,7 @@ type envFile struct {
 // times are those of its last listing, settled before it, is not listed
 // again: a new, removed or renamed entry changes its directory's mtime and
 // ctime, and ctime cannot be set back. So a command's cost is one lstat per
-// directory (BenchmarkEnvFilesBigTree).
+// directory (BenchmarkEnvFilesBigTree), on a local filesystem (localFS).
 func envFiles(dir string) ([]envFile, error) {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
@@ -111,6 +111,22 @@ type walk struct {
 	root       string
 	main, deep int // entries counted against maxScan, maxDeepScan
 	out        []envFile
+	local      map[uint64]bool // localFS by device, looked up once a walk
+}
+
+// trusted tells whether the directory times of the filesystem of dev (p
+// lies on it) may be trusted: a walk crossing into a network filesystem
+// lists every directory there.
+func (w *walk) trusted(p string, dev uint64) bool {
+	local, ok := w.local[dev]
+	if !ok {
+		if w.local == nil {
+			w.local = map[uint64]bool{}
+		}
+		local = localFS(p)
+		w.local[dev] = local
+	}
+	return local
 }
 
 func deepName(name string) bool { return name == ".git" || name == "node_modules" }
@@ -133,7 +149,7 @@ func (w *walk) dir(rel string, last *scanned, deep bool) (*scanned, error) {
 	key := dirKey{dev: uint64(st.Dev), ino: uint64(st.Ino), nlink: uint64(st.Nlink), size: int64(st.Size),
 		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 	cur := last
-	if last == nil || !last.settled || last.key != key {
+	if last == nil || !last.settled || last.key != key || !w.trusted(p, key.dev) {
 		var err error
 		if cur, err = list(p, last); err != nil {
 			return nil, err
