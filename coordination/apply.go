@@ -97,7 +97,7 @@ func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, 
 	case res.Changes != nil && res.Changes.Count == 0:
 		return nil, fmt.Errorf("%w: the winner of session %s changed no file of the write context", ErrNothingToApply, id)
 	}
-	applied, err := svc.applyWinner(t, c, res.Winner.AgentID, t.ApplyAll)
+	applied, err := svc.applyWinner(ctx, t, c, id, res.Winner, t.ApplyAll)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
@@ -150,7 +150,7 @@ func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) 
 	// Recorded even when the caller has gone or the run's lease with it:
 	// the session finished, and the files are the session's.
 	rctx := withoutRunLease(context.WithoutCancel(ctx))
-	applied, err := svc.applyWinner(t, c, res.Winner.AgentID, t.Apply)
+	applied, err := svc.applyWinner(rctx, t, c, s.ID, res.Winner, t.Apply)
 	if err != nil {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("the winner's changes could not be applied to the write context; they stay pending")
 		svc.event(rctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: " + svc.hideContext(c, err.Error())})
@@ -193,10 +193,11 @@ func (svc *Service) shownContext(c workspace.Context) string {
 	return c.Path
 }
 
-// applyWinner writes the winner's latest files to the write context c with
-// apply (Team.Apply or ApplyAll), naming the context as results show it.
-func (svc *Service) applyWinner(t *workspace.Team, c workspace.Context, agent string, apply func(*workspace.Manifest, string) (*workspace.Applied, error)) (*workspace.Applied, error) {
-	_, m, dir, err := t.Latest(agent)
+// applyWinner writes the winning answer's files (winnerSnapshot) to the
+// write context c with apply (Team.Apply or ApplyAll), naming the context as
+// results show it.
+func (svc *Service) applyWinner(ctx context.Context, t *workspace.Team, c workspace.Context, id string, w *Winner, apply func(*workspace.Manifest, string) (*workspace.Applied, error)) (*workspace.Applied, error) {
+	m, dir, err := svc.winnerSnapshot(ctx, t, id, w)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the winner's files: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -339,6 +340,26 @@ func (svc *Service) winnerFiles(s *Session, st *State, r *TeamResult) {
 	}
 }
 
+// winnerSnapshot is the files of the answer the team chose: the winner's
+// snapshot at the winning answer's step (Team.At), not its agent's latest,
+// which a step of that agent landing after the end (a step in flight at a
+// forced end may land) would be. Preview, apply and the next turn deliver
+// what the result's files_dir shows.
+func (svc *Service) winnerSnapshot(ctx context.Context, t *workspace.Team, id string, w *Winner) (*workspace.Manifest, string, error) {
+	l, err := svc.sessions.ledger(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	upTo := math.MaxInt
+	for _, e := range l.Agents[w.AgentID] {
+		if e.Kind == KindAnswer && e.Label == w.Label {
+			upTo = e.Step
+		}
+	}
+	_, m, dir, err := t.At(w.AgentID, upTo)
+	return m, dir, err
+}
+
 // shownDir is a directory inside a session as results show it: relative to
 // the state directory (sessions/<id>/…) when the server hides its own paths
 // (Options.RelativeDirs), like session_dir.
@@ -357,7 +378,7 @@ func (svc *Service) shownDir(id, dir string) string {
 // before the result is recorded), the winner's changes to the write
 // context, left pending (apply.go; under apply: auto written once the
 // finish has landed, autoApply). It only reads.
-func (svc *Service) previewChanges(s *Session, res *TeamResult) {
+func (svc *Service) previewChanges(ctx context.Context, s *Session, res *TeamResult) {
 	t := svc.team(s)
 	if t == nil {
 		return
@@ -366,7 +387,7 @@ func (svc *Service) previewChanges(s *Session, res *TeamResult) {
 	if !ok || res.Winner == nil {
 		return
 	}
-	_, m, dir, err := t.Latest(res.Winner.AgentID)
+	m, dir, err := svc.winnerSnapshot(ctx, t, s.ID, res.Winner)
 	if err == nil {
 		res.Changes, err = t.Preview(m, dir)
 		res.ChangesPending = res.Changes != nil && res.Changes.Count > 0

@@ -219,12 +219,12 @@ func (svc *Service) record(ctx context.Context, s *Session, kind SessionEntryKin
 // was lost) leaves the files as they were.
 func (svc *Service) recordFinished(ctx context.Context, s *Session, res *TeamResult, strategy FinalStrategy, first bool) error {
 	if first {
-		svc.previewChanges(s, res)
+		svc.previewChanges(ctx, s, res)
 	}
 	if _, err := svc.appendSession(ctx, s.ID, SessionEntry{Kind: SessionFinished, Time: svc.now(), Result: res, Reason: string(strategy)}); err != nil {
 		return err
 	}
-	svc.turnFinished(s, res)
+	svc.turnFinished(ctx, s, res)
 	svc.releaseWorktrees(s)
 	return nil
 }

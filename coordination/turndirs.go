@@ -1,6 +1,7 @@
 package coordination
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
@@ -35,7 +36,7 @@ func (svc *Service) turnCreated(s *Session, prev *previousTurn) {
 
 // turnFinished keeps a follow-up turn as it finishes (record, under its
 // session lock).
-func (svc *Service) turnFinished(s *Session, res *TeamResult) {
+func (svc *Service) turnFinished(ctx context.Context, s *Session, res *TeamResult) {
 	if s.Turn == 0 || res.FinalAnswer == nil {
 		return
 	}
@@ -43,7 +44,7 @@ func (svc *Service) turnFinished(s *Session, res *TeamResult) {
 	if res.Winner != nil {
 		r.Winner = res.Winner.AgentID
 		if t := svc.team(s); t != nil {
-			if _, m, dir, err := t.Latest(r.Winner); err == nil && m != nil && len(m.Files) > 0 {
+			if m, dir, err := svc.winnerSnapshot(ctx, t, s.ID, res.Winner); err == nil && m != nil && len(m.Files) > 0 {
 				r.Files = dir
 			}
 		}

@@ -84,7 +84,7 @@ func (svc *Service) previousTurn(ctx context.Context, spec *TeamSpec) (*previous
 		p.winner = res.Winner.AgentID
 	}
 	if t := svc.team(s); t != nil && p.winner != "" {
-		_, m, dir, err := t.Latest(p.winner)
+		m, dir, err := svc.winnerSnapshot(ctx, t, id, res.Winner)
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the files of session %s's winner: %w", id, err)
 		}

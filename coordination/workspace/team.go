@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -220,11 +221,22 @@ func (t *Team) Prepare(agent string) (string, error) {
 // Latest is an agent's latest snapshot: the highest step with one, and its
 // manifest and files' directory. Without one, the base (step 0).
 func (t *Team) Latest(agent string) (step int, m *Manifest, dir string, err error) {
+	return t.At(agent, math.MaxInt)
+}
+
+// At is Latest as of step: the agent's latest snapshot taken at or before
+// it, else the base. A finished session's winner is the answer the team
+// chose, which a step of its agent landing after the end may follow: its
+// files are At the winning answer's step, not the agent's Latest.
+func (t *Team) At(agent string, upTo int) (step int, m *Manifest, dir string, err error) {
 	steps, err := t.steps(agent)
 	if err != nil {
 		return 0, nil, "", err
 	}
 	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i] > upTo {
+			continue
+		}
 		m, ok, err := t.snapshotManifest(t.StepDir(agent, steps[i]), agent, steps[i])
 		if err != nil {
 			return 0, nil, "", err
