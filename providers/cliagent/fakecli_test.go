@@ -186,6 +186,20 @@ func fakeCLI(args []string) int {
 		}
 		callTool(run, "new_answer", map[string]any{"content": "saw " + strings.Join(seen, " ")})
 		result("done")
+	case "peers":
+		// Reads hello.py in every peer directory its system prompt names
+		// ("- peers/agentN/ is <dir>") and answers with those lines and
+		// what it read.
+		var seen []string
+		for _, line := range strings.Split(run.System, "\n") {
+			if rest, ok := strings.CutPrefix(line, "- peers/"); ok {
+				_, dir, _ := strings.Cut(rest, " is ")
+				b, err := os.ReadFile(filepath.Join(strings.TrimSpace(dir), "hello.py"))
+				seen = append(seen, fmt.Sprintf("%s => %q %v", line, b, err))
+			}
+		}
+		callTool(run, "new_answer", map[string]any{"content": strings.Join(seen, "\n")})
+		result("done")
 	case "vote":
 		msg, isErr := callTool(run, "vote", map[string]any{"agent_id": "agent9", "reason": "best"})
 		emit(map[string]any{"type": "text", "text": fmt.Sprintf("first vote: %v %s", isErr, msg)})

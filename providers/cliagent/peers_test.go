@@ -1,0 +1,48 @@
+package cliagent
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestACLIAgentsPromptNamesItsPeersByAliasNotByAgentID: a peer's files are
+// its answer's snapshot, which the session keeps at
+// agents/<agent id>/NNN/workspace. A CLI agent is told where to read them;
+// what it is told must not carry the peer's agent id (often its model's
+// name: "claude", "gpt5"), which the answers' anonymity hides from every
+// other prompt (docs/DESIGN.md, "Files a team delivers": "so no prompt
+// carries an agent id"). The files must stay readable where it is told.
+func TestACLIAgentsPromptNamesItsPeersByAliasNotByAgentID(t *testing.T) {
+	const peerID = "opus_the_peer"
+	snap := filepath.Join(t.TempDir(), "sessions", "s1", "agents", peerID, "002", "workspace")
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(snap, "hello.py"), []byte("print('peer')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, "peers")
+	req := h.request()
+	req.Shown = []providers.ShownAnswer{{Alias: "agent2", Label: "agent2.1", Content: "see hello.py",
+		Files: []providers.FileInfo{{Path: "hello.py", Bytes: 14}}, FilesDir: snap}}
+	act, _, err := h.step(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 {
+		t.Fatalf("action = %+v", act)
+	}
+	var args struct{ Content string }
+	json.Unmarshal(act.Calls[0].Args, &args)
+	if !strings.Contains(args.Content, "peers/agent2/") || !strings.Contains(args.Content, `"print('peer')\n"`) {
+		t.Fatalf("the CLI did not find agent2's files where its prompt said: %q", args.Content)
+	}
+	if strings.Contains(args.Content, peerID) {
+		t.Errorf("the CLI agent's prompt names its peer's agent id %q: %q", peerID, args.Content)
+	}
+}
