@@ -24,6 +24,19 @@ func usageView(u providers.Usage) UsageView {
 	return UsageView{Input: u.Input, CachedInput: u.CachedInput, Output: u.Output, Reasoning: u.Reasoning}
 }
 
+// agentSpend is what agent id spent: its steps' usage and the session's
+// usage entries naming it alone (its cancelled calls, a final call it made,
+// a dead holder's spend), so the agents' rows add up to the session's total.
+func agentSpend(l *Ledger, id string) providers.Usage {
+	u := Totals(l.Agents[id])
+	for _, e := range l.Session {
+		if e.Kind == SessionUsage && e.Usage != nil && len(e.Agents) == 1 && e.Agents[0] == id {
+			u = u.Add(*e.Usage)
+		}
+	}
+	return u
+}
+
 // sessionUsage sums every agent's usage, the session's usage entries
 // (cancelled calls, the final call) and any extra.
 func sessionUsage(l *Ledger, extra providers.Usage) providers.Usage {
@@ -145,7 +158,7 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 		if ans := a.LatestAnswer; ans != nil {
 			r.Answers = append(r.Answers, AnswerView{AgentID: a.ID, Label: ans.Label, Model: ag.Model, Content: ans.Content})
 		}
-		u := Totals(l.Agents[a.ID])
+		u := agentSpend(l, a.ID)
 		r.Agents = append(r.Agents, AgentUsage{AgentID: a.ID, Model: ag.Model, Steps: a.Steps, Usage: usageView(u), CostUSD: u.CostUSD,
 			CostEstimated: u.CostEstimated})
 	}
