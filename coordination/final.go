@@ -541,11 +541,21 @@ func finalRequest(s *Session, st *State, res *TeamResult, strategy FinalStrategy
 	b.WriteString(stablePrefix(s))
 	b.WriteString("\nAll latest answers from the team:\n")
 	for _, a := range byAnonOrder(st.Agents) {
-		if a.LatestAnswer == nil {
+		ans := a.LatestAnswer
+		if a.ID == res.Winner.AgentID {
+			// The answer the team chose, which a step of its agent landing
+			// after the end (a run writes the final answer once its steps
+			// drain) may have followed: the call is told to build on it.
+			for i := range a.Entries {
+				if e := &a.Entries[i]; e.Kind == KindAnswer && e.Label == res.Winner.Label {
+					ans = e
+				}
+			}
+		}
+		if ans == nil {
 			continue
 		}
-		sa := providers.ShownAnswer{Alias: Alias(a.Alias), Label: a.LatestAnswer.Label, Content: a.LatestAnswer.Content}
-		shown = append(shown, sa)
+		shown = append(shown, providers.ShownAnswer{Alias: Alias(a.Alias), Label: ans.Label, Content: ans.Content})
 	}
 	fence := answerFence(s.Seed, shown)
 	for _, sa := range shown {
