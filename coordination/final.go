@@ -267,13 +267,13 @@ func (svc *Service) writeFinalFrom(ctx context.Context, s *Session, final FinalS
 	res := *decided
 	res.Status = StatusFinished
 	if !d.made && strategy != FinalWinner && !svc.skipFinalOverBudget(ctx, s, l, st, strategy, d) {
-		text, usage, note, held := svc.finalCall(ctx, s, st, &res, strategy)
+		text, usage, note, held, spender := svc.finalCall(ctx, s, st, &res, strategy)
 		// Let go once the call's spend is recorded (below, by the finish
 		// or keepFinalSpend) or kept for a retry: a lock let go with the
 		// spend on it keeps it counted, under its key, until recorded.
 		defer releaseHeld(held)
 		*d = finalDraft{made: true, text: text, note: note, retry: d.retry,
-			spend: svc.newUsageRecord(res.Winner.AgentID, usage, "final call ("+string(strategy)+")", nil).sharedAs(spendKeyOf(held))} // decided: a winner
+			spend: svc.newUsageRecord(spender, usage, "final call ("+string(strategy)+")", nil).sharedAs(spendKeyOf(held))} // the writer's model's call
 		if ctx.Err() != nil && text == "" {
 			d.made = false // cut short: no answer to write
 			svc.keepFinalSpend(ctx, s, d, nil)
@@ -427,7 +427,7 @@ func decidedStrategy(l *Ledger, s *Session) FinalStrategy {
 // mid-call (a CLI's paid turns) left it nowhere, and the run that took
 // the session up checked its budget without it and paid for the call
 // again.
-func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *TeamResult, strategy FinalStrategy) (text string, usage providers.Usage, note string, held StepLock) {
+func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *TeamResult, strategy FinalStrategy) (text string, usage providers.Usage, note string, held StepLock, spender string) {
 	var model string
 	var writer Agent
 	candidates := append([]*AgentState{st.Agent(res.Winner.AgentID)}, st.Agents...)
@@ -439,16 +439,18 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 		}
 	}
 	if model == "" {
-		return "", providers.Free(), "no agent can write the final answer; the winner's answer is used as is", nil
+		return "", providers.Free(), "no agent can write the final answer; the winner's answer is used as is", nil, ""
 	}
+	spender = writer.ID // the call is its model's, and so is its spend
 	p, err := svc.models.agent(writer)
 	if err != nil {
-		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil
+		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil, spender
 	}
 	req := finalRequest(s, st, res, strategy)
+	req.AgentID, req.Self = writer.ID, Alias(s.Aliases[writer.ID])
 	images, err := svc.images(ctx, s)
 	if err != nil {
-		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil
+		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil, spender
 	}
 	req.Images = images
 	held = svc.finalLock(ctx, s, writer.ID)
@@ -476,22 +478,22 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 		usage = usage.Add(u)
 		spend.attempted(u)
 		if providers.ClassOf(err) == providers.ClassBudget {
-			return "", usage, "the final call was stopped (" + err.Error() + "); the winner's answer is used as is", held
+			return "", usage, "the final call was stopped (" + err.Error() + "); the winner's answer is used as is", held, spender
 		}
 		if err != nil {
-			return "", usage, "final call failed (" + err.Error() + "); the winner's answer is used as is", held
+			return "", usage, "final call failed (" + err.Error() + "); the winner's answer is used as is", held, spender
 		}
 		if len(reply.Calls) == 1 && reply.Calls[0].Name == providers.ToolNewAnswer {
 			var args struct {
 				Content string `json:"content"`
 			}
 			if json.Unmarshal(reply.Calls[0].Args, &args) == nil && strings.TrimSpace(args.Content) != "" {
-				return args.Content, usage, "", held
+				return args.Content, usage, "", held, spender
 			}
 		}
 		req.History = append(req.History, providers.Turn{Reply: reply, Problem: "Submit the final deliverable with exactly one new_answer call."})
 	}
-	return "", usage, "the final call gave no usable answer; the winner's answer is used as is", held
+	return "", usage, "the final call gave no usable answer; the winner's answer is used as is", held, spender
 }
 
 // finalLock takes the writer's step lock for a final call, on a store whose
