@@ -161,6 +161,9 @@ func earlyAgreement(s *Session, st *State, live []*AgentState) (Decision, bool) 
 			return Decision{}, false
 		}
 		v := finalvalue.Of(a.LatestAnswer.Content)
+		if v == "" {
+			continue // no value agrees with anything (as in Unanimous)
+		}
 		count[v]++
 		if first[v] == nil {
 			first[v] = a

@@ -231,3 +231,17 @@ func TestForceEndsWithStopReason(t *testing.T) {
 		t.Fatalf("no answers: failed with the forcing reason: %+v", d)
 	}
 }
+
+// An answer that holds no value (punctuation, a shrug of symbols) agrees
+// with nothing: two such answers are not a majority that stops the run
+// after round 0, as unanimity's rule already holds (Unanimous).
+func TestEarlyAgreementNeedsAValue(t *testing.T) {
+	rules := Rules{AnswerFormat: FormatShort, EarlyStop: true}
+	b := newTeam(t, rules, "a", "b", "c")
+	b.answer("a", "...")
+	b.answer("b", "**")
+	b.answer("c", "Answer: 7")
+	if d := b.decide(); d.How == ChosenEarlyAgreement || d.Stop == StopEarlyAgreement {
+		t.Fatalf("two answers with no value stopped the run early: %+v", d)
+	}
+}
