@@ -188,16 +188,26 @@ func fakeCLI(args []string) int {
 		result("done")
 	case "peers":
 		// Reads hello.py in every peer directory its system prompt names
-		// ("- peers/agentN/ is <dir>") and answers with those lines and
-		// what it read.
+		// ("- peers/agentN/ is <dir>"), then tries to change it, and
+		// answers with those lines, what it read, and its mount table.
 		var seen []string
 		for _, line := range strings.Split(run.System, "\n") {
 			if rest, ok := strings.CutPrefix(line, "- peers/"); ok {
 				_, dir, _ := strings.Cut(rest, " is ")
-				b, err := os.ReadFile(filepath.Join(strings.TrimSpace(dir), "hello.py"))
+				path := filepath.Join(strings.TrimSpace(dir), "hello.py")
+				b, err := os.ReadFile(path)
 				seen = append(seen, fmt.Sprintf("%s => %q %v", line, b, err))
+				if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+					f.WriteString("print('changed')\n")
+					f.Close()
+				}
+				os.Chmod(path, 0o644)
+				os.WriteFile(path, []byte("print('changed')\n"), 0o644)
 			}
 		}
+		// What its mounts' sources say (a bind's source path shows there).
+		mounts, _ := os.ReadFile("/proc/self/mountinfo")
+		seen = append(seen, "mounts: "+string(mounts))
 		callTool(run, "new_answer", map[string]any{"content": strings.Join(seen, "\n")})
 		result("done")
 	case "vote":

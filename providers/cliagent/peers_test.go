@@ -46,3 +46,55 @@ func TestACLIAgentsPromptNamesItsPeersByAliasNotByAgentID(t *testing.T) {
 		t.Errorf("the CLI agent's prompt names its peer's agent id %q: %q", peerID, args.Content)
 	}
 }
+
+// TestACLIAgentCannotChangeItsPeersFiles: what a CLI agent writes where it
+// is told its peer's files are must not reach the peer's snapshot (whose
+// content other snapshots share), sandboxed or not, root or not; and
+// neither its prompt nor its mount table (a bind's source shows in
+// /proc/self/mountinfo) names the peer's agent id.
+func TestACLIAgentCannotChangeItsPeersFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sb   func(t *testing.T) Sandbox
+	}{
+		{"plain", func(*testing.T) Sandbox { return Plain{} }},
+		{"sandboxed", func(t *testing.T) Sandbox {
+			sb := DefaultSandbox()
+			if !sb.Confined() {
+				t.Skip(SandboxStatus())
+			}
+			return sb
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := tc.sb(t)
+			snap := filepath.Join(t.TempDir(), "agents", "opus_the_peer", "002", "workspace")
+			if err := os.MkdirAll(filepath.Join(snap, "src"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(snap, "hello.py"), []byte("print('peer')\n"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, "peers", func(o *Options) { o.Sandbox = sb })
+			req := h.request()
+			req.Shown = []providers.ShownAnswer{{Alias: "agent2", Label: "agent2.1", Content: "see hello.py", FilesDir: snap}}
+			act, _, err := h.step(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var args struct{ Content string }
+			if len(act.Calls) == 1 {
+				json.Unmarshal(act.Calls[0].Args, &args)
+			}
+			if !strings.Contains(args.Content, `"print('peer')\n"`) {
+				t.Fatalf("the CLI did not read agent2's files: %+v", act)
+			}
+			if b, err := os.ReadFile(filepath.Join(snap, "hello.py")); err != nil || string(b) != "print('peer')\n" {
+				t.Fatalf("the peer's snapshot was changed by the CLI agent: %q %v", b, err)
+			}
+			if strings.Contains(args.Content, "opus_the_peer") {
+				t.Errorf("the CLI agent can see its peer's agent id: %q", args.Content)
+			}
+		})
+	}
+}
