@@ -396,11 +396,15 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	peers, contexts := map[string]string{}, map[string]string{}
 	var readDirs []string
 	for _, sh := range req.Shown {
-		if sh.FilesDir != "" {
-			peers[sh.Alias] = sh.FilesDir
-			readDirs = append(readDirs, sh.FilesDir)
-			c.ReadOnly = append(c.ReadOnly, Bind{Src: sh.FilesDir, Dst: sh.FilesDir})
+		if sh.FilesDir == "" {
+			continue
 		}
+		dir, err := peerFiles(&c, p.opts.Sandbox.Confined(), wf.peers, sh)
+		if err != nil {
+			return nil, "", err
+		}
+		peers[sh.Alias] = dir
+		readDirs = append(readDirs, dir)
 	}
 	for _, cx := range req.Contexts {
 		contexts[cx.Name] = cx.Path

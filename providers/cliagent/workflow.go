@@ -26,6 +26,7 @@ import (
 // are coordination's, which refuses through the next attempt's History.
 type workflow struct {
 	dir    string
+	peers  string // beside dir: the shown answers' files (peerFiles)
 	socket string
 	ln     net.Listener
 	tools  []providers.Tool
@@ -55,7 +56,7 @@ func listenWorkflow(base string, tools []providers.Tool, extra *extraTools, lim 
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	w := &workflow{dir: dir, socket: filepath.Join(dir, "relay.sock"), tools: tools, extra: extra, lim: lim, landed: make(chan struct{})}
+	w := &workflow{dir: dir, peers: dir + ".peers", socket: filepath.Join(dir, "relay.sock"), tools: tools, extra: extra, lim: lim, landed: make(chan struct{})}
 	ln, err := net.Listen("unix", w.socket)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -186,6 +187,7 @@ func (w *workflow) close() {
 	w.gate.end()
 	w.wg.Wait()
 	os.RemoveAll(w.dir)
+	os.RemoveAll(w.peers)
 }
 
 func toolNames(tools []providers.Tool) string {

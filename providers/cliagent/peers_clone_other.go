@@ -1,0 +1,11 @@
+//go:build !linux
+
+package cliagent
+
+import (
+	"errors"
+	"os"
+)
+
+// clone is not supported here: the file is copied.
+func clone(out, src *os.File) error { return errors.ErrUnsupported }
