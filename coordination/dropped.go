@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -23,7 +24,17 @@ const ClassMissingKey = "missing_key"
 // droppedAgents lists the agents left out at creation, then those dropped by
 // failures, in team order, each with its latest error.
 func droppedAgents(s *Session, st *State) []DroppedAgent {
-	out := append([]DroppedAgent{}, s.Dropped...)
+	out := make([]DroppedAgent, 0, len(s.Dropped))
+	for _, d := range s.Dropped {
+		// Kept without a base URL's credentials since they were masked at
+		// creation (ShowSpec); one a session kept from before shows the
+		// model, and its message names it, as it is shown now.
+		if shown := providers.ShowSpec(d.Model); shown != d.Model {
+			d.Message = strings.ReplaceAll(d.Message, d.Model, shown)
+			d.Model = shown
+		}
+		out = append(out, d)
+	}
 	for _, a := range st.Agents {
 		if !a.Dropped {
 			continue

@@ -132,7 +132,7 @@ func estimateSession(s *Session) Estimate {
 // later prompt holding every worker's answer at its cap (or the peer-answer
 // cap, when smaller).
 func estimateAgent(s *Session, st *State, a Agent, workers int) AgentEstimate {
-	ae := AgentEstimate{AgentID: a.ID, Model: a.Model, OutputTokens: int64(a.MaxOutputTokens)}
+	ae := AgentEstimate{AgentID: a.ID, Model: providers.ShowSpec(a.Model), OutputTokens: int64(a.MaxOutputTokens)}
 	if ae.OutputTokens <= 0 {
 		ae.OutputTokens, ae.OutputAssumed = DefaultEstimateOutputTokens, true
 	}

@@ -115,7 +115,7 @@ func checkVision(s *Session) error {
 			continue
 		}
 		if ok, why := providers.TakesImages(sp); !ok {
-			whys = append(whys, fmt.Errorf("agent %s (%s): %s", a.ID, a.Model, why))
+			whys = append(whys, fmt.Errorf("agent %s (%s): %s", a.ID, providers.ShowSpec(a.Model), why))
 		}
 	}
 	if len(whys) == 0 {

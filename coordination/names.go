@@ -18,7 +18,7 @@ import (
 func shortModel(spec string) string {
 	sp, err := providers.ParseSpec(spec)
 	if err != nil || sp.Model == "" || sp.Backend == "sim" || sp.Backend == "host" || sp.Backend == "human" {
-		return spec
+		return providers.ShowSpec(spec)
 	}
 	return sp.Model
 }

@@ -44,14 +44,15 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 	var refusedWhy []error
 	for i, err := range svc.opts.CheckModels(ctx, specs) {
 		a := who[i]
+		shown := providers.ShowSpec(a.Model)
 		switch {
 		case err == nil:
 		case errors.Is(err, providers.ErrModelNotFound):
-			missing = append(missing, fmt.Sprintf("agent %s (%s): %v", a.ID, a.Model, err))
+			missing = append(missing, fmt.Sprintf("agent %s (%s): %v", a.ID, shown, err))
 			missingErr = cmp.Or(missingErr, err)
 		default:
-			refused = append(refused, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: string(providers.ClassOf(err)), Message: err.Error()})
-			refusedWhy = append(refusedWhy, fmt.Errorf("agent %s (%s): %w", a.ID, a.Model, err))
+			refused = append(refused, DroppedAgent{AgentID: a.ID, Model: shown, Class: string(providers.ClassOf(err)), Message: err.Error()})
+			refusedWhy = append(refusedWhy, fmt.Errorf("agent %s (%s): %w", a.ID, shown, err))
 		}
 	}
 	if len(missing) > 0 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // The read-only queries below serve listings and resources (the MCP
@@ -143,7 +145,7 @@ func (svc *Service) Answer(ctx context.Context, id, label string) (*LabelledAnsw
 			if e.Label == label {
 				ag, _ := s.Agent(a.ID)
 				latest := a.LatestAnswer != nil && a.LatestAnswer.Step == e.Step
-				return &LabelledAnswer{SessionID: s.ID, AgentID: a.ID, Label: e.Label, Model: ag.Model, Step: e.Step, Latest: latest, Content: e.Content, Time: e.Time}, nil
+				return &LabelledAnswer{SessionID: s.ID, AgentID: a.ID, Label: e.Label, Model: providers.ShowSpec(ag.Model), Step: e.Step, Latest: latest, Content: e.Content, Time: e.Time}, nil
 			}
 			labels = append(labels, e.Label)
 		}

@@ -152,14 +152,15 @@ func (svc *Service) baseResult(s *Session, l *Ledger, st *State, extra providers
 	r.Consensus = consensusView(s, st)
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
+		shown := providers.ShowSpec(ag.Model) // the spec keeps a team file's credentials; a result never does
 		if v := a.LatestVote; v != nil {
 			r.Votes = append(r.Votes, VoteView{Voter: a.ID, Target: v.Target, TargetLabel: v.TargetLabel, Reason: v.Reason, Stale: IsVoteStale(v, st.Latest)})
 		}
 		if ans := a.LatestAnswer; ans != nil {
-			r.Answers = append(r.Answers, AnswerView{AgentID: a.ID, Label: ans.Label, Model: ag.Model, Content: ans.Content})
+			r.Answers = append(r.Answers, AnswerView{AgentID: a.ID, Label: ans.Label, Model: shown, Content: ans.Content})
 		}
 		u := agentSpend(l, a.ID)
-		r.Agents = append(r.Agents, AgentUsage{AgentID: a.ID, Model: ag.Model, Steps: a.Steps, Usage: usageView(u), CostUSD: u.CostUSD,
+		r.Agents = append(r.Agents, AgentUsage{AgentID: a.ID, Model: shown, Steps: a.Steps, Usage: usageView(u), CostUSD: u.CostUSD,
 			CostEstimated: u.CostEstimated})
 	}
 	u := sessionUsage(l, extra)
@@ -212,7 +213,7 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	r.HowChosen, r.Tie = &how, d.Tie
 	w := st.Agent(d.Winner)
 	ag, _ := s.Agent(d.Winner)
-	r.Winner = &Winner{AgentID: w.ID, Label: w.LatestAnswer.Label, Model: ag.Model}
+	r.Winner = &Winner{AgentID: w.ID, Label: w.LatestAnswer.Label, Model: providers.ShowSpec(ag.Model)}
 	final := w.LatestAnswer.Content
 	r.FinalAnswer = &final
 	svc.winnerFiles(s, st, r)

@@ -453,9 +453,10 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 			// Open now, so a missing key or an unavailable backend is refused
 			// before anything is written rather than failing every step.
 			if _, err := svc.models.agent(*a); err != nil {
-				why := fmt.Errorf("agent %s (%s): %w", a.ID, a.Model, err)
+				shown := providers.ShowSpec(a.Model)
+				why := fmt.Errorf("agent %s (%s): %w", a.ID, shown, err)
 				if errors.Is(err, providers.ErrMissingKey) {
-					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: a.Model, Class: ClassMissingKey, Message: fmt.Sprintf("%v: %v", ErrBadSpec, why)})
+					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: shown, Class: ClassMissingKey, Message: fmt.Sprintf("%v: %v", ErrBadSpec, why)})
 					keylessWhy = append(keylessWhy, why)
 					continue
 				}

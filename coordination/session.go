@@ -198,11 +198,12 @@ func (s *Session) member(id string) (Agent, error) {
 	return Agent{}, fmt.Errorf("%w: %q is not in session %s; its agents are %s", ErrAgentNotFound, id, s.ID, strings.Join(s.AgentIDs(), ", "))
 }
 
-// modelOf is an agent's model spec, or "" for an unknown agent (its own
+// modelOf is an agent's model spec as lines and views show it (ShowSpec:
+// without its base URL's credentials), or "" for an unknown agent (its own
 // frame holds the Agent copy, off the model call's parked stack).
 func (s *Session) modelOf(id string) string {
 	ag, _ := s.Agent(id)
-	return ag.Model
+	return providers.ShowSpec(ag.Model)
 }
 
 // AgentIDs lists the agent ids in team order.

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // StatusView is what team_status and `massgen-mcp status` show: the team
@@ -142,12 +143,12 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 	for _, a := range st.Agents {
 		ag, _ := s.Agent(a.ID)
 		row := AgentStatus{
-			ID: a.ID, Alias: Alias(a.Alias), Model: ag.Model, Host: ag.IsHost(), Status: a.Status(ag.IsHost()),
+			ID: a.ID, Alias: Alias(a.Alias), Model: providers.ShowSpec(ag.Model), Host: ag.IsHost(), Status: a.Status(ag.IsHost()),
 			Steps: a.Steps, Answers: a.Answers, StandingVote: a.StandingVote != nil, Next: a.Next, Why: a.Why,
 			Usage: usage[a.ID],
 		}
 		if row.Usage.AgentID == "" {
-			row.Usage = AgentUsage{AgentID: a.ID, Model: ag.Model}
+			row.Usage = AgentUsage{AgentID: a.ID, Model: providers.ShowSpec(ag.Model)}
 		}
 		if a.LatestAnswer != nil {
 			row.LatestLabel, row.Preview = a.LatestAnswer.Label, Preview(a.LatestAnswer.Content, 200)

@@ -57,7 +57,7 @@ func (svc *Service) Step(ctx context.Context, req StepRequest) (*StepResult, err
 	}
 	switch {
 	case req.Action != "" && !host:
-		return nil, fmt.Errorf("%w: %s is run by the server (%s)", ErrNotHost, ag.ID, ag.Model)
+		return nil, fmt.Errorf("%w: %s is run by the server (%s)", ErrNotHost, ag.ID, providers.ShowSpec(ag.Model))
 	case req.Action != "" && req.Action != providers.ToolNewAnswer && req.Action != providers.ToolVote:
 		return nil, fmt.Errorf("%w: action %q must be new_answer or vote", ErrBadAction, req.Action)
 	}

@@ -171,7 +171,7 @@ func humanAgents(agents []coordination.Agent, models []string) []string {
 	var out []string
 	for _, a := range agents {
 		if a.IsHuman() {
-			out = append(out, a.ID+" ("+a.Model+")")
+			out = append(out, a.ID+" ("+providers.ShowSpec(a.Model)+")")
 		}
 	}
 	for _, m := range models {

@@ -61,7 +61,7 @@ func (h *handler) startTeam(ctx context.Context, req mcpgo.CallToolRequest, args
 		if sp, err := providers.ParseSpec(a.Model); err == nil {
 			backend = sp.Backend
 		}
-		out.Agents = append(out.Agents, startedAgent{ID: a.ID, Backend: backend, Model: a.Model})
+		out.Agents = append(out.Agents, startedAgent{ID: a.ID, Backend: backend, Model: providers.ShowSpec(a.Model)})
 	}
 
 	var b strings.Builder

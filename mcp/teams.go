@@ -12,6 +12,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/teamfile"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // errTeamNotFound is a team argument that names no team file, and
@@ -95,7 +96,9 @@ func (h *handler) teams() []teamView {
 		if t != nil {
 			v.Format = t.Format
 			for _, a := range t.Agents {
-				v.Models = append(v.Models, a.Model)
+				// The file's base_url may carry the proxy's credentials;
+				// every tenant lists the teams.
+				v.Models = append(v.Models, providers.ShowSpec(a.Model))
 			}
 		}
 		if err != nil {

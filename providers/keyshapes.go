@@ -3,7 +3,9 @@ package providers
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"regexp"
+	"strings"
 )
 
 // ErrMissingKey is wrapped by every error about a credential or endpoint
@@ -43,6 +45,47 @@ func MaskKeys(text string) string {
 		text = k.re.ReplaceAllString(text, k.repl)
 	}
 	return text
+}
+
+// ShowSpec is a model spec as it may be shown to anyone: its base URL
+// without user info, query or fragment (vllm/m@https://proxy/v1 for
+// vllm/m@https://user:password@proxy/v1?token=…). An operator's team file
+// may put a proxy's credentials there — Go's HTTP client sends a URL's user
+// info as basic auth — and the session keeps the spec whole for its runs,
+// so every view, result and message that names an agent's model shows it
+// through ShowSpec. A spec without a base URL is returned as it is.
+func ShowSpec(spec string) string {
+	// The first @ ends the model (model names never hold one, a URL may).
+	head, base, ok := strings.Cut(spec, "@")
+	if !ok {
+		return spec
+	}
+	return head + "@" + showURL(base)
+}
+
+// showURL is ShowSpec's base URL.
+func showURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" && u.Opaque == "" {
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+		return u.String()
+	}
+	// Not a URL url.Parse reads (a password with a bad escape, or a / ? #
+	// written as is): everything up to the last @ may be user info, and a
+	// query or fragment follows the first ? or # after it.
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if scheme == "" {
+		return rest
+	}
+	return scheme + "://" + rest
 }
 
 // MaskJSON applies mask to a JSON text (a tool call's arguments). The

@@ -43,3 +43,39 @@ func TestMaskJSONKeepsJSON(t *testing.T) {
 		t.Fatalf("MaskJSON(nil) = %q", got)
 	}
 }
+
+// A spec's base URL may carry a proxy's credentials (an operator's team
+// file); ShowSpec is how every surface names the model, so it keeps the
+// endpoint and drops the user info, the query and the fragment.
+func TestShowSpecDropsABaseURLsCredentials(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"vllm/m@https://opsuser:PLANTEDpass@llm-proxy.corp.internal/v1", "vllm/m@https://llm-proxy.corp.internal/v1"},
+		{"vllm/m@https://PLANTEDtokenuser@proxy:8443/v1/", "vllm/m@https://proxy:8443/v1/"},
+		{"openai/gpt-5.4@https://proxy/v1?token=PLANTEDquery&x=1#PLANTEDfrag", "openai/gpt-5.4@https://proxy/v1"},
+		{"vllm@http://u:PLANTED%zz@proxy/v1", "vllm@http://proxy/v1"},                  // a bad escape: url.Parse refuses it
+		{"vllm/m@https://u:PLANTED/x?y@proxy/v1?k=PLANTED", "vllm/m@https://proxy/v1"}, // / and ? unescaped in the password
+		{"ollama/llama3.1:8b@http://localhost:11434/v1", "ollama/llama3.1:8b@http://localhost:11434/v1"},
+		{"sim/strong:seed=3", "sim/strong:seed=3"},
+		{"claude", "claude"},
+	} {
+		got := providers.ShowSpec(tc.in)
+		if got != tc.want || strings.Contains(got, "PLANTED") {
+			t.Errorf("ShowSpec(%q) = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A spec refused for its base URL (a team file's typo) is named without the
+// URL's credentials: the refusal reaches every tenant of the team.
+func TestABadSpecsRefusalShowsNoBaseURLCredentials(t *testing.T) {
+	for _, spec := range []string{
+		"vllm/m@htp://opsuser:PLANTEDpass@proxy/v1",
+		"vllm/m@opsuser:PLANTEDpass@proxy/v1",
+		"vllm/m@https://opsuser:PLANTED%zz@proxy/v1?token=PLANTEDtok",
+	} {
+		_, err := providers.ParseSpec(spec)
+		if err == nil || strings.Contains(err.Error(), "PLANTED") || strings.Contains(err.Error(), "opsuser") || !strings.Contains(err.Error(), "proxy/v1") {
+			t.Errorf("ParseSpec(%q): %v; want a refusal naming proxy/v1 without the credentials", spec, err)
+		}
+	}
+}

@@ -259,8 +259,10 @@ func simParamNames() string {
 	return strings.Join(names, ", ")
 }
 
+// badSpec names the spec as ShowSpec shows it: a refused spec may be an
+// operator's team file's, whose message every tenant reads (list_backends).
 func badSpec(spec, format string, args ...any) error {
-	return fmt.Errorf("%w %q: %s", ErrBadSpec, spec, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w %q: %s", ErrBadSpec, ShowSpec(spec), fmt.Sprintf(format, args...))
 }
 
 // ParseSpec parses one model spec. A bare backend name stands for its default
@@ -436,7 +438,7 @@ func (sp Spec) validate(s string) error {
 		}
 		u, err := url.Parse(sp.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badSpec(s, "base URL %q is not an http(s) URL; write it in full, e.g. %s/<model>@http://localhost:8000/v1", sp.BaseURL, sp.Backend)
+			return badSpec(s, "base URL %q is not an http(s) URL; write it in full, e.g. %s/<model>@http://localhost:8000/v1", showURL(sp.BaseURL), sp.Backend)
 		}
 	}
 	if info.Transport != TransportSim {

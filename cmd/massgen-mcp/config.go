@@ -10,6 +10,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/teamfile"
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // loadTeamFile reads a team file (ours or MassGen's YAML) for run --config
@@ -80,7 +81,7 @@ func printTeam(w io.Writer, t *teamfile.Team) {
 		if id == "" {
 			id = fmt.Sprintf("(agent %d: id assigned at start)", i+1)
 		}
-		fmt.Fprintf(w, "  - %s: %s", id, a.Model)
+		fmt.Fprintf(w, "  - %s: %s", id, providers.ShowSpec(a.Model))
 		if a.Temperature != nil {
 			fmt.Fprintf(w, ", temperature %g", *a.Temperature)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -193,7 +194,7 @@ func attachRunCriteria(ctx context.Context, cmd *cobra.Command, f runFlags, svc 
 func printCreated(out io.Writer, s *coordination.Session, spec coordination.TeamSpec) {
 	fmt.Fprintf(out, "Session %s: %s", s.ID, coordination.Count(len(s.Agents), "agent"))
 	for _, a := range s.Agents {
-		fmt.Fprintf(out, " · %s=%s", a.ID, a.Model)
+		fmt.Fprintf(out, " · %s=%s", a.ID, providers.ShowSpec(a.Model))
 	}
 	fmt.Fprintln(out)
 	if s.Turn > 0 {

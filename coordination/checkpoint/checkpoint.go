@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/criteria"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // A checkpoint (docs/DESIGN.md, "Checkpoint reviews") is an ordinary session whose
@@ -313,7 +314,7 @@ func Outcome(ctx context.Context, svc *coordination.Service, id string, res *coo
 			continue
 		}
 		ag, _ := s.Agent(a.ID)
-		out.Concerns = append(out.Concerns, ReviewerConcerns{AgentID: a.ID, Label: e.Label, Model: ag.Model, Verdict: e.Verdict, Concerns: orEmpty(e.Concerns)})
+		out.Concerns = append(out.Concerns, ReviewerConcerns{AgentID: a.ID, Label: e.Label, Model: providers.ShowSpec(ag.Model), Verdict: e.Verdict, Concerns: orEmpty(e.Concerns)})
 	}
 	if res.Winner == nil {
 		return out, nil
