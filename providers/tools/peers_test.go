@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox/sandboxtest"
+)
+
+// TestToolsShowNoPeersAgentID: a peer's snapshot lives at
+// agents/<agent id>/NNN/workspace, and its agent id is often its model's
+// name, which nothing an agent reads may carry. Neither run_command (its
+// mount table, /peers/agentN resolved, a listing) nor the file tools (a
+// listing, a read, a search, an error) may show it, while the peer's file
+// is read at /peers/agentN all the same.
+func TestToolsShowNoPeersAgentID(t *testing.T) {
+	sandboxtest.Need(t)
+	const peerID = "claude_opus_peer"
+	base := t.TempDir()
+	ws := filepath.Join(base, "agents", "me", "workspace")
+	snap := filepath.Join(base, "agents", peerID, "003", "workspace")
+	for _, d := range []string{ws, filepath.Join(snap, "src")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(snap, "src", "index.html"), []byte("<h1>peer page</h1>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := New(Config{Workspace: ws, Peers: PeersOf([]providers.ShownAnswer{{Alias: "agent1", FilesDir: snap}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{ws: ws, tb: tb}
+
+	res := f.call(t, "run_command", map[string]any{"command": "cat /peers/agent1/src/index.html; cat /proc/self/mountinfo; " +
+		"cd /peers/agent1/src && pwd -P && readlink -f index.html && ls -la /peers/agent1 /peers/agent1/src; " +
+		"findmnt -n -o SOURCE,FSROOT,TARGET /peers/agent1 2>/dev/null; stat -c '%n' /peers/agent1/src/index.html"})
+	wantOK(t, res, "<h1>peer page</h1>", "/peers/agent1")
+	if strings.Contains(res.Content, peerID) {
+		t.Errorf("run_command's output names the peer's agent id %q:\n%s", peerID, res.Content)
+	}
+
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_files", map[string]any{}},
+		{"list_files", map[string]any{"path": "/peers/agent1"}},
+		{"read_file", map[string]any{"path": "peers/agent1/src/index.html"}},
+		{"read_file", map[string]any{"path": "/peers/agent1/missing.txt"}},
+		{"read_file", map[string]any{"path": "peers/agent1/src"}},
+		{"search", map[string]any{"pattern": "peer"}},
+		{"search", map[string]any{"pattern": "x", "path": "peers/agent1/nothing"}},
+	} {
+		res := f.call(t, c.tool, c.args)
+		if strings.Contains(res.Content, peerID) {
+			t.Errorf("%s %v names the peer's agent id %q:\n%s", c.tool, c.args, peerID, res.Content)
+		}
+	}
+}
