@@ -44,6 +44,24 @@ func TestToolsShowNoPeersAgentID(t *testing.T) {
 		t.Errorf("run_command's output names the peer's agent id %q:\n%s", peerID, res.Content)
 	}
 
+	// The tree shown is the snapshot's files, read-only: no write, no
+	// chmod reaches them, a .env stays hidden, and nothing is left beside
+	// the workspace after the command.
+	os.WriteFile(filepath.Join(snap, ".env"), []byte("KEY=sk-test-dummy-not-a-key\n"), 0o644)
+	res = f.call(t, "run_command", map[string]any{"command": "cat /peers/agent1/.env; echo x >> /peers/agent1/src/index.html; chmod 777 /peers/agent1/src/index.html; rm -f /peers/agent1/src/index.html; cat /peers/agent1/src/index.html"})
+	if strings.Contains(res.Content, "sk-test-dummy") || strings.Contains(res.Content, peerID) {
+		t.Errorf("run_command shows the peer's .env or its agent id:\n%s", res.Content)
+	}
+	if b, err := os.ReadFile(filepath.Join(snap, "src", "index.html")); err != nil || string(b) != "<h1>peer page</h1>\n" {
+		t.Errorf("the peer's snapshot changed under a command: %q, %v", b, err)
+	}
+	if fi, err := os.Stat(filepath.Join(snap, "src", "index.html")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the peer's snapshot file's mode changed under a command: %v, %v", fi.Mode(), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(base, "agents", "me", ".peers-*")); len(left) > 0 {
+		t.Errorf("the peers' trees are left after the command: %v", left)
+	}
+
 	for _, c := range []struct {
 		tool string
 		args map[string]any

@@ -89,6 +89,9 @@ func (t *Toolbox) readHint() string {
 	return "the places here are " + strings.Join(names, ", ")
 }
 
+// peer tells a peer's snapshot, peers/agentN.
+func (p *place) peer() bool { return strings.HasPrefix(p.name, "peers/") }
+
 // show is how a model sees a path of a place.
 func (p *place) show(rel string) string {
 	if rel == "." || rel == "" {

@@ -17,8 +17,9 @@ type Spec struct {
 	// binds and no Home, nothing is writable but the scratch /tmp and HOME
 	// that vanish with the sandbox (the read-only permission role).
 	WorkspaceReadOnly bool
-	// ReadOnly binds contexts (/context/<name>), peers' snapshots
-	// (/peers/agentN) and tool installs. Files named .env or .env.* under
+	// ReadOnly binds contexts (/context/<name>), peers' files
+	// (/peers/agentN: a tree of CopyTree, whose path names no agent, never
+	// the snapshot itself) and tool installs. Files named .env or .env.* under
 	// them are hidden.
 	ReadOnly []Bind
 	// ReadWrite binds extra writable places (a CLI agent's own HOME, say).

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cliagent
+package sandbox
 
 import (
 	"errors"
