@@ -179,7 +179,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mux := http.NewServeMux()
 	calls := newCallLimits(o.CallRate, o.CallBurst)
 	rpc := refuser(writeHTTPJSONRPCError)
-	mcpHandler := limitDecoding(semaphore.NewWeighted(decodingBudget), s.withReceipts(s.taskRoutes(streamable)))
+	mcpHandler := limitDecoding(semaphore.NewWeighted(decodingBudget), s.withReceipts(s.scopeCancels(s.taskRoutes(streamable))))
 	mcpHandler = limitCalls(calls, mcpCalls, rpc, mcpHandler)
 	mcpHandler = checkBounds(s.refusal, mcpHandler)
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, rpc, mcpHandler)

@@ -125,6 +125,8 @@ type Server struct {
 
 	mu             sync.Mutex
 	tenantReceipts map[string]*receipts // other tenants' (HTTP)
+	// cancels are the HTTP requests in flight, by tenant and id (httpcancel.go).
+	cancels *httpCancels
 }
 
 // handler is what every tool, resource and prompt handler is a method of:
@@ -211,7 +213,7 @@ func New(svc *coordination.Service, opts Options) *Server {
 	for _, t := range offered {
 		rules[t.Tool.Name] = sizeRules(enforced(t.Tool.RawInputSchema))
 	}
-	return &Server{mcp: s, handler: h, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}, sizeRules: rules}
+	return &Server{mcp: s, handler: h, receipts: newReceipts(), tenantReceipts: map[string]*receipts{}, cancels: newHTTPCancels(), sizeRules: rules}
 }
 
 // instructionsFor is the instructions a client reads: the whole surface's,
