@@ -243,3 +243,40 @@ func TestFlightsForgetTheirResults(t *testing.T) {
 	waitFor(t, func() bool { h.flights.mu.Lock(); defer h.flights.mu.Unlock(); return f.expire != nil })
 	h.flights.collected("uncollected", f)
 }
+
+// TestAStepsContinuationSaysWhoIsNextNow: a model agent's step outlives its
+// wait (Pending), the driver steps another agent meanwhile (start_team's
+// next_agents may be stepped in parallel), then makes the call the Pending
+// named. The reply is the step that landed, and the session as it stands
+// now, as the service answers such a retry (landedResult): not the
+// next_agents of the moment it landed, which named agent_b alone though
+// agent_b had since answered and agent_a was due again — a driver following
+// it stepped the wrong agent and left the due one unstepped.
+func TestAStepsContinuationSaysWhoIsNextNow(t *testing.T) {
+	c := inProcess(t, newMemServer(t, Options{WaitLimit: testWaitLimit}), false)
+	var started startTeamResult
+	decode(t, callTool(t, c, "start_team", mustJSON(map[string]any{"task": "What is 6 * 7?", "models": []string{"sim:latency=600ms", "sim"}})), &started)
+	id := started.SessionID
+	var p Pending
+	decode(t, callTool(t, c, "step", mustJSON(map[string]any{"session_id": id, "agent_id": "agent_a"})), &p)
+	if p.Status != "running" {
+		t.Fatalf("agent_a's step did not outlive the wait: %+v", p)
+	}
+	status := func() coordination.StatusView {
+		var st coordination.StatusView
+		decode(t, callTool(t, c, "team_status", mustJSON(map[string]any{"session_id": id, "format": "json"})), &st)
+		return st
+	}
+	waitFor(t, func() bool { return status().Agents[0].Steps == 1 })
+	var b coordination.StepResult
+	decode(t, callTool(t, c, "step", mustJSON(map[string]any{"session_id": id, "agent_id": "agent_b"})), &b)
+	now := status().Result.NextAgents
+	var a coordination.StepResult
+	decode(t, callTool(t, c, "step", strings.TrimPrefix(p.Next, "step")), &a)
+	if a.AgentID != "agent_a" || a.Action != "new_answer" || !strings.HasSuffix(a.Label, ".1") {
+		t.Fatalf("the continuation answered %+v, want agent_a's first answer", a)
+	}
+	if strings.Join(a.NextAgents, ",") != strings.Join(now, ",") {
+		t.Errorf("the continuation says next_agents %v; the session's are %v (agent_b answered since agent_a's step landed)", a.NextAgents, now)
+	}
+}
