@@ -171,6 +171,8 @@ type StepResult struct {
 	state *State
 	// model is the stepping agent's model, for Line.
 	model string
+	// step is the landed entry's step number (0 for a view), for Now.
+	step int
 
 	SessionID   string         `json:"session_id"`
 	AgentID     string         `json:"agent_id"`

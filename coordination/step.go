@@ -825,6 +825,7 @@ func (svc *Service) stepResult(s *Session, entry Entry, st *State, res *TeamResu
 	out := &StepResult{
 		state:       st,
 		model:       s.modelOf(entry.Agent),
+		step:        entry.Step,
 		SessionID:   s.ID,
 		AgentID:     entry.Agent,
 		Action:      actionName(entry.Kind),

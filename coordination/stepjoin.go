@@ -121,6 +121,29 @@ func (svc *Service) landedResult(ctx context.Context, s *Session, e Entry) (*Ste
 	return svc.stepResult(s, e, st, res, res.Consensus), nil
 }
 
+// StepNow answers a landed step's result again with the session as it
+// stands now, as a retry of the step is answered (landedResult): a surface
+// that kept the result while the session moved on (mcp's flights, whose
+// continuation may come minutes later, after other agents stepped) must not
+// hand out the next agents, consensus and end of the moment it landed. A
+// view, or a step whose entry is not found, is returned as it is.
+func (svc *Service) StepNow(ctx context.Context, r *StepResult) (*StepResult, error) {
+	if r == nil || r.step == 0 {
+		return r, nil
+	}
+	s, l, st, err := svc.sessions.load(ctx, r.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range l.Agents[r.AgentID] {
+		if e.Step == r.step {
+			res := svc.snapshot(s, l, st)
+			return svc.stepResult(s, e, st, res, res.Consensus), nil
+		}
+	}
+	return r, nil
+}
+
 // latestStep is the step number of the agent's newest entry, 0 before any.
 func latestStep(st *State, agentID string) int {
 	entries := st.Agent(agentID).Entries

@@ -75,6 +75,12 @@ type flightCall struct {
 	// next, if set, gives the arguments of the call that waits for the
 	// work, when they are not args (a step's names where it began).
 	next func() any
+	// restate, if set, answers the work's value again as things stand now,
+	// for a call that did not start the work: one that joined it, or the
+	// continuation collecting it after its Pending, perhaps minutes and
+	// other agents' steps later. A value it cannot restate is returned as
+	// the work left it.
+	restate func(context.Context, any) (any, error)
 	// shared, on a store replicas share, claims the work in the store, so
 	// the same call through another replica joins it or takes its result
 	// (sharedcalls.go): for work whose retry finds nothing in a session.
@@ -129,14 +135,20 @@ func awaitFlight[T any](h *handler, ctx context.Context, call flightCall, work f
 	if f.err != nil {
 		return zero, nil, f.err
 	}
+	val := f.val
 	if kept, ok := f.val.(keptCall); ok {
 		kept.outcome.Collect(ctx)
 		if kept.errResult != nil {
 			return zero, kept.errResult, nil
 		}
-		return kept.val.(T), nil, nil
+		val = kept.val
 	}
-	return f.val.(T), nil, nil
+	if !owner && call.restate != nil {
+		if now, err := call.restate(ctx, val); err == nil {
+			val = now
+		}
+	}
+	return val.(T), nil, nil
 }
 
 // join returns the flight under key, starting work in a new one if there is

@@ -81,7 +81,12 @@ func (h *handler) step(ctx context.Context, req mcpgo.CallToolRequest, args step
 	if args.Action == "" {
 		// A model agent's step may take minutes (pending.go); a host's
 		// submission is quick and is never joined by another.
-		res, pending, err = awaitFlight(h, ctx, flightCall{tool: "step", args: args, next: next, session: args.SessionID, agent: args.AgentID, what: args.AgentID + "'s step"}, step)
+		// A call that joined the step, or collects it as its continuation,
+		// is answered with the session as it stands now (StepNow).
+		restate := func(ctx context.Context, v any) (any, error) {
+			return h.svc(ctx).StepNow(ctx, v.(*coordination.StepResult))
+		}
+		res, pending, err = awaitFlight(h, ctx, flightCall{tool: "step", args: args, next: next, session: args.SessionID, agent: args.AgentID, what: args.AgentID + "'s step", restate: restate}, step)
 	} else {
 		res, err = step(ctx)
 	}
