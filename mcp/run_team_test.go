@@ -223,3 +223,43 @@ func TestRunTeamWithoutWaitResumingACancelledSessionSaysRunning(t *testing.T) {
 		})
 	}
 }
+
+// TestCancellingARunTeamContinuationCancelsTheRun: the instructions every
+// client's model reads say "Cancelling a blocking run_team cancels the
+// run". A run longer than the wait limit is waited on by the continuation
+// its first call returned (run_team{session_id}), so that is the call a
+// user's cancel (Esc in Claude Code: notifications/cancelled) lands on; it
+// only stopped waiting, and the team went on calling paid models while
+// the model told the user it was cancelled.
+func TestCancellingARunTeamContinuationCancelsTheRun(t *testing.T) {
+	s := newMemServer(t, Options{WaitLimit: testWaitLimit})
+	c := inProcess(t, s, false)
+	var handle coordination.TeamResult
+	decode(t, callTool(t, c, "run_team", mustJSON(map[string]any{
+		"task": "What is 6 * 7?", "models": []string{"sim:latency=3s", "sim:latency=3s"}, "session_id": "continued_run",
+	})), &handle)
+	if handle.Status != coordination.StatusRunning {
+		t.Fatalf("the first call: %s, want running past the wait limit", handle.Status)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var req mcpgo.CallToolRequest
+		req.Params.Name = "run_team"
+		req.Params.Arguments = map[string]any{"session_id": "continued_run", "wait": true}
+		_, _ = c.CallTool(ctx, req)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	<-done
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := s.Service().Result(context.Background(), "continued_run"); err == nil && res.Status == coordination.StatusCancelled {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, _ := s.Service().Result(context.Background(), "continued_run")
+	t.Fatalf("the cancelled continuation left the run %s: its models are still called", res.Status)
+}
