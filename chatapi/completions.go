@@ -62,6 +62,10 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	if err := sameConversation(s, convo); err != nil {
+		fail(err)
+		return
+	}
 
 	var out reply = &whole{w: w}
 	base := completion{ID: "chatcmpl-" + s.ID, Created: time.Now().Unix(), Model: req.Model}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // conversation turns the messages into the team's task — the latest
@@ -31,11 +34,37 @@ func conversation(msgs []message) (task string, context []string, err error) {
 		return task, nil, nil
 	}
 	var b strings.Builder
-	b.WriteString("The conversation before this task, oldest first (the task is the user's latest message):\n")
+	b.WriteString(conversationHeader)
 	for i, m := range msgs[:len(msgs)-1] {
 		fmt.Fprintf(&b, "\n[%s]\n%s\n", roleName(m.Role), strings.TrimSpace(texts[i]))
 	}
 	return task, []string{b.String()}, nil
+}
+
+// conversationHeader opens the context block of the earlier turns.
+const conversationHeader = "The conversation before this task, oldest first (the task is the user's latest message):\n"
+
+// earlierTurns is the context block of the earlier turns among a
+// session's context, "" without one.
+func earlierTurns(context []string) string {
+	for _, c := range context {
+		if strings.HasPrefix(c, conversationHeader) {
+			return c
+		}
+	}
+	return ""
+}
+
+// sameConversation refuses a stored session asked for under other earlier
+// turns than it was started with: the last message alone matching, its
+// answer (or its run, joined) would be to a conversation the client did
+// not send.
+func sameConversation(s *coordination.Session, convo []string) error {
+	if earlierTurns(s.Context) == earlierTurns(convo) {
+		return nil
+	}
+	return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "messages",
+		fmt.Sprintf("session %s was started with other messages before its task; to resume it or read its answer send the conversation it was started with, else leave out massgen_session_id (or choose another) to start a new session", s.ID))
 }
 
 // text reads a message's content: a string, null, or an array of parts of
