@@ -1,0 +1,50 @@
+package pgstore_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestAFollowUpOfAnAnswerWithANulIsCreated: a model's answer may hold a
+// NUL (the store keeps it in the ledger: TestAnAnswerWithANulIsNumberedAndStored),
+// and a follow-up turn carries that answer in its setup (Session.History).
+// On PostgreSQL the setup's JSON then held \u0000, which the partial index
+// on setup->>'driver' cannot decode, so the next turn of such a session
+// could never be created ("unsupported Unicode escape sequence", SQLSTATE
+// 22P05, on every try and every surface) where the file store makes it.
+func TestAFollowUpOfAnAnswerWithANulIsCreated(t *testing.T) {
+	st, err := open(t).For(coordination.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, sc, provs := coordtest.Team(t, 2)
+	svc := coordination.NewService(st, coordination.Options{Parallel: 1, Logger: zerolog.Nop(),
+		Open: func(sp providers.Spec) (providers.Provider, error) { return provs[sp.String()], nil }})
+	ctx := context.Background()
+	seed := int64(1)
+	first, err := svc.Create(ctx, coordination.TeamSpec{Task: "Print a C string's terminator.", Models: models, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := coordtest.Alias(first, "agent_b")
+	sc[0].Replies = []any{coordtest.Answer("a"), coordtest.Vote(b)}
+	sc[1].Replies = []any{coordtest.Answer("it is \x00"), coordtest.Vote(b)}
+	res, err := svc.Run(ctx, first.ID, nil)
+	if err != nil || res.FinalAnswer == nil || !strings.Contains(*res.FinalAnswer, "\x00") {
+		t.Fatalf("the first turn: %+v, %v", res, err)
+	}
+	next, err := svc.Create(ctx, coordination.TeamSpec{Task: "Now say it in words.", ContinueFrom: first.ID})
+	if err != nil {
+		t.Fatalf("the next turn of a session whose answer holds a NUL: %v", err)
+	}
+	if len(next.History) != 1 || !strings.HasPrefix(next.History[0].Answer, "it is ") {
+		t.Errorf("the next turn's history: %+v", next.History)
+	}
+}
