@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // TestAFollowUpOfAnAnswerWithANulIsCreated: a model's answer may hold a
@@ -46,5 +48,38 @@ func TestAFollowUpOfAnAnswerWithANulIsCreated(t *testing.T) {
 	}
 	if len(next.History) != 1 || !strings.HasPrefix(next.History[0].Answer, "it is ") {
 		t.Errorf("the next turn's history: %+v", next.History)
+	}
+}
+
+// TestATaskWithANulIsNotAStoreError: a client's task or context holding a
+// NUL (a pasted binary, a chat message with \u0000) is either kept, as the
+// file store keeps it, or refused as bad input naming what to fix. On
+// PostgreSQL it was the database's error, "storing session …: ERROR:
+// unsupported Unicode escape sequence (SQLSTATE 22P05)" — a 500 on the chat
+// endpoint, which OpenAI's clients retry.
+func TestATaskWithANulIsNotAStoreError(t *testing.T) {
+	st, err := open(t).For(coordination.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	ctx := context.Background()
+	for what, spec := range map[string]coordination.TeamSpec{
+		"task":    {Task: "What is 6 * 7?\x00"},
+		"context": {Task: "What is 6 * 7?", Context: []string{"earlier\x00turns"}},
+		// A text that only names the escape is no NUL: kept as written.
+		"an escape written out": {Task: `Why does PostgreSQL refuse \u0000 in jsonb?`},
+	} {
+		spec.Models = []string{"sim:accuracy=1", "sim:accuracy=1"}
+		s, err := svc.Create(ctx, spec)
+		switch {
+		case err == nil:
+			got, err := svc.CreateOrResume(ctx, coordination.RunRequest{SessionID: s.ID})
+			if err != nil || got.Task != s.Task {
+				t.Errorf("%s: stored, then read back as %+v, %v", what, got, err)
+			}
+		case what == "an escape written out" || !errors.Is(err, coordination.ErrBadInput):
+			t.Errorf("%s: %v, want it stored or refused as bad input", what, err)
+		}
 	}
 }
