@@ -291,6 +291,9 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 		return nil, err
 	}
 	prev.link(s)
+	if err := checkNoNul(s); err != nil {
+		return nil, err
+	}
 	if err := svc.preflight(ctx, s); err != nil {
 		return nil, err
 	}

@@ -151,7 +151,13 @@ func (p *previousTurn) link(s *Session) {
 	s.Previous = prev.ID
 	s.Turn = prev.turnNumber() + 1
 	s.Conversation = prev.ConversationID()
-	s.History = append(append([]Turn(nil), prev.History...), Turn{SessionID: prev.ID, Task: prev.Task, Answer: cutAnswer(p.answer, prev.ID)})
+	// The answers are a model's and may hold a NUL, which a session's
+	// text may not (nul.go); a turn stored before that was kept may too.
+	s.History = nil
+	for _, t := range append(append([]Turn(nil), prev.History...), Turn{SessionID: prev.ID, Task: prev.Task, Answer: cutAnswer(p.answer, prev.ID)}) {
+		t.Task, t.Answer = noNul(t.Task), noNul(t.Answer)
+		s.History = append(s.History, t)
+	}
 	if p.startsFrom(s) {
 		s.StartFiles = p.files
 	}
