@@ -30,6 +30,10 @@ func conversation(msgs []message) (task string, context []string, err error) {
 		return "", nil, badRequest(fmt.Sprintf("messages[%d]", len(msgs)-1),
 			"the last message must be the user's, with text: it is the task the team works on")
 	}
+	if len(task) > MaxTaskBytes {
+		return "", nil, badRequest(fmt.Sprintf("messages[%d].content", len(msgs)-1),
+			fmt.Sprintf("the latest user message, the team's task, is %s, over the limit of %s; send the part the team needs", kib(len(task)), kib(MaxTaskBytes)))
+	}
 	if len(msgs) == 1 {
 		return task, nil, nil
 	}
@@ -38,8 +42,25 @@ func conversation(msgs []message) (task string, context []string, err error) {
 	for i, m := range msgs[:len(msgs)-1] {
 		fmt.Fprintf(&b, "\n[%s]\n%s\n", roleName(m.Role), strings.TrimSpace(texts[i]))
 	}
+	if b.Len() > MaxEarlierBytes {
+		return "", nil, badRequest("messages",
+			fmt.Sprintf("the %d messages before the latest one come to %s, over the limit of %s for the conversation so far; leave out its oldest turns (or start a new conversation)", len(msgs)-1, kib(b.Len()), kib(MaxEarlierBytes)))
+	}
 	return task, []string{b.String()}, nil
 }
+
+// The caps run_team puts on a task and on one block of context
+// (mcp.MaxTaskBytes, mcp.MaxContextBlockBytes; the earlier turns are one
+// block), checked here so that a chat client is told of its messages, not
+// of run_team's context items and allowed roots
+// (TestTheChatCapsAreRunTeams pins them).
+const (
+	MaxTaskBytes    = 256 << 10
+	MaxEarlierBytes = 256 << 10
+)
+
+// kib is a size in KiB.
+func kib(n int) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) }
 
 // conversationHeader opens the context block of the earlier turns.
 const conversationHeader = "The conversation before this task, oldest first (the task is the user's latest message):\n"

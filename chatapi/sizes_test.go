@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/massgen-go/massgen-mcp/chatapi"
+	"github.com/massgen-go/massgen-mcp/mcp"
 )
 
 // TestAConversationOverTheCapsIsRefusedInChatWords: the task and the
@@ -41,5 +44,14 @@ func TestAConversationOverTheCapsIsRefusedInChatWords(t *testing.T) {
 		if !strings.Contains(e.Message, "KiB") {
 			t.Errorf("%s: the refusal does not say the limit: %s", what, e.Message)
 		}
+	}
+}
+
+// TestTheChatCapsAreRunTeams: the surface checks the task and the earlier
+// turns against run_team's own caps, so it refuses what run_team would,
+// in its own words, and nothing more.
+func TestTheChatCapsAreRunTeams(t *testing.T) {
+	if chatapi.MaxTaskBytes != mcp.MaxTaskBytes || chatapi.MaxEarlierBytes != mcp.MaxContextBlockBytes {
+		t.Errorf("chat caps %d, %d; run_team's %d, %d", chatapi.MaxTaskBytes, chatapi.MaxEarlierBytes, mcp.MaxTaskBytes, mcp.MaxContextBlockBytes)
 	}
 }
