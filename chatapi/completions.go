@@ -36,6 +36,10 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
+	if err := unkept(req); err != nil {
+		fail(err)
+		return
+	}
 	task, convo, err := conversation(req.Messages)
 	if err != nil {
 		fail(err)

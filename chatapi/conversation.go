@@ -88,6 +88,31 @@ func sameConversation(s *coordination.Session, convo []string) error {
 		fmt.Sprintf("session %s was started with other messages before its task; to resume it or read its answer send the conversation it was started with, else leave out massgen_session_id (or choose another) to start a new session", s.ID))
 }
 
+// unkept refuses a request that holds the answer to what a team cannot
+// give: more than one choice, content in a JSON format, a tool call. Read
+// past, the client would find one free-text answer where it was promised
+// otherwise, after the team had run and been paid for.
+func unkept(req request) error {
+	no := func(param, msg string) error {
+		return refusal(http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", param, msg)
+	}
+	if req.N != nil && *req.N != 1 {
+		return no("n", fmt.Sprintf("n is %d: a team gives one answer, so only n 1 (the default) is taken", *req.N))
+	}
+	if f := req.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
+		return no("response_format", fmt.Sprintf("response_format %q is not kept here: a team's answer is free text; ask for the format in the message instead", f.Type))
+	}
+	var choice string
+	raw := bytes.TrimSpace(req.ToolChoice)
+	switch {
+	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+	case json.Unmarshal(raw, &choice) == nil && (choice == "auto" || choice == "none"):
+	default:
+		return no("tool_choice", "tool_choice asks for a tool call, which a team never makes: its answer is text; leave tool_choice out, or auto")
+	}
+	return nil
+}
+
 // text reads a message's content: a string, null, or an array of parts of
 // which text parts are joined.
 func text(raw json.RawMessage) (string, error) {

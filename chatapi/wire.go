@@ -3,17 +3,30 @@ package chatapi
 import "encoding/json"
 
 // request is a chat completion request. Fields an OpenAI client sends that
-// a team has no use for (temperature, max_tokens, tools, …) are read past:
-// the team file sets the agents' own.
+// a team has no use for (temperature, max_tokens, tools offered, …) are
+// read past: the team file sets the agents' own. Those that change what
+// the client is promised back (N, ResponseFormat, ToolChoice) are read to
+// refuse what a team cannot keep (unkept).
 type request struct {
 	Model    string    `json:"model"`
 	Messages []message `json:"messages"`
 	Stream   bool      `json:"stream"`
+	// N choices, a content format, a tool call: a team gives one answer,
+	// in free text.
+	N              *int            `json:"n"`
+	ResponseFormat *responseFormat `json:"response_format"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
 	// SessionID (an extension field) names the session: a new one gets this
 	// id, an existing one with the same task is resumed or joined. A
 	// request that names one is not cancelled when its client goes away —
 	// the client comes back with the same id for the answer.
 	SessionID string `json:"massgen_session_id"`
+}
+
+// responseFormat is the format asked of the content: "text" (the default),
+// "json_object" or "json_schema".
+type responseFormat struct {
+	Type string `json:"type"`
 }
 
 // message is one turn of the conversation; content is a string, null, or an
