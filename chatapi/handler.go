@@ -56,14 +56,20 @@ func New(host Host, o Options) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route := map[string]string{"/v1/chat/completions": http.MethodPost, "/v1/models": http.MethodGet}
 	want, ok := route[r.URL.Path]
+	id, one := strings.CutPrefix(r.URL.Path, "/v1/models/")
+	if one {
+		want, ok = http.MethodGet, true
+	}
 	switch {
 	case !ok:
 		refusal(http.StatusNotFound, "invalid_request_error", "unknown_url", "",
-			fmt.Sprintf("%s is not served here; this server answers POST /v1/chat/completions and GET /v1/models", r.URL.Path)).write(w)
+			fmt.Sprintf("%s is not served here; this server answers POST /v1/chat/completions, GET /v1/models and GET /v1/models/{model}", r.URL.Path)).write(w)
 	case r.Method != want:
 		w.Header().Set("Allow", want)
 		refusal(http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", "",
 			fmt.Sprintf("%s takes %s, not %s", r.URL.Path, want, r.Method)).write(w)
+	case one:
+		h.model(w, h.host.RequestService(r.Context()), id)
 	case want == http.MethodGet:
 		h.models(w, h.host.RequestService(r.Context()))
 	default:
@@ -92,6 +98,23 @@ func (h *Handler) models(w http.ResponseWriter, svc *coordination.Service) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(list)
+}
+
+// model answers GET /v1/models/{id} (models.retrieve): the model object of
+// a listed name (a team file's holds a slash, sent as is or escaped: the
+// path is read decoded), else 404 model_not_found.
+func (h *Handler) model(w http.ResponseWriter, svc *coordination.Service, id string) {
+	if !slices.Contains(h.modelNames(svc), id) {
+		name := id
+		if len(name) > 120 {
+			name = name[:120] + "…"
+		}
+		refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+			fmt.Sprintf("the model %q does not exist here; %s (GET /v1/models lists them)", name, offeredTeams(h.modelNames(svc)))).write(w)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(model{ID: id, Object: "model", OwnedBy: "massgen-mcp"})
 }
 
 // team is the team a model name picks: "" for the default team, else a team
