@@ -30,6 +30,10 @@ const staleTemp = time.Minute
 // write is built under before it is renamed into place.
 func isTemp(name string) bool { return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") }
 
+// peersTree tells the directory run_command rebuilds the peers' files in
+// for one command, beside the agent's workspace (os.MkdirTemp's ".peers-*").
+func peersTree(de fs.DirEntry) bool { return de.IsDir() && strings.HasPrefix(de.Name(), ".peers-") }
+
 // stepTemp tells a step directory's temp name (".NNN.tmp-*"), which only a
 // holder of the agent's step lock writes.
 func stepTemp(name string) bool {
@@ -115,8 +119,15 @@ func (s *Store) tidyAgent(agentDir, agent string, strict bool, tm team, t *coord
 	// written without it) may be a writer's at work now until they are
 	// old. A spend file itself is no temp: it stays, a gone holder's spend
 	// for the next take, run or end to record.
+	//
+	// run_command's peers' trees (.peers-*, providers/tools/command.go) are
+	// removed after their command, so one left is a crash's; kept while
+	// young all the same, as temps written outside the step lock are.
 	t.Removed = append(t.Removed, wholefile.SweepFunc(agentDir, func(de fs.DirEntry) bool {
 		name := de.Name()
+		if peersTree(de) {
+			return older(filepath.Join(agentDir, name), staleTemp)
+		}
 		return isTemp(name) && (underStepLock(name) || older(filepath.Join(agentDir, name), staleTemp))
 	})...)
 	if p := filepath.Join(agentDir, "host_view.json"); jsonDamaged(p) {
