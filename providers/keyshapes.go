@@ -63,6 +63,10 @@ func ShowSpec(spec string) string {
 	return head + "@" + showURL(base)
 }
 
+// ShowURL is a base URL as ShowSpec shows it: without user info, query or
+// fragment (URL.Redacted hides a password only, and keeps the query).
+func ShowURL(raw string) string { return showURL(raw) }
+
 // showURL is ShowSpec's base URL.
 func showURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.Host != "" && u.Opaque == "" {

@@ -254,7 +254,7 @@ func TestUsableSaysWhyForEveryBackend(t *testing.T) {
 		{"azure_openai", false, "AZURE_OPENAI_API_KEY not set"},
 		{"ollama", true, "server answering at " + srv.URL + "/v1"},
 		{"vllm", false, "no server at " + env["VLLM_BASE_URL"]},
-		{"lmstudio", false, "no server at http://user:xxxxx@127.0.0.1:1/v1"},
+		{"lmstudio", false, "no server at http://127.0.0.1:1/v1"},
 		{"codex", false, "codex is not on PATH; install it or set CODEX_BIN to its path"},
 		{"gemini_cli", false, "gemini is not on PATH; install it or set GEMINI_BIN to its path"},
 		{"claude_code", false, "claude at /usr/bin/claude; ANTHROPIC_API_KEY is not set: set it, or log in"},

@@ -141,8 +141,10 @@ func (c Config) probe(ctx context.Context, base string) error {
 	return nil
 }
 
-// displayURL hides a password in a URL; a URL that does not parse is not
-// shown at all (it may be a key pasted into the wrong variable).
+// displayURL shows a URL without its user info, query or fragment
+// (providers.ShowURL: a gateway's token may be the user name alone, which
+// URL.Redacted keeps, or a query); a URL that does not parse is not shown
+// at all (it may be a key pasted into the wrong variable).
 func displayURL(raw string) string {
 	if raw == "" {
 		return ""
@@ -151,5 +153,5 @@ func displayURL(raw string) string {
 	if err != nil || u.Host == "" {
 		return "(invalid URL)"
 	}
-	return u.Redacted()
+	return providers.ShowURL(raw)
 }
