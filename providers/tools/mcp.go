@@ -572,17 +572,9 @@ func (s *mcpServer) describe() string {
 	return "stdio " + strings.Join(append([]string{s.conf.Command}, s.conf.Args...), " ")
 }
 
-func redactURL(raw string) string {
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		raw = raw[:i] // a query may carry a key
-	}
-	if scheme, rest, ok := strings.Cut(raw, "://"); ok {
-		if at := strings.LastIndexByte(rest, '@'); at >= 0 && !strings.Contains(rest[:at], "/") {
-			raw = scheme + "://" + rest[at+1:] // and user info a password
-		}
-	}
-	return raw
-}
+// redactURL is a server's URL without what may carry a key (user info, a
+// query, a fragment), as a model spec's base URL is shown.
+func redactURL(raw string) string { return providers.ShowURL(raw) }
 
 // stderrNote quotes the end of the server's stderr, masked: a server may
 // print its own token ("401 for token ghp_…"), and the note reaches the
