@@ -26,7 +26,9 @@ var keyShapes = []struct {
 	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), "gsk_[redacted]"},
 	{regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{8,}`), "${1}[redacted]"},
 	{regexp.MustCompile(`(?i)(\b(?:x-api-key|x-goog-api-key|api-key|api_key|apikey)["']?\s*[:=]\s*["']?)[^\s"'&,;]{8,}`), "${1}[redacted]"},
-	{regexp.MustCompile(`([?&](?:key|api_key|api-key)=)[^&\s"']+`), "${1}[redacted]"},
+	// A query's credential: an API key, or a proxy's token (a team file's
+	// base_url may end in ?token=…, which the client sends on every request).
+	{regexp.MustCompile(`(?i)([?&](?:key|api_key|api-key|apikey|token|access_token|auth_token|api_token|sig)=)[^&\s"'#]+`), "${1}[redacted]"},
 	// A URL's user info (https://user:password@proxy): Go's HTTP client
 	// prints the user of a request it could not send, its password as ***,
 	// and a proxy's token may be the user alone.

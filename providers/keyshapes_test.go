@@ -15,6 +15,8 @@ func TestMaskKeysHidesKeyShapesNobodyNamed(t *testing.T) {
 		{"refused (key sk-dummy-PLANTED-not-a-key-0000)", "PLANTED-not-a-key"},
 		{"Authorization: Bearer PLANTEDtoken0123", "PLANTEDtoken0123"},
 		{"GET https://x.example/v1?key=PLANTEDquery0123 failed", "PLANTEDquery0123"},
+		{`Post "http://proxy.example/v1/responses?token=PLANTEDtoken0123": refused`, "PLANTEDtoken0123"},
+		{"GET https://proxy.example/v1/models?alt=sse&access_token=PLANTEDaccess0123 failed", "PLANTEDaccess0123"},
 		{`{"x-api-key": "PLANTEDheader0123"}`, "PLANTEDheader0123"},
 		{`Post "http://PLANTEDuserinfo0123@127.0.0.1:9/v1/chat/completions": refused`, "PLANTEDuserinfo0123"},
 		{`Post "https://someone:PLANTEDpass0123@gw.example/v1": refused`, "PLANTEDpass0123"},

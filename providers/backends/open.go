@@ -124,13 +124,14 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	hc, base := c.clientFor(res.BaseURL)
 	p, err := adapter(providers.Endpoint{
 		Backend:    info.Name,
 		Model:      spec.Model,
-		BaseURL:    res.BaseURL,
+		BaseURL:    base,
 		APIKey:     res.APIKey,
 		APIVersion: res.APIVersion,
-		HTTPClient: c.httpClient(),
+		HTTPClient: hc,
 	})
 	if err != nil {
 		if res.APIKey == "" && via != viaOwnEndpoint {
@@ -161,4 +162,13 @@ func (c Config) httpClient() *http.Client {
 		return providers.BoundedErrorBodies(providers.SameHostRedirects(c.HTTPClient))
 	}
 	return sharedHTTP
+}
+
+// clientFor is the client and base URL handed to an adapter for a resolved
+// base URL: the SDKs drop a base URL's query (a proxy's ?token=, a gateway's
+// ?api-version=), so the adapter gets the base URL without it and a client
+// that adds it to every request to the base URL's origin
+// (providers.BaseURLQuery), whichever API family the adapter speaks.
+func (c Config) clientFor(base string) (*http.Client, string) {
+	return providers.BaseURLQuery(c.httpClient(), base)
 }

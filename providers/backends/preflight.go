@@ -91,8 +91,9 @@ func (c Config) lister(env *keys.Env, spec providers.Spec) (providers.ModelListe
 		// what it answers.
 		return nil, "", false
 	}
-	p, err := adapter(providers.Endpoint{Backend: info.Name, Model: spec.Model, BaseURL: res.BaseURL,
-		APIKey: res.APIKey, APIVersion: res.APIVersion, HTTPClient: c.httpClient()})
+	hc, base := c.clientFor(res.BaseURL)
+	p, err := adapter(providers.Endpoint{Backend: info.Name, Model: spec.Model, BaseURL: base,
+		APIKey: res.APIKey, APIVersion: res.APIVersion, HTTPClient: hc})
 	if err != nil {
 		return nil, "", false
 	}

@@ -125,13 +125,15 @@ func (c Config) probe(ctx context.Context, base string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The base URL's query (a proxy's ?token=) goes with the request, as it
+	// does with the adapters', not into the path.
+	client, base := providers.BaseURLQuery(c.HTTPClient, base)
+	if client == nil {
+		client = http.DefaultClient
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/models", nil)
 	if err != nil {
 		return err
-	}
-	client := c.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
 	if err != nil {
