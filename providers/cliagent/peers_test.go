@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -97,45 +96,5 @@ func TestACLIAgentCannotChangeItsPeersFiles(t *testing.T) {
 				t.Errorf("the CLI agent can see its peer's agent id: %q", args.Content)
 			}
 		})
-	}
-}
-
-// TestACrashedRunsPeersFilesAreRemovedByALaterStep: a run rebuilds its
-// peers' files beside its step directory (<step dir>.peers: copies when
-// unsandboxed, whole snapshots) and removes both when it ends. A server
-// killed mid-run (a crash, an OOM kill, a deploy) leaves them in the
-// agent's directory, which every step of the agent touches, so the idle
-// sweep (30 days without a step) never takes them while the session lives:
-// each crash adds a copy of every peer's files for good. A later step of
-// the same agent removes a dead run's leftovers.
-func TestACrashedRunsPeersFilesAreRemovedByALaterStep(t *testing.T) {
-	h := newHarness(t, "answer")
-	req := h.request()
-	ag, err := h.p.agentFor(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// What a run killed an hour ago left: its step directory and its peers'.
-	dead := filepath.Join(ag.root, "massgen-step-1234567")
-	if err := os.MkdirAll(filepath.Join(dead+".peers", "agent2"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dead, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dead+".peers", "agent2", "big.bin"), make([]byte, 1<<16), 0o444); err != nil {
-		t.Fatal(err)
-	}
-	past := time.Now().Add(-time.Hour)
-	for _, p := range []string{dead, dead + ".peers"} {
-		if err := os.Chtimes(p, past, past); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, _, err := h.step(req); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Lstat(dead + ".peers"); !os.IsNotExist(err) {
-		t.Errorf("a dead run's peers' files survived a later step of its agent: %v", err)
 	}
 }
