@@ -25,7 +25,7 @@ import (
 // its answer, its trace and massgen_metadata's winner_model, streamed or
 // not — names the winner's model without them.
 func TestAChatCompletionNamesTheWinnersModelWithoutItsBaseURLCredentials(t *testing.T) {
-	const password, token = "hunter2-proxy-pass", "PLANTED-query-token"
+	const password, token = "dummy-proxy-pass-not-real", "PLANTED-query-token"
 	dir := t.TempDir()
 	files := map[string]string{
 		"proxied.yaml": "agents:\n" +

@@ -22,7 +22,7 @@ import (
 // agents), listing, labelled answer, estimate, progress and refusals —
 // names the model without them.
 func TestATeamFilesBaseURLCredentialsStayOutOfViewsResultsAndMessages(t *testing.T) {
-	const password, token = "hunter2-proxy-pass", "PLANTED-query-token"
+	const password, token = "dummy-proxy-pass-not-real", "PLANTED-query-token"
 	spec := func(host string) string {
 		return "vllm/m@https://opsuser:" + password + "@" + host + "/v1?token=" + token
 	}

@@ -20,7 +20,7 @@ import (
 // listing (list_backends) nor a session run from it (its agents, in
 // start_team's result and team_status) may show the password.
 func TestATeamFilesBaseURLCredentialsReachNoClient(t *testing.T) {
-	const password = "hunter2-proxy-pass"
+	const password = "dummy-proxy-pass-not-real"
 	dir := teamsDir(t, map[string]string{"proxied.yaml": "agents:\n" +
 		"  - id: a\n    backend: {type: vllm, model: m, base_url: \"https://opsuser:" + password + "@llm-proxy.corp.internal/v1\"}\n" +
 		"  - id: b\n    backend: {type: sim, model: strong}\n"})
@@ -55,7 +55,7 @@ func TestATeamFilesBaseURLCredentialsReachNoClient(t *testing.T) {
 // answer) name a team file agent's model without its base URL's user info
 // or query, as start_team and team_status do.
 func TestATeamFilesBaseURLCredentialsReachNoRunResultOrResource(t *testing.T) {
-	const password, token = "hunter2-proxy-pass", "PLANTED-query-token"
+	const password, token = "dummy-proxy-pass-not-real", "PLANTED-query-token"
 	spec := "vllm/m@https://opsuser:" + password + "@llm-proxy.corp.internal/v1?token=" + token
 	dir := teamsDir(t, map[string]string{"proxied.yaml": "agents:\n" +
 		"  - {id: a, model: \"" + spec + "\"}\n  - {id: b, model: \"" + spec + "\"}\n"})
@@ -104,7 +104,7 @@ func TestATeamFilesBaseURLCredentialsReachNoRunResultOrResource(t *testing.T) {
 // is listed with its problem, and refused when named, without the URL's
 // credentials: every tenant reads both.
 func TestABrokenTeamFilesBaseURLCredentialsAreNotInItsProblem(t *testing.T) {
-	const password = "hunter2-proxy-pass"
+	const password = "dummy-proxy-pass-not-real"
 	dir := teamsDir(t, map[string]string{"typo.yaml": "agents:\n" +
 		"  - id: a\n    backend: {type: vllm, model: m, base_url: \"opsuser:" + password + "@llm-proxy.corp.internal/v1\"}\n" +
 		"  - id: b\n    backend: {type: sim, model: strong}\n"})

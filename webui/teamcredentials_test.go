@@ -19,7 +19,7 @@ import (
 // runs, and the web view's agent cards, listing and consensus map show it
 // without them.
 func TestTheWebViewShowsATeamFilesBaseURLWithoutItsCredentials(t *testing.T) {
-	const password, token = "hunter2-proxy-pass", "PLANTED-query-token"
+	const password, token = "dummy-proxy-pass-not-real", "PLANTED-query-token"
 	spec := "vllm/m@https://opsuser:" + password + "@llm-proxy.corp.internal/v1?token=" + token
 	// Every agent simulated: nothing is sent anywhere.
 	open := func(providers.Spec) (providers.Provider, error) {

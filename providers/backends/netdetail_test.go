@@ -29,7 +29,7 @@ func TestAnUnreachableOperatorEndpointNamesNeitherItsUserNorTheResolver(t *testi
 		{"gemini/gemini-2.5-flash", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"},
 	} {
 		env := map[string]string{tc.keyVar: plantedKey,
-			tc.urlVar: "https://" + user + ":hunter2-pass@llm-proxy.corp.internal/v1"}
+			tc.urlVar: "https://" + user + ":dummy-pass-not-real@llm-proxy.corp.internal/v1"}
 		c := Config{Env: envOf(env), Resilience: instantRetries(), HTTPClient: dns}
 		p, err := c.Open(mustSpec(t, tc.spec))
 		if err != nil {
@@ -40,7 +40,7 @@ func TestAnUnreachableOperatorEndpointNamesNeitherItsUserNorTheResolver(t *testi
 		if err == nil {
 			t.Fatalf("%s: the step reached an endpoint that does not exist", tc.spec)
 		}
-		for _, leak := range []string{user, resolver, "hunter2"} {
+		for _, leak := range []string{user, resolver, "dummy-pass-not-real"} {
 			if strings.Contains(err.Error(), leak) {
 				t.Errorf("%s: the step's error names %q: %v", tc.spec, leak, err)
 			}
