@@ -272,7 +272,7 @@ const MaxReportedTokens int64 = 1 << 40
 // that is not negative or NaN (0 then). Each adapter applies it where it
 // reads the wire's usage.
 func (u Usage) Sane() Usage {
-	c := func(v int64) int64 { return min(max(v, 0), MaxReportedTokens) }
+	c := SaneCount
 	u.Input, u.Output, u.Reasoning = c(u.Input), c(u.Output), c(u.Reasoning)
 	u.CachedInput = min(c(u.CachedInput), u.Input)
 	if u.CostUSD != nil && !(*u.CostUSD >= 0) {
@@ -281,6 +281,11 @@ func (u Usage) Sane() Usage {
 	}
 	return u
 }
+
+// SaneCount is one token count a server reported, within [0,
+// MaxReportedTokens]: what Sane does to each count, for an adapter that
+// keeps counts of its own (Anthropic's cache writes).
+func SaneCount(v int64) int64 { return min(max(v, 0), MaxReportedTokens) }
 
 // Free is a usage of nothing at a known cost of zero: the start of any sum.
 func Free() Usage {

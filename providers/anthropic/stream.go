@@ -122,7 +122,7 @@ func (u wireUsage) normalised() providers.Usage {
 // negative count from a buggy or hostile server must not lower what the
 // step spent, nor an absurd one wrap the sums (providers.Usage.Sane).
 func (u wireUsage) sane() wireUsage {
-	c := func(v int64) int64 { return min(max(v, 0), providers.MaxReportedTokens) }
+	c := providers.SaneCount
 	return wireUsage{input: c(u.input), cacheRead: c(u.cacheRead), cacheWrite: c(u.cacheWrite),
 		output: c(u.output), thinking: c(u.thinking), cacheWrite1h: c(u.cacheWrite1h)}
 }
