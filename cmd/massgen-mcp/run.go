@@ -254,13 +254,7 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 	}
 	switch res.Status {
 	case coordination.StatusFinished:
-		if res.Degraded {
-			return &exitError{code: exitDegraded, printed: f.json, msg: degradedMessage(res)}
-		}
-		if !coordination.Agreed(res) {
-			return &exitError{code: forcedExit(coordination.Deref(res.StopReason)), printed: f.json, msg: "not agreed: " + res.NotAgreed}
-		}
-		return nil
+		return finishedExit(res, f.json)
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp run --resume %s", id)}
 	default:
@@ -415,4 +409,18 @@ func keyboard() io.Reader {
 func isTerminal(out io.Writer) bool {
 	f, ok := out.(*os.File)
 	return ok && f == os.Stdout && isatty.IsTerminal(f.Fd())
+}
+
+// finishedExit is how a finished session's answer exits, for run and
+// status --watch alike: 0 only when the team agreed, 3 when it was
+// degraded, else by why it stopped (forcedExit). printed says the result
+// was printed as JSON already.
+func finishedExit(res *coordination.TeamResult, printed bool) error {
+	if res.Degraded {
+		return &exitError{code: exitDegraded, printed: printed, msg: degradedMessage(res)}
+	}
+	if !coordination.Agreed(res) {
+		return &exitError{code: forcedExit(coordination.Deref(res.StopReason)), printed: printed, msg: "not agreed: " + res.NotAgreed}
+	}
+	return nil
 }

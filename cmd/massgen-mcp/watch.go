@@ -108,13 +108,7 @@ func followLines(ctx context.Context, out io.Writer, src tui.Source, changed <-c
 func watchOutcome(r *coordination.TeamResult, asJSON bool) error {
 	switch r.Status {
 	case coordination.StatusFinished:
-		// As runAndReport: an answer is exit 0 only when the team agreed.
-		if r.Degraded {
-			return &exitError{code: exitDegraded, printed: asJSON, msg: degradedMessage(r)}
-		}
-		if !coordination.Agreed(r) {
-			return &exitError{code: forcedExit(coordination.Deref(r.StopReason)), printed: asJSON, msg: "not agreed: " + r.NotAgreed}
-		}
+		return finishedExit(r, asJSON)
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: massgen-mcp run --resume " + r.SessionID}
 	case coordination.StatusInterrupted:
