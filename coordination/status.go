@@ -122,6 +122,36 @@ type EventSource interface {
 	Events(ctx context.Context, id string) ([]Event, error)
 }
 
+// EventTail is implemented by stores that can read a timeline's latest n
+// events, oldest first, and count them all without reading the rest. A
+// status view keeps only the latest timelineKept, and clients poll it every
+// second or so for the length of a run: read whole, a long session's
+// timeline made every poll cost its whole history.
+type EventTail interface {
+	EventTail(ctx context.Context, id string, n int) (latest []Event, total int, err error)
+}
+
+// latestEvents reads the latest n of a session's events and their count,
+// through EventTail where the store has it.
+func latestEvents(ctx context.Context, store any, id string, n int) ([]Event, int, error) {
+	if et, ok := store.(EventTail); ok {
+		return et.EventTail(ctx, id, n)
+	}
+	es, ok := store.(EventSource)
+	if !ok {
+		return nil, 0, nil
+	}
+	evs, err := es.Events(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := len(evs)
+	if total > n {
+		evs = evs[total-n:]
+	}
+	return evs, total, nil
+}
+
 func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *State, res *TeamResult) *StatusView {
 	v := &StatusView{
 		Result: res, Task: s.Task, Rules: s.Rules, Seed: s.Seed, Criteria: s.Criteria,
@@ -165,16 +195,11 @@ func (svc *Service) statusView(ctx context.Context, s *Session, l *Ledger, st *S
 		}
 		v.Agents = append(v.Agents, row)
 	}
-	if es, ok := svc.store.(EventSource); ok {
-		if evs, err := es.Events(ctx, s.ID); err == nil {
-			v.TimelineCount = len(evs)
-			if len(evs) > timelineKept {
-				evs = evs[len(evs)-timelineKept:]
-			}
-			for _, ev := range evs {
-				ev.Message = hide(ev.Message)
-				v.Timeline = append(v.Timeline, ev)
-			}
+	if evs, total, err := latestEvents(ctx, svc.store, s.ID, timelineKept); err == nil {
+		v.TimelineCount = total
+		for _, ev := range evs {
+			ev.Message = hide(ev.Message)
+			v.Timeline = append(v.Timeline, ev)
 		}
 	}
 	return v

@@ -570,3 +570,20 @@ func copyAny(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// EventTail returns a copy of the timeline's latest n events and its length.
+func (s *Store) EventTail(ctx context.Context, id string, n int) ([]coordination.Event, int, error) {
+	ss, err := s.live(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	from := max(len(ss.events)-max(n, 0), 0)
+	out := make([]coordination.Event, 0, len(ss.events)-from)
+	for _, ev := range ss.events[from:] {
+		ev.Data = copyAny(ev.Data)
+		out = append(out, ev)
+	}
+	return out, len(ss.events), nil
+}

@@ -63,6 +63,7 @@ var (
 	}
 	EventCases = append([]Case{
 		{"EventsRoundTrip", testEvents},
+		{"EventTailIsTheLatestAndTheCount", testEventTail},
 	}, watchCases...)
 	ProjectionCases = []Case{
 		{"StatusAndFinalAreWritten", testStatusFinal},
