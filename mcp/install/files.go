@@ -67,7 +67,8 @@ func resolveLink(path string) (string, error) {
 const tempSuffix = ".massgen-tmp"
 
 // writeFile replaces a file atomically, keeping its mode (0600 for a new
-// one: client configs can hold the user's other secrets). Through a symlink
+// one: client configs can hold the user's other secrets) and, run as root,
+// its owner (a new one's is its directory's). Through a symlink
 // it replaces the file the link points to, in that file's directory, and the
 // link stays.
 func writeFile(path string, data []byte) error {
@@ -75,12 +76,16 @@ func writeFile(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	mode := fs.FileMode(0o600)
+	mode, like := fs.FileMode(0o600), filepath.Dir(real)
 	if fi, err := os.Stat(real); err == nil {
-		mode = fi.Mode().Perm()
+		mode, like = fi.Mode().Perm(), real
 	}
 	tmp, err := wholefile.Temp(filepath.Dir(real), "."+filepath.Base(real)+"."+strconv.Itoa(os.Getpid())+".*"+tempSuffix, data, mode)
 	if err != nil {
+		return err
+	}
+	if err := chownLike(tmp, like); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, real); err != nil {

@@ -143,6 +143,9 @@ func Install(o Options) (*Report, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
+	if err := sudoCheck(&o); err != nil {
+		return nil, err
+	}
 	t, err := resolve(&o)
 	if err != nil {
 		return nil, err
@@ -309,7 +312,7 @@ func apply(o *Options, rep *Report, path string, before []byte, existed bool, af
 		if err != nil {
 			return err
 		}
-		made, err := mkdirs(filepath.Dir(real))
+		made, err := mkdirs(filepath.Dir(real), 0o755)
 		if err != nil {
 			return err
 		}
@@ -383,6 +386,9 @@ func installSkills(o *Options, rep *Report, dir string) error {
 // installed) are removed.
 func Uninstall(o Options) (*Report, error) {
 	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	if err := sudoCheck(&o); err != nil {
 		return nil, err
 	}
 	t, err := resolve(&o)
@@ -510,9 +516,9 @@ func undoEntry(rep *Report, t target, rec *record, cur []byte) ([]byte, string, 
 	return after, "removed entry", err
 }
 
-// mkdirs creates dir and its missing parents, returning those it created,
-// deepest first.
-func mkdirs(dir string) ([]string, error) {
+// mkdirs creates dir and its missing parents, each owned as its parent
+// is (chownLike), returning those it created, deepest first.
+func mkdirs(dir string, perm os.FileMode) ([]string, error) {
 	var made []string
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(d); err == nil {
@@ -523,8 +529,13 @@ func mkdirs(dir string) ([]string, error) {
 			break
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, perm); err != nil {
 		return nil, err
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		if err := chownLike(made[i], filepath.Dir(made[i])); err != nil {
+			return nil, err
+		}
 	}
 	return made, nil
 }

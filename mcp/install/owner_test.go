@@ -1,6 +1,7 @@
 package install
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,8 +106,8 @@ func TestInstallUnderSudoWithRootsHomeRefusesAndSaysWhy(t *testing.T) {
 	needRoot(t)
 	o := withSudo(opts(t, "claude-code", ScopeUser), nobody) // Home is root's
 	_, err := Install(o)
-	if err == nil {
-		t.Fatal("install under sudo wrote root's home")
+	if !errors.Is(err, ErrSudoRootHome) {
+		t.Fatalf("install under sudo: %v, want ErrSudoRootHome", err)
 	}
 	for _, want := range []string{"without sudo", "env -u SUDO_UID"} {
 		if !strings.Contains(err.Error(), want) {

@@ -69,7 +69,7 @@ func saveRecord(stateDir string, r *record) error {
 		return err
 	}
 	p := recordPath(stateDir, r.Path)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	if _, err := mkdirs(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
 	return writeFile(p, data)
