@@ -40,6 +40,8 @@ type target struct {
 	// approval is what the user must do before a project-scoped server
 	// runs; install never does it for them.
 	approval string
+	// notes are what the user should know of how the target was found.
+	notes []string
 }
 
 // resolve finds a client's target for a scope.
@@ -71,9 +73,12 @@ func resolve(o *Options) (target, error) {
 			t.skills = filepath.Join(dir, ".agents", "skills")
 			t.approval = "Codex reads .codex/config.toml only in a project you have trusted; massgen-mcp does not mark this one trusted for you."
 		} else {
-			ch := o.env("CODEX_HOME")
-			if ch == "" {
-				ch = filepath.Join(home, ".codex")
+			ch, note, err := codexHome(o)
+			if err != nil {
+				return t, err
+			}
+			if note != "" {
+				t.notes = append(t.notes, note)
 			}
 			t.path = filepath.Join(ch, "config.toml")
 			t.skills = filepath.Join(ch, "skills")

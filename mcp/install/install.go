@@ -150,7 +150,7 @@ func Install(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun}
+	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun, Notes: t.notes}
 	if t.client == "claude-code" {
 		if err := pluginCheck(&o, rep, t); err != nil {
 			return nil, err
@@ -395,7 +395,7 @@ func Uninstall(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun}
+	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun, Notes: t.notes}
 	if err := uninstallFile(&o, rep, t, t.path, true); err != nil {
 		return nil, err
 	}
