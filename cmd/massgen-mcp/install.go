@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,10 +38,20 @@ Cursor and VS Code ${env:NAME} references, Claude Code passes its environment;
 checkpoint skills where the client loads them (a skill file it did not write, your
 own or one you edited, stays unless --force). uninstall undoes it.
 
+The entry runs massgen-mcp from PATH when this binary is the one there, and in a
+project's file (shared with the repository) whenever PATH has one; otherwise
+this binary's absolute path, and install says so. --server-command sets it.
+
 For Claude Code, pick the massgen plugin or this entry, not both: install
 refuses while the plugin is enabled (two identical servers) and says how to
 switch; --force installs beside it anyway.`,
-		func(f installFlags, o install.Options) (*install.Report, error) { return install.Install(o) })
+		func(o install.Options, note string) (*install.Report, error) {
+			rep, err := install.Install(o)
+			if err == nil && note != "" {
+				rep.Notes = append(rep.Notes, note)
+			}
+			return rep, err
+		})
 }
 
 func uninstallCommand() *cobra.Command {
@@ -54,10 +61,10 @@ it changed and nobody touched since is restored byte for byte; otherwise only th
 massgen entry (and, with --skills, the skill files as installed) are removed —
 or, where install --force replaced your own entry, that entry is put back; an
 entry changed since install is yours and stays.`,
-		func(f installFlags, o install.Options) (*install.Report, error) { return install.Uninstall(o) })
+		func(o install.Options, _ string) (*install.Report, error) { return install.Uninstall(o) })
 }
 
-func clientCommand(name, short, long string, run func(installFlags, install.Options) (*install.Report, error)) *cobra.Command {
+func clientCommand(name, short, long string, run func(o install.Options, commandNote string) (*install.Report, error)) *cobra.Command {
 	var f installFlags
 	cmd := &cobra.Command{
 		Use:       name + " <claude-code|codex|cursor|vscode> [--scope project|user] [--skills] [--dry-run] [--force]",
@@ -69,11 +76,11 @@ func clientCommand(name, short, long string, run func(installFlags, install.Opti
   massgen-mcp ` + name + ` codex --skills
   massgen-mcp ` + name + ` cursor --scope project --dry-run`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := installOptions(f, args[0])
+			o, note, err := installOptions(f, args[0])
 			if err != nil {
 				return err
 			}
-			rep, err := run(f, o)
+			rep, err := run(o, note)
 			if err != nil {
 				return fmt.Errorf("%w: %s %s: %w", coordination.ErrBadInput, name, args[0], err)
 			}
@@ -86,42 +93,25 @@ func clientCommand(name, short, long string, run func(installFlags, install.Opti
 	fl.BoolVar(&f.skills, "skills", false, "also copy (or remove) the skills where the client loads them")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
 	fl.BoolVar(&f.force, "force", false, "install: replace a massgen entry massgen-mcp did not write (uninstall puts it back), or install into Claude Code beside the enabled massgen plugin")
-	fl.StringVar(&f.command, "server-command", "", "the command the client runs (default massgen-mcp when it is on PATH, else this binary's absolute path)")
+	fl.StringVar(&f.command, "server-command", "", "the command the client runs (default massgen-mcp when this binary is the one on PATH, or in a project's file whenever PATH has one; else this binary's absolute path)")
 	return cmd
 }
 
-func installOptions(f installFlags, client string) (install.Options, error) {
+// installOptions are the options for a client, and a note on the command
+// the entry runs when the output should say why it is that one.
+func installOptions(f installFlags, client string) (install.Options, string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return install.Options{}, fmt.Errorf("%w: cannot find your home directory: %w", coordination.ErrBadInput, err)
+		return install.Options{}, "", fmt.Errorf("%w: cannot find your home directory: %w", coordination.ErrBadInput, err)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return install.Options{}, err
+		return install.Options{}, "", err
 	}
-	command := f.command
+	command, note := f.command, ""
 	if command == "" {
-		command = serverCommand()
+		command, note = serverCommand(f.scope)
 	}
 	return install.Options{Client: client, Scope: f.scope, Skills: f.skills, DryRun: f.dryRun, Force: f.force, Home: home, Dir: wd,
-		Env: os.Getenv, Command: command}, nil
-}
-
-// serverCommand is massgen-mcp when that is this binary on PATH (so the
-// entry survives upgrades), else this binary's absolute path.
-func serverCommand() string {
-	self, err := os.Executable()
-	if err != nil {
-		return "massgen-mcp"
-	}
-	self, _ = filepath.EvalSymlinks(self)
-	if onPath, err := exec.LookPath("massgen-mcp"); err == nil {
-		if p, err := filepath.EvalSymlinks(onPath); err == nil && p == self {
-			return "massgen-mcp"
-		}
-	}
-	if strings.HasSuffix(filepath.Base(self), ".test") {
-		return "massgen-mcp" // under go test
-	}
-	return self
+		Env: os.Getenv, Command: command}, note, nil
 }

@@ -64,3 +64,22 @@ func TestAProjectEntryNamesMassgenMcpFromPathNotThisMachinesPath(t *testing.T) {
 		})
 	}
 }
+
+func TestChooseCommandKeepsAbsolutePathsOutOfProjectFiles(t *testing.T) {
+	const self, other = "/home/u/src/massgen-mcp/bin/massgen-mcp", "/usr/local/bin/massgen-mcp"
+	for _, tc := range []struct {
+		scope, onPath, want, note string
+	}{
+		{"project", self, "massgen-mcp", ""},
+		{"user", self, "massgen-mcp", ""},
+		{"project", other, "massgen-mcp", "from PATH (here " + other},
+		{"project", "", self, "only this machine has"},
+		{"user", other, self, "is another one"},
+		{"user", "", self, "not on PATH"},
+	} {
+		got, note := chooseCommand(tc.scope, self, tc.onPath)
+		if got != tc.want || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
+			t.Errorf("%s scope, PATH finds %q: %q with note %q, want %q with a note saying %q", tc.scope, tc.onPath, got, note, tc.want, tc.note)
+		}
+	}
+}
