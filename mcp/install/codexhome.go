@@ -26,14 +26,18 @@ func codexHome(o *Options) (dir, note string, err error) {
 		dir = filepath.Join(o.Dir, dir)
 		note = fmt.Sprintf("CODEX_HOME (%s) is relative, so it names %s only for Codex started in %s, as it does for install; started elsewhere, Codex reads another directory. Set CODEX_HOME to an absolute path to mean one place.", val, dir, o.Dir)
 	}
+	named := dir
+	if dir != val {
+		named = val + " (" + dir + ")"
+	}
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", "", fmt.Errorf("CODEX_HOME points to %s, which does not exist, and Codex refuses to start then: create it (mkdir -p %s), or unset CODEX_HOME to use ~/.codex", dir, dir)
+		return "", "", fmt.Errorf("CODEX_HOME points to %s, which does not exist, and Codex refuses to start then: create it (mkdir -p %s), or unset CODEX_HOME to use ~/.codex", named, dir)
 	case err != nil:
-		return "", "", fmt.Errorf("reading CODEX_HOME (%s): %w", dir, err)
+		return "", "", fmt.Errorf("reading CODEX_HOME, %s: %w", named, err)
 	case !fi.IsDir():
-		return "", "", fmt.Errorf("CODEX_HOME points to %s, which is not a directory, and Codex refuses to start then: point it at a directory, or unset it to use ~/.codex", dir)
+		return "", "", fmt.Errorf("CODEX_HOME points to %s, which is not a directory, and Codex refuses to start then: point it at a directory, or unset it to use ~/.codex", named)
 	}
 	return dir, note, nil
 }

@@ -10,7 +10,7 @@ import (
 
 // ErrSudoRootHome is install or uninstall run through sudo with root's home:
 // it would configure root's clients while the user meant their own.
-var ErrSudoRootHome = errors.New("under sudo, HOME is not your home, so install and uninstall would configure another user's clients (usually root's) instead of yours")
+var ErrSudoRootHome = errors.New("under sudo, install and uninstall would configure the clients of another user's home (usually root's) instead of yours")
 
 // sudoCheck refuses a run as root through sudo (SUDO_UID names another
 // user) whose home is not that user's: most Linux sudo configurations reset
