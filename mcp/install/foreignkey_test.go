@@ -20,6 +20,7 @@ func TestTheRefusalOfAUsersOwnEntryNeverShowsAKey(t *testing.T) {
 		"cursor":      "{\"mcpServers\": {\"massgen\": {\"url\": \"http://127.0.0.1:8080/mcp\", \"headers\": {\"Authorization\": \"Bearer " + key + "\"}}}}\n",
 		"vscode":      "{\n  \"servers\": {\n    \"massgen\": {\"command\": \"massgen-mcp\", \"env\": {\"ANTHROPIC_API_KEY\": \"" + key + "\"}},\n  },\n}\n",
 		"codex":       "[mcp_servers.massgen]\ncommand = \"massgen-mcp\"\nargs = [\"serve\"]\n\n[mcp_servers.massgen.env]\nOPENAI_API_KEY = \"" + key + "\"\n",
+		"gemini":      "{\"mcpServers\": {\"massgen\": {\"command\": \"massgen-mcp\", \"env\": {\"GEMINI_API_KEY\": \"" + key + "\"}}}}\n",
 	}
 	for _, client := range Clients {
 		t.Run(client, func(t *testing.T) {

@@ -465,6 +465,7 @@ var usersOwn = map[string]string{
 	"cursor":      "{\"mcpServers\": {\"massgen\": {\"command\": \"my-massgen\"}, \"other\": {\"command\": \"o\"}}}\n",
 	"vscode":      "{\n  \"servers\": {\n    // mine, hand-tuned\n    \"massgen\": {\"command\": \"my-massgen\" /* fast */},\n  },\n}\n",
 	"codex":       "model = \"gpt-5.4\"\n\n[mcp_servers.massgen]\ncommand = \"my-massgen\" # mine\n\n[features]\nplugins = false\n",
+	"gemini":      "{\n  // mine\n  \"mcpServers\": {\"massgen\": {\"command\": \"my-massgen\", \"trust\": true}},\n  \"ui\": {\"theme\": \"GitHub\"}\n}\n",
 }
 
 // editElsewhere changes the file away from the entry, as the client or the
