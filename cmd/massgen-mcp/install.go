@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,8 @@ func installCommand() *cobra.Command {
   codex        user: ~/.codex/config.toml (or $CODEX_HOME)    project: ./.codex/config.toml
   cursor       user: ~/.cursor/mcp.json                       project: ./.cursor/mcp.json
   vscode       user: VS Code's user mcp.json                  project: ./.vscode/mcp.json
+  gemini       user: ~/.gemini/settings.json                  project: ./.gemini/settings.json
+               (or $GEMINI_CLI_HOME/.gemini/settings.json)
 
 It merges with what is there (other servers, comments and formatting stay),
 changes nothing when the entry is already right, and prints every file it
@@ -33,7 +36,8 @@ touched. A massgen entry it did not write (your own) stays: install refuses and
 shows it; --force replaces it, and uninstall puts it back. A symlinked config is
 written through the link. It never approves a project-scoped server for you and never writes a
 key's value: Codex gets the names of the provider variables set now (env_vars),
-Cursor and VS Code ${env:NAME} references, Claude Code passes its environment;
+Cursor and VS Code ${env:NAME} references, Gemini CLI ${NAME} references (it
+withholds key-like variables otherwise), Claude Code passes its environment;
 ~/.env works for all. With --skills it also copies the team-run, massgen-run and
 checkpoint skills where the client loads them (a skill file it did not write, your
 own or one you edited, stays unless --force). uninstall undoes it.
@@ -67,14 +71,15 @@ entry changed since install is yours and stays.`,
 func clientCommand(name, short, long string, run func(o install.Options, commandNote string) (*install.Report, error)) *cobra.Command {
 	var f installFlags
 	cmd := &cobra.Command{
-		Use:       name + " <claude-code|codex|cursor|vscode> [--scope project|user] [--skills] [--dry-run] [--force]",
+		Use:       name + " <" + strings.Join(install.Clients, "|") + "> [--scope project|user] [--skills] [--dry-run] [--force]",
 		Short:     short,
 		Long:      long,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: install.Clients,
 		Example: `  massgen-mcp ` + name + ` claude-code
   massgen-mcp ` + name + ` codex --skills
-  massgen-mcp ` + name + ` cursor --scope project --dry-run`,
+  massgen-mcp ` + name + ` cursor --scope project --dry-run
+  massgen-mcp ` + name + ` gemini --skills`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o, note, err := installOptions(f, args[0])
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // Clients are the clients install knows, in the order help lists them.
-var Clients = []string{"claude-code", "codex", "cursor", "vscode"}
+var Clients = []string{"claude-code", "codex", "cursor", "vscode", "gemini"}
 
 // Scopes: project (the current directory, shared with the repository) or
 // user (every project of this user).
@@ -34,8 +34,9 @@ type target struct {
 	format format
 	skills string // the directory skills are copied into
 	// envStyle says how provider variables are passed: "" (the client
-	// passes its own environment), "env_vars" (Codex's list of names) or
-	// "ref" (an env map of ${env:NAME} references).
+	// passes its own environment), "env_vars" (Codex's list of names),
+	// "ref" (an env map of ${env:NAME} references) or "dollar" (Gemini
+	// CLI's ${NAME} references).
 	envStyle string
 	// approval is what the user must do before a project-scoped server
 	// runs; install never does it for them.
@@ -104,6 +105,18 @@ func resolve(o *Options) (target, error) {
 			t.path = filepath.Join(vscodeUserDir(o), "mcp.json")
 			t.skills = filepath.Join(home, ".copilot", "skills")
 		}
+	case "gemini":
+		// Gemini CLI withholds variables that look like keys from the
+		// servers it starts, unless the entry's env names them.
+		t.envStyle = "dollar"
+		t.key = []string{"mcpServers", ServerName}
+		base := filepath.Join(geminiHome(o), ".gemini")
+		if o.Scope == ScopeProject {
+			base = filepath.Join(dir, ".gemini")
+			t.approval = "with folder trust on, Gemini CLI reads .gemini/settings.json only in a folder you have trusted (it asks when it starts there); massgen-mcp does not trust this one for you."
+		}
+		t.path = filepath.Join(base, "settings.json")
+		t.skills = filepath.Join(base, "skills")
 	default:
 		return t, fmt.Errorf("unknown client %q; use one of %s", o.Client, strings.Join(Clients, ", "))
 	}
@@ -119,4 +132,18 @@ func vscodeUserDir(o *Options) string {
 		return filepath.Join(x, "Code", "User")
 	}
 	return filepath.Join(o.Home, ".config", "Code", "User")
+}
+
+// geminiHome is the home Gemini CLI keeps .gemini in: $GEMINI_CLI_HOME (a
+// relative one taken against the project directory, as Gemini CLI started
+// there takes it), else the user's.
+func geminiHome(o *Options) string {
+	h := o.env("GEMINI_CLI_HOME")
+	switch {
+	case h == "":
+		return o.Home
+	case !filepath.IsAbs(h):
+		return filepath.Join(o.Dir, h)
+	}
+	return h
 }

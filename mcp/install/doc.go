@@ -1,5 +1,5 @@
 // Package install registers massgen-mcp in an MCP client's configuration —
-// Claude Code, Codex, Cursor, VS Code — and copies the skills where that
+// Claude Code, Codex, Cursor, VS Code, Gemini CLI — and copies the skills where that
 // client loads them, and undoes it. It merges with what is there (other
 // servers, keys, comments and formatting untouched, JSONC and TOML alike),
 // writes through a symlinked config, leaves a massgen entry the user wrote

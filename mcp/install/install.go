@@ -20,7 +20,7 @@ const ServerName = "massgen"
 // Options say what to install where. Home, Dir and Env are explicit so tests
 // run against a temporary home.
 type Options struct {
-	Client string // claude-code, codex, cursor or vscode
+	Client string // claude-code, codex, cursor, vscode or gemini
 	Scope  string // ScopeProject or ScopeUser (default)
 	Skills bool   // also copy the skills
 	DryRun bool   // report what would change; write nothing
@@ -30,7 +30,7 @@ type Options struct {
 	Home  string // the user's home directory
 	Dir   string // the project directory
 	// Env looks up environment variables: the clients' own (CLAUDE_CONFIG_DIR,
-	// CODEX_HOME, XDG_CONFIG_HOME) and which provider keys are set — only
+	// CODEX_HOME, GEMINI_CLI_HOME, XDG_CONFIG_HOME) and which provider keys are set — only
 	// their names are ever written.
 	Env func(string) string
 	// Command and Args start the server (default massgen-mcp serve).
@@ -260,6 +260,8 @@ func keyNote(t target, vars []string) string {
 	switch t.envStyle {
 	case "env_vars":
 		return "Codex starts servers with a reduced environment, so the entry lists the provider variables set here by name (env_vars: " + names + "); never their values. Keys set later, or elsewhere, reach the server from ~/.env, which massgen-mcp reads itself."
+	case "dollar":
+		return "Gemini CLI withholds variables that look like keys from the servers it starts, so the entry passes the provider variables set here as ${NAME} references it expands (" + names + "), never their values; one unset where Gemini CLI starts arrives empty, so ~/.env (which massgen-mcp reads itself) is the sure place for keys."
 	case "ref":
 		return "the entry passes the provider variables set here as ${env:NAME} references (" + names + "), never their values; a client started outside your shell may not have them, so ~/.env (which massgen-mcp reads itself) is the sure place for keys."
 	}

@@ -12,7 +12,7 @@ import (
 // jsonServer is a server entry in the JSON clients' shape (field order as
 // the clients write it).
 type jsonServer struct {
-	Type    string            `json:"type"`
+	Type    string            `json:"type,omitempty"`
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env,omitempty"`
@@ -20,12 +20,19 @@ type jsonServer struct {
 
 func jsonEntry(t target, command string, args, vars []string) []byte {
 	s := jsonServer{Type: "stdio", Command: command, Args: args}
-	if t.envStyle == "ref" && len(vars) > 0 {
+	if t.client == "gemini" {
+		s.Type = "" // Gemini CLI tells transports apart by command, url or httpUrl
+	}
+	if (t.envStyle == "ref" || t.envStyle == "dollar") && len(vars) > 0 {
 		s.Env = map[string]string{}
 		for _, v := range vars {
 			// A reference the client expands when it starts the server:
 			// the value itself is never written.
-			s.Env[v] = "${env:" + v + "}"
+			if t.envStyle == "dollar" {
+				s.Env[v] = "${" + v + "}"
+			} else {
+				s.Env[v] = "${env:" + v + "}"
+			}
 		}
 	}
 	b, _ := json.Marshal(s)
