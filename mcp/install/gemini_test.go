@@ -70,6 +70,11 @@ func TestGeminiInstallPassesKeysByReferenceAndUninstallRestoresBytes(t *testing.
 	if !strings.Contains(r.String(), "Gemini CLI") {
 		t.Fatalf("no note on how Gemini CLI passes the keys:\n%s", r)
 	}
+	// Gemini CLI 0.61 starts a user-level server only in a trusted folder
+	// (e2e/clients.sh sees it "Disabled" in an untrusted one).
+	if !strings.Contains(r.String(), "user-level servers only in folders you have trusted") {
+		t.Fatalf("the report does not say the server runs only in trusted folders:\n%s", r)
+	}
 	if r := mustInstall(t, o); r.Changed() {
 		t.Fatalf("a second install changed something: %+v", r)
 	}
