@@ -114,6 +114,11 @@ func resolve(o *Options) (target, error) {
 		if o.Scope == ScopeProject {
 			base = filepath.Join(dir, ".gemini")
 			t.approval = "with folder trust on, Gemini CLI reads .gemini/settings.json only in a folder you have trusted (it asks when it starts there); massgen-mcp does not trust this one for you."
+		} else {
+			// Gemini CLI 0.61 lists a user-level server as "Disabled" in
+			// a folder not trusted (seen in e2e/clients.sh): without this
+			// the install looks broken.
+			t.approval = "with folder trust on, Gemini CLI starts even user-level servers only in folders you have trusted (it asks when it starts in one); massgen-mcp does not trust any for you."
 		}
 		t.path = filepath.Join(base, "settings.json")
 		t.skills = filepath.Join(base, "skills")
