@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The real Claude Code and Codex CLIs against this repository's plugin and the
+# The real Claude Code, Codex and Gemini CLIs against this repository's plugin and the
 # install command (issue 19): plugin validation, marketplace + plugin install
-# from the local path, `claude mcp list` / `codex mcp list` after
+# from the local path, `claude mcp list` / `codex mcp list` / `gemini mcp list` after
 # `massgen-mcp install`, idempotence, and uninstall restoring byte for byte.
 #
 # The CLIs are installed from npm, pinned, into .cache/clients (once). Every
@@ -14,6 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PREFIX="$ROOT/.cache/clients"
 CLAUDE="$PREFIX/node_modules/.bin/claude"
 CODEX="$PREFIX/node_modules/.bin/codex"
+GEMINI="$PREFIX/node_modules/.bin/gemini"
 
 log() { printf '[clients] %s\n' "$*" >&2; }
 fail() { printf '[clients] FAIL: %s\n' "$*" >&2; exit 1; }
@@ -50,6 +51,7 @@ claude() {
   return "$rc"
 }
 codex() { TMPDIR="$WORK" timeout 300 "$CODEX" "$@" </dev/null 2>/dev/null; }
+gemini() { GEMINI_CLI_NO_RELAUNCH=true NO_COLOR=1 timeout 300 "$GEMINI" "$@" </dev/null 2>&1; }
 sum() { sha256sum "$1" | cut -d' ' -f1; }
 expect() { # expect WHAT TEXT PATTERN
   grep -qE -- "$3" <<<"$2" || { printf '%s\n' "$2" >&2; fail "$1: no match for /$3/"; }
@@ -142,6 +144,34 @@ massgen-mcp uninstall codex >/dev/null
 out="$(codex mcp list)"
 if grep -q '^massgen ' <<<"$out"; then fail "codex still lists massgen"; fi
 ok "uninstall codex restores config.toml byte for byte"
+
+# 6b. install gemini: the real Gemini CLI's `mcp list` connects the entry, in
+#     a folder the user trusted (0.61 lists even a user-level server as
+#     Disabled in one not trusted, which install's note says).
+fresh_home
+mkdir -p "$HOME/.gemini"
+printf '{\n  // mine\n  "ui": {"theme": "GitHub"}\n}\n' >"$HOME/.gemini/settings.json"
+before="$(sum "$HOME/.gemini/settings.json")"
+out="$(GEMINI_API_KEY="dummy-clients-not-a-key-0000" massgen-mcp install gemini 2>&1)"
+expect "install gemini's note" "$out" "only in folders you have trusted"
+grep -q 'dummy-clients-not-a-key-0000' "$HOME/.gemini/settings.json" && fail "a key value was written to settings.json"
+grep -q '// mine' "$HOME/.gemini/settings.json" || fail "install lost a comment"
+proj="$(mktemp -d "$WORK/proj.XXXXXX")"
+out="$(cd "$proj" && gemini mcp list)"
+expect "gemini mcp list in an untrusted folder" "$out" "massgen: massgen-mcp serve \(stdio\) - Disabled"
+printf '{"%s": "TRUST_FOLDER"}\n' "$proj" >"$HOME/.gemini/trustedFolders.json"
+out="$(cd "$proj" && gemini mcp list)"
+expect "gemini mcp list in a trusted folder" "$out" "massgen: massgen-mcp serve \(stdio\) - Connected"
+ok "after install gemini, gemini mcp list shows massgen connected in a trusted folder (Disabled, as the note says, elsewhere)"
+after="$(sum "$HOME/.gemini/settings.json")"
+out="$(GEMINI_API_KEY="dummy-clients-not-a-key-0000" massgen-mcp install gemini)"
+expect "second install gemini" "$out" "nothing to change"
+[ "$(sum "$HOME/.gemini/settings.json")" = "$after" ] || fail "a second install changed settings.json"
+massgen-mcp uninstall gemini >/dev/null
+[ "$(sum "$HOME/.gemini/settings.json")" = "$before" ] || fail "uninstall did not restore settings.json byte for byte"
+out="$(cd "$proj" && gemini mcp list)"
+if grep -q 'massgen:' <<<"$out"; then fail "gemini still lists massgen"; fi
+ok "install gemini is idempotent; uninstall restores settings.json byte for byte"
 
 # 7. A real sim run through the plugin's slash command: the real claude CLI,
 #    its model played by the fake Anthropic API (providers/fake), which calls
