@@ -86,7 +86,7 @@ func marshal(v any) ([]byte, error) {
 
 // writeFileSync writes a new file and flushes it to disk.
 func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func writeFileSync(path string, data []byte) error {
 // writeAtomic replaces dir/name with data: a reader sees the old file or the
 // new one, never a mix, and after a crash the new one is either whole or absent.
 func writeAtomic(dir, name string, data []byte) error {
-	return wholefile.Replace(filepath.Join(dir, name), data, 0o644)
+	return wholefile.Replace(filepath.Join(dir, name), data, fileMode)
 }
 
 // writeDerived replaces dir/name atomically (readers never see a torn file)
@@ -133,7 +133,7 @@ func writeDerivedOnce(dir, name string, data []byte) error {
 	lockFD(int(f.Fd())) // best effort: an unlocked temp only ages into a leftover
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = f.Chmod(fileMode)
 	}
 	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, name))
@@ -168,7 +168,7 @@ func derivedTemp(path string) bool {
 // already there, so two writers that both think they own a number never
 // overwrite each other.
 func writeNew(dir, name string, data []byte) error {
-	return wholefile.Create(filepath.Join(dir, name), data, 0o644)
+	return wholefile.Create(filepath.Join(dir, name), data, fileMode)
 }
 
 // syncDir makes a rename or a new entry in dir durable.

@@ -52,12 +52,15 @@ type Store struct {
 var _ coordination.Store = (*Store)(nil)
 
 // New returns the store for a state directory; sessions live in
-// <stateDir>/sessions, which is created with the first session.
+// <stateDir>/sessions, which is created with the first session. A state
+// directory an earlier version left open to group and others is closed
+// (closeToOthers).
 func New(stateDir string) *Store {
 	dir := filepath.Join(stateDir, "sessions")
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
+	closeToOthers(filepath.Dir(dir), dir)
 	return &Store{dir: dir}
 }
 
@@ -175,7 +178,7 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 		}
 	}
 
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+	if err := os.MkdirAll(s.dir, dirMode); err != nil {
 		return fmt.Errorf("cannot create the sessions directory %s: %w", s.dir, diskFull(err, s.dir, 0))
 	}
 	size := len(sessionJSON) + len(criteriaJSON) + block*(len(sess.Agents)+2)
@@ -210,15 +213,15 @@ func (s *Store) exists(id string) error {
 }
 
 func (s *Store) fillSessionDir(tmp string, sess *coordination.Session, sessionJSON, criteriaJSON []byte) error {
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, dirMode); err != nil {
 		return err
 	}
 	agents := filepath.Join(tmp, "agents")
-	if err := os.Mkdir(agents, 0o755); err != nil {
+	if err := os.Mkdir(agents, dirMode); err != nil {
 		return err
 	}
 	for _, a := range sess.Agents {
-		if err := os.Mkdir(filepath.Join(agents, a.ID), 0o755); err != nil {
+		if err := os.Mkdir(filepath.Join(agents, a.ID), dirMode); err != nil {
 			return err
 		}
 	}

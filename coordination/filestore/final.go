@@ -25,7 +25,7 @@ func writeFinal(dir string, res *coordination.TeamResult) error {
 	}
 	answer := coordination.Deref(res.FinalAnswer)
 	final := filepath.Join(dir, "final")
-	err = os.MkdirAll(final, 0o755)
+	err = os.MkdirAll(final, dirMode)
 	if err == nil {
 		err = writeAtomic(final, "answer.md", []byte(answer))
 	}

@@ -35,7 +35,7 @@ func (s *Store) PutImage(ctx context.Context, id string, data []byte) (string, e
 	if _, err := os.Stat(filepath.Join(dir, sum)); err == nil {
 		return sum, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return "", fmt.Errorf("cannot keep the images of session %s: %w", id, err)
 	}
 	if err := writeAtomic(dir, sum, data); err != nil {

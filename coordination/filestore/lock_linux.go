@@ -20,7 +20,7 @@ type fileLock struct{ fd int }
 // tryLock takes the lock on path (creating the file) without waiting; ok is
 // false if another open file description holds it.
 func tryLock(path string) (l *fileLock, ok bool, err error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0o644)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, uint32(fileMode))
 	if err != nil {
 		return nil, false, lockOpenError(path, err)
 	}

@@ -13,7 +13,7 @@ import (
 type fileLock struct{ fd int }
 
 func tryLock(path string) (*fileLock, bool, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0o644)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, uint32(fileMode))
 	if err != nil {
 		return nil, false, lockOpenError(path, err)
 	}

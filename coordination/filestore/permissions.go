@@ -37,7 +37,7 @@ func (s *Store) AppendPermission(ctx context.Context, id string, rec permissions
 	if err := enc.Encode(rec); err != nil {
 		return fmt.Errorf("cannot encode a permission decision for session %q: %w", id, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, permissionsName), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, permissionsName), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return fmt.Errorf("cannot open the permission log of session %q: %w", id, diskFull(err, dir, b.Len()))
 	}

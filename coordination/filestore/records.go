@@ -53,7 +53,7 @@ func (s *Store) AppendSession(_ context.Context, id string, e coordination.Sessi
 		return e, err
 	}
 	logDir := filepath.Join(dir, "session_log")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if err := os.MkdirAll(logDir, dirMode); err != nil {
 		return e, fmt.Errorf("cannot record a session entry for %q: %w", id, diskFull(err, dir, 0))
 	}
 	files, err := numbered(logDir, ".json", false)
@@ -162,7 +162,7 @@ func (s *Store) AppendEvent(_ context.Context, id string, ev coordination.Event)
 	}
 	// Without blocking or following a symlink: a FIFO put in its place
 	// must not stop the run (opening it fails at once with ENXIO).
-	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return fmt.Errorf("cannot open the timeline of session %q: %w", id, diskFull(err, dir, len(line)))
 	}
@@ -217,7 +217,7 @@ func (s *Store) SaveView(_ context.Context, id, agent string, v coordination.Iss
 	v.IssuedAt = normTime(v.IssuedAt)
 	data, err := marshal(v)
 	if err == nil {
-		err = os.MkdirAll(agentDir, 0o755)
+		err = os.MkdirAll(agentDir, dirMode)
 	}
 	if err == nil {
 		err = writeAtomic(agentDir, "host_view.json", data)

@@ -86,7 +86,7 @@ func (l *stepLock) keepSpend(ctx context.Context, cost float64, tokens int64) er
 	if err != nil {
 		return err
 	}
-	if err := wholefile.Replace(spentPath(l.dir, l.key), data, 0o644); err != nil {
+	if err := wholefile.Replace(spentPath(l.dir, l.key), data, fileMode); err != nil {
 		return diskFull(err, l.dir, len(data))
 	}
 	if !l.kept {

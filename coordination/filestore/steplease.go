@@ -74,7 +74,7 @@ func (s *Store) changeStep(ctx context.Context, id, agent string, rule func(cur 
 		return coordination.RunLease{}, err
 	}
 	leases := filepath.Join(dir, stepLeaseDir)
-	if err := os.MkdirAll(leases, 0o755); err != nil {
+	if err := os.MkdirAll(leases, dirMode); err != nil {
 		return coordination.RunLease{}, fmt.Errorf("cannot prepare the step leases of session %q: %w", id, diskFull(err, dir, 0))
 	}
 	l, err := waitLock(ctx, filepath.Join(dir, leaseLock))

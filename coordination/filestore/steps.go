@@ -304,7 +304,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	// session deleted since it was found (moved aside, DeleteSession) must
 	// not come back as a directory holding only this agent's.
 	for _, d := range []string{filepath.Dir(agentDir), agentDir} {
-		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Mkdir(d, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, s.notFound(id)
 			}
@@ -457,7 +457,7 @@ func writeStepDir(agentDir string, step int, name string, data []byte, stage str
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, dirMode); err != nil {
 		return err
 	}
 	if err := writeFileSync(filepath.Join(tmp, name), data); err != nil {

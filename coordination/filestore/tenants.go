@@ -22,6 +22,7 @@ func NewStores(stateDir string) *Stores {
 	if abs, err := filepath.Abs(stateDir); err == nil {
 		stateDir = abs
 	}
+	closeToOthers(stateDir, filepath.Join(stateDir, "tenants"))
 	return &Stores{stateDir: stateDir, byTenant: map[string]*Store{}}
 }
 
