@@ -35,7 +35,9 @@ import (
 const (
 	defaultMCPStart = 30 * time.Second
 	defaultMCPCall  = 2 * time.Minute
-	maxMCPResult    = 64 << 10
+	// maxMCPResult bounds what a server puts in one tool result, an answer
+	// or an error (a proxy's error page): what a command's output may be.
+	maxMCPResult = sandbox.DefaultOutputCap
 	// maxMCPMessage bounds one JSON-RPC message from a server (a stdio
 	// server's line; a streamable-http server's JSON body or SSE event):
 	// far above any result the model is shown (maxMCPResult, after images
@@ -451,7 +453,8 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 			err = fmt.Errorf("it sent a message of more than %d MiB, the limit on one message from an MCP server", maxMCPMessage>>20)
 		}
 		s.stopLocked() // and its stderr read to the end: its last words say why
-		return keys.MaskError(fmt.Errorf("MCP server %s (%s) did not start: %w%s", s.name, s.describe(), err, s.stderrNote()), s.secrets()...)
+		// Cut as a tool result is: after a restart it is one (ready).
+		return &shownError{msg: s.shown(fmt.Sprintf("MCP server %s (%s) did not start: %v%s", s.name, s.describe(), err, s.stderrNote()), s.mask), err: err}
 	}
 	return nil
 }
@@ -741,12 +744,14 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 		case dead:
 			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s stopped during the call to %s%s, after its one restart; its tools are unavailable for the rest of the session", s.name, tool, note), IsError: true}, nil
 		}
-		return providers.ToolResult{Content: s.mask(fmt.Sprintf("MCP server %s: %s failed: %v", s.name, tool, err)), IsError: true}, nil
+		// The error may quote the server's whole answer: an HTTP error's
+		// body (a proxy's page of a few MiB) or a JSON-RPC error's message.
+		return providers.ToolResult{Content: s.shown(fmt.Sprintf("MCP server %s: %s failed: %v", s.name, tool, err), s.mask), IsError: true}, nil
 	}
 	// A server may hand back the secrets it was given (an env or debug tool):
 	// they must not reach the model or tools.jsonl. Key shapes in a result
 	// are its data (code, docs) and stay.
-	return providers.ToolResult{Content: keys.MaskSecrets(resultText(res), s.secrets()...), IsError: res.IsError}, nil
+	return providers.ToolResult{Content: s.shown(resultText(res), func(t string) string { return keys.MaskSecrets(t, s.secrets()...) }), IsError: res.IsError}, nil
 }
 
 // unwritten ends a call whose request could not be written by its end: the
@@ -801,15 +806,7 @@ func resultText(res *mcpgo.CallToolResult) string {
 		raw, _ := json.Marshal(res.StructuredContent)
 		b.Write(raw)
 	}
-	out := b.String()
-	if len(out) > maxMCPResult {
-		cut := maxMCPResult
-		for cut > 0 && !isRuneStart(out[cut]) {
-			cut--
-		}
-		out = out[:cut] + fmt.Sprintf("\n[… %d more bytes not shown]", len(out)-cut)
-	}
-	return out
+	return b.String()
 }
 
 // overflowedLocked stops a server (a remote one: drops its connection)
