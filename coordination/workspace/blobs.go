@@ -113,7 +113,9 @@ func (DirBlobs) Share(prev, dst, _ string) error {
 	return err
 }
 
-// readOnly drops the write bits (a snapshot never changes) and keeps the
-// owner's read bit, so the server can read back a file its agent had made
-// unreadable (unreadable.go); the manifest keeps the file's own mode.
-func readOnly(perm fs.FileMode) fs.FileMode { return perm.Perm()&^0o222 | 0o400 }
+// readOnly drops the write bits (a snapshot never changes) and group's and
+// others' bits (the state tree is the owner's alone: modes.go), and keeps
+// the owner's read bit, so the server can read back a file its agent had
+// made unreadable (unreadable.go); the manifest keeps the file's own mode,
+// which a restore and an apply give the file.
+func readOnly(perm fs.FileMode) fs.FileMode { return perm.Perm()&0o500 | 0o400 }

@@ -90,7 +90,7 @@ func lockWorktrees(repo string) (unlock func()) {
 // cannot name) leaves the index alone read from commit; Prepare brings the
 // files to the base's either way.
 func addWorktree(repo, live, commit string) error {
-	if err := os.MkdirAll(filepath.Dir(live), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(live), stateDirMode); err != nil {
 		return err
 	}
 	defer lockWorktrees(repo)()

@@ -82,12 +82,12 @@ func (t *Team) claim() error {
 	if moved, err = moveAside(t.Dir); err != nil {
 		return fmt.Errorf("cannot clear the files an earlier session of the same id left in %s: %w", t.Dir, err)
 	}
-	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(t.Dir, stateDirMode); err != nil {
 		return err
 	}
 	// Written last: a crash before it leaves an unmarked directory,
 	// which the next claim clears.
-	if err := wholefile.Replace(filepath.Join(t.Dir, IncarnationName), []byte(t.Incarnation), 0o644); err != nil {
+	if err := wholefile.Replace(filepath.Join(t.Dir, IncarnationName), []byte(t.Incarnation), stateFileMode); err != nil {
 		return err
 	}
 	if err := wholefile.SyncDir(filepath.Dir(t.Dir)); err != nil {

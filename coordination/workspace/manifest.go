@@ -103,7 +103,7 @@ func writeManifest(path string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeSync(path, data, 0o644)
+	return writeSync(path, data, stateFileMode)
 }
 
 // writeSync writes a new file and fsyncs it.

@@ -45,7 +45,7 @@ func (t *Team) fetch(stepDir, agent string, step int) (ok bool, err error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	if err := os.MkdirAll(filepath.Dir(stepDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(stepDir), stateDirMode); err != nil {
 		return false, err
 	}
 	stage, err := os.MkdirTemp(filepath.Dir(stepDir), "."+filepath.Base(stepDir)+".tmp-fetch-")
@@ -99,7 +99,7 @@ func (t *Team) fill(dir string, m *Manifest) error {
 	if len(m.Files) == 0 {
 		return nil
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, stateDirMode); err != nil {
 		return err
 	}
 	root, err := os.OpenRoot(dir)
@@ -112,7 +112,7 @@ func (t *Team) fill(dir string, m *Manifest) error {
 		if !filepath.IsLocal(rel) {
 			return fmt.Errorf("the snapshot names %q, a path outside its workspace; it is refused", f.Path)
 		}
-		if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		if err := root.MkdirAll(filepath.Dir(rel), stateDirMode); err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if f.Link != "" {

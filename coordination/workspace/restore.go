@@ -18,7 +18,12 @@ import (
 // snapshot's, so a rollback with nothing to undo never copies. It is the rollback after a
 // step that did not answer, and the seeding of a new workspace from a base.
 func Restore(live, dir string, m *Manifest) error {
-	if err := os.MkdirAll(live, 0o755); err != nil {
+	// The directories above it are the server's (agents/<id>/); the
+	// workspace itself and what is in it are the agent's.
+	if err := os.MkdirAll(filepath.Dir(live), stateDirMode); err != nil {
+		return fmt.Errorf("cannot prepare the workspace %s: %w", live, err)
+	}
+	if err := os.Mkdir(live, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("cannot prepare the workspace %s: %w", live, err)
 	}
 	root, err := os.OpenRoot(live)

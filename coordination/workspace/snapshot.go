@@ -77,12 +77,12 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the workspace %s: %w", live, err)
 	}
-	if err := os.Mkdir(stage, 0o755); err != nil {
+	if err := os.Mkdir(stage, stateDirMode); err != nil {
 		return nil, err
 	}
 	out := filepath.Join(stage, "workspace")
 	if len(nodes) > 0 {
-		if err := os.Mkdir(out, 0o755); err != nil {
+		if err := os.Mkdir(out, stateDirMode); err != nil {
 			return nil, err
 		}
 	}
@@ -97,7 +97,7 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 		dst := filepath.Join(out, filepath.FromSlash(n.rel))
 		switch t := n.info.Mode().Type(); {
 		case t.IsDir():
-			if err := os.Mkdir(dst, 0o755); err != nil {
+			if err := os.Mkdir(dst, stateDirMode); err != nil {
 				return nil, err
 			}
 			dirs = append(dirs, dst)

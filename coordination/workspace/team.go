@@ -105,7 +105,7 @@ func (t *Team) takeBase(take func(stage string) (*Manifest, error)) error {
 	if ok, err := t.hasBase(); ok || err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(t.baseDir()), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(t.baseDir()), stateDirMode); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(t.baseDir()), ".base.tmp-")

@@ -51,7 +51,7 @@ const tempAge = time.Minute
 // the same turn (a branch) both keep theirs: the second is
 // turn_N_<session>.
 func WriteTurn(conv string, r TurnRecord) (string, error) {
-	if err := os.MkdirAll(conv, 0o755); err != nil {
+	if err := os.MkdirAll(conv, stateDirMode); err != nil {
 		return "", err
 	}
 	name := fmt.Sprintf("turn_%d", r.Turn)
@@ -59,7 +59,7 @@ func WriteTurn(conv string, r TurnRecord) (string, error) {
 		name += "_" + r.Session
 	}
 	dir := filepath.Join(conv, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, stateDirMode); err != nil {
 		return "", err
 	}
 	meta, err := json.MarshalIndent(turnMetadata{Turn: r.Turn, Timestamp: r.Time.UTC().Format(time.RFC3339), Winner: r.Winner, Task: r.Task, Session: r.Session}, "", "  ")
@@ -74,7 +74,7 @@ func WriteTurn(conv string, r TurnRecord) (string, error) {
 		name string
 		data []byte
 	}{{"answer.txt", []byte(r.Answer)}, {"metadata.json", meta}} {
-		if err := wholefile.Replace(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+		if err := wholefile.Replace(filepath.Join(dir, f.name), f.data, stateFileMode); err != nil {
 			return "", err
 		}
 	}
@@ -132,7 +132,7 @@ func appendSummary(conv, name string, r TurnRecord) error {
 		fmt.Fprintf(&b, "Workspace: %s\n", filepath.Join(conv, name, "workspace"))
 	}
 	fmt.Fprintf(&b, "Answer: See %s\n", filepath.Join(conv, name, "answer.txt"))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, stateFileMode)
 	if err != nil {
 		return err
 	}
