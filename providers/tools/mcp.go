@@ -334,6 +334,10 @@ type mcpServer struct {
 	gone     string // why it is down for good
 	life     context.CancelFunc
 	closed   bool
+	// dropped are remote connections stopped under mu and closed once it
+	// is let go (unlock): closing one sends the server a DELETE that mcp-go
+	// waits up to 5 s on, which no call or restart should wait behind.
+	dropped []*client.Client
 }
 
 func newServer(name string, conf MCPServer, c MCPConfig) (*mcpServer, error) {
@@ -395,7 +399,7 @@ func sortedKeys(m map[string]string) []string {
 // and lists its tools.
 func (s *mcpServer) start(ctx context.Context) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return s.startLocked(ctx)
 }
 
@@ -636,7 +640,7 @@ func (s *mcpServer) poll(ms int) bool {
 // ready returns the client to call, restarting a dead stdio server once.
 func (s *mcpServer) ready(ctx context.Context) (*client.Client, string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	switch {
 	case s.closed:
 		return nil, fmt.Sprintf("MCP server %s is closed", s.name)
@@ -712,14 +716,14 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 		current := s.cl == cl
 		if current && s.over != nil && s.over.Load() {
 			why := s.overflowedLocked()
-			s.mu.Unlock()
+			s.unlock()
 			return providers.ToolResult{Content: why, IsError: true}, nil
 		}
 		if !current && s.gone != "" {
 			// Another call in flight found the server gone for good (a
 			// message past the limit): this one ended with its connection.
 			why := s.gone
-			s.mu.Unlock()
+			s.unlock()
 			return providers.ToolResult{Content: why, IsError: true}, nil
 		}
 		replaced := !current && s.cl != nil && s.gone == ""
@@ -733,7 +737,7 @@ func (s *mcpServer) call(ctx context.Context, tool string, args map[string]any, 
 			note = s.stderrNote()
 		}
 		again := s.restarts < mcpRestartsPerRun
-		s.mu.Unlock()
+		s.unlock()
 		switch {
 		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
 			return providers.ToolResult{Content: fmt.Sprintf("MCP server %s did not answer %s within %s", s.name, tool, timeout), IsError: true}, nil
@@ -763,7 +767,7 @@ func (s *mcpServer) unwritten(ctx context.Context, cl *client.Client, tool strin
 		s.stopLocked()
 	}
 	again := s.restarts < mcpRestartsPerRun
-	s.mu.Unlock()
+	s.unlock()
 	if ctx.Err() != nil {
 		return providers.ToolResult{}, ctx.Err()
 	}
@@ -824,7 +828,10 @@ func (s *mcpServer) overflowedLocked() string {
 
 // stopLocked ends the current connection and process.
 func (s *mcpServer) stopLocked() {
-	if s.cl != nil {
+	switch {
+	case s.cl != nil && s.conf.Type == MCPHTTP:
+		s.dropped = append(s.dropped, s.cl)
+	case s.cl != nil:
 		_ = s.cl.Close() // a stdio server's: closes its stdin
 	}
 	if s.cmd != nil {
@@ -858,9 +865,19 @@ func (s *mcpServer) stopLocked() {
 	s.cl, s.cmd, s.pidfd, s.life, s.broken, s.over = nil, nil, -1, nil, false, nil
 }
 
+// unlock lets mu go, then closes the remote connections stopped under it.
+func (s *mcpServer) unlock() {
+	dropped := s.dropped
+	s.dropped = nil
+	s.mu.Unlock()
+	for _, cl := range dropped {
+		_ = cl.Close()
+	}
+}
+
 func (s *mcpServer) close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.closed = true
 	s.stopLocked()
 }
