@@ -48,16 +48,16 @@ func TestConsensusIsReachedOnlyWhenTheRunEndsOnIt(t *testing.T) {
 	if r.Finished {
 		t.Fatalf("the session ended with agent_c still to step: %s", coordtest.JSON(r))
 	}
-	if r.Consensus.Reached {
-		t.Errorf("agent_b's step says consensus reached while agent_c has yet to step: %s", coordtest.JSON(r.Consensus))
+	if r.Consensus.Reached || !r.Consensus.RuleMet {
+		t.Errorf("agent_b's step, agent_c yet to step: consensus %s; want the rule met by the votes so far, not reached", coordtest.JSON(r.Consensus))
 	}
-	if res := status(); res.Status != coordination.StatusRunning || res.Consensus.Reached {
-		t.Errorf("the running session's status says consensus reached (status %s): %s", res.Status, coordtest.JSON(res.Consensus))
+	if res := status(); res.Status != coordination.StatusRunning || res.Consensus.Reached || !res.Consensus.RuleMet {
+		t.Errorf("the running session's status (%s): consensus %s; want the rule met by the votes so far, not reached", res.Status, coordtest.JSON(res.Consensus))
 	}
 
 	step("agent_c") // a new answer: agent_a's and agent_b's votes are stale
-	if res := status(); res.Consensus.Reached {
-		t.Errorf("consensus reached with every vote stale: %s", coordtest.JSON(res.Consensus))
+	if res := status(); res.Consensus.Reached || res.Consensus.RuleMet {
+		t.Errorf("every vote stale: consensus %s; want neither reached nor the rule met", coordtest.JSON(res.Consensus))
 	}
 
 	step("agent_a")
@@ -88,8 +88,8 @@ func TestWeightedConsensusIsNotReachedByAFirstAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Finished || r.Consensus.Reached {
-		t.Errorf("one answer in, the step says finished %v, consensus %s", r.Finished, coordtest.JSON(r.Consensus))
+	if r.Finished || r.Consensus.Reached || !r.Consensus.RuleMet {
+		t.Errorf("one answer in, the step says finished %v, consensus %s; want running, the rule met by the ballots so far, not reached", r.Finished, coordtest.JSON(r.Consensus))
 	}
 	v, err := h.Service.Status(ctx, s.ID)
 	if err != nil {

@@ -113,6 +113,7 @@ func (svc *Service) snapshot(s *Session, l *Ledger, st *State) *TeamResult {
 	if d := st.Life.Decided; d != nil {
 		r.Status = StatusDecided
 		r.StopReason, r.HowChosen, r.Tie, r.Winner = clonePtr(d.StopReason), clonePtr(d.HowChosen), d.Tie, clonePtr(d.Winner)
+		markAgreed(r, Deref(r.HowChosen)) // decided: only the final answer is pending
 	} else {
 		r.Status = st.Life.Status
 	}
@@ -190,8 +191,21 @@ func consensusView(s *Session, st *State) ConsensusView {
 			c.Leader = &label
 		}
 	}
-	_, c.Reached = RuleMet(s.Rules.Consensus, t)
+	// Met, not reached: only the session's end on agreement is
+	// (markAgreed); mid-run a later answer may make these votes stale.
+	_, c.RuleMet = RuleMet(s.Rules.Consensus, t)
 	return c
+}
+
+// markAgreed says, on a decided or finished result whose winner agreement
+// chose (how), that consensus was reached, naming the winner as the
+// leader, never another label.
+func markAgreed(r *TeamResult, how string) {
+	if r.Winner == nil || (how != ChosenConsensus && how != ChosenEarlyAgreement && how != ChosenSingleAgent) {
+		return
+	}
+	r.Consensus.Reached = true
+	r.Consensus.Leader = &r.Winner.Label
 }
 
 // finishedResult is the result of a session that has just been decided.
@@ -217,12 +231,7 @@ func (svc *Service) finishedResult(s *Session, l *Ledger, st *State, d Decision,
 	final := w.LatestAnswer.Content
 	r.FinalAnswer = &final
 	svc.winnerFiles(s, st, r)
-	if how == ChosenConsensus || how == ChosenEarlyAgreement || how == ChosenSingleAgent {
-		// Agreement (or the last agent left) chose the winner: the result
-		// says so, naming the winner as the leader, never another label.
-		r.Consensus.Reached = true
-		r.Consensus.Leader = &r.Winner.Label
-	}
+	markAgreed(r, how) // agreement (or the last agent left) chose the winner
 	if how == ChosenForcedFirst {
 		r.HowChosenNote = ForcedFirstNote
 	} else if s.Rules.Consensus == RuleWeighted {

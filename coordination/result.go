@@ -115,8 +115,17 @@ type Winner struct {
 
 // ConsensusView is the tally of standing votes by label.
 type ConsensusView struct {
-	Rule    ConsensusRule  `json:"rule"`
-	Reached bool           `json:"reached"`
+	Rule ConsensusRule `json:"rule"`
+	// Reached says the session ended on agreement: agreement chose its
+	// winner (how_chosen consensus, early_agreement or single_agent). It
+	// is false while the session runs, whatever the votes say then: a
+	// later answer makes them stale, and the rule is applied only once no
+	// agent is due or in flight.
+	Reached bool `json:"reached"`
+	// RuleMet says the standing votes as they are (under weighted, the
+	// answers and votes) meet the rule. While the session runs it may turn
+	// false again; it is what a run that settled now would decide on.
+	RuleMet bool           `json:"rule_met"`
 	Leader  *string        `json:"leader"` // label with the most standing votes, if one leads
 	Tally   map[string]int `json:"tally"`
 	// Weights, under consensus weighted, are how much each agent's answer

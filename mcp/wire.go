@@ -140,6 +140,7 @@ type Winner struct {
 type ConsensusView struct {
 	Rule    string         `json:"rule"`
 	Reached bool           `json:"reached"`
+	RuleMet bool           `json:"rule_met"`
 	Leader  *string        `json:"leader"`
 	Tally   map[string]int `json:"tally"`
 	// Weights and WeightedTally: consensus weighted only.

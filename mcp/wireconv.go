@@ -98,6 +98,7 @@ func wireConsensusView(v coordination.ConsensusView) ConsensusView {
 	return ConsensusView{
 		Rule:    string(v.Rule),
 		Reached: v.Reached,
+		RuleMet: v.RuleMet,
 		Leader:  v.Leader,
 		Tally:   v.Tally,
 

@@ -168,11 +168,7 @@ func consensusLine(r *coordination.TeamResult, n Names) string {
 	if len(parts) > 0 {
 		tally = strings.Join(parts, ", ")
 	}
-	reached := "not reached"
-	if r.Consensus.Reached {
-		reached = "reached"
-	}
-	return fmt.Sprintf("Consensus (%s): %s — %s\n", r.Consensus.Rule, reached, tally)
+	return fmt.Sprintf("Consensus (%s): %s — %s\n", r.Consensus.Rule, reachedWord(r.Consensus.Reached, metSoFar(r)), tally)
 }
 
 // Outcome is a result's outcome in one line, "" while it has none: the

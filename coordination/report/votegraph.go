@@ -39,16 +39,19 @@ type Node struct {
 type Graph struct {
 	Nodes   []Node
 	Rule    coordination.ConsensusRule
-	Live    int // agents not dropped: the denominator
-	Needed  int // standing votes one answer needs
-	Votes   int // standing votes cast
-	Reached bool
+	Live    int  // agents not dropped: the denominator
+	Needed  int  // standing votes one answer needs
+	Votes   int  // standing votes cast
+	Reached bool // the session ended on agreement
+	// MetSoFar: the session runs and its standing votes meet the rule
+	// now; a later answer may make them stale.
+	MetSoFar bool
 }
 
 // BuildGraph reads the vote graph off a status view.
 func BuildGraph(v *coordination.StatusView) Graph {
 	r := v.Result
-	g := Graph{Rule: r.Consensus.Rule, Reached: r.Consensus.Reached}
+	g := Graph{Rule: r.Consensus.Rule, Reached: r.Consensus.Reached, MetSoFar: metSoFar(r)}
 	byAgent := map[string]int{}
 	for _, a := range v.Agents {
 		if a.Status != "dropped" {
@@ -139,11 +142,25 @@ func (n Node) head() string {
 // Needs says where the count stands against the rule, e.g. "majority: 2 of 3
 // votes needed, 1 standing — not reached".
 func (g Graph) Needs() string {
-	reached := "not reached"
-	if g.Reached {
-		reached = "reached"
+	return fmt.Sprintf("%s: %d of %d votes needed, %d standing — %s", g.Rule, g.Needed, g.Live, g.Votes, reachedWord(g.Reached, g.MetSoFar))
+}
+
+// metSoFar tells a running session whose standing votes meet its rule now.
+func metSoFar(r *coordination.TeamResult) bool {
+	return r.Status == coordination.StatusRunning && r.Consensus.RuleMet && !r.Consensus.Reached
+}
+
+// reachedWord is "reached" only for a session that ended on agreement; a
+// running one whose votes meet the rule now is "met so far, not final",
+// since the next answer may make them stale.
+func reachedWord(reached, metSoFar bool) string {
+	switch {
+	case reached:
+		return "reached"
+	case metSoFar:
+		return "met so far, not final"
 	}
-	return fmt.Sprintf("%s: %d of %d votes needed, %d standing — %s", g.Rule, g.Needed, g.Live, g.Votes, reached)
+	return "not reached"
 }
 
 // Plural is "1 vote", "2 votes".
