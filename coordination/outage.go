@@ -203,20 +203,24 @@ func (svc *Service) overOn(ctx context.Context, id, what string, o *outage, err 
 	} else if err != nil && (svc.storeDown(err) || ctx.Err() != nil && !errors.Is(err, ErrLeaseLost)) {
 		return
 	}
-	// The last error stays in the log: a database's says which role,
-	// database and host it could not reach, which is the operator's to
-	// know, not every client's who reads the timeline.
-	msg := fmt.Sprintf("%s for %s (%d attempts); %s ",
-		svc.unavailableFor(o.last, true), svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), o.tries, what)
-	if err == nil {
-		msg += "waited and went on"
-	} else {
-		msg += "waited, then stopped: " + svc.stoppedWhy(err)
+	msg := svc.outageEnd(o, what, "waited and went on")
+	if err != nil {
+		msg = svc.outageEnd(o, what, "waited, then stopped: "+svc.stoppedWhy(err))
 	}
 	svc.log.Info().Str("session", id).AnErr("last", o.last).AnErr("then", err).Msg(msg)
 	svc.tell(Progress{SessionID: id, Kind: ProgressStoreOutage, Message: msg, Time: svc.now()})
 	svc.event(context.WithoutCancel(ctx), id, Event{Type: "store_outage", Message: msg})
 	*o = outage{}
+}
+
+// outageEnd is the timeline's line for outage o's end, from its start
+// until now: what (who waited) then did as its tail says. The last
+// error stays in the log: a database's says which role, database and
+// host it could not reach, which is the operator's to know, not every
+// client's who reads the timeline.
+func (svc *Service) outageEnd(o *outage, what, tail string) string {
+	return fmt.Sprintf("%s for %s (%s); %s %s",
+		svc.unavailableFor(o.last, true), svc.opts.Now().Sub(o.since).Round(100*time.Millisecond), Count(o.tries, "attempt"), what, tail)
 }
 
 // stoppedWhy is why an operation the store answered again stopped, as the
@@ -235,18 +239,22 @@ func (svc *Service) stoppedWhy(err error) string {
 // lands is never recorded as the agent failing. If ctx ends while it
 // waits, it returns op's last error (the outage), for the caller to tell
 // by ctx. what names who waits. The outage's end is recorded (overOn)
-// whenever the store answered again, op failing then or not.
+// whenever the store answered again, op failing then or not, and, when
+// ctx ended while it was still unreachable, once it answers (overLater).
 func (svc *Service) throughOutage(ctx context.Context, id, what string, op func() error) error {
 	var down outage
 	for {
 		err := op()
-		if !svc.storeDown(err) {
-			svc.overOn(ctx, id, what, &down, err)
-			return err
+		if svc.storeDown(err) && svc.pause(ctx, id, what, &down, err) == nil {
+			continue
 		}
-		if svc.pause(ctx, id, what, &down, err) != nil {
-			svc.overOn(ctx, id, what, &down, err)
-			return err
+		svc.overOn(ctx, id, what, &down, err)
+		if !down.since.IsZero() && ctx.Err() != nil {
+			// Ended while the store had not answered: nothing else may
+			// write for who waited (a step-driven session has no run to
+			// record its stop), so its end is recorded once it answers.
+			go svc.overLater(ctx, id, what, down)
 		}
+		return err
 	}
 }
