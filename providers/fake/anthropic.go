@@ -553,14 +553,14 @@ func (s *anthropicServer) play(w http.ResponseWriter, r *http.Request, reply Rep
 			s.fail(w, status, typ, msg, reply.ErrorCode, reply.RetryAfter)
 			return
 		}
-	case ReplyStall:
+	case ReplyStall, ReplyCut, ReplyFlood:
 		if !call.Stream {
-			<-r.Context().Done()
+			<-r.Context().Done() // a whole reply cannot be cut or flood: it waits instead
 			return
 		}
 	}
 	blocks, stop := s.blocks(reply, call)
-	if thinking && reply.Kind != ReplyStreamError && reply.Kind != ReplyStall {
+	if thinking && reply.Kind != ReplyStreamError && reply.Kind != ReplyStall && reply.Kind != ReplyCut && reply.Kind != ReplyFlood {
 		blocks = append([]anthropicOut{{kind: "thinking", text: "Weighing the answers shown before acting."}}, blocks...)
 	}
 	u := s.usage(reply, bodyLen, blocks)
@@ -612,6 +612,7 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 	h.Set("request-id", fmt.Sprintf("req_fake_%d", s.seq.Add(1)))
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
+	var werr error // the last write's
 	send := func(name string, data map[string]any) {
 		data["type"] = name
 		var b bytes.Buffer
@@ -620,7 +621,7 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 		b.WriteString("\ndata: ")
 		b.Write(anthropicJSON(data))
 		b.WriteString("\n\n")
-		_, _ = w.Write(b.Bytes())
+		_, werr = w.Write(b.Bytes())
 		if flusher != nil {
 			flusher.Flush()
 		}
@@ -633,6 +634,22 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 	case ReplyStall:
 		<-r.Context().Done()
 		return
+	case ReplyCut, ReplyFlood:
+		send("ping", map[string]any{})
+		send("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		delta := func(text string) {
+			send("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": text}})
+		}
+		if reply.Kind == ReplyFlood {
+			for flooding(r, werr) {
+				delta(floodPiece)
+			}
+			return
+		}
+		for _, piece := range anthropicPieces(reply.Content, 48) {
+			delta(piece)
+		}
+		cutConnection()
 	case ReplyStreamError:
 		send("ping", map[string]any{})
 		_, typ, msg := anthropicReplyError(reply, 529)

@@ -75,8 +75,8 @@ func (cr *chatReply) whole(w http.ResponseWriter, r *http.Request) {
 	case ReplyStatus, ReplyStreamError:
 		oaiWriteStatus(w, r, cr.rep)
 		return
-	case ReplyStall:
-		oaiStall(r)
+	case ReplyStall, ReplyCut, ReplyFlood:
+		oaiStall(r) // a whole reply cannot be cut or flood: it waits instead
 		return
 	}
 	call, isCall, text := cr.content()
@@ -119,6 +119,18 @@ func (cr *chatReply) stream(w http.ResponseWriter, r *http.Request) {
 	case ReplyStall:
 		sse.data(cr.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 		oaiStall(r)
+		return
+	case ReplyCut:
+		sse.data(cr.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		for _, p := range oaiPieces(text) {
+			sse.data(cr.chunk(map[string]any{"content": p}, nil))
+		}
+		cutConnection()
+	case ReplyFlood:
+		sse.data(cr.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		for flooding(r, sse.err) {
+			sse.data(cr.chunk(map[string]any{"content": floodPiece}, nil))
+		}
 		return
 	case ReplyStreamError:
 		sse.data(cr.chunk(map[string]any{"role": "assistant", "content": ""}, nil))

@@ -339,6 +339,28 @@ func (g *geminiServer) play(w http.ResponseWriter, r *http.Request, model string
 	case ReplyStatus:
 		geminiWriteError(w, geminiReplyError(reply, 500))
 		return
+	case ReplyCut, ReplyFlood:
+		if !stream {
+			<-r.Context().Done() // a whole reply cannot be cut or flood: it waits instead
+			return
+		}
+		// Each chunk carries the running usage, as the real API's do: the
+		// prompt's count and a candidates count that lags behind the text.
+		chunk := func(text string) error {
+			return geminiWriteEventErr(w, geminiResponse{
+				Candidates:    []geminiCandidate{{Content: &geminiContent{Role: "model", Parts: []geminiPart{{Text: text}}}}},
+				UsageMetadata: &geminiUsage{PromptTokenCount: geminiTokens(bodyLen), CandidatesTokenCount: 1, TotalTokenCount: geminiTokens(bodyLen) + 1},
+				ModelVersion:  model, ResponseID: id,
+			})
+		}
+		geminiStartSSE(w)
+		if reply.Kind == ReplyFlood {
+			for err := chunk(floodPiece); flooding(r, err); err = chunk(floodPiece) {
+			}
+			return
+		}
+		_ = chunk(reply.Content)
+		cutConnection()
 	case ReplyStreamError, ReplyStall:
 		if !stream {
 			if reply.Kind == ReplyStall {
@@ -628,12 +650,15 @@ func geminiStartSSE(w http.ResponseWriter) {
 
 // geminiWriteEvent writes one `data:` event, CRLF-framed as the real server
 // frames it, and flushes it.
-func geminiWriteEvent(w http.ResponseWriter, v any) {
+func geminiWriteEvent(w http.ResponseWriter, v any) { _ = geminiWriteEventErr(w, v) }
+
+// geminiWriteEventErr is geminiWriteEvent, saying whether the write failed.
+func geminiWriteEventErr(w http.ResponseWriter, v any) error {
 	b, _ := json.Marshal(v)
-	_, _ = w.Write([]byte("data: "))
-	_, _ = w.Write(b)
-	_, _ = w.Write([]byte("\r\n\r\n"))
+	b = append(append([]byte("data: "), b...), "\r\n\r\n"...)
+	_, err := w.Write(b)
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+	return err
 }

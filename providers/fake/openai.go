@@ -262,7 +262,7 @@ func oaiCallOf(r Reply) (oaiCall, bool) {
 // oaiKnown says whether the OpenAI fakes can play a reply kind.
 func oaiKnown(kind string) bool {
 	switch kind {
-	case ReplyNewAnswer, ReplyVote, ReplyText, ReplyToolCall, ReplyMalformedArgs, ReplyStatus, ReplyStreamError, ReplyStall:
+	case ReplyNewAnswer, ReplyVote, ReplyText, ReplyToolCall, ReplyMalformedArgs, ReplyStatus, ReplyStreamError, ReplyStall, ReplyCut, ReplyFlood:
 		return true
 	}
 	return false
@@ -411,6 +411,7 @@ type oaiSSE struct {
 	w   http.ResponseWriter
 	f   http.Flusher
 	seq int
+	err error // the last write's
 }
 
 func oaiStartSSE(w http.ResponseWriter) *oaiSSE {
@@ -424,7 +425,7 @@ func oaiStartSSE(w http.ResponseWriter) *oaiSSE {
 // data sends a `data:` line only, as Chat Completions does.
 func (s *oaiSSE) data(v any) {
 	b, _ := json.Marshal(v)
-	fmt.Fprintf(s.w, "data: %s\n\n", b)
+	_, s.err = fmt.Fprintf(s.w, "data: %s\n\n", b)
 	s.flush()
 }
 
@@ -441,7 +442,7 @@ func (s *oaiSSE) event(typ string, fields map[string]any) {
 	fields["sequence_number"] = s.seq
 	s.seq++
 	b, _ := json.Marshal(fields)
-	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", typ, b)
+	_, s.err = fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", typ, b)
 	s.flush()
 }
 

@@ -109,8 +109,8 @@ func (rr *respReply) whole(w http.ResponseWriter, r *http.Request) {
 	case ReplyStatus, ReplyStreamError:
 		oaiWriteStatus(w, r, rr.rep)
 		return
-	case ReplyStall:
-		oaiStall(r)
+	case ReplyStall, ReplyCut, ReplyFlood:
+		oaiStall(r) // a whole reply cannot be cut or flood: it waits instead
 		return
 	}
 	items, out := rr.items()
@@ -128,6 +128,10 @@ func (rr *respReply) stream(w http.ResponseWriter, r *http.Request) {
 	case ReplyStall:
 		oaiStall(r)
 		return
+	case ReplyCut, ReplyFlood:
+		sse.event("response.in_progress", map[string]any{"response": rr.response("in_progress", nil, nil)})
+		rr.streamText(r, sse)
+		cutConnection()
 	case ReplyStreamError:
 		sse.event("response.in_progress", map[string]any{"response": rr.response("in_progress", nil, nil)})
 		status, typ, code, msg := oaiErrorFields(rr.rep, r.Header.Get("Authorization"))
@@ -146,6 +150,29 @@ func (rr *respReply) stream(w http.ResponseWriter, r *http.Request) {
 		rr.streamItem(sse, i, it)
 	}
 	sse.event("response.completed", map[string]any{"response": rr.response("completed", items, rr.usageJSON(out))})
+}
+
+// streamText starts a message item and streams a ReplyCut's Content, or a
+// ReplyFlood's endless text, into it.
+func (rr *respReply) streamText(r *http.Request, sse *oaiSSE) {
+	id := oaiID("msg_")
+	sse.event("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
+		"type": "message", "id": id, "status": "in_progress", "role": "assistant", "content": []any{}}})
+	sse.event("response.content_part.added", map[string]any{"item_id": id, "output_index": 0, "content_index": 0,
+		"part": outputText("")})
+	delta := func(p string) {
+		sse.event("response.output_text.delta", map[string]any{"item_id": id, "output_index": 0, "content_index": 0,
+			"delta": p, "logprobs": []any{}})
+	}
+	if rr.rep.Kind == ReplyFlood {
+		for flooding(r, sse.err) {
+			delta(floodPiece)
+		}
+		return
+	}
+	for _, p := range oaiPieces(rr.rep.Content) {
+		delta(p)
+	}
 }
 
 // streamItem sends one output item as its added, delta, done events.

@@ -36,6 +36,8 @@ const (
 	ReplyStatus        = "status"         // an HTTP error: Status, RetryAfter, Error*
 	ReplyStreamError   = "stream_error"   // starts streaming, then an error event
 	ReplyStall         = "stall"          // starts streaming, then sends nothing until the client gives up
+	ReplyCut           = "cut"            // streams Content as text, then the connection drops: no end of the reply, no final usage
+	ReplyFlood         = "flood"          // streams text without end, until the client hangs up
 )
 
 // Reply is one scripted response. Each server renders it in its own wire
