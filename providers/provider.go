@@ -236,7 +236,9 @@ type Usage struct {
 	Reasoning   int64    `json:"reasoning"`
 	CostUSD     *float64 `json:"cost_usd"`
 	// CostEstimated says the cost is an estimate at list prices, not what
-	// was charged: a CLI agent logged in with a subscription reports one.
+	// was charged: a CLI agent logged in with a subscription reports one,
+	// and a stream that ended before its usage report is charged one
+	// (Unreported), its counts estimated too.
 	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 

@@ -183,7 +183,7 @@ func (p *Provider) call(ctx context.Context, req providers.Request, past []provi
 	// Closing the body is what stops a stream that ended early; a
 	// cancelled ctx has already torn the connection down.
 	defer stream.Close()
-	acc := accumulator{keep: len(paused) > 0}
+	acc := accumulator{keep: len(paused) > 0, input: func() int64 { return providers.EstimateInput(req, past) }}
 	for stream.Next() {
 		ev := stream.Current()
 		if err := acc.add(ev); err != nil {

@@ -19,6 +19,14 @@ type accumulator struct {
 	stop    string
 	stopped bool // message_stop arrived
 	keep    bool // keep the blocks as Raw (a paused turn's continuation)
+
+	// What a stream that ends before message_delta's usage is charged by
+	// (providers.Unreported): message_start counts the input, not the output.
+	began    bool         // an event arrived
+	started  bool         // message_start arrived, with the input's count
+	reported bool         // message_delta arrived, with the output's count
+	streamed int          // bytes of text, thinking and tool input streamed
+	input    func() int64 // the request's estimated input
 }
 
 type block struct {
@@ -44,8 +52,10 @@ type wireUsage struct {
 }
 
 func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
+	a.began = true
 	switch ev.Type {
 	case "message_start":
+		a.started = true
 		u := ev.Message.Usage
 		a.usage = wireUsage{input: u.InputTokens, cacheRead: u.CacheReadInputTokens,
 			cacheWrite: u.CacheCreationInputTokens, output: u.OutputTokens}
@@ -75,6 +85,7 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 			return fmt.Errorf("a delta for content block %d, of which there are %d", ev.Index, len(a.blocks))
 		}
 		b := &a.blocks[ev.Index]
+		a.streamed += len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking)
 		switch ev.Delta.Type {
 		case "text_delta":
 			b.text = append(b.text, ev.Delta.Text...)
@@ -86,6 +97,7 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 			b.signature = ev.Delta.Signature
 		}
 	case "message_delta":
+		a.reported = true
 		a.stop = string(ev.Delta.StopReason)
 		u := ev.Usage
 		a.usage.output = u.OutputTokens
@@ -127,11 +139,21 @@ func (u wireUsage) sane() wireUsage {
 		output: c(u.output), thinking: c(u.thinking), cacheWrite1h: c(u.cacheWrite1h)}
 }
 
-// partial is what an interrupted call still reports: its usage.
+// partial is what an interrupted call still reports: its usage, estimated
+// where the stream began but ended before message_delta said the output
+// (providers.Unreported; the input message_start said stands).
 func (a *accumulator) partial() Result {
 	w := a.usage.sane()
 	w1h := min(w.cacheWrite1h, w.cacheWrite)
-	return Result{Usage: w.normalised().Sane(), CacheWriteInput: w.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
+	u := w.normalised().Sane()
+	if a.began && !a.reported {
+		var in int64
+		if !a.started && a.input != nil {
+			in = a.input()
+		}
+		u = providers.Unreported(u, in, a.streamed)
+	}
+	return Result{Usage: u, CacheWriteInput: w.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
 }
 
 // result turns the finished stream into the step's action and the

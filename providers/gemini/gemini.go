@@ -104,15 +104,31 @@ func (p *provider) turn(ctx context.Context, req providers.Request, past []provi
 		blocked  string
 		chunks   int
 		finished bool
+		reported bool     // the whole call's usage arrived
 		searches []string // Google Search grounding's queries, as the last chunk says
 	)
+	// charge is the call's usage: the last chunk's report, or, for a stream
+	// that began but ended before the chunk that finishes it (whose usage is
+	// the whole call's), what it reported so far with the rest estimated
+	// (providers.Unreported).
+	charge := func() providers.Usage {
+		u := usageOf(usage)
+		if chunks == 0 || reported {
+			return u
+		}
+		return providers.Unreported(u, providers.EstimateInput(req, past), acc.streamed())
+	}
 	for chunk, err := range p.client.Models.GenerateContentStream(ctx, p.model, contents, cfg) {
 		if err != nil {
-			return providers.Action{}, nil, usageOf(usage), p.classify(ctx, err)
+			return providers.Action{}, nil, charge(), p.classify(ctx, err)
 		}
 		chunks++
 		if chunk.UsageMetadata != nil {
 			usage = chunk.UsageMetadata
+			// Every chunk says the usage so far; the one that finishes
+			// the candidate (or one after it) says the whole call's.
+			reported = finished || (len(chunk.Candidates) > 0 && chunk.Candidates[0] != nil &&
+				chunk.Candidates[0].FinishReason != "" && chunk.Candidates[0].FinishReason != genai.FinishReasonUnspecified)
 		}
 		if pf := chunk.PromptFeedback; pf != nil && pf.BlockReason != "" {
 			blocked = string(pf.BlockReason)
@@ -139,7 +155,7 @@ func (p *provider) turn(ctx context.Context, req providers.Request, past []provi
 			finished = true
 		}
 	}
-	u := usageOf(usage)
+	u := charge()
 	if blocked != "" && len(acc.parts) == 0 {
 		return providers.Action{}, nil, u, &providers.Error{Class: providers.ClassProvider,
 			Message: fmt.Sprintf("gemini %s blocked the prompt (%s); the same prompt will be blocked again", p.model, blocked)}
@@ -192,6 +208,19 @@ func (r *reply) add(parts []*genai.Part) {
 		}
 		r.parts = append(r.parts, p)
 	}
+}
+
+// streamed is the bytes of output the parts hold: text, thoughts and
+// function calls' arguments, for an estimate of a cut call's output.
+func (r *reply) streamed() int {
+	n := 0
+	for _, p := range r.parts {
+		n += len(p.Text)
+		if p.FunctionCall != nil {
+			n += len(p.FunctionCall.Name) + len(argsJSON(p.FunctionCall.Args))
+		}
+	}
+	return n
 }
 
 func plainText(p *genai.Part) bool {

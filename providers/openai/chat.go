@@ -73,18 +73,22 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, past []p
 		at       = map[int64]int{} // tool-call index → position in calls
 		finished bool
 		usage    providers.Usage
+		mt       meter
 	)
 	for stream.Next() {
 		ch := stream.Current()
+		mt.began = true
 		if ch.JSON.Usage.Valid() {
-			usage = p.usage(ch.Usage)
+			usage, mt.reported = p.usage(ch.Usage), true
 		} else if g, ok := ch.JSON.ExtraFields["x_groq"]; ok {
 			usage = p.groqUsage(g.Raw(), usage)
+			mt.reported = mt.reported || usage != (providers.Usage{})
 		}
 		for _, choice := range ch.Choices {
 			if choice.Index != 0 {
 				continue
 			}
+			mt.streamed += len(choice.Delta.Content) + len(choice.Delta.Refusal)
 			text.WriteString(choice.Delta.Content)
 			text.WriteString(choice.Delta.Refusal)
 			req.StreamText(choice.Delta.Content)
@@ -107,6 +111,7 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, past []p
 					calls[i].name = tc.Function.Name
 				}
 				calls[i].args.WriteString(tc.Function.Arguments)
+				mt.streamed += len(tc.Function.Name) + len(tc.Function.Arguments)
 				req.StreamText(tc.Function.Arguments)
 			}
 			if choice.FinishReason != "" {
@@ -114,6 +119,7 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, past []p
 			}
 		}
 	}
+	usage = mt.charge(usage, req, past)
 	if err := stream.Err(); err != nil {
 		return providers.Action{}, nil, usage, err
 	}

@@ -136,14 +136,17 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, pas
 		usage providers.Usage
 		done  bool
 		final []responses.ResponseOutputItemUnion
+		mt    meter
 	)
 	for stream.Next() {
 		ev := stream.Current()
+		mt.began = true
 		switch ev.Type {
 		case "response.output_item.added", "response.output_item.done":
 			item(ev.OutputIndex).set(ev.Item)
 		case "response.function_call_arguments.delta":
 			item(ev.OutputIndex).args.WriteString(ev.Delta)
+			mt.streamed += len(ev.Delta)
 			req.StreamText(ev.Delta)
 		case "response.function_call_arguments.done":
 			it := item(ev.OutputIndex)
@@ -151,19 +154,25 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, pas
 			it.args.WriteString(ev.Arguments)
 		case "response.output_text.delta", "response.refusal.delta":
 			item(ev.OutputIndex).text.WriteString(ev.Delta)
+			mt.streamed += len(ev.Delta)
 			req.StreamText(ev.Delta)
+		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+			mt.streamed += len(ev.Delta)
 		case "response.completed", "response.incomplete":
 			// An incomplete response (max_output_tokens, a content filter)
 			// still reports what it wrote; coordination judges it.
 			usage, done, final = p.usage(ev.Response.Usage), true, ev.Response.Output
+			mt.reported = ev.Response.JSON.Usage.Valid()
 		case "response.failed":
 			e := ev.Response.Error
-			return providers.Action{}, nil, p.usage(ev.Response.Usage), &streamFailure{
+			mt.reported = ev.Response.JSON.Usage.Valid()
+			return providers.Action{}, nil, mt.charge(p.usage(ev.Response.Usage), req, past), &streamFailure{
 				Code: string(e.Code), Type: e.Type, Message: e.Message}
 		case "error":
-			return providers.Action{}, nil, usage, &streamFailure{Code: ev.Code, Message: ev.Message}
+			return providers.Action{}, nil, mt.charge(usage, req, past), &streamFailure{Code: ev.Code, Message: ev.Message}
 		}
 	}
+	usage = mt.charge(usage, req, past)
 	if err := stream.Err(); err != nil {
 		return providers.Action{}, nil, usage, err
 	}

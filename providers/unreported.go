@@ -1,0 +1,72 @@
+package providers
+
+// A streamed reply's usage comes at its end (Chat Completions' usage chunk,
+// Responses' response.completed, Anthropic's message_delta, Gemini's last
+// chunk). A stream that ends before it — the connection drops, the server
+// closes it early or fails mid-reply, or never reports usage at all — still
+// ran the model on the prompt and streamed what it streamed, and the account
+// is billed for that. Counted as nothing, a cost or token budget would never
+// bind against such a server, and the resilience layer would retry it at no
+// charge. So an adapter whose stream began (one event arrived) but ended
+// without its usage report charges Unreported instead: what the server did
+// report, with what it left out estimated.
+
+// EstimateImageTokens is what an estimate counts for one image: about the
+// most any of the APIs bills one (Anthropic's 1,600 tokens at its
+// 1.15-megapixel cap), as a budget's worst case before a run counts it.
+const EstimateImageTokens = 1600
+
+// EstimateTokens counts a token for every four bytes of text, rounded up:
+// about four characters a token for English (the rule the price estimate
+// before a run uses), and more tokens than characters/4 for text in other
+// scripts, whose characters take more bytes and more tokens. An estimate
+// that errs, errs towards charging more.
+func EstimateTokens(bytes int) int64 { return int64(bytes+3) / 4 }
+
+// EstimateInput is the input of a call that sends req after the tool loop's
+// rounds past: its system text, prompt, tools, refused attempts, rounds and
+// images, by EstimateTokens (images by EstimateImageTokens). The wire's own
+// framing and a model's chat template add a little; the images' base64,
+// which no API bills by its length, is left out.
+func EstimateInput(req Request, past []Exchange) int64 {
+	n := len(req.System) + len(req.Prompt)
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	for _, t := range req.History {
+		n += actionBytes(t.Reply) + len(t.Problem)
+	}
+	for _, ex := range past {
+		n += actionBytes(ex.Reply)
+		for _, r := range ex.Results {
+			n += len(r.Content)
+		}
+	}
+	return EstimateTokens(n) + int64(len(req.Images))*EstimateImageTokens
+}
+
+func actionBytes(a Action) int {
+	n := len(a.Text)
+	for _, c := range a.Calls {
+		n += len(c.Name) + len(c.Args)
+	}
+	return n
+}
+
+// Unreported is the usage of a call whose stream began but ended without
+// its usage report: reported is what the stream did say (Anthropic's and
+// Gemini's early events count the prompt; zero when nothing was said), input
+// the call's estimated input (EstimateInput) and streamed the bytes of text,
+// tool arguments and reasoning the reply streamed. What the server reported
+// of the input stands (it is exact); input it left at zero is estimated; the
+// output is at least what streamed. The cost is left to pricing and marked
+// CostEstimated: it is not what the server reported.
+func Unreported(reported Usage, input int64, streamed int) Usage {
+	u := reported
+	if u.Input == 0 {
+		u.Input = input
+	}
+	u.Output = max(u.Output, EstimateTokens(streamed))
+	u.CostUSD, u.CostEstimated = nil, true
+	return u.Sane()
+}
