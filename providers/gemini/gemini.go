@@ -155,6 +155,7 @@ func (p *provider) turn(ctx context.Context, req providers.Request, past []provi
 			finished = true
 		}
 	}
+	acc.flush()
 	u := charge()
 	if blocked != "" && len(acc.parts) == 0 {
 		return providers.Action{}, nil, u, &providers.Error{Class: providers.ClassProvider,
@@ -189,6 +190,12 @@ func usageOf(m *genai.GenerateContentResponseUsageMetadata) providers.Usage {
 // reply accumulates the streamed parts of one candidate.
 type reply struct {
 	parts []*genai.Part
+	// open is the first piece of the plain text streaming after parts, and
+	// text that text so far: joined in a builder, in time linear in its
+	// length, where joining each piece onto the last copied the whole text
+	// again for every one of a long reply's thousands of pieces.
+	open *genai.Part
+	text strings.Builder
 }
 
 // add appends streamed parts in order. Adjacent plain text pieces are joined;
@@ -200,20 +207,35 @@ func (r *reply) add(parts []*genai.Part) {
 		if p == nil {
 			continue
 		}
-		if n := len(r.parts); n > 0 && plainText(p) && plainText(r.parts[n-1]) {
-			joined := *r.parts[n-1]
-			joined.Text += p.Text
-			r.parts[n-1] = &joined
+		if plainText(p) {
+			if r.open == nil {
+				r.open = p
+			}
+			r.text.WriteString(p.Text)
 			continue
 		}
+		r.flush()
 		r.parts = append(r.parts, p)
 	}
+}
+
+// flush ends the plain text streaming: it becomes one part, the first
+// piece's with the whole text.
+func (r *reply) flush() {
+	if r.open == nil {
+		return
+	}
+	joined := *r.open
+	joined.Text = r.text.String()
+	r.parts = append(r.parts, &joined)
+	r.open = nil
+	r.text.Reset()
 }
 
 // streamed is the bytes of output the parts hold: text, thoughts and
 // function calls' arguments, for an estimate of a cut call's output.
 func (r *reply) streamed() int {
-	n := 0
+	n := r.text.Len()
 	for _, p := range r.parts {
 		n += len(p.Text)
 		if p.FunctionCall != nil {
@@ -237,6 +259,7 @@ type rawReply struct {
 // action turns the accumulated parts into the provider-neutral Action:
 // function calls in order, the visible text, and the parts verbatim in Raw.
 func (r *reply) action(tools []providers.Tool) providers.Action {
+	r.flush()
 	var a providers.Action
 	var text strings.Builder
 	for _, p := range r.parts {
