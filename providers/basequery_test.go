@@ -35,7 +35,7 @@ func TestBaseURLQueryGoesWithEveryRequestToItsOrigin(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(handler))
 	defer other.Close()
 
-	client, base := providers.BaseURLQuery(providers.BoundedErrorBodies(providers.SameHostRedirects(nil)), srv.URL+"/v1?token=T0&api-version=2024-10-21")
+	client, base := providers.BaseURLQuery(providers.BoundedBodies(providers.SameHostRedirects(nil)), srv.URL+"/v1?token=T0&api-version=2024-10-21")
 	if base != srv.URL+"/v1" {
 		t.Fatalf("base URL for the SDK = %q; want it without its query", base)
 	}
@@ -74,7 +74,7 @@ func TestBaseURLQueryGoesWithEveryRequestToItsOrigin(t *testing.T) {
 
 // TestBaseURLQueryKeepsTheClientsRules: the client BaseURLQuery returns
 // still refuses a redirect to another host (SameHostRedirects) and still
-// bounds an error body (BoundedErrorBodies).
+// bounds an error body (BoundedBodies).
 func TestBaseURLQueryKeepsTheClientsRules(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer other.Close()
@@ -87,7 +87,7 @@ func TestBaseURLQueryKeepsTheClientsRules(t *testing.T) {
 		w.Write(make([]byte, providers.MaxErrorBody+1000))
 	}))
 	defer srv.Close()
-	client, base := providers.BaseURLQuery(providers.BoundedErrorBodies(providers.SameHostRedirects(nil)), srv.URL+"/v1?token=T0")
+	client, base := providers.BaseURLQuery(providers.BoundedBodies(providers.SameHostRedirects(nil)), srv.URL+"/v1?token=T0")
 	_, err := client.Get(base + "/away")
 	if err == nil || !strings.Contains(err.Error(), "redirected to another host") {
 		t.Errorf("a redirect to another host: err = %v; want it refused", err)

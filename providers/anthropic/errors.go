@@ -49,6 +49,9 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 		return &providers.Error{Class: providers.ClassTimeout, Err: ctxErr,
 			Message: fmt.Sprintf("the Anthropic call to %s %s", p.model, what)}
 	}
+	if errors.Is(err, providers.ErrResponseTooLarge) {
+		return providers.TooLarge(p.backend+"/"+p.model, err)
+	}
 	var ae *sdk.Error
 	if !errors.As(err, &ae) {
 		// No API error: the request never got an answer (connection refused,

@@ -18,7 +18,7 @@ import (
 // server that answers 200 and streams text without end (a hostile server, or
 // a broken one looping). Without a bound the client reads, and the adapter
 // keeps, whatever comes until the step's deadline: memory grows the whole
-// time. The client must stop near (64 << 20), fail the call
+// time. The client must stop near providers.MaxResponseBody, fail the call
 // with an error that names the backend and the limit (not a timeout, not
 // retried), and still charge what streamed so far.
 func TestAnEndlessReplyIsCutAtTheCap(t *testing.T) {
@@ -81,7 +81,7 @@ type countingWriter struct {
 }
 
 func (w countingWriter) Write(b []byte) (int, error) {
-	if w.n.Load() > 2*(64<<20) {
+	if w.n.Load() > 2*providers.MaxResponseBody {
 		return 0, errFloodOver
 	}
 	n, err := w.ResponseWriter.Write(b)

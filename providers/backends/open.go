@@ -152,14 +152,15 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 // sharedHTTP is the client of every adapter when the Config names none, so
 // agents on one backend share connections. It follows no redirect to another
 // host (providers.SameHostRedirects).
-// It reads no more than providers.MaxErrorBody of an error response's body.
-var sharedHTTP = providers.BoundedErrorBodies(providers.SameHostRedirects(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}))
+// It reads no more than providers.MaxErrorBody of an error response's body,
+// nor providers.MaxResponseBody of any other (providers.BoundedBodies).
+var sharedHTTP = providers.BoundedBodies(providers.SameHostRedirects(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}))
 
 // httpClient is the client handed to adapters: the Config's own (tests) with
-// the same redirect policy and error-body bound, else the shared one.
+// the same redirect policy and body bounds, else the shared one.
 func (c Config) httpClient() *http.Client {
 	if c.HTTPClient != nil {
-		return providers.BoundedErrorBodies(providers.SameHostRedirects(c.HTTPClient))
+		return providers.BoundedBodies(providers.SameHostRedirects(c.HTTPClient))
 	}
 	return sharedHTTP
 }

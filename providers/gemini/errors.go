@@ -30,6 +30,9 @@ func (p *provider) classify(ctx context.Context, err error) error {
 			Err:     errors.Join(context.DeadlineExceeded, cause)}
 	}
 
+	if errors.Is(err, providers.ErrResponseTooLarge) {
+		return providers.TooLarge(p.backend+"/"+p.model, cause)
+	}
 	ae, ok := apiError(err)
 	if !ok {
 		var typeErr *json.UnmarshalTypeError

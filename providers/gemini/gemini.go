@@ -118,8 +118,12 @@ func (p *provider) turn(ctx context.Context, req providers.Request, past []provi
 		}
 		return providers.Unreported(u, providers.EstimateInput(req, past), acc.streamed())
 	}
+	ctx = providers.WatchCap(ctx)
 	for chunk, err := range p.client.Models.GenerateContentStream(ctx, p.model, contents, cfg) {
 		if err != nil {
+			if providers.Capped(ctx) {
+				err = providers.ErrResponseTooLarge
+			}
 			return providers.Action{}, nil, charge(), p.classify(ctx, err)
 		}
 		chunks++

@@ -48,6 +48,9 @@ func (c *core) classify(ctx context.Context, err error) error {
 		return &providers.Error{Class: providers.ClassProvider, Err: context.Cause(ctx),
 			Message: fmt.Sprintf("the request to %s was cancelled", c.who())}
 	}
+	if errors.Is(err, providers.ErrResponseTooLarge) {
+		return providers.TooLarge(c.who(), err)
+	}
 	var api *oai.Error
 	if errors.As(err, &api) {
 		return c.fromStatus(api.StatusCode, api.Code, api.Type, api.Message, retryAfter(api.Response), false, err)
