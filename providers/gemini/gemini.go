@@ -130,9 +130,11 @@ func (p *provider) turn(ctx context.Context, req providers.Request, past []provi
 		if chunk.UsageMetadata != nil {
 			usage = chunk.UsageMetadata
 			// Every chunk says the usage so far; the one that finishes
-			// the candidate (or one after it) says the whole call's.
+			// the candidate (or one after it), or blocks the prompt, says
+			// the whole call's.
 			reported = finished || (len(chunk.Candidates) > 0 && chunk.Candidates[0] != nil &&
-				chunk.Candidates[0].FinishReason != "" && chunk.Candidates[0].FinishReason != genai.FinishReasonUnspecified)
+				chunk.Candidates[0].FinishReason != "" && chunk.Candidates[0].FinishReason != genai.FinishReasonUnspecified) ||
+				(chunk.PromptFeedback != nil && chunk.PromptFeedback.BlockReason != "")
 		}
 		if pf := chunk.PromptFeedback; pf != nil && pf.BlockReason != "" {
 			blocked = string(pf.BlockReason)

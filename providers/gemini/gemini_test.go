@@ -699,17 +699,20 @@ func TestCutStreamAndBlockedPromptAreProviderErrors(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]},"index":0}]}`+"\r\n\r\n")
 	})
-	_, _, err := cut.Step(context.Background(), stepRequest(newAnswerTool()))
+	_, cu, err := cut.Step(context.Background(), stepRequest(newAnswerTool()))
 	if providers.ClassOf(err) != providers.ClassProvider || !strings.Contains(fmt.Sprint(err), "before the model finished") {
 		t.Errorf("cut stream: %v", err)
+	}
+	if cu.Input <= 0 || cu.Output <= 0 || !cu.CostEstimated {
+		t.Errorf("cut stream without usage: usage %+v; want an estimate (providers.Unreported)", cu)
 	}
 	blocked := handlerRig(t, flash, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, `data: {"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":9}}`+"\r\n\r\n")
 	})
 	_, u, err := blocked.Step(context.Background(), stepRequest(newAnswerTool()))
-	if providers.ClassOf(err) != providers.ClassProvider || !strings.Contains(fmt.Sprint(err), "PROHIBITED_CONTENT") || u.Input != 9 {
-		t.Errorf("blocked prompt: %v, usage %+v", err, u)
+	if providers.ClassOf(err) != providers.ClassProvider || !strings.Contains(fmt.Sprint(err), "PROHIBITED_CONTENT") || u.Input != 9 || u.CostEstimated {
+		t.Errorf("blocked prompt: %v, usage %+v; want the reported usage, not an estimate", err, u)
 	}
 }
 
