@@ -4,7 +4,8 @@
 // clients can be pointed at them in tests, benchmarks and offline runs.
 //
 // Every server plays a per-model script of replies (an answer, a vote, plain
-// text, malformed arguments, an HTTP error, an error mid-stream, a stall) and
+// text, malformed arguments, an HTTP error, an error mid-stream, a stall, a
+// connection cut mid-reply, an endless reply) and
 // falls back to a default policy that lets a team of fakes reach consensus.
 // fake knows the providers package only for tool names; nothing of
 // coordination.

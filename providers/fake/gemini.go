@@ -38,7 +38,9 @@ const GeminiDummySignature = "skip_thought_signature_validator"
 // malformed_args is finishReason MALFORMED_FUNCTION_CALL with no content
 // (Gemini's arguments are structured, so broken JSON never reaches a client);
 // stream_error sends one chunk, then `data: {"error": …}`; stall sends the
-// headers and one chunk, then nothing until the client disconnects.
+// headers and one chunk, then nothing until the client disconnects; cut sends
+// the Content in one chunk with the running usage, then drops the connection;
+// flood sends such chunks until the client hangs up.
 //
 // A reply's Usage is in the normalised form of providers.Usage: Output
 // includes Reasoning, so the fake reports candidatesTokenCount =
