@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 			os.Exit(fakeCLI(os.Args[2:]))
 		case "cli-parent", "cli-parent-sandboxed":
 			os.Exit(cliParent(os.Args[1] == "cli-parent-sandboxed", os.Args[2], os.Args[3]))
+		case "killed-step":
+			os.Exit(killedStep(os.Args[2], os.Args[3]))
 		case "relay-server":
 			v, err := relay.ReadView(os.Args[3])
 			if err != nil {
