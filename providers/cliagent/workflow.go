@@ -26,7 +26,8 @@ import (
 // are coordination's, which refuses through the next attempt's History.
 type workflow struct {
 	dir    string
-	peers  string // beside dir: the shown answers' files (peerFiles)
+	peers  string   // beside dir: the shown answers' files (peerFiles)
+	lock   *os.File // held while dir and peers live (steplock.go)
 	socket string
 	ln     net.Listener
 	tools  []providers.Tool
@@ -42,29 +43,31 @@ type workflow struct {
 
 // listenWorkflow opens a step's socket in a fresh private directory: under
 // base (the agent's own directory, with its other private files) when the
-// socket's path fits there, else under TMPDIR.
+// socket's path fits there, else under TMPDIR. It first sweeps there what
+// killed runs left (sweepSteps).
 func listenWorkflow(base string, tools []providers.Tool, extra *extraTools, lim *limits) (*workflow, error) {
 	// A Unix socket's path is limited to 108 bytes.
 	if base == "" || len(base)+len("/massgen-step-4294967295/relay.sock") > 100 {
 		base = ""
 	}
-	dir, err := os.MkdirTemp(base, "massgen-step-")
+	sweepSteps(base)
+	dir, lock, err := stepDir(base)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the step's socket directory: %w", err)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		os.RemoveAll(dir)
+		releaseStep(dir, lock)
 		return nil, err
 	}
-	w := &workflow{dir: dir, peers: dir + ".peers", socket: filepath.Join(dir, "relay.sock"), tools: tools, extra: extra, lim: lim, landed: make(chan struct{})}
+	w := &workflow{dir: dir, peers: dir + ".peers", lock: lock, socket: filepath.Join(dir, "relay.sock"), tools: tools, extra: extra, lim: lim, landed: make(chan struct{})}
 	ln, err := net.Listen("unix", w.socket)
 	if err != nil {
-		os.RemoveAll(dir)
+		releaseStep(dir, lock)
 		return nil, fmt.Errorf("cannot listen on the step's socket: %w", err)
 	}
 	if err := os.Chmod(w.socket, 0o600); err != nil {
 		ln.Close()
-		os.RemoveAll(dir)
+		releaseStep(dir, lock)
 		return nil, err
 	}
 	w.ln = ln
@@ -180,14 +183,13 @@ func (w *workflow) landedCall() *providers.ToolCall {
 
 // close stops listening, ends the calls and questions in progress (a
 // permission question that waits for a person is refused), waits for them
-// and removes the socket's directory.
+// and removes the socket's directory and the peers' files.
 func (w *workflow) close() {
 	w.ln.Close()
 	w.extra.end()
 	w.gate.end()
 	w.wg.Wait()
-	os.RemoveAll(w.dir)
-	os.RemoveAll(w.peers)
+	releaseStep(w.dir, w.lock)
 }
 
 func toolNames(tools []providers.Tool) string {
