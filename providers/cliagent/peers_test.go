@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen-mcp/internal/unprivileged"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -96,5 +97,28 @@ func TestACLIAgentCannotChangeItsPeersFiles(t *testing.T) {
 				t.Errorf("the CLI agent can see its peer's agent id: %q", args.Content)
 			}
 		})
+	}
+}
+
+// TestACLIRunFailsOnPeersFilesItCannotShow: a peer's files shown with some
+// missing (one that could not be copied: a full disk, a damaged snapshot)
+// would pass for the peer's whole answer. The run fails instead, naming the
+// peer by its alias, never by its agent id.
+func TestACLIRunFailsOnPeersFilesItCannotShow(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "agents", "opus_the_peer", "002", "workspace")
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(snap, "hello.py"), []byte("print('peer')\n"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	sh := providers.ShownAnswer{Alias: "agent2", Label: "agent2.1", FilesDir: snap}
+	var err error
+	unprivileged.Do(t, func() { _, err = peerFiles(&Confinement{}, false, filepath.Join(t.TempDir(), "run.peers"), sh) })
+	if err == nil {
+		t.Fatal("agent2's files were shown without hello.py, and nothing said so")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "agent2") || !strings.Contains(msg, "hello.py") || strings.Contains(msg, "opus_the_peer") {
+		t.Errorf("the error should name agent2 and hello.py, never the peer's agent id: %v", err)
 	}
 }

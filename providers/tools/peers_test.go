@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen-mcp/internal/unprivileged"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox/sandboxtest"
 )
@@ -78,5 +79,44 @@ func TestToolsShowNoPeersAgentID(t *testing.T) {
 		if strings.Contains(res.Content, peerID) {
 			t.Errorf("%s %v names the peer's agent id %q:\n%s", c.tool, c.args, peerID, res.Content)
 		}
+	}
+}
+
+// TestACommandFailsOnPeersFilesItCannotShow: a peer's tree that misses
+// files (a directory that could not be listed, a full disk) would show a
+// command the peer's answer with files missing, as if the peer had not
+// made them. The command does not run on it; what it says names the peer
+// by its alias and the entry inside its tree, never by its agent id.
+func TestACommandFailsOnPeersFilesItCannotShow(t *testing.T) {
+	const peerID = "claude_opus_peer"
+	base := t.TempDir()
+	ws := filepath.Join(base, "agents", "me", "workspace")
+	snap := filepath.Join(base, "agents", peerID, "003", "workspace")
+	for _, d := range []string{ws, filepath.Join(snap, "src")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(snap, "src", "index.html"), []byte("<h1>peer page</h1>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(snap, "src"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(snap, "src"), 0o755) })
+	tb, err := New(Config{Workspace: ws, Peers: PeersOf([]providers.ShownAnswer{{Alias: "agent1", FilesDir: snap}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	unprivileged.Do(t, func() { dir, _, err = tb.peerTrees() })
+	if dir != "" {
+		defer os.RemoveAll(dir)
+	}
+	if err == nil {
+		t.Fatal("peers/agent1/ was shown to a command without src/, and nothing said so")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "peers/agent1/") || !strings.Contains(msg, "src") || strings.Contains(msg, peerID) {
+		t.Errorf("the error should name peers/agent1/ and src, never the peer's agent id: %v", err)
 	}
 }
