@@ -23,10 +23,13 @@ import (
 // says so (copied where a link fails: another file system), else cloned or
 // copied without their write bits, symlinks made again with their
 // targets. Hard links are the snapshot's own files, so they are for a tree
-// only ever bound read-only (the mount refuses writes and chmod alike). An
-// entry that cannot be read is left out, as it could not have been read at
-// src either, and so is one skip says to leave out (given its path inside
-// src, slash-separated; skip may be nil); errors name dst's paths only.
+// only ever bound read-only (the mount refuses writes and chmod alike).
+// Entries skip says to leave out are left out (given their path inside
+// src, slash-separated; skip may be nil). Any other entry it cannot
+// rebuild (unreadable, a full disk) fails the copy, naming the entry by
+// its path inside the tree: a tree with files missing would pass for the
+// peer's whole answer. Errors name no path of src's (a snapshot's names
+// its agent); what is left at dst is the caller's to remove.
 func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) bool) error {
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return err
@@ -36,24 +39,17 @@ func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) b
 	}
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if path == src {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err // src's path names what dst's must not
-			}
 			if err != nil {
-				return fmt.Errorf("the tree to show cannot be read: %w", err)
+				return fmt.Errorf("the tree to show cannot be read: %w", bare(err))
 			}
 			return nil
 		}
-		if err != nil {
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+		rel, rerr := filepath.Rel(src, path)
+		if rerr != nil {
+			return rerr
 		}
-		rel, err := filepath.Rel(src, path)
 		if err != nil {
-			return nil
+			return notCopied(rel, err)
 		}
 		if skip != nil && skip(filepath.ToSlash(rel), d) {
 			if d.IsDir() {
@@ -61,21 +57,50 @@ func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) b
 			}
 			return nil
 		}
-		to := filepath.Join(dst, rel)
-		switch t := d.Type(); {
-		case t.IsDir():
-			return os.Mkdir(to, 0o700)
-		case t&fs.ModeSymlink != 0:
-			if target, err := os.Readlink(path); err == nil {
-				_ = os.Symlink(target, to)
-			}
-		case t.IsRegular():
-			if !link || os.Link(path, to) != nil {
-				_ = copyReadOnly(path, to)
-			}
+		if err := copyEntry(path, filepath.Join(dst, rel), d.Type(), link); err != nil {
+			return notCopied(rel, err)
 		}
 		return nil
 	})
+}
+
+// copyEntry makes the entry at to again from the one at path, of type t.
+func copyEntry(path, to string, t fs.FileMode, link bool) error {
+	switch {
+	case t.IsDir():
+		return os.Mkdir(to, 0o700)
+	case t&fs.ModeSymlink != 0:
+		target, err := os.Readlink(path)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, to)
+	case t.IsRegular():
+		if link && os.Link(path, to) == nil {
+			return nil
+		}
+		return copyReadOnly(path, to)
+	}
+	return nil // a device, a socket, a FIFO: no file to read
+}
+
+// notCopied says which entry of a tree could not be rebuilt, and why.
+func notCopied(rel string, err error) error {
+	return fmt.Errorf("%s could not be copied: %w", filepath.ToSlash(rel), bare(err))
+}
+
+// bare is err without the paths an *fs.PathError or *os.LinkError carries
+// (src's names the peer's agent id).
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // copyReadOnly copies the regular file src to the new file dst (a clone
