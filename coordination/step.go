@@ -491,6 +491,9 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	cctx, unbound := boundBySession(cctx)
 	kit := svc.stepKit(cctx, s, st, v, lock, claim, mcp)
 	entry, spent, err := svc.callModel(cctx, s, st, v, step, kit)
+	if cerr := kit.close(); cerr != nil {
+		svc.log.Warn().Err(cerr).Str("session", s.ID).Str("agent", agentID).Int("step", step).Msg("the step's toolbox did not close cleanly")
+	}
 	unbound()
 	called()
 	svc.modelCallActivity()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -47,6 +48,7 @@ type AgentTools struct {
 // tool calls, which becomes the step's tools.jsonl once the step lands.
 type stepKit struct {
 	box    providers.Toolbox // nil: no tools this step
+	lazy   *lazyToolbox      // box's own, closed at the step's end
 	max    int
 	budget int64
 	web    bool
@@ -95,11 +97,21 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	if tooling == nil || (p.Workspace == "" && len(p.Contexts) == 0 && !showsFiles(p.Shown) && mcp == nil) {
 		return k
 	}
-	k.box = &guardedToolbox{g: g, inner: &lazyToolbox{build: func() (providers.Toolbox, error) { return tooling.Toolbox(ctx, p) },
+	k.lazy = &lazyToolbox{build: func() (providers.Toolbox, error) { return tooling.Toolbox(ctx, p) },
 		allowed: set.Allowed, excluded: set.Excluded, log: func(err error) {
 			svc.log.Warn().Err(err).Str("session", s.ID).Str("agent", v.Agent).Msg("the step's tools could not be set up; it runs with the workflow tools alone")
-		}}}
+		}}
+	k.box = &guardedToolbox{g: g, inner: k.lazy}
 	return k
+}
+
+// close closes the step's toolbox once its call is over (providers/tools':
+// the peers' trees its commands shared); nil for a kit without one.
+func (k *stepKit) close() error {
+	if k == nil || k.lazy == nil {
+		return nil
+	}
+	return k.lazy.close()
 }
 
 // equip puts the kit into the request of one attempt of the step, after
@@ -209,6 +221,15 @@ func (l *lazyToolbox) load() {
 			}
 		}
 	})
+}
+
+// close closes the toolbox built, if it has a Close; none is built after.
+func (l *lazyToolbox) close() error {
+	l.once.Do(func() {})
+	if c, ok := l.box.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 func (l *lazyToolbox) permits(name string) bool {

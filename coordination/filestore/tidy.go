@@ -31,7 +31,8 @@ const staleTemp = time.Minute
 func isTemp(name string) bool { return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") }
 
 // peersTree tells the directory run_command rebuilds the peers' files in
-// for one command, beside the agent's workspace (os.MkdirTemp's ".peers-*").
+// for a step's commands, beside the agent's workspace (os.MkdirTemp's
+// ".peers-*").
 func peersTree(de fs.DirEntry) bool { return de.IsDir() && strings.HasPrefix(de.Name(), ".peers-") }
 
 // stepTemp tells a step directory's temp name (".NNN.tmp-*"), which only a
@@ -120,9 +121,9 @@ func (s *Store) tidyAgent(agentDir, agent string, strict bool, tm team, t *coord
 	// old. A spend file itself is no temp: it stays, a gone holder's spend
 	// for the next take, run or end to record.
 	//
-	// run_command's peers' trees (.peers-*, providers/tools/command.go) are
-	// removed after their command, so one left is a crash's; kept while
-	// young all the same, as temps written outside the step lock are.
+	// run_command's peers' trees (.peers-*, providers/tools/peerstree.go)
+	// are removed when their step ends, so one left is a crash's; kept
+	// while young all the same, as temps written outside the step lock are.
 	t.Removed = append(t.Removed, wholefile.SweepFunc(agentDir, func(de fs.DirEntry) bool {
 		name := de.Name()
 		if peersTree(de) {

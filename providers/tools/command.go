@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -75,7 +73,7 @@ type runArgs struct {
 }
 
 // spec is the sandbox of this step's commands, the peers' files bound from
-// peers (peerTrees).
+// peers (peerTrees, peerstree.go).
 func (t *Toolbox) spec(peers []sandbox.Bind) sandbox.Spec {
 	c := t.commands
 	s := sandbox.Spec{
@@ -94,37 +92,6 @@ func (t *Toolbox) spec(peers []sandbox.Bind) sandbox.Spec {
 	}
 	s.ReadOnly = append(s.ReadOnly, peers...)
 	return s
-}
-
-// peerTrees rebuilds, for one sandboxed command, each peer's snapshot under
-// a path of its alias only (sandbox.CopyTree): bound directly, the
-// snapshot's path, agents/<agent id>/NNN/workspace, would show the peer's
-// agent id in the sandbox's mount table. The trees are hard links, bound
-// read-only at /peers/agentN, in a fresh directory beside the workspace
-// (the agent's own directory, on the snapshots' file system, never inside
-// what a command may write; TMPDIR should that fail), which the caller
-// removes after the command. The files tools hide are left out.
-func (t *Toolbox) peerTrees() (dir string, binds []sandbox.Bind, err error) {
-	for i := range t.places {
-		p := &t.places[i]
-		if !p.peer() {
-			continue
-		}
-		if dir == "" {
-			if dir, err = os.MkdirTemp(filepath.Dir(t.workspace.dir), ".peers-"); err != nil {
-				if dir, err = os.MkdirTemp("", "massgen-peers-"); err != nil {
-					return "", nil, fmt.Errorf("there is no directory to show the peers' files in: %v", unwrap(err))
-				}
-			}
-		}
-		tree := filepath.Join(dir, path.Base(p.name))
-		if err := sandbox.CopyTree(p.dir, tree, true, p.skipped); err != nil {
-			os.RemoveAll(dir)
-			return "", nil, fmt.Errorf("%s/ cannot be shown to the command: %v", p.name, unwrap(err))
-		}
-		binds = append(binds, sandbox.Bind{Src: tree, Dst: "/" + p.name})
-	}
-	return dir, binds, nil
 }
 
 // shell is bash where there is one (pipefail, [[ ]]: what models write).
@@ -149,13 +116,11 @@ func (t *Toolbox) runCommand(ctx context.Context, raw json.RawMessage) (provider
 	}
 	var peers []sandbox.Bind
 	if !t.commands.Unsandboxed {
-		dir, binds, err := t.peerTrees()
+		binds, release, err := t.peerTrees()
 		if err != nil {
 			return providers.ToolResult{Content: "the command could not run: " + err.Error(), IsError: true}, nil
 		}
-		if dir != "" {
-			defer os.RemoveAll(dir)
-		}
+		defer release()
 		peers = binds
 	}
 	res, err := sandbox.Run(ctx, t.spec(peers), []string{shell(), "-c", a.Command}, sandbox.Limits{Timeout: timeout, OutputCap: t.commands.outputCap()})

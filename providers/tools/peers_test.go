@@ -31,6 +31,9 @@ func TestToolsShowNoPeersAgentID(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(snap, "src", "index.html"), []byte("<h1>peer page</h1>\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(snap, ".env"), []byte("KEY=sk-test-dummy-not-a-key\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tb, err := New(Config{Workspace: ws, Peers: PeersOf([]providers.ShownAnswer{{Alias: "agent1", FilesDir: snap}})})
 	if err != nil {
 		t.Fatal(err)
@@ -45,10 +48,10 @@ func TestToolsShowNoPeersAgentID(t *testing.T) {
 		t.Errorf("run_command's output names the peer's agent id %q:\n%s", peerID, res.Content)
 	}
 
-	// The tree shown is the snapshot's files, read-only: no write, no
-	// chmod reaches them, a .env stays hidden, and nothing is left beside
-	// the workspace after the command.
-	os.WriteFile(filepath.Join(snap, ".env"), []byte("KEY=sk-test-dummy-not-a-key\n"), 0o644)
+	// The tree shown is the snapshot's files, read-only, to this step's
+	// second command as to its first (which built it): no write, no chmod
+	// reaches them, a .env stays hidden, and nothing is left beside the
+	// workspace once the step's toolbox is closed.
 	res = f.call(t, "run_command", map[string]any{"command": "cat /peers/agent1/.env; echo x >> /peers/agent1/src/index.html; chmod 777 /peers/agent1/src/index.html; rm -f /peers/agent1/src/index.html; cat /peers/agent1/src/index.html"})
 	if strings.Contains(res.Content, "sk-test-dummy") || strings.Contains(res.Content, peerID) {
 		t.Errorf("run_command shows the peer's .env or its agent id:\n%s", res.Content)
@@ -59,8 +62,11 @@ func TestToolsShowNoPeersAgentID(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(snap, "src", "index.html")); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("the peer's snapshot file's mode changed under a command: %v, %v", fi.Mode(), err)
 	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if left, _ := filepath.Glob(filepath.Join(base, "agents", "me", ".peers-*")); len(left) > 0 {
-		t.Errorf("the peers' trees are left after the command: %v", left)
+		t.Errorf("the peers' trees are left after the step's toolbox closed: %v", left)
 	}
 
 	for _, c := range []struct {
@@ -108,10 +114,11 @@ func TestACommandFailsOnPeersFilesItCannotShow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dir string
-	unprivileged.Do(t, func() { dir, _, err = tb.peerTrees() })
-	if dir != "" {
-		defer os.RemoveAll(dir)
+	defer tb.Close()
+	var release func()
+	unprivileged.Do(t, func() { _, release, err = tb.peerTrees() })
+	if release != nil {
+		release()
 	}
 	if err == nil {
 		t.Fatal("peers/agent1/ was shown to a command without src/, and nothing said so")

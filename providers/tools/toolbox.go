@@ -75,9 +75,10 @@ type Commands struct {
 	OutputCap int
 }
 
-// Toolbox is one step's tools. It implements providers.Toolbox and holds no
-// open files: it needs no Close (its MCP servers belong to the session's
-// MCP, which the caller closes).
+// Toolbox is one step's tools. It implements providers.Toolbox; its
+// maker closes it when the step ends (Close: the peers' trees its
+// commands shared). Its MCP servers belong to the session's MCP, which the
+// caller closes.
 type Toolbox struct {
 	workspace *place
 	places    []place // contexts, then peers
@@ -85,6 +86,7 @@ type Toolbox struct {
 	mcp       *MCP
 	run       bool // run_command is offered
 	tools     []providers.Tool
+	trees     peersTrees // run_command's view of the peers (peerstree.go)
 }
 
 var _ providers.Toolbox = (*Toolbox)(nil)
