@@ -203,10 +203,9 @@ func (svc *Service) withImages(s *Session, in []ImageInput) ([]providers.Image, 
 	return ims, nil
 }
 
-// EstimateImageTokens is an image's worst case in an estimate: about the
-// most any of the APIs bills one image (Anthropic's 1,600 tokens for an
-// image at its 1.15-megapixel cap; OpenAI's and Gemini's are less).
-const EstimateImageTokens = 1600
+// EstimateImageTokens is an image's worst case in an estimate, the one
+// the providers charge a reply cut before its usage report by.
+const EstimateImageTokens = providers.EstimateImageTokens
 
 // imageTokens is the worst case of a step's images.
 func imageTokens(s *Session) int64 { return int64(len(s.Images)) * EstimateImageTokens }
