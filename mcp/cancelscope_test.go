@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // TestAnotherTenantsCancelledNotificationLeavesARunAlone: over HTTP (served
@@ -61,4 +64,73 @@ func TestAnotherTenantsCancelledNotificationLeavesARunAlone(t *testing.T) {
 			t.Fatal("alice's run_team never returned")
 		}
 	}
+}
+
+// TestOneTenantsTwoSessionsCancelOnlyTheirOwnRequests: two clients of one
+// tenant (two MCP sessions, say two editor windows on one token) both
+// number their requests from 1. A cancel from one names its own request 7
+// and must leave the other's request 7 running; a cancel of a session's own
+// request 7 still ends it.
+func TestOneTenantsTwoSessionsCancelOnlyTheirOwnRequests(t *testing.T) {
+	srv, ts := tenantServer(t, nil)
+	svc, err := srv.TenantService("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(session, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", mcpgo.ProtocolVersion20251125)
+		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// Each client keeps the Mcp-Session-Id its initialize was answered
+	// with, as the spec has it do, and sends it on every later request.
+	open := func() string {
+		resp := post("", initializeBody)
+		resp.Body.Close()
+		return resp.Header.Get("Mcp-Session-Id")
+	}
+	first, second := open(), open()
+	if first == second {
+		t.Errorf("both initializes were answered with Mcp-Session-Id %q: the two clients cannot be told apart", first)
+	}
+	run := func(id, latency string) <-chan string {
+		got := make(chan string, 1)
+		go func() {
+			resp := post(first, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_team","arguments":{"task":"What is 6 * 7?","models":["sim:latency=`+latency+`","sim:latency=`+latency+`"],"session_id":"`+id+`","wait":true}}}`)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got <- string(b)
+		}()
+		waitFor(t, func() bool { _, ok := svc.Running(id); return ok })
+		return got
+	}
+	const cancel7 = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the client's own request"}}`
+
+	got := run("first_runs_on", "1500ms")
+	post(second, cancel7).Body.Close()
+	select {
+	case body := <-got:
+		if !strings.Contains(body, `\"status\":\"finished\"`) && !strings.Contains(body, `"status":"finished"`) {
+			t.Errorf("the first client's run_team was ended by the second client's cancel of its own request 7:\n%.600s", body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first client's run_team never returned")
+	}
+
+	run("first_cancels", "5s")
+	post(first, cancel7).Body.Close()
+	waitFor(t, func() bool {
+		res, err := svc.Result(context.Background(), "first_cancels")
+		return err == nil && res.Status == coordination.StatusCancelled
+	})
 }
