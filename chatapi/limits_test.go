@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,7 +63,13 @@ func TestTheMCPLimitsHoldHere(t *testing.T) {
 	}()
 	waitRunning(t, s, "a")
 	_, err = c.Chat.Completions.New(context.Background(), ask("massgen", "What is 17 * 23?"))
-	wantAPIError(t, "a second run past --max-runs-per-tenant", err, http.StatusTooManyRequests, "too_many_runs")
+	refusal := wantAPIError(t, "a second run past --max-runs-per-tenant", err, http.StatusTooManyRequests, "too_many_runs")
+	// It says when to try again: OpenAI's SDKs retry a 429 after the
+	// Retry-After it names (Python's only up to 60 s), and without one at
+	// once, while the team that holds the slot still runs.
+	if secs, err := strconv.Atoi(refusal.Response.Header.Get("Retry-After")); err != nil || secs < 1 || secs > 60 {
+		t.Errorf("too_many_runs has Retry-After %q, want whole seconds from 1 to 60", refusal.Response.Header.Get("Retry-After"))
+	}
 	// The session created for the refused request reads cancelled, saying
 	// why: left running, it would read interrupted a minute on, and a
 	// server resuming those would run what was refused.

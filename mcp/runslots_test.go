@@ -166,3 +166,27 @@ func TestACallThatHasAskedItsRoundsReturnsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestARunRefusedAtTheLimitSaysWhenToTryAgain: too_many_runs said to wait
+// for a team to end but not how long, so a client retried at once (and was
+// refused again) or gave up. The refusal carries a retry hint: seconds in
+// its _meta (massgen/retry_after_seconds) and the same figure in its fix
+// line, no more than the 60 s an HTTP client's retry honours.
+func TestARunRefusedAtTheLimitSaysWhenToTryAgain(t *testing.T) {
+	srv := newMemServer(t, Options{MaxRuns: 1})
+	c := inProcess(t, srv, false)
+	decode(t, callTool(t, c, "run_team", `{"task":"What is 2+2?","models":["sim:latency=5s","sim:latency=5s"],"wait":false}`), &coordination_result{})
+	res := callTool(t, c, "run_team", `{"task":"What is 3+3?","models":["sim","sim"]}`)
+	wantError(t, res, "too_many_runs")
+	var secs int
+	if res.Meta != nil {
+		raw, _ := json.Marshal(res.Meta.AdditionalFields["massgen/retry_after_seconds"])
+		_ = json.Unmarshal(raw, &secs)
+	}
+	if secs < 1 || secs > 60 {
+		t.Fatalf("massgen/retry_after_seconds = %d, want 1 to 60 s; meta %+v", secs, res.Meta)
+	}
+	if msg := text(res); !strings.Contains(msg, fmt.Sprintf("%d s", secs)) {
+		t.Errorf("the fix line does not say to call again in %d s: %s", secs, msg)
+	}
+}
