@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
-// httpError is a refusal in OpenAI's shape with its HTTP status.
+// httpError is a refusal in OpenAI's shape with its HTTP status, and for a
+// refusal a later call may not meet, how long to wait (Retry-After).
 type httpError struct {
-	status int
-	body   apiError
+	status     int
+	body       apiError
+	retryAfter time.Duration
 }
 
 func (e *httpError) Error() string { return e.body.Message }
@@ -33,6 +38,9 @@ func badRequest(param, msg string) *httpError {
 // write answers with the error object.
 func (e *httpError) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds()))))
+	}
 	w.WriteHeader(e.status)
 	_ = json.NewEncoder(w).Encode(map[string]apiError{"error": e.body})
 }

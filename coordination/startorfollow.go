@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -13,6 +14,18 @@ import (
 // or refuses (the server at its limit of running teams); release hands the
 // slot back.
 type RunSlot func(ctx context.Context) (release func(), err error)
+
+// RunSlotRetry is how long a caller refused a run slot (NotStartedError's
+// AtLimit) is told to wait before it asks again: the surfaces' Retry-After
+// and retry hints. A slot frees when one of the running teams ends, which
+// nothing here can foresee (a team of real models runs from under a minute
+// to many, each step a model call of seconds to minutes), so this is a
+// constant, not a promise. Half a minute lets a team or two end meanwhile
+// without leaving the caller idle long once one has; and it is within the
+// 60 s that OpenAI's Python SDK honours (past it, that SDK retries after
+// its own backoff of a few seconds, into the same refusal), so that SDK's
+// two retries wait a minute in all for a slot.
+const RunSlotRetry = 30 * time.Second
 
 // NotStartedError is StartOrFollow's refusal of a run before it started:
 // no slot was free here (AtLimit) or the start failed (Err says why).

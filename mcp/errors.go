@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -29,7 +30,7 @@ type errorFix struct {
 var fixes = []errorFix{
 	{errOperatorOnly, "operator_only", "leave the setting out of the call; the server's operator can " + operatorFix + "."},
 	{backends.ErrBaseURLNotAllowed, "base_url_not_allowed", "leave the @base_url out to use the backend's configured endpoint; the server's operator can allow it with serve --allow-base-url URL, or " + operatorFix + "."},
-	{errTooManyRuns, "too_many_runs", "wait for a running team to end (team_status shows it) or stop one with cancel_team, then call again."},
+	{errTooManyRuns, "too_many_runs", fmt.Sprintf("call again in %d s or later, once a running team has ended (team_status shows it), or stop one with cancel_team first.", int(coordination.RunSlotRetry.Seconds()))},
 	{errCannotElicit, "cannot_ask_user", "call from a client that declares the elicitation capability (form mode): over stdio, or over HTTP with protocol 2026-07-28; or leave out what asks the user (checkpoint's confirm, human agents)."},
 	{errBadArguments, "bad_arguments", "send arguments that match the tool's input schema (tools/list shows it): right types, required fields present, no unknown fields."},
 	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
@@ -64,6 +65,13 @@ var fixes = []errorFix{
 	{coordination.ErrBadInput, "bad_input", "correct the argument named above and call again."},
 	{context.Canceled, "cancelled", "the request was cancelled; a cancelled session resumes with run_team{session_id} (or by stepping it again)."},
 	{context.DeadlineExceeded, "timeout", "the request ran out of time; team_status shows where the session stands."},
+}
+
+// retryAfter is, by code, how long a refusal that a later call may not
+// meet asks the caller to wait: its _meta's massgen/retry_after_seconds,
+// for a client that retries by itself (the fix line says it in words).
+var retryAfter = map[string]time.Duration{
+	"too_many_runs": coordination.RunSlotRetry,
 }
 
 // factFix words the fix of err, matched as kind, from the facts its typed
@@ -115,7 +123,11 @@ func (h *handler) errorResult(ctx context.Context, tool string, err error) *mcpg
 		msg += "."
 	}
 	res := mcpgo.NewToolResultError(msg + "\nTo fix: " + fix)
-	res.Meta = mcpgo.NewMetaFromMap(map[string]any{"massgen/error": code})
+	meta := map[string]any{"massgen/error": code}
+	if d, ok := retryAfter[code]; ok {
+		meta["massgen/retry_after_seconds"] = int(d.Seconds())
+	}
+	res.Meta = mcpgo.NewMetaFromMap(meta)
 	return res
 }
 
