@@ -25,7 +25,7 @@ type checkpointArgs struct {
 	Agents         []agentArg      `json:"agents,omitempty" jsonschema_description:"Reviewers with personas, instead of models."`
 	Context        []reviewContext `json:"context,omitempty" jsonschema_description:"Text, or files under the allowed roots."`
 	TimeoutSeconds float64         `json:"timeout_seconds,omitempty" jsonschema_description:"Default 1800, then the best review wins."`
-	SessionID      string          `json:"session_id,omitempty" jsonschema_description:"A new checkpoint's id, or one to wait for or resume."`
+	SessionID      string          `json:"session_id,omitempty" jsonschema_description:"New id (a retry with it joins), or one to resume."`
 	// Confirm asks the user, through the client, before a proceed verdict
 	// is returned (checkpoint_confirm.go).
 	Confirm bool `json:"confirm,omitempty" jsonschema_description:"Ask the user to confirm a proceed verdict (elicitation)."`

@@ -23,7 +23,7 @@ type runTeamArgs struct {
 
 func runTeamTool(h *handler) server.ServerTool {
 	tool := mcpgo.NewTool("run_team",
-		mcpgo.WithDescription("Run a team (or resume one by session_id): agents answer, read each other's, improve or vote until they agree. "+
+		mcpgo.WithDescription("Run a team: agents answer, read each other's, improve or vote until they agree. "+
 			"Returns {session_id, status, winner, final_answer, votes, answers, usage, cost_usd}. "+
 			"Waits 50 s; on status running call run_team{session_id} again. Host agents need start_team."),
 		inputSchema[runTeamArgs](),

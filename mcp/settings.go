@@ -31,7 +31,7 @@ type TeamSettings struct {
 	EvalCriteria       []criterionArg `json:"eval_criteria,omitempty" jsonschema_description:"Criteria agents vote by; exactly one must."`
 	Context            []contextArg   `json:"context,omitempty" jsonschema_description:"Text, or files/dirs under allowed roots."`
 	Images             []imageArg     `json:"images,omitempty" jsonschema_description:"{path} under a root, or {data: base64}."`
-	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"New id, or one to resume."`
+	SessionID          string         `json:"session_id,omitempty" jsonschema_description:"New id (a retry with it joins), or one to resume."`
 	ContinueFrom       string         `json:"continue_from,omitempty" jsonschema_description:"A finished session to follow up."`
 	Permissions        []string       `json:"permissions,omitempty" jsonschema_description:"Narrow only: deny:net(*), role:read-only"`
 }
