@@ -10,15 +10,25 @@ import "fmt"
 //
 // Masking comes before the cut, so the cut cannot leave the head of a
 // secret unmasked; the text is first trimmed to twice the cap, so that
-// masking an 8 MiB page does not take seconds of CPU (a secret is far
-// shorter than the cap, so one cut in the trimmed part never reaches back
-// into what is kept).
+// masking an 8 MiB page does not take seconds of CPU. The trim may cut a
+// secret in two, and its head, which masking cannot recognise, ends the
+// trimmed text; as masking may shrink the text below the cap (a result
+// echoing a secret over and over), as many bytes as the longest secret
+// are dropped from that end.
 func (s *mcpServer) shown(text string, mask func(string) string) string {
 	total := len(text)
-	if total > 2*maxMCPResult {
+	trimmed := total > 2*maxMCPResult
+	if trimmed {
 		text = text[:runeCut(text, 2*maxMCPResult)]
 	}
 	text = mask(text)
+	if trimmed {
+		longest := 0
+		for _, v := range s.secrets() {
+			longest = max(longest, len(v))
+		}
+		text = text[:runeCut(text, max(0, len(text)-longest))]
+	}
 	if total <= maxMCPResult && len(text) <= maxMCPResult {
 		return text
 	}
