@@ -140,7 +140,9 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, pas
 	)
 	for stream.Next() {
 		ev := stream.Current()
-		mt.began = true
+		// An error before any other event refuses the request: no
+		// response was created, nor the model run.
+		mt.began = mt.began || ev.Type != "error"
 		switch ev.Type {
 		case "response.output_item.added", "response.output_item.done":
 			item(ev.OutputIndex).set(ev.Item)
