@@ -57,7 +57,10 @@ func resolve(o *Options) (target, error) {
 			t.skills = filepath.Join(dir, ".claude", "skills")
 			t.approval = "Claude Code asks you to approve project servers from .mcp.json the next time it starts in this folder (`claude mcp list` shows it as pending until then); massgen-mcp does not approve it for you."
 		} else {
-			cfg := o.env("CLAUDE_CONFIG_DIR")
+			cfg, note := clientDir(o, "CLAUDE_CONFIG_DIR", "Claude Code")
+			if note != "" {
+				t.notes = append(t.notes, note)
+			}
 			if cfg != "" {
 				t.path = filepath.Join(cfg, ".claude.json")
 				t.skills = filepath.Join(cfg, "skills")

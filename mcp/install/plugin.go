@@ -34,10 +34,11 @@ type pluginSite struct {
 	enabled  bool
 }
 
-// claudeDir is Claude Code's own directory: $CLAUDE_CONFIG_DIR, else
-// ~/.claude. It holds settings.json and plugins/.
+// claudeDir is Claude Code's own directory: $CLAUDE_CONFIG_DIR (a relative
+// one the project's, as for .claude.json), else ~/.claude. It holds
+// settings.json and plugins/.
 func claudeDir(o *Options) string {
-	if d := o.env("CLAUDE_CONFIG_DIR"); d != "" {
+	if d, _ := clientDir(o, "CLAUDE_CONFIG_DIR", "Claude Code"); d != "" {
 		return d
 	}
 	return filepath.Join(o.Home, ".claude")
