@@ -105,7 +105,11 @@ func resolve(o *Options) (target, error) {
 			t.skills = filepath.Join(dir, ".github", "skills")
 			t.approval = "VS Code asks you to trust and start servers from .vscode/mcp.json; massgen-mcp does not trust it for you."
 		} else {
-			t.path = filepath.Join(vscodeUserDir(o), "mcp.json")
+			dir, note := vscodeUserDir(o)
+			if note != "" {
+				t.notes = append(t.notes, note)
+			}
+			t.path = filepath.Join(dir, "mcp.json")
 			t.skills = filepath.Join(home, ".copilot", "skills")
 		}
 	case "gemini":
@@ -131,15 +135,18 @@ func resolve(o *Options) (target, error) {
 	return t, nil
 }
 
-// vscodeUserDir is VS Code's user settings directory.
-func vscodeUserDir(o *Options) string {
+// vscodeUserDir is VS Code's user settings directory. On Linux a relative
+// XDG_CONFIG_HOME is not ignored, as the XDG spec would have it: VS Code
+// resolves it against the directory it was launched from, so clientDir
+// takes it against the project's.
+func vscodeUserDir(o *Options) (dir, note string) {
 	if runtime.GOOS == "darwin" {
-		return filepath.Join(o.Home, "Library", "Application Support", "Code", "User")
+		return filepath.Join(o.Home, "Library", "Application Support", "Code", "User"), ""
 	}
-	if x := o.env("XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "Code", "User")
+	if x, note := clientDir(o, "XDG_CONFIG_HOME", "VS Code"); x != "" {
+		return filepath.Join(x, "Code", "User"), note
 	}
-	return filepath.Join(o.Home, ".config", "Code", "User")
+	return filepath.Join(o.Home, ".config", "Code", "User"), ""
 }
 
 // geminiHome is the home Gemini CLI keeps .gemini in: $GEMINI_CLI_HOME (a
