@@ -39,6 +39,8 @@ type Options struct {
 	// StateDir keeps the records uninstall restores from (default
 	// $XDG_STATE_HOME/massgen-mcp, else ~/.local/state/massgen-mcp).
 	StateDir string
+	// stateNote says that a relative XDG_STATE_HOME was ignored.
+	stateNote string
 }
 
 func (o *Options) env(k string) string {
@@ -71,11 +73,7 @@ func (o *Options) defaults() error {
 		o.Args = []string{"serve"}
 	}
 	if o.StateDir == "" {
-		if x := o.env("XDG_STATE_HOME"); x != "" {
-			o.StateDir = filepath.Join(x, "massgen-mcp")
-		} else {
-			o.StateDir = filepath.Join(o.Home, ".local", "state", "massgen-mcp")
-		}
+		o.StateDir, o.stateNote = stateDir(o)
 	}
 	return nil
 }
@@ -151,6 +149,9 @@ func Install(o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun, Notes: t.notes}
+	if o.stateNote != "" {
+		rep.Notes = append(rep.Notes, o.stateNote)
+	}
 	if t.client == "claude-code" {
 		if err := pluginCheck(&o, rep, t); err != nil {
 			return nil, err
@@ -398,6 +399,9 @@ func Uninstall(o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Client: t.client, Scope: t.scope, DryRun: o.DryRun, Notes: t.notes}
+	if o.stateNote != "" {
+		rep.Notes = append(rep.Notes, o.stateNote)
+	}
 	if err := uninstallFile(&o, rep, t, t.path, true); err != nil {
 		return nil, err
 	}
