@@ -117,11 +117,16 @@ func resolve(o *Options) (target, error) {
 		// servers it starts, unless the entry's env names them.
 		t.envStyle = "dollar"
 		t.key = []string{"mcpServers", ServerName}
-		base := filepath.Join(geminiHome(o), ".gemini")
+		var base string
 		if o.Scope == ScopeProject {
 			base = filepath.Join(dir, ".gemini")
 			t.approval = "with folder trust on, Gemini CLI reads .gemini/settings.json only in a folder you have trusted (it asks when it starts there); massgen-mcp does not trust this one for you."
 		} else {
+			home, note := geminiHome(o)
+			if note != "" {
+				t.notes = append(t.notes, note)
+			}
+			base = filepath.Join(home, ".gemini")
 			// Gemini CLI 0.61 lists a user-level server as "Disabled" in
 			// a folder not trusted (seen in e2e/clients.sh): without this
 			// the install looks broken.
@@ -152,13 +157,9 @@ func vscodeUserDir(o *Options) (dir, note string) {
 // geminiHome is the home Gemini CLI keeps .gemini in: $GEMINI_CLI_HOME (a
 // relative one taken against the project directory, as Gemini CLI started
 // there takes it), else the user's.
-func geminiHome(o *Options) string {
-	h := o.env("GEMINI_CLI_HOME")
-	switch {
-	case h == "":
-		return o.Home
-	case !filepath.IsAbs(h):
-		return filepath.Join(o.Dir, h)
+func geminiHome(o *Options) (home, note string) {
+	if h, note := clientDir(o, "GEMINI_CLI_HOME", "Gemini CLI"); h != "" {
+		return h, note
 	}
-	return h
+	return o.Home, ""
 }
