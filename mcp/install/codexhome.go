@@ -18,13 +18,9 @@ import (
 // matches. note says what a relative CODEX_HOME means.
 func codexHome(o *Options) (dir, note string, err error) {
 	val := o.env("CODEX_HOME")
-	if val == "" {
+	dir, note = clientDir(o, "CODEX_HOME", "Codex")
+	if dir == "" {
 		return filepath.Join(o.Home, ".codex"), "", nil
-	}
-	dir = val
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(o.Dir, dir)
-		note = fmt.Sprintf("CODEX_HOME (%s) is relative, so it names %s only for Codex started in %s, as it does for install; started elsewhere, Codex reads another directory. Set CODEX_HOME to an absolute path to mean one place.", val, dir, o.Dir)
 	}
 	named := dir
 	if dir != val {
