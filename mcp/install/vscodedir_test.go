@@ -52,3 +52,25 @@ func TestARelativeXDGConfigHomeIsTheProjectsForVSCodeAndRecordedAbsolute(t *test
 		t.Errorf("the mcp.json install created is still there: %v", err)
 	}
 }
+
+// VS Code finds its user directory in VSCODE_PORTABLE's user-data (a
+// portable install, inherited by its terminal) or VSCODE_APPDATA/Code
+// before any per-platform default (getUserDataPath); install wrote the
+// default's mcp.json, which that VS Code never reads.
+func TestVSCodesUserDirFollowsVSCodeAppDataAndPortable(t *testing.T) {
+	o := opts(t, "vscode", ScopeUser)
+	appdata, portable := t.TempDir(), t.TempDir()
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{withEnv(o, "VSCODE_APPDATA", appdata), filepath.Join(appdata, "Code", "User", "mcp.json")},
+		{withEnv(withEnv(o, "VSCODE_APPDATA", appdata), "VSCODE_PORTABLE", portable), filepath.Join(portable, "user-data", "User", "mcp.json")},
+	} {
+		c.o.DryRun = true
+		r := mustInstall(t, c.o)
+		if r.Changes[0].Path != c.want {
+			t.Errorf("install targets %s, want %s", r.Changes[0].Path, c.want)
+		}
+	}
+}
