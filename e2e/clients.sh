@@ -39,7 +39,7 @@ export PATH="$WORK/bin:$PATH"
 # Every client run: a fresh HOME, no telemetry, no updates, a timeout.
 export DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 \
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CODEX_DISABLE_UPDATE_CHECK=1
-unset CLAUDE_CONFIG_DIR CODEX_HOME XDG_STATE_HOME XDG_CONFIG_HOME || true
+unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME XDG_STATE_HOME XDG_CONFIG_HOME VSCODE_APPDATA VSCODE_PORTABLE || true
 fresh_home() { HOME="$(mktemp -d "$WORK/home.XXXXXX")"; export HOME; }
 # A client's setup commands are local, but under make test's parallel race
 # lanes on two cores one has outlasted 120 s (CI exit 124, no word of which):

@@ -140,11 +140,20 @@ func resolve(o *Options) (target, error) {
 	return t, nil
 }
 
-// vscodeUserDir is VS Code's user settings directory. On Linux a relative
-// XDG_CONFIG_HOME is not ignored, as the XDG spec would have it: VS Code
-// resolves it against the directory it was launched from, so clientDir
-// takes it against the project's.
+// vscodeUserDir is VS Code's user settings directory, found as VS Code's
+// getUserDataPath finds it: a portable install's user-data
+// ($VSCODE_PORTABLE, which its terminal inherits), else $VSCODE_APPDATA/Code,
+// else the platform's. A relative value is not ignored, as the XDG spec
+// would have it for XDG_CONFIG_HOME: VS Code resolves it against the
+// directory it was launched from, so clientDir takes it against the
+// project's.
 func vscodeUserDir(o *Options) (dir, note string) {
+	if p, note := clientDir(o, "VSCODE_PORTABLE", "VS Code"); p != "" {
+		return filepath.Join(p, "user-data", "User"), note
+	}
+	if a, note := clientDir(o, "VSCODE_APPDATA", "VS Code"); a != "" {
+		return filepath.Join(a, "Code", "User"), note
+	}
 	if runtime.GOOS == "darwin" {
 		return filepath.Join(o.Home, "Library", "Application Support", "Code", "User"), ""
 	}
