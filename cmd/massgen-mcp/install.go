@@ -27,6 +27,7 @@ func installCommand() *cobra.Command {
   codex        user: ~/.codex/config.toml (or $CODEX_HOME)    project: ./.codex/config.toml
   cursor       user: ~/.cursor/mcp.json                       project: ./.cursor/mcp.json
   vscode       user: VS Code's user mcp.json                  project: ./.vscode/mcp.json
+               (under $VSCODE_PORTABLE or $VSCODE_APPDATA when set)
   gemini       user: ~/.gemini/settings.json                  project: ./.gemini/settings.json
                (or $GEMINI_CLI_HOME/.gemini/settings.json)
 
