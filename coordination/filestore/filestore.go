@@ -15,6 +15,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
@@ -54,13 +55,13 @@ var _ coordination.Store = (*Store)(nil)
 // New returns the store for a state directory; sessions live in
 // <stateDir>/sessions, which is created with the first session. A state
 // directory an earlier version left open to group and others is closed
-// (closeToOthers).
+// (workspace.CloseToOthers).
 func New(stateDir string) *Store {
 	dir := filepath.Join(stateDir, "sessions")
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	closeToOthers(filepath.Dir(dir), dir)
+	workspace.CloseToOthers(filepath.Dir(dir), dir)
 	return &Store{dir: dir}
 }
 

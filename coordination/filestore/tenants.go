@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // Stores opens each tenant's file store under one state directory: the
@@ -22,7 +23,7 @@ func NewStores(stateDir string) *Stores {
 	if abs, err := filepath.Abs(stateDir); err == nil {
 		stateDir = abs
 	}
-	closeToOthers(stateDir, filepath.Join(stateDir, "tenants"))
+	workspace.CloseToOthers(stateDir, filepath.Join(stateDir, "tenants"))
 	return &Stores{stateDir: stateDir, byTenant: map[string]*Store{}}
 }
 

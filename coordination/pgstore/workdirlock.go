@@ -11,6 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
 // A replica's work directory holds its copies of the sessions' workspaces,
@@ -44,7 +46,7 @@ func lockWorkDir(dir string, log zerolog.Logger) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create the work directory %s: %w", dir, err)
 	}
-	closeToOthers(dir, filepath.Join(dir, "sessions"), filepath.Join(dir, "tenants"))
+	workspace.CloseToOthers(dir, filepath.Join(dir, "sessions"), filepath.Join(dir, "tenants"))
 	path := filepath.Join(dir, workDirLockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -63,21 +65,4 @@ func lockWorkDir(dir string, log zerolog.Logger) (release func(), err error) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { f.Close() }) }, nil
-}
-
-// closeToOthers takes group's and others' bits off a work directory an
-// earlier version made 0755, and off its sessions and tenants directories:
-// the live workspaces under them are copies of the user's project, whose
-// files keep their own modes and are private only through the closed
-// directories above them. As the file store does (filestore/private.go),
-// only these are closed, which closes everything under them; best effort,
-// a directory this user does not own is used as it is.
-func closeToOthers(dirs ...string) {
-	for _, d := range dirs {
-		fi, err := os.Stat(d)
-		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 == 0 {
-			continue
-		}
-		_ = os.Chmod(d, fi.Mode().Perm()&^0o077)
-	}
 }
