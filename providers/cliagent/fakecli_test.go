@@ -298,6 +298,19 @@ func fakeCLI(args []string) int {
 			emit(map[string]any{"type": "text", "text": fmt.Sprintf("call %d: %s", i, msg)})
 		}
 		result("gave up")
+	case "longline":
+		// One line past maxLine (a CLI gone wrong), then a result: the
+		// pipe fills unless the run is stopped, and the CLI waits on it.
+		os.Stdout.Write([]byte(`{"type":"text","text":"`))
+		os.Stdout.Write([]byte(strings.Repeat("a", maxLine)))
+		os.Stdout.Write([]byte("\"}\n"))
+		for range 1024 {
+			emit(map[string]any{"type": "text", "text": strings.Repeat("b", 1<<10)})
+		}
+		result("done")
+	case "noresult":
+		// Exits 0 having written some text but no result event.
+		emit(map[string]any{"type": "text", "text": "I think the answer is 391"})
 	case "malformed":
 		fmt.Println("panic: this is not the stream")
 		fmt.Fprintln(os.Stderr, "fatal: the fake CLI crashed")

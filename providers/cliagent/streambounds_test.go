@@ -1,0 +1,43 @@
+package cliagent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// A line past maxLine is not the CLI's stream: the run is stopped at once
+// with an error that says so, not left blocked on a pipe nobody reads until
+// the step's deadline.
+func TestALineTooLongEndsTheRunWithAnErrorThatSaysSo(t *testing.T) {
+	h := newHarness(t, "longline")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	act, _, err := h.p.Step(ctx, h.request())
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("after %v: action %+v, err = %v, want a provider error", time.Since(start), act.Text, err)
+	}
+	if pe.Class != providers.ClassBadOutput || !strings.Contains(pe.Message, "longer than 32 MiB") {
+		t.Fatalf("error = %s: %s, want bad output naming the line's bound", pe.Class, pe.Message)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("the step took %v: the run was not stopped at the line", d)
+	}
+}
+
+// A CLI that exits 0 without its final result event has not answered: the
+// step is an error that says so, never an empty or partial answer.
+func TestACLIThatExitsWithoutAResultIsAnError(t *testing.T) {
+	h := newHarness(t, "noresult")
+	act, _, err := h.step(h.request())
+	var pe *providers.Error
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "fake ended its stream without a final result") {
+		t.Fatalf("action %+v, err = %v, want an error saying the stream had no result", act, err)
+	}
+}
