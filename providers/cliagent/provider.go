@@ -76,7 +76,7 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 	lim := newLimits(&req)
 	res, err := p.run(ctx, req, ag, resume, lim)
 	usage := p.usage(res.out)
-	if err == nil && res.call == nil && res.failed() && resume != "" && lim.err() == nil {
+	if err == nil && res.call == nil && res.failed() && !res.tooLong && resume != "" && lim.err() == nil {
 		// The session it continued may be gone (a CLI reinstalled, its
 		// config directory cleared): start afresh once.
 		ag.saveSession("")
@@ -125,6 +125,7 @@ type result struct {
 	out       Outcome
 	exit      int
 	malformed string // the first line that was not the CLI's stream
+	tooLong   bool   // a line passed maxLine; the run was stopped there
 	stderr    string
 }
 
@@ -132,7 +133,7 @@ type result struct {
 // landed: a non-zero exit, a line that is not the stream, an error the
 // stream reported, or no final event at all.
 func (r result) failed() bool {
-	return r.exit != 0 || r.malformed != "" || r.out.Error != "" || !r.out.Done
+	return r.exit != 0 || r.malformed != "" || r.tooLong || r.out.Error != "" || !r.out.Done
 }
 
 // failure is a failed run as a classified error, in the CLI's own words.
@@ -140,6 +141,12 @@ func (p *Provider) failure(r result) error {
 	bin := p.info.Binary
 	var msg string
 	switch {
+	case r.tooLong:
+		// Checked first: the run was killed there, so its exit and its
+		// missing result are this line's doing.
+		return &providers.Error{Class: providers.ClassBadOutput, Message: p.mask(fmt.Sprintf(
+			"%s printed a line longer than %d MiB, the most read of one line of its stream, so its run was stopped; a line that long is a CLI gone wrong: try again, or update %s",
+			bin, maxLine>>20, bin))}
 	case r.out.Error != "":
 		msg = fmt.Sprintf("%s failed: %s", bin, r.out.Error)
 	case r.malformed != "":
@@ -298,6 +305,13 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		case line, ok := <-lines:
 			if !ok {
 				lines = nil
+				// Sent before lines closed. A line past maxLine is not
+				// the stream, and a CLI left writing to a pipe nobody
+				// reads would wait there until the step's deadline.
+				if err := <-readErr; errors.Is(err, errLineTooLong) {
+					res.tooLong = true
+					proc.kill()
+				}
 				continue
 			}
 			if len(strings.TrimSpace(string(line))) == 0 {
@@ -330,7 +344,6 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 			time.AfterFunc(2*time.Second, func() { stdout.Close() })
 		}
 	}
-	<-readErr
 	proc.stdout.Close()
 	res.call = wf.landedCall()
 	res.out = parser.Outcome()

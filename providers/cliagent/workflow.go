@@ -301,6 +301,9 @@ func schemaHint(t providers.Tool) string {
 	return compact.String()
 }
 
+// errLineTooLong is a line past readLine's limit.
+var errLineTooLong = errors.New("line too long")
+
 // readLine reads one line of at most limit bytes.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
@@ -308,7 +311,7 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		chunk, err := r.ReadSlice('\n')
 		line = append(line, chunk...)
 		if len(line) > limit {
-			return nil, errors.New("line too long")
+			return nil, errLineTooLong
 		}
 		if err == nil {
 			return bytes.TrimRight(line, "\r\n"), nil
