@@ -308,6 +308,11 @@ func fakeCLI(args []string) int {
 			emit(map[string]any{"type": "text", "text": strings.Repeat("b", 1<<10)})
 		}
 		result("done")
+	case "badusage":
+		// Claims negative and absurd usage, as a buggy or hostile CLI
+		// could, to lower the session's spend or wrap its sums.
+		emit(map[string]any{"type": "usage", "input": -1_000_000_000, "output": -5})
+		emit(map[string]any{"type": "result", "session": session, "final": "done", "input": -1_000_000, "output": int64(1) << 62, "cost": -3.5})
 	case "noresult":
 		// Exits 0 having written some text but no result event.
 		emit(map[string]any{"type": "text", "text": "I think the answer is 391"})

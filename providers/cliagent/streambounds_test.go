@@ -41,3 +41,20 @@ func TestACLIThatExitsWithoutAResultIsAnError(t *testing.T) {
 		t.Fatalf("action %+v, err = %v, want an error saying the stream had no result", act, err)
 	}
 }
+
+// A CLI's usage is counted as the API adapters count a server's
+// (providers.Usage.Sane): a negative count or cost would lower the
+// session's spend, an absurd count would wrap its sums.
+func TestNegativeOrAbsurdUsageFromACLIIsMadeSane(t *testing.T) {
+	h := newHarness(t, "badusage")
+	_, u, err := h.step(h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Input < 0 || u.Output < 0 || u.Output > providers.MaxReportedTokens || u.CachedInput < 0 || u.Reasoning < 0 {
+		t.Fatalf("usage = %+v: counts must be within [0, MaxReportedTokens]", u)
+	}
+	if u.CostUSD == nil || *u.CostUSD < 0 {
+		t.Fatalf("usage = %+v: a negative cost must not lower the spend", u)
+	}
+}
