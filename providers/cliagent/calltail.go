@@ -41,8 +41,11 @@ type SessionTotals interface {
 
 // since is a stream's usage less the session's total before the run, when
 // the stream counts that total (each count at least its part of it);
-// otherwise the stream's own.
+// otherwise the stream's own. Both are made sane first, as the API adapters
+// make a server's (a CLI's negative count or cost would lower the session's
+// spend, an absurd one wrap its sums).
 func since(u, before providers.Usage) providers.Usage {
+	u, before = u.Sane(), before.Sane()
 	if before.Tokens() == 0 || u.Input < before.Input || u.CachedInput < before.CachedInput || u.Output < before.Output || u.Reasoning < before.Reasoning {
 		return u
 	}
@@ -193,7 +196,7 @@ func (t *callTail) read() {
 			break
 		}
 		if u, ok := t.reader.Line(data[:i]); ok {
-			t.sofar, t.heard, added = u, true, true
+			t.sofar, t.heard, added = u.Sane(), true, true
 		}
 		data = data[i+1:]
 	}

@@ -222,7 +222,8 @@ func (p *Provider) priced(u providers.Usage, writes CacheWrites, streamModel str
 	if model == "" {
 		model = streamModel
 	}
-	u.CostUSD = pricing.CostWithCacheWrites(p.info.PriceBackend, model, u, writes.FiveMin, writes.OneHour)
+	// The stream's cache writes are made sane as its usage is (since).
+	u.CostUSD = pricing.CostWithCacheWrites(p.info.PriceBackend, model, u, providers.SaneCount(writes.FiveMin), providers.SaneCount(writes.OneHour))
 	return u
 }
 
