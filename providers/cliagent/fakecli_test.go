@@ -313,6 +313,12 @@ func fakeCLI(args []string) int {
 		// could, to lower the session's spend or wrap its sums.
 		emit(map[string]any{"type": "usage", "input": -1_000_000_000, "output": -5})
 		emit(map[string]any{"type": "result", "session": session, "final": "done", "input": -1_000_000, "output": int64(1) << 62, "cost": -3.5})
+	case "flood":
+		// Valid events without end, as a CLI in a loop writes them.
+		chunk := strings.Repeat("c", 64<<10)
+		for {
+			emit(map[string]any{"type": "text", "text": chunk})
+		}
 	case "noresult":
 		// Exits 0 having written some text but no result event.
 		emit(map[string]any{"type": "text", "text": "I think the answer is 391"})

@@ -56,6 +56,13 @@ func New(cli CLI, opts Options) (*Provider, error) {
 // stream (a tool's output is kept far below this by every CLI).
 const maxLine = 32 << 20
 
+// maxStream bounds all a run writes to its stream: four times the most an
+// API adapter reads of one response (providers.MaxResponseBody), as a run
+// is many model calls and its stream echoes its tools' results. A run past
+// it is a CLI gone wrong (a loop), and its text would otherwise be read and
+// kept until the step's deadline. A variable for the tests.
+var maxStream int64 = 4 * providers.MaxResponseBody
+
 // Step runs the CLI once for the request (twice when a session it was to
 // resume is gone) and reports its workflow call.
 func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {

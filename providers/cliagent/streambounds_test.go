@@ -58,3 +58,33 @@ func TestNegativeOrAbsurdUsageFromACLIIsMadeSane(t *testing.T) {
 		t.Fatalf("usage = %+v: a negative cost must not lower the spend", u)
 	}
 }
+
+// A CLI that writes valid events without end is stopped once its stream
+// passes maxStream, with an error that says so, not read (and its text
+// kept) until the step's deadline. The bound is lowered here to spare the
+// machine; the run reads the same variable.
+func TestAStreamWithoutEndIsStoppedAtItsBound(t *testing.T) {
+	defer func(old int64) { maxStream = old }(maxStream)
+	maxStream = 8 << 20
+	h := newHarness(t, "flood")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, _, err := h.p.Step(ctx, h.request())
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("after %v: err = %v, want a provider error", time.Since(start), err)
+	}
+	if pe.Class != providers.ClassBadOutput || !strings.Contains(pe.Message, "more than 8 MiB") {
+		t.Fatalf("error = %s: %s, want bad output naming the stream's bound", pe.Class, pe.Message)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("the step took %v: the run was not stopped at the bound", d)
+	}
+	h.rec.mu.Lock()
+	streamed := h.rec.text.Len()
+	h.rec.mu.Unlock()
+	if streamed > 9<<20 {
+		t.Fatalf("%d bytes of text were streamed, past the bound", streamed)
+	}
+}
