@@ -83,7 +83,7 @@ func (p *Provider) Step(ctx context.Context, req providers.Request) (providers.A
 	lim := newLimits(&req)
 	res, err := p.run(ctx, req, ag, resume, lim)
 	usage := p.usage(res.out)
-	if err == nil && res.call == nil && res.failed() && !res.tooLong && resume != "" && lim.err() == nil {
+	if err == nil && res.call == nil && res.failed() && res.overflow == nil && resume != "" && lim.err() == nil {
 		// The session it continued may be gone (a CLI reinstalled, its
 		// config directory cleared): start afresh once.
 		ag.saveSession("")
@@ -132,7 +132,7 @@ type result struct {
 	out       Outcome
 	exit      int
 	malformed string // the first line that was not the CLI's stream
-	tooLong   bool   // a line passed maxLine; the run was stopped there
+	overflow  error  // errLineTooLong or errStreamTooLong: the run was stopped there
 	stderr    string
 }
 
@@ -140,7 +140,7 @@ type result struct {
 // landed: a non-zero exit, a line that is not the stream, an error the
 // stream reported, or no final event at all.
 func (r result) failed() bool {
-	return r.exit != 0 || r.malformed != "" || r.tooLong || r.out.Error != "" || !r.out.Done
+	return r.exit != 0 || r.malformed != "" || r.overflow != nil || r.out.Error != "" || !r.out.Done
 }
 
 // failure is a failed run as a classified error, in the CLI's own words.
@@ -148,12 +148,16 @@ func (p *Provider) failure(r result) error {
 	bin := p.info.Binary
 	var msg string
 	switch {
-	case r.tooLong:
+	case errors.Is(r.overflow, errLineTooLong):
 		// Checked first: the run was killed there, so its exit and its
-		// missing result are this line's doing.
+		// missing result are the overflow's doing.
 		return &providers.Error{Class: providers.ClassBadOutput, Message: p.mask(fmt.Sprintf(
 			"%s printed a line longer than %d MiB, the most read of one line of its stream, so its run was stopped; a line that long is a CLI gone wrong: try again, or update %s",
 			bin, maxLine>>20, bin))}
+	case r.overflow != nil:
+		return &providers.Error{Class: providers.ClassBadOutput, Message: p.mask(fmt.Sprintf(
+			"%s wrote more than %d MiB to its stream, the most read of one run, so its run was stopped and what it spent is charged; a run that long is a CLI gone wrong (a loop): try again with a narrower task, or update %s",
+			bin, maxStream>>20, bin))}
 	case r.out.Error != "":
 		msg = fmt.Sprintf("%s failed: %s", bin, r.out.Error)
 	case r.malformed != "":
@@ -290,7 +294,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(lines)
-		r := bufio.NewReaderSize(proc.stdout, 64<<10)
+		r := bufio.NewReaderSize(&boundedStream{r: proc.stdout, left: maxStream + 1}, 64<<10)
 		for {
 			line, err := readLine(r, maxLine)
 			if len(line) > 0 {
@@ -313,11 +317,12 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		case line, ok := <-lines:
 			if !ok {
 				lines = nil
-				// Sent before lines closed. A line past maxLine is not
-				// the stream, and a CLI left writing to a pipe nobody
-				// reads would wait there until the step's deadline.
-				if err := <-readErr; errors.Is(err, errLineTooLong) {
-					res.tooLong = true
+				// Sent before lines closed. A line past maxLine, or a
+				// stream past maxStream, is a CLI gone wrong, and one
+				// left writing to a pipe nobody reads would wait there
+				// until the step's deadline.
+				if err := <-readErr; errors.Is(err, errLineTooLong) || errors.Is(err, errStreamTooLong) {
+					res.overflow = err
 					proc.kill()
 				}
 				continue

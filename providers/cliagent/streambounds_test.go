@@ -3,6 +3,7 @@ package cliagent
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,18 @@ func TestAStreamWithoutEndIsStoppedAtItsBound(t *testing.T) {
 	h.rec.mu.Unlock()
 	if streamed > 9<<20 {
 		t.Fatalf("%d bytes of text were streamed, past the bound", streamed)
+	}
+}
+
+// A stream of exactly its bound reads whole to its EOF; one byte more fails.
+func TestABoundedStreamReadsItsBoundAndNoMore(t *testing.T) {
+	for _, c := range []struct {
+		size int
+		want error
+	}{{1000, nil}, {1001, errStreamTooLong}} {
+		b, err := io.ReadAll(&boundedStream{r: strings.NewReader(strings.Repeat("x", c.size)), left: 1000 + 1})
+		if !errors.Is(err, c.want) || len(b) > 1000 {
+			t.Errorf("%d bytes: read %d, err %v, want %v", c.size, len(b), err, c.want)
+		}
 	}
 }

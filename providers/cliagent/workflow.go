@@ -304,6 +304,33 @@ func schemaHint(t providers.Tool) string {
 // errLineTooLong is a line past readLine's limit.
 var errLineTooLong = errors.New("line too long")
 
+// errStreamTooLong is a stream past maxStream (boundedStream).
+var errStreamTooLong = errors.New("stream too long")
+
+// boundedStream reads at most left-1 bytes of r and fails the read after
+// them with errStreamTooLong, so a stream of exactly the bound still ends
+// with r's own EOF.
+type boundedStream struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedStream) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errStreamTooLong
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left <= 0 {
+		// The byte past the bound was read: the stream went on.
+		return n - 1, errStreamTooLong
+	}
+	return n, err
+}
+
 // readLine reads one line of at most limit bytes.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
