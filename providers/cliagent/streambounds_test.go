@@ -66,7 +66,7 @@ func TestNegativeOrAbsurdUsageFromACLIIsMadeSane(t *testing.T) {
 // machine; the run reads the same variable.
 func TestAStreamWithoutEndIsStoppedAtItsBound(t *testing.T) {
 	defer func(old int64) { maxStream = old }(maxStream)
-	maxStream = 8 << 20
+	maxStream = 2 << 20
 	h := newHarness(t, "flood")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -76,7 +76,7 @@ func TestAStreamWithoutEndIsStoppedAtItsBound(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("after %v: err = %v, want a provider error", time.Since(start), err)
 	}
-	if pe.Class != providers.ClassBadOutput || !strings.Contains(pe.Message, "more than 8 MiB") {
+	if pe.Class != providers.ClassBadOutput || !strings.Contains(pe.Message, "more than 2 MiB") {
 		t.Fatalf("error = %s: %s, want bad output naming the stream's bound", pe.Class, pe.Message)
 	}
 	if d := time.Since(start); d > 15*time.Second {
@@ -85,7 +85,7 @@ func TestAStreamWithoutEndIsStoppedAtItsBound(t *testing.T) {
 	h.rec.mu.Lock()
 	streamed := h.rec.text.Len()
 	h.rec.mu.Unlock()
-	if streamed > 9<<20 {
+	if streamed > 3<<20 {
 		t.Fatalf("%d bytes of text were streamed, past the bound", streamed)
 	}
 }
