@@ -319,6 +319,14 @@ func fakeCLI(args []string) int {
 		for {
 			emit(map[string]any{"type": "text", "text": chunk})
 		}
+	case "loudstderr":
+		// Floods stderr, then says why it failed on its last line.
+		noise := strings.Repeat("warning: noise\n", 1<<10)
+		for range 640 { // 10 MiB
+			os.Stderr.WriteString(noise)
+		}
+		fmt.Fprintln(os.Stderr, "Error: the real cause")
+		return 1
 	case "noresult":
 		// Exits 0 having written some text but no result event.
 		emit(map[string]any{"type": "text", "text": "I think the answer is 391"})

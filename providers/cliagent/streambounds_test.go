@@ -102,3 +102,29 @@ func TestABoundedStreamReadsItsBoundAndNoMore(t *testing.T) {
 		}
 	}
 }
+
+// A CLI's stderr is kept to its last 8 KiB, where its error message is: a
+// flood before it neither grows the server's memory nor the error.
+func TestAHugeStderrKeepsItsEndForTheError(t *testing.T) {
+	h := newHarness(t, "loudstderr")
+	_, _, err := h.step(h.request())
+	var pe *providers.Error
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "Error: the real cause") {
+		t.Fatalf("err = %v, want the end of its stderr", err)
+	}
+	if len(pe.Message) > 1<<10 {
+		t.Fatalf("the error holds %d bytes of stderr", len(pe.Message))
+	}
+}
+
+func TestATailBufferKeepsItsLimitAndNoMore(t *testing.T) {
+	tb := newTail(8 << 10)
+	chunk := []byte(strings.Repeat("n", 32<<10))
+	for range 320 { // 10 MiB, in exec's 32 KiB copies
+		tb.Write(chunk)
+	}
+	tb.Write([]byte("the end"))
+	if got := tb.String(); len(got) != 8<<10 || !strings.HasSuffix(got, "the end") {
+		t.Fatalf("kept %d bytes ending %q, want the last 8 KiB", len(got), got[max(0, len(got)-10):])
+	}
+}
