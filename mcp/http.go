@@ -53,6 +53,14 @@ type HTTPOptions struct {
 	// Ready, if set, is called with the bound address once the server listens
 	// (useful with port 0).
 	Ready func(net.Addr)
+	// ClientCLIAgents lets clients name coding-agent CLI agents (codex,
+	// claude_code, gemini_cli) in their model specs (serve
+	// --client-cli-agents). Without it only the operator's team files may:
+	// a CLI agent's shell holds the operator's key and CLI login, which a
+	// client's task could have it print (docs/DESIGN.md, "Operator-only
+	// settings, tenants and limits"). Stdio clients are the local user's
+	// own agents and may always name them.
+	ClientCLIAgents bool
 	// Surfaces are other protocols served beside /mcp (the OpenAI-compatible
 	// endpoint), behind the same guards.
 	Surfaces []Surface
