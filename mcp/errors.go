@@ -28,6 +28,7 @@ type errorFix struct {
 // fixes is the one vocabulary for errors at the MCP surface. Order matters:
 // the first match wins, so narrower errors come before broader ones.
 var fixes = []errorFix{
+	{errClientCLIAgent, "operator_only", "name API models instead (list_backends shows them); the server's operator can " + clientCLIFix + "."},
 	{errOperatorOnly, "operator_only", "leave the setting out of the call; the server's operator can " + operatorFix + "."},
 	{backends.ErrBaseURLNotAllowed, "base_url_not_allowed", "leave the @base_url out to use the backend's configured endpoint; the server's operator can allow it with serve --allow-base-url URL, or " + operatorFix + "."},
 	{errTooManyRuns, "too_many_runs", fmt.Sprintf("call again in %d s or later, once a running team has ended (team_status shows it), or stop one with cancel_team first.", int(coordination.RunSlotRetry.Seconds()))},

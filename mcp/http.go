@@ -189,6 +189,7 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	rpc := refuser(writeHTTPJSONRPCError)
 	mcpHandler := limitDecoding(semaphore.NewWeighted(decodingBudget), s.withReceipts(s.scopeCancels(s.taskRoutes(streamable))))
 	mcpHandler = limitCalls(calls, mcpCalls, rpc, mcpHandler)
+	mcpHandler = refuseClientCLI(o.ClientCLIAgents, mcpHandler)
 	mcpHandler = checkBounds(s.refusal, mcpHandler)
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, rpc, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, rpc, s.openTenant(rpc, mcpHandler))

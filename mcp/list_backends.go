@@ -83,6 +83,10 @@ func (h *handler) listBackends(ctx context.Context, req mcpgo.CallToolRequest, a
 			Example:     example(infos[st.Name]),
 			Note:        st.Why,
 		}
+		if isCLIAgent(infos[st.Name]) && clientCLIRefused(ctx) {
+			// Offered as usable, it would only lead to the refusal.
+			v.Usable, v.Note = false, cliAgentNote(st.Why)
+		}
 		out.Backends = append(out.Backends, v)
 		usable := "no"
 		if v.Usable {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ var operatorOnlyFields = []string{
 // code, but they decide the answer, and a weight is a claim about an
 // agent's track record that only the server's history or its operator can
 // vouch for (docs/DESIGN.md, "Weighted votes").
-func checkOperatorOnly(tool string, req mcpgo.CallToolRequest) error {
+func checkOperatorOnly(ctx context.Context, tool string, req mcpgo.CallToolRequest) error {
 	raw := req.Params.RawArguments
 	if len(raw) == 0 {
 		var err error
@@ -79,7 +80,7 @@ func checkOperatorOnly(tool string, req mcpgo.CallToolRequest) error {
 			models = append(models, one)
 		}
 	}
-	if err := checkClientSpecs(tool, models); err != nil {
+	if err := checkClientSpecs(ctx, tool, models); err != nil {
 		return err
 	}
 	if _, ok := args.Top["weights"]; ok {
@@ -112,16 +113,23 @@ func checkOperatorOnly(tool string, req mcpgo.CallToolRequest) error {
 
 // checkClientSpecs refuses model specs whose parameters read the disk (the
 // script sim's file=): over MCP they would let a client read any JSON file
-// the server can. Base URLs are checked where providers are opened, against
-// the operator's allow-list.
-func checkClientSpecs(tool string, models []string) error {
-	for _, m := range models {
-		sp, err := providers.ParseSpec(m)
-		if err != nil {
-			continue // the service says what is wrong with it
-		}
-		if _, ok := sp.Params["file"]; ok {
-			return fmt.Errorf("%w: %s: model %s reads a file (file=), which only this server's operator may configure; %s", errOperatorOnly, tool, sp.Backend+"/"+sp.Model, operatorFix)
+// the server can; and, over HTTP unless the operator allows them, coding-agent
+// CLIs (clientcli.go). Each item of a comma list counts, as the service
+// splits them. Base URLs are checked where providers are opened, against the
+// operator's allow-list.
+func checkClientSpecs(ctx context.Context, tool string, models []string) error {
+	for _, item := range models {
+		for m := range strings.SplitSeq(item, ",") {
+			sp, err := providers.ParseSpec(m)
+			if err != nil {
+				continue // the service says what is wrong with it
+			}
+			if _, ok := sp.Params["file"]; ok {
+				return fmt.Errorf("%w: %s: model %s reads a file (file=), which only this server's operator may configure; %s", errOperatorOnly, tool, sp.Backend+"/"+sp.Model, operatorFix)
+			}
+			if info, ok := providers.LookupBackend(sp.Backend); ok && isCLIAgent(info) && clientCLIRefused(ctx) {
+				return refuseCLIAgent(tool, sp)
+			}
 		}
 	}
 	return nil

@@ -43,7 +43,7 @@ func typedHandler[In any](h *handler, tool mcpgo.Tool, fn func(ctx context.Conte
 		if err := checkArguments(req.Params.RawArguments, sizes); err != nil {
 			return h.errorResult(ctx, name, err), nil
 		}
-		if err := checkOperatorOnly(name, req); err != nil {
+		if err := checkOperatorOnly(ctx, name, req); err != nil {
 			return h.errorResult(ctx, name, err), nil
 		}
 		if err := schema.check(req); err != nil {

@@ -217,3 +217,17 @@ func TestMaxCLIAgentsBoundsTheServersCLIProcesses(t *testing.T) {
 		t.Errorf("serve --help lacks --max-cli-agents:\n%s", out)
 	}
 }
+
+// --client-cli-agents is an HTTP server's opt-in: serve --help shows it, and
+// over stdio, where clients may always name CLI agents, it is refused as
+// meaningless rather than read as a setting that did something.
+func TestClientCLIAgentsIsAnHTTPFlag(t *testing.T) {
+	out, _ := cli(t, "serve", "--help")
+	if !strings.Contains(out, "--client-cli-agents") {
+		t.Errorf("serve --help lacks --client-cli-agents:\n%s", out)
+	}
+	out, code := cli(t, "serve", "--client-cli-agents", "--state-dir", t.TempDir())
+	if code == 0 || !strings.Contains(out, "--client-cli-agents only apply with --http") {
+		t.Errorf("serve --client-cli-agents over stdio: exit %d: %s", code, out)
+	}
+}

@@ -39,6 +39,7 @@ type serveFlags struct {
 	tlsCert      string
 	tlsKey       string
 	allowURLs    []string
+	clientCLI    bool
 	tokensFile   string
 	teamsDir     string
 	strict       bool
@@ -123,6 +124,7 @@ store under --state-dir is used.`,
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file for --http")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for --http")
 	fl.StringArrayVar(&f.allowURLs, "allow-base-url", nil, "base URL a client may name in a model spec's @base_url, matched on scheme, host, port and path prefix, e.g. http://127.0.0.1:8000/v1 (repeatable; the local servers' default loopback ports are allowed for keyless backends)")
+	fl.BoolVar(&f.clientCLI, "client-cli-agents", false, "let HTTP clients name coding-agent CLI agents (codex, claude_code, gemini_cli), whose shells hold this machine's CLI logins and keys; without it only team files under --teams-dir use them (--http only: stdio clients always may)")
 	fl.Int64Var(&f.maxBody, "max-body", mcp.DefaultMaxBody, "largest request body in bytes over --http (larger: HTTP 413)")
 	fl.IntVar(&f.maxRuns, "max-runs", 32, "teams this server runs at once (run_team, checkpoint, runs --resume-interrupted takes up); 0 for no cap")
 	fl.IntVar(&f.maxRunsPer, "max-runs-per-tenant", 8, "teams one tenant runs at once; 0 for no cap")
@@ -151,8 +153,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		f.http = loopbackByDefault(f.http)
 		// An unsafe binding is refused below, before the state directory is
 		// touched.
-	} else if f.tlsCert != "" || f.tlsKey != "" || len(f.allowOrigins) > 0 || f.tokensFile != "" {
-		return fmt.Errorf("%w: --tls-cert, --tls-key, --allow-origin and --tokens-file only apply with --http", coordination.ErrBadInput)
+	} else if f.tlsCert != "" || f.tlsKey != "" || len(f.allowOrigins) > 0 || f.tokensFile != "" || f.clientCLI {
+		return fmt.Errorf("%w: --tls-cert, --tls-key, --allow-origin, --tokens-file and --client-cli-agents only apply with --http", coordination.ErrBadInput)
 	}
 	var tokens *mcp.Tokens
 	if f.tokensFile != "" {
@@ -235,8 +237,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		CallRate:       f.callRate,
 		CallBurst:      f.callBurst,
 		AllowedOrigins: f.allowOrigins,
-		TLSCert:        f.tlsCert,
-		TLSKey:         f.tlsKey,
+		// Stdio's client is the local user's own agent; an HTTP server's
+		// clients name CLI agents only if the operator says so.
+		ClientCLIAgents: f.clientCLI,
+		TLSCert:         f.tlsCert,
+		TLSKey:          f.tlsKey,
 		// The OpenAI-compatible endpoint, behind the same guards as /mcp; the
 		// web view behind them too, with its own login.
 		Surfaces: []mcp.Surface{
