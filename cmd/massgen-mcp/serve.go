@@ -90,6 +90,10 @@ start_team{team: NAME}; list_backends lists them. A team file is the operator's:
 the settings in it that a client may not send (directories, tools, servers)
 stand. Files are read at each use, so edits apply to the next team.
 
+Over HTTP a client may not name a coding-agent CLI (codex, claude_code,
+gemini_cli): its shell holds this machine's keys and CLI logins. A team file's
+CLI agents run for every client; --client-cli-agents lets clients name them too.
+
 With --store postgres://user@host:5432/db (or MASSGEN_STORE), sessions live in
 PostgreSQL instead of the state directory: several replicas on one database
 serve the same sessions, and a run whose replica dies is claimed by another
