@@ -16,7 +16,8 @@ const minTokenLength = 16
 // Tokens are the bearer tokens of a --tokens-file: each line "tenant token",
 // '#' starts a comment. Each token makes its holder that tenant. Reload
 // re-reads the file (on SIGHUP); a file that does not parse leaves the tokens
-// as they were.
+// as they were. Two tenants whose names differ only in letter case are
+// refused (sameButForCase).
 type Tokens struct {
 	path string
 
@@ -110,6 +111,7 @@ func (t *Tokens) find(got []byte, form func(token []byte) []byte) (string, bool)
 func parseTokens(data []byte) ([]tenantToken, error) {
 	var out []tenantToken
 	seen := map[string]int{}
+	spelled := map[string]spelling{strings.ToLower(DefaultTenant): {DefaultTenant, 0}}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -134,6 +136,9 @@ func parseTokens(data []byte) ([]tenantToken, error) {
 			return nil, fmt.Errorf("line %d: the token is the same as on line %d; give every tenant its own", n, first)
 		}
 		seen[fields[1]] = n
+		if err := sameButForCase(spelled, fields[0], n); err != nil {
+			return nil, err
+		}
 		out = append(out, tenantToken{tenant: fields[0], token: []byte(fields[1])})
 	}
 	if err := sc.Err(); err != nil {
