@@ -13,6 +13,10 @@ import (
 // in <state-dir>/tenants/<tenant>/sessions/<id>/ (docs/DESIGN.md, "The store layout").
 type Stores struct {
 	stateDir string
+	// sameDir tells whether two paths are one directory (os.SameFile of
+	// their stats when nil); a test stands in a case-insensitive filesystem
+	// with it.
+	sameDir func(a, b string) bool
 
 	mu       sync.Mutex
 	byTenant map[string]*Store

@@ -1,0 +1,54 @@
+package filestore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// foldingFS stands in a case-insensitive filesystem (macOS, Windows, casefold
+// ext4, SMB, exFAT): two names equal but for letter case are one directory.
+func foldingFS(a, b string) bool {
+	return strings.EqualFold(a, b)
+}
+
+// On a case-insensitive filesystem tenants/alice is tenants/Alice: a store
+// opened for alice would read and write Alice's sessions. The store refuses
+// it, naming both, and opens tenants that differ in more than case, the
+// tenant spelled as its directory is, and (on a case-sensitive filesystem)
+// both spellings as the two directories they are.
+func TestATenantEqualButForCaseToAnExistingOneIsRefusedOnAFoldingFS(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "tenants", "Alice", "sessions"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ss := NewStores(dir)
+	ss.sameDir = foldingFS
+	_, err := ss.For("alice")
+	if err == nil {
+		t.Fatal("tenant alice opened over tenant Alice's directory on a case-insensitive filesystem")
+	}
+	if !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("error is not ErrBadInput: %v", err)
+	}
+	for _, want := range []string{`"alice"`, `"Alice"`, "letter case"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %s: %v", want, err)
+		}
+	}
+	for _, ok := range []string{"Alice", "bob", coordination.DefaultTenant} {
+		if _, err := ss.For(ok); err != nil {
+			t.Errorf("tenant %s refused: %v", ok, err)
+		}
+	}
+
+	// A case-sensitive filesystem keeps the two apart: nothing is refused.
+	plain := NewStores(dir)
+	if _, err := plain.For("alice"); err != nil {
+		t.Errorf("tenant alice refused on a case-sensitive filesystem: %v", err)
+	}
+}
