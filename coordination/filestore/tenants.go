@@ -31,7 +31,8 @@ func NewStores(stateDir string) *Stores {
 	return &Stores{stateDir: stateDir, byTenant: map[string]*Store{}}
 }
 
-// For is the tenant's store, opened once.
+// For is the tenant's store, opened once. A tenant whose directory is, on a
+// case-insensitive filesystem, another spelling's is refused (TenantDir).
 func (s *Stores) For(tenant string) (coordination.Store, error) {
 	if err := coordination.CheckTenant(tenant); err != nil {
 		return nil, err
@@ -41,7 +42,11 @@ func (s *Stores) For(tenant string) (coordination.Store, error) {
 	if st, ok := s.byTenant[tenant]; ok {
 		return st, nil
 	}
-	st := New(s.StateDir(tenant))
+	dir, err := tenantDir(s.stateDir, tenant, s.sameDir)
+	if err != nil {
+		return nil, err
+	}
+	st := New(dir)
 	s.byTenant[tenant] = st
 	return st, nil
 }
