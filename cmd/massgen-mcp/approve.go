@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 )
 
@@ -69,10 +69,11 @@ func storeService(ctx context.Context, dir, store, tenant string) (*coordination
 			return nil, at, nil, fmt.Errorf("%w: --store %s: name the file store (the default) or a postgres:// URL; a memory store's sessions live in its server alone", coordination.ErrBadInput, storeNamed(store))
 		}
 		if tenant != "" && tenant != coordination.DefaultTenant {
-			if err := coordination.CheckTenant(tenant); err != nil {
+			d, err := filestore.TenantDir(stateDir(dir), tenant)
+			if err != nil {
 				return nil, at, nil, fmt.Errorf("--tenant: %w", err)
 			}
-			dir = filepath.Join(stateDir(dir), "tenants", tenant)
+			dir = d
 		}
 		return newService(stateDir(dir), 1), at, func() {}, nil
 	}

@@ -114,10 +114,11 @@ func watchStore(dir, store, tenant, arg string) (string, error) {
 	case store != "" && store != "file" && pg == "":
 		return "", fmt.Errorf("%w: --store %s: status --watch follows the file store (the default) only", coordination.ErrBadInput, storeNamed(store))
 	case tenant != "" && tenant != coordination.DefaultTenant:
-		if err := coordination.CheckTenant(tenant); err != nil {
+		d, err := filestore.TenantDir(stateDir(dir), tenant)
+		if err != nil {
 			return "", fmt.Errorf("--tenant: %w", err)
 		}
-		return filepath.Join(stateDir(dir), "tenants", tenant), nil
+		return d, nil
 	}
 	return dir, nil
 }
