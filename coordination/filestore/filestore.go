@@ -29,6 +29,10 @@ import (
 type Store struct {
 	dir  string // the sessions directory, absolute
 	only string // set by ForSessionDir: the one session opened, whose name may break the id rules
+	// sameDir tells whether two paths are one directory (os.SameFile of
+	// their stats when nil); a test stands in a case-insensitive filesystem
+	// with it.
+	sameDir func(a, b string) bool
 
 	mu    sync.Mutex
 	gates map[string]chan struct{} // per session dir: queues this process's waiters for the session lock

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // foldingFS stands in a case-insensitive filesystem (macOS, Windows, casefold
@@ -50,5 +51,32 @@ func TestATenantEqualButForCaseToAnExistingOneIsRefusedOnAFoldingFS(t *testing.T
 	plain := NewStores(dir)
 	if _, err := plain.For("alice"); err != nil {
 		t.Errorf("tenant alice refused on a case-sensitive filesystem: %v", err)
+	}
+}
+
+// On a case-insensitive filesystem session foo's directory is session Foo's:
+// the existence check finds it and a create of foo fails (nothing of Foo's
+// is read or overwritten). The error must say why, naming Foo, rather than
+// claim that a session foo exists. This filesystem is case-sensitive, so
+// the test asks the store's answer for foo directly, as Create does when
+// the check finds the twin.
+func TestACreateOfASessionEqualButForCaseNamesTheExistingOne(t *testing.T) {
+	s := New(t.TempDir())
+	s.sameDir = foldingFS
+	if err := s.Create(t.Context(), storetest.NewSession("Foo")); err != nil {
+		t.Fatal(err)
+	}
+	err := s.exists("foo")
+	if !errors.Is(err, coordination.ErrSessionExists) {
+		t.Fatalf("error is not ErrSessionExists: %v", err)
+	}
+	for _, want := range []string{`"foo"`, `"Foo"`, "letter case"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %s: %v", want, err)
+		}
+	}
+	// A session that exists under its own spelling is told as before.
+	if err := s.Create(t.Context(), storetest.NewSession("Foo")); !errors.Is(err, coordination.ErrSessionExists) || strings.Contains(err.Error(), "letter case") {
+		t.Errorf("second create of Foo: %v", err)
 	}
 }
