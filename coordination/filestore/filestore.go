@@ -213,7 +213,15 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 	return nil
 }
 
+// exists refuses a create of a session whose directory is taken. On a
+// case-insensitive filesystem the directory may be a session spelled
+// otherwise (foo is Foo's): the create fails all the same, nothing of the
+// other session read or overwritten, and the error says so, since the id
+// the client gave names no session it can list.
 func (s *Store) exists(id string) error {
+	if other := caseTwin(s.dir, id, s.sameDir); other != "" {
+		return fmt.Errorf("session %q cannot be created in %s: this filesystem ignores letter case, so its directory is session %q's; choose an id that differs in more than letter case, or leave it out for a generated one: %w", id, s.dir, other, coordination.ErrSessionExists)
+	}
 	return fmt.Errorf("session %q already exists in %s; choose another id, or leave it out for a generated one: %w", id, s.dir, coordination.ErrSessionExists)
 }
 

@@ -35,29 +35,31 @@ func tenantDir(stateDir, tenant string, sameDir func(a, b string) bool) (string,
 	return dir, nil
 }
 
-// caseTwin is the tenant directory under parent whose name equals tenant
-// but for letter case and is, on this filesystem, the very directory the
-// tenant's name resolves to; "" if there is none. The question is asked of
-// the filesystem itself (is tenants/<tenant> the same directory as the
-// twin?), not of a probe, so it is right for every directory of a mixed
-// tree and needs no write. It reads the directory once per tenant opened.
-func caseTwin(parent, tenant string, sameDir func(a, b string) bool) string {
+// caseTwin is the entry of parent (a tenant's or a session's directory)
+// whose name equals name but for letter case and is, on this filesystem, the
+// very directory name resolves to; "" if there is none. The question is
+// asked of the filesystem itself (is parent/<name> the same directory as
+// the twin?), not of a probe file, so it is right for every directory of a
+// mixed tree (one mount casefolded, another not) and needs no write. It
+// reads parent once per tenant opened, and for a session only when a create
+// finds its directory taken.
+func caseTwin(parent, name string, sameDir func(a, b string) bool) string {
 	des, err := os.ReadDir(parent)
 	if err != nil {
-		return "" // no tenants yet: nothing to share a directory with
+		return "" // nothing there yet: nothing to share a directory with
 	}
 	if sameDir == nil {
 		sameDir = sameFile
 	}
 	for _, de := range des {
-		if de.Name() == tenant {
+		if de.Name() == name {
 			return "" // its own directory, spelled as asked
 		}
 	}
 	for _, de := range des {
-		name := de.Name()
-		if strings.EqualFold(name, tenant) && sameDir(filepath.Join(parent, name), filepath.Join(parent, tenant)) {
-			return name
+		other := de.Name()
+		if strings.EqualFold(other, name) && sameDir(filepath.Join(parent, other), filepath.Join(parent, name)) {
+			return other
 		}
 	}
 	return ""

@@ -47,6 +47,7 @@ func (s *Stores) For(tenant string) (coordination.Store, error) {
 		return nil, err
 	}
 	st := New(dir)
+	st.sameDir = s.sameDir
 	s.byTenant[tenant] = st
 	return st, nil
 }
