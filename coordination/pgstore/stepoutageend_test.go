@@ -19,7 +19,8 @@ import (
 // down and waits; its caller stops waiting (the step is cancelled) while
 // the database is still down. Once the database is back the timeline says
 // the outage ended and the step stopped, and why, as a run's outage ends
-// ("…; the run waited, then stopped: …"). Before, nothing was recorded:
+// ("…; the run waited, then stopped: …"), and the step's caller is told
+// so in a sentence, not the driver's error. Before, nothing was recorded:
 // the timeline showed the step started, the progress said it waited and
 // tried again, and nothing ever said it stopped.
 func TestAStepCancelledInAnOutageEndsItOnceTheDatabaseIsBack(t *testing.T) {
@@ -87,6 +88,23 @@ func TestAStepCancelledInAnOutageEndsItOnceTheDatabaseIsBack(t *testing.T) {
 	}
 	if err == nil {
 		t.Fatal("a step cancelled before it could land returned no error")
+	}
+	// Its caller is told, in words it can act on, why the step stopped,
+	// what became of it and when the timeline says more, with the
+	// driver's error kept as the cause (not as the whole message).
+	msg := err.Error()
+	for _, want := range []string{
+		"agent_a's step stopped because its caller stopped waiting for it while the store was unreachable",
+		"the model's reply was not recorded",
+		"what its model call spent is recorded once the store answers",
+		"the session's timeline records the outage's end once the store is back",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the cancelled step's error %q does not say %q", msg, want)
+		}
+	}
+	if strings.HasPrefix(msg, "taking the session lock") || !strings.Contains(msg, ": ") {
+		t.Errorf("the cancelled step's error %q is the driver's error, not a sentence wrapping it", msg)
 	}
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
