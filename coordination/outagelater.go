@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -59,4 +60,13 @@ func (svc *Service) endedWhy(ctx context.Context) string {
 	default:
 		return svc.stoppedWhy(cause)
 	}
+}
+
+// stoppedInOutage is the error of agent's step whose landing gave up
+// because ctx ended while the store was unreachable (err, its last
+// error): its caller is told why it stopped, what became of the step and
+// where the rest is told, rather than a driver's error about a lock.
+func (svc *Service) stoppedInOutage(ctx context.Context, agent string, err error) error {
+	return fmt.Errorf("%s's step stopped because %s while %s: the model's reply was not recorded (step the agent again to run it anew), what its model call spent is recorded once the store answers, and the session's timeline records the outage's end once the store is back: %w",
+		agent, svc.endedWhy(ctx), svc.unavailableFor(err, true), err)
 }

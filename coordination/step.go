@@ -544,6 +544,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 		// met the outage in its settle, its run still going, has nothing
 		// to record.)
 		svc.recordUsage(ctx, s, spend(", given up with its run while the store was unreachable"), err)
+		err = svc.stoppedInOutage(ctx, agentID, err)
 	}
 	return res, err
 }
