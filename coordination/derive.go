@@ -271,10 +271,10 @@ func lifecycle(entries []SessionEntry) Lifecycle {
 		case SessionRevote:
 			lc.Revote = e
 		case SessionDecided:
-			lc.Decided = e.Result
+			lc.Decided = agreedAsNow(e.Result)
 			lc.Ends++
 		case SessionFinished:
-			lc.Finished = e.Result
+			lc.Finished = agreedAsNow(e.Result)
 			lc.Ends++
 		case SessionCancelled:
 			if !cancelled {

@@ -201,11 +201,17 @@ func consensusView(s *Session, st *State) ConsensusView {
 // chose (how), that consensus was reached, naming the winner as the
 // leader, never another label.
 func markAgreed(r *TeamResult, how string) {
-	if r.Winner == nil || (how != ChosenConsensus && how != ChosenEarlyAgreement && how != ChosenSingleAgent) {
+	if !chosenByAgreement(r, how) {
 		return
 	}
 	r.Consensus.Reached = true
 	r.Consensus.Leader = &r.Winner.Label
+}
+
+// chosenByAgreement tells whether r's winner was chosen by agreement
+// (how): what consensus.reached says.
+func chosenByAgreement(r *TeamResult, how string) bool {
+	return r.Winner != nil && (how == ChosenConsensus || how == ChosenEarlyAgreement || how == ChosenSingleAgent)
 }
 
 // finishedResult is the result of a session that has just been decided.
