@@ -3,12 +3,16 @@ package webui_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/mcp"
+	"github.com/massgen-go/massgen-mcp/webui"
 )
 
 // A session whose run died (its lease abandoned by a process that is
@@ -111,5 +115,47 @@ func TestAPageOffersNoResumeForARunAnotherReplicaHolds(t *testing.T) {
 	resume := s.url + "/ui/api/sessions/" + sess.ID + "/resume"
 	if code, body := post(t, alice, resume, "X-CSRF-Token", csrf); code != http.StatusConflict || !strings.Contains(body, "another replica") {
 		t.Errorf("resuming a run another replica holds: %d %s, want 409 saying it runs on another replica", code, body)
+	}
+}
+
+// A resume refused because the server runs as many teams as it may is
+// 429 with Retry-After, as run_team's too_many_runs and the chat
+// endpoint's 429 say when to ask again (coordination.RunSlotRetry): a
+// client of the page's API had no time to wait by.
+func TestThePagesResumeAtTheRunLimitSaysWhenToTryAgain(t *testing.T) {
+	s := serveServer(t, newService, mcp.Options{MaxRuns: 1}, mcp.HTTPOptions{}, webui.Options{})
+	svc := s.service(t, "a")
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := s.server.AcquireRun(ctx) // another team holds the only slot
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	alice := browser(t)
+	csrf := loginWithToken(t, s, alice, tokenA)
+	req, err := http.NewRequest(http.MethodPost, s.url+"/ui/api/sessions/"+sess.ID+"/resume", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-CSRF-Token", csrf)
+	resp, err := alice.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a resume with every run slot taken: %d %s, want 429", resp.StatusCode, body)
+	}
+	want := strconv.Itoa(int(coordination.RunSlotRetry.Seconds()))
+	if got := resp.Header.Get("Retry-After"); got != want {
+		t.Errorf("the refused resume's Retry-After is %q, want %q (coordination.RunSlotRetry)", got, want)
+	}
+	if !strings.Contains(string(body), "try again in "+want+" s") {
+		t.Errorf("the refused resume says %q; want it to say when to try again", body)
 	}
 }

@@ -36,6 +36,7 @@ const (
 type served struct {
 	url      string
 	ui       *webui.Handler
+	server   *mcp.Server
 	tokens   *mcp.Tokens
 	tokensAt string // the tokens file
 	services map[string]*coordination.Service
@@ -68,6 +69,13 @@ func serveHTTP(t *testing.T, open func() *coordination.Service, o mcp.HTTPOption
 // throttle are serve's).
 func serveUI(t *testing.T, open func() *coordination.Service, o mcp.HTTPOptions, uo webui.Options) *served {
 	t.Helper()
+	return serveServer(t, open, mcp.Options{}, o, uo)
+}
+
+// serveServer is serveUI with the server's options mo (its logger and
+// tenants are serve's).
+func serveServer(t *testing.T, open func() *coordination.Service, mo mcp.Options, o mcp.HTTPOptions, uo webui.Options) *served {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("a "+tokenA+"\nb "+tokenB+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,13 +86,15 @@ func serveUI(t *testing.T, open func() *coordination.Service, o mcp.HTTPOptions,
 	}
 	s := &served{services: map[string]*coordination.Service{}, tokens: tokens, tokensAt: filepath.Join(dir, "tokens")}
 	s.services[mcp.DefaultTenant] = open()
-	srv := mcp.New(s.services[mcp.DefaultTenant], mcp.Options{Logger: zerolog.Nop(), Tenants: func(tenant string) (*coordination.Service, error) {
+	mo.Logger, mo.Tenants = zerolog.Nop(), func(tenant string) (*coordination.Service, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		svc := open()
 		s.services[tenant] = svc
 		return svc, nil
-	}})
+	}
+	srv := mcp.New(s.services[mcp.DefaultTenant], mo)
+	s.server = srv
 	uo.Authenticate = func(got string) (string, bool) { return mcp.TokenTenant("", tokens, got) }
 	uo.Fingerprint = mcp.TokenFingerprint
 	uo.CredentialTenant = func(fp string) (string, bool) { return mcp.FingerprintTenant("", tokens, fp) }
