@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -105,7 +106,12 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 	// another replica holds is not followed: the page watches the session.
 	_, started, err := svc.StartOrFollow(context.WithoutCancel(ctx), s.ID, h.host.AcquireRun, false)
 	if ns, ok := errors.AsType[*coordination.NotStartedError](err); ok && ns.AtLimit {
-		http.Error(w, err.Error()+"; wait for one of your teams to finish", http.StatusTooManyRequests)
+		// When to ask again, as run_team's too_many_runs and the chat
+		// endpoint's 429 say it: a slot frees when a team ends, which
+		// nothing tells this client.
+		retry := int(coordination.RunSlotRetry.Seconds())
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		http.Error(w, fmt.Sprintf("%s; wait for one of your teams to finish, or try again in %d s", err, retry), http.StatusTooManyRequests)
 		return
 	}
 	if err != nil {
