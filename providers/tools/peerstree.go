@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/massgen-go/massgen-mcp/internal/lockeddir"
 	"github.com/massgen-go/massgen-mcp/providers/tools/sandbox"
 )
 
@@ -25,13 +26,17 @@ import (
 // later command of the step would build: they are kept for them (a tree
 // costs about 0.1 s at 2,000 files, 1.3 s at 20,000) and removed when the
 // toolbox closes, at the step's end. A crash's are the resume tidy's
-// (filestore, ".peers-*").
+// (filestore, ".peers-*") beside the workspace; under TMPDIR, where no
+// tidy looks, they are held under a lock (internal/lockeddir, as a CLI
+// run's step directory is) and the next step that builds there removes
+// those whose process is gone (massgen-peers-*).
 type peersTrees struct {
 	// mu is held shared by each command using the trees, and by Close
 	// alone, so the trees are never removed under a command.
 	mu     sync.RWMutex
 	build  sync.Mutex // one builder at a time, under mu shared
 	dir    string     // "": not built
+	lock   *os.File   // dir's lock, for one under TMPDIR (lockeddir)
 	binds  []sandbox.Bind
 	closed bool
 }
@@ -52,11 +57,10 @@ func (t *Toolbox) peerTrees() (binds []sandbox.Bind, release func(), err error) 
 	pt.build.Lock()
 	defer pt.build.Unlock()
 	if pt.dir != "" && !pt.intact() {
-		os.RemoveAll(pt.dir) // removed under us (by hand): built again
-		pt.dir, pt.binds = "", nil
+		pt.remove() // removed under us (by hand): built again
 	}
 	if pt.dir == "" {
-		if pt.dir, pt.binds, err = t.buildPeerTrees(); err != nil {
+		if pt.dir, pt.lock, pt.binds, err = t.buildPeerTrees(); err != nil {
 			pt.mu.RUnlock()
 			return nil, nil, err
 		}
@@ -74,9 +78,13 @@ func (pt *peersTrees) intact() bool {
 	return true
 }
 
+// tmpPeersPrefix names the peers' trees built under TMPDIR.
+const tmpPeersPrefix = "massgen-peers-"
+
 // buildPeerTrees rebuilds each peer's snapshot in a fresh directory, which
-// it returns ("" for a step with no peers).
-func (t *Toolbox) buildPeerTrees() (dir string, binds []sandbox.Bind, err error) {
+// it returns ("" for a step with no peers), with its lock if it is under
+// TMPDIR.
+func (t *Toolbox) buildPeerTrees() (dir string, lock *os.File, binds []sandbox.Bind, err error) {
 	for i := range t.places {
 		p := &t.places[i]
 		if !p.peer() {
@@ -84,19 +92,36 @@ func (t *Toolbox) buildPeerTrees() (dir string, binds []sandbox.Bind, err error)
 		}
 		if dir == "" {
 			if dir, err = os.MkdirTemp(filepath.Dir(t.workspace.dir), ".peers-"); err != nil {
-				if dir, err = os.MkdirTemp("", "massgen-peers-"); err != nil {
-					return "", nil, fmt.Errorf("there is no directory to show the peers' files in: %v", unwrap(err))
+				// Killed steps' trees go first: nothing else removes them.
+				lockeddir.Sweep("", tmpPeersPrefix)
+				if dir, lock, err = lockeddir.Make("", tmpPeersPrefix); err != nil {
+					return "", nil, nil, fmt.Errorf("there is no directory to show the peers' files in: %v", unwrap(err))
 				}
 			}
 		}
 		tree := filepath.Join(dir, path.Base(p.name))
 		if err := sandbox.CopyTree(p.dir, tree, true, p.skipped); err != nil {
-			os.RemoveAll(dir)
-			return "", nil, fmt.Errorf("%s/ cannot be shown to the command: %v", p.name, unwrap(err))
+			removeTrees(dir, lock)
+			return "", nil, nil, fmt.Errorf("%s/ cannot be shown to the command: %v", p.name, unwrap(err))
 		}
 		binds = append(binds, sandbox.Bind{Src: tree, Dst: "/" + p.name})
 	}
-	return dir, binds, nil
+	return dir, lock, binds, nil
+}
+
+// removeTrees removes dir, and with lock (one under TMPDIR) the lock too.
+func removeTrees(dir string, lock *os.File) error {
+	if lock != nil {
+		return lockeddir.Release(dir, lock)
+	}
+	return os.RemoveAll(dir)
+}
+
+// remove removes the trees built, and forgets them.
+func (pt *peersTrees) remove() error {
+	err := removeTrees(pt.dir, pt.lock)
+	pt.dir, pt.lock, pt.binds = "", nil, nil
+	return err
 }
 
 // Close removes the step's peers' trees, once every command using them
@@ -110,10 +135,8 @@ func (t *Toolbox) Close() error {
 	if pt.dir == "" {
 		return nil
 	}
-	err := os.RemoveAll(pt.dir)
-	pt.dir, pt.binds = "", nil
-	if err != nil {
-		return fmt.Errorf("the step's peers' files could not all be removed (the next resume's tidy removes them): %w", err)
+	if err := pt.remove(); err != nil {
+		return fmt.Errorf("the step's peers' files could not all be removed (the next resume's tidy, or for those under TMPDIR the next step's sweep there, removes them): %w", err)
 	}
 	return nil
 }

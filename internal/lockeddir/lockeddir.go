@@ -1,0 +1,120 @@
+// Package lockeddir makes temporary directories a crash may leave behind
+// (a server SIGKILLed, OOM-killed) removable safely by whoever comes next:
+// each is held under a flock on <dir>.lock while it lives, and a sweep
+// removes those whose lock is free. The kernel drops a flock when its
+// holder dies, and never while it lives, so a directory in use (by this
+// process or another sharing TMPDIR) is never swept. The lock is beside
+// the directory, not in it, so what may write the directory (a sandboxed
+// CLI or command) cannot reach it; Go opens it O_CLOEXEC, so no child
+// inherits it and outlives a dead holder.
+package lockeddir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+const lockSuffix = ".lock"
+
+// Make makes a fresh directory in base (TMPDIR for "") named prefix and a
+// random tail, under its lock, held until Release.
+func Make(base, prefix string) (dir string, lock *os.File, err error) {
+	for range 10 {
+		f, err := os.CreateTemp(base, prefix+"*"+lockSuffix)
+		if err != nil {
+			return "", nil, err
+		}
+		// A sweep may have taken the lock file between its creation and
+		// the flock (it was free then): the lock held must still be the
+		// file at its path, else try a new name.
+		if flock(f) == nil && samePath(f) {
+			dir = strings.TrimSuffix(f.Name(), lockSuffix)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				os.Remove(f.Name())
+				f.Close()
+				return "", nil, err
+			}
+			return dir, f, nil
+		}
+		f.Close()
+	}
+	return "", nil, errors.New("the directory's lock file was taken by other processes' sweeps ten times over")
+}
+
+// Release removes dir, each dir+sibling (files kept beside it: a CLI
+// step's ".peers") and its lock, then drops the lock: a sweep that sees
+// the lock free finds nothing. The lock file is kept if something was
+// left, so the next sweep tries again; the error says what was.
+func Release(dir string, lock *os.File, siblings ...string) error {
+	errs := []error{os.RemoveAll(dir)}
+	for _, s := range siblings {
+		errs = append(errs, os.RemoveAll(dir+s))
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		os.Remove(lock.Name())
+	}
+	lock.Close()
+	return err
+}
+
+// Sweep removes from base (TMPDIR for "") the directories named prefix…
+// (with their siblings) whose lock is free: their holders died. A
+// directory with no lock file (an older build's) is left alone.
+func Sweep(base, prefix string, siblings ...string) {
+	if base == "" {
+		base = os.TempDir()
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, de := range entries {
+		name := de.Name()
+		if !de.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, lockSuffix) {
+			continue
+		}
+		path := filepath.Join(base, name)
+		f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+		if err != nil {
+			continue // another user's, or gone
+		}
+		if flock(f) == nil && samePath(f) {
+			// The lock file goes last, and only once the rest is gone, so
+			// what a removal missed is tried again at the next sweep.
+			dir := strings.TrimSuffix(path, lockSuffix)
+			failed := os.RemoveAll(dir) != nil
+			for _, s := range siblings {
+				failed = os.RemoveAll(dir+s) != nil || failed
+			}
+			if !failed {
+				os.Remove(path)
+			}
+		}
+		f.Close()
+	}
+}
+
+// flock takes f's exclusive lock without waiting.
+func flock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// samePath tells whether f is still the file at its path.
+func samePath(f *os.File) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(f.Name())
+	return err == nil && os.SameFile(held, now)
+}
