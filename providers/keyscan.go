@@ -156,7 +156,7 @@ func scheme(text string, from int) (int, int) {
 			run--
 		}
 		for q := run; q < sep; q++ {
-			if c := text[q]|0x20; 'a' <= c && c <= 'z' && (q == 0 || !isWordByte(text[q-1])) {
+			if c := text[q] | 0x20; 'a' <= c && c <= 'z' && (q == 0 || !isWordByte(text[q-1])) {
 				return q, sep + 1
 			}
 		}
