@@ -5,16 +5,16 @@ BENCH   ?= bin/massgen-bench
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: build build-bench test vet lint fmt-check unit fuzz crash-test load-test demo bench clean e2e tmux bwrap chromium clis
-.PHONY: quick realclis heap cmdrace postgres
+.PHONY: quick realclis heap cmdrace postgres cross
 
 # TEST_JOBS is how many jobs make test runs at once: by default all of them
-# (the seven suites and cmdrace), on any machine. Most of the suites' time is waiting (on the built binary,
+# (the eight suites and cmdrace), on any machine. Most of the suites' time is waiting (on the built binary,
 # the Node clients and the real CLIs, a lease's expiry, a database restart),
 # so the waits overlap best when nothing queues; queued on 2 cores, the race
 # run waited half a minute behind the Node suites and the real-CLI suite a
-# minute and a half. fuzz and lint, which only compute and bound no latency,
+# minute and a half. fuzz, lint and cross, which only compute and bound no latency,
 # run under nice (NICE), so they take the CPU the others leave.
-TEST_JOBS ?= 8
+TEST_JOBS ?= 9
 NICE ?= nice -n 10
 
 build:
@@ -32,14 +32,15 @@ build-bench:
 # suite among them), the coding-agent CLI packages against the real CLIs
 # (realclis), the built binary against real MCP clients (e2e), the real Claude
 # Code and Codex CLIs against the plugin and install (clients), the heap test,
-# each fuzz target briefly, and staticcheck (lint). The suites' go test runs
+# each fuzz target briefly, staticcheck (lint), and vet and a build for macOS
+# (cross). The suites' go test runs
 # pass -vet=off: go test's own vet is a subset of go vet's checks, which make
 # vet has run over every package (tests included) just before, and its
 # different flags missed vet's cache, so it type-checked every changed
 # package a second time.
 test: fmt-check vet build clis tmux bwrap chromium
 	MASSGEN_TEST_BIN=$(abspath $(BIN)) MASSGEN_E2E_BIN=$(abspath $(BIN)) \
-		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients heap fuzz lint
+		$(MAKE) --no-print-directory -O -j$(TEST_JOBS) unit realclis e2e clients heap fuzz lint cross
 
 # quick is the inner loop: formatting, vet and the Go tests without the race
 # detector, -short (no binary builds, no 20,000-session heap test) and without
@@ -60,6 +61,15 @@ vet:
 # once into the Go build cache (GOCACHE), which keeps the binary for later runs.
 lint:
 	$(NICE) $(GO) tool -modfile=tools/go.mod staticcheck ./...
+
+# cross is go vet (which compiles the tests too) and a build of the server for
+# macOS on Apple silicon, so code that only Linux has (pidfds, waitid, OFD
+# locks, mounts) stays behind a *_linux.go file or a build tag; what runs
+# there instead is docs/DESIGN.md, "Off Linux". Nothing here runs what it
+# builds.
+cross:
+	GOOS=darwin GOARCH=arm64 $(NICE) $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(NICE) $(GO) build -o /dev/null ./cmd/massgen-mcp
 
 # unit runs every Go test under the race detector but the real coding CLIs'
 # (realclis runs those), in three lanes at once (.ci/lanes): go test over
