@@ -446,7 +446,7 @@ func (s *mcpServer) startLocked(ctx context.Context) error {
 	if err == nil {
 		s.cl = cl
 		if s.cmd != nil && s.cmd.Process != nil {
-			if fd, ferr := unix.PidfdOpen(s.cmd.Process.Pid, 0); ferr == nil {
+			if fd, ferr := pidfdOpen(s.cmd.Process.Pid); ferr == nil {
 				s.pidfd = fd
 			}
 		}
