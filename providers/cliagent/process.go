@@ -1,14 +1,11 @@
 package cliagent
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen-mcp/internal/supervisor"
 )
@@ -76,27 +73,6 @@ func startProcess(cmd *exec.Cmd, stderr *tailBuffer, confined bool) (*process, e
 	}
 	go p.wait()
 	return p, nil
-}
-
-func (p *process) wait() {
-	// Wait for the leader's exit without reaping it, kill what is left of
-	// its group, then reap.
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pgid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	p.mu.Lock()
-	p.killGroup()
-	p.reaping = true
-	if p.backstop != nil {
-		p.backstop.Stop()
-	}
-	p.mu.Unlock()
-	p.err = p.cmd.Wait()
-	close(p.exited)
 }
 
 // kill ends the run now: a plain run's group is killed; a supervisor is
