@@ -2,7 +2,6 @@ package filestore_test
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
@@ -83,8 +80,7 @@ func TestDeadWritersStatusTempIsRemovedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+	if err := holdWriterLock(f); err != nil {
 		t.Fatal(err)
 	}
 	ps, err := st.Check(context.Background(), "team_x")
