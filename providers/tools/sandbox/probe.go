@@ -36,6 +36,10 @@ func probeNow() *probeResult {
 	v, _ := probes.LoadOrStore(os.Getenv("PATH"), &probeResult{})
 	r := v.(*probeResult)
 	r.once.Do(func() {
+		if why := unsupported(); why != "" {
+			r.why = why
+			return
+		}
 		r.bwrap, r.ok, r.why = probe(exec.LookPath)
 	})
 	return r
