@@ -27,6 +27,16 @@ func BaseURLQuery(c *http.Client, base string) (*http.Client, string) {
 	}
 	query := u.RawQuery
 	u.RawQuery, u.ForceQuery = "", false
+	origin := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	return withTransport(c, func(next http.RoundTripper) http.RoundTripper {
+		return queryTransport{next: next, origin: origin, query: query}
+	}), u.String()
+}
+
+// withTransport is a copy of c (nil: a zero client) whose transport is wrap
+// of c's (nil: http.DefaultTransport); c itself is left as it is, since the
+// caller's client may serve other requests.
+func withTransport(c *http.Client, wrap func(next http.RoundTripper) http.RoundTripper) *http.Client {
 	var out http.Client
 	if c != nil {
 		out = *c
@@ -35,8 +45,8 @@ func BaseURLQuery(c *http.Client, base string) (*http.Client, string) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	out.Transport = queryTransport{next: next, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, query: query}
-	return &out, u.String()
+	out.Transport = wrap(next)
+	return &out
 }
 
 // queryTransport adds a base URL's query to the requests to its origin.

@@ -46,19 +46,12 @@ func TooLarge(who string, err error) *Error {
 // its read past the bound with ErrResponseTooLarge: a reply cut short would
 // read as a complete one, or as a dropped connection worth a retry.
 func BoundedBodies(c *http.Client) *http.Client {
-	var out http.Client
-	if c != nil {
-		out = *c
-	}
-	next := out.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	if _, ok := next.(boundedTransport); ok {
-		return &out
-	}
-	out.Transport = boundedTransport{next: next}
-	return &out
+	return withTransport(c, func(next http.RoundTripper) http.RoundTripper {
+		if b, ok := next.(boundedTransport); ok {
+			return b // bounded once is enough
+		}
+		return boundedTransport{next: next}
+	})
 }
 
 type boundedTransport struct{ next http.RoundTripper }
