@@ -97,6 +97,19 @@ func (p *process) kill() {
 	}
 }
 
+// endGroup kills what is left of the leader's group once the leader has
+// exited, marks the process reaping and stops the backstop: the end of
+// wait on every system, whichever of leader and group goes first.
+func (p *process) endGroup() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.killGroup()
+	p.reaping = true
+	if p.backstop != nil {
+		p.backstop.Stop()
+	}
+}
+
 func (p *process) killGroup() {
 	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
 }

@@ -16,13 +16,7 @@ func (p *process) wait() {
 			break
 		}
 	}
-	p.mu.Lock()
-	p.killGroup()
-	p.reaping = true
-	if p.backstop != nil {
-		p.backstop.Stop()
-	}
-	p.mu.Unlock()
+	p.endGroup()
 	p.err = p.cmd.Wait()
 	close(p.exited)
 }

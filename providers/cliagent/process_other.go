@@ -8,12 +8,6 @@ func (p *process) wait() {
 	// while any process of it lives, so only a group already empty could
 	// have been given, in that instant, to a new process's group.
 	p.err = p.cmd.Wait()
-	p.mu.Lock()
-	p.killGroup()
-	p.reaping = true
-	if p.backstop != nil {
-		p.backstop.Stop()
-	}
-	p.mu.Unlock()
+	p.endGroup()
 	close(p.exited)
 }
