@@ -1,54 +1,26 @@
 package mcp
 
 import (
-	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 )
 
-// fakeCLIs points CODEX_BIN, CLAUDE_BIN and GEMINI_BIN at a script that
-// calls a loopback listener of the test each time it runs, and fails; ran
-// says whether any ran. (The call, not a file: the CLI sandbox's /tmp is its
-// own.)
+// fakeCLIs points the CLIs at a script that tells the test when it runs
+// (clitest.CallingCLIs), with dummy keys that make them usable.
 func fakeCLIs(t *testing.T) (ran func() bool) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var calls atomic.Int32
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			calls.Add(1)
-			conn.Close()
-		}
-	}()
-	script := filepath.Join(t.TempDir(), "cli")
-	body := fmt.Sprintf("#!/usr/bin/env bash\necho ran > /dev/tcp/127.0.0.1/%d\nexit 3\n", ln.Addr().(*net.TCPAddr).Port)
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []string{"CODEX_BIN", "CLAUDE_BIN", "GEMINI_BIN"} {
-		t.Setenv(v, script)
-	}
+	ran = clitest.CallingCLIs(t)
 	// Dummy keys make the CLIs usable; the script never sends them.
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("OPENAI_API_KEY", "sk-test-dummy-not-a-key-openai")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-dummy-not-a-key")
 	t.Setenv("GEMINI_API_KEY", "test-dummy-not-a-key-gemini")
-	return func() bool { return calls.Load() > 0 }
+	return ran
 }
 
 // cliTeamCall names one CLI agent beside two sims; a CLI agent that fails is

@@ -8,11 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -284,4 +286,37 @@ func AssertEchoServed(t testing.TB, box *EchoBox, calls []fake.Call, act provide
 	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("action = %+v; want the answer after the tool call", act)
 	}
+}
+
+// CallingCLIs points CODEX_BIN, CLAUDE_BIN and GEMINI_BIN at a script that
+// calls a loopback listener of the test each time it runs, and fails; ran
+// says whether any ran. (A call, not a file: a sandboxed CLI's /tmp is its
+// own.) For tests that a CLI agent is refused before anything starts.
+func CallingCLIs(t *testing.T) (ran func() bool) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var calls atomic.Int32
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			calls.Add(1)
+			conn.Close()
+		}
+	}()
+	script := filepath.Join(t.TempDir(), "cli")
+	body := fmt.Sprintf("#!/usr/bin/env bash\necho ran > /dev/tcp/127.0.0.1/%d\nexit 3\n", ln.Addr().(*net.TCPAddr).Port)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"CODEX_BIN", "CLAUDE_BIN", "GEMINI_BIN"} {
+		t.Setenv(v, script)
+	}
+	return func() bool { return calls.Load() > 0 }
 }
