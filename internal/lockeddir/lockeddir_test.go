@@ -315,3 +315,39 @@ func TestReleaseKeepsTheLockOfWhatItCouldNotRemove(t *testing.T) {
 		t.Error("the next sweep did not finish what Release left")
 	}
 }
+
+// TestSweepRemovesAnOlderBuildsDirectoriesOnceAWeekOld: builds before the
+// locks made the same directories (os.MkdirTemp: prefix and digits) with
+// no lock file, and a killed run's stayed for good (under TMPDIR, or in an
+// agent's directory, which the idle sweep never takes while the agent
+// steps). A week after it was last written, no older build's run still
+// uses one; before that, or named otherwise, it is left alone.
+func TestSweepRemovesAnOlderBuildsDirectoriesOnceAWeekOld(t *testing.T) {
+	base := t.TempDir()
+	old := time.Now().Add(-8 * 24 * time.Hour)
+	mk := func(name string, when time.Time) string {
+		p := filepath.Join(base, name)
+		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk(prefix+"1234567", old)
+	staleSibling := mk(prefix+"1234567"+sibling, old)
+	fresh := mk(prefix+"7654321", time.Now().Add(-time.Hour))
+	otherName := mk(prefix+"notes", old)
+	Sweep(base, prefix, sibling)
+	for _, p := range []string{stale, staleSibling} {
+		if exists(t, p) {
+			t.Errorf("an older build's week-old %s survived the sweep", filepath.Base(p))
+		}
+	}
+	for _, p := range []string{fresh, otherName} {
+		if !exists(t, p) {
+			t.Errorf("%s, with no lock file, was swept", filepath.Base(p))
+		}
+	}
+}
