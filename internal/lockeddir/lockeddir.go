@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,9 +63,18 @@ func Release(dir string, lock *os.File, siblings ...string) error {
 	return err
 }
 
+// unlockedAge is how long after it was last written a directory with no
+// lock file is swept. Builds before the locks made the same directories
+// (os.MkdirTemp: prefix and digits) without one, and a killed run's stayed
+// for good; one may still be an older build's live run (replicas sharing
+// TMPDIR mid-upgrade), but no run lasts a week. This build never leaves a
+// directory without its lock: the lock is made first and removed last.
+const unlockedAge = 7 * 24 * time.Hour
+
 // Sweep removes from base (TMPDIR for "") the directories named prefix…
 // (with their siblings) whose lock is free: their holders died. A
-// directory with no lock file (an older build's) is left alone.
+// directory with no lock file (an older build's) is removed only once it
+// is unlockedAge old and named as Make and os.MkdirTemp name them.
 func Sweep(base, prefix string, siblings ...string) {
 	if base == "" {
 		base = os.TempDir()
@@ -75,6 +85,10 @@ func Sweep(base, prefix string, siblings ...string) {
 	}
 	for _, de := range entries {
 		name := de.Name()
+		if de.IsDir() && strings.HasPrefix(name, prefix) && digits(name[len(prefix):]) {
+			sweepUnlocked(filepath.Join(base, name), siblings)
+			continue
+		}
 		if !de.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, lockSuffix) {
 			continue
 		}
@@ -97,6 +111,33 @@ func Sweep(base, prefix string, siblings ...string) {
 		}
 		f.Close()
 	}
+}
+
+// sweepUnlocked removes dir and its siblings if dir has no lock file and
+// was last written unlockedAge ago: an older build's, left by a killed run.
+func sweepUnlocked(dir string, siblings []string) {
+	if _, err := os.Lstat(dir + lockSuffix); !os.IsNotExist(err) {
+		return // locked: the lock decides
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < unlockedAge {
+		return
+	}
+	os.RemoveAll(dir)
+	for _, s := range siblings {
+		os.RemoveAll(dir + s)
+	}
+}
+
+// digits tells whether s is the random tail os.MkdirTemp and Make give a
+// name: decimal digits only.
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // flock takes f's exclusive lock without waiting.

@@ -33,5 +33,5 @@ func releaseStep(dir string, lock *os.File) { _ = lockeddir.Release(dir, lock, p
 
 // sweepSteps removes from base (TMPDIR for "") the step directories and
 // peers' files of runs whose lock is free: killed runs'. A step directory
-// with no lock file (an older build's) is left to the idle sweep.
+// with no lock file (an older build's) goes once a week old.
 func sweepSteps(base string) { lockeddir.Sweep(base, stepPrefix, peersSibling) }
