@@ -11,6 +11,7 @@ package lockeddir
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,10 @@ func Make(base, prefix string) (dir string, lock *os.File, err error) {
 		}
 		f.Close()
 	}
-	return "", nil, errors.New("the directory's lock file was taken by other processes' sweeps ten times over")
+	if base == "" {
+		base = os.TempDir()
+	}
+	return "", nil, fmt.Errorf("no directory %s… could be made under its lock in %s: other processes' sweeps took its lock file ten times over", prefix, base)
 }
 
 // Release removes dir, each dir+sibling (files kept beside it: a CLI
