@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/internal/unprivileged"
@@ -40,7 +41,7 @@ func TestCopyTreeSaysWhatItCouldNotCopy(t *testing.T) {
 			}
 			t.Cleanup(func() { os.Chmod(filepath.Join(snap, tc.closed), 0o755) })
 			var err error
-			unprivileged.Do(t, func() { err = CopyTree(snap, filepath.Join(t.TempDir(), "agent2"), tc.link, nil) })
+			unprivileged.Do(t, func() { _, err = CopyTree(snap, filepath.Join(t.TempDir(), "agent2"), tc.link, nil) })
 			if err == nil {
 				t.Fatalf("CopyTree left %s out of the tree and said nothing", tc.closed)
 			}
@@ -48,5 +49,39 @@ func TestCopyTreeSaysWhatItCouldNotCopy(t *testing.T) {
 				t.Errorf("the error should name %s inside the tree and not the snapshot's path: %v", tc.closed, err)
 			}
 		})
+	}
+}
+
+// TestCopyTreeNamesWhatIsNoFileToCopy: a FIFO, a socket or a device in a
+// tree has no content to show, and rebuilding one would hang (a FIFO's
+// reader waits for a writer) or reach past the sandbox (a device), so it is
+// left out, but named, by its path inside the tree, for the caller to tell
+// whoever reads the tree why it is missing; the rest is copied.
+func TestCopyTreeNamesWhatIsNoFileToCopy(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "agents", "opus_the_peer", "002", "workspace")
+	if err := os.MkdirAll(filepath.Join(snap, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(snap, "src", "main.go"), []byte("x\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(snap, "src", "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []bool{true, false} {
+		dst := filepath.Join(t.TempDir(), "agent2")
+		left, err := CopyTree(snap, dst, link, nil)
+		if err != nil {
+			t.Fatalf("a FIFO failed the copy: %v", err)
+		}
+		if len(left) != 1 || left[0] != "src/pipe" {
+			t.Errorf("CopyTree left out %q, want [src/pipe]", left)
+		}
+		if _, err := os.Lstat(filepath.Join(dst, "src", "pipe")); !os.IsNotExist(err) {
+			t.Errorf("the FIFO was rebuilt: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dst, "src", "main.go")); err != nil {
+			t.Errorf("the file beside the FIFO was not copied: %v", err)
+		}
 	}
 }
