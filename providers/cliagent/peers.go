@@ -26,22 +26,24 @@ import (
 //     snapshot's own file, whose content other snapshots share, and its
 //     mode bits stop no root, so what the CLI writes changes its copy only.
 //
-// It returns the path the CLI sees.
-func peerFiles(c *Confinement, confined bool, dir string, sh providers.ShownAnswer) (string, error) {
+// It returns the path the CLI sees, and what the tree leaves out
+// (sandbox.NotShown, "" for nothing) for the prompt to say.
+func peerFiles(c *Confinement, confined bool, dir string, sh providers.ShownAnswer) (in, notShown string, err error) {
 	if sh.Alias == "" || !filepath.IsLocal(sh.Alias) || filepath.Base(sh.Alias) != sh.Alias {
-		return "", fmt.Errorf("a shown answer's alias %q is not a plain name", sh.Alias)
+		return "", "", fmt.Errorf("a shown answer's alias %q is not a plain name", sh.Alias)
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
-		return "", err
+		return "", "", err
 	}
 	tree := filepath.Join(dir, sh.Alias)
-	if err := sandbox.CopyTree(sh.FilesDir, tree, confined, nil); err != nil {
-		return "", fmt.Errorf("cannot show %s's files: %w", sh.Alias, err)
+	left, err := sandbox.CopyTree(sh.FilesDir, tree, confined, nil)
+	if err != nil {
+		return "", "", fmt.Errorf("cannot show %s's files: %w", sh.Alias, err)
 	}
-	if !confined {
-		return tree, nil
+	in = tree
+	if confined {
+		in = sandbox.PeerDir(sh.Alias)
+		c.ReadOnly = append(c.ReadOnly, Bind{Src: tree, Dst: in})
 	}
-	in := sandbox.PeerDir(sh.Alias)
-	c.ReadOnly = append(c.ReadOnly, Bind{Src: tree, Dst: in})
-	return in, nil
+	return in, sandbox.NotShown(in, left), nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/internal/unprivileged"
@@ -114,11 +115,34 @@ func TestACLIRunFailsOnPeersFilesItCannotShow(t *testing.T) {
 	}
 	sh := providers.ShownAnswer{Alias: "agent2", Label: "agent2.1", FilesDir: snap}
 	var err error
-	unprivileged.Do(t, func() { _, err = peerFiles(&Confinement{}, false, filepath.Join(t.TempDir(), "run.peers"), sh) })
+	unprivileged.Do(t, func() { _, _, err = peerFiles(&Confinement{}, false, filepath.Join(t.TempDir(), "run.peers"), sh) })
 	if err == nil {
 		t.Fatal("agent2's files were shown without hello.py, and nothing said so")
 	}
 	if msg := err.Error(); !strings.Contains(msg, "agent2") || !strings.Contains(msg, "hello.py") || strings.Contains(msg, "opus_the_peer") {
 		t.Errorf("the error should name agent2 and hello.py, never the peer's agent id: %v", err)
+	}
+}
+
+// TestACLIRunIsToldOfPeersEntriesThatAreNoFiles: a FIFO in a peer's
+// snapshot (put there by hand: none is snapshotted) is left out of the
+// files shown, whose reader would wait on it for good, and the prompt's
+// line for the peer says so by the path the CLI reads, never by the
+// peer's agent id.
+func TestACLIRunIsToldOfPeersEntriesThatAreNoFiles(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "agents", "opus_the_peer", "002", "workspace")
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(snap, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sh := providers.ShownAnswer{Alias: "agent2", Label: "agent2.1", FilesDir: snap}
+	in, notShown, err := peerFiles(&Confinement{}, false, filepath.Join(t.TempDir(), "run.peers"), sh)
+	if err != nil {
+		t.Fatalf("a FIFO in agent2's snapshot failed the run: %v", err)
+	}
+	if !strings.Contains(notShown, filepath.Join(in, "pipe")) || strings.Contains(notShown, "opus_the_peer") {
+		t.Errorf("the run is told %q, want %s named and no agent id", notShown, filepath.Join(in, "pipe"))
 	}
 }

@@ -425,11 +425,16 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		if sh.FilesDir == "" {
 			continue
 		}
-		dir, err := peerFiles(&c, p.opts.Sandbox.Confined(), wf.peers, sh)
+		dir, notShown, err := peerFiles(&c, p.opts.Sandbox.Confined(), wf.peers, sh)
 		if err != nil {
 			return nil, "", err
 		}
 		peers[sh.Alias] = dir
+		if notShown != "" {
+			// The prompt's line for the peer says it, so the CLI does not
+			// take a missing FIFO for one the peer never made.
+			peers[sh.Alias] += "; " + notShown
+		}
 		readDirs = append(readDirs, dir)
 	}
 	for _, cx := range req.Contexts {

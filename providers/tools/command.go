@@ -115,13 +115,14 @@ func (t *Toolbox) runCommand(ctx context.Context, raw json.RawMessage) (provider
 		timeout = min(time.Duration(a.TimeoutSeconds)*time.Second, most)
 	}
 	var peers []sandbox.Bind
+	notShown := ""
 	if !t.commands.Unsandboxed {
 		binds, release, err := t.peerTrees()
 		if err != nil {
 			return providers.ToolResult{Content: "the command could not run: " + err.Error(), IsError: true}, nil
 		}
 		defer release()
-		peers = binds
+		peers, notShown = binds, t.trees.takeNotShown()
 	}
 	res, err := sandbox.Run(ctx, t.spec(peers), []string{shell(), "-c", a.Command}, sandbox.Limits{Timeout: timeout, OutputCap: t.commands.outputCap()})
 	if ctx.Err() != nil {
@@ -137,6 +138,7 @@ func (t *Toolbox) runCommand(ctx context.Context, raw json.RawMessage) (provider
 	default:
 		fmt.Fprintf(&b, "exit code %d (%.1f s)\n", res.ExitCode, res.Duration.Seconds())
 	}
+	b.WriteString(notShown)
 	if res.Output == "" {
 		b.WriteString("(no output)\n")
 	} else {

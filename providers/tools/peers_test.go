@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/internal/unprivileged"
@@ -125,5 +126,43 @@ func TestACommandFailsOnPeersFilesItCannotShow(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "peers/agent1/") || !strings.Contains(msg, "src") || strings.Contains(msg, peerID) {
 		t.Errorf("the error should name peers/agent1/ and src, never the peer's agent id: %v", err)
+	}
+}
+
+// TestACommandIsToldOfPeersEntriesThatAreNoFiles: a FIFO, a socket or a
+// device in a peer's snapshot (none is ever snapshotted: put there by
+// hand) is left out of its tree, whose reader would wait on a FIFO for
+// good; the first command with the trees says so, naming it by the path
+// the command sees, never by the peer's agent id, and the others do not
+// repeat it.
+func TestACommandIsToldOfPeersEntriesThatAreNoFiles(t *testing.T) {
+	const peerID = "claude_opus_peer"
+	base := t.TempDir()
+	ws := filepath.Join(base, "agents", "me", "workspace")
+	snap := filepath.Join(base, "agents", peerID, "003", "workspace")
+	for _, d := range []string{ws, snap} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(snap, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := New(Config{Workspace: ws, Peers: PeersOf([]providers.ShownAnswer{{Alias: "agent1", FilesDir: snap}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	_, release, err := tb.peerTrees()
+	if err != nil {
+		t.Fatalf("a FIFO in a peer's snapshot failed its tree: %v", err)
+	}
+	release()
+	note := tb.trees.takeNotShown()
+	if !strings.Contains(note, "/peers/agent1/pipe") || strings.Contains(note, peerID) {
+		t.Errorf("the first command is told %q, want /peers/agent1/pipe named and no agent id", note)
+	}
+	if again := tb.trees.takeNotShown(); again != "" {
+		t.Errorf("a later command is told again: %q", again)
 	}
 }

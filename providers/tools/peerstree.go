@@ -39,6 +39,9 @@ type peersTrees struct {
 	lock   *os.File   // dir's lock, for one under TMPDIR (lockeddir)
 	binds  []sandbox.Bind
 	closed bool
+	// notShown says what the trees built leave out (sandbox.NotShown),
+	// until the command that runs first with them shows it (takeNotShown).
+	notShown string
 }
 
 // errStepEnded refuses a command after its step's toolbox closed.
@@ -60,7 +63,7 @@ func (t *Toolbox) peerTrees() (binds []sandbox.Bind, release func(), err error) 
 		pt.remove() // removed under us (by hand): built again
 	}
 	if pt.dir == "" {
-		if pt.dir, pt.lock, pt.binds, err = t.buildPeerTrees(); err != nil {
+		if pt.dir, pt.lock, pt.binds, pt.notShown, err = t.buildPeerTrees(); err != nil {
 			pt.mu.RUnlock()
 			return nil, nil, err
 		}
@@ -81,10 +84,21 @@ func (pt *peersTrees) intact() bool {
 // tmpPeersPrefix names the peers' trees built under TMPDIR.
 const tmpPeersPrefix = "massgen-peers-"
 
+// takeNotShown returns, once, what the trees last built leave out: the
+// command that runs first with them tells the model, which would otherwise
+// take a missing FIFO for one the peer never made.
+func (pt *peersTrees) takeNotShown() string {
+	pt.build.Lock()
+	defer pt.build.Unlock()
+	n := pt.notShown
+	pt.notShown = ""
+	return n
+}
+
 // buildPeerTrees rebuilds each peer's snapshot in a fresh directory, which
 // it returns ("" for a step with no peers), with its lock if it is under
-// TMPDIR.
-func (t *Toolbox) buildPeerTrees() (dir string, lock *os.File, binds []sandbox.Bind, err error) {
+// TMPDIR, and what the trees leave out, one line a peer (sandbox.NotShown).
+func (t *Toolbox) buildPeerTrees() (dir string, lock *os.File, binds []sandbox.Bind, notShown string, err error) {
 	for i := range t.places {
 		p := &t.places[i]
 		if !p.peer() {
@@ -95,18 +109,22 @@ func (t *Toolbox) buildPeerTrees() (dir string, lock *os.File, binds []sandbox.B
 				// Killed steps' trees go first: nothing else removes them.
 				lockeddir.Sweep("", tmpPeersPrefix)
 				if dir, lock, err = lockeddir.Make("", tmpPeersPrefix); err != nil {
-					return "", nil, nil, fmt.Errorf("there is no directory to show the peers' files in: %v", unwrap(err))
+					return "", nil, nil, "", fmt.Errorf("there is no directory to show the peers' files in: %v", unwrap(err))
 				}
 			}
 		}
 		tree := filepath.Join(dir, path.Base(p.name))
-		if err := sandbox.CopyTree(p.dir, tree, true, p.skipped); err != nil {
+		left, err := sandbox.CopyTree(p.dir, tree, true, p.skipped)
+		if err != nil {
 			removeTrees(dir, lock)
-			return "", nil, nil, fmt.Errorf("%s/ cannot be shown to the command: %v", p.name, unwrap(err))
+			return "", nil, nil, "", fmt.Errorf("%s/ cannot be shown to the command: %v", p.name, unwrap(err))
+		}
+		if n := sandbox.NotShown("/"+p.name, left); n != "" {
+			notShown += n + "\n"
 		}
 		binds = append(binds, sandbox.Bind{Src: tree, Dst: "/" + p.name})
 	}
-	return dir, lock, binds, nil
+	return dir, lock, binds, notShown, nil
 }
 
 // removeTrees removes dir, and with lock (one under TMPDIR) the lock too.
@@ -120,7 +138,7 @@ func removeTrees(dir string, lock *os.File) error {
 // remove removes the trees built, and forgets them.
 func (pt *peersTrees) remove() error {
 	err := removeTrees(pt.dir, pt.lock)
-	pt.dir, pt.lock, pt.binds = "", nil, nil
+	pt.dir, pt.lock, pt.binds, pt.notShown = "", nil, nil, ""
 	return err
 }
 

@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 )
 
 // A peer's snapshot lives at agents/<agent id>/NNN/workspace, and its agent
@@ -25,19 +27,23 @@ import (
 // targets. Hard links are the snapshot's own files, so they are for a tree
 // only ever bound read-only (the mount refuses writes and chmod alike).
 // Entries skip says to leave out are left out (given their path inside
-// src, slash-separated; skip may be nil). Any other entry it cannot
+// src, slash-separated; skip may be nil). FIFOs, sockets and devices are
+// left out too, having no file to read (a FIFO's reader would wait for a
+// writer), and returned in left, slash-separated paths inside the tree,
+// for the caller to tell whoever reads the tree: a snapshot holds none, so
+// one is a hand's or a damaged snapshot's. Any other entry it cannot
 // rebuild (unreadable, a full disk) fails the copy, naming the entry by
 // its path inside the tree: a tree with files missing would pass for the
 // peer's whole answer. Errors name no path of src's (a snapshot's names
 // its agent); what is left at dst is the caller's to remove.
-func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) bool) error {
+func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) bool) (left []string, err error) {
 	if err := os.Mkdir(dst, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	if real, err := filepath.EvalSymlinks(src); err == nil {
 		src = real // a walk does not enter a root that is a symlink
 	}
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if path == src {
 			if err != nil {
 				return fmt.Errorf("the tree to show cannot be read: %w", bare(err))
@@ -57,11 +63,17 @@ func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) b
 			}
 			return nil
 		}
-		if err := copyEntry(path, filepath.Join(dst, rel), d.Type(), link); err != nil {
+		t := d.Type()
+		if !t.IsDir() && !t.IsRegular() && t&fs.ModeSymlink == 0 {
+			left = append(left, filepath.ToSlash(rel))
+			return nil
+		}
+		if err := copyEntry(path, filepath.Join(dst, rel), t, link); err != nil {
 			return notCopied(rel, err)
 		}
 		return nil
 	})
+	return left, err
 }
 
 // copyEntry makes the entry at to again from the one at path, of type t.
@@ -81,7 +93,26 @@ func copyEntry(path, to string, t fs.FileMode, link bool) error {
 		}
 		return copyReadOnly(path, to)
 	}
-	return nil // a device, a socket, a FIFO: no file to read
+	return nil // CopyTree leaves the rest out, and says so
+}
+
+// NotShown says, for whoever reads a tree CopyTree built, which entries
+// it left out (left, as CopyTree returned it) of the tree they name dir:
+// "" for none. A long list ends with how many more.
+func NotShown(dir string, left []string) string {
+	if len(left) == 0 {
+		return ""
+	}
+	const most = 5
+	names := make([]string, 0, most)
+	for _, rel := range left[:min(len(left), most)] {
+		names = append(names, path.Join(dir, rel))
+	}
+	more := ""
+	if len(left) > most {
+		more = fmt.Sprintf(" and %d more", len(left)-most)
+	}
+	return fmt.Sprintf("%s%s: not shown, being no file to read (a FIFO, a socket or a device)", strings.Join(names, ", "), more)
 }
 
 // notCopied says which entry of a tree could not be rebuilt, and why.

@@ -77,6 +77,9 @@ func TestCopyTreeNamesWhatIsNoFileToCopy(t *testing.T) {
 		if len(left) != 1 || left[0] != "src/pipe" {
 			t.Errorf("CopyTree left out %q, want [src/pipe]", left)
 		}
+		if note := NotShown("peers/agent2", left); !strings.Contains(note, "peers/agent2/src/pipe") || !strings.Contains(note, "FIFO") {
+			t.Errorf("NotShown = %q, want it to name peers/agent2/src/pipe as a FIFO", note)
+		}
 		if _, err := os.Lstat(filepath.Join(dst, "src", "pipe")); !os.IsNotExist(err) {
 			t.Errorf("the FIFO was rebuilt: %v", err)
 		}
