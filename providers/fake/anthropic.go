@@ -500,6 +500,9 @@ func (s *anthropicServer) usage(reply Reply, bodyLen int, blocks []anthropicOut)
 	if reply.Usage != nil {
 		u = *reply.Usage
 	}
+	if u.Zero {
+		return anthropicUsage{}
+	}
 	if u.Input == 0 {
 		u.Input = int64(bodyLen+3) / 4
 	}

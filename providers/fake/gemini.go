@@ -458,7 +458,7 @@ func (g *geminiServer) play(w http.ResponseWriter, r *http.Request, model string
 		for i, piece := range pieces[:len(pieces)-1] {
 			geminiWriteEvent(w, geminiResponse{
 				Candidates:    []geminiCandidate{{Content: &geminiContent{Role: "model", Parts: []geminiPart{{Text: piece}}}}},
-				UsageMetadata: &geminiUsage{PromptTokenCount: usage.PromptTokenCount, CandidatesTokenCount: int64(i + 1), TotalTokenCount: usage.PromptTokenCount + int64(i+1)},
+				UsageMetadata: &geminiUsage{PromptTokenCount: usage.PromptTokenCount, CandidatesTokenCount: min(int64(i+1), usage.CandidatesTokenCount), TotalTokenCount: usage.PromptTokenCount + min(int64(i+1), usage.CandidatesTokenCount)},
 				ModelVersion:  model, ResponseID: id,
 			})
 		}
@@ -479,6 +479,9 @@ func (g *geminiServer) play(w http.ResponseWriter, r *http.Request, model string
 func geminiUsageFor(u *Usage, bodyLen, textLen int) *geminiUsage {
 	var in, cached, out, reasoning int64
 	if u != nil {
+		if u.Zero {
+			return &geminiUsage{}
+		}
 		in, cached, out, reasoning = u.Input, u.CachedInput, u.Output, u.Reasoning
 	}
 	if in == 0 {

@@ -291,6 +291,9 @@ func oaiUsage(r Reply, c Call, out string) Usage {
 	if r.Usage != nil {
 		u = *r.Usage
 	}
+	if u.Zero {
+		return Usage{}
+	}
 	if u.Input == 0 {
 		u.Input = int64(c.inputChars())/4 + 1 + u.CachedInput
 	}

@@ -79,6 +79,10 @@ type Usage struct {
 	// CacheWrite is the part of Input written to a prompt cache (Anthropic's
 	// cache_creation_input_tokens); servers without cache writes ignore it.
 	CacheWrite int64 `json:"cache_write,omitempty"`
+	// Zero reports every count as zero, as OpenAI-compatible local servers
+	// often do for a reply they completed, where zero fields are otherwise
+	// filled from text length.
+	Zero bool `json:"zero,omitempty"`
 }
 
 // Duration is a time.Duration that reads "300ms" in JSON.
