@@ -28,7 +28,7 @@ var ErrResponseTooLarge = fmt.Errorf("the response passed %d MiB, the most read 
 // TooLarge is the error of a call whose response passed MaxResponseBody; who
 // names the backend and model ("openai/gpt-5.4"). It is bad output, which a
 // retry would only pay for again; what the call streamed is still charged
-// (Unreported).
+// (Charge).
 func TooLarge(who string, err error) *Error {
 	return &Error{Class: ClassBadOutput, Err: err,
 		Message: fmt.Sprintf("%s sent more than %d MiB in one reply, the most massgen-mcp reads of one response, so the call was stopped and what it streamed is charged as an estimate; a reply that long is a server or model gone wrong (a loop): set max_output_tokens, or use another model",

@@ -237,8 +237,9 @@ type Usage struct {
 	CostUSD     *float64 `json:"cost_usd"`
 	// CostEstimated says the cost is an estimate at list prices, not what
 	// was charged: a CLI agent logged in with a subscription reports one,
-	// and a stream that ended before its usage report is charged one
-	// (Unreported), its counts estimated too.
+	// and a call whose stream ended before its usage report, or whose
+	// server reported zero counts, is charged one (Charge), its counts
+	// estimated too.
 	CostEstimated bool `json:"cost_estimated,omitempty"`
 }
 

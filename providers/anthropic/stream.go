@@ -20,10 +20,10 @@ type accumulator struct {
 	stopped bool // message_stop arrived
 	keep    bool // keep the blocks as Raw (a paused turn's continuation)
 
-	// What a stream that ends before message_delta's usage is charged by
-	// (providers.Unreported): message_start counts the input, not the output.
+	// What a stream is charged by (providers.Charge): message_start counts
+	// the input, message_delta the output; a stream cut before message_delta
+	// or one that counts zero has the rest estimated.
 	began    bool         // an event arrived
-	started  bool         // message_start arrived, with the input's count
 	reported bool         // message_delta arrived, with the output's count
 	streamed int          // bytes of text, thinking and tool input streamed
 	input    func() int64 // the request's estimated input
@@ -55,7 +55,6 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 	a.began = true
 	switch ev.Type {
 	case "message_start":
-		a.started = true
 		u := ev.Message.Usage
 		a.usage = wireUsage{input: u.InputTokens, cacheRead: u.CacheReadInputTokens,
 			cacheWrite: u.CacheCreationInputTokens, output: u.OutputTokens}
@@ -139,19 +138,19 @@ func (u wireUsage) sane() wireUsage {
 		output: c(u.output), thinking: c(u.thinking), cacheWrite1h: c(u.cacheWrite1h)}
 }
 
-// partial is what an interrupted call still reports: its usage, estimated
-// where the stream began but ended before message_delta said the output
-// (providers.Unreported; the input message_start said stands).
+// partial is what a call reports, finished or interrupted: its usage, with
+// what a stream that began left out or counted as zero estimated
+// (providers.Charge; counts message_start or message_delta said stand).
 func (a *accumulator) partial() Result {
 	w := a.usage.sane()
 	w1h := min(w.cacheWrite1h, w.cacheWrite)
 	u := w.normalised().Sane()
-	if a.began && !a.reported {
+	if a.began {
 		var in int64
-		if !a.started && a.input != nil {
+		if u.Input == 0 && a.input != nil {
 			in = a.input()
 		}
-		u = providers.Unreported(u, in, a.streamed)
+		u = providers.Charge(u, a.reported, in, a.streamed)
 	}
 	return Result{Usage: u, CacheWriteInput: w.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
 }

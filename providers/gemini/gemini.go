@@ -107,16 +107,16 @@ func (p *provider) turn(ctx context.Context, req providers.Request, past []provi
 		reported bool     // the whole call's usage arrived
 		searches []string // Google Search grounding's queries, as the last chunk says
 	)
-	// charge is the call's usage: the last chunk's report, or, for a stream
-	// that began but ended before the chunk that finishes it (whose usage is
-	// the whole call's), what it reported so far with the rest estimated
-	// (providers.Unreported).
+	// charge is the call's usage: the last chunk's report (whose usage is the
+	// whole call's), or, for a stream that began but ended before it, what it
+	// reported so far; either with what it left out or at zero estimated
+	// (providers.Charge).
 	charge := func() providers.Usage {
 		u := usageOf(usage)
-		if chunks == 0 || reported {
+		if chunks == 0 {
 			return u
 		}
-		return providers.Unreported(u, providers.EstimateInput(req, past), acc.streamed())
+		return providers.Charge(u, reported, providers.EstimateInput(req, past), acc.streamed())
 	}
 	ctx = providers.WatchCap(ctx)
 	for chunk, err := range p.client.Models.GenerateContentStream(ctx, p.model, contents, cfg) {

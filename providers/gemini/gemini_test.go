@@ -704,7 +704,7 @@ func TestCutStreamAndBlockedPromptAreProviderErrors(t *testing.T) {
 		t.Errorf("cut stream: %v", err)
 	}
 	if cu.Input <= 0 || cu.Output <= 0 || !cu.CostEstimated {
-		t.Errorf("cut stream without usage: usage %+v; want an estimate (providers.Unreported)", cu)
+		t.Errorf("cut stream without usage: usage %+v; want an estimate (providers.Charge)", cu)
 	}
 	blocked := handlerRig(t, flash, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
