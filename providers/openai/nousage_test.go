@@ -42,3 +42,30 @@ func TestAServerThatNeverReportsUsageIsChargedAnEstimate(t *testing.T) {
 		t.Fatalf("usage = %+v; want at least %d input and %d output tokens, marked estimated", u, in, len(answer)/4)
 	}
 }
+
+// TestAResponseReturnedWholeWithZeroUsageIsChargedWhatItReturned: a
+// Responses server that sends its output whole, in response.completed,
+// without deltas, and reports zero usage still returned the answer; the
+// output charged is at least that answer, not the nothing that streamed.
+func TestAResponseReturnedWholeWithZeroUsageIsChargedWhatItReturned(t *testing.T) {
+	const answer = `{"content":"42, because six sevens are forty-two."}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":{\"id\":\"r1\",\"object\":\"response\",\"status\":\"completed\","+
+			"\"output\":[{\"type\":\"function_call\",\"id\":\"fc1\",\"call_id\":\"call_1\",\"name\":\"new_answer\",\"arguments\":%q,\"status\":\"completed\"}],"+
+			"\"usage\":{\"input_tokens\":0,\"output_tokens\":0,\"total_tokens\":0,\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens_details\":{\"reasoning_tokens\":0}}}}\n\n", answer)
+	}))
+	defer srv.Close()
+	p, err := openai.NewResponses(providers.Endpoint{Backend: "openai", Model: "gpt-5-mini", APIKey: "sk-test-dummy-not-a-key-0000",
+		BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, u, err := p.Step(context.Background(), stepRequest())
+	if err != nil || len(act.Calls) != 1 {
+		t.Fatalf("Step = %+v, %v", act, err)
+	}
+	if u.Input <= 0 || u.Output < int64(len(answer)/4) || !u.CostEstimated {
+		t.Fatalf("usage = %+v; want input estimated and at least %d output tokens, marked estimated", u, len(answer)/4)
+	}
+}
