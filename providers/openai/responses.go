@@ -174,19 +174,22 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, pas
 			return providers.Action{}, nil, mt.charge(usage, req, past), &streamFailure{Code: ev.Code, Message: ev.Message}
 		}
 	}
-	usage = mt.charge(usage, req, past)
-	if err := stream.Err(); err != nil {
-		return providers.Action{}, nil, usage, err
-	}
-	if !done {
-		return providers.Action{}, nil, usage, errEndedEarly
-	}
 	if len(final) > 0 {
 		// The completed response carries the whole output: it is the truth.
 		items = map[int64]*respItem{}
 		for i, o := range final {
 			item(int64(i)).set(o)
 		}
+	}
+	// A server may send its output whole, in its items, with no deltas:
+	// what it returned is charged all the same.
+	mt.streamed = max(mt.streamed, returned(items))
+	usage = mt.charge(usage, req, past)
+	if err := stream.Err(); err != nil {
+		return providers.Action{}, nil, usage, err
+	}
+	if !done {
+		return providers.Action{}, nil, usage, errEndedEarly
 	}
 	keys := make([]int64, 0, len(items))
 	for k := range items {
@@ -220,6 +223,15 @@ func (p *responsesProvider) once(ctx context.Context, req providers.Request, pas
 		act.Raw, _ = json.Marshal(rawReasoning{Reasoning: reasoning})
 	}
 	return act, ids, usage, nil
+}
+
+// returned is the bytes of text and tool calls the items hold.
+func returned(items map[int64]*respItem) int {
+	n := 0
+	for _, it := range items {
+		n += it.text.Len() + len(it.name) + it.args.Len()
+	}
+	return n
 }
 
 // usage normalises Responses usage, which already counts cached tokens
