@@ -80,3 +80,69 @@ func TestACreateOfASessionEqualButForCaseNamesTheExistingOne(t *testing.T) {
 		t.Errorf("second create of Foo: %v", err)
 	}
 }
+
+// Two spellings of one tenant, both opened before either has a directory
+// (two servers with different tokens files on one state directory): each
+// open finds no twin. On a case-insensitive filesystem the second spelling's
+// mkdir lands in the first's directory, so its create must find the twin
+// then, and refuse, writing nothing of its own there.
+func TestTwoNewSpellingsOfATenantAreRefusedAtTheSecondCreate(t *testing.T) {
+	dir := t.TempDir()
+	first, second := NewStores(dir), NewStores(dir)
+	first.sameDir, second.sameDir = foldingFS, foldingFS
+	acme, err := first.For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper, err := second.For("Acme")
+	if err != nil {
+		t.Fatalf("tenant Acme refused before any directory exists: %v", err)
+	}
+	if err := acme.Create(t.Context(), storetest.NewSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	err = upper.Create(t.Context(), storetest.NewSession("s2"))
+	if !errors.Is(err, coordination.ErrBadInput) {
+		t.Fatalf("tenant Acme created a session in tenant acme's directory: %v", err)
+	}
+	for _, want := range []string{`"Acme"`, `"acme"`, "letter case"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %s: %v", want, err)
+		}
+	}
+	// The first spelling keeps working.
+	if err := acme.Create(t.Context(), storetest.NewSession("s3")); err != nil {
+		t.Errorf("tenant acme's second create: %v", err)
+	}
+}
+
+// A tenant opened before any directory existed must not read the
+// directory another spelling made meanwhile. A symlink tenants/Acme ->
+// acme stands in for a case-insensitive filesystem, where tenants/Acme
+// resolves to acme's directory.
+func TestATenantDoesNotReadTheDirectoryAnotherSpellingMadeAfterItOpened(t *testing.T) {
+	dir := t.TempDir()
+	upper, err := NewStores(dir).For("Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme, err := NewStores(dir).For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acme.Create(t.Context(), storetest.NewSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("acme", filepath.Join(dir, "tenants", "Acme")); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := upper.Sessions(t.Context()); !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("tenant Acme listed tenant acme's sessions: %v, %v", ids, err)
+	}
+	if _, err := upper.Session(t.Context(), "s1"); !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("tenant Acme read tenant acme's session: %v", err)
+	}
+	if _, err := NewStores(dir).For("Acme"); !errors.Is(err, coordination.ErrBadInput) {
+		t.Errorf("tenant Acme opened over tenant acme's directory: %v", err)
+	}
+}
