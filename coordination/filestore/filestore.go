@@ -33,6 +33,9 @@ type Store struct {
 	// their stats when nil); a test stands in a case-insensitive filesystem
 	// with it.
 	sameDir func(a, b string) bool
+	// tenant is, for a tenant other than the default opened by
+	// Stores.For, the spelling its directory must have (tenantdir.go).
+	tenant *spelling
 
 	mu    sync.Mutex
 	gates map[string]chan struct{} // per session dir: queues this process's waiters for the session lock
@@ -130,6 +133,9 @@ func (s *Store) existing(id string) (string, error) {
 		}
 		return "", fmt.Errorf("cannot open session %q: %w", id, err)
 	}
+	if err := s.ownDir(); err != nil {
+		return "", err
+	}
 	return dir, nil
 }
 
@@ -185,6 +191,9 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 
 	if err := os.MkdirAll(s.dir, dirMode); err != nil {
 		return fmt.Errorf("cannot create the sessions directory %s: %w", s.dir, diskFull(err, s.dir, 0))
+	}
+	if err := s.ownDir(); err != nil {
+		return err
 	}
 	size := len(sessionJSON) + len(criteriaJSON) + block*(len(sess.Agents)+2)
 	tmp, err := os.MkdirTemp(s.dir, "."+sess.ID+".tmp-")
@@ -291,6 +300,9 @@ func (s *Store) Sessions(ctx context.Context) ([]string, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot list sessions in %s: %w", s.dir, err)
+	}
+	if err := s.ownDir(); err != nil {
+		return nil, err
 	}
 	var found []coordination.DatedSession
 	for _, de := range des {

@@ -48,6 +48,9 @@ func (s *Stores) For(tenant string) (coordination.Store, error) {
 	}
 	st := New(dir)
 	st.sameDir = s.sameDir
+	if tenant != coordination.DefaultTenant {
+		st.tenant = &spelling{parent: filepath.Dir(dir), name: tenant}
+	}
 	s.byTenant[tenant] = st
 	return st, nil
 }
