@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 )
 
@@ -68,14 +67,11 @@ func storeService(ctx context.Context, dir, store, tenant string) (*coordination
 		if store != "" && store != "file" {
 			return nil, at, nil, fmt.Errorf("%w: --store %s: name the file store (the default) or a postgres:// URL; a memory store's sessions live in its server alone", coordination.ErrBadInput, storeNamed(store))
 		}
-		if tenant != "" && tenant != coordination.DefaultTenant {
-			d, err := filestore.TenantDir(stateDir(dir), tenant)
-			if err != nil {
-				return nil, at, nil, fmt.Errorf("--tenant: %w", err)
-			}
-			dir = d
+		d, err := tenantState(stateDir(dir), tenant)
+		if err != nil {
+			return nil, at, nil, err
 		}
-		return newService(stateDir(dir), 1), at, func() {}, nil
+		return newService(d, 1), at, func() {}, nil
 	}
 	if tenant == "" {
 		tenant = coordination.DefaultTenant

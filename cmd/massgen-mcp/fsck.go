@@ -63,13 +63,8 @@ that is not the last, is left for a person: restore it from a backup.`,
 // or — for "all" without --tenant — every tenant's.
 func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, repair, asJSON bool) error {
 	named := tenant != ""
-	switch {
-	case tenant == coordination.DefaultTenant:
+	if tenant == coordination.DefaultTenant {
 		tenant = "" // the default tenant's sessions are the state dir's own
-	case named:
-		if err := coordination.CheckTenant(tenant); err != nil {
-			return fmt.Errorf("--tenant: %w", err)
-		}
 	}
 	tenants := []string{tenant}
 	if which == "all" && !named {
@@ -82,9 +77,9 @@ func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, 
 	}
 	var report []fsckSession
 	for _, tn := range tenants {
-		state := dir
-		if tn != "" {
-			state = filepath.Join(dir, "tenants", tn)
+		state, err := tenantState(dir, tn)
+		if err != nil {
+			return err
 		}
 		r, err := fsckReport(ctx, newService(state, 1), which, repair)
 		if err != nil {

@@ -113,12 +113,8 @@ func watchStore(dir, store, tenant, arg string) (string, error) {
 		return "", fmt.Errorf("%w: status --watch follows the file store, and %s names a PostgreSQL store: a server's session is watched in its web view (/ui/) or with team_status, and massgen-mcp status%s %s shows it once%s", coordination.ErrBadInput, from, storeFlags(store, tenant), arg, unset)
 	case store != "" && store != "file" && pg == "":
 		return "", fmt.Errorf("%w: --store %s: status --watch follows the file store (the default) only", coordination.ErrBadInput, storeNamed(store))
-	case tenant != "" && tenant != coordination.DefaultTenant:
-		d, err := filestore.TenantDir(stateDir(dir), tenant)
-		if err != nil {
-			return "", fmt.Errorf("--tenant: %w", err)
-		}
-		return d, nil
+	case tenant != "":
+		return tenantState(stateDir(dir), tenant)
 	}
 	return dir, nil
 }
