@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 )
 
 // Lock timing: a held lock row is renewed every lockBeat and expires
@@ -323,7 +324,12 @@ func (db *DB) Connections() int {
 	return n
 }
 
-// For is the tenant's store (coordination.Stores).
+// For is the tenant's store (coordination.Stores). With a work directory,
+// a tenant whose directory there is, on a case-insensitive filesystem,
+// another spelling's is refused as the file store refuses it
+// (filestore.TenantDir): the rows never merge, but the workspaces would,
+// and the sweep, asking after the directory's spelling, would remove the
+// other's. On rows alone both spellings open, each with its own sessions.
 func (db *DB) For(tenant string) (coordination.Store, error) {
 	if err := coordination.CheckTenant(tenant); err != nil {
 		return nil, err
@@ -331,6 +337,11 @@ func (db *DB) For(tenant string) (coordination.Store, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	st, ok := db.tenants[tenant]
+	if !ok && db.workDir != "" {
+		if _, err := filestore.TenantDir(db.workDir, tenant); err != nil {
+			return nil, err
+		}
+	}
 	if !ok {
 		st = &Store{db: db, tenant: tenant}
 		db.tenants[tenant] = st
