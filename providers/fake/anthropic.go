@@ -150,7 +150,7 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Claude Code with the workflow server: once a workflow call has
 		// returned, the model ends its turn, as with the other CLIs.
 		if cc.answered != "" {
-			s.play(w, r, Reply{Kind: ReplyText, Content: cliFinalText(cc.answered)}, call, call.inputChars(), thinking)
+			s.play(w, r, Reply{Kind: ReplyText, Content: cliFinalText(cc.answered), Usage: s.script.ownUsage()}, call, call.inputChars(), thinking)
 			return
 		}
 		call.VoteEnum, call.Format = cc.enum, claudeCodeFormat

@@ -41,13 +41,14 @@ func NewCodex(s *Script) http.Handler {
 			// namespace), with no tool search first.
 			turn.found, turn.tools, turn.enum = true, offered.tools, offered.enum
 		}
-		rr := respReply{c: c, id: oaiID("resp_fake_"), created: time.Now().Unix()}
+		own := s.ownUsage()
+		rr := respReply{rep: Reply{Usage: own}, c: c, id: oaiID("resp_fake_"), created: time.Now().Unix()}
 		switch {
 		case turn.answered != "":
-			rr.rep = Reply{Kind: ReplyText, Content: cliFinalText(turn.answered)}
+			rr.rep = Reply{Kind: ReplyText, Content: cliFinalText(turn.answered), Usage: own}
 		case !turn.found && turn.searched:
 			// The CLI has no workflow server: a model would say so and stop.
-			rr.rep = Reply{Kind: ReplyText, Content: "FAKE_FINAL: no " + WorkflowServer + " tools to call."}
+			rr.rep = Reply{Kind: ReplyText, Content: "FAKE_FINAL: no " + WorkflowServer + " tools to call.", Usage: own}
 		case !turn.found:
 			rr.streamItems(w, r, []map[string]any{{"type": "tool_search_call", "id": oaiID("ts_"), "call_id": oaiID("call_"),
 				"execution": "client", "status": "completed", "arguments": map[string]any{"query": WorkflowServer + " new_answer vote"}}})

@@ -58,7 +58,7 @@ func (g *geminiCLI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stream := method == "streamGenerateContent"
 	tools, enum := geminiCLITools(&req)
 	if done := geminiCLIAnswered(&req); done != "" {
-		g.base.play(w, r, model, stream, len(body), Reply{Kind: ReplyText, Content: cliFinalText(done)})
+		g.base.play(w, r, model, stream, len(body), Reply{Kind: ReplyText, Content: cliFinalText(done), Usage: g.base.script.ownUsage()})
 		return
 	}
 	c := Call{Format: "gemini_cli", Model: model, Stream: stream, Tools: tools, VoteEnum: enum, Body: body, Header: r.Header.Clone()}

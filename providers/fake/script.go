@@ -127,6 +127,7 @@ type Script struct {
 	always  map[string]Reply
 	calls   []Call
 	Default func(c Call) Reply // used when a model's queue is empty; nil → DefaultReply
+	own     *Usage             // SetOwnUsage's
 
 	listed   map[string][]string // API → the models its list holds (models.go)
 	listFail map[string]Reply    // API → the error its models list answers with
@@ -151,6 +152,23 @@ func (s *Script) Always(model string, r Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.always[model] = r
+}
+
+// SetOwnUsage sets the usage of the replies a CLI fake makes up itself,
+// which no script plays (Codex's tool search, the final message once a
+// workflow call returned); unset, they count it from text length. With
+// Usage{Zero: true} beside zero scripted replies, a CLI's whole turn meets
+// a server that reports no usage.
+func (s *Script) SetOwnUsage(u Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.own = &u
+}
+
+func (s *Script) ownUsage() *Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.own
 }
 
 // Calls returns every request seen so far.

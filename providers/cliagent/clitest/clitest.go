@@ -320,3 +320,38 @@ func CallingCLIs(t *testing.T) (ran func() bool) {
 	}
 	return func() bool { return calls.Load() > 0 }
 }
+
+// Replayed runs one step of cli with a script standing in for its binary:
+// it reads its stdin and prints lines, a stream as the CLI would write it,
+// with no workflow server behind it. It tests how the provider reads a
+// CLI's stream end to end (its parser, then what the step is charged)
+// without the real CLI. req is the step it ran.
+func Replayed(t testing.TB, cli cliagent.CLI, lines ...string) (req providers.Request, act providers.Action, u providers.Usage, err error) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), cli.Info().Binary)
+	script := "#!/bin/sh\ncat >/dev/null\ncat <<'MASSGEN_STREAM_END'\n" + strings.Join(lines, "\n") + "\nMASSGEN_STREAM_END\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cliagent.New(cli, cliagent.Options{Binary: bin, Dir: t.TempDir(), Relay: []string{"/bin/true"},
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req = Request(t.TempDir(), &Recorder{}, AnswerTool)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	act, u, err = p.Step(ctx, req)
+	return req, act, u, err
+}
+
+// AssertChargedAnEstimate fails unless a step whose stream reported no usage
+// was charged an estimate, marked so: at least the system text and prompt
+// req sent for its input, and at least wrote bytes of output.
+func AssertChargedAnEstimate(t testing.TB, req providers.Request, u providers.Usage, wrote int) {
+	t.Helper()
+	in, out := providers.EstimateTokens(len(req.System)+len(req.Prompt)), providers.EstimateTokens(wrote)
+	if u.Input < in || u.Output < out || !u.CostEstimated {
+		t.Fatalf("charged %+v; want an estimate of at least %d input tokens (what the CLI was sent) and %d output tokens (the %d bytes it wrote), marked cost_estimated", u, in, out, wrote)
+	}
+}

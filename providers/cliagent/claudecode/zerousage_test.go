@@ -1,0 +1,39 @@
+package claudecode
+
+import (
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+)
+
+// answer is what the replayed runs wrote: a file and a final message.
+const answer = "The product is 391; it is in answer.txt."
+
+// TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate: Claude Code pointed
+// at a server that sends zero usage, an older Claude Code whose messages
+// carry none, or one killed before its result ran a model on its prompt and
+// wrote an answer; the step is charged an estimate of both, marked so, not
+// nothing (its result's cost of $0 included).
+func TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate(t *testing.T) {
+	zero := `"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}`
+	start := []string{
+		`{"type":"system","subtype":"init","session_id":"3a3db1f9-35f4-4019-ab2a-9f2db4899573","apiKeySource":"ANTHROPIC_API_KEY"}`,
+		`{"type":"assistant","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Write","input":{"file_path":"answer.txt","content":"391"}}]},"session_id":"3a3db1f9-35f4-4019-ab2a-9f2db4899573"}`,
+		`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"File created successfully"}]},"session_id":"3a3db1f9-35f4-4019-ab2a-9f2db4899573"}`,
+		`{"type":"assistant","message":{"id":"msg_2","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"` + answer + `"}],` + zero + `},"session_id":"3a3db1f9-35f4-4019-ab2a-9f2db4899573"}`,
+	}
+	for _, tc := range []struct {
+		name string
+		end  []string
+	}{
+		{"no usage in its result", []string{`{"type":"result","subtype":"success","is_error":false,"result":"` + answer + `","session_id":"3a3db1f9-35f4-4019-ab2a-9f2db4899573"}`}},
+		{"all-zero usage and cost", []string{`{"type":"result","subtype":"success","is_error":false,"result":"` + answer + `","total_cost_usd":0,` + zero + `,"session_id":"3a3db1f9-35f4-4019-ab2a-9f2db4899573"}`}},
+		{"cut before its result", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, act, u, err := clitest.Replayed(t, CLI{}, append(start, tc.end...)...)
+			t.Logf("action %+v, usage %+v, err %v", act, u, err)
+			clitest.AssertChargedAnEstimate(t, req, u, len(answer))
+		})
+	}
+}

@@ -1,0 +1,37 @@
+package codex
+
+import (
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+)
+
+// answer is what the replayed runs wrote: a command and a final message.
+const answer = "The product is 391, checked with the shell: 17 * 23 = 391."
+
+// TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate: Codex pointed at a
+// server that sends no usage (or zeros), an older Codex, or one killed
+// before turn.completed ran a model on its prompt and wrote an answer; the
+// step is charged an estimate of both, marked so, not nothing.
+func TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate(t *testing.T) {
+	start := []string{
+		`{"type":"thread.started","thread_id":"0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"echo $((17*23))","aggregated_output":"391\n","exit_code":0,"status":"completed"}}`,
+		`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"` + answer + `"}}`,
+	}
+	for _, tc := range []struct {
+		name string
+		end  []string
+	}{
+		{"no usage in turn.completed", []string{`{"type":"turn.completed"}`}},
+		{"all-zero usage", []string{`{"type":"turn.completed","usage":{"input_tokens":0,"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0}}`}},
+		{"cut before turn.completed", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, act, u, err := clitest.Replayed(t, CLI{}, append(start, tc.end...)...)
+			t.Logf("action %+v, usage %+v, err %v", act, u, err)
+			clitest.AssertChargedAnEstimate(t, req, u, len(answer))
+		})
+	}
+}

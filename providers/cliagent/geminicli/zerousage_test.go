@@ -1,0 +1,39 @@
+package geminicli
+
+import (
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+)
+
+// answer is what the replayed runs wrote: a file and a final message.
+const answer = "The product is 391; it is in answer.txt."
+
+// TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate: Gemini CLI pointed
+// at a server that sends zero usage, an older Gemini CLI whose result
+// carries no stats, or one killed before its result ran a model on its
+// prompt and wrote an answer; the step is charged an estimate of both,
+// marked so, not nothing.
+func TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate(t *testing.T) {
+	start := []string{
+		`{"type":"init","session_id":"94cff027-00ed-4b0c-ae71-0786afca12a3","model":"gemini-2.5-pro"}`,
+		`{"type":"message","role":"user","content":"Write the file then submit"}`,
+		`{"type":"tool_use","tool_name":"write_file","tool_id":"write_file_1","parameters":{"content":"391\n","file_path":"answer.txt"}}`,
+		`{"type":"tool_result","tool_id":"write_file_1","status":"success"}`,
+		`{"type":"message","role":"assistant","content":"` + answer + `","delta":true}`,
+	}
+	for _, tc := range []struct {
+		name string
+		end  []string
+	}{
+		{"no stats in its result", []string{`{"type":"result","status":"success"}`}},
+		{"all-zero stats", []string{`{"type":"result","status":"success","stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":1111,"tool_calls":1}}`}},
+		{"cut before its result", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, act, u, err := clitest.Replayed(t, CLI{}, append(start, tc.end...)...)
+			t.Logf("action %+v, usage %+v, err %v", act, u, err)
+			clitest.AssertChargedAnEstimate(t, req, u, len(answer))
+		})
+	}
+}
