@@ -264,7 +264,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	// Removed before the step returns, so the answer's snapshot, taken
 	// after, never holds them.
 	defer removeImages()
-	cmd, stdin, err := p.command(ctx, req, ag, resume, wf)
+	cmd, stdin, sent, err := p.command(ctx, req, ag, resume, wf)
 	if err != nil {
 		return result{}, err
 	}
@@ -361,11 +361,14 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	res.call = wf.landedCall()
 	res.out = parser.Outcome()
 	res.out.Usage = since(res.out.Usage, ev.before)
+	whole := res.out.Done
 	if perCall, ok := tail.close(); ok && perCall.Tokens() > res.out.Usage.Tokens() {
 		// Stopped before its turn ended, so its stream never said what
 		// it spent; the usage file did, call by call.
 		res.out.Usage, res.out.CacheWrites = perCall, CacheWrites{}
+		whole = true
 	}
+	res.out.Usage = charged(res.out.Usage, whole, sent, ev.streamed+callBytes(res.call))
 	res.exit = proc.exitCode()
 	res.stderr = stderr.String()
 	if ctxErr != nil && res.call == nil {
@@ -379,7 +382,11 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 
 // command builds the run's command: the confinement, the environment, the
 // generated files in the run directory, the CLI's arguments.
-func (p *Provider) command(ctx context.Context, req providers.Request, ag agentDirs, resume string, wf *workflow) (*exec.Cmd, string, error) {
+//
+// sent is what the run sends the model, estimated (providers.EstimateInput):
+// the system text and prompt it is given and the step's tools the relay
+// serves it.
+func (p *Provider) command(ctx context.Context, req providers.Request, ag agentDirs, resume string, wf *workflow) (cmd *exec.Cmd, stdin string, sent int64, err error) {
 	hostWork := req.Workspace
 	if hostWork == "" {
 		hostWork = ag.scratch
@@ -387,7 +394,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	c := Confinement{Workspace: hostWork, Home: ag.home, Network: true}
 	cfgHost, err := p.configDirFor(ag)
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	workIn, homeIn := p.opts.Sandbox.Paths(c)
 	cfgIn := cfgHost
@@ -402,7 +409,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 
 	relayBin, relayArgs, err := p.opts.relayCommand(filepath.Join(wf.dir, "view.json"))
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	c.ReadOnly = append(c.ReadOnly, Bind{Src: relayBin, Dst: relayBin})
 	perms := permitsFor(req, p.cli, append(append([]string{relayBin}, relayArgs...), "--hook"))
@@ -416,7 +423,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	}
 	view, _ := json.Marshal(relay.View{Socket: wf.socket, Tools: req.Tools, Extra: wf.extra.offered(), Permission: perms != nil && perms.PromptTool != ""})
 	if err := os.WriteFile(filepath.Join(wf.dir, "view.json"), view, 0o600); err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 
 	peers, contexts := map[string]string{}, map[string]string{}
@@ -427,7 +434,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		}
 		dir, notShown, err := peerFiles(&c, p.opts.Sandbox.Confined(), wf.peers, sh)
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		peers[sh.Alias] = dir
 		if notShown != "" {
@@ -459,20 +466,21 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		UserSetup:     p.opts.UserSetup,
 		Permissions:   perms,
 	}
+	sent = providers.EstimateInput(providers.Request{System: run.System, Prompt: run.Prompt, Tools: req.Tools}, nil)
 	inv, err := p.cli.Invocation(run)
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	for name, data := range inv.Files {
 		if !filepath.IsLocal(name) || strings.Contains(name, `\`) || name == "view.json" {
-			return nil, "", fmt.Errorf("%s: generated file name %q must be a path inside the run directory", p.info.Backend, name)
+			return nil, "", 0, fmt.Errorf("%s: generated file name %q must be a path inside the run directory", p.info.Backend, name)
 		}
 		path := filepath.Join(wf.dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 	}
 	for _, ro := range inv.ReadOnly {
@@ -484,11 +492,11 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	}
 	c.Env = append(childEnv(p.opts.Env, p.info.Env, fixed), inv.Env...)
 	argv := append([]string{p.opts.Binary}, inv.Args...)
-	cmd, err := p.opts.Sandbox.Command(ctx, c, argv)
+	cmd, err = p.opts.Sandbox.Command(ctx, c, argv)
 	if err != nil {
-		return nil, "", fmt.Errorf("cannot sandbox %s: %w", p.info.Binary, err)
+		return nil, "", 0, fmt.Errorf("cannot sandbox %s: %w", p.info.Binary, err)
 	}
-	return cmd, inv.Stdin, nil
+	return cmd, inv.Stdin, sent, nil
 }
 
 // configDirFor is the CLI's own config directory for an agent, where this
@@ -553,11 +561,18 @@ type events struct {
 	// before is the resumed session's total before the run, which the
 	// stream of a SessionTotals CLI counts in its usage; zero otherwise.
 	before providers.Usage
+	// streamed counts the bytes of text and tool calls the stream carried,
+	// what the run's output is estimated from when it reports none.
+	streamed int
 }
 
-func (e *events) Text(delta string) { e.req.StreamText(e.mask(delta)) }
+func (e *events) Text(delta string) {
+	e.streamed += len(delta)
+	e.req.StreamText(e.mask(delta))
+}
 
 func (e *events) Tool(rec providers.ToolRecord) {
+	e.streamed += len(rec.Name) + len(rec.Arguments)
 	e.req.RecordTool(rec) // masked by the run's maskedRecorder
 	e.gate.noteUnasked(rec)
 	if rec.Kind != "web_search" { // searches do not count, as in an API agent's loop

@@ -146,6 +146,12 @@ func subscription(source string) bool {
 	return true
 }
 
+// synthetic is the model Claude Code names on a message it writes itself,
+// not a model: the API error it gave up on ("API Error: 500 …"), which its
+// result reports again. Its text is not streamed as the model's, so no
+// estimate of the run's output counts it.
+const synthetic = "<synthetic>"
+
 func (p *Parser) assistant(m *message, ev cliagent.Events) {
 	if m == nil {
 		return
@@ -171,7 +177,9 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 					p.text.WriteString("\n")
 				}
 				p.text.WriteString(b.Text)
-				ev.Text(b.Text)
+				if m.Model != synthetic {
+					ev.Text(b.Text)
+				}
 			}
 		case "tool_use":
 			if isWorkflow(b.Name) {

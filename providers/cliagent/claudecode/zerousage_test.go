@@ -1,6 +1,9 @@
 package claudecode
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
@@ -35,5 +38,23 @@ func TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate(t *testing.T) {
 			t.Logf("action %+v, usage %+v, err %v", act, u, err)
 			clitest.AssertChargedAnEstimate(t, req, u, len(answer))
 		})
+	}
+}
+
+// TestAnAPIErrorIsNotChargedAnEstimate: Claude Code reports an API error
+// it gave up on as a message of its own (model "<synthetic>") whose text is
+// the error: no model wrote it, so the run is not charged an estimate for
+// it, as an API adapter charges nothing for a refused request.
+func TestAnAPIErrorIsNotChargedAnEstimate(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "err500-claude.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, u, err := clitest.Replayed(t, CLI{}, strings.Split(strings.TrimSpace(string(b)), "\n")...)
+	if err == nil {
+		t.Fatal("the API error is no error of the step")
+	}
+	if u.Tokens() != 0 || u.CostEstimated {
+		t.Fatalf("a run whose only call failed at the API is charged %+v; want no tokens, as reported", u)
 	}
 }
