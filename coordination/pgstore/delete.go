@@ -26,7 +26,7 @@ var (
 // tenant-scoped where it is read, not only in the migrations.
 var sessionTables = []string{
 	"tool_records", "approval_responses", "approval_requests", "permission_log", "questions",
-	"snapshots", "usage", "shared_spend", "events", "views", "leases", "locks", "entries", "session_log",
+	"snapshots", "usage", "shared_spend", "events", "event_counters", "views", "leases", "locks", "entries", "session_log",
 }
 
 // DeleteSession implements coordination.SessionDeleter: one transaction
@@ -177,6 +177,7 @@ var sessionColumns = map[string][]string{
 	"usage":              {"tenant", "session_id", "agent_id", "step", "at", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd"},
 	"shared_spend":       {"tenant", "session_id", "spender", "agent_id", "cost_usd", "tokens", "reported_at"},
 	"events":             {"tenant", "session_id", "n", "at", "event"},
+	"event_counters":     {"tenant", "session_id", "last"},
 	"views":              {"tenant", "session_id", "agent_id", "view"},
 	"tool_records":       {"tenant", "session_id", "agent_id", "step", "records"},
 	"leases":             {"tenant", "session_id", "agent_id", "owner_id", "host", "pid", "proc_start", "version", "claimed_at", "renewed_at", "expires_at", "released", "ran_before_ms", "chain_from"},

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -141,5 +142,177 @@ func TestAStatusCursorGetsEveryEventOnceWhenTwoReplicasWriteOneSession(t *testin
 	}
 	if len(after) < len(between) || !slices.Equal(after[:len(between)], between) {
 		t.Errorf("the timeline read %q between the two commits and %q after: an event appeared before one already read", between, after)
+	}
+}
+
+// TestTwoReplicasGroupsOfTheSameSessionsDoNotDeadlock: a write of events
+// holds each of its sessions' counters until it commits. A group that
+// holds s1 and then writes s2 must not meet another holding s2 and
+// waiting for s1: every write takes its sessions' counters in (tenant,
+// session_id) order, whatever order its events were appended in, so the
+// other waits for s1 holding nothing.
+func TestTwoReplicasGroupsOfTheSameSessionsDoNotDeadlock(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a, b := replicaOn(t, dsn, Options{}), replicaOn(t, dsn, Options{})
+	ctx := context.Background()
+	for _, id := range []string{"s1", "s2"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	// A deadlock is found after deadlock_timeout and ends one of the two.
+	if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '100ms'`); err != nil {
+		t.Fatal(err)
+	}
+	write := func(ids ...string) (tenants []string, _ []string, ats []time.Time, data []string) {
+		for range ids {
+			tenants, ats, data = append(tenants, a.tenant), append(ats, ms(time.Now())), append(data, `{"type":"x"}`)
+		}
+		return tenants, ids, ats, data
+	}
+	tenants, ids, ats, data := write("s1")
+	if _, err := tx.Exec(ctx, eventsInsert, tenants, ids, ats, data, a.db.channel); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		tenants, ids, ats, data := write("s2", "s1")
+		_, err := b.db.pool.Exec(ctx, eventsInsert, tenants, ids, ats, data, b.db.channel)
+		done <- err
+	}()
+	await(t, "B's group waiting for A's", func() bool { return waitingOnALock(t, b) })
+	tenants, ids, ats, data = write("s2")
+	if _, err := tx.Exec(ctx, eventsInsert, tenants, ids, ats, data, a.db.channel); err != nil {
+		t.Fatalf("A's second write, while B's group of s2 and s1 waits: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("B's group: %v", err)
+	}
+	for _, id := range []string{"s1", "s2"} {
+		var ns []int64
+		rows, err := conn.Query(ctx, `SELECT n FROM events WHERE tenant = $1 AND session_id = $2 ORDER BY n`, a.tenant, id)
+		if err == nil {
+			ns, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+		if err != nil || !slices.Equal(ns, []int64{1, 2}) {
+			t.Errorf("session %s's events are numbered %v (%v), want [1 2]", id, ns, err)
+		}
+	}
+}
+
+// TestEventsStoredBeforeMigration23KeepTheirOrder: a database whose events
+// were numbered by one sequence for every session is renumbered, each
+// session's events 1 to k in their old order, for each tenant apart; the
+// count a status poll reads is k, and the next event is k+1.
+func TestEventsStoredBeforeMigration23KeepTheirOrder(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.version >= 23 {
+			break
+		}
+		if _, err := conn.Exec(ctx, m.sql); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two tenants' sessions of the same ids, their events interleaved in
+	// the one sequence.
+	tenants := []string{coordination.DefaultTenant, "acme"}
+	for _, tenant := range tenants {
+		for _, id := range []string{"s1", "s2"} {
+			setup, err := json.Marshal(storetest.NewSession(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(ctx, `INSERT INTO sessions (tenant, id, created_at, setup) VALUES ($1, $2, now(), $3)`, tenant, id, setup); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := conn.Exec(ctx, `SELECT setval('events_n_seq', 40)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		for _, tenant := range tenants {
+			for _, id := range []string{"s2", "s1"} {
+				ev := fmt.Sprintf(`{"type":"%s.%s.%d"}`, tenant, id, i)
+				if _, err := conn.Exec(ctx, `INSERT INTO events (tenant, session_id, at, event) VALUES ($1, $2, now(), $3)`, tenant, id, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	db, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tenant := range tenants {
+		cs, err := db.For(tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := cs.(*Store)
+		for _, id := range []string{"s1", "s2"} {
+			var want []string
+			for i := range 6 {
+				want = append(want, fmt.Sprintf("%s.%s.%d", tenant, id, i))
+			}
+			if err := st.AppendEvent(ctx, id, coordination.Event{Type: "after"}); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "after")
+			evs, err := st.Events(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ev := range evs {
+				got = append(got, ev.Type)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s/%s's timeline after the migration: %q, want %q", tenant, id, got, want)
+			}
+			tail, total, err := st.EventTail(ctx, id, 2)
+			if err != nil || total != 7 || len(tail) != 2 || tail[0].Type != want[5] || tail[1].Type != "after" {
+				t.Errorf("%s/%s's tail after the migration: %d events, %v (%v); want 7, ending %q, %q", tenant, id, total, tail, err, want[5], "after")
+			}
+			var ns []int64
+			rows, err := conn.Query(ctx, `SELECT n FROM events WHERE tenant = $1 AND session_id = $2 ORDER BY n`, tenant, id)
+			if err == nil {
+				ns, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+			}
+			if err != nil || !slices.Equal(ns, []int64{1, 2, 3, 4, 5, 6, 7}) {
+				t.Errorf("%s/%s's events are numbered %v (%v), want 1 to 7", tenant, id, ns, err)
+			}
+		}
 	}
 }

@@ -55,32 +55,51 @@ type queuedEvent struct {
 // thousand sessions' steps sent them one by one at two round trips a step.
 // The timeline is not protocol state (the file store does not fsync it
 // either): set_config makes the commit not wait for the WAL flush. Only
-// events of stored sessions go in; ORDER BY numbers a session's events (n)
-// in the order they were appended. Each session with an event gets one
+// events of stored sessions go in. Each session with an event gets one
 // NOTIFY, its payload as changePayload writes it ("<tenant> <session> e"),
 // delivered only when the events commit; the rows returned are those
 // sessions, so an event of a session not among them found no session.
-// Each event's session is looked up by its key (LATERAL, kept apart by
-// OFFSET 0), as the loans' reads are (loanreads.go): as a join, the plan
-// kept from when the table was nearly empty read every session at every
-// group. The lookup takes the KEY SHARE the foreign key's check would
-// take, SKIP LOCKED: a session being deleted (its row held FOR UPDATE
-// until the delete commits, a prune's measure and deletes included) is
-// left out and its events answered as of a session not stored, where the
-// check would have held the whole group, every tenant's events of this
-// replica, until the delete ended. Only a delete takes a session's row
-// FOR UPDATE; a setup's rewrite takes NO KEY UPDATE, which KEY SHARE does
-// not wait for (TestCriteriaBeingSetHoldUpNoEvents).
+//
+// A session's events are numbered (n) 1, 2, 3, … in the order they commit
+// (migration 23): the statement adds its count of each session's events
+// to the session's row of event_counters and numbers them, in the order
+// they were appended, up to the new last. The row stays locked until the
+// commit, so another replica writing events of the session at the same
+// time waits for this write and numbers after it: a reader never sees a
+// session's later event without the earlier ones, and the count of a
+// session's events is its last number at any snapshot (a status cursor
+// counts events). The rows are taken in (tenant, session_id) order, so two
+// replicas' groups of the same sessions never deadlock.
+//
+// Each session is looked up by its key (LATERAL, kept apart by OFFSET 0),
+// as the loans' reads are (loanreads.go): as a join, the plan kept from
+// when the table was nearly empty read every session at every group. The
+// lookup takes the KEY SHARE the foreign key's check would take, SKIP
+// LOCKED: a session being deleted (its row held FOR UPDATE until the
+// delete commits, a prune's measure and deletes included) is left out and
+// its events answered as of a session not stored, where the check would
+// have held the whole group, every tenant's events of this replica, until
+// the delete ended; nor is its counter touched, which the delete removes.
+// Only a delete takes a session's row FOR UPDATE; a setup's rewrite takes
+// NO KEY UPDATE, which KEY SHARE does not wait for
+// (TestCriteriaBeingSetHoldUpNoEvents).
 const eventsInsert = `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true)),
-	ins AS (INSERT INTO events (tenant, session_id, at, event)
-		SELECT k.tenant, k.session_id, k.at, k.event::json
-		FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) WITH ORDINALITY AS k(tenant, session_id, at, event, ord)
-		CROSS JOIN LATERAL (SELECT 1 FROM sessions s WHERE s.tenant = k.tenant AND s.id = k.session_id OFFSET 0 FOR KEY SHARE SKIP LOCKED) AS s
-		CROSS JOIN cfg
-		ORDER BY k.ord
-		RETURNING tenant, session_id)
+	k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) WITH ORDINALITY AS k(tenant, session_id, at, event, ord)),
+	stored AS MATERIALIZED (SELECT g.tenant, g.session_id, g.count
+		FROM (SELECT tenant, session_id, count(*) AS count FROM k GROUP BY tenant, session_id) g
+		CROSS JOIN LATERAL (SELECT 1 FROM sessions s WHERE s.tenant = g.tenant AND s.id = g.session_id OFFSET 0 FOR KEY SHARE SKIP LOCKED) AS s),
+	counted AS (INSERT INTO event_counters AS c (tenant, session_id, last)
+		SELECT st.tenant, st.session_id, st.count FROM stored st CROSS JOIN cfg
+		ORDER BY st.tenant, st.session_id
+		ON CONFLICT (tenant, session_id) DO UPDATE SET last = c.last + EXCLUDED.last
+		RETURNING c.tenant, c.session_id, c.last),
+	ins AS (INSERT INTO events (tenant, session_id, n, at, event)
+		SELECT k.tenant, k.session_id,
+			w.last - count(*) OVER (PARTITION BY k.tenant, k.session_id) + row_number() OVER (PARTITION BY k.tenant, k.session_id ORDER BY k.ord),
+			k.at, k.event::json
+		FROM k JOIN counted w ON w.tenant = k.tenant AND w.session_id = k.session_id)
 	SELECT w.tenant, w.session_id, pg_notify($5, w.tenant || ' ' || w.session_id || ' e')
-	FROM (SELECT DISTINCT tenant, session_id FROM ins) w`
+	FROM counted w`
 
 // writeEvents writes a group of events (the eventWriter's write) and
 // answers each on its own. A session not stored fails only its own
@@ -148,7 +167,8 @@ func (db *DB) insertEvents(evs []queuedEvent, errs []error) error {
 	return nil
 }
 
-// Events reads the session's timeline, oldest first.
+// Events reads the session's timeline, oldest first: in the order its
+// events committed (eventsInsert).
 func (s *Store) Events(ctx context.Context, id string) ([]coordination.Event, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, err

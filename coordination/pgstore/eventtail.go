@@ -9,9 +9,12 @@ import (
 )
 
 // EventTail reads the latest n events of the session's timeline, oldest
-// first, and counts them all, in one query: the count walks the primary
-// key's index (tenant, session_id, n) and the latest n come from its end,
-// so a status poll of a long session no longer decodes its whole history.
+// first, and counts them all, in one query: the latest n come from the end
+// of the primary key's index (tenant, session_id, n), so a status poll of a
+// long session no longer decodes its whole history. The count is the last
+// number, read there too rather than counting every entry: a session's
+// events are numbered 1 to the last with no gap, in the order they commit
+// (eventsInsert), so at any snapshot the two are equal.
 func (s *Store) EventTail(ctx context.Context, id string, n int) ([]coordination.Event, int, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, 0, err
@@ -21,7 +24,7 @@ func (s *Store) EventTail(ctx context.Context, id string, n int) ([]coordination
 	}
 	rows, err := s.db.pool.Query(ctx, `
 		SELECT c.total, e.event FROM
-			(SELECT count(*) AS total FROM events WHERE tenant = $1 AND session_id = $2) c
+			(SELECT coalesce(max(n), 0) AS total FROM events WHERE tenant = $1 AND session_id = $2) c
 			LEFT JOIN LATERAL (SELECT n, event FROM events WHERE tenant = $1 AND session_id = $2 ORDER BY n DESC LIMIT $3) e ON true
 		ORDER BY e.n`, s.tenant, id, max(n, 0))
 	if err != nil {
