@@ -20,6 +20,7 @@ var PermissionCases = []Case{
 	{"AnApprovalIsPendingUntilItsFirstAnswer", testApprovalHandshake},
 	{"RacingAnswersLeaveOneStanding", testApprovalRace},
 	{"ALapsedAskIsNeitherPendingNorApprovable", testApprovalLapse},
+	{"AnAskHoldingANulLeavesEveryAskReadable", testApprovalNul},
 }
 
 func permissionLog(t *testing.T, st coordination.Store) coordination.PermissionLog {
@@ -236,5 +237,49 @@ func testApprovalLapse(t *testing.T, st coordination.Store) {
 	}
 	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: ended.ID, Approve: true, By: "ops", At: now}); !errors.Is(err, permissions.ErrExpired) {
 		t.Errorf("approving an ask its step's end refused = %v, want ErrExpired (nobody waits on it; no person answered it)", err)
+	}
+}
+
+// testApprovalNul: an ask whose action a model wrote with a NUL in it (a
+// command's text, U+0000) is stored, listed and answered like any other,
+// and the session's other asks stay listed. On PostgreSQL the request's
+// JSON then held \u0000, which the lapse check (request->>'expires')
+// cannot decode: every read of the session's asks failed, and the web
+// view and `massgen-mcp approve`, which take an error for none pending,
+// showed no ask of the session again.
+func testApprovalNul(t *testing.T, st coordination.Store) {
+	box := approvalBox(t, st)
+	ctx := context.Background()
+	create(t, st, "s1")
+	at := ms(time.Now())
+	nul, plain := request("a0a0000009", at), request("b0b0000010", at.Add(time.Second))
+	nul.Tool, nul.Action = "run\x00command", permissions.Action{Kind: permissions.Exec, Target: "printf 'a\x00b'"}
+	for _, r := range []permissions.ApprovalRequest{nul, plain} {
+		if err := box.RequestApproval(ctx, "s1", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, err := box.PendingApprovals(ctx, "s1")
+	if err != nil || len(pending) != 2 || pending[0].ID != nul.ID || pending[1].ID != plain.ID {
+		t.Fatalf("pending = %+v (%v), want both asks", pending, err)
+	}
+	if got := pending[0].Action.Target; got != nul.Action.Target && got != "printf 'a\uFFFDb'" {
+		t.Errorf("the ask's command reads back %q, want it as asked or its NUL shown as U+FFFD", got)
+	}
+	if lapsed, err := box.ExpireApprovals(ctx, "s1"); err != nil || len(lapsed) != 0 {
+		t.Errorf("ExpireApprovals = %+v (%v), want none refused and no error", lapsed, err)
+	}
+	no := permissions.ApprovalResponse{ID: nul.ID, By: "ops", Reason: "not \x00 that", At: at}
+	if err := box.AnswerApproval(ctx, "s1", no); err != nil {
+		t.Fatalf("answering the ask = %v", err)
+	}
+	if r, ok, err := box.ApprovalAnswer(ctx, "s1", nul.ID); !ok || err != nil || r.Approve || r.By != "ops" {
+		t.Errorf("its answer reads back %+v (%v, %v)", r, ok, err)
+	}
+	if err := box.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: nul.ID, Approve: true, By: "ops", At: at}); !errors.Is(err, permissions.ErrAnswered) {
+		t.Errorf("a second answer = %v, want ErrAnswered", err)
+	}
+	if pending, err := box.PendingApprovals(ctx, "s1"); err != nil || len(pending) != 1 || pending[0].ID != plain.ID {
+		t.Errorf("pending after its answer = %+v (%v), want the other ask", pending, err)
 	}
 }
