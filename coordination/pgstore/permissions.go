@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -71,6 +72,8 @@ func (s *Store) RequestApproval(ctx context.Context, id string, req permissions.
 		return err
 	}
 	req.Asked, req.Expires = ms(req.Asked), ms(req.Expires)
+	req.Agent, req.Tool, req.Rule = noNul(req.Agent), noNul(req.Tool), noNul(req.Rule)
+	req.Action.Target = noNul(req.Action.Target)
 	data, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("encoding an approval request of session %q: %w", id, err)
@@ -86,6 +89,17 @@ func (s *Store) RequestApproval(ctx context.Context, id string, req permissions.
 	s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 	return nil
 }
+
+// noNul is s with each NUL (U+0000) shown as U+FFFD, for an ask's texts (a
+// command a model wrote, a person's reason). In JSON a NUL is the escape
+// \u0000, which PostgreSQL's JSON operators cannot decode: one such request
+// made every read of its session's asks fail (their lapse is read as
+// request->>'expires'), and the web view and `approve`, which take a failed
+// read for none pending, showed no ask of the session again. The ask is
+// answered by its id, so the shown text only has to read as asked; the
+// permission log, read back whole and never decoded in SQL, keeps the
+// command as it was.
+func noNul(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
 
 // ApprovalAnswer reads a request's answer, if it has one.
 func (s *Store) ApprovalAnswer(ctx context.Context, id, request string) (permissions.ApprovalResponse, bool, error) {
@@ -120,6 +134,7 @@ func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.
 		return err
 	}
 	resp.At = ms(resp.At)
+	resp.By, resp.Reason = noNul(resp.By), noNul(resp.Reason)
 	data, err := json.Marshal(resp)
 	if err != nil {
 		return fmt.Errorf("encoding the answer to approval request %s: %w", resp.ID, err)
