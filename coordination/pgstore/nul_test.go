@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
@@ -81,5 +82,30 @@ func TestATaskWithANulIsNotAStoreError(t *testing.T) {
 		case what == "an escape written out" || !errors.Is(err, coordination.ErrBadInput):
 			t.Errorf("%s: %v, want it stored or refused as bad input", what, err)
 		}
+	}
+}
+
+// TestCriteriaWithANulAreNotAStoreError: criteria a client attaches to a
+// session before its first step, with a NUL in a text, are refused as
+// invalid criteria naming what to fix, as a new session's texts are
+// (TestATaskWithANulIsNotAStoreError). On PostgreSQL the rewritten setup's
+// JSON held \u0000, which the partial index on setup->>'driver' cannot
+// decode: the database's error, "unsupported Unicode escape sequence
+// (SQLSTATE 22P05)", an internal error to the client.
+func TestCriteriaWithANulAreNotAStoreError(t *testing.T) {
+	st, err := open(t).For(coordination.DefaultTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop()})
+	ctx := context.Background()
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 6 * 7?", Models: []string{"sim:accuracy=1", "sim:accuracy=1"}, Driver: coordination.DriverRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []criteria.Item{{ID: "E1", Text: "Says 42\x00 plainly", Category: criteria.Must}}
+	err = svc.AttachCriteria(ctx, s.ID, items)
+	if !errors.Is(err, criteria.ErrInvalid) || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("attaching criteria with a NUL = %v, want them refused as invalid, naming the NUL", err)
 	}
 }
