@@ -3,6 +3,7 @@ package criteria
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,7 +21,7 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
 
 // Validate checks a list of criteria: from lo to hi items, each with an id
 // (1–40 letters, digits, '_', '-' or '.') used once, a non-empty text, a
-// known category, and exactly one must. Every problem is named in one
+// known category, no NUL, and exactly one must. Every problem is named in one
 // error wrapping ErrInvalid, so a caller (or a model given a corrective
 // retry) can fix them all at once.
 func Validate(items []Item, lo, hi int) error {
@@ -54,6 +55,13 @@ func Validate(items []Item, lo, hi int) error {
 		}
 		if n := utf8.RuneCountInString(it.VerifyBy); n > maxTextRunes {
 			problems = append(problems, fmt.Sprintf("%s's verify_by is %d characters; keep it under %d", name, n, maxTextRunes))
+		}
+		// A session's setup holds its criteria as JSON, where a NUL is
+		// \u0000: PostgreSQL's store cannot decode that escape, and a new
+		// session's texts with one are refused the same way.
+		if strings.ContainsRune(it.Text, 0) || strings.ContainsRune(it.VerifyBy, 0) ||
+			slices.ContainsFunc(it.AntiPatterns, func(a string) bool { return strings.ContainsRune(a, 0) }) {
+			problems = append(problems, fmt.Sprintf("%s holds a NUL character (U+0000); remove it", name))
 		}
 		if len(it.AntiPatterns) > maxAntiPatterns {
 			problems = append(problems, fmt.Sprintf("%s has %d anti_patterns; keep at most %d", name, len(it.AntiPatterns), maxAntiPatterns))
