@@ -127,6 +127,32 @@ func TestRunRehearseRunsTheREADMEsMixedTeamOfflineWithNoRealKey(t *testing.T) {
 	}
 }
 
+// run --rehearse with a Gemini agent says on stderr only what the rehearsal
+// is: genai logs "Both GOOGLE_API_KEY and GEMINI_API_KEY are set" through
+// the standard logger on every client it makes, so a rehearsal that set
+// both printed it between the steps (and over the live view on a terminal),
+// naming a key variable as if one of the user's were in use.
+func TestARehearsedGeminiAgentLeavesNoSDKWarningOnStderr(t *testing.T) {
+	t.Parallel() // a process-level test: it waits on processes, beside the others (Makefile unit)
+	cmd := exec.Command(binary(t), "run", "--rehearse", "--plain", "--state-dir", t.TempDir(),
+		"--models", "gemini,sim,sim", "What is 17 * 23?")
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "agent_a (gemini-") {
+		t.Fatalf("the gemini agent took no step:\n%s", out.String())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		if !strings.HasPrefix(l, "Rehearsal: ") {
+			t.Fatalf("stderr has a line besides the rehearsal's: %q\nstderr:\n%s", l, errb.String())
+		}
+	}
+}
+
 // fake-providers --print-env returns once the fakes serve, printing every
 // export a shell needs (dummy keys, base URLs, CODEX_HOME and the pid), none
 // of the user's keys; killing the pid stops the fakes and removes their HOME.
