@@ -151,6 +151,13 @@ func enterRehearsal(r *rehearsal) error {
 	for k, v := range r.Env() {
 		kept[k] = v
 	}
+	// One of Gemini's two key variables: with both set, genai logs a
+	// warning to stderr on every client it makes, between the steps and
+	// over the live view. GEMINI_API_KEY stays, as Gemini CLI reads it too;
+	// with .env files no longer read, the other cannot come back from one.
+	// (--print-env exports both: a run in the user's shell still reads
+	// ./.env and ~/.env, where a real GOOGLE_API_KEY would then win.)
+	delete(kept, "GOOGLE_API_KEY")
 	os.Clearenv()
 	for k, v := range kept {
 		if err := os.Setenv(k, v); err != nil {
