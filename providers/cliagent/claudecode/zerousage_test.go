@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,4 +58,23 @@ func TestAnAPIErrorIsNotChargedAnEstimate(t *testing.T) {
 	if u.Tokens() != 0 || u.CostEstimated {
 		t.Fatalf("a run whose only call failed at the API is charged %+v; want no tokens, as reported", u)
 	}
+}
+
+// TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget: each
+// assistant message of a new id is one model call, which sent the prompt
+// again; counted so while the run goes, the token budget binds mid-run
+// against a server that reports zeros.
+func TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget(t *testing.T) {
+	const session = `"session_id":"3a3db1f9-35f4-4019-ab2a-9f2db4899573"`
+	zero := `"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}`
+	loop := clitest.Loop{
+		Start: []string{`{"type":"system","subtype":"init",` + session + `,"apiKeySource":"ANTHROPIC_API_KEY"}`},
+		Call: func(i int) []string {
+			return []string{
+				fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_%d","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_%d","name":"Read","input":{"file_path":"notes.txt"}}],%s},%s}`, i, i, zero, session),
+				fmt.Sprintf(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_%d","type":"tool_result","content":"17 * 23"}]},%s}`, i, session),
+			}
+		},
+	}
+	clitest.AssertALoopReportingNoUsageIsStoppedByItsTokenBudget(t, CLI{}, loop, 8, true)
 }

@@ -328,6 +328,13 @@ func CallingCLIs(t *testing.T) (ran func() bool) {
 // without the real CLI. req is the step it ran.
 func Replayed(t testing.TB, cli cliagent.CLI, lines ...string) (req providers.Request, act providers.Action, u providers.Usage, err error) {
 	t.Helper()
+	return ReplayedWith(t, cli, nil, lines...)
+}
+
+// ReplayedWith is Replayed with the step's request changed by set (a token
+// budget, a tool-call limit) before it runs; set nil changes nothing.
+func ReplayedWith(t testing.TB, cli cliagent.CLI, set func(*providers.Request), lines ...string) (req providers.Request, act providers.Action, u providers.Usage, err error) {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), cli.Info().Binary)
 	script := "#!/bin/sh\ncat >/dev/null\ncat <<'MASSGEN_STREAM_END'\n" + strings.Join(lines, "\n") + "\nMASSGEN_STREAM_END\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
@@ -339,6 +346,9 @@ func Replayed(t testing.TB, cli cliagent.CLI, lines ...string) (req providers.Re
 		t.Fatal(err)
 	}
 	req = Request(t.TempDir(), &Recorder{}, AnswerTool)
+	if set != nil {
+		set(&req)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	act, u, err = p.Step(ctx, req)

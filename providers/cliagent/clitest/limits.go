@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 )
 
 // Budget stands in for coordination's view of a session's cost budget
@@ -85,5 +86,50 @@ func AssertWithinCallsOfTheBudget(t testing.TB, u providers.Usage, left, call fl
 	t.Helper()
 	if u.CostUSD == nil || *u.CostUSD < left || *u.CostUSD > left+float64(calls)*call {
 		t.Fatalf("spent %s, want within %d model call(s) of $%.4f of the $%.4f left", Cost(u), calls, call, left)
+	}
+}
+
+// Loop is a replayed stream of model calls whose usage is reported as zero
+// or not at all: Start, then Call(i) for each call, then End.
+type Loop struct {
+	Start, End []string
+	Call       func(i int) []string
+}
+
+// Lines is the stream of a loop of n calls.
+func (l Loop) Lines(n int) []string {
+	lines := append([]string(nil), l.Start...)
+	for i := range n {
+		lines = append(lines, l.Call(i)...)
+	}
+	return append(lines, l.End...)
+}
+
+// AssertALoopReportingNoUsageIsStoppedByItsTokenBudget replays loop with
+// one model call and with calls of them, and fails unless the longer run
+// is charged the input of the one-call run for each call its stream shows
+// (shown: a stream that tells its calls apart; else once), and unless,
+// replayed again under a token budget of half that charge, it is stopped
+// by the budget mid-run (its stream never reports usage the limits could
+// hear) and charged at least what stopped it.
+func AssertALoopReportingNoUsageIsStoppedByItsTokenBudget(t *testing.T, cli cliagent.CLI, loop Loop, calls int, shown bool) {
+	t.Helper()
+	_, _, one, _ := Replayed(t, cli, loop.Lines(1)...)
+	_, _, u, _ := Replayed(t, cli, loop.Lines(calls)...)
+	want := one.Input
+	if shown {
+		want *= int64(calls)
+	}
+	if one.Input == 0 || u.Input < want || !u.CostEstimated {
+		t.Fatalf("charged %+v for a run of %d model calls, %d input tokens for one; want at least %d input tokens, marked cost_estimated", u, calls, one.Input, want)
+	}
+	budget := u.Tokens() / 2
+	_, _, stopped, err := ReplayedWith(t, cli, func(r *providers.Request) { r.TokenBudget = budget }, loop.Lines(calls)...)
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.ClassBudget {
+		t.Fatalf("err = %v under a token budget of %d (the whole run is charged %d); want a budget error", err, budget, u.Tokens())
+	}
+	if stopped.Tokens() < budget {
+		t.Fatalf("charged %+v, less than the %d tokens that stopped it", stopped, budget)
 	}
 }

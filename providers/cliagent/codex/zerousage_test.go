@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
@@ -34,4 +35,22 @@ func TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate(t *testing.T) {
 			clitest.AssertChargedAnEstimate(t, req, u, len(answer))
 		})
 	}
+}
+
+// TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget: codex exec's
+// stream does not tell its model calls apart (one response may hold several
+// commands), so the run counts its prompt once and the bytes it wrote as it
+// goes; the token budget still binds before turn.completed.
+func TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget(t *testing.T) {
+	loop := clitest.Loop{
+		Start: []string{
+			`{"type":"thread.started","thread_id":"0199aaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}`,
+			`{"type":"turn.started"}`,
+		},
+		Call: func(i int) []string {
+			return []string{fmt.Sprintf(`{"type":"item.completed","item":{"id":"item_%d","type":"command_execution","command":"echo step %d","aggregated_output":"step %d\n","exit_code":0,"status":"completed"}}`, i, i, i)}
+		},
+		End: []string{`{"type":"turn.completed","usage":{"input_tokens":0,"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0}}`},
+	}
+	clitest.AssertALoopReportingNoUsageIsStoppedByItsTokenBudget(t, CLI{}, loop, 8, false)
 }

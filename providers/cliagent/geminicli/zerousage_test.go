@@ -1,6 +1,7 @@
 package geminicli
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
@@ -36,4 +37,26 @@ func TestARunWhoseStreamReportsNoUsageIsChargedAnEstimate(t *testing.T) {
 			clitest.AssertChargedAnEstimate(t, req, u, len(answer))
 		})
 	}
+}
+
+// TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget: the first
+// assistant event after tool results begins another model call, which sent
+// the prompt again; counted so while the run goes, the token budget binds
+// mid-run against a server that reports zeros.
+func TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget(t *testing.T) {
+	loop := clitest.Loop{
+		Start: []string{
+			`{"type":"init","session_id":"94cff027-00ed-4b0c-ae71-0786afca12a3","model":"gemini-2.5-pro"}`,
+			`{"type":"message","role":"user","content":"Loop"}`,
+		},
+		Call: func(i int) []string {
+			return []string{
+				fmt.Sprintf(`{"type":"message","role":"assistant","content":"Writing step %d.","delta":true}`, i),
+				fmt.Sprintf(`{"type":"tool_use","tool_name":"write_file","tool_id":"write_file_%d","parameters":{"content":"step %d\n","file_path":"notes%d.txt"}}`, i, i, i),
+				fmt.Sprintf(`{"type":"tool_result","tool_id":"write_file_%d","status":"success"}`, i),
+			}
+		},
+		End: []string{`{"type":"result","status":"success","stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":1111,"tool_calls":8}}`},
+	}
+	clitest.AssertALoopReportingNoUsageIsStoppedByItsTokenBudget(t, CLI{}, loop, 8, true)
 }
