@@ -9,15 +9,16 @@ import "github.com/massgen-go/massgen-mcp/providers"
 // ran a model on the prompt and wrote what they wrote, and a run charged
 // nothing would leave every token and cost budget unbound. So a count the
 // run reported stands; input it left at zero is estimated from sent (what
-// the run was given), output from streamed, the bytes of text and tool
+// the run was given, once for each model call its stream told apart:
+// events.input), output from streamed, the bytes of text and tool
 // calls its stream and its workflow call carried; and the usage is marked
 // cost_estimated. whole says the run's usage report is complete (its
 // stream's final event, or its per-call usage file): a run cut before it is
 // charged at least the output it streamed.
 //
 // A CLI's turn is many model calls (its own tool loop), each sending the
-// whole conversation so far, while the estimate counts the prompt it was
-// sent once and what it wrote once: it is a floor of what the run cost,
+// whole conversation so far, while the estimate counts the prompt alone
+// for a call and what it wrote once: it is a floor of what the run cost,
 // not a figure for it. A run that streamed nothing is left as it was: no
 // model call of it is known to have returned (a CLI that failed at its
 // start, or refused by its API).
@@ -35,4 +36,17 @@ func callBytes(c *providers.ToolCall) int {
 		return 0
 	}
 	return len(c.Name) + len(c.Args)
+}
+
+// atLeast is a stopped run's charge u, its input and output raised to what
+// the step's limits last heard of the run (heard) where they are below it:
+// a run stopped on an estimate mid-run is not charged less than what
+// stopped it, whatever its usage file or cut stream said after.
+func atLeast(u, heard providers.Usage) providers.Usage {
+	if u.Input >= heard.Input && u.Output >= heard.Output {
+		return u
+	}
+	u.Input, u.Output = max(u.Input, heard.Input), max(u.Output, heard.Output)
+	u.CostUSD, u.CostEstimated = nil, true
+	return u.Sane()
 }

@@ -127,6 +127,12 @@ type Events interface {
 	Tool(rec providers.ToolRecord)
 	// Retry says the CLI retries its API after wait.
 	Retry(wait time.Duration, err error)
+	// Call says another model call of the run began, where the stream
+	// tells its calls apart (an assistant message of a new id, the first
+	// model event after tool results). Each sent the run's prompt again,
+	// so while the stream reports no input the step counts its estimate
+	// once a call; a stream that never says counts it once.
+	Call()
 	// Usage is the run's usage so far, whenever the stream tells it (after
 	// each model call where it does, else at the turn's end), the part of
 	// its input written to the prompt cache (zero where the stream does

@@ -15,8 +15,9 @@ const spentGrace = 2
 // limits are a step's limits while its CLI runs, shared by every run of the
 // CLI the step makes (a resumed run that failed, then a fresh one): the
 // tool calls of max_tool_calls_per_step, counted as the stream and the relay
-// report them, and the token and cost budgets, checked as the stream reports
-// usage. A CLI's spend is otherwise known only when it exits, and one run
+// report them, and the token and cost budgets, checked as the stream or the
+// usage file reports usage and, while they report none, as the run streams
+// (events.count). A CLI's spend is otherwise known only when it exits, and one run
 // can loop for hours; once a limit is past the step stops (stopped closes)
 // and lands as an error of class tool_calls or budget, with its usage.
 type limits struct {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -271,7 +272,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
-	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate}
+	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate, sent: sent}
 	cfgHost, cfgErr := p.configDirFor(ag)
 	// The resumed session's total is read before the CLI starts, which
 	// may add to it at once.
@@ -368,7 +369,10 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		res.out.Usage, res.out.CacheWrites = perCall, CacheWrites{}
 		whole = true
 	}
-	res.out.Usage = charged(res.out.Usage, whole, sent, ev.streamed+callBytes(res.call))
+	res.out.Usage = charged(res.out.Usage, whole, ev.input(), ev.streamed+callBytes(res.call))
+	if lim.err() != nil {
+		res.out.Usage = atLeast(res.out.Usage, ev.counted)
+	}
 	res.exit = proc.exitCode()
 	res.stderr = stderr.String()
 	if ctxErr != nil && res.call == nil {
@@ -561,18 +565,64 @@ type events struct {
 	// before is the resumed session's total before the run, which the
 	// stream of a SessionTotals CLI counts in its usage; zero otherwise.
 	before providers.Usage
+	// sent is the estimated input of one model call of the run (what
+	// command gave it), its input estimate once for each call.
+	sent int64
+
+	// mu guards what follows: the usage file's tail reports from its own
+	// goroutine.
+	mu sync.Mutex
 	// streamed counts the bytes of text and tool calls the stream carried,
 	// what the run's output is estimated from when it reports none.
 	streamed int
+	// calls counts the model calls the stream told apart (Call).
+	calls int
+	// reported is the run's usage as the stream or the usage file last
+	// told it, with its cache writes and model; counted is what the
+	// limits last heard: reported, its zeros estimated.
+	reported providers.Usage
+	writes   CacheWrites
+	model    string
+	counted  providers.Usage
+}
+
+// input is the run's input as estimated: its prompt once for each model
+// call the stream told apart, at least once.
+func (e *events) input() int64 { return e.sent * int64(max(e.calls, 1)) }
+
+// count checks the run's usage so far against the step's limits: what the
+// stream or the usage file reported, with a count it left at zero
+// estimated once the run wrote something, as charged estimates it when
+// the run ends (which is never less: its input and output only grow). A
+// CLI looping inside one run against a server that reports no usage is so
+// stopped mid-run, not when the loop ends. heard is a new report, checked
+// again even when it adds nothing (the session's other steps may have
+// spent since); an estimate is checked only when it grew. Callers hold mu.
+func (e *events) count(heard bool) {
+	u := e.reported
+	if e.streamed > 0 {
+		u = providers.Charge(u, true, e.input(), e.streamed)
+	}
+	if !heard && u.Input == e.counted.Input && u.Output == e.counted.Output {
+		return
+	}
+	e.counted = u
+	e.lim.used(e.price(u, e.writes, e.model))
 }
 
 func (e *events) Text(delta string) {
+	e.mu.Lock()
 	e.streamed += len(delta)
+	e.count(false)
+	e.mu.Unlock()
 	e.req.StreamText(e.mask(delta))
 }
 
 func (e *events) Tool(rec providers.ToolRecord) {
+	e.mu.Lock()
 	e.streamed += len(rec.Name) + len(rec.Arguments)
+	e.count(false)
+	e.mu.Unlock()
 	e.req.RecordTool(rec) // masked by the run's maskedRecorder
 	e.gate.noteUnasked(rec)
 	if rec.Kind != "web_search" { // searches do not count, as in an API agent's loop
@@ -580,13 +630,28 @@ func (e *events) Tool(rec providers.ToolRecord) {
 	}
 }
 
+func (e *events) Call() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls++
+	e.count(false)
+}
+
 func (e *events) Usage(run providers.Usage, writes CacheWrites, model string) {
-	e.lim.used(e.price(since(run, e.before), writes, model))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reported, e.writes, e.model = since(run, e.before), writes, model
+	e.count(true)
 }
 
 // perCall hears the run's usage so far from its usage file (callTail),
 // which holds the run's own calls only.
-func (e *events) perCall(run providers.Usage) { e.lim.used(e.price(run, CacheWrites{}, "")) }
+func (e *events) perCall(run providers.Usage) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reported, e.writes, e.model = run, CacheWrites{}, ""
+	e.count(true)
+}
 
 func (e *events) Retry(wait time.Duration, err error) {
 	if err != nil {

@@ -19,9 +19,12 @@ type Parser struct {
 	// content block, each repeating its message's usage.
 	msgUsage map[string]usage
 	msgOrder []string
-	pending  map[string]pendingTool
-	text     strings.Builder // the assistant's text, for a run without a result
-	now      func() time.Time
+	// called holds the ids of the messages told as model calls (Call):
+	// one call's content blocks come on several lines.
+	called  map[string]bool
+	pending map[string]pendingTool
+	text    strings.Builder // the assistant's text, for a run without a result
+	now     func() time.Time
 }
 
 type pendingTool struct {
@@ -155,6 +158,13 @@ const synthetic = "<synthetic>"
 func (p *Parser) assistant(m *message, ev cliagent.Events) {
 	if m == nil {
 		return
+	}
+	if m.ID != "" && m.Model != synthetic && !p.called[m.ID] {
+		if p.called == nil {
+			p.called = map[string]bool{}
+		}
+		p.called[m.ID] = true
+		ev.Call()
 	}
 	if m.Usage != nil && m.ID != "" {
 		if p.msgUsage == nil {

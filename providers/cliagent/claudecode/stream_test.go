@@ -17,6 +17,7 @@ type heard struct {
 	tools   []providers.ToolRecord
 	retries []string
 	usages  []providers.Usage
+	calls   int
 	models  []string
 }
 
@@ -24,6 +25,7 @@ func (h *heard) Usage(u providers.Usage, _ cliagent.CacheWrites, model string) {
 	h.usages = append(h.usages, u)
 	h.models = append(h.models, model)
 }
+func (h *heard) Call()                       { h.calls++ }
 func (h *heard) Text(d string)               { h.text = append(h.text, d) }
 func (h *heard) Tool(r providers.ToolRecord) { h.tools = append(h.tools, r) }
 func (h *heard) Retry(w time.Duration, err error) {
@@ -203,3 +205,14 @@ type writesHeard struct {
 }
 
 func (h *writesHeard) Usage(_ providers.Usage, w cliagent.CacheWrites, _ string) { h.last = w }
+
+// TestEachMessageIsOneModelCall: a message of a new id is one model call,
+// however many lines its content blocks take; Claude Code's own message of
+// an API error is none.
+func TestEachMessageIsOneModelCall(t *testing.T) {
+	for name, want := range map[string]int{"claude.jsonl": 3, "err500-claude.jsonl": 0} {
+		if _, h := parse(t, name); h.calls != want {
+			t.Errorf("%s: %d model calls told, want %d", name, h.calls, want)
+		}
+	}
+}

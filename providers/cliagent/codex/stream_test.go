@@ -18,12 +18,14 @@ type collect struct {
 	text    strings.Builder
 	records []providers.ToolRecord
 	usages  []providers.Usage
+	calls   int
 	retries []string
 }
 
 func (c *collect) Usage(u providers.Usage, _ cliagent.CacheWrites, _ string) {
 	c.usages = append(c.usages, u)
 }
+func (c *collect) Call()                            { c.calls++ }
 func (c *collect) Text(d string)                    { c.text.WriteString(d) }
 func (c *collect) Retry(_ time.Duration, err error) { c.retries = append(c.retries, err.Error()) }
 func (c *collect) Tool(r providers.ToolRecord)      { c.records = append(c.records, r) }
@@ -206,5 +208,14 @@ func TestUsageIsHeardWhenTheTurnEnds(t *testing.T) {
 	}
 	if len(c.usages) != 1 || c.usages[0].Input != 500 || c.usages[0].Output != 40 {
 		t.Fatalf("usage heard = %+v", c.usages)
+	}
+}
+
+// TestModelCallsAreNotToldApart: codex exec's items do not say which
+// response held them (one may hold several commands), so no call is told
+// and the run's input is estimated once.
+func TestModelCallsAreNotToldApart(t *testing.T) {
+	if _, c, _ := replay(t, "commands-vote.jsonl"); c.calls != 0 {
+		t.Fatalf("%d model calls told, want none", c.calls)
 	}
 }

@@ -23,7 +23,10 @@ type Parser struct {
 	session string                 // the CLI's session id (never resumed: see Outcome)
 	notices []string               // error events ("Loop detected, stopping execution")
 	pending map[string]pendingTool // tool_id → its tool_use
-	now     func() time.Time
+	// inCall says a model call's events are streaming: the first model
+	// event after tool results (or the run's first) begins another.
+	inCall bool
+	now    func() time.Time
 }
 
 type pendingTool struct {
@@ -72,6 +75,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		if e.Role != "assistant" {
 			return nil
 		}
+		p.call(ev)
 		if e.Delta {
 			p.out.Final += e.Content
 		} else {
@@ -79,6 +83,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		}
 		ev.Text(e.Content)
 	case "tool_use":
+		p.call(ev)
 		// What the model wrote before a tool call was not its final reply.
 		p.out.Final = ""
 		if isWorkflow(e.ToolName) {
@@ -89,6 +94,9 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		}
 		p.pending[e.ToolID] = pendingTool{name: e.ToolName, args: compact(e.Params), started: p.clock()}
 	case "tool_result":
+		// The CLI runs a response's tools once it has all of them; the
+		// model's next event is its next call, which sends their results.
+		p.inCall = false
 		p.result(ev, e)
 	case "error":
 		if e.Message != "" {
@@ -114,6 +122,14 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		}
 	}
 	return nil
+}
+
+// call tells the events of a new model call apart (cliagent.Events.Call).
+func (p *Parser) call(ev cliagent.Events) {
+	if !p.inCall {
+		p.inCall = true
+		ev.Call()
+	}
 }
 
 func (p *Parser) result(ev cliagent.Events, e event) {

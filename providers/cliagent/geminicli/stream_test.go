@@ -17,11 +17,13 @@ type collect struct {
 	text    strings.Builder
 	records []providers.ToolRecord
 	usages  []providers.Usage
+	calls   int
 }
 
 func (c *collect) Usage(u providers.Usage, _ cliagent.CacheWrites, _ string) {
 	c.usages = append(c.usages, u)
 }
+func (c *collect) Call()                       { c.calls++ }
 func (c *collect) Text(d string)               { c.text.WriteString(d) }
 func (c *collect) Retry(time.Duration, error)  {}
 func (c *collect) Tool(r providers.ToolRecord) { c.records = append(c.records, r) }
@@ -166,5 +168,14 @@ func TestUsageIsHeardWithTheResult(t *testing.T) {
 	}
 	if len(c.usages) != 1 || c.usages[0].Input != 600 || c.usages[0].Output != 100 {
 		t.Fatalf("usage heard = %+v", c.usages)
+	}
+}
+
+// TestTheFirstModelEventAfterToolResultsIsAnotherModelCall: a response's
+// tool calls and text are one call; its tools' results go back in the next.
+func TestTheFirstModelEventAfterToolResultsIsAnotherModelCall(t *testing.T) {
+	// write_file; the workflow's new_answer; the final text.
+	if _, c, _ := replay(t, "research-answer.jsonl"); c.calls != 3 {
+		t.Fatalf("%d model calls told, want 3", c.calls)
 	}
 }
