@@ -68,3 +68,47 @@ func TestAReplicaRefusesATenantWhoseWorkDirectoryIsAnotherSpellings(t *testing.T
 		t.Errorf("tenant Acme sees %v, %v; want none of acme's sessions", ids, err)
 	}
 }
+
+// TestASweepKeepsTheWorkspacesOfATenantSpelledOtherwiseOpenedFirst: two
+// spellings of a tenant opened on a replica before either had a work
+// directory both pass For's check, and on a case-insensitive filesystem
+// their workspaces then share one directory (a symlink tenants/Acme ->
+// acme stands in for one). The sweep lists that directory once, under
+// the name it has on disk, and must not take the other spelling's live
+// session for a deleted one of acme's.
+func TestASweepKeepsTheWorkspacesOfATenantSpelledOtherwiseOpenedFirst(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	db := sweeper(t, dsn, Options{}).db
+	ctx := context.Background()
+	lower, err := db.For("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper, err := db.For("Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lower.Create(ctx, storetest.NewSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := upper.Create(ctx, storetest.NewSession("s2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(db.workDir, "tenants", "acme", "sessions"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("acme", filepath.Join(db.workDir, "tenants", "Acme")); err != nil {
+		t.Fatal(err)
+	}
+	own := holdCopy(t, lower.(*Store), "s1")
+	other := holdCopy(t, upper.(*Store), "s2")
+	if _, err := db.SweepWorkDir(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gone(own) {
+		t.Errorf("the sweep removed acme's live session s1's workspace")
+	}
+	if gone(other) {
+		t.Errorf("the sweep removed tenant Acme's live session s2's workspace, in acme's directory, as a deleted session of acme's")
+	}
+}
