@@ -329,7 +329,9 @@ func (db *DB) Connections() int {
 // another spelling's is refused as the file store refuses it
 // (filestore.TenantDir): the rows never merge, but the workspaces would,
 // and the sweep, asking after the directory's spelling, would remove the
-// other's. On rows alone both spellings open, each with its own sessions.
+// other's (two spellings opened before either had a directory both pass
+// here: the sweep asks after both, spellings). On rows alone both
+// spellings open, each with its own sessions.
 func (db *DB) For(tenant string) (coordination.Store, error) {
 	if err := coordination.CheckTenant(tenant); err != nil {
 		return nil, err

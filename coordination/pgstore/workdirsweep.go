@@ -132,7 +132,7 @@ func (db *DB) sweepSessions(ctx context.Context, tenant, dir string, sw *WorkDir
 		n := min(len(dirs), sweepBatch)
 		batch := dirs[:n]
 		dirs = dirs[n:]
-		current, err := db.incarnations(ctx, tenant, batch)
+		current, err := db.incarnations(ctx, db.spellings(tenant), batch)
 		if err != nil {
 			return err
 		}
@@ -143,8 +143,7 @@ func (db *DB) sweepSessions(ctx context.Context, tenant, dir string, sw *WorkDir
 				// for the next start.
 				return err
 			}
-			inc, exists := current[f.id]
-			if !workspace.Stale(f.marker, true, exists, inc) {
+			if !stale(f.marker, current[f.id]) {
 				continue
 			}
 			if db.sweepDecided != nil {
@@ -182,27 +181,62 @@ func asideOf(name string) (string, bool) {
 	return id, ok && coordination.CheckSessionID(id) == nil
 }
 
-// incarnations is, of the batch's ids, those the tenant has a session of,
-// each with its incarnation (its setup's creation time, which its
-// directory's marker holds: coordination's incarnation): one query.
-func (db *DB) incarnations(ctx context.Context, tenant string, batch []found) (map[string]string, error) {
+// spellings are the tenants whose sessions a directory tenants/<tenant>
+// may hold on this replica: tenant, and each tenant opened here whose name
+// equals it but for letter case. Two such spellings opened before either
+// had a directory both pass For's check, and on a case-insensitive
+// filesystem their workspaces then share one directory, which a sweep
+// lists once, by the name it has on disk: asked after that spelling's
+// sessions alone, it would remove the other's live ones as deleted.
+func (db *DB) spellings(tenant string) []string {
+	out := []string{tenant}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for t := range db.tenants {
+		if t != tenant && t != coordination.DefaultTenant && strings.EqualFold(t, tenant) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// incarnations is, of the batch's ids, those the tenants have a session
+// of, each with the incarnations of its sessions (their setups' creation
+// times, which a directory's marker holds: coordination's incarnation):
+// one query.
+func (db *DB) incarnations(ctx context.Context, tenants []string, batch []found) (map[string][]string, error) {
 	ids := make([]string, len(batch))
 	for i, f := range batch {
 		ids[i] = f.id
 	}
-	rows, err := db.pool.Query(ctx, `SELECT id, coalesce(setup->>'created_at', '') FROM sessions WHERE tenant = $1 AND id = ANY($2)`, tenant, ids)
+	rows, err := db.pool.Query(ctx, `SELECT id, coalesce(setup->>'created_at', '') FROM sessions WHERE tenant = ANY($1) AND id = ANY($2)`, tenants, ids)
 	if err != nil {
 		return nil, fmt.Errorf("asking which sessions are gone: %w", err)
 	}
-	current := map[string]string{}
+	current := map[string][]string{}
 	var id, created string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &created}, func() error {
-		current[id] = created
+		current[id] = append(current[id], created)
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("asking which sessions are gone: %w", err)
 	}
 	return current, nil
+}
+
+// stale tells whether a directory marked marker holds a deleted session's
+// files, given the incarnations of the sessions of its id (incarnations):
+// only if it is stale for each of them (workspace.Stale).
+func stale(marker string, incs []string) bool {
+	if len(incs) == 0 {
+		return workspace.Stale(marker, true, false, "")
+	}
+	for _, inc := range incs {
+		if !workspace.Stale(marker, true, true, inc) {
+			return false
+		}
+	}
+	return true
 }
 
 // sweepWorkDir sweeps the work directory at start and every sweepEvery
