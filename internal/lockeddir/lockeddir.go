@@ -11,7 +11,7 @@ package lockeddir
 
 import (
 	"errors"
-	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +47,15 @@ func Make(base, prefix string) (dir string, lock *os.File, err error) {
 	if base == "" {
 		base = os.TempDir()
 	}
-	return "", nil, fmt.Errorf("no directory %s… could be made under its lock in %s: other processes' sweeps took its lock file ten times over", prefix, base)
+	return "", nil, gaveUp(base, prefix)
+}
+
+// gaveUp is Make's error when sweeps took its lock file every time: a path
+// error, so that a caller showing it to a model (run_command's, which
+// unwraps path errors) keeps TMPDIR's path out, while a log keeps it.
+func gaveUp(base, prefix string) error {
+	return &fs.PathError{Op: "making a directory under its lock", Path: filepath.Join(base, prefix+"…"),
+		Err: errors.New("other processes' sweeps took its lock file ten times over")}
 }
 
 // Release removes dir, each dir+sibling (files kept beside it: a CLI
