@@ -8,6 +8,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
+	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
 // Budget stands in for coordination's view of a session's cost budget
@@ -132,4 +133,21 @@ func AssertALoopReportingNoUsageIsStoppedByItsTokenBudget(t *testing.T, cli clia
 	if stopped.Tokens() < budget {
 		t.Fatalf("charged %+v, less than the %d tokens that stopped it", stopped, budget)
 	}
+}
+
+// AssertChargedWhatTheServerReported fails unless a step whose server
+// reported per for each of its model calls was charged exactly that for
+// some number of them: no estimate in place of a count the server reported,
+// none on top of it, and not marked cost_estimated. It returns how many
+// calls the charge is.
+func AssertChargedWhatTheServerReported(t testing.TB, u providers.Usage, per fake.Usage) int64 {
+	t.Helper()
+	calls := u.Input / per.Input
+	want := providers.Usage{Input: calls * per.Input, CachedInput: calls * per.CachedInput, Output: calls * per.Output, Reasoning: calls * per.Reasoning}
+	got := u
+	got.CostUSD = nil
+	if calls == 0 || got != want || u.CostUSD == nil {
+		t.Fatalf("charged %+v; want what the server reported for some number of model calls (%+v a call), priced, not an estimate", u, per)
+	}
+	return calls
 }
