@@ -146,7 +146,9 @@ func (c Config) Open(spec providers.Spec) (providers.Provider, error) {
 	ro.BaseURL, ro.Tenant = res.BaseURL, c.Tenant
 	p = pricing.Priced(p, info.Name, spec.Model)
 	p = resilience.Wrap(p, info.Name, ro)
-	return keys.Redact(p, res.APIKey), nil
+	// The base URL's own credentials too: a proxy that refuses a request
+	// may echo its query or its basic auth header.
+	return keys.Redact(p, append([]string{res.APIKey}, keys.BaseURLSecrets(res.BaseURL)...)...), nil
 }
 
 // sharedHTTP is the client of every adapter when the Config names none, so
