@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,23 @@ func TestCLIsOnASubscriptionLoginAreTold(t *testing.T) {
 		a := authContext(cli, cfg.cliEnv(env, cli.Info()), env, false)
 		if got := onSubscription(cli, a); got != c.want {
 			t.Errorf("%s with %v: subscription %v, want %v", c.backend, c.vars, got, c.want)
+		}
+	}
+}
+
+// TestCLIsKnownSecretsHoldTheBaseURLsCredentials: a CLI agent's shell can
+// read the base URL its environment hands it, and the CLI's own errors
+// quote it; a proxy credential there (user info, a query value under any
+// name) must be masked out of what the CLI prints as its key is.
+func TestCLIsKnownSecretsHoldTheBaseURLsCredentials(t *testing.T) {
+	const password, code = "dummyGATEWAYpasswordNotAKey", "dummyQUERYcodeNotAKey"
+	env := keys.FromMap(map[string]string{"ANTHROPIC_BASE_URL": "http://gw:" + password + "@127.0.0.1:9/?code=" + code})
+	c := Config{Environ: func() []string { return []string{"PATH=/bin"} }}
+	server := c.cliEnv(env, cliAgents["claude_code"].Info())
+	secrets := c.knownSecrets(env, server)
+	for _, want := range []string{password, code} {
+		if !slices.Contains(secrets, want) {
+			t.Errorf("the known secrets lack the base URL's %q: %q", want, secrets)
 		}
 	}
 }
