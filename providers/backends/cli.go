@@ -75,9 +75,10 @@ func lookup(env []string, name string) (string, bool) {
 	return "", false
 }
 
-// knownSecrets are every API key this server can see: a CLI's shell
-// commands can read its key, and a model may write any of them into an
-// answer.
+// knownSecrets are every API key this server can see, and the credentials
+// of every base URL it can see (a proxy's user info or query token): a
+// CLI's shell commands can read them, its own errors quote its base URL,
+// and a model may write any of them into an answer.
 func (c Config) knownSecrets(env *keys.Env, server []string) []string {
 	var out []string
 	for _, info := range providers.Backends() {
@@ -85,6 +86,9 @@ func (c Config) knownSecrets(env *keys.Env, server []string) []string {
 			if v, _, ok := env.Lookup(k); ok {
 				out = append(out, v)
 			}
+		}
+		if v, _, ok := env.Lookup(info.BaseURLEnv); ok && info.BaseURLEnv != "" {
+			out = append(out, keys.BaseURLSecrets(v)...)
 		}
 	}
 	for _, kv := range server {
