@@ -629,6 +629,15 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 			flusher.Flush()
 		}
 	}
+	// running reports the usage so far (Reply.RunningUsage): cumulative, as
+	// every message_delta's is, with no stop_reason yet.
+	running := func(pieces int) {
+		if reply.RunningUsage {
+			so := u.start()
+			so["output_tokens"] = pieces
+			send("message_delta", map[string]any{"delta": map[string]any{"stop_reason": nil, "stop_sequence": nil}, "usage": so})
+		}
+	}
 	send("message_start", map[string]any{"message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": u.start(),
@@ -649,8 +658,9 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 			}
 			return
 		}
-		for _, piece := range anthropicPieces(reply.Content, 48) {
+		for i, piece := range anthropicPieces(reply.Content, 48) {
 			delta(piece)
+			running(i + 1)
 		}
 		cutConnection()
 	case ReplyStreamError:
@@ -688,6 +698,7 @@ func (s *anthropicServer) stream(w http.ResponseWriter, r *http.Request, reply R
 			}
 		}
 		send("content_block_stop", map[string]any{"index": i})
+		running(i + 1)
 	}
 	send("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": u.final()})
 	send("message_stop", map[string]any{})

@@ -38,7 +38,8 @@ type chatReply struct {
 	c       Call
 	id      string
 	created int64
-	usage   bool // stream_options.include_usage
+	usage   bool  // stream_options.include_usage
+	sent    int64 // chunks sent, a Reply.RunningUsage's output so far
 }
 
 // content is what the reply says: its tool call, or its text (a call written
@@ -102,7 +103,12 @@ func (cr *chatReply) chunk(delta map[string]any, finish any) map[string]any {
 		"id": cr.id, "object": "chat.completion.chunk", "created": cr.created, "model": cr.c.Model,
 		"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
 	}
-	if cr.usage {
+	switch {
+	case cr.rep.RunningUsage:
+		cr.sent++
+		in := oaiUsage(cr.rep, cr.c, "").Input
+		ch["usage"] = map[string]any{"prompt_tokens": in, "completion_tokens": cr.sent, "total_tokens": in + cr.sent}
+	case cr.usage:
 		ch["usage"] = nil
 	}
 	return ch

@@ -66,6 +66,14 @@ type Reply struct {
 
 	// Usage reported with the reply; zero fields are filled from text length.
 	Usage *Usage `json:"usage,omitempty"`
+	// RunningUsage reports the usage so far while the reply streams, before
+	// its final report: Chat Completions in every chunk (vLLM's
+	// stream_options.continuous_usage_stats, and some gateways unasked),
+	// Anthropic in a message_delta (stop_reason null) after each piece of a
+	// cut reply and each block of any other (the Messages API allows more than
+	// one). Each counts the prompt and a token of output for every piece sent,
+	// far below what the text is worth. Gemini's chunks always carry it.
+	RunningUsage bool `json:"running_usage,omitempty"`
 	// Delay before the reply starts (latency).
 	Delay Duration `json:"delay,omitempty"`
 }
