@@ -6,11 +6,14 @@ package providers
 // report less than they cost:
 //
 //   - A streamed reply's usage comes at its end (Chat Completions' usage
-//     chunk, Responses' response.completed, Anthropic's message_delta,
-//     Gemini's last chunk). A stream that ends before it — the connection
-//     drops, the server closes it early or fails mid-reply, or never reports
-//     usage at all — still ran the model on the prompt and streamed what it
-//     streamed.
+//     chunk, Responses' response.completed, Anthropic's message_delta before
+//     message_stop, Gemini's chunk with a finishReason). A stream that ends
+//     before it — the connection drops, the server closes it early or fails
+//     mid-reply, or never reports usage at all — still ran the model on the
+//     prompt and streamed what it streamed. Servers that send running usage
+//     as they go (vLLM's continuous_usage_stats, some gateways, Gemini's
+//     every chunk) make a cut stream's last count only what they had counted
+//     when it stopped: a report is final only in a stream that ended properly.
 //   - A reply that completed may report zeros: OpenAI-compatible local
 //     servers often send a usage chunk whose prompt_tokens and
 //     completion_tokens are 0, and any API's reply may say 0 for a count.
@@ -62,10 +65,11 @@ func actionBytes(a Action) int {
 }
 
 // Charge is the usage of a call whose stream began. reported is what the
-// stream said of its usage (zero where it said nothing); whole says its usage
-// report arrived; input is the call's estimated input (EstimateInput) and
-// streamed the bytes of text, tool arguments and reasoning the reply
-// returned.
+// stream said of its usage (zero where it said nothing); whole says the
+// stream ended properly with its usage report (a running count in a stream
+// cut later is not whole); input is the call's estimated input
+// (EstimateInput) and streamed the bytes of text, tool arguments and
+// reasoning the reply returned.
 //
 // A count the server reported stands: it is exact. A count it left at zero is
 // estimated: the input whenever the request sent anything, the output when

@@ -73,16 +73,17 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, past []p
 		at       = map[int64]int{} // tool-call index → position in calls
 		finished bool
 		usage    providers.Usage
+		said     bool // a chunk carried usage: the final report, or a running one
 		mt       meter
 	)
 	for stream.Next() {
 		ch := stream.Current()
 		mt.began = true
 		if ch.JSON.Usage.Valid() {
-			usage, mt.reported = p.usage(ch.Usage), true
+			usage, said = p.usage(ch.Usage), true
 		} else if g, ok := ch.JSON.ExtraFields["x_groq"]; ok {
 			usage = p.groqUsage(g.Raw(), usage)
-			mt.reported = mt.reported || usage != (providers.Usage{})
+			said = said || usage != (providers.Usage{})
 		}
 		for _, choice := range ch.Choices {
 			if choice.Index != 0 {
@@ -119,8 +120,15 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, past []p
 			}
 		}
 	}
+	err = stream.Err()
+	// Some servers send the usage so far in every chunk (vLLM's
+	// continuous_usage_stats, some gateways), so a usage chunk is the final
+	// report only in a stream that ended properly: after a finish_reason,
+	// without error. In a cut one, the last count is what the server had
+	// counted when it stopped, and what streamed is charged as a cut call's.
+	mt.reported = said && finished && err == nil
 	usage = mt.charge(usage, req, past)
-	if err := stream.Err(); err != nil {
+	if err != nil {
 		return providers.Action{}, nil, usage, err
 	}
 	if !finished {

@@ -7,7 +7,7 @@ import "github.com/massgen-go/massgen-mcp/providers"
 // never sends one) or with one of zeros (providers.Charge).
 type meter struct {
 	began    bool // an event arrived: the server took the request and ran it
-	reported bool // the stream carried its usage report
+	reported bool // the stream carried its final usage report and ended properly
 	streamed int  // bytes of text, refusal and tool calls streamed
 }
 
