@@ -21,10 +21,10 @@ type accumulator struct {
 	keep    bool // keep the blocks as Raw (a paused turn's continuation)
 
 	// What a stream is charged by (providers.Charge): message_start counts
-	// the input, message_delta the output; a stream cut before message_delta
+	// the input, message_delta the output; a stream cut before message_stop
 	// or one that counts zero has the rest estimated.
 	began    bool         // an event arrived
-	reported bool         // message_delta arrived, with the output's count
+	reported bool         // a message_delta arrived, with the output's count so far
 	streamed int          // bytes of text, thinking and tool input streamed
 	input    func() int64 // the request's estimated input
 }
@@ -150,7 +150,10 @@ func (a *accumulator) partial() Result {
 		if u.Input == 0 && a.input != nil {
 			in = a.input()
 		}
-		u = providers.Charge(u, a.reported, in, a.streamed)
+		// message_delta's counts are cumulative and there may be more than
+		// one: the last is the reply's usage only once message_stop ends the
+		// stream; before it, only what was counted when the stream stopped.
+		u = providers.Charge(u, a.reported && a.stopped, in, a.streamed)
 	}
 	return Result{Usage: u, CacheWriteInput: w.cacheWrite, CacheWrite1hInput: w1h, StopReason: a.stop}
 }
