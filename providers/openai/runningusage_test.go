@@ -2,11 +2,15 @@ package openai_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/fake"
+	"github.com/massgen-go/massgen-mcp/providers/openai"
 )
 
 // runningCut is what a cut reply streams before its connection drops: far
@@ -53,5 +57,42 @@ func TestAChatStreamWithRunningUsageIsChargedItsFinalReport(t *testing.T) {
 	}
 	if u.Input != 1000 || u.Output != 300 || u.CostEstimated {
 		t.Fatalf("usage = %+v; want the final report, 1000 in and 300 out, not estimated", u)
+	}
+}
+
+// TestAChatStreamCutInItsReasoningIsChargedTheReasoning: a reasoning model
+// behind Chat Completions streams its thinking outside content, as
+// reasoning_content (DeepSeek, vLLM, SGLang) or reasoning (OpenRouter,
+// Ollama). Cut while it thinks, before any usage, the call is charged at
+// least the reasoning that streamed: the model was paid to write it.
+func TestAChatStreamCutInItsReasoningIsChargedTheReasoning(t *testing.T) {
+	thought := strings.Repeat("Six sevens: 7, 14, 21, 28, 35, 42. ", 30)
+	for _, field := range []string{"reasoning_content", "reasoning"} {
+		t.Run(field, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				chunk := func(delta string) {
+					fmt.Fprintf(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":%s,"finish_reason":null}]}`+"\n\n", delta)
+					w.(http.Flusher).Flush()
+				}
+				chunk(`{"role":"assistant","content":""}`)
+				for _, piece := range []string{thought[:len(thought)/2], thought[len(thought)/2:]} {
+					chunk(fmt.Sprintf(`{%q:%q}`, field, piece))
+				}
+				panic(http.ErrAbortHandler) // the connection drops mid-thought
+			}))
+			defer srv.Close()
+			p, err := openai.NewChat(providers.Endpoint{Backend: "vllm", Model: "m", BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, u, err := p.Step(context.Background(), stepRequest())
+			if err == nil {
+				t.Fatal("a cut stream's step did not fail")
+			}
+			if want := providers.EstimateTokens(len(thought)); u.Output < want || !u.CostEstimated {
+				t.Fatalf("usage = %+v; want at least %d output tokens for the %d bytes of reasoning streamed, marked estimated", u, want, len(thought))
+			}
+		})
 	}
 }
