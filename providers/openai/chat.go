@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -89,7 +90,7 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, past []p
 			if choice.Index != 0 {
 				continue
 			}
-			mt.streamed += len(choice.Delta.Content) + len(choice.Delta.Refusal)
+			mt.streamed += len(choice.Delta.Content) + len(choice.Delta.Refusal) + reasoningBytes(choice.Delta.JSON.ExtraFields)
 			text.WriteString(choice.Delta.Content)
 			text.WriteString(choice.Delta.Refusal)
 			req.StreamText(choice.Delta.Content)
@@ -147,6 +148,27 @@ func (p *chatProvider) once(ctx context.Context, req providers.Request, past []p
 		ids = nil // the calls were read from the text
 	}
 	return act, ids, usage, nil
+}
+
+// reasoningBytes is the reasoning a delta streamed beside its content:
+// reasoning_content at DeepSeek, vLLM and SGLang, reasoning at OpenRouter
+// and Ollama. The step does not keep it, but the model was paid to write it,
+// so a cut stream's estimate counts it. A server that sends both names (one
+// moving from the old to the new) sends the same text twice, so the longer
+// is counted, not the sum.
+func reasoningBytes(extra map[string]respjson.Field) int {
+	n := 0
+	for _, k := range [...]string{"reasoning_content", "reasoning"} {
+		f, ok := extra[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil {
+			n = max(n, len(s))
+		}
+	}
+	return n
 }
 
 type chatCall struct {

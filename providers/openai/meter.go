@@ -8,7 +8,7 @@ import "github.com/massgen-go/massgen-mcp/providers"
 type meter struct {
 	began    bool // an event arrived: the server took the request and ran it
 	reported bool // the stream carried its final usage report and ended properly
-	streamed int  // bytes of text, refusal and tool calls streamed
+	streamed int  // bytes of text, refusal, tool calls and reasoning streamed
 }
 
 // charge is the usage a stream ended with: nothing when the stream never
