@@ -42,14 +42,5 @@ func TestRealClaudeAgainstAServerReportingUsageIsChargedItAndFitsABudgetOfIt(t *
 		}
 		return u
 	}
-	u := run(func(*providers.Request) {})
-	calls := clitest.AssertChargedWhatTheServerReported(t, u, per)
-	t.Logf("charged %d model calls: %+v, %s", calls, u, clitest.Cost(u))
-	fits := run(func(r *providers.Request) {
-		r.TokenBudget = u.Tokens() + 1 // at the budget is past it
-		r.Spend = &clitest.Budget{Left: *u.CostUSD * 1.0001}
-	})
-	if clitest.AssertChargedWhatTheServerReported(t, fits, per) != calls {
-		t.Fatalf("under a budget it fits, charged %+v; want %+v as without one", fits, u)
-	}
+	clitest.AssertChargedWhatTheServerReportedWithinABudget(t, per, run)
 }

@@ -156,3 +156,23 @@ func AssertChargedWhatTheServerReported(t testing.TB, u providers.Usage, per fak
 	}
 	return calls
 }
+
+// AssertChargedWhatTheServerReportedWithinABudget runs a step of a real CLI
+// against a server reporting per for each model call (run, with set
+// applied to its request), then again under a token and a cost budget the
+// first run just fits: both must be charged what the server reported, the
+// same number of calls, so an estimate counted before a report is never
+// added to it, kept in its place, or stops a run its real usage fits.
+func AssertChargedWhatTheServerReportedWithinABudget(t testing.TB, per fake.Usage, run func(set func(*providers.Request)) providers.Usage) {
+	t.Helper()
+	u := run(func(*providers.Request) {})
+	calls := AssertChargedWhatTheServerReported(t, u, per)
+	t.Logf("charged %d model calls: %+v, %s", calls, u, Cost(u))
+	fits := run(func(r *providers.Request) {
+		r.TokenBudget = u.Tokens() + 1 // at the budget is past it
+		r.Spend = &Budget{Left: *u.CostUSD * 1.0001}
+	})
+	if AssertChargedWhatTheServerReported(t, fits, per) != calls {
+		t.Fatalf("under a budget it fits, charged %+v; want %+v as without one", fits, u)
+	}
+}
