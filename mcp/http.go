@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,7 +82,7 @@ type HTTPOptions struct {
 const DefaultShutdownTimeout = 8 * time.Second
 
 // Surface is another protocol served beside /mcp behind the same guards as
-// /mcp: the Origin check, the bearer token and its tenant (whose service is
+// /mcp: the Host and Origin check, the bearer token and its tenant (whose service is
 // opened before the handler runs: Server.Service), the body's size and time
 // limits, and the tenant's rate of calls, of which each POST is one. The
 // handler translates; the guards' refusals are written by Refuse, in the
@@ -97,7 +96,9 @@ type Surface struct {
 	// OwnLogin says the surface logs its requests in itself (the web view:
 	// a session cookie or the bearer token, through TokenTenant and
 	// Server.TenantContext, required even when no token is set); the
-	// guards skip the token and the tenant and keep the rest.
+	// guards skip the token and the tenant and keep the rest, and check
+	// its Host on every connection, not only on loopback ones (a cookie
+	// rides along with whatever page sends the request).
 	OwnLogin bool
 	// Calls is how many calls a request counts as against its tenant's
 	// rate (the bucket /mcp's tool calls draw from); nil counts one a POST.
@@ -140,10 +141,10 @@ func isLoopbackName(host string) bool {
 // HTTPHandler serves MCP (streamable HTTP, both protocol eras) at /mcp and a
 // health check at /healthz.
 //
-// /mcp checks, in order: the Origin header (a browser page may only reach it
-// from a loopback origin or an allowed one — DNS-rebinding protection; mcp-go
-// also refuses non-loopback Host headers on loopback connections), then the
-// bearer token if one is set.
+// Every route checks first the Host and Origin headers (checkCaller: a
+// browser page may only reach the server under its own names and from a
+// loopback origin or an allowed one — DNS-rebinding protection); /mcp then
+// the bearer token if one is set.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h, _ := s.httpHandler(o)
 	return h
@@ -183,6 +184,11 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 		// arrived out of order — or after the result. Every notification of
 		// ours belongs to a request and travels on that request's stream.
 		server.WithDisableStreaming(true),
+		// checkCaller checks every route's Host before this, the names
+		// the operator allowed included; mcp-go's own check would still
+		// refuse those on a loopback connection (a reverse proxy on this
+		// machine that keeps the public name), on /mcp alone.
+		server.WithDisableLocalhostProtection(true),
 	)
 	mux := http.NewServeMux()
 	calls := newCallLimits(o.CallRate, o.CallBurst)
@@ -193,10 +199,12 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mcpHandler = checkBounds(s.refusal, mcpHandler)
 	mcpHandler = bufferBody(o.MaxBody, o.BodyTimeout, rpc, mcpHandler)
 	mcpHandler = authenticate(o.Token, o.Tokens, rpc, s.openTenant(rpc, mcpHandler))
-	mux.Handle("/mcp", checkOrigin(o.AllowedOrigins, rpc, mcpHandler))
-	mux.Handle("/metrics", checkOrigin(o.AllowedOrigins, rpc, authenticate(o.Token, o.Tokens, rpc, operatorOnly(rpc, s.handler.metrics.handler()))))
+	mux.Handle("/mcp", mcpHandler)
+	mux.Handle("/metrics", authenticate(o.Token, o.Tokens, rpc, operatorOnly(rpc, s.handler.metrics.handler())))
+	routes := map[string]route{"/mcp": {refuse: rpc}, "/metrics": {refuse: rpc}}
 	for _, sf := range o.Surfaces {
 		mux.Handle(sf.Pattern, s.guard(o, calls, sf))
+		routes[sf.Pattern] = route{refuse: surfaceRefuser(sf), ownLogin: sf.OwnLogin}
 	}
 	var last atomic.Value // the last check's status: logged as it changes
 	last.Store("ok")
@@ -230,16 +238,27 @@ func (s *Server) httpHandler(o HTTPOptions) (http.Handler, *server.StreamableHTT
 	mux.HandleFunc("/healthz", health)
 	// MassGen's serve answers GET /health; its clients probe that path.
 	mux.HandleFunc("/health", health)
-	return mux, streamable
+	routeOf := func(r *http.Request) route {
+		if _, pattern := mux.Handler(r); routes[pattern].refuse != nil {
+			return routes[pattern]
+		}
+		return route{refuse: func(w http.ResponseWriter, status, _ int, msg string) { http.Error(w, msg, status) }}
+	}
+	return checkCaller(o, routeOf, mux), streamable
 }
 
-// guard puts a surface behind /mcp's guards, in the same order: origin,
-// token and tenant, body, the tenant's call rate (Surface.Calls, else one
+// surfaceRefuser is sf's refusal as the guards write one.
+func surfaceRefuser(sf Surface) refuser {
+	return func(w http.ResponseWriter, status, _ int, msg string) { sf.Refuse(w, status, msg) }
+}
+
+// guard puts a surface behind /mcp's guards, in the same order (the
+// Host and Origin, checkCaller, are every route's): token and tenant, body, the tenant's call rate (Surface.Calls, else one
 // call a POST, from the same bucket as /mcp's tool calls). A surface with
 // its own login has no tenant here: its calls are charged once it logs the
 // request in, or to the client's address (limitOwnLogin).
 func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handler {
-	refuse := func(w http.ResponseWriter, status, _ int, msg string) { sf.Refuse(w, status, msg) }
+	refuse := surfaceRefuser(sf)
 	posts := sf.Calls
 	if posts == nil {
 		posts = func(r *http.Request) int {
@@ -258,7 +277,7 @@ func (s *Server) guard(o HTTPOptions, calls *callLimits, sf Surface) http.Handle
 		h = bufferBody(o.MaxBody, o.BodyTimeout, refuse, h)
 		h = authenticate(o.Token, o.Tokens, refuse, s.openTenant(refuse, h))
 	}
-	return checkOrigin(o.AllowedOrigins, refuse, h)
+	return h
 }
 
 // ListenAndServeHTTP serves HTTPHandler until ctx ends; then every run in
@@ -355,35 +374,6 @@ func newHTTPServer(ctx context.Context, h http.Handler) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-}
-
-// checkOrigin refuses requests from browser pages on other origins with 403.
-// Requests without an Origin header (every non-browser client) pass.
-func checkOrigin(allowed []string, refuse refuser, next http.Handler) http.Handler {
-	ok := map[string]bool{}
-	for _, a := range allowed {
-		ok[strings.ToLower(strings.TrimRight(a, "/"))] = true
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin != "" && !originAllowed(origin, ok) {
-			refuse(w, http.StatusForbidden, mcpgo.INVALID_REQUEST,
-				fmt.Sprintf("origin %q may not use this server; open it from a loopback page or start the server with --allow-origin %s", origin, origin))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func originAllowed(origin string, allowed map[string]bool) bool {
-	if allowed[strings.ToLower(origin)] {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return false // includes the opaque origin "null"
-	}
-	return isLoopbackName(u.Hostname())
 }
 
 // authenticate checks the bearer token when any is configured and marks the

@@ -10,8 +10,9 @@
 // and its cancel and resume call the same methods as cancel_team and
 // run_team, through Host (which mcp.Server satisfies; webui never imports
 // mcp). It logs its requests in itself — a one-time link, then a session
-// cookie, or a tenant's bearer token — checks the Host header against DNS
-// rebinding and a CSRF token on every state-changing request, and shows a
-// tenant only its own sessions. Its assets are embedded; it loads nothing
+// cookie, or a tenant's bearer token — checks a CSRF token on every
+// state-changing request, and shows a tenant only its own sessions; the
+// Host and Origin checks against DNS rebinding are the server's guards',
+// in front of every route (mcp.Surface with OwnLogin). Its assets are embedded; it loads nothing
 // from elsewhere.
 package webui

@@ -35,10 +35,6 @@ type Options struct {
 	// Without them a login lasts its SessionTTL.
 	Fingerprint      func(token string) string
 	CredentialTenant func(fingerprint string) (tenant string, ok bool)
-	// AllowedHosts are host names (no port) a request's Host header may
-	// carry besides loopback names and IP literals: the server's own
-	// name(s), e.g. from --allow-origin.
-	AllowedHosts []string
 	// Secure marks the session cookie Secure (the server speaks TLS).
 	Secure bool
 	// SessionTTL is how long a login lasts (default 12 h).
@@ -121,12 +117,6 @@ func (h *Handler) LoginLink() string {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.hostAllowed(r.Host) {
-		// A page of another name resolved to this address (DNS
-		// rebinding) must not reach the view, logged in or not.
-		http.Error(w, "this host name does not serve the web view; open it by the server's own address (or start the server with --allow-origin for this name)", http.StatusMisdirectedRequest)
-		return
-	}
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	// same-origin, not no-referrer: under no-referrer Chromium sends

@@ -292,7 +292,7 @@ func TestAForeignHostNameIsRefused(t *testing.T) {
 	s := serve(t)
 	c := browser(t)
 	for host, want := range map[string]int{
-		"rebind.example.com": http.StatusMisdirectedRequest,
+		"rebind.example.com": http.StatusForbidden,
 		"localhost":          http.StatusOK,
 		"127.0.0.1":          http.StatusOK,
 		"[::1]":              http.StatusOK,

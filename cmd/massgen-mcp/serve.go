@@ -227,7 +227,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		Authenticate:     func(got string) (string, bool) { return mcp.TokenTenant(token, tokens, got) },
 		Fingerprint:      mcp.TokenFingerprint,
 		CredentialTenant: func(fp string) (string, bool) { return mcp.FingerprintTenant(token, tokens, fp) },
-		AllowedHosts:     uiHosts(f.http, f.allowOrigins),
 		Secure:           f.tlsCert != "",
 		LinkDir:          webui.LinkDir(stateDir(f.stateDir)),
 		Logins:           loginKeeper(srv.stores),
