@@ -440,9 +440,8 @@ func FingerprintTenant(token string, tokens *Tokens, fp string) (tenant string, 
 func (s *Server) openTenant(refuse refuser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tenant := tenantOf(r.Context())
-		svc, err := s.handler.tenants.service(tenant)
+		svc, err := s.requestService(tenant)
 		if err != nil {
-			s.handler.log.Error().Err(err).Str("tenant", tenant).Msg("could not open a tenant's service")
 			refuse(w, http.StatusServiceUnavailable, mcpgo.INTERNAL_ERROR, err.Error())
 			return
 		}

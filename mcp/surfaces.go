@@ -62,9 +62,10 @@ func (s *Server) RunSlot(tenant string) coordination.RunSlot {
 // the guards mark a request that carried the tenant's token: for a surface
 // with its own login (Surface.OwnLogin), after it has logged the request
 // in. The tenant must come from the server's tokens (TokenTenant), never
-// from a client.
+// from a client. Its error may be shown to the client as it is: a store
+// that cannot be opened is logged here and said in a fixed sentence.
 func (s *Server) TenantContext(ctx context.Context, tenant string) (context.Context, error) {
-	svc, err := s.handler.tenants.service(tenant)
+	svc, err := s.requestService(tenant)
 	if err != nil {
 		return nil, err
 	}

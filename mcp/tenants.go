@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -58,13 +59,27 @@ func (t *tenants) service(tenant string) (*coordination.Service, error) {
 	}
 	svc, err := t.open(tenant)
 	if err != nil {
-		return nil, fmt.Errorf("could not open the sessions of tenant %q: %w; the server's log has the details, and the next request tries again", tenant, err)
+		return nil, fmt.Errorf("could not open the sessions of tenant %q: %w", tenant, err)
 	}
 	t.byID[tenant] = svc
 	if t.opened != nil {
 		t.opened(svc)
 	}
 	return svc, nil
+}
+
+// requestService is the tenant's service for an HTTP request: the guards'
+// (openTenant) and a surface's own login's (TenantContext). A store that
+// cannot be opened is logged whole here, and the client is told a fixed
+// sentence: the open's error names the server's paths (the state
+// directory, the tenant's directory under it), which are the operator's.
+func (s *Server) requestService(tenant string) (*coordination.Service, error) {
+	svc, err := s.handler.tenants.service(tenant)
+	if err == nil || errors.Is(err, coordination.ErrShuttingDown) {
+		return svc, err
+	}
+	s.handler.log.Error().Err(err).Str("tenant", tenant).Msg("could not open a tenant's service")
+	return nil, fmt.Errorf("the sessions of tenant %q could not be opened on the server; the operator's log has the details, and the next request tries again", tenant)
 }
 
 // all lists every service opened so far.

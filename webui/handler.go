@@ -14,7 +14,9 @@ import (
 // (mcp.Server has these methods): the request's context marked with a
 // logged-in tenant and its service opened; that service; cancel as
 // cancel_team does it; a run slot under the server's caps, as run_team
-// takes one.
+// takes one. TenantContext's error is shown to the browser as it is, so
+// it names nothing of the server's own (its paths) and the Host logs its
+// cause.
 type Host interface {
 	TenantContext(ctx context.Context, tenant string) (context.Context, error)
 	RequestService(ctx context.Context) *coordination.Service

@@ -241,7 +241,8 @@ func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if err != nil {
-			h.opts.Logger.Error().Err(err).Str("tenant", tenant).Msg("could not open a tenant's service for the web view")
+			// Host logs why and words the error for the browser
+			// (mcp.Server.TenantContext: no path of the server's).
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
