@@ -216,3 +216,26 @@ func TestEachMessageIsOneModelCall(t *testing.T) {
 		}
 	}
 }
+
+// TestASyntheticMessageIsNoModelCall: the message Claude Code writes for an
+// API error (model "<synthetic>") is neither a model call's usage nor a
+// model to price the run by: the usage heard after it, the result's, names
+// the last real model.
+func TestASyntheticMessageIsNoModelCall(t *testing.T) {
+	p, h := &Parser{}, &heard{}
+	for _, l := range []string{
+		`{"type":"assistant","message":{"id":"m1","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}],"usage":{"input_tokens":100,"output_tokens":10}}}`,
+		`{"type":"assistant","message":{"id":"m2","model":"<synthetic>","content":[{"type":"text","text":"API Error: 500 scripted"}],"usage":{"input_tokens":0,"output_tokens":0}}}`,
+		`{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500 scripted","usage":{"input_tokens":100,"output_tokens":10}}`,
+	} {
+		if err := p.Line([]byte(l), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(h.models) != 2 || h.models[0] != "claude-opus-4-6" || h.models[1] != "claude-opus-4-6" {
+		t.Fatalf("usage heard under models %q; want the real call's, then the result's under the same model", h.models)
+	}
+	if h.calls != 1 {
+		t.Fatalf("calls heard = %d, want 1: the synthetic message is no model call", h.calls)
+	}
+}

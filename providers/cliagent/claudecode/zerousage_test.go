@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 )
 
@@ -77,4 +79,45 @@ func TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget(t *testing.T) {
 		},
 	}
 	clitest.AssertALoopReportingNoUsageIsStoppedByItsTokenBudget(t, CLI{}, loop, 8, true)
+}
+
+// TestAnAPIErrorAfterAModelCallKeepsTheRunPriced: the message Claude Code
+// writes for an API error names the model "<synthetic>", which has no
+// price. With no model configured for the agent the run is priced by the
+// model its stream names, so that message must not rename it: every check
+// of the cost budget after the first real call knows the run's cost.
+func TestAnAPIErrorAfterAModelCallKeepsTheRunPriced(t *testing.T) {
+	const session = `"session_id":"c541294d-5565-48fe-b715-92dd136573ee"`
+	lines := []string{
+		`{"type":"system","subtype":"init",` + session + `,"apiKeySource":"ANTHROPIC_API_KEY"}`,
+		`{"type":"assistant","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"notes.txt"}}],"usage":{"input_tokens":20000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":500}},` + session + `}`,
+		`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"17 * 23"}]},` + session + `}`,
+		`{"type":"assistant","message":{"id":"2d6bb536-9859-4cac-951f-07a65b5154dd","role":"assistant","model":"<synthetic>","content":[{"type":"text","text":"API Error: 500 scripted error 500."}],"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}},` + session + `,"error":"server_error"}`,
+		`{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500 scripted error 500.","total_cost_usd":0.0675,"usage":{"input_tokens":20000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":500},` + session + `}`,
+	}
+	var mu sync.Mutex
+	var heard []string
+	spend := providers.SpendFunc(func(u providers.Usage) string {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, clitest.Cost(u))
+		return ""
+	})
+	_, _, u, err := clitest.ReplayedWith(t, CLI{}, func(r *providers.Request) { r.Spend = spend }, lines...)
+	if err == nil {
+		t.Fatal("the API error is no error of the step")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heard) == 0 {
+		t.Fatal("the step never checked its cost budget")
+	}
+	for i, c := range heard {
+		if c == "unknown" {
+			t.Fatalf("cost budget checks heard %v: check %d after the first model call (claude-sonnet-4-5) had no price, so the budget did not bind there", heard, i+1)
+		}
+	}
+	if u.CostUSD == nil || *u.CostUSD != 0.0675 {
+		t.Fatalf("charged %+v; want the result's own cost $0.0675", u)
+	}
 }
