@@ -21,7 +21,10 @@ type Parser struct {
 	msgOrder []string
 	// called holds the ids of the messages told as model calls (Call):
 	// one call's content blocks come on several lines.
-	called  map[string]bool
+	called map[string]bool
+	// model is the last real model the stream named, which prices the run
+	// when the agent was given none; a <synthetic> message never sets it.
+	model   string
 	pending map[string]pendingTool
 	text    strings.Builder // the assistant's text, for a run without a result
 	now     func() time.Time
@@ -134,7 +137,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		p.user(e.Message, ev)
 	case "result":
 		p.result(e)
-		ev.Usage(p.out.Usage, p.out.CacheWrites, "")
+		ev.Usage(p.out.Usage, p.out.CacheWrites, p.model)
 	}
 	return nil
 }
@@ -152,21 +155,27 @@ func subscription(source string) bool {
 // synthetic is the model Claude Code names on a message it writes itself,
 // not a model: the API error it gave up on ("API Error: 500 …"), which its
 // result reports again. Its text is not streamed as the model's, so no
-// estimate of the run's output counts it.
+// estimate of the run's output counts it; its usage (zeros) is no model
+// call's, and its name, which has no price, never replaces the model the
+// run is priced by: a cost check under it would not bind.
 const synthetic = "<synthetic>"
 
 func (p *Parser) assistant(m *message, ev cliagent.Events) {
 	if m == nil {
 		return
 	}
-	if m.ID != "" && m.Model != synthetic && !p.called[m.ID] {
+	byModel := m.Model != synthetic
+	if byModel && m.Model != "" {
+		p.model = m.Model
+	}
+	if m.ID != "" && byModel && !p.called[m.ID] {
 		if p.called == nil {
 			p.called = map[string]bool{}
 		}
 		p.called[m.ID] = true
 		ev.Call()
 	}
-	if m.Usage != nil && m.ID != "" {
+	if m.Usage != nil && m.ID != "" && byModel {
 		if p.msgUsage == nil {
 			p.msgUsage = map[string]usage{}
 		}
@@ -177,7 +186,7 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 		// Each model call's usage as it arrives, so the step's limits bind
 		// within a turn rather than at the run's end.
 		u, w := p.messagesUsage()
-		ev.Usage(u, w, m.Model)
+		ev.Usage(u, w, p.model)
 	}
 	for _, b := range m.Content {
 		switch b.Type {
@@ -187,7 +196,7 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 					p.text.WriteString("\n")
 				}
 				p.text.WriteString(b.Text)
-				if m.Model != synthetic {
+				if byModel {
 					ev.Text(b.Text)
 				}
 			}
