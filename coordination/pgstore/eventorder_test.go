@@ -225,24 +225,7 @@ func TestEventsStoredBeforeMigration23KeepTheirOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.version >= 23 {
-			break
-		}
-		if _, err := conn.Exec(ctx, m.sql); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	schemaBelow(t, conn, 23)
 	// Two tenants' sessions of the same ids, their events interleaved in
 	// the one sequence.
 	tenants := []string{coordination.DefaultTenant, "acme"}
