@@ -70,6 +70,11 @@ func TestTheMCPLimitsHoldHere(t *testing.T) {
 	if secs, err := strconv.Atoi(refusal.Response.Header.Get("Retry-After")); err != nil || secs < 1 || secs > 60 {
 		t.Errorf("too_many_runs has Retry-After %q, want whole seconds from 1 to 60", refusal.Response.Header.Get("Retry-After"))
 	}
+	// And in words, as the web view's refused resume: which limit, what
+	// frees a slot, and that the operator can raise it.
+	if m := refusal.Message; !strings.Contains(m, "--max-runs-per-tenant") || !strings.Contains(m, "operator") || !strings.Contains(m, "call again in ") {
+		t.Errorf("too_many_runs says %q; want the limit (--max-runs-per-tenant), that the server's operator can raise it, and when to call again", m)
+	}
 	// The session created for the refused request reads cancelled, saying
 	// why: left running, it would read interrupted a minute on, and a
 	// server resuming those would run what was refused.

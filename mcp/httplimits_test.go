@@ -216,9 +216,9 @@ func TestConcurrentRunsAreCappedPerTenantAndServer(t *testing.T) {
 	c := inProcess(t, srv, false)
 	var first coordination_result
 	decode(t, callToolCtx(alice, t, c, "run_team", slow, nil), &first)
-	wantError(t, callToolCtx(alice, t, c, "run_team", slow, nil), "too_many_runs", "--max-runs-per-tenant")
+	wantError(t, callToolCtx(alice, t, c, "run_team", slow, nil), "too_many_runs", "--max-runs-per-tenant", "one of yours", "operator")
 	decode(t, callToolCtx(bob, t, c, "run_team", slow, nil), &coordination_result{})
-	wantError(t, callToolCtx(carol, t, c, "run_team", slow, nil), "too_many_runs", "--max-runs")
+	wantError(t, callToolCtx(carol, t, c, "run_team", slow, nil), "too_many_runs", "--max-runs)", "operator")
 	// Waiting on a run already going takes no slot.
 	if res := callToolCtx(alice, t, c, "run_team", fmt.Sprintf(`{"session_id":%q,"wait":false}`, first.SessionID), nil); res.IsError {
 		t.Fatalf("waiting on a running team: %s", text(res))

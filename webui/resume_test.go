@@ -121,41 +121,64 @@ func TestAPageOffersNoResumeForARunAnotherReplicaHolds(t *testing.T) {
 // A resume refused because the server runs as many teams as it may is
 // 429 with Retry-After, as run_team's too_many_runs and the chat
 // endpoint's 429 say when to ask again (coordination.RunSlotRetry): a
-// client of the page's API had no time to wait by.
+// client of the page's API had no time to wait by. It says which limit
+// and what frees a slot: at the server's (--max-runs) the teams running
+// may all be others', so "one of your teams" would send the person to
+// wait for nothing; either limit is the operator's to raise.
 func TestThePagesResumeAtTheRunLimitSaysWhenToTryAgain(t *testing.T) {
-	s := serveServer(t, newService, mcp.Options{MaxRuns: 1}, mcp.HTTPOptions{}, webui.Options{})
-	svc := s.service(t, "a")
-	ctx := context.Background()
-	sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim", "sim"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	release, err := s.server.AcquireRun(ctx) // another team holds the only slot
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	alice := browser(t)
-	csrf := loginWithToken(t, s, alice, tokenA)
-	req, err := http.NewRequest(http.MethodPost, s.url+"/ui/api/sessions/"+sess.ID+"/resume", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-CSRF-Token", csrf)
-	resp, err := alice.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("a resume with every run slot taken: %d %s, want 429", resp.StatusCode, body)
-	}
-	want := strconv.Itoa(int(coordination.RunSlotRetry.Seconds()))
-	if got := resp.Header.Get("Retry-After"); got != want {
-		t.Errorf("the refused resume's Retry-After is %q, want %q (coordination.RunSlotRetry)", got, want)
-	}
-	if !strings.Contains(string(body), "try again in "+want+" s") {
-		t.Errorf("the refused resume says %q; want it to say when to try again", body)
+	for _, tc := range []struct {
+		name   string
+		opts   mcp.Options
+		holder string // the tenant whose team holds the only slot
+		flag   string
+		yours  bool // the team that holds it is the person's own
+	}{
+		{"server limit", mcp.Options{MaxRuns: 1}, mcp.DefaultTenant, "--max-runs", false},
+		{"limit per client", mcp.Options{MaxRunsPerTenant: 1}, "a", "--max-runs-per-tenant", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serveServer(t, newService, tc.opts, mcp.HTTPOptions{}, webui.Options{})
+			svc := s.service(t, "a")
+			ctx := context.Background()
+			sess, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim", "sim"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			release, err := s.server.RunSlot(tc.holder)(ctx) // another team holds the only slot
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			alice := browser(t)
+			csrf := loginWithToken(t, s, alice, tokenA)
+			req, err := http.NewRequest(http.MethodPost, s.url+"/ui/api/sessions/"+sess.ID+"/resume", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-CSRF-Token", csrf)
+			resp, err := alice.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body := string(b)
+			if resp.StatusCode != http.StatusTooManyRequests {
+				t.Fatalf("a resume with every run slot taken: %d %s, want 429", resp.StatusCode, body)
+			}
+			want := strconv.Itoa(int(coordination.RunSlotRetry.Seconds()))
+			if got := resp.Header.Get("Retry-After"); got != want {
+				t.Errorf("the refused resume's Retry-After is %q, want %q (coordination.RunSlotRetry)", got, want)
+			}
+			if !strings.Contains(body, "try again in "+want+" s") {
+				t.Errorf("the refused resume says %q; want it to say when to try again", body)
+			}
+			if !strings.Contains(body, tc.flag) || !strings.Contains(body, "operator") {
+				t.Errorf("the refused resume says %q; want it to name the limit (%s) and that the server's operator can raise it", body, tc.flag)
+			}
+			if mentions := strings.Contains(body, "your teams") || strings.Contains(body, "of yours"); mentions != tc.yours {
+				t.Errorf("the refused resume says %q; it names the person's own teams as what frees a slot: %v, want %v", body, mentions, tc.yours)
+			}
+		})
 	}
 }
