@@ -161,7 +161,7 @@ func answer(out reply, base completion, res *coordination.TeamResult, team strin
 func (h *Handler) start(ctx context.Context, svc *coordination.Service, id string) (*coordination.Run, bool, error) {
 	run, started, err := svc.StartOrFollow(ctx, id, h.host.AcquireRun, true)
 	if ns, ok := errors.AsType[*coordination.NotStartedError](err); ok && ns.AtLimit {
-		e := refusal(http.StatusTooManyRequests, "rate_limit_error", "too_many_runs", "", fmt.Sprintf("%s; wait for one of your teams to finish, or call again in %d s", err, int(coordination.RunSlotRetry.Seconds())))
+		e := refusal(http.StatusTooManyRequests, "rate_limit_error", "too_many_runs", "", fmt.Sprintf("%s; call again in %d s", err, int(coordination.RunSlotRetry.Seconds())))
 		e.retryAfter = coordination.RunSlotRetry
 		return nil, false, e
 	}

@@ -8,7 +8,11 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// errTooManyRuns refuses a run past the server's or the tenant's cap.
+// errTooManyRuns refuses a run past the server's or the tenant's cap. The
+// refusal says which cap and what frees a slot, for every surface that
+// takes slots here (AcquireRun: the web view and the chat endpoint too),
+// each adding when to ask again: at the server's cap the teams running
+// may all be other clients', so "wait for one of yours" would be wrong.
 var errTooManyRuns = errors.New("too many teams running")
 
 // runLimits caps the run loops (run_team, checkpoint) this server has going
@@ -44,14 +48,14 @@ func (l *runLimits) acquire(tenant string) (release func(), err error) {
 		}
 		l.mu.Unlock()
 		if !t.TryAcquire(1) {
-			return nil, fmt.Errorf("%w: you have %d teams running, this server's limit per client (--max-runs-per-tenant)", errTooManyRuns, l.perTenant)
+			return nil, fmt.Errorf("%w: you already run %s, this server's limit per client (--max-runs-per-tenant); a slot frees when one of yours ends or is cancelled, or when the server's operator raises the limit", errTooManyRuns, teams(l.perTenant))
 		}
 	}
 	if l.server != nil && !l.server.TryAcquire(1) {
 		if t != nil {
 			t.Release(1)
 		}
-		return nil, fmt.Errorf("%w: this server runs %d teams already, its limit (--max-runs)", errTooManyRuns, l.max)
+		return nil, fmt.Errorf("%w: this server already runs %s, its limit for all clients together (--max-runs); a slot frees when any of them ends, or when the server's operator raises the limit", errTooManyRuns, teams(l.max))
 	}
 	var once sync.Once
 	return func() {
@@ -64,4 +68,12 @@ func (l *runLimits) acquire(tenant string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// teams counts n teams in words.
+func teams(n int64) string {
+	if n == 1 {
+		return "1 team"
+	}
+	return fmt.Sprintf("%d teams", n)
 }

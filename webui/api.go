@@ -106,12 +106,14 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request) {
 	// another replica holds is not followed: the page watches the session.
 	_, started, err := svc.StartOrFollow(context.WithoutCancel(ctx), s.ID, h.host.AcquireRun, false)
 	if ns, ok := errors.AsType[*coordination.NotStartedError](err); ok && ns.AtLimit {
-		// When to ask again, as run_team's too_many_runs and the chat
-		// endpoint's 429 say it: a slot frees when a team ends, which
-		// nothing tells this client.
+		// The refusal says which limit and what frees a slot (the teams at
+		// the server's limit may all be others'); this adds when to ask
+		// again, as run_team's too_many_runs and the chat endpoint's 429
+		// say it: a slot frees when a team ends, which nothing tells this
+		// client.
 		retry := int(coordination.RunSlotRetry.Seconds())
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
-		http.Error(w, fmt.Sprintf("%s; wait for one of your teams to finish, or try again in %d s", err, retry), http.StatusTooManyRequests)
+		http.Error(w, fmt.Sprintf("%s; try again in %d s", err, retry), http.StatusTooManyRequests)
 		return
 	}
 	if err != nil {
