@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 )
@@ -66,6 +67,37 @@ func TestTheHostIsCheckedOnEveryRouteOnLoopbackAndTheWebViewsEverywhere(t *testi
 		for _, want := range []string{shape, "localhost, 127.0.0.1, [::1]", "massgen.example", "--allow-origin https://evil.example"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("GET %s as evil.example: %s\nwant it to say %q", path, body, want)
+			}
+		}
+	}
+}
+
+// TestTheMachinesOwnNameIsServedOnLoopback: a client on this machine that
+// names it by its host name (which /etc/hosts maps to 127.0.0.1, or to
+// 127.0.1.1 as Debian and Ubuntu do) arrives on a loopback address, so
+// its Host is checked; the machine's own name is one no page elsewhere can
+// re-point, and a scrape or a chat client configured with it, which /v1/
+// and /metrics answered before the check stood in front of them, is served.
+func TestTheMachinesOwnNameIsServedOnLoopback(t *testing.T) {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		t.Skipf("this machine has no host name: %v", err)
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h := newMemServer(t, Options{}).HTTPHandler(HTTPOptions{
+		Addr:     "0.0.0.0:4000",
+		Surfaces: []Surface{{Pattern: "/v1/", Handler: ok, Refuse: func(w http.ResponseWriter, status int, msg string) { http.Error(w, msg, status) }}},
+	})
+	for _, local := range []string{"127.0.0.1:4000", "127.0.1.1:4000"} {
+		for _, host := range []string{name + ":4000", strings.ToUpper(name)} {
+			req := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+			req.Host = host
+			addr, _ := net.ResolveTCPAddr("tcp", local)
+			req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, net.Addr(addr)))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusTeapot {
+				t.Errorf("GET /v1/models as %s (this machine's name) on %s: %d %s, want it served", host, local, rec.Code, rec.Body)
 			}
 		}
 	}
