@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
@@ -62,10 +63,17 @@ func checkCaller(o HTTPOptions, routeOf func(*http.Request) route, next http.Han
 }
 
 // hostNames are the host names (lower case, no port) the server answers
-// to besides loopback names and IP literals: the name --http binds, and
-// the host of every --allow-origin.
+// to besides loopback names and IP literals: the name --http binds, the
+// host of every --allow-origin, and this machine's own name. A client on
+// this machine that names it so (a scrape, a chat client) arrives on
+// loopback — /etc/hosts maps the name to 127.0.0.1, or 127.0.1.1 on
+// Debian — and a page elsewhere cannot re-point the name the victim's own
+// machine resolves for itself.
 func hostNames(addr string, origins []string) map[string]bool {
 	out := map[string]bool{}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		out[strings.ToLower(strings.TrimSuffix(h, "."))] = true
+	}
 	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" && net.ParseIP(h) == nil {
 		out[strings.ToLower(h)] = true
 	}
