@@ -17,6 +17,8 @@ import (
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // post sends a raw body to /mcp and returns the status and the response.
@@ -216,9 +218,21 @@ func TestConcurrentRunsAreCappedPerTenantAndServer(t *testing.T) {
 	c := inProcess(t, srv, false)
 	var first coordination_result
 	decode(t, callToolCtx(alice, t, c, "run_team", slow, nil), &first)
-	wantError(t, callToolCtx(alice, t, c, "run_team", slow, nil), "too_many_runs", "--max-runs-per-tenant", "one of yours", "operator")
+	res := callToolCtx(alice, t, c, "run_team", slow, nil)
+	wantError(t, res, "too_many_runs", "--max-runs-per-tenant", "one of yours", "operator")
+	retry := fmt.Sprintf("%d s", int(coordination.RunSlotRetry.Seconds()))
+	// At the client's own cap, stopping one of its teams frees a slot.
+	if _, fix, _ := strings.Cut(text(res), "\nTo fix: "); !strings.Contains(fix, "cancel_team") || !strings.Contains(fix, retry) {
+		t.Errorf("at --max-runs-per-tenant the fix line does not offer cancel_team and %s: %s", retry, fix)
+	}
 	decode(t, callToolCtx(bob, t, c, "run_team", slow, nil), &coordination_result{})
-	wantError(t, callToolCtx(carol, t, c, "run_team", slow, nil), "too_many_runs", "--max-runs)", "operator")
+	res = callToolCtx(carol, t, c, "run_team", slow, nil)
+	wantError(t, res, "too_many_runs", "--max-runs)", "operator")
+	// At the server's cap carol runs no team: cancelling one of hers cannot
+	// help; waiting, or the operator raising --max-runs, can.
+	if _, fix, _ := strings.Cut(text(res), "\nTo fix: "); strings.Contains(fix, "cancel_team") || !strings.Contains(fix, retry) || !strings.Contains(fix, "--max-runs") {
+		t.Errorf("at --max-runs the fix line should say to call again in %s or have the operator raise --max-runs, not to cancel one: %s", retry, fix)
+	}
 	// Waiting on a run already going takes no slot.
 	if res := callToolCtx(alice, t, c, "run_team", fmt.Sprintf(`{"session_id":%q,"wait":false}`, first.SessionID), nil); res.IsError {
 		t.Fatalf("waiting on a running team: %s", text(res))
