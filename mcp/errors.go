@@ -31,7 +31,7 @@ var fixes = []errorFix{
 	{errClientCLIAgent, "operator_only", "name API models instead (list_backends shows them); the server's operator can " + clientCLIFix + "."},
 	{errOperatorOnly, "operator_only", "leave the setting out of the call; the server's operator can " + operatorFix + "."},
 	{backends.ErrBaseURLNotAllowed, "base_url_not_allowed", "leave the @base_url out to use the backend's configured endpoint; the server's operator can allow it with serve --allow-base-url URL, or " + operatorFix + "."},
-	{errTooManyRuns, "too_many_runs", fmt.Sprintf("call again in %d s or later, once a running team has ended (team_status shows it), or stop one with cancel_team first.", int(coordination.RunSlotRetry.Seconds()))},
+	{errTooManyRuns, "too_many_runs", fmt.Sprintf("call again in %d s or later, once a team running here has ended (any client's), or ask the server's operator to raise --max-runs.", int(coordination.RunSlotRetry.Seconds()))},
 	{errCannotElicit, "cannot_ask_user", "call from a client that declares the elicitation capability (form mode): over stdio, or over HTTP with protocol 2026-07-28; or leave out what asks the user (checkpoint's confirm, human agents)."},
 	{errBadArguments, "bad_arguments", "send arguments that match the tool's input schema (tools/list shows it): right types, required fields present, no unknown fields."},
 	{coordination.ErrSessionNotFound, "session_not_found", "check the session_id (the massgen://sessions resource lists them), or start a new team with run_team or start_team."},
@@ -80,7 +80,11 @@ var retryAfter = map[string]time.Duration{
 func factFix(kind, err error) string {
 	var fin *coordination.FinishedError
 	var e *coordination.StaleViewError
+	var rl *runLimitError
 	switch {
+	case kind == errTooManyRuns && errors.As(err, &rl) && rl.perTenant:
+		// Only at its own cap does a client free a slot by stopping a team.
+		return fmt.Sprintf("stop one of your running teams with cancel_team, or call again in %d s or later, once one of them has ended; the server's operator can raise --max-runs-per-tenant.", int(coordination.RunSlotRetry.Seconds()))
 	case kind == coordination.ErrSessionFinished && errors.As(err, &fin) && fin.Status == coordination.StatusDecided:
 		// Decided is not over for the caller, who has the final answer written.
 		return "call finalize_team to write the final answer (team_status shows the winner)."

@@ -15,6 +15,23 @@ import (
 // may all be other clients', so "wait for one of yours" would be wrong.
 var errTooManyRuns = errors.New("too many teams running")
 
+// runLimitError is errTooManyRuns with the cap that refused: the fix line
+// differs (factFix), since only at the caller's own cap does stopping one
+// of its teams free a slot for it.
+type runLimitError struct {
+	perTenant bool
+	cap       int64
+}
+
+func (e *runLimitError) Error() string {
+	if e.perTenant {
+		return fmt.Sprintf("%s: you already run %s, this server's limit per client (--max-runs-per-tenant); a slot frees when one of yours ends or is cancelled, or when the server's operator raises the limit", errTooManyRuns, teams(e.cap))
+	}
+	return fmt.Sprintf("%s: this server already runs %s, its limit for all clients together (--max-runs); a slot frees when any of them ends, or when the server's operator raises the limit", errTooManyRuns, teams(e.cap))
+}
+
+func (e *runLimitError) Unwrap() error { return errTooManyRuns }
+
 // runLimits caps the run loops (run_team, checkpoint) this server has going
 // at once, server-wide and per tenant. A run is refused at once rather than
 // queued: the caller learns the cap and can wait for one of its own runs.
@@ -48,14 +65,14 @@ func (l *runLimits) acquire(tenant string) (release func(), err error) {
 		}
 		l.mu.Unlock()
 		if !t.TryAcquire(1) {
-			return nil, fmt.Errorf("%w: you already run %s, this server's limit per client (--max-runs-per-tenant); a slot frees when one of yours ends or is cancelled, or when the server's operator raises the limit", errTooManyRuns, teams(l.perTenant))
+			return nil, &runLimitError{perTenant: true, cap: l.perTenant}
 		}
 	}
 	if l.server != nil && !l.server.TryAcquire(1) {
 		if t != nil {
 			t.Release(1)
 		}
-		return nil, fmt.Errorf("%w: this server already runs %s, its limit for all clients together (--max-runs); a slot frees when any of them ends, or when the server's operator raises the limit", errTooManyRuns, teams(l.max))
+		return nil, &runLimitError{cap: l.max}
 	}
 	var once sync.Once
 	return func() {
