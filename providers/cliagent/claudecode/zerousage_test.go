@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // answer is what the replayed runs wrote: a file and a final message.
@@ -119,5 +121,30 @@ func TestAnAPIErrorAfterAModelCallKeepsTheRunPriced(t *testing.T) {
 	}
 	if u.CostUSD == nil || *u.CostUSD != 0.0675 {
 		t.Fatalf("charged %+v; want the result's own cost $0.0675", u)
+	}
+}
+
+// TestAResultWithoutItsCostIsPricedByTheModelTheStreamNamed: Claude Code
+// run with no model configured (its own default) whose result gives usage
+// but no total_cost_usd (a server that reports none) was charged no price,
+// so the cost budget did not bind on the run's final charge; it is priced
+// by the model the stream's messages named, as every check in flight is.
+func TestAResultWithoutItsCostIsPricedByTheModelTheStreamNamed(t *testing.T) {
+	const session = `"session_id":"6f1e2d3c-4b5a-4987-8a6b-5c4d3e2f1a0b"`
+	used := `"usage":{"input_tokens":20000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":500}`
+	_, _, u, err := clitest.Replayed(t, CLI{},
+		`{"type":"system","subtype":"init",`+session+`,"apiKeySource":"ANTHROPIC_API_KEY"}`,
+		`{"type":"assistant","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"`+answer+`"}],`+used+`},`+session+`}`,
+		`{"type":"result","subtype":"success","is_error":false,"result":"`+answer+`",`+used+`,`+session+`}`,
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pricing.CostWithCacheWrites("claude", "claude-sonnet-4-5", u, 0, 0)
+	if want == nil {
+		t.Fatal("claude-sonnet-4-5 has no price")
+	}
+	if u.CostUSD == nil || math.Abs(*u.CostUSD-*want) > 1e-9 {
+		t.Fatalf("charged %+v (cost %s); want the result's usage priced as claude-sonnet-4-5, the model the stream named: $%.4f", u, clitest.Cost(u), *want)
 	}
 }
