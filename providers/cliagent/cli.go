@@ -173,4 +173,7 @@ type Outcome struct {
 	Status int
 	// Done says the stream's final event was seen.
 	Done bool
+	// Model is the model the stream last named ("" if none), which prices
+	// the run when the agent was given none and the CLI gave no cost.
+	Model string
 }

@@ -215,7 +215,7 @@ func (p *Provider) usage(o Outcome) providers.Usage {
 		if u.Input == 0 && u.Output == 0 && u.CachedInput == 0 && u.Reasoning == 0 && !o.Done {
 			return providers.Free() // nothing was spent
 		}
-		u = p.priced(u, o.CacheWrites, "")
+		u = p.priced(u, o.CacheWrites, o.Model)
 	}
 	if (o.Subscription || p.opts.Subscription) && u.CostUSD != nil {
 		u.CostEstimated = true

@@ -21,10 +21,7 @@ type Parser struct {
 	msgOrder []string
 	// called holds the ids of the messages told as model calls (Call):
 	// one call's content blocks come on several lines.
-	called map[string]bool
-	// model is the last real model the stream named, which prices the run
-	// when the agent was given none; a <synthetic> message never sets it.
-	model   string
+	called  map[string]bool
 	pending map[string]pendingTool
 	text    strings.Builder // the assistant's text, for a run without a result
 	now     func() time.Time
@@ -137,7 +134,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 		p.user(e.Message, ev)
 	case "result":
 		p.result(e)
-		ev.Usage(p.out.Usage, p.out.CacheWrites, p.model)
+		ev.Usage(p.out.Usage, p.out.CacheWrites, p.out.Model)
 	}
 	return nil
 }
@@ -166,7 +163,9 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 	}
 	byModel := m.Model != synthetic
 	if byModel && m.Model != "" {
-		p.model = m.Model
+		// The last real model named prices the run when the agent was
+		// given none; a <synthetic> message never renames it.
+		p.out.Model = m.Model
 	}
 	if m.ID != "" && byModel && !p.called[m.ID] {
 		if p.called == nil {
@@ -186,7 +185,7 @@ func (p *Parser) assistant(m *message, ev cliagent.Events) {
 		// Each model call's usage as it arrives, so the step's limits bind
 		// within a turn rather than at the run's end.
 		u, w := p.messagesUsage()
-		ev.Usage(u, w, p.model)
+		ev.Usage(u, w, p.out.Model)
 	}
 	for _, b := range m.Content {
 		switch b.Type {
