@@ -2,9 +2,11 @@ package geminicli
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // answer is what the replayed runs wrote: a file and a final message.
@@ -59,4 +61,27 @@ func TestALoopWhoseStreamReportsNoUsageIsStoppedByItsTokenBudget(t *testing.T) {
 		End: []string{`{"type":"result","status":"success","stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":1111,"tool_calls":8}}`},
 	}
 	clitest.AssertALoopReportingNoUsageIsStoppedByItsTokenBudget(t, CLI{}, loop, 8, true)
+}
+
+// TestARunWithNoModelConfiguredIsPricedByTheModelTheStreamNamed: Gemini CLI
+// run with no model configured (its own default) gives usage but no cost;
+// it was priced with no model, so had no price and the cost budget did not
+// bind on it. It is priced by the model its init event names.
+func TestARunWithNoModelConfiguredIsPricedByTheModelTheStreamNamed(t *testing.T) {
+	_, _, u, err := clitest.Replayed(t, CLI{},
+		`{"type":"init","session_id":"94cff027-00ed-4b0c-ae71-0786afca12a3","model":"gemini-2.5-pro"}`,
+		`{"type":"message","role":"user","content":"Answer"}`,
+		`{"type":"message","role":"assistant","content":"`+answer+`","delta":true}`,
+		`{"type":"result","status":"success","stats":{"total_tokens":19504,"input_tokens":19431,"output_tokens":63,"cached":100,"input":19331,"duration_ms":1111,"tool_calls":0}}`,
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pricing.Cost("gemini", "gemini-2.5-pro", u)
+	if want == nil {
+		t.Fatal("gemini-2.5-pro has no price")
+	}
+	if u.CostUSD == nil || math.Abs(*u.CostUSD-*want) > 1e-9 {
+		t.Fatalf("charged %+v (cost %s); want its usage priced as gemini-2.5-pro, the model the stream named: $%.4f", u, clitest.Cost(u), *want)
+	}
 }
