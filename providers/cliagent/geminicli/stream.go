@@ -39,6 +39,7 @@ type pendingTool struct {
 type event struct {
 	Type      string          `json:"type"`
 	SessionID string          `json:"session_id"`
+	Model     string          `json:"model"` // init: the model the run uses
 	Role      string          `json:"role"`
 	Content   string          `json:"content"`
 	Delta     bool            `json:"delta"`
@@ -71,6 +72,9 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 	switch e.Type {
 	case "init":
 		p.session = e.SessionID
+		// Prices the run when the agent was given no model (the CLI's
+		// default), as Claude Code's messages' model does.
+		p.out.Model = e.Model
 	case "message":
 		if e.Role != "assistant" {
 			return nil
@@ -118,7 +122,7 @@ func (p *Parser) Line(line []byte, ev cliagent.Events) error {
 			p.out.Usage.Reasoning = max(0, st.TotalTokens-st.InputTokens-st.OutputTokens)
 			p.out.Usage.Output = st.OutputTokens + p.out.Usage.Reasoning
 			// Gemini CLI reports usage only in its result.
-			ev.Usage(p.out.Usage, cliagent.CacheWrites{}, "")
+			ev.Usage(p.out.Usage, cliagent.CacheWrites{}, p.out.Model)
 		}
 	}
 	return nil
