@@ -335,13 +335,26 @@ func Replayed(t testing.TB, cli cliagent.CLI, lines ...string) (req providers.Re
 // budget, a tool-call limit) before it runs; set nil changes nothing.
 func ReplayedWith(t testing.TB, cli cliagent.CLI, set func(*providers.Request), lines ...string) (req providers.Request, act providers.Action, u providers.Usage, err error) {
 	t.Helper()
+	return ReplayedScript(t, cli, nil, set, Stream(lines...))
+}
+
+// Stream is a shell command printing lines, a replayed stream.
+func Stream(lines ...string) string {
+	return "cat <<'MASSGEN_STREAM_END'\n" + strings.Join(lines, "\n") + "\nMASSGEN_STREAM_END\n"
+}
+
+// ReplayedScript is ReplayedWith with the stand-in's shell script given
+// whole (run once it has read its stdin; Stream prints a stream) and env
+// added to the server's environment (a config directory of the test's
+// own, which the CLI's files, a usage file, go to).
+func ReplayedScript(t testing.TB, cli cliagent.CLI, env []string, set func(*providers.Request), script string) (req providers.Request, act providers.Action, u providers.Usage, err error) {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), cli.Info().Binary)
-	script := "#!/bin/sh\ncat >/dev/null\ncat <<'MASSGEN_STREAM_END'\n" + strings.Join(lines, "\n") + "\nMASSGEN_STREAM_END\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\ncat >/dev/null\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	p, err := cliagent.New(cli, cliagent.Options{Binary: bin, Dir: t.TempDir(), Relay: []string{"/bin/true"},
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}})
+		Env: append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)})
 	if err != nil {
 		t.Fatal(err)
 	}
