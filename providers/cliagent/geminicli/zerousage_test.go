@@ -1,10 +1,13 @@
 package geminicli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
 	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
@@ -83,5 +86,29 @@ func TestARunWithNoModelConfiguredIsPricedByTheModelTheStreamNamed(t *testing.T)
 	}
 	if u.CostUSD == nil || math.Abs(*u.CostUSD-*want) > 1e-9 {
 		t.Fatalf("charged %+v (cost %s); want its usage priced as gemini-2.5-pro, the model the stream named: $%.4f", u, clitest.Cost(u), *want)
+	}
+}
+
+// TestTheCostBudgetBindsMidRunOnTheModelTheInitEventNames: a run of an
+// agent given no model, stopped by its cost budget as its chat recording
+// reports its first model call, priced by the model its init event named,
+// where the recording's usage was priced with no model, so the budget bound
+// only when the turn ended.
+func TestTheCostBudgetBindsMidRunOnTheModelTheInitEventNames(t *testing.T) {
+	chat := `{"id":"m1","type":"gemini","content":"","tokens":{"input":19431,"output":63,"cached":100,"thoughts":10}}`
+	script := clitest.Stream(`{"type":"init","session_id":"94cff027-00ed-4b0c-ae71-0786afca12a3","model":"gemini-2.5-pro"}`) +
+		"mkdir -p \"$GEMINI_CLI_HOME/.gemini/tmp/p/chats\"\necho '" + chat + "' > \"$GEMINI_CLI_HOME/.gemini/tmp/p/chats/session-1.jsonl\"\n" +
+		"sleep 8\n" + clitest.Stream(
+		`{"type":"message","role":"assistant","content":"`+answer+`","delta":true}`,
+		`{"type":"result","status":"success","stats":{"total_tokens":19504,"input_tokens":19431,"output_tokens":63,"cached":100,"input":19331,"duration_ms":1111,"tool_calls":0}}`)
+	start := time.Now()
+	_, _, u, err := clitest.ReplayedScript(t, CLI{}, nil, func(r *providers.Request) {
+		r.Spend = &clitest.Budget{Left: 0.001}
+	}, script)
+	took := time.Since(start)
+	t.Logf("took %v, charged %+v (%s), err %v", took, u, clitest.Cost(u), err)
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.ClassBudget || took > 5*time.Second {
+		t.Fatalf("after %v: err = %v; want the run stopped by its cost budget as its chat recording reported its first call, priced as gemini-2.5-pro, not when its turn ended (8s)", took, err)
 	}
 }
