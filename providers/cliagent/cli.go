@@ -174,6 +174,18 @@ type Outcome struct {
 	// Done says the stream's final event was seen.
 	Done bool
 	// Model is the model the stream last named ("" if none), which prices
-	// the run when the agent was given none and the CLI gave no cost.
+	// the run when the agent was given none and the CLI gave no cost; the
+	// Provider sets the one the CLI's config names (ConfiguredModel) when
+	// the stream named none.
 	Model string
+}
+
+// ConfiguredModel is implemented by a CLI whose stream names no model but
+// whose config file names the one it runs when given none (Codex's
+// config.toml model). A run of an agent given no model is priced by it
+// when its stream names none, so a cost budget binds on it.
+type ConfiguredModel interface {
+	// ConfigModel is the model the config in configDir (the CLI's config
+	// directory as this process sees it) names, "" if none.
+	ConfigModel(configDir string) string
 }

@@ -279,6 +279,9 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	if st, ok := p.cli.(SessionTotals); ok && resume != "" && cfgErr == nil {
 		ev.before = st.SessionTotal(cfgHost, resume)
 	}
+	if cm, ok := p.cli.(ConfiguredModel); ok && p.opts.Model == "" && cfgErr == nil {
+		ev.configured = cm.ConfigModel(cfgHost)
+	}
 	stderr := newTail(8 << 10)
 	proc, err := startProcess(cmd, stderr, p.opts.Sandbox.Confined())
 	if err != nil {
@@ -337,6 +340,11 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 			if tail != nil && tail.session == "" {
 				tail.setSession(parser.Outcome().SessionID)
 			}
+			if m := parser.Outcome().Model; m != ev.named {
+				ev.mu.Lock()
+				ev.named = m // for the usage file's reports, which name none
+				ev.mu.Unlock()
+			}
 		case <-landed:
 			landed = nil
 			grace = time.After(p.opts.AfterCall)
@@ -361,6 +369,9 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	proc.stdout.Close()
 	res.call = wf.landedCall()
 	res.out = parser.Outcome()
+	if res.out.Model == "" {
+		res.out.Model = ev.configured
+	}
 	res.out.Usage = since(res.out.Usage, ev.before)
 	whole := res.out.Done
 	if perCall, ok := tail.close(); ok && perCall.Tokens() > res.out.Usage.Tokens() {
@@ -584,6 +595,11 @@ type events struct {
 	writes   CacheWrites
 	model    string
 	counted  providers.Usage
+	// named is the model the stream named so far (Outcome.Model), and
+	// configured the one the CLI's config names (ConfiguredModel; "" when
+	// the agent was given one): what prices a report naming none, the
+	// usage file's, so the cost budget binds mid-run on it.
+	named, configured string
 }
 
 // input is the run's input as estimated: its prompt once for each model
@@ -607,7 +623,14 @@ func (e *events) count(heard bool) {
 		return
 	}
 	e.counted = u
-	e.lim.used(e.price(u, e.writes, e.model))
+	model := e.model
+	if model == "" {
+		model = e.named
+	}
+	if model == "" {
+		model = e.configured
+	}
+	e.lim.used(e.price(u, e.writes, model))
 }
 
 func (e *events) Text(delta string) {

@@ -70,9 +70,20 @@ func (CLI) OnSubscription(a cliagent.AuthContext) bool {
 }
 
 // modelProvider reads the top-level model_provider of a config.toml ("" when
-// it names none). Only the top level counts: a key after the first table
-// header belongs to that table.
-func modelProvider(path string) string {
+// it names none).
+func modelProvider(path string) string { return topLevel(path, "model_provider") }
+
+// ConfigModel implements cliagent.ConfiguredModel: the top-level model of
+// the run's config.toml, the one codex exec uses when not given --model
+// (its stream never names it).
+func (CLI) ConfigModel(configDir string) string {
+	return topLevel(filepath.Join(configDir, "config.toml"), "model")
+}
+
+// topLevel reads a top-level string key of a config.toml ("" when it names
+// none). Only the top level counts: a key after the first table header
+// belongs to that table (a profile's model is not the run's).
+func topLevel(path, key string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -85,7 +96,7 @@ func modelProvider(path string) string {
 			return ""
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.TrimSpace(k) != "model_provider" {
+		if !ok || strings.TrimSpace(k) != key {
 			continue
 		}
 		v, _, _ = strings.Cut(v, "#")
