@@ -261,17 +261,25 @@ func fakeCLI(args []string) int {
 	case "loop":
 		// A model that answers every turn with another tool call: each
 		// turn reports its usage (1,000 input and 100 output tokens more),
-		// then runs one Read. It would end after 500 turns. A turn every
-		// 50 ms (20 ms let CI's race lanes, starving the provider's reader
-		// on two cores, find two turns past the limit in the pipe: a real
-		// model's turn takes seconds, so "within a turn" is what counts).
+		// then runs one Read. It would end after 500 turns. The next turn
+		// waits until the provider has recorded this one (the test's
+		// recorder writes seen-<n> in the workspace; 2 s at most), then
+		// 5 ms: paced by a clock alone (20, then 50 ms), CI's race lanes
+		// starved the provider's reader on two cores and the count
+		// measured its lag, not how soon a limit ends the run.
 		child := exec.Command("sleep", "987.654")
 		child.Start()
 		os.WriteFile("pids", []byte(fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)), 0o644)
 		for turn := 1; turn <= 500; turn++ {
 			emit(map[string]any{"type": "usage", "input": 1000 * turn, "output": 100 * turn})
 			emit(map[string]any{"type": "tool", "tool": providers.ToolRecord{Kind: "tool", Name: "Read", Arguments: json.RawMessage(fmt.Sprintf(`{"turn":%d}`, turn))}})
-			time.Sleep(50 * time.Millisecond)
+			for wait := 0; wait < 1000; wait++ {
+				if _, err := os.Stat(fmt.Sprintf("seen-%d", turn)); err == nil {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 		result("looped 500 turns")
 	case "askloop":

@@ -23,6 +23,9 @@ type recorder struct {
 	mu    sync.Mutex
 	text  strings.Builder
 	tools []providers.ToolRecord
+	// seen, when set, is where Record writes seen-<n> for the n-th
+	// record: the looping fake waits for it before its next turn.
+	seen string
 }
 
 func (r *recorder) Text(d string)              { r.mu.Lock(); r.text.WriteString(d + "\n"); r.mu.Unlock() }
@@ -30,7 +33,11 @@ func (r *recorder) Retry(time.Duration, error) {}
 func (r *recorder) Record(rec providers.ToolRecord) {
 	r.mu.Lock()
 	r.tools = append(r.tools, rec)
+	n := len(r.tools)
 	r.mu.Unlock()
+	if r.seen != "" {
+		os.WriteFile(filepath.Join(r.seen, fmt.Sprintf("seen-%d", n)), nil, 0o644)
+	}
 }
 
 func testTools() []providers.Tool {
@@ -70,7 +77,12 @@ func newHarness(t *testing.T, mode string, tweak ...func(*Options)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, p: p, ws: t.TempDir(), rec: &recorder{}, opts: opts}
+	ws := t.TempDir()
+	rec := &recorder{}
+	if mode == "loop" {
+		rec.seen = ws
+	}
+	return &harness{t: t, p: p, ws: ws, rec: rec, opts: opts}
 }
 
 func (h *harness) request() providers.Request {
