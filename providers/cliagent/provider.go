@@ -345,6 +345,13 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 				ev.named = m // for the usage file's reports, which name none
 				ev.mu.Unlock()
 			}
+			// A line that tripped a limit ends the CLI now: select picks
+			// among ready cases at random, and with more lines waiting it
+			// read on, the CLI running turns past the limit meanwhile.
+			if limited != nil && lim.err() != nil {
+				limited = nil
+				proc.kill() // past a limit: what it wrote and spent is kept
+			}
 		case <-landed:
 			landed = nil
 			grace = time.After(p.opts.AfterCall)
