@@ -264,9 +264,11 @@ func fakeCLI(args []string) int {
 		// then runs one Read. It would end after 500 turns. The next turn
 		// waits until the provider has recorded this one (the test's
 		// recorder writes seen-<n> in the workspace; 2 s at most), then
-		// 5 ms: paced by a clock alone (20, then 50 ms), CI's race lanes
+		// 50 ms: paced by a clock alone (20, then 50 ms), CI's race lanes
 		// starved the provider's reader on two cores and the count
-		// measured its lag, not how soon a limit ends the run.
+		// measured its lag, not how soon a limit ends the run; the 50 ms
+		// are the end's own time (the supervisor's SIGTERM, then its
+		// kill of the group), as a real model's turn takes seconds.
 		child := exec.Command("sleep", "987.654")
 		child.Start()
 		os.WriteFile("pids", []byte(fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid)), 0o644)
@@ -279,7 +281,7 @@ func fakeCLI(args []string) int {
 				}
 				time.Sleep(2 * time.Millisecond)
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 		result("looped 500 turns")
 	case "askloop":
