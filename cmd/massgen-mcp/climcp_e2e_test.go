@@ -17,7 +17,7 @@ import (
 // probeToken is the secret the team file gives its MCP server through
 // ${PROBE_TOKEN}; it must never reach the CLI's files, the state directory
 // or the output.
-const probeToken = "dummyPLANTEDprobeTokenNotAKey42"
+const probeToken = "dummy-planted-probe-token-not-a-key-42"
 
 // mcpCallingPolicy plays the model behind a real Claude Code agent whose
 // team gave it an MCP server: in its blind step it calls the server's echo

@@ -141,7 +141,7 @@ func TestCLIsOnASubscriptionLoginAreTold(t *testing.T) {
 // quote it; a proxy credential there (user info, a query value under any
 // name) must be masked out of what the CLI prints as its key is.
 func TestCLIsKnownSecretsHoldTheBaseURLsCredentials(t *testing.T) {
-	const password, code = "dummyGATEWAYpasswordNotAKey", "dummyQUERYcodeNotAKey"
+	const password, code = "dummy-gateway-password-not-a-key", "dummy-query-code-not-a-key"
 	env := keys.FromMap(map[string]string{"ANTHROPIC_BASE_URL": "http://gw:" + password + "@127.0.0.1:9/?code=" + code})
 	c := Config{Environ: func() []string { return []string{"PATH=/bin"} }}
 	server := c.cliEnv(env, cliAgents["claude_code"].Info())

@@ -29,7 +29,7 @@ func TestAProxyEchoingItsRequestShowsNoBaseURLCredential(t *testing.T) {
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	const code, user, password = "dummyQUERYcodeNotAKey", "dummyGATEWAYuserNotAKey", "dummyPASSWORDnotAKey"
+	const code, user, password = "dummy-query-code-not-a-key", "dummy-gateway-user-not-a-key", "dummy-password-not-a-key"
 	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 	for _, spec := range []string{
 		"openai/gpt-5.4@" + srv.URL + "/v1?code=" + code,

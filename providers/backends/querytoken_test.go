@@ -19,7 +19,7 @@ import (
 // itself (Gemini's alt=sse, Azure's api-version); and the step's error (the
 // proxy answers 401) must not show it.
 func TestABaseURLsTokenQueryReachesTheProxy(t *testing.T) {
-	const token = "dummyQUERYtokenNotAKey"
+	const token = "dummy-query-token-not-a-key"
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +87,7 @@ func TestABaseURLsTokenQueryReachesTheProxy(t *testing.T) {
 // ?token= query where nothing answers fails in the transport, whose error
 // quotes the request's URL; the token the request carried must not be in it.
 func TestABaseURLsQueryStaysOutOfATransportError(t *testing.T) {
-	const token = "dummyQUERYtokenNotAKey"
+	const token = "dummy-query-token-not-a-key"
 	dead := closedURL(t)
 	root := strings.TrimSuffix(dead, "/v1")
 	for _, spec := range []string{

@@ -15,7 +15,7 @@ import (
 // "no server at …" note, which every tenant reads — shows neither
 // (providers.ShowSpec's rule for a team file's base URL).
 func TestBackendStatusShowsNoCredentialOfItsBaseURL(t *testing.T) {
-	const token, query = "dummyGATEWAYtokenNotAKey", "dummyQUERYtokenNotAKey"
+	const token, query = "dummy-gateway-token-not-a-key", "dummy-query-token-not-a-key"
 	root := strings.TrimPrefix(closedURL(t), "http://")
 	env := map[string]string{
 		"VLLM_BASE_URL":   "http://" + token + "@" + root,

@@ -20,7 +20,7 @@ import (
 // of the user info may appear in any layer of the error.
 func TestABaseURLsUserinfoNeverReachesAStepsError(t *testing.T) {
 	root := strings.TrimSuffix(strings.TrimPrefix(closedURL(t), "http://"), "/v1")
-	const token, password = "dummyGATEWAYtokenNotAKey", "dummyPASSWORDnotAKey"
+	const token, password = "dummy-gateway-token-not-a-key", "dummy-password-not-a-key"
 	for _, spec := range []string{
 		"openai/gpt-5.4@http://" + token + "@" + root + "/v1",
 		"openai/gpt-5.4@http://someone:" + password + "@" + root + "/v1",
@@ -75,7 +75,7 @@ func (w *retryWatch) Retry(_ time.Duration, err error) {
 // error itself no longer shows.
 func TestARetryTheLiveViewHearsOfCarriesNoCredential(t *testing.T) {
 	root := strings.TrimSuffix(strings.TrimPrefix(closedURL(t), "http://"), "/v1")
-	const token = "dummyGATEWAYtokenNotAKey"
+	const token = "dummy-gateway-token-not-a-key"
 	env := map[string]string{"GEMINI_API_KEY": plantedKey}
 	c := Config{Env: envOf(env), Resilience: instantRetries()}
 	c.Resilience.MaxAttempts = 2
