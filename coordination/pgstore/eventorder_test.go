@@ -218,14 +218,8 @@ func TestTwoReplicasGroupsOfTheSameSessionsDoNotDeadlock(t *testing.T) {
 // session's events 1 to k in their old order, for each tenant apart; the
 // count a status poll reads is k, and the next event is k+1.
 func TestEventsStoredBeforeMigration23KeepTheirOrder(t *testing.T) {
-	dsn := pgtest.Schema(t)
+	dsn, conn := schemaBelow(t, 23)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	schemaBelow(t, conn, 23)
 	// Two tenants' sessions of the same ids, their events interleaved in
 	// the one sequence.
 	tenants := []string{coordination.DefaultTenant, "acme"}

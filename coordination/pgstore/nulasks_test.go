@@ -14,12 +14,19 @@ import (
 	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
-// schemaBelow applies, on conn, the migrations before version below, as a
-// database an earlier massgen-mcp left: rows a test stores there then are
-// what that version wrote, and Open migrates them.
-func schemaBelow(t *testing.T, conn *pgx.Conn, below int) {
+// schemaBelow is a schema of its own (its DSN, and a connection to it
+// closed with the test) where the migrations before version below are
+// applied, as a database an earlier massgen-mcp left: rows a test stores
+// there then are what that version wrote, and Open migrates them.
+func schemaBelow(t *testing.T, below int) (string, *pgx.Conn) {
 	t.Helper()
+	dsn := pgtest.Schema(t)
 	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +45,7 @@ func schemaBelow(t *testing.T, conn *pgx.Conn, below int) {
 			t.Fatal(err)
 		}
 	}
+	return dsn, conn
 }
 
 // TestAsksStoredWithANulBeforeMigration24AreRead: before an ask's texts
@@ -50,14 +58,8 @@ func schemaBelow(t *testing.T, conn *pgx.Conn, below int) {
 // new ones would: each NUL shown as U+FFFD, a backslash written out before
 // "u0000" kept as written.
 func TestAsksStoredWithANulBeforeMigration24AreRead(t *testing.T) {
-	dsn := pgtest.Schema(t)
+	dsn, conn := schemaBelow(t, 24)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	schemaBelow(t, conn, 24)
 	setup, err := json.Marshal(storetest.NewSession("s1"))
 	if err != nil {
 		t.Fatal(err)
