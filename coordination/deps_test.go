@@ -36,3 +36,34 @@ func TestTheCoreImportsNoToolingNoKeysNoMCPClient(t *testing.T) {
 		}
 	}
 }
+
+// TestNoStoreImportsAnother pins that each store stands alone: what two
+// stores share (a tenant's directory, coordination/tenantdir) lives in a
+// package of its own, so the PostgreSQL store links no file store and a
+// change to one store's files cannot break another's build.
+func TestNoStoreImportsAnother(t *testing.T) {
+	const mod = "github.com/massgen-go/massgen-mcp/coordination/"
+	stores := []string{"filestore", "memstore", "pgstore"}
+	args := []string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}
+	for _, s := range stores {
+		args = append(args, "./"+s)
+	}
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(stores) {
+		t.Fatalf("go list listed %d packages, want %d:\n%s", len(lines), len(stores), out)
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, dep := range fields[1:] {
+			for _, s := range stores {
+				if dep == mod+s && fields[0] != dep {
+					t.Errorf("%s imports %s; share the code through a package of its own (as coordination/tenantdir)", fields[0], dep)
+				}
+			}
+		}
+	}
+}

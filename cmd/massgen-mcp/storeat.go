@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
+	"github.com/massgen-go/massgen-mcp/coordination/tenantdir"
 )
 
 // isPostgres tells a PostgreSQL store's URL from a store's name.
@@ -42,14 +42,14 @@ func pgStore(store string) string {
 // tenantState is the directory holding a tenant's sessions/ under the
 // state directory: state itself for no tenant ("") or the default one.
 // Every session command's --tenant resolves here, through
-// filestore.TenantDir as serve's tenants do, so a name that is no tenant's
+// tenantdir.Dir as serve's tenants do, so a name that is no tenant's
 // and, on a case-insensitive filesystem, a directory that is another
 // spelling's are refused alike everywhere.
 func tenantState(state, tenant string) (string, error) {
 	if tenant == "" {
 		return state, nil
 	}
-	return filestore.TenantDir(state, tenant)
+	return tenantdir.Dir(state, tenant)
 }
 
 // storeAt is the store and tenant a session command reaches, for what its

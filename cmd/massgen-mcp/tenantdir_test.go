@@ -8,7 +8,7 @@ import (
 )
 
 // Every session command with --tenant reaches the tenant's directory
-// through filestore.TenantDir: a name whose tenants/<name> is another
+// through tenantdir.Dir: a name whose tenants/<name> is another
 // spelling's directory is refused with its error, as serve refuses it, and
 // a name that is no tenant's with CheckTenant's. A symlink tenants/Acme ->
 // acme stands in for a case-insensitive filesystem, where tenants/Acme

@@ -15,6 +15,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/tenantdir"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
@@ -228,7 +229,7 @@ func (s *Store) Create(ctx context.Context, sess *coordination.Session) error {
 // other session read or overwritten, and the error says so, since the id
 // the client gave names no session it can list.
 func (s *Store) exists(id string) error {
-	if other := caseTwin(s.dir, id, s.sameDir); other != "" {
+	if other := tenantdir.CaseTwin(s.dir, id, s.sameDir); other != "" {
 		return fmt.Errorf("session %q cannot be created in %s: this filesystem ignores letter case, so its directory is session %q's; choose an id that differs in more than letter case, or leave it out for a generated one: %w", id, s.dir, other, coordination.ErrSessionExists)
 	}
 	return fmt.Errorf("session %q already exists in %s; choose another id, or leave it out for a generated one: %w", id, s.dir, coordination.ErrSessionExists)

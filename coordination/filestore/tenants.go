@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/tenantdir"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 )
 
@@ -32,7 +33,7 @@ func NewStores(stateDir string) *Stores {
 }
 
 // For is the tenant's store, opened once. A tenant whose directory is, on a
-// case-insensitive filesystem, another spelling's is refused (TenantDir).
+// case-insensitive filesystem, another spelling's is refused (tenantdir.Dir).
 func (s *Stores) For(tenant string) (coordination.Store, error) {
 	if err := coordination.CheckTenant(tenant); err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func (s *Stores) For(tenant string) (coordination.Store, error) {
 	if st, ok := s.byTenant[tenant]; ok {
 		return st, nil
 	}
-	dir, err := tenantDir(s.stateDir, tenant, s.sameDir)
+	dir, err := tenantdir.DirWith(s.stateDir, tenant, s.sameDir)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/coordination/tenantdir"
 )
 
 // Lock timing: a held lock row is renewed every lockBeat and expires
@@ -327,7 +327,7 @@ func (db *DB) Connections() int {
 // For is the tenant's store (coordination.Stores). With a work directory,
 // a tenant whose directory there is, on a case-insensitive filesystem,
 // another spelling's is refused as the file store refuses it
-// (filestore.TenantDir): the rows never merge, but the workspaces would,
+// (tenantdir.Dir): the rows never merge, but the workspaces would,
 // and the sweep, asking after the directory's spelling, would remove the
 // other's (two spellings opened before either had a directory both pass
 // here: the sweep asks after both, spellings). On rows alone both
@@ -340,7 +340,7 @@ func (db *DB) For(tenant string) (coordination.Store, error) {
 	defer db.mu.Unlock()
 	st, ok := db.tenants[tenant]
 	if !ok && db.workDir != "" {
-		if _, err := filestore.TenantDir(db.workDir, tenant); err != nil {
+		if _, err := tenantdir.Dir(db.workDir, tenant); err != nil {
 			return nil, err
 		}
 	}
