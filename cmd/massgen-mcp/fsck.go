@@ -27,6 +27,14 @@ type fsckSession struct {
 	Permissions *coordination.PermissionCounts `json:"permissions,omitempty"`
 }
 
+// fsckTenant is a tenant fsck all could not open or list (its directory
+// another spelling's on a case-insensitive filesystem, an unreadable
+// sessions/): its sessions went unchecked, and Error says why and what to do.
+type fsckTenant struct {
+	Tenant string `json:"tenant"`
+	Error  string `json:"error"`
+}
+
 func fsckCommand() *cobra.Command {
 	var asJSON, repair bool
 	var dir, tenant string
@@ -67,7 +75,8 @@ func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, 
 		tenant = "" // the default tenant's sessions are the state dir's own
 	}
 	tenants := []string{tenant}
-	if which == "all" && !named {
+	walk := which == "all" && !named
+	if walk {
 		des, _ := os.ReadDir(filepath.Join(dir, "tenants"))
 		for _, de := range des {
 			if de.IsDir() && coordination.ValidSessionID(de.Name()) {
@@ -75,22 +84,46 @@ func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, 
 			}
 		}
 	}
+	// Walking every tenant, one that cannot be opened is reported and the
+	// walk goes on: the others' damage is worth knowing all the same.
 	var report []fsckSession
+	var unchecked []fsckTenant
 	for _, tn := range tenants {
-		state, err := tenantState(dir, tn)
+		r, err := fsckTenant1(ctx, dir, tn, which, repair)
 		if err != nil {
-			return err
-		}
-		r, err := fsckReport(ctx, newService(state, 1), which, repair)
-		if err != nil {
-			return err
-		}
-		for i := range r {
-			r[i].Tenant = tn
+			if !walk {
+				return err
+			}
+			unchecked = append(unchecked, fsckTenant{Tenant: tenantOrDefault(tn), Error: errorText(err)})
+			continue
 		}
 		report = append(report, r...)
 	}
-	return printFsckReport(out, report, repair, asJSON)
+	return printFsckReport(out, report, unchecked, repair, asJSON)
+}
+
+// fsckTenant1 checks one tenant's sessions ("" the default tenant's).
+func fsckTenant1(ctx context.Context, dir, tenant, which string, repair bool) ([]fsckSession, error) {
+	state, err := tenantState(dir, tenant)
+	if err != nil {
+		return nil, err
+	}
+	r, err := fsckReport(ctx, newService(state, 1), which, repair)
+	if err != nil {
+		return nil, err
+	}
+	for i := range r {
+		r[i].Tenant = tenant
+	}
+	return r, nil
+}
+
+// tenantOrDefault is the tenant as fsck's report names it.
+func tenantOrDefault(tenant string) string {
+	if tenant == "" {
+		return coordination.DefaultTenant
+	}
+	return tenant
 }
 
 // fsckReport checks one store's sessions: the one named, or all.
@@ -136,7 +169,7 @@ func fsckCreateLeftovers(store *filestore.Store, id string, repair bool) []fsckS
 	return out
 }
 
-func printFsckReport(out io.Writer, report []fsckSession, repair, asJSON bool) error {
+func printFsckReport(out io.Writer, report []fsckSession, unchecked []fsckTenant, repair, asJSON bool) error {
 	dirty := 0
 	for _, r := range report {
 		if !r.Clean {
@@ -144,14 +177,29 @@ func printFsckReport(out io.Writer, report []fsckSession, repair, asJSON bool) e
 		}
 	}
 	if asJSON {
-		if err := printIndented(out, map[string]any{"sessions": report, "checked": len(report), "dirty": dirty}); err != nil {
+		v := map[string]any{"sessions": report, "checked": len(report), "dirty": dirty}
+		if len(unchecked) > 0 {
+			v["tenants_unchecked"] = unchecked
+		}
+		if err := printIndented(out, v); err != nil {
 			return err
 		}
 	} else {
 		printFsck(out, report, repair)
+		for _, u := range unchecked {
+			fmt.Fprintf(out, "tenant %s: not checked: %s\n", u.Tenant, u.Error)
+		}
 	}
-	if dirty > 0 {
-		return &exitError{code: exitBadInput, printed: true, msg: fmt.Sprintf("%d of %d sessions have problems left", dirty, len(report))}
+	if dirty > 0 || len(unchecked) > 0 {
+		msg := fmt.Sprintf("%d of %d sessions have problems left", dirty, len(report))
+		if len(unchecked) > 0 {
+			n := fmt.Sprintf("%d tenants", len(unchecked))
+			if len(unchecked) == 1 {
+				n = "1 tenant"
+			}
+			msg += ", and " + n + " could not be checked (the report says what to do for each)"
+		}
+		return &exitError{code: exitBadInput, printed: true, msg: msg}
 	}
 	return nil
 }
