@@ -335,6 +335,7 @@ func (svc *Service) winnerFiles(s *Session, st *State, r *TeamResult) {
 		r.Files = append(r.Files, FileView{Path: f.Path, Bytes: f.Bytes, SHA256: f.SHA256})
 	}
 	r.FilesCount = len(m.Files)
+	r.FilesLeftOut = m.NotKept()
 	if len(m.Files) > 0 {
 		r.FilesDir = svc.shownDir(s.ID, t.SnapshotDir(w.ID, w.LatestAnswer.Step))
 	}

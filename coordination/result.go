@@ -92,10 +92,14 @@ type TeamResult struct {
 	Degraded bool           `json:"degraded"`
 	// The winner's files (files.go): the first 50 of its snapshot, how
 	// many it has, where they are, and what was applied to a write context.
-	Files      []FileView         `json:"files,omitempty"`
-	FilesCount int                `json:"files_count,omitempty"`
-	FilesDir   string             `json:"files_dir,omitempty"`
-	Applied    *workspace.Applied `json:"applied,omitempty"`
+	Files      []FileView `json:"files,omitempty"`
+	FilesCount int        `json:"files_count,omitempty"`
+	FilesDir   string     `json:"files_dir,omitempty"`
+	// FilesLeftOut says which entries of the winner's workspace its
+	// snapshot left out, being no file to read (workspace.Manifest.NotKept);
+	// "" for none.
+	FilesLeftOut string             `json:"files_left_out,omitempty"`
+	Applied      *workspace.Applied `json:"applied,omitempty"`
 	// Changes is the winner's diff against the write context (a preview);
 	// ChangesPending says it waits for ApplyChanges (apply.go).
 	Changes        *workspace.Preview `json:"changes,omitempty"`

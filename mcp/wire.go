@@ -45,6 +45,7 @@ type TeamResult struct {
 	Files          []FileView     `json:"files,omitempty"`
 	FilesCount     int            `json:"files_count,omitempty"`
 	FilesDir       string         `json:"files_dir,omitempty"`
+	FilesLeftOut   string         `json:"files_left_out,omitempty"`
 	Applied        *Applied       `json:"applied,omitempty"`
 	// The brief form's pointers (brief.go): set only when answers were cut.
 	Brief            bool      `json:"brief,omitempty"`

@@ -39,6 +39,7 @@ func wireTeamResult(v coordination.TeamResult) TeamResult {
 		Files:          wireFileViews(v.Files),
 		FilesCount:     v.FilesCount,
 		FilesDir:       v.FilesDir,
+		FilesLeftOut:   v.FilesLeftOut,
 		Applied:        wireAppliedPtr(v.Applied),
 		Changes:        wirePreviewPtr(v.Changes),
 		ChangesPending: v.ChangesPending,

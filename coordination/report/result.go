@@ -337,6 +337,12 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 			fmt.Fprintf(b, "  … and %d more\n", r.FilesCount-min(listed, len(r.Files)))
 		}
 	}
+	switch {
+	case r.FilesLeftOut != "" && r.FilesCount > 0:
+		fmt.Fprintf(b, "  %s\n", r.FilesLeftOut)
+	case r.FilesLeftOut != "":
+		fmt.Fprintf(b, "Files: none; %s\n", r.FilesLeftOut)
+	}
 	if p := r.Changes; p != nil && r.Applied == nil {
 		writeChanges(b, r, p)
 	}

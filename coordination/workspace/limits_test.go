@@ -64,7 +64,7 @@ func TestTheSnapshotCapsStopTheWalkBeforeItHoldsTheWholeWorkspace(t *testing.T) 
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err = walk(root, nil, Limits{MaxFiles: 100, MaxDirs: 100}, nil)
+			_, _, err = walk(root, nil, Limits{MaxFiles: 100, MaxDirs: 100}, nil)
 			runtime.ReadMemStats(&after)
 			if !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("walk of %d files under a cap of 100 = %v; want ErrTooLarge", n, err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/specialfile"
 )
 
 // ManifestName is a snapshot's list of files, beside its workspace/ directory.
@@ -46,6 +48,19 @@ type Manifest struct {
 	// Commit is the git commit a write context's workspaces start from (the
 	// base snapshot only).
 	Commit string `json:"commit,omitempty"`
+	// LeftOut names the entries of the live workspace the snapshot left
+	// out, being no file to read (a FIFO, a socket, a device): the first
+	// few, sorted, and LeftOutMore how many more. Told, so a user can see
+	// the snapshot is not all the workspace held (NotKept).
+	LeftOut     []string `json:"left_out,omitempty"`
+	LeftOutMore int      `json:"left_out_more,omitempty"`
+}
+
+// NotKept says which entries of the workspace the snapshot left out (in
+// the words run_command uses for a peer's tree, specialfile.LeftOut); ""
+// for none.
+func (m *Manifest) NotKept() string {
+	return specialfile.LeftOut("", m.LeftOut, len(m.LeftOut)+m.LeftOutMore, "left out of the snapshot")
 }
 
 // Bytes is the total size of the snapshot's regular files.

@@ -61,7 +61,7 @@ func Restore(live, dir string, m *Manifest) error {
 		return false
 	}
 	open(".", true)
-	nodes, err := walk(root, open, Limits{}, nil)
+	nodes, _, err := walk(root, open, Limits{}, nil)
 	if err != nil {
 		return fmt.Errorf("cannot list the workspace %s: %w", live, errors.Join(opened, err))
 	}

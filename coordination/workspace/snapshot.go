@@ -70,7 +70,7 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 		}
 	}()
 	m := &Manifest{Taken: time.Now()}
-	nodes, err := walk(root, leave, lim, o)
+	nodes, left, err := walk(root, leave, lim, o)
 	if errors.Is(err, ErrTooLarge) {
 		return nil, err
 	}
@@ -139,6 +139,7 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 		}
 	}
 	m.sortFiles()
+	m.LeftOut, m.LeftOutMore = left.paths, left.n-len(left.paths)
 	if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
 		return nil, err
 	}
@@ -299,7 +300,7 @@ func listWith(dir string, leave skip) (*Manifest, error) {
 	}
 	defer root.Close()
 	m := &Manifest{Taken: time.Now()}
-	nodes, err := walk(root, leave, Limits{}, nil)
+	nodes, _, err := walk(root, leave, Limits{}, nil)
 	if err != nil {
 		return nil, err
 	}

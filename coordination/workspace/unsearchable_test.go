@@ -27,7 +27,7 @@ func TestASnapshotWalksADirectoryItsAgentMadeUnsearchable(t *testing.T) {
 	var nodes []node
 	unprivileged.Do(t, func() {
 		o := &opened{root: root}
-		nodes, err = walk(root, nil, Limits{}, o)
+		nodes, _, err = walk(root, nil, Limits{}, o)
 		if cerr := o.close(); err == nil {
 			err = cerr
 		}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,8 +138,36 @@ func TestSnapshotLeavesFIFOsUnopened(t *testing.T) {
 		if len(m.Files) != 1 || m.Files[0].Path != "a.txt" {
 			t.Fatalf("files %+v", m.Files)
 		}
+		// The snapshot's record names what it left out, so a result can
+		// tell the user (Manifest.NotKept).
+		if want := "pipe: left out of the snapshot, being no file to read (a FIFO, a socket or a device)"; m.NotKept() != want {
+			t.Errorf("NotKept() = %q, want %q", m.NotKept(), want)
+		}
+		again, ok, err := tm.Snapshot("agent_a", 1)
+		if err != nil || !ok || len(again.LeftOut) != 1 || again.LeftOut[0] != "pipe" {
+			t.Errorf("files.json read back: left out %v (%v, %v), want [pipe]", again, ok, err)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("snapshot blocked on a FIFO")
+	}
+}
+
+// A workspace of many FIFOs costs the snapshot's record a few names and a
+// count, never a line each: what it keeps does not grow with the workspace.
+func TestSnapshotNamesTheFirstFIFOsItLeftOutAndCountsTheRest(t *testing.T) {
+	tm := NewTeam(t.TempDir(), nil, "")
+	live, _ := tm.Prepare("agent_a")
+	for i := range leftOutKept + 7 {
+		if err := syscall.Mkfifo(filepath.Join(live, fmt.Sprintf("p%03d", i)), 0o644); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+	}
+	m := stageAndLand(t, tm, "agent_a", 1)
+	if len(m.LeftOut) != leftOutKept || m.LeftOut[0] != "p000" || m.LeftOutMore != 7 {
+		t.Fatalf("left out %d names from %v, %d more; want %d from p000 and 7 more", len(m.LeftOut), m.LeftOut[:min(1, len(m.LeftOut))], m.LeftOutMore, leftOutKept)
+	}
+	if got := m.NotKept(); !strings.HasPrefix(got, "p000, p001, p002, p003, p004 and 22 more: left out") {
+		t.Errorf("NotKept() = %q", got)
 	}
 }
 

@@ -6,9 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
+
+	"github.com/massgen-go/massgen-mcp/internal/specialfile"
 )
 
 // A peer's snapshot lives at agents/<agent id>/NNN/workspace, and its agent
@@ -64,7 +64,7 @@ func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) b
 			return nil
 		}
 		t := d.Type()
-		if !t.IsDir() && !t.IsRegular() && t&fs.ModeSymlink == 0 {
+		if specialfile.Is(t) {
 			left = append(left, filepath.ToSlash(rel))
 			return nil
 		}
@@ -100,19 +100,7 @@ func copyEntry(path, to string, t fs.FileMode, link bool) error {
 // it left out (left, as CopyTree returned it) of the tree they name dir:
 // "" for none. A long list ends with how many more.
 func NotShown(dir string, left []string) string {
-	if len(left) == 0 {
-		return ""
-	}
-	const most = 5
-	names := make([]string, 0, most)
-	for _, rel := range left[:min(len(left), most)] {
-		names = append(names, path.Join(dir, rel))
-	}
-	more := ""
-	if len(left) > most {
-		more = fmt.Sprintf(" and %d more", len(left)-most)
-	}
-	return fmt.Sprintf("%s%s: not shown, being no file to read (a FIFO, a socket or a device)", strings.Join(names, ", "), more)
+	return specialfile.LeftOut(dir, left, len(left), "not shown")
 }
 
 // notCopied says which entry of a tree could not be rebuilt, and why.
