@@ -55,12 +55,3 @@ func (s *Stores) For(tenant string) (coordination.Store, error) {
 	s.byTenant[tenant] = st
 	return st, nil
 }
-
-// StateDir is the directory holding the tenant's sessions/: the state
-// directory itself for the default tenant.
-func (s *Stores) StateDir(tenant string) string {
-	if tenant == coordination.DefaultTenant {
-		return s.stateDir
-	}
-	return filepath.Join(s.stateDir, "tenants", tenant)
-}
