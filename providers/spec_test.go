@@ -197,8 +197,13 @@ func TestBackendsTable(t *testing.T) {
 	}
 	for name, url := range local {
 		b, ok := LookupBackend(name)
-		if !ok || b.DefaultBaseURL != url || len(b.KeyEnv) != 0 {
-			t.Errorf("%s: %+v, want base %s and no key", name, b, url)
+		if !ok || b.DefaultBaseURL != url || len(b.KeyEnv) != 0 || !b.SelfHosted {
+			t.Errorf("%s: %+v, want base %s, no key, and self-hosted", name, b, url)
+		}
+	}
+	for _, b := range Backends() {
+		if _, ok := local[b.Name]; !ok && b.SelfHosted {
+			t.Errorf("%s is marked self-hosted, yet it bills per token", b.Name)
 		}
 	}
 	g, _ := LookupBackend("gemini")
