@@ -88,6 +88,11 @@ type BackendInfo struct {
 	AcceptsBaseURL bool
 	// Implemented says whether this build can run the backend.
 	Implemented bool
+	// SelfHosted marks a server the operator runs (vllm, sglang, LM
+	// Studio, Ollama): it sends no per-token bill, so its models cost a
+	// known $0 (pricing.Cost), which a cost budget counts, not an unknown
+	// cost it could not bound.
+	SelfHosted bool
 }
 
 // backendTable is the table of docs/DESIGN.md, "Backends and the simulated agents", in the order Backends lists them.
@@ -115,13 +120,13 @@ var backendTable = []BackendInfo{
 	{Name: "azure_openai", Transport: TransportChatCompletions, KeyEnv: []string{"AZURE_OPENAI_API_KEY"},
 		BaseURLEnv: "AZURE_OPENAI_ENDPOINT", ExtraEnv: []string{"OPENAI_API_VERSION"}, AcceptsBaseURL: true, Implemented: true},
 	{Name: "vllm", Transport: TransportChatCompletions, BaseURLEnv: "VLLM_BASE_URL",
-		DefaultBaseURL: "http://localhost:8000/v1", AcceptsBaseURL: true, Implemented: true},
+		DefaultBaseURL: "http://localhost:8000/v1", AcceptsBaseURL: true, Implemented: true, SelfHosted: true},
 	{Name: "sglang", Transport: TransportChatCompletions, BaseURLEnv: "SGLANG_BASE_URL",
-		DefaultBaseURL: "http://localhost:30000/v1", AcceptsBaseURL: true, Implemented: true},
+		DefaultBaseURL: "http://localhost:30000/v1", AcceptsBaseURL: true, Implemented: true, SelfHosted: true},
 	{Name: "lmstudio", Transport: TransportChatCompletions, BaseURLEnv: "LMSTUDIO_BASE_URL",
-		DefaultBaseURL: "http://localhost:1234/v1", AcceptsBaseURL: true, Implemented: true},
+		DefaultBaseURL: "http://localhost:1234/v1", AcceptsBaseURL: true, Implemented: true, SelfHosted: true},
 	{Name: "ollama", Transport: TransportChatCompletions, BaseURLEnv: "OLLAMA_BASE_URL",
-		DefaultBaseURL: "http://localhost:11434/v1", AcceptsBaseURL: true, Implemented: true},
+		DefaultBaseURL: "http://localhost:11434/v1", AcceptsBaseURL: true, Implemented: true, SelfHosted: true},
 	// The CLI agents authenticate themselves; their default models mirror the
 	// API backends' so that a bare `claude_code` means the same model as
 	// `claude`.
@@ -147,6 +152,18 @@ func Backends() []BackendInfo {
 		out[i] = b
 	}
 	return out
+}
+
+// SelfHosted reports whether a backend is a server the operator runs, with
+// no per-token bill (BackendInfo.SelfHosted). It is asked for every priced
+// usage, so it reads the table without copying an entry.
+func SelfHosted(name string) bool {
+	for _, b := range backendTable {
+		if b.Name == name {
+			return b.SelfHosted
+		}
+	}
+	return false
 }
 
 // LookupBackend finds a backend by its exact (lower-case) name.

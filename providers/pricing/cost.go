@@ -3,7 +3,8 @@ package pricing
 import "github.com/massgen-go/massgen-mcp/providers"
 
 // Cost prices one normalised usage (see the package doc for the rule), or
-// returns nil when the model is not in the table.
+// returns nil when the model is not in the table. A self-hosted backend's
+// model (providers.SelfHosted) costs a known 0: nobody bills its tokens.
 func Cost(backend, model string, u providers.Usage) *float64 {
 	return CostWithCacheWrites(backend, model, u, 0, 0)
 }
@@ -12,6 +13,9 @@ func Cost(backend, model string, u providers.Usage) *float64 {
 // write5m and write1h tokens written to the prompt cache, which are billed
 // at the cache-write prices instead of the input price.
 func CostWithCacheWrites(backend, model string, u providers.Usage, write5m, write1h int64) *float64 {
+	if providers.SelfHosted(backend) {
+		return new(0.0)
+	}
 	e, ok := Lookup(backend, model)
 	if !ok {
 		return nil

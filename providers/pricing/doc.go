@@ -2,7 +2,9 @@
 // embedded price table (prices.json: one entry per model, each with the page
 // it was taken from and the date it was checked), and wraps a provider so
 // that every step reports its cost. A model the table lacks has an unknown
-// cost — nil, shown as "unknown" — never 0.
+// cost — nil, shown as "unknown" — never 0; but a self-hosted backend's
+// (vllm, sglang, lmstudio, ollama: providers.BackendInfo.SelfHosted) costs
+// a known 0, as nobody bills its tokens.
 //
 // # The usage rule every adapter follows
 //
