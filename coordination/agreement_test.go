@@ -24,9 +24,9 @@ func TestABudgetStopSaysTheAnswerWasNotAgreed(t *testing.T) {
 			return coordtest.Answer("Answer: 4 from " + req.AgentID), u, nil
 		})
 	}
-	h := coordtest.New(t, map[string]providers.Provider{"openai/a": costly(), "openai/b": costly()})
+	h := coordtest.New(t, map[string]providers.Provider{"openai/gpt-5-mini": costly(), "openai/gpt-5-nano": costly()})
 	budget := 1.0
-	s := h.Create(coordination.TeamSpec{Models: []string{"openai/a", "openai/b"}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	s := h.Create(coordination.TeamSpec{Models: []string{"openai/gpt-5-mini", "openai/gpt-5-nano"}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
 	res := h.Run(s.ID)
 	if res.Status != coordination.StatusFinished || coordination.Deref(res.StopReason) != coordination.StopBudget || coordination.Deref(res.HowChosen) != coordination.ChosenForcedFirst {
 		t.Fatalf("want a budget stop with a forced_first winner: %s", coordtest.JSON(res))

@@ -52,8 +52,8 @@ func loopingAPI(turnCost float64, turns int, hold func(ctx context.Context, turn
 func TestABudgetEndsARunOfLoopingAPIAgentsWithinATurnEach(t *testing.T) {
 	const budget, turn = 1.0, 0.05
 	p := loopingAPI(turn, 200, nil)
-	h := coordtest.New(t, map[string]providers.Provider{"openai/a": p, "openai/b": p})
-	s := h.Create(coordination.TeamSpec{Models: []string{"openai/a", "openai/b"}, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
+	h := coordtest.New(t, map[string]providers.Provider{"openai/gpt-5-mini": p, "openai/gpt-5-nano": p})
+	s := h.Create(coordination.TeamSpec{Models: []string{"openai/gpt-5-mini", "openai/gpt-5-nano"}, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
 	res := h.Run(s.ID)
 	if coordination.Deref(res.StopReason) != coordination.StopBudget {
 		t.Fatalf("want the run ended by its budget: %s", coordtest.JSON(res))

@@ -29,10 +29,10 @@ func TestAnAttemptOfUnknownCostKeepsTheStepsKnownSpendInTheBudget(t *testing.T) 
 		}
 		return providers.Action{}, providers.Usage{}, &providers.Error{Class: providers.ClassToolCalls, Message: "stopped: it made its 6th tool call"}
 	})
-	h := &coordtest.Harness{T: t, Providers: map[string]providers.Provider{"openai/cli": cli, "openai/b": &coordtest.Scripted{}}}
+	h := &coordtest.Harness{T: t, Providers: map[string]providers.Provider{"openai/gpt-5-mini": cli, "openai/gpt-5-nano": &coordtest.Scripted{}}}
 	h.Service = coordination.NewService(memstore.New(), coordination.Options{Open: h.Open})
 	budget := 0.90
-	s := h.Create(coordination.TeamSpec{Task: "What is 17 * 23?", Driver: coordination.DriverStep, Models: []string{"openai/cli", "openai/b"},
+	s := h.Create(coordination.TeamSpec{Task: "What is 17 * 23?", Driver: coordination.DriverStep, Models: []string{"openai/gpt-5-mini", "openai/gpt-5-nano"},
 		Rules: coordination.Rules{CostBudgetUSD: &budget}})
 	res, err := h.Service.Step(context.Background(), coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"})
 	if err != nil {

@@ -242,7 +242,7 @@ func TestARunResumedAfterServeWasKilledMidStepCountsTheStepsSpend(t *testing.T) 
 	// serve's restart is.
 	svc := service()
 	s, err := service().Create(ctx, coordination.TeamSpec{
-		Task: "What is 17 * 23?", Agents: []coordination.Agent{{ID: "a", Model: "openai/loop"}}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+		Task: "What is 17 * 23?", Agents: []coordination.Agent{{ID: "a", Model: "openai/gpt-5-mini"}}, Rules: coordination.Rules{CostBudgetUSD: &budget}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,13 @@ import (
 // before anything is written or spent).
 var ErrBudgetTooSmall = errors.New("the budget cannot pay for one round")
 
+// ErrUnpriced is wrapped by the error for a team with a cost budget whose
+// agents include one it cannot price: no list price, not self-hosted, no
+// price_in/price_out of its own. Its spend would count as $0, so the
+// budget would never stop it; Create refuses the team before anything is
+// written or spent.
+var ErrUnpriced = errors.New("the cost budget cannot price every agent")
+
 // DefaultEstimateOutputTokens is the reply size a step's worst case assumes
 // for an agent that sets no max_output_tokens: the model's own cap is often
 // 32 K to 128 K tokens, which would refuse almost any budget, and a step's
@@ -45,7 +52,8 @@ type AgentEstimate struct {
 	// OutputAssumed says the agent sets no max_output_tokens, so
 	// DefaultEstimateOutputTokens was assumed for its reply.
 	OutputAssumed bool `json:"output_assumed,omitempty"`
-	// CostUSD is nil when the model has no list price here.
+	// CostUSD is nil when the model has no list price here and the agent
+	// no price_in/price_out of its own.
 	CostUSD *float64 `json:"cost_usd"`
 	// SessionCostUSD is the agent's worst case over every step it may take
 	// (max_rounds), later steps reading every peer's answer at its cap.
@@ -64,13 +72,14 @@ type Estimate struct {
 	// SessionCostUSD and SessionTokens: every step the rules allow.
 	SessionCostUSD float64 `json:"session_cost_usd"`
 	SessionTokens  int64   `json:"session_tokens"`
-	// Unpriced lists the agents with no list price (their cost is not in
-	// the sums).
+	// Unpriced lists the agents with no price (no list price, not
+	// self-hosted, no price_in/price_out): their cost is not in the sums,
+	// and a cost budget refuses them.
 	Unpriced      []string `json:"unpriced,omitempty"`
 	CostBudgetUSD *float64 `json:"cost_budget_usd,omitempty"`
 	TokenBudget   *int64   `json:"token_budget,omitempty"`
-	// Problem says why the budget cannot pay for one round; "" when it can
-	// or when no budget is set.
+	// Problem says why the budget cannot pay for one round or cannot bound
+	// an unpriced agent; "" when it can or when no budget is set.
 	Problem string `json:"problem,omitempty"`
 }
 
@@ -123,7 +132,7 @@ func estimateSession(s *Session) Estimate {
 		e.RoundCostUSD += *ae.CostUSD
 		e.SessionCostUSD += *ae.SessionCostUSD
 	}
-	e.Problem = e.problem(len(workers))
+	e.Problem = e.problem(s, len(workers))
 	return e
 }
 
@@ -149,24 +158,28 @@ func estimateAgent(s *Session, st *State, a Agent, workers int) AgentEstimate {
 	sessionIn := ae.InputTokens + (rounds-1)*later
 	sessionOut := rounds * ae.OutputTokens
 	ae.SessionTokens = sessionIn + sessionOut
-	if c, ok := worstCost(sp, ae.InputTokens, ae.OutputTokens); ok {
+	if c, ok := worstCost(sp, a, ae.InputTokens, ae.OutputTokens); ok {
 		ae.CostUSD = &c
-		first, _ := worstCost(sp, ae.InputTokens, 0)
-		rest, _ := worstCost(sp, later, 0)
-		out, _ := worstCost(sp, 0, sessionOut)
+		first, _ := worstCost(sp, a, ae.InputTokens, 0)
+		rest, _ := worstCost(sp, a, later, 0)
+		out, _ := worstCost(sp, a, 0, sessionOut)
 		total := first + float64(rounds-1)*rest + out
 		ae.SessionCostUSD = &total
 	}
 	return ae
 }
 
-// problem says why the budgets cannot pay for one round, or "".
-func (e Estimate) problem(workers int) string {
+// problem says why the budgets cannot pay for one round or bound an
+// unpriced agent, or "".
+func (e Estimate) problem(s *Session, workers int) string {
 	team := "these " + Count(workers, "agent")
 	if workers == 1 {
 		team = "this agent"
 	}
 	var out []string
+	if e.unbounded() {
+		out = append(out, unpricedProblem(s, e.Unpriced))
+	}
 	if b := e.CostBudgetUSD; b != nil && e.RoundCostUSD > *b {
 		out = append(out, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s at list prices in the worst case", Dollars(*b), team, Dollars(e.RoundCostUSD)))
 	}
@@ -185,10 +198,30 @@ func Dollars(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// unbounded says the team has a cost budget and an agent it cannot price.
+func (e Estimate) unbounded() bool { return e.CostBudgetUSD != nil && len(e.Unpriced) > 0 }
+
+// unpricedProblem names the unpriced agents, their models, and the ways
+// out, for the operator (a team file) and for a client (token_budget).
+func unpricedProblem(s *Session, ids []string) string {
+	named := make([]string, len(ids))
+	for i, id := range ids {
+		a, _ := s.Agent(id)
+		named[i] = fmt.Sprintf("%s (%s)", id, providers.ShowSpec(a.Model))
+	}
+	what, its, it, each := "agent "+named[0]+" has", "its", "it", "it"
+	if len(named) > 1 {
+		what, its, it, each = "agents "+strings.Join(named, ", ")+" have", "their", "them", "each"
+	}
+	return fmt.Sprintf("%s no price here (no list price, not self-hosted, no price_in/price_out), so a cost budget would count %s spend as $0 and never stop %s; "+
+		"use token_budget instead of cost_budget_usd, or have the operator give %s price_in and price_out (USD per 1M tokens) in a team file", what, its, it, each)
+}
+
 // worstCost prices a call at list prices: the price table for a backend's
-// model, a sim's own price_in/price_out (free without them); a person's
-// answer costs nothing.
-func worstCost(sp providers.Spec, in, out int64) (float64, bool) {
+// model (a self-hosted one's at $0), else the agent's own price_in and
+// price_out; a sim's own price_in/price_out (free without them); a
+// person's answer costs nothing.
+func worstCost(sp providers.Spec, a Agent, in, out int64) (float64, bool) {
 	if sp.Backend == "human" {
 		return 0, true
 	}
@@ -197,11 +230,14 @@ func worstCost(sp providers.Spec, in, out int64) (float64, bool) {
 		pOut, _ := strconv.ParseFloat(sp.Params["price_out"], 64)
 		return float64(in)*pIn/1e6 + float64(out)*pOut/1e6, true
 	}
-	c := pricing.Cost(sp.Backend, sp.Model, providers.Usage{Input: in, Output: out})
-	if c == nil {
-		return 0, false
+	u := providers.Usage{Input: in, Output: out}
+	if c := pricing.Cost(sp.Backend, sp.Model, u); c != nil {
+		return *c, true
 	}
-	return *c, true
+	if r, ok := a.rates(); ok {
+		return r.Cost(u), true
+	}
+	return 0, false
 }
 
 // approxTokens counts about four characters a token, as the sim and the
@@ -217,17 +253,22 @@ func toolTokens(ts []providers.Tool) int64 {
 	return n
 }
 
-// Err is the refusal of a team whose budget cannot pay for one round
-// (ErrBudgetTooSmall, wrapping ErrBadInput), or nil.
+// Err is the refusal of a team whose cost budget cannot bound one of its
+// agents (ErrUnpriced) or whose budget cannot pay for one round
+// (ErrBudgetTooSmall), each wrapping ErrBadInput; or nil.
 func (e Estimate) Err() error {
 	if e.Problem == "" {
 		return nil
+	}
+	if e.unbounded() {
+		return fmt.Errorf("%w: %w: %s", ErrBadInput, ErrUnpriced, e.Problem)
 	}
 	return fmt.Errorf("%w: %w: %s (raise the budget, set max_output_tokens on the agents, or use fewer agents; an estimate spends nothing)", ErrBadInput, ErrBudgetTooSmall, e.Problem)
 }
 
 // checkBudgetAffordsARound refuses a new team whose budget cannot pay for
-// one round in the worst case, before anything is written or spent.
+// one round in the worst case, or whose cost budget cannot price one of
+// its agents, before anything is written or spent.
 func checkBudgetAffordsARound(s *Session) error {
 	if !s.Rules.budgeted() {
 		return nil

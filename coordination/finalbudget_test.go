@@ -28,8 +28,8 @@ func presentingPair(t *testing.T, step float64, final providers.Provider) (*coor
 		c := step
 		return coordtest.Answer("Answer: 4 from " + req.AgentID), providers.Usage{Input: 100, Output: 10, CostUSD: &c}, nil
 	})
-	h := coordtest.New(t, map[string]providers.Provider{"openai/a": p, "openai/b": p})
-	s := h.Create(coordination.TeamSpec{Models: []string{"openai/a", "openai/b"},
+	h := coordtest.New(t, map[string]providers.Provider{"openai/gpt-5-mini": p, "openai/gpt-5-nano": p})
+	s := h.Create(coordination.TeamSpec{Models: []string{"openai/gpt-5-mini", "openai/gpt-5-nano"},
 		Rules: coordination.Rules{CostBudgetUSD: new(1.0), Final: coordination.FinalPresent}})
 	return h, s, &calls
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // models opens the providers of the model specs steps name, once each.
@@ -32,6 +33,9 @@ type agentModel struct {
 	operator bool
 	keyEnv   string
 	by       string
+	// The agent's own prices (Agent.PriceIn, PriceOut; -1 when none): two
+	// agents on one model priced apart must not share a wrapped provider.
+	priceIn, priceOut float64
 }
 
 func newModels(open Opener) *models {
@@ -39,9 +43,14 @@ func newModels(open Opener) *models {
 		byAgent: newLRU[agentModel, providers.Provider](openedMax)}
 }
 
-// agent returns (and caches) the provider of an agent.
+// agent returns (and caches) the provider of an agent: its spec's,
+// pricing at the agent's own prices what comes back without a cost.
 func (ms *models) agent(a Agent) (providers.Provider, error) {
-	k := agentModel{model: a.Model, operator: a.Operator, keyEnv: a.KeyEnv, by: a.BaseURLBy}
+	k := agentModel{model: a.Model, operator: a.Operator, keyEnv: a.KeyEnv, by: a.BaseURLBy, priceIn: -1, priceOut: -1}
+	r, rated := a.rates()
+	if rated {
+		k.priceIn, k.priceOut = r.Input, r.Output
+	}
 	if p, ok := ms.byAgent.Get(k); ok {
 		return p, nil
 	}
@@ -52,6 +61,9 @@ func (ms *models) agent(a Agent) (providers.Provider, error) {
 	p, err := ms.spec(sp)
 	if err != nil {
 		return nil, err
+	}
+	if rated {
+		p = pricing.WithRates(p, r)
 	}
 	ms.byAgent.Put(k, p)
 	return p, nil

@@ -469,6 +469,9 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
 			return nil, fmt.Errorf("%w: agent %s: temperature %g must be between 0 and 2", ErrBadInput, a.ID, *a.Temperature)
 		}
+		if err := a.checkPrices(); err != nil {
+			return nil, err
+		}
 		if a.MaxOutputTokens < 0 || a.MaxOutputTokens > MaxOutputTokensLimit {
 			return nil, fmt.Errorf("%w: agent %s: max_output_tokens %d must be between 0 (the model's default) and %d", ErrBadInput, a.ID, a.MaxOutputTokens, MaxOutputTokensLimit)
 		}

@@ -3,6 +3,7 @@ package coordination
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/permissions"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // MaxAgents is the largest team a session may have.
@@ -24,6 +26,16 @@ type Agent struct {
 	Temperature   *float64 `json:"temperature,omitempty" yaml:"temperature"`
 	// MaxOutputTokens caps each reply; 0 leaves the backend's default.
 	MaxOutputTokens int `json:"max_output_tokens,omitempty" yaml:"max_output_tokens"`
+	// PriceIn and PriceOut are the operator's prices for the agent's model,
+	// in USD per 1M input and output tokens (a team file's price_in and
+	// price_out; both or neither). They price its usage wherever the price
+	// table and the adapter leave its cost unknown — the estimate, every
+	// step, the spend reported in flight — so a cost budget can bound an
+	// agent whose model has no list price; a listed model's price stands.
+	// No client input reaches them (the MCP tools' agents have no such
+	// field): a client's own figure could let its agents past a budget.
+	PriceIn  *float64 `json:"price_in,omitempty" yaml:"-"`
+	PriceOut *float64 `json:"price_out,omitempty" yaml:"-"`
 	// ReasoningEffort is minimal|low|medium|high for reasoning models ("" is
 	// the backend's default).
 	ReasoningEffort string `json:"reasoning_effort,omitempty" yaml:"reasoning_effort"`
@@ -48,6 +60,31 @@ type Agent struct {
 	// applied over the operator's rules by permissions.Narrow: it can only
 	// make them stricter (narrow.go).
 	Narrowing *permissions.Rules `json:"client_permissions,omitempty" yaml:"-"`
+}
+
+// rates are the agent's own prices (PriceIn, PriceOut), when it has them.
+func (a Agent) rates() (pricing.Rates, bool) {
+	if a.PriceIn == nil || a.PriceOut == nil {
+		return pricing.Rates{}, false
+	}
+	return pricing.Rates{Input: *a.PriceIn, Output: *a.PriceOut}, true
+}
+
+// checkPrices refuses an agent's own prices that are not a price: both or
+// neither, each a finite number of USD per 1M tokens, 0 or more.
+func (a Agent) checkPrices() error {
+	if (a.PriceIn == nil) != (a.PriceOut == nil) {
+		return fmt.Errorf("%w: agent %s: give both price_in and price_out (USD per 1M input and output tokens), or neither", ErrBadInput, a.ID)
+	}
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{{"price_in", a.PriceIn}, {"price_out", a.PriceOut}} {
+		if p.v != nil && (*p.v < 0 || math.IsNaN(*p.v) || math.IsInf(*p.v, 0)) {
+			return fmt.Errorf("%w: agent %s: %s %g must be a number of USD per 1M tokens, 0 or more, e.g. 2.5", ErrBadInput, a.ID, p.name, *p.v)
+		}
+	}
+	return nil
 }
 
 // Who named an agent's @base_url (Agent.BaseURLBy).

@@ -168,7 +168,8 @@ func TestAnAgentsOwnPricesBindTheBudgetWithinAStep(t *testing.T) {
 	})
 	h := coordtest.New(t, map[string]providers.Provider{"openrouter/a": p, "openrouter/b": p})
 	s := h.Create(coordination.TeamSpec{Agents: []coordination.Agent{
-		{Model: "openrouter/a", PriceIn: new(40.0), PriceOut: new(100.0)}, {Model: "openrouter/b", PriceIn: new(40.0), PriceOut: new(100.0)}},
+		{Model: "openrouter/a", PriceIn: new(40.0), PriceOut: new(100.0), MaxOutputTokens: 100},
+		{Model: "openrouter/b", PriceIn: new(40.0), PriceOut: new(100.0), MaxOutputTokens: 100}},
 		Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
 	res := h.Run(s.ID)
 	if coordination.Deref(res.StopReason) != coordination.StopBudget {
@@ -176,5 +177,26 @@ func TestAnAgentsOwnPricesBindTheBudgetWithinAStep(t *testing.T) {
 	}
 	if res.CostUSD == nil || *res.CostUSD < budget || *res.CostUSD > budget+2*turn+1e-9 {
 		t.Fatalf("spent $%.4f; want the budget met and at most a turn per agent past it ($%.2f)", dollars(res.CostUSD), budget+2*turn)
+	}
+}
+
+// TestAnAgentsOwnPricesAreCheckedAtCreate: prices come both or neither,
+// each a finite number of USD per 1M tokens, 0 or more, however the
+// agent was built.
+func TestAnAgentsOwnPricesAreCheckedAtCreate(t *testing.T) {
+	h := coordtest.New(t, map[string]providers.Provider{"openrouter/a": &coordtest.Scripted{}, "openrouter/b": &coordtest.Scripted{}})
+	for _, tc := range []struct {
+		in, out *float64
+		want    string
+	}{
+		{new(-1.0), new(1.0), "agent agent_a: price_in -1 must be a number of USD per 1M tokens, 0 or more"},
+		{new(1.0), new(math.Inf(1)), "agent agent_a: price_out +Inf must be a number of USD per 1M tokens"},
+		{new(1.0), nil, "agent agent_a: give both price_in and price_out"},
+	} {
+		_, err := h.Service.Create(context.Background(), coordination.TeamSpec{Task: "t", Agents: []coordination.Agent{
+			{Model: "openrouter/a", PriceIn: tc.in, PriceOut: tc.out}, {Model: "openrouter/b"}}})
+		if !errors.Is(err, coordination.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want bad input saying %q", err, tc.want)
+		}
 	}
 }

@@ -1,0 +1,51 @@
+package pricing
+
+import (
+	"context"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// Rates are an operator's own prices for a model the table lacks (a team
+// file's price_in and price_out), in USD per million tokens.
+type Rates struct {
+	Input, Output float64
+}
+
+// Cost prices a usage at the rates: every input token, cached or not, at
+// Input (no cache price was given, so this is the upper bound) and every
+// output token at Output, reasoning being part of output as in Cost.
+func (r Rates) Cost(u providers.Usage) float64 {
+	return (float64(max(u.Input, 0))*r.Input + float64(max(u.Output, u.Reasoning, 0))*r.Output) / 1e6
+}
+
+// WithRates wraps a provider so that a usage it returns, or reports to the
+// request's Spend, without a cost is priced at r. A cost already there —
+// the adapter's own, or the table's (Priced) — stands: r prices only what
+// would otherwise be unknown, which a cost budget could not bound.
+func WithRates(p providers.Provider, r Rates) providers.Provider {
+	return &rated{p: p, r: r}
+}
+
+type rated struct {
+	p providers.Provider
+	r Rates
+}
+
+func (w *rated) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+	if spend := req.Spend; spend != nil {
+		req.Spend = providers.SpendFunc(func(u providers.Usage) string {
+			return spend.Used(w.price(u))
+		})
+	}
+	act, u, err := w.p.Step(ctx, req)
+	return act, w.price(u), err
+}
+
+func (w *rated) price(u providers.Usage) providers.Usage {
+	if u.CostUSD == nil {
+		c := w.r.Cost(u)
+		u.CostUSD = &c
+	}
+	return u
+}
