@@ -258,12 +258,15 @@ func (p *parser) top(root *yaml.Node) {
 }
 
 var agentKeys = []string{"id", "model", "backend", "system_message", "temperature", "max_output_tokens", "reasoning_effort", "web_search", "voting_sensitivity",
-	"allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers", "api_key_env", "permissions"}
+	"allowed_tools", "exclude_tools", "sandbox", "network", "mcp_servers", "api_key_env", "permissions", "price_in", "price_out"}
 
 func (p *parser) agent(n *yaml.Node, where string) {
 	var a coordination.Agent
 	var b backendSpec
 	hasModel, hasBackend := false, false
+	// Whether the file gave each price, valid or not: a bad one is
+	// reported by itself, not again as missing.
+	hasIn, hasOut := false, false
 	p.webSearch, p.webSearchKey = nil, ""
 	p.each(n, where, func(key string, k, v *yaml.Node) {
 		switch key {
@@ -288,6 +291,10 @@ func (p *parser) agent(n *yaml.Node, where string) {
 			p.agentTool(&a, key, v, where+"."+key)
 		case "api_key_env":
 			p.keyEnv(&a, v, where+".api_key_env")
+		case "price_in":
+			hasIn, a.PriceIn = true, p.price(v, where+".price_in")
+		case "price_out":
+			hasOut, a.PriceOut = true, p.price(v, where+".price_out")
 		case "permissions":
 			if a.Tools == nil {
 				a.Tools = &coordination.AgentTools{}
@@ -322,7 +329,7 @@ func (p *parser) agent(n *yaml.Node, where string) {
 		}
 	}
 	p.checkWebSearch(a)
-	if !p.checkKeyEnv(a, where, n) {
+	if !p.checkKeyEnv(a, where, n) || !p.checkPrices(a, where, n, hasIn, hasOut) {
 		return
 	}
 	// Every agent of a team file is the operator's: its base URL needs no
