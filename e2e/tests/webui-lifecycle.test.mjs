@@ -1,0 +1,89 @@
+// The web view across its server's life, in headless Chromium (as
+// webui.test.mjs drives it): a list longer than one page of the API.
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { chromium } from "playwright-core";
+
+import { BIN, assertBinary, freePort, freshStateDir, sleep } from "../lib/harness.mjs";
+
+const TOKEN = "dummy-webui-lifecycle-token-not-a-key";
+const CHROMIUM = process.env.MASSGEN_E2E_CHROMIUM || "/usr/bin/chromium";
+// More sessions than the list API's page (webui/api.go pageSize, 100).
+const SESSIONS = 105;
+
+// copySession makes session `to` from session `from` of the file store: the
+// same ledger under another id, so a long list costs no runs.
+function copySession(sessions, from, to) {
+  cpSync(join(sessions, from), join(sessions, to), { recursive: true });
+  const walk = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name.endsWith(".json") || name.endsWith(".jsonl")) writeFileSync(p, readFileSync(p, "utf8").replaceAll(from, to));
+    }
+  };
+  walk(join(sessions, to));
+}
+
+describe("the web view across its server's life", { timeout: 180_000 }, () => {
+  let proc, port, base, state, browser;
+  const log = [];
+
+  async function startServer() {
+    proc = spawn(BIN, ["serve", "--http", `127.0.0.1:${port}`, "--state-dir", state], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MASSGEN_MCP_TOKEN: TOKEN },
+    });
+    proc.stderr.on("data", (b) => log.push(b.toString()));
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${base}/healthz`)).ok) return;
+      } catch { /* not up yet */ }
+      assert.ok(i < 150 && proc.exitCode === null, `the server did not start:\n${log.join("")}`);
+      await sleep(100);
+    }
+  }
+
+  before(async () => {
+    assertBinary();
+    state = freshStateDir("webui-life");
+    const run = spawnSync(BIN, ["run", "--state-dir", state, "--json", "--session-id", "first", "--models", "sim,sim", "What is 2+2?"], { env: { ...process.env, MASSGEN_MCP_TOKEN: "" } });
+    assert.equal(run.status, 0, `the first session's run failed:\n${run.stderr}`);
+    for (let i = 1; i < SESSIONS; i++) copySession(join(state, "sessions"), "first", `copy-${String(i).padStart(3, "0")}`);
+    port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    await startServer();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+  });
+  after(async () => {
+    await browser?.close();
+    proc?.kill("SIGTERM");
+  });
+
+  async function loggedIn() {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const p = await ctx.newPage();
+    await p.goto(`${base}/ui/login`);
+    await p.fill("#token", TOKEN);
+    await Promise.all([p.waitForURL(`${base}/ui/`), p.click("button[type=submit]")]);
+    return p;
+  }
+
+  it("pages through more sessions than one answer of the list holds", async () => {
+    const p = await loggedIn();
+    await p.waitForSelector("#list-total:has-text('session')");
+    assert.equal(await p.locator("tr[data-session]").count(), 100);
+    assert.match(await p.locator("#list-total").textContent(), /^1–100 of 105 sessions$/);
+    await p.click("#list-next");
+    await p.waitForSelector("#list-total:has-text('101–105')");
+    assert.equal(await p.locator("tr[data-session]").count(), SESSIONS - 100, "the rest of the sessions");
+    assert.equal(await p.locator("#list-next").isHidden(), true, "no next page after the last");
+    await p.click("#list-prev");
+    await p.waitForSelector("#list-total:has-text('1–100')");
+    await p.context().close();
+  });
+});
