@@ -42,7 +42,9 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) {
 		Sessions []sessionRow `json:"sessions"`
 		Total    int          `json:"total"`
 		Next     int          `json:"next_offset,omitempty"`
-	}{Sessions: []sessionRow{}, Total: page.Total, Next: page.Next}
+		// Limit is the page's size, for the page before this one.
+		Limit int `json:"limit"`
+	}{Sessions: []sessionRow{}, Total: page.Total, Next: page.Next, Limit: pageSize}
 	for _, s := range page.Sessions {
 		row := sessionRow{ID: s.SessionID, Task: s.Task, Status: s.Status, Agents: len(s.Agents), Steps: s.Steps,
 			Cost: report.Cost(s.CostUSD), Created: s.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"), Duration: report.Duration(s.Duration)}

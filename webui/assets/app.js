@@ -40,7 +40,16 @@ async function loadList() {
   const r = await fetch("/ui/api/sessions?" + params.toString(), { credentials: "same-origin" });
   if (!r.ok) { $("list-total").textContent = await r.text(); return; }
   const page = await r.json();
-  $("list-total").textContent = page.total === 1 ? "1 session" : `${page.total} sessions`;
+  // The API answers a page of the list at a time: say which part of the
+  // total this is, and offer the pages before and after it.
+  const offset = Math.max(Number(params.get("offset")) || 0, 0);
+  const n = page.sessions.length;
+  const of = page.total === 1 ? "1 session" : `${page.total} sessions`;
+  $("list-total").textContent = n > 0 && (offset > 0 || n < page.total) ? `${offset + 1}–${offset + n} of ${of}` : of;
+  $("list-prev").hidden = offset === 0;
+  $("list-next").hidden = !page.next_offset;
+  listPages.prev = Math.max(offset - page.limit, 0);
+  listPages.next = page.next_offset || 0;
   const body = $("sessions").tBodies[0];
   body.replaceChildren(...page.sessions.map((s) => el("tr", { "data-session": s.id },
     el("td", {}, el("a", { href: "/ui/s/" + encodeURIComponent(s.id), text: s.id })),
@@ -52,6 +61,19 @@ async function loadList() {
     el("td", { text: s.cost }),
     el("td", { text: s.created }))));
 }
+
+const listPages = { prev: 0, next: 0 };
+
+// showListPage moves the list to another page, keeping its filter.
+function showListPage(offset) {
+  const p = new URLSearchParams(location.search);
+  if (offset > 0) p.set("offset", String(offset));
+  else p.delete("offset");
+  history.replaceState(null, "", "/ui/" + (p.toString() ? "?" + p : ""));
+  loadList();
+}
+$("list-prev").addEventListener("click", () => showListPage(listPages.prev));
+$("list-next").addEventListener("click", () => showListPage(listPages.next));
 
 $("filter").addEventListener("submit", (ev) => {
   ev.preventDefault();
