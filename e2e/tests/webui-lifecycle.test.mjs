@@ -1,5 +1,7 @@
 // The web view across its server's life, in headless Chromium (as
-// webui.test.mjs drives it): a list longer than one page of the API.
+// webui.test.mjs drives it): a list longer than one page of the API, and a
+// page whose server restarted under it (which logs every browser out, the
+// logins being in the server's memory).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -84,6 +86,22 @@ describe("the web view across its server's life", { timeout: 180_000 }, () => {
     assert.equal(await p.locator("#list-next").isHidden(), true, "no next page after the last");
     await p.click("#list-prev");
     await p.waitForSelector("#list-total:has-text('1–100')");
+    await p.context().close();
+  });
+
+  it("tells a page whose server restarted (logging it out) to log in again", async () => {
+    const p = await loggedIn();
+    await p.goto(`${base}/ui/s/first`);
+    await p.waitForFunction(() => window.__massgen?.renders >= 1);
+    proc.kill("SIGKILL");
+    await new Promise((r) => proc.once("exit", r));
+    await sleep(1500);
+    await startServer();
+    await p.waitForFunction(() => /log in again/.test(document.querySelector("#s-live")?.textContent ?? ""), null, { timeout: 30_000 }).catch(async (e) => {
+      throw new Error(`the page never said to log in again: ${await p.locator("#s-live").textContent()} (${e.message})`);
+    });
+    assert.doesNotMatch(await p.locator("#s-live").textContent(), /too many/);
+    assert.equal(await p.locator("#s-live a").getAttribute("href"), "/ui/login");
     await p.context().close();
   });
 });
