@@ -223,16 +223,26 @@ function showMissing(msg) {
 }
 
 // follow keeps the page's event stream open. A stream that dropped is
-// reopened by the browser itself; one the server refused (429: the
-// tenant's calls or open views are spent) is closed for good by
-// EventSource, so it is reopened here after a wait that doubles up to a
-// minute, and the page says why it is not live meanwhile.
+// reopened by the browser itself; one the server refused is closed for
+// good by EventSource, which does not say why, so the session's state is
+// asked once: a 401 is a login that ended (a restart of a server that
+// keeps logins in memory ends them all), which no wait mends; a 429 (the
+// tenant's calls or open views are spent) is retried after a wait that
+// doubles up to a minute, and the page says why it is not live meanwhile.
 function follow(url, wait) {
   const es = new EventSource(url);
   es.addEventListener("state", (ev) => { wait = 10; render(JSON.parse(ev.data)); });
-  es.onerror = () => {
+  es.onerror = async () => {
     if (es.readyState !== EventSource.CLOSED) { $("s-live").textContent = "reconnecting…"; return; }
-    $("s-live").textContent = `live updates paused (the server refused them: too many open pages or requests for this login); retrying in ${wait} s`;
+    const r = await fetch(url.replace(/\/events$/, ""), { credentials: "same-origin" }).catch(() => null);
+    if (r && r.status === 401) {
+      $("s-live").replaceChildren("live updates stopped: this browser's login has ended (the server restarted, or the login expired); ",
+        el("a", { href: "/ui/login", text: "log in again" }), " to see the session as it is now");
+      return;
+    }
+    if (r && r.ok) render(await r.json());
+    const why = !r ? "the server did not answer" : r.ok || r.status === 429 ? "the server refused them: too many open pages or requests for this login" : `the server answered ${r.status}`;
+    $("s-live").textContent = `live updates paused (${why}); retrying in ${wait} s`;
     setTimeout(() => follow(url, Math.min(wait * 2, 60)), wait * 1000);
   };
 }
