@@ -157,6 +157,11 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.Is(err, coordination.ErrSessionRunning):
 		status = http.StatusConflict
 	}
+	if status == http.StatusInternalServerError && r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		// The browser went away (it opened another page): nobody reads
+		// the answer, and nothing failed on this side.
+		return
+	}
 	if status == http.StatusInternalServerError {
 		h.opts.Logger.Error().Err(err).Str("path", r.URL.Path).Msg("the web view could not answer")
 		http.Error(w, "the server could not answer; its log says why", status)
