@@ -29,3 +29,18 @@ func TestDiffLinesKeepsWhatBothShare(t *testing.T) {
 		}
 	}
 }
+
+// TestAnAnswersRemoteImageIsALinkNotAnImage: an image a model's answer names
+// elsewhere is shown as a link to it, never loaded by the page. Before, it
+// was an <img> that only the page's CSP kept from loading (a console error
+// on every page showing the answer, a broken image, and a beacon to the
+// image's host wherever the CSP is lost on the way).
+func TestAnAnswersRemoteImageIsALinkNotAnImage(t *testing.T) {
+	got := markdownHTML("See ![the chart](https://example.com/chart.png \"Chart\") here.")
+	if strings.Contains(got, "<img") {
+		t.Errorf("a remote image is loaded by the page:\n%s", got)
+	}
+	if !strings.Contains(got, `<a href="https://example.com/chart.png"`) || !strings.Contains(got, "the chart") {
+		t.Errorf("the image is not shown as a link with its text:\n%s", got)
+	}
+}
