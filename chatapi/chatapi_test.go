@@ -696,3 +696,29 @@ func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestABrokenTeamFileIsRefusedSayingWhy: a team file that is there but
+// cannot be used (its YAML wrong, a model without a key) is refused naming
+// its problem, as list_backends does, the server's paths hidden. Before,
+// it was "does not exist here", which sent its user to look for a file
+// the operator had put there.
+func TestABrokenTeamFileIsRefusedSayingWhy(t *testing.T) {
+	s := serve(t)
+	c := s.client(tokenA)
+	_, err := c.Chat.Completions.New(context.Background(), ask("massgen/broken", "What is 6 * 7?"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("error %v, want an API error", err)
+	}
+	if apiErr.StatusCode != http.StatusNotFound || apiErr.Code != "model_not_found" {
+		t.Errorf("status %d code %q", apiErr.StatusCode, apiErr.Code)
+	}
+	for _, want := range []string{"the team file broken.yaml", "cannot be used", "agents", "massgen/quick"} {
+		if !strings.Contains(apiErr.Message, want) {
+			t.Errorf("message %q lacks %q", apiErr.Message, want)
+		}
+	}
+	if strings.Contains(apiErr.Message, "does not exist") || strings.Contains(apiErr.Message, os.TempDir()) {
+		t.Errorf("message %q says the file is missing or shows the server's path", apiErr.Message)
+	}
+}
