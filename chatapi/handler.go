@@ -23,6 +23,9 @@ type Host interface {
 	RequestService(ctx context.Context) *coordination.Service
 	TeamSpec(team, task string, context []string) (coordination.TeamSpec, error)
 	TeamNames() []string
+	// TeamProblem says why the team file NAME cannot be used, the
+	// server's paths hidden; "" when it can, or there is none.
+	TeamProblem(name string) string
 	AcquireRun(ctx context.Context) (release func(), err error)
 }
 
@@ -131,6 +134,14 @@ func (h *Handler) team(svc *coordination.Service, name string) (string, error) {
 		return strings.TrimPrefix(name, DefaultModel+"/"), nil
 	}
 	offered := offeredTeams(names)
+	if team, ok := strings.CutPrefix(name, DefaultModel+"/"); ok {
+		// A file the operator put there but that cannot be used is not
+		// "missing": its problem is what the operator has to mend.
+		if problem := h.host.TeamProblem(team); problem != "" {
+			return "", refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+				fmt.Sprintf("the team file %s.yaml under --teams-dir cannot be used: %s; its operator has to mend it; %s (GET /v1/models lists them)", team, problem, offered))
+		}
+	}
 	shown := name
 	if len(shown) > 120 {
 		shown = shown[:120] + "…"

@@ -44,6 +44,18 @@ func (s *Server) TeamNames() []string {
 	return names
 }
 
+// TeamProblem says why the team file name cannot be used, its paths
+// relative to --teams-dir as list_backends shows them; "" when it can be
+// used or there is none.
+func (s *Server) TeamProblem(name string) string {
+	for _, t := range s.handler.teams() {
+		if t.Name == name {
+			return t.Problem
+		}
+	}
+	return ""
+}
+
 // AcquireRun takes a run slot of the request's tenant under --max-runs and
 // --max-runs-per-tenant, refusing at once at a cap (the error says which);
 // release gives it back, once, when the run has ended.
