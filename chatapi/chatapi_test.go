@@ -722,3 +722,23 @@ func TestABrokenTeamFileIsRefusedSayingWhy(t *testing.T) {
 		t.Errorf("message %q says the file is missing or shows the server's path", apiErr.Message)
 	}
 }
+
+// TestABadSessionIDIsRefusedNamingItsField: a massgen_session_id that is
+// not a session id is a 400 whose param names the field, as every other
+// refusal of a field does. Before, param was null and the message ended in
+// the core's ": invalid input".
+func TestABadSessionIDIsRefusedNamingItsField(t *testing.T) {
+	s := serve(t)
+	c := s.client(tokenA)
+	_, err := c.Chat.Completions.New(context.Background(), ask("massgen/quick", "What is 6 * 7?"), option.WithJSONSet("massgen_session_id", "../x"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("error %v, want an API error", err)
+	}
+	if apiErr.StatusCode != http.StatusBadRequest || apiErr.Param != "massgen_session_id" {
+		t.Errorf("status %d param %q, want 400 massgen_session_id", apiErr.StatusCode, apiErr.Param)
+	}
+	if !strings.Contains(apiErr.Message, `"../x"`) || strings.HasSuffix(apiErr.Message, "invalid input") {
+		t.Errorf("message %q", apiErr.Message)
+	}
+}
