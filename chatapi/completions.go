@@ -31,6 +31,16 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 		fail(badRequest("", "the body is not a chat completion request: "+err.Error()))
 		return
 	}
+	if req.SessionID != "" && coordination.CheckSessionID(req.SessionID) != nil {
+		// Checked here, not left to the store, so the refusal names the
+		// field as OpenAI's do.
+		shownID := req.SessionID
+		if len(shownID) > 80 {
+			shownID = shownID[:80] + "…"
+		}
+		fail(badRequest("massgen_session_id", fmt.Sprintf("massgen_session_id %q is not a session id: use 1 to 64 letters, digits, '_' or '-'", shownID)))
+		return
+	}
 	team, err := h.team(svc, req.Model)
 	if err != nil {
 		fail(err)
