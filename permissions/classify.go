@@ -33,12 +33,40 @@ func ForCommand(cmd string) []Action {
 			// Each simple command too, wrappers dropped, so exec(git push*)
 			// matches "make && sudo git push".
 			add(Action{Kind: Exec, Target: strings.Join(st.words, " ")})
+			add(Action{Kind: Exec, Target: canonical(st.words)})
 			for _, a := range programActions(base(st.words[0]), st.words[1:]) {
 				add(a)
 			}
 		}
 	})
 	return out
+}
+
+// canonical is a simple command as rules name it: git's own options
+// dropped (git -C dir push is git push).
+func canonical(words []string) string {
+	if base(words[0]) == "git" {
+		return strings.Join(append([]string{words[0]}, gitArgs(words[1:])...), " ")
+	}
+	return strings.Join(words, " ")
+}
+
+// gitValued are git's own options that take the next word as their value.
+var gitValued = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true,
+	"--super-prefix": true, "--config-env": true, "--attr-source": true, "--list-cmds": true}
+
+// gitArgs are git's words from its subcommand on: the options git reads
+// itself come first (git -C dir -c k=v --no-pager push), and a push behind
+// them is still a push.
+func gitArgs(args []string) []string {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		if gitValued[args[0]] && len(args) > 1 {
+			args = args[2:]
+		} else {
+			args = args[1:]
+		}
+	}
+	return args
 }
 
 // netPrograms reach a host named by their first argument that is not a flag.
@@ -77,6 +105,11 @@ func programActions(prog string, args []string) []Action {
 	var out []Action
 	switch {
 	case prog == "git":
+		args = gitArgs(args)
+		first = ""
+		if len(args) > 0 {
+			first = args[0]
+		}
 		sub := strings.Join(args, " ")
 		out = append(out, Action{Kind: Git, Target: sub})
 		if first == "clone" || first == "fetch" || first == "pull" || first == "ls-remote" || first == "submodule" {
