@@ -42,13 +42,15 @@ func ForCommand(cmd string) []Action {
 	return out
 }
 
-// canonical is a simple command as rules name it: git's own options
-// dropped (git -C dir push is git push).
+// canonical is a simple command as rules name it: the program by its name,
+// not its path (/bin/rm is rm), and git's own options dropped (git -C dir
+// push is git push).
 func canonical(words []string) string {
-	if base(words[0]) == "git" {
-		return strings.Join(append([]string{words[0]}, gitArgs(words[1:])...), " ")
+	prog, args := base(words[0]), words[1:]
+	if prog == "git" {
+		args = gitArgs(args)
 	}
-	return strings.Join(words, " ")
+	return strings.Join(append([]string{prog}, args...), " ")
 }
 
 // gitValued are git's own options that take the next word as their value.

@@ -70,6 +70,8 @@ func parseShell(cmd string) parsed {
 	for i := 0; i < len(rs); i++ {
 		c := rs[i]
 		switch {
+		case c == '\\' && i+1 < len(rs) && rs[i+1] == '\n':
+			i++ // a line continuation: the shell removes both
 		case c == '\\' && i+1 < len(rs):
 			i++
 			word.WriteRune(rs[i])
@@ -153,7 +155,11 @@ func parseShell(cmd string) parsed {
 				continue
 			}
 			redir = true
-		case c == '(' || c == ')' || c == '{' || c == '}':
+		case c == '(' || c == ')':
+			endPipeline()
+		case (c == '{' || c == '}') && !inw && (c == '}' || i+1 == len(rs) || strings.ContainsRune(" \t\n", rs[i+1])):
+			// A group's braces are words of their own; {} and -I{} are
+			// arguments (find -exec rm {} ;).
 			endPipeline()
 		default:
 			word.WriteRune(c)
@@ -203,38 +209,69 @@ func allDigits(s string) bool {
 // shells are the programs that run a command line given to them.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true}
 
+// wrappers run the program named after their options; each maps the
+// options that take the next word as their value (sudo -u me, env -u VAR,
+// timeout -s KILL), so that value is not taken for the program.
+var wrappers = map[string]map[string]bool{
+	"sudo": {"-u": true, "-g": true, "-h": true, "-p": true, "-C": true, "-D": true, "-r": true, "-t": true, "-U": true, "-T": true, "-R": true,
+		"--user": true, "--group": true, "--host": true, "--prompt": true, "--close-from": true, "--chdir": true, "--role": true,
+		"--type": true, "--other-user": true, "--command-timeout": true, "--chroot": true},
+	"doas":    {"-u": true, "-C": true},
+	"env":     {"-u": true, "--unset": true, "-C": true, "--chdir": true},
+	"nohup":   {},
+	"time":    {"-f": true, "--format": true, "-o": true, "--output": true},
+	"exec":    {"-a": true},
+	"command": {},
+	"builtin": {},
+	"stdbuf":  {"-i": true, "-o": true, "-e": true, "--input": true, "--output": true, "--error": true},
+	"setsid":  {},
+	"nice":    {"-n": true, "--adjustment": true},
+	"ionice":  {"-c": true, "-n": true, "-p": true, "-P": true, "-u": true, "--class": true, "--classdata": true},
+	"timeout": {"-s": true, "--signal": true, "-k": true, "--kill-after": true},
+	"xargs": {"-a": true, "--arg-file": true, "-d": true, "--delimiter": true, "-E": true, "-I": true, "-L": true, "--max-lines": true,
+		"-n": true, "--max-args": true, "-P": true, "--max-procs": true, "-s": true, "--max-chars": true, "--process-slot-var": true},
+}
+
 // unwrap drops the wrappers in front of the program a stage runs (variable
-// assignments, sudo, env, nohup, …) and returns the command lines a shell's
-// -c or eval would run, to be read as commands too.
+// assignments, sudo, env, nohup, xargs, …) and returns the command lines a
+// shell's -c, eval, env -S or find -exec would run, to be read as commands
+// too.
 func unwrap(words []string) ([]string, []string) {
 	for len(words) > 0 {
 		w := base(words[0])
+		valued, wrapper := wrappers[w]
 		switch {
 		case strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "="):
 			words = words[1:]
-		case w == "sudo" || w == "doas" || w == "env" || w == "nohup" || w == "time" || w == "exec" || w == "command" || w == "builtin" || w == "stdbuf" || w == "setsid":
+		case wrapper:
 			words = words[1:]
 			for len(words) > 0 && (strings.HasPrefix(words[0], "-") || strings.Contains(words[0], "=")) {
-				words = words[1:]
-			}
-		case w == "nice" || w == "ionice":
-			words = words[1:]
-			for len(words) > 0 && strings.HasPrefix(words[0], "-") {
-				if words[0] == "-n" && len(words) > 1 {
+				opt := words[0]
+				if opt == "--" {
+					words = words[1:]
+					break
+				}
+				if w == "env" && (opt == "-S" || opt == "--split-string" || strings.HasPrefix(opt, "-S") || strings.HasPrefix(opt, "--split-string=")) {
+					// env -S 'prog args' runs a command line of its own.
+					line := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(opt, "--split-string"), "-S"), "=")
+					rest := words[1:]
+					if line == "" && len(rest) > 0 {
+						line, rest = rest[0], rest[1:]
+					}
+					return words, []string{strings.Join(append([]string{line}, rest...), " ")}
+				}
+				if valued[opt] && len(words) > 1 {
 					words = words[1:]
 				}
 				words = words[1:]
 			}
-		case w == "timeout":
-			words = words[1:]
-			for len(words) > 0 && strings.HasPrefix(words[0], "-") {
-				words = words[1:]
-			}
-			if len(words) > 0 {
+			if w == "timeout" && len(words) > 0 {
 				words = words[1:] // the duration
 			}
 		case w == "eval":
 			return words, []string{strings.Join(words[1:], " ")}
+		case w == "find":
+			return words, findExec(words[1:])
 		case shells[w]:
 			for i := 1; i+1 < len(words); i++ {
 				if strings.HasPrefix(words[i], "-") && strings.Contains(words[i], "c") && !strings.HasPrefix(words[i], "--") {
@@ -247,6 +284,26 @@ func unwrap(words []string) ([]string, []string) {
 		}
 	}
 	return words, nil
+}
+
+// findExec is the commands find's -exec, -execdir, -ok and -okdir run:
+// the words after each, to its ; or +.
+func findExec(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j] != ";" && args[j] != "+" {
+				j++
+			}
+			if j > i+1 {
+				out = append(out, strings.Join(args[i+1:j], " "))
+			}
+			i = j
+		}
+	}
+	return out
 }
 
 // base is a program's name without its directory: /usr/bin/rm is rm.
