@@ -62,26 +62,46 @@ func inWorkspace(p string) bool {
 // (an absolute directory) becomes relative to it, so a CLI that reports
 // absolute paths and a tool that takes relative ones decide alike. The
 // toolbox's own spellings of the workspace (workspace/…, /workspace/…) are
-// relative too.
+// relative too. The name is the toolbox's (blanks around it trimmed, one
+// leading ./ dropped, the place cut) made clean, so ./x, a/../x and
+// workspace/./x are the x a rule names, and a path that climbs out keeps
+// its leading "..".
 func PathIn(p, workspace string) string {
-	switch {
-	case workspace != "" && (p == workspace || strings.HasPrefix(p, strings.TrimSuffix(workspace, "/")+"/")):
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, strings.TrimSuffix(workspace, "/")), "/")
-		if rel == "" {
-			return "."
-		}
-		return rel
-	case p == "/workspace" || p == "workspace":
-		return "."
-	case strings.HasPrefix(p, "/workspace/"):
-		return strings.TrimPrefix(p, "/workspace/")
-	case strings.HasPrefix(p, "workspace/"):
-		return strings.TrimPrefix(p, "workspace/")
-	}
+	p = strings.TrimSpace(p)
 	if strings.HasPrefix(p, "/") {
-		return path.Clean(p)
+		p = path.Clean(p)
+		ws := strings.TrimSuffix(path.Clean("/"+workspace), "/")
+		switch {
+		case workspace != "" && ws != "" && (p == ws || strings.HasPrefix(p, ws+"/")):
+			return cleanRel(strings.TrimPrefix(p, ws))
+		case p == "/workspace" || strings.HasPrefix(p, "/workspace/"):
+			return cleanRel(strings.TrimPrefix(p, "/workspace"))
+		}
+		return p
 	}
-	return p
+	rel := strings.TrimPrefix(p, "./")
+	if rel == "workspace" || strings.HasPrefix(rel, "workspace/") {
+		rel = strings.TrimPrefix(rel, "workspace")
+	}
+	return cleanRel(rel)
+}
+
+// cleanRel is a path in the workspace, clean: "." for the workspace itself.
+func cleanRel(rel string) string { return path.Clean(strings.TrimPrefix(rel, "/")) }
+
+// shellPaths are the paths a command's write to p names: p made clean, and
+// under the sandbox's /workspace also relative to it, which a rule names
+// (under sandbox: none /workspace is the host's, so the absolute name stays
+// too, and the stricter of the two decides).
+func shellPaths(p string) []string {
+	if !strings.HasPrefix(p, "/") {
+		return []string{path.Clean(p)}
+	}
+	c := path.Clean(p)
+	if c == "/workspace" || strings.HasPrefix(c, "/workspace/") {
+		return []string{c, cleanRel(strings.TrimPrefix(c, "/workspace"))}
+	}
+	return []string{c}
 }
 
 // ParseAction reads an action as String writes it: kind(target).

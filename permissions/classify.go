@@ -24,7 +24,9 @@ func ForCommand(cmd string) []Action {
 		for _, st := range pl {
 			for _, o := range st.out {
 				if !harmlessDevices[o] { // 2>/dev/null writes nothing
-					add(Action{Kind: Write, Target: o})
+					for _, p := range shellPaths(o) {
+						add(Action{Kind: Write, Target: p})
+					}
 				}
 			}
 			if len(st.words) == 0 {
@@ -157,7 +159,9 @@ func programActions(prog string, args []string) []Action {
 	if prog == "tee" {
 		for _, a := range args {
 			if !strings.HasPrefix(a, "-") {
-				out = append(out, Action{Kind: Write, Target: a})
+				for _, p := range shellPaths(a) {
+					out = append(out, Action{Kind: Write, Target: p})
+				}
 			}
 		}
 	}
