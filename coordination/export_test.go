@@ -25,7 +25,7 @@ func CacheSizes(svc *Service) map[string]int {
 // would: the policy, else a person through the handshake the store keeps.
 func Ask(svc *Service, ctx context.Context, session, agent string, rules permissions.Rules, a permissions.Action) (approved bool, by, request string) {
 	g := &guard{svc: svc, session: session, agent: agent, step: 1, rules: rules}
-	return g.answer(ctx, "run_command", permissions.Decide(rules, a))
+	return g.answer(ctx, "run_command", permissions.Decide(rules, a), "")
 }
 
 // AskAudited decides one action as an agent's step's guard does, the

@@ -91,7 +91,7 @@ func (g *guard) decide(ctx context.Context, tool string, actions []permissions.A
 	case permissions.Deny:
 		rec.Outcome = permissions.Denied
 	default:
-		approved, by, req := g.answer(ctx, tool, d)
+		approved, by, req := g.answer(ctx, tool, d, commandOf(actions))
 		rec.Outcome, rec.By, rec.Request = permissions.Refused, by, req
 		if approved {
 			rec.Outcome = permissions.Approved
@@ -111,7 +111,7 @@ func (g *guard) decide(ctx context.Context, tool string, actions []permissions.A
 // answer gets an ask answered: the policy, then a person through the
 // step's Asker, then through the handshake (the store's rows, else the
 // session directory's files); nobody: refused.
-func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision) (approved bool, by, request string) {
+func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision, command string) (approved bool, by, request string) {
 	policy := g.rules.Approvals.Or()
 	if ok, human := policy.Automatic(d); !human {
 		return ok, "policy " + string(policy), ""
@@ -120,7 +120,7 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 	if ask := providers.AskerFrom(ctx); ask != nil {
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		reply, err := ask(actx, approvalQuestion(g.agent, tool, d))
+		reply, err := ask(actx, approvalQuestion(g.agent, tool, d, command))
 		switch {
 		case err != nil && actx.Err() != nil && ctx.Err() == nil:
 			return false, "timeout (elicitation)", ""
@@ -136,8 +136,10 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 		return false, "nobody to ask (no client that elicits, no session directory)", ""
 	}
 	now := g.svc.now()
+	// The request is what people are shown (status, the live view, the web
+	// view): its texts are masked and Shown at the source.
 	req := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: g.session, Agent: g.agent, Tool: tool,
-		Action: maskAction(d.Action), Risk: d.Risk, Rule: d.Rule, Step: g.step, Asked: now, Expires: now.Add(timeout)}
+		Action: shownAction(d.Action), Risk: d.Risk, Rule: permissions.Shown(d.Rule), Command: command, Step: g.step, Asked: now, Expires: now.Add(timeout)}
 	g.svc.event(ctx, g.session, Event{Type: "approval_requested", Agent: g.agent, Step: g.step,
 		Message: g.agent + " asks to " + req.Action.String() + ": massgen-mcp approve " + req.ID + " (or deny)"})
 	var resp permissions.ApprovalResponse
@@ -161,15 +163,38 @@ func (g *guard) answer(ctx context.Context, tool string, d permissions.Decision)
 	return resp.Approve, who, req.ID
 }
 
-// approvalQuestion is the elicitation form of an ask: one boolean.
-func approvalQuestion(agent, tool string, d permissions.Decision) providers.Question {
+// commandOf is the whole command line a call runs when it is more than the
+// action that asks (run_command's: ForCommand puts the line first), masked
+// and Shown for a person; "" for a call that is one action.
+func commandOf(actions []permissions.Action) string {
+	if len(actions) < 2 || actions[0].Kind != permissions.Exec {
+		return ""
+	}
+	return permissions.Shown(providers.MaskKeys(actions[0].Target))
+}
+
+// approvalQuestion is the elicitation form of an ask: one boolean. It
+// shows the whole command a yes runs, not only the part that asked.
+func approvalQuestion(agent, tool string, d permissions.Decision, command string) providers.Question {
+	msg := fmt.Sprintf("Agent %s asks to run %s: %s (risk %s; %s). Approve?", agent, tool, shownAction(d.Action), d.Risk, permissions.Shown(d.Rule))
+	if command != "" {
+		msg = fmt.Sprintf("Agent %s asks to run %s: %s (risk %s; %s), in the whole command: %s — a yes runs all of it. Approve?",
+			agent, tool, shownAction(d.Action), d.Risk, permissions.Shown(d.Rule), command)
+	}
 	return providers.Question{
 		Agent:   agent,
-		Message: fmt.Sprintf("Agent %s asks to run %s: %s (risk %s; %s). Approve?", agent, tool, maskAction(d.Action), d.Risk, d.Rule),
+		Message: msg,
 		Schema: map[string]any{"type": "object", "required": []string{"approve"}, "properties": map[string]any{
 			"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Let the agent run this once"},
 		}},
 	}
+}
+
+// shownAction is an action as a person is shown it: masked, its target
+// Shown.
+func shownAction(a permissions.Action) permissions.Action {
+	a.Target = permissions.Shown(providers.MaskKeys(a.Target))
+	return a
 }
 
 func maskAction(a permissions.Action) permissions.Action {

@@ -33,6 +33,11 @@ type ApprovalRequest struct {
 	Action  Action `json:"action"`
 	Risk    Risk   `json:"risk"`
 	Rule    string `json:"rule"`
+	// Command is the whole command line a yes runs (run_command's), of
+	// which Action is the part that asked: every other part runs too, so a
+	// person is shown it all. Masked and Shown, as Action's target is; ""
+	// when the call is its action alone.
+	Command string `json:"command,omitempty"`
 	// Step is the asking agent's step, for the audit record a reader
 	// writes in the asker's stead (Expire); 0 in requests written before
 	// it was kept.

@@ -12,12 +12,15 @@ import (
 // approval is an agent's ask waiting for a person (the permission file
 // handshake, docs/DESIGN.md "Permissions"), as the page lists it.
 type approval struct {
-	ID      string `json:"id"`
-	Agent   string `json:"agent"`
-	Tool    string `json:"tool"`
-	Action  string `json:"action"`
-	Risk    string `json:"risk"`
-	Rule    string `json:"rule"`
+	ID     string `json:"id"`
+	Agent  string `json:"agent"`
+	Tool   string `json:"tool"`
+	Action string `json:"action"`
+	Risk   string `json:"risk"`
+	Rule   string `json:"rule"`
+	// Command is the whole command a yes runs, of which Action is the part
+	// that asked; "" when the call is its action alone.
+	Command string `json:"command,omitempty"`
 	Expires string `json:"expires"`
 }
 
@@ -28,8 +31,10 @@ func pendingApprovals(ctx context.Context, svc *coordination.Service, id string)
 	out := []approval{}
 	pending, _ := svc.PendingApprovals(ctx, id)
 	for _, r := range pending {
-		out = append(out, approval{ID: r.ID, Agent: r.Agent, Tool: r.Tool, Action: r.Action.String(), Risk: string(r.Risk),
-			Rule: r.Rule, Expires: r.Expires.UTC().Format(time.RFC3339)})
+		// Shown: a right-to-left override or a newline in a command would
+		// reorder or hide what the page shows.
+		out = append(out, approval{ID: r.ID, Agent: permissions.Shown(r.Agent), Tool: permissions.Shown(r.Tool), Action: r.Action.Shown(), Risk: string(r.Risk),
+			Rule: permissions.Shown(r.Rule), Command: permissions.Shown(r.Command), Expires: r.Expires.UTC().Format(time.RFC3339)})
 	}
 	return out
 }
@@ -72,8 +77,8 @@ func permissionAudit(ctx context.Context, svc *coordination.Service, id string) 
 	}
 	for i := len(shown) - 1; i >= 0; i-- {
 		r := shown[i]
-		out.Decisions = append(out.Decisions, decision{At: r.Time.UTC().Format("15:04:05Z"), Agent: r.Agent, Outcome: string(r.Outcome),
-			Action: r.Action.String(), Rule: r.Rule, By: r.By})
+		out.Decisions = append(out.Decisions, decision{At: r.Time.UTC().Format("15:04:05Z"), Agent: permissions.Shown(r.Agent), Outcome: string(r.Outcome),
+			Action: r.Action.Shown(), Rule: permissions.Shown(r.Rule), By: permissions.Shown(r.By)})
 	}
 	return out
 }

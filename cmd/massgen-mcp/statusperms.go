@@ -67,14 +67,17 @@ func printPermissions(ctx context.Context, out io.Writer, svc *coordination.Serv
 	for _, r := range p.Pending {
 		left := time.Until(r.Expires).Round(time.Second)
 		fmt.Fprintf(out, "- waiting: %s asks to %s (%s; risk %s; %s left): %s, or deny %s\n",
-			r.Agent, r.Action, r.Rule, r.Risk, max(left, 0), r.Approve, r.ID)
+			permissions.Shown(r.Agent), r.Action.Shown(), permissions.Shown(r.Rule), r.Risk, max(left, 0), r.Approve, r.ID)
+		if r.Command != "" {
+			fmt.Fprintf(out, "  in the whole command, all of which a yes runs: %s\n", permissions.Shown(r.Command))
+		}
 	}
 	for _, r := range p.Recent {
 		by := r.Rule
 		if r.By != "" {
 			by += "; " + r.By
 		}
-		fmt.Fprintf(out, "- %s %s %s: %s (%s)\n", r.Time.Format("15:04:05"), r.Agent, r.Outcome, r.Action, by)
+		fmt.Fprintf(out, "- %s %s %s: %s (%s)\n", r.Time.Format("15:04:05"), permissions.Shown(r.Agent), r.Outcome, r.Action.Shown(), permissions.Shown(by))
 	}
 }
 

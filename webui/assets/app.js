@@ -189,6 +189,7 @@ function renderApprovals(st) {
     deny.addEventListener("click", answer("deny"));
     const li = el("li", { class: "ask", "data-request": a.id },
       el("p", {}, el("strong", { text: a.agent }), ` asks to ${a.action} (${a.tool}; risk ${a.risk}; ${a.rule}; refused at ${a.expires} if nobody answers)`),
+      a.command ? el("p", {}, "In the whole command, all of which Allow runs: ", el("code", { class: "ask-cmd", text: a.command })) : null,
       el("div", { class: "actions" }, allow, deny, msg));
     return li;
   }));

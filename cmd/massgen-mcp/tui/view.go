@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 var (
@@ -84,14 +85,32 @@ func (m *Model) main() string {
 		if i == picked {
 			mark = "▸ "
 		}
-		line := fmt.Sprintf("%sApproval %d: %s asks to %s (risk %s; %s)", mark, i+1, p.Agent, p.Action, p.Risk, p.Rule)
-		switch {
-		case i == picked && len(m.snap.Pending) > 1:
+		line := fmt.Sprintf("%sApproval %d: %s asks to %s (risk %s; %s)", mark, i+1, permissions.Shown(p.Agent), p.Action.Shown(), p.Risk, permissions.Shown(p.Rule))
+		if i != picked {
+			fmt.Fprintln(&b, clip(line, m.width))
+			continue
+		}
+		// The picked ask, which y answers, is shown whole: a command cut at
+		// the screen's edge could hide its tail from the yes.
+		if p.Command != "" {
+			line += ", in the whole command: " + permissions.Shown(p.Command)
+		}
+		if len(m.snap.Pending) > 1 {
 			line += " — y approve · n deny · ↑↓ or 1-9 pick another"
-		case i == picked:
+		} else {
 			line += " — y approve · n deny"
 		}
-		fmt.Fprintln(&b, clip(line, m.width))
+		lines := wrap(line, m.width)
+		if most := max(m.height/2, 6); m.height > 0 && len(lines) > most {
+			// Too long for the screen, whose bottom is cut: its head and
+			// its tail, and a line that says the middle is not shown.
+			cut := len(lines) - most + 1
+			lines = append(append(lines[:most/2:most/2], badStyle.Render(fmt.Sprintf("… %d lines of this ask not shown: read it whole with massgen-mcp status %s before answering", cut, r.SessionID))),
+				lines[len(lines)-(most-most/2-1):]...)
+		}
+		for _, l := range lines {
+			fmt.Fprintln(&b, l)
+		}
 	}
 	if m.unheard != "" {
 		b.WriteString(badStyle.Render(m.unheard) + "\n")
