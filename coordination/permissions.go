@@ -317,7 +317,16 @@ func (b *guardedToolbox) Call(ctx context.Context, name string, args json.RawMes
 	if !slices.ContainsFunc(b.inner.Tools(), func(t providers.Tool) bool { return t.Name == name }) {
 		return b.inner.Call(ctx, name, args) // not offered: refused there, nothing to decide
 	}
-	rec, d := b.g.decide(ctx, name, permissions.ForTool(name, args))
+	actions := permissions.ForTool(name, args)
+	if n, ok := b.inner.(providers.MCPNamer); ok {
+		// Rules name a server's tool by its own name, which the offered
+		// one may not spell (characters replaced, cut, hashed); first, so
+		// it is the one recorded.
+		if server, tool, ok := n.MCPTool(name); ok {
+			actions = append([]permissions.Action{{Kind: permissions.MCP, Target: server + "/" + tool}}, actions...)
+		}
+	}
+	rec, d := b.g.decide(ctx, name, actions)
 	if !rec.Outcome.Ran() {
 		why := ""
 		if rec.By != "" {

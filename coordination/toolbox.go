@@ -245,6 +245,15 @@ func (l *lazyToolbox) Tools() []providers.Tool {
 	return l.tools
 }
 
+// MCPTool implements providers.MCPNamer for the toolbox it builds.
+func (l *lazyToolbox) MCPTool(name string) (server, tool string, ok bool) {
+	l.load()
+	if n, is := l.box.(providers.MCPNamer); is {
+		return n.MCPTool(name)
+	}
+	return "", "", false
+}
+
 // Call implements providers.Toolbox.
 func (l *lazyToolbox) Call(ctx context.Context, name string, args json.RawMessage) (providers.ToolResult, error) {
 	l.load()

@@ -28,6 +28,15 @@ type Toolbox interface {
 // in a Toolbox: mcp__<server>__<tool>.
 const MCPToolPrefix = "mcp__"
 
+// MCPNamer is implemented by a Toolbox that offers MCP servers' tools: a
+// tool's offered name can differ from its own (characters an API refuses
+// in a function name replaced, a long name cut, a hash added), and
+// MCPTool names the server and the tool's own name, which permission
+// rules name; ok is false for a name that is no MCP server's tool.
+type MCPNamer interface {
+	MCPTool(name string) (server, tool string, ok bool)
+}
+
 // ToolResult is what a tool call returns to the model.
 type ToolResult struct {
 	Content string `json:"content"`

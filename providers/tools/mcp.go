@@ -272,6 +272,19 @@ func (m *MCP) Tools() []providers.Tool {
 	return m.tools
 }
 
+// MCPTool implements providers.MCPNamer: the server and the own name of
+// the tool offered as name.
+func (m *MCP) MCPTool(name string) (server, tool string, ok bool) {
+	if m == nil {
+		return "", "", false
+	}
+	t, ok := m.byName[name]
+	if !ok {
+		return "", "", false
+	}
+	return t.server.name, t.name, true
+}
+
 // Call runs one server tool. A server's failure is a result with IsError
 // that says what happened; err is only the context ending.
 func (m *MCP) Call(ctx context.Context, name string, args json.RawMessage) (providers.ToolResult, error) {

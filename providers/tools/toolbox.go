@@ -156,6 +156,9 @@ func (t *Toolbox) list() []providers.Tool {
 	return out
 }
 
+// MCPTool implements providers.MCPNamer for the agent's MCP servers' tools.
+func (t *Toolbox) MCPTool(name string) (server, tool string, ok bool) { return t.mcp.MCPTool(name) }
+
 // Call runs one tool. What the model did wrong is a result with IsError;
 // the error is only for the context ending.
 func (t *Toolbox) Call(ctx context.Context, name string, args json.RawMessage) (providers.ToolResult, error) {
