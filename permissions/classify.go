@@ -36,6 +36,11 @@ func ForCommand(cmd string) []Action {
 			// matches "make && sudo git push".
 			add(Action{Kind: Exec, Target: strings.Join(st.words, " ")})
 			add(Action{Kind: Exec, Target: canonical(st.words)})
+			if st.priv != "" && base(st.words[0]) != st.priv {
+				// Raised by a wrapper however spelled (/usr/bin/sudo,
+				// 'sudo', env sudo): named as the risk reads it.
+				add(Action{Kind: Exec, Target: st.priv + " " + canonical(st.words)})
+			}
 			for _, a := range programActions(base(st.words[0]), st.words[1:]) {
 				add(a)
 			}

@@ -16,6 +16,9 @@ import "strings"
 type stage struct {
 	words []string
 	out   []string
+	// priv names the wrapper that raised the program's privilege (sudo,
+	// doas, pkexec, su), however it was spelled; "" when none did.
+	priv string
 }
 
 type pipeline []stage
@@ -170,7 +173,7 @@ func parseShell(cmd string) parsed {
 	for _, pl := range p.pipelines {
 		for i := range pl {
 			var inner []string
-			pl[i].words, inner = unwrap(pl[i].words)
+			pl[i].words, inner, pl[i].priv = unwrap(pl[i].words)
 			p.inner = append(p.inner, inner...)
 		}
 	}
@@ -225,6 +228,7 @@ var wrappers = map[string]map[string]bool{
 	"builtin": {},
 	"stdbuf":  {"-i": true, "-o": true, "-e": true, "--input": true, "--output": true, "--error": true},
 	"setsid":  {},
+	"pkexec":  {"--user": true},
 	"nice":    {"-n": true, "--adjustment": true},
 	"ionice":  {"-c": true, "-n": true, "-p": true, "-P": true, "-u": true, "--class": true, "--classdata": true},
 	"timeout": {"-s": true, "--signal": true, "-k": true, "--kill-after": true},
@@ -232,14 +236,20 @@ var wrappers = map[string]map[string]bool{
 		"-n": true, "--max-args": true, "-P": true, "--max-procs": true, "-s": true, "--max-chars": true, "--process-slot-var": true},
 }
 
+// raisers are the programs that run another with raised privilege.
+var raisers = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "su": true}
+
 // unwrap drops the wrappers in front of the program a stage runs (variable
 // assignments, sudo, env, nohup, xargs, …) and returns the command lines a
-// shell's -c, eval, env -S or find -exec would run, to be read as commands
-// too.
-func unwrap(words []string) ([]string, []string) {
+// shell's -c, su -c, eval, env -S or find -exec would run, to be read as
+// commands too, and the wrapper that raised privilege, if one did.
+func unwrap(words []string) (_ []string, inner []string, priv string) {
 	for len(words) > 0 {
 		w := base(words[0])
 		valued, wrapper := wrappers[w]
+		if raisers[w] {
+			priv = w
+		}
 		switch {
 		case strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "="):
 			words = words[1:]
@@ -258,7 +268,7 @@ func unwrap(words []string) ([]string, []string) {
 					if line == "" && len(rest) > 0 {
 						line, rest = rest[0], rest[1:]
 					}
-					return words, []string{strings.Join(append([]string{line}, rest...), " ")}
+					return words, []string{strings.Join(append([]string{line}, rest...), " ")}, priv
 				}
 				if valued[opt] && len(words) > 1 {
 					words = words[1:]
@@ -269,21 +279,28 @@ func unwrap(words []string) ([]string, []string) {
 				words = words[1:] // the duration
 			}
 		case w == "eval":
-			return words, []string{strings.Join(words[1:], " ")}
+			return words, []string{strings.Join(words[1:], " ")}, priv
 		case w == "find":
-			return words, findExec(words[1:])
+			return words, findExec(words[1:]), priv
+		case w == "su":
+			for i := 1; i+1 < len(words); i++ {
+				if words[i] == "-c" || words[i] == "--command" {
+					return words, []string{words[i+1]}, priv
+				}
+			}
+			return words, nil, priv
 		case shells[w]:
 			for i := 1; i+1 < len(words); i++ {
 				if strings.HasPrefix(words[i], "-") && strings.Contains(words[i], "c") && !strings.HasPrefix(words[i], "--") {
-					return words, []string{words[i+1]}
+					return words, []string{words[i+1]}, priv
 				}
 			}
-			return words, nil
+			return words, nil, priv
 		default:
-			return words, nil
+			return words, nil, priv
 		}
 	}
-	return words, nil
+	return words, nil, priv
 }
 
 // findExec is the commands find's -exec, -execdir, -ok and -okdir run:
