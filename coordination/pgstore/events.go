@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
@@ -143,7 +145,17 @@ func (db *DB) insertEvents(evs []queuedEvent, errs []error) error {
 	// eventWriteLimit, so the replica's later events are not held forever.
 	ctx, cancel := context.WithTimeout(db.ctx, eventWriteLimit)
 	defer cancel()
-	rows, err := db.pool.Query(ctx, eventsInsert, tenants, ids, ats, data, db.channel)
+	// The group's write runs its kept generic plan (keepGenericPlans): one
+	// round trip still, the batch an implicit transaction.
+	b := &pgx.Batch{}
+	b.Queue(keepGenericPlans)
+	b.Queue(eventsInsert, tenants, ids, ats, data, db.channel)
+	br := db.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return err
 	}
@@ -157,6 +169,10 @@ func (db *DB) insertEvents(evs []queuedEvent, errs []error) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return err
+	}
+	// The commit's own answer comes with the batch's end.
+	if err := br.Close(); err != nil {
 		return err
 	}
 	for i, ev := range evs {

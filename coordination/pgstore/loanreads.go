@@ -81,6 +81,22 @@ const (
 		ORDER BY r.i, l.seq`
 )
 
+// keepGenericPlans, sent first in a batch (an implicit transaction, to its
+// Sync), makes the batch's later statements run the generic plan each
+// connection keeps for them, where PostgreSQL would plan them afresh at
+// every call. A statement that reads its asks from arrays (unnest) gets a
+// generic plan priced for 100 rows an array, and a custom plan priced for
+// the handful it is given, so the plan cache chooses a custom plan, and
+// plans, every time: at 200 sessions the loans' three reads were planned
+// at every call, 0.1-0.3 ms each, and planning was about a fifth of
+// PostgreSQL's time a step (pg_stat_statements, docs/BENCHMARKS.md). Their
+// generic plans look each row up by its key
+// (TestBatchedStatementsLookUpTheirRowsByKey), as good as a custom plan
+// for any number of asks (TestTheLoansAndEventsKeepTheirPlans). The
+// setting is local to the transaction: a statement sent later on the
+// connection plans as it did.
+const keepGenericPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
 // readLoans reads the rows past every ask's kept ledger in one round trip
 // (the loans' batch read). Each statement reads all the sessions, matched to their
 // asks by position (WITH ORDINALITY, 1-based), so two asks of one session
@@ -103,6 +119,7 @@ func (db *DB) readLoans(ctx context.Context, asks []*loanAsk) []error {
 		}
 	}
 	b := &pgx.Batch{}
+	b.Queue(keepGenericPlans)
 	b.Queue(loanSessionsRead, tenants, ids, firsts, helds)
 	b.Queue(loanEntriesRead, tenants, ids, kAsk, kAgents, kLasts, firsts)
 	b.Queue(loanLogRead, tenants, ids, logAfters)
@@ -115,6 +132,9 @@ func (db *DB) readLoans(ctx context.Context, asks []*loanAsk) []error {
 	}
 	br := db.pool.SendBatch(ctx, b)
 	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return fail(err)
+	}
 	rows, err := br.Query()
 	if err != nil {
 		return fail(err)

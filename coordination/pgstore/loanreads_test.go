@@ -47,7 +47,13 @@ func (h *holdFirst) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.T
 
 func (h *holdFirst) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
 	if d.Batch != nil && len(d.Batch.QueuedQueries) > 0 {
-		h.hold(d.Batch.QueuedQueries[0].SQL)
+		q := d.Batch.QueuedQueries
+		// A batch that keeps its plans says so first (keepGenericPlans):
+		// what it reads begins after.
+		if len(q) > 1 && q[0].SQL == keepGenericPlans {
+			q = q[1:]
+		}
+		h.hold(q[0].SQL)
 	}
 	return h.RoundTrips.TraceBatchStart(ctx, conn, d)
 }

@@ -46,8 +46,13 @@ func (q *QueryCounts) TraceQueryStart(ctx context.Context, c *pgx.Conn, d pgx.Tr
 func (q *QueryCounts) TraceBatchStart(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
 	var k strings.Builder
 	if d.Batch != nil {
-		for i, qq := range d.Batch.QueuedQueries {
-			if i > 0 {
+		for _, qq := range d.Batch.QueuedQueries {
+			// A batch's plan setting (keepGenericPlans) says nothing of
+			// what it reads or writes: its kind is the queries after.
+			if qq.SQL == keepGenericPlans {
+				continue
+			}
+			if k.Len() > 0 {
 				k.WriteString(batchSep)
 			}
 			k.WriteString(qq.SQL)
