@@ -44,7 +44,16 @@ var operatorOnlyFields = []string{
 	// narrows them inside one (narrowing.go); set loose, they are the team
 	// file's words, the operator's.
 	"role", "approvals",
+	// An agent's own prices (coordination.Agent.PriceIn, PriceOut): they
+	// run no code, but a client's figure could let its agents past a cost
+	// budget, so they are a team file's alone (priceFields).
+	"price_in", "price_out",
 }
+
+// priceFields are the operator-only fields refused for what they let past
+// a cost budget rather than for running code, reaching the network or
+// reading the disk; the refusal says so.
+var priceFields = []string{"price_in", "price_out"}
 
 // checkOperatorOnly refuses operator-only fields in a tool call's raw
 // arguments, and a client's vote weights (consensus weighted): those run no
@@ -107,8 +116,25 @@ func checkOperatorOnly(ctx context.Context, tool string, req mcpgo.CallToolReque
 		return nil
 	}
 	slices.Sort(found)
-	return fmt.Errorf("%w: %s sets %s, which only this server's operator may configure (it can run code, reach the network or read the disk); %s",
-		errOperatorOnly, tool, strings.Join(found, ", "), operatorFix)
+	var why []string
+	if slices.ContainsFunc(found, func(f string) bool { return !isPriceField(f) }) {
+		why = append(why, "it can run code, reach the network or read the disk")
+	}
+	if slices.ContainsFunc(found, isPriceField) {
+		why = append(why, "a client's own price could let its agents past a cost budget")
+	}
+	return fmt.Errorf("%w: %s sets %s, which only this server's operator may configure (%s); %s",
+		errOperatorOnly, tool, strings.Join(found, ", "), strings.Join(why, "; "), operatorFix)
+}
+
+// isPriceField says a found field (agents[i].price_in or price_out at the
+// top level) is one of priceFields.
+func isPriceField(f string) bool {
+	_, name, ok := strings.Cut(f, ".")
+	if !ok {
+		name = f
+	}
+	return slices.Contains(priceFields, name)
 }
 
 // checkClientSpecs refuses model specs whose parameters read the disk (the
