@@ -55,6 +55,10 @@ type AgentEstimate struct {
 	// CostUSD is nil when the model has no list price here and the agent
 	// no price_in/price_out of its own.
 	CostUSD *float64 `json:"cost_usd"`
+	// OwnPrices says the agent's own price_in/price_out priced it, its
+	// model having no list price: a reader of the figures must know they
+	// are the operator's, not the price table's.
+	OwnPrices bool `json:"own_prices,omitempty"`
 	// SessionCostUSD is the agent's worst case over every step it may take
 	// (max_rounds), later steps reading every peer's answer at its cap.
 	SessionCostUSD *float64 `json:"session_cost_usd"`
@@ -158,11 +162,11 @@ func estimateAgent(s *Session, st *State, a Agent, workers int) AgentEstimate {
 	sessionIn := ae.InputTokens + (rounds-1)*later
 	sessionOut := rounds * ae.OutputTokens
 	ae.SessionTokens = sessionIn + sessionOut
-	if c, ok := worstCost(sp, a, ae.InputTokens, ae.OutputTokens); ok {
-		ae.CostUSD = &c
-		first, _ := worstCost(sp, a, ae.InputTokens, 0)
-		rest, _ := worstCost(sp, a, later, 0)
-		out, _ := worstCost(sp, a, 0, sessionOut)
+	if c, own, ok := worstCost(sp, a, ae.InputTokens, ae.OutputTokens); ok {
+		ae.CostUSD, ae.OwnPrices = &c, own
+		first, _, _ := worstCost(sp, a, ae.InputTokens, 0)
+		rest, _, _ := worstCost(sp, a, later, 0)
+		out, _, _ := worstCost(sp, a, 0, sessionOut)
 		total := first + float64(rounds-1)*rest + out
 		ae.SessionCostUSD = &total
 	}
@@ -181,12 +185,30 @@ func (e Estimate) problem(s *Session, workers int) string {
 		out = append(out, unpricedProblem(s, e.Unpriced))
 	}
 	if b := e.CostBudgetUSD; b != nil && e.RoundCostUSD > *b {
-		out = append(out, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s at list prices in the worst case", Dollars(*b), team, Dollars(e.RoundCostUSD)))
+		out = append(out, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s %s in the worst case", Dollars(*b), team, Dollars(e.RoundCostUSD), e.PricedAt()))
 	}
 	if b := e.TokenBudget; b != nil && e.RoundTokens > *b {
 		out = append(out, fmt.Sprintf("a token budget of %d cannot pay for one round of %s: about %d tokens in the worst case", *b, team, e.RoundTokens))
 	}
 	return strings.Join(out, "; ")
+}
+
+// PricedAt says what priced the dollar figures: list prices, and the
+// agents' own price_in/price_out where they priced one (OwnPrices).
+func (e Estimate) PricedAt() string {
+	var own []string
+	for _, a := range e.Agents {
+		if a.OwnPrices {
+			own = append(own, a.AgentID)
+		}
+	}
+	switch len(own) {
+	case 0:
+		return "at list prices"
+	case 1:
+		return "at list prices and " + own[0] + "'s own price_in/price_out"
+	}
+	return "at list prices and the own price_in/price_out of " + strings.Join(own, ", ")
 }
 
 // Dollars prints a dollar amount with the precision small budgets need
@@ -219,25 +241,25 @@ func unpricedProblem(s *Session, ids []string) string {
 
 // worstCost prices a call at list prices: the price table for a backend's
 // model (a self-hosted one's at $0), else the agent's own price_in and
-// price_out; a sim's own price_in/price_out (free without them); a
-// person's answer costs nothing.
-func worstCost(sp providers.Spec, a Agent, in, out int64) (float64, bool) {
+// price_out (own); a sim's own price_in/price_out (free without them); a
+// person's answer costs nothing. ok is false when nothing prices it.
+func worstCost(sp providers.Spec, a Agent, in, out int64) (c float64, own, ok bool) {
 	if sp.Backend == "human" {
-		return 0, true
+		return 0, false, true
 	}
 	if sp.Backend == "sim" {
 		pIn, _ := strconv.ParseFloat(sp.Params["price_in"], 64)
 		pOut, _ := strconv.ParseFloat(sp.Params["price_out"], 64)
-		return float64(in)*pIn/1e6 + float64(out)*pOut/1e6, true
+		return float64(in)*pIn/1e6 + float64(out)*pOut/1e6, false, true
 	}
 	u := providers.Usage{Input: in, Output: out}
 	if c := pricing.Cost(sp.Backend, sp.Model, u); c != nil {
-		return *c, true
+		return *c, false, true
 	}
 	if r, ok := a.rates(); ok {
-		return r.Cost(u), true
+		return r.Cost(u), true, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // approxTokens counts about four characters a token, as the sim and the

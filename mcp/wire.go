@@ -79,6 +79,7 @@ type AgentEstimate struct {
 	OutputTokens   int64    `json:"output_tokens"`
 	OutputAssumed  bool     `json:"output_assumed,omitempty"`
 	CostUSD        *float64 `json:"cost_usd"`
+	OwnPrices      bool     `json:"own_prices,omitempty"`
 	SessionCostUSD *float64 `json:"session_cost_usd"`
 	SessionTokens  int64    `json:"session_tokens"`
 }
