@@ -91,12 +91,21 @@ func (r *replicaStores) of(tenant string) coordination.Store {
 // serveOn is serveWith whose services keep their sessions in stores'.
 func serveOn(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions, stores *replicaStores) *served {
 	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
+	return serveTeams(t, mo, ho, stores, map[string]string{
 		"quick.yaml":  "agents: [{model: 'sim/strong:accuracy=1'}, {model: 'sim/strong:accuracy=1'}, {model: 'sim:accuracy=1'}]\n",
 		"slow.yaml":   "agents: [{model: 'sim:latency=5s'}, {model: 'sim:latency=5s'}]\n",
-		"tokens.txt":  "a " + tokenA + "\nb " + tokenB + "\n",
 		"broken.yaml": "agents: 3\n",
+	})
+}
+
+// serveTeams is serveOn with teams (file name → body) as its --teams-dir,
+// for a test whose team files would change the list the others assert.
+func serveTeams(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions, stores *replicaStores, teams map[string]string) *served {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{"tokens.txt": "a " + tokenA + "\nb " + tokenB + "\n"}
+	for name, body := range teams {
+		files[name] = body
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
