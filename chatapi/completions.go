@@ -72,6 +72,10 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 			return spec, err
 		},
 	})
+	if refused := h.budgetRefusal(ctx, svc, err, team); refused != nil {
+		fail(refused)
+		return
+	}
 	if err != nil {
 		fail(err)
 		return

@@ -3,6 +3,7 @@ package chatapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -165,4 +166,36 @@ func (h *Handler) noDefaultTeam(svc *coordination.Service) error {
 	return refusal(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
 		fmt.Sprintf("this server has no default team: its operator has set no provider key it can use (list_backends says which); ask for a team file instead, %s/NAME: %s (GET /v1/models lists them)",
 			DefaultModel, offeredTeams(h.modelNames(svc))))
+}
+
+// budgetRefusal words the refusal of a team whose budget cannot pay for one
+// round (ErrBudgetTooSmall) or whose cost budget cannot price an agent
+// (ErrUnpriced) for a chat client, under MCP's codes for them; nil for any
+// other error. The core's advice is for a caller who sets the budget, which
+// a chat client cannot: the team file (or the default team) is the
+// operator's, so the message says what the operator can change there and
+// what the client can do now, another team.
+func (h *Handler) budgetRefusal(ctx context.Context, svc *coordination.Service, err error, team string) *httpError {
+	var code, fix string
+	switch {
+	case errors.Is(err, coordination.ErrUnpriced):
+		code, fix = "unpriced_agent", "give the agent price_in and price_out (USD per 1M tokens), or set token_budget instead of cost_budget_usd"
+	case errors.Is(err, coordination.ErrBudgetTooSmall):
+		code, fix = "budget_too_small", "raise cost_budget_usd or token_budget, set max_output_tokens on the agents, or use fewer agents"
+	default:
+		return nil
+	}
+	fact := strings.TrimPrefix(svc.ShownError(ctx, err), coordination.ErrBadInput.Error()+": ")
+	for _, advice := range []string{" (raise the budget", "; use token_budget instead"} {
+		if i := strings.Index(fact, advice); i >= 0 {
+			fact = fact[:i]
+		}
+	}
+	where := fmt.Sprintf("the team file %s.yaml under --teams-dir", team)
+	if team == "" {
+		where = "the server's default team"
+	}
+	return refusal(http.StatusBadRequest, "invalid_request_error", code, "model",
+		fmt.Sprintf("%s; a request cannot change this: the server's operator sets the budget and the agents in %s, and can %s there; meanwhile ask another team: %s (GET /v1/models lists them)",
+			fact, where, fix, offeredTeams(h.modelNames(svc))))
 }
