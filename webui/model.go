@@ -24,10 +24,13 @@ type sessionState struct {
 	Previous string `json:"previous,omitempty"`
 	Status   string `json:"status"`
 	Outcome  string `json:"outcome"`
-	Summary  string `json:"summary"`
-	Cost     string `json:"cost"`
-	Steps    int    `json:"steps"`
-	Running  bool   `json:"running"`
+	// StopReason is why the session stopped, "" while it has not: the
+	// page says it where a failed run's final answer would be.
+	StopReason string `json:"stop_reason,omitempty"`
+	Summary    string `json:"summary"`
+	Cost       string `json:"cost"`
+	Steps      int    `json:"steps"`
+	Running    bool   `json:"running"`
 	// Elsewhere says another replica (or process) sharing the store holds
 	// the session's run, alive: the page watches it there, and a Resume
 	// here would be refused.
@@ -97,7 +100,8 @@ func buildState(ctx context.Context, svc *coordination.Service, id string) (*ses
 	_, running := svc.Running(id)
 	st := &sessionState{
 		ID: id, Task: v.Task, Team: v.TeamName, Turn: v.Turn, Previous: v.Previous, Status: r.Status, Outcome: viewPlace.Outcome(r), Summary: viewPlace.Summary(r),
-		Cost: report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
+		StopReason: string(coordination.Deref(r.StopReason)),
+		Cost:       report.Cost(r.CostUSD), Steps: r.Steps, Running: running,
 		Map: report.ConsensusMapSVG(v), Needs: report.BuildGraph(v).Needs(),
 		Agents: []agentCard{}, Answers: []answer{}, Files: []file{}, Approvals: pendingApprovals(ctx, svc, id),
 		Permissions: permissionAudit(ctx, svc, id),

@@ -105,8 +105,10 @@ function render(st) {
   $("s-cost").textContent = st.cost;
   $("s-steps").textContent = String(st.steps);
   $("s-live").textContent = st.running ? "running here" : st.running_elsewhere ? "running on another replica" : "";
+  // Both start disabled (index.html) until a state says which applies.
   $("cancel").disabled = !st.can_cancel;
   $("resume").disabled = !st.can_resume;
+  supersedeAction(st.status);
 
   renderApprovals(st);
   const perms = st.permissions;
@@ -135,10 +137,10 @@ function render(st) {
   $("swimlane").textContent = st.swimlane;
   $("summary").textContent = st.summary;
   if (st.final_html) $("final").innerHTML = st.final_html;
-  else $("final").textContent = "No final answer yet.";
+  else $("final").textContent = noFinalAnswer(st);
 
   if (st.files.length === 0) {
-    $("files").textContent = st.winner ? "The winner delivered no files." : "No winner yet.";
+    $("files").textContent = st.winner ? "The winner delivered no files." : live(st) ? "No winner yet." : "No winner: the run ended without one.";
   } else {
     const base = `/ui/api/sessions/${encodeURIComponent(st.id)}`;
     $("files").replaceChildren(
@@ -159,6 +161,41 @@ function render(st) {
   window.__massgen.seen.push({ status: st.status, answers: st.answers.length });
   window.__massgen.renders++;
   window.__massgen.renderMs.push(performance.now() - t0);
+}
+
+// live says the run may still bring a final answer: it works, or its
+// winner is chosen and the answer being written.
+function live(st) { return st.status === "running" || st.status === "decided"; }
+
+// noFinalAnswer says why a session shows no final answer: one is coming,
+// or the run ended without one, and how.
+function noFinalAnswer(st) {
+  if (live(st)) return "No final answer yet.";
+  const again = st.can_resume ? "; Resume goes on with it" : "";
+  switch (st.status) {
+    case "cancelled": return `No final answer: the run was cancelled${again}.`;
+    case "interrupted": return `No final answer: the run was interrupted${again}.`;
+    case "failed": return `No final answer: the run ended with ${st.stop_reason || "a failure"}${again}.`;
+  }
+  return `No final answer: the run ended ${st.status}${st.stop_reason ? ` (${st.stop_reason})` : ""}.`;
+}
+
+// action is what Cancel or Resume last said beside the buttons: the status
+// the page showed when pressed (from) and the one the action leads to (to;
+// from again for a refusal). The words stand while states show either, and
+// go once a state shows another, or from again after to: the run has moved
+// on past them (a resumed run that ended, a cancelled one resumed).
+const action = { from: null, to: null, reached: false };
+
+function sayAction(text, from, to) {
+  $("action-msg").textContent = text;
+  Object.assign(action, { from, to, reached: false });
+}
+
+function supersedeAction(status) {
+  if (action.to === null) return;
+  if (status === action.to) action.reached = true;
+  else if (action.reached || status !== action.from) sayAction("", null, null);
 }
 
 // renderApprovals lists the asks waiting for a person, each with allow and
@@ -257,13 +294,14 @@ async function loadSession(id) {
   follow(base + "/events", 10);
   for (const [btn, what] of [["cancel", "cancel"], ["resume", "resume"]]) {
     $(btn).addEventListener("click", async () => {
-      $("action-msg").textContent = "";
+      const from = window.__massgen.state?.status ?? null;
+      sayAction("", null, null);
       try {
         const out = await post(`${base}/${what}`);
-        $("action-msg").textContent = what === "cancel" ? "Cancelled." : "Resumed.";
+        sayAction(what === "cancel" ? "Cancelled." : "Resumed.", from, what === "cancel" ? "cancelled" : "running");
         if (out.outcome) $("s-outcome").textContent = out.outcome;
       } catch (e) {
-        $("action-msg").textContent = e.message;
+        sayAction(e.message, from, from);
       }
     });
   }
