@@ -41,6 +41,11 @@ func ForCommand(cmd string) []Action {
 				// 'sudo', env sudo): named as the risk reads it.
 				add(Action{Kind: Exec, Target: st.priv + " " + canonical(st.words)})
 			}
+			if st.opaque {
+				// What runs cannot be read from the line: external, so
+				// it is asked, and exec(opaque: *) names it.
+				add(Action{Kind: Exec, Target: Opaque + canonical(st.words)})
+			}
 			for _, a := range programActions(base(st.words[0]), st.words[1:]) {
 				add(a)
 			}

@@ -50,7 +50,7 @@ func RiskOf(a Action) Risk {
 		}
 		return RiskExternal
 	case Exec:
-		if privileged(a.Target) {
+		if privileged(a.Target) || strings.HasPrefix(a.Target, Opaque) {
 			return RiskExternal
 		}
 		return RiskLocal
@@ -71,6 +71,12 @@ func RiskOf(a Action) Risk {
 	}
 	return RiskExternal // publish, and any kind unknown
 }
+
+// Opaque begins the target of exec(opaque: <command>), a stage whose
+// commands cannot be read from its line (a shell reading a script file or
+// another program's output, a program word the shell expands): external,
+// so asked, whatever rule names the command it hides.
+const Opaque = "opaque: "
 
 // WebSearch is the target of net(web_search), the API's search tool.
 const WebSearch = "web_search"

@@ -1,15 +1,20 @@
 package permissions
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // A best-effort reading of a shell command line: enough to tell which
 // programs it runs, what it pipes into what and where it redirects output.
-// It understands quotes, ; && || & | and newlines, > >> redirections,
-// $(…), `…` and <(…) (their insides are read as commands too), and the
-// wrappers that run another program (sudo, env, nohup, time, nice, timeout,
-// bash -c, eval). It is not a shell: a command can hide what it does (a
-// script it wrote, a variable it expands), which is why the sandbox, not
-// this, is what confines a command.
+// It understands quotes ($'…' decoded), ; && || & | and newlines, > >> <
+// redirections, heredocs and here-strings, $(…), `…` and <(…) (their
+// insides are read as commands too), and the wrappers that run another
+// program (sudo, env, nohup, time, nice, timeout, bash -c, eval). What it
+// cannot read — a shell reading a script or a pipe, a program word the
+// shell expands — it marks opaque. It is not a shell: a command can hide
+// what it does (a script it wrote and runs by path), which is why the
+// sandbox, not this, is what confines a command.
 
 // stage is one program of a pipeline: its words (wrappers removed) and the
 // files its output is redirected to.
@@ -19,7 +24,29 @@ type stage struct {
 	// priv names the wrapper that raised the program's privilege (sudo,
 	// doas, pkexec, su), however it was spelled; "" when none did.
 	priv string
+	// in are the files its input is redirected from (< file).
+	in []string
+	// here is the text of its heredocs and here-strings (<<EOF, <<<).
+	here []heredoc
+	// opaque tells that what the stage runs cannot be read from the line:
+	// a shell reading a script file or another program's output.
+	opaque bool
 }
+
+// heredoc is a heredoc's or here-string's text; expand tells whether the
+// shell expands it (an unquoted delimiter), running its $(…) and `…`.
+type heredoc struct {
+	text   string
+	expand bool
+}
+
+// The redirections whose next word parseShell reads.
+const (
+	redirNone = iota
+	redirOut  // > file
+	redirIn   // < file
+	redirHere // <<< word
+)
 
 type pipeline []stage
 
@@ -37,7 +64,7 @@ func parseShell(cmd string) parsed {
 		st    stage
 		word  strings.Builder
 		inw   bool
-		redir bool // the next word is a redirection's target
+		redir int // the next word is a redirection's target (redirOut, …)
 	)
 	endWord := func() {
 		if !inw {
@@ -46,11 +73,20 @@ func parseShell(cmd string) parsed {
 		w := word.String()
 		word.Reset()
 		inw = false
-		if redir {
-			redir = false
+		switch redir {
+		case redirOut:
+			redir = redirNone
 			if !strings.HasPrefix(w, "&") { // >&2 duplicates a descriptor
 				st.out = append(st.out, w)
 			}
+			return
+		case redirIn:
+			redir = redirNone
+			st.in = append(st.in, w)
+			return
+		case redirHere:
+			redir = redirNone
+			st.here = append(st.here, heredoc{text: w})
 			return
 		}
 		st.words = append(st.words, w)
@@ -87,6 +123,20 @@ func parseShell(cmd string) parsed {
 			word.WriteString(string(rs[i+1 : min(j, len(rs))]))
 			inw = true
 			i = j
+		case c == '$' && i+1 < len(rs) && rs[i+1] == '\'':
+			// $'…' is ANSI-C quoting, static: $'\x67it' is git.
+			j := i + 2
+			for j < len(rs) && rs[j] != '\'' {
+				if rs[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			word.WriteString(ansiC(rs[i+2 : min(j, len(rs))]))
+			inw = true
+			i = j
+		case c == '$' && i+1 < len(rs) && rs[i+1] == '"':
+			inw = true // $"…" is a double-quoted word, translated
 		case c == '"':
 			j := i + 1
 			for j < len(rs) && rs[j] != '"' {
@@ -95,6 +145,13 @@ func parseShell(cmd string) parsed {
 				} else if rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(' {
 					end := closing(rs, j+1)
 					p.inner = append(p.inner, string(rs[j+2:end]))
+					j = end
+				} else if rs[j] == '`' {
+					end := j + 1
+					for end < len(rs) && rs[end] != '`' {
+						end++
+					}
+					p.inner = append(p.inner, string(rs[j+1:min(end, len(rs))]))
 					j = end
 				}
 				j++
@@ -114,6 +171,7 @@ func parseShell(cmd string) parsed {
 				j++
 			}
 			p.inner = append(p.inner, string(rs[i+1:min(j, len(rs))]))
+			word.WriteString(string(rs[i:min(j+1, len(rs))])) // kept: it is expanded
 			inw = true
 			i = j
 		case c == ' ' || c == '\t':
@@ -129,7 +187,7 @@ func parseShell(cmd string) parsed {
 				if i+1 < len(rs) && rs[i+1] == '>' {
 					i++
 				}
-				redir = true
+				redir = redirOut
 				continue
 			}
 			endPipeline()
@@ -157,7 +215,27 @@ func parseShell(cmd string) parsed {
 				}
 				continue
 			}
-			redir = true
+			redir = redirOut
+		case c == '<':
+			if inw && allDigits(word.String()) { // 0< names a descriptor
+				word.Reset()
+				inw = false
+			}
+			endWord()
+			switch {
+			case strings.HasPrefix(string(rs[i:min(i+3, len(rs))]), "<<<"):
+				i += 2
+				redir = redirHere
+			case i+1 < len(rs) && rs[i+1] == '<':
+				rs, i = cutHeredoc(rs, i, &st)
+			case i+1 < len(rs) && (rs[i+1] == '&' || rs[i+1] == '>'): // <&3, <> file
+				i++
+				for i+1 < len(rs) && (rs[i+1] == '-' || (rs[i+1] >= '0' && rs[i+1] <= '9')) {
+					i++
+				}
+			default:
+				redir = redirIn
+			}
 		case c == '(' || c == ')':
 			endPipeline()
 		case (c == '{' || c == '}') && !inw && (c == '}' || i+1 == len(rs) || strings.ContainsRune(" \t\n", rs[i+1])):
@@ -173,11 +251,269 @@ func parseShell(cmd string) parsed {
 	for _, pl := range p.pipelines {
 		for i := range pl {
 			var inner []string
-			pl[i].words, inner, pl[i].priv = unwrap(pl[i].words)
+			st := &pl[i]
+			st.words, inner, st.priv = unwrap(st.words)
 			p.inner = append(p.inner, inner...)
+			if len(st.words) > 0 && expands(st.words[0]) {
+				st.opaque = true // no rule can name a program the shell makes up
+			}
+			if !readsScript(st.words) {
+				// A heredoc fed to another program is its data, but the
+				// shell runs the $(…) and `…` of one it expands.
+				for _, h := range st.here {
+					if h.expand {
+						p.inner = append(p.inner, substitutions(h.text)...)
+					}
+				}
+				continue
+			}
+			// A shell that runs no -c line reads its commands from a
+			// script or its input: a heredoc's or here-string's literal
+			// text is read; a file or another program's output cannot be,
+			// and the stage is opaque. echo's or printf's words or cat's
+			// heredoc piped in are read too, so what a rule names in them
+			// still matches (the stage stays opaque: its input is a pipe).
+			for _, h := range st.here {
+				p.inner = append(p.inner, h.text)
+			}
+			if scriptOperand(st.words) || len(st.here) == 0 || len(st.in) > 0 {
+				st.opaque = true
+			}
+			if i > 0 && len(pl[i-1].words) > 0 {
+				switch prev := pl[i-1].words; base(prev[0]) {
+				case "echo", "printf":
+					args := prev[1:]
+					for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+						args = args[1:]
+					}
+					p.inner = append(p.inner, strings.ReplaceAll(strings.Join(args, " "), `\n`, "\n"))
+				case "cat":
+					for _, h := range pl[i-1].here { // cat <<EOF | sh
+						p.inner = append(p.inner, h.text)
+					}
+				}
+			}
 		}
 	}
 	return p
+}
+
+// expands tells whether the shell would expand a word into another (a
+// parameter, a command substitution, braces, a glob), so the word a rule
+// would match is not the program that runs. [ and [[ are programs.
+func expands(w string) bool {
+	if strings.ContainsAny(w, "$`{}*?") {
+		return true
+	}
+	open := strings.IndexByte(w, '[')
+	return open >= 0 && strings.IndexByte(w[open:], ']') > 0
+}
+
+// ansiC is the text of $'…' quoting, its escapes decoded as bash decodes
+// them.
+func ansiC(rs []rune) string {
+	var b strings.Builder
+	num := func(i, max, radix int) (int, int) {
+		n, k := 0, 0
+		for ; k < max && i+k < len(rs); k++ {
+			d := strings.IndexRune("0123456789abcdef", unicode.ToLower(rs[i+k]))
+			if d < 0 || d >= radix {
+				break
+			}
+			n = n*radix + d
+		}
+		return n, k
+	}
+	for i := 0; i < len(rs); i++ {
+		if rs[i] != '\\' || i+1 == len(rs) {
+			b.WriteRune(rs[i])
+			continue
+		}
+		i++
+		switch c := rs[i]; c {
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'e', 'E':
+			b.WriteByte(27)
+		case 'f':
+			b.WriteByte(12)
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte(11)
+		case 'c':
+			if i+1 < len(rs) {
+				i++
+				b.WriteRune(rs[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			width := map[rune]int{'x': 2, 'u': 4, 'U': 8}[c]
+			n, k := num(i+1, width, 16)
+			if k == 0 {
+				b.WriteRune('\\')
+				b.WriteRune(c)
+				continue
+			}
+			if c == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i += k
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n, k := num(i, 3, 8)
+			b.WriteByte(byte(n))
+			i += k - 1
+		case '\\', '\'', '"', '?':
+			b.WriteRune(c)
+		default: // bash keeps an escape it does not know
+			b.WriteRune('\\')
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// cutHeredoc reads the heredoc whose << is at i: its delimiter (quoted, it
+// is not expanded) and its body, the lines after the current one up to
+// the delimiter's. The body goes to st.here and is cut from the line,
+// which then goes on after the delimiter word; it returns the line and the
+// index of that word's last rune.
+func cutHeredoc(rs []rune, i int, st *stage) ([]rune, int) {
+	j := i + 2
+	strip := j < len(rs) && rs[j] == '-' // <<- drops the lines' leading tabs
+	if strip {
+		j++
+	}
+	for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t') {
+		j++
+	}
+	var delim strings.Builder
+	quoted := false
+	for ; j < len(rs) && !strings.ContainsRune(" \t\n;&|<>()", rs[j]); j++ {
+		switch rs[j] {
+		case '\'', '"':
+			q := rs[j]
+			quoted = true
+			for j++; j < len(rs) && rs[j] != q; j++ {
+				delim.WriteRune(rs[j])
+			}
+		case '\\':
+			quoted = true
+			if j+1 < len(rs) {
+				j++
+				delim.WriteRune(rs[j])
+			}
+		default:
+			delim.WriteRune(rs[j])
+		}
+	}
+	end := j - 1
+	nl := j
+	for nl < len(rs) && rs[nl] != '\n' {
+		nl++
+	}
+	if delim.Len() == 0 || nl >= len(rs) {
+		return rs, end
+	}
+	var body []string
+	k, stop := nl+1, len(rs)
+	for k < len(rs) {
+		e := k
+		for e < len(rs) && rs[e] != '\n' {
+			e++
+		}
+		line := string(rs[k:e])
+		if strip {
+			line = strings.TrimLeft(line, "\t")
+		}
+		k = min(e+1, len(rs))
+		if line == delim.String() {
+			stop = k
+			break
+		}
+		body = append(body, line)
+	}
+	st.here = append(st.here, heredoc{text: strings.Join(body, "\n"), expand: !quoted})
+	out := append(append(make([]rune, 0, len(rs)), rs[:nl+1]...), rs[stop:]...)
+	return out, end
+}
+
+// substitutions are the command lines of the $(…) and `…` in a text the
+// shell expands.
+func substitutions(text string) []string {
+	rs := []rune(text)
+	var out []string
+	for i := 0; i < len(rs); i++ {
+		switch {
+		case rs[i] == '\\':
+			i++
+		case rs[i] == '$' && i+1 < len(rs) && rs[i+1] == '(':
+			end := closing(rs, i+1)
+			out = append(out, string(rs[i+2:end]))
+			i = end
+		case rs[i] == '`':
+			j := i + 1
+			for j < len(rs) && rs[j] != '`' {
+				j++
+			}
+			out = append(out, string(rs[i+1:min(j, len(rs))]))
+			i = j
+		}
+	}
+	return out
+}
+
+// readsScript tells whether a stage is a shell that runs no -c line, so
+// reads its commands from a script file or its input, or source or . (a
+// script file).
+func readsScript(words []string) bool {
+	if len(words) == 0 {
+		return false
+	}
+	prog := base(words[0])
+	if prog == "source" || prog == "." {
+		return true
+	}
+	if !shells[prog] {
+		return false
+	}
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "c") {
+			return false // unwrap read its line
+		}
+	}
+	return true
+}
+
+// shellValued are a shell's options that take the next word as a value.
+var shellValued = map[string]bool{"-o": true, "+o": true, "-O": true, "+O": true, "--rcfile": true, "--init-file": true}
+
+// scriptOperand tells whether a shell (or source) is given a script to run
+// rather than reading its input: its first word that is not an option.
+func scriptOperand(words []string) bool {
+	if p := base(words[0]); p == "source" || p == "." {
+		return true
+	}
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "--":
+			return i+1 < len(words)
+		case shellValued[w]:
+			i++
+		case strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+"):
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // closing is the index of the ')' that closes the '(' at open.
