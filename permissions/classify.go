@@ -3,6 +3,7 @@ package permissions
 import (
 	"encoding/json"
 	"net/url"
+	"path"
 	"strings"
 )
 
@@ -166,16 +167,134 @@ func programActions(prog string, args []string) []Action {
 	if in, ok := installers[prog]; ok && (in.subs == nil || contains(in.subs, first)) {
 		out = append(out, Action{Kind: Net, Target: in.host})
 	}
-	if prog == "tee" {
-		for _, a := range args {
-			if !strings.HasPrefix(a, "-") {
-				for _, p := range shellPaths(a) {
-					out = append(out, Action{Kind: Write, Target: p})
-				}
+	for _, t := range fileWrites(prog, args) {
+		if !harmlessDevices[t] {
+			for _, p := range shellPaths(t) {
+				out = append(out, Action{Kind: Write, Target: p})
 			}
 		}
 	}
 	return out
+}
+
+// writeValued are, for each program that writes the files it names, its
+// options that take the next word as their value (cp -t dir, touch -d
+// date), so the value is not taken for a file.
+var writeValued = map[string]map[string]bool{
+	"tee":      {},
+	"cp":       {"-t": true, "--target-directory": true, "-S": true, "--suffix": true},
+	"mv":       {"-t": true, "--target-directory": true, "-S": true, "--suffix": true},
+	"ln":       {"-t": true, "--target-directory": true, "-S": true, "--suffix": true},
+	"install":  {"-t": true, "--target-directory": true, "-S": true, "--suffix": true, "-m": true, "--mode": true, "-o": true, "--owner": true, "-g": true, "--group": true},
+	"rm":       {},
+	"rmdir":    {},
+	"unlink":   {},
+	"shred":    {"-n": true, "--iterations": true, "-s": true, "--size": true, "--random-source": true},
+	"mkdir":    {"-m": true, "--mode": true},
+	"touch":    {"-d": true, "--date": true, "-r": true, "--reference": true, "-t": true},
+	"truncate": {"-s": true, "--size": true, "-r": true, "--reference": true},
+	"sed":      {"-e": true, "--expression": true, "-f": true, "--file": true, "-l": true, "--line-length": true},
+	"dd":       {},
+}
+
+// fileWrites are the paths a program writes by naming them: tee's files;
+// cp's, mv's, ln's and install's destination (and where a directory
+// destination puts each source, dir/source; mv's sources too, which it
+// removes); rm's, rmdir's, unlink's, shred's, mkdir's, touch's and
+// truncate's operands (a recursive rm's also as dir/*, everything under
+// it); dd's of=; sed -i's files. Reads are not named: a command's reads
+// stay inside what its sandbox sees.
+func fileWrites(prog string, args []string) []string {
+	valued, ok := writeValued[prog]
+	if !ok {
+		return nil
+	}
+	var ops []string
+	opt := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
+		case prog == "dd":
+			if of, ok := strings.CutPrefix(a, "of="); ok {
+				ops = append(ops, of)
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			name, val, eq := strings.Cut(a, "=")
+			if valued[name] && !eq && i+1 < len(args) {
+				i++
+				val = args[i]
+			}
+			opt[name] = val
+		default:
+			ops = append(ops, a)
+		}
+	}
+	has := func(short byte, long string) bool {
+		for o := range opt {
+			if o == long || (len(o) > 1 && o[1] != '-' && !valued[o] && strings.IndexByte(o[1:], short) >= 0) {
+				return true
+			}
+		}
+		return false
+	}
+	switch prog {
+	case "cp", "mv", "ln", "install":
+		var out []string
+		if prog == "mv" {
+			for _, src := range ops {
+				out = append(out, src, path.Join(src, "*"))
+			}
+		}
+		if prog == "install" && has('d', "--directory") {
+			return append(out, ops...)
+		}
+		dir, srcs := opt["-t"]+opt["--target-directory"], ops
+		if dir == "" {
+			if len(ops) == 1 && prog == "ln" { // ln target: a link in .
+				return append(out, base(ops[0]))
+			}
+			if len(ops) < 2 {
+				return out
+			}
+			dir, srcs = ops[len(ops)-1], ops[:len(ops)-1]
+		}
+		out = append(out, dir)
+		for _, src := range srcs {
+			out = append(out, path.Join(dir, base(strings.TrimRight(src, "/"))))
+		}
+		return out
+	case "rm":
+		if !has('r', "--recursive") && !has('R', "--recursive") {
+			return ops
+		}
+		var out []string
+		for _, op := range ops {
+			out = append(out, op, path.Join(op, "*"))
+		}
+		return out
+	case "sed":
+		if !has('i', "--in-place") && !hasPrefix(opt, "-i") && !hasPrefix(opt, "--in-place") {
+			return nil
+		}
+		if _, e := opt["-e"]; !e && opt["--expression"] == "" && opt["-f"] == "" && opt["--file"] == "" && len(ops) > 0 {
+			ops = ops[1:] // the script
+		}
+	}
+	return ops
+}
+
+// hasPrefix tells whether an option that begins with prefix was given
+// (sed -i.bak, --in-place=.bak).
+func hasPrefix(opt map[string]string, prefix string) bool {
+	for o := range opt {
+		if strings.HasPrefix(o, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

@@ -75,8 +75,9 @@ func TestTheTableOfDecisions(t *testing.T) {
 		{"floor beats a deny", operator, cmd("rm -rf /"), Deny, true, "floor"},
 		// Near misses the floor lets through.
 		{"rm -rf build/", none, cmd("rm -rf build/"), Allow, false, "role workspace"},
-		{"rm -rf ./node_modules", none, cmd("rm -rf ./node_modules /tmp/x"), Allow, false, ""},
-		{"rm -f /tmp/x (not recursive)", none, cmd("rm -f /tmp/x"), Allow, false, ""},
+		{"rm -rf ./node_modules", none, cmd("rm -rf ./node_modules"), Allow, false, ""},
+		{"rm -rf ./node_modules /tmp/x: not the floor, a write outside", none, cmd("rm -rf ./node_modules /tmp/x"), Ask, false, "role workspace"},
+		{"rm -f /tmp/x (not recursive): a write outside", none, cmd("rm -f /tmp/x"), Ask, false, "role workspace"},
 		{"curl to a file", none, cmd("curl -o out.json https://api.github.com/x"), Ask, false, "role workspace"},
 		{"echo > /dev/null", none, cmd("make 2>/dev/null >&2"), Allow, false, ""},
 		{"dd to a file", none, cmd("dd if=/dev/zero of=blob bs=1k count=1"), Allow, false, ""},
