@@ -1,6 +1,7 @@
 package permissions
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -256,6 +257,9 @@ func parseShell(cmd string) parsed {
 			p.inner = append(p.inner, inner...)
 			if len(st.words) > 0 && expands(st.words[0]) {
 				st.opaque = true // no rule can name a program the shell makes up
+			}
+			if len(st.words) > 0 && base(st.words[0]) == "git" && !gitKnown(st.words) {
+				st.opaque = true // an alias from a config file, or a word expanded
 			}
 			if !readsScript(st.words) {
 				// A heredoc fed to another program is its data, but the
@@ -618,6 +622,9 @@ func unwrap(words []string) (_ []string, inner []string, priv string) {
 			return words, []string{strings.Join(words[1:], " ")}, priv
 		case w == "find":
 			return words, findExec(words[1:]), priv
+		case w == "git":
+			words, inner = gitAlias(words)
+			return words, inner, priv
 		case w == "su":
 			for i := 1; i+1 < len(words); i++ {
 				if words[i] == "-c" || words[i] == "--command" {
@@ -638,6 +645,79 @@ func unwrap(words []string) (_ []string, inner []string, priv string) {
 	}
 	return words, nil, priv
 }
+
+// gitAlias is a git command with the aliases its own -c alias.<name>=<value>
+// options define expanded (git -c alias.p=push p is git -c … push), and the
+// shell line of one whose value begins with ! to be read as commands.
+func gitAlias(words []string) (_ []string, inner []string) {
+	for range 8 { // git itself refuses an alias loop
+		aliases := map[string]string{}
+		i := 1
+		for ; i < len(words) && strings.HasPrefix(words[i], "-"); i++ {
+			if words[i] == "-c" && i+1 < len(words) {
+				if k, v, ok := strings.Cut(words[i+1], "="); ok && len(k) > 6 && strings.EqualFold(k[:6], "alias.") {
+					aliases[strings.ToLower(k[6:])] = v
+				}
+			}
+			if gitValued[words[i]] && i+1 < len(words) {
+				i++
+			}
+		}
+		if i >= len(words) || gitCommands[words[i]] { // an alias cannot hide git's own command
+			return words, nil
+		}
+		v, ok := aliases[strings.ToLower(words[i])]
+		if !ok {
+			return words, nil
+		}
+		if line, shell := strings.CutPrefix(v, "!"); shell {
+			return words, []string{strings.Join(append([]string{line}, words[i+1:]...), " ")}
+		}
+		words = slices.Concat(words[:i], strings.Fields(v), words[i+1:])
+	}
+	return words, nil
+}
+
+// gitKnown tells whether what a git command runs can be read from it: no
+// subcommand, one of git's own, or a shell alias its -c defines (read by
+// gitAlias). Anything else is an alias from a config file, a git-<name>
+// program, or a word the shell expands.
+func gitKnown(words []string) bool {
+	args := gitArgs(words[1:])
+	if len(args) == 0 || gitCommands[args[0]] {
+		return true
+	}
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "-c" && strings.HasPrefix(strings.ToLower(words[i+1]), "alias."+strings.ToLower(args[0])+"=!") {
+			return true
+		}
+	}
+	return false
+}
+
+// gitCommands are git's own commands (git --list-cmds=main, and the
+// porcelain installed apart: send-email, svn, p4, gui, …).
+var gitCommands = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range strings.Fields(`add am annotate apply archimport archive backfill bisect blame branch bugreport bundle
+		cat-file check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick citool
+		clean clone column commit commit-graph commit-tree config count-objects credential credential-cache
+		credential-store cvsexportcommit cvsimport cvsserver daemon describe diagnose diff diff-files diff-index
+		diff-pairs diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg
+		for-each-ref for-each-repo format-patch fsck fsck-objects fsmonitor--daemon gc get-tar-commit-id grep gui
+		hash-object help hook http-backend http-fetch http-push imap-send index-pack init init-db instaweb
+		interpret-trailers last-modified log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge
+		merge-base merge-file merge-index merge-one-file merge-tree mergetool mktag mktree multi-pack-index mv
+		name-rev notes p4 pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push quiltimport
+		range-diff read-tree rebase receive-pack reflog refs remote repack replace replay repo request-pull rerere
+		reset restore rev-list rev-parse revert rm send-email send-pack shell shortlog show show-branch show-index
+		show-ref sparse-checkout stage stash status stripspace submodule subtree svn switch symbolic-ref tag
+		unpack-file unpack-objects update-index update-ref update-server-info upload-archive upload-pack var
+		verify-commit verify-pack verify-tag version whatchanged worktree write-tree`) {
+		m[c] = true
+	}
+	return m
+}()
 
 // findExec is the commands find's -exec, -execdir, -ok and -okdir run:
 // the words after each, to its ; or +.
