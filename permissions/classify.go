@@ -8,10 +8,12 @@ import (
 )
 
 // ForCommand classifies a shell command line: exec(the line) first, then
-// exec(each simple command, wrappers dropped), and what its programs are
+// exec(each simple command, wrappers dropped), exec(opaque: …) for a stage
+// whose commands cannot be read from the line, and what its programs are
 // seen to do — net(host) for fetchers, remote shells
 // and package installs, git(…) for git, publish(…) for publishers, write(…)
-// for redirections and tee. Best-effort (see parseShell).
+// for redirections and the files a command names to write (tee, cp, rm, …).
+// Best-effort (see parseShell).
 func ForCommand(cmd string) []Action {
 	out := []Action{{Kind: Exec, Target: cmd}}
 	seen := map[Action]bool{out[0]: true}
