@@ -32,6 +32,10 @@ func markReadOnly(conn *pgx.Conn, err error) {
 
 // readOnly tells an error of a server that takes no writes.
 func readOnly(err error) bool {
+	if err == nil {
+		// The tracers ask of every answer; pe below escapes to the heap.
+		return false
+	}
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "25006" || errors.Is(err, pgconn.ErrReadOnlyConnection)
 }
