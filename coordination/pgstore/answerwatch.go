@@ -43,11 +43,35 @@ var (
 // sentAt is the context key of when a statement or batch was sent.
 type sentAt struct{}
 
+// sentCtx carries when a statement or batch was sent, in one object where
+// context.WithValue made two (its context and the boxed time): the pools
+// trace every statement of every step.
+type sentCtx struct {
+	context.Context
+	at time.Time
+}
+
+func (c *sentCtx) Value(key any) any {
+	if _, ok := key.(sentAt); ok {
+		return c.at
+	}
+	return c.Context.Value(key)
+}
+
+// sentTime is when the statement or batch traced in ctx was sent.
+func sentTime(ctx context.Context) (time.Time, bool) {
+	if c, ok := ctx.(*sentCtx); ok {
+		return c.at, true
+	}
+	t, ok := ctx.Value(sentAt{}).(time.Time)
+	return t, ok
+}
+
 func (t *answerWatch) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	if t.next != nil {
 		ctx = t.next.TraceQueryStart(ctx, conn, data)
 	}
-	return context.WithValue(ctx, sentAt{}, time.Now())
+	return &sentCtx{Context: ctx, at: time.Now()}
 }
 
 func (t *answerWatch) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
@@ -62,7 +86,7 @@ func (t *answerWatch) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data 
 	if bt, ok := t.next.(pgx.BatchTracer); ok {
 		ctx = bt.TraceBatchStart(ctx, conn, data)
 	}
-	return context.WithValue(ctx, sentAt{}, time.Now())
+	return &sentCtx{Context: ctx, at: time.Now()}
 }
 
 func (t *answerWatch) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
@@ -89,7 +113,7 @@ func (t *answerWatch) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pg
 // callers do not tell (Unavailable), nor does a late one of another kind
 // (a cancelled wait, the database's own error).
 func (t *answerWatch) answered(ctx context.Context, err error) {
-	sent, ok := ctx.Value(sentAt{}).(time.Time)
+	sent, ok := sentTime(ctx)
 	if !ok {
 		return
 	}
