@@ -246,3 +246,23 @@ func (r recordingProvider) Step(ctx context.Context, req providers.Request) (pro
 	lastPrompt = req.Prompt
 	return r.p.Step(ctx, req)
 }
+
+// TestAGenerationCutShortStillReportsItsSpend: a call the caller's ctx
+// ended was still paid for (here 150 tokens): the error comes with a set
+// holding its usage, for a session to count it.
+func TestAGenerationCutShortStillReportsItsSpend(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+		cancel()
+		u := providers.Free()
+		u.Input, u.Output = 100, 50
+		return providers.Action{}, u, context.Canceled
+	})
+	set, err := criteria.Generate(ctx, m, criteria.GenerateRequest{Task: "Write a Go function that parses durations", Count: 3})
+	if err == nil {
+		t.Fatalf("a generation whose ctx ended: want an error, got %+v", set)
+	}
+	if set.Usage == nil || set.Usage.Tokens() != 150 {
+		t.Fatalf("a generation cut short reports usage %+v, want the 150 tokens its call spent", set.Usage)
+	}
+}
