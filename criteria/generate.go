@@ -20,14 +20,32 @@ type GenerateRequest struct {
 	Model string // the spec of the provider, recorded in the set
 }
 
+// Call is the first request Generate sends for count criteria of a task of
+// kind (a corrective retry adds the refused reply and what was wrong): a
+// caller bound by a budget prices its worst case from it before asking.
+func Call(task, kind string, count int) providers.Request {
+	// No session, so no seed or alias: the structured fields only
+	// repeat the task, for providers that reason over structure (sim).
+	return providers.Request{
+		Purpose:    providers.PurposeCriteria,
+		System:     generateSystem,
+		Prompt:     generatePrompt(task, kind, count),
+		Tools:      []providers.Tool{submitTool(count)},
+		Task:       task,
+		AgentID:    "criteria",
+		StepNumber: 1,
+	}
+}
+
 // Generate asks one model for criteria specific to a task: one provider call
 // offering a single tool, submit_criteria, whose reply must hold exactly the
 // requested count of valid criteria with one must. An invalid reply gets one
 // corrective retry that names the exact problem; if that is invalid too, or
 // the model cannot be reached, the result is the built-in defaults for the
 // kind, source default, with a note saying why. Only a bad request (empty
-// task, count or kind out of range) or an ended ctx is an error. p must not
-// be nil: with no model at all, use Defaults.
+// task, count or kind out of range) or an ended ctx is an error; after an
+// ended ctx the set holds only Usage, what the calls had spent (it is still
+// paid for). p must not be nil: with no model at all, use Defaults.
 func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (Set, error) {
 	task := strings.TrimSpace(req.Task)
 	if task == "" {
@@ -49,17 +67,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		return s
 	}
 
-	// No session, so no seed or alias: the structured fields only
-	// repeat the task, for providers that reason over structure (sim).
-	call := providers.Request{
-		Purpose:    providers.PurposeCriteria,
-		System:     generateSystem,
-		Prompt:     generatePrompt(task, kind, count),
-		Tools:      []providers.Tool{submitTool(count)},
-		Task:       task,
-		AgentID:    "criteria",
-		StepNumber: 1,
-	}
+	call := Call(task, kind, count)
 	total := providers.Free()
 	var problem string
 	for attempt := 0; attempt < 2; attempt++ {
@@ -68,7 +76,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		total = total.Add(u)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Set{}, fmt.Errorf("criteria generation stopped: %w", ctx.Err())
+				return Set{Usage: &total}, fmt.Errorf("criteria generation stopped: %w", ctx.Err())
 			}
 			return fallback(fmt.Sprintf("%s could not be asked for criteria (%v)", modelName(req.Model), err), &total), nil
 		}

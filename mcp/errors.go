@@ -63,6 +63,7 @@ var fixes = []errorFix{
 	{coordination.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
 	{providers.ErrBadSpec, "bad_model_spec", "name models as backend/model (e.g. openai/gpt-5.4, claude, sim/strong); list_backends shows what is usable here."},
 	{coordination.ErrUnpriced, "unpriced_agent", "use token_budget instead of cost_budget_usd, or name models with a list price (run_team{estimate: true} lists the unpriced agents and spends nothing); the server's operator can give each such agent price_in and price_out in a team file under --teams-dir."},
+	{coordination.ErrCriteriaBudget, "budget_too_small", "the session's budget is what its agents may spend, and a criteria call spends it too: attach criteria you wrote (generate_eval_criteria{criteria}), which cost nothing, or start a new team with a larger cost_budget_usd or token_budget."},
 	{coordination.ErrBudgetTooSmall, "budget_too_small", "raise cost_budget_usd or token_budget, set max_output_tokens on the agents, or use fewer agents; run_team{estimate: true} shows the figures and spends nothing."},
 	{coordination.ErrBadInput, "bad_input", "correct the argument named above and call again."},
 	{context.Canceled, "cancelled", "the request was cancelled; a cancelled session resumes with run_team{session_id} (or by stepping it again)."},
