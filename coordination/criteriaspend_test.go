@@ -165,3 +165,47 @@ func TestACostBudgetRefusesACriteriaModelItCannotPrice(t *testing.T) {
 		t.Fatalf("under a token budget the unpriced model must be asked: %v", err)
 	}
 }
+
+// TestCriteriaSpendBeforeTheSessionIsItsOnceCreated: run --criteria auto
+// writes the criteria before the session exists; the spec carries the
+// call's spend, and the new session's totals hold it once.
+func TestCriteriaSpendBeforeTheSessionIsItsOnceCreated(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	h := coordtest.NewWith(t, nil, coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&calls)})
+	set, err := h.Service.Criteria(ctx, coordination.CriteriaRequest{Task: "What is 17 * 23?", Model: criteriaModel, Count: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.Create(coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{criteriaModel, criteriaModel}, Driver: coordination.DriverStep,
+		Criteria: set.Items, CriteriaUsage: set.Usage})
+	cost, tokens := sessionSpend(t, h.Service, s.ID)
+	if math.Abs(cost-criteriaCallCost) > 1e-9 || tokens != 1200 {
+		t.Fatalf("a session created with criteria written for it spent $%.4f, %d tokens; want $0.30, 1200 tokens (the criteria call's)", cost, tokens)
+	}
+}
+
+// TestCriteriaForATeamNotYetCreatedAreBoundByItsBudgets: criteria written
+// before their session exists (run --criteria auto) are bound by the
+// budgets the team will have: an unpriced model under a cost budget, or a
+// token budget the call's worst case cannot fit, is refused before it is
+// asked.
+func TestCriteriaForATeamNotYetCreatedAreBoundByItsBudgets(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	h := coordtest.NewWith(t, nil, coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&calls)})
+	cost, tokens := 5.0, int64(2000)
+	_, err := h.Service.Criteria(ctx, coordination.CriteriaRequest{Task: "What is 17 * 23?", Model: "openrouter/qwen/qwen3-coder", Count: 3,
+		Team: &coordination.TeamSpec{Rules: coordination.Rules{CostBudgetUSD: &cost}}})
+	if !errors.Is(err, coordination.ErrUnpriced) {
+		t.Errorf("an unpriced criteria model for a team with a cost budget: %v; want it refused as unpriced", err)
+	}
+	_, err = h.Service.Criteria(ctx, coordination.CriteriaRequest{Task: "What is 17 * 23?", Model: criteriaModel, Count: 3,
+		Team: &coordination.TeamSpec{Rules: coordination.Rules{TokenBudget: &tokens}}})
+	if !errors.Is(err, coordination.ErrBudgetTooSmall) || !strings.Contains(err.Error(), "token_budget") {
+		t.Errorf("a criteria call for a team whose token_budget cannot take it: %v; want it refused, naming token_budget", err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the criteria model was called %d times, want 0", n)
+	}
+}
