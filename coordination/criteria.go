@@ -12,27 +12,27 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
-// criteriaUsageRecord is a criteria call's spend u, made by model for a
-// session, as a session usage entry: it counts in the session's tokens,
-// cost and budgets like a cancelled call's. It names no agent (Agents is
-// empty): no agent made it, and an agent could be named "criteria".
-func (svc *Service) criteriaUsageRecord(u providers.Usage, model string) *usageRecord {
-	r := svc.newUsageRecord("", u, "criteria call ("+model+")", nil)
+// criteriaUsageRecord is a criteria call's spend u, made for a session
+// (why says which call), as a session usage entry: it counts in the
+// session's tokens, cost and budgets like a cancelled call's. It names no
+// agent (Agents is empty): no agent made it, and an agent could be named
+// "criteria".
+func (svc *Service) criteriaUsageRecord(u providers.Usage, why string) *usageRecord {
+	r := svc.newUsageRecord("", u, why, nil)
 	if r != nil {
 		r.entry.Agents = nil
 	}
 	return r
 }
 
-// criteriaAffordable refuses a criteria call for s that its budgets cannot
-// pay for: what the session has spent (its ledger, and what an outage keeps
-// from it here) plus the worst case of one call (its prompt and a reply of
-// DefaultEstimateOutputTokens, as a step's estimate assumes for an agent
-// without max_output_tokens) must fit each budget, and under a cost budget
-// the model must be priced (ErrUnpriced, as for an agent: an unpriced call
-// would count as $0 and never be stopped).
-func (svc *Service) criteriaAffordable(ctx context.Context, s *Session, spec providers.Spec, task, kind string, count int) error {
-	r := s.Rules
+// criteriaAffordable refuses a criteria call that a session's budgets (r)
+// cannot pay for: what it has spent (paid: its ledger, and what an outage
+// keeps from it here) plus the worst case of one call (its prompt and a
+// reply of DefaultEstimateOutputTokens, as a step's estimate assumes for
+// an agent without max_output_tokens) must fit each budget, and under a
+// cost budget the model must be priced (ErrUnpriced, as for an agent: an
+// unpriced call would count as $0 and never be stopped).
+func criteriaAffordable(r Rules, agents []Agent, paid spent, spec providers.Spec, task, kind string, count int) error {
 	if !r.budgeted() {
 		return nil
 	}
@@ -40,17 +40,12 @@ func (svc *Service) criteriaAffordable(ctx context.Context, s *Session, spec pro
 	if err != nil {
 		return err
 	}
-	l, err := svc.sessions.ledger(ctx, s.ID)
-	if err != nil {
-		return err
-	}
-	paid := spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
 	call := criteria.Call(task, kind, count)
 	in, out := approxTokens(call.System)+approxTokens(call.Prompt)+toolTokens(call.Tools), int64(DefaultEstimateOutputTokens)
 	// An agent of the team on the same model lends its own price_in and
 	// price_out, as the operator set them for that model.
 	var priced Agent
-	for _, a := range s.Agents {
+	for _, a := range agents {
 		if a.Model == spec.String() {
 			if _, ok := a.rates(); ok {
 				priced = a
@@ -119,6 +114,12 @@ type CriteriaRequest struct {
 	Provided json.RawMessage
 	// SessionID, if set, names a session to attach the criteria to.
 	SessionID string
+	// Team, without SessionID, is the team the criteria are for when its
+	// session does not exist yet (run --criteria auto): its budgets bind a
+	// model's call as the session's would, and its agents' own prices may
+	// price the model. The caller carries the call's spend into the
+	// session (TeamSpec.CriteriaUsage).
+	Team *TeamSpec
 }
 
 // Criteria returns criteria for a task and, with SessionID, attaches them to
@@ -177,11 +178,21 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
 		}
+		if t := req.Team; s == nil && t != nil {
+			if err := criteriaAffordable(t.Rules, t.Agents, spent{}, spec, task, kind, req.Count); err != nil {
+				return criteria.Set{}, err
+			}
+		}
 		gctx := ctx
 		if s != nil {
 			// The call is paid on the session's behalf: its budgets bind
 			// it as they bind a step, checked before the model is asked.
-			if err := svc.criteriaAffordable(ctx, s, spec, task, kind, req.Count); err != nil {
+			l, err := svc.sessions.ledger(ctx, s.ID)
+			if err != nil {
+				return criteria.Set{}, err
+			}
+			paid := spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
+			if err := criteriaAffordable(s.Rules, s.Agents, paid, spec, task, kind, req.Count); err != nil {
 				return criteria.Set{}, err
 			}
 			// The session's cancel, recorded on any replica, stops the
@@ -199,7 +210,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			// Recorded whatever comes of the attach (or of a cancel that
 			// cut the call short): the money is spent either way. The set
 			// still reports it; the session counts it once, from here.
-			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, spec.String()), nil)
+			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, "criteria call ("+spec.String()+")"), nil)
 		}
 		if err != nil {
 			if cause := context.Cause(gctx); ctx.Err() == nil && errors.Is(cause, errCancelled) {

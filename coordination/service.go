@@ -257,6 +257,10 @@ type TeamSpec struct {
 	// without the key (Agent.BaseURLBy). Agents a follow-up turn carries
 	// over keep their own mark.
 	CommandLine bool
+	// CriteriaUsage is what writing Criteria cost before the session
+	// existed (run --criteria auto): paid for the session, so recorded as
+	// its spend once it is created, in its tokens, cost and budgets.
+	CriteriaUsage *providers.Usage
 }
 
 var (
@@ -333,6 +337,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 				}
 				unlock()
 			}
+			svc.recordCriteriaUsage(ctx, have, spec)
 			return have, nil
 		}
 	} else {
@@ -373,7 +378,17 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	}
 	svc.writeStatus(ctx, s, svc.sessions.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
 	unlock()
+	svc.recordCriteriaUsage(ctx, s, spec)
 	return s, nil
+}
+
+// recordCriteriaUsage records, as s's spend, what writing its criteria
+// cost before it was created (TeamSpec.CriteriaUsage). A session joined
+// under its id gets it too: this creation's call was paid for it.
+func (svc *Service) recordCriteriaUsage(ctx context.Context, s *Session, spec TeamSpec) {
+	if u := spec.CriteriaUsage; u != nil {
+		svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*u, "criteria call, before the session was created"), nil)
+	}
 }
 
 // ready stamps s as stored whole (Session.ReadyAt), the last write of its

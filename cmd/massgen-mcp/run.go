@@ -179,11 +179,13 @@ func attachRunCriteria(ctx context.Context, cmd *cobra.Command, f runFlags, svc 
 	if f.criteria == "" {
 		return nil
 	}
-	set, err := teamCriteria(ctx, cmd, svc, f.criteria, spec.Task)
+	set, err := teamCriteria(ctx, cmd, svc, f.criteria, spec)
 	if err != nil {
 		return err
 	}
-	spec.Criteria = set.Items
+	// The call was paid for the session about to be created: Create
+	// records its spend there, in the run's tokens, cost and budgets.
+	spec.Criteria, spec.CriteriaUsage = set.Items, set.Usage
 	if !f.json {
 		fmt.Fprintf(out, "Criteria: %s, %s task%s\n", coordination.Count(len(set.Items), "criterion"), set.Kind, criteriaSource(set))
 	}

@@ -63,8 +63,9 @@ func readTaskFrom(cmd *cobra.Command, file string) (string, error) {
 // model (as the criteria command does), falling back to the built-in
 // criteria for the task's kind; anything else is a file of criteria written
 // by hand, validated and numbered.
-func teamCriteria(ctx context.Context, cmd *cobra.Command, svc *coordination.Service, from, task string) (criteria.Set, error) {
-	req := coordination.CriteriaRequest{Task: task}
+func teamCriteria(ctx context.Context, cmd *cobra.Command, svc *coordination.Service, from string, spec *coordination.TeamSpec) (criteria.Set, error) {
+	// The team's budgets bind the call as its session's would.
+	req := coordination.CriteriaRequest{Task: spec.Task, Team: spec}
 	if from == "auto" {
 		if model, err := backends.FirstModel(ctx); err != nil {
 			req.NoModel = err.Error()
