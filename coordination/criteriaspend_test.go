@@ -209,3 +209,28 @@ func TestCriteriaForATeamNotYetCreatedAreBoundByItsBudgets(t *testing.T) {
 		t.Errorf("the criteria model was called %d times, want 0", n)
 	}
 }
+
+// TestACriteriaCallsRecordShowsNoCredentials: the usage entry names the
+// criteria model as every view does (providers.ShowSpec): a base URL's
+// user info is the operator's proxy credentials, not for the ledger.
+func TestACriteriaCallsRecordShowsNoCredentials(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	h := coordtest.NewWith(t, nil, coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&calls)})
+	s := h.Create(coordination.TeamSpec{Models: []string{criteriaModel, criteriaModel}, Driver: coordination.DriverStep})
+	if _, err := h.Service.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: "vllm/m@https://user:dummy-password@proxy.test/v1", Count: 3, CommandLine: true}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range h.Ledger(s.ID).Session {
+		if e.Kind == coordination.SessionUsage {
+			found = true
+			if strings.Contains(e.Reason, "dummy-password") || !strings.Contains(e.Reason, "vllm/m@https://proxy.test/v1") {
+				t.Errorf("the criteria call's usage entry reads %q; want the model shown without its credentials", e.Reason)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no usage entry for the criteria call")
+	}
+}
