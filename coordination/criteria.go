@@ -210,7 +210,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			// Recorded whatever comes of the attach (or of a cancel that
 			// cut the call short): the money is spent either way. The set
 			// still reports it; the session counts it once, from here.
-			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, "criteria call ("+spec.String()+")"), nil)
+			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, "criteria call ("+providers.ShowSpec(spec.String())+")"), nil)
 		}
 		if err != nil {
 			if cause := context.Cause(gctx); ctx.Err() == nil && errors.Is(cause, errCancelled) {
