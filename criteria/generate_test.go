@@ -266,3 +266,27 @@ func TestAGenerationCutShortStillReportsItsSpend(t *testing.T) {
 		t.Fatalf("a generation cut short reports usage %+v, want the 150 tokens its call spent", set.Usage)
 	}
 }
+
+// A base URL's credentials in the criteria model's spec never reach the set
+// a caller gets back (its model, its note): the set goes to MCP clients and
+// into session files, as the spec shown everywhere else does.
+func TestASetNamesItsModelWithoutTheBaseURLsCredentials(t *testing.T) {
+	const spec = "openai/gpt-5@https://dummy-user:dummy-pass-not-a-key@proxy.example/v1?code=dummy-code-not-a-key"
+	for name, replies := range map[string][]any{
+		"generated": {submit(map[string]any{"criteria": goodItems(3)})},
+		"fell back": {&providers.Error{Class: providers.ClassAuth, Message: "refused"}},
+	} {
+		set, err := criteria.Generate(context.Background(), &fakeModel{replies: replies}, criteria.GenerateRequest{Task: "Write a haiku about Go", Count: 3, Model: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"dummy-user", "dummy-pass-not-a-key", "dummy-code-not-a-key"} {
+			if strings.Contains(set.Model, secret) || strings.Contains(set.Note, secret) {
+				t.Errorf("%s: the set shows %q: model %q, note %q", name, secret, set.Model, set.Note)
+			}
+		}
+		if !strings.HasPrefix(set.Model, "openai/gpt-5@https://proxy.example/v1") {
+			t.Errorf("%s: model = %q, want the spec shown without its credentials", name, set.Model)
+		}
+	}
+}
