@@ -17,7 +17,7 @@ type GenerateRequest struct {
 	Task  string
 	Kind  string // one of Kinds(); "" guesses from the task (Classify)
 	Count int    // MinGenerated to MaxGenerated; 0 means DefaultCount
-	Model string // the spec of the provider, recorded in the set
+	Model string // the spec of the provider, recorded in the set as ShowSpec shows it
 }
 
 // Call is the first request Generate sends for count criteria of a task of
@@ -62,7 +62,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 	fallback := func(why string, usage *providers.Usage) Set {
 		s := DefaultsFor(task, kind, count)
 		s.KindReason = kindWhy
-		s.Model, s.Usage = req.Model, usage
+		s.Model, s.Usage = providers.ShowSpec(req.Model), usage
 		s.Note = why + fmt.Sprintf("; these are the built-in criteria for %s tasks", kind)
 		return s
 	}
@@ -84,7 +84,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		if perr == nil {
 			// A model may still rate an explicit demand could: the must says it.
 			items = withDemands(items, Demands(task), false)
-			return Set{Items: items, Aspiration: aspiration, Source: SourceGenerated, Kind: kind, KindReason: kindWhy, Model: req.Model, Usage: &total}, nil
+			return Set{Items: items, Aspiration: aspiration, Source: SourceGenerated, Kind: kind, KindReason: kindWhy, Model: providers.ShowSpec(req.Model), Usage: &total}, nil
 		}
 		problem = strings.TrimPrefix(perr.Error(), ErrInvalid.Error()+": ")
 		call.History = append(call.History, providers.Turn{Reply: act, Problem: correction(problem, count)})
@@ -92,11 +92,13 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 	return fallback(fmt.Sprintf("%s replied with invalid criteria twice (%s)", modelName(req.Model), problem), &total), nil
 }
 
+// modelName is the spec as views show it: a set and its note reach MCP
+// clients and session files, never a base URL's credentials.
 func modelName(spec string) string {
 	if spec == "" {
 		return "the model"
 	}
-	return spec
+	return providers.ShowSpec(spec)
 }
 
 // correction is what the model is told when its reply is refused.
