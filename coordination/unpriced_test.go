@@ -200,3 +200,26 @@ func TestAnAgentsOwnPricesAreCheckedAtCreate(t *testing.T) {
 		}
 	}
 }
+
+// TestAnOperatorsPricesPriceASelfHostedAgent: a self-hosted backend costs
+// a known $0 because the server is taken to be the operator's own; an
+// operator who gives such an agent price_in/price_out (a vllm URL that is
+// a paid endpoint) says otherwise, and the estimate uses those prices,
+// where before it kept the $0 and the prices did nothing.
+func TestAnOperatorsPricesPriceASelfHostedAgent(t *testing.T) {
+	h := coordtest.New(t, nil)
+	est, err := h.Service.Estimate(coordination.TeamSpec{Task: "What is 17 * 23?", Agents: []coordination.Agent{
+		{Model: "vllm/Qwen/Qwen3-8B", PriceIn: new(2.0), PriceOut: new(10.0), MaxOutputTokens: 1000},
+		{Model: "ollama/llama3.1:8b"}},
+		Rules: coordination.Rules{CostBudgetUSD: new(1.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priced, free := est.Agents[0], est.Agents[1]
+	if priced.CostUSD == nil || *priced.CostUSD < 1000*10.0/1e6 || !priced.OwnPrices {
+		t.Errorf("the priced vllm agent: %s; want its own prices (at least $0.01 for 1,000 output tokens at $10 per 1M), marked own_prices", coordtest.JSON(priced))
+	}
+	if free.CostUSD == nil || *free.CostUSD != 0 || free.OwnPrices {
+		t.Errorf("the unpriced ollama agent: %s; want a known $0", coordtest.JSON(free))
+	}
+}

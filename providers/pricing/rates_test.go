@@ -27,7 +27,7 @@ func TestWithRatesPricesOnlyWhatWouldBeUnknown(t *testing.T) {
 		req.Spend.Used(providers.Usage{Input: 1_000_000, CostUSD: usd(0.75)})
 		return providers.Action{}, providers.Usage{Input: 1_000_000, Output: 100_000}, nil
 	})
-	_, u, err := WithRates(loop, r).Step(context.Background(), providers.Request{Spend: spend})
+	_, u, err := WithRates(loop, "openrouter", r).Step(context.Background(), providers.Request{Spend: spend})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestWithRatesPricesOnlyWhatWouldBeUnknown(t *testing.T) {
 	if len(heard) != 2 || heard[0] == nil || !near(*heard[0], 2) || heard[1] == nil || *heard[1] != 0.75 {
 		t.Errorf("the Spend heard %v, %v; want $2 at the rates, then the adapter's own $0.75", deref(heard[0]), deref(heard[1]))
 	}
-	_, u, _ = WithRates(Priced(fixed{u: providers.Usage{Input: 1_000_000}}, "openai", "gpt-5-mini"), r).Step(context.Background(), providers.Request{})
+	_, u, _ = WithRates(Priced(fixed{u: providers.Usage{Input: 1_000_000}}, "openai", "gpt-5-mini"), "openai", r).Step(context.Background(), providers.Request{})
 	if u.CostUSD == nil || !near(*u.CostUSD, 0.25) {
 		t.Errorf("a listed model cost %v; want its table price, $0.25", deref(u.CostUSD))
 	}
