@@ -240,9 +240,10 @@ func unpricedProblem(s *Session, ids []string) string {
 }
 
 // worstCost prices a call at list prices: the price table for a backend's
-// model (a self-hosted one's at $0), else the agent's own price_in and
-// price_out (own); a sim's own price_in/price_out (free without them); a
-// person's answer costs nothing. ok is false when nothing prices it.
+// model (a self-hosted one's at $0, unless the agent has its own prices),
+// else the agent's own price_in and price_out (own); a sim's own
+// price_in/price_out (free without them); a person's answer costs nothing.
+// ok is false when nothing prices it.
 func worstCost(sp providers.Spec, a Agent, in, out int64) (c float64, own, ok bool) {
 	if sp.Backend == "human" {
 		return 0, false, true
@@ -253,10 +254,16 @@ func worstCost(sp providers.Spec, a Agent, in, out int64) (c float64, own, ok bo
 		return float64(in)*pIn/1e6 + float64(out)*pOut/1e6, false, true
 	}
 	u := providers.Usage{Input: in, Output: out}
+	r, rated := a.rates()
+	// A self-hosted backend's $0 assumes the operator's own server; its
+	// own prices say somebody bills it, as pricing.WithRates has it.
+	if rated && providers.SelfHosted(sp.Backend) {
+		return r.Cost(u), true, true
+	}
 	if c := pricing.Cost(sp.Backend, sp.Model, u); c != nil {
 		return *c, false, true
 	}
-	if r, ok := a.rates(); ok {
+	if rated {
 		return r.Cost(u), true, true
 	}
 	return 0, false, false

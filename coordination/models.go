@@ -63,7 +63,7 @@ func (ms *models) agent(a Agent) (providers.Provider, error) {
 		return nil, err
 	}
 	if rated {
-		p = pricing.WithRates(p, r)
+		p = pricing.WithRates(p, sp.Backend, r)
 	}
 	ms.byAgent.Put(k, p)
 	return p, nil

@@ -19,17 +19,22 @@ func (r Rates) Cost(u providers.Usage) float64 {
 	return (float64(max(u.Input, 0))*r.Input + float64(max(u.Output, u.Reasoning, 0))*r.Output) / 1e6
 }
 
-// WithRates wraps a provider so that a usage it returns, or reports to the
-// request's Spend, without a cost is priced at r. A cost already there —
-// the adapter's own, or the table's (Priced) — stands: r prices only what
-// would otherwise be unknown, which a cost budget could not bound.
-func WithRates(p providers.Provider, r Rates) providers.Provider {
-	return &rated{p: p, r: r}
+// WithRates wraps a provider of backend so that a usage it returns, or
+// reports to the request's Spend, without a cost is priced at r. A cost
+// already there — the adapter's own, or the table's (Priced) — stands: r
+// prices only what would otherwise be unknown, which a cost budget could
+// not bound. A self-hosted backend's $0 is the exception: it assumes the
+// server is the operator's own, and an operator who prices it says that
+// somebody bills its tokens (a paid endpoint behind VLLM_BASE_URL).
+func WithRates(p providers.Provider, backend string, r Rates) providers.Provider {
+	return &rated{p: p, r: r, always: providers.SelfHosted(backend)}
 }
 
 type rated struct {
 	p providers.Provider
 	r Rates
+	// always prices every usage at r: a self-hosted backend's.
+	always bool
 }
 
 func (w *rated) Step(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
@@ -43,7 +48,7 @@ func (w *rated) Step(ctx context.Context, req providers.Request) (providers.Acti
 }
 
 func (w *rated) price(u providers.Usage) providers.Usage {
-	if u.CostUSD == nil {
+	if u.CostUSD == nil || w.always {
 		c := w.r.Cost(u)
 		u.CostUSD = &c
 	}
