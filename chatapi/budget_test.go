@@ -54,3 +54,34 @@ func TestABudgetTheTeamCannotMeetIsRefusedInTheChatClientsTerms(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryBudgetProblemReachesTheChatClient: a team whose cost budget
+// cannot price an agent and whose token budget cannot pay for a round is
+// refused naming both problems, each without the advice meant for a
+// caller who sets budgets; before, the message was cut at the first
+// problem's advice, losing the token budget's.
+func TestEveryBudgetProblemReachesTheChatClient(t *testing.T) {
+	t.Setenv("OPENROUTER_API_KEY", "dummy-key-not-a-key")
+	s := serveTeams(t, mcp.Options{}, mcp.HTTPOptions{}, nil, map[string]string{
+		"both.yaml": "agents: [{model: 'openrouter/qwen/qwen3-coder'}, {model: 'sim'}]\nrules: {cost_budget_usd: 1, token_budget: 10}\n",
+	})
+	c := s.client(tokenA)
+	_, err := c.Chat.Completions.New(context.Background(), ask("massgen/both", "What is 6 * 7?"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("error %v, want an API error", err)
+	}
+	if apiErr.Code != "unpriced_agent" {
+		t.Errorf("code %q, want unpriced_agent", apiErr.Code)
+	}
+	for _, want := range []string{"openrouter/qwen/qwen3-coder", "a token budget of 10 cannot pay for one round", "team file both.yaml"} {
+		if !strings.Contains(apiErr.Message, want) {
+			t.Errorf("message %q lacks %q", apiErr.Message, want)
+		}
+	}
+	for _, not := range []string{"use token_budget instead", "have the operator give", "raise the budget"} {
+		if strings.Contains(apiErr.Message, not) {
+			t.Errorf("message %q says %q, advice for a caller who sets budgets", apiErr.Message, not)
+		}
+	}
+}
