@@ -72,7 +72,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 			return spec, err
 		},
 	})
-	if refused := h.budgetRefusal(ctx, svc, err, team); refused != nil {
+	if refused := h.budgetRefusal(svc, err, team); refused != nil {
 		fail(refused)
 		return
 	}

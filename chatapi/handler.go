@@ -175,22 +175,23 @@ func (h *Handler) noDefaultTeam(svc *coordination.Service) error {
 // a chat client cannot: the team file (or the default team) is the
 // operator's, so the message says what the operator can change there and
 // what the client can do now, another team.
-func (h *Handler) budgetRefusal(ctx context.Context, svc *coordination.Service, err error, team string) *httpError {
+func (h *Handler) budgetRefusal(svc *coordination.Service, err error, team string) *httpError {
+	var be *coordination.BudgetError
+	if !errors.As(err, &be) {
+		return nil
+	}
 	var code, fix string
-	switch {
-	case errors.Is(err, coordination.ErrUnpriced):
+	switch be.Cause {
+	case coordination.ErrUnpriced:
 		code, fix = "unpriced_agent", "give the agent price_in and price_out (USD per 1M tokens), or set token_budget instead of cost_budget_usd"
-	case errors.Is(err, coordination.ErrBudgetTooSmall):
+	case coordination.ErrBudgetTooSmall:
 		code, fix = "budget_too_small", "raise cost_budget_usd or token_budget, set max_output_tokens on the agents, or use fewer agents"
 	default:
 		return nil
 	}
-	fact := strings.TrimPrefix(svc.ShownError(ctx, err), coordination.ErrBadInput.Error()+": ")
-	for _, advice := range []string{" (raise the budget", "; use token_budget instead"} {
-		if i := strings.Index(fact, advice); i >= 0 {
-			fact = fact[:i]
-		}
-	}
+	// The facts without the core's advice, which is for a caller who sets
+	// the budget.
+	fact := svc.HidePaths(be.Cause.Error() + ": " + strings.Join(be.Facts, "; "))
 	where := fmt.Sprintf("the team file %s.yaml under --teams-dir", team)
 	if team == "" {
 		where = "the server's default team"

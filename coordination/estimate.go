@@ -85,6 +85,8 @@ type Estimate struct {
 	// Problem says why the budget cannot pay for one round or cannot bound
 	// an unpriced agent; "" when it can or when no budget is set.
 	Problem string `json:"problem,omitempty"`
+	// facts are Problem's parts without their advice (BudgetError.Facts).
+	facts []string
 }
 
 // Estimate checks a team spec as Create would, but for keys and installed
@@ -136,7 +138,7 @@ func estimateSession(s *Session) Estimate {
 		e.RoundCostUSD += *ae.CostUSD
 		e.SessionCostUSD += *ae.SessionCostUSD
 	}
-	e.Problem = e.problem(s, len(workers))
+	e.Problem, e.facts = e.problem(s, len(workers))
 	return e
 }
 
@@ -174,23 +176,26 @@ func estimateAgent(s *Session, st *State, a Agent, workers int) AgentEstimate {
 }
 
 // problem says why the budgets cannot pay for one round or bound an
-// unpriced agent, or "".
-func (e Estimate) problem(s *Session, workers int) string {
+// unpriced agent, or "", and its facts: the same without the advice.
+func (e Estimate) problem(s *Session, workers int) (string, []string) {
 	team := "these " + Count(workers, "agent")
 	if workers == 1 {
 		team = "this agent"
 	}
-	var out []string
+	var out, facts []string
 	if e.unbounded() {
-		out = append(out, unpricedProblem(s, e.Unpriced))
+		fact, advice := unpricedProblem(s, e.Unpriced)
+		out, facts = append(out, fact+"; "+advice), append(facts, fact)
 	}
 	if b := e.CostBudgetUSD; b != nil && e.RoundCostUSD > *b {
-		out = append(out, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s %s in the worst case", Dollars(*b), team, Dollars(e.RoundCostUSD), e.PricedAt()))
+		facts = append(facts, fmt.Sprintf("a cost budget of $%s cannot pay for one round of %s: about $%s %s in the worst case", Dollars(*b), team, Dollars(e.RoundCostUSD), e.PricedAt()))
+		out = append(out, facts[len(facts)-1])
 	}
 	if b := e.TokenBudget; b != nil && e.RoundTokens > *b {
-		out = append(out, fmt.Sprintf("a token budget of %d cannot pay for one round of %s: about %d tokens in the worst case", *b, team, e.RoundTokens))
+		facts = append(facts, fmt.Sprintf("a token budget of %d cannot pay for one round of %s: about %d tokens in the worst case", *b, team, e.RoundTokens))
+		out = append(out, facts[len(facts)-1])
 	}
-	return strings.Join(out, "; ")
+	return strings.Join(out, "; "), facts
 }
 
 // PricedAt says what priced the dollar figures: list prices, and the
@@ -223,9 +228,10 @@ func Dollars(v float64) string {
 // unbounded says the team has a cost budget and an agent it cannot price.
 func (e Estimate) unbounded() bool { return e.CostBudgetUSD != nil && len(e.Unpriced) > 0 }
 
-// unpricedProblem names the unpriced agents, their models, and the ways
-// out, for the operator (a team file) and for a client (token_budget).
-func unpricedProblem(s *Session, ids []string) string {
+// unpricedProblem names the unpriced agents and their models (fact), and
+// the ways out (advice), for the operator (a team file) and for a client
+// (token_budget).
+func unpricedProblem(s *Session, ids []string) (fact, advice string) {
 	named := make([]string, len(ids))
 	for i, id := range ids {
 		a, _ := s.Agent(id)
@@ -235,8 +241,8 @@ func unpricedProblem(s *Session, ids []string) string {
 	if len(named) > 1 {
 		what, its, it, each = "agents "+strings.Join(named, ", ")+" have", "their", "them", "each"
 	}
-	return fmt.Sprintf("%s no price here (no list price, not self-hosted, no price_in/price_out), so a cost budget would count %s spend as $0 and never stop %s; "+
-		"use token_budget instead of cost_budget_usd, or have the operator give %s price_in and price_out (USD per 1M tokens) in a team file", what, its, it, each)
+	return fmt.Sprintf("%s no price here (no list price, not self-hosted, no price_in/price_out), so a cost budget would count %s spend as $0 and never stop %s", what, its, it),
+		fmt.Sprintf("use token_budget instead of cost_budget_usd, or have the operator give %s price_in and price_out (USD per 1M tokens) in a team file", each)
 }
 
 // worstCost prices a call at list prices: the price table for a backend's
@@ -284,16 +290,36 @@ func toolTokens(ts []providers.Tool) int64 {
 
 // Err is the refusal of a team whose cost budget cannot bound one of its
 // agents (ErrUnpriced) or whose budget cannot pay for one round
-// (ErrBudgetTooSmall), each wrapping ErrBadInput; or nil.
+// (ErrBudgetTooSmall), a *BudgetError; or nil.
 func (e Estimate) Err() error {
 	if e.Problem == "" {
 		return nil
 	}
 	if e.unbounded() {
-		return fmt.Errorf("%w: %w: %s", ErrBadInput, ErrUnpriced, e.Problem)
+		return &BudgetError{Cause: ErrUnpriced, Facts: e.facts, text: e.Problem}
 	}
-	return fmt.Errorf("%w: %w: %s (raise the budget, set max_output_tokens on the agents, or use fewer agents; an estimate spends nothing)", ErrBadInput, ErrBudgetTooSmall, e.Problem)
+	return &BudgetError{Cause: ErrBudgetTooSmall, Facts: e.facts,
+		text: e.Problem + " (raise the budget, set max_output_tokens on the agents, or use fewer agents; an estimate spends nothing)"}
 }
+
+// BudgetError is the refusal of a team whose cost budget cannot price an
+// agent or whose budget cannot pay for one round: it wraps ErrBadInput and
+// Cause (ErrUnpriced or ErrBudgetTooSmall). Its text advises a caller who
+// sets the budget; Facts say each problem without that advice, for a
+// surface whose callers cannot set it (a chat client, whose team file is
+// the operator's), which words its own from them.
+type BudgetError struct {
+	Cause error
+	Facts []string
+	text  string
+}
+
+func (e *BudgetError) Error() string {
+	return ErrBadInput.Error() + ": " + e.Cause.Error() + ": " + e.text
+}
+
+// Unwrap lets errors.Is find ErrBadInput and the cause.
+func (e *BudgetError) Unwrap() []error { return []error{ErrBadInput, e.Cause} }
 
 // checkBudgetAffordsARound refuses a new team whose budget cannot pay for
 // one round in the worst case, or whose cost budget cannot price one of
