@@ -148,6 +148,11 @@ func NewSession(id string, agents ...string) *coordination.Session {
 			ag.SystemMessage = "You are a careful checker."
 			ag.Temperature = ptr(0.3)
 		}
+		if i == 1 {
+			// An operator's prices, a zero among them: a resumed run
+			// prices the agent as the first did only if both come back.
+			ag.PriceIn, ag.PriceOut = ptr(0.0), ptr(1.25)
+		}
 		s.Agents = append(s.Agents, ag)
 		s.Aliases[a] = len(agents) - i
 	}
