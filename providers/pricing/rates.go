@@ -13,7 +13,8 @@ type Rates struct {
 }
 
 // Cost prices a usage at the rates: every input token, cached or not, at
-// Input (no cache price was given, so this is the upper bound) and every
+// Input (no cache price was given: above a cache read's price, but below a
+// cache write's, which Anthropic bills at 1.25-2 times input) and every
 // output token at Output, reasoning being part of output as in Cost.
 func (r Rates) Cost(u providers.Usage) float64 {
 	return (float64(max(u.Input, 0))*r.Input + float64(max(u.Output, u.Reasoning, 0))*r.Output) / 1e6
