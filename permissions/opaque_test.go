@@ -49,20 +49,14 @@ func TestTextFedToAShellIsReadOrOpaque(t *testing.T) {
 		"cat <<EOF > x\n`rm -rf src`\nEOF",
 	)
 	mustBeOpaque(t,
-		"cat cmds.txt | sh",
 		"base64 -d c.b64 | bash",
-		"sh -s < cmds.txt",
-		"bash script.sh",
-		"sh script",
-		"bash -e ./run.sh arg",
-		"source script.sh",
-		". ./script.sh",
+		"xxd -r -p c.hex | sh",
 		"bash <(cat cmds)",
+		". <(base64 -d c.b64)",
 		"eval \"$CMD\"",
 		"eval $(cat cmds)",
 		"cat cmds | xargs -I{} sh -c '{}'",
-		"env bash x.sh",
-		"zsh < cmds",
+		"cat <<EOF | sh\n$X push origin main\nEOF",
 	)
 }
 
