@@ -32,8 +32,9 @@ func mustBeOpaque(t *testing.T, cmds ...string) {
 
 // Text fed to a shell is read as commands where it is literal (a heredoc's
 // or here-string's body, eval's and sh -c's argument, echo's or printf's
-// words piped in); where it is not knowable (another program's output, a
-// script file) the stage is opaque.
+// words piped in); where it is not knowable (another program's output) the
+// stage is opaque. A script file is not opaque: it is run as ./x.sh is
+// (TestOrdinaryWorkIsNotAsked).
 func TestTextFedToAShellIsReadOrOpaque(t *testing.T) {
 	mustDeny(t, denyPushRm,
 		"bash <<EOF\ngit push origin main\nEOF",

@@ -73,8 +73,8 @@ func RiskOf(a Action) Risk {
 }
 
 // Opaque begins the target of exec(opaque: <command>), a stage whose
-// commands cannot be read from its line (a shell reading a script file or
-// another program's output, a program word the shell expands): external,
+// commands cannot be read from its line (a shell reading another
+// program's output, a program word the shell expands): external,
 // so asked, whatever rule names the command it hides.
 const Opaque = "opaque: "
 

@@ -12,8 +12,8 @@ import (
 // redirections, heredocs and here-strings, $(…), `…` and <(…) (their
 // insides are read as commands too), and the wrappers that run another
 // program (sudo, env, nohup, time, nice, timeout, bash -c, eval). What it
-// cannot read — a shell reading a script or a pipe, a program word the
-// shell expands — it marks opaque. It is not a shell: a command can hide
+// cannot read — a shell reading another program's output, a program word
+// the shell expands — it marks opaque. It is not a shell: a command can hide
 // what it does (a script it wrote and runs by path), which is why the
 // sandbox, not this, is what confines a command.
 
@@ -30,7 +30,8 @@ type stage struct {
 	// here is the text of its heredocs and here-strings (<<EOF, <<<).
 	here []heredoc
 	// opaque tells that what the stage runs cannot be read from the line:
-	// a shell reading a script file or another program's output.
+	// a shell reading another program's output, a program word the shell
+	// expands, a git subcommand that is not git's own.
 	opaque bool
 }
 
@@ -273,14 +274,19 @@ func parseShell(cmd string) parsed {
 			}
 			// A shell that runs no -c line reads its commands from a
 			// script or its input: a heredoc's or here-string's literal
-			// text is read; a file or another program's output cannot be,
-			// and the stage is opaque. echo's or printf's words or cat's
-			// heredoc piped in are read too, so what a rule names in them
-			// still matches (the stage stays opaque: its input is a pipe).
+			// text is read. A script file (sh x.sh, source f, sh < f, cat
+			// f | sh) is run as ./x.sh is, local: what it holds is no more
+			// hidden than a script run by its path, so asking for it would
+			// only stall ordinary work (a virtualenv's activate). Another
+			// program's output (base64 -d x | sh, sh <(…)) is text made to
+			// be unreadable, and the stage is opaque. echo's or printf's
+			// words or cat's heredoc piped in are read too, so what a rule
+			// names in them still matches; echo's and printf's stay opaque,
+			// as a shell's echo or a format may decode escapes.
 			for _, h := range st.here {
 				p.inner = append(p.inner, h.text)
 			}
-			if scriptOperand(st.words) || len(st.here) == 0 || len(st.in) > 0 {
+			if substituted(st.words) || (len(st.here) == 0 && i > 0 && !scriptOperand(st.words) && base(firstWord(pl[i-1])) != "cat") {
 				st.opaque = true
 			}
 			if i > 0 && len(pl[i-1].words) > 0 {
@@ -518,6 +524,25 @@ func scriptOperand(words []string) bool {
 		}
 	}
 	return false
+}
+
+// substituted tells whether a shell's (or source's) script is another
+// program's output, a process substitution: sh <(…), source <(…).
+func substituted(words []string) bool {
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "<(") {
+			return true
+		}
+	}
+	return false
+}
+
+// firstWord is a stage's program word, "" for none.
+func firstWord(st stage) string {
+	if len(st.words) == 0 {
+		return ""
+	}
+	return st.words[0]
 }
 
 // closing is the index of the ')' that closes the '(' at open.
