@@ -47,17 +47,21 @@ func floorCommand(cmd string) (string, bool) {
 	if name == "" {
 		// A shell fed a command substitution that fetches: bash -c "$(curl …)",
 		// bash <(curl …), eval "$(wget -O- …)".
+		// Whether a shell is there is asked once, not per stage: each
+		// inner line read once keeps a giant line's decision linear.
 		p := parseShell(cmd)
+		shell := false
 		for _, pl := range p.pipelines {
 			for _, st := range pl {
-				if len(st.words) == 0 || !(interpreters[base(st.words[0])] || st.words[0] == "eval") {
-					continue
+				if len(st.words) > 0 && (interpreters[base(st.words[0])] || st.words[0] == "eval") {
+					shell = true
 				}
-				for _, in := range p.inner {
-					if fetches(in) {
-						name = "running code fetched from the network (curl | sh)"
-					}
-				}
+			}
+		}
+		for _, in := range p.inner {
+			if shell && fetches(in) {
+				name = "running code fetched from the network (curl | sh)"
+				break
 			}
 		}
 	}

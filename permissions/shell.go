@@ -108,6 +108,7 @@ func parseShell(cmd string) parsed {
 		pl = nil
 	}
 	rs := []rune(cmd)
+	noNL := len(rs) // where the line has no newline left, as cutHeredoc found
 	for i := 0; i < len(rs); i++ {
 		c := rs[i]
 		switch {
@@ -229,7 +230,7 @@ func parseShell(cmd string) parsed {
 				i += 2
 				redir = redirHere
 			case i+1 < len(rs) && rs[i+1] == '<':
-				rs, i = cutHeredoc(rs, i, &st)
+				rs, i = cutHeredoc(rs, i, &st, &noNL)
 			case i+1 < len(rs) && (rs[i+1] == '&' || rs[i+1] == '>'): // <&3, <> file
 				i++
 				for i+1 < len(rs) && (rs[i+1] == '-' || (rs[i+1] >= '0' && rs[i+1] <= '9')) {
@@ -394,8 +395,9 @@ func ansiC(rs []rune) string {
 // is not expanded) and its body, the lines after the current one up to
 // the delimiter's. The body goes to st.here and is cut from the line,
 // which then goes on after the delimiter word; it returns the line and the
-// index of that word's last rune.
-func cutHeredoc(rs []rune, i int, st *stage) ([]rune, int) {
+// index to go on after (the runes before it are no longer the line's).
+// noNL is where the line holds no newline to its end, as found before.
+func cutHeredoc(rs []rune, i int, st *stage, noNL *int) ([]rune, int) {
 	j := i + 2
 	strip := j < len(rs) && rs[j] == '-' // <<- drops the lines' leading tabs
 	if strip {
@@ -426,8 +428,14 @@ func cutHeredoc(rs []rune, i int, st *stage) ([]rune, int) {
 	}
 	end := j - 1
 	nl := j
-	for nl < len(rs) && rs[nl] != '\n' {
+	for nl < len(rs) && nl < *noNL && rs[nl] != '\n' {
 		nl++
+	}
+	if nl >= *noNL {
+		nl = len(rs)
+	}
+	if nl >= len(rs) {
+		*noNL = min(*noNL, j) // no newline from here on: not sought again
 	}
 	if delim.Len() == 0 || nl >= len(rs) {
 		return rs, end
@@ -451,8 +459,13 @@ func cutHeredoc(rs []rune, i int, st *stage) ([]rune, int) {
 		body = append(body, line)
 	}
 	st.here = append(st.here, heredoc{text: strings.Join(body, "\n"), expand: !quoted})
-	out := append(append(make([]rune, 0, len(rs)), rs[:nl+1]...), rs[stop:]...)
-	return out, end
+	// The rest of the line moves up to the body's end, in place, rather
+	// than the line after the body down to it: the reading never looks
+	// back, and a line of many heredocs stays linear to read.
+	rest := rs[end+1 : nl+1]
+	at := stop - len(rest)
+	copy(rs[at:stop], rest)
+	return rs, at - 1
 }
 
 // substitutions are the command lines of the $(…) and `…` in a text the
