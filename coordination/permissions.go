@@ -77,6 +77,9 @@ type guard struct {
 	step    int
 	lease   int64 // the step lease's version (its claim); 0: none
 	rules   permissions.Rules
+	// sandboxed tells that run_command runs in the sandbox, whose
+	// /workspace is the workspace and /tmp scratch (permissions.Sandboxed).
+	sandboxed bool
 }
 
 // decide decides what one call would do, gets an ask answered, and records
@@ -318,6 +321,9 @@ func (b *guardedToolbox) Call(ctx context.Context, name string, args json.RawMes
 		return b.inner.Call(ctx, name, args) // not offered: refused there, nothing to decide
 	}
 	actions := permissions.ForTool(name, args)
+	if name == permissions.ToolRunCommand && b.g.sandboxed {
+		actions = permissions.Sandboxed(actions)
+	}
 	if n, ok := b.inner.(providers.MCPNamer); ok {
 		// Rules name a server's tool by its own name, which the offered
 		// one may not spell (characters replaced, cut, hashed); first, so

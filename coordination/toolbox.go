@@ -85,7 +85,8 @@ func (svc *Service) stepKit(ctx context.Context, s *Session, st *State, v *view,
 	if ag.Tools != nil {
 		set = *ag.Tools
 	}
-	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, lease: claim.leaseVersion(), rules: svc.agentRules(ag)}
+	g := &guard{svc: svc, session: s.ID, agent: v.Agent, step: step, lease: claim.leaseVersion(), rules: svc.agentRules(ag),
+		sandboxed: !set.NoSandbox}
 	k := &stepKit{max: s.Rules.MaxToolCallsPerStep, web: set.WebSearch && g.webSearchAllowed(ctx), spend: svc.runs.openSpend(ctx, s, st, lock, svc.log), guard: g,
 		triedBefore: claim.before(st.Agent(v.Agent)), callsBefore: svc.callsBefore(ctx, s.ID, v.Agent, step, claim)}
 	k.budget = tokensLeft(s, st)

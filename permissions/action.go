@@ -3,6 +3,7 @@ package permissions
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -115,4 +116,24 @@ func ParseAction(s string) (Action, error) {
 		return Action{}, fmt.Errorf("action %q has kind %q; kinds are read, write, exec, net, mcp, git, publish", s, k)
 	}
 	return Action{Kind: k, Target: s[open+1 : len(s)-1]}, nil
+}
+
+// Sandboxed are a command's actions as it runs in the sandbox, where
+// /workspace is the workspace and /tmp is scratch that vanishes with the
+// sandbox (TMPDIR=/tmp): a write to /workspace/… is dropped, its relative
+// name (which shellPaths also gives) standing for it, and so is a write
+// under /tmp, so neither is asked as a write outside. Unconfined (sandbox:
+// none) both are the host's, so the actions ForCommand gives stand.
+func Sandboxed(actions []Action) []Action {
+	return slices.DeleteFunc(slices.Clone(actions), func(a Action) bool {
+		if a.Kind != Write {
+			return false
+		}
+		for _, dir := range []string{"/workspace", "/tmp"} {
+			if a.Target == dir || strings.HasPrefix(a.Target, dir+"/") {
+				return true
+			}
+		}
+		return false
+	})
 }
