@@ -32,8 +32,9 @@ var onTheNetwork = []string{
 	"source .venv/bin/activate && pip install -r requirements.txt",
 }
 
-// askedOnPurpose are lines the workspace role asks, and why: a write to
-// /tmp is outside the workspace (under sandbox: none it is the host's);
+// askedOnPurpose are lines the workspace role asks, and why: unconfined
+// (sandbox: none), a write to /tmp is the host's, outside the workspace
+// (in the sandbox it is scratch: TestASandboxedCommandsWorkspaceAndScratchWritesAreLocal);
 // a shell fed another program's output, or echo's and printf's text (which
 // a shell's echo may decode), cannot be read; a git subcommand that is not
 // git's own may be an alias from a config file (git lfs among them: its
