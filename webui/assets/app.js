@@ -177,7 +177,11 @@ function noFinalAnswer(st) {
     case "interrupted": return `No final answer: the run was interrupted${again}.`;
     case "failed": return `No final answer: the run ended with ${st.stop_reason || "a failure"}${again}.`;
   }
-  return `No final answer: the run ended ${st.status}${st.stop_reason ? ` (${st.stop_reason})` : ""}.`;
+  const why = st.stop_reason ? ` (${st.stop_reason})` : "";
+  // A finished run without one (a timeout nobody answered in) reads as
+  // finishing, not as "ended finished".
+  if (st.status === "finished") return `No final answer: the run finished without one${why}.`;
+  return `No final answer: the run ended ${st.status}${why}.`;
 }
 
 // action is what Cancel or Resume last said beside the buttons: the status
