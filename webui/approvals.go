@@ -31,10 +31,12 @@ func pendingApprovals(ctx context.Context, svc *coordination.Service, id string)
 	out := []approval{}
 	pending, _ := svc.PendingApprovals(ctx, id)
 	for _, r := range pending {
-		// Shown: a right-to-left override or a newline in a command would
-		// reorder or hide what the page shows.
-		out = append(out, approval{ID: r.ID, Agent: permissions.Shown(r.Agent), Tool: permissions.Shown(r.Tool), Action: r.Action.Shown(), Risk: string(r.Risk),
-			Rule: permissions.Shown(r.Rule), Command: permissions.Shown(r.Command), Expires: r.Expires.UTC().Format(time.RFC3339)})
+		// A right-to-left override or a newline in a command would reorder
+		// or hide what the page shows. The ask's action, rule and command
+		// were Shown where it was made, so they are Screened here (Shown
+		// again would double their backslashes); its agent and tool were not.
+		out = append(out, approval{ID: r.ID, Agent: permissions.Shown(r.Agent), Tool: permissions.Shown(r.Tool), Action: r.Action.Screened(), Risk: string(r.Risk),
+			Rule: permissions.Screened(r.Rule), Command: permissions.Screened(r.Command), Expires: r.Expires.UTC().Format(time.RFC3339)})
 	}
 	return out
 }

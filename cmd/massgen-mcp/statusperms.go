@@ -66,10 +66,12 @@ func printPermissions(ctx context.Context, out io.Writer, svc *coordination.Serv
 	fmt.Fprintf(out, "\n## Permissions\n\n%s (permissions.jsonl)\n", p.Counts)
 	for _, r := range p.Pending {
 		left := time.Until(r.Expires).Round(time.Second)
+		// An ask's action, rule and command were Shown where it was made;
+		// a record's are as decided, Shown here.
 		fmt.Fprintf(out, "- waiting: %s asks to %s (%s; risk %s; %s left): %s, or deny %s\n",
-			permissions.Shown(r.Agent), r.Action.Shown(), permissions.Shown(r.Rule), r.Risk, max(left, 0), r.Approve, r.ID)
+			permissions.Shown(r.Agent), r.Action.Screened(), permissions.Screened(r.Rule), r.Risk, max(left, 0), r.Approve, r.ID)
 		if r.Command != "" {
-			fmt.Fprintf(out, "  in the whole command, all of which a yes runs: %s\n", permissions.Shown(r.Command))
+			fmt.Fprintf(out, "  in the whole command, all of which a yes runs: %s\n", permissions.Screened(r.Command))
 		}
 	}
 	for _, r := range p.Recent {

@@ -85,7 +85,8 @@ func (m *Model) main() string {
 		if i == picked {
 			mark = "▸ "
 		}
-		line := fmt.Sprintf("%sApproval %d: %s asks to %s (risk %s; %s)", mark, i+1, permissions.Shown(p.Agent), p.Action.Shown(), p.Risk, permissions.Shown(p.Rule))
+		// The ask's action, rule and command were Shown where it was made.
+		line := fmt.Sprintf("%sApproval %d: %s asks to %s (risk %s; %s)", mark, i+1, permissions.Shown(p.Agent), p.Action.Screened(), p.Risk, permissions.Screened(p.Rule))
 		if i != picked {
 			fmt.Fprintln(&b, clip(line, m.width))
 			continue
@@ -93,7 +94,7 @@ func (m *Model) main() string {
 		// The picked ask, which y answers, is shown whole: a command cut at
 		// the screen's edge could hide its tail from the yes.
 		if p.Command != "" {
-			line += ", in the whole command: " + permissions.Shown(p.Command)
+			line += ", in the whole command: " + permissions.Screened(p.Command)
 		}
 		if len(m.snap.Pending) > 1 {
 			line += " — y approve · n deny · ↑↓ or 1-9 pick another"
