@@ -23,6 +23,8 @@ var ordinaryWork = []string{
 	"tmp=$(mktemp) && go test ./... > $tmp", "mktemp -d", "echo x > $TMPDIR/x", "rm -rf \"$TMPDIR/build\"",
 	"env bash x.sh", "sh -s < cmds.txt", "zsh < cmds", "cat a.sh b.sh | bash", "bash -e ./run.sh arg",
 	"source \"$VIRTUAL_ENV/bin/activate\"", "nohup sh serve.sh > serve.log 2>&1 &",
+	"cd sub && go test ./...", "cd frontend && npm run build", "cd sub && rm -rf build && make", "(cd web && npm test) && go test ./...",
+	"cd sub; cd ..; rm -f x.o", "pushd sub && make && popd", "cd ./sub/dir && echo x > out.txt",
 }
 
 // onTheNetwork are ordinary lines that reach a registry: allowed once the
