@@ -52,7 +52,7 @@ func (a Action) InWorkspace() bool {
 }
 
 func inWorkspace(p string) bool {
-	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, unknownDir) {
 		return false
 	}
 	c := path.Clean(p)
@@ -95,6 +95,9 @@ func cleanRel(rel string) string { return path.Clean(strings.TrimPrefix(rel, "/"
 // (under sandbox: none /workspace is the host's, so the absolute name stays
 // too, and the stricter of the two decides).
 func shellPaths(p string) []string {
+	if strings.HasPrefix(p, unknownDir) {
+		return []string{p} // cleaning it would let a .. eat the unknown directory
+	}
 	if !strings.HasPrefix(p, "/") {
 		return []string{path.Clean(p)}
 	}

@@ -27,7 +27,7 @@ func ForCommand(cmd string) []Action {
 		for _, st := range pl {
 			for _, o := range st.out {
 				if !harmlessDevices[o] { // 2>/dev/null writes nothing
-					for _, p := range shellPaths(o) {
+					for _, p := range shellPaths(st.at(o)) {
 						add(Action{Kind: Write, Target: p})
 					}
 				}
@@ -49,7 +49,7 @@ func ForCommand(cmd string) []Action {
 				// it is asked, and exec(opaque: *) names it.
 				add(Action{Kind: Exec, Target: Opaque + canonical(st.words)})
 			}
-			for _, a := range programActions(base(st.words[0]), st.words[1:]) {
+			for _, a := range programActions(base(st.words[0]), st.words[1:], st.at) {
 				add(a)
 			}
 		}
@@ -111,7 +111,7 @@ var installers = map[string]struct {
 	"brew":    {[]string{"install"}, "formulae.brew.sh"},
 }
 
-func programActions(prog string, args []string) []Action {
+func programActions(prog string, args []string, at func(string) string) []Action {
 	first := ""
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-") {
@@ -171,7 +171,7 @@ func programActions(prog string, args []string) []Action {
 	}
 	for _, t := range fileWrites(prog, args) {
 		if !harmlessDevices[t] {
-			for _, p := range shellPaths(t) {
+			for _, p := range shellPaths(at(t)) {
 				out = append(out, Action{Kind: Write, Target: p})
 			}
 		}

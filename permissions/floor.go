@@ -49,7 +49,7 @@ func floorCommand(cmd string) (string, bool) {
 		// bash <(curl …), eval "$(wget -O- …)".
 		// Whether a shell is there is asked once, not per stage: each
 		// inner line read once keeps a giant line's decision linear.
-		p := parseShell(cmd)
+		p := parseShell(cmd, "")
 		shell := false
 		for _, pl := range p.pipelines {
 			for _, st := range pl {
@@ -59,7 +59,7 @@ func floorCommand(cmd string) (string, bool) {
 			}
 		}
 		for _, in := range p.inner {
-			if shell && fetches(in) {
+			if shell && fetches(in.text) {
 				name = "running code fetched from the network (curl | sh)"
 				break
 			}

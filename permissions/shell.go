@@ -33,6 +33,11 @@ type stage struct {
 	// a shell reading another program's output, a program word the shell
 	// expands, a git subcommand that is not git's own.
 	opaque bool
+	// dir is where its relative paths resolve, as the cd, pushd and popd
+	// before it in its line moved it: "" where the line starts, a path
+	// relative to that or absolute, or, after one whose target is not
+	// literal (cd $X, cd -, cd ~), unknownDir and the command that moved it.
+	dir string
 }
 
 // heredoc is a heredoc's or here-string's text; expand tells whether the
@@ -56,10 +61,16 @@ type pipeline []stage
 // ($(…), `…`, <(…), bash -c '…', eval …) to read in turn.
 type parsed struct {
 	pipelines []pipeline
-	inner     []string
+	inner     []innerLine
 }
 
-func parseShell(cmd string) parsed {
+// innerLine is a command line inside another, and the directory it runs in
+// (a stage's dir).
+type innerLine struct{ text, dir string }
+
+// parseShell reads cmd, run in dir (a stage's dir: "" where the outermost
+// line starts).
+func parseShell(cmd, dir string) parsed {
 	var (
 		p     parsed
 		pl    pipeline
@@ -67,7 +78,15 @@ func parseShell(cmd string) parsed {
 		word  strings.Builder
 		inw   bool
 		redir int // the next word is a redirection's target (redirOut, …)
+		cwd   = dir
+		dirs  *dirStack  // pushd's
+		sub   []dirSaved // the directories a ( saved, which its ) restores
 	)
+	addInner := func(texts ...string) {
+		for _, t := range texts {
+			p.inner = append(p.inner, innerLine{t, cwd})
+		}
+	}
 	endWord := func() {
 		if !inw {
 			return
@@ -96,12 +115,23 @@ func parseShell(cmd string) parsed {
 	endStage := func() {
 		endWord()
 		if len(st.words) > 0 || len(st.out) > 0 {
+			st.dir = cwd
 			pl = append(pl, st)
 		}
 		st = stage{}
 	}
-	endPipeline := func() {
+	// endPipeline ends a pipeline at its separator sep: a lone cd, pushd
+	// or popd moves the directory for what follows, except run in the
+	// background (&), in a subshell of its own; before || what follows
+	// runs where it failed or not at all, so the directory is unknown.
+	endPipeline := func(sep rune) {
 		endStage()
+		if len(pl) == 1 && sep != '&' {
+			cwd, dirs = chdir(pl[0].words, cwd, dirs)
+			if sep == '|' && cwd != pl[0].dir {
+				cwd = unknownDir + strings.Join(pl[0].words, " ") + " ||)"
+			}
+		}
 		if len(pl) > 0 {
 			p.pipelines = append(p.pipelines, pl)
 		}
@@ -147,14 +177,14 @@ func parseShell(cmd string) parsed {
 					j++
 				} else if rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(' {
 					end := closing(rs, j+1)
-					p.inner = append(p.inner, string(rs[j+2:end]))
+					addInner(string(rs[j+2 : end]))
 					j = end
 				} else if rs[j] == '`' {
 					end := j + 1
 					for end < len(rs) && rs[end] != '`' {
 						end++
 					}
-					p.inner = append(p.inner, string(rs[j+1:min(end, len(rs))]))
+					addInner(string(rs[j+1 : min(end, len(rs))]))
 					j = end
 				}
 				j++
@@ -164,7 +194,7 @@ func parseShell(cmd string) parsed {
 			i = j
 		case (c == '$' || c == '<') && i+1 < len(rs) && rs[i+1] == '(':
 			end := closing(rs, i+1)
-			p.inner = append(p.inner, string(rs[i+2:end]))
+			addInner(string(rs[i+2 : end]))
 			word.WriteString(string(rs[i:min(end+1, len(rs))]))
 			inw = true
 			i = end
@@ -173,14 +203,14 @@ func parseShell(cmd string) parsed {
 			for j < len(rs) && rs[j] != '`' {
 				j++
 			}
-			p.inner = append(p.inner, string(rs[i+1:min(j, len(rs))]))
+			addInner(string(rs[i+1 : min(j, len(rs))]))
 			word.WriteString(string(rs[i:min(j+1, len(rs))])) // kept: it is expanded
 			inw = true
 			i = j
 		case c == ' ' || c == '\t':
 			endWord()
 		case c == '\n' || c == ';':
-			endPipeline()
+			endPipeline(';')
 		case c == '&':
 			if i+1 < len(rs) && rs[i+1] == '&' {
 				i++
@@ -192,12 +222,15 @@ func parseShell(cmd string) parsed {
 				}
 				redir = redirOut
 				continue
+			} else {
+				endPipeline('&')
+				continue
 			}
-			endPipeline()
+			endPipeline(';')
 		case c == '|':
 			if i+1 < len(rs) && rs[i+1] == '|' {
 				i++
-				endPipeline()
+				endPipeline('|')
 			} else {
 				endStage()
 			}
@@ -239,24 +272,33 @@ func parseShell(cmd string) parsed {
 			default:
 				redir = redirIn
 			}
-		case c == '(' || c == ')':
-			endPipeline()
+		case c == '(':
+			// A subshell: its cd ends with it.
+			endPipeline(';')
+			sub = append(sub, dirSaved{cwd, dirs})
+		case c == ')':
+			endPipeline(';')
+			if n := len(sub); n > 0 {
+				cwd, dirs = sub[n-1].cwd, sub[n-1].dirs
+				sub = sub[:n-1]
+			}
 		case (c == '{' || c == '}') && !inw && (c == '}' || i+1 == len(rs) || strings.ContainsRune(" \t\n", rs[i+1])):
 			// A group's braces are words of their own; {} and -I{} are
 			// arguments (find -exec rm {} ;).
-			endPipeline()
+			endPipeline(';')
 		default:
 			word.WriteRune(c)
 			inw = true
 		}
 	}
-	endPipeline()
+	endPipeline(';')
 	for _, pl := range p.pipelines {
 		for i := range pl {
 			var inner []string
 			st := &pl[i]
+			cwd = st.dir // inner lines run where their stage does
 			st.words, inner, st.priv = unwrap(st.words)
-			p.inner = append(p.inner, inner...)
+			p.inner = append(p.inner, lines(inner, cwd)...)
 			if len(st.words) > 0 && expands(st.words[0]) {
 				st.opaque = true // no rule can name a program the shell makes up
 			}
@@ -268,7 +310,7 @@ func parseShell(cmd string) parsed {
 				// shell runs the $(…) and `…` of one it expands.
 				for _, h := range st.here {
 					if h.expand {
-						p.inner = append(p.inner, substitutions(h.text)...)
+						addInner(substitutions(h.text)...)
 					}
 				}
 				continue
@@ -285,7 +327,7 @@ func parseShell(cmd string) parsed {
 			// names in them still matches; echo's and printf's stay opaque,
 			// as a shell's echo or a format may decode escapes.
 			for _, h := range st.here {
-				p.inner = append(p.inner, h.text)
+				addInner(h.text)
 			}
 			if substituted(st.words) || (len(st.here) == 0 && i > 0 && !scriptOperand(st.words) && base(firstWord(pl[i-1])) != "cat") {
 				st.opaque = true
@@ -297,10 +339,10 @@ func parseShell(cmd string) parsed {
 					for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 						args = args[1:]
 					}
-					p.inner = append(p.inner, strings.ReplaceAll(strings.Join(args, " "), `\n`, "\n"))
+					addInner(strings.ReplaceAll(strings.Join(args, " "), `\n`, "\n"))
 				case "cat":
 					for _, h := range pl[i-1].here { // cat <<EOF | sh
-						p.inner = append(p.inner, h.text)
+						addInner(h.text)
 					}
 				}
 			}
@@ -795,15 +837,17 @@ func segments(cmd string) []pipeline {
 
 // walk calls fn on every pipeline of a command line and of the command
 // lines inside it, to a depth of 8.
-func walk(cmd string, depth int, fn func(pipeline)) {
+func walk(cmd string, depth int, fn func(pipeline)) { walkIn(cmd, "", depth, fn) }
+
+func walkIn(cmd, dir string, depth int, fn func(pipeline)) {
 	if depth > 8 {
 		return
 	}
-	p := parseShell(cmd)
+	p := parseShell(cmd, dir)
 	for _, pl := range p.pipelines {
 		fn(pl)
 	}
 	for _, in := range p.inner {
-		walk(in, depth+1, fn)
+		walkIn(in.text, in.dir, depth+1, fn)
 	}
 }
