@@ -127,10 +127,22 @@ func ParseAction(s string) (Action, error) {
 // name (which shellPaths also gives) standing for it, and so is a write
 // under /tmp, so neither is asked as a write outside. Unconfined (sandbox:
 // none) both are the host's, so the actions ForCommand gives stand.
-func Sandboxed(actions []Action) []Action {
+//
+// bound are host directories the sandbox binds writable at their own
+// paths (a CLI's step directory, which holds its hook settings, and its
+// TMPDIR, which may lie under /tmp): a write to one, under one or over one
+// (rm -rf /tmp) is the host's, so it stands.
+func Sandboxed(actions []Action, bound ...string) []Action {
 	return slices.DeleteFunc(slices.Clone(actions), func(a Action) bool {
 		if a.Kind != Write {
 			return false
+		}
+		t := strings.TrimSuffix(a.Target, "/*")
+		for _, b := range bound {
+			b = path.Clean(b)
+			if t == b || strings.HasPrefix(t, b+"/") || strings.HasPrefix(b, t+"/") {
+				return false
+			}
 		}
 		for _, dir := range []string{"/workspace", "/tmp"} {
 			if a.Target == dir || strings.HasPrefix(a.Target, dir+"/") {

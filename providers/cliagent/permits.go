@@ -122,6 +122,13 @@ type gate struct {
 	cli       Gatekeeper
 	permits   providers.Permits
 	workspace string // as the CLI sees it
+	// sandboxed tells that the CLI runs in the sandbox, whose /workspace
+	// is the workspace and /tmp a tmpfs, so its writes there are local
+	// (permissions.Sandboxed) as an API agent's run_command's are; bound
+	// are the host directories bound writable into it, whose writes are
+	// the host's.
+	sandboxed bool
+	bound     []string
 	mask      func(string) string
 
 	mu    sync.Mutex
@@ -139,6 +146,15 @@ func newGate(ctx context.Context, cli Gatekeeper, permits providers.Permits, wor
 	return g
 }
 
+// local are a call's actions as they run where the CLI does: in the
+// sandbox, its writes to the workspace and scratch dropped.
+func (g *gate) local(actions []permissions.Action) []permissions.Action {
+	if !g.sandboxed {
+		return actions
+	}
+	return permissions.Sandboxed(actions, g.bound...)
+}
+
 // end refuses the questions still waiting, nil-safe.
 func (g *gate) end() {
 	if g != nil {
@@ -154,6 +170,7 @@ func (g *gate) answer(c relay.Call) relay.Verdict {
 	if err != nil {
 		return relay.Verdict{Message: "refused: " + g.mask(err.Error())}
 	}
+	actions = g.local(actions)
 	if len(actions) == 0 {
 		return relay.Verdict{Accepted: true, Message: g.cli.Answer(c.Arguments, true, "")}
 	}
@@ -202,6 +219,7 @@ func (g *gate) noteUnasked(rec providers.ToolRecord) {
 		return
 	}
 	tool, actions, err := g.cli.Question(uc.Asked(rec), g.workspace)
+	actions = g.local(actions)
 	if err != nil || len(actions) == 0 {
 		return
 	}

@@ -439,6 +439,12 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		c.WorkspaceReadOnly = perms.Mode.SandboxReadOnly
 		gk := p.cli.(Gatekeeper)
 		wf.gate = newGate(ctx, gk, req.Permits, workIn, p.mask)
+		if p.opts.Sandbox.Confined() {
+			wf.gate.sandboxed = true
+			for _, b := range c.ReadWrite {
+				wf.gate.bound = append(wf.gate.bound, b.Dst)
+			}
+		}
 		if !gk.UsesPromptTool() {
 			perms.PromptTool = ""
 		}
