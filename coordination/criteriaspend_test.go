@@ -234,3 +234,54 @@ func TestACriteriaCallsRecordShowsNoCredentials(t *testing.T) {
 		t.Fatal("no usage entry for the criteria call")
 	}
 }
+
+// TestATeamItsBudgetRefusesSpendsNothingOnCriteria: criteria written for a
+// team not yet created (run --criteria auto) are asked for only when its
+// budget can pay for one round and, with it, the criteria call's worst
+// case: a team Create would refuse pays for no criteria.
+func TestATeamItsBudgetRefusesSpendsNothingOnCriteria(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	h := coordtest.NewWith(t, nil, coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&calls)})
+	team := func(budget float64) *coordination.TeamSpec {
+		return &coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{criteriaModel, criteriaModel}, Driver: coordination.DriverStep,
+			Rules: coordination.Rules{CostBudgetUSD: &budget}}
+	}
+	e, err := h.Service.Estimate(*team(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(spec *coordination.TeamSpec) (criteria.Set, error) {
+		return h.Service.Criteria(ctx, coordination.CriteriaRequest{Task: spec.Task, Model: criteriaModel, Count: 3, Team: spec})
+	}
+
+	// Three quarters of a round, more than the criteria call may cost:
+	// Create refuses the team, so nothing is asked.
+	small := team(e.RoundCostUSD * 3 / 4)
+	if _, err := ask(small); !errors.Is(err, coordination.ErrBudgetTooSmall) || !strings.Contains(err.Error(), "one round") {
+		t.Errorf("criteria for a team whose budget cannot pay for one round: %v; want the round's refusal", err)
+	}
+	if _, err := h.Service.Create(ctx, *small); !errors.Is(err, coordination.ErrBudgetTooSmall) {
+		t.Fatalf("Create of the same team: %v; want it refused", err)
+	}
+
+	// A round fits, and so would the criteria call alone (about $0.34),
+	// but not both: the round must still be paid for after the criteria.
+	if _, err := ask(team(e.RoundCostUSD + 0.10)); !errors.Is(err, coordination.ErrCriteriaBudget) || !strings.Contains(err.Error(), "round") {
+		t.Errorf("criteria for a team whose budget pays a round but not the call as well: %v; want the criteria call refused, naming the round", err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("the criteria model was called %d times for teams refused; want 0", n)
+	}
+
+	// Room for both: the call is made, and its team is created.
+	fits := team(e.RoundCostUSD + 0.50)
+	set, err := ask(fits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits.Criteria, fits.CriteriaUsage = set.Items, set.Usage
+	if _, err := h.Service.Create(ctx, *fits); err != nil {
+		t.Fatalf("a team whose budget pays for its criteria and a round: %v", err)
+	}
+}

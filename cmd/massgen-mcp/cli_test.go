@@ -386,6 +386,19 @@ func TestRunCriteriaAutoAndFromAFile(t *testing.T) {
 	}
 }
 
+// TestRunCriteriaAutoChecksTheTeamsBudgetFirst: a team whose budget cannot
+// pay for one round is refused before its criteria are written, so a
+// criteria model is never paid for a team that is not created.
+func TestRunCriteriaAutoChecksTheTeamsBudgetFirst(t *testing.T) {
+	isolateBackends(t, "")
+	dir := t.TempDir()
+	priced := "sim:price_in=10:price_out=40"
+	out, code := cli(t, "run", "--state-dir", dir, "--criteria", "auto", "--budget", "0.01", "--models", priced+","+priced, "What is 17 * 23?")
+	if code != exitBadInput || !strings.Contains(out, "cannot pay for one round") || strings.Contains(out, "Criteria:") {
+		t.Fatalf("run --criteria auto of a team its budget refuses: exit %d:\n%s\nwant it refused before its criteria are written", code, out)
+	}
+}
+
 func TestTeamFileCarriesEvalCriteriaAndStrict(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "team.yaml")
