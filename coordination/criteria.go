@@ -2,6 +2,7 @@ package coordination
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,8 +32,12 @@ func (svc *Service) criteriaUsageRecord(u providers.Usage, why string) *usageRec
 // reply of DefaultEstimateOutputTokens, as a step's estimate assumes for
 // an agent without max_output_tokens) must fit each budget, and under a
 // cost budget the model must be priced (ErrUnpriced, as for an agent: an
-// unpriced call would count as $0 and never be stopped).
-func criteriaAffordable(r Rules, agents []Agent, paid spent, spec providers.Spec, task, kind string, count int) error {
+// unpriced call would count as $0 and never be stopped). For a team not
+// yet created, round is its first round's worst case, which must fit as
+// well: a team whose budget the criteria leave short of one round would
+// be refused, its criteria paid for nothing (Create's
+// checkBudgetAffordsARound), or stopped before its first answers.
+func criteriaAffordable(r Rules, agents []Agent, paid, round spent, spec providers.Spec, task, kind string, count int) error {
 	if !r.budgeted() {
 		return nil
 	}
@@ -60,14 +65,22 @@ func criteriaAffordable(r Rules, agents []Agent, paid spent, spec providers.Spec
 			return fmt.Errorf("%w: %w: the criteria model %s has no price here (no list price, not self-hosted, no price_in/price_out), so the session's cost budget would count its spend as $0 and never stop it; "+
 				"use token_budget instead of cost_budget_usd, name a model with a list price, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrUnpriced, model)
 		}
-		if paid.cost+c > *b {
-			return fmt.Errorf("%w: %w: its cost_budget_usd is $%s, $%s is spent, and a call by %s may cost about $%s at list prices (its prompt and a reply of %d tokens); "+
-				"raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, Dollars(*b), Dollars(paid.cost), model, Dollars(c), out)
+		if paid.cost+round.cost+c > *b {
+			before := fmt.Sprintf("$%s is spent", Dollars(paid.cost))
+			if round != (spent{}) {
+				before = fmt.Sprintf("one round of its agents may cost about $%s after the criteria", Dollars(round.cost))
+			}
+			return fmt.Errorf("%w: %w: its cost_budget_usd is $%s, %s, and a call by %s may cost about $%s at list prices (its prompt and a reply of %d tokens); "+
+				"raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, Dollars(*b), before, model, Dollars(c), out)
 		}
 	}
-	if b := r.TokenBudget; b != nil && paid.tokens+in+out > *b {
-		return fmt.Errorf("%w: %w: its token_budget is %d, %d tokens are spent, and a call by %s may take about %d (its prompt and a reply of %d tokens); "+
-			"raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, *b, paid.tokens, model, in+out, out)
+	if b := r.TokenBudget; b != nil && paid.tokens+round.tokens+in+out > *b {
+		before := fmt.Sprintf("%d tokens are spent", paid.tokens)
+		if round != (spent{}) {
+			before = fmt.Sprintf("one round of its agents may take about %d tokens after the criteria", round.tokens)
+		}
+		return fmt.Errorf("%w: %w: its token_budget is %d, %s, and a call by %s may take about %d (its prompt and a reply of %d tokens); "+
+			"raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, *b, before, model, in+out, out)
 	}
 	return nil
 }
@@ -147,6 +160,26 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 	if err != nil {
 		return criteria.Set{}, err
 	}
+	// A team not yet created is checked first as Create will check it
+	// (but for keys and models): a team refused there must have paid for
+	// no criteria. Its first round's worst case is then kept from the
+	// criteria call's budget.
+	var team *Session
+	var round spent
+	if req.Team != nil && s == nil {
+		spec := *req.Team
+		spec.Task = cmp.Or(spec.Task, task)
+		ts, e, err := svc.estimateTeam(spec)
+		if err != nil {
+			return criteria.Set{}, err
+		}
+		if ts.Rules.budgeted() {
+			if err := e.Err(); err != nil {
+				return criteria.Set{}, err
+			}
+		}
+		team, round = ts, spent{cost: e.RoundCostUSD, tokens: e.RoundTokens}
+	}
 
 	var set criteria.Set
 	switch provided := bytes.TrimSpace(req.Provided); {
@@ -178,8 +211,8 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
 		}
-		if t := req.Team; s == nil && t != nil {
-			if err := criteriaAffordable(t.Rules, t.Agents, spent{}, spec, task, kind, req.Count); err != nil {
+		if team != nil {
+			if err := criteriaAffordable(team.Rules, team.Agents, spent{}, round, spec, task, kind, req.Count); err != nil {
 				return criteria.Set{}, err
 			}
 		}
@@ -192,7 +225,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 				return criteria.Set{}, err
 			}
 			paid := spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
-			if err := criteriaAffordable(s.Rules, s.Agents, paid, spec, task, kind, req.Count); err != nil {
+			if err := criteriaAffordable(s.Rules, s.Agents, paid, spent{}, spec, task, kind, req.Count); err != nil {
 				return criteria.Set{}, err
 			}
 			// The session's cancel, recorded on any replica, stops the

@@ -194,14 +194,20 @@ func TestCriteriaForATeamNotYetCreatedAreBoundByItsBudgets(t *testing.T) {
 	ctx := context.Background()
 	var calls atomic.Int32
 	h := coordtest.NewWith(t, nil, coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&calls)})
-	cost, tokens := 5.0, int64(2000)
-	_, err := h.Service.Criteria(ctx, coordination.CriteriaRequest{Task: "What is 17 * 23?", Model: "openrouter/qwen/qwen3-coder", Count: 3,
-		Team: &coordination.TeamSpec{Rules: coordination.Rules{CostBudgetUSD: &cost}}})
+	// A free team, whose round the budgets pay for with room for
+	// 2,000 tokens more: less than a criteria call's worst case.
+	e, err := h.Service.Estimate(coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, tokens := 5.0, e.RoundTokens+2000
+	_, err = h.Service.Criteria(ctx, coordination.CriteriaRequest{Task: "What is 17 * 23?", Model: "openrouter/qwen/qwen3-coder", Count: 3,
+		Team: &coordination.TeamSpec{Models: []string{"sim", "sim"}, Rules: coordination.Rules{CostBudgetUSD: &cost}}})
 	if !errors.Is(err, coordination.ErrUnpriced) {
 		t.Errorf("an unpriced criteria model for a team with a cost budget: %v; want it refused as unpriced", err)
 	}
 	_, err = h.Service.Criteria(ctx, coordination.CriteriaRequest{Task: "What is 17 * 23?", Model: criteriaModel, Count: 3,
-		Team: &coordination.TeamSpec{Rules: coordination.Rules{TokenBudget: &tokens}}})
+		Team: &coordination.TeamSpec{Models: []string{"sim", "sim"}, Rules: coordination.Rules{TokenBudget: &tokens}}})
 	if !errors.Is(err, coordination.ErrBudgetTooSmall) || !strings.Contains(err.Error(), "token_budget") {
 		t.Errorf("a criteria call for a team whose token_budget cannot take it: %v; want it refused, naming token_budget", err)
 	}

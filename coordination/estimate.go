@@ -93,27 +93,35 @@ type Estimate struct {
 // CLIs (an estimate is for before you have them), and returns its worst-case
 // cost at list prices. Nothing is written, opened or called.
 func (svc *Service) Estimate(spec TeamSpec) (*Estimate, error) {
+	_, e, err := svc.estimateTeam(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// estimateTeam is Estimate with the session the team would have.
+func (svc *Service) estimateTeam(spec TeamSpec) (*Session, Estimate, error) {
 	var prev *previousTurn
 	if spec.ContinueFrom != "" {
 		// A follow-up's team and history are the previous turn's: read
 		// them, so the estimate prices the prompt the turn will send.
 		var err error
 		if prev, err = svc.previousTurn(context.Background(), &spec); err != nil {
-			return nil, err
+			return nil, Estimate{}, err
 		}
 	}
 	s, err := svc.newSession(spec, false)
 	if err != nil {
-		return nil, err
+		return nil, Estimate{}, err
 	}
 	ims, err := checkImages(spec.Images)
 	if err != nil {
-		return nil, err
+		return nil, Estimate{}, err
 	}
 	s.Images = imageRefs(ims)
 	prev.link(s)
-	e := estimateSession(s)
-	return &e, nil
+	return s, estimateSession(s), nil
 }
 
 // estimateSession works out a session's worst case from its first views.

@@ -183,8 +183,10 @@ func attachRunCriteria(ctx context.Context, cmd *cobra.Command, f runFlags, svc 
 	if err != nil {
 		return err
 	}
-	// The call was paid for the session about to be created: Create
-	// records its spend there, in the run's tokens, cost and budgets.
+	// Criteria checks the team first, as Create will, so a team its
+	// budget refuses pays for no criteria. The call was paid for the
+	// session about to be created: Create records its spend there, in the
+	// run's tokens, cost and budgets.
 	spec.Criteria, spec.CriteriaUsage = set.Items, set.Usage
 	if !f.json {
 		fmt.Fprintf(out, "Criteria: %s, %s task%s\n", coordination.Count(len(set.Items), "criterion"), set.Kind, criteriaSource(set))

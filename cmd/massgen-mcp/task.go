@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -80,6 +81,11 @@ func teamCriteria(ctx context.Context, cmd *cobra.Command, svc *coordination.Ser
 		req.Provided = data
 	}
 	set, err := svc.Criteria(ctx, req)
+	if be := (*coordination.BudgetError)(nil); errors.As(err, &be) {
+		// The team's own budget refused it, checked before the criteria:
+		// the refusal is the team's, not the flag's.
+		return criteria.Set{}, err
+	}
 	if err != nil {
 		return criteria.Set{}, fmt.Errorf("--criteria %s: %w", from, err)
 	}
