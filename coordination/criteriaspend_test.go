@@ -291,3 +291,45 @@ func TestATeamItsBudgetRefusesSpendsNothingOnCriteria(t *testing.T) {
 		t.Fatalf("a team whose budget pays for its criteria and a round: %v", err)
 	}
 }
+
+// imagesRefused is a store that keeps a session's row but fails to store
+// its images: a Create that fails after its store write.
+type imagesRefused struct{ *memstore.Store }
+
+func (imagesRefused) PutImage(context.Context, string, []byte) (string, error) {
+	return "", errors.New("the disk refused the image")
+}
+
+// TestCriteriaSpendIsRecordedWhenCreateFailsAfterItsStoreWrite: a creation
+// that fails after the session's row is stored (its images not kept) has
+// still paid for its criteria; the stored session holds their spend, as
+// its creation finished by asking again (under its id) would.
+func TestCriteriaSpendIsRecordedWhenCreateFailsAfterItsStoreWrite(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	st := imagesRefused{memstore.New()}
+	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&calls)})
+	set, err := svc.Criteria(ctx, coordination.CriteriaRequest{Task: "What is 17 * 23?", Model: criteriaModel, Count: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{criteriaModel, criteriaModel}, Driver: coordination.DriverStep,
+		SessionID: "criteria-paid", Images: []coordination.ImageInput{{Data: testPNG(t, 4), From: "a.png"}},
+		Criteria: set.Items, CriteriaUsage: set.Usage})
+	if err == nil || !strings.Contains(err.Error(), "the disk refused the image") {
+		t.Fatalf("Create whose images the store refuses: %v; want that refusal", err)
+	}
+	l, err := st.Ledger(ctx, "criteria-paid")
+	if err != nil {
+		t.Fatalf("the session's row must be stored before its images: %v", err)
+	}
+	var tokens int64
+	for _, e := range l.Session {
+		if e.Kind == coordination.SessionUsage && e.Usage != nil {
+			tokens += e.Usage.Tokens()
+		}
+	}
+	if tokens != 1200 {
+		t.Fatalf("the stored session's ledger holds %d tokens of usage; want 1200 (the criteria call's, paid before the failure)", tokens)
+	}
+}
