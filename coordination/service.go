@@ -321,6 +321,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 			if err != nil {
 				return nil, err
 			}
+			svc.keepCriteriaUsage(ctx, have, spec)
 			// A creation that failed after writing the session's row (its
 			// images or starting files not stored) is finished by asking
 			// again; a base taken before is kept (Team.Start).
@@ -337,7 +338,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 				}
 				unlock()
 			}
-			svc.recordCriteriaUsage(ctx, have, spec)
+			svc.settleCriteriaUsage(ctx, have, spec)
 			return have, nil
 		}
 	} else {
@@ -358,6 +359,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	// What this process kept of a session deleted elsewhere under the
 	// same id is not this one's.
 	svc.sessions.forget(s.ID)
+	svc.keepCriteriaUsage(ctx, s, spec)
 	if err := svc.putImages(ctx, s, ims); err != nil {
 		return nil, err
 	}
@@ -378,16 +380,46 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	}
 	svc.writeStatus(ctx, s, svc.sessions.derive(s, &Ledger{Agents: map[string][]Entry{}}, nil), nil)
 	unlock()
-	svc.recordCriteriaUsage(ctx, s, spec)
+	svc.settleCriteriaUsage(ctx, s, spec)
 	return s, nil
 }
 
-// recordCriteriaUsage records, as s's spend, what writing its criteria
-// cost before it was created (TeamSpec.CriteriaUsage). A session joined
-// under its id gets it too: this creation's call was paid for it.
-func (svc *Service) recordCriteriaUsage(ctx context.Context, s *Session, spec TeamSpec) {
-	if u := spec.CriteriaUsage; u != nil {
-		svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*u, "criteria call, before the session was created"), nil)
+// keepCriteriaUsage records, as s's spend, what writing its criteria cost
+// before it was created (TeamSpec.CriteriaUsage), as soon as its row is
+// stored: a later step of the creation (its images, its starting files)
+// may fail, and the call was paid for all the same. A session joined
+// under its id gets it too: this creation's call was paid for it. It is
+// not settled here (settleCriteriaUsage): a settle could end a session
+// whose creation has not finished.
+func (svc *Service) keepCriteriaUsage(ctx context.Context, s *Session, spec TeamSpec) {
+	u := spec.CriteriaUsage
+	if u == nil {
+		return
+	}
+	r := svc.criteriaUsageRecord(*u, "criteria call, before the session was created")
+	if r == nil {
+		return
+	}
+	unlock, err := svc.store.LockSession(ctx, s.ID)
+	if err == nil {
+		err = svc.writeUsage(context.WithoutCancel(ctx), s.ID, r, false, nil)
+		unlock()
+	}
+	if err != nil {
+		// An outage keeps it and records it once the store answers, as
+		// it keeps a cancelled call's (recordUsage).
+		svc.recordUsage(ctx, s, r, err)
+	}
+}
+
+// settleCriteriaUsage settles a session created whole with the criteria
+// spend keepCriteriaUsage recorded, so its status counts it from the start.
+func (svc *Service) settleCriteriaUsage(ctx context.Context, s *Session, spec TeamSpec) {
+	if spec.CriteriaUsage == nil {
+		return
+	}
+	if _, err := svc.settle(ctx, s.ID, "", ""); err != nil {
+		svc.log.Warn().Err(err).Str("session", s.ID).Msg("could not settle after recording the criteria call's usage")
 	}
 }
 
