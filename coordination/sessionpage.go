@@ -22,8 +22,16 @@ type SessionQuery struct {
 type SessionPage struct {
 	Sessions []SessionSummary `json:"sessions"`
 	// Total counts every session that matches the query, on any page.
-	Total  int `json:"total"`
-	Offset int `json:"offset"`
+	// Unfiltered, it counts the store's sessions, the unreadable ones too:
+	// the list's positions (Offset, Next) count them, and a total that
+	// dropped only the current page's would differ from page to page.
+	Total int `json:"total"`
+	// Unreadable is how many sessions this page's reading skipped, not
+	// able to read them: unfiltered, those in the page's span of the
+	// store's sessions (which they fill with its rows); filtered, every
+	// page reads them all, and none is counted in Total.
+	Unreadable int `json:"unreadable,omitempty"`
+	Offset     int `json:"offset"`
 	// Next is the offset of the next page, or 0 when this is the last.
 	Next int `json:"next_offset,omitempty"`
 }
@@ -34,7 +42,8 @@ var sessionStatuses = []string{StatusRunning, StatusInterrupted, StatusDecided, 
 // ListSessions returns one page of the store's sessions, newest first, read
 // as the ledger stands (never deciding anything). Without a filter only the
 // page's sessions are read; a filter reads every session to count matches.
-// Unreadable sessions are skipped, as in Sessions.
+// Unreadable sessions are skipped, as in Sessions, and counted
+// (SessionPage.Unreadable).
 func (svc *Service) ListSessions(ctx context.Context, q SessionQuery) (*SessionPage, error) {
 	if q.Status != "" && !slices.Contains(sessionStatuses, q.Status) {
 		return nil, fmt.Errorf("%w: status %q must be one of %s", ErrBadInput, q.Status, strings.Join(sessionStatuses, ", "))
@@ -63,9 +72,7 @@ func (svc *Service) ListSessions(ctx context.Context, q SessionQuery) (*SessionP
 				return nil, ctx.Err()
 			}
 			svc.log.Debug().Err(err).Str("session", id).Msg("skipping an unreadable session in the listing")
-			if !filtered {
-				page.Total--
-			}
+			page.Unreadable++
 			continue
 		}
 		sum := svc.summary(s, st, svc.interrupted(ctx, s, svc.snapshot(s, l, st)))

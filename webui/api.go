@@ -42,9 +42,13 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) {
 		Sessions []sessionRow `json:"sessions"`
 		Total    int          `json:"total"`
 		Next     int          `json:"next_offset,omitempty"`
+		// Unreadable is how many sessions the page could not read
+		// (coordination.SessionPage.Unreadable): the page says so, as its
+		// rows are fewer than the span it covers.
+		Unreadable int `json:"unreadable,omitempty"`
 		// Limit is the page's size, for the page before this one.
 		Limit int `json:"limit"`
-	}{Sessions: []sessionRow{}, Total: page.Total, Next: page.Next, Limit: pageSize}
+	}{Sessions: []sessionRow{}, Total: page.Total, Next: page.Next, Unreadable: page.Unreadable, Limit: pageSize}
 	for _, s := range page.Sessions {
 		row := sessionRow{ID: s.SessionID, Task: s.Task, Status: s.Status, Agents: len(s.Agents), Steps: s.Steps,
 			Cost: report.Cost(s.CostUSD), Created: s.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"), Duration: report.Duration(s.Duration)}

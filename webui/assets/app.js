@@ -42,10 +42,14 @@ async function loadList() {
   const page = await r.json();
   // The API answers a page of the list at a time: say which part of the
   // total this is, and offer the pages before and after it.
+  // The span is of the store's list, sessions that could not be read
+  // included (the total counts them too), so it reads the same on every
+  // page; the sessions not read are said, as the rows are fewer.
   const offset = Math.max(Number(params.get("offset")) || 0, 0);
-  const n = page.sessions.length;
+  const end = page.next_offset || page.total;
   const of = page.total === 1 ? "1 session" : `${page.total} sessions`;
-  $("list-total").textContent = n > 0 && (offset > 0 || n < page.total) ? `${offset + 1}–${offset + n} of ${of}` : of;
+  const unread = page.unreadable ? ` (${page.unreadable} could not be read)` : "";
+  $("list-total").textContent = (end > offset && (offset > 0 || end < page.total) ? `${offset + 1}–${end} of ${of}` : of) + unread;
   $("list-prev").hidden = offset === 0;
   $("list-next").hidden = !page.next_offset;
   listPages.prev = Math.max(offset - page.limit, 0);
