@@ -22,7 +22,7 @@ import (
 // the run's settings.
 func TestRealClaudeReadOnlyIsRefusedAWriteOutsideAndANetworkCommand(t *testing.T) {
 	h := newRealIn(t, clitest.Sandboxed(t))
-	outside := filepath.Join(t.TempDir(), "escaped.txt")
+	outside := filepath.Join(clitest.OutsideDir(t), "escaped.txt")
 	edit, _ := json.Marshal(map[string]string{"file_path": outside, "old_string": "", "new_string": "pwned\n"})
 	curl, _ := json.Marshal(map[string]string{"command": "curl -sS https://example.com/", "description": "fetch"})
 	h.script.Add("claude-opus-4-6",

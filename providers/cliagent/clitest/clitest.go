@@ -378,3 +378,23 @@ func AssertChargedAnEstimate(t testing.TB, req providers.Request, u providers.Us
 		t.Fatalf("charged %+v; want an estimate of at least %d input tokens (what the CLI was sent) and %d output tokens (the %d bytes it wrote), marked cost_estimated", u, in, out, wrote)
 	}
 }
+
+// OutsideDir is a host directory outside the workspace and outside /tmp, for
+// a test's write that must be refused as outside: in the sandbox /tmp is the
+// run's own tmpfs, where a write is scratch and not asked
+// (permissions.Sandboxed), so a t.TempDir() under /tmp no longer stands for
+// "outside". /var/tmp, else the test's working directory.
+func OutsideDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "massgen-outside-")
+	if err != nil {
+		if dir, err = os.MkdirTemp(".", ".massgen-outside-"); err != nil {
+			t.Fatal(err)
+		}
+		if dir, err = filepath.Abs(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}

@@ -19,7 +19,7 @@ import (
 // both refusals and the run's settings (--sandbox read-only).
 func TestRealCodexReadOnlyIsRefusedAWriteOutsideAndANetworkCommand(t *testing.T) {
 	h := newReal(t, clitest.Sandboxed(t))
-	outside := filepath.Join(t.TempDir(), "escaped.txt")
+	outside := filepath.Join(clitest.OutsideDir(t), "escaped.txt")
 	h.script.Add(model,
 		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: outside, Content: "pwned\n"}}},
 		fake.Reply{Kind: fake.ReplyShell, Content: "curl -sS https://example.com/"},

@@ -21,7 +21,7 @@ import (
 // about, which refuses it. The model hears both, nothing is written.
 func TestRealGeminiReadOnlyIsRefusedAWriteOutsideAndANetworkCommand(t *testing.T) {
 	h := newReal(t, clitest.Sandboxed(t))
-	outside := filepath.Join(t.TempDir(), "escaped.txt")
+	outside := filepath.Join(clitest.OutsideDir(t), "escaped.txt")
 	h.script.Add(model,
 		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: "notes.txt", Content: "read-only\n"}}},
 		fake.Reply{Kind: fake.ReplyWriteFiles, Files: []providers.AnswerFile{{Path: outside, Content: "pwned\n"}}},
