@@ -1,0 +1,5 @@
+//go:build !race
+
+package permissions
+
+const raceEnabled = false
