@@ -265,6 +265,15 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 		}
 		fmt.Fprintf(&b, "Files: %d in %s (%s); list %s, read one at %s/<path>\n", r.FilesCount, r.FilesDir, strings.Join(names, ", "), filesURI(r.SessionID, r.Winner.Label), filesURI(r.SessionID, r.Winner.Label))
 	}
+	// What the snapshot left out (a FIFO, a socket, a device) is said, as
+	// the plain report says it (report.writeFiles), so the files listed are
+	// not taken for all the workspace held; cut, as its paths are a user's.
+	switch left := coordination.Preview(r.FilesLeftOut, 240); {
+	case left != "" && r.FilesCount > 0 && r.Winner != nil:
+		fmt.Fprintf(&b, "  %s\n", left)
+	case left != "":
+		fmt.Fprintf(&b, "Files: none; %s\n", left)
+	}
 	b.WriteString(report.Changes(r))
 	if a := r.Applied; a != nil {
 		fmt.Fprintf(&b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
