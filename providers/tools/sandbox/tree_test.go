@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,30 @@ func TestCopyTreeNamesWhatIsNoFileToCopy(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dst, "src", "main.go")); err != nil {
 			t.Errorf("the file beside the FIFO was not copied: %v", err)
 		}
+	}
+}
+
+// TestCopyTreeKeepsTheFirstLeftOutNamesAndCountsTheRest: a tree of many
+// FIFOs (a million, in a hand's or a damaged snapshot) must not grow what
+// CopyTree holds with them: it keeps the first 20 names, as a snapshot's
+// files.json does, and counts the rest, so the note still says how many
+// were left out in all.
+func TestCopyTreeKeepsTheFirstLeftOutNamesAndCountsTheRest(t *testing.T) {
+	snap := t.TempDir()
+	const fifos = 25
+	for i := range fifos {
+		if err := syscall.Mkfifo(filepath.Join(snap, fmt.Sprintf("pipe%02d", i)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left, err := CopyTree(snap, filepath.Join(t.TempDir(), "agent2"), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 20 {
+		t.Errorf("CopyTree kept %d left-out names, want at most 20", len(left))
+	}
+	if note := NotShown("peers/agent2", left); !strings.Contains(note, "peers/agent2/pipe00") || !strings.Contains(note, "and 20 more") {
+		t.Errorf("NotShown = %q, want it to name the first and count 20 more (25 in all)", note)
 	}
 }
