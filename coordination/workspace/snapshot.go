@@ -139,7 +139,7 @@ func snapshotWith(blobs Blobs, live, stage string, prev *Manifest, prevDir strin
 		}
 	}
 	m.sortFiles()
-	m.LeftOut, m.LeftOutMore = left.paths, left.n-len(left.paths)
+	m.LeftOut, m.LeftOutMore = left.Paths, left.More()
 	if err := writeManifest(filepath.Join(stage, ManifestName), m); err != nil {
 		return nil, err
 	}

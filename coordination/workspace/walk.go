@@ -19,35 +19,19 @@ type node struct {
 // skip tells a walk to leave out a path (a directory with all it holds).
 type skip func(rel string, dir bool) bool
 
-// leftOut is what a walk left out for being no file to read (a FIFO, a
-// socket, a device): the first leftOutKept paths, sorted, and how many in
-// all, so what a walk holds never grows with the workspace.
-type leftOut struct {
-	paths []string
-	n     int
-}
-
-// leftOutKept is how many left-out paths a walk keeps to name.
-const leftOutKept = 20
-
-func (l *leftOut) add(rel string) {
-	l.n++
-	if len(l.paths) < leftOutKept {
-		l.paths = append(l.paths, rel)
-	}
-}
-
 // walk lists everything under root, sorted by path, without following
 // symlinks; anything that is not a regular file, a symlink or a directory
 // (a FIFO, a socket, a device) is left out and never opened, and returned
-// in left unless leave leaves it out anyway. The top-level
+// in left (the first specialfile.Kept, sorted, and how many in all, so
+// what a walk holds never grows with the workspace) unless leave leaves it
+// out anyway. The top-level
 // .git (a repository, or a worktree's pointer file) is never part of a
 // workspace's content. A walk of a snapshot stops with ErrTooLarge as soon
 // as it has found more files (regular files and symlinks) or directories
 // than lim allows (0: no limit), so what it holds grows with the limits,
 // never with the workspace. With o, a directory its owner cannot list is
 // opened up for the walk (opened.openDir).
-func walk(root *os.Root, leave skip, lim Limits, o *opened) (_ []node, left leftOut, _ error) {
+func walk(root *os.Root, leave skip, lim Limits, o *opened) (_ []node, left specialfile.Names, _ error) {
 	var out []node
 	files, dirs := 0, 0
 	var visit func(dir string) error
@@ -69,7 +53,7 @@ func walk(root *os.Root, leave skip, lim Limits, o *opened) (_ []node, left left
 				t := e.Type()
 				if specialfile.Is(t) {
 					if leave == nil || !leave(rel, false) {
-						left.add(rel)
+						left.Add(rel)
 					}
 					continue
 				}
@@ -112,8 +96,8 @@ func walk(root *os.Root, leave skip, lim Limits, o *opened) (_ []node, left left
 		return nil
 	}
 	if err := visit("."); err != nil {
-		return nil, leftOut{}, err
+		return nil, specialfile.Names{}, err
 	}
-	sort.Strings(left.paths)
+	sort.Strings(left.Paths)
 	return out, left, nil
 }

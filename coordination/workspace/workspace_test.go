@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/specialfile"
 )
 
 func write(t *testing.T, dir, rel, content string) {
@@ -157,14 +159,14 @@ func TestSnapshotLeavesFIFOsUnopened(t *testing.T) {
 func TestSnapshotNamesTheFirstFIFOsItLeftOutAndCountsTheRest(t *testing.T) {
 	tm := NewTeam(t.TempDir(), nil, "")
 	live, _ := tm.Prepare("agent_a")
-	for i := range leftOutKept + 7 {
+	for i := range specialfile.Kept + 7 {
 		if err := syscall.Mkfifo(filepath.Join(live, fmt.Sprintf("p%03d", i)), 0o644); err != nil {
 			t.Skip("no FIFOs here:", err)
 		}
 	}
 	m := stageAndLand(t, tm, "agent_a", 1)
-	if len(m.LeftOut) != leftOutKept || m.LeftOut[0] != "p000" || m.LeftOutMore != 7 {
-		t.Fatalf("left out %d names from %v, %d more; want %d from p000 and 7 more", len(m.LeftOut), m.LeftOut[:min(1, len(m.LeftOut))], m.LeftOutMore, leftOutKept)
+	if len(m.LeftOut) != specialfile.Kept || m.LeftOut[0] != "p000" || m.LeftOutMore != 7 {
+		t.Fatalf("left out %d names from %v, %d more; want %d from p000 and 7 more", len(m.LeftOut), m.LeftOut[:min(1, len(m.LeftOut))], m.LeftOutMore, specialfile.Kept)
 	}
 	if got := m.NotKept(); !strings.HasPrefix(got, "p000, p001, p002, p003, p004 and 22 more: left out") {
 		t.Errorf("NotKept() = %q", got)

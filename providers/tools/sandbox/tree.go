@@ -29,16 +29,17 @@ import (
 // Entries skip says to leave out are left out (given their path inside
 // src, slash-separated; skip may be nil). FIFOs, sockets and devices are
 // left out too, having no file to read (a FIFO's reader would wait for a
-// writer), and returned in left, slash-separated paths inside the tree,
-// for the caller to tell whoever reads the tree: a snapshot holds none, so
-// one is a hand's or a damaged snapshot's. Any other entry it cannot
+// writer), and returned in left, slash-separated paths inside the tree
+// (the first specialfile.Kept and how many in all, so a directory of a
+// million FIFOs grows nothing), for the caller to tell whoever reads the
+// tree: a snapshot holds none, so one is a hand's or a damaged snapshot's. Any other entry it cannot
 // rebuild (unreadable, a full disk) fails the copy, naming the entry by
 // its path inside the tree: a tree with files missing would pass for the
 // peer's whole answer. Errors name no path of src's (a snapshot's names
 // its agent); what is left at dst is the caller's to remove.
-func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) bool) (left []string, err error) {
+func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) bool) (left specialfile.Names, err error) {
 	if err := os.Mkdir(dst, 0o700); err != nil {
-		return nil, err
+		return left, err
 	}
 	if real, err := filepath.EvalSymlinks(src); err == nil {
 		src = real // a walk does not enter a root that is a symlink
@@ -65,7 +66,7 @@ func CopyTree(src, dst string, link bool, skip func(rel string, d fs.DirEntry) b
 		}
 		t := d.Type()
 		if specialfile.Is(t) {
-			left = append(left, filepath.ToSlash(rel))
+			left.Add(filepath.ToSlash(rel))
 			return nil
 		}
 		if err := copyEntry(path, filepath.Join(dst, rel), t, link); err != nil {
@@ -99,8 +100,8 @@ func copyEntry(path, to string, t fs.FileMode, link bool) error {
 // NotShown says, for whoever reads a tree CopyTree built, which entries
 // it left out (left, as CopyTree returned it) of the tree they name dir:
 // "" for none. A long list ends with how many more.
-func NotShown(dir string, left []string) string {
-	return specialfile.LeftOut(dir, left, len(left), "not shown")
+func NotShown(dir string, left specialfile.Names) string {
+	return left.Say(dir, "not shown")
 }
 
 // notCopied says which entry of a tree could not be rebuilt, and why.

@@ -75,8 +75,8 @@ func TestCopyTreeNamesWhatIsNoFileToCopy(t *testing.T) {
 		if err != nil {
 			t.Fatalf("a FIFO failed the copy: %v", err)
 		}
-		if len(left) != 1 || left[0] != "src/pipe" {
-			t.Errorf("CopyTree left out %q, want [src/pipe]", left)
+		if left.N != 1 || len(left.Paths) != 1 || left.Paths[0] != "src/pipe" {
+			t.Errorf("CopyTree left out %q, want [src/pipe]", left.Paths)
 		}
 		if note := NotShown("peers/agent2", left); !strings.Contains(note, "peers/agent2/src/pipe") || !strings.Contains(note, "FIFO") {
 			t.Errorf("NotShown = %q, want it to name peers/agent2/src/pipe as a FIFO", note)
@@ -107,8 +107,8 @@ func TestCopyTreeKeepsTheFirstLeftOutNamesAndCountsTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(left) > 20 {
-		t.Errorf("CopyTree kept %d left-out names, want at most 20", len(left))
+	if len(left.Paths) > 20 || left.N != fifos {
+		t.Errorf("CopyTree kept %d left-out names and counted %d, want at most 20 and %d", len(left.Paths), left.N, fifos)
 	}
 	if note := NotShown("peers/agent2", left); !strings.Contains(note, "peers/agent2/pipe00") || !strings.Contains(note, "and 20 more") {
 		t.Errorf("NotShown = %q, want it to name the first and count 20 more (25 in all)", note)
