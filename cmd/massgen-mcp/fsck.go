@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -29,7 +28,8 @@ type fsckSession struct {
 
 // fsckTenant is a tenant fsck all could not open or list (its directory
 // another spelling's on a case-insensitive filesystem, an unreadable
-// sessions/): its sessions went unchecked, and Error says why and what to do.
+// sessions/, a symlink leading nowhere or to another tenant's directory):
+// its sessions went unchecked, and Error says why and what to do.
 type fsckTenant struct {
 	Tenant string `json:"tenant"`
 	Error  string `json:"error"`
@@ -74,27 +74,27 @@ func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, 
 	if tenant == coordination.DefaultTenant {
 		tenant = "" // the default tenant's sessions are the state dir's own
 	}
-	tenants := []string{tenant}
+	tenants := []fsckTenantDir{{name: tenant}}
 	walk := which == "all" && !named
+	var seen *sameDirs
 	if walk {
-		des, _ := os.ReadDir(filepath.Join(dir, "tenants"))
-		for _, de := range des {
-			if de.IsDir() && coordination.ValidSessionID(de.Name()) {
-				tenants = append(tenants, de.Name())
-			}
-		}
+		tenants, seen = fsckTenantDirs(dir), &sameDirs{}
 	}
 	// Walking every tenant, one that cannot be opened is reported and the
 	// walk goes on: the others' damage is worth knowing all the same.
 	var report []fsckSession
 	var unchecked []fsckTenant
 	for _, tn := range tenants {
-		r, err := fsckTenant1(ctx, dir, tn, which, repair)
+		var r []fsckSession
+		err := tn.err
+		if err == nil {
+			r, err = fsckTenant1(ctx, dir, tn.name, which, repair, seen)
+		}
 		if err != nil {
 			if !walk {
 				return err
 			}
-			unchecked = append(unchecked, fsckTenant{Tenant: tenantOrDefault(tn), Error: errorText(err)})
+			unchecked = append(unchecked, fsckTenant{Tenant: tenantOrDefault(tn.name), Error: errorText(err)})
 			continue
 		}
 		report = append(report, r...)
@@ -102,11 +102,18 @@ func fsckTenants(ctx context.Context, out io.Writer, dir, tenant, which string, 
 	return printFsckReport(out, report, unchecked, repair, asJSON)
 }
 
-// fsckTenant1 checks one tenant's sessions ("" the default tenant's).
-func fsckTenant1(ctx context.Context, dir, tenant, which string, repair bool) ([]fsckSession, error) {
+// fsckTenant1 checks one tenant's sessions ("" the default tenant's),
+// unless seen (fsck all's, nil otherwise) says another tenant's check had
+// them.
+func fsckTenant1(ctx context.Context, dir, tenant, which string, repair bool, seen *sameDirs) ([]fsckSession, error) {
 	state, err := tenantState(dir, tenant)
 	if err != nil {
 		return nil, err
+	}
+	if seen != nil {
+		if err := seen.add(state, tenant); err != nil {
+			return nil, err
+		}
 	}
 	r, err := fsckReport(ctx, newService(state, 1), which, repair)
 	if err != nil {
