@@ -44,7 +44,7 @@ one tenant are listed: the default one, or --tenant's.`,
 			if f.all {
 				q.Offset, q.Limit = 0, 0
 			}
-			svc, _, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
+			svc, at, done, err := storeService(cmd.Context(), f.stateDir, f.store, f.tenant)
 			if err != nil {
 				return err
 			}
@@ -65,6 +65,9 @@ one tenant are listed: the default one, or --tenant's.`,
 					fmt.Fprintf(out, "; next: massgen-mcp sessions --page %d, or --all", f.page+1)
 				}
 				fmt.Fprintln(out)
+			}
+			if line := unreadableLine(page.Unreadable, at, f.stateDir); line != "" {
+				fmt.Fprintln(out, line)
 			}
 			return nil
 		},
