@@ -7,12 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/permissions"
-	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // TestAnAnswerInAnotherSessionReleasesNoAsk: an ask's id answered in
@@ -20,18 +16,9 @@ import (
 // and leaves the ask pending in its own; a forged id, a path among them,
 // is none either.
 func TestAnAnswerInAnotherSessionReleasesNoAsk(t *testing.T) {
-	state := t.TempDir()
-	svc := coordination.NewService(filestore.New(filepath.Join(state, "sessions")), coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, StateDir: state})
+	svc := askService(t.TempDir(), nil)
 	ctx := context.Background()
-	var ids []string
-	for range 2 {
-		s, err := svc.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, s.ID)
-	}
-	mine, other := ids[0], ids[1]
+	mine, other := stepSession(t, svc).ID, stepSession(t, svc).ID
 	now := time.Now().UTC()
 	ask := permissions.ApprovalRequest{ID: permissions.NewRequestID(), Session: mine, Agent: "agent_a", Tool: "run_command",
 		Action: permissions.Action{Kind: permissions.Git, Target: "push origin main"}, Risk: permissions.RiskExternal, Rule: "role workspace",

@@ -27,10 +27,7 @@ func TestAnAskWhoseReplicaDiedIsNotLeftPendingForAPersonToApprove(t *testing.T) 
 	deadStore := pgTenant(t, dsn)
 	b := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: backends.Open})
 	ctx := context.Background()
-	s, err := b.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stepSession(t, b)
 	// What A's guard wrote before it died (coordination/permissions.go
 	// answer → askBox → RequestApproval): a 1 s ask, asked 10 s ago.
 	dead := deadAsk(s.ID)

@@ -8,12 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/filestore"
 	"github.com/massgen-go/massgen-mcp/permissions"
-	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // TestAnAskWhoseProcessDiedIsNotLeftPendingInTheFileStore: the file
@@ -22,13 +18,9 @@ import (
 // response; past its expiry it is neither pending nor approvable, and is
 // refused in its asker's stead, once, in the audit.
 func TestAnAskWhoseProcessDiedIsNotLeftPendingInTheFileStore(t *testing.T) {
-	state := t.TempDir()
-	svc := coordination.NewService(filestore.New(filepath.Join(state, "sessions")), coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, StateDir: state})
+	svc := askService(t.TempDir(), nil)
 	ctx := context.Background()
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stepSession(t, svc)
 	dead := deadAsk(s.ID)
 	writeRequest(t, coordination.DirOf(svc.Store(), s.ID), dead)
 	if err := svc.Approve(ctx, s.ID, dead.ID, true, "ops"); err == nil {
@@ -63,15 +55,9 @@ func writeRequest(t *testing.T, dir string, req permissions.ApprovalRequest) {
 // records nothing more: one decision, one line.
 func TestAnAskRefusedForALateAskerIsRecordedOnce(t *testing.T) {
 	state := t.TempDir()
-	open := func(now func() time.Time) *coordination.Service {
-		return coordination.NewService(filestore.New(filepath.Join(state, "sessions")), coordination.Options{Logger: zerolog.Nop(), Open: backends.Open, StateDir: state, Now: now})
-	}
-	asker, ahead := open(nil), open(func() time.Time { return time.Now().Add(time.Minute) })
+	asker, ahead := askService(state, nil), askService(state, func() time.Time { return time.Now().Add(time.Minute) })
 	ctx := context.Background()
-	s, err := asker.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stepSession(t, asker)
 	got := make(chan permissions.Record, 1)
 	go func() {
 		got <- coordination.AskAudited(asker, ctx, s.ID, "agent_a", permissions.Rules{ApprovalTimeoutSeconds: 30},

@@ -52,10 +52,7 @@ func pgTenant(t *testing.T, dsn string) coordination.Store {
 func TestAnAskOnAPostgresBackedServerIsAnsweredFromAnotherProcess(t *testing.T) {
 	server, other := pgReplicas(t, nil)
 	ctx := context.Background()
-	s, err := server.Create(ctx, coordination.TeamSpec{Task: "x", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stepSession(t, server)
 	push := permissions.Action{Kind: permissions.Git, Target: "push origin main"}
 	for _, approve := range []bool{true, false} {
 		type answer struct {
