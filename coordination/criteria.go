@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
 
 // criteriaUsageRecord is a criteria call's spend u, made for a session
@@ -24,65 +25,6 @@ func (svc *Service) criteriaUsageRecord(u providers.Usage, why string) *usageRec
 		r.entry.Agents = nil
 	}
 	return r
-}
-
-// criteriaAffordable refuses a criteria call that a session's budgets (r)
-// cannot pay for: what it has spent (paid: its ledger, and what an outage
-// keeps from it here) plus the worst case of one call (its prompt and a
-// reply of DefaultEstimateOutputTokens, as a step's estimate assumes for
-// an agent without max_output_tokens) must fit each budget, and under a
-// cost budget the model must be priced (ErrUnpriced, as for an agent: an
-// unpriced call would count as $0 and never be stopped). For a team not
-// yet created, round is its first round's worst case, which must fit as
-// well: a team whose budget the criteria leave short of one round would
-// be refused, its criteria paid for nothing (Create's
-// checkBudgetAffordsARound), or stopped before its first answers.
-func criteriaAffordable(r Rules, agents []Agent, paid, round spent, spec providers.Spec, task, kind string, count int) error {
-	if !r.budgeted() {
-		return nil
-	}
-	count, err := criteria.CheckCount(count)
-	if err != nil {
-		return err
-	}
-	call := criteria.Call(task, kind, count)
-	in, out := approxTokens(call.System)+approxTokens(call.Prompt)+toolTokens(call.Tools), int64(DefaultEstimateOutputTokens)
-	// An agent of the team on the same model lends its own price_in and
-	// price_out, as the operator set them for that model.
-	var priced Agent
-	for _, a := range agents {
-		if a.Model == spec.String() {
-			if _, ok := a.rates(); ok {
-				priced = a
-				break
-			}
-		}
-	}
-	model := providers.ShowSpec(spec.String())
-	if b := r.CostBudgetUSD; b != nil {
-		c, _, ok := worstCost(spec, priced, in, out)
-		if !ok {
-			return fmt.Errorf("%w: %w: the criteria model %s has no price here (no list price, not self-hosted, no price_in/price_out), so the session's cost budget would count its spend as $0 and never stop it; "+
-				"use token_budget instead of cost_budget_usd, name a model with a list price, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrUnpriced, model)
-		}
-		if paid.cost+round.cost+c > *b {
-			before := fmt.Sprintf("$%s is spent", Dollars(paid.cost))
-			if round != (spent{}) {
-				before = fmt.Sprintf("one round of its agents may cost about $%s after the criteria", Dollars(round.cost))
-			}
-			return fmt.Errorf("%w: %w: its cost_budget_usd is $%s, %s, and a call by %s may cost about $%s at list prices (its prompt and a reply of %d tokens); "+
-				"raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, Dollars(*b), before, model, Dollars(c), out)
-		}
-	}
-	if b := r.TokenBudget; b != nil && paid.tokens+round.tokens+in+out > *b {
-		before := fmt.Sprintf("%d tokens are spent", paid.tokens)
-		if round != (spent{}) {
-			before = fmt.Sprintf("one round of its agents may take about %d tokens after the criteria", round.tokens)
-		}
-		return fmt.Errorf("%w: %w: its token_budget is %d, %s, and a call by %s may take about %d (its prompt and a reply of %d tokens); "+
-			"raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, *b, before, model, in+out, out)
-	}
-	return nil
 }
 
 // ErrSessionStarted is returned when criteria are attached to a session in
@@ -211,23 +153,33 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
 		}
+		// The call is paid on the session's behalf (or on the team's about
+		// to be one): its budgets bind every attempt as they bind a step,
+		// checked before the attempt is sent.
+		var bound *criteriaBound
+		var agents []Agent
 		if team != nil {
-			if err := criteriaAffordable(team.Rules, team.Agents, spent{}, round, spec, task, kind, req.Count); err != nil {
-				return criteria.Set{}, err
-			}
+			bound, agents = &criteriaBound{rules: team.Rules, round: round, spec: spec}, team.Agents
 		}
 		gctx := ctx
 		if s != nil {
-			// The call is paid on the session's behalf: its budgets bind
-			// it as they bind a step, checked before the model is asked.
 			l, err := svc.sessions.ledger(ctx, s.ID)
 			if err != nil {
 				return criteria.Set{}, err
 			}
 			paid := spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
-			if err := criteriaAffordable(s.Rules, s.Agents, paid, spent{}, spec, task, kind, req.Count); err != nil {
-				return criteria.Set{}, err
-			}
+			bound, agents = &criteriaBound{rules: s.Rules, paid: paid, spec: spec}, s.Agents
+		}
+		if a, r, ok := lender(agents, spec); ok {
+			// The agent's prices bind the call, so they price what it
+			// spent too: else a model with no list price would count as $0.
+			bound.lender, p = a, pricing.WithRates(p, spec.Backend, r)
+		}
+		greq := criteria.GenerateRequest{Task: task, Kind: kind, Count: req.Count, Model: spec.String()}
+		if bound != nil {
+			greq.Budget = bound.affords
+		}
+		if s != nil {
 			// The session's cancel, recorded on any replica, stops the
 			// call: it is spent on the session's behalf.
 			cancels, err := svc.cancelsNow(ctx, s.ID)
@@ -238,7 +190,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			gctx, done = svc.untilCancelled(ctx, s.ID, cancels, "its criteria were being written; none were attached: ask again once it is resumed", nil)
 			defer done()
 		}
-		set, err = criteria.Generate(gctx, p, criteria.GenerateRequest{Task: task, Kind: kind, Count: req.Count, Model: spec.String()})
+		set, err = criteria.Generate(gctx, p, greq)
 		if s != nil && set.Usage != nil {
 			// Recorded whatever comes of the attach (or of a cancel that
 			// cut the call short): the money is spent either way. The set

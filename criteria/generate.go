@@ -18,11 +18,19 @@ type GenerateRequest struct {
 	Kind  string // one of Kinds(); "" guesses from the task (Classify)
 	Count int    // MinGenerated to MaxGenerated; 0 means DefaultCount
 	Model string // the spec of the provider, recorded in the set as ShowSpec shows it
+	// Budget, when set, is asked before every attempt is sent — the
+	// first, the corrective retry, and each retry the provider makes of a
+	// transient failure (through the request's BeforeRetry) — with the
+	// request about to be sent and what the attempts before it spent: each
+	// attempt is paid for, so each must fit. Its refusal of the first
+	// attempt is Generate's error (nothing was spent); of a later one, the
+	// result is the built-in defaults with the refusal in their note.
+	Budget func(next providers.Request, spent providers.Usage) error
 }
 
 // Call is the first request Generate sends for count criteria of a task of
-// kind (a corrective retry adds the refused reply and what was wrong): a
-// caller bound by a budget prices its worst case from it before asking.
+// kind (a corrective retry adds the refused reply and what was wrong):
+// what GenerateRequest.Budget is first asked about.
 func Call(task, kind string, count int) providers.Request {
 	// No session, so no seed or alias: the structured fields only
 	// repeat the task, for providers that reason over structure (sim).
@@ -42,10 +50,11 @@ func Call(task, kind string, count int) providers.Request {
 // requested count of valid criteria with one must. An invalid reply gets one
 // corrective retry that names the exact problem; if that is invalid too, or
 // the model cannot be reached, the result is the built-in defaults for the
-// kind, source default, with a note saying why. Only a bad request (empty
-// task, count or kind out of range) or an ended ctx is an error; after an
-// ended ctx the set holds only Usage, what the calls had spent (it is still
-// paid for). p must not be nil: with no model at all, use Defaults.
+// kind, source default, with a note saying why (as when req.Budget refuses
+// a retry). Only a bad request (empty task, count or kind out of range),
+// req.Budget's refusal of the first attempt or an ended ctx is an error;
+// after an ended ctx the set holds only Usage, what the calls had spent (it
+// is still paid for). Usage sums every attempt's, failed ones too. p must not be nil: with no model at all, use Defaults.
 func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (Set, error) {
 	task := strings.TrimSpace(req.Task)
 	if task == "" {
@@ -72,6 +81,15 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 	var problem string
 	for attempt := 0; attempt < 2; attempt++ {
 		call.Attempt = attempt
+		if req.Budget != nil {
+			if err := req.Budget(call, total); err != nil {
+				if attempt == 0 {
+					return Set{}, err
+				}
+				return fallback(fmt.Sprintf("%s replied with invalid criteria (%s) and was not asked again (%v)", modelName(req.Model), problem, err), &total), nil
+			}
+			call.BeforeRetry = retryBudget(req.Budget, call, total)
+		}
 		act, u, err := p.Step(ctx, call)
 		total = total.Add(u)
 		if err != nil {
@@ -90,6 +108,18 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 		call.History = append(call.History, providers.Turn{Reply: act, Problem: correction(problem, count)})
 	}
 	return fallback(fmt.Sprintf("%s replied with invalid criteria twice (%s)", modelName(req.Model), problem), &total), nil
+}
+
+// retryBudget is an attempt's BeforeRetry: a retry of next is another
+// paid call, so it must fit the budget after what the attempts before
+// next (before) and next's own tries (tried) spent.
+func retryBudget(budget func(providers.Request, providers.Usage) error, next providers.Request, before providers.Usage) func(providers.Usage) string {
+	return func(tried providers.Usage) string {
+		if err := budget(next, before.Add(tried)); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
 }
 
 // modelName is the spec as views show it: a set and its note reach MCP

@@ -145,6 +145,13 @@ type Request struct {
 	// stream, an API agent's tool loop) reports it there and stops once the
 	// session's budget is spent.
 	Spend Spend `json:"-"`
+	// BeforeRetry, when set, is asked before the call is tried again after
+	// a transient failure (the resilience layer's retries), with what its
+	// tries so far spent: it returns why another try does not fit the
+	// budget that pays for it, or "" to let it go. Spend's check lets a
+	// retry go while the budget is not yet spent; a caller that needs each
+	// try's worst case to fit (a criteria call) says so here.
+	BeforeRetry func(spent Usage) string `json:"-"`
 	// Record, when set, hears every tool call, command and file change of the
 	// step, for its tools.jsonl.
 	Record Recorder `json:"-"`

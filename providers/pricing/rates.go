@@ -21,7 +21,8 @@ func (r Rates) Cost(u providers.Usage) float64 {
 }
 
 // WithRates wraps a provider of backend so that a usage it returns, or
-// reports to the request's Spend, without a cost is priced at r. A cost
+// reports to the request's Spend or BeforeRetry, without a cost is priced
+// at r. A cost
 // already there — the adapter's own, or the table's (Priced) — stands: r
 // prices only what would otherwise be unknown, which a cost budget could
 // not bound. A self-hosted backend's $0 is the exception: it assumes the
@@ -43,6 +44,9 @@ func (w *rated) Step(ctx context.Context, req providers.Request) (providers.Acti
 		req.Spend = providers.SpendFunc(func(u providers.Usage) string {
 			return spend.Used(w.price(u))
 		})
+	}
+	if before := req.BeforeRetry; before != nil {
+		req.BeforeRetry = func(u providers.Usage) string { return before(w.price(u)) }
 	}
 	act, u, err := w.p.Step(ctx, req)
 	return act, w.price(u), err

@@ -375,3 +375,27 @@ func TestNoRetryOnceTheSessionsBudgetIsSpent(t *testing.T) {
 		t.Errorf("usage %+v, Spend heard %+v; want the failed attempt's $0.01, told to the Spend once", u, heard)
 	}
 }
+
+// TestBeforeRetryIsAskedBeforeEachRetry: a caller whose every try must fit
+// its budget (a criteria call) is asked before each retry with what the
+// tries so far spent; its refusal ends the call with a budget error, the
+// tries' usage kept, and no further try or wait.
+func TestBeforeRetryIsAskedBeforeEachRetry(t *testing.T) {
+	p := failTimes(3, perr(providers.ClassRateLimit, 429))
+	var heard []int64
+	before := func(u providers.Usage) string {
+		heard = append(heard, u.Input)
+		if u.Input >= 2 {
+			return "the budget cannot pay for another try"
+		}
+		return ""
+	}
+	f := &fakeSleep{}
+	_, u, err := Wrap(p, "openai", opts(f)).Step(context.Background(), providers.Request{BeforeRetry: before})
+	if providers.ClassOf(err) != providers.ClassBudget || !strings.Contains(err.Error(), "not retried: the budget cannot pay for another try") {
+		t.Fatalf("a retry its caller refused: %v; want a budget error with the caller's reason", err)
+	}
+	if p.count() != 2 || len(f.waits) != 1 || len(heard) != 2 || heard[0] != 1 || heard[1] != 2 || u.Input != 2 {
+		t.Errorf("%d tries, %d waits, BeforeRetry heard %v, usage %d tokens; want 2 tries, 1 wait, heard [1 2], 2 tokens", p.count(), len(f.waits), heard, u.Input)
+	}
+}

@@ -140,6 +140,12 @@ func (r *resilient) Step(ctx context.Context, req providers.Request) (providers.
 		if attempt >= r.opts.MaxAttempts {
 			return providers.Action{}, total, r.final(err, fmt.Sprintf("gave up after %d attempts over %s", attempt, since(start)))
 		}
+		if req.BeforeRetry != nil {
+			if why := req.BeforeRetry(total); why != "" {
+				return providers.Action{}, total, &providers.Error{Class: providers.ClassBudget,
+					Message: fmt.Sprintf("%s; not retried: %s", err, why)}
+			}
+		}
 		if spend != nil {
 			// A retry is another call to pay for: asked first, as a tool
 			// loop asks before each turn, with what the attempts so far

@@ -1,0 +1,117 @@
+package coordination
+
+import (
+	"fmt"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+	"github.com/massgen-go/massgen-mcp/providers/pricing"
+)
+
+// criteriaBound is what binds a criteria call made for a session (or for a
+// team about to be one): its budgets, what it has paid before the call,
+// and, for a team not yet created, its first round's worst case, which
+// must still fit after the criteria. Every attempt of the call is checked
+// against it before it is sent: the first, the corrective retry of an
+// invalid reply and each retry of a transient failure
+// (criteria.GenerateRequest.Budget), each paid for.
+type criteriaBound struct {
+	rules Rules
+	// lender is an agent of the team on the criteria model with its own
+	// price_in and price_out, which price the call (see lender).
+	lender Agent
+	// paid is the session's spend before the call: its ledger, and what
+	// an outage keeps from it here. It is read once, when the call
+	// begins: the session takes no step meanwhile (criteria attach only
+	// before the first), and the call's own attempts are added to it.
+	paid, round spent
+	spec        providers.Spec
+}
+
+// lender is an agent of agents on the model spec with its own price_in and
+// price_out, as the operator set them for that model: they price a
+// criteria call by the same model as they price the agent's steps.
+func lender(agents []Agent, spec providers.Spec) (Agent, pricing.Rates, bool) {
+	for _, a := range agents {
+		if a.Model == spec.String() {
+			if r, ok := a.rates(); ok {
+				return a, r, true
+			}
+		}
+	}
+	return Agent{}, pricing.Rates{}, false
+}
+
+// requestTokens is about how many tokens a request sends: its text, its
+// tools' definitions and the refused attempts it replays.
+func requestTokens(req providers.Request) int64 {
+	n := approxTokens(req.System) + approxTokens(req.Prompt) + toolTokens(req.Tools)
+	for _, t := range req.History {
+		n += approxTokens(t.Reply.Text) + approxTokens(t.Problem)
+		for _, c := range t.Reply.Calls {
+			n += approxTokens(c.Name) + approxTokens(string(c.Args))
+		}
+	}
+	return n
+}
+
+// affords refuses an attempt of a criteria call (next, the request about to
+// be sent) that the budgets cannot pay for, after the call's attempts so
+// far spent sofar (the zero Usage before the first): what was paid before,
+// what they spent, and the attempt's worst case (its request and a reply
+// of DefaultEstimateOutputTokens, as a step's estimate assumes for an
+// agent without max_output_tokens) must fit each budget, with the round
+// kept for a team not yet created; and under a cost budget the model must
+// be priced (ErrUnpriced, as for an agent: an unpriced call would count as
+// $0 and never be stopped). A team whose budget the criteria leave short
+// of one round would be refused, its criteria paid for nothing (Create's
+// checkBudgetAffordsARound), or stopped before its first answers. A later
+// attempt's refusal reads as the reason no more were made: it ends in the
+// built-in criteria, not in an error.
+func (b criteriaBound) affords(next providers.Request, sofar providers.Usage) error {
+	if !b.rules.budgeted() {
+		return nil
+	}
+	in, out := requestTokens(next), int64(DefaultEstimateOutputTokens)
+	model := providers.ShowSpec(b.spec.String())
+	var cost float64
+	if b.rules.CostBudgetUSD != nil {
+		c, _, ok := worstCost(b.spec, b.lender, in, out)
+		if !ok {
+			return fmt.Errorf("%w: %w: the criteria model %s has no price here (no list price, not self-hosted, no price_in/price_out), so the session's cost budget would count its spend as $0 and never stop it; "+
+				"use token_budget instead of cost_budget_usd, name a model with a list price, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrUnpriced, model)
+		}
+		cost = c
+	}
+	facts := b.shortfall(spentOf(sofar), spent{cost: cost, tokens: in + out}, model, out)
+	switch {
+	case facts == "":
+		return nil
+	case sofar.Tokens() > 0 || spentOf(sofar).cost > 0:
+		return fmt.Errorf("%w: %s", ErrCriteriaBudget, facts)
+	}
+	return fmt.Errorf("%w: %w: %s; raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, facts)
+}
+
+// shortfall says how an attempt whose worst case is attempt, by model
+// with a reply of out tokens, would not fit the budgets after the call's
+// attempts so far spent sofar; "" when it fits.
+func (b criteriaBound) shortfall(sofar, attempt spent, model string, out int64) string {
+	r, paid, round := b.rules, b.paid.plus(sofar), b.round
+	if c := r.CostBudgetUSD; c != nil && paid.cost+round.cost+attempt.cost > *c {
+		before := fmt.Sprintf("$%s is spent", Dollars(paid.cost))
+		if round != (spent{}) {
+			before = fmt.Sprintf("%s, and one round of its agents may cost about $%s after the criteria", before, Dollars(round.cost))
+		}
+		return fmt.Sprintf("its cost_budget_usd is $%s, %s, and a call by %s may cost about $%s at list prices (its prompt and a reply of %d tokens)",
+			Dollars(*c), before, model, Dollars(attempt.cost), out)
+	}
+	if t := r.TokenBudget; t != nil && paid.tokens+round.tokens+attempt.tokens > *t {
+		before := fmt.Sprintf("%d tokens are spent", paid.tokens)
+		if round != (spent{}) {
+			before = fmt.Sprintf("%s, and one round of its agents may take about %d tokens after the criteria", before, round.tokens)
+		}
+		return fmt.Sprintf("its token_budget is %d, %s, and a call by %s may take about %d (its prompt and a reply of %d tokens)",
+			*t, before, model, attempt.tokens, out)
+	}
+	return ""
+}
