@@ -323,6 +323,11 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
+	if e.Cause == ErrBudgetTooSmall {
+		// The text says it already ("a cost budget of $0.05 cannot pay
+		// for one round of …"); the cause again would stutter.
+		return ErrBadInput.Error() + ": " + e.text
+	}
 	return ErrBadInput.Error() + ": " + e.Cause.Error() + ": " + e.text
 }
 
