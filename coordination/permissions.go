@@ -300,7 +300,8 @@ func (svc *Service) Approve(ctx context.Context, id, request string, approve boo
 		err = permissions.Answer(dir, request, approve, by, "", svc.lapseCutoff())
 	}
 	if errors.Is(err, permissions.ErrNoRequest) || errors.Is(err, permissions.ErrAnswered) || errors.Is(err, permissions.ErrExpired) {
-		return fmt.Errorf("%w: %w", err, ErrBadInput)
+		// The category first, as every other refusal reads.
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	return err
 }

@@ -102,7 +102,12 @@ func fileStoreOnly(verb, instead string) error {
 // answerAsk finds the session whose pending ask has the id, when none is
 // named, and answers it.
 func answerAsk(ctx context.Context, out io.Writer, svc *coordination.Service, session, id string, approve bool) error {
-	if session == "" {
+	if session != "" {
+		// A mistyped session would otherwise read as one with no such ask.
+		if _, err := svc.Store().Session(ctx, session); err != nil {
+			return err
+		}
+	} else {
 		ids, err := svc.Store().Sessions(ctx)
 		if err != nil {
 			return err

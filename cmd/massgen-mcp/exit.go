@@ -125,6 +125,8 @@ func errorFix(err error) string {
 		return "nothing was written. Put the listed files back as the run read them (or decide they should go) and run massgen-mcp apply <session-id> again, or run the team again on the project as it is now."
 	case errors.Is(err, coordination.ErrNothingToApply):
 		return "massgen-mcp status <session-id> shows the session: changes can be applied once it has finished with a winner that changed files of a --context-path DIR:write."
+	case errors.Is(err, permissions.ErrNoRequest):
+		return fmt.Sprintf("massgen-mcp status%s %s lists the asks still waiting, each with the command that answers it.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, permissions.ErrExpired):
 		return fmt.Sprintf("nothing waits for this answer any more, and the call was not made. If the agent still needs it, it asks again: massgen-mcp status%s %s lists the asks still waiting, each with the command that answers it.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, coordination.ErrHostInRunTeam):
