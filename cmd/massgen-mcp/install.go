@@ -72,7 +72,7 @@ entry changed since install is yours and stays.`,
 func clientCommand(name, short, long string, run func(o install.Options, commandNote string) (*install.Report, error)) *cobra.Command {
 	var f installFlags
 	cmd := &cobra.Command{
-		Use:       name + " <" + strings.Join(install.Clients, "|") + "> [--scope project|user] [--skills] [--dry-run] [--force]",
+		Use:       name + " <" + strings.Join(install.Clients, "|") + "> [--scope project|user] [--skills] [--dry-run]" + map[bool]string{true: " [--force]"}[name == "install"],
 		Short:     short,
 		Long:      long,
 		Args:      cobra.ExactArgs(1),
@@ -98,8 +98,15 @@ func clientCommand(name, short, long string, run func(o install.Options, command
 	fl.StringVar(&f.scope, "scope", install.ScopeUser, "user (every project) or project (this directory, shared with the repository)")
 	fl.BoolVar(&f.skills, "skills", false, "also copy (or remove) the skills where the client loads them")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
-	fl.BoolVar(&f.force, "force", false, "install: replace a massgen entry massgen-mcp did not write (uninstall puts it back), or install into Claude Code beside the enabled massgen plugin")
+	fl.BoolVar(&f.force, "force", false, "replace a massgen entry massgen-mcp did not write (uninstall puts it back), or install into Claude Code beside the enabled massgen plugin")
 	fl.StringVar(&f.command, "server-command", "", "the command the client runs (default massgen-mcp when this binary is the one on PATH, or in a project's file whenever PATH has one; else this binary's absolute path)")
+	if name == "uninstall" {
+		// uninstall ignores both (it undoes what install recorded), so its
+		// help does not offer them; they are still accepted, so a script
+		// that passes install's flags to both keeps working.
+		_ = fl.MarkHidden("force")
+		_ = fl.MarkHidden("server-command")
+	}
 	return cmd
 }
 
