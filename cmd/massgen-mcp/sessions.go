@@ -60,7 +60,7 @@ one tenant are listed: the default one, or --tenant's.`,
 			fmt.Fprint(out, report.SessionsTable(page))
 			if q.Limit > 0 && page.Total > 0 {
 				pages := (page.Total + q.Limit - 1) / q.Limit
-				fmt.Fprintf(out, "\nPage %d of %d (%d sessions)", f.page, pages, page.Total)
+				fmt.Fprintf(out, "\nPage %d of %d (%s)", f.page, pages, coordination.Count(page.Total, "session"))
 				if page.Next > 0 {
 					fmt.Fprintf(out, "; next: massgen-mcp sessions --page %d, or --all", f.page+1)
 				}
