@@ -45,7 +45,7 @@ func cancelCommand() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "Resume it with %s.\n", at.place(res.SessionID).Resume(res.SessionID))
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "massgen-mcp run --resume %s continues it.\n", res.SessionID)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s continues it.\n", resumeCommand(dir, res.SessionID))
 			return nil
 		},
 	}

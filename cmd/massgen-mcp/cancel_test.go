@@ -40,7 +40,7 @@ func TestCancelStopsARunInAnotherProcess(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	text, code := cli(t, "cancel", "--state-dir", dir, "team_cancelme")
-	if code != 0 || !strings.Contains(text, "cancelled") || !strings.Contains(text, "massgen-mcp run --resume team_cancelme") {
+	if code != 0 || !strings.Contains(text, "cancelled") || !strings.Contains(text, "massgen-mcp run --state-dir "+dir+" --resume team_cancelme") {
 		t.Fatalf("cancel: exit %d:\n%s", code, text)
 	}
 	done := make(chan error, 1)

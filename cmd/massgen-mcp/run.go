@@ -234,7 +234,7 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-			return &exitError{code: exitCancelled, msg: fmt.Sprintf("interrupted; resume with: massgen-mcp run --resume %s", id)}
+			return &exitError{code: exitCancelled, msg: "interrupted; resume with: " + resumeCommand(f.stateDir, id)}
 		}
 		return diskFullExit(out, err, id, f.json)
 	}
@@ -260,7 +260,7 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 	case coordination.StatusFinished:
 		return finishedExit(res, f.json)
 	case coordination.StatusCancelled:
-		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp run --resume %s", id)}
+		return &exitError{code: exitCancelled, printed: f.json, msg: "cancelled; resume with: " + resumeCommand(f.stateDir, id)}
 	default:
 		return &exitError{code: exitFailed, printed: f.json, msg: fmt.Sprintf("the team produced no answer (%s)", coordination.Deref(res.StopReason))}
 	}

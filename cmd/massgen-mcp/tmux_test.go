@@ -152,7 +152,8 @@ func TestLiveViewKeysTableAnswerAndCancel(t *testing.T) {
 	tm.await("the cards again", 10*time.Second, has("Consensus map"))
 	tm.keys("q")
 	tm.await("the cancel", 30*time.Second, has("EXIT=4"))
-	if all := tm.all(); !strings.Contains(all, "resume with: massgen-mcp run --resume keys") {
+	// -J joins the hint's wrapped line: the temp state dir makes it wider than the pane.
+	if all := tm.run("capture-pane", "-p", "-J", "-t", "t", "-S", "-200"); !strings.Contains(all, "resume with: massgen-mcp run --state-dir "+dir+" --resume keys") {
 		t.Fatalf("a cancel must say how to resume:\n%s", all)
 	}
 	out, err := exec.Command(bin, "status", "--json", "--state-dir", dir, "keys").Output()
