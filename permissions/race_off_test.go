@@ -1,5 +1,0 @@
-//go:build !race
-
-package permissions
-
-const raceEnabled = false
