@@ -59,8 +59,9 @@ func Decide(rules Rules, actions ...Action) Decision {
 }
 
 func decideOne(rules Rules, a Action) Decision {
-	d := Decision{Action: a, Risk: RiskOf(a)}
-	if name, hit := Floor(a); hit {
+	name, hit := Floor(a) // once: a command's floor reads its whole line
+	d := Decision{Action: a, Risk: riskOf(a, hit)}
+	if hit {
 		d.Verdict, d.Rule, d.Floor = Deny, "floor: "+name, true
 		return d
 	}
@@ -86,7 +87,7 @@ func decideOne(rules Rules, a Action) Decision {
 	if bestSpec >= 0 {
 		d.Verdict, d.Rule = bestVerdict, string(bestVerdict)+" "+best.String()
 	} else {
-		d.Verdict, d.Rule = rules.Role.Or().verdict(a), "role "+string(rules.Role.Or())
+		d.Verdict, d.Rule = rules.Role.Or().verdictAt(a, d.Risk), "role "+string(rules.Role.Or())
 	}
 	if d.Verdict == Allow {
 		if p, ok := match(rules.AlwaysAsk, a); ok {

@@ -71,7 +71,7 @@ func decideCost(line string, reps int) (time.Duration, uint64) {
 // at n and 4n bytes, in the same run and interleaved, so the machine's load
 // weighs on both alike; linear is a ratio of 4 and quadratic of 16. The
 // bytes allocated are deterministic and held under 6; the time, least of
-// several runs, under 10 (a linear reading's memory traffic reaches 7 at a
+// several runs on one of a few tries, under 10 (a linear reading's memory traffic reaches 7 at a
 // load of 12; a quadratic scan, which allocates nothing, 27). No bound in
 // seconds: under the race detector or a load of 26 the ratios still hold.
 // Nor may a shape cost more than 8 KiB allocated for each byte of its
@@ -92,20 +92,23 @@ func TestAGiantCommandIsDecidedInLinearTime(t *testing.T) {
 			small, large := giantShapes[name](n), giantShapes[name](4*n)
 			var ts, tl time.Duration
 			var bs, bl uint64
-			for i := range 3 { // interleaved: a burst of load hits both sizes
-				s, sb := decideCost(small, 1)
-				l, lb := decideCost(large, 1)
-				if i == 0 || s < ts {
-					ts = s
-				}
-				if i == 0 || l < tl {
-					tl = l
-				}
-				if i == 0 || sb < bs {
-					bs = sb
-				}
-				if i == 0 || lb < bl {
-					bl = lb
+			// A few tries, each of three interleaved runs a size: another
+			// process thrashing the cache slows the large line more than
+			// the small (x17 seen for plain words beside a busy test),
+			// but not on every try, where a quadratic reading is slow on
+			// each (x27).
+			for try := 0; try < 4 && (try == 0 || float64(tl)/float64(ts) > 10); try++ {
+				ts, tl = time.Duration(1<<62), time.Duration(1<<62)
+				for range 3 { // interleaved: a burst of load hits both sizes
+					s, sb := decideCost(small, 1)
+					l, lb := decideCost(large, 1)
+					ts, tl = min(ts, s), min(tl, l)
+					if bs == 0 || sb < bs {
+						bs = sb
+					}
+					if bl == 0 || lb < bl {
+						bl = lb
+					}
 				}
 			}
 			timeRatio, bytesRatio := float64(tl)/float64(ts), float64(bl)/float64(bs)

@@ -38,7 +38,14 @@ func (r Risk) rank() int {
 // RiskOf is an action's risk class. The floor's actions are catastrophic
 // whatever their kind.
 func RiskOf(a Action) Risk {
-	if _, hit := Floor(a); hit {
+	_, hit := Floor(a)
+	return riskOf(a, hit)
+}
+
+// riskOf is RiskOf with the floor already asked (floored): a command's
+// floor reads its whole line, and decideOne asks once.
+func riskOf(a Action, floored bool) Risk {
+	if floored {
 		return RiskCatastrophic
 	}
 	switch a.Kind {

@@ -46,9 +46,9 @@ func (r Role) Or() Role {
 // whatever a command hides.
 func (r Role) SandboxReadOnly() bool { return r == ReadOnly }
 
-// verdict is the role's own verdict on an action no rule named.
-func (r Role) verdict(a Action) Verdict {
-	risk := RiskOf(a)
+// verdictAt is the role's own verdict on an action no rule named, of
+// the risk given (RiskOf, asked once by decideOne).
+func (r Role) verdictAt(a Action, risk Risk) Verdict {
 	switch r.Or() {
 	case ReadOnly:
 		switch a.Kind {

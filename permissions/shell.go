@@ -139,7 +139,24 @@ func parseShell(cmd, dir string) parsed {
 	}
 	rs := []rune(cmd)
 	noNL := len(rs) // where the line has no newline left, as cutHeredoc found
-	for i := 0; i < len(rs); i++ {
+	cut := cutBodies{nl: -1}
+	i := 0
+	// fit readies a scan from i that ends where end says: one that would
+	// run past a line whose heredocs' bodies are left in place sees, as
+	// the shell does, the line go on after them (cutBodies).
+	fit := func(end func(rs []rune) int) {
+		if cut.nl >= 0 && end(rs[:cut.nl+1]) >= cut.nl+1 {
+			i = cut.settle(rs, i)
+		}
+	}
+	for ; ; i++ {
+		if cut.nl >= 0 && i > cut.nl { // past the line: on after its bodies
+			i += cut.end - cut.nl - 1
+			cut.nl = -1
+		}
+		if i >= len(rs) {
+			break
+		}
 		c := rs[i]
 		switch {
 		case c == '\\' && i+1 < len(rs) && rs[i+1] == '\n':
@@ -149,6 +166,7 @@ func parseShell(cmd, dir string) parsed {
 			word.WriteRune(rs[i])
 			inw = true
 		case c == '\'':
+			fit(func(rs []rune) int { return quoteEnd(rs, i+1, '\'') })
 			j := i + 1
 			for j < len(rs) && rs[j] != '\'' {
 				j++
@@ -158,6 +176,7 @@ func parseShell(cmd, dir string) parsed {
 			i = j
 		case c == '$' && i+1 < len(rs) && rs[i+1] == '\'':
 			// $'…' is ANSI-C quoting, static: $'\x67it' is git.
+			fit(func(rs []rune) int { return ansiEnd(rs, i+2) })
 			j := i + 2
 			for j < len(rs) && rs[j] != '\'' {
 				if rs[j] == '\\' {
@@ -171,6 +190,7 @@ func parseShell(cmd, dir string) parsed {
 		case c == '$' && i+1 < len(rs) && rs[i+1] == '"':
 			inw = true // $"…" is a double-quoted word, translated
 		case c == '"':
+			fit(func(rs []rune) int { return dquoteEnd(rs, i+1) })
 			j := i + 1
 			for j < len(rs) && rs[j] != '"' {
 				if rs[j] == '\\' {
@@ -193,12 +213,14 @@ func parseShell(cmd, dir string) parsed {
 			inw = true
 			i = j
 		case (c == '$' || c == '<') && i+1 < len(rs) && rs[i+1] == '(':
+			fit(func(rs []rune) int { return closing(rs, i+1) })
 			end := closing(rs, i+1)
 			addInner(string(rs[i+2 : end]))
 			word.WriteString(string(rs[i:min(end+1, len(rs))]))
 			inw = true
 			i = end
 		case c == '`':
+			fit(func(rs []rune) int { return quoteEnd(rs, i+1, '`') })
 			j := i + 1
 			for j < len(rs) && rs[j] != '`' {
 				j++
@@ -263,7 +285,8 @@ func parseShell(cmd, dir string) parsed {
 				i += 2
 				redir = redirHere
 			case i+1 < len(rs) && rs[i+1] == '<':
-				rs, i = cutHeredoc(rs, i, &st, &noNL)
+				fit(func(rs []rune) int { _, _, _, j := heredocDelim(rs, i); return j })
+				i = cutHeredoc(rs, i, &st, &noNL, &cut)
 			case i+1 < len(rs) && (rs[i+1] == '&' || rs[i+1] == '>'): // <&3, <> file
 				i++
 				for i+1 < len(rs) && (rs[i+1] == '-' || (rs[i+1] >= '0' && rs[i+1] <= '9')) {
@@ -433,57 +456,89 @@ func ansiC(rs []rune) string {
 	return b.String()
 }
 
-// cutHeredoc reads the heredoc whose << is at i: its delimiter (quoted, it
-// is not expanded) and its body, the lines after the current one up to
-// the delimiter's. The body goes to st.here and is cut from the line,
-// which then goes on after the delimiter word; it returns the line and the
-// index to go on after (the runes before it are no longer the line's).
-// noNL is where the line holds no newline to its end, as found before.
-func cutHeredoc(rs []rune, i int, st *stage, noNL *int) ([]rune, int) {
-	j := i + 2
-	strip := j < len(rs) && rs[j] == '-' // <<- drops the lines' leading tabs
+// cutBodies are the bodies of the heredocs read on the current line,
+// left in place: the line, to its newline nl, reads on after them at end.
+// A shell reads a line's heredocs' bodies one after another past it; the
+// line used to be moved up to each body's end as its heredoc was read,
+// quadratic in a line of many (cat <<E <<E <<E …). Now the reading jumps
+// at the newline, and the line is moved (settle) only when a scan (an
+// unclosed quote, a $( closed past the newline) would run on into them.
+type cutBodies struct{ nl, end int }
+
+// settle moves the rest of the line, from i to its newline, up to the
+// bodies' end, and returns where it now begins.
+func (c *cutBodies) settle(rs []rune, i int) int {
+	rest := rs[i : c.nl+1]
+	at := c.end - len(rest)
+	copy(rs[at:c.end], rest)
+	c.nl = -1
+	return at
+}
+
+// heredocDelim reads the delimiter of the heredoc whose << is at i:
+// whether <<- strips the body's leading tabs, the delimiter, whether it
+// was quoted (the body is then not expanded), and the index after it.
+func heredocDelim(rs []rune, i int) (strip bool, delim string, quoted bool, j int) {
+	j = i + 2
+	strip = j < len(rs) && rs[j] == '-' // <<- drops the lines' leading tabs
 	if strip {
 		j++
 	}
 	for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t') {
 		j++
 	}
-	var delim strings.Builder
-	quoted := false
+	var b strings.Builder
 	for ; j < len(rs) && !strings.ContainsRune(" \t\n;&|<>()", rs[j]); j++ {
 		switch rs[j] {
 		case '\'', '"':
 			q := rs[j]
 			quoted = true
 			for j++; j < len(rs) && rs[j] != q; j++ {
-				delim.WriteRune(rs[j])
+				b.WriteRune(rs[j])
 			}
 		case '\\':
 			quoted = true
 			if j+1 < len(rs) {
 				j++
-				delim.WriteRune(rs[j])
+				b.WriteRune(rs[j])
 			}
 		default:
-			delim.WriteRune(rs[j])
+			b.WriteRune(rs[j])
 		}
 	}
+	return strip, b.String(), quoted, j
+}
+
+// cutHeredoc reads the heredoc whose << is at i: its delimiter and its
+// body, the lines after the current one (after the bodies cut already
+// read) up to the delimiter's. The body goes to st.here and is left in
+// cut; it returns the index to go on after, the delimiter word's last.
+// noNL is where the line holds no newline to its end, as found before.
+func cutHeredoc(rs []rune, i int, st *stage, noNL *int, cut *cutBodies) int {
+	strip, delim, quoted, j := heredocDelim(rs, i)
 	end := j - 1
 	nl := j
-	for nl < len(rs) && nl < *noNL && rs[nl] != '\n' {
-		nl++
+	if cut.nl >= 0 {
+		nl = cut.nl // fit kept j before it, and the line holds no other
+	} else {
+		for nl < len(rs) && nl < *noNL && rs[nl] != '\n' {
+			nl++
+		}
+		if nl >= *noNL {
+			nl = len(rs)
+		}
+		if nl >= len(rs) {
+			*noNL = min(*noNL, j) // no newline from here on: not sought again
+		}
 	}
-	if nl >= *noNL {
-		nl = len(rs)
-	}
-	if nl >= len(rs) {
-		*noNL = min(*noNL, j) // no newline from here on: not sought again
-	}
-	if delim.Len() == 0 || nl >= len(rs) {
-		return rs, end
+	if delim == "" || nl >= len(rs) {
+		return end
 	}
 	var body []string
 	k, stop := nl+1, len(rs)
+	if cut.nl >= 0 {
+		k = cut.end
+	}
 	for k < len(rs) {
 		e := k
 		for e < len(rs) && rs[e] != '\n' {
@@ -494,20 +549,51 @@ func cutHeredoc(rs []rune, i int, st *stage, noNL *int) ([]rune, int) {
 			line = strings.TrimLeft(line, "\t")
 		}
 		k = min(e+1, len(rs))
-		if line == delim.String() {
+		if line == delim {
 			stop = k
 			break
 		}
 		body = append(body, line)
 	}
 	st.here = append(st.here, heredoc{text: strings.Join(body, "\n"), expand: !quoted})
-	// The rest of the line moves up to the body's end, in place, rather
-	// than the line after the body down to it: the reading never looks
-	// back, and a line of many heredocs stays linear to read.
-	rest := rs[end+1 : nl+1]
-	at := stop - len(rest)
-	copy(rs[at:stop], rest)
-	return rs, at - 1
+	cut.nl, cut.end = nl, stop
+	return end
+}
+
+// quoteEnd is the index of the first q from j, or len(rs).
+func quoteEnd(rs []rune, j int, q rune) int {
+	for j < len(rs) && rs[j] != q {
+		j++
+	}
+	return j
+}
+
+// ansiEnd is where the $'…' whose text begins at j ends, as parseShell
+// reads it.
+func ansiEnd(rs []rune, j int) int {
+	for j < len(rs) && rs[j] != '\'' {
+		if rs[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return j
+}
+
+// dquoteEnd is where the "…" whose text begins at j ends, as parseShell
+// reads it: its $(…) and `…` may hold a quote.
+func dquoteEnd(rs []rune, j int) int {
+	for j < len(rs) && rs[j] != '"' {
+		if rs[j] == '\\' {
+			j++
+		} else if rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(' {
+			j = closing(rs, j+1)
+		} else if rs[j] == '`' {
+			j = quoteEnd(rs, j+1, '`')
+		}
+		j++
+	}
+	return j
 }
 
 // substitutions are the command lines of the $(…) and `…` in a text the
@@ -840,14 +926,31 @@ func segments(cmd string) []pipeline {
 func walk(cmd string, depth int, fn func(pipeline)) { walkIn(cmd, "", depth, fn) }
 
 func walkIn(cmd, dir string, depth int, fn func(pipeline)) {
+	walkOnce(innerLine{cmd, dir}, depth, map[innerLine]int{}, fn)
+}
+
+// walkOnce walks a line unless it was walked whole before at a depth no
+// deeper, which found every pipeline this walk would: each of walk's
+// callers wants a pipeline once (a set of actions, the first floor case,
+// whether any stage fetches). A line is read again at every level of
+// eval "$(eval "$(…, as the substitution and as eval's words: walked each
+// time, a line of nine levels was read 2⁸ times.
+func walkOnce(in innerLine, depth int, done map[innerLine]int, fn func(pipeline)) {
 	if depth > 8 {
 		return
 	}
-	p := parseShell(cmd, dir)
+	if d, ok := done[in]; ok && d <= depth {
+		return
+	}
+	p := parseShell(in.text, in.dir)
 	for _, pl := range p.pipelines {
 		fn(pl)
 	}
-	for _, in := range p.inner {
-		walkIn(in.text, in.dir, depth+1, fn)
+	for _, inner := range p.inner {
+		walkOnce(inner, depth+1, done, fn)
+	}
+	// Marked once whole: a line inside itself is walked again, as before.
+	if d, ok := done[in]; !ok || depth < d {
+		done[in] = depth
 	}
 }
