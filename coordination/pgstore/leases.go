@@ -379,20 +379,11 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
-	which := ""
-	if run {
-		which = ` AND l.agent_id = ''`
-	}
-	gone, args := `false`, []any{s.tenant, id}
+	gone, args := false, []any{s.tenant, id}
 	if s.db.brief && s.db.lockTakeover() == nil {
-		gone, args = holderGone, append(args, readGoneSilent.Milliseconds())
+		gone, args = true, append(args, readGoneSilent.Milliseconds())
 	}
-	rows, err := s.db.pool.Query(ctx, `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms, l.chain_from,
-		l.agent_id <> '' AND EXISTS (SELECT 1 FROM locks k WHERE k.tenant = l.tenant AND k.session_id = l.session_id
-			AND k.name = 'step:' || l.agent_id AND k.expires_at >= now()),
-		`+gone+`
-		FROM sessions s LEFT JOIN leases l ON l.tenant = s.tenant AND l.session_id = s.id`+which+`
-		WHERE s.tenant = $1 AND s.id = $2`, args...)
+	rows, err := s.db.pool.Query(ctx, leasesRead(run, gone), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the leases of session %q: %w", id, err)
 	}
@@ -437,6 +428,24 @@ func (s *Store) readLeases(ctx context.Context, id string, run bool) (map[string
 	// next have their TTL from now to be renewed (excuse).
 	s.db.outage.heard(time.Now())
 	return out, nil
+}
+
+// leasesRead is readLeases' statement: only the run's lease when run is
+// set, and with whether each holder is gone (holderGone, $3) when gone is.
+func leasesRead(run, gone bool) string {
+	which, held := "", `false`
+	if run {
+		which = ` AND l.agent_id = ''`
+	}
+	if gone {
+		held = holderGone
+	}
+	return `SELECT l.agent_id, l.owner_id, l.host, l.pid, l.proc_start, l.version, l.claimed_at, l.renewed_at, l.expires_at, l.released, l.ran_before_ms, l.chain_from,
+		l.agent_id <> '' AND EXISTS (SELECT 1 FROM locks k WHERE k.tenant = l.tenant AND k.session_id = l.session_id
+			AND k.name = 'step:' || l.agent_id AND k.expires_at >= now()),
+		` + held + `
+		FROM sessions s LEFT JOIN leases l ON l.tenant = s.tenant AND l.session_id = s.id` + which + `
+		WHERE s.tenant = $1 AND s.id = $2`
 }
 
 // holderGone is, in a command's read (brief) of a lease unreleased,
