@@ -175,7 +175,7 @@ func (s *Store) claimUnknown(ctx context.Context, id, agent string, rule func(cu
 		return coordination.RunLease{}, false, nil
 	}
 	b := &pgx.Batch{}
-	b.Queue(claimAbsentSQL, append([]any{s.tenant, id, agent}, leaseRow(next)...)...)
+	b.Queue(claimAbsentSQL, appendLeaseRow(append(make([]any, 0, 3+leaseRowLen), s.tenant, id, agent), next)...)
 	b.Queue(leaseColumns+` FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`, s.tenant, id, agent)
 	// One implicit transaction: a read that fails takes the insert back.
 	br := s.db.pool.SendBatch(ctx, b)
@@ -328,19 +328,25 @@ func queueLeaseWrite(w *pgx.Batch, tenant, id, agent string, next coordination.R
 			renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at, released = EXCLUDED.released,
 			ran_before_ms = EXCLUDED.ran_before_ms, chain_from = EXCLUDED.chain_from
 		WHERE leases.version = $15`,
-		append(append([]any{tenant, id, agent}, leaseRow(next)...), prev)...)
+		append(appendLeaseRow(append(make([]any, 0, 3+leaseRowLen+1), tenant, id, agent), next), prev)...)
 }
 
-// leaseRow is a lease's stored columns, in leaseColumns' order after the
-// agent, as query arguments.
-func leaseRow(l coordination.RunLease) []any {
-	return []any{l.ID, l.Host, l.PID, int64(l.ProcStart), l.Version, l.Claimed, l.Renewed, l.Expires, l.Released, l.RanBefore.Milliseconds(), l.ChainFrom}
+// appendLeaseRow appends a lease's stored columns, in leaseColumns' order
+// after the agent, as query arguments: its callers build their arguments
+// in one slice sized for them all, where a slice a part made three a
+// lease change (a step's claim and release each make one).
+func appendLeaseRow(args []any, l coordination.RunLease) []any {
+	return append(args, l.ID, l.Host, l.PID, int64(l.ProcStart), l.Version, l.Claimed, l.Renewed, l.Expires, l.Released, l.RanBefore.Milliseconds(), l.ChainFrom)
 }
+
+// leaseRowLen is how many arguments appendLeaseRow appends.
+const leaseRowLen = 11
 
 // changeKnownArgs is changeKnownSQL's arguments: the lease's key, its next
 // state and the row as known.
 func changeKnownArgs(tenant, id, agent string, cur, next coordination.RunLease) []any {
-	return append(append([]any{tenant, id, agent}, leaseRow(next)...), leaseRow(cur)...)
+	args := append(make([]any, 0, 3+2*leaseRowLen), tenant, id, agent)
+	return appendLeaseRow(appendLeaseRow(args, next), cur)
 }
 
 func versionOf(l *coordination.RunLease) int64 {

@@ -109,9 +109,18 @@ func (db *DB) readLoans(ctx context.Context, asks []*loanAsk) []error {
 	tenants, ids := make([]string, n), make([]string, n)
 	firsts, helds := make([]bool, n), make([]bool, n)
 	logAfters := make([]int32, n)
+	// The agents' arrays are made at their length, not grown: none (nil,
+	// sent as NULL, as before) when no ask names an agent.
+	agents := 0
+	for _, a := range asks {
+		agents += len(a.agents)
+	}
 	var kAsk []int64
 	var kAgents []string
 	var kLasts []int32
+	if agents > 0 {
+		kAsk, kAgents, kLasts = make([]int64, 0, agents), make([]string, 0, agents), make([]int32, 0, agents)
+	}
 	for i, a := range asks {
 		tenants[i], ids[i], firsts[i], helds[i], logAfters[i] = a.tenant, a.id, a.first, a.held, a.logAfter
 		for j, agent := range a.agents {

@@ -201,8 +201,10 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 			return err
 		}
 	}
+	w := db.hearing.waiting(ctx)
+	defer w.stop()
 	for {
-		n, err := db.hearing.next(ctx, pc)
+		n, err := w.next(pc)
 		if err != nil {
 			return err
 		}
@@ -234,24 +236,61 @@ type hearing struct {
 	listening func(ctx context.Context, c *pgx.Conn) error // Options.listening
 }
 
+// quietWait is the LISTEN connection's wait for its notifications: one
+// deadline a quiet spell, where a deadline a notification (a context and
+// its timer, some 5 objects, at every change another replica makes)
+// was most of what hearing cost.
+type quietWait struct {
+	h      hearing
+	ctx    context.Context // the connection's
+	wait   context.Context // ends quiet after the spell began; nil when none is running
+	cancel context.CancelFunc
+	heard  time.Time // when the spell began: the last notification, or the last ask
+}
+
+// waiting starts the connection's first quiet spell now.
+func (h hearing) waiting(ctx context.Context) *quietWait {
+	return &quietWait{h: h, ctx: ctx, heard: time.Now()}
+}
+
 // next waits for conn's next notification. After quiet without one it
 // asks the server whether it takes writes, as each pool connection is
 // asked when it is made (requireWritable), and waits again if it does; if
-// it does not, the error says so, and listen makes a new connection.
-func (h hearing) next(ctx context.Context, conn *pgx.Conn) (*pgconn.Notification, error) {
+// it does not, the error says so, and listen makes a new connection. A
+// notification heard starts the spell again; the deadline running is kept
+// and, when it ends, moved to quiet after the last notification.
+func (w *quietWait) next(conn *pgx.Conn) (*pgconn.Notification, error) {
 	for {
-		wait, cancel := context.WithTimeout(ctx, h.quiet)
-		n, err := conn.WaitForNotification(wait)
-		cancel()
+		if w.wait == nil {
+			w.wait, w.cancel = context.WithDeadline(w.ctx, w.heard.Add(w.h.quiet))
+		}
+		n, err := conn.WaitForNotification(w.wait)
+		if err == nil {
+			w.heard = time.Now()
+			return n, nil
+		}
 		// Only the quiet spell's own deadline: a socket's timeout (a dead
 		// peer, dial.go) is a lost connection, made again by listen.
-		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		if w.ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return n, err
 		}
-		if err := h.onWritable(ctx, conn); err != nil {
+		w.stop()
+		if time.Since(w.heard) < w.h.quiet {
+			continue // a notification came during the spell: wait out the rest of the new one
+		}
+		if err := w.h.onWritable(w.ctx, conn); err != nil {
 			return nil, err
 		}
+		w.heard = time.Now()
 	}
+}
+
+// stop ends the deadline running, if any.
+func (w *quietWait) stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.wait, w.cancel = nil, nil
 }
 
 // onWritable asks conn's server whether it takes writes. Not within
