@@ -1,0 +1,55 @@
+package pgstore
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/providers/backends"
+)
+
+// A server step takes its step lock and claims its step lease back to back;
+// the claim goes in the lock's round trip (coordination.StepLockWithLease),
+// so a step's lock, lease and landing are two round trips, not three.
+
+// TestAServerStepClaimsItsLeaseWithItsLock: a run's steps send their step
+// lock's take once each and claim no step lease alone; the lease rows
+// changed alone are the run lease's claim and release.
+func TestAServerStepClaimsItsLeaseWithItsLock(t *testing.T) {
+	c := &QueryCounts{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	svc := coordination.NewService(a, coordination.Options{Open: backends.Open, Parallel: 1})
+	_, steps := runSim(t, svc, c)
+	takes, alone, landings := stepQueries(c)
+	t.Logf("%d steps: %d step lock takes, %d lease rows changed alone, %d landings", steps, takes, alone, landings)
+	if takes != int64(steps) || landings != int64(steps) {
+		t.Errorf("%d steps took their step lock %d times and landed %d times; want once each a step", steps, takes, landings)
+	}
+	// The run's lease: its claim and its release.
+	if alone > 2 {
+		t.Errorf("%d steps changed a lease row alone %d times; want 2 (the run's claim and release), the steps' claims going with their locks", steps, alone)
+	}
+	if per := float64(takes+alone+landings) / float64(steps); per > 2+2/float64(steps) {
+		t.Errorf("a step's lock, lease and landing took %.2f round trips, want 2", per)
+	}
+}
+
+// stepQueries is how many step lock takes (with or without a claim of the
+// step lease), lease rows changed alone (the known-row UPDATE, the
+// unknown row's insert, or the locked path's two round trips, counted
+// once) and leased landings c has counted.
+func stepQueries(c *QueryCounts) (takes, alone, landings int64) {
+	for _, q := range c.Top(1000, 1000) {
+		switch {
+		case strings.HasPrefix(q.Kind, "[WITH lockcfg") && strings.Contains(q.Kind, "max(step)"):
+			takes += q.Count
+		case strings.HasPrefix(q.Kind, "UPDATE leases SET owner_id") || strings.HasPrefix(q.Kind, "[BEGIN | SELECT agent_id") ||
+			strings.HasPrefix(q.Kind, "[INSERT INTO leases"):
+			alone += q.Count
+		case strings.HasPrefix(q.Kind, "[SELECT massgen_hold_uncancelled") && strings.Contains(q.Kind, "massgen_hold_lease"):
+			landings += q.Count
+		}
+	}
+	return takes, alone, landings
+}
