@@ -196,8 +196,13 @@ func (u *runUndos) stop(un *runUndo) {
 // their time and tool calls; expired, the lease reads abandoned as it did
 // before the claim, and the next claim carries the run on.
 func (lz *leases) undoStepClaim(ls StepLeaseStore, id, agent string) {
+	lz.undoStepClaimAt(ls, id, agent, 0)
+}
+
+// undoStepClaimAt is undoStepClaim of the claim of version want (0: any).
+func (lz *leases) undoStepClaimAt(ls StepLeaseStore, id, agent string, want int64) {
 	var seen *RunLease
-	lz.undoClaim(id, "step of "+agent, 0, func(ctx context.Context) (*RunLease, error) {
+	lz.undoClaim(id, "step of "+agent, want, func(ctx context.Context) (*RunLease, error) {
 		all, err := ls.ReadSteps(ctx, id)
 		seen = all[agent]
 		return seen, err

@@ -54,7 +54,7 @@ func StepState(svc *Service, ctx context.Context, id, agent string) error {
 	if err != nil {
 		return err
 	}
-	lock, _, err := svc.stepState(ctx, s, agent)
+	lock, _, err := svc.stepState(ctx, s, agent, svc.lockOnly)
 	if lock != nil {
 		lock.Release()
 	}

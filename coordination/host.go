@@ -58,7 +58,7 @@ func (h hosts) view(ctx context.Context, s *Session, agentID string) (*StepResul
 // resubmission returns the original step's result (replay), any other is
 // refused; a submission refused as invalid leaves the view unused.
 func (h hosts) submit(ctx context.Context, s *Session, req StepRequest) (*StepResult, error) {
-	lock, st, err := h.svc.stepState(ctx, s, req.AgentID)
+	lock, st, err := h.svc.stepState(ctx, s, req.AgentID, h.svc.lockOnly)
 	if err != nil {
 		return nil, err
 	}

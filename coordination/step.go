@@ -365,9 +365,11 @@ func (svc *Service) endedMidStep(ctx context.Context, s *Session, agent string, 
 	return err
 }
 
-// stepState takes an agent's step lock and derives the state with the
-// agent's own lock not counted as in flight, then checks the agent is due.
-func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (StepLock, *State, error) {
+// stepState takes an agent's step lock (take) and derives the state with
+// the agent's own lock not counted as in flight, then checks the agent is
+// due; one that is not has what take claimed taken back, then its lock let
+// go.
+func (svc *Service) stepState(ctx context.Context, s *Session, agentID string, take stepTake) (StepLock, *State, error) {
 	// The one place the core takes a step lock checks that the agent is in
 	// the team: a store does not read the setup for it (LockStep), and an
 	// entry of an agent outside the team would land in the ledger, where
@@ -375,7 +377,7 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 	if _, err := s.member(agentID); err != nil {
 		return nil, nil, err
 	}
-	lock, err := svc.store.LockStep(ctx, s.ID, agentID)
+	lock, undo, err := take(ctx, s.ID, agentID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -400,6 +402,9 @@ func (svc *Service) stepState(ctx context.Context, s *Session, agentID string) (
 		if err = due(s, st, agentID); err == nil {
 			return lock, st, nil
 		}
+	}
+	if undo != nil {
+		undo()
 	}
 	lock.Release()
 	return nil, nil, err
@@ -457,15 +462,11 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 	// so a second step of the agent in this service is told it is busy
 	// here, never taken for one in flight elsewhere (joinLanding).
 	defer svc.runs.stepping(s.ID, agentID)()
-	lock, st, err := svc.stepState(ctx, s, agentID)
+	lock, st, claim, err := svc.lockedStepState(ctx, s, agentID)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
-	claim, err := svc.leases.claimStep(ctx, s.ID, agentID)
-	if err != nil {
-		return nil, err
-	}
 	defer claim.release()
 	// A step that crashed (its process killed) left its changes in the live
 	// workspace; under the step lock, before the model is given the

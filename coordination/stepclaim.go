@@ -96,11 +96,17 @@ func (lz *leases) claimStep(ctx context.Context, id, agent string) (*stepClaim, 
 		}
 		return nil, err
 	}
+	return lz.heldStep(ls, id, agent, l, sent), nil
+}
+
+// heldStep is the claim of lease l, sent at sent, with its heartbeat
+// started.
+func (lz *leases) heldStep(ls StepLeaseStore, id, agent string, l RunLease, sent time.Time) *stepClaim {
 	_, canRunOut := lz.store.(OutageStore)
 	c := &stepClaim{lz: lz, lost: make(chan struct{}), ls: ls, id: id, agent: agent, version: l.Version, ttl: lz.ttl, sent: sent, canRunOut: canRunOut, triedBefore: l.RanBefore, triedFrom: l.CarriedFrom, chainFrom: l.ChainFrom,
 		down: func(err error) bool { return unreachable(lz.store, err) }}
 	lz.steps.hold(lz, c)
-	return c, nil
+	return c
 }
 
 // leaseVersion is the claim's version of the step lease; 0 for a nil

@@ -98,21 +98,7 @@ func (s *Store) ReadSteps(ctx context.Context, id string) (map[string]*coordinat
 // the row as a reader sees it: another process's lease an outage excuses
 // reads held (excuse), so its holder keeps it.
 func (s *Store) claim(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.RunLease, error) {
-	change := s.leases(true)
-	excused := func(ctx context.Context, id, agent string, rule func(cur *coordination.RunLease) (coordination.RunLease, error)) (coordination.RunLease, error) {
-		return change(ctx, id, agent, func(cur *coordination.RunLease) (coordination.RunLease, error) {
-			// Never the claimant's own: it holds the step or run lock, so
-			// nothing of its own runs under the lease, and its next step
-			// must not wait out its own lease an outage outlasted.
-			if cur != nil && cur.ID != owner.ID {
-				seen := *cur
-				s.db.excuse(&seen)
-				cur = &seen
-			}
-			return rule(cur)
-		})
-	}
-	l, err := coordination.LeaseChange(excused).Claim(ctx, id, agent, owner, ttl)
+	l, err := s.excusedChange(s.leases(true), owner).Claim(ctx, id, agent, owner, ttl)
 	if errors.Is(err, errClaimedNow) {
 		if agent == "" {
 			return coordination.RunLease{}, &coordination.RunningError{Session: id, By: claimingNow}

@@ -236,6 +236,12 @@ const usageInsert = `INSERT INTO usage (tenant, session_id, agent_id, step, at, 
 // LockStep takes an agent's step lock, or fails at once with ErrAgentBusy;
 // the step number is one more than the agent's latest.
 func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	return s.lockStep(ctx, id, agent, nil)
+}
+
+// lockStep is LockStep, with fold's claim of the step lease in the same
+// batch when fold is not nil (stepfold.go).
+func (s *Store) lockStep(ctx context.Context, id, agent string, fold *claimFold) (coordination.StepLock, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
@@ -255,6 +261,7 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 	b.Queue(stepLockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover())
 	b.Queue(`SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
 		s.tenant, id, agent)
+	fold.queue(b, s.tenant, id, agent, name, token)
 	br := s.db.pool.SendBatch(ctx, b)
 	var got string
 	var found bool
@@ -266,6 +273,9 @@ func (s *Store) LockStep(ctx context.Context, id, agent string) (coordination.St
 		if err = br.QueryRow().Scan(&last); err != nil {
 			err = fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
 		}
+	}
+	if err == nil {
+		err = fold.read(br)
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
