@@ -465,11 +465,23 @@ type lockStepGate struct {
 }
 
 func (g *lockStepGate) LockStep(ctx context.Context, id, agent string) (coordination.StepLock, error) {
+	g.wait(agent)
+	return g.Store.LockStep(ctx, id, agent)
+}
+
+// LockStepWithLease is the take a server step makes on this store, gated
+// as LockStep.
+func (g *lockStepGate) LockStepWithLease(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.StepLock, *coordination.RunLease, error) {
+	g.wait(agent)
+	return g.Store.LockStepWithLease(ctx, id, agent, owner, ttl)
+}
+
+// wait holds the second take of agent_a's lock at the gate.
+func (g *lockStepGate) wait(agent string) {
 	if agent == "agent_a" && g.takes.Add(1) == 2 {
 		close(g.entered)
 		<-g.gate
 	}
-	return g.Store.LockStep(ctx, id, agent)
 }
 
 // TestAStepRacingAFinalizeIsToldTheSessionEndedNotKeptWaiting: a step of

@@ -166,6 +166,17 @@ func (s timedStore) LockStep(ctx context.Context, id, agent string) (coordinatio
 	return timedLock{StepLock: l, lands: s.lands}, nil
 }
 
+// LockStepWithLease times the step locks a server step takes with its
+// lease (coordination.StepLockWithLease), which the service takes on this
+// store: without it the wrapper would hide their landings.
+func (s timedStore) LockStepWithLease(ctx context.Context, id, agent string, owner coordination.LeaseOwner, ttl time.Duration) (coordination.StepLock, *coordination.RunLease, error) {
+	l, lease, err := s.Store.LockStepWithLease(ctx, id, agent, owner, ttl)
+	if err != nil {
+		return nil, lease, err
+	}
+	return timedLock{StepLock: l, lands: s.lands}, lease, nil
+}
+
 type timedLock struct {
 	coordination.StepLock
 	lands *landings
