@@ -134,7 +134,7 @@ func (f *claimFold) queue(b *pgx.Batch, tenant, id, agent, name, token string) {
 			append(args, name, token)...)
 		return
 	}
-	b.Queue(claimAbsentHeldSQL, append(append([]any{tenant, id, agent}, leaseRow(f.next)...), name, token)...)
+	b.Queue(claimAbsentHeldSQL, append(appendLeaseRow(append(make([]any, 0, 3+leaseRowLen+2), tenant, id, agent), f.next), name, token)...)
 }
 
 // read reads the claim's answers from the lock's batch (nil: none).
