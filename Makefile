@@ -83,10 +83,13 @@ cross:
 # environment, count goroutines or child processes, or bound a failover or a
 # lease in seconds stay sequential within theirs, and being in another
 # process the other lane's tests do not disturb what they count.
+# -timeout 20m: coordination/pgstore's tests, mostly waits on leases and
+# the database, took 7-8 minutes at a load of 9-17, near go test's default
+# 10 minutes per package.
 UNIT_PARALLEL ?= 4
 unit: tmux bwrap postgres cmdrace
 	pkgs=$$($(GO) list ./... | grep -v -e '/providers/cliagent' -e '/cmd/massgen-mcp$$') && [ -n "$$pkgs" ] && \
-		bash .ci/lanes "$(GO) test -race -count=1 -vet=off -parallel $(UNIT_PARALLEL) $$(echo $$pkgs)" \
+		bash .ci/lanes "$(GO) test -race -count=1 -vet=off -timeout 20m -parallel $(UNIT_PARALLEL) $$(echo $$pkgs)" \
 		"bash .ci/testbin $(abspath $(CMD_RACE_TEST)) cmd/massgen-mcp postgres -test.run '$(CMD_PG_TESTS)'" \
 		"bash .ci/testbin $(abspath $(CMD_RACE_TEST)) cmd/massgen-mcp rest -test.parallel $(UNIT_PARALLEL) -test.skip '$(CMD_REALCLI_TESTS)|$(CMD_PG_TESTS)'"
 
