@@ -152,3 +152,34 @@ func TestAFinalCallsRetryMustFitTheBudget(t *testing.T) {
 		t.Errorf("final_note %q; want it to say the budget stopped the call before a retry", res.FinalNote)
 	}
 }
+
+// TestAFinalCallsCorrectiveAttemptMustFitTheBudget: the present call's
+// first reply (about $0.04 in the worst case, which fits the $0.10 left)
+// submits no answer and spends $0.07 (2,000 tokens in, 12,500 out, at the
+// agents' prices). The corrective attempt, which replays that reply, is
+// another paid call whose worst case no longer fits: it is not made, and
+// the winner's answer is used, the note saying why.
+func TestAFinalCallsCorrectiveAttemptMustFitTheBudget(t *testing.T) {
+	var attempts atomic.Int32
+	final := providers.Func(func(context.Context, providers.Request) (providers.Action, providers.Usage, error) {
+		if attempts.Add(1) == 1 {
+			return providers.Action{Text: "no tool call"}, providers.Usage{Input: 2000, Output: 12500}, nil
+		}
+		return coordtest.Answer("FINAL"), providers.Usage{Input: 2000, Output: 12500}, nil
+	})
+	h, s, _ := pricedPresentingPair(t, 4, final)
+	res := h.Run(s.ID)
+	t.Logf("%d attempts; the session spent $%.4f; final_note %q", attempts.Load(), dollars(res.CostUSD), res.FinalNote)
+	if n := attempts.Load(); n != 1 {
+		t.Errorf("the present call was made %d times; want once, the corrective attempt's worst case not fitting the $0.03 left", n)
+	}
+	if res.CostUSD == nil || *res.CostUSD > 1.0+1e-9 {
+		t.Errorf("the session spent $%.4f under a cost_budget_usd of $1.00", dollars(res.CostUSD))
+	}
+	if res.Winner == nil || coordination.Deref(res.FinalAnswer) != "Answer: 4 from "+res.Winner.AgentID {
+		t.Errorf("final answer %q; want the winner's as it stands", coordination.Deref(res.FinalAnswer))
+	}
+	if !strings.HasPrefix(res.FinalNote, "the final call gave no usable answer and was not asked again (the session's cost_budget_usd") {
+		t.Errorf("final_note %q; want it to say the budget could not pay for another attempt", res.FinalNote)
+	}
+}
