@@ -448,12 +448,22 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	}
 	req := finalRequest(s, st, res, strategy)
 	req.AgentID, req.Self = writer.ID, Alias(s.Aliases[writer.ID])
+	// The writer's cap binds its final call as it binds its steps, so the
+	// call's worst case (finalBound) is a bound, not a guess.
+	req.MaxOutputTokens = writer.MaxOutputTokens
 	images, err := svc.images(ctx, s)
 	if err != nil {
 		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil, spender
 	}
 	req.Images = images
 	held = svc.finalLock(ctx, s, writer.ID)
+	bound := svc.finalBoundOf(ctx, s, st, writer, req)
+	if why := bound.shortfall("the final call", req, providers.Free()); why != "" {
+		// Made, it could pass the budget by its whole reply before its
+		// spend stopped it; the winner's answer needs no call.
+		svc.event(context.WithoutCancel(ctx), s.ID, Event{Type: "final_skipped", Message: "no " + string(strategy) + " call: " + why + "; the winner's answer is used as is"})
+		return "", providers.Free(), why + "; the winner's answer is used as is", held, spender
+	}
 	sctx, cancel := context.WithTimeout(ctx, seconds(s.Rules.StepTimeoutSeconds))
 	defer cancel()
 	// The session's budgets bind the call as they bind a step: a CLI
@@ -474,6 +484,14 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	defer func() { spend.close(usage) }()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		req.Attempt = attempt
+		if attempt > 0 {
+			// A corrective attempt is another paid call, with the refused
+			// reply replayed: it too must fit.
+			if why := bound.shortfall("another attempt", req, usage); why != "" {
+				return "", usage, "the final call gave no usable answer and was not asked again (" + why + "); the winner's answer is used as is", held, spender
+			}
+		}
+		req.BeforeRetry = bound.beforeRetry(req, usage)
 		reply, u, err := p.Step(sctx, req)
 		usage = usage.Add(u)
 		spend.attempted(u)
