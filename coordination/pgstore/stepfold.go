@@ -19,9 +19,10 @@ import (
 // batch's own take holds the lock row: a take refused (a live holder, no
 // session) claims nothing. Whatever would refuse the claim, or need the
 // row read first, is left to AcquireStep after the lock, which decides it
-// as before: a known row the rule refuses (it may be stale), or one that
-// moved on (the UPDATE lands nothing), or another's row where the insert
-// found one.
+// as before: a known row the rule refuses (it may be stale), a takeover of
+// an abandoned try (its release, were the agent not due, would end the
+// try's run of claims), or one that moved on (the UPDATE lands nothing),
+// or another's row where the insert found one.
 
 var _ coordination.StepLockWithLease = (*Store)(nil)
 
@@ -109,6 +110,13 @@ func (s *Store) claimFoldOf(ctx context.Context, id, agent string, owner coordin
 	}
 	next, err := rule(cur)
 	if err != nil {
+		return nil
+	}
+	if next.ChainFrom != next.Version {
+		// A takeover of an abandoned try (a run of claims carried on) is
+		// AcquireStep's, after the due check: claimed here, an agent not
+		// due would release it, ending that run, and the dead try would
+		// read released, its time and tool calls forgotten.
 		return nil
 	}
 	f.next = next
