@@ -196,15 +196,28 @@ func (u *runUndos) stop(un *runUndo) {
 // their time and tool calls; expired, the lease reads abandoned as it did
 // before the claim, and the next claim carries the run on.
 func (lz *leases) undoStepClaim(ls StepLeaseStore, id, agent string) {
-	lz.undoStepClaimAt(ls, id, agent, 0)
+	lz.undoStepClaimAt(ls, id, agent, 0, nil)
 }
 
-// undoStepClaimAt is undoStepClaim of the claim of version want (0: any).
-func (lz *leases) undoStepClaimAt(ls StepLeaseStore, id, agent string, want int64) {
+// undoStepClaimOf is undoStepClaim of claim l alone, taken back without
+// the step lock (a take with its lease that failed once sent): matched by
+// its version and the time it was claimed too, since another step of the
+// agent in this service may hold a claim of the same version (one sent
+// from a row the store did not know is version 1 whatever the row is).
+func (lz *leases) undoStepClaimOf(ls StepLeaseStore, id, agent string, l RunLease) {
+	lz.undoStepClaimAt(ls, id, agent, l.Version, func(seen *RunLease) bool { return seen.Claimed.Equal(l.Claimed) })
+}
+
+// undoStepClaimAt is undoStepClaim of the claim of version want (0: any)
+// that is (nil: any).
+func (lz *leases) undoStepClaimAt(ls StepLeaseStore, id, agent string, want int64, is func(*RunLease) bool) {
 	var seen *RunLease
 	lz.undoClaim(id, "step of "+agent, want, func(ctx context.Context) (*RunLease, error) {
 		all, err := ls.ReadSteps(ctx, id)
 		seen = all[agent]
+		if seen != nil && is != nil && !is(seen) {
+			return nil, err // another claim: nothing of this one's to take back
+		}
 		return seen, err
 	}, func(ctx context.Context, v int64) error {
 		if seen != nil && seen.ChainFrom != 0 && seen.ChainFrom < v {

@@ -16,8 +16,9 @@ type StepLockWithLease interface {
 	// the lock held all the same, and the caller claims with AcquireStep,
 	// whose refusals are the ones to report. A take refused (the lock
 	// busy, no such session) claims nothing. Any other error comes with
-	// the claim that may have been written (nil: none was sent), for the
-	// caller to take back by its version as a failed AcquireStep's.
+	// the claim that may have been written (nil: none was sent), its
+	// times as the store keeps them, for the caller to take back by its
+	// version and the time it was claimed, as a failed AcquireStep's.
 	LockStepWithLease(ctx context.Context, id, agent string, owner LeaseOwner, ttl time.Duration) (StepLock, *RunLease, error)
 }
 
@@ -58,10 +59,11 @@ func (svc *Service) lockedStepState(ctx context.Context, s *Session, agentID str
 		sent := time.Now()
 		lock, l, err := ls.LockStepWithLease(ctx, id, agent, ThisProcess(lz.owner), lz.ttl)
 		if err != nil {
-			// Only the version it sent: another step of the agent in this
-			// service may hold the lock, and the lease of a version below.
+			// Only the claim it sent: another step of the agent in this
+			// service may hold the lock, and a lease of a version below or
+			// of the same one (undoStepClaimOf).
 			if l != nil && !refusedClaim(err) {
-				lz.undoStepClaimAt(ls, id, agent, l.Version) // claimundo.go
+				lz.undoStepClaimOf(ls, id, agent, *l) // claimundo.go
 			}
 			return nil, nil, err
 		}

@@ -41,6 +41,11 @@ func (s *Store) LockStepWithLease(ctx context.Context, id, agent string, owner c
 	if err := coordination.CheckAgentID(agent); err != nil {
 		return nil, nil, err
 	}
+	// lockStep's own checks, here first: a take refused before it is sent
+	// names no claim to take back.
+	if err := live(ctx, id); err != nil {
+		return nil, nil, err
+	}
 	fold := s.claimFoldOf(ctx, id, agent, owner, ttl)
 	lock, err := s.lockStep(ctx, id, agent, fold)
 	switch {
@@ -49,7 +54,8 @@ func (s *Store) LockStepWithLease(ctx context.Context, id, agent string, owner c
 		// known no more, and the claim is named for its caller to take
 		// back if it did land.
 		s.db.written.drop(s.tenant, id, agent)
-		return nil, &fold.next, err
+		sent := asStored(fold.next) // as ReadSteps reads it, for the caller to match
+		return nil, &sent, err
 	case err != nil:
 		return nil, nil, err
 	case fold == nil:
