@@ -15,6 +15,9 @@ func FuzzForCommand(f *testing.F) {
 	}
 	f.Add("cat <<A; bash <<'B' && echo $'\\x67it' > out\na\nA\ngit push\nB\n")
 	f.Add("git -c alias.p='!sh -c \"rm -rf /\"' p")
+	for _, c := range substitutionsBashRuns {
+		f.Add(c)
+	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		for _, a := range ForCommand(cmd) {
 			s := Shown(a.Target)

@@ -23,19 +23,23 @@ var giantShapes = map[string]func(n int) string{
 		k := n / 8
 		return "cat" + strings.Repeat(" <<E", k) + "\n" + strings.Repeat("x\nE\n", k)
 	},
-	"$(":           repeated("$("),
-	"echo $(":      repeated("echo $("),
-	`eval "$(`:     repeated(`eval "$(`),
-	`sh -c "$(`:    repeated(`sh -c "$(`),
-	"quoted":       repeated(`"a b" 'c d' `),
-	"backquotes":   repeated("`a` "),
-	"semicolons":   repeated("a;"),
-	"pipes":        repeated("a|"),
-	"assignments":  repeated("a=1 "),
-	"cp":           repeated("cp a b ; "),
-	"git -c":       repeated("git -c "),
-	"background":   repeated("a & "),
-	"redirections": repeated("a >f "),
+	"$(":         repeated("$("),
+	"echo $(":    repeated("echo $("),
+	`eval "$(`:   repeated(`eval "$(`),
+	`sh -c "$(`:  repeated(`sh -c "$(`),
+	"quoted":     repeated(`"a b" 'c d' `),
+	"backquotes": repeated("`a` "),
+	// a quote inside $(…) and an escaped backtick inside `…` are scanned
+	// past as the shell does (closing, backtickEnd)
+	"quoted $(…)":        repeated(`"$(a ")" ')' ` + "`)`" + `)" `),
+	"escaped backquotes": repeated("`a \\`b\\`` "),
+	"semicolons":         repeated("a;"),
+	"pipes":              repeated("a|"),
+	"assignments":        repeated("a=1 "),
+	"cp":                 repeated("cp a b ; "),
+	"git -c":             repeated("git -c "),
+	"background":         repeated("a & "),
+	"redirections":       repeated("a >f "),
 }
 
 func repeated(unit string) func(n int) string {

@@ -200,11 +200,8 @@ func parseShell(cmd, dir string) parsed {
 					addInner(string(rs[j+2 : end]))
 					j = end
 				} else if rs[j] == '`' {
-					end := j + 1
-					for end < len(rs) && rs[end] != '`' {
-						end++
-					}
-					addInner(string(rs[j+1 : min(end, len(rs))]))
+					end := backtickEnd(rs, j+1)
+					addInner(backtickLine(rs[j+1:end], true))
 					j = end
 				}
 				j++
@@ -220,12 +217,9 @@ func parseShell(cmd, dir string) parsed {
 			inw = true
 			i = end
 		case c == '`':
-			fit(func(rs []rune) int { return quoteEnd(rs, i+1, '`') })
-			j := i + 1
-			for j < len(rs) && rs[j] != '`' {
-				j++
-			}
-			addInner(string(rs[i+1 : min(j, len(rs))]))
+			fit(func(rs []rune) int { return backtickEnd(rs, i+1) })
+			j := backtickEnd(rs, i+1)
+			addInner(backtickLine(rs[i+1:j], false))
 			word.WriteString(string(rs[i:min(j+1, len(rs))])) // kept: it is expanded
 			inw = true
 			i = j
@@ -589,11 +583,40 @@ func dquoteEnd(rs []rune, j int) int {
 		} else if rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(' {
 			j = closing(rs, j+1)
 		} else if rs[j] == '`' {
-			j = quoteEnd(rs, j+1, '`')
+			j = backtickEnd(rs, j+1)
 		}
 		j++
 	}
 	return j
+}
+
+// backtickEnd is where the `…` whose text begins at j ends: at the first
+// backtick not escaped by a backslash, whatever quotes come before it (bash
+// reads "`echo "x"; git push`" as one word, and an escaped backtick inside
+// one as a substitution in its line), or len(rs).
+func backtickEnd(rs []rune, j int) int {
+	for j < len(rs) && rs[j] != '`' {
+		if rs[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return min(j, len(rs))
+}
+
+// backtickLine is the command line a `…` runs, its text as the shell
+// hands it on: a backslash before $, ` or \ (and " in "…", inDquote) is
+// dropped, so an escaped backtick is a substitution of the inner line and
+// one escaped twice a literal backtick in it.
+func backtickLine(text []rune, inDquote bool) string {
+	var b strings.Builder
+	for k := 0; k < len(text); k++ {
+		if text[k] == '\\' && k+1 < len(text) && (strings.ContainsRune("$`\\", text[k+1]) || inDquote && text[k+1] == '"') {
+			k++
+		}
+		b.WriteRune(text[k])
+	}
+	return b.String()
 }
 
 // substitutions are the command lines of the $(…) and `…` in a text the
@@ -610,11 +633,8 @@ func substitutions(text string) []string {
 			out = append(out, string(rs[i+2:end]))
 			i = end
 		case rs[i] == '`':
-			j := i + 1
-			for j < len(rs) && rs[j] != '`' {
-				j++
-			}
-			out = append(out, string(rs[i+1:min(j, len(rs))]))
+			j := backtickEnd(rs, i+1)
+			out = append(out, backtickLine(rs[i+1:j], false))
 			i = j
 		}
 	}
@@ -686,11 +706,25 @@ func firstWord(st stage) string {
 	return st.words[0]
 }
 
-// closing is the index of the ')' that closes the '(' at open.
+// closing is the index of the ')' that closes the '(' at open, or
+// len(rs): a ( or ) quoted, escaped or inside a backtick substitution is
+// text, as bash reads $(echo ")"; git push) to the last ).
 func closing(rs []rune, open int) int {
 	depth := 0
 	for j := open; j < len(rs); j++ {
 		switch rs[j] {
+		case '\\':
+			j++
+		case '$':
+			if j+1 < len(rs) && rs[j+1] == '\'' { // $'…' may hold \'
+				j = ansiEnd(rs, j+2)
+			}
+		case '\'':
+			j = quoteEnd(rs, j+1, '\'')
+		case '"':
+			j = dquoteEnd(rs, j+1)
+		case '`':
+			j = backtickEnd(rs, j+1)
 		case '(':
 			depth++
 		case ')':
