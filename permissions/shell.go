@@ -223,6 +223,12 @@ func parseShell(cmd, dir string) parsed {
 			word.WriteString(string(rs[i:min(j+1, len(rs))])) // kept: it is expanded
 			inw = true
 			i = j
+		case c == '#' && !inw:
+			// A comment, to its line's end: bash reads no quote in it (#
+			// it's done), and runs the next line.
+			for i+1 < len(rs) && rs[i+1] != '\n' {
+				i++
+			}
 		case c == ' ' || c == '\t':
 			endWord()
 		case c == '\n' || c == ';':
@@ -707,12 +713,18 @@ func firstWord(st stage) string {
 }
 
 // closing is the index of the ')' that closes the '(' at open, or
-// len(rs): a ( or ) quoted, escaped or inside a backtick substitution is
-// text, as bash reads $(echo ")"; git push) to the last ).
+// len(rs): a ( or ) quoted, escaped, inside a backtick substitution or a
+// comment is text, as bash reads $(echo ")"; git push) to the last ).
 func closing(rs []rune, open int) int {
 	depth := 0
+	start := false // j begins a word, so a # there a comment
 	for j := open; j < len(rs); j++ {
-		switch rs[j] {
+		c := rs[j]
+		switch c {
+		case '#':
+			for start && j+1 < len(rs) && rs[j+1] != '\n' {
+				j++
+			}
 		case '\\':
 			j++
 		case '$':
@@ -733,6 +745,7 @@ func closing(rs []rune, open int) int {
 				return j
 			}
 		}
+		start = strings.ContainsRune(" \t\n;&|()<>", c)
 	}
 	return len(rs)
 }
