@@ -22,7 +22,7 @@ func TestApproveWithANamedSessionSaysWhatIsWrongAndWhatToDo(t *testing.T) {
 	}
 	out, code := cli(t, "deny", "--state-dir", dir, "--session", s.ID, "nosuch")
 	if code != exitBadInput || !strings.Contains(out, "error: invalid input: ") || strings.HasSuffix(strings.TrimSpace(strings.Split(out, "\n")[0]), "invalid input") ||
-		!strings.Contains(out, "To fix: ") || !strings.Contains(out, "massgen-mcp status "+s.ID) {
+		!strings.Contains(out, "To fix: ") || !strings.Contains(out, "massgen-mcp status --state-dir "+shellQuote(dir)+" "+s.ID) {
 		t.Errorf("deny of an unknown ask in a named session: exit %d\n%s", code, out)
 	}
 	out, code = cli(t, "approve", "--state-dir", dir, "--session", "team_nosuch", "abc123")
