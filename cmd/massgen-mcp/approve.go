@@ -62,6 +62,12 @@ func answerCommand(approve bool) *cobra.Command {
 func storeService(ctx context.Context, dir, store, tenant string) (*coordination.Service, storeAt, func(), error) {
 	at := storeOf(store, tenant)
 	if !at.postgres() {
+		// A printed command keeps the state directory the user named:
+		// pasted without it, it would look in ./.massgen.
+		at.stateDir = dir
+		if dir != "" {
+			at.flags = " --state-dir " + shellQuote(dir) + at.flags
+		}
 		// Only a database is another store to reach from here: a memory
 		// store's sessions live in that server alone.
 		if store != "" && store != "file" {

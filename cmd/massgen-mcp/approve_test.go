@@ -50,7 +50,7 @@ func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
 
 	out, errOut, code := cliSplit(t, "status", "--state-dir", dir, s.ID)
 	for _, want := range []string{"## Permissions", "3 decisions: 1 allowed, 1 denied (1 floor), 0 approved, 1 refused; 1 pending",
-		"agent_b asks to git(push origin main)", "massgen-mcp approve abc123", "refused: net(example.com) (role workspace; policy deny-all)"} {
+		"agent_b asks to git(push origin main)", "massgen-mcp approve --state-dir " + shellQuote(dir) + " abc123", "refused: net(example.com) (role workspace; policy deny-all)"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("status (exit %d) lacks %q:\n%s%s", code, want, out, errOut)
 		}
@@ -72,7 +72,7 @@ func TestApproveAnswersAPendingAskThatStatusAndFsckShow(t *testing.T) {
 	if c := p.Counts; c.Decisions != 3 || c.Allowed != 1 || c.Denied != 1 || c.Floor != 1 || c.Refused != 1 || c.Pending != 1 {
 		t.Errorf("status --json counts %+v", c)
 	}
-	if len(p.Pending) != 1 || p.Pending[0].ID != "abc123" || p.Pending[0].Agent != "agent_b" || p.Pending[0].Approve != "massgen-mcp approve abc123" || p.Pending[0].Deny != "massgen-mcp deny abc123" {
+	if len(p.Pending) != 1 || p.Pending[0].ID != "abc123" || p.Pending[0].Agent != "agent_b" || p.Pending[0].Approve != "massgen-mcp approve --state-dir "+shellQuote(dir)+" abc123" || p.Pending[0].Deny != "massgen-mcp deny --state-dir "+shellQuote(dir)+" abc123" {
 		t.Errorf("status --json pending %+v", p.Pending)
 	}
 	if len(p.Recent) != 2 || p.Recent[0].Outcome != permissions.Denied || !p.Recent[0].Floor || p.Recent[1].Outcome != permissions.Refused || p.Recent[1].By != "policy deny-all" {
@@ -200,7 +200,7 @@ func TestAnAskWhoseServerDiedIsRefusedWithWhatToDo(t *testing.T) {
 	}
 	out, code = cli(t, "approve", "--state-dir", dir, "--session", s.ID, "dead12")
 	if code != exitBadInput || !strings.Contains(out, "refused at its timeout") || !strings.Contains(out, "no longer waits") ||
-		!strings.Contains(out, "To fix: nothing waits for this answer any more") || !strings.Contains(out, "massgen-mcp status "+s.ID) {
+		!strings.Contains(out, "To fix: nothing waits for this answer any more") || !strings.Contains(out, "massgen-mcp status --state-dir "+shellQuote(dir)+" "+s.ID) {
 		t.Errorf("approving a dead asker's ask: exit %d\n%s", code, out)
 	}
 }

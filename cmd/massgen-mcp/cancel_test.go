@@ -58,7 +58,7 @@ func TestCancelStopsARunInAnotherProcess(t *testing.T) {
 		t.Fatalf("resume after cancel: exit %d:\n%s", code, o)
 	}
 	text, code = cli(t, "cancel", "--state-dir", dir, "team_cancelme")
-	if code == 0 || !strings.Contains(text, "nothing to cancel") || !strings.Contains(text, "massgen-mcp status team_cancelme") {
+	if code == 0 || !strings.Contains(text, "nothing to cancel") || !strings.Contains(text, "massgen-mcp status --state-dir "+shellQuote(dir)+" team_cancelme") {
 		t.Errorf("cancelling a finished session: exit %d:\n%s", code, text)
 	}
 }

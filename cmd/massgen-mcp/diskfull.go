@@ -23,7 +23,7 @@ type diskFullReport struct {
 // saying where, how much space the write needed and how to resume; with
 // --json the same as a JSON object on stdout. Any other error is returned as
 // it is.
-func diskFullExit(out io.Writer, err error, id string, asJSON bool) error {
+func diskFullExit(out io.Writer, err error, dir, id string, asJSON bool) error {
 	var full *coordination.DiskFullError
 	if !errors.As(err, &full) {
 		return err
@@ -31,7 +31,7 @@ func diskFullExit(out io.Writer, err error, id string, asJSON bool) error {
 	r := diskFullReport{Error: "disk_full", Message: err.Error(), SessionID: id, Path: full.Path, NeededBytes: full.Need, FreeBytes: full.Free}
 	msg := err.Error()
 	if id != "" {
-		r.Resume = "massgen-mcp run --resume " + id
+		r.Resume = resumeCommand(dir, id)
 		msg = fmt.Sprintf("%s; nothing half-written was kept: free at least %d bytes in %s, then resume with: %s", err, full.Need, full.Path, r.Resume)
 	}
 	if asJSON {

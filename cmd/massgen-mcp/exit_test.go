@@ -109,7 +109,7 @@ func TestErrorsSayWhatToDoInTheCLIsWords(t *testing.T) {
 	if code != exitBadInput {
 		t.Errorf("a missing session: exit %d, want %d", code, exitBadInput)
 	}
-	says("a missing session", out, `"team_missing" not found`, "To fix: massgen-mcp sessions lists the sessions")
+	says("a missing session", out, `"team_missing" not found`, "To fix: massgen-mcp sessions --state-dir "+shellQuote(dir)+" lists the sessions")
 	out, _ = cli(t, "run", "--state-dir", dir, "--models", "sim,host", "x")
 	says("a host agent in a run", out, "agent_b is a host agent", "To fix: ", "name models, not host")
 

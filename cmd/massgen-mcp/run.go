@@ -162,7 +162,7 @@ func runTeamIn(ctx context.Context, cmd *cobra.Command, f runFlags, args []strin
 		}
 		s, err := svc.Create(ctx, spec)
 		if err != nil {
-			return diskFullExit(out, err, "", f.json)
+			return diskFullExit(out, err, f.stateDir, "", f.json)
 		}
 		id = s.ID
 		if !f.json {
@@ -236,7 +236,7 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return &exitError{code: exitCancelled, msg: "interrupted; resume with: " + resumeCommand(f.stateDir, id)}
 		}
-		return diskFullExit(out, err, id, f.json)
+		return diskFullExit(out, err, f.stateDir, id, f.json)
 	}
 	var applyErr error
 	if f.apply && res.ChangesPending {

@@ -62,11 +62,11 @@ one tenant are listed: the default one, or --tenant's.`,
 				pages := (page.Total + q.Limit - 1) / q.Limit
 				fmt.Fprintf(out, "\nPage %d of %d (%s)", f.page, pages, coordination.Count(page.Total, "session"))
 				if page.Next > 0 {
-					fmt.Fprintf(out, "; next: massgen-mcp sessions --page %d, or --all", f.page+1)
+					fmt.Fprintf(out, "; next: massgen-mcp sessions%s --page %d, or --all", at.flags, f.page+1)
 				}
 				fmt.Fprintln(out)
 			}
-			if line := unreadableLine(page.Unreadable, at, f.stateDir); line != "" {
+			if line := unreadableLine(page.Unreadable, at); line != "" {
 				fmt.Fprintln(out, line)
 			}
 			return nil

@@ -32,7 +32,7 @@ func TestSessionsPagesFiltersAndStaysInItsTenant(t *testing.T) {
 	if !strings.Contains(out, "Write a haiku") || !strings.Contains(out, "4 * 5") || strings.Contains(out, "2 * 3") {
 		t.Fatalf("page 1 should hold the two newest sessions:\n%s", out)
 	}
-	if !strings.Contains(out, "Page 1 of 2 (3 sessions); next: massgen-mcp sessions --page 2") {
+	if !strings.Contains(out, "Page 1 of 2 (3 sessions); next: massgen-mcp sessions --state-dir "+shellQuote(dir)+" --page 2") {
 		t.Fatalf("page 1 should point at page 2:\n%s", out)
 	}
 	out, _ = cli(t, "sessions", "--state-dir", dir, "--limit", "2", "--page", "2")

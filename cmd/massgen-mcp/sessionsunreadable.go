@@ -11,19 +11,12 @@ import (
 // says so, and how to learn which and why: fsck for the file store (under
 // the same --state-dir and --tenant), --verbose's log for a PostgreSQL
 // store, which fsck does not read. "" for none.
-func unreadableLine(n int, at storeAt, stateDirFlag string) string {
+func unreadableLine(n int, at storeAt) string {
 	if n == 0 {
 		return ""
 	}
 	if at.postgres() {
 		return fmt.Sprintf("%s could not be read: run again with --verbose to see which and why", coordination.Count(n, "session"))
 	}
-	flags := ""
-	if stateDirFlag != "" {
-		flags = " --state-dir " + shellQuote(stateDirFlag)
-	}
-	if at.tenant != "" && at.tenant != coordination.DefaultTenant {
-		flags += " --tenant " + at.tenant
-	}
-	return fmt.Sprintf("%s could not be read: run `massgen-mcp fsck%s all` to see which and why", coordination.Count(n, "session"), flags)
+	return fmt.Sprintf("%s could not be read: run `massgen-mcp fsck%s all` to see which and why", coordination.Count(n, "session"), at.flags)
 }

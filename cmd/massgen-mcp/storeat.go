@@ -58,7 +58,10 @@ func tenantState(state, tenant string) (string, error) {
 type storeAt struct {
 	dsn    string // the PostgreSQL store's URL; "" for the file store
 	tenant string // "" or coordination.DefaultTenant: the default one
-	flags  string // storeFlags: what a printed command needs to reach them
+	flags  string // storeFlags, and the file store's --state-dir: what a printed command needs to reach them
+	// stateDir is the --state-dir the file store was named by ("" for
+	// the default), for a printed run --resume (resumeCommand).
+	stateDir string
 	// runAside is the PostgreSQL store $MASSGEN_STORE names while the
 	// command (run) keeps to the file store regardless; runContinues says
 	// it was to continue the session (--continue), not resume it.
@@ -136,5 +139,5 @@ func (s storeAt) notFoundFix(id string) string {
 	case s.tenantName() != coordination.DefaultTenant:
 		return fmt.Sprintf("massgen-mcp sessions%s lists tenant %s's sessions of this state directory, newest first; check the tenant, or point --state-dir (MASSGEN_STATE_DIR) at the one that holds it.", s.flags, s.tenantName())
 	}
-	return "massgen-mcp sessions lists the sessions of this state directory, newest first; or point --state-dir (MASSGEN_STATE_DIR) at the one that holds it."
+	return fmt.Sprintf("massgen-mcp sessions%s lists the sessions of this state directory, newest first; or point --state-dir (MASSGEN_STATE_DIR) at the one that holds it.", s.flags)
 }
