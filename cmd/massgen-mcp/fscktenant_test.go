@@ -66,7 +66,7 @@ func TestFsckAllReportsATwinTenantAndChecksTheOthers(t *testing.T) {
 	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &report); err != nil {
 		t.Fatalf("fsck --json all: %v\n%s", err, out)
 	}
-	if code != 1 || len(report.Tenants) != 2 || report.Tenants[0].Tenant != "Acme" || report.Tenants[1].Tenant != "acme" || !strings.Contains(report.Tenants[1].Error, "letter case") || len(report.Sessions) != 1 {
+	if code != 1 || len(report.Tenants) != 2 || report.Tenants[0].Tenant != "acme" || report.Tenants[1].Tenant != "Acme" || !strings.Contains(report.Tenants[0].Error, "letter case") || len(report.Sessions) != 1 {
 		t.Errorf("fsck --json all: exit %d, tenants unchecked %+v, %d sessions; want 1, Acme's and acme's refusals, bob's 1 session\n%s", code, report.Tenants, len(report.Sessions), out)
 	}
 }

@@ -22,9 +22,11 @@ type fsckTenantDir struct {
 // followed, as serve and every --tenant command follow it (tenantdir.Dir
 // refuses only a case twin): skipping it would leave a tenant's sessions
 // unchecked with nothing said. One leading to no directory is listed with
-// why and what to do.
+// why and what to do. Symlinks come after every directory, so one leading
+// to another tenant's directory is the one sameDirs reports, whatever the
+// names' order, and that tenant's sessions are checked under its own name.
 func fsckTenantDirs(dir string) []fsckTenantDir {
-	list := []fsckTenantDir{{}}
+	list, links := []fsckTenantDir{{}}, []fsckTenantDir(nil)
 	parent := filepath.Join(dir, "tenants")
 	des, _ := os.ReadDir(parent)
 	for _, de := range des {
@@ -48,10 +50,10 @@ func fsckTenantDirs(dir string) []fsckTenantDir {
 			case !fi.IsDir():
 				err = fmt.Errorf("%s is a symlink to a file, not to a tenant's directory: point it at the tenant's directory, or remove it", p)
 			}
-			list = append(list, fsckTenantDir{name: name, err: err})
+			links = append(links, fsckTenantDir{name: name, err: err})
 		}
 	}
-	return list
+	return append(list, links...)
 }
 
 // sameDirs are the tenant directories fsck all has checked, so that one
