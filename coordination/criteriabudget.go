@@ -21,8 +21,12 @@ type criteriaBound struct {
 	lender Agent
 	// paid is the session's spend before the call: its ledger, and what
 	// an outage keeps from it here. It is read once, when the call
-	// begins: the session takes no step meanwhile (criteria attach only
-	// before the first), and the call's own attempts are added to it.
+	// begins, and the call's own attempts are added to it. Criteria
+	// attach only before the first step, but nothing holds the session
+	// meanwhile: steps a run starts during the call (or a second criteria
+	// call) are not seen here, nor this call's spend by them until it is
+	// recorded, so together they can pass the budget by about one
+	// attempt's worst case.
 	paid, round spent
 	spec        providers.Spec
 }
