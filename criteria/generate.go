@@ -54,7 +54,8 @@ func Call(task, kind string, count int) providers.Request {
 // a retry). Only a bad request (empty task, count or kind out of range),
 // req.Budget's refusal of the first attempt or an ended ctx is an error;
 // after an ended ctx the set holds only Usage, what the calls had spent (it
-// is still paid for). Usage sums every attempt's, failed ones too. p must not be nil: with no model at all, use Defaults.
+// is still paid for). Usage sums every attempt's, failed ones too. p must
+// not be nil: with no model at all, use Defaults.
 func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (Set, error) {
 	task := strings.TrimSpace(req.Task)
 	if task == "" {
