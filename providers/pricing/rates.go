@@ -22,9 +22,9 @@ func (r Rates) Cost(u providers.Usage) float64 {
 
 // WithRates wraps a provider of backend so that a usage it returns, or
 // reports to the request's Spend or BeforeRetry, without a cost is priced
-// at r. A cost already there — the adapter's own, or the table's (Priced) — stands: r
-// prices only what would otherwise be unknown, which a cost budget could
-// not bound. A self-hosted backend's $0 is the exception: it assumes the
+// at r. A cost already there — the adapter's own, or the table's (Priced)
+// — stands: r prices only what would otherwise be unknown, which a cost
+// budget could not bound. A self-hosted backend's $0 is the exception: it assumes the
 // server is the operator's own, and an operator who prices it says that
 // somebody bills its tokens (a paid endpoint behind VLLM_BASE_URL).
 func WithRates(p providers.Provider, backend string, r Rates) providers.Provider {
