@@ -26,7 +26,7 @@ func TestSessionsSaysHowManySessionsItCouldNotRead(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "team_good") {
 			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, out)
 		}
-		if !strings.Contains(out, "1 session could not be read") || !strings.Contains(out, "massgen-mcp fsck") {
+		if !strings.Contains(out, "1 session could not be read") || !strings.Contains(out, "massgen-mcp fsck --state-dir "+shellQuote(dir)+" all") {
 			t.Errorf("%s does not say 1 session could not be read, nor how to see why:\n%s", strings.Join(args, " "), out)
 		}
 	}
