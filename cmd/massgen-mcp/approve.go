@@ -60,7 +60,7 @@ func answerCommand(approve bool) *cobra.Command {
 // them), and where that is (storeAt), for what the command prints and
 // advises. done closes the database.
 func storeService(ctx context.Context, dir, store, tenant string) (*coordination.Service, storeAt, func(), error) {
-	at := storeOf(store, tenant)
+	at := storeOf(dir, store, tenant)
 	if !at.postgres() {
 		// A printed command keeps the state directory the user named:
 		// pasted without it, it would look in ./.massgen.

@@ -45,7 +45,7 @@ func cancelCommand() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "Resume it with %s.\n", at.place(res.SessionID).Resume(res.SessionID))
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s continues it.\n", resumeCommand(dir, res.SessionID))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s continues it.\n", at.resume(res.SessionID))
 			return nil
 		},
 	}

@@ -79,7 +79,7 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 	res, err := checkpoint.Run(ctx, svc, spec, progress)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-			return &exitError{code: exitCancelled, msg: "interrupted; resume with: massgen-mcp checkpoint --resume <session id> (massgen-mcp sessions lists them)"}
+			return &exitError{code: exitCancelled, msg: "interrupted; resume with: massgen-mcp checkpoint" + stateDirFlag(f.stateDir) + " --resume <session id> (massgen-mcp sessions" + stateDirFlag(f.stateDir) + " lists them)"}
 		}
 		return err
 	}
@@ -94,7 +94,7 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 	case res.Verdict != nil:
 		return nil
 	case res.Status == coordination.StatusCancelled:
-		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp checkpoint --resume %s", res.SessionID)}
+		return &exitError{code: exitCancelled, printed: f.json, msg: fmt.Sprintf("cancelled; resume with: massgen-mcp checkpoint%s --resume %s", stateDirFlag(f.stateDir), res.SessionID)}
 	default:
 		return &exitError{code: exitFailed, printed: f.json, msg: fmt.Sprintf("no review won (%s)", coordination.Deref(res.StopReason))}
 	}

@@ -21,7 +21,8 @@ type diskFullReport struct {
 
 // diskFullExit turns a write that ran out of space into exit 4 (resumable),
 // saying where, how much space the write needed and how to resume; with
-// --json the same as a JSON object on stdout. Any other error is returned as
+// --json the same as a JSON object on stdout. dir is the --state-dir given,
+// which the resume command keeps. Any other error is returned as
 // it is.
 func diskFullExit(out io.Writer, err error, dir, id string, asJSON bool) error {
 	var full *coordination.DiskFullError

@@ -104,13 +104,13 @@ func errorFix(err error) string {
 	case errors.As(err, &running) && at.postgres():
 		return fmt.Sprintf("follow it in its servers' web view (/ui/) or with team_status, or stop it with massgen-mcp cancel%s %s; a stopped session continues with %s.", at.flags, running.Session, at.place(running.Session).Resume(running.Session))
 	case errors.As(err, &running):
-		return fmt.Sprintf("follow it with massgen-mcp status --watch%s %s, or stop it with massgen-mcp cancel%s %s; a stopped session continues with %s.", at.flags, running.Session, at.flags, running.Session, resumeCommand(at.stateDir, running.Session))
+		return fmt.Sprintf("follow it with massgen-mcp status --watch%s %s, or stop it with massgen-mcp cancel%s %s; a stopped session continues with %s.", at.flags, running.Session, at.flags, running.Session, at.resume(running.Session))
 	case errors.As(err, &busy):
 		return fmt.Sprintf("wait for that step to land (massgen-mcp status%s %s shows the agents in flight), then try again.", at.flags, busy.Session)
 	case errors.As(err, &ended) && ended.Status == coordination.StatusDecided && at.postgres():
 		return fmt.Sprintf("%s writes its final answer; massgen-mcp status%s %s shows the winner.", at.place(ended.Session).Resume(ended.Session), at.flags, ended.Session)
 	case errors.As(err, &ended) && ended.Status == coordination.StatusDecided:
-		return fmt.Sprintf("%s writes its final answer; massgen-mcp status%s %s shows the winner.", resumeCommand(at.stateDir, ended.Session), at.flags, ended.Session)
+		return fmt.Sprintf("%s writes its final answer; massgen-mcp status%s %s shows the winner.", at.resume(ended.Session), at.flags, ended.Session)
 	case errors.As(err, &ended):
 		return fmt.Sprintf("massgen-mcp status%s %s shows its result; start a new run to work on the task again.", at.flags, ended.Session)
 	case errors.Is(err, coordination.ErrSessionFinished):
@@ -118,7 +118,7 @@ func errorFix(err error) string {
 	case errors.Is(err, coordination.ErrSessionNotFound):
 		return at.notFoundFix(id)
 	case errors.Is(err, coordination.ErrSessionExists):
-		return "choose another --session-id (or leave it out for a generated one), or continue that session with massgen-mcp run --resume <session-id>."
+		return fmt.Sprintf("choose another --session-id (or leave it out for a generated one), or continue that session with %s.", at.resume("<session-id>"))
 	case errors.Is(err, coordination.ErrSessionStarted):
 		return "criteria are attached before a session's first step; give them to a new run instead: massgen-mcp run --criteria FILE (or auto)."
 	case errors.As(err, new(*coordination.ApplyConflictError)):

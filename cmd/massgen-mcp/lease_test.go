@@ -107,8 +107,8 @@ func TestAKilledRunReadsInterruptedAndAnotherProcessResumesIt(t *testing.T) {
 
 	watch := exec.Command(bin, "status", "--watch", "--plain", "--state-dir", state, id)
 	out, _ := watch.CombinedOutput()
-	if code := watch.ProcessState.ExitCode(); code != exitCancelled || !strings.Contains(string(out), "interrupted — ") || !strings.Contains(string(out), "run --resume "+id) {
-		t.Errorf("status --watch of an interrupted session: exit %d\n%s\nwant exit %d and 'interrupted — … run --resume %s'", code, out, exitCancelled, id)
+	if code := watch.ProcessState.ExitCode(); code != exitCancelled || !strings.Contains(string(out), "interrupted — ") || !strings.Contains(string(out), "run --state-dir "+state+" --resume "+id) {
+		t.Errorf("status --watch of an interrupted session: exit %d\n%s\nwant exit %d and 'interrupted — … run --state-dir %s --resume %s'", code, out, exitCancelled, state, id)
 	}
 
 	resumeStart := time.Now()

@@ -4,8 +4,5 @@ package main
 // --state-dir the user named (none for the default): pasted, a hint without
 // it looks in ./.massgen and finds no such session.
 func resumeCommand(dir, id string) string {
-	if dir == "" {
-		return "massgen-mcp run --resume " + id
-	}
-	return "massgen-mcp run --state-dir " + shellQuote(dir) + " --resume " + id
+	return "massgen-mcp run" + stateDirFlag(dir) + " --resume " + id
 }

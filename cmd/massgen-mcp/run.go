@@ -109,12 +109,13 @@ func runCommand() *cobra.Command {
 
 func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
 	err := runTeamIn(ctx, cmd, f, args)
+	// The advice names this state directory, so that it pastes.
+	at := storeAt{stateDir: f.stateDir, flags: stateDirFlag(f.stateDir)}
 	if pg := envPostgres(); pg != "" && (f.resume != "" || f.continues != "") {
 		// A session of the server's store: say what reaches it.
-		at := storeAt{runAside: pg, runContinues: f.resume == ""}
-		return at.wrap(err, cmp.Or(f.resume, f.continues))
+		at.runAside, at.runContinues = pg, f.resume == ""
 	}
-	return err
+	return at.wrap(err, cmp.Or(f.resume, f.continues))
 }
 
 // runAside is the line run prints when $MASSGEN_STORE names a PostgreSQL

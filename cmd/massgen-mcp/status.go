@@ -43,7 +43,7 @@ is followed in the server's web view (/ui/) or with team_status.`,
 				if err != nil {
 					return err
 				}
-				return watchStatus(ctx, cmd.OutOrStdout(), args[0], wdir, plain, asJSON)
+				return watchStatus(ctx, cmd.OutOrStdout(), args[0], wdir, storeOf(dir, "file", tenant), plain, asJSON)
 			}
 			var v *coordination.StatusView
 			var svc *coordination.Service

@@ -70,8 +70,39 @@ type storeAt struct {
 }
 
 // storeOf is where a session command with these flags reaches.
-func storeOf(store, tenant string) storeAt {
-	return storeAt{dsn: pgStore(store), tenant: tenant, flags: storeFlags(store, tenant)}
+func storeOf(dir, store, tenant string) storeAt {
+	at := storeAt{dsn: pgStore(store), tenant: tenant, flags: storeFlags(store, tenant)}
+	if !at.postgres() {
+		at.stateDir = dir
+		at.flags = stateDirFlag(dir) + at.flags
+	}
+	return at
+}
+
+// stateDirFlag is --state-dir as a printed command gives it: none for the
+// default, which the pasted command finds the same way.
+func stateDirFlag(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return " --state-dir " + shellQuote(dir)
+}
+
+// resume is the advice that resumes session id kept here: a server's way
+// for a PostgreSQL store, else run --resume with the state directory. run
+// has no --tenant, so a tenant's session is resumed with its tenant's
+// directory as the state dir.
+func (s storeAt) resume(id string) string {
+	if s.postgres() || s.runAside != "" {
+		return s.place(id).Resume(id)
+	}
+	dir := s.stateDir
+	if s.tenantName() != coordination.DefaultTenant {
+		if d, err := tenantState(stateDir(dir), s.tenant); err == nil {
+			dir = d
+		}
+	}
+	return resumeCommand(dir, id)
 }
 
 func (s storeAt) postgres() bool { return s.dsn != "" }

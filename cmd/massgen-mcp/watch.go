@@ -15,10 +15,14 @@ import (
 // watchStatus follows a session through the store's watch until it ends:
 // the live view on a terminal, else one line per event (lines), or with
 // asJSON only the final status as JSON. The session may run in any process;
-// nothing here decides or writes.
-func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines, asJSON bool) error {
+// nothing here decides or writes. at is where the user's flags point, for
+// the commands its messages print.
+func watchStatus(ctx context.Context, out io.Writer, arg, dir string, at storeAt, lines, asJSON bool) error {
 	svc, id := newService(stateDir(dir), 1), arg
 	if looksLikeDir(arg) {
+		// A directory is followed and resumed wherever it is: the flags
+		// did not find it.
+		at = storeAt{}
 		fs, sid, err := filestore.ForSessionDir(arg)
 		if err != nil {
 			return fmt.Errorf("%w: %w", coordination.ErrSessionNotFound, err)
@@ -64,9 +68,9 @@ func watchStatus(ctx context.Context, out io.Writer, arg, dir string, lines, asJ
 		return err
 	}
 	if last == nil || !last.Ended() {
-		return &exitError{code: exitCancelled, msg: "stopped watching; the session goes on: massgen-mcp status --watch " + arg}
+		return &exitError{code: exitCancelled, msg: "stopped watching; the session goes on: massgen-mcp status --watch" + at.flags + " " + arg}
 	}
-	return watchOutcome(last.Status.Result, asJSON)
+	return watchOutcome(last.Status.Result, at, asJSON)
 }
 
 // followLines prints each new event of the session as a line until the
@@ -105,15 +109,15 @@ func followLines(ctx context.Context, out io.Writer, src tui.Source, changed <-c
 
 // watchOutcome maps the watched session's end to the exit code run would
 // have given it.
-func watchOutcome(r *coordination.TeamResult, asJSON bool) error {
+func watchOutcome(r *coordination.TeamResult, at storeAt, asJSON bool) error {
 	switch r.Status {
 	case coordination.StatusFinished:
 		return finishedExit(r, asJSON)
 	case coordination.StatusCancelled:
-		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: massgen-mcp run --resume " + r.SessionID}
+		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: " + at.resume(r.SessionID)}
 	case coordination.StatusInterrupted:
-		return &exitError{code: exitCancelled, msg: fmt.Sprintf("interrupted — the process running it died (last alive %s); resume with: massgen-mcp run --resume %s",
-			coordination.LastAliveAt(r.LastAlive, time.DateTime, time.Local), r.SessionID)}
+		return &exitError{code: exitCancelled, msg: fmt.Sprintf("interrupted — the process running it died (last alive %s); resume with: %s",
+			coordination.LastAliveAt(r.LastAlive, time.DateTime, time.Local), at.resume(r.SessionID))}
 	case coordination.StatusFailed:
 		return &exitError{code: exitFailed, msg: fmt.Sprintf("the team produced no answer (%s)", coordination.Deref(r.StopReason))}
 	}
