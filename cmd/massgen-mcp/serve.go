@@ -256,12 +256,16 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			if f.tlsCert != "" {
 				scheme = "https"
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: serving MCP at %s://%s/mcp, OpenAI-compatible chat at %s://%s/v1 (health: /healthz)\n", scheme, addr, scheme, addr)
+			base, everywhere := servedLinks(scheme, addr)
+			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: serving MCP at %s/mcp, OpenAI-compatible chat at %s/v1 (health: /healthz)\n", base, base)
+			if everywhere != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), everywhere)
+			}
 			// The link logs one browser in, once; the terminal that started
 			// the server is the one place it is shown.
-			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: web view (one-time login link): %s://%s%s\n", scheme, addr, ui.LoginLink())
+			fmt.Fprintf(cmd.ErrOrStderr(), "massgen-mcp: web view (one-time login link): %s%s\n", base, ui.LoginLink())
 			// Where ui-link finds the server to print more links for.
-			if err := webui.WriteAddress(webui.LinkDir(stateDir(f.stateDir)), fmt.Sprintf("%s://%s", scheme, addr)); err != nil {
+			if err := webui.WriteAddress(webui.LinkDir(stateDir(f.stateDir)), base); err != nil {
 				logger.Warn().Err(err).Msg("massgen-mcp ui-link will need --url")
 			}
 		},
