@@ -219,7 +219,7 @@ func TestEveryMissingKeyIsToldAtOnceBeforeAnySpend(t *testing.T) {
 	}
 	// One missing key reads as it always did.
 	_, err := svc.Create(t.Context(), coordination.TeamSpec{Task: "x", Models: []string{"claude/claude-haiku-4-5", models[0]}})
-	if want := "invalid model spec: agent agent_a (claude/claude-haiku-4-5): claude needs an API key"; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := "agent agent_a (claude/claude-haiku-4-5): claude needs an API key"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("one missing key: got %v, want it to start %q", err, want)
 	}
 }
