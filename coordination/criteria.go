@@ -151,7 +151,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		spec.Grant.CommandLine = req.CommandLine
 		p, err := svc.models.spec(spec)
 		if err != nil {
-			return criteria.Set{}, fmt.Errorf("%w: %s cannot write criteria: %w", ErrBadSpec, spec.String(), err)
+			return criteria.Set{}, listedQuietly(ErrBadSpec, "", []error{fmt.Errorf("%s cannot write criteria: %w", spec.String(), err)})
 		}
 		// The call is paid on the session's behalf (or on the team's about
 		// to be one): its budgets bind every attempt as they bind a step,

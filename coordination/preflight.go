@@ -86,11 +86,22 @@ func listed(kind error, many string, whys []error) error {
 	if len(whys) == 1 {
 		return fmt.Errorf("%w: %w", kind, whys[0])
 	}
+	return listedQuietly(kind, fmt.Sprintf("%v: %d %s:", kind, len(whys), many), whys)
+}
+
+// listedQuietly is listed in the agents' words alone ("agent a (m): why",
+// or "N agents have …:" then a line per agent), still matching kind: a
+// key or a program missing here is no fault of the spec, and "invalid
+// model spec: …" sent the reader to fix what was fine.
+func listedQuietly(kind error, head string, whys []error) error {
+	if len(whys) == 1 {
+		return &listedError{msg: whys[0].Error(), errs: []error{kind, whys[0]}}
+	}
 	lines := make([]string, len(whys))
 	for i, w := range whys {
 		lines[i] = "\n- " + w.Error()
 	}
-	return &listedError{msg: fmt.Sprintf("%v: %d %s:%s", kind, len(whys), many, strings.Join(lines, "")), errs: append([]error{kind}, whys...)}
+	return &listedError{msg: head + strings.Join(lines, ""), errs: append([]error{kind}, whys...)}
 }
 
 // listedError says what is wrong with every agent at once while matching

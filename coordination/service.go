@@ -506,11 +506,13 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 				shown := providers.ShowSpec(a.Model)
 				why := fmt.Errorf("agent %s (%s): %w", a.ID, shown, err)
 				if errors.Is(err, providers.ErrMissingKey) {
-					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: shown, Class: ClassMissingKey, Message: fmt.Sprintf("%v: %v", ErrBadSpec, why)})
+					keyless = append(keyless, DroppedAgent{AgentID: a.ID, Model: shown, Class: ClassMissingKey, Message: why.Error()})
 					keylessWhy = append(keylessWhy, why)
 					continue
 				}
-				return nil, fmt.Errorf("%w: %w", ErrBadSpec, why)
+				// A spec that parsed, refused here (no key, no CLI, a
+				// backend this build cannot call): its words, ErrBadSpec's class.
+				return nil, listedQuietly(ErrBadSpec, "", []error{why})
 			}
 		}
 		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
@@ -530,7 +532,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 	}
 	if len(keyless) > 0 {
 		if !explicit || spec.Rules.Strict || len(agents)-len(keyless) < 2 {
-			return nil, listed(ErrBadSpec, "agents have no key here, so the team was not started", keylessWhy)
+			return nil, listedQuietly(ErrBadSpec, fmt.Sprintf("%d agents have no key here, so the team was not started:", len(keylessWhy)), keylessWhy)
 		}
 		agents = slices.DeleteFunc(agents, func(a Agent) bool {
 			return slices.ContainsFunc(keyless, func(d DroppedAgent) bool { return d.AgentID == a.ID })
