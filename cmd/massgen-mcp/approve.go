@@ -60,14 +60,8 @@ func answerCommand(approve bool) *cobra.Command {
 // them), and where that is (storeAt), for what the command prints and
 // advises. done closes the database.
 func storeService(ctx context.Context, dir, store, tenant string) (*coordination.Service, storeAt, func(), error) {
-	at := storeOf(dir, store, tenant)
+	at := storeOf(dir, store, tenant) // its flags keep the --state-dir named
 	if !at.postgres() {
-		// A printed command keeps the state directory the user named:
-		// pasted without it, it would look in ./.massgen.
-		at.stateDir = dir
-		if dir != "" {
-			at.flags = " --state-dir " + shellQuote(dir) + at.flags
-		}
 		// Only a database is another store to reach from here: a memory
 		// store's sessions live in that server alone.
 		if store != "" && store != "file" {
