@@ -61,14 +61,21 @@ func TestABudgetSpentBeforeTheFinalCallSkipsIt(t *testing.T) {
 	if res.CostUSD == nil || *res.CostUSD != 1.0 {
 		t.Errorf("cost $%.4f; want the two steps' $1.00", dollars(res.CostUSD))
 	}
-	events, err := h.Service.Events(context.Background(), s.ID)
+	wantFinalSkipped(t, h, s.ID, "no present call: the session's cost_budget_usd of $1.00 was spent")
+}
+
+// wantFinalSkipped fails t unless session id's timeline has a final_skipped
+// event whose message holds says.
+func wantFinalSkipped(t *testing.T, h *coordtest.Harness, id, says string) {
+	t.Helper()
+	events, err := h.Service.Events(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(events, func(e coordination.Event) bool {
-		return e.Type == "final_skipped" && strings.Contains(e.Message, "no present call: the session's cost_budget_usd of $1.00 was spent")
+		return e.Type == "final_skipped" && strings.Contains(e.Message, says)
 	}) {
-		t.Errorf("the timeline does not say the final call was skipped: %+v", events)
+		t.Errorf("the timeline does not say the final call was skipped (%q): %+v", says, events)
 	}
 }
 

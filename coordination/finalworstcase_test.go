@@ -3,7 +3,6 @@ package coordination_test
 import (
 	"context"
 	"math"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -104,15 +103,7 @@ func TestAFinalCallWhoseWorstCaseDoesNotFitIsSkipped(t *testing.T) {
 			if res.CostUSD == nil || math.Abs(*res.CostUSD-0.90) > 1e-9 {
 				t.Errorf("cost $%.4f; want the two steps' $0.90", dollars(res.CostUSD))
 			}
-			events, err := h.Service.Events(context.Background(), s.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.ContainsFunc(events, func(e coordination.Event) bool {
-				return e.Type == "final_skipped" && strings.HasPrefix(e.Message, "no present call: ")
-			}) {
-				t.Errorf("the timeline does not say the final call was skipped: %+v", events)
-			}
+			wantFinalSkipped(t, h, s.ID, "no present call: ")
 		})
 	}
 }

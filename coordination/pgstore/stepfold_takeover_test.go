@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
 // TestAStepNotDueLeavesAnAbandonedLeaseAsItFoundIt: an agent whose last
@@ -20,18 +18,9 @@ import (
 // release as not due would end that run, the dead try read released (no
 // more an interrupted step) and its time and tool calls forgotten.
 func TestAStepNotDueLeavesAnAbandonedLeaseAsItFoundIt(t *testing.T) {
-	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
+	a, svc, s := answeredStepSession(t)
 	ctx := context.Background()
-	svc := coordination.NewService(a, coordination.Options{Open: backends.Open, Parallel: 1})
-	seed := int64(7)
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"}, Seed: &seed, Driver: coordination.DriverStep})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const agent = "agent_a"
-	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
-		t.Fatal(err)
-	}
 	all, err := a.ReadSteps(ctx, s.ID)
 	if err != nil || all[agent] == nil {
 		t.Fatalf("the lease after a step: %v, %v", all, err)

@@ -98,18 +98,9 @@ func TestABusyStepLockClaimsNoLease(t *testing.T) {
 // because its agent is not due lets the lease claimed with its lock go,
 // released, and the lock with it.
 func TestAStepNotDueReleasesTheLeaseClaimedWithItsLock(t *testing.T) {
-	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
+	a, svc, s := answeredStepSession(t)
 	ctx := context.Background()
-	svc := coordination.NewService(a, coordination.Options{Open: backends.Open, Parallel: 1})
-	seed := int64(7)
-	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"}, Seed: &seed, Driver: coordination.DriverStep})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const agent = "agent_a"
-	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
-		t.Fatal(err)
-	}
 	// Its answer given, the agent waits for its peer's.
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); !errors.Is(err, coordination.ErrNotNext) {
 		t.Fatalf("a second step before the peer's = %v; want ErrNotNext", err)
@@ -125,4 +116,22 @@ func TestAStepNotDueReleasesTheLeaseClaimedWithItsLock(t *testing.T) {
 	if err != nil || len(held) != 0 {
 		t.Errorf("after a step refused as not due the locks held are %v, %v; want none", held, err)
 	}
+}
+
+// answeredStepSession is a step-driven session of two sims on a replica
+// of its own schema, agent_a's first answer given through svc.
+func answeredStepSession(t *testing.T) (*Store, *coordination.Service, *coordination.Session) {
+	t.Helper()
+	a := countedReplica(t, pgtest.Schema(t), &RoundTrips{})
+	ctx := context.Background()
+	svc := coordination.NewService(a, coordination.Options{Open: backends.Open, Parallel: 1})
+	seed := int64(7)
+	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"}, Seed: &seed, Driver: coordination.DriverStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	return a, svc, s
 }
