@@ -40,6 +40,19 @@ var giantShapes = map[string]func(n int) string{
 	"git -c":             repeated("git -c "),
 	"background":         repeated("a & "),
 	"redirections":       repeated("a >f "),
+	// bash's own reading of $(…): a case pattern's ) and a heredoc's body
+	"case in $(…)":     repeated(`echo "$(case x in x) a;; esac)" `),
+	"heredoc in $(…)":  repeated("echo \"$(cat <<E\n)\nE\n)\"\n"),
+	"keywords":         repeated("if a; then b; elif c; then d; else e; fi; "),
+	"process subs >()": repeated("a >(b) > >(c) "),
+	"trap flock watch": repeated("trap 'a' EXIT; flock l b; watch -n 1 c; "),
+	// one long alias or command used many times: expanded within a budget
+	"alias used often": func(n int) string {
+		return "alias g='" + strings.Repeat("a ", n/4) + "'\n" + strings.Repeat("g;", n/4)
+	},
+	"parallel sources": func(n int) string {
+		return "parallel " + strings.Repeat("a ", n/4) + "::: " + strings.Repeat("b ", n/4)
+	},
 }
 
 func repeated(unit string) func(n int) string {

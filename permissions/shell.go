@@ -97,7 +97,7 @@ func parseShell(cmd, dir string) parsed {
 		switch redir {
 		case redirOut:
 			redir = redirNone
-			if !strings.HasPrefix(w, "&") { // >&2 duplicates a descriptor
+			if !strings.HasPrefix(w, "&") && !strings.HasPrefix(w, ">(") { // >&2 duplicates a descriptor; > >(…) writes to a line run
 				st.out = append(st.out, w)
 			}
 			return
@@ -209,7 +209,8 @@ func parseShell(cmd, dir string) parsed {
 			word.WriteString(string(rs[i+1 : min(j, len(rs))]))
 			inw = true
 			i = j
-		case (c == '$' || c == '<') && i+1 < len(rs) && rs[i+1] == '(':
+		case (c == '$' || c == '<' || c == '>') && i+1 < len(rs) && rs[i+1] == '(':
+			// $(…), and <(…) and >(…), a process substitution: their lines run.
 			fit(func(rs []rune) int { return closing(rs, i+1) })
 			end := closing(rs, i+1)
 			addInner(string(rs[i+2 : end]))
@@ -315,12 +316,36 @@ func parseShell(cmd, dir string) parsed {
 		}
 	}
 	endPipeline(';')
+	// The aliases the line defines: bash expands one (with shopt -s
+	// expand_aliases, from the next line on) where a command begins.
+	aliases, aliasBudget := map[string]string{}, len(cmd)
 	for _, pl := range p.pipelines {
 		for i := range pl {
 			var inner []string
 			st := &pl[i]
 			cwd = st.dir // inner lines run where their stage does
-			st.words, inner, st.priv = unwrap(st.words)
+			if len(st.words) > 0 {
+				if v, ok := aliases[st.words[0]]; ok {
+					// Each use is the alias's text again: past a budget of
+					// the line's own length, a use is opaque, so a long
+					// alias used often is not read over and over.
+					if aliasBudget -= len(v); aliasBudget < 0 {
+						st.opaque = true
+					} else {
+						addInner(strings.Join(append([]string{v}, st.words[1:]...), " "))
+					}
+				}
+				if st.words[0] == "alias" {
+					for _, a := range st.words[1:] {
+						if name, v, ok := strings.Cut(a, "="); ok {
+							aliases[name] = v
+						}
+					}
+				}
+			}
+			var fromInput bool
+			st.words, inner, st.priv, fromInput = unwrap(st.words)
+			st.opaque = st.opaque || fromInput
 			p.inner = append(p.inner, lines(inner, cwd)...)
 			if len(st.words) > 0 && expands(st.words[0]) {
 				st.opaque = true // no rule can name a program the shell makes up
@@ -712,44 +737,6 @@ func firstWord(st stage) string {
 	return st.words[0]
 }
 
-// closing is the index of the ')' that closes the '(' at open, or
-// len(rs): a ( or ) quoted, escaped, inside a backtick substitution or a
-// comment is text, as bash reads $(echo ")"; git push) to the last ).
-func closing(rs []rune, open int) int {
-	depth := 0
-	start := false // j begins a word, so a # there a comment
-	for j := open; j < len(rs); j++ {
-		c := rs[j]
-		switch c {
-		case '#':
-			for start && j+1 < len(rs) && rs[j+1] != '\n' {
-				j++
-			}
-		case '\\':
-			j++
-		case '$':
-			if j+1 < len(rs) && rs[j+1] == '\'' { // $'…' may hold \'
-				j = ansiEnd(rs, j+2)
-			}
-		case '\'':
-			j = quoteEnd(rs, j+1, '\'')
-		case '"':
-			j = dquoteEnd(rs, j+1)
-		case '`':
-			j = backtickEnd(rs, j+1)
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return j
-			}
-		}
-		start = strings.ContainsRune(" \t\n;&|()<>", c)
-	}
-	return len(rs)
-}
-
 func allDigits(s string) bool {
 	if s == "" {
 		return false
@@ -796,15 +783,48 @@ var raisers = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "su": 
 // assignments, sudo, env, nohup, xargs, …) and returns the command lines a
 // shell's -c, su -c, eval, env -S or find -exec would run, to be read as
 // commands too, and the wrapper that raised privilege, if one did.
-func unwrap(words []string) (_ []string, inner []string, priv string) {
+func unwrap(in []string) (words []string, inner []string, priv string, fromInput bool) {
+	words = in
+	var xargs []string // the words after an xargs, whose input adds to them
+	fed := false       // a runner's input adds to what runs (parallel)
+	defer func() {
+		fromInput = fromInput || fed
+		// xargs's input names what its words leave out: the program
+		// (xargs env), or git's subcommand (xargs git).
+		if len(xargs) > 0 && (len(words) == 0 || base(words[0]) == "git" && len(gitArgs(words[1:])) == 0) {
+			if len(words) == 0 {
+				words = xargs
+			}
+			fromInput = true
+		}
+	}()
 	for len(words) > 0 {
 		w := base(words[0])
 		valued, wrapper := wrappers[w]
 		if raisers[w] {
 			priv = w
 		}
+		if keywords[words[0]] {
+			words = words[1:] // if git push; then …: the command after
+			continue
+		}
+		if run, ok := runners[w]; ok {
+			rest, line, input := run(words[1:])
+			fed = fed || input
+			if line != "" {
+				inner = append(inner, line)
+			}
+			if line != "" || rest == nil {
+				return words, inner, priv, false
+			}
+			words = rest
+			continue
+		}
 		switch {
 		case strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "="):
+			if name, value, _ := strings.Cut(words[0], "="); commandValued[name] {
+				inner = append(inner, strings.TrimPrefix(value, "!"))
+			}
 			words = words[1:]
 		case wrapper:
 			words = words[1:]
@@ -821,7 +841,7 @@ func unwrap(words []string) (_ []string, inner []string, priv string) {
 					if line == "" && len(rest) > 0 {
 						line, rest = rest[0], rest[1:]
 					}
-					return words, []string{strings.Join(append([]string{line}, rest...), " ")}, priv
+					return words, append(inner, strings.Join(append([]string{line}, rest...), " ")), priv, false
 				}
 				if valued[opt] && len(words) > 1 {
 					words = words[1:]
@@ -831,32 +851,34 @@ func unwrap(words []string) (_ []string, inner []string, priv string) {
 			if w == "timeout" && len(words) > 0 {
 				words = words[1:] // the duration
 			}
+			if w == "xargs" {
+				xargs = words
+			}
 		case w == "eval":
-			return words, []string{strings.Join(words[1:], " ")}, priv
+			return words, append(inner, strings.Join(words[1:], " ")), priv, false
 		case w == "find":
-			return words, findExec(words[1:]), priv
+			return words, append(inner, findExec(words[1:])...), priv, false
 		case w == "git":
-			words, inner = gitAlias(words)
-			return words, inner, priv
+			inner = append(inner, gitSettingLines(words[1:])...)
+			words, lines := gitAlias(words)
+			return words, append(inner, lines...), priv, false
 		case w == "su":
 			for i := 1; i+1 < len(words); i++ {
 				if words[i] == "-c" || words[i] == "--command" {
-					return words, []string{words[i+1]}, priv
+					return words, append(inner, words[i+1]), priv, false
 				}
 			}
-			return words, nil, priv
+			return words, inner, priv, false
 		case shells[w]:
-			for i := 1; i+1 < len(words); i++ {
-				if strings.HasPrefix(words[i], "-") && strings.Contains(words[i], "c") && !strings.HasPrefix(words[i], "--") {
-					return words, []string{words[i+1]}, priv
-				}
+			if line, ok := shellLine(words[1:]); ok {
+				return words, append(inner, line), priv, false
 			}
-			return words, nil, priv
+			return words, inner, priv, false
 		default:
-			return words, nil, priv
+			return words, inner, priv, false
 		}
 	}
-	return words, nil, priv
+	return words, inner, priv, false
 }
 
 // gitAlias is a git command with the aliases its own -c alias.<name>=<value>

@@ -1,0 +1,238 @@
+package permissions
+
+import "strings"
+
+// keywords are bash's reserved words that a command may follow (if git
+// push; then git push; fi, ! git push, coproc git push): the command is
+// what comes after.
+var keywords = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "do": true, "while": true,
+	"until": true, "!": true, "coproc": true}
+
+// runner reads the words after a program that runs another: the command
+// words that follow (to unwrap further), or a command line it runs (line),
+// or neither (nil: what it runs is not on the line). fromInput tells that
+// its input adds to what runs (parallel reading its commands' words).
+type runner func(args []string) (rest []string, line string, fromInput bool)
+
+// runners are the programs that run a command given to them in a way the
+// wrappers' table cannot say: a lock file or a priority before it, a -c
+// line among the options, words joined into a shell line.
+var runners = map[string]runner{
+	// flock [opts] file command… | flock [opts] file -c line
+	"flock": afterOperand(map[string]bool{"-w": true, "--wait": true, "--timeout": true, "-E": true, "--conflict-exit-code": true}, "-c", "--command"),
+	// chrt [opts] priority command…; chrt -p names a process, no command
+	"chrt": afterOperand(map[string]bool{"-T": true, "-P": true, "-D": true, "-p": true, "--pid": true}, "", ""),
+	// taskset [opts] mask command…; taskset -p names a process
+	"taskset": afterOperand(map[string]bool{"-p": true, "--pid": true}, "", ""),
+	// busybox applet args…: busybox sh -c line, busybox env git push
+	"busybox": func(args []string) ([]string, string, bool) {
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			return nil, "", false
+		}
+		return args, "", false
+	},
+	// script [opts] [file]: -c line runs it; without one, an interactive
+	// shell reads the input (not on the line).
+	"script": func(args []string) ([]string, string, bool) {
+		return nil, optionLine(args, 'c', "--command"), false
+	},
+	// watch [opts] command…: its words joined, run by sh -c, over and over
+	"watch": func(args []string) ([]string, string, bool) {
+		valued := map[string]bool{"-n": true, "--interval": true, "-q": true, "--equexit": true}
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			if args[0] == "--" {
+				args = args[1:]
+				break
+			}
+			if valued[args[0]] && len(args) > 1 {
+				args = args[1:]
+			}
+			args = args[1:]
+		}
+		return nil, strings.Join(args, " "), false
+	},
+	// trap [--] action signal…: bash runs the action's line on the signal
+	"trap": func(args []string) ([]string, string, bool) {
+		for len(args) > 0 && (args[0] == "-p" || args[0] == "-l" || args[0] == "-P") {
+			args = args[1:]
+		}
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) < 2 || args[0] == "-" {
+			return nil, "", false
+		}
+		return nil, args[0], false
+	},
+	// parallel [opts] command… ::: arg…: the command with each argument
+	// added, or each argument a command; without ::: its input adds them.
+	"parallel": func(args []string) ([]string, string, bool) {
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != ":::" {
+			args = args[1:] // its options: a value in the same word (-j4)
+		}
+		cmd, srcs := args, []string(nil)
+		for i, a := range args {
+			if strings.HasPrefix(a, ":::") {
+				cmd, srcs = args[:i], args[i+1:]
+				break
+			}
+		}
+		if srcs == nil {
+			if len(cmd) == 0 || base(cmd[0]) == "git" && len(gitArgs(cmd[1:])) == 0 {
+				return cmd, "", true
+			}
+			return cmd, "", false
+		}
+		// The command with each source: past a few, the command with
+		// its sources is opaque, so a long one is not copied for each.
+		var lines []string
+		for _, a := range srcs {
+			if len(lines) == maxSources {
+				return nil, strings.Join(lines, "\n"), true
+			}
+			if !strings.HasPrefix(a, ":::") {
+				lines = append(lines, strings.Join(append(append([]string(nil), cmd...), a), " "))
+			}
+		}
+		return nil, strings.Join(lines, "\n"), false
+	},
+}
+
+// maxSources is how many of parallel's sources are read as lines.
+const maxSources = 4
+
+// afterOperand is a runner whose command follows its options and one
+// operand (flock's lock file, chrt's priority, taskset's mask), or whose
+// option lineOpt (long, its long form) gives a line instead. A value-taking
+// option of valued is skipped with its value; -p (a process, not a
+// command) means nothing runs.
+func afterOperand(valued map[string]bool, lineOpt, long string) runner {
+	return func(args []string) ([]string, string, bool) {
+		operand := false
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case lineOpt != "" && (a == lineOpt || a == long) && i+1 < len(args):
+				return nil, args[i+1], false
+			case a == "-p" || a == "--pid":
+				return nil, "", false
+			case a == "--":
+				if i+1 < len(args) && operand {
+					return args[i+1:], "", false
+				}
+			case strings.HasPrefix(a, "-") && len(a) > 1:
+				if valued[a] {
+					i++
+				}
+			case !operand:
+				operand = true
+			default:
+				return args[i:], "", false
+			}
+		}
+		return nil, "", false
+	}
+}
+
+// optionLine is the value of a short option c (alone, in a group -qc, or
+// joined -cLINE) or its long form (--command LINE, --command=LINE), "".
+func optionLine(args []string, c byte, long string) string {
+	for i, a := range args {
+		switch {
+		case a == long && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, long+"="):
+			return a[len(long)+1:]
+		case len(a) > 1 && a[0] == '-' && a[1] != '-':
+			if k := strings.IndexByte(a, c); k > 0 {
+				if k+1 < len(a) {
+					return a[k+1:]
+				}
+				if i+1 < len(args) {
+					return args[i+1]
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// shellLine is the line a shell's -c runs: its first word after the
+// options, wherever among them -c came (bash -c -e 'line', bash -euo
+// pipefail -c 'line'); ok is false when no -c was given.
+func shellLine(args []string) (line string, ok bool) {
+	c := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-":
+			if c && i+1 < len(args) {
+				return args[i+1], true
+			}
+			return "", false
+		case shellValued[a]:
+			i++
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			if a[0] == '-' && strings.Contains(a, "c") {
+				c = true
+			}
+			if strings.ContainsAny(a[1:], "oO") && i+1 < len(args) {
+				i++ // -euo pipefail: o's value is the next word
+			}
+		default:
+			return a, c
+		}
+	}
+	return "", false
+}
+
+// commandValued are the environment variables whose value the program
+// after them runs as a command (GIT_PAGER='…' git log, EDITOR=… git
+// commit): it is read as a line.
+var commandValued = map[string]bool{"GIT_PAGER": true, "PAGER": true, "GIT_EDITOR": true, "EDITOR": true, "VISUAL": true,
+	"GIT_SEQUENCE_EDITOR": true, "GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true,
+	"GIT_EXTERNAL_DIFF": true, "GIT_PROXY_COMMAND": true, "MANPAGER": true}
+
+// gitSettingLines are the command lines git's own -c settings give it to
+// run (core.fsmonitor, diff.external, core.pager, a filter's smudge, a
+// credential helper's !line, …), read as lines.
+func gitSettingLines(args []string) []string {
+	var out []string
+	for i := 0; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+		kv := ""
+		switch {
+		case args[i] == "-c" && i+1 < len(args):
+			kv = args[i+1]
+		case strings.HasPrefix(args[i], "-c") && len(args[i]) > 2:
+			kv = args[i][2:]
+		}
+		if k, v, ok := strings.Cut(kv, "="); ok && gitRunsValue(strings.ToLower(k)) {
+			out = append(out, strings.TrimPrefix(v, "!"))
+		}
+		if gitValued[args[i]] {
+			i++
+		}
+	}
+	return out
+}
+
+// gitRunsValue tells whether git runs a setting's value as a command.
+func gitRunsValue(key string) bool {
+	switch key {
+	case "core.pager", "core.editor", "core.fsmonitor", "core.sshcommand", "core.askpass", "core.gitproxy",
+		"sequence.editor", "diff.external", "credential.helper", "gpg.program", "interactive.difffilter",
+		"sendemail.sendmailcmd", "sendemail.tocmd", "sendemail.cccmd", "uploadpack.packobjectshook", "web.browser":
+		return true
+	}
+	if strings.HasPrefix(key, "pager.") {
+		return true
+	}
+	for _, suffix := range []string{".command", ".cmd", ".textconv", ".driver", ".clean", ".smudge", ".process",
+		".program", ".helper", ".sshcommand", ".receivepack", ".uploadpack"} {
+		if strings.HasSuffix(key, suffix) {
+			return true
+		}
+	}
+	return false
+}
