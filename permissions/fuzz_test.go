@@ -18,6 +18,9 @@ func FuzzForCommand(f *testing.F) {
 	for _, c := range substitutionsBashRuns {
 		f.Add(c)
 	}
+	for _, c := range append(pushesBashReads, pushesFromInput...) {
+		f.Add(c.cmd)
+	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		for _, a := range ForCommand(cmd) {
 			s := Shown(a.Target)
