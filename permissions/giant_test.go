@@ -41,11 +41,15 @@ var giantShapes = map[string]func(n int) string{
 	"background":         repeated("a & "),
 	"redirections":       repeated("a >f "),
 	// bash's own reading of $(…): a case pattern's ) and a heredoc's body
-	"case in $(…)":     repeated(`echo "$(case x in x) a;; esac)" `),
-	"heredoc in $(…)":  repeated("echo \"$(cat <<E\n)\nE\n)\"\n"),
-	"keywords":         repeated("if a; then b; elif c; then d; else e; fi; "),
-	"process subs >()": repeated("a >(b) > >(c) "),
-	"trap flock watch": repeated("trap 'a' EXIT; flock l b; watch -n 1 c; "),
+	"case in $(…)":      repeated(`echo "$(case x in x) a;; esac)" `),
+	"heredoc in $(…)":   repeated("echo \"$(cat <<E\n)\nE\n)\"\n"),
+	"keywords":          repeated("if a; then b; elif c; then d; else e; fi; "),
+	"process subs >()":  repeated("a >(b) > >(c) "),
+	"trap flock watch":  repeated("trap 'a' EXIT; flock l b; watch -n 1 c; "),
+	"loose runners":     repeated("strace -o f a b; "),
+	"one long strace":   func(n int) string { return "strace " + strings.Repeat("a ", n/2) },
+	"git rebase -x":     repeated("git rebase -x a "),
+	"submodule foreach": func(n int) string { return "git submodule foreach " + strings.Repeat("a ", n/2) },
 	// one long alias or command used many times: expanded within a budget
 	"alias used often": func(n int) string {
 		return "alias g='" + strings.Repeat("a ", n/4) + "'\n" + strings.Repeat("g;", n/4)

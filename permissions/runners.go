@@ -236,3 +236,93 @@ func gitRunsValue(key string) bool {
 	}
 	return false
 }
+
+// looseRunners run the command that follows their options, whose options
+// are not listed here one by one (strace -o FILE, unshare -r, chroot DIR):
+// any of the first few words after the options that is not one may be
+// the program, and each is read as where a command begins.
+var looseRunners = []string{"strace", "ltrace", "valgrind", "setpriv", "prlimit", "fakeroot", "faketime", "unshare",
+	"runuser", "chroot", "nsenter", "eatmydata", "firejail", "torsocks", "proxychains", "proxychains4", "xvfb-run",
+	"dbus-run-session", "numactl", "cgexec", "catchsegv", "systemd-run", "gdb", "unbuffer", "caffeinate", "sg", "bwrap"}
+
+// looseCandidates is how many of a loose runner's words after its options
+// are read as where its command may begin.
+const looseCandidates = 3
+
+func init() {
+	for _, r := range looseRunners {
+		runners[r] = func(args []string) ([]string, string, bool) {
+			var lines []string
+			for i := 0; i < len(args) && len(lines) < looseCandidates; i++ {
+				if args[i] == "--" {
+					if i+1 < len(args) {
+						lines = append(lines, strings.Join(args[i+1:], " "))
+					}
+					break
+				}
+				if !strings.HasPrefix(args[i], "-") {
+					lines = append(lines, strings.Join(args[i:], " "))
+				}
+			}
+			return nil, strings.Join(lines, "\n"), false
+		}
+	}
+}
+
+// gitRunLines are the command lines git's own commands run from their
+// words: rebase --exec, submodule foreach, bisect run, filter-branch's
+// filters, difftool --extcmd, and the git command for-each-repo runs in
+// each repository. args are git's words from its subcommand on.
+func gitRunLines(args []string) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	valued := map[string][]string{
+		"rebase":        {"-x", "--exec"},
+		"difftool":      {"-x", "--extcmd"},
+		"filter-branch": {"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"},
+		"send-email":    {"--to-cmd", "--cc-cmd", "--sendmail-cmd"},
+	}[args[0]]
+	var out []string
+	rest := args[1:]
+	for i, a := range rest {
+		for _, opt := range valued {
+			if a == opt && i+1 < len(rest) {
+				out = append(out, rest[i+1])
+			} else if v, ok := strings.CutPrefix(a, opt+"="); ok && strings.HasPrefix(opt, "--") {
+				out = append(out, v)
+			}
+		}
+	}
+	after := func(word string) []string { // the words after word and the options that follow it
+		for i, a := range rest {
+			if a == word {
+				w := rest[i+1:]
+				for len(w) > 0 && strings.HasPrefix(w[0], "-") {
+					w = w[1:]
+				}
+				return w
+			}
+		}
+		return nil
+	}
+	switch args[0] {
+	case "submodule":
+		if w := after("foreach"); len(w) > 0 {
+			out = append(out, strings.Join(w, " "))
+		}
+	case "bisect":
+		if w := after("run"); len(w) > 0 {
+			out = append(out, strings.Join(w, " "))
+		}
+	case "for-each-repo":
+		w := rest
+		for len(w) > 0 && strings.HasPrefix(w[0], "-") {
+			w = w[1:]
+		}
+		if len(w) > 0 {
+			out = append(out, "git "+strings.Join(w, " "))
+		}
+	}
+	return out
+}

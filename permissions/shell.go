@@ -861,6 +861,7 @@ func unwrap(in []string) (words []string, inner []string, priv string, fromInput
 		case w == "git":
 			inner = append(inner, gitSettingLines(words[1:])...)
 			words, lines := gitAlias(words)
+			lines = append(lines, gitRunLines(gitArgs(words[1:]))...)
 			return words, append(inner, lines...), priv, false
 		case w == "su":
 			for i := 1; i+1 < len(words); i++ {
