@@ -50,6 +50,11 @@ var giantShapes = map[string]func(n int) string{
 	"one long strace":   func(n int) string { return "strace " + strings.Repeat("a ", n/2) },
 	"git rebase -x":     repeated("git rebase -x a "),
 	"submodule foreach": func(n int) string { return "git submodule foreach " + strings.Repeat("a ", n/2) },
+	"links run":         repeated("ln -s /bin/a g; ./g x; "),
+	"git config values": repeated("git config core.pager a; "),
+	"one link used often": func(n int) string {
+		return "ln -s /" + strings.Repeat("a", n/2) + " g\n" + strings.Repeat("./g;", n/8)
+	},
 	// one long alias or command used many times: expanded within a budget
 	"alias used often": func(n int) string {
 		return "alias g='" + strings.Repeat("a ", n/4) + "'\n" + strings.Repeat("g;", n/4)

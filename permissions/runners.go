@@ -307,6 +307,26 @@ func gitRunLines(args []string) []string {
 		return nil
 	}
 	switch args[0] {
+	case "config":
+		// git config [set] KEY VALUE: a value git runs, or a shell alias
+		var pos []string
+		for i := 0; i < len(rest); i++ {
+			switch a := rest[i]; {
+			case a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment" || a == "--value":
+				i++
+			case !strings.HasPrefix(a, "-"):
+				pos = append(pos, a)
+			}
+		}
+		if len(pos) > 0 && pos[0] == "set" {
+			pos = pos[1:]
+		}
+		if len(pos) >= 2 {
+			k := strings.ToLower(pos[0])
+			if gitRunsValue(k) || strings.HasPrefix(k, "alias.") && strings.HasPrefix(pos[1], "!") {
+				out = append(out, strings.TrimPrefix(pos[1], "!"))
+			}
+		}
 	case "submodule":
 		if w := after("foreach"); len(w) > 0 {
 			out = append(out, strings.Join(w, " "))
@@ -325,4 +345,24 @@ func gitRunLines(args []string) []string {
 		}
 	}
 	return out
+}
+
+// linked is what ln or cp (install) makes of a single source: the path
+// it makes, dst, and the source it links to or copies.
+func linked(words []string) (src, dst string, ok bool) {
+	switch base(words[0]) {
+	case "ln", "cp", "install":
+	default:
+		return "", "", false
+	}
+	var ops []string
+	for _, w := range words[1:] {
+		if !strings.HasPrefix(w, "-") {
+			ops = append(ops, w)
+		}
+	}
+	if len(ops) != 2 {
+		return "", "", false
+	}
+	return ops[0], ops[1], true
 }

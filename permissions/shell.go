@@ -319,6 +319,7 @@ func parseShell(cmd, dir string) parsed {
 	// The aliases the line defines: bash expands one (with shopt -s
 	// expand_aliases, from the next line on) where a command begins.
 	aliases, aliasBudget := map[string]string{}, len(cmd)
+	links := map[string]string{} // a path ln or cp made → what it links to or copies
 	for _, pl := range p.pipelines {
 		for i := range pl {
 			var inner []string
@@ -346,6 +347,20 @@ func parseShell(cmd, dir string) parsed {
 			var fromInput bool
 			st.words, inner, st.priv, fromInput = unwrap(st.words)
 			st.opaque = st.opaque || fromInput
+			if len(st.words) > 0 {
+				// A program the line linked or copied (ln -s /usr/bin/git
+				// g && ./g push) is what it links to.
+				if src, ok := links[strings.TrimPrefix(st.words[0], "./")]; ok && strings.Contains(st.words[0], "/") {
+					if aliasBudget -= len(src); aliasBudget < 0 || expands(src) {
+						st.opaque = true
+					} else {
+						addInner(strings.Join(append([]string{src}, st.words[1:]...), " "))
+					}
+				}
+				if src, dst, ok := linked(st.words); ok {
+					links[strings.TrimPrefix(dst, "./")] = src
+				}
+			}
 			p.inner = append(p.inner, lines(inner, cwd)...)
 			if len(st.words) > 0 && expands(st.words[0]) {
 				st.opaque = true // no rule can name a program the shell makes up
@@ -822,8 +837,10 @@ func unwrap(in []string) (words []string, inner []string, priv string, fromInput
 		}
 		switch {
 		case strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "="):
-			if name, value, _ := strings.Cut(words[0], "="); commandValued[name] {
+			if name, value, _ := strings.Cut(words[0], "="); commandValued[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
 				inner = append(inner, strings.TrimPrefix(value, "!"))
+			} else if name == "GIT_CONFIG_PARAMETERS" {
+				fed = true // git's settings in its own quoting: not read here
 			}
 			words = words[1:]
 		case wrapper:
