@@ -9,9 +9,12 @@ import (
 // A best-effort reading of a shell command line: enough to tell which
 // programs it runs, what it pipes into what and where it redirects output.
 // It understands quotes ($'…' decoded), ; && || & | and newlines, > >> <
-// redirections, heredocs and here-strings, $(…), `…` and <(…) (their
-// insides are read as commands too), and the wrappers that run another
-// program (sudo, env, nohup, time, nice, timeout, bash -c, eval). What it
+// redirections, heredocs and here-strings, $(…), `…`, <(…) and >(…) (their
+// insides are read as commands too, a $(…) parsed as bash parses it:
+// closing), reserved words before a command (if, then, do, !, …), and the
+// wrappers and runners that run another program (sudo, env, nohup, time,
+// nice, timeout, bash -c, eval, trap, flock, watch, strace, …: runners.go),
+// and what git runs from its settings and its own commands. What it
 // cannot read — a shell reading another program's output, a program word
 // the shell expands — it marks opaque. It is not a shell: a command can hide
 // what it does (a script it wrote and runs by path), which is why the
