@@ -698,8 +698,11 @@ func readsScript(words []string) bool {
 		return false
 	}
 	prog := base(words[0])
-	if prog == "source" || prog == "." {
+	if prog == "source" || prog == "." || inputShells[prog] {
 		return true
+	}
+	if prog == "su" {
+		return !slices.Contains(words, "-c") && !slices.Contains(words, "--command") // unwrap read its line
 	}
 	if !shells[prog] {
 		return false
@@ -718,8 +721,13 @@ var shellValued = map[string]bool{"-o": true, "+o": true, "-O": true, "+O": true
 // scriptOperand tells whether a shell (or source) is given a script to run
 // rather than reading its input: its first word that is not an option.
 func scriptOperand(words []string) bool {
-	if p := base(words[0]); p == "source" || p == "." {
+	switch p := base(words[0]); {
+	case p == "source" || p == ".":
 		return true
+	case p == "su": // its operand is a user
+		return false
+	case inputShells[p]: // at -f script
+		return slices.Contains(words, "-f")
 	}
 	for i := 1; i < len(words); i++ {
 		w := words[i]
@@ -766,6 +774,9 @@ func allDigits(s string) bool {
 	}
 	return true
 }
+
+// inputShells run the commands their input holds, later (at, batch).
+var inputShells = map[string]bool{"at": true, "batch": true}
 
 // shells are the programs that run a command line given to them.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true}
@@ -898,6 +909,11 @@ func unwrap(in []string) (words []string, inner []string, priv string, fromInput
 		default:
 			return words, inner, priv, false
 		}
+	}
+	if priv != "" && priv != "su" {
+		// sudo -s, sudo -i, doas -s: a raised shell with no command,
+		// reading its input as sh does
+		words = []string{"sh"}
 	}
 	return words, inner, priv, false
 }
