@@ -451,8 +451,15 @@ type SnapshotFiles struct {
 
 // AnswerFiles lists the snapshot of the answer labelled label, or, with a
 // path, reads that file of it (confined to the snapshot: a symlink out of
-// it is refused).
+// it is refused), of at most 8 MiB.
 func (svc *Service) AnswerFiles(ctx context.Context, id, label, path string) (*SnapshotFiles, error) {
+	return svc.AnswerFilesWithin(ctx, id, label, path, maxServedFile)
+}
+
+// AnswerFilesWithin is AnswerFiles reading a file of at most max bytes: a
+// download of all the winner's files (the web view's zip) has its own cap
+// on them all, which one file larger than a resource serves must not cut.
+func (svc *Service) AnswerFilesWithin(ctx context.Context, id, label, path string, max int64) (*SnapshotFiles, error) {
 	a, err := svc.Answer(ctx, id, label)
 	if err != nil {
 		return nil, err
@@ -486,8 +493,8 @@ func (svc *Service) AnswerFiles(ctx context.Context, id, label, path string) (*S
 	if !found || f.Link != "" {
 		return nil, fmt.Errorf("%w: answer %s has no file %q; list its files at massgen://sessions/%s/files/%s", ErrBadInput, label, path, id, label)
 	}
-	if f.Bytes > maxServedFile {
-		return nil, fmt.Errorf("%w: %s is %d bytes, more than a resource serves (%d MiB); read it from %s", ErrBadInput, path, f.Bytes, maxServedFile>>20, out.Dir)
+	if f.Bytes > max {
+		return nil, fmt.Errorf("%w: %s is %d bytes, more than a resource serves (%d MiB); read it from %s", ErrBadInput, path, f.Bytes, max>>20, out.Dir)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {

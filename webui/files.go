@@ -2,9 +2,12 @@ package webui
 
 import (
 	"archive/zip"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
 // maxZip caps the bytes of the winner's files one zip carries.
@@ -61,7 +64,13 @@ func (h *Handler) filesZip(w http.ResponseWriter, r *http.Request) {
 		if !zipSafe(f.Path) {
 			continue
 		}
-		one, err := svc.AnswerFiles(ctx, id, label, f.Path)
+		one, err := svc.AnswerFilesWithin(ctx, id, label, f.Path, maxZip)
+		if errors.Is(err, coordination.ErrBadInput) {
+			// A symlink, which no file of the snapshot stands behind (and
+			// which, unpacked, could point anywhere): left out, as a
+			// refused name is, rather than cutting the zip short at it.
+			continue
+		}
 		if err != nil {
 			// Headers are gone: a truncated zip is what the browser sees.
 			h.opts.Logger.Warn().Err(err).Str("session", id).Str("file", f.Path).Msg("a file of the winner's zip could not be read")
