@@ -340,6 +340,7 @@ func TestStreamEndsWithDoneOnTheWire(t *testing.T) {
 	body := `{"model":"massgen","stream":true,"messages":[{"role":"user","content":"What is 6 * 7?"}]}`
 	req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tokenA)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

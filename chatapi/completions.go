@@ -20,6 +20,10 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	svc := h.host.RequestService(ctx)
 	fail := func(err error) { shown(ctx, svc, err).write(w) }
+	if refused := notJSON(r); refused != nil {
+		fail(refused)
+		return
+	}
 
 	var req request
 	body, err := io.ReadAll(r.Body) // bufferBody has it in memory, size-capped
