@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // applyChangesArgs are apply_changes's arguments.
@@ -71,13 +72,13 @@ func applyText(r ApplyResult) string {
 		fmt.Fprintf(&b, "Applied session %s's changes to %s: %d written, %d skipped.\n", r.SessionID, a.Context, len(a.Written), len(a.Skipped))
 	}
 	for _, c := range a.Written {
-		fmt.Fprintf(&b, "  %s %s%s\n", c.Op, c.Path, workspace.Noted(c.Reason))
+		fmt.Fprintf(&b, "  %s %s%s\n", c.Op, permissions.Shown(c.Path), workspace.Noted(c.Reason))
 	}
 	for _, c := range a.Conflicts {
-		fmt.Fprintf(&b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		fmt.Fprintf(&b, "  conflict: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
 	}
 	for _, c := range a.Skipped {
-		fmt.Fprintf(&b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		fmt.Fprintf(&b, "  skipped: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
 	}
 	return b.String()
 }

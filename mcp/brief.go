@@ -15,6 +15,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/report"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // Results sized for a context window. An outer agent pays for every result
@@ -261,7 +262,9 @@ func briefHead(r *coordination.TeamResult, c cut) string {
 				names = append(names, "…")
 				break
 			}
-			names = append(names, f.Path)
+			// A file name may hold a newline, which would start a line
+			// of its own that reads as the report's.
+			names = append(names, permissions.Shown(f.Path))
 		}
 		fmt.Fprintf(&b, "Files: %d in %s (%s); list %s, read one at %s/<path>\n", r.FilesCount, r.FilesDir, strings.Join(names, ", "), filesURI(r.SessionID, r.Winner.Label), filesURI(r.SessionID, r.Winner.Label))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // Markdown renders a status view: team_status's text and `massgen-mcp status`.
@@ -331,7 +332,7 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 			if i == listed {
 				break
 			}
-			fmt.Fprintf(b, "  %s (%d bytes)\n", f.Path, f.Bytes)
+			fmt.Fprintf(b, "  %s (%d bytes)\n", permissions.Shown(f.Path), f.Bytes)
 		}
 		if r.FilesCount > min(listed, len(r.Files)) {
 			fmt.Fprintf(b, "  … and %d more\n", r.FilesCount-min(listed, len(r.Files)))
@@ -349,13 +350,13 @@ func writeFiles(b *strings.Builder, r *coordination.TeamResult) {
 	if a := r.Applied; a != nil {
 		fmt.Fprintf(b, "Applied to %s: %d written, %d conflicts, %d skipped\n", a.Context, len(a.Written), len(a.Conflicts), len(a.Skipped))
 		for _, c := range a.Written {
-			fmt.Fprintf(b, "  %s %s%s\n", c.Op, c.Path, workspace.Noted(c.Reason))
+			fmt.Fprintf(b, "  %s %s%s\n", c.Op, permissions.Shown(c.Path), workspace.Noted(c.Reason))
 		}
 		for _, c := range a.Conflicts {
-			fmt.Fprintf(b, "  conflict: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+			fmt.Fprintf(b, "  conflict: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
 		}
 		for _, c := range a.Skipped {
-			fmt.Fprintf(b, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+			fmt.Fprintf(b, "  skipped: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
 		}
 	}
 }
@@ -384,7 +385,7 @@ func writeChanges(b *strings.Builder, r *coordination.TeamResult, p *workspace.P
 		if i == listed {
 			break
 		}
-		fmt.Fprintf(b, "  %-7s %s %s\n", f.Op, f.Path, changeSummary(f))
+		fmt.Fprintf(b, "  %-7s %s %s\n", f.Op, permissions.Shown(f.Path), changeSummary(f))
 	}
 	if shown := min(listed, len(p.Files)); p.Count > shown {
 		fmt.Fprintf(b, "  … and %d more\n", p.Count-shown)
