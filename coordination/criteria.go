@@ -168,7 +168,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 				return criteria.Set{}, err
 			}
 			paid := spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
-			bound, agents = &criteriaBound{rules: s.Rules, paid: paid, spec: spec}, s.Agents
+			bound, agents = &criteriaBound{rules: s.Rules, paid: paid, spec: spec, hold: svc.runs.openHold(s, paid)}, s.Agents
 		}
 		if a, r, ok := lender(agents, spec); ok {
 			// The agent's prices bind the call, so they price what it
@@ -189,6 +189,18 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			var done func()
 			gctx, done = svc.untilCancelled(ctx, s.ID, cancels, "its criteria were being written; none were attached: ask again once it is resumed", nil)
 			defer done()
+		}
+		if bound != nil && bound.hold != nil {
+			// Let go once the call's spend is in the store (or on an
+			// error or a panic, with what is known of it): from then on
+			// the ledger counts it, not the reservation.
+			defer func() {
+				var u providers.Usage
+				if set.Usage != nil {
+					u = *set.Usage
+				}
+				bound.hold.close(u)
+			}()
 		}
 		set, err = criteria.Generate(gctx, p, greq)
 		if s != nil && set.Usage != nil {

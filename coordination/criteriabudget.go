@@ -21,14 +21,18 @@ type criteriaBound struct {
 	lender Agent
 	// paid is the session's spend before the call: its ledger, and what
 	// an outage keeps from it here. It is read once, when the call
-	// begins, and the call's own attempts are added to it. Criteria
-	// attach only before the first step, but nothing holds the session
-	// meanwhile: steps a run starts during the call (or a second criteria
-	// call) are not seen here, nor this call's spend by them until it is
-	// recorded, so together they can pass the budget by about one
-	// attempt's worst case.
+	// begins, and the call's own attempts are added to it.
 	paid, round spent
 	spec        providers.Spec
+	// hold is the call's place among the session's spend in flight in
+	// this process (spendhold.go), nil for a team not yet created or a
+	// session without a budget. Criteria attach only before the first
+	// step, but nothing holds the session meanwhile: through it each
+	// attempt counts what the steps a run starts and the other criteria
+	// calls hold, and reserves its own worst case where they count it,
+	// so two calls checked at once cannot both take the same room.
+	// Another replica's criteria call is not seen here.
+	hold *stepSpend
 }
 
 // lender is an agent of agents on the model spec with its own price_in and
@@ -86,7 +90,14 @@ func (b criteriaBound) affords(next providers.Request, sofar providers.Usage) er
 		}
 		cost = c
 	}
-	facts := b.shortfall(spentOf(sofar), spent{cost: cost, tokens: in + out}, model, out)
+	attempt := spent{cost: cost, tokens: in + out}
+	fits := func(paid spent) string { return b.shortfall(paid, attempt, model, out) }
+	var facts string
+	if b.hold != nil {
+		facts = b.hold.reserve(spentOf(sofar), attempt, fits)
+	} else {
+		facts = fits(b.paid.plus(spentOf(sofar)))
+	}
 	switch {
 	case facts == "":
 		return nil
@@ -97,12 +108,13 @@ func (b criteriaBound) affords(next providers.Request, sofar providers.Usage) er
 }
 
 // shortfall says how an attempt whose worst case is attempt, by model
-// with a reply of out tokens, would not fit the budgets after the call's
-// attempts so far spent sofar; "" when it fits.
-func (b criteriaBound) shortfall(sofar, attempt spent, model string, out int64) string {
-	r, paid, round := b.rules, b.paid.plus(sofar), b.round
+// with a reply of out tokens, would not fit the budgets once paid is
+// spent (before the call, by the call's attempts so far and by what else
+// is in flight); "" when it fits.
+func (b criteriaBound) shortfall(paid, attempt spent, model string, out int64) string {
+	r, round := b.rules, b.round
 	if c := r.CostBudgetUSD; c != nil && paid.cost+round.cost+attempt.cost > *c {
-		before := fmt.Sprintf("$%s is spent", Dollars(paid.cost))
+		before := fmt.Sprintf("$%s is spent%s", Dollars(paid.cost), b.orHeld())
 		if round != (spent{}) {
 			before = fmt.Sprintf("%s, and one round of its agents may cost about $%s after the criteria", before, Dollars(round.cost))
 		}
@@ -110,7 +122,7 @@ func (b criteriaBound) shortfall(sofar, attempt spent, model string, out int64) 
 			Dollars(*c), before, model, Dollars(attempt.cost), out)
 	}
 	if t := r.TokenBudget; t != nil && paid.tokens+round.tokens+attempt.tokens > *t {
-		before := fmt.Sprintf("%d tokens are spent", paid.tokens)
+		before := fmt.Sprintf("%d tokens are spent%s", paid.tokens, b.orHeld())
 		if round != (spent{}) {
 			before = fmt.Sprintf("%s, and one round of its agents may take about %d tokens after the criteria", before, round.tokens)
 		}
@@ -118,4 +130,13 @@ func (b criteriaBound) shortfall(sofar, attempt spent, model string, out int64) 
 			*t, before, model, attempt.tokens, out)
 	}
 	return ""
+}
+
+// orHeld qualifies what a session's criteria call counts as spent: beside
+// the ledger, what the steps and calls in flight here hold (hold).
+func (b criteriaBound) orHeld() string {
+	if b.hold == nil {
+		return ""
+	}
+	return " or held by the calls in flight"
 }

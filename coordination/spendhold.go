@@ -1,0 +1,57 @@
+package coordination
+
+// A call made on a session's behalf outside its steps (a criteria call)
+// joins the session's spend in flight here (liveSpend) as a step does, so
+// the steps, the launches (affordable) and other such calls count it; and
+// before each of its attempts it reserves the attempt's worst case there,
+// under the same lock that reads what the others hold. Two calls checked
+// at once then cannot both take the same room: the second sees the
+// first's worst case as spent. What the attempt really spent replaces the
+// reservation at the next check, and close (deferred by the caller, so it
+// runs on an error, a cancel or a panic too) hands the call's spend to
+// landed, where the ledger takes it over.
+
+// openHold is a call's place among session s's spend in flight here,
+// base being the session's spend as the caller read it (its ledger and
+// what an outage keeps from it). Nil for a session without a budget.
+func (rs *runs) openHold(s *Session, base spent) *stepSpend {
+	r := s.Rules
+	if !r.budgeted() {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	ls := rs.spends[s.ID]
+	if ls == nil {
+		ls = &liveSpend{live: map[*stepSpend]spent{}}
+		rs.spends[s.ID] = ls
+	}
+	ls.refs++
+	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed}
+	ls.live[m] = spent{}
+	return m
+}
+
+// reserve checks an attempt whose worst case is worst after the call's
+// attempts so far spent own: fits is told the session's spend — base,
+// what landed since, what every other step or call in flight here holds
+// (its spend so far, or its reservation), and own — and says why the
+// attempt does not fit, or "". An attempt that fits holds own plus worst
+// until the next reserve or close; one that does not holds own alone.
+func (m *stepSpend) reserve(own, worst spent, fits func(paid spent) string) string {
+	m.runs.mu.Lock()
+	defer m.runs.mu.Unlock()
+	paid := m.base.plus(m.sess.landed).plus(spent{-m.since.cost, -m.since.tokens}).plus(own)
+	for other, s := range m.sess.live {
+		if other != m {
+			paid = paid.plus(s)
+		}
+	}
+	m.prior = own
+	if why := fits(paid); why != "" {
+		m.sess.live[m] = own
+		return why
+	}
+	m.sess.live[m] = own.plus(worst)
+	return ""
+}
