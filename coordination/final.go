@@ -457,7 +457,7 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	}
 	req.Images = images
 	held = svc.finalLock(ctx, s, writer.ID)
-	bound := svc.finalBoundOf(ctx, s, st, writer, req)
+	bound := svc.finalBoundOf(ctx, s, st, writer, req, held)
 	if why := bound.shortfall("the final call", req, providers.Free()); why != "" {
 		// Made, it could pass the budget by its whole reply before its
 		// spend stopped it; the winner's answer needs no call.

@@ -23,6 +23,15 @@ type finalBound struct {
 	// an outage keeps from it here. The session is decided, so no step
 	// starts meanwhile; the call's own attempts are added to it.
 	paid spent
+	// inFlight is what the steps still in flight when the session was
+	// decided may spend (a host's step beside a Finalize, on any
+	// replica): they are stopped by the decision, but one whose model has
+	// replied lands and is paid, and a stopped one is paid for what it
+	// spent. Each counts as a launch counts it (affordable): the mean of
+	// the steps landed, or a first step's worst case before any has, or
+	// what those here reported spending, if more. steps is how many.
+	inFlight spent
+	steps    int
 	// extra is what the call sends beyond its request's text: a CLI's own
 	// prompt and the task's images, as a step's estimate counts them.
 	extra int64
@@ -32,7 +41,7 @@ type finalBound struct {
 // the session's spend read now (after finalLock recorded what a writer
 // that died mid-call left), or, the store not answering, as st had it
 // (the spend its writes kept waiting for the store is then not known).
-func (svc *Service) finalBoundOf(ctx context.Context, s *Session, st *State, writer Agent, req providers.Request) finalBound {
+func (svc *Service) finalBoundOf(ctx context.Context, s *Session, st *State, writer Agent, req providers.Request, held StepLock) finalBound {
 	b := finalBound{rules: s.Rules, writer: writer, paid: ledgerSpent(st).spent,
 		extra: int64(len(req.Images)) * EstimateImageTokens}
 	if !s.Rules.budgeted() {
@@ -41,10 +50,64 @@ func (svc *Service) finalBoundOf(ctx context.Context, s *Session, st *State, wri
 	if sp, err := writer.Spec(); err == nil {
 		b.spec, b.extra = sp, b.extra+cliPromptTokens[sp.Backend]
 	}
-	if l, err := svc.sessions.ledger(ctx, s.ID); err == nil {
+	l, err := svc.sessions.ledger(ctx, s.ID)
+	if err == nil {
 		b.paid = spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
 	}
+	// The writer's own lock, held for this call (finalLock), is no step.
+	if inFlight, ierr := svc.store.InFlight(ctx, s.ID); ierr == nil {
+		for id, busy := range inFlight {
+			if busy && (id != writer.ID || held == nil) {
+				b.steps++
+			}
+		}
+	}
+	if b.steps > 0 {
+		sp := ledgerSpent(st)
+		if err == nil {
+			sp = spendOf(l)
+		}
+		b.inFlight = inFlightWorth(s, sp, b.steps, svc.runs.spent(s.ID))
+	}
 	return b
+}
+
+// inFlightWorth is what n steps in flight may spend: each at the mean of
+// the steps landed (sp), or a first step's worst case before any has,
+// as a launch counts them (affordable); or what those in flight here
+// reported so far (live), where more.
+func inFlightWorth(s *Session, sp ledgerSpend, n int, live spent) spent {
+	var per spent
+	if sp.costed > 0 {
+		per.cost = sp.cost / float64(sp.costed)
+	}
+	if sp.steps > 0 {
+		per.tokens = sp.tokens / int64(sp.steps)
+	}
+	if sp.costed == 0 || sp.steps == 0 {
+		w := worstStep(s)
+		if sp.costed == 0 {
+			per.cost = w.cost
+		}
+		if sp.steps == 0 {
+			per.tokens = w.tokens
+		}
+	}
+	return spent{max(float64(n)*per.cost, live.cost), max(int64(n)*per.tokens, live.tokens)}
+}
+
+// spentWords says what paid (with the steps in flight) is, for a note.
+func (b finalBound) spentWords(paid spent, cost bool) string {
+	if cost {
+		if b.steps == 0 {
+			return fmt.Sprintf("$%s is spent", Dollars(paid.cost))
+		}
+		return fmt.Sprintf("$%s is spent and %d step(s) still in flight may cost about $%s", Dollars(paid.cost), b.steps, Dollars(b.inFlight.cost))
+	}
+	if b.steps == 0 {
+		return fmt.Sprintf("%d tokens are spent", paid.tokens)
+	}
+	return fmt.Sprintf("%d tokens are spent and %d step(s) still in flight may take about %d", paid.tokens, b.steps, b.inFlight.tokens)
 }
 
 // replyTokens is the largest reply the call may be billed for: the
@@ -77,18 +140,18 @@ func (b finalBound) shortfall(what string, next providers.Request, sofar provide
 			return fmt.Sprintf("the session's cost_budget_usd of $%s cannot bound %s: %s has no price here (no list price, not self-hosted, no price_in/price_out)",
 				Dollars(*c), what, model)
 		}
-		if paid.cost+cost > *c {
+		if paid.cost+b.inFlight.cost+cost > *c {
 			at := "at list prices"
 			if own {
 				at = "at " + b.writer.ID + "'s own price_in/price_out"
 			}
-			return fmt.Sprintf("the session's cost_budget_usd of $%s cannot pay for %s: $%s is spent, and a call by %s may cost about $%s %s (its prompt and a reply of %d tokens)",
-				Dollars(*c), what, Dollars(paid.cost), model, Dollars(cost), at, out)
+			return fmt.Sprintf("the session's cost_budget_usd of $%s cannot pay for %s: %s, and a call by %s may cost about $%s %s (its prompt and a reply of %d tokens)",
+				Dollars(*c), what, b.spentWords(paid, true), model, Dollars(cost), at, out)
 		}
 	}
-	if t := r.TokenBudget; t != nil && paid.tokens+in+out > *t {
-		return fmt.Sprintf("the session's token_budget of %d cannot pay for %s: %d tokens are spent, and a call by %s may take about %d (its prompt and a reply of %d tokens)",
-			*t, what, paid.tokens, model, in+out, out)
+	if t := r.TokenBudget; t != nil && paid.tokens+b.inFlight.tokens+in+out > *t {
+		return fmt.Sprintf("the session's token_budget of %d cannot pay for %s: %s, and a call by %s may take about %d (its prompt and a reply of %d tokens)",
+			*t, what, b.spentWords(paid, false), model, in+out, out)
 	}
 	return ""
 }
