@@ -451,6 +451,9 @@ func (svc *Service) finalCall(ctx context.Context, s *Session, st *State, res *T
 	// The writer's cap binds its final call as it binds its steps, so the
 	// call's worst case (finalBound) is a bound, not a guess.
 	req.MaxOutputTokens = writer.MaxOutputTokens
+	// So does the session's max_tool_calls_per_step: a CLI writer counts
+	// its own tool calls against it (else the provider's default).
+	req.MaxToolCalls = s.Rules.MaxToolCallsPerStep
 	images, err := svc.images(ctx, s)
 	if err != nil {
 		return "", providers.Free(), "final call failed (" + err.Error() + "); the winner's answer is used as is", nil, spender
