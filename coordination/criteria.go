@@ -202,6 +202,14 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 				bound.hold.close(u)
 			}()
 		}
+		if bound != nil && bound.rules.StepTimeoutSeconds > 0 {
+			// Paid on the session's behalf as a step is, the call is
+			// bounded as a step's is: a model that never answers is not
+			// waited for beyond step_timeout_seconds.
+			var stop context.CancelFunc
+			gctx, stop = context.WithTimeoutCause(gctx, seconds(bound.rules.StepTimeoutSeconds), errCriteriaTimeout)
+			defer stop()
+		}
 		set, err = criteria.Generate(gctx, p, greq)
 		if s != nil && set.Usage != nil {
 			// Recorded whatever comes of the attach (or of a cancel that
@@ -212,6 +220,10 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		if err != nil {
 			if cause := context.Cause(gctx); ctx.Err() == nil && errors.Is(cause, errCancelled) {
 				return criteria.Set{}, cause
+			}
+			if ctx.Err() == nil && errors.Is(context.Cause(gctx), errCriteriaTimeout) {
+				return criteria.Set{}, fmt.Errorf("the criteria call by %s took longer than the session's step_timeout_seconds of %g, so none were attached; raise step_timeout_seconds, name a faster model, or attach criteria you wrote: %w",
+					providers.ShowSpec(spec.String()), bound.rules.StepTimeoutSeconds, context.DeadlineExceeded)
 			}
 			return criteria.Set{}, err
 		}
@@ -224,6 +236,10 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 	}
 	return set, nil
 }
+
+// errCriteriaTimeout ends a criteria call made for a session (or a team
+// about to be one) at its step_timeout_seconds.
+var errCriteriaTimeout = errors.New("the criteria call reached the session's step_timeout_seconds")
 
 // AttachCriteria replaces a session's evaluation criteria. From then on they
 // are in every agent's prompt (the stable prefix) and the rules tell voters
