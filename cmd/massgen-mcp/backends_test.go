@@ -54,7 +54,7 @@ func TestBackendsShowsWhyAndTheDefaultTeam(t *testing.T) {
 	}
 	for _, want := range []string{
 		"BACKEND", "openai", "OPENAI_API_KEY found in ./.env",
-		"GOOGLE_API_KEY or GEMINI_API_KEY not set", "no server at http://127.0.0.1:", "codex is not on PATH; install it or set CODEX_BIN",
+		"GOOGLE_API_KEY or GEMINI_API_KEY not set", "no server at http://127.0.0.1:", "codex is not on PATH; install it (npm install -g @openai/codex@0.171.0) or set CODEX_BIN",
 		"sim           yes",
 		"Default team: openai/gpt-5.4, claude/claude-opus-4-6",
 		"Sandbox for agents' commands (run_command, stdio MCP servers): ",

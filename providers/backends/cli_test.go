@@ -33,7 +33,7 @@ func cliConfig(t *testing.T, home string, vars map[string]string, server ...stri
 func TestClaudeCodeMissingBinaryFailsAtTeamStartWithTheFix(t *testing.T) {
 	c := cliConfig(t, t.TempDir(), map[string]string{"ANTHROPIC_API_KEY": plantedKey})
 	_, err := c.Open(mustSpec(t, "claude_code"))
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "claude is not on PATH; install it or set CLAUDE_BIN") {
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "claude is not on PATH; install it (npm install -g @anthropic-ai/claude-code@2.1.197) or set CLAUDE_BIN") {
 		t.Fatalf("err = %v", err)
 	}
 	st := statusOf(c, "claude_code")
