@@ -112,7 +112,7 @@ func TestSessionsPruneRefusesNoAgeAndBadStatuses(t *testing.T) {
 		want string
 	}{
 		{nil, "--older-than is required"},
-		{[]string{"--older-than", "soon"}, "720h or 90m, or days such as 30d"},
+		{[]string{"--older-than", "soon"}, "such as 30d, 2w, 720h or 90m"},
 		{[]string{"--older-than", "-1h"}, "not a positive age"},
 		{[]string{"--older-than", "1h", "--status", "running"}, "finished, failed, cancelled, interrupted"},
 	} {
