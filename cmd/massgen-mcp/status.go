@@ -55,7 +55,7 @@ is followed in the server's web view (/ui/) or with team_status.`,
 				}
 				// Read only: a directory may belong to MassGen or to a live
 				// run elsewhere.
-				svc = coordination.NewService(fs, coordination.Options{Logger: logger})
+				svc, at = coordination.NewService(fs, coordination.Options{Logger: logger}), storeOfSessionDir(args[0])
 				if v, err = svc.Inspect(ctx, id); err != nil {
 					return err
 				}

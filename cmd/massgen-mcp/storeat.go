@@ -67,6 +67,10 @@ type storeAt struct {
 	// it was to continue the session (--continue), not resume it.
 	runAside     string
 	runContinues bool
+	// outside is a session directory named by its path that no state
+	// directory's sessions/ holds (MassGen's own step directory): run
+	// --resume cannot reach it where it is.
+	outside string
 }
 
 // storeOf is where a session command with these flags reaches.
@@ -96,6 +100,9 @@ func (s storeAt) resume(id string) string {
 	if s.postgres() || s.runAside != "" {
 		return s.place(id).Resume(id)
 	}
+	if s.outside != "" {
+		return fmt.Sprintf("%s once %s is moved to <state-dir>/sessions/%s (run reaches a session only in a state directory's sessions/)", resumeCommand("<state-dir>", id), s.outside, id)
+	}
 	dir := s.stateDir
 	if s.tenantName() != coordination.DefaultTenant {
 		if d, err := tenantState(stateDir(dir), s.tenant); err == nil {
@@ -119,6 +126,11 @@ func (s storeAt) tenantName() string {
 // PostgreSQL store's session has no directory here, and is resumed
 // through a server (`run` keeps to the file store).
 func (s storeAt) place(id string) report.Place {
+	if !s.postgres() && s.runAside == "" {
+		// The file store's session resumes with the command that reaches
+		// it, state directory and all (resume), not a bare run --resume.
+		return report.Place{ResumeBy: s.resume}
+	}
 	if !s.postgres() {
 		return report.Place{}
 	}

@@ -19,10 +19,11 @@ import (
 // the commands its messages print.
 func watchStatus(ctx context.Context, out io.Writer, arg, dir string, at storeAt, lines, asJSON bool) error {
 	svc, id := newService(stateDir(dir), 1), arg
+	again := at.flags // what status --watch again needs to find it
 	if looksLikeDir(arg) {
-		// A directory is followed and resumed wherever it is: the flags
-		// did not find it.
-		at = storeAt{}
+		// A directory is followed wherever it is: the flags did not find
+		// it, and what is printed reaches the state directory it is in.
+		at, again = storeOfSessionDir(arg), ""
 		fs, sid, err := filestore.ForSessionDir(arg)
 		if err != nil {
 			return fmt.Errorf("%w: %w", coordination.ErrSessionNotFound, err)
@@ -68,7 +69,7 @@ func watchStatus(ctx context.Context, out io.Writer, arg, dir string, at storeAt
 		return err
 	}
 	if last == nil || !last.Ended() {
-		return &exitError{code: exitCancelled, msg: "stopped watching; the session goes on: massgen-mcp status --watch" + at.flags + " " + arg}
+		return &exitError{code: exitCancelled, msg: "stopped watching; the session goes on: massgen-mcp status --watch" + again + " " + arg}
 	}
 	return watchOutcome(last.Status.Result, at, asJSON)
 }
