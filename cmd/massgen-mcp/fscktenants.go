@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
@@ -22,7 +23,10 @@ type fsckTenantDir struct {
 // followed, as serve and every --tenant command follow it (tenantdir.Dir
 // refuses only a case twin): skipping it would leave a tenant's sessions
 // unchecked with nothing said. One leading to no directory is listed with
-// why and what to do. Symlinks come after every directory, so one leading
+// why and what to do, and so is a directory (or symlink) named as no
+// tenant can be: its sessions are reached by nothing, which a person
+// should hear of. Hidden entries (.DS_Store, .snapshot) are no tenant's.
+// Symlinks come after every directory, so one leading
 // to another tenant's directory is the one sameDirs reports, whatever the
 // names' order, and that tenant's sessions are checked under its own name.
 func fsckTenantDirs(dir string) []fsckTenantDir {
@@ -31,13 +35,24 @@ func fsckTenantDirs(dir string) []fsckTenantDir {
 	des, _ := os.ReadDir(parent)
 	for _, de := range des {
 		name := de.Name()
-		if !coordination.ValidSessionID(name) {
+		isLink := de.Type()&fs.ModeSymlink != 0
+		switch {
+		case strings.HasPrefix(name, "."):
+			// Hidden: a desktop's or a filesystem's (.DS_Store,
+			// .snapshot), never a tenant's, whose names begin with none.
 			continue
+		case !coordination.ValidTenant(name) && (de.IsDir() || isLink):
+			list = append(list, fsckTenantDir{name: name, err: fmt.Errorf(
+				"%s is named as no tenant can be (1-64 letters, digits, '_' or '-'), so no server or --tenant reaches its sessions: rename it to its tenant's name, or move it out of %s if it holds no tenant's sessions",
+				filepath.Join(parent, name), parent)})
+			continue
+		case !coordination.ValidTenant(name):
+			continue // a file: no tenant's directory
 		}
 		switch {
 		case de.IsDir():
 			list = append(list, fsckTenantDir{name: name})
-		case de.Type()&fs.ModeSymlink != 0:
+		case isLink:
 			p := filepath.Join(parent, name)
 			fi, err := os.Stat(p)
 			var pe *fs.PathError
