@@ -33,9 +33,17 @@ func FindBinary(info Info, env []string, lookPath func(string) (string, error)) 
 	}
 	p, err := lookPath(info.Binary)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s is not on PATH; install it or set %s to its path", ErrNotInstalled, info.Binary, info.BinaryEnv)
+		return "", fmt.Errorf("%w: %s is not on PATH; install it%s or set %s to its path", ErrNotInstalled, info.Binary, installHint(info), info.BinaryEnv)
 	}
 	return absolute(p)
+}
+
+// installHint is how to install a CLI, as FindBinary's error says it.
+func installHint(info Info) string {
+	if info.Package == "" {
+		return ""
+	}
+	return " (npm install -g " + info.Package + ")"
 }
 
 func absolute(p string) (string, error) {

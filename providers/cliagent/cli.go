@@ -23,6 +23,11 @@ type Info struct {
 	Backend   string // the backend name, e.g. "claude_code"
 	Binary    string // the program on PATH, e.g. "claude"
 	BinaryEnv string // the variable naming the binary instead, e.g. "CLAUDE_BIN"
+	// Package is the npm package that installs the binary, at the version
+	// this build is tested with (e2e/install-clis.sh installs the same),
+	// e.g. "@anthropic-ai/claude-code@2.1.197": what a user missing the
+	// CLI is told to install.
+	Package string
 	// ConfigDir is the CLI's own configuration directory under HOME (e.g.
 	// ".claude": logins and their token refreshes), and ConfigDirEnv the
 	// variable that moves it (e.g. "CLAUDE_CONFIG_DIR"). It is the only part

@@ -19,6 +19,7 @@ var info = cliagent.Info{
 	Backend:      Backend,
 	Binary:       "claude",
 	BinaryEnv:    "CLAUDE_BIN",
+	Package:      "@anthropic-ai/claude-code@2.1.197",
 	ConfigDir:    ".claude",
 	ConfigDirEnv: "CLAUDE_CONFIG_DIR",
 	PriceBackend: "claude",

@@ -18,6 +18,7 @@ var info = cliagent.Info{
 	Backend:      Backend,
 	Binary:       "codex",
 	BinaryEnv:    "CODEX_BIN",
+	Package:      "@openai/codex@0.171.0",
 	ConfigDir:    ".codex",
 	ConfigDirEnv: "CODEX_HOME",
 	PriceBackend: "openai",

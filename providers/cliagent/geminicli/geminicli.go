@@ -23,6 +23,7 @@ var info = cliagent.Info{
 	Backend:      Backend,
 	Binary:       "gemini",
 	BinaryEnv:    "GEMINI_BIN",
+	Package:      "@google/gemini-cli@0.61.0",
 	ConfigDir:    ".gemini",
 	PriceBackend: "gemini",
 	Env: cliagent.EnvPolicy{
