@@ -48,7 +48,7 @@ shrink only with VACUUM FULL).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("older-than") {
-				return fmt.Errorf("%w: --older-than is required, so that no prune deletes every ended session by accident: give an age such as 30d, 720h or 90m", coordination.ErrBadInput)
+				return fmt.Errorf("%w: --older-than is required, so that no prune deletes every ended session by accident: give an age, a whole number and a unit, %s, such as 30d, 2w, 720h or 90m", coordination.ErrBadInput, ageUnits)
 			}
 			age, err := parseAge(f.olderThan)
 			if err != nil {
@@ -74,7 +74,7 @@ shrink only with VACUUM FULL).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.olderThan, "older-than", "", "delete sessions last active longer ago than this: a Go duration (720h, 90m) or days (30d); required")
+	fl.StringVar(&f.olderThan, "older-than", "", "delete sessions last active longer ago than this: a whole number and a unit, "+ageUnits+" (30d, 2w, 720h, 90m); required")
 	fl.StringSliceVar(&f.statuses, "status", nil, "only sessions in these statuses (finished, failed, cancelled, interrupted; default finished,failed,cancelled)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "list what would be deleted and delete nothing")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON: deleted (each with its bytes), skipped, bytes_freed, blobs_deleted")
@@ -84,19 +84,58 @@ shrink only with VACUUM FULL).`,
 	return cmd
 }
 
+// ageUnits is what --older-than takes, as its help and errors say it.
+const ageUnits = "s, m (minutes), h, d (days) or w (weeks)"
+
 // parseAge reads --older-than: a Go duration, or a whole number of days
-// ("30d"), which operators think in and time.ParseDuration lacks.
+// ("30d") or weeks ("2w"), which operators think in and
+// time.ParseDuration lacks. Months and years, whose lengths differ, are
+// refused, and so is "M": "1m" is a minute, and a user who meant a month
+// must hear so before anything is deleted.
 func parseAge(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
-	if days, ok := strings.CutSuffix(s, "d"); ok && err != nil {
-		if n, nerr := strconv.Atoi(days); nerr == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
+	if err != nil {
+		for unit, day := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+			if n, ok := strings.CutSuffix(s, unit); ok {
+				if k, nerr := strconv.Atoi(n); nerr == nil {
+					d, err = time.Duration(k)*day, nil
+				}
+			}
 		}
 	}
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%w: --older-than %q is not a positive age: give a duration such as 720h or 90m, or days such as 30d", coordination.ErrBadInput, s)
+	unit := strings.TrimLeft(s, "0123456789. ")
+	switch {
+	case err == nil && d > 0:
+		return d, nil
+	case strings.HasPrefix(strings.ToLower(unit), "mo"):
+		return 0, fmt.Errorf("%w: --older-than %q: months differ in length: give days (30d) or weeks (4w)", coordination.ErrBadInput, s)
+	case unit == "M":
+		return 0, fmt.Errorf("%w: --older-than %q: \"M\" is no unit: m is minutes; for a month give days (30d) or weeks (4w)", coordination.ErrBadInput, s)
+	case strings.HasPrefix(strings.ToLower(unit), "y"):
+		return 0, fmt.Errorf("%w: --older-than %q: years differ in length: give days (365d)", coordination.ErrBadInput, s)
 	}
-	return d, nil
+	return 0, fmt.Errorf("%w: --older-than %q is not a positive age: give a whole number and a unit, %s, such as 30d, 2w, 720h or 90m", coordination.ErrBadInput, s, ageUnits)
+}
+
+// ageWords is an age as people say it ("1 minute", "30 days"), in the
+// largest unit it is a whole number of, so that the cutoff a prune prints
+// shows what "1m" meant.
+func ageWords(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{7 * 24 * time.Hour, "week"}, {24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
+		if d >= u.d && d%u.d == 0 {
+			return coordination.Count(int(d/u.d), u.name)
+		}
+	}
+	return d.String()
+}
+
+// cutoffWords is the prune's cutoff as a time and an age in words: "before
+// 2026-12-07 13:14:05 UTC (1 minute ago)".
+func cutoffWords(age time.Duration, now time.Time) string {
+	return fmt.Sprintf("before %s (%s ago)", now.Add(-age).Format("2006-01-02 15:04:05 MST"), ageWords(age))
 }
 
 // printPrune writes the report for people: each session deleted (or that
@@ -109,9 +148,9 @@ func printPrune(w io.Writer, rep *coordination.PruneReport, age time.Duration, p
 		verb = "Would delete"
 	}
 	if len(rep.Deleted) == 0 {
-		fmt.Fprintf(w, "No session to prune: none ended and last active more than %s ago.\n", age)
+		fmt.Fprintf(w, "No session to prune: none ended and last active %s.\n", cutoffWords(age, time.Now()))
 	} else {
-		fmt.Fprintf(w, "%s %s:\n", verb, coordination.Count(len(rep.Deleted), "session"))
+		fmt.Fprintf(w, "%s %s, ended and last active %s:\n", verb, coordination.Count(len(rep.Deleted), "session"), cutoffWords(age, time.Now()))
 		for _, p := range rep.Deleted {
 			fmt.Fprintf(w, "  %s  %-11s last active %s  %s\n", p.ID, p.Status, p.LastActive.UTC().Format(time.RFC3339), coordination.Preview(p.Task, 60))
 		}
