@@ -33,7 +33,8 @@ func applyCommand() *cobra.Command {
 			}
 			res, err := newService(stateDir(dir), 1).ApplyChanges(cmd.Context(), args[0])
 			if err != nil {
-				return err
+				// The To fix line names commands with this --state-dir.
+				return storeOf(dir, "file", "").wrap(err, args[0])
 			}
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), res)

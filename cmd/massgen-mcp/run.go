@@ -252,7 +252,7 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 			return err
 		}
 	} else {
-		printResult(out, res)
+		printResult(out, res, stateDirFlag(f.stateDir))
 	}
 	if applyErr != nil {
 		return applyErr
@@ -364,14 +364,16 @@ func printProgress(w io.Writer, p coordination.Progress, names report.Names) {
 	}
 }
 
-func printResult(w io.Writer, res *coordination.TeamResult) {
+// printResult writes the run's result; flags are what a printed command
+// needs to reach its session (--state-dir).
+func printResult(w io.Writer, res *coordination.TeamResult, flags string) {
 	fmt.Fprintln(w)
 	fmt.Fprint(w, report.Result(res))
 	if res.StopReason != nil {
 		fmt.Fprintf(w, "\nStop reason: %s\n", *res.StopReason)
 	}
 	if res.ChangesPending {
-		fmt.Fprintf(w, "\nNothing was written to %s yet. Review the changes (the winner's files are in %s), then `massgen-mcp apply %s` writes them.\n", res.Changes.Context, res.FilesDir, res.SessionID)
+		fmt.Fprintf(w, "\nNothing was written to %s yet. Review the changes (the winner's files are in %s), then `massgen-mcp apply%s %s` writes them.\n", res.Changes.Context, res.FilesDir, flags, res.SessionID)
 	}
 }
 
