@@ -32,7 +32,12 @@ func readTask(cmd *cobra.Command, file string, args []string) (string, error) {
 	case len(args) == 1:
 		return args[0], nil
 	}
-	return "", fmt.Errorf("%w: give the task as one quoted argument, e.g. massgen-mcp run --models sim,sim,sim \"What is 17 * 23?\"; or - to read it from standard input, or --task-file FILE", coordination.ErrBadInput)
+	example := `massgen-mcp run --models sim,sim,sim "What is 17 * 23?"`
+	if fl := cmd.Flags().Lookup("continue"); fl != nil && fl.Value.String() != "" {
+		// A follow-up turn keeps its team: --models would replace it.
+		example = "massgen-mcp run --continue " + shellQuote(fl.Value.String()) + ` "the next task"`
+	}
+	return "", fmt.Errorf("%w: give the task as one quoted argument, e.g. %s; or - to read it from standard input, or --task-file FILE", coordination.ErrBadInput, example)
 }
 
 func readTaskFrom(cmd *cobra.Command, file string) (string, error) {
