@@ -38,7 +38,7 @@ func TestRunContextPathWriteWaitsForApply(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"Changes to " + proj + ", pending (nothing written yet): 2 files", "added   index.html (+", "massgen-mcp apply site"} {
+	for _, want := range []string{"Changes to " + proj + ", pending (nothing written yet): 2 files", "added   index.html (+", "massgen-mcp apply --state-dir " + shellQuote(state) + " site"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
