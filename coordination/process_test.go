@@ -19,7 +19,7 @@ import (
 // agents of a shared file-store session, claims a run, keeps a step's
 // spend on a file store or runs an API agent's step or run (on a shared
 // database, or a file store), or a CLI agent's tool calls, until it is
-// killed.
+// killed, or creates a session for a run and never starts it.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("MASSGEN_TEST_STEPPER_DIR"); dir != "" {
 		err := stepUntilDone(dir, os.Getenv("MASSGEN_TEST_STEPPER_SESSION"), strings.Split(os.Getenv("MASSGEN_TEST_STEPPER_AGENTS"), ","))
@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	}
 	if dsn := os.Getenv("MASSGEN_TEST_API_LOOP_DSN"); dsn != "" {
 		os.Exit(loopAPIStep(dsn, os.Getenv("MASSGEN_TEST_API_LOOP_SESSION"), os.Getenv("MASSGEN_TEST_API_LOOP_AGENT")))
+	}
+	if dir := os.Getenv("MASSGEN_TEST_CREATE_DIR"); dir != "" {
+		os.Exit(createAndWait(dir))
 	}
 	if store := os.Getenv("MASSGEN_TEST_TOOL_CALLS_STORE"); store != "" {
 		os.Exit(holdCLICalls(store, os.Getenv("MASSGEN_TEST_TOOL_CALLS_SESSION"), os.Getenv("MASSGEN_TEST_TOOL_CALLS_AGENT")))
