@@ -428,7 +428,7 @@ func (svc *Service) ResumeInterrupted(ctx context.Context, slot RunSlot) ([]stri
 			continue
 		}
 		life := lifecycle(l.Session)
-		if life.Status == StatusCancelled {
+		if life.Status == StatusCancelled || svc.creationMayGoOn(ctx, sum.SessionID) {
 			continue
 		}
 		if interruptedFinalize(l) {

@@ -58,7 +58,10 @@ func createdBy(s *Session) (time.Time, time.Duration) {
 // stopped before starting it.
 func (svc *Service) neverStarted(ctx context.Context, s *Session, l *RunLease) bool {
 	at, grace := createdBy(s)
-	return l == nil && svc.now().Sub(at) > grace && svc.unstarted(ctx, s)
+	if l != nil {
+		return false
+	}
+	return (svc.now().Sub(at) > grace || s.Creator.gone()) && svc.unstarted(ctx, s)
 }
 
 // unstarted tells whether s was created for a run (createdForARun) and
@@ -103,7 +106,7 @@ func (svc *Service) tookUpUnclaimed(ctx context.Context, s *Session, c *runClaim
 	}
 	c.interrupted = true
 	at, grace := createdBy(s)
-	if svc.now().Sub(at) <= grace {
+	if svc.now().Sub(at) <= grace && !s.Creator.gone() {
 		return
 	}
 	svc.event(ctx, s.ID, Event{Type: "resumed", Message: fmt.Sprintf("session %s: the server that created it at %s stopped before its run began",

@@ -575,6 +575,7 @@ func (svc *Service) newSession(spec TeamSpec, open bool) (*Session, error) {
 		Review:    spec.Review,
 		Dropped:   keyless,
 		TeamName:  spec.TeamName,
+		Creator:   thisCreator(),
 		reviews:   svc.opts.Reviews,
 	}
 	if spec.Driver == DriverStep {

@@ -150,6 +150,11 @@ type Session struct {
 	// session.json written before it was kept: such a session counts
 	// UnfinishedCreationGrace from CreatedAt instead.
 	ReadyAt time.Time `json:"ready_at,omitzero"`
+	// Creator is the process that created the session (creatorgone.go):
+	// a reader on its host that sees it dead knows at once that a session
+	// created for a run and never claimed has nobody left to start it.
+	// Nil in a session.json written before it was kept.
+	Creator *Creator `json:"creator,omitempty"`
 	// Driver says who drives the session: the server's run loop ("run") or
 	// the outer agent step by step ("step"), whose timeout runs from creation.
 	Driver string `json:"driver,omitempty"`

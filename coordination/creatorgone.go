@@ -1,0 +1,70 @@
+package coordination
+
+import (
+	"context"
+	"os"
+	"sync"
+)
+
+// A session created for a run that no run has claimed reads interrupted
+// once NeverStartedGrace has passed (neverstarted.go): its creator may be
+// on another host, whose death nothing here can see. On the creator's own
+// host its death is seen at once, as a run holder's is (RunLease.Gone): a
+// server SIGKILLed while it created a session, or between Create and
+// Start, leaves a session that reads interrupted there at once, not
+// running for a minute (ten, its creation cut short) with nothing to run
+// it.
+
+// creationMayGoOn tells whether session id's creation was cut short (no
+// ReadyAt) within UnfinishedCreationGrace: it reads interrupted once its
+// creator is seen dead, but a server resuming interrupted runs leaves it
+// for that grace, as before, since Create asked again for the same team
+// (a client retrying run_team{session_id}) finishes storing its starting
+// files, and a run taken up meanwhile would start without them.
+func (svc *Service) creationMayGoOn(ctx context.Context, id string) bool {
+	s, err := svc.sessions.get(ctx, id)
+	return err == nil && s.ReadyAt.IsZero() && svc.now().Sub(s.CreatedAt) <= UnfinishedCreationGrace
+}
+
+// Creator is the process that created a session: its host, pid and start
+// time, as a lease names its holder, and its PID namespace, so that a
+// reader in another namespace of the same host (a container sharing the
+// state directory), where the pid means another process or none, never
+// takes it for dead.
+type Creator struct {
+	Host      string `json:"host"`
+	PID       int    `json:"pid"`
+	ProcStart uint64 `json:"proc_start,omitempty"`
+	PIDNS     string `json:"pid_ns,omitempty"`
+}
+
+// thisCreator is this process as a session's creator.
+func thisCreator() *Creator {
+	o := ThisProcess("")
+	return &Creator{Host: o.Host, PID: o.PID, ProcStart: o.ProcStart, PIDNS: thisPIDNS()}
+}
+
+// gone tells whether c is known dead: it ran on this host, in this PID
+// namespace, with a known start time, and its process has ended. Unknown
+// (nil, another host or namespace, no start time, not Linux) says no, and
+// the grace decides.
+func (c *Creator) gone() bool {
+	if c == nil || c.PID <= 0 || c.ProcStart == 0 || c.PIDNS == "" || c.Host != ThisHost() || c.PIDNS != thisPIDNS() {
+		return false
+	}
+	return ProcessGone(c.PID, c.ProcStart)
+}
+
+var (
+	pidNS     string
+	pidNSOnce sync.Once
+)
+
+// thisPIDNS names this process's PID namespace ("pid:[4026531836]"), ""
+// where there is none to read (not Linux).
+func thisPIDNS() string {
+	pidNSOnce.Do(func() {
+		pidNS, _ = os.Readlink("/proc/self/ns/pid")
+	})
+	return pidNS
+}
