@@ -37,8 +37,8 @@ func parseProcStart(b []byte) (uint64, bool) {
 }
 
 // ProcessGone tells whether the process a lease on this host names has
-// ended: no process has its pid, or the one that has it started at another
-// time (the pid was reused). Where that cannot be known it says false, and
+// ended: no process has its pid, the one that has it started at another
+// time (the pid was reused), or it is a zombie not yet reaped. Where that cannot be known it says false, and
 // the lease's expiry decides.
 func ProcessGone(pid int, start uint64) bool {
 	if pid <= 0 {
@@ -51,6 +51,23 @@ func ProcessGone(pid int, start uint64) bool {
 	if err != nil {
 		return false
 	}
+	// A zombie (killed or exited, its parent has not reaped it yet) keeps
+	// its stat line, start time and all, but runs nothing and holds no
+	// lock: it is gone, whoever it was.
+	if zombie(b) {
+		return true
+	}
 	now, ok := parseProcStart(b)
 	return ok && start != 0 && now != start
+}
+
+// zombie tells whether a /proc/<pid>/stat line is a process that has
+// ended: state (field 3) Z, a zombie, or X, dead.
+func zombie(b []byte) bool {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := bytes.Fields(b[i+1:])
+	return len(f) > 0 && (f[0][0] == 'Z' || f[0][0] == 'X')
 }
