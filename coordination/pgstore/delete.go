@@ -89,6 +89,11 @@ func (s *Store) DeleteSessionSized(ctx context.Context, id string) (int64, error
 	if errors.Is(err, coordination.ErrSessionNotFound) {
 		return 0, err
 	}
+	// Its lock rows went with it (or may have, the commit unknown): a
+	// session lock held through the delete is not passed on
+	// (sessionlock.go), nor are they renewed, or put back for a session
+	// made again under the same id.
+	s.db.held.forgetSession(s.tenant, id)
 	if err != nil {
 		return 0, fmt.Errorf("deleting session %q from the PostgreSQL store: %w", id, err)
 	}

@@ -86,6 +86,30 @@ func (h *held) add(tenant, token string, r heldRow) {
 
 func (h *held) remove(tenant, token string) { h.take(tenant, token) }
 
+// holds tells whether token is held, renewed by the heartbeat: one it
+// forgot (a reap expired its row) is not, nor one let go.
+func (h *held) holds(tenant, token string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.tokens[tenant][token]
+	return ok
+}
+
+// forgetSession forgets the rows held of session id: a delete took them
+// with the session.
+func (h *held) forgetSession(tenant, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for tok, r := range h.tokens[tenant] {
+		if r.session == id {
+			delete(h.tokens[tenant], tok)
+		}
+	}
+	if len(h.tokens[tenant]) == 0 {
+		delete(h.tokens, tenant)
+	}
+}
+
 // take forgets token and returns its row, if it was held: a landing that
 // fails gives it back as it was (add), and one the heartbeat forgot
 // meanwhile stays forgotten.
@@ -461,89 +485,6 @@ func (s *Store) LockRun(ctx context.Context, id string) (func(), error) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { s.unlock(id, "run", token) }) }, nil
-}
-
-// sessionGates keeps waiters for one session lock in this process (this
-// DB) queued on a channel, so only one of them at a time polls the database.
-type sessionGates struct {
-	mu    sync.Mutex
-	gates map[string]*gate // tenant/id
-}
-
-type gate struct {
-	ch   chan struct{}
-	refs int
-}
-
-func (g *sessionGates) get(key string) *gate {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	gt := g.gates[key]
-	if gt == nil {
-		gt = &gate{ch: make(chan struct{}, 1)}
-		g.gates[key] = gt
-	}
-	gt.refs++
-	return gt
-}
-
-// put drops a reference, and the gate with the last one, so the map holds
-// only sessions someone is locking.
-func (g *sessionGates) put(key string, gt *gate) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if gt.refs--; gt.refs == 0 {
-		delete(g.gates, key)
-	}
-}
-
-// sessionPoll is how often a waiter asks again for a session lock another
-// replica holds.
-const sessionPoll = 15 * time.Millisecond
-
-// LockSession blocks until it holds the session lock or ctx ends. A free
-// lock is taken even when ctx has ended, as in the file store: the entry
-// recording a cancellation is written under it.
-func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
-	if err := coordination.CheckSessionID(id); err != nil {
-		return nil, err
-	}
-	key := s.tenant + "/" + id
-	gt := s.db.gates.get(key)
-	select {
-	case gt.ch <- struct{}{}:
-	default:
-		select {
-		case gt.ch <- struct{}{}:
-		case <-ctx.Done():
-			s.db.gates.put(key, gt)
-			return nil, fmt.Errorf("gave up waiting for the session lock of %q: %w", id, ctx.Err())
-		}
-	}
-	leave := func() { <-gt.ch; s.db.gates.put(key, gt) }
-	bg := context.WithoutCancel(ctx)
-	for {
-		token, err := s.tryLock(bg, id, "session")
-		if err != nil {
-			leave()
-			return nil, err
-		}
-		if token != "" {
-			var once sync.Once
-			return func() {
-				once.Do(func() {
-					s.unlock(id, "session", token)
-					leave()
-				})
-			}, nil
-		}
-		select {
-		case <-ctx.Done():
-			leave()
-			return nil, fmt.Errorf("gave up waiting for the session lock of %q, held by another replica: %w", id, ctx.Err())
-		case <-time.After(sessionPoll):
-		}
-	}
 }
 
 // InFlight tells which agents hold their step lock now, without taking any.

@@ -38,7 +38,7 @@ func lockedWithWaiter(t *testing.T, a *Store) (unlock func(), got <-chan error, 
 	return unlock, errs, rel
 }
 
-// waitForWaiters waits until n callers on a are taking or holding the
+// waitForWaiters waits until exactly n callers on a are taking or holding the
 // session lock of id.
 func waitForWaiters(t *testing.T, a *Store, id string, n int) {
 	t.Helper()
@@ -51,7 +51,7 @@ func waitForWaiters(t *testing.T, a *Store, id string, n int) {
 			refs = gt.refs
 		}
 		a.db.gates.mu.Unlock()
-		if refs >= n {
+		if refs == n {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -120,5 +120,115 @@ func TestASessionLockDeletedWithItsSessionIsNotPassedOn(t *testing.T) {
 	unlock()
 	if err := <-got; !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("the waiter for the lock of a session deleted under it got %v, want ErrSessionNotFound", err)
+	}
+}
+
+// TestASessionLockPassesAtMostPassMaxTimesInARow: a busy replica lets the
+// lock go after passMax holders, for another replica's take, and the next
+// caller here takes it afresh.
+func TestASessionLockPassesAtMostPassMaxTimesInARow(t *testing.T) {
+	c := &RoundTrips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := a.LockSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, passMax+1)
+	for range passMax + 1 {
+		go func() {
+			u, err := a.LockSession(ctx, "s")
+			if err == nil {
+				u()
+			}
+			errs <- err
+		}()
+	}
+	waitForWaiters(t, a, "s", passMax+2)
+	before := c.Count()
+	unlock()
+	for range passMax + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitForWaiters(t, a, "s", 0)
+	// The passMax-th holder's let-go, the last caller's take and its let-go.
+	if n := c.Count() - before; n != 3 {
+		t.Errorf("%d callers after the holder took and let the session lock go in %d round trips, want 3", passMax+1, n)
+	}
+}
+
+// TestASessionLockTheHeartbeatForgotIsTakenAfresh: a token the heartbeat
+// forgot (a reap expired its row, which another replica may have taken) is
+// not passed on: the holder lets it go and the waiter takes the lock.
+func TestASessionLockTheHeartbeatForgotIsTakenAfresh(t *testing.T) {
+	c := &RoundTrips{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	unlock, got, release := lockedWithWaiter(t, a)
+	var token string
+	if err := a.db.pool.QueryRow(ctx, `SELECT token FROM locks WHERE tenant = $1 AND session_id = 's' AND name = 'session'`, a.tenant).Scan(&token); err != nil {
+		t.Fatal(err)
+	}
+	a.db.held.remove(a.tenant, token)
+	before := c.Count()
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("the waiter got %v, want the lock", err)
+	}
+	if n := c.Count() - before; n != 2 {
+		t.Errorf("a forgotten session lock went to the next caller in %d round trips, want 2 (its let-go and a take)", n)
+	}
+	var now string
+	if err := a.db.pool.QueryRow(ctx, `SELECT token FROM locks WHERE tenant = $1 AND session_id = 's' AND name = 'session'`, a.tenant).Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	if now == token || !a.db.held.holds(a.tenant, now) {
+		t.Errorf("the waiter holds token %q (the forgotten one %q), held %v; want a token of its own take, held", now, token, a.db.held.holds(a.tenant, now))
+	}
+	close(release)
+}
+
+// TestASessionLockPassesOnlyWhileItsTakeIsFresh: passFor after its take a
+// lock passes no more, however the renewals went.
+func TestASessionLockPassesOnlyWhileItsTakeIsFresh(t *testing.T) {
+	s := &Store{db: &DB{}, tenant: "t"}
+	s.db.held.init()
+	s.db.held.add("t", "tok", heldRow{session: "s", name: "session"})
+	if !s.passable(&passing{token: "tok", sent: time.Now()}) {
+		t.Error("a lock taken just now does not pass on; want it to")
+	}
+	if s.passable(&passing{token: "tok", sent: time.Now().Add(-passFor)}) {
+		t.Error("a lock taken passFor ago passes on; want it let go")
+	}
+	if s.passable(&passing{token: "tok", sent: time.Now(), n: passMax}) {
+		t.Error("a lock passed passMax times passes on; want it let go")
+	}
+}
+
+// TestALockPassedToCallersThatAllGaveUpComesBack: the last of a gate's
+// callers to leave gets the lock passed there, to let it go.
+func TestALockPassedToCallersThatAllGaveUpComesBack(t *testing.T) {
+	g := sessionGates{gates: map[string]*gate{}}
+	holder, waiter := g.get("k"), g.get("k")
+	p := &passing{token: "tok"}
+	if !g.pass(holder, p) {
+		t.Fatal("a lock with a caller queued was not passed")
+	}
+	if got := g.put("k", waiter); got != nil { // the waiter gave up
+		t.Errorf("a caller leaving before the last got the passed lock %v", got)
+	}
+	if got := g.put("k", holder); got != p {
+		t.Errorf("the last caller to leave got %v, want the passed lock", got)
+	}
+	if g.pass(g.get("k"), p) {
+		t.Error("a lock with nobody queued was passed")
 	}
 }
