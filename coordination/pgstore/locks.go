@@ -16,7 +16,9 @@ import (
 
 // The store's locks are rows (the locks table): taking one inserts its row,
 // or takes over a row whose holder stopped renewing it; the heartbeat
-// renews every row this process holds; letting go deletes it. A row lock
+// renews every row this process holds; letting go deletes it (a session
+// lock another caller in this process waits for passes to it instead,
+// its row kept: sessionlock.go). A row lock
 // rather than an advisory lock, because an advisory lock lives on one
 // connection: a thousand running sessions would each pin one, and a
 // connection lost to a network blip would drop the lock without the holder
