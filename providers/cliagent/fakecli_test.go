@@ -42,6 +42,13 @@ func TestMain(m *testing.M) {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(2)
 			}
+			if len(os.Args) > 4 && os.Args[4] == "--hook" {
+				if err := relay.Hook(context.Background(), v, os.Stdin, os.Stdout); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(2)
+				}
+				os.Exit(0)
+			}
 			if err := relay.Serve(context.Background(), v, os.Stdin, os.Stdout, "test"); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
@@ -301,6 +308,8 @@ func fakeCLI(args []string) int {
 			time.Sleep(50 * time.Millisecond)
 		}
 		result("looped")
+	case "tamper":
+		return tamper(run, result)
 	case "badcalls":
 		// Keeps calling new_answer with an empty answer.
 		for i := 1; i <= 50; i++ {
