@@ -13,7 +13,8 @@ import (
 // same one agents' commands run in: no capabilities, an unprivileged uid,
 // the system read-only, the workspace at /workspace and the per-agent HOME
 // at /home/agent the only writable places besides the run directory, its
-// TMPDIR and the CLI's own config directory; the network shared (the CLI
+// TMPDIR and the CLI's own config directory, where the run's view, socket
+// and generated settings are pinned read-only; the network shared (the CLI
 // must reach its API). bwrap's PID namespace takes every process the CLI
 // started with it.
 type Bubblewrap struct{}
@@ -35,6 +36,7 @@ func (Bubblewrap) Command(ctx context.Context, c Confinement, argv []string) (*e
 	}
 	add(&spec.ReadWrite, c.ReadWrite)
 	add(&spec.ReadOnly, c.ReadOnly)
+	add(&spec.Pinned, c.Pinned)
 	return sandbox.Command(ctx, spec, argv)
 }
 

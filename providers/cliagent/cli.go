@@ -101,8 +101,13 @@ type Invocation struct {
 	Args []string
 	// Files are generated configs, by path relative to Run.RunDir (a
 	// subdirectory is created), written there before the run starts (never
-	// into the workspace).
+	// into the workspace). In the sandbox each is pinned read-only
+	// (pinRunFiles) unless Writable names it.
 	Files map[string][]byte
+	// Writable are the Files the CLI itself rewrites during the run (a
+	// copied login whose token it refreshes); none may decide what it is
+	// permitted.
+	Writable []string
 	// Env holds extra KEY=VALUE variables for this run.
 	Env []string
 	// Stdin is the CLI's standard input (the prompt, for CLIs that read it

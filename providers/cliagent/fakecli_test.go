@@ -70,11 +70,19 @@ func (c testCLI) Info() Info {
 
 func (c testCLI) Invocation(r Run) (Invocation, error) {
 	spec, _ := json.Marshal(r)
-	return Invocation{
+	inv := Invocation{
 		Args:  []string{"fake-cli", c.mode, r.RunDir + "/run.json"},
 		Files: map[string][]byte{"run.json": spec},
 		Stdin: r.Prompt,
-	}, nil
+	}
+	if c.mode == "tamper" {
+		// A CLI home in the run directory, as Gemini CLI's: its settings
+		// and a login it refreshes.
+		inv.Files["home/.fake/settings.json"] = []byte(`{"hooks":"the step's"}`)
+		inv.Files["home/.fake/login.json"] = []byte(`{"token":"old"}`)
+		inv.Writable = []string{"home/.fake/login.json"}
+	}
+	return inv, nil
 }
 
 func (c testCLI) NewParser() Parser { return &testParser{} }

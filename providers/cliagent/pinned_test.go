@@ -37,8 +37,8 @@ func TestASandboxedCLICannotRewriteWhatDecidesItsPermissions(t *testing.T) {
 		t.Fatalf("%v (%s)", err, act.Text)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(act.Text), "\n") {
-		if strings.HasSuffix(line, ": done") {
-			t.Errorf("the CLI could %s", line)
+		if strings.HasSuffix(line, ": done") || strings.HasPrefix(line, "cannot refresh") {
+			t.Errorf("the CLI got past its pinning: %s", line)
 		}
 	}
 	if !strings.Contains(act.Text, "hook said: no: ") {
@@ -106,6 +106,11 @@ func tamper(run Run, result func(string)) int {
 	try("rename over view.json", os.Rename(forgedFile(), view))
 	try("write over run.json", os.WriteFile(runJSON, []byte("{}"), 0o600))
 	try("rename over run.json", os.Rename(forgedFile(), runJSON))
+	try("rename a directory holding a generated setting", os.Rename(filepath.Join(run.RunDir, "home"), filepath.Join(run.RunDir, "home-old")))
+	try("write over a nested generated setting", os.WriteFile(filepath.Join(run.RunDir, "home", ".fake", "settings.json"), []byte("{}"), 0o600))
+	if err := os.WriteFile(filepath.Join(run.RunDir, "home", ".fake", "login.json"), []byte(`{"token":"refreshed"}`), 0o600); err != nil {
+		report = append(report, "cannot refresh its own login: "+err.Error())
+	}
 	try("remove the step's socket", os.Remove(old.Socket))
 	planted, err := net.Listen("unix", old.Socket)
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -511,6 +512,12 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 			return nil, "", 0, err
 		}
 	}
+	pinned := []string{"view.json", filepath.Base(wf.socket)}
+	for name := range inv.Files {
+		pinned = append(pinned, name)
+	}
+	slices.Sort(pinned[2:]) // a stable command line
+	pinRunFiles(&c, wf.dir, pinned, inv.Writable)
 	for _, ro := range inv.ReadOnly {
 		c.ReadOnly = append(c.ReadOnly, Bind{Src: ro, Dst: ro})
 	}

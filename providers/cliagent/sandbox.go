@@ -31,6 +31,10 @@ type Confinement struct {
 	Hide              []string
 	Network           bool
 	Env               []string
+	// Pinned are read-only binds over paths inside the writable ones
+	// (pinRunFiles): what decides the CLI's permissions, which it must
+	// not rewrite. Plain cannot pin anything.
+	Pinned []Bind
 }
 
 // Bind makes a host path visible at Dst inside the sandbox.

@@ -83,6 +83,7 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		settings["hooks"] = hookSettings(r.Permissions)
 	}
 	files := map[string][]byte{}
+	var writable []string
 	if auth := userAuth(r.HostConfigDir); auth != nil {
 		settings["security"] = map[string]any{"auth": auth}
 	}
@@ -92,6 +93,9 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		}
 		if data, err := os.ReadFile(filepath.Join(r.HostConfigDir, name)); err == nil {
 			files[filepath.Join(geminiHome, ".gemini", name)] = data
+			// The CLI refreshes its token into the copy; settings.json,
+			// with the permission hook, stays pinned read-only.
+			writable = append(writable, filepath.Join(geminiHome, ".gemini", name))
 		}
 	}
 	data, err := json.MarshalIndent(settings, "", "  ")
@@ -112,10 +116,11 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		args = append(args, "--include-directories", strings.Join(r.ReadDirs, ","))
 	}
 	return cliagent.Invocation{
-		Args:  args,
-		Files: files,
-		Env:   []string{"GEMINI_CLI_HOME=" + filepath.Join(r.RunDir, geminiHome)},
-		Stdin: prompt(r),
+		Args:     args,
+		Files:    files,
+		Writable: writable,
+		Env:      []string{"GEMINI_CLI_HOME=" + filepath.Join(r.RunDir, geminiHome)},
+		Stdin:    prompt(r),
 	}, nil
 }
 

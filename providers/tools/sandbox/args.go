@@ -113,8 +113,9 @@ func bwrapArgs(s Spec, argv []string, hostPath *string) ([]string, error) {
 }
 
 // mounts checks the spec's directories and lists its binds in mount order:
-// HOME, the workspace, then the caller's binds (so a bind may sit inside
-// the workspace's tree but not hide it by accident: bwrap mounts in order).
+// HOME, the workspace, then the caller's binds, the pinned ones last (so a
+// bind may sit inside the workspace's tree but not hide it by accident, and
+// a pinned file inside a writable bind: bwrap mounts in order).
 func (s Spec) mounts() ([]mount, error) {
 	var out []mount
 	add := func(what, src, dst string, rw bool) error {
@@ -159,6 +160,11 @@ func (s Spec) mounts() ([]mount, error) {
 	}
 	for _, b := range s.ReadWrite {
 		if err := add("writable bind "+b.Dst, b.Src, b.Dst, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range s.Pinned {
+		if err := add("pinned bind "+b.Dst, b.Src, b.Dst, false); err != nil {
 			return nil, err
 		}
 	}

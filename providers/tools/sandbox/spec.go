@@ -24,6 +24,12 @@ type Spec struct {
 	ReadOnly []Bind
 	// ReadWrite binds extra writable places (a CLI agent's own HOME, say).
 	ReadWrite []Bind
+	// Pinned are read-only binds mounted after every other one, so they
+	// may sit inside a writable bind: a file there stays as the caller
+	// wrote it, and, being a mount point, cannot be removed or renamed
+	// over (EBUSY) either (a CLI agent's permission settings in its
+	// writable run directory).
+	Pinned []Bind
 	// Home, when set, is bound read-write as HOME (/home/agent); "" makes
 	// HOME an empty tmpfs.
 	Home string
