@@ -22,6 +22,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
 	"github.com/massgen-go/massgen-mcp/mcp"
+	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/backends"
 )
 
@@ -43,12 +44,19 @@ type served struct {
 // newServiceOn is a service of sims over st, with def as its default
 // team (nil: the sims that always answer right).
 func newServiceOn(st coordination.Store, def func() ([]string, error)) *coordination.Service {
+	return newServiceChecking(st, def, nil)
+}
+
+// newServiceChecking is newServiceOn whose new teams' models are checked
+// by check (coordination.Options.CheckModels), as serve checks them
+// against each provider's models list.
+func newServiceChecking(st coordination.Store, def func() ([]string, error), check func(context.Context, []providers.Spec) []error) *coordination.Service {
 	if def == nil {
 		def = func() ([]string, error) {
 			return []string{"sim/strong:accuracy=1", "sim/strong:accuracy=1", "sim:accuracy=1"}, nil
 		}
 	}
-	return coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), DefaultTeam: def})
+	return coordination.NewService(st, coordination.Options{Open: backends.Open, Logger: zerolog.Nop(), DefaultTeam: def, CheckModels: check})
 }
 
 func serve(t *testing.T) *served { return serveWith(t, mcp.Options{}, mcp.HTTPOptions{}) }
@@ -65,6 +73,14 @@ type replicaStores struct {
 	mu          sync.Mutex
 	stores      map[string]coordination.Store
 	defaultTeam func() ([]string, error)
+	checkModels func(context.Context, []providers.Spec) []error
+}
+
+func (r *replicaStores) check() func(context.Context, []providers.Spec) []error {
+	if r == nil {
+		return nil
+	}
+	return r.checkModels
 }
 
 func (r *replicaStores) team() func() ([]string, error) {
@@ -117,13 +133,13 @@ func serveTeams(t *testing.T, mo mcp.Options, ho mcp.HTTPOptions, stores *replic
 		t.Fatal(err)
 	}
 	s := &served{services: map[string]*coordination.Service{}}
-	def := newServiceOn(stores.of(mcp.DefaultTenant), stores.team())
+	def := newServiceChecking(stores.of(mcp.DefaultTenant), stores.team(), stores.check())
 	s.services[mcp.DefaultTenant] = def
 	mo.TeamsDir, mo.Logger = dir, zerolog.Nop()
 	mo.Tenants = func(tenant string) (*coordination.Service, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		svc := newServiceOn(stores.of(tenant), stores.team())
+		svc := newServiceChecking(stores.of(tenant), stores.team(), stores.check())
 		s.services[tenant] = svc
 		return svc, nil
 	}
