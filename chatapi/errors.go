@@ -19,6 +19,10 @@ type httpError struct {
 	status     int
 	body       apiError
 	retryAfter time.Duration
+	// noRetry sends x-should-retry: false, which OpenAI's client SDKs
+	// obey over the status (they retry 408, 409, 429 and 5xx otherwise):
+	// for an answer a retry cannot change.
+	noRetry bool
 }
 
 func (e *httpError) Error() string { return e.body.Message }
@@ -40,6 +44,9 @@ func (e *httpError) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds()))))
+	}
+	if e.noRetry {
+		w.Header().Set("x-should-retry", "false")
 	}
 	w.WriteHeader(e.status)
 	_ = json.NewEncoder(w).Encode(map[string]apiError{"error": e.body})
@@ -87,6 +94,8 @@ func shown(ctx context.Context, svc *coordination.Service, err error) *httpError
 	case errors.Is(err, coordination.ErrSessionExists):
 		return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "massgen_session_id",
 			msg+"; to resume it send the conversation it was started with, else choose another massgen_session_id")
+	case errors.Is(err, coordination.ErrKeyRefused):
+		return keyRefused(msg)
 	case errors.Is(err, coordination.ErrSessionNotFound):
 		return refusal(http.StatusNotFound, "invalid_request_error", "session_not_found", "massgen_session_id", msg)
 	case errors.Is(err, coordination.ErrHostInRunTeam):
