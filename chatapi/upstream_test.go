@@ -2,7 +2,10 @@ package chatapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -50,5 +53,59 @@ func TestAProviderRefusingTheKeyIsABadGatewayTheClientDoesNotRetry(t *testing.T)
 		if !strings.Contains(apiErr.Message, want) {
 			t.Errorf("message %q lacks %q", apiErr.Message, want)
 		}
+	}
+}
+
+// TestARunTheProvidersFailedSaysWhichFailureEndedIt: a run whose agents
+// all failed upstream the same way is answered with what failed — the key
+// (502, not retried: only the operator can fix it), the account's quota
+// (likewise), a rate limit (429) or an outage (503) — not 422 no_answer,
+// which said nothing of it. A rate limit or an outage may be retried when
+// the run cost nothing (these sims' failures are free): a retry runs the
+// team again. Agents that failed in different ways stay 422 no_answer.
+func TestARunTheProvidersFailedSaysWhichFailureEndedIt(t *testing.T) {
+	dir := t.TempDir()
+	script := func(classes ...string) string {
+		var acts []string
+		for range 4 {
+			for _, c := range classes {
+				acts = append(acts, `{"action":"error","class":"`+c+`"}`)
+			}
+		}
+		f := filepath.Join(dir, strings.Join(classes, "-")+".json")
+		if err := os.WriteFile(f, []byte("["+strings.Join(acts, ",")+"]"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return "sim/script:file=" + f
+	}
+	for _, tc := range []struct {
+		a, b    string // the agents' failures
+		status  int
+		typ     string
+		code    string
+		noRetry bool
+		says    string
+	}{
+		{"auth", "auth", http.StatusBadGateway, "upstream_error", "upstream_auth_failed", true, "API key"},
+		{"quota", "quota", http.StatusBadGateway, "upstream_error", "upstream_quota_exceeded", true, "quota"},
+		{"rate_limit", "rate_limit", http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited", false, "rate-limited"},
+		{"overloaded", "provider", http.StatusServiceUnavailable, "server_error", "upstream_unavailable", false, "unavailable"},
+		{"timeout", "overloaded", http.StatusServiceUnavailable, "server_error", "upstream_unavailable", false, "unavailable"},
+		{"auth", "rate_limit", http.StatusUnprocessableEntity, "team_error", "no_answer", false, "No answer"},
+		{"bad_output", "bad_output", http.StatusUnprocessableEntity, "team_error", "no_answer", false, "No answer"},
+	} {
+		t.Run(tc.a+"+"+tc.b, func(t *testing.T) {
+			team := fmt.Sprintf("agents: [{model: '%s'}, {model: '%s'}]\n", script(tc.a), script(tc.b))
+			s := serveTeams(t, mcp.Options{}, mcp.HTTPOptions{}, nil, map[string]string{"t.yaml": team})
+			c := s.client(tokenA)
+			_, err := c.Chat.Completions.New(context.Background(), ask("massgen/t", "What is 6 * 7?"))
+			apiErr := wantAPIError(t, "a run its providers failed", err, tc.status, tc.code)
+			if apiErr.Type != tc.typ || !strings.Contains(apiErr.Message, tc.says) {
+				t.Errorf("type %q message %q, want type %s saying %q", apiErr.Type, apiErr.Message, tc.typ, tc.says)
+			}
+			if got := apiErr.Response.Header.Get("x-should-retry") == "false"; got != tc.noRetry {
+				t.Errorf("x-should-retry %q, want it false: %v", apiErr.Response.Header.Get("x-should-retry"), tc.noRetry)
+			}
+		})
 	}
 }
