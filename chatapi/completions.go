@@ -162,6 +162,10 @@ waiting:
 // without one.
 func answer(out reply, base completion, res *coordination.TeamResult, team string) {
 	if res.FinalAnswer == nil {
+		if e := upstreamFailed(res); e != nil {
+			out.fail(e)
+			return
+		}
 		out.fail(noAnswer(res, chatPlace.Outcome(res)))
 		return
 	}

@@ -1,6 +1,12 @@
 package chatapi
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
 
 // keyRefused is a team the provider refused this server's key for before
 // it started (coordination.ErrKeyRefused): the fault is upstream of this
@@ -12,5 +18,64 @@ func keyRefused(msg string) *httpError {
 	e := refusal(http.StatusBadGateway, "upstream_error", "upstream_auth_failed", "",
 		msg+"; the model provider refused this server's API key, so the server's operator must set a valid key for it (retrying will not help)")
 	e.noRetry = true
+	return e
+}
+
+// upstream is how a run that every agent's provider failed the same way
+// is answered: its status, type and code, what to tell the client, and
+// whether a retry might meet another answer.
+type upstream struct {
+	status    int
+	typ, code string
+	advice    string
+	transient bool
+}
+
+// upstreamOf sorts a provider's failure class; ok is false for a class
+// that is no provider's (a budget, a tool-call cap, bad output).
+func upstreamOf(class string) (upstream, bool) {
+	switch providers.Class(class) {
+	case providers.ClassAuth:
+		return upstream{http.StatusBadGateway, "upstream_error", "upstream_auth_failed",
+			"the model provider refused this server's API key, so the server's operator must set a valid key for it (retrying will not help)", false}, true
+	case providers.ClassQuota:
+		return upstream{http.StatusBadGateway, "upstream_error", "upstream_quota_exceeded",
+			"the model provider's account behind this server's key is out of quota, so the server's operator must see to its billing (retrying will not help)", false}, true
+	case providers.ClassRateLimit:
+		return upstream{http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited",
+			"the model provider rate-limited this server's key; try again later", true}, true
+	case providers.ClassOverloaded, providers.ClassProvider, providers.ClassTimeout:
+		return upstream{http.StatusServiceUnavailable, "server_error", "upstream_unavailable",
+			"the model provider was unavailable (overloaded, failing or not answering in time); try again later", true}, true
+	}
+	return upstream{}, false
+}
+
+// upstreamFailed answers a failed run whose agents all failed upstream the
+// same way as that failure, not as 422 no_answer, which did not say it;
+// nil when they failed in different ways or not upstream. A retry runs,
+// and pays for, the team again (noAnswer), so only a transient failure of
+// a run that cost nothing may be retried: anything else carries
+// x-should-retry: false, whatever its status.
+func upstreamFailed(res *coordination.TeamResult) *httpError {
+	if res.Status != coordination.StatusFailed || len(res.Dropped) == 0 {
+		return nil
+	}
+	var first upstream
+	for i, d := range res.Dropped {
+		u, ok := upstreamOf(d.Class)
+		if !ok || (i > 0 && u.code != first.code) {
+			return nil
+		}
+		if i == 0 {
+			first = u
+		}
+	}
+	d := res.Dropped[0]
+	msg := fmt.Sprintf("the team's agents all failed upstream (agent %s, %s: %s); %s. Session %s keeps its trace.",
+		d.AgentID, d.Model, d.Message, first.advice, res.SessionID)
+	e := refusal(first.status, first.typ, first.code, "", msg)
+	spent := res.Usage.Input+res.Usage.Output > 0 || (res.CostUSD != nil && *res.CostUSD > 0)
+	e.noRetry = !first.transient || spent
 	return e
 }

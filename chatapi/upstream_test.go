@@ -62,11 +62,16 @@ func TestAProviderRefusingTheKeyIsABadGatewayTheClientDoesNotRetry(t *testing.T)
 // (likewise), a rate limit (429) or an outage (503) — not 422 no_answer,
 // which said nothing of it. A rate limit or an outage may be retried when
 // the run cost nothing (these sims' failures are free): a retry runs the
-// team again. Agents that failed in different ways stay 422 no_answer.
+// team again, so one that had paid for a step is not retried. Agents that failed in different ways stay 422 no_answer.
 func TestARunTheProvidersFailedSaysWhichFailureEndedIt(t *testing.T) {
 	dir := t.TempDir()
 	script := func(classes ...string) string {
 		var acts []string
+		if classes[0] == "answer" {
+			// A reply without a call first, which the sim charges for: the run costs
+			// something before it fails.
+			acts, classes = append(acts, `{"action":"text","content":"thinking"}`), classes[1:]
+		}
 		for range 4 {
 			for _, c := range classes {
 				acts = append(acts, `{"action":"error","class":"`+c+`"}`)
@@ -91,11 +96,12 @@ func TestARunTheProvidersFailedSaysWhichFailureEndedIt(t *testing.T) {
 		{"rate_limit", "rate_limit", http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited", false, "rate-limited"},
 		{"overloaded", "provider", http.StatusServiceUnavailable, "server_error", "upstream_unavailable", false, "unavailable"},
 		{"timeout", "overloaded", http.StatusServiceUnavailable, "server_error", "upstream_unavailable", false, "unavailable"},
+		{"answer,rate_limit", "answer,rate_limit", http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited", true, "rate-limited"},
 		{"auth", "rate_limit", http.StatusUnprocessableEntity, "team_error", "no_answer", false, "No answer"},
 		{"bad_output", "bad_output", http.StatusUnprocessableEntity, "team_error", "no_answer", false, "No answer"},
 	} {
 		t.Run(tc.a+"+"+tc.b, func(t *testing.T) {
-			team := fmt.Sprintf("agents: [{model: '%s'}, {model: '%s'}]\n", script(tc.a), script(tc.b))
+			team := fmt.Sprintf("agents: [{model: '%s'}, {model: '%s'}]\n", script(strings.Split(tc.a, ",")...), script(strings.Split(tc.b, ",")...))
 			s := serveTeams(t, mcp.Options{}, mcp.HTTPOptions{}, nil, map[string]string{"t.yaml": team})
 			c := s.client(tokenA)
 			_, err := c.Chat.Completions.New(context.Background(), ask("massgen/t", "What is 6 * 7?"))
