@@ -66,6 +66,11 @@ func TestInvocationGivesEachRunItsOwnHomeWithTheUsersAuth(t *testing.T) {
 	if string(inv.Files["gemini-home/.gemini/oauth_creds.json"]) != `{"refresh_token":"r"}` {
 		t.Errorf("the user's login is not copied: %v", inv.Files)
 	}
+	// Its token is refreshed into the copy; the settings, with the
+	// permission hook, are pinned read-only in the sandbox.
+	if strings.Join(inv.Writable, " ") != "gemini-home/.gemini/oauth_creds.json" {
+		t.Errorf("writable %q, want the copied login only", inv.Writable)
+	}
 	if strings.Join(inv.Env, " ") != "GEMINI_CLI_HOME="+filepath.Join(r.RunDir, "gemini-home") {
 		t.Errorf("env %q", inv.Env)
 	}
