@@ -78,7 +78,7 @@ func TestADegradedRunWithNobodyDroppedNamesWhoNeverAnswered(t *testing.T) {
 	if strings.Contains(out, "Dropped:") || strings.Contains(out, "Dropped lines") {
 		t.Errorf("nobody was dropped, yet the output speaks of Dropped:\n%s", out)
 	}
-	for _, want := range []string{"failed (provider): Prompt is too long", "degraded: only 1 agent of a team of 2 answered; agent_a never did (massgen-mcp status team_"} {
+	for _, want := range []string{"failed (provider): Prompt is too long", "degraded: only 1 agent of a team of 2 answered; agent_a never did (massgen-mcp status --state-dir " + shellQuote(dir) + " team_"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -113,20 +113,29 @@ func TestASessionNotFoundInPostgreSQLNamesTheStoreAndTenant(t *testing.T) {
 	addr := pgstore.Address(dsn)
 	for _, tc := range []struct {
 		name string
-		env  bool
+		env  string // $MASSGEN_STORE: "" unset, "dsn" the store itself
 		args []string
 		want []string
+		not  string
 	}{
-		{"--tenant nosuch", false, []string{"status", "--store", dsn, "--tenant", "nosuch", "team_nosuch"},
-			[]string{`tenant "nosuch"`, addr, "massgen-mcp sessions --store '", "--tenant nosuch lists tenant nosuch's sessions"}},
-		{"the default tenant", false, []string{"cancel", "--store", dsn, "team_nosuch"},
-			[]string{`tenant "default"`, addr, "massgen-mcp sessions --store '", "lists the default tenant's sessions", "--tenant"}},
-		{"$MASSGEN_STORE", true, []string{"status", "--tenant", "nosuch", "team_nosuch"},
-			[]string{`tenant "nosuch"`, addr, `massgen-mcp sessions --store "$MASSGEN_STORE" --tenant nosuch`}},
+		{"--tenant nosuch", "", []string{"status", "--store", dsn, "--tenant", "nosuch", "team_nosuch"},
+			[]string{`tenant "nosuch"`, addr, "massgen-mcp sessions --store '", "--tenant nosuch lists tenant nosuch's sessions"}, ""},
+		{"the default tenant", "", []string{"cancel", "--store", dsn, "team_nosuch"},
+			[]string{`tenant "default"`, addr, "massgen-mcp sessions --store '", "lists the default tenant's sessions", "--tenant"}, ""},
+		{"$MASSGEN_STORE", "dsn", []string{"status", "--tenant", "nosuch", "team_nosuch"},
+			[]string{`tenant "nosuch"`, addr, `massgen-mcp sessions --store "$MASSGEN_STORE" --tenant nosuch`}, ""},
+		// --store wins over another store in the environment, and the
+		// advice names the one it reached, not the variable.
+		{"--store beside another $MASSGEN_STORE", "postgres://nobody@127.0.0.1:1/not-this-store", []string{"status", "--store", dsn, "--tenant", "nosuch", "team_nosuch"},
+			[]string{`tenant "nosuch"`, addr, "massgen-mcp sessions --store 'postgres"}, "$MASSGEN_STORE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.env {
+			switch tc.env {
+			case "dsn":
 				t.Setenv("MASSGEN_STORE", dsn)
+			case "":
+			default:
+				t.Setenv("MASSGEN_STORE", tc.env)
 			}
 			out, code := cli(t, tc.args...)
 			if code != exitBadInput {
@@ -139,6 +148,9 @@ func TestASessionNotFoundInPostgreSQLNamesTheStoreAndTenant(t *testing.T) {
 			}
 			if strings.Contains(out, "state directory") || strings.Contains(out, "--state-dir") {
 				t.Errorf("advises the file store for a PostgreSQL session:\n%s", out)
+			}
+			if tc.not != "" && strings.Contains(out, tc.not) {
+				t.Errorf("names %s, which is not the store it reached:\n%s", tc.not, out)
 			}
 		})
 	}
