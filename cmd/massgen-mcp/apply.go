@@ -15,7 +15,7 @@ import (
 // second apply writes nothing and says so.
 func applyCommand() *cobra.Command {
 	var asJSON bool
-	var dir string
+	var dir, store string
 	cmd := &cobra.Command{
 		Use:   "apply [--json] <session-id>",
 		Short: "Write a finished session's pending changes into its write context (--context-path DIR:write), all or nothing",
@@ -28,13 +28,13 @@ func applyCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := fileStoreOnly("apply", "ask the server with apply_changes, through any replica"); err != nil {
+			if err := fileStoreOnly("apply", store, "ask the server with apply_changes, through any replica"); err != nil {
 				return err
 			}
 			res, err := newService(stateDir(dir), 1).ApplyChanges(cmd.Context(), args[0])
 			if err != nil {
 				// The To fix line names commands with this --state-dir.
-				return storeOf(dir, "file", "").wrap(err, args[0])
+				return storeOf(dir, store, "").wrap(err, args[0])
 			}
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), res)
@@ -45,6 +45,7 @@ func applyCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was applied as JSON (the same as apply_changes)")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	cmd.Flags().StringVar(&store, "store", "", fileStoreFlagUsage)
 	return cmd
 }
 

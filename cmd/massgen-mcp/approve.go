@@ -89,15 +89,24 @@ func storeService(ctx context.Context, dir, store, tenant string) (*coordination
 }
 
 // fileStoreOnly refuses a command that reads the file store alone (fsck,
-// apply) when $MASSGEN_STORE names a PostgreSQL store: under it, the state
-// directory holds a replica's working copies, which would read as sessions
-// running for ever.
-func fileStoreOnly(verb, instead string) error {
-	if envPostgres() != "" {
-		return fmt.Errorf("%w: %s works on the file store under --state-dir, and $MASSGEN_STORE names a PostgreSQL store: %s (or unset MASSGEN_STORE for a file store's sessions)", coordination.ErrBadInput, verb, instead)
+// apply) when $MASSGEN_STORE names a PostgreSQL store and its --store
+// (store) does not name the file store: under such a server, the state
+// directory holds a replica's working copies, which would read as
+// sessions running for ever. --store file says the state directory is a
+// file store's, as the hints of its other commands print it.
+func fileStoreOnly(verb, store, instead string) error {
+	switch {
+	case store != "" && store != "file":
+		return fmt.Errorf("%w: --store %s: %s works on the file store under --state-dir only; give --store file, or leave it out", coordination.ErrBadInput, storeNamed(store), verb)
+	case store == "" && envPostgres() != "":
+		return fmt.Errorf("%w: %s works on the file store under --state-dir, and $MASSGEN_STORE names a PostgreSQL store: %s (or give --store file, or unset MASSGEN_STORE, for a file store's sessions)", coordination.ErrBadInput, verb, instead)
 	}
 	return nil
 }
+
+// fileStoreFlagUsage is the --store flag of a command that reads the file
+// store alone (fileStoreOnly).
+const fileStoreFlagUsage = "file: the file store under --state-dir, even while $MASSGEN_STORE names a PostgreSQL store (the only store this command reads)"
 
 // answerAsk finds the session whose pending ask has the id, when none is
 // named, and answers it.

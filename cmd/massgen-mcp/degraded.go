@@ -11,8 +11,9 @@ import (
 // degradedMessage says why a degraded run exits 3, pointing only at what was
 // printed: the Dropped lines when every agent that never answered was
 // dropped, else the agents by name and the status command that shows why
-// (an agent can fail without reaching max_agent_failures, or only vote).
-func degradedMessage(res *coordination.TeamResult) string {
+// (an agent can fail without reaching max_agent_failures, or only vote),
+// with the store's flags (storeAt.flags) so that it pastes.
+func degradedMessage(res *coordination.TeamResult, flags string) string {
 	answered := map[string]bool{}
 	for _, a := range res.Answers {
 		answered[a.AgentID] = true
@@ -38,7 +39,7 @@ func degradedMessage(res *coordination.TeamResult) string {
 	case !undropped:
 		msg += " (the Dropped lines above say why)"
 	default:
-		msg += fmt.Sprintf("; %s never did (massgen-mcp status %s shows why)", strings.Join(never, ", "), res.SessionID)
+		msg += fmt.Sprintf("; %s never did (massgen-mcp status%s %s shows why)", strings.Join(never, ", "), flags, res.SessionID)
 	}
 	return msg + "; --strict fails such runs"
 }

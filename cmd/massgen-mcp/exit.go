@@ -122,9 +122,9 @@ func errorFix(err error) string {
 	case errors.Is(err, coordination.ErrSessionStarted):
 		return "criteria are attached before a session's first step; give them to a new run instead: massgen-mcp run --criteria FILE (or auto)."
 	case errors.As(err, new(*coordination.ApplyConflictError)):
-		return "nothing was written. Put the listed files back as the run read them (or decide they should go) and run massgen-mcp apply <session-id> again, or run the team again on the project as it is now."
+		return fmt.Sprintf("nothing was written. Put the listed files back as the run read them (or decide they should go) and run massgen-mcp apply%s %s again, or run the team again on the project as it is now.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, coordination.ErrNothingToApply):
-		return "massgen-mcp status <session-id> shows the session: changes can be applied once it has finished with a winner that changed files of a --context-path DIR:write."
+		return fmt.Sprintf("massgen-mcp status%s %s shows the session: changes can be applied once it has finished with a winner that changed files of a --context-path DIR:write.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, permissions.ErrNoRequest):
 		return fmt.Sprintf("massgen-mcp status%s %s lists the asks still waiting, each with the command that answers it.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, permissions.ErrExpired):

@@ -37,7 +37,7 @@ type fsckTenant struct {
 
 func fsckCommand() *cobra.Command {
 	var asJSON, repair bool
-	var dir, tenant string
+	var dir, store, tenant string
 	cmd := &cobra.Command{
 		Use:   "fsck [--repair] [--json] <session-id | all>",
 		Short: "Check a session's files (or all sessions') and report each problem by path; --repair fixes what the data allows",
@@ -54,7 +54,7 @@ from the ledger under the session lock. A damaged session.json, or a damaged ses
 that is not the last, is left for a person: restore it from a backup.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := fileStoreOnly("fsck", "a PostgreSQL store's ledger is kept whole by its constraints and transactions; 'massgen-mcp status --store' reads a session"); err != nil {
+			if err := fileStoreOnly("fsck", store, "a PostgreSQL store's ledger is kept whole by its constraints and transactions; 'massgen-mcp status --store' reads a session"); err != nil {
 				return err
 			}
 			return fsckTenants(cmd.Context(), cmd.OutOrStdout(), stateDir(dir), tenant, args[0], repair, asJSON)
@@ -63,6 +63,7 @@ that is not the last, is left for a person: restore it from a backup.`,
 	cmd.Flags().BoolVar(&repair, "repair", false, "repair what the data allows (moves damaged files aside; deletes nothing)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
+	cmd.Flags().StringVar(&store, "store", "", fileStoreFlagUsage)
 	cmd.Flags().StringVar(&tenant, "tenant", "", "check this tenant's sessions (<state-dir>/tenants/<tenant>) instead of the default tenant's")
 	return cmd
 }

@@ -110,7 +110,7 @@ func runCommand() *cobra.Command {
 func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
 	err := runTeamIn(ctx, cmd, f, args)
 	// The advice names this state directory, so that it pastes.
-	at := storeAt{stateDir: f.stateDir, flags: stateDirFlag(f.stateDir)}
+	at := storeOf(f.stateDir, "file", "")
 	if pg := envPostgres(); pg != "" && (f.resume != "" || f.continues != "") {
 		// A session of the server's store: say what reaches it.
 		at.runAside, at.runContinues = pg, f.resume == ""
@@ -252,14 +252,14 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 			return err
 		}
 	} else {
-		printResult(out, res, stateDirFlag(f.stateDir))
+		printResult(out, res, storeOf(f.stateDir, "file", "").flags)
 	}
 	if applyErr != nil {
 		return applyErr
 	}
 	switch res.Status {
 	case coordination.StatusFinished:
-		return finishedExit(res, f.json)
+		return finishedExit(res, f.json, storeOf(f.stateDir, "file", "").flags)
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, printed: f.json, msg: "cancelled; resume with: " + resumeCommand(f.stateDir, id)}
 	default:
@@ -421,10 +421,11 @@ func isTerminal(out io.Writer) bool {
 // finishedExit is how a finished session's answer exits, for run and
 // status --watch alike: 0 only when the team agreed, 3 when it was
 // degraded, else by why it stopped (forcedExit). printed says the result
-// was printed as JSON already.
-func finishedExit(res *coordination.TeamResult, printed bool) error {
+// was printed as JSON already; flags are the store's (storeAt.flags), for
+// the status command the message names.
+func finishedExit(res *coordination.TeamResult, printed bool, flags string) error {
 	if res.Degraded {
-		return &exitError{code: exitDegraded, printed: printed, msg: degradedMessage(res)}
+		return &exitError{code: exitDegraded, printed: printed, msg: degradedMessage(res, flags)}
 	}
 	if !coordination.Agreed(res) {
 		return &exitError{code: forcedExit(coordination.Deref(res.StopReason)), printed: printed, msg: "not agreed: " + res.NotAgreed}

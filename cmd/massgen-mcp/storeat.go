@@ -73,14 +73,28 @@ type storeAt struct {
 	outside string
 }
 
-// storeOf is where a session command with these flags reaches.
+// storeOf is where a session command with these flags reaches. Every
+// command a file-store command prints gets its flags from here (or its
+// resume from storeAt.resume), so that it pastes back to the same store.
 func storeOf(dir, store, tenant string) storeAt {
 	at := storeAt{dsn: pgStore(store), tenant: tenant, flags: storeFlags(store, tenant)}
 	if !at.postgres() {
 		at.stateDir = dir
-		at.flags = stateDirFlag(dir) + at.flags
+		at.flags = stateDirFlag(dir) + fileStoreFlag() + at.flags
 	}
 	return at
+}
+
+// fileStoreFlag is what a printed command needs to reach the file store
+// while $MASSGEN_STORE names a PostgreSQL one: pasted in the same shell,
+// a bare --state-dir would reach that database instead (or be refused, by
+// apply and fsck). run has no --store and keeps to the file store, so its
+// resume (resumeCommand) goes without.
+func fileStoreFlag() string {
+	if envPostgres() != "" {
+		return " --store file"
+	}
+	return ""
 }
 
 // stateDirFlag is --state-dir as a printed command gives it: none for the

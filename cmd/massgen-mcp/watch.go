@@ -113,7 +113,7 @@ func followLines(ctx context.Context, out io.Writer, src tui.Source, changed <-c
 func watchOutcome(r *coordination.TeamResult, at storeAt, asJSON bool) error {
 	switch r.Status {
 	case coordination.StatusFinished:
-		return finishedExit(r, asJSON)
+		return finishedExit(r, asJSON, at.flags)
 	case coordination.StatusCancelled:
 		return &exitError{code: exitCancelled, msg: "the session was cancelled; resume with: " + at.resume(r.SessionID)}
 	case coordination.StatusInterrupted:
