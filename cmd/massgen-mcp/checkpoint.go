@@ -78,6 +78,7 @@ func runCheckpoint(ctx context.Context, cmd *cobra.Command, f checkpointFlags, a
 	}
 	res, err := checkpoint.Run(ctx, svc, spec, progress)
 	if err != nil {
+		err = withModelsExample(err, "checkpoint", stateDirFlag(f.stateDir), shellQuote(spec.Objective))
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return &exitError{code: exitCancelled, msg: "interrupted; resume with: massgen-mcp checkpoint" + stateDirFlag(f.stateDir) + " --resume <session id> (massgen-mcp sessions" + storeOf(f.stateDir, "file", "").flags + " lists them)"}
 		}

@@ -92,6 +92,7 @@ func errorFix(err error) string {
 		busy    *coordination.BusyError
 		ended   *coordination.FinishedError
 		placed  *storeError
+		noTeam  *noTeamError
 	)
 	// Where the command looked (storeAt.wrap): a PostgreSQL store's sessions
 	// are followed, resumed and listed otherwise than the file store's.
@@ -101,6 +102,8 @@ func errorFix(err error) string {
 		at, id = placed.at, placed.id
 	}
 	switch {
+	case errors.As(err, &noTeam):
+		return noTeam.fix()
 	case errors.As(err, &running) && at.postgres():
 		return fmt.Sprintf("follow it in its servers' web view (/ui/) or with team_status, or stop it with massgen-mcp cancel%s %s; a stopped session continues with %s.", at.flags, running.Session, at.place(running.Session).Resume(running.Session))
 	case errors.As(err, &running):

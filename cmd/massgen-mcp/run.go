@@ -155,15 +155,20 @@ func runTeamIn(ctx context.Context, cmd *cobra.Command, f runFlags, args []strin
 			return err
 		}
 		spec.ContinueFrom = f.continues
+		// Without a key there is no default team: say how to name one.
+		given := shellQuote(spec.Task)
+		if f.taskFile != "" {
+			given = "--task-file " + shellQuote(f.taskFile)
+		}
 		if f.estimate {
-			return printEstimate(out, svc, spec, f.json)
+			return withModelsExample(printEstimate(out, svc, spec, f.json), "run", stateDirFlag(f.stateDir), given)
 		}
 		if err := attachRunCriteria(ctx, cmd, f, svc, &spec, out); err != nil {
-			return err
+			return withModelsExample(err, "run", stateDirFlag(f.stateDir), given)
 		}
 		s, err := svc.Create(ctx, spec)
 		if err != nil {
-			return diskFullExit(out, err, f.stateDir, "", f.json)
+			return diskFullExit(out, withModelsExample(err, "run", stateDirFlag(f.stateDir), given), f.stateDir, "", f.json)
 		}
 		id = s.ID
 		if !f.json {
