@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -139,9 +138,9 @@ func checkpointSpec(cmd *cobra.Command, f checkpointFlags, args []string) (check
 // readJSONFile decodes a file strictly: a misspelt field (rollbak) would
 // otherwise vanish from the plan without a word.
 func readJSONFile(path, flag, shape string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := flagFile(flag, path, "a JSON file of "+shape)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", coordination.ErrBadInput, flag, err)
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

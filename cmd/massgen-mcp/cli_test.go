@@ -303,7 +303,7 @@ func TestRunReadsTheTaskFromStdinOrATaskFile(t *testing.T) {
 	}{
 		{"empty stdin", "  \n", []string{"-"}, "standard input holds no task"},
 		{"both", "", []string{"--task-file", taskFile, "a task"}, "not both"},
-		{"missing file", "", []string{"--task-file", filepath.Join(dir, "nope.md")}, "cannot read the task file"},
+		{"missing file", "", []string{"--task-file", filepath.Join(dir, "nope.md")}, "--task-file " + filepath.Join(dir, "nope.md") + ": no such file"},
 		{"no task", "", nil, "--task-file"},
 	} {
 		args := append([]string{"run", "--state-dir", dir, "--models", "sim,sim"}, tc.args...)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,7 +81,7 @@ func runCriteria(cmd *cobra.Command, f criteriaFlags, args []string) error {
 		CommandLine: true,
 	}
 	if f.from != "" {
-		data, err := readFrom(cmd.InOrStdin(), f.from)
+		data, err := readFrom(cmd.InOrStdin(), "--from", f.from, criteriaFile)
 		if err != nil {
 			return err
 		}
@@ -117,15 +116,16 @@ func runCriteria(cmd *cobra.Command, f criteriaFlags, args []string) error {
 	return nil
 }
 
-// readFrom reads a criteria file, or stdin for "-".
-func readFrom(stdin io.Reader, path string) ([]byte, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
+// criteriaFile is what a flag naming a criteria file takes.
+const criteriaFile = "a JSON file of criteria (massgen-mcp criteria --json writes one), or - for standard input"
+
+// readFrom reads the criteria file flag names, or stdin for "-"; want
+// says what the flag takes.
+func readFrom(stdin io.Reader, flag, path, want string) ([]byte, error) {
+	if path != "-" {
+		return flagFile(flag, path, want)
 	}
+	data, err := io.ReadAll(stdin)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cannot read criteria from %s: %w", coordination.ErrBadInput, path, err)
 	}

@@ -93,6 +93,7 @@ func errorFix(err error) string {
 		ended   *coordination.FinishedError
 		placed  *storeError
 		noTeam  *noTeamError
+		file    *flagFileError
 	)
 	// Where the command looked (storeAt.wrap): a PostgreSQL store's sessions
 	// are followed, resumed and listed otherwise than the file store's.
@@ -104,6 +105,8 @@ func errorFix(err error) string {
 	switch {
 	case errors.As(err, &noTeam):
 		return noTeam.fix()
+	case errors.As(err, &file):
+		return file.fix()
 	case errors.As(err, &running) && at.postgres():
 		return fmt.Sprintf("follow it in its servers' web view (/ui/) or with team_status, or stop it with massgen-mcp cancel%s %s; a stopped session continues with %s.", at.flags, running.Session, at.place(running.Session).Resume(running.Session))
 	case errors.As(err, &running):

@@ -45,9 +45,9 @@ per model:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s := rehearsalScript()
 			if script != "" {
-				data, err := os.ReadFile(script)
+				data, err := flagFile("--script", script, `a JSON file of scripted replies ({"models": {…}, "always": {…}})`)
 				if err != nil {
-					return fmt.Errorf("%w: cannot read the script: %w", coordination.ErrBadInput, err)
+					return err
 				}
 				var f fake.ScriptFile
 				if err := json.Unmarshal(data, &f); err != nil {

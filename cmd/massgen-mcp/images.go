@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -15,14 +14,15 @@ import (
 func readImageFiles(paths []string) ([]coordination.ImageInput, error) {
 	var out []coordination.ImageInput
 	for _, p := range paths {
+		const want = "an image file (PNG, JPEG, GIF or WebP)"
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --image %s cannot be read: %w", coordination.ErrBadInput, p, err)
+			return nil, flagFileErr("--image", p, want, err)
 		}
 		data, err := io.ReadAll(io.LimitReader(f, coordination.MaxImageBytes+1))
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%w: --image %s cannot be read: %w", coordination.ErrBadInput, p, err)
+			return nil, flagFileErr("--image", p, want, err)
 		}
 		out = append(out, coordination.ImageInput{Data: data, From: p})
 	}

@@ -284,6 +284,9 @@ func teamSpec(cmd *cobra.Command, f runFlags, args []string) (coordination.TeamS
 		if f.models != "" {
 			return spec, fmt.Errorf("%w: give --models or --config, not both", coordination.ErrBadInput)
 		}
+		if err := statFlagFile("--config", f.config, "a team file (massgen-mcp's own YAML or MassGen's config YAML; massgen-mcp config check FILE reads one)"); err != nil {
+			return spec, err
+		}
 		tf, err := loadTeamFile(cmd, f.config, f.strict)
 		if err != nil {
 			return spec, err

@@ -46,12 +46,16 @@ func readTaskFrom(cmd *cobra.Command, file string) (string, error) {
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return "", fmt.Errorf("%w: cannot read the task file: %w", coordination.ErrBadInput, err)
+			return "", flagFileErr("--task-file", file, "a text file holding the task (or - for standard input)", err)
 		}
 		defer f.Close()
 		r, where = f, file
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxTaskBytes+1))
+	if file != "-" && err != nil {
+		// A directory opens, and fails only here.
+		return "", flagFileErr("--task-file", file, "a text file holding the task (or - for standard input)", err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read the task from %s: %w", coordination.ErrBadInput, where, err)
 	}
@@ -79,7 +83,7 @@ func teamCriteria(ctx context.Context, cmd *cobra.Command, svc *coordination.Ser
 			req.Model = model
 		}
 	} else {
-		data, err := readFrom(cmd.InOrStdin(), from)
+		data, err := readFrom(cmd.InOrStdin(), "--criteria", from, criteriaFile+", or auto")
 		if err != nil {
 			return criteria.Set{}, err
 		}
