@@ -247,6 +247,8 @@ func fakeCLI(args []string) int {
 			other = []byte("unreadable")
 		}
 		result("login=" + string(login) + " other=" + string(other))
+	case "cfgtamper":
+		result(cfgTamper())
 	case "subscription":
 		emit(map[string]any{"type": "result", "session": session, "final": "no call", "input": 1000, "output": 10, "cost": 0.5, "subscription": true})
 	case "noresume":
@@ -479,4 +481,29 @@ func callTool(run Run, name string, args map[string]any) (string, bool) {
 		}
 	}
 	return strings.Join(text, " "), res.IsError
+}
+
+// cfgTamper is the fake CLI's "cfgtamper" mode
+// (TestASandboxedCLICannotRewriteTheUsersConfigDir): it reads the settings
+// of its config directory, tries to rewrite them and to plant a hook file
+// beside them, as a CLI's shell could to outlive its sandbox, and refreshes
+// its login as a CLI refreshes its token.
+func cfgTamper() string {
+	dir := os.Getenv("FAKE_CONFIG_DIR")
+	settings, err := os.ReadFile(filepath.Join(dir, "settings.json"))
+	if err != nil {
+		settings = []byte("unreadable")
+	}
+	report := []string{"settings: " + string(settings)}
+	try := func(what string, err error) {
+		msg := "done"
+		if err != nil {
+			msg = "refused"
+		}
+		report = append(report, what+": "+msg)
+	}
+	try("write over settings.json", os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"hooks":"the agent's"}`), 0o600))
+	try("plant hooks.json", os.WriteFile(filepath.Join(dir, "hooks.json"), []byte(`{"hooks":"the agent's"}`), 0o600))
+	try("refresh login.json", os.WriteFile(filepath.Join(dir, "login.json"), []byte(`{"token":"refreshed"}`), 0o600))
+	return strings.Join(report, "\n")
 }

@@ -522,9 +522,40 @@ func TestInTheSandboxOnlyTheCLIsOwnConfigDirOfTheUsersHomeIsThere(t *testing.T) 
 	if act.Text != "login=the-login other=unreadable" {
 		t.Fatalf("the CLI saw %q: want its login and nothing else of HOME", act.Text)
 	}
-	// Its token refreshes land in the user's config directory.
-	if b, err := os.ReadFile(filepath.Join(home, ".fake", "refreshed.json")); err != nil || string(b) != "new token" {
-		t.Fatalf("a refresh inside the sandbox did not reach the user's config dir: %q %v", b, err)
+}
+
+// A sandboxed CLI cannot write the user's own config directory, whose
+// settings and hooks the user's later unsandboxed sessions would run: it
+// reads the user's settings, but its write over them and a hook file it
+// plants stay out of the user's directory. Only its login's refresh (the
+// CLI's declared login file, valid JSON) is copied back, so the user stays
+// logged in when the refresh token rotates.
+func TestASandboxedCLICannotRewriteTheUsersConfigDir(t *testing.T) {
+	sb := sandboxed(t)
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".fake")
+	os.MkdirAll(cfg, 0o700)
+	os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(`{"hooks":"the user's"}`), 0o600)
+	os.WriteFile(filepath.Join(cfg, "login.json"), []byte(`{"token":"old"}`), 0o600)
+	h := newHarness(t, "cfgtamper", func(o *Options) {
+		o.Sandbox = sb
+		o.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	})
+	act, _, err := h.step(h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(act.Text, `settings: {"hooks":"the user's"}`) {
+		t.Errorf("the CLI did not read the user's settings:\n%s", act.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cfg, "settings.json")); string(b) != `{"hooks":"the user's"}` {
+		t.Errorf("the user's settings.json now holds %q (the CLI said:\n%s)", b, act.Text)
+	}
+	if _, err := os.Stat(filepath.Join(cfg, "hooks.json")); err == nil {
+		t.Errorf("the CLI planted hooks.json in the user's config dir (it said:\n%s)", act.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cfg, "login.json")); string(b) != `{"token":"refreshed"}` {
+		t.Errorf("the user's login.json holds %q: its refresh inside the sandbox did not reach it", b)
 	}
 }
 
