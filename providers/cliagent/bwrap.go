@@ -13,8 +13,9 @@ import (
 // same one agents' commands run in: no capabilities, an unprivileged uid,
 // the system read-only, the workspace at /workspace and the per-agent HOME
 // at /home/agent the only writable places besides the run directory, its
-// TMPDIR and the CLI's own config directory, where the run's view, socket
-// and generated settings are pinned read-only; the network shared (the CLI
+// TMPDIR, where the run's view, socket and generated settings are pinned
+// read-only, as the user's setup is in the agent's private config directory
+// (configdir.go); the network shared (the CLI
 // must reach its API). bwrap's PID namespace takes every process the CLI
 // started with it.
 type Bubblewrap struct{}

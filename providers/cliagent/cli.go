@@ -31,9 +31,19 @@ type Info struct {
 	// ConfigDir is the CLI's own configuration directory under HOME (e.g.
 	// ".claude": logins and their token refreshes), and ConfigDirEnv the
 	// variable that moves it (e.g. "CLAUDE_CONFIG_DIR"). It is the only part
-	// of the user's HOME an agent sees.
+	// of the user's HOME an agent sees, and in the sandbox never writable:
+	// a sandboxed agent gets a private one (configdir.go).
 	ConfigDir    string
 	ConfigDirEnv string
+	// LoginFiles are the JSON files of ConfigDir that hold the user's
+	// login (".credentials.json"): copied into a sandboxed agent's private
+	// config directory before each run, and back to the user's once the
+	// CLI refreshed them.
+	LoginFiles []string
+	// SetupFiles are the user's own setup in ConfigDir (settings,
+	// instructions, a config file): shown read-only in a sandboxed agent's
+	// private config directory, at the same names.
+	SetupFiles []string
 	// PriceBackend is the API backend whose price table prices the CLI's
 	// tokens when the CLI reports no cost (e.g. "claude").
 	PriceBackend string
@@ -64,8 +74,10 @@ type Run struct {
 	Workdir   string // the working directory: the agent's live workspace
 	Home      string // the per-agent HOME
 	ConfigDir string // the CLI's config directory (ConfigDirEnv's value)
-	// HostConfigDir is the same directory where this process reads it
-	// (outside the sandbox), for a CLI that copies from it.
+	// HostConfigDir is the user's own config directory where this process
+	// reads it (outside the sandbox), for a CLI that copies from it; the
+	// run's own when the user has none. In the sandbox it is not ConfigDir,
+	// the agent's private one.
 	HostConfigDir string
 	// RunDir is a private directory outside the workspace for generated
 	// configs (Invocation.Files are written there).

@@ -64,6 +64,7 @@ type testCLI struct{ mode string }
 
 func (c testCLI) Info() Info {
 	return Info{Backend: "test_cli", Binary: "fake", BinaryEnv: "FAKE_BIN", ConfigDir: ".fake", ConfigDirEnv: "FAKE_CONFIG_DIR",
+		LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"},
 		PriceBackend: "claude", Env: EnvPolicy{Prefixes: []string{"FAKE_"}, Names: []string{"FAKE_API_KEY"},
 			Defaults: map[string]string{"FAKE_TELEMETRY": "off"}}}
 }

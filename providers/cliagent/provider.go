@@ -266,7 +266,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	// Removed before the step returns, so the answer's snapshot, taken
 	// after, never holds them.
 	defer removeImages()
-	cmd, stdin, sent, err := p.command(ctx, req, ag, resume, wf)
+	cmd, stdin, sent, logins, err := p.command(ctx, req, ag, resume, wf)
 	if err != nil {
 		return result{}, err
 	}
@@ -274,14 +274,14 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	ev := &events{req: &req, mask: p.mask, lim: lim, price: p.priced, gate: wf.gate, sent: sent}
-	cfgHost, cfgErr := p.configDirFor(ag)
+	cfgUser, cfgState, cfgErr := p.configDirs(ag)
 	// The resumed session's total is read before the CLI starts, which
 	// may add to it at once.
 	if st, ok := p.cli.(SessionTotals); ok && resume != "" && cfgErr == nil {
-		ev.before = st.SessionTotal(cfgHost, resume)
+		ev.before = st.SessionTotal(cfgState, resume)
 	}
 	if cm, ok := p.cli.(ConfiguredModel); ok && p.opts.Model == "" && cfgErr == nil {
-		ev.configured = cm.ConfigModel(cfgHost)
+		ev.configured = cm.ConfigModel(readConfigDir(cfgUser, cfgState))
 	}
 	stderr := newTail(8 << 10)
 	proc, err := startProcess(cmd, stderr, p.opts.Sandbox.Confined())
@@ -293,7 +293,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 	parser := p.cli.NewParser()
 	var tail *callTail
 	if cfgErr == nil {
-		tail = startCallTail(p.cli, cfgHost, wf.dir, resume, ev.perCall)
+		tail = startCallTail(p.cli, cfgState, wf.dir, resume, ev.perCall)
 	}
 	lines := make(chan []byte, 64)
 	readErr := make(chan error, 1)
@@ -375,6 +375,7 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		}
 	}
 	proc.stdout.Close()
+	logins.syncBack() // the CLI is gone: its refreshed login is final
 	res.call = wf.landedCall()
 	res.out = parser.Outcome()
 	if res.out.Model == "" {
@@ -409,22 +410,25 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 // sent is what the run sends the model, estimated (providers.EstimateInput):
 // the system text and prompt it is given and the step's tools the relay
 // serves it.
-func (p *Provider) command(ctx context.Context, req providers.Request, ag agentDirs, resume string, wf *workflow) (cmd *exec.Cmd, stdin string, sent int64, err error) {
+//
+// logins is the login a sandboxed run was given, to copy back once it ended
+// (nil: none was copied).
+func (p *Provider) command(ctx context.Context, req providers.Request, ag agentDirs, resume string, wf *workflow) (cmd *exec.Cmd, stdin string, sent int64, logins *loginCopy, err error) {
 	hostWork := req.Workspace
 	if hostWork == "" {
 		hostWork = ag.scratch
 	}
 	c := Confinement{Workspace: hostWork, Home: ag.home, Network: true}
-	cfgHost, err := p.configDirFor(ag)
+	cfgUser, cfgState, err := p.configDirs(ag)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", 0, nil, err
 	}
 	workIn, homeIn := p.opts.Sandbox.Paths(c)
-	cfgIn := cfgHost
+	cfgIn := cfgState
 	if p.opts.Sandbox.Confined() {
 		cfgIn = filepath.Join(homeIn, p.info.ConfigDir)
-		if cfgHost != filepath.Join(ag.home, p.info.ConfigDir) {
-			c.ReadWrite = append(c.ReadWrite, Bind{Src: cfgHost, Dst: cfgIn})
+		if logins, err = stageConfig(&c, p.info, cfgUser, cfgState, cfgIn); err != nil {
+			return nil, "", 0, nil, err
 		}
 	}
 	c.ReadWrite = append(c.ReadWrite, Bind{Src: wf.dir, Dst: wf.dir}, Bind{Src: ag.tmp, Dst: ag.tmp})
@@ -432,7 +436,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 
 	relayBin, relayArgs, err := p.opts.relayCommand(filepath.Join(wf.dir, "view.json"))
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", 0, nil, err
 	}
 	c.ReadOnly = append(c.ReadOnly, Bind{Src: relayBin, Dst: relayBin})
 	perms := permitsFor(req, p.cli, append(append([]string{relayBin}, relayArgs...), "--hook"))
@@ -452,7 +456,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	}
 	view, _ := json.Marshal(relay.View{Socket: wf.socket, Tools: req.Tools, Extra: wf.extra.offered(), Permission: perms != nil && perms.PromptTool != ""})
 	if err := os.WriteFile(filepath.Join(wf.dir, "view.json"), view, 0o600); err != nil {
-		return nil, "", 0, err
+		return nil, "", 0, nil, err
 	}
 
 	peers, contexts := map[string]string{}, map[string]string{}
@@ -463,7 +467,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		}
 		dir, notShown, err := peerFiles(&c, p.opts.Sandbox.Confined(), wf.peers, sh)
 		if err != nil {
-			return nil, "", 0, err
+			return nil, "", 0, nil, err
 		}
 		peers[sh.Alias] = dir
 		if notShown != "" {
@@ -486,7 +490,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		Workdir:       workIn,
 		Home:          homeIn,
 		ConfigDir:     cfgIn,
-		HostConfigDir: cfgHost,
+		HostConfigDir: readConfigDir(cfgUser, cfgState),
 		RunDir:        wf.dir,
 		ReadDirs:      readDirs,
 		Workflow:      MCPServer{Name: relay.ServerName, Command: relayBin, Args: relayArgs},
@@ -498,18 +502,18 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	sent = providers.EstimateInput(providers.Request{System: run.System, Prompt: run.Prompt, Tools: req.Tools}, nil)
 	inv, err := p.cli.Invocation(run)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", 0, nil, err
 	}
 	for name, data := range inv.Files {
 		if !filepath.IsLocal(name) || strings.Contains(name, `\`) || name == "view.json" {
-			return nil, "", 0, fmt.Errorf("%s: generated file name %q must be a path inside the run directory", p.info.Backend, name)
+			return nil, "", 0, nil, fmt.Errorf("%s: generated file name %q must be a path inside the run directory", p.info.Backend, name)
 		}
 		path := filepath.Join(wf.dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, "", 0, err
+			return nil, "", 0, nil, err
 		}
 		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return nil, "", 0, err
+			return nil, "", 0, nil, err
 		}
 	}
 	pinned := []string{"view.json", filepath.Base(wf.socket)}
@@ -529,24 +533,9 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	argv := append([]string{p.opts.Binary}, inv.Args...)
 	cmd, err = p.opts.Sandbox.Command(ctx, c, argv)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("cannot sandbox %s: %w", p.info.Binary, err)
+		return nil, "", 0, nil, fmt.Errorf("cannot sandbox %s: %w", p.info.Binary, err)
 	}
-	return cmd, inv.Stdin, sent, nil
-}
-
-// configDirFor is the CLI's own config directory for an agent, where this
-// process sees it: the user's (logins, token refreshes), else one of the
-// agent's own.
-func (p *Provider) configDirFor(ag agentDirs) (string, error) {
-	cfgHost := p.hostConfigDir()
-	if st, err := os.Stat(cfgHost); cfgHost != "" && err == nil && st.IsDir() {
-		return cfgHost, nil
-	}
-	cfgHost = filepath.Join(ag.home, p.info.ConfigDir)
-	if err := os.MkdirAll(cfgHost, 0o700); err != nil {
-		return "", err
-	}
-	return cfgHost, nil
+	return cmd, inv.Stdin, sent, logins, nil
 }
 
 // hostConfigDir is the user's config directory of the CLI: its variable

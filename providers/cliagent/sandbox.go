@@ -27,7 +27,7 @@ type Confinement struct {
 	WorkspaceReadOnly bool
 	Home              string // read-write, HOME
 	ReadOnly          []Bind // the binaries, peers' snapshots, contexts
-	ReadWrite         []Bind // the run directory, the CLI's own config directory
+	ReadWrite         []Bind // the run directory, the agent's private config directory
 	Hide              []string
 	Network           bool
 	Env               []string

@@ -22,6 +22,12 @@ var info = cliagent.Info{
 	Package:      "@anthropic-ai/claude-code@2.1.197",
 	ConfigDir:    ".claude",
 	ConfigDirEnv: "CLAUDE_CONFIG_DIR",
+	// Its login on Linux (elsewhere the system keychain, out of reach of
+	// the sandbox anyway), and the user's setup a run with their own
+	// (UserSetup) reads; --bare ignores it. Its plugins directory is left
+	// out: the CLI writes it as it syncs them.
+	LoginFiles:   []string{".credentials.json"},
+	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles"},
 	PriceBackend: "claude",
 	Env: cliagent.EnvPolicy{
 		// Its auth and endpoint (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,

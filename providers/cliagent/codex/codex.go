@@ -21,6 +21,11 @@ var info = cliagent.Info{
 	Package:      "@openai/codex@0.171.0",
 	ConfigDir:    ".codex",
 	ConfigDirEnv: "CODEX_HOME",
+	// Its ChatGPT login or stored key, and the user's config (a custom
+	// model provider), instructions, prompts and exec rules. Its skills
+	// directory is left out: the CLI writes its system skills there.
+	LoginFiles:   []string{"auth.json"},
+	SetupFiles:   []string{"config.toml", "AGENTS.md", "AGENTS.override.md", "prompts", "rules"},
 	PriceBackend: "openai",
 	Env: cliagent.EnvPolicy{
 		// Its auth (OPENAI_API_KEY, CODEX_API_KEY, a ChatGPT login in

@@ -1,0 +1,162 @@
+package cliagent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// A sandboxed CLI never sees the user's own config directory writable: its
+// settings, hooks and allow rules run unsandboxed in the user's own
+// sessions later, so an agent that could write them would outlive its
+// sandbox and grant its later runs what the user never did. It gets a
+// private config directory in its HOME instead (its sessions live there),
+// holding a copy of the CLI's login (Info.LoginFiles), refreshed from the
+// user's each run, and the user's setup (Info.SetupFiles) bound read-only
+// from the user's directory.
+
+// configDirs are a run's config directories as this process sees them:
+// user is the user's own (what a CLI reads their login, settings and model
+// from), "" when they have none; state is where the run's CLI keeps its
+// sessions: a sandboxed agent's private one, else the user's (the CLI runs
+// as the user anyway), else one of the agent's.
+func (p *Provider) configDirs(ag agentDirs) (user, state string, err error) {
+	user = p.hostConfigDir()
+	if st, err := os.Stat(user); user == "" || err != nil || !st.IsDir() {
+		user = ""
+	}
+	if user != "" && !p.opts.Sandbox.Confined() {
+		return user, user, nil
+	}
+	state = filepath.Join(ag.home, p.info.ConfigDir)
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return "", "", fmt.Errorf("cannot create the agent's config directory %s: %w", state, err)
+	}
+	return user, state, nil
+}
+
+// readConfigDir is the directory a CLI reads the user's setup from: theirs
+// when they have one, else the run's own.
+func readConfigDir(user, state string) string {
+	if user != "" {
+		return user
+	}
+	return state
+}
+
+// loginCopy is the login a sandboxed run was given: the files copied from
+// the user's config directory into the agent's, with what they held.
+type loginCopy struct {
+	user, private string
+	copied        map[string][]byte
+}
+
+// stageConfig readies a sandboxed agent's private config directory private,
+// which the CLI sees at in, for one run: the user's login files copied in
+// (an agent's copy from an earlier run replaced, the user's being the
+// truth), the user's setup files bound read-only at their names (what an
+// earlier run of the agent left under those names removed), and the
+// directory bound over itself, so the CLI cannot rename it away with the
+// read-only files in it and make its own.
+func stageConfig(c *Confinement, info Info, user, private, in string) (*loginCopy, error) {
+	lc := &loginCopy{user: user, private: private, copied: map[string][]byte{}}
+	c.ReadWrite = append(c.ReadWrite, Bind{Src: private, Dst: in})
+	for _, name := range info.SetupFiles {
+		if err := os.RemoveAll(filepath.Join(private, name)); err != nil {
+			return nil, fmt.Errorf("cannot clear %s of the agent's config directory: %w", name, err)
+		}
+		if user == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(user, name)); err == nil {
+			c.Pinned = append(c.Pinned, Bind{Src: filepath.Join(user, name), Dst: filepath.Join(in, name)})
+		}
+	}
+	for _, name := range info.LoginFiles {
+		dst := filepath.Join(private, name)
+		var data []byte
+		var err error
+		if user != "" {
+			data, err = os.ReadFile(filepath.Join(user, name))
+		}
+		if user == "" || errors.Is(err, fs.ErrNotExist) {
+			// Logged out: the agent's old copy must not keep it logged in.
+			if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("cannot remove the agent's copy of %s: %w", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read your %s login %s: %w", info.Binary, filepath.Join(user, name), err)
+		}
+		if err := writeAtomic(dst, data); err != nil {
+			return nil, fmt.Errorf("cannot copy your %s login into the agent's config directory: %w", info.Binary, err)
+		}
+		lc.copied[name] = data
+	}
+	return lc, nil
+}
+
+// syncing serializes copies back, so two agents' refreshes of one login
+// cannot both pass the check that the user's file is still what they were
+// given.
+var syncing sync.Mutex
+
+// syncBack copies back each login file the run's CLI refreshed, once it
+// ended. A CLI refreshing an OAuth token may be handed a new refresh token
+// and the old one revoked: kept only in the agent's copy, the user would be
+// logged out. A file is copied back only when it changed, is still JSON
+// (what every CLI's login file is; a half-written or garbled one would log
+// the user out too), and the user's own file still holds what was copied
+// in (the user, or another agent, may have refreshed it meanwhile: theirs
+// then wins). Nothing else of the private directory ever reaches the
+// user's. A copy that fails leaves the user's login as it was.
+func (lc *loginCopy) syncBack() {
+	if lc == nil {
+		return
+	}
+	syncing.Lock()
+	defer syncing.Unlock()
+	for name, was := range lc.copied {
+		now, err := os.ReadFile(filepath.Join(lc.private, name))
+		if err != nil || bytes.Equal(now, was) || !json.Valid(now) {
+			continue
+		}
+		target := filepath.Join(lc.user, name)
+		if cur, err := os.ReadFile(target); err != nil || !bytes.Equal(cur, was) {
+			continue
+		}
+		_ = writeAtomic(target, now)
+	}
+}
+
+// writeAtomic replaces path with data, readable by the user only: written
+// beside it and renamed over it, so a reader never sees half a login.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // gone once renamed
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

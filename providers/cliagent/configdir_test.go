@@ -1,0 +1,92 @@
+package cliagent
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A login the CLI refreshed reaches the user's config directory only when
+// it is JSON and the user's file still holds what was copied in; the copy
+// that lands is readable by the user only.
+func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
+	cases := []struct {
+		name      string
+		refreshed string // what the CLI left in its copy
+		meanwhile string // what the user's file holds by then ("" unchanged)
+		want      string // the user's file after
+	}{
+		{"refreshed", `{"token":"new"}`, "", `{"token":"new"}`},
+		{"unchanged", `{"token":"old"}`, "", `{"token":"old"}`},
+		{"garbled", `{"token":"ne`, "", `{"token":"old"}`},
+		{"the user logged in again meanwhile", `{"token":"new"}`, `{"token":"users"}`, `{"token":"users"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			user, private := t.TempDir(), t.TempDir()
+			os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o644)
+			os.WriteFile(filepath.Join(user, "settings.json"), []byte(`{"hooks":"the user's"}`), 0o600)
+			var c Confinement
+			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}}, user, private, "/home/agent/.fake")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(private, "login.json"), []byte(tc.refreshed), 0o600)
+			os.WriteFile(filepath.Join(private, "settings.json"), []byte(`{"hooks":"the agent's"}`), 0o600)
+			if tc.meanwhile != "" {
+				os.WriteFile(filepath.Join(user, "login.json"), []byte(tc.meanwhile), 0o600)
+			}
+			lc.syncBack()
+			if b, _ := os.ReadFile(filepath.Join(user, "login.json")); string(b) != tc.want {
+				t.Errorf("the user's login holds %q, want %q", b, tc.want)
+			}
+			if b, _ := os.ReadFile(filepath.Join(user, "settings.json")); string(b) != `{"hooks":"the user's"}` {
+				t.Errorf("the user's settings hold %q: only the login may be copied back", b)
+			}
+			if tc.want != `{"token":"old"}` && tc.meanwhile == "" {
+				if st, _ := os.Stat(filepath.Join(user, "login.json")); st.Mode().Perm() != 0o600 {
+					t.Errorf("the copied-back login has mode %v, want 0600", st.Mode().Perm())
+				}
+			}
+			if entries, _ := os.ReadDir(user); len(entries) != 2 {
+				t.Errorf("the user's config dir holds %d entries, want its 2 (a temp file left?)", len(entries))
+			}
+		})
+	}
+}
+
+// An agent's private config directory starts each run from the user's:
+// their login copied in over the agent's old copy (or removed, when they
+// logged out), their setup bound read-only, and what the agent left under
+// a setup file's name gone.
+func TestAnAgentsConfigDirStartsEachRunFromTheUsers(t *testing.T) {
+	user, private := t.TempDir(), t.TempDir()
+	info := Info{LoginFiles: []string{"login.json", "other-login.json"}, SetupFiles: []string{"settings.json", "CLAUDE.md"}}
+	os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"users"}`), 0o600)
+	os.WriteFile(filepath.Join(user, "settings.json"), []byte(`{}`), 0o600)
+	os.WriteFile(filepath.Join(private, "login.json"), []byte(`{"token":"agents"}`), 0o600)
+	os.WriteFile(filepath.Join(private, "other-login.json"), []byte(`{"token":"agents"}`), 0o600)
+	os.WriteFile(filepath.Join(private, "CLAUDE.md"), []byte("the agent's"), 0o600)
+	var c Confinement
+	if _, err := stageConfig(&c, info, user, private, "/home/agent/.fake"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(private, "login.json")); string(b) != `{"token":"users"}` {
+		t.Errorf("the agent's login copy holds %q, want the user's", b)
+	}
+	if _, err := os.Stat(filepath.Join(private, "other-login.json")); err == nil {
+		t.Errorf("the agent kept a login the user no longer has")
+	}
+	if _, err := os.Stat(filepath.Join(private, "CLAUDE.md")); err == nil {
+		t.Errorf("what the agent left under a setup file's name is still there")
+	}
+	want := Bind{Src: filepath.Join(user, "settings.json"), Dst: "/home/agent/.fake/settings.json"}
+	if len(c.Pinned) != 1 || c.Pinned[0] != want {
+		t.Errorf("pinned %v, want only the user's settings %v", c.Pinned, want)
+	}
+	for _, b := range c.ReadWrite {
+		if b.Src == user {
+			t.Errorf("the user's config dir is bound writable: %v", b)
+		}
+	}
+}
