@@ -72,3 +72,21 @@ func TestSubscriptionLoginsMakeTheCostAnEstimate(t *testing.T) {
 		}
 	}
 }
+
+// The workspace's .claude/settings.json and settings.local.json are the
+// agent's to write; loaded by its next run they would grant it allow rules
+// past the step's permission gate. Every run loads the user's settings
+// only.
+func TestInvocationIgnoresTheWorkspacesProjectSettings(t *testing.T) {
+	for _, userSetup := range []bool{false, true} {
+		r := run()
+		r.UserSetup = userSetup
+		inv, err := CLI{}.Invocation(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.Index(inv.Args, "--setting-sources"); i < 0 || i+1 >= len(inv.Args) || inv.Args[i+1] != "user" {
+			t.Errorf("user setup %v: args %q load more than the user's settings", userSetup, inv.Args)
+		}
+	}
+}
