@@ -95,6 +95,11 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		"--strict-mcp-config", "--mcp-config", r.RunDir+"/mcp.json",
 		"--append-system-prompt-file", r.RunDir+"/system.md",
 		"--allowedTools", strings.Join(allowed, ","),
+		// The user's settings only: the workspace's .claude/settings.json
+		// and settings.local.json are the agent's to write, and loaded by
+		// a later run there their allow rules would pass the step's
+		// permission gate.
+		"--setting-sources", "user",
 	)
 	if !r.UserSetup {
 		args = append(args, "--bare")

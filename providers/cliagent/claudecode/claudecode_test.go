@@ -25,7 +25,7 @@ func TestInvocationIsBareStrictAndKeepsThePromptOutOfArgv(t *testing.T) {
 	args := strings.Join(inv.Args, " ")
 	for _, want := range []string{
 		"-p --output-format stream-json --verbose --permission-mode acceptEdits --strict-mcp-config --mcp-config /run/step/mcp.json",
-		"--allowedTools mcp__workflow__new_answer,mcp__workflow__vote --bare --model claude-opus-4-6 --add-dir /snap/agent2",
+		"--allowedTools mcp__workflow__new_answer,mcp__workflow__vote --setting-sources user --bare --model claude-opus-4-6 --add-dir /snap/agent2",
 	} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)

@@ -1,6 +1,7 @@
 // Package claudecode drives Claude Code (`claude`) as a team member on the
 // cliagent framework: `claude -p --output-format stream-json --verbose
-// --permission-mode acceptEdits --strict-mcp-config --mcp-config <file>`
+// --permission-mode acceptEdits --strict-mcp-config --mcp-config <file>
+// --setting-sources user`
 // (and --bare unless the operator asks for the user's own Claude Code
 // setup), --resume within a session, the prompt on stdin; and it reads
 // Claude Code's stream-json events (system/init, assistant and user
