@@ -571,3 +571,26 @@ func TestACostPricedOnASubscriptionLoginIsAnEstimate(t *testing.T) {
 		t.Fatalf("usage = %+v: want the table's price, marked an estimate", u)
 	}
 }
+
+// A setup file the user does not have is not the agent's to make either: a
+// CLI that reloads its settings as they change would take allow rules the
+// agent wrote mid-run. In the sandbox it finds an empty one, read-only.
+func TestASandboxedCLICannotMakeTheSettingsTheUserHasNone(t *testing.T) {
+	sb := sandboxed(t)
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".fake"), 0o700)
+	h := newHarness(t, "cfgtamper", func(o *Options) {
+		o.Sandbox = sb
+		o.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	})
+	act, _, err := h.step(h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(act.Text, "settings: {}\n") || !strings.Contains(act.Text, "write over settings.json: refused") {
+		t.Errorf("the CLI made its own settings:\n%s", act.Text)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".fake", "settings.json")); err == nil {
+		t.Errorf("settings.json appeared in the user's config dir")
+	}
+}
