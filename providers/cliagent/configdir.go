@@ -62,20 +62,24 @@ type loginCopy struct {
 // truth), the user's setup files bound read-only at their names (what an
 // earlier run of the agent left under those names removed), and the
 // directory bound over itself, so the CLI cannot rename it away with the
-// read-only files in it and make its own.
-func stageConfig(c *Confinement, info Info, user, private, in string) (*loginCopy, error) {
+// read-only files in it and make its own. A setup file the user has none
+// of is an empty one from blanks (a directory of the agent's the sandbox
+// does not show), read-only too: a CLI reloading its settings as they
+// change would otherwise take the allow rules an agent wrote mid-run.
+func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*loginCopy, error) {
 	lc := &loginCopy{user: user, private: private, copied: map[string][]byte{}}
 	c.ReadWrite = append(c.ReadWrite, Bind{Src: private, Dst: in})
 	for _, name := range info.SetupFiles {
 		if err := os.RemoveAll(filepath.Join(private, name)); err != nil {
 			return nil, fmt.Errorf("cannot clear %s of the agent's config directory: %w", name, err)
 		}
-		if user == "" {
-			continue
+		src := filepath.Join(user, name)
+		if _, err := os.Stat(src); user == "" || err != nil {
+			if src, err = blank(blanks, name); err != nil {
+				return nil, fmt.Errorf("cannot make an empty %s for the agent's config directory: %w", name, err)
+			}
 		}
-		if _, err := os.Stat(filepath.Join(user, name)); err == nil {
-			c.Pinned = append(c.Pinned, Bind{Src: filepath.Join(user, name), Dst: filepath.Join(in, name)})
-		}
+		c.Pinned = append(c.Pinned, Bind{Src: src, Dst: filepath.Join(in, name)})
 	}
 	for _, name := range info.LoginFiles {
 		dst := filepath.Join(private, name)
@@ -100,6 +104,24 @@ func stageConfig(c *Confinement, info Info, user, private, in string) (*loginCop
 		lc.copied[name] = data
 	}
 	return lc, nil
+}
+
+// blank is an empty setup file named name in dir: a directory when the
+// name has no extension (agents, prompts), else a file, "{}" for JSON
+// (what the CLI can parse), else nothing (CLAUDE.md, config.toml).
+func blank(dir, name string) (string, error) {
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	switch filepath.Ext(name) {
+	case "":
+		return path, os.MkdirAll(path, 0o700)
+	case ".json":
+		return path, os.WriteFile(path, []byte("{}"), 0o600)
+	default:
+		return path, os.WriteFile(path, nil, 0o600)
+	}
 }
 
 // syncing serializes copies back, so two agents' refreshes of one login

@@ -3,6 +3,7 @@ package cliagent
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
 			os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o644)
 			os.WriteFile(filepath.Join(user, "settings.json"), []byte(`{"hooks":"the user's"}`), 0o600)
 			var c Confinement
-			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}}, user, private, "/home/agent/.fake")
+			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}}, user, private, "/home/agent/.fake", t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +69,7 @@ func TestAnAgentsConfigDirStartsEachRunFromTheUsers(t *testing.T) {
 	os.WriteFile(filepath.Join(private, "other-login.json"), []byte(`{"token":"agents"}`), 0o600)
 	os.WriteFile(filepath.Join(private, "CLAUDE.md"), []byte("the agent's"), 0o600)
 	var c Confinement
-	if _, err := stageConfig(&c, info, user, private, "/home/agent/.fake"); err != nil {
+	if _, err := stageConfig(&c, info, user, private, "/home/agent/.fake", t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(private, "login.json")); string(b) != `{"token":"users"}` {
@@ -81,8 +82,11 @@ func TestAnAgentsConfigDirStartsEachRunFromTheUsers(t *testing.T) {
 		t.Errorf("what the agent left under a setup file's name is still there")
 	}
 	want := Bind{Src: filepath.Join(user, "settings.json"), Dst: "/home/agent/.fake/settings.json"}
-	if len(c.Pinned) != 1 || c.Pinned[0] != want {
-		t.Errorf("pinned %v, want only the user's settings %v", c.Pinned, want)
+	if len(c.Pinned) != 2 || c.Pinned[0] != want || c.Pinned[1].Dst != "/home/agent/.fake/CLAUDE.md" {
+		t.Fatalf("pinned %v, want the user's settings %v and an empty CLAUDE.md", c.Pinned, want)
+	}
+	if b, err := os.ReadFile(c.Pinned[1].Src); err != nil || len(b) != 0 || strings.HasPrefix(c.Pinned[1].Src, private) {
+		t.Errorf("the CLAUDE.md the user has none of is %s holding %q (%v), want an empty file outside the agent's config dir", c.Pinned[1].Src, b, err)
 	}
 	for _, b := range c.ReadWrite {
 		if b.Src == user {

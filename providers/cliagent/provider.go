@@ -427,7 +427,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	cfgIn := cfgState
 	if p.opts.Sandbox.Confined() {
 		cfgIn = filepath.Join(homeIn, p.info.ConfigDir)
-		if logins, err = stageConfig(&c, p.info, cfgUser, cfgState, cfgIn); err != nil {
+		if logins, err = stageConfig(&c, p.info, cfgUser, cfgState, cfgIn, filepath.Join(ag.root, "blank-setup")); err != nil {
 			return nil, "", 0, nil, err
 		}
 	}
