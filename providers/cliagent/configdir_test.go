@@ -9,7 +9,8 @@ import (
 
 // A login the CLI refreshed reaches the user's config directory only when
 // it is JSON and the user's file still holds what was copied in; the copy
-// that lands is readable by the user only.
+// that lands is readable by the user only, and the agent's copy is gone
+// with its run (one more copy of a login on disk for a month is not kept).
 func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -48,6 +49,9 @@ func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
 				if st, _ := os.Stat(filepath.Join(user, "login.json")); st.Mode().Perm() != 0o600 {
 					t.Errorf("the copied-back login has mode %v, want 0600", st.Mode().Perm())
 				}
+			}
+			if _, err := os.Stat(filepath.Join(private, "login.json")); err == nil {
+				t.Errorf("the agent's copy of the login outlived its run")
 			}
 			if entries, _ := os.ReadDir(user); len(entries) != 2 {
 				t.Errorf("the user's config dir holds %d entries, want its 2 (a temp file left?)", len(entries))
