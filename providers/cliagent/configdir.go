@@ -137,7 +137,9 @@ var syncing sync.Mutex
 // the user out too), and the user's own file still holds what was copied
 // in (the user, or another agent, may have refreshed it meanwhile: theirs
 // then wins). Nothing else of the private directory ever reaches the
-// user's. A copy that fails leaves the user's login as it was.
+// user's. A copy that fails leaves the user's login as it was. The agent's
+// copy is removed then: the next run copies the user's afresh, and a login
+// is not left on disk in an idle agent's directory for a month.
 func (lc *loginCopy) syncBack() {
 	if lc == nil {
 		return
@@ -146,6 +148,7 @@ func (lc *loginCopy) syncBack() {
 	defer syncing.Unlock()
 	for name, was := range lc.copied {
 		now, err := os.ReadFile(filepath.Join(lc.private, name))
+		_ = os.Remove(filepath.Join(lc.private, name))
 		if err != nil || bytes.Equal(now, was) || !json.Valid(now) {
 			continue
 		}
