@@ -62,6 +62,10 @@ var giantShapes = map[string]func(n int) string{
 	"parallel sources": func(n int) string {
 		return "parallel " + strings.Repeat("a ", n/4) + "::: " + strings.Repeat("b ", n/4)
 	},
+	// a short command over many sources, and many valued options before
+	// a loose runner's program: each read within readBudget
+	"parallel many sources": func(n int) string { return "parallel a ::: " + strings.Repeat("b ", n/2) },
+	"strace many options":   func(n int) string { return "strace" + strings.Repeat(" -e x", n/5) + " git push" },
 }
 
 func repeated(unit string) func(n int) string {

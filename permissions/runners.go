@@ -83,23 +83,37 @@ var runners = map[string]runner{
 			}
 			return cmd, "", false
 		}
-		// The command with each source: past a few, the command with
-		// its sources is opaque, so a long one is not copied for each.
+		// The command with each source: past the budget, the command
+		// with its sources is opaque, so a long one is not copied for
+		// each, while many files after a short command are all read.
 		var lines []string
+		budget := readBudget(args)
 		for _, a := range srcs {
-			if len(lines) == maxSources {
-				return nil, strings.Join(lines, "\n"), true
-			}
 			if !strings.HasPrefix(a, ":::") {
-				lines = append(lines, strings.Join(append(append([]string(nil), cmd...), a), " "))
+				line := strings.Join(append(append([]string(nil), cmd...), a), " ")
+				if budget -= len(line); budget < 0 {
+					return nil, strings.Join(lines, "\n"), true
+				}
+				lines = append(lines, line)
 			}
 		}
 		return nil, strings.Join(lines, "\n"), false
 	},
 }
 
-// maxSources is how many of parallel's sources are read as lines.
-const maxSources = 4
+// readBudget is how many bytes of lines a runner may make from its words
+// args, each a copy of some of them (parallel's command with each source,
+// a loose runner's words from each candidate on): a few times their own
+// length, so a line is read in time linear in its length, and a floor so
+// that a short command with many operands is read whole. Past it, what
+// runs is opaque: asked, never allowed unread.
+func readBudget(args []string) int {
+	n := 0
+	for _, a := range args {
+		n += len(a) + 1
+	}
+	return 4*n + 256
+}
 
 // afterOperand is a runner whose command follows its options and one
 // operand (flock's lock file, chrt's priority, taskset's mask), or whose
@@ -196,25 +210,52 @@ var commandValued = map[string]bool{"GIT_PAGER": true, "PAGER": true, "GIT_EDITO
 
 // gitSettingLines are the command lines git's own -c settings give it to
 // run (core.fsmonitor, diff.external, core.pager, a filter's smudge, a
-// credential helper's !line, …), read as lines.
-func gitSettingLines(args []string) []string {
-	var out []string
+// credential helper's !line, …), read as lines. opaque tells that a
+// --config-env gives such a setting an environment variable's value,
+// which the line need not hold (an export earlier, the agent's own).
+func gitSettingLines(args []string) (out []string, opaque bool) {
 	for i := 0; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
-		kv := ""
+		kv, fromEnv := "", false
 		switch {
 		case args[i] == "-c" && i+1 < len(args):
 			kv = args[i+1]
 		case strings.HasPrefix(args[i], "-c") && len(args[i]) > 2:
 			kv = args[i][2:]
+		case args[i] == "--config-env" && i+1 < len(args):
+			kv, fromEnv = args[i+1], true
+		case strings.HasPrefix(args[i], "--config-env="):
+			kv, fromEnv = strings.TrimPrefix(args[i], "--config-env="), true
 		}
 		if k, v, ok := strings.Cut(kv, "="); ok && gitRunsValue(strings.ToLower(k)) {
-			out = append(out, strings.TrimPrefix(v, "!"))
+			switch {
+			case fromEnv:
+				opaque = true
+			case !sshTransport(strings.ToLower(k), v):
+				out = append(out, strings.TrimPrefix(v, "!"))
+			}
 		}
 		if gitValued[args[i]] {
 			i++
 		}
 	}
-	return out
+	return out, opaque
+}
+
+// sshTransport tells that a setting (core.sshcommand, GIT_SSH_COMMAND, …)
+// names plain ssh with its options as git's transport: git adds the host
+// from the remote it was asked to reach, so the line names none and would
+// read as ssh to an unknown host, while the fetch or push it serves is
+// read as git's own. Anything more (a ; or $ in it, another program, an
+// -o ProxyCommand or LocalCommand ssh itself runs) is read as a line.
+func sshTransport(key, value string) bool {
+	switch {
+	case key == "git_ssh_command" || key == "git_ssh" || strings.HasSuffix(key, "sshcommand"):
+	default:
+		return false
+	}
+	f := strings.Fields(value)
+	return len(f) > 0 && base(f[0]) == "ssh" && !strings.ContainsAny(value, ";&|`$()<>\n\\'\"#") &&
+		!strings.Contains(strings.ToLower(value), "command")
 }
 
 // gitRunsValue tells whether git runs a setting's value as a command.
@@ -239,21 +280,18 @@ func gitRunsValue(key string) bool {
 
 // looseRunners run the command that follows their options, whose options
 // are not listed here one by one (strace -o FILE, unshare -r, chroot DIR):
-// any of the first few words after the options that is not one may be
-// the program, and each is read as where a command begins.
+// any word that is not an option may be the program, and each is read as
+// where a command begins, within readBudget.
 var looseRunners = []string{"strace", "ltrace", "valgrind", "setpriv", "prlimit", "fakeroot", "faketime", "unshare",
 	"runuser", "chroot", "nsenter", "eatmydata", "firejail", "torsocks", "proxychains", "proxychains4", "xvfb-run",
 	"dbus-run-session", "numactl", "cgexec", "catchsegv", "systemd-run", "gdb", "unbuffer", "caffeinate", "sg", "bwrap"}
-
-// looseCandidates is how many of a loose runner's words after its options
-// are read as where its command may begin.
-const looseCandidates = 3
 
 func init() {
 	for _, r := range looseRunners {
 		runners[r] = func(args []string) ([]string, string, bool) {
 			var lines []string
-			for i := 0; i < len(args) && len(lines) < looseCandidates; i++ {
+			budget := readBudget(args)
+			for i := 0; i < len(args); i++ {
 				if args[i] == "--" {
 					if i+1 < len(args) {
 						lines = append(lines, strings.Join(args[i+1:], " "))
@@ -261,7 +299,14 @@ func init() {
 					break
 				}
 				if !strings.HasPrefix(args[i], "-") {
-					lines = append(lines, strings.Join(args[i:], " "))
+					// Every value of an option is a candidate (strace -e X
+					// -o F -s 100 git push): a fixed count of them
+					// let padding push the program past the reading.
+					line := strings.Join(args[i:], " ")
+					if budget -= len(line); budget < 0 {
+						return nil, strings.Join(lines, "\n"), true
+					}
+					lines = append(lines, line)
 				}
 			}
 			return nil, strings.Join(lines, "\n"), false
@@ -291,6 +336,8 @@ func gitRunLines(args []string) []string {
 				out = append(out, rest[i+1])
 			} else if v, ok := strings.CutPrefix(a, opt+"="); ok && strings.HasPrefix(opt, "--") {
 				out = append(out, v)
+			} else if v, ok := strings.CutPrefix(a, opt); ok && v != "" && !strings.HasPrefix(opt, "--") {
+				out = append(out, v) // -x'line': git takes a short option's value joined
 			}
 		}
 	}

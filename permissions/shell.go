@@ -851,7 +851,7 @@ func unwrap(in []string) (words []string, inner []string, priv string, fromInput
 		}
 		switch {
 		case strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "="):
-			if name, value, _ := strings.Cut(words[0], "="); commandValued[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
+			if name, value, _ := strings.Cut(words[0], "="); (commandValued[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")) && !sshTransport(strings.ToLower(name), value) {
 				inner = append(inner, strings.TrimPrefix(value, "!"))
 			} else if name == "GIT_CONFIG_PARAMETERS" {
 				fed = true // git's settings in its own quoting: not read here
@@ -890,10 +890,11 @@ func unwrap(in []string) (words []string, inner []string, priv string, fromInput
 		case w == "find":
 			return words, append(inner, findExec(words[1:])...), priv, false
 		case w == "git":
-			inner = append(inner, gitSettingLines(words[1:])...)
+			settings, fromEnv := gitSettingLines(words[1:])
+			inner = append(inner, settings...)
 			words, lines := gitAlias(words)
 			lines = append(lines, gitRunLines(gitArgs(words[1:]))...)
-			return words, append(inner, lines...), priv, false
+			return words, append(inner, lines...), priv, fromEnv
 		case w == "su":
 			for i := 1; i+1 < len(words); i++ {
 				if words[i] == "-c" || words[i] == "--command" {
