@@ -36,18 +36,24 @@ var runners = map[string]runner{
 	"script": func(args []string) ([]string, string, bool) {
 		return nil, optionLine(args, 'c', "--command"), false
 	},
-	// watch [opts] command…: its words joined, run by sh -c, over and over
+	// watch [opts] command…: its words joined, run by sh -c, over and
+	// over; with -x (--exec) run as they are, each word one
 	"watch": func(args []string) ([]string, string, bool) {
 		valued := map[string]bool{"-n": true, "--interval": true, "-q": true, "--equexit": true}
+		exec := false
 		for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 			if args[0] == "--" {
 				args = args[1:]
 				break
 			}
+			exec = exec || args[0] == "--exec" || !strings.HasPrefix(args[0], "--") && strings.Contains(args[0], "x")
 			if valued[args[0]] && len(args) > 1 {
 				args = args[1:]
 			}
 			args = args[1:]
+		}
+		if exec {
+			return nil, commandLine(args), false
 		}
 		return nil, strings.Join(args, " "), false
 	},
@@ -64,41 +70,7 @@ var runners = map[string]runner{
 		}
 		return nil, args[0], false
 	},
-	// parallel [opts] command… ::: arg…: the command with each argument
-	// added, or each argument a command; without ::: its input adds them.
-	"parallel": func(args []string) ([]string, string, bool) {
-		for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != ":::" {
-			args = args[1:] // its options: a value in the same word (-j4)
-		}
-		cmd, srcs := args, []string(nil)
-		for i, a := range args {
-			if strings.HasPrefix(a, ":::") {
-				cmd, srcs = args[:i], args[i+1:]
-				break
-			}
-		}
-		if srcs == nil {
-			if len(cmd) == 0 || base(cmd[0]) == "git" && len(gitArgs(cmd[1:])) == 0 {
-				return cmd, "", true
-			}
-			return cmd, "", false
-		}
-		// The command with each source: past the budget, the command
-		// with its sources is opaque, so a long one is not copied for
-		// each, while many files after a short command are all read.
-		var lines []string
-		budget := readBudget(args)
-		for _, a := range srcs {
-			if !strings.HasPrefix(a, ":::") {
-				line := strings.Join(append(append([]string(nil), cmd...), a), " ")
-				if budget -= len(line); budget < 0 {
-					return nil, strings.Join(lines, "\n"), true
-				}
-				lines = append(lines, line)
-			}
-		}
-		return nil, strings.Join(lines, "\n"), false
-	},
+	"parallel": parallel,
 }
 
 // readBudget is how many bytes of lines a runner may make from its words
@@ -294,7 +266,7 @@ func init() {
 			for i := 0; i < len(args); i++ {
 				if args[i] == "--" {
 					if i+1 < len(args) {
-						lines = append(lines, strings.Join(args[i+1:], " "))
+						lines = append(lines, commandLine(args[i+1:]))
 					}
 					break
 				}
@@ -302,7 +274,7 @@ func init() {
 					// Every value of an option is a candidate (strace -e X
 					// -o F -s 100 git push): a fixed count of them
 					// let padding push the program past the reading.
-					line := strings.Join(args[i:], " ")
+					line := commandLine(args[i:])
 					if budget -= len(line); budget < 0 {
 						return nil, strings.Join(lines, "\n"), true
 					}
@@ -376,11 +348,11 @@ func gitRunLines(args []string) []string {
 		}
 	case "submodule":
 		if w := after("foreach"); len(w) > 0 {
-			out = append(out, strings.Join(w, " "))
+			out = append(out, commandLine(w)) // its first word a shell's text, the rest its arguments
 		}
 	case "bisect":
 		if w := after("run"); len(w) > 0 {
-			out = append(out, strings.Join(w, " "))
+			out = append(out, commandLine(w))
 		}
 	case "for-each-repo":
 		w := rest
@@ -388,7 +360,7 @@ func gitRunLines(args []string) []string {
 			w = w[1:]
 		}
 		if len(w) > 0 {
-			out = append(out, "git "+strings.Join(w, " "))
+			out = append(out, commandLine(append([]string{"git"}, w...)))
 		}
 	}
 	return out

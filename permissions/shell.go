@@ -336,7 +336,7 @@ func parseShell(cmd, dir string) parsed {
 					if aliasBudget -= len(v); aliasBudget < 0 {
 						st.opaque = true
 					} else {
-						addInner(strings.Join(append([]string{v}, st.words[1:]...), " "))
+						addInner(commandLine(append([]string{v}, st.words[1:]...)))
 					}
 				}
 				if st.words[0] == "alias" {
@@ -357,7 +357,7 @@ func parseShell(cmd, dir string) parsed {
 					if aliasBudget -= len(src); aliasBudget < 0 || expands(src) {
 						st.opaque = true
 					} else {
-						addInner(strings.Join(append([]string{src}, st.words[1:]...), " "))
+						addInner(commandLine(append([]string{src}, st.words[1:]...)))
 					}
 				}
 				if src, dst, ok := linked(st.words); ok {
@@ -775,6 +775,27 @@ func allDigits(s string) bool {
 	return true
 }
 
+// readSetting reads an assignment word NAME=VALUE given to a command or
+// exported: a variable whose value git or another program runs as a line
+// (commandValued, GIT_CONFIG_VALUE_n) adds that line to inner;
+// GIT_CONFIG_PARAMETERS, git's settings in its own quoting, is not read
+// here and makes the stage opaque.
+func readSetting(word string, inner []string, opaque bool) ([]string, bool) {
+	name, value, ok := strings.Cut(word, "=")
+	switch {
+	case !ok:
+	case (commandValued[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")) && !sshTransport(strings.ToLower(name), value):
+		inner = append(inner, strings.TrimPrefix(value, "!"))
+	case name == "GIT_CONFIG_PARAMETERS":
+		opaque = true
+	}
+	return inner, opaque
+}
+
+// exporters are the builtins that set a variable for the commands after
+// them on the line.
+var exporters = map[string]bool{"export": true, "declare": true, "typeset": true, "readonly": true, "local": true}
+
 // inputShells run the commands their input holds, later (at, batch).
 var inputShells = map[string]bool{"at": true, "batch": true}
 
@@ -851,12 +872,15 @@ func unwrap(in []string) (words []string, inner []string, priv string, fromInput
 		}
 		switch {
 		case strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "="):
-			if name, value, _ := strings.Cut(words[0], "="); (commandValued[name] || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")) && !sshTransport(strings.ToLower(name), value) {
-				inner = append(inner, strings.TrimPrefix(value, "!"))
-			} else if name == "GIT_CONFIG_PARAMETERS" {
-				fed = true // git's settings in its own quoting: not read here
-			}
+			inner, fed = readSetting(words[0], inner, fed)
 			words = words[1:]
+		case exporters[w]:
+			// export GIT_EXTERNAL_DIFF='…'; git diff: what the line sets
+			// for the commands after it
+			for _, a := range words[1:] {
+				inner, fed = readSetting(a, inner, fed)
+			}
+			return words, inner, priv, false
 		case wrapper:
 			words = words[1:]
 			for len(words) > 0 && (strings.HasPrefix(words[0], "-") || strings.Contains(words[0], "=")) {
@@ -872,10 +896,12 @@ func unwrap(in []string) (words []string, inner []string, priv string, fromInput
 					if line == "" && len(rest) > 0 {
 						line, rest = rest[0], rest[1:]
 					}
-					return words, append(inner, strings.Join(append([]string{line}, rest...), " ")), priv, false
+					return words, append(inner, commandLine(append([]string{line}, rest...))), priv, false
 				}
 				if valued[opt] && len(words) > 1 {
 					words = words[1:]
+				} else if !strings.HasPrefix(opt, "-") {
+					inner, fed = readSetting(opt, inner, fed) // env GIT_PAGER='…' git log
 				}
 				words = words[1:]
 			}
