@@ -15,6 +15,20 @@ func mustDeny(t *testing.T, rules Rules, cmds ...string) {
 	}
 }
 
+// denyPush are the two ways an operator denies git push.
+var denyPush = Rules{Deny: []string{"exec(git push*)", "git(push*)"}}
+
+// mustAllow fails for each command the rules do not allow: what bash does
+// not run as a push, and ordinary work, must not be asked.
+func mustAllow(t *testing.T, rules Rules, cmds ...string) {
+	t.Helper()
+	for _, c := range cmds {
+		if d := Decide(rules, ForCommand(c)...); d.Verdict != Allow {
+			t.Errorf("%q under %v: %s, risk %s (%s: %s); want allowed; actions %v", c, rules.Deny, d.Verdict, d.Risk, d.Rule, d.Action, ForCommand(c))
+		}
+	}
+}
+
 // mustBeOpaque fails for each command that is not asked as external risk
 // under rules that cannot name what it runs: a shell reading text nobody
 // can see, a program the shell would expand.

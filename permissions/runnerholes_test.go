@@ -41,9 +41,5 @@ func TestACommandGitRunsJoinedOrFromTheEnvironmentIsNotAllowed(t *testing.T) {
 	mustDeny(t, Rules{Deny: []string{"git(push*)"}}, gitRunsJoinedOrFromEnvironment...)
 	mustBeOpaque(t, "X='git push origin main' git --config-env=core.fsmonitor=X status",
 		"git --config-env=core.pager=PUSHER log", "git --config-env core.sshCommand=S fetch")
-	for _, c := range []string{"git --config-env=user.name=NAME commit -m x", "git rebase -x'go test ./...' HEAD~3"} {
-		if d := Decide(Rules{Deny: []string{"exec(git push*)", "git(push*)"}}, ForCommand(c)...); d.Verdict != Allow {
-			t.Errorf("%q under deny git push: %s (%s); want allowed; actions %v", c, d.Verdict, d.Rule, ForCommand(c))
-		}
-	}
+	mustAllow(t, denyPush, "git --config-env=user.name=NAME commit -m x", "git rebase -x'go test ./...' HEAD~3")
 }

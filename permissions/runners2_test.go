@@ -46,9 +46,5 @@ var gitSubcommandsRunCommands = []string{
 func TestACommandGitRunsIsRead(t *testing.T) {
 	mustDeny(t, Rules{Deny: []string{"exec(git push*)"}}, gitSubcommandsRunCommands...)
 	mustDeny(t, Rules{Deny: []string{"git(push*)"}}, gitSubcommandsRunCommands...)
-	for _, c := range []string{"git rebase -i HEAD~3", "git submodule update --init", "git bisect good", "strace -c ls", "fakeroot make install"} {
-		if d := Decide(Rules{Deny: []string{"exec(git push*)", "git(push*)"}}, ForCommand(c)...); d.Verdict != Allow {
-			t.Errorf("%q under deny git push: %s (%s); want allowed", c, d.Verdict, d.Rule)
-		}
-	}
+	mustAllow(t, denyPush, "git rebase -i HEAD~3", "git submodule update --init", "git bisect good", "strace -c ls", "fakeroot make install")
 }

@@ -98,15 +98,11 @@ func TestACommandInAGitSettingIsRead(t *testing.T) {
 // What bash does not run stays text: the readings above must not turn
 // ordinary words into commands.
 func TestRunnerWordsThatRunNothingStayAllowed(t *testing.T) {
-	for _, c := range []string{
+	mustAllow(t, denyPush,
 		"echo git push", "echo \"git push origin main\"", "grep push file", "git log --grep push",
 		"echo \"$(echo case x in x) ; echo y)\"", "echo if then git push", "printf '%s\\n' trap git push",
 		"find . -name '*.go' | xargs grep -n foo", "ls | xargs wc -l", "git -c core.pager=cat log -1",
 		"EDITOR=vim git commit", "flock l make test", "taskset 1 go test ./...", "case x in x) echo git push;; esac",
 		"for f in *.go; do gofmt -l \"$f\"; done", "if [ -f go.mod ]; then go test ./...; fi",
-	} {
-		if d := Decide(Rules{Deny: []string{"exec(git push*)", "git(push*)"}}, ForCommand(c)...); d.Verdict != Allow {
-			t.Errorf("%q under deny git push: %s (%s); want allowed; actions %v", c, d.Verdict, d.Rule, ForCommand(c))
-		}
-	}
+	)
 }
