@@ -1,6 +1,7 @@
 package permissions
 
 import (
+	"path"
 	"slices"
 	"strings"
 	"unicode"
@@ -353,7 +354,7 @@ func parseShell(cmd, dir string) parsed {
 			if len(st.words) > 0 {
 				// A program the line linked or copied (ln -s /usr/bin/git
 				// g && ./g push) is what it links to.
-				if src, ok := links[strings.TrimPrefix(st.words[0], "./")]; ok && strings.Contains(st.words[0], "/") {
+				if src, ok := links[linkKey(st.dir, st.words[0])]; ok && strings.Contains(st.words[0], "/") {
 					if aliasBudget -= len(src); aliasBudget < 0 || expands(src) {
 						st.opaque = true
 					} else {
@@ -361,7 +362,7 @@ func parseShell(cmd, dir string) parsed {
 					}
 				}
 				if src, dst, ok := linked(st.words); ok {
-					links[strings.TrimPrefix(dst, "./")] = src
+					links[linkKey(st.dir, dst)] = src
 				}
 			}
 			p.inner = append(p.inner, lines(inner, cwd)...)
@@ -795,6 +796,16 @@ func readSetting(word string, inner []string, opaque bool) ([]string, bool) {
 // exporters are the builtins that set a variable for the commands after
 // them on the line.
 var exporters = map[string]bool{"export": true, "declare": true, "typeset": true, "readonly": true, "local": true}
+
+// linkKey is the path p names run from dir, as the kernel resolves it
+// (./././g, b//g and b/../b/g are one file): how a link the line made is
+// found again however the line spells it.
+func linkKey(dir, p string) string {
+	if path.IsAbs(p) {
+		return path.Clean(p)
+	}
+	return path.Join(dir, p)
+}
 
 // inputShells run the commands their input holds, later (at, batch).
 var inputShells = map[string]bool{"at": true, "batch": true}
