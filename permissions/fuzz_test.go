@@ -21,6 +21,12 @@ func FuzzForCommand(f *testing.F) {
 	for _, c := range append(pushesBashReads, pushesFromInput...) {
 		f.Add(c.cmd)
 	}
+	for _, c := range append(append(pushesAfterValuedOptions, pushesThroughRejoinedWords...), pushesThroughALinkSpelledAnotherWay...) {
+		f.Add(c.cmd)
+	}
+	for _, c := range append(gitRunsJoinedOrFromEnvironment, pushesInAnEnvironmentSetting...) {
+		f.Add(c)
+	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		for _, a := range ForCommand(cmd) {
 			s := Shown(a.Target)
