@@ -4,8 +4,9 @@ import "strings"
 
 // parallel reads GNU parallel [opts] command… ::: arg…: the command with
 // each argument added, or each argument a command; without ::: its input
-// adds them. parallel joins the command and an argument with spaces and
-// has a shell run them, unless -q quotes each word.
+// adds them. parallel has a shell run the command's words joined with
+// spaces and the argument quoted as one word (sh -c ::: 'git push' runs
+// the push); -q quotes the command's words too.
 func parallel(args []string) ([]string, string, bool) {
 	quote := false
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -46,10 +47,12 @@ func parallel(args []string) ([]string, string, bool) {
 	budget := readBudget(args)
 	for _, a := range srcs {
 		if !strings.HasPrefix(a, ":::") {
-			words := append(append([]string(nil), cmd...), a)
-			line := strings.Join(words, " ")
-			if quote {
-				line = commandLine(words)
+			line := a // no command: each source is a line of its own
+			switch {
+			case quote:
+				line = commandLine(append(append([]string(nil), cmd...), a))
+			case len(cmd) > 0:
+				line = strings.Join(cmd, " ") + " " + quotedWord(a)
 			}
 			if budget -= len(line); budget < 0 {
 				return nil, strings.Join(lines, "\n"), true
