@@ -78,3 +78,11 @@ func RecordLateSpend(svc *Service, ctx context.Context, id, agent string, u prov
 	r := svc.newUsageRecord(agent, u, "cancelled call of a step whose lock was taken over", nil).sharedAs(key)
 	return svc.appendUsage(ctx, id, r, retried)
 }
+
+// SpendsInFlight counts the sessions whose spend in flight the service
+// tracks (runs.spends), for the tests that check a call lets its place go.
+func SpendsInFlight(svc *Service) int {
+	svc.runs.mu.Lock()
+	defer svc.runs.mu.Unlock()
+	return len(svc.runs.spends)
+}
