@@ -158,6 +158,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		// checked before the attempt is sent.
 		var bound *criteriaBound
 		var agents []Agent
+		letGo := func(*providers.Usage) {} // a session's hold (spendhold.go)
 		if team != nil {
 			bound, agents = &criteriaBound{rules: team.Rules, round: round, spec: spec}, team.Agents
 		}
@@ -169,6 +170,12 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			}
 			paid := spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
 			bound, agents = &criteriaBound{rules: s.Rules, paid: paid, spec: spec, hold: svc.runs.openHold(s, paid)}, s.Agents
+			// Let go as soon as the call's spend is recorded (below), so
+			// no call or step counts it both in the ledger and held; and
+			// on any other way out (an error before the model is asked,
+			// a cancel, a panic) with what is known of it.
+			letGo = bound.hold.letGoOnce()
+			defer func() { letGo(set.Usage) }()
 		}
 		if a, r, ok := lender(agents, spec); ok {
 			// The agent's prices bind the call, so they price what it
@@ -190,18 +197,6 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			gctx, done = svc.untilCancelled(ctx, s.ID, cancels, "its criteria were being written; none were attached: ask again once it is resumed", nil)
 			defer done()
 		}
-		if bound != nil && bound.hold != nil {
-			// Let go once the call's spend is in the store (or on an
-			// error or a panic, with what is known of it): from then on
-			// the ledger counts it, not the reservation.
-			defer func() {
-				var u providers.Usage
-				if set.Usage != nil {
-					u = *set.Usage
-				}
-				bound.hold.close(u)
-			}()
-		}
 		if bound != nil && bound.rules.StepTimeoutSeconds > 0 {
 			// Paid on the session's behalf as a step is, the call is
 			// bounded as a step's is: a model that never answers is not
@@ -217,6 +212,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			// still reports it; the session counts it once, from here.
 			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, "criteria call ("+providers.ShowSpec(spec.String())+")"), nil)
 		}
+		letGo(set.Usage)
 		if err != nil {
 			if cause := context.Cause(gctx); ctx.Err() == nil && errors.Is(cause, errCancelled) {
 				return criteria.Set{}, cause

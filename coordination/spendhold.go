@@ -1,5 +1,11 @@
 package coordination
 
+import (
+	"sync"
+
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
 // A call made on a session's behalf outside its steps (a criteria call)
 // joins the session's spend in flight here (liveSpend) as a step does, so
 // the steps, the launches (affordable) and other such calls count it; and
@@ -9,7 +15,10 @@ package coordination
 // first's worst case as spent. What the attempt really spent replaces the
 // reservation at the next check, and close (deferred by the caller, so it
 // runs on an error, a cancel or a panic too) hands the call's spend to
-// landed, where the ledger takes it over.
+// landed, where the ledger takes it over. The caller lets go as soon as
+// the spend is recorded (letGoOnce): held past then, a call or step that
+// reads the ledger meanwhile counts the spend twice, once there and once
+// as the reservation.
 
 // openHold is a call's place among session s's spend in flight here,
 // base being the session's spend as the caller read it (its ledger and
@@ -54,4 +63,20 @@ func (m *stepSpend) reserve(own, worst spent, fits func(paid spent) string) stri
 	}
 	m.sess.live[m] = own.plus(worst)
 	return ""
+}
+
+// letGoOnce returns what closes m with the call's usage u (nil: none
+// known), the first time it is called: right after the usage is recorded
+// and, deferred, on every other way out. Nil-safe, as close is.
+func (m *stepSpend) letGoOnce() func(u *providers.Usage) {
+	var once sync.Once
+	return func(u *providers.Usage) {
+		once.Do(func() {
+			var spentSoFar providers.Usage
+			if u != nil {
+				spentSoFar = *u
+			}
+			m.close(spentSoFar)
+		})
+	}
 }
