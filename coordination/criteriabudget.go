@@ -91,12 +91,16 @@ func (b criteriaBound) affords(next providers.Request, sofar providers.Usage) er
 		cost = c
 	}
 	attempt := spent{cost: cost, tokens: in + out}
-	fits := func(paid spent) string { return b.shortfall(paid, attempt, model, out) }
+	var inFlight spent
+	fits := func(paid, held spent) string {
+		inFlight = held
+		return b.shortfall(paid, held, attempt, model, out)
+	}
 	var facts string
 	if b.hold != nil {
 		facts = b.hold.reserve(spentOf(sofar), attempt, fits)
 	} else {
-		facts = fits(b.paid.plus(spentOf(sofar)))
+		facts = fits(b.paid.plus(spentOf(sofar)), spent{})
 	}
 	switch {
 	case facts == "":
@@ -104,25 +108,36 @@ func (b criteriaBound) affords(next providers.Request, sofar providers.Usage) er
 	case sofar.Tokens() > 0 || spentOf(sofar).cost > 0:
 		return fmt.Errorf("%w: %s", ErrCriteriaBudget, facts)
 	}
-	return fmt.Errorf("%w: %w: %s; raise the budget of a new team, or attach criteria you wrote (they cost nothing)", ErrBadInput, ErrCriteriaBudget, facts)
+	fix := "raise the budget of a new team, or attach criteria you wrote (they cost nothing)"
+	if inFlight != (spent{}) {
+		// What they hold is a worst case: most of it may come back.
+		fix = "ask again once they have ended, " + fix
+	}
+	return fmt.Errorf("%w: %w: %s; %s", ErrBadInput, ErrCriteriaBudget, facts, fix)
 }
 
 // shortfall says how an attempt whose worst case is attempt, by model
 // with a reply of out tokens, would not fit the budgets once paid is
-// spent (before the call, by the call's attempts so far and by what else
-// is in flight); "" when it fits.
-func (b criteriaBound) shortfall(paid, attempt spent, model string, out int64) string {
+// spent (before the call and by its attempts so far) and held is held by
+// the other steps and calls in flight; "" when it fits.
+func (b criteriaBound) shortfall(paid, held, attempt spent, model string, out int64) string {
 	r, round := b.rules, b.round
-	if c := r.CostBudgetUSD; c != nil && paid.cost+round.cost+attempt.cost > *c {
-		before := fmt.Sprintf("$%s is spent%s", Dollars(paid.cost), b.orHeld())
+	if c := r.CostBudgetUSD; c != nil && paid.cost+held.cost+round.cost+attempt.cost > *c {
+		before := fmt.Sprintf("$%s is spent", Dollars(paid.cost))
+		if held.cost > 0 {
+			before = fmt.Sprintf("%s and $%s is held by the calls and steps in flight", before, Dollars(held.cost))
+		}
 		if round != (spent{}) {
 			before = fmt.Sprintf("%s, and one round of its agents may cost about $%s after the criteria", before, Dollars(round.cost))
 		}
 		return fmt.Sprintf("its cost_budget_usd is $%s, %s, and a call by %s may cost about $%s at list prices (its prompt and a reply of %d tokens)",
 			Dollars(*c), before, model, Dollars(attempt.cost), out)
 	}
-	if t := r.TokenBudget; t != nil && paid.tokens+round.tokens+attempt.tokens > *t {
-		before := fmt.Sprintf("%d tokens are spent%s", paid.tokens, b.orHeld())
+	if t := r.TokenBudget; t != nil && paid.tokens+held.tokens+round.tokens+attempt.tokens > *t {
+		before := fmt.Sprintf("%d tokens are spent", paid.tokens)
+		if held.tokens > 0 {
+			before = fmt.Sprintf("%s and %d are held by the calls and steps in flight", before, held.tokens)
+		}
 		if round != (spent{}) {
 			before = fmt.Sprintf("%s, and one round of its agents may take about %d tokens after the criteria", before, round.tokens)
 		}
@@ -130,13 +145,4 @@ func (b criteriaBound) shortfall(paid, attempt spent, model string, out int64) s
 			*t, before, model, attempt.tokens, out)
 	}
 	return ""
-}
-
-// orHeld qualifies what a session's criteria call counts as spent: beside
-// the ledger, what the steps and calls in flight here hold (hold).
-func (b criteriaBound) orHeld() string {
-	if b.hold == nil {
-		return ""
-	}
-	return " or held by the calls in flight"
 }

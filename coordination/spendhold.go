@@ -43,21 +43,23 @@ func (rs *runs) openHold(s *Session, base spent) *stepSpend {
 
 // reserve checks an attempt whose worst case is worst after the call's
 // attempts so far spent own: fits is told the session's spend — base,
-// what landed since, what every other step or call in flight here holds
-// (its spend so far, or its reservation), and own — and says why the
-// attempt does not fit, or "". An attempt that fits holds own plus worst
-// until the next reserve or close; one that does not holds own alone.
-func (m *stepSpend) reserve(own, worst spent, fits func(paid spent) string) string {
+// what landed since, and own — and apart, what every other step or call
+// in flight here holds (its spend so far, or its reservation), and says
+// why the attempt does not fit, or "". An attempt that fits holds own
+// plus worst until the next reserve or close; one that does not holds own
+// alone.
+func (m *stepSpend) reserve(own, worst spent, fits func(paid, held spent) string) string {
 	m.runs.mu.Lock()
 	defer m.runs.mu.Unlock()
 	paid := m.base.plus(m.sess.landed).plus(spent{-m.since.cost, -m.since.tokens}).plus(own)
+	var held spent
 	for other, s := range m.sess.live {
 		if other != m {
-			paid = paid.plus(s)
+			held = held.plus(s)
 		}
 	}
 	m.prior = own
-	if why := fits(paid); why != "" {
+	if why := fits(paid, held); why != "" {
 		m.sess.live[m] = own
 		return why
 	}
