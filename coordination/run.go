@@ -684,12 +684,19 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			}
 		}
 		unaffordable := false
-		held := svc.heldSpend(dctx, s.ID)
+		// What a call of the session in flight here (a criteria call)
+		// holds is counted as spent, beside the ledger, not as a step's
+		// spend so far: its reservation is a worst case no step's mean
+		// stands for.
+		reserved := svc.runs.holding(s.ID)
+		live := svc.runs.spent(s.ID)
+		live = spent{live.cost - reserved.cost, live.tokens - reserved.tokens}
+		held := svc.heldSpend(dctx, s.ID).plus(reserved)
 		for _, id := range launchOrder(st) {
 			if own[id] || len(own) >= svc.opts.Parallel {
 				continue
 			}
-			if !affordable(s, st, len(own), svc.runs.spent(s.ID), held, worst) {
+			if !affordable(s, st, len(own), live, held, worst) {
 				unaffordable = true
 				break
 			}
@@ -704,9 +711,10 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			}
 			own[id] = true
 		}
-		if unaffordable && len(own) == 0 {
+		if unaffordable && len(own) == 0 && reserved == (spent{}) {
 			// Nothing in flight and the next step would overrun the budget:
-			// the budget ends the session now.
+			// the budget ends the session now. (While a call holds room,
+			// the loop waits for it: most of a reservation comes back.)
 			if _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
 				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 					return svc.stop(dctx, r, s, own, results, ended(err))
@@ -1265,8 +1273,9 @@ func kindOfAction(a string) ProgressKind {
 // steps in flight have reported spending so far (a CLI agent's turns): no
 // step is launched while the ledger and they are at a budget already, since
 // it would spend a turn before hearing so. held is the session's spend
-// this process holds that an outage kept from the ledger (spendspool.go):
-// spent, so counted beside the ledger's.
+// this process holds that an outage kept from the ledger (spendspool.go),
+// and what its calls in flight here hold (a criteria call's reservation,
+// spendhold.go): spent, so counted beside the ledger's.
 func affordable(s *Session, st *State, inFlight int, live, held spent, worstCase func() stepWorst) bool {
 	r := s.Rules
 	if !r.budgeted() {

@@ -85,6 +85,10 @@ type stepSpend struct {
 	base   spent // the ledger's spend when the step started
 	since  spent // sess.landed when the step started
 	prior  spent // the step's earlier attempts
+	// reserving marks a call's hold (spendhold.go): what it holds is a
+	// reservation, not a step's spend, so a launch counts it as spent
+	// (runs.holding) where it counts a step by its expected cost.
+	reserving bool
 
 	// shared is the step's lock when its store shares a step's spend with
 	// the other replicas (SpendSharingStepLock), else nil; ctx is the

@@ -36,7 +36,7 @@ func (rs *runs) openHold(s *Session, base spent) *stepSpend {
 		rs.spends[s.ID] = ls
 	}
 	ls.refs++
-	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed}
+	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed, reserving: true}
 	ls.live[m] = spent{}
 	return m
 }
@@ -81,4 +81,21 @@ func (m *stepSpend) letGoOnce() func(u *providers.Usage) {
 			m.close(spentSoFar)
 		})
 	}
+}
+
+// holding is what the calls of session id in flight here hold (their
+// spend so far, or their reservation): part of runs.spent, which a launch
+// counts apart (affordable counts it as spent, and waits on it).
+func (rs *runs) holding(id string) spent {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var total spent
+	if ls := rs.spends[id]; ls != nil {
+		for m, s := range ls.live {
+			if m.reserving {
+				total = total.plus(s)
+			}
+		}
+	}
+	return total
 }
