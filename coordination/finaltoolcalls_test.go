@@ -25,9 +25,20 @@ func TestAFinalCallIsBoundByMaxToolCallsPerStep(t *testing.T) {
 		return coordtest.Answer("Answer: 4 from " + req.AgentID), providers.Free(), nil
 	})
 	h := coordtest.New(t, map[string]providers.Provider{"sim": p})
-	s := h.Create(coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"},
+	// Step-driven and finalized after one answer: a run of this fake, which
+	// never votes, ends by its agents' drops in an order the scheduler picks,
+	// and with the winner dropped no present call is made (it failed so in
+	// 2 of 5 runs under -race).
+	s := h.Create(coordination.TeamSpec{Task: "What is 2 + 2?", Models: []string{"sim", "sim"}, Driver: coordination.DriverStep,
 		Rules: coordination.Rules{Final: coordination.FinalPresent, MaxToolCallsPerStep: 3}})
-	res := h.Run(s.ID)
+	ctx := context.Background()
+	if _, err := h.Service.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: "agent_a"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.Service.Finalize(ctx, s.ID, coordination.FinalPresent)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if coordination.Deref(res.FinalAnswer) != "FINAL" {
 		t.Fatalf("want the present call made: %s", coordtest.JSON(res))
 	}
