@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -27,29 +28,34 @@ func (svc *Service) creationMayGoOn(ctx context.Context, id string) bool {
 }
 
 // Creator is the process that created a session: its host, pid and start
-// time, as a lease names its holder, and its PID namespace, so that a
-// reader in another namespace of the same host (a container sharing the
-// state directory), where the pid means another process or none, never
-// takes it for dead.
+// time, as a lease names its holder, its PID namespace, so that a reader
+// in another namespace of the same host (a container sharing the state
+// directory), where the pid means another process or none, never takes it
+// for dead, and its kernel's boot id, since neither a host name nor a
+// namespace's name tells machines apart: clones, containers given one
+// hostname, "localhost", and every host's initial PID namespace is
+// pid:[4026531836]. A pid means one process only under one kernel.
 type Creator struct {
 	Host      string `json:"host"`
 	PID       int    `json:"pid"`
 	ProcStart uint64 `json:"proc_start,omitempty"`
 	PIDNS     string `json:"pid_ns,omitempty"`
+	BootID    string `json:"boot_id,omitempty"`
 }
 
 // thisCreator is this process as a session's creator.
 func thisCreator() *Creator {
 	o := ThisProcess("")
-	return &Creator{Host: o.Host, PID: o.PID, ProcStart: o.ProcStart, PIDNS: thisPIDNS()}
+	return &Creator{Host: o.Host, PID: o.PID, ProcStart: o.ProcStart, PIDNS: thisPIDNS(), BootID: thisBootID()}
 }
 
-// gone tells whether c is known dead: it ran on this host, in this PID
-// namespace, with a known start time, and its process has ended. Unknown
-// (nil, another host or namespace, no start time, not Linux) says no, and
-// the grace decides.
+// gone tells whether c is known dead: it ran under this kernel, in this
+// PID namespace, with a known start time, and its process has ended.
+// Unknown (nil, another kernel or namespace, no start time or boot id,
+// not Linux) says no, and the grace decides.
 func (c *Creator) gone() bool {
-	if c == nil || c.PID <= 0 || c.ProcStart == 0 || c.PIDNS == "" || c.Host != ThisHost() || c.PIDNS != thisPIDNS() {
+	if c == nil || c.PID <= 0 || c.ProcStart == 0 || c.PIDNS == "" || c.BootID == "" ||
+		c.Host != ThisHost() || c.PIDNS != thisPIDNS() || c.BootID != thisBootID() {
 		return false
 	}
 	return ProcessGone(c.PID, c.ProcStart)
@@ -58,7 +64,22 @@ func (c *Creator) gone() bool {
 var (
 	pidNS     string
 	pidNSOnce sync.Once
+
+	bootID     string
+	bootIDOnce sync.Once
 )
+
+// thisBootID is this kernel's boot id, one per machine and boot, and
+// shared by its containers: with a PID namespace's name, unique under one
+// kernel, it names the namespace a pid is looked up in. "" where there is
+// none to read (not Linux).
+func thisBootID() string {
+	bootIDOnce.Do(func() {
+		b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+		bootID = strings.TrimSpace(string(b))
+	})
+	return bootID
+}
 
 // thisPIDNS names this process's PID namespace ("pid:[4026531836]"), ""
 // where there is none to read (not Linux).
