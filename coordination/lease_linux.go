@@ -41,10 +41,15 @@ func parseProcStart(b []byte) (uint64, bool) {
 // time (the pid was reused), or it is a zombie not yet reaped. Where that cannot be known it says false, and
 // the lease's expiry decides.
 func ProcessGone(pid int, start uint64) bool {
+	return processGone("/proc", pid, start)
+}
+
+// processGone is ProcessGone reading the proc file system mounted at proc.
+func processGone(proc string, pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := os.ReadFile(proc + "/" + strconv.Itoa(pid) + "/stat")
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}
