@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // ProcessStart is a process's start time in clock ticks since boot, field 22
@@ -37,9 +38,10 @@ func parseProcStart(b []byte) (uint64, bool) {
 }
 
 // ProcessGone tells whether the process a lease on this host names has
-// ended: no process has its pid, the one that has it started at another
-// time (the pid was reused), or it is a zombie not yet reaped. Where that cannot be known it says false, and
-// the lease's expiry decides.
+// ended: no process has its pid (the kernel says so, not only /proc, which
+// may hide a live one), the one that has it started at another time (the
+// pid was reused), or it is a zombie not yet reaped. Where that cannot be
+// known it says false, and the lease's expiry decides.
 func ProcessGone(pid int, start uint64) bool {
 	return processGone("/proc", pid, start)
 }
@@ -51,7 +53,9 @@ func processGone(proc string, pid int, start uint64) bool {
 	}
 	b, err := os.ReadFile(proc + "/" + strconv.Itoa(pid) + "/stat")
 	if errors.Is(err, fs.ErrNotExist) {
-		return true
+		// /proc also hides live processes (hidepid=2 hides another
+		// user's): only the kernel's "no such process" says gone.
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 	}
 	if err != nil {
 		return false
