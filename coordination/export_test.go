@@ -86,3 +86,6 @@ func SpendsInFlight(svc *Service) int {
 	defer svc.runs.mu.Unlock()
 	return len(svc.runs.spends)
 }
+
+// ThisCreator is what a session created by this process records of it.
+func ThisCreator() *Creator { return thisCreator() }

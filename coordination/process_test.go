@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -19,7 +20,8 @@ import (
 // agents of a shared file-store session, claims a run, keeps a step's
 // spend on a file store or runs an API agent's step or run (on a shared
 // database, or a file store), or a CLI agent's tool calls, until it is
-// killed, or creates a session for a run and never starts it.
+// killed, or creates a session for a run and never starts it, or says
+// what it would record as a session's creator.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("MASSGEN_TEST_STEPPER_DIR"); dir != "" {
 		err := stepUntilDone(dir, os.Getenv("MASSGEN_TEST_STEPPER_SESSION"), strings.Split(os.Getenv("MASSGEN_TEST_STEPPER_AGENTS"), ","))
@@ -43,6 +45,13 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv("MASSGEN_TEST_CREATE_DIR"); dir != "" {
 		os.Exit(createAndWait(dir))
+	}
+	if os.Getenv("MASSGEN_TEST_PRINT_CREATOR") != "" {
+		// A process in a PID namespace of its own (creatorprocmount_linux_test.go).
+		if err := json.NewEncoder(os.Stdout).Encode(coordination.ThisCreator()); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	if store := os.Getenv("MASSGEN_TEST_TOOL_CALLS_STORE"); store != "" {
 		os.Exit(holdCLICalls(store, os.Getenv("MASSGEN_TEST_TOOL_CALLS_SESSION"), os.Getenv("MASSGEN_TEST_TOOL_CALLS_AGENT")))
