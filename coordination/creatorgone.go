@@ -3,6 +3,7 @@ package coordination
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -82,9 +83,14 @@ func thisBootID() string {
 }
 
 // thisPIDNS names this process's PID namespace ("pid:[4026531836]"), ""
-// where there is none to read (not Linux).
+// where there is none to read (not Linux) or where /proc is another
+// namespace's (/proc/self is not this pid: unshare --pid without a /proc of
+// its own), whose /proc/<pid> would be some other process, or none.
 func thisPIDNS() string {
 	pidNSOnce.Do(func() {
+		if self, err := os.Readlink("/proc/self"); err != nil || self != strconv.Itoa(os.Getpid()) {
+			return
+		}
 		pidNS, _ = os.Readlink("/proc/self/ns/pid")
 	})
 	return pidNS
