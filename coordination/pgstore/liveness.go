@@ -106,6 +106,7 @@ func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
 	if err := pc.ExecParams(ctx, `SELECT pg_advisory_lock_shared($1)`, [][]byte{[]byte(strconv.FormatInt(r.key, 10))}, nil, nil, nil).Read().Err; err != nil {
 		return fmt.Errorf("taking this replica's liveness lock: %w", err)
 	}
+	sent := time.Now()
 	err := pc.ExecParams(ctx, `INSERT INTO replicas (lock_key, tag, host, pid, proc_start) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (lock_key) DO UPDATE SET seen_gone_at = NULL, beat_at = now()`,
 		[][]byte{[]byte(strconv.FormatInt(r.key, 10)), []byte(r.tag), []byte(r.host), []byte(strconv.Itoa(r.pid)), []byte(strconv.FormatInt(int64(r.start), 10))},
@@ -117,6 +118,7 @@ func (db *DB) holdLiveness(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return fmt.Errorf("registering this replica: %w", err)
 	}
+	db.standing.registered(sent)
 	db.registered.Store(true)
 	return nil
 }
@@ -264,6 +266,7 @@ func (db *DB) look(ctx context.Context) error {
 // beat tells the others this replica lives (replicas.beat_at), on the
 // heartbeat's pool: a replica whose steps hold every connection of the
 // main pool, its LISTEN connection lost and waiting for one, still beats.
+// One that found the row is marked (standing.go): no reap came before it.
 func (db *DB) beat(ctx context.Context, key []byte) error {
 	c, err := db.beats.Acquire(ctx)
 	if err != nil {
@@ -272,5 +275,10 @@ func (db *DB) beat(ctx context.Context, key []byte) error {
 	defer c.Release()
 	beat, cancel := context.WithTimeout(ctx, reapEvery)
 	defer cancel()
-	return c.Conn().PgConn().ExecParams(beat, `UPDATE replicas SET beat_at = now() WHERE lock_key = $1`, [][]byte{key}, nil, nil, nil).Read().Err
+	sent := time.Now()
+	res := c.Conn().PgConn().ExecParams(beat, `UPDATE replicas SET beat_at = now() WHERE lock_key = $1`, [][]byte{key}, nil, nil, nil).Read()
+	if res.Err == nil && res.CommandTag.RowsAffected() == 1 {
+		db.standing.beaten(sent)
+	}
+	return res.Err
 }

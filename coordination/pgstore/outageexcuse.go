@@ -124,6 +124,15 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
+// since tells whether an outage was seen going on at any time after t: a
+// lock row taken before may have been lost with the unlogged locks table
+// (a crash, a failover) and taken by another replica.
+func (o *outageSeen) since(t time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.going || o.back.After(t) || o.lost.After(t)
+}
+
 // heard marks the database heard at t, ending an outage going on.
 func (o *outageSeen) heard(t time.Time) {
 	o.mu.Lock()

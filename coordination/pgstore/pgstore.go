@@ -78,6 +78,8 @@ type DB struct {
 	// once (liveness.go): the heartbeat then puts back only lock rows
 	// taken since its registration (putBackSince).
 	registered atomic.Bool
+	// standing is what the beats last found of that row (standing.go).
+	standing standing
 
 	ctx  context.Context // ends at Close: background work stops with it
 	stop context.CancelFunc

@@ -22,11 +22,20 @@ import (
 // replica can take it meanwhile. What a fresh take would find out and a
 // pass does not is bounded: a lock passes on only while its row's take,
 // sent less than passFor ago, set an expiry that has not come, however
-// the renewals went; only while the heartbeat still holds its token (one
-// it found reaped it forgets); only passMax times in a row, so another
-// replica polling for it is not kept waiting by a busy one; and never
-// after the session was deleted under it (DeleteSessionSized forgets its
-// rows), lest a session made again under the same id be locked twice.
+// the renewals went; only while no reap can have expired the row sooner
+// (standing.go: a beat that found this replica's registration standing
+// since the take was sent less than reapSilent ago), for a reap comes
+// after reapSilent of silent beats, not after the row's TTL, and the
+// heartbeat learns of it only at its next renewal that reaches the
+// database; only while no outage was seen since the take, for a crash or
+// a failover empties the unlogged locks table, another replica may insert
+// the row as the database answers again, and the heartbeat, unable to put
+// it back, keeps the token; only while the heartbeat still holds its token
+// (one it found reaped it forgets); only passMax times in a row, so
+// another replica polling for it is not kept waiting by a busy one; and
+// never after the session was deleted under it (DeleteSessionSized
+// forgets its rows), lest a session made again under the same id be
+// locked twice.
 
 // sessionGates keeps the waiters for each session lock this process is
 // taking, by tenant/id.
@@ -161,8 +170,11 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 }
 
 // passable tells whether the session lock p may pass to one more holder.
+// A replica never registered (a command's open, a role that may not write
+// the replicas table) is never reaped.
 func (s *Store) passable(p *passing) bool {
-	return p.n < passMax && time.Since(p.sent) < passFor && s.db.held.holds(s.tenant, p.token)
+	return p.n < passMax && time.Since(p.sent) < passFor && s.db.held.holds(s.tenant, p.token) &&
+		!(s.db.registered.Load() && s.db.standing.reapable(p.sent)) && !s.db.outage.since(p.sent)
 }
 
 // sessionUnlock is the let-go of the session lock p held at gt: passed to

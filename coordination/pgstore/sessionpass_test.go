@@ -199,7 +199,7 @@ func TestASessionLockTheHeartbeatForgotIsTakenAfresh(t *testing.T) {
 // TestASessionLockPassesOnlyWhileItsTakeIsFresh: passFor after its take a
 // lock passes no more, however the renewals went.
 func TestASessionLockPassesOnlyWhileItsTakeIsFresh(t *testing.T) {
-	s := &Store{db: &DB{}, tenant: "t"}
+	s := &Store{db: &DB{outage: &outageSeen{}}, tenant: "t"}
 	s.db.held.init()
 	s.db.held.add("t", "tok", heldRow{session: "s", name: "session"})
 	if !s.passable(&passing{token: "tok", sent: time.Now()}) {
