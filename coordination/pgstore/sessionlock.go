@@ -50,6 +50,9 @@ type gate struct {
 	ch     chan struct{}
 	refs   int      // callers between get and put
 	passed *passing // a lock let go to the next caller to get the slot; nil: none
+	// yieldTill is when the next caller here may take the lock again
+	// after a let-go at the pass cap (yield).
+	yieldTill time.Time
 }
 
 // passing is a session lock on its way from holder to holder in this
@@ -68,6 +71,12 @@ const (
 	// passMax is how many holders in a row a session lock passes to
 	// before it is let go for the other replicas' takes.
 	passMax = 8
+	// passYield is how long the next caller here waits before taking the
+	// lock again after a let-go at the cap: longer than another replica's
+	// poll (sessionPoll), so one polling for it takes it. Taken at once, the
+	// lock reached another replica only when its poll fell in the round
+	// trip between the let-go and the take.
+	passYield = 2 * sessionPoll
 )
 
 func (g *sessionGates) get(key string) *gate {
@@ -107,6 +116,24 @@ func (g *sessionGates) pass(gt *gate, p *passing) bool {
 	}
 	gt.passed = p
 	return true
+}
+
+// yield has the next caller queued at gt, if any, wait passYield before
+// taking the lock let go at the pass cap.
+func (g *sessionGates) yield(gt *gate) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gt.refs >= 2 {
+		gt.yieldTill = time.Now().Add(passYield)
+	}
+}
+
+// yielding is how long the caller that got gt's slot waits before taking
+// the lock (yield).
+func (g *sessionGates) yielding(gt *gate) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return time.Until(gt.yieldTill)
 }
 
 // received takes the lock passed at the gate, if any: called by the
@@ -149,6 +176,14 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 		}
 		s.unlock(id, "session", p.token) // taken afresh below
 	}
+	if d := s.db.gates.yielding(gt); d > 0 {
+		// A caller that gave up takes a free lock all the same: it stops
+		// yielding.
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+	}
 	bg := context.WithoutCancel(ctx)
 	for {
 		sent := time.Now()
@@ -186,6 +221,9 @@ func (s *Store) sessionUnlock(id, key string, gt *gate, p *passing) func() {
 			next := &passing{token: p.token, sent: p.sent, n: p.n + 1}
 			if !s.passable(next) || !s.db.gates.pass(gt, next) {
 				s.unlock(id, "session", p.token)
+				if next.n >= passMax {
+					s.db.gates.yield(gt)
+				}
 			}
 			<-gt.ch
 			s.putGate(id, key, gt)
