@@ -63,7 +63,10 @@ describe("the web view across its server's life", { timeout: 180_000 }, () => {
     assertBinary();
     state = freshStateDir("webui-life");
     const run = spawnSync(BIN, ["run", "--state-dir", state, "--json", "--session-id", "first", "--models", "sim,sim", "What is 2+2?"], { env: { ...process.env, MASSGEN_MCP_TOKEN: "" } });
-    assert.equal(run.status, 0, `the first session's run failed:\n${run.stderr}`);
+    // 0 agreed, 7 finished with the votes split: two sims keyed by what each
+    // saw split about 1 run in 20 here; either is the finished session the
+    // page tests need (any other status is a run that failed).
+    assert.ok([0, 7].includes(run.status), `the first session's run failed (exit ${run.status}):\n${run.stderr}`);
     // first, failed and the copies.
     for (let i = 1; i < SESSIONS - 1; i++) copySession(join(state, "sessions"), "first", `copy-${String(i).padStart(3, "0")}`);
     const failing = join(state, "failing.json");
