@@ -11,7 +11,6 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
-	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // TestConcurrentCriteriaCallsCannotTogetherPassTheBudget: a session of two
@@ -23,22 +22,7 @@ import (
 func TestConcurrentCriteriaCallsCannotTogetherPassTheBudget(t *testing.T) {
 	ctx := context.Background()
 	var calls atomic.Int32
-	writers := criteriaWriters(&calls)
-	entered, release := make(chan struct{}), make(chan struct{})
-	var first atomic.Bool
-	open := func(sp providers.Spec) (providers.Provider, error) {
-		p, err := writers(sp)
-		if err != nil {
-			return nil, err
-		}
-		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			if req.Purpose == providers.PurposeCriteria && first.CompareAndSwap(false, true) {
-				close(entered)
-				<-release
-			}
-			return p.Step(ctx, req)
-		}), nil
-	}
+	open, entered, release := heldFirstCriteriaCall(&calls, nil)
 	svc := coordination.NewService(memstore.New(), coordination.Options{Logger: zerolog.Nop(), Open: open})
 	budget := 0.50
 	s, err := svc.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"},

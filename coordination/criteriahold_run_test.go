@@ -10,7 +10,6 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/memstore"
-	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // TestARunLaunchesNoStepIntoACriteriaCallsReservation: a run-driven pair
@@ -27,24 +26,7 @@ import (
 func TestARunLaunchesNoStepIntoACriteriaCallsReservation(t *testing.T) {
 	ctx := context.Background()
 	var calls, steps atomic.Int32
-	writers := criteriaWriters(&calls)
-	entered, release := make(chan struct{}), make(chan struct{})
-	var first atomic.Bool
-	open := func(sp providers.Spec) (providers.Provider, error) {
-		p, err := writers(sp)
-		if err != nil {
-			return nil, err
-		}
-		return providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-			if req.Purpose != providers.PurposeCriteria {
-				steps.Add(1)
-			} else if first.CompareAndSwap(false, true) {
-				close(entered)
-				<-release
-			}
-			return p.Step(ctx, req)
-		}), nil
-	}
+	open, entered, release := heldFirstCriteriaCall(&calls, &steps)
 	svc := coordination.NewService(memstore.New(), coordination.Options{Logger: zerolog.Nop(), Open: open})
 	budget := 0.40
 	agent := func(id string) coordination.Agent {
