@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 // A sandboxed CLI never sees the user's own config directory writable: its
@@ -98,7 +100,7 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 		if err != nil {
 			return nil, fmt.Errorf("cannot read your %s login %s: %w", info.Binary, filepath.Join(user, name), err)
 		}
-		if err := writeAtomic(dst, data); err != nil {
+		if err := wholefile.Replace(dst, data, 0o600); err != nil {
 			return nil, fmt.Errorf("cannot copy your %s login into the agent's config directory: %w", info.Binary, err)
 		}
 		lc.copied[name] = data
@@ -156,32 +158,6 @@ func (lc *loginCopy) syncBack() {
 		if cur, err := os.ReadFile(target); err != nil || !bytes.Equal(cur, was) {
 			continue
 		}
-		_ = writeAtomic(target, now)
+		_ = wholefile.Replace(target, now, 0o600)
 	}
-}
-
-// writeAtomic replaces path with data, readable by the user only: written
-// beside it and renamed over it, so a reader never sees half a login.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // gone once renamed
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
