@@ -92,3 +92,44 @@ func TestALockTakeLeavesItsConnectionsCommitsSynchronous(t *testing.T) {
 		t.Fatalf("after a lock take its connection's synchronous_commit is %q: every later commit on it, a landing's included, would skip the WAL flush", after)
 	}
 }
+
+// TestAClaimInALockBatchGetsTheSessionsDurabilityBack: the statement the
+// claim fold sends after the take (which turned synchronous_commit off for
+// the transaction) sets it back to the connection's reset value, the one
+// pg_settings' reset_val names, when its condition holds, and leaves it off
+// when it does not (no claim is written then). A server whose own default
+// is off could not tell the two apart, so it is skipped there.
+func TestAClaimInALockBatchGetsTheSessionsDurabilityBack(t *testing.T) {
+	s := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
+	var reset string
+	if err := s.db.pool.QueryRow(ctx, "SELECT reset_val FROM pg_settings WHERE name = 'synchronous_commit'").Scan(&reset); err != nil {
+		t.Fatal(err)
+	}
+	if reset == "off" {
+		t.Skipf("this server's synchronous_commit resets to %q, so a restore could not be seen", reset)
+	}
+	for _, tc := range []struct {
+		cond string
+		want string
+	}{{"true", reset}, {"false", "off"}} {
+		tx, err := s.db.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SELECT set_config('synchronous_commit', 'off', true)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, syncCommitRestoring+tc.cond); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		_ = tx.Rollback(ctx)
+		if got != tc.want {
+			t.Fatalf("condition %s: synchronous_commit reads %q after the restore, want %q", tc.cond, got, tc.want)
+		}
+	}
+}
