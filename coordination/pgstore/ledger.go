@@ -136,7 +136,7 @@ func (s *Store) AppendSessionSinceRead(ctx context.Context, id string, version i
 }
 
 // appendSession writes a session entry in one round trip: one pipelined
-// implicit transaction (as a step's landing), fenced by the run lease's
+// transaction (as a step's landing), fenced by the run lease's
 // claim version unless it is 0, and by the log its decision read unless
 // read is nil. The session's row first (numbering the entry), as a
 // landing takes it (FOR SHARE) before its lease's; then the lease's fence
@@ -146,8 +146,8 @@ func (s *Store) AppendSessionSinceRead(ctx context.Context, id string, version i
 // appended beside it either committed before the count, which sees it, or
 // waits for this commit), then the entry, numbered in SQL
 // from the row, its usage (and, for a spend recorded under its key, that
-// key's spend taken off the step lock rows: sessionSpendRecorded) and the
-// notification. The session's row before any lock row, as a fenced landing
+// key's spend taken off the step lock rows: sessionSpendRecorded); the
+// notification follows the commit (commitThenNotify). The session's row before any lock row, as a fenced landing
 // takes them, so the two never wait on each other. A statement that fails
 // aborts the transaction and every statement after it: a refused fence
 // writes nothing, not even the number.
@@ -168,7 +168,13 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	}
 	tail := string(data[len(seqKey)+1:])
 	b := &pgx.Batch{}
-	b.Queue(`UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`, s.tenant, id)
+	b.Queue(`UPDATE sessions SET log_seq = log_seq + 1 WHERE tenant = $1 AND id = $2 RETURNING log_seq`, s.tenant, id).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&e.Seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		return err
+	})
 	if version != 0 {
 		b.Queue(`SELECT massgen_hold_lease($1, $2, '', $3)`, s.tenant, id, version)
 	}
@@ -190,27 +196,18 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 		b.Queue(sessionSpendRecorded, s.tenant, id, e.Spender)
 		b.Queue(holderlessGone, s.tenant, id)
 	}
-	b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, coordination.Change{Session: true}))
-	br := s.db.pool.SendBatch(ctx, b)
-	err = br.QueryRow().Scan(&e.Seq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = notFound(id)
+	conn, err := s.db.pool.Acquire(ctx)
+	if err != nil {
+		return coordination.SessionEntry{}, fmt.Errorf("recording a %s entry of session %q: %w", e.Kind, id, err)
 	}
-	if err == nil && version != 0 {
-		_, err = br.Exec()
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == leaseLostCode {
-			err = fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
-		}
-	}
-	if err == nil && read != nil {
-		_, err = br.Exec()
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == changedCode {
-			_ = br.Close()
-			return coordination.SessionEntry{}, coordination.ChangedSinceRead(id, e.Kind)
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
+	defer conn.Release()
+	err = s.commitThenNotify(ctx, conn, b, id, coordination.Change{Session: true})
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == leaseLostCode:
+		err = fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
+	case errors.As(err, &pe) && pe.Code == changedCode:
+		return coordination.SessionEntry{}, coordination.ChangedSinceRead(id, e.Kind)
 	}
 	if err != nil {
 		return coordination.SessionEntry{}, fmt.Errorf("recording a %s entry of session %q: %w", e.Kind, id, err)
@@ -603,11 +600,12 @@ func (s *Store) releasedWith(l *stepLock, r *leaseRelease, err error) bool {
 // holder has the lock's row (migrations/0004_landing.sql).
 const lockLostCode = "MGL01"
 
-// landStep writes a step's entry in one round trip: one pipelined implicit
+// landStep writes a step's entry in one round trip: one pipelined
 // transaction, the fence first (massgen_hold_lock: the lock's row is this
 // lock's, or taken back if the database lost it), then the entry (numbered,
 // if it is an answer without a number: e.AnswerNum is set), the snapshot,
-// the usage and the notification, and with release the lock row's delete.
+// the usage, and with release the lock row's delete; the notification
+// follows its commit (commitThenNotify).
 // A fenced landing (f: a leased landing, a host's) starts with the cancels'
 // fence (massgen_hold_uncancelled: no cancelled entry since the step began,
 // counted with the session's row held FOR SHARE); a leased one (rel, made
@@ -650,11 +648,17 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		// in the same transaction.
 		b.Queue(`SELECT massgen_hold_lease($1, $2, $3, $4)`, s.tenant, l.id, l.agent, rel.version)
 		if rel.known {
-			b.Queue(changeKnownSQL, changeKnownArgs(s.tenant, l.id, l.agent, rel.cur, rel.next)...)
+			b.Queue(changeKnownSQL, changeKnownArgs(s.tenant, l.id, l.agent, rel.cur, rel.next)...).Exec(func(tag pgconn.CommandTag) error {
+				rel.done = tag.RowsAffected() == 1
+				return nil
+			})
 		}
 	}
 	b.Queue(`SELECT massgen_hold_lock($1, $2, $3, $4, $5)`, s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
-	b.Queue(entryInsert, s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, head, count, tail)
+	var num int
+	b.Queue(entryInsert, s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, head, count, tail).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&num)
+	})
 	if snapshot != nil {
 		b.Queue(`INSERT INTO snapshots (tenant, session_id, agent_id, step, manifest) VALUES ($1, $2, $3, $4, $5)`,
 			s.tenant, l.id, l.agent, e.Step, snapshot)
@@ -667,34 +671,10 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		// shared, which has no row.
 		b.Queue(spendKeptGone, s.tenant, l.id, l.token)
 	}
-	b.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(l.id, coordination.Change{Steps: true}))
 	if release {
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
 	}
-	br := conn.SendBatch(ctx, b)
-	if f != nil {
-		_, err = br.Exec() // the cancels
-	}
-	if rel != nil {
-		if err == nil {
-			_, err = br.Exec() // the lease
-		}
-		if err == nil && rel.known {
-			var tag pgconn.CommandTag
-			tag, err = br.Exec()
-			rel.done = tag.RowsAffected() == 1
-		}
-	}
-	if err == nil {
-		_, err = br.Exec()
-	}
-	var num int
-	if err == nil {
-		err = br.QueryRow().Scan(&num)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	err = s.commitThenNotify(ctx, conn, b, l.id, coordination.Change{Steps: true})
 	if err != nil {
 		if count {
 			e.AnswerNum = 0
