@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
@@ -93,12 +95,14 @@ func TestALockTakeLeavesItsConnectionsCommitsSynchronous(t *testing.T) {
 	}
 }
 
-// TestAClaimInALockBatchGetsTheSessionsDurabilityBack: the statement the
-// claim fold sends after the take (which turned synchronous_commit off for
-// the transaction) sets it back to the connection's reset value, the one
-// pg_settings' reset_val names, when its condition holds, and leaves it off
-// when it does not (no claim is written then). A server whose own default
-// is off could not tell the two apart, so it is skipped there.
+// TestAClaimInALockBatchGetsTheSessionsDurabilityBack: a step lease's
+// claim sent in its lock's batch (claimFold), after the take turned
+// synchronous_commit off for the transaction, sets it back to the
+// connection's reset value (pg_settings' reset_val) when it writes, for an
+// agent's first claim (an insert) and a later one (the known row's update),
+// and writes nothing and leaves it off when the batch's take does not hold
+// the lock. A server whose own default is off could not tell these apart,
+// so it is skipped there.
 func TestAClaimInALockBatchGetsTheSessionsDurabilityBack(t *testing.T) {
 	s := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
@@ -109,27 +113,66 @@ func TestAClaimInALockBatchGetsTheSessionsDurabilityBack(t *testing.T) {
 	if reset == "off" {
 		t.Skipf("this server's synchronous_commit resets to %q, so a restore could not be seen", reset)
 	}
-	for _, tc := range []struct {
-		cond string
-		want string
-	}{{"true", reset}, {"false", "off"}} {
-		tx, err := s.db.pool.Begin(ctx)
+	if err := s.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at) VALUES ($1, 's', 'step:agent_a', 'tok-held', now() + interval '1 minute')`, s.tenant); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	first := coordination.RunLease{LeaseOwner: coordination.ThisProcess("test"), Version: 1, Claimed: now, Renewed: now, Expires: now.Add(time.Minute)}
+	second := first
+	second.Version, second.ChainFrom = 2, 2
+	// send runs f in a transaction whose synchronous_commit is off, as the
+	// take leaves it, and reports the setting after it; commit keeps what
+	// it wrote.
+	send := func(f *claimFold, token string, commit bool) string {
+		t.Helper()
+		conn, err := s.db.pool.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.Exec(ctx, "SELECT set_config('synchronous_commit', 'off', true)"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Exec(ctx, syncCommitRestoring+tc.cond); err != nil {
-			t.Fatal(err)
-		}
+		defer conn.Release()
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
+		f.queue(b, s.tenant, "s", "agent_a", "step:agent_a", token)
 		var got string
-		if err := tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got); err != nil {
+		b.Queue("SHOW synchronous_commit").QueryRow(func(row pgx.Row) error { return row.Scan(&got) })
+		end := "ROLLBACK"
+		if commit {
+			end = "COMMIT"
+		}
+		b.Queue(end)
+		br := conn.SendBatch(ctx, b)
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.read(br); err != nil {
 			t.Fatal(err)
 		}
-		_ = tx.Rollback(ctx)
-		if got != tc.want {
-			t.Fatalf("condition %s: synchronous_commit reads %q after the restore, want %q", tc.cond, got, tc.want)
+		if err := br.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name    string
+		fold    *claimFold
+		token   string
+		claimed bool
+		want    string
+	}{
+		{"a first claim under another holder's lock", &claimFold{next: first}, "tok-other", false, "off"},
+		{"a first claim", &claimFold{next: first}, "tok-held", true, reset},
+		{"a later claim under another holder's lock", &claimFold{known: true, cur: first, next: second}, "tok-other", false, "off"},
+		{"a later claim", &claimFold{known: true, cur: first, next: second}, "tok-held", true, reset},
+	} {
+		got := send(tc.fold, tc.token, tc.claimed)
+		if tc.fold.claimed != tc.claimed || got != tc.want {
+			t.Errorf("%s: claimed %v, synchronous_commit %q after it; want claimed %v, %q", tc.name, tc.fold.claimed, got, tc.claimed, tc.want)
 		}
 	}
 }

@@ -53,3 +53,27 @@ func stepQueries(c *QueryCounts) (takes, alone, landings int64) {
 	}
 	return takes, alone, landings
 }
+
+// TestAStepLockWithItsClaimSendsThreeStatements: the lock's batch is the
+// take, the step's number and the claim; the claim's own statement sets
+// synchronous_commit back for its write (a statement of its own before),
+// which the database otherwise executes once more per step.
+func TestAStepLockWithItsClaimSendsThreeStatements(t *testing.T) {
+	c := &QueryCounts{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	svc := coordination.NewService(a, coordination.Options{Open: backends.Open, Parallel: 1})
+	runSim(t, svc, c)
+	seen := 0
+	for _, q := range c.Top(1000, 1000) {
+		if !strings.HasPrefix(q.Kind, "[WITH lockcfg") || !strings.Contains(q.Kind, "max(step)") || !strings.Contains(q.Kind, "leases") {
+			continue
+		}
+		seen++
+		if n := strings.Count(q.Kind, " | ") + 1; n != 3 {
+			t.Errorf("a step lock with its claim sent %d statements, want 3: %s", n, q.Kind)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no step lock was sent with its claim")
+	}
+}
