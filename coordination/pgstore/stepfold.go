@@ -132,39 +132,41 @@ func (s *Store) claimFoldOf(ctx context.Context, id, agent string, owner coordin
 // queue adds the claim to the lock's batch b (nil: nothing). The take
 // turned synchronous_commit off for the batch's transaction (lockTaking);
 // a claim must be as durable as AcquireStep's, lest a crash forget it and
-// a rival claim the same version, so the setting goes back to the
-// session's own once the take holds the lock, and the commit waits for
-// the flush as AcquireStep's did.
+// a rival claim the same version, so the claim's statement sets it back
+// to the session's own before it writes (durableWith), and the commit
+// waits for the flush as AcquireStep's did.
 func (f *claimFold) queue(b *pgx.Batch, tenant, id, agent, name, token string) {
 	if f == nil {
 		return
 	}
-	b.Queue(syncCommitRestoring+lockHeldBy("$1", "$2", "$3", "$4"), tenant, id, name, token)
 	if f.known {
 		args := changeKnownArgs(tenant, id, agent, f.cur, f.next)
 		n := len(args)
-		b.Queue(changeKnownSQL+` AND `+lockHeldBy("$1", "$2", fmt.Sprintf("$%d", n+1), fmt.Sprintf("$%d", n+2)),
+		b.Queue(durableWith+changeKnownSQL+` AND `+lockHeldBy("$1", "$2", fmt.Sprintf("$%d", n+1), fmt.Sprintf("$%d", n+2))+durableWhere,
 			append(args, name, token)...)
 		return
 	}
 	b.Queue(claimAbsentHeldSQL, append(appendLeaseRow(append(make([]any, 0, 3+leaseRowLen+2), tenant, id, agent), f.next), name, token)...)
 }
 
-// syncCommitRestoring sets synchronous_commit back to the session's own
-// (its reset value: set_config given NULL is RESET) for the rest of the
-// transaction, when the condition appended to it holds. It read
-// pg_settings' reset_val before, and that view builds a row for every one
-// of the server's settings, their descriptions translated: 12 % of all CPU
-// time in the 1,000-session benchmark, most of what a lock batch cost.
-const syncCommitRestoring = `SELECT set_config('synchronous_commit', NULL, true) WHERE `
+// durableWith and durableWhere make a claim's statement set
+// synchronous_commit back to the session's own (its reset value: set_config
+// given NULL is RESET) for the rest of the transaction before it writes: a
+// row it writes passed the condition durableWhere adds, which runs the
+// set_config (a CTE runs only where it is read). A statement of its own
+// before, run once more per step; and before that it read pg_settings'
+// reset_val, a view that builds a row for every one of the server's
+// settings with its description translated (12 % of all CPU time in the
+// 1,000-session benchmark).
+const (
+	durableWith  = `WITH durable AS (SELECT set_config('synchronous_commit', NULL, true) AS v) `
+	durableWhere = ` AND (SELECT v FROM durable) IS NOT NULL`
+)
 
 // read reads the claim's answers from the lock's batch (nil: none).
 func (f *claimFold) read(br pgx.BatchResults) error {
 	if f == nil {
 		return nil
-	}
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("restoring the durability of a step lease's claim: %w", err)
 	}
 	tag, err := br.Exec()
 	if err != nil {
@@ -184,8 +186,8 @@ func lockHeldBy(tenant, id, name, token string) string {
 // claimAbsentHeldSQL is claimAbsentSQL with the session's existence read
 // as the lock row's (a take inserts it only for a stored session) held by
 // the batch's take ($15, $16).
-var claimAbsentHeldSQL = `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms, chain_from)
+var claimAbsentHeldSQL = durableWith + `INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released, ran_before_ms, chain_from)
 	SELECT $1, $2, $3, $4::text, $5::text, $6::integer, $7::bigint, $8::bigint, $9::timestamptz, $10::timestamptz, $11::timestamptz, $12::boolean, $13::bigint, $14::bigint
 	WHERE ` + lockHeldBy("$1", "$2", "$15", "$16") + `
-		AND NOT EXISTS (SELECT 1 FROM lease_floors WHERE tenant = $1 AND session_id = $2)
+		AND NOT EXISTS (SELECT 1 FROM lease_floors WHERE tenant = $1 AND session_id = $2)` + durableWhere + `
 	ON CONFLICT (tenant, session_id, agent_id) DO NOTHING`
