@@ -120,6 +120,13 @@ type Invocation struct {
 	// copied login whose token it refreshes); none may decide what it is
 	// permitted.
 	Writable []string
+	// Logins are the Files that copy the user's login (by name, to the
+	// user's file, as this process sees it, they copy): the CLI may
+	// refresh them (they are writable, as Writable ones are), and once it
+	// ended a refreshed one is copied back to the user's file under the
+	// rules a sandboxed agent's config directory's login is
+	// (configdir.go), so a refresh token rotated in the run is not lost.
+	Logins map[string]string
 	// Env holds extra KEY=VALUE variables for this run.
 	Env []string
 	// Stdin is the CLI's standard input (the prompt, for CLIs that read it

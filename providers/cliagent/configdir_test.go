@@ -98,3 +98,34 @@ func TestAnAgentsConfigDirStartsEachRunFromTheUsers(t *testing.T) {
 		}
 	}
 }
+
+// A CLI that keeps its login in the run directory (Gemini CLI's home is
+// there) has the login it refreshed copied back to the user's too,
+// sandboxed or not: its OAuth refresh may rotate the refresh token, and
+// one left in a run directory removed with the step would log the user out.
+func TestALoginRefreshedInTheRunDirectoryIsCopiedBack(t *testing.T) {
+	for _, confined := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "sandboxed"}[confined], func(t *testing.T) {
+			home := t.TempDir()
+			cfg := filepath.Join(home, ".fake")
+			os.MkdirAll(cfg, 0o700)
+			os.WriteFile(filepath.Join(cfg, "login.json"), []byte(`{"token":"old"}`), 0o600)
+			h := newHarness(t, "runlogin", func(o *Options) {
+				o.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+				if confined {
+					o.Sandbox = sandboxed(t)
+				}
+			})
+			act, _, err := h.step(h.request())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if act.Text != "refreshed: <nil>" {
+				t.Fatalf("the CLI could not refresh its login: %s", act.Text)
+			}
+			if b, _ := os.ReadFile(filepath.Join(cfg, "login.json")); string(b) != `{"token":"refreshed in the run"}` {
+				t.Errorf("the user's login holds %q: the refresh in the run directory did not reach it", b)
+			}
+		})
+	}
+}

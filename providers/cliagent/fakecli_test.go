@@ -83,6 +83,15 @@ func (c testCLI) Invocation(r Run) (Invocation, error) {
 		inv.Files["home/.fake/login.json"] = []byte(`{"token":"old"}`)
 		inv.Writable = []string{"home/.fake/login.json"}
 	}
+	if c.mode == "runlogin" && r.HostConfigDir != "" {
+		// A copy of the user's login in the run directory, as Gemini
+		// CLI's home there holds one.
+		user := filepath.Join(r.HostConfigDir, "login.json")
+		if data, err := os.ReadFile(user); err == nil {
+			inv.Files["home/.fake/login.json"] = data
+			inv.Logins = map[string]string{"home/.fake/login.json": user}
+		}
+	}
 	return inv, nil
 }
 
@@ -250,6 +259,11 @@ func fakeCLI(args []string) int {
 		result("login=" + string(login) + " other=" + string(other))
 	case "cfgtamper":
 		result(cfgTamper())
+	case "runlogin":
+		// Refreshes the login copied into its run directory, as Gemini
+		// CLI refreshes its OAuth token.
+		err := os.WriteFile(filepath.Join(run.RunDir, "home", ".fake", "login.json"), []byte(`{"token":"refreshed in the run"}`), 0o600)
+		result(fmt.Sprint("refreshed: ", err))
 	case "subscription":
 		emit(map[string]any{"type": "result", "session": session, "final": "no call", "input": 1000, "output": 10, "cost": 0.5, "subscription": true})
 	case "noresume":

@@ -66,10 +66,12 @@ func TestInvocationGivesEachRunItsOwnHomeWithTheUsersAuth(t *testing.T) {
 	if string(inv.Files["gemini-home/.gemini/oauth_creds.json"]) != `{"refresh_token":"r"}` {
 		t.Errorf("the user's login is not copied: %v", inv.Files)
 	}
-	// Its token is refreshed into the copy; the settings, with the
-	// permission hook, are pinned read-only in the sandbox.
-	if strings.Join(inv.Writable, " ") != "gemini-home/.gemini/oauth_creds.json" {
-		t.Errorf("writable %q, want the copied login only", inv.Writable)
+	// Its token is refreshed into the copy, which is copied back to the
+	// user's once the run ended (a rotated refresh token is not lost); the
+	// settings, with the permission hook, are pinned read-only in the
+	// sandbox.
+	if len(inv.Writable) != 0 || len(inv.Logins) != 1 || inv.Logins["gemini-home/.gemini/oauth_creds.json"] != filepath.Join(user, "oauth_creds.json") {
+		t.Errorf("writable %q, logins %q: want the copied login only, copied back to the user's", inv.Writable, inv.Logins)
 	}
 	if strings.Join(inv.Env, " ") != "GEMINI_CLI_HOME="+filepath.Join(r.RunDir, "gemini-home") {
 		t.Errorf("env %q", inv.Env)
