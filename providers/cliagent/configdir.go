@@ -51,11 +51,27 @@ func readConfigDir(user, state string) string {
 	return state
 }
 
-// loginCopy is the login a sandboxed run was given: the files copied from
-// the user's config directory into the agent's, with what they held.
+// loginCopy is the login a run was given: copies of the user's login
+// files, each with what it held when copied.
 type loginCopy struct {
-	user, private string
-	copied        map[string][]byte
+	files []loginFile
+}
+
+// loginFile is one copied login file: the user's and the run's copy, as
+// this process sees them.
+type loginFile struct {
+	user, copy string
+	was        []byte
+}
+
+// add records that copy holds was, copied from the user's file user; a nil
+// lc is a new one.
+func (lc *loginCopy) add(user, copy string, was []byte) *loginCopy {
+	if lc == nil {
+		lc = &loginCopy{}
+	}
+	lc.files = append(lc.files, loginFile{user: user, copy: copy, was: was})
+	return lc
 }
 
 // stageConfig readies a sandboxed agent's private config directory private,
@@ -69,7 +85,7 @@ type loginCopy struct {
 // does not show), read-only too: a CLI reloading its settings as they
 // change would otherwise take the allow rules an agent wrote mid-run.
 func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*loginCopy, error) {
-	lc := &loginCopy{user: user, private: private, copied: map[string][]byte{}}
+	lc := &loginCopy{}
 	c.ReadWrite = append(c.ReadWrite, Bind{Src: private, Dst: in})
 	for _, name := range info.SetupFiles {
 		if err := os.RemoveAll(filepath.Join(private, name)); err != nil {
@@ -103,7 +119,7 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 		if err := wholefile.Replace(dst, data, 0o600); err != nil {
 			return nil, fmt.Errorf("cannot copy your %s login into the agent's config directory: %w", info.Binary, err)
 		}
-		lc.copied[name] = data
+		lc.add(filepath.Join(user, name), dst, data)
 	}
 	return lc, nil
 }
@@ -132,32 +148,34 @@ func blank(dir, name string) (string, error) {
 var syncing sync.Mutex
 
 // syncBack copies back each login file the run's CLI refreshed, once it
-// ended. A CLI refreshing an OAuth token may be handed a new refresh token
-// and the old one revoked: kept only in the agent's copy, the user would be
-// logged out. A file is copied back only when it changed, is still JSON
-// (what every CLI's login file is; a half-written or garbled one would log
-// the user out too), and the user's own file still holds what was copied
-// in (the user, or another agent, may have refreshed it meanwhile: theirs
-// then wins). Nothing else of the private directory ever reaches the
-// user's. A copy that fails leaves the user's login as it was. The agent's
-// copy is removed then: the next run copies the user's afresh, and a login
-// is not left on disk in an idle agent's directory for a month.
+// ended: the copies in a sandboxed agent's private config directory
+// (stageConfig), and those a CLI keeps in its run directory
+// (Invocation.Logins: Gemini CLI's home is there, sandboxed or not). A CLI
+// refreshing an OAuth token may be handed a new refresh token and the old
+// one revoked: kept only in the run's copy, the user would be logged out.
+// A file is copied back only when it changed, is still JSON (what every
+// CLI's login file is; a half-written or garbled one would log the user
+// out too), and the user's own file still holds what was copied in (the
+// user, or another agent, may have refreshed it meanwhile: theirs then
+// wins). Nothing else of the private directory ever reaches the user's. A
+// copy that fails leaves the user's login as it was. The run's copy is
+// removed then: the next run copies the user's afresh, and a login is not
+// left on disk in an idle agent's directory for a month.
 func (lc *loginCopy) syncBack() {
 	if lc == nil {
 		return
 	}
 	syncing.Lock()
 	defer syncing.Unlock()
-	for name, was := range lc.copied {
-		now, err := os.ReadFile(filepath.Join(lc.private, name))
-		_ = os.Remove(filepath.Join(lc.private, name))
-		if err != nil || bytes.Equal(now, was) || !json.Valid(now) {
+	for _, f := range lc.files {
+		now, err := os.ReadFile(f.copy)
+		_ = os.Remove(f.copy)
+		if err != nil || bytes.Equal(now, f.was) || !json.Valid(now) {
 			continue
 		}
-		target := filepath.Join(lc.user, name)
-		if cur, err := os.ReadFile(target); err != nil || !bytes.Equal(cur, was) {
+		if cur, err := os.ReadFile(f.user); err != nil || !bytes.Equal(cur, f.was) {
 			continue
 		}
-		_ = wholefile.Replace(target, now, 0o600)
+		_ = wholefile.Replace(f.user, now, 0o600)
 	}
 }

@@ -516,12 +516,21 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 			return nil, "", 0, nil, err
 		}
 	}
+	writable := slices.Clone(inv.Writable)
+	for name, user := range inv.Logins {
+		data, ok := inv.Files[name]
+		if !ok || !filepath.IsAbs(user) {
+			return nil, "", 0, nil, fmt.Errorf("%s: login %q must be a generated file copying a file named by its absolute path, not %q", p.info.Backend, name, user)
+		}
+		logins = logins.add(user, filepath.Join(wf.dir, name), data)
+		writable = append(writable, name)
+	}
 	pinned := []string{"view.json", filepath.Base(wf.socket)}
 	for name := range inv.Files {
 		pinned = append(pinned, name)
 	}
 	slices.Sort(pinned[2:]) // a stable command line
-	pinRunFiles(&c, wf.dir, pinned, inv.Writable)
+	pinRunFiles(&c, wf.dir, pinned, writable)
 	for _, ro := range inv.ReadOnly {
 		c.ReadOnly = append(c.ReadOnly, Bind{Src: ro, Dst: ro})
 	}

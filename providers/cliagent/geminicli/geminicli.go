@@ -82,8 +82,7 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 	if r.Permissions != nil && len(r.Permissions.Hook) > 0 {
 		settings["hooks"] = hookSettings(r.Permissions)
 	}
-	files := map[string][]byte{}
-	var writable []string
+	files, logins := map[string][]byte{}, map[string]string{}
 	if auth := userAuth(r.HostConfigDir); auth != nil {
 		settings["security"] = map[string]any{"auth": auth}
 	}
@@ -91,11 +90,14 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		if r.HostConfigDir == "" {
 			break
 		}
-		if data, err := os.ReadFile(filepath.Join(r.HostConfigDir, name)); err == nil {
+		user := filepath.Join(r.HostConfigDir, name)
+		if data, err := os.ReadFile(user); err == nil {
+			// The CLI refreshes its token into the copy, which is copied
+			// back (a rotated refresh token must reach the user's);
+			// settings.json, with the permission hook, stays pinned
+			// read-only.
 			files[filepath.Join(geminiHome, ".gemini", name)] = data
-			// The CLI refreshes its token into the copy; settings.json,
-			// with the permission hook, stays pinned read-only.
-			writable = append(writable, filepath.Join(geminiHome, ".gemini", name))
+			logins[filepath.Join(geminiHome, ".gemini", name)] = user
 		}
 	}
 	data, err := json.MarshalIndent(settings, "", "  ")
@@ -116,11 +118,11 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		args = append(args, "--include-directories", strings.Join(r.ReadDirs, ","))
 	}
 	return cliagent.Invocation{
-		Args:     args,
-		Files:    files,
-		Writable: writable,
-		Env:      []string{"GEMINI_CLI_HOME=" + filepath.Join(r.RunDir, geminiHome)},
-		Stdin:    prompt(r),
+		Args:   args,
+		Files:  files,
+		Logins: logins,
+		Env:    []string{"GEMINI_CLI_HOME=" + filepath.Join(r.RunDir, geminiHome)},
+		Stdin:  prompt(r),
 	}, nil
 }
 
