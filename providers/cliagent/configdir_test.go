@@ -1,10 +1,13 @@
 package cliagent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // A login the CLI refreshed reaches the user's config directory only when
@@ -127,5 +130,70 @@ func TestALoginRefreshedInTheRunDirectoryIsCopiedBack(t *testing.T) {
 				t.Errorf("the user's login holds %q: the refresh in the run directory did not reach it", b)
 			}
 		})
+	}
+}
+
+// Two agents given the same login, both refreshing it and ending at once:
+// the user's file ends holding one of their refreshes, never the login
+// they were given, and the other's, which no longer matches what the
+// user's file holds, is dropped rather than written over the first.
+func TestTwoAgentsRefreshingOneLoginAtOnceLeaveOneRefresh(t *testing.T) {
+	for round := range 50 {
+		user := t.TempDir()
+		os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o600)
+		info := Info{LoginFiles: []string{"login.json"}}
+		var lcs [2]*loginCopy
+		for i := range lcs {
+			private := t.TempDir()
+			var c Confinement
+			lc, err := stageConfig(&c, info, user, private, "/home/agent/.fake", t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(private, "login.json"), []byte(fmt.Sprintf(`{"token":"agent %d's"}`, i)), 0o600)
+			lcs[i] = lc
+		}
+		var wg sync.WaitGroup
+		for _, lc := range lcs {
+			wg.Go(lc.syncBack)
+		}
+		wg.Wait()
+		got, _ := os.ReadFile(filepath.Join(user, "login.json"))
+		if string(got) != `{"token":"agent 0's"}` && string(got) != `{"token":"agent 1's"}` {
+			t.Fatalf("round %d: the user's login holds %q, want one agent's refresh", round, got)
+		}
+	}
+}
+
+// Another process copying a refresh back to the same login (a second
+// server, a `massgen-mcp run` beside it) holds the user's config
+// directory's lock while it checks and writes; a copy-back here waits for
+// it, then finds the user's file changed and leaves it, instead of both
+// finding the login they were given and the second writing over the
+// first's refresh.
+func TestACopyBackWaitsForAnotherProcesssCopyBack(t *testing.T) {
+	user, private := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o600)
+	var c Confinement
+	lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}}, user, private, "/home/agent/.fake", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(private, "login.json"), []byte(`{"token":"this agent's"}`), 0o600)
+	unlock := lockAsAnotherProcess(t, user)
+	done := make(chan struct{})
+	go func() { lc.syncBack(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got, _ := os.ReadFile(filepath.Join(user, "login.json")); string(got) != `{"token":"old"}` {
+		t.Errorf("the user's login holds %q while another process held its directory's lock", got)
+	}
+	os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"the other process's"}`), 0o600)
+	unlock()
+	<-done
+	if got, _ := os.ReadFile(filepath.Join(user, "login.json")); string(got) != `{"token":"the other process's"}` {
+		t.Errorf("the user's login holds %q: the other process's refresh was written over", got)
 	}
 }
