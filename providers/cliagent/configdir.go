@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
@@ -142,10 +143,16 @@ func blank(dir, name string) (string, error) {
 	}
 }
 
-// syncing serializes copies back, so two agents' refreshes of one login
-// cannot both pass the check that the user's file is still what they were
-// given.
+// syncing serializes copies back within this process, and the lock of the
+// login's directory (lockLoginDir) across processes, so two agents'
+// refreshes of one login cannot both pass the check that the user's file
+// is still what they were given, the second then writing over the first.
 var syncing sync.Mutex
+
+// lockWait bounds the wait for another process's copy-back: it holds the
+// lock for a read and a write. Past it (a process that holds the lock and
+// hangs) the refresh is dropped, as one whose check failed is.
+const lockWait = 5 * time.Second
 
 // syncBack copies back each login file the run's CLI refreshed, once it
 // ended: the copies in a sandboxed agent's private config directory
@@ -173,9 +180,20 @@ func (lc *loginCopy) syncBack() {
 		if err != nil || bytes.Equal(now, f.was) || !json.Valid(now) {
 			continue
 		}
-		if cur, err := os.ReadFile(f.user); err != nil || !bytes.Equal(cur, f.was) {
-			continue
-		}
-		_ = wholefile.Replace(f.user, now, 0o600)
+		f.copyBack(now)
 	}
+}
+
+// copyBack writes now over the user's file if it still holds what was
+// copied in, under its directory's lock.
+func (f loginFile) copyBack(now []byte) {
+	unlock, ok := lockLoginDir(filepath.Dir(f.user))
+	defer unlock()
+	if !ok {
+		return
+	}
+	if cur, err := os.ReadFile(f.user); err != nil || !bytes.Equal(cur, f.was) {
+		return
+	}
+	_ = wholefile.Replace(f.user, now, 0o600)
 }

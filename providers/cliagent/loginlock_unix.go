@@ -1,0 +1,39 @@
+//go:build unix
+
+package cliagent
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockLoginDir takes the flock(2) lock of dir, the directory of a user's
+// login file, so that copy-backs of one login by several processes (two
+// servers, a `massgen-mcp run` beside one) each check and write it whole.
+// The lock is the directory's own: nothing is created in the user's
+// config directory. It waits up to lockWait, and tells whether it got the
+// lock; a file system that keeps no locks is used unlocked, as before.
+func lockLoginDir(dir string) (unlock func(), ok bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return func() {}, false
+	}
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return func() { f.Close() }, true
+		case errors.Is(err, unix.ENOLCK), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+			f.Close()
+			return func() {}, true
+		case !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline):
+			f.Close()
+			return func() {}, false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
