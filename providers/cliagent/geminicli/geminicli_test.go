@@ -51,7 +51,10 @@ func TestInvocationGivesEachRunItsOwnHomeWithTheUsersAuth(t *testing.T) {
 		General   struct {
 			EnableAutoUpdate bool `json:"enableAutoUpdate"`
 		}
-		Security struct{ Auth struct{ SelectedType string } }
+		Security struct {
+			Auth        struct{ SelectedType string }
+			FolderTrust struct{ Enabled *bool } `json:"folderTrust"`
+		}
 	}
 	if err := json.Unmarshal(inv.Files["gemini-home/.gemini/settings.json"], &settings); err != nil {
 		t.Fatalf("%v: files %v", err, inv.Files)
@@ -59,6 +62,13 @@ func TestInvocationGivesEachRunItsOwnHomeWithTheUsersAuth(t *testing.T) {
 	wf := settings.MCPServers["workflow"]
 	if wf.Command != "/bin/massgen-mcp" || len(wf.Args) != 3 || !wf.Trust || settings.Telemetry.Enabled || settings.General.EnableAutoUpdate {
 		t.Errorf("settings %s", inv.Files["gemini-home/.gemini/settings.json"])
+	}
+	// Folder trust on, whatever the CLI's default: the settings are
+	// merged before --skip-trust trusts the session, so the workspace's
+	// .gemini/settings.json, the agent's to write, is not applied
+	// (TestRealGeminiIgnoresProjectSettingsAnAgentWroteInItsWorkspace).
+	if ft := settings.Security.FolderTrust.Enabled; ft == nil || !*ft {
+		t.Errorf("folder trust is not on in the run's settings: %s", inv.Files["gemini-home/.gemini/settings.json"])
 	}
 	if settings.Security.Auth.SelectedType != "oauth-personal" || len(settings.MCPServers) != 1 {
 		t.Errorf("the user's auth choice, and none of their MCP servers: %s", inv.Files["gemini-home/.gemini/settings.json"])
