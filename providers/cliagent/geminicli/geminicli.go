@@ -79,13 +79,20 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
 	}
+	// Folder trust on (0.61's default, said here so a change of default
+	// does not undo it): the CLI merges its settings when it starts, before
+	// --skip-trust trusts the session, so the workspace's
+	// .gemini/settings.json, which the agent may write (hooks off, a
+	// workflow server of its own), is not applied to its next run.
+	security := map[string]any{"folderTrust": map[string]any{"enabled": true}}
 	if r.Permissions != nil && len(r.Permissions.Hook) > 0 {
 		settings["hooks"] = hookSettings(r.Permissions)
 	}
 	files, logins := map[string][]byte{}, map[string]string{}
 	if auth := userAuth(r.HostConfigDir); auth != nil {
-		settings["security"] = map[string]any{"auth": auth}
+		security["auth"] = auth
 	}
+	settings["security"] = security
 	for _, name := range loginFiles {
 		if r.HostConfigDir == "" {
 			break
