@@ -41,6 +41,7 @@ type realHarness struct {
 	script *fake.Script
 	p      *cliagent.Provider
 	ws     string
+	home   string // the user's HOME, holding their .codex
 	rec    *clitest.Recorder
 }
 
@@ -101,7 +102,7 @@ func newRealRelayed(t *testing.T, sandbox cliagent.Sandbox, relay []string) *rea
 		t.Fatal(err)
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
-	return &realHarness{script: script, p: p, ws: ws, rec: &clitest.Recorder{}}
+	return &realHarness{script: script, p: p, ws: ws, home: home, rec: &clitest.Recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
