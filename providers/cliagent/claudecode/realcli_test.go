@@ -35,6 +35,7 @@ type realHarness struct {
 	p      *cliagent.Provider
 	ws     string
 	inside string // the workspace as the CLI sees it
+	dir    string // the agents' private directories (Options.Dir)
 	rec    *clitest.Recorder
 }
 
@@ -59,8 +60,9 @@ func newRealServing(t *testing.T, sb cliagent.Sandbox, relay []string, extraEnv 
 		"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-dummy-fake-not-a-key-0000",
 		"CLAUDE_CODE_MAX_RETRIES=1",
 	}, extraEnv...)
+	dir := t.TempDir()
 	p, err := cliagent.New(CLI{}, cliagent.Options{
-		Model: "claude-opus-4-6", Binary: bin, Env: env, Dir: t.TempDir(),
+		Model: "claude-opus-4-6", Binary: bin, Env: env, Dir: dir,
 		Relay: relay, Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"sk-ant-dummy-fake-not-a-key-0000"}, Sandbox: sb,
 	})
@@ -72,7 +74,7 @@ func newRealServing(t *testing.T, sb cliagent.Sandbox, relay []string, extraEnv 
 	if sb.Confined() {
 		inside, _ = sb.Paths(cliagent.Confinement{Workspace: ws})
 	}
-	return &realHarness{script: script, p: p, ws: ws, inside: inside, rec: &clitest.Recorder{}}
+	return &realHarness{script: script, p: p, ws: ws, inside: inside, dir: dir, rec: &clitest.Recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
