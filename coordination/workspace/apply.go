@@ -21,6 +21,10 @@ type Applied struct {
 	Written   []Change `json:"written"`
 	Conflicts []Change `json:"conflicts"`
 	Skipped   []Change `json:"skipped"`
+	// Held is the tool configuration the winner changed (ToolConfig) and
+	// the apply was not told to include: while any is held, nothing is
+	// written. Each change's Reason says what the file can run.
+	Held []Change `json:"held,omitempty"`
 }
 
 // Diff ops.
@@ -167,5 +171,6 @@ func (a *Applied) Clone() *Applied {
 	c.Written = append(a.Written[:0:0], a.Written...)
 	c.Conflicts = append(a.Conflicts[:0:0], a.Conflicts...)
 	c.Skipped = append(a.Skipped[:0:0], a.Skipped...)
+	c.Held = append(a.Held[:0:0], a.Held...)
 	return &c
 }

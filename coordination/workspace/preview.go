@@ -21,6 +21,10 @@ type FileChange struct {
 	Bytes  int64 `json:"bytes"`
 	// Link: a symlink, which is never applied.
 	Link bool `json:"symlink,omitempty"`
+	// Runs says what the file can make the user's own tools run, outside
+	// any sandbox, when it is tool configuration (ToolConfig); an apply
+	// holds it back unless told to include it.
+	Runs string `json:"runs,omitempty"`
 }
 
 // Preview is the winner's diff, shown before anything reaches the write
@@ -31,6 +35,11 @@ type Preview struct {
 	Count   int          `json:"count"`
 	Added   int          `json:"lines_added"`
 	Removed int          `json:"lines_removed"`
+	// Config is every change of tool configuration (FileChange.Runs set),
+	// the first MaxPreviewFiles, whatever its place among Files, and
+	// ConfigCount how many there are.
+	Config      []FileChange `json:"config,omitempty"`
+	ConfigCount int          `json:"config_count,omitempty"`
 }
 
 // MaxPreviewFiles caps the files a preview lists; Count says how many there are.
@@ -166,5 +175,6 @@ func (p *Preview) Clone() *Preview {
 	}
 	c := *p
 	c.Files = append(p.Files[:0:0], p.Files...)
+	c.Config = append(p.Config[:0:0], p.Config...)
 	return &c
 }
