@@ -27,7 +27,65 @@ var (
 	// ErrApplyConflict: the project changed since the run read it, so
 	// nothing was written.
 	ErrApplyConflict = errors.New("the write context changed since the session read it")
+	// ErrConfigHeld: the winner changed tool configuration (files that make
+	// the user's own tools run code: workspace.ToolConfig) and the apply was
+	// not told what to do with it, so nothing was written.
+	ErrConfigHeld = errors.New("the changes hold tool configuration")
 )
+
+// ApplyOptions say what ApplyChanges does with the winner's tool
+// configuration (workspace.ToolConfig): by default, while the changes hold
+// any, nothing is written (ConfigHeldError).
+type ApplyOptions struct {
+	// IncludeConfig writes it with the rest: the user saw each file and
+	// what it can run, and asked for it.
+	IncludeConfig bool
+	// SkipConfig writes the rest and lists it as skipped.
+	SkipConfig bool
+}
+
+// config is o as the workspace's apply takes it.
+func (o ApplyOptions) config() (workspace.Config, error) {
+	switch {
+	case o.IncludeConfig && o.SkipConfig:
+		return 0, fmt.Errorf("%w: include the tool configuration or skip it, not both", ErrBadInput)
+	case o.IncludeConfig:
+		return workspace.IncludeConfig, nil
+	case o.SkipConfig:
+		return workspace.SkipConfig, nil
+	}
+	return workspace.HoldConfig, nil
+}
+
+// ConfigHeldError refuses an apply because the winner changed tool
+// configuration — files that make the user's own tools (an agent CLI, an
+// editor, git, direnv, CI) run code later, outside any sandbox — and the
+// apply was not told to include or skip it; nothing was written.
+type ConfigHeldError struct {
+	Session string
+	// Held lists each file, its Reason saying what it can run.
+	Held []workspace.Change
+}
+
+func (e *ConfigHeldError) Error() string {
+	return fmt.Sprintf("session %s: nothing was written, because the winner changed %s of tool configuration, which your own tools run code from, outside any sandbox:%s", e.Session, Count(len(e.Held), "file"), HeldList(e.Held))
+}
+
+func (e *ConfigHeldError) Unwrap() error { return ErrConfigHeld }
+
+// HeldList is held tool configuration as one text: each path, quoted (a
+// name may hold a newline), and what it can run; the first 10.
+func HeldList(held []workspace.Change) string {
+	var b strings.Builder
+	for i, c := range held {
+		if i == 10 {
+			fmt.Fprintf(&b, " … and %d more", len(held)-i)
+			break
+		}
+		fmt.Fprintf(&b, " %q (%s: %s);", c.Path, c.Op, c.Reason)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
 
 // ApplyResult is what ApplyChanges did.
 type ApplyResult struct {
@@ -60,14 +118,20 @@ func (e *ApplyConflictError) Error() string {
 
 func (e *ApplyConflictError) Unwrap() error { return ErrApplyConflict }
 
-// ApplyChanges writes a finished session's pending changes — the winner's
+// ApplyChanges writes, as opts say, a finished session's pending changes — the winner's
 // diff against the write context's base, as TeamResult.Changes lists it —
 // to the write context, all or nothing: a file of the context that changed
 // since the session read it refuses the whole apply (ApplyConflictError),
 // and a write that fails midway is undone. The apply is recorded in the
 // session (a SessionApplied entry), so results and status show it, and a
-// second call writes nothing and says so (AlreadyApplied).
-func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, error) {
+// second call writes nothing and says so (AlreadyApplied). Tool
+// configuration among the changes refuses the whole apply
+// (ConfigHeldError) unless opts include or skip it.
+func (svc *Service) ApplyChanges(ctx context.Context, id string, opts ApplyOptions) (*ApplyResult, error) {
+	cfg, err := opts.config()
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := svc.store.LockSession(ctx, id)
 	if err != nil {
 		return nil, err
@@ -97,9 +161,13 @@ func (svc *Service) ApplyChanges(ctx context.Context, id string) (*ApplyResult, 
 	case res.Changes != nil && res.Changes.Count == 0:
 		return nil, fmt.Errorf("%w: the winner of session %s changed no file of the write context", ErrNothingToApply, id)
 	}
-	applied, err := svc.applyWinner(ctx, t, c, id, res.Winner, t.ApplyAll)
+	applied, err := svc.applyWinner(ctx, t, c, id, res.Winner, workspace.ApplyOptions{Whole: true, Config: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if len(applied.Held) > 0 {
+		svc.event(ctx, id, Event{Type: "apply_refused", Message: "nothing applied: the winner changed tool configuration:" + HeldList(applied.Held)})
+		return nil, &ConfigHeldError{Session: id, Held: applied.Held}
 	}
 	if len(applied.Conflicts) > 0 {
 		svc.event(ctx, id, Event{Type: "apply_refused", Message: fmt.Sprintf("nothing applied: %s changed in the write context", Count(len(applied.Conflicts), "file"))})
@@ -150,10 +218,20 @@ func (svc *Service) autoApply(ctx context.Context, s *Session, res *TeamResult) 
 	// Recorded even when the caller has gone or the run's lease with it:
 	// the session finished, and the files are the session's.
 	rctx := withoutRunLease(context.WithoutCancel(ctx))
-	applied, err := svc.applyWinner(rctx, t, c, s.ID, res.Winner, t.Apply)
+	applied, err := svc.applyWinner(rctx, t, c, s.ID, res.Winner, workspace.ApplyOptions{})
 	if err != nil {
 		svc.log.Warn().Err(err).Str("session", s.ID).Msg("the winner's changes could not be applied to the write context; they stay pending")
 		svc.event(rctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: " + svc.hideContext(c, err.Error())})
+		return
+	}
+	if len(applied.Held) > 0 {
+		// No one looks at an auto-apply as it writes: tool configuration
+		// among the changes holds them all, so the user sees the whole
+		// change (which a prompt injection may have steered) before any
+		// of it lands, and a half-applied change never needs the other
+		// half to make sense.
+		svc.log.Warn().Str("session", s.ID).Int("files", len(applied.Held)).Msg("apply: auto held the winner's changes back: they change tool configuration; they stay pending")
+		svc.event(rctx, s.ID, Event{Type: "apply_refused", Message: "nothing applied: apply: auto never writes tool configuration, and the winner changed " + Count(len(applied.Held), "file") + " of it:" + HeldList(applied.Held) + "; the changes stay pending"})
 		return
 	}
 	err = svc.throughOutage(rctx, s.ID, "the record of the changes applied", func() error { return svc.recordApplied(rctx, s.ID, applied) })
@@ -194,14 +272,14 @@ func (svc *Service) shownContext(c workspace.Context) string {
 }
 
 // applyWinner writes the winning answer's files (winnerSnapshot) to the
-// write context c with apply (Team.Apply or ApplyAll), naming the context as
-// results show it.
-func (svc *Service) applyWinner(ctx context.Context, t *workspace.Team, c workspace.Context, id string, w *Winner, apply func(*workspace.Manifest, string) (*workspace.Applied, error)) (*workspace.Applied, error) {
+// write context c as o says (Team.ApplyWith), naming the context as results
+// show it.
+func (svc *Service) applyWinner(ctx context.Context, t *workspace.Team, c workspace.Context, id string, w *Winner, o workspace.ApplyOptions) (*workspace.Applied, error) {
 	m, dir, err := svc.winnerSnapshot(ctx, t, id, w)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the winner's files: %w", err)
 	}
-	applied, err := apply(m, dir)
+	applied, err := t.ApplyWith(m, dir, o)
 	if err != nil {
 		return nil, err
 	}

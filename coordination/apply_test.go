@@ -101,7 +101,7 @@ func TestWriteContextChangesWaitForApplyChanges(t *testing.T) {
 		t.Fatalf("the project changed before the apply: %v", before)
 	}
 	ctx := context.Background()
-	ap, err := svc.ApplyChanges(ctx, res.SessionID)
+	ap, err := svc.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{})
 	if err != nil || ap.AlreadyApplied || len(ap.Applied.Written) != 2 {
 		t.Fatalf("apply: %+v %v", ap, err)
 	}
@@ -110,7 +110,7 @@ func TestWriteContextChangesWaitForApplyChanges(t *testing.T) {
 	if got["index.html"] != win["index.html"] || got["style.css"] != win["style.css"] || got["README.md"] != "bakery\n" {
 		t.Fatalf("the project is not the winner's: %v", got)
 	}
-	again, err := svc.ApplyChanges(ctx, res.SessionID)
+	again, err := svc.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{})
 	if err != nil || !again.AlreadyApplied || len(again.Applied.Written) != 2 {
 		t.Fatalf("second apply: %+v %v", again, err)
 	}
@@ -133,7 +133,7 @@ func TestApplyChangesRefusesWholeWhenTheProjectChanged(t *testing.T) {
 	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the user's edit</p>\n"), 0o644)
 	before := projectFiles(t, proj)
 	ctx := context.Background()
-	_, err := svc.ApplyChanges(ctx, res.SessionID)
+	_, err := svc.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{})
 	var ce *coordination.ApplyConflictError
 	if !errors.Is(err, coordination.ErrApplyConflict) || !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].Path != "index.html" || !strings.Contains(err.Error(), "nothing was written") {
 		t.Fatalf("err %v, want a conflict on index.html", err)
@@ -145,7 +145,7 @@ func TestApplyChangesRefusesWholeWhenTheProjectChanged(t *testing.T) {
 		t.Fatalf("a refused apply was recorded: %+v", r.Applied)
 	}
 	os.WriteFile(filepath.Join(proj, "index.html"), []byte("<p>the old page</p>\n"), 0o644)
-	if ap, err := svc.ApplyChanges(ctx, res.SessionID); err != nil || len(ap.Applied.Written) != 2 {
+	if ap, err := svc.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{}); err != nil || len(ap.Applied.Written) != 2 {
 		t.Fatalf("apply after the conflict was resolved: %+v %v", ap, err)
 	}
 }
@@ -202,7 +202,7 @@ func TestApplyAutoWritesAsTheSessionFinishes(t *testing.T) {
 	if final.Applied == nil || len(final.Applied.Written) != 2 || final.ChangesPending {
 		t.Errorf("final/result.json says applied %+v, pending %v; want the apply it had", final.Applied, final.ChangesPending)
 	}
-	ap, err := svc.ApplyChanges(context.Background(), res.SessionID)
+	ap, err := svc.ApplyChanges(context.Background(), res.SessionID, coordination.ApplyOptions{})
 	if err != nil || !ap.AlreadyApplied {
 		t.Fatalf("apply after auto: %+v %v", ap, err)
 	}
@@ -215,11 +215,11 @@ func TestApplyChangesSaysWhyThereIsNothingToApply(t *testing.T) {
 	h, _ := fileHarness(t, nil)
 	s := h.Create(coordination.TeamSpec{Task: "What is 2+2?", Models: []string{"sim", "sim"}})
 	ctx := context.Background()
-	if _, err := h.Service.ApplyChanges(ctx, s.ID); !errors.Is(err, coordination.ErrNothingToApply) || !strings.Contains(err.Error(), "once it has finished") {
+	if _, err := h.Service.ApplyChanges(ctx, s.ID, coordination.ApplyOptions{}); !errors.Is(err, coordination.ErrNothingToApply) || !strings.Contains(err.Error(), "once it has finished") {
 		t.Fatalf("running: %v", err)
 	}
 	h.Run(s.ID)
-	if _, err := h.Service.ApplyChanges(ctx, s.ID); !errors.Is(err, coordination.ErrNothingToApply) || !strings.Contains(err.Error(), "no write context") {
+	if _, err := h.Service.ApplyChanges(ctx, s.ID, coordination.ApplyOptions{}); !errors.Is(err, coordination.ErrNothingToApply) || !strings.Contains(err.Error(), "no write context") {
 		t.Fatalf("no write context: %v", err)
 	}
 	if _, err := h.Service.Create(ctx, coordination.TeamSpec{Task: "t", Models: []string{"sim"}, Apply: "yes"}); !errors.Is(err, coordination.ErrBadInput) {

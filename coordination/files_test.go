@@ -313,7 +313,7 @@ func TestGitWriteContextGivesEachAgentAWorktreeAndTakesTheWinnersChanges(t *test
 	if _, err := os.Stat(filepath.Join(repo, "index.html")); err == nil {
 		t.Fatal("the winner's index.html reached the repository before it was applied")
 	}
-	ap, err := h.Service.ApplyChanges(context.Background(), s.ID)
+	ap, err := h.Service.ApplyChanges(context.Background(), s.ID, coordination.ApplyOptions{})
 	if err != nil || ap.AlreadyApplied || len(ap.Applied.Written) != 1 || ap.Applied.Written[0].Path != "index.html" {
 		t.Fatalf("apply: %+v %v", ap, err)
 	}

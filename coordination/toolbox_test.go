@@ -104,7 +104,7 @@ func TestAPITeamFixesAPlantedBugWithTools(t *testing.T) {
 	if !res.ChangesPending || res.Changes == nil || !slices.ContainsFunc(res.Changes.Files, func(f workspace.FileChange) bool { return f.Path == "add.sh" }) {
 		t.Fatalf("changes %+v (pending %v); want the winner's add.sh listed, not yet written", res.Changes, res.ChangesPending)
 	}
-	ap, err := h.Service.ApplyChanges(context.Background(), s.ID)
+	ap, err := h.Service.ApplyChanges(context.Background(), s.ID, coordination.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

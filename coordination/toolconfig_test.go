@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,10 +46,10 @@ func hookRun(t *testing.T, apply string) (*coordtest.Harness, string, *coordinat
 func TestAHookTheWinnerWroteNeverReachesTheProjectUnasked(t *testing.T) {
 	h, proj, res := hookRun(t, "")
 	text := report.Changes(res)
-	if !strings.Contains(text, "tool configuration") || !strings.Contains(text, ".claude/settings.json") || !strings.Contains(text, "Claude Code") {
+	if !strings.Contains(strings.ToLower(text), "tool configuration") || !strings.Contains(text, ".claude/settings.json") || !strings.Contains(text, "Claude Code") {
 		t.Errorf("the pending changes do not set the hook apart:\n%s", text)
 	}
-	_, err := h.Service.ApplyChanges(context.Background(), res.SessionID)
+	_, err := h.Service.ApplyChanges(context.Background(), res.SessionID, coordination.ApplyOptions{})
 	if err == nil {
 		t.Error("the apply wrote a winner's .claude/settings.json without being asked to")
 	}
@@ -78,5 +79,36 @@ func TestApplyAutoHoldsTheWholeChangeWhenItHoldsToolConfiguration(t *testing.T) 
 	}
 	if !said {
 		t.Errorf("the timeline does not say the apply held the hook back: %+v", evs)
+	}
+}
+
+// TestApplyChangesWritesToolConfigurationOnlyWhenTold: the refusal names
+// each held file with what it can run and wraps ErrConfigHeld; SkipConfig
+// writes the rest, IncludeConfig everything, and both at once is bad input.
+func TestApplyChangesWritesToolConfigurationOnlyWhenTold(t *testing.T) {
+	ctx := context.Background()
+	h, proj, res := hookRun(t, "")
+	_, err := h.Service.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{})
+	var held *coordination.ConfigHeldError
+	if !errors.As(err, &held) || !errors.Is(err, coordination.ErrConfigHeld) || len(held.Held) != 1 || !strings.Contains(err.Error(), `".claude/settings.json" (added: Claude Code`) {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := h.Service.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{IncludeConfig: true, SkipConfig: true}); !errors.Is(err, coordination.ErrBadInput) {
+		t.Fatalf("both: %v", err)
+	}
+	ap, err := h.Service.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{SkipConfig: true})
+	if err != nil || len(ap.Applied.Written) != 1 || len(ap.Applied.Skipped) != 1 {
+		t.Fatalf("skip: %+v %v", ap, err)
+	}
+	if got := projectFiles(t, proj); got["app.py"] != "print(2)\n" || len(got) != 1 {
+		t.Fatalf("skip made the project %v", got)
+	}
+
+	h, proj, res = hookRun(t, "")
+	if _, err := h.Service.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{IncludeConfig: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := projectFiles(t, proj); got["app.py"] != "print(2)\n" || got[".claude/settings.json"] == "" {
+		t.Fatalf("include made the project %v", got)
 	}
 }

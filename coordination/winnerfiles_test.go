@@ -107,7 +107,7 @@ func TestAFollowUpStartsFromTheWinningAnswersFilesNotALaterOne(t *testing.T) {
 func TestApplyWritesTheWinningAnswersFilesNotALaterOne(t *testing.T) {
 	proj := t.TempDir()
 	h, res := lateWinnerSession(t, proj)
-	if _, err := h.Service.ApplyChanges(context.Background(), res.SessionID); err != nil {
+	if _, err := h.Service.ApplyChanges(context.Background(), res.SessionID, coordination.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(proj, "hello.py"))

@@ -8,6 +8,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
 	"github.com/massgen-go/massgen-mcp/permissions"
 )
@@ -15,6 +16,12 @@ import (
 // applyChangesArgs are apply_changes's arguments.
 type applyChangesArgs struct {
 	SessionID string `json:"session_id"`
+	// Config is what to do with the tool configuration among the changes
+	// (changes.config): "include" (only when the user asked for those
+	// files) or "skip"; "" refuses the apply while there is any. Neither
+	// a description nor an enum in the schema: the tool's description and
+	// the refusal say it, within tools/list's budget.
+	Config string `json:"tool_config,omitempty"`
 }
 
 // applyChangesTool writes a finished team's pending changes to its write
@@ -24,8 +31,8 @@ type applyChangesArgs struct {
 func applyChangesTool(h *handler) server.ServerTool {
 	yes, no := true, false
 	tool := mcpgo.NewTool("apply_changes",
-		mcpgo.WithDescription("Write a finished team's pending changes (result.changes) into its write context, after the user has seen them. "+
-			"All or nothing: a file changed since the run refuses it. Returns {session_id, applied, already_applied}."),
+		mcpgo.WithDescription("Write a finished team's changes (result.changes) to its write context once approved, all or nothing; "+
+			"changes.config needs tool_config. Returns {session_id, applied, already_applied}."),
 		inputSchema[applyChangesArgs](),
 		// It overwrites and deletes project files: destructive, so a
 		// client asks before calling it; a second call writes nothing.
@@ -40,9 +47,12 @@ func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, a
 	// already confirmed the call itself (the tool is destructive, so a
 	// client asks before calling it). A call that would write nothing
 	// (already applied, nothing pending) is answered without asking.
+	if args.Config != "" && args.Config != "include" && args.Config != "skip" {
+		return nil, fmt.Errorf("%w: apply_changes's tool_config is %q; give include, skip, or leave it out", errBadArguments, args.Config)
+	}
 	var action *string
 	if team, err := h.svc(ctx).Result(ctx, args.SessionID); err == nil && team.ChangesPending && team.Changes != nil && canElicit(ctx) == nil {
-		reply, ask := askUser(req, applyID, roundState{Session: args.SessionID, Round: 1}.String(), applyQuestion(team))
+		reply, ask := askUser(req, applyID, roundState{Session: args.SessionID, Round: 1}.String(), applyQuestion(team, args))
 		if ask != nil {
 			return ask, nil
 		}
@@ -53,7 +63,7 @@ func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, a
 		}
 		action = &a
 	}
-	res, err := h.svc(ctx).ApplyChanges(ctx, args.SessionID)
+	res, err := h.svc(ctx).ApplyChanges(ctx, args.SessionID, coordination.ApplyOptions{IncludeConfig: args.Config == "include", SkipConfig: args.Config == "skip"})
 	if err != nil {
 		return nil, err
 	}

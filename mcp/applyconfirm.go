@@ -21,10 +21,30 @@ const applyID = "apply"
 
 // applyQuestion is what the user reads: where the changes go and what they
 // are, file by file; an empty form, accepting is the confirmation.
-func applyQuestion(res *coordination.TeamResult) mcpgo.ElicitationParams {
+// Tool configuration comes first, each file with what it can run, and says
+// whether this call writes it.
+func applyQuestion(res *coordination.TeamResult, args applyChangesArgs) mcpgo.ElicitationParams {
 	c := res.Changes
 	var b strings.Builder
 	fmt.Fprintf(&b, "Write team %s's changes into %s? %s (+%d −%d lines).\n", res.SessionID, c.Context, coordination.Count(c.Count, "file"), c.Added, c.Removed)
+	if c.ConfigCount > 0 {
+		what := "NOT written by this call (nothing is, unless asked to include or skip them)"
+		switch {
+		case args.Config == "include":
+			what = "WRITTEN by this call"
+		case args.Config == "skip":
+			what = "left out by this call"
+		}
+		fmt.Fprintf(&b, "Tool configuration — %s your own tools run code from, outside any sandbox; %s:\n", coordination.Count(c.ConfigCount, "file"), what)
+		for i, f := range c.Config {
+			if i == 10 {
+				fmt.Fprintf(&b, "… and %d more\n", c.ConfigCount-i)
+				break
+			}
+			fmt.Fprintf(&b, "%s %s: %s\n", f.Op, cutText(f.Path, 200), f.Runs)
+		}
+		b.WriteString("All the changes:\n")
+	}
 	for i, f := range c.Files {
 		if i == 20 {
 			fmt.Fprintf(&b, "… and %d more\n", c.Count-i)

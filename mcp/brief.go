@@ -344,6 +344,9 @@ func pendingStep(res *coordination.TeamResult) string {
 	if !res.ChangesPending || res.Changes == nil {
 		return ""
 	}
+	if res.Changes.ConfigCount > 0 {
+		return fmt.Sprintf("\nNothing was written to %s yet: show the user these changes, the tool configuration first, with what each file can run. apply_changes{session_id: %q} writes nothing while it holds tool configuration: add tool_config: \"include\" only if the user asks for those files, or tool_config: \"skip\" to write the rest without them.\n", res.Changes.Context, res.SessionID)
+	}
 	return fmt.Sprintf("\nNothing was written to %s yet: show the user these changes, and once they approve, apply_changes{session_id: %q} writes them.\n", res.Changes.Context, res.SessionID)
 }
 

@@ -220,6 +220,7 @@ type Applied struct {
 	Written   []Change `json:"written"`
 	Conflicts []Change `json:"conflicts"`
 	Skipped   []Change `json:"skipped"`
+	Held      []Change `json:"held,omitempty"`
 }
 
 // Preview is the wire form of workspace.Preview.
@@ -229,6 +230,9 @@ type Preview struct {
 	Count   int          `json:"count"`
 	Added   int          `json:"lines_added"`
 	Removed int          `json:"lines_removed"`
+	// Config: the changes that are tool configuration, listed apart.
+	Config      []FileChange `json:"config,omitempty"`
+	ConfigCount int          `json:"config_count,omitempty"`
 }
 
 // FileChange is the wire form of workspace.FileChange.
@@ -240,6 +244,7 @@ type FileChange struct {
 	Binary  bool   `json:"binary,omitempty"`
 	Bytes   int64  `json:"bytes"`
 	Link    bool   `json:"symlink,omitempty"`
+	Runs    string `json:"runs,omitempty"`
 }
 
 // ApplyResult is the wire form of coordination.ApplyResult.

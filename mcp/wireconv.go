@@ -178,6 +178,7 @@ func wireApplied(v workspace.Applied) Applied {
 		Written:   wireChanges(v.Written),
 		Conflicts: wireChanges(v.Conflicts),
 		Skipped:   wireChanges(v.Skipped),
+		Held:      wireChanges(v.Held),
 	}
 }
 
@@ -399,11 +400,19 @@ func wirePreviewPtr(v *workspace.Preview) *Preview {
 	if v == nil {
 		return nil
 	}
-	w := Preview{Context: v.Context, Files: make([]FileChange, len(v.Files)), Count: v.Count, Added: v.Added, Removed: v.Removed}
-	for i, f := range v.Files {
-		w.Files[i] = FileChange{Path: f.Path, Op: f.Op, Added: f.Added, Removed: f.Removed, Binary: f.Binary, Bytes: f.Bytes, Link: f.Link}
+	w := Preview{Context: v.Context, Files: wireFileChanges(v.Files), Count: v.Count, Added: v.Added, Removed: v.Removed, ConfigCount: v.ConfigCount}
+	if len(v.Config) > 0 {
+		w.Config = wireFileChanges(v.Config)
 	}
 	return &w
+}
+
+func wireFileChanges(v []workspace.FileChange) []FileChange {
+	out := make([]FileChange, len(v))
+	for i, f := range v {
+		out[i] = FileChange{Path: f.Path, Op: f.Op, Added: f.Added, Removed: f.Removed, Binary: f.Binary, Bytes: f.Bytes, Link: f.Link, Runs: f.Runs}
+	}
+	return out
 }
 
 func wireApplyResult(v coordination.ApplyResult) ApplyResult {

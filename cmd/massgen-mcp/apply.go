@@ -12,15 +12,19 @@ import (
 // applyCommand is the CLI's apply_changes: it writes a finished session's
 // pending changes — the winner's diff against its write context, which a
 // run lists and leaves unwritten — all or nothing, and records it, so a
-// second apply writes nothing and says so.
+// second apply writes nothing and says so. Tool configuration among the
+// changes (files the user's own tools run code from) is written only with
+// --include-config; --skip-config writes the rest without it.
 func applyCommand() *cobra.Command {
 	var asJSON bool
+	var opts coordination.ApplyOptions
 	var dir, store string
 	cmd := &cobra.Command{
-		Use:   "apply [--json] <session-id>",
+		Use:   "apply [--json] [--include-config | --skip-config] <session-id>",
 		Short: "Write a finished session's pending changes into its write context (--context-path DIR:write), all or nothing",
 		Example: `  massgen-mcp run --context-path ./myapp:write "Fix the failing test"
-  massgen-mcp apply team_20261202_101500_1a2b3c4d`,
+  massgen-mcp apply team_20261202_101500_1a2b3c4d
+  massgen-mcp apply --include-config team_20261202_101500_1a2b3c4d   # a .claude/settings.json, CI workflow, .envrc… too`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("%w: apply takes one session id; 'massgen-mcp sessions' lists them, newest first", coordination.ErrBadInput)
@@ -31,7 +35,7 @@ func applyCommand() *cobra.Command {
 			if err := fileStoreOnly("apply", store, "ask the server with apply_changes, through any replica"); err != nil {
 				return err
 			}
-			res, err := newService(stateDir(dir), 1).ApplyChanges(cmd.Context(), args[0])
+			res, err := newService(stateDir(dir), 1).ApplyChanges(cmd.Context(), args[0], opts)
 			if err != nil {
 				// The To fix line names commands with this --state-dir.
 				return storeOf(dir, store, "").wrap(err, args[0])
@@ -44,6 +48,9 @@ func applyCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was applied as JSON (the same as apply_changes)")
+	cmd.Flags().BoolVar(&opts.IncludeConfig, "include-config", false, "also write the tool configuration the winner changed (.claude/, .mcp.json, .vscode/, .envrc, .github/workflows/, .npmrc, .gitattributes, …: files your own tools run code from); without it or --skip-config, such a change refuses the whole apply")
+	cmd.Flags().BoolVar(&opts.SkipConfig, "skip-config", false, "write the rest of the changes and leave the tool configuration the winner changed unwritten")
+	cmd.MarkFlagsMutuallyExclusive("include-config", "skip-config")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	cmd.Flags().StringVar(&store, "store", "", fileStoreFlagUsage)
 	return cmd

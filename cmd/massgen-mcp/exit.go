@@ -129,6 +129,8 @@ func errorFix(err error) string {
 		return "criteria are attached before a session's first step; give them to a new run instead: massgen-mcp run --criteria FILE (or auto)."
 	case errors.As(err, new(*coordination.ApplyConflictError)):
 		return fmt.Sprintf("nothing was written. Put the listed files back as the run read them (or decide they should go) and run massgen-mcp apply%s %s again, or run the team again on the project as it is now.", at.flags, cmp.Or(id, "<session-id>"))
+	case errors.As(err, new(*coordination.ConfigHeldError)):
+		return fmt.Sprintf("nothing was written. Read each listed file in the winner's files (massgen-mcp status%s %s names them); if the task asked for it, massgen-mcp apply --include-config%s %s writes it with the rest, else massgen-mcp apply --skip-config%s %s writes the rest without it.", at.flags, cmp.Or(id, "<session-id>"), at.flags, cmp.Or(id, "<session-id>"), at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, coordination.ErrNothingToApply):
 		return fmt.Sprintf("massgen-mcp status%s %s shows the session: changes can be applied once it has finished with a winner that changed files of a --context-path DIR:write.", at.flags, cmp.Or(id, "<session-id>"))
 	case errors.Is(err, permissions.ErrNoRequest):

@@ -246,7 +246,7 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 	}
 	var applyErr error
 	if f.apply && res.ChangesPending {
-		if _, applyErr = svc.ApplyChanges(ctx, id); applyErr == nil {
+		if _, applyErr = svc.ApplyChanges(ctx, id, coordination.ApplyOptions{}); applyErr == nil {
 			if res, err = svc.Result(ctx, id); err != nil {
 				return err
 			}
@@ -260,7 +260,7 @@ func runAndReport(ctx context.Context, f runFlags, svc *coordination.Service, id
 		printResult(out, res, storeOf(f.stateDir, "file", "").flags)
 	}
 	if applyErr != nil {
-		return applyErr
+		return storeOf(f.stateDir, "file", "").wrap(applyErr, id)
 	}
 	switch res.Status {
 	case coordination.StatusFinished:
@@ -380,7 +380,10 @@ func printResult(w io.Writer, res *coordination.TeamResult, flags string) {
 	if res.StopReason != nil {
 		fmt.Fprintf(w, "\nStop reason: %s\n", *res.StopReason)
 	}
-	if res.ChangesPending {
+	switch {
+	case res.ChangesPending && res.Changes.ConfigCount > 0:
+		fmt.Fprintf(w, "\nNothing was written to %s yet. Review the changes, the tool configuration above first (the winner's files are in %s); then `massgen-mcp apply --include-config%s %s` writes them all, or `massgen-mcp apply --skip-config%s %s` writes the rest without the tool configuration.\n", res.Changes.Context, res.FilesDir, flags, res.SessionID, flags, res.SessionID)
+	case res.ChangesPending:
 		fmt.Fprintf(w, "\nNothing was written to %s yet. Review the changes (the winner's files are in %s), then `massgen-mcp apply%s %s` writes them.\n", res.Changes.Context, res.FilesDir, flags, res.SessionID)
 	}
 }

@@ -390,6 +390,23 @@ func writeChanges(b *strings.Builder, r *coordination.TeamResult, p *workspace.P
 	if shown := min(listed, len(p.Files)); p.Count > shown {
 		fmt.Fprintf(b, "  … and %d more\n", p.Count-shown)
 	}
+	writeConfig(b, p)
+}
+
+// writeConfig lists the tool configuration among the pending changes
+// apart, every file (up to the preview's cap) with what it can run: a
+// winner's hook or CI workflow must not pass as one more "added" line.
+func writeConfig(b *strings.Builder, p *workspace.Preview) {
+	if p.ConfigCount == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Tool configuration among them — %s your own tools run code from, outside any sandbox; nothing is applied while it is held, so include it only if the task asked for it:\n", coordination.Count(p.ConfigCount, "file"))
+	for _, f := range p.Config {
+		fmt.Fprintf(b, "  %-7s %s: %s\n", f.Op, permissions.Shown(f.Path), f.Runs)
+	}
+	if p.ConfigCount > len(p.Config) {
+		fmt.Fprintf(b, "  … and %d more\n", p.ConfigCount-len(p.Config))
+	}
 }
 
 // changeSummary is a file change's short diff: lines for text, size for a
@@ -398,6 +415,8 @@ func changeSummary(f workspace.FileChange) string {
 	switch {
 	case f.Link:
 		return "(symlink, never applied)"
+	case workspace.InsideGit(f.Path):
+		return "(inside a .git directory, never applied)"
 	case f.Binary:
 		return fmt.Sprintf("(binary, %d bytes)", f.Bytes)
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 )
@@ -54,6 +55,28 @@ func Diff(base, win *Manifest) []Change {
 	return out
 }
 
+// Config says what an apply does with the winner's tool configuration
+// (ToolConfig).
+type Config int
+
+const (
+	// HoldConfig, the default: while the changes hold any, nothing is
+	// written, and Applied.Held lists each with what it can run.
+	HoldConfig Config = iota
+	// IncludeConfig writes it with the rest: the user saw it and asked.
+	IncludeConfig
+	// SkipConfig writes the rest and lists it as skipped, never written.
+	SkipConfig
+)
+
+// ApplyOptions are how ApplyWith applies.
+type ApplyOptions struct {
+	// Whole: all or nothing (ApplyAll); else a conflict leaves its own
+	// unit and the rest is written (Apply).
+	Whole  bool
+	Config Config
+}
+
 // Apply writes the winner's changes (its snapshot m, files in dir) to the
 // write context, against the base the workspaces started from: the
 // operator's apply: auto, where a conflict leaves its own unit and the rest
@@ -63,12 +86,13 @@ func Diff(base, win *Manifest) []Change {
 // then applies whole or not at all: a path the user changed meanwhile
 // (neither the base's nor the winner's), a file the session never had in a
 // directory being replaced, or a symlink or file where a directory was is a
-// conflict, left as the user has it; protected paths and the winner's
-// symlinks are never written; an operation that fails midway has the unit
-// undone from the base. A session without a write context applies nothing
-// (nil).
+// conflict, left as the user has it; protected paths, paths inside a .git
+// directory and the winner's symlinks are never written; an operation that
+// fails midway has the unit undone from the base. Tool configuration is
+// held: while the changes hold any, nothing is written (ApplyWith chooses
+// otherwise). A session without a write context applies nothing (nil).
 func (t *Team) Apply(m *Manifest, dir string) (*Applied, error) {
-	return t.apply(m, dir, false)
+	return t.ApplyWith(m, dir, ApplyOptions{})
 }
 
 // ApplyAll is Apply all or nothing, for a preview the user approved: one
@@ -77,10 +101,12 @@ func (t *Team) Apply(m *Manifest, dir string) (*Applied, error) {
 // before it and returns the error. Skipped paths (protected, symlinks) are
 // listed and do not stop it.
 func (t *Team) ApplyAll(m *Manifest, dir string) (*Applied, error) {
-	return t.apply(m, dir, true)
+	return t.ApplyWith(m, dir, ApplyOptions{Whole: true})
 }
 
-func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
+// ApplyWith is Apply, or ApplyAll with o.Whole, doing with the winner's
+// tool configuration what o.Config says.
+func (t *Team) ApplyWith(m *Manifest, dir string, o ApplyOptions) (*Applied, error) {
 	c, ok := t.WriteContext()
 	if !ok {
 		return nil, nil
@@ -103,6 +129,18 @@ func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
 	}
 	var todo []checked
 	for _, u := range units(base, m, Diff(base, m)) {
+		if o.Config != IncludeConfig && holdsConfig(u) && !neverWritten(u) {
+			for _, ch := range u.changes {
+				ch.Reason = cmp.Or(ToolConfig(ch.Path), ToolConfig(u.root))
+				if o.Config == SkipConfig {
+					ch.Reason = "tool configuration, left out as asked: " + ch.Reason
+					out.Skipped = append(out.Skipped, ch)
+				} else {
+					out.Held = append(out.Held, ch)
+				}
+			}
+			continue
+		}
 		steps, already, why, skip := a.check(u)
 		if why == "" {
 			todo = append(todo, checked{u, steps, already})
@@ -110,9 +148,10 @@ func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
 		}
 		refuse(out, base, m, u, why, skip)
 	}
-	if whole && len(out.Conflicts) > 0 {
+	if len(out.Held) > 0 || o.Whole && len(out.Conflicts) > 0 {
 		return out, nil
 	}
+	whole := o.Whole
 	var done []step
 	for _, c := range todo {
 		if err := a.run(c.u, c.steps); err != nil {
@@ -135,6 +174,31 @@ func (t *Team) apply(m *Manifest, dir string, whole bool) (*Applied, error) {
 		out.Written = append(out.Written, c.already...)
 	}
 	return out, nil
+}
+
+// holdsConfig tells whether a unit changes tool configuration.
+func holdsConfig(u unit) bool {
+	if ToolConfig(u.root) != "" {
+		return true
+	}
+	for _, ch := range u.changes {
+		if ToolConfig(ch.Path) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// neverWritten tells whether a unit is skipped whatever the apply is told
+// (a path inside a .git directory), so holding it back would hold the
+// whole apply for nothing.
+func neverWritten(u unit) bool {
+	for _, ch := range u.changes {
+		if InsideGit(ch.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 // refuse lists a unit's changes as conflicts (or skipped, for paths never

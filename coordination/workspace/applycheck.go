@@ -52,6 +52,9 @@ func (s state) is(f File) bool {
 func (a *applier) check(u unit) (steps []step, already []Change, why string, skip bool) {
 	removed := map[string]bool{}
 	for _, ch := range u.changes {
+		if InsideGit(ch.Path) {
+			return nil, nil, "inside a .git directory, which is never written: its config and hooks run programs", true
+		}
 		if a.prot.protected(ch.Path) {
 			return nil, nil, "protected path", true
 		}

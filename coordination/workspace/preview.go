@@ -65,6 +65,9 @@ func (t *Team) Preview(m *Manifest, dir string) (*Preview, error) {
 	p := &Preview{Context: c.Path, Files: []FileChange{}}
 	for _, ch := range Diff(base, m) {
 		fc := FileChange{Path: ch.Path, Op: ch.Op}
+		if !InsideGit(ch.Path) {
+			fc.Runs = ToolConfig(ch.Path)
+		}
 		var before, after []byte
 		var isText = true
 		if b, ok := base.Lookup(ch.Path); ok && ch.Op != OpAdded {
@@ -88,6 +91,12 @@ func (t *Team) Preview(m *Manifest, dir string) (*Preview, error) {
 		p.Count++
 		if len(p.Files) < MaxPreviewFiles {
 			p.Files = append(p.Files, fc)
+		}
+		if fc.Runs != "" {
+			p.ConfigCount++
+			if len(p.Config) < MaxPreviewFiles {
+				p.Config = append(p.Config, fc)
+			}
 		}
 	}
 	return p, nil

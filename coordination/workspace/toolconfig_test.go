@@ -114,3 +114,44 @@ func TestPreviewSaysWhichChangesAreToolConfiguration(t *testing.T) {
 		}
 	}
 }
+
+// TestToolConfigurationIsWrittenOnlyWhenAskedFor: IncludeConfig writes it
+// with the rest; SkipConfig writes the rest and lists it as skipped, so a
+// user who wants the work without it need not copy files by hand.
+func TestToolConfigurationIsWrittenOnlyWhenAskedFor(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		tm, proj, m := toolConfigWinner(t, ".envrc", "src/a.go")
+		ap, err := tm.ApplyWith(m, tm.SnapshotDir("agent_a", 1), ApplyOptions{Whole: whole, Config: SkipConfig})
+		must(t, err)
+		got := tree(t, proj)
+		if _, ok := got[".envrc"]; ok || got["app.py"] != "file:print(2)\n" || got["src/a.go"] == "" || len(ap.Held) != 0 {
+			t.Errorf("whole=%v skip: project %v, applied %+v; want the rest written, .envrc not", whole, got, ap)
+		}
+		if len(ap.Skipped) != 1 || ap.Skipped[0].Path != ".envrc" || !strings.Contains(ap.Skipped[0].Reason, "direnv") {
+			t.Errorf("whole=%v skip: skipped %+v", whole, ap.Skipped)
+		}
+
+		tm, proj, m = toolConfigWinner(t, ".envrc", "src/a.go")
+		ap, err = tm.ApplyWith(m, tm.SnapshotDir("agent_a", 1), ApplyOptions{Whole: whole, Config: IncludeConfig})
+		must(t, err)
+		got = tree(t, proj)
+		if got[".envrc"] != "file:the winner's .envrc\n" || got["app.py"] != "file:print(2)\n" || len(ap.Written) != 3 || len(ap.Held)+len(ap.Skipped) != 0 {
+			t.Errorf("whole=%v include: project %v, applied %+v; want all written", whole, got, ap)
+		}
+	}
+}
+
+// TestToolConfigKnowsItsFilesWhereverAndHoweverSpelled: the rules match a
+// file at any depth, in any case, and leave look-alikes alone.
+func TestToolConfigKnowsItsFilesWhereverAndHoweverSpelled(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".claude/settings.json": true, "pkg/.Claude/commands/x.md": true, ".github/workflows/a.yml": true,
+		".github/actions/x/action.yml": true, ".envrc.": true, ".git\u200cattributes": true, "a/b/.npmrc": true,
+		".github/CODEOWNERS": false, ".github/workflows": false, "src/claude/settings.json": false, "envrc": false,
+		"Makefile": false, "package.json": false, "docs/.mcp.json.md": false,
+	} {
+		if got := ToolConfig(rel) != ""; got != want {
+			t.Errorf("ToolConfig(%q) = %q; want config: %v", rel, ToolConfig(rel), want)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+)
+
+// TestAHeldApplySaysTheExactCommands: an apply refused for tool
+// configuration says, at the command line, the two commands that go on —
+// with the session's --state-dir — and a run's result says them before
+// anyone tries the plain apply.
+func TestAHeldApplySaysTheExactCommands(t *testing.T) {
+	held := &coordination.ConfigHeldError{Session: "site", Held: []workspace.Change{{Path: ".envrc", Op: "added", Reason: workspace.ToolConfig(".envrc")}}}
+	msg := errorText(storeOf("/s", "file", "").wrap(held, "site"))
+	for _, want := range []string{`".envrc" (added: direnv runs it`, "massgen-mcp apply --include-config --state-dir /s site", "massgen-mcp apply --skip-config --state-dir /s site"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal lacks %q:\n%s", want, msg)
+		}
+	}
+	if code := exitCode(held); code != exitBadInput {
+		t.Errorf("exit %d", code)
+	}
+
+	res := &coordination.TeamResult{SessionID: "site", Status: coordination.StatusFinished, ChangesPending: true, FilesDir: "/s/files",
+		Changes: &workspace.Preview{Context: "/p", Count: 1, ConfigCount: 1,
+			Files:  []workspace.FileChange{{Path: ".envrc", Op: "added", Runs: workspace.ToolConfig(".envrc")}},
+			Config: []workspace.FileChange{{Path: ".envrc", Op: "added", Runs: workspace.ToolConfig(".envrc")}}}}
+	var b bytes.Buffer
+	printResult(&b, res, " --state-dir /s")
+	for _, want := range []string{"Tool configuration among them", "added   .envrc: direnv runs it", "`massgen-mcp apply --include-config --state-dir /s site`", "`massgen-mcp apply --skip-config --state-dir /s site`"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the result lacks %q:\n%s", want, b.String())
+		}
+	}
+
+	if out, code := cli(t, "apply", "--include-config", "--skip-config", "--state-dir", t.TempDir(), "site"); code == 0 || !strings.Contains(out, "include-config") {
+		t.Errorf("both flags: exit %d:\n%s", code, out)
+	}
+}

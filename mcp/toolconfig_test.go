@@ -1,0 +1,59 @@
+package mcp
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
+	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestApplyChangesHoldsToolConfigurationUntilTheUserAsks: a winner that
+// wrote a .claude/settings.json hook besides its fix gets a run_team text
+// that lists the hook apart and says how to go on; apply_changes without
+// config writes nothing (config_held, naming the file and what it runs);
+// config "skip" writes the fix alone; a config it does not know is bad
+// arguments.
+func TestApplyChangesHoldsToolConfigurationUntilTheUserAsks(t *testing.T) {
+	models, scripts, provs := coordtest.Team(t, 2)
+	h := &coordtest.Harness{T: t, Providers: provs}
+	for _, sc := range scripts {
+		sc.Replies = []any{coordtest.Act(providers.NewAnswerFilesCall("fixed", []providers.AnswerFile{
+			{Path: "README.md", Content: "the fixed site"}, {Path: ".claude/settings.json", Content: `{"hooks":{}}`}}))}
+	}
+	svc := coordination.NewService(filestore.New(t.TempDir()), coordination.Options{Open: h.Open, Logger: zerolog.Nop()})
+	root, proj := siteProject(t)
+	c := inProcessAsking(t, New(svc, Options{WriteRoots: []string{root}, ValidateOutput: true}), false, accepting())
+	run := callTool(t, c, "run_team", mustJSON(map[string]any{"task": "Fix the README", "models": models, "wait": true,
+		"context": []any{map[string]any{"path": "site", "permission": "write"}}}))
+	var res coordination.TeamResult
+	decode(t, run, &res)
+	if res.Changes == nil || res.Changes.ConfigCount != 1 {
+		t.Fatalf("changes %+v", res.Changes)
+	}
+	if txt := text(run); !strings.Contains(txt, "Tool configuration among them") || !strings.Contains(txt, `tool_config: "include" only if the user asks`) {
+		t.Errorf("the run's text does not set the hook apart:\n%s", txt)
+	}
+	id := res.SessionID
+	wantError(t, callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": id})), "config_held", ".claude/settings.json", "Claude Code", `tool_config: "include"`)
+	wantError(t, callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": id, "tool_config": "yes"})), "bad_arguments")
+	if got := treeOf(t, proj); len(got) != 1 || got["README.md"] != "the bakery's site" {
+		t.Fatalf("a refused apply wrote to the project: %v", got)
+	}
+	ap := callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": id, "tool_config": "skip"}))
+	if txt := text(ap); ap.IsError || !strings.Contains(txt, "skipped: .claude/settings.json") {
+		t.Fatalf("skip:\n%s", txt)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude")); err == nil {
+		t.Fatal("tool_config skip wrote the hook")
+	}
+	if data, _ := os.ReadFile(filepath.Join(proj, "README.md")); string(data) != "the fixed site" {
+		t.Fatalf("tool_config skip did not write the fix: %q", data)
+	}
+}
