@@ -13,6 +13,11 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
+// StoreRetry is the wait a 503 of this server's own (its store, or a
+// tenant's, not answering) asks for: the health check's answer stands a
+// second, and a database failing over or restarting takes some seconds.
+const StoreRetry = 10 * time.Second
+
 // httpError is a refusal in OpenAI's shape with its HTTP status, and for a
 // refusal a later call may not meet, how long to wait (Retry-After).
 type httpError struct {

@@ -3,10 +3,19 @@ package chatapi
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
+
+// UpstreamRetry is the wait a rate-limited (429) or unavailable (503)
+// answer asks for when no provider of the run named one: long enough that
+// a client's retry does not meet the same limit within the minute most
+// providers count in, short enough that the OpenAI SDKs, which honour a
+// wait of up to 60 s, still retry after it rather than after their own
+// half-second backoff.
+const UpstreamRetry = 30 * time.Second
 
 // keyRefused is a team the provider refused this server's key for before
 // it started (coordination.ErrKeyRefused): the fault is upstream of this

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -17,7 +18,7 @@ const (
 	ScriptNewAnswer = "new_answer" // a new_answer call with Content
 	ScriptVote      = "vote"       // a vote call for Target with Reason
 	ScriptText      = "text"       // plain text and no call, to exercise the corrective retry
-	ScriptError     = "error"      // a providers.Error of Class with Content as its message
+	ScriptError     = "error"      // a providers.Error of Class with Content as its message (and RetryAfter, seconds, as the provider's wait)
 )
 
 // ScriptAction is one call a script plays, as written in a script file.
@@ -27,6 +28,9 @@ type ScriptAction struct {
 	Target  string `json:"target,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Class   string `json:"class,omitempty"`
+	// RetryAfter is an error's wait in seconds, as a provider's
+	// Retry-After would give it (providers.Error.RetryAfter).
+	RetryAfter float64 `json:"retry_after,omitempty"`
 }
 
 var errorClasses = []providers.Class{
@@ -44,7 +48,7 @@ func ReadScript(path string) ([]ScriptAction, error) {
 	dec.DisallowUnknownFields() // a misspelt field would silently play the wrong action
 	var actions []ScriptAction
 	if err := dec.Decode(&actions); err != nil {
-		return nil, fmt.Errorf("%w: the sim script %s is not a JSON list of actions ({\"action\": \"new_answer\"|\"vote\"|\"text\"|\"error\", \"content\", \"target\", \"reason\", \"class\"}): %w",
+		return nil, fmt.Errorf("%w: the sim script %s is not a JSON list of actions ({\"action\": \"new_answer\"|\"vote\"|\"text\"|\"error\", \"content\", \"target\", \"reason\", \"class\", \"retry_after\"}): %w",
 			providers.ErrBadSpec, path, err)
 	}
 	return actions, nil
@@ -68,10 +72,16 @@ func newScript(actions []ScriptAction) (*script, error) {
 			if a.Class != "" {
 				return nil, fmt.Errorf("%w: script action %d (%s) has a class; only \"error\" actions take one", providers.ErrBadSpec, i+1, a.Action)
 			}
+			if a.RetryAfter != 0 {
+				return nil, fmt.Errorf("%w: script action %d (%s) has a retry_after; only \"error\" actions take one", providers.ErrBadSpec, i+1, a.Action)
+			}
 		case ScriptError:
 			if a.Class != "" && !slices.Contains(errorClasses, providers.Class(a.Class)) {
 				return nil, fmt.Errorf("%w: script action %d has unknown error class %q; use one of %v",
 					providers.ErrBadSpec, i+1, a.Class, errorClasses)
+			}
+			if a.RetryAfter < 0 {
+				return nil, fmt.Errorf("%w: script action %d has a negative retry_after", providers.ErrBadSpec, i+1)
 			}
 		default:
 			return nil, fmt.Errorf("%w: script action %d is %q; use new_answer, vote, text or error",
@@ -124,7 +134,8 @@ func (s *script) Step(ctx context.Context, req providers.Request) (providers.Act
 			if msg == "" {
 				msg = fmt.Sprintf("scripted %s error", class)
 			}
-			return providers.Action{}, providers.Free(), &providers.Error{Class: class, Message: msg}
+			return providers.Action{}, providers.Free(), &providers.Error{Class: class, Message: msg,
+				RetryAfter: time.Duration(a.RetryAfter * float64(time.Second))}
 		}
 	}
 	return act, usage(&req, act, s.cfg), nil
