@@ -44,11 +44,14 @@ func badRequest(param, msg string) *httpError {
 	return refusal(http.StatusBadRequest, "invalid_request_error", "bad_request", param, msg)
 }
 
-// write answers with the error object.
+// write answers with the error object. A wait goes in Retry-After (whole
+// seconds, rounded up) and retry-after-ms (exact), which OpenAI's SDKs read
+// first.
 func (e *httpError) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds()))))
+		w.Header().Set("Retry-After-Ms", strconv.FormatInt(max(1, e.retryAfter.Milliseconds()), 10))
 	}
 	if e.noRetry {
 		w.Header().Set("x-should-retry", "false")
@@ -76,7 +79,13 @@ func Refuse(w http.ResponseWriter, status int, msg string) {
 	case http.StatusServiceUnavailable:
 		typ, code = "server_error", "tenant_unavailable"
 	}
-	refusal(status, typ, code, "", msg).write(w)
+	e := refusal(status, typ, code, "", msg)
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		// A tenant whose store cannot be opened just now; a 429 of the
+		// guards comes with their own Retry-After.
+		e.retryAfter = StoreRetry
+	}
+	e.write(w)
 }
 
 // shown words an error of the core for a chat client: coordination's facts
@@ -91,7 +100,9 @@ func shown(ctx context.Context, svc *coordination.Service, err error) *httpError
 	var other *coordination.OtherTeamError
 	switch {
 	case svc.StoreUnreachable(ctx, err):
-		return refusal(http.StatusServiceUnavailable, "server_error", "store_unavailable", "", msg)
+		e := refusal(http.StatusServiceUnavailable, "server_error", "store_unavailable", "", msg)
+		e.retryAfter = StoreRetry
+		return e
 	case errors.As(err, &other):
 		return refusal(http.StatusConflict, "invalid_request_error", "session_exists", "model",
 			fmt.Sprintf("session %s was created with the model %s, not %s, and keeps that team's agents; ask %s to resume it or read its answer, or leave out massgen_session_id (or choose another) to start a new session with %s",

@@ -86,5 +86,24 @@ func upstreamFailed(res *coordination.TeamResult) *httpError {
 	e := refusal(first.status, first.typ, first.code, "", msg)
 	spent := res.Usage.Input+res.Usage.Output > 0 || (res.CostUSD != nil && *res.CostUSD > 0)
 	e.noRetry = !first.transient || spent
+	if first.transient {
+		e.retryAfter = upstreamWait(res.Dropped)
+	}
 	return e
+}
+
+// upstreamWait is how long a client should wait before it sends a request
+// its run's providers rate-limited or found unavailable again: the longest
+// wait a provider asked of the agents (the ledger keeps it with each
+// failure), else UpstreamRetry. Sent even with x-should-retry: false (a run
+// that cost something): a person or a client that retries anyway reads it.
+func upstreamWait(dropped []coordination.DroppedAgent) time.Duration {
+	var longest int64
+	for _, d := range dropped {
+		longest = max(longest, d.RetryAfterMS)
+	}
+	if longest <= 0 {
+		return UpstreamRetry
+	}
+	return time.Duration(longest) * time.Millisecond
 }

@@ -15,6 +15,9 @@ type DroppedAgent struct {
 	Model   string `json:"model"`
 	Class   string `json:"class"`
 	Message string `json:"message"`
+	// RetryAfterMS is the wait its provider asked for with the failure
+	// that dropped it (Entry.RetryAfterMS), 0 for none.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 }
 
 // ClassMissingKey is the class of an agent dropped because its backend has
@@ -42,7 +45,7 @@ func droppedAgents(s *Session, st *State) []DroppedAgent {
 		d := DroppedAgent{AgentID: a.ID, Model: s.modelOf(a.ID), Class: string(providers.ClassProvider)}
 		for i := len(a.Entries) - 1; i >= 0; i-- {
 			if e := a.Entries[i]; e.Kind == KindError {
-				d.Class, d.Message = string(e.Class), e.Message
+				d.Class, d.Message, d.RetryAfterMS = string(e.Class), e.Message, e.RetryAfterMS
 				break
 			}
 		}

@@ -51,6 +51,11 @@ type Entry struct {
 	// error
 	Class   providers.Class `json:"class,omitempty"`
 	Message string          `json:"message,omitempty"`
+	// RetryAfterMS is the wait the provider asked for with its failure
+	// (providers.Error.RetryAfter), in milliseconds; 0 when it named none.
+	// The chat surface passes it on to a client its run's failure is
+	// answered to.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 
 	Usage           providers.Usage `json:"usage"`
 	DurationSeconds float64         `json:"duration_seconds"`
@@ -167,7 +172,7 @@ func (e Entry) Kept() Entry {
 	case KindVote:
 		out.Target, out.TargetLabel, out.Reason, out.Revote, out.SeenSteps = e.Target, e.TargetLabel, e.Reason, e.Revote, e.SeenSteps
 	case KindError:
-		out.Class, out.Message = e.Class, e.Message
+		out.Class, out.Message, out.RetryAfterMS = e.Class, e.Message, e.RetryAfterMS
 	}
 	return out
 }

@@ -51,7 +51,8 @@ func (svc *Service) preflight(ctx context.Context, s *Session) error {
 			missing = append(missing, fmt.Sprintf("agent %s (%s): %v", a.ID, shown, err))
 			missingErr = cmp.Or(missingErr, err)
 		default:
-			refused = append(refused, DroppedAgent{AgentID: a.ID, Model: shown, Class: string(providers.ClassOf(err)), Message: err.Error()})
+			refused = append(refused, DroppedAgent{AgentID: a.ID, Model: shown, Class: string(providers.ClassOf(err)), Message: err.Error(),
+				RetryAfterMS: providers.RetryAfterOf(err).Milliseconds()})
 			refusedWhy = append(refusedWhy, fmt.Errorf("agent %s (%s): %w", a.ID, shown, err))
 		}
 	}

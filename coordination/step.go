@@ -561,7 +561,7 @@ func (svc *Service) serverStep(ctx context.Context, s *Session, agentID string, 
 func (svc *Service) callModel(ctx context.Context, s *Session, st *State, v *view, step int, kit *stepKit) (*Entry, providers.Usage, error) {
 	p, err := svc.models.of(s, v.Agent)
 	if err != nil {
-		return errorEntry(providers.ClassOf(err), err.Error(), providers.Free()), providers.Usage{}, nil
+		return failureEntry(providers.ClassOf(err), err, providers.Free()), providers.Usage{}, nil
 	}
 	// The step's timeout counts its earlier tries on processes that died
 	// (a replica SIGKILLed mid-step): a takeover is one more attempt, with
@@ -665,7 +665,7 @@ func (svc *Service) judge(ctx, sctx context.Context, s *Session, st *State, v *v
 			class = providers.ClassTimeout
 			err = stepTimedOut(s, v, t, err)
 		}
-		return errorEntry(class, err.Error(), t.usage), nil
+		return failureEntry(class, err, t.usage), nil
 	}
 	d, prob := validate(s, st, v, reply)
 	if prob == "" && len(d.Files) > 0 {
@@ -681,6 +681,14 @@ func (svc *Service) judge(ctx, sctx context.Context, s *Session, st *State, v *v
 
 func errorEntry(class providers.Class, msg string, u providers.Usage) *Entry {
 	return &Entry{Kind: KindError, Class: class, Message: msg, Usage: u}
+}
+
+// failureEntry is the entry of a call that failed with err, the wait its
+// provider asked for kept beside its message.
+func failureEntry(class providers.Class, err error, u providers.Usage) *Entry {
+	e := errorEntry(class, err.Error(), u)
+	e.RetryAfterMS = providers.RetryAfterOf(err).Milliseconds()
+	return e
 }
 
 // entryFor turns a validated call into the entry the ledger records.

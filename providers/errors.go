@@ -56,6 +56,16 @@ func Errorf(class Class, format string, args ...any) *Error {
 	return &Error{Class: class, Message: err.Error(), Err: errors.Unwrap(err)}
 }
 
+// RetryAfterOf is the wait a failed call's provider asked for
+// (Error.RetryAfter), zero when it named none.
+func RetryAfterOf(err error) time.Duration {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.RetryAfter
+	}
+	return 0
+}
+
 // ClassOf tells the class of any error a provider returned; an unclassified
 // error is a provider error.
 func ClassOf(err error) Class {

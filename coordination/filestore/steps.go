@@ -59,6 +59,9 @@ type errorFile struct {
 	Usage           *providers.Usage `json:"usage"`
 	DurationSeconds float64          `json:"duration_seconds"`
 	Step            int              `json:"step"`
+	// RetryAfterMS is ours (Entry.RetryAfterMS), which MassGen never
+	// reads; left out when the provider named no wait.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 }
 
 // lastActionFile is MassGen's agents/<id>/last_action.json, key for key.
@@ -128,7 +131,7 @@ func stepFile(e coordination.Entry) (name string, data []byte, err error) {
 	case coordination.KindError:
 		data, err = marshal(errorFile{
 			AgentID: e.Agent, Class: e.Class, Message: e.Message, Timestamp: stamp(e.Time),
-			Usage: &u, DurationSeconds: e.DurationSeconds, Step: e.Step,
+			Usage: &u, DurationSeconds: e.DurationSeconds, Step: e.Step, RetryAfterMS: e.RetryAfterMS,
 		})
 		return "error.json", data, err
 	}
@@ -241,7 +244,7 @@ func readStep(dir, agent string, step int, strict bool, t team) (e coordination.
 				return e, false, err
 			}
 		}
-		e.Time, e.Class, e.Message = parseStamp(f.Timestamp), f.Class, f.Message
+		e.Time, e.Class, e.Message, e.RetryAfterMS = parseStamp(f.Timestamp), f.Class, f.Message, f.RetryAfterMS
 		e.Usage, e.DurationSeconds = usageOf(f.Usage, nil), f.DurationSeconds
 		return e, true, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -431,7 +431,7 @@ func testEntriesRoundTrip(t *testing.T, st coordination.Store) {
 			SeenSteps: map[string]int{"agent_a": 0, "agent_b": 0}, Usage: providers.Usage{Input: 100, CachedInput: 20, Output: 50, Reasoning: 7, CostUSD: ptr(0.0123)}, DurationSeconds: 1.5},
 		{Agent: "agent_a", Kind: coordination.KindVote, Time: at.Add(time.Second), Target: "agent_b", TargetLabel: "agent2.1", Reason: "B is right", Revote: true,
 			SeenSteps: map[string]int{"agent_a": 1, "agent_b": 1, "agent_c": 1}, Usage: providers.Usage{Input: 80, Output: 9}, DurationSeconds: 0.25},
-		{Agent: "agent_a", Kind: coordination.KindError, Time: at.Add(2 * time.Second), Class: providers.ClassRateLimit, Message: "429 from openai: slow down",
+		{Agent: "agent_a", Kind: coordination.KindError, Time: at.Add(2 * time.Second), Class: providers.ClassRateLimit, Message: "429 from openai: slow down", RetryAfterMS: 1500,
 			Usage: providers.Usage{Input: 3, CostUSD: ptr(0.0)}, DurationSeconds: 12},
 	}
 	var returned []coordination.Entry

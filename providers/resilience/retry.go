@@ -157,7 +157,7 @@ func (r *resilient) Step(ctx context.Context, req providers.Request) (providers.
 			}
 		}
 		wait := bo.NextBackOff()
-		if ra := retryAfter(err); ra > 0 {
+		if ra := providers.RetryAfterOf(err); ra > 0 {
 			if ra > r.opts.MaxRetryAfter {
 				return providers.Action{}, total, r.final(err,
 					fmt.Sprintf("the provider asked to wait %s, longer than the %s this step waits", ra.Round(time.Second), r.opts.MaxRetryAfter))
@@ -178,14 +178,6 @@ func (r *resilient) Step(ctx context.Context, req providers.Request) (providers.
 			return providers.Action{}, total, fmt.Errorf("%w (the wait to retry was cut short: %w)", err, serr)
 		}
 	}
-}
-
-func retryAfter(err error) time.Duration {
-	var pe *providers.Error
-	if errors.As(err, &pe) {
-		return pe.RetryAfter
-	}
-	return 0
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(10 * time.Millisecond) }
