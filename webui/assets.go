@@ -35,6 +35,15 @@ func writeLoginForm(w http.ResponseWriter, status int, problem string) {
 	_ = pages.ExecuteTemplate(w, "login.html", map[string]string{"Problem": problem})
 }
 
+// writeLinkConfirm is the page a one-time link opened from another site
+// shows instead of logging in: what the link does, and a button that posts
+// its key back from this origin.
+func writeLinkConfirm(w http.ResponseWriter, key string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = pages.ExecuteTemplate(w, "login.html", map[string]string{"Key": key})
+}
+
 // serveAsset serves a script or style sheet; they hold no session data, so
 // they need no login.
 func serveAsset(w http.ResponseWriter, r *http.Request) {

@@ -95,7 +95,7 @@ func New(host Host, o Options) *Handler {
 		streams: &streamCounts{max: o.MaxStreams, open: map[string]int{}}}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /ui/login", h.loginPage)
-	m.HandleFunc("POST /ui/login", h.loginPost)
+	m.HandleFunc("POST /ui/login", h.sameOrigin(h.loginPost))
 	m.HandleFunc("GET /ui/assets/{name}", serveAsset)
 	m.HandleFunc("GET /ui/{$}", h.authed(h.shell))
 	m.HandleFunc("GET /ui/s/{id}", h.authed(h.shell))

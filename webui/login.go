@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,25 +267,83 @@ func (h *Handler) csrf(next http.HandlerFunc) http.HandlerFunc {
 }
 
 // loginPage answers a one-time link (?key=) by logging the browser in, and
-// otherwise shows the form for a bearer token.
+// otherwise shows the form for a bearer token. A link opened from another
+// site (a page that sent the browser there, a link someone else sent) only
+// asks: its page posts the key back from this origin when its button is
+// pressed (loginPost), so no other site logs a browser in as the link's
+// tenant without its user seeing it, and the key is not spent until then.
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	if key := r.URL.Query().Get("key"); key != "" {
-		tenant, ok := h.logins.redeem(key)
-		if !ok {
-			tenant, ok = spendLinkFile(h.opts.LinkDir, key)
-		}
-		if !ok {
-			writeLoginForm(w, http.StatusForbidden, "That login link was used already or has expired: make a new one with 'massgen-mcp ui-link', or log in with your token.")
+		if fromElsewhere(r) {
+			writeLinkConfirm(w, key)
 			return
 		}
-		h.startLogin(w, r, tenant, "")
+		h.redeemLink(w, r, key)
 		return
 	}
 	writeLoginForm(w, http.StatusOK, "")
 }
 
-// loginPost logs a browser in with a tenant's bearer token from the form.
+// fromElsewhere tells a request a page of another origin sent the browser
+// on: by its fetch metadata (Sec-Fetch-Site), or, from a browser that sends
+// none, by a Referer of another host. A link typed or pasted into the
+// address bar is "none", and a client that is no browser sends neither.
+func fromElsewhere(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return false
+	case "":
+	default:
+		return true
+	}
+	ref := r.Header.Get("Referer")
+	if ref == "" {
+		return false
+	}
+	u, err := url.Parse(ref)
+	return err != nil || !strings.EqualFold(u.Host, r.Host)
+}
+
+// redeemLink spends a one-time key, this server's or one ui-link left in
+// the link directory, and logs the browser in as its tenant.
+func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request, key string) {
+	tenant, ok := h.logins.redeem(key)
+	if !ok {
+		tenant, ok = spendLinkFile(h.opts.LinkDir, key)
+	}
+	if !ok {
+		writeLoginForm(w, http.StatusForbidden, "That login link was used already or has expired: make a new one with 'massgen-mcp ui-link', or log in with your token.")
+		return
+	}
+	h.startLogin(w, r, tenant, "")
+}
+
+// sameOrigin refuses a post another origin's page made (login CSRF: a page
+// that posts the form with its own token or link logs the victim's browser
+// into the attacker's tenant, where what the victim does then goes). The
+// server's Origin check lets every loopback origin through, and a cookie's
+// SameSite does not tell one port of a host from another, so the login's
+// own post is checked against its own origin (http.CrossOriginProtection:
+// Sec-Fetch-Site, else Origin against Host). A client that sends neither
+// (curl, a script) holds no browser's cookies to ride, and passes.
+func (h *Handler) sameOrigin(next http.HandlerFunc) http.HandlerFunc {
+	cop := http.NewCrossOriginProtection()
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := cop.Check(r); err != nil {
+			writeLoginForm(w, http.StatusForbidden, "That login came from a page of another site, so it was refused: open this page yourself and log in here.")
+			return
+		}
+		next(w, r)
+	}
+}
+
+// loginPost logs a browser in with a tenant's bearer token from the form,
+// or with a one-time link's key its asking page posts back.
 func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
+	if key := r.PostFormValue("key"); key != "" {
+		h.redeemLink(w, r, key)
+		return
+	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	tenant, ok := "", false
 	if token != "" && h.opts.Authenticate != nil {
