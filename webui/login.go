@@ -223,6 +223,14 @@ func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
 			http.Error(w, "the login could not be checked just now (the server's store did not answer); try again in a few seconds", http.StatusServiceUnavailable)
 			return
 		}
+		if s != nil && strings.HasPrefix(r.URL.Path, "/ui/api/") && fromOtherOrigin(r) {
+			// A page of another origin spending the login's reads: another
+			// loopback port passes the Origin check, and the cookie's
+			// SameSite does not tell ports apart. Refused before the
+			// tenant's calls are charged (TenantContext).
+			http.Error(w, "a page of another site may not read this view with your login; open it from its own page", http.StatusForbidden)
+			return
+		}
 		if tenant == "" {
 			if strings.HasPrefix(r.URL.Path, "/ui/api/") || r.Method != http.MethodGet {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="massgen-mcp"`)
@@ -284,17 +292,23 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	writeLoginForm(w, http.StatusOK, "")
 }
 
+// fromOtherOrigin tells a request a page of another origin made, by its
+// fetch metadata; a browser that sends none is not told apart.
+func fromOtherOrigin(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	return site != "" && site != "same-origin" && site != "none"
+}
+
 // fromElsewhere tells a request a page of another origin sent the browser
 // on: by its fetch metadata (Sec-Fetch-Site), or, from a browser that sends
 // none, by a Referer of another host. A link typed or pasted into the
 // address bar is "none", and a client that is no browser sends neither.
 func fromElsewhere(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "same-origin", "none":
-		return false
-	case "":
-	default:
+	if fromOtherOrigin(r) {
 		return true
+	}
+	if r.Header.Get("Sec-Fetch-Site") != "" {
+		return false
 	}
 	ref := r.Header.Get("Referer")
 	if ref == "" {
