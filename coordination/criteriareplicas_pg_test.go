@@ -1,0 +1,101 @@
+package coordination_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/providers"
+)
+
+// TestCriteriaCallsOnTwoReplicasCannotTogetherPassTheBudget: as
+// TestConcurrentCriteriaCallsCannotTogetherPassTheBudget, but the two
+// calls are made through two replicas of one PostgreSQL store: a $0.50
+// cost_budget_usd pays for one criteria call's worst case (about $0.34)
+// but not two. The first call is held inside its model on replica A while
+// replica B asks: B must count A's reservation and refuse before its model
+// is asked. Before, each replica saw only its own holds: both were made,
+// $0.60 of $0.50.
+func TestCriteriaCallsOnTwoReplicasCannotTogetherPassTheBudget(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	var callsA, callsB atomic.Int32
+	openA, entered, release := heldFirstCriteriaCall(&callsA, nil)
+	a := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: openA})
+	b := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&callsB)})
+	budget := 0.50
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := a.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: criteriaModel, Count: 3})
+		firstDone <- err
+	}()
+	<-entered
+	_, secondErr := b.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: criteriaModel, Count: 3})
+	close(release)
+	firstErr := <-firstDone
+	cost, _ := sessionSpend(t, b, s.ID)
+	t.Logf("criteria calls made: %d on A, %d on B; the session spent $%.4f of $0.50; A: %v; B: %v", callsA.Load(), callsB.Load(), cost, firstErr, secondErr)
+	if firstErr != nil {
+		t.Errorf("the first criteria call, on A, its worst case reserved: %v; want its criteria attached", firstErr)
+	}
+	if !errors.Is(secondErr, coordination.ErrBudgetTooSmall) {
+		t.Errorf("the second call, on B, made while A's worst case was out: %v; want it refused (budget too small)", secondErr)
+	}
+	if n := callsB.Load(); n != 0 {
+		t.Errorf("B's criteria model was called %d times; want never, its worst case not fitting beside A's", n)
+	}
+	if math.Abs(cost-criteriaCallCost) > 1e-9 {
+		t.Errorf("the session spent $%.4f under a cost_budget_usd of $0.50; want $0.30, the one call", cost)
+	}
+}
+
+// TestAStepOnAnotherReplicaCountsACriteriaCallsReservation: replica A's
+// criteria call (worst case about $0.34, really $0.30) is held in its
+// model while replica B steps a CLI agent looping at $0.02 a turn under a
+// $1.00 budget. B's step must count A's reservation beside its own spend
+// and stop near $0.66, so the session, once A's call lands, is within two
+// turns of its budget. Before, B's step saw nothing of A's call, looped to
+// $1.00, and A's $0.30 took the session to $1.30.
+func TestAStepOnAnotherReplicaCountsACriteriaCallsReservation(t *testing.T) {
+	const budget, turn = 1.0, 0.02
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	var calls atomic.Int32
+	openA, entered, release := heldFirstCriteriaCall(&calls, nil)
+	a := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: openA})
+	b := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return loopingCLIEvery(turn, 20*time.Millisecond), nil
+	}})
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	criteriaDone := make(chan error, 1)
+	go func() {
+		_, err := a.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: criteriaModel, Count: 3})
+		criteriaDone <- err
+	}()
+	<-entered
+	_, stepErr := b.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: s.Agents[0].ID})
+	stepCost, _ := sessionSpend(t, b, s.ID)
+	close(release)
+	criteriaErr := <-criteriaDone
+	cost, _ := sessionSpend(t, b, s.ID)
+	t.Logf("B's step (%v) spent $%.2f beside A's held criteria call; with the call's $0.30 the session spent $%.2f of $%.2f (criteria: %v)", stepErr, stepCost, cost, budget, criteriaErr)
+	if limit := budget + 2*turn + 1e-9; cost > limit {
+		t.Errorf("the session spent $%.2f, more than its budget plus two turns ($%.2f): B's step did not count A's reservation", cost, limit)
+	}
+}
