@@ -169,7 +169,8 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 				return criteria.Set{}, err
 			}
 			paid := spendOf(l).spent.plus(svc.spool.heldFor(s.ID, l))
-			bound, agents = &criteriaBound{rules: s.Rules, paid: paid, spec: spec, hold: svc.runs.openHold(s, paid)}, s.Agents
+			holds, _ := svc.store.(SpendHoldStore)
+			bound, agents = &criteriaBound{rules: s.Rules, paid: paid, spec: spec, hold: svc.runs.openHold(ctx, s, paid, holds, svc.log)}, s.Agents
 			// Let go as soon as the call's spend is recorded (below), so
 			// no call or step counts it both in the ledger and held; and
 			// on any other way out (an error before the model is asked,

@@ -30,8 +30,8 @@ type criteriaBound struct {
 	// step, but nothing holds the session meanwhile: through it each
 	// attempt counts what the steps a run starts and the other criteria
 	// calls hold, and reserves its own worst case where they count it,
-	// so two calls checked at once cannot both take the same room.
-	// Another replica's criteria call is not seen here.
+	// so two calls checked at once cannot both take the same room; on a
+	// store that shares holds, on every replica (reserveShared).
 	hold *stepSpend
 }
 
@@ -98,7 +98,9 @@ func (b criteriaBound) affords(next providers.Request, sofar providers.Usage) er
 	}
 	var facts string
 	if b.hold != nil {
-		facts = b.hold.reserve(spentOf(sofar), attempt, fits)
+		if facts = b.hold.reserve(spentOf(sofar), attempt, fits); facts == "" {
+			facts = b.hold.reserveShared(spentOf(sofar), attempt, fits)
+		}
 	} else {
 		facts = fits(b.paid.plus(spentOf(sofar)), spent{})
 	}

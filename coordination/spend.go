@@ -89,6 +89,15 @@ type stepSpend struct {
 	// reservation, not a step's spend, so a launch counts it as spent
 	// (runs.holding) where it counts a step by its expected cost.
 	reserving bool
+	// floor is what a call's hold reserved at its last check (its spend
+	// so far and its attempt's worst case): its reports of what it spent
+	// (Used) never hold less, so the room it reserved stays its own.
+	floor spent
+	// holds is the store that shares a call's hold with the other
+	// replicas, under holdKey until holdTTL from each check (nil: none).
+	holds   SpendHoldStore
+	holdKey string
+	holdTTL time.Duration
 
 	// shared is the step's lock when its store shares a step's spend with
 	// the other replicas (SpendSharingStepLock), else nil; ctx is the
@@ -169,7 +178,7 @@ func (m *stepSpend) key() string {
 func (m *stepSpend) Used(u providers.Usage) string {
 	m.runs.mu.Lock()
 	mine := m.prior.plus(spentOf(u))
-	m.sess.live[m] = mine
+	m.sess.live[m] = spent{max(mine.cost, m.floor.cost), max(mine.tokens, m.floor.tokens)}
 	total := m.base.plus(m.sess.landed).plus(spent{-m.since.cost, -m.since.tokens})
 	for _, s := range m.sess.live {
 		total = total.plus(s)

@@ -1,7 +1,13 @@
 package coordination
 
 import (
+	"cmp"
+	"context"
+	"crypto/rand"
 	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -19,14 +25,35 @@ import (
 // the spend is recorded (letGoOnce): held past then, a call or step that
 // reads the ledger meanwhile counts the spend twice, once there and once
 // as the reservation.
+//
+// On a store whose replicas share holds (SpendHoldStore: PostgreSQL) an
+// attempt that fits here holds its reservation there too, and is checked
+// again against what every replica spent and holds: a call or a step on
+// another replica counts it, and it counts theirs. The hold there goes
+// when the call lets go here, or at its expiry (holdTTL) if this process
+// dies first.
+
+// holdGrace is how long a shared hold outlives its call's deadline, the
+// session's step_timeout_seconds (or the default's): a holder that dies
+// leaves it counting that long at most.
+const holdGrace = time.Minute
 
 // openHold is a call's place among session s's spend in flight here,
 // base being the session's spend as the caller read it (its ledger and
 // what an outage keeps from it). Nil for a session without a budget.
-func (rs *runs) openHold(s *Session, base spent) *stepSpend {
+// A store that shares holds (holds) keeps each attempt's reservation
+// where the other replicas count it, under a key of this call's own; ctx
+// is the call's, log the service's.
+func (rs *runs) openHold(ctx context.Context, s *Session, base spent, holds SpendHoldStore, log zerolog.Logger) *stepSpend {
 	r := s.Rules
 	if !r.budgeted() {
 		return nil
+	}
+	var key string
+	var ttl time.Duration
+	if holds != nil {
+		key = "hold:" + rand.Text()
+		ttl = seconds(cmp.Or(r.StepTimeoutSeconds, DefaultRules().StepTimeoutSeconds)) + holdGrace
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -36,7 +63,8 @@ func (rs *runs) openHold(s *Session, base spent) *stepSpend {
 		rs.spends[s.ID] = ls
 	}
 	ls.refs++
-	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed, reserving: true}
+	m := &stepSpend{runs: rs, id: s.ID, sess: ls, cost: r.CostBudgetUSD, tokens: r.TokenBudget, base: base, since: ls.landed, reserving: true,
+		holds: holds, holdKey: key, holdTTL: ttl, ctx: ctx, log: log}
 	ls.live[m] = spent{}
 	return m
 }
@@ -60,11 +88,52 @@ func (m *stepSpend) reserve(own, worst spent, fits func(paid, held spent) string
 	}
 	m.prior = own
 	if why := fits(paid, held); why != "" {
-		m.sess.live[m] = own
+		m.sess.live[m], m.floor = own, own
 		return why
 	}
-	m.sess.live[m] = own.plus(worst)
+	m.sess.live[m], m.floor = own.plus(worst), own.plus(worst)
 	return ""
+}
+
+// reserveShared is reserve's check on every replica, once reserve let the
+// attempt go here: the hold (own plus worst) is written where the other
+// replicas count it, and fits is told what they all spent, plus own, and
+// apart what the other calls hold. An attempt that does not fit holds own
+// alone, here and there. A store that cannot be reached leaves the check
+// to this process (logged), as a step's share does.
+func (m *stepSpend) reserveShared(own, worst spent, fits func(paid, held spent) string) string {
+	if m == nil || m.holds == nil {
+		return ""
+	}
+	hs, ok := m.holdShared(own.plus(worst))
+	if !ok {
+		return ""
+	}
+	why := fits(spent{hs.SpentCost, hs.SpentTokens}.plus(own), spent{hs.HeldCost, hs.HeldTokens})
+	if why != "" {
+		m.runs.mu.Lock()
+		if _, in := m.sess.live[m]; in {
+			m.sess.live[m], m.floor = own, own
+		}
+		m.runs.mu.Unlock()
+		m.holdShared(own)
+	}
+	return why
+}
+
+// holdShared writes total as the call's hold on every replica and reads
+// the session's spend there; false when the store did not answer.
+func (m *stepSpend) holdShared(total spent) (HeldSpend, bool) {
+	ctx, cancel := context.WithTimeout(m.ctx, sharedSpendWait)
+	defer cancel()
+	hs, err := m.holds.HoldSpend(ctx, m.id, m.holdKey, total.cost, total.tokens, m.holdTTL)
+	if err != nil {
+		if m.ctx.Err() == nil {
+			m.log.Warn().Err(err).Str("session", m.id).Msg("could not share a criteria call's hold on the session's budget with the other replicas; its check counts this replica alone")
+		}
+		return HeldSpend{}, false
+	}
+	return hs, true
 }
 
 // letGoOnce returns what closes m with the call's usage u (nil: none
@@ -79,7 +148,23 @@ func (m *stepSpend) letGoOnce() func(u *providers.Usage) {
 				spentSoFar = *u
 			}
 			m.close(spentSoFar)
+			m.letGoShared()
 		})
+	}
+}
+
+// letGoShared deletes the call's hold on every replica, once its spend is
+// recorded (or it spent none): after the record, so it is counted twice
+// for a moment, never not. One that fails is logged; the hold counts
+// until its expiry.
+func (m *stepSpend) letGoShared() {
+	if m == nil || m.holds == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), sharedSpendWait)
+	defer cancel()
+	if err := m.holds.LetGoSpend(ctx, m.id, m.holdKey); err != nil {
+		m.log.Warn().Err(err).Str("session", m.id).Dur("counted_for_up_to", m.holdTTL).Msg("could not let go of a criteria call's hold on the session's budget; the other replicas count it until it expires")
 	}
 }
 

@@ -213,6 +213,36 @@ type SpendSharingStepLock interface {
 	TakenOverSpend() []InheritedSpend
 }
 
+// SpendHoldStore is a store whose replicas share what the calls made on a
+// session's behalf outside its steps (a criteria call) hold of its
+// budgets: before each attempt such a call reserves its worst case, and a
+// call or a step on any replica must count it. The PostgreSQL store is
+// one; a store whose sessions one process alone runs needs none (the
+// process's own holds, spendhold.go, are all there are).
+type SpendHoldStore interface {
+	// HoldSpend keeps, under key, cost and tokens held for the session
+	// until ttl from now, replacing what key held before, and commits it;
+	// then it reads the session's spend on every replica: what its
+	// ledger and every step in flight spent (as ShareSpend counts it),
+	// and apart what the other keys' holds that have not expired hold.
+	// Written before it reads, of two holds made at once at least one
+	// sees the other.
+	HoldSpend(ctx context.Context, id, key string, cost float64, tokens int64, ttl time.Duration) (HeldSpend, error)
+	// LetGoSpend deletes key's hold: the call's spend is recorded, or it
+	// ended without spending.
+	LetGoSpend(ctx context.Context, id, key string) error
+}
+
+// HeldSpend is a session's spend as HoldSpend reads it: spent by its
+// ledger and its steps in flight on every replica, and held by the other
+// calls' holds. Tokens are input plus output; an unknown cost is zero.
+type HeldSpend struct {
+	SpentCost   float64
+	SpentTokens int64
+	HeldCost    float64
+	HeldTokens  int64
+}
+
 // SpendRecordedStore is a store whose step locks share spend
 // (SpendSharingStepLock). A usage entry under a spend key takes the key's
 // spend off the lock rows in its own write; a record that finds the key's

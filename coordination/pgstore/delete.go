@@ -26,7 +26,7 @@ var (
 // tenant-scoped where it is read, not only in the migrations.
 var sessionTables = []string{
 	"tool_records", "approval_responses", "approval_requests", "permission_log", "questions",
-	"snapshots", "usage", "shared_spend", "events", "event_counters", "views", "leases", "locks", "entries", "session_log",
+	"snapshots", "usage", "shared_spend", "spend_holds", "events", "event_counters", "views", "leases", "locks", "entries", "session_log",
 }
 
 // DeleteSession implements coordination.SessionDeleter: one transaction
@@ -181,6 +181,7 @@ var sessionColumns = map[string][]string{
 	"session_log":        {"tenant", "session_id", "seq", "kind", "at", "entry"},
 	"usage":              {"tenant", "session_id", "agent_id", "step", "at", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd"},
 	"shared_spend":       {"tenant", "session_id", "spender", "agent_id", "cost_usd", "tokens", "reported_at"},
+	"spend_holds":        {"tenant", "session_id", "holder", "cost_usd", "tokens", "expires_at"},
 	"events":             {"tenant", "session_id", "n", "at", "event"},
 	"event_counters":     {"tenant", "session_id", "last"},
 	"views":              {"tenant", "session_id", "agent_id", "view"},

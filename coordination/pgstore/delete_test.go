@@ -69,6 +69,9 @@ func fillRows(t *testing.T, st *pgstore.Store, id string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(lb.Release)
+	if _, err := st.HoldSpend(ctx, id, "hold:x", 0.34, 8500, time.Minute); err != nil { // a criteria call's hold
+		t.Fatal(err)
+	}
 	if err := st.WriteToolLog(ctx, id, "agent_a", 1, []providers.ToolRecord{{Kind: "tool", Name: "read_file"}}); err != nil {
 		t.Fatal(err)
 	}

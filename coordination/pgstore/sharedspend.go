@@ -56,7 +56,9 @@ func (l *stepLock) ShareSpend(ctx context.Context, cost float64, tokens int64) (
 // that would outlive its lock's), and sums the session's: the usage rows,
 // the other step rows' spend, this step's own, every step row's inherited
 // spend, this one's too, and the spend kept for keys no step row counts
-// (spendOrphaned). Its CTE is named apart so a count of round trips by
+// (spendOrphaned), and what the calls made outside the steps hold on any
+// replica (held: spend_holds, HoldSpend), a criteria call's worst case
+// counted as spent while it is out. Its CTE is named apart so a count of round trips by
 // their SQL (QueryCounts) tells it from the others. It commits without
 // waiting for the WAL flush (sharecfg), as the lock takes do: the kept row
 // is logged, and a commit that waited for the flush (milliseconds, tens
@@ -85,9 +87,12 @@ const spendShare = `WITH spendmine AS (
 			WHERE tenant = $1 AND session_id = $2 AND name LIKE 'step:%'),
 		orphaned AS (
 			SELECT coalesce(sum(cost_usd), 0) AS cost, coalesce(sum(tokens), 0) AS tokens
-			FROM shared_spend d WHERE d.tenant = $1 AND d.session_id = $2 AND d.spender <> $4 AND ` + spendOrphaned + `)
-		SELECT landed.cost + flying.cost + orphaned.cost + $5, (landed.tokens + flying.tokens + orphaned.tokens + $6)::bigint
-		FROM landed, flying, orphaned, sharecfg, (SELECT count(*) FROM spendmine) AS written, (SELECT count(*) FROM spendkept) AS kept`
+			FROM shared_spend d WHERE d.tenant = $1 AND d.session_id = $2 AND d.spender <> $4 AND ` + spendOrphaned + `),
+		held AS (
+			SELECT coalesce(sum(cost_usd), 0) AS cost, coalesce(sum(tokens), 0) AS tokens
+			FROM spend_holds WHERE tenant = $1 AND session_id = $2 AND expires_at > now())
+		SELECT landed.cost + flying.cost + orphaned.cost + held.cost + $5, (landed.tokens + flying.tokens + orphaned.tokens + held.tokens + $6)::bigint
+		FROM landed, flying, orphaned, held, sharecfg, (SELECT count(*) FROM spendmine) AS written, (SELECT count(*) FROM spendkept) AS kept`
 
 // spendOrphaned is the condition on a shared_spend row d that no step lock
 // row of its session counts its key: neither held under it (its own spend,
