@@ -186,6 +186,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 		greq := criteria.GenerateRequest{Task: task, Kind: kind, Count: req.Count, Model: spec.String()}
 		if bound != nil {
 			greq.Budget = bound.affords
+			greq.Limits = bound.limits()
 		}
 		if s != nil {
 			// The session's cancel, recorded on any replica, stops the

@@ -3,6 +3,7 @@ package coordination
 import (
 	"fmt"
 
+	"github.com/massgen-go/massgen-mcp/criteria"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/pricing"
 )
@@ -49,6 +50,38 @@ func lender(agents []Agent, spec providers.Spec) (Agent, pricing.Rates, bool) {
 	return Agent{}, pricing.Rates{}, false
 }
 
+// limits bind each attempt of the call as a step's limits bind a step, so
+// a writer that loops (a coding-agent CLI) is stopped where a step would
+// be: the rules' max_tool_calls_per_step; a reply of at most the
+// DefaultEstimateOutputTokens its worst case assumes; what is left of the
+// token_budget (less the round kept for a team not yet created); and the
+// budgets as it spends (Spend: the call's hold for a session, whose
+// reports never hold less than its reservation, or the team's budgets
+// with its round kept). A session without a budget has only the first.
+func (b criteriaBound) limits() criteria.Limits {
+	l := criteria.Limits{MaxToolCalls: b.rules.MaxToolCallsPerStep}
+	if !b.rules.budgeted() {
+		return l
+	}
+	l.MaxOutputTokens = DefaultEstimateOutputTokens
+	if t := b.rules.TokenBudget; t != nil {
+		l.TokenBudget = max(*t-b.paid.tokens-b.round.tokens, 1)
+	}
+	switch {
+	case b.hold != nil:
+		l.Spend = b.hold
+	default:
+		cost, tokens, round := b.rules.CostBudgetUSD, b.rules.TokenBudget, b.round.plus(b.paid)
+		l.Spend = providers.SpendFunc(func(u providers.Usage) string {
+			if budget, spend := pastBudget(cost, tokens, round.plus(spentOf(u))); budget != "" {
+				return fmt.Sprintf("would leave the team's %s short of its first round (%s with the round kept)", budget, spend)
+			}
+			return ""
+		})
+	}
+	return l
+}
+
 // requestTokens is about how many tokens a request sends: its text, its
 // tools' definitions and the refused attempts it replays.
 func requestTokens(req providers.Request) int64 {
@@ -79,7 +112,9 @@ func (b criteriaBound) affords(next providers.Request, sofar providers.Usage) er
 	if !b.rules.budgeted() {
 		return nil
 	}
-	in, out := requestTokens(next), int64(DefaultEstimateOutputTokens)
+	// A coding-agent CLI sends its own system prompt and tools besides
+	// the request, as a step's estimate counts them.
+	in, out := requestTokens(next)+cliPromptTokens[b.spec.Backend], int64(DefaultEstimateOutputTokens)
 	model := providers.ShowSpec(b.spec.String())
 	var cost float64
 	if b.rules.CostBudgetUSD != nil {

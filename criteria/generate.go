@@ -26,6 +26,31 @@ type GenerateRequest struct {
 	// attempt is Generate's error (nothing was spent); of a later one, the
 	// result is the built-in defaults with the refusal in their note.
 	Budget func(next providers.Request, spent providers.Usage) error
+	// Limits bind every attempt as a step's bind a step, for a model that
+	// loops (a coding-agent CLI counts its tool calls, tokens and spend
+	// against the request; an API model caps its reply): MaxToolCalls
+	// (0: the provider's default), MaxOutputTokens, TokenBudget (what the
+	// call may spend, less what its attempts before spent; 0: none) and
+	// Spend (the budgets as the call spends; nil: none).
+	Limits Limits
+}
+
+// Limits are the bounds a criteria call's caller puts on each attempt
+// (GenerateRequest.Limits), as it puts them on a step.
+type Limits struct {
+	MaxToolCalls    int
+	MaxOutputTokens int
+	TokenBudget     int64
+	Spend           providers.Spend
+}
+
+// Bind puts l on an attempt's request, after the attempts before it spent
+// before.
+func (l Limits) Bind(req *providers.Request, before providers.Usage) {
+	req.MaxToolCalls, req.MaxOutputTokens, req.Spend = l.MaxToolCalls, l.MaxOutputTokens, l.Spend
+	if l.TokenBudget > 0 {
+		req.TokenBudget = max(l.TokenBudget-before.Tokens(), 1)
+	}
 }
 
 // Call is the first request Generate sends for count criteria of a task of
@@ -82,6 +107,7 @@ func Generate(ctx context.Context, p providers.Provider, req GenerateRequest) (S
 	var problem string
 	for attempt := 0; attempt < 2; attempt++ {
 		call.Attempt = attempt
+		req.Limits.Bind(&call, total)
 		if req.Budget != nil {
 			if err := req.Budget(call, total); err != nil {
 				if attempt == 0 {
