@@ -201,10 +201,11 @@ type AgentUsage struct {
 
 // DroppedAgent is the wire form of coordination.DroppedAgent.
 type DroppedAgent struct {
-	AgentID string `json:"agent_id"`
-	Model   string `json:"model"`
-	Class   string `json:"class"`
-	Message string `json:"message"`
+	AgentID      string `json:"agent_id"`
+	Model        string `json:"model"`
+	Class        string `json:"class"`
+	Message      string `json:"message"`
+	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
 }
 
 // FileView is the wire form of coordination.FileView.

@@ -157,10 +157,11 @@ func wireAgentUsage(v coordination.AgentUsage) AgentUsage {
 
 func wireDroppedAgent(v coordination.DroppedAgent) DroppedAgent {
 	return DroppedAgent{
-		AgentID: v.AgentID,
-		Model:   v.Model,
-		Class:   v.Class,
-		Message: v.Message,
+		AgentID:      v.AgentID,
+		Model:        v.Model,
+		Class:        v.Class,
+		Message:      v.Message,
+		RetryAfterMS: v.RetryAfterMS,
 	}
 }
 
