@@ -24,11 +24,20 @@ func TestASessionLockLetGoAfterPassMaxHoldersGoesToAReplicaPollingForIt(t *testi
 		t.Fatal(err)
 	}
 	// b's poll falls in that round trip one time in two or so under load:
-	// a few rounds tell.
-	for round := range 5 {
+	// a few rounds tell. One miss is let pass: at a load of 12 on two
+	// cores b's polling goroutine was once not run for the two polls the
+	// next caller here waits (10 holders, not 8); a let-go that leaves no
+	// wait misses about one round in two, and one miss or none in 8 rounds
+	// is then a 3.5 % chance.
+	misses := 0
+	for round := range 8 {
 		if seen := capRound(t, a, b); seen >= passMax {
-			t.Fatalf("round %d: the other replica polling for the session lock got it after %d holders here, want it at the cap's let-go (after %d)", round, seen+1, passMax)
+			misses++
+			t.Logf("round %d: the other replica polling for the session lock got it after %d holders here, want it at the cap's let-go (after %d)", round, seen+1, passMax)
 		}
+	}
+	if misses > 1 {
+		t.Fatalf("in %d rounds of 8 the other replica polling for the session lock did not get it at the cap's let-go (after %d holders here)", misses, passMax)
 	}
 }
 
