@@ -49,3 +49,28 @@ func TestASessionsCriteriaCallIsBoundByItsStepTimeout(t *testing.T) {
 		t.Errorf("the criteria call's error %v; want it to name step_timeout_seconds", err)
 	}
 }
+
+// TestACriteriaCallForATeamNotCreatedYetSaysSoWhenItTimesOut: a criteria
+// call for a team whose session does not exist yet (run --criteria auto)
+// is bound by the team's step_timeout_seconds, and its error speaks of the
+// team, not of a session that was never created, and of criteria written,
+// not attached to nothing. Before, it read "took longer than the session's
+// step_timeout_seconds …, so none were attached".
+func TestACriteriaCallForATeamNotCreatedYetSaysSoWhenItTimesOut(t *testing.T) {
+	ctx := context.Background()
+	hung := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		<-ctx.Done()
+		return providers.Action{}, providers.Free(), ctx.Err()
+	})
+	svc := coordination.NewService(memstore.New(), coordination.Options{Logger: zerolog.Nop(),
+		Open: func(providers.Spec) (providers.Provider, error) { return hung, nil }})
+	team := coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"}, Rules: coordination.Rules{StepTimeoutSeconds: 0.2}}
+	_, err := svc.Criteria(ctx, coordination.CriteriaRequest{Task: team.Task, Team: &team, Model: "sim", Count: 3})
+	if err == nil {
+		t.Fatal("the criteria call of a model that never answers succeeded")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "the team's step_timeout_seconds") || strings.Contains(msg, "session") || strings.Contains(msg, "attached") {
+		t.Errorf("the criteria call's error: %q; want it to name the team's step_timeout_seconds and no session nor attach: none exists yet", msg)
+	}
+}
