@@ -220,6 +220,12 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 				return criteria.Set{}, cause
 			}
 			if ctx.Err() == nil && errors.Is(context.Cause(gctx), errCriteriaTimeout) {
+				if s == nil {
+					// A team not created yet (run --criteria auto): no
+					// session to speak of, nothing to attach to.
+					return criteria.Set{}, fmt.Errorf("the criteria call by %s took longer than the team's step_timeout_seconds of %g, so it wrote none; raise step_timeout_seconds, name a faster model, or give criteria you wrote: %w",
+						providers.ShowSpec(spec.String()), bound.rules.StepTimeoutSeconds, context.DeadlineExceeded)
+				}
 				return criteria.Set{}, fmt.Errorf("the criteria call by %s took longer than the session's step_timeout_seconds of %g, so none were attached; raise step_timeout_seconds, name a faster model, or attach criteria you wrote: %w",
 					providers.ShowSpec(spec.String()), bound.rules.StepTimeoutSeconds, context.DeadlineExceeded)
 			}
@@ -237,7 +243,7 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 
 // errCriteriaTimeout ends a criteria call made for a session (or a team
 // about to be one) at its step_timeout_seconds.
-var errCriteriaTimeout = errors.New("the criteria call reached the session's step_timeout_seconds")
+var errCriteriaTimeout = errors.New("the criteria call reached its step_timeout_seconds")
 
 // AttachCriteria replaces a session's evaluation criteria. From then on they
 // are in every agent's prompt (the stable prefix) and the rules tell voters
