@@ -138,3 +138,23 @@ func TestARetriedLandingThatHadLandedBeforeACancelIsNotRefusedAsCancelled(t *tes
 		t.Fatalf("the retried fence of a step that had not landed, after a cancel: %v; want it refused as cancelled mid-step", err)
 	}
 }
+
+// A run retried in another process after its creator died (run_team
+// asked again with the session's id), before its creation ended or after,
+// reads running while that process starts it, is taken up by no resume,
+// and ends finished: in one process (services over one memory store) and
+// across processes (file stores on one directory); coordination/pgstore
+// plays it across replicas (coordtest.RetriedCreationReadsRunning).
+func TestARunRetriedAfterItsCreatorDiedReadsRunning(t *testing.T) {
+	for _, cut := range []bool{true, false} {
+		name := map[bool]string{true: "cut short", false: "created"}[cut]
+		t.Run(name+"/memory", func(t *testing.T) {
+			st := memstore.New()
+			coordtest.RetriedCreationReadsRunning(t, st, st, st, cut)
+		})
+		t.Run(name+"/files", func(t *testing.T) {
+			dir := t.TempDir()
+			coordtest.RetriedCreationReadsRunning(t, filestore.New(dir), filestore.New(dir), filestore.New(dir), cut)
+		})
+	}
+}

@@ -616,3 +616,17 @@ func TestASessionWhoseCreationOutlastsTheGraceIsNotTakenUpByAnotherReplica(t *te
 	rs := replicas(t, 2)
 	coordtest.SlowCreationIsNotTakenUp(t, rs[0], rs[1], rs[1].Abandoned)
 }
+
+// TestARunRetriedOnAnotherReplicaAfterItsCreatorDiedReadsRunning: a
+// session replica A created for a run, A dying before its creation ended
+// or after it, asked for again on replica B (run_team{session_id}), reads
+// running on A's store while B starts it, is resumed by no look, and ends
+// finished (coordtest.RetriedCreationReadsRunning).
+func TestARunRetriedOnAnotherReplicaAfterItsCreatorDiedReadsRunning(t *testing.T) {
+	for _, cut := range []bool{true, false} {
+		t.Run(map[bool]string{true: "cut short", false: "created"}[cut], func(t *testing.T) {
+			rs := replicas(t, 2)
+			coordtest.RetriedCreationReadsRunning(t, rs[0], rs[1], rs[0], cut)
+		})
+	}
+}

@@ -1,0 +1,102 @@
+package coordtest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+)
+
+// RetriedCreationReadsRunning plays "a run's state is always true"
+// (docs/DESIGN.md, "Runs have owners") for a run retried by another
+// process: a server creates a session for a run and dies (cut: before its
+// creation ended; otherwise after it, before its run's claim), and the
+// client asks another process (over retrier) for the same team
+// (run_team{session_id}), which finishes the creation and is about to
+// start its run. A reader on the same store (over reader, on this host)
+// reads the session interrupted while nobody is on it, running once the
+// retrier has it, lists it among no interrupted sessions and resumes
+// none; the retrier's run then ends it, finished. The dead creator is
+// this process with another start time: a pid reused.
+func RetriedCreationReadsRunning(t *testing.T, first, retrier, reader coordination.Store, cut bool) {
+	ctx := context.Background()
+	models, _, provs := Team(t, 2)
+	h := &Harness{T: t, Providers: provs}
+	seed := int64(1)
+	spec := coordination.TeamSpec{SessionID: "retried_team", Task: "What is 2+2?", Models: models, Seed: &seed}
+
+	dead := &deadCreator{Store: first, cut: cut}
+	_, err := coordination.NewService(dead, coordination.Options{Open: h.Open}).Create(ctx, spec)
+	if cut != (err != nil) {
+		t.Fatalf("the first creation (cut short: %v) returned %v", cut, err)
+	}
+	if !dead.created {
+		t.Fatal("the first creation stored no session")
+	}
+	svc := coordination.NewService(reader, coordination.Options{Parallel: 2, Open: h.Open})
+	if v, err := svc.Status(ctx, spec.SessionID); err != nil || v.Result.Status != coordination.StatusInterrupted {
+		t.Skipf("its creator dead, the session reads %v (%v), not interrupted: this host cannot tell a creator dead", statusOf(v), err)
+	}
+
+	again := coordination.NewService(retrier, coordination.Options{Parallel: 2, Open: h.Open})
+	s, err := again.Create(ctx, spec)
+	if err != nil {
+		t.Fatalf("the retried creation: %v", err)
+	}
+	for name, read := range map[string]func(context.Context, string) (*coordination.StatusView, error){"Status": svc.Status, "Inspect": svc.Inspect} {
+		if v, err := read(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusRunning {
+			t.Errorf("%s, the retrying process alive and about to start the run: %v (%v); want running", name, statusOf(v), err)
+		}
+	}
+	if page, err := svc.ListSessions(ctx, coordination.SessionQuery{Status: coordination.StatusInterrupted}); err != nil || len(page.Sessions) != 0 {
+		t.Errorf("the interrupted sessions listed while the retrier starts the run: %+v (%v); want none", page, err)
+	}
+	if resumed, err := svc.ResumeInterrupted(ctx, nil); err != nil || len(resumed) != 0 {
+		t.Errorf("a resume of interrupted sessions while the retrier starts the run took up %v (%v); want none", resumed, err)
+		for _, id := range resumed {
+			if r, ok := svc.Running(id); ok {
+				wait(t, r.Done(), "the run taken up")
+			}
+		}
+	}
+	res, err := again.Run(ctx, s.ID, nil)
+	if err != nil && !errors.Is(err, coordination.ErrSessionRunning) {
+		t.Fatalf("the retried run: %v", err)
+	}
+	if err == nil && res.Status != coordination.StatusFinished {
+		t.Errorf("the retried run ended %s, want finished", res.Status)
+	}
+	if v, err := svc.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusFinished {
+		t.Errorf("after the retried run ended: %v (%v); want finished", statusOf(v), err)
+	}
+}
+
+// deadCreator is a store whose sessions name as their creator this
+// process started at another time (a pid reused: its creator is gone);
+// cut, their creation never ends (SetReady fails), as a creator killed
+// part-way leaves them.
+type deadCreator struct {
+	coordination.Store
+	cut     bool
+	created bool
+}
+
+func (d *deadCreator) Create(ctx context.Context, s *coordination.Session) error {
+	if s.Creator != nil {
+		c := *s.Creator
+		c.ProcStart++
+		s.Creator = &c
+	}
+	err := d.Store.Create(ctx, s)
+	d.created = d.created || err == nil
+	return err
+}
+
+func (d *deadCreator) SetReady(ctx context.Context, id string, at time.Time) error {
+	if d.cut {
+		return errors.New("killed before its creation ended")
+	}
+	return d.Store.SetReady(ctx, id, at)
+}
