@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A session created for a run that no run has claimed reads interrupted
@@ -16,6 +17,39 @@ import (
 // Start, leaves a session that reads interrupted there at once, not
 // running for a minute (ten, its creation cut short) with nothing to run
 // it.
+
+// A run retried in another process (a client asking run_team{session_id}
+// again of another server, the one it asked first killed between Create
+// and Start, or part-way through Create) joins the stored session
+// (Service.join) and starts its run a moment later. Its Creator still
+// named the dead process, so between the two the session read interrupted,
+// was listed so, and a server resuming interrupted runs took it up, while
+// the process asked for it was about to run it. So the process that joins
+// a session created for a run, untouched since, whose creator it sees
+// gone takes its creation over: it stamps its end again with itself as
+// the creator (SetReady), and treats it as one it created for this run
+// (Service.fresh: refused its run, it reads cancelled, saying why, as a
+// session of its own would). A creator not known gone (another host's,
+// or alive) is left as it is: two processes may both be about to start
+// the run, and the grace covers either. Once a run claims the session,
+// its run lease names the holder and the creator is never read again.
+
+// takesOverCreation tells whether this process, asked again for the team
+// of s, a stored session it joins, takes its creation over: s was created
+// for a run, nothing has touched it (unstarted), and its creator is gone.
+func (svc *Service) takesOverCreation(ctx context.Context, s *Session) bool {
+	return s.Creator.gone() && svc.unstarted(ctx, s)
+}
+
+// tookOverCreation records that this service took over s's creation
+// (takesOverCreation): its run is this service's to start, as for a
+// session it created, and the timeline says why another server runs it.
+func (svc *Service) tookOverCreation(ctx context.Context, s *Session) {
+	svc.fresh.Put(s.ID, struct{}{})
+	svc.event(ctx, s.ID, Event{Type: "resumed", Message: "session asked for again: the server that created it at " +
+		s.CreatedAt.UTC().Format(time.RFC3339) + " stopped before its run began"})
+	svc.log.Info().Str("session", s.ID).Time("created", s.CreatedAt).Msg("session asked for again: the server that created it stopped before its run began; its creation is this server's now")
+}
 
 // creationMayGoOn tells whether session id's creation was cut short (no
 // ReadyAt) within UnfinishedCreationGrace: it reads interrupted once its

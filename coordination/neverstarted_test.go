@@ -121,7 +121,7 @@ func TestASessionRefusedItsRunIsNotOneItsCreatorLeft(t *testing.T) {
 // is never recorded, as a creator that died part-way leaves it.
 type neverReady struct{ *memstore.Store }
 
-func (neverReady) SetReady(context.Context, string, time.Time) error {
+func (neverReady) SetReady(context.Context, string, time.Time, *coordination.Creator) error {
 	return errors.New("dummy: the creator died before its creation ended")
 }
 

@@ -321,6 +321,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 			if err != nil {
 				return nil, err
 			}
+			took := svc.takesOverCreation(ctx, have)
 			svc.keepCriteriaUsage(ctx, have, spec)
 			// A creation that failed after writing the session's row (its
 			// images or starting files not stored) is finished by asking
@@ -328,13 +329,22 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 			if err := svc.startFiles(have, prev); err != nil {
 				return nil, err
 			}
-			if have.ReadyAt.IsZero() {
-				if err := svc.putImages(ctx, have, ims); err != nil {
-					return nil, err
+			if have.ReadyAt.IsZero() || took {
+				if have.ReadyAt.IsZero() {
+					if err := svc.putImages(ctx, have, ims); err != nil {
+						return nil, err
+					}
 				}
-				unlock, err := svc.ready(ctx, have)
+				var by *Creator
+				if took {
+					by = thisCreator()
+				}
+				unlock, err := svc.ready(ctx, have, by)
 				if err != nil {
 					return nil, err
+				}
+				if took {
+					svc.tookOverCreation(ctx, have)
 				}
 				unlock()
 			}
@@ -371,7 +381,7 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 	}
 	svc.turnCreated(s, prev)
 	svc.event(ctx, s.ID, Event{Type: "session_created", Message: fmt.Sprintf("team of %s created", Count(len(s.Agents), "agent"))})
-	unlock, err := svc.ready(ctx, s)
+	unlock, err := svc.ready(ctx, s, nil)
 	if err != nil {
 		// No session was made for a run here: its run, when asked, is a
 		// resume whose cancels count.
@@ -424,22 +434,26 @@ func (svc *Service) settleCriteriaUsage(ctx context.Context, s *Session, spec Te
 }
 
 // ready stamps s as stored whole (Session.ReadyAt), the last write of its
-// creation, and returns the session lock it did so under, still held. A
-// session created for a run counts NeverStartedGrace from this stamp:
-// counted from CreatedAt, stamped before the models were checked and the
-// starting files stored, a slow creation was taken up as one its creator
-// had left while its creator was still storing them (neverstarted.go).
-func (svc *Service) ready(ctx context.Context, s *Session) (unlock func(), err error) {
+// creation, by (if not nil) as its creator, and returns the session lock it
+// did so under, still held. A session created for a run counts
+// NeverStartedGrace from this stamp: counted from CreatedAt, stamped
+// before the models were checked and the starting files stored, a slow
+// creation was taken up as one its creator had left while its creator was
+// still storing them (neverstarted.go).
+func (svc *Service) ready(ctx context.Context, s *Session, by *Creator) (unlock func(), err error) {
 	unlock, err = svc.store.LockSession(ctx, s.ID)
 	if err != nil {
 		return nil, fmt.Errorf("session %s is stored but its creation did not finish: %w", s.ID, err)
 	}
 	at := svc.now()
-	if err := svc.store.SetReady(ctx, s.ID, at); err != nil {
+	if err := svc.store.SetReady(ctx, s.ID, at, by); err != nil {
 		unlock()
 		return nil, fmt.Errorf("session %s is stored but its creation did not finish: %w", s.ID, err)
 	}
 	s.ReadyAt = at
+	if by != nil {
+		s.Creator = by
+	}
 	return unlock, nil
 }
 

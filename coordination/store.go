@@ -43,9 +43,11 @@ type SessionStore interface {
 	// holds the session lock and has checked that.
 	SetCriteria(ctx context.Context, id string, items []criteria.Item) error
 	// SetReady records at as the session's ReadyAt: Create has stored all
-	// of it. The caller holds the session lock; ErrSessionNotFound if
-	// there is no such session.
-	SetReady(ctx context.Context, id string, at time.Time) error
+	// of it. by, if not nil, becomes its Creator: the process that ended
+	// the creation, asked again for the same team once the one that began
+	// it was gone (nil keeps the creator stored). The caller holds the
+	// session lock; ErrSessionNotFound if there is no such session.
+	SetReady(ctx context.Context, id string, at time.Time, by *Creator) error
 	// SaveView records the view last issued to a host agent; View reads it
 	// (nil if none was issued).
 	SaveView(ctx context.Context, id, agent string, v IssuedView) error

@@ -94,9 +94,9 @@ func (d *deadCreator) Create(ctx context.Context, s *coordination.Session) error
 	return err
 }
 
-func (d *deadCreator) SetReady(ctx context.Context, id string, at time.Time) error {
+func (d *deadCreator) SetReady(ctx context.Context, id string, at time.Time, by *coordination.Creator) error {
 	if d.cut {
 		return errors.New("killed before its creation ended")
 	}
-	return d.Store.SetReady(ctx, id, at)
+	return d.Store.SetReady(ctx, id, at, by)
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 )
 
-// SetReady records the session's ReadyAt in session.json, replaced
-// atomically as SetCriteria replaces it (ready_at is ours: MassGen reads
-// no session.json). Only Create calls it, for a session it wrote.
-func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
+// SetReady records the session's ReadyAt (and, given, its creator) in
+// session.json, replaced atomically as SetCriteria replaces it (ready_at
+// and creator are ours: MassGen reads no session.json). Only Create calls
+// it, for a session it wrote or one it finishes creating.
+func (s *Store) SetReady(ctx context.Context, id string, at time.Time, by *coordination.Creator) error {
 	dir, err := s.live(ctx, id)
 	if err != nil {
 		return err
@@ -27,6 +28,9 @@ func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
 		return fmt.Errorf("session %q has a damaged session.json (%v); restore it or remove the session directory %s", id, err, dir)
 	}
 	sess.ReadyAt = at.UTC()
+	if by != nil {
+		sess.Creator = by
+	}
 	sessionJSON, err := marshal(&sess)
 	if err != nil {
 		return fmt.Errorf("cannot encode session %q: %w", id, err)

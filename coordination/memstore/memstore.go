@@ -419,9 +419,15 @@ func (s *Store) SetCriteria(ctx context.Context, id string, items []criteria.Ite
 	})
 }
 
-// SetReady records the session's ReadyAt.
-func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
-	return s.changeSetup(ctx, id, func(next *coordination.Session) { next.ReadyAt = at })
+// SetReady records the session's ReadyAt and, given, its creator.
+func (s *Store) SetReady(ctx context.Context, id string, at time.Time, by *coordination.Creator) error {
+	return s.changeSetup(ctx, id, func(next *coordination.Session) {
+		next.ReadyAt = at
+		if by != nil {
+			c := *by
+			next.Creator = &c
+		}
+	})
 }
 
 // changeSetup changes a copy of the session's setup and swaps it in whole,

@@ -104,10 +104,14 @@ func (s *Store) Born(ctx context.Context, id string) (time.Time, error) {
 	return born, nil
 }
 
-// SetReady records the session's ReadyAt in its row's ready_at.
-func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
+// SetReady records the session's ReadyAt in its row's ready_at and, given,
+// its creator in its setup.
+func (s *Store) SetReady(ctx context.Context, id string, at time.Time, by *coordination.Creator) error {
 	if err := live(ctx, id); err != nil {
 		return err
+	}
+	if by != nil {
+		return s.setReadyBy(ctx, id, at, by)
 	}
 	tag, err := s.db.pool.Exec(ctx, `UPDATE sessions SET ready_at = $3 WHERE tenant = $1 AND id = $2`, s.tenant, id, at)
 	if err != nil {
@@ -117,6 +121,36 @@ func (s *Store) SetReady(ctx context.Context, id string, at time.Time) error {
 		return notFound(id)
 	}
 	return nil
+}
+
+// setReadyBy is SetReady naming a new creator: the setup is read, changed
+// and written back in one transaction, its row held as SetCriteria holds
+// it (NO KEY UPDATE: inserts referencing the session go on).
+func (s *Store) setReadyBy(ctx context.Context, id string, at time.Time, by *coordination.Creator) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var data []byte
+		err := tx.QueryRow(ctx, `SELECT setup FROM sessions WHERE tenant = $1 AND id = $2 FOR NO KEY UPDATE`, s.tenant, id).Scan(&data)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		var sess coordination.Session
+		if err := json.Unmarshal(data, &sess); err != nil {
+			return fmt.Errorf("session %q is stored damaged: %w", id, err)
+		}
+		sess.Creator = by
+		if data, err = json.Marshal(&sess); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE sessions SET setup = $3, ready_at = $4 WHERE tenant = $1 AND id = $2`, s.tenant, id, data, at)
+		return err
+	})
+	if err != nil && !errors.Is(err, coordination.ErrSessionNotFound) {
+		return fmt.Errorf("recording that session %q is created: %w", id, err)
+	}
+	return err
 }
 
 // Sessions lists the tenant's session ids, oldest first (ties by id, byte

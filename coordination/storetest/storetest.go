@@ -1162,7 +1162,7 @@ func testSetReady(t *testing.T, st coordination.Store) {
 		t.Errorf("a session whose creation has not ended reads ReadyAt %v, want none", got.ReadyAt)
 	}
 	at := ms(s.CreatedAt.Add(90 * time.Second))
-	if err := st.SetReady(ctx, "s1", at); err != nil {
+	if err := st.SetReady(ctx, "s1", at, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err = st.Session(ctx, "s1"); err != nil {
@@ -1176,8 +1176,27 @@ func testSetReady(t *testing.T, st coordination.Store) {
 	if !reflect.DeepEqual(got, &want) {
 		t.Errorf("after SetReady:\n got %+v\nwant %+v", got, &want)
 	}
-	if err := st.SetReady(ctx, "missing", at); !errors.Is(err, coordination.ErrSessionNotFound) {
+	if err := st.SetReady(ctx, "missing", at, nil); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("SetReady(missing) = %v, want ErrSessionNotFound", err)
+	}
+	// Another process ends the creation, its creator gone: it is the
+	// creator now, and nothing else changes.
+	by := &coordination.Creator{Host: "host-b", PID: 4242, ProcStart: 99, PIDNS: "pid:[4026531836]", BootID: "boot-b"}
+	later := at.Add(time.Minute)
+	if err := st.SetReady(ctx, "s1", later, by); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = st.Session(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	sameTime(t, "ReadyAt", got.ReadyAt, later)
+	want.Creator, want.ReadyAt = by, ms(later)
+	got.CreatedAt, got.ReadyAt = ms(got.CreatedAt), ms(got.ReadyAt)
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("after SetReady by another creator:\n got %+v\nwant %+v", got, &want)
+	}
+	if err := st.SetReady(ctx, "missing", at, by); !errors.Is(err, coordination.ErrSessionNotFound) {
+		t.Errorf("SetReady(missing, by) = %v, want ErrSessionNotFound", err)
 	}
 }
 
