@@ -158,3 +158,18 @@ func TestARunRetriedAfterItsCreatorDiedReadsRunning(t *testing.T) {
 		})
 	}
 }
+
+// A run retried in another process after the process that created it and
+// claimed its run died before a step landed is a resume, not a creation
+// taken over: refused, it stays interrupted; on a memory store and on
+// file stores (coordtest.RetriedAfterItsRunDiedIsAResume).
+func TestARunRetriedAfterItsRunDiedIsAResume(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		st := memstore.New()
+		coordtest.RetriedAfterItsRunDiedIsAResume(t, st, st, st)
+	})
+	t.Run("files", func(t *testing.T) {
+		dir := t.TempDir()
+		coordtest.RetriedAfterItsRunDiedIsAResume(t, filestore.New(dir), filestore.New(dir), filestore.New(dir))
+	})
+}

@@ -3,6 +3,7 @@ package coordtest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,4 +100,70 @@ func (d *deadCreator) SetReady(ctx context.Context, id string, at time.Time, by 
 		return errors.New("killed before its creation ended")
 	}
 	return d.Store.SetReady(ctx, id, at, by)
+}
+
+// RetriedAfterItsRunDiedIsAResume plays "a run's state is always true"
+// for a run retried in another process (over retrier) after the process
+// that created the session and claimed its run died before any step
+// landed: its ledger is empty, as a session never started has it, but a
+// run began, so the retry is a resume of a dead run, not a creation taken
+// over. Refused its run (the retrier at its limit of runs), the session
+// still reads interrupted, for a resume to take it up, not cancelled as a
+// session the retrier created; its timeline never says its creator
+// "stopped before its run began"; run, it ends finished.
+func RetriedAfterItsRunDiedIsAResume(t *testing.T, first, retrier, reader coordination.Store) {
+	ctx := context.Background()
+	models, _, provs := Team(t, 2)
+	h := &Harness{T: t, Providers: provs}
+	seed := int64(1)
+	spec := coordination.TeamSpec{SessionID: "retried_run", Task: "What is 2+2?", Models: models, Seed: &seed}
+
+	dead := &deadCreator{Store: first}
+	if _, err := coordination.NewService(dead, coordination.Options{Open: h.Open}).Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	ls, ok := first.(coordination.LeaseStore)
+	if !ok {
+		t.Fatalf("%T keeps no run leases", first)
+	}
+	// The dead creator's run claimed the session: this process with
+	// another start time, its lease short, as a killed run's runs out.
+	owner := coordination.ThisProcess("dead-run")
+	owner.ProcStart++
+	if _, err := ls.AcquireRun(ctx, spec.SessionID, owner, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(coordination.MaxClockSkew + 200*time.Millisecond)
+	svc := coordination.NewService(reader, coordination.Options{Parallel: 2, Open: h.Open})
+	if v, err := svc.Status(ctx, spec.SessionID); err != nil || v.Result.Status != coordination.StatusInterrupted {
+		t.Fatalf("its run dead, the session reads %v (%v), want interrupted", statusOf(v), err)
+	}
+
+	again := coordination.NewService(retrier, coordination.Options{Parallel: 2, Open: h.Open})
+	s, err := again.Create(ctx, spec)
+	if err != nil {
+		t.Fatalf("the retried creation: %v", err)
+	}
+	full := func(context.Context) (func(), error) { return nil, errors.New("at the limit of running teams") }
+	if _, _, err := again.StartOrFollow(ctx, s.ID, full, false); err == nil {
+		t.Fatal("a start refused its slot started")
+	}
+	if v, err := svc.Status(ctx, s.ID); err != nil || v.Result.Status != coordination.StatusInterrupted {
+		t.Errorf("its retry refused a slot, the session whose run died reads %v (%v); want interrupted, for a resume to take it up", statusOf(v), err)
+	}
+	res, err := again.Run(ctx, s.ID, nil)
+	if err != nil || res.Status != coordination.StatusFinished {
+		t.Errorf("the retried run ended %v (%v), want finished", status(res), err)
+	}
+	if es, ok := reader.(coordination.EventSource); ok {
+		evs, err := es.Events(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if strings.Contains(e.Message, "stopped before its run began") {
+				t.Errorf("the timeline says %q of a session whose run began", e.Message)
+			}
+		}
+	}
 }

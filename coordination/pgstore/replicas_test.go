@@ -630,3 +630,12 @@ func TestARunRetriedOnAnotherReplicaAfterItsCreatorDiedReadsRunning(t *testing.T
 		})
 	}
 }
+
+// TestARunRetriedOnAnotherReplicaAfterItsRunDiedIsAResume: replica A
+// created a session and claimed its run, dying before a step landed; the
+// run retried on replica B is a resume, and refused a slot the session
+// stays interrupted (coordtest.RetriedAfterItsRunDiedIsAResume).
+func TestARunRetriedOnAnotherReplicaAfterItsRunDiedIsAResume(t *testing.T) {
+	rs := replicas(t, 2)
+	coordtest.RetriedAfterItsRunDiedIsAResume(t, rs[0], rs[1], rs[0])
+}
