@@ -25,9 +25,10 @@ import (
 // named the dead process, so between the two the session read interrupted,
 // was listed so, and a server resuming interrupted runs took it up, while
 // the process asked for it was about to run it. So the process that joins
-// a session created for a run, untouched since, whose creator it sees
-// gone takes its creation over: it stamps its end again with itself as
-// the creator (SetReady), and treats it as one it created for this run
+// a session created for a run, untouched since and never claimed by a
+// run, whose creator it sees gone, takes its creation over: it stamps its
+// end again with itself as the creator (SetReady), and treats it as one
+// it created for this run
 // (Service.fresh: refused its run, it reads cancelled, saying why, as a
 // session of its own would). A creator not known gone (another host's,
 // or alive) is left as it is: two processes may both be about to start
@@ -36,9 +37,21 @@ import (
 
 // takesOverCreation tells whether this process, asked again for the team
 // of s, a stored session it joins, takes its creation over: s was created
-// for a run, nothing has touched it (unstarted), and its creator is gone.
+// for a run, no run has ever claimed it (no run lease: a run that claimed
+// it and died before a step landed leaves an empty ledger too, and its
+// retry is a resume of a dead run, which refused stays interrupted),
+// nothing has touched it (unstarted), and its creator is gone. A lease
+// that cannot be read says no.
 func (svc *Service) takesOverCreation(ctx context.Context, s *Session) bool {
-	return s.Creator.gone() && svc.unstarted(ctx, s)
+	if !s.Creator.gone() {
+		return false
+	}
+	if ls, ok := svc.store.(LeaseStore); ok {
+		if l, err := ls.ReadRun(ctx, s.ID); err != nil || l != nil {
+			return false
+		}
+	}
+	return svc.unstarted(ctx, s)
 }
 
 // tookOverCreation records that this service took over s's creation
