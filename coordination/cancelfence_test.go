@@ -173,3 +173,17 @@ func TestARunRetriedAfterItsRunDiedIsAResume(t *testing.T) {
 		coordtest.RetriedAfterItsRunDiedIsAResume(t, filestore.New(dir), filestore.New(dir), filestore.New(dir))
 	})
 }
+
+// A session created with its criteria call's spend whose creator died
+// before its run reads interrupted and is resumed, on a memory store and
+// on file stores (coordtest.CriteriaSpendCreatorGoneReadsInterrupted).
+func TestASessionCreatedWithItsCriteriaSpendWhoseCreatorDiedReadsInterrupted(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		st := memstore.New()
+		coordtest.CriteriaSpendCreatorGoneReadsInterrupted(t, st, st)
+	})
+	t.Run("files", func(t *testing.T) {
+		dir := t.TempDir()
+		coordtest.CriteriaSpendCreatorGoneReadsInterrupted(t, filestore.New(dir), filestore.New(dir))
+	})
+}

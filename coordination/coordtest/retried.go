@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // RetriedCreationReadsRunning plays "a run's state is always true"
@@ -165,5 +166,46 @@ func RetriedAfterItsRunDiedIsAResume(t *testing.T, first, retrier, reader coordi
 				t.Errorf("the timeline says %q of a session whose run began", e.Message)
 			}
 		}
+	}
+}
+
+// CriteriaSpendCreatorGoneReadsInterrupted plays "a run's state is always
+// true" for a session created with the spend of the criteria call written
+// for it (run --criteria auto: TeamSpec.CriteriaUsage, recorded in its
+// ledger as its row is stored) whose creator died before its run's claim:
+// that spend starts nothing, so the session reads interrupted (over
+// reader, on this host) as one created without it does, is listed so, and
+// a resume runs it to its end. Before, the spend's entry made it read as
+// touched since its creation, and it read running for ever.
+func CriteriaSpendCreatorGoneReadsInterrupted(t *testing.T, first, reader coordination.Store) {
+	ctx := context.Background()
+	models, _, provs := Team(t, 2)
+	h := &Harness{T: t, Providers: provs}
+	seed := int64(1)
+	cost := 0.0012
+	spec := coordination.TeamSpec{SessionID: "criteria_spent", Task: "What is 2+2?", Models: models, Seed: &seed,
+		CriteriaUsage: &providers.Usage{Input: 1000, Output: 200, CostUSD: &cost}}
+	if _, err := coordination.NewService(&deadCreator{Store: first}, coordination.Options{Open: h.Open}).Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	svc := coordination.NewService(reader, coordination.Options{Parallel: 2, Open: h.Open})
+	for name, read := range map[string]func(context.Context, string) (*coordination.StatusView, error){"Status": svc.Status, "Inspect": svc.Inspect} {
+		if v, err := read(ctx, spec.SessionID); err != nil || v.Result.Status != coordination.StatusInterrupted {
+			t.Errorf("%s, its creator gone before its run began: %v (%v); want interrupted", name, statusOf(v), err)
+		}
+	}
+	page, err := svc.ListSessions(ctx, coordination.SessionQuery{Status: coordination.StatusInterrupted})
+	if err != nil || len(page.Sessions) != 1 {
+		t.Fatalf("the interrupted sessions listed: %+v (%v); want %s", page, err, spec.SessionID)
+	}
+	resumed, err := svc.ResumeInterrupted(ctx, nil)
+	if err != nil || len(resumed) != 1 {
+		t.Fatalf("resumed %v (%v); want %s", resumed, err, spec.SessionID)
+	}
+	if r, ok := svc.Running(spec.SessionID); ok {
+		wait(t, r.Done(), "the resumed run")
+	}
+	if res, err := svc.Result(ctx, spec.SessionID); err != nil || res.Status != coordination.StatusFinished {
+		t.Errorf("the resumed session ended %v (%v), want finished", status(res), err)
 	}
 }

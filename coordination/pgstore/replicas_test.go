@@ -639,3 +639,12 @@ func TestARunRetriedOnAnotherReplicaAfterItsRunDiedIsAResume(t *testing.T) {
 	rs := replicas(t, 2)
 	coordtest.RetriedAfterItsRunDiedIsAResume(t, rs[0], rs[1], rs[0])
 }
+
+// TestASessionCreatedWithItsCriteriaSpendWhoseReplicaDiedReadsInterrupted:
+// a session replica A created with its criteria call's spend, A dying
+// before its run, reads interrupted on replica B, which resumes it
+// (coordtest.CriteriaSpendCreatorGoneReadsInterrupted).
+func TestASessionCreatedWithItsCriteriaSpendWhoseReplicaDiedReadsInterrupted(t *testing.T) {
+	rs := replicas(t, 2)
+	coordtest.CriteriaSpendCreatorGoneReadsInterrupted(t, rs[0], rs[1])
+}
