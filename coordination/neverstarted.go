@@ -65,19 +65,30 @@ func (svc *Service) neverStarted(ctx context.Context, s *Session, l *RunLease) b
 }
 
 // unstarted tells whether s was created for a run (createdForARun) and
-// its ledger holds nothing yet: no step and
-// no session entry, as the store's look for such sessions reads it (no
-// session entry). A session refused its run (Service.NotStarted:
-// cancelled) or stepped by its client since has entries, and is not one
-// its creator left. A ledger that cannot be read says no: the session
-// reads as it did.
+// its ledger holds nothing yet but spend: no step and no session entry
+// other than usage. Create records the criteria call written for the team
+// (TeamSpec.CriteriaUsage) as a usage entry as soon as the session's row
+// is stored; that spend starts nothing, and counted as a touch it left a
+// session whose creator died before its run reading running for ever. A
+// session refused its run (Service.NotStarted: cancelled) or stepped by
+// its client since has entries, and is not one its creator left. A ledger
+// that cannot be read says no: the session reads as it did. (The
+// PostgreSQL store's own look for such sessions, Abandoned, still asks
+// for no session entry at all: a session with that spend is read
+// interrupted, listed so and resumed by ResumeInterrupted, but not found
+// by that look.)
 func (svc *Service) unstarted(ctx context.Context, s *Session) bool {
 	if !createdForARun(s) {
 		return false
 	}
 	l, _, err := svc.sessions.lend(ctx, s.ID)
-	if err != nil || len(l.Session) > 0 {
+	if err != nil {
 		return false
+	}
+	for _, e := range l.Session {
+		if e.Kind != SessionUsage {
+			return false
+		}
 	}
 	for _, entries := range l.Agents {
 		if len(entries) > 0 {
