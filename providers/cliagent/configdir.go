@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/internal/wholefile"
@@ -58,20 +60,20 @@ type loginCopy struct {
 	files []loginFile
 }
 
-// loginFile is one copied login file: the user's and the run's copy, as
-// this process sees them.
+// loginFile is one copied login file: the user's, and the run's copy, name
+// under root, a directory the CLI (and an agent through it) may write in.
 type loginFile struct {
-	user, copy string
-	was        []byte
+	user, root, name string
+	was              []byte
 }
 
-// add records that copy holds was, copied from the user's file user; a nil
-// lc is a new one.
-func (lc *loginCopy) add(user, copy string, was []byte) *loginCopy {
+// add records that the copy name under root holds was, copied from the
+// user's file user; a nil lc is a new one.
+func (lc *loginCopy) add(user, root, name string, was []byte) *loginCopy {
 	if lc == nil {
 		lc = &loginCopy{}
 	}
-	lc.files = append(lc.files, loginFile{user: user, copy: copy, was: was})
+	lc.files = append(lc.files, loginFile{user: user, root: root, name: name, was: was})
 	return lc
 }
 
@@ -120,7 +122,7 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 		if err := wholefile.Replace(dst, data, 0o600); err != nil {
 			return nil, fmt.Errorf("cannot copy your %s login into the agent's config directory: %w", info.Binary, err)
 		}
-		lc.add(filepath.Join(user, name), dst, data)
+		lc.add(filepath.Join(user, name), private, name, data)
 	}
 	return lc, nil
 }
@@ -175,13 +177,45 @@ func (lc *loginCopy) syncBack() {
 	syncing.Lock()
 	defer syncing.Unlock()
 	for _, f := range lc.files {
-		now, err := os.ReadFile(f.copy)
-		_ = os.Remove(f.copy)
+		now, err := f.takeCopy()
 		if err != nil || bytes.Equal(now, f.was) || !json.Valid(now) {
 			continue
 		}
 		f.copyBack(now)
 	}
+}
+
+// maxLogin bounds what is read of a login's copy: a login file is a few
+// KiB, and the CLI may have left anything there.
+const maxLogin = 1 << 20
+
+// takeCopy reads the run's copy of f and removes it. Only a regular file
+// under f.root is read: this process reads it outside the sandbox, and an
+// agent may have put a symlink out of the root there (or on a directory of
+// its path), to a JSON file the sandbox does not show, which would be
+// copied into the user's login and handed to the agent's next run; or a
+// FIFO, whose read would wait for good, every copy-back of the process
+// behind it. Non-blocking open, then the file's own mode, so neither waits.
+func (f loginFile) takeCopy() ([]byte, error) {
+	root, err := os.OpenRoot(f.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	defer root.Remove(f.name) // read or not, the copy goes with the run
+	h, err := root.OpenFile(f.name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	if st, err := h.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("the run's copy %s is not a regular file", f.name)
+	}
+	data, err := io.ReadAll(io.LimitReader(h, maxLogin+1))
+	if err == nil && len(data) > maxLogin {
+		err = fmt.Errorf("the run's copy %s is larger than a login", f.name)
+	}
+	return data, err
 }
 
 // copyBack writes now over the user's file if it still holds what was

@@ -52,7 +52,7 @@ func TestACopyBackReadsOnlyTheRunsOwnCopy(t *testing.T) {
 			name := filepath.Join("home", ".cli", "login.json")
 			os.MkdirAll(filepath.Join(run, "home", ".cli"), 0o700)
 			os.WriteFile(filepath.Join(run, name), []byte(`{"token":"old"}`), 0o600)
-			lc := (*loginCopy)(nil).add(filepath.Join(user, "login.json"), filepath.Join(run, name), []byte(`{"token":"old"}`))
+			lc := (*loginCopy)(nil).add(filepath.Join(user, "login.json"), run, name, []byte(`{"token":"old"}`))
 			tc.plant(t, run, name, outside)
 			done := make(chan struct{})
 			go func() { lc.syncBack(); close(done) }()

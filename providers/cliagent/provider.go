@@ -522,7 +522,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		if !ok || !filepath.IsAbs(user) {
 			return nil, "", 0, nil, fmt.Errorf("%s: login %q must be a generated file copying a file named by its absolute path, not %q", p.info.Backend, name, user)
 		}
-		logins = logins.add(user, filepath.Join(wf.dir, name), data)
+		logins = logins.add(user, wf.dir, name, data)
 		writable = append(writable, name)
 	}
 	pinned := []string{"view.json", filepath.Base(wf.socket)}
