@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
@@ -97,5 +98,47 @@ func TestAStepOnAnotherReplicaCountsACriteriaCallsReservation(t *testing.T) {
 	t.Logf("B's step (%v) spent $%.2f beside A's held criteria call; with the call's $0.30 the session spent $%.2f of $%.2f (criteria: %v)", stepErr, stepCost, cost, budget, criteriaErr)
 	if limit := budget + 2*turn + 1e-9; cost > limit {
 		t.Errorf("the session spent $%.2f, more than its budget plus two turns ($%.2f): B's step did not count A's reservation", cost, limit)
+	}
+}
+
+// letGoLost is a PostgreSQL store whose let-go of a criteria call's hold
+// never reaches the database (a blip after the call's spend is recorded).
+type letGoLost struct{ *pgstore.Store }
+
+func (letGoLost) LetGoSpend(context.Context, string, string) error {
+	return errors.New("the database did not answer")
+}
+
+// TestACriteriaCallsHoldGoesWithItsRecordedSpend: once a criteria call's
+// spend is recorded, its hold must count no more on any replica, even when
+// the let-go after the record is lost. Before, the hold (its worst case,
+// about $0.34) went only by that let-go: lost, every replica counted it
+// beside the $0.30 recorded until it expired (step_timeout_seconds and a
+// minute, 11 minutes by default).
+func TestACriteriaCallsHoldGoesWithItsRecordedSpend(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	var calls atomic.Int32
+	st := letGoLost{pgTenant(t, dsn).(*pgstore.Store)}
+	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: criteriaWriters(&calls)})
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(1.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: criteriaModel, Count: 3}); err != nil {
+		t.Fatal(err)
+	}
+	b := pgTenant(t, dsn).(*pgstore.Store)
+	hs, err := b.HoldSpend(ctx, s.ID, "probe", 0, 0, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after the call, another replica reads $%.4f spent and $%.4f held", hs.SpentCost, hs.HeldCost)
+	if math.Abs(hs.SpentCost-criteriaCallCost) > 1e-9 {
+		t.Errorf("another replica reads $%.4f spent; want the call's $0.30", hs.SpentCost)
+	}
+	if hs.HeldCost != 0 || hs.HeldTokens != 0 {
+		t.Errorf("another replica reads $%.4f and %d tokens still held by the call whose spend is recorded; want none", hs.HeldCost, hs.HeldTokens)
 	}
 }
