@@ -212,7 +212,9 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			// Recorded whatever comes of the attach (or of a cancel that
 			// cut the call short): the money is spent either way. The set
 			// still reports it; the session counts it once, from here.
-			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, "criteria call ("+providers.ShowSpec(spec.String())+")"), nil)
+			// Under the call's hold's key, so the record takes the hold
+			// off every replica in its own write (SessionEntry.Spender).
+			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, "criteria call ("+providers.ShowSpec(spec.String())+")").sharedAs(bound.hold.heldAs()), nil)
 		}
 		letGo(set.Usage)
 		if err != nil {

@@ -30,8 +30,8 @@ import (
 // attempt that fits here holds its reservation there too, and is checked
 // again against what every replica spent and holds: a call or a step on
 // another replica counts it, and it counts theirs. The hold there goes
-// when the call lets go here, or at its expiry (holdTTL) if this process
-// dies first.
+// with the write that records the call's spend (heldAs), when the call
+// lets go here, or at its expiry (holdTTL) if this process dies first.
 
 // holdGrace is how long a shared hold outlives its call's deadline, the
 // session's step_timeout_seconds (or the default's): a holder that dies
@@ -153,10 +153,22 @@ func (m *stepSpend) letGoOnce() func(u *providers.Usage) {
 	}
 }
 
-// letGoShared deletes the call's hold on every replica, once its spend is
-// recorded (or it spent none): after the record, so it is counted twice
-// for a moment, never not. One that fails is logged; the hold counts
-// until its expiry.
+// heldAs is the key the call's hold is shared under among replicas: the
+// call's usage entry names it (SessionEntry.Spender), and the store takes
+// the hold off in the entry's write, so the spend is counted once, in the
+// ledger or held, at every moment. "" when nothing is shared (nil-safe).
+func (m *stepSpend) heldAs() string {
+	if m == nil || m.holds == nil {
+		return ""
+	}
+	return m.holdKey
+}
+
+// letGoShared deletes the call's hold on every replica once the call is
+// done: a call that spent something has had it taken off by its record
+// already (heldAs), so this is for one that spent nothing, or whose record
+// is still on its way through an outage. One that fails is logged; the
+// hold counts until the record lands or it expires.
 func (m *stepSpend) letGoShared() {
 	if m == nil || m.holds == nil {
 		return

@@ -134,9 +134,14 @@ func (i inherited) spends() []coordination.InheritedSpend {
 // beside its record, nor taken off before it. The key's row in
 // shared_spend goes in the same statement (spendgone), so a crash after
 // the record leaves nothing of it to record again, and one before it
-// leaves the row to be found dead.
+// leaves the row to be found dead. A criteria call's hold under the key
+// (spend_holds, HoldSpend) goes in it too (holdgone): its spend is in the
+// ledger now, so no replica counts it both there and held, nor goes on
+// counting the hold when the holder's let-go after the record is lost.
 const sessionSpendRecorded = `WITH spendgone AS (
-			DELETE FROM shared_spend WHERE tenant = $1 AND session_id = $2 AND spender = $3::text)
+			DELETE FROM shared_spend WHERE tenant = $1 AND session_id = $2 AND spender = $3::text),
+		holdgone AS (
+			DELETE FROM spend_holds WHERE tenant = $1 AND session_id = $2 AND holder = $3::text)
 		UPDATE locks SET inherited = inherited - $3::text,
 			spent_cost = CASE WHEN token = $3 THEN 0 ELSE spent_cost END,
 			spent_tokens = CASE WHEN token = $3 THEN 0 ELSE spent_tokens END
