@@ -10,6 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// flock is flock(2); a test stands in a file system's answers for it.
+var flock = unix.Flock
+
 // lockLoginDir takes the flock(2) lock of dir, the directory of a user's
 // login file, so that copy-backs of one login by several processes (two
 // servers, a `massgen-mcp run` beside one) each check and write it whole.
@@ -23,7 +26,7 @@ func lockLoginDir(dir string) (unlock func(), ok bool) {
 	}
 	deadline := time.Now().Add(lockWait)
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
 		case err == nil:
 			return func() { f.Close() }, true

@@ -70,3 +70,40 @@ func TestACopyBackReadsOnlyTheRunsOwnCopy(t *testing.T) {
 		})
 	}
 }
+
+// A file system whose flock(2) cannot lock the user's config directory
+// leaves the copy-back unlocked, as one without locks does, and an
+// interrupted flock is asked again: neither may drop a refresh, which may
+// carry the only live refresh token. NFS (and SMB) emulate flock with a
+// whole-file POSIX lock, whose exclusive kind needs the file open for
+// writing: on a directory, opened read-only, it is EBADF. Before, EBADF
+// and EINTR dropped the refresh as a lock held past lockWait does, so
+// every rotated Gemini, Claude or Codex login of a user with an NFS home
+// was lost.
+func TestACopyBackIsNotDroppedWhereTheDirectoryCannotBeLocked(t *testing.T) {
+	for _, answer := range []error{unix.EBADF, unix.EINTR} {
+		t.Run(answer.Error(), func(t *testing.T) {
+			first := true
+			flock = func(fd, how int) error {
+				if first || answer == unix.EBADF {
+					first = false
+					return answer
+				}
+				return unix.Flock(fd, how)
+			}
+			t.Cleanup(func() { flock = unix.Flock })
+			user, private := t.TempDir(), t.TempDir()
+			os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o600)
+			var c Confinement
+			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}}, user, private, "/home/agent/.fake", t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(private, "login.json"), []byte(`{"token":"new"}`), 0o600)
+			lc.syncBack()
+			if got, _ := os.ReadFile(filepath.Join(user, "login.json")); string(got) != `{"token":"new"}` {
+				t.Errorf("the user's login holds %q after flock answered %v; want the refresh", got, answer)
+			}
+		})
+	}
+}
