@@ -18,7 +18,8 @@ var flock = unix.Flock
 // servers, a `massgen-mcp run` beside one) each check and write it whole.
 // The lock is the directory's own: nothing is created in the user's
 // config directory. It waits up to lockWait, and tells whether it got the
-// lock; a file system that keeps no locks is used unlocked, as before.
+// lock; a file system that keeps no locks, or none on a directory (NFS),
+// is used unlocked, as before.
 func lockLoginDir(dir string) (unlock func(), ok bool) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -30,7 +31,13 @@ func lockLoginDir(dir string) (unlock func(), ok bool) {
 		switch {
 		case err == nil:
 			return func() { f.Close() }, true
-		case errors.Is(err, unix.ENOLCK), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.ENOLCK), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EBADF):
+			// EBADF: NFS and SMB emulate flock with a POSIX lock, whose
+			// exclusive kind needs a file open for writing; a directory
+			// is open for reading. Locks there cannot be had, as on a
+			// file system without them.
 			f.Close()
 			return func() {}, true
 		case !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline):
