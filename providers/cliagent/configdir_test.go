@@ -11,7 +11,8 @@ import (
 )
 
 // A login the CLI refreshed reaches the user's config directory only when
-// it is JSON and the user's file still holds what was copied in; the copy
+// it is a JSON object keeping every key of the login copied in, and the
+// user's file still holds what was copied in; the copy
 // that lands is readable by the user only, and the agent's copy is gone
 // with its run (one more copy of a login on disk for a month is not kept).
 func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
@@ -24,6 +25,12 @@ func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
 		{"refreshed", `{"token":"new"}`, "", `{"token":"new"}`},
 		{"unchanged", `{"token":"old"}`, "", `{"token":"old"}`},
 		{"garbled", `{"token":"ne`, "", `{"token":"old"}`},
+		// Valid JSON that is not a refresh of the login (an agent's, or a
+		// CLI's logout) would log the user out just as well.
+		{"JSON, not an object", `null`, "", `{"token":"old"}`},
+		{"an object without the login's keys", `{}`, "", `{"token":"old"}`},
+		{"another object", `{"account":"the agent's"}`, "", `{"token":"old"}`},
+		{"refreshed with a key more", `{"token":"new","expiry":1}`, "", `{"token":"new","expiry":1}`},
 		{"the user logged in again meanwhile", `{"token":"new"}`, `{"token":"users"}`, `{"token":"users"}`},
 	}
 	for _, tc := range cases {
