@@ -162,9 +162,9 @@ const lockWait = 5 * time.Second
 // (Invocation.Logins: Gemini CLI's home is there, sandboxed or not). A CLI
 // refreshing an OAuth token may be handed a new refresh token and the old
 // one revoked: kept only in the run's copy, the user would be logged out.
-// A file is copied back only when it changed, is still JSON (what every
-// CLI's login file is; a half-written or garbled one would log the user
-// out too), and the user's own file still holds what was copied in (the
+// A file is copied back only when it changed, is still a JSON object
+// with the login's keys (refreshOf: a half-written, garbled or other one
+// would log the user out too), and the user's own file still holds what was copied in (the
 // user, or another agent, may have refreshed it meanwhile: theirs then
 // wins). Nothing else of the private directory ever reaches the user's. A
 // copy that fails leaves the user's login as it was. The run's copy is
@@ -178,11 +178,33 @@ func (lc *loginCopy) syncBack() {
 	defer syncing.Unlock()
 	for _, f := range lc.files {
 		now, err := f.takeCopy()
-		if err != nil || bytes.Equal(now, f.was) || !json.Valid(now) {
+		if err != nil || bytes.Equal(now, f.was) || !refreshOf(now, f.was) {
 			continue
 		}
 		f.copyBack(now)
 	}
+}
+
+// refreshOf tells whether now may be a refresh of the login was: a JSON
+// object keeping each of its keys (a refresh rewrites the token, the
+// expiry, the account, and may add one), as every CLI's login file is.
+// Valid JSON of another shape (null, {}, another object: an agent's, or a
+// CLI's logout) would log the user out as a garbled file would. A login
+// that was not an object is only asked to be JSON still.
+func refreshOf(now, was []byte) bool {
+	var before, after map[string]json.RawMessage
+	if json.Unmarshal(was, &before) != nil || before == nil {
+		return json.Valid(now)
+	}
+	if json.Unmarshal(now, &after) != nil || after == nil {
+		return false
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // maxLogin bounds what is read of a login's copy: a login file is a few
