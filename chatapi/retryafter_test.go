@@ -44,7 +44,9 @@ func failingScript(t *testing.T, class string, retryAfter float64) string {
 // as OpenAI's clients read it (retry-after-ms first, then Retry-After): the
 // longest wait a provider asked of the run's agents, else
 // chatapi.UpstreamRetry. Before, neither carried a wait, and the SDKs
-// retried after their own half-second backoff, into the same limit.
+// retried after their own half-second backoff, into the same limit. A
+// provider's wait is untrusted: past an hour (MaxUpstreamRetry) it is
+// passed on as an hour.
 func TestAnUpstreamRateLimitOrOutageSaysWhenToRetry(t *testing.T) {
 	def := fmt.Sprint(int(chatapi.UpstreamRetry.Seconds()))
 	for _, tc := range []struct {
@@ -59,6 +61,7 @@ func TestAnUpstreamRateLimitOrOutageSaysWhenToRetry(t *testing.T) {
 		{"rate limit without one", "rate_limit", "rate_limit", 0, 0, http.StatusTooManyRequests, "upstream_rate_limited", def, def + "000"},
 		{"outage with the provider's wait", "overloaded", "provider", 7, 0, http.StatusServiceUnavailable, "upstream_unavailable", "7", "7000"},
 		{"outage without one", "timeout", "overloaded", 0, 0, http.StatusServiceUnavailable, "upstream_unavailable", def, def + "000"},
+		{"a provider's wait of days, passed on as at most an hour", "rate_limit", "rate_limit", 864000, 0, http.StatusTooManyRequests, "upstream_rate_limited", "3600", "3600000"},
 		{"a refused key which no wait mends", "auth", "auth", 5, 5, http.StatusBadGateway, "upstream_auth_failed", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -152,6 +154,95 @@ func TestToolConfigKnowsItsFilesWhereverAndHoweverSpelled(t *testing.T) {
 	} {
 		if got := ToolConfig(rel) != ""; got != want {
 			t.Errorf("ToolConfig(%q) = %q; want config: %v", rel, ToolConfig(rel), want)
+		}
+	}
+}
+
+// otherSpellings are names a case-insensitive or NTFS file system opens as
+// a tool's configuration or a .git directory, that the folding missed: a
+// Unicode letter whose upper case is ASCII (ſ is S, ı is I: APFS folds the
+// first, NTFS's upper-case table both), an NTFS stream suffix (git's
+// is_ntfs_dotgit stops at ':', so ".git::$INDEX_ALLOCATION" is .git) and an
+// NTFS 8.3 short name of a directory or file the project already has
+// (GITHUB~1 is .github, WORKFL~1 is workflows).
+var otherSpellings = []string{
+	".mcp.j\u017fon", ".hu\u017fky/pre-commit", ".v\u017fcode/tasks.json", ".g\u0131tattributes",
+	".envrc::$DATA", ".claude::$INDEX_ALLOCATION/settings.json", ".mcp.json:x",
+	"GITHUB~1/workflows/ci.yml", ".github/WORKFL~1/ci.yml", "CLAUDE~1/settings.json", "sub/vscode~2/tasks.json",
+	"MCP~1.JSO", "envrc~1", "GITATT~1", "PRE-CO~1.YAM",
+}
+
+// TestToolConfigKnowsTheNamesFileSystemsTakeForIt pins the red-team
+// finding: each of otherSpellings was written like source, where the
+// project's file system opens it as the configuration itself.
+func TestToolConfigKnowsTheNamesFileSystemsTakeForIt(t *testing.T) {
+	for _, rel := range otherSpellings {
+		if ToolConfig(rel) == "" {
+			t.Errorf("ToolConfig(%q) is empty; the file system opens it as tool configuration", rel)
+		}
+	}
+	for _, rel := range []string{"src/claude~1.go", "notes~1", "a:b.go", "docs/github~1.md", "mcp.json"} {
+		if ToolConfig(rel) != "" {
+			t.Errorf("ToolConfig(%q) = %q; it is no tool's configuration", rel, ToolConfig(rel))
+		}
+	}
+}
+
+// TestInsideGitKnowsTheNamesFileSystemsTakeForIt: the same for .git.
+func TestInsideGitKnowsTheNamesFileSystemsTakeForIt(t *testing.T) {
+	for _, rel := range []string{".git::$INDEX_ALLOCATION/hooks/pre-commit", "sub/.git:x/config", ".g\u0131t/config", "GIT~1::$INDEX_ALLOCATION/config"} {
+		if !InsideGit(rel) {
+			t.Errorf("InsideGit(%q) is false; NTFS or a case-insensitive file system opens it as .git", rel)
+		}
+	}
+	for _, rel := range []string{".gitignore", "git/config", "a.git/x", "gitx~1/y"} {
+		if InsideGit(rel) {
+			t.Errorf("InsideGit(%q) is true", rel)
+		}
+	}
+}
+
+// TestOtherSpellingsOfToolConfigurationAreHeld: the apply holds them as it
+// holds the plain names (the names are legal on Linux, where the winner's
+// files may be made, and reach the user's project as they are).
+func TestOtherSpellingsOfToolConfigurationAreHeld(t *testing.T) {
+	for _, f := range []string{".mcp.j\u017fon", ".envrc::$DATA", "GITHUB~1/workflows/ci.yml"} {
+		tm, proj, m := toolConfigWinner(t, f)
+		ap, err := tm.ApplyAll(m, tm.SnapshotDir("agent_a", 1))
+		must(t, err)
+		if _, ok := tree(t, proj)[f]; ok || len(ap.Held) != 1 {
+			t.Errorf("%q: written; held %+v", f, ap.Held)
+		}
+	}
+}
+
+// TestEveryHeldChangeSaysWhy: a unit applies whole, so a source file that
+// shares one with tool configuration (a file the winner made a directory
+// holding an .envrc) is held with it, and says so; it was held with an
+// empty reason, and skipped with "left out as asked: " and nothing after.
+func TestEveryHeldChangeSaysWhy(t *testing.T) {
+	for _, cfg := range []Config{HoldConfig, SkipConfig} {
+		proj := t.TempDir()
+		write(t, proj, "app.py", "print(1)\n")
+		write(t, proj, "tools", "a file\n")
+		tm := NewTeam(t.TempDir(), writeContext(t, proj), "")
+		must(t, tm.Start())
+		live, err := tm.Prepare("agent_a")
+		must(t, err)
+		must(t, os.Remove(filepath.Join(live, "tools")))
+		write(t, live, "tools/.envrc", "export X=1\n")
+		write(t, live, "tools/run.sh", "echo hi\n")
+		m := stageAndLand(t, tm, "agent_a", 1)
+		ap, err := tm.ApplyWith(m, tm.SnapshotDir("agent_a", 1), ApplyOptions{Whole: true, Config: cfg})
+		must(t, err)
+		got := append(ap.Held, ap.Skipped...)
+		if len(got) != 3 {
+			t.Fatalf("config %d: held %+v, skipped %+v; want the unit's 3 changes", cfg, ap.Held, ap.Skipped)
+		}
+		for _, ch := range got {
+			if !strings.Contains(ch.Reason, "direnv") {
+				t.Errorf("config %d: %s's reason %q does not say what holds it", cfg, ch.Path, ch.Reason)
+			}
 		}
 	}
 }
