@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 )
@@ -129,9 +128,13 @@ func (t *Team) ApplyWith(m *Manifest, dir string, o ApplyOptions) (*Applied, err
 	}
 	var todo []checked
 	for _, u := range units(base, m, Diff(base, m)) {
-		if o.Config != IncludeConfig && holdsConfig(u) && !neverWritten(u) {
+		if cfg, why := configOf(u); o.Config != IncludeConfig && why != "" && !neverWritten(u) {
 			for _, ch := range u.changes {
-				ch.Reason = cmp.Or(ToolConfig(ch.Path), ToolConfig(u.root))
+				ch.Reason = ToolConfig(ch.Path)
+				if ch.Reason == "" {
+					// a source file of the unit, which applies whole
+					ch.Reason = fmt.Sprintf("applies with %s, which is tool configuration: %s", cfg, why)
+				}
 				if o.Config == SkipConfig {
 					ch.Reason = "tool configuration, left out as asked: " + ch.Reason
 					out.Skipped = append(out.Skipped, ch)
@@ -176,17 +179,18 @@ func (t *Team) ApplyWith(m *Manifest, dir string, o ApplyOptions) (*Applied, err
 	return out, nil
 }
 
-// holdsConfig tells whether a unit changes tool configuration.
-func holdsConfig(u unit) bool {
-	if ToolConfig(u.root) != "" {
-		return true
+// configOf is the first path of a unit that is tool configuration (its
+// root, else a change's) and what it can run; "" when there is none.
+func configOf(u unit) (path, why string) {
+	if why := ToolConfig(u.root); why != "" {
+		return u.root, why
 	}
 	for _, ch := range u.changes {
-		if ToolConfig(ch.Path) != "" {
-			return true
+		if why := ToolConfig(ch.Path); why != "" {
+			return ch.Path, why
 		}
 	}
-	return false
+	return "", ""
 }
 
 // neverWritten tells whether a unit is skipped whatever the apply is told
