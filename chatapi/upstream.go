@@ -17,6 +17,12 @@ import (
 // half-second backoff.
 const UpstreamRetry = 30 * time.Second
 
+// MaxUpstreamRetry is the longest provider's wait a 429 or 503 passes on:
+// a provider's (or a gateway's) Retry-After is not this server's to vouch
+// for, and a client that honours a wait of days would stop for days; after
+// an hour it asks again and meets the limit afresh.
+const MaxUpstreamRetry = time.Hour
+
 // keyRefused is a team the provider refused this server's key for before
 // it started (coordination.ErrKeyRefused): the fault is upstream of this
 // server and in its operator's hands, so a 502 (not a 500: this server
@@ -95,7 +101,7 @@ func upstreamFailed(res *coordination.TeamResult) *httpError {
 // upstreamWait is how long a client should wait before it sends a request
 // its run's providers rate-limited or found unavailable again: the longest
 // wait a provider asked of the agents (the ledger keeps it with each
-// failure), else UpstreamRetry. Sent even with x-should-retry: false (a run
+// failure), at most MaxUpstreamRetry, else UpstreamRetry. Sent even with x-should-retry: false (a run
 // that cost something): a person or a client that retries anyway reads it.
 func upstreamWait(dropped []coordination.DroppedAgent) time.Duration {
 	var longest int64
@@ -105,5 +111,7 @@ func upstreamWait(dropped []coordination.DroppedAgent) time.Duration {
 	if longest <= 0 {
 		return UpstreamRetry
 	}
-	return time.Duration(longest) * time.Millisecond
+	// compared in milliseconds, which a Duration of a stored value could
+	// overflow
+	return time.Duration(min(longest, MaxUpstreamRetry.Milliseconds())) * time.Millisecond
 }
