@@ -19,7 +19,9 @@ import (
 // that lists the hook apart and says how to go on; apply_changes without
 // config writes nothing (config_held, naming the file and what it runs);
 // config "skip" writes the fix alone; a config it does not know is bad
-// arguments.
+// arguments. The user is asked only for the call that writes: a call
+// the core refuses for the config asked them to accept an apply that then
+// wrote nothing.
 func TestApplyChangesHoldsToolConfigurationUntilTheUserAsks(t *testing.T) {
 	models, scripts, provs := coordtest.Team(t, 2)
 	h := &coordtest.Harness{T: t, Providers: provs}
@@ -29,7 +31,8 @@ func TestApplyChangesHoldsToolConfigurationUntilTheUserAsks(t *testing.T) {
 	}
 	svc := coordination.NewService(filestore.New(t.TempDir()), coordination.Options{Open: h.Open, Logger: zerolog.Nop()})
 	root, proj := siteProject(t)
-	c := inProcessAsking(t, New(svc, Options{WriteRoots: []string{root}, ValidateOutput: true}), false, accepting())
+	u := accepting()
+	c := inProcessAsking(t, New(svc, Options{WriteRoots: []string{root}, ValidateOutput: true}), false, u)
 	run := callTool(t, c, "run_team", mustJSON(map[string]any{"task": "Fix the README", "models": models, "wait": true,
 		"context": []any{map[string]any{"path": "site", "permission": "write"}}}))
 	var res coordination.TeamResult
@@ -46,7 +49,13 @@ func TestApplyChangesHoldsToolConfigurationUntilTheUserAsks(t *testing.T) {
 	if got := treeOf(t, proj); len(got) != 1 || got["README.md"] != "the bakery's site" {
 		t.Fatalf("a refused apply wrote to the project: %v", got)
 	}
+	if q := u.questions(); len(q) != 0 {
+		t.Errorf("the user was asked to accept an apply that was refused: %+v", q)
+	}
 	ap := callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": id, "tool_config": "skip"}))
+	if q := u.questions(); len(q) != 1 || !strings.Contains(q[0].Message, "left out by this call") {
+		t.Errorf("the skipping apply asked %+v; want one question saying the config is left out", q)
+	}
 	if txt := text(ap); ap.IsError || !strings.Contains(txt, "skipped: .claude/settings.json") {
 		t.Fatalf("skip:\n%s", txt)
 	}
