@@ -246,3 +246,30 @@ func TestEveryHeldChangeSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestAnApplyHoldsWhateverThePreviewCallsToolConfiguration: a unit that
+// holds tool configuration and a path inside a .git directory (a file the
+// winner made a directory holding both) was applied without a hold, the
+// rest with it, while the preview counted its config; apply_changes asks
+// the user only when it may write, so the two must agree.
+func TestAnApplyHoldsWhateverThePreviewCallsToolConfiguration(t *testing.T) {
+	proj := t.TempDir()
+	write(t, proj, "app.py", "print(1)\n")
+	write(t, proj, "x", "a file\n")
+	tm := NewTeam(t.TempDir(), writeContext(t, proj), "")
+	must(t, tm.Start())
+	live, err := tm.Prepare("agent_a")
+	must(t, err)
+	must(t, os.Remove(filepath.Join(live, "x")))
+	write(t, live, "x/.git/config", "[core]\n")
+	write(t, live, "x/.envrc", "export X=1\n")
+	write(t, live, "app.py", "print(2)\n")
+	m := stageAndLand(t, tm, "agent_a", 1)
+	p, err := tm.Preview(m, tm.SnapshotDir("agent_a", 1))
+	must(t, err)
+	ap, err := tm.ApplyAll(m, tm.SnapshotDir("agent_a", 1))
+	must(t, err)
+	if p.ConfigCount != 1 || len(ap.Held) == 0 || len(ap.Written) != 0 || tree(t, proj)["app.py"] != "file:print(1)\n" {
+		t.Errorf("preview config %d; apply held %+v, wrote %+v; want it held, nothing written", p.ConfigCount, ap.Held, ap.Written)
+	}
+}
