@@ -51,7 +51,10 @@ func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, a
 		return nil, fmt.Errorf("%w: apply_changes's tool_config is %q; give include, skip, or leave it out", errBadArguments, args.Config)
 	}
 	var action *string
-	if team, err := h.svc(ctx).Result(ctx, args.SessionID); err == nil && team.ChangesPending && team.Changes != nil && canElicit(ctx) == nil {
+	// Changes holding tool configuration, with no tool_config, are refused
+	// below whatever the user says: asking would have them accept an apply
+	// that writes nothing.
+	if team, err := h.svc(ctx).Result(ctx, args.SessionID); err == nil && team.ChangesPending && team.Changes != nil && (team.Changes.ConfigCount == 0 || args.Config != "") && canElicit(ctx) == nil {
 		reply, ask := askUser(req, applyID, roundState{Session: args.SessionID, Round: 1}.String(), applyQuestion(team, args))
 		if ask != nil {
 			return ask, nil

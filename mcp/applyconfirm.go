@@ -22,18 +22,15 @@ const applyID = "apply"
 // applyQuestion is what the user reads: where the changes go and what they
 // are, file by file; an empty form, accepting is the confirmation.
 // Tool configuration comes first, each file with what it can run, and says
-// whether this call writes it.
+// whether this call writes it (it is asked only with tool_config).
 func applyQuestion(res *coordination.TeamResult, args applyChangesArgs) mcpgo.ElicitationParams {
 	c := res.Changes
 	var b strings.Builder
 	fmt.Fprintf(&b, "Write team %s's changes into %s? %s (+%d −%d lines).\n", res.SessionID, c.Context, coordination.Count(c.Count, "file"), c.Added, c.Removed)
 	if c.ConfigCount > 0 {
-		what := "NOT written by this call (nothing is, unless asked to include or skip them)"
-		switch {
-		case args.Config == "include":
+		what := "left out by this call" // the only other: no tool_config is refused unasked
+		if args.Config == "include" {
 			what = "WRITTEN by this call"
-		case args.Config == "skip":
-			what = "left out by this call"
 		}
 		fmt.Fprintf(&b, "Tool configuration — %s your own tools run code from, outside any sandbox; %s:\n", coordination.Count(c.ConfigCount, "file"), what)
 		for i, f := range c.Config {

@@ -128,7 +128,7 @@ func (t *Team) ApplyWith(m *Manifest, dir string, o ApplyOptions) (*Applied, err
 	}
 	var todo []checked
 	for _, u := range units(base, m, Diff(base, m)) {
-		if cfg, why := configOf(u); o.Config != IncludeConfig && why != "" && !neverWritten(u) {
+		if cfg, why := configOf(u); o.Config != IncludeConfig && why != "" {
 			for _, ch := range u.changes {
 				ch.Reason = ToolConfig(ch.Path)
 				if ch.Reason == "" {
@@ -180,29 +180,26 @@ func (t *Team) ApplyWith(m *Manifest, dir string, o ApplyOptions) (*Applied, err
 }
 
 // configOf is the first path of a unit that is tool configuration (its
-// root, else a change's) and what it can run; "" when there is none.
+// root, else a change's) and what it can run; "" when there is none. A
+// path inside a .git directory is never written, so it holds nothing back,
+// as the preview does not count it (Preview.Config): a unit held here is
+// tool configuration the preview showed, so an apply_changes that asks the
+// user only when it may write asks for every apply that writes.
 func configOf(u unit) (path, why string) {
-	if why := ToolConfig(u.root); why != "" {
-		return u.root, why
-	}
-	for _, ch := range u.changes {
-		if why := ToolConfig(ch.Path); why != "" {
-			return ch.Path, why
+	for _, p := range append([]string{u.root}, changePaths(u)...) {
+		if why := ToolConfig(p); why != "" && !InsideGit(p) {
+			return p, why
 		}
 	}
 	return "", ""
 }
 
-// neverWritten tells whether a unit is skipped whatever the apply is told
-// (a path inside a .git directory), so holding it back would hold the
-// whole apply for nothing.
-func neverWritten(u unit) bool {
-	for _, ch := range u.changes {
-		if InsideGit(ch.Path) {
-			return true
-		}
+func changePaths(u unit) []string {
+	out := make([]string, len(u.changes))
+	for i, ch := range u.changes {
+		out[i] = ch.Path
 	}
-	return false
+	return out
 }
 
 // refuse lists a unit's changes as conflicts (or skipped, for paths never
