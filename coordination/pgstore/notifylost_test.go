@@ -1,0 +1,130 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// cutBefore is a connection lost in the middle of a write: of the first
+// write holding mark while armed, only the protocol messages before the
+// one holding it reach the server, which runs them (a COMMIT among them)
+// and never the rest.
+type cutBefore struct {
+	net.Conn
+	mark  []byte
+	armed *atomic.Bool
+}
+
+func (c *cutBefore) Write(p []byte) (int, error) {
+	i := bytes.Index(p, c.mark)
+	if i < 0 || !c.armed.CompareAndSwap(true, false) {
+		return c.Conn.Write(p)
+	}
+	at := 0 // each message: its type, then its length (counting itself)
+	for at+5 <= len(p) {
+		n := int(binary.BigEndian.Uint32(p[at+1 : at+5]))
+		if at+1+n > i {
+			break
+		}
+		at += 1 + n
+	}
+	if _, err := c.Conn.Write(p[:at]); err != nil {
+		return 0, err
+	}
+	c.Conn.Close()
+	return at, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}
+}
+
+// TestALandingFoundOnRetryIsHeardByTheOtherReplicas: a landing commits,
+// then notifies (commitThenNotify); one whose connection was lost between
+// the two committed unheard and told its caller the database was
+// unavailable. Its retry finds the stored entry and reports it landed
+// (TestALandingLostAtItsCommitIsFoundOnRetry); another replica's watcher
+// must hear of it then, as it heard of every landing when the NOTIFY was
+// in the landing's transaction, not only at the session's next change.
+func TestALandingFoundOnRetryIsHeardByTheOtherReplicas(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := replicaOn(t, dsn, Options{})
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := &atomic.Bool{}
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cutBefore{Conn: c, mark: []byte(a.db.channel), armed: armed}, nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	cut := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+
+	l, err := cut.LockStep(ctx, "s", "agent_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	changes, err := a.Watch(wctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newAnswer("agent_a", "committed unheard")
+	e.Time = time.Now()
+	armed.Store(true)
+	if _, err := l.(coordination.ReleasingStepLock).AppendAndRelease(ctx, e); !unavailable(err) {
+		t.Fatalf("a landing whose connection was lost before its NOTIFY = %v; want the database unavailable", err)
+	}
+	if armed.Load() {
+		t.Fatal("the landing's batch never carried its NOTIFY, which tests nothing")
+	}
+	// The server runs what reached it after the client gave up.
+	for end := time.Now().Add(3 * time.Second); rows(t, a, "entries") == 0 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := rows(t, a, "entries"); n != 1 {
+		t.Fatalf("%d entries stored after the cut landing, want 1 (its COMMIT ran)", n)
+	}
+	select {
+	case c := <-changes:
+		if c.Steps {
+			t.Fatal("the other replica heard a landing whose NOTIFY never reached the server, which tests nothing")
+		}
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := l.(coordination.ReleasingStepLock).AppendAndRelease(ctx, e); err != nil {
+		t.Fatalf("the retry of a landing committed before its connection was lost: %v; want the stored entry found", err)
+	}
+	deadline := time.After(3 * time.Second)
+	for {
+		select {
+		case c := <-changes:
+			if c.Steps {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the other replica never heard of a landing its retry found committed (no NOTIFY was sent for it)")
+		}
+	}
+}
