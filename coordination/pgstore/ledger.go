@@ -520,10 +520,14 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 		// by that landing's own release: there is none left to release.
 		// A read that finds the database gone again leaves the question
 		// open: the outage's error, so the landing is tried again rather
-		// than given up as another replica's.
+		// than given up as another replica's. Found, it is told to the
+		// other replicas again: its NOTIFY follows its COMMIT
+		// (commitThenNotify), and a connection lost between the two left
+		// it committed unheard.
 		switch num, same, serr := s.storedIs(ctx, l, e); {
 		case serr == nil && same:
 			e.AnswerNum, err, released = num, nil, leaseLost
+			s.notifyCommitted(ctx, l.id, coordination.Change{Steps: true})
 		case serr != nil && unavailable(serr):
 			err, leaseLost, cancelled = serr, false, false
 		}
