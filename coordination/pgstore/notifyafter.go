@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,6 +44,12 @@ func (s *Store) commitThenNotify(ctx context.Context, conn *pgxpool.Conn, b *pgx
 	err := conn.SendBatch(ctx, whole).Close()
 	if !committed {
 		rollback(ctx, conn)
+		if err == nil {
+			// Not seen: a statement that fails stops the pipeline before
+			// the COMMIT. Were it to answer ROLLBACK without an error,
+			// nothing was written, and the caller must not read it landed.
+			err = errors.New("the write's transaction ended without committing; nothing of it was written")
+		}
 		return err
 	}
 	if err != nil {
