@@ -36,6 +36,7 @@ type realHarness struct {
 	ws     string
 	inside string // the workspace as the CLI sees it
 	dir    string // the agents' private directories (Options.Dir)
+	home   string // the user's HOME, where their ~/.claude is
 	rec    *clitest.Recorder
 }
 
@@ -49,12 +50,22 @@ func newRealIn(t *testing.T, sb cliagent.Sandbox, extraEnv ...string) *realHarne
 
 // newRealServing is newRealIn with relay as the workflow server's command.
 func newRealServing(t *testing.T, sb cliagent.Sandbox, relay []string, extraEnv ...string) *realHarness {
+	return newRealWith(t, sb, relay, nil, extraEnv...)
+}
+
+// newRealWith is newRealServing with the user's HOME made by setup (their
+// ~/.claude, before the provider reads it) and the user's own setup
+// loaded (MASSGEN_CLAUDE_CODE_SETUP=user, no --bare) when setup is set.
+func newRealWith(t *testing.T, sb cliagent.Sandbox, relay []string, setup func(home string), extraEnv ...string) *realHarness {
 	bin := clitest.Binary(t, "../../..", "claude", "CLAUDE_BIN")
 	script := fake.NewScript()
 	script.Default = func(fake.Call) fake.Reply { return fake.Reply{Kind: fake.ReplyText, Content: "Done."} }
 	srv := httptest.NewServer(fake.NewAnthropic(script))
 	t.Cleanup(srv.Close)
 	home := t.TempDir()
+	if setup != nil {
+		setup(home)
+	}
 	env := append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-dummy-fake-not-a-key-0000",
@@ -65,6 +76,7 @@ func newRealServing(t *testing.T, sb cliagent.Sandbox, relay []string, extraEnv 
 		Model: "claude-opus-4-6", Binary: bin, Env: env, Dir: dir,
 		Relay: relay, Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"sk-ant-dummy-fake-not-a-key-0000"}, Sandbox: sb,
+		UserSetup: setup != nil,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +86,7 @@ func newRealServing(t *testing.T, sb cliagent.Sandbox, relay []string, extraEnv 
 	if sb.Confined() {
 		inside, _ = sb.Paths(cliagent.Confinement{Workspace: ws})
 	}
-	return &realHarness{script: script, p: p, ws: ws, inside: inside, dir: dir, rec: &clitest.Recorder{}}
+	return &realHarness{script: script, p: p, ws: ws, inside: inside, dir: dir, home: home, rec: &clitest.Recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
