@@ -41,9 +41,16 @@ type Info struct {
 	// CLI refreshed them.
 	LoginFiles []string
 	// SetupFiles are the user's own setup in ConfigDir (settings,
-	// instructions, a config file): shown read-only in a sandboxed agent's
-	// private config directory, at the same names.
+	// instructions, a config file, and every directory the CLI loads code
+	// from: plugins, hooks): shown read-only in a sandboxed agent's
+	// private config directory, at the same names. A name left out is the
+	// agent's to write, and what the CLI loads from it its next run.
 	SetupFiles []string
+	// SetupAtPath are those of SetupFiles whose content names itself by
+	// the user's absolute path (Claude Code's plugin registry records each
+	// install's directory): shown read-only at that path too, where the
+	// sandbox would otherwise show nothing.
+	SetupAtPath []string
 	// PriceBackend is the API backend whose price table prices the CLI's
 	// tokens when the CLI reports no cost (e.g. "claude").
 	PriceBackend string

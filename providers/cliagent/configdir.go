@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -99,6 +100,8 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 			if src, err = blank(blanks, name); err != nil {
 				return nil, fmt.Errorf("cannot make an empty %s for the agent's config directory: %w", name, err)
 			}
+		} else if slices.Contains(info.SetupAtPath, name) {
+			c.ReadOnly = append(c.ReadOnly, Bind{Src: src, Dst: src})
 		}
 		c.Pinned = append(c.Pinned, Bind{Src: src, Dst: filepath.Join(in, name)})
 	}

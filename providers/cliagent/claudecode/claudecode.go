@@ -24,10 +24,19 @@ var info = cliagent.Info{
 	ConfigDirEnv: "CLAUDE_CONFIG_DIR",
 	// Its login on Linux (elsewhere the system keychain, out of reach of
 	// the sandbox anyway), and the user's setup a run with their own
-	// (UserSetup) reads; --bare ignores it. Its plugins directory is left
-	// out: the CLI writes it as it syncs them.
+	// (UserSetup) reads; --bare ignores it. Its plugins (their hooks and
+	// MCP servers run in every run, and a PreToolUse hook's "allow"
+	// skips the permission prompt tool) and hooks (where hooks of
+	// settings.json live by convention, ~/.claude/hooks, which in the
+	// sandbox is the agent's) are setup too: an agent that could write
+	// them would grant its next run what the engine refuses
+	// (TestRealClaudeRunsNoPluginAnAgentPlantedInItsConfigDir). 2.1.197
+	// read-only still loads the user's plugins and runs (its migration's
+	// rename and .orphaned_at unlink fail with EROFS, logged only); its
+	// registry names each install by the user's absolute path.
 	LoginFiles:   []string{".credentials.json"},
-	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles"},
+	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles", "plugins", "hooks"},
+	SetupAtPath:  []string{"plugins"},
 	PriceBackend: "claude",
 	Env: cliagent.EnvPolicy{
 		// Its auth and endpoint (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
