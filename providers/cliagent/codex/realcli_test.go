@@ -42,6 +42,7 @@ type realHarness struct {
 	p      *cliagent.Provider
 	ws     string
 	home   string // the user's HOME, holding their .codex
+	dir    string // the agents' private directories (Options.Dir)
 	rec    *clitest.Recorder
 }
 
@@ -87,13 +88,14 @@ func newRealRelayed(t *testing.T, sandbox cliagent.Sandbox, relay []string) *rea
 	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(codexConfig(srv.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"OPENAI_API_KEY=sk-dummy-fake-not-a-key-0000",
 		"MASSGEN_PLANTED_TOKEN=" + plantedSecret, // an unrelated secret of the server's
 	}
 	p, err := cliagent.New(CLI{}, cliagent.Options{
-		Model: model, Binary: bin, Env: env, Dir: t.TempDir(),
+		Model: model, Binary: bin, Env: env, Dir: dir,
 		Relay: relay, Slots: semaphore.NewWeighted(2),
 		Secrets: []string{"sk-dummy-fake-not-a-key-0000", plantedSecret}, Sandbox: sandbox,
 		AfterCall: 20 * time.Second,
@@ -102,7 +104,7 @@ func newRealRelayed(t *testing.T, sandbox cliagent.Sandbox, relay []string) *rea
 		t.Fatal(err)
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
-	return &realHarness{script: script, p: p, ws: ws, home: home, rec: &clitest.Recorder{}}
+	return &realHarness{script: script, p: p, ws: ws, home: home, dir: dir, rec: &clitest.Recorder{}}
 }
 
 func (h *realHarness) request(tools ...providers.Tool) providers.Request {
