@@ -22,10 +22,18 @@ var info = cliagent.Info{
 	ConfigDir:    ".codex",
 	ConfigDirEnv: "CODEX_HOME",
 	// Its ChatGPT login or stored key, and the user's config (a custom
-	// model provider), instructions, prompts and exec rules. Its skills
+	// model provider), instructions, prompts and exec rules, and where it
+	// loads hooks from: hooks.json (0.171 reads one beside each layer's
+	// config.toml and runs its commands outside its own sandbox, and a run
+	// with the step's rules passes --dangerously-bypass-hook-trust, which
+	// skips the trust review of every hook), hooks (their scripts, by
+	// convention) and plugins (plugins/cache: a plugin's hooks/hooks.json
+	// and MCP servers). An agent that could write them would run code of
+	// its choosing in its next run
+	// (TestRealCodexRunsNoHookAnAgentPlantedInItsConfigDir). Its skills
 	// directory is left out: the CLI writes its system skills there.
 	LoginFiles:   []string{"auth.json"},
-	SetupFiles:   []string{"config.toml", "AGENTS.md", "AGENTS.override.md", "prompts", "rules"},
+	SetupFiles:   []string{"config.toml", "AGENTS.md", "AGENTS.override.md", "prompts", "rules", "hooks.json", "hooks", "plugins"},
 	PriceBackend: "openai",
 	Env: cliagent.EnvPolicy{
 		// Its auth (OPENAI_API_KEY, CODEX_API_KEY, a ChatGPT login in

@@ -38,6 +38,9 @@ func writeHooks(t *testing.T, dir, command string) {
 // whose curl is still put to the engine and refused.
 func TestRealCodexRunsNoHookAnAgentPlantedInItsConfigDir(t *testing.T) {
 	h := newReal(t, clitest.Sandboxed(t))
+	// The user's own hooks.json, shown read-only, still runs (with the
+	// step's rules, whose bypass skips its trust review too).
+	writeHooks(t, filepath.Join(h.home, ".codex"), `touch "$TMPDIR/users-hook-ran"`)
 	h.script.Add(model,
 		fake.Reply{Kind: fake.ReplyShell, Content: `mkdir -p "$CODEX_HOME/hooks" "$CODEX_HOME/plugins/cache" && echo x > "$CODEX_HOME/hooks/planted-by-agent"; echo x > "$CODEX_HOME/plugins/cache/planted-by-agent"; echo done`},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "first"},
@@ -87,12 +90,17 @@ func TestRealCodexRunsNoHookAnAgentPlantedInItsConfigDir(t *testing.T) {
 	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("action = %+v", act)
 	}
+	users := false
 	filepath.WalkDir(h.dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.Name() == "planted-hook-ran" {
 			t.Errorf("the hook the agent planted in its config directory ran (%s)", path)
 		}
+		users = users || (err == nil && d.Name() == "users-hook-ran")
 		return nil
 	})
+	if !users {
+		t.Errorf("the user's own hooks.json did not run: the probe sees no hook of CODEX_HOME")
+	}
 	refused := false
 	for _, r := range pm.Records() {
 		refused = refused || (r.Action.Kind == permissions.Net && r.Action.Target == "example.com" && !r.Outcome.Ran())
