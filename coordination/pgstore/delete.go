@@ -195,7 +195,8 @@ var sessionColumns = map[string][]string{
 }
 
 // CollectGarbage implements coordination.GarbageCollector: it deletes this
-// tenant's blobs, and their chunks, that no snapshot manifest and no
+// tenant's lease floors kept long enough, its spend holds past their
+// expiry, and its blobs, and their chunks, that no snapshot manifest and no
 // session's images name and that nobody stored or reused within grace. A
 // snapshot being taken reuses blobs before its manifest lands, and so does
 // a session's creation before its setup names its images: each touches the
@@ -210,6 +211,11 @@ func (s *Store) CollectGarbage(ctx context.Context, grace time.Duration) (coordi
 		if _, err := tx.Exec(ctx, `DELETE FROM lease_floors WHERE tenant = $1 AND deleted_at < now() - $2 * interval '1 millisecond'`,
 			s.tenant, leaseFloorKept.Milliseconds()); err != nil {
 			return fmt.Errorf("letting old lease floors go: %w", err)
+		}
+		// Criteria calls' holds past their expiry, left by holders that
+		// died on sessions no hold was written on since (holdWrite).
+		if _, err := tx.Exec(ctx, `DELETE FROM spend_holds WHERE tenant = $1 AND expires_at <= now()`, s.tenant); err != nil {
+			return fmt.Errorf("letting expired spend holds go: %w", err)
 		}
 		return tx.QueryRow(ctx, blobCollect, s.tenant, grace.Milliseconds()).Scan(&c.Blobs, &c.Bytes)
 	})

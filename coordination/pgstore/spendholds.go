@@ -37,15 +37,26 @@ func (s *Store) LetGoSpend(ctx context.Context, id, key string) error {
 	if err := live(ctx, id); err != nil {
 		return err
 	}
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM spend_holds WHERE tenant = $1 AND session_id = $2 AND holder = $3`, s.tenant, id, key); err != nil {
+	if _, err := s.db.pool.Exec(ctx, holdGone, s.tenant, id, key); err != nil {
 		return fmt.Errorf("letting go of a hold on session %q's budget: %w", id, err)
 	}
 	return nil
 }
 
+// holdGone deletes key's ($3) hold, and the session's holds past their
+// expiry (holders that died): they count for nothing, and in the same
+// statement their rows cost no round trip of their own.
+const holdGone = `DELETE FROM spend_holds WHERE tenant = $1 AND session_id = $2 AND (holder = $3 OR expires_at <= now())`
+
 // holdWrite keeps a hold ($4 dollars, $5 tokens) under its key ($3) until
-// $6 milliseconds from now, by the database's clock.
-const holdWrite = `INSERT INTO spend_holds (tenant, session_id, holder, cost_usd, tokens, expires_at)
+// $6 milliseconds from now, by the database's clock. The session's other
+// holds past their expiry go in the same statement (expired): a holder
+// that died leaves its row, which counts for nothing after its expiry and
+// was kept until the session was deleted. Its own key is left to the
+// upsert, which one statement cannot both delete and update.
+const holdWrite = `WITH expired AS (
+			DELETE FROM spend_holds WHERE tenant = $1 AND session_id = $2 AND holder <> $3 AND expires_at <= now())
+		INSERT INTO spend_holds (tenant, session_id, holder, cost_usd, tokens, expires_at)
 		VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
 		ON CONFLICT (tenant, session_id, holder) DO UPDATE
 			SET cost_usd = EXCLUDED.cost_usd, tokens = EXCLUDED.tokens, expires_at = EXCLUDED.expires_at`
