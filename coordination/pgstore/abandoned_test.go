@@ -10,6 +10,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // TestAbandonedListsOnlyRunsThatReadInterrupted: a run lease that expired
@@ -154,5 +155,50 @@ func TestTheLookForUnstartedRunsReadsNoStepDrivenSetup(t *testing.T) {
 	}
 	if left, err := a.Abandoned(ctx); err != nil || len(left) != 0 {
 		t.Errorf("Abandoned over idle step-driven sessions = %v, %v; want none", left, err)
+	}
+}
+
+// TestAbandonedListsASessionWhoseLedgerHoldsOnlyItsCriteriaSpend: `run
+// --criteria auto` records the criteria call written for the team as a
+// usage entry as soon as the session's row is stored (TeamSpec.
+// CriteriaUsage). A creator that died before its run claimed the session
+// left one no run ever touched, which reads interrupted (coordination's
+// unstarted: no entry but usage); the replicas' every-second look asked
+// for no session entry at all (log_seq 0) and never found it, so `serve
+// --resume-interrupted` never took it up. Now it is listed, with two usage
+// entries too (a creation joined under its id records its own call); one
+// whose log holds anything else (a cancel after the spend) is not.
+func TestAbandonedListsASessionWhoseLedgerHoldsOnlyItsCriteriaSpend(t *testing.T) {
+	a := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
+	old := time.Now().Add(-coordination.NeverStartedGrace - coordination.MaxClockSkew - 5*time.Second)
+	cost := 0.004
+	spend := func(id string) {
+		t.Helper()
+		e := coordination.SessionEntry{Kind: coordination.SessionUsage, Time: time.Now(), Reason: "criteria call, before the session was created",
+			Usage: &providers.Usage{Input: 1200, Output: 300, CostUSD: &cost}}
+		if _, err := a.AppendSession(ctx, id, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"criteria-spent", "spent-twice", "spent-then-cancelled"} {
+		s := storetest.NewSession(id)
+		s.Driver, s.CreatedAt, s.ReadyAt = coordination.DriverRun, old, old
+		if err := a.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		spend(id)
+	}
+	spend("spent-twice")
+	if _, err := a.AppendSession(ctx, "spent-then-cancelled", coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "not started: test"}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := a.Abandoned(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"criteria-spent", "spent-twice"}) {
+		t.Fatalf("Abandoned = %v, want the run-driven sessions whose ledger holds only spend [criteria-spent spent-twice]", ids)
 	}
 }
