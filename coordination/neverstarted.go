@@ -72,11 +72,9 @@ func (svc *Service) neverStarted(ctx context.Context, s *Session, l *RunLease) b
 // session whose creator died before its run reading running for ever. A
 // session refused its run (Service.NotStarted: cancelled) or stepped by
 // its client since has entries, and is not one its creator left. A ledger
-// that cannot be read says no: the session reads as it did. (The
-// PostgreSQL store's own look for such sessions, Abandoned, still asks
-// for no session entry at all: a session with that spend is read
-// interrupted, listed so and resumed by ResumeInterrupted, but not found
-// by that look.)
+// that cannot be read says no: the session reads as it did. The
+// PostgreSQL store's own look for such sessions (Abandoned) asks the same
+// of its rows: no session entry but usage entries (migration 26).
 func (svc *Service) unstarted(ctx context.Context, s *Session) bool {
 	if !createdForARun(s) {
 		return false

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -200,5 +201,135 @@ func TestAbandonedListsASessionWhoseLedgerHoldsOnlyItsCriteriaSpend(t *testing.T
 	slices.Sort(ids)
 	if !slices.Equal(ids, []string{"criteria-spent", "spent-twice"}) {
 		t.Fatalf("Abandoned = %v, want the run-driven sessions whose ledger holds only spend [criteria-spent spent-twice]", ids)
+	}
+}
+
+// TestTheLookForSpentUnstartedRunsReadsOnlyTheirIndex: the every-second
+// look finds the run-driven sessions whose log holds only usage entries
+// through an index of their own (migration 26), beside version 15's for
+// those with no entry: over 1,000 runs that ran (their criteria call's
+// usage entry, then their end) and 1,000 idle step-driven sessions, its
+// plan reads the sessions through the two indexes and never scans them.
+func TestTheLookForSpentUnstartedRunsReadsOnlyTheirIndex(t *testing.T) {
+	a := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO sessions (tenant, id, created_at, ready_at, setup, log_seq)
+			SELECT $1, 'ran_' || g, now() - interval '1 hour', now() - interval '1 hour', json_build_object('id', 'ran_' || g, 'task', repeat('x', 2000), 'driver', 'run'), 2
+			FROM generate_series(1, 1000) g`,
+		`INSERT INTO sessions (tenant, id, created_at, setup)
+			SELECT $1, 'step_' || g, now() - interval '1 hour', json_build_object('id', 'step_' || g, 'task', repeat('x', 2000), 'driver', 'step')
+			FROM generate_series(1, 1000) g`,
+		`INSERT INTO leases (tenant, session_id, agent_id, owner_id, host, pid, proc_start, version, claimed_at, renewed_at, expires_at, released)
+			SELECT $1, 'ran_' || g, a, 'replica', 'host', 1, 1, 1, now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour', true
+			FROM generate_series(1, 1000) g, unnest(ARRAY['', 'agent_a', 'agent_b']) a`,
+		`INSERT INTO session_log (tenant, session_id, seq, kind, at, entry)
+			SELECT $1, 'ran_' || g, n, k, now(), '{}' FROM generate_series(1, 1000) g, (VALUES (1, 'usage'), (2, 'finished')) AS e(n, k)`,
+	} {
+		if _, err := a.db.pool.Exec(ctx, q, a.tenant); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"never-started", "criteria-spent"} {
+		s := storetest.NewSession(id)
+		old := time.Now().Add(-time.Hour)
+		s.Driver, s.CreatedAt, s.ReadyAt = coordination.DriverRun, old, old
+		if err := a.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.AppendSession(ctx, "criteria-spent", coordination.SessionEntry{Kind: coordination.SessionUsage, Time: time.Now(), Usage: &providers.Usage{Input: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"sessions", "leases", "session_log"} {
+		if _, err := a.db.pool.Exec(ctx, `VACUUM ANALYZE `+table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grace := (coordination.NeverStartedGrace + coordination.MaxClockSkew).Seconds()
+	unfinished := (coordination.UnfinishedCreationGrace + coordination.MaxClockSkew).Seconds()
+	rows, err := a.db.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+abandonedRuns, a.tenant, grace, unfinished)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the look over 1,000 runs that ran and 1,000 idle step-driven sessions:\n%s", plan.String())
+	for _, want := range []string{"sessions_unstarted_runs", "sessions_spent_unstarted_runs"} {
+		if !strings.Contains(plan.String(), want) {
+			t.Errorf("the look does not use index %s:\n%s", want, plan.String())
+		}
+	}
+	// The leases' branch (an unreleased run lease past its expiry) is
+	// older and not this index's: at this size its table is a few pages
+	// and the planner reads it whole.
+	if strings.Contains(plan.String(), "Seq Scan on sessions") {
+		t.Errorf("the look scans the sessions:\n%s", plan.String())
+	}
+	ids, err := a.Abandoned(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"criteria-spent", "never-started"}) {
+		t.Errorf("Abandoned = %v; want [criteria-spent never-started]", ids)
+	}
+}
+
+// TestASessionSpentBeforeMigration26IsFoundAfterIt: a session stored by an
+// earlier version with only its criteria call's usage entry, its creator
+// gone, is listed once the schema is migrated (the migration counts the
+// usage entries of the logs that hold nothing else); one whose log holds
+// another entry after its usage is not.
+func TestASessionSpentBeforeMigration26IsFoundAfterIt(t *testing.T) {
+	dsn, conn := schemaBelow(t, 26)
+	ctx := context.Background()
+	old := time.Now().Add(-time.Hour)
+	for _, c := range []struct {
+		id    string
+		kinds []string
+	}{
+		{"criteria-spent", []string{"usage"}},
+		{"spent-then-cancelled", []string{"usage", "cancelled"}},
+	} {
+		setup, err := json.Marshal(map[string]string{"id": c.id, "driver": coordination.DriverRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO sessions (tenant, id, created_at, ready_at, setup, log_seq) VALUES ('default', $1, $2, $2, $3, $4)`,
+			c.id, old, setup, len(c.kinds)); err != nil {
+			t.Fatal(err)
+		}
+		for i, k := range c.kinds {
+			if _, err := conn.Exec(ctx, `INSERT INTO session_log (tenant, session_id, seq, kind, at, entry) VALUES ('default', $1, $2, $3, now(), '{}')`,
+				c.id, i+1, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cs, err := db.For("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := cs.(*Store).Abandoned(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"criteria-spent"}) {
+		t.Errorf("after migration 26, Abandoned = %v; want [criteria-spent]", ids)
 	}
 }

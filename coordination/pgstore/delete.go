@@ -176,7 +176,7 @@ func tableSize(table, key string) string {
 // the migrations leave them (TestSessionSizeMeasuresEveryColumn reads the
 // schema for any this misses or no longer has).
 var sessionColumns = map[string][]string{
-	"sessions":           {"tenant", "id", "created_at", "setup", "log_seq", "ready_at"},
+	"sessions":           {"tenant", "id", "created_at", "setup", "log_seq", "ready_at", "usage_entries"},
 	"entries":            {"tenant", "session_id", "agent_id", "step", "kind", "at", "entry"},
 	"session_log":        {"tenant", "session_id", "seq", "kind", "at", "entry"},
 	"usage":              {"tenant", "session_id", "agent_id", "step", "at", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd"},

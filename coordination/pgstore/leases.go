@@ -515,11 +515,14 @@ const holderGone = `COALESCE(NOT l.released AND EXISTS (SELECT 1 FROM replicas r
 // outage kept from the store, keeps its lease unreleased for ever). The
 // claim applies coordination's rules (clock skew included); a session's
 // ready time is its creator's clock, so the grace is counted with
-// MaxClockSkew more. A session never started has no session entry
-// (log_seq 0), which keeps the look from reading the setup of every
-// session the tenant has (a run that ended has entries): over 50,000
-// sessions it took 8 ms here, where the look at the leases alone took 2.5
-// and reading every setup's driver 200.
+// MaxClockSkew more. A session never started has no session entry but
+// usage entries (log_seq 0, or all of them usage: usage_entries, the
+// criteria call of `run --criteria auto` recorded as its row was stored),
+// which keeps the look from reading the setup of every session the tenant
+// has (a run that ended has other entries): over 50,000 sessions it took
+// 8 ms here, where the look at the leases alone took 2.5 and reading every
+// setup's driver 200. Before migration 26 a session whose log held only
+// its criteria spend read interrupted but was never listed.
 func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 	grace := (coordination.NeverStartedGrace + coordination.MaxClockSkew).Seconds()
 	unfinished := (coordination.UnfinishedCreationGrace + coordination.MaxClockSkew).Seconds()
@@ -532,19 +535,21 @@ func (s *Store) Abandoned(ctx context.Context) ([]string, error) {
 
 // abandonedRuns lists a tenant's ($1) runs a dead replica left: an
 // unreleased run lease past its expiry, or a session created for a run with
-// no run lease and no session entry whose creation ended more than $2
+// no run lease and no session entry but usage entries (log_seq 0, through
+// sessions_unstarted_runs, or log_seq = usage_entries, through
+// sessions_spent_unstarted_runs: the two indexes' predicates, which the
+// planner reads as a BitmapOr of both) whose creation ended more than $2
 // seconds ago (ready_at), or, whose creation never recorded its end (NULL:
 // cut short, or written by a replica of an earlier version), began more
-// than $3 (coordination.UnfinishedCreationGrace; an index of its own,
-// sessions_unstarted_runs, keeps the look from
-// reading every never-finished step-driven session's setup); neither
-// finished nor cancelled without a resume since.
+// than $3 (coordination.UnfinishedCreationGrace; the indexes keep the
+// look from reading every never-finished step-driven session's setup);
+// neither finished nor cancelled without a resume since.
 const abandonedRuns = `WITH left_runs AS (
 			SELECT l.session_id AS id, l.expires_at AS since FROM leases l
 			WHERE l.tenant = $1 AND l.agent_id = '' AND NOT l.released AND l.expires_at < now()
 			UNION ALL
 			SELECT s.id, coalesce(s.ready_at, s.created_at) FROM sessions s
-			WHERE s.tenant = $1 AND s.log_seq = 0
+			WHERE s.tenant = $1 AND (s.log_seq = 0 OR (s.log_seq > 0 AND s.log_seq = s.usage_entries))
 			AND (s.ready_at < now() - make_interval(secs => $2) OR (s.ready_at IS NULL AND s.created_at < now() - make_interval(secs => $3)))
 			AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.tenant = s.tenant AND l.session_id = s.id AND l.agent_id = '')
 			AND s.setup->>'driver' = 'run')
