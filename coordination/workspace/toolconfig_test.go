@@ -44,6 +44,10 @@ var runsCode = []string{
 	"web/.npmrc",
 	"sub/.claude/settings.json",
 	".VSCode/tasks.json",
+	"lefthook.yml",
+	".cargo/config.toml",
+	"gradle/wrapper/gradle-wrapper.properties",
+	"Jenkinsfile",
 }
 
 // TestToolConfigurationIsNeverAppliedWithoutBeingAskedFor pins the
@@ -271,5 +275,50 @@ func TestAnApplyHoldsWhateverThePreviewCallsToolConfiguration(t *testing.T) {
 	must(t, err)
 	if p.ConfigCount != 1 || len(ap.Held) == 0 || len(ap.Written) != 0 || tree(t, proj)["app.py"] != "file:print(1)\n" {
 		t.Errorf("preview config %d; apply held %+v, wrote %+v; want it held, nothing written", p.ConfigCount, ap.Held, ap.Written)
+	}
+}
+
+// TestToolConfigKnowsTheOtherToolsThatRunCode: git hook managers, editors,
+// agent CLIs, build tools and CI services beyond the first list read files
+// a winner may write, and run what they name as the user (or with the
+// project's CI secrets); each is tool configuration, saying which tool runs
+// it (the word after the path).
+func TestToolConfigKnowsTheOtherToolsThatRunCode(t *testing.T) {
+	for rel, tool := range map[string]string{
+		"lefthook.yml": "lefthook", ".lefthook.yml": "lefthook", "lefthook.yaml": "lefthook",
+		"lefthook-local.yml": "lefthook", ".lefthook-local.yaml": "lefthook", ".lefthook/pre-commit/lint.sh": "lefthook",
+		".zed/tasks.json": "Zed", ".zed/settings.json": "Zed",
+		".aider.conf.yml": "aider",
+		"opencode.json":   "opencode", "opencode.jsonc": "opencode", ".opencode/agent/x.md": "opencode",
+		"app.code-workspace": "VS Code", "sub/Team.Code-Workspace": "VS Code",
+		".cargo/config.toml": "Cargo", ".cargo/config": "Cargo", "crates/a/.cargo/config.toml": "Cargo",
+		"mise.toml": "mise", ".mise.toml": "mise", "mise.local.toml": "mise", ".tool-versions": "asdf",
+		".bazelrc":        "Bazel",
+		".mvn/jvm.config": "Maven", ".mvn/extensions.xml": "Maven", ".mvn/wrapper/maven-wrapper.properties": "Maven",
+		"gradle/wrapper/gradle-wrapper.properties": "Gradle", "gradle/wrapper/gradle-wrapper.jar": "Gradle",
+		".travis.yml":             "Travis",
+		".buildkite/pipeline.yml": "Buildkite", ".buildkite/hooks/pre-command": "Buildkite",
+		"azure-pipelines.yml":           "Azure",
+		"bitbucket-pipelines.yml":       "Bitbucket",
+		".drone.yml":                    "Drone",
+		".gitea/workflows/ci.yml":       "Gitea",
+		".forgejo/workflows/ci.yml":     "Forgejo",
+		"Jenkinsfile":                   "Jenkins",
+		".gitlab/ci/test.gitlab-ci.yml": "GitLab",
+	} {
+		if got := ToolConfig(rel); !strings.Contains(got, tool) {
+			t.Errorf("ToolConfig(%q) = %q; want what %s runs", rel, got, tool)
+		}
+	}
+	for _, rel := range []string{
+		"src/lefthook.go", "docs/zed.md", "zed/tasks.json", "aider.conf.yml", "opencode.md",
+		"app.code-workspace.bak", "cargo/config.toml", ".cargo/audit.toml", ".cargo",
+		"mise.md", "tool-versions", "bazelrc", "mvn/jvm.config", "gradle/wrapper.md",
+		"src/gradle-wrapper.properties", "travis.yml", "buildkite/pipeline.yml", "pipelines.yml",
+		"docs/Jenkinsfile.md", ".gitea/issue_template.md", ".gitlab/issue_templates/bug.md", ".gitlab/ci",
+	} {
+		if got := ToolConfig(rel); got != "" {
+			t.Errorf("ToolConfig(%q) = %q; it is no tool's configuration", rel, got)
+		}
 	}
 }
