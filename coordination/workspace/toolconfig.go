@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"path"
 	"slices"
 	"strings"
 	"unicode"
@@ -15,71 +16,121 @@ import (
 // it apart (Preview.Config). Ordinary source and build files (a Makefile,
 // package.json's scripts) are the work itself and are not listed.
 
-// configDirs are directories any of whose files is tool configuration,
-// wherever they stand (a tool started in a subdirectory reads that
-// subdirectory's), by folded name.
-var configDirs = map[string]string{
-	".claude":       "Claude Code reads it: its hooks, permission rules, commands and MCP servers run commands as you",
-	".gemini":       "Gemini CLI reads it: its MCP servers, hooks and commands run as you",
-	".codex":        "Codex reads it: its MCP servers and command rules run as you",
-	".cursor":       "Cursor reads it: its MCP servers and rules run as you",
-	".vscode":       "VS Code reads it: its tasks can run as the folder opens, its settings name the programs VS Code runs",
-	".idea":         "JetBrains IDEs read it: its run configurations and startup tasks run as you",
-	".devcontainer": "Dev Containers reads it: its commands run as the container is made",
-	".husky":        "husky installs them as git hooks: they run at each commit",
-	".circleci":     "CircleCI runs it, with the project's secrets",
+// toolConfigs are the rules, the one list of them: each names paths, by
+// folded name, and says what the tool that reads them runs. A path ending
+// in "/" is a directory any file under which is configuration (".claude/",
+// and ".github/workflows/": a parent and its child); any other names a
+// file, with the directories it must stand in (".cargo/config.toml").
+// Either matches at any depth (a tool started in a subdirectory reads that
+// subdirectory's); a segment may be a path.Match pattern
+// ("*.code-workspace").
+var toolConfigs = []struct {
+	paths []string
+	runs  string
+}{
+	// agent CLIs and editors
+	{[]string{".claude/"}, "Claude Code reads it: its hooks, permission rules, commands and MCP servers run commands as you"},
+	{[]string{".mcp.json"}, "MCP clients (Claude Code and others) start the servers it lists, as you"},
+	{[]string{".gemini/"}, "Gemini CLI reads it: its MCP servers, hooks and commands run as you"},
+	{[]string{".codex/"}, "Codex reads it: its MCP servers and command rules run as you"},
+	{[]string{".cursor/"}, "Cursor reads it: its MCP servers and rules run as you"},
+	{[]string{".aider.conf.yml"}, "aider reads it: its lint and test commands run as you after each edit"},
+	{[]string{"opencode.json", "opencode.jsonc", ".opencode/"}, "opencode reads it: its MCP servers, plugins, commands and permission rules run as you"},
+	{[]string{".vscode/"}, "VS Code reads it: its tasks can run as the folder opens, its settings name the programs VS Code runs"},
+	{[]string{"*.code-workspace"}, "VS Code reads it as a workspace: its tasks can run as it opens, its settings name the programs VS Code runs, its extensions are offered to install"},
+	{[]string{".zed/"}, "Zed reads it: its tasks run as you, its settings name the language servers and programs Zed runs"},
+	{[]string{".idea/"}, "JetBrains IDEs read it: its run configurations and startup tasks run as you"},
+	{[]string{".devcontainer/", ".devcontainer.json"}, "Dev Containers reads it: its commands run as the container is made"},
+	// git, its hooks and the shell
+	{[]string{".gitattributes"}, "git reads it: the filter and diff drivers it names run programs on checkout, add and diff"},
+	{[]string{".gitmodules"}, "git reads it: the submodules it names are fetched, from any URL, into the project"},
+	{[]string{".husky/"}, "husky installs them as git hooks: they run at each commit"},
+	{[]string{".pre-commit-config.yaml"}, "pre-commit runs the hooks it names at each commit"},
+	{[]string{
+		"lefthook.yml", "lefthook.yaml", "lefthook.toml", "lefthook.json", "lefthook.jsonc", ".lefthook.yml", ".lefthook.yaml", ".lefthook.toml", ".lefthook.json", ".lefthook.jsonc",
+		"lefthook-local.yml", "lefthook-local.yaml", "lefthook-local.toml", "lefthook-local.json", "lefthook-local.jsonc", ".lefthook-local.yml", ".lefthook-local.yaml", ".lefthook-local.toml", ".lefthook-local.json", ".lefthook-local.jsonc",
+		".lefthook/", ".lefthook-local/", // its scripts
+	}, "lefthook installs it as git hooks: the commands and scripts it names run at each commit"},
+	{[]string{".envrc"}, "direnv runs it in your shell as you enter the directory"},
+	{[]string{"mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", "mise.*.toml", ".mise.*.toml", ".mise/", ".config/mise.toml", ".config/mise/"}, "mise reads it: its tasks, hooks and env run as you enter the directory, and the tools and plugins it names are installed and run"},
+	{[]string{".tool-versions"}, "mise and asdf read it: the plugins and tool versions it names are installed and run as you"},
+	// package managers and build tools
+	{[]string{".npmrc"}, "npm reads it: the registry packages come from, and the programs npm runs"},
+	{[]string{".yarnrc"}, "Yarn reads it: the registry packages come from, and the programs Yarn runs"},
+	{[]string{".yarnrc.yml"}, "Yarn reads it: its yarnPath runs any script as yarn, and the registry packages come from"},
+	{[]string{".pnpmfile.cjs"}, "pnpm runs its hooks at each install"},
+	{[]string{".cargo/config.toml", ".cargo/config"}, "Cargo reads it: its runner, rustc-wrapper and linker run as you at each build, test and run"},
+	{[]string{".bazelrc"}, "Bazel reads it: the flags it sets name the programs and remote executors each build runs"},
+	{[]string{".mvn/"}, "Maven reads it: its jvm.config and maven.config flags, its extensions and its wrapper's download run at each build"},
+	{[]string{"gradle/wrapper/"}, "the Gradle wrapper reads it: ./gradlew downloads the distributionUrl it names and runs it, and runs the wrapper jar"},
+	// CI, with the project's secrets
+	{[]string{".github/workflows/"}, "GitHub Actions runs it in CI, with the repository's secrets"},
+	{[]string{".github/actions/"}, "GitHub Actions runs it from the repository's workflows, with their secrets"},
+	{[]string{".gitlab-ci.yml"}, "GitLab CI runs it, with the project's secrets"},
+	{[]string{".gitlab/ci/"}, "GitLab CI runs it where .gitlab-ci.yml includes it, with the project's secrets"},
+	{[]string{".gitea/workflows/"}, "Gitea Actions runs it in CI, with the repository's secrets"},
+	{[]string{".forgejo/workflows/"}, "Forgejo Actions runs it in CI, with the repository's secrets"},
+	{[]string{".circleci/"}, "CircleCI runs it, with the project's secrets"},
+	{[]string{".travis.yml"}, "Travis CI runs it, with the project's secrets"},
+	{[]string{".buildkite/"}, "Buildkite runs it: its pipeline and hooks run on the agents, with the project's secrets"},
+	{[]string{"azure-pipelines.yml", "azure-pipelines.yaml"}, "Azure Pipelines runs it, with the project's secrets"},
+	{[]string{"bitbucket-pipelines.yml"}, "Bitbucket Pipelines runs it, with the repository's secrets"},
+	{[]string{".drone.yml"}, "Drone CI runs it, with the repository's secrets"},
+	{[]string{"Jenkinsfile"}, "Jenkins runs it as the project's pipeline, with its credentials"},
 }
 
-// configPairs are directories named by a parent and a child, as GitHub's.
-var configPairs = map[[2]string]string{
-	{".github", "workflows"}: "GitHub Actions runs it in CI, with the repository's secrets",
-	{".github", "actions"}:   "GitHub Actions runs it from the repository's workflows, with their secrets",
+// configRule is one path of toolConfigs, split and folded.
+type configRule struct {
+	segs []string // folded; a pattern where it holds one of path.Match's
+	dir  bool     // a directory: it matches only with a segment after it
+	runs string
 }
 
-// configFiles are files that are tool configuration wherever they stand,
-// by folded name.
-var configFiles = map[string]string{
-	".mcp.json":               "MCP clients (Claude Code and others) start the servers it lists, as you",
-	".envrc":                  "direnv runs it in your shell as you enter the directory",
-	".pre-commit-config.yaml": "pre-commit runs the hooks it names at each commit",
-	".npmrc":                  "npm reads it: the registry packages come from, and the programs npm runs",
-	".yarnrc":                 "Yarn reads it: the registry packages come from, and the programs Yarn runs",
-	".yarnrc.yml":             "Yarn reads it: its yarnPath runs any script as yarn, and the registry packages come from",
-	".pnpmfile.cjs":           "pnpm runs its hooks at each install",
-	".gitattributes":          "git reads it: the filter and diff drivers it names run programs on checkout, add and diff",
-	".gitmodules":             "git reads it: the submodules it names are fetched, from any URL, into the project",
-	".gitlab-ci.yml":          "GitLab CI runs it, with the project's secrets",
-	".devcontainer.json":      "Dev Containers reads it: its commands run as the container is made",
-}
+// configRules are toolConfigs' paths, split, in the list's order.
+var configRules = func() []configRule {
+	var out []configRule
+	for _, c := range toolConfigs {
+		for _, p := range c.paths {
+			dir := strings.HasSuffix(p, "/")
+			out = append(out, configRule{segs: strings.Split(fold(strings.TrimSuffix(p, "/")), "/"), dir: dir, runs: c.runs})
+		}
+	}
+	return out
+}()
 
 // ToolConfig says what a project's file (a slash-separated path relative
 // to it) can make the user's own tools run, or "" when it is not tool
 // configuration. Names are matched as a case-insensitive or NTFS file
-// system, and git, would open them (spellings).
+// system, and git, would open them (spellings); where rules overlap, the
+// one that starts nearest the top wins.
 func ToolConfig(rel string) string {
 	segs := strings.Split(rel, "/")
+	names := make([][]string, len(segs))
 	for i, seg := range segs {
-		for _, s := range spellings(seg) {
-			if i == len(segs)-1 {
-				if why, ok := configFiles[s]; ok {
-					return why
-				}
-				continue
-			}
-			if why, ok := configDirs[s]; ok {
-				return why
-			}
-			if i+1 == len(segs)-1 {
-				continue // a pair names a directory, and the last is a file
-			}
-			for _, child := range spellings(segs[i+1]) {
-				if why, ok := configPairs[[2]string{s, child}]; ok {
-					return why
-				}
+		names[i] = spellings(seg)
+	}
+	for i := range segs {
+		for _, r := range configRules {
+			if end := i + len(r.segs); end <= len(segs) && (end < len(segs)) == r.dir && r.matches(names[i:end]) {
+				return r.runs
 			}
 		}
 	}
 	return ""
+}
+
+// matches tells whether each of a path's segments, by one of its
+// spellings, is the rule's.
+func (r configRule) matches(names [][]string) bool {
+	for j, pat := range r.segs {
+		if !slices.ContainsFunc(names[j], func(name string) bool {
+			ok, _ := path.Match(pat, name)
+			return ok
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // InsideGit tells whether a path is, or is inside, a directory that git
@@ -123,17 +174,17 @@ var shortNames = func() map[string][]string {
 			stem = stem[:i]
 		}
 		stem = stem[:min(6, len(stem))]
-		m[stem] = append(m[stem], name)
-	}
-	add(".git")
-	for _, names := range []map[string]string{configDirs, configFiles} {
-		for name := range names {
-			add(name)
+		if !slices.Contains(m[stem], name) {
+			m[stem] = append(m[stem], name)
 		}
 	}
-	for pair := range configPairs {
-		add(pair[0])
-		add(pair[1])
+	add(".git")
+	for _, r := range configRules {
+		for _, seg := range r.segs {
+			if !strings.ContainsAny(seg, `*?[\`) {
+				add(seg)
+			}
+		}
 	}
 	return m
 }()
