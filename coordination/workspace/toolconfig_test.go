@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -320,5 +321,33 @@ func TestToolConfigKnowsTheOtherToolsThatRunCode(t *testing.T) {
 		if got := ToolConfig(rel); got != "" {
 			t.Errorf("ToolConfig(%q) = %q; it is no tool's configuration", rel, got)
 		}
+	}
+}
+
+// TestAHeldChangesReasonShowsTheConfigFileAsItIs: a source file held with
+// tool configuration names it in its reason, which every listing prints
+// after the path; the name went in raw, so a directory named with a
+// newline made up a line there.
+func TestAHeldChangesReasonShowsTheConfigFileAsItIs(t *testing.T) {
+	proj := t.TempDir()
+	write(t, proj, "app.py", "print(1)\n")
+	write(t, proj, "to\nols", "a file\n")
+	tm := NewTeam(t.TempDir(), writeContext(t, proj), "")
+	must(t, tm.Start())
+	live, err := tm.Prepare("agent_a")
+	must(t, err)
+	must(t, os.Remove(filepath.Join(live, "to\nols")))
+	write(t, live, "to\nols/.envrc", "export X=1\n")
+	write(t, live, "to\nols/run.sh", "echo hi\n")
+	m := stageAndLand(t, tm, "agent_a", 1)
+	ap, err := tm.ApplyWith(m, tm.SnapshotDir("agent_a", 1), ApplyOptions{Whole: true})
+	must(t, err)
+	for _, ch := range ap.Held {
+		if strings.Contains(ch.Reason, "\n") {
+			t.Errorf("%q's reason holds a newline: %q", ch.Path, ch.Reason)
+		}
+	}
+	if !slices.ContainsFunc(ap.Held, func(ch Change) bool { return strings.Contains(ch.Reason, `applies with to\nols/.envrc`) }) {
+		t.Errorf("held %+v; want run.sh's reason to name to\\nols/.envrc", ap.Held)
 	}
 }
