@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // Apply modes of a session's write context (Session.Apply).
@@ -73,8 +74,9 @@ func (e *ConfigHeldError) Error() string {
 
 func (e *ConfigHeldError) Unwrap() error { return ErrConfigHeld }
 
-// HeldList is held tool configuration as one text: each path, quoted (a
-// name may hold a newline), and what it can run; the first 10.
+// HeldList is held tool configuration as one text: each path as
+// permissions.Shown shows it (a name may hold a newline), and what it can
+// run; the first 10.
 func HeldList(held []workspace.Change) string {
 	var b strings.Builder
 	for i, c := range held {
@@ -82,7 +84,7 @@ func HeldList(held []workspace.Change) string {
 			fmt.Fprintf(&b, " … and %d more", len(held)-i)
 			break
 		}
-		fmt.Fprintf(&b, " %q (%s: %s);", c.Path, c.Op, c.Reason)
+		fmt.Fprintf(&b, " %s (%s: %s);", permissions.Shown(c.Path), c.Op, c.Reason)
 	}
 	return strings.TrimSuffix(b.String(), ";")
 }
@@ -111,7 +113,7 @@ func (e *ApplyConflictError) Error() string {
 			fmt.Fprintf(&b, " … and %d more", len(e.Conflicts)-i)
 			break
 		}
-		fmt.Fprintf(&b, " %s (%s: %s);", c.Path, c.Op, c.Reason)
+		fmt.Fprintf(&b, " %s (%s: %s);", permissions.Shown(c.Path), c.Op, c.Reason)
 	}
 	return strings.TrimSuffix(b.String(), ";")
 }

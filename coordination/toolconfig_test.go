@@ -90,7 +90,7 @@ func TestApplyChangesWritesToolConfigurationOnlyWhenTold(t *testing.T) {
 	h, proj, res := hookRun(t, "")
 	_, err := h.Service.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{})
 	var held *coordination.ConfigHeldError
-	if !errors.As(err, &held) || !errors.Is(err, coordination.ErrConfigHeld) || len(held.Held) != 1 || !strings.Contains(err.Error(), `".claude/settings.json" (added: Claude Code`) {
+	if !errors.As(err, &held) || !errors.Is(err, coordination.ErrConfigHeld) || len(held.Held) != 1 || !strings.Contains(err.Error(), ` .claude/settings.json (added: Claude Code`) {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := h.Service.ApplyChanges(ctx, res.SessionID, coordination.ApplyOptions{IncludeConfig: true, SkipConfig: true}); !errors.Is(err, coordination.ErrBadInput) {

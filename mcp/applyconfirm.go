@@ -7,6 +7,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // apply_changes asks the user, through the client, before it writes a
@@ -38,7 +39,7 @@ func applyQuestion(res *coordination.TeamResult, args applyChangesArgs) mcpgo.El
 				fmt.Fprintf(&b, "… and %d more\n", c.ConfigCount-i)
 				break
 			}
-			fmt.Fprintf(&b, "%s %s: %s\n", f.Op, cutText(f.Path, 200), f.Runs)
+			fmt.Fprintf(&b, "%s %s: %s\n", f.Op, cutText(permissions.Shown(f.Path), 200), f.Runs)
 		}
 		b.WriteString("All the changes:\n")
 	}
@@ -49,9 +50,9 @@ func applyQuestion(res *coordination.TeamResult, args applyChangesArgs) mcpgo.El
 		}
 		switch {
 		case f.Binary || f.Link:
-			fmt.Fprintf(&b, "%s %s (%d bytes)\n", f.Op, cutText(f.Path, 200), f.Bytes)
+			fmt.Fprintf(&b, "%s %s (%d bytes)\n", f.Op, cutText(permissions.Shown(f.Path), 200), f.Bytes)
 		default:
-			fmt.Fprintf(&b, "%s %s (+%d −%d)\n", f.Op, cutText(f.Path, 200), f.Added, f.Removed)
+			fmt.Fprintf(&b, "%s %s (+%d −%d)\n", f.Op, cutText(permissions.Shown(f.Path), 200), f.Added, f.Removed)
 		}
 	}
 	b.WriteString("Accept to write them; files changed since the run refuse the whole apply.")

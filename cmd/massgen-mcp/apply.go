@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/workspace"
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // applyCommand is the CLI's apply_changes: it writes a finished session's
@@ -65,9 +67,9 @@ func printApplied(w io.Writer, res *coordination.ApplyResult) {
 		fmt.Fprintf(w, "Applied to %s: %d written, %d skipped\n", a.Context, len(a.Written), len(a.Skipped))
 	}
 	for _, c := range a.Written {
-		fmt.Fprintf(w, "  %s %s\n", c.Op, c.Path)
+		fmt.Fprintf(w, "  %s %s%s\n", c.Op, permissions.Shown(c.Path), workspace.Noted(c.Reason))
 	}
 	for _, c := range a.Skipped {
-		fmt.Fprintf(w, "  skipped: %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		fmt.Fprintf(w, "  skipped: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
 	}
 }

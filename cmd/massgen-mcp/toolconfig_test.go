@@ -16,7 +16,7 @@ import (
 func TestAHeldApplySaysTheExactCommands(t *testing.T) {
 	held := &coordination.ConfigHeldError{Session: "site", Held: []workspace.Change{{Path: ".envrc", Op: "added", Reason: workspace.ToolConfig(".envrc")}}}
 	msg := errorText(storeOf("/s", "file", "").wrap(held, "site"))
-	for _, want := range []string{`".envrc" (added: direnv runs it`, "massgen-mcp apply --include-config --state-dir /s site", "massgen-mcp apply --skip-config --state-dir /s site"} {
+	for _, want := range []string{` .envrc (added: direnv runs it`, "massgen-mcp apply --include-config --state-dir /s site", "massgen-mcp apply --skip-config --state-dir /s site"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the refusal lacks %q:\n%s", want, msg)
 		}

@@ -3,6 +3,8 @@ package workspace
 import (
 	"fmt"
 	"os"
+
+	"github.com/massgen-go/massgen-mcp/permissions"
 )
 
 // Change is one file of the winner's diff against the base.
@@ -133,7 +135,7 @@ func (t *Team) ApplyWith(m *Manifest, dir string, o ApplyOptions) (*Applied, err
 				ch.Reason = ToolConfig(ch.Path)
 				if ch.Reason == "" {
 					// a source file of the unit, which applies whole
-					ch.Reason = fmt.Sprintf("applies with %s, which is tool configuration: %s", cfg, why)
+					ch.Reason = fmt.Sprintf("applies with %s, which is tool configuration: %s", permissions.Shown(cfg), why)
 				}
 				if o.Config == SkipConfig {
 					ch.Reason = "tool configuration, left out as asked: " + ch.Reason
