@@ -351,3 +351,29 @@ func TestAHeldChangesReasonShowsTheConfigFileAsItIs(t *testing.T) {
 		t.Errorf("held %+v; want run.sh's reason to name to\\nols/.envrc", ap.Held)
 	}
 }
+
+// TestToolConfigKnowsHashedShortNames: after four names that share a
+// prefix, Windows makes a short name of the first two letters, four hex
+// digits of an undocumented hash, ~ and a digit (git's own list holds
+// GI7EBA~1 for .gitmodules), so a segment of that shape, its extension the
+// name's first three letters after its dot, is read as each listed name it
+// may abbreviate; and a short name whose extension is a pattern's
+// (TEAM~1.COD of team.code-workspace) as that pattern.
+func TestToolConfigKnowsHashedShortNames(t *testing.T) {
+	for _, rel := range []string{
+		"GI1A2B~1/workflows/ci.yml", "CL3F2A~1/settings.json", "GI7EBA~1", "sub/VS0FF1~1/tasks.json",
+		"MC12AB~1.JSO", "TEAM~1.COD", "AB12CD~1.COD", "MISEDE~1.TOM", "LE0A1B~1.YML",
+	} {
+		if ToolConfig(rel) == "" {
+			t.Errorf("ToolConfig(%q) is empty; NTFS may open it as tool configuration", rel)
+		}
+	}
+	for _, rel := range []string{"ZZ1A2B~1/settings.json", "src/GI1A2B~1.GO", "MC12AB~1.TXT", "GIXYZW~1/workflows/ci.yml", "TEAM~1.TXT"} {
+		if got := ToolConfig(rel); got != "" {
+			t.Errorf("ToolConfig(%q) = %q; no listed name has that short name", rel, got)
+		}
+	}
+	if !InsideGit("GI1A2B~1/hooks/pre-commit") || InsideGit("ZZ1A2B~1/hooks/pre-commit") {
+		t.Errorf("InsideGit reads GI1A2B~1 and ZZ1A2B~1 wrong")
+	}
+}
