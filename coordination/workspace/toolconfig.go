@@ -150,43 +150,73 @@ func InsideGit(rel string) bool {
 
 // spellings are the names a path segment may open on the user's file
 // system: the segment folded (fold), and when it has the shape of an NTFS
-// 8.3 short name (GITHUB~1, MCP~1.JSO), each name of the rules' whose short
-// name it may be, as git's is_ntfs_dotgit reads "git~1" as .git. Short
-// names Windows makes from a hash, after four that share a prefix, are not
-// known.
+// 8.3 short name, each name of the rules' whose short name it may be, as
+// git's is_ntfs_dotgit reads "git~1" as .git: GITHUB~1 and MCP~1.JSO by
+// their stem (the extension is not compared), and the names Windows makes
+// from a hash after four share a prefix (GI1A2B~1: two letters, four hex
+// digits) by those two letters and the extension, since the hash is not
+// known (git's own list holds the few it computed). A pattern of the
+// rules' (*.code-workspace) is spelled as itself, which it matches, when
+// the short name's extension and stem fit it (TEAM~1.COD).
 func spellings(seg string) []string {
 	f := fold(seg)
 	out := []string{f}
-	base, _, _ := strings.Cut(f, ".")
-	if stem, n, ok := strings.Cut(base, "~"); ok && n != "" && strings.Trim(n, "0123456789") == "" && len(stem) <= 6 {
-		out = append(out, shortNames[stem]...)
+	base, ext, _ := strings.Cut(f, ".")
+	stem, n, ok := strings.Cut(base, "~")
+	if !ok || n == "" || strings.Trim(n, "0123456789") != "" || len(stem) > 6 {
+		return out
+	}
+	hashed := len(stem) == 6 && strings.Trim(stem[2:], "0123456789abcdef") == ""
+	for _, s := range shortNames {
+		switch {
+		case s.glob:
+			if s.ext == ext && (strings.HasPrefix(stem, s.stem) || hashed && strings.HasPrefix(stem[:2], s.stem[:min(2, len(s.stem))])) {
+				out = append(out, s.name)
+			}
+		case stem == s.stem, hashed && s.ext == ext && strings.HasPrefix(s.stem, stem[:2]):
+			out = append(out, s.name)
+		}
 	}
 	return out
 }
 
-// shortNames are the rules' names by the stem of their NTFS short name:
-// no leading dot, the part before the last dot, its first six characters.
-var shortNames = func() map[string][]string {
-	m := map[string][]string{}
+// shortName is one of the rules' names (or patterns) as an NTFS short
+// name abbreviates it.
+type shortName struct {
+	name string
+	// stem: no leading dot, the part before the last dot, its first six
+	// characters; a pattern's, the part before its '*', dots dropped.
+	stem string
+	ext  string // the first three characters after the last dot, or ""
+	glob bool
+}
+
+// shortNames are the rules' names and patterns, and .git, as short names
+// abbreviate them.
+var shortNames = func() []shortName {
+	var out []shortName
 	add := func(name string) {
+		s := shortName{name: name, glob: strings.ContainsAny(name, `*?[\`)}
 		stem := strings.TrimLeft(name, ".")
 		if i := strings.LastIndexByte(stem, '.'); i > 0 {
-			stem = stem[:i]
+			stem, s.ext = stem[:i], stem[i+1:min(i+4, len(stem))]
 		}
-		stem = stem[:min(6, len(stem))]
-		if !slices.Contains(m[stem], name) {
-			m[stem] = append(m[stem], name)
+		if s.glob {
+			stem, _, _ = strings.Cut(stem, "*")
+			stem = strings.ReplaceAll(stem, ".", "")
+		}
+		s.stem = stem[:min(6, len(stem))]
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
 	}
 	add(".git")
 	for _, r := range configRules {
 		for _, seg := range r.segs {
-			if !strings.ContainsAny(seg, `*?[\`) {
-				add(seg)
-			}
+			add(seg)
 		}
 	}
-	return m
+	return out
 }()
 
 // fold is a path segment as git compares it with its own names (verify_path's
