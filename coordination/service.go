@@ -340,7 +340,10 @@ func (svc *Service) Create(ctx context.Context, spec TeamSpec) (*Session, error)
 					by = thisCreator()
 				}
 				unlock, err := svc.ready(ctx, have, by)
-				if err != nil {
+				if errors.Is(err, errCreatorChanged) {
+					// Another process asked again took it over first.
+					took = false
+				} else if err != nil {
 					return nil, err
 				}
 				if took {
@@ -445,6 +448,21 @@ func (svc *Service) ready(ctx context.Context, s *Session, by *Creator) (unlock 
 	if err != nil {
 		return nil, fmt.Errorf("session %s is stored but its creation did not finish: %w", s.ID, err)
 	}
+	var lost error
+	if by != nil {
+		// The takeover was decided before the lock: another process asked
+		// again for the same team at once may have taken the creation over
+		// since (or a run claimed it), so it is decided again on the
+		// session as stored now. Two processes both taking it over would
+		// each count it created for its own run, and the one refused a
+		// slot would record it cancelled as the other starts it.
+		if cur, err := svc.store.Session(ctx, s.ID); err != nil || !svc.takesOverCreation(ctx, cur) {
+			if !s.ReadyAt.IsZero() {
+				return unlock, errCreatorChanged
+			}
+			by, lost = nil, errCreatorChanged // its creation is still to be ended
+		}
+	}
 	at := svc.now()
 	if err := svc.store.SetReady(ctx, s.ID, at, by); err != nil {
 		unlock()
@@ -454,8 +472,14 @@ func (svc *Service) ready(ctx context.Context, s *Session, by *Creator) (unlock 
 	if by != nil {
 		s.Creator = by
 	}
-	return unlock, nil
+	return unlock, lost
 }
+
+// errCreatorChanged says a creation ready meant to take over was not
+// taken over: decided again under the session lock, it was no longer
+// one to take (another process asked again took it first, or a run
+// claimed it). The session lock is held all the same.
+var errCreatorChanged = errors.New("the creation was taken over by another process first")
 
 // newSession checks a team spec and fills in ids, rules and aliases. With
 // open, every agent's provider is opened too, so a missing key or backend
