@@ -1,6 +1,7 @@
 package cliagent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,5 +203,40 @@ func TestACopyBackWaitsForAnotherProcesssCopyBack(t *testing.T) {
 	<-done
 	if got, _ := os.ReadFile(filepath.Join(user, "login.json")); string(got) != `{"token":"the other process's"}` {
 		t.Errorf("the user's login holds %q: the other process's refresh was written over", got)
+	}
+}
+
+// A setup directory shown at the user's own path too (Info.SetupAtPath)
+// stays read-only when that path is where the sandbox shows the agent's
+// private config directory: a user whose HOME is the sandbox's own
+// /home/agent (a container's user "agent") has ~/.claude/plugins at the
+// very path of the agent's plugins. Before, the bind at the user's path,
+// mounted before the agent's writable config directory, was covered by
+// it, and the pinned bind at the same path was dropped as a duplicate:
+// the agent could plant a plugin its next run loads.
+func TestASetupDirAtTheUsersPathStaysReadOnlyWhereTheSandboxShowsTheAgentsConfigDir(t *testing.T) {
+	sb := sandboxed(t)
+	user, private := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(user, "plugins"), 0o700)
+	os.WriteFile(filepath.Join(user, "plugins", "installed_plugins.json"), []byte(`{}`), 0o600)
+	info := Info{SetupFiles: []string{"settings.json", "plugins"}, SetupAtPath: []string{"plugins"}}
+	c := Confinement{Workspace: t.TempDir(), Home: t.TempDir()}
+	// The agent's config directory shown at the user's own: in == user.
+	if _, err := stageConfig(&c, info, user, private, user, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	plugins := filepath.Join(user, "plugins")
+	cmd, err := sb.Command(context.Background(), c, []string{"/bin/sh", "-c", `mkdir -p "$1" && echo planted > "$1/planted"; cat "$1/installed_plugins.json"`, "sh", plugins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cmd.CombinedOutput()
+	for _, dir := range []string{filepath.Join(private, "plugins"), plugins} {
+		if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
+			t.Errorf("the agent wrote %s/planted; the plugins directory must be read-only (sandbox said %q)", dir, out)
+		}
+	}
+	if !strings.Contains(string(out), "{}") {
+		t.Errorf("the sandbox shows no user's plugins at %s: %q", plugins, out)
 	}
 }
