@@ -101,7 +101,11 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 				return nil, fmt.Errorf("cannot make an empty %s for the agent's config directory: %w", name, err)
 			}
 		} else if slices.Contains(info.SetupAtPath, name) {
-			c.ReadOnly = append(c.ReadOnly, Bind{Src: src, Dst: src})
+			// Pinned, not ReadOnly: the user's path may lie inside a
+			// writable bind (a user whose HOME is the sandbox's own
+			// /home/agent has it at the agent's config directory), which
+			// would cover a bind mounted before it.
+			c.Pinned = append(c.Pinned, Bind{Src: src, Dst: src})
 		}
 		c.Pinned = append(c.Pinned, Bind{Src: src, Dst: filepath.Join(in, name)})
 	}
