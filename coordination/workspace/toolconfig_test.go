@@ -377,3 +377,23 @@ func TestToolConfigKnowsHashedShortNames(t *testing.T) {
 		t.Errorf("InsideGit reads GI1A2B~1 and ZZ1A2B~1 wrong")
 	}
 }
+
+// Yarn runs the release its .yarnrc.yml's yarnPath names, and loads the
+// plugins it lists, as yarn itself on every yarn command: a Berry project
+// commits both under .yarn/ (releases/yarn-4.x.cjs, plugins/…), and its
+// .yarnrc.yml already points at them, so a winner's change to the file is
+// a change to what `yarn` runs, held as the Gradle wrapper's jar is. The
+// cache (dependencies, the work's own) and the rest of .yarn stay
+// ordinary.
+func TestToolConfigKnowsYarnsReleaseAndPlugins(t *testing.T) {
+	for _, rel := range []string{".yarn/releases/yarn-4.5.0.cjs", ".yarn/plugins/@yarnpkg/plugin-workspace-tools.cjs", "web/.yarn/releases/yarn-3.6.4.cjs", ".YARN/Releases/yarn.cjs"} {
+		if got := ToolConfig(rel); !strings.Contains(got, "Yarn") {
+			t.Errorf("ToolConfig(%q) = %q; want what Yarn runs", rel, got)
+		}
+	}
+	for _, rel := range []string{".yarn/cache/lodash-npm-4.17.21-6382451519-eb835a2e51.zip", ".yarn/install-state.gz", "src/releases/yarn.cjs", "plugins/x.cjs"} {
+		if got := ToolConfig(rel); got != "" {
+			t.Errorf("ToolConfig(%q) = %q; want none: not what Yarn runs as itself", rel, got)
+		}
+	}
+}
