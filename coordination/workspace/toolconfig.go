@@ -58,6 +58,7 @@ var toolConfigs = []struct {
 	{[]string{".npmrc"}, "npm reads it: the registry packages come from, and the programs npm runs"},
 	{[]string{".yarnrc"}, "Yarn reads it: the registry packages come from, and the programs Yarn runs"},
 	{[]string{".yarnrc.yml"}, "Yarn reads it: its yarnPath runs any script as yarn, and the registry packages come from"},
+	{[]string{".yarn/releases/", ".yarn/plugins/"}, "Yarn runs it as itself at each yarn command: the release .yarnrc.yml's yarnPath names, the plugins it lists"},
 	{[]string{".pnpmfile.cjs"}, "pnpm runs its hooks at each install"},
 	{[]string{".cargo/config.toml", ".cargo/config"}, "Cargo reads it: its runner, rustc-wrapper and linker run as you at each build, test and run"},
 	{[]string{".bazelrc"}, "Bazel reads it: the flags it sets name the programs and remote executors each build runs"},
