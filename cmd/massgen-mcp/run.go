@@ -109,6 +109,13 @@ func runCommand() *cobra.Command {
 
 func runTeam(ctx context.Context, cmd *cobra.Command, f runFlags, args []string) error {
 	err := runTeamIn(ctx, cmd, f, args)
+	// An error already marked with its session (run --apply's refusal,
+	// which knows the generated id) keeps that mark: wrapped again here
+	// with only --resume's or --continue's id, its To fix printed
+	// <session-id>, which does not paste.
+	if placed := (*storeError)(nil); errors.As(err, &placed) && placed.id != "" {
+		return err
+	}
 	// The advice names this state directory, so that it pastes.
 	at := storeOf(f.stateDir, "file", "")
 	if pg := envPostgres(); pg != "" && (f.resume != "" || f.continues != "") {
