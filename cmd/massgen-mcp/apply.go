@@ -31,6 +31,9 @@ func applyCommand() *cobra.Command {
 			if len(args) != 1 {
 				return fmt.Errorf("%w: apply takes one session id; 'massgen-mcp sessions' lists them, newest first", coordination.ErrBadInput)
 			}
+			if opts.IncludeConfig && opts.SkipConfig {
+				return fmt.Errorf("%w: give one of --include-config (writes the tool configuration with the rest) and --skip-config (writes the rest without it), not both", coordination.ErrBadInput)
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,7 +55,6 @@ func applyCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was applied as JSON (the same as apply_changes)")
 	cmd.Flags().BoolVar(&opts.IncludeConfig, "include-config", false, "also write the tool configuration the winner changed (.claude/, .mcp.json, .vscode/, .envrc, .github/workflows/, .npmrc, .gitattributes, …: files your own tools run code from); without it or --skip-config, such a change refuses the whole apply")
 	cmd.Flags().BoolVar(&opts.SkipConfig, "skip-config", false, "write the rest of the changes and leave the tool configuration the winner changed unwritten")
-	cmd.MarkFlagsMutuallyExclusive("include-config", "skip-config")
 	cmd.Flags().StringVar(&dir, "state-dir", "", "where sessions live (default $MASSGEN_STATE_DIR or ./.massgen)")
 	cmd.Flags().StringVar(&store, "store", "", fileStoreFlagUsage)
 	return cmd
