@@ -43,3 +43,13 @@ func TestAHeldApplySaysTheExactCommands(t *testing.T) {
 		t.Errorf("both flags: exit %d:\n%s", code, out)
 	}
 }
+
+// TestRunApplysHelpSaysToolConfigurationIsHeld: run --help's --apply said
+// only that a file changed meanwhile refuses it; tool configuration among
+// the changes refuses it too, and apply's two flags are what goes on.
+func TestRunApplysHelpSaysToolConfigurationIsHeld(t *testing.T) {
+	out, code := cli(t, "run", "--help")
+	if want := "tool configuration among the changes (.github/workflows/, .claude/, .envrc, …) refuses it, until massgen-mcp apply --include-config or --skip-config <session-id>"; code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+		t.Errorf("run --help (exit %d) should say %q:\n%s", code, want, out)
+	}
+}
