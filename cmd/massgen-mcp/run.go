@@ -103,7 +103,7 @@ func runCommand() *cobra.Command {
 	fl.BoolVar(&f.estimate, "estimate", false, "print the team's worst-case cost at list prices against --budget and exit; nothing is run or spent")
 	fl.StringArrayVar(&f.contexts, "context-path", nil, "a project directory every agent reads, DIR or DIR:write (each workspace starts from it; the winner's changes are listed and written back by --apply or massgen-mcp apply <session-id>); repeatable")
 	fl.StringArrayVar(&f.images, "image", nil, "an image file (PNG, JPEG, GIF or WebP, at most 5 MiB) every agent is given with the task: in its API's format, or as a file in a CLI agent's workspace; repeatable (at most 8, 20 MiB in all)")
-	fl.BoolVar(&f.apply, "apply", false, "write the winner's changes into the DIR:write context as the run ends (all or nothing: a file changed meanwhile refuses it); without it they wait for massgen-mcp apply <session-id>")
+	fl.BoolVar(&f.apply, "apply", false, "write the winner's changes into the DIR:write context as the run ends (all or nothing: a file changed meanwhile refuses it; tool configuration among the changes (.github/workflows/, .claude/, .envrc, …) refuses it, until massgen-mcp apply --include-config or --skip-config <session-id>); without it they wait for massgen-mcp apply <session-id>")
 	return cmd
 }
 
