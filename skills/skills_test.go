@@ -324,3 +324,23 @@ func TestTheSkillsPresentAgentsByIdAndTranslateAliases(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTheSkillsThatApplySayWhatEachRefusalMeans: every skill that tells the
+// model to call apply_changes says what to do with each refusal it can
+// give — a changed project (apply_conflict) and held tool configuration
+// (config_held, answered by tool_config) — so a model led by either skill
+// never retries blindly or applies a CI workflow unasked.
+func TestTheSkillsThatApplySayWhatEachRefusalMeans(t *testing.T) {
+	for _, p := range []string{"massgen-run/SKILL.md", "team-run/references/building.md"} {
+		data, err := fs.ReadFile(skills.FS(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(data)), " ")
+		for _, want := range []string{"apply_conflict", "config_held", `tool_config: "include"`, `tool_config: "skip"`, "changes.config"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s does not say %q", p, want)
+			}
+		}
+	}
+}
