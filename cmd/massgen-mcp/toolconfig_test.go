@@ -53,3 +53,23 @@ func TestRunApplysHelpSaysToolConfigurationIsHeld(t *testing.T) {
 		t.Errorf("run --help (exit %d) should say %q:\n%s", code, want, out)
 	}
 }
+
+// TestIncludeConfigAfterSkipSaysWhatIsLeft: apply --include-config after an
+// apply --skip-config said only "Already applied … nothing was written
+// now", leaving the user to guess that the workflow they now asked for will
+// never be written, and where to find it.
+func TestIncludeConfigAfterSkipSaysWhatIsLeft(t *testing.T) {
+	res := &coordination.ApplyResult{SessionID: "site", AlreadyApplied: true, Applied: &workspace.Applied{Context: "/p",
+		Written: []workspace.Change{{Path: "hello.txt", Op: "added"}},
+		Skipped: []workspace.Change{{Path: ".github/workflows/ci.yml", Op: "added", Reason: "tool configuration, left out as asked: " + workspace.ToolConfig(".github/workflows/ci.yml")}}}}
+	var b bytes.Buffer
+	printApplied(&b, res, coordination.ApplyOptions{IncludeConfig: true}, " --state-dir /s")
+	if want := "--include-config writes nothing now: the earlier apply left the tool configuration out (--skip-config), and changes are applied once; to have it after all, copy it from the winner's files yourself (massgen-mcp status --state-dir /s site says where they are)"; !strings.Contains(b.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	printApplied(&b, res, coordination.ApplyOptions{}, " --state-dir /s")
+	if strings.Contains(b.String(), "--include-config writes nothing now") {
+		t.Errorf("a plain second apply speaks of --include-config:\n%s", b.String())
+	}
+}
