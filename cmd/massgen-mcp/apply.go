@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +49,7 @@ func applyCommand() *cobra.Command {
 			if asJSON {
 				return printIndented(cmd.OutOrStdout(), res)
 			}
-			printApplied(cmd.OutOrStdout(), res)
+			printApplied(cmd.OutOrStdout(), res, opts, storeOf(dir, store, "").flags)
 			return nil
 		},
 	}
@@ -60,8 +61,9 @@ func applyCommand() *cobra.Command {
 	return cmd
 }
 
-// printApplied says what an apply wrote, file by file.
-func printApplied(w io.Writer, res *coordination.ApplyResult) {
+// printApplied says what an apply wrote, file by file; flags are what a
+// printed command needs to reach the same store.
+func printApplied(w io.Writer, res *coordination.ApplyResult, opts coordination.ApplyOptions, flags string) {
 	a := res.Applied
 	if res.AlreadyApplied {
 		fmt.Fprintf(w, "Already applied: the changes of %s were written to %s before; nothing was written now.\n", res.SessionID, a.Context)
@@ -71,7 +73,14 @@ func printApplied(w io.Writer, res *coordination.ApplyResult) {
 	for _, c := range a.Written {
 		fmt.Fprintf(w, "  %s %s%s\n", c.Op, permissions.Shown(c.Path), workspace.Noted(c.Reason))
 	}
+	leftOut := false
 	for _, c := range a.Skipped {
 		fmt.Fprintf(w, "  skipped: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
+		leftOut = leftOut || strings.HasPrefix(c.Reason, workspace.ConfigLeftOut)
+	}
+	// An apply is made once: asked for the tool configuration after an
+	// apply left it out, say that it stays out and where it is.
+	if res.AlreadyApplied && opts.IncludeConfig && leftOut {
+		fmt.Fprintf(w, "--include-config writes nothing now: the earlier apply left the tool configuration out (--skip-config), and changes are applied once; to have it after all, copy it from the winner's files yourself (massgen-mcp status%s %s says where they are).\n", flags, res.SessionID)
 	}
 }

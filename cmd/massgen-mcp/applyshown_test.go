@@ -15,7 +15,7 @@ func TestApplysSummaryShowsEachFileNameAsItIs(t *testing.T) {
 	var b strings.Builder
 	printApplied(&b, &coordination.ApplyResult{SessionID: "s", Applied: &workspace.Applied{Context: "/proj",
 		Written: []workspace.Change{{Path: "a\n  added .envrc", Op: "added"}},
-		Skipped: []workspace.Change{{Path: "b\x1b[2K", Op: "added", Reason: "left out"}}}})
+		Skipped: []workspace.Change{{Path: "b\x1b[2K", Op: "added", Reason: "left out"}}}}, coordination.ApplyOptions{}, "")
 	out := b.String()
 	if strings.Contains(out, "\n  added .envrc") || strings.Contains(out, "\x1b") {
 		t.Errorf("a file name acts on the screen:\n%q", out)

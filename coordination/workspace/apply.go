@@ -17,6 +17,11 @@ type Change struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// ConfigLeftOut begins the reason of a change an apply skipped because it
+// is tool configuration (or applies with some) and the apply was asked to
+// leave that out.
+const ConfigLeftOut = "tool configuration, left out as asked: "
+
 // Applied is what applying the winner's changes did to the write context.
 type Applied struct {
 	Context   string   `json:"context"`
@@ -138,7 +143,7 @@ func (t *Team) ApplyWith(m *Manifest, dir string, o ApplyOptions) (*Applied, err
 					ch.Reason = fmt.Sprintf("applies with %s, which is tool configuration: %s", permissions.Shown(cfg), why)
 				}
 				if o.Config == SkipConfig {
-					ch.Reason = "tool configuration, left out as asked: " + ch.Reason
+					ch.Reason = ConfigLeftOut + ch.Reason
 					out.Skipped = append(out.Skipped, ch)
 				} else {
 					out.Held = append(out.Held, ch)
