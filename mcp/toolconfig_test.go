@@ -65,4 +65,13 @@ func TestApplyChangesHoldsToolConfigurationUntilTheUserAsks(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(proj, "README.md")); string(data) != "the fixed site" {
 		t.Fatalf("tool_config skip did not write the fix: %q", data)
 	}
+	// Asked for the configuration after the skip, the answer says it
+	// stays out, not only "already applied".
+	again := callTool(t, c, "apply_changes", mustJSON(map[string]string{"session_id": id, "tool_config": "include"}))
+	if txt := text(again); again.IsError || !strings.Contains(txt, `tool_config "include" writes nothing now: the earlier apply left the tool configuration out ("skip"), and changes are applied once; if the user wants it after all, they copy it from the winner's files (the result's files_dir)`) {
+		t.Errorf("include after skip:\n%s", txt)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude")); err == nil {
+		t.Fatal("include after skip wrote the hook")
+	}
 }
