@@ -72,11 +72,12 @@ func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, a
 	}
 	out := wireApplyResult(*res)
 	out.Confirmation = action
-	return mcpgo.NewToolResultStructured(out, applyText(out)), nil
+	return mcpgo.NewToolResultStructured(out, applyText(out, args.Config)), nil
 }
 
-// applyText says what an apply wrote, file by file.
-func applyText(r ApplyResult) string {
+// applyText says what an apply wrote, file by file; config is the call's
+// tool_config.
+func applyText(r ApplyResult, config string) string {
 	var b strings.Builder
 	a := r.Applied
 	if r.AlreadyApplied {
@@ -90,8 +91,15 @@ func applyText(r ApplyResult) string {
 	for _, c := range a.Conflicts {
 		fmt.Fprintf(&b, "  conflict: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
 	}
+	leftOut := false
 	for _, c := range a.Skipped {
 		fmt.Fprintf(&b, "  skipped: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
+		leftOut = leftOut || strings.HasPrefix(c.Reason, workspace.ConfigLeftOut)
+	}
+	// An apply is made once: asked for the tool configuration after an
+	// apply left it out, say that it stays out and where it is.
+	if r.AlreadyApplied && config == "include" && leftOut {
+		b.WriteString(`tool_config "include" writes nothing now: the earlier apply left the tool configuration out ("skip"), and changes are applied once; if the user wants it after all, they copy it from the winner's files (the result's files_dir).` + "\n")
 	}
 	return b.String()
 }
