@@ -73,3 +73,13 @@ func TestIncludeConfigAfterSkipSaysWhatIsLeft(t *testing.T) {
 		t.Errorf("a plain second apply speaks of --include-config:\n%s", b.String())
 	}
 }
+
+// TestRunsExitCodesSayARefusedApplyIsOne: run --apply whose apply is
+// refused (tool configuration held, a file changed) exits 1 after an agreed
+// run; the table run --help prints said 1 is only bad arguments or config.
+func TestRunsExitCodesSayARefusedApplyIsOne(t *testing.T) {
+	out, _ := cli(t, "run", "--help")
+	if want := "1  bad arguments or config, or run --apply's apply refused (nothing written; apply <session-id> goes on)"; !strings.Contains(out, want) {
+		t.Errorf("run --help should say %q:\n%s", want, out)
+	}
+}
