@@ -14,7 +14,7 @@ import (
 // (5, 6, 7): both print a winner, only one is the team's verdict.
 const (
 	exitOK           = 0 // the team agreed on a final answer
-	exitBadInput     = 1 // bad arguments or config
+	exitBadInput     = 1 // bad arguments or config; a refused apply (run --apply's too)
 	exitFailed       = 2 // the run produced no answer at all
 	exitDegraded     = 3 // an answer, but fewer than two agents of the team ever answered
 	exitCancelled    = 4 // cancelled, interrupted or out of disk space; resumable
@@ -26,7 +26,7 @@ const (
 // exitCodesHelp is the table `run --help` prints (README says the same).
 const exitCodesHelp = `Exit codes:
   0  the team agreed on a final answer (consensus or early agreement)
-  1  bad arguments or config
+  1  bad arguments or config, or run --apply's apply refused (nothing written; apply <session-id> goes on)
   2  the team produced no answer
   3  degraded: an answer, but fewer than two agents of the team ever answered
   4  cancelled, interrupted or out of disk space (resumable with run --resume)
