@@ -77,3 +77,32 @@ func TestAStepLockWithItsClaimSendsThreeStatements(t *testing.T) {
 		t.Fatal("no step lock was sent with its claim")
 	}
 }
+
+// TestALeasedLandingHoldsItsFencesInOneStatement: a server step's landing
+// holds the session's cancels, its step lease and its step lock with one
+// statement (massgen_hold_step, migrations/0027_step_holds.sql), not one
+// function call each: each statement the database starts, with its
+// executor and its function's call, is CPU a step, and the database's
+// CPU sets the wall at a thousand sessions on two cores.
+func TestALeasedLandingHoldsItsFencesInOneStatement(t *testing.T) {
+	c := &QueryCounts{}
+	a := countedReplica(t, pgtest.Schema(t), c)
+	svc := coordination.NewService(a, coordination.Options{Open: backends.Open, Parallel: 1})
+	runSim(t, svc, c)
+	seen := 0
+	for _, q := range c.Top(1000, 1000) {
+		if !strings.HasPrefix(q.Kind, "[BEGIN | SELECT massgen_hold_") || !strings.Contains(q.Kind, "INSERT INTO usage") {
+			continue
+		}
+		seen++
+		if n := strings.Count(q.Kind, "SELECT massgen_hold_"); n != 1 {
+			t.Errorf("a landing sent %d fence statements, want 1: %s", n, q.Kind)
+		}
+		if !strings.Contains(q.Kind, "SELECT massgen_hold_step(") {
+			t.Errorf("a server step's landing is not fenced by massgen_hold_step: %s", q.Kind)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no landing was sent")
+	}
+}
