@@ -604,19 +604,26 @@ func (s *Store) releasedWith(l *stepLock, r *leaseRelease, err error) bool {
 // holder has the lock's row (migrations/0004_landing.sql).
 const lockLostCode = "MGL01"
 
+// holdStep is a landing's fences in one statement
+// (migrations/0027_step_holds.sql): massgen_hold_uncancelled's,
+// massgen_hold_lease's and massgen_hold_lock's, in that order, with their
+// SQLSTATEs; a NULL count of cancels or lease version skips that fence.
+const holdStep = `SELECT massgen_hold_step($1, $2, $3, $4, $5, $6, $7, $8)`
+
 // landStep writes a step's entry in one round trip: one pipelined
-// transaction, the fence first (massgen_hold_lock: the lock's row is this
-// lock's, or taken back if the database lost it), then the entry (numbered,
-// if it is an answer without a number: e.AnswerNum is set), the snapshot,
-// the usage, and with release the lock row's delete; the notification
-// follows its commit (commitThenNotify).
-// A fenced landing (f: a leased landing, a host's) starts with the cancels'
-// fence (massgen_hold_uncancelled: no cancelled entry since the step began,
-// counted with the session's row held FOR SHARE); a leased one (rel, made
-// from f's version) then with the lease's (massgen_hold_lease: the step
-// lease row held, still the claim's and unreleased) and its release. A
-// statement that fails aborts the transaction and every statement after
-// it: nothing lands without the lock, nor without the lease.
+// transaction, the fences first, one statement (holdStep), then the entry
+// (numbered, if it is an answer without a number: e.AnswerNum is set), the
+// snapshot, the usage, and with release the lock row's delete; the
+// notification follows its commit (commitThenNotify).
+// A fenced landing (f: a leased landing, a host's) is fenced first by the
+// cancels (no cancelled entry since the step began, counted with the
+// session's row held FOR SHARE); a leased one (rel, made from f's version)
+// then by the lease (the step lease row held, still the claim's and
+// unreleased), which the statement after the fences releases; every
+// landing then by its lock (the lock's row is this lock's, or taken back if
+// the database lost it). A statement that fails aborts the transaction and
+// every statement after it: nothing lands without the lock, nor without
+// the lease.
 func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte,
 	release bool, f *fence, rel *leaseRelease) error {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
@@ -640,25 +647,29 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	name := "step:" + l.agent
 	u := e.Usage
 	b := &pgx.Batch{}
+	// The fences, one statement (massgen_hold_step), in this order: the
+	// cancels first (f), as a session cancelled (and perhaps resumed, its
+	// new run claiming this step's lease) refuses the step as cancelled,
+	// which tells its caller to resume and records the model's spend,
+	// rather than as a lost lease; then the lease (rel), held until the
+	// commit; then the lock. A NULL skips a fence the landing has not.
+	var cancels *int
+	var version *int64
 	if f != nil {
-		// The cancels first: a session cancelled (and perhaps resumed, its
-		// new run claiming this step's lease) refuses the step as cancelled,
-		// which tells its caller to resume and records the model's spend,
-		// rather than as a lost lease.
-		b.Queue(`SELECT massgen_hold_uncancelled($1, $2, $3)`, s.tenant, l.id, f.cancels)
+		cancels = &f.cancels
 	}
 	if rel != nil {
-		// Then the lease: held until the commit, and released (known row)
-		// in the same transaction.
-		b.Queue(`SELECT massgen_hold_lease($1, $2, $3, $4)`, s.tenant, l.id, l.agent, rel.version)
-		if rel.known {
-			b.Queue(changeKnownSQL, changeKnownArgs(s.tenant, l.id, l.agent, rel.cur, rel.next)...).Exec(func(tag pgconn.CommandTag) error {
-				rel.done = tag.RowsAffected() == 1
-				return nil
-			})
-		}
+		version = &rel.version
 	}
-	b.Queue(`SELECT massgen_hold_lock($1, $2, $3, $4, $5)`, s.tenant, l.id, name, l.token, lockTTL.Milliseconds())
+	b.Queue(holdStep, s.tenant, l.id, cancels, l.agent, version, name, l.token, lockTTL.Milliseconds())
+	if rel != nil && rel.known {
+		// The lease's release (known row), in the same transaction, its
+		// row held since the fence.
+		b.Queue(changeKnownSQL, changeKnownArgs(s.tenant, l.id, l.agent, rel.cur, rel.next)...).Exec(func(tag pgconn.CommandTag) error {
+			rel.done = tag.RowsAffected() == 1
+			return nil
+		})
+	}
 	var num int
 	b.Queue(entryInsert, s.tenant, l.id, l.agent, e.Step, string(e.Kind), e.Time, head, count, tail).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&num)

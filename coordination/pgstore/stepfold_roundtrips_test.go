@@ -47,7 +47,7 @@ func stepQueries(c *QueryCounts) (takes, alone, landings int64) {
 		case strings.HasPrefix(q.Kind, "UPDATE leases SET owner_id") || strings.HasPrefix(q.Kind, "[BEGIN | SELECT agent_id") ||
 			strings.HasPrefix(q.Kind, "[INSERT INTO leases"):
 			alone += q.Count
-		case strings.HasPrefix(q.Kind, "[BEGIN | SELECT massgen_hold_uncancelled") && strings.Contains(q.Kind, "massgen_hold_lease"):
+		case strings.HasPrefix(q.Kind, "[BEGIN | SELECT massgen_hold_step(") && strings.Contains(q.Kind, "INSERT INTO usage"):
 			landings += q.Count
 		}
 	}
