@@ -140,7 +140,10 @@ func TestARehearsedGeminiAgentLeavesNoSDKWarningOnStderr(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	// A run that ends with split votes (exit 7) is finished too: the
+	// rehearsed gemini and the two sims split about one run in 20 here,
+	// and this test reads only what the run printed on stderr.
+	if err := cmd.Run(); err != nil && cmd.ProcessState.ExitCode() != 7 {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 	}
 	if !strings.Contains(out.String(), "agent_a (gemini-") {
