@@ -83,3 +83,20 @@ func TestRunsExitCodesSayARefusedApplyIsOne(t *testing.T) {
 		t.Errorf("run --help should say %q:\n%s", want, out)
 	}
 }
+
+// TestAnIncludedToolConfigurationIsNamedSoInTheSummary: apply
+// --include-config listed a CI workflow it wrote as a plain "added" line,
+// like hello.txt beside it; the summary says which written files are tool
+// configuration and what they run, as the pending list did before.
+func TestAnIncludedToolConfigurationIsNamedSoInTheSummary(t *testing.T) {
+	res := &coordination.ApplyResult{SessionID: "site", Applied: &workspace.Applied{Context: "/p",
+		Written: []workspace.Change{{Path: "hello.txt", Op: "added"}, {Path: ".github/workflows/ci.yml", Op: "added"}}}}
+	var b bytes.Buffer
+	printApplied(&b, res, coordination.ApplyOptions{IncludeConfig: true}, "")
+	if want := "  added .github/workflows/ci.yml (tool configuration: " + workspace.ToolConfig(".github/workflows/ci.yml") + ")\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, b.String())
+	}
+	if want := "  added hello.txt\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, b.String())
+	}
+}
