@@ -27,7 +27,8 @@ func applyCommand() *cobra.Command {
 		Short: "Write a finished session's pending changes into its write context (--context-path DIR:write), all or nothing",
 		Example: `  massgen-mcp run --context-path ./myapp:write "Fix the failing test"
   massgen-mcp apply team_20261202_101500_1a2b3c4d
-  massgen-mcp apply --include-config team_20261202_101500_1a2b3c4d   # a .claude/settings.json, CI workflow, .envrc… too`,
+  massgen-mcp apply --include-config team_20261202_101500_1a2b3c4d   # a .claude/settings.json, CI workflow, .envrc… too
+  massgen-mcp apply --skip-config team_20261202_101500_1a2b3c4d      # everything but that tool configuration`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("%w: apply takes one session id; 'massgen-mcp sessions' lists them, newest first", coordination.ErrBadInput)
@@ -71,7 +72,13 @@ func printApplied(w io.Writer, res *coordination.ApplyResult, opts coordination.
 		fmt.Fprintf(w, "Applied to %s: %d written, %d skipped\n", a.Context, len(a.Written), len(a.Skipped))
 	}
 	for _, c := range a.Written {
-		fmt.Fprintf(w, "  %s %s%s\n", c.Op, permissions.Shown(c.Path), workspace.Noted(c.Reason))
+		reason := c.Reason
+		if runs := workspace.ToolConfig(c.Path); reason == "" && runs != "" {
+			// Written with --include-config: said so, as the pending
+			// list said it before the user chose.
+			reason = "tool configuration: " + runs
+		}
+		fmt.Fprintf(w, "  %s %s%s\n", c.Op, permissions.Shown(c.Path), workspace.Noted(reason))
 	}
 	leftOut := false
 	for _, c := range a.Skipped {
