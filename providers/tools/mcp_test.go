@@ -372,7 +372,7 @@ func TestValidateMCPServers(t *testing.T) {
 func TestMCPServerSecretsAreMaskedInWhatItSays(t *testing.T) {
 	needSandbox(t)
 	bin := testServer(t)
-	const token = "dummyPLANTEDmcpTokenNotAKey0123"
+	const token = "dummy-planted-mcp-secret-value-0123"
 	conf := func(args ...string) MCPConfig {
 		return MCPConfig{
 			Servers:   map[string]MCPServer{"gh": {Type: MCPStdio, Command: bin, Args: args, Env: map[string]string{"MCPSERVER_TOKEN": "${GH_TOKEN}"}}},
