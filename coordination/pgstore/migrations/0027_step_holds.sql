@@ -7,48 +7,23 @@
 -- massgen_hold_lock's (the lock's row FOR UPDATE, or taken back if the
 -- database lost it; MGL01 when another holder has it). A NULL p_cancels
 -- skips the cancels' fence and a NULL p_version the lease's (a landing
--- fenced by its lock alone). Each statement in a volatile PL/pgSQL function
--- takes its own snapshot under READ COMMITTED, as each of the three
--- statements did: the count after the share lock sees a cancel that
--- committed before it. The three functions stay, for a replica of an
--- earlier version left running across this migration. The database
--- starts one statement (its executor, its function call) where it started
--- three, on every step.
+-- fenced by its lock alone). It calls the three, so each fence keeps one
+-- definition (0004, 0005, 0007); each statement in them takes its own
+-- snapshot under READ COMMITTED, as each of the three statements did: the
+-- count after the share lock sees a cancel that committed before it. The
+-- three stay callable alone, for a replica of an earlier version left
+-- running across this migration. The database starts one statement (its
+-- executor, its function call) where it started three, on every step.
 CREATE FUNCTION massgen_hold_step(p_tenant text, p_session text, p_cancels integer,
     p_agent text, p_version bigint, p_name text, p_token text, p_ttl_ms bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     IF p_cancels IS NOT NULL THEN
-        PERFORM 1 FROM sessions WHERE tenant = p_tenant AND id = p_session FOR SHARE;
-        IF (SELECT count(*) FROM session_log
-                WHERE tenant = p_tenant AND session_id = p_session AND kind = 'cancelled') > p_cancels THEN
-            RAISE EXCEPTION 'session % was cancelled while the step was in flight', p_session
-                USING ERRCODE = 'MGL03';
-        END IF;
+        PERFORM massgen_hold_uncancelled(p_tenant, p_session, p_cancels);
     END IF;
     IF p_version IS NOT NULL THEN
-        PERFORM 1 FROM leases
-            WHERE tenant = p_tenant AND session_id = p_session AND agent_id = p_agent
-                AND version = p_version AND NOT released
-            FOR UPDATE;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'the step lease % of agent % in session % is no longer held', p_version, p_agent, p_session
-                USING ERRCODE = 'MGL02';
-        END IF;
+        PERFORM massgen_hold_lease(p_tenant, p_session, p_agent, p_version);
     END IF;
-    PERFORM 1 FROM locks
-        WHERE tenant = p_tenant AND session_id = p_session AND name = p_name AND token = p_token
-        FOR UPDATE;
-    IF FOUND THEN
-        RETURN;
-    END IF;
-    INSERT INTO locks (tenant, session_id, name, token, expires_at)
-        VALUES (p_tenant, p_session, p_name, p_token, now() + p_ttl_ms * interval '1 millisecond')
-        ON CONFLICT DO NOTHING;
-    IF FOUND THEN
-        RETURN;
-    END IF;
-    RAISE EXCEPTION 'the % lock of session % is held by another holder', p_name, p_session
-        USING ERRCODE = 'MGL01';
+    PERFORM massgen_hold_lock(p_tenant, p_session, p_name, p_token, p_ttl_ms);
 END
 $$;
