@@ -467,8 +467,22 @@ func redact(dsn string) string {
 // holding several deployments).
 func WithSchema(dsn, schema string) string {
 	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" {
+	if err == nil && u.Scheme == "" {
 		return dsn + " search_path=" + schema
+	}
+	if err != nil {
+		if _, ok := cutScheme(dsn); !ok {
+			return dsn + " search_path=" + schema
+		}
+		// A URL net/url does not parse, as a Unix socket's directory
+		// percent-encoded in the host ("postgres://u@%2Fvar%2Frun%2Fpostgresql/db"),
+		// which pgx reads as libpq does: the setting goes on its query as
+		// written (a URL pgx would read otherwise is refused by Open).
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "search_path=" + url.QueryEscape(schema)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
