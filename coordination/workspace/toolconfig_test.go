@@ -49,6 +49,9 @@ var runsCode = []string{
 	".cargo/config.toml",
 	"gradle/wrapper/gradle-wrapper.properties",
 	"Jenkinsfile",
+	".agents/skills/setup/SKILL.md",
+	".agents/skills/setup/scripts/setup.sh",
+	"sub/.agents/skills/x/SKILL.md",
 }
 
 // TestToolConfigurationIsNeverAppliedWithoutBeingAskedFor pins the
@@ -299,13 +302,15 @@ func TestToolConfigKnowsTheOtherToolsThatRunCode(t *testing.T) {
 		"gradle/wrapper/gradle-wrapper.properties": "Gradle", "gradle/wrapper/gradle-wrapper.jar": "Gradle",
 		".travis.yml":             "Travis",
 		".buildkite/pipeline.yml": "Buildkite", ".buildkite/hooks/pre-command": "Buildkite",
-		"azure-pipelines.yml":           "Azure",
-		"bitbucket-pipelines.yml":       "Bitbucket",
-		".drone.yml":                    "Drone",
-		".gitea/workflows/ci.yml":       "Gitea",
-		".forgejo/workflows/ci.yml":     "Forgejo",
-		"Jenkinsfile":                   "Jenkins",
-		".gitlab/ci/test.gitlab-ci.yml": "GitLab",
+		"azure-pipelines.yml":              "Azure",
+		"bitbucket-pipelines.yml":          "Bitbucket",
+		".drone.yml":                       "Drone",
+		".gitea/workflows/ci.yml":          "Gitea",
+		".forgejo/workflows/ci.yml":        "Forgejo",
+		"Jenkinsfile":                      "Jenkins",
+		".gitlab/ci/test.gitlab-ci.yml":    "GitLab",
+		".agents/skills/x/SKILL.md":        "Codex",
+		".agents/plugins/marketplace.json": "Codex",
 	} {
 		if got := ToolConfig(rel); !strings.Contains(got, tool) {
 			t.Errorf("ToolConfig(%q) = %q; want what %s runs", rel, got, tool)
@@ -317,6 +322,7 @@ func TestToolConfigKnowsTheOtherToolsThatRunCode(t *testing.T) {
 		"mise.md", "tool-versions", "bazelrc", "mvn/jvm.config", "gradle/wrapper.md",
 		"src/gradle-wrapper.properties", "travis.yml", "buildkite/pipeline.yml", "pipelines.yml",
 		"docs/Jenkinsfile.md", ".gitea/issue_template.md", ".gitlab/issue_templates/bug.md", ".gitlab/ci",
+		"agents/skills/x/SKILL.md", ".agents", "AGENTS.md",
 	} {
 		if got := ToolConfig(rel); got != "" {
 			t.Errorf("ToolConfig(%q) = %q; it is no tool's configuration", rel, got)

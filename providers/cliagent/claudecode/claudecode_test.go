@@ -90,3 +90,28 @@ func TestInvocationIgnoresTheWorkspacesProjectSettings(t *testing.T) {
 		}
 	}
 }
+
+// Every entry of the config directory that Claude Code 2.1.197 loads what
+// it runs or follows from (measured with strace and read in its bundle) is
+// the user's setup, read-only in the sandbox: besides settings, CLAUDE.md,
+// agents, commands, skills, output styles, plugins and hooks, its rules
+// (instructions of every run, as CLAUDE.md), workflows (JavaScript it runs),
+// and cowork_settings.json and cowork_plugins, which it reads instead of
+// settings.json and plugins when CLAUDE_CODE_USE_COWORK_PLUGINS is set
+// (a CLAUDE_CODE_ variable, passed to it). cowork_plugins' registry names
+// each install by the user's absolute path, as plugins' does.
+func TestEveryDirectoryClaudeLoadsCodeFromIsTheUsersSetup(t *testing.T) {
+	for _, name := range []string{
+		"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles", "plugins", "hooks",
+		"rules", "workflows", "cowork_settings.json", "cowork_plugins",
+	} {
+		if !slices.Contains(info.SetupFiles, name) {
+			t.Errorf("%s is not among Claude Code's setup files %v: a sandboxed agent may write it for its next run", name, info.SetupFiles)
+		}
+	}
+	for _, name := range []string{"plugins", "cowork_plugins"} {
+		if !slices.Contains(info.SetupAtPath, name) {
+			t.Errorf("%s is not shown at the user's path too (SetupAtPath %v): its registry names installs by it", name, info.SetupAtPath)
+		}
+	}
+}

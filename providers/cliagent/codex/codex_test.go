@@ -127,3 +127,36 @@ func TestOnlyAChatGPTLoginIsASubscription(t *testing.T) {
 		}
 	}
 }
+
+// Codex 0.171 installs its bundled skills into CODEX_HOME/skills/.system at
+// every start; a sandboxed run's skills directory is the user's, read-only
+// (a skill there is the user's setup, whose SKILL.md tells the model what to
+// run), so the install would fail and log an ERROR at each of its four
+// tries. A sandboxed run is told not to: the bundled skills are then not
+// offered either, and the user's own still are. An unconfined run, in the
+// user's own CODEX_HOME, keeps them.
+func TestASandboxedRunLeavesTheBundledSkillsOut(t *testing.T) {
+	r := run()
+	r.Sandboxed = true
+	inv, _ := CLI{}.Invocation(r)
+	if !strings.Contains(strings.Join(inv.Args, " "), "-c skills.bundled.enabled=false") {
+		t.Errorf("a sandboxed run's argv lacks -c skills.bundled.enabled=false:\n%q", inv.Args)
+	}
+	inv, _ = CLI{}.Invocation(run())
+	if slices.Contains(inv.Args, "skills.bundled.enabled=false") {
+		t.Errorf("an unconfined run leaves the bundled skills out: %q", inv.Args)
+	}
+}
+
+// Every directory of CODEX_HOME that Codex 0.171 loads what it runs or
+// follows from (measured with strace and the skill roots it lists) is the
+// user's setup, read-only in the sandbox: skills (a SKILL.md and its
+// scripts), agents (custom agents, each a config layer of its own, MCP
+// servers included), hooks and plugins.
+func TestEveryDirectoryCodexLoadsCodeFromIsTheUsersSetup(t *testing.T) {
+	for _, name := range []string{"config.toml", "AGENTS.md", "rules", "hooks.json", "hooks", "plugins", "skills", "agents"} {
+		if !slices.Contains(info.SetupFiles, name) {
+			t.Errorf("%s is not among Codex's setup files %v: a sandboxed agent may write it for its next run", name, info.SetupFiles)
+		}
+	}
+}
