@@ -51,6 +51,13 @@ type Info struct {
 	// install's directory): shown read-only at that path too, where the
 	// sandbox would otherwise show nothing.
 	SetupAtPath []string
+	// HomeSetup are the user's setup the CLI reads from HOME outside
+	// ConfigDir, as paths under HOME (Codex's ".agents/skills"): shown
+	// read-only from the user's HOME at the same path in a sandboxed
+	// agent's (an empty directory when the user has none), what an
+	// earlier run left there removed, and the path's first directory bound
+	// over itself so the CLI cannot rename it away and make its own.
+	HomeSetup []string
 	// PriceBackend is the API backend whose price table prices the CLI's
 	// tokens when the CLI reports no cost (e.g. "claude").
 	PriceBackend string

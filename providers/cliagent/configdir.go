@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -132,6 +133,38 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 		lc.add(filepath.Join(user, name), private, name, data)
 	}
 	return lc, nil
+}
+
+// stageHome readies the user's setup a sandboxed CLI reads from HOME
+// outside its config directory (Info.HomeSetup) for one run: each path
+// under the agent's HOME home, which the CLI sees at in, cleared of what an
+// earlier run left there and bound read-only from the user's HOME user (an
+// empty directory from blanks when the user has none, or their HOME is
+// unknown), its first directory bound over itself. An agent that could
+// write there (Codex's ~/.agents/skills: a SKILL.md telling the model what
+// to run, and its scripts) would hand its next run instructions of its own
+// as the user's.
+func stageHome(c *Confinement, info Info, user, home, in, blanks string) error {
+	for _, rel := range info.HomeSetup {
+		rel = filepath.Clean(rel)
+		top, _, _ := strings.Cut(rel, string(filepath.Separator))
+		if err := os.MkdirAll(filepath.Join(home, top), 0o700); err != nil {
+			return fmt.Errorf("cannot create %s in the agent's HOME: %w", top, err)
+		}
+		if err := os.RemoveAll(filepath.Join(home, rel)); err != nil {
+			return fmt.Errorf("cannot clear %s of the agent's HOME: %w", rel, err)
+		}
+		c.ReadWrite = append(c.ReadWrite, Bind{Src: filepath.Join(home, top), Dst: filepath.Join(in, top)})
+		src := filepath.Join(user, rel)
+		if st, err := os.Stat(src); user == "" || err != nil || !st.IsDir() {
+			var err error
+			if src, err = blank(filepath.Join(blanks, "home", filepath.Dir(rel)), filepath.Base(rel)); err != nil {
+				return fmt.Errorf("cannot make an empty %s for the agent's HOME: %w", rel, err)
+			}
+		}
+		c.Pinned = append(c.Pinned, Bind{Src: src, Dst: filepath.Join(in, rel)})
+	}
+	return nil
 }
 
 // blank is an empty setup file named name in dir: a directory when the

@@ -240,3 +240,51 @@ func TestASetupDirAtTheUsersPathStaysReadOnlyWhereTheSandboxShowsTheAgentsConfig
 		t.Errorf("the sandbox shows no user's plugins at %s: %q", plugins, out)
 	}
 }
+
+// The user's setup a CLI reads from HOME outside its config directory
+// (Info.HomeSetup: Codex's ~/.agents/skills) is shown read-only at the same
+// path in a sandboxed agent's HOME, an empty directory when the user has
+// none; what an earlier run left there is gone, and the agent can neither
+// write into it nor rename its parent away to make its own.
+func TestTheUsersSetupInHOMEIsReadOnlyInTheAgentsHOME(t *testing.T) {
+	sb := sandboxed(t)
+	info := Info{HomeSetup: []string{".agents/skills"}}
+	for _, has := range []bool{true, false} {
+		t.Run(map[bool]string{true: "the user's", false: "none"}[has], func(t *testing.T) {
+			user, home := t.TempDir(), t.TempDir()
+			if has {
+				os.MkdirAll(filepath.Join(user, ".agents", "skills", "mine"), 0o700)
+				os.WriteFile(filepath.Join(user, ".agents", "skills", "mine", "SKILL.md"), []byte("the user's skill"), 0o600)
+			}
+			left := filepath.Join(home, ".agents", "skills", "planted")
+			os.MkdirAll(left, 0o700)
+			os.WriteFile(filepath.Join(left, "SKILL.md"), []byte("an earlier run's"), 0o600)
+			c := Confinement{Workspace: t.TempDir(), Home: home}
+			if err := stageHome(&c, info, user, home, "/home/agent", t.TempDir()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(left); err == nil {
+				t.Errorf("what an earlier run left in ~/.agents/skills is still there")
+			}
+			if len(c.Pinned) != 1 || c.Pinned[0].Dst != "/home/agent/.agents/skills" || (c.Pinned[0].Src == filepath.Join(user, ".agents", "skills")) != has {
+				t.Fatalf("pinned %v, want ~/.agents/skills from the user's (has: %v) or an empty one", c.Pinned, has)
+			}
+			script := `cat /home/agent/.agents/skills/mine/SKILL.md; mkdir -p /home/agent/.agents/skills/x && echo planted > /home/agent/.agents/skills/x/SKILL.md
+mv /home/agent/.agents /home/agent/moved && mkdir -p /home/agent/.agents/skills/y && echo planted > /home/agent/.agents/skills/y/SKILL.md
+true`
+			cmd, err := sb.Command(context.Background(), c, []string{"/bin/sh", "-c", script})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := cmd.CombinedOutput()
+			if strings.Contains(string(out), "the user's skill") != has {
+				t.Errorf("the sandbox showed %q; want the user's skill only when they have one", out)
+			}
+			for _, p := range []string{filepath.Join(home, ".agents", "skills", "x"), filepath.Join(home, "moved"), filepath.Join(home, ".agents", "skills", "y"), filepath.Join(user, ".agents", "skills", "x")} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("the agent made %s (the sandbox said %q)", p, out)
+				}
+			}
+		})
+	}
+}

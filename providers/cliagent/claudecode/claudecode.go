@@ -33,10 +33,20 @@ var info = cliagent.Info{
 	// (TestRealClaudeRunsNoPluginAnAgentPlantedInItsConfigDir). 2.1.197
 	// read-only still loads the user's plugins and runs (its migration's
 	// rename and .orphaned_at unlink fail with EROFS, logged only); its
-	// registry names each install by the user's absolute path.
+	// registry names each install by the user's absolute path. So are its
+	// rules (instructions of every run, as CLAUDE.md's), workflows
+	// (JavaScript it runs), and cowork_settings.json and cowork_plugins,
+	// which it reads instead of settings.json and plugins when
+	// CLAUDE_CODE_USE_COWORK_PLUGINS is set (a CLAUDE_CODE_ variable, so
+	// passed). The rest of the directory is its state: sessions and their
+	// transcripts (projects), history, caches, backups, todos, plans,
+	// shell snapshots (made afresh each run), tasks, teams and jobs, and
+	// .claude.json, which it rewrites every run and whose MCP servers
+	// --strict-mcp-config ignores
+	// (TestRealClaudeIgnoresAllowRulesAnAgentPlantedInItsClaudeJSON).
 	LoginFiles:   []string{".credentials.json"},
-	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles", "plugins", "hooks"},
-	SetupAtPath:  []string{"plugins"},
+	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles", "plugins", "hooks", "rules", "workflows", "cowork_settings.json", "cowork_plugins"},
+	SetupAtPath:  []string{"plugins", "cowork_plugins"},
 	PriceBackend: "claude",
 	Env: cliagent.EnvPolicy{
 		// Its auth and endpoint (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,

@@ -30,10 +30,17 @@ var info = cliagent.Info{
 	// convention) and plugins (plugins/cache: a plugin's hooks/hooks.json
 	// and MCP servers). An agent that could write them would run code of
 	// its choosing in its next run
-	// (TestRealCodexRunsNoHookAnAgentPlantedInItsConfigDir). Its skills
-	// directory is left out: the CLI writes its system skills there.
+	// (TestRealCodexRunsNoHookAnAgentPlantedInItsConfigDir). So are its
+	// skills, which 0.171 offers every run from CODEX_HOME/skills (and
+	// .system in it) and from ~/.agents/skills (HomeSetup), each a
+	// SKILL.md telling the model what to run and the scripts beside it
+	// (TestRealCodexLoadsNoSkillAnAgentPlantedForItsNextRun); read-only,
+	// the bundled skills it would install into skills/.system are left
+	// out (Invocation). And its custom agents (agents/*.toml), each a
+	// config layer of its own, MCP servers included.
 	LoginFiles:   []string{"auth.json"},
-	SetupFiles:   []string{"config.toml", "AGENTS.md", "AGENTS.override.md", "prompts", "rules", "hooks.json", "hooks", "plugins"},
+	SetupFiles:   []string{"config.toml", "AGENTS.md", "AGENTS.override.md", "prompts", "rules", "hooks.json", "hooks", "plugins", "skills", "agents"},
+	HomeSetup:    []string{".agents/skills"},
 	PriceBackend: "openai",
 	Env: cliagent.EnvPolicy{
 		// Its auth (OPENAI_API_KEY, CODEX_API_KEY, a ChatGPT login in
@@ -90,6 +97,12 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		"-c", "features.plugins=false",
 		"-c", "analytics.enabled=false",
 	)
+	if r.Sandboxed {
+		// The skills directory is the user's, read-only: the install of
+		// the bundled skills into skills/.system, tried at every start,
+		// would fail and log an ERROR four times a run.
+		args = append(args, "-c", "skills.bundled.enabled=false")
+	}
 	if r.Model != "" {
 		args = append(args, "--model", r.Model)
 	}
