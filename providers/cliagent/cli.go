@@ -51,6 +51,17 @@ type Info struct {
 	// install's directory): shown read-only at that path too, where the
 	// sandbox would otherwise show nothing.
 	SetupAtPath []string
+	// EmptyFiles are names in ConfigDir the CLI acts on that must never
+	// show the user's (Claude Code's "ide": their editors' lock files,
+	// each with a port and auth token): an empty read-only one in a
+	// sandboxed agent's private config directory, whether or not the user
+	// has it, so one an agent planted cannot point its next run elsewhere.
+	EmptyFiles []string
+	// PerRunFiles are names in ConfigDir the CLI writes in a run and acts
+	// on in a later one (Claude Code's "session-env": scripts sourced
+	// before each command of a session, which later steps resume): removed
+	// from a sandboxed agent's private config directory before each run.
+	PerRunFiles []string
 	// HomeSetup are the user's setup the CLI reads from HOME outside
 	// ConfigDir, as paths under HOME (Codex's ".agents/skills"): shown
 	// read-only from the user's HOME at the same path in a sandboxed

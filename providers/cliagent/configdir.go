@@ -89,6 +89,8 @@ func (lc *loginCopy) add(user, root, name string, was []byte) *loginCopy {
 // of is an empty one from blanks (a directory of the agent's the sandbox
 // does not show), read-only too: a CLI reloading its settings as they
 // change would otherwise take the allow rules an agent wrote mid-run.
+// Info.EmptyFiles are such empty ones always; Info.PerRunFiles are only
+// removed.
 func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*loginCopy, error) {
 	lc := &loginCopy{}
 	c.ReadWrite = append(c.ReadWrite, Bind{Src: private, Dst: in})
@@ -109,6 +111,21 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 			c.Pinned = append(c.Pinned, Bind{Src: src, Dst: src})
 		}
 		c.Pinned = append(c.Pinned, Bind{Src: src, Dst: filepath.Join(in, name)})
+	}
+	for _, name := range info.EmptyFiles {
+		if err := os.RemoveAll(filepath.Join(private, name)); err != nil {
+			return nil, fmt.Errorf("cannot clear %s of the agent's config directory: %w", name, err)
+		}
+		src, err := blank(blanks, name)
+		if err != nil {
+			return nil, fmt.Errorf("cannot make an empty %s for the agent's config directory: %w", name, err)
+		}
+		c.Pinned = append(c.Pinned, Bind{Src: src, Dst: filepath.Join(in, name)})
+	}
+	for _, name := range info.PerRunFiles {
+		if err := os.RemoveAll(filepath.Join(private, name)); err != nil {
+			return nil, fmt.Errorf("cannot clear %s of the agent's config directory: %w", name, err)
+		}
 	}
 	for _, name := range info.LoginFiles {
 		dst := filepath.Join(private, name)

@@ -38,7 +38,16 @@ var info = cliagent.Info{
 	// (JavaScript it runs), and cowork_settings.json and cowork_plugins,
 	// which it reads instead of settings.json and plugins when
 	// CLAUDE_CODE_USE_COWORK_PLUGINS is set (a CLAUDE_CODE_ variable, so
-	// passed). The rest of the directory is its state: sessions and their
+	// passed). Its ide is never the user's (their editors' lock files,
+	// each with a port and auth token an agent sharing the network could
+	// drive the editor with) but empty and read-only: a lock an agent
+	// planted would point its next run at a server of its choosing. Its
+	// session-env (what a session's hooks wrote to CLAUDE_ENV_FILE, sourced
+	// before each Bash command of that session, which later steps resume)
+	// is removed before each run: a script left there ran, unjudged, before
+	// the next run's commands
+	// (TestRealClaudeSourcesNoSessionEnvScriptAnAgentLeftForItsNextRun).
+	// The rest of the directory is its state: sessions and their
 	// transcripts (projects), history, caches, backups, todos, plans,
 	// shell snapshots (made afresh each run), tasks, teams and jobs, and
 	// .claude.json, which it rewrites every run and whose MCP servers
@@ -47,6 +56,8 @@ var info = cliagent.Info{
 	LoginFiles:   []string{".credentials.json"},
 	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles", "plugins", "hooks", "rules", "workflows", "cowork_settings.json", "cowork_plugins"},
 	SetupAtPath:  []string{"plugins", "cowork_plugins"},
+	EmptyFiles:   []string{"ide"},
+	PerRunFiles:  []string{"session-env"},
 	PriceBackend: "claude",
 	Env: cliagent.EnvPolicy{
 		// Its auth and endpoint (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
