@@ -98,6 +98,25 @@ type ApplyResult struct {
 	AlreadyApplied bool `json:"already_applied"`
 }
 
+// ConfigStaysOut says, for an apply asked with opts, why it wrote no tool
+// configuration although asked to include it: an earlier apply left it out
+// (SkipConfig) and changes are applied once; "" for any other apply.
+// include and skip are what the caller's surface calls the two choices (a
+// flag, an argument), and the surface says after it where the winner's
+// files are, which only it knows how to name. Derived from r and opts, not
+// stored, so a result read back or built by hand says the same.
+func (r *ApplyResult) ConfigStaysOut(opts ApplyOptions, include, skip string) string {
+	if !r.AlreadyApplied || !opts.IncludeConfig || r.Applied == nil {
+		return ""
+	}
+	for _, c := range r.Applied.Skipped {
+		if strings.HasPrefix(c.Reason, workspace.ConfigLeftOut) {
+			return include + " writes nothing now: the earlier apply left the tool configuration out (" + skip + "), and changes are applied once"
+		}
+	}
+	return ""
+}
+
 // ApplyConflictError refuses an apply because files of the write context
 // changed since the session took its base; nothing was written.
 type ApplyConflictError struct {
@@ -183,6 +202,29 @@ func (svc *Service) ApplyChanges(ctx context.Context, id string, opts ApplyOptio
 		svc.writeStatusSoon(ctx, s, st, svc.snapshot(s, l, st))
 	}
 	return &ApplyResult{SessionID: id, Applied: applied}, nil
+}
+
+// ConfirmApply is what a user confirms before ApplyChanges(ctx, id, opts)
+// writes into their project: the session's result, whose Changes the call
+// writes. It is nil when the call would write nothing: nothing pending
+// (not finished, no write context, already applied), no such session, or
+// a call ApplyChanges refuses whatever the user says (tool configuration
+// among the changes and opts neither include nor skip it, or both), so a
+// user is never asked to accept an apply that then writes nothing. A
+// surface that can ask the user asks when it is not nil; ApplyChanges
+// says why when it is.
+func (svc *Service) ConfirmApply(ctx context.Context, id string, opts ApplyOptions) *TeamResult {
+	if _, err := opts.config(); err != nil {
+		return nil
+	}
+	res, err := svc.Result(ctx, id)
+	if err != nil || !res.ChangesPending || res.Changes == nil {
+		return nil
+	}
+	if res.Changes.ConfigCount > 0 && !opts.IncludeConfig && !opts.SkipConfig {
+		return nil
+	}
+	return res
 }
 
 // withApplied is a finished result with an apply recorded after it laid

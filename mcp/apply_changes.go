@@ -45,16 +45,16 @@ func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, a
 	// The user is asked before their project is written when the client
 	// can be asked (applyconfirm.go); a client that cannot elicit has
 	// already confirmed the call itself (the tool is destructive, so a
-	// client asks before calling it). A call that would write nothing
-	// (already applied, nothing pending) is answered without asking.
+	// client asks before calling it). Whether the call may write, and so
+	// whether to ask, is the core's rule (ConfirmApply): a call that would
+	// write nothing (already applied, nothing pending, tool configuration
+	// held) is answered without asking.
 	if args.Config != "" && args.Config != "include" && args.Config != "skip" {
 		return nil, fmt.Errorf("%w: apply_changes's tool_config is %q; give include, skip, or leave it out", errBadArguments, args.Config)
 	}
+	opts := coordination.ApplyOptions{IncludeConfig: args.Config == "include", SkipConfig: args.Config == "skip"}
 	var action *string
-	// Changes holding tool configuration, with no tool_config, are refused
-	// below whatever the user says: asking would have them accept an apply
-	// that writes nothing.
-	if team, err := h.svc(ctx).Result(ctx, args.SessionID); err == nil && team.ChangesPending && team.Changes != nil && (team.Changes.ConfigCount == 0 || args.Config != "") && canElicit(ctx) == nil {
+	if team := h.svc(ctx).ConfirmApply(ctx, args.SessionID, opts); team != nil && canElicit(ctx) == nil {
 		reply, ask := askUser(req, applyID, roundState{Session: args.SessionID, Round: 1}.String(), applyQuestion(team, args))
 		if ask != nil {
 			return ask, nil
@@ -66,18 +66,18 @@ func (h *handler) applyChanges(ctx context.Context, req mcpgo.CallToolRequest, a
 		}
 		action = &a
 	}
-	res, err := h.svc(ctx).ApplyChanges(ctx, args.SessionID, coordination.ApplyOptions{IncludeConfig: args.Config == "include", SkipConfig: args.Config == "skip"})
+	res, err := h.svc(ctx).ApplyChanges(ctx, args.SessionID, opts)
 	if err != nil {
 		return nil, err
 	}
 	out := wireApplyResult(*res)
 	out.Confirmation = action
-	return mcpgo.NewToolResultStructured(out, applyText(out, args.Config)), nil
+	return mcpgo.NewToolResultStructured(out, applyText(out, res.ConfigStaysOut(opts, `tool_config "include"`, `"skip"`))), nil
 }
 
-// applyText says what an apply wrote, file by file; config is the call's
-// tool_config.
-func applyText(r ApplyResult, config string) string {
+// applyText says what an apply wrote, file by file; staysOut is why asking
+// for the tool configuration wrote none (ApplyResult.ConfigStaysOut), or "".
+func applyText(r ApplyResult, staysOut string) string {
 	var b strings.Builder
 	a := r.Applied
 	if r.AlreadyApplied {
@@ -91,15 +91,11 @@ func applyText(r ApplyResult, config string) string {
 	for _, c := range a.Conflicts {
 		fmt.Fprintf(&b, "  conflict: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
 	}
-	leftOut := false
 	for _, c := range a.Skipped {
 		fmt.Fprintf(&b, "  skipped: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
-		leftOut = leftOut || strings.HasPrefix(c.Reason, workspace.ConfigLeftOut)
 	}
-	// An apply is made once: asked for the tool configuration after an
-	// apply left it out, say that it stays out and where it is.
-	if r.AlreadyApplied && config == "include" && leftOut {
-		b.WriteString(`tool_config "include" writes nothing now: the earlier apply left the tool configuration out ("skip"), and changes are applied once; if the user wants it after all, they copy it from the winner's files (the result's files_dir).` + "\n")
+	if staysOut != "" {
+		b.WriteString(staysOut + "; if the user wants it after all, they copy it from the winner's files (the result's files_dir).\n")
 	}
 	return b.String()
 }

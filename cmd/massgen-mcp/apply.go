@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -80,14 +79,10 @@ func printApplied(w io.Writer, res *coordination.ApplyResult, opts coordination.
 		}
 		fmt.Fprintf(w, "  %s %s%s\n", c.Op, permissions.Shown(c.Path), workspace.Noted(reason))
 	}
-	leftOut := false
 	for _, c := range a.Skipped {
 		fmt.Fprintf(w, "  skipped: %s (%s): %s\n", permissions.Shown(c.Path), c.Op, c.Reason)
-		leftOut = leftOut || strings.HasPrefix(c.Reason, workspace.ConfigLeftOut)
 	}
-	// An apply is made once: asked for the tool configuration after an
-	// apply left it out, say that it stays out and where it is.
-	if res.AlreadyApplied && opts.IncludeConfig && leftOut {
-		fmt.Fprintf(w, "--include-config writes nothing now: the earlier apply left the tool configuration out (--skip-config), and changes are applied once; to have it after all, copy it from the winner's files yourself (massgen-mcp status%s %s says where they are).\n", flags, res.SessionID)
+	if why := res.ConfigStaysOut(opts, "--include-config", "--skip-config"); why != "" {
+		fmt.Fprintf(w, "%s; to have it after all, copy it from the winner's files yourself (massgen-mcp status%s %s says where they are).\n", why, flags, res.SessionID)
 	}
 }
