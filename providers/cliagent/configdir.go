@@ -41,10 +41,33 @@ func (p *Provider) configDirs(ag agentDirs) (user, state string, err error) {
 		return user, user, nil
 	}
 	state = filepath.Join(ag.home, p.info.ConfigDir)
-	if err := os.MkdirAll(state, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err == nil {
+		err = ownDir(state)
+	}
+	if err != nil {
 		return "", "", fmt.Errorf("cannot create the agent's config directory %s: %w", state, err)
 	}
 	return user, state, nil
+}
+
+// ownDir makes path a directory of the agent's own, removing what else is
+// there first: a symlink an earlier run of the agent left (one that ran
+// before the path was a mount point of its sandbox, or unsandboxed), to a
+// directory of the user's, would have staging clear the user's files under
+// it and bind it writable into the sandbox.
+func ownDir(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return os.Mkdir(path, 0o700)
 }
 
 // readConfigDir is the directory a CLI reads the user's setup from: theirs
@@ -93,6 +116,9 @@ func (lc *loginCopy) add(user, root, name string, was []byte) *loginCopy {
 // removed.
 func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*loginCopy, error) {
 	lc := &loginCopy{}
+	if err := ownDir(private); err != nil {
+		return nil, fmt.Errorf("cannot make the agent's config directory %s its own: %w", private, err)
+	}
 	c.ReadWrite = append(c.ReadWrite, Bind{Src: private, Dst: in})
 	for _, name := range info.SetupFiles {
 		if err := os.RemoveAll(filepath.Join(private, name)); err != nil {
@@ -162,13 +188,25 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 // to run, and its scripts) would hand its next run instructions of its own
 // as the user's.
 func stageHome(c *Confinement, info Info, user, home, in, blanks string) error {
+	root, err := os.OpenRoot(home)
+	if err != nil {
+		return fmt.Errorf("cannot open the agent's HOME: %w", err)
+	}
+	defer root.Close()
 	for _, rel := range info.HomeSetup {
 		rel = filepath.Clean(rel)
-		top, _, _ := strings.Cut(rel, string(filepath.Separator))
-		if err := os.MkdirAll(filepath.Join(home, top), 0o700); err != nil {
+		top, below, _ := strings.Cut(rel, string(filepath.Separator))
+		if below == "" || !filepath.IsLocal(rel) {
+			// top is bound writable over itself: a setup path that is
+			// top would be dropped as a bind of the same place.
+			return fmt.Errorf("%s's HOME setup %q must be a path inside a directory of HOME", info.Binary, rel)
+		}
+		if err := ownDir(filepath.Join(home, top)); err != nil {
 			return fmt.Errorf("cannot create %s in the agent's HOME: %w", top, err)
 		}
-		if err := os.RemoveAll(filepath.Join(home, rel)); err != nil {
+		// Through the root: a symlink the agent left on the way must not
+		// lead the removal out of its HOME.
+		if err := root.RemoveAll(rel); err != nil {
 			return fmt.Errorf("cannot clear %s of the agent's HOME: %w", rel, err)
 		}
 		c.ReadWrite = append(c.ReadWrite, Bind{Src: filepath.Join(home, top), Dst: filepath.Join(in, top)})
