@@ -86,6 +86,10 @@ type EnvPolicy struct {
 	// Defaults are set unless the server's environment sets them (telemetry
 	// and update checks off).
 	Defaults map[string]string
+	// SetupPaths are passed variables whose value is where the CLI loads
+	// setup from, outside its config directory (Claude Code's
+	// CLAUDE_CODE_PLUGIN_CACHE_DIR): a path, or a list of them.
+	SetupPaths []string
 }
 
 // Run is one run of a CLI, with every path as the CLI sees it (inside the

@@ -66,7 +66,7 @@ func (c testCLI) Info() Info {
 	return Info{Backend: "test_cli", Binary: "fake", BinaryEnv: "FAKE_BIN", ConfigDir: ".fake", ConfigDirEnv: "FAKE_CONFIG_DIR",
 		LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"},
 		PriceBackend: "claude", Env: EnvPolicy{Prefixes: []string{"FAKE_"}, Names: []string{"FAKE_API_KEY"},
-			Defaults: map[string]string{"FAKE_TELEMETRY": "off"}}}
+			Defaults: map[string]string{"FAKE_TELEMETRY": "off"}, SetupPaths: []string{"FAKE_PLUGIN_DIR"}}}
 }
 
 func (c testCLI) Invocation(r Run) (Invocation, error) {
@@ -259,6 +259,8 @@ func fakeCLI(args []string) int {
 		result("login=" + string(login) + " other=" + string(other))
 	case "cfgtamper":
 		result(cfgTamper())
+	case "setupenv":
+		result(setupEnvTamper())
 	case "runlogin":
 		// Refreshes the login copied into its run directory, as Gemini
 		// CLI refreshes its OAuth token.
@@ -521,4 +523,29 @@ func cfgTamper() string {
 	try("plant hooks.json", os.WriteFile(filepath.Join(dir, "hooks.json"), []byte(`{"hooks":"the agent's"}`), 0o600))
 	try("refresh login.json", os.WriteFile(filepath.Join(dir, "login.json"), []byte(`{"token":"refreshed"}`), 0o600))
 	return strings.Join(report, "\n")
+}
+
+// setupEnvTamper is the fake CLI's "setupenv" mode
+// (TestAnOperatorsSetupDirVariableIsTheUsersReadOnlySetupInTheSandbox): it
+// finds its plugin directory in FAKE_PLUGIN_DIR as Claude Code finds
+// CLAUDE_CODE_PLUGIN_CACHE_DIR (a leading ~ is HOME, a relative path is
+// the working directory's), reads the user's plugin there and tries to
+// plant one of its own for its next run.
+func setupEnvTamper() string {
+	dir, ok := os.LookupEnv("FAKE_PLUGIN_DIR")
+	if !ok {
+		return "dir unset"
+	}
+	if rest, ok := strings.CutPrefix(dir, "~/"); ok {
+		dir = filepath.Join(os.Getenv("HOME"), rest)
+	}
+	mine, err := os.ReadFile(filepath.Join(dir, "mine"))
+	if err != nil {
+		mine = []byte("unreadable")
+	}
+	planted := "refused"
+	if os.MkdirAll(filepath.Join(dir, "planted"), 0o700) == nil {
+		planted = "done"
+	}
+	return fmt.Sprintf("dir=%s mine=%s planted=%s", os.Getenv("FAKE_PLUGIN_DIR"), mine, planted)
 }

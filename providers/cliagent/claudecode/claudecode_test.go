@@ -131,3 +131,17 @@ func TestClaudesIDELocksAreNeverTheUsersAndItsSessionEnvIsARunsOwn(t *testing.T)
 		t.Errorf("session-env is not among the files removed before each run %v", info.PerRunFiles)
 	}
 }
+
+// Claude Code 2.1.197 loads plugins from CLAUDE_CODE_PLUGIN_CACHE_DIR
+// instead of its config directory's plugins, and seeds them from each
+// directory of CLAUDE_CODE_PLUGIN_SEED_DIR, a leading ~ in either read as
+// HOME (the agent's, in the sandbox); CLAUDE_CODE_ variables are passed. So
+// both are setup paths: in a sandboxed run the user's, read-only, never the
+// agent's HOME or workspace.
+func TestClaudesPluginDirVariablesAreSetupPaths(t *testing.T) {
+	for _, name := range []string{"CLAUDE_CODE_PLUGIN_CACHE_DIR", "CLAUDE_CODE_PLUGIN_SEED_DIR"} {
+		if !info.Env.Allows(name) || !slices.Contains(info.Env.SetupPaths, name) {
+			t.Errorf("%s: passed %v, setup paths %v; want it passed only as a setup path", name, info.Env.Allows(name), info.Env.SetupPaths)
+		}
+	}
+}
