@@ -542,7 +542,12 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	if p.info.ConfigDirEnv != "" {
 		fixed[p.info.ConfigDirEnv] = cfgIn
 	}
-	c.Env = append(childEnv(p.opts.Env, p.info.Env, fixed), inv.Env...)
+	env := childEnv(p.opts.Env, p.info.Env, fixed)
+	if p.opts.Sandbox.Confined() {
+		userHome, _ := lookupEnv(p.opts.Env, "HOME")
+		env = setupEnv(&c, env, p.info.Env.SetupPaths, userHome)
+	}
+	c.Env = append(env, inv.Env...)
 	argv := append([]string{p.opts.Binary}, inv.Args...)
 	cmd, err = p.opts.Sandbox.Command(ctx, c, argv)
 	if err != nil {

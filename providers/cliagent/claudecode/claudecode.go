@@ -64,6 +64,17 @@ var info = cliagent.Info{
 		// ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, …) and its own switches
 		// (CLAUDE_CODE_MAX_RETRIES, CLAUDE_CODE_USE_BEDROCK, …).
 		Prefixes: []string{"ANTHROPIC_", "CLAUDE_CODE_"},
+		// Where it loads plugins from instead of its config directory's
+		// plugins, and seeds them from (a list), a leading ~ read as HOME:
+		// in the sandbox the user's, read-only, never the agent's HOME
+		// (TestClaudesPluginDirVariablesAreSetupPaths). Of the other
+		// CLAUDE_CODE_ variables naming a path in 2.1.197,
+		// CLAUDE_CODE_MANAGED_SETTINGS_PATH and CLAUDE_CODE_REMOTE_SETTINGS_PATH
+		// are read by nothing (the latter's reader returns nothing in the
+		// build), and the rest name where it writes (TMPDIR, debug logs,
+		// memory, its own state as its transcripts are) or a program it
+		// runs (SHELL, SHELL_PREFIX), not setup.
+		SetupPaths: []string{"CLAUDE_CODE_PLUGIN_CACHE_DIR", "CLAUDE_CODE_PLUGIN_SEED_DIR"},
 		Names: []string{
 			"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
 			"DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_BUG_COMMAND",
