@@ -52,6 +52,7 @@ var runsCode = []string{
 	".agents/skills/setup/SKILL.md",
 	".agents/skills/setup/scripts/setup.sh",
 	"sub/.agents/skills/x/SKILL.md",
+	".claude-plugin/marketplace.json",
 }
 
 // TestToolConfigurationIsNeverAppliedWithoutBeingAskedFor pins the
@@ -311,6 +312,10 @@ func TestToolConfigKnowsTheOtherToolsThatRunCode(t *testing.T) {
 		".gitlab/ci/test.gitlab-ci.yml":    "GitLab",
 		".agents/skills/x/SKILL.md":        "Codex",
 		".agents/plugins/marketplace.json": "Codex",
+		// Codex 0.171 lists a marketplace at the project's root (and its
+		// repository's) from each of these too, as Cursor does.
+		".claude-plugin/marketplace.json": "Codex", ".cursor-plugin/marketplace.json": "Codex",
+		"sub/.Claude-Plugin/Marketplace.json": "Codex",
 	} {
 		if got := ToolConfig(rel); !strings.Contains(got, tool) {
 			t.Errorf("ToolConfig(%q) = %q; want what %s runs", rel, got, tool)
@@ -323,6 +328,7 @@ func TestToolConfigKnowsTheOtherToolsThatRunCode(t *testing.T) {
 		"src/gradle-wrapper.properties", "travis.yml", "buildkite/pipeline.yml", "pipelines.yml",
 		"docs/Jenkinsfile.md", ".gitea/issue_template.md", ".gitlab/issue_templates/bug.md", ".gitlab/ci",
 		"agents/skills/x/SKILL.md", ".agents", "AGENTS.md",
+		"claude-plugin/marketplace.json", ".claude-plugin/README.md", "marketplace.json",
 	} {
 		if got := ToolConfig(rel); got != "" {
 			t.Errorf("ToolConfig(%q) = %q; it is no tool's configuration", rel, got)
