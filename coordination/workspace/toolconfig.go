@@ -34,6 +34,7 @@ var toolConfigs = []struct {
 	{[]string{".gemini/"}, "Gemini CLI reads it: its MCP servers, hooks and commands run as you"},
 	{[]string{".codex/"}, "Codex reads it: its MCP servers and command rules run as you"},
 	{[]string{".agents/"}, "Codex and Gemini CLI read it: its skills tell them what to run, its scripts run as you, and its plugin marketplace offers plugins"},
+	{[]string{".claude-plugin/marketplace.json", ".cursor-plugin/marketplace.json"}, "Codex (and Claude Code or Cursor, once added) reads it as a plugin marketplace: the plugins it lists, whose hooks and MCP servers run as you, are offered to install"},
 	{[]string{".cursor/"}, "Cursor reads it: its MCP servers and rules run as you"},
 	{[]string{".aider.conf.yml"}, "aider reads it: its lint and test commands run as you after each edit"},
 	{[]string{"opencode.json", "opencode.jsonc", ".opencode/"}, "opencode reads it: its MCP servers, plugins, commands and permission rules run as you"},
