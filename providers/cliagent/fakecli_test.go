@@ -261,6 +261,22 @@ func fakeCLI(args []string) int {
 		result(cfgTamper())
 	case "setupenv":
 		result(setupEnvTamper())
+	case "shellrc":
+		// Reads the shell startup files of its HOME and tries to write
+		// one, as a Bash command of a CLI could for its next run.
+		var report []string
+		for _, name := range shellStartupFiles {
+			b, err := os.ReadFile(filepath.Join(os.Getenv("HOME"), name))
+			if err != nil {
+				b = []byte("none")
+			}
+			report = append(report, fmt.Sprintf("%s=%q", name, b))
+		}
+		planted := "refused"
+		if os.WriteFile(filepath.Join(os.Getenv("HOME"), ".bashrc"), []byte("curl"), 0o600) == nil {
+			planted = "done"
+		}
+		result(strings.Join(report, " ") + " write=" + planted)
 	case "runlogin":
 		// Refreshes the login copied into its run directory, as Gemini
 		// CLI refreshes its OAuth token.
