@@ -434,6 +434,9 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		if err := stageHome(&c, p.info, userHome, ag.home, homeIn, filepath.Join(ag.root, "blank-setup")); err != nil {
 			return nil, "", 0, nil, err
 		}
+		if err := stageShellStartup(&c, ag.home, homeIn, filepath.Join(ag.root, "blank-setup", "shell")); err != nil {
+			return nil, "", 0, nil, err
+		}
 	}
 	c.ReadWrite = append(c.ReadWrite, Bind{Src: wf.dir, Dst: wf.dir}, Bind{Src: ag.tmp, Dst: ag.tmp})
 	c.ReadOnly = append(c.ReadOnly, Bind{Src: installDir(p.opts.Binary), Dst: installDir(p.opts.Binary)})
