@@ -93,6 +93,29 @@ func (h *realHarness) request(tools ...providers.Tool) providers.Request {
 	return clitest.Request(h.ws, h.rec, tools...)
 }
 
+// bashStep runs step n of the harness's agent: one Bash command (echo
+// text), then its answer text; the test fails unless the step answered.
+func (h *realHarness) bashStep(t *testing.T, n int, text string) {
+	t.Helper()
+	cmd, _ := json.Marshal(map[string]string{"command": "echo " + text, "description": "echo"})
+	h.script.Add("claude-opus-4-6",
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "Bash", Input: cmd},
+		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer", Input: json.RawMessage(`{"content":"` + text + `"}`)},
+	)
+	req := h.request(clitest.AnswerTool)
+	req.StepNumber = n
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	act, _, err := h.p.Step(ctx, req)
+	h.calls(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
+		t.Fatalf("action = %+v", act)
+	}
+}
+
 func (h *realHarness) calls(t *testing.T) {
 	for i, c := range h.script.Calls() {
 		t.Logf("request %d: model %s tools %d", i, c.Model, len(c.Tools))

@@ -1,18 +1,13 @@
 package claudecode
 
 import (
-	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
-	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
 // Claude Code 2.1.197 keeps a session's environment scripts in
@@ -24,38 +19,18 @@ import (
 // step's engine, before every command of its next: the directory is
 // cleared before each run.
 func TestRealClaudeSourcesNoSessionEnvScriptAnAgentLeftForItsNextRun(t *testing.T) {
-	sb := clitest.Sandboxed(t)
-	h := newRealIn(t, sb)
-	echo, _ := json.Marshal(map[string]string{"command": "echo first", "description": "echo"})
-	h.script.Add("claude-opus-4-6",
-		fake.Reply{Kind: fake.ReplyToolCall, Tool: "Bash", Input: echo},
-		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer", Input: json.RawMessage(`{"content":"first"}`)},
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	act, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool))
-	h.calls(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
-		t.Fatalf("action = %+v", act)
-	}
-	var private, session string
-	filepath.WalkDir(h.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() && d.Name() == ".claude" && filepath.Base(filepath.Dir(path)) == "home" {
-			private = path
-		}
-		if id, ok := strings.CutSuffix(d.Name(), ".jsonl"); ok && filepath.Base(filepath.Dir(filepath.Dir(path))) == "projects" {
+	h := newRealIn(t, clitest.Sandboxed(t))
+	h.bashStep(t, 1, "first")
+	private := clitest.PrivateConfigDir(t, h.dir, ".claude")
+	var session string
+	filepath.WalkDir(private, func(path string, d fs.DirEntry, err error) error {
+		if id, ok := strings.CutSuffix(d.Name(), ".jsonl"); err == nil && ok && filepath.Base(filepath.Dir(filepath.Dir(path))) == "projects" {
 			session = id
 		}
 		return nil
 	})
-	if private == "" || session == "" {
-		t.Fatalf("no private config directory (%q) or session transcript (%q) under %s", private, session, h.dir)
+	if session == "" {
+		t.Fatalf("no session transcript under %s", private)
 	}
 
 	// What the agent could have left there: its config directory is its
@@ -65,27 +40,6 @@ func TestRealClaudeSourcesNoSessionEnvScriptAnAgentLeftForItsNextRun(t *testing.
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(env, "sessionstart-hook-0.sh"), []byte(`touch "$TMPDIR/planted-env-ran"`+"\n"), 0o600)
-	again, _ := json.Marshal(map[string]string{"command": "echo second", "description": "echo"})
-	h.script.Add("claude-opus-4-6",
-		fake.Reply{Kind: fake.ReplyToolCall, Tool: "Bash", Input: again},
-		fake.Reply{Kind: fake.ReplyToolCall, Tool: "mcp__workflow__new_answer", Input: json.RawMessage(`{"content":"second"}`)},
-	)
-	req := h.request(clitest.AnswerTool)
-	req.StepNumber = 2
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel2()
-	act, _, err = h.p.Step(ctx2, req)
-	h.calls(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
-		t.Fatalf("action = %+v", act)
-	}
-	filepath.WalkDir(h.dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == "planted-env-ran" {
-			t.Errorf("the session-env script the agent left ran before its next run's Bash command (%s)", path)
-		}
-		return nil
-	})
+	h.bashStep(t, 2, "second")
+	noneRan(t, h.dir, "the session-env script the agent left")
 }

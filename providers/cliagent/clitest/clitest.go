@@ -398,3 +398,21 @@ func OutsideDir(t testing.TB) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// PrivateConfigDir is a sandboxed agent's private config directory name
+// (".claude", ".codex") under dir, a provider's directory of agents: the
+// one in an agent's HOME. The test fails when there is none.
+func PrivateConfigDir(t testing.TB, dir, name string) string {
+	t.Helper()
+	var private string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == name && filepath.Base(filepath.Dir(path)) == "home" {
+			private = path
+		}
+		return nil
+	})
+	if private == "" {
+		t.Fatalf("no private config directory %s under %s", name, dir)
+	}
+	return private
+}

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,16 +53,7 @@ func TestRealCodexLoadsNoSkillAnAgentPlantedForItsNextRun(t *testing.T) {
 			t.Errorf("the first run was not offered the user's skill %s", want)
 		}
 	}
-	var private string
-	filepath.WalkDir(h.dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() == ".codex" && filepath.Base(filepath.Dir(path)) == "home" {
-			private = path
-		}
-		return nil
-	})
-	if private == "" {
-		t.Fatalf("no private config directory under %s", h.dir)
-	}
+	private := clitest.PrivateConfigDir(t, h.dir, ".codex")
 
 	// What an agent could have left there had its write gone through (its
 	// shell runs in Codex's own sandbox, which keeps CODEX_HOME read-only
