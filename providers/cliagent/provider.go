@@ -542,6 +542,9 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		c.ReadOnly = append(c.ReadOnly, Bind{Src: ro, Dst: ro})
 	}
 	fixed := map[string]string{"HOME": homeIn, "TMPDIR": ag.tmp}
+	if p.opts.Sandbox.Confined() {
+		fixed["GIT_CONFIG_GLOBAL"] = noGlobalGitConfig
+	}
 	if p.info.ConfigDirEnv != "" {
 		fixed[p.info.ConfigDirEnv] = cfgIn
 	}

@@ -1,5 +1,9 @@
 package cliagent
 
+// What a sandboxed agent's HOME, its own from run to run, may not hand the
+// next run: the files the programs its CLI runs read there as they start
+// and run, with no step's engine judging them.
+
 import (
 	"fmt"
 	"os"
@@ -34,3 +38,12 @@ func stageShellStartup(c *Confinement, home, in, blanks string) error {
 	}
 	return nil
 }
+
+// noGlobalGitConfig is GIT_CONFIG_GLOBAL in a sandboxed run: git reads its
+// global config from HOME (~/.gitconfig, ~/.config/git/config), and Claude
+// Code runs git status in its working directory as a run starts, so a
+// core.fsmonitor (or pager, or alias) the agent set there ran, unjudged, as
+// its next run started (TestRealClaudeRunsNoGitConfigAnAgentLeftInItsHOME).
+// The user's own global config is not in the sandbox anyway; the
+// repository's config still applies.
+const noGlobalGitConfig = os.DevNull
