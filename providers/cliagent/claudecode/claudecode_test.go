@@ -145,3 +145,19 @@ func TestClaudesPluginDirVariablesAreSetupPaths(t *testing.T) {
 		}
 	}
 }
+
+// A sandboxed run leaves the git status out of Claude Code's prompt, so it
+// runs no git status as it starts (TestRealClaudeRunsNoGitConfigAnAgentLeftInItsWorkspace),
+// whatever the operator set; an unconfined run keeps it.
+func TestASandboxedRunRunsNoGitStatusAsItStarts(t *testing.T) {
+	r := run()
+	r.Sandboxed = true
+	inv, _ := CLI{}.Invocation(r)
+	if !slices.Contains(inv.Env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1") {
+		t.Errorf("a sandboxed run's environment %q keeps the git status", inv.Env)
+	}
+	inv, _ = CLI{}.Invocation(run())
+	if slices.ContainsFunc(inv.Env, func(kv string) bool { return strings.HasPrefix(kv, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=") }) {
+		t.Errorf("an unconfined run's environment %q leaves the git status out", inv.Env)
+	}
+}

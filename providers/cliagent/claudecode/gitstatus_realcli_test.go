@@ -1,0 +1,37 @@
+package claudecode
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/massgen-go/massgen-mcp/providers/cliagent/clitest"
+)
+
+// Claude Code 2.1.197 runs git status in its working directory as a run
+// starts, for the status its system prompt holds, and git status runs the
+// repository's core.fsmonitor (and its filter drivers). The workspace is
+// the agent's to write, its .git too (or a .git of its own in place of a
+// worktree's .git file): a core.fsmonitor it set there in one run ran,
+// unjudged by the step's engine, as its next run started. A sandboxed run
+// leaves the git status out of its prompt (the agent can ask git itself,
+// through the engine).
+func TestRealClaudeRunsNoGitConfigAnAgentLeftInItsWorkspace(t *testing.T) {
+	h := newRealIn(t, clitest.Sandboxed(t))
+	if out, err := exec.Command("git", "init", "-q", h.ws).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	os.WriteFile(filepath.Join(h.ws, "a.txt"), []byte("x\n"), 0o644)
+	h.bashStep(t, 1, "first")
+
+	// What the agent could have left there: its workspace is its own.
+	f, err := os.OpenFile(filepath.Join(h.ws, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[core]\n\tfsmonitor = \"touch $TMPDIR/planted-fsmonitor-ran; false\"\n")
+	f.Close()
+	h.bashStep(t, 2, "second")
+	noneRan(t, h.dir, "a git config the agent left in its workspace")
+}
