@@ -157,9 +157,20 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 	if strings.TrimSpace(r.Prompt) == "" {
 		return cliagent.Invocation{}, fmt.Errorf("%s: the step has no prompt", Backend)
 	}
-	return cliagent.Invocation{
+	inv := cliagent.Invocation{
 		Args:  args,
 		Files: map[string][]byte{"mcp.json": mcpJSON, "system.md": []byte(r.System)},
 		Stdin: r.Prompt,
-	}, nil
+	}
+	if r.Sandboxed {
+		// Its prompt's git status is git status run in the workspace as
+		// the run starts, which runs the repository's core.fsmonitor and
+		// filter drivers: the workspace (its .git, or a .git of the
+		// agent's in place of a worktree's .git file) is the agent's to
+		// write, so what it set there in one run would run, unjudged, as
+		// its next started (TestRealClaudeRunsNoGitConfigAnAgentLeftInItsWorkspace).
+		// Set after the operator's variables, so it holds.
+		inv.Env = append(inv.Env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1")
+	}
+	return inv, nil
 }
