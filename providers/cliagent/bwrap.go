@@ -23,11 +23,14 @@ type Bubblewrap struct{}
 // Command implements Sandbox.
 func (Bubblewrap) Command(ctx context.Context, c Confinement, argv []string) (*exec.Cmd, error) {
 	spec := sandbox.Spec{Workspace: c.Workspace, WorkspaceReadOnly: c.WorkspaceReadOnly, Home: c.Home, Network: c.Network, Env: c.Env, Hide: c.Hide}
-	seen := map[string]bool{}
 	add := func(to *[]sandbox.Bind, binds []Bind) {
+		seen := map[string]bool{}
 		for _, b := range binds {
 			// The system directories are visible read-only already (and
-			// cannot be bound over); a path given twice is bound once.
+			// cannot be bound over); a path given twice in a kind is bound
+			// once. Across kinds both are: the sandbox mounts pinned binds
+			// last, so a read-only one covers a writable one at its place,
+			// which dropping it would leave the agent's to write.
 			if systemPath(b.Src) || seen[b.Dst] {
 				continue
 			}
