@@ -41,7 +41,8 @@ func (p *Provider) configDirs(ag agentDirs) (user, state string, err error) {
 		return user, user, nil
 	}
 	state = filepath.Join(ag.home, p.info.ConfigDir)
-	if err := os.MkdirAll(filepath.Dir(state), 0o700); err == nil {
+	err = os.MkdirAll(filepath.Dir(state), 0o700)
+	if err == nil {
 		err = ownDir(state)
 	}
 	if err != nil {
