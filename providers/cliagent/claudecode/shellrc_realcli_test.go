@@ -3,7 +3,6 @@ package claudecode
 import (
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,30 +27,6 @@ func TestRealClaudeRunsNoShellStartupFileAnAgentLeftInItsHOME(t *testing.T) {
 	}
 	h.bashStep(t, 2, "second")
 	noneRan(t, h.dir, "a shell startup file the agent left in its HOME")
-}
-
-// Claude Code 2.1.197 runs git in its working directory as a run starts
-// (the status its system prompt holds), and git reads its global config
-// from HOME (~/.gitconfig, ~/.config/git/config), the agent's own from run
-// to run: a core.fsmonitor the agent set there in one run ran, unjudged,
-// as its next run started. A sandboxed run's git reads no global config.
-func TestRealClaudeRunsNoGitConfigAnAgentLeftInItsHOME(t *testing.T) {
-	h := newRealIn(t, clitest.Sandboxed(t))
-	if out, err := exec.Command("git", "init", "-q", h.ws).CombinedOutput(); err != nil {
-		t.Skipf("git init: %v %s", err, out)
-	}
-	os.WriteFile(filepath.Join(h.ws, "a.txt"), []byte("x\n"), 0o644)
-	h.bashStep(t, 1, "first")
-	home := filepath.Dir(clitest.PrivateConfigDir(t, h.dir, ".claude"))
-
-	fsmonitor := func(name string) []byte {
-		return []byte("[core]\n\tfsmonitor = \"touch $TMPDIR/planted-" + name + "-ran; false\"\n")
-	}
-	os.WriteFile(filepath.Join(home, ".gitconfig"), fsmonitor("gitconfig"), 0o600)
-	os.MkdirAll(filepath.Join(home, ".config", "git"), 0o700)
-	os.WriteFile(filepath.Join(home, ".config", "git", "config"), fsmonitor("xdg-config"), 0o600)
-	h.bashStep(t, 2, "second")
-	noneRan(t, h.dir, "a git config the agent left in its HOME")
 }
 
 // noneRan fails the test for each planted-*-ran marker under dir (the
