@@ -245,46 +245,19 @@ func (s *Store) lockStep(ctx context.Context, id, agent string, fold *claimFold)
 	if err := coordination.CheckAgentID(agent); err != nil {
 		return nil, err
 	}
+	// The take, the numbering and the claim go in one round trip
+	// (steptakes.go).
 	name := "step:" + agent
-	// The lock and the numbering go in one round trip, pipelined: the
-	// numbering is a statement of its own after the taking one, so its
-	// snapshot holds the previous holder's entry, committed before that
-	// holder let the lock go (the taking statement's snapshot may predate
-	// it). Both are one implicit transaction: a numbering that fails takes
-	// the lock back with it. lockTake turns synchronous_commit off for that
-	// transaction, so nothing durable may be queued in this batch.
-	token := s.db.lockToken()
-	b := &pgx.Batch{}
-	b.Queue(stepLockTake, s.tenant, id, name, token, lockTTL.Milliseconds(), s.db.lockTakeover())
-	b.Queue(`SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`,
-		s.tenant, id, agent)
-	fold.queue(b, s.tenant, id, agent, name, token)
-	br := s.db.pool.SendBatch(ctx, b)
-	var got string
-	var found bool
-	var last int
-	var dead inherited
-	var at time.Time
-	err := br.QueryRow().Scan(&got, &found, &dead, &at)
-	if err == nil {
-		if err = br.QueryRow().Scan(&last); err != nil {
-			err = fmt.Errorf("numbering the step of agent %q in session %q: %w", agent, id, err)
-		}
-	}
-	if err == nil {
-		err = fold.read(br)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	token, err = s.took(id, name, token, got, found, at, err)
+	t := &stepTake{s: s, ctx: ctx, id: id, agent: agent, fold: fold, token: s.db.lockToken()}
+	err := s.db.sendTakes(ctx, []*stepTake{t})
+	token, err := s.took(id, name, t.token, t.got, t.found, t.at, err)
 	if err != nil {
 		return nil, err
 	}
 	if token == "" {
 		return nil, &coordination.BusyError{Session: id, Agent: agent}
 	}
-	return &stepLock{s: s, id: id, agent: agent, step: last + 1, token: token, dead: dead}, nil
+	return &stepLock{s: s, id: id, agent: agent, step: t.last + 1, token: token, dead: t.dead}, nil
 }
 
 type stepLock struct {

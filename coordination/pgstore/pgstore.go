@@ -64,6 +64,7 @@ type DB struct {
 	loanReads batch[*loanAsk] // loanreads.go
 	renewals  renewals        // renewals.go
 	events    eventWriter     // events.go
+	stepTakes stepTakes       // steptakes.go
 	written   written         // leases.go
 	pings     pinger          // ping.go
 	outage    *outageSeen     // outageexcuse.go
