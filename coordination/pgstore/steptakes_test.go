@@ -1,0 +1,358 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// Step lock takes made while one is in flight go together in the next, one
+// round trip and one transaction (steptakes.go), each answered as its take
+// alone would have been.
+
+// takeReq is one LockStepWithLease of a group; takeAns its answer.
+type takeReq struct{ id, agent string }
+
+type takeAns struct {
+	lock  coordination.StepLock
+	lease *coordination.RunLease
+	err   error
+}
+
+// stepTakeTrips is how many round trips c counted that took step locks.
+func stepTakeTrips(c *QueryCounts) int64 {
+	var n int64
+	for _, q := range c.Top(1<<20, 1000) {
+		if strings.Contains(q.Kind, "max(step)") {
+			n += q.Count
+		}
+	}
+	return n
+}
+
+// holdLocks keeps every write to the locks table waiting (a lock taken on
+// a connection of its own, which no replica's tracer counts) until release
+// is called.
+func holdLocks(t *testing.T, dsn string) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `LOCK TABLE locks IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			_ = tx.Rollback(ctx)
+			_ = conn.Close(ctx)
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// takeTogether makes reqs' LockStepWithLease on a while the take of
+// session "lead" (which it creates) is in flight, held by holdLocks, so
+// they gather for the next group instead of trusting the timing; it
+// returns their answers and how many round trips taking step locks they
+// took once the lead's was sent. Every lock taken is let go when the test
+// ends.
+func takeTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, reqs []takeReq) ([]takeAns, int64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("lead")); err != nil {
+		t.Fatal(err)
+	}
+	owner := coordination.ThisProcess("test")
+	release := holdLocks(t, dsn)
+	sent := stepTakeTrips(c)
+	lead := make(chan error, 1)
+	go func() {
+		l, err := a.LockStep(ctx, "lead", "agent_a")
+		if err == nil {
+			t.Cleanup(l.Release)
+		}
+		lead <- err
+	}()
+	await(t, "the lead's take sent", func() bool { return stepTakeTrips(c) > sent })
+	before := stepTakeTrips(c)
+	out := make([]takeAns, len(reqs))
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Go(func() {
+			lock, lease, err := a.LockStepWithLease(ctx, r.id, r.agent, owner, time.Minute)
+			out[i] = takeAns{lock, lease, err}
+		})
+	}
+	// Each take either waits for the next group or, taken alone, was sent
+	// and waits on the held table.
+	await(t, "every take waiting for the next group or sent", func() bool {
+		return a.db.stepTakes.waiting()+int(stepTakeTrips(c)-before) == len(reqs)
+	})
+	release()
+	if err := <-lead; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for _, o := range out {
+		if o.lock != nil {
+			t.Cleanup(o.lock.Release)
+		}
+	}
+	return out, stepTakeTrips(c) - before
+}
+
+// landSteps lands n steps of agent in session id, one after another.
+func landSteps(t *testing.T, a *Store, id, agent string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for range n {
+		l, err := a.LockStep(ctx, id, agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Append(ctx, coordination.Entry{Agent: agent, Kind: coordination.KindAnswer, Content: "4"})
+		l.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// storedLease is the version of the agent's lease row, 0 for none.
+func storedLease(t *testing.T, a *Store, id, agent string) int64 {
+	t.Helper()
+	var v int64
+	err := a.db.pool.QueryRow(context.Background(), `SELECT version FROM leases WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`, a.tenant, id, agent).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestStepLocksTakenTogetherAreOneRoundTrip: the step locks of sessions
+// taken while another take is in flight go in one round trip, and each is
+// numbered after its own agent's latest step and claims its step lease.
+func TestStepLocksTakenTogetherAreOneRoundTrip(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	c := &QueryCounts{}
+	a := countedReplica(t, dsn, c)
+	ctx := context.Background()
+	const sessions = 6
+	var reqs []takeReq
+	for i := range sessions {
+		id := fmt.Sprintf("s%d", i)
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+		landSteps(t, a, id, "agent_a", i)
+		reqs = append(reqs, takeReq{id, "agent_a"})
+	}
+	out, trips := takeTogether(t, dsn, a, c, reqs)
+	if trips != 1 {
+		t.Errorf("%d step locks taken together took %d round trips, want 1", sessions, trips)
+	}
+	for i, o := range out {
+		id := reqs[i].id
+		if o.err != nil {
+			t.Errorf("session %s: %v", id, o.err)
+			continue
+		}
+		if got := o.lock.Step(); got != i+1 {
+			t.Errorf("session %s, after %d steps: the lock numbers step %d, want %d", id, i, got, i+1)
+		}
+		if o.lease == nil {
+			t.Errorf("session %s: no step lease claimed with the lock", id)
+		} else if v := storedLease(t, a, id, "agent_a"); v != o.lease.Version {
+			t.Errorf("session %s: the stored lease is version %d, the claim says %d", id, v, o.lease.Version)
+		}
+	}
+}
+
+// TestATakeRefusedInAGroupIsRefusedAlone: a take whose lock a live holder
+// has is refused busy and claims nothing; the others of its group, two
+// agents of one session among them, take theirs.
+func TestATakeRefusedInAGroupIsRefusedAlone(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	c := &QueryCounts{}
+	a := countedReplica(t, dsn, c)
+	ctx := context.Background()
+	for _, id := range []string{"s0", "s1"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at) VALUES ($1, 's0', 'step:agent_a', 'tok-held', now() + interval '1 minute')`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	landSteps(t, a, "s0", "agent_b", 2)
+	reqs := []takeReq{{"s1", "agent_a"}, {"s0", "agent_c"}, {"s0", "agent_a"}, {"s0", "agent_b"}, {"missing", "agent_a"}}
+	out, trips := takeTogether(t, dsn, a, c, reqs)
+	if trips != 1 {
+		t.Errorf("a group took %d round trips, want 1", trips)
+	}
+	wantStep := map[takeReq]int{{"s1", "agent_a"}: 1, {"s0", "agent_c"}: 1, {"s0", "agent_b"}: 3}
+	for i, o := range out {
+		r := reqs[i]
+		switch r {
+		case takeReq{"s0", "agent_a"}:
+			if !errors.Is(o.err, coordination.ErrAgentBusy) || o.lease != nil {
+				t.Errorf("the held lock's take = %v, lease %v; want ErrAgentBusy and none", o.err, o.lease)
+			}
+			if v := storedLease(t, a, "s0", "agent_a"); v != 0 {
+				t.Errorf("the held lock's take claimed lease version %d", v)
+			}
+		case takeReq{"missing", "agent_a"}:
+			if !errors.Is(o.err, coordination.ErrSessionNotFound) || o.lease != nil {
+				t.Errorf("a missing session's take = %v, lease %v; want ErrSessionNotFound and none", o.err, o.lease)
+			}
+		default:
+			if o.err != nil || o.lease == nil {
+				t.Errorf("%v: %v, lease %v; want the lock and a lease", r, o.err, o.lease)
+				continue
+			}
+			if got := o.lock.Step(); got != wantStep[r] {
+				t.Errorf("%v: step %d, want %d", r, got, wantStep[r])
+			}
+		}
+	}
+}
+
+// TestAGroupWhoseTakeRaisesTakesEachLockAlone: a statement that raises
+// rolls the group's transaction back whole; each member then takes its
+// lock alone, the raising one meeting its own error there.
+func TestAGroupWhoseTakeRaisesTakesEachLockAlone(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	c := &QueryCounts{}
+	a := countedReplica(t, dsn, c)
+	ctx := context.Background()
+	for _, id := range []string{"s0", "bad", "s1"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	landSteps(t, a, "s1", "agent_a", 1)
+	if _, err := a.db.pool.Exec(ctx, `CREATE FUNCTION planted_refusal() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.session_id = 'bad' THEN RAISE EXCEPTION 'planted refusal of session bad'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER planted_refusal BEFORE INSERT ON locks FOR EACH ROW EXECUTE FUNCTION planted_refusal()`); err != nil {
+		t.Fatal(err)
+	}
+	reqs := []takeReq{{"s0", "agent_a"}, {"bad", "agent_a"}, {"s1", "agent_a"}}
+	out, trips := takeTogether(t, dsn, a, c, reqs)
+	if trips != 1+int64(len(reqs)) {
+		t.Errorf("a group that raised and its takes alone took %d round trips, want %d", trips, 1+len(reqs))
+	}
+	if o := out[1]; o.err == nil || !strings.Contains(o.err.Error(), "planted refusal") || errors.Is(o.err, coordination.ErrAgentBusy) {
+		t.Errorf("the raising take = %v; want its own error", o.err)
+	}
+	for i, want := range map[int]int{0: 1, 2: 2} {
+		o := out[i]
+		if o.err != nil || o.lease == nil {
+			t.Errorf("%v: %v, lease %v; want the lock and a lease", reqs[i], o.err, o.lease)
+			continue
+		}
+		if got := o.lock.Step(); got != want {
+			t.Errorf("%v: step %d, want %d", reqs[i], got, want)
+		}
+		if v := storedLease(t, a, reqs[i].id, "agent_a"); v != o.lease.Version {
+			t.Errorf("%v: the stored lease is version %d, the claim says %d", reqs[i], v, o.lease.Version)
+		}
+	}
+	if v := storedLease(t, a, "bad", "agent_a"); v != 0 {
+		t.Errorf("the raising take claimed lease version %d", v)
+	}
+}
+
+// TestAGroupWithAClaimCommitsDurably: a group's takes each turn
+// synchronous_commit off for its transaction; a claim that writes turns it
+// back on, so the claims come after every take and a group with one ends
+// on the session's own setting, whichever member's claim wrote; a group
+// with none, or whose claims were all refused, stays off as a take alone
+// does. A server whose own default is off could not tell these apart, so
+// it is skipped there.
+func TestAGroupWithAClaimCommitsDurably(t *testing.T) {
+	s := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
+	var reset string
+	if err := s.db.pool.QueryRow(ctx, "SELECT reset_val FROM pg_settings WHERE name = 'synchronous_commit'").Scan(&reset); err != nil {
+		t.Fatal(err)
+	}
+	if reset == "off" {
+		t.Skipf("this server's synchronous_commit resets to %q, so a restore could not be seen", reset)
+	}
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if err := s.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at) VALUES ($1, 's3', 'step:agent_a', 'tok-held', now() + interval '1 minute')`, s.tenant); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	lease := coordination.RunLease{LeaseOwner: coordination.ThisProcess("test"), Version: 1, Claimed: now, Renewed: now, Expires: now.Add(time.Minute)}
+	claim := func() *claimFold { return &claimFold{next: lease} }
+	take := func(id string, f *claimFold) *stepTake {
+		return &stepTake{s: s, id: id, agent: "agent_a", fold: f, token: "tok-" + id}
+	}
+	// send runs the group's statements in a transaction and reports
+	// synchronous_commit after them; nothing is kept.
+	send := func(ts []*stepTake) string {
+		t.Helper()
+		conn, err := s.db.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		queueTakes(b, ts, nil)
+		var got string
+		b.Queue("SHOW synchronous_commit").QueryRow(func(row pgx.Row) error { return row.Scan(&got) })
+		b.Queue("ROLLBACK")
+		br := conn.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			t.Fatal(err)
+		}
+		if err := readTakes(br, ts); err != nil {
+			t.Fatal(err)
+		}
+		if err := br.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name string
+		ts   []*stepTake
+		want string
+	}{
+		{"claims in every member, the last refused", []*stepTake{take("s1", claim()), take("s2", claim()), take("s3", claim())}, reset},
+		{"a claim in the first member only", []*stepTake{take("s1", claim()), take("s2", nil), take("s3", nil)}, reset},
+		{"no claim", []*stepTake{take("s1", nil), take("s2", nil)}, "off"},
+		{"only a refused claim", []*stepTake{take("s1", nil), take("s3", claim())}, "off"},
+	} {
+		if got := send(tc.ts); got != tc.want {
+			t.Errorf("%s: synchronous_commit %q after the group, want %q", tc.name, got, tc.want)
+		}
+	}
+}
