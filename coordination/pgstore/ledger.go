@@ -245,11 +245,19 @@ func (s *Store) lockStep(ctx context.Context, id, agent string, fold *claimFold)
 	if err := coordination.CheckAgentID(agent); err != nil {
 		return nil, err
 	}
-	// The take, the numbering and the claim go in one round trip
-	// (steptakes.go).
+	// The take, the numbering and the claim go in one round trip, with
+	// the other takes made meanwhile on this replica (steptakes.go).
 	name := "step:" + agent
 	t := &stepTake{s: s, ctx: ctx, id: id, agent: agent, fold: fold, token: s.db.lockToken()}
-	err := s.db.sendTakes(ctx, []*stepTake{t})
+	err := s.db.stepTakes.do(t, s.db.takeSteps)
+	if errors.Is(err, errTakeAlone) {
+		// Its group was rolled back: nothing of it was written.
+		t.token, t.got, t.found = s.db.lockToken(), "", false
+		if fold != nil {
+			fold.claimed = false
+		}
+		err = s.db.sendTakes(ctx, []*stepTake{t})
+	}
 	token, err := s.took(id, name, t.token, t.got, t.found, t.at, err)
 	if err != nil {
 		return nil, err

@@ -1,17 +1,33 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // A step lock's take (lockStep) is one implicit transaction: the take, the
-// step's numbering and, for a server step, its lease's claim. sendTakes
-// sends the takes it is given in one; stepTakes will gather a replica's
-// takes made at once into one.
+// step's numbering and, for a server step, its lease's claim, whose
+// durable commit the database pays for each. PostgreSQL's cost of a
+// transaction outweighs its statements' (in pgbench, the statements of
+// eight landings in one transaction cost about half the CPU a landing of
+// one transaction each did), and at a thousand sessions the database's CPU sets the wall, so the
+// takes made while one is in flight go together in the next, from any
+// session and tenant of the replica (stepTakes, a group commit, group.go).
+//
+// group, not batch: a take is a write whose answer its caller must have
+// (a take that committed for a caller that stopped listening would hold
+// the agent's lock, renewed by the heartbeat, for good), and group answers
+// every caller; and one group in flight gathers the most takes in each,
+// which is the point. What a member's context no longer bounds, the
+// group's time limit (stepTakeLimit) does, and what one member's row wait
+// would cost the replica's other takes, a lock_timeout (stepTakeWait).
 
 // stepTakes is a replica's step lock takes, grouped.
 type stepTakes = group[*stepTake]
@@ -31,8 +47,77 @@ type stepTake struct {
 	last  int       // the agent's latest step
 }
 
+// errTakeAlone answers the members of a group whose transaction a
+// statement raised in, so rolled back whole: each takes its lock alone,
+// as before, and meets its own error, if any, there.
+var errTakeAlone = errors.New("a grouped step lock take was rolled back; take it alone")
+
+// Bounds of a group of more than one take.
+const (
+	// stepTakeLimit: a group sends under no caller's context, and a take
+	// answered after a lock's life may hold a row that ran out before the
+	// heartbeat could renew it. Its members read it as an outage.
+	stepTakeLimit = lockTTL
+	// stepTakeWait is the longest a grouped statement waits for a row
+	// another transaction holds (a session's row a delete holds, a lock
+	// row a landing deletes): longer than a landing holds one, short
+	// enough that one session's delete does not hold up the replica's
+	// steps. A group that waits longer raises, and its members take their
+	// locks alone, each waiting only for its own rows.
+	stepTakeWait = 200 * time.Millisecond
+	// stepTakesMax caps one transaction's takes: the rows of a group are
+	// held until it commits.
+	stepTakesMax = 256
+)
+
+// stepTakeWaitSet sets stepTakeWait for the group's transaction.
+var stepTakeWaitSet = fmt.Sprintf(`SELECT set_config('lock_timeout', '%dms', true)`, stepTakeWait.Milliseconds())
+
 // stepNumbering reads an agent's latest step.
 const stepNumbering = `SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`
+
+// takeSteps is stepTakes' write. A group of one is sent under its
+// caller's context, the take alone it always was. A larger group is sent
+// in (tenant, session, agent) order, so two replicas' groups take their
+// rows in one order and never deadlock, stepTakesMax to a transaction.
+// A transaction a statement raised in (a PostgreSQL error that is not an
+// outage) answers its members errTakeAlone; any other error (an outage,
+// the time limit, an answer not read) may have come after the commit, so
+// every member is given it, as its take alone would have been, and lets
+// its token go (took).
+func (db *DB) takeSteps(ts []*stepTake) []error {
+	errs := make([]error, len(ts))
+	if len(ts) == 1 {
+		errs[0] = db.sendTakes(ts[0].ctx, ts)
+		return errs
+	}
+	sorted := slices.Clone(ts)
+	slices.SortStableFunc(sorted, func(a, b *stepTake) int {
+		return cmp.Or(cmp.Compare(a.s.tenant, b.s.tenant), cmp.Compare(a.id, b.id), cmp.Compare(a.agent, b.agent))
+	})
+	answer := map[*stepTake]error{}
+	for part := range slices.Chunk(sorted, stepTakesMax) {
+		err := db.sendGroup(part)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && !unavailable(err) {
+			err = errTakeAlone
+		}
+		for _, t := range part {
+			answer[t] = err
+		}
+	}
+	for i, t := range ts {
+		errs[i] = answer[t]
+	}
+	return errs
+}
+
+// sendGroup sends a group of more than one take under the group's limits.
+func (db *DB) sendGroup(ts []*stepTake) error {
+	ctx, cancel := context.WithTimeout(db.ctx, stepTakeLimit)
+	defer cancel()
+	return db.sendTakes(ctx, ts)
+}
 
 // sendTakes takes the step locks of ts in one round trip, one implicit
 // transaction, and reads each its answers: every take, then every
@@ -45,12 +130,23 @@ const stepNumbering = `SELECT coalesce(max(step), 0) FROM entries WHERE tenant =
 // last and a transaction with one commits durably, one without does not
 // wait for the flush. A take refused (a live holder, no session) is no
 // error: its row says so, and its claim, fenced by the take's own token,
-// writes nothing.
+// writes nothing. A group of more than one waits for a row no longer than
+// stepTakeWait (a statement of its own first); a take alone waits as it
+// always did.
 func (db *DB) sendTakes(ctx context.Context, ts []*stepTake) error {
 	b := &pgx.Batch{}
+	if len(ts) > 1 {
+		b.Queue(stepTakeWaitSet)
+	}
 	queueTakes(b, ts, db.lockTakeover())
 	br := db.pool.SendBatch(ctx, b)
-	err := readTakes(br, ts)
+	var err error
+	if len(ts) > 1 {
+		_, err = br.Exec()
+	}
+	if err == nil {
+		err = readTakes(br, ts)
+	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}

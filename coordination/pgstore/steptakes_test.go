@@ -356,3 +356,57 @@ func TestAGroupWithAClaimCommitsDurably(t *testing.T) {
 		}
 	}
 }
+
+// TestARowWaitInAGroupHoldsUpNoOtherTake: a group's take that waits for a
+// row another transaction holds (a session's row a delete holds FOR
+// UPDATE, which the take's foreign key waits for) gives up after
+// stepTakeWait, and the group's members take their locks alone: the
+// others are not held up until the delete ends, and the waiting one takes
+// its lock once it does.
+func TestARowWaitInAGroupHoldsUpNoOtherTake(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	c := &QueryCounts{}
+	a := countedReplica(t, dsn, c)
+	ctx := context.Background()
+	for _, id := range []string{"s1", "slow"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = 'slow' FOR UPDATE`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	// The delete ends once the other take's lock is held, or after 5 s.
+	heldMeanwhile := make(chan bool, 1)
+	go func() {
+		defer func() { _ = tx.Rollback(ctx) }()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			var n int
+			if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE tenant = $1 AND session_id = 's1'`, a.tenant).Scan(&n); err == nil && n == 1 {
+				heldMeanwhile <- true
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		heldMeanwhile <- false
+	}()
+	out, _ := takeTogether(t, dsn, a, c, []takeReq{{"slow", "agent_a"}, {"s1", "agent_a"}})
+	if !<-heldMeanwhile {
+		t.Error("a take grouped with one waiting for a session's row held by a delete waited for the delete too")
+	}
+	for i, o := range out {
+		if o.err != nil || o.lock.Step() != 1 {
+			t.Errorf("take %d: %v; want step 1's lock", i, o.err)
+		}
+	}
+}
