@@ -142,7 +142,7 @@ func TestEventsAppendedTogetherAreOneRoundTrip(t *testing.T) {
 			t.Errorf("s%d has %d events (%v), want %d", i, len(evs), err, want)
 		}
 	}
-	if a.db.events.writing || a.db.events.waiting() != 0 {
+	if a.db.events.writing != 0 || a.db.events.waiting() != 0 {
 		t.Error("the group writer still leads or holds events once every call returned")
 	}
 }

@@ -1,28 +1,35 @@
 package pgstore
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"sync"
 )
 
-// group is a group commit: a call made while no write is in flight writes
-// at once, and the calls made while one is in flight wait and go together
-// in the next. There is no timer and no goroutine of its own: the first
-// caller of a group writes it (it leads), then hands the lead to the first
-// caller waiting, if any, and returns. So an idle replica writes at once,
-// a busy one in as many round trips as it has writes in flight, and
-// nothing is left running once the calls have returned. The zero value is
-// ready to use.
+// group is a group commit: a call made while fewer than leaders writes are
+// in flight writes at once, and the calls made while they are all in
+// flight wait and go together in the next. There is no timer and no
+// goroutine of its own: the first caller of a group writes it (it leads),
+// then hands the lead to the first caller waiting, if any, with the calls
+// waiting behind it (max of them at most), and returns. So an idle replica
+// writes at once, a busy one in as many round trips as it has writes in
+// flight, and nothing is left running once the calls have returned. The
+// zero value is ready to use: one write in flight, no bound on a group.
 type group[T any] struct {
+	// leaders is how many writes may be in flight at once (0: one); max
+	// bounds a group's calls (0: no bound). Set before the first call.
+	leaders, max int
+
 	mu      sync.Mutex
-	pending []*groupCall[T] // the next group, in the order called
-	writing bool            // a leader is writing; the pending wait for it
+	pending []*groupCall[T] // the next groups, in the order called
+	writing int             // leaders writing; while all lead, the pending wait
 }
 
 type groupCall[T any] struct {
 	v    T
 	err  error
-	turn chan bool // true: lead the next write; false: written, err is the answer
+	turn chan []*groupCall[T] // a group: lead its write; nil: written, err is the answer
 }
 
 // do adds v to the next write and returns its own answer once written.
@@ -30,19 +37,22 @@ type groupCall[T any] struct {
 // each its error; it runs on the leader's goroutine, so it must not depend
 // on one caller's context.
 func (g *group[T]) do(v T, write func([]T) []error) error {
-	c := &groupCall[T]{v: v, turn: make(chan bool, 1)}
+	c := &groupCall[T]{v: v, turn: make(chan []*groupCall[T], 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
-	lead := !g.writing
-	g.writing = true
-	g.mu.Unlock()
-	if !lead && !<-c.turn {
-		return c.err
+	var calls []*groupCall[T]
+	if g.writing < cmp.Or(g.leaders, 1) {
+		// Nothing waits while a leader is free (each hands its successor
+		// the waiting calls as it ends): this group is c alone.
+		g.writing++
+		calls = g.takeLocked()
 	}
-	g.mu.Lock()
-	calls := g.pending
-	g.pending = nil
 	g.mu.Unlock()
+	if calls == nil {
+		if calls = <-c.turn; calls == nil {
+			return c.err
+		}
+	}
 	vs := make([]T, len(calls))
 	for i, o := range calls {
 		vs[i] = o.v
@@ -55,7 +65,7 @@ func (g *group[T]) do(v T, write func([]T) []error) error {
 			for _, o := range calls {
 				if o != c {
 					o.err = errGroupWritePanicked
-					o.turn <- false
+					o.turn <- nil
 				}
 			}
 			g.handOff()
@@ -65,7 +75,7 @@ func (g *group[T]) do(v T, write func([]T) []error) error {
 	for i, o := range calls {
 		o.err = errs[i]
 		if o != c {
-			o.turn <- false
+			o.turn <- nil
 		}
 	}
 	answered = true
@@ -73,16 +83,30 @@ func (g *group[T]) do(v T, write func([]T) []error) error {
 	return c.err
 }
 
+// takeLocked takes the next group off the pending calls, the first of
+// them first (its leader).
+func (g *group[T]) takeLocked() []*groupCall[T] {
+	n := len(g.pending)
+	if g.max > 0 {
+		n = min(n, g.max)
+	}
+	calls := g.pending[:n:n]
+	g.pending = slices.Clone(g.pending[n:])
+	return calls
+}
+
 // errGroupWritePanicked answers the calls of a group whose write panicked.
 var errGroupWritePanicked = errors.New("the grouped write panicked; it may or may not have been written")
 
-// handOff gives the lead to the first call waiting, or ends the writing.
+// handOff gives the lead to the first call waiting, with the next group,
+// or ends this leader's writing.
 func (g *group[T]) handOff() {
 	g.mu.Lock()
 	if len(g.pending) > 0 {
-		g.pending[0].turn <- true
+		calls := g.takeLocked()
+		calls[0].turn <- calls
 	} else {
-		g.writing = false
+		g.writing--
 	}
 	g.mu.Unlock()
 }

@@ -443,38 +443,29 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	}
 	ctx = context.WithoutCancel(ctx)
 	s := l.s
-	// The connection first: a landing that waits for one (a busy pool)
-	// waits with its lock still renewed by the heartbeat.
-	conn, err := s.db.pool.Acquire(ctx)
-	if err != nil {
+	// Landed in a group with the other landings of this replica in flight
+	// (landgroup.go), or alone, as the group's write or after a group that
+	// failed.
+	m := &stepLanding{ctx: ctx, s: s, l: l, e: e, snapshot: snapshot, release: release, f: f}
+	err = s.db.landings.do(m, s.db.landGroup)
+	if errors.Is(err, errLandAlone) {
+		err = m.alone()
+	}
+	if !m.prepared {
+		// No connection: nothing was sent, nor the lock's row taken from
+		// the heartbeat.
 		return coordination.Entry{}, false, fmt.Errorf("recording step %d of agent %q in session %q: %w", l.step, l.agent, l.id, err)
 	}
-	defer conn.Release()
-	var row heldRow
-	var wasHeld bool
-	if release {
-		// Forgotten before the row is deleted, as unlock does, so the
-		// heartbeat cannot put the row back after the commit; held again,
-		// as it was taken, if the landing fails and the heartbeat held it:
-		// one the heartbeat forgot (renew: reaped) stays forgotten. The
-		// batch goes at once on the connection in hand, well inside the
-		// lock's expiry.
-		row, wasHeld = s.db.held.take(s.tenant, l.token)
-	}
-	var rel *leaseRelease
-	if f != nil && f.version != 0 {
-		rel = s.leaseRelease(l.id, l.agent, f.version)
-	}
-	err = s.landStep(ctx, conn, l, &e, snapshot, release, f, rel)
+	e = m.e
 	if release {
 		if err == nil {
 			l.gone = true
-		} else if wasHeld {
-			s.db.held.add(s.tenant, l.token, row)
+		} else if m.wasHeld {
+			s.db.held.add(s.tenant, l.token, m.row)
 		}
 	}
-	if rel != nil {
-		released = s.releasedWith(l, rel, err)
+	if m.rel != nil {
+		released = s.releasedWith(l, m.rel, err)
 	}
 	var pe *pgconn.PgError
 	leaseLost, cancelled := false, false
@@ -607,13 +598,31 @@ const holdStep = `SELECT massgen_hold_step($1, $2, $3, $4, $5, $6, $7, $8)`
 // the lease.
 func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte,
 	release bool, f *fence, rel *leaseRelease) error {
+	b := &pgx.Batch{}
+	landed, err := s.queueStep(b, l, e, snapshot, release, f, rel)
+	if err != nil {
+		return err
+	}
+	err = s.commitThenNotify(ctx, conn, b, l.id, coordination.Change{Steps: true})
+	landed(err == nil)
+	return err
+}
+
+// queueStep queues a landing's statements (landStep's) on b. landed, called
+// once the transaction ended, sets e's answer number: the one counted if it
+// committed, back to none if not.
+func (s *Store) queueStep(b *pgx.Batch, l *stepLock, e *coordination.Entry, snapshot []byte,
+	release bool, f *fence, rel *leaseRelease) (landed func(committed bool), _ error) {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there
 	}
 	data, err := json.Marshal(e)
 	if err != nil {
-		return err
+		if count {
+			e.AnswerNum = 0
+		}
+		return nil, err
 	}
 	head, tail := string(data), ""
 	if count {
@@ -621,13 +630,13 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 		// strings, whose quotes json.Marshal escapes, and numbers.
 		i := strings.Index(head, answerKey+"1")
 		if i < 0 {
-			return fmt.Errorf("the entry of step %d has no answer number to fill in", e.Step)
+			e.AnswerNum = 0
+			return nil, fmt.Errorf("the entry of step %d has no answer number to fill in", e.Step)
 		}
 		head, tail = head[:i+len(answerKey)], head[i+len(answerKey)+1:]
 	}
 	name := "step:" + l.agent
 	u := e.Usage
-	b := &pgx.Batch{}
 	// The fences, one statement (massgen_hold_step), in this order: the
 	// cancels first (f), as a session cancelled (and perhaps resumed, its
 	// new run claiming this step's lease) refuses the step as cancelled,
@@ -670,17 +679,15 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 	if release {
 		b.Queue(lockDelete, s.tenant, l.id, name, l.token)
 	}
-	err = s.commitThenNotify(ctx, conn, b, l.id, coordination.Change{Steps: true})
-	if err != nil {
-		if count {
+	return func(committed bool) {
+		switch {
+		case !count:
+		case committed:
+			e.AnswerNum = num
+		default:
 			e.AnswerNum = 0
 		}
-		return err
-	}
-	if count {
-		e.AnswerNum = num
-	}
-	return nil
+	}, nil
 }
 
 var _ coordination.ToolLog = (*Store)(nil)

@@ -57,19 +57,20 @@ type DB struct {
 	mu      sync.Mutex
 	tenants map[string]*Store
 
-	feeds     feeds           // watch.go
-	held      held            // locks.go
-	gates     sessionGates    // locks.go
-	loans     loans           // lend.go
-	loanReads batch[*loanAsk] // loanreads.go
-	renewals  renewals        // renewals.go
-	events    eventWriter     // events.go
-	stepTakes stepTakes       // steptakes.go
-	written   written         // leases.go
-	pings     pinger          // ping.go
-	outage    *outageSeen     // outageexcuse.go
-	hearing   hearing         // watch.go
-	replica   replica         // liveness.go: this process, as other replicas see it
+	feeds     feeds               // watch.go
+	held      held                // locks.go
+	gates     sessionGates        // locks.go
+	loans     loans               // lend.go
+	loanReads batch[*loanAsk]     // loanreads.go
+	renewals  renewals            // renewals.go
+	events    eventWriter         // events.go
+	landings  group[*stepLanding] // landgroup.go
+	stepTakes stepTakes           // steptakes.go
+	written   written             // leases.go
+	pings     pinger              // ping.go
+	outage    *outageSeen         // outageexcuse.go
+	hearing   hearing             // watch.go
+	replica   replica             // liveness.go: this process, as other replicas see it
 	// brief is a command's open (Options.Existing), no replica: it holds
 	// no liveness lock, registers nothing and reaps nobody (liveness.go).
 	brief bool
@@ -298,6 +299,7 @@ func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
 	db.held.init()
 	db.ctx, db.stop = context.WithCancel(context.Background())
 	db.loanReads = batch[*loanAsk]{base: db.ctx, read: db.readLoans}
+	db.landings.leaders, db.landings.max = landLeaders, landGroupMax
 	return db
 }
 
