@@ -31,6 +31,16 @@ import (
 // refused fails alone, the others land. One that met an outage answers
 // every member with it, as each would have met it alone: a member's retry
 // then finds whether the group committed (storedIs).
+//
+// Three groups in flight, 48 landings at most a group: in the overhead
+// bench (1,000 sessions × 4 agents, two replicas) a group held about 20
+// landings and 95 % of the landings went in one, and the wall's median
+// was 47 s against 58 s with every landing alone, round trips a step 3.8
+// against 4.7; 8 and 8 (groups of about 7) did as well within the noise,
+// with a landing's p50 nearer the lone landings' (about 260 ms against
+// 350 ms; alone, about 230 ms). A landing waits for a group, whose
+// statements run one after another on one backend: the price of the
+// database's CPU saved.
 const (
 	landLeaders  = 3
 	landGroupMax = 48
