@@ -142,3 +142,61 @@ func TestACriteriaCallsHoldGoesWithItsRecordedSpend(t *testing.T) {
 		t.Errorf("another replica reads $%.4f and %d tokens still held by the call whose spend is recorded; want none", hs.HeldCost, hs.HeldTokens)
 	}
 }
+
+// TestARunOnAnotherReplicaLaunchesNoStepIntoACriteriaCallsHold: as
+// TestARunLaunchesNoStepIntoACriteriaCallsReservation, but the criteria
+// call is held in its model on replica A (its worst case, about $0.33,
+// shared in spend_holds) while replica B runs the session: a run-driven
+// pair on criteriaModel capped at 2,000 output tokens (a first step's
+// worst case about $0.09) under a cost_budget_usd of $0.40. B's launch
+// must count A's hold beside the ledger, so no step starts ($0.33 +
+// $0.09 > $0.40), and B's run neither ends the session by its budget nor
+// launches until A's call has let it go. Before, a launch counted only
+// its own replica's holds: B launched both steps into A's reservation.
+func TestARunOnAnotherReplicaLaunchesNoStepIntoACriteriaCallsHold(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	var calls, steps atomic.Int32
+	openA, entered, release := heldFirstCriteriaCall(&calls, nil)
+	a := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: openA})
+	openB, _, _ := heldFirstCriteriaCall(&calls, &steps)
+	b := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: openB})
+	budget := 0.40
+	agent := func(id string) coordination.Agent {
+		return coordination.Agent{ID: id, Model: criteriaModel, MaxOutputTokens: 2000}
+	}
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Agents: []coordination.Agent{agent("agent_a"), agent("agent_b")},
+		Driver: coordination.DriverRun, Rules: coordination.Rules{CostBudgetUSD: &budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	criteriaDone := make(chan error, 1)
+	go func() {
+		_, err := a.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: criteriaModel, Count: 3})
+		criteriaDone <- err
+	}()
+	<-entered
+	runCtx, stop := context.WithCancel(ctx)
+	r, _, err := b.Start(runCtx, s.ID)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // B's loop's passes while A's call is out
+	launched := steps.Load()
+	st, err := b.Status(ctx, s.ID)
+	close(release)
+	criteriaErr := <-criteriaDone
+	stop()
+	<-r.Done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d step(s) launched on B while A's criteria call held its worst case; status then %s; the criteria call: %v", launched, st.Result.Status, criteriaErr)
+	if launched != 0 {
+		t.Errorf("B launched %d step(s) beside A's criteria call's hold; want none ($0.33 held + $0.09 > $0.40)", launched)
+	}
+	if st.Result.Status != coordination.StatusRunning {
+		t.Errorf("while A's criteria call was out the session was %s; want it still running, B's run waiting for the call", st.Result.Status)
+	}
+}
