@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -198,5 +199,83 @@ func TestARunOnAnotherReplicaLaunchesNoStepIntoACriteriaCallsHold(t *testing.T) 
 	}
 	if st.Result.Status != coordination.StatusRunning {
 		t.Errorf("while A's criteria call was out the session was %s; want it still running, B's run waiting for the call", st.Result.Status)
+	}
+}
+
+// TestACriteriaWriterSpendingPastItsReservationIsCountedOnAnotherReplica:
+// replica A's criteria writer loops as a coding-agent CLI does, $0.05 a
+// turn reported to the request's Spend, past its reservation (about
+// $0.34) to $0.70, and is held there before it writes its criteria, while
+// replica B steps a CLI agent looping at $0.02 a turn under a $1.00
+// budget. A's hold must rise with the spend it reports, so B counts the
+// $0.70 and stops near $0.30: the session, once A's call lands, is within
+// two turns of its budget. Before, A's hold stayed at its reservation: B
+// counted $0.34, its step spent $0.68, and with A's $0.70 the session
+// spent $1.38.
+func TestACriteriaWriterSpendingPastItsReservationIsCountedOnAnotherReplica(t *testing.T) {
+	const budget, turn, writerTurn, writerSpend = 1.0, 0.02, 0.05, 0.70
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	writer := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		if req.Purpose != providers.PurposeCriteria {
+			return coordtest.Answer("Answer: 391"), providers.Free(), nil
+		}
+		u := providers.Free()
+		for *u.CostUSD < writerSpend-1e-9 {
+			c := *u.CostUSD + writerTurn
+			u = providers.Usage{Input: u.Input + 1000, Output: u.Output + 100, CostUSD: &c}
+			if req.Spend != nil {
+				if why := req.Spend.Used(u); why != "" {
+					return providers.Action{}, u, &providers.Error{Class: providers.ClassBudget, Message: "stopped: it " + why}
+				}
+			}
+		}
+		close(entered)
+		<-release
+		return coordtest.Act(threeCriteria), u, nil
+	})
+	a := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) { return writer, nil }})
+	b := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {
+		return loopingCLIEvery(turn, 20*time.Millisecond), nil
+	}})
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"codex", "claude_code"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(budget)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	criteriaDone := make(chan error, 1)
+	go func() {
+		_, err := a.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: criteriaModel, Count: 3})
+		criteriaDone <- err
+	}()
+	<-entered
+	// The hold rises beside the writer's reports, never in their way: B
+	// looks until it reads A's spend held, or gives up.
+	probe := pgTenant(t, dsn).(*pgstore.Store)
+	var held float64
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		hs, err := probe.HoldSpend(ctx, s.ID, "probe", 0, 0, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held = hs.HeldCost; held >= writerSpend-1e-9 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err := probe.LetGoSpend(ctx, s.ID, "probe"); err != nil {
+		t.Fatal(err)
+	}
+	_, stepErr := b.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: s.Agents[0].ID})
+	stepCost, _ := sessionSpend(t, b, s.ID)
+	close(release)
+	criteriaErr := <-criteriaDone
+	cost, _ := sessionSpend(t, b, s.ID)
+	t.Logf("A's writer spent $%.2f; B read $%.4f held; B's step (%v) spent $%.2f; the session spent $%.2f of $%.2f (criteria: %v)", writerSpend, held, stepErr, stepCost, cost, budget, criteriaErr)
+	if held < writerSpend-1e-9 {
+		t.Errorf("another replica reads $%.4f held by A's criteria call, which has spent $%.2f; want at least its spend", held, writerSpend)
+	}
+	if limit := budget + 2*turn + 1e-9; cost > limit {
+		t.Errorf("the session spent $%.2f, more than its budget plus two turns ($%.2f): B's step did not count A's spend past its reservation", cost, limit)
 	}
 }
