@@ -62,15 +62,15 @@ func (c *countingLender) InFlight(ctx context.Context, id string) (map[string]bo
 }
 
 // LendState reads the step locks before the ledger, as the PostgreSQL
-// store's one statement does.
-func (c *countingLender) LendState(ctx context.Context, id string) (*coordination.Ledger, map[string]bool, error) {
+// store's one statement does; the memory store shares no holds.
+func (c *countingLender) LendState(ctx context.Context, id string) (*coordination.Ledger, map[string]bool, []coordination.SpendHold, error) {
 	c.count(func(n *readCounts) { n.States++ })
 	held, err := c.Store.InFlight(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	l, err := c.Store.LendLedger(ctx, id)
-	return l, held, err
+	return l, held, nil, err
 }
 
 var _ coordination.StateLender = (*countingLender)(nil)

@@ -687,10 +687,14 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		// What a call of the session in flight here (a criteria call)
 		// holds is counted as spent, beside the ledger, not as a step's
 		// spend so far: its reservation is a worst case no step's mean
-		// stands for.
-		reserved := svc.runs.holding(s.ID)
+		// stands for. So are the holds of such calls in other processes
+		// (a store that shares them): read with the ledger this pass
+		// launches from, or a later one (sessions.heldRead), at no round
+		// trip of the launch's own.
+		here := svc.runs.holding(s.ID)
 		live := svc.runs.spent(s.ID)
-		live = spent{live.cost - reserved.cost, live.tokens - reserved.tokens}
+		live = spent{live.cost - here.cost, live.tokens - here.tokens}
+		reserved := here.plus(svc.runs.heldElsewhere(s.ID, svc.sessions.heldRead(s.ID)))
 		held := svc.heldSpend(dctx, s.ID).plus(reserved)
 		for _, id := range launchOrder(st) {
 			if own[id] || len(own) >= svc.opts.Parallel {
@@ -714,7 +718,9 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 		if unaffordable && len(own) == 0 && reserved == (spent{}) {
 			// Nothing in flight and the next step would overrun the budget:
 			// the budget ends the session now. (While a call holds room,
-			// the loop waits for it: most of a reservation comes back.)
+			// here or in another process, the loop waits for it: most of
+			// a reservation comes back, and one whose holder died
+			// expires.)
 			if _, err := svc.settle(dctx, s.ID, StopBudget, ""); err != nil {
 				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 					return svc.stop(dctx, r, s, own, results, ended(err))

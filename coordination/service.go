@@ -181,6 +181,10 @@ const (
 	openedMax = 256
 	// tidiedMax is sessions written to here lately (an id each).
 	tidiedMax = 1024
+	// heldMax is sessions whose calls' holds on their budgets were read
+	// lately (a few holds each); holds live only while criteria calls
+	// are out, so the cap is reached only by sessions nobody reads again.
+	heldMax = 1024
 )
 
 // dir is the session's directory, or "" when the store keeps none.

@@ -29,6 +29,12 @@ type sessions struct {
 	// finished session refuses do not tidy it again each time: one let go is
 	// tidied again before its next write, as after a restart.
 	tidied *lru[string, struct{}]
+	// holds: id → the holds on its budget (SpendHold) that the latest
+	// read with the step locks found (StateLender), kept only while there
+	// are any: a run's launch counts those of other processes (run.go,
+	// heldRead) without a read of its own. The cap bounds sessions whose
+	// holds were seen and that nobody reads again.
+	holds *lru[string, []SpendHold]
 	// starts: id → the mutex of one Start at a time per session here
 	// (starting), held by each start that waits or runs and gone after the
 	// last: never let go while locked or waited on.
@@ -37,7 +43,7 @@ type sessions struct {
 
 func newSessions(store Store, reviews Reviews) *sessions {
 	return &sessions{store: store, reviews: reviews, setups: newLRU[string, *Session](setupsMax),
-		derived: newLRU[string, *deriveMemo](derivedMax), tidied: newLRU[string, struct{}](tidiedMax)}
+		derived: newLRU[string, *deriveMemo](derivedMax), tidied: newLRU[string, struct{}](tidiedMax), holds: newLRU[string, []SpendHold](heldMax)}
 }
 
 // get reads a session's setup. Once an agent has stepped the setup never
@@ -81,6 +87,7 @@ func (ss *sessions) forget(id string) {
 	ss.setups.Delete(id)
 	ss.derived.Delete(id)
 	ss.tidied.Delete(id)
+	ss.holds.Delete(id)
 }
 
 // read reads a session's setup from the store, with this service's
@@ -172,9 +179,11 @@ func (ss *sessions) lendTogether(ctx context.Context, id string) (l *Ledger, len
 	if !ok {
 		return nil, false, nil, false, nil
 	}
-	if l, inFlight, err = lender.LendState(ctx, id); err != nil {
+	var holds []SpendHold
+	if l, inFlight, holds, err = lender.LendState(ctx, id); err != nil {
 		return nil, false, nil, true, err
 	}
+	ss.heldNow(id, holds)
 	if complete(l) {
 		return l, true, inFlight, true, nil
 	}
@@ -184,6 +193,25 @@ func (ss *sessions) lendTogether(ctx context.Context, id string) (l *Ledger, len
 		return nil, false, nil, true, err
 	}
 	return l, false, inFlight, true, nil
+}
+
+// heldNow keeps holds, just read with session id's ledger, for heldRead.
+// Reads that finish out of order may leave an older read's: the next
+// read, at the run's next pass, puts it right.
+func (ss *sessions) heldNow(id string, holds []SpendHold) {
+	if len(holds) == 0 {
+		ss.holds.Delete(id)
+		return
+	}
+	ss.holds.Put(id, holds)
+}
+
+// heldRead is the holds on session id's budget as the latest read with its
+// step locks found them (every process's, this one's too); nil when it
+// found none or the store shares none.
+func (ss *sessions) heldRead(id string) []SpendHold {
+	h, _ := ss.holds.Get(id)
+	return h
 }
 
 // deriveFrom derives from a ledger just read: memoised when it is lent,

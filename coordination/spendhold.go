@@ -196,3 +196,36 @@ func (rs *runs) holding(id string) spent {
 	}
 	return total
 }
+
+// heldElsewhere is what holds, read from a store that shares them
+// (sessions.heldRead), hold of session id's budget beyond the calls in
+// flight here: a hold under one of their keys is counted by holding, as
+// it stands here now.
+func (rs *runs) heldElsewhere(id string, holds []SpendHold) spent {
+	if len(holds) == 0 {
+		return spent{}
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var total spent
+	for _, h := range holds {
+		if !rs.spends[id].holds(h.Key) {
+			total = total.plus(spent{h.Cost, h.Tokens})
+		}
+	}
+	return total
+}
+
+// holds tells whether a call in flight here holds under key (nil-safe).
+// The caller holds runs.mu.
+func (ls *liveSpend) holds(key string) bool {
+	if ls == nil {
+		return false
+	}
+	for m := range ls.live {
+		if m.reserving && m.holdKey == key {
+			return true
+		}
+	}
+	return false
+}

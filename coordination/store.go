@@ -245,6 +245,15 @@ type HeldSpend struct {
 	HeldTokens  int64
 }
 
+// SpendHold is one call's hold on a session's budget as a store that
+// shares holds keeps it (SpendHoldStore.HoldSpend): its key, and what it
+// holds in dollars and in tokens (input plus output).
+type SpendHold struct {
+	Key    string
+	Cost   float64
+	Tokens int64
+}
+
 // SpendRecordedStore is a store whose step locks share spend
 // (SpendSharingStepLock). A usage entry under a spend key takes the key's
 // spend off the lock rows in its own write; a record that finds the key's
@@ -414,10 +423,14 @@ type LedgerLender interface {
 // StateLender is implemented by a LedgerLender that can tell who is in
 // flight (LockStore.InFlight) with the loan, at the cost of one read (the
 // PostgreSQL store: one round trip, where the two were two, and every
-// derivation needs both). The in-flight map is the caller's.
+// derivation needs both). The in-flight map is the caller's. A store that
+// shares holds (SpendHoldStore) gives, in the same read, every hold on the
+// session's budget that has not expired, its own process's too (nil when
+// there are none): a run's launch counts the others' beside the ledger it
+// launches from, so the read that shows them costs it nothing more.
 type StateLender interface {
 	LedgerLender
-	LendState(ctx context.Context, id string) (*Ledger, map[string]bool, error)
+	LendState(ctx context.Context, id string) (*Ledger, map[string]bool, []SpendHold, error)
 }
 
 // Births is implemented by a store other processes share (the PostgreSQL

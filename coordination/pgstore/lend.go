@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,7 +54,7 @@ var _ coordination.LedgerLender = (*Store)(nil)
 // only ever write past a loan's length, so a loan never changes and the
 // service may memoise what it derived from one (same loan, same state).
 func (s *Store) LendLedger(ctx context.Context, id string) (*coordination.Ledger, error) {
-	l, _, err := s.lend(ctx, id, false)
+	l, _, _, err := s.lend(ctx, id, false)
 	return l, err
 }
 
@@ -64,15 +65,17 @@ var _ coordination.StateLender = (*Store)(nil)
 // in the loan's first statement, before its entries, so a step that landed
 // before the read is either in the loan or still holds its lock (its entry
 // commits before its lock goes), never neither. A lock held is its row
-// unexpired, as InFlight reads it.
-func (s *Store) LendState(ctx context.Context, id string) (*coordination.Ledger, map[string]bool, error) {
+// unexpired, as InFlight reads it. The calls' holds on the session's
+// budget (HoldSpend) that have not expired come in the same statement.
+func (s *Store) LendState(ctx context.Context, id string) (*coordination.Ledger, map[string]bool, []coordination.SpendHold, error) {
 	return s.lend(ctx, id, true)
 }
 
-// lend is LendLedger, and LendState when held asks for the step locks.
-func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.Ledger, map[string]bool, error) {
+// lend is LendLedger, and LendState when held asks for the step locks and
+// the holds.
+func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.Ledger, map[string]bool, []coordination.SpendHold, error) {
 	if err := live(ctx, id); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	asked := time.Now()
 	ln := s.db.loans.get(s.tenant, id)
@@ -81,18 +84,18 @@ func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.L
 	select {
 	case ln.lock <- struct{}{}:
 	case <-ctx.Done():
-		return nil, nil, fmt.Errorf("waiting to read the ledger of session %q: %w", id, ctx.Err())
+		return nil, nil, nil, fmt.Errorf("waiting to read the ledger of session %q: %w", id, ctx.Err())
 	}
 	defer func() { <-ln.lock }()
 	if ln.lent != nil && ln.sent.After(asked) && (!held || ln.held != nil) {
 		// A read sent after this call began, while it waited for the
 		// previous one: the database as this call would have read it, or
 		// later. Concurrent derivations of one session share one trip
-		// (the locks too, when that read asked for them).
-		return ln.lent, ln.heldCopy(held), nil
+		// (the locks and holds too, when that read asked for them).
+		return ln.lent, ln.heldCopy(held), ln.holdsCopy(held), nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+		return nil, nil, nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
 	sent := time.Now()
 	// readOn changes what is kept only once a read is whole and continues
@@ -105,24 +108,26 @@ func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.L
 		if errors.Is(err, errStaleLoan) {
 			// The rows as stored do not continue each other (an agent's
 			// steps with a gap): nothing can be kept, the whole read is
-			// what is lent (the locks read first, as a loan reads them).
+			// what is lent (the locks read first, as a loan reads them;
+			// no holds: a launch from it counts its own replica's alone,
+			// once, and the next loan reads them again).
 			ln.reset()
 			s.db.loans.drop(s.tenant, id, ln)
 			var inFlight map[string]bool
 			if held {
 				if inFlight, err = s.InFlight(ctx, id); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
 			l, err := s.Ledger(ctx, id)
-			return l, inFlight, err
+			return l, inFlight, nil, err
 		}
 	}
 	if err != nil {
 		if errors.Is(err, coordination.ErrSessionNotFound) {
 			s.db.loans.drop(s.tenant, id, ln)
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ln.sent = sent
 	if ln.ended {
@@ -133,7 +138,7 @@ func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.L
 	} else {
 		s.db.loans.keep(s.tenant, id, ln)
 	}
-	return l, ln.heldCopy(held), nil
+	return l, ln.heldCopy(held), ln.holdsCopy(held), nil
 }
 
 // errStaleLoan says a kept ledger no longer continues into the database's.
@@ -141,7 +146,7 @@ var errStaleLoan = errors.New("the kept ledger does not continue into the stored
 
 // readOn reads the rows past what ln keeps, appends them and returns the
 // loan: the one before when nothing was new. held asks for the agents
-// holding their step lock too (ln.held). The caller holds ln.lock. The
+// holding their step lock and the calls' holds too (ln.held, ln.holds). The caller holds ln.lock. The
 // read goes with the other sessions' loans asked for meanwhile, in one
 // round trip (loanReads).
 func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*coordination.Ledger, error) {
@@ -184,8 +189,9 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 			inFlight[a] = true
 		}
 	}
+	holds := ask.holds
 	if ln.lent != nil && len(entries) == 0 && len(log) == 0 {
-		ln.held = inFlight
+		ln.held, ln.holds = inFlight, holds
 		return ln.lent, nil
 	}
 	var sess coordination.Session
@@ -229,7 +235,7 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 	if n := len(ln.log); n > 0 {
 		l.Session = ln.log[:n:n]
 	}
-	ln.lent, ln.held = l, inFlight
+	ln.lent, ln.held, ln.holds = l, inFlight, holds
 	return l, nil
 }
 
@@ -275,7 +281,10 @@ type loan struct {
 	sent time.Time
 	// held: the agents holding their step lock as that read found them,
 	// nil when it did not ask (LendLedger).
-	held  map[string]bool
+	held map[string]bool
+	// holds: the calls' holds on the session's budget as that read found
+	// them, nil when there were none or it did not ask.
+	holds []coordination.SpendHold
 	bytes int64 // what the kept rows weigh, for loansBytesMax
 }
 
@@ -285,7 +294,7 @@ func newLoan() *loan {
 
 func (ln *loan) reset() {
 	ln.agents = map[string][]coordination.Entry{}
-	ln.log, ln.lent, ln.ended, ln.sent, ln.bytes, ln.held = nil, nil, false, time.Time{}, 0, nil
+	ln.log, ln.lent, ln.ended, ln.sent, ln.bytes, ln.held, ln.holds = nil, nil, false, time.Time{}, 0, nil, nil
 }
 
 // heldCopy is a copy of ln.held when asked for (the caller may change
@@ -295,6 +304,14 @@ func (ln *loan) heldCopy(asked bool) map[string]bool {
 		return nil
 	}
 	return maps.Clone(ln.held)
+}
+
+// holdsCopy is a copy of ln.holds when asked for, else nil.
+func (ln *loan) holdsCopy(asked bool) []coordination.SpendHold {
+	if !asked {
+		return nil
+	}
+	return slices.Clone(ln.holds)
 }
 
 // loans is the replica's kept ledgers, the least recently read let go

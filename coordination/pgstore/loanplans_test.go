@@ -72,6 +72,10 @@ func TestBatchedStatementsLookUpTheirRowsByKey(t *testing.T) {
 		SELECT $1, s.id, 'agent_' || a, 'o', 'h', 1, 1, 1, now(), now(), now(), false FROM sessions s, generate_series(1, 4) a WHERE s.tenant = $1`, s.tenant); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.db.pool.Exec(ctx, `INSERT INTO spend_holds (tenant, session_id, holder, cost_usd, tokens, expires_at)
+		SELECT $1, s.id, 'hold:' || h, 0.1, 100, now() + interval '1 hour' FROM sessions s, generate_series(1, 2) h WHERE s.tenant = $1`, s.tenant); err != nil {
+		t.Fatal(err)
+	}
 	// Three asks, as a batch of loans makes them: two keep a ledger, one
 	// reads its session for the first time. (EXPLAIN EXECUTE takes no
 	// bound parameters: the values are written out.)
@@ -90,7 +94,7 @@ func TestBatchedStatementsLookUpTheirRowsByKey(t *testing.T) {
 			params = append(params, a.(string))
 		}
 		text := explained(t, conn, fmt.Sprintf("EXPLAIN EXECUTE loan%d(%s)", i, strings.Join(params, ", ")))
-		for _, table := range []string{"sessions", "entries", "session_log", "leases", "event_counters"} {
+		for _, table := range []string{"sessions", "entries", "session_log", "leases", "event_counters", "spend_holds"} {
 			if strings.Contains(text, "Seq Scan on "+table) {
 				t.Errorf("the %s statement scans %s whole:\n%s", r.name, table, text)
 			}

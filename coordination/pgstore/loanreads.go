@@ -30,6 +30,7 @@ type loanAsk struct {
 	created   time.Time
 	setup     []byte
 	locked    []string
+	holds     []coordination.SpendHold // held: the calls' holds on its budget
 	entries   []coordination.Entry
 	weight    int64
 	log       []coordination.SessionEntry
@@ -50,13 +51,22 @@ type loanAsk struct {
 // most time of any statement in pg_stat_statements
 // (TestBatchedStatementsLookUpTheirRowsByKey).
 const (
-	// loanSessionsRead: the session rows, with the step locks held.
+	// loanSessionsRead: the session rows, with the step locks held and
+	// the calls' holds on the session's budget not expired (spend_holds,
+	// as holdRead counts them): a run's launch counts the other
+	// replicas' in the read it launches from, at no round trip of its own.
+	// An aggregate over no rows is one row of nulls, so a session without
+	// holds is still read.
 	loanSessionsRead = `SELECT r.i, s.created_at, CASE WHEN r.first THEN s.setup END,
 		CASE WHEN r.held THEN ARRAY(SELECT substr(l.name, 6) FROM locks l WHERE l.tenant = s.tenant AND l.session_id = s.id
-			AND l.name LIKE 'step:%' AND l.expires_at >= now()) END
+			AND l.name LIKE 'step:%' AND l.expires_at >= now()) END,
+		h.holders, h.costs, h.tokens
 		FROM unnest($1::text[], $2::text[], $3::bool[], $4::bool[]) WITH ORDINALITY AS r(tenant, id, first, held, i)
 		CROSS JOIN LATERAL (SELECT s.tenant, s.id, s.created_at, s.setup FROM sessions s
-			WHERE s.tenant = r.tenant AND s.id = r.id OFFSET 0) AS s`
+			WHERE s.tenant = r.tenant AND s.id = r.id OFFSET 0) AS s
+		CROSS JOIN LATERAL (SELECT array_agg(h.holder ORDER BY h.holder) AS holders, array_agg(h.cost_usd ORDER BY h.holder) AS costs,
+				array_agg(h.tokens ORDER BY h.holder) AS tokens
+			FROM spend_holds h WHERE r.held AND h.tenant = s.tenant AND h.session_id = s.id AND h.expires_at > now()) AS h`
 	// loanEntriesRead: for a loan that keeps a ledger, each agent's rows
 	// past its last kept (a range of the key's index); for a first read,
 	// all.
@@ -152,13 +162,19 @@ func (db *DB) readLoans(ctx context.Context, asks []*loanAsk) []error {
 		var i int64
 		var created time.Time
 		var setup []byte
-		var locked []string
-		if err := rows.Scan(&i, &created, &setup, &locked); err != nil {
+		var locked, holders []string
+		var costs []float64
+		var tokens []int64
+		if err := rows.Scan(&i, &created, &setup, &locked, &holders, &costs, &tokens); err != nil {
 			rows.Close()
 			return fail(err)
 		}
 		a := asks[i-1]
 		a.found, a.created, a.setup, a.locked = true, created, setup, locked
+		a.holds = nil
+		for j, k := range holders { // three aggregates of the same rows, in one order
+			a.holds = append(a.holds, coordination.SpendHold{Key: k, Cost: costs[j], Tokens: tokens[j]})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fail(err)

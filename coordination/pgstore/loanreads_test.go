@@ -116,7 +116,7 @@ func TestLoansOfManySessionsGoTogether(t *testing.T) {
 	results := make(chan lent, len(ids))
 	for _, id := range append(ids[1:], "missing") {
 		go func() {
-			l, held, err := a.LendState(ctx, id)
+			l, held, _, err := a.LendState(ctx, id)
 			results <- lent{id, l, held, err}
 		}()
 	}

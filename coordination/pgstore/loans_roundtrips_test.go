@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -25,7 +27,7 @@ func TestLendStateIsOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	landStep(t, a, "s", "agent_a", "first")
-	if _, _, err := a.LendState(ctx, "s"); err != nil { // the setup is read once
+	if _, _, _, err := a.LendState(ctx, "s"); err != nil { // the setup is read once
 		t.Fatal(err)
 	}
 	lock, err := a.LockStep(ctx, "s", "agent_b")
@@ -34,7 +36,7 @@ func TestLendStateIsOneRoundTrip(t *testing.T) {
 	}
 	defer lock.Release()
 	before := c.Count()
-	l, held, err := a.LendState(ctx, "s")
+	l, held, _, err := a.LendState(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestLendStateIsOneRoundTrip(t *testing.T) {
 	delete(held, "agent_b") // the caller's map: the next loan still says so
 	landStep(t, a, "s", "agent_a", "second")
 	before = c.Count()
-	l, held, err = a.LendState(ctx, "s")
+	l, held, _, err = a.LendState(ctx, "s")
 	if err != nil || !held["agent_b"] || len(l.Agents["agent_a"]) != 2 {
 		t.Errorf("after a landing: %d entries of agent_a, in flight %v, %v; want 2 and agent_b", len(l.Agents["agent_a"]), held, err)
 	}
@@ -58,15 +60,32 @@ func TestLendStateIsOneRoundTrip(t *testing.T) {
 		t.Errorf("LendState with a new entry took %d round trips, want 1", n)
 	}
 	expireLock(t, a, "s", "step:agent_b") // its holder gone quiet: no longer in flight
-	if _, held, err = a.LendState(ctx, "s"); err != nil || len(held) != 0 {
+	if _, held, _, err = a.LendState(ctx, "s"); err != nil || len(held) != 0 {
 		t.Errorf("in flight past the lock's expiry: %v, %v; want none", held, err)
 	}
 	inFlight, err := a.InFlight(ctx, "s")
 	if err != nil || !maps.Equal(inFlight, held) {
 		t.Errorf("InFlight says %v (%v) where LendState says %v", inFlight, err, held)
 	}
+	// A criteria call's hold on the session's budget comes in the same
+	// round trip, and one past its expiry does not.
+	if _, err := a.HoldSpend(ctx, "s", "hold:live", 0.25, 900, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.HoldSpend(ctx, "s", "hold:dead", 0.5, 1800, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
 	before = c.Count()
-	if _, _, err := a.LendState(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
+	_, _, holds, err := a.LendState(ctx, "s")
+	if want := []coordination.SpendHold{{Key: "hold:live", Cost: 0.25, Tokens: 900}}; err != nil || !slices.Equal(holds, want) {
+		t.Errorf("LendState with a live and an expired hold: holds %+v, %v; want %+v", holds, err, want)
+	}
+	if n := c.Count() - before; n != 1 {
+		t.Errorf("LendState with holds took %d round trips, want 1", n)
+	}
+	before = c.Count()
+	if _, _, _, err := a.LendState(ctx, "missing"); !errors.Is(err, coordination.ErrSessionNotFound) {
 		t.Errorf("LendState of a missing session = %v, want ErrSessionNotFound", err)
 	}
 	if n := c.Count() - before; n != 1 {
@@ -94,7 +113,7 @@ func TestALoanSharedWithAStateCallReadsTheLocks(t *testing.T) {
 	if ln.held != nil {
 		t.Fatalf("a LendLedger kept locks %v it did not read", ln.held)
 	}
-	if _, held, err := a.LendState(ctx, "s"); err != nil || !held["agent_a"] {
+	if _, held, _, err := a.LendState(ctx, "s"); err != nil || !held["agent_a"] {
 		t.Errorf("LendState after a LendLedger: in flight %v, %v; want agent_a", held, err)
 	}
 }

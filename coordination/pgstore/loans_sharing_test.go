@@ -44,7 +44,7 @@ func TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks(t *testing.T) {
 		err  error
 	}
 	out := make(chan res, 1)
-	go func() { _, h, err := a.LendState(ctx, "s"); out <- res{h, err} }()
+	go func() { _, h, _, err := a.LendState(ctx, "s"); out <- res{h, err} }()
 	time.Sleep(200 * time.Millisecond)
 	sent := time.Now()
 	if _, err := a.readOn(ctx, "s", ln, false); err != nil {
@@ -66,7 +66,7 @@ func TestStateLoansSharingOneReadGetMapsOfTheirOwn(t *testing.T) {
 	ctx := context.Background()
 	out := make(chan map[string]bool, 2)
 	for range 2 {
-		go func() { _, h, _ := a.LendState(ctx, "s"); out <- h }()
+		go func() { _, h, _, _ := a.LendState(ctx, "s"); out <- h }()
 	}
 	time.Sleep(200 * time.Millisecond)
 	<-ln.lock
