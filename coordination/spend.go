@@ -95,9 +95,14 @@ type stepSpend struct {
 	floor spent
 	// holds is the store that shares a call's hold with the other
 	// replicas, under holdKey until holdTTL from each check (nil: none).
-	holds   SpendHoldStore
-	holdKey string
-	holdTTL time.Duration
+	// holdMu orders the writes of the hold (a check's, a raise's, the
+	// let-go), so a raise sent before a check never lands after it, and
+	// none lands after the let-go (holdGone).
+	holds    SpendHoldStore
+	holdKey  string
+	holdTTL  time.Duration
+	holdMu   sync.Mutex
+	holdGone bool
 
 	// shared is the step's lock when its store shares a step's spend with
 	// the other replicas (SpendSharingStepLock), else nil; ctx is the
@@ -110,7 +115,8 @@ type stepSpend struct {
 	// its spend as pending and reads others, the session's spend less this
 	// step's as the last share read it; one goroutine at a time (sharing)
 	// writes the newest pending. After a share fails the step counts its
-	// own process alone until quietUntil.
+	// own process alone until quietUntil. A call's hold is raised the same
+	// way (raiseHold), its spend past its reservation pending.
 	shareMu    sync.Mutex
 	pending    *spent
 	sharing    bool
@@ -178,7 +184,8 @@ func (m *stepSpend) key() string {
 func (m *stepSpend) Used(u providers.Usage) string {
 	m.runs.mu.Lock()
 	mine := m.prior.plus(spentOf(u))
-	m.sess.live[m] = spent{max(mine.cost, m.floor.cost), max(mine.tokens, m.floor.tokens)}
+	floor := m.floor
+	m.sess.live[m] = spent{max(mine.cost, floor.cost), max(mine.tokens, floor.tokens)}
 	total := m.base.plus(m.sess.landed).plus(spent{-m.since.cost, -m.since.tokens})
 	for _, s := range m.sess.live {
 		total = total.plus(s)
@@ -189,6 +196,9 @@ func (m *stepSpend) Used(u providers.Usage) string {
 	// stands, so a step landing here between the two reads is never
 	// missed.
 	if all, ok := m.shareSpend(mine); ok {
+		total = spent{max(total.cost, all.cost), max(total.tokens, all.tokens)}
+	}
+	if all, ok := m.raiseHold(mine, floor); ok {
 		total = spent{max(total.cost, all.cost), max(total.tokens, all.tokens)}
 	}
 	if budget, spend := pastBudget(m.cost, m.tokens, total); budget != "" {

@@ -122,8 +122,19 @@ func (m *stepSpend) reserveShared(own, worst spent, fits func(paid, held spent) 
 }
 
 // holdShared writes total as the call's hold on every replica and reads
-// the session's spend there; false when the store did not answer.
+// the session's spend there; false when the store did not answer, or the
+// call has let its hold go.
 func (m *stepSpend) holdShared(total spent) (HeldSpend, bool) {
+	m.holdMu.Lock()
+	defer m.holdMu.Unlock()
+	return m.holdSharedLocked(total)
+}
+
+// holdSharedLocked is holdShared for a caller that holds m.holdMu.
+func (m *stepSpend) holdSharedLocked(total spent) (HeldSpend, bool) {
+	if m.holdGone {
+		return HeldSpend{}, false
+	}
 	ctx, cancel := context.WithTimeout(m.ctx, sharedSpendWait)
 	defer cancel()
 	hs, err := m.holds.HoldSpend(ctx, m.id, m.holdKey, total.cost, total.tokens, m.holdTTL)
@@ -134,6 +145,73 @@ func (m *stepSpend) holdShared(total spent) (HeldSpend, bool) {
 		return HeldSpend{}, false
 	}
 	return hs, true
+}
+
+// raiseHold is shareSpend for a call's hold: once the call's spend so far
+// (mine) is past what its hold reserved (floor: a writer that loops, as a
+// coding-agent CLI does, beyond its attempt's worst case), the spend is
+// left to be held where the other replicas count it, so a check there
+// counts it before it lands. It returns the session's spend as known now
+// (what the last raise read on every replica, the other calls' holds
+// among it, plus this call's hold), or false while the call is within its
+// reservation, no raise has answered yet, or the last failed (logged; the
+// call counts this process alone for sharedSpendRest).
+func (m *stepSpend) raiseHold(mine, floor spent) (spent, bool) {
+	if m.holds == nil || (mine.cost <= floor.cost && mine.tokens <= floor.tokens) {
+		return spent{}, false
+	}
+	held := spent{max(mine.cost, floor.cost), max(mine.tokens, floor.tokens)}
+	m.shareMu.Lock()
+	defer m.shareMu.Unlock()
+	if time.Now().Before(m.quietUntil) {
+		return spent{}, false
+	}
+	m.pending = &held
+	if !m.sharing {
+		m.sharing = true
+		go m.raiseNewest()
+	}
+	if m.others == nil {
+		return spent{}, false
+	}
+	return m.others.plus(held), true
+}
+
+// raiseNewest writes the newest pending hold, never below the reservation
+// of the call's latest check (floor, read under holdMu, so a check's write
+// is never undone by a raise sent before it), and reads the session's
+// spend, until nothing is pending, the call has ended or let go, or a
+// write fails.
+func (m *stepSpend) raiseNewest() {
+	for {
+		m.shareMu.Lock()
+		p := m.pending
+		m.pending = nil
+		if p == nil || m.ctx.Err() != nil {
+			m.sharing = false
+			m.shareMu.Unlock()
+			return
+		}
+		m.shareMu.Unlock()
+		m.holdMu.Lock()
+		m.runs.mu.Lock()
+		total := spent{max(p.cost, m.floor.cost), max(p.tokens, m.floor.tokens)}
+		m.runs.mu.Unlock()
+		hs, ok := m.holdSharedLocked(total)
+		gone := m.holdGone
+		m.holdMu.Unlock()
+		m.shareMu.Lock()
+		if !ok {
+			m.others, m.pending, m.sharing = nil, nil, false
+			if m.ctx.Err() == nil && !gone {
+				m.quietUntil = time.Now().Add(sharedSpendRest)
+			}
+			m.shareMu.Unlock()
+			return
+		}
+		m.others = &spent{hs.SpentCost + hs.HeldCost, hs.SpentTokens + hs.HeldTokens}
+		m.shareMu.Unlock()
+	}
 }
 
 // letGoOnce returns what closes m with the call's usage u (nil: none
@@ -173,6 +251,9 @@ func (m *stepSpend) letGoShared() {
 	if m == nil || m.holds == nil {
 		return
 	}
+	m.holdMu.Lock()
+	defer m.holdMu.Unlock()
+	m.holdGone = true
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), sharedSpendWait)
 	defer cancel()
 	if err := m.holds.LetGoSpend(ctx, m.id, m.holdKey); err != nil {
