@@ -32,18 +32,20 @@ import (
 // every member with it, as each would have met it alone: a member's retry
 // then finds whether the group committed (storedIs).
 //
-// Three groups in flight, 48 landings at most a group: in the overhead
-// bench (1,000 sessions × 4 agents, two replicas) a group held about 20
-// landings and 95 % of the landings went in one, and the wall's median
-// was 47 s against 58 s with every landing alone, round trips a step 3.8
-// against 4.7; 8 and 8 (groups of about 7) did as well within the noise,
-// with a landing's p50 nearer the lone landings' (about 260 ms against
-// 350 ms; alone, about 230 ms). A landing waits for a group, whose
-// statements run one after another on one backend: the price of the
-// database's CPU saved.
+// Eight groups in flight, eight landings at most a group. Measured with
+// the step lock takes grouped too, quiet 2-core machine, the overhead
+// bench at 1,000 sessions × 4 agents over two replicas, alternated with
+// the last stop's build: walls 18.1, 18.9 s against 23.8, 25.3 s;
+// PostgreSQL's CPU a step 2.0 ms against 2.6-2.7 ms; landing p50 82-83 ms
+// and p99 205-220 ms against 83-89 and 211-235 ms. Three groups of 48 at
+// most (groups of about 20) cut the wall as much but a landing's p99 rose
+// to 1.1-1.4 s, and 4 of 16 to 0.7 s: a landing waits for its group,
+// whose statements run one after another on one backend, and for a group
+// in flight before it. Small groups keep most of the saving (a
+// transaction's cost is shared by eight) at the lone landing's latency.
 const (
-	landLeaders  = 3
-	landGroupMax = 48
+	landLeaders  = 8
+	landGroupMax = 8
 )
 
 // stepLanding is one landing on its way: what land prepared, and what its

@@ -123,18 +123,20 @@ func ids(prefix string, n int) []string {
 	return out
 }
 
-// TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction: eight
-// landings held at their fence keep every leader busy; eight more of other
-// sessions, made meanwhile, wait, and once the held ones land, the
-// waiting ones (with the held ones that never led) go in one transaction.
+// TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction: landings
+// held at their fence keep every leader busy (landLeaders of them); a
+// group's worth more of other sessions (landGroupMax), made meanwhile,
+// wait, and once the held ones land, the waiting ones go in one
+// transaction. (The other tests hold every leader the same way, and make
+// at most landGroupMax landings meanwhile, so that they are one group.)
 func TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction(t *testing.T) {
 	c := &landingTransactions{}
 	dsn := pgtest.Schema(t)
 	a := replicaOn(t, dsn, Options{Tracer: c})
 	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", 8)...)
-	later := landingsOf(t, a, "agent_a", ids("later", 8)...)
-	h := holdLockRows(t, b, ids("held", 8)...)
+	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
+	later := landingsOf(t, a, "agent_a", ids("later", landGroupMax)...)
+	h := holdLockRows(t, b, ids("held", landLeaders)...)
 	heldDone := landAll(held)
 	h.waitBlocked(t, b, 1)
 	time.Sleep(300 * time.Millisecond) // the other held landings queue or block too
@@ -153,9 +155,9 @@ func TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction(t *testing.T) 
 		}
 	}
 	if n := c.n.Load() - before; n != 1 {
-		t.Errorf("the eight landings made while others were in flight went in %d transactions, want 1", n)
+		t.Errorf("the %d landings made while others were in flight went in %d transactions, want 1", landGroupMax, n)
 	}
-	for _, id := range append(ids("held", 8), ids("later", 8)...) {
+	for _, id := range append(ids("held", landLeaders), ids("later", landGroupMax)...) {
 		lg, err := a.Ledger(context.Background(), id)
 		if err != nil || len(lg.Agents["agent_a"]) != 1 {
 			t.Errorf("session %s's ledger %+v, %v; want agent_a's one answer", id, lg, err)
@@ -170,13 +172,13 @@ func TestALandingRefusedInAGroupFailsAloneAndTheOthersLand(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	a := replicaOn(t, dsn, Options{})
 	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", 4)...)
+	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
 	later := landingsOf(t, a, "agent_a", ids("later", 6)...)
 	// later3's lock row passes to another holder.
 	if _, err := b.db.pool.Exec(context.Background(), `UPDATE locks SET token = 'another-holder' WHERE tenant = $1 AND session_id = 'later3' AND name = 'step:agent_a'`, b.tenant); err != nil {
 		t.Fatal(err)
 	}
-	h := holdLockRows(t, b, ids("held", 4)...)
+	h := holdLockRows(t, b, ids("held", landLeaders)...)
 	heldDone := landAll(held)
 	h.waitBlocked(t, b, 1)
 	time.Sleep(300 * time.Millisecond)
@@ -217,13 +219,13 @@ func TestTwoAgentsOfASessionInOneGroupEachCountTheirAnswers(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	a := replicaOn(t, dsn, Options{})
 	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", 4)...)
+	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
 	if err := a.Create(context.Background(), storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
 	landStep(t, a, "s", "agent_a", "the first")
 	later := append(landingsOf(t, a, "agent_a", "s"), landingsOf(t, a, "agent_b", "s")...)
-	h := holdLockRows(t, b, ids("held", 4)...)
+	h := holdLockRows(t, b, ids("held", landLeaders)...)
 	heldDone := landAll(held)
 	h.waitBlocked(t, b, 1)
 	time.Sleep(300 * time.Millisecond)
@@ -251,9 +253,9 @@ func TestAGroupCutMidwayWritesNothing(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	a := replicaOn(t, dsn, Options{})
 	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", 4)...)
+	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
 	later := landingsOf(t, a, "agent_a", ids("later", 6)...)
-	h := holdLockRows(t, b, ids("held", 4)...)
+	h := holdLockRows(t, b, ids("held", landLeaders)...)
 	// later5, last in the group's order, waits at its fence in the group.
 	last := holdLockRows(t, b, "later5")
 	heldDone := landAll(held)
