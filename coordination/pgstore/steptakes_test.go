@@ -410,3 +410,62 @@ func TestARowWaitInAGroupHoldsUpNoOtherTake(t *testing.T) {
 		}
 	}
 }
+
+// TestATakeAloneWaitingForARowHoldsUpNoOtherTake: a take sent alone (a
+// group of one, no other take in flight) that waits for a row another
+// transaction holds (a session's row a delete holds) must not hold up the
+// replica's other takes for as long as that transaction lasts: taken
+// alone, as before grouping, a take of another session went at once.
+func TestATakeAloneWaitingForARowHoldsUpNoOtherTake(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := countedReplica(t, dsn, &QueryCounts{})
+	ctx := context.Background()
+	for _, id := range []string{"s1", "slow"} {
+		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = 'slow' FOR UPDATE`, a.tenant); err != nil {
+		t.Fatal(err)
+	}
+	hold := &rowHold{tx: tx, pid: conn.PgConn().PID()}
+	slow := make(chan error, 1)
+	go func() {
+		l, err := a.LockStep(ctx, "slow", "agent_a")
+		if err == nil {
+			l.Release()
+		}
+		slow <- err
+	}()
+	hold.waitBlocked(t, a, 1)
+	// The delete ends after 5 s: a take held up until then says so
+	// rather than hanging the test.
+	go func() {
+		time.Sleep(5 * time.Second)
+		_ = tx.Rollback(ctx)
+	}()
+	quick, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	l, err := a.LockStep(quick, "s1", "agent_a")
+	took := time.Since(start)
+	if err != nil || took > 3*time.Second {
+		t.Errorf("the take of another session, while a take alone waited for a delete's row: %v after %v (its context ends at 3 s); want it taken at once", err, took.Round(time.Millisecond))
+	}
+	if err == nil {
+		l.Release()
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("the waiting take, once the row was let go: %v", err)
+	}
+}
