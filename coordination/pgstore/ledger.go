@@ -251,12 +251,13 @@ func (s *Store) lockStep(ctx context.Context, id, agent string, fold *claimFold)
 	t := &stepTake{s: s, ctx: ctx, id: id, agent: agent, fold: fold, token: s.db.lockToken()}
 	err := s.db.stepTakes.do(t, s.db.takeSteps)
 	if errors.Is(err, errTakeAlone) {
-		// Its group was rolled back: nothing of it was written.
+		// Its group was rolled back (a statement raised, or a row waited
+		// for longer than stepTakeWait): nothing of it was written.
 		t.token, t.got, t.found = s.db.lockToken(), "", false
 		if fold != nil {
 			fold.claimed = false
 		}
-		err = s.db.sendTakes(ctx, []*stepTake{t})
+		err = s.db.sendTakes(ctx, []*stepTake{t}, false)
 	}
 	token, err := s.took(id, name, t.token, t.got, t.found, t.at, err)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,11 +74,19 @@ const (
 // stepTakeWaitSet sets stepTakeWait for the group's transaction.
 var stepTakeWaitSet = fmt.Sprintf(`SELECT set_config('lock_timeout', '%dms', true)`, stepTakeWait.Milliseconds())
 
+// stepLockTakeBounded is stepLockTake that first sets stepTakeWait for
+// its transaction, in the statement's first CTE (lockcfg), which the
+// session's row is read with, so before the take waits for any row.
+var stepLockTakeBounded = strings.Replace(stepLockTake,
+	`SELECT set_config('synchronous_commit', 'off', true)`,
+	fmt.Sprintf(`SELECT set_config('synchronous_commit', 'off', true), set_config('lock_timeout', '%dms', true)`, stepTakeWait.Milliseconds()), 1)
+
 // stepNumbering reads an agent's latest step.
 const stepNumbering = `SELECT coalesce(max(step), 0) FROM entries WHERE tenant = $1 AND session_id = $2 AND agent_id = $3`
 
 // takeSteps is stepTakes' write. A group of one is sent under its
-// caller's context, the take alone it always was. A larger group is sent
+// caller's context, the take alone it always was but for its row waits,
+// bounded as a group's are (sendTakes). A larger group is sent
 // in (tenant, session, agent) order, so two replicas' groups take their
 // rows in one order and never deadlock, stepTakesMax to a transaction.
 // A transaction a statement raised in (a PostgreSQL error that is not an
@@ -88,7 +97,17 @@ const stepNumbering = `SELECT coalesce(max(step), 0) FROM entries WHERE tenant =
 func (db *DB) takeSteps(ts []*stepTake) []error {
 	errs := make([]error, len(ts))
 	if len(ts) == 1 {
-		errs[0] = db.sendTakes(ts[0].ctx, ts)
+		// Its row waits bounded too (stepTakeWait): the replica's next
+		// takes wait for it, and a caller's context need not end. One
+		// that waits longer takes its lock again alone, outside the
+		// group (lockStep), waiting for its row as long as its context
+		// lets it.
+		err := db.sendTakes(ts[0].ctx, ts, true)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && !unavailable(err) {
+			err = errTakeAlone
+		}
+		errs[0] = err
 		return errs
 	}
 	sorted := slices.Clone(ts)
@@ -116,7 +135,7 @@ func (db *DB) takeSteps(ts []*stepTake) []error {
 func (db *DB) sendGroup(ts []*stepTake) error {
 	ctx, cancel := context.WithTimeout(db.ctx, stepTakeLimit)
 	defer cancel()
-	return db.sendTakes(ctx, ts)
+	return db.sendTakes(ctx, ts, true)
 }
 
 // sendTakes takes the step locks of ts in one round trip, one implicit
@@ -130,18 +149,26 @@ func (db *DB) sendGroup(ts []*stepTake) error {
 // last and a transaction with one commits durably, one without does not
 // wait for the flush. A take refused (a live holder, no session) is no
 // error: its row says so, and its claim, fenced by the take's own token,
-// writes nothing. A group of more than one waits for a row no longer than
-// stepTakeWait (a statement of its own first); a take alone waits as it
-// always did.
-func (db *DB) sendTakes(ctx context.Context, ts []*stepTake) error {
+// writes nothing. A group's takes (grouped, even a group of one: the
+// replica's next takes wait for it) wait for a row no longer than
+// stepTakeWait: a group of more than one sets it in a statement of its
+// own first, a group of one in its take's own statement
+// (stepLockTakeBounded), which keeps a lone take's three statements. A
+// take alone, outside the group, waits as it always did.
+func (db *DB) sendTakes(ctx context.Context, ts []*stepTake, grouped bool) error {
 	b := &pgx.Batch{}
-	if len(ts) > 1 {
+	setFirst := grouped && len(ts) > 1
+	if setFirst {
 		b.Queue(stepTakeWaitSet)
 	}
-	queueTakes(b, ts, db.lockTakeover())
+	take := stepLockTake
+	if grouped && len(ts) == 1 {
+		take = stepLockTakeBounded
+	}
+	queueTakesBy(b, ts, db.lockTakeover(), take)
 	br := db.pool.SendBatch(ctx, b)
 	var err error
-	if len(ts) > 1 {
+	if setFirst {
 		_, err = br.Exec()
 	}
 	if err == nil {
@@ -156,8 +183,14 @@ func (db *DB) sendTakes(ctx context.Context, ts []*stepTake) error {
 // queueTakes queues the statements of ts's takes (sendTakes); takeover is
 // DB.lockTakeover's.
 func queueTakes(b *pgx.Batch, ts []*stepTake, takeover *time.Time) {
+	queueTakesBy(b, ts, takeover, stepLockTake)
+}
+
+// queueTakesBy is queueTakes with take, stepLockTake or
+// stepLockTakeBounded, as the takes' statement.
+func queueTakesBy(b *pgx.Batch, ts []*stepTake, takeover *time.Time, take string) {
 	for _, t := range ts {
-		b.Queue(stepLockTake, t.s.tenant, t.id, "step:"+t.agent, t.token, lockTTL.Milliseconds(), takeover)
+		b.Queue(take, t.s.tenant, t.id, "step:"+t.agent, t.token, lockTTL.Milliseconds(), takeover)
 	}
 	for _, t := range ts {
 		b.Queue(stepNumbering, t.s.tenant, t.id, t.agent)
