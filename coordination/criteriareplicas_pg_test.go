@@ -279,3 +279,74 @@ func TestACriteriaWriterSpendingPastItsReservationIsCountedOnAnotherReplica(t *t
 		t.Errorf("the session spent $%.2f, more than its budget plus two turns ($%.2f): B's step did not count A's spend past its reservation", cost, limit)
 	}
 }
+
+// slowRaises is a PostgreSQL store whose writes of a criteria call's hold
+// above its reservation (its raises) reach the database late, and whose
+// let-go never does: a raise sent just before the call's spend is
+// recorded then lands after the record.
+type slowRaises struct {
+	*pgstore.Store
+	above float64
+	late  time.Duration
+}
+
+func (s slowRaises) HoldSpend(ctx context.Context, id, key string, cost float64, tokens int64, ttl time.Duration) (coordination.HeldSpend, error) {
+	if cost > s.above {
+		time.Sleep(s.late)
+	}
+	return s.Store.HoldSpend(ctx, id, key, cost, tokens, ttl)
+}
+
+func (slowRaises) LetGoSpend(context.Context, string, string) error {
+	return errors.New("the database did not answer")
+}
+
+// TestACriteriaWritersRaiseLandingAfterItsRecordLeavesNoHold: a criteria
+// writer spends past its reservation (about $0.34) to $0.70, turn by turn,
+// and returns at once; its last raise reaches the database after the
+// call's spend is recorded, and the let-go after the record is lost. The
+// record must be the hold's end: no replica may count the $0.70 held
+// beside the $0.70 recorded. Before, the raise wrote the hold again after
+// the record had taken it off, and every replica counted the call twice
+// until the hold expired (step_timeout_seconds and a minute).
+func TestACriteriaWritersRaiseLandingAfterItsRecordLeavesNoHold(t *testing.T) {
+	const writerTurn, writerSpend = 0.05, 0.70
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	writer := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
+		u := providers.Free()
+		for *u.CostUSD < writerSpend-1e-9 {
+			c := *u.CostUSD + writerTurn
+			u = providers.Usage{Input: u.Input + 1000, Output: u.Output + 100, CostUSD: &c}
+			if req.Spend != nil {
+				if why := req.Spend.Used(u); why != "" {
+					return providers.Action{}, u, &providers.Error{Class: providers.ClassBudget, Message: "stopped: it " + why}
+				}
+			}
+		}
+		return coordtest.Act(threeCriteria), u, nil
+	})
+	st := slowRaises{Store: pgTenant(t, dsn).(*pgstore.Store), above: 0.345, late: 300 * time.Millisecond}
+	a := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) { return writer, nil }})
+	s, err := a.Create(ctx, coordination.TeamSpec{Task: "What is 17 * 23?", Models: []string{"sim", "sim"},
+		Driver: coordination.DriverStep, Rules: coordination.Rules{CostBudgetUSD: new(2.0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Criteria(ctx, coordination.CriteriaRequest{SessionID: s.ID, Model: criteriaModel, Count: 3}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // any raise still on its way lands
+	probe := pgTenant(t, dsn).(*pgstore.Store)
+	hs, err := probe.HoldSpend(ctx, s.ID, "probe", 0, 0, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after the call, another replica reads $%.4f spent and $%.4f held", hs.SpentCost, hs.HeldCost)
+	if math.Abs(hs.SpentCost-writerSpend) > 1e-9 {
+		t.Errorf("another replica reads $%.4f spent; want the call's $%.2f", hs.SpentCost, writerSpend)
+	}
+	if hs.HeldCost != 0 || hs.HeldTokens != 0 {
+		t.Errorf("another replica reads $%.4f and %d tokens still held by the call whose spend is recorded; want none (a raise wrote the hold again after the record took it off)", hs.HeldCost, hs.HeldTokens)
+	}
+}
