@@ -213,7 +213,9 @@ func (svc *Service) Criteria(ctx context.Context, req CriteriaRequest) (criteria
 			// cut the call short): the money is spent either way. The set
 			// still reports it; the session counts it once, from here.
 			// Under the call's hold's key, so the record takes the hold
-			// off every replica in its own write (SessionEntry.Spender).
+			// off every replica in its own write (SessionEntry.Spender),
+			// no raise of the hold to come after it.
+			bound.hold.endHold()
 			svc.recordUsage(ctx, s, svc.criteriaUsageRecord(*set.Usage, "criteria call ("+providers.ShowSpec(spec.String())+")").sharedAs(bound.hold.heldAs()), nil)
 		}
 		letGo(set.Usage)

@@ -97,7 +97,8 @@ type stepSpend struct {
 	// replicas, under holdKey until holdTTL from each check (nil: none).
 	// holdMu orders the writes of the hold (a check's, a raise's, the
 	// let-go), so a raise sent before a check never lands after it, and
-	// none lands after the let-go (holdGone).
+	// none lands after the record of the call's spend or the let-go
+	// (holdGone).
 	holds    SpendHoldStore
 	holdKey  string
 	holdTTL  time.Duration

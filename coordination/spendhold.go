@@ -231,6 +231,20 @@ func (m *stepSpend) letGoOnce() func(u *providers.Usage) {
 	}
 }
 
+// endHold ends the writes of the call's hold, waiting for one on its way
+// (nil-safe): called just before the call's spend is recorded, since the
+// record takes the hold off in its own write (heldAs), and a raise landing
+// after it would write the hold again, counted beside the record on every
+// replica until the let-go, or, that lost, until it expires.
+func (m *stepSpend) endHold() {
+	if m == nil || m.holds == nil {
+		return
+	}
+	m.holdMu.Lock()
+	m.holdGone = true
+	m.holdMu.Unlock()
+}
+
 // heldAs is the key the call's hold is shared under among replicas: the
 // call's usage entry names it (SessionEntry.Spender), and the store takes
 // the hold off in the entry's write, so the spend is counted once, in the
