@@ -309,6 +309,35 @@ func TestAGapIsReadWhole(t *testing.T) {
 	sameLedger(t, a, "s", l)
 }
 
+// TestAGapReadLendsTheHolds: a read that finds a gap (and so is lent whole,
+// nothing kept) still gives the calls' holds on the session's budget: a
+// run's launch from it counts another replica's hold. Before, such a read
+// lent none, and the launch counted this replica's holds alone.
+func TestAGapReadLendsTheHolds(t *testing.T) {
+	a, b := sessionOnTwoReplicas(t, "s")
+	ctx := context.Background()
+	if _, err := b.HoldSpend(ctx, "s", "hold:on-b", 0.30, 1000, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	lend(t, a, "s")
+	e := coordination.Entry{Agent: "agent_a", Step: 2, Kind: coordination.KindAnswer, Content: "step 2", Label: "agent_a.1"}
+	data, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.pool.Exec(ctx, `INSERT INTO entries (tenant, session_id, agent_id, step, kind, at, entry) VALUES ($1, 's', 'agent_a', 2, $2, now(), $3)`,
+		a.tenant, string(e.Kind), data); err != nil {
+		t.Fatal(err)
+	}
+	_, _, holds, err := a.LendState(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(holds) != 1 || holds[0].Key != "hold:on-b" || holds[0].Cost != 0.30 {
+		t.Errorf("a read that found a gap lent the holds %v; want B's $0.30 under hold:on-b", holds)
+	}
+}
+
 // TestAFinishedSessionKeepsNoLedger: the kept ledgers are the live
 // sessions'; a finished one is lent whole and not kept.
 func TestAFinishedSessionKeepsNoLedger(t *testing.T) {
