@@ -101,16 +101,17 @@ func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.L
 	// readOn changes what is kept only once a read is whole and continues
 	// it, so any other failure (a context ended, the database gone) leaves
 	// the kept ledger as it was, for the next call to continue.
-	l, err := s.readOn(ctx, id, ln, held)
+	l, _, err := s.readOn(ctx, id, ln, held)
 	if errors.Is(err, errStaleLoan) {
 		ln.reset()
-		l, err = s.readOn(ctx, id, ln, held)
+		var holds []coordination.SpendHold
+		l, holds, err = s.readOn(ctx, id, ln, held)
 		if errors.Is(err, errStaleLoan) {
 			// The rows as stored do not continue each other (an agent's
 			// steps with a gap): nothing can be kept, the whole read is
-			// what is lent (the locks read first, as a loan reads them;
-			// no holds: a launch from it counts its own replica's alone,
-			// once, and the next loan reads them again).
+			// what is lent, with the locks and holds that read found
+			// (read first, as a loan reads them: a launch from it counts
+			// the other replicas' holds as from any loan).
 			ln.reset()
 			s.db.loans.drop(s.tenant, id, ln)
 			var inFlight map[string]bool
@@ -120,7 +121,10 @@ func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.L
 				}
 			}
 			l, err := s.Ledger(ctx, id)
-			return l, inFlight, nil, err
+			if !held {
+				holds = nil
+			}
+			return l, inFlight, holds, err
 		}
 	}
 	if err != nil {
@@ -146,10 +150,13 @@ var errStaleLoan = errors.New("the kept ledger does not continue into the stored
 
 // readOn reads the rows past what ln keeps, appends them and returns the
 // loan: the one before when nothing was new. held asks for the agents
-// holding their step lock and the calls' holds too (ln.held, ln.holds). The caller holds ln.lock. The
+// holding their step lock and the calls' holds too (ln.held, ln.holds;
+// the holds are returned also with errStaleLoan, read before the rows a
+// whole read then lends, so a hold recorded meanwhile is counted twice
+// rather than missed). The caller holds ln.lock. The
 // read goes with the other sessions' loans asked for meanwhile, in one
 // round trip (loanReads).
-func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*coordination.Ledger, error) {
+func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*coordination.Ledger, []coordination.SpendHold, error) {
 	ask := &loanAsk{tenant: s.tenant, id: id, first: ln.lent == nil, held: held, logAfter: int32(len(ln.log))}
 	if !ask.first {
 		// Every agent of the team (the setup's, kept since the first
@@ -166,18 +173,18 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 		}
 	}
 	if err := s.db.loanReads.do(ctx, ask); err != nil {
-		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
+		return nil, nil, fmt.Errorf("reading the ledger of session %q: %w", id, err)
 	}
 	if !ask.found {
-		return nil, notFound(id)
+		return nil, nil, notFound(id)
 	}
 	if ask.damaged != nil {
-		return nil, fmt.Errorf("reading the ledger of session %q: %w", id, ask.damaged)
+		return nil, nil, fmt.Errorf("reading the ledger of session %q: %w", id, ask.damaged)
 	}
 	created, setup, locked := ask.created, ask.setup, ask.locked
 	entries, weight, log, logWeight := ask.entries, ask.weight, ask.log, ask.logWeight
 	if ln.lent != nil && !created.Equal(ln.created) {
-		return nil, errStaleLoan
+		return nil, ask.holds, errStaleLoan
 	}
 	// The step locks go with the loan they were read with (set only once
 	// the read is whole): a later call shares them only if this read asked
@@ -192,16 +199,16 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 	holds := ask.holds
 	if ln.lent != nil && len(entries) == 0 && len(log) == 0 {
 		ln.held, ln.holds = inFlight, holds
-		return ln.lent, nil
+		return ln.lent, holds, nil
 	}
 	var sess coordination.Session
 	if ln.lent == nil {
 		if err := json.Unmarshal(setup, &sess); err != nil {
-			return nil, fmt.Errorf("session %q is stored damaged: %w", id, err)
+			return nil, nil, fmt.Errorf("session %q is stored damaged: %w", id, err)
 		}
 	}
 	if !ln.continuedBy(entries, log) {
-		return nil, errStaleLoan
+		return nil, ask.holds, errStaleLoan
 	}
 	if ln.lent == nil {
 		ln.created = created
@@ -236,7 +243,7 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 		l.Session = ln.log[:n:n]
 	}
 	ln.lent, ln.held, ln.holds = l, inFlight, holds
-	return l, nil
+	return l, holds, nil
 }
 
 // continuedBy tells whether rows read past what ln keeps continue it: each

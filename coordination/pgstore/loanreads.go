@@ -53,7 +53,7 @@ type loanAsk struct {
 const (
 	// loanSessionsRead: the session rows, with the step locks held and
 	// the calls' holds on the session's budget not expired (spend_holds,
-	// as holdRead counts them): a run's launch counts the other
+	// as HoldSpend counts them): a run's launch counts the other
 	// replicas' in the read it launches from, at no round trip of its own.
 	// An aggregate over no rows is one row of nulls, so a session without
 	// holds is still read.

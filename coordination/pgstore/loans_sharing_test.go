@@ -47,7 +47,7 @@ func TestAStateLoanWaitingBehindALedgerOnlyReadReadsTheLocks(t *testing.T) {
 	go func() { _, h, _, err := a.LendState(ctx, "s"); out <- res{h, err} }()
 	time.Sleep(200 * time.Millisecond)
 	sent := time.Now()
-	if _, err := a.readOn(ctx, "s", ln, false); err != nil {
+	if _, _, err := a.readOn(ctx, "s", ln, false); err != nil {
 		t.Fatal(err)
 	}
 	ln.sent = sent
