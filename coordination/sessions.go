@@ -34,7 +34,11 @@ type sessions struct {
 	// are any: a run's launch counts those of other processes (run.go,
 	// heldRead) without a read of its own. The cap bounds sessions whose
 	// holds were seen and that nobody reads again.
-	holds *lru[string, []SpendHold]
+	holds *lru[string, heldAt]
+	// heldMu makes heldNow's look and put one step; asked numbers the
+	// reads with holds as they are asked (heldAt.asked).
+	heldMu sync.Mutex
+	asked  uint64
 	// starts: id → the mutex of one Start at a time per session here
 	// (starting), held by each start that waits or runs and gone after the
 	// last: never let go while locked or waited on.
@@ -43,7 +47,7 @@ type sessions struct {
 
 func newSessions(store Store, reviews Reviews) *sessions {
 	return &sessions{store: store, reviews: reviews, setups: newLRU[string, *Session](setupsMax),
-		derived: newLRU[string, *deriveMemo](derivedMax), tidied: newLRU[string, struct{}](tidiedMax), holds: newLRU[string, []SpendHold](heldMax)}
+		derived: newLRU[string, *deriveMemo](derivedMax), tidied: newLRU[string, struct{}](tidiedMax), holds: newLRU[string, heldAt](heldMax)}
 }
 
 // get reads a session's setup. Once an agent has stepped the setup never
@@ -180,10 +184,11 @@ func (ss *sessions) lendTogether(ctx context.Context, id string) (l *Ledger, len
 		return nil, false, nil, false, nil
 	}
 	var holds []SpendHold
+	asked := ss.asking()
 	if l, inFlight, holds, err = lender.LendState(ctx, id); err != nil {
 		return nil, false, nil, true, err
 	}
-	ss.heldNow(id, holds)
+	ss.heldNow(id, asked, holds)
 	if complete(l) {
 		return l, true, inFlight, true, nil
 	}
@@ -195,15 +200,40 @@ func (ss *sessions) lendTogether(ctx context.Context, id string) (l *Ledger, len
 	return l, false, inFlight, true, nil
 }
 
-// heldNow keeps holds, just read with session id's ledger, for heldRead.
-// Reads that finish out of order may leave an older read's: the next
-// read, at the run's next pass, puts it right.
-func (ss *sessions) heldNow(id string, holds []SpendHold) {
+// heldAt is the holds a read found, and when it was asked (sessions.asked).
+type heldAt struct {
+	asked uint64
+	holds []SpendHold
+}
+
+// asking numbers a read of holds about to be asked.
+func (ss *sessions) asking() uint64 {
+	ss.heldMu.Lock()
+	defer ss.heldMu.Unlock()
+	ss.asked++
+	return ss.asked
+}
+
+// heldNow keeps holds, just read with session id's ledger by the read
+// numbered asked, for heldRead, unless a read asked later has returned
+// first: a store sends a read asked later no earlier (the PostgreSQL
+// store shares one sent after a call began, or sends its own later), so
+// the later-asked read's holds are the newer, and an older read returning
+// last must not drop a hold still out. A read that found none drops the
+// entry (kept only while there are holds), so an older read that found
+// one may put it back after it went: counted until the next read, the
+// safe way.
+func (ss *sessions) heldNow(id string, asked uint64, holds []SpendHold) {
+	ss.heldMu.Lock()
+	defer ss.heldMu.Unlock()
+	if kept, ok := ss.holds.Get(id); ok && kept.asked > asked {
+		return
+	}
 	if len(holds) == 0 {
 		ss.holds.Delete(id)
 		return
 	}
-	ss.holds.Put(id, holds)
+	ss.holds.Put(id, heldAt{asked, holds})
 }
 
 // heldRead is the holds on session id's budget as the latest read with its
@@ -211,7 +241,7 @@ func (ss *sessions) heldNow(id string, holds []SpendHold) {
 // found none or the store shares none.
 func (ss *sessions) heldRead(id string) []SpendHold {
 	h, _ := ss.holds.Get(id)
-	return h
+	return h.holds
 }
 
 // deriveFrom derives from a ledger just read: memoised when it is lent,
