@@ -387,18 +387,20 @@ func TestARowWaitInAGroupHoldsUpNoOtherTake(t *testing.T) {
 	}
 	// The delete ends once the other take's lock is held, or after 5 s.
 	heldMeanwhile := make(chan bool, 1)
+	// The rollback goes before the answer, so the test's deferred close of
+	// conn never runs beside it (a race on the connection).
 	go func() {
-		defer func() { _ = tx.Rollback(ctx) }()
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
+		held := false
+		for deadline := time.Now().Add(5 * time.Second); !held && time.Now().Before(deadline); {
 			var n int
 			if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE tenant = $1 AND session_id = 's1'`, a.tenant).Scan(&n); err == nil && n == 1 {
-				heldMeanwhile <- true
-				return
+				held = true
+				break
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		heldMeanwhile <- false
+		_ = tx.Rollback(ctx)
+		heldMeanwhile <- held
 	}()
 	out, _ := takeTogether(t, dsn, a, c, []takeReq{{"slow", "agent_a"}, {"s1", "agent_a"}})
 	if !<-heldMeanwhile {
@@ -449,11 +451,15 @@ func TestATakeAloneWaitingForARowHoldsUpNoOtherTake(t *testing.T) {
 	}()
 	hold.waitBlocked(t, a, 1)
 	// The delete ends after 5 s: a take held up until then says so
-	// rather than hanging the test.
+	// rather than hanging the test. Waited for before the deferred
+	// rollback and close of conn, which would run beside it.
+	rolledBack := make(chan struct{})
 	go func() {
+		defer close(rolledBack)
 		time.Sleep(5 * time.Second)
 		_ = tx.Rollback(ctx)
 	}()
+	defer func() { <-rolledBack }()
 	quick, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	start := time.Now()
