@@ -140,7 +140,7 @@ func TestTokensFileIsCheckedAndReloaded(t *testing.T) {
 	// The fields swapped put the token first: neither message may repeat
 	// it (a token with '+' or '/' in it is no tenant name; a plain one
 	// leaves a short "token").
-	swapped := "planted-not-a-key-0123456789-abcdef-0123"
+	swapped := "dummy-swapped-tenant-token-not-a-real-key"
 	for _, bad := range []string{"alice\n", "alice short\n", "al/ice " + aliceToken + "\n", "a " + aliceToken + "\nb " + aliceToken + "\n", "a b c\n",
 		aliceToken + "/+= alice\n", swapped + " alice\n"} {
 		write(bad)
