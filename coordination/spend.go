@@ -230,20 +230,44 @@ func (m *stepSpend) shareSpend(mine spent) (spent, bool) {
 	if m.shared == nil {
 		return spent{}, false
 	}
+	return m.queueNewest(mine, m.shareNewest)
+}
+
+// queueNewest leaves v as the newest spend to write, starts write on a
+// goroutine of its own unless one is writing already (it takes the newest
+// with takePending), and returns the session's spend as known now (the
+// last write's others, plus v), or false while quiet after a failed write
+// or before any write answered. A step's shared spend and a call's raised
+// hold are written so.
+func (m *stepSpend) queueNewest(v spent, write func()) (spent, bool) {
 	m.shareMu.Lock()
 	defer m.shareMu.Unlock()
 	if time.Now().Before(m.quietUntil) {
 		return spent{}, false
 	}
-	m.pending = &mine
+	m.pending = &v
 	if !m.sharing {
 		m.sharing = true
-		go m.shareNewest()
+		go write()
 	}
 	if m.others == nil {
 		return spent{}, false
 	}
-	return m.others.plus(mine), true
+	return m.others.plus(v), true
+}
+
+// takePending is the newest spend left to write, or nil when there is
+// none or the call has ended: then the writer is done (sharing false).
+func (m *stepSpend) takePending() *spent {
+	m.shareMu.Lock()
+	defer m.shareMu.Unlock()
+	p := m.pending
+	m.pending = nil
+	if p == nil || m.ctx.Err() != nil {
+		m.sharing = false
+		return nil
+	}
+	return p
 }
 
 // shareNewest writes the newest pending spend and reads the session's,
@@ -251,15 +275,10 @@ func (m *stepSpend) shareSpend(mine spent) (spent, bool) {
 // (logged; the step counts this process alone for sharedSpendRest).
 func (m *stepSpend) shareNewest() {
 	for {
-		m.shareMu.Lock()
-		p := m.pending
-		m.pending = nil
-		if p == nil || m.ctx.Err() != nil {
-			m.sharing = false
-			m.shareMu.Unlock()
+		p := m.takePending()
+		if p == nil {
 			return
 		}
-		m.shareMu.Unlock()
 		ctx, cancel := context.WithTimeout(m.ctx, sharedSpendWait)
 		cost, tokens, err := m.shared.ShareSpend(ctx, p.cost, p.tokens)
 		cancel()

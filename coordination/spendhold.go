@@ -161,20 +161,7 @@ func (m *stepSpend) raiseHold(mine, floor spent) (spent, bool) {
 		return spent{}, false
 	}
 	held := spent{max(mine.cost, floor.cost), max(mine.tokens, floor.tokens)}
-	m.shareMu.Lock()
-	defer m.shareMu.Unlock()
-	if time.Now().Before(m.quietUntil) {
-		return spent{}, false
-	}
-	m.pending = &held
-	if !m.sharing {
-		m.sharing = true
-		go m.raiseNewest()
-	}
-	if m.others == nil {
-		return spent{}, false
-	}
-	return m.others.plus(held), true
+	return m.queueNewest(held, m.raiseNewest)
 }
 
 // raiseNewest writes the newest pending hold, never below the reservation
@@ -184,15 +171,10 @@ func (m *stepSpend) raiseHold(mine, floor spent) (spent, bool) {
 // write fails.
 func (m *stepSpend) raiseNewest() {
 	for {
-		m.shareMu.Lock()
-		p := m.pending
-		m.pending = nil
-		if p == nil || m.ctx.Err() != nil {
-			m.sharing = false
-			m.shareMu.Unlock()
+		p := m.takePending()
+		if p == nil {
 			return
 		}
-		m.shareMu.Unlock()
 		m.holdMu.Lock()
 		m.runs.mu.Lock()
 		total := spent{max(p.cost, m.floor.cost), max(p.tokens, m.floor.tokens)}
