@@ -62,6 +62,12 @@ type Info struct {
 	// before each command of a session, which later steps resume): removed
 	// from a sandboxed agent's private config directory before each run.
 	PerRunFiles []string
+	// KeptDirs are the directories of ConfigDir that a sandboxed agent's
+	// next run needs from its last (Claude Code's "projects", its session
+	// transcripts, which --resume reads; Codex's "sessions", its rollouts):
+	// the only part of the agent's HOME that outlives a sandboxed run.
+	// Everything else in that HOME is made afresh for each run.
+	KeptDirs []string
 	// HomeSetup are the user's setup the CLI reads from HOME outside
 	// ConfigDir, as paths under HOME (Codex's ".agents/skills"): shown
 	// read-only from the user's HOME at the same path in a sandboxed

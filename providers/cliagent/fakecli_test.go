@@ -64,7 +64,7 @@ type testCLI struct{ mode string }
 
 func (c testCLI) Info() Info {
 	return Info{Backend: "test_cli", Binary: "fake", BinaryEnv: "FAKE_BIN", ConfigDir: ".fake", ConfigDirEnv: "FAKE_CONFIG_DIR",
-		LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"},
+		LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}, KeptDirs: []string{"sessions"},
 		PriceBackend: "claude", Env: EnvPolicy{Prefixes: []string{"FAKE_"}, Names: []string{"FAKE_API_KEY"},
 			Defaults: map[string]string{"FAKE_TELEMETRY": "off"}, SetupPaths: []string{"FAKE_PLUGIN_DIR"}}}
 }
@@ -261,6 +261,8 @@ func fakeCLI(args []string) int {
 		result(cfgTamper())
 	case "setupenv":
 		result(setupEnvTamper())
+	case "homewrite":
+		homeWrite(run)
 	case "shellrc":
 		// Reads the shell startup files of its HOME and tries to write
 		// one, as a Bash command of a CLI could for its next run.
