@@ -57,11 +57,6 @@ type Info struct {
 	// sandboxed agent's private config directory, whether or not the user
 	// has it, so one an agent planted cannot point its next run elsewhere.
 	EmptyFiles []string
-	// PerRunFiles are names in ConfigDir the CLI writes in a run and acts
-	// on in a later one (Claude Code's "session-env": scripts sourced
-	// before each command of a session, which later steps resume): removed
-	// from a sandboxed agent's private config directory before each run.
-	PerRunFiles []string
 	// KeptDirs are the directories of ConfigDir that a sandboxed agent's
 	// next run needs from its last (Claude Code's "projects", its session
 	// transcripts, which --resume reads; Codex's "sessions", its rollouts):

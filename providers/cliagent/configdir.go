@@ -22,15 +22,17 @@ import (
 // settings, hooks and allow rules run unsandboxed in the user's own
 // sessions later, so an agent that could write them would outlive its
 // sandbox and grant its later runs what the user never did. It gets a
-// private config directory in its HOME instead (its sessions live there),
-// holding a copy of the CLI's login (Info.LoginFiles), refreshed from the
+// private config directory in its fresh HOME instead (freshhome.go: only
+// the CLI's kept directories, its sessions, come from the last run),
+// holding a copy of the CLI's login (Info.LoginFiles), copied in from the
 // user's each run, and the user's setup (Info.SetupFiles) bound read-only
 // from the user's directory.
 
 // configDirs are a run's config directories as this process sees them:
 // user is the user's own (what a CLI reads their login, settings and model
 // from), "" when they have none; state is where the run's CLI keeps its
-// sessions: a sandboxed agent's private one, else the user's (the CLI runs
+// sessions: a sandboxed agent's own (its kept directories, bound into each
+// run's fresh config directory, keepDirs), else the user's (the CLI runs
 // as the user anyway), else one of the agent's.
 func (p *Provider) configDirs(ag agentDirs) (user, state string, err error) {
 	user = p.hostConfigDir()
@@ -113,8 +115,8 @@ func (lc *loginCopy) add(user, root, name string, was []byte) *loginCopy {
 // of is an empty one from blanks (a directory of the agent's the sandbox
 // does not show), read-only too: a CLI reloading its settings as they
 // change would otherwise take the allow rules an agent wrote mid-run.
-// Info.EmptyFiles are such empty ones always; Info.PerRunFiles are only
-// removed.
+// Info.EmptyFiles are such empty ones always. In a run private is fresh
+// (freshhome.go), so the clearing finds nothing there.
 func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*loginCopy, error) {
 	lc := &loginCopy{}
 	if err := ownDir(private); err != nil {
@@ -148,11 +150,6 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 			return nil, fmt.Errorf("cannot make an empty %s for the agent's config directory: %w", name, err)
 		}
 		c.Pinned = append(c.Pinned, Bind{Src: src, Dst: filepath.Join(in, name)})
-	}
-	for _, name := range info.PerRunFiles {
-		if err := os.RemoveAll(filepath.Join(private, name)); err != nil {
-			return nil, fmt.Errorf("cannot clear %s of the agent's config directory: %w", name, err)
-		}
 	}
 	for _, name := range info.LoginFiles {
 		dst := filepath.Join(private, name)

@@ -28,7 +28,7 @@ func TestStagingFollowsNoSymlinkAnAgentLeftForItsPrivateDirectories(t *testing.T
 		if err := os.Symlink(mine, private); err != nil {
 			t.Fatal(err)
 		}
-		info := Info{LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}, EmptyFiles: []string{"ide"}, PerRunFiles: []string{"session-env"}}
+		info := Info{LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}, EmptyFiles: []string{"ide"}}
 		var c Confinement
 		if _, err := stageConfig(&c, info, user, private, "/home/agent/.fake", t.TempDir()); err != nil {
 			t.Fatal(err)
@@ -60,6 +60,34 @@ func TestStagingFollowsNoSymlinkAnAgentLeftForItsPrivateDirectories(t *testing.T
 		}
 		assertNoWritableBindInto(t, c, filepath.Join(user, ".agents"))
 	})
+	// The kept directories (its sessions) are bound writable into each
+	// run's fresh HOME from the agent's own directory, where an older
+	// build's run (whose HOME it was) or an unsandboxed one may have left a
+	// symlink on any directory of their path.
+	for _, link := range []string{"home", "home/.fake", "home/.fake/sessions"} {
+		t.Run("kept directory through "+link, func(t *testing.T) {
+			root, private := t.TempDir(), t.TempDir()
+			mine := filepath.Join(t.TempDir(), "users-own")
+			os.MkdirAll(filepath.Join(mine, ".fake", "sessions"), 0o700)
+			os.MkdirAll(filepath.Join(root, filepath.Dir(link)), 0o700)
+			target := filepath.Join(mine, strings.TrimPrefix(strings.TrimPrefix(link, "home"), "/"))
+			if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+				t.Fatal(err)
+			}
+			var c Confinement
+			if err := keepDirs(&c, Info{ConfigDir: ".fake", KeptDirs: []string{"sessions"}}, root, "home/.fake", private, "/home/agent/.fake"); err != nil {
+				t.Fatal(err)
+			}
+			assertNoWritableBindInto(t, c, mine)
+			assertNoWritableBindInto(t, c, filepath.Join(mine, ".fake", "sessions"))
+			if fi, err := os.Lstat(filepath.Join(root, "home", ".fake", "sessions")); err != nil || !fi.IsDir() {
+				t.Errorf("the agent's kept sessions are no directory of its own (%v)", err)
+			}
+			if len(c.ReadWrite) != 1 || c.ReadWrite[0].Dst != "/home/agent/.fake/sessions" {
+				t.Errorf("writable binds %v, want the kept sessions only", c.ReadWrite)
+			}
+		})
+	}
 }
 
 // assertNoWritableBindInto fails when a writable bind of c is, or is

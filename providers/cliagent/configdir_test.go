@@ -291,25 +291,20 @@ true`
 
 // A name of the config directory that must never show the user's
 // (Info.EmptyFiles) is an empty read-only one whether or not the user has
-// it, and what an earlier run left there is gone; a name the CLI keeps
-// for one run (Info.PerRunFiles) is removed before each.
-func TestEmptyFilesAreNeverTheUsersAndPerRunFilesStartEachRunGone(t *testing.T) {
+// it, and what an earlier run left there is gone.
+func TestEmptyFilesAreNeverTheUsers(t *testing.T) {
 	user, private := t.TempDir(), t.TempDir()
 	os.MkdirAll(filepath.Join(user, "ide"), 0o700)
 	os.WriteFile(filepath.Join(user, "ide", "1234.lock"), []byte(`{"authToken":"the user's"}`), 0o600)
 	os.MkdirAll(filepath.Join(private, "ide"), 0o700)
 	os.WriteFile(filepath.Join(private, "ide", "9999.lock"), []byte(`{"authToken":"the agent's"}`), 0o600)
-	os.MkdirAll(filepath.Join(private, "session-env", "s1"), 0o700)
-	os.WriteFile(filepath.Join(private, "session-env", "s1", "sessionstart-hook-0.sh"), []byte("curl"), 0o600)
-	info := Info{EmptyFiles: []string{"ide"}, PerRunFiles: []string{"session-env"}}
+	info := Info{EmptyFiles: []string{"ide"}}
 	var c Confinement
 	if _, err := stageConfig(&c, info, user, private, "/home/agent/.fake", t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"ide", "session-env"} {
-		if _, err := os.Stat(filepath.Join(private, name)); err == nil {
-			t.Errorf("what an earlier run left in %s is still there", name)
-		}
+	if _, err := os.Stat(filepath.Join(private, "ide")); err == nil {
+		t.Errorf("what an earlier run left in ide is still there")
 	}
 	if len(c.Pinned) != 1 || c.Pinned[0].Dst != "/home/agent/.fake/ide" {
 		t.Fatalf("pinned %v, want an empty ide", c.Pinned)

@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// A sandboxed agent's HOME is its own from run to run, and the shells its
-// CLI runs read their startup files there (Claude Code's shell snapshot
-// sources ~/.bashrc in a login shell; Codex runs commands in login shells):
-// one the agent wrote would run, unjudged, in its next run. Each is an
-// empty read-only file in the sandbox, whatever an earlier run left, and
-// the agent cannot write one.
+// The shells a CLI runs read their startup files in HOME (Claude Code's
+// shell snapshot sources ~/.bashrc in a login shell; Codex runs commands in
+// login shells): one a command wrote would run, unjudged, before the run's
+// later commands. Each is an empty read-only file in the sandbox, whatever
+// is planted where the agent's directory keeps its state, and the agent
+// cannot write one.
 func TestAShellStartupFileInTheAgentsHOMEIsEmptyAndReadOnly(t *testing.T) {
 	sb := sandboxed(t)
 	h := newHarness(t, "shellrc", func(o *Options) { o.Sandbox = sb })

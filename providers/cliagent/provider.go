@@ -426,15 +426,33 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	workIn, homeIn := p.opts.Sandbox.Paths(c)
 	cfgIn := cfgState
 	if p.opts.Sandbox.Confined() {
+		// A fresh HOME (freshhome.go): only the CLI's kept directories
+		// come from the agent's own, cfgState, where this process reads
+		// its sessions.
+		if c.Home, err = runHome(wf.dir); err != nil {
+			return nil, "", 0, nil, err
+		}
 		cfgIn = filepath.Join(homeIn, p.info.ConfigDir)
-		if logins, err = stageConfig(&c, p.info, cfgUser, cfgState, cfgIn, filepath.Join(ag.root, "blank-setup")); err != nil {
+		private := filepath.Join(c.Home, p.info.ConfigDir)
+		if err := os.MkdirAll(filepath.Dir(private), 0o700); err != nil {
+			return nil, "", 0, nil, fmt.Errorf("cannot create the run's config directory: %w", err)
+		}
+		blanks := filepath.Join(ag.root, "blank-setup")
+		if logins, err = stageConfig(&c, p.info, cfgUser, private, cfgIn, blanks); err != nil {
+			return nil, "", 0, nil, err
+		}
+		kept, err := filepath.Rel(ag.root, cfgState)
+		if err != nil {
+			return nil, "", 0, nil, err
+		}
+		if err := keepDirs(&c, p.info, ag.root, kept, private, cfgIn); err != nil {
 			return nil, "", 0, nil, err
 		}
 		userHome, _ := lookupEnv(p.opts.Env, "HOME")
-		if err := stageHome(&c, p.info, userHome, ag.home, homeIn, filepath.Join(ag.root, "blank-setup")); err != nil {
+		if err := stageHome(&c, p.info, userHome, c.Home, homeIn, blanks); err != nil {
 			return nil, "", 0, nil, err
 		}
-		if err := stageShellStartup(&c, ag.home, homeIn, filepath.Join(ag.root, "blank-setup", "shell")); err != nil {
+		if err := stageShellStartup(&c, homeIn, filepath.Join(blanks, "shell")); err != nil {
 			return nil, "", 0, nil, err
 		}
 	}
@@ -541,10 +559,10 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	for _, ro := range inv.ReadOnly {
 		c.ReadOnly = append(c.ReadOnly, Bind{Src: ro, Dst: ro})
 	}
+	// GIT_CONFIG_GLOBAL is left unset: in the sandbox git's global config
+	// (~/.gitconfig, ~/.config/git/config) is the run's fresh HOME's, so an
+	// agent's git config --global holds for its run and no longer.
 	fixed := map[string]string{"HOME": homeIn, "TMPDIR": ag.tmp}
-	if p.opts.Sandbox.Confined() {
-		fixed["GIT_CONFIG_GLOBAL"] = noGlobalGitConfig
-	}
 	if p.info.ConfigDirEnv != "" {
 		fixed[p.info.ConfigDirEnv] = cfgIn
 	}

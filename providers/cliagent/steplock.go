@@ -6,8 +6,9 @@ import (
 	"github.com/massgen-go/massgen-mcp/internal/lockeddir"
 )
 
-// A run's step directory and its peers' files (<step dir>.peers, whole
-// copies of the peers' snapshots when unsandboxed) are removed when the run
+// A run's step directory, its peers' files (<step dir>.peers, whole
+// copies of the peers' snapshots when unsandboxed) and a sandboxed run's
+// HOME (<step dir>.home, freshhome.go) are removed when the run
 // ends (workflow.close); a server killed mid-run (SIGKILL, an OOM kill)
 // leaves them, in the agent's directory, which every step touches, so the
 // idle sweep never takes them. Each run therefore holds a lock on
@@ -19,6 +20,7 @@ import (
 const (
 	stepPrefix   = "massgen-step-"
 	peersSibling = ".peers"
+	homeSibling  = ".home"
 )
 
 // stepDir makes a fresh step directory in base (TMPDIR for "") under its
@@ -27,11 +29,13 @@ func stepDir(base string) (dir string, lock *os.File, err error) {
 	return lockeddir.Make(base, stepPrefix)
 }
 
-// releaseStep removes a step directory, its peers' files and its lock,
+// releaseStep removes a step directory, its peers' files, its HOME and its lock,
 // then drops the lock: a sweep that sees the lock free finds nothing.
-func releaseStep(dir string, lock *os.File) { _ = lockeddir.Release(dir, lock, peersSibling) }
+func releaseStep(dir string, lock *os.File) {
+	_ = lockeddir.Release(dir, lock, peersSibling, homeSibling)
+}
 
-// sweepSteps removes from base (TMPDIR for "") the step directories and
-// peers' files of runs whose lock is free: killed runs'. A step directory
+// sweepSteps removes from base (TMPDIR for "") the step directories,
+// peers' files and HOMEs of runs whose lock is free: killed runs'. A step directory
 // with no lock file (an older build's) goes once a week old.
-func sweepSteps(base string) { lockeddir.Sweep(base, stepPrefix, peersSibling) }
+func sweepSteps(base string) { lockeddir.Sweep(base, stepPrefix, peersSibling, homeSibling) }

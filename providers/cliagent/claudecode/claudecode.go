@@ -41,23 +41,20 @@ var info = cliagent.Info{
 	// passed). Its ide is never the user's (their editors' lock files,
 	// each with a port and auth token an agent sharing the network could
 	// drive the editor with) but empty and read-only: a lock an agent
-	// planted would point its next run at a server of its choosing. Its
-	// session-env (what a session's hooks wrote to CLAUDE_ENV_FILE, sourced
-	// before each Bash command of that session, which later steps resume)
-	// is removed before each run: a script left there ran, unjudged, before
-	// the next run's commands
-	// (TestRealClaudeSourcesNoSessionEnvScriptAnAgentLeftForItsNextRun).
-	// The rest of the directory is its state: sessions and their
-	// transcripts (projects), history, caches, backups, todos, plans,
-	// shell snapshots (made afresh each run), tasks, teams and jobs, and
-	// .claude.json, which it rewrites every run and whose MCP servers
-	// --strict-mcp-config ignores
-	// (TestRealClaudeIgnoresAllowRulesAnAgentPlantedInItsClaudeJSON).
+	// planted would point its next run at a server of its choosing. Of
+	// the rest of the directory, its state, only projects (sessions and
+	// their transcripts, which --resume reads: with only it kept 2.1.197
+	// resumes) outlives a run; session-env (what a session's hooks wrote
+	// to CLAUDE_ENV_FILE, sourced before each Bash command of that session,
+	// TestRealClaudeSourcesNoSessionEnvScriptAnAgentLeftForItsNextRun),
+	// .claude.json (TestRealClaudeIgnoresAllowRulesAnAgentPlantedInItsClaudeJSON),
+	// history, caches, backups, todos, plans, shell snapshots, tasks,
+	// teams and jobs are made afresh each run.
 	LoginFiles:   []string{".credentials.json"},
 	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles", "plugins", "hooks", "rules", "workflows", "cowork_settings.json", "cowork_plugins"},
 	SetupAtPath:  []string{"plugins", "cowork_plugins"},
 	EmptyFiles:   []string{"ide"},
-	PerRunFiles:  []string{"session-env"},
+	KeptDirs:     []string{"projects"},
 	PriceBackend: "claude",
 	Env: cliagent.EnvPolicy{
 		// Its auth and endpoint (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,

@@ -120,15 +120,16 @@ func TestEveryDirectoryClaudeLoadsCodeFromIsTheUsersSetup(t *testing.T) {
 // ide is never the user's: their IDE extensions' lock files there name
 // each editor's port and auth token (an agent sharing the network could
 // drive the editor), and one an agent planted would point its next run at
-// a server of its choosing; it is an empty read-only directory. And
-// session-env (scripts sourced before each Bash command of a session,
-// which later steps resume) is the run's own, removed before each run.
-func TestClaudesIDELocksAreNeverTheUsersAndItsSessionEnvIsARunsOwn(t *testing.T) {
+// a server of its choosing; it is an empty read-only directory. And only
+// projects (the transcripts --resume reads) outlives a run: session-env
+// (scripts sourced before each Bash command of a session, which later
+// steps resume) is the run's own, made afresh with the rest.
+func TestClaudesIDELocksAreNeverTheUsersAndOnlyItsTranscriptsAreKept(t *testing.T) {
 	if !slices.Contains(info.EmptyFiles, "ide") || slices.Contains(info.SetupFiles, "ide") {
 		t.Errorf("ide: empty %v, setup %v; want it empty and read-only, never the user's", info.EmptyFiles, info.SetupFiles)
 	}
-	if !slices.Contains(info.PerRunFiles, "session-env") {
-		t.Errorf("session-env is not among the files removed before each run %v", info.PerRunFiles)
+	if !slices.Equal(info.KeptDirs, []string{"projects"}) {
+		t.Errorf("kept %v, want only projects", info.KeptDirs)
 	}
 }
 

@@ -3,7 +3,6 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,12 +14,14 @@ import (
 	"github.com/massgen-go/massgen-mcp/providers/fake"
 )
 
-// A sandboxed agent's private config directory (CLAUDE_CONFIG_DIR) keeps
-// Claude Code's .claude.json from run to run, and the agent may write it:
-// its project entry's allowedTools and mcpServers, were the CLI to honour
-// them, would pass the step's permission gate in the agent's next run.
-// Planted there between two runs, they do not: the next run's curl is
-// still put to the engine and refused.
+// Claude Code keeps its .claude.json in its config directory
+// (CLAUDE_CONFIG_DIR), which a sandboxed agent may write: its project
+// entry's allowedTools and mcpServers, were the CLI to honour them, would
+// pass the step's permission gate in the agent's next run. The run's
+// config directory is fresh each run (only projects is kept), and one
+// planted where the agent's directory keeps its state, where an older
+// build kept the whole config directory, is not honoured either: the next
+// run's curl is still put to the engine and refused.
 func TestRealClaudeIgnoresAllowRulesAnAgentPlantedInItsClaudeJSON(t *testing.T) {
 	h := newRealIn(t, clitest.Sandboxed(t))
 	h.script.Add("claude-opus-4-6",
@@ -31,33 +32,16 @@ func TestRealClaudeIgnoresAllowRulesAnAgentPlantedInItsClaudeJSON(t *testing.T) 
 	if _, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool)); err != nil {
 		t.Fatal(err)
 	}
-	var found []string
-	filepath.WalkDir(h.dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == ".claude.json" && filepath.Base(filepath.Dir(path)) == ".claude" {
-			found = append(found, path)
-		}
-		return nil
-	})
-	if len(found) != 1 {
-		t.Fatalf("the agent's private config directories hold %d .claude.json, want 1: %q", len(found), found)
+	cfg := map[string]any{
+		"projects": map[string]any{h.inside: map[string]any{
+			"allowedTools":           []string{"Bash", "Bash(*)", "Edit", "Write"},
+			"hasTrustDialogAccepted": true,
+			"mcpServers":             map[string]any{"planted": map[string]any{"type": "stdio", "command": "/bin/true"}},
+		}},
+		"mcpServers": map[string]any{"planted-user": map[string]any{"type": "stdio", "command": "/bin/true"}},
 	}
-	var cfg map[string]any
-	if b, err := os.ReadFile(found[0]); err != nil || json.Unmarshal(b, &cfg) != nil {
-		t.Fatalf("the agent's .claude.json: %v", err)
-	}
-	projects, _ := cfg["projects"].(map[string]any)
-	if projects == nil {
-		projects = map[string]any{}
-	}
-	projects[h.inside] = map[string]any{
-		"allowedTools":           []string{"Bash", "Bash(*)", "Edit", "Write"},
-		"hasTrustDialogAccepted": true,
-		"mcpServers":             map[string]any{"planted": map[string]any{"type": "stdio", "command": "/bin/true"}},
-	}
-	cfg["projects"] = projects
-	cfg["mcpServers"] = map[string]any{"planted-user": map[string]any{"type": "stdio", "command": "/bin/true"}}
 	b, _ := json.Marshal(cfg)
-	if err := os.WriteFile(found[0], b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(clitest.PrivateConfigDir(t, h.dir, ".claude"), ".claude.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 

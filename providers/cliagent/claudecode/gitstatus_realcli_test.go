@@ -34,9 +34,13 @@ func TestRealClaudeRunsNoGitConfigAnAgentLeftInItsWorkspace(t *testing.T) {
 
 // Claude Code 2.1.197 runs git in its working directory as a run starts
 // (the status its system prompt holds), and git reads its global config
-// from HOME (~/.gitconfig, ~/.config/git/config), the agent's own from run
-// to run: a core.fsmonitor the agent set there in one run ran, unjudged,
-// as its next run started. A sandboxed run's git reads no global config.
+// from HOME (~/.gitconfig, ~/.config/git/config), which was the agent's own
+// from run to run: a core.fsmonitor the agent set there in one run ran,
+// unjudged, as its next run started. A sandboxed run's HOME is fresh, its
+// git's global config its own run's
+// (TestRealClaudesNextRunHasNoneOfWhatItsCommandsLeftInItsHOME); planted
+// where the agent's directory keeps its state (the older HOME), it does
+// not run either.
 func TestRealClaudeRunsNoGitConfigAnAgentLeftInItsHOME(t *testing.T) {
 	h := newGitWorkspace(t)
 	h.bashStep(t, 1, "first")

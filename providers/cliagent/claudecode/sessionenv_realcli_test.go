@@ -16,8 +16,9 @@ import (
 // sources every <event>-hook-<n>.sh there before each Bash command of that
 // session; a resumed session keeps its id, and later steps resume it. A
 // script the agent left there in one run would run, unjudged by the
-// step's engine, before every command of its next: the directory is
-// cleared before each run.
+// step's engine, before every command of its next: the run's config
+// directory is fresh each run, only projects kept from the agent's own
+// (planted here in that, where an older build kept the whole directory).
 func TestRealClaudeSourcesNoSessionEnvScriptAnAgentLeftForItsNextRun(t *testing.T) {
 	h := newRealIn(t, clitest.Sandboxed(t))
 	h.bashStep(t, 1, "first")

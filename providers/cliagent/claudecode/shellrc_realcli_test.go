@@ -14,8 +14,10 @@ import (
 // a run: it runs `bash -c -l` sourcing ~/.bashrc (~/.zshrc for zsh, else
 // ~/.profile), a login shell reading ~/.bash_profile or ~/.profile first,
 // and sources the snapshot before each command. A sandboxed agent's HOME
-// is its own from run to run: a startup file it wrote in one run ran,
+// was its own from run to run: a startup file it wrote in one run ran,
 // unjudged by the step's engine, in its next, as a session-env script did.
+// Each run's HOME is fresh now; planted where the agent's directory keeps
+// its state (the older HOME), they do not run either.
 func TestRealClaudeRunsNoShellStartupFileAnAgentLeftInItsHOME(t *testing.T) {
 	h := newRealIn(t, clitest.Sandboxed(t))
 	h.bashStep(t, 1, "first")

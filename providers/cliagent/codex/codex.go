@@ -37,10 +37,14 @@ var info = cliagent.Info{
 	// (TestRealCodexLoadsNoSkillAnAgentPlantedForItsNextRun); read-only,
 	// the bundled skills it would install into skills/.system are left
 	// out (Invocation). And its custom agents (agents/*.toml), each a
-	// config layer of its own, MCP servers included.
+	// config layer of its own, MCP servers included. Of its state only
+	// sessions (the rollouts exec resume reads: with only it kept 0.171
+	// resumes a thread) outlives a run; its state, history, memories and
+	// logs databases, shell snapshots and installation id are made afresh.
 	LoginFiles:   []string{"auth.json"},
 	SetupFiles:   []string{"config.toml", "AGENTS.md", "AGENTS.override.md", "prompts", "rules", "hooks.json", "hooks", "plugins", "skills", "agents"},
 	HomeSetup:    []string{".agents/skills"},
+	KeptDirs:     []string{"sessions"},
 	PriceBackend: "openai",
 	Env: cliagent.EnvPolicy{
 		// Its auth (OPENAI_API_KEY, CODEX_API_KEY, a ChatGPT login in

@@ -1,0 +1,89 @@
+package cliagent
+
+// A sandboxed agent's HOME is made afresh for each run, beside the run's
+// step directory, and only the CLI's kept directories (Info.KeptDirs: the
+// sessions it resumes) are carried from run to run, bound into it from the
+// agent's own directory. Whatever else the agent's commands write there (an
+// .npmrc, an ssh config, git's global config, a program in ~/.local/bin, a
+// file of the CLI's config directory) is gone by its next run: each of
+// those changed what an approved command of the next run did, unjudged by
+// its engine, and no list of such files is ever whole.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// runHome makes the fresh, empty HOME of the sandboxed run whose step
+// directory is stepDir: beside it, never inside (the step directory is
+// bound at its own path too, which would show the HOME a second time,
+// without the read-only files pinned over it), and removed with it
+// (releaseStep, sweepSteps).
+func runHome(stepDir string) (string, error) {
+	home := stepDir + homeSibling
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create the run's HOME: %w", err)
+	}
+	return home, nil
+}
+
+// keepDirs binds each of the CLI's kept directories from the agent's
+// config directory in its own directory root (rel, e.g. "home/.claude", as
+// this process reads sessions there) at its name in the run's config
+// directory, which the run's fresh HOME holds at private on the host and
+// the CLI sees at in. Each directory on the way is made a directory of the
+// agent's own first, through an os.Root of root, so a symlink left there
+// (by an older build's run, whose HOME this was, or an unsandboxed one) is
+// replaced, never followed: the writable bind would otherwise show the
+// directory it names.
+func keepDirs(c *Confinement, info Info, root, rel, private, in string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("cannot open the agent's directory: %w", err)
+	}
+	defer r.Close()
+	for _, name := range info.KeptDirs {
+		if !filepath.IsLocal(name) {
+			return fmt.Errorf("%s's kept directory %q must be a path inside its config directory", info.Binary, name)
+		}
+		kept := filepath.Join(rel, name)
+		if err := ownDirIn(r, kept); err != nil {
+			return fmt.Errorf("cannot make the agent's %s its own: %w", kept, err)
+		}
+		// The mount point, made here: bwrap would make it as it mounts.
+		if err := os.MkdirAll(filepath.Join(private, name), 0o700); err != nil {
+			return fmt.Errorf("cannot make %s in the run's config directory: %w", name, err)
+		}
+		c.ReadWrite = append(c.ReadWrite, Bind{Src: filepath.Join(root, kept), Dst: filepath.Join(in, name)})
+	}
+	return nil
+}
+
+// ownDirIn makes each directory of the path rel under r, in turn, a
+// directory of r's own: a symlink or a file in its place is removed (the
+// link, never what it names) and a directory made.
+func ownDirIn(r *os.Root, rel string) error {
+	var p string
+	for _, part := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		fi, err := r.Lstat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			if err := r.Remove(p); err != nil {
+				return err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := r.Mkdir(p, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
