@@ -72,6 +72,14 @@ func homeWrite(run Run) {
 func TestASandboxedAgentsHOMEKeepsOnlyItsCLIsSessionsFromRunToRun(t *testing.T) {
 	sb := sandboxed(t)
 	h := newHarness(t, "homewrite", func(o *Options) { o.Sandbox = sb })
+	// The test's directories are too deep for a socket's path, so the
+	// steps are made in TMPDIR: one of the test's own, to look in after.
+	steps, err := os.MkdirTemp("", "home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(steps) })
+	t.Setenv("TMPDIR", steps)
 	user, _ := lookupEnv(h.opts.Env, "HOME")
 	os.MkdirAll(filepath.Join(user, ".fake"), 0o700)
 	os.WriteFile(filepath.Join(user, ".fake", "login.json"), []byte(`{"token":"the user's"}`), 0o600)
@@ -100,5 +108,11 @@ func TestASandboxedAgentsHOMEKeepsOnlyItsCLIsSessionsFromRunToRun(t *testing.T) 
 	}
 	if !strings.Contains(second.Text, "git=set") {
 		t.Errorf("the next run's git config --global failed: %s", second.Text)
+	}
+	// Each run's HOME goes with its step directory.
+	left, _ := filepath.Glob(filepath.Join(steps, "*"+homeSibling))
+	inAgent, _ := filepath.Glob(filepath.Join(h.opts.Dir, "*", "*"+homeSibling))
+	if left = append(left, inAgent...); len(left) != 0 {
+		t.Errorf("the runs' HOMEs outlived them: %v", left)
 	}
 }
