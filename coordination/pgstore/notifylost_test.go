@@ -63,6 +63,31 @@ func (c *cutBefore) Write(p []byte) (int, error) {
 	return at, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}
 }
 
+// cutBeforeNotify is a replica beside a on dsn whose first write carrying a
+// NOTIFY while armed is cut before it: what came before it (a COMMIT among
+// them) reaches the server, the NOTIFY and the answers never do.
+func cutBeforeNotify(t *testing.T, dsn string, a *Store) (cut *Store, armed *atomic.Bool) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed, wasCut := &atomic.Bool{}, &atomic.Bool{}
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cutBefore{Conn: c, mark: []byte(a.db.channel), armed: armed, cut: wasCut}, nil
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}, armed
+}
+
 // TestALandingFoundOnRetryIsHeardByTheOtherReplicas: a landing commits,
 // then notifies (commitThenNotify); one whose connection was lost between
 // the two committed unheard and told its caller the database was
@@ -77,25 +102,7 @@ func TestALandingFoundOnRetryIsHeardByTheOtherReplicas(t *testing.T) {
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	armed, wasCut := &atomic.Bool{}, &atomic.Bool{}
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutBefore{Conn: c, mark: []byte(a.db.channel), armed: armed, cut: wasCut}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	cut := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
-
+	cut, armed := cutBeforeNotify(t, dsn, a)
 	l, err := cut.LockStep(ctx, "s", "agent_a")
 	if err != nil {
 		t.Fatal(err)
