@@ -55,6 +55,7 @@ func (s *Store) Ledger(ctx context.Context, id string) (*coordination.Ledger, er
 	if l.Session, err = collectJSON[coordination.SessionEntry](rows); err != nil {
 		return nil, fmt.Errorf("reading the session entries of %q: %w", id, err)
 	}
+	s.heardFound(ctx, id, l.Session)
 	return l, nil
 }
 
@@ -202,6 +203,12 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	}
 	defer conn.Release()
 	err = s.commitThenNotify(ctx, conn, b, id, coordination.Change{Session: true})
+	if unavailable(err) {
+		// The COMMIT may have run: the entry is in doubt until a read
+		// of the log finds it, and is told to the other replicas then
+		// (unheard.go).
+		s.db.unheard.add(doubtedEntry{tenant: s.tenant, id: id, kind: e.Kind, at: e.Time})
+	}
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == leaseLostCode:

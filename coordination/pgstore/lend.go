@@ -222,6 +222,7 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 		ln.agents[e.Agent] = append(ln.agents[e.Agent], e)
 	}
 	ln.bytes += weight + logWeight
+	s.heardFound(ctx, id, log)
 	for _, e := range log {
 		ln.log = append(ln.log, e)
 		switch e.Kind {

@@ -165,6 +165,11 @@ func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.
 	case "none":
 		return fmt.Errorf("%w: %s in session %s", permissions.ErrNoRequest, resp.ID, id)
 	case "already":
+		// The answer standing is committed, and may be this one's: a
+		// retry after a commit whose answer was lost finds it here, its
+		// NOTIFY never sent. Told again, as a landing found on its retry
+		// is; another's answer heard twice costs a watcher one read.
+		s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 		return fmt.Errorf("%w: %s", permissions.ErrAnswered, resp.ID)
 	case "expired":
 		return fmt.Errorf("approval request %s: %w", resp.ID, permissions.ErrExpired)

@@ -67,6 +67,7 @@ type DB struct {
 	landings  group[*stepLanding] // landgroup.go
 	stepTakes stepTakes           // steptakes.go
 	written   written             // leases.go
+	unheard   unheard             // unheard.go
 	pings     pinger              // ping.go
 	outage    *outageSeen         // outageexcuse.go
 	hearing   hearing             // watch.go
