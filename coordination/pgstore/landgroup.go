@@ -183,7 +183,7 @@ func (db *DB) commitGroup(ms []*stepLanding) error {
 	})
 	// One NOTIFY a session, after the commit, as commitThenNotify sends
 	// a landing's.
-	whole.Queue(`SELECT pg_notify($1, p) FROM unnest($2::text[]) p`, db.channel, payloads)
+	whole.Queue(notifyEach, db.channel, payloads)
 	err = conn.SendBatch(ctx, whole).Close()
 	for _, done := range landed {
 		done(committed)

@@ -22,6 +22,13 @@ import (
 // which writes no WAL to flush and holds the lock for microseconds. The
 // listeners learn of the change no earlier than before: at a commit.
 
+// notifyOne is a change's NOTIFY ($2 its payload); notifyEach is one
+// NOTIFY for each payload of $2, a group's.
+const (
+	notifyOne  = `SELECT pg_notify($1, $2)`
+	notifyEach = `SELECT pg_notify($1, p) FROM unnest($2::text[]) p`
+)
+
 // commitThenNotify sends b (its queued queries carrying the callbacks that
 // read their answers) on conn as one transaction, then, after its commit,
 // the NOTIFY of c for session id. A statement that fails stops the rest:
@@ -40,7 +47,7 @@ func (s *Store) commitThenNotify(ctx context.Context, conn *pgxpool.Conn, b *pgx
 		committed = tag.String() == "COMMIT"
 		return nil
 	})
-	whole.Queue(`SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, c))
+	whole.Queue(notifyOne, s.db.channel, s.changePayload(id, c))
 	err := conn.SendBatch(ctx, whole).Close()
 	if !committed {
 		rollback(ctx, conn)

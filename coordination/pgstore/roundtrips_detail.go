@@ -105,7 +105,7 @@ func batchKey(queued []*pgx.QueuedQuery) string {
 
 // QueryCount is one kind of round trip and how often it was sent.
 type QueryCount struct {
-	Kind  string // the SQL with its whitespace folded, cut to width; a batch as [q1 | q2 …]
+	Kind  string // the SQL with its whitespace folded, cut to width; a batch as [q1 | q2 …], each statement once (describe)
 	Count int64
 }
 
@@ -131,19 +131,56 @@ func (q *QueryCounts) Top(n, width int) []QueryCount {
 	return out[:min(n, len(out))]
 }
 
-// describe folds a key's whitespace and cuts each query to width.
+// describe folds a key's whitespace and cuts each query to width. A batch
+// is described by the statements it runs, each once, in the order first
+// sent, with a setting left out and two forms of one statement named as
+// one (sameKind): a group of landings or of
+// step lock takes repeats its members' statements, which says how many
+// went in one round trip, not what kind it was, and counted by size and
+// mix its round trips were split over a dozen kinds, each too rare to
+// show beside the lone ones.
 func describe(k string, width int) string {
 	batch := strings.HasPrefix(k, batchSep)
-	parts := strings.Split(strings.TrimPrefix(k, batchSep), batchSep)
-	for i, p := range parts {
+	sent := strings.Split(strings.TrimPrefix(k, batchSep), batchSep)
+	parts := make([]string, 0, len(sent))
+	seen := make(map[string]bool, len(sent))
+	for _, p := range sent {
+		if batch {
+			if setting(p) && len(sent) > 1 {
+				continue
+			}
+			if a, ok := sameKind[p]; ok {
+				p = a
+			}
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+		}
 		p = strings.Join(strings.Fields(p), " ")
 		if len(p) > width {
 			p = p[:width] + "…"
 		}
-		parts[i] = p
+		parts = append(parts, p)
 	}
 	if batch {
 		return "[" + strings.Join(parts, " | ") + "]"
 	}
 	return parts[0]
+}
+
+// sameKind names two forms of one statement by one: a group's NOTIFY of
+// every session by a lone landing's, and a lone take, which bounds its own
+// row waits, by a group's, whose waits the group bounds once for all
+// (stepTakeWaitSet).
+var sameKind = map[string]string{
+	notifyEach:          notifyOne,
+	stepLockTakeBounded: stepLockTake,
+}
+
+// setting tells a statement that only sets the transaction's settings
+// (keepGenericPlans, stepTakeWaitSet), which says nothing of what a batch
+// reads or writes.
+func setting(sql string) bool {
+	return strings.HasPrefix(sql, "SELECT set_config(") && !strings.Contains(sql, " FROM ")
 }

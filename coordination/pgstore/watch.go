@@ -97,7 +97,7 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 // view until the session's next change (a follower's poll, within a
 // second), so its failure is logged, not returned.
 func (s *Store) notifyCommitted(ctx context.Context, id string, c coordination.Change) {
-	if _, err := s.db.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, s.db.channel, s.changePayload(id, c)); err != nil {
+	if _, err := s.db.pool.Exec(ctx, notifyOne, s.db.channel, s.changePayload(id, c)); err != nil {
 		s.db.log.Debug().Err(err).Str("session", id).Msg("could not tell the other replicas of a change; their views catch up at the next change")
 	}
 }
