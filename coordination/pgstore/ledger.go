@@ -203,13 +203,14 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 	}
 	defer conn.Release()
 	err = s.commitThenNotify(ctx, conn, b, id, coordination.Change{Session: true})
-	if unavailable(err) {
-		// The COMMIT may have run: the entry is in doubt until a read
-		// of the log finds it, and is told to the other replicas then
-		// (unheard.go).
+	var pe *pgconn.PgError
+	if unavailable(err) && !errors.As(err, &pe) {
+		// The connection was lost: the COMMIT may have run. The entry
+		// is in doubt until a read of the log finds it, and is told to
+		// the other replicas then (unheard.go). A server's refusal
+		// (read-only, disk full) wrote nothing.
 		s.db.unheard.add(doubtedEntry{tenant: s.tenant, id: id, kind: e.Kind, at: e.Time})
 	}
-	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == leaseLostCode:
 		err = fmt.Errorf("the run's claim %d is no longer current (another replica claimed the run, or it was released), so the entry is not written: %w", version, coordination.ErrLeaseLost)
