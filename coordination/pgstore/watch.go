@@ -93,9 +93,11 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 // notifyCommitted tells every replica of a change already committed (a
 // permission decision, an ask, its answer: rows written outside a step's
 // transaction; a landing or session entry whose own NOTIFY, after its
-// COMMIT, was lost with its connection). A NOTIFY lost here only delays a
-// view until the session's next change (a follower's poll, within a
-// second), so its failure is logged, not returned.
+// COMMIT, was lost with its connection, at once if the COMMIT's answer
+// came, else once the landing's retry or the next read of the log finds
+// it: storedIs, unheard.go). A NOTIFY lost here only delays a view until
+// the session's next change (a follower's poll, within a second), so its
+// failure is logged, not returned.
 func (s *Store) notifyCommitted(ctx context.Context, id string, c coordination.Change) {
 	if _, err := s.db.pool.Exec(ctx, notifyOne, s.db.channel, s.changePayload(id, c)); err != nil {
 		s.db.log.Debug().Err(err).Str("session", id).Msg("could not tell the other replicas of a change; their views catch up at the next change")
