@@ -460,16 +460,33 @@ func (s *Store) unlock(id, name, token string) { s.letGoBy(lockDelete, id, name,
 // lockDeleteShared for a step lock that shared its spend).
 func (s *Store) letGoBy(q, id, name, token string) {
 	s.db.held.remove(s.tenant, token)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	s.letGoFailed(id, name, token, s.sendLetGo(q, id, name, token))
+}
+
+// letGoLimit bounds a let-go's round trip.
+const letGoLimit = 5 * time.Second
+
+// sendLetGo sends q, a let-go of the lock row token, alone.
+func (s *Store) sendLetGo(q, id, name, token string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), letGoLimit)
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, q, s.tenant, id, name, token); err != nil {
-		if unavailable(err) {
-			s.db.held.letGo(s.tenant, token)
-			s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go: PostgreSQL is unreachable; the heartbeat lets it go when it answers")
-			return
-		}
-		s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go in PostgreSQL; it expires by itself")
+	_, err := s.db.pool.Exec(ctx, q, s.tenant, id, name, token)
+	return err
+}
+
+// letGoFailed handles the error of a let-go, if any: a row the database
+// could not be reached to delete is left to the heartbeat, any other to
+// its expiry.
+func (s *Store) letGoFailed(id, name, token string, err error) {
+	if err == nil {
+		return
 	}
+	if unavailable(err) {
+		s.db.held.letGo(s.tenant, token)
+		s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go: PostgreSQL is unreachable; the heartbeat lets it go when it answers")
+		return
+	}
+	s.db.log.Warn().Err(err).Str("session", id).Str("lock", name).Msg("could not let a lock go in PostgreSQL; it expires by itself")
 }
 
 // LockRun takes the session's run lock, or fails at once with

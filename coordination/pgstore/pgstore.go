@@ -72,6 +72,10 @@ type DB struct {
 	outage    *outageSeen         // outageexcuse.go
 	hearing   hearing             // watch.go
 	replica   replica             // liveness.go: this process, as other replicas see it
+
+	sessionTakes  group[*sessionTake]  // sessiontakes.go
+	sessionLetGos group[*sessionLetGo] // sessiontakes.go
+
 	// brief is a command's open (Options.Existing), no replica: it holds
 	// no liveness lock, registers nothing and reaps nobody (liveness.go).
 	brief bool
