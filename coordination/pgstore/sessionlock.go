@@ -36,6 +36,11 @@ import (
 // never after the session was deleted under it (DeleteSessionSized
 // forgets its rows), lest a session made again under the same id be
 // locked twice.
+//
+// A take or let-go that does go to the database goes with the others of
+// this replica's sessions made meanwhile, one statement for the group
+// (sessiontakes.go); a lock passes on as before, the group being only how
+// its row is written.
 
 // sessionGates keeps the waiters for each session lock this process is
 // taking, by tenant/id.
@@ -174,7 +179,7 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 		if s.passable(p) {
 			return s.sessionUnlock(id, key, gt, p), nil
 		}
-		s.unlock(id, "session", p.token) // taken afresh below
+		s.letGoSession(id, p.token) // taken afresh below
 	}
 	if d := s.db.gates.yielding(gt); d > 0 {
 		// A caller that gave up takes a free lock all the same: it stops
@@ -187,7 +192,7 @@ func (s *Store) LockSession(ctx context.Context, id string) (func(), error) {
 	bg := context.WithoutCancel(ctx)
 	for {
 		sent := time.Now()
-		token, err := s.tryLock(bg, id, "session")
+		token, err := s.takeSession(bg, id)
 		if err != nil {
 			leave()
 			return nil, err
@@ -220,7 +225,7 @@ func (s *Store) sessionUnlock(id, key string, gt *gate, p *passing) func() {
 		once.Do(func() {
 			next := &passing{token: p.token, sent: p.sent, n: p.n + 1}
 			if !s.passable(next) || !s.db.gates.pass(gt, next) {
-				s.unlock(id, "session", p.token)
+				s.letGoSession(id, p.token)
 				if next.n >= passMax {
 					s.db.gates.yield(gt)
 				}
@@ -235,6 +240,6 @@ func (s *Store) sessionUnlock(id, key string, gt *gate, p *passing) func() {
 // callers that all gave up.
 func (s *Store) putGate(id, key string, gt *gate) {
 	if p := s.db.gates.put(key, gt); p != nil {
-		s.unlock(id, "session", p.token)
+		s.letGoSession(id, p.token)
 	}
 }
