@@ -117,3 +117,10 @@ func (g *group[T]) waiting() int {
 	defer g.mu.Unlock()
 	return len(g.pending)
 }
+
+// inFlight is how many writes are in flight (tests).
+func (g *group[T]) inFlight() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.writing
+}

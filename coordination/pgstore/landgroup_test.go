@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -17,12 +18,17 @@ import (
 )
 
 // Landings made while others are in flight commit together, in one
-// transaction (landgroup.go). The tests hold the first landings' lock rows
-// from another connection, so they stay in flight while more are made.
+// transaction (landgroup.go). The tests keep every leader busy with
+// landings waiting for a connection of a pool the test holds
+// (leadersBusy), so the landings made meanwhile wait for the next group.
 
-// landingTransactions counts the batches that write a step's entry: a
-// landing's transaction, or a group's.
-type landingTransactions struct{ n atomic.Int64 }
+// landingTransactions records, for each batch that writes a step's entry
+// (a landing's transaction, or a group's), the sessions it writes
+// entries of.
+type landingTransactions struct {
+	mu      sync.Mutex
+	batches [][]string
+}
 
 func (c *landingTransactions) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	return ctx
@@ -31,11 +37,16 @@ func (c *landingTransactions) TraceQueryStart(ctx context.Context, _ *pgx.Conn, 
 func (c *landingTransactions) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 func (c *landingTransactions) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var sessions []string
 	for _, q := range d.Batch.QueuedQueries {
 		if q.SQL == entryInsert {
-			c.n.Add(1)
-			break
+			sessions = append(sessions, q.Arguments[1].(string))
 		}
+	}
+	if sessions != nil {
+		c.mu.Lock()
+		c.batches = append(c.batches, sessions)
+		c.mu.Unlock()
 	}
 	return ctx
 }
@@ -43,26 +54,23 @@ func (c *landingTransactions) TraceBatchStart(ctx context.Context, _ *pgx.Conn, 
 func (c *landingTransactions) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (c *landingTransactions) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
-// rowHold is a transaction of another connection holding step lock rows.
+// of counts the batches that wrote an entry of any of sessions ids.
+func (c *landingTransactions) of(ids ...string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, b := range c.batches {
+		if slices.ContainsFunc(b, func(id string) bool { return slices.Contains(ids, id) }) {
+			n++
+		}
+	}
+	return n
+}
+
+// rowHold is a transaction of another connection holding rows.
 type rowHold struct {
 	tx  pgx.Tx
 	pid uint32
-}
-
-// holdLockRows holds the step lock rows of sessions ids (FOR UPDATE), so
-// their landings wait at their lock's fence.
-func holdLockRows(t *testing.T, st *Store, ids ...string) *rowHold {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := st.db.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM locks WHERE tenant = $1 AND session_id = ANY($2) AND name LIKE 'step:%' FOR UPDATE`, st.tenant, ids); err != nil {
-		t.Fatal(err)
-	}
-	return &rowHold{tx: tx, pid: tx.Conn().PgConn().PID()}
 }
 
 // waitBlocked waits until at least n backends wait for h's rows, and
@@ -80,6 +88,51 @@ func (h *rowHold) waitBlocked(t *testing.T, st *Store, n int) []uint32 {
 	}
 	t.Fatalf("no %d landings came to wait for the held rows", n)
 	return nil
+}
+
+// holdPool takes every connection of st's pool until release is called,
+// so what st sends meanwhile waits for one.
+func holdPool(t *testing.T, st *Store) (release func()) {
+	t.Helper()
+	p := st.db.pool
+	var conns []*pgxpool.Conn
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			for _, c := range conns {
+				c.Release()
+			}
+		})
+	}
+	t.Cleanup(release)
+	for range p.Config().MaxConns {
+		c, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	return release
+}
+
+// leadersBusy keeps every landing leader of a busy: with each connection
+// of a's pool held, agent_a's answers in landLeaders sessions of their
+// own ("held0", …) each lead a group and wait for a connection. Landings
+// made meanwhile wait for a leader, and go as one group once release
+// gives the connections back; done waits for the busy landings' answers.
+func leadersBusy(t *testing.T, a *Store) (release func(), done func() ([]coordination.Entry, []error)) {
+	t.Helper()
+	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
+	release = holdPool(t, a)
+	done = landAll(held)
+	await(t, "every landing leader busy", func() bool { return a.db.landings.inFlight() == landLeaders })
+	return release, done
+}
+
+// awaitQueued waits until n landings of a wait for a leader.
+func awaitQueued(t *testing.T, a *Store, n int) {
+	t.Helper()
+	await(t, fmt.Sprint(n, " landings waiting for a leader"), func() bool { return a.db.landings.waiting() == n })
 }
 
 // landingsOf locks agent's step in each session.
@@ -123,29 +176,19 @@ func ids(prefix string, n int) []string {
 	return out
 }
 
-// TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction: landings
-// held at their fence keep every leader busy (landLeaders of them); a
-// group's worth more of other sessions (landGroupMax), made meanwhile,
-// wait, and once the held ones land, the waiting ones go in one
-// transaction. (The other tests hold every leader the same way, and make
-// at most landGroupMax landings meanwhile, so that they are one group.)
+// TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction: a
+// group's worth of landings (landGroupMax) made while every leader is
+// busy (landLeaders of them, leadersBusy) wait, and go in one transaction
+// once the busy ones land. (The other tests make at most landGroupMax
+// landings meanwhile, so that they are one group.)
 func TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction(t *testing.T) {
 	c := &landingTransactions{}
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{Tracer: c})
-	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
+	a := replicaOn(t, pgtest.Schema(t), Options{Tracer: c})
 	later := landingsOf(t, a, "agent_a", ids("later", landGroupMax)...)
-	h := holdLockRows(t, b, ids("held", landLeaders)...)
-	heldDone := landAll(held)
-	h.waitBlocked(t, b, 1)
-	time.Sleep(300 * time.Millisecond) // the other held landings queue or block too
-	before := c.n.Load()
+	release, heldDone := leadersBusy(t, a)
 	laterDone := landAll(later)
-	time.Sleep(300 * time.Millisecond) // they wait for a leader
-	if err := h.tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	awaitQueued(t, a, len(later))
+	release()
 	for _, done := range []func() ([]coordination.Entry, []error){heldDone, laterDone} {
 		out, errs := done()
 		for i, err := range errs {
@@ -154,7 +197,7 @@ func TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction(t *testing.T) 
 			}
 		}
 	}
-	if n := c.n.Load() - before; n != 1 {
+	if n := c.of(ids("later", landGroupMax)...); n != 1 {
 		t.Errorf("the %d landings made while others were in flight went in %d transactions, want 1", landGroupMax, n)
 	}
 	for _, id := range append(ids("held", landLeaders), ids("later", landGroupMax)...) {
@@ -169,24 +212,16 @@ func TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction(t *testing.T) 
 // whose landings lost its lock writes nothing; each lands again alone, so
 // the one refused is told its lock was lost and the others land.
 func TestALandingRefusedInAGroupFailsAloneAndTheOthersLand(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
-	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
+	a := replicaOn(t, pgtest.Schema(t), Options{})
 	later := landingsOf(t, a, "agent_a", ids("later", 6)...)
 	// later3's lock row passes to another holder.
-	if _, err := b.db.pool.Exec(context.Background(), `UPDATE locks SET token = 'another-holder' WHERE tenant = $1 AND session_id = 'later3' AND name = 'step:agent_a'`, b.tenant); err != nil {
+	if _, err := a.db.pool.Exec(context.Background(), `UPDATE locks SET token = 'another-holder' WHERE tenant = $1 AND session_id = 'later3' AND name = 'step:agent_a'`, a.tenant); err != nil {
 		t.Fatal(err)
 	}
-	h := holdLockRows(t, b, ids("held", landLeaders)...)
-	heldDone := landAll(held)
-	h.waitBlocked(t, b, 1)
-	time.Sleep(300 * time.Millisecond)
+	release, heldDone := leadersBusy(t, a)
 	laterDone := landAll(later)
-	time.Sleep(300 * time.Millisecond)
-	if err := h.tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	awaitQueued(t, a, len(later))
+	release()
 	if _, errs := heldDone(); errors.Join(errs...) != nil {
 		t.Errorf("the held landings: %v", errors.Join(errs...))
 	}
@@ -216,24 +251,16 @@ func TestALandingRefusedInAGroupFailsAloneAndTheOthersLand(t *testing.T) {
 // TestTwoAgentsOfASessionInOneGroupEachCountTheirAnswers: two landings
 // of one session in one group, each numbered by its own agent's answers.
 func TestTwoAgentsOfASessionInOneGroupEachCountTheirAnswers(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
-	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
+	a := replicaOn(t, pgtest.Schema(t), Options{})
 	if err := a.Create(context.Background(), storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
 	landStep(t, a, "s", "agent_a", "the first")
 	later := append(landingsOf(t, a, "agent_a", "s"), landingsOf(t, a, "agent_b", "s")...)
-	h := holdLockRows(t, b, ids("held", landLeaders)...)
-	heldDone := landAll(held)
-	h.waitBlocked(t, b, 1)
-	time.Sleep(300 * time.Millisecond)
+	release, heldDone := leadersBusy(t, a)
 	laterDone := landAll(later)
-	time.Sleep(300 * time.Millisecond)
-	if err := h.tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	awaitQueued(t, a, len(later))
+	release()
 	heldDone()
 	out, errs := laterDone()
 	if errors.Join(errs...) != nil || out[0].AnswerNum != 2 || out[1].AnswerNum != 1 {
@@ -245,36 +272,31 @@ func TestTwoAgentsOfASessionInOneGroupEachCountTheirAnswers(t *testing.T) {
 	}
 }
 
-// TestAGroupCutMidwayWritesNothing: a group whose connection is killed
-// while one of its landings waits at its fence, the ones before it
-// written in the transaction, leaves none of them; each is told of an
-// outage, and lands when tried again.
+// TestAGroupCutMidwayWritesNothing: a group whose connection is lost
+// midway through its transaction, the landings before the cut written in
+// it, leaves none of them; each is told of an outage, and lands when
+// tried again.
 func TestAGroupCutMidwayWritesNothing(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
-	b := replicaOn(t, dsn, Options{})
-	held := landingsOf(t, a, "agent_a", ids("held", landLeaders)...)
+	a := replicaOn(t, pgtest.Schema(t), Options{})
+	ctx := context.Background()
 	later := landingsOf(t, a, "agent_a", ids("later", 6)...)
-	h := holdLockRows(t, b, ids("held", landLeaders)...)
-	// later5, last in the group's order, waits at its fence in the group.
-	last := holdLockRows(t, b, "later5")
-	heldDone := landAll(held)
-	h.waitBlocked(t, b, 1)
-	time.Sleep(300 * time.Millisecond)
-	laterDone := landAll(later)
-	time.Sleep(300 * time.Millisecond)
-	if err := h.tx.Commit(context.Background()); err != nil {
+	// later5, last in the group's order, ends the backend its entry is
+	// inserted on: the connection is lost after the other five's
+	// statements ran in the transaction.
+	if _, err := a.db.pool.Exec(ctx, `CREATE FUNCTION cut_midway() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.session_id = 'later5' THEN PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(30); END IF; RETURN NEW; END $$;
+		CREATE TRIGGER cut_midway BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION cut_midway()`); err != nil {
 		t.Fatal(err)
 	}
-	pids := last.waitBlocked(t, b, 1)
-	for _, pid := range pids {
-		if _, err := b.db.pool.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, int(pid)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	release, heldDone := leadersBusy(t, a)
+	laterDone := landAll(later)
+	awaitQueued(t, a, len(later))
+	release()
 	heldDone()
 	_, errs := laterDone()
-	_ = last.tx.Rollback(context.Background())
+	if _, err := a.db.pool.Exec(ctx, `DROP TRIGGER cut_midway ON entries`); err != nil {
+		t.Fatal(err)
+	}
 	landed := 0
 	for i, id := range ids("later", 6) {
 		if rowsOf(t, a, "entries", id) == 1 {
@@ -291,7 +313,7 @@ func TestAGroupCutMidwayWritesNothing(t *testing.T) {
 		if errs[i] == nil {
 			continue
 		}
-		if _, err := l.(coordination.ReleasingStepLock).AppendAndRelease(context.Background(), newAnswer("", fmt.Sprint("answer ", i))); err != nil {
+		if _, err := l.(coordination.ReleasingStepLock).AppendAndRelease(ctx, newAnswer("", fmt.Sprint("answer ", i))); err != nil {
 			t.Errorf("landing %d tried again: %v", i, err)
 		}
 	}
