@@ -36,6 +36,7 @@ func TestUnavailableTellsAnOutageFromEveryOtherError(t *testing.T) {
 		{"a statement out of memory (53200)", &pgconn.PgError{Code: "53200"}, false},
 		{"a unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"a cancelled statement (57014)", &pgconn.PgError{Code: "57014"}, false},
+		{"a row waited for past lock_timeout (55P03): a grouped write's members go again alone", &pgconn.PgError{Code: "55P03"}, false},
 		{"a connection cut mid-answer", fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), true},
 		{"a refused connection", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
 		{"a reset connection", syscall.ECONNRESET, true},
