@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -26,11 +27,23 @@ import (
 // lands alone, as before: an idle replica's landings are not delayed.
 //
 // A group is all or nothing. One that fails for anything but an outage (a
-// fence refusing one member, a key taken, a deadlock) wrote nothing, and
-// each member lands again alone, which gives it its own answer: the one
-// refused fails alone, the others land. One that met an outage answers
-// every member with it, as each would have met it alone: a member's retry
-// then finds whether the group committed (storedIs).
+// fence refusing one member, a key taken, a deadlock, a row waited for too
+// long) wrote nothing, and each member lands again alone, which gives it
+// its own answer: the one refused fails alone, the others land. One that
+// met an outage answers every member with it, as each would have met it
+// alone: a member's retry then finds whether the group committed
+// (storedIs).
+//
+// A group's transaction, a group of one's too, waits for a row another
+// transaction holds (a session's row a delete holds, a lock row held) no
+// longer than landRowWait: otherwise one session's delete would hold up
+// the other members of its group, and landLeaders landings waiting so
+// every landing of the replica, for as long as the delete lasts. Past it
+// the group raises (lock_timeout), and its members land again alone,
+// outside the group, holding no leader: each waits for its own rows as
+// long as they are held, as a landing always did (a landing is sent
+// under no caller's cancel: land). This is the step lock takes' rule
+// (stepTakeWait).
 //
 // Eight groups in flight, eight landings at most a group. Measured with
 // the step lock takes grouped too, quiet 2-core machine, the overhead
@@ -47,6 +60,28 @@ const (
 	landLeaders  = 8
 	landGroupMax = 8
 )
+
+// landRowWait is the longest a landing sent as a group's write waits for
+// a row another transaction holds: stepTakeWait, for the takes' reason
+// (longer than a landing holds one, short enough that a delete does not
+// hold up the replica's steps).
+const landRowWait = stepTakeWait
+
+// holdStepBounded is holdStep that first sets landRowWait for its
+// transaction: set_config in its FROM runs before the fences wait for any
+// row, and the statements after it in the transaction are bounded too.
+var holdStepBounded = holdStep + fmt.Sprintf(` FROM set_config('lock_timeout', '%dms', true) AS lockcfg`, landRowWait.Milliseconds())
+
+// lockWaitedOutCode is the SQLSTATE a statement raises when it waited for
+// a lock longer than lock_timeout (lock_not_available). It is not an
+// outage (unavailable): a group that raised it wrote nothing.
+const lockWaitedOutCode = "55P03"
+
+// waitedOut tells whether err is a row waited for past lock_timeout.
+func waitedOut(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == lockWaitedOutCode
+}
 
 // stepLanding is one landing on its way: what land prepared, and what its
 // transaction set. The leader of its group fills it in while its caller
@@ -101,8 +136,9 @@ func (m *stepLanding) unprepare() {
 	m.prepared, m.row, m.wasHeld, m.rel = false, heldRow{}, false, nil
 }
 
-// alone lands m in a transaction of its own (landStep).
-func (m *stepLanding) alone() error {
+// alone lands m in a transaction of its own (landStep); bounded, its row
+// waits last landRowWait at most.
+func (m *stepLanding) alone(bounded bool) error {
 	s := m.s
 	conn, err := s.db.pool.Acquire(m.ctx)
 	if err != nil {
@@ -110,15 +146,22 @@ func (m *stepLanding) alone() error {
 	}
 	defer conn.Release()
 	m.prepare()
-	return s.landStep(m.ctx, conn, m.l, &m.e, m.snapshot, m.release, m.f, m.rel)
+	return s.landStep(m.ctx, conn, m.l, &m.e, m.snapshot, m.release, m.f, m.rel, bounded)
 }
 
 // landGroup is the landings' group write: a group of one lands alone, a
-// larger one in one transaction (commitGroup).
+// larger one in one transaction (commitGroup), each with its row waits
+// bounded (landRowWait).
 func (db *DB) landGroup(ms []*stepLanding) []error {
 	errs := make([]error, len(ms))
 	if len(ms) == 1 {
-		errs[0] = ms[0].alone()
+		m := ms[0]
+		errs[0] = m.alone(true)
+		if waitedOut(errs[0]) {
+			// Nothing written: it lands again outside the group.
+			m.unprepare()
+			errs[0] = errLandAlone
+		}
 		return errs
 	}
 	err := db.commitGroup(ms)
@@ -130,9 +173,10 @@ func (db *DB) landGroup(ms []*stepLanding) []error {
 
 // commitGroup lands ms in one transaction on one connection, its members
 // in (tenant, session, agent) order, so two replicas' groups take the
-// rows they share (a session's, FOR SHARE) in one order. nil: all landed;
-// errLandAlone: none did, and each lands again alone; otherwise the
-// outage every member met.
+// rows they share (a session's, FOR SHARE) in one order, its row waits
+// bounded (landRowWait). nil: all landed; errLandAlone: none did (a
+// member refused, a row waited for too long), and each lands again
+// alone; otherwise the outage every member met.
 func (db *DB) commitGroup(ms []*stepLanding) error {
 	ctx := ms[0].ctx
 	conn, err := db.pool.Acquire(ctx)
@@ -154,10 +198,11 @@ func (db *DB) commitGroup(ms []*stepLanding) error {
 	whole.Queue("BEGIN")
 	landed := make([]func(bool), 0, len(order))
 	var payloads []string
-	for _, m := range order {
+	for i, m := range order {
 		m.prepare()
 		b := &pgx.Batch{}
-		done, err := m.s.queueStep(b, m.l, &m.e, m.snapshot, m.release, m.f, m.rel)
+		// The first statement bounds the transaction's row waits.
+		done, err := m.s.queueStep(b, m.l, &m.e, m.snapshot, m.release, m.f, m.rel, i == 0)
 		if err != nil {
 			// Its own failure, which it meets again alone, where it is
 			// told apart from the group's.

@@ -458,7 +458,8 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	m := &stepLanding{ctx: ctx, s: s, l: l, e: e, snapshot: snapshot, release: release, f: f}
 	err = s.db.landings.do(m, s.db.landGroup)
 	if errors.Is(err, errLandAlone) {
-		err = m.alone()
+		// Outside the group, its row waits unbounded, as they always were.
+		err = m.alone(false)
 	}
 	if !m.prepared {
 		// No connection: nothing was sent, nor the lock's row taken from
@@ -604,11 +605,11 @@ const holdStep = `SELECT massgen_hold_step($1, $2, $3, $4, $5, $6, $7, $8)`
 // landing then by its lock (the lock's row is this lock's, or taken back if
 // the database lost it). A statement that fails aborts the transaction and
 // every statement after it: nothing lands without the lock, nor without
-// the lease.
+// the lease. bounded: its row waits last landRowWait at most.
 func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e *coordination.Entry, snapshot []byte,
-	release bool, f *fence, rel *leaseRelease) error {
+	release bool, f *fence, rel *leaseRelease, bounded bool) error {
 	b := &pgx.Batch{}
-	landed, err := s.queueStep(b, l, e, snapshot, release, f, rel)
+	landed, err := s.queueStep(b, l, e, snapshot, release, f, rel, bounded)
 	if err != nil {
 		return err
 	}
@@ -619,9 +620,10 @@ func (s *Store) landStep(ctx context.Context, conn *pgxpool.Conn, l *stepLock, e
 
 // queueStep queues a landing's statements (landStep's) on b. landed, called
 // once the transaction ended, sets e's answer number: the one counted if it
-// committed, back to none if not.
+// committed, back to none if not. bounded: its first statement sets
+// landRowWait for the transaction (holdStepBounded).
 func (s *Store) queueStep(b *pgx.Batch, l *stepLock, e *coordination.Entry, snapshot []byte,
-	release bool, f *fence, rel *leaseRelease) (landed func(committed bool), _ error) {
+	release bool, f *fence, rel *leaseRelease, bounded bool) (landed func(committed bool), _ error) {
 	count := e.Kind == coordination.KindAnswer && e.AnswerNum == 0
 	if count {
 		e.AnswerNum = 1 // a stand-in: the statement writes the count there
@@ -660,7 +662,11 @@ func (s *Store) queueStep(b *pgx.Batch, l *stepLock, e *coordination.Entry, snap
 	if rel != nil {
 		version = &rel.version
 	}
-	b.Queue(holdStep, s.tenant, l.id, cancels, l.agent, version, name, l.token, lockTTL.Milliseconds())
+	hold := holdStep
+	if bounded {
+		hold = holdStepBounded
+	}
+	b.Queue(hold, s.tenant, l.id, cancels, l.agent, version, name, l.token, lockTTL.Milliseconds())
 	if rel != nil && rel.known {
 		// The lease's release (known row), in the same transaction, its
 		// row held since the fence.
