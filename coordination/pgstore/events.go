@@ -25,10 +25,10 @@ func (s *Store) AppendEvent(ctx context.Context, id string, ev coordination.Even
 	if err != nil {
 		return fmt.Errorf("encoding an event of session %q: %w", id, err)
 	}
-	// ctx is not consulted, as before: an event of a cancelled step is
+	// ctx's end is not heeded, as before: an event of a cancelled step is
 	// written after its context ended, and the group's write belongs to no
 	// one caller.
-	if err := s.db.events.do(queuedEvent{s.tenant, id, ev.Time, string(data)}, s.db.writeEvents); err != nil {
+	if err := s.db.events.do(context.WithoutCancel(ctx), queuedEvent{s.tenant, id, ev.Time, string(data)}, s.db.writeEvents); err != nil {
 		return fmt.Errorf("adding an event to session %q: %w", id, err)
 	}
 	s.db.feeds.publish(s.tenant, id, coordination.Change{Events: true})

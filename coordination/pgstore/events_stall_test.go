@@ -90,7 +90,7 @@ func TestAGroupWriteThatPanicsLeavesNobodyWaiting(t *testing.T) {
 	started, unblock := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
-		first <- g.do(1, func(vs []int) []error {
+		first <- g.do(context.Background(), 1, func(vs []int) []error {
 			close(started)
 			<-unblock
 			return ok(vs)
@@ -102,13 +102,13 @@ func TestAGroupWriteThatPanicsLeavesNobodyWaiting(t *testing.T) {
 	panicked := make(chan any, 1)
 	go func() {
 		defer func() { panicked <- recover() }()
-		_ = g.do(2, func([]int) []error { panic("boom") })
+		_ = g.do(context.Background(), 2, func([]int) []error { panic("boom") })
 	}()
 	for g.waiting() < 1 {
 		time.Sleep(time.Millisecond)
 	}
 	follower := make(chan error, 1)
-	go func() { follower <- g.do(3, ok) }()
+	go func() { follower <- g.do(context.Background(), 3, ok) }()
 	for g.waiting() < 2 {
 		time.Sleep(time.Millisecond)
 	}
@@ -128,7 +128,7 @@ func TestAGroupWriteThatPanicsLeavesNobodyWaiting(t *testing.T) {
 		t.Fatal("the other call of a group whose write panicked waited for ever")
 	}
 	done := make(chan error, 1)
-	go func() { done <- g.do(4, ok) }()
+	go func() { done <- g.do(context.Background(), 4, ok) }()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -36,7 +37,7 @@ type groupCall[T any] struct {
 // write gets the group's values in the order they were called and returns
 // each its error; it runs on the leader's goroutine, so it must not depend
 // on one caller's context.
-func (g *group[T]) do(v T, write func([]T) []error) error {
+func (g *group[T]) do(ctx context.Context, v T, write func([]T) []error) error {
 	c := &groupCall[T]{v: v, turn: make(chan []*groupCall[T], 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
@@ -48,6 +49,7 @@ func (g *group[T]) do(v T, write func([]T) []error) error {
 		calls = g.takeLocked()
 	}
 	g.mu.Unlock()
+	_ = ctx
 	if calls == nil {
 		if calls = <-c.turn; calls == nil {
 			return c.err

@@ -257,7 +257,7 @@ func (s *Store) lockStep(ctx context.Context, id, agent string, fold *claimFold)
 	// the other takes made meanwhile on this replica (steptakes.go).
 	name := "step:" + agent
 	t := &stepTake{s: s, ctx: ctx, id: id, agent: agent, fold: fold, token: s.db.lockToken()}
-	err := s.db.stepTakes.do(t, s.db.takeSteps)
+	err := s.db.stepTakes.do(ctx, t, s.db.takeSteps)
 	if errors.Is(err, errTakeAlone) {
 		// Its group was rolled back (a statement raised, or a row waited
 		// for longer than stepTakeWait): nothing of it was written.
@@ -456,7 +456,7 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	// (landgroup.go), or alone, as the group's write or after a group that
 	// failed.
 	m := &stepLanding{ctx: ctx, s: s, l: l, e: e, snapshot: snapshot, release: release, f: f}
-	err = s.db.landings.do(m, s.db.landGroup)
+	err = s.db.landings.do(ctx, m, s.db.landGroup)
 	if errors.Is(err, errLandAlone) {
 		// Outside the group, its row waits unbounded, as they always were.
 		err = m.alone(false)
