@@ -36,7 +36,10 @@ type groupCall[T any] struct {
 // do adds v to the next write and returns its own answer once written.
 // write gets the group's values in the order they were called and returns
 // each its error; it runs on the leader's goroutine, so it must not depend
-// on one caller's context.
+// on one caller's context. A call whose ctx ends while it waits for the
+// next group returns ctx's error at once and is never written; one
+// already taken into a group may be written, so it waits for that
+// group's answer (wait).
 func (g *group[T]) do(ctx context.Context, v T, write func([]T) []error) error {
 	c := &groupCall[T]{v: v, turn: make(chan []*groupCall[T], 1)}
 	g.mu.Lock()
@@ -49,9 +52,8 @@ func (g *group[T]) do(ctx context.Context, v T, write func([]T) []error) error {
 		calls = g.takeLocked()
 	}
 	g.mu.Unlock()
-	_ = ctx
 	if calls == nil {
-		if calls = <-c.turn; calls == nil {
+		if calls = g.wait(ctx, c); calls == nil {
 			return c.err
 		}
 	}
@@ -83,6 +85,27 @@ func (g *group[T]) do(ctx context.Context, v T, write func([]T) []error) error {
 	answered = true
 	g.handOff()
 	return c.err
+}
+
+// wait waits for c's turn: its group to lead, or nil once c.err is its
+// answer. A c still waiting when ctx ends leaves the calls waiting, under
+// the mutex every group is taken under, so no group takes it after.
+func (g *group[T]) wait(ctx context.Context, c *groupCall[T]) []*groupCall[T] {
+	select {
+	case calls := <-c.turn:
+		return calls
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	if i := slices.Index(g.pending, c); i >= 0 {
+		g.pending = slices.Delete(g.pending, i, i+1)
+		g.mu.Unlock()
+		c.err = ctx.Err()
+		return nil
+	}
+	g.mu.Unlock()
+	// Taken into a group: to lead it, or in one being written.
+	return <-c.turn
 }
 
 // takeLocked takes the next group off the pending calls, the first of

@@ -454,7 +454,7 @@ func (l *stepLock) land(ctx context.Context, e coordination.Entry, release bool,
 	s := l.s
 	// Landed in a group with the other landings of this replica in flight
 	// (landgroup.go), or alone, as the group's write or after a group that
-	// failed.
+	// failed. ctx has no cancel: a landing waits for its group.
 	m := &stepLanding{ctx: ctx, s: s, l: l, e: e, snapshot: snapshot, release: release, f: f}
 	err = s.db.landings.do(ctx, m, s.db.landGroup)
 	if errors.Is(err, errLandAlone) {

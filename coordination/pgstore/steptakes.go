@@ -26,9 +26,11 @@ import (
 // (a take that committed for a caller that stopped listening would hold
 // the agent's lock, renewed by the heartbeat, for good), and group answers
 // every caller; and one group in flight gathers the most takes in each,
-// which is the point. What a member's context no longer bounds, the
-// group's time limit (stepTakeLimit) does, and what one member's row wait
-// would cost the replica's other takes, a lock_timeout (stepTakeWait).
+// which is the point. A take's context bounds its wait for a group
+// (group.do: one whose context ends while queued is never sent); what it
+// no longer bounds once in a group, the group's time limit
+// (stepTakeLimit) does, and what one member's row wait would cost the
+// replica's other takes, a lock_timeout (stepTakeWait).
 
 // stepTakes is a replica's step lock takes, grouped.
 type stepTakes = group[*stepTake]
