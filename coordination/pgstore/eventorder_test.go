@@ -22,15 +22,7 @@ import (
 func openEventsWrite(t *testing.T, dsn string, st *Store, sessions, types []string) (commit func()) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close(ctx) })
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := ownTx(t, dsn)
 	tenants, ats, data := make([]string, len(sessions)), make([]time.Time, len(sessions)), make([]string, len(sessions))
 	for i := range sessions {
 		ev, err := json.Marshal(coordination.Event{Time: ms(time.Now()), Type: types[i]})
@@ -74,9 +66,7 @@ func TestAStatusCursorGetsEveryEventOnceWhenTwoReplicasWriteOneSession(t *testin
 	a, b := replicaOn(t, dsn, Options{}), replicaOn(t, dsn, Options{})
 	ctx := context.Background()
 	const id = "two-writers"
-	if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-		t.Fatal(err)
-	}
+	sessionsOn(t, a, id)
 	if err := a.AppendEvent(ctx, id, coordination.Event{Type: "run_started"}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,21 +145,8 @@ func TestTwoReplicasGroupsOfTheSameSessionsDoNotDeadlock(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	a, b := replicaOn(t, dsn, Options{}), replicaOn(t, dsn, Options{})
 	ctx := context.Background()
-	for _, id := range []string{"s1", "s2"} {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
+	sessionsOn(t, a, "s1", "s2")
+	tx := ownTx(t, dsn)
 	// A deadlock is found after deadlock_timeout and ends one of the two.
 	if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '100ms'`); err != nil {
 		t.Fatal(err)
@@ -203,7 +180,7 @@ func TestTwoReplicasGroupsOfTheSameSessionsDoNotDeadlock(t *testing.T) {
 	}
 	for _, id := range []string{"s1", "s2"} {
 		var ns []int64
-		rows, err := conn.Query(ctx, `SELECT n FROM events WHERE tenant = $1 AND session_id = $2 ORDER BY n`, a.tenant, id)
+		rows, err := tx.Conn().Query(ctx, `SELECT n FROM events WHERE tenant = $1 AND session_id = $2 ORDER BY n`, a.tenant, id)
 		if err == nil {
 			ns, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 		}

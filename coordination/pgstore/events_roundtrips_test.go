@@ -9,41 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
-
-// holdEvents keeps every insert into the events table waiting (a lock
-// taken on a connection of its own, which no replica's tracer counts)
-// until release is called, so a test can gather a group behind a write in
-// flight instead of trusting the timing.
-func holdEvents(t *testing.T, dsn string) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			_ = tx.Rollback(ctx)
-			_ = conn.Close(ctx)
-		})
-	}
-	t.Cleanup(release)
-	return release
-}
 
 // await waits until cond holds, failing the test after 30 s.
 func await(t *testing.T, what string, cond func() bool) {
@@ -57,7 +26,7 @@ func await(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// leadHeld starts an event of session id whose write waits on holdEvents:
+// leadHeld starts an event of session id whose write waits on holdTable(…, "events"):
 // the events appended after it gather for the next write. It returns the
 // event's answer.
 func leadHeld(t *testing.T, st *Store, c *RoundTrips, id string) <-chan error {
@@ -81,9 +50,7 @@ func TestEventsAppendedTogetherAreOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	const sessions, each = 50, 4
 	for i := range sessions {
-		if err := a.Create(ctx, storetest.NewSession(fmt.Sprintf("s%d", i))); err != nil {
-			t.Fatal(err)
-		}
+		sessionsOn(t, a, fmt.Sprintf("s%d", i))
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -98,7 +65,7 @@ func TestEventsAppendedTogetherAreOneRoundTrip(t *testing.T) {
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
 
-	release := holdEvents(t, dsn)
+	release := holdTable(t, dsn, "events")
 	before := c.Count()
 	lead := leadHeld(t, a, c, "s0")
 	var wg sync.WaitGroup
@@ -155,18 +122,14 @@ func TestAGroupKeepsEachSessionsOrder(t *testing.T) {
 	a := countedReplica(t, dsn, c)
 	ctx := context.Background()
 	ids := []string{"s0", "s1", "s2"}
-	for _, id := range ids {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessionsOn(t, a, ids...)
 	// Before the group, one at a time: each written before the next.
 	for step := range 3 {
 		if err := a.AppendEvent(ctx, "s1", coordination.Event{Type: "before", Step: step}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	release := holdEvents(t, dsn)
+	release := holdTable(t, dsn, "events")
 	lead := leadHeld(t, a, c, "s0")
 	const n = 60
 	var wg sync.WaitGroup
@@ -220,11 +183,7 @@ func TestAFailingEventFailsAlone(t *testing.T) {
 	c := &RoundTrips{}
 	a := countedReplica(t, dsn, c)
 	ctx := context.Background()
-	for _, id := range []string{"s0", "s1", "s2"} {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessionsOn(t, a, "s0", "s1", "s2")
 	if _, err := a.db.pool.Exec(ctx, `CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.event->>'type' = 'poison' THEN RAISE EXCEPTION 'a poisoned event'; END IF; RETURN NEW; END $$;
 		CREATE TRIGGER refuse_poison BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_poison()`); err != nil {
@@ -245,7 +204,7 @@ func TestAFailingEventFailsAlone(t *testing.T) {
 			var release func()
 			var lead <-chan error
 			if grouped {
-				release = holdEvents(t, dsn)
+				release = holdTable(t, dsn, "events")
 				lead = leadHeld(t, a, c, "s0")
 			}
 			errs := make([]chan error, len(cases))

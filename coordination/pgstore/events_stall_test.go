@@ -162,7 +162,7 @@ func TestAGroupAnswersEachTenantsSessionsApart(t *testing.T) {
 	if err := b.Create(ctx, storetest.NewSession("t")); err != nil {
 		t.Fatal(err)
 	}
-	release := holdEvents(t, dsn)
+	release := holdTable(t, dsn, "events")
 	before := c.Count()
 	lead := leadHeld(t, a, c, "lead")
 	type call struct {

@@ -65,12 +65,8 @@ func TestACallerWhoseContextEndsWhileQueuedReturnsAndIsNeverWritten(t *testing.T
 	defer cancel()
 	gone := w.call(ctx, g, 2)
 	stays := w.call(context.Background(), g, 3)
-	var goneErr error
-	returned := false
-	select {
-	case goneErr = <-gone:
-		returned = true
-	case <-time.After(10 * time.Second):
+	goneErr, returned := answerWithin(gone, 10*time.Second)
+	if !returned {
 		t.Error("a queued call whose deadline passed still waited for the write in flight 10 s later")
 	}
 	w.letGo <- struct{}{}

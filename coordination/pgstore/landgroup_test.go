@@ -7,10 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -67,54 +65,6 @@ func (c *landingTransactions) of(ids ...string) int {
 	return n
 }
 
-// rowHold is a transaction of another connection holding rows.
-type rowHold struct {
-	tx  pgx.Tx
-	pid uint32
-}
-
-// waitBlocked waits until at least n backends wait for h's rows, and
-// returns their pids.
-func (h *rowHold) waitBlocked(t *testing.T, st *Store, n int) []uint32 {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		var pids []uint32
-		if err := st.db.pool.QueryRow(context.Background(), `SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, int(h.pid)).Scan(&pids); err != nil {
-			t.Fatal(err)
-		}
-		if len(pids) >= n {
-			return pids
-		}
-	}
-	t.Fatalf("no %d landings came to wait for the held rows", n)
-	return nil
-}
-
-// holdPool takes every connection of st's pool until release is called,
-// so what st sends meanwhile waits for one.
-func holdPool(t *testing.T, st *Store) (release func()) {
-	t.Helper()
-	p := st.db.pool
-	var conns []*pgxpool.Conn
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			for _, c := range conns {
-				c.Release()
-			}
-		})
-	}
-	t.Cleanup(release)
-	for range p.Config().MaxConns {
-		c, err := p.Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-	}
-	return release
-}
-
 // leadersBusy keeps every landing leader of a busy: with each connection
 // of a's pool held, agent_a's answers in landLeaders sessions of their
 // own ("held0", …) each lead a group and wait for a connection. Landings
@@ -129,10 +79,17 @@ func leadersBusy(t *testing.T, a *Store) (release func(), done func() ([]coordin
 	return release, done
 }
 
-// awaitQueued waits until n landings of a wait for a leader.
-func awaitQueued(t *testing.T, a *Store, n int) {
+// landGrouped lands an answer at each of later while every leader is
+// busy (leadersBusy), once they all wait for a leader, so they go as one
+// group (landGroupMax of them at most) once the busy landings have a
+// connection; it returns what the busy landings and later's returned.
+func landGrouped(t *testing.T, a *Store, later []coordination.StepLock) (held, grouped func() ([]coordination.Entry, []error)) {
 	t.Helper()
-	await(t, fmt.Sprint(n, " landings waiting for a leader"), func() bool { return a.db.landings.waiting() == n })
+	release, held := leadersBusy(t, a)
+	grouped = landAll(later)
+	await(t, fmt.Sprint(len(later), " landings waiting for a leader"), func() bool { return a.db.landings.waiting() == len(later) })
+	release()
+	return held, grouped
 }
 
 // landingsOf locks agent's step in each session.
@@ -185,10 +142,7 @@ func TestLandingsMadeWhileOthersAreInFlightCommitInOneTransaction(t *testing.T) 
 	c := &landingTransactions{}
 	a := replicaOn(t, pgtest.Schema(t), Options{Tracer: c})
 	later := landingsOf(t, a, "agent_a", ids("later", landGroupMax)...)
-	release, heldDone := leadersBusy(t, a)
-	laterDone := landAll(later)
-	awaitQueued(t, a, len(later))
-	release()
+	heldDone, laterDone := landGrouped(t, a, later)
 	for _, done := range []func() ([]coordination.Entry, []error){heldDone, laterDone} {
 		out, errs := done()
 		for i, err := range errs {
@@ -218,10 +172,7 @@ func TestALandingRefusedInAGroupFailsAloneAndTheOthersLand(t *testing.T) {
 	if _, err := a.db.pool.Exec(context.Background(), `UPDATE locks SET token = 'another-holder' WHERE tenant = $1 AND session_id = 'later3' AND name = 'step:agent_a'`, a.tenant); err != nil {
 		t.Fatal(err)
 	}
-	release, heldDone := leadersBusy(t, a)
-	laterDone := landAll(later)
-	awaitQueued(t, a, len(later))
-	release()
+	heldDone, laterDone := landGrouped(t, a, later)
 	if _, errs := heldDone(); errors.Join(errs...) != nil {
 		t.Errorf("the held landings: %v", errors.Join(errs...))
 	}
@@ -252,15 +203,10 @@ func TestALandingRefusedInAGroupFailsAloneAndTheOthersLand(t *testing.T) {
 // of one session in one group, each numbered by its own agent's answers.
 func TestTwoAgentsOfASessionInOneGroupEachCountTheirAnswers(t *testing.T) {
 	a := replicaOn(t, pgtest.Schema(t), Options{})
-	if err := a.Create(context.Background(), storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
+	sessionsOn(t, a, "s")
 	landStep(t, a, "s", "agent_a", "the first")
 	later := append(landingsOf(t, a, "agent_a", "s"), landingsOf(t, a, "agent_b", "s")...)
-	release, heldDone := leadersBusy(t, a)
-	laterDone := landAll(later)
-	awaitQueued(t, a, len(later))
-	release()
+	heldDone, laterDone := landGrouped(t, a, later)
 	heldDone()
 	out, errs := laterDone()
 	if errors.Join(errs...) != nil || out[0].AnswerNum != 2 || out[1].AnswerNum != 1 {
@@ -288,10 +234,7 @@ func TestAGroupCutMidwayWritesNothing(t *testing.T) {
 		CREATE TRIGGER cut_midway BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION cut_midway()`); err != nil {
 		t.Fatal(err)
 	}
-	release, heldDone := leadersBusy(t, a)
-	laterDone := landAll(later)
-	awaitQueued(t, a, len(later))
-	release()
+	heldDone, laterDone := landGrouped(t, a, later)
 	heldDone()
 	_, errs := laterDone()
 	if _, err := a.db.pool.Exec(ctx, `DROP TRIGGER cut_midway ON entries`); err != nil {

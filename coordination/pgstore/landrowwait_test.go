@@ -18,44 +18,6 @@ import (
 // has landed, or after 10 s: a landing held up until then says so rather
 // than hanging the test.
 
-// holdLockRows holds the step lock rows of sessions ids (FOR UPDATE), so
-// their landings wait at their lock's fence.
-func holdLockRows(t *testing.T, st *Store, ids ...string) *rowHold {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := st.db.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM locks WHERE tenant = $1 AND session_id = ANY($2) AND name LIKE 'step:%' FOR UPDATE`, st.tenant, ids); err != nil {
-		t.Fatal(err)
-	}
-	return &rowHold{tx: tx, pid: tx.Conn().PgConn().PID()}
-}
-
-// holdSessionRow holds session id's row FOR UPDATE on a connection of its
-// own, as a delete's transaction does first (DeleteSessionSized): what
-// writes a row that refers to it (an entry, a lock row) waits for it.
-func holdSessionRow(t *testing.T, dsn string, st *Store, id string) pgx.Tx {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close(context.Background()) })
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = $2 FOR UPDATE`, st.tenant, id); err != nil {
-		t.Fatal(err)
-	}
-	return tx
-}
-
 // landedWhileHeld polls until every session of ids holds one entry, for
 // 10 s at most, then ends tx; it tells whether they all
 // landed before it ended.
@@ -84,11 +46,8 @@ func TestARowWaitInALandingGroupHoldsUpNoOtherMember(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	a := replicaOn(t, dsn, Options{})
 	later := landingsOf(t, a, "agent_a", ids("later", 6)...)
-	del := holdSessionRow(t, dsn, a, "later2")
-	release, heldDone := leadersBusy(t, a)
-	laterDone := landAll(later)
-	awaitQueued(t, a, len(later))
-	release()
+	del := holdSessionRow(t, dsn, a, "later2").tx
+	heldDone, laterDone := landGrouped(t, a, later)
 	heldDone()
 	others := []string{"later0", "later1", "later3", "later4", "later5"}
 	if !landedWhileHeld(t, a, del, others...) {

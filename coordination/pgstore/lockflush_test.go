@@ -8,9 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // TestTakingALockDoesNotWaitForTheWALFlush: the lock take's own statement
@@ -24,9 +22,7 @@ import (
 func TestTakingALockDoesNotWaitForTheWALFlush(t *testing.T) {
 	s := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
-	if err := s.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
+	sessionsOn(t, s, "s")
 	for _, tc := range []struct {
 		session   string
 		wantToken string
@@ -64,9 +60,7 @@ func TestTakingALockDoesNotWaitForTheWALFlush(t *testing.T) {
 func TestALockTakeLeavesItsConnectionsCommitsSynchronous(t *testing.T) {
 	s := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
-	if err := s.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
+	sessionsOn(t, s, "s")
 	cfg := s.db.pool.Config()
 	cfg.MaxConns, cfg.MinConns = 1, 0
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -105,22 +99,10 @@ func TestALockTakeLeavesItsConnectionsCommitsSynchronous(t *testing.T) {
 // so it is skipped there.
 func TestAClaimInALockBatchGetsTheSessionsDurabilityBack(t *testing.T) {
 	s := replicaOn(t, pgtest.Schema(t), Options{})
-	ctx := context.Background()
-	var reset string
-	if err := s.db.pool.QueryRow(ctx, "SELECT reset_val FROM pg_settings WHERE name = 'synchronous_commit'").Scan(&reset); err != nil {
-		t.Fatal(err)
-	}
-	if reset == "off" {
-		t.Skipf("this server's synchronous_commit resets to %q, so a restore could not be seen", reset)
-	}
-	if err := s.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at) VALUES ($1, 's', 'step:agent_a', 'tok-held', now() + interval '1 minute')`, s.tenant); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	first := coordination.RunLease{LeaseOwner: coordination.ThisProcess("test"), Version: 1, Claimed: now, Renewed: now, Expires: now.Add(time.Minute)}
+	reset := durableReset(t, s)
+	sessionsOn(t, s, "s")
+	heldByAnother(t, s, "s", "agent_a")
+	first := firstClaim()
 	second := first
 	second.Version, second.ChainFrom = 2, 2
 	// send runs f in a transaction whose synchronous_commit is off, as the
@@ -128,35 +110,19 @@ func TestAClaimInALockBatchGetsTheSessionsDurabilityBack(t *testing.T) {
 	// it wrote.
 	send := func(f *claimFold, token string, commit bool) string {
 		t.Helper()
-		conn, err := s.db.pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Release()
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
-		f.queue(b, s.tenant, "s", "agent_a", "step:agent_a", token)
-		var got string
-		b.Queue("SHOW synchronous_commit").QueryRow(func(row pgx.Row) error { return row.Scan(&got) })
 		end := "ROLLBACK"
 		if commit {
 			end = "COMMIT"
 		}
-		b.Queue(end)
-		br := conn.SendBatch(ctx, b)
-		for range 2 {
+		return syncCommitAfter(t, s, end, func(b *pgx.Batch) {
+			b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
+			f.queue(b, s.tenant, "s", "agent_a", "step:agent_a", token)
+		}, func(br pgx.BatchResults) error {
 			if _, err := br.Exec(); err != nil {
-				t.Fatal(err)
+				return err
 			}
-		}
-		if err := f.read(br); err != nil {
-			t.Fatal(err)
-		}
-		if err := br.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return got
+			return f.read(br)
+		})
 	}
 	for _, tc := range []struct {
 		name    string

@@ -13,7 +13,6 @@ import (
 
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // Step lock takes made while one is in flight go together in the next, one
@@ -40,36 +39,8 @@ func stepTakeTrips(c *QueryCounts) int64 {
 	return n
 }
 
-// holdLocks keeps every write to the locks table waiting (a lock taken on
-// a connection of its own, which no replica's tracer counts) until release
-// is called.
-func holdLocks(t *testing.T, dsn string) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `LOCK TABLE locks IN EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			_ = tx.Rollback(ctx)
-			_ = conn.Close(ctx)
-		})
-	}
-	t.Cleanup(release)
-	return release
-}
-
 // takeTogether makes reqs' LockStepWithLease on a while the take of
-// session "lead" (which it creates) is in flight, held by holdLocks, so
+// session "lead" (which it creates) is in flight, held by holdTable, so
 // they gather for the next group instead of trusting the timing; it
 // returns their answers and how many round trips taking step locks they
 // took once the lead's was sent. Every lock taken is let go when the test
@@ -77,11 +48,9 @@ func holdLocks(t *testing.T, dsn string) (release func()) {
 func takeTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, reqs []takeReq) ([]takeAns, int64) {
 	t.Helper()
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("lead")); err != nil {
-		t.Fatal(err)
-	}
+	sessionsOn(t, a, "lead")
 	owner := coordination.ThisProcess("test")
-	release := holdLocks(t, dsn)
+	release := holdTable(t, dsn, "locks")
 	sent := stepTakeTrips(c)
 	lead := make(chan error, 1)
 	go func() {
@@ -157,14 +126,11 @@ func TestStepLocksTakenTogetherAreOneRoundTrip(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	c := &QueryCounts{}
 	a := countedReplica(t, dsn, c)
-	ctx := context.Background()
 	const sessions = 6
 	var reqs []takeReq
 	for i := range sessions {
 		id := fmt.Sprintf("s%d", i)
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
+		sessionsOn(t, a, id)
 		landSteps(t, a, id, "agent_a", i)
 		reqs = append(reqs, takeReq{id, "agent_a"})
 	}
@@ -196,15 +162,8 @@ func TestATakeRefusedInAGroupIsRefusedAlone(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	c := &QueryCounts{}
 	a := countedReplica(t, dsn, c)
-	ctx := context.Background()
-	for _, id := range []string{"s0", "s1"} {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := a.db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at) VALUES ($1, 's0', 'step:agent_a', 'tok-held', now() + interval '1 minute')`, a.tenant); err != nil {
-		t.Fatal(err)
-	}
+	sessionsOn(t, a, "s0", "s1")
+	heldByAnother(t, a, "s0", "agent_a")
 	landSteps(t, a, "s0", "agent_b", 2)
 	reqs := []takeReq{{"s1", "agent_a"}, {"s0", "agent_c"}, {"s0", "agent_a"}, {"s0", "agent_b"}, {"missing", "agent_a"}}
 	out, trips := takeTogether(t, dsn, a, c, reqs)
@@ -246,11 +205,7 @@ func TestAGroupWhoseTakeRaisesTakesEachLockAlone(t *testing.T) {
 	c := &QueryCounts{}
 	a := countedReplica(t, dsn, c)
 	ctx := context.Background()
-	for _, id := range []string{"s0", "bad", "s1"} {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessionsOn(t, a, "s0", "bad", "s1")
 	landSteps(t, a, "s1", "agent_a", 1)
 	if _, err := a.db.pool.Exec(ctx, `CREATE FUNCTION planted_refusal() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.session_id = 'bad' THEN RAISE EXCEPTION 'planted refusal of session bad'; END IF; RETURN NEW; END $$;
@@ -292,24 +247,10 @@ func TestAGroupWhoseTakeRaisesTakesEachLockAlone(t *testing.T) {
 // it is skipped there.
 func TestAGroupWithAClaimCommitsDurably(t *testing.T) {
 	s := replicaOn(t, pgtest.Schema(t), Options{})
-	ctx := context.Background()
-	var reset string
-	if err := s.db.pool.QueryRow(ctx, "SELECT reset_val FROM pg_settings WHERE name = 'synchronous_commit'").Scan(&reset); err != nil {
-		t.Fatal(err)
-	}
-	if reset == "off" {
-		t.Skipf("this server's synchronous_commit resets to %q, so a restore could not be seen", reset)
-	}
-	for _, id := range []string{"s1", "s2", "s3"} {
-		if err := s.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.db.pool.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at) VALUES ($1, 's3', 'step:agent_a', 'tok-held', now() + interval '1 minute')`, s.tenant); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	lease := coordination.RunLease{LeaseOwner: coordination.ThisProcess("test"), Version: 1, Claimed: now, Renewed: now, Expires: now.Add(time.Minute)}
+	reset := durableReset(t, s)
+	sessionsOn(t, s, "s1", "s2", "s3")
+	heldByAnother(t, s, "s3", "agent_a")
+	lease := firstClaim()
 	claim := func() *claimFold { return &claimFold{next: lease} }
 	take := func(id string, f *claimFold) *stepTake {
 		return &stepTake{s: s, id: id, agent: "agent_a", fold: f, token: "tok-" + id}
@@ -318,28 +259,8 @@ func TestAGroupWithAClaimCommitsDurably(t *testing.T) {
 	// synchronous_commit after them; nothing is kept.
 	send := func(ts []*stepTake) string {
 		t.Helper()
-		conn, err := s.db.pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Release()
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		queueTakes(b, ts, nil)
-		var got string
-		b.Queue("SHOW synchronous_commit").QueryRow(func(row pgx.Row) error { return row.Scan(&got) })
-		b.Queue("ROLLBACK")
-		br := conn.SendBatch(ctx, b)
-		if _, err := br.Exec(); err != nil {
-			t.Fatal(err)
-		}
-		if err := readTakes(br, ts); err != nil {
-			t.Fatal(err)
-		}
-		if err := br.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return got
+		return syncCommitAfter(t, s, "ROLLBACK", func(b *pgx.Batch) { queueTakes(b, ts, nil) },
+			func(br pgx.BatchResults) error { return readTakes(br, ts) })
 	}
 	for _, tc := range []struct {
 		name string
@@ -368,27 +289,12 @@ func TestARowWaitInAGroupHoldsUpNoOtherTake(t *testing.T) {
 	c := &QueryCounts{}
 	a := countedReplica(t, dsn, c)
 	ctx := context.Background()
-	for _, id := range []string{"s1", "slow"} {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = 'slow' FOR UPDATE`, a.tenant); err != nil {
-		t.Fatal(err)
-	}
+	sessionsOn(t, a, "s1", "slow")
+	tx := holdSessionRow(t, dsn, a, "slow").tx
 	// The delete ends once the other take's lock is held, or after 5 s.
 	heldMeanwhile := make(chan bool, 1)
-	// The rollback goes before the answer, so the test's deferred close of
-	// conn never runs beside it (a race on the connection).
+	// The rollback goes before the answer, so the close of its connection
+	// as the test ends never runs beside it (a race on the connection).
 	go func() {
 		held := false
 		for deadline := time.Now().Add(5 * time.Second); !held && time.Now().Before(deadline); {
@@ -422,42 +328,18 @@ func TestATakeAloneWaitingForARowHoldsUpNoOtherTake(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	a := countedReplica(t, dsn, &QueryCounts{})
 	ctx := context.Background()
-	for _, id := range []string{"s1", "slow"} {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE tenant = $1 AND id = 'slow' FOR UPDATE`, a.tenant); err != nil {
-		t.Fatal(err)
-	}
-	hold := &rowHold{tx: tx, pid: conn.PgConn().PID()}
-	slow := make(chan error, 1)
-	go func() {
-		l, err := a.LockStep(ctx, "slow", "agent_a")
-		if err == nil {
-			l.Release()
-		}
-		slow <- err
-	}()
+	sessionsOn(t, a, "s1", "slow")
+	hold := holdSessionRow(t, dsn, a, "slow")
+	slow := lockStepOff(ctx, a, "slow", "agent_a")
 	hold.waitBlocked(t, a, 1)
 	// The delete ends after 5 s: a take held up until then says so
-	// rather than hanging the test. Waited for before the deferred
-	// rollback and close of conn, which would run beside it.
+	// rather than hanging the test. Waited for before the test ends and
+	// its connection's rollback and close run, which would run beside it.
 	rolledBack := make(chan struct{})
 	go func() {
 		defer close(rolledBack)
 		time.Sleep(5 * time.Second)
-		_ = tx.Rollback(ctx)
+		_ = hold.tx.Rollback(ctx)
 	}()
 	defer func() { <-rolledBack }()
 	quick, cancel := context.WithTimeout(ctx, 3*time.Second)

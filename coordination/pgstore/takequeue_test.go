@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // TestATakeQueuedBehindASlowGroupReturnsWhenItsContextEnds: a step lock
@@ -17,37 +16,15 @@ import (
 func TestATakeQueuedBehindASlowGroupReturnsWhenItsContextEnds(t *testing.T) {
 	a := replicaOn(t, pgtest.Schema(t), Options{})
 	ctx := context.Background()
-	for _, id := range []string{"lead", "late"} {
-		if err := a.Create(ctx, storetest.NewSession(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessionsOn(t, a, "lead", "late")
 	release := holdPool(t, a)
-	lead := make(chan error, 1)
-	go func() {
-		l, err := a.LockStep(ctx, "lead", "agent_a")
-		if err == nil {
-			l.Release()
-		}
-		lead <- err
-	}()
+	lead := lockStepOff(ctx, a, "lead", "agent_a")
 	await(t, "the lead's take in flight", func() bool { return a.db.stepTakes.inFlight() == 1 })
 	late, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	answer := make(chan error, 1)
-	go func() {
-		l, err := a.LockStep(late, "late", "agent_a")
-		if err == nil {
-			l.Release()
-		}
-		answer <- err
-	}()
-	var err error
-	returned := false
-	select {
-	case err = <-answer:
-		returned = true
-	case <-time.After(10 * time.Second):
+	answer := lockStepOff(late, a, "late", "agent_a")
+	err, returned := answerWithin(answer, 10*time.Second)
+	if !returned {
 		t.Error("a take queued behind one in flight still waited 10 s after its deadline passed")
 	}
 	release()
