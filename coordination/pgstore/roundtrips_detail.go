@@ -172,10 +172,12 @@ func describe(k string, width int) string {
 // sameKind names two forms of one statement by one: a group's NOTIFY of
 // every session by a lone landing's, and a lone take, which bounds its own
 // row waits, by a group's, whose waits the group bounds once for all
-// (stepTakeWaitSet).
+// (stepTakeWaitSet), and a landing group's first hold of a step, which
+// bounds the group's row waits (landRowWait), by the others'.
 var sameKind = map[string]string{
 	notifyEach:          notifyOne,
 	stepLockTakeBounded: stepLockTake,
+	holdStepBounded:     holdStep,
 }
 
 // setting tells a statement that only sets the transaction's settings

@@ -99,7 +99,7 @@ var sessionLocksLetGo = fmt.Sprintf(`WITH letgocfg AS (SELECT set_config('lock_t
 // replica's other session lock takes: tryLock's answers.
 func (s *Store) takeSession(ctx context.Context, id string) (string, error) {
 	t := &sessionTake{s: s, ctx: ctx, id: id, token: s.db.lockToken()}
-	err := s.db.sessionTakes.do(t, s.db.takeSessions)
+	err := s.db.sessionTakes.do(ctx, t, s.db.takeSessions)
 	if errors.Is(err, errTakeAlone) {
 		// Its group was rolled back (a statement raised, or a row waited
 		// for longer than stepTakeWait): nothing of it was written. Alone,
@@ -175,7 +175,9 @@ func (db *DB) sendSessionTakes(ts []*sessionTake) error {
 // replica's other session lock let-gos (letGoBy's way).
 func (s *Store) letGoSession(id, token string) {
 	s.db.held.remove(s.tenant, token)
-	err := s.db.sessionLetGos.do(&sessionLetGo{s: s, id: id, token: token}, s.db.letGoSessions)
+	// A let-go is never abandoned while queued: its row would stay held
+	// until it expired, stalling the session's next step.
+	err := s.db.sessionLetGos.do(context.Background(), &sessionLetGo{s: s, id: id, token: token}, s.db.letGoSessions)
 	if errors.Is(err, errTakeAlone) {
 		// Rolled back: let go alone, waiting for its row as a let-go
 		// always did.

@@ -42,7 +42,7 @@ func letGoTrips(c *QueryCounts) int64 {
 }
 
 // lockSessionsTogether takes the session locks of ids on a while the take
-// of session "lead" (which it creates) is in flight, held by holdLocks, so
+// of session "lead" (which it creates) is in flight, held by holdTable, so
 // they gather for the next group instead of trusting the timing; ctxs, if
 // set, are the takes' contexts. It returns their unlocks and errors and
 // how many round trips taking session locks they took once the lead's was
@@ -53,7 +53,7 @@ func lockSessionsTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, id
 	if err := a.Create(ctx, storetest.NewSession("lead")); err != nil {
 		t.Fatal(err)
 	}
-	release := holdLocks(t, dsn)
+	release := holdTable(t, dsn, "locks")
 	sent := sessionTakeTrips(c)
 	type answer struct {
 		unlock func()
@@ -132,7 +132,7 @@ func TestSessionLocksTakenAndLetGoTogetherAreOneRoundTripEach(t *testing.T) {
 		}
 	}
 	// The let-gos gather behind the lead's, held on the locks table.
-	release := holdLocks(t, dsn)
+	release := holdTable(t, dsn, "locks")
 	sent := letGoTrips(c)
 	leadGone := make(chan struct{})
 	go func() { leadUnlock(); close(leadGone) }()
