@@ -1,0 +1,145 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/massgen-go/massgen-mcp/coordination"
+	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+)
+
+// cutThen is cutBefore that runs then once its cut is made, before the
+// writer hears of it: what another goroutine of the replica does while the
+// writer's connection is being lost.
+type cutThen struct {
+	*cutBefore
+	then func()
+}
+
+func (c *cutThen) Write(p []byte) (int, error) {
+	was := c.cut.Load()
+	n, err := c.cutBefore.Write(p)
+	var op *net.OpError
+	if !was && c.cut.Load() && errors.As(err, &op) && errors.Is(op.Err, syscall.ECONNRESET) {
+		c.then()
+	}
+	return n, err
+}
+
+// TestASessionEntryReadByAnotherCallBeforeItsWriterHeardIsStillHeard: a
+// session entry's COMMIT ran and its connection was lost before its NOTIFY;
+// meanwhile, before its writer heard of the loss, another call of the same
+// replica (a step launch's LendState) read the log on and kept the entry.
+// The writer's own read after the outage reads on from there and finds
+// nothing new; the other replicas must hear of the entry all the same.
+func TestASessionEntryReadByAnotherCallBeforeItsWriterHeardIsStillHeard(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := replicaOn(t, dsn, Options{})
+	ctx := context.Background()
+	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed, wasCut := &atomic.Bool{}, &atomic.Bool{}
+	var cut *Store
+	var between error // what the read made between the commit and the loss found
+	then := func() {
+		between = readAfterCommit(ctx, a, cut)
+	}
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cutThen{cutBefore: &cutBefore{Conn: c, mark: []byte(a.db.channel), armed: armed, cut: wasCut}, then: then}, nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	cut = &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+	// The writer's replica keeps the session's log, as a running one does.
+	if _, _, _, err := cut.LendState(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	changes, err := a.Watch(wctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := coordination.SessionEntry{Kind: coordination.SessionRevote, Time: time.Now(), Agents: []string{"agent_a"}}
+	armed.Store(true)
+	if _, err := cut.AppendSession(ctx, "s", e); !unavailable(err) {
+		t.Fatalf("a session entry whose connection was lost before its NOTIFY = %v; want the database unavailable", err)
+	}
+	if armed.Load() {
+		t.Fatal("the entry's batch never carried its NOTIFY, which tests nothing")
+	}
+	if between != nil {
+		t.Fatal(between)
+	}
+	select {
+	case c := <-changes:
+		if c.Session {
+			t.Fatal("the other replica heard an entry whose NOTIFY never reached the server, which tests nothing")
+		}
+	case <-time.After(300 * time.Millisecond):
+	}
+	l, _, _, err := cut.LendState(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Session) != 1 || l.Session[0].Kind != coordination.SessionRevote {
+		t.Fatalf("the log read after the cut write: %+v; want the revote it committed", l.Session)
+	}
+	deadline := time.After(heardWithin)
+	for {
+		select {
+		case c := <-changes:
+			if c.Session {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the other replica did not hear within %v of a session entry its writer's read after the outage holds, read first by another call (no NOTIFY was sent for it)", heardWithin)
+		}
+	}
+}
+
+// readAfterCommit waits for the cut write's entry to be stored (a reads
+// it), then has cut read the log on, as a concurrent call would.
+func readAfterCommit(ctx context.Context, a, cut *Store) error {
+	for end := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM session_log WHERE tenant = $1 AND session_id = 's'`, a.tenant).Scan(&n); err != nil {
+			return err
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("%d session entries stored after the cut write, want 1 (its COMMIT ran)", n)
+		}
+	}
+	l, _, _, err := cut.LendState(ctx, "s")
+	if err != nil {
+		return err
+	}
+	if len(l.Session) != 1 {
+		return fmt.Errorf("the read between the commit and the loss found %d session entries, want the revote", len(l.Session))
+	}
+	return nil
+}
