@@ -134,6 +134,10 @@ func (s *Store) lend(ctx context.Context, id string, held bool) (*coordination.L
 		return nil, nil, nil, err
 	}
 	ln.sent = sent
+	// The whole log kept, not only the rows this read added: another call
+	// may have read on past an entry before its writer put it in doubt
+	// (unheard.go), and this read then finds nothing new.
+	s.heardFound(ctx, id, l.Session)
 	if ln.ended {
 		// A finished or cancelled session is read again only by a status
 		// query now and then: it keeps nothing here, so what is kept is
@@ -222,7 +226,6 @@ func (s *Store) readOn(ctx context.Context, id string, ln *loan, held bool) (*co
 		ln.agents[e.Agent] = append(ln.agents[e.Agent], e)
 	}
 	ln.bytes += weight + logWeight
-	s.heardFound(ctx, id, log)
 	for _, e := range log {
 		ln.log = append(ln.log, e)
 		switch e.Kind {
