@@ -33,8 +33,25 @@ func TestAnApprovalAnswerFoundOnRetryIsHeardByTheOtherReplicas(t *testing.T) {
 	req := permissions.ApprovalRequest{ID: "aaaa000001", Session: "s", Agent: "agent_a", Tool: "dummy_tool",
 		Action: permissions.Action{Kind: permissions.Net, Target: "example.com"}, Risk: permissions.RiskExternal,
 		Rule: "role workspace", Asked: at, Expires: at.Add(5 * time.Minute)}
+	// The watch begins before the ask, whose own NOTIFY is heard first:
+	// begun after, it may hear that one still on its way, and take it for
+	// the lost answer's.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	changes, err := a.Watch(wctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := a.RequestApproval(ctx, "s", req); err != nil {
 		t.Fatal(err)
+	}
+	for heard, asked := false, time.After(heardWithin); !heard; {
+		select {
+		case c := <-changes:
+			heard = c.Permissions
+		case <-asked:
+			t.Fatalf("the other replica did not hear of the ask within %v", heardWithin)
+		}
 	}
 	answered := func() bool {
 		_, ok, err := a.ApprovalAnswer(ctx, "s", req.ID)
@@ -60,12 +77,6 @@ func TestAnApprovalAnswerFoundOnRetryIsHeardByTheOtherReplicas(t *testing.T) {
 	t.Cleanup(pool.Close)
 	cut := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
 
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	changes, err := a.Watch(wctx, "s")
-	if err != nil {
-		t.Fatal(err)
-	}
 	yes := permissions.ApprovalResponse{ID: req.ID, Approve: true, By: by, At: at.Add(time.Second)}
 	armed.Store(true)
 	if err := cut.AnswerApproval(ctx, "s", yes); !unavailable(err) {
