@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 )
 
 const lockSuffix = ".lock"
@@ -63,9 +65,9 @@ func gaveUp(base, prefix string) error {
 // the lock free finds nothing. The lock file is kept if something was
 // left, so the next sweep tries again; the error says what was.
 func Release(dir string, lock *os.File, siblings ...string) error {
-	errs := []error{os.RemoveAll(dir)}
+	errs := []error{removeAll(dir)}
 	for _, s := range siblings {
-		errs = append(errs, os.RemoveAll(dir+s))
+		errs = append(errs, removeAll(dir+s))
 	}
 	err := errors.Join(errs...)
 	if err == nil {
@@ -113,9 +115,9 @@ func Sweep(base, prefix string, siblings ...string) {
 			// The lock file goes last, and only once the rest is gone, so
 			// what a removal missed is tried again at the next sweep.
 			dir := strings.TrimSuffix(path, lockSuffix)
-			failed := os.RemoveAll(dir) != nil
+			failed := removeAll(dir) != nil
 			for _, s := range siblings {
-				failed = os.RemoveAll(dir+s) != nil || failed
+				failed = removeAll(dir+s) != nil || failed
 			}
 			if !failed {
 				os.Remove(path)
@@ -135,10 +137,27 @@ func sweepUnlocked(dir string, siblings []string) {
 	if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < unlockedAge {
 		return
 	}
-	os.RemoveAll(dir)
+	removeAll(dir)
 	for _, s := range siblings {
-		os.RemoveAll(dir + s)
+		removeAll(dir + s)
 	}
+}
+
+// removeAll removes a held directory or sibling whole. What a sandboxed
+// program wrote there is its own to chmod: a directory of mode 0 it left
+// would stop os.RemoveAll for a server not run as root, and every sweep
+// after. Then wholefile.RemoveAll gives the tree's directories their
+// owner's bits back as it goes, following no symlink. The first error is
+// the one returned: it names the path left, the second only the tree's.
+func removeAll(p string) error {
+	err := os.RemoveAll(p)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	if wholefile.RemoveAll(p) == nil {
+		return nil
+	}
+	return err
 }
 
 // digits tells whether s is the random tail os.MkdirTemp and Make give a
