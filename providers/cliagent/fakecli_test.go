@@ -263,6 +263,8 @@ func fakeCLI(args []string) int {
 		result(setupEnvTamper())
 	case "homewrite":
 		homeWrite(run)
+	case "tmpwrite":
+		result(tmpWrite())
 	case "shellrc":
 		// Reads the shell startup files of its HOME and tries to write
 		// one, as a Bash command of a CLI could for its next run.

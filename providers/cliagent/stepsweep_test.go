@@ -12,8 +12,8 @@ import (
 // killedStep is a CLI run's server process (TestMain's "killed-step"): it
 // starts a step in base, shows a peer's files beside it as a run does
 // (<step dir>.peers/agent2), makes its sandboxed HOME there too
-// (<step dir>.home) with what a command left in it, says where in ready and
-// waits to be killed.
+// (<step dir>.home) and its TMPDIR (<step dir>.tmp) with what a command
+// left in each, says where in ready and waits to be killed.
 func killedStep(base, ready string) int {
 	w, err := listenWorkflow(base, testTools()[:1], nil, nil)
 	if err != nil {
@@ -27,6 +27,9 @@ func killedStep(base, ready string) int {
 	}
 	home, err := runHome(w.dir)
 	if err != nil || os.WriteFile(filepath.Join(home, ".npmrc"), []byte("planted"), 0o600) != nil {
+		return 2
+	}
+	if os.Mkdir(w.dir+".tmp", 0o700) != nil || os.WriteFile(filepath.Join(w.dir+".tmp", "planted"), []byte("planted"), 0o600) != nil {
 		return 2
 	}
 	if err := os.WriteFile(ready, []byte(w.dir+"\n"), 0o600); err != nil {
@@ -82,7 +85,7 @@ func TestARunSweepsTheStepsOfKilledRunsButNotLiveOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer next.close()
-	for _, p := range []string{dead + ".peers", dead + ".home", dead} {
+	for _, p := range []string{dead + ".peers", dead + ".home", dead + ".tmp", dead} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("a killed run's %s survived the next run's start: %v", filepath.Base(p), err)
 		}
