@@ -16,7 +16,8 @@ import (
 )
 
 // agentDirs are one agent's private directories, outside its workspace:
-// HOME, TMPDIR, a scratch working directory for sessions that keep no
+// HOME (a sandboxed run's kept directories only, freshhome.go), TMPDIR
+// (an unsandboxed run's: a sandboxed run's is fresh), a scratch working directory for sessions that keep no
 // files, and the CLI's session id to resume.
 type agentDirs struct {
 	root, home, tmp, scratch string

@@ -1,13 +1,15 @@
 package cliagent
 
-// A sandboxed agent's HOME is made afresh for each run, beside the run's
-// step directory, and only the CLI's kept directories (Info.KeptDirs: the
+// A sandboxed agent's HOME and TMPDIR are made afresh for each run, beside
+// the run's step directory, and only the CLI's kept directories (Info.KeptDirs: the
 // sessions it resumes) are carried from run to run, bound into it from the
 // agent's own directory. Whatever else the agent's commands write there (an
 // .npmrc, an ssh config, git's global config, a program in ~/.local/bin, a
 // file of the CLI's config directory) is gone by its next run: each of
 // those changed what an approved command of the next run did, unjudged by
-// its engine, and no list of such files is ever whole.
+// its engine, and no list of such files is ever whole. TMPDIR is the same:
+// a CLI keeps files of its own there (Claude Code's claude-<uid>), and
+// nothing of it needs to outlive a run.
 
 import (
 	"errors"
@@ -29,6 +31,16 @@ func runHome(stepDir string) (string, error) {
 		return "", fmt.Errorf("cannot create the run's HOME: %w", err)
 	}
 	return home, nil
+}
+
+// runTmp makes the fresh, empty TMPDIR of the sandboxed run whose step
+// directory is stepDir, beside it as its HOME is, and removed with it.
+func runTmp(stepDir string) (string, error) {
+	tmp := stepDir + tmpSibling
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create the run's TMPDIR: %w", err)
+	}
+	return tmp, nil
 }
 
 // keepDirs binds each of the CLI's kept directories from the agent's

@@ -424,8 +424,12 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		return nil, "", 0, nil, err
 	}
 	workIn, homeIn := p.opts.Sandbox.Paths(c)
-	cfgIn := cfgState
+	cfgIn, tmp := cfgState, ag.tmp
 	if p.opts.Sandbox.Confined() {
+		// A fresh TMPDIR too, for the same reason (freshhome.go).
+		if tmp, err = runTmp(wf.dir); err != nil {
+			return nil, "", 0, nil, err
+		}
 		// A fresh HOME (freshhome.go): only the CLI's kept directories
 		// come from the agent's own, cfgState, where this process reads
 		// its sessions.
@@ -456,7 +460,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 			return nil, "", 0, nil, err
 		}
 	}
-	c.ReadWrite = append(c.ReadWrite, Bind{Src: wf.dir, Dst: wf.dir}, Bind{Src: ag.tmp, Dst: ag.tmp})
+	c.ReadWrite = append(c.ReadWrite, Bind{Src: wf.dir, Dst: wf.dir}, Bind{Src: tmp, Dst: tmp})
 	c.ReadOnly = append(c.ReadOnly, Bind{Src: installDir(p.opts.Binary), Dst: installDir(p.opts.Binary)})
 
 	relayBin, relayArgs, err := p.opts.relayCommand(filepath.Join(wf.dir, "view.json"))
@@ -562,7 +566,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 	// GIT_CONFIG_GLOBAL is left unset: in the sandbox git's global config
 	// (~/.gitconfig, ~/.config/git/config) is the run's fresh HOME's, so an
 	// agent's git config --global holds for its run and no longer.
-	fixed := map[string]string{"HOME": homeIn, "TMPDIR": ag.tmp}
+	fixed := map[string]string{"HOME": homeIn, "TMPDIR": tmp}
 	if p.info.ConfigDirEnv != "" {
 		fixed[p.info.ConfigDirEnv] = cfgIn
 	}
