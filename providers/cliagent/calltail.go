@@ -175,7 +175,7 @@ func (t *callTail) read() {
 	if t.watch != nil && !t.watching {
 		t.watching = t.watch.Add(t.path) == nil
 	}
-	f, err := os.Open(t.path)
+	f, err := OpenUsageFile(t.path)
 	if err != nil {
 		return
 	}

@@ -40,7 +40,7 @@ func (c CLI) SessionTotal(configDir, session string) providers.Usage {
 	if path == "" {
 		return providers.Usage{}
 	}
-	f, err := os.Open(path)
+	f, err := cliagent.OpenUsageFile(path)
 	if err != nil {
 		return providers.Usage{}
 	}
