@@ -167,7 +167,13 @@ func (CLI) Invocation(r cliagent.Run) (cliagent.Invocation, error) {
 		// write, so what it set there in one run would run, unjudged, as
 		// its next started (TestRealClaudeRunsNoGitConfigAnAgentLeftInItsWorkspace).
 		// Set after the operator's variables, so it holds.
-		inv.Env = append(inv.Env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1")
+		// Its auto memory (projects/<project>/memory/MEMORY.md) is in the
+		// kept projects directory, the agent's to write, and a run
+		// without --bare puts it in its system prompt as the user's
+		// instructions, which the model must follow: what an agent's
+		// command wrote there steered its next run
+		// (TestRealClaudeLoadsNoAutoMemoryAnAgentLeftInItsProjects).
+		inv.Env = append(inv.Env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1", "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1")
 	}
 	return inv, nil
 }
