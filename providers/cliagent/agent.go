@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/internal/wholefile"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -85,7 +86,10 @@ func sweep(dir string, before time.Time) {
 			continue // not an agent's directory
 		}
 		if info, err := e.Info(); err == nil && info.ModTime().Before(before) {
-			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+			// An agent may have left a directory of mode 0 in what it
+			// writes (its kept sessions): wholefile gives the tree's
+			// directories their owner's bits back, following no symlink.
+			_ = wholefile.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
 }
