@@ -26,7 +26,7 @@ func TestRealClaudeRunsNoGitConfigAnAgentLeftInItsWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("[core]\n\tfsmonitor = \"touch $TMPDIR/planted-fsmonitor-ran; false\"\n")
+	f.WriteString("[core]\n\tfsmonitor = \"touch $CLAUDE_CONFIG_DIR/projects/planted-fsmonitor-ran; false\"\n")
 	f.Close()
 	h.bashStep(t, 2, "second")
 	noneRan(t, h.dir, "a git config the agent left in its workspace")
@@ -47,7 +47,7 @@ func TestRealClaudeRunsNoGitConfigAnAgentLeftInItsHOME(t *testing.T) {
 	home := filepath.Dir(clitest.PrivateConfigDir(t, h.dir, ".claude"))
 
 	fsmonitor := func(name string) []byte {
-		return []byte("[core]\n\tfsmonitor = \"touch $TMPDIR/planted-" + name + "-ran; false\"\n")
+		return []byte("[core]\n\tfsmonitor = \"touch $CLAUDE_CONFIG_DIR/projects/planted-" + name + "-ran; false\"\n")
 	}
 	os.WriteFile(filepath.Join(home, ".gitconfig"), fsmonitor("gitconfig"), 0o600)
 	os.MkdirAll(filepath.Join(home, ".config", "git"), 0o700)

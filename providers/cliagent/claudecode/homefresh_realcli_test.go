@@ -26,9 +26,9 @@ func TestRealClaudesNextRunHasNoneOfWhatItsCommandsLeftInItsHOME(t *testing.T) {
 	// A script of its workspace, as an agent's command may run one: Claude
 	// Code asks before a command line that writes outside the workspace.
 	h.writeStep(t, "plant.sh", `git config --global user.name planted-by-run-one && git config --global user.name > first.txt
-git config --global core.fsmonitor "touch \$TMPDIR/planted-fsmonitor-ran; false"
+git config --global core.fsmonitor "touch \$CLAUDE_CONFIG_DIR/projects/planted-fsmonitor-ran; false"
 echo registry=http://planted.invalid/ > ~/.npmrc
-mkdir -p ~/.local/bin && printf 'touch "$TMPDIR/planted-local-bin-ran"\n' > ~/.local/bin/planted && chmod +x ~/.local/bin/planted
+mkdir -p ~/.local/bin && printf 'touch "$CLAUDE_CONFIG_DIR/projects/planted-local-bin-ran"\n' > ~/.local/bin/planted && chmod +x ~/.local/bin/planted
 `)
 	h.commandStep(t, 1, "sh plant.sh")
 	if b, _ := os.ReadFile(filepath.Join(h.ws, "first.txt")); strings.TrimSpace(string(b)) != "planted-by-run-one" {

@@ -40,7 +40,7 @@ func TestRealClaudeSourcesNoSessionEnvScriptAnAgentLeftForItsNextRun(t *testing.
 	if err := os.MkdirAll(env, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(env, "sessionstart-hook-0.sh"), []byte(`touch "$TMPDIR/planted-env-ran"`+"\n"), 0o600)
+	os.WriteFile(filepath.Join(env, "sessionstart-hook-0.sh"), []byte(`touch "$CLAUDE_CONFIG_DIR/projects/planted-env-ran"`+"\n"), 0o600)
 	h.bashStep(t, 2, "second")
 	noneRan(t, h.dir, "the session-env script the agent left")
 }

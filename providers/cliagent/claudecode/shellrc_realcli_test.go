@@ -25,14 +25,16 @@ func TestRealClaudeRunsNoShellStartupFileAnAgentLeftInItsHOME(t *testing.T) {
 
 	// What the agent could have left there: its HOME is its own to write.
 	for _, name := range []string{".bashrc", ".bash_profile", ".profile", ".zshrc"} {
-		os.WriteFile(filepath.Join(home, name), []byte(`touch "$TMPDIR/planted-`+name[1:]+`-ran"`+"\n"), 0o600)
+		os.WriteFile(filepath.Join(home, name), []byte(`touch "$CLAUDE_CONFIG_DIR/projects/planted-`+name[1:]+`-ran"`+"\n"), 0o600)
 	}
 	h.bashStep(t, 2, "second")
 	noneRan(t, h.dir, "a shell startup file the agent left in its HOME")
 }
 
-// noneRan fails the test for each planted-*-ran marker under dir (the
-// agent's TMPDIR is there), naming what planted it.
+// noneRan fails the test for each planted-*-ran marker under dir, naming
+// what planted it. The markers are written to the agent's kept projects
+// ($CLAUDE_CONFIG_DIR/projects, under dir): a run's HOME and TMPDIR go
+// with it.
 func noneRan(t *testing.T, dir, what string) {
 	t.Helper()
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

@@ -40,7 +40,7 @@ func TestRealCodexRunsNoHookAnAgentPlantedInItsConfigDir(t *testing.T) {
 	h := newReal(t, clitest.Sandboxed(t))
 	// The user's own hooks.json, shown read-only, still runs (with the
 	// step's rules, whose bypass skips its trust review too).
-	writeHooks(t, filepath.Join(h.home, ".codex"), `touch "$TMPDIR/users-hook-ran"`)
+	writeHooks(t, filepath.Join(h.home, ".codex"), `touch "$CODEX_HOME/sessions/users-hook-ran"`)
 	h.script.Add(model,
 		fake.Reply{Kind: fake.ReplyShell, Content: `mkdir -p "$CODEX_HOME/hooks" "$CODEX_HOME/plugins/cache" && echo x > "$CODEX_HOME/hooks/planted-by-agent"; echo x > "$CODEX_HOME/plugins/cache/planted-by-agent"; echo done`},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "first"},
@@ -72,7 +72,7 @@ func TestRealCodexRunsNoHookAnAgentPlantedInItsConfigDir(t *testing.T) {
 	// What an agent could have left there had its write gone through (its
 	// shell runs in Codex's own sandbox, which keeps CODEX_HOME read-only;
 	// a hook, a plugin's MCP server or a later mode need not).
-	writeHooks(t, private, `touch "$CODEX_HOME/planted-hook-ran" "$TMPDIR/planted-hook-ran"`)
+	writeHooks(t, private, `touch "$CODEX_HOME/planted-hook-ran" "$CODEX_HOME/sessions/planted-hook-ran"`)
 	h.script.Add(model,
 		fake.Reply{Kind: fake.ReplyShell, Content: "curl -sS https://example.com/"},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "I may not."},
