@@ -93,7 +93,7 @@ func TestASessionIDInTwoTenantsIsTwoLocksInOneGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both take while the lead's take is held on the locks table.
-	release := holdLocks(t, dsn)
+	release := holdTable(t, dsn, "locks")
 	sent := sessionTakeTrips(c)
 	type answer struct {
 		unlock func()
@@ -139,7 +139,7 @@ func TestASessionIDInTwoTenantsIsTwoLocksInOneGroup(t *testing.T) {
 			t.Errorf("another replica's take of tenant %s's session x lock, held: %q, %v; want refused", s.tenant, tok, err)
 		}
 	}
-	letGoTogether(t, a, func() func() { return holdLocks(t, dsn) }, lead.unlock, []func(){answers[0].unlock, answers[1].unlock}, func() {})
+	letGoTogether(t, a, func() func() { return holdTable(t, dsn, "locks") }, lead.unlock, []func(){answers[0].unlock, answers[1].unlock}, func() {})
 	var n int
 	if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE session_id IN ('x', 'lead') AND name = 'session'`).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestSessionLockGroupsLeaveNoLockTimeoutOnThePoolsConnections(t *testing.T) 
 			t.Fatalf("session %s: %v", ids[i], err)
 		}
 	}
-	letGoTogether(t, a, func() func() { return holdLocks(t, dsn) }, lead, unlocks, func() {})
+	letGoTogether(t, a, func() func() { return holdTable(t, dsn, "locks") }, lead, unlocks, func() {})
 	// And a lone take and let-go, the lone statements.
 	u, err := a.LockSession(ctx, "s0")
 	if err != nil {
