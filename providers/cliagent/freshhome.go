@@ -75,6 +75,12 @@ func keepDirs(c *Confinement, info Info, root, rel, private, in string) error {
 	return nil
 }
 
+// ownDirRace, when set (by a test), runs in ownDirIn between its look at
+// a directory of the path and its change there: where a second run staging
+// the same agent (another session's step, or a step racing this one) may
+// act.
+var ownDirRace func(rel string)
+
 // ownDirIn makes each directory of the path rel under r, in turn, a
 // directory of r's own: a symlink or a file in its place is removed (the
 // link, never what it names) and a directory made.
@@ -83,6 +89,9 @@ func ownDirIn(r *os.Root, rel string) error {
 	for _, part := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
 		p = filepath.Join(p, part)
 		fi, err := r.Lstat(p)
+		if ownDirRace != nil {
+			ownDirRace(p)
+		}
 		switch {
 		case err == nil && fi.IsDir():
 			continue

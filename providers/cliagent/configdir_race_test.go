@@ -1,0 +1,88 @@
+package cliagent
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Two runs of the same agent may stage its kept directories at once (two
+// sessions' steps of the agent, or two steps racing), each making the
+// agent's directories where the other just looked and found none, or
+// found a link it is about to remove. What the other run made in the
+// meantime is the agent's directory as well: neither run may fail for it,
+// and a link put there in the meantime is still never followed.
+func TestStagingKeptDirectoriesSurvivesASecondRunStagingThemAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// before is what lies at the raced directory before staging:
+		// "" nothing, "link" a symlink to the user's own directory.
+		before string
+		// race is what the other run does there between this run's look
+		// and its change.
+		race func(t *testing.T, at, mine string)
+	}{
+		{"the other run makes the directory", "", func(t *testing.T, at, _ string) {
+			mustOK(t, os.Mkdir(at, 0o700))
+		}},
+		{"the other run removes the link first", "link", func(t *testing.T, at, _ string) {
+			mustOK(t, os.Remove(at))
+		}},
+		{"the other run replaces the link with the directory", "link", func(t *testing.T, at, _ string) {
+			mustOK(t, os.Remove(at))
+			mustOK(t, os.Mkdir(at, 0o700))
+			mustOK(t, os.Mkdir(filepath.Join(at, "theirs"), 0o700))
+		}},
+		{"a link appears where there was none", "", func(t *testing.T, at, mine string) {
+			mustOK(t, os.Symlink(mine, at))
+		}},
+	} {
+		for _, raced := range []string{"home", "home/.fake", "home/.fake/sessions"} {
+			t.Run(tc.name+" at "+raced, func(t *testing.T) {
+				root, private := t.TempDir(), t.TempDir()
+				mine := filepath.Join(t.TempDir(), "users-own")
+				mustOK(t, os.MkdirAll(mine, 0o700))
+				at := filepath.Join(root, raced)
+				mustOK(t, os.MkdirAll(filepath.Dir(at), 0o700))
+				if tc.before == "link" {
+					mustOK(t, os.Symlink(mine, at))
+				}
+				raceOnce(t, raced, func() { tc.race(t, at, mine) })
+				var c Confinement
+				if err := keepDirs(&c, Info{ConfigDir: ".fake", KeptDirs: []string{"sessions"}}, root, "home/.fake", private, "/home/agent/.fake"); err != nil {
+					t.Fatalf("staging failed for what a second run did at once: %v", err)
+				}
+				assertNoWritableBindInto(t, c, mine)
+				for _, p := range []string{"home", "home/.fake", "home/.fake/sessions"} {
+					if fi, err := os.Lstat(filepath.Join(root, p)); err != nil || !fi.IsDir() {
+						t.Errorf("the agent's %s is no directory of its own (%v)", p, err)
+					}
+				}
+				if entries, _ := os.ReadDir(mine); len(entries) != 0 {
+					t.Errorf("staging wrote into the user's directory: %v", entries)
+				}
+			})
+		}
+	}
+}
+
+// raceOnce has ownDirIn run race the first time it looks at rel, as a
+// second run would between its look and its change.
+func raceOnce(t *testing.T, rel string, race func()) {
+	t.Helper()
+	done := false
+	ownDirRace = func(p string) {
+		if p == filepath.Clean(rel) && !done {
+			done = true
+			race()
+		}
+	}
+	t.Cleanup(func() { ownDirRace = nil })
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
