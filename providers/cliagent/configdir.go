@@ -60,6 +60,9 @@ func (p *Provider) configDirs(ag agentDirs) (user, state string, err error) {
 // it and bind it writable into the sandbox.
 func ownDir(path string) error {
 	fi, err := os.Lstat(path)
+	if ownDirRace != nil {
+		ownDirRace(path)
+	}
 	switch {
 	case err == nil && fi.IsDir():
 		return nil

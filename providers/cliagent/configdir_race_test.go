@@ -86,3 +86,39 @@ func mustOK(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// The agent's own config directory (its state beside its HOME, which
+// every run of the agent stages) is raced the same way.
+func TestOwningTheConfigDirectorySurvivesASecondRunOwningItAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before string
+		race   func(t *testing.T, at, mine string)
+	}{
+		{"the other run makes the directory", "", func(t *testing.T, at, _ string) {
+			mustOK(t, os.Mkdir(at, 0o700))
+		}},
+		{"the other run removes the link first", "link", func(t *testing.T, at, _ string) {
+			mustOK(t, os.Remove(at))
+		}},
+		{"a link appears where there was none", "", func(t *testing.T, at, mine string) {
+			mustOK(t, os.Symlink(mine, at))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mine := filepath.Join(t.TempDir(), "users-own")
+			mustOK(t, os.MkdirAll(mine, 0o700))
+			at := filepath.Join(t.TempDir(), ".fake")
+			if tc.before == "link" {
+				mustOK(t, os.Symlink(mine, at))
+			}
+			raceOnce(t, at, func() { tc.race(t, at, mine) })
+			if err := ownDir(at); err != nil {
+				t.Fatalf("owning the config directory failed for what a second run did at once: %v", err)
+			}
+			if fi, err := os.Lstat(at); err != nil || !fi.IsDir() {
+				t.Errorf("the agent's config directory is no directory of its own (%v)", err)
+			}
+		})
+	}
+}
