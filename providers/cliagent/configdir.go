@@ -59,21 +59,12 @@ func (p *Provider) configDirs(ag agentDirs) (user, state string, err error) {
 // directory of the user's, would have staging clear the user's files under
 // it and bind it writable into the sandbox.
 func ownDir(path string) error {
-	fi, err := os.Lstat(path)
-	if ownDirRace != nil {
-		ownDirRace(path)
-	}
-	switch {
-	case err == nil && fi.IsDir():
-		return nil
-	case err == nil:
-		if err := os.Remove(path); err != nil {
-			return err
-		}
-	case !errors.Is(err, fs.ErrNotExist):
+	r, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
 		return err
 	}
-	return os.Mkdir(path, 0o700)
+	defer r.Close()
+	return ownDirAt(r, filepath.Base(path))
 }
 
 // readConfigDir is the directory a CLI reads the user's setup from: theirs

@@ -75,7 +75,7 @@ func keepDirs(c *Confinement, info Info, root, rel, private, in string) error {
 	return nil
 }
 
-// ownDirRace, when set (by a test), runs in ownDirIn between its look at
+// ownDirRace, when set (by a test), runs in ownDirAt between its look at
 // a directory of the path and its change there: where a second run staging
 // the same agent (another session's step, or a step racing this one) may
 // act.
@@ -88,23 +88,53 @@ func ownDirIn(r *os.Root, rel string) error {
 	var p string
 	for _, part := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
 		p = filepath.Join(p, part)
+		if err := ownDirAt(r, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownDirTries bounds ownDirAt's looks at one directory: each try after the
+// first follows a second run's change between a look and a change.
+const ownDirTries = 3
+
+// ownDirAt makes p under r a directory of r's own. A second run of the same
+// agent may stage it at once (another session's step, or a step racing
+// this one): a directory it made, or a link it removed, between this
+// one's look and its change is no failure, as the directory it leaves is
+// the agent's as well; anything else in its place is looked at again.
+func ownDirAt(r *os.Root, p string) error {
+	for try := 1; ; try++ {
 		fi, err := r.Lstat(p)
 		if ownDirRace != nil {
 			ownDirRace(p)
 		}
 		switch {
 		case err == nil && fi.IsDir():
-			continue
+			return nil
 		case err == nil:
-			if err := r.Remove(p); err != nil {
+			// A directory put in the link's place meanwhile is removed
+			// only when empty (and made again below); a full one
+			// refuses, and is the agent's.
+			if err := r.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if isDirIn(r, p) {
+					return nil
+				}
 				return err
 			}
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
-		if err := r.Mkdir(p, 0o700); err != nil {
+		err = r.Mkdir(p, 0o700)
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == ownDirTries {
 			return err
 		}
 	}
-	return nil
+}
+
+// isDirIn reports whether p under r is a directory, not a link to one.
+func isDirIn(r *os.Root, p string) bool {
+	fi, err := r.Lstat(p)
+	return err == nil && fi.IsDir()
 }
