@@ -46,19 +46,17 @@ func (c CLI) SessionTotal(configDir, session string) providers.Usage {
 	}
 	defer f.Close()
 	var total *tokenUsage
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if bytes.Contains(line, []byte(`"token_count"`)) {
-			var l rolloutLine
-			if json.Unmarshal(line, &l) == nil && l.Type == "event_msg" && l.Payload.Type == "token_count" && l.Payload.Info != nil && l.Payload.Info.Total != nil {
-				total = l.Payload.Info.Total
-			}
+	// A line past maxRolloutLine is skipped: no token_count event is
+	// that long, and the lines after it still count.
+	eachLine(bufio.NewReaderSize(f, 64<<10), maxRolloutLine, func(line []byte) {
+		if !bytes.Contains(line, []byte(`"token_count"`)) {
+			return
 		}
-		if err != nil {
-			break
+		var l rolloutLine
+		if json.Unmarshal(line, &l) == nil && l.Type == "event_msg" && l.Payload.Type == "token_count" && l.Payload.Info != nil && l.Payload.Info.Total != nil {
+			total = l.Payload.Info.Total
 		}
-	}
+	})
 	if total == nil {
 		return providers.Usage{}
 	}

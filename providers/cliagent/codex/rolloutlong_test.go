@@ -1,11 +1,14 @@
 package codex
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -53,10 +56,25 @@ func TestSessionTotalReadsNoHugeLineAnAgentWroteIntoItsRolloutWhole(t *testing.T
 	runtime.ReadMemStats(&before)
 	u := (CLI{}).SessionTotal(cfg, thread)
 	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > huge/4 {
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("reading the rollout allocated %d KiB", alloc>>10)
+	if alloc > huge/4 {
 		t.Errorf("reading the rollout allocated %d MiB for its %d MiB line", alloc>>20, huge>>20)
 	}
 	if u.Input != 200 || u.Output != 7 {
 		t.Errorf("session total %+v, want the last token_count's 200 in, 7 out, the huge line skipped", u)
+	}
+}
+
+// A line up to the limit is read whole, wherever the reader's buffer
+// splits it, and the last one needs no newline; a longer one is skipped
+// and the next still read.
+func TestEachLineSkipsOnlyTheLinesPastTheLimit(t *testing.T) {
+	in := "short\n" + strings.Repeat("b", 40) + "\n" + strings.Repeat("c", 41) + "\nafter\n" + strings.Repeat("d", 41) + "\n" + strings.Repeat("e", 40)
+	var got []string
+	eachLine(bufio.NewReaderSize(strings.NewReader(in), 16), 40, func(line []byte) { got = append(got, string(line)) })
+	want := []string{"short", strings.Repeat("b", 40), "after", strings.Repeat("e", 40)}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q", got, want)
 	}
 }
