@@ -1,9 +1,12 @@
 package cliagent
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,6 +66,14 @@ type UsageReader interface {
 	Line(line []byte) (sofar providers.Usage, ok bool)
 }
 
+// maxUsageLine bounds a line of a usage file the tail reads: the file
+// lies where the agent writes, and this process reads it outside the
+// sandbox, where a line may be as long as the agent's disk allows. Usage
+// records are far shorter (a Codex token_count event is under a KiB, a
+// Gemini CLI chat message its model's reply and tokens): a longer line
+// is read through, never held, and counts as no record.
+const maxUsageLine = 8 << 20
+
 // tailEvery is how often a usage file is read: a model call takes seconds,
 // so a quarter second adds little to what one call costs past a budget.
 const tailEvery = 250 * time.Millisecond
@@ -83,9 +94,12 @@ type callTail struct {
 	// then: what it holds already is earlier runs' calls.
 	before     string
 	beforeSize int64
-	partial    []byte
-	sofar      providers.Usage
-	heard      bool
+	// partial is the line being written, up to maxUsageLine; skipping
+	// says the line being written is past it, and is read through.
+	partial  []byte
+	skipping bool
+	sofar    providers.Usage
+	heard    bool
 	// watch hears the file's writes once it is found (follow's goroutine
 	// owns it; read runs there, or after follow returned).
 	watch    *fsnotify.Watcher
@@ -166,7 +180,7 @@ func (t *callTail) read() {
 			return
 		}
 		if path != t.path {
-			t.path, t.offset, t.partial, t.watching = path, 0, nil, false
+			t.path, t.offset, t.partial, t.skipping, t.watching = path, 0, nil, false, false
 			if path == t.before {
 				t.offset = t.beforeSize
 			}
@@ -183,29 +197,44 @@ func (t *callTail) read() {
 	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxLine))
-	if err != nil || len(data) == 0 {
-		return
-	}
-	t.offset += int64(len(data))
-	data = append(t.partial, data...)
+	// Each read reads at most maxLine bytes, through a small buffer: a
+	// line past maxUsageLine is read through, never held.
+	r := bufio.NewReaderSize(io.LimitReader(f, maxLine), 64<<10)
 	added := false
 	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+		chunk, err := r.ReadSlice('\n')
+		t.offset += int64(len(chunk))
+		n := len(t.partial) + len(chunk)
+		if err == nil {
+			n-- // the newline ReadSlice stopped at
+		}
+		if !t.skipping && n > maxUsageLine {
+			t.skipping, t.partial = true, nil
+		}
+		if !t.skipping {
+			// Doubled, not grown by append's quarter for large
+			// slices: a line near the bound costs twice the bound
+			// all told, not five times.
+			if cap(t.partial)-len(t.partial) < len(chunk) {
+				t.partial = slices.Grow(t.partial, max(len(chunk), cap(t.partial)))
+			}
+			t.partial = append(t.partial, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			// The end of what was written so far: a line still being
+			// written waits in partial for its end.
 			break
 		}
-		if u, ok := t.reader.Line(data[:i]); ok {
-			t.sofar, t.heard, added = u.Sane(), true, true
+		if !t.skipping {
+			if u, ok := t.reader.Line(bytes.TrimSuffix(t.partial, []byte("\n"))); ok {
+				t.sofar, t.heard, added = u.Sane(), true, true
+			}
 		}
-		data = data[i+1:]
+		t.skipping, t.partial = false, t.partial[:0]
 	}
-	// A line still being written waits for its end; one past maxLine is
-	// not a usage record.
-	if len(data) > maxLine {
-		data = nil
-	}
-	t.partial = append([]byte(nil), data...)
 	if added {
 		t.report(t.sofar)
 	}
