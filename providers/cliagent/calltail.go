@@ -2,11 +2,8 @@ package cliagent
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -94,12 +91,10 @@ type callTail struct {
 	// then: what it holds already is earlier runs' calls.
 	before     string
 	beforeSize int64
-	// partial is the line being written, up to maxUsageLine; skipping
-	// says the line being written is past it, and is read through.
-	partial  []byte
-	skipping bool
-	sofar    providers.Usage
-	heard    bool
+	// lines holds the line being written, up to maxUsageLine.
+	lines *UsageLines
+	sofar providers.Usage
+	heard bool
 	// watch hears the file's writes once it is found (follow's goroutine
 	// owns it; read runs there, or after follow returned).
 	watch    *fsnotify.Watcher
@@ -116,7 +111,7 @@ func startCallTail(cli CLI, cfgDir, runDir, resume string, report func(providers
 	if !ok {
 		return nil
 	}
-	t := &callTail{src: src, cfgDir: cfgDir, runDir: runDir, reader: src.NewUsageReader(), report: report, session: resume,
+	t := &callTail{src: src, cfgDir: cfgDir, runDir: runDir, reader: src.NewUsageReader(), lines: NewUsageLines(maxUsageLine), report: report, session: resume,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if resume != "" {
 		if path := src.UsageFile(cfgDir, runDir, resume); path != "" {
@@ -180,7 +175,7 @@ func (t *callTail) read() {
 			return
 		}
 		if path != t.path {
-			t.path, t.offset, t.partial, t.skipping, t.watching = path, 0, nil, false, false
+			t.path, t.offset, t.lines, t.watching = path, 0, NewUsageLines(maxUsageLine), false
 			if path == t.before {
 				t.offset = t.beforeSize
 			}
@@ -201,40 +196,14 @@ func (t *callTail) read() {
 	// line past maxUsageLine is read through, never held.
 	r := bufio.NewReaderSize(io.LimitReader(f, maxLine), 64<<10)
 	added := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		t.offset += int64(len(chunk))
-		n := len(t.partial) + len(chunk)
-		if err == nil {
-			n-- // the newline ReadSlice stopped at
+	// What ends the read is the end of what was written so far: a line
+	// still being written waits in lines for its end.
+	n, _ := t.lines.Read(r, func(line []byte) {
+		if u, ok := t.reader.Line(line); ok {
+			t.sofar, t.heard, added = u.Sane(), true, true
 		}
-		if !t.skipping && n > maxUsageLine {
-			t.skipping, t.partial = true, nil
-		}
-		if !t.skipping {
-			// Doubled, not grown by append's quarter for large
-			// slices: a line near the bound costs twice the bound
-			// all told, not five times.
-			if cap(t.partial)-len(t.partial) < len(chunk) {
-				t.partial = slices.Grow(t.partial, max(len(chunk), cap(t.partial)))
-			}
-			t.partial = append(t.partial, chunk...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			// The end of what was written so far: a line still being
-			// written waits in partial for its end.
-			break
-		}
-		if !t.skipping {
-			if u, ok := t.reader.Line(bytes.TrimSuffix(t.partial, []byte("\n"))); ok {
-				t.sofar, t.heard, added = u.Sane(), true, true
-			}
-		}
-		t.skipping, t.partial = false, t.partial[:0]
-	}
+	})
+	t.offset += n
 	if added {
 		t.report(t.sofar)
 	}
