@@ -221,15 +221,9 @@ func TestACriteriaWriterSpendingPastItsReservationIsCountedOnAnotherReplica(t *t
 		if req.Purpose != providers.PurposeCriteria {
 			return coordtest.Answer("Answer: 391"), providers.Free(), nil
 		}
-		u := providers.Free()
-		for *u.CostUSD < writerSpend-1e-9 {
-			c := *u.CostUSD + writerTurn
-			u = providers.Usage{Input: u.Input + 1000, Output: u.Output + 100, CostUSD: &c}
-			if req.Spend != nil {
-				if why := req.Spend.Used(u); why != "" {
-					return providers.Action{}, u, &providers.Error{Class: providers.ClassBudget, Message: "stopped: it " + why}
-				}
-			}
+		u, err := spendLikeACLI(req, writerTurn, writerSpend)
+		if err != nil {
+			return providers.Action{}, u, err
 		}
 		close(entered)
 		<-release
@@ -314,15 +308,9 @@ func TestACriteriaWritersRaiseLandingAfterItsRecordLeavesNoHold(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
 	writer := providers.Func(func(ctx context.Context, req providers.Request) (providers.Action, providers.Usage, error) {
-		u := providers.Free()
-		for *u.CostUSD < writerSpend-1e-9 {
-			c := *u.CostUSD + writerTurn
-			u = providers.Usage{Input: u.Input + 1000, Output: u.Output + 100, CostUSD: &c}
-			if req.Spend != nil {
-				if why := req.Spend.Used(u); why != "" {
-					return providers.Action{}, u, &providers.Error{Class: providers.ClassBudget, Message: "stopped: it " + why}
-				}
-			}
+		u, err := spendLikeACLI(req, writerTurn, writerSpend)
+		if err != nil {
+			return providers.Action{}, u, err
 		}
 		return coordtest.Act(threeCriteria), u, nil
 	})
@@ -349,4 +337,21 @@ func TestACriteriaWritersRaiseLandingAfterItsRecordLeavesNoHold(t *testing.T) {
 	if hs.HeldCost != 0 || hs.HeldTokens != 0 {
 		t.Errorf("another replica reads $%.4f and %d tokens still held by the call whose spend is recorded; want none (a raise wrote the hold again after the record took it off)", hs.HeldCost, hs.HeldTokens)
 	}
+}
+
+// spendLikeACLI reports a criteria writer's spend to req's Spend as a
+// coding-agent CLI does, turn by turn at turn dollars, up to spend: the
+// usage it reached, or a budget error once Spend stops it.
+func spendLikeACLI(req providers.Request, turn, spend float64) (providers.Usage, error) {
+	u := providers.Free()
+	for *u.CostUSD < spend-1e-9 {
+		c := *u.CostUSD + turn
+		u = providers.Usage{Input: u.Input + 1000, Output: u.Output + 100, CostUSD: &c}
+		if req.Spend != nil {
+			if why := req.Spend.Used(u); why != "" {
+				return u, &providers.Error{Class: providers.ClassBudget, Message: "stopped: it " + why}
+			}
+		}
+	}
+	return u, nil
 }
