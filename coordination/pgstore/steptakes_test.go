@@ -40,18 +40,21 @@ func stepTakeTrips(c *QueryCounts) int64 {
 }
 
 // takeTogether makes reqs' LockStepWithLease on a while the take of
-// session "lead" (which it creates) is in flight, held by holdTable, so
-// they gather for the next group instead of trusting the timing; it
-// returns their answers and how many round trips taking step locks they
-// took once the lead's was sent. Every lock taken is let go when the test
+// session "lead" (which it creates) is in flight, waiting for a
+// connection of a's pool, which the test holds (holdPool), so they gather
+// for the next group instead of trusting the timing; it returns their
+// answers and how many round trips taking step locks they took. The
+// lead's take waits for a connection, not for a row: a take's row waits
+// are bounded (stepTakeWait), and one held up at a row past that would
+// take its lock again alone. Every lock taken is let go when the test
 // ends.
-func takeTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, reqs []takeReq) ([]takeAns, int64) {
+func takeTogether(t *testing.T, a *Store, c *QueryCounts, reqs []takeReq) ([]takeAns, int64) {
 	t.Helper()
 	ctx := context.Background()
 	sessionsOn(t, a, "lead")
 	owner := coordination.ThisProcess("test")
-	release := holdTable(t, dsn, "locks")
-	sent := stepTakeTrips(c)
+	release := holdPool(t, a)
+	before := stepTakeTrips(c)
 	lead := make(chan error, 1)
 	go func() {
 		l, err := a.LockStep(ctx, "lead", "agent_a")
@@ -60,8 +63,7 @@ func takeTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, reqs []tak
 		}
 		lead <- err
 	}()
-	await(t, "the lead's take sent", func() bool { return stepTakeTrips(c) > sent })
-	before := stepTakeTrips(c)
+	await(t, "the lead's take in flight", func() bool { return a.db.stepTakes.inFlight() == 1 })
 	out := make([]takeAns, len(reqs))
 	var wg sync.WaitGroup
 	for i, r := range reqs {
@@ -70,10 +72,8 @@ func takeTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, reqs []tak
 			out[i] = takeAns{lock, lease, err}
 		})
 	}
-	// Each take either waits for the next group or, taken alone, was sent
-	// and waits on the held table.
-	await(t, "every take waiting for the next group or sent", func() bool {
-		return a.db.stepTakes.waiting()+int(stepTakeTrips(c)-before) == len(reqs)
+	await(t, "every take waiting for the next group", func() bool {
+		return a.db.stepTakes.waiting() == len(reqs)
 	})
 	release()
 	if err := <-lead; err != nil {
@@ -85,7 +85,8 @@ func takeTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, reqs []tak
 			t.Cleanup(o.lock.Release)
 		}
 	}
-	return out, stepTakeTrips(c) - before
+	// The lead's take went alone, in one round trip, before them.
+	return out, stepTakeTrips(c) - before - 1
 }
 
 // landSteps lands n steps of agent in session id, one after another.
@@ -134,7 +135,7 @@ func TestStepLocksTakenTogetherAreOneRoundTrip(t *testing.T) {
 		landSteps(t, a, id, "agent_a", i)
 		reqs = append(reqs, takeReq{id, "agent_a"})
 	}
-	out, trips := takeTogether(t, dsn, a, c, reqs)
+	out, trips := takeTogether(t, a, c, reqs)
 	if trips != 1 {
 		t.Errorf("%d step locks taken together took %d round trips, want 1", sessions, trips)
 	}
@@ -166,7 +167,7 @@ func TestATakeRefusedInAGroupIsRefusedAlone(t *testing.T) {
 	heldByAnother(t, a, "s0", "agent_a")
 	landSteps(t, a, "s0", "agent_b", 2)
 	reqs := []takeReq{{"s1", "agent_a"}, {"s0", "agent_c"}, {"s0", "agent_a"}, {"s0", "agent_b"}, {"missing", "agent_a"}}
-	out, trips := takeTogether(t, dsn, a, c, reqs)
+	out, trips := takeTogether(t, a, c, reqs)
 	if trips != 1 {
 		t.Errorf("a group took %d round trips, want 1", trips)
 	}
@@ -213,7 +214,7 @@ func TestAGroupWhoseTakeRaisesTakesEachLockAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := []takeReq{{"s0", "agent_a"}, {"bad", "agent_a"}, {"s1", "agent_a"}}
-	out, trips := takeTogether(t, dsn, a, c, reqs)
+	out, trips := takeTogether(t, a, c, reqs)
 	if trips != 1+int64(len(reqs)) {
 		t.Errorf("a group that raised and its takes alone took %d round trips, want %d", trips, 1+len(reqs))
 	}
@@ -308,7 +309,7 @@ func TestARowWaitInAGroupHoldsUpNoOtherTake(t *testing.T) {
 		_ = tx.Rollback(ctx)
 		heldMeanwhile <- held
 	}()
-	out, _ := takeTogether(t, dsn, a, c, []takeReq{{"slow", "agent_a"}, {"s1", "agent_a"}})
+	out, _ := takeTogether(t, a, c, []takeReq{{"slow", "agent_a"}, {"s1", "agent_a"}})
 	if !<-heldMeanwhile {
 		t.Error("a take grouped with one waiting for a session's row held by a delete waited for the delete too")
 	}
