@@ -119,3 +119,67 @@ func TestACallerInAGroupInFlightWaitsForItsAnswer(t *testing.T) {
 		t.Error("the call whose context ended while its group was written was not in the write")
 	}
 }
+
+// TestCallersLeavingTheQueueAsGroupsFormLeakNoLeader: many calls whose
+// contexts end at every moment of a group's forming (before they queue,
+// while they wait, as a leader hands off) each either leave the queue
+// unwritten or are written once and answered; none is left waiting, no
+// leader is left counted, and the calls after them are still written.
+func TestCallersLeavingTheQueueAsGroupsFormLeakNoLeader(t *testing.T) {
+	g := &group[int]{leaders: 2, max: 3}
+	var mu sync.Mutex
+	times := map[int]int{}
+	write := func(vs []int) []error {
+		mu.Lock()
+		for _, v := range vs {
+			times[v]++
+		}
+		mu.Unlock()
+		time.Sleep(50 * time.Microsecond) // long enough for calls to queue
+		errs := make([]error, len(vs))
+		for i := range errs {
+			errs[i] = errWrittenTest
+		}
+		return errs
+	}
+	const calls = 2000
+	answers := make([]error, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			// Deadlines from already past to a few writes long.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%7)*40*time.Microsecond)
+			defer cancel()
+			answers[i] = g.do(ctx, i, write)
+		})
+	}
+	wg.Wait()
+	left := 0
+	for i, err := range answers {
+		if errors.Is(err, context.DeadlineExceeded) {
+			left++
+		}
+		switch n := times[i]; {
+		case errors.Is(err, errWrittenTest) && n != 1:
+			t.Errorf("call %d was answered written and written %d times", i, n)
+		case errors.Is(err, context.DeadlineExceeded) && n != 0:
+			t.Errorf("call %d left the queue, yet was written %d times", i, n)
+		case !errors.Is(err, errWrittenTest) && !errors.Is(err, context.DeadlineExceeded):
+			t.Errorf("call %d returned %v", i, err)
+		}
+	}
+	t.Logf("%d of %d calls left the queue unwritten", left, calls)
+	if n, w := g.waiting(), g.inFlight(); n != 0 || w != 0 {
+		t.Fatalf("after every call returned: %d calls waiting, %d writes in flight; want none", n, w)
+	}
+	// Both leaders free: two calls made now are written, each at once.
+	done := make(chan error, 2)
+	for v := range 2 {
+		go func() { done <- g.do(context.Background(), calls+v, write) }()
+	}
+	for range 2 {
+		if err := <-done; !errors.Is(err, errWrittenTest) {
+			t.Errorf("a call after them returned %v, want its write's answer", err)
+		}
+	}
+}
