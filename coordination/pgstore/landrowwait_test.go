@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -85,6 +86,66 @@ func TestLandingsWaitingAloneForRowsHoldUpNoOtherLanding(t *testing.T) {
 			if err != nil || out[i].AnswerNum != 1 {
 				t.Errorf("landing %d: %+v, %v; want answer 1", i, out[i], err)
 			}
+		}
+	}
+}
+
+// TestRowWaitBoundsAreNotLeftOnThePoolsConnections: the row wait bounds
+// a replica's grouped writes set (stepTakeWait, landRowWait) are their
+// transactions' own: once a take group, a landing group that waited out,
+// landings sent alone and one that waited out alone have gone, no
+// connection of the pool waits for a row any less than it was set to.
+func TestRowWaitBoundsAreNotLeftOnThePoolsConnections(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	c := &QueryCounts{}
+	a := countedReplica(t, dsn, c)
+	b := replicaOn(t, dsn, Options{})
+	ctx := context.Background()
+	sessionsOn(t, a, "t0", "t1")
+	out, _ := takeTogether(t, a, c, []takeReq{{"t0", "agent_a"}, {"t1", "agent_a"}})
+	for _, o := range out {
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+	}
+	later := landingsOf(t, a, "agent_a", ids("later", 3)...)
+	del := holdSessionRow(t, dsn, a, "later1").tx
+	heldDone, laterDone := landGrouped(t, a, later)
+	heldDone()
+	landedWhileHeld(t, a, del, "later0", "later2")
+	if _, errs := laterDone(); errors.Join(errs...) != nil {
+		t.Fatal(errors.Join(errs...))
+	}
+	lone := landingsOf(t, a, "agent_a", "lone")
+	h := holdLockRows(t, b, "lone")
+	loneDone := landAll(lone)
+	h.waitBlocked(t, b, 1)
+	// Its group of one waited out (it held a leader until then): it waits
+	// alone now.
+	await(t, "the lone landing out of its group", func() bool { return a.db.landings.inFlight() == 0 })
+	if err := h.tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs := loneDone(); errors.Join(errs...) != nil {
+		t.Fatal(errors.Join(errs...))
+	}
+	var want string
+	if err := b.db.pool.QueryRow(ctx, `SELECT reset_val FROM pg_settings WHERE name = 'lock_timeout'`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	p := a.db.pool
+	for range p.Config().MaxConns {
+		conn, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var got string
+		if err := conn.QueryRow(ctx, `SELECT setting FROM pg_settings WHERE name = 'lock_timeout'`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("a pool connection (backend %d) has lock_timeout %s ms after the grouped writes, want %s", conn.Conn().PgConn().PID(), got, want)
 		}
 	}
 }
