@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -37,9 +38,9 @@ type groupCall[T any] struct {
 // write gets the group's values in the order they were called and returns
 // each its error; it runs on the leader's goroutine, so it must not depend
 // on one caller's context. A call whose ctx ends while it waits for the
-// next group returns ctx's error at once and is never written; one
-// already taken into a group may be written, so it waits for that
-// group's answer (wait).
+// next group returns ctx's error at once, wrapped in errNotSent, and is
+// never written; one already taken into a group may be written, so it
+// waits for that group's answer (wait).
 func (g *group[T]) do(ctx context.Context, v T, write func([]T) []error) error {
 	c := &groupCall[T]{v: v, turn: make(chan []*groupCall[T], 1)}
 	g.mu.Lock()
@@ -100,7 +101,7 @@ func (g *group[T]) wait(ctx context.Context, c *groupCall[T]) []*groupCall[T] {
 	if i := slices.Index(g.pending, c); i >= 0 {
 		g.pending = slices.Delete(g.pending, i, i+1)
 		g.mu.Unlock()
-		c.err = ctx.Err()
+		c.err = fmt.Errorf("%w: %w", errNotSent, ctx.Err())
 		return nil
 	}
 	g.mu.Unlock()
@@ -119,6 +120,11 @@ func (g *group[T]) takeLocked() []*groupCall[T] {
 	g.pending = slices.Clone(g.pending[n:])
 	return calls
 }
+
+// errNotSent answers a call whose context ended while it waited for the
+// next group: nothing of it was sent, so its caller has nothing to take
+// back.
+var errNotSent = errors.New("it was given up while it waited for the writes in flight ahead of it, and nothing of it was sent")
 
 // errGroupWritePanicked answers the calls of a group whose write panicked.
 var errGroupWritePanicked = errors.New("the grouped write panicked; it may or may not have been written")

@@ -49,6 +49,10 @@ func (s *Store) LockStepWithLease(ctx context.Context, id, agent string, owner c
 	fold := s.claimFoldOf(ctx, id, agent, owner, ttl)
 	lock, err := s.lockStep(ctx, id, agent, fold)
 	switch {
+	case errors.Is(err, errNotSent):
+		// Given up before it was sent: no claim to take back, and the
+		// row known is as it was.
+		return nil, nil, err
 	case err != nil && fold != nil && !refusedTake(err):
 		// Perhaps sent, and not known to have landed or not: the row is
 		// known no more, and the claim is named for its caller to take
