@@ -67,7 +67,8 @@ func TestStagingKeptDirectoriesSurvivesASecondRunStagingThemAtOnce(t *testing.T)
 }
 
 // raceOnce has ownDirIn run race the first time it looks at rel, as a
-// second run would between its look and its change.
+// second run would between its look and its change. A race that never
+// ran fails the test: without it the test shows nothing.
 func raceOnce(t *testing.T, rel string, race func()) {
 	t.Helper()
 	done := false
@@ -77,7 +78,12 @@ func raceOnce(t *testing.T, rel string, race func()) {
 			race()
 		}
 	}
-	t.Cleanup(func() { ownDirRace = nil })
+	t.Cleanup(func() {
+		ownDirRace = nil
+		if !done {
+			t.Errorf("the second run's race at %s never ran: ownDirAt never looked there", rel)
+		}
+	})
 }
 
 func mustOK(t *testing.T, err error) {
