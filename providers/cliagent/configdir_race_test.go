@@ -118,7 +118,8 @@ func TestOwningTheConfigDirectorySurvivesASecondRunOwningItAtOnce(t *testing.T) 
 			if tc.before == "link" {
 				mustOK(t, os.Symlink(mine, at))
 			}
-			raceOnce(t, at, func() { tc.race(t, at, mine) })
+			// ownDir looks at the directory by its name under its parent's root.
+			raceOnce(t, filepath.Base(at), func() { tc.race(t, at, mine) })
 			if err := ownDir(at); err != nil {
 				t.Fatalf("owning the config directory failed for what a second run did at once: %v", err)
 			}
