@@ -3,6 +3,7 @@ package cliagent
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -125,6 +126,55 @@ func TestOwningTheConfigDirectorySurvivesASecondRunOwningItAtOnce(t *testing.T) 
 			}
 			if fi, err := os.Lstat(at); err != nil || !fi.IsDir() {
 				t.Errorf("the agent's config directory is no directory of its own (%v)", err)
+			}
+		})
+	}
+}
+
+// A second run that keeps putting something where this one makes the
+// directory uses up ownDirAt's tries; what it leaves after the last is
+// the answer: its directory is the agent's (as on the tries before),
+// anything else fails staging, its link never followed.
+func TestOwningADirectoryTakesTheOtherRunsDirectoryOnTheLastTry(t *testing.T) {
+	for _, last := range []string{"dir", "link"} {
+		t.Run(last, func(t *testing.T) {
+			root := t.TempDir()
+			mine := filepath.Join(t.TempDir(), "users-own")
+			mustOK(t, os.MkdirAll(mine, 0o700))
+			at := filepath.Join(root, "sessions")
+			tries := 0
+			ownDirMkdirRace = func(string) {
+				tries++
+				if tries == ownDirTries && last == "dir" {
+					mustOK(t, os.Mkdir(at, 0o700))
+					return
+				}
+				mustOK(t, os.Symlink(mine, at))
+			}
+			t.Cleanup(func() { ownDirMkdirRace = nil })
+			r, err := os.OpenRoot(root)
+			mustOK(t, err)
+			defer r.Close()
+			err = ownDirAt(r, "sessions")
+			if tries != ownDirTries {
+				t.Fatalf("ownDirAt made %d tries, want %d", tries, ownDirTries)
+			}
+			fi, lerr := os.Lstat(at)
+			switch last {
+			case "dir":
+				if err != nil || lerr != nil || !fi.IsDir() {
+					t.Fatalf("the other run's directory, there after the last try, was refused: %v", err)
+				}
+			case "link":
+				if err == nil {
+					t.Fatal("a link there after the last try was taken for the agent's directory")
+				}
+				if !strings.Contains(err.Error(), "kept") {
+					t.Errorf("the error does not say the directory kept being replaced: %v", err)
+				}
+			}
+			if entries, _ := os.ReadDir(mine); len(entries) != 0 {
+				t.Errorf("owning wrote into the user's directory: %v", entries)
 			}
 		})
 	}

@@ -81,6 +81,11 @@ func keepDirs(c *Confinement, info Info, root, rel, private, in string) error {
 // act.
 var ownDirRace func(rel string)
 
+// ownDirMkdirRace, when set (by a test), runs in ownDirAt between its
+// change (a removal, or none) and its making of the directory: the other
+// place a second run may act.
+var ownDirMkdirRace func(rel string)
+
 // ownDirIn makes each directory of the path rel under r, in turn, a
 // directory of r's own: a symlink or a file in its place is removed (the
 // link, never what it names) and a directory made.
@@ -125,6 +130,9 @@ func ownDirAt(r *os.Root, p string) error {
 			}
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
+		}
+		if ownDirMkdirRace != nil {
+			ownDirMkdirRace(p)
 		}
 		err = r.Mkdir(p, 0o700)
 		if err == nil || !errors.Is(err, fs.ErrExist) || try == ownDirTries {
