@@ -135,8 +135,17 @@ func ownDirAt(r *os.Root, p string) error {
 			ownDirMkdirRace(p)
 		}
 		err = r.Mkdir(p, 0o700)
-		if err == nil || !errors.Is(err, fs.ErrExist) || try == ownDirTries {
+		if err == nil || !errors.Is(err, fs.ErrExist) {
 			return err
+		}
+		if try == ownDirTries {
+			// What the other run left is the answer: its directory is
+			// the agent's, as on the tries before; anything else is
+			// refused, never followed.
+			if isDirIn(r, p) {
+				return nil
+			}
+			return fmt.Errorf("%s kept being replaced while it was made a directory (%d tries; is a second run of this agent staging it?): %w", p, ownDirTries, err)
 		}
 	}
 }
