@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/providers"
 )
 
 // A login the CLI refreshed reaches the user's config directory only when
@@ -138,6 +140,40 @@ func TestALoginRefreshedInTheRunDirectoryIsCopiedBack(t *testing.T) {
 				t.Errorf("the user's login holds %q: the refresh in the run directory did not reach it", b)
 			}
 		})
+	}
+}
+
+// A login an agent's run swapped for another account's is not copied back,
+// and the step's record says so, naming the user's file: the user's login
+// is as it was, and the user can tell why a rotated refresh token may have
+// left them logged out. Before, the copy-back dropped what it refused
+// without a word.
+func TestALoginSwappedInTheRunIsReportedNotCopiedBack(t *testing.T) {
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".fake")
+	os.MkdirAll(cfg, 0o700)
+	os.WriteFile(filepath.Join(cfg, "login.json"), []byte(`{"token":"old"}`), 0o600)
+	h := newHarness(t, "runswap", func(o *Options) {
+		o.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	})
+	act, _, err := h.step(h.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if act.Text != "swapped: <nil>" {
+		t.Fatalf("the CLI could not write its login: %s", act.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cfg, "login.json")); string(b) != `{"token":"old"}` {
+		t.Errorf("the user's login holds %q, want it untouched", b)
+	}
+	var warned []providers.ToolRecord
+	for _, r := range h.rec.tools {
+		if r.Kind == "login" {
+			warned = append(warned, r)
+		}
+	}
+	if len(warned) != 1 || !warned[0].IsError || !strings.Contains(string(warned[0].Arguments), "login.json") {
+		t.Errorf("login records %+v, want one error naming the user's login.json", warned)
 	}
 }
 

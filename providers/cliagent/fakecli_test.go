@@ -83,7 +83,7 @@ func (c testCLI) Invocation(r Run) (Invocation, error) {
 		inv.Files["home/.fake/login.json"] = []byte(`{"token":"old"}`)
 		inv.Writable = []string{"home/.fake/login.json"}
 	}
-	if c.mode == "runlogin" && r.HostConfigDir != "" {
+	if (c.mode == "runlogin" || c.mode == "runswap") && r.HostConfigDir != "" {
 		// A copy of the user's login in the run directory, as Gemini
 		// CLI's home there holds one.
 		user := filepath.Join(r.HostConfigDir, "login.json")
@@ -286,6 +286,11 @@ func fakeCLI(args []string) int {
 		// CLI refreshes its OAuth token.
 		err := os.WriteFile(filepath.Join(run.RunDir, "home", ".fake", "login.json"), []byte(`{"token":"refreshed in the run"}`), 0o600)
 		result(fmt.Sprint("refreshed: ", err))
+	case "runswap":
+		// Puts another account's login in its run directory's copy, as an
+		// agent's command could.
+		err := os.WriteFile(filepath.Join(run.RunDir, "home", ".fake", "login.json"), []byte(`{"token":"an attacker's","account":"an attacker's"}`), 0o600)
+		result(fmt.Sprint("swapped: ", err))
 	case "subscription":
 		emit(map[string]any{"type": "result", "session": session, "final": "no call", "input": 1000, "output": 10, "cost": 0.5, "subscription": true})
 	case "noresume":
