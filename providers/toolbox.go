@@ -49,7 +49,8 @@ type ToolResult struct {
 // them.
 type ToolRecord struct {
 	// Kind is "tool" (a toolbox call), "command", "file_change" or "mcp" (as
-	// a CLI agent's stream reports them), or "web_search".
+	// a CLI agent's stream reports them), "web_search", or "login" (a CLI
+	// agent's refreshed login not copied back to the user's, with why).
 	Kind        string          `json:"kind"`
 	Name        string          `json:"name"`
 	Arguments   json.RawMessage `json:"arguments,omitempty"`

@@ -40,6 +40,12 @@ type Info struct {
 	// config directory before each run, and back to the user's once the
 	// CLI refreshed them.
 	LoginFiles []string
+	// LoginRules say, by file name (of LoginFiles and of Invocation.Logins,
+	// the last element), what a refresh of the login may change and which
+	// account it is of (LoginRule): a refresh of another account, or of
+	// more than its tokens, is not copied back. A login file with no rule
+	// is never copied back.
+	LoginRules map[string]LoginRule
 	// SetupFiles are the user's own setup in ConfigDir (settings,
 	// instructions, a config file, and every directory the CLI loads code
 	// from: plugins, hooks): shown read-only in a sandboxed agent's

@@ -2,7 +2,6 @@ package cliagent
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,15 +86,21 @@ type loginCopy struct {
 type loginFile struct {
 	user, root, name string
 	was              []byte
+	rule             *LoginRule // nil: never copied back
 }
 
 // add records that the copy name under root holds was, copied from the
-// user's file user; a nil lc is a new one.
-func (lc *loginCopy) add(user, root, name string, was []byte) *loginCopy {
+// user's file user, to be copied back under the rule info has for it; a
+// nil lc is a new one.
+func (lc *loginCopy) add(info Info, user, root, name string, was []byte) *loginCopy {
 	if lc == nil {
 		lc = &loginCopy{}
 	}
-	lc.files = append(lc.files, loginFile{user: user, root: root, name: name, was: was})
+	f := loginFile{user: user, root: root, name: name, was: was}
+	if r, ok := info.LoginRules[filepath.Base(name)]; ok {
+		f.rule = &r
+	}
+	lc.files = append(lc.files, f)
 	return lc
 }
 
@@ -165,7 +170,7 @@ func stageConfig(c *Confinement, info Info, user, private, in, blanks string) (*
 		if err := wholefile.Replace(dst, data, 0o600); err != nil {
 			return nil, fmt.Errorf("cannot copy your %s login into the agent's config directory: %w", info.Binary, err)
 		}
-		lc.add(filepath.Join(user, name), private, name, data)
+		lc.add(info, filepath.Join(user, name), private, name, data)
 	}
 	return lc, nil
 }
@@ -249,49 +254,43 @@ const lockWait = 5 * time.Second
 // (Invocation.Logins: Gemini CLI's home is there, sandboxed or not). A CLI
 // refreshing an OAuth token may be handed a new refresh token and the old
 // one revoked: kept only in the run's copy, the user would be logged out.
-// A file is copied back only when it changed, is still a JSON object
-// with the login's keys (refreshOf: a half-written, garbled or other one
-// would log the user out too), and the user's own file still holds what was copied in (the
-// user, or another agent, may have refreshed it meanwhile: theirs then
-// wins). Nothing else of the private directory ever reaches the user's. A
-// copy that fails leaves the user's login as it was. The run's copy is
-// removed then: the next run copies the user's afresh, and a login is not
-// left on disk in an idle agent's directory for a month.
-func (lc *loginCopy) syncBack() {
+// A file is copied back only when it changed, is a refresh of the same
+// account by its CLI's rule (LoginRule: an agent's command may have put
+// another account's tokens there, and the user's own sessions would then
+// go to that account), and the user's own file still holds what was
+// copied in (the user, or another agent, may have refreshed it meanwhile:
+// theirs then wins). Nothing else of the private directory ever reaches
+// the user's. A copy that fails leaves the user's login as it was. The
+// run's copy is removed then: the next run copies the user's afresh, and a
+// login is not left on disk in an idle agent's directory for a month.
+//
+// It returns a warning for each changed login it refused, which the step
+// records (Request.Record): the user's file is as it was, and the user may
+// need to log in again if the run rotated its refresh token.
+func (lc *loginCopy) syncBack() (warnings []string) {
 	if lc == nil {
-		return
+		return nil
 	}
 	syncing.Lock()
 	defer syncing.Unlock()
 	for _, f := range lc.files {
 		now, err := f.takeCopy()
-		if err != nil || bytes.Equal(now, f.was) || !refreshOf(now, f.was) {
+		if err != nil || bytes.Equal(now, f.was) {
+			continue
+		}
+		why := errors.New("its CLI has no rule telling a refresh of the same account")
+		if f.rule != nil {
+			why = f.rule.Refresh(f.was, now)
+		}
+		if why != nil {
+			warnings = append(warnings, fmt.Sprintf(
+				"the agent's run changed its copy of your login %s, and it was not copied back: %v; your login is as it was (if its CLI says you are logged out, log in again)",
+				f.user, why))
 			continue
 		}
 		f.copyBack(now)
 	}
-}
-
-// refreshOf tells whether now may be a refresh of the login was: a JSON
-// object keeping each of its keys (a refresh rewrites the token, the
-// expiry, the account, and may add one), as every CLI's login file is.
-// Valid JSON of another shape (null, {}, another object: an agent's, or a
-// CLI's logout) would log the user out as a garbled file would. A login
-// that was not an object is only asked to be JSON still.
-func refreshOf(now, was []byte) bool {
-	var before, after map[string]json.RawMessage
-	if json.Unmarshal(was, &before) != nil || before == nil {
-		return json.Valid(now)
-	}
-	if json.Unmarshal(now, &after) != nil || after == nil {
-		return false
-	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			return false
-		}
-	}
-	return true
+	return warnings
 }
 
 // maxLogin bounds what is read of a login's copy: a login file is a few

@@ -28,7 +28,7 @@ func TestStagingFollowsNoSymlinkAnAgentLeftForItsPrivateDirectories(t *testing.T
 		if err := os.Symlink(mine, private); err != nil {
 			t.Fatal(err)
 		}
-		info := Info{LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}, EmptyFiles: []string{"ide"}}
+		info := Info{LoginFiles: []string{"login.json"}, LoginRules: fakeLoginRules, SetupFiles: []string{"settings.json"}, EmptyFiles: []string{"ide"}}
 		var c Confinement
 		if _, err := stageConfig(&c, info, user, private, "/home/agent/.fake", t.TempDir()); err != nil {
 			t.Fatal(err)

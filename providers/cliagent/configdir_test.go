@@ -14,8 +14,9 @@ import (
 )
 
 // A login the CLI refreshed reaches the user's config directory only when
-// it is a JSON object keeping every key of the login copied in, and the
-// user's file still holds what was copied in; the copy
+// it is a refresh by its CLI's rule (a JSON object whose token fields
+// alone changed, none removed), and the user's file still holds what was
+// copied in; the copy
 // that lands is readable by the user only, and the agent's copy is gone
 // with its run (one more copy of a login on disk for a month is not kept).
 func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
@@ -42,7 +43,7 @@ func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
 			os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o644)
 			os.WriteFile(filepath.Join(user, "settings.json"), []byte(`{"hooks":"the user's"}`), 0o600)
 			var c Confinement
-			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}}, user, private, "/home/agent/.fake", t.TempDir())
+			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}, LoginRules: fakeLoginRules, SetupFiles: []string{"settings.json"}}, user, private, "/home/agent/.fake", t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +80,7 @@ func TestARefreshedLoginIsCopiedBackOnlyOverTheLoginItWasGiven(t *testing.T) {
 // a setup file's name gone.
 func TestAnAgentsConfigDirStartsEachRunFromTheUsers(t *testing.T) {
 	user, private := t.TempDir(), t.TempDir()
-	info := Info{LoginFiles: []string{"login.json", "other-login.json"}, SetupFiles: []string{"settings.json", "CLAUDE.md"}}
+	info := Info{LoginFiles: []string{"login.json", "other-login.json"}, LoginRules: fakeLoginRules, SetupFiles: []string{"settings.json", "CLAUDE.md"}}
 	os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"users"}`), 0o600)
 	os.WriteFile(filepath.Join(user, "settings.json"), []byte(`{}`), 0o600)
 	os.WriteFile(filepath.Join(private, "login.json"), []byte(`{"token":"agents"}`), 0o600)
@@ -185,7 +186,7 @@ func TestTwoAgentsRefreshingOneLoginAtOnceLeaveOneRefresh(t *testing.T) {
 	for round := range 50 {
 		user := t.TempDir()
 		os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o600)
-		info := Info{LoginFiles: []string{"login.json"}}
+		info := Info{LoginFiles: []string{"login.json"}, LoginRules: fakeLoginRules}
 		var lcs [2]*loginCopy
 		for i := range lcs {
 			private := t.TempDir()
@@ -199,7 +200,7 @@ func TestTwoAgentsRefreshingOneLoginAtOnceLeaveOneRefresh(t *testing.T) {
 		}
 		var wg sync.WaitGroup
 		for _, lc := range lcs {
-			wg.Go(lc.syncBack)
+			wg.Go(func() { lc.syncBack() })
 		}
 		wg.Wait()
 		got, _ := os.ReadFile(filepath.Join(user, "login.json"))
@@ -219,7 +220,7 @@ func TestACopyBackWaitsForAnotherProcesssCopyBack(t *testing.T) {
 	user, private := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o600)
 	var c Confinement
-	lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}}, user, private, "/home/agent/.fake", t.TempDir())
+	lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}, LoginRules: fakeLoginRules}, user, private, "/home/agent/.fake", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

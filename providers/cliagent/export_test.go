@@ -6,7 +6,5 @@ package cliagent
 // cliagent_test, which can import the CLIs. It returns the warnings the
 // copy-back reported.
 func SyncLoginBack(info Info, user, root, name string, was []byte) []string {
-	lc := (*loginCopy)(nil).add(user, root, name, was)
-	lc.syncBack()
-	return nil
+	return (*loginCopy)(nil).add(info, user, root, name, was).syncBack()
 }

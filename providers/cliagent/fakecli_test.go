@@ -59,12 +59,20 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// fakeLoginRules is the fake CLI's login rule: its login.json (and
+// other-login.json) is {"token": …}, naming no account, the token a
+// refresh rewrites, with an expiry it may add.
+var fakeLoginRules = map[string]LoginRule{
+	"login.json":       {Tokens: [][]string{{"token"}, {"expiry"}}},
+	"other-login.json": {Tokens: [][]string{{"token"}}},
+}
+
 // testCLI runs the fake CLI in a mode.
 type testCLI struct{ mode string }
 
 func (c testCLI) Info() Info {
 	return Info{Backend: "test_cli", Binary: "fake", BinaryEnv: "FAKE_BIN", ConfigDir: ".fake", ConfigDirEnv: "FAKE_CONFIG_DIR",
-		LoginFiles: []string{"login.json"}, SetupFiles: []string{"settings.json"}, KeptDirs: []string{"sessions"},
+		LoginFiles: []string{"login.json"}, LoginRules: fakeLoginRules, SetupFiles: []string{"settings.json"}, KeptDirs: []string{"sessions"},
 		PriceBackend: "claude", Env: EnvPolicy{Prefixes: []string{"FAKE_"}, Names: []string{"FAKE_API_KEY"},
 			Defaults: map[string]string{"FAKE_TELEMETRY": "off"}, SetupPaths: []string{"FAKE_PLUGIN_DIR"}}}
 }

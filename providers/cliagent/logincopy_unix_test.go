@@ -52,7 +52,7 @@ func TestACopyBackReadsOnlyTheRunsOwnCopy(t *testing.T) {
 			name := filepath.Join("home", ".cli", "login.json")
 			os.MkdirAll(filepath.Join(run, "home", ".cli"), 0o700)
 			os.WriteFile(filepath.Join(run, name), []byte(`{"token":"old"}`), 0o600)
-			lc := (*loginCopy)(nil).add(filepath.Join(user, "login.json"), run, name, []byte(`{"token":"old"}`))
+			lc := (*loginCopy)(nil).add(Info{LoginRules: fakeLoginRules}, filepath.Join(user, "login.json"), run, name, []byte(`{"token":"old"}`))
 			tc.plant(t, run, name, outside)
 			done := make(chan struct{})
 			go func() { lc.syncBack(); close(done) }()
@@ -95,7 +95,7 @@ func TestACopyBackIsNotDroppedWhereTheDirectoryCannotBeLocked(t *testing.T) {
 			user, private := t.TempDir(), t.TempDir()
 			os.WriteFile(filepath.Join(user, "login.json"), []byte(`{"token":"old"}`), 0o600)
 			var c Confinement
-			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}}, user, private, "/home/agent/.fake", t.TempDir())
+			lc, err := stageConfig(&c, Info{LoginFiles: []string{"login.json"}, LoginRules: fakeLoginRules}, user, private, "/home/agent/.fake", t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}

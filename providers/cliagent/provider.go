@@ -375,7 +375,9 @@ func (p *Provider) run(ctx context.Context, req providers.Request, ag agentDirs,
 		}
 	}
 	proc.stdout.Close()
-	logins.syncBack() // the CLI is gone: its refreshed login is final
+	for _, w := range logins.syncBack() { // the CLI is gone: its refreshed login is final
+		req.RecordTool(loginRecord(w))
+	}
 	res.call = wf.landedCall()
 	res.out = parser.Outcome()
 	if res.out.Model == "" {
@@ -551,7 +553,7 @@ func (p *Provider) command(ctx context.Context, req providers.Request, ag agentD
 		if !ok || !filepath.IsAbs(user) {
 			return nil, "", 0, nil, fmt.Errorf("%s: login %q must be a generated file copying a file named by its absolute path, not %q", p.info.Backend, name, user)
 		}
-		logins = logins.add(user, wf.dir, name, data)
+		logins = logins.add(p.info, user, wf.dir, name, data)
 		writable = append(writable, name)
 	}
 	pinned := []string{"view.json", filepath.Base(wf.socket)}

@@ -51,6 +51,7 @@ var info = cliagent.Info{
 	// history, caches, backups, todos, plans, shell snapshots, tasks,
 	// teams and jobs are made afresh each run.
 	LoginFiles:   []string{".credentials.json"},
+	LoginRules:   loginRules,
 	SetupFiles:   []string{"settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles", "plugins", "hooks", "rules", "workflows", "cowork_settings.json", "cowork_plugins"},
 	SetupAtPath:  []string{"plugins", "cowork_plugins"},
 	EmptyFiles:   []string{"ide"},

@@ -42,6 +42,7 @@ var info = cliagent.Info{
 	// resumes a thread) outlives a run; its state, history, memories and
 	// logs databases, shell snapshots and installation id are made afresh.
 	LoginFiles:   []string{"auth.json"},
+	LoginRules:   loginRules,
 	SetupFiles:   []string{"config.toml", "AGENTS.md", "AGENTS.override.md", "prompts", "rules", "hooks.json", "hooks", "plugins", "skills", "agents"},
 	HomeSetup:    []string{".agents/skills"},
 	KeptDirs:     []string{"sessions"},

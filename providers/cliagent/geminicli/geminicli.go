@@ -25,6 +25,7 @@ var info = cliagent.Info{
 	BinaryEnv:    "GEMINI_BIN",
 	Package:      "@google/gemini-cli@0.61.0",
 	ConfigDir:    ".gemini",
+	LoginRules:   loginRules,
 	PriceBackend: "gemini",
 	Env: cliagent.EnvPolicy{
 		// Its auth (a Gemini API key, Vertex AI, a Google login in
