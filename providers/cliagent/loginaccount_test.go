@@ -46,7 +46,7 @@ func codexLogin(t *testing.T, account, refresh, access string) string {
 func claudeLogin(t *testing.T, refresh, access string, expires int64) string {
 	return mustJSON(t, map[string]any{"claudeAiOauth": map[string]any{
 		"accessToken": access, "refreshToken": refresh, "expiresAt": expires,
-		"scopes": []string{"user:inference", "user:profile"}, "subscriptionType": "max", "rateLimitTier": "default_claude_max_5x",
+		"scopes": []string{"user:inference", "user:profile"}, "subscriptionType": "max", "rateLimitTier": "default_claude_max_5x", "clientId": "client-of-claude-code",
 	}})
 }
 
@@ -74,7 +74,7 @@ func mustJSON(t *testing.T, v any) string {
 // user's later interactive sessions, their prompts and code, went to that
 // account. Only a refresh of the same account is copied back: the account
 // the file names unchanged, and only its token fields rewritten; a login
-// naming no account (Claude Code's) only with its refresh token unchanged.
+// naming no account (Claude Code's) only with its OAuth client unchanged.
 func TestACopyBackTakesOnlyARefreshOfTheSameAccount(t *testing.T) {
 	cases := []struct {
 		name           string
@@ -111,9 +111,12 @@ func TestACopyBackTakesOnlyARefreshOfTheSameAccount(t *testing.T) {
 		{"claude: a new access token", claudecode.CLI{}, ".credentials.json",
 			claudeLogin(t, "dummy-refresh-one", "dummy-access-one", 1000),
 			claudeLogin(t, "dummy-refresh-one", "dummy-access-two", 2000), true},
-		{"claude: another refresh token", claudecode.CLI{}, ".credentials.json",
+		{"claude: a rotated refresh token (Anthropic's are single-use)", claudecode.CLI{}, ".credentials.json",
 			claudeLogin(t, "dummy-refresh-one", "dummy-access-one", 1000),
-			claudeLogin(t, "dummy-refresh-attacker", "dummy-access-attacker", 2000), false},
+			claudeLogin(t, "dummy-refresh-two", "dummy-access-two", 2000), true},
+		{"claude: another OAuth client", claudecode.CLI{}, ".credentials.json",
+			claudeLogin(t, "dummy-refresh-one", "dummy-access-one", 1000),
+			withField(t, claudeLogin(t, "dummy-refresh-two", "dummy-access-two", 2000), []string{"claudeAiOauth", "clientId"}, "client-of-an-attacker"), false},
 		{"gemini: a refresh of the same account", geminicli.CLI{}, filepath.Join("gemini-home", ".gemini", "oauth_creds.json"),
 			geminiLogin(t, "google-user", "dummy-refresh-one", "dummy-access-one", 1000),
 			geminiLogin(t, "google-user", "dummy-refresh-one", "dummy-access-two", 2000), true},

@@ -28,8 +28,7 @@ type LoginRule struct {
 	// Account names the account a login is of, from its fields (and the
 	// claims of its tokens, Claims), "" when it names none. A login whose
 	// account is not the one copied in is refused. Nil: the file names no
-	// account, and Tokens must then leave out the refresh token, the one
-	// field that outlives a run.
+	// account, and only Tokens and the fields kept as they were guard it.
 	Account func(login map[string]any) string
 }
 
