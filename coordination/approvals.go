@@ -31,9 +31,14 @@ type ApprovalBox interface {
 	PendingApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error)
 	// ExpireApprovals refuses the lapsed requests with no answer in their
 	// askers' stead (by permissions.ByTimeout, for
-	// permissions.AskerGone) and returns those this call refused, each to
-	// one caller only.
-	ExpireApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error)
+	// permissions.AskerGone), appends refusal(r) of each to the
+	// session's permission log in the same write, and returns those this
+	// call refused, each to one caller only. The refusal and its record
+	// land both or neither: a refused ask is no longer pending, so no
+	// later call returns it again, and an expiry whose answer was lost
+	// (committed, the caller told the store was unavailable) left to its
+	// caller to record would never be recorded.
+	ExpireApprovals(ctx context.Context, id string, refusal func(permissions.ApprovalRequest) permissions.Record) ([]permissions.ApprovalRequest, error)
 }
 
 // askBox is permissions.AskFile over a store's ApprovalBox: the request is

@@ -208,8 +208,7 @@ func maskAction(a permissions.Action) permissions.Action {
 // audit appends a decision to the session's permission log, masked. A
 // failure is logged: the decision stands.
 func (svc *Service) audit(ctx context.Context, id string, rec permissions.Record) {
-	rec.Action = maskAction(rec.Action)
-	rec.Rule = providers.MaskKeys(rec.Rule)
+	rec = masked(rec)
 	log, ok := svc.store.(PermissionLog)
 	if !ok {
 		return
@@ -217,6 +216,14 @@ func (svc *Service) audit(ctx context.Context, id string, rec permissions.Record
 	if err := log.AppendPermission(context.WithoutCancel(ctx), id, rec); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).Str("agent", rec.Agent).Msg("a permission decision could not be recorded")
 	}
+}
+
+// masked is rec as the permission log keeps it: keys in its action and
+// rule masked.
+func masked(rec permissions.Record) permissions.Record {
+	rec.Action = maskAction(rec.Action)
+	rec.Rule = providers.MaskKeys(rec.Rule)
+	return rec
 }
 
 // PermissionLog reads a session's permission decisions; none when its store
@@ -258,24 +265,34 @@ func (svc *Service) lapseCutoff() time.Time { return svc.now().Add(-MaxClockSkew
 // killed) before it, and the ask must neither stay pending for a person to
 // approve — the live view answers the oldest by default — nor go
 // unrecorded. Each ask this call refused is recorded in the permission log
-// (once: the first answer stands). Best effort: a store that takes no
-// write now leaves it to the next look, and the lapsed ask is neither
-// listed nor approvable meanwhile.
+// (once: the first answer stands); a store that keeps the handshake as
+// rows records it in the expiry's own write (ApprovalBox.ExpireApprovals),
+// so an expiry whose answer was lost is recorded all the same. Best
+// effort: a store that takes no write now leaves it to the next look, and
+// the lapsed ask is neither listed nor approvable meanwhile.
 func (svc *Service) expireApprovals(ctx context.Context, id string) {
-	var lapsed []permissions.ApprovalRequest
 	var err error
 	if box, ok := svc.store.(ApprovalBox); ok {
-		lapsed, err = box.ExpireApprovals(ctx, id)
+		_, err = box.ExpireApprovals(ctx, id, func(r permissions.ApprovalRequest) permissions.Record {
+			return masked(svc.askerGoneRecord(r)) // as audit keeps every record
+		})
 	} else if dir := svc.dir(id); dir != "" {
+		var lapsed []permissions.ApprovalRequest
 		lapsed, err = permissions.Expire(dir, svc.lapseCutoff())
+		for _, r := range lapsed {
+			svc.audit(ctx, id, svc.askerGoneRecord(r))
+		}
 	}
 	if err != nil {
 		svc.log.Debug().Err(err).Str("session", id).Msg("the lapsed asks could not be refused now; they are neither listed nor approvable")
 	}
-	for _, r := range lapsed {
-		svc.audit(ctx, id, permissions.Record{Time: svc.now(), Agent: r.Agent, Step: r.Step, Tool: r.Tool, Action: r.Action,
-			Risk: r.Risk, Verdict: permissions.Ask, Rule: r.Rule, Outcome: permissions.Refused, By: askerGoneBy, Request: r.ID})
-	}
+}
+
+// askerGoneRecord is the permission log's record of r refused in its gone
+// asker's stead.
+func (svc *Service) askerGoneRecord(r permissions.ApprovalRequest) permissions.Record {
+	return permissions.Record{Time: svc.now(), Agent: r.Agent, Step: r.Step, Tool: r.Tool, Action: r.Action,
+		Risk: r.Risk, Verdict: permissions.Ask, Rule: r.Rule, Outcome: permissions.Refused, By: askerGoneBy, Request: r.ID}
 }
 
 // askerGoneBy is who answered an ask refused in its gone asker's stead, as

@@ -131,7 +131,9 @@ func TestAsksStoredWithANulBeforeMigration24AreRead(t *testing.T) {
 	if err := st.AnswerApproval(ctx, "s1", permissions.ApprovalResponse{ID: "r1", Approve: true, By: "ops", At: now}); err != nil {
 		t.Errorf("approving r1: %v", err)
 	}
-	expired, err := st.ExpireApprovals(ctx, "s1")
+	expired, err := st.ExpireApprovals(ctx, "s1", func(r permissions.ApprovalRequest) permissions.Record {
+		return permissions.Record{Time: now, Agent: r.Agent, Outcome: permissions.Refused, Request: r.ID}
+	})
 	if err != nil || len(expired) != 1 || expired[0].ID != "r4" || expired[0].Action.Target != "sleep 1\uFFFD" {
 		t.Errorf("refusing the lapsed asks = %+v, %v; want r4, its NUL shown as U+FFFD", expired, err)
 	}

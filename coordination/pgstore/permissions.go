@@ -180,27 +180,67 @@ func (s *Store) AnswerApproval(ctx context.Context, id string, resp permissions.
 
 // ExpireApprovals refuses, in their askers' stead, the session's requests
 // that have lapsed (lapsedAfter) with no answer, by
-// permissions.ByTimeout for permissions.AskerGone, and returns those it
-// refused (the first answer stands, so each is returned once, to one
-// caller, who records it).
-func (s *Store) ExpireApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error) {
+// permissions.ByTimeout for permissions.AskerGone, appends refusal(r) of
+// each to the permission log in the same statement, and returns those it
+// refused (the first answer stands, so each is returned and recorded
+// once). One statement, so both land or neither: left to the caller, a
+// refusal committed with its answer lost was never recorded, and no later
+// call returned it again.
+//
+// The lapsed requests are read first, so their records can be made: none,
+// the common case, costs that one round trip, as it did before.
+func (s *Store) ExpireApprovals(ctx context.Context, id string, refusal func(permissions.ApprovalRequest) permissions.Record) ([]permissions.ApprovalRequest, error) {
 	if err := live(ctx, id); err != nil {
 		return nil, err
 	}
+	rows, err := s.db.pool.Query(ctx, `SELECT q.request FROM approval_requests q
+		WHERE q.tenant = $1 AND q.session_id = $2 AND `+lapsedAfter(3)+` AND NOT EXISTS (
+			SELECT 1 FROM approval_responses r WHERE r.tenant = q.tenant AND r.session_id = q.session_id AND r.id = q.id)
+		ORDER BY q.asked_at, q.id`, s.tenant, id, skewSeconds)
+	if err != nil {
+		return nil, fmt.Errorf("reading the lapsed approval requests of session %q: %w", id, err)
+	}
+	lapsed, err := collectJSON[permissions.ApprovalRequest](rows)
+	if err != nil || len(lapsed) == 0 {
+		if err != nil {
+			err = fmt.Errorf("reading the lapsed approval requests of session %q: %w", id, err)
+		}
+		return nil, err
+	}
 	// Each row's answer is this one with its own id.
-	data, err := json.Marshal(permissions.ApprovalResponse{By: permissions.ByTimeout, Reason: permissions.AskerGone, At: ms(time.Now())})
+	answer, err := json.Marshal(permissions.ApprovalResponse{By: permissions.ByTimeout, Reason: permissions.AskerGone, At: ms(time.Now())})
 	if err != nil {
 		return nil, fmt.Errorf("encoding the refusal of a lapsed approval request: %w", err)
 	}
-	rows, err := s.db.pool.Query(ctx, `WITH ins AS (
+	n := len(lapsed)
+	ids, ats, agents, outcomes, records := make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, r := range lapsed {
+		rec := refusal(r)
+		rec.Time = ms(rec.Time)
+		data, err := json.Marshal(rec)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the refusal of approval request %s of session %q: %w", r.ID, id, err)
+		}
+		ids[i], ats[i], agents[i], outcomes[i], records[i] = r.ID, rec.Time, rec.Agent, string(rec.Outcome), string(data)
+	}
+	// Refused again under the same conditions: another reader may have
+	// refused one since, or its late asker, and the key keeps the first.
+	// Only the rows this statement inserted are recorded.
+	rows, err = s.db.pool.Query(ctx, `WITH ins AS (
 			INSERT INTO approval_responses (tenant, session_id, id, at, approve, response)
-			SELECT q.tenant, q.session_id, q.id, now(), false, ($3::jsonb || jsonb_build_object('id', q.id))::json
+			SELECT q.tenant, q.session_id, q.id, now(), false, ($4::jsonb || jsonb_build_object('id', q.id))::json
 			FROM approval_requests q
-			WHERE q.tenant = $1 AND q.session_id = $2 AND `+lapsedAfter(4)+` AND NOT EXISTS (
+			WHERE q.tenant = $1 AND q.session_id = $2 AND q.id = ANY($3) AND `+lapsedAfter(5)+` AND NOT EXISTS (
 				SELECT 1 FROM approval_responses r WHERE r.tenant = q.tenant AND r.session_id = q.session_id AND r.id = q.id)
-			ON CONFLICT DO NOTHING RETURNING id)
+			ON CONFLICT DO NOTHING RETURNING id),
+		logged AS (
+			INSERT INTO permission_log (tenant, session_id, at, agent_id, outcome, record)
+			SELECT $1, $2, c.at, c.agent, c.outcome, c.record::json
+			FROM unnest($3::text[], $6::timestamptz[], $7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS c(id, at, agent, outcome, record, i)
+			JOIN ins ON ins.id = c.id ORDER BY c.i)
 		SELECT q.request FROM approval_requests q JOIN ins ON ins.id = q.id
-		WHERE q.tenant = $1 AND q.session_id = $2 ORDER BY q.asked_at, q.id`, s.tenant, id, data, skewSeconds)
+		WHERE q.tenant = $1 AND q.session_id = $2 ORDER BY q.asked_at, q.id`,
+		s.tenant, id, ids, answer, skewSeconds, ats, agents, outcomes, records)
 	if err != nil {
 		return nil, fmt.Errorf("refusing the lapsed approval requests of session %q: %w", id, err)
 	}

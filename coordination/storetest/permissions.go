@@ -164,12 +164,20 @@ func testApprovalRace(t *testing.T, st coordination.Store) {
 	}
 }
 
+// refusal is the permission log's record of r refused in its gone asker's
+// stead, as a caller of ExpireApprovals makes it.
+func refusal(r permissions.ApprovalRequest) permissions.Record {
+	return permissions.Record{Time: ms(time.Date(2026, 3, 20, 22, 40, 0, 0, time.UTC)), Agent: r.Agent, Step: r.Step, Tool: r.Tool,
+		Action: r.Action, Risk: r.Risk, Verdict: permissions.Ask, Rule: r.Rule, Outcome: permissions.Refused,
+		By: "dummy handshake (timeout: the asker was gone)", Request: r.ID}
+}
+
 // testApprovalLapse: a request still open more than MaxClockSkew past its
 // expiry had an asker that died before refusing it. It is not pending,
-// takes no approval, and ExpireApprovals refuses it once, saying why; a
-// late asker's own refusal of one is stored. One expired less than
-// MaxClockSkew ago may be a live asker's whose clock is behind: still
-// pending.
+// takes no approval, and ExpireApprovals refuses it once, saying why, and
+// records the refusal in the permission log with it; a late asker's own
+// refusal of one is stored. One expired less than MaxClockSkew ago may be
+// a live asker's whose clock is behind: still pending.
 func testApprovalLapse(t *testing.T, st coordination.Store) {
 	box := approvalBox(t, st)
 	ctx := context.Background()
@@ -201,7 +209,7 @@ func testApprovalLapse(t *testing.T, st coordination.Store) {
 		t.Errorf("a late asker's own refusal = %v, want it stored", err)
 	}
 	for i, want := range [][]string{{dead.ID}, nil} {
-		got, err := box.ExpireApprovals(ctx, "s1")
+		got, err := box.ExpireApprovals(ctx, "s1", refusal)
 		var ids []string
 		for _, r := range got {
 			ids = append(ids, r.ID)
@@ -211,6 +219,12 @@ func testApprovalLapse(t *testing.T, st coordination.Store) {
 		}
 		if i == 0 && !reflect.DeepEqual(got[0], dead) {
 			t.Errorf("the refused request reads back %+v, want %+v", got[0], dead)
+		}
+	}
+	if log, ok := st.(coordination.PermissionLog); ok {
+		// Recorded with the refusal, once: the caller records nothing.
+		if recs, err := log.Permissions(ctx, "s1"); err != nil || !reflect.DeepEqual(recs, []permissions.Record{refusal(dead)}) {
+			t.Errorf("the permission log holds %+v (%v), want the one refusal of the lapsed ask", recs, err)
 		}
 	}
 	if r, ok, err := box.ApprovalAnswer(ctx, "s1", dead.ID); !ok || err != nil || r.Approve || r.By != permissions.ByTimeout || r.Reason != permissions.AskerGone {
@@ -266,7 +280,7 @@ func testApprovalNul(t *testing.T, st coordination.Store) {
 	if got := pending[0].Action.Target; got != nul.Action.Target && got != "printf 'a\uFFFDb'" {
 		t.Errorf("the ask's command reads back %q, want it as asked or its NUL shown as U+FFFD", got)
 	}
-	if lapsed, err := box.ExpireApprovals(ctx, "s1"); err != nil || len(lapsed) != 0 {
+	if lapsed, err := box.ExpireApprovals(ctx, "s1", refusal); err != nil || len(lapsed) != 0 {
 		t.Errorf("ExpireApprovals = %+v (%v), want none refused and no error", lapsed, err)
 	}
 	no := permissions.ApprovalResponse{ID: nul.ID, By: "ops", Reason: "not \x00 that", At: at}
