@@ -130,9 +130,11 @@ CMD_REALCLI_TESTS := ^(TestARealClaudeCodeAgentWritesItsFileAndReachesConsensusW
 # the fakes', not the CPU's, so they need not queue behind the race run's
 # CPU-bound packages, nor behind each other: Claude Code waits for its
 # workflow server however loaded the machine (claudecode's defaults), which
-# beside each other it once did not.
+# beside each other it once did not. -timeout 20m: a package of real-CLI
+# tests under -race on a loaded 2-core machine once ran past go test's
+# default 10 minutes (claudecode, geminicli), each test within its own bound.
 realclis: bwrap clis cmdrace
-	MASSGEN_REAL_CLIS=1 bash .ci/lanes "$(GO) test -race -count=1 -vet=off -p 6 ./providers/cliagent/..." \
+	MASSGEN_REAL_CLIS=1 bash .ci/lanes "$(GO) test -race -count=1 -vet=off -timeout 20m -p 6 ./providers/cliagent/..." \
 		"bash .ci/testbin $(abspath $(CMD_RACE_TEST)) cmd/massgen-mcp realclis -test.run '$(CMD_REALCLI_TESTS)'"
 
 clis:
