@@ -89,3 +89,11 @@ func SpendsInFlight(svc *Service) int {
 
 // ThisCreator is what a session created by this process records of it.
 func ThisCreator() *Creator { return thisCreator() }
+
+// LoadHeld derives session s.ID as a run's loop does at its end
+// (sessions.loadHeld, held its setup s) and returns the setup it derived
+// from, for the tests of when a held setup is served.
+func LoadHeld(svc *Service, ctx context.Context, s *Session) (*Session, error) {
+	got, _, _, err := svc.sessions.loadHeld(ctx, s.ID, s)
+	return got, err
+}

@@ -598,7 +598,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 			st, fresh = fresh, nil
 		} else {
 			var err error
-			if _, st, res, err = svc.currentResult(dctx, s, false); err != nil {
+			if _, st, res, err = svc.runResult(dctx, s, false); err != nil {
 				if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 					return svc.stop(dctx, r, s, own, results, ended(err))
 				}
@@ -617,7 +617,7 @@ func (svc *Service) loop(ctx context.Context, r *Run, s *Session) (*TeamResult, 
 				// What landed after the end is in the result (the landing
 				// amended it): return that one, not the one read before.
 				var err error
-				if _, st, res, err = svc.currentResult(dctx, s, true); err != nil {
+				if _, st, res, err = svc.runResult(dctx, s, true); err != nil {
 					if again, err := svc.waitOut(ctx, r, s, &down, err); !again {
 						return svc.stop(dctx, r, s, own, results, ended(err))
 					}

@@ -107,6 +107,19 @@ func (ss *sessions) read(ctx context.Context, id string) (*Session, error) {
 
 // load reads a session and its ledger and derives its state.
 func (ss *sessions) load(ctx context.Context, id string) (*Session, *Ledger, *State, error) {
+	return ss.loadHeld(ctx, id, nil)
+}
+
+// loadHeld is load for a run's loop, which holds the setup it read under
+// the run lock (Service.runResult): held is served in place of a read when
+// the ledger shows it final and the session's own, so an ended session,
+// whose kept setup its last derivation let go, is not read again at the
+// run's end. Final: the ledger has an entry, after which criteria are
+// refused and the creation is not taken over (a run or step has claimed
+// it), so no replica changes the setup; its own: the loan's created_at is
+// held's (sameBirth), not a session made again under its id by another
+// replica. Otherwise the setup is read as load reads it.
+func (ss *sessions) loadHeld(ctx context.Context, id string, held *Session) (*Session, *Ledger, *State, error) {
 	s, kept := ss.setups.Get(id)
 	l, lent, inFlight, err := ss.lendState(ctx, id)
 	if err != nil {
@@ -119,6 +132,9 @@ func (ss *sessions) load(ctx context.Context, id string) (*Session, *Ledger, *St
 	}
 	if kept {
 		return s, l, ss.deriveFrom(s, l, lent, inFlight), nil
+	}
+	if held != nil && held.ID == id && !held.Foreign && hasEntries(l) && sameBirth(l.Born, held) {
+		return held, l, ss.deriveFrom(held, l, lent, inFlight), nil
 	}
 	// The setup is read after the ledger: it cannot change once the ledger
 	// has an entry (criteria are attached only before the first step), so

@@ -325,7 +325,24 @@ func (svc *Service) current(ctx context.Context, s *Session) (*Ledger, *State, *
 // currentResult is current; without full, a session that goes on running
 // gets no result (nil), as in settleResult.
 func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*Ledger, *State, *TeamResult, error) {
-	_, l, st, err := svc.sessions.load(ctx, s.ID)
+	return svc.currentHeld(ctx, s, nil, full)
+}
+
+// runResult is currentResult for a run's loop, whose s was read under the
+// run lock (which attaching criteria also takes) and is the kept setup its
+// steps derive from: once the ledger shows a step it is final, and served
+// (sessions.loadHeld) rather than read again after the derivation that
+// found the session ended let the kept one go. Other callers read theirs
+// before the ledger, where a first step landing in between may have
+// followed criteria they did not see, so they read it again.
+func (svc *Service) runResult(ctx context.Context, s *Session, full bool) (*Ledger, *State, *TeamResult, error) {
+	return svc.currentHeld(ctx, s, s, full)
+}
+
+// currentHeld is currentResult, the setup held served where loadHeld
+// says it may be.
+func (svc *Service) currentHeld(ctx context.Context, s, held *Session, full bool) (*Ledger, *State, *TeamResult, error) {
+	_, l, st, err := svc.sessions.loadHeld(ctx, s.ID, held)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -336,7 +353,7 @@ func (svc *Service) currentResult(ctx context.Context, s *Session, full bool) (*
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		_, l, st, err = svc.sessions.load(ctx, s.ID)
+		_, l, st, err = svc.sessions.loadHeld(ctx, s.ID, held)
 		return l, st, res, err
 	}
 	if st.Life.Status == StatusRunning && (svc.overLimit(s, l) != "" || Decide(s, st, "").Kind != DecideNothing) {
