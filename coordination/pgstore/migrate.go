@@ -74,8 +74,22 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	// A lock_timeout the operator set for the role (meant for a step's
+	// rows) must not fail a start that waits for another replica's
+	// migrations: the lock is waited for as long as ctx allows, and the
+	// role's bound applies again to the migrations themselves.
+	var roleWait string
+	if err := tx.QueryRow(ctx, `SELECT current_setting('lock_timeout')`).Scan(&roleWait); err != nil {
+		return 0, fmt.Errorf("reading the role's lock_timeout: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = 0`); err != nil {
+		return 0, fmt.Errorf("lifting the lock_timeout for the migration lock: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 		return 0, fmt.Errorf("taking the migration lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, roleWait); err != nil {
+		return 0, fmt.Errorf("restoring the role's lock_timeout: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
