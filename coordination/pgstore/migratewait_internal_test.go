@@ -31,9 +31,16 @@ func TestAStartWaitsForAnotherReplicasMigrationsPastTheRolesLockTimeout(t *testi
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 		t.Fatal(err)
 	}
-	released := time.AfterFunc(600*time.Millisecond, func() { _ = tx.Rollback(ctx) })
-	defer released.Stop()
+	// The hold ends on a goroutine the test waits for before its deferred
+	// close of the connection, so the two never use it at once.
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(600 * time.Millisecond)
+		_ = tx.Rollback(ctx)
+	}()
 	db, err := Open(ctx, dsn+"&lock_timeout=100ms", Options{Logger: zerolog.Nop()})
+	<-released
 	if err != nil {
 		t.Fatalf("a replica whose role waits 100 ms for a lock could not start while another held the migration lock for 600 ms: %v", err)
 	}

@@ -11,9 +11,9 @@ import "github.com/massgen-go/massgen-mcp/providers/cliagent"
 // copied back logs the user out (and every later run of the agent). The
 // refresh token may therefore change with the access token; the OAuth
 // client may not (a refresh never changes it). With no account to
-// compare, a whole login of another account put in by the agent passes
-// (DESIGN.md says so): telling the account needs Anthropic's profile
-// endpoint, a network call the copy-back does not make.
+// compare, a whole login of another account put in by the agent passes:
+// telling the account needs Anthropic's profile endpoint, a network call
+// the copy-back does not make.
 var loginRules = map[string]cliagent.LoginRule{
 	".credentials.json": {
 		Tokens: [][]string{
