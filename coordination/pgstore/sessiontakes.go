@@ -123,17 +123,7 @@ func (db *DB) takeSessions(ts []*sessionTake) []error {
 		errs[0] = alone(db.pool.QueryRow(t.ctx, lockTakeBounded, t.s.tenant, t.id, "session", t.token, lockTTL.Milliseconds(), db.lockTakeover()).Scan(&t.got, &t.found, &t.at))
 		return errs
 	}
-	answer := map[*sessionTake]error{}
-	for part := range slices.Chunk(sortedBySession(ts, func(t *sessionTake) (string, string) { return t.s.tenant, t.id }), sessionLocksMax) {
-		err := alone(db.sendSessionTakes(part))
-		for _, t := range part {
-			answer[t] = err
-		}
-	}
-	for i, t := range ts {
-		errs[i] = answer[t]
-	}
-	return errs
+	return answerInChunks(ts, sortedBySession(ts, func(t *sessionTake) (string, string) { return t.s.tenant, t.id }), sessionLocksMax, db.sendSessionTakes)
 }
 
 // sendSessionTakes sends sessionLocksTake for ts and reads each its answer.
@@ -223,6 +213,25 @@ func alone(err error) error {
 		return errTakeAlone
 	}
 	return err
+}
+
+// answerInChunks sends sorted (ts in the order rows are taken) in chunks
+// of at most max, one transaction each, and answers each of ts, in ts'
+// order, its chunk's error (alone's: errTakeAlone for a chunk the server
+// refused, so its members go again alone).
+func answerInChunks[T comparable](ts, sorted []T, max int, send func([]T) error) []error {
+	answer := make(map[T]error, len(ts))
+	for part := range slices.Chunk(sorted, max) {
+		err := alone(send(part))
+		for _, t := range part {
+			answer[t] = err
+		}
+	}
+	errs := make([]error, len(ts))
+	for i, t := range ts {
+		errs[i] = answer[t]
+	}
+	return errs
 }
 
 // sortedBySession is vs in (tenant, session) order, the order every

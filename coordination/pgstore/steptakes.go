@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // A step lock's take (lockStep) is one implicit transaction: the take, the
@@ -104,33 +103,14 @@ func (db *DB) takeSteps(ts []*stepTake) []error {
 		// that waits longer takes its lock again alone, outside the
 		// group (lockStep), waiting for its row as long as its context
 		// lets it.
-		err := db.sendTakes(ts[0].ctx, ts, true)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && !unavailable(err) {
-			err = errTakeAlone
-		}
-		errs[0] = err
+		errs[0] = alone(db.sendTakes(ts[0].ctx, ts, true))
 		return errs
 	}
 	sorted := slices.Clone(ts)
 	slices.SortStableFunc(sorted, func(a, b *stepTake) int {
 		return cmp.Or(cmp.Compare(a.s.tenant, b.s.tenant), cmp.Compare(a.id, b.id), cmp.Compare(a.agent, b.agent))
 	})
-	answer := map[*stepTake]error{}
-	for part := range slices.Chunk(sorted, stepTakesMax) {
-		err := db.sendGroup(part)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && !unavailable(err) {
-			err = errTakeAlone
-		}
-		for _, t := range part {
-			answer[t] = err
-		}
-	}
-	for i, t := range ts {
-		errs[i] = answer[t]
-	}
-	return errs
+	return answerInChunks(ts, sorted, stepTakesMax, db.sendGroup)
 }
 
 // sendGroup sends a group of more than one take under the group's limits.
