@@ -216,13 +216,7 @@ func TestRealClaudeCancelledLeavesNoProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool)); errc <- err }()
-	deadline := time.Now().Add(60 * time.Second)
-	for len(h.script.Calls()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("claude never called the API")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	clitest.AwaitFirstCall(t, h.script.Calls, errc)
 	if len(clitest.ProcessesIn(tmp)) == 0 {
 		t.Fatal("no process of the step found while it runs: the check would prove nothing")
 	}

@@ -159,6 +159,27 @@ func Step(t testing.TB, p providers.Provider, calls func() []fake.Call, timeout 
 	return act, u, err
 }
 
+// AwaitFirstCall waits until a running step's CLI has called its API, up to
+// the same 90 s the real-CLI steps get: a CLI starting under a loaded CI
+// machine (race builds beside other lanes) took past 30 s once. A step that
+// ends before any call fails the test at once with its own error rather
+// than after the whole wait; errc is the step's, and is not read again.
+func AwaitFirstCall(t testing.TB, calls func() []fake.Call, errc <-chan error) {
+	t.Helper()
+	deadline := time.After(90 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for len(calls()) == 0 {
+		select {
+		case err := <-errc:
+			t.Fatalf("the step ended before the CLI called its API: %v", err)
+		case <-deadline:
+			t.Fatal("the CLI never called its API in 90 s")
+		case <-tick.C:
+		}
+	}
+}
+
 // AssertNoProcessIn fails if a process still works in dir (a CLI, its MCP
 // server, a command it ran) five seconds on: a killed step leaves none.
 func AssertNoProcessIn(t testing.TB, dir string) {

@@ -180,12 +180,7 @@ func TestRealGeminiCancelLeavesNoProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool)); errc <- err }()
-	for deadline := time.Now().Add(30 * time.Second); len(h.script.Calls()) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the CLI never called its API")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	clitest.AwaitFirstCall(t, h.script.Calls, errc)
 	if len(clitest.ProcessesIn(h.ws)) == 0 {
 		t.Fatal("no process works in the workspace while the CLI runs: the check below would prove nothing")
 	}
