@@ -189,21 +189,25 @@ func TestRealClaudeThatHangsIsKilledAtTheStepTimeout(t *testing.T) {
 	t.Setenv("TMPDIR", tmp) // the step's run directory, named on every command line of the step
 	h := newRealIn(t, sandboxedOrPlain())
 	h.script.Always("claude-opus-4-6", fake.Reply{Kind: fake.ReplyStall})
-	// Long enough for claude to start and call the API on a loaded machine:
-	// 12 s was not, once, in CI's parallel lanes.
-	const timeout = 25 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
+	// The step's deadline passes a few seconds after claude's first call
+	// (as a context.WithTimeout's would: done, its cause the deadline), so
+	// the hang is the API's. Counted from the Step call, it had to cover
+	// claude's start on a loaded machine: 12 s was not enough once in CI's
+	// parallel lanes, and a node CLI there once took over 30 s to call.
+	const timeout = 3 * time.Second
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	errc := make(chan error, 1)
+	go func() { _, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool)); errc <- err }()
+	clitest.AwaitFirstCall(t, h.script.Calls, errc)
+	time.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
 	start := time.Now()
-	_, _, err := h.p.Step(ctx, h.request(clitest.AnswerTool))
+	err := <-errc
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the step's deadline", err)
 	}
 	if d := time.Since(start); d > timeout+6*time.Second {
-		t.Fatalf("the step ended %v after it started", d)
-	}
-	if len(h.script.Calls()) == 0 {
-		t.Fatal("claude never called the API: the hang was not the API's")
+		t.Fatalf("the step ended %v after claude's first call, its deadline %v after it", d, timeout)
 	}
 	clitest.AssertNoProcessIn(t, tmp)
 }

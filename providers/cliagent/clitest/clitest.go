@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/internal/await"
 	"github.com/massgen-go/massgen-mcp/providers"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent"
 	"github.com/massgen-go/massgen-mcp/providers/cliagent/relay"
@@ -160,24 +161,14 @@ func Step(t testing.TB, p providers.Provider, calls func() []fake.Call, timeout 
 }
 
 // AwaitFirstCall waits until a running step's CLI has called its API, up to
-// the same 90 s the real-CLI steps get: a CLI starting under a loaded CI
-// machine (race builds beside other lanes) took past 30 s once. A step that
-// ends before any call fails the test at once with its own error rather
-// than after the whole wait; errc is the step's, and is not read again.
+// the same 90 s the real-CLI steps get (await.Slow): a CLI starting under a
+// loaded CI machine (race builds beside other lanes) took past 30 s once. A
+// step that ends before any call fails the test at once with its own error
+// rather than after the whole wait; errc is the step's, and is not read
+// again.
 func AwaitFirstCall(t testing.TB, calls func() []fake.Call, errc <-chan error) {
 	t.Helper()
-	deadline := time.After(90 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for len(calls()) == 0 {
-		select {
-		case err := <-errc:
-			t.Fatalf("the step ended before the CLI called its API: %v", err)
-		case <-deadline:
-			t.Fatal("the CLI never called its API in 90 s")
-		case <-tick.C:
-		}
-	}
+	await.Until(t, "the CLI's first call to its API", await.Slow, func() bool { return len(calls()) > 0 }, errc)
 }
 
 // AssertNoProcessIn fails if a process still works in dir (a CLI, its MCP
