@@ -50,7 +50,7 @@ func TestACLIThatLoopsOnToolsIsStoppedPastItsToolCallLimit(t *testing.T) {
 	if u.Input < 6000 || u.CostUSD == nil || *u.CostUSD <= 0 {
 		t.Fatalf("usage = %+v, want what the loop spent, priced", u)
 	}
-	assertGone(t, pidsOf(t, h.ws))
+	assertGone(t, pidsOf(t, h.ws, nil))
 }
 
 func TestATokenBudgetStopsTheCLIWithinATurn(t *testing.T) {
@@ -64,7 +64,7 @@ func TestATokenBudgetStopsTheCLIWithinATurn(t *testing.T) {
 	if u.Tokens() < 5000 || u.Tokens() > 5000+2*1100 {
 		t.Fatalf("stopped at %d tokens, want within a turn of 5,000", u.Tokens())
 	}
-	assertGone(t, pidsOf(t, h.ws))
+	assertGone(t, pidsOf(t, h.ws, nil))
 }
 
 // sessionSpend stands in for coordination's budget: the session has spent
@@ -100,7 +100,7 @@ func TestACLIThatWouldTakeTheSessionPastItsCostBudgetIsStopped(t *testing.T) {
 	if n := h.rec.reads(); n > 10 {
 		t.Fatalf("%d turns ran; the budget binds within one", n)
 	}
-	assertGone(t, pidsOf(t, h.ws))
+	assertGone(t, pidsOf(t, h.ws, nil))
 }
 
 func TestWorkflowCallsThatDoNotLandCountAsToolCalls(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/await"
 )
 
 // cliParent is the test binary run as a server that starts a CLI run, the
@@ -61,21 +63,19 @@ func killServerUnder(t *testing.T, mode, script string, find func(string) int) i
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{}) // closed once the server is reaped; its stderr says why it ended
+	go func() { _ = parent.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = parent.Process.Kill(); <-exited })
 	var pid int
-	deadline := time.Now().Add(10 * time.Second)
-	for pid == 0 {
+	await.Until(t, "the server's CLI run starting what the test watches", await.Slow, func() bool {
 		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
 			pid = find(strings.TrimSpace(string(data)))
 		}
-		if time.Now().After(deadline) {
-			_ = parent.Process.Kill()
-			t.Fatal("the server's CLI run never started what the test watches")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return pid != 0
+	}, exited)
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // a failed test leaves nothing
 	_ = parent.Process.Kill()
-	_ = parent.Wait()
+	<-exited
 	return pid
 }
 

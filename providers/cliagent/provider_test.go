@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/massgen-go/massgen-mcp/internal/await"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -192,16 +193,19 @@ func gone(pid int) bool {
 	return i >= 0 && len(s) > i+2 && s[i+2] == 'Z'
 }
 
-func pidsOf(t *testing.T, ws string) []int {
+// pidsOf waits for the pids the hanging fake CLI writes once it is up
+// with its child; stepEnded (nil once the step has returned) is the
+// step's error: a step that ends first fails the test at once. The bound
+// is a start's on a loaded machine (the fake is this race-built test
+// binary), which 5 s was not always.
+func pidsOf(t *testing.T, ws string, stepEnded <-chan error) []int {
 	t.Helper()
 	var b []byte
-	for range 100 {
+	await.Until(t, "the fake CLI writing its pids", await.Slow, func() bool {
 		var err error
-		if b, err = os.ReadFile(filepath.Join(ws, "pids")); err == nil && len(b) > 0 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		b, err = os.ReadFile(filepath.Join(ws, "pids"))
+		return err == nil && len(b) > 0
+	}, stepEnded)
 	var pids []int
 	for _, f := range strings.Fields(string(b)) {
 		n, _ := strconv.Atoi(f)
@@ -236,7 +240,7 @@ func TestHangingCLIIsKilledWithItsChildrenAtTheStepTimeout(t *testing.T) {
 	defer cancel(nil)
 	errc := make(chan error, 1)
 	go func() { _, _, err := h.p.Step(ctx, h.request()); errc <- err }()
-	pids := pidsOf(t, h.ws)
+	pids := pidsOf(t, h.ws, errc)
 	time.AfterFunc(1500*time.Millisecond, func() { cancel(context.DeadlineExceeded) })
 	start := time.Now()
 	err := <-errc
@@ -254,7 +258,7 @@ func TestCancelLeavesNoProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, _, err := h.p.Step(ctx, h.request()); errc <- err }()
-	pids := pidsOf(t, h.ws)
+	pids := pidsOf(t, h.ws, errc)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want cancelled", err)
@@ -447,18 +451,13 @@ func TestInTheSandboxACancelledCLILeavesNoProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, _, err := h.p.Step(ctx, req); errc <- err }()
-	deadline := time.Now().Add(30 * time.Second)
-	for len(running("sleep\x00"+secs)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the sandboxed CLI never started its child")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	await.Until(t, "the sandboxed CLI starting its child", await.Slow,
+		func() bool { return len(running("sleep\x00"+secs)) > 0 }, errc)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	deadline = time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		left := running("sleep\x00" + secs)
 		if len(left) == 0 {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/await"
 )
 
 // TestASandboxedCLIRunsCommandsDieWithItsRun: bwrap runs with
@@ -48,16 +50,14 @@ func TestASandboxedCLIRunsCommandsDieWithItsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { p.kill(); <-p.exited })
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var pid int
+		await.Until(t, "the sandboxed CLI run starting its daemon", await.Slow, func() bool {
 			if data, _ := os.ReadFile(pidFile); strings.HasSuffix(string(data), "\n") {
-				if pid := byCommandLine(""); pid > 0 {
-					return p, pid, pidFile
-				}
+				pid = byCommandLine("")
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the sandboxed CLI run never started its daemon")
-			}
-		}
+			return pid > 0
+		}, p.exited)
+		return p, pid, pidFile
 	}
 	t.Run("the run is killed", func(t *testing.T) {
 		p, pid, _ := run(t, `DAEMON; exec sleep 120`)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/await"
 )
 
 // killedStep is a CLI run's server process (TestMain's "killed-step"): it
@@ -55,18 +57,18 @@ func TestARunSweepsTheStepsOfKilledRunsButNotLiveOnes(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{}) // closed once the run is reaped; its stderr says why it ended
+	go func() { _ = child.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = child.Process.Kill(); <-exited })
 	var dead string
-	for deadline := time.Now().Add(10 * time.Second); dead == ""; time.Sleep(10 * time.Millisecond) {
+	await.Until(t, "the run to kill starting its step", await.Slow, func() bool {
 		if data, err := os.ReadFile(ready); err == nil && strings.HasSuffix(string(data), "\n") {
 			dead = strings.TrimSpace(string(data))
 		}
-		if time.Now().After(deadline) {
-			_ = child.Process.Kill()
-			t.Fatal("the run to kill never started its step")
-		}
-	}
+		return dead != ""
+	}, exited)
 	_ = child.Process.Kill() // SIGKILL: no deferred cleanup runs
-	_ = child.Wait()
+	<-exited
 	if _, err := os.Stat(filepath.Join(dead+".peers", "agent2", "big.bin")); err != nil {
 		t.Fatalf("the killed run left no peers' files to sweep: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen-mcp/internal/await"
 	"github.com/massgen-go/massgen-mcp/internal/supervisor"
 )
 
@@ -33,19 +34,21 @@ func startScript(t *testing.T, script string) (*process, string) {
 	return p, pidFile
 }
 
-// pidIn waits for the pid a script writes.
-func pidIn(t *testing.T, pidFile string) int {
+// pidIn waits for the pid a script writes; the script's run ending first
+// fails the test at once.
+func pidIn(t *testing.T, p *process, pidFile string) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // a failed test leaves nothing
-			return pid
+	var pid int
+	await.Until(t, "the CLI run writing its command's pid", await.Slow, func() bool {
+		data, err := os.ReadFile(pidFile)
+		if err != nil || !strings.HasSuffix(string(data), "\n") {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the CLI run never wrote its command's pid")
-		}
-	}
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		return true
+	}, p.exited)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // a failed test leaves nothing
+	return pid
 }
 
 // TestKillingACLIRunKillsTheCommandsThatLeftItsGroup: a step's timeout,
@@ -59,7 +62,7 @@ func TestKillingACLIRunKillsTheCommandsThatLeftItsGroup(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, pidFile := startScript(t, c.script)
-			command := pidIn(t, pidFile)
+			command := pidIn(t, p, pidFile)
 			p.kill()
 			select {
 			case <-p.exited:
@@ -79,7 +82,7 @@ func TestKillingACLIRunKillsTheCommandsThatLeftItsGroup(t *testing.T) {
 // ("no child outlives the step").
 func TestACLIRunsDaemonDiesWhenTheCLIExits(t *testing.T) {
 	p, pidFile := startScript(t, `(`+ownSession+` &); until [ -s "$1" ]; do sleep 0.01; done`)
-	command := pidIn(t, pidFile)
+	command := pidIn(t, p, pidFile)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):
