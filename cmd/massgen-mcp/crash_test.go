@@ -21,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/coordtest"
 	"github.com/massgen-go/massgen-mcp/coordination/filestore"
+	"github.com/massgen-go/massgen-mcp/internal/await"
 )
 
 // envInt reads a positive integer knob of the reliability suites.
@@ -83,22 +84,24 @@ func startServing(t testing.TB, cmd *exec.Cmd) *server {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	deadline := time.After(20 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if m := servingLine.FindStringSubmatch(stderr.String()); m != nil {
+	// A start is not what these tests measure, and beside CI's race builds
+	// one can take long (20 s was the bound before): the wait is generous,
+	// and a server that exits first fails the test at once.
+	listening := false
+	defer func() {
+		if !listening {
+			t.Logf("the server's stderr:\n%s", stderr.String())
+		}
+	}()
+	await.Until(t, "the server saying where it listens", await.Slow, func() bool {
+		m := servingLine.FindStringSubmatch(stderr.String())
+		if m != nil {
 			s.url = m[1]
-			return s
 		}
-		select {
-		case <-exited:
-			t.Fatalf("the server exited before it listened (%v):\n%s", cmd.ProcessState, stderr.String())
-		case <-deadline:
-			t.Fatalf("the server did not say where it listens in 20s:\n%s", stderr.String())
-		case <-tick.C:
-		}
-	}
+		return m != nil
+	}, exited)
+	listening = true
+	return s
 }
 
 // kill ends the server with SIGKILL: no deferred function, no flush, no

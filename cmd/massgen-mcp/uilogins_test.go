@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
+	"github.com/massgen-go/massgen-mcp/internal/await"
 )
 
 // TestABrowserLoggedInThroughOneReplicaIsLoggedInOnAnother: two `serve
@@ -19,13 +19,18 @@ func TestABrowserLoggedInThroughOneReplicaIsLoggedInOnAnother(t *testing.T) {
 	bin := binary(t)
 	a := startServer(t, bin, t.TempDir(), "--store", dsn)
 	b := startServer(t, bin, t.TempDir(), "--store", dsn)
+	// The link follows the address A printed once its login row is written,
+	// a statement a loaded database may be slow to answer.
 	var link string
-	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	defer func() {
+		if link == "" {
+			t.Logf("A printed no login link:\n%s", a.stderr.String())
+		}
+	}()
+	await.Until(t, "A's login link", await.Slow, func() bool {
 		link = regexp.MustCompile(`/ui/login\?key=[0-9a-f]+`).FindString(a.stderr.String())
-	}
-	if link == "" {
-		t.Fatalf("A printed no login link:\n%s", a.stderr.String())
-	}
+		return link != ""
+	}, a.exited)
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.Get(a.url + link)
 	if err != nil {
