@@ -122,17 +122,10 @@ func TestASessionEntryReadByAnotherCallBeforeItsWriterHeardIsStillHeard(t *testi
 // readAfterCommit waits for the cut write's entry to be stored (a reads
 // it), then has cut read the log on, as a concurrent call would.
 func readAfterCommit(ctx context.Context, a, cut *Store) error {
-	for end := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var n int
-		if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM session_log WHERE tenant = $1 AND session_id = 's'`, a.tenant).Scan(&n); err != nil {
-			return err
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(end) {
-			return fmt.Errorf("%d session entries stored after the cut write, want 1 (its COMMIT ran)", n)
-		}
+	if n, err := storedAfterCut(ctx, a, "session_log"); err != nil {
+		return err
+	} else if n != 1 {
+		return fmt.Errorf("%d session entries stored after the cut write, want 1 (its COMMIT ran)", n)
 	}
 	l, _, _, err := cut.LendState(ctx, "s")
 	if err != nil {
