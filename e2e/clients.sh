@@ -191,7 +191,13 @@ cat >"$WORK/script.json" <<'JSON'
 JSON
 massgen-mcp fake-providers --listen 127.0.0.1:0 --script "$WORK/script.json" >"$WORK/fake.out" 2>"$WORK/fake.err" &
 FAKE_PID=$!
-for _ in $(seq 100); do grep -q ANTHROPIC_BASE_URL "$WORK/fake.out" 2>/dev/null && break; sleep 0.1; done
+# 90 s, as the e2e tests' starts get: beside CI's race builds a start is slow;
+# fakes that exit end the wait at once.
+up_by=$((SECONDS + 90))
+while [ "$SECONDS" -lt "$up_by" ] && kill -0 "$FAKE_PID" 2>/dev/null; do
+  grep -q ANTHROPIC_BASE_URL "$WORK/fake.out" 2>/dev/null && break
+  sleep 0.1
+done
 base="$(sed -n 's/^export ANTHROPIC_BASE_URL=//p' "$WORK/fake.out")"
 [ -n "$base" ] || fail "the fake providers did not start"
 proj="$(mktemp -d "$WORK/proj.XXXXXX")"

@@ -86,7 +86,11 @@ for attempt in 1 2 3; do
   mkdir -p "$WORK/http-state"
   "$BIN" serve --http "127.0.0.1:$PORT" --state-dir "$WORK/http-state" >"$WORK/http-server.log" 2>&1 </dev/null &
   SERVER_PID=$!
-  for _ in $(seq 100); do
+  # 90 s, as the tests' own starts get (harness.mjs, START_TIMEOUT_MS): the
+  # other lanes' race builds load the machine; a server that exits (its
+  # port taken) ends the wait at once and the next attempt picks another.
+  up_by=$((SECONDS + 90))
+  while [ "$SECONDS" -lt "$up_by" ]; do
     if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
     if "$NODE" -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "http://127.0.0.1:$PORT/healthz"; then
       healthy=1

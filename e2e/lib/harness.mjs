@@ -67,19 +67,37 @@ export async function freePort() {
   });
 }
 
-async function waitHealthy(base, proc, log, ms = 15_000) {
+// START_TIMEOUT_MS bounds a wait for a process to be ready (a server
+// answering /healthz, the fakes printing their exports): on CI's loaded
+// 2-core box, beside the race builds, a start can take far longer than the
+// 15 s these waits had, and nothing measures it. A process that exits first
+// fails the wait at once, so the bound costs a failing start nothing.
+export const START_TIMEOUT_MS = 90_000;
+
+/**
+ * Waits until ready() holds for proc, a process just spawned; throws at once
+ * if proc exits first, or after ms. what names it; log() is its output so
+ * far, for the error.
+ */
+export async function awaitStart(what, proc, ready, log, ms = START_TIMEOUT_MS) {
   const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}:\n${log.join("")}`);
-    try {
-      const r = await fetch(`${base}/healthz`);
-      if (r.ok) return;
-    } catch {
-      /* not up yet */
+  for (;;) {
+    if (await ready()) return;
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      throw new Error(`${what} exited (${proc.exitCode ?? proc.signalCode}) before it was ready:\n${log()}`);
     }
+    if (Date.now() > deadline) throw new Error(`${what} was not ready within ${ms} ms:\n${log()}`);
     await sleep(100);
   }
-  throw new Error(`server at ${base} not healthy after ${ms} ms:\n${log.join("")}`);
+}
+
+/** Whether the server at base answers /healthz with 200. */
+export async function healthy(base) {
+  try {
+    return (await fetch(`${base}/healthz`)).ok;
+  } catch {
+    return false; // not up yet
+  }
 }
 
 /**
@@ -99,7 +117,7 @@ export async function httpServer() {
   proc.stdout.on("data", (b) => log.push(b.toString()));
   proc.stderr.on("data", (b) => log.push(b.toString()));
   const base = `http://127.0.0.1:${port}`;
-  await waitHealthy(base, proc, log);
+  await awaitStart(`the server at ${base}`, proc, () => healthy(base), () => log.join(""));
   return {
     url: `${base}/mcp`,
     own: true,

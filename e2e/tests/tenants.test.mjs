@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-import { BIN, assertBinary, freePort, freshStateDir, sleep, textOf } from "../lib/harness.mjs";
+import { BIN, assertBinary, awaitStart, freePort, freshStateDir, healthy, sleep, textOf } from "../lib/harness.mjs";
 
 const ALICE = "dummy.alice.e2e.token.not.a.secret";
 const BOB = "dummy.bob.e2e.token.not.a.secret";
@@ -41,15 +41,7 @@ describe("tenants, base URLs and limits over http", { timeout: 180_000 }, () => 
     });
     proc.stderr.on("data", (b) => log.push(b.toString()));
     base = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/healthz`)).ok) break;
-      } catch {
-        /* not up yet */
-      }
-      assert.ok(i < 150 && proc.exitCode === null, `the server did not start:\n${log.join("")}`);
-      await sleep(100);
-    }
+    await awaitStart("the server", proc, () => healthy(base), () => log.join(""));
   });
   after(async () => {
     proc?.kill("SIGTERM");

@@ -13,7 +13,7 @@ import { chromium } from "playwright-core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-import { BIN, assertBinary, freePort, freshStateDir, sleep, textOf } from "../lib/harness.mjs";
+import { BIN, assertBinary, awaitStart, freePort, freshStateDir, healthy, sleep, textOf } from "../lib/harness.mjs";
 
 const TOKEN = "dummy-webui-lifecycle-token-not-a-key";
 const CHROMIUM = process.env.MASSGEN_E2E_CHROMIUM || "/usr/bin/chromium";
@@ -50,13 +50,7 @@ describe("the web view across its server's life", { timeout: 180_000 }, () => {
       env: { ...process.env, MASSGEN_MCP_TOKEN: TOKEN },
     });
     proc.stderr.on("data", (b) => log.push(b.toString()));
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/healthz`)).ok) return;
-      } catch { /* not up yet */ }
-      assert.ok(i < 150 && proc.exitCode === null, `the server did not start:\n${log.join("")}`);
-      await sleep(100);
-    }
+    await awaitStart("the server", proc, () => healthy(base), () => log.join(""));
   }
 
   before(async () => {

@@ -19,7 +19,7 @@ import { chromium } from "playwright-core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-import { BIN, E2E_DIR, assertBinary, freePort, freshStateDir, sleep, textOf } from "../lib/harness.mjs";
+import { BIN, E2E_DIR, assertBinary, awaitStart, freePort, freshStateDir, sleep, textOf } from "../lib/harness.mjs";
 
 const ALICE = "dummy.alice.webui.token.not.a.secret";
 const BOB = "dummy.bob.webui.token.not.a.secret";
@@ -61,10 +61,7 @@ async function fakeProviders(scriptPath) {
   const proc = spawn(BIN, ["fake-providers", "--script", scriptPath], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   proc.stdout.on("data", (b) => { out += b.toString(); });
-  for (let i = 0; !out.includes("# end of exports"); i++) {
-    assert.ok(i < 150 && proc.exitCode === null, `fake-providers did not start:\n${out}`);
-    await sleep(100);
-  }
+  await awaitStart("fake-providers", proc, () => out.includes("# end of exports"), () => out);
   const env = {};
   for (const line of out.split("\n")) {
     const m = line.match(/^export ([A-Z0-9_]+)=(.*)$/);
@@ -128,12 +125,10 @@ describe("the web view in a browser", { timeout: 300_000 }, () => {
     });
     proc.stderr.on("data", (b) => log.push(b.toString()));
     base = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      const m = log.join("").match(/one-time login link\): (\S+)/);
-      if (m) { loginLink = m[1]; break; }
-      assert.ok(i < 150 && proc.exitCode === null, `the server did not start:\n${log.join("")}`);
-      await sleep(100);
-    }
+    await awaitStart("the server", proc, () => {
+      loginLink = log.join("").match(/one-time login link\): (\S+)/)?.[1];
+      return loginLink !== undefined;
+    }, () => log.join(""));
     alice = new Client({ name: "massgen-e2e-webui", version: "0.0.0" }, { capabilities: {} });
     await alice.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ALICE}` } } }));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
