@@ -161,8 +161,9 @@ func Step(t testing.TB, p providers.Provider, calls func() []fake.Call, timeout 
 }
 
 // AwaitFirstCall waits until a running step's CLI has called its API, up to
-// the same 90 s the real-CLI steps get (await.Slow): a CLI starting under a
-// loaded CI machine (race builds beside other lanes) took past 30 s once. A
+// 90 s (await.Slow; a real-CLI step gets 120 s and more, for its turns
+// too): a CLI starting under a loaded CI machine (race builds beside other
+// lanes) took past 30 s once. A
 // step that ends before any call fails the test at once with its own error
 // rather than after the whole wait; errc is the step's, and is not read
 // again.

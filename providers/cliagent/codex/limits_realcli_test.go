@@ -42,7 +42,7 @@ func TestRealCodexLoopingIsStoppedWithinACallOfTheSessionsBudget(t *testing.T) {
 	req.MaxToolCalls = 40
 	req.Spend = &clitest.Budget{Left: left}
 	start := time.Now()
-	_, u, err := h.step(t, 40*time.Second, req)
+	_, u, err := h.step(t, 120*time.Second, req)
 	n := clitest.AssertStopped(t, err, providers.ClassBudget, u, true, h.rec)
 	t.Logf("codex stopped after %d tool calls, %d API calls, %s against $%.4f left (a call $%.4f), in %v: %v", n, len(h.script.Calls()), clitest.Cost(u), left, call, time.Since(start).Round(time.Millisecond), err)
 	clitest.AssertWithinCallsOfTheBudget(t, u, left, call, 1)

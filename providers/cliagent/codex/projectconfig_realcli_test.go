@@ -42,7 +42,7 @@ func TestRealCodexLoadsNoProjectConfigAnAgentWroteInItsWorkspace(t *testing.T) {
 			}
 		}
 		h.script.Add(model, fake.Reply{Kind: fake.ReplyNewAnswer, Content: "done"})
-		act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+		act, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 		if err != nil {
 			t.Fatal(err)
 		}

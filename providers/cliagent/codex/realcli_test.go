@@ -123,7 +123,7 @@ func TestRealCodexWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "17 * 23 = 391; see answer.txt",
 			Usage: &fake.Usage{Input: 1000, CachedInput: 400, Output: 100, Reasoning: 30}},
 	)
-	act, u, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2")))
+	act, u, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestRealCodexWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 
 func TestRealCodexVotesWithTheViewsEnumAndResumesItsThread(t *testing.T) {
 	h := newReal(t, nil)
-	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	act, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("first step: %+v, %v", act, err)
 	}
@@ -154,7 +154,7 @@ func TestRealCodexVotesWithTheViewsEnumAndResumesItsThread(t *testing.T) {
 	// first name the workflow server's vote tool offers.
 	req := h.request(clitest.VoteTool("agent2", "agent3"))
 	req.StepNumber = 2
-	act, _, err = h.step(t, 90*time.Second, req)
+	act, _, err = h.step(t, 120*time.Second, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestRealCodexVotesWithTheViewsEnumAndResumesItsThread(t *testing.T) {
 func TestRealCodexAPIFailureIsAnErrorInItsOwnWords(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyStatus, Status: 401})
-	act, u, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	act, u, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	var pe *providers.Error
 	if !errors.As(err, &pe) {
 		// Seen once in CI under load (11.8 s, no request reached the fake):
@@ -212,7 +212,7 @@ func TestRealCodexShellSeesOnlyTheAllowList(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyShell, Content: "env > env.txt"},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "listed my environment"},
 	)
-	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	act, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 {
 		t.Fatalf("%+v %v", act, err)
 	}
@@ -246,7 +246,7 @@ func TestRealCodexInsideTheSandboxNestsItsOwn(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyShell, Content: "echo nested > shell.txt; touch /home/escape.txt 2>err.txt; echo $? >> shell.txt"},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "391, in answer.txt"},
 	)
-	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	act, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("%+v %v", act, err)
 	}
@@ -270,7 +270,7 @@ func TestRealCodexCallsItsTeamsMCPToolThroughTheWorkflowServer(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Add(model, clitest.EchoReplies("mcp__workflow__")...)
 	box, req := clitest.WithEcho(h.request(clitest.AnswerTool))
-	act, _, err := h.step(t, 90*time.Second, req)
+	act, _, err := h.step(t, 120*time.Second, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,13 +289,13 @@ func TestRealCodexResumedStepIsChargedOnlyItsOwnUsage(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "4"},
 		fake.Reply{Kind: fake.ReplyVote, Agent: "agent2", Reason: "right"},
 	)
-	_, first, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	_, first, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := h.request(clitest.VoteTool("agent2", "agent3"))
 	req.StepNumber = 2
-	act, second, err := h.step(t, 90*time.Second, req)
+	act, second, err := h.step(t, 120*time.Second, req)
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolVote {
 		t.Fatalf("second step: %+v, %v", act, err)
 	}

@@ -26,7 +26,7 @@ func TestRealCodexAgainstAServerReportingUsageIsChargedItAndFitsABudgetOfIt(t *t
 		)
 		req := h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2"))
 		set(&req)
-		act, u, err := h.step(t, 90*time.Second, req)
+		act, u, err := h.step(t, 120*time.Second, req)
 		if err != nil {
 			t.Fatalf("err = %v (usage %+v)", err, u)
 		}

@@ -23,7 +23,7 @@ func TestRealCodexAgainstAServerReportingZeroUsageIsChargedAnEstimate(t *testing
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "17 * 23 = 391; see answer.txt", Usage: zero},
 	)
 	req := h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2"))
-	act, u, err := h.step(t, 90*time.Second, req)
+	act, u, err := h.step(t, 120*time.Second, req)
 	if err != nil {
 		t.Fatal(err)
 	}

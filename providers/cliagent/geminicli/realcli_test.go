@@ -95,7 +95,7 @@ func TestRealGeminiWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "17 * 23 = 391; see answer.txt",
 			Usage: &fake.Usage{Input: 1000, CachedInput: 400, Output: 100, Reasoning: 30}},
 	)
-	act, u, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2")))
+	act, u, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool, clitest.VoteTool("agent1", "agent2")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +120,14 @@ func TestRealGeminiWritesAFileAndAnswersThroughTheWorkflowServer(t *testing.T) {
 
 func TestRealGeminiVotesWithTheViewsEnumInAFreshSession(t *testing.T) {
 	h := newReal(t, nil)
-	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	act, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("first step: %+v, %v", act, err)
 	}
 	first := len(h.script.Calls())
 	req := h.request(clitest.VoteTool("agent2", "agent3"))
 	req.StepNumber = 2
-	act, _, err = h.step(t, 90*time.Second, req)
+	act, _, err = h.step(t, 120*time.Second, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestRealGeminiVotesWithTheViewsEnumInAFreshSession(t *testing.T) {
 func TestRealGeminiAPIFailureIsAnErrorInItsOwnWords(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Always(model, fake.Reply{Kind: fake.ReplyStatus, Status: 500, ErrorMessage: "scripted error 500"})
-	_, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	_, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	var pe *providers.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a provider error", err)
@@ -199,7 +199,7 @@ func TestRealGeminiInTheSandboxWritesRunsItsShellAndAnswers(t *testing.T) {
 		fake.Reply{Kind: fake.ReplyShell, Content: "echo confined > shell.txt; touch /home/escape.txt 2>/dev/null; echo $? >> shell.txt"},
 		fake.Reply{Kind: fake.ReplyNewAnswer, Content: "391, in answer.txt"},
 	)
-	act, _, err := h.step(t, 90*time.Second, h.request(clitest.AnswerTool))
+	act, _, err := h.step(t, 120*time.Second, h.request(clitest.AnswerTool))
 	if err != nil || len(act.Calls) != 1 || act.Calls[0].Name != providers.ToolNewAnswer {
 		t.Fatalf("%+v %v", act, err)
 	}
@@ -218,7 +218,7 @@ func TestRealGeminiCallsItsTeamsMCPToolThroughTheWorkflowServer(t *testing.T) {
 	h := newReal(t, nil)
 	h.script.Add(model, clitest.EchoReplies("mcp_workflow_")...)
 	box, req := clitest.WithEcho(h.request(clitest.AnswerTool))
-	act, _, err := h.step(t, 90*time.Second, req)
+	act, _, err := h.step(t, 120*time.Second, req)
 	if err != nil {
 		t.Fatal(err)
 	}
