@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen-mcp/internal/await"
 )
 
 // tmux is a private tmux server (its own socket) running one command in a
@@ -193,16 +195,15 @@ func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
 	if err := runner.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = runner.Process.Kill(); _, _ = runner.Process.Wait() })
+	var ranErr error
+	ran := make(chan struct{}) // closed once the run is reaped, ranErr set
+	go func() { ranErr = runner.Wait(); close(ran) }()
+	t.Cleanup(func() { _ = runner.Process.Kill(); <-ran })
 	sessionDir := filepath.Join(dir, "sessions", "far")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(sessionDir, "session.json")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run never created its session:\n%s", runOut.String())
-		}
-	}
+	await.Until(t, "the run creating its session", await.Slow, func() bool {
+		_, err := os.Stat(filepath.Join(sessionDir, "session.json"))
+		return err == nil
+	}, ran)
 	tm := newTmux(t, fmt.Sprintf("%s status --watch %s", bin, sessionDir))
 	var seen []string
 	tm.await("the watched run's end", 90*time.Second, func(s string) bool {
@@ -223,8 +224,8 @@ func TestStatusWatchFollowsAnotherProcessToItsEnd(t *testing.T) {
 			break
 		}
 	}
-	if err := runner.Wait(); err != nil {
-		t.Fatalf("the run: %v\n%s", err, runOut.String())
+	if <-ran; ranErr != nil {
+		t.Fatalf("the run: %v\n%s", ranErr, runOut.String())
 	}
 
 	// Without a terminal the watch prints a line per event, to the end.
