@@ -2,6 +2,7 @@ package coordination_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -15,25 +16,27 @@ import (
 // (permissions.Expire) and then records the refusal in the session's
 // permission log. A reader killed between the two leaves the refusal
 // written and the log without it; the ask is answered, so no later expiry
-// returns it. The next reader must still record it, once: the log is the
-// user's record of what was refused.
+// returns it. The next reader must still record it, and once: also when
+// the reader was killed just after its record landed.
 func TestALapsedAskRefusedByAReaderKilledBeforeItsRecordIsStillRecorded(t *testing.T) {
-	state := t.TempDir()
-	killed := askService(state, nil)
-	s := stepSession(t, killed)
-	dead := deadAsk(s.ID)
-	dir := coordination.DirOf(killed.Store(), s.ID)
-	writeRequest(t, dir, dead)
-	expireThenDie(t, dir)
+	for _, recorded := range []bool{false, true} {
+		state := t.TempDir()
+		killed := askService(state, nil)
+		s := stepSession(t, killed)
+		dead := deadAsk(s.ID)
+		dir := coordination.DirOf(killed.Store(), s.ID)
+		writeRequest(t, dir, dead)
+		ctx := context.Background()
+		expireThenDie(t, dir, coordination.RecordAskerGone(killed, ctx, s.ID), recorded)
 
-	next := askService(state, nil)
-	ctx := context.Background()
-	if pending, _ := next.PendingApprovals(ctx, s.ID); len(pending) != 0 {
-		t.Errorf("%d asks pending, the first %s: want none", len(pending), pending[0].ID)
-	}
-	checkDeadAskRefused(t, next, s.ID, dead)
-	if c, err := next.CountPermissions(ctx, s.ID); err != nil || c.Refused != 1 {
-		t.Errorf("the counts are %v (%v); want the dead ask's one refusal", c, err)
+		next := askService(state, nil)
+		if pending, _ := next.PendingApprovals(ctx, s.ID); len(pending) != 0 {
+			t.Errorf("%d asks pending, the first %s: want none", len(pending), pending[0].ID)
+		}
+		checkDeadAskRefused(t, next, s.ID, dead)
+		if c, err := next.CountPermissions(ctx, s.ID); err != nil || c.Refused != 1 {
+			t.Errorf("killed after its record %v: the counts are %v (%v); want the dead ask's one refusal", recorded, c, err)
+		}
 	}
 }
 
@@ -56,12 +59,26 @@ func TestTwoReadersExpiringAnAskAtOnceRecordItOnce(t *testing.T) {
 	checkDeadAskRefused(t, askService(state, nil), s.ID, dead)
 }
 
-// expireThenDie is what a reader killed after refusing dir's lapsed asks
-// and before recording them leaves behind.
-func expireThenDie(t *testing.T, dir string) {
+// expireThenDie is what a reader killed while it recorded the refusal of
+// dir's lapsed ask leaves behind: its process ends inside the record,
+// before its record lands, or (recorded) just after.
+func expireThenDie(t *testing.T, dir string, record func(permissions.ApprovalRequest, bool) error, recorded bool) {
 	t.Helper()
-	got, err := permissions.Expire(dir, time.Now().Add(-coordination.MaxClockSkew))
-	if err != nil || len(got) != 1 {
-		t.Fatalf("the expiry refused %+v (%v); want the dead ask", got, err)
+	died := false
+	func() {
+		defer func() { died = recover() == errKilled }()
+		_, _ = permissions.Expire(dir, time.Now().Add(-coordination.MaxClockSkew), func(r permissions.ApprovalRequest, again bool) error {
+			if recorded {
+				if err := record(r, again); err != nil {
+					t.Fatal(err)
+				}
+			}
+			panic(errKilled)
+		})
+	}()
+	if !died {
+		t.Fatal("the expiry never came to record the dead ask's refusal, so nothing was killed, which tests nothing")
 	}
 }
+
+var errKilled = errors.New("killed")

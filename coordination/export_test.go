@@ -36,6 +36,13 @@ func AskAudited(svc *Service, ctx context.Context, session, agent string, rules 
 	return rec
 }
 
+// RecordAskerGone is what the service's expiry of session id's lapsed asks
+// records each refusal with (permissions.Expire's record), for the tests
+// that kill a reader around it.
+func RecordAskerGone(svc *Service, ctx context.Context, id string) func(permissions.ApprovalRequest, bool) error {
+	return svc.recordAskerGone(ctx, id)
+}
+
 // LockLanding is lockLanding, the session lock and cancel fence of a step
 // landing without a LeasedLanding (a host's step, the memory and file
 // stores), for the tests of its rules.

@@ -208,14 +208,19 @@ func maskAction(a permissions.Action) permissions.Action {
 // audit appends a decision to the session's permission log, masked. A
 // failure is logged: the decision stands.
 func (svc *Service) audit(ctx context.Context, id string, rec permissions.Record) {
-	rec = masked(rec)
-	log, ok := svc.store.(PermissionLog)
-	if !ok {
-		return
-	}
-	if err := log.AppendPermission(context.WithoutCancel(ctx), id, rec); err != nil {
+	if err := svc.recordPermission(ctx, id, rec); err != nil {
 		svc.log.Warn().Err(err).Str("session", id).Str("agent", rec.Agent).Msg("a permission decision could not be recorded")
 	}
+}
+
+// recordPermission appends a decision to the session's permission log,
+// masked; nil when its store keeps no log.
+func (svc *Service) recordPermission(ctx context.Context, id string, rec permissions.Record) error {
+	log, ok := svc.store.(PermissionLog)
+	if !ok {
+		return nil
+	}
+	return log.AppendPermission(context.WithoutCancel(ctx), id, masked(rec))
 }
 
 // masked is rec as the permission log keeps it: keys in its action and
@@ -264,12 +269,16 @@ func (svc *Service) lapseCutoff() time.Time { return svc.now().Add(-MaxClockSkew
 // expiry (permissions.Await), so such an ask's asker was gone (its replica
 // killed) before it, and the ask must neither stay pending for a person to
 // approve — the live view answers the oldest by default — nor go
-// unrecorded. Each ask this call refused is recorded in the permission log
-// (once: the first answer stands); a store that keeps the handshake as
-// rows records it in the expiry's own write (ApprovalBox.ExpireApprovals),
-// so an expiry whose answer was lost is recorded all the same. Best
-// effort: a store that takes no write now leaves it to the next look, and
-// the lapsed ask is neither listed nor approvable meanwhile.
+// unrecorded. Each ask refused in its asker's stead is recorded in the
+// permission log once, whoever refused it and wherever that process died:
+// a store that keeps the handshake as rows records it in the expiry's own
+// write (ApprovalBox.ExpireApprovals), so an expiry whose answer was lost
+// is recorded all the same; the file handshake hands back a refusal whose
+// record a killed or failed expiry may not have written
+// (permissions.Expire), which is recorded unless the log holds it
+// (recordAskerGone). Best effort: a store that takes no write now leaves
+// it to the next look, and the lapsed ask is neither listed nor approvable
+// meanwhile.
 func (svc *Service) expireApprovals(ctx context.Context, id string) {
 	var err error
 	if box, ok := svc.store.(ApprovalBox); ok {
@@ -277,14 +286,35 @@ func (svc *Service) expireApprovals(ctx context.Context, id string) {
 			return masked(svc.askerGoneRecord(r)) // as audit keeps every record
 		})
 	} else if dir := svc.dir(id); dir != "" {
-		var lapsed []permissions.ApprovalRequest
-		lapsed, err = permissions.Expire(dir, svc.lapseCutoff())
-		for _, r := range lapsed {
-			svc.audit(ctx, id, svc.askerGoneRecord(r))
-		}
+		_, err = permissions.Expire(dir, svc.lapseCutoff(), svc.recordAskerGone(ctx, id))
 	}
 	if err != nil {
 		svc.log.Debug().Err(err).Str("session", id).Msg("the lapsed asks could not be refused now; they are neither listed nor approvable")
+	}
+}
+
+// recordAskerGone is permissions.Expire's record for session id: each
+// refusal in a gone asker's stead is appended to the permission log, one
+// handed back again (its expiry killed before it was known recorded) only
+// when the log holds no record of its request. The log is read then alone,
+// once a call, so a look with nothing left to record reads none of it.
+func (svc *Service) recordAskerGone(ctx context.Context, id string) func(permissions.ApprovalRequest, bool) error {
+	var logged map[string]bool
+	return func(r permissions.ApprovalRequest, again bool) error {
+		if again && logged == nil {
+			recs, err := svc.PermissionLog(ctx, id)
+			if err != nil {
+				return fmt.Errorf("cannot read the permission log to tell whether ask %s's refusal is in it: %w", r.ID, err)
+			}
+			logged = map[string]bool{}
+			for _, rec := range recs {
+				logged[rec.Request] = true
+			}
+		}
+		if again && logged[r.ID] {
+			return nil
+		}
+		return svc.recordPermission(ctx, id, svc.askerGoneRecord(r))
 	}
 }
 

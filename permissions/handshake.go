@@ -194,31 +194,6 @@ func answered(dir, id string, err error) error {
 	return fmt.Errorf("approval request %s: %w", id, ErrExpired)
 }
 
-// Expire refuses, in their askers' stead, the requests of dir that lapsed
-// by cutoff with no answer (by ByTimeout, reason AskerGone): a live asker
-// refuses its own at the expiry, so one still open past it had an asker
-// that stopped first. It returns the requests it refused, whose decisions
-// the caller records; a request answered meanwhile is not among them (the
-// first answer stands).
-func Expire(dir string, cutoff time.Time) ([]ApprovalRequest, error) {
-	open, err := unanswered(dir)
-	var out []ApprovalRequest
-	for _, r := range open {
-		if !r.Lapsed(cutoff) {
-			continue
-		}
-		resp := ApprovalResponse{ID: r.ID, By: ByTimeout, Reason: AskerGone, At: time.Now().UTC()}
-		werr := writeJSON(filepath.Join(dir, "responses", r.ID+".json"), resp, true)
-		switch {
-		case werr == nil:
-			out = append(out, r)
-		case !errors.Is(werr, fs.ErrExist):
-			err = errors.Join(err, fmt.Errorf("refuse the lapsed approval request %s: %w", r.ID, werr))
-		}
-	}
-	return out, err
-}
-
 // Pending lists the requests of dir that have no response and whose asker
 // still waits by cutoff (not Lapsed), oldest first.
 func Pending(dir string, cutoff time.Time) ([]ApprovalRequest, error) {

@@ -79,7 +79,7 @@ func TestAnAskWhoseAskerIsGoneLapses(t *testing.T) {
 		t.Fatal("the refused approval was written")
 	}
 	for i, want := range []int{1, 0} {
-		got, err := Expire(dir, cutoff)
+		got, err := Expire(dir, cutoff, func(ApprovalRequest, bool) error { return nil })
 		if err != nil || len(got) != want {
 			t.Fatalf("Expire #%d refused %+v (%v); want %d", i+1, got, err, want)
 		}
