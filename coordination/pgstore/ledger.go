@@ -209,7 +209,7 @@ func (s *Store) appendSession(ctx context.Context, id string, e coordination.Ses
 		// is in doubt until a read of the log finds it, and is told to
 		// the other replicas then (unheard.go). A server's refusal
 		// (read-only, disk full) wrote nothing.
-		s.db.unheard.add(doubtedEntry{tenant: s.tenant, id: id, kind: e.Kind, at: e.Time})
+		s.db.doubt(doubted{tenant: s.tenant, id: id, kind: e.Kind, at: e.Time})
 	}
 	switch {
 	case errors.As(err, &pe) && pe.Code == leaseLostCode:

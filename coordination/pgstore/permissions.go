@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/permissions"
 )
@@ -40,7 +38,7 @@ func (s *Store) AppendPermission(ctx context.Context, id string, rec permissions
 	tag, err := s.db.pool.Exec(ctx, `INSERT INTO permission_log (tenant, session_id, at, agent_id, outcome, record)
 		SELECT $1, $2, $3, $4, $5, $6 FROM sessions WHERE tenant = $1 AND id = $2`, s.tenant, id, rec.Time, rec.Agent, string(rec.Outcome), data)
 	if err != nil {
-		s.notifyInDoubt(ctx, id, err, coordination.Change{Permissions: true})
+		s.inDoubt(id, err, []doubtedRecord{{at: rec.Time, text: string(data)}})
 		return fmt.Errorf("adding a permission decision to session %q: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
@@ -48,19 +46,6 @@ func (s *Store) AppendPermission(ctx context.Context, id string, rec permissions
 	}
 	s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 	return nil
-}
-
-// notifyInDoubt tells every replica of a change c whose write failed with
-// err when err leaves its outcome unknown: the statement was sent and its
-// answer lost with the connection, so it may have committed. Such a write
-// is not retried (a permission decision is recorded once, best effort; a
-// refused ask is no longer returned), so no retry would tell them later,
-// as one finding its landing does (notifyCommitted). A change that did not
-// commit costs each watcher one read.
-func (s *Store) notifyInDoubt(ctx context.Context, id string, err error, c coordination.Change) {
-	if unavailable(err) && !pgconn.SafeToRetry(err) {
-		s.notifyCommitted(context.WithoutCancel(ctx), id, c)
-	}
 }
 
 // Permissions reads a session's decisions in the order they were made.
@@ -258,18 +243,29 @@ func (s *Store) ExpireApprovals(ctx context.Context, id string, refusal func(per
 		WHERE q.tenant = $1 AND q.session_id = $2 ORDER BY q.asked_at, q.id`,
 		s.tenant, id, ids, answer, skewSeconds, ats, agents, outcomes, records)
 	if err != nil {
-		s.notifyInDoubt(ctx, id, err, coordination.Change{Permissions: true})
+		s.inDoubt(id, err, doubtedRecords(ats, records))
 		return nil, fmt.Errorf("refusing the lapsed approval requests of session %q: %w", id, err)
 	}
 	reqs, err := collectJSON[permissions.ApprovalRequest](rows)
 	if err != nil {
-		s.notifyInDoubt(ctx, id, err, coordination.Change{Permissions: true})
+		s.inDoubt(id, err, doubtedRecords(ats, records))
 		return nil, fmt.Errorf("refusing the lapsed approval requests of session %q: %w", id, err)
 	}
 	if len(reqs) > 0 {
 		s.notifyCommitted(ctx, id, coordination.Change{Permissions: true})
 	}
 	return reqs, nil
+}
+
+// doubtedRecords is an expiry's records as it sent them, kept in doubt
+// when its answer is lost: it logs only the refusals it made, so any one
+// found tells it committed.
+func doubtedRecords(ats []time.Time, texts []string) []doubtedRecord {
+	rs := make([]doubtedRecord, len(ats))
+	for i := range ats {
+		rs[i] = doubtedRecord{at: ats[i], text: texts[i]}
+	}
+	return rs
 }
 
 // PendingApprovals lists the requests with no answer whose asker still

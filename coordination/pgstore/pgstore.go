@@ -313,6 +313,7 @@ func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
 func (db *DB) Close() {
 	db.stop()
 	db.done.Wait()
+	db.unheard.close()
 	db.closeRenewals()
 	db.pool.Close()
 	if db.beats != db.pool {

@@ -31,11 +31,11 @@ func BenchmarkLoansWithEntriesInDoubt(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, doubted := range []int{0, unheardMax} {
-		b.Run("in-doubt="+strconv.Itoa(doubted), func(b *testing.B) {
+	for _, n := range []int{0, unheardMax} {
+		b.Run("in-doubt="+strconv.Itoa(n), func(b *testing.B) {
 			a.db.unheard = unheard{}
-			for i := range doubted {
-				a.db.unheard.add(doubtedEntry{tenant: a.tenant, id: "gone" + strconv.Itoa(i), kind: coordination.SessionCancelled, at: time.Now()})
+			for i := range n {
+				a.db.unheard.add(doubted{tenant: a.tenant, id: "gone" + strconv.Itoa(i), kind: coordination.SessionCancelled, at: time.Now()})
 			}
 			cpu0 := processCPU()
 			loans := 0

@@ -94,8 +94,9 @@ func (s *Store) Watch(ctx context.Context, id string) (<-chan coordination.Chang
 // permission decision, an ask, its answer: rows written outside a step's
 // transaction; a landing or session entry whose own NOTIFY, after its
 // COMMIT, was lost with its connection, at once if the COMMIT's answer
-// came, else once the landing's retry or the next read of the log finds
-// it: storedIs, unheard.go). A NOTIFY lost here only delays a view until
+// came, else once the landing's retry, the next read of the log or, for
+// a permission change, the replica's own look finds it: storedIs,
+// unheard.go). A NOTIFY lost here only delays a view until
 // the session's next change (a follower's poll, within a second), so its
 // failure is logged, not returned.
 func (s *Store) notifyCommitted(ctx context.Context, id string, c coordination.Change) {
