@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
@@ -24,25 +22,11 @@ func cutAtCommit(t *testing.T, mark string) (a, cut *Store) {
 	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	landed := func() bool { return rows(t, a, "entries") > 0 }
 	armed := &atomic.Bool{}
 	armed.Store(true)
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte(mark), committed: landed}, armed: armed}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	cut = &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+	cut = besideOn(t, dsn, a, func(c net.Conn) net.Conn {
+		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte(mark), committed: landed}, armed: armed}
+	})
 	return a, cut
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
@@ -44,25 +43,11 @@ func TestALapsedAskRefusedWithItsAnswerLostIsStillInThePermissionLog(t *testing.
 		_, ok, err := a.ApprovalAnswer(ctx, "s", dead.ID)
 		return err == nil && ok
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The refusal's write is the one that carries its reason.
 	armed := &atomic.Bool{}
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte(permissions.AskerGone), committed: refused}, armed: armed}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	cut := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+	cut := besideOn(t, dsn, a, func(c net.Conn) net.Conn {
+		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte(permissions.AskerGone), committed: refused}, armed: armed}
+	})
 	svc := coordination.NewService(cut, coordination.Options{Logger: zerolog.Nop()})
 
 	armed.Store(true)

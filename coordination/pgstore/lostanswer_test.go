@@ -11,6 +11,7 @@ import (
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
+	readiness "github.com/massgen-go/massgen-mcp/internal/await" // pgstore's tests have an await of their own
 )
 
 // lostAnswer is the stage of every test of a change whose answer was lost
@@ -41,15 +42,23 @@ func newLostAnswer(t *testing.T) *lostAnswer {
 	return &lostAnswer{t: t, dsn: dsn, a: a, changes: changes}
 }
 
-// beside is a replica beside a (its schema, channel and tenant) whose
-// every connection is wrap of the one dialled, closed when the test ends.
-// It is made on a pool of its own, not opened: it has no listener or
-// heartbeat, whose connections a cut would take too.
+// beside is a replica beside a whose every connection is wrap of the one
+// dialled (besideOn).
 func (l *lostAnswer) beside(wrap func(net.Conn) net.Conn) *Store {
 	l.t.Helper()
-	cfg, err := pgxpool.ParseConfig(l.dsn)
+	return besideOn(l.t, l.dsn, l.a, wrap)
+}
+
+// besideOn is a replica beside a on dsn (its schema, channel and tenant)
+// whose every connection is wrap of the one dialled, closed when the test
+// ends, a look for changes in doubt with it. It is made on a pool of its
+// own, not opened: it has no listener or heartbeat, whose connections a
+// cut would take too.
+func besideOn(t testing.TB, dsn string, a *Store, wrap func(net.Conn) net.Conn) *Store {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		l.t.Fatal(err)
+		t.Fatal(err)
 	}
 	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -60,11 +69,11 @@ func (l *lostAnswer) beside(wrap func(net.Conn) net.Conn) *Store {
 	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
-		l.t.Fatal(err)
+		t.Fatal(err)
 	}
-	db := newDB(pool, l.a.db.channel, Options{})
-	l.t.Cleanup(db.Close)
-	return &Store{db: db, tenant: l.a.tenant}
+	db := newDB(pool, a.db.channel, Options{})
+	t.Cleanup(db.Close)
+	return &Store{db: db, tenant: a.tenant}
 }
 
 // heard tells whether a's watcher hears, within d, a change that want
@@ -107,12 +116,14 @@ func stepsChanged(c coordination.Change) bool       { return c.Steps }
 func sessionChanged(c coordination.Change) bool     { return c.Session }
 func permissionsChanged(c coordination.Change) bool { return c.Permissions }
 
-// waitForRows waits up to 3 s for session s to have n rows of table, as
-// a's pool reads it: the server runs what reached it after the client
-// gave up. It fails the test if it has not.
+// waitForRows waits up to readiness.Slow for session s to have n rows of
+// table, as a's pool reads it: the server runs what reached it after the
+// client gave up, on a machine CI may load with race builds beside it, and
+// nothing here measures how soon (storedAfterCut's reason). It fails the
+// test if it has not.
 func (l *lostAnswer) waitForRows(table string, n int, what string) {
 	l.t.Helper()
-	for end := time.Now().Add(3 * time.Second); rows(l.t, l.a, table) != n && time.Now().Before(end); {
+	for end := time.Now().Add(readiness.Slow); rows(l.t, l.a, table) != n && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if got := rows(l.t, l.a, table); got != n {

@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // cutBefore is a connection lost in the middle of a write: of the first
@@ -63,29 +59,15 @@ func (c *cutBefore) Write(p []byte) (int, error) {
 	return at, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}
 }
 
-// cutBeforeNotify is a replica beside a on dsn whose first write carrying a
+// cutBeforeNotify is a replica beside a whose first write carrying a
 // NOTIFY while armed is cut before it: what came before it (a COMMIT among
 // them) reaches the server, the NOTIFY and the answers never do.
-func cutBeforeNotify(t *testing.T, dsn string, a *Store) (cut *Store, armed *atomic.Bool) {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+func (l *lostAnswer) cutBeforeNotify() (cut *Store, armed *atomic.Bool) {
 	armed, wasCut := &atomic.Bool{}, &atomic.Bool{}
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutBefore{Conn: c, mark: []byte(a.db.channel), armed: armed, cut: wasCut}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}, armed
+	cut = l.beside(func(c net.Conn) net.Conn {
+		return &cutBefore{Conn: c, mark: []byte(l.a.db.channel), armed: armed, cut: wasCut}
+	})
+	return cut, armed
 }
 
 // TestALandingFoundOnRetryIsHeardByTheOtherReplicas: a landing commits,
@@ -96,54 +78,26 @@ func cutBeforeNotify(t *testing.T, dsn string, a *Store) (cut *Store, armed *ato
 // must hear of it then, as it heard of every landing when the NOTIFY was
 // in the landing's transaction, not only at the session's next change.
 func TestALandingFoundOnRetryIsHeardByTheOtherReplicas(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
+	l := newLostAnswer(t)
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	cut, armed := cutBeforeNotify(t, dsn, a)
-	l, err := cut.LockStep(ctx, "s", "agent_a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	changes, err := a.Watch(wctx, "s")
+	cut, armed := l.cutBeforeNotify()
+	lock, err := cut.LockStep(ctx, "s", "agent_a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := newAnswer("agent_a", "committed unheard")
 	e.Time = time.Now()
 	armed.Store(true)
-	if _, err := l.(coordination.ReleasingStepLock).AppendAndRelease(ctx, e); !unavailable(err) {
+	if _, err := lock.(coordination.ReleasingStepLock).AppendAndRelease(ctx, e); !unavailable(err) {
 		t.Fatalf("a landing whose connection was lost before its NOTIFY = %v; want the database unavailable", err)
 	}
 	if armed.Load() {
 		t.Fatal("the landing's batch never carried its NOTIFY, which tests nothing")
 	}
-	if n, err := storedAfterCut(ctx, a, "entries"); err != nil || n != 1 {
-		t.Fatalf("%d entries stored after the cut landing (%v), want 1 (its COMMIT ran)", n, err)
-	}
-	select {
-	case c := <-changes:
-		if c.Steps {
-			t.Fatal("the other replica heard a landing whose NOTIFY never reached the server, which tests nothing")
-		}
-	case <-time.After(300 * time.Millisecond):
-	}
-	if _, err := l.(coordination.ReleasingStepLock).AppendAndRelease(ctx, e); err != nil {
+	l.waitForRows("entries", 1, "entries after the cut landing (its COMMIT ran)")
+	l.notYetHeard(stepsChanged, "a landing")
+	if _, err := lock.(coordination.ReleasingStepLock).AppendAndRelease(ctx, e); err != nil {
 		t.Fatalf("the retry of a landing committed before its connection was lost: %v; want the stored entry found", err)
 	}
-	deadline := time.After(3 * time.Second)
-	for {
-		select {
-		case c := <-changes:
-			if c.Steps {
-				return
-			}
-		case <-deadline:
-			t.Fatal("the other replica never heard of a landing its retry found committed (no NOTIFY was sent for it)")
-		}
-	}
+	l.mustHear(stepsChanged, "a landing its retry found committed")
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // heardWithin is how soon another replica's watcher must hear of a change
@@ -44,21 +42,11 @@ func TestASessionEntryFoundOnTheNextReadIsHeardByTheOtherReplicas(t *testing.T) 
 	}
 	for name, read := range reads {
 		t.Run(name, func(t *testing.T) {
-			dsn := pgtest.Schema(t)
-			a := replicaOn(t, dsn, Options{})
+			l := newLostAnswer(t)
 			ctx := context.Background()
-			if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-				t.Fatal(err)
-			}
-			cut, armed := cutBeforeNotify(t, dsn, a)
+			cut, armed := l.cutBeforeNotify()
 			// The writer has read the session before, as a run has.
 			if _, err := read(ctx, cut); err != nil {
-				t.Fatal(err)
-			}
-			wctx, stop := context.WithCancel(ctx)
-			defer stop()
-			changes, err := a.Watch(wctx, "s")
-			if err != nil {
 				t.Fatal(err)
 			}
 			e := coordination.SessionEntry{Kind: coordination.SessionCancelled, Time: time.Now(), Reason: "committed unheard"}
@@ -69,16 +57,8 @@ func TestASessionEntryFoundOnTheNextReadIsHeardByTheOtherReplicas(t *testing.T) 
 			if armed.Load() {
 				t.Fatal("the entry's batch never carried its NOTIFY, which tests nothing")
 			}
-			if n, err := storedAfterCut(ctx, a, "session_log"); err != nil || n != 1 {
-				t.Fatalf("%d session entries stored after the cut write (%v), want 1 (its COMMIT ran)", n, err)
-			}
-			select {
-			case c := <-changes:
-				if c.Session {
-					t.Fatal("the other replica heard an entry whose NOTIFY never reached the server, which tests nothing")
-				}
-			case <-time.After(300 * time.Millisecond):
-			}
+			l.waitForRows("session_log", 1, "session entries after the cut write (its COMMIT ran)")
+			l.notYetHeard(sessionChanged, "an entry")
 			log, err := read(ctx, cut)
 			if err != nil {
 				t.Fatal(err)
@@ -86,17 +66,7 @@ func TestASessionEntryFoundOnTheNextReadIsHeardByTheOtherReplicas(t *testing.T) 
 			if len(log) != 1 || log[0].Kind != coordination.SessionCancelled {
 				t.Fatalf("the log read after the cut write: %+v; want the cancel it committed", log)
 			}
-			deadline := time.After(heardWithin)
-			for {
-				select {
-				case c := <-changes:
-					if c.Session {
-						return
-					}
-				case <-deadline:
-					t.Fatalf("the other replica did not hear within %v of a session entry its writer's next read found committed (no NOTIFY was sent for it)", heardWithin)
-				}
-			}
+			l.mustHear(sessionChanged, "a session entry its writer's next read found committed")
 		})
 	}
 }

@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
-	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
-	"github.com/massgen-go/massgen-mcp/coordination/storetest"
 )
 
 // cutThen is cutBefore that runs then once its cut is made, before the
@@ -42,43 +38,18 @@ func (c *cutThen) Write(p []byte) (int, error) {
 // The writer's own read after the outage reads on from there and finds
 // nothing new; the other replicas must hear of the entry all the same.
 func TestASessionEntryReadByAnotherCallBeforeItsWriterHeardIsStillHeard(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := replicaOn(t, dsn, Options{})
+	l := newLostAnswer(t)
 	ctx := context.Background()
-	if err := a.Create(ctx, storetest.NewSession("s")); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	armed, wasCut := &atomic.Bool{}, &atomic.Bool{}
 	var cut *Store
 	var between error // what the read made between the commit and the loss found
-	then := func() {
-		between = readAfterCommit(ctx, a, cut)
-	}
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutThen{cutBefore: &cutBefore{Conn: c, mark: []byte(a.db.channel), armed: armed, cut: wasCut}, then: then}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	cut = &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+	cut = l.beside(func(c net.Conn) net.Conn {
+		return &cutThen{cutBefore: &cutBefore{Conn: c, mark: []byte(l.a.db.channel), armed: armed, cut: wasCut}, then: func() {
+			between = readAfterCommit(ctx, l.a, cut)
+		}}
+	})
 	// The writer's replica keeps the session's log, as a running one does.
 	if _, _, _, err := cut.LendState(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	changes, err := a.Watch(wctx, "s")
-	if err != nil {
 		t.Fatal(err)
 	}
 	e := coordination.SessionEntry{Kind: coordination.SessionRevote, Time: time.Now(), Agents: []string{"agent_a"}}
@@ -92,31 +63,15 @@ func TestASessionEntryReadByAnotherCallBeforeItsWriterHeardIsStillHeard(t *testi
 	if between != nil {
 		t.Fatal(between)
 	}
-	select {
-	case c := <-changes:
-		if c.Session {
-			t.Fatal("the other replica heard an entry whose NOTIFY never reached the server, which tests nothing")
-		}
-	case <-time.After(300 * time.Millisecond):
-	}
-	l, _, _, err := cut.LendState(ctx, "s")
+	l.notYetHeard(sessionChanged, "an entry")
+	lent, _, _, err := cut.LendState(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Session) != 1 || l.Session[0].Kind != coordination.SessionRevote {
-		t.Fatalf("the log read after the cut write: %+v; want the revote it committed", l.Session)
+	if len(lent.Session) != 1 || lent.Session[0].Kind != coordination.SessionRevote {
+		t.Fatalf("the log read after the cut write: %+v; want the revote it committed", lent.Session)
 	}
-	deadline := time.After(heardWithin)
-	for {
-		select {
-		case c := <-changes:
-			if c.Session {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("the other replica did not hear within %v of a session entry its writer's read after the outage holds, read first by another call (no NOTIFY was sent for it)", heardWithin)
-		}
-	}
+	l.mustHear(sessionChanged, "a session entry its writer's read after the outage holds, read first by another call")
 }
 
 // readAfterCommit waits for the cut write's entry to be stored (a reads
