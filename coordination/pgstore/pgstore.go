@@ -308,7 +308,8 @@ func newDB(pool *pgxpool.Pool, channel string, opts Options) *DB {
 	return db
 }
 
-// Close stops the listener, the heartbeat and the lease renewals under way
+// Close stops the listener, the heartbeat and the lease renewals under way,
+// looks once more for the permission changes in doubt (unheardlook.go),
 // and closes the pool. Locks still held are left to expire.
 func (db *DB) Close() {
 	db.stop()

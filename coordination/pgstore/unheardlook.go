@@ -18,9 +18,16 @@ import (
 // commits, if ever, once its statement has run on the server, which a
 // lock may hold up for a while; one not found by then never reached it, or
 // was rolled back, and is dropped.
+//
+// doubtLastLook bounds the last look, made as the store closes: a process
+// that exits just after an answer was lost (the CLI's approve or status,
+// whose read of the pending asks expires the lapsed ones) would otherwise
+// end the look before its first tick and tell nobody of a change that
+// committed. It holds Close up only while a change is in doubt.
 const (
-	doubtLook    = 200 * time.Millisecond
-	doubtLookFor = time.Minute
+	doubtLook     = 200 * time.Millisecond
+	doubtLookFor  = time.Minute
+	doubtLastLook = time.Second
 )
 
 // inDoubt keeps a permission change of session id whose write failed with
@@ -36,8 +43,8 @@ func (s *Store) inDoubt(id string, err error, records []doubtedRecord) {
 
 // lookForUnheard looks for the permission records in doubt every
 // doubtLook, tells the other replicas of each change found, and ends once
-// none is left to look for, or at Close. A look that fails (the outage
-// goes on) is made again at the next tick.
+// none is left to look for, or at Close, after a last look. A look that
+// fails (the outage goes on) is made again at the next tick.
 func (db *DB) lookForUnheard() {
 	defer db.unheard.looker.Done()
 	tick := time.NewTicker(doubtLook)
@@ -45,7 +52,7 @@ func (db *DB) lookForUnheard() {
 	for {
 		select {
 		case <-db.ctx.Done():
-			db.unheard.lookFor(time.Time{})
+			db.lastLook()
 			return
 		case <-tick.C:
 		}
@@ -53,20 +60,47 @@ func (db *DB) lookForUnheard() {
 		if len(looked) == 0 {
 			return
 		}
-		seqs, err := db.findRecords(looked)
+		ctx, cancel := context.WithTimeout(db.ctx, 5*time.Second)
+		err := db.tellFound(ctx, looked)
+		cancel()
 		if err != nil {
 			db.log.Debug().Err(err).Msg("could not look for permission changes in doubt; looking again")
-			continue
-		}
-		for _, d := range db.unheard.drop(seqs) {
-			(&Store{db: db, tenant: d.tenant}).notifyCommitted(db.ctx, d.id, d.change())
 		}
 	}
 }
 
+// lastLook looks once more, within doubtLastLook, for the changes in doubt
+// as the store closes (the DB's context ended, its pool still open), and
+// drops them all.
+func (db *DB) lastLook() {
+	defer db.unheard.lookFor(time.Time{})
+	looked := db.unheard.lookFor(time.Now())
+	if len(looked) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), doubtLastLook)
+	defer cancel()
+	if err := db.tellFound(ctx, looked); err != nil {
+		db.log.Debug().Err(err).Msg("could not look for permission changes in doubt as the store closed; the other replicas hear of them at their sessions' next change")
+	}
+}
+
+// tellFound tells the other replicas of the changes of looked that the
+// permission log holds, no longer in doubt.
+func (db *DB) tellFound(ctx context.Context, looked []doubted) error {
+	seqs, err := db.findRecords(ctx, looked)
+	if err != nil {
+		return err
+	}
+	for _, d := range db.unheard.drop(seqs) {
+		(&Store{db: db, tenant: d.tenant}).notifyCommitted(ctx, d.id, d.change())
+	}
+	return nil
+}
+
 // findRecords reads which of looked have a record in the permission log:
 // those committed.
-func (db *DB) findRecords(looked []doubted) ([]uint64, error) {
+func (db *DB) findRecords(ctx context.Context, looked []doubted) ([]uint64, error) {
 	var (
 		seqs         []int64
 		tenants, ids []string
@@ -78,8 +112,6 @@ func (db *DB) findRecords(looked []doubted) ([]uint64, error) {
 			seqs, tenants, ids, ats, texts = append(seqs, int64(d.seq)), append(tenants, d.tenant), append(ids, d.id), append(ats, r.at), append(texts, r.text)
 		}
 	}
-	ctx, cancel := context.WithTimeout(db.ctx, 5*time.Second)
-	defer cancel()
 	rows, err := db.pool.Query(ctx, `SELECT DISTINCT d.seq FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS d(seq, tenant, session_id, at, record)
 		WHERE EXISTS (SELECT 1 FROM permission_log p
 			WHERE p.tenant = d.tenant AND p.session_id = d.session_id AND p.at = d.at AND p.record::text = d.record)`,
@@ -138,7 +170,7 @@ func (u *unheard) drop(seqs []uint64) []doubted {
 }
 
 // close ends the looks: none is started after it, and it waits for the
-// one under way, which ends with the DB's context.
+// one under way, which ends with the DB's context after a last look.
 func (u *unheard) close() {
 	u.mu.Lock()
 	u.closed = true
