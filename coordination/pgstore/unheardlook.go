@@ -16,8 +16,11 @@ import (
 // doubtLook is how often the permission records in doubt are looked for,
 // doubtLookFor how long each is: a write whose connection was lost
 // commits, if ever, once its statement has run on the server, which a
-// lock may hold up for a while; one not found by then never reached it, or
-// was rolled back, and is dropped.
+// lock may hold up for a while; one that a look begun doubtLookFor after
+// it was put in doubt does not find never reached it, or was rolled back,
+// and is dropped. The minute counts looks that read the log: an outage
+// longer than it (the one that lost the answer, often) would drop a change
+// that committed just before it, unread.
 //
 // doubtLastLook bounds the last look, made as the store closes: a process
 // that exits just after an answer was lost (the CLI's approve or status,
@@ -49,32 +52,39 @@ func (db *DB) lookForUnheard() {
 	defer db.unheard.looker.Done()
 	tick := time.NewTicker(doubtLook)
 	defer tick.Stop()
+	// read is when the last look that read the log began (at first, this
+	// one's start): changes in doubt since before it by doubtLookFor are
+	// dropped.
+	read := time.Now()
 	for {
 		select {
 		case <-db.ctx.Done():
-			db.lastLook()
+			db.lastLook(read)
 			return
 		case <-tick.C:
 		}
-		looked := db.unheard.lookFor(time.Now())
+		looked := db.unheard.lookFor(read)
 		if len(looked) == 0 {
 			return
 		}
+		began := time.Now()
 		ctx, cancel := context.WithTimeout(db.ctx, 5*time.Second)
 		err := db.tellFound(ctx, looked)
 		cancel()
 		if err != nil {
 			db.log.Debug().Err(err).Msg("could not look for permission changes in doubt; looking again")
+			continue
 		}
+		read = began
 	}
 }
 
 // lastLook looks once more, within doubtLastLook, for the changes in doubt
 // as the store closes (the DB's context ended, its pool still open), and
-// drops them all.
-func (db *DB) lastLook() {
+// drops them all; read is as lookFor's.
+func (db *DB) lastLook(read time.Time) {
 	defer db.unheard.lookFor(time.Time{})
-	looked := db.unheard.lookFor(time.Now())
+	looked := db.unheard.lookFor(read)
 	if len(looked) == 0 {
 		return
 	}
@@ -130,14 +140,15 @@ func (db *DB) findRecords(ctx context.Context, looked []doubted) ([]uint64, erro
 	return out, nil
 }
 
-// lookFor is the changes in doubt with records to look for at now, those
-// in doubt longer than doubtLookFor dropped. With none (or at the zero
-// time, Close), the look ends: the next one put in doubt starts another.
-func (u *unheard) lookFor(now time.Time) []doubted {
+// lookFor is the changes in doubt with records to look for after a look
+// begun at read found none of theirs, those put in doubt more than
+// doubtLookFor before read dropped. With none (or at the zero time,
+// Close), the look ends: the next one put in doubt starts another.
+func (u *unheard) lookFor(read time.Time) []doubted {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.es = slices.DeleteFunc(u.es, func(d doubted) bool {
-		return d.records != nil && (now.IsZero() || now.Sub(d.since) > doubtLookFor)
+		return d.records != nil && (read.IsZero() || read.Sub(d.since) > doubtLookFor)
 	})
 	u.n.Store(int32(len(u.es)))
 	var looked []doubted
