@@ -138,7 +138,11 @@ func resume(dir, id string, record func(ApprovalRequest, bool) error) (ApprovalR
 // marked lists the requests of dir whose refusals are marked; none when no
 // expiry ever marked one.
 func marked(dir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, "responses", expiringDir))
+	marks, ok, err := marksDir(dir)
+	if !ok || err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(marks)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -149,6 +153,26 @@ func marked(dir string) ([]string, error) {
 		}
 	}
 	return ids, err
+}
+
+// marksDir is dir's directory of marks, and whether it is there. Anything
+// but a directory in its place (a symlink planted to elsewhere, a file) is
+// refused: an expiry would mark files there and, taking each file named
+// like a request id for a crash's mark of a request gone, remove it.
+func marksDir(dir string) (string, bool, error) {
+	marks := filepath.Join(dir, "responses", expiringDir)
+	fi, err := os.Lstat(marks)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return marks, false, nil
+	case err != nil:
+		return marks, false, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return marks, false, fmt.Errorf("%s is a symlink, where approval expiries keep their marks in a directory of their own; no lapsed ask of the session is refused until it is removed", marks)
+	case !fi.IsDir():
+		return marks, false, fmt.Errorf("%s is not a directory, where approval expiries keep their marks in one; no lapsed ask of the session is refused until it is removed", marks)
+	}
+	return marks, true, nil
 }
 
 // mark marks the refusal of request id, durably, before it is written; a
@@ -163,7 +187,7 @@ func mark(dir, id string) error {
 	case err == nil:
 		err = wholefile.SyncDir(filepath.Dir(marks))
 	case errors.Is(err, fs.ErrExist):
-		err = nil
+		_, _, err = marksDir(dir)
 	}
 	if err != nil {
 		return err
@@ -176,11 +200,17 @@ func mark(dir, id string) error {
 
 // unmark removes request id's mark. Its removal need not be durable: a
 // mark a crash brings back is resumed, and its record is written only if
-// the log lacks it.
+// the log lacks it. It removes within responses/ only (os.Root), so a
+// symlink swapped in for the marks' directory after it was checked leads
+// the removal nowhere.
 func unmark(dir, id string) error {
-	err := os.Remove(filepath.Join(dir, "responses", expiringDir, id))
+	root, err := os.OpenRoot(filepath.Join(dir, "responses"))
+	if err == nil {
+		err = root.Remove(filepath.Join(expiringDir, id))
+		root.Close()
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("cannot remove the mark of approval request %s's recorded refusal: %w", id, err)
+		return fmt.Errorf("cannot remove the mark of approval request %s's recorded refusal (responses/%s/%s), so the next look at the session's asks settles it again: %w", id, expiringDir, id, err)
 	}
 	return nil
 }

@@ -39,3 +39,25 @@ func TestAnExpiryFollowsNoSymlinkPlantedForItsMarks(t *testing.T) {
 		t.Logf("Expire: %v", err)
 	}
 }
+
+// TestAMarkIsRemovedWithinResponsesOnly: a symlink swapped in for the
+// marks' directory after an expiry checked it leads its removal of a mark
+// nowhere.
+func TestAMarkIsRemovedWithinResponsesOnly(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	kept := filepath.Join(elsewhere, "notes")
+	if err := os.WriteFile(kept, []byte("a user's file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "responses"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "responses", expiringDir)); err != nil {
+		t.Fatal(err)
+	}
+	err := unmark(dir, "notes")
+	if _, serr := os.Stat(kept); serr != nil {
+		t.Fatalf("unmark removed %s through the symlink (%v)", kept, serr)
+	}
+	t.Logf("unmark: %v", err)
+}
