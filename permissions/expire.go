@@ -39,7 +39,8 @@ const (
 // record then writes only if its log holds no record of r.ID. A request
 // answered meanwhile is not refused (the first answer stands). Expire
 // returns the refusals record took; a refusal whose record failed is
-// handed to record again by the next call.
+// handed to record again by the next call. While another expiry of dir
+// runs, Expire returns none at once, leaving the lapsed to that one.
 //
 // With nothing lapsed and nothing left to record it only reads the
 // requests, as Pending does, and one directory that does not exist.
@@ -51,6 +52,12 @@ func Expire(dir string, cutoff time.Time, record func(r ApprovalRequest, again b
 		return nil, err
 	}
 	unlock, err := lockExpiry(dir)
+	if errors.Is(err, errExpiryBusy) {
+		// The holder settles what lapsed and every mark; a lapsed ask
+		// is neither listed nor approvable meanwhile, so a look need not
+		// wait for its slow record.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot take the lock that expiries of approval requests share in %s: %w", dir, err)
 	}

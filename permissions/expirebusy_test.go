@@ -38,10 +38,13 @@ func TestALookWaitsForNoExpiryItsRecordIsSlow(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Error("a look at the session's asks waited 3 s, and on, for another expiry's slow record")
+		close(release)
+		<-looked
+		<-held
+		return
 	}
 	close(release)
 	if err := <-held; err != nil {
 		t.Error(err)
 	}
-	<-looked
 }

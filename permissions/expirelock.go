@@ -10,8 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockExpiry takes dir's expiry lock (Expire), waiting for another expiry
-// to end, and returns its release. The lock is flock(2)'s on a file: held
+// errExpiryBusy is lockExpiry's when another expiry holds the lock.
+var errExpiryBusy = errors.New("another expiry of the approval requests is running")
+
+// lockExpiry takes dir's expiry lock (Expire) and returns its release, or
+// errExpiryBusy at once when another expiry holds it: that one may hold it
+// across a slow record (an fsync of the permission log), and a look at the
+// session's asks, which expires first, must not wait on it. The lock is flock(2)'s on a file: held
 // by the open file description, so two goroutines' expiries exclude each
 // other as two processes' do, and the kernel drops a killed holder's. A
 // file system that keeps no such locks (some network and FUSE mounts)
@@ -27,10 +32,14 @@ func lockExpiry(dir string) (release func(), err error) {
 		return nil, err
 	}
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err != unix.EINTR {
 			break
 		}
+	}
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		f.Close()
+		return nil, errExpiryBusy
 	}
 	if err != nil && !errors.Is(err, unix.ENOLCK) && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
 		f.Close()
