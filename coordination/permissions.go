@@ -247,7 +247,7 @@ func (svc *Service) PermissionLog(ctx context.Context, id string) ([]permissions
 // before the ask's timeout) is not among them: it is refused in the
 // asker's stead first (expireApprovals).
 func (svc *Service) PendingApprovals(ctx context.Context, id string) ([]permissions.ApprovalRequest, error) {
-	svc.expireApprovals(ctx, id)
+	svc.expireApprovals(ctx, id, false)
 	if box, ok := svc.store.(ApprovalBox); ok {
 		return box.PendingApprovals(ctx, id)
 	}
@@ -279,14 +279,23 @@ func (svc *Service) lapseCutoff() time.Time { return svc.now().Add(-MaxClockSkew
 // (recordAskerGone). Best effort: a store that takes no write now leaves
 // it to the next look, and the lapsed ask is neither listed nor approvable
 // meanwhile.
-func (svc *Service) expireApprovals(ctx context.Context, id string) {
+//
+// A listing passes wait false: the file handshake's expiry then returns at
+// once while another runs (permissions.ExpireIfIdle), whose record may be
+// slow. An answer passes true: it must not land before that other refuses
+// the lapsed ask in its asker's stead (permissions.Expire).
+func (svc *Service) expireApprovals(ctx context.Context, id string, wait bool) {
 	var err error
 	if box, ok := svc.store.(ApprovalBox); ok {
 		_, err = box.ExpireApprovals(ctx, id, func(r permissions.ApprovalRequest) permissions.Record {
 			return masked(svc.askerGoneRecord(r)) // as audit keeps every record
 		})
 	} else if dir := svc.dir(id); dir != "" {
-		_, err = permissions.Expire(dir, svc.lapseCutoff(), svc.recordAskerGone(ctx, id))
+		expire := permissions.ExpireIfIdle
+		if wait {
+			expire = permissions.Expire
+		}
+		_, err = expire(dir, svc.lapseCutoff(), svc.recordAskerGone(ctx, id))
 	}
 	if err != nil {
 		svc.log.Debug().Err(err).Str("session", id).Msg("the lapsed asks could not be refused now; they are neither listed nor approvable")
@@ -335,7 +344,7 @@ const askerGoneBy = "file handshake (timeout: the asking step was gone)"
 // in its gone asker's stead (expireApprovals), and takes no answer
 // (permissions.ErrExpired).
 func (svc *Service) Approve(ctx context.Context, id, request string, approve bool, by string) error {
-	svc.expireApprovals(ctx, id)
+	svc.expireApprovals(ctx, id, true)
 	var err error
 	if box, ok := svc.store.(ApprovalBox); ok {
 		err = box.AnswerApproval(ctx, id, permissions.ApprovalResponse{ID: request, Approve: approve, By: by, At: svc.now().UTC()})

@@ -39,24 +39,35 @@ const (
 // record then writes only if its log holds no record of r.ID. A request
 // answered meanwhile is not refused (the first answer stands). Expire
 // returns the refusals record took; a refusal whose record failed is
-// handed to record again by the next call. While another expiry of dir
-// runs, Expire returns none at once, leaving the lapsed to that one.
+// handed to record again by the next call. It waits for another expiry
+// of dir to end, as a person's answer must (Answer): one that landed while
+// another expiry was still to refuse its lapsed ask would stand, and with
+// the asker gone nobody would record it.
 //
 // With nothing lapsed and nothing left to record it only reads the
 // requests, as Pending does, and one directory that does not exist.
 func Expire(dir string, cutoff time.Time, record func(r ApprovalRequest, again bool) error) ([]ApprovalRequest, error) {
+	return expire(dir, cutoff, record, true)
+}
+
+// ExpireIfIdle is Expire for a look at the asks (a listing): while another
+// expiry of dir runs it returns none at once, leaving the lapsed to that
+// one, which may hold the lock across a slow record (an fsync of the
+// permission log). A lapsed ask is not listed (Pending) meanwhile.
+func ExpireIfIdle(dir string, cutoff time.Time, record func(r ApprovalRequest, again bool) error) ([]ApprovalRequest, error) {
+	return expire(dir, cutoff, record, false)
+}
+
+func expire(dir string, cutoff time.Time, record func(r ApprovalRequest, again bool) error, wait bool) ([]ApprovalRequest, error) {
 	open, err := unanswered(dir)
 	marks, merr := marked(dir)
 	lapsed := func(r ApprovalRequest) bool { return r.Lapsed(cutoff) }
 	if err := errors.Join(err, merr); err != nil || (len(marks) == 0 && !slices.ContainsFunc(open, lapsed)) {
 		return nil, err
 	}
-	unlock, err := lockExpiry(dir)
+	unlock, err := lockExpiry(dir, wait)
 	if errors.Is(err, errExpiryBusy) {
-		// The holder settles what lapsed and every mark; a lapsed ask
-		// is neither listed nor approvable meanwhile, so a look need not
-		// wait for its slow record.
-		return nil, nil
+		return nil, nil // the holder settles what lapsed and every mark
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot take the lock that expiries of approval requests share in %s: %w", dir, err)

@@ -6,7 +6,8 @@ import (
 )
 
 // TestALookWaitsForNoExpiryItsRecordIsSlow: every listing of a session's
-// asks (the live view's, every few hundred milliseconds) expires first.
+// asks (the live view's, every few hundred milliseconds) expires first
+// (ExpireIfIdle).
 // While one expiry holds the expiry lock across a slow record (an fsync
 // of the permission log on a busy disk, a stalled network mount), another
 // look must not wait for it: the holder settles what is lapsed, and a
@@ -28,7 +29,7 @@ func TestALookWaitsForNoExpiryItsRecordIsSlow(t *testing.T) {
 	<-recording
 	looked := make(chan error, 1)
 	go func() {
-		_, err := Expire(dir, cutoff, func(ApprovalRequest, bool) error { return nil })
+		_, err := ExpireIfIdle(dir, cutoff, func(ApprovalRequest, bool) error { return nil })
 		looked <- err
 	}()
 	select {

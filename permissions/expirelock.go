@@ -13,16 +13,15 @@ import (
 // errExpiryBusy is lockExpiry's when another expiry holds the lock.
 var errExpiryBusy = errors.New("another expiry of the approval requests is running")
 
-// lockExpiry takes dir's expiry lock (Expire) and returns its release, or
-// errExpiryBusy at once when another expiry holds it: that one may hold it
-// across a slow record (an fsync of the permission log), and a look at the
-// session's asks, which expires first, must not wait on it. The lock is flock(2)'s on a file: held
+// lockExpiry takes dir's expiry lock (Expire) and returns its release,
+// waiting for another expiry to end, or without wait returning
+// errExpiryBusy at once when another holds it (ExpireIfIdle). The lock is flock(2)'s on a file: held
 // by the open file description, so two goroutines' expiries exclude each
 // other as two processes' do, and the kernel drops a killed holder's. A
 // file system that keeps no such locks (some network and FUSE mounts)
 // expires unlocked, as before there was a lock: two expiries at once
 // then still refuse an ask once, but may record its refusal twice.
-func lockExpiry(dir string) (release func(), err error) {
+func lockExpiry(dir string, wait bool) (release func(), err error) {
 	responses := filepath.Join(dir, "responses")
 	if err := os.MkdirAll(responses, 0o700); err != nil {
 		return nil, err
@@ -31,8 +30,12 @@ func lockExpiry(dir string) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	how := unix.LOCK_EX
+	if !wait {
+		how |= unix.LOCK_NB
+	}
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err = unix.Flock(int(f.Fd()), how)
 		if err != unix.EINTR {
 			break
 		}
