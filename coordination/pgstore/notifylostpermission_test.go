@@ -19,8 +19,16 @@ import (
 // permissions miss it until its next change.
 func TestAPermissionDecisionWithItsAnswerLostIsHeardByTheOtherReplicas(t *testing.T) {
 	l := newLostAnswer(t)
+	decisionLost(t, l, "agent-whose-record-was-lost")
+	l.mustHear(permissionsChanged, "a decision committed with its answer lost")
+}
+
+// decisionLost has a replica beside l's a record a permission decision of
+// agent whose answer is lost after its statement reached the server, and
+// checks that it committed; it returns that replica.
+func decisionLost(t *testing.T, l *lostAnswer, agent string) *Store {
+	t.Helper()
 	ctx := context.Background()
-	const agent = "agent-whose-record-was-lost"
 	armed := &atomic.Bool{}
 	cut := l.beside(func(c net.Conn) net.Conn {
 		return &cutOnce{cutAfter: &cutAfter{Conn: c, mark: []byte(agent), committed: func() bool { return rows(t, l.a, "permission_log") > 0 }}, armed: armed}
@@ -37,5 +45,5 @@ func TestAPermissionDecisionWithItsAnswerLostIsHeardByTheOtherReplicas(t *testin
 	if n := rows(t, l.a, "permission_log"); n != 1 {
 		t.Fatalf("%d decisions stored after the cut one, want 1 (its statement ran)", n)
 	}
-	l.mustHear(permissionsChanged, "a decision committed with its answer lost")
+	return cut
 }
