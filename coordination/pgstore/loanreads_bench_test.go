@@ -18,19 +18,11 @@ import (
 // Read the ratio of the two; PostgreSQL's own CPU falls with the round
 // trips too (BENCHMARKS.md has it measured from /proc).
 func BenchmarkLoans(b *testing.B) {
-	a := replicaOn(b, pgtest.Schema(b), Options{})
-	ctx := context.Background()
-	const sessions = 500
-	ids := make([]string, sessions)
-	for i := range ids {
-		ids[i] = "s" + strconv.Itoa(i)
-		if err := a.Create(ctx, storetest.NewSession(ids[i])); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := a.LendLedger(ctx, ids[i]); err != nil {
-			b.Fatal(err)
-		}
+	lend := func(a *Store, id string) error {
+		_, err := a.LendLedger(context.Background(), id)
+		return err
 	}
+	a, ids := lentSessions(b, lend)
 	for _, mode := range []string{"one-at-a-time", "all-at-once"} {
 		b.Run(mode, func(b *testing.B) {
 			cpu0 := processCPU()
@@ -39,27 +31,52 @@ func BenchmarkLoans(b *testing.B) {
 			for b.Loop() {
 				if mode == "one-at-a-time" {
 					for _, id := range ids {
-						if _, err := a.LendLedger(ctx, id); err != nil {
+						if err := lend(a, id); err != nil {
 							b.Fatal(err)
 						}
 					}
 				} else {
-					var wg sync.WaitGroup
-					for _, id := range ids {
-						wg.Go(func() {
-							if _, err := a.LendLedger(ctx, id); err != nil {
-								b.Error(err)
-							}
-						})
-					}
-					wg.Wait()
+					lendAllAtOnce(b, a, ids, lend)
 				}
-				loans += sessions
+				loans += len(ids)
 			}
 			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(loans), "cpu-µs/loan")
 			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(loans), "wall-µs/loan")
 		})
 	}
+}
+
+// lentSessions is a replica with 500 running sessions, each lent once by
+// lend (so their kept state is there), and their ids: the loan
+// benchmarks' fleet.
+func lentSessions(b *testing.B, lend func(a *Store, id string) error) (*Store, []string) {
+	b.Helper()
+	a := replicaOn(b, pgtest.Schema(b), Options{})
+	ids := make([]string, 500)
+	for i := range ids {
+		ids[i] = "s" + strconv.Itoa(i)
+		if err := a.Create(context.Background(), storetest.NewSession(ids[i])); err != nil {
+			b.Fatal(err)
+		}
+		if err := lend(a, ids[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return a, ids
+}
+
+// lendAllAtOnce asks for the loans of ids all at once, one goroutine
+// each, as requests arriving together do, and returns once all are back.
+func lendAllAtOnce(b *testing.B, a *Store, ids []string, lend func(a *Store, id string) error) {
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			if err := lend(a, id); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // processCPU is this process's user and system CPU so far.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
@@ -51,30 +49,16 @@ func TestALockTakeWhoseCallerGaveUpIsLetGo(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(bg)
 			defer cancel()
-			cfg, err := pgxpool.ParseConfig(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
+			// A replica of its own, its heartbeat run by hand (deleteGone).
+			gaveUp := besideOn(t, dsn, a, func(c net.Conn) net.Conn {
 				// The caller gives up once the take committed, before its
 				// answer is read, as a cancelled request's would.
 				return &cutAfter{Conn: c, mark: []byte(tc.session), committed: locked, lose: func() error {
 					cancel()
 					time.Sleep(50 * time.Millisecond) // pgx's context watch sets its deadline
 					return &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
-				}}, nil
-			}
-			pool, err := pgxpool.NewWithConfig(bg, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
-			// A replica of its own, its heartbeat run by hand (deleteGone).
-			gaveUp := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+				}}
+			})
 			if _, err := tc.take(gaveUp, ctx); err == nil {
 				t.Fatal("a take whose caller gave up before its answer succeeded")
 			}

@@ -89,45 +89,19 @@ func TestASessionIDInTwoTenantsIsTwoLocksInOneGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.Create(ctx, storetest.NewSession("lead")); err != nil {
-		t.Fatal(err)
-	}
 	// Both take while the lead's take is held on the locks table.
-	release := holdTable(t, dsn, "locks")
-	sent := sessionTakeTrips(c)
-	type answer struct {
-		unlock func()
-		err    error
-	}
-	leadc := make(chan answer, 1)
-	go func() {
-		u, err := a.LockSession(ctx, "lead")
-		leadc <- answer{u, err}
-	}()
-	await(t, "the lead's take sent", func() bool { return sessionTakeTrips(c) > sent })
-	before := sessionTakeTrips(c)
-	answers := make([]answer, len(stores))
-	var wg sync.WaitGroup
+	takes := make([]func() (func(), error), len(stores))
 	for i, s := range stores {
-		wg.Go(func() {
-			u, err := s.LockSession(ctx, "x")
-			answers[i] = answer{u, err}
-		})
+		takes[i] = func() (func(), error) { return s.LockSession(ctx, "x") }
 	}
-	await(t, "both takes waiting for the next group", func() bool { return a.db.sessionTakes.waiting() >= len(stores) })
-	release()
-	lead := <-leadc
-	wg.Wait()
-	if lead.err != nil {
-		t.Fatal(lead.err)
-	}
-	for i, an := range answers {
-		if an.err != nil {
-			t.Fatalf("tenant %s's take of session x: %v", stores[i].tenant, an.err)
+	unlocks, errs, trips, lead := sessionTakesTogether(t, dsn, a, c, takes)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("tenant %s's take of session x: %v", stores[i].tenant, err)
 		}
 	}
-	if n := sessionTakeTrips(c) - before; n != 1 {
-		t.Errorf("two tenants' session x locks taken together took %d round trips, want 1", n)
+	if trips != 1 {
+		t.Errorf("two tenants' session x locks taken together took %d round trips, want 1", trips)
 	}
 	b := replicaOn(t, dsn, Options{})
 	bOther, err := b.db.For("another-tenant")
@@ -139,7 +113,7 @@ func TestASessionIDInTwoTenantsIsTwoLocksInOneGroup(t *testing.T) {
 			t.Errorf("another replica's take of tenant %s's session x lock, held: %q, %v; want refused", s.tenant, tok, err)
 		}
 	}
-	letGoTogether(t, a, func() func() { return holdTable(t, dsn, "locks") }, lead.unlock, []func(){answers[0].unlock, answers[1].unlock}, func() {})
+	letGoTogether(t, a, func() func() { return holdTable(t, dsn, "locks") }, lead, unlocks, func() {})
 	var n int
 	if err := a.db.pool.QueryRow(ctx, `SELECT count(*) FROM locks WHERE session_id IN ('x', 'lead') AND name = 'session'`).Scan(&n); err != nil {
 		t.Fatal(err)

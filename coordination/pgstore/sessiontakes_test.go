@@ -49,6 +49,22 @@ func letGoTrips(c *QueryCounts) int64 {
 // sent, and the lead's unlock.
 func lockSessionsTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, ids []string, ctxs map[string]context.Context) ([]func(), []error, int64, func()) {
 	t.Helper()
+	takes := make([]func() (func(), error), len(ids))
+	for i, id := range ids {
+		tctx := context.Background()
+		if c, ok := ctxs[id]; ok {
+			tctx = c
+		}
+		takes[i] = func() (func(), error) { return a.LockSession(tctx, id) }
+	}
+	return sessionTakesTogether(t, dsn, a, c, takes)
+}
+
+// sessionTakesTogether makes takes (session lock takes on a's DB, of any of its
+// tenants) while the take of a's session "lead" (which it creates) is in
+// flight, as lockSessionsTogether does, and returns the same.
+func sessionTakesTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, takes []func() (func(), error)) ([]func(), []error, int64, func()) {
+	t.Helper()
 	ctx := context.Background()
 	if err := a.Create(ctx, storetest.NewSession("lead")); err != nil {
 		t.Fatal(err)
@@ -66,19 +82,13 @@ func lockSessionsTogether(t *testing.T, dsn string, a *Store, c *QueryCounts, id
 	}()
 	await(t, "the lead's take sent", func() bool { return sessionTakeTrips(c) > sent })
 	before := sessionTakeTrips(c)
-	unlocks, errs := make([]func(), len(ids)), make([]error, len(ids))
+	unlocks, errs := make([]func(), len(takes)), make([]error, len(takes))
 	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Go(func() {
-			tctx := ctx
-			if c, ok := ctxs[id]; ok {
-				tctx = c
-			}
-			unlocks[i], errs[i] = a.LockSession(tctx, id)
-		})
+	for i, take := range takes {
+		wg.Go(func() { unlocks[i], errs[i] = take() })
 	}
 	await(t, "every take waiting for the next group or sent", func() bool {
-		return a.db.sessionTakes.waiting()+int(sessionTakeTrips(c)-before) >= len(ids)
+		return a.db.sessionTakes.waiting()+int(sessionTakeTrips(c)-before) >= len(takes)
 	})
 	release()
 	l := <-lead

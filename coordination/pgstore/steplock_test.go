@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/coordination/storetest"
@@ -69,24 +67,10 @@ func TestAStepLockLostWithItsConnectionIsLetGo(t *testing.T) {
 		}
 		return n > 0
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &cutAfter{Conn: c, mark: []byte("step:agent_a"), committed: locked}, nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
 	// A replica of its own, its heartbeat run by hand (deleteGone).
-	cut := &Store{db: newDB(pool, a.db.channel, Options{}), tenant: a.tenant}
+	cut := besideOn(t, dsn, a, func(c net.Conn) net.Conn {
+		return &cutAfter{Conn: c, mark: []byte("step:agent_a"), committed: locked}
+	})
 	if _, err := cut.LockStep(ctx, "s", "agent_a"); !unavailable(err) {
 		t.Fatalf("LockStep over a connection lost after its commit = %v; want the database unavailable", err)
 	}
