@@ -58,11 +58,7 @@ func TestACancelledCallsSpendIsCountedWhileItIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	// What a budget check on any replica counts of the session: its usage
 	// rows and every step lock row's spend (pgstore/sharedspend.go).
 	counted := func() float64 {
@@ -122,11 +118,7 @@ func TestADeadReplicasSpendInFlightIsRecordedByTheStepThatTakesItOver(t *testing
 	st := pgTenant(t, dsn)
 	svc, s := budgetedAnsweringPair(t, st)
 	agent := s.Agents[0].ID
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	const deadKey = "dead-replica-lock-token"
 	deadStepLock(t, conn, s.ID, agent, deadKey)
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
@@ -204,11 +196,7 @@ func TestADeadReplicasSpendIsRecordedThoughTheStepThatFoundItIsRefused(t *testin
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	deadStepLock(t, conn, s.ID, agent, "dead-replica-lock-token")
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); !errors.Is(err, coordination.ErrNotNext) {
 		t.Fatalf("a second step of an agent that answered and waits: %v; want it refused as not due", err)
@@ -279,11 +267,7 @@ func TestADeadReplicasSpendIsCountedWhileItsRecordWaits(t *testing.T) {
 	gated := &gatedSpendRecord{Store: st, reached: make(chan struct{}), gate: make(chan struct{})}
 	svc, s := budgetedAnsweringPair(t, gated)
 	agent, other := s.Agents[0].ID, s.Agents[1].ID
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	deadStepLock(t, conn, s.ID, agent, "dead-replica-lock-token")
 	// Another replica's budget check: a step of the other agent, sharing
 	// nothing yet.

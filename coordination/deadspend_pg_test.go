@@ -48,10 +48,7 @@ func deadSpendSessionExpiring(t *testing.T, driver string, budget, answerCost, d
 	if err != nil {
 		t.Fatal(err)
 	}
-	if conn, err = pgx.Connect(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
+	conn = pgtest.Conn(t, dsn)
 	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
 		VALUES ('acme', $1, 'step:agent_a', $2, now() + $4 * interval '1 millisecond', $3, 5000)`, s.ID, deadKey, deadCost, expires.Milliseconds()); err != nil {
 		t.Fatal(err)
@@ -228,11 +225,7 @@ func (d *diesAsDecided) die(ctx context.Context, id string, e coordination.Sessi
 func TestAFinalizeOfADecidedSessionCountsADeadStepsSpend(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	var calls atomic.Int32
 	st := &diesAsDecided{Store: pgTenant(t, dsn).(*pgstore.Store), conn: conn}
 	svc := coordination.NewService(st, coordination.Options{Logger: zerolog.Nop(), Open: answersAt(&calls, 0.01)})
@@ -323,11 +316,7 @@ func TestAStepDrivenLandingThatRecordsDeadSpendKeepsTheStepsInFlight(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	if _, err := conn.Exec(ctx, `INSERT INTO locks (tenant, session_id, name, token, expires_at, spent_cost, spent_tokens)
 		VALUES ('acme', $1, 'step:agent_a', $2, now() - interval '1 second', 0.37, 5000)`, s.ID, deadKey); err != nil {
 		t.Fatal(err)
@@ -373,11 +362,7 @@ func TestAFinalCallSharesItsSpendOnTheWritersStepLock(t *testing.T) {
 func finalCallShares(t *testing.T, ranOut bool) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	var calls atomic.Int32
 	inCall, release := make(chan struct{}), make(chan struct{})
 	svc := coordination.NewService(pgTenant(t, dsn), coordination.Options{Logger: zerolog.Nop(), Open: func(providers.Spec) (providers.Provider, error) {

@@ -5,8 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/massgen-go/massgen-mcp/coordination"
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
 	"github.com/massgen-go/massgen-mcp/providers"
@@ -31,11 +29,7 @@ func TestASpendFoundRecordedComesOffTheLockRows(t *testing.T) {
 	if err := coordination.RecordLateSpend(svc, ctx, s.ID, agent, providers.Usage{Input: 5000, CostUSD: &cost}, deadKey, false); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	deadStepLock(t, conn, s.ID, agent, deadKey)
 	if _, err := svc.Step(ctx, coordination.StepRequest{SessionID: s.ID, AgentID: agent}); err != nil {
 		t.Fatal(err)

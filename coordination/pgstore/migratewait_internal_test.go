@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 
 	"github.com/massgen-go/massgen-mcp/coordination/pgstore/pgtest"
@@ -19,11 +18,7 @@ import (
 func TestAStartWaitsForAnotherReplicasMigrationsPastTheRolesLockTimeout(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Conn(t, dsn)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -31,8 +26,8 @@ func TestAStartWaitsForAnotherReplicasMigrationsPastTheRolesLockTimeout(t *testi
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 		t.Fatal(err)
 	}
-	// The hold ends on a goroutine the test waits for before its deferred
-	// close of the connection, so the two never use it at once.
+	// The hold ends on a goroutine the test waits for before it returns and
+	// the connection is closed, so the two never use it at once.
 	released := make(chan struct{})
 	go func() {
 		defer close(released)

@@ -1,7 +1,8 @@
-// Package pgtest gives each test its own PostgreSQL schema, for the tests of
-// coordination/pgstore and of what runs on it (two serve replicas). The
-// database is MASSGEN_TEST_POSTGRES, by default the local server's test
-// database. Without a reachable server a test is skipped with a line naming
+// Package pgtest gives each test its own PostgreSQL schema, and connections
+// to it of the test's own, for the tests of coordination/pgstore and of
+// what runs on it (two serve replicas). The database is
+// MASSGEN_TEST_POSTGRES, by default the local server's test database.
+// Without a reachable server a test is skipped with a line naming
 // what to install; under CI=true it fails instead, CI having promised one.
 package pgtest
 
@@ -99,6 +100,20 @@ func Schema(t testing.TB) string {
 		}
 	})
 	return WithSchema(base, schema)
+}
+
+// Conn is a connection to dsn of the test's own, apart from any store's
+// pool (to hold a lock or write a row behind a store's back), closed when
+// the test ends; a test whose goroutines use it joins them before it
+// returns.
+func Conn(t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
 }
 
 // WithSchema is dsn with its connections' search_path set to schema.
