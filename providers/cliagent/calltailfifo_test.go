@@ -1,12 +1,10 @@
 package cliagent
 
 import (
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/massgen-go/massgen-mcp/internal/fifotest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -21,35 +19,14 @@ import (
 func TestAUsageFileAnAgentMadeAFIFOIsNotWaitedOn(t *testing.T) {
 	cfg := t.TempDir()
 	fifo := filepath.Join(cfg, "s1.log")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("cannot make a FIFO here: %v", err)
-	}
+	fifotest.Make(t, fifo)
 	tail := startCallTail(tailCLI{}, cfg, "", "", func(providers.Usage) {})
 	tail.setSession("s1")
-	closed := make(chan bool, 1)
-	go func() { _, ok := tail.close(); closed <- ok }()
-	select {
-	case ok := <-closed:
-		if ok {
-			t.Error("a FIFO was read as the run's usage")
-		}
-	case <-time.After(10 * time.Second):
-		unblock(fifo, closed)
-		t.Fatal("the step's tail waited on a FIFO in place of its usage file")
-	}
-}
-
-// unblock lets the opens stuck on fifo go, as a writer that comes and
-// goes, until done says the reader finished.
-func unblock[T any](fifo string, done chan T) {
-	for {
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		select {
-		case <-done:
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
+	ok := fifotest.Read(t, fifo, "the step's tail waited on a FIFO in place of its usage file", func() bool {
+		_, ok := tail.close()
+		return ok
+	})
+	if ok {
+		t.Error("a FIFO was read as the run's usage")
 	}
 }

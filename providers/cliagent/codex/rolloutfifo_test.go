@@ -3,10 +3,9 @@ package codex
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/massgen-go/massgen-mcp/internal/fifotest"
 	"github.com/massgen-go/massgen-mcp/providers"
 )
 
@@ -23,33 +22,11 @@ func TestSessionTotalWaitsOnNoFIFOAnAgentPutInPlaceOfItsRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(day, "rollout-2026-12-02T05-54-18-"+thread+".jsonl")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("cannot make a FIFO here: %v", err)
-	}
-	got := make(chan providers.Usage, 1)
-	go func() { got <- (CLI{}).SessionTotal(cfg, thread) }()
-	select {
-	case u := <-got:
-		if u != (providers.Usage{}) {
-			t.Errorf("a FIFO gave the session's total %+v", u)
-		}
-	case <-time.After(10 * time.Second):
-		unblock(fifo, got)
-		t.Fatal("SessionTotal waited on a FIFO in place of the thread's rollout")
-	}
-}
-
-// unblock lets the opens stuck on fifo go, as a writer that comes and
-// goes, until done says the reader finished.
-func unblock[T any](fifo string, done chan T) {
-	for {
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		select {
-		case <-done:
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
+	fifotest.Make(t, fifo)
+	u := fifotest.Read(t, fifo, "SessionTotal waited on a FIFO in place of the thread's rollout", func() providers.Usage {
+		return (CLI{}).SessionTotal(cfg, thread)
+	})
+	if u != (providers.Usage{}) {
+		t.Errorf("a FIFO gave the session's total %+v", u)
 	}
 }
