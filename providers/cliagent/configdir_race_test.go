@@ -14,41 +14,20 @@ import (
 // meantime is the agent's directory as well: neither run may fail for it,
 // and a link put there in the meantime is still never followed.
 func TestStagingKeptDirectoriesSurvivesASecondRunStagingThemAtOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		// before is what lies at the raced directory before staging:
-		// "" nothing, "link" a symlink to the user's own directory.
-		before string
-		// race is what the other run does there between this run's look
-		// and its change.
-		race func(t *testing.T, at, mine string)
-	}{
-		{"the other run makes the directory", "", func(t *testing.T, at, _ string) {
-			mustOK(t, os.Mkdir(at, 0o700))
-		}},
-		{"the other run removes the link first", "link", func(t *testing.T, at, _ string) {
-			mustOK(t, os.Remove(at))
-		}},
+	for _, tc := range []secondRun{
+		otherMakesTheDir,
+		otherRemovesTheLink,
 		{"the other run replaces the link with the directory", "link", func(t *testing.T, at, _ string) {
 			mustOK(t, os.Remove(at))
 			mustOK(t, os.Mkdir(at, 0o700))
 			mustOK(t, os.Mkdir(filepath.Join(at, "theirs"), 0o700))
 		}},
-		{"a link appears where there was none", "", func(t *testing.T, at, mine string) {
-			mustOK(t, os.Symlink(mine, at))
-		}},
+		aLinkAppears,
 	} {
 		for _, raced := range []string{"home", "home/.fake", "home/.fake/sessions"} {
 			t.Run(tc.name+" at "+raced, func(t *testing.T) {
 				root, private := t.TempDir(), t.TempDir()
-				mine := filepath.Join(t.TempDir(), "users-own")
-				mustOK(t, os.MkdirAll(mine, 0o700))
-				at := filepath.Join(root, raced)
-				mustOK(t, os.MkdirAll(filepath.Dir(at), 0o700))
-				if tc.before == "link" {
-					mustOK(t, os.Symlink(mine, at))
-				}
-				raceOnce(t, raced, func() { tc.race(t, at, mine) })
+				mine := tc.arrange(t, filepath.Join(root, raced), raced)
 				var c Confinement
 				if err := keepDirs(&c, Info{ConfigDir: ".fake", KeptDirs: []string{"sessions"}}, root, "home/.fake", private, "/home/agent/.fake"); err != nil {
 					t.Fatalf("staging failed for what a second run did at once: %v", err)
@@ -65,6 +44,46 @@ func TestStagingKeptDirectoriesSurvivesASecondRunStagingThemAtOnce(t *testing.T)
 			})
 		}
 	}
+}
+
+// secondRun is what another run staging the same agent does at a
+// directory this run is about to own.
+type secondRun struct {
+	name string
+	// before is what lies at the raced directory before staging:
+	// "" nothing, "link" a symlink to the user's own directory.
+	before string
+	// race is what the other run does there between this run's look
+	// and its change.
+	race func(t *testing.T, at, mine string)
+}
+
+// The races both the kept directories and the config directory survive.
+var (
+	otherMakesTheDir = secondRun{"the other run makes the directory", "", func(t *testing.T, at, _ string) {
+		mustOK(t, os.Mkdir(at, 0o700))
+	}}
+	otherRemovesTheLink = secondRun{"the other run removes the link first", "link", func(t *testing.T, at, _ string) {
+		mustOK(t, os.Remove(at))
+	}}
+	aLinkAppears = secondRun{"a link appears where there was none", "", func(t *testing.T, at, mine string) {
+		mustOK(t, os.Symlink(mine, at))
+	}}
+)
+
+// arrange makes the user's own directory, mine, and lays at (with its
+// parent) as r finds it, then has r's race run the first time ownDirAt
+// looks at rel (raceOnce, so a race that never ran fails the test).
+func (r secondRun) arrange(t *testing.T, at, rel string) (mine string) {
+	t.Helper()
+	mine = filepath.Join(t.TempDir(), "users-own")
+	mustOK(t, os.MkdirAll(mine, 0o700))
+	mustOK(t, os.MkdirAll(filepath.Dir(at), 0o700))
+	if r.before == "link" {
+		mustOK(t, os.Symlink(mine, at))
+	}
+	raceOnce(t, rel, func() { r.race(t, at, mine) })
+	return mine
 }
 
 // raceOnce has ownDirIn run race the first time it looks at rel, as a
@@ -97,30 +116,11 @@ func mustOK(t *testing.T, err error) {
 // The agent's own config directory (its state beside its HOME, which
 // every run of the agent stages) is raced the same way.
 func TestOwningTheConfigDirectorySurvivesASecondRunOwningItAtOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		before string
-		race   func(t *testing.T, at, mine string)
-	}{
-		{"the other run makes the directory", "", func(t *testing.T, at, _ string) {
-			mustOK(t, os.Mkdir(at, 0o700))
-		}},
-		{"the other run removes the link first", "link", func(t *testing.T, at, _ string) {
-			mustOK(t, os.Remove(at))
-		}},
-		{"a link appears where there was none", "", func(t *testing.T, at, mine string) {
-			mustOK(t, os.Symlink(mine, at))
-		}},
-	} {
+	for _, tc := range []secondRun{otherMakesTheDir, otherRemovesTheLink, aLinkAppears} {
 		t.Run(tc.name, func(t *testing.T) {
-			mine := filepath.Join(t.TempDir(), "users-own")
-			mustOK(t, os.MkdirAll(mine, 0o700))
 			at := filepath.Join(t.TempDir(), ".fake")
-			if tc.before == "link" {
-				mustOK(t, os.Symlink(mine, at))
-			}
 			// ownDir looks at the directory by its name under its parent's root.
-			raceOnce(t, filepath.Base(at), func() { tc.race(t, at, mine) })
+			tc.arrange(t, at, filepath.Base(at))
 			if err := ownDir(at); err != nil {
 				t.Fatalf("owning the config directory failed for what a second run did at once: %v", err)
 			}
