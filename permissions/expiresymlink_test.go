@@ -13,17 +13,7 @@ import (
 // named like a request id in the target, with no request of that id here,
 // would be taken for a crash's mark of a request gone and removed.
 func TestAnExpiryFollowsNoSymlinkPlantedForItsMarks(t *testing.T) {
-	dir, elsewhere := t.TempDir(), t.TempDir()
-	kept := filepath.Join(elsewhere, "notes")
-	if err := os.WriteFile(kept, []byte("a user's file"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "responses"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(elsewhere, filepath.Join(dir, "responses", expiringDir)); err != nil {
-		t.Fatal(err)
-	}
+	dir, elsewhere, kept := plantMarksLink(t)
 	r := deadRequest(t, dir)
 	var l testLog
 	_, err := Expire(dir, time.Now().Add(-time.Second), l.record)
@@ -44,8 +34,21 @@ func TestAnExpiryFollowsNoSymlinkPlantedForItsMarks(t *testing.T) {
 // marks' directory after an expiry checked it leads its removal of a mark
 // nowhere.
 func TestAMarkIsRemovedWithinResponsesOnly(t *testing.T) {
-	dir, elsewhere := t.TempDir(), t.TempDir()
-	kept := filepath.Join(elsewhere, "notes")
+	dir, _, kept := plantMarksLink(t)
+	err := unmark(dir, "notes")
+	if _, serr := os.Stat(kept); serr != nil {
+		t.Fatalf("unmark removed %s through the symlink (%v)", kept, serr)
+	}
+	t.Logf("unmark: %v", err)
+}
+
+// plantMarksLink makes a permissions directory, dir, whose marks'
+// directory (responses/.expiring) is a symlink to another directory,
+// elsewhere, holding a user's file, kept, named "notes".
+func plantMarksLink(t *testing.T) (dir, elsewhere, kept string) {
+	t.Helper()
+	dir, elsewhere = t.TempDir(), t.TempDir()
+	kept = filepath.Join(elsewhere, "notes")
 	if err := os.WriteFile(kept, []byte("a user's file"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +58,5 @@ func TestAMarkIsRemovedWithinResponsesOnly(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(dir, "responses", expiringDir)); err != nil {
 		t.Fatal(err)
 	}
-	err := unmark(dir, "notes")
-	if _, serr := os.Stat(kept); serr != nil {
-		t.Fatalf("unmark removed %s through the symlink (%v)", kept, serr)
-	}
-	t.Logf("unmark: %v", err)
+	return dir, elsewhere, kept
 }
